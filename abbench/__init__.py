@@ -1,0 +1,44 @@
+"""abbench: A/B testing for agent skills, with statistics a sceptic accepts.
+
+The public API is re-exported here and loaded lazily, so ``import abbench`` (and the CLI's ``--help``)
+stays fast: pandas, scipy and friends load only when a function that needs them is first used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    "AbbenchError": "abbench.errors",
+    "AgentOutput": "abbench.types",
+    "Case": "abbench.types",
+    "RunState": "abbench.types",
+    "Section": "abbench.types",
+    "Store": "abbench.store",
+    "open_store": "abbench.store",
+}
+
+__all__ = sorted([*_EXPORTS, "__version__"])
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'abbench' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from abbench.errors import AbbenchError
+    from abbench.store import Store, open_store
+    from abbench.types import AgentOutput, Case, RunState, Section

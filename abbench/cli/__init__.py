@@ -1,0 +1,16 @@
+"""The ``abbench`` command line: a thin mirror of the Python API (each command calls one function)."""
+
+from __future__ import annotations
+
+from abbench.cli._app import cli
+
+# Each module registers its commands on `cli` when imported, in the order of the flow.
+from abbench.cli import _data  # noqa: E402, F401  isort: skip
+
+
+def main() -> None:
+    """Entry point of the ``abbench`` console script."""
+    cli(prog_name="abbench")
+
+
+__all__ = ["cli", "main"]

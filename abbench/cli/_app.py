@@ -1,0 +1,102 @@
+"""The command group, its global options, and the boundary where errors become exit codes."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from abbench import __version__
+from abbench.errors import AbbenchError
+
+
+class Context:
+    """What every command receives: the store path (opened on first use) and output preferences."""
+
+    def __init__(self, store_path: str | None, verbose: int):
+        self.store_path = store_path
+        self.verbose = verbose
+        self._store = None
+
+    @property
+    def store(self):
+        """The open store (created when missing)."""
+        if self._store is None:
+            from abbench.store import open_store
+
+            self._store = open_store(self.store_path)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
+pass_ctx = click.make_pass_decorator(Context)
+
+
+class Group(click.Group):
+    """Turns library errors into a one-line message and the exit code DESIGN.md promises."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except AbbenchError as exc:
+            click.secho(f"error: {exc}", fg="red", err=True)
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.secho("interrupted", fg="yellow", err=True)
+            sys.exit(130)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.commands)  # in the order they were registered: the order of the flow
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option(
+    "--store",
+    "store_path",
+    envvar="ABBENCH_STORE",
+    metavar="DIR",
+    help="Store folder (default ./.abbench, or $ABBENCH_STORE).",
+)
+@click.option("-v", "--verbose", count=True, help="Log more (-v info, -vv debug) to stderr.")
+@click.version_option(__version__, prog_name="abbench")
+@click.pass_context
+def cli(ctx: click.Context, store_path: str | None, verbose: int) -> None:
+    """abbench: A/B test agent skills, with statistics a sceptic accepts.
+
+    \b
+    The flow:  import → snapshot → run → compare → gate → review → report
+    Exit codes: 0 success · 1 gate blocked or comparison refused · 2 usage or input error
+    """
+    level = logging.WARNING - 10 * min(verbose, 2)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    ctx.obj = Context(store_path, verbose)
+    ctx.call_on_close(ctx.obj.close)
+
+
+def json_option(fn: Callable) -> Callable:
+    """Add ``--json`` to a command: machine-readable output instead of the human one."""
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(fn)
+
+
+def emit(as_json: bool, data: Any, human: Callable[[], None] | str | None = None) -> None:
+    """Print `data` as JSON, or the human rendering (a string, or a function that echoes)."""
+    if as_json or human is None:
+        click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    elif callable(human):
+        human()
+    else:
+        click.echo(human)
+
+
+def no_color() -> bool:
+    """Whether colour is off ($NO_COLOR or not a terminal)."""
+    return bool(os.environ.get("NO_COLOR")) or not sys.stdout.isatty()

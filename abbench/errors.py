@@ -1,0 +1,87 @@
+"""The one tree of exceptions abbench raises; views translate them to exit codes or widget messages."""
+
+from __future__ import annotations
+
+
+class AbbenchError(Exception):
+    """Raised for every error abbench reports to a person.
+
+    Messages say what went wrong, where (file, line, column, case id, run id) and what to do.
+    `exit_code` is what the CLI exits with: 2 for usage or input errors, 1 for refusals.
+    """
+
+    exit_code = 2
+
+
+class UsageError(AbbenchError):
+    """Raised when a call or command is given arguments that cannot work together."""
+
+
+class NotFoundError(AbbenchError):
+    """Raised when a named dataset, profile, snapshot, experiment, run or reference does not exist."""
+
+
+class StoreError(AbbenchError):
+    """Raised when the store folder or database cannot be opened, read or written."""
+
+
+class SchemaVersionError(StoreError):
+    """Raised when a store was written by a newer abbench than this one."""
+
+
+class ImportFailed(AbbenchError):
+    """Raised when a data file cannot be read or fails validation; carries the validation report."""
+
+    def __init__(self, message: str, report=None):
+        super().__init__(message)
+        self.report = report
+
+
+class MappingError(AbbenchError):
+    """Raised when a mapping profile is malformed or does not fit the file it is applied to."""
+
+
+class SnapshotError(AbbenchError):
+    """Raised when a skill folder or git reference cannot be snapshotted."""
+
+
+class ExperimentError(AbbenchError):
+    """Raised when an experiment definition is invalid or conflicts with one already stored."""
+
+
+class AgentError(AbbenchError):
+    """Raised by an agent adapter when a run cannot produce an output.
+
+    `failure_type` names the kind ("agent_error", "timeout", "rate_limited", "bad_output", ...) and
+    `retryable` says whether trying again may help.
+    """
+
+    def __init__(self, message: str, failure_type: str = "agent_error", retryable: bool = True):
+        super().__init__(message)
+        self.failure_type = failure_type
+        self.retryable = retryable
+
+
+class GradingError(AbbenchError):
+    """Raised by a grader that cannot reach a verdict; stored as a grading failure with its raw text."""
+
+    def __init__(self, message: str, raw_output: str | None = None, retryable: bool = False):
+        super().__init__(message)
+        self.raw_output = raw_output
+        self.retryable = retryable
+
+
+class ComparisonRefused(AbbenchError):
+    """Raised when two experiments or arms cannot be compared (different dataset fingerprints, ...)."""
+
+    exit_code = 1
+
+
+class GateBlocked(AbbenchError):
+    """Raised by views that turn a blocking gate outcome into an exit status."""
+
+    exit_code = 1
+
+
+class ReportError(AbbenchError):
+    """Raised when a report notebook cannot be rendered or exported."""

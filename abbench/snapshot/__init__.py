@@ -1,0 +1,7 @@
+"""Skill snapshots: immutable, content-hashed copies of skill folders with stable heading references."""
+
+from __future__ import annotations
+
+from abbench.snapshot._sections import front_matter_end, parse_sections, resolve_ref, slug
+
+__all__ = ["front_matter_end", "parse_sections", "resolve_ref", "slug"]

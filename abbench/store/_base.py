@@ -1,0 +1,206 @@
+"""The store folder and its SQLite connections: one per thread, WAL, foreign keys, immediate transactions."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from abbench.errors import StoreError
+from abbench.store._migrations import migrate
+
+DEFAULT_STORE = ".abbench"
+STORE_ENV = "ABBENCH_STORE"
+DB_NAME = "abbench.db"
+SUBFOLDERS = ("snapshots", "transcripts", "uploads")
+
+
+def resolve_store_path(path: str | os.PathLike | None = None) -> Path:
+    """The store folder: `path` if given, else $ABBENCH_STORE, else ./.abbench."""
+    if path is None:
+        path = os.environ.get(STORE_ENV) or DEFAULT_STORE
+    return Path(path).expanduser().resolve()
+
+
+def now_iso() -> str:
+    """The current UTC time as an ISO-8601 string with seconds, the format every table uses."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def current_user() -> str:
+    """The OS user running abbench (or $ABBENCH_USER), recorded as who created or ran something."""
+    name = os.environ.get("ABBENCH_USER")
+    if name:
+        return name
+    try:
+        return getpass.getuser()
+    except Exception:  # no passwd entry in some containers
+        return f"uid{os.getuid()}" if hasattr(os, "getuid") else "unknown"
+
+
+def dumps(value: Any) -> str | None:
+    """JSON text for a stored value (None stays NULL); keeps non-ASCII text readable in the database."""
+    if value is None:
+        return None
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_json_default)
+
+
+def loads(text: str | None) -> Any:
+    """The value stored by `dumps`."""
+    if text is None:
+        return None
+    return json.loads(text)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    if isinstance(value, Path):
+        return str(value)
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    raise TypeError(f"cannot store a {type(value).__name__} as JSON")
+
+
+class StoreBase:
+    """The store folder: ``abbench.db`` plus ``snapshots/``, ``transcripts/`` and ``uploads/``.
+
+    Connections are per thread (sqlite3 objects must not cross threads). Writes go through
+    `transaction()`, which takes the write lock up front (``BEGIN IMMEDIATE``) so concurrent writers
+    queue on the busy timeout instead of failing with "database is locked" half way.
+    """
+
+    def __init__(self, path: str | os.PathLike | None = None, *, create: bool = True):
+        self.path = resolve_store_path(path)
+        self.db_path = self.path / DB_NAME
+        if not self.db_path.exists() and not create:
+            raise StoreError(
+                f"no abbench store at {self.path}; create one by importing a dataset "
+                f"(abbench --store {self.path} import FILE) or point --store / ${STORE_ENV} at an existing one"
+            )
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            for sub in SUBFOLDERS:
+                (self.path / sub).mkdir(exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the store folder {self.path}: {exc}") from exc
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        migrate(self.conn, str(self.db_path))
+
+    # -- connections -------------------------------------------------------------------------------
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """This thread's connection to the database (opened on first use)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect()
+            self._local.conn = conn
+        return conn
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(
+                self.db_path, timeout=30.0, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open {self.db_path}: {exc}") from exc
+        conn.row_factory = sqlite3.Row
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreError(f"{self.db_path} is not an abbench database ({exc})") from exc
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA busy_timeout=30000")
+        with self._lock:
+            self._connections.append(conn)
+        return conn
+
+    def close(self) -> None:
+        """Close every connection this store opened, in any thread."""
+        with self._lock:
+            for conn in self._connections:
+                try:
+                    conn.close()
+                except sqlite3.Error:
+                    pass
+            self._connections.clear()
+        self._local = threading.local()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Store({str(self.path)!r})"
+
+    # -- transactions ------------------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction on this thread's connection; nested calls become savepoints.
+
+        Everything written inside is committed together or not at all.
+        """
+        conn = self.conn
+        if conn.in_transaction:
+            name = f"sp{id(conn)}_{threading.get_ident()}_{getattr(self._local, 'depth', 0)}"
+            self._local.depth = getattr(self._local, "depth", 0) + 1
+            conn.execute(f"SAVEPOINT {name}")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute(f"ROLLBACK TO {name}")
+                conn.execute(f"RELEASE {name}")
+                raise
+            else:
+                conn.execute(f"RELEASE {name}")
+            finally:
+                self._local.depth -= 1
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        else:
+            conn.execute("COMMIT")
+
+    def query(self, sql: str, params: Any = ()) -> list[sqlite3.Row]:
+        """Rows of a read-only query on this thread's connection."""
+        return self.conn.execute(sql, params).fetchall()
+
+    def query_one(self, sql: str, params: Any = ()) -> sqlite3.Row | None:
+        """The first row of a read-only query, or None."""
+        return self.conn.execute(sql, params).fetchone()
+
+    # -- meta --------------------------------------------------------------------------------------
+
+    def schema_version(self) -> int:
+        """The schema version of the open database."""
+        row = self.query_one("SELECT MAX(version) FROM schema_migrations")
+        return row[0] or 0
+
+    def relpath(self, path: str | os.PathLike) -> str:
+        """`path` relative to the store folder, with forward slashes (what tables store)."""
+        return Path(path).resolve().relative_to(self.path).as_posix()
+
+    def abspath(self, relative: str) -> Path:
+        """The absolute path of a file the tables name relative to the store folder."""
+        return self.path / relative

@@ -1,0 +1,7 @@
+"""Store methods for grades."""
+
+from __future__ import annotations
+
+
+class GradesMixin:
+    """Reading and writing grades; mixed into `Store`."""

@@ -1,0 +1,136 @@
+"""Plain values shared by every layer: cases, skill sections, agent outputs and run states."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+CASE_FIELDS = ("case_id", "input", "expected", "history", "context", "domain", "request_id", "metadata")
+"""The fields a mapping profile can fill, in the order they are shown and hashed."""
+
+REVIEW_VERDICTS = ("gold_correct", "model_correct", "ambiguous_standard", "missing_capability_info", "unsure")
+"""What a person may say about a disagreement between gold and prediction."""
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One item of a dataset.
+
+    Attributes:
+        case_id: Stable identity within the dataset (from the file, or generated from the content).
+        input: The query the agent answers, as text.
+        expected: Gold label or reference answer; None when the dataset carries no gold.
+        history: Earlier conversation turns (list of ``{"role", "content"}``) or None.
+        context: Any extra context the agent is given (text or JSON value) or None.
+        domain: The case's domain (垂域), used for per-domain metrics and clustered errors.
+        request_id: The id of the production request the case came from, if any.
+        metadata: Free-form JSON object kept with the case.
+        source_row: The raw row as read from the file (always kept, never hashed into the case identity).
+        source_line: Where the row sits in its file: ``"line 12"``, ``"Sheet1!row 5"``, ``"split test #3"``.
+    """
+
+    case_id: str
+    input: str
+    expected: str | None = None
+    history: Any = None
+    context: Any = None
+    domain: str | None = None
+    request_id: str | None = None
+    metadata: dict[str, Any] | None = None
+    source_row: Any = None
+    source_line: str | None = None
+
+    def canonical(self) -> dict[str, Any]:
+        """The case fields that define the dataset's identity (everything but the source row)."""
+        return {name: getattr(self, name) for name in CASE_FIELDS}
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """One Markdown heading of a skill file and the text under it, addressable as ``path#anchor``.
+
+    Attributes:
+        ref: The stable reference, e.g. ``"knowledge/车控.md#空调"`` or ``"SKILL.md#rules-2"``.
+        path: File path relative to the skill folder, with forward slashes.
+        heading: The heading text as written (CJK kept as is).
+        level: 1 for ``#``, 2 for ``##`` ... ; 0 for the preamble before the first heading.
+        text: The section's own text: from its heading line up to the next heading of any level.
+        start_line: First line (1-based) of the section in its file.
+        end_line: Last line (1-based, inclusive).
+        parents: Headings of the enclosing sections, outermost first.
+    """
+
+    ref: str
+    path: str
+    heading: str
+    level: int
+    text: str
+    start_line: int
+    end_line: int
+    parents: tuple[str, ...] = ()
+
+
+class RunState(StrEnum):
+    """The states of a run (see DESIGN.md, "Run states")."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    EXECUTED = "executed"
+    EVALUATING = "evaluating"
+    PASS = "pass"
+    FAIL = "fail"
+    CANCELLED = "cancelled"
+
+    @property
+    def terminal(self) -> bool:
+        """Whether nothing more happens to a run in this state without a person asking."""
+        return self in (RunState.PASS, RunState.FAIL, RunState.CANCELLED)
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Tokens an agent or judge spent on one run."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Input plus output tokens."""
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class AgentOutput:
+    """What an agent adapter returns for one (case, round, arm).
+
+    Attributes:
+        prediction: The label or answer.
+        reason: The agent's stated reason.
+        confidence: 0..1, or None when the agent gives none.
+        evidence_refs: Snapshot references (``path#anchor``) the agent cites.
+        raw_output: The final raw text the agent produced.
+        transcript: Every message, tool call and tool result of the session, in order.
+        files_read: Skill files the agent actually opened (relative paths).
+        sections_read: Skill sections (references) the agent actually opened.
+        usage: Tokens spent.
+        cost: Money spent, in the price table's currency (USD by default).
+        latency_ms: Wall time of the run.
+        session_id: The isolated session this run used.
+        model: The model that answered, as the endpoint reported it.
+    """
+
+    prediction: str | None
+    reason: str | None = None
+    confidence: float | None = None
+    evidence_refs: tuple[str, ...] = ()
+    raw_output: str | None = None
+    transcript: tuple[dict[str, Any], ...] = ()
+    files_read: tuple[str, ...] = ()
+    sections_read: tuple[str, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+    cost: float = 0.0
+    latency_ms: float = 0.0
+    session_id: str | None = None
+    model: str | None = None

@@ -1,0 +1,70 @@
+"""Shared fixtures: a fresh store, the real public data, and ways to call the CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+REPO = Path(__file__).resolve().parent.parent
+REALDATA = (REPO / ".." / "shared" / "realdata").resolve()
+DEMO = REPO / "data" / "demo"
+
+
+@pytest.fixture
+def store(tmp_path):
+    """An empty store in a temporary folder, closed after the test."""
+    from abbench.store import open_store
+
+    s = open_store(tmp_path / "store")
+    yield s
+    s.close()
+
+
+@pytest.fixture(scope="session")
+def realdata() -> Path:
+    """The folder of real public data (../shared/realdata); tests that need it skip when it is absent."""
+    if not REALDATA.exists():
+        pytest.skip(f"real data not found at {REALDATA}")
+    return REALDATA
+
+
+@pytest.fixture
+def cli(tmp_path):
+    """Call the CLI in-process against a temporary store: ``cli("import", path)`` returns the result."""
+    from abbench.cli import cli as group
+
+    runner = CliRunner()
+    store_dir = tmp_path / "store"
+
+    def invoke(*args, input=None, store=store_dir):
+        return runner.invoke(group, ["--store", str(store), *map(str, args)], input=input, catch_exceptions=False)
+
+    invoke.store_dir = store_dir
+    return invoke
+
+
+def subprocess_env(**extra) -> dict[str, str]:
+    """Environment for running ``python -m abbench`` in a child process on this checkout's code."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    env.setdefault("NO_COLOR", "1")
+    env["TQDM_DISABLE"] = env.get("TQDM_DISABLE", "0")
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def run_abbench(*args, cwd=None, timeout=300, **env) -> subprocess.CompletedProcess:
+    """Run ``python -m abbench ARGS`` in a child process and capture its output."""
+    return subprocess.run(
+        [sys.executable, "-m", "abbench", *map(str, args)],
+        cwd=cwd or REPO,
+        env=subprocess_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
