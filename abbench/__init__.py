@@ -7,7 +7,7 @@ stays fast: pandas, scipy and friends load only when a function that needs them 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 __version__ = "0.1.0"
 
@@ -36,9 +36,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return __all__
-
-
-if TYPE_CHECKING:  # pragma: no cover
-    from abbench.errors import AbbenchError
-    from abbench.store import Store, open_store
-    from abbench.types import AgentOutput, Case, RunState, Section

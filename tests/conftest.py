@@ -42,7 +42,9 @@ def cli(tmp_path):
     store_dir = tmp_path / "store"
 
     def invoke(*args, input=None, store=store_dir):
-        return runner.invoke(group, ["--store", str(store), *map(str, args)], input=input, catch_exceptions=False)
+        return runner.invoke(
+            group, ["--store", str(store), *map(str, args)], input=input, catch_exceptions=False
+        )
 
     invoke.store_dir = store_dir
     return invoke

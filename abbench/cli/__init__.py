@@ -5,7 +5,7 @@ from __future__ import annotations
 from abbench.cli._app import cli
 
 # Each module registers its commands on `cli` when imported, in the order of the flow.
-from abbench.cli import _data  # noqa: E402, F401  isort: skip
+from abbench.cli import _data  # noqa: F401  isort: skip
 
 
 def main() -> None:

@@ -60,7 +60,11 @@ def parse_sections(path: str, text: str) -> list[Section]:
         m = _SETEXT.match(line)
         if m and i > start and lines[i - 1].strip() and not (heads and heads[-1][0] == i - 1):
             prev = lines[i - 1]
-            if not _ATX.match(prev) and not _FENCE.match(prev) and not prev.lstrip().startswith(("-", "*", ">")):
+            if (
+                not _ATX.match(prev)
+                and not _FENCE.match(prev)
+                and not prev.lstrip().startswith(("-", "*", ">"))
+            ):
                 heads.append((i - 1, 1 if m.group(1)[0] == "=" else 2, _clean_heading(prev)))
 
     sections: list[Section] = []
@@ -86,7 +90,16 @@ def parse_sections(path: str, text: str) -> list[Section]:
             stack.pop()
         body = "\n".join(lines[i:end]).rstrip()
         sections.append(
-            Section(f"{path}#{anchor}", path, heading, level, body, i + 1, max(i + 1, end), tuple(h for _, h in stack))
+            Section(
+                f"{path}#{anchor}",
+                path,
+                heading,
+                level,
+                body,
+                i + 1,
+                max(i + 1, end),
+                tuple(h for _, h in stack),
+            )
         )
         stack.append((level, heading))
     return sections

@@ -8,7 +8,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -111,9 +111,7 @@ class StoreBase:
 
     def _connect(self) -> sqlite3.Connection:
         try:
-            conn = sqlite3.connect(
-                self.db_path, timeout=30.0, isolation_level=None, check_same_thread=False
-            )
+            conn = sqlite3.connect(self.db_path, timeout=30.0, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open {self.db_path}: {exc}") from exc
         conn.row_factory = sqlite3.Row
@@ -133,10 +131,8 @@ class StoreBase:
         """Close every connection this store opened, in any thread."""
         with self._lock:
             for conn in self._connections:
-                try:
+                with suppress(sqlite3.Error):
                     conn.close()
-                except sqlite3.Error:
-                    pass
             self._connections.clear()
         self._local = threading.local()
 

@@ -20,8 +20,19 @@ def test_new_store_has_folders_wal_and_foreign_keys(tmp_path):
         assert store.query_one("PRAGMA foreign_keys")[0] == 1
         assert store.schema_version() == SCHEMA_VERSION
         tables = {r[0] for r in store.query("SELECT name FROM sqlite_master WHERE type='table'")}
-        assert {"datasets", "cases", "mapping_profiles", "snapshots", "experiments", "arms", "runs",
-                "grades", "reviews", "run_events", "schema_migrations"} <= tables
+        assert {
+            "datasets",
+            "cases",
+            "mapping_profiles",
+            "snapshots",
+            "experiments",
+            "arms",
+            "runs",
+            "grades",
+            "reviews",
+            "run_events",
+            "schema_migrations",
+        } <= tables
 
 
 def test_store_path_from_environment(tmp_path, monkeypatch):
@@ -46,11 +57,10 @@ def test_older_store_is_migrated(tmp_path):
 
 
 def test_newer_store_is_refused(tmp_path):
-    with open_store(tmp_path / "new") as store:
-        with store.transaction() as conn:
-            conn.execute(
-                "INSERT INTO schema_migrations VALUES (?, 'from the future', '2099-01-01')", (SCHEMA_VERSION + 1,)
-            )
+    with open_store(tmp_path / "new") as store, store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO schema_migrations VALUES (?, 'from the future', '2099-01-01')", (SCHEMA_VERSION + 1,)
+        )
     with pytest.raises(SchemaVersionError, match="upgrade abbench"):
         open_store(tmp_path / "new")
 
