@@ -28,14 +28,7 @@ from abbench.dataset._convert import (
 from abbench.dataset._formats import DELIMITERS, FORMATS, RowChunk, column_letter, sniff_delimiter
 from abbench.dataset._info import Dataset, DatasetInfo, ProfileInfo
 from abbench.dataset._jsonpath import JsonPath, PathError, parse_path
-from abbench.dataset._mapping import (
-    Mapper,
-    MemoryIds,
-    Record,
-    record_line,
-    record_to_case,
-    resolve_duplicates,
-)
+from abbench.dataset._mapping import Converted, Mapper, MemoryIds, resolve_duplicates
 from abbench.dataset._profile import SPECIAL_SOURCES, Lookup, MappingProfile, ReadSpec, Shape, Source
 from abbench.dataset._readers import CHUNK_SIZE, Row, Table, read_table
 from abbench.dataset._recipes import RECIPES, Recipe, RowStream, get_recipe
@@ -53,6 +46,7 @@ __all__ = [
     "SYNONYMS",
     "ContentHasher",
     "Conversion",
+    "Converted",
     "Dataset",
     "DatasetInfo",
     "Encoding",
@@ -69,7 +63,6 @@ __all__ = [
     "ProfileLike",
     "ReadSpec",
     "Recipe",
-    "Record",
     "ReportBuilder",
     "Row",
     "RowChunk",
@@ -97,8 +90,6 @@ __all__ = [
     "plan_import",
     "preview_import",
     "read_table",
-    "record_line",
-    "record_to_case",
     "resolve_duplicates",
     "sniff_delimiter",
     "suggest_mapping",

@@ -10,14 +10,7 @@ from typing import Any
 
 from abbench.dataset._canonical import ContentHasher, fingerprint
 from abbench.dataset._formats import RowChunk, sniff_format
-from abbench.dataset._mapping import (
-    Mapper,
-    MemoryIds,
-    Record,
-    record_line,
-    record_to_case,
-    resolve_duplicates,
-)
+from abbench.dataset._mapping import Mapper, MemoryIds
 from abbench.dataset._profile import MappingProfile, Shape
 from abbench.dataset._readers import CHUNK_SIZE, Table, read_table
 from abbench.dataset._recipes import Recipe, RowStream, get_recipe, table_stream
@@ -229,9 +222,9 @@ def preview_import(
     ids = MemoryIds()
     cases: list[Case] = []
     for chunk in plan.chunks(max(n, 50)):
-        records = resolve_duplicates(plan.mapper.convert(chunk, report), ids.claim, report)
-        report.n_valid += len(records)
-        cases.extend(record_to_case(r) for r in records[: n - len(cases)])
+        done = ids.take(plan.mapper, plan.mapper.convert(chunk, report), report)
+        report.n_valid += len(done.rows)
+        cases.extend(plan.mapper.to_case(r) for r in done.rows[: n - len(cases)])
         if len(cases) >= n:
             break
     return Preview(
@@ -283,17 +276,17 @@ def convert_file(
     report = plan.new_report()
     ids = MemoryIds()
     hasher = ContentHasher()
-    records: list[Record] = []
+    cases: list[Case] = []
     for chunk in plan.chunks():
-        valid = resolve_duplicates(plan.mapper.convert(chunk, report), ids.claim, report)
-        report.n_valid += len(valid)
-        hasher.add_lines(map(record_line, valid))
-        records.extend(valid)
+        done = ids.take(plan.mapper, plan.mapper.convert(chunk, report, len(cases)), report)
+        report.n_valid += len(done.rows)
+        hasher.add_lines(done.lines)
+        cases.extend(map(plan.mapper.to_case, done.rows))
     result = report.build(skipped=skip_invalid)
     check_report(plan.path, result, skip_invalid)
     digest = hasher.hexdigest()
     return Conversion(
-        tuple(map(record_to_case, records)),
+        tuple(cases),
         result,
         digest,
         fingerprint(name or default_name(plan.path), digest),

@@ -9,8 +9,9 @@ from __future__ import annotations
 import csv
 import datetime as _dt
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +123,51 @@ def sniff_delimiter(sample: str, suffix: str = "") -> str:
     return best
 
 
+_LINE = "line {}"
+
+
+def _record_starts(recs: list[list[str]], first: int) -> list[int]:
+    starts = []
+    line = first
+    for rec in recs:
+        starts.append(line)
+        line += 1 + sum(cell.count("\n") for cell in rec)
+    return starts
+
+
+def _tidy_records(
+    recs: list[list[str]], starts: Iterable[int], width: int, delim: str, keep_blank: bool
+) -> RowChunk:
+    """A chunk's records with blank ones dropped (or kept), short ones padded, long ones reported."""
+    rows: list[list[str]] = []
+    locs: list[str] = []
+    bad: list[tuple[str, str, Any]] = []
+    for rec, start in zip(recs, starts, strict=True):
+        n = len(rec)
+        if not any(rec):
+            if keep_blank:
+                rows.append([""] * width)
+                locs.append(_LINE.format(start))
+            continue
+        if n < width:
+            rec += [""] * (width - n)
+        elif n > width:
+            if any(rec[width:]):
+                bad.append(
+                    (
+                        _LINE.format(start),
+                        f"the row has {n} cells but the header has {width} columns; "
+                        "check the delimiter or quote the cells that hold it",
+                        delim.join(rec),
+                    )
+                )
+                continue
+            del rec[width:]
+        rows.append(rec)
+        locs.append(_LINE.format(start))
+    return RowChunk(rows, locs, None, bad)
+
+
 def open_csv(path: Path, *, encoding: str | None, delimiter: str | None, header_row: int | None) -> Source:
     """Inspect a CSV/TSV file: encoding, delimiter, header."""
     enc = detect_encoding(path, encoding)
@@ -166,53 +212,26 @@ def open_csv(path: Path, *, encoding: str | None, delimiter: str | None, header_
             try:
                 for _ in range(skip):
                     next(reader)
+                prev = reader.line_num
+                while recs := list(islice(reader, size)):
+                    # Records are read in bulk (C speed). When no record spans several lines, the
+                    # line numbers follow from the count; otherwise from the line breaks in each record.
+                    now = reader.line_num
+                    if now - prev == len(recs):
+                        starts: Iterable[int] = range(prev + 1, now + 1)
+                    else:
+                        starts = _record_starts(recs, prev + 1)
+                    prev = now
+                    if set(map(len, recs)) == {width} and all(map(any, recs)):
+                        yield RowChunk(recs, list(map(_LINE.format, starts)), None, [])
+                    else:
+                        yield _tidy_records(recs, starts, width, delim, keep_blank)
             except StopIteration:
                 return
-            rows: list[list[str]] = []
-            locs: list[str] = []
-            bad: list[tuple[str, str, Any]] = []
-            prev = reader.line_num
-            try:
-                for rec in reader:
-                    start = prev + 1
-                    prev = reader.line_num
-                    n = len(rec)
-                    if n != width:
-                        if not any(rec):
-                            if keep_blank:
-                                rows.append([""] * width)
-                                locs.append(f"line {start}")
-                            continue
-                        if n < width:
-                            rec += [""] * (width - n)
-                        elif any(rec[width:]):
-                            bad.append(
-                                (
-                                    f"line {start}",
-                                    f"the row has {n} cells but the header has {width} columns; "
-                                    "check the delimiter or quote the cells that hold it",
-                                    delim.join(rec),
-                                )
-                            )
-                            continue
-                        else:
-                            del rec[width:]
-                    elif not any(rec):
-                        if keep_blank:
-                            rows.append(rec)
-                            locs.append(f"line {start}")
-                        continue
-                    rows.append(rec)
-                    locs.append(f"line {start}")
-                    if len(rows) >= size:
-                        yield RowChunk(rows, locs, None, bad)
-                        rows, locs, bad = [], [], []
             except csv.Error as exc:
                 raise ImportFailed(
                     f"{path.name}, line {reader.line_num}: cannot read as CSV: {exc}"
                 ) from None
-            if rows or bad:
-                yield RowChunk(rows, locs, None, bad)
 
     options = {
         "format": "csv",

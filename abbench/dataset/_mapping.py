@@ -1,45 +1,39 @@
-"""A mapping profile compiled against a file's columns: turns chunks of raw rows into case records.
+"""A mapping profile compiled against a file's columns: turns chunks of raw rows into case rows.
 
-This is the hot path of every import, so rows are turned into flat tuples (`Record`) holding exactly
-what the store writes — text fields, canonical JSON for JSON fields, the raw row as JSON — rather than
-`Case` objects; `record_to_case` builds a `Case` when one is wanted.
+This is the hot path of every import, so it works a chunk at a time and a column at a time: a table
+chunk is transposed once, each field's column is converted by converting its *distinct* values and
+mapping the column through the result (labels, domains and repeated inputs cost one conversion
+each), and rows come out as the tuples the store inserts, with their canonical lines beside them.
+Per row, almost nothing runs in Python bytecode.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-import operator
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from json.encoder import encode_basestring as _enc
 from typing import Any
 
-from abbench.dataset._canonical import canonical_json, case_line, generated_case_id
+from abbench.dataset._canonical import canonical_json, generated_case_id
 from abbench.dataset._formats import RowChunk
-from abbench.dataset._jsonpath import JsonPath, PathError, parse_path
-from abbench.dataset._profile import SPECIAL_SOURCES, Lookup, MappingProfile, Source, SourceLike
-from abbench.dataset._text import label_key, normalize_text
+from abbench.dataset._jsonpath import PathError
+from abbench.dataset._profile import MappingProfile, Source, SourceLike
+from abbench.dataset._sources import Extractor, SourceCompiler, maybe_json, text_of
+from abbench.dataset._text import label_key, normalize_text, normalize_texts, strip_texts
 from abbench.dataset._validate import ReportBuilder
 from abbench.errors import MappingError
 from abbench.types import CASE_FIELDS, Case
 
-Record = tuple
-"""One converted row: (case_id, input, expected, history_json, context_json, domain, request_id,
-metadata_json, source_row_json, source_line, generated_id)."""
-
-R_CASE_ID, R_INPUT, R_EXPECTED, R_HISTORY, R_CONTEXT, R_DOMAIN, R_REQUEST_ID, R_METADATA = range(8)
-R_SOURCE_ROW, R_SOURCE_LINE, R_GENERATED = 8, 9, 10
-
-_POS = {name: i for i, name in enumerate(CASE_FIELDS)}
-_JSON_FIELDS = ("history", "context", "metadata")
+_JSON_FIELDS = frozenset(("history", "context", "metadata"))
 _NO_DEFAULT = object()
 _FAILED = object()
-
-Getter = Callable[[Any, str, Any], Any]
+_CANONICAL_ORDER = tuple(sorted(CASE_FIELDS))
 
 
 class RowProblem(Exception):
-    """Raised inside a row's conversion: one problem of one kind with the offending value."""
+    """Raised by a value converter: one problem of one kind with the offending value."""
 
     def __init__(self, kind: str, message: str, value: Any = None):
         super().__init__(message)
@@ -47,35 +41,9 @@ class RowProblem(Exception):
         self.value = value
 
 
-def _dumps_raw(value: Any) -> str:
+def dumps_raw(value: Any) -> str:
+    """A raw row as compact JSON, key order kept, non-ASCII readable."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-
-
-def _text(value: Any) -> str:
-    """Any cell or JSON value as text (for templates, lookups, labels)."""
-    t = type(value)
-    if t is str:
-        return value
-    if value is None:
-        return ""
-    if t is bool:
-        return "true" if value else "false"
-    if t is float and value.is_integer():
-        return str(int(value))
-    if t is list or t is dict:
-        return canonical_json(value)
-    return str(value)
-
-
-def _maybe_json(value: Any) -> Any:
-    if isinstance(value, str):
-        s = value.strip()
-        if s[:1] in ("[", "{") and s[-1:] in ("]", "}"):
-            try:
-                return json.loads(s)
-            except json.JSONDecodeError:
-                return value
-    return value
 
 
 def _chat_hint(field: str, source: SourceLike | None, value: Any) -> str:
@@ -88,6 +56,28 @@ def _chat_hint(field: str, source: SourceLike | None, value: Any) -> str:
     return f"{field} got {'a list' if isinstance(value, list) else 'an object'}, not text; point it at a text inside"
 
 
+@dataclass(frozen=True, slots=True)
+class _Field:
+    name: str
+    extractor: Extractor
+    convert: Callable[[Any], Any]
+    default: Any
+    strings: Callable[[list[str]], list[str]] | None = None  # whole-column converter when all cells are text
+
+
+@dataclass(frozen=True, slots=True)
+class Converted:
+    """A chunk's valid rows, ready for the store.
+
+    Attributes:
+        rows: One tuple per case, laid out as `Mapper.columns` (``idx`` first).
+        lines: The canonical line of each case (see `abbench.dataset.case_line`), same order.
+    """
+
+    rows: list[tuple]
+    lines: list[str]
+
+
 class Mapper:
     """A `MappingProfile` compiled against the columns of one row stream.
 
@@ -97,6 +87,13 @@ class Mapper:
         tabular: True when rows are lists aligned with `columns`.
         file_name: The file's name, for ``$file``.
         label: How the profile is named in messages.
+
+    Attributes:
+        fields: The case fields each row holds: ``case_id``, ``input``, then every other field the
+            profile fills, in `CASE_FIELDS` order. Fields never filled are left out.
+        columns: The layout of output rows: ``idx``, the `fields`, ``source_row``, ``source_line``.
+        generates_ids: True when case ids are generated from the content (the profile maps none).
+        warnings: ``(kind, message)`` about the file as a whole, for the validation report.
 
     Raises:
         MappingError: the profile maps a field to a column the file lacks (and gives no default),
@@ -113,213 +110,72 @@ class Mapper:
         label: str | None = None,
     ):
         self.profile = profile
-        self.columns = tuple(columns)
         self.tabular = tabular
-        self.file_name = file_name
         self.label = label or profile.ref or "the mapping"
-        self._index = {c: i for i, c in enumerate(self.columns)}
-        self._referenced: set[str] = set()
-        self._missing: dict[str, list[str]] = {}
-        self.warnings: list[tuple[str, str]] = []  # (kind, message) for the report
-        self._lookups = {name: _LookupTable(name, lk) for name, lk in profile.lookups.items()}
-
+        self.file_name = file_name
+        self._stream_columns = tuple(columns)
+        self.warnings: list[tuple[str, str]] = []
         if "input" not in profile.fields:
             raise MappingError(
                 f"{self.label} does not map input (the query the agent answers); add fields.input: <column or path>"
-                + (f" — columns: {', '.join(self.columns[:20])}" if self.columns else "")
+                + (f" — columns: {', '.join(self._stream_columns[:20])}" if self._stream_columns else "")
             )
-        compiled: list[tuple[int, str, Getter, Callable[[Any], Any], Any]] = []
-        unmapped_fields = []
-        for field in CASE_FIELDS:
-            source = profile.fields.get(field)
+        sources = SourceCompiler(
+            self._stream_columns,
+            tabular=tabular,
+            file_name=file_name,
+            lookups=profile.lookups,
+            label=self.label,
+        )
+        extractors: dict[str, Extractor] = {}
+        later = []
+        for name in CASE_FIELDS:
+            source = profile.fields.get(name)
             if source is None:
+                if name in profile.defaults:
+                    extractors[name] = Extractor(const=profile.defaults[name])
                 continue
             if isinstance(source, Source) and source.unmapped:
-                unmapped_fields.append(field)
+                later.append(name)  # needs to know every column the other fields use
                 continue
-            compiled.append(
-                (_POS[field], field, self._compile(source, field), self._converter(field, source), None)
-            )
-        for field in unmapped_fields:
-            compiled.append((_POS[field], field, self._unmapped_getter(), self._converter(field, None), None))
-        for field, value in profile.defaults.items():
-            if field not in profile.fields:
-                compiled.append((_POS[field], field, _const(value), self._converter(field, None), None))
-        compiled.sort(key=lambda c: c[0])
-        self._check_missing()
-        self._plan = []
-        for pos, field, getter, conv, _ in compiled:
+            extractors[name] = sources.extractor(source, name)
+        for name in later:
+            extractors[name] = Extractor(getter=sources.unmapped())
+        self._missing_columns(sources)
+        self.generates_ids = "case_id" not in extractors
+        self.fields = tuple(f for f in CASE_FIELDS if f in extractors or f == "case_id")
+        self.columns = ("idx", *self.fields, "source_row", "source_line")
+        self._plan: list[_Field] = []
+        for name in CASE_FIELDS:
+            if name not in extractors:
+                continue
+            conv = self._converter(name, profile.fields.get(name))
             default = _NO_DEFAULT
-            if field in profile.defaults:
-                raw = profile.defaults[field]
+            if name in profile.defaults:
+                raw = profile.defaults[name]
                 default = None if raw is None else conv(raw)
-            self._plan.append((pos, field, getter, conv, default))
-        self.fields_used = tuple(CASE_FIELDS[pos] for pos, *_ in self._plan)
-        self.generates_ids = "case_id" not in self.fields_used
-        self._check_shape()
-        if self.tabular:
-            prekeys = [_enc(c) + ":" for c in self.columns]
-            self._prekeys = prekeys
-
-    # -- compiling sources ---------------------------------------------------------------------------
-
-    def _compile(self, source: SourceLike, field: str) -> Getter:
-        if isinstance(source, str):
-            return self._compile_name(source, field)
-        kind = source.kind
-        if kind == "column":
-            return self._column(source.column, field)
-        if kind == "path":
-            return self._path(source.path, field)
-        if kind == "const":
-            return _const(source.const)
-        if kind == "template":
-            return self._template(source.template, field)
-        if kind == "concat":
-            getters = [self._compile(s, field) for s in source.concat]
-            sep = source.sep
-
-            def concat(row, loc, split):
-                parts = [_text(g(row, loc, split)) for g in getters]
-                return sep.join(p for p in parts if p.strip())
-
-            return concat
-        if kind == "lookup":
-            table = self._lookups[source.lookup]
-            key = self._compile(source.key, field)
-            return lambda row, loc, split: table.get(key(row, loc, split))
-        if kind == "object":
-            items = [(name, self._compile(s, field)) for name, s in source.object.items()]
-
-            def build(row, loc, split):
-                # Absent parts are left out, so {acceptable: null} does not clutter every case.
-                out = {}
-                for name, g in items:
-                    value = g(row, loc, split)
-                    if value is not None and value != "":
-                        out[name] = value
-                return out
-
-            return build
-        if kind == "columns":
-            items = [(name, self._column(name, field)) for name in source.columns]
-            return lambda row, loc, split: {name: g(row, loc, split) for name, g in items}
-        raise MappingError(
-            f"{self.label}: fields.{field}: unmapped: true builds an object of leftover columns"
-        )
-
-    def _compile_name(self, name: str, field: str) -> Getter:
-        if name in SPECIAL_SOURCES:
-            return self._special(name)
-        if name.startswith("$") and name not in SPECIAL_SOURCES and not name.startswith(("$.", "$[")):
-            raise MappingError(
-                f"{self.label}: fields.{field}: unknown special source {name!r}; valid: {', '.join(SPECIAL_SOURCES)}"
+            strings = None
+            if name == "input":
+                strings = normalize_texts if profile.normalize_input else strip_texts
+            elif name in ("case_id", "domain", "request_id"):
+                strings = strip_texts
+            self._plan.append(_Field(name, extractors[name], conv, default, strings))
+        self._line_template, self._line_fields = _line_template(self.fields)
+        self._check_shape(sources)
+        if tabular:
+            # '{"col":%s,...}': a table row's JSON is one %-format of its encoded cells.
+            self._row_template = (
+                "{" + ",".join(_enc(c).replace("%", "%%") + ":%s" for c in self._stream_columns) + "}"
             )
-        if name in self._index and (self.tabular or any(c in name for c in ".[]$")):
-            return self._column(name, field)
-        return self._path(name, field)
 
-    def _special(self, name: str) -> Getter:
-        if name == "$split":
-            return lambda row, loc, split: split
-        if name == "$location":
-            return lambda row, loc, split: loc
-        if name == "$file":
-            file_name = self.file_name
-            return lambda row, loc, split: file_name
-        if self.tabular:
-            columns = self.columns
-            return lambda row, loc, split: dict(zip(columns, row, strict=False))
-        return lambda row, loc, split: row
+    # -- checks against the file ---------------------------------------------------------------------
 
-    def _column(self, name: str, field: str) -> Getter:
-        self._referenced.add(name)
-        if self.tabular:
-            i = self._index.get(name)
-            if i is None:
-                self._missing.setdefault(name, []).append(field)
-                return _const(None)
-            return lambda row, loc, split: row[i]
-
-        def key(row, loc, split):
-            if isinstance(row, dict):
-                try:
-                    return row[name]
-                except KeyError:
-                    raise PathError(f"{name}: the row has no key {name!r}") from None
-            raise PathError(f"{name}: the row is {type(row).__name__}, not an object")
-
-        return key
-
-    def _path(self, text: str, field: str) -> Getter:
-        path = parse_path(text)
-        if not self.tabular:
-            if path.head is not None:
-                self._referenced.add(path.head)
-            return lambda row, loc, split: path.get(row)
-        head = path.head
-        if head is None or head not in self._index:
-            missing = head if head is not None else text
-            self._referenced.add(missing)
-            self._missing.setdefault(missing, []).append(field)
-            return _const(None)
-        self._referenced.add(head)
-        i = self._index[head]
-        rest = JsonPath(path.text, path.steps[1:])
-        if not rest.steps:
-            return lambda row, loc, split: row[i]
-        return lambda row, loc, split: rest.get(row[i])
-
-    def _template(self, template: str, field: str) -> Getter:
-        parts: list[tuple[str, Getter | None]] = []
-        literal = []
-        i = 0
-        while i < len(template):
-            ch = template[i]
-            if ch == "{" and template[i + 1 : i + 2] == "{":
-                literal.append("{")
-                i += 2
-            elif ch == "}" and template[i + 1 : i + 2] == "}":
-                literal.append("}")
-                i += 2
-            elif ch == "{":
-                end = template.find("}", i)
-                if end < 0:
-                    raise MappingError(
-                        f"{self.label}: fields.{field}: template {template!r} opens '{{' at column {i + 1} "
-                        "and never closes it (write {{ for a literal brace)"
-                    )
-                parts.append(("".join(literal), self._compile_name(template[i + 1 : end].strip(), field)))
-                literal = []
-                i = end + 1
-            else:
-                literal.append(ch)
-                i += 1
-        tail = "".join(literal)
-
-        def render(row, loc, split):
-            return "".join(lit + _text(g(row, loc, split)) for lit, g in parts) + tail
-
-        return render
-
-    def _unmapped_getter(self) -> Getter:
-        used = set(self._referenced)
-        if self.tabular:
-            keep = [(c, i) for c, i in self._index.items() if c not in used]
-            return lambda row, loc, split: {c: row[i] for c, i in keep if row[i] not in ("", None)}
-
-        def rest(row, loc, split):
-            if isinstance(row, dict):
-                return {k: v for k, v in row.items() if k not in used}
-            return None
-
-        return rest
-
-    def _check_missing(self) -> None:
-        if not self._missing:
+    def _missing_columns(self, sources: SourceCompiler) -> None:
+        if not sources.missing:
             return
-        fatal = {c: f for c, f in self._missing.items() if any(x not in self.profile.defaults for x in f)}
-        for column, fields in self._missing.items():
+        defaults = self.profile.defaults
+        fatal = {c: f for c, f in sources.missing.items() if any(x not in defaults for x in f)}
+        for column, fields in sources.missing.items():
             if column not in fatal:
                 self.warnings.append(
                     ("shape", f"column {column!r} is missing; {', '.join(fields)} take their default")
@@ -327,25 +183,26 @@ class Mapper:
         if fatal:
             parts = []
             for column, fields in fatal.items():
-                close = difflib.get_close_matches(column, self.columns, n=1, cutoff=0.6)
+                close = difflib.get_close_matches(column, self._stream_columns, n=1, cutoff=0.6)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
                 parts.append(f"{column!r} for {', '.join(dict.fromkeys(fields))}{hint}")
             raise MappingError(
                 f"{self.file_name or 'the file'} does not fit {self.label}: missing columns: {'; '.join(parts)}. "
-                f"The file has: {', '.join(self.columns) or 'no columns'}"
+                f"The file has: {', '.join(self._stream_columns) or 'no columns'}"
             )
 
-    def _check_shape(self) -> None:
+    def _check_shape(self, sources: SourceCompiler) -> None:
         shape = self.profile.shape
         if shape is None or not shape.columns or not self.tabular:
             return
-        gone = [c for c in shape.columns if c not in self._index and c not in self._missing]
-        new = [c for c in self.columns if c not in shape.columns]
+        have = set(self._stream_columns)
+        gone = [c for c in shape.columns if c not in have and c not in sources.missing]
+        new = [c for c in self._stream_columns if c not in shape.columns]
         if gone:
             self.warnings.append(
                 (
                     "shape",
-                    f"columns the profile's file had are missing here (not mapped, so no harm): {', '.join(gone)}",
+                    f"columns the profile's file had are missing here (none is mapped): {', '.join(gone)}",
                 )
             )
         if new:
@@ -356,7 +213,7 @@ class Mapper:
                 )
             )
 
-    # -- converting values ---------------------------------------------------------------------------
+    # -- value converters ----------------------------------------------------------------------------
 
     def _converter(self, field: str, source: SourceLike | None) -> Callable[[Any], Any]:
         if field == "input":
@@ -371,17 +228,17 @@ class Mapper:
                     return None
                 if t is list or t is dict:
                     raise RowProblem("not_text", _chat_hint("input", source, value), value)
-                return _text(value)
+                return text_of(value)
 
             return to_input
         if field == "expected":
-            return self._label_converter(source)
+            return self._label_converter()
         if field in _JSON_FIELDS:
             as_object = field == "metadata"
             wrap_key = source if isinstance(source, str) else "value"
 
             def to_json(value):
-                value = _maybe_json(value)
+                value = maybe_json(value)
                 if value is None or value == "" or value == [] or value == {}:
                     return None
                 if as_object and not isinstance(value, dict):
@@ -400,11 +257,11 @@ class Mapper:
                 raise RowProblem(
                     "not_text", f"{field} got {'a list' if t is list else 'an object'}, not text", value
                 )
-            return _text(value)
+            return text_of(value)
 
         return to_text
 
-    def _label_converter(self, source: SourceLike | None) -> Callable[[Any], Any]:
+    def _label_converter(self) -> Callable[[Any], Any]:
         profile = self.profile
         norm_map = {label_key(k): v for k, v in profile.label_map.items()}
         label_set = profile.label_set
@@ -417,7 +274,7 @@ class Mapper:
                 raise RowProblem(
                     "not_text", f"expected got {'a list' if t is list else 'an object'}, not text", value
                 )
-            text = (value.strip() if t is str else _text(value)) if value is not None else ""
+            text = (value.strip() if t is str else text_of(value)) if value is not None else ""
             if not text:
                 return None
             if norm_map or norm_set:
@@ -438,163 +295,259 @@ class Mapper:
 
         return to_label
 
-    # -- the hot loop --------------------------------------------------------------------------------
+    # -- the hot path --------------------------------------------------------------------------------
 
-    def convert(self, chunk: RowChunk, report: ReportBuilder) -> list[Record]:
-        """The valid rows of `chunk` as records; problems go to `report` (``n_rows``/``n_invalid`` too).
+    def convert(self, chunk: RowChunk, report: ReportBuilder, start: int = 0) -> Converted:
+        """The valid rows of `chunk` (numbered from `start`) and their canonical lines.
 
-        Duplicate case ids are not checked here (see `resolve_duplicates`): that needs every earlier row.
+        Problems go to `report`, with ``n_rows`` and ``n_invalid``. Duplicate case ids are not
+        checked here (see `resolve_duplicates`): that needs every earlier row.
         """
-        add = report.add
         for location, message, raw in chunk.bad:
-            add("unreadable_row", location, None, raw, message)
-        report.n_rows += len(chunk.rows) + len(chunk.bad)
+            report.add("unreadable_row", location, None, raw, message)
+        n = len(chunk.rows)
+        report.n_rows += n + len(chunk.bad)
         report.n_invalid += len(chunk.bad)
-        plan = self._plan
-        split = chunk.split
-        gen = self.generates_ids
-        need_expected = self.profile.label_set is not None
-        source_json = self._source_json() if chunk.raw is None else _dumps_raw
-        raws = chunk.raw if chunk.raw is not None else chunk.rows
-        out: list[Record] = []
-        append = out.append
-        for row, loc, raw in zip(chunk.rows, chunk.locations, raws, strict=True):
-            vals: list[Any] = [None] * 8
-            bad = False
-            for pos, field, get, conv, default in plan:
-                try:
-                    value = conv(get(row, loc, split))
-                except PathError as exc:
-                    if default is not _NO_DEFAULT:
-                        vals[pos] = default
-                        continue
-                    kind = getattr(exc, "kind", "path_failed")
-                    add(kind, loc, field, getattr(exc, "value", None), str(exc))
-                    vals[pos] = _FAILED
-                    bad = True
-                    continue
-                except RowProblem as exc:
-                    add(exc.kind, loc, field, exc.value, str(exc))
-                    vals[pos] = _FAILED
-                    bad = True
-                    continue
-                if value is None and default is not _NO_DEFAULT:
-                    value = default
-                vals[pos] = value
-            if vals[1] is None:
-                add("empty_input", loc, "input", None, "the input is empty; fill it or leave the row out")
-                bad = True
-            if need_expected and vals[2] is None:
-                add(
-                    "missing_expected",
-                    loc,
-                    "expected",
-                    None,
-                    "no expected label, but the profile declares a label set; fill it in or skip the row",
+        if n == 0:
+            return Converted([], [])
+        table_columns = list(zip(*chunk.rows, strict=True)) if self.tabular else None
+        problems: list[tuple[int, int, str, str, Any, str]] = []
+        values: dict[str, list[Any]] = {}
+        for order, fld in enumerate(self._plan):
+            raw, errors = fld.extractor.values(chunk, table_columns)
+            values[fld.name] = _convert_column(raw, fld, errors, order, problems)
+        self._check_required(values, problems)
+        locations = chunk.locations
+        if self.tabular:
+            sources = _table_json(self._row_template, table_columns, chunk.rows)
+        else:
+            sources = list(map(dumps_raw, chunk.raw if chunk.raw is not None else chunk.rows))
+        if problems:
+            problems.sort(key=lambda p: (p[0], p[1]))
+            bad = set()
+            for i, _, kind, name, value, message in problems:
+                report.add(kind, locations[i], name, value, message)
+                bad.add(i)
+            report.n_invalid += len(bad)
+            good = [i for i in range(n) if i not in bad]
+            values = {k: [v[i] for i in good] for k, v in values.items()}
+            sources = [sources[i] for i in good]
+            locations = [locations[i] for i in good]
+            n = len(good)
+        if self.generates_ids:
+            none = [None] * n
+            values["case_id"] = list(
+                map(
+                    generated_case_id,
+                    values["input"],
+                    values.get("history", none),
+                    values.get("context", none),
                 )
-                bad = True
-            if not gen and vals[0] is None:
-                add(
-                    "empty_case_id",
-                    loc,
-                    "case_id",
-                    None,
-                    "the case id is empty; fill it or stop mapping case_id",
-                )
-                bad = True
-            if bad:
-                report.n_invalid += 1
-                continue
-            if gen:
-                vals[0] = generated_case_id(vals[1], vals[3], vals[4])
-            vals.append(source_json(raw))
-            vals.append(loc)
-            vals.append(gen)
-            append(tuple(vals))
-        return out
-
-    def _source_json(self) -> Callable[[Any], str]:
-        if not self.tabular:
-            return _dumps_raw
-        prekeys = self._prekeys
-        add = operator.add
-
-        def table_row(row):
-            try:
-                return "{" + ",".join(map(add, prekeys, map(_enc, row))) + "}"
-            except TypeError:  # a workbook row: numbers, booleans, None beside text
-                return (
-                    "{"
-                    + ",".join(
-                        k + (_enc(v) if type(v) is str else _dumps_raw(v))
-                        for k, v in zip(prekeys, row, strict=False)
-                    )
-                    + "}"
-                )
-
-        return table_row
-
-
-class _LookupTable:
-    def __init__(self, name: str, spec: Lookup):
-        self.name = name
-        table = spec.table or {}
-        self.normalize = spec.normalize
-        self.table = {label_key(k) if spec.normalize else k: v for k, v in table.items()}
-        self.has_default = spec.has_default
-        self.default = spec.default
-
-    def get(self, key: Any) -> Any:
-        text = _text(key).strip()
-        k = label_key(text) if self.normalize else text
-        try:
-            return self.table[k]
-        except KeyError:
-            if self.has_default:
-                return self.default
-            err = PathError(
-                f"lookup {self.name!r} has no entry for {text!r}; add it, or give the lookup a default"
             )
-            err.kind = "lookup_missing"  # type: ignore[attr-defined]
-            err.value = text  # type: ignore[attr-defined]
-            raise err from None
+        cols = [values[f] for f in self.fields]
+        rows = list(zip(range(start, start + n), *cols, sources, locations, strict=True))
+        return Converted(rows, self._lines(values, n))
+
+    def _check_required(self, values: dict[str, list[Any]], problems: list) -> None:
+        inputs = values["input"]
+        if None in inputs:
+            for i, v in enumerate(inputs):
+                if v is None:
+                    problems.append(
+                        (
+                            i,
+                            90,
+                            "empty_input",
+                            "input",
+                            None,
+                            "the input is empty; fill it or leave the row out",
+                        )
+                    )
+        if self.profile.label_set is not None:
+            expected = values.get("expected")
+            if expected is None or None in expected:
+                for i in (
+                    range(len(inputs))
+                    if expected is None
+                    else [i for i, v in enumerate(expected) if v is None]
+                ):
+                    problems.append(
+                        (
+                            i,
+                            91,
+                            "missing_expected",
+                            "expected",
+                            None,
+                            "no expected label, but the profile declares a label set; fill it in or skip the row",
+                        )
+                    )
+        ids = values.get("case_id")
+        if ids is not None and None in ids:
+            for i, v in enumerate(ids):
+                if v is None:
+                    problems.append(
+                        (
+                            i,
+                            92,
+                            "empty_case_id",
+                            "case_id",
+                            None,
+                            "the case id is empty; fill it or stop mapping case_id",
+                        )
+                    )
+
+    def _lines(self, values: dict[str, list[Any]], n: int) -> list[str]:
+        if n == 0:
+            return []
+        encoded = []
+        for name in self._line_fields:
+            col = values[name]
+            if name in _JSON_FIELDS:
+                encoded.append(col if None not in col else ["null" if v is None else v for v in col])
+            elif None not in col:
+                encoded.append(list(map(_enc, col)))
+            else:
+                encoded.append(["null" if v is None else _enc(v) for v in col])
+        return list(map(self._line_template.__mod__, zip(*encoded, strict=True)))
+
+    # -- rows back to cases ----------------------------------------------------------------------------
+
+    def line(self, row: tuple) -> str:
+        """The canonical line of one output row."""
+        values = {f: [row[i + 1]] for i, f in enumerate(self.fields)}
+        return self._lines(values, 1)[0]
+
+    def to_case(self, row: tuple) -> Case:
+        """The `Case` an output row stands for."""
+        data = dict(zip(self.columns, row, strict=True))
+        loads = json.loads
+        return Case(
+            case_id=data["case_id"],
+            input=data["input"],
+            expected=data.get("expected"),
+            history=loads(data["history"]) if data.get("history") is not None else None,
+            context=loads(data["context"]) if data.get("context") is not None else None,
+            domain=data.get("domain"),
+            request_id=data.get("request_id"),
+            metadata=loads(data["metadata"]) if data.get("metadata") is not None else None,
+            source_row=loads(data["source_row"]),
+            source_line=data["source_line"],
+        )
 
 
-def _const(value: Any) -> Getter:
-    return lambda row, loc, split: value
+def _line_template(fields: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    parts = []
+    used = []
+    for name in _CANONICAL_ORDER:
+        if name in fields:
+            parts.append(f'"{name}":%s')
+            used.append(name)
+        else:
+            parts.append(f'"{name}":null')
+    return "{" + ",".join(parts) + "}", tuple(used)
+
+
+def _convert_column(raw, fld: _Field, errors: dict[int, PathError], order: int, problems: list) -> list[Any]:
+    """Convert one field's raw column; failures become problems and leave `_FAILED` in the column."""
+    conv = fld.convert
+    out: list[Any] | None = None
+    types = set(map(type, raw))
+    if fld.strings is not None and types == {str}:
+        out = fld.strings(raw)
+        if "" in out:
+            out = [v or None for v in out]
+        return _apply_errors(out, fld, errors, order, problems)
+    # Distinct values are converted once when they hash safely: strings and numbers, but not
+    # booleans beside numbers (True == 1 would share a conversion) and never lists or dicts.
+    if types <= {str, type(None), int, float} or types <= {str, type(None), bool}:
+        memo: dict[Any, Any] = {}
+        failed: dict[Any, RowProblem] = {}
+        for v in set(raw):
+            try:
+                memo[v] = conv(v)
+            except RowProblem as exc:
+                memo[v] = _FAILED
+                failed[v] = exc
+        out = list(map(memo.__getitem__, raw))
+        if failed:
+            for i, v in enumerate(raw):
+                if v in failed and i not in errors:
+                    exc = failed[v]
+                    problems.append((i, order, exc.kind, fld.name, exc.value, str(exc)))
+    else:
+        out = []
+        for i, v in enumerate(raw):
+            try:
+                out.append(conv(v))
+            except RowProblem as exc:
+                out.append(_FAILED)
+                if i not in errors:
+                    problems.append((i, order, exc.kind, fld.name, exc.value, str(exc)))
+    return _apply_errors(out, fld, errors, order, problems)
+
+
+def _apply_errors(
+    out: list[Any], fld: _Field, errors: dict[int, PathError], order: int, problems: list
+) -> list[Any]:
+    default = fld.default
+    for i, exc in errors.items():
+        if default is not _NO_DEFAULT:
+            out[i] = default
+        else:
+            out[i] = _FAILED
+            problems.append(
+                (
+                    i,
+                    order,
+                    getattr(exc, "kind", "path_failed"),
+                    fld.name,
+                    getattr(exc, "value", None),
+                    str(exc),
+                )
+            )
+    if default is not _NO_DEFAULT and default is not None and None in out:
+        out = [default if v is None else v for v in out]
+    return out
+
+
+def _table_json(template: str, columns: list[tuple], rows: list[list]) -> list[str]:
+    try:
+        encoded = [list(map(_enc, col)) for col in columns]
+    except TypeError:  # a workbook row: numbers, booleans or None beside text
+        encoded = [[_enc(v) if type(v) is str else dumps_raw(v) for v in col] for col in columns]
+    if not encoded:
+        return ["{}"] * len(rows)
+    return list(map(template.__mod__, zip(*encoded, strict=True)))
 
 
 # -- after conversion ------------------------------------------------------------------------------
 
 
 def resolve_duplicates(
-    records: list[Record], claim: Callable[[str, Record], str | None], report: ReportBuilder
-) -> list[Record]:
-    """Give every record a unique case id, in file order; drop rows whose file id was already used.
+    mapper: Mapper, rows: list[tuple], claim: Callable[[str, tuple], str | None], report: ReportBuilder
+) -> list[tuple]:
+    """Give every row a unique case id, in file order; drop rows whose file id was already used.
 
-    `claim(case_id, record)` takes the id and returns None, or returns the location of the earlier
-    row holding it. A generated id that is taken (identical content) gets ``-2``, ``-3``, ... so it
-    stays stable across re-imports; a duplicate id from the file is a ``duplicate_case_id`` problem.
+    `claim(case_id, row)` takes the id for the row and returns None, or returns the location of the
+    earlier row holding it. A generated id that is taken (identical content) gets ``-2``, ``-3``, ...
+    so it stays stable across re-imports; a repeated id from the file is a ``duplicate_case_id``.
     """
-    out: list[Record] = []
-    for rec in records:
-        case_id = rec[R_CASE_ID]
-        earlier = claim(case_id, rec)
+    out: list[tuple] = []
+    for row in rows:
+        case_id = row[1]
+        earlier = claim(case_id, row)
         if earlier is None:
-            out.append(rec)
+            out.append(row)
             continue
-        if rec[R_GENERATED]:
-            n = 2
-            while True:
-                candidate = f"{case_id}-{n}"
-                if claim(candidate, rec) is None:
-                    out.append((candidate, *rec[1:]))
-                    break
-                n += 1
+        if mapper.generates_ids:
+            k = 2
+            while claim(f"{case_id}-{k}", row) is not None:
+                k += 1
+            out.append((row[0], f"{case_id}-{k}", *row[2:]))
             continue
         report.add(
             "duplicate_case_id",
-            rec[R_SOURCE_LINE],
+            row[-1],
             "case_id",
             case_id,
             f"case id {case_id!r} is already used at {earlier}; case ids must be unique",
@@ -609,32 +562,19 @@ class MemoryIds:
     def __init__(self) -> None:
         self.seen: dict[str, str] = {}
 
-    def claim(self, case_id: str, record: Record) -> str | None:
-        """Take `case_id` for `record`; return the earlier holder's location when it is taken."""
+    def claim(self, case_id: str, row: tuple) -> str | None:
+        """Take `case_id` for `row`; return the earlier holder's location when it is taken."""
         earlier = self.seen.get(case_id)
         if earlier is not None:
             return earlier
-        self.seen[case_id] = record[R_SOURCE_LINE]
+        self.seen[case_id] = row[-1]
         return None
 
-
-def record_line(rec: Record) -> str:
-    """The canonical line (see `case_line`) of a record."""
-    return case_line(rec[0], rec[1], rec[2], rec[3], rec[4], rec[5], rec[6], rec[7])
-
-
-def record_to_case(rec: Record) -> Case:
-    """The `Case` a record stands for."""
-    loads = json.loads
-    return Case(
-        case_id=rec[0],
-        input=rec[1],
-        expected=rec[2],
-        history=loads(rec[3]) if rec[3] is not None else None,
-        context=loads(rec[4]) if rec[4] is not None else None,
-        domain=rec[5],
-        request_id=rec[6],
-        metadata=loads(rec[7]) if rec[7] is not None else None,
-        source_row=loads(rec[8]) if rec[8] is not None else None,
-        source_line=rec[9],
-    )
+    def take(self, mapper: Mapper, converted: Converted, report: ReportBuilder) -> Converted:
+        """`converted` with duplicate ids renamed or dropped (see `resolve_duplicates`)."""
+        ids = [r[1] for r in converted.rows]
+        if len(set(ids)) == len(ids) and self.seen.keys().isdisjoint(ids):
+            self.seen.update((r[1], r[-1]) for r in converted.rows)
+            return converted
+        rows = resolve_duplicates(mapper, converted.rows, self.claim, report)
+        return Converted(rows, [mapper.line(r) for r in rows])

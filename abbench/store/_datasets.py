@@ -10,7 +10,6 @@ import os
 import sqlite3
 import uuid
 from collections.abc import Iterator
-from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +25,6 @@ from abbench.dataset import (
     fingerprint,
     load_profile,
     plan_import,
-    record_line,
     resolve_duplicates,
 )
 from abbench.errors import ImportFailed, MappingError, NotFoundError, UsageError
@@ -341,47 +339,46 @@ class DatasetsMixin:
         )
         ds_id = cur.lastrowid
         mapper = plan.mapper
-        # Columns the mapping never fills are left out of the INSERT: binding None costs more than the
-        # rest of the row in CPython's sqlite3, and NULL is their default anyway.
-        used = [i for i, f in enumerate(CASE_FIELDS) if f in mapper.fields_used or f == "case_id"]
-        names = [CASE_FIELDS[i] for i in used] + ["source_row", "source_line"]
-        pick = itemgetter(*used, 8, 9)
+        # Only the columns the mapping fills are inserted: binding None costs more than the rest of
+        # the row in CPython's sqlite3, and NULL is their default anyway.
         sql = (
-            f"INSERT INTO cases (dataset_id, idx, {', '.join(names)}) "
-            f"VALUES ({int(ds_id)}, ?, {', '.join('?' * len(names))})"
+            f"INSERT INTO cases (dataset_id, {', '.join(mapper.columns)}) "
+            f"VALUES ({int(ds_id)}, {', '.join('?' * len(mapper.columns))})"
         )
         report = plan.new_report(max_problems)
         hasher = ContentHasher()
         n = 0
 
-        def claim(case_id: str, rec: tuple) -> str | None:
+        def claim(case_id: str, row: tuple) -> str | None:
             nonlocal n
             try:
-                conn.execute(sql, (n, *pick((case_id, *rec[1:]))))
+                conn.execute(sql, (n, case_id, *row[2:]))
             except sqlite3.IntegrityError:
-                row = conn.execute(
+                held = conn.execute(
                     "SELECT source_line FROM cases WHERE dataset_id = ? AND case_id = ?", (ds_id, case_id)
                 ).fetchone()
-                return row[0] if row is not None else "an earlier row"
+                return held[0] if held is not None else "an earlier row"
             n += 1
             return None
 
         for chunk in plan.chunks():
-            records = mapper.convert(chunk, report)
-            if not records:
+            done = mapper.convert(chunk, report, n)
+            if not done.rows:
                 continue
             conn.execute("SAVEPOINT import_chunk")
             try:
-                conn.executemany(sql, [(n + i, *pick(r)) for i, r in enumerate(records)])
+                conn.executemany(sql, done.rows)
             except sqlite3.IntegrityError:
                 # A case id repeats: redo this chunk row by row to find (and rename or report) them.
                 conn.execute("ROLLBACK TO import_chunk")
-                records = resolve_duplicates(records, claim, report)
+                rows = resolve_duplicates(mapper, done.rows, claim, report)
+                lines = [mapper.line(r) for r in rows]
             else:
-                n += len(records)
+                n += len(done.rows)
+                rows, lines = done.rows, done.lines
             conn.execute("RELEASE import_chunk")
-            hasher.add_lines(map(record_line, records))
-            report.n_valid += len(records)
+            hasher.add_lines(lines)
+            report.n_valid += len(rows)
 
         self._conflicting_labels(conn, ds_id, report, mapper)
         result = report.build(skipped=skip_invalid)
@@ -402,7 +399,7 @@ class DatasetsMixin:
         return ds_id
 
     def _conflicting_labels(self: Store, conn, ds_id: int, report, mapper) -> None:
-        if "expected" not in mapper.fields_used:
+        if "expected" not in mapper.fields:
             return
         rows = conn.execute(
             "SELECT c.input, GROUP_CONCAT(DISTINCT c.expected) AS labels, MIN(c.idx) AS first "
