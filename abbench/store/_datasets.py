@@ -174,8 +174,14 @@ class DatasetsMixin:
             )
         return out
 
-    def _resolve_profile(self: Store, profile: Any) -> MappingProfile | None:
-        """A profile given as an object, a dict, a file path, or a saved name (``name``/``name@3``)."""
+    def resolve_profile(self: Store, profile: Any) -> MappingProfile | None:
+        """The profile meant by `profile`: a `MappingProfile`, a dict, a ``.yaml``/``.json`` file, or a
+        saved name (``name`` for the latest version, ``name@3``); None stays None.
+
+        Raises:
+            MappingError: a profile file is missing or invalid.
+            NotFoundError: no saved profile has that name or version.
+        """
         if profile is None or isinstance(profile, (MappingProfile, dict)):
             return load_profile(profile) if profile is not None else None
         text = os.fspath(profile)
@@ -248,7 +254,7 @@ class DatasetsMixin:
                 raise UsageError(f"a dataset name is non-empty text without '@', got {name!r}")
         plan = plan_import(
             src,
-            self._resolve_profile(profile),
+            self.resolve_profile(profile),
             recipe=recipe,
             format=format,
             sheet=sheet,
