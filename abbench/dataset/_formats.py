@@ -384,14 +384,16 @@ def open_excel(path: Path, *, sheet: str | int | None, header_row: int | None) -
 
 
 def _pick_header(rows: list[tuple[int, list[Any]]]) -> tuple[int, list[Any]]:
-    # A title row ("2024 Q1 标注结果") sits above the real header with one filled cell; skip such rows
-    # when a later row among the first few has more filled cells.
+    # A title row ("2024 Q1 标注结果") sits above the real header: one filled cell, then a blank row.
+    # Skip such rows when a later row among the first few has more filled cells. A one-cell header
+    # directly above its data (a column with no header name) is not a title.
     def filled(cells: list[Any]) -> int:
         return sum(1 for c in cells if c != "")
 
     widest = max(filled(c) for _, c in rows)
-    for number, cells in rows:
-        if filled(cells) > 1 or widest <= 1:
+    for k, (number, cells) in enumerate(rows):
+        gap_after = k + 1 < len(rows) and rows[k + 1][0] > number + 1
+        if filled(cells) > 1 or widest <= 1 or not gap_after:
             return number, cells
     return rows[0]
 

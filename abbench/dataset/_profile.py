@@ -283,9 +283,9 @@ class MappingProfile(BaseModel):
         return {k: data[k] for k in type(self).model_fields if k in data}
 
     def identity(self) -> str:
-        """Canonical JSON of everything that changes how rows map (not version, shape or description)."""
+        """Canonical JSON of what a person wrote: everything but the version and the recorded shape."""
         data = self.spec()
-        for key in ("version", "shape", "description"):
+        for key in ("version", "shape"):
             data.pop(key, None)
         return canonical_json(data)
 

@@ -478,16 +478,17 @@ class DatasetsMixin:
 
     def _dataset_listing(self: Store, near: str | None = None) -> str:
         rows = self.query(
-            "SELECT fingerprint FROM datasets WHERE fingerprint NOT LIKE '%@pending-%' ORDER BY id"
+            "SELECT fingerprint, name FROM datasets WHERE fingerprint NOT LIKE '%@pending-%' ORDER BY id"
         )
-        names = [r[0] for r in rows]
-        if not names:
+        if not rows:
             return "the store has no datasets yet; import one with abbench import FILE"
         if near:
-            close = difflib.get_close_matches(near, names, n=3, cutoff=0.5)
+            names = {r["name"]: r["fingerprint"] for r in rows}  # the latest fingerprint per name
+            close = difflib.get_close_matches(near.partition("@")[0], list(names), n=3, cutoff=0.6)
             if close:
-                return f"did you mean {', '.join(close)}?"
-        return "datasets: " + ", ".join(names[-10:]) + (" ..." if len(names) > 10 else "")
+                return f"did you mean {', '.join(names[c] for c in close)}?"
+        shown = [r["fingerprint"] for r in rows[-10:]]
+        return "datasets: " + ", ".join(shown) + (" ..." if len(rows) > 10 else "")
 
     def list_datasets(self: Store) -> list[DatasetInfo]:
         """Every stored dataset, oldest first."""
