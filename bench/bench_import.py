@@ -69,6 +69,8 @@ PLACES = ["公司", "首都机场", "西湖", "虹桥火车站", "最近的加�
 ENGLISH = ["the airport", "downtown", "Shanghai", "the nearest charger", "Hangzhou"]
 SINGERS = ["周杰伦", "陈奕迅", "Taylor Swift", "王菲", "五月天"]
 CONTACTS = ["妈妈", "老王", "Alice", "张经理", "the office"]
+LEADS = ["", "", "嗯，", "那个，", "hey, ", "小助手，", "请问", "帮我"]
+TAILS = ["", "，第{k}次问了", " #{k}", "（{k}号）", "，路线{k}", ", option {k}", "，大概{k}分钟"]
 SLOW_HINTS = ("够不够", "多久", "规划", "适合", "一样吗", "写一首诗", "心情", "怎么样", "interesting")
 
 
@@ -87,6 +89,8 @@ def make_rows(n: int, seed: int = 7):
         )
         if rnd.random() < 0.3:
             query += rnd.choice(["，谢谢", "，快点", " please", "？", "吧"])
+        if rnd.random() < 0.7:  # most real queries are unique: a detail, a number, a place
+            query = rnd.choice(LEADS) + query + rnd.choice(TAILS).format(k=rnd.randint(1, 999))
         label = "slow" if any(h in query for h in SLOW_HINTS) or rnd.random() < 0.1 else "fast"
         history = (
             json.dumps([{"role": "user", "content": "你好"}], ensure_ascii=False)

@@ -28,7 +28,7 @@ from abbench.dataset._convert import (
 from abbench.dataset._formats import DELIMITERS, FORMATS, RowChunk, column_letter, sniff_delimiter
 from abbench.dataset._info import Dataset, DatasetInfo, ProfileInfo
 from abbench.dataset._jsonpath import JsonPath, PathError, parse_path
-from abbench.dataset._mapping import Converted, Mapper, MemoryIds, resolve_duplicates
+from abbench.dataset._mapping import Converted, Mapper, MemoryIds, resolve_duplicates, unpack_source_row
 from abbench.dataset._profile import SPECIAL_SOURCES, Lookup, MappingProfile, ReadSpec, Shape, Source
 from abbench.dataset._readers import CHUNK_SIZE, Row, Table, read_table
 from abbench.dataset._recipes import RECIPES, Recipe, RowStream, get_recipe
@@ -93,4 +93,5 @@ __all__ = [
     "resolve_duplicates",
     "sniff_delimiter",
     "suggest_mapping",
+    "unpack_source_row",
 ]

@@ -74,7 +74,10 @@ class ContentHasher:
 
     def add_lines(self, lines: Iterable[str]) -> None:
         """Add canonical lines (see `case_line`)."""
-        text = "".join(line + "\n" for line in lines)
+        lines = lines if isinstance(lines, list) else list(lines)
+        if not lines:
+            return
+        text = "\n".join(lines) + "\n"
         # surrogatepass: a lone surrogate read from a JSON file must hash, not crash the import.
         self._sha.update(text.encode("utf-8", "surrogatepass"))
 

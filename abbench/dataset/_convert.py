@@ -67,6 +67,8 @@ class ImportPlan:
         options = dict(self.table.options)
         if self.recipe is not None:
             options["recipe"] = self.recipe.name
+        if self.mapper.source_columns is not None:
+            options["columns"] = list(self.mapper.source_columns)  # the names of stored source-row cells
         return options
 
     def chunks(self, size: int = CHUNK_SIZE) -> Iterator[RowChunk]:
