@@ -35,6 +35,7 @@ class RowChunk:
         split: The split the rows belong to (JSON object of splits), else None.
         bad: Rows that could not be read, as ``(location, message, raw text)``.
         raw: When a recipe reshaped the rows, the rows as read (kept as each case's source row).
+        text_only: Every cell is a str (CSV), so converters need not look at types.
     """
 
     rows: list[Any]
@@ -42,6 +43,7 @@ class RowChunk:
     split: str | None = None
     bad: list[tuple[str, str, Any]] = field(default_factory=list)
     raw: list[Any] | None = None
+    text_only: bool = False
 
 
 @dataclass
@@ -165,7 +167,7 @@ def _tidy_records(
             del rec[width:]
         rows.append(rec)
         locs.append(_LINE.format(start))
-    return RowChunk(rows, locs, None, bad)
+    return RowChunk(rows, locs, None, bad, text_only=True)
 
 
 def open_csv(path: Path, *, encoding: str | None, delimiter: str | None, header_row: int | None) -> Source:
@@ -223,7 +225,7 @@ def open_csv(path: Path, *, encoding: str | None, delimiter: str | None, header_
                         starts = _record_starts(recs, prev + 1)
                     prev = now
                     if set(map(len, recs)) == {width} and all(map(any, recs)):
-                        yield RowChunk(recs, list(map(_LINE.format, starts)), None, [])
+                        yield RowChunk(recs, list(map(_LINE.format, starts)), None, [], text_only=True)
                     else:
                         yield _tidy_records(recs, starts, width, delim, keep_blank)
             except StopIteration:
@@ -338,49 +340,81 @@ def open_excel(path: Path, *, sheet: str | int | None, header_row: int | None) -
         data_from = number + 1
     width = len(columns)
 
+    # The sheet parsed for the header serves the first read too: parsing is most of an Excel read.
+    parsed = [data]
+
     def chunks(size: int, keep_blank: bool = False) -> Iterator[RowChunk]:
-        book = CalamineWorkbook.from_path(str(path))
-        try:
-            rows_iter = book.get_sheet_by_name(name).iter_rows()
-            rows: list[list[Any]] = []
-            locs: list[str] = []
-            bad: list[tuple[str, str, Any]] = []
-            prefix = f"{name}!row "
-            conv = _excel_value
-            rows_seen = False  # blank rows above the data are padding, not separators
-            for number, cells in enumerate(rows_iter, start=1):
-                if number < data_from:
-                    continue
-                row = [conv(c) for c in cells[:width]]
-                if not any(v != "" and v is not None for v in row):
-                    if any(c != "" for c in cells[width:]):
-                        bad.append(
-                            (
-                                prefix + str(number),
-                                "the row has cells only in columns without a header; "
-                                "choose another header row or sheet",
-                                [conv(c) for c in cells],
-                            )
-                        )
-                    elif keep_blank and rows_seen:
-                        rows.append([""] * width)
-                        locs.append(prefix + str(number))
-                    continue
-                rows_seen = True
-                if len(row) < width:
-                    row += [""] * (width - len(row))
-                rows.append(row)
-                locs.append(prefix + str(number))
-                if len(rows) >= size:
-                    yield RowChunk(rows, locs, None, bad)
-                    rows, locs, bad = [], [], []
-            if rows or bad:
-                yield RowChunk(rows, locs, None, bad)
-        finally:
-            book.close()
+        if parsed:
+            sheet_data = parsed.pop()
+        else:
+            book = CalamineWorkbook.from_path(str(path))
+            try:
+                sheet_data = book.get_sheet_by_name(name)
+            finally:
+                book.close()
+        rows_iter = sheet_data.iter_rows()
+        del sheet_data
+        prefix = f"{name}!row "
+        for _ in islice(rows_iter, data_from - 1):
+            pass
+        number = data_from
+        seen_data = False
+        while block := list(islice(rows_iter, size)):
+            numbers = range(number, number + len(block))
+            number += len(block)
+            if set(map(len, block)) == {width} and all(map(any, block)):
+                # The common case, a column at a time: no blank or short rows, cells converted only
+                # in columns holding something other than text, integers and booleans.
+                columns = [
+                    col if set(map(type, col)) <= _PLAIN_CELLS else tuple(map(_excel_value, col))
+                    for col in zip(*block, strict=True)
+                ]
+                rows = list(zip(*columns, strict=True)) if columns else block
+                seen_data = True
+                yield RowChunk(rows, list(map(prefix.__add__, map(str, numbers))), None, [])
+                continue
+            chunk = _tidy_excel(block, numbers, width, prefix, keep_blank, seen_data)
+            seen_data = seen_data or bool(chunk.rows)
+            if chunk.rows or chunk.bad:
+                yield chunk
 
     options = {"format": "xlsx", "sheet": name, "header_row": 0 if header_row == 0 else data_from - 1}
     return Source("xlsx", columns, True, chunks, options, notes=notes)
+
+
+_PLAIN_CELLS = {str, int, bool}
+
+
+def _tidy_excel(
+    block: list[list[Any]], numbers: range, width: int, prefix: str, keep_blank: bool, after_data: bool
+) -> RowChunk:
+    """A block of sheet rows, row by row: values converted, blank rows dropped (or kept), cells
+    outside the header's columns reported."""
+    rows: list[list[Any]] = []
+    locs: list[str] = []
+    bad: list[tuple[str, str, Any]] = []
+    conv = _excel_value
+    for number, cells in zip(numbers, block, strict=True):
+        row = [conv(c) for c in cells[:width]]
+        if not any(v != "" and v is not None for v in row):
+            if any(c != "" for c in cells[width:]):
+                bad.append(
+                    (
+                        prefix + str(number),
+                        "the row has cells only in columns without a header; choose another header row or sheet",
+                        [conv(c) for c in cells],
+                    )
+                )
+            elif keep_blank and after_data:  # blank rows above the data are padding, not separators
+                rows.append([""] * width)
+                locs.append(prefix + str(number))
+            continue
+        after_data = True
+        if len(row) < width:
+            row += [""] * (width - len(row))
+        rows.append(row)
+        locs.append(prefix + str(number))
+    return RowChunk(rows, locs, None, bad)
 
 
 def _pick_header(rows: list[tuple[int, list[Any]]]) -> tuple[int, list[Any]]:

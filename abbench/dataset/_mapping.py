@@ -316,7 +316,8 @@ class Mapper:
         values: dict[str, list[Any]] = {}
         for order, fld in enumerate(self._plan):
             raw, errors = fld.extractor.values(chunk, table_columns)
-            values[fld.name] = _convert_column(raw, fld, errors, order, problems)
+            text_only = chunk.text_only and fld.extractor.column is not None
+            values[fld.name] = _convert_column(raw, fld, errors, order, problems, text_only)
         self._check_required(values, problems)
         locations = chunk.locations
         reuse: dict[str, list[str]] = {}
@@ -365,8 +366,10 @@ class Mapper:
         return Converted(rows, self._lines(values, n, reuse))
 
     def _check_required(self, values: dict[str, list[Any]], problems: list) -> None:
+        # `all(column)` is the fast "no None here" test: converted text columns never hold "" (it
+        # becomes None), and `None in column` compares every string with None the slow way.
         inputs = values["input"]
-        if None in inputs:
+        if not all(inputs):
             for i, v in enumerate(inputs):
                 if v is None:
                     problems.append(
@@ -381,7 +384,7 @@ class Mapper:
                     )
         if self.profile.label_set is not None:
             expected = values.get("expected")
-            if expected is None or None in expected:
+            if expected is None or not all(expected):
                 for i in (
                     range(len(inputs))
                     if expected is None
@@ -398,7 +401,7 @@ class Mapper:
                         )
                     )
         ids = values.get("case_id")
-        if ids is not None and None in ids:
+        if ids is not None and not all(ids):
             for i, v in enumerate(ids):
                 if v is None:
                     problems.append(
@@ -423,8 +426,8 @@ class Mapper:
             if reuse and name in reuse:
                 encoded.append(reuse[name])
             elif name in _JSON_FIELDS:
-                encoded.append(col if None not in col else ["null" if v is None else v for v in col])
-            elif None not in col:
+                encoded.append(col if all(col) else ["null" if v is None else v for v in col])
+            elif all(col):
                 encoded.append(list(map(_enc, col)))
             else:
                 encoded.append(["null" if v is None else _enc(v) for v in col])
@@ -474,14 +477,19 @@ def _line_template(fields: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
     return "{" + ",".join(parts) + "}", tuple(used)
 
 
-def _convert_column(raw, fld: _Field, errors: dict[int, PathError], order: int, problems: list) -> list[Any]:
-    """Convert one field's raw column; failures become problems and leave `_FAILED` in the column."""
+def _convert_column(
+    raw, fld: _Field, errors: dict[int, PathError], order: int, problems: list, text_only: bool = False
+) -> list[Any]:
+    """Convert one field's raw column; failures become problems and leave `_FAILED` in the column.
+
+    `text_only` says every value is a str (a CSV column), which spares checking their types.
+    """
     conv = fld.convert
     out: list[Any] | None = None
-    types = set(map(type, raw))
+    types = {str} if text_only else set(map(type, raw))
     if fld.strings is not None and types == {str}:
         out = fld.strings(raw)
-        if "" in out:
+        if not all(out):
             out = [v or None for v in out]
         return _apply_errors(out, fld, errors, order, problems)
     # Distinct values are converted once when they hash safely: strings and numbers, but not
@@ -532,7 +540,7 @@ def _apply_errors(
                     str(exc),
                 )
             )
-    if default is not _NO_DEFAULT and default is not None and None in out:
+    if default is not _NO_DEFAULT and default is not None and not all(v is not None for v in out):
         out = [default if v is None else v for v in out]
     return out
 

