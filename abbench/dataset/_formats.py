@@ -170,8 +170,21 @@ def _tidy_records(
     return RowChunk(rows, locs, None, bad, text_only=True)
 
 
+_FIELD_LIMIT = 16 << 20
+
+
+def _csv_error(path: Path, line: int, exc: csv.Error) -> ImportFailed:
+    hint = ""
+    if "field larger than field limit" in str(exc):
+        hint = f" (a cell over {_FIELD_LIMIT >> 20} MiB: most likely a quote that is never closed above this line)"
+    return ImportFailed(f"{path.name}, line {line}: cannot read as CSV: {exc}{hint}")
+
+
 def open_csv(path: Path, *, encoding: str | None, delimiter: str | None, header_row: int | None) -> Source:
     """Inspect a CSV/TSV file: encoding, delimiter, header."""
+    # Eval data holds long cells (reference answers, passages); the csv module stops at 128 KiB.
+    if csv.field_size_limit() < _FIELD_LIMIT:
+        csv.field_size_limit(_FIELD_LIMIT)
     enc = detect_encoding(path, encoding)
     with path.open(encoding=enc.codec, newline="") as fh:
         sample = fh.read(_SNIFF_BYTES)
@@ -199,7 +212,7 @@ def open_csv(path: Path, *, encoding: str | None, delimiter: str | None, header_
                         f"{path.name} has only {n} rows; header_row={header_row} is past the end"
                     )
     except csv.Error as exc:
-        raise ImportFailed(f"{path.name}: cannot read as CSV: {exc}") from None
+        raise _csv_error(path, n, exc) from None
     if header_row == 0:
         columns = tuple(column_letter(i) for i in range(len(first)))
         skip = 0
@@ -231,9 +244,7 @@ def open_csv(path: Path, *, encoding: str | None, delimiter: str | None, header_
             except StopIteration:
                 return
             except csv.Error as exc:
-                raise ImportFailed(
-                    f"{path.name}, line {reader.line_num}: cannot read as CSV: {exc}"
-                ) from None
+                raise _csv_error(path, reader.line_num, exc) from None
 
     options = {
         "format": "csv",

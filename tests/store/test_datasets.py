@@ -68,14 +68,21 @@ def test_invalid_file_is_refused_and_leaves_nothing(store, tmp_path):
 
 
 def test_failure_half_way_leaves_nothing(store, tmp_path):
-    # 6,000 good rows (more than one chunk is written), then a cell too large for the CSV reader.
+    # 6,000 good rows (more than one chunk is written), then a quote never closed: a 17 MiB cell.
     path = tmp_path / "half.csv"
-    path.write_text(
-        "q\n" + "".join(f"query {i}\n" for i in range(6000)) + '"' + "x" * 200_000 + '"\n', encoding="utf-8"
-    )
-    with pytest.raises(ImportFailed, match="line 6002"):
+    rows = "".join(f"query {i}\n" for i in range(6000))
+    path.write_text("q\n" + rows + '"never closed\n' + "x" * (17 << 20) + "\n", encoding="utf-8")
+    with pytest.raises(ImportFailed, match="quote that is never closed"):
         store.import_dataset(path, {"fields": {"input": "q"}})
     assert _counts(store) == {"datasets": 0, "cases": 0, "mapping_profiles": 0, "uploads": 0}
+
+
+def test_long_cells_are_read(store, tmp_path):
+    path = tmp_path / "long.csv"
+    passage = "长文本" * 100_000  # 300,000 characters, past the csv module's default limit
+    path.write_text(f'q,context\nwhat does it say?,"{passage}"\n', encoding="utf-8")
+    info = store.import_dataset(path, {"fields": {"input": "q", "context": "context"}})
+    assert store.load_cases(info)[0].context == passage
 
 
 def test_skip_invalid_imports_the_valid_rows_and_keeps_the_report(store, tmp_path):
