@@ -144,9 +144,9 @@ def one(fmt: str, n: int, workdir: Path, trace: bool) -> dict:
     if trace:
         tracemalloc.start()
     store = open_store(store_dir)
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     info = store.import_dataset(data, PROFILE, name=f"bench-{fmt}")
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     peak = tracemalloc.get_traced_memory()[1] if trace else None
     store.close()
     assert info.n_cases == n, info.validation.summary()
@@ -155,11 +155,23 @@ def one(fmt: str, n: int, workdir: Path, trace: bool) -> dict:
         "rows": n,
         "seconds": round(elapsed, 3),
         "rows_per_s": round(n / elapsed),
+        "cpu_seconds": round(cpu, 3),
+        "cpu_rows_per_s": round(n / cpu),
         "file_mb": round(data.stat().st_size / 1e6, 1),
         "peak_python_mb": round(peak / 1e6, 1) if peak is not None else None,
         "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "fingerprint": info.fingerprint,
     }
+
+
+def calibration() -> float:
+    """Seconds of CPU for a 10-million-step Python loop: how fast this machine runs Python, so figures
+    from different machines can be compared."""
+    start = time.process_time()
+    total = 0
+    for i in range(10_000_000):
+        total += i
+    return time.process_time() - start
 
 
 def child(fmt: str, n: int, workdir: Path, trace: bool) -> dict:
@@ -189,6 +201,8 @@ def main() -> None:
         print(json.dumps(one(fmt, int(n), Path(workdir), args.trace)))
         return
     csv_rows, xlsx_rows = (20_000, 5_000) if args.quick else (CSV_ROWS, XLSX_ROWS)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"machine: {os.cpu_count()} CPUs, load {load:.2f}, 10M-step Python loop {calibration():.2f} s CPU")
     ok = True
     with tempfile.TemporaryDirectory(prefix="abbench-bench-") as tmp:
         workdir = Path(tmp)
@@ -203,6 +217,11 @@ def main() -> None:
             print(
                 f"{fmt.upper():4} {n:>7,} rows ({best['file_mb']} MB): {best['seconds']:.2f} s, "
                 f"{best['rows_per_s']:,} rows/s (best of {args.repeat}; all: {speeds}) — target {target:,}: {'met' if met else 'MISSED'}"
+            )
+            fastest_cpu = min(runs, key=lambda r: r["cpu_seconds"])
+            print(
+                f"     CPU time {fastest_cpu['cpu_seconds']:.2f} s = {fastest_cpu['cpu_rows_per_s']:,} rows per CPU-second "
+                "(wall time above also counts waiting for a busy machine)"
             )
             print(
                 f"     peak Python memory (tracemalloc): {small['peak_python_mb']} MB at {n // 4:,} rows, "

@@ -21,7 +21,7 @@ from abbench.dataset._formats import (
 )
 from abbench.errors import ImportFailed, UsageError
 
-CHUNK_SIZE = 5000
+CHUNK_SIZE = 2000
 """Rows per chunk: large enough for fast batched inserts, small enough to keep memory flat."""
 
 
