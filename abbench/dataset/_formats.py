@@ -323,6 +323,10 @@ def open_excel(path: Path, *, sheet: str | int | None, header_row: int | None) -
                 break
     finally:
         book.close()
+    if not head_rows:
+        others = [n for n in names if n != name]
+        hint = f"; choose another with sheet= (sheets: {', '.join(others)})" if others else ""
+        raise ImportFailed(f"{path.name}: sheet {name!r} is empty{hint}")
     notes: list[str] = []
     if header_row == 0:
         width = max([sheet_width, *(len(c) for _, c in head_rows)])

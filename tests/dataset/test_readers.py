@@ -91,6 +91,15 @@ def test_xlsx_sheet_by_name_and_index(write_xlsx):
         read_table(path, sheet=5)
 
 
+def test_empty_sheet_is_named(write_xlsx):
+    path = write_xlsx("e.xlsx", {"blank": [], "data": [["q"], ["a"]]})
+    with pytest.raises(
+        ImportFailed, match=r"sheet 'blank' is empty; choose another with sheet= \(sheets: data\)"
+    ):
+        read_table(path)
+    assert read_table(path, sheet="data").columns == ("q",)
+
+
 def test_xlsx_locations_are_excel_row_numbers_when_the_table_starts_lower(write_xlsx):
     path = write_xlsx("b.xlsx", {"s": [["id", "q"], [1, "a"], [None, None], [2, "b"]]}, start=(4, 3))
     table = read_table(path)
