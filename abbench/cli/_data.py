@@ -46,6 +46,17 @@ def _echo_report(report, out: Callable[..., None] = click.echo, limit: int = _SH
         out(f"    … and {rest} more (see --json for all)")
 
 
+def _echo_conflicts(conflicts, limit: int = 5) -> None:
+    if not conflicts:
+        return
+    more = "+" if len(conflicts) >= 200 else ""
+    click.echo(f"  conflicts   {len(conflicts)}{more} inputs have different expected labels; review them:")
+    for p in conflicts[:limit]:
+        click.echo(f"    ~ {p.location}: {_short(p.value, 40).rstrip()} — {p.message.split(';')[0]}")
+    if len(conflicts) > limit:
+        click.echo(f"    … and {len(conflicts) - limit}{more} more (see --json)")
+
+
 def _echo_cases(cases, fields: tuple[str, ...] = ("case_id", "input", "expected", "domain")) -> None:
     widths = {"case_id": 14, "input": 48, "expected": 18, "domain": 12}
     click.echo("  " + "  ".join(f"{f:<{widths[f]}}" for f in fields) + "  from")
@@ -192,9 +203,11 @@ def import_command(
         raise SystemExit(2) from None
     labels = store.value_counts(info, "expected")
     domains = store.value_counts(info, "domain")
+    conflicts = store.label_conflicts(info)
     data = info.to_dict()
     data["labels"] = {"(none)" if k is None else k: v for k, v in labels.items()}
     data["domains"] = {"(none)" if k is None else k: v for k, v in domains.items()}
+    data["label_conflicts"] = [p.to_dict() for p in conflicts]
 
     def human() -> None:
         if info.reused:
@@ -204,6 +217,7 @@ def import_command(
         else:
             click.echo(f"imported {info.fingerprint}  ({info.n_cases} cases from {file.name})")
         _echo_info(info, labels, domains)
+        _echo_conflicts(conflicts)
 
     emit(as_json, data, human)
 
@@ -330,9 +344,11 @@ def datasets_command(ctx: Context, ref: str | None, n_cases: int, as_json: bool)
         if len(cases) >= n_cases:
             break
         cases.append(case)
+    conflicts = store.label_conflicts(info)
     data = info.to_dict()
     data["labels"] = {"(none)" if k is None else k: v for k, v in labels.items()}
     data["domains"] = {"(none)" if k is None else k: v for k, v in domains.items()}
+    data["label_conflicts"] = [p.to_dict() for p in conflicts]
     data["cases"] = [_case_dict(c) for c in cases]
 
     def human() -> None:
@@ -340,6 +356,7 @@ def datasets_command(ctx: Context, ref: str | None, n_cases: int, as_json: bool)
             f"{info.fingerprint}  ({info.n_cases} cases, imported {info.created_at} by {info.created_by})"
         )
         _echo_info(info, labels, domains)
+        _echo_conflicts(conflicts)
         if cases:
             click.echo("")
             _echo_cases(cases)

@@ -45,6 +45,13 @@ def test_import_prints_fingerprint_counts_labels_and_validation(cli, files):
     assert again.exit_code == 0 and again.output.startswith("already imported: routing@")
 
 
+def test_import_shows_label_conflicts(cli, tmp_path):
+    (tmp_path / "c.csv").write_text("q,label\n打开空调,fast\n打开空调,slow\n", encoding="utf-8")
+    result = cli("import", tmp_path / "c.csv")
+    assert "conflicts   1 inputs have different expected labels" in result.output
+    assert "~ line 2: 打开空调" in result.output
+
+
 def test_import_json(cli, files):
     result = cli("import", files / "routing.csv", "-m", files / "routing.yaml", "--json")
     data = json.loads(result.output)

@@ -247,13 +247,27 @@ def test_bad_names(store, csv_file):
 
 
 def test_validation_report_round_trips_through_the_store(store, tmp_path):
-    path = tmp_path / "c.csv"
-    path.write_text("q,label\nx,a\nx,b\ny,a\n", encoding="utf-8")
-    info = store.import_dataset(path, {"fields": {"input": "q", "expected": "label"}})
-    (warning,) = info.validation.warnings
-    assert (warning.kind, warning.location, warning.value) == ("conflicting_labels", "line 2", "x")
+    path = tmp_path / "s.csv"
+    path.write_text("q,label\nx,a\n,b\ny,a\n", encoding="utf-8")
+    info = store.import_dataset(path, {"fields": {"input": "q", "expected": "label"}}, skip_invalid=True)
+    (error,) = store.get_dataset(info.id).validation.errors
+    assert (error.kind, error.location) == ("empty_input", "line 3")
     raw = store.query_one("SELECT validation FROM datasets WHERE id = ?", (info.id,))[0]
-    assert json.loads(raw)["counts"] == {"conflicting_labels": 1}
+    assert json.loads(raw)["counts"] == {"empty_input": 1}
+
+
+def test_label_conflicts(store, tmp_path):
+    path = tmp_path / "c.csv"
+    path.write_text("q,label\nx,a\nz,c\nx,b\ny,a\nz,c\n", encoding="utf-8")
+    info = store.import_dataset(path, {"fields": {"input": "q", "expected": "label"}})
+    (warning,) = store.label_conflicts(info)
+    assert (warning.kind, warning.location, warning.value, warning.severity) == (
+        "conflicting_labels",
+        "line 2",
+        "x",
+        "warning",
+    )
+    assert "('a', 'b')" in warning.message
 
 
 def test_concurrent_reader_sees_nothing_until_commit(store, csv_file):
