@@ -291,3 +291,15 @@ def test_public_functions_open_and_close_a_store(tmp_path, csv_file, monkeypatch
     )
     assert [c.case_id for c in abbench.load_cases(info.fingerprint, store=tmp_path / "s")] == ["1", "2", "3"]
     assert list(dataset.to_pandas()["expected"]) == ["fast", "fast", "slow"]
+
+
+def test_foreign_keys_are_on_again_after_an_import(store, csv_file, tmp_path):
+    store.import_dataset(csv_file, PROFILE)
+    assert store.query_one("PRAGMA foreign_keys")[0] == 1
+    bad = tmp_path / "bad.csv"
+    bad.write_text("id,问题,标签,垂域\n1,,快,x\n", encoding="utf-8")
+    with pytest.raises(ImportFailed):
+        store.import_dataset(bad, PROFILE)
+    assert store.query_one("PRAGMA foreign_keys")[0] == 1
+    fk = store.query("PRAGMA foreign_key_check(cases)")
+    assert fk == []
