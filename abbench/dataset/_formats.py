@@ -15,7 +15,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from abbench.dataset._text import detect_encoding
+from abbench.dataset._text import Encoding, decode_error, detect_encoding
 from abbench.errors import ImportFailed, UsageError
 
 DELIMITERS = (",", "\t", ";", "|")
@@ -187,7 +187,7 @@ def open_csv(path: Path, *, encoding: str | None, delimiter: str | None, header_
         csv.field_size_limit(_FIELD_LIMIT)
     enc = detect_encoding(path, encoding)
     with path.open(encoding=enc.codec, newline="") as fh:
-        sample = fh.read(_SNIFF_BYTES)
+        sample = fh.read(_SNIFF_BYTES)  # within the MiB detect_encoding decoded
     if delimiter is not None:
         delimiter = {"\\t": "\t", "tab": "\t", "TAB": "\t"}.get(delimiter, delimiter)
         if len(delimiter) != 1:
@@ -213,6 +213,8 @@ def open_csv(path: Path, *, encoding: str | None, delimiter: str | None, header_
                     )
     except csv.Error as exc:
         raise _csv_error(path, n, exc) from None
+    except UnicodeDecodeError:
+        raise decode_error(path, enc) from None
     if header_row == 0:
         columns = tuple(column_letter(i) for i in range(len(first)))
         skip = 0
@@ -245,6 +247,8 @@ def open_csv(path: Path, *, encoding: str | None, delimiter: str | None, header_
                 return
             except csv.Error as exc:
                 raise _csv_error(path, reader.line_num, exc) from None
+            except UnicodeDecodeError:
+                raise decode_error(path, enc) from None
 
     options = {
         "format": "csv",
@@ -454,6 +458,23 @@ def open_jsonl(path: Path, *, encoding: str | None) -> Source:
     """Inspect a JSON Lines file: the keys of its first rows; a first line that is not JSON is refused."""
     enc = detect_encoding(path, encoding)
     keys: dict[str, None] = {}
+    try:
+        _sample_jsonl(path, enc, keys)
+    except UnicodeDecodeError:
+        raise decode_error(path, enc) from None
+
+    def chunks(size: int, keep_blank: bool = False) -> Iterator[RowChunk]:
+        try:
+            yield from _jsonl_chunks(path, enc, size)
+        except UnicodeDecodeError:
+            raise decode_error(path, enc) from None
+
+    options = {"format": "jsonl", "encoding": enc.codec, "encoding_detected": enc.how}
+    return Source("jsonl", tuple(keys), False, chunks, options)
+
+
+def _sample_jsonl(path: Path, enc: Encoding, keys: dict[str, None]) -> None:
+    """Collect the keys of the first rows; refuse a file whose first line is not JSON."""
     seen = 0
     with path.open(encoding=enc.codec) as fh:
         for number, line in enumerate(fh, start=1):
@@ -477,36 +498,34 @@ def open_jsonl(path: Path, *, encoding: str | None) -> Source:
             if seen >= _KEY_SAMPLE:
                 break
 
-    def chunks(size: int, keep_blank: bool = False) -> Iterator[RowChunk]:
-        loads = json.loads
-        with path.open(encoding=enc.codec) as fh:
-            rows: list[Any] = []
-            locs: list[str] = []
-            bad: list[tuple[str, str, Any]] = []
-            for number, line in enumerate(fh, start=1):
-                try:
-                    row = loads(line)
-                except json.JSONDecodeError as exc:
-                    if not line.strip():
-                        continue
-                    bad.append(
-                        (
-                            f"line {number}",
-                            f"column {exc.colno}: not valid JSON ({exc.msg})",
-                            line.rstrip("\r\n"),
-                        )
-                    )
-                    continue
-                rows.append(row)
-                locs.append(f"line {number}")
-                if len(rows) >= size:
-                    yield RowChunk(rows, locs, None, bad)
-                    rows, locs, bad = [], [], []
-            if rows or bad:
-                yield RowChunk(rows, locs, None, bad)
 
-    options = {"format": "jsonl", "encoding": enc.codec, "encoding_detected": enc.how}
-    return Source("jsonl", tuple(keys), False, chunks, options)
+def _jsonl_chunks(path: Path, enc: Encoding, size: int) -> Iterator[RowChunk]:
+    loads = json.loads
+    with path.open(encoding=enc.codec) as fh:
+        rows: list[Any] = []
+        locs: list[str] = []
+        bad: list[tuple[str, str, Any]] = []
+        for number, line in enumerate(fh, start=1):
+            try:
+                row = loads(line)
+            except json.JSONDecodeError as exc:
+                if not line.strip():
+                    continue
+                bad.append(
+                    (
+                        f"line {number}",
+                        f"column {exc.colno}: not valid JSON ({exc.msg})",
+                        line.rstrip("\r\n"),
+                    )
+                )
+                continue
+            rows.append(row)
+            locs.append(f"line {number}")
+            if len(rows) >= size:
+                yield RowChunk(rows, locs, None, bad)
+                rows, locs, bad = [], [], []
+        if rows or bad:
+            yield RowChunk(rows, locs, None, bad)
 
 
 def _collect_keys(row: Any, keys: dict[str, None]) -> None:
@@ -524,7 +543,10 @@ def _collect_keys(row: Any, keys: dict[str, None]) -> None:
 def open_json(path: Path, *, encoding: str | None, splits: list[str] | tuple[str, ...] | None) -> Source:
     """Read a JSON document: an array of rows, or an object whose list values are named splits."""
     enc = detect_encoding(path, encoding)
-    text = path.read_text(encoding=enc.codec)
+    try:
+        text = path.read_text(encoding=enc.codec)
+    except UnicodeDecodeError:
+        raise decode_error(path, enc) from None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:

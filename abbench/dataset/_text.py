@@ -55,15 +55,18 @@ def check_codec(name: str) -> str:
         ) from None
 
 
+_SAMPLE = 1 << 20
+
+
 def detect_encoding(path: Path, declared: str | None = None) -> Encoding:
-    """Choose the encoding of a text file and check that the whole file decodes with it.
+    """Choose the encoding of a text file from its first MiB.
 
     A byte-order mark wins; otherwise a named encoding is used as given; otherwise UTF-8, then
-    GB18030 (which also reads GBK), are tried over the whole file, so a bad byte far down the file
-    is found here, with its line, rather than half way through an import.
+    GB18030 (which also reads GBK), are tried. Only the first MiB is decoded here: the rest is
+    decoded once, while it is read, and a bad byte there becomes `decode_error`'s exact message.
 
     Raises:
-        ImportFailed: the file does not decode with the named encoding, or with any tried one.
+        ImportFailed: the start of the file does not decode with the named encoding, or any tried one.
     """
     with path.open("rb") as fh:
         head = fh.read(4)
@@ -71,16 +74,16 @@ def detect_encoding(path: Path, declared: str | None = None) -> Encoding:
         codec = check_codec(declared)
         if codec in ("utf-8", "utf_8") and head.startswith(codecs.BOM_UTF8):
             codec = "utf-8-sig"  # naming utf-8 for a file with a BOM must not leave the BOM in the header
-        _check_decodes(path, codec, named=True)
+        _check_decodes(path, codec, named=True, limit=_SAMPLE)
         return Encoding(codec, "named")
     for bom, codec, _ in _BOMS:
         if head.startswith(bom):
-            _check_decodes(path, codec, named=False)
+            _check_decodes(path, codec, named=False, limit=_SAMPLE)
             return Encoding(codec, "bom")
     failures = []
     for codec in _DETECTED:
         try:
-            _check_decodes(path, codec, named=False)
+            _check_decodes(path, codec, named=False, limit=_SAMPLE)
         except ImportFailed as exc:
             failures.append(str(exc))
             continue
@@ -91,10 +94,31 @@ def detect_encoding(path: Path, declared: str | None = None) -> Encoding:
     )
 
 
-def _check_decodes(path: Path, codec: str, *, named: bool) -> None:
+def decode_error(path: Path, encoding: Encoding) -> ImportFailed:
+    """The error for a file that stopped decoding part way: where (line, column, bytes) and what to do.
+
+    Called when reading meets a bad byte past the sample `detect_encoding` looked at.
+    """
+    try:
+        _check_decodes(path, encoding.codec, named=encoding.how == "named")
+    except ImportFailed as exc:
+        if encoding.how == "named":
+            return exc
+        return ImportFailed(
+            f"{path.name} is {exc} — its start read as {encoding.codec}. Name its encoding with encoding= "
+            "(CLI: --encoding), e.g. gb18030, gbk, big5, cp1252 or latin-1"
+        )
+    return ImportFailed(f"{path.name} does not decode as {encoding.codec}")  # pragma: no cover
+
+
+def _check_decodes(path: Path, codec: str, *, named: bool, limit: int | None = None) -> None:
     decoder = codecs.getincrementaldecoder(codec)()
     try:
         with path.open("rb") as fh:
+            if limit is not None:
+                # A cut multi-byte character at the end of the sample is not an error (final=False).
+                decoder.decode(fh.read(limit))
+                return
             while block := fh.read(_BLOCK):
                 decoder.decode(block)
             decoder.decode(b"", final=True)

@@ -61,6 +61,26 @@ def test_undecodable_file_says_where_and_what_to_do(write):
 
 
 @pytest.mark.parametrize(
+    ("name", "tail"),
+    [("late.csv", "a" * 31 + "\n"), ("late.jsonl", '{"q": "' + "a" * 22 + '"}\n'), ("late.json", None)],
+)
+def test_a_bad_byte_past_the_first_mib_is_found_while_reading(write, name, tail):
+    # The first MiB is plain ASCII (read as UTF-8); the line after 1.28 MB of it holds GBK bytes.
+    if tail is None:
+        head = '[{"q": "' + "a" * (1 << 20) + '"},\n'
+        bad = '{"q": "' + "打开空调" + '"}]\n'
+        path = write(name, head.encode() + bad.encode("gbk"))
+        line = 2
+    else:
+        path = write(name, (tail * 40_000).encode() + "打开空调\n".encode("gbk"))
+        line = 40_001
+    with pytest.raises(ImportFailed) as err:
+        list(read_table(path).rows())
+    message = str(err.value)
+    assert f"line {line}" in message and "read as utf-8" in message and "gb18030" in message
+
+
+@pytest.mark.parametrize(
     ("raw", "clean"),
     [
         ("What are the available planes to Madrid\xa0?", "What are the available planes to Madrid ?"),
