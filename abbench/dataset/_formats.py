@@ -219,6 +219,10 @@ def open_csv(path: Path, *, encoding: str | None, delimiter: str | None, header_
         columns = tuple(column_letter(i) for i in range(len(first)))
         skip = 0
     else:
+        # Excel's CSV export ends every line with a delimiter when the sheet had a stray empty column:
+        # trailing blank header cells are not columns (cells under them are still reported if filled).
+        while first and not first[-1].strip():
+            first = first[:-1]
         columns = _header_names(first, 0, notes)
         skip = n
     width = len(columns)

@@ -50,6 +50,14 @@ def test_short_rows_are_padded_and_long_rows_reported(write):
     assert bad[0][0] == "line 3" and "4 cells but the header has 3 columns" in bad[0][1]
 
 
+def test_trailing_delimiters_of_excel_exports_make_no_column(write):
+    table = read_table(write("x.csv", "q,label,\r\na,b,\r\nc,d,oops\r\n"))
+    assert table.columns == ("q", "label")
+    chunks = list(table.chunks())
+    assert [r for c in chunks for r in c.rows] == [["a", "b"]]
+    assert [b[0] for c in chunks for b in c.bad] == ["line 3"]
+
+
 def test_blank_and_duplicate_headers_are_named(write):
     table = read_table(write("x.csv", "q,,q\n1,2,3\n"))
     assert table.columns == ("q", "B", "q.1")
