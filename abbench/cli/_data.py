@@ -216,7 +216,7 @@ def import_command(
             )
         else:
             click.echo(f"imported {info.fingerprint}  ({info.n_cases} cases from {file.name})")
-        _echo_info(info, labels, domains)
+        _echo_info(info, labels, domains, store)
         _echo_conflicts(conflicts)
 
     emit(as_json, data, human)
@@ -267,7 +267,15 @@ def _suggest(
     emit(as_json, data, human)
 
 
-def _echo_info(info, labels: dict | None = None, domains: dict | None = None) -> None:
+def _source_text(source: Any) -> str:
+    if isinstance(source, str):
+        return source
+    spec = source.model_dump(exclude_unset=True)
+    kind = next(iter(spec))
+    return f"{kind} {spec[kind]!r}" if kind != "unmapped" else "the other columns"
+
+
+def _echo_info(info, labels: dict | None = None, domains: dict | None = None, store=None) -> None:
     opts = info.read_options
     how = ", ".join(
         str(x)
@@ -285,6 +293,10 @@ def _echo_info(info, labels: dict | None = None, domains: dict | None = None) ->
         if x
     )
     click.echo(f"  mapping     {info.profile_ref}")
+    if store is not None and info.profile_name:
+        profile = store.get_profile(info.profile_name, info.profile_version)
+        fields = " · ".join(f"{f} ← {_source_text(src)}" for f, src in profile.fields.items())
+        click.echo(f"  fields      {fields}" + (f"  (recipe {profile.recipe})" if profile.recipe else ""))
     click.echo(f"  read        {how}")
     click.echo(
         f"  source      {info.source_file}  sha256 {(info.source_sha256 or '')[:12]}  → {info.upload_path}"
@@ -355,7 +367,7 @@ def datasets_command(ctx: Context, ref: str | None, n_cases: int, as_json: bool)
         click.echo(
             f"{info.fingerprint}  ({info.n_cases} cases, imported {info.created_at} by {info.created_by})"
         )
-        _echo_info(info, labels, domains)
+        _echo_info(info, labels, domains, store)
         _echo_conflicts(conflicts)
         if cases:
             click.echo("")
