@@ -11,11 +11,14 @@ How it answers one task:
 1. **With a skill** it turns the skill into rules following the convention documented in
    `abbench.agents._rules` (headings and bullets that name a label: ``- 打开空调 → fast``, a
    ``## slow`` section, a "cannot do" list under a label, ``labels:`` aliases in the SKILL.md front
-   matter, priority and default rules). It ranks the skill's sections against the case with BM25 (CJK
-   text as character unigrams and bigrams, Latin script as lightly stemmed words; the input counts fully,
-   the last user turn of the history and the context count less), scores each rule by its own BM25 match
-   plus a share of its section's, and picks the label of the best rule (priority rules first when they
-   match). When no rule matches, the skill's default rule decides; without one, the naive baseline.
+   matter, quoted trigger phrases, priority and default rules). It ranks the skill's sections against the
+   case with BM25 (CJK text as character unigrams and bigrams, Latin script as lightly stemmed words; the
+   input counts fully, the last user turn of the history and the context count less) and scores each rule
+   by its own BM25 match, plus the information of a quoted trigger phrase found in the input, plus a share
+   of its section's score. Rules that share too little with what was said do not vote; a priority rule
+   whose trigger is in the input decides before ordinary rules; "cannot do" rules win close calls. The
+   label with the best rule (plus a quarter of its second best) is the answer. When no rule matches, the
+   skill's default rule decides; without one, the naive baseline.
 2. **Without a skill** it is a naive baseline and says so: for a pair of labels that read as
    simple/complex (``fast``/``slow``, ``simple``/``complex``, ``快``/``慢`` ...) it calls long inputs and
    inputs with reasoning or multi-step markers complex; for other label sets it picks the label whose
@@ -80,9 +83,10 @@ _EXCEPTION_BOOST = 1.5
 # A quoted trigger phrase found in the input adds its own information (weight × idf) once more, and
 # counts as a match whatever its length.
 _PHRASE_SHARE = 1.0
-# A rule matches when it shares at least this much information (weight × idf) with the case: about one
-# distinctive bigram or word, or a few characters. Below it, the default rule decides.
-_MIN_MATCH = 3.0
+# A rule matches when it shares at least this much information (weight × idf) with the case, in units of
+# the idf of a word found in a single rule: about one distinctive bigram or word, or a few characters.
+# Below it, the default rule decides.
+_MIN_MATCH = 0.67
 # Temperature noise is relative to the best label score: scale × temperature × Gumbel.
 _NOISE_SCALE = 0.2
 
@@ -416,6 +420,7 @@ def _decide(task: Task, index: _Index, rng: random.Random, temperature: float, t
     by_rule = index.rule_bm25.match(query)
     said = index.rule_bm25.match(spoken)
     text = normalize(task.case.input or "")
+    min_match = _MIN_MATCH * index.rule_bm25.idf_single
     scored: list[tuple[float, Rule, int, bool]] = []
     for i, rule in enumerate(skill.rules):
         own = by_rule.scores[i]
@@ -423,7 +428,7 @@ def _decide(task: Task, index: _Index, rng: random.Random, temperature: float, t
         if phrase is not None:
             own += _PHRASE_SHARE * index.phrase_information(phrase)
         # a rule that shares too little with what was said does not vote (the context alone never will)
-        if own <= 0 or (phrase is None and said.shared[i] < _MIN_MATCH):
+        if own <= 0 or (phrase is None and said.shared[i] < min_match):
             continue
         score = own + _SECTION_SHARE * section_scores[index.section_pos[rule.ref]]
         if rule.exception:

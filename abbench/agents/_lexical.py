@@ -194,6 +194,12 @@ class Bm25:
         object.__setattr__(self, "_idf", idf)
         object.__setattr__(self, "_unseen_idf", math.log(1.0 + (n + 0.5) / 0.5))
 
+    @property
+    def idf_single(self) -> float:
+        """The idf of a term found in exactly one document: the scale of "one distinctive word" here."""
+        n = len(self.docs)
+        return math.log(1.0 + (n - 0.5) / 1.5)
+
     def idf(self, term: str) -> float:
         """Inverse document frequency (the "+1" form, never negative); unseen terms get the largest."""
         return self._idf.get(term, self._unseen_idf)

@@ -17,21 +17,28 @@ points at one label. The convention (documented for skill authors in the README 
   for that label: ``- 打开/关闭空调 → fast``, ``-> slow``, ``=> 快系统``, ``label: slow``,
   ``路由：慢系统``, or a trailing ``(fast)``/``（快系统）``. A table row with one cell that is a label is a
   rule for it, the other cells being its text.
-* **Sections under a label.** A heading that names a label (``## fast``, ``## 快系统能处理的请求``,
-  ``### card_arrival``) makes every bullet and paragraph below it, down to the next heading of the same
-  or a higher level, a rule for that label. A heading that says the label *cannot* do something
+* **Sections under a label.** A heading *about* a label (``## fast``, ``## 快系统能做``,
+  ``### 交给慢系统的请求``, ``### card_arrival``: it opens with the label, or says little else besides
+  words like 能做/不支持/的请求/can do/cases) makes every bullet and paragraph below it, down to the next
+  heading of the same or a higher level, a rule for that label. A title that merely contains a label
+  (``# 车载助手快慢系统路由``) labels nothing. A heading that says the label *cannot* do something
   (``## 快系统不能做``, ``### Not supported``, ``### 不能做`` under ``## fast``) makes them rules *against*
   it: with two labels they point at the other one; with more they count against it.
-* **Priority.** Rules under a heading that says 优先/例外/override/exception/always, or a bullet that
-  opens with 优先/例外/Exception, win over ordinary rules that match as well.
+* **Exceptions.** Rules in a "cannot do" section (also ``## 快系统不能做（→ slow）``) narrow a "can do"
+  list: when one matches about as well as a "can do" rule, the exception wins.
 * **Trigger phrases.** A phrase quoted in a rule (``"为什么"``, ``“到机场要多久”``, ``「哪个好」``) is a
   trigger: a case whose input contains it matches the rule strongly, whatever else it says. ``……`` or
   ``...`` inside a quoted phrase stands for any words (``"如果……就……"``).
+* **Priority.** Rules under a heading that says 优先/例外/override/exception/always, or a bullet that
+  opens with 优先/例外/Exception, are read first: when the input contains one of their trigger phrases,
+  they decide and ordinary rules are not consulted. Without a trigger in the input they vote like any rule.
 * **Default.** A rule whose text says 默认/不确定/其他情况/default/otherwise/when in doubt (``- 不确定时
   → slow``) is the default: it decides when no rule matches the case; it is never matched by words.
 
-Anything else (prose without a label, examples in code blocks) is context: it still counts when sections
-are ranked, but it does not vote for a label.
+A rule votes only when it shares enough with what was said (about one distinctive word or character
+pair; the vehicle state or other context refines a match but never makes one). Anything else (prose
+without a label, examples in code blocks) is context: it still counts when sections are ranked, but it
+does not vote for a label. `extract_rules` shows how a skill is read.
 """
 
 from __future__ import annotations
@@ -229,6 +236,36 @@ def _strip_marker(text: str, start: int) -> str:
     return f"{head} {rest}".strip() if rest else head
 
 
+# Words a heading may add to a label without being about something else: what kind of list follows.
+_LIST_WORDS = re.compile(
+    r"不能做|不能处理|不支持|做不了|处理不了|不可以|不会|能做|能处理|可以做|可以处理|负责|支持|处理|交给|路由到|走|"
+    r"的|请求|情况|场景|能力|清单|列表|范围|例子|示例|系统|"
+    r"\b(?:can|cannot|can't|do|does|not|doesn't|handles?|supports?|supported|unsupported|route[ds]?|to|"
+    r"when|the|a|system|requests?|cases?|examples?|list|capabilit(?:y|ies)|scope|out|of|in|label|intent|class)\b",
+    re.IGNORECASE,
+)
+
+
+def _about_label(norm: str, found: list[tuple[int, int, str]]) -> bool:
+    """Whether a heading that mentions a label is *about* it, not a title that happens to contain it.
+
+    True when the heading opens with the label, or when, with the labels and the words that say what
+    kind of list follows (能做, 不支持, 的请求, can do, cases ...) removed, at most four CJK characters
+    or two words remain: ``## 快系统能做``, ``### 交给慢系统的请求``, ``## Card arrival`` are about a
+    label; ``# 车载助手快慢系统路由`` is a title.
+    """
+    lead = re.match(r"[\s`'\"「『*_#\d.、)）(（]*", norm)
+    if found[0][0] == (lead.end() if lead else 0):
+        return True
+    rest = norm
+    for start, end, _ in reversed(found):
+        rest = rest[:start] + " " + rest[end:]
+    rest = _LIST_WORDS.sub(" ", rest)
+    cjk = len(re.findall(r"[\u3400-\u9fff]", rest))
+    words = len(re.findall(r"[a-z0-9]+", rest))
+    return cjk <= 4 and words <= 2
+
+
 def _heading_label(heading: str, namer: _Namer) -> tuple[str, bool] | bool | None:
     """What a heading says about labels: (label, negated); None when silent; False when ambiguous."""
     explicit = _explicit(heading, namer)
@@ -236,7 +273,7 @@ def _heading_label(heading: str, namer: _Namer) -> tuple[str, bool] | bool | Non
         return explicit[0], False
     found = namer.mentions(heading)
     norm = normalize(heading)
-    if not found:
+    if not found or not _about_label(norm, found):
         return None
     verdicts: dict[str, bool] = {}
     for start, end, label in found:
