@@ -11,7 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 REPO = Path(__file__).resolve().parent.parent
-REALDATA = (REPO / ".." / "shared" / "realdata").resolve()
+# ABBENCH_REALDATA points elsewhere, e.g. from a work tree that does not sit beside ../shared
+REALDATA = Path(os.environ.get("ABBENCH_REALDATA") or REPO / ".." / "shared" / "realdata").resolve()
 DEMO = REPO / "data" / "demo"
 
 

@@ -18,6 +18,7 @@ import hashlib
 import io
 import json
 import random
+import re
 import zipfile
 from pathlib import Path
 
@@ -286,6 +287,8 @@ for q in [
     "帮我把中控屏幕的亮度调低一点，晚上太刺眼了",
     "打开一下行车记录仪，我要把刚才那段录下来",
     "把哨兵模式打开，我要去商场停一会儿",
+    "打开宠物模式，我下车买个东西",
+    "帮我把HUD抬头显示调亮一点",
 ]:
     add(D, "fast", q)
 add(D, "slow", "座椅加热会不会很费电")
@@ -324,7 +327,7 @@ add(
     D,
     "fast",
     "放首歌",
-    note="ambiguous: no song named — the fast system plays something, but a picky annotator said slow",
+    note="ambiguous: no song named — the fast system plays something, but the choice is left open",
 )
 for q in [
     "来点适合开夜车又不太吵的歌",
@@ -686,6 +689,7 @@ for q in [
     "把交房租加到待办",
     "这周五有什么安排",
     "打开日历",
+    "把下午四点的会改到五点",
 ]:
     add(D, "fast", q)
 for q in [
@@ -714,6 +718,8 @@ XLSX_TITLE = "车载助手快慢系统路由评测集（人工标注，2024-09�
 # Label spellings as they come out of real annotation sheets: a few cases carry a variant.
 CSV_VARIANTS = {"fast": ["Fast ", "FAST", " fast"], "slow": ["SLOW", "Slow", "slow "]}
 XLSX_VARIANTS = {"fast": ["快 "], "slow": ["慢 "]}
+CSV_VARIANT_COUNT = 10
+XLSX_VARIANT_COUNT = 6
 ZH = {"fast": "快", "slow": "慢"}
 
 GUIDELINE = [
@@ -760,9 +766,8 @@ def build_rows() -> list[dict]:
         if state is None and rng.random() < 0.15:
             state = _ambient_state(rng)
         gold = case["gold"]
-        pick = int(hashlib.sha256(case_id.encode()).hexdigest()[:6], 16)
-        csv_label = CSV_VARIANTS[gold][pick % 3] if pick % 19 == 0 else gold
-        xlsx_label = XLSX_VARIANTS[gold][0] if pick % 37 == 5 else ZH[gold]
+        csv_label = gold
+        xlsx_label = ZH[gold]
         rows.append(
             {
                 "case_id": case_id,
@@ -777,7 +782,16 @@ def build_rows() -> list[dict]:
                 "note": case["note"],
             }
         )
+    # a few cases carry the label spellings real annotation sheets have; which ones is fixed by a hash
+    for k, r in enumerate(sorted(rows, key=lambda r: _digest("csv", r["case_id"]))[:CSV_VARIANT_COUNT]):
+        r["csv_label"] = CSV_VARIANTS[r["gold"]][k % len(CSV_VARIANTS[r["gold"]])]
+    for r in sorted(rows, key=lambda r: _digest("xlsx", r["case_id"]))[:XLSX_VARIANT_COUNT]:
+        r["xlsx_label"] = XLSX_VARIANTS[r["gold"]][0]
     return rows
+
+
+def _digest(*parts: str) -> str:
+    return hashlib.sha256(":".join(parts).encode()).hexdigest()
 
 
 def write_csv(rows: list[dict], path: Path) -> None:
@@ -845,7 +859,11 @@ def _stable_zip(data: bytes) -> bytes:
             info = zipfile.ZipInfo(name, date_time=FIXED_TIME.timetuple()[:6])
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o600 << 16
-            dst.writestr(info, src.read(name))
+            data = src.read(name)
+            if name == "docProps/core.xml":  # openpyxl stamps the save time here, whatever we set
+                stamp = FIXED_TIME.strftime("%Y-%m-%dT%H:%M:%SZ").encode()
+                data = re.sub(rb"(<dcterms:modified[^>]*>)[^<]*", rb"\g<1>" + stamp, data)
+            dst.writestr(info, data)
     return out.getvalue()
 
 
