@@ -19,6 +19,7 @@ _EXPORTS: dict[str, str] = {
     "RunState": "abbench.types",
     "Section": "abbench.types",
     "Store": "abbench.store",
+    "extract_rules": "abbench.agents",
     "open_store": "abbench.store",
 }
 
