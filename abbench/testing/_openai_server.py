@@ -182,6 +182,7 @@ class ScriptedOpenAIServer:
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._served = 0
+        self._port: int | None = None
 
     # -- life cycle -------------------------------------------------------------------------------
 
@@ -192,6 +193,7 @@ class ScriptedOpenAIServer:
         handler = type("_Handler", (_Handler,), {"server_ref": self})
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
+        self._port = self._httpd.server_address[1]
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
@@ -226,12 +228,12 @@ class ScriptedOpenAIServer:
 
     @property
     def port(self) -> int:
-        """The TCP port the server listens on."""
-        if self._httpd is None:
+        """The TCP port the server listens (or listened) on."""
+        if self._port is None:
             raise RuntimeError(
-                "the scripted server is not running; use it as a context manager or call start()"
+                "the scripted server was never started; use it as a context manager or call start()"
             )
-        return self._httpd.server_address[1]
+        return self._port
 
     @property
     def url(self) -> str:
