@@ -16,9 +16,12 @@ _EXPORTS: dict[str, str] = {
     "AbbenchError": "abbench.errors",
     "AgentOutput": "abbench.types",
     "Case": "abbench.types",
+    "ChatClient": "abbench.llm",
     "RunState": "abbench.types",
     "Section": "abbench.types",
     "Store": "abbench.store",
+    "Task": "abbench.agents",
+    "make_agent": "abbench.agents",
     "open_store": "abbench.store",
 }
 

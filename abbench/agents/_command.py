@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import tempfile
@@ -131,8 +133,6 @@ class CommandAgent:
         base_dir: str | os.PathLike[str] | None = None,
     ):
         if isinstance(argv, str):
-            import shlex
-
             try:
                 hint = json.dumps(shlex.split(argv), ensure_ascii=False)
             except ValueError:
@@ -236,7 +236,14 @@ class CommandAgent:
     async def _run_in(self, workspace: Path, task: Task, started: float) -> AgentOutput:
         skill_dir = workspace / "skill"
         if task.skill is not None:
-            await asyncio.to_thread(_copy_skill, task.skill, skill_dir)
+            try:
+                await asyncio.to_thread(_copy_skill, task.skill, skill_dir)
+            except OSError as exc:
+                raise AgentError(
+                    f"cannot copy the skill {task.skill.label} from {task.skill.root} into the workspace: "
+                    f"{exc.strerror or exc}; check that the snapshot folder is intact",
+                    retryable=False,
+                ) from None
         prompt = build_prompt(task, tools=False, skill_dir=str(skill_dir) if task.skill else None)
         prompt_file = workspace / "prompt.txt"
         case_file = workspace / "case.json"
@@ -297,8 +304,13 @@ class CommandAgent:
                 start_new_session=True,  # its own process group, so a kill reaches grandchildren
             )
         except OSError as exc:
+            advice = (
+                "the arguments are too long for the OS: use {prompt_file} or stdin: prompt instead of {prompt}"
+                if exc.errno == errno.E2BIG
+                else "install it, or give its full path in argv"
+            )
             raise AgentError(
-                f"cannot run {argv[0]!r}: {exc.strerror or exc}; install it, or give its full path in argv",
+                f"cannot run {argv[0]!r}: {exc.strerror or exc}; {advice}",
                 retryable=False,
                 transcript=tuple(transcript),
             ) from None

@@ -340,3 +340,18 @@ def test_workspace_can_be_kept_for_debugging(tmp_path, task):  # noqa: F811
 
         shutil.rmtree(workspace, ignore_errors=True)
     assert os.environ.get("ABBENCH_WORKSPACE") is None
+
+
+def test_a_prompt_too_long_for_argv_points_to_prompt_file(tmp_path, case):  # noqa: F811
+    from tests.agents.adapter_fixtures import build_snapshot
+
+    huge = build_snapshot(tmp_path / "huge", {"SKILL.md": "# Big\n" + "x" * 300_000})
+    with pytest.raises(AgentError, match=r"use \{prompt_file\} or stdin: prompt") as info:
+        run(make_agent("command", argv=[PY, "-c", "pass", "{prompt}"]), Task(case=case, skill=huge))
+    assert info.value.retryable is False
+
+
+def test_a_damaged_snapshot_folder_is_a_clear_error(tmp_path, skill, case):  # noqa: F811
+    (skill.root / "knowledge" / "domains.md").unlink()
+    with pytest.raises(AgentError, match=r"cannot copy the skill routing.*snapshot folder is intact"):
+        run(make_agent("command", argv=[PY, "-c", "pass"]), Task(case=case, skill=skill))
