@@ -110,6 +110,9 @@ class CommandAgent:
         max_output_bytes: Keep at most this much of stdout and of stderr (the end of it).
         base_dir: Where a relative executable path is looked up (default: the current folder).
 
+    The command also finds ``ABBENCH_WORKSPACE``, ``ABBENCH_SKILL_DIR``, ``ABBENCH_CASE_FILE``,
+    ``ABBENCH_PROMPT_FILE``, ``ABBENCH_SESSION_ID`` and ``ABBENCH_MODEL`` in its environment.
+
     Raises:
         UsageError: argv is a string or empty, a placeholder is unknown, the pattern is invalid, or a
             setting is out of range.

@@ -175,6 +175,9 @@ async def _close_when_loop_shuts_down(client: httpx.AsyncClient) -> AsyncIterato
         yield
     finally:
         await client.aclose()
+        for loop, (pooled, _) in list(_POOLS.items()):
+            if pooled is client:
+                _POOLS.pop(loop, None)
 
 
 async def shared_http_client() -> httpx.AsyncClient:
@@ -563,6 +566,7 @@ class ChatClient:
                 if self.api_key_env
                 else "the endpoint wants a key: set the arm's api_key_env to the variable that holds it"
             )
+        advice = advice[:1].upper() + advice[1:]
         message = f"{self._where(path)} failed{status}{tries}: {failure.message}{extra}. {advice}"
         return AgentError(
             self.redact(message),
@@ -671,7 +675,8 @@ class ChatClient:
     def _bad_output(self, what: str, raw: str) -> AgentError:
         snippet = " ".join(raw.split())[:200] or "(empty body)"
         return AgentError(
-            f"{self._where('/chat/completions')} answered 200 but {what}: {snippet!r}. {_ADVICE['bad_output']}",
+            f"{self._where('/chat/completions')} answered 200 but {what}: {snippet!r}. "
+            f"{_ADVICE['bad_output'].capitalize()}",
             "bad_output",
             retryable=True,
             raw_output=raw,

@@ -157,7 +157,8 @@ class ScriptedOpenAIServer:
         replies: A list used in order, one item per chat-completion request, or a callable that gets
             the `RecordedRequest` and returns the reply. An item is a `Reply`, a string (the assistant
             text) or a dict (a complete response body, sent as JSON with status 200). When the list
-            runs out the server answers 500 with a message saying so.
+            runs out the server answers 500 with a message saying so. A callable may be called from
+            several handler threads at once.
         models: What ``GET /v1/models`` lists.
         default_model: The model reported when a request names none.
 

@@ -10,8 +10,15 @@ from datetime import UTC, datetime
 import pytest
 
 from abbench.errors import AgentError, UsageError
-from abbench.llm import ChatClient, RetryPolicy, normalize_base_url, parse_retry_after, tool_spec
-from abbench.llm._client import shared_http_client
+from abbench.llm import (
+    ChatClient,
+    RetryPolicy,
+    close_connections,
+    normalize_base_url,
+    parse_retry_after,
+    tool_spec,
+)
+from abbench.llm._client import _POOLS, shared_http_client
 from abbench.testing import Reply, ScriptedOpenAIServer
 
 FAST = RetryPolicy(max_retries=2, base_delay_s=0.01, max_delay_s=0.05)
@@ -336,6 +343,7 @@ def test_connections_are_pooled_per_loop_and_closed_with_it():
         asyncio.run(main(server))
     assert server.requests[0].client_port == server.requests[1].client_port  # one kept-alive connection
     assert seen[0].is_closed  # asyncio.run shut the loop down, and the pool with it
+    assert all(pooled is not seen[0] for pooled, _ in _POOLS.values())
 
 
 def test_list_models():
@@ -368,3 +376,18 @@ def test_normalize_base_url(given, expected):
 def test_invalid_settings(kwargs, match):
     with pytest.raises(UsageError, match=match):
         ChatClient(**kwargs)
+
+
+def test_close_connections_closes_now_and_the_next_call_reopens():
+    async def main(server):
+        c = client(server)
+        await c.chat(HI)
+        first = await shared_http_client()
+        await close_connections()
+        await c.chat(HI)
+        return first, await shared_http_client()
+
+    with ScriptedOpenAIServer(["1", "2"]) as server:
+        first, second = asyncio.run(main(server))
+    assert first.is_closed and first is not second
+    assert server.requests[0].client_port != server.requests[1].client_port
