@@ -14,6 +14,7 @@ per model and process, naming the model and where to add its price.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -24,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from abbench.errors import UsageError
 from abbench.types import Usage
@@ -68,10 +68,23 @@ BUILTIN_PRICES: Mapping[str, Price] = {
 """Prices (USD per million input / output tokens) as of `BUILTIN_PRICES_AS_OF`."""
 
 
-class _PriceEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    input: float = Field(ge=0, description="USD per million input tokens")
-    output: float = Field(ge=0, description="USD per million output tokens")
+@functools.cache
+def _entry_model() -> Any:
+    # pydantic is imported only when a prices file or mapping is read: it costs ~0.1 s at start-up
+    from pydantic import BaseModel, ConfigDict, Field
+
+    class PriceEntry(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        input: float = Field(ge=0, description="USD per million input tokens")
+        output: float = Field(ge=0, description="USD per million output tokens")
+
+    return PriceEntry
+
+
+def _validation_error() -> type[Exception]:
+    from pydantic import ValidationError
+
+    return ValidationError
 
 
 _warned: set[str] = set()
@@ -178,8 +191,8 @@ def _entries(data: Any, where: str) -> dict[str, Price]:
             out[str(model)] = entry
             continue
         try:
-            parsed = _PriceEntry.model_validate(entry)
-        except ValidationError as exc:
+            parsed = _entry_model().model_validate(entry)
+        except _validation_error() as exc:
             problems = "; ".join(
                 f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors()
             )
