@@ -7,7 +7,7 @@ import logging
 import os
 import re
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -315,19 +315,3 @@ def safe_folder_name(name: str) -> str:
     """A skill name made safe as one folder name: letters (any script), digits, ``-``, ``_`` and ``.``."""
     cleaned = re.sub(r"[^\w.\-]+", "-", name.strip(), flags=re.UNICODE).strip("-.")
     return cleaned[:100] or "skill"
-
-
-def with_source(snapshot: Snapshot, source: SnapshotSource) -> Snapshot:
-    """The same snapshot shown with another source."""
-    return replace(
-        snapshot,
-        draft=source.draft,
-        draft_reason=source.draft_reason,
-        repo=source.repo,
-        remote=source.remote,
-        commit=source.commit,
-        tag=source.tag,
-        git_ref=source.git_ref,
-        subdir=source.subdir,
-        source_path=source.source_path,
-    )
