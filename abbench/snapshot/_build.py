@@ -102,7 +102,7 @@ def read_skill_info(content: FolderContent, fallback_name: str) -> SkillInfo:
 
 
 def _content_warnings(content: FolderContent) -> list[str]:
-    files = content.files()
+    files = content.files
     return [
         f"{f.path}: not UTF-8 text, so its headings are not indexed; re-save it as UTF-8"
         for f in files
@@ -144,7 +144,7 @@ class PreparedSnapshot:
             hash=self.hash,
             skill_name=self.info.name,
             root=Path(root),
-            files=self.content.files(),
+            files=self.content.files,
             description=self.info.description,
             draft=s.draft,
             repo=s.repo,

@@ -21,6 +21,7 @@ import os
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from abbench.errors import SnapshotError
@@ -154,6 +155,7 @@ class FolderContent:
         """The relative paths of every file."""
         return frozenset(e.path for e in self.entries)
 
+    @cached_property
     def files(self) -> tuple[SnapshotFile, ...]:
         """The `SnapshotFile` of every entry, sorted by path."""
         return tuple(

@@ -19,12 +19,13 @@ def _unified(old: str, new: str, old_name: str, new_name: str, context: int) -> 
 
 
 def _counts(old: str, new: str) -> tuple[int, int]:
+    # opcodes, not ndiff: ndiff compares changed lines character by character and is quadratic
     added = removed = 0
-    for line in difflib.ndiff(old.splitlines(), new.splitlines()):
-        if line.startswith("+ "):
-            added += 1
-        elif line.startswith("- "):
-            removed += 1
+    matcher = difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            removed += i2 - i1
+            added += j2 - j1
     return added, removed
 
 

@@ -195,7 +195,21 @@ class Snapshot:
 
     def resolve(self, ref: str) -> Section | None:
         """The section a reference (``path#heading``) points at, or None (see `resolve_ref`)."""
-        return resolve_ref(self.sections, ref)
+        if "sections" in self.__dict__:
+            return resolve_ref(self.sections, ref)
+        # Only the named file needs parsing: every reference starts with its file's path.
+        wanted = normalize_path(ref)
+        candidates = [
+            f.path
+            for f in self.files
+            if not f.binary
+            and f.path.lower().endswith(MARKDOWN_SUFFIXES)
+            and (wanted == f.path or wanted.startswith(f.path + "#"))
+        ]
+        if not candidates:
+            return None
+        path = max(candidates, key=len)
+        return resolve_ref(parse_sections(path, self.read_text(path)), ref)
 
     def to_dict(self, *, files: bool = True) -> dict[str, Any]:
         """A JSON-ready description of the snapshot (what ``--json`` prints)."""

@@ -372,13 +372,13 @@ class SnapshotsMixin:
         section = snap.resolve(ref)
         if section is not None:
             return section
-        refs = snap.refs
+        refs = self.list_references(snap)
         path = ref.strip().partition("#")[0]
         in_file = [r for r in refs if r == path or r.startswith(path + "#")]
         if in_file:
             listed = ", ".join(in_file[:30]) + (" ..." if len(in_file) > 30 else "")
             raise NotFoundError(f"no section {ref!r} in {snap.label}; references in {path}: {listed}")
-        files = sorted({s.path for s in snap.sections})
+        files = sorted({r.partition("#")[0] for r in refs})
         raise NotFoundError(
             f"no file {path!r} with sections in {snap.label}; Markdown files: {', '.join(files) or '(none)'}"
         )

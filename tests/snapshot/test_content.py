@@ -57,6 +57,18 @@ def test_real_skills_build(realdata, tmp_path, name):
     assert build_snapshot(copy).hash == snap.hash
 
 
+@pytest.mark.parametrize("name", REAL_SKILLS)
+def test_resolving_one_file_agrees_with_the_full_index(realdata, name):
+    indexed = build_snapshot(realdata / "skills" / name)
+    assert indexed.sections  # fills the index
+    for ref in indexed.refs:
+        path, _, heading = ref.partition("#")
+        for form in (ref, f"./{ref}", f"{path}#{heading.lower()}"):
+            fresh = build_snapshot(realdata / "skills" / name)  # nothing parsed yet
+            assert fresh.resolve(form) == indexed.resolve(form), form
+    assert build_snapshot(realdata / "skills" / name).resolve("LICENSE.txt") is None
+
+
 def test_cjk_headings_and_duplicates_are_references(tmp_path):
     snap = build_snapshot(write_files(tmp_path / "skill", SKILL_V1))
     assert "knowledge/车控.md#空调" in snap.refs

@@ -69,6 +69,15 @@ def test_uncommitted_content_is_a_draft(repo, change, reason):
     assert snap.repo == str(repo.path.resolve())  # where the draft lives is still recorded
 
 
+def test_folder_inside_a_git_ignored_folder_is_a_draft(tmp_path):
+    r = GitRepo(tmp_path / "repo")
+    r.write({"README.md": "# r\n", ".gitignore": "skills/\n"})
+    r.commit("init")
+    r.write({f"skills/routing/{k}": v for k, v in SKILL_V1.items()})
+    snap = build_snapshot(r.path / "skills" / "routing")
+    assert snap.draft and "the whole folder (ignored by git: skills/)" in snap.draft_reason
+
+
 def test_deleted_file_is_a_draft(repo):
     (repo.skill / "knowledge" / "media.md").unlink()
     snap = build_snapshot(repo.skill)
