@@ -9,9 +9,7 @@ import click
 
 from abbench.cli._app import Context, cli, emit, json_option, no_color, pass_ctx
 from abbench.snapshot import (
-    DEFAULT_MAX_FILE_BYTES,
     DEFAULT_MAX_FILES,
-    DEFAULT_MAX_TOTAL_BYTES,
     Snapshot,
     build_snapshot,
     diff_snapshots,
@@ -96,15 +94,15 @@ def _print_snapshot(snap: Snapshot, n_refs: int, new: bool | None, first_taken: 
 @click.option(
     "--max-file-size",
     type=ByteSize(),
-    default=DEFAULT_MAX_FILE_BYTES,
-    show_default="5MB",
+    default="5MB",
+    show_default=True,
     help="Refuse files larger than this.",
 )
 @click.option(
     "--max-total-size",
     type=ByteSize(),
-    default=DEFAULT_MAX_TOTAL_BYTES,
-    show_default="50MB",
+    default="50MB",
+    show_default=True,
     help="Refuse skills whose files add up to more.",
 )
 @click.option(
@@ -126,7 +124,7 @@ def snapshot_cmd(
     max_files: int,
     as_json: bool,
 ) -> None:
-    """Snapshot a skill folder into the store (once per content hash).
+    """Snapshot a skill folder (or a git ref of it) into the store.
 
     Copies every file of DIR (the folder holding SKILL.md) into the store under its content hash and
     indexes every Markdown heading as a reference PATH#HEADING. A folder outside git or with
@@ -201,7 +199,7 @@ def snapshots_cmd(ctx: Context, skill: str | None, as_json: bool) -> None:
 @json_option
 @pass_ctx
 def show_ref_cmd(ctx: Context, snapshot: str, ref: str | None, as_json: bool) -> None:
-    """Print the text of one section of a stored snapshot, or list its references.
+    """Print a section of a snapshot, or list its references.
 
     SNAPSHOT is a hash prefix (6+ hex digits), NAME@PREFIX, or a skill name (its latest snapshot).
     PATH#HEADING is a reference as agents cite it; case and punctuation are forgiven
@@ -271,7 +269,9 @@ def _print_diff_line(line: str) -> None:
 @json_option
 @pass_ctx
 def diff_skill_cmd(ctx: Context, a: str, b: str, stat: bool, context: int, as_json: bool) -> None:
-    """Compare two versions of a skill: files and sections added, removed and changed.
+    """Compare two skill versions: files and sections that changed.
+
+    Lists files and sections (by reference) added, removed and changed.
 
     A and B are stored snapshots (hash prefix, NAME@PREFIX, or skill name) or skill folders on disk
     (an existing folder is read as it is now). Changed sections are shown as unified diffs.

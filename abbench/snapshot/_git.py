@@ -180,7 +180,9 @@ def folder_source(folder: Path, content: FolderContent) -> SnapshotSource:
     for code, path in entries:
         if prefix and not path.startswith(prefix):
             if path.endswith("/") and prefix.startswith(path):  # the whole folder sits in an ignored one
-                dirty.append(f"the whole folder ({'ignored by git' if code == '!!' else 'untracked'}: {path})")
+                dirty.append(
+                    f"the whole folder ({'ignored by git' if code == '!!' else 'untracked'}: {path})"
+                )
             continue
         rel = path[len(prefix) :]
         if code in ("??", "!!"):

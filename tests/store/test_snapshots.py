@@ -311,3 +311,20 @@ def test_stale_temporary_folders_are_swept(store, tmp_path):
     os.utime(stale, (0, 0))
     store.snapshot_skill(write_files(tmp_path / "skill", SKILL_V1))
     assert not stale.exists() and fresh.exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "folder"),
+    [
+        ("快慢路由", "快慢路由"),
+        ("../../escape", "escape"),
+        ("a/b c", "a-b-c"),
+        ("...", "skill"),
+    ],
+)
+def test_skill_names_become_safe_folder_names(store, tmp_path, name, folder):
+    skill = write_files(tmp_path / "s", {"SKILL.md": f"---\nname: {name!r}\ndescription: d\n---\n# A\n"})
+    snap = store.snapshot_skill(skill)
+    assert snap.skill_name == name
+    assert snap.root == store.path / "snapshots" / folder / snap.hash
+    assert store.get_snapshot(f"{name}@{snap.hash[:6]}") == snap
