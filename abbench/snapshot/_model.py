@@ -58,14 +58,6 @@ class SnapshotSource:
     taken_at: str | None = None
     taken_by: str | None = None
 
-    @property
-    def describe(self) -> str:
-        """The source in words: ``draft (reason)`` or ``repo@commit12 (tag)``."""
-        if self.draft:
-            return f"draft ({self.draft_reason})" if self.draft_reason else "draft"
-        text = f"{self.remote or self.repo or '?'}@{(self.commit or '?')[:12]}"
-        return f"{text} ({self.tag})" if self.tag else text
-
 
 @dataclass(frozen=True)
 class Snapshot:
