@@ -19,10 +19,16 @@ _EXPORTS: dict[str, str] = {
     "ChatClient": "abbench.llm",
     "RunState": "abbench.types",
     "Section": "abbench.types",
+    "Snapshot": "abbench.snapshot",
+    "SnapshotDiff": "abbench.snapshot",
     "Store": "abbench.store",
     "Task": "abbench.agents",
+    "build_snapshot": "abbench.snapshot",
+    "diff_snapshots": "abbench.snapshot",
+    "load_snapshot": "abbench.store",
     "make_agent": "abbench.agents",
     "open_store": "abbench.store",
+    "snapshot_skill": "abbench.store",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])
