@@ -19,7 +19,7 @@ from abbench.agents._base import Task, register_agent
 from abbench.agents._prompt import answer_schema, build_prompt
 from abbench.errors import AgentError, UsageError
 from abbench.llm import ChatClient, ChatResponse, RetryPolicy, tool_spec
-from abbench.snapshot import Snapshot
+from abbench.snapshot import Snapshot, normalize_path
 from abbench.types import AgentOutput, Usage
 
 MAX_TOOL_CHARS = 50_000
@@ -75,10 +75,7 @@ _SETTINGS = (
 
 
 def _clean_path(path: str) -> str:
-    path = path.strip().replace("\\", "/")
-    while path.startswith("./"):
-        path = path[2:]
-    return path.lstrip("/")
+    return normalize_path(path).lstrip("/")
 
 
 @dataclass

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import pytest
 
 from abbench.agents import Task
-from abbench.snapshot import Snapshot, SnapshotFile
+from abbench.snapshot import Snapshot, build_snapshot
 from abbench.types import Case
 
 SKILL_FILES = {
@@ -37,24 +36,19 @@ Handles one-shot commands.
 }
 
 
-def build_snapshot(root: Path, files: dict[str, str | bytes], name: str = "routing") -> Snapshot:
-    """Write `files` under `root` and describe them as a Snapshot (hash over sorted paths and bytes)."""
-    digest = hashlib.sha256()
-    entries = []
-    for path in sorted(files):
-        data = files[path].encode("utf-8") if isinstance(files[path], str) else files[path]
+def write_skill(root: Path, files: dict[str, str | bytes]) -> Snapshot:
+    """Write `files` under `root` and snapshot the folder with the real `build_snapshot`."""
+    for path, content in files.items():
         target = root / path
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-        digest.update(path.encode("utf-8") + b"\0" + data)
-        entries.append(SnapshotFile(path, hashlib.sha256(data).hexdigest(), len(data), b"\0" in data))
-    return Snapshot(hash=digest.hexdigest(), skill_name=name, root=root, files=tuple(entries))
+        target.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
+    return build_snapshot(root)
 
 
 @pytest.fixture
 def skill(tmp_path) -> Snapshot:
     """The routing skill: SKILL.md, one knowledge file with Chinese headings, one binary file."""
-    return build_snapshot(tmp_path / "skill", SKILL_FILES)
+    return write_skill(tmp_path / "skill", SKILL_FILES)
 
 
 @pytest.fixture

@@ -343,9 +343,9 @@ def test_workspace_can_be_kept_for_debugging(tmp_path, task):  # noqa: F811
 
 
 def test_a_prompt_too_long_for_argv_points_to_prompt_file(tmp_path, case):  # noqa: F811
-    from tests.agents.adapter_fixtures import build_snapshot
+    from tests.agents.adapter_fixtures import write_skill
 
-    huge = build_snapshot(tmp_path / "huge", {"SKILL.md": "# Big\n" + "x" * 300_000})
+    huge = write_skill(tmp_path / "huge", {"SKILL.md": "# Big\n" + "x" * 300_000})
     with pytest.raises(AgentError, match=r"use \{prompt_file\} or stdin: prompt") as info:
         run(make_agent("command", argv=[PY, "-c", "pass", "{prompt}"]), Task(case=case, skill=huge))
     assert info.value.retryable is False

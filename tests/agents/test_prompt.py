@@ -85,8 +85,8 @@ def test_answer_schema_lists_the_labels():
 
 
 def test_cases_without_a_skill_md_still_list_their_files(tmp_path):
-    from tests.agents.adapter_fixtures import build_snapshot
+    from tests.agents.adapter_fixtures import write_skill
 
-    snap = build_snapshot(tmp_path / "s", {"notes.md": "# A\ntext\n"}, name="notes")
+    snap = write_skill(tmp_path / "s", {"notes.md": "# A\ntext\n"})
     prompt = build_prompt(Task(case=Case("c", "q"), skill=snap), tools=True)
     assert "<skill" not in prompt.system and "- notes.md — sections: notes.md#A" in prompt.system
