@@ -16,11 +16,20 @@ _EXPORTS: dict[str, str] = {
     "AbbenchError": "abbench.errors",
     "AgentOutput": "abbench.types",
     "Case": "abbench.types",
+    "ChatClient": "abbench.llm",
     "RunState": "abbench.types",
     "Section": "abbench.types",
+    "Snapshot": "abbench.snapshot",
+    "SnapshotDiff": "abbench.snapshot",
     "Store": "abbench.store",
+    "Task": "abbench.agents",
+    "build_snapshot": "abbench.snapshot",
+    "diff_snapshots": "abbench.snapshot",
     "extract_rules": "abbench.agents",
+    "load_snapshot": "abbench.store",
+    "make_agent": "abbench.agents",
     "open_store": "abbench.store",
+    "snapshot_skill": "abbench.store",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import csv
-import hashlib
 import json
 import resource
 import sys
@@ -17,42 +16,15 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-import yaml
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from abbench.agents import Task, make_agent  # noqa: E402
-from abbench.snapshot import Snapshot, SnapshotFile, front_matter_end  # noqa: E402
+from abbench.snapshot import Snapshot, build_snapshot  # noqa: E402
 from abbench.types import Case  # noqa: E402
 
 DEMO = ROOT / "data" / "demo"
 LABELS = ("fast", "slow")
-
-
-def folder_snapshot(folder: Path) -> Snapshot:
-    """A Snapshot of a skill folder read in place (``abbench.snapshot.build_snapshot`` when it exists)."""
-    import abbench.snapshot as snapshot
-
-    build = getattr(snapshot, "build_snapshot", None)
-    if build is not None:
-        return build(folder)
-    files, digest = [], hashlib.sha256()
-    for p in sorted(q for q in folder.rglob("*") if q.is_file()):
-        rel, data = p.relative_to(folder).as_posix(), p.read_bytes()
-        digest.update(rel.encode() + b"\0" + data + b"\0")
-        files.append(SnapshotFile(rel, hashlib.sha256(data).hexdigest(), len(data)))
-    lines = (folder / "SKILL.md").read_text(encoding="utf-8").splitlines()
-    end = front_matter_end(lines)
-    front = yaml.safe_load("\n".join(lines[1 : end - 1])) if end else {}
-    return Snapshot(
-        digest.hexdigest(),
-        front.get("name", folder.name),
-        folder,
-        tuple(files),
-        description=front.get("description"),
-        front_matter=front,
-    )
 
 
 def load_cases() -> list[Case]:
@@ -101,7 +73,7 @@ def main() -> None:
     by_id = {c.case_id: c for c in cases}
     arms: dict[str, Snapshot | None] = {"no skill": None}
     for v in ("v1", "v2"):
-        arms[v] = folder_snapshot(DEMO / "skills" / f"fast-slow-routing-{v}")
+        arms[v] = build_snapshot(DEMO / "skills" / f"fast-slow-routing-{v}")
     print(f"{len(cases)} cases, labels {LABELS}, temperature 0")
     results, ok = {}, {}
     for name, skill in arms.items():

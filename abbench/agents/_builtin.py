@@ -26,8 +26,10 @@ How it answers one task:
 
 The answer is the JSON an LLM agent would give (``prediction``, ``reason``, ``confidence``,
 ``evidence_refs``); ``reason`` names the rule that decided, in the skill's language; ``confidence``
-follows the margin between the best and the runner-up label. The transcript records a plausible session:
-the task, reading SKILL.md, reading each section used, the final answer.
+follows the margin between the best and the runner-up label. The transcript records a plausible session
+in the events the ``openai`` adapter records: the prompt every LLM-like adapter gets (`build_prompt`:
+SKILL.md injected, the history as prior turns, the case), a turn reading the other sections it used with
+``read_section``, and the turn that answers. ``files_read`` starts with SKILL.md.
 
 Determinism: the same task gives the same output. ``temperature > 0`` adds Gumbel noise to the label
 scores, seeded by (case id, round, skill hash, ``seed``), so close calls can flip between rounds while a
@@ -52,6 +54,7 @@ from typing import Any
 
 from abbench.agents._base import Agent, Task, register_agent
 from abbench.agents._lexical import Bm25, cjk_share, count_cjk, normalize, query_terms, tokens
+from abbench.agents._prompt import build_prompt, history_turns
 from abbench.agents._rules import Rule, SkillRules, extract_rules
 from abbench.errors import AgentError, UsageError
 from abbench.snapshot import Snapshot
@@ -148,14 +151,6 @@ class _Index:
     rule_bm25: Bm25
     section_pos: dict[str, int]
     _phrase_info: dict[str, float] = field(default_factory=dict)
-    _files: dict[str, str] = field(default_factory=dict)
-
-    def file_text(self, skill: Snapshot, path: str) -> str:
-        """A file of the skill, read once (snapshots are immutable)."""
-        found = self._files.get(path)
-        if found is None:
-            found = self._files[path] = skill.read_text(path)
-        return found
 
     def phrase_information(self, phrase: str) -> float:
         """The information of a trigger phrase in the rule index (cached: phrases repeat across cases)."""
@@ -199,7 +194,7 @@ class BuiltinAgent:
         """Answer one task: decide, simulate latency without blocking the loop, and report."""
         started = time.perf_counter()
         settings = self._settings(task)
-        decision, transcript, files_read = self._answer(task, settings)
+        decision, files_read = self._answer(task, settings)
         raw = json.dumps(
             {
                 "prediction": decision.label,
@@ -209,8 +204,7 @@ class BuiltinAgent:
             },
             ensure_ascii=False,
         )
-        transcript.append({"role": "assistant", "content": raw})
-        usage = _usage(transcript)
+        transcript, usage = _session(task, decision, raw, self.model, self._reads(task.skill, decision))
         delay = _latency(task, settings)
         if delay > 0:
             await asyncio.sleep(delay / 1000.0)
@@ -255,12 +249,9 @@ class BuiltinAgent:
 
     # -- deciding -------------------------------------------------------------------------------------
 
-    def _answer(self, task: Task, settings: dict[str, Any]) -> tuple[_Decision, list[dict], tuple[str, ...]]:
+    def _answer(self, task: Task, settings: dict[str, Any]) -> tuple[_Decision, tuple[str, ...]]:
+        """The decision and the skill files it read (SKILL.md, injected into the prompt, first)."""
         labels = tuple(task.label_set) if task.label_set else None
-        transcript: list[dict[str, Any]] = [
-            {"role": "system", "content": _system_prompt(task.skill is not None)},
-            {"role": "user", "content": _task_prompt(task, labels)},
-        ]
         rng = random.Random(_seed(task, settings["seed"]))
         temperature = float(settings["temperature"])
         if task.skill is None:
@@ -271,7 +262,7 @@ class BuiltinAgent:
                     failure_type="bad_task",
                     retryable=False,
                 )
-            return _baseline(task, labels, rng, temperature, skill_language=None), transcript, ()
+            return _baseline(task, labels, rng, temperature, skill_language=None), ()
         index = self._index(task.skill, labels)
         if not index.skill.labels:
             raise AgentError(
@@ -281,8 +272,24 @@ class BuiltinAgent:
                 retryable=False,
             )
         decision = _decide(task, index, rng, temperature, int(settings["top_sections"]))
-        files_read = _read_files(task.skill, decision, index, transcript)
-        return decision, transcript, files_read
+        paths = {f.path for f in task.skill.files}
+        files = ["SKILL.md"] if "SKILL.md" in paths else []
+        for ref in decision.read:
+            path = ref.partition("#")[0]
+            if path in paths and path not in files:
+                files.append(path)
+        return decision, tuple(files)
+
+    def _reads(self, skill: Snapshot | None, decision: _Decision) -> list[tuple[str, str]]:
+        """(reference, text) of each section read with a tool: those outside SKILL.md, which is injected."""
+        if skill is None:
+            return []
+        out = []
+        for ref in decision.read:
+            section = skill.resolve(ref)
+            if section is not None and section.path != "SKILL.md":
+                out.append((ref, section.text))
+        return out
 
     def _index(self, skill: Snapshot, labels: tuple[str, ...] | None) -> _Index:
         key = (skill.hash, labels)
@@ -353,30 +360,6 @@ def _latency(task: Task, settings: dict[str, Any]) -> float:
     return base * (1.0 + jitter * u)
 
 
-def _history_turns(history: Any) -> list[tuple[str, str]]:
-    """(role, content) of each earlier turn, whatever shape the history came in."""
-    if history is None or history == "":
-        return []
-    if isinstance(history, str):
-        try:
-            history = json.loads(history)
-        except ValueError:
-            return [("user", history)]
-    if isinstance(history, dict):
-        history = [history]
-    turns: list[tuple[str, str]] = []
-    if isinstance(history, list):
-        for turn in history:
-            if isinstance(turn, dict):
-                content = turn.get("content", "")
-                turns.append(
-                    (str(turn.get("role", "user")), content if isinstance(content, str) else str(content))
-                )
-            elif turn is not None:
-                turns.append(("user", str(turn)))
-    return turns
-
-
 def _context_text(context: Any) -> str:
     """Context as words: JSON objects become ``key value`` pairs so rules can name state keys."""
     if context is None or context == "":
@@ -402,10 +385,10 @@ def _query(task: Task, with_context: bool = True) -> dict[str, float]:
     """The case as weighted terms: the input fully, the history and the context less."""
     case = task.case
     parts: list[tuple[str, float]] = [(case.input or "", _W_INPUT)]
-    turns = _history_turns(case.history)
-    last_user = next((i for i in range(len(turns) - 1, -1, -1) if turns[i][0] == "user"), None)
-    for i, (_role, content) in enumerate(turns):
-        parts.append((content, _W_LAST_USER if i == last_user else _W_HISTORY))
+    turns = history_turns(case.history)
+    last_user = next((i for i in range(len(turns) - 1, -1, -1) if turns[i]["role"] == "user"), None)
+    for i, turn in enumerate(turns):
+        parts.append((turn["content"], _W_LAST_USER if i == last_user else _W_HISTORY))
     if with_context:
         parts.append((_context_text(case.context), _W_CONTEXT))
     return query_terms(parts)
@@ -608,7 +591,7 @@ def _baseline(
         units = count_cjk(text) + len(re.findall(r"[A-Za-z]+|\d+", text))
         markers = [m.group(0) for m in _MARKERS.finditer(text)]
         points = (
-            units / _BASELINE_UNITS + 0.6 * len(markers) + (0.2 if _history_turns(task.case.history) else 0.0)
+            units / _BASELINE_UNITS + 0.6 * len(markers) + (0.2 if history_turns(task.case.history) else 0.0)
         )
         if temperature > 0:
             points += _NOISE_SCALE * temperature * _gumbel(rng) * 0.5
@@ -665,70 +648,81 @@ def _simple_complex(labels: Sequence[str]) -> tuple[str, str] | None:
 # -- the session as a transcript ----------------------------------------------------------------------
 
 
-def _system_prompt(with_skill: bool) -> str:
-    text = "You are abbench's builtin reference agent (offline, lexical, no model). Answer with JSON: "
-    text += '{"prediction", "reason", "confidence", "evidence_refs"}.'
-    if with_skill:
-        text += " A skill is injected: read SKILL.md, then the sections you need, and cite them."
-    return text
+def _session(
+    task: Task, decision: _Decision, raw: str, model: str, reads: list[tuple[str, str]]
+) -> tuple[list[dict[str, Any]], Usage]:
+    """The transcript of a plausible tool-loop session, in the events the openai adapter records.
 
-
-def _task_prompt(task: Task, labels: tuple[str, ...] | None) -> str:
-    case = task.case
-    lines = [f"case {case.case_id}", f"input: {case.input}"]
-    if case.history:
-        turns = _history_turns(case.history)
-        lines.append("history:")
-        lines.extend(f"  {role}: {content}" for role, content in turns)
-    context = _context_text(case.context)
-    if context:
-        lines.append(f"context: {context}")
-    if labels:
-        lines.append(f"labels: {', '.join(labels)}")
-    if task.skill is not None:
-        lines.append(f"skill: {task.skill.skill_name} ({task.skill.short})")
-    return "\n".join(lines)
-
-
-def _read_files(
-    skill: Snapshot, decision: _Decision, index: _Index, transcript: list[dict]
-) -> tuple[str, ...]:
-    """Record the reads of a plausible session: SKILL.md first, then each section used."""
-    files: list[str] = []
-    paths = {f.path for f in skill.files}
-    entry = "SKILL.md" if "SKILL.md" in paths else (index.sections[0].path if index.sections else None)
-    calls = 0
-    if entry is not None:
-        calls += 1
-        _tool(transcript, calls, "read_file", {"path": entry}, index.file_text(skill, entry))
-        files.append(entry)
-    for ref in decision.read:
-        section = skill.resolve(ref)
-        if section is None or section.path == entry:
-            continue
-        calls += 1
-        _tool(transcript, calls, "read_section", {"ref": ref}, section.text)
-        if section.path not in files:
-            files.append(section.path)
-    return tuple(files)
-
-
-def _tool(transcript: list[dict], n: int, name: str, arguments: dict[str, str], result: str) -> None:
-    call_id = f"call_{n}"
+    The prompt every LLM-like adapter gets (the skill's SKILL.md injected, the history as prior turns,
+    the case), one model turn reading the sections used (``read_section``, as parallel tool calls),
+    and the turn that answers. Tokens are estimated as a tool loop spends them: every turn re-reads the
+    conversation so far.
+    """
+    prompt = build_prompt(task, tools=task.skill is not None)
+    transcript: list[dict[str, Any]] = [{"type": "message", **m} for m in prompt.messages]
+    context = sum(estimate_tokens(str(m.get("content") or "")) for m in prompt.messages)
+    input_tokens = output_tokens = 0
+    turn = 0
+    if reads:
+        turn += 1
+        calls = [
+            {
+                "id": f"call_{n}",
+                "type": "function",
+                "function": {
+                    "name": "read_section",
+                    "arguments": json.dumps({"ref": ref}, ensure_ascii=False),
+                },
+            }
+            for n, (ref, _) in enumerate(reads, start=1)
+        ]
+        written = estimate_tokens(json.dumps(calls, ensure_ascii=False))
+        transcript.append(_turn_event(turn, model, context, written, "tool_calls"))
+        transcript.append({"type": "message", "role": "assistant", "content": None, "tool_calls": calls})
+        input_tokens, output_tokens = context, written
+        context += written
+        for call, (_, text) in zip(calls, reads, strict=True):
+            name, arguments = call["function"]["name"], call["function"]["arguments"]
+            transcript.append(
+                {
+                    "type": "tool_call",
+                    "turn": turn,
+                    "id": call["id"],
+                    "name": name,
+                    "arguments": arguments,
+                    "ok": True,
+                    "result_chars": len(text),
+                }
+            )
+            transcript.append(
+                {"type": "message", "name": name, "role": "tool", "tool_call_id": call["id"], "content": text}
+            )
+            context += estimate_tokens(text)
+    turn += 1
+    written = estimate_tokens(raw)
+    transcript.append(_turn_event(turn, model, context, written, "stop"))
+    transcript.append({"type": "message", "role": "assistant", "content": raw})
     transcript.append(
         {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": call_id,
-                    "type": "function",
-                    "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)},
-                }
-            ],
+            "type": "answer",
+            "method": "json",
+            "prediction": decision.label,
+            "in_label_set": True,
+            "cost_known": True,
         }
     )
-    transcript.append({"role": "tool", "tool_call_id": call_id, "name": name, "content": result})
+    return transcript, Usage(input_tokens + context, output_tokens + written)
+
+
+def _turn_event(turn: int, model: str, input_tokens: int, output_tokens: int, finish: str) -> dict[str, Any]:
+    return {
+        "type": "llm_call",
+        "turn": turn,
+        "model": model,
+        "finish_reason": finish,
+        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+        "usage_reported": False,  # estimated from the text, as no model counted it
+    }
 
 
 def estimate_tokens(text: str) -> int:
@@ -737,22 +731,6 @@ def estimate_tokens(text: str) -> int:
         return 0
     cjk = count_cjk(text)
     return cjk + math.ceil((len(text) - cjk) / 4)
-
-
-def _usage(transcript: list[dict[str, Any]]) -> Usage:
-    """Tokens as a tool loop spends them: every model turn re-reads the conversation so far."""
-    input_tokens = output_tokens = 0
-    context = 0
-    for message in transcript:
-        if message["role"] == "assistant":
-            input_tokens += context  # the model read everything before this turn
-            written = message.get("content") or json.dumps(message.get("tool_calls"), ensure_ascii=False)
-            n = estimate_tokens(written)
-            output_tokens += n
-            context += n
-        else:
-            context += estimate_tokens(message.get("content") or "")
-    return Usage(input_tokens=input_tokens, output_tokens=output_tokens)
 
 
 @register_agent("builtin")

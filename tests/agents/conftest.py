@@ -3,49 +3,20 @@
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 from pathlib import Path
 
 import pytest
-import yaml
 
-from abbench.snapshot import Snapshot, SnapshotFile, front_matter_end
+from abbench.snapshot import Snapshot, build_snapshot
 from abbench.types import Case
 
 DEMO = Path(__file__).resolve().parents[2] / "data" / "demo"
 
 
 def folder_snapshot(folder: Path) -> Snapshot:
-    """A Snapshot of a skill folder read in place, as the snapshot engine would describe it.
-
-    Uses ``abbench.snapshot.build_snapshot`` when it exists; otherwise hashes the files itself (sorted
-    relative paths and bytes) and reads the SKILL.md front matter.
-    """
-    import abbench.snapshot as snapshot
-
-    build = getattr(snapshot, "build_snapshot", None)
-    if build is not None:
-        return build(folder)
-    files, digest = [], hashlib.sha256()
-    for p in sorted(q for q in folder.rglob("*") if q.is_file()):
-        rel, data = p.relative_to(folder).as_posix(), p.read_bytes()
-        digest.update(rel.encode() + b"\0" + data + b"\0")
-        files.append(SnapshotFile(rel, hashlib.sha256(data).hexdigest(), len(data)))
-    front: dict = {}
-    skill_md = folder / "SKILL.md"
-    if skill_md.exists():
-        lines = skill_md.read_text(encoding="utf-8").splitlines()
-        end = front_matter_end(lines)
-        front = (yaml.safe_load("\n".join(lines[1 : end - 1])) if end else None) or {}
-    return Snapshot(
-        digest.hexdigest(),
-        front.get("name", folder.name),
-        folder,
-        tuple(files),
-        description=front.get("description"),
-        front_matter=front,
-    )
+    """The Snapshot of a skill folder read in place (nothing stored)."""
+    return build_snapshot(folder)
 
 
 @pytest.fixture

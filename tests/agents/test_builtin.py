@@ -107,18 +107,25 @@ def test_citations_and_reads_resolve_in_the_snapshot(demo_runs, demo_skills):
 
 
 def test_the_transcript_is_a_plausible_session(demo_runs, demo_skills):
-    out = next(o for o in demo_runs["v2"].values() if len(o.sections_read) >= 2)
-    roles = [m["role"] for m in out.transcript]
-    assert roles[:2] == ["system", "user"] and roles[-1] == "assistant"
-    calls = [m["tool_calls"][0]["function"] for m in out.transcript if m.get("tool_calls")]
-    assert calls[0] == {"name": "read_file", "arguments": json.dumps({"path": "SKILL.md"})}
-    read_refs = [json.loads(c["arguments"])["ref"] for c in calls[1:]]
-    assert read_refs and set(read_refs) <= set(out.sections_read)
-    results = [m for m in out.transcript if m["role"] == "tool"]
-    assert results[0]["content"] == (demo_skills["v2"].root / "SKILL.md").read_text(encoding="utf-8")
-    assert out.transcript[-1]["content"] == out.raw_output
-    answer = json.loads(out.raw_output)
-    assert answer == {
+    out = next(o for o in demo_runs["v2"].values() if len(o.files_read) >= 2)
+    kinds = [e["type"] for e in out.transcript]
+    assert kinds[0] == "message" and out.transcript[0]["role"] == "system"
+    assert '<skill file="SKILL.md">' in out.transcript[0]["content"]  # the skill is injected
+    assert kinds[-1] == "answer" and out.transcript[-1]["prediction"] == out.prediction
+    calls = [e for e in out.transcript if e["type"] == "tool_call"]
+    assert calls and {c["name"] for c in calls} == {"read_section"}
+    read_refs = [json.loads(c["arguments"])["ref"] for c in calls]
+    assert set(read_refs) <= set(out.sections_read)
+    assert {r.partition("#")[0] for r in read_refs} == set(out.files_read[1:])
+    results = [e for e in out.transcript if e["type"] == "message" and e["role"] == "tool"]
+    assert [r["content"] for r in results] == [demo_skills["v2"].resolve(r).text for r in read_refs]
+    turns = [e for e in out.transcript if e["type"] == "llm_call"]
+    assert [t["turn"] for t in turns] == [1, 2]
+    assert sum(t["usage"]["input_tokens"] for t in turns) == out.usage.input_tokens
+    assert sum(t["usage"]["output_tokens"] for t in turns) == out.usage.output_tokens
+    final = [e for e in out.transcript if e["type"] == "message" and e["role"] == "assistant"][-1]
+    assert final["content"] == out.raw_output
+    assert json.loads(out.raw_output) == {
         "prediction": out.prediction,
         "reason": out.reason,
         "confidence": out.confidence,
@@ -126,21 +133,20 @@ def test_the_transcript_is_a_plausible_session(demo_runs, demo_skills):
     }
 
 
-def test_the_task_prompt_carries_history_and_context(demo_skills):
+def test_the_prompt_carries_history_and_context(demo_skills):
+    history = [
+        {"role": "user", "content": "导航去首都机场"},
+        {"role": "assistant", "content": "1. 最快 2. 少收费"},
+    ]
     case = Case(
-        "c1",
-        "走第二条",
-        history=json.dumps(
-            [
-                {"role": "user", "content": "导航去首都机场"},
-                {"role": "assistant", "content": "1. 最快 2. 少收费"},
-            ]
-        ),
-        context={"nav_active": True, "speed_kmh": 60},
+        "c1", "走第二条", history=json.dumps(history, ensure_ascii=False), context={"nav_active": True}
     )
     out = run_one(make_agent("builtin"), Task(case=case, skill=demo_skills["v2"], label_set=LABELS))
-    prompt = out.transcript[1]["content"]
-    assert "导航去首都机场" in prompt and "1. 最快 2. 少收费" in prompt and "nav_active true" in prompt
+    messages = [
+        {"role": e["role"], "content": e["content"]} for e in out.transcript if e["type"] == "message"
+    ]
+    assert messages[1:3] == history
+    assert "走第二条" in messages[3]["content"] and "nav_active" in messages[3]["content"]
     assert out.prediction == "fast"
 
 
