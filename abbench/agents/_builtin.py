@@ -189,11 +189,15 @@ class BuiltinAgent:
     _cache: OrderedDict[tuple[str, tuple[str, ...] | None], _Index] = field(
         default_factory=OrderedDict, repr=False
     )
+    _building: dict[tuple[str, tuple[str, ...] | None], tuple[Any, Any]] = field(
+        default_factory=dict, repr=False
+    )
 
     async def run(self, task: Task) -> AgentOutput:
         """Answer one task: decide, simulate latency without blocking the loop, and report."""
         started = time.perf_counter()
         settings = self._settings(task)
+        await self._warm(task)
         decision, files_read = self._answer(task, settings)
         raw = json.dumps(
             {
@@ -297,27 +301,55 @@ class BuiltinAgent:
         if found is not None:
             self._cache.move_to_end(key)
             return found
-        rules = extract_rules(skill, labels)
-        sections = skill.sections
-        section_texts = [" ".join([*s.parents, s.text]) for s in sections]
-        index = _Index(
-            skill=rules,
-            sections=sections,
-            section_bm25=Bm25.build(section_texts),
-            rule_bm25=Bm25.build([r.text for r in rules.rules], b=0.5),
-            section_pos={s.ref: i for i, s in enumerate(sections)},
-        )
-        log.debug(
-            "builtin: %s gives %d rules for labels %s (default: %s)",
-            skill.label,
-            len(rules.rules),
-            list(rules.labels),
-            rules.default.text if rules.default else None,
-        )
+        index = _build_index(skill, labels)
         self._cache[key] = index
         while len(self._cache) > _CACHE_SIZE:
             self._cache.popitem(last=False)
         return index
+
+    async def _warm(self, task: Task) -> None:
+        """Index a skill not seen before in a worker thread, so a large skill never stalls the loop."""
+        if task.skill is None:
+            return
+        labels = tuple(task.label_set) if task.label_set else None
+        key = (task.skill.hash, labels)
+        if key in self._cache:
+            return
+        # one build per skill: the runs that arrive while it is under way wait for the same one
+        loop = asyncio.get_running_loop()
+        pending = self._building.get(key)
+        if pending is None or pending[0] is not loop:
+            future = loop.run_in_executor(None, _build_index, task.skill, labels)
+            pending = self._building[key] = (loop, future)
+        try:
+            index = await pending[1]
+        finally:
+            if self._building.get(key) is pending:
+                del self._building[key]
+        self._cache.setdefault(key, index)
+        while len(self._cache) > _CACHE_SIZE:
+            self._cache.popitem(last=False)
+
+
+def _build_index(skill: Snapshot, labels: tuple[str, ...] | None) -> _Index:
+    rules = extract_rules(skill, labels)
+    sections = skill.sections
+    section_texts = [" ".join([*s.parents, s.text]) for s in sections]
+    index = _Index(
+        skill=rules,
+        sections=sections,
+        section_bm25=Bm25.build(section_texts),
+        rule_bm25=Bm25.build([r.text for r in rules.rules], b=0.5),
+        section_pos={s.ref: i for i, s in enumerate(sections)},
+    )
+    log.debug(
+        "builtin: %s gives %d rules for labels %s (default: %s)",
+        skill.label,
+        len(rules.rules),
+        list(rules.labels),
+        rules.default.text if rules.default else None,
+    )
+    return index
 
 
 def _check(settings: dict[str, Any]) -> dict[str, Any]:
