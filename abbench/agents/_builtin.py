@@ -472,7 +472,7 @@ def _decide(task: Task, index: _Index, rng: random.Random, temperature: float, t
     label_scores, support = _label_scores(skill.labels, scored)
     noisy = dict(label_scores)
     if temperature > 0:
-        scale = _NOISE_SCALE * temperature * max(label_scores.values())
+        scale = _NOISE_SCALE * temperature * max(0.0, *label_scores.values())
         for label in skill.labels:
             noisy[label] += scale * _gumbel(rng)
     order = sorted(skill.labels, key=lambda lab: (-noisy[lab], skill.labels.index(lab)))
