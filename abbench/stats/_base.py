@@ -200,8 +200,11 @@ def as_scores(values: Any, name: str = "scores", *, allow_empty: bool = False) -
         raise UsageError(f"{name} is empty: at least one score is needed")
     if not np.isfinite(array).all():
         i = int(np.flatnonzero(~np.isfinite(array))[0])
+        # numpy turns None into NaN: name what the caller actually passed.
+        original = values[i] if not isinstance(values, np.ndarray) else array[i]
+        shown = original if original is None else float(original)
         raise UsageError(
-            f"{name}[{i}] is {array[i]}: scores must be finite numbers; drop or impute missing values first"
+            f"{name}[{i}] is {shown}: scores must be finite numbers; drop or impute missing values first"
         )
     return array
 

@@ -81,6 +81,8 @@ def _uniform_indices(bitgen: np.random.BitGenerator, generator: np.random.Genera
     in bulk plus numpy's divide-by-constant are several times faster than ``Generator.integers`` for a
     billion draws, which is what 10,000 iterations over 100,000 cases need.
     """
+    if n == 1:
+        return np.zeros(size, dtype=np.intp)
     words = bitgen.random_raw((size + 1) // 2).view(np.uint32)[:size]
     indices = words // np.uint32((1 << 32) // n)
     outside = np.flatnonzero(indices >= n)
