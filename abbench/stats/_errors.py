@@ -183,21 +183,32 @@ class CaseScores:
     within: np.ndarray  # sample variance per case; NaN where the case has a single round
 
 
+def _balanced(matrix: np.ndarray, name: str) -> CaseScores:
+    if matrix.shape[0] == 0 or matrix.shape[1] == 0:
+        raise UsageError(f"{name} is empty: at least one case with one round score is needed")
+    matrix = as_scores(matrix.ravel(), name).reshape(matrix.shape)
+    counts = np.full(matrix.shape[0], matrix.shape[1], dtype=np.intp)
+    means = matrix.mean(axis=1)
+    within = matrix.var(axis=1, ddof=1) if matrix.shape[1] > 1 else np.full(len(means), math.nan)
+    return CaseScores(means, counts, within)
+
+
 def per_case(values: Any, name: str) -> CaseScores:
     """Group a flat score list (one round per case) or per-case round lists (ragged allowed) by case."""
     if isinstance(values, np.ndarray) and values.ndim == 2 and values.dtype != object:
-        matrix = as_scores(values.ravel(), name).reshape(values.shape)
-        if matrix.shape[0] == 0 or matrix.shape[1] == 0:
-            raise UsageError(f"{name} is empty: at least one case with one round score is needed")
-        counts = np.full(matrix.shape[0], matrix.shape[1], dtype=np.intp)
-        means = matrix.mean(axis=1)
-        within = matrix.var(axis=1, ddof=1) if matrix.shape[1] > 1 else np.full(len(means), math.nan)
-        return CaseScores(means, counts, within)
+        return _balanced(values, name)
     if isinstance(values, str | bytes) or not hasattr(values, "__len__"):
         raise UsageError(f"{name} must be a sequence of scores or of per-case round scores; got {values!r}")
     if not is_nested(values):
         y = as_scores(values, name)
         return CaseScores(y, np.ones(y.size, dtype=np.intp), np.full(y.size, math.nan))
+    try:
+        # Equal-length round lists convert in one C call, many times faster than row by row.
+        matrix = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        matrix = None
+    if matrix is not None and matrix.ndim == 2 and np.isfinite(matrix).all():
+        return _balanced(matrix, name)
     rows = list(values)
     counts = np.fromiter((_row_len(r, name, i) for i, r in enumerate(rows)), dtype=np.intp, count=len(rows))
     empty = np.flatnonzero(counts == 0)

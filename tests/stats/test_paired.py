@@ -82,8 +82,9 @@ def test_clustered_difference_matches_statsmodels(seed, groups):
 
 def test_clustered_difference_warns_and_refuses_one_cluster():
     a, b = _arms(0, 40)
-    with pytest.warns(FewClustersWarning):
+    with pytest.warns(FewClustersWarning) as record:
         paired_difference(a, b, clusters=["x", "y"] * 20)
+    assert record[0].filename == __file__
     with pytest.raises(UsageError, match="single value"):
         paired_difference(a, b, clusters=["x"] * 40)
 
