@@ -22,7 +22,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from abbench.stats import (  # noqa: E402  (the path above makes this checkout's abbench win)
+from abbench.stats import (
     FewClustersWarning,
     estimate_power_inputs,
     mcnemar_exact,
@@ -49,7 +49,9 @@ def _time(fn, repeats: int) -> tuple[float, float, object]:
 
 
 def _report(label: str, best: float, median: float, target: float) -> None:
-    print(f"{label:<58} best {best:6.2f} s  median {median:6.2f} s  target {target:.1f} s  ratio {best / target:.2f}")
+    print(
+        f"{label:<58} best {best:6.2f} s  median {median:6.2f} s  target {target:.1f} s  ratio {best / target:.2f}"
+    )
 
 
 def _latencies(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -107,7 +109,9 @@ def main() -> None:
     print(f"    mean Δ latency {boot.estimate:+.2f} ms, 95% {boot.interval}, BCa {boot.bca_interval}")
     passes = (a > np.median(a)).astype(float)
     best, median, _ = _time(lambda: paired_bootstrap(passes, 1 - passes, iterations=ITERATIONS), args.repeats)
-    _report(f"paired bootstrap, {ITERATIONS:,} iterations, pass/fail (ties)", best, median, BOOTSTRAP_TARGET_S)
+    _report(
+        f"paired bootstrap, {ITERATIONS:,} iterations, pass/fail (ties)", best, median, BOOTSTRAP_TARGET_S
+    )
 
     ra, rb, domains = _rounds(rng)
     best, median, result = _time(lambda: compare_two_arms(ra, rb, domains), args.repeats)
@@ -120,7 +124,9 @@ def main() -> None:
     la, lb = ra.tolist(), rb.tolist()
     labels = [f"域{x}" for x in domains]
     best, median, _ = _time(lambda: compare_two_arms(la, lb, labels), args.repeats)
-    _report(f"two-arm statistics, {CASES:,} × {ROUNDS} rounds, Python lists", best, median, COMPARISON_TARGET_S)
+    _report(
+        f"two-arm statistics, {CASES:,} × {ROUNDS} rounds, Python lists", best, median, COMPARISON_TARGET_S
+    )
 
 
 if __name__ == "__main__":

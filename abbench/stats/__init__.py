@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from abbench.stats._agreement import Kappa, cohen_kappa
 from abbench.stats._base import FEW_CLUSTERS, FewClustersWarning, Interval, StatsWarning
-from abbench.stats._bootstrap import STATISTICS, BootstrapResult, paired_bootstrap
+from abbench.stats._bootstrap import BOOTSTRAP_STATISTICS, BootstrapResult, paired_bootstrap
 from abbench.stats._describe import Summary, percentile, summary
 from abbench.stats._errors import ClusteredSE, MeanSE, RepeatedSE, clustered_se, mean_se, repeated_se
 from abbench.stats._intervals import Proportion, proportion, wilson_interval
@@ -42,8 +42,8 @@ from abbench.stats._power import (
 from abbench.stats._tests import HolmCorrection, TwoProportionTest, holm_correction, two_proportion_test
 
 __all__ = [
+    "BOOTSTRAP_STATISTICS",
     "FEW_CLUSTERS",
-    "STATISTICS",
     "BootstrapResult",
     "ClusteredSE",
     "CochransQ",

@@ -201,7 +201,7 @@ def as_scores(values: Any, name: str = "scores", *, allow_empty: bool = False) -
     if not np.isfinite(array).all():
         i = int(np.flatnonzero(~np.isfinite(array))[0])
         # numpy turns None into NaN: name what the caller actually passed.
-        original = values[i] if not isinstance(values, np.ndarray) else array[i]
+        original = array[i] if isinstance(values, np.ndarray) else list(values)[i]
         shown = original if original is None else float(original)
         raise UsageError(
             f"{name}[{i}] is {shown}: scores must be finite numbers; drop or impute missing values first"
@@ -258,7 +258,8 @@ def is_nested(values: Any) -> bool:
     """Whether a sequence holds per-case sequences (rounds) rather than one number per case."""
     if isinstance(values, np.ndarray):
         return values.ndim == 2 or (values.dtype == object and values.size > 0 and _is_row(values.flat[0]))
-    return len(values) > 0 and _is_row(values[0])
+    # Iterate rather than index: a pandas Series' [0] is a label lookup, not the first element.
+    return len(values) > 0 and _is_row(next(iter(values)))
 
 
 def _is_row(value: Any) -> bool:

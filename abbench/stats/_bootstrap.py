@@ -15,7 +15,7 @@ from abbench.errors import UsageError
 from abbench.stats._base import Interval, _Result, check_confidence, z_value
 from abbench.stats._errors import per_case
 
-STATISTICS = ("mean", "median", "p90", "p95", "p99")
+BOOTSTRAP_STATISTICS = ("mean", "median", "p90", "p95", "p99")
 """Statistics the paired bootstrap resamples; ``pNN`` is the NN-th percentile."""
 
 _CHUNK_ELEMENTS = 1 << 18  # indices drawn per step: small enough to stay in cache, large enough to amortise
@@ -66,10 +66,10 @@ def _statistic_fn(statistic: str):
         return lambda x, axis=None: np.mean(x, axis=axis)
     q = 0.5 if statistic == "median" else None
     match = re.fullmatch(r"p(\d{1,2})", statistic)
-    if statistic in STATISTICS and match:
+    if statistic in BOOTSTRAP_STATISTICS and match:
         q = int(match.group(1)) / 100.0
     if q is None:
-        raise UsageError(f"unknown statistic {statistic!r}; choose one of {', '.join(STATISTICS)}")
+        raise UsageError(f"unknown statistic {statistic!r}; choose one of {', '.join(BOOTSTRAP_STATISTICS)}")
     return lambda x, axis=None: np.quantile(x, q, axis=axis)
 
 

@@ -72,7 +72,10 @@ class PairedDifference(_Result):
 def _correlation(x: np.ndarray, y: np.ndarray) -> float:
     if x.size < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return math.nan
-    return float(np.corrcoef(x, y)[0, 1])
+    # Spreads so tiny that the standard deviation underflows leave the correlation undefined too.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = float(np.corrcoef(x, y)[0, 1])
+    return r if math.isfinite(r) else math.nan
 
 
 def paired_difference(

@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from abbench.errors import UsageError
-from abbench.stats import STATISTICS, paired_bootstrap, paired_difference
+from abbench.stats import BOOTSTRAP_STATISTICS, paired_bootstrap, paired_difference
 from abbench.stats._bootstrap import _uniform_indices
 
 
@@ -155,7 +155,7 @@ def test_bootstrap_refuses_mismatched_arms():
 
 
 def test_every_statistic_name_is_accepted():
-    for statistic in STATISTICS:
+    for statistic in BOOTSTRAP_STATISTICS:
         assert paired_bootstrap([1, 2, 3, 9], [2, 3, 4, 5], iterations=100, statistic=statistic).n == 4
 
 
