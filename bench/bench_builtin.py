@@ -21,6 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from abbench.agents import Task, make_agent  # noqa: E402
 from abbench.snapshot import Snapshot, build_snapshot  # noqa: E402
+from abbench.stats import mcnemar_exact  # noqa: E402
 from abbench.types import Case  # noqa: E402
 
 DEMO = ROOT / "data" / "demo"
@@ -57,13 +58,6 @@ async def run_arm(cases: list[Case], skill: Snapshot | None, temperature: float 
     return {(t.case.case_id, t.round): o for t, o in zip(tasks, outs, strict=True)}
 
 
-def mcnemar_exact(fixed: int, broke: int) -> float:
-    """Two-sided exact McNemar p-value on the discordant pairs."""
-    from scipy.stats import binomtest
-
-    return binomtest(fixed, fixed + broke, 0.5).pvalue if fixed + broke else 1.0
-
-
 def main() -> None:
     """Print the figures."""
     ap = argparse.ArgumentParser(description=__doc__)
@@ -87,7 +81,7 @@ def main() -> None:
     for a, b in (("no skill", "v1"), ("v1", "v2")):
         fixed = [c for c in by_id if not ok[a][c] and ok[b][c]]
         broke = [c for c in by_id if ok[a][c] and not ok[b][c]]
-        p = mcnemar_exact(len(fixed), len(broke))
+        p = mcnemar_exact(len(broke), len(fixed)).p_value
         print(f"  {a} → {b}: fixed {len(fixed)}, regressed {len(broke)}, exact McNemar p = {p:.2g}")
     print("per domain (n): " + " / ".join(results))
     per: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))

@@ -9,10 +9,10 @@ import time
 from collections import defaultdict
 
 import pytest
-from scipy.stats import binomtest
 
 from abbench.agents import Task, agent_names, extract_rules, make_agent
 from abbench.errors import AgentError, UsageError
+from abbench.stats import mcnemar_exact
 from abbench.types import AgentOutput, Case
 
 LABELS = ("fast", "slow")
@@ -73,7 +73,7 @@ def test_v2_fixes_many_breaks_a_few_and_the_difference_is_significant(demo_runs,
     broke = [c for c in ok["v1"] if ok["v1"][c] and not ok["v2"][c]]
     assert 4 <= len(broke) <= 12, broke
     assert len(fixed) >= 5 * len(broke)
-    assert binomtest(len(fixed), len(fixed) + len(broke), 0.5).pvalue < 0.001
+    assert mcnemar_exact(len(broke), len(fixed)).p_value < 0.001
 
 
 def test_some_domains_gain_more_than_others(demo_runs, demo_cases):
