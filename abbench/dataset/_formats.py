@@ -320,6 +320,12 @@ def open_excel(path: Path, *, sheet: str | int | None, header_row: int | None) -
         data = book.get_sheet_by_name(name)
         first_col = data.start[1] if data.start else 0
         sheet_width = data.width if data.start else 0
+        # Rows (1-based) holding a cell merged across columns: how title rows are usually made.
+        merged_rows = {
+            start[0] + 1
+            for start, end in (getattr(data, "merged_cell_ranges", None) or ())
+            if end[1] > start[1]
+        }
         head_rows: list[tuple[int, list[Any]]] = []
         for number, cells in enumerate(data.iter_rows(), start=1):
             if header_row and number < header_row:
@@ -349,7 +355,7 @@ def open_excel(path: Path, *, sheet: str | int | None, header_row: int | None) -
                 )
             number, cells = match[0]
         elif head_rows:
-            number, cells = _pick_header(head_rows)
+            number, cells = _pick_header(head_rows, merged_rows)
             if number != head_rows[0][0]:
                 notes.append(
                     f"rows above row {number} look like a title; row {number} is taken as the header"
@@ -440,17 +446,18 @@ def _tidy_excel(
     return RowChunk(rows, locs, None, bad)
 
 
-def _pick_header(rows: list[tuple[int, list[Any]]]) -> tuple[int, list[Any]]:
-    # A title row ("2024 Q1 标注结果") sits above the real header: one filled cell, then a blank row.
-    # Skip such rows when a later row among the first few has more filled cells. A one-cell header
-    # directly above its data (a column with no header name) is not a title.
+def _pick_header(rows: list[tuple[int, list[Any]]], merged_rows: set[int]) -> tuple[int, list[Any]]:
+    # A title row ("2024 Q1 标注结果") sits above the real header: one filled cell, merged across the
+    # columns or followed by a blank row. Skip such rows when a later row among the first few has more
+    # filled cells. A one-cell header directly above its data (a column with no name) is not a title.
     def filled(cells: list[Any]) -> int:
         return sum(1 for c in cells if c != "")
 
     widest = max(filled(c) for _, c in rows)
     for k, (number, cells) in enumerate(rows):
         gap_after = k + 1 < len(rows) and rows[k + 1][0] > number + 1
-        if filled(cells) > 1 or widest <= 1 or not gap_after:
+        title = filled(cells) == 1 and widest > 1 and (gap_after or number in merged_rows)
+        if not title:
             return number, cells
     return rows[0]
 
