@@ -14,7 +14,7 @@ from abbench.store._base import (
     now_iso,
     resolve_store_path,
 )
-from abbench.store._datasets import DatasetsMixin
+from abbench.store._datasets import DatasetsMixin, import_dataset, list_datasets, load_cases, load_dataset
 from abbench.store._experiments import ExperimentsMixin
 from abbench.store._grades import GradesMixin
 from abbench.store._migrations import SCHEMA_VERSION
@@ -52,6 +52,10 @@ __all__ = [
     "Store",
     "current_user",
     "dumps",
+    "import_dataset",
+    "list_datasets",
+    "load_cases",
+    "load_dataset",
     "load_snapshot",
     "loads",
     "now_iso",
