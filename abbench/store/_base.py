@@ -136,6 +136,18 @@ class StoreBase:
             self._connections.clear()
         self._local = threading.local()
 
+    def close_thread_connection(self) -> None:
+        """Close the calling thread's connection (threads that end should call this)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            return
+        self._local.conn = None
+        with self._lock:
+            if conn in self._connections:
+                self._connections.remove(conn)
+        with suppress(sqlite3.Error):
+            conn.close()
+
     def __enter__(self):
         return self
 
