@@ -180,7 +180,7 @@ def label_match(name: str = "label_match") -> Grader:
         gold = normalise_label(ctx.case.expected, ctx.label_map)
         pred = normalise_label(ctx.output.prediction, ctx.label_map)
         ok = pred is not None and pred == gold
-        return GradeResult(passed=ok, score=1.0 if ok else 0.0, details={"gold": gold, "prediction": pred})
+        return GradeResult(passed=ok, score=1.0 if ok else 0.0)
 
     return FunctionGrader(name, grade, "rule")
 

@@ -14,7 +14,6 @@ import logging
 import random
 import time
 import traceback
-import uuid
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -343,7 +342,7 @@ class ExperimentRunner:
                 model=arm.model,
                 params=arm.params or {},
                 round=item.round,
-                session_id=uuid.uuid4().hex,
+                session_id=f"{random.getrandbits(64):016x}",
                 run_id=item.run_id,
                 label_set=self.label_set,
                 timeout_s=self.timeout_s,
@@ -406,7 +405,7 @@ class ExperimentRunner:
                 "fail",
                 {
                     "attempts": attempts,
-                "failure_type": error.failure_type,
+                    "failure_type": error.failure_type,
                     "error": str(error),
                     "traceback": tb,
                     "retryable": int(bool(error.retryable)),
@@ -436,10 +435,10 @@ class ExperimentRunner:
             "prediction": out.prediction,
             "reason": out.reason,
             "confidence": out.confidence,
-            "evidence_refs": dumps(list(out.evidence_refs)),
+            "evidence_refs": _json_list(out.evidence_refs),
             "raw_output": out.raw_output,
-            "files_read": dumps(list(out.files_read)),
-            "sections_read": dumps(list(out.sections_read)),
+            "files_read": _json_list(out.files_read),
+            "sections_read": _json_list(out.sections_read),
             "input_tokens": out.usage.input_tokens,
             "output_tokens": out.usage.output_tokens,
             "cost": out.cost,
@@ -449,10 +448,6 @@ class ExperimentRunner:
             "transcript_path": transcript_path,
             "transcript_summary": dumps(summary),
             "executed_at": now_iso(),
-            "failure_type": None,
-            "error": None,
-            "traceback": None,
-            "retryable": None,
         }
 
     # -- grading ---------------------------------------------------------------------------------------
@@ -702,6 +697,10 @@ class ExperimentRunner:
             self.store.set_status(self.exp.id, "interrupted")
         except Exception:  # the original error matters more
             log.exception("could not record the interruption")
+
+
+def _json_list(values) -> str:
+    return dumps(list(values)) if values else "[]"
 
 
 def _result_values(result: GradeResult) -> dict[str, Any]:

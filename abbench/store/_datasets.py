@@ -25,7 +25,9 @@ class DatasetInfo:
 class DatasetsMixin:
     def save_dataset(self, name, cases, *, label_set=None, label_map=None):
         cases = list(cases)
-        h = hashlib.sha256(json.dumps([c.canonical() for c in cases], sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+        h = hashlib.sha256(
+            json.dumps([c.canonical() for c in cases], sort_keys=True, ensure_ascii=False).encode()
+        ).hexdigest()
         fp = f"{name}@{h[:12]}"
         row = self.query_one("SELECT id FROM datasets WHERE fingerprint=?", (fp,))
         if row:
@@ -37,15 +39,26 @@ class DatasetsMixin:
             )
             conn.executemany(
                 "INSERT INTO cases (dataset_id, idx, case_id, input, expected, domain, metadata) VALUES (?,?,?,?,?,?,?)",
-                [(cur.lastrowid, i, c.case_id, c.input, c.expected, c.domain, dumps(c.metadata)) for i, c in enumerate(cases)],
+                [
+                    (cur.lastrowid, i, c.case_id, c.input, c.expected, c.domain, dumps(c.metadata))
+                    for i, c in enumerate(cases)
+                ],
             )
         return self.get_dataset(cur.lastrowid)
 
     def get_dataset(self, ref):
-        r = self.query_one("SELECT id, fingerprint, name, n_cases, label_set, label_map, profile_id FROM datasets WHERE id=? OR fingerprint=?", (ref, ref))
+        r = self.query_one(
+            "SELECT id, fingerprint, name, n_cases, label_set, label_map, profile_id FROM datasets WHERE id=? OR fingerprint=?",
+            (ref, ref),
+        )
         return DatasetInfo(r[0], r[1], r[2], r[3], loads(r[4]), loads(r[5]), r[6])
 
     def load_cases(self, ref):
         ds = self.get_dataset(ref)
-        return [Case(r[0], r[1], r[2], domain=r[3], metadata=loads(r[4])) for r in self.query(
-            "SELECT case_id, input, expected, domain, metadata FROM cases WHERE dataset_id=? ORDER BY idx", (ds.id,))]
+        return [
+            Case(r[0], r[1], r[2], domain=r[3], metadata=loads(r[4]))
+            for r in self.query(
+                "SELECT case_id, input, expected, domain, metadata FROM cases WHERE dataset_id=? ORDER BY idx",
+                (ds.id,),
+            )
+        ]

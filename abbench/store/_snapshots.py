@@ -25,7 +25,17 @@ class SnapshotsMixin:
             with self.transaction() as conn:
                 conn.execute(
                     "INSERT INTO snapshots (hash, skill_name, path, n_files, size_bytes, files, draft, source_path, created_at) VALUES (?,?,?,?,?,?,?,?,?)",
-                    (digest, folder.name, str(folder.resolve()), len(files), 0, "[]", 1, str(folder), now_iso()),
+                    (
+                        digest,
+                        folder.name,
+                        str(folder.resolve()),
+                        len(files),
+                        0,
+                        "[]",
+                        1,
+                        str(folder),
+                        now_iso(),
+                    ),
                 )
         self._shim = getattr(self, "_shim", {})
         self._shim[digest] = Snapshot(digest, folder.name, folder.resolve(), tuple(files))

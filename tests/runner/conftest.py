@@ -65,8 +65,13 @@ register_agent("scripted")(ScriptedAgent)
 def make_cases(n: int, domains=("nav", "car", "media")) -> list[Case]:
     """`n` small cases with gold labels fast/slow over a few domains."""
     return [
-        Case(f"c{i:03d}", f"query {i}", "fast" if i % 3 else "slow", domain=domains[i % len(domains)],
-             metadata={"tags": ["smoke"]} if i < 2 else {})
+        Case(
+            f"c{i:03d}",
+            f"query {i}",
+            "fast" if i % 3 else "slow",
+            domain=domains[i % len(domains)],
+            metadata={"tags": ["smoke"]} if i < 2 else {},
+        )
         for i in range(n)
     ]
 
@@ -82,7 +87,9 @@ def skill_dir(tmp_path):
     """A tiny skill folder."""
     d = tmp_path / "skill"
     d.mkdir()
-    (d / "SKILL.md").write_text("---\nname: tiny\ndescription: test\n---\n# Rules\n- fast things\n", encoding="utf-8")
+    (d / "SKILL.md").write_text(
+        "---\nname: tiny\ndescription: test\n---\n# Rules\n- fast things\n", encoding="utf-8"
+    )
     return d
 
 

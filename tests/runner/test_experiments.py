@@ -60,7 +60,9 @@ def test_clone_replaces_one_arm_and_keeps_the_rest(store, definition, tmp_path):
     ],
 )
 def test_case_subsets(store, definition, selection, expected):
-    exp = create_experiment(definition(cases=selection, rounds=1, arms={"a": {"agent": "scripted"}}), store=store)
+    exp = create_experiment(
+        definition(cases=selection, rounds=1, arms={"a": {"agent": "scripted"}}), store=store
+    )
     assert [r.case_id for r in store.runs(exp.id)] == expected
 
 

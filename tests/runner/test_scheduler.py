@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
@@ -47,7 +48,10 @@ def test_run_grades_every_run_into_one_batch(store, definition):
     # every state transition is kept, in order
     events = store.run_events(runs[0].id)
     assert [(e["from"], e["to"]) for e in events] == [
-        ("pending", "running"), ("running", "executed"), ("executed", "evaluating"), ("evaluating", "pass")
+        ("pending", "running"),
+        ("running", "executed"),
+        ("executed", "evaluating"),
+        ("evaluating", "pass"),
     ]
     # transcripts go to files; the database keeps the path and a summary
     r = runs[0]
@@ -77,7 +81,9 @@ def test_retryable_failures_are_retried_and_others_fail_once(store, definition):
 
 def test_exhausted_retries_fail_as_retryable(store, definition):
     exp = create_experiment(
-        definition(rounds=1, arms={"a": {"agent": "scripted", "flaky": 99}}, retries=1, cases={"ids": ["c000"]}),
+        definition(
+            rounds=1, arms={"a": {"agent": "scripted", "flaky": 99}}, retries=1, cases={"ids": ["c000"]}
+        ),
         store=store,
     )
     run_experiment(exp.id, store=store)
@@ -166,7 +172,9 @@ def test_second_runner_is_refused(store, definition):
 
 def test_reconciliation_after_a_crash(store, definition):
     """running → interrupted execution failure, re-executed; evaluating → executed, graded without re-running."""
-    exp = create_experiment(definition(rounds=1, arms={"a": {"agent": "scripted", "tag": "crash"}}), store=store)
+    exp = create_experiment(
+        definition(rounds=1, arms={"a": {"agent": "scripted", "tag": "crash"}}), store=store
+    )
     run_experiment(exp.id, store=store)
     runs = {r.case_id: r for r in store.runs(exp.id)}
     with store.transaction() as conn:
@@ -185,13 +193,19 @@ def test_reconciliation_after_a_crash(store, definition):
     assert CALLS[("crash", "c001", 0, "a")] == before["c001"]  # graded from its stored execution
     assert CALLS[("crash", "c002", 0, "a")] == before["c002"] + 1
     assert [e["to"] for e in store.run_events(runs["c000"].id)][-5:] == [
-        "fail", "running", "executed", "evaluating", "pass"
+        "fail",
+        "running",
+        "executed",
+        "evaluating",
+        "pass",
     ]
     assert [e["detail"] for e in store.run_events(runs["c001"].id)][-3] == "reconciled: waiting for grading"
 
 
 def test_regrade_reuses_executions_and_appends_to_the_batch(store, definition):
-    exp = create_experiment(definition(rounds=1, arms={"a": {"agent": "scripted", "tag": "regrade"}}), store=store)
+    exp = create_experiment(
+        definition(rounds=1, arms={"a": {"agent": "scripted", "tag": "regrade"}}), store=store
+    )
     run_experiment(exp.id, store=store)
     calls = sum(v for k, v in CALLS.items() if k[0] == "regrade")
     batch = store.get_experiment(exp.id).batch_id
@@ -206,7 +220,8 @@ def test_regrade_reuses_executions_and_appends_to_the_batch(store, definition):
 
 def test_retry_failed_reexecutes_only_those(store, definition):
     exp = create_experiment(
-        definition(rounds=1, arms={"a": {"agent": "scripted", "fail": ["c004"], "tag": "retryfailed"}}), store=store
+        definition(rounds=1, arms={"a": {"agent": "scripted", "fail": ["c004"], "tag": "retryfailed"}}),
+        store=store,
     )
     run_experiment(exp.id, store=store)
     before = dict(CALLS)
@@ -218,7 +233,9 @@ def test_retry_failed_reexecutes_only_those(store, definition):
 
 def test_many_concurrent_graders_make_one_batch(store, definition):
     exp = create_experiment(
-        definition(rounds=20, concurrency=64, graders=["label_match", {"type": "label_match", "name": "second"}]),
+        definition(
+            rounds=20, concurrency=64, graders=["label_match", {"type": "label_match", "name": "second"}]
+        ),
         store=store,
     )
     run_experiment(exp.id, store=store)
@@ -236,7 +253,7 @@ def test_observer_sees_progress_to_the_end(store, definition):
     exp = create_experiment(definition(), store=store)
     run_experiment(exp.id, store=store, observers=[Obs()])
     assert seen[0][0] == 0 and seen[-1] == (24, 24, "finished")
-    assert all(a[0] <= b[0] for a, b in zip(seen, seen[1:], strict=False))
+    assert all(a[0] <= b[0] for a, b in itertools.pairwise(seen))
 
 
 def test_runs_from_threads_do_not_share_connections(store, definition):
