@@ -18,8 +18,14 @@ _EXPORTS: dict[str, str] = {
     "Case": "abbench.types",
     "RunState": "abbench.types",
     "Section": "abbench.types",
+    "Snapshot": "abbench.snapshot",
+    "SnapshotDiff": "abbench.snapshot",
     "Store": "abbench.store",
+    "build_snapshot": "abbench.snapshot",
+    "diff_snapshots": "abbench.snapshot",
+    "load_snapshot": "abbench.store",
     "open_store": "abbench.store",
+    "snapshot_skill": "abbench.store",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])

@@ -11,7 +11,15 @@ import pytest
 from click.testing import CliRunner
 
 REPO = Path(__file__).resolve().parent.parent
-REALDATA = (REPO / ".." / "shared" / "realdata").resolve()
+# ../shared from a clone in /work/main; ../../shared from a work tree in /work/wt/NAME.
+REALDATA = next(
+    (
+        p.resolve()
+        for p in (REPO / ".." / "shared" / "realdata", REPO / ".." / ".." / "shared" / "realdata")
+        if p.exists()
+    ),
+    (REPO / ".." / "shared" / "realdata").resolve(),
+)
 DEMO = REPO / "data" / "demo"
 
 

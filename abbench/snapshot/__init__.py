@@ -2,15 +2,55 @@
 
 from __future__ import annotations
 
-from abbench.snapshot._model import MARKDOWN_SUFFIXES, Snapshot, SnapshotFile
-from abbench.snapshot._sections import front_matter_end, parse_sections, resolve_ref, slug
+from abbench.snapshot._build import (
+    PreparedSnapshot,
+    SkillInfo,
+    build_snapshot,
+    prepare_snapshot,
+    safe_folder_name,
+    snapshot_from_git,
+)
+from abbench.snapshot._content import (
+    DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_MAX_FILES,
+    DEFAULT_MAX_TOTAL_BYTES,
+    IGNORED_NAMES,
+    IGNORED_PATTERNS,
+    content_hash,
+    human_size,
+    is_ignored,
+)
+from abbench.snapshot._diff import RenamedFile, SectionChange, SkillInfoChange, SnapshotDiff, diff_snapshots
+from abbench.snapshot._model import MARKDOWN_SUFFIXES, Snapshot, SnapshotFile, SnapshotSource
+from abbench.snapshot._sections import front_matter_end, normalize_path, parse_sections, resolve_ref, slug
 
 __all__ = [
+    "DEFAULT_MAX_FILES",
+    "DEFAULT_MAX_FILE_BYTES",
+    "DEFAULT_MAX_TOTAL_BYTES",
+    "IGNORED_NAMES",
+    "IGNORED_PATTERNS",
     "MARKDOWN_SUFFIXES",
+    "PreparedSnapshot",
+    "RenamedFile",
+    "SectionChange",
+    "SkillInfo",
+    "SkillInfoChange",
     "Snapshot",
+    "SnapshotDiff",
     "SnapshotFile",
+    "SnapshotSource",
+    "build_snapshot",
+    "content_hash",
+    "diff_snapshots",
     "front_matter_end",
+    "human_size",
+    "is_ignored",
+    "normalize_path",
     "parse_sections",
+    "prepare_snapshot",
     "resolve_ref",
+    "safe_folder_name",
     "slug",
+    "snapshot_from_git",
 ]

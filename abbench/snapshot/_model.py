@@ -1,4 +1,4 @@
-"""The Snapshot value: an immutable skill folder, its files, and its sections."""
+"""The Snapshot value: an immutable skill folder, its files, its sections, and where it came from."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from abbench.errors import NotFoundError
-from abbench.snapshot._sections import parse_sections, resolve_ref
+from abbench.snapshot._sections import normalize_path, parse_sections, resolve_ref
 from abbench.types import Section
 
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
@@ -24,20 +24,58 @@ class SnapshotFile:
     binary: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class SnapshotSource:
+    """Where one taking of a snapshot's content came from.
+
+    The same content can be taken several times (from a draft folder, then from the commit that
+    recorded it, then from a tag); the store keeps one `SnapshotSource` per taking and shows the best
+    one (a clean commit beats a draft; the first commit stays) on the `Snapshot` itself.
+
+    Attributes:
+        draft: True when the content is not exactly a clean git commit.
+        draft_reason: Why it is a draft, in words (not in git, uncommitted changes, ...).
+        repo: The top-level folder of the git repository, when there is one.
+        remote: The repository's remote URL (``origin`` first), credentials removed.
+        commit: The full commit id, for content that equals a commit (None for drafts).
+        tag: A tag pointing at that commit, if any (the highest version when several do).
+        git_ref: The reference asked for (``v1.2``, ``HEAD~3``), for snapshots taken from git.
+        subdir: The skill folder inside the repository (forward slashes; None for its top).
+        source_path: The folder on disk the content was read from.
+        taken_at: When it was taken (ISO-8601, UTC); None outside a store.
+        taken_by: Who took it; None outside a store.
+    """
+
+    draft: bool = True
+    draft_reason: str | None = None
+    repo: str | None = None
+    remote: str | None = None
+    commit: str | None = None
+    tag: str | None = None
+    git_ref: str | None = None
+    subdir: str | None = None
+    source_path: str | None = None
+    taken_at: str | None = None
+    taken_by: str | None = None
+
+
 @dataclass(frozen=True)
 class Snapshot:
     """An immutable copy of a skill folder, identified by the hash of its content.
 
     Attributes:
-        hash: sha256 (hex) over the sorted relative paths and bytes of every file.
+        hash: sha256 (hex) over the sorted relative paths and bytes of every file (see `content_hash`).
         skill_name: From SKILL.md front matter ``name``, else the folder name.
-        description: From SKILL.md front matter ``description``.
         root: The folder that holds the files (``<store>/snapshots/<skill>/<hash>`` once stored).
         files: Every file, sorted by path.
+        description: From SKILL.md front matter ``description``.
         draft: True when the content is not a clean git commit (not in git, or uncommitted changes).
-        repo, commit, tag, git_ref, subdir, source_path: Where the content came from.
-        front_matter: The SKILL.md YAML front matter.
-        created_at: When it was first stored.
+        repo, commit, tag, git_ref, subdir, source_path: Where the content came from (see `SnapshotSource`).
+        front_matter: The SKILL.md YAML front matter (JSON-compatible values).
+        created_at: When it was first stored (None outside a store).
+        remote: The repository's remote URL, credentials removed.
+        draft_reason: Why the content is a draft, in words.
+        warnings: What looked wrong but did not stop the snapshot (no SKILL.md, bad front matter, ...).
     """
 
     hash: str
@@ -54,6 +92,9 @@ class Snapshot:
     source_path: str | None = None
     front_matter: dict[str, Any] = field(default_factory=dict)
     created_at: str | None = None
+    remote: str | None = None
+    draft_reason: str | None = None
+    warnings: tuple[str, ...] = ()
 
     @property
     def short(self) -> str:
@@ -73,17 +114,61 @@ class Snapshot:
         text = f"{self.repo or '?'}@{(self.commit or '?')[:12]}"
         return f"{text} ({self.tag})" if self.tag else text
 
-    def read_text(self, path: str) -> str:
-        """The text of one file of the snapshot (UTF-8).
+    @property
+    def provenance(self) -> SnapshotSource:
+        """The source shown on this snapshot, as a `SnapshotSource`."""
+        return SnapshotSource(
+            draft=self.draft,
+            draft_reason=self.draft_reason,
+            repo=self.repo,
+            remote=self.remote,
+            commit=self.commit,
+            tag=self.tag,
+            git_ref=self.git_ref,
+            subdir=self.subdir,
+            source_path=self.source_path,
+            taken_at=self.created_at,
+        )
+
+    @property
+    def has_skill_md(self) -> bool:
+        """Whether the folder has the SKILL.md entry point (a snapshot without one is flagged)."""
+        return any(f.path == "SKILL.md" for f in self.files)
+
+    @property
+    def size(self) -> int:
+        """Total bytes of every file."""
+        return sum(f.size for f in self.files)
+
+    def file(self, path: str) -> SnapshotFile:
+        """The file at `path` (relative, forward slashes; a leading ``./`` is ignored).
+
+        Raises:
+            NotFoundError: no such file in this snapshot (the message lists its files).
+        """
+        wanted = normalize_path(path)
+        for f in self.files:
+            if f.path == wanted:
+                return f
+        names = ", ".join(f.path for f in self.files[:30])
+        more = f" and {len(self.files) - 30} more" if len(self.files) > 30 else ""
+        raise NotFoundError(f"{self.label} has no file {path!r}; its files: {names}{more}")
+
+    def read_bytes(self, path: str) -> bytes:
+        """The bytes of one file of the snapshot.
 
         Raises:
             NotFoundError: no such file in this snapshot.
         """
-        path = path.strip().lstrip("./")
-        if not any(f.path == path for f in self.files):
-            names = ", ".join(f.path for f in self.files[:20])
-            raise NotFoundError(f"{self.label} has no file {path!r}; its files: {names}")
-        return (self.root / path).read_text(encoding="utf-8", errors="replace")
+        return (self.root / self.file(path).path).read_bytes()
+
+    def read_text(self, path: str) -> str:
+        """The text of one file of the snapshot (UTF-8; a byte-order mark is dropped).
+
+        Raises:
+            NotFoundError: no such file in this snapshot.
+        """
+        return (self.root / self.file(path).path).read_text(encoding="utf-8-sig", errors="replace")
 
     @cached_property
     def sections(self) -> tuple[Section, ...]:
@@ -95,6 +180,55 @@ class Snapshot:
             out.extend(parse_sections(f.path, self.read_text(f.path)))
         return tuple(out)
 
+    @property
+    def refs(self) -> tuple[str, ...]:
+        """Every stable reference (``path#heading``) of this snapshot, in `sections` order."""
+        return tuple(s.ref for s in self.sections)
+
     def resolve(self, ref: str) -> Section | None:
         """The section a reference (``path#heading``) points at, or None (see `resolve_ref`)."""
-        return resolve_ref(self.sections, ref)
+        if "sections" in self.__dict__:
+            return resolve_ref(self.sections, ref)
+        # Only the named file needs parsing: every reference starts with its file's path.
+        wanted = normalize_path(ref)
+        candidates = [
+            f.path
+            for f in self.files
+            if not f.binary
+            and f.path.lower().endswith(MARKDOWN_SUFFIXES)
+            and (wanted == f.path or wanted.startswith(f.path + "#"))
+        ]
+        if not candidates:
+            return None
+        path = max(candidates, key=len)
+        return resolve_ref(parse_sections(path, self.read_text(path)), ref)
+
+    def to_dict(self, *, files: bool = True) -> dict[str, Any]:
+        """A JSON-ready description of the snapshot (what ``--json`` prints)."""
+        data: dict[str, Any] = {
+            "hash": self.hash,
+            "label": self.label,
+            "skill_name": self.skill_name,
+            "description": self.description,
+            "draft": self.draft,
+            "draft_reason": self.draft_reason,
+            "repo": self.repo,
+            "remote": self.remote,
+            "commit": self.commit,
+            "tag": self.tag,
+            "git_ref": self.git_ref,
+            "subdir": self.subdir,
+            "source_path": self.source_path,
+            "root": str(self.root),
+            "created_at": self.created_at,
+            "n_files": len(self.files),
+            "size_bytes": self.size,
+            "has_skill_md": self.has_skill_md,
+            "warnings": list(self.warnings),
+            "front_matter": self.front_matter,
+        }
+        if files:
+            data["files"] = [
+                {"path": f.path, "sha256": f.sha256, "size": f.size, "binary": f.binary} for f in self.files
+            ]
+        return data

@@ -105,6 +105,14 @@ def parse_sections(path: str, text: str) -> list[Section]:
     return sections
 
 
+def normalize_path(path: str) -> str:
+    """A file path as references spell it: forward slashes, no leading ``./`` (``.github`` stays)."""
+    path = path.strip().replace("\\", "/")
+    while path.startswith("./"):
+        path = path[2:]
+    return path
+
+
 def slug(text: str) -> str:
     """A forgiving form of a heading for matching citations: case-folded, NFKC, punctuation dropped."""
     text = unicodedata.normalize("NFKC", text).casefold().strip()
@@ -124,8 +132,13 @@ def resolve_ref(sections: Iterable[Section], ref: str) -> Section | None:
     for s in sections:
         if s.ref == ref:
             return s
-    path, _, anchor = ref.partition("#")
-    path = path.strip().lstrip("./")
+    ref = normalize_path(ref)
+    # A file name may itself hold '#': split after the longest known path rather than at the first '#'.
+    paths = sorted({s.path for s in sections}, key=len, reverse=True)
+    path = next((p for p in paths if ref == p or ref.startswith(p + "#")), None)
+    if path is None:
+        path = ref.partition("#")[0]
+    anchor = ref[len(path) + 1 :]
     in_file = [s for s in sections if s.path == path]
     if not in_file:
         return None

@@ -20,7 +20,7 @@ from abbench.store._grades import GradesMixin
 from abbench.store._migrations import SCHEMA_VERSION
 from abbench.store._reviews import ReviewsMixin
 from abbench.store._runs import RunsMixin
-from abbench.store._snapshots import SnapshotsMixin
+from abbench.store._snapshots import SnapshotsMixin, load_snapshot, snapshot_skill
 
 
 class Store(
@@ -52,8 +52,10 @@ __all__ = [
     "Store",
     "current_user",
     "dumps",
+    "load_snapshot",
     "loads",
     "now_iso",
     "open_store",
     "resolve_store_path",
+    "snapshot_skill",
 ]

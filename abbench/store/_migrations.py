@@ -119,9 +119,31 @@ def _core(conn: sqlite3.Connection) -> None:
             subdir TEXT,
             source_path TEXT,
             created_at TEXT NOT NULL,
-            created_by TEXT
+            created_by TEXT,
+            remote TEXT,                        -- the repository's remote URL, credentials removed
+            draft_reason TEXT,                  -- why the content is a draft, in words
+            warnings TEXT                       -- JSON list: no SKILL.md, bad front matter, ...
         );
         CREATE INDEX snapshots_name ON snapshots(skill_name);
+
+        -- Every taking of a snapshot's content (the same bytes may come from a draft folder, then a
+        -- commit, then a tag). The snapshots row shows the best one: a clean commit beats a draft.
+        CREATE TABLE snapshot_sources (
+            id INTEGER PRIMARY KEY,
+            snapshot TEXT NOT NULL REFERENCES snapshots(hash) ON DELETE CASCADE,
+            draft INTEGER NOT NULL,
+            draft_reason TEXT,
+            repo TEXT,
+            remote TEXT,
+            commit_sha TEXT,
+            tag TEXT,
+            git_ref TEXT,
+            subdir TEXT,
+            source_path TEXT,
+            taken_at TEXT NOT NULL,
+            taken_by TEXT
+        );
+        CREATE INDEX snapshot_sources_snapshot ON snapshot_sources(snapshot, id);
 
         CREATE TABLE snapshot_refs (
             snapshot TEXT NOT NULL REFERENCES snapshots(hash) ON DELETE CASCADE,

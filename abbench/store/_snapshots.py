@@ -1,46 +1,461 @@
-"""TEMPORARY shim until the snapshot branch lands (replaced at merge)."""
+"""Store methods for snapshots: copy a skill into the store once per content hash, find it again by ref.
+
+Identity and provenance: a snapshot *is* its content hash. Taking the same content again (from the
+same folder, a commit that recorded it, a tag) stores nothing new; every taking is appended to
+``snapshot_sources``, and the ``snapshots`` row shows the best one: a clean commit replaces a draft,
+the first commit recorded stays (a later commit with identical content is only listed as a source),
+and a tag added later to that same commit is filled in. Skill name, folder and warnings come from
+the first taking.
+
+Atomicity: files are written into a temporary folder inside the store, then the rows are inserted
+and the folder renamed into place within one transaction; any failure leaves neither rows nor folder.
+"""
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
+import logging
+import os
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
-from abbench.snapshot import Snapshot, SnapshotFile
-from abbench.store._base import now_iso
+from abbench.errors import NotFoundError, StoreError, UsageError
+from abbench.snapshot import (
+    DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_MAX_FILES,
+    DEFAULT_MAX_TOTAL_BYTES,
+    Snapshot,
+    SnapshotFile,
+    SnapshotSource,
+    prepare_snapshot,
+    safe_folder_name,
+)
+from abbench.store._base import current_user, dumps, loads, now_iso
+from abbench.types import Section
+
+log = logging.getLogger(__name__)
+
+_HEX = re.compile(r"[0-9a-f]+")
+_TMP_PREFIX = ".tmp-"
+_STALE_TMP_SECONDS = 24 * 3600
+MIN_PREFIX = 6
+"""Fewest hex digits a bare hash prefix may have (``name@prefix`` accepts 4)."""
+
+
+def _move_into_place(src: Path, dst: Path) -> None:
+    # Same filesystem (both inside the store), so this is an atomic rename.
+    os.replace(src, dst)
+
+
+def _source_from_row(row) -> SnapshotSource:
+    return SnapshotSource(
+        draft=bool(row["draft"]),
+        draft_reason=row["draft_reason"],
+        repo=row["repo"],
+        remote=row["remote"],
+        commit=row["commit_sha"],
+        tag=row["tag"],
+        git_ref=row["git_ref"],
+        subdir=row["subdir"],
+        source_path=row["source_path"],
+        taken_at=row["taken_at"],
+        taken_by=row["taken_by"],
+    )
 
 
 class SnapshotsMixin:
-    def snapshot_skill(self, folder, git_ref=None):
-        folder = Path(folder)
-        files = []
-        h = hashlib.sha256()
-        for p in sorted(folder.rglob("*")):
-            if p.is_file():
-                data = p.read_bytes()
-                rel = p.relative_to(folder).as_posix()
-                h.update(rel.encode() + b"\0" + data)
-                files.append(SnapshotFile(rel, hashlib.sha256(data).hexdigest(), len(data)))
-        digest = h.hexdigest()
-        if not self.query_one("SELECT 1 FROM snapshots WHERE hash=?", (digest,)):
+    """Reading and writing snapshots; mixed into `Store`."""
+
+    # -- writing -----------------------------------------------------------------------------------
+
+    def snapshot_skill(
+        self,
+        folder: str | os.PathLike | None = None,
+        *,
+        git_ref: str | None = None,
+        repo: str | os.PathLike | None = None,
+        subdir: str | None = None,
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
+        max_files: int = DEFAULT_MAX_FILES,
+    ) -> Snapshot:
+        """Copy a skill into the store (once per content) and return the stored snapshot.
+
+        The files land in ``snapshots/<skill-name>/<content-hash>/``; the returned snapshot's `root`
+        is that folder. Taking identical content again returns the stored snapshot and only records
+        the new source (see the module docstring for how provenance is kept).
+
+        Args:
+            folder: The skill folder. With `git_ref`, the folder's content at that ref; with
+                `repo`, a path relative to the repository (like `subdir`).
+            git_ref: A commit, branch or tag to read with ``git archive`` (the work tree is never touched).
+            repo: A git repository to read from (default ref ``HEAD``).
+            subdir: The skill folder inside `repo`.
+            max_file_bytes: Largest single file accepted (default 5 MB).
+            max_total_bytes: Largest total accepted (default 50 MB).
+            max_files: Most files accepted (default 5,000).
+
+        Raises:
+            SnapshotError: the content breaks the snapshot rules, or git cannot provide it.
+            UsageError: the arguments do not fit together.
+        """
+        prepared = prepare_snapshot(
+            folder,
+            git_ref=git_ref,
+            repo=repo,
+            subdir=subdir,
+            max_file_bytes=max_file_bytes,
+            max_total_bytes=max_total_bytes,
+            max_files=max_files,
+            exclude=self.path,
+        )
+        snapshots_dir = self.path / "snapshots"
+        snapshots_dir.mkdir(exist_ok=True)
+        self._sweep_stale_tmp(snapshots_dir)
+        source = prepared.source
+        taken_at, taken_by = now_iso(), current_user()
+        tmp = Path(tempfile.mkdtemp(prefix=_TMP_PREFIX, dir=snapshots_dir))
+        placed: Path | None = None  # a folder this call moved into place, removed again if the rows fail
+        try:
+            content = prepared.write_to(tmp / "content")
+            built = prepared.to_snapshot(content)
             with self.transaction() as conn:
+                row = conn.execute("SELECT * FROM snapshots WHERE hash = ?", (built.hash,)).fetchone()
+                if row is None:
+                    relative = f"snapshots/{safe_folder_name(built.skill_name)}/{built.hash}"
+                    final = self.path / relative
+                    self._insert_snapshot(conn, built, relative, taken_at, taken_by)
+                    if final.exists():  # left by a crash between rename and commit: no row points at it
+                        shutil.rmtree(final)
+                    final.parent.mkdir(parents=True, exist_ok=True)
+                    _move_into_place(content, final)
+                    placed = final
+                    log.info("stored snapshot %s in %s", built.label, relative)
+                else:
+                    self._update_provenance(conn, row, source)
+                    stored = self.path / row["path"]
+                    if not stored.is_dir():  # someone deleted the files: the same bytes restore them
+                        stored.parent.mkdir(parents=True, exist_ok=True)
+                        _move_into_place(content, stored)
+                        log.warning("restored the missing files of snapshot %s", row["hash"][:12])
+                    log.info("snapshot %s@%s was already stored", row["skill_name"], row["hash"][:12])
                 conn.execute(
-                    "INSERT INTO snapshots (hash, skill_name, path, n_files, size_bytes, files, draft, source_path, created_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                    "INSERT INTO snapshot_sources (snapshot, draft, draft_reason, repo, remote, commit_sha, tag,"
+                    " git_ref, subdir, source_path, taken_at, taken_by) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                     (
-                        digest,
-                        folder.name,
-                        str(folder.resolve()),
-                        len(files),
-                        0,
-                        "[]",
-                        1,
-                        str(folder),
-                        now_iso(),
+                        built.hash,
+                        int(source.draft),
+                        source.draft_reason,
+                        source.repo,
+                        source.remote,
+                        source.commit,
+                        source.tag,
+                        source.git_ref,
+                        source.subdir,
+                        source.source_path,
+                        taken_at,
+                        taken_by,
                     ),
                 )
-        self._shim = getattr(self, "_shim", {})
-        self._shim[digest] = Snapshot(digest, folder.name, folder.resolve(), tuple(files))
-        return self._shim[digest]
+        except BaseException:
+            if placed is not None:
+                shutil.rmtree(placed, ignore_errors=True)
+            raise
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return self.get_snapshot(built.hash)
 
-    def get_snapshot(self, ref):
-        r = self.query_one("SELECT hash, path FROM snapshots WHERE hash=? OR hash LIKE ?", (ref, f"{ref}%"))
-        return self.snapshot_skill(r[1])
+    def _insert_snapshot(self, conn, snap: Snapshot, relative: str, taken_at: str, taken_by: str) -> None:
+        conn.execute(
+            "INSERT INTO snapshots (hash, skill_name, description, front_matter, path, n_files, size_bytes,"
+            " files, draft, repo, commit_sha, tag, git_ref, subdir, source_path, created_at, created_by,"
+            " remote, draft_reason, warnings) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                snap.hash,
+                snap.skill_name,
+                snap.description,
+                dumps(snap.front_matter),
+                relative,
+                len(snap.files),
+                snap.size,
+                dumps([[f.path, f.sha256, f.size, f.binary] for f in snap.files]),
+                int(snap.draft),
+                snap.repo,
+                snap.commit,
+                snap.tag,
+                snap.git_ref,
+                snap.subdir,
+                snap.source_path,
+                taken_at,
+                taken_by,
+                snap.remote,
+                snap.draft_reason,
+                dumps(list(snap.warnings)),
+            ),
+        )
+        conn.executemany(
+            "INSERT INTO snapshot_refs (snapshot, ref, path, heading, level, start_line, end_line)"
+            " VALUES (?,?,?,?,?,?,?)",
+            [(snap.hash, s.ref, s.path, s.heading, s.level, s.start_line, s.end_line) for s in snap.sections],
+        )
+
+    @staticmethod
+    def _update_provenance(conn, row, source: SnapshotSource) -> None:
+        if source.draft:
+            return
+        if row["draft"]:
+            conn.execute(
+                "UPDATE snapshots SET draft = 0, draft_reason = NULL, repo = ?, remote = ?, commit_sha = ?,"
+                " tag = ?, git_ref = ?, subdir = ?, source_path = ? WHERE hash = ?",
+                (
+                    source.repo,
+                    source.remote,
+                    source.commit,
+                    source.tag,
+                    source.git_ref,
+                    source.subdir,
+                    source.source_path,
+                    row["hash"],
+                ),
+            )
+        elif row["commit_sha"] == source.commit and not row["tag"] and source.tag:
+            conn.execute("UPDATE snapshots SET tag = ? WHERE hash = ?", (source.tag, row["hash"]))
+
+    @staticmethod
+    def _sweep_stale_tmp(snapshots_dir: Path) -> None:
+        # Temporary folders of a process that died half way; young ones may belong to a live process.
+        cutoff = time.time() - _STALE_TMP_SECONDS
+        for child in snapshots_dir.glob(f"{_TMP_PREFIX}*"):
+            with contextlib.suppress(OSError):
+                if child.stat().st_mtime < cutoff:
+                    shutil.rmtree(child, ignore_errors=True)
+
+    # -- reading -----------------------------------------------------------------------------------
+
+    def _snapshot_from_row(self, row) -> Snapshot:
+        files = tuple(
+            SnapshotFile(p, sha, size, bool(binary)) for p, sha, size, binary in loads(row["files"])
+        )
+        return Snapshot(
+            hash=row["hash"],
+            skill_name=row["skill_name"],
+            root=self.path / row["path"],
+            files=files,
+            description=row["description"],
+            draft=bool(row["draft"]),
+            repo=row["repo"],
+            commit=row["commit_sha"],
+            tag=row["tag"],
+            git_ref=row["git_ref"],
+            subdir=row["subdir"],
+            source_path=row["source_path"],
+            front_matter=loads(row["front_matter"]) or {},
+            created_at=row["created_at"],
+            remote=row["remote"],
+            draft_reason=row["draft_reason"],
+            warnings=tuple(loads(row["warnings"]) or ()),
+        )
+
+    def _skill_names(self) -> list[str]:
+        return [r[0] for r in self.query("SELECT DISTINCT skill_name FROM snapshots ORDER BY skill_name")]
+
+    def _labels(self, rows, limit: int = 20) -> str:
+        labels = [f"{r['skill_name']}@{r['hash'][:12]}" + (" (draft)" if r["draft"] else "") for r in rows]
+        more = f" and {len(labels) - limit} more" if len(labels) > limit else ""
+        return ", ".join(labels[:limit]) + more
+
+    def get_snapshot(self, ref: str | Snapshot) -> Snapshot:
+        """A stored snapshot, by reference.
+
+        `ref` may be the full hash, a hash prefix of at least 6 hex digits, ``name@prefix`` (at
+        least 4 digits; a trailing ``(draft)`` as in `Snapshot.label` is ignored), or a skill name,
+        which means its most recently taken snapshot.
+
+        Raises:
+            NotFoundError: nothing matches (the message lists what is stored).
+            UsageError: a prefix matches several snapshots (the message lists them).
+        """
+        if isinstance(ref, Snapshot):
+            ref = ref.hash
+        text = re.sub(r"\s*\(draft\)\s*$", "", str(ref).strip())
+        if not text:
+            raise UsageError("give a snapshot: a hash (prefix), name@prefix, or a skill name")
+        latest = "(SELECT MAX(id) FROM snapshot_sources WHERE snapshot = snapshots.hash) DESC, snapshots.rowid DESC"
+        name, at, prefix = text.rpartition("@")
+        if at:
+            prefix = prefix.lower()
+            if not _HEX.fullmatch(prefix) or len(prefix) < 4:
+                raise UsageError(
+                    f"{text!r}: after '@' give at least 4 hex digits of the hash (as in {name}@1a2b3c)"
+                )
+            rows = self.query(
+                "SELECT * FROM snapshots WHERE skill_name = ? AND hash LIKE ? ORDER BY created_at",
+                (name, prefix + "%"),
+            )
+            if not rows:
+                same = self.query("SELECT * FROM snapshots WHERE skill_name = ? ORDER BY created_at", (name,))
+                if same:
+                    raise NotFoundError(f"no snapshot {text!r}; snapshots of {name}: {self._labels(same)}")
+                raise NotFoundError(f"no skill named {name!r} in the store; skills: {self._known()}")
+        else:
+            rows = []
+            lowered = text.lower()
+            if _HEX.fullmatch(lowered) and len(lowered) >= MIN_PREFIX:
+                rows = self.query(
+                    "SELECT * FROM snapshots WHERE hash LIKE ? ORDER BY created_at", (lowered + "%",)
+                )
+            if not rows:
+                rows = self.query(
+                    f"SELECT * FROM snapshots WHERE skill_name = ? ORDER BY {latest} LIMIT 1", (text,)
+                )
+            if not rows:
+                short = " (a hash prefix needs at least 6 hex digits)" if _HEX.fullmatch(lowered) else ""
+                hint = " (to snapshot a folder: abbench snapshot DIR)" if Path(text).is_dir() else ""
+                raise NotFoundError(
+                    f"no snapshot {text!r}{short}{hint}; skills in the store: {self._known()}"
+                )
+        if len(rows) > 1:
+            raise UsageError(
+                f"{text!r} matches {len(rows)} snapshots: {self._labels(rows)}; give more hex digits"
+            )
+        return self._snapshot_from_row(rows[0])
+
+    def _known(self) -> str:
+        names = self._skill_names()
+        if not names:
+            return "none yet (take one with: abbench snapshot DIR)"
+        return ", ".join(names[:30]) + (f" and {len(names) - 30} more" if len(names) > 30 else "")
+
+    def list_snapshots(self, skill: str | None = None) -> list[Snapshot]:
+        """Every stored snapshot (of one skill, if given), by skill name, oldest first within a skill."""
+        if skill is None:
+            rows = self.query("SELECT * FROM snapshots ORDER BY skill_name, created_at, rowid")
+        else:
+            rows = self.query(
+                "SELECT * FROM snapshots WHERE skill_name = ? ORDER BY created_at, rowid", (skill,)
+            )
+        return [self._snapshot_from_row(r) for r in rows]
+
+    def snapshot_sources(self, ref: str | Snapshot) -> list[SnapshotSource]:
+        """Every taking of a snapshot's content, oldest first (where the same bytes came from)."""
+        snap = self.get_snapshot(ref)
+        rows = self.query("SELECT * FROM snapshot_sources WHERE snapshot = ? ORDER BY id", (snap.hash,))
+        return [_source_from_row(r) for r in rows]
+
+    def list_references(self, ref: str | Snapshot) -> list[str]:
+        """Every stable reference (``path#heading``) of a snapshot, from the reference index."""
+        snap = self.get_snapshot(ref)
+        rows = self.query(
+            "SELECT ref FROM snapshot_refs WHERE snapshot = ? ORDER BY path != 'SKILL.md', path, start_line",
+            (snap.hash,),
+        )
+        return [r[0] for r in rows]
+
+    def resolve_reference(self, snapshot_ref: str | Snapshot, ref: str) -> Section:
+        """The section a reference (``path#heading``) points at in a stored snapshot, with its text.
+
+        Matching is exact first, then forgiving within the file (case, slug form: see `resolve_ref`).
+
+        Raises:
+            NotFoundError: no such snapshot, file or heading (the message lists what exists).
+            StoreError: the snapshot's files are missing from the store folder.
+        """
+        snap = self.get_snapshot(snapshot_ref)
+        if not snap.root.is_dir():
+            raise StoreError(
+                f"the files of {snap.label} are missing from {snap.root}; take the snapshot again to restore them"
+            )
+        section = snap.resolve(ref)
+        if section is not None:
+            return section
+        refs = self.list_references(snap)
+        path = ref.strip().partition("#")[0]
+        in_file = [r for r in refs if r == path or r.startswith(path + "#")]
+        if in_file:
+            listed = ", ".join(in_file[:30]) + (" ..." if len(in_file) > 30 else "")
+            raise NotFoundError(f"no section {ref!r} in {snap.label}; references in {path}: {listed}")
+        files = sorted({r.partition("#")[0] for r in refs})
+        raise NotFoundError(
+            f"no file {path!r} with sections in {snap.label}; Markdown files: {', '.join(files) or '(none)'}"
+        )
+
+
+@contextlib.contextmanager
+def _using(store, *, create: bool = True) -> Iterator:
+    from abbench.store import Store, open_store
+
+    if isinstance(store, Store):
+        yield store
+        return
+    opened = open_store(store, create=create)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def snapshot_skill(
+    folder: str | os.PathLike | None = None,
+    *,
+    store=None,
+    git_ref: str | None = None,
+    repo: str | os.PathLike | None = None,
+    subdir: str | None = None,
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
+    max_files: int = DEFAULT_MAX_FILES,
+) -> Snapshot:
+    """Snapshot a skill folder (or a git ref of it) into a store and return the stored snapshot.
+
+    The same content always gives the same snapshot and is stored once. A folder outside git, or
+    with uncommitted changes, is marked as a draft; a clean commit records repository, commit and tag.
+
+    Args:
+        folder: The skill folder (the one holding SKILL.md).
+        store: A `Store`, a store folder, or None for $ABBENCH_STORE / ./.abbench.
+        git_ref: Read the folder's content at this commit, branch or tag with ``git archive``.
+        repo: Read from this git repository (default ref ``HEAD``); `subdir` or `folder` is relative to it.
+        subdir: The skill folder inside `repo`.
+        max_file_bytes: Largest single file accepted (default 5 MB).
+        max_total_bytes: Largest total accepted (default 50 MB).
+        max_files: Most files accepted (default 5,000).
+
+    Example:
+        >>> snap = snapshot_skill("skills/fast-slow-routing")            # doctest: +SKIP
+        >>> snap.label, snap.source, len(snap.sections)                  # doctest: +SKIP
+        ('fast-slow-routing@1a2b3c4d5e6f (draft)', 'draft', 14)
+
+    Raises:
+        SnapshotError: symlinks leaving the folder, files over the limits, unknown git ref or folder.
+        UsageError: the arguments do not fit together.
+    """
+    with _using(store) as s:
+        return s.snapshot_skill(
+            folder,
+            git_ref=git_ref,
+            repo=repo,
+            subdir=subdir,
+            max_file_bytes=max_file_bytes,
+            max_total_bytes=max_total_bytes,
+            max_files=max_files,
+        )
+
+
+def load_snapshot(ref: str | Snapshot, store=None) -> Snapshot:
+    """A stored snapshot by hash, hash prefix (6+ hex), ``name@prefix``, or skill name (its latest).
+
+    Args:
+        ref: Which snapshot (see `Store.get_snapshot`).
+        store: A `Store`, a store folder, or None for $ABBENCH_STORE / ./.abbench.
+
+    Raises:
+        NotFoundError: nothing matches (the message lists the stored skills).
+        UsageError: an ambiguous prefix (the message lists the candidates).
+        StoreError: there is no store there.
+    """
+    with _using(store, create=False) as s:
+        return s.get_snapshot(ref)

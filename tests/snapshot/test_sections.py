@@ -58,3 +58,13 @@ def test_resolve_is_forgiving_but_exact_first():
     assert resolve_ref(sections, "./SKILL.md#车控-2").text.endswith("duplicate heading")
     assert resolve_ref(sections, "SKILL.md#nothing") is None
     assert resolve_ref(sections, "other.md#车控") is None
+
+
+def test_paths_keep_leading_dots_and_may_hold_hashes():
+    from abbench.snapshot import normalize_path
+
+    assert normalize_path("./.github/x.md") == ".github/x.md"
+    assert normalize_path("././a\\b.md") == "a/b.md"
+    sections = parse_sections(".hidden/C#-notes.md", "# Intro\ntext\n\n## Setup\nmore\n")
+    assert resolve_ref(sections, ".hidden/C#-notes.md#setup").heading == "Setup"
+    assert resolve_ref(sections, "./.hidden/C#-notes.md").heading == "Intro"

@@ -1,0 +1,295 @@
+"""Commands for skill snapshots: snapshot, snapshots, show-ref, diff-skill."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+
+from abbench.cli._app import Context, cli, emit, json_option, no_color, pass_ctx
+from abbench.snapshot import (
+    DEFAULT_MAX_FILES,
+    Snapshot,
+    build_snapshot,
+    diff_snapshots,
+    human_size,
+)
+
+_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "m": 1024**2, "mb": 1024**2, "g": 1024**3, "gb": 1024**3}
+
+
+class ByteSize(click.ParamType):
+    """A size in bytes, written ``5MB``, ``500k``, ``1.5 MB`` or ``1048576`` (binary units)."""
+
+    name = "SIZE"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            return value
+        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", str(value))
+        unit = m.group(2).lower() if m else ""
+        if not m or unit not in _UNITS:
+            self.fail(f"{value!r} is not a size; write e.g. 5MB, 500KB, 1GB or a number of bytes", param, ctx)
+        size = int(float(m.group(1)) * _UNITS[unit])
+        if size <= 0:
+            self.fail(f"{value!r} must be more than zero", param, ctx)
+        return size
+
+
+def _style(text: str, **kw) -> str:
+    return text if no_color() else click.style(text, **kw)
+
+
+def _print_snapshot(snap: Snapshot, n_refs: int, new: bool | None, first_taken: str | None) -> None:
+    status = ""
+    if new is True:
+        status = "  stored (new)"
+    elif new is False:
+        status = f"  already stored (first taken {first_taken})"
+    click.echo(_style(snap.label, bold=True) + status)
+    if snap.draft:
+        source = "draft" + (f": {snap.draft_reason}" if snap.draft_reason else "")
+    else:
+        source = f"commit {snap.commit}" + (f" (tag {snap.tag})" if snap.tag else "")
+    rows = [
+        ("hash", snap.hash),
+        ("source", source),
+    ]
+    if snap.repo:
+        where = snap.repo + (f" ({snap.remote})" if snap.remote else "")
+        rows.append(("repo", where + (f", folder {snap.subdir}" if snap.subdir else "")))
+    if snap.git_ref:
+        rows.append(("git ref", snap.git_ref))
+    binary = sum(f.binary for f in snap.files)
+    rows.append(
+        (
+            "files",
+            f"{len(snap.files)} ({human_size(snap.size)})"
+            + (f", {binary} binary (not indexed)" if binary else ""),
+        )
+    )
+    rows.append(("refs", f"{n_refs} sections"))
+    if snap.description:
+        desc = snap.description if len(snap.description) <= 90 else snap.description[:87] + "..."
+        rows.append(("about", desc))
+    rows.append(("folder", str(snap.root)))
+    for key, value in rows:
+        click.echo(f"  {key:<8} {value}")
+    for warning in snap.warnings:
+        click.echo(_style(f"  warning  {warning}", fg="yellow"))
+
+
+@cli.command("snapshot")
+@click.argument("folder", metavar="DIR")
+@click.option(
+    "--git-ref", metavar="REF", help="Take the folder's content at this commit, branch or tag (git archive)."
+)
+@click.option(
+    "--repo",
+    metavar="PATH",
+    type=click.Path(file_okay=False),
+    help="Read from this git repository; DIR is then the skill folder relative to it (default ref HEAD).",
+)
+@click.option(
+    "--max-file-size",
+    type=ByteSize(),
+    default="5MB",
+    show_default=True,
+    help="Refuse files larger than this.",
+)
+@click.option(
+    "--max-total-size",
+    type=ByteSize(),
+    default="50MB",
+    show_default=True,
+    help="Refuse skills whose files add up to more.",
+)
+@click.option(
+    "--max-files",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_FILES,
+    show_default=True,
+    help="Refuse more files.",
+)
+@json_option
+@pass_ctx
+def snapshot_cmd(
+    ctx: Context,
+    folder: str,
+    git_ref: str | None,
+    repo: str | None,
+    max_file_size: int,
+    max_total_size: int,
+    max_files: int,
+    as_json: bool,
+) -> None:
+    """Snapshot a skill folder (or a git ref of it) into the store.
+
+    Copies every file of DIR (the folder holding SKILL.md) into the store under its content hash and
+    indexes every Markdown heading as a reference PATH#HEADING. A folder outside git or with
+    uncommitted changes is a draft; a clean commit records repository, commit and tag. Taking the
+    same content again stores nothing new.
+
+    \b
+    Examples:
+      abbench snapshot skills/fast-slow-routing
+      abbench snapshot skills/fast-slow-routing --git-ref v1      # the folder as committed at tag v1
+      abbench snapshot skills/routing --repo ~/src/agent-skills --git-ref main~3
+      abbench snapshot skills/big-skill --max-file-size 20MB --json
+    """
+    store = ctx.store
+    snap = store.snapshot_skill(
+        folder,
+        git_ref=git_ref,
+        repo=repo,
+        max_file_bytes=max_file_size,
+        max_total_bytes=max_total_size,
+        max_files=max_files,
+    )
+    sources = store.snapshot_sources(snap)
+    n_refs = len(store.list_references(snap))
+    new = len(sources) == 1
+    data = {**snap.to_dict(files=False), "n_refs": n_refs, "new": new, "times_taken": len(sources)}
+    emit(as_json, data, lambda: _print_snapshot(snap, n_refs, new, sources[0].taken_at))
+
+
+@cli.command("snapshots")
+@click.option("--skill", metavar="NAME", help="Only the snapshots of this skill.")
+@json_option
+@pass_ctx
+def snapshots_cmd(ctx: Context, skill: str | None, as_json: bool) -> None:
+    """List the stored skill snapshots.
+
+    \b
+    Examples:
+      abbench snapshots
+      abbench snapshots --skill fast-slow-routing --json
+    """
+    store = ctx.store
+    snaps = store.list_snapshots(skill)
+    refs = {s.hash: len(store.list_references(s)) for s in snaps}
+    data = [{**s.to_dict(files=False), "n_refs": refs[s.hash]} for s in snaps]
+
+    def human() -> None:
+        if not snaps:
+            which = f" of {skill}" if skill else ""
+            click.echo(f"no snapshots{which} yet; take one with: abbench snapshot DIR")
+            return
+        header = f"{'SKILL':<24} {'HASH':<12}  {'SOURCE':<32} {'FILES':>5} {'REFS':>5}  CREATED"
+        click.echo(_style(header, bold=True))
+        for s in snaps:
+            if s.draft:
+                source = "draft"
+            else:
+                source = (s.tag or (s.commit or "?")[:12]) + (
+                    f" @ {s.git_ref}" if s.git_ref and s.git_ref != s.tag else ""
+                )
+            click.echo(
+                f"{s.skill_name:<24} {s.short:<12}  {source[:32]:<32} {len(s.files):>5} {refs[s.hash]:>5}  "
+                f"{s.created_at or ''}"
+            )
+
+    emit(as_json, data, human)
+
+
+@cli.command("show-ref")
+@click.argument("snapshot", metavar="SNAPSHOT")
+@click.argument("ref", metavar="PATH#HEADING", required=False)
+@json_option
+@pass_ctx
+def show_ref_cmd(ctx: Context, snapshot: str, ref: str | None, as_json: bool) -> None:
+    """Print a section of a snapshot, or list its references.
+
+    SNAPSHOT is a hash prefix (6+ hex digits), NAME@PREFIX, or a skill name (its latest snapshot).
+    PATH#HEADING is a reference as agents cite it; case and punctuation are forgiven
+    (SKILL.md#fast-system finds "SKILL.md#Fast system"). Without it, every reference is listed.
+
+    \b
+    Examples:
+      abbench show-ref fast-slow-routing "SKILL.md#Rules"
+      abbench show-ref fast-slow-routing@1a2b3c "knowledge/车控.md#空调"
+      abbench show-ref 1a2b3c4d                       # list the references
+    """
+    store = ctx.store
+    snap = store.get_snapshot(snapshot)
+    if ref is None:
+        refs = store.list_references(snap)
+        emit(as_json, {"snapshot": snap.label, "hash": snap.hash, "refs": refs}, "\n".join(refs))
+        return
+    section = store.resolve_reference(snap, ref)
+    data = {
+        "snapshot": snap.label,
+        "hash": snap.hash,
+        "ref": section.ref,
+        "path": section.path,
+        "heading": section.heading,
+        "level": section.level,
+        "parents": list(section.parents),
+        "start_line": section.start_line,
+        "end_line": section.end_line,
+        "text": section.text,
+    }
+    emit(as_json, data, section.text)
+
+
+def _side(ctx: Context, arg: str) -> Snapshot:
+    # An existing folder is read from disk as it is now; anything else names a stored snapshot.
+    if Path(arg).expanduser().is_dir():
+        return build_snapshot(arg)
+    return ctx.store.get_snapshot(arg)
+
+
+def _print_diff_line(line: str) -> None:
+    if line.startswith(("+++", "---")):
+        click.echo(_style(line, bold=True))
+    elif line.startswith("@@"):
+        click.echo(_style(line, fg="cyan"))
+    elif line.startswith("+"):
+        click.echo(_style(line, fg="green"))
+    elif line.startswith("-"):
+        click.echo(_style(line, fg="red"))
+    else:
+        click.echo(line)
+
+
+@cli.command("diff-skill")
+@click.argument("a", metavar="A")
+@click.argument("b", metavar="B")
+@click.option("--stat", is_flag=True, help="Only the summary, without the text of changed sections.")
+@click.option(
+    "-U",
+    "--context",
+    "context",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    help="Lines of context around each change.",
+)
+@json_option
+@pass_ctx
+def diff_skill_cmd(ctx: Context, a: str, b: str, stat: bool, context: int, as_json: bool) -> None:
+    """Compare two skill versions: files and sections that changed.
+
+    Lists files and sections (by reference) added, removed and changed.
+
+    A and B are stored snapshots (hash prefix, NAME@PREFIX, or skill name) or skill folders on disk
+    (an existing folder is read as it is now). Changed sections are shown as unified diffs.
+
+    \b
+    Examples:
+      abbench diff-skill fast-slow-routing@1a2b3c fast-slow-routing@9f8e7d
+      abbench diff-skill fast-slow-routing@1a2b3c skills/fast-slow-routing   # stored v1 vs the folder now
+      abbench diff-skill data/demo/skill-v1 data/demo/skill-v2 --stat
+    """
+    diff = diff_snapshots(_side(ctx, a), _side(ctx, b))
+    if as_json:
+        emit(True, diff.to_dict(text=not stat))
+        return
+    click.echo(diff.summary())
+    if stat:
+        return
+    for change in diff.sections_changed:
+        click.echo()
+        for line in change.unified_diff(context).splitlines():
+            _print_diff_line(line)
