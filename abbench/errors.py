@@ -53,13 +53,27 @@ class AgentError(AbbenchError):
     """Raised by an agent adapter when a run cannot produce an output.
 
     `failure_type` names the kind ("agent_error", "timeout", "rate_limited", "bad_output", ...) and
-    `retryable` says whether trying again may help.
+    `retryable` says whether trying again may help. `raw_output` holds the text the agent produced when
+    it could not be understood (the runner stores it), `transcript` what the session did before it
+    failed, and `retry_after` the wait in seconds a server asked for, when it asked.
     """
 
-    def __init__(self, message: str, failure_type: str = "agent_error", retryable: bool = True):
+    def __init__(
+        self,
+        message: str,
+        failure_type: str = "agent_error",
+        retryable: bool = True,
+        *,
+        raw_output: str | None = None,
+        transcript: tuple = (),
+        retry_after: float | None = None,
+    ):
         super().__init__(message)
         self.failure_type = failure_type
         self.retryable = retryable
+        self.raw_output = raw_output
+        self.transcript = tuple(transcript)
+        self.retry_after = retry_after
 
 
 class GradingError(AbbenchError):

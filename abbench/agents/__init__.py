@@ -2,6 +2,33 @@
 
 from __future__ import annotations
 
+from abbench.agents._answer import Answer, answer_from_mapping, canonical_refs, match_label, parse_answer
 from abbench.agents._base import Agent, AgentFactory, Task, agent_names, make_agent, register_agent
+from abbench.agents._command import CommandAgent
+from abbench.agents._openai import SKILL_TOOLS, OpenAIAgent, SkillTools
+from abbench.agents._prompt import Prompt, answer_schema, build_prompt, history_turns
+from abbench.agents._python import PythonAgent, load_callable
 
-__all__ = ["Agent", "AgentFactory", "Task", "agent_names", "make_agent", "register_agent"]
+__all__ = [
+    "SKILL_TOOLS",
+    "Agent",
+    "AgentFactory",
+    "Answer",
+    "CommandAgent",
+    "OpenAIAgent",
+    "Prompt",
+    "PythonAgent",
+    "SkillTools",
+    "Task",
+    "agent_names",
+    "answer_from_mapping",
+    "answer_schema",
+    "build_prompt",
+    "canonical_refs",
+    "history_turns",
+    "load_callable",
+    "make_agent",
+    "match_label",
+    "parse_answer",
+    "register_agent",
+]

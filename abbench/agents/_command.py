@@ -1,0 +1,575 @@
+"""The ``command`` adapter: any agent CLI, run from an argv template in a fresh workspace.
+
+Each run gets a new temporary folder holding a copy of the skill (``skill/``), the prompt
+(``prompt.txt``) and the case (``case.json``). The command runs there in its own process group with
+only the environment the arm passes through; on timeout or cancellation the whole group is killed,
+grandchildren included. Its stdout is read as JSON (the last JSON object with an answer) or by a
+declared regex; stderr is kept in the transcript.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from abbench.agents._answer import Answer, answer_from_mapping, canonical_refs, last_json_object, parse_answer
+from abbench.agents._base import Task, register_agent
+from abbench.agents._prompt import build_prompt
+from abbench.errors import AgentError, UsageError
+from abbench.types import AgentOutput, Usage
+
+PLACEHOLDERS = (
+    "case_file",
+    "case_id",
+    "model",
+    "prompt",
+    "prompt_file",
+    "session_id",
+    "skill_dir",
+    "workspace",
+)
+"""What an argv template may contain as ``{name}``; other ``{...}`` text (JSON, say) is left alone."""
+
+STDIN_MODES = ("case", "prompt", "none")
+"""What the ``stdin`` setting accepts: the case JSON, the prompt text, or nothing."""
+
+BASE_ENV = ("HOME", "LANG", "LC_ALL", "LC_CTYPE", "LOGNAME", "PATH", "SYSTEMROOT", "TMPDIR", "TZ", "USER")
+"""Environment variables every command gets from the parent; anything else must be passed explicitly."""
+
+DEFAULT_TIMEOUT_S = 600.0
+"""The timeout when neither the arm nor the run sets one."""
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW", re.I)
+_TEXT_KEYS = ("result", "output", "text", "content", "response", "message", "completion", "final")
+_SETTINGS = (
+    "argv",
+    "base_dir",
+    "env",
+    "keep_workspace",
+    "kill_grace_s",
+    "max_output_bytes",
+    "model",
+    "pass_env",
+    "pattern",
+    "stdin",
+    "timeout_s",
+)
+
+
+def case_payload(task: Task, prompt: str | None = None, skill_dir: str | None = None) -> dict[str, Any]:
+    """The case as a command sees it (``case.json`` / stdin). The gold answer, the source row and the
+    metadata are left out so nothing gives the answer away."""
+    case = task.case
+    return {
+        "case_id": case.case_id,
+        "input": case.input,
+        "history": case.history,
+        "context": case.context,
+        "domain": case.domain,
+        "label_set": list(task.label_set) if task.label_set else None,
+        "model": task.model,
+        "session_id": task.session_id,
+        "skill_dir": skill_dir,
+        "prompt": prompt,
+    }
+
+
+class CommandAgent:
+    """An agent CLI run once per task.
+
+    Args:
+        argv: The command as a list (never a shell string), with `PLACEHOLDERS`:
+            ``["opencode", "run", "{prompt}"]``, ``["my-agent", "--case", "{case_file}"]``.
+        model: Fills ``{model}`` (default: the task's model).
+        stdin: One of `STDIN_MODES`. Default: ``none`` when argv uses ``{prompt}``, ``{prompt_file}`` or
+            ``{case_file}``, else ``case``.
+        pattern: A regex with named groups (``prediction`` required; ``reason``, ``confidence``,
+            ``evidence``/``evidence_refs`` optional) read from stdout (the last match); without it
+            stdout is read as JSON.
+        env: Variables to set; values may use ``${VAR}`` to take a parent variable (keys stay out
+            of the arm's settings that way; their values are redacted from the transcript).
+        pass_env: Names of parent variables passed through as they are.
+        timeout_s: Kill the command's process group after this many seconds (default: the run's
+            timeout, else `DEFAULT_TIMEOUT_S`).
+        kill_grace_s: Between SIGTERM and SIGKILL.
+        keep_workspace: Keep the temporary folder (its path is in the transcript), for debugging.
+        max_output_bytes: Keep at most this much of stdout and of stderr (the end of it).
+        base_dir: Where a relative executable path is looked up (default: the current folder).
+
+    The command also finds ``ABBENCH_WORKSPACE``, ``ABBENCH_SKILL_DIR``, ``ABBENCH_CASE_FILE``,
+    ``ABBENCH_PROMPT_FILE``, ``ABBENCH_SESSION_ID`` and ``ABBENCH_MODEL`` in its environment.
+
+    Raises:
+        UsageError: argv is a string or empty, a placeholder is unknown, the pattern is invalid, or a
+            setting is out of range.
+    """
+
+    name = "command"
+
+    def __init__(
+        self,
+        argv: Sequence[str] | str | None = None,
+        *,
+        model: str | None = None,
+        stdin: str | None = None,
+        pattern: str | None = None,
+        env: Mapping[str, str] | None = None,
+        pass_env: Sequence[str] = (),
+        timeout_s: float | None = None,
+        kill_grace_s: float = 2.0,
+        keep_workspace: bool = False,
+        max_output_bytes: int = 5_000_000,
+        base_dir: str | os.PathLike[str] | None = None,
+    ):
+        if isinstance(argv, str):
+            try:
+                hint = json.dumps(shlex.split(argv), ensure_ascii=False)
+            except ValueError:
+                hint = '["program", "arg", "{prompt}"]'
+            raise UsageError(
+                f"the command agent's argv must be a list, never a shell string; write it as {hint}"
+            )
+        if not argv:
+            raise UsageError('the command agent needs `argv:`, e.g. ["my-agent", "--input", "{case_file}"]')
+        self.argv = [str(a) for a in argv]
+        used = {name for arg in self.argv for name in _PLACEHOLDER.findall(arg)}
+        unknown = sorted(used - set(PLACEHOLDERS))
+        if unknown:
+            raise UsageError(
+                f"argv uses unknown placeholder(s) {', '.join('{' + u + '}' for u in unknown)}; valid: "
+                + ", ".join("{" + p + "}" for p in PLACEHOLDERS)
+            )
+        if stdin is None:
+            stdin = "none" if used & {"prompt", "prompt_file", "case_file"} else "case"
+        if stdin not in STDIN_MODES:
+            raise UsageError(f"stdin {stdin!r} is not one of: {', '.join(STDIN_MODES)}")
+        self.stdin = stdin
+        self.pattern = None
+        if pattern is not None:
+            try:
+                self.pattern = re.compile(pattern, re.M)
+            except re.error as exc:
+                raise UsageError(f"pattern {pattern!r} is not a valid regex: {exc}") from None
+            if "prediction" not in self.pattern.groupindex:
+                groups = ", ".join(self.pattern.groupindex) or "none"
+                raise UsageError(
+                    f"pattern {pattern!r} needs a named group (?P<prediction>...); its named groups: {groups}"
+                )
+        if timeout_s is not None and float(timeout_s) <= 0:
+            raise UsageError(f"timeout_s must be a positive number of seconds, not {timeout_s!r}")
+        if isinstance(pass_env, str):
+            pass_env = [pass_env]
+        self.model = model
+        self.env = {str(k): str(v) for k, v in (env or {}).items()}
+        self.pass_env = tuple(pass_env)
+        self.timeout_s = None if timeout_s is None else float(timeout_s)
+        self.kill_grace_s = float(kill_grace_s)
+        self.keep_workspace = bool(keep_workspace)
+        self.max_output_bytes = int(max_output_bytes)
+        # a relative executable ("./agent.sh") would not be found from inside the workspace
+        exe = self.argv[0]
+        if not _PLACEHOLDER.search(exe) and ("/" in exe or os.sep in exe) and not os.path.isabs(exe):
+            candidate = Path(base_dir or os.getcwd()) / exe
+            if candidate.exists():
+                self.argv[0] = str(candidate.resolve())
+
+    def __repr__(self) -> str:
+        return f"CommandAgent(argv={self.argv!r})"
+
+    # -- environment ------------------------------------------------------------------------------
+
+    def _environment(self, values: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+        """The child's environment and the secret values to redact from what it prints."""
+        env = {k: os.environ[k] for k in BASE_ENV if k in os.environ}
+        secrets: list[str] = []
+        for name in self.pass_env:
+            if name in os.environ:
+                env[name] = os.environ[name]
+                if _SECRET_NAME.search(name):
+                    secrets.append(os.environ[name])
+        for name, value in self.env.items():
+
+            def resolve(m: re.Match[str], name: str = name) -> str:
+                var = m.group(1)
+                if var not in os.environ:
+                    raise AgentError(
+                        f"the command's env {name} refers to ${{{var}}}, which is not set; export it or "
+                        "change the arm's env",
+                        retryable=False,
+                    )
+                secrets.append(os.environ[var])
+                return os.environ[var]
+
+            env[name] = _ENV_REF.sub(resolve, value)
+        env.update(values)
+        return env, [s for s in secrets if len(s) >= 4]
+
+    # -- running ----------------------------------------------------------------------------------
+
+    async def run(self, task: Task) -> AgentOutput:
+        """Run the command for `task` in a fresh workspace and read its answer from stdout.
+
+        Raises:
+            AgentError: ``timeout`` (the process group was killed), ``agent_error`` (non-zero exit,
+                with the end of stderr; or the command could not start), ``bad_output`` (no answer in
+                stdout, which is kept in `raw_output`). Each carries the transcript.
+        """
+        started = time.perf_counter()
+        workspace = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="abbench-run-"))
+        try:
+            return await self._run_in(workspace, task, started)
+        finally:
+            if not self.keep_workspace:
+                await asyncio.to_thread(shutil.rmtree, workspace, True)
+
+    async def _run_in(self, workspace: Path, task: Task, started: float) -> AgentOutput:
+        skill_dir = workspace / "skill"
+        if task.skill is not None:
+            try:
+                await asyncio.to_thread(_copy_skill, task.skill, skill_dir)
+            except OSError as exc:
+                raise AgentError(
+                    f"cannot copy the skill {task.skill.label} from {task.skill.root} into the workspace: "
+                    f"{exc.strerror or exc}; check that the snapshot folder is intact",
+                    retryable=False,
+                ) from None
+        prompt = build_prompt(task, tools=False, skill_dir=str(skill_dir) if task.skill else None)
+        prompt_file = workspace / "prompt.txt"
+        case_file = workspace / "case.json"
+        case = case_payload(task, prompt.text, str(skill_dir) if task.skill else None)
+        case_json = json.dumps(case, ensure_ascii=False, indent=1)
+        prompt_file.write_text(prompt.text, encoding="utf-8")
+        case_file.write_text(case_json, encoding="utf-8")
+        model = self.model or task.model or ""
+        values = {
+            "case_file": str(case_file),
+            "case_id": task.case.case_id,
+            "model": model,
+            "prompt": prompt.text,
+            "prompt_file": str(prompt_file),
+            "session_id": task.session_id,
+            "skill_dir": str(skill_dir) if task.skill else "",
+            "workspace": str(workspace),
+        }
+        if not model and any("{model}" in a for a in self.argv):
+            raise AgentError("argv uses {model} but the arm names no model; set `model:`", retryable=False)
+        argv = [_PLACEHOLDER.sub(lambda m: values[m.group(1)], a) for a in self.argv]
+        env, secrets = self._environment(
+            {
+                "ABBENCH_WORKSPACE": str(workspace),
+                "ABBENCH_SKILL_DIR": values["skill_dir"],
+                "ABBENCH_CASE_FILE": str(case_file),
+                "ABBENCH_PROMPT_FILE": str(prompt_file),
+                "ABBENCH_SESSION_ID": task.session_id,
+                "ABBENCH_MODEL": model,
+            }
+        )
+        stdin_data = {"case": case_json, "prompt": prompt.text, "none": None}[self.stdin]
+        timeout = self.timeout_s or task.timeout_s or DEFAULT_TIMEOUT_S
+        transcript: list[dict[str, Any]] = [
+            {
+                "type": "command",
+                "argv": [_short(a) for a in argv],
+                "workspace": str(workspace),
+                "stdin": self.stdin,
+                "env": sorted(env),  # names only: values may be keys
+                "timeout_s": timeout,
+            }
+        ]
+
+        def redact(text: str) -> str:
+            for secret in secrets:
+                text = text.replace(secret, "***")
+            return text
+
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                cwd=workspace,
+                env=env,
+                stdin=asyncio.subprocess.PIPE if stdin_data is not None else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,  # its own process group, so a kill reaches grandchildren
+            )
+        except OSError as exc:
+            advice = (
+                "the arguments are too long for the OS: use {prompt_file} or stdin: prompt instead of {prompt}"
+                if exc.errno == errno.E2BIG
+                else "install it, or give its full path in argv"
+            )
+            raise AgentError(
+                f"cannot run {argv[0]!r}: {exc.strerror or exc}; {advice}",
+                retryable=False,
+                transcript=tuple(transcript),
+            ) from None
+
+        out, err = bytearray(), bytearray()
+        readers = [
+            asyncio.create_task(_drain(proc.stdout, out, self.max_output_bytes)),
+            asyncio.create_task(_drain(proc.stderr, err, self.max_output_bytes)),
+        ]
+        if stdin_data is not None:
+            readers.append(asyncio.create_task(_feed(proc.stdin, stdin_data.encode("utf-8"))))
+        timed_out = False
+        try:
+            try:
+                async with asyncio.timeout(timeout):
+                    await proc.wait()
+            except TimeoutError:
+                timed_out = True
+                await _terminate_group(proc, self.kill_grace_s)
+            # children that inherited the pipes may still be writing: give them a moment, then end them
+            _, pending = await asyncio.wait(readers, timeout=2.0)
+            if pending:
+                _signal_group(proc.pid, signal.SIGKILL)
+                await asyncio.wait(pending, timeout=2.0)
+        except BaseException:
+            # cancelled by the scheduler (or anything else): nothing of the command may outlive the run
+            _signal_group(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(proc.wait(), 5)
+            raise
+        finally:
+            for reader in readers:
+                reader.cancel()
+            # whatever it left running in the background goes with it
+            _signal_group(proc.pid, signal.SIGKILL)
+
+        stdout = redact(out.decode("utf-8", errors="replace"))
+        stderr = redact(err.decode("utf-8", errors="replace"))
+        elapsed = (time.perf_counter() - started) * 1000
+        transcript.append(
+            {
+                "type": "process",
+                "returncode": proc.returncode,
+                "timed_out": timed_out,
+                "duration_ms": round(elapsed, 1),
+            }
+        )
+        transcript.append({"type": "stdout", "text": stdout})
+        transcript.append({"type": "stderr", "text": stderr})
+        where = f"command {Path(argv[0]).name!r} (case {task.case.case_id})"
+        if timed_out:
+            raise AgentError(
+                f"{where} did not finish within {timeout:g}s; its process group was killed. "
+                f"Raise timeout_s if it needs longer.{_tail(stderr)}",
+                "timeout",
+                retryable=True,
+                raw_output=stdout or None,
+                transcript=tuple(transcript),
+            )
+        if proc.returncode != 0:
+            code = proc.returncode
+            how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
+            raise AgentError(
+                f"{where} {how}.{_tail(stderr) or ' It wrote nothing to stderr.'}",
+                retryable=code not in (126, 127),  # 126/127: cannot execute / not found
+                raw_output=stdout or None,
+                transcript=tuple(transcript),
+            )
+        try:
+            answer, extras = self._read(stdout, task)
+        except AgentError as exc:
+            raise AgentError(
+                f"{where}: {exc}",
+                "bad_output",
+                retryable=exc.retryable,
+                raw_output=stdout,
+                transcript=tuple(transcript),
+            ) from None
+        transcript.append({"type": "answer", "method": answer.method, "prediction": answer.prediction})
+        return AgentOutput(
+            prediction=answer.prediction,
+            reason=answer.reason,
+            confidence=answer.confidence,
+            evidence_refs=canonical_refs(answer.evidence_refs, task.skill),
+            raw_output=stdout,
+            transcript=tuple(transcript),
+            files_read=extras.get("files_read", ()),
+            sections_read=extras.get("sections_read", ()),
+            usage=extras.get("usage", Usage()),
+            cost=extras.get("cost", 0.0),
+            latency_ms=elapsed,
+            session_id=extras.get("session_id") or task.session_id or None,
+            model=extras.get("model") or model or None,
+        )
+
+    # -- reading stdout ---------------------------------------------------------------------------
+
+    def _read(self, stdout: str, task: Task) -> tuple[Answer, dict[str, Any]]:
+        if self.pattern is not None:
+            matches = list(self.pattern.finditer(stdout))
+            if not matches:
+                raise AgentError(
+                    f"stdout does not match the pattern {self.pattern.pattern!r}: {_short(stdout.strip(), 200)!r}",
+                    "bad_output",
+                )
+            groups = {k: v for k, v in matches[-1].groupdict().items() if v is not None}
+            answer = answer_from_mapping(groups, task.label_set, method="regex")
+            if answer is None:
+                raise AgentError("the pattern matched but its prediction group is empty", "bad_output")
+            return answer, {}
+        objects = _json_objects(stdout)
+        extras = _extras(objects)
+        for obj in reversed(objects):
+            answer = answer_from_mapping(obj, task.label_set, method="json")
+            if answer is not None:
+                return answer, extras
+            for key in _TEXT_KEYS:
+                if isinstance(obj.get(key), str) and obj[key].strip():
+                    return parse_answer(obj[key], task.label_set), extras
+        return parse_answer(stdout, task.label_set), extras
+
+
+def _json_objects(text: str) -> list[dict[str, Any]]:
+    """JSON objects in stdout: one per JSON line when it prints JSON lines, else the last one found."""
+    found = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("{") and line.endswith("}"):
+            try:
+                value = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                found.append(value)
+    if found:
+        return found
+    last = last_json_object(text)
+    return [last] if last is not None else []
+
+
+def _extras(objects: list[dict[str, Any]]) -> dict[str, Any]:
+    """Usage, cost, session, model and reads reported by the agent's JSON (last report wins)."""
+    out: dict[str, Any] = {}
+    for obj in objects:
+        usage = obj.get("usage")
+        if isinstance(usage, dict):
+            inp = sum(
+                _int(usage.get(k))
+                for k in (
+                    "input_tokens",
+                    "prompt_tokens",
+                    "cache_creation_input_tokens",
+                    "cache_read_input_tokens",
+                )
+            )
+            outp = _int(usage.get("output_tokens", usage.get("completion_tokens")))
+            out["usage"] = Usage(inp, outp)
+        for key in ("total_cost_usd", "cost_usd", "cost"):
+            if isinstance(obj.get(key), int | float) and not isinstance(obj.get(key), bool):
+                out["cost"] = float(obj[key])
+                break
+        for key in ("session_id", "sessionId", "sessionID"):
+            if isinstance(obj.get(key), str):
+                out["session_id"] = obj[key]
+        if isinstance(obj.get("model"), str):
+            out["model"] = obj["model"]
+        for key in ("files_read", "sections_read"):
+            if isinstance(obj.get(key), list):
+                out[key] = tuple(str(x) for x in obj[key])
+    return out
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _copy_skill(skill: Any, dest: Path) -> None:
+    for f in skill.files:
+        target = dest / f.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(skill.root / f.path, target)
+
+
+async def _drain(stream: asyncio.StreamReader | None, buf: bytearray, cap: int) -> None:
+    if stream is None:
+        return
+    while chunk := await stream.read(65536):
+        buf += chunk
+        if len(buf) > cap:
+            del buf[: len(buf) - cap]  # keep the end: that is where answers and errors are
+
+
+async def _feed(stream: asyncio.StreamWriter | None, data: bytes) -> None:
+    if stream is None:
+        return
+    try:
+        stream.write(data)
+        await stream.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the command does not read its stdin: fine
+    finally:
+        with contextlib.suppress(OSError, RuntimeError):
+            stream.close()
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> bool:
+    try:
+        os.killpg(pgid, sig)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
+async def _terminate_group(proc: asyncio.subprocess.Process, grace_s: float) -> None:
+    """SIGTERM the group, give it `grace_s` to go, then SIGKILL whatever is left."""
+    if _signal_group(proc.pid, signal.SIGTERM):
+        deadline = time.monotonic() + grace_s
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), grace_s)
+        while time.monotonic() < deadline and _group_alive(proc.pid):
+            await asyncio.sleep(0.05)
+    _signal_group(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(proc.wait(), 5)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
+def _short(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _tail(stderr: str, lines: int = 20, chars: int = 2000) -> str:
+    tail = "\n".join(stderr.rstrip().splitlines()[-lines:])[-chars:]
+    return f" Last lines of stderr:\n{tail}" if tail.strip() else ""
+
+
+@register_agent("command")
+def command_agent(**settings: Any) -> CommandAgent:
+    """Build the ``command`` adapter from an arm's settings (see `CommandAgent` for each one).
+
+    Raises:
+        UsageError: a setting is unknown (the message lists the valid ones) or invalid.
+    """
+    unknown = sorted(set(settings) - set(_SETTINGS))
+    if unknown:
+        raise UsageError(
+            f"the command agent has no setting {', '.join(map(repr, unknown))}; valid settings: {', '.join(_SETTINGS)}"
+        )
+    return CommandAgent(**settings)

@@ -1,0 +1,431 @@
+"""The ``openai`` adapter: any OpenAI-compatible chat endpoint, with a real tool loop over the skill.
+
+The skill's SKILL.md is injected into the prompt; its other files are offered through three tools
+(``list_files``, ``read_file``, ``read_section``), so the transcript shows which files and sections
+the model actually read. Usage is summed over turns and priced; the final answer is read tolerantly.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from abbench.agents._answer import canonical_refs, parse_answer
+from abbench.agents._base import Task, register_agent
+from abbench.agents._prompt import answer_schema, build_prompt
+from abbench.errors import AgentError, UsageError
+from abbench.llm import ChatClient, ChatResponse, RetryPolicy, tool_spec
+from abbench.snapshot import Snapshot, normalize_path
+from abbench.types import AgentOutput, Usage
+
+MAX_TOOL_CHARS = 50_000
+"""A tool result longer than this is cut, with a note saying how much was left out."""
+
+RESPONSE_FORMATS = ("auto", "json_schema", "json_object", "none")
+"""What the ``response_format`` setting accepts (``auto``: a JSON schema for the OpenAI API, none elsewhere)."""
+
+SKILL_TOOLS = (
+    tool_spec(
+        "list_files",
+        "List the skill's files, with the section references (path#heading) of its Markdown files.",
+    ),
+    tool_spec(
+        "read_file",
+        "Read one file of the skill.",
+        {
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Path in the skill, e.g. knowledge/rules.md"}
+            },
+            "required": ["path"],
+        },
+    ),
+    tool_spec(
+        "read_section",
+        "Read one section of a skill file by its reference, path#heading (e.g. SKILL.md#Rules).",
+        {
+            "type": "object",
+            "properties": {"ref": {"type": "string", "description": "A reference as listed: path#heading"}},
+            "required": ["ref"],
+        },
+    ),
+)
+"""The tools an openai agent gets when its arm has a skill."""
+
+_SETTINGS = (
+    "api_key_env",
+    "base_url",
+    "extra_body",
+    "headers",
+    "max_retries",
+    "max_tokens",
+    "max_turns",
+    "model",
+    "prices",
+    "response_format",
+    "retry",
+    "seed",
+    "temperature",
+    "timeout_s",
+)
+
+
+def _clean_path(path: str) -> str:
+    return normalize_path(path).lstrip("/")
+
+
+@dataclass
+class SkillTools:
+    """The skill tools of one session, recording what was read.
+
+    Attributes:
+        skill: The snapshot the tools read from.
+        files_read: Paths opened with ``read_file``, in first-read order.
+        sections_read: Section references opened with ``read_section``, in first-read order.
+    """
+
+    skill: Snapshot
+    files_read: list[str] = field(default_factory=list)
+    sections_read: list[str] = field(default_factory=list)
+
+    def call(self, name: str, arguments: dict[str, Any]) -> tuple[bool, str]:
+        """Run one tool: ``(ok, text)``; a failed call returns a message that helps the model retry."""
+        if name == "list_files":
+            return True, self._list()
+        if name == "read_file":
+            return self._read_file(str(arguments.get("path") or arguments.get("file") or ""))
+        if name == "read_section":
+            return self._read_section(str(arguments.get("ref") or arguments.get("section") or ""))
+        names = ", ".join(t["function"]["name"] for t in SKILL_TOOLS)
+        return False, f"error: unknown tool {name!r}; the tools are: {names}"
+
+    def _paths(self) -> str:
+        return ", ".join(f.path for f in self.skill.files[:100])
+
+    def _list(self) -> str:
+        refs: dict[str, list[str]] = {}
+        for s in self.skill.sections:
+            if s.level:
+                refs.setdefault(s.path, []).append(s.ref)
+        lines = []
+        for f in self.skill.files:
+            kind = "binary, " if f.binary else ""
+            line = f"{f.path} ({kind}{f.size} bytes)"
+            if refs.get(f.path):
+                line += "\n  sections: " + ", ".join(refs[f.path])
+            lines.append(line)
+        return "\n".join(lines) or "(the skill has no files)"
+
+    def _read_file(self, path: str) -> tuple[bool, str]:
+        path = _clean_path(path)
+        entry = next((f for f in self.skill.files if f.path == path), None)
+        if entry is None:
+            if "#" in path:
+                return self._read_section(path)
+            return False, f"error: the skill has no file {path!r}; its files: {self._paths()}"
+        if entry.binary:
+            return False, f"error: {path} is a binary file ({entry.size} bytes) and cannot be read as text"
+        text = self.skill.read_text(path)
+        if path not in self.files_read:
+            self.files_read.append(path)
+        return True, _cut(text)
+
+    def _read_section(self, ref: str) -> tuple[bool, str]:
+        ref = ref.strip()
+        if not ref:
+            return False, "error: give a reference as path#heading, e.g. SKILL.md#Rules"
+        section = self.skill.resolve(_clean_path(ref))
+        if section is None:
+            path = _clean_path(ref.partition("#")[0])
+            in_file = [s.ref for s in self.skill.sections if s.path == path and s.level]
+            if in_file:
+                return False, f"error: no section {ref!r}; the sections of {path}: {', '.join(in_file)}"
+            return False, f"error: no file {path!r} with sections; the skill's files: {self._paths()}"
+        if section.ref not in self.sections_read:
+            self.sections_read.append(section.ref)
+        return True, _cut(section.text)
+
+
+def _cut(text: str) -> str:
+    if len(text) <= MAX_TOOL_CHARS:
+        return text
+    return (
+        text[:MAX_TOOL_CHARS]
+        + f"\n[… cut: {len(text) - MAX_TOOL_CHARS} more characters; read sections instead]"
+    )
+
+
+def _response_format(setting: str, base_url: str, label_set: tuple[str, ...] | None) -> dict[str, Any] | None:
+    if setting == "auto":
+        setting = "json_schema" if urlsplit(base_url).hostname == "api.openai.com" else "none"
+    if setting == "json_schema":
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": "answer", "schema": answer_schema(label_set), "strict": True},
+        }
+    if setting == "json_object":
+        return {"type": "json_object"}
+    return None
+
+
+class OpenAIAgent:
+    """An agent on an OpenAI-compatible chat endpoint with a tool loop over the arm's skill.
+
+    Args:
+        model: The model id (required).
+        base_url: The API root, e.g. ``http://127.0.0.1:8000/v1`` (default ``$OPENAI_BASE_URL`` or OpenAI).
+        api_key_env: The environment variable holding the key (see `ChatClient`); never the key itself.
+        temperature: Sampling temperature; None leaves the endpoint's default.
+        max_turns: Model calls per run; the last one is asked to answer without tools.
+        max_tokens: Output limit per call (sent as ``max_completion_tokens`` where required).
+        timeout_s: Limit for one request (capped by the run's timeout).
+        prices: Price overrides (see `abbench.llm.price_table`).
+        headers: Extra HTTP headers (``${VAR}`` references resolved from the environment).
+        response_format: One of `RESPONSE_FORMATS`.
+        max_retries: Retries of one request on 429/5xx/timeouts/dropped connections.
+        retry: `RetryPolicy` fields (``base_delay_s``, ``max_delay_s``, ``max_retry_after_s`` ...).
+        seed: Sent to endpoints that support it.
+        extra_body: More request fields (``top_p``, vendor options ...).
+    """
+
+    name = "openai"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        api_key_env: str | None = None,
+        temperature: float | None = None,
+        max_turns: int = 8,
+        max_tokens: int | None = None,
+        timeout_s: float = 60.0,
+        prices: Any = None,
+        headers: dict[str, str] | None = None,
+        response_format: str = "auto",
+        max_retries: int | None = None,
+        retry: dict[str, Any] | RetryPolicy | None = None,
+        seed: int | None = None,
+        extra_body: dict[str, Any] | None = None,
+    ):
+        if not model:
+            raise UsageError("the openai agent needs a model: set `model:` on the arm (e.g. gpt-4o-mini)")
+        if int(max_turns) < 1:
+            raise UsageError(f"max_turns must be at least 1, not {max_turns!r}")
+        if response_format not in RESPONSE_FORMATS:
+            raise UsageError(
+                f"response_format {response_format!r} is not one of: {', '.join(RESPONSE_FORMATS)}"
+            )
+        policy = retry if isinstance(retry, RetryPolicy) else _retry_policy(retry, max_retries)
+        self.client = ChatClient(
+            model,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            timeout_s=timeout_s,
+            retry=policy,
+            headers=headers,
+            prices=prices,
+        )
+        self.model = self.client.model
+        self.temperature = temperature
+        self.max_turns = int(max_turns)
+        self.max_tokens = max_tokens
+        self.timeout_s = float(timeout_s)
+        self.response_format = response_format
+        self.seed = seed
+        self.extra_body = dict(extra_body or {})
+
+    def __repr__(self) -> str:
+        return f"OpenAIAgent({self.client!r})"
+
+    async def run(self, task: Task) -> AgentOutput:
+        """Answer `task` in a fresh session: tool calls until the model answers, then parse the answer.
+
+        Raises:
+            AgentError: the endpoint failed (see `ChatClient.chat`), the answer could not be read
+                (``bad_output``, with the raw text), or the model kept calling tools past
+                ``max_turns`` (``max_turns``). The error carries the transcript so far.
+        """
+        started = time.perf_counter()
+        session_id = task.session_id or uuid.uuid4().hex
+        tools = SkillTools(task.skill) if task.skill is not None else None
+        prompt = build_prompt(task, tools=tools is not None)
+        messages: list[dict[str, Any]] = [dict(m) for m in prompt.messages]
+        transcript: list[dict[str, Any]] = [{"type": "message", **m} for m in messages]
+        response_format = _response_format(self.response_format, self.client.base_url, task.label_set)
+        input_tokens = output_tokens = 0
+        costs: list[float | None] = []
+        reply: ChatResponse | None = None
+
+        def fail(exc: AgentError, message: str | None = None) -> AgentError:
+            return AgentError(
+                message or str(exc),
+                exc.failure_type,
+                retryable=exc.retryable,
+                raw_output=exc.raw_output,
+                transcript=tuple(transcript),
+                retry_after=exc.retry_after,
+            )
+
+        for turn in range(1, self.max_turns + 1):
+            last = turn == self.max_turns
+            if last and tools is not None and turn > 1:
+                nudge = {
+                    "role": "user",
+                    "content": "You have no tool calls left. Answer now with the JSON object only.",
+                }
+                messages.append(nudge)
+                transcript.append({"type": "message", **nudge})
+            try:
+                reply = await self.client.chat(
+                    messages,
+                    tools=SKILL_TOOLS if tools is not None else None,
+                    tool_choice="none" if (last and tools is not None) else None,
+                    response_format=response_format,
+                    temperature=self.temperature,
+                    max_tokens=self.max_tokens,
+                    seed=self.seed,
+                    extra_body=self.extra_body or None,
+                    # one request never outlives the run that waits for it
+                    timeout_s=task.timeout_s,
+                )
+            except AgentError as exc:
+                raise fail(exc) from exc
+            input_tokens += reply.usage.input_tokens
+            output_tokens += reply.usage.output_tokens
+            costs.append(reply.cost)
+            transcript.append(_call_event(turn, reply))
+            messages.append(reply.message)
+            transcript.append({"type": "message", **reply.message})
+            if not reply.tool_calls:
+                break
+            if last and tools is not None:
+                if reply.content and reply.content.strip():
+                    break  # it answered and asked for more: take the answer
+                raise AgentError(
+                    f"the model was still calling tools after max_turns={self.max_turns}; raise max_turns "
+                    "or tell it in the skill to answer sooner",
+                    "max_turns",
+                    retryable=False,
+                    transcript=tuple(transcript),
+                )
+            for call in reply.tool_calls:
+                ok, result = self._run_tool(tools, call.name, call.arguments)
+                transcript.append(
+                    {
+                        "type": "tool_call",
+                        "turn": turn,
+                        "id": call.id,
+                        "name": call.name,
+                        "arguments": call.arguments,
+                        "ok": ok,
+                        "result_chars": len(result),
+                    }
+                )
+                tool_message = {"role": "tool", "tool_call_id": call.id, "content": result}
+                messages.append(tool_message)
+                transcript.append({"type": "message", "name": call.name, **tool_message})
+
+        assert reply is not None
+        try:
+            answer = parse_answer(reply.content, task.label_set)
+        except AgentError as exc:
+            hint = (
+                f"; the reply was cut at max_tokens={self.max_tokens} — raise it"
+                if reply.finish_reason == "length"
+                else ""
+            )
+            raise fail(exc, f"{exc}{hint}") from exc
+        known = all(c is not None for c in costs)
+        transcript.append(
+            {
+                "type": "answer",
+                "method": answer.method,
+                "prediction": answer.prediction,
+                "in_label_set": answer.in_label_set,
+                "cost_known": known,
+            }
+        )
+        return AgentOutput(
+            prediction=answer.prediction,
+            reason=answer.reason,
+            confidence=answer.confidence,
+            evidence_refs=canonical_refs(answer.evidence_refs, task.skill),
+            raw_output=reply.content,
+            transcript=tuple(transcript),
+            files_read=tuple(tools.files_read) if tools else (),
+            sections_read=tuple(tools.sections_read) if tools else (),
+            usage=Usage(input_tokens, output_tokens),
+            cost=sum(c for c in costs if c is not None) if known else 0.0,
+            latency_ms=(time.perf_counter() - started) * 1000,
+            session_id=session_id,
+            model=reply.model,
+        )
+
+    @staticmethod
+    def _run_tool(tools: SkillTools | None, name: str, arguments: str) -> tuple[bool, str]:
+        if tools is None:
+            return False, "error: no tools are available in this session; answer with the JSON object"
+        try:
+            args = json.loads(arguments.strip() or "{}")
+        except ValueError as exc:
+            return (
+                False,
+                f'error: the arguments are not valid JSON ({exc}); send a JSON object such as {{"ref": "SKILL.md#Rules"}}',
+            )
+        if not isinstance(args, dict):
+            return False, "error: the arguments must be a JSON object"
+        return tools.call(name, args)
+
+
+def _call_event(turn: int, reply: ChatResponse) -> dict[str, Any]:
+    return {
+        "type": "llm_call",
+        "turn": turn,
+        "model": reply.model,
+        "finish_reason": reply.finish_reason,
+        "usage": {"input_tokens": reply.usage.input_tokens, "output_tokens": reply.usage.output_tokens},
+        "usage_reported": reply.usage_reported,
+        "cost": reply.cost,
+        "latency_ms": round(reply.latency_ms, 1),
+        "retries": [
+            {
+                "attempt": r.attempt,
+                "failure_type": r.failure_type,
+                "status": r.status,
+                "message": r.message,
+                "wait_s": round(r.wait_s, 3),
+            }
+            for r in reply.retries
+        ],
+    }
+
+
+def _retry_policy(retry: dict[str, Any] | None, max_retries: int | None) -> RetryPolicy:
+    fields = dict(retry or {})
+    if max_retries is not None:
+        fields["max_retries"] = max_retries
+    valid = set(RetryPolicy.__dataclass_fields__)
+    unknown = sorted(set(fields) - valid)
+    if unknown:
+        raise UsageError(f"unknown retry setting(s) {', '.join(unknown)}; valid: {', '.join(sorted(valid))}")
+    return RetryPolicy(**fields)
+
+
+@register_agent("openai")
+def openai_agent(**settings: Any) -> OpenAIAgent:
+    """Build the ``openai`` adapter from an arm's settings (see `OpenAIAgent` for each one).
+
+    Raises:
+        UsageError: a setting is unknown (the message lists the valid ones) or invalid.
+    """
+    unknown = sorted(set(settings) - set(_SETTINGS))
+    if unknown:
+        raise UsageError(
+            f"the openai agent has no setting {', '.join(map(repr, unknown))}; valid settings: {', '.join(_SETTINGS)}"
+        )
+    return OpenAIAgent(**settings)

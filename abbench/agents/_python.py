@@ -1,0 +1,275 @@
+"""The ``python`` adapter: a user's ``module:function`` (or ``path/to/file.py:function``), sync or async.
+
+The callable receives the `Task` and returns an `AgentOutput`, a dict of its fields, or the
+prediction as a string. Async callables run on the scheduler's loop; sync ones run in a worker
+thread so they never block it (a sync callable cannot be interrupted: on timeout the run is
+abandoned but the thread finishes on its own).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import dataclasses
+import functools
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from abbench.agents._answer import match_label
+from abbench.agents._base import Task, register_agent
+from abbench.errors import AgentError, UsageError
+from abbench.types import AgentOutput, Usage
+
+MAX_THREADS = 128
+"""Worker threads for sync callables (shared by all python agents); enough for high run concurrency."""
+
+OUTPUT_FIELDS = tuple(f.name for f in dataclasses.fields(AgentOutput))
+"""The keys a callable's dict may use."""
+
+_executor: ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+_file_modules: dict[tuple[str, float], Any] = {}
+
+# Exceptions that mean the callable itself is broken: trying it again will not help.
+_BUGS = (TypeError, AttributeError, NameError, ImportError, SyntaxError, NotImplementedError, AssertionError)
+
+
+def _threads() -> ThreadPoolExecutor:
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(MAX_THREADS, thread_name_prefix="abbench-python-agent")
+        return _executor
+
+
+def _callables(module: Any) -> list[str]:
+    return sorted(
+        name
+        for name, value in vars(module).items()
+        if not name.startswith("_")
+        and callable(value)
+        and getattr(value, "__module__", None) == module.__name__
+    )
+
+
+def _load_file(path: Path, ref: str) -> Any:
+    key = (str(path), path.stat().st_mtime)
+    if key in _file_modules:
+        return _file_modules[key]
+    name = f"abbench_user_{path.stem}_{hashlib.sha1(str(path).encode()).hexdigest()[:8]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise UsageError(f"{path} (from {ref!r}) cannot be imported as Python; give a .py file")
+    module = importlib.util.module_from_spec(spec)
+    # let the file import its neighbours, as it could when run as a script
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        sys.modules.pop(name, None)
+        raise UsageError(f"{path} (from {ref!r}) failed to import: {type(exc).__name__}: {exc}") from exc
+    _file_modules[key] = module
+    return module
+
+
+def load_callable(ref: str, *, base_dir: str | os.PathLike[str] | None = None) -> Callable[..., Any]:
+    """The callable a reference names: ``package.module:function``, ``path/to/file.py:function``, or
+    ``module:Class.method`` (attributes may be dotted).
+
+    Args:
+        ref: The reference.
+        base_dir: Where relative file paths start (default: the current folder).
+
+    Raises:
+        UsageError: the reference is malformed, the module or file cannot be found or imported, or it
+            has no such callable — the message says which, and lists what the module does define.
+    """
+    ref = str(ref).strip()
+    target, sep, attr = ref.rpartition(":")
+    if not sep or not target or not attr or (len(target) == 1 and target.isalpha()):
+        raise UsageError(
+            f"python agent reference {ref!r} must look like module:function or path/to/file.py:function"
+        )
+    is_file = target.endswith(".py") or "/" in target or "\\" in target
+    if is_file:
+        path = Path(target).expanduser()
+        if not path.is_absolute():
+            path = Path(base_dir or os.getcwd()) / path
+        path = path.resolve()
+        if not path.is_file():
+            raise UsageError(
+                f"no file {str(path)!r} (from {ref!r}); give a path relative to {str(Path(base_dir or os.getcwd()))!r} "
+                "or an absolute one"
+            )
+        module = _load_file(path, ref)
+    else:
+        try:
+            module = importlib.import_module(target)
+        except ModuleNotFoundError as exc:
+            if exc.name and (target == exc.name or target.startswith(exc.name + ".")):
+                last = target.rsplit(".", 1)[-1]
+                raise UsageError(
+                    f"no module named {target!r} (from {ref!r}); put its folder on PYTHONPATH, run from the "
+                    f"folder that holds it, or give a file path such as path/to/{last}.py:{attr}"
+                ) from None
+            raise UsageError(f"importing {target!r} (from {ref!r}) failed: {exc}") from exc
+        except Exception as exc:
+            raise UsageError(
+                f"importing {target!r} (from {ref!r}) failed: {type(exc).__name__}: {exc}"
+            ) from exc
+    obj: Any = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            names = ", ".join(_callables(module)) or "none"
+            raise UsageError(
+                f"{target} has no {attr!r} (from {ref!r}); the callables it defines: {names}"
+            ) from None
+    if not callable(obj):
+        raise UsageError(f"{ref!r} names a {type(obj).__name__}, not a function; point it at a callable")
+    return obj
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004
+
+
+class PythonAgent:
+    """An agent that is a Python callable taking a `Task`.
+
+    Args:
+        function: ``module:function``, ``path/to/file.py:function``, or the callable itself.
+        model: Recorded on outputs that name no model.
+        base_dir: Where a relative file path starts.
+        **params: Other arm settings; the callable sees them as ``task.params``.
+
+    Raises:
+        UsageError: the reference cannot be loaded (see `load_callable`).
+    """
+
+    name = "python"
+
+    def __init__(
+        self,
+        function: str | Callable[..., Any] | None = None,
+        *,
+        model: str | None = None,
+        base_dir: str | os.PathLike[str] | None = None,
+        **params: Any,
+    ):
+        if function is None:
+            raise UsageError(
+                "the python agent needs `function:` — module:function or path/to/file.py:function"
+            )
+        if callable(function):
+            self.function = function
+            self.ref = (
+                f"{getattr(function, '__module__', '?')}:{getattr(function, '__qualname__', repr(function))}"
+            )
+        else:
+            self.function = load_callable(function, base_dir=base_dir)
+            self.ref = str(function)
+        self.model = model
+        self.params = params
+
+    def __repr__(self) -> str:
+        return f"PythonAgent({self.ref!r})"
+
+    async def run(self, task: Task) -> AgentOutput:
+        """Call the function with `task` and turn what it returns into an `AgentOutput`.
+
+        Raises:
+            AgentError: the function raised (``agent_error``; retryable unless the exception points
+                at a bug such as TypeError), or returned nothing usable (``bad_output``).
+        """
+        started = time.perf_counter()
+        try:
+            if _is_async(self.function):
+                result = await self.function(task)
+            else:
+                loop = asyncio.get_running_loop()
+                call = functools.partial(contextvars.copy_context().run, self.function, task)
+                result = await loop.run_in_executor(_threads(), call)
+                if inspect.isawaitable(result):
+                    result = await result
+        except AgentError:
+            raise
+        except Exception as exc:
+            raise AgentError(
+                f"{self.ref} raised {type(exc).__name__}: {exc} (case {task.case.case_id})",
+                retryable=not isinstance(exc, _BUGS),
+            ) from exc
+        return self._output(result, task, (time.perf_counter() - started) * 1000)
+
+    def _bad(self, what: str, result: Any, task: Task) -> AgentError:
+        return AgentError(
+            f"{self.ref} {what} (case {task.case.case_id}); return an AgentOutput, a dict of its fields "
+            f"({', '.join(OUTPUT_FIELDS)}), or the prediction as a string",
+            "bad_output",
+            retryable=False,
+            raw_output=None if result is None else repr(result)[:2000],
+        )
+
+    def _output(self, result: Any, task: Task, latency_ms: float) -> AgentOutput:
+        if isinstance(result, AgentOutput):
+            output = result
+        elif isinstance(result, str):
+            if not result.strip():
+                raise self._bad("returned an empty string", result, task)
+            output = AgentOutput(prediction=result.strip(), raw_output=result)
+        elif isinstance(result, Mapping):
+            output = self._from_dict(result, task)
+        elif result is None:
+            raise self._bad("returned None", result, task)
+        else:
+            raise self._bad(f"returned a {type(result).__name__}", result, task)
+        if output.prediction is None or not str(output.prediction).strip():
+            raise self._bad("returned no prediction", result, task)
+        prediction = str(output.prediction).strip()
+        return dataclasses.replace(
+            output,
+            prediction=match_label(prediction, task.label_set) or prediction,
+            latency_ms=output.latency_ms or latency_ms,
+            session_id=output.session_id or task.session_id or None,
+            model=output.model or self.model or task.model,
+        )
+
+    def _from_dict(self, result: Mapping[str, Any], task: Task) -> AgentOutput:
+        unknown = sorted(set(map(str, result)) - set(OUTPUT_FIELDS))
+        if unknown:
+            raise self._bad(f"returned unknown key(s) {', '.join(unknown)}", result, task)
+        fields = dict(result)
+        for name in ("evidence_refs", "transcript", "files_read", "sections_read"):
+            if name in fields:
+                value = fields[name]
+                fields[name] = (value,) if isinstance(value, str | dict) else tuple(value or ())
+        usage = fields.get("usage")
+        if isinstance(usage, Mapping):
+            fields["usage"] = Usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)))
+        elif usage is None:
+            fields.pop("usage", None)
+        if fields.get("cost") is None:
+            fields.pop("cost", None)
+        if "prediction" not in fields:
+            raise self._bad("returned a dict without 'prediction'", result, task)
+        return AgentOutput(**fields)
+
+
+@register_agent("python")
+def python_agent(**settings: Any) -> PythonAgent:
+    """Build the ``python`` adapter from an arm's settings: ``function`` (required), ``model``,
+    ``base_dir``; anything else reaches the callable as ``task.params``."""
+    return PythonAgent(**settings)

@@ -1,0 +1,51 @@
+"""OpenAI-compatible chat completions for agents and judges: the client, retries, prices."""
+
+from __future__ import annotations
+
+from abbench.llm._client import (
+    DEFAULT_BASE_URL,
+    FAILURE_TYPES,
+    ChatClient,
+    ChatResponse,
+    RetryPolicy,
+    RetryRecord,
+    ToolCall,
+    close_connections,
+    normalize_base_url,
+    parse_retry_after,
+    shared_http_client,
+    tool_spec,
+)
+from abbench.llm._prices import (
+    BUILTIN_PRICES,
+    BUILTIN_PRICES_AS_OF,
+    PRICES_ENV,
+    Price,
+    PriceTable,
+    load_prices,
+    price_table,
+    user_prices_path,
+)
+
+__all__ = [
+    "BUILTIN_PRICES",
+    "BUILTIN_PRICES_AS_OF",
+    "DEFAULT_BASE_URL",
+    "FAILURE_TYPES",
+    "PRICES_ENV",
+    "ChatClient",
+    "ChatResponse",
+    "Price",
+    "PriceTable",
+    "RetryPolicy",
+    "RetryRecord",
+    "ToolCall",
+    "close_connections",
+    "load_prices",
+    "normalize_base_url",
+    "parse_retry_after",
+    "price_table",
+    "shared_http_client",
+    "tool_spec",
+    "user_prices_path",
+]

@@ -1,0 +1,771 @@
+"""An async client for OpenAI-compatible ``/chat/completions`` endpoints: retries, timeouts, usage, cost.
+
+One `ChatClient` per arm (or judge) holds its settings; the HTTP connections are pooled per event
+loop and shared by every client on that loop, and the pool closes when the loop shuts down (or on
+`close_connections`). The API key is read from the environment variable the arm names at each
+request: it is never stored on the client, logged, or put into an error message — any text from the
+server that echoes it is redacted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import os
+import random
+import re
+import time
+import weakref
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from abbench.errors import AgentError, UsageError
+from abbench.llm._prices import PriceTable, price_table
+from abbench.types import Usage
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+"""Where requests go when neither the arm nor ``$OPENAI_BASE_URL`` names an endpoint."""
+
+FAILURE_TYPES = (
+    "auth",
+    "bad_output",
+    "bad_request",
+    "connection_error",
+    "not_found",
+    "quota",
+    "rate_limited",
+    "server_error",
+    "timeout",
+)
+"""The `AgentError.failure_type` values the client raises."""
+
+_RETRIED = {"rate_limited", "server_error", "connection_error", "timeout"}
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How the client retries rate limits, server errors, dropped connections and timeouts.
+
+    Attributes:
+        max_retries: Retries after the first attempt (0 = one attempt only).
+        base_delay_s: The first backoff; it doubles with every retry.
+        max_delay_s: Backoff never exceeds this.
+        max_retry_after_s: The longest ``Retry-After`` honoured; a server asking for more ends the
+            call with a retryable ``rate_limited`` error carrying `AgentError.retry_after`.
+        retry_timeouts: Whether a request that timed out is sent again.
+    """
+
+    max_retries: int = 3
+    base_delay_s: float = 1.0
+    max_delay_s: float = 30.0
+    max_retry_after_s: float = 120.0
+    retry_timeouts: bool = True
+
+    def backoff_s(self, retries_done: int, rng: random.Random | None = None) -> float:
+        """The wait before the next retry: exponential, with "equal jitter" (half fixed, half random)."""
+        cap = min(self.max_delay_s, self.base_delay_s * 2**retries_done)
+        return cap / 2 + (rng or random).uniform(0, cap / 2)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A tool call the model asked for.
+
+    Attributes:
+        id: The call id, echoed back in the tool result message.
+        name: The tool's name.
+        arguments: The arguments as the model wrote them (a JSON string, possibly malformed).
+    """
+
+    id: str
+    name: str
+    arguments: str
+
+    def parsed_arguments(self) -> dict[str, Any]:
+        """The arguments as a dict.
+
+        Raises:
+            ValueError: they are not a JSON object (the message says what was wrong).
+        """
+        text = self.arguments.strip() or "{}"
+        value = json.loads(text)
+        if not isinstance(value, dict):
+            raise ValueError(f"arguments must be a JSON object, got {type(value).__name__}")
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class RetryRecord:
+    """One failed attempt that the client retried.
+
+    Attributes:
+        attempt: 1-based number of the failed attempt.
+        failure_type: What went wrong (see `FAILURE_TYPES`).
+        status: The HTTP status, when there was a response.
+        message: The server's message (redacted).
+        wait_s: How long the client waited before the next attempt.
+        retry_after_s: The wait the server asked for, when it asked.
+    """
+
+    attempt: int
+    failure_type: str
+    status: int | None
+    message: str
+    wait_s: float
+    retry_after_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChatResponse:
+    """One successful chat completion.
+
+    Attributes:
+        content: The assistant text (None when the model only called tools).
+        tool_calls: The tool calls asked for.
+        finish_reason: ``stop``, ``tool_calls``, ``length`` ... as the server said.
+        model: The model that answered, as the server reported it.
+        usage: Tokens of this call.
+        usage_reported: False when the server sent no usage (the counts are then 0).
+        cost: USD for this call, or None when the model has no price.
+        latency_ms: Wall time, retries and waits included.
+        retries: The failed attempts that were retried before this success.
+        message: The assistant message, ready to append to the conversation.
+        raw: The response body as received.
+    """
+
+    content: str | None
+    tool_calls: tuple[ToolCall, ...]
+    finish_reason: str | None
+    model: str
+    usage: Usage
+    usage_reported: bool
+    cost: float | None
+    latency_ms: float
+    retries: tuple[RetryRecord, ...] = ()
+    message: dict[str, Any] = field(default_factory=dict)
+    raw: str = ""
+
+    @property
+    def text(self) -> str:
+        """The assistant text, ``""`` when there is none."""
+        return self.content or ""
+
+
+# -- the shared connection pool ----------------------------------------------------------------------
+
+_POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[httpx.AsyncClient, Any]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def _close_when_loop_shuts_down(client: httpx.AsyncClient) -> AsyncIterator[None]:
+    # An async generator parked at `yield` is closed by `loop.shutdown_asyncgens()`, which
+    # `asyncio.run` calls before closing the loop: the one hook every loop runner has.
+    try:
+        yield
+    finally:
+        await client.aclose()
+        for loop, (pooled, _) in list(_POOLS.items()):
+            if pooled is client:
+                _POOLS.pop(loop, None)
+
+
+async def shared_http_client() -> httpx.AsyncClient:
+    """The pooled ``httpx.AsyncClient`` of the running event loop (created on first use)."""
+    loop = asyncio.get_running_loop()
+    entry = _POOLS.get(loop)
+    if entry is not None and not entry[0].is_closed:
+        return entry[0]
+    client = httpx.AsyncClient(
+        limits=httpx.Limits(max_connections=256, max_keepalive_connections=64),
+        follow_redirects=False,
+    )
+    keeper = _close_when_loop_shuts_down(client)
+    _POOLS[loop] = (client, keeper)
+    await keeper.__anext__()
+    return client
+
+
+async def close_connections() -> None:
+    """Close the running loop's pooled connections now (they reopen on the next request)."""
+    entry = _POOLS.pop(asyncio.get_running_loop(), None)
+    if entry is not None:
+        await entry[1].aclose()
+
+
+# -- helpers ------------------------------------------------------------------------------------------
+
+
+def normalize_base_url(base_url: str) -> str:
+    """The API root for `base_url`: ``http://host:port`` gains ``/v1``; a trailing
+    ``/chat/completions`` or ``/`` is dropped.
+
+    Raises:
+        UsageError: it is not an http(s) URL.
+    """
+    url = base_url.strip().rstrip("/")
+    if url.endswith("/chat/completions"):
+        url = url[: -len("/chat/completions")]
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise UsageError(
+            f"base_url {base_url!r} is not an http(s) URL; write it like http://127.0.0.1:8000/v1 "
+            "or https://api.openai.com/v1"
+        )
+    if parts.path in ("", "/"):
+        url += "/v1"
+    return url
+
+
+def parse_retry_after(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
+    """Seconds a response asks the client to wait: ``retry-after-ms``, or ``Retry-After`` given as
+    seconds or as an HTTP date. None when it asks nothing (or says something unreadable)."""
+    lower = {k.lower(): v for k, v in headers.items()}
+    ms = lower.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = (lower.get("retry-after") or "").strip()
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def _server_message(text: str) -> tuple[str, str | None]:
+    """The human message and the error code of an error body (OpenAI, vLLM, Ollama, proxies)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        err = data.get("error", data)
+        if isinstance(err, dict):
+            message = err.get("message") or err.get("detail") or err.get("msg")
+            code = err.get("code") or err.get("type")
+            if message:
+                return str(message), (str(code) if code else None)
+        elif isinstance(err, str):
+            return err, None
+        if isinstance(data.get("detail"), str):
+            return data["detail"], None
+    snippet = " ".join(text.split())
+    return (snippet[:300] + ("…" if len(snippet) > 300 else "")) or "(empty body)", None
+
+
+def _classify(status: int, message: str, code: str | None) -> tuple[str, bool]:
+    blob = f"{code or ''} {message}".lower()
+    if status == 429:
+        if "insufficient_quota" in blob or "exceeded your current quota" in blob:
+            return "quota", False
+        return "rate_limited", True
+    if status in (401, 403):
+        return "auth", False
+    if status == 404:
+        return "not_found", False
+    if status == 408:
+        return "timeout", True
+    if status == 409 or status >= 500:
+        return "server_error", True
+    return "bad_request", False
+
+
+def _content_text(content: Any) -> str | None:
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts, as some servers return them
+        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content if p is not None)
+    return str(content)
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+# Features some servers refuse; dropped per (base URL, model) after the first refusal, so the
+# refusal costs one extra request per process instead of one per call.
+_REFUSED: dict[tuple[str, str], set[str]] = {}
+
+
+def _refused_feature(message: str, payload: Mapping[str, Any]) -> str | None:
+    text = message.lower()
+    rf = payload.get("response_format")
+    if rf is not None and ("response_format" in text or "json_schema" in text or "json mode" in text):
+        return (
+            "json_schema" if isinstance(rf, dict) and rf.get("type") == "json_schema" else "response_format"
+        )
+    if "max_tokens" in payload and "max_completion_tokens" in text:
+        return "max_tokens"
+    if "temperature" in payload and "temperature" in text:
+        return "temperature"
+    if "seed" in payload and "seed" in text and ("unsupported" in text or "not support" in text):
+        return "seed"
+    return None
+
+
+class _Failure(Exception):
+    def __init__(
+        self,
+        failure_type: str,
+        retryable: bool,
+        message: str,
+        status: int | None = None,
+        retry_after: float | None = None,
+        raw: str | None = None,
+    ):
+        super().__init__(message)
+        self.failure_type = failure_type
+        self.retryable = retryable
+        self.message = message
+        self.status = status
+        self.retry_after = retry_after
+        self.raw = raw
+
+
+_ADVICE = {
+    "auth": "check that the key in ${env} is valid for this endpoint (the arm's api_key_env names the variable)",
+    "quota": "the account behind the key has no quota left; check its billing",
+    "rate_limited": "the endpoint is rate limiting; lower the concurrency or raise max_retries",
+    "server_error": "the server failed; try again later",
+    "not_found": "check base_url (it usually ends in /v1) and the model name (ChatClient.list_models() lists them)",
+    "bad_request": "the server rejected the request; check the model name and the arm's settings",
+    "timeout": "no answer in time; raise timeout_s or check the server",
+    "connection_error": "cannot reach the endpoint; check base_url and that the server is running",
+    "bad_output": "the server's reply is not a chat completion; check that base_url points at an OpenAI-compatible API",
+}
+
+
+class ChatClient:
+    """Calls one model on one OpenAI-compatible endpoint.
+
+    Args:
+        model: The model id sent with every request.
+        base_url: The API root (``…/v1``); default ``$OPENAI_BASE_URL`` or the OpenAI API.
+        api_key_env: The environment variable holding the key, read at each request. Default:
+            ``OPENAI_API_KEY`` when talking to the OpenAI API (or to ``$OPENAI_BASE_URL``), else no key —
+            so a key is never sent to a server the arm did not say to send it to. ``""`` sends none.
+        timeout_s: Limit for one attempt (connect, send, wait, read).
+        retry: The retry policy (default `RetryPolicy()`).
+        headers: Extra headers; values may name environment variables as ``${VAR}`` (their values
+            are treated as secrets, like the key).
+        prices: What `price_table` accepts: None, a table, a file, or a mapping.
+
+    Raises:
+        UsageError: a setting is invalid (bad URL, negative timeout, invalid prices).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key_env: str | None = None,
+        timeout_s: float = 60.0,
+        retry: RetryPolicy | None = None,
+        headers: Mapping[str, str] | None = None,
+        prices: Any = None,
+    ):
+        if not model or not str(model).strip():
+            raise UsageError("an OpenAI-compatible client needs a model id; set `model:` on the arm")
+        if timeout_s is None or float(timeout_s) <= 0:
+            raise UsageError(f"timeout_s must be a positive number of seconds, not {timeout_s!r}")
+        env_base = os.environ.get("OPENAI_BASE_URL")
+        self.model = str(model).strip()
+        self.base_url = normalize_base_url(base_url or env_base or DEFAULT_BASE_URL)
+        if api_key_env is None and (
+            urlsplit(self.base_url).hostname == "api.openai.com" or (base_url is None and env_base)
+        ):
+            api_key_env = "OPENAI_API_KEY"
+        self.api_key_env = api_key_env or None
+        self.timeout_s = float(timeout_s)
+        self.retry = retry or RetryPolicy()
+        self.headers = dict(headers or {})
+        self.prices: PriceTable = price_table(prices, model=self.model)
+        self._refused = _REFUSED.setdefault((self.base_url, self.model), set())
+
+    def __repr__(self) -> str:
+        return (
+            f"ChatClient(model={self.model!r}, base_url={self.base_url!r}, api_key_env={self.api_key_env!r})"
+        )
+
+    # -- secrets ----------------------------------------------------------------------------------
+
+    def _secrets(self) -> list[str]:
+        values = []
+        if self.api_key_env and os.environ.get(self.api_key_env):
+            values.append(os.environ[self.api_key_env].strip())
+        for value in self.headers.values():
+            for name in _ENV_REF.findall(str(value)):
+                if os.environ.get(name):
+                    values.append(os.environ[name])
+        return [v for v in values if len(v) >= 4]
+
+    def redact(self, text: str) -> str:
+        """`text` with the key (and secret header values) replaced by ``***``."""
+        for secret in self._secrets():
+            text = text.replace(secret, "***")
+        return text
+
+    def _request_headers(self) -> dict[str, str]:
+        out = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.api_key_env:
+            key = (os.environ.get(self.api_key_env) or "").strip()
+            if not key:
+                raise AgentError(
+                    f"the environment variable {self.api_key_env} is not set, so there is no API key for "
+                    f"{self.base_url}; export it, or set the arm's api_key_env to the variable that holds the key",
+                    "auth",
+                    retryable=False,
+                )
+            out["Authorization"] = f"Bearer {key}"
+        for name, value in self.headers.items():
+
+            def env(match: re.Match[str], header: str = name) -> str:
+                var = match.group(1)
+                if var not in os.environ:
+                    raise AgentError(
+                        f"header {header!r} refers to ${{{var}}}, which is not set; export it or change the "
+                        "arm's headers",
+                        "auth",
+                        retryable=False,
+                    )
+                return os.environ[var]
+
+            out[name] = _ENV_REF.sub(env, str(value))
+        return out
+
+    # -- requests ---------------------------------------------------------------------------------
+
+    def _where(self, path: str) -> str:
+        return f"{self.base_url}{path} (model {self.model!r})"
+
+    async def _request(
+        self,
+        method: str,
+        path: str,
+        build: Callable[[], dict[str, Any] | None],
+        timeout_s: float | None = None,
+    ) -> tuple[httpx.Response, tuple[RetryRecord, ...]]:
+        """Send with retries; `build` is called per attempt so refused features drop out."""
+        timeout = min(self.timeout_s, timeout_s) if timeout_s else self.timeout_s
+        http = await shared_http_client()
+        url = self.base_url + path
+        retries: list[RetryRecord] = []
+        attempt = 0
+        while True:
+            attempt += 1
+            payload = build()
+            headers = self._request_headers()
+            try:
+                try:
+                    async with asyncio.timeout(timeout):
+                        response = await http.request(
+                            method, url, json=payload, headers=headers, timeout=httpx.Timeout(timeout)
+                        )
+                except (TimeoutError, httpx.TimeoutException):
+                    raise _Failure("timeout", True, f"no answer within timeout_s={timeout:g}s") from None
+                except httpx.TransportError as exc:
+                    raise _Failure(
+                        "connection_error", True, self.redact(f"{type(exc).__name__}: {exc}")
+                    ) from None
+                if response.is_success:
+                    return response, tuple(retries)
+                text = self.redact(response.text)
+                message, code = _server_message(text)
+                if method == "POST" and response.status_code in (400, 422) and payload is not None:
+                    feature = _refused_feature(message, payload)
+                    if feature and feature not in self._refused:
+                        log.info(
+                            "%s refused %s (%s); sending again without it",
+                            self._where(path),
+                            feature,
+                            message,
+                        )
+                        self._refused.add(feature)
+                        attempt -= 1  # a refused feature is not a failed attempt
+                        continue
+                failure_type, retryable = _classify(response.status_code, message, code)
+                raise _Failure(
+                    failure_type,
+                    retryable,
+                    message,
+                    status=response.status_code,
+                    retry_after=parse_retry_after(response.headers),
+                    raw=text,
+                )
+            except _Failure as failure:
+                can_retry = failure.failure_type in _RETRIED and (
+                    failure.failure_type != "timeout" or self.retry.retry_timeouts
+                )
+                if not can_retry or len(retries) >= self.retry.max_retries:
+                    raise self._error(failure, path, attempt) from None
+                if failure.retry_after is not None and failure.retry_after > self.retry.max_retry_after_s:
+                    raise self._error(
+                        failure,
+                        path,
+                        attempt,
+                        extra=f"; the server asked to wait {failure.retry_after:.0f}s, more than "
+                        f"max_retry_after_s={self.retry.max_retry_after_s:g}",
+                    ) from None
+                wait = (
+                    failure.retry_after
+                    if failure.retry_after is not None
+                    else self.retry.backoff_s(len(retries))
+                )
+                retries.append(
+                    RetryRecord(
+                        attempt,
+                        failure.failure_type,
+                        failure.status,
+                        failure.message,
+                        wait,
+                        failure.retry_after,
+                    )
+                )
+                log.warning(
+                    "%s: %s%s on attempt %d; retrying in %.2fs",
+                    self._where(path),
+                    failure.failure_type,
+                    f" ({failure.status})" if failure.status else "",
+                    attempt,
+                    wait,
+                )
+                await asyncio.sleep(wait)
+
+    def _error(self, failure: _Failure, path: str, attempts: int, extra: str = "") -> AgentError:
+        status = f" with HTTP {failure.status}" if failure.status else ""
+        tries = f" after {attempts} attempts" if attempts > 1 else ""
+        advice = _ADVICE.get(failure.failure_type, "")
+        if failure.failure_type == "auth":
+            advice = (
+                advice.replace("${env}", f"${self.api_key_env}")
+                if self.api_key_env
+                else "the endpoint wants a key: set the arm's api_key_env to the variable that holds it"
+            )
+        advice = advice[:1].upper() + advice[1:]
+        message = f"{self._where(path)} failed{status}{tries}: {failure.message}{extra}. {advice}"
+        return AgentError(
+            self.redact(message),
+            failure.failure_type,
+            retryable=failure.retryable,
+            raw_output=failure.raw,
+            retry_after=failure.retry_after,
+        )
+
+    def _payload(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None,
+        tool_choice: Any,
+        response_format: Mapping[str, Any] | None,
+        temperature: float | None,
+        max_tokens: int | None,
+        seed: int | None,
+        extra_body: Mapping[str, Any] | None,
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": [dict(m) for m in messages]}
+        if tools:
+            body["tools"] = [dict(t) for t in tools]
+            if tool_choice is not None:
+                body["tool_choice"] = tool_choice
+        if response_format is not None and "response_format" not in self._refused:
+            if response_format.get("type") == "json_schema" and "json_schema" in self._refused:
+                body["response_format"] = {"type": "json_object"}
+            else:
+                body["response_format"] = dict(response_format)
+        if temperature is not None and "temperature" not in self._refused:
+            body["temperature"] = temperature
+        if max_tokens is not None:
+            key = "max_completion_tokens" if "max_tokens" in self._refused else "max_tokens"
+            body[key] = max_tokens
+        if seed is not None and "seed" not in self._refused:
+            body["seed"] = seed
+        if extra_body:
+            body.update(extra_body)
+        return body
+
+    async def chat(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: Any = None,
+        response_format: Mapping[str, Any] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        timeout_s: float | None = None,
+    ) -> ChatResponse:
+        """Send one chat-completion request (retrying as the policy says) and return the reply.
+
+        A server that refuses `response_format` (``json_schema`` falls back to ``json_object``, then
+        to none), ``max_tokens`` (sent as ``max_completion_tokens``), ``temperature`` or ``seed`` with
+        400/422 is asked again without it, and remembered for this endpoint and model.
+
+        Args:
+            messages: The conversation, OpenAI message dicts.
+            tools: Function tools (see `tool_spec`); None offers none.
+            tool_choice: ``"auto"``, ``"none"``, ``"required"`` or a named tool (only sent with tools).
+            response_format: E.g. ``{"type": "json_object"}`` or a ``json_schema`` format.
+            temperature: Sampling temperature; None leaves the server's default.
+            max_tokens: Output limit.
+            seed: For servers that support reproducible sampling.
+            extra_body: More request fields, sent as given.
+            timeout_s: A tighter limit for each attempt of this call than the client's.
+
+        Raises:
+            AgentError: with `failure_type` ``rate_limited``, ``quota``, ``server_error``,
+                ``timeout``, ``connection_error``, ``auth``, ``not_found``, ``bad_request`` or
+                ``bad_output`` (the body was not a chat completion; `raw_output` holds it), and
+                `retryable` set.
+        """
+        started = time.perf_counter()
+
+        def build() -> dict[str, Any]:
+            return self._payload(
+                messages,
+                tools=tools,
+                tool_choice=tool_choice,
+                response_format=response_format,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                seed=seed,
+                extra_body=extra_body,
+            )
+
+        response, retries = await self._request("POST", "/chat/completions", build, timeout_s)
+        raw = self.redact(response.text)
+        result = self._parse(raw, retries, started)
+        log.debug(
+            "%s: %d+%d tokens, %d tool calls, %.0f ms",
+            self._where("/chat/completions"),
+            result.usage.input_tokens,
+            result.usage.output_tokens,
+            len(result.tool_calls),
+            result.latency_ms,
+        )
+        return result
+
+    def _bad_output(self, what: str, raw: str) -> AgentError:
+        snippet = " ".join(raw.split())[:200] or "(empty body)"
+        return AgentError(
+            f"{self._where('/chat/completions')} answered 200 but {what}: {snippet!r}. "
+            f"{_ADVICE['bad_output'].capitalize()}",
+            "bad_output",
+            retryable=True,
+            raw_output=raw,
+        )
+
+    def _parse(self, raw: str, retries: tuple[RetryRecord, ...], started: float) -> ChatResponse:
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            raise self._bad_output("the body is not JSON", raw) from None
+        if not isinstance(data, dict):
+            raise self._bad_output("the body is not a JSON object", raw)
+        choices = data.get("choices")
+        if not choices and data.get("error"):
+            message, code = _server_message(raw)
+            failure_type, retryable = _classify(500, message, code)
+            raise AgentError(
+                self.redact(f"{self._where('/chat/completions')} answered 200 with an error: {message}"),
+                failure_type,
+                retryable=retryable,
+                raw_output=raw,
+            )
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise self._bad_output("it has no choices", raw)
+        message = choices[0].get("message")
+        if not isinstance(message, dict):
+            raise self._bad_output("its first choice has no message", raw)
+        calls = []
+        for i, call in enumerate(message.get("tool_calls") or []):
+            fn = (call or {}).get("function") or {}
+            args = fn.get("arguments", "")
+            calls.append(
+                ToolCall(
+                    id=str(call.get("id") or f"call_{i}"),
+                    name=str(fn.get("name") or ""),
+                    arguments=args if isinstance(args, str) else json.dumps(args, ensure_ascii=False),
+                )
+            )
+        content = _content_text(message.get("content"))
+        usage_data = data.get("usage") if isinstance(data.get("usage"), dict) else None
+        usage = Usage(
+            _int((usage_data or {}).get("prompt_tokens", (usage_data or {}).get("input_tokens"))),
+            _int((usage_data or {}).get("completion_tokens", (usage_data or {}).get("output_tokens"))),
+        )
+        model = str(data.get("model") or self.model)
+        price = self.prices.lookup(self.model) or self.prices.lookup(model)
+        cost = price.cost(usage) if price else self.prices.cost(self.model, usage)
+        assistant: dict[str, Any] = {"role": "assistant", "content": content}
+        if calls:
+            assistant["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in calls
+            ]
+        return ChatResponse(
+            content=content,
+            tool_calls=tuple(calls),
+            finish_reason=choices[0].get("finish_reason"),
+            model=model,
+            usage=usage,
+            usage_reported=usage_data is not None,
+            cost=cost,
+            latency_ms=(time.perf_counter() - started) * 1000,
+            retries=retries,
+            message=assistant,
+            raw=raw,
+        )
+
+    async def list_models(self) -> list[str]:
+        """The model ids the endpoint serves (``GET /models``).
+
+        Raises:
+            AgentError: as `chat` does.
+        """
+        response, _ = await self._request("GET", "/models", lambda: None)
+        raw = self.redact(response.text)
+        try:
+            data = json.loads(raw)
+            return [str(m["id"]) for m in data.get("data", []) if isinstance(m, dict) and "id" in m]
+        except (ValueError, AttributeError, TypeError):
+            raise self._bad_output("its model list is not JSON", raw) from None
+
+
+def tool_spec(name: str, description: str, parameters: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A function tool in the chat-completions format."""
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": dict(parameters or {"type": "object", "properties": {}}),
+        },
+    }
