@@ -19,35 +19,23 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from abbench.agents import register_agent
 from abbench.runner import create_experiment, run_experiment
 from abbench.store import open_store
-from abbench.types import AgentOutput, Case
+from abbench.types import Case
 
 
-class SleepAgent:
-    name = "bench-sleep"
-
-    def __init__(self, model=None, sleep_ms=50, **_):
-        self.sleep_s = sleep_ms / 1000
-
-    async def run(self, task):
-        await asyncio.sleep(self.sleep_s)
-        return AgentOutput(prediction=task.case.expected, session_id=task.session_id)
+async def sleepy(task):
+    """The python agent of part 1: sleeps, then answers with the gold label."""
+    await asyncio.sleep(task.params.get("sleep_ms", 50) / 1000)
+    return task.case.expected
 
 
-class InstantAgent:
-    name = "bench-instant"
-
-    def __init__(self, model=None, **_):
-        pass
-
-    async def run(self, task):
-        return AgentOutput(prediction=task.case.expected, session_id=task.session_id)
+async def instant(task):
+    """The python agent of part 2: answers at once."""
+    return task.case.expected
 
 
-register_agent("bench-sleep")(SleepAgent)
-register_agent("bench-instant")(InstantAgent)
+HERE = Path(__file__).resolve()
 
 
 def make_store(root: Path, n_cases: int):
@@ -66,7 +54,7 @@ def bench_sleep(root: Path, n: int = 5000, c: int = 100, sleep_ms: int = 50) -> 
             "name": "sleep",
             "dataset": ds.fingerprint,
             "concurrency": c,
-            "arms": {"a": {"agent": "bench-sleep", "sleep_ms": sleep_ms}},
+            "arms": {"a": {"agent": "python", "function": f"{HERE}:sleepy", "sleep_ms": sleep_ms}},
         },
         store=store,
     )
@@ -90,7 +78,7 @@ def bench_instant(root: Path, n: int = 20000) -> float:
             "name": "instant",
             "dataset": ds.fingerprint,
             "concurrency": 100,
-            "arms": {"a": {"agent": "bench-instant"}},
+            "arms": {"a": {"agent": "python", "function": f"{HERE}:instant"}},
         },
         store=store,
     )

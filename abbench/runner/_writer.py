@@ -12,7 +12,7 @@ import json
 import logging
 import threading
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from pathlib import Path
 from typing import Any
 
@@ -59,9 +59,11 @@ class StoreWriter:
         self.store = store
         self.interval = interval
         self.max_batch = max_batch
-        self._ops: list[tuple] = []
-        self._cond = threading.Condition()
-        self._submitted = 0
+        # Submitting is lock-free (deque.append is atomic): it sits on the scheduler's hot path.
+        self._ops: deque[tuple] = deque()
+        self._cond = threading.Condition(threading.Lock())
+        self._wake = threading.Event()
+        self._drained = 0
         self._committed = 0
         self._closing = False
         self.error: BaseException | None = None
@@ -99,11 +101,9 @@ class StoreWriter:
     def _submit(self, op: tuple) -> None:
         if self.error is not None:
             raise StoreError(f"the store writer stopped: {self.error}") from self.error
-        with self._cond:
-            self._ops.append(op)
-            self._submitted += 1
-            if len(self._ops) >= self.max_batch:
-                self._cond.notify()
+        self._ops.append(op)
+        if len(self._ops) >= self.max_batch:
+            self._wake.set()
 
     def flush(self, timeout: float | None = 60.0) -> None:
         """Block until everything submitted so far is committed.
@@ -112,8 +112,9 @@ class StoreWriter:
             StoreError: the writer failed (the cause is chained).
         """
         with self._cond:
-            target = self._submitted
-            self._cond.notify()
+            target = self._drained + len(self._ops)
+        self._wake.set()
+        with self._cond:
             deadline = None if timeout is None else time.monotonic() + timeout
             while self._committed < target and self.error is None:
                 remaining = None if deadline is None else deadline - time.monotonic()
@@ -125,9 +126,8 @@ class StoreWriter:
 
     def close(self) -> None:
         """Commit what is left and stop the thread."""
-        with self._cond:
-            self._closing = True
-            self._cond.notify()
+        self._closing = True
+        self._wake.set()
         self._thread.join()
         if self.error is not None:
             raise StoreError(f"the store writer stopped: {self.error}") from self.error
@@ -137,11 +137,13 @@ class StoreWriter:
     def _loop(self) -> None:
         try:
             while True:
+                if not self._ops and not self._closing:
+                    self._wake.wait(self.interval)
+                self._wake.clear()
+                closing = self._closing
                 with self._cond:
-                    if not self._ops and not self._closing:
-                        self._cond.wait(self.interval)
-                    ops, self._ops = self._ops, []
-                    closing = self._closing
+                    ops = [self._ops.popleft() for _ in range(len(self._ops))]
+                    self._drained += len(ops)
                 if ops:
                     self._write(ops)
                     with self._cond:
