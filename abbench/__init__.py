@@ -29,6 +29,26 @@ _EXPORTS: dict[str, str] = {
     "make_agent": "abbench.agents",
     "open_store": "abbench.store",
     "snapshot_skill": "abbench.store",
+    # statistics: the main functions; result types and descriptive helpers stay in abbench.stats
+    "clustered_se": "abbench.stats",
+    "cochrans_q": "abbench.stats",
+    "cohen_kappa": "abbench.stats",
+    "estimate_power_inputs": "abbench.stats",
+    "holm_correction": "abbench.stats",
+    "mcnemar_exact": "abbench.stats",
+    "mcnemar_midp": "abbench.stats",
+    "mean_se": "abbench.stats",
+    "min_detectable_effect": "abbench.stats",
+    "min_detectable_effect_two_proportions": "abbench.stats",
+    "paired_bootstrap": "abbench.stats",
+    "paired_difference": "abbench.stats",
+    "paired_outcomes": "abbench.stats",
+    "power_paired": "abbench.stats",
+    "repeated_se": "abbench.stats",
+    "sample_size_paired": "abbench.stats",
+    "sample_size_two_proportions": "abbench.stats",
+    "two_proportion_test": "abbench.stats",
+    "wilson_interval": "abbench.stats",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])
