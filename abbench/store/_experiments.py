@@ -87,8 +87,12 @@ class Experiment:
 
     @property
     def runner_alive(self) -> bool:
-        """Whether some process is running this experiment right now (a fresh heartbeat)."""
-        return self.heartbeat_at is not None and time.time() - self.heartbeat_at < HEARTBEAT_STALE_S
+        """Whether some process is running this experiment right now (a fresh heartbeat, a live process)."""
+        if self.heartbeat_at is None or time.time() - self.heartbeat_at >= HEARTBEAT_STALE_S:
+            return False
+        return not (
+            self.runner_host == socket.gethostname() and self.runner_pid and not _pid_alive(self.runner_pid)
+        )
 
 
 _EXPERIMENT_COLUMNS = (
@@ -96,6 +100,16 @@ _EXPERIMENT_COLUMNS = (
     "e.rounds, e.status, e.control, e.batch_id, e.priority, e.tags, e.gate, e.parent_id, e.created_at, "
     "e.updated_at, e.created_by, e.runner_pid, e.runner_host, e.heartbeat_at"
 )
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, owned by someone else
+        return True
+    return True
 
 
 class ExperimentsMixin:
@@ -291,15 +305,30 @@ class ExperimentsMixin:
             )
 
     def claim_runner(self, exp_id: int) -> bool:
-        """Become the experiment's runner unless a live one holds it; True when claimed."""
+        """Become the experiment's runner unless a live one holds it; True when claimed.
+
+        A holder is dead when its heartbeat is stale, or at once when it ran on this host and its
+        process is gone (a kill leaves a fresh heartbeat behind; restarting should not wait for it).
+        """
         now = time.time()
+        host = socket.gethostname()
         with self.transaction() as conn:
-            cur = conn.execute(
-                "UPDATE experiments SET runner_pid=?, runner_host=?, heartbeat_at=? "
-                "WHERE id=? AND (heartbeat_at IS NULL OR heartbeat_at < ?)",
-                (os.getpid(), socket.gethostname(), now, exp_id, now - HEARTBEAT_STALE_S),
+            row = conn.execute(
+                "SELECT runner_pid, runner_host, heartbeat_at FROM experiments WHERE id=?", (exp_id,)
+            ).fetchone()
+            if row is None:
+                raise NotFoundError(f"no experiment #{exp_id}")
+            pid, holder_host, beat = row
+            alive = beat is not None and now - beat < HEARTBEAT_STALE_S
+            if alive and holder_host == host and pid is not None and not _pid_alive(pid):
+                alive = False
+            if alive:
+                return False
+            conn.execute(
+                "UPDATE experiments SET runner_pid=?, runner_host=?, heartbeat_at=? WHERE id=?",
+                (os.getpid(), host, now, exp_id),
             )
-            return cur.rowcount == 1
+            return True
 
     def release_runner(self, exp_id: int) -> None:
         """Give up the runner claim (at the end of a run)."""
