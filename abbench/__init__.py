@@ -25,6 +25,7 @@ _EXPORTS: dict[str, str] = {
     "Task": "abbench.agents",
     "build_snapshot": "abbench.snapshot",
     "diff_snapshots": "abbench.snapshot",
+    "extract_rules": "abbench.agents",
     "load_snapshot": "abbench.store",
     "make_agent": "abbench.agents",
     "open_store": "abbench.store",
