@@ -25,9 +25,15 @@ _EXPORTS: dict[str, str] = {
     "Task": "abbench.agents",
     "build_snapshot": "abbench.snapshot",
     "diff_snapshots": "abbench.snapshot",
+    "grade_experiment": "abbench.runner",
+    "judge_report": "abbench.graders",
+    "llm_judge": "abbench.graders",
     "load_snapshot": "abbench.store",
     "make_agent": "abbench.agents",
+    "make_grader": "abbench.graders",
     "open_store": "abbench.store",
+    "pairwise_judge": "abbench.graders",
+    "position_bias": "abbench.graders",
     "snapshot_skill": "abbench.store",
 }
 
