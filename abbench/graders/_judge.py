@@ -535,7 +535,7 @@ class JudgeSettings:
             )
         except AgentError as exc:
             raise GradingError(
-                f"{grader}: the judge call failed ({exc.failure_type}): {exc}",
+                f"the judge call failed ({exc.failure_type}): {exc}",
                 raw_output=exc.raw_output,
                 retryable=exc.retryable,
             ) from exc
@@ -669,7 +669,7 @@ class LLMJudge:
         except GradingError as exc:
             # the money was spent and the reply is kept even though it could not be read
             raise GradingError(
-                f"{self.name}: {exc} (judge {reply.model})", raw_output=exc.raw_output, spent=spent(reply)
+                f"{exc} (judge {reply.model})", raw_output=exc.raw_output, spent=spent(reply)
             ) from None
         passed, reasons = self.rubric.passed(parsed.scores)
         comment = parsed.comment

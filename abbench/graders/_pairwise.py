@@ -363,7 +363,7 @@ class PairwiseJudge:
                 parsed = parse_pair(reply.content, self.rubric, self.output_format)
             except GradingError as exc:
                 raw = _joined(orders, replies) if len(orders) > 1 else exc.raw_output
-                raise GradingError(f"{self.name}: {exc}", raw_output=raw, spent=spent(*replies)) from None
+                raise GradingError(str(exc), raw_output=raw, spent=spent(*replies)) from None
             winner = "tie" if parsed.winner_slot is None else order[parsed.winner_slot - 1]
             judgements.append((order, parsed, winner))
         verdicts = [w for _, _, w in judgements]

@@ -318,11 +318,12 @@ def add_graders(
     store = open_store(store)
     exp = store.get_experiment(ref)
     specs = list(exp.spec.get("graders", ["label_match"]))
-    existing = {g.name: spec for g, spec in zip(build_graders(specs, exp.name), specs, strict=True)}
+    arms = [a.name for a in exp.arms]
+    existing = {g.name: spec for g, spec in zip(build_graders(specs, exp.name, arms), specs, strict=True)}
     added = []
     for spec in graders:
         spec = dict(spec) if isinstance(spec, dict) else str(spec)
-        (grader,) = build_graders([spec], exp.name)
+        (grader,) = build_graders([spec], exp.name, arms)
         if grader.name in existing:
             if _canonical(existing[grader.name]) == _canonical(spec):
                 continue
@@ -334,7 +335,6 @@ def add_graders(
         specs.append(spec)
         added.append(grader.name)
     if added:
-        build_graders(specs, exp.name)
         store.set_spec(exp.id, {**exp.spec, "graders": specs})
         log.info("experiment %s: added graders %s", exp.ref, ", ".join(added))
     return store.get_experiment(exp.id)

@@ -132,7 +132,7 @@ def create_experiment(
         ExperimentError: the definition is invalid, or its identity is taken and `reuse` is False.
     """
     spec, base = load_spec(definition)
-    build_graders(list(spec.graders), spec.name)  # a bad grader option is refused now, not mid-run
+    build_graders(list(spec.graders), spec.name, list(spec.arms))  # refused now, not mid-run
     store = open_store(store)
     dataset = _resolve_dataset(store, spec.dataset, base)
     cases = store.load_cases(dataset.id)

@@ -51,12 +51,13 @@ def combine_verdicts(
     return passed, score, None
 
 
-def build_graders(specs: list[Any], experiment: str) -> list[Grader]:
-    """The experiment's graders from their definitions, refusing two graders with one name.
+def build_graders(specs: list[Any], experiment: str, arms: list[str] | None = None) -> list[Grader]:
+    """The experiment's graders from their definitions, checked against each other and its arms.
 
     Raises:
+        UsageError: a definition is invalid (unknown grader or option).
         ExperimentError: two graders share a name (their grades would overwrite each other's
-            "latest"), or a definition is invalid.
+            "latest"), or a pairwise grader names arms the experiment lacks.
     """
     graders = [make_grader(g) for g in specs]
     names = [g.name for g in graders]
@@ -66,6 +67,15 @@ def build_graders(specs: list[Any], experiment: str) -> list[Grader]:
             f"experiment {experiment!r} has several graders named {', '.join(dupes)}; "
             "give each a distinct `name:` (e.g. {type: regex, pattern: ..., name: no_apology})"
         )
+    for g in graders:
+        if g.kind != "pairwise" or arms is None:
+            continue
+        pair = tuple(getattr(g, "arms", None) or arms[:2])
+        if len(pair) != 2 or not set(pair) <= set(arms):
+            raise ExperimentError(
+                f"pairwise grader {g.name} needs two arms of experiment {experiment!r} "
+                f"({', '.join(arms)}); it names {', '.join(pair) or 'none'}"
+            )
     return graders
 
 
@@ -84,7 +94,8 @@ class GradingMixin:
 
     def _prepare_graders(self) -> None:
         exp = self.exp
-        graders = build_graders(list(exp.spec.get("graders", ["label_match"])), exp.name)
+        arm_names = [a.name for a in exp.arms]
+        graders = build_graders(list(exp.spec.get("graders", ["label_match"])), exp.name, arm_names)
         selected = graders
         if self.only_graders:
             unknown = self.only_graders - {g.name for g in graders}
@@ -98,16 +109,9 @@ class GradingMixin:
         self.all_pointwise = [g for g in graders if g.kind != "pairwise"]
         self.pointwise = [g for g in selected if g.kind != "pairwise"]
         self.pairwise = [g for g in selected if g.kind == "pairwise"]
-        arm_names = [a.name for a in exp.arms]
-        self.pair_arms: dict[str, tuple[str, str]] = {}
-        for g in self.pairwise:
-            pair = tuple(getattr(g, "arms", None) or arm_names[:2])
-            if len(pair) != 2 or not set(pair) <= set(arm_names):
-                raise ExperimentError(
-                    f"pairwise grader {g.name} needs two arms of experiment {exp.name!r} "
-                    f"({', '.join(arm_names)}); it names {', '.join(pair) or 'none'}"
-                )
-            self.pair_arms[g.name] = pair  # type: ignore[assignment]
+        self.pair_arms: dict[str, tuple[str, ...]] = {
+            g.name: tuple(getattr(g, "arms", None) or arm_names[:2]) for g in self.pairwise
+        }
         self._latest: dict[int, dict[str, dict[str, Any]]] | None = None
         self._attempts: dict[int, int] = {}
 
@@ -119,17 +123,22 @@ class GradingMixin:
             return False  # nothing new to grade
         return bool(prior.get("retryable")) and grade_attempts <= self.retries
 
+    def _preload_latest(self) -> dict[int, dict[str, dict[str, Any]]]:
+        """The latest pointwise grade of every (run, grader) of the experiment, in one query."""
+        latest: dict[int, dict[str, dict[str, Any]]] = {}
+        for row in self.store.grades(self.exp.id):
+            if row["other_run_id"] is None:
+                latest.setdefault(row["run_id"], {})[row["grader"]] = row
+        self._latest = latest
+        return latest
+
     def _select_for_grading(self, items: list[WorkItem], records: dict[int, RunRecord]) -> list[WorkItem]:
         """Of stored executions, those some grader must still grade (plus every run left ``executed``).
 
         Loads the latest grades of the experiment once; runs with nothing new to grade are counted as
         up to date and left exactly as they are.
         """
-        latest: dict[int, dict[str, dict[str, Any]]] = {}
-        for row in self.store.grades(self.exp.id):
-            if row["other_run_id"] is None:
-                latest.setdefault(row["run_id"], {})[row["grader"]] = row
-        self._latest = latest
+        latest = self._preload_latest()
         attempts = {r.id: r.attempts for r in records.values()}
         chosen = []
         for item in items:
@@ -184,7 +193,7 @@ class GradingMixin:
 
     async def _grade(self, item: WorkItem, output: AgentOutput, record: RunRecord | None) -> None:
         attempt = self._attempt(item, record)
-        if self.regrade or record is None:
+        if record is None:
             existing: dict[str, dict[str, Any]] = {}  # an execution of this pass has no grades yet
         elif self._latest is not None:
             existing = self._latest.get(item.run_id, {})
@@ -332,6 +341,7 @@ class GradingMixin:
 
     async def _grade_pairs(self) -> None:
         """Blind pairwise judging of two arms' outputs on the same case and round (run states unchanged)."""
+        self.writer.flush()  # the pairs are read from the store: every execution of this pass must be in it
         jobs = self._pair_jobs()
         if not jobs:
             return

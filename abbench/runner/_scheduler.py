@@ -263,7 +263,9 @@ class ExperimentRunner(GradingMixin):
             failed_exec = set(store.select_runs(exp.id, execution_failed=True))
             items = [i for i in items if i.run_id not in failed_exec]
             self._stored_outputs = self._load_outputs(items)
-            if not self.regrade:
+            if self.regrade:
+                self._preload_latest()  # graders not re-graded still count in the verdict
+            else:
                 items = self._select_for_grading(items, self._stored_outputs)
             return items
         items = store.work_items(exp.id, ("pending", "executed"), run_ids=self.run_ids)

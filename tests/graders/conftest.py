@@ -31,7 +31,9 @@ def make_ctx(
     """A grade context for one run; `output` fills other AgentOutput fields."""
     return GradeContext(
         case=Case("c1", case_input, expected),
-        output=AgentOutput(prediction=prediction, transcript=tuple(transcript), usage=Usage(*usage), **output),
+        output=AgentOutput(
+            prediction=prediction, transcript=tuple(transcript), usage=Usage(*usage), **output
+        ),
         skill=skill,
         arm=arm,
         tool_calls=tool_calls,

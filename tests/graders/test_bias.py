@@ -32,7 +32,9 @@ def grade(slots, winner_slots, status="ok"):
     """A stored pairwise grade with one judgement per (slot order, winner slot)."""
     judgements = []
     for order, w in zip(slots, winner_slots, strict=True):
-        judgements.append({"slots": list(order), "winner_slot": w, "winner": "tie" if w is None else order[w - 1]})
+        judgements.append(
+            {"slots": list(order), "winner_slot": w, "winner": "tie" if w is None else order[w - 1]}
+        )
     winners = {j["winner"] for j in judgements}
     return {
         "status": status,

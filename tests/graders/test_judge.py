@@ -25,12 +25,17 @@ PRICES = {"input": 1.0, "output": 2.0}  # USD per million tokens
 
 def test_rubric_forms():
     r = Rubric.parse(RUBRIC, pass_threshold=0.5)
-    assert [(d.name, d.low, d.high, d.min) for d in r.dimensions] == [("correctness", 1, 5, 3), ("clarity", 1, 5, None)]
+    assert [(d.name, d.low, d.high, d.min) for d in r.dimensions] == [
+        ("correctness", 1, 5, 3),
+        ("clarity", 1, 5, None),
+    ]
     assert r.score({"correctness": 5, "clarity": 1}) == 0.5
     assert r.passed({"correctness": 5, "clarity": 1}) == (True, [])
     assert r.passed({"correctness": 2, "clarity": 5}) == (False, ["correctness 2 < 3"])
     assert Rubric.parse("Is it good?").dimensions[0].name == "overall"
-    listed = Rubric.parse([{"name": "准确性", "scale": "0-10", "weight": 2}, {"name": "简洁", "scale": [0, 1]}])
+    listed = Rubric.parse(
+        [{"name": "准确性", "scale": "0-10", "weight": 2}, {"name": "简洁", "scale": [0, 1]}]
+    )
     assert listed.score({"准确性": 10, "简洁": 0}) == pytest.approx(2 / 3)
     wrapped = Rubric.parse({"dimensions": {"overall": [1, 10]}, "pass_threshold": 0.8})
     assert wrapped.pass_threshold == 0.8 and wrapped.dimensions[0].high == 10
@@ -66,16 +71,61 @@ R2 = Rubric.parse(RUBRIC)
 @pytest.mark.parametrize(
     ("reply", "fmt", "scores", "method"),
     [
-        ('{"scores": {"correctness": 4, "clarity": 5}, "comment": "ok"}', "json", {"correctness": 4, "clarity": 5}, "json"),
+        (
+            '{"scores": {"correctness": 4, "clarity": 5}, "comment": "ok"}',
+            "json",
+            {"correctness": 4, "clarity": 5},
+            "json",
+        ),
         ('{"correctness": 4, "clarity": 5}', "json", {"correctness": 4, "clarity": 5}, "json"),
-        ('{"scores": [{"name": "correctness", "score": 3}, {"name": "clarity", "score": 2}]}', "json", {"correctness": 3, "clarity": 2}, "json"),
-        ('{"Correctness_score": "4/5", "CLARITY": {"score": 2, "why": "terse"}}', "json", {"correctness": 4, "clarity": 2}, "json"),
-        ('Sure!\n```json\n{"scores": {"correctness": 2, "clarity": 3}}\n```\nHope it helps', "json", {"correctness": 2, "clarity": 3}, "fenced_json"),
-        ('My grades are {"correctness": 5, "clarity": 4}.', "json", {"correctness": 5, "clarity": 4}, "embedded_json"),
-        ('<think>{"correctness": 1}</think>{"correctness": 5, "clarity": 4}', "json", {"correctness": 5, "clarity": 4}, "json"),
-        ('<score name="correctness">4</score>\n<score name="clarity">3</score>\n<comment>fine</comment>', "tagged", {"correctness": 4, "clarity": 3}, "tagged"),
-        ('<score name="correctness">4</score><score name="clarity">3</score>', "json", {"correctness": 4, "clarity": 3}, "tagged"),
-        ("**Correctness**: 4/5\n- Clarity: 3 out of 5\nComment: good", "json", {"correctness": 4, "clarity": 3}, "key_value"),
+        (
+            '{"scores": [{"name": "correctness", "score": 3}, {"name": "clarity", "score": 2}]}',
+            "json",
+            {"correctness": 3, "clarity": 2},
+            "json",
+        ),
+        (
+            '{"Correctness_score": "4/5", "CLARITY": {"score": 2, "why": "terse"}}',
+            "json",
+            {"correctness": 4, "clarity": 2},
+            "json",
+        ),
+        (
+            'Sure!\n```json\n{"scores": {"correctness": 2, "clarity": 3}}\n```\nHope it helps',
+            "json",
+            {"correctness": 2, "clarity": 3},
+            "fenced_json",
+        ),
+        (
+            'My grades are {"correctness": 5, "clarity": 4}.',
+            "json",
+            {"correctness": 5, "clarity": 4},
+            "embedded_json",
+        ),
+        (
+            '<think>{"correctness": 1}</think>{"correctness": 5, "clarity": 4}',
+            "json",
+            {"correctness": 5, "clarity": 4},
+            "json",
+        ),
+        (
+            '<score name="correctness">4</score>\n<score name="clarity">3</score>\n<comment>fine</comment>',
+            "tagged",
+            {"correctness": 4, "clarity": 3},
+            "tagged",
+        ),
+        (
+            '<score name="correctness">4</score><score name="clarity">3</score>',
+            "json",
+            {"correctness": 4, "clarity": 3},
+            "tagged",
+        ),
+        (
+            "**Correctness**: 4/5\n- Clarity: 3 out of 5\nComment: good",
+            "json",
+            {"correctness": 4, "clarity": 3},
+            "key_value",
+        ),
     ],
 )
 def test_replies_are_read_expected_format_first_then_tolerantly(reply, fmt, scores, method):
@@ -95,7 +145,10 @@ def test_comments_are_kept():
         ("", "the judge's reply is empty"),
         ("   \n", "the judge's reply is empty"),
         ("<think>hmm</think>", "the judge's reply is empty"),
-        ("The answer looks fine to me.", "no scores for correctness, clarity in the judge's reply (expected json)"),
+        (
+            "The answer looks fine to me.",
+            "no scores for correctness, clarity in the judge's reply (expected json)",
+        ),
         ('{"scores": {"correctness": 4}}', "scores only 1 of the dimensions correctness, clarity"),
         ('{"correctness": 7, "clarity": 3}', "correctness 7 is off its scale 1-5"),
         ('{"correctness": 0, "clarity": 3}', "correctness 0 is off its scale 1-5"),
@@ -113,7 +166,13 @@ def test_unreadable_replies_are_grading_failures_with_the_raw_text(reply, messag
 
 
 def judge_with(server, **options):
-    spec = {"type": "llm_judge", "model": "judge-m", "base_url": server.base_url, "rubric": RUBRIC, "prices": PRICES}
+    spec = {
+        "type": "llm_judge",
+        "model": "judge-m",
+        "base_url": server.base_url,
+        "rubric": RUBRIC,
+        "prices": PRICES,
+    }
     spec.update(options)
     return make_grader(spec)
 
@@ -123,9 +182,13 @@ def run(judge, ctx):
 
 
 def test_well_formed_reply_is_scored_and_costed():
-    reply = Reply.text('{"scores": {"correctness": 4, "clarity": 2}, "comment": "right, terse"}', usage=(1000, 50))
+    reply = Reply.text(
+        '{"scores": {"correctness": 4, "clarity": 2}, "comment": "right, terse"}', usage=(1000, 50)
+    )
     with ScriptedOpenAIServer([reply]) as server:
-        result = run(judge_with(server, pass_threshold=0.5), make_ctx("fast", expected="fast", reason="空调是车控"))
+        result = run(
+            judge_with(server, pass_threshold=0.5), make_ctx("fast", expected="fast", reason="空调是车控")
+        )
         (request,) = server.chat_requests
     assert result.dimensions == {"correctness": 4, "clarity": 2}
     assert result.score == pytest.approx((0.75 + 0.25) / 2)
@@ -183,7 +246,12 @@ def test_malformed_partial_and_empty_replies_fail_with_raw_text_and_cost(reply, 
     err = info.value
     assert message in str(err) and err.retryable is False
     assert err.raw_output == reply
-    assert err.spent == {"judge_model": "judge-m", "judge_cost": pytest.approx(520 / 1e6), "input_tokens": 500, "output_tokens": 10}
+    assert err.spent == {
+        "judge_model": "judge-m",
+        "judge_cost": pytest.approx(520 / 1e6),
+        "input_tokens": 500,
+        "output_tokens": 10,
+    }
 
 
 def test_a_slow_judge_is_asked_again_on_a_fresh_request():
@@ -214,11 +282,13 @@ def test_rate_limits_are_waited_out():
 
 @pytest.mark.parametrize(("status", "retryable"), [(500, True), (429, True), (401, False), (400, False)])
 def test_transport_errors_become_grading_errors(status, retryable):
-    with ScriptedOpenAIServer([Reply.error(status, "nope", retry_after=0)] * 3) as server:
-        with pytest.raises(GradingError) as info:
-            run(judge_with(server, retries=1, backoff_s=0), make_ctx())
+    with (
+        ScriptedOpenAIServer([Reply.error(status, "nope", retry_after=0)] * 3) as server,
+        pytest.raises(GradingError) as info,
+    ):
+        run(judge_with(server, retries=1, backoff_s=0), make_ctx())
     assert info.value.retryable is retryable
-    assert str(info.value).startswith("llm_judge: the judge call failed")
+    assert str(info.value).startswith("the judge call failed")
 
 
 def test_anonymise_option_masks_the_answer():
@@ -234,7 +304,10 @@ def test_anonymise_option_masks_the_answer():
         ({"model": None}, "llm_judge: a judge needs a model"),
         ({"base_url": "ftp://x"}, "llm_judge: base_url 'ftp://x' is not an http(s) URL"),
         ({"output_format": "xml"}, "output_format must be one of json, tagged"),
-        ({"include": ["gold"]}, "include has 'gold'; choose from reference, reason, evidence, context, history"),
+        (
+            {"include": ["gold"]},
+            "include has 'gold'; choose from reference, reason, evidence, context, history",
+        ),
         ({"retries": -1}, "retries must be a whole number ≥ 0"),
         ({"timeout_s": 0}, "timeout_s must be a positive number"),
         ({"prices": {"input": -1, "output": 1}}, "price of 'judge-m' is invalid"),

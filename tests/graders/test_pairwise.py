@@ -10,7 +10,15 @@ import sys
 import pytest
 
 from abbench.errors import GradingError, UsageError
-from abbench.graders import GradeContext, PairContext, make_grader, pair_seed, parse_pair, read_winner, slot_order
+from abbench.graders import (
+    GradeContext,
+    PairContext,
+    make_grader,
+    pair_seed,
+    parse_pair,
+    read_winner,
+    slot_order,
+)
 from abbench.graders._judge import Rubric
 from abbench.testing import ScriptedOpenAIServer
 from abbench.types import AgentOutput, Case
@@ -47,8 +55,18 @@ def test_read_winner(value, slot):
 @pytest.mark.parametrize(
     ("reply", "fmt", "winner", "method"),
     [
-        ('{"winner": "2", "scores": {"1": {"correctness": 2, "clarity": 3}, "2": {"correctness": 5, "clarity": 4}}}', "json", 2, "json"),
-        ('{"Winner": "tie", "scores": {"response 1": {"correctness": 3, "clarity": 3}, "response 2": {"correctness": 3, "clarity": 3}}}', "json", None, "json"),
+        (
+            '{"winner": "2", "scores": {"1": {"correctness": 2, "clarity": 3}, "2": {"correctness": 5, "clarity": 4}}}',
+            "json",
+            2,
+            "json",
+        ),
+        (
+            '{"Winner": "tie", "scores": {"response 1": {"correctness": 3, "clarity": 3}, "response 2": {"correctness": 3, "clarity": 3}}}',
+            "json",
+            None,
+            "json",
+        ),
         (
             "<winner>1</winner>\n"
             '<score response="1" name="correctness">5</score><score response="1" name="clarity">4</score>\n'
@@ -77,8 +95,14 @@ def test_parse_pair_without_rubric_and_failures():
     for reply, message in [
         ("", "reply is empty"),
         ("Both have merits.", "no winner (1, 2 or tie) could be read"),
-        ('{"winner": "1", "scores": {"1": {"correctness": 4, "clarity": 4}}}', "no score for response 2 correctness"),
-        ('{"winner": "1", "scores": {"1": {"correctness": 9, "clarity": 4}, "2": {"correctness": 1, "clarity": 1}}}', "off its scale"),
+        (
+            '{"winner": "1", "scores": {"1": {"correctness": 4, "clarity": 4}}}',
+            "no score for response 2 correctness",
+        ),
+        (
+            '{"winner": "1", "scores": {"1": {"correctness": 9, "clarity": 4}, "2": {"correctness": 1, "clarity": 1}}}',
+            "off its scale",
+        ),
     ]:
         with pytest.raises(GradingError) as info:
             parse_pair(reply, RUBRIC if "scores" in reply else None)
@@ -92,7 +116,11 @@ def test_pair_seeds_are_reproducible_across_processes_and_balanced():
     code = "from abbench.graders import pair_seed; print(pair_seed(7, 'c001', 1))"
     outs = {
         subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env(PYTHONHASHSEED=h), check=True
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            env=subprocess_env(PYTHONHASHSEED=h),
+            check=True,
         ).stdout.strip()
         for h in (1, 2)
     }
@@ -113,13 +141,22 @@ def side(arm, prediction, reason, *, model=None, run_id=1):
 
 
 def pair(seed=0, **kw):
-    a = side("control", "fast", "As GPT-4o I say fast; see /home/ann/skills/v1/SKILL.md", model="gpt-4o", run_id=1)
-    b = side("router-v2", "slow", "需要路线与能耗数据 —— 我是通义千问，由阿里云开发。", model="qwen-max", run_id=2)
+    a = side(
+        "control", "fast", "As GPT-4o I say fast; see /home/ann/skills/v1/SKILL.md", model="gpt-4o", run_id=1
+    )
+    b = side(
+        "router-v2", "slow", "需要路线与能耗数据 —— 我是通义千问，由阿里云开发。", model="qwen-max", run_id=2
+    )
     return PairContext(case=a.case, a=a, b=b, seed=seed)
 
 
 def judge(server, **options):
-    spec = {"type": "pairwise_judge", "model": "judge-m", "base_url": server.base_url, "prices": {"input": 1, "output": 1}}
+    spec = {
+        "type": "pairwise_judge",
+        "model": "judge-m",
+        "base_url": server.base_url,
+        "prices": {"input": 1, "output": 1},
+    }
     spec.update(options)
     return make_grader(spec)
 
@@ -187,7 +224,9 @@ def test_both_orders_turn_a_position_bias_into_a_tie():
 def test_both_orders_keep_a_consistent_verdict():
     with ScriptedOpenAIServer(by_content) as server:
         result = asyncio.run(judge(server, both_orders=True)(pair(3)))
-    assert result.verdict == "b" and result.details["consistent"] is True and result.details["flipped"] is False
+    assert (
+        result.verdict == "b" and result.details["consistent"] is True and result.details["flipped"] is False
+    )
 
 
 def test_rubric_scores_are_reported_per_arm_and_averaged_over_orders():
@@ -195,18 +234,24 @@ def test_rubric_scores_are_reported_per_arm_and_averaged_over_orders():
         user = request.messages[-1]["content"]
         first_is_slow = "slow" in user.split('<response id="1">')[1].split("</response>")[0]
         good, bad = {"correctness": 5, "clarity": 4}, {"correctness": 1, "clarity": 2}
-        return json.dumps({"winner": "1" if first_is_slow else "2", "scores": {"1": good if first_is_slow else bad, "2": bad if first_is_slow else good}})
+        return json.dumps(
+            {
+                "winner": "1" if first_is_slow else "2",
+                "scores": {"1": good if first_is_slow else bad, "2": bad if first_is_slow else good},
+            }
+        )
 
     with ScriptedOpenAIServer(scored) as server:
-        result = asyncio.run(judge(server, both_orders=True, rubric={"correctness": "?", "clarity": "?"})(pair(1)))
+        result = asyncio.run(
+            judge(server, both_orders=True, rubric={"correctness": "?", "clarity": "?"})(pair(1))
+        )
     assert result.dimensions == {"a.clarity": 2, "a.correctness": 1, "b.clarity": 4, "b.correctness": 5}
 
 
 def test_an_unreadable_reply_in_either_order_fails_the_pair_with_both_texts():
     replies = ['{"winner": "1"}', "I cannot decide."]
-    with ScriptedOpenAIServer(replies) as server:
-        with pytest.raises(GradingError) as info:
-            asyncio.run(judge(server, both_orders=True)(pair(0)))
+    with ScriptedOpenAIServer(replies) as server, pytest.raises(GradingError) as info:
+        asyncio.run(judge(server, both_orders=True)(pair(0)))
     assert "no winner" in str(info.value) and "I cannot decide." in info.value.raw_output
     assert info.value.spent["input_tokens"] > 0
 

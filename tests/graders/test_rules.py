@@ -82,7 +82,15 @@ def test_numeric_gold_without_a_number_is_a_grading_failure():
 
 @pytest.mark.parametrize(
     ("text", "number"),
-    [("42", 42.0), ("1,234.5 km", 1234.5), ("-0.5", -0.5), ("¥ 12", 12.0), ("１２３", 123.0), ("3e2", 300.0), ("abc", None)],
+    [
+        ("42", 42.0),
+        ("1,234.5 km", 1234.5),
+        ("-0.5", -0.5),
+        ("¥ 12", 12.0),
+        ("１２３", 123.0),
+        ("3e2", 300.0),
+        ("abc", None),
+    ],
 )
 def test_parse_number(text, number):
     assert parse_number(text) == number
@@ -127,7 +135,8 @@ def test_json_schema_lists_every_problem_and_reads_schema_files(tmp_path):
         encoding="utf-8",
     )
     result = grade(
-        {"type": "json_schema", "schema": str(path), "engine": "builtin"}, make_ctx(raw_output='{"confidence": 2}')
+        {"type": "json_schema", "schema": str(path), "engine": "builtin"},
+        make_ctx(raw_output='{"confidence": 2}'),
     )
     assert result.passed is False
     assert "'prediction' is a required property" in result.comment
@@ -146,9 +155,19 @@ def test_json_schema_strict_mode_wants_the_whole_field():
 
 def openai_transcript(*calls):
     """A transcript as the openai adapter writes it: the injected skill, assistant tool calls, tool results."""
-    out = [{"type": "message", "role": "user", "content": '<skill file="SKILL.md">knowledge/车控.md</skill> 打开空调'}]
+    out = [
+        {
+            "type": "message",
+            "role": "user",
+            "content": '<skill file="SKILL.md">knowledge/车控.md</skill> 打开空调',
+        }
+    ]
     for i, (name, args) in enumerate(calls):
-        call = {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+        call = {
+            "id": f"call_{i}",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(args)},
+        }
         out.append({"type": "message", "role": "assistant", "content": None, "tool_calls": [call]})
         out.append({"type": "tool_call", "id": f"call_{i}", "name": name, "arguments": json.dumps(args)})
         out.append({"type": "message", "role": "tool", "tool_call_id": f"call_{i}", "content": "..."})
@@ -172,7 +191,12 @@ def test_read_skill_sees_reads_made_with_the_agents_own_tools(skill):
             "type": "assistant",
             "message": {
                 "content": [
-                    {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/tmp/ws/knowledge/车控.md"}}
+                    {
+                        "type": "tool_use",
+                        "id": "t1",
+                        "name": "Read",
+                        "input": {"file_path": "/tmp/ws/knowledge/车控.md"},
+                    }
                 ]
             },
         }
@@ -205,23 +229,33 @@ def test_trajectory_checks_do_not_apply_without_a_skill():
 
 
 def test_cited_evidence(skill):
-    ok = grade("cited_evidence", make_ctx(skill=skill, evidence_refs=("knowledge/车控.md#空调", "SKILL.md#nope")))
+    ok = grade(
+        "cited_evidence", make_ctx(skill=skill, evidence_refs=("knowledge/车控.md#空调", "SKILL.md#nope"))
+    )
     assert ok.passed is True
     assert "SKILL.md#nope" in ok.comment  # an invented reference is reported even on a pass
     assert ok.details["resolved"] == {"knowledge/车控.md#空调": "knowledge/车控.md#空调"}
     strict = {"type": "cited_evidence", "all_must_resolve": True}
-    assert grade(strict, make_ctx(skill=skill, evidence_refs=("knowledge/车控.md#空调", "SKILL.md#nope"))).passed is False
+    assert (
+        grade(strict, make_ctx(skill=skill, evidence_refs=("knowledge/车控.md#空调", "SKILL.md#nope"))).passed
+        is False
+    )
     none = grade("cited_evidence", make_ctx(skill=skill))
     assert none.passed is False and "cites 0 existing reference(s), needs 1" in none.comment
     # forgiving resolution inside a file (case, slug) counts as existing
-    assert grade("cited_evidence", make_ctx(skill=skill, evidence_refs=("knowledge/media.md#play",))).passed is True
+    assert (
+        grade("cited_evidence", make_ctx(skill=skill, evidence_refs=("knowledge/media.md#play",))).passed
+        is True
+    )
     two = {"type": "cited_evidence", "min_refs": 2}
     same = ("knowledge/media.md#Play", "knowledge/media.md#play")
     assert grade(two, make_ctx(skill=skill, evidence_refs=same)).passed is False  # one section, cited twice
 
 
 def test_tool_calls_are_counted_once_whatever_the_transcript_shape():
-    transcript = openai_transcript(("list_files", {}), ("read_file", {"path": "SKILL.md"}), ("read_file", {"path": "x"}))
+    transcript = openai_transcript(
+        ("list_files", {}), ("read_file", {"path": "SKILL.md"}), ("read_file", {"path": "x"})
+    )
     assert len(tool_calls_in(transcript)) == 3  # each call appears twice in the transcript
     assert grade({"type": "max_tool_calls", "n": 3}, make_ctx(transcript=transcript)).passed is True
     r = grade({"type": "max_tool_calls", "n": 2}, make_ctx(transcript=transcript))
@@ -231,7 +265,8 @@ def test_tool_calls_are_counted_once_whatever_the_transcript_shape():
 
 
 @pytest.mark.parametrize(
-    ("which", "n", "passed"), [("total", 150, True), ("total", 149, False), ("input", 100, True), ("output", 49, False)]
+    ("which", "n", "passed"),
+    [("total", 150, True), ("total", 149, False), ("input", 100, True), ("output", 49, False)],
 )
 def test_max_tokens(which, n, passed):
     r = grade({"type": "max_tokens", "n": n, "which": which}, make_ctx(usage=(100, 50)))
@@ -245,14 +280,23 @@ def test_max_tokens(which, n, passed):
     ("spec", "message"),
     [
         ({"type": "exact", "field": "answer"}, "field 'answer' is not one of prediction, reason, raw_output"),
-        ({"type": "exact", "colour": "red"}, "grader 'exact' has no option 'colour'; its options: value, field"),
+        (
+            {"type": "exact", "colour": "red"},
+            "grader 'exact' has no option 'colour'; its options: value, field",
+        ),
         ({"type": "contains", "require": "most"}, "require must be 'all' or 'any'"),
-        ({"type": "regex", "pattern": "(unclosed"}, "is not a valid regular expression: missing ), unterminated subpattern at position 0"),
+        (
+            {"type": "regex", "pattern": "(unclosed"},
+            "is not a valid regular expression: missing ), unterminated subpattern at position 0",
+        ),
         ({"type": "regex", "pattern": "x", "flags": "iq"}, "unknown regex flag(s) 'q'"),
         ({"type": "regex"}, "missing 1 required positional argument: 'pattern'"),
         ({"type": "numeric", "tolerance": -1}, "tolerance must be a number ≥ 0"),
         ({"type": "numeric", "value": "lots"}, "value 'lots' is not a number"),
-        ({"type": "json_schema", "schema": {"type": "thing"}, "engine": "builtin"}, "'thing' is not one of array"),
+        (
+            {"type": "json_schema", "schema": {"type": "thing"}, "engine": "builtin"},
+            "'thing' is not one of array",
+        ),
         ({"type": "json_schema", "schema": "missing.json"}, "schema file 'missing.json' does not exist"),
         ({"type": "json_schema", "engine": "fast"}, "engine 'fast' is not one of auto, jsonschema, builtin"),
         ({"type": "max_tool_calls", "n": -1}, "n must be a whole number ≥ 0"),

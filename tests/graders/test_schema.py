@@ -63,8 +63,13 @@ def test_jsonschema_agrees(schema, instance, valid):
 
 
 def test_problems_name_the_path():
-    schema = {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "object", "required": ["id"]}}}}
-    assert validate_json({"items": [{"id": 1}, {}]}, schema, engine="builtin") == ["$.items[1]: 'id' is a required property"]
+    schema = {
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": {"type": "object", "required": ["id"]}}},
+    }
+    assert validate_json({"items": [{"id": 1}, {}]}, schema, engine="builtin") == [
+        "$.items[1]: 'id' is a required property"
+    ]
 
 
 @pytest.mark.parametrize(
