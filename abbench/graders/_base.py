@@ -238,7 +238,15 @@ def make_grader(spec: str | dict[str, Any] | Grader) -> Grader:
         except TypeError as exc:
             raise UsageError(f"grader {kind!r}: {exc}") from exc
     if ":" in kind:
-        return FunctionGrader(options.get("name") or kind, _load_callable(kind), options.get("kind", "rule"))
+        unknown = sorted(set(options) - {"name", "kind"})
+        if unknown:
+            raise UsageError(
+                f"grader {kind!r} (a function) takes only `name` and `kind`, not {', '.join(unknown)}"
+            )
+        fn_kind = options.get("kind", "rule")
+        if fn_kind not in KINDS:
+            raise UsageError(f"grader {kind!r}: kind {fn_kind!r} is not one of {', '.join(KINDS)}")
+        return FunctionGrader(options.get("name") or kind, _load_callable(kind), fn_kind)
     raise UsageError(
         f"unknown grader {kind!r}; choose one of: {', '.join(grader_names())}, or module:function"
     )

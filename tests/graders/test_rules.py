@@ -314,3 +314,15 @@ def test_bad_options_are_refused_with_the_choices(spec, message):
 def test_named_graders_keep_their_names():
     g = make_grader({"type": "regex", "pattern": "抱歉", "negate": True, "name": "no_apology"})
     assert (g.name, g.kind) == ("no_apology", "rule")
+
+
+def test_a_users_function_is_a_grader():
+    g = make_grader({"type": "tests.graders.callables:shouty", "name": "shouty"})
+    assert (g.name, g.kind) == ("shouty", "rule")
+    assert g(make_ctx("FAST")).passed is True and g(make_ctx("fast")).score == 0.0
+    with pytest.raises(UsageError, match="takes only `name` and `kind`, not colour"):
+        make_grader({"type": "tests.graders.callables:shouty", "colour": "red"})
+    with pytest.raises(UsageError, match="kind 'oracle' is not one of rule, judge, pairwise"):
+        make_grader({"type": "tests.graders.callables:shouty", "kind": "oracle"})
+    with pytest.raises(UsageError, match="has no function 'missing'"):
+        make_grader("tests.graders.callables:missing")
