@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from abbench.agents._answer import Answer, answer_from_mapping, canonical_refs, match_label, parse_answer
 from abbench.agents._base import Agent, AgentFactory, Task, agent_names, make_agent, register_agent
+from abbench.agents._builtin import builtin
 from abbench.agents._command import CommandAgent
 from abbench.agents._openai import SKILL_TOOLS, OpenAIAgent, SkillTools
 from abbench.agents._prompt import Prompt, answer_schema, build_prompt, history_turns
 from abbench.agents._python import PythonAgent, load_callable
+from abbench.agents._rules import Rule, SkillRules, extract_rules
 
 __all__ = [
     "SKILL_TOOLS",
@@ -18,13 +20,17 @@ __all__ = [
     "OpenAIAgent",
     "Prompt",
     "PythonAgent",
+    "Rule",
+    "SkillRules",
     "SkillTools",
     "Task",
     "agent_names",
     "answer_from_mapping",
     "answer_schema",
     "build_prompt",
+    "builtin",
     "canonical_refs",
+    "extract_rules",
     "history_turns",
     "load_callable",
     "make_agent",

@@ -1,0 +1,90 @@
+"""Statistics for comparing agent arms: pure functions over plain sequences that return named results.
+
+Every function takes lists, tuples or numpy arrays (booleans, 0/1 or floats), refuses empty input and
+NaN with a :class:`~abbench.errors.UsageError` that says which argument and position, and returns a
+frozen result with ``as_dict()``. Differences between two arms are always **b − a** (positive: arm B,
+the treatment, is higher). Method follows Evan Miller, "Adding Error Bars to Evals" (2024,
+arXiv:2411.00640): central-limit standard errors, clustered errors for grouped cases, per-case means
+for repeated rounds, paired differences, and power analysis. Only numpy and scipy are imported.
+"""
+
+from __future__ import annotations
+
+from abbench.stats._agreement import Kappa, cohen_kappa
+from abbench.stats._base import FEW_CLUSTERS, FewClustersWarning, Interval, StatsWarning
+from abbench.stats._bootstrap import BOOTSTRAP_STATISTICS, BootstrapResult, paired_bootstrap
+from abbench.stats._describe import Summary, percentile, summary
+from abbench.stats._errors import ClusteredSE, MeanSE, RepeatedSE, clustered_se, mean_se, repeated_se
+from abbench.stats._intervals import Proportion, proportion, wilson_interval
+from abbench.stats._mcnemar import (
+    CochransQ,
+    McNemarResult,
+    PairedOutcomes,
+    cochrans_q,
+    mcnemar_exact,
+    mcnemar_midp,
+    paired_outcomes,
+)
+from abbench.stats._paired import PairedDifference, paired_difference
+from abbench.stats._power import (
+    MinDetectableEffect,
+    PowerInputs,
+    SampleSize,
+    TwoProportionMDE,
+    TwoProportionSampleSize,
+    estimate_power_inputs,
+    min_detectable_effect,
+    min_detectable_effect_two_proportions,
+    power_paired,
+    sample_size_paired,
+    sample_size_two_proportions,
+)
+from abbench.stats._tests import HolmCorrection, TwoProportionTest, holm_correction, two_proportion_test
+
+__all__ = [
+    "BOOTSTRAP_STATISTICS",
+    "FEW_CLUSTERS",
+    "BootstrapResult",
+    "ClusteredSE",
+    "CochransQ",
+    "FewClustersWarning",
+    "HolmCorrection",
+    "Interval",
+    "Kappa",
+    "McNemarResult",
+    "MeanSE",
+    "MinDetectableEffect",
+    "PairedDifference",
+    "PairedOutcomes",
+    "PowerInputs",
+    "Proportion",
+    "RepeatedSE",
+    "SampleSize",
+    "StatsWarning",
+    "Summary",
+    "TwoProportionMDE",
+    "TwoProportionSampleSize",
+    "TwoProportionTest",
+    "clustered_se",
+    "cochrans_q",
+    "cohen_kappa",
+    "estimate_power_inputs",
+    "holm_correction",
+    "mcnemar_exact",
+    "mcnemar_midp",
+    "mean_se",
+    "min_detectable_effect",
+    "min_detectable_effect_two_proportions",
+    "paired_bootstrap",
+    "paired_difference",
+    "paired_outcomes",
+    "percentile",
+    "power_paired",
+    "proportion",
+    "repeated_se",
+    "sample_size_paired",
+    "sample_size_two_proportions",
+    "summary",
+    "two_proportion_test",
+    "wilson_interval",
+]

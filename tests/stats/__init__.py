@@ -1,0 +1,1 @@
+"""Tests of abbench.stats, cross-checked against statsmodels, scipy and scikit-learn."""
