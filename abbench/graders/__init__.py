@@ -28,7 +28,6 @@ from abbench.graders._base import (
     register_grader,
 )
 from abbench.graders._bias import (
-    Interval,
     JudgeCost,
     JudgeReport,
     PositionBias,
@@ -37,7 +36,6 @@ from abbench.graders._bias import (
     judge_report,
     measure_position_bias,
     position_bias,
-    wilson,
 )
 from abbench.graders._judge import (
     DEFAULT_RUBRIC,
@@ -88,7 +86,6 @@ __all__ = [
     "GradeContext",
     "GradeResult",
     "Grader",
-    "Interval",
     "JudgeCost",
     "JudgeReport",
     "JudgeScores",
@@ -130,5 +127,4 @@ __all__ = [
     "slot_order",
     "tool_calls_in",
     "validate_json",
-    "wilson",
 ]

@@ -12,40 +12,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from abbench.errors import UsageError
-
-
-@dataclass(frozen=True)
-class Interval:
-    """A confidence interval for a proportion."""
-
-    low: float
-    high: float
-    confidence: float = 0.95
-
-    def contains(self, value: float) -> bool:
-        """Whether `value` lies inside the interval."""
-        return self.low <= value <= self.high
+if TYPE_CHECKING:
+    from abbench.stats import Interval
 
 
-def wilson(k: int, n: int, confidence: float = 0.95) -> Interval | None:
-    """The Wilson score interval of ``k / n`` (None when ``n == 0``: nothing is known).
-
-    A small local wrapper around SciPy's ``binomtest(...).proportion_ci(method="wilson")``; it will
-    give way to ``abbench.stats.wilson_interval`` once that lands.
-    """
+def _wilson(k: int, n: int, confidence: float) -> Interval | None:
+    """The Wilson interval of ``k / n`` (`abbench.stats.wilson_interval`); None when ``n == 0``."""
     if n == 0:
         return None
-    if not 0 <= k <= n:
-        raise UsageError(f"a proportion needs 0 ≤ k ≤ n, got k={k}, n={n}")
-    if not 0 < confidence < 1:
-        raise UsageError(f"confidence must be between 0 and 1, not {confidence!r}")
-    from scipy.stats import binomtest
+    from abbench.stats import wilson_interval  # numpy and scipy load only when an interval is asked for
 
-    ci = binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
-    return Interval(max(0.0, float(ci.low)), min(1.0, float(ci.high)), confidence)
+    return wilson_interval(k, n, confidence)
 
 
 @dataclass(frozen=True)
@@ -106,6 +85,9 @@ class PositionBias:
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready view."""
         data = asdict(self)
+        for key in ("first_win_interval", "flip_interval"):
+            interval = getattr(self, key)
+            data[key] = None if interval is None else interval.as_dict()
         data.update(decisive=self.decisive, inconsistency_rate=self.inconsistency_rate, biased=self.biased)
         data["arms"] = list(self.arms)
         return data
@@ -155,12 +137,12 @@ def measure_position_bias(
         second_wins=second,
         ties=ties,
         first_win_rate=first / decisive if decisive else None,
-        first_win_interval=wilson(first, decisive, confidence),
+        first_win_interval=_wilson(first, decisive, confidence),
         both_orders=both,
         inconsistent=inconsistent,
         flips=flips,
         flip_rate=flips / both if both else None,
-        flip_interval=wilson(flips, both, confidence),
+        flip_interval=_wilson(flips, both, confidence),
         verdicts=verdicts,
         arms=arms,
     )

@@ -424,7 +424,8 @@ def _no_skill(ctx: GradeContext, name: str) -> GradeResult:
 
 
 def _tool_reads(ctx: GradeContext, paths: set[str]) -> list[str]:
-    """Skill files named in the arguments of the session's tool calls (only the agent's own calls count)."""
+    """Skill files (``path``, or ``path#heading`` for a section) named in the arguments of the
+    session's tool calls — only the agent's own calls count, never the messages it was given."""
     calls = tool_calls_in(ctx.transcript)
     if not calls or not paths:
         return []
@@ -432,7 +433,7 @@ def _tool_reads(ctx: GradeContext, paths: set[str]) -> list[str]:
     pattern = re.compile(
         r"(?<![\w.-])("
         + "|".join(re.escape(p) for p in sorted(paths, key=len, reverse=True))
-        + r")(?![\w.-])"
+        + r")(?![\w.-])(#[^\s\"',;}\]]+)?"  # with the heading, when a section is named
     )
     found: list[str] = []
     for call in calls:
@@ -442,8 +443,9 @@ def _tool_reads(ctx: GradeContext, paths: set[str]) -> list[str]:
                 args = json.loads(args)
         text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
         for match in pattern.finditer(text):
-            if match.group(1) not in found:
-                found.append(match.group(1))
+            read = match.group(1) + (match.group(2) or "")
+            if read not in found:
+                found.append(read)
     return found
 
 
@@ -452,18 +454,22 @@ def read_skill(
     *,
     files: str | Sequence[str] | None = None,
     min_reads: int = 1,
+    count_skill_md: bool = False,
     name: str = "read_skill",
 ) -> Grader:
     """Passes when the agent read its skill at all: opened a skill file or section during the run.
 
     What counts: the files and sections the adapter recorded as read (`files_read`, `sections_read`)
     and tool calls in the transcript whose arguments name a file of the snapshot (for agents that
-    read with their own tools). SKILL.md being injected into the prompt is not reading — only the
-    agent's own calls count, never the messages it was given. Arms without a skill get no verdict.
+    read with their own tools). The injected SKILL.md is not reading: every adapter puts SKILL.md into
+    the prompt, and some list it in `files_read` for that reason, so the whole SKILL.md file does not
+    count (its sections, opened on purpose, do); nor do the messages the agent was given — only its
+    own calls. Arms without a skill get no verdict.
 
     Args:
         files: Only reads of these files count (glob patterns such as ``knowledge/*``).
         min_reads: How many distinct files or sections must be read (default 1).
+        count_skill_md: Count reading the whole SKILL.md too (for agents that are not given it).
         name: The grader's name in the experiment.
     """
     patterns = _texts(name, "files", files)
@@ -478,6 +484,8 @@ def read_skill(
         paths = {f.path for f in ctx.skill.files}
         reads: list[str] = []
         for item in (*ctx.output.files_read, *ctx.output.sections_read, *_tool_reads(ctx, paths)):
+            if item == "SKILL.md" and not count_skill_md:
+                continue  # injected into the prompt: having it is not reading it
             if counts(item.partition("#")[0]) and item not in reads:
                 reads.append(item)
         # a section read and the read of its whole file are one read of that file

@@ -6,26 +6,24 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from abbench.errors import UsageError
-from abbench.graders import describe_bias, measure_position_bias, wilson
+from abbench.graders import describe_bias, measure_position_bias
 
 
 @pytest.mark.parametrize(
-    ("k", "n", "low", "high"),
-    [(10, 10, 0.7225, 1.0), (5, 10, 0.2366, 0.7634), (0, 20, 0.0, 0.1611), (81, 100, 0.7222, 0.8749)],
+    ("first", "second", "low", "high"),
+    [(10, 0, 0.7225, 1.0), (5, 5, 0.2366, 0.7634), (0, 20, 0.0, 0.1611), (81, 19, 0.7222, 0.8749)],
 )
-def test_wilson_matches_published_values(k, n, low, high):
-    ci = wilson(k, n)
-    assert (ci.low, ci.high) == (pytest.approx(low, abs=1e-4), pytest.approx(high, abs=1e-4))
-
-
-def test_wilson_edges():
-    assert wilson(0, 0) is None
-    with pytest.raises(UsageError, match="0 ≤ k ≤ n"):
-        wilson(3, 2)
-    with pytest.raises(UsageError, match="confidence"):
-        wilson(1, 2, confidence=1.5)
-    assert wilson(5, 10, 0.99).low < wilson(5, 10, 0.95).low
+def test_the_first_slot_win_rate_has_a_wilson_interval(first, second, low, high):
+    rows = [grade([("a", "b")], [1]) for _ in range(first)] + [
+        grade([("a", "b")], [2]) for _ in range(second)
+    ]
+    ci = measure_position_bias(rows).first_win_interval
+    assert (ci.low, ci.high, ci.confidence) == (
+        pytest.approx(low, abs=1e-4),
+        pytest.approx(high, abs=1e-4),
+        0.95,
+    )
+    assert measure_position_bias(rows, confidence=0.99).first_win_interval.width > ci.width
 
 
 def grade(slots, winner_slots, status="ok"):

@@ -182,6 +182,13 @@ def test_read_skill_counts_reads_not_the_injected_skill(skill):
     assert "answered without opening the skill" in result.comment
     assert grade("read_skill", make_ctx(skill=skill, sections_read=("SKILL.md#规则",))).passed is True
     assert grade("read_skill", make_ctx(skill=skill, files_read=("knowledge/车控.md",))).passed is True
+    # adapters list the injected SKILL.md as read; having it is not reading it
+    injected = make_ctx(skill=skill, files_read=("SKILL.md",))
+    assert grade("read_skill", injected).passed is False
+    assert grade({"type": "read_skill", "count_skill_md": True}, injected).passed is True
+    asked = make_ctx(skill=skill, transcript=openai_transcript(("read_section", {"ref": "SKILL.md#规则"})))
+    result = grade("read_skill", asked)
+    assert result.passed is True and result.details["reads"] == ["SKILL.md#规则"]
 
 
 def test_read_skill_sees_reads_made_with_the_agents_own_tools(skill):
@@ -212,9 +219,10 @@ def test_read_skill_sees_reads_made_with_the_agents_own_tools(skill):
 
 
 def test_read_skill_options(skill):
-    ctx = make_ctx(skill=skill, sections_read=("SKILL.md#规则",), files_read=("SKILL.md",))
+    ctx = make_ctx(skill=skill, sections_read=("knowledge/车控.md#空调",), files_read=("knowledge/车控.md",))
     # a section and its whole file are one read of that file
     assert grade({"type": "read_skill", "min_reads": 2}, ctx).passed is False
+    ctx = make_ctx(skill=skill, sections_read=("SKILL.md#规则",), files_read=("SKILL.md",))
     r = grade({"type": "read_skill", "files": "knowledge/*"}, ctx)
     assert r.passed is False and "matching knowledge/*" in r.comment
     ctx = make_ctx(skill=skill, files_read=("knowledge/车控.md", "knowledge/media.md"))

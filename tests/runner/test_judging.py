@@ -70,7 +70,7 @@ def agent_calls(tag):
 @pytest.mark.slow
 def test_an_experiment_with_rules_and_judges_end_to_end(store, definition):
     with ScriptedOpenAIServer(judge_replies) as server:
-        spec = judged(definition, server, "e2e", both_orders=True, extra=["label_match", "read_skill"])
+        spec = judged(definition, server, "e2e", both_orders=True, extra=["label_match", "cited_evidence"])
         exp = create_experiment(spec, store=store)
         summary = run_experiment(exp.id, store=store)
         assert summary.status == "finished" and summary.executed == 24 and summary.pairs_judged == 12
@@ -85,7 +85,7 @@ def test_an_experiment_with_rules_and_judges_end_to_end(store, definition):
             assert latest["llm_judge"]["dimensions"] == {
                 "correctness": 1 if (r.arm, r.case_id) in wrong else 5
             }
-            assert latest["read_skill"]["passed"] is (True if r.arm == "treatment" else None)
+            assert latest["cited_evidence"]["passed"] is (True if r.arm == "treatment" else None)
             assert r.state == ("fail" if (r.arm, r.case_id) in wrong else "pass")
         exp_now = store.get_experiment(exp.id)
         assert store.batches(exp.id) == [exp_now.batch_id]
