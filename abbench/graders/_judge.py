@@ -14,6 +14,7 @@ left after that is a retryable `GradingError`, which the runner may try again la
 from __future__ import annotations
 
 import json
+import logging
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -24,6 +25,8 @@ from abbench.errors import AgentError, GradingError, UsageError
 from abbench.graders._anonymise import Anonymiser
 from abbench.graders._base import GradeContext, GradeResult, register_grader
 from abbench.graders._rules import parse_number
+
+log = logging.getLogger(__name__)
 
 OUTPUT_FORMATS = ("json", "tagged")
 """The reply formats a judge prompt can ask for."""
@@ -525,6 +528,7 @@ class JudgeSettings:
             GradingError: the endpoint failed for good; retryable when the failure was (timeouts,
                 429, 5xx, dropped connections), with the server's raw reply when there was one.
         """
+        log.debug("%s: asking %s at %s", grader, self.model, self.client.base_url)
         try:
             return await self.client.chat(
                 messages,

@@ -79,7 +79,7 @@ def build_graders(specs: list[Any], experiment: str, arms: list[str] | None = No
     return graders
 
 
-def current(grade: dict[str, Any] | None, attempt: int) -> dict[str, Any] | None:
+def _current(grade: dict[str, Any] | None, attempt: int) -> dict[str, Any] | None:
     """`grade` when it judged the run's current execution (`attempt`), else None (stale or absent)."""
     if grade is None:
         return None
@@ -145,7 +145,7 @@ class GradingMixin:
             graded = latest.get(item.run_id, {})
             attempt = attempts.get(item.run_id, item.attempts)
             if item.state == "executed" or any(
-                self._needs(g, current(graded.get(g.name), attempt), item.grade_attempts)
+                self._needs(g, _current(graded.get(g.name), attempt), item.grade_attempts)
                 for g in self.pointwise
             ):
                 chosen.append(item)
@@ -199,7 +199,7 @@ class GradingMixin:
             existing = self._latest.get(item.run_id, {})
         else:
             existing = self.store.latest_grades(item.run_id)
-        existing = {k: v for k, v in existing.items() if current(v, attempt) is not None}
+        existing = {k: v for k, v in existing.items() if _current(v, attempt) is not None}
         todo = [
             g
             for g in self.pointwise
