@@ -10,6 +10,7 @@ prediction that would silently count as wrong.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 import unicodedata
@@ -102,6 +103,12 @@ def _folded(text: str) -> str:
     return "".join(ch for ch in text if unicodedata.category(ch)[0] in "LN")
 
 
+@functools.lru_cache(maxsize=64)
+def _exact_labels(label_set: tuple[str, ...]) -> dict[str, str]:
+    # built once per label set: matching runs for every answer of every run
+    return {_folded(label): label for label in label_set}
+
+
 def _spaced(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).casefold()
     return " ".join("".join(ch if unicodedata.category(ch)[0] in "LN" else " " for ch in text).split())
@@ -122,7 +129,7 @@ def match_label(value: str, label_set: Sequence[str] | None, *, anywhere: bool =
     if not label_set or value is None:
         return None
     folded = _folded(value)
-    exact = {_folded(label): label for label in label_set}
+    exact = _exact_labels(tuple(label_set))
     if folded in exact:
         return exact[folded]
     spaced = f" {_spaced(value)} "

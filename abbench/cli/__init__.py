@@ -7,6 +7,8 @@ from abbench.cli._app import cli
 # Each module registers its commands on `cli` when imported, in the order of the flow.
 from abbench.cli import _data  # noqa: F401  isort: skip
 from abbench.cli import _snapshot  # noqa: F401  isort: skip
+from abbench.cli import _run  # noqa: F401  isort: skip
+from abbench.cli import _grade  # noqa: F401  isort: skip
 
 
 def main() -> None:

@@ -7,6 +7,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
@@ -29,9 +30,16 @@ def resolve_store_path(path: str | os.PathLike | None = None) -> Path:
     return Path(path).expanduser().resolve()
 
 
+_last_iso: tuple[int, str] = (0, "")
+
+
 def now_iso() -> str:
     """The current UTC time as an ISO-8601 string with seconds, the format every table uses."""
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    global _last_iso
+    second = int(time.time())
+    if _last_iso[0] != second:  # formatting a datetime costs more than the rest of a run's bookkeeping
+        _last_iso = (second, datetime.fromtimestamp(second, UTC).isoformat(timespec="seconds"))
+    return _last_iso[1]
 
 
 def current_user() -> str:
@@ -138,6 +146,18 @@ class StoreBase:
                     conn.close()
             self._connections.clear()
         self._local = threading.local()
+
+    def close_thread_connection(self) -> None:
+        """Close the calling thread's connection (threads that end should call this)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            return
+        self._local.conn = None
+        with self._lock:
+            if conn in self._connections:
+                self._connections.remove(conn)
+        with suppress(sqlite3.Error):
+            conn.close()
 
     def __enter__(self):
         return self

@@ -1,7 +1,377 @@
-"""Store methods for experiments."""
+"""Store methods for experiments and their arms: identity, control signals, runner claims, the grade batch."""
 
 from __future__ import annotations
 
+import os
+import socket
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from abbench.errors import ExperimentError, NotFoundError
+from abbench.store._base import current_user, dumps, loads, now_iso
+
+CONTROLS = ("run", "pause", "cancel")
+STATUSES = ("created", "running", "paused", "cancelled", "finished", "interrupted")
+HEARTBEAT_STALE_S = 5.0
+"""A runner that has not written its heartbeat for this long is presumed dead."""
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One stored arm of an experiment."""
+
+    id: int
+    name: str
+    position: int
+    agent: str
+    model: str | None = None
+    snapshot: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """``name (agent/model, skill@hash12)`` for people."""
+        bits = [self.agent + (f"/{self.model}" if self.model else "")]
+        bits.append(f"skill {self.snapshot[:12]}" if self.snapshot else "no skill")
+        return f"{self.name} ({', '.join(bits)})"
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A stored experiment: its identity, dataset, arms, definition and current control state."""
+
+    id: int
+    name: str
+    owner: str
+    skill: str
+    skill_version: str
+    dataset_id: int
+    dataset: str
+    profile_id: int | None
+    spec: dict[str, Any]
+    rounds: int
+    status: str
+    control: str
+    batch_id: str | None
+    priority: int
+    tags: tuple[str, ...]
+    gate: Any
+    parent_id: int | None
+    created_at: str
+    updated_at: str
+    created_by: str | None
+    arms: tuple[Arm, ...]
+    runner_pid: int | None = None
+    runner_host: str | None = None
+    heartbeat_at: float | None = None
+
+    @property
+    def ref(self) -> str:
+        """How to name it in commands: ``#id name``."""
+        return f"#{self.id} {self.name}"
+
+    def arm(self, name: str) -> Arm:
+        """The arm called `name`.
+
+        Raises:
+            NotFoundError: no such arm (the message lists the arms).
+        """
+        for a in self.arms:
+            if a.name == name:
+                return a
+        raise NotFoundError(
+            f"experiment {self.name!r} has no arm {name!r}; its arms: {', '.join(a.name for a in self.arms)}"
+        )
+
+    @property
+    def runner_alive(self) -> bool:
+        """Whether some process is running this experiment right now (a fresh heartbeat, a live process)."""
+        if self.heartbeat_at is None or time.time() - self.heartbeat_at >= HEARTBEAT_STALE_S:
+            return False
+        return not (
+            self.runner_host == socket.gethostname() and self.runner_pid and not _pid_alive(self.runner_pid)
+        )
+
+
+_EXPERIMENT_COLUMNS = (
+    "e.id, e.name, e.owner, e.skill, e.skill_version, e.dataset_id, d.fingerprint, e.profile_id, e.spec, "
+    "e.rounds, e.status, e.control, e.batch_id, e.priority, e.tags, e.gate, e.parent_id, e.created_at, "
+    "e.updated_at, e.created_by, e.runner_pid, e.runner_host, e.heartbeat_at"
+)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, owned by someone else
+        return True
+    return True
+
 
 class ExperimentsMixin:
-    """Reading and writing experiments; mixed into `Store`."""
+    """Reading and writing experiments and arms; mixed into `Store`."""
+
+    def insert_experiment(
+        self,
+        *,
+        name: str,
+        owner: str,
+        skill: str,
+        skill_version: str,
+        dataset_id: int,
+        profile_id: int | None,
+        spec: dict[str, Any],
+        rounds: int,
+        priority: int,
+        tags: list[str],
+        gate: Any,
+        arms: list[dict[str, Any]],
+        parent_id: int | None = None,
+    ) -> int:
+        """Write an experiment and its arms (inside the caller's transaction); return its id.
+
+        Raises:
+            ExperimentError: the (owner, skill, skill version, name) identity is taken.
+        """
+        now = now_iso()
+        taken = self.query_one(
+            "SELECT id FROM experiments WHERE owner=? AND skill=? AND skill_version=? AND name=?",
+            (owner, skill, skill_version, name),
+        )
+        if taken:
+            raise ExperimentError(
+                f"experiment {name!r} already exists for owner {owner!r}, skill {skill or '(none)'!r} "
+                f"version {skill_version or '(none)'!r} (#{taken[0]}); choose another name, or reuse it "
+                "(--reuse / reuse=True) to continue that one"
+            )
+        with self.transaction() as conn:
+            cur = conn.execute(
+                "INSERT INTO experiments (name, owner, skill, skill_version, dataset_id, profile_id, spec, rounds, "
+                "priority, tags, gate, parent_id, created_at, updated_at, created_by) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    name,
+                    owner,
+                    skill,
+                    skill_version,
+                    dataset_id,
+                    profile_id,
+                    dumps(spec),
+                    rounds,
+                    priority,
+                    dumps(tags),
+                    dumps(gate),
+                    parent_id,
+                    now,
+                    now,
+                    current_user(),
+                ),
+            )
+            exp_id = cur.lastrowid
+            conn.executemany(
+                "INSERT INTO arms (experiment_id, name, position, agent, model, snapshot, params) "
+                "VALUES (?,?,?,?,?,?,?)",
+                [
+                    (
+                        exp_id,
+                        a["name"],
+                        i,
+                        a["agent"],
+                        a.get("model"),
+                        a.get("snapshot"),
+                        dumps(a.get("params") or {}),
+                    )
+                    for i, a in enumerate(arms)
+                ],
+            )
+        return exp_id
+
+    def find_experiment(self, *, owner: str, skill: str, skill_version: str, name: str) -> Experiment | None:
+        """The experiment with exactly this identity, or None."""
+        row = self.query_one(
+            "SELECT id FROM experiments WHERE owner=? AND skill=? AND skill_version=? AND name=?",
+            (owner, skill, skill_version, name),
+        )
+        return self.get_experiment(row[0]) if row else None
+
+    def get_experiment(self, ref: int | str | Experiment) -> Experiment:
+        """An experiment by id (``12`` or ``#12``) or name.
+
+        Raises:
+            NotFoundError: nothing matches, or a name matches several (the message lists them by id).
+        """
+        if isinstance(ref, Experiment):
+            ref = ref.id
+        text = str(ref).strip()
+        if text.lstrip("#").isdigit():
+            rows = self.query(
+                f"SELECT {_EXPERIMENT_COLUMNS} FROM experiments e JOIN datasets d ON d.id = e.dataset_id "
+                "WHERE e.id = ?",
+                (int(text.lstrip("#")),),
+            )
+            if not rows and text.startswith("#"):
+                raise NotFoundError(f"no experiment {text}; `abbench experiments` lists them")
+        else:
+            rows = []
+        if not rows:
+            rows = self.query(
+                f"SELECT {_EXPERIMENT_COLUMNS} FROM experiments e JOIN datasets d ON d.id = e.dataset_id "
+                "WHERE e.name = ? ORDER BY e.id",
+                (text,),
+            )
+        if not rows:
+            raise NotFoundError(f"no experiment named {text!r}; `abbench experiments` lists them")
+        if len(rows) > 1:
+            choices = "; ".join(
+                f"#{r[0]} (owner {r[2]}, skill {r[3] or '-'}@{r[4][:12] or '-'}, {r[17]})" for r in rows
+            )
+            raise NotFoundError(f"{len(rows)} experiments are named {text!r}: {choices}; name one by its #id")
+        return self._experiment_from_row(rows[0])
+
+    def list_experiments(self, *, since: str | None = None) -> list[Experiment]:
+        """Every experiment, newest first (created at or after `since`, an ISO date, when given)."""
+        sql = f"SELECT {_EXPERIMENT_COLUMNS} FROM experiments e JOIN datasets d ON d.id = e.dataset_id"
+        params: tuple = ()
+        if since:
+            sql += " WHERE e.created_at >= ?"
+            params = (since,)
+        return [self._experiment_from_row(r) for r in self.query(sql + " ORDER BY e.id DESC", params)]
+
+    def _experiment_from_row(self, r) -> Experiment:
+        arms = tuple(
+            Arm(a[0], a[1], a[2], a[3], a[4], a[5], loads(a[6]) or {})
+            for a in self.query(
+                "SELECT id, name, position, agent, model, snapshot, params FROM arms "
+                "WHERE experiment_id=? ORDER BY position",
+                (r[0],),
+            )
+        )
+        return Experiment(
+            id=r[0],
+            name=r[1],
+            owner=r[2],
+            skill=r[3],
+            skill_version=r[4],
+            dataset_id=r[5],
+            dataset=r[6],
+            profile_id=r[7],
+            spec=loads(r[8]) or {},
+            rounds=r[9],
+            status=r[10],
+            control=r[11],
+            batch_id=r[12],
+            priority=r[13],
+            tags=tuple(loads(r[14]) or ()),
+            gate=loads(r[15]),
+            parent_id=r[16],
+            created_at=r[17],
+            updated_at=r[18],
+            created_by=r[19],
+            arms=arms,
+            runner_pid=r[20],
+            runner_host=r[21],
+            heartbeat_at=r[22],
+        )
+
+    def set_spec(self, exp_id: int, spec: dict[str, Any]) -> None:
+        """Replace an experiment's stored definition.
+
+        Only for additions that leave its identity and its runs as they are (a new grader); a
+        different dataset, arm or round count is a new experiment (`clone_experiment`).
+        """
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE experiments SET spec=?, updated_at=? WHERE id=?", (dumps(spec), now_iso(), exp_id)
+            )
+
+    # -- control, status and the runner's claim ------------------------------------------------------
+
+    def set_control(self, exp_id: int, control: str) -> None:
+        """Ask whoever runs the experiment to ``run``, ``pause`` or ``cancel`` (seen within a second)."""
+        if control not in CONTROLS:
+            raise ExperimentError(f"unknown control {control!r}; choose one of {', '.join(CONTROLS)}")
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE experiments SET control=?, updated_at=? WHERE id=?", (control, now_iso(), exp_id)
+            )
+
+    def get_control(self, exp_id: int) -> str:
+        """The control state last asked for."""
+        row = self.query_one("SELECT control FROM experiments WHERE id=?", (exp_id,))
+        if row is None:
+            raise NotFoundError(f"no experiment #{exp_id}")
+        return row[0]
+
+    def set_status(self, exp_id: int, status: str) -> None:
+        """Record the experiment's status (created, running, paused, cancelled, finished, interrupted)."""
+        if status not in STATUSES:
+            raise ExperimentError(f"unknown status {status!r}")
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE experiments SET status=?, updated_at=? WHERE id=?", (status, now_iso(), exp_id)
+            )
+
+    def claim_runner(self, exp_id: int) -> bool:
+        """Become the experiment's runner unless a live one holds it; True when claimed.
+
+        A holder is dead when its heartbeat is stale, or at once when it ran on this host and its
+        process is gone (a kill leaves a fresh heartbeat behind; restarting should not wait for it).
+        """
+        now = time.time()
+        host = socket.gethostname()
+        with self.transaction() as conn:
+            row = conn.execute(
+                "SELECT runner_pid, runner_host, heartbeat_at FROM experiments WHERE id=?", (exp_id,)
+            ).fetchone()
+            if row is None:
+                raise NotFoundError(f"no experiment #{exp_id}")
+            pid, holder_host, beat = row
+            alive = beat is not None and now - beat < HEARTBEAT_STALE_S
+            if alive and holder_host == host and pid is not None and not _pid_alive(pid):
+                alive = False
+            if alive:
+                return False
+            conn.execute(
+                "UPDATE experiments SET runner_pid=?, runner_host=?, heartbeat_at=? WHERE id=?",
+                (os.getpid(), host, now, exp_id),
+            )
+            return True
+
+    def release_runner(self, exp_id: int) -> None:
+        """Give up the runner claim (at the end of a run)."""
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE experiments SET runner_pid=NULL, runner_host=NULL, heartbeat_at=NULL "
+                "WHERE id=? AND runner_pid=? AND runner_host=?",
+                (exp_id, os.getpid(), socket.gethostname()),
+            )
+
+    # -- the grade batch ------------------------------------------------------------------------------
+
+    def ensure_batch(self, exp_id: int, conn=None) -> str:
+        """The experiment's grade batch id, created by the first caller (seed, then persist).
+
+        Safe under concurrency: every caller proposes an id, only the first UPDATE finds the column
+        empty, and everyone reads back the one that was stored.
+        """
+        conn = conn or self.conn
+        row = conn.execute("SELECT batch_id FROM experiments WHERE id=?", (exp_id,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no experiment #{exp_id}")
+        if row[0]:
+            return row[0]
+        proposal = uuid.uuid4().hex[:16]
+        if conn.in_transaction:
+            conn.execute(
+                "UPDATE experiments SET batch_id=? WHERE id=? AND batch_id IS NULL", (proposal, exp_id)
+            )
+        else:
+            with self.transaction() as c:
+                c.execute(
+                    "UPDATE experiments SET batch_id=? WHERE id=? AND batch_id IS NULL", (proposal, exp_id)
+                )
+        return conn.execute("SELECT batch_id FROM experiments WHERE id=?", (exp_id,)).fetchone()[0]

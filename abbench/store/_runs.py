@@ -1,7 +1,401 @@
-"""Store methods for runs."""
+"""Store methods for runs: creating them, selecting work, reconciling after a crash, resetting for re-runs."""
 
 from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from abbench.errors import NotFoundError
+from abbench.store._base import loads
+from abbench.types import AgentOutput, RunState, Usage
+
+INTERRUPTED = "interrupted"
+"""failure_type of a run whose process stopped before its execution finished."""
+
+EXECUTION_FIELDS = (
+    "prediction",
+    "reason",
+    "confidence",
+    "evidence_refs",
+    "raw_output",
+    "files_read",
+    "sections_read",
+    "input_tokens",
+    "output_tokens",
+    "cost",
+    "latency_ms",
+    "session_id",
+    "model",
+    "transcript_path",
+    "transcript_summary",
+    "executed_at",
+)
+_RESET = (
+    *EXECUTION_FIELDS,
+    "failure_type",
+    "error",
+    "traceback",
+    "retryable",
+    "passed",
+    "score",
+    "finished_at",
+)
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    """A run the scheduler still has to execute or grade."""
+
+    run_id: int
+    arm_id: int
+    case_idx: int
+    case_id: str
+    round: int
+    state: str
+    attempts: int
+    grade_attempts: int
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A stored run with its execution (what graders, reviews and exports read)."""
+
+    id: int
+    experiment_id: int
+    arm_id: int
+    arm: str
+    case_idx: int
+    case_id: str
+    round: int
+    state: str
+    failure_type: str | None
+    error: str | None
+    retryable: bool | None
+    attempts: int
+    grade_attempts: int
+    output: AgentOutput | None
+    transcript_path: Path | None
+    transcript_summary: dict[str, Any]
+    passed: bool | None
+    score: float | None
+    started_by: str | None
+    started_at: str | None
+    executed_at: str | None
+    finished_at: str | None
+
+    @property
+    def execution_failed(self) -> bool:
+        """True for an execution failure (re-run it); False for a grading failure (re-grade it)."""
+        return self.state == RunState.FAIL and self.failure_type is not None
+
+    @property
+    def grading_failed(self) -> bool:
+        """True when the execution succeeded but grading could not reach a verdict."""
+        return self.state == RunState.FAIL and self.failure_type is None and self.passed is None
+
+
+@dataclass(frozen=True)
+class Reconciled:
+    """What start-up reconciliation changed."""
+
+    interrupted: int
+    waiting_for_grading: int
+
+
+_RECORD_COLUMNS = (
+    "r.id, r.experiment_id, r.arm_id, a.name, r.case_idx, r.case_id, r.round, r.state, r.failure_type, r.error, "
+    "r.retryable, r.attempts, r.grade_attempts, r.prediction, r.reason, r.confidence, r.evidence_refs, "
+    "r.raw_output, r.files_read, r.sections_read, r.input_tokens, r.output_tokens, r.cost, r.latency_ms, "
+    "r.session_id, r.model, r.transcript_path, r.transcript_summary, r.passed, r.score, r.started_by, "
+    "r.started_at, r.executed_at, r.finished_at"
+)
 
 
 class RunsMixin:
     """Reading and writing runs; mixed into `Store`."""
+
+    def create_runs(
+        self, exp_id: int, arm_ids: Sequence[int], cases: Sequence[tuple[int, str]], rounds: int
+    ) -> int:
+        """One pending run per case × round × arm (inside the caller's transaction); returns how many."""
+        rows = [
+            (exp_id, arm_id, idx, case_id, rnd)
+            for arm_id in arm_ids
+            for idx, case_id in cases
+            for rnd in range(rounds)
+        ]
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT INTO runs (experiment_id, arm_id, case_idx, case_id, round) VALUES (?,?,?,?,?)", rows
+            )
+        return len(rows)
+
+    def run_counts(self, exp_id: int) -> dict[str, dict[str, int]]:
+        """Runs per arm and state: ``{"control": {"pass": 10, "fail": 2, ...}, ...}`` (every state present)."""
+        counts: dict[str, dict[str, int]] = {}
+        for (arm,) in self.query("SELECT name FROM arms WHERE experiment_id=? ORDER BY position", (exp_id,)):
+            counts[arm] = {s.value: 0 for s in RunState}
+        for arm, state, n in self.query(
+            "SELECT a.name, r.state, COUNT(*) FROM runs r JOIN arms a ON a.id = r.arm_id "
+            "WHERE r.experiment_id=? GROUP BY a.name, r.state",
+            (exp_id,),
+        ):
+            counts.setdefault(arm, {s.value: 0 for s in RunState})[state] = n
+        return counts
+
+    def work_items(
+        self, exp_id: int, states: Iterable[str], *, run_ids: Sequence[int] | None = None
+    ) -> list[WorkItem]:
+        """Runs of the experiment in the given states (optionally only these ids), in arm, round, case order."""
+        states = list(states)
+        sql = (
+            "SELECT r.id, r.arm_id, r.case_idx, r.case_id, r.round, r.state, r.attempts, r.grade_attempts "
+            "FROM runs r WHERE r.experiment_id=? AND r.state IN ({})".format(",".join("?" * len(states)))
+        )
+        params: list[Any] = [exp_id, *states]
+        if run_ids is not None:
+            ids = set(run_ids)
+            rows = [r for r in self.query(sql, params) if r[0] in ids]
+        else:
+            rows = self.query(sql + " ORDER BY r.round, r.case_idx, r.arm_id", params)
+        return [WorkItem(*r) for r in rows]
+
+    def interrupted_items(self, exp_id: int) -> list[WorkItem]:
+        """Execution failures left by a crash or kill; resuming the experiment runs them again."""
+        rows = self.query(
+            "SELECT id, arm_id, case_idx, case_id, round, state, attempts, grade_attempts FROM runs "
+            "WHERE experiment_id=? AND state='fail' AND failure_type=? ORDER BY round, case_idx, arm_id",
+            (exp_id, INTERRUPTED),
+        )
+        return [WorkItem(*r) for r in rows]
+
+    def reconcile_runs(self, exp_id: int) -> Reconciled:
+        """Turn a crashed process's leftovers into actionable states (DESIGN.md, "Run states").
+
+        A run with no finished execution (``running``) becomes an execution failure of type
+        ``interrupted`` (retryable); a run whose execution finished but whose grading was interrupted
+        (``evaluating``) goes back to ``executed``, waiting for grading — never an execution failure.
+        Only call this when no live process is running the experiment.
+        """
+        now = time.time()
+        with self.transaction() as conn:
+            running = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT id FROM runs WHERE experiment_id=? AND state='running'", (exp_id,)
+                )
+            ]
+            evaluating = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT id FROM runs WHERE experiment_id=? AND state='evaluating'", (exp_id,)
+                )
+            ]
+            conn.executemany(
+                "UPDATE runs SET state='fail', failure_type=?, retryable=1, updated_at=?, error=? WHERE id=?",
+                [
+                    (
+                        INTERRUPTED,
+                        now,
+                        "interrupted: the process running it stopped before its execution finished",
+                        rid,
+                    )
+                    for rid in running
+                ],
+            )
+            conn.executemany(
+                "UPDATE runs SET state='executed', updated_at=? WHERE id=?", [(now, r) for r in evaluating]
+            )
+            conn.executemany(
+                "INSERT INTO run_events (run_id, at, from_state, to_state, detail) VALUES (?,?,?,?,?)",
+                [(r, now, "running", "fail", "reconciled: interrupted") for r in running]
+                + [(r, now, "evaluating", "executed", "reconciled: waiting for grading") for r in evaluating],
+            )
+        return Reconciled(len(running), len(evaluating))
+
+    def cancel_pending(self, exp_id: int) -> int:
+        """Cancel every run of the experiment that has not started; returns how many."""
+        now = time.time()
+        with self.transaction() as conn:
+            ids = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT id FROM runs WHERE experiment_id=? AND state='pending'", (exp_id,)
+                )
+            ]
+            conn.executemany(
+                "UPDATE runs SET state='cancelled', updated_at=? WHERE id=?", [(now, r) for r in ids]
+            )
+            conn.executemany(
+                "INSERT INTO run_events (run_id, at, from_state, to_state, detail) VALUES (?,?,?,?,?)",
+                [(r, now, "pending", "cancelled", "cancelled before it started") for r in ids],
+            )
+        return len(ids)
+
+    def reset_runs(self, run_ids: Sequence[int], detail: str = "re-run") -> int:
+        """Send runs back to ``pending`` for re-execution (their old grades stay readable)."""
+        if not run_ids:
+            return 0
+        now = time.time()
+        sets = ", ".join(f"{c}=NULL" for c in _RESET)
+        with self.transaction() as conn:
+            states = dict(
+                conn.execute(
+                    "SELECT id, state FROM runs WHERE id IN ({})".format(",".join("?" * len(run_ids))),
+                    list(run_ids),
+                ).fetchall()
+            )
+            conn.executemany(
+                f"UPDATE runs SET state='pending', {sets}, updated_at=? WHERE id=?",
+                [(now, r) for r in states],
+            )
+            conn.executemany(
+                "INSERT INTO run_events (run_id, at, from_state, to_state, detail) VALUES (?,?,?,?,?)",
+                [(r, now, s, "pending", detail) for r, s in states.items()],
+            )
+        return len(states)
+
+    def select_runs(
+        self,
+        exp_id: int,
+        *,
+        failed: bool = False,
+        execution_failed: bool = False,
+        grading_failed: bool = False,
+        cancelled: bool = False,
+        disagreements: bool = False,
+        cases: Sequence[str] | None = None,
+        arms: Sequence[str] | None = None,
+    ) -> list[int]:
+        """Run ids matching every filter given (no filter: all runs of the experiment)."""
+        where = ["r.experiment_id=?"]
+        params: list[Any] = [exp_id]
+        kinds = []
+        if failed:
+            kinds.append("r.state='fail'")
+        if execution_failed:
+            kinds.append("(r.state='fail' AND r.failure_type IS NOT NULL)")
+        if grading_failed:
+            kinds.append("(r.state='fail' AND r.failure_type IS NULL AND r.passed IS NULL)")
+        if cancelled:
+            kinds.append("r.state='cancelled'")
+        if disagreements:
+            kinds.append("(r.state='fail' AND r.passed=0)")
+        if kinds:
+            where.append("(" + " OR ".join(kinds) + ")")
+        if cases:
+            where.append("r.case_id IN ({})".format(",".join("?" * len(cases))))
+            params.extend(cases)
+        if arms:
+            where.append("a.name IN ({})".format(",".join("?" * len(arms))))
+            params.extend(arms)
+        rows = self.query(
+            f"SELECT r.id FROM runs r JOIN arms a ON a.id=r.arm_id WHERE {' AND '.join(where)} ORDER BY r.id",
+            params,
+        )
+        return [r[0] for r in rows]
+
+    def get_run(self, run_id: int) -> RunRecord:
+        """One run with its execution.
+
+        Raises:
+            NotFoundError: no run has that id.
+        """
+        rows = self.runs(run_ids=[run_id])
+        if not rows:
+            raise NotFoundError(f"no run {run_id}")
+        return rows[0]
+
+    def runs(
+        self,
+        exp_id: int | None = None,
+        *,
+        run_ids: Sequence[int] | None = None,
+        states: Sequence[str] | None = None,
+    ) -> list[RunRecord]:
+        """Runs with their executions, by experiment and/or ids and/or states, in id order."""
+        where, params = [], []
+        if exp_id is not None:
+            where.append("r.experiment_id=?")
+            params.append(exp_id)
+        if run_ids is not None:
+            where.append("r.id IN ({})".format(",".join("?" * len(run_ids))))
+            params.extend(run_ids)
+        if states:
+            where.append("r.state IN ({})".format(",".join("?" * len(states))))
+            params.extend(states)
+        sql = f"SELECT {_RECORD_COLUMNS} FROM runs r JOIN arms a ON a.id=r.arm_id"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        return [self._record(r) for r in self.query(sql + " ORDER BY r.id", params)]
+
+    def _record(self, r) -> RunRecord:
+        executed = r[32] is not None
+        output = None
+        if executed:
+            output = AgentOutput(
+                prediction=r[13],
+                reason=r[14],
+                confidence=r[15],
+                evidence_refs=tuple(loads(r[16]) or ()),
+                raw_output=r[17],
+                files_read=tuple(loads(r[18]) or ()),
+                sections_read=tuple(loads(r[19]) or ()),
+                usage=Usage(r[20] or 0, r[21] or 0),
+                cost=r[22] or 0.0,
+                latency_ms=r[23] or 0.0,
+                session_id=r[24],
+                model=r[25],
+            )
+        return RunRecord(
+            id=r[0],
+            experiment_id=r[1],
+            arm_id=r[2],
+            arm=r[3],
+            case_idx=r[4],
+            case_id=r[5],
+            round=r[6],
+            state=r[7],
+            failure_type=r[8],
+            error=r[9],
+            retryable=None if r[10] is None else bool(r[10]),
+            attempts=r[11],
+            grade_attempts=r[12],
+            output=output,
+            transcript_path=self.abspath(r[26]) if r[26] else None,
+            transcript_summary=loads(r[27]) or {},
+            passed=None if r[28] is None else bool(r[28]),
+            score=r[29],
+            started_by=r[30],
+            started_at=r[31],
+            executed_at=r[32],
+            finished_at=r[33],
+        )
+
+    def run_events(self, run_id: int) -> list[dict[str, Any]]:
+        """Every state transition of a run, oldest first."""
+        return [
+            {"at": r[0], "from": r[1], "to": r[2], "detail": r[3]}
+            for r in self.query(
+                "SELECT at, from_state, to_state, detail FROM run_events WHERE run_id=? ORDER BY id",
+                (run_id,),
+            )
+        ]
+
+    def agent_usage(self, exp_id: int) -> dict[str, Any]:
+        """What the agents of an experiment's stored executions spent: ``executions``, ``cost``,
+        ``input_tokens``, ``output_tokens`` (judge cost is kept apart, in the grades)."""
+        row = self.query_one(
+            "SELECT COUNT(*), COALESCE(SUM(cost), 0), COALESCE(SUM(input_tokens), 0), "
+            "COALESCE(SUM(output_tokens), 0) FROM runs WHERE experiment_id=? AND executed_at IS NOT NULL",
+            (exp_id,),
+        )
+        return {
+            "executions": row[0],
+            "cost": float(row[1]),
+            "input_tokens": int(row[2]),
+            "output_tokens": int(row[3]),
+        }

@@ -1,0 +1,437 @@
+"""Commands for experiments and their execution: create, run, try, status, pause, resume, cancel, retry, regrade."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
+
+
+def _parse_params(pairs: tuple[str, ...]) -> dict[str, Any]:
+    import yaml
+
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--param")
+        out[key.strip()] = yaml.safe_load(value)
+    return out
+
+
+class ProgressBar:
+    """A tqdm progress bar fed by the runner's observer interface."""
+
+    def __init__(self, quiet: bool = False):
+        self.quiet = quiet
+        self.bar = None
+
+    def on_progress(self, progress) -> None:
+        if self.quiet:
+            return
+        from tqdm import tqdm
+
+        if self.bar is None:
+            self.bar = tqdm(
+                total=progress.total, unit="run", desc=progress.experiment[:30], dynamic_ncols=True
+            )
+        self.bar.n = progress.done
+        arms = " ".join(f"{a.arm}:{a.done}/{a.total}" for a in progress.arms)
+        self.bar.set_postfix_str(f"{progress.status} fail={progress.failed} {arms}", refresh=False)
+        self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _print_summary(summary) -> None:
+    p = summary.progress
+    click.echo(
+        f"{summary.experiment} (#{summary.experiment_id}): {summary.status} in {summary.elapsed_s:.1f} s — "
+        f"executed {summary.executed}, graded {summary.graded}, failed {summary.failed}, "
+        f"cancelled {summary.cancelled}"
+    )
+    for arm in p.arms:
+        c = arm.counts
+        click.echo(
+            f"  {arm.arm:<14} pass {c.get('pass', 0):>5}  fail {c.get('fail', 0):>5}  "
+            f"cancelled {c.get('cancelled', 0):>4}  pending {c.get('pending', 0):>5}  "
+            f"waiting for grading {c.get('executed', 0):>4}"
+        )
+
+
+def _experiment_or_file(ctx: Context, ref: str, reuse: bool):
+    from abbench.runner import create_experiment
+
+    path = Path(ref)
+    if path.suffix.lower() in (".yaml", ".yml", ".json") and path.is_file():
+        return create_experiment(path, store=ctx.store, reuse=reuse)
+    return ctx.store.get_experiment(ref)
+
+
+@cli.command("create")
+@click.argument("definition", type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--reuse", is_flag=True, help="If an experiment with this identity exists, use it instead of refusing."
+)
+@json_option
+@pass_ctx
+def create_cmd(ctx: Context, definition: str, reuse: bool, as_json: bool) -> None:
+    """Create an experiment from a YAML definition (one pending run per case × round × arm).
+
+    \b
+    Example:
+      abbench create data/demo/experiment.yaml
+    """
+    from abbench.runner import create_experiment
+
+    exp = create_experiment(definition, store=ctx.store, reuse=reuse)
+    counts = ctx.store.run_counts(exp.id)
+    total = sum(sum(c.values()) for c in counts.values())
+    emit(
+        as_json,
+        {
+            "id": exp.id,
+            "name": exp.name,
+            "dataset": exp.dataset,
+            "runs": total,
+            "arms": [a.label for a in exp.arms],
+        },
+        f"created {exp.ref} on {exp.dataset}: {total} runs over arms " + ", ".join(a.label for a in exp.arms),
+    )
+
+
+@cli.command("experiments")
+@click.option("--since", metavar="DATE", help="Only experiments created on or after this ISO date.")
+@json_option
+@pass_ctx
+def experiments_cmd(ctx: Context, since: str | None, as_json: bool) -> None:
+    """List experiments, newest first."""
+    from abbench.runner import experiment_status
+
+    rows = []
+    for exp in ctx.store.list_experiments(since=since):
+        p = experiment_status(exp.id, store=ctx.store)
+        rows.append(
+            {
+                "id": exp.id,
+                "name": exp.name,
+                "owner": exp.owner,
+                "dataset": exp.dataset,
+                "arms": [a.name for a in exp.arms],
+                "rounds": exp.rounds,
+                "status": p.status,
+                "done": p.done,
+                "total": p.total,
+                "created_at": exp.created_at,
+            }
+        )
+
+    def human():
+        if not rows:
+            click.echo("no experiments yet; create one with `abbench create FILE.yaml`")
+        for r in rows:
+            click.echo(
+                f"#{r['id']:<4} {r['name']:<28} {r['status']:<11} {r['done']:>6}/{r['total']:<6} "
+                f"{'/'.join(r['arms'])}  {r['dataset']}  {r['created_at']}"
+            )
+
+    emit(as_json, rows, human)
+
+
+@cli.command("run")
+@click.argument("experiment")
+@click.option("--reuse", is_flag=True, help="With a definition file: continue the experiment if it exists.")
+@click.option("--concurrency", type=int, help="Runs in flight at once (overrides the definition).")
+@click.option("--as", "started_by", metavar="NAME", help="Who is running it (default: the OS user).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@json_option
+@pass_ctx
+def run_cmd(
+    ctx: Context,
+    experiment: str,
+    reuse: bool,
+    concurrency: int | None,
+    started_by: str | None,
+    quiet: bool,
+    as_json: bool,
+) -> None:
+    """Run an experiment (a name, #id, or a YAML definition to create first) until its work is done.
+
+    An interrupted experiment continues where it stopped. Another process can pause, resume or
+    cancel it meanwhile (abbench pause/resume/cancel EXPERIMENT).
+
+    \b
+    Examples:
+      abbench run data/demo/experiment.yaml
+      abbench run routing-v2 --concurrency 16
+    """
+    from abbench.runner import run_experiment
+
+    exp = _experiment_or_file(ctx, experiment, reuse)
+    bar = ProgressBar(quiet or as_json)
+    try:
+        summary = run_experiment(
+            exp.id, store=ctx.store, observers=[bar], concurrency=concurrency, started_by=started_by
+        )
+    finally:
+        bar.close()
+    emit(as_json, summary.as_dict(), lambda: _print_summary(summary))
+
+
+@cli.command("status")
+@click.argument("experiment")
+@json_option
+@pass_ctx
+def status_cmd(ctx: Context, experiment: str, as_json: bool) -> None:
+    """Show where an experiment stands: runs per arm and state (reading never starts work)."""
+    from abbench.runner import experiment_status
+
+    p = experiment_status(experiment, store=ctx.store)
+
+    def human():
+        click.echo(
+            f"{p.experiment} (#{p.experiment_id}): {p.status}, {p.done}/{p.total} done, {p.failed} failed"
+        )
+        for arm in p.arms:
+            states = ", ".join(f"{k} {v}" for k, v in arm.counts.items() if v)
+            click.echo(f"  {arm.arm:<14} {states}")
+
+    emit(as_json, p.as_dict(), human)
+
+
+def _control(command: str, doc: str):
+    @cli.command(command, help=doc)
+    @click.argument("experiment")
+    @pass_ctx
+    def control(ctx: Context, experiment: str) -> None:
+        from abbench import runner
+
+        exp = ctx.store.get_experiment(experiment)
+        if command == "pause":
+            alive = runner.pause_experiment(exp.id, store=ctx.store)
+            click.echo(f"pause asked for {exp.ref}" + ("" if alive else " (no process is running it now)"))
+        elif command == "resume":
+            alive = runner.resume_experiment(exp.id, store=ctx.store)
+            click.echo(
+                f"resume asked for {exp.ref}"
+                + ("" if alive else f"; no process is running it: continue with `abbench run {exp.id}`")
+            )
+        else:
+            n = runner.cancel_experiment(exp.id, store=ctx.store)
+            click.echo(f"cancel asked for {exp.ref}" + ("" if n is None else f": {n} pending runs cancelled"))
+
+    return control
+
+
+_control(
+    "pause", "Pause a running experiment: running runs finish, no new ones start (seen within a second)."
+)
+_control("resume", "Resume a paused experiment.")
+_control("cancel", "Cancel an experiment: runs in flight stop and pending runs become cancelled.")
+
+
+@cli.command("retry")
+@click.argument("experiment")
+@click.option("--failed", is_flag=True, help="Re-run failed runs (execution or grading failures).")
+@click.option("--cancelled", is_flag=True, help="Re-run cancelled runs.")
+@click.option("--disagreements", is_flag=True, help="Re-run runs whose prediction disagrees with gold.")
+@click.option("--cases", "cases", multiple=True, metavar="ID", help="Only these case ids (repeatable).")
+@click.option("--arm", "arms", multiple=True, help="Only these arms (repeatable).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@json_option
+@pass_ctx
+def retry_cmd(
+    ctx: Context,
+    experiment: str,
+    failed: bool,
+    cancelled: bool,
+    disagreements: bool,
+    cases: tuple[str, ...],
+    arms: tuple[str, ...],
+    quiet: bool,
+    as_json: bool,
+) -> None:
+    """Re-run selected runs: they execute again (their old grades stay readable).
+
+    \b
+    Examples:
+      abbench retry routing-v2 --failed
+      abbench retry routing-v2 --cases c017 --cases c042 --arm treatment
+    """
+    from abbench.runner import retry_runs
+
+    bar = ProgressBar(quiet or as_json)
+    try:
+        summary = retry_runs(
+            experiment,
+            store=ctx.store,
+            failed=failed,
+            cancelled=cancelled,
+            disagreements=disagreements,
+            cases=list(cases) or None,
+            arms=list(arms) or None,
+            observers=[bar],
+        )
+    finally:
+        bar.close()
+    emit(as_json, summary.as_dict(), lambda: _print_summary(summary))
+
+
+@cli.command("regrade")
+@click.argument("experiment")
+@click.option("--grader", "graders", multiple=True, help="Only this grader (repeatable).")
+@click.option("--failed", is_flag=True, help="Only runs that failed.")
+@click.option("--cases", "cases", multiple=True, metavar="ID", help="Only these case ids (repeatable).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@json_option
+@pass_ctx
+def regrade_cmd(
+    ctx: Context,
+    experiment: str,
+    graders: tuple[str, ...],
+    failed: bool,
+    cases: tuple[str, ...],
+    quiet: bool,
+    as_json: bool,
+) -> None:
+    """Grade runs again from their stored executions (the agent is not run again).
+
+    \b
+    Example:
+      abbench regrade routing-v2 --grader label_match
+    """
+    from abbench.runner import regrade_experiment
+
+    bar = ProgressBar(quiet or as_json)
+    try:
+        summary = regrade_experiment(
+            experiment,
+            store=ctx.store,
+            graders=list(graders) or None,
+            failed=failed,
+            cases=list(cases) or None,
+            observers=[bar],
+        )
+    finally:
+        bar.close()
+    emit(as_json, summary.as_dict(), lambda: _print_summary(summary))
+
+
+@cli.command("clone")
+@click.argument("experiment")
+@click.option("--name", required=True, help="The new experiment's name.")
+@click.option("--arm", "arm_name", help="The arm to replace or add.")
+@click.option("--skill", help="New skill folder or snapshot for that arm ('none' for no skill).")
+@click.option("--agent", help="New agent for that arm.")
+@click.option("--model", help="New model for that arm.")
+@click.option("--param", "params", multiple=True, metavar="KEY=VALUE", help="Arm parameter (repeatable).")
+@click.option("--rounds", type=int, help="A different number of rounds.")
+@json_option
+@pass_ctx
+def clone_cmd(
+    ctx: Context,
+    experiment: str,
+    name: str,
+    arm_name: str | None,
+    skill: str | None,
+    agent: str | None,
+    model: str | None,
+    params: tuple[str, ...],
+    rounds: int | None,
+    as_json: bool,
+) -> None:
+    """Clone an experiment with one arm replaced (a new skill version, a new model).
+
+    \b
+    Example:
+      abbench clone routing-v2 --name routing-v3 --arm treatment --skill skills/fast-slow-routing-v3
+    """
+    from abbench.runner import clone_experiment
+
+    arms = None
+    if arm_name:
+        change: dict[str, Any] = {}
+        if skill is not None:
+            change["skill"] = None if skill.lower() == "none" else skill
+        if agent:
+            change["agent"] = agent
+        if model:
+            change["model"] = model
+        if params:
+            change["params"] = _parse_params(params)
+        arms = {arm_name: change}
+    elif skill or agent or model or params:
+        raise click.UsageError("--skill/--agent/--model/--param need --arm to say which arm changes")
+    exp = clone_experiment(experiment, name=name, arms=arms, rounds=rounds, store=ctx.store)
+    emit(
+        as_json,
+        {"id": exp.id, "name": exp.name, "parent_id": exp.parent_id},
+        f"created {exp.ref} from #{exp.parent_id}: arms " + ", ".join(a.label for a in exp.arms),
+    )
+
+
+@cli.command("try")
+@click.argument("text")
+@click.option("--skill", help="Skill folder or snapshot reference (none: no skill).")
+@click.option("--agent", default="builtin", show_default=True, help="Agent adapter.")
+@click.option("--model", help="Model id for the adapter.")
+@click.option("--param", "params", multiple=True, metavar="KEY=VALUE", help="Adapter parameter (repeatable).")
+@click.option("--expected", help="The gold label, to grade the answer.")
+@click.option("--label", "labels", multiple=True, help="A label the agent may choose (repeatable).")
+@json_option
+@pass_ctx
+def try_cmd(
+    ctx: Context,
+    text: str,
+    skill: str | None,
+    agent: str,
+    model: str | None,
+    params: tuple[str, ...],
+    expected: str | None,
+    labels: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Try one input at once: prints the prediction, reason, confidence, cited evidence and files read.
+
+    The try is kept as a one-case experiment, run through the same machinery as any other.
+
+    \b
+    Example:
+      abbench try "到目的地电量够不够" --skill data/demo/skills/fast-slow-routing-v2
+    """
+    from abbench.runner import try_input
+
+    result = try_input(
+        text,
+        skill=skill,
+        agent=agent,
+        model=model,
+        params=_parse_params(params),
+        expected=expected,
+        labels=list(labels) or None,
+        store=ctx.store,
+    )
+
+    def human():
+        click.echo(
+            f"prediction  {result.prediction}"
+            + (f"   (expected {expected}: {'pass' if result.passed else 'fail'})" if expected else "")
+        )
+        if result.error:
+            click.echo(f"error       {result.error}")
+        click.echo(f"confidence  {'' if result.confidence is None else f'{result.confidence:.2f}'}")
+        click.echo(f"reason      {result.reason or ''}")
+        click.echo(f"files read  {', '.join(result.files_read) or '(none)'}")
+        click.echo("evidence")
+        for ev in result.evidence:
+            click.echo(f"  {ev['ref']}" + ("" if ev["text"] is not None else "   (not found in the skill!)"))
+            for line in (ev["text"] or "").splitlines()[:6]:
+                click.echo(f"    │ {line}")
+        click.echo(f"kept as experiment #{result.experiment_id} {result.experiment}")
+
+    emit(as_json, result.as_dict(), human)

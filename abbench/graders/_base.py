@@ -1,0 +1,280 @@
+"""What a grader sees and returns, and how graders are named in an experiment definition."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from abbench.errors import GradingError, UsageError
+from abbench.snapshot import Snapshot
+from abbench.types import AgentOutput, Case
+
+KINDS = ("rule", "judge", "pairwise")
+
+
+@dataclass(frozen=True)
+class GradeContext:
+    """One run's stored execution, as a pointwise grader sees it.
+
+    Attributes:
+        case: The case the run answered.
+        output: The agent's output (its transcript is loaded lazily through `transcript`).
+        skill: The arm's skill snapshot, or None.
+        label_map: The dataset's label value map (source value -> label), for normalising.
+        label_set: The dataset's declared labels, if any.
+        arm: The arm's name.
+        round: 0-based round.
+        run_id: The run's id in the store (None outside a store).
+        transcript_path: Where the full transcript is kept, if it was written to a file.
+        tool_calls: How many tool calls the session made.
+        agent: The arm's agent adapter (``openai``, ``builtin`` ...).
+        model: The arm's model id, if it names one.
+    """
+
+    case: Case
+    output: AgentOutput
+    skill: Snapshot | None = None
+    label_map: dict[str, str] = field(default_factory=dict)
+    label_set: tuple[str, ...] | None = None
+    arm: str = ""
+    round: int = 0
+    run_id: int | None = None
+    transcript_path: Path | None = None
+    tool_calls: int = 0
+    agent: str = ""
+    model: str | None = None
+
+    @cached_property
+    def transcript(self) -> tuple[dict[str, Any], ...]:
+        """The session's messages and tool calls (read from the transcript file when not in memory)."""
+        if self.output.transcript or self.transcript_path is None or not self.transcript_path.exists():
+            return self.output.transcript
+        with self.transcript_path.open(encoding="utf-8") as f:
+            return tuple(json.loads(line) for line in f if line.strip())
+
+
+@dataclass(frozen=True)
+class PairContext:
+    """Two arms' outputs on the same case and round, for a pairwise grader.
+
+    `a` and `b` are in arm order (control first); a blind judge shuffles and anonymises them itself.
+    """
+
+    case: Case
+    a: GradeContext
+    b: GradeContext
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class GradeResult:
+    """A grader's verdict on one run (or one pair of runs).
+
+    Attributes:
+        passed: Whether the run passes this grader; None for graders that only score.
+        score: A number (1.0/0.0 for rules; the rubric score for judges); None when not scored.
+        verdict: For pairwise graders: ``"a"``, ``"b"`` or ``"tie"`` (in arm order, not slot order).
+        dimensions: Scores per rubric dimension.
+        comment: The grader's explanation.
+        raw_output: The judge's raw text, kept for audit.
+        judge_model: The model that judged.
+        judge_cost: What judging cost (reported apart from agent cost).
+        input_tokens, output_tokens: Judge tokens.
+        details: Anything else worth keeping (seed, slot order, both-order verdicts, ...).
+    """
+
+    passed: bool | None = None
+    score: float | None = None
+    verdict: str | None = None
+    dimensions: dict[str, float] | None = None
+    comment: str | None = None
+    raw_output: str | None = None
+    judge_model: str | None = None
+    judge_cost: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    details: dict[str, Any] | None = None
+
+
+@runtime_checkable
+class Grader(Protocol):
+    """Grades one run (kind ``rule``/``judge``) or one pair of runs (kind ``pairwise``).
+
+    Calling it returns a `GradeResult` or an awaitable of one; it raises `GradingError` when it
+    cannot reach a verdict (the raw text goes with the error and is stored as a grading failure).
+    """
+
+    name: str
+    kind: str
+
+    def __call__(self, ctx: Any) -> GradeResult | Awaitable[GradeResult]: ...
+
+
+@dataclass(frozen=True)
+class FunctionGrader:
+    """A grader made from a plain function ``fn(ctx) -> GradeResult | bool | float | dict``."""
+
+    name: str
+    fn: Callable[[Any], Any]
+    kind: str = "rule"
+
+    def __call__(self, ctx: Any) -> GradeResult | Awaitable[GradeResult]:
+        value = self.fn(ctx)
+        if inspect.isawaitable(value):
+            return _await_result(value)
+        return as_result(value)
+
+
+async def _await_result(value: Awaitable[Any]) -> GradeResult:
+    return as_result(await value)
+
+
+def as_result(value: Any) -> GradeResult:
+    """Normalise what a user's grader returned: a GradeResult, a bool, a number, or a dict of fields."""
+    if isinstance(value, GradeResult):
+        return value
+    if isinstance(value, bool):
+        return GradeResult(passed=value, score=float(value))
+    if isinstance(value, (int, float)):
+        return GradeResult(score=float(value))
+    if isinstance(value, dict):
+        unknown = set(value) - set(GradeResult.__dataclass_fields__)
+        if unknown:
+            raise GradingError(f"grader returned unknown fields {sorted(unknown)}")
+        return GradeResult(**value)
+    raise GradingError(
+        f"a grader must return a GradeResult, bool, number or dict, not {type(value).__name__}"
+    )
+
+
+def normalise_label(value: Any, label_map: dict[str, str] | None = None) -> str | None:
+    """A label compared the way an analyst means it: trimmed, case-folded, mapped through the value map."""
+    if value is None:
+        return None
+    text = " ".join(str(value).split())
+    if label_map:
+        for candidate in (text, text.casefold()):
+            if candidate in label_map:
+                return " ".join(str(label_map[candidate]).split()).casefold()
+        folded = {" ".join(str(k).split()).casefold(): v for k, v in label_map.items()}
+        if text.casefold() in folded:
+            return " ".join(str(folded[text.casefold()]).split()).casefold()
+    return text.casefold()
+
+
+def label_match(name: str = "label_match") -> Grader:
+    """Passes when the prediction equals the gold label, after the dataset's label value map.
+
+    Both sides are trimmed, case-folded and mapped (``"Fast "``, ``"快"`` and ``"fast"`` are one label
+    when the map says so). A case without a gold label is a grading failure, not a silent pass.
+    """
+
+    def grade(ctx: GradeContext) -> GradeResult:
+        if ctx.case.expected is None or str(ctx.case.expected).strip() == "":
+            raise GradingError(
+                f"case {ctx.case.case_id} has no gold label; label_match needs `expected` "
+                "(map a gold column, or grade this dataset with a judge)"
+            )
+        gold = normalise_label(ctx.case.expected, ctx.label_map)
+        pred = normalise_label(ctx.output.prediction, ctx.label_map)
+        ok = pred is not None and pred == gold
+        return GradeResult(passed=ok, score=1.0 if ok else 0.0)
+
+    return FunctionGrader(name, grade, "rule")
+
+
+_REGISTRY: dict[str, Callable[..., Grader]] = {"label_match": label_match}
+
+
+def register_grader(name: str) -> Callable[[Callable[..., Grader]], Callable[..., Grader]]:
+    """Register the decorated grader factory under `name`, for use in experiment definitions."""
+
+    def add(factory: Callable[..., Grader]) -> Callable[..., Grader]:
+        _REGISTRY[name] = factory
+        return factory
+
+    return add
+
+
+def grader_names() -> list[str]:
+    """The grader names an experiment definition may use."""
+    return sorted(_REGISTRY)
+
+
+def make_grader(spec: str | dict[str, Any] | Grader) -> Grader:
+    """A grader from its definition: a registered name, ``{"type": name, **options}``, or
+    ``module:function`` (a user's function taking a `GradeContext`).
+
+    Raises:
+        UsageError: the name is unknown or the options do not fit (the message lists valid names).
+    """
+    if isinstance(spec, Grader) and not isinstance(spec, (str, dict)):
+        return spec
+    options: dict[str, Any] = {}
+    if isinstance(spec, dict):
+        options = dict(spec)
+        kind = options.pop("type", None) or options.pop("grader", None)
+        if not kind:
+            raise UsageError(f"a grader definition needs a `type`: {spec!r}")
+    else:
+        kind = str(spec)
+    if kind in _REGISTRY:
+        factory = _REGISTRY[kind]
+        valid = _options_of(factory)
+        unknown = sorted(set(options) - set(valid)) if valid is not None else []
+        if unknown:
+            raise UsageError(
+                f"grader {kind!r} has no option {', '.join(map(repr, unknown))}; "
+                f"its options: {', '.join(valid) or '(none)'}"
+            )
+        try:
+            return factory(**options)
+        except TypeError as exc:
+            raise UsageError(f"grader {kind!r}: {exc}") from exc
+    if ":" in kind:
+        unknown = sorted(set(options) - {"name", "kind"})
+        if unknown:
+            raise UsageError(
+                f"grader {kind!r} (a function) takes only `name` and `kind`, not {', '.join(unknown)}"
+            )
+        fn_kind = options.get("kind", "rule")
+        if fn_kind not in KINDS:
+            raise UsageError(f"grader {kind!r}: kind {fn_kind!r} is not one of {', '.join(KINDS)}")
+        return FunctionGrader(options.get("name") or kind, _load_callable(kind), fn_kind)
+    raise UsageError(
+        f"unknown grader {kind!r}; choose one of: {', '.join(grader_names())}, or module:function"
+    )
+
+
+def _options_of(factory: Callable[..., Any]) -> list[str] | None:
+    """The keyword options a factory takes (None when it takes any, through ``**kwargs``)."""
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return None
+    return [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def _load_callable(ref: str) -> Callable[..., Any]:
+    module_name, _, attr = ref.rpartition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UsageError(
+            f"cannot import grader module {module_name!r} ({exc}); is it on PYTHONPATH?"
+        ) from exc
+    try:
+        fn = getattr(module, attr)
+    except AttributeError:
+        raise UsageError(f"module {module_name!r} has no function {attr!r}") from None
+    if not callable(fn):
+        raise UsageError(f"{ref} is not callable")
+    return fn

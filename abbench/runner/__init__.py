@@ -1,0 +1,65 @@
+"""Experiments and their execution: definitions, the scheduler, run control, re-runs and re-grades."""
+
+from __future__ import annotations
+
+from abbench.runner._api import (
+    RunHandle,
+    add_graders,
+    arun_experiment,
+    cancel_experiment,
+    experiment_status,
+    grade_experiment,
+    pause_experiment,
+    regrade_experiment,
+    resume_experiment,
+    retry_runs,
+    run_experiment,
+    start_experiment,
+)
+from abbench.runner._experiment import (
+    clone_experiment,
+    create_experiment,
+    list_experiments,
+    load_experiment,
+    select_cases,
+)
+from abbench.runner._grading import combine_verdicts
+from abbench.runner._progress import ArmProgress, Observer, Progress
+from abbench.runner._scheduler import ExperimentRunner, RunSummary
+from abbench.runner._spec import ArmSpec, CaseSelection, DatasetSource, ExperimentSpec, load_spec
+from abbench.runner._try import TryResult, try_input
+from abbench.runner._writer import StoreWriter
+
+__all__ = [
+    "ArmProgress",
+    "ArmSpec",
+    "CaseSelection",
+    "DatasetSource",
+    "ExperimentRunner",
+    "ExperimentSpec",
+    "Observer",
+    "Progress",
+    "RunHandle",
+    "RunSummary",
+    "StoreWriter",
+    "TryResult",
+    "add_graders",
+    "arun_experiment",
+    "cancel_experiment",
+    "clone_experiment",
+    "combine_verdicts",
+    "create_experiment",
+    "experiment_status",
+    "grade_experiment",
+    "list_experiments",
+    "load_experiment",
+    "load_spec",
+    "pause_experiment",
+    "regrade_experiment",
+    "resume_experiment",
+    "retry_runs",
+    "run_experiment",
+    "select_cases",
+    "start_experiment",
+    "try_input",
+]

@@ -1,0 +1,388 @@
+"""Running experiments from Python: in the foreground, in the background with a handle, or by signal from elsewhere."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from abbench.errors import ExperimentError
+from abbench.runner._grading import build_graders
+from abbench.runner._progress import ArmProgress, Observer, Progress
+from abbench.runner._scheduler import ExperimentRunner, RunSummary
+from abbench.store import Store, open_store
+from abbench.store._experiments import Experiment
+
+log = logging.getLogger(__name__)
+
+StoreLike = str | Path | Store | None
+
+
+class _LoopThread:
+    """One background event loop per process, where experiments started with a handle run."""
+
+    _lock = threading.Lock()
+    _instance: _LoopThread | None = None
+
+    def __init__(self):
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="abbench-runner", daemon=True)
+        self.thread.start()
+
+    @classmethod
+    def get(cls) -> _LoopThread:
+        with cls._lock:
+            if cls._instance is None or not cls._instance.thread.is_alive():
+                cls._instance = cls()
+            return cls._instance
+
+    def submit(self, coro) -> concurrent.futures.Future:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+
+class _Latest:
+    """Keeps the last progress seen, for handles and status calls."""
+
+    def __init__(self):
+        self.progress: Progress | None = None
+
+    def on_progress(self, progress: Progress) -> None:
+        self.progress = progress
+
+
+class RunHandle:
+    """A running experiment started with `start_experiment`: watch it, pause, resume or cancel it.
+
+    The run happens on a background thread, so a notebook kernel stays responsive while it goes.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        experiment: Experiment,
+        runner: ExperimentRunner,
+        future: concurrent.futures.Future,
+        latest: _Latest,
+        loop: asyncio.AbstractEventLoop,
+    ):
+        self.store = store
+        self.experiment = experiment
+        self._runner = runner
+        self._future = future
+        self._latest = latest
+        self._loop = loop
+
+    @property
+    def progress(self) -> Progress:
+        """The latest progress (from the store when the run has not reported yet)."""
+        return self._latest.progress or experiment_status(self.experiment.id, store=self.store)
+
+    def done(self) -> bool:
+        """Whether the run has ended (finished, cancelled or failed)."""
+        return self._future.done()
+
+    def wait(self, timeout: float | None = None) -> RunSummary:
+        """Block until the run ends; returns its summary (re-raises what stopped it)."""
+        return self._future.result(timeout)
+
+    def exception(self) -> BaseException | None:
+        """What stopped the run, if it ended with an error."""
+        return self._future.exception() if self._future.done() else None
+
+    def _signal(self, control: str) -> None:
+        self.store.set_control(self.experiment.id, control)
+        self._loop.call_soon_threadsafe(self._runner._wake.set)
+
+    def pause(self) -> None:
+        """Let running runs finish and start no new ones."""
+        self._signal("pause")
+
+    def resume(self) -> None:
+        """Start new runs again after a pause."""
+        self._signal("run")
+
+    def cancel(self) -> None:
+        """Stop: runs in flight are cancelled and pending ones marked cancelled."""
+        self._signal("cancel")
+
+
+def _runner(store: Store, ref, observers, **options) -> ExperimentRunner:
+    exp = store.get_experiment(ref)
+    return ExperimentRunner(store, exp, observers=list(observers or []), **options)
+
+
+def run_experiment(
+    ref: int | str | Experiment,
+    *,
+    store: StoreLike = None,
+    observers: Sequence[Observer] = (),
+    concurrency: int | None = None,
+    run_ids: list[int] | None = None,
+    started_by: str | None = None,
+) -> RunSummary:
+    """Run an experiment's remaining work in the foreground and return when it is done.
+
+    An interrupted experiment continues where it stopped: start-up reconciliation first turns the
+    leftovers of a crash into actionable states (DESIGN.md, "Run states").
+
+    Args:
+        ref: The experiment (id, name, or Experiment).
+        store: The store.
+        observers: Told about progress (e.g. a progress bar).
+        concurrency: Overrides the experiment's concurrency.
+        run_ids: Only these runs.
+        started_by: Recorded on every run (default: the OS user).
+    """
+    store = open_store(store)
+    runner = _runner(store, ref, observers, concurrency=concurrency, run_ids=run_ids, started_by=started_by)
+    return _run_sync(runner)
+
+
+def _run_sync(runner: ExperimentRunner) -> RunSummary:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(runner.run())
+    # Called from inside a running loop (a notebook cell): run on the background loop and wait.
+    return _LoopThread.get().submit(runner.run()).result()
+
+
+async def arun_experiment(
+    ref: int | str | Experiment, *, store: StoreLike = None, observers: Sequence[Observer] = (), **options
+) -> RunSummary:
+    """`run_experiment` for callers already inside an event loop."""
+    store = open_store(store)
+    return await _runner(store, ref, observers, **options).run()
+
+
+def start_experiment(
+    ref: int | str | Experiment,
+    *,
+    store: StoreLike = None,
+    observers: Sequence[Observer] = (),
+    concurrency: int | None = None,
+    run_ids: list[int] | None = None,
+    started_by: str | None = None,
+    regrade: bool = False,
+) -> RunHandle:
+    """Start running an experiment in the background; returns a handle to watch and control it."""
+    store = open_store(store)
+    latest = _Latest()
+    runner = _runner(
+        store,
+        ref,
+        [latest, *observers],
+        concurrency=concurrency,
+        run_ids=run_ids,
+        started_by=started_by,
+        regrade=regrade,
+    )
+    background = _LoopThread.get()
+    future = background.submit(runner.run())
+    return RunHandle(store, runner.exp, runner, future, latest, background.loop)
+
+
+def pause_experiment(ref: int | str | Experiment, *, store: StoreLike = None) -> bool:
+    """Ask the process running the experiment to pause (seen within a second). True if one is running."""
+    store = open_store(store)
+    exp = store.get_experiment(ref)
+    store.set_control(exp.id, "pause")
+    alive = store.get_experiment(exp.id).runner_alive
+    if not alive:
+        store.set_status(exp.id, "paused")
+    return alive
+
+
+def resume_experiment(ref: int | str | Experiment, *, store: StoreLike = None) -> bool:
+    """Ask a paused run to go on. True if a process is running it (else `run_experiment` continues it)."""
+    store = open_store(store)
+    exp = store.get_experiment(ref)
+    store.set_control(exp.id, "run")
+    return store.get_experiment(exp.id).runner_alive
+
+
+def cancel_experiment(ref: int | str | Experiment, *, store: StoreLike = None) -> int | None:
+    """Cancel an experiment: its runner stops and pending runs become cancelled.
+
+    Returns how many pending runs were cancelled here when no process is running it, else None (the
+    running process cancels them within a second).
+    """
+    store = open_store(store)
+    exp = store.get_experiment(ref)
+    store.set_control(exp.id, "cancel")
+    if store.get_experiment(exp.id).runner_alive:
+        return None
+    n = store.cancel_pending(exp.id)
+    store.set_status(exp.id, "cancelled")
+    return n
+
+
+def retry_runs(
+    ref: int | str | Experiment,
+    *,
+    store: StoreLike = None,
+    failed: bool = False,
+    cancelled: bool = False,
+    disagreements: bool = False,
+    cases: Sequence[str] | None = None,
+    arms: Sequence[str] | None = None,
+    observers: Sequence[Observer] = (),
+    run: bool = True,
+) -> RunSummary | int:
+    """Re-run selected runs: they go back to pending and execute again (old grades stay readable).
+
+    Args:
+        failed: Runs that failed (execution or grading).
+        cancelled: Runs that were cancelled.
+        disagreements: Runs whose prediction disagrees with the gold label.
+        cases: Only these case ids.
+        arms: Only these arms.
+        run: Run them now (default); False only resets them and returns how many.
+
+    Raises:
+        ExperimentError: nothing was selected, or the experiment is running elsewhere.
+    """
+    store = open_store(store)
+    exp = store.get_experiment(ref)
+    if exp.runner_alive:
+        raise ExperimentError(
+            f"experiment {exp.name!r} is running (pid {exp.runner_pid}); pause or wait first"
+        )
+    if not (failed or cancelled or disagreements or cases):
+        raise ExperimentError("say which runs to re-run: failed, cancelled, disagreements and/or cases")
+    ids = store.select_runs(
+        exp.id, failed=failed, cancelled=cancelled, disagreements=disagreements, cases=cases, arms=arms
+    )
+    if not ids:
+        raise ExperimentError(f"no run of {exp.name!r} matches; nothing to re-run")
+    store.reset_runs(ids, "re-run requested")
+    if not run:
+        return len(ids)
+    return run_experiment(exp.id, store=store, observers=observers, run_ids=ids)
+
+
+def regrade_experiment(
+    ref: int | str | Experiment,
+    *,
+    store: StoreLike = None,
+    graders: Sequence[str] | None = None,
+    failed: bool = False,
+    cases: Sequence[str] | None = None,
+    observers: Sequence[Observer] = (),
+) -> RunSummary:
+    """Grade an experiment's runs again from their stored executions (the agent never runs again).
+
+    Every selected run is graded again, even when it already has a grade; the new grades are appended
+    to the experiment's one batch.
+
+    Args:
+        graders: Only these graders (default: all of the experiment's).
+        failed: Only runs that failed grading or were graded as failing.
+        cases: Only these case ids.
+    """
+    store = open_store(store)
+    exp = store.get_experiment(ref)
+    ids = None
+    if failed or cases:
+        ids = store.select_runs(exp.id, failed=failed, cases=cases)
+    runner = ExperimentRunner(
+        store,
+        exp,
+        observers=list(observers),
+        regrade=True,
+        graders=list(graders) if graders else None,
+        run_ids=ids,
+    )
+    return _run_sync(runner)
+
+
+def _canonical(spec: Any) -> Any:
+    return {"type": spec} if isinstance(spec, str) else spec
+
+
+def add_graders(
+    ref: int | str | Experiment, graders: Sequence[str | dict[str, Any]], *, store: StoreLike = None
+) -> Experiment:
+    """Add graders to an experiment's definition (its runs and grades stay as they are).
+
+    A grader already there with the same definition is left alone, so adding twice is harmless.
+
+    Raises:
+        UsageError: a definition is invalid (unknown grader or option; the message lists the valid ones).
+        ExperimentError: a grader of that name is already there with a different definition.
+    """
+    store = open_store(store)
+    exp = store.get_experiment(ref)
+    specs = list(exp.spec.get("graders", ["label_match"]))
+    arms = [a.name for a in exp.arms]
+    existing = {g.name: spec for g, spec in zip(build_graders(specs, exp.name, arms), specs, strict=True)}
+    added = []
+    for spec in graders:
+        spec = dict(spec) if isinstance(spec, dict) else str(spec)
+        (grader,) = build_graders([spec], exp.name, arms)
+        if grader.name in existing:
+            if _canonical(existing[grader.name]) == _canonical(spec):
+                continue
+            raise ExperimentError(
+                f"experiment {exp.name!r} already has a grader named {grader.name!r} "
+                f"({existing[grader.name]!r}); give the new one another `name:`, or re-grade the old one"
+            )
+        existing[grader.name] = spec
+        specs.append(spec)
+        added.append(grader.name)
+    if added:
+        store.set_spec(exp.id, {**exp.spec, "graders": specs})
+        log.info("experiment %s: added graders %s", exp.ref, ", ".join(added))
+    return store.get_experiment(exp.id)
+
+
+def grade_experiment(
+    ref: int | str | Experiment,
+    *,
+    graders: Sequence[str | dict[str, Any]] | None = None,
+    store: StoreLike = None,
+    observers: Sequence[Observer] = (),
+    concurrency: int | None = None,
+) -> RunSummary:
+    """Grade an experiment's stored executions that its graders have not graded yet (never executes).
+
+    Ordinary grading: a (run, grader) that already has a grade of the run's current execution is
+    skipped, and a run with nothing new to grade keeps its state and grades untouched ("nothing new
+    to grade" is not a failure). A grading failure is tried again only when it is retryable and the
+    run's grade attempts are within the experiment's ``retries``; otherwise it stays failed until a
+    re-grade (`regrade_experiment`). Pairwise graders judge the pairs they have not judged. Every
+    grade is appended to the experiment's one batch.
+
+    Args:
+        ref: The experiment (id, name, or Experiment).
+        graders: New grader definitions to add first (recorded in the experiment's definition), e.g.
+            ``["read_skill", {"type": "llm_judge", "model": "gpt-4o-mini", "rubric": {...}}]``.
+        store: The store.
+        observers: Told about progress.
+        concurrency: Overrides the experiment's concurrency.
+
+    Raises:
+        UsageError: a new grader definition is invalid.
+        ExperimentError: a new grader's name is taken, or the experiment is running elsewhere.
+    """
+    store = open_store(store)
+    exp = store.get_experiment(ref)
+    if graders:
+        exp = add_graders(exp, graders, store=store)
+    runner = ExperimentRunner(store, exp, observers=list(observers), grade_only=True, concurrency=concurrency)
+    return _run_sync(runner)
+
+
+def experiment_status(ref: int | str | Experiment, *, store: StoreLike = None) -> Progress:
+    """Where an experiment stands, read from the store (reading never starts or reconciles anything)."""
+    store = open_store(store)
+    exp = store.get_experiment(ref)
+    counts = store.run_counts(exp.id)
+    status = exp.status
+    if status in ("running", "paused") and not exp.runner_alive:
+        status = "interrupted"
+    return Progress(exp.name, exp.id, status, tuple(ArmProgress(a, c) for a, c in counts.items()))

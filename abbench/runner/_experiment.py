@@ -1,0 +1,256 @@
+"""Creating experiments from definitions: resolve the dataset, snapshot the skills, write one run per case × round × arm."""
+
+from __future__ import annotations
+
+import logging
+import random
+from pathlib import Path
+from typing import Any
+
+from abbench.errors import ExperimentError, NotFoundError
+from abbench.runner._grading import build_graders
+from abbench.runner._spec import ArmSpec, CaseSelection, DatasetSource, ExperimentSpec, load_spec
+from abbench.store import Store, current_user, open_store
+from abbench.store._experiments import Experiment
+from abbench.types import Case
+
+log = logging.getLogger(__name__)
+
+
+def _resolve_path(text: str, base: Path | None) -> Path | None:
+    """`text` as an existing path: relative to the definition file first, then to the working folder."""
+    candidates = [Path(text).expanduser()]
+    if base is not None and not Path(text).is_absolute():
+        candidates.insert(0, base / text)
+    for p in candidates:
+        if p.exists():
+            return p.resolve()
+    return None
+
+
+def _resolve_dataset(store: Store, source: str | DatasetSource, base: Path | None):
+    if isinstance(source, str):
+        return store.get_dataset(source)
+    path = _resolve_path(source.file, base)
+    if path is None:
+        raise ExperimentError(
+            f"dataset file {source.file!r} does not exist (relative to {base or Path.cwd()})"
+        )
+    mapping: Any = source.mapping
+    if isinstance(mapping, str):
+        mapping_path = _resolve_path(mapping, base)
+        if mapping_path is not None and mapping_path.is_file():
+            mapping = str(mapping_path)
+    return store.import_dataset(
+        path,
+        mapping,
+        name=source.name,
+        sheet=source.sheet,
+        header_row=source.header_row,
+        encoding=source.encoding,
+        recipe=source.recipe,
+        skip_invalid=source.skip_invalid,
+    )
+
+
+def _resolve_skill(store: Store, arm_name: str, arm: ArmSpec, base: Path | None):
+    """The arm's snapshot: a folder is snapshotted now; otherwise the text names a stored snapshot."""
+    if not arm.skill:
+        return None
+    path = _resolve_path(arm.skill, base)
+    if path is not None and path.is_dir():
+        return store.snapshot_skill(path, git_ref=arm.git_ref)
+    try:
+        return store.get_snapshot(arm.skill)
+    except NotFoundError:
+        raise ExperimentError(
+            f"arm {arm_name!r}: skill {arm.skill!r} is neither a folder (relative to {base or Path.cwd()}) "
+            "nor a stored snapshot (`abbench snapshots` lists them)"
+        ) from None
+
+
+def select_cases(cases: list[Case], selection: CaseSelection | None) -> list[tuple[int, str]]:
+    """(index, case id) of the cases an experiment runs, in dataset order.
+
+    Raises:
+        ExperimentError: the selection names case ids the dataset lacks, or selects nothing.
+    """
+    chosen = list(enumerate(cases))
+    if selection is None:
+        return [(i, c.case_id) for i, c in chosen]
+    if selection.ids is not None:
+        wanted = set(selection.ids)
+        missing = wanted - {c.case_id for c in cases}
+        if missing:
+            raise ExperimentError(f"cases not in the dataset: {', '.join(sorted(missing)[:10])}")
+        chosen = [(i, c) for i, c in chosen if c.case_id in wanted]
+    if selection.domains is not None:
+        domains = set(selection.domains)
+        chosen = [(i, c) for i, c in chosen if c.domain in domains]
+    if selection.tag is not None:
+        chosen = [(i, c) for i, c in chosen if selection.tag in _tags(c)]
+    if selection.sample is not None and selection.sample < len(chosen):
+        rng = random.Random(selection.seed)
+        chosen = sorted(rng.sample(chosen, selection.sample), key=lambda ic: ic[0])
+    if selection.limit is not None:
+        chosen = chosen[: selection.limit]
+    if not chosen:
+        raise ExperimentError(f"the case selection {selection.model_dump(exclude_none=True)} selects no case")
+    return [(i, c.case_id) for i, c in chosen]
+
+
+def _tags(case: Case) -> set[str]:
+    meta = case.metadata or {}
+    tags = meta.get("tags", meta.get("tag", ()))
+    if isinstance(tags, str):
+        tags = [t.strip() for t in tags.replace(";", ",").split(",")]
+    return {str(t) for t in tags or ()}
+
+
+def create_experiment(
+    definition: str | Path | dict[str, Any] | ExperimentSpec,
+    *,
+    store: str | Path | Store | None = None,
+    reuse: bool = False,
+    owner: str | None = None,
+    parent_id: int | None = None,
+) -> Experiment:
+    """Create an experiment (and one pending run per case × round × arm) from its definition.
+
+    Skill folders are snapshotted and a dataset given as a file is imported now, so the experiment
+    records exactly what it runs: snapshot hashes, dataset fingerprint, mapping profile, models and
+    parameters.
+
+    Args:
+        definition: A YAML/JSON file, a dict, or an `ExperimentSpec`.
+        store: The store (path or open Store; default ./.abbench or $ABBENCH_STORE).
+        reuse: When an experiment with the same identity exists, return it instead of refusing.
+        owner: Owner for the identity (default: the definition's, else the OS user).
+        parent_id: The experiment this one was cloned from.
+
+    Raises:
+        ExperimentError: the definition is invalid, or its identity is taken and `reuse` is False.
+    """
+    spec, base = load_spec(definition)
+    build_graders(list(spec.graders), spec.name, list(spec.arms))  # refused now, not mid-run
+    store = open_store(store)
+    dataset = _resolve_dataset(store, spec.dataset, base)
+    cases = store.load_cases(dataset.id)
+    selected = select_cases(cases, spec.cases)
+    snapshots = {name: _resolve_skill(store, name, arm, base) for name, arm in spec.arms.items()}
+    with_skill = [s for s in snapshots.values() if s is not None]
+    skill = with_skill[-1].skill_name if with_skill else ""
+    skill_version = with_skill[-1].short if with_skill else ""
+    owner = spec.owner or owner or current_user()
+    existing = store.find_experiment(owner=owner, skill=skill, skill_version=skill_version, name=spec.name)
+    if existing is not None and reuse:
+        log.info("reusing experiment %s", existing.ref)
+        return existing
+    resolved = spec.model_dump(mode="json", exclude_none=True)
+    resolved["dataset"] = dataset.fingerprint
+    resolved["dataset_profile"] = getattr(dataset, "profile_name", None)
+    resolved["dataset_profile_version"] = getattr(dataset, "profile_version", None)
+    resolved["owner"] = owner
+    arms = []
+    for name, arm in spec.arms.items():
+        snap = snapshots[name]
+        entry = resolved["arms"][name]
+        if snap is not None:
+            entry["snapshot"] = snap.hash
+            entry["skill_source"] = arm.skill
+            entry["skill_label"] = snap.label
+        arms.append(
+            {
+                "name": name,
+                "agent": arm.agent,
+                "model": arm.model,
+                "snapshot": snap.hash if snap else None,
+                "params": arm.params,
+            }
+        )
+    with store.transaction():
+        exp_id = store.insert_experiment(
+            name=spec.name,
+            owner=owner,
+            skill=skill,
+            skill_version=skill_version,
+            dataset_id=dataset.id,
+            profile_id=getattr(dataset, "profile_id", None),
+            spec=resolved,
+            rounds=spec.rounds,
+            priority=spec.priority,
+            tags=spec.tags,
+            gate=spec.gate,
+            arms=arms,
+            parent_id=parent_id,
+        )
+        exp = store.get_experiment(exp_id)
+        store.create_runs(exp_id, [a.id for a in exp.arms], selected, spec.rounds)
+    log.info(
+        "created experiment %s: %d cases × %d rounds × %d arms",
+        exp.ref,
+        len(selected),
+        spec.rounds,
+        len(exp.arms),
+    )
+    return exp
+
+
+def load_experiment(ref: int | str, *, store: str | Path | Store | None = None) -> Experiment:
+    """A stored experiment by id (``12``, ``#12``) or name. Reading never starts any work."""
+    return open_store(store).get_experiment(ref)
+
+
+def list_experiments(
+    *, store: str | Path | Store | None = None, since: str | None = None
+) -> list[Experiment]:
+    """Stored experiments, newest first (created on or after `since` when given)."""
+    return open_store(store).list_experiments(since=since)
+
+
+def clone_experiment(
+    ref: int | str | Experiment,
+    *,
+    name: str,
+    arms: dict[str, ArmSpec | dict[str, Any]] | None = None,
+    rounds: int | None = None,
+    store: str | Path | Store | None = None,
+    reuse: bool = False,
+) -> Experiment:
+    """A new experiment like `ref`, with some arms replaced (a new skill version, a new model).
+
+    Args:
+        ref: The experiment to clone.
+        name: The new experiment's name.
+        arms: Arm name -> replacement arm (fields not given are kept from the original arm); a new
+            name adds an arm.
+        rounds: A different number of rounds.
+    """
+    store = open_store(store)
+    source = store.get_experiment(ref)
+    spec = dict(source.spec)
+    spec["name"] = name
+    if rounds is not None:
+        spec["rounds"] = rounds
+    new_arms: dict[str, Any] = {}
+    for arm_name, arm in spec["arms"].items():
+        arm = dict(arm)
+        if arm.get("snapshot"):
+            arm["skill"] = arm["snapshot"]  # the exact snapshot, not whatever the folder holds now
+        for key in ("snapshot", "skill_source", "skill_label"):
+            arm.pop(key, None)
+        new_arms[arm_name] = arm
+    for arm_name, replacement in (arms or {}).items():
+        data = (
+            replacement.model_dump(exclude_unset=True)
+            if isinstance(replacement, ArmSpec)
+            else dict(replacement)
+        )
+        merged = {**new_arms.get(arm_name, {}), **data}
+        if "skill" in data and "git_ref" not in data:
+            merged.pop("git_ref", None)  # a new skill does not inherit the old one's git ref
+        new_arms[arm_name] = merged
+    spec["arms"] = new_arms
+    for key in ("dataset_profile", "dataset_profile_version", "owner"):
+        spec.pop(key, None)
+    return create_experiment(spec, store=store, reuse=reuse, owner=source.owner, parent_id=source.id)

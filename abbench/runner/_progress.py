@@ -1,0 +1,207 @@
+"""Progress of a running experiment, and the one observer interface every view subscribes through."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from abbench.types import RunState
+
+log = logging.getLogger(__name__)
+
+DONE_STATES = (RunState.PASS, RunState.FAIL, RunState.CANCELLED)
+
+
+@dataclass(frozen=True)
+class ArmProgress:
+    """Counts of one arm's runs by state."""
+
+    arm: str
+    counts: dict[str, int]
+
+    @property
+    def total(self) -> int:
+        """All runs of the arm."""
+        return sum(self.counts.values())
+
+    @property
+    def done(self) -> int:
+        """Runs that reached pass, fail or cancelled."""
+        return sum(self.counts.get(s.value, 0) for s in DONE_STATES)
+
+    @property
+    def failed(self) -> int:
+        """Runs that failed (execution or grading)."""
+        return self.counts.get("fail", 0)
+
+    @property
+    def running(self) -> int:
+        """Runs executing or being graded now."""
+        return sum(self.counts.get(s, 0) for s in ("running", "evaluating"))
+
+    @property
+    def pending(self) -> int:
+        """Runs not started, or executed and waiting for grading."""
+        return self.counts.get("pending", 0) + self.counts.get("executed", 0)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where an experiment stands: counts per arm and state, throughput and time left.
+
+    Attributes:
+        experiment: The experiment's name.
+        experiment_id: Its id.
+        status: running, paused, cancelled, finished or interrupted.
+        arms: Per-arm counts.
+        elapsed_s: Time since this run started.
+        throughput: Runs finished per second over the last ~10 seconds.
+        eta_s: Seconds until every run is done at that throughput (None when unknown or paused).
+    """
+
+    experiment: str
+    experiment_id: int
+    status: str
+    arms: tuple[ArmProgress, ...]
+    elapsed_s: float = 0.0
+    throughput: float = 0.0
+    eta_s: float | None = None
+    at: float = field(default_factory=time.time)
+
+    @property
+    def total(self) -> int:
+        """All runs."""
+        return sum(a.total for a in self.arms)
+
+    @property
+    def done(self) -> int:
+        """Runs in pass, fail or cancelled."""
+        return sum(a.done for a in self.arms)
+
+    @property
+    def failed(self) -> int:
+        """Failed runs."""
+        return sum(a.failed for a in self.arms)
+
+    @property
+    def running(self) -> int:
+        """Runs in flight."""
+        return sum(a.running for a in self.arms)
+
+    @property
+    def pending(self) -> int:
+        """Runs still to do."""
+        return sum(a.pending for a in self.arms)
+
+    @property
+    def fraction(self) -> float:
+        """Share of runs done, 0..1."""
+        return self.done / self.total if self.total else 1.0
+
+    def counts(self) -> dict[str, int]:
+        """Runs per state over all arms."""
+        out: dict[str, int] = {s.value: 0 for s in RunState}
+        for a in self.arms:
+            for k, v in a.counts.items():
+                out[k] = out.get(k, 0) + v
+        return out
+
+    def as_dict(self) -> dict:
+        """A JSON-ready view."""
+        return {
+            "experiment": self.experiment,
+            "experiment_id": self.experiment_id,
+            "status": self.status,
+            "total": self.total,
+            "done": self.done,
+            "failed": self.failed,
+            "running": self.running,
+            "pending": self.pending,
+            "throughput": round(self.throughput, 3),
+            "eta_s": None if self.eta_s is None else round(self.eta_s, 1),
+            "elapsed_s": round(self.elapsed_s, 3),
+            "arms": {a.arm: dict(a.counts) for a in self.arms},
+        }
+
+
+@runtime_checkable
+class Observer(Protocol):
+    """Receives progress while an experiment runs (CLI progress bar, widget, log)."""
+
+    def on_progress(self, progress: Progress) -> None:
+        """Called at most every `interval` seconds while runs move, and once at the end."""
+        ...
+
+
+class Tracker:
+    """Keeps the counts in memory as the scheduler moves runs, and tells observers (throttled)."""
+
+    def __init__(
+        self,
+        experiment: str,
+        experiment_id: int,
+        counts: dict[str, dict[str, int]],
+        arm_names: dict[int, str],
+        observers: list[Observer],
+        interval: float = 0.2,
+    ):
+        self.experiment = experiment
+        self.experiment_id = experiment_id
+        self.counts = {arm: dict(c) for arm, c in counts.items()}
+        self.arm_names = arm_names
+        self.observers = observers
+        self.interval = interval
+        self.status = "running"
+        self.started = time.monotonic()
+        self._last_emit = 0.0
+        self._finished: deque[tuple[float, int]] = deque()
+        self._done_count = 0
+
+    def move(self, arm_id: int, from_state: str | None, to_state: str) -> None:
+        """Count one run moving between states."""
+        c = self.counts[self.arm_names[arm_id]]
+        if from_state is not None:
+            c[from_state] -= 1
+        c[to_state] = c.get(to_state, 0) + 1
+        if to_state in ("pass", "fail", "cancelled"):
+            self._done_count += 1
+        self.maybe_emit()
+
+    def bulk(self, arm_id: int, from_state: str, to_state: str, n: int) -> None:
+        """Count `n` runs moving at once."""
+        c = self.counts[self.arm_names[arm_id]]
+        c[from_state] -= n
+        c[to_state] = c.get(to_state, 0) + n
+
+    def snapshot(self) -> Progress:
+        """The progress now."""
+        now = time.monotonic()
+        self._finished.append((now, self._done_count))
+        while len(self._finished) > 2 and now - self._finished[0][0] > 10:
+            self._finished.popleft()
+        t0, n0 = self._finished[0]
+        rate = (self._done_count - n0) / (now - t0) if now - t0 > 0.2 else 0.0
+        if rate == 0 and now - self.started > 0.2:
+            rate = self._done_count / (now - self.started)
+        arms = tuple(ArmProgress(a, dict(c)) for a, c in self.counts.items())
+        left = sum(a.total - a.done for a in arms)
+        eta = left / rate if rate > 0 and self.status == "running" else (0.0 if left == 0 else None)
+        return Progress(self.experiment, self.experiment_id, self.status, arms, now - self.started, rate, eta)
+
+    def maybe_emit(self, force: bool = False) -> None:
+        """Tell the observers, unless they were told less than `interval` ago."""
+        if not self.observers:
+            return
+        now = time.monotonic()
+        if not force and now - self._last_emit < self.interval:
+            return
+        self._last_emit = now
+        progress = self.snapshot()
+        for obs in self.observers:
+            try:
+                obs.on_progress(progress)
+            except Exception:  # a broken view must not stop the run
+                log.exception("progress observer %r failed", obs)

@@ -1,0 +1,545 @@
+"""The scheduler: runs one experiment's runs on an event loop, with pause, resume, cancel, retries and grading.
+
+Every state change goes through `_move`, which updates the in-memory progress and submits the change
+to the store writer; nothing else writes run states while a run is in progress. The states and their
+order are DESIGN.md's ("Run states").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+import traceback
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from abbench.agents import Agent, Task, make_agent
+from abbench.errors import AgentError, ExperimentError
+from abbench.runner._grading import GradingMixin, combine_verdicts
+from abbench.runner._limiter import loop_limiter
+from abbench.runner._progress import Observer, Progress, Tracker
+from abbench.runner._writer import StoreWriter
+from abbench.store import Store, current_user, dumps, now_iso
+from abbench.store._experiments import Experiment
+from abbench.store._runs import INTERRUPTED, WorkItem
+from abbench.types import AgentOutput, Case
+
+log = logging.getLogger(__name__)
+
+__all__ = ["ExperimentRunner", "RunSummary", "backoff_s", "combine_verdicts"]
+
+POLL_S = 0.25
+"""How often the runner looks for pause / resume / cancel asked by another process."""
+HEARTBEAT_S = 1.0
+BACKOFF_BASE_S = 0.5
+BACKOFF_MAX_S = 30.0
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What one call to run an experiment did, and where the experiment stands after it.
+
+    Attributes:
+        experiment: The experiment's name.
+        experiment_id: Its id.
+        status: finished, cancelled, paused or interrupted.
+        executed: Runs executed successfully in this call.
+        graded: Runs graded in this call.
+        failed: Runs that failed in this call (execution or grading).
+        cancelled: Runs cancelled in this call.
+        elapsed_s: Wall time of the call.
+        progress: The final counts per arm and state.
+        up_to_date: Runs that had nothing new to grade and were left as they were.
+        pairs_judged: Pairs of runs a pairwise grader judged in this call.
+        pairs_failed: Pairs whose pairwise grading failed in this call.
+    """
+
+    experiment: str
+    experiment_id: int
+    status: str
+    executed: int
+    graded: int
+    failed: int
+    cancelled: int
+    elapsed_s: float
+    progress: Progress
+    up_to_date: int = 0
+    pairs_judged: int = 0
+    pairs_failed: int = 0
+
+    @property
+    def throughput(self) -> float:
+        """Runs finished per second in this call."""
+        return (self.graded + self.failed + self.cancelled) / self.elapsed_s if self.elapsed_s else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready view."""
+        return {
+            "experiment": self.experiment,
+            "experiment_id": self.experiment_id,
+            "status": self.status,
+            "executed": self.executed,
+            "graded": self.graded,
+            "failed": self.failed,
+            "cancelled": self.cancelled,
+            "elapsed_s": round(self.elapsed_s, 3),
+            "throughput": round(self.throughput, 1),
+            "up_to_date": self.up_to_date,
+            "pairs_judged": self.pairs_judged,
+            "pairs_failed": self.pairs_failed,
+            "progress": self.progress.as_dict(),
+        }
+
+
+def backoff_s(attempt: int) -> float:
+    """Exponential backoff with full jitter: uniform in [0, min(max, base × 2^(attempt-1))]."""
+    return random.uniform(0, min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2 ** max(0, attempt - 1)))
+
+
+class ExperimentRunner(GradingMixin):
+    """Runs the work of one experiment on the current event loop.
+
+    Three kinds of pass: running (execute what is pending or interrupted, grade what is executed),
+    grading only (``grade_only``: grade stored executions that some grader has not graded yet,
+    never executing), and re-grading (``regrade``: grade the selected stored executions again,
+    never executing).
+
+    Args:
+        store: The open store.
+        experiment: The experiment to run.
+        observers: Told about progress.
+        run_ids: Only these runs (default: every run with work left).
+        regrade: Grade the selected runs again even when they already have grades, without executing.
+        grade_only: Grade stored executions that still lack a grade, without executing.
+        graders: Only these grader names grade (the run's verdict still combines every grader's latest).
+        concurrency: Overrides the experiment's concurrency.
+        started_by: Recorded on every run (default: the OS user).
+        writer: A writer to use (default: one made and closed by this runner).
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        experiment: Experiment,
+        *,
+        observers: list[Observer] | None = None,
+        run_ids: list[int] | None = None,
+        regrade: bool = False,
+        grade_only: bool = False,
+        graders: list[str] | None = None,
+        concurrency: int | None = None,
+        started_by: str | None = None,
+        writer: StoreWriter | None = None,
+    ):
+        self.store = store
+        self.exp = experiment
+        spec = experiment.spec
+        self.concurrency = int(concurrency or spec.get("concurrency") or 8)
+        self.timeout_s = float(spec.get("timeout_s") or 120.0)
+        self.retries = int(spec.get("retries", 2))
+        self.priority = int(experiment.priority)
+        self.seed = int(spec.get("seed", 0))
+        self.started_by = started_by or current_user()
+        self.run_ids = run_ids
+        self.regrade = regrade
+        self.grade_only = grade_only or regrade
+        self.only_graders = set(graders) if graders else None
+        self.observers = list(observers or [])
+        self._own_writer = writer is None
+        self.writer = writer
+        self.arms = {a.id: a for a in experiment.arms}
+        self.tracker: Tracker | None = None
+        self._paused = False
+        self._cancelling = False
+        self._resume = asyncio.Event()
+        self._resume.set()
+        self._wake = asyncio.Event()
+        self._inflight: dict[int, asyncio.Task] = {}
+        self._states: dict[int, str] = {}
+        self._executed = self._graded = self._failed = self._cancelled = 0
+        self._up_to_date = self._pairs_judged = self._pairs_failed = 0
+        self._stored_outputs: dict = {}
+
+    # -- control from this process (other processes write the control column) -------------------------
+
+    def request(self, control: str) -> None:
+        """Ask for ``run``, ``pause`` or ``cancel`` (recorded in the store, so every process agrees)."""
+        self.store.set_control(self.exp.id, control)
+        self._wake.set()
+
+    # -- the run ---------------------------------------------------------------------------------------
+
+    async def run(self) -> RunSummary:
+        """Do the work; returns when everything selected is done, or the experiment is cancelled."""
+        store, exp = self.store, self.exp
+        if not store.claim_runner(exp.id):
+            fresh = store.get_experiment(exp.id)
+            raise ExperimentError(
+                f"experiment {exp.name!r} is being run by process {fresh.runner_pid} on {fresh.runner_host}; "
+                f"pause or cancel it there (abbench pause/cancel {exp.id}) or wait for it to finish"
+            )
+        started = time.monotonic()
+        try:
+            reconciled = store.reconcile_runs(exp.id)
+            if reconciled.interrupted or reconciled.waiting_for_grading:
+                log.info(
+                    "experiment %s: %d interrupted runs will run again, %d wait for grading",
+                    exp.name,
+                    reconciled.interrupted,
+                    reconciled.waiting_for_grading,
+                )
+            prior_status = store.get_experiment(exp.id).status
+            self._prepare()
+            items = self._select_items()
+            store.set_control(exp.id, "run")
+            store.set_status(exp.id, "running")
+            if self.writer is None:
+                self.writer = StoreWriter(store)
+            self.tracker = Tracker(
+                exp.name, exp.id, store.run_counts(exp.id), {a.id: a.name for a in exp.arms}, self.observers
+            )
+            self.tracker.maybe_emit(force=True)
+            status = await self._work(items)
+        except BaseException:
+            await self._interrupt()
+            raise
+        finally:
+            if self.writer is not None and self._own_writer:
+                self.writer.close()
+            store.release_runner(exp.id)
+        if status == "finished" and self.grade_only:
+            status = self._status_after_grading(prior_status)
+        store.set_status(exp.id, status)
+        self.tracker.status = status
+        self.tracker.counts = store.run_counts(exp.id)
+        self.tracker.maybe_emit(force=True)
+        return RunSummary(
+            exp.name,
+            exp.id,
+            status,
+            self._executed,
+            self._graded,
+            self._failed,
+            self._cancelled,
+            time.monotonic() - started,
+            self.tracker.snapshot(),
+            self._up_to_date,
+            self._pairs_judged,
+            self._pairs_failed,
+        )
+
+    def _status_after_grading(self, prior: str) -> str:
+        """A grading pass finishes the experiment only when no run has execution work left."""
+        counts = self.store.run_counts(self.exp.id)
+        left = sum(c.get(s, 0) for c in counts.values() for s in ("pending", "running", "executed"))
+        if left or prior == "cancelled":
+            return prior if prior not in ("running", "paused") else "interrupted"
+        return "finished"
+
+    def _backoff(self, tries: int) -> float:
+        return backoff_s(tries)
+
+    def _prepare(self) -> None:
+        store, exp = self.store, self.exp
+        dataset = store.get_dataset(exp.dataset_id)
+        self.label_map = dict(dataset.label_map or {})
+        self.label_set = tuple(dataset.label_set) if dataset.label_set else None
+        self.cases: dict[int, Case] = dict(enumerate(store.load_cases(exp.dataset_id)))
+        self.skills = {a.id: store.get_snapshot(a.snapshot) if a.snapshot else None for a in exp.arms}
+        self.agents: dict[int, Agent] = {
+            a.id: make_agent(a.agent, model=a.model, **(a.params or {})) for a in exp.arms
+        }
+        self._prepare_graders()
+
+    def _select_items(self) -> list[WorkItem]:
+        store, exp = self.store, self.exp
+        if self.grade_only:
+            items = store.work_items(exp.id, ("executed", "pass", "fail"), run_ids=self.run_ids)
+            # only runs whose execution succeeded can be graded (again)
+            failed_exec = set(store.select_runs(exp.id, execution_failed=True))
+            items = [i for i in items if i.run_id not in failed_exec]
+            self._stored_outputs = self._load_outputs(items)
+            if self.regrade:
+                self._preload_latest()  # graders not re-graded still count in the verdict
+            else:
+                items = self._select_for_grading(items, self._stored_outputs)
+            return items
+        items = store.work_items(exp.id, ("pending", "executed"), run_ids=self.run_ids)
+        items += [
+            i for i in store.interrupted_items(exp.id) if self.run_ids is None or i.run_id in self.run_ids
+        ]
+        items.sort(key=lambda i: (i.round, i.case_idx, i.arm_id))
+        return items
+
+    async def _work(self, items: list[WorkItem]) -> str:
+        queue: deque[WorkItem] = deque(items)
+        for item in items:
+            self._states[item.run_id] = item.state
+        if not self.grade_only:
+            self._stored_outputs = self._load_outputs([i for i in items if i.state == "executed"])
+        poller = asyncio.create_task(self._poll(), name=f"abbench-poll-{self.exp.id}")
+        workers = [
+            asyncio.create_task(self._worker(queue), name=f"abbench-worker-{self.exp.id}-{n}")
+            for n in range(min(self.concurrency, max(1, len(items))))
+        ]
+        try:
+            await asyncio.gather(*workers)
+            if self.pairwise and not self._cancelling:
+                await self._grade_pairs()
+        finally:
+            poller.cancel()
+            for w in workers:
+                w.cancel()
+        if self._cancelling:
+            self._cancel_left(queue)
+            self.writer.flush()
+            self.store.cancel_pending(self.exp.id)
+            return "cancelled"
+        self.writer.flush()
+        return "finished"
+
+    async def _worker(self, queue: deque[WorkItem]) -> None:
+        limiter = loop_limiter()
+        while queue and not self._cancelling:
+            if self._paused:
+                await self._resume.wait()
+                continue
+            item = queue.popleft()
+            await limiter.acquire(self.priority)
+            try:
+                await self._process(item)
+            finally:
+                limiter.release()
+
+    async def _process(self, item: WorkItem) -> None:
+        output: AgentOutput | None = None
+        record = self._stored_outputs.get(item.run_id)
+        if item.state in ("pending", "fail") and not self.grade_only:
+            output = await self._execute(item)
+            if output is None:
+                return
+        elif record is not None:
+            output = record.output
+        if output is None:
+            return
+        if not self.all_pointwise and not self.pairwise:
+            return  # an experiment without graders leaves its runs executed
+        await self._grade(item, output, record)
+
+    # -- execution -------------------------------------------------------------------------------------
+
+    async def _execute(self, item: WorkItem) -> AgentOutput | None:
+        arm = self.arms[item.arm_id]
+        case = self.cases[item.case_idx]
+        attempts = item.attempts
+        tries = 0
+        while True:
+            attempts += 1
+            tries += 1
+            fields: dict[str, Any] = {
+                "attempts": attempts,
+                "started_at": now_iso(),
+                "started_by": self.started_by,
+            }
+            if self._states[item.run_id] == "fail":
+                fields.update(failure_type=None, error=None, traceback=None, retryable=None)
+            if self._states[item.run_id] != "running":
+                self._move(item, "running", fields)
+            task = Task(
+                case=case,
+                skill=self.skills[item.arm_id],
+                arm=arm.name,
+                model=arm.model,
+                params=arm.params or {},
+                round=item.round,
+                session_id=f"{random.getrandbits(64):016x}",
+                run_id=item.run_id,
+                label_set=self.label_set,
+                timeout_s=self.timeout_s,
+            )
+            began = time.perf_counter()
+            error: AgentError | None = None
+            tb = None
+            agent_task = asyncio.ensure_future(self.agents[item.arm_id].run(task))
+            self._inflight[item.run_id] = agent_task
+            try:
+                async with asyncio.timeout(self.timeout_s):
+                    output = await agent_task
+            except asyncio.CancelledError:
+                if asyncio.current_task().cancelling():
+                    raise  # the runner itself is stopping: _interrupt() records the run
+                self._move(item, "cancelled", {"finished_at": now_iso(), "error": "cancelled while running"})
+                self._cancelled += 1
+                return None
+            except TimeoutError:
+                error = AgentError(
+                    f"no answer within {self.timeout_s:g} s (timeout_s)", "timeout", retryable=True
+                )
+            except AgentError as exc:
+                error, tb = exc, traceback.format_exc()
+            except Exception as exc:
+                error = AgentError(
+                    f"{type(exc).__name__}: {exc}",
+                    "agent_error",
+                    retryable=isinstance(exc, (OSError, ConnectionError)),
+                )
+                tb = traceback.format_exc()
+            finally:
+                self._inflight.pop(item.run_id, None)
+            if error is None:
+                if not isinstance(output, AgentOutput):
+                    error = AgentError(
+                        f"agent {arm.agent!r} returned {type(output).__name__}, not an AgentOutput",
+                        "bad_output",
+                        retryable=False,
+                    )
+                else:
+                    fields = self._execution_fields(item, output, began)
+                    fields["attempts"] = attempts
+                    self._attempts[item.run_id] = attempts  # grades record which execution they judged
+                    self._move(item, "executed", fields)
+                    self._executed += 1
+                    return output
+            if error.retryable and tries <= self.retries and not self._cancelling:
+                wait = backoff_s(tries)
+                self.writer.transition(
+                    item.run_id,
+                    "running",
+                    "running",
+                    {"attempts": attempts},
+                    f"attempt {attempts} failed ({error.failure_type}: {error}); retry in {wait:.1f} s",
+                )
+                await asyncio.sleep(wait)
+                continue
+            self._move(
+                item,
+                "fail",
+                {
+                    "attempts": attempts,
+                    "failure_type": error.failure_type,
+                    "error": str(error),
+                    "traceback": tb,
+                    "retryable": int(bool(error.retryable)),
+                    "finished_at": now_iso(),
+                    "raw_output": getattr(error, "raw_output", None),
+                },
+            )
+            self._failed += 1
+            return None
+
+    def _execution_fields(self, item: WorkItem, out: AgentOutput, began: float) -> dict[str, Any]:
+        latency = out.latency_ms or (time.perf_counter() - began) * 1000.0
+        transcript_path = None
+        tool_calls = sum(len(m.get("tool_calls") or ()) for m in out.transcript if isinstance(m, dict))
+        if out.transcript:
+            path = self.store.path / "transcripts" / f"{item.run_id}.jsonl"
+            self.writer.transcript(path, out.transcript)
+            transcript_path = f"transcripts/{item.run_id}.jsonl"
+        summary = {
+            "messages": len(out.transcript),
+            "tool_calls": tool_calls,
+            "files_read": len(out.files_read),
+            "sections_read": len(out.sections_read),
+            "read_skill": bool(out.files_read or out.sections_read),
+        }
+        return {
+            "prediction": out.prediction,
+            "reason": out.reason,
+            "confidence": out.confidence,
+            "evidence_refs": _json_list(out.evidence_refs),
+            "raw_output": out.raw_output,
+            "files_read": _json_list(out.files_read),
+            "sections_read": _json_list(out.sections_read),
+            "input_tokens": out.usage.input_tokens,
+            "output_tokens": out.usage.output_tokens,
+            "cost": out.cost,
+            "latency_ms": latency,
+            "session_id": out.session_id,
+            "model": out.model,
+            "transcript_path": transcript_path,
+            "transcript_summary": dumps(summary),
+            "executed_at": now_iso(),
+        }
+
+    # -- state changes, control, shutdown --------------------------------------------------------------
+
+    def _move(
+        self, item: WorkItem, to_state: str, fields: dict[str, Any] | None = None, detail: str | None = None
+    ) -> None:
+        from_state = self._states.get(item.run_id, item.state)
+        self._states[item.run_id] = to_state
+        self.writer.transition(item.run_id, from_state, to_state, fields, detail)
+        self.tracker.move(item.arm_id, from_state, to_state)
+
+    async def _poll(self) -> None:
+        last_beat = 0.0
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), POLL_S)
+            self._wake.clear()
+            now = time.time()
+            if now - last_beat >= HEARTBEAT_S:
+                self.writer.experiment(self.exp.id, heartbeat_at=now)
+                last_beat = now
+            control = self.store.get_control(self.exp.id)
+            if control == "cancel" and not self._cancelling:
+                log.info("experiment %s: cancel asked", self.exp.name)
+                self._cancelling = True
+                self._resume.set()
+                for task in list(self._inflight.values()):
+                    task.cancel()
+                self.tracker.status = "cancelling"
+            elif control == "pause" and not self._paused:
+                log.info("experiment %s: pause asked; running runs finish, no new ones start", self.exp.name)
+                self._paused = True
+                self._resume.clear()
+                self.tracker.status = "paused"
+                self.writer.experiment(self.exp.id, status="paused", updated_at=now_iso())
+            elif control == "run" and self._paused:
+                log.info("experiment %s: resumed", self.exp.name)
+                self._paused = False
+                self._resume.set()
+                self.tracker.status = "running"
+                self.writer.experiment(self.exp.id, status="running", updated_at=now_iso())
+            self.tracker.maybe_emit(force=True)
+
+    def _cancel_left(self, queue: deque[WorkItem]) -> None:
+        for item in queue:
+            if self._states.get(item.run_id) == "pending":
+                self._move(item, "cancelled", {"finished_at": now_iso()}, "cancelled before it started")
+                self._cancelled += 1
+
+    async def _interrupt(self) -> None:
+        """The runner is stopping abnormally: record runs in flight as interrupted, commit what we have."""
+        for task in list(self._inflight.values()):
+            task.cancel()
+        if self.writer is None or self.tracker is None:
+            return
+        for run_id, state in list(self._states.items()):
+            if state == "running":
+                self.writer.transition(
+                    run_id,
+                    "running",
+                    "fail",
+                    {
+                        "failure_type": INTERRUPTED,
+                        "retryable": 1,
+                        "error": "interrupted: the run was stopped before its execution finished",
+                    },
+                    "interrupted",
+                )
+            elif state == "evaluating":
+                self.writer.transition(run_id, "evaluating", "executed", None, "interrupted while grading")
+        try:
+            self.writer.flush()
+            self.store.set_status(self.exp.id, "interrupted")
+        except Exception:  # the original error matters more
+            log.exception("could not record the interruption")
+
+
+def _json_list(values) -> str:
+    return dumps(list(values)) if values else "[]"

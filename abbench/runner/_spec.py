@@ -1,0 +1,160 @@
+"""The experiment definition: what a YAML file (or a Python dict) may say, validated with clear messages."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from abbench.errors import ExperimentError
+
+_NAME = re.compile(r"^[^\s/\\][^/\\]{0,199}$")
+
+
+class DatasetSource(BaseModel):
+    """A dataset given as a file to import (with its mapping profile) instead of a stored fingerprint."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    file: str = Field(description="Path of the CSV/XLSX/JSONL/JSON file, relative to the definition file.")
+    mapping: str | dict[str, Any] | None = Field(
+        None, description="Saved profile name (name or name@version), a profile file, or an inline profile."
+    )
+    name: str | None = Field(None, description="Dataset name (default: the file's stem).")
+    sheet: str | int | None = None
+    header_row: int | None = None
+    encoding: str | None = None
+    recipe: str | None = None
+    skip_invalid: bool = False
+
+
+class CaseSelection(BaseModel):
+    """Which cases of the dataset the experiment runs (all of them by default)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ids: list[str] | None = Field(None, description="Only these case ids.")
+    domains: list[str] | None = Field(None, description="Only cases of these domains.")
+    tag: str | None = Field(
+        None, description="Only cases whose metadata `tags` (or `tag`) include this, e.g. smoke."
+    )
+    limit: int | None = Field(None, ge=1, description="At most this many cases (after the filters above).")
+    sample: int | None = Field(None, ge=1, description="A seeded random sample of this many cases.")
+    seed: int = 0
+
+
+class ArmSpec(BaseModel):
+    """One arm: an agent adapter, a model, a skill (or none) and parameters.
+
+    Unknown keys are taken as parameters, so ``{agent: builtin, latency_ms: 20}`` works.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    agent: str = Field("builtin", description="Adapter name: builtin, openai, command, python.")
+    model: str | None = Field(None, description="Model id, for adapters that take one.")
+    skill: str | None = Field(
+        None,
+        description="A skill folder (snapshotted when the experiment is created) or a snapshot reference.",
+    )
+    git_ref: str | None = Field(None, description="Snapshot the skill folder as it was at this git ref.")
+    params: dict[str, Any] = Field(default_factory=dict, description="Adapter parameters.")
+
+    @model_validator(mode="after")
+    def _extras_are_params(self) -> ArmSpec:
+        extra = dict(self.__pydantic_extra__ or {})
+        if extra:
+            self.params = {**extra, **self.params}
+            self.__pydantic_extra__.clear()
+        return self
+
+
+class ExperimentSpec(BaseModel):
+    """An experiment definition (the YAML file's content).
+
+    Example::
+
+        name: routing-v2
+        dataset: demo@3fa9c2e1b0d4
+        rounds: 3
+        arms:
+          control: {agent: builtin}
+          treatment: {agent: builtin, skill: data/demo/skills/fast-slow-routing-v2}
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="The experiment's name; with owner and skill version, its identity.")
+    dataset: str | DatasetSource = Field(description="A dataset fingerprint/name, or a file to import.")
+    arms: dict[str, ArmSpec] = Field(description="Arm name -> arm; the first is the control (a).")
+    rounds: int = Field(1, ge=1, le=1000, description="How many times each case is run per arm.")
+    graders: list[str | dict[str, Any]] = Field(default_factory=lambda: ["label_match"])
+    concurrency: int = Field(8, ge=1, le=10_000, description="Runs in flight at once for this experiment.")
+    timeout_s: float = Field(120.0, gt=0, description="Per-run timeout in seconds.")
+    retries: int = Field(2, ge=0, le=20, description="Extra attempts for retryable failures.")
+    priority: int = Field(0, description="Higher runs first when experiments share the machine.")
+    tags: list[str] = Field(default_factory=list)
+    cases: CaseSelection | None = None
+    owner: str | None = Field(None, description="Owner (default: the OS user).")
+    description: str | None = None
+    gate: str | list[dict[str, Any]] | None = Field(None, description="Gate rules, or a gate file.")
+    seed: int = Field(0, description="Seed for anything random (pairwise order, samples).")
+
+    @field_validator("name")
+    @classmethod
+    def _name_ok(cls, v: str) -> str:
+        v = v.strip()
+        if not _NAME.match(v):
+            raise ValueError("must be 1-200 characters, without slashes, not starting with a space")
+        return v
+
+    @field_validator("arms")
+    @classmethod
+    def _arms_ok(cls, v: dict[str, ArmSpec]) -> dict[str, ArmSpec]:
+        if not v:
+            raise ValueError("needs at least one arm, e.g. {control: {agent: builtin}}")
+        for name in v:
+            if not _NAME.match(str(name)):
+                raise ValueError(f"arm name {name!r} must be 1-200 characters without slashes")
+        return v
+
+
+def load_spec(source: str | Path | dict[str, Any] | ExperimentSpec) -> tuple[ExperimentSpec, Path | None]:
+    """Validate an experiment definition from a YAML/JSON file, a dict, or a spec.
+
+    Returns the spec and the folder relative paths in it are resolved against (the file's folder).
+
+    Raises:
+        ExperimentError: the file cannot be read or the definition is invalid (each problem named
+            with its location in the definition).
+    """
+    base: Path | None = None
+    if isinstance(source, ExperimentSpec):
+        return source, None
+    if isinstance(source, (str, Path)) and not isinstance(source, dict):
+        path = Path(source)
+        if not path.exists():
+            raise ExperimentError(f"experiment definition {path} does not exist")
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+            raise ExperimentError(f"{path}{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from exc
+        base = path.resolve().parent
+        origin = str(path)
+    else:
+        data = source
+        origin = "experiment definition"
+    if not isinstance(data, dict):
+        raise ExperimentError(f"{origin}: expected a mapping with name, dataset and arms")
+    try:
+        return ExperimentSpec.model_validate(data), base
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}" for err in exc.errors()
+        )
+        raise ExperimentError(f"{origin}: {problems}") from None

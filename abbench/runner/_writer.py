@@ -1,0 +1,248 @@
+"""One writer thread per run: state transitions, grades and transcripts committed in small batches.
+
+Bookkeeping, not the agents, is what limits throughput: one transaction per transition costs a
+commit each, while a batch of a few thousand costs one. The scheduler submits and moves on; the writer
+commits every `interval` seconds (or sooner when `max_batch` ops wait). A crash loses at most the last
+interval's transitions, which start-up reconciliation then turns into actionable states.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections import defaultdict, deque
+from pathlib import Path
+from typing import Any
+
+from abbench.errors import StoreError
+from abbench.store import Store, dumps, now_iso
+
+log = logging.getLogger(__name__)
+
+_GRADE_COLUMNS = (
+    "experiment_id",
+    "batch_id",
+    "run_id",
+    "other_run_id",
+    "run_attempt",
+    "other_run_attempt",
+    "grader",
+    "kind",
+    "status",
+    "passed",
+    "score",
+    "verdict",
+    "dimensions",
+    "comment",
+    "raw_output",
+    "error",
+    "retryable",
+    "judge_model",
+    "judge_cost",
+    "input_tokens",
+    "output_tokens",
+    "details",
+    "created_at",
+)
+
+
+class StoreWriter:
+    """Commits what the scheduler submits, in batches, from its own thread and connection.
+
+    Args:
+        store: The store to write to (the writer opens its own connection in its thread).
+        interval: Longest time a submitted change waits before it is committed, in seconds.
+        max_batch: Commit early once this many changes wait.
+    """
+
+    def __init__(self, store: Store, *, interval: float = 0.05, max_batch: int = 4000):
+        self.store = store
+        self.interval = interval
+        self.max_batch = max_batch
+        # Submitting is lock-free (deque.append is atomic): it sits on the scheduler's hot path.
+        self._ops: deque[tuple] = deque()
+        self._cond = threading.Condition(threading.Lock())
+        self._wake = threading.Event()
+        self._drained = 0
+        self._committed = 0
+        self._closing = False
+        self.error: BaseException | None = None
+        self.commits = 0
+        self._thread = threading.Thread(target=self._loop, name="abbench-writer", daemon=True)
+        self._thread.start()
+
+    # -- what the scheduler calls (any thread) ----------------------------------------------------------
+
+    def transition(
+        self,
+        run_id: int,
+        from_state: str | None,
+        to_state: str,
+        fields: dict[str, Any] | None = None,
+        detail: str | None = None,
+    ) -> None:
+        """Record that a run moved to `to_state`, with the columns that change alongside."""
+        self._submit(("run", run_id, from_state, to_state, fields, detail, time.time()))
+
+    def grade(
+        self, experiment_id: int, run_id: int, grader: str, kind: str, status: str, **values: Any
+    ) -> None:
+        """Append a grade (the batch id is filled in when it is committed)."""
+        self._submit(("grade", experiment_id, run_id, grader, kind, status, values))
+
+    def transcript(self, path: Path, messages: Any) -> None:
+        """Write a run's transcript as JSON lines (before the rows that point at it are committed)."""
+        self._submit(("transcript", path, messages))
+
+    def experiment(self, experiment_id: int, **fields: Any) -> None:
+        """Update columns of the experiment row (heartbeat, status)."""
+        self._submit(("experiment", experiment_id, fields))
+
+    def _submit(self, op: tuple) -> None:
+        if self.error is not None:
+            raise StoreError(f"the store writer stopped: {self.error}") from self.error
+        self._ops.append(op)
+        if len(self._ops) >= self.max_batch:
+            self._wake.set()
+
+    def flush(self, timeout: float | None = 60.0) -> None:
+        """Block until everything submitted so far is committed.
+
+        Raises:
+            StoreError: the writer failed (the cause is chained).
+        """
+        with self._cond:
+            target = self._drained + len(self._ops)
+        self._wake.set()
+        with self._cond:
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while self._committed < target and self.error is None:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    raise StoreError(f"the store writer did not commit within {timeout} s")
+                self._cond.wait(remaining)
+        if self.error is not None:
+            raise StoreError(f"the store writer stopped: {self.error}") from self.error
+
+    def close(self) -> None:
+        """Commit what is left and stop the thread."""
+        self._closing = True
+        self._wake.set()
+        self._thread.join()
+        if self.error is not None:
+            raise StoreError(f"the store writer stopped: {self.error}") from self.error
+
+    # -- the writer thread -----------------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        try:
+            while True:
+                if not self._ops and not self._closing:
+                    self._wake.wait(self.interval)
+                self._wake.clear()
+                closing = self._closing
+                with self._cond:
+                    ops = [self._ops.popleft() for _ in range(len(self._ops))]
+                    self._drained += len(ops)
+                if ops:
+                    self._write(ops)
+                    with self._cond:
+                        self._committed += len(ops)
+                        self._cond.notify_all()
+                elif closing:
+                    return
+        except BaseException as exc:  # surfaced to the scheduler through .error / flush()
+            log.exception("store writer failed")
+            with self._cond:
+                self.error = exc
+                self._cond.notify_all()
+        finally:
+            self.store.close_thread_connection()
+
+    def _write(self, ops: list[tuple]) -> None:
+        runs: dict[int, dict[str, Any]] = {}
+        events: list[tuple] = []
+        grades: list[tuple] = []
+        experiments: dict[int, dict[str, Any]] = defaultdict(dict)
+        for op in ops:
+            kind = op[0]
+            if kind == "run":
+                _, run_id, from_state, to_state, fields, detail, at = op
+                row = runs.setdefault(run_id, {})
+                if fields:
+                    row.update(fields)
+                row["state"] = to_state
+                row["updated_at"] = at
+                events.append((run_id, at, from_state, to_state, detail))
+            elif kind == "grade":
+                grades.append(op)
+            elif kind == "transcript":
+                _, path, messages = op
+                path.parent.mkdir(parents=True, exist_ok=True)
+                with path.open("w", encoding="utf-8") as f:
+                    for m in messages:
+                        f.write(json.dumps(m, ensure_ascii=False, default=str) + "\n")
+            elif kind == "experiment":
+                experiments[op[1]].update(op[2])
+        # Runs with the same set of changed columns share one executemany.
+        by_columns: dict[tuple[str, ...], list[tuple]] = defaultdict(list)
+        for run_id, row in runs.items():
+            cols = tuple(sorted(row))
+            by_columns[cols].append((*(row[c] for c in cols), run_id))
+        with self.store.transaction() as conn:
+            for cols, rows in by_columns.items():
+                sets = ", ".join(f"{c}=?" for c in cols)
+                conn.executemany(f"UPDATE runs SET {sets} WHERE id=?", rows)
+            if events:
+                conn.executemany(
+                    "INSERT INTO run_events (run_id, at, from_state, to_state, detail) VALUES (?,?,?,?,?)",
+                    events,
+                )
+            if grades:
+                batches: dict[int, str] = {}
+                rows = []
+                created = now_iso()
+                for _, exp_id, run_id, grader, kind, status, values in grades:
+                    if exp_id not in batches:
+                        batches[exp_id] = self.store.ensure_batch(exp_id, conn)
+                    rows.append(
+                        (
+                            exp_id,
+                            batches[exp_id],
+                            run_id,
+                            values.get("other_run_id"),
+                            values.get("run_attempt"),
+                            values.get("other_run_attempt"),
+                            grader,
+                            kind,
+                            status,
+                            _bool(values.get("passed")),
+                            values.get("score"),
+                            values.get("verdict"),
+                            dumps(values.get("dimensions")),
+                            values.get("comment"),
+                            values.get("raw_output"),
+                            values.get("error"),
+                            _bool(values.get("retryable")),
+                            values.get("judge_model"),
+                            values.get("judge_cost"),
+                            values.get("input_tokens"),
+                            values.get("output_tokens"),
+                            dumps(values.get("details")),
+                            created,
+                        )
+                    )
+                conn.executemany(
+                    f"INSERT INTO grades ({', '.join(_GRADE_COLUMNS)}) VALUES ({','.join('?' * len(_GRADE_COLUMNS))})",
+                    rows,
+                )
+            for exp_id, fields in experiments.items():
+                sets = ", ".join(f"{c}=?" for c in fields)
+                conn.execute(f"UPDATE experiments SET {sets} WHERE id=?", (*fields.values(), exp_id))
+        self.commits += 1
+
+
+def _bool(value: Any) -> int | None:
+    return None if value is None else int(bool(value))

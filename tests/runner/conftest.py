@@ -1,0 +1,115 @@
+"""Fixtures for the runner: a small dataset, skill folders, and test agents registered by name."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import threading
+
+import pytest
+
+from abbench.agents import register_agent
+from abbench.errors import AgentError
+from abbench.types import AgentOutput, Case, Usage
+
+CALLS: collections.Counter = collections.Counter()
+"""(case_id, round, arm) -> times the scripted agent was called, across all tests of a session."""
+CALLS_LOCK = threading.Lock()
+
+
+class ScriptedAgent:
+    """Answers with the gold label except for cases listed in `wrong`; can fail, flake, sleep or hang."""
+
+    name = "scripted"
+
+    def __init__(self, model=None, wrong=(), fail=(), flaky=0, sleep_ms=0, hang=(), tag="", **params):
+        self.model = model
+        self.wrong = set(wrong)
+        self.fail = set(fail)
+        self.flaky = flaky
+        self.sleep_ms = sleep_ms
+        self.hang = set(hang)
+        self.tag = tag
+        self.attempts: collections.Counter = collections.Counter()
+
+    async def run(self, task):
+        key = (self.tag, task.case.case_id, task.round, task.arm)
+        with CALLS_LOCK:
+            CALLS[key] += 1
+        self.attempts[key] += 1
+        if self.sleep_ms:
+            await asyncio.sleep(self.sleep_ms / 1000)
+        if task.case.case_id in self.hang:
+            await asyncio.sleep(3600)
+        if task.case.case_id in self.fail:
+            raise AgentError(f"cannot answer {task.case.case_id}", "agent_error", retryable=False)
+        if self.attempts[key] <= self.flaky:
+            raise AgentError("rate limited", "rate_limited", retryable=True)
+        pred = "wrong" if task.case.case_id in self.wrong else task.case.expected
+        return AgentOutput(
+            prediction=pred,
+            reason=f"because {task.case.input}",
+            confidence=0.9,
+            evidence_refs=("SKILL.md#Rules",) if task.skill else (),
+            transcript=({"role": "user", "content": task.case.input}, {"role": "assistant", "content": pred}),
+            files_read=("SKILL.md",) if task.skill else (),
+            usage=Usage(10, 2),
+            cost=0.001,
+            session_id=task.session_id,
+        )
+
+
+register_agent("scripted")(ScriptedAgent)
+
+
+def make_cases(n: int, domains=("nav", "car", "media")) -> list[Case]:
+    """`n` small cases with gold labels fast/slow over a few domains."""
+    return [
+        Case(
+            f"c{i:03d}",
+            f"query {i}",
+            "fast" if i % 3 else "slow",
+            domain=domains[i % len(domains)],
+            metadata={"tags": ["smoke"]} if i < 2 else {},
+        )
+        for i in range(n)
+    ]
+
+
+@pytest.fixture
+def dataset(store):
+    """A stored 6-case dataset."""
+    return store.save_dataset("small", make_cases(6), label_set=["fast", "slow"])
+
+
+@pytest.fixture
+def skill_dir(tmp_path):
+    """A tiny skill folder."""
+    d = tmp_path / "skill"
+    d.mkdir()
+    (d / "SKILL.md").write_text(
+        "---\nname: tiny\ndescription: test\n---\n# Rules\n- fast things\n", encoding="utf-8"
+    )
+    return d
+
+
+@pytest.fixture
+def definition(dataset, skill_dir):
+    """An experiment definition over the small dataset: control without a skill, treatment with one."""
+
+    def make(**overrides):
+        spec = {
+            "name": "exp",
+            "dataset": dataset.fingerprint,
+            "rounds": 2,
+            "arms": {
+                "control": {"agent": "scripted", "wrong": ["c001", "c002"]},
+                "treatment": {"agent": "scripted", "skill": str(skill_dir), "wrong": ["c002"]},
+            },
+            "concurrency": 4,
+            "retries": 2,
+        }
+        spec.update(overrides)
+        return spec
+
+    return make

@@ -1,0 +1,88 @@
+"""Creating, naming, cloning experiments and selecting their cases."""
+
+from __future__ import annotations
+
+import pytest
+
+from abbench.errors import ExperimentError
+from abbench.runner import clone_experiment, create_experiment, load_spec
+
+
+def test_a_run_exists_for_every_case_round_and_arm(store, definition):
+    exp = create_experiment(definition(cases={"ids": ["c000", "c001"]}), store=store)
+    runs = store.runs(exp.id)
+    assert len(runs) == 8  # 2 cases × 2 rounds × 2 arms
+    assert {(r.case_id, r.round, r.arm) for r in runs} == {
+        (c, rnd, a) for c in ("c000", "c001") for rnd in (0, 1) for a in ("control", "treatment")
+    }
+    assert {r.state for r in runs} == {"pending"}
+
+
+def test_experiment_records_what_it_runs(store, definition, skill_dir):
+    exp = create_experiment(definition(), store=store)
+    treatment = exp.arm("treatment")
+    assert treatment.snapshot and exp.arm("control").snapshot is None
+    assert exp.spec["arms"]["treatment"]["snapshot"] == treatment.snapshot
+    assert exp.spec["dataset"] == exp.dataset
+    assert exp.skill_version == treatment.snapshot[:12]
+    assert treatment.params == {"wrong": ["c002"]}
+
+
+def test_taken_name_is_refused_unless_reused(store, definition):
+    first = create_experiment(definition(), store=store)
+    with pytest.raises(ExperimentError, match="already exists"):
+        create_experiment(definition(), store=store)
+    assert create_experiment(definition(), store=store, reuse=True).id == first.id
+    other_owner = create_experiment(definition(owner="someone-else"), store=store)
+    assert other_owner.id != first.id
+
+
+def test_clone_replaces_one_arm_and_keeps_the_rest(store, definition, tmp_path):
+    exp = create_experiment(definition(), store=store)
+    v2 = tmp_path / "skill-v2"
+    v2.mkdir()
+    (v2 / "SKILL.md").write_text("# Rules\n- more fast things\n", encoding="utf-8")
+    clone = clone_experiment(exp.id, name="exp-v2", arms={"treatment": {"skill": str(v2)}}, store=store)
+    assert clone.parent_id == exp.id
+    assert clone.arm("control").snapshot is None
+    assert clone.arm("treatment").snapshot not in (None, exp.arm("treatment").snapshot)
+    assert clone.arm("treatment").params == {"wrong": ["c002"]}
+    assert len(store.runs(clone.id)) == len(store.runs(exp.id))
+
+
+@pytest.mark.parametrize(
+    ("selection", "expected"),
+    [
+        ({"ids": ["c003", "c001"]}, ["c001", "c003"]),
+        ({"domains": ["nav"]}, ["c000", "c003"]),
+        ({"tag": "smoke"}, ["c000", "c001"]),
+        ({"limit": 2}, ["c000", "c001"]),
+    ],
+)
+def test_case_subsets(store, definition, selection, expected):
+    exp = create_experiment(
+        definition(cases=selection, rounds=1, arms={"a": {"agent": "scripted"}}), store=store
+    )
+    assert [r.case_id for r in store.runs(exp.id)] == expected
+
+
+def test_unknown_case_ids_are_refused(store, definition):
+    with pytest.raises(ExperimentError, match="not in the dataset: nope"):
+        create_experiment(definition(cases={"ids": ["nope"]}), store=store)
+
+
+def test_definition_errors_name_their_place(tmp_path):
+    bad = tmp_path / "exp.yaml"
+    bad.write_text("name: x\ndataset: d\narms: {}\nrounds: 0\n", encoding="utf-8")
+    with pytest.raises(ExperimentError) as err:
+        load_spec(bad)
+    assert "arms" in str(err.value) and "rounds" in str(err.value) and str(bad) in str(err.value)
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("name: [unclosed\n", encoding="utf-8")
+    with pytest.raises(ExperimentError, match="line 2, column 1"):
+        load_spec(broken)
+
+
+def test_arm_extras_become_parameters():
+    spec, _ = load_spec({"name": "x", "dataset": "d", "arms": {"a": {"agent": "builtin", "latency_ms": 20}}})
+    assert spec.arms["a"].params == {"latency_ms": 20}

@@ -1,0 +1,274 @@
+"""Running experiments: states, grades, retries, timeouts, pause/resume/cancel, crash reconciliation."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+
+import pytest
+
+from abbench.errors import ExperimentError
+from abbench.runner import (
+    cancel_experiment,
+    create_experiment,
+    experiment_status,
+    pause_experiment,
+    regrade_experiment,
+    resume_experiment,
+    retry_runs,
+    run_experiment,
+    start_experiment,
+)
+from abbench.store import open_store
+
+from .conftest import CALLS
+
+
+def _states(store, exp_id):
+    return {(r.case_id, r.round, r.arm): r.state for r in store.runs(exp_id)}
+
+
+def test_run_grades_every_run_into_one_batch(store, definition):
+    exp = create_experiment(definition(), store=store)
+    summary = run_experiment(exp.id, store=store)
+    assert summary.status == "finished"
+    runs = store.runs(exp.id)
+    assert len(runs) == 24
+    wrong = {("control", "c001"), ("control", "c002"), ("treatment", "c002")}
+    for r in runs:
+        assert r.state == ("fail" if (r.arm, r.case_id) in wrong else "pass"), r
+        assert r.failure_type is None
+        assert r.output.prediction in ("fast", "slow", "wrong")
+        assert r.started_by and r.attempts == 1
+    assert summary.executed == 24 and summary.graded == 24
+    assert store.batches(exp.id) == [store.get_experiment(exp.id).batch_id]
+    assert len(store.grades(exp.id)) == 24
+    # every state transition is kept, in order
+    events = store.run_events(runs[0].id)
+    assert [(e["from"], e["to"]) for e in events] == [
+        ("pending", "running"),
+        ("running", "executed"),
+        ("executed", "evaluating"),
+        ("evaluating", "pass"),
+    ]
+    # transcripts go to files; the database keeps the path and a summary
+    r = runs[0]
+    lines = r.transcript_path.read_text(encoding="utf-8").splitlines()
+    assert [json.loads(x)["role"] for x in lines] == ["user", "assistant"]
+    assert r.transcript_summary["messages"] == 2
+    assert store.get_experiment(exp.id).status == "finished"
+
+
+def test_retryable_failures_are_retried_and_others_fail_once(store, definition):
+    exp = create_experiment(
+        definition(
+            rounds=1,
+            arms={"a": {"agent": "scripted", "flaky": 1, "fail": ["c003"], "tag": "retry"}},
+            retries=2,
+        ),
+        store=store,
+    )
+    run_experiment(exp.id, store=store)
+    runs = {r.case_id: r for r in store.runs(exp.id)}
+    assert runs["c000"].state == "pass" and runs["c000"].attempts == 2
+    failed = runs["c003"]
+    assert failed.state == "fail" and failed.failure_type == "agent_error" and failed.retryable is False
+    assert "cannot answer c003" in failed.error and failed.attempts == 1  # not retryable: one attempt
+    assert failed.output is None and failed.execution_failed and not failed.grading_failed
+
+
+def test_exhausted_retries_fail_as_retryable(store, definition):
+    exp = create_experiment(
+        definition(
+            rounds=1, arms={"a": {"agent": "scripted", "flaky": 99}}, retries=1, cases={"ids": ["c000"]}
+        ),
+        store=store,
+    )
+    run_experiment(exp.id, store=store)
+    (run,) = store.runs(exp.id)
+    assert run.state == "fail" and run.failure_type == "rate_limited" and run.retryable and run.attempts == 2
+
+
+def test_timeout_is_an_execution_failure(store, definition):
+    exp = create_experiment(
+        definition(rounds=1, arms={"a": {"agent": "scripted", "hang": ["c001"]}}, timeout_s=0.2, retries=0),
+        store=store,
+    )
+    started = time.monotonic()
+    run_experiment(exp.id, store=store)
+    assert time.monotonic() - started < 5
+    runs = {r.case_id: r for r in store.runs(exp.id)}
+    assert runs["c001"].failure_type == "timeout" and runs["c001"].state == "fail"
+    assert runs["c000"].state == "pass"
+
+
+def _wait(predicate, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_pause_resume_through_a_handle(store, definition):
+    exp = create_experiment(
+        definition(rounds=4, concurrency=2, arms={"a": {"agent": "scripted", "sleep_ms": 40}}), store=store
+    )
+    handle = start_experiment(exp.id, store=store)
+    assert _wait(lambda: handle.progress.done >= 2)
+    handle.pause()
+    assert _wait(lambda: handle.progress.status == "paused")
+    time.sleep(0.3)  # running runs finish
+    frozen = experiment_status(exp.id, store=store).done
+    time.sleep(0.5)
+    assert experiment_status(exp.id, store=store).done == frozen < 24
+    handle.resume()
+    summary = handle.wait(30)
+    assert summary.status == "finished" and summary.progress.done == 24
+
+
+def test_pause_and_cancel_from_another_store_connection(store, definition):
+    exp = create_experiment(
+        definition(rounds=5, concurrency=2, arms={"a": {"agent": "scripted", "sleep_ms": 30}}), store=store
+    )
+    handle = start_experiment(exp.id, store=store)
+    other = open_store(store.path)  # what another process sees and writes
+    assert _wait(lambda: experiment_status(exp.id, store=other).done >= 2)
+    assert pause_experiment(exp.id, store=other) is True
+    asked = time.monotonic()
+    assert _wait(lambda: handle.progress.status == "paused", timeout=2)
+    assert time.monotonic() - asked < 1.0
+    assert resume_experiment(exp.id, store=other) is True
+    assert cancel_experiment(exp.id, store=other) is None
+    summary = handle.wait(30)
+    assert summary.status == "cancelled"
+    counts = experiment_status(exp.id, store=other).counts()
+    assert counts["cancelled"] > 0 and counts["pending"] == 0 and counts["running"] == 0
+    assert counts["pass"] + counts["fail"] + counts["cancelled"] == 30
+    other.close()
+
+
+def test_cancel_without_a_runner_cancels_pending(store, definition):
+    exp = create_experiment(definition(), store=store)
+    assert cancel_experiment(exp.id, store=store) == 24
+    assert set(_states(store, exp.id).values()) == {"cancelled"}
+    assert experiment_status(exp.id, store=store).status == "cancelled"
+
+
+def test_second_runner_is_refused(store, definition):
+    exp = create_experiment(
+        definition(rounds=3, concurrency=1, arms={"a": {"agent": "scripted", "sleep_ms": 50}}), store=store
+    )
+    handle = start_experiment(exp.id, store=store)
+    assert _wait(lambda: handle.progress.done >= 1)
+    with pytest.raises(ExperimentError, match="is being run by process"):
+        run_experiment(exp.id, store=open_store(store.path))
+    handle.cancel()
+    handle.wait(30)
+
+
+def test_reconciliation_after_a_crash(store, definition):
+    """running → interrupted execution failure, re-executed; evaluating → executed, graded without re-running."""
+    exp = create_experiment(
+        definition(rounds=1, arms={"a": {"agent": "scripted", "tag": "crash"}}), store=store
+    )
+    run_experiment(exp.id, store=store)
+    runs = {r.case_id: r for r in store.runs(exp.id)}
+    with store.transaction() as conn:
+        # what a SIGKILL leaves: one run mid-execution, one mid-grading, one never started
+        conn.execute("UPDATE runs SET state='running', executed_at=NULL WHERE id=?", (runs["c000"].id,))
+        conn.execute("UPDATE runs SET state='evaluating' WHERE id=?", (runs["c001"].id,))
+        conn.execute("UPDATE runs SET state='pending', executed_at=NULL WHERE id=?", (runs["c002"].id,))
+    before = {c: CALLS[("crash", c, 0, "a")] for c in ("c000", "c001", "c002")}
+    # reading never reconciles or starts work
+    assert experiment_status(exp.id, store=store).counts()["running"] == 1
+    summary = run_experiment(exp.id, store=store)
+    assert summary.status == "finished"
+    after = {r.case_id: r for r in store.runs(exp.id)}
+    assert {r.state for r in after.values()} <= {"pass", "fail"}
+    assert CALLS[("crash", "c000", 0, "a")] == before["c000"] + 1  # re-executed
+    assert CALLS[("crash", "c001", 0, "a")] == before["c001"]  # graded from its stored execution
+    assert CALLS[("crash", "c002", 0, "a")] == before["c002"] + 1
+    assert [e["to"] for e in store.run_events(runs["c000"].id)][-5:] == [
+        "fail",
+        "running",
+        "executed",
+        "evaluating",
+        "pass",
+    ]
+    assert [e["detail"] for e in store.run_events(runs["c001"].id)][-3] == "reconciled: waiting for grading"
+
+
+def test_regrade_reuses_executions_and_appends_to_the_batch(store, definition):
+    exp = create_experiment(
+        definition(rounds=1, arms={"a": {"agent": "scripted", "tag": "regrade"}}), store=store
+    )
+    run_experiment(exp.id, store=store)
+    calls = sum(v for k, v in CALLS.items() if k[0] == "regrade")
+    batch = store.get_experiment(exp.id).batch_id
+    summary = regrade_experiment(exp.id, store=store)
+    assert summary.graded == 6 and summary.executed == 0
+    assert sum(v for k, v in CALLS.items() if k[0] == "regrade") == calls
+    assert store.batches(exp.id) == [batch]
+    run = store.runs(exp.id)[0]
+    assert len(store.grade_history(run.id, "label_match")) == 2
+    assert len(store.grades(exp.id)) == 6
+
+
+def test_retry_failed_reexecutes_only_those(store, definition):
+    exp = create_experiment(
+        definition(rounds=1, arms={"a": {"agent": "scripted", "fail": ["c004"], "tag": "retryfailed"}}),
+        store=store,
+    )
+    run_experiment(exp.id, store=store)
+    before = dict(CALLS)
+    summary = retry_runs(exp.id, store=store, failed=True)
+    changed = {k for k in CALLS if CALLS[k] != before.get(k, 0)}
+    assert changed == {("retryfailed", "c004", 0, "a")}
+    assert summary.failed == 1
+
+
+def test_many_concurrent_graders_make_one_batch(store, definition):
+    exp = create_experiment(
+        definition(
+            rounds=20, concurrency=64, graders=["label_match", {"type": "label_match", "name": "second"}]
+        ),
+        store=store,
+    )
+    run_experiment(exp.id, store=store)
+    assert len(store.batches(exp.id)) == 1
+    assert len(store.grades(exp.id)) == 6 * 20 * 2 * 2
+
+
+def test_observer_sees_progress_to_the_end(store, definition):
+    seen = []
+
+    class Obs:
+        def on_progress(self, p):
+            seen.append((p.done, p.total, p.status))
+
+    exp = create_experiment(definition(), store=store)
+    run_experiment(exp.id, store=store, observers=[Obs()])
+    assert seen[0][0] == 0 and seen[-1] == (24, 24, "finished")
+    assert all(a[0] <= b[0] for a, b in itertools.pairwise(seen))
+
+
+def test_runs_from_threads_do_not_share_connections(store, definition):
+    exp = create_experiment(definition(rounds=3), store=store)
+    errors = []
+
+    def read():
+        try:
+            for _ in range(20):
+                experiment_status(exp.id, store=store)
+        except Exception as exc:  # pragma: no cover - asserted below
+            errors.append(exc)
+
+    t = threading.Thread(target=read)
+    t.start()
+    run_experiment(exp.id, store=store)
+    t.join()
+    assert errors == []
