@@ -46,6 +46,7 @@ class ProgressBar:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+            self.bar = None
 
 
 def _print_summary(summary) -> None:
