@@ -18,6 +18,7 @@ from abbench.store._datasets import DatasetsMixin
 from abbench.store._experiments import ExperimentsMixin
 from abbench.store._grades import GradesMixin
 from abbench.store._migrations import SCHEMA_VERSION
+from abbench.store._results import OUTCOMES, CaseFields, CaseOutcomes, ResultsMixin, RunTable
 from abbench.store._reviews import ReviewsMixin
 from abbench.store._runs import RunsMixin
 from abbench.store._snapshots import SnapshotsMixin, load_snapshot, snapshot_skill
@@ -30,6 +31,7 @@ class Store(
     RunsMixin,
     GradesMixin,
     ReviewsMixin,
+    ResultsMixin,
     StoreBase,
 ):
     """An open abbench store. Use `open_store()` to get one; close it (or use ``with``) when done."""
@@ -47,8 +49,12 @@ def open_store(path: str | os.PathLike | Store | None = None, *, create: bool = 
 
 __all__ = [
     "DEFAULT_STORE",
+    "OUTCOMES",
     "SCHEMA_VERSION",
     "STORE_ENV",
+    "CaseFields",
+    "CaseOutcomes",
+    "RunTable",
     "Store",
     "current_user",
     "dumps",
