@@ -339,6 +339,13 @@ class Comparison(Result):
         return int(np.count_nonzero(self.case_table.category == category))
 
     @property
+    def moved(self) -> tuple[int, int]:
+        """(cases whose pass rate or score rose in B, cases where it fell): finer than fixed/regressed
+        when cases ran several rounds (2/3 → 3/3 rises without changing the majority)."""
+        delta = self.case_table.b_value - self.case_table.a_value
+        return int(np.count_nonzero(delta > 0)), int(np.count_nonzero(delta < 0))
+
+    @property
     def fixed(self) -> tuple[CaseChange, ...]:
         """Cases wrong in A and right in B (for scores: higher in B)."""
         return self._category("fixed")

@@ -147,7 +147,7 @@ class ExperimentMetrics(Result):
         arms: Per-arm figures, in the experiment's arm order.
         by_domain: Per arm and domain.
         by_round: Per arm and round.
-        notes: How the figures were counted, and caveats found in this data.
+        notes: Caveats found in these data (how figures are counted is in `DEFINITIONS`).
     """
 
     experiment: str
@@ -284,7 +284,7 @@ def experiment_metrics(
         {int(v): i for i, v in enumerate(case_values)},
         confidence,
     )
-    notes = [line for line in DEFINITIONS.splitlines() if line and not line.startswith("  ")]
+    notes = []
     if kind == "score":
         notes.append("the graders give scores, not pass/fail verdicts: the mean score is the main figure")
     arm_metrics, by_domain, by_round = [], [], []
