@@ -49,11 +49,24 @@ def test_no_spread_between_cases_falls_back_to_wilson_over_cases(store):
 
 
 def test_failures_are_left_out_counted_and_shown_in_strict_accuracy(store):
-    runs = one_round([True] * 6 + [False] * 2) + [["exec_fail"], ["exec_fail"], ["grade_fail"], ["cancelled"], ["pending"]]
+    runs = one_round([True] * 6 + [False] * 2) + [
+        ["exec_fail"],
+        ["exec_fail"],
+        ["grade_fail"],
+        ["cancelled"],
+        ["pending"],
+    ]
     exp = make_experiment(store, "e", cases_of(13), {"only": runs})
     a = experiment_metrics(exp, store=store).arm("only")
     c = a.counts
-    assert (c.passed, c.failed, c.execution_failed, c.grading_failed, c.cancelled, c.unfinished) == (6, 2, 2, 1, 1, 1)
+    assert (c.passed, c.failed, c.execution_failed, c.grading_failed, c.cancelled, c.unfinished) == (
+        6,
+        2,
+        2,
+        1,
+        1,
+        1,
+    )
     assert c.failure_types == {"agent_error": 2}
     assert a.accuracy.value == pytest.approx(6 / 8) and a.accuracy.n_cases == 8
     assert a.strict_accuracy.value == pytest.approx(6 / 11) and a.strict_accuracy.n_cases == 11
@@ -91,10 +104,14 @@ def test_per_class_figures_equal_scikit_learn(store):
         assert report.per_class[label].f1 == pytest.approx(f[i])
         assert report.per_class[label].support == s[i]
     for average, mine in (("macro", report.macro), ("micro", report.micro), ("weighted", report.weighted)):
-        ref = metrics_mod.precision_recall_fscore_support(gold, pred, labels=labels, average=average, zero_division=0)
+        ref = metrics_mod.precision_recall_fscore_support(
+            gold, pred, labels=labels, average=average, zero_division=0
+        )
         assert (mine.precision, mine.recall, mine.f1) == pytest.approx(ref[:3])
     unknown = ["banana", "(none)"]
-    matrix = metrics_mod.confusion_matrix(gold, [x if x in labels else "~" for x in pred], labels=[*labels, "~"])
+    matrix = metrics_mod.confusion_matrix(
+        gold, [x if x in labels else "~" for x in pred], labels=[*labels, "~"]
+    )
     assert report.confusion.columns == (*labels, OTHER_LABEL)
     assert [list(row) for row in report.confusion.counts] == matrix[: len(labels)].tolist()
     assert set(report.confusion.unknown_predictions) <= set(unknown)
@@ -160,7 +177,9 @@ def test_grounding_evidence_confidence_and_skill_read(store):
         [{"passed": True, "evidence": ["SKILL.md#Rules"], "files_read": [], "confidence": 0.4}],
     ]
     snapshot = _snapshot(store)
-    exp = make_experiment(store, "e", cases_of(4), {"skill": runs, "none": runs}, snapshots={"skill": snapshot})
+    exp = make_experiment(
+        store, "e", cases_of(4), {"skill": runs, "none": runs}, snapshots={"skill": snapshot}
+    )
     m = experiment_metrics(exp, store=store, low_confidence=0.5)
     g = m.arm("skill").grounding
     assert (g.no_evidence.k, g.no_evidence.n) == (2, 4)
@@ -191,7 +210,9 @@ def test_clustered_accuracy_equals_statsmodels_ols_cluster(store):
     acc = experiment_metrics(exp, store=store, cluster="domain").arm("only").accuracy
     y = np.asarray(outcomes, dtype=float)
     groups = np.asarray([c.domain for c in cases])
-    fit = sm.OLS(y, np.ones_like(y)).fit(cov_type="cluster", cov_kwds={"groups": np.unique(groups, return_inverse=True)[1]})
+    fit = sm.OLS(y, np.ones_like(y)).fit(
+        cov_type="cluster", cov_kwds={"groups": np.unique(groups, return_inverse=True)[1]}
+    )
     assert acc.se == pytest.approx(float(fit.bse[0]))
     assert "clustered by domain" in acc.method and "only 12 domain clusters" in acc.reason
 
@@ -210,7 +231,12 @@ def test_per_domain_and_per_round(store):
 
 def test_judge_scores_by_dimension_and_score_outcome(store):
     runs = [
-        [{"passed": True, "judge": {"score": s, "dimensions": {"helpful": s, "grounded": 5 - s}, "cost": 0.01}}]
+        [
+            {
+                "passed": True,
+                "judge": {"score": s, "dimensions": {"helpful": s, "grounded": 5 - s}, "cost": 0.01},
+            }
+        ]
         for s in (1.0, 2.0, 4.0, 5.0)
     ]
     exp = make_experiment(store, "e", cases_of(4), {"only": runs}, judge="rubric")
@@ -238,7 +264,11 @@ def test_scores_only_experiment_reports_the_mean_score(store):
 
 @pytest.mark.parametrize(
     ("option", "value", "message"),
-    [("confidence", 1.5, "confidence must be"), ("cluster", "case", "cluster must be"), ("outcome", "x", "outcome must be")],
+    [
+        ("confidence", 1.5, "confidence must be"),
+        ("cluster", "case", "cluster must be"),
+        ("outcome", "x", "outcome must be"),
+    ],
 )
 def test_bad_options_are_refused(store, option, value, message):
     exp = make_experiment(store, "e", cases_of(2), {"only": one_round([True, False])})

@@ -20,7 +20,16 @@ def mixed(store):
     cases = cases_of(6)
     control = [[SPECS[i], SPECS[(i + 1) % 6]] for i in range(6)]
     treatment = [
-        [{"passed": True, "cost": 0.5, "latency_ms": 40.0, "confidence": 0.3, "evidence": ["SKILL.md#Rules"]}, True]
+        [
+            {
+                "passed": True,
+                "cost": 0.5,
+                "latency_ms": 40.0,
+                "confidence": 0.3,
+                "evidence": ["SKILL.md#Rules"],
+            },
+            True,
+        ]
         for _ in range(6)
     ]
     return make_experiment(store, "mixed", cases, {"control": control, "treatment": treatment})
@@ -32,7 +41,11 @@ def test_every_run_comes_back_with_its_outcome(store, mixed):
     assert len(table) == len(records) == 24
     for i, run_id in enumerate(table.run_id):
         rec = records[int(run_id)]
-        assert table.case_id[i] == rec.case_id and table.round[i] == rec.round and table.arms[table.arm_index[i]] == rec.arm
+        assert (
+            table.case_id[i] == rec.case_id
+            and table.round[i] == rec.round
+            and table.arms[table.arm_index[i]] == rec.arm
+        )
         expected = (
             "pass" if rec.state == "pass" else "cancelled" if rec.state == "cancelled" else
             "execution_failed" if rec.execution_failed else "grading_failed" if rec.grading_failed else
