@@ -105,8 +105,8 @@ def test_clustered_difference_equals_statsmodels_ols_cluster(store):
 
 
 def test_failed_and_cancelled_cases_are_left_out_and_listed(store):
-    control = one_round([True] * 5) + [["exec_fail"], [True], ["cancelled"]]
-    treatment = one_round([True] * 5) + [[True], ["grade_fail"], ["cancelled"]]
+    control = [*one_round([True] * 5), ["exec_fail"], [True], ["cancelled"]]
+    treatment = [*one_round([True] * 5), [True], ["grade_fail"], ["cancelled"]]
     exp = make_experiment(store, "e", cases_of(8), {"control": control, "treatment": treatment})
     c = compare_arms(exp, store=store)
     assert c.n_cases == 5

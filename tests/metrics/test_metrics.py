@@ -49,7 +49,8 @@ def test_no_spread_between_cases_falls_back_to_wilson_over_cases(store):
 
 
 def test_failures_are_left_out_counted_and_shown_in_strict_accuracy(store):
-    runs = one_round([True] * 6 + [False] * 2) + [
+    runs = [
+        *one_round([True] * 6 + [False] * 2),
         ["exec_fail"],
         ["exec_fail"],
         ["grade_fail"],
