@@ -4,11 +4,26 @@ from __future__ import annotations
 
 import math
 import sys
+import unicodedata
 from typing import Any
 
 import click
 
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
+
+
+def _width(text: str) -> int:
+    """Columns `text` takes in a terminal: CJK characters take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+
+
+def _pad(text: object, width: int, align: str = "<") -> str:
+    """`text` cut and padded to `width` terminal columns (so Chinese domains line up in tables)."""
+    text = str(text)
+    while _width(text) > width:
+        text = text[:-1]
+    fill = " " * (width - _width(text))
+    return text + fill if align == "<" else fill + text
 
 
 def _pct(value: float | None) -> str:
@@ -139,7 +154,7 @@ def _print_comparison(c, by_domain: bool, limit: int) -> None:
             a = _pct(d.value_a) if unit == "points" else _num(d.value_a)
             b = _pct(d.value_b) if unit == "points" else _num(d.value_b)
             click.echo(
-                f"{str(d.domain)[:16]:<16}{d.n_cases:>6}  {a:>12}  {b:>12}  {points(d.difference, unit):>13}  "
+                f"{_pad(d.domain, 16)}{d.n_cases:>6}  {a:>12}  {b:>12}  {points(d.difference, unit):>13}  "
                 f"{d.fixed:>5}/{d.regressed:<4}  {_num(d.p_value, 3)} ({_num(d.p_adjusted, 3)}){flag}"
             )
     if c.notes:
@@ -351,9 +366,9 @@ def metrics_cmd(ctx: Context, experiment: str, arms, by_domain, by_round, confus
             if confusion and a.classes is not None:
                 cm = a.classes.confusion
                 click.echo("  confusion (rows gold, columns predicted):")
-                click.echo("    " + " " * 14 + "".join(f"{col[:10]:>11}" for col in cm.columns))
+                click.echo("    " + " " * 14 + "".join(" " + _pad(col, 10, ">") for col in cm.columns))
                 for label, row in zip(cm.labels, cm.counts, strict=True):
-                    click.echo(f"    {label[:14]:<14}" + "".join(f"{n:>11}" for n in row))
+                    click.echo(f"    {_pad(label, 14)}" + "".join(f"{n:>11}" for n in row))
             click.echo("")
         if by_domain:
             click.echo("per domain:")

@@ -22,6 +22,7 @@ from abbench.metrics import (
     dataset_labels,
     estimate_mean,
     estimate_rate,
+    grader_kinds,
     resolve_outcome,
     round_lists,
 )
@@ -519,7 +520,7 @@ def compare_experiments(
     )  # fmt: skip
 
 
-def _outcomes(store: Store, ea: Experiment, arm_a: Arm, eb: Experiment, arm_b: Arm):
+def _outcomes(store: Store, ea: Experiment, arm_a: Arm, eb: Experiment, arm_b: Arm, scores: bool):
     """Both sides' per-case sums, read on two threads with their own connections when the sides are big.
 
     SQLite releases the GIL while it aggregates, so the two queries overlap on a second core; each
@@ -529,11 +530,13 @@ def _outcomes(store: Store, ea: Experiment, arm_a: Arm, eb: Experiment, arm_b: A
         0
     ]
     if runs < PARALLEL_RUNS:
-        return store.case_outcomes(ea.id, [arm_a.id]), store.case_outcomes(eb.id, [arm_b.id])
+        return store.case_outcomes(ea.id, [arm_a.id], scores=scores), store.case_outcomes(
+            eb.id, [arm_b.id], scores=scores
+        )
 
     def read(exp_id: int, arm_id: int) -> CaseOutcomes:
         try:
-            return store.case_outcomes(exp_id, [arm_id])
+            return store.case_outcomes(exp_id, [arm_id], scores=scores)
         finally:
             store.close_thread_connection()
 
@@ -581,7 +584,7 @@ def _compare(
     outcome = resolve_outcome(store, ea.id, outcome)
     if eb.id != ea.id and outcome == "passed" and resolve_outcome(store, eb.id, "auto") == "score":
         outcome = "score"
-    oa, ob = _outcomes(store, ea, arm_a, eb, arm_b)
+    oa, ob = _outcomes(store, ea, arm_a, eb, arm_b, scores=outcome == "score")
     notes: list[str] = []
     excluded: dict[str, list[int]] = {}
     in_a, in_b = set(oa.case_idx.tolist()), set(ob.case_idx.tolist())
@@ -605,16 +608,13 @@ def _compare(
     keep = has_a & has_b
     paired = common[keep]
     ia, ib = ia[keep], ib[keep]
-    fields_ = store.case_fields(ea.id, np.union1d(np.union1d(oa.case_idx, ob.case_idx), paired))
+    fields_ = store.case_fields(ea.id, np.union1d(oa.case_idx, ob.case_idx), expected=False)
     ids = dict(zip(fields_.case_idx.tolist(), fields_.case_id.tolist(), strict=True))
-    domain_of = {
-        i: (NO_DOMAIN if d is None else str(d))
-        for i, d in zip(fields_.case_idx.tolist(), fields_.domain.tolist(), strict=True)
-    }
     excluded_ids = {reason: tuple(ids[i] for i in idx) for reason, idx in excluded.items() if idx}
     n = int(paired.size)
-    case_ids = [ids[i] for i in paired.tolist()]
-    domains = [domain_of[i] for i in paired.tolist()]
+    at = fields_.positions(paired)
+    case_ids = fields_.case_id[at].tolist()
+    domains = [NO_DOMAIN if d is None else str(d) for d in fields_.domain[at].tolist()]
     side_a, side_b = _side(ea, arm_a), _side(eb, arm_b)
     if kind == "experiments":
         side_a = Side(ea.name, ea.id, f"{ea.name}/{arm_a.name}", arm_a.label, arm_a.snapshot, ea.rounds)
@@ -715,7 +715,9 @@ def _compare(
             store, ea.id, arm_a.id, eb.id, arm_b.id, {int(i): ids[int(i)] for i in common}, label_map,
             ea.rounds == eb.rounds,
         )  # fmt: skip
-    pairwise = _pairwise(store, ea, arm_a, arm_b) if ea.id == eb.id else ()
+    pairwise = ()
+    if ea.id == eb.id and "pairwise" in grader_kinds(store, ea.id).values():
+        pairwise = _pairwise(store, ea, arm_a, arm_b)
     agreement = _agreement(store, ea, arm_a, arm_b) if ea.id == eb.id else None
     interval = main.interval if main is not None else None
     result_verdict = verdict(
@@ -864,13 +866,19 @@ def _domains(
 ) -> tuple[DomainComparison, ...]:
     if not domains:
         return ()
-    labels = np.asarray(domains, dtype=object)
+    import pandas as pd
+
+    # Group once by integer codes: comparing an object array with each domain name costs more.
+    codes, names = pd.factorize(np.asarray(domains, dtype=object))
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(names) + 1))
+    members = {str(name): order[bounds[i] : bounds[i + 1]] for i, name in enumerate(names)}
     test = "exact McNemar" if one_round else "exact sign test"
     rows = []
     p_values: dict[str, float] = {}
-    for domain in sorted(set(domains), key=str):
-        mask = labels == domain
-        idx = np.flatnonzero(mask)
+    for domain in sorted(members, key=str):
+        idx = members[domain]
+        mask = idx
         sub_a = lists_a[idx] if isinstance(lists_a, np.ndarray) else [lists_a[i] for i in idx]
         sub_b = lists_b[idx] if isinstance(lists_b, np.ndarray) else [lists_b[i] for i in idx]
         d = vb[mask] - va[mask]

@@ -360,28 +360,33 @@ class ResultsMixin:
             )
         return [by_name[a] for a in arms], list(arms)
 
-    def case_fields(self, exp_id: int, case_idx: Sequence[int] | None = None) -> CaseFields:
-        """Id, domain and gold of the cases an experiment runs (or of the given dataset positions)."""
+    def case_fields(
+        self, exp_id: int, case_idx: Sequence[int] | None = None, *, expected: bool = True
+    ) -> CaseFields:
+        """Id, domain and gold of the cases an experiment runs (or of the given dataset positions).
+
+        Args:
+            exp_id: The experiment.
+            case_idx: Only these dataset positions (default: every case the experiment runs).
+            expected: Also read the gold (False leaves it None: comparisons do not need it).
+        """
         import numpy as np
 
         row = self.query_one("SELECT dataset_id FROM experiments WHERE id=?", (exp_id,))
         if row is None:
             raise NotFoundError(f"no experiment #{exp_id}; `abbench experiments` lists them")
+        cursor = _plain_cursor(self.conn)
         if case_idx is None:
-            wanted = np.asarray(
-                [
-                    r[0]
-                    for r in self.query("SELECT DISTINCT case_idx FROM runs WHERE experiment_id=?", (exp_id,))
-                ],
-                dtype=np.int64,
-            )
+            wanted = _ints([r[0] for r in cursor.execute("SELECT DISTINCT case_idx FROM runs WHERE experiment_id=?", (exp_id,))])
         else:
             wanted = np.asarray(case_idx, dtype=np.int64)
         wanted = np.unique(wanted)
-        rows = self.query(
-            "SELECT idx, case_id, domain, expected FROM cases WHERE dataset_id=? ORDER BY idx", (row[0],)
-        )
-        idx = _ints([r[0] for r in rows])
+        gold = "expected" if expected else "NULL"
+        rows = cursor.execute(
+            f"SELECT idx, case_id, domain, {gold} FROM cases WHERE dataset_id=? ORDER BY idx", (row[0],)
+        ).fetchall()
+        columns = list(zip(*rows, strict=True)) if rows else [(), (), (), ()]
+        idx = _ints(columns[0])
         keep = np.isin(idx, wanted)
         if keep.sum() != wanted.size:
             missing = np.setdiff1d(wanted, idx)
@@ -389,12 +394,8 @@ class ResultsMixin:
                 f"experiment #{exp_id} has runs for case positions missing from its dataset "
                 f"({', '.join(map(str, missing[:5]))}); the dataset was changed under the store"
             )
-        chosen = [r for r, k in zip(rows, keep, strict=True) if k]
         return CaseFields(
-            idx[keep],
-            _objects([r[1] for r in chosen]),
-            _objects([r[2] for r in chosen]),
-            _objects([r[3] for r in chosen]),
+            idx[keep], _objects(columns[1])[keep], _objects(columns[2])[keep], _objects(columns[3])[keep]
         )
 
     def load_runs(self, exp_id: int, *, arms: Sequence[str] | None = None, text: bool = False) -> RunTable:
@@ -555,7 +556,9 @@ class ResultsMixin:
             text=extra,
         )
 
-    def case_outcomes(self, exp_id: int, arm_ids: Sequence[int] | None = None) -> CaseOutcomes:
+    def case_outcomes(
+        self, exp_id: int, arm_ids: Sequence[int] | None = None, *, scores: bool = True
+    ) -> CaseOutcomes:
         """Per (arm, case) sums of an experiment's runs: outcome counts, cost, latency, tokens, scores.
 
         One aggregate query over the ``runs_results`` index, so a million runs come back as a few
@@ -564,6 +567,8 @@ class ResultsMixin:
         Args:
             exp_id: The experiment's id.
             arm_ids: Only these arms (default: every arm).
+            scores: Also sum the graded scores (False leaves ``scored``/``score``/``score_sq`` at 0: a
+                pass/fail comparison does not need them, and three fewer sums make the query faster).
         """
         import numpy as np
 
