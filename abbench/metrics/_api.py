@@ -331,8 +331,9 @@ def experiment_metrics(
 
 
 def _unique_gold(table: RunTable) -> list[Any]:
-    seen = dict.fromkeys(v for v in table.expected if v is not None)
-    return list(seen)
+    import pandas as pd
+
+    return [v for v in pd.unique(table.expected) if v is not None and v == v]
 
 
 def _judge_cost(store: Store, exp_id: int) -> dict[int, float]:
@@ -418,10 +419,15 @@ def _arm(
     )
     by_domain = []
     failures = (outcome == EXECUTION_FAILED) | (outcome == GRADING_FAILED)
-    run_domain = domains[pos]
-    for domain in sorted(set(domains.tolist()), key=str):
-        in_domain = domains == domain
-        runs_here = run_domain == domain
+    import pandas as pd
+
+    # Integer codes per case: comparing object arrays with every domain name costs seconds at scale.
+    codes, names = pd.factorize(domains)
+    run_codes = codes[pos]
+    for code in sorted(range(len(names)), key=lambda c: str(names[c])):
+        domain = names[code]
+        in_domain = codes == code
+        runs_here = run_codes == code
         if kind == "score":
             here = scored & runs_here
             lists, _ = value_lists(t.score[here], pos[here], n_cases)

@@ -377,16 +377,34 @@ class ResultsMixin:
             raise NotFoundError(f"no experiment #{exp_id}; `abbench experiments` lists them")
         cursor = _plain_cursor(self.conn)
         if case_idx is None:
-            wanted = _ints([r[0] for r in cursor.execute("SELECT DISTINCT case_idx FROM runs WHERE experiment_id=?", (exp_id,))])
+            wanted = _ints(
+                [
+                    r[0]
+                    for r in cursor.execute(
+                        "SELECT DISTINCT case_idx FROM runs WHERE experiment_id=?", (exp_id,)
+                    )
+                ]
+            )
         else:
             wanted = np.asarray(case_idx, dtype=np.int64)
         wanted = np.unique(wanted)
         gold = "expected" if expected else "NULL"
-        rows = cursor.execute(
-            f"SELECT idx, case_id, domain, {gold} FROM cases WHERE dataset_id=? ORDER BY idx", (row[0],)
-        ).fetchall()
-        columns = list(zip(*rows, strict=True)) if rows else [(), (), (), ()]
-        idx = _ints(columns[0])
+        # Three concatenated columns instead of a row per case: a hundred thousand cases read in one go.
+        ids, joined_ids, joined_domains, joined_gold, n = cursor.execute(
+            "SELECT group_concat(idx), group_concat(case_id, char(30)), "
+            "group_concat(IFNULL(domain, char(29)), char(30)), "
+            f"group_concat(IFNULL({gold}, char(29)), char(30)), count(*) "
+            "FROM (SELECT idx, case_id, domain, expected FROM cases WHERE dataset_id=? ORDER BY idx)",
+            (row[0],),
+        ).fetchone()
+        idx = _int_list(ids)
+        texts = [_split_texts(j, n) for j in (joined_ids, joined_domains, joined_gold)]
+        if any(t is None for t in texts):  # a field holds the separator itself: read row by row
+            rows = cursor.execute(
+                f"SELECT case_id, domain, {gold} FROM cases WHERE dataset_id=? ORDER BY idx", (row[0],)
+            ).fetchall()
+            columns = list(zip(*rows, strict=True)) if rows else [(), (), ()]
+            texts = [_objects(c) for c in columns]
         keep = np.isin(idx, wanted)
         if keep.sum() != wanted.size:
             missing = np.setdiff1d(wanted, idx)
@@ -394,9 +412,7 @@ class ResultsMixin:
                 f"experiment #{exp_id} has runs for case positions missing from its dataset "
                 f"({', '.join(map(str, missing[:5]))}); the dataset was changed under the store"
             )
-        return CaseFields(
-            idx[keep], _objects(columns[1])[keep], _objects(columns[2])[keep], _objects(columns[3])[keep]
-        )
+        return CaseFields(idx[keep], texts[0][keep], texts[1][keep], texts[2][keep])
 
     def load_runs(self, exp_id: int, *, arms: Sequence[str] | None = None, text: bool = False) -> RunTable:
         """An experiment's runs as numpy columns (see `RunTable`), ordered by arm, case and round.

@@ -233,3 +233,11 @@ def test_one_arm_experiment_has_no_comparison_metrics(store):
     assert result.rules[0].status == "pass"
     assert result.rules[1].status == "missing" and "no comparison" in result.rules[1].message
     assert not result.passed
+
+
+def test_every_metric_is_named_in_the_readme():
+    from tests.conftest import REPO
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    missing = [name for name in METRICS if name.replace("[]", "") not in readme]
+    assert not missing, f"document these gate metrics in README.md: {missing}"
