@@ -36,6 +36,10 @@ OUTCOME_SQL = (
     "CASE state WHEN 'pass' THEN 1 WHEN 'fail' THEN CASE WHEN failure_type IS NOT NULL THEN 3 "
     "WHEN passed IS NULL THEN 4 ELSE 2 END WHEN 'cancelled' THEN 5 ELSE 0 END"
 )
+FINISHED_STATES = "('pass', 'fail', 'cancelled')"
+"""The states the partial ``runs_results`` index covers (its WHERE clause, written the same way)."""
+OPEN_STATES = "('pending', 'running', 'executed', 'evaluating')"
+
 # SQLite reads 9e999 as infinity: NULL becomes -inf in SQL, so numpy's fromiter converts a column in
 # one pass (None would force the slow object path), and -inf becomes NaN afterwards.
 _MISSING = "-9e999"
@@ -577,8 +581,9 @@ class ResultsMixin:
     ) -> CaseOutcomes:
         """Per (arm, case) sums of an experiment's runs: outcome counts, cost, latency, tokens, scores.
 
-        One aggregate query over the ``runs_results`` index, so a million runs come back as a few
-        hundred thousand rows of sums, which is what paired statistics need.
+        Finished runs are summed from the ``runs_results`` index alone (a million runs come back as a
+        few hundred thousand rows of sums, which is what paired statistics need); runs not finished yet
+        are read from the table and added in.
 
         Args:
             exp_id: The experiment's id.
@@ -586,54 +591,26 @@ class ResultsMixin:
             scores: Also sum the graded scores (False leaves ``scored``/``score``/``score_sq`` at 0: a
                 pass/fail comparison does not need them, and three fewer sums make the query faster).
         """
-        import numpy as np
-
         where, params = "experiment_id=?", [exp_id]
         if arm_ids is not None:
             where += " AND arm_id IN ({})".format(",".join("?" * len(arm_ids)))
             params.extend(arm_ids)
+        score_sums = "count(score), total(score), total(score * score)" if scores else "0, 0.0, 0.0"
         # Outcome counts are packed 12 bits each into one integer sum: one aggregate instead of five
-        # keeps the query about twice as fast. A case has at most 1000 rounds (4095 fit), checked below.
-        rows = (
-            _plain_cursor(self.conn)
-            .execute(
-                "SELECT arm_id, case_idx, count(*), "
-                "sum(CASE state WHEN 'pass' THEN 1 WHEN 'fail' THEN CASE WHEN failure_type IS NOT NULL "
-                "THEN 16777216 WHEN passed IS NULL THEN 68719476736 ELSE 4096 END "
-                "WHEN 'cancelled' THEN 281474976710656 ELSE 0 END), "
-                "count(latency_ms), total(cost), total(latency_ms), total(input_tokens + output_tokens), "
-                "count(score), total(score), total(score * score) "
-                f"FROM runs WHERE {where} GROUP BY arm_id, case_idx",
-                params,
-            )
-            .fetchall()
+        # keeps the query fast. A case has at most 1000 rounds (4095 fit), checked below.
+        sums = (
+            "SELECT arm_id, case_idx, count(*), "
+            "sum(CASE state WHEN 'pass' THEN 1 WHEN 'fail' THEN CASE WHEN failure_type IS NOT NULL "
+            "THEN 16777216 WHEN passed IS NULL THEN 68719476736 ELSE 4096 END "
+            "WHEN 'cancelled' THEN 281474976710656 ELSE 0 END), "
+            f"count(latency_ms), total(cost), total(latency_ms), total(input_tokens + output_tokens), {score_sums} "
+            "FROM runs {} WHERE " + where + " AND state IN {} GROUP BY arm_id, case_idx"
         )
-        cols = list(zip(*rows, strict=True)) if rows else [()] * 11
-        runs = _ints(cols[2])
-        if runs.size and runs.max() > 4095:
-            raise UsageError(
-                f"experiment #{exp_id} has {int(runs.max())} runs of one case in one arm; analysis supports "
-                "at most 4095 rounds"
-            )
-        packed = _ints(cols[3])
-        field_of = [(packed >> shift) & 0xFFF for shift in (0, 12, 24, 36, 48)]
-        return CaseOutcomes(
-            arm_id=_ints(cols[0]),
-            case_idx=_ints(cols[1]),
-            runs=runs,
-            passed=field_of[0],
-            failed=field_of[1],
-            execution_failed=field_of[2],
-            grading_failed=field_of[3],
-            cancelled=field_of[4],
-            executed=_ints(cols[4]),
-            cost=np.fromiter(cols[5], dtype=float, count=len(rows)),
-            latency_ms=np.fromiter(cols[6], dtype=float, count=len(rows)),
-            tokens=np.fromiter(cols[7], dtype=float, count=len(rows)),
-            scored=_ints(cols[8]),
-            score=np.fromiter(cols[9], dtype=float, count=len(rows)),
-            score_sq=np.fromiter(cols[10], dtype=float, count=len(rows)),
-        )
+        cursor = _plain_cursor(self.conn)
+        finished = cursor.execute(sums.format("", FINISHED_STATES), params).fetchall()
+        # Runs still open are usually few (none once an experiment is done): find them by state.
+        rest = cursor.execute(sums.format("INDEXED BY runs_experiment_state", OPEN_STATES), params).fetchall()
+        return _case_sums(exp_id, finished, rest)
 
     def has_verdicts(self, exp_id: int) -> bool:
         """Whether any grader of the experiment returned a pass/fail verdict (not only a score)."""
@@ -686,6 +663,58 @@ class ResultsMixin:
                 }
             )
         return out
+
+
+def _case_sums(exp_id: int, finished: list[tuple], rest: list[tuple]) -> CaseOutcomes:
+    """`CaseOutcomes` from the per-(arm, case) sums of finished runs plus those of open runs."""
+    import numpy as np
+
+    rows = finished + rest
+    cols = list(zip(*rows, strict=True)) if rows else [()] * 11
+    arm_id, case_idx = _ints(cols[0]), _ints(cols[1])
+    ints = np.stack([_ints(cols[i]) for i in (2, 3, 4, 8)]) if rows else np.zeros((4, 0), dtype=np.int64)
+    floats = (
+        np.stack([np.fromiter(cols[i], dtype=float, count=len(rows)) for i in (5, 6, 7, 9, 10)])
+        if rows
+        else np.zeros((5, 0))
+    )
+    if rest:  # a case with finished and open runs has two rows: add them up
+        keys = arm_id * (int(case_idx.max()) + 1) + case_idx
+        unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        if unique.size < keys.size:
+            ints = np.stack(
+                [np.bincount(inverse, weights=row, minlength=unique.size) for row in ints]
+            ).astype(np.int64)
+            floats = np.stack([np.bincount(inverse, weights=row, minlength=unique.size) for row in floats])
+            arm_id, case_idx = arm_id[first], case_idx[first]
+        else:
+            order = np.argsort(keys, kind="stable")
+            arm_id, case_idx, ints, floats = arm_id[order], case_idx[order], ints[:, order], floats[:, order]
+    runs = ints[0]
+    if runs.size and runs.max() > 4095:
+        raise UsageError(
+            f"experiment #{exp_id} has {int(runs.max())} runs of one case in one arm; analysis supports at most "
+            "4095 rounds"
+        )
+    packed = ints[1]
+    field_of = [(packed >> shift) & 0xFFF for shift in (0, 12, 24, 36, 48)]
+    return CaseOutcomes(
+        arm_id=arm_id,
+        case_idx=case_idx,
+        runs=runs,
+        passed=field_of[0],
+        failed=field_of[1],
+        execution_failed=field_of[2],
+        grading_failed=field_of[3],
+        cancelled=field_of[4],
+        executed=ints[2],
+        cost=floats[0],
+        latency_ms=floats[1],
+        tokens=floats[2],
+        scored=ints[3],
+        score=floats[3],
+        score_sq=floats[4],
+    )
 
 
 def _empty_table(exp_id: int, arms: tuple[str, ...], text: bool) -> RunTable:

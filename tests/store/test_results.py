@@ -9,6 +9,7 @@ import pytest
 
 from abbench.errors import NotFoundError
 from abbench.store import OUTCOMES
+from abbench.store._results import FINISHED_STATES
 from tests.results import cases_of, make_experiment
 
 SPECS = [True, False, "exec_fail", "grade_fail", "cancelled", "pending"]
@@ -123,10 +124,10 @@ def test_unknown_experiment(store):
         store.load_runs(99)
 
 
-def test_the_loader_reads_the_covering_index(store, mixed):
+def test_finished_runs_are_summed_from_the_partial_covering_index(store, mixed):
     plan = store.query(
-        "EXPLAIN QUERY PLAN SELECT count(*), total(cost), total(latency_ms) FROM runs WHERE experiment_id=? "
-        "GROUP BY arm_id, case_idx",
+        "EXPLAIN QUERY PLAN SELECT arm_id, case_idx, count(*), total(cost), total(latency_ms) FROM runs "
+        f"WHERE experiment_id=? AND arm_id IN (1, 2) AND state IN {FINISHED_STATES} GROUP BY arm_id, case_idx",
         (mixed.id,),
     )
     assert "COVERING INDEX runs_results" in " ".join(str(r[-1]) for r in plan)
