@@ -85,7 +85,13 @@ def verdict(
         if low is not None and high is not None and math.isfinite(low) and math.isfinite(high)
         else "no interval"
     )
-    moved = f"; {fixed} fixed, {regressed} regressed" if fixed is not None and regressed is not None else ""
+    moved = ""
+    if fixed is not None and regressed is not None:
+        moved = (
+            f"; {fixed} fixed, {regressed} regressed"
+            if unit == "points"
+            else f"; higher in {fixed} case(s), lower in {regressed}"
+        )
     if n_cases == 0:
         return Verdict(
             "insufficient_data",

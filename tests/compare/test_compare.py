@@ -307,3 +307,38 @@ def test_end_to_end_through_the_runner(store, tmp_path):
     assert c.usage_metric("cost").difference == pytest.approx(0.01)
     assert [e.appeared for e in c.text.evidence][:1] == [("SKILL.md#Rules",)]
     assert len(c.text.reason_changed) == 11
+
+
+def test_missing_rounds_use_the_rounds_that_were_graded(store):
+    control = [[True, True, "exec_fail"], [False, "cancelled", False], [True, False, True]] * 4
+    treatment = [[True, True, True], [True, "grade_fail", True], ["pending", False, True]] * 4
+    exp = make_experiment(store, "e", cases_of(12), {"control": control, "treatment": treatment})
+    c = compare_arms(exp, store=store)
+    rates_a = np.array([1.0, 0.0, 2 / 3] * 4)
+    rates_b = np.array([1.0, 1.0, 0.5] * 4)
+    assert c.main.difference == pytest.approx((rates_b - rates_a).mean())
+    assert [x.rates for x in c.cases[:3]] == ["2/2 → 3/3", "0/2 → 2/2", "2/3 → 1/2"]
+    assert c.count("fixed") == 4 and c.count("regressed") == 4  # 2/3 is right, 1 of 2 is not
+
+
+def test_a_judge_that_only_scores_is_compared_on_scores(store):
+    scipy_stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(4)
+    a, b = rng.uniform(1, 5, 20), rng.uniform(2, 5, 20)
+    runs = lambda values: [
+        [{"passed": None, "state": "pass", "score": float(v), "grade": None}] for v in values
+    ]  # noqa: E731
+    exp = make_experiment(store, "e", cases_of(20), {"control": runs(a), "treatment": runs(b)})
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO grades (experiment_id, batch_id, run_id, grader, kind, status, score, created_at) "
+            "SELECT experiment_id, 'b', id, 'rubric', 'judge', 'ok', score, 'now' FROM runs"
+        )
+    c = compare_arms(exp, store=store)
+    assert c.outcome == "score" and c.unit == "score" and c.mcnemar is None
+    assert c.main.difference == pytest.approx(b.mean() - a.mean())
+    assert c.main.p_value == pytest.approx(scipy_stats.ttest_rel(b, a).pvalue)
+    assert c.count("fixed") == int(np.sum(b > a)) and c.usage_metric("score").difference == pytest.approx(
+        b.mean() - a.mean()
+    )
+    assert "points" not in c.verdict.text
