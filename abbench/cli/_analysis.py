@@ -143,7 +143,8 @@ def _print_comparison(c, by_domain: bool, limit: int) -> None:
     if by_domain and c.by_domain:
         click.echo("")
         click.echo(
-            f"{'domain':<16}{'cases':>6}  {c.a.name[:12]:>12}  {c.b.name[:12]:>12}  {'diff':>13}  fixed/regr  p (Holm)"
+            f"{'domain':<16}{'cases':>6}  {_pad(c.a.name, 12, '>')}  {_pad(c.b.name, 12, '>')}  {'diff':>13}  "
+            "fixed/regr  p (Holm)"
         )
         for d in c.by_domain:
             flag = (
@@ -374,13 +375,15 @@ def metrics_cmd(ctx: Context, experiment: str, arms, by_domain, by_round, confus
             click.echo("per domain:")
             for r in m.by_domain:
                 click.echo(
-                    f"  {r.arm:<14}{str(r.group)[:18]:<18}{_estimate(r.accuracy, unit):<28}{r.runs} runs, {r.failures} failed"
+                    f"  {_pad(r.arm, 14)}{_pad(r.group, 18)}{_estimate(r.accuracy, unit):<28}{r.runs} runs, "
+                    f"{r.failures} failed"
                 )
         if by_round:
             click.echo("per round:")
             for r in m.by_round:
                 click.echo(
-                    f"  {r.arm:<14}round {r.group:<12}{_estimate(r.accuracy, unit):<28}{r.runs} runs, {r.failures} failed"
+                    f"  {_pad(r.arm, 14)}round {r.group:<12}{_estimate(r.accuracy, unit):<28}{r.runs} runs, "
+                    f"{r.failures} failed"
                 )
         for note in m.notes:
             click.echo(f"note: {note}")
@@ -527,7 +530,8 @@ def reviews_cmd(ctx: Context, experiment, history, case_id, arm, as_json) -> Non
         for r in rows:
             note = f" — {r.note}" if r.note else ""
             click.echo(
-                f"#{r.id:<5}{r.created_at}  {r.case_id:<16}{(r.arm or '(case)'):<14}{r.verdict:<24}{r.reviewer or ''}{note}"
+                f"#{r.id:<5}{r.created_at}  {_pad(r.case_id, 16)}{_pad(r.arm or '(case)', 14)}{r.verdict:<24}"
+                f"{r.reviewer or ''}{note}"
             )
         if agreement.n:
             kappa = (
@@ -576,7 +580,8 @@ def disagreements_cmd(ctx: Context, experiment, kinds, arms, threshold, limit, a
                 answers.append(f"{arm}: {preds}")
             reviewed = f"  [reviewed: {', '.join(r.verdict for r in d.reviews)}]" if d.reviews else ""
             click.echo(
-                f"{d.case_id:<14}{','.join(d.kinds):<28}gold {d.case.expected!s:<10} {'; '.join(answers)}{reviewed}"
+                f"{_pad(d.case_id, 14)}{','.join(d.kinds):<28}gold {_pad(d.case.expected, 10)} "
+                f"{'; '.join(answers)}{reviewed}"
             )
             click.echo(f"{'':<14}{d.case.input[:100]}")
         click.echo(f"{len(found)} case(s)")

@@ -39,7 +39,8 @@ class Dimension(Result):
         conclusion: ``pass`` or ``block``.
         summary: The evidence in one or two sentences.
         evidence: The figures behind it.
-        assessed: False when the data could not speak to it (then it passes, and `summary` says why).
+        assessed: False when the data could not speak to it (`summary` says why). Capability then blocks
+            (no evidence is no reason to ship); cost and stability pass (nothing to hold against B).
     """
 
     name: str
@@ -103,10 +104,12 @@ def decide(
 
 def _capability(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
     if c is None or c.main is None:
+        # No evidence is no reason to ship: a gate cannot pass on capability it could not measure.
         return Dimension(
             "capability",
-            "pass",
-            "not assessed: no paired comparison (one arm, or no case graded in both)",
+            "block",
+            "not assessed: no paired comparison (one arm, or no case graded in both); nothing shows the candidate "
+            "is not worse",
             assessed=False,
         )
     main = c.main
@@ -137,7 +140,7 @@ def _capability(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
                 f"(lower bound {points(low, c.unit)})"
             )
     if c.verdict.code == "insufficient_data":
-        return Dimension("capability", "pass", f"not assessed: {c.verdict.text}", evidence, assessed=False)
+        return Dimension("capability", "block", f"not assessed: {c.verdict.text}", evidence, assessed=False)
     if reasons:
         return Dimension("capability", "block", "; ".join(reasons) + ".", evidence)
     return Dimension("capability", "pass", c.verdict.text, evidence)

@@ -241,3 +241,12 @@ def test_every_metric_is_named_in_the_readme():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     missing = [name for name in METRICS if name.replace("[]", "") not in readme]
     assert not missing, f"document these gate metrics in README.md: {missing}"
+
+
+def test_nothing_graded_blocks_capability_instead_of_passing(store):
+    exp = make_experiment(store, "p", cases_of(4), {"a": [["pending"]] * 4, "b": [["exec_fail"]] * 4})
+    result = evaluate_gate(exp, store=store)
+    assert not result.passed
+    capability = result.decision.capability
+    assert capability.conclusion == "block" and not capability.assessed and "not assessed" in capability.summary
+    assert result.decision.cost.conclusion == "pass" and result.decision.stability.conclusion == "pass"
