@@ -18,7 +18,7 @@ from abbench.store._datasets import DatasetsMixin
 from abbench.store._experiments import ExperimentsMixin
 from abbench.store._grades import GradesMixin
 from abbench.store._migrations import SCHEMA_VERSION
-from abbench.store._results import OUTCOMES, CaseFields, CaseOutcomes, ResultsMixin, RunTable
+from abbench.store._results import OUTCOMES, STATES, CaseFields, CaseOutcomes, ResultsMixin, RunTable
 from abbench.store._reviews import ReviewsMixin
 from abbench.store._runs import RunsMixin
 from abbench.store._snapshots import SnapshotsMixin, load_snapshot, snapshot_skill
@@ -51,6 +51,7 @@ __all__ = [
     "DEFAULT_STORE",
     "OUTCOMES",
     "SCHEMA_VERSION",
+    "STATES",
     "STORE_ENV",
     "CaseFields",
     "CaseOutcomes",

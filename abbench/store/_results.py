@@ -40,6 +40,13 @@ FINISHED_STATES = "('pass', 'fail', 'cancelled')"
 """The states the partial ``runs_results`` index covers (its WHERE clause, written the same way)."""
 OPEN_STATES = "('pending', 'running', 'executed', 'evaluating')"
 
+STATES = ("pending", "running", "executed", "evaluating", "pass", "fail", "cancelled")
+"""Run states by code (`RunTable.state` indexes into it), in `abbench.types.RunState` order."""
+STATE_SQL = (
+    "CASE state WHEN 'pending' THEN 0 WHEN 'running' THEN 1 WHEN 'executed' THEN 2 WHEN 'evaluating' THEN 3 "
+    "WHEN 'pass' THEN 4 WHEN 'fail' THEN 5 ELSE 6 END"
+)
+
 # SQLite reads 9e999 as infinity: NULL becomes -inf in SQL, so numpy's fromiter converts a column in
 # one pass (None would force the slow object path), and -inf becomes NaN afterwards.
 _MISSING = "-9e999"
@@ -54,6 +61,7 @@ LIGHT_COLUMNS = (
     "domain",
     "expected",
     "outcome",
+    "state",
     "failure_type",
     "passed",
     "score",
@@ -65,6 +73,8 @@ LIGHT_COLUMNS = (
     "tokens",
     "latency_ms",
     "evidence_cited",
+    "read_file",
+    "read_section",
     "read_skill",
 )
 """The columns `load_runs` always returns (see `RunTable`)."""
@@ -102,6 +112,7 @@ class RunTable:
         domain: The case's domain (object array; None where the case has none).
         expected: The case's gold label or reference answer (object array; None where absent).
         outcome: Outcome codes, an index into `OUTCOMES`.
+        state: State codes, an index into `STATES` (the run's state as stored).
         failure_type: For execution failures, the kind (object array; None otherwise).
         passed: 1.0 / 0.0 for graded runs, NaN otherwise.
         score: The graded score (NaN when not graded).
@@ -113,7 +124,9 @@ class RunTable:
         tokens: Input plus output tokens.
         latency_ms: Wall time of the execution (NaN when not executed).
         evidence_cited: Whether the answer cited at least one skill reference.
-        read_skill: Whether the agent opened a skill file or section during the run.
+        read_file: Whether the agent opened a skill file during the run.
+        read_section: Whether it opened a skill section.
+        read_skill: Either of the two.
         text: The heavy columns when loaded (``reason``, ``evidence_refs`` as tuples, ..., and
             ``tool_calls``, the tool calls each session made), else empty.
     """
@@ -129,6 +142,7 @@ class RunTable:
     domain: np.ndarray
     expected: np.ndarray
     outcome: np.ndarray
+    state: np.ndarray
     failure_type: np.ndarray
     passed: np.ndarray
     score: np.ndarray
@@ -140,6 +154,8 @@ class RunTable:
     tokens: np.ndarray
     latency_ms: np.ndarray
     evidence_cited: np.ndarray
+    read_file: np.ndarray
+    read_section: np.ndarray
     read_skill: np.ndarray
     text: dict[str, np.ndarray]
 
@@ -177,6 +193,8 @@ class RunTable:
                 data[name] = pd.Categorical.from_codes(self.arm_index, categories=list(self.arms))
             elif name == "outcome":
                 data[name] = pd.Categorical.from_codes(self.outcome, categories=list(OUTCOMES))
+            elif name == "state":
+                data[name] = pd.Categorical.from_codes(self.state, categories=list(STATES))
             else:
                 data[name] = getattr(self, name)
         data.update(self.text)
@@ -487,13 +505,15 @@ class ResultsMixin:
             run_id, arm_id, case_idx, rnd = (np.ascontiguousarray(keys[k]) for k in "iacr")
         position = {a: i for i, a in enumerate(arm_ids)}
         arm_index = np.asarray([position[a] for a in by_id], dtype=np.int64)[np.searchsorted(by_id, arm_id)]
-        outcome = _codes(
+        # One character per run carries both the outcome (0-5) and the state (0-6): 48 + 8 × outcome + state.
+        packed = _codes(
             conn.execute(
-                f"SELECT group_concat({OUTCOME_SQL}, '') FROM "
+                f"SELECT group_concat(char(48 + 8 * ({OUTCOME_SQL}) + {STATE_SQL}), '') FROM "
                 f"(SELECT state, failure_type, passed FROM runs WHERE {where} {order})",
                 params,
             ).fetchone()[0]
         )
+        outcome, state = packed >> 3, packed & 7
         m = _MISSING
         floats = np.fromiter(
             conn.execute(
@@ -511,8 +531,8 @@ class ResultsMixin:
         # The wide rows are read once, for the prediction and the two flags together.
         flags_sql = (
             f"48 + (evidence_refs IS NOT NULL AND evidence_refs NOT IN {_EMPTY_LIST}) "
-            f"+ 2 * ((files_read IS NOT NULL AND files_read NOT IN {_EMPTY_LIST}) "
-            f"OR (sections_read IS NOT NULL AND sections_read NOT IN {_EMPTY_LIST}))"
+            f"+ 2 * (files_read IS NOT NULL AND files_read NOT IN {_EMPTY_LIST}) "
+            f"+ 4 * (sections_read IS NOT NULL AND sections_read NOT IN {_EMPTY_LIST})"
         )
         joined, flag_text = conn.execute(
             "SELECT group_concat(IFNULL(prediction, char(29)), char(30)), group_concat(char(flag), '') FROM "
@@ -561,6 +581,7 @@ class ResultsMixin:
             domain=cases.domain[at],
             expected=cases.expected[at],
             outcome=outcome,
+            state=state,
             failure_type=failure_type,
             passed=np.where(outcome == PASSED, 1.0, np.where(outcome == FAILED, 0.0, np.nan)),
             score=score,
@@ -572,7 +593,9 @@ class ResultsMixin:
             tokens=input_tokens + output_tokens,
             latency_ms=latency,
             evidence_cited=(flags & 1).astype(bool),
-            read_skill=(flags & 2).astype(bool),
+            read_file=(flags & 2).astype(bool),
+            read_section=(flags & 4).astype(bool),
+            read_skill=(flags & 6).astype(bool),
             text=extra,
         )
 
@@ -733,6 +756,7 @@ def _empty_table(exp_id: int, arms: tuple[str, ...], text: bool) -> RunTable:
         domain=objects,
         expected=objects,
         outcome=ints,
+        state=ints,
         failure_type=objects,
         passed=floats,
         score=floats,
@@ -744,6 +768,8 @@ def _empty_table(exp_id: int, arms: tuple[str, ...], text: bool) -> RunTable:
         tokens=floats,
         latency_ms=floats,
         evidence_cited=np.empty(0, dtype=bool),
+        read_file=np.empty(0, dtype=bool),
+        read_section=np.empty(0, dtype=bool),
         read_skill=np.empty(0, dtype=bool),
         text={**{name: objects for name in TEXT_COLUMNS}, "tool_calls": ints} if text else {},
     )

@@ -248,5 +248,7 @@ def test_nothing_graded_blocks_capability_instead_of_passing(store):
     result = evaluate_gate(exp, store=store)
     assert not result.passed
     capability = result.decision.capability
-    assert capability.conclusion == "block" and not capability.assessed and "not assessed" in capability.summary
+    assert (
+        capability.conclusion == "block" and not capability.assessed and "not assessed" in capability.summary
+    )
     assert result.decision.cost.conclusion == "pass" and result.decision.stability.conclusion == "pass"

@@ -131,3 +131,25 @@ def test_finished_runs_are_summed_from_the_partial_covering_index(store, mixed):
         (mixed.id,),
     )
     assert "COVERING INDEX runs_results" in " ".join(str(r[-1]) for r in plan)
+
+
+def test_states_and_read_flags(store):
+    from abbench.store import STATES
+
+    runs = [
+        [{"passed": True, "files_read": ["SKILL.md"]}],
+        ["pending"],
+        ["cancelled"],
+        [{"passed": False, "state": "fail"}],
+    ]
+    exp = make_experiment(store, "s", cases_of(4), {"only": runs})
+    with store.transaction() as conn:
+        conn.execute(
+            "UPDATE runs SET sections_read='[\"SKILL.md#Rules\"]', files_read='[]' WHERE case_id='c003'"
+        )
+    table = store.load_runs(exp.id)
+    assert [STATES[s] for s in table.state] == ["pass", "pending", "cancelled", "fail"]
+    assert list(table.read_file) == [True, False, False, False]
+    assert list(table.read_section) == [False, False, False, True]
+    assert list(table.read_skill) == [True, False, False, True]
+    assert list(table.to_frame()["state"]) == ["pass", "pending", "cancelled", "fail"]
