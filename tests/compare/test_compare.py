@@ -325,9 +325,10 @@ def test_a_judge_that_only_scores_is_compared_on_scores(store):
     scipy_stats = pytest.importorskip("scipy.stats")
     rng = np.random.default_rng(4)
     a, b = rng.uniform(1, 5, 20), rng.uniform(2, 5, 20)
-    runs = lambda values: [
-        [{"passed": None, "state": "pass", "score": float(v), "grade": None}] for v in values
-    ]  # noqa: E731
+
+    def runs(values):
+        return [[{"passed": None, "state": "pass", "score": float(v), "grade": None}] for v in values]
+
     exp = make_experiment(store, "e", cases_of(20), {"control": runs(a), "treatment": runs(b)})
     with store.transaction() as conn:
         conn.execute(
