@@ -17,7 +17,7 @@ from abbench.metrics import LOW_CONFIDENCE, Result, dataset_labels
 from abbench.review._api import StoreLike
 from abbench.store import OUTCOMES, Store, loads, open_store
 from abbench.store._experiments import Experiment
-from abbench.store._results import EXECUTION_FAILED, FAILED, PASSED
+from abbench.store._results import CANCELLED, EXECUTION_FAILED, FAILED, PASSED
 from abbench.store._reviews import Review
 
 log = logging.getLogger(__name__)
@@ -214,50 +214,81 @@ def _kinds_arg(kind: str | Sequence[str] | None) -> tuple[str, ...]:
 def _case_kinds(
     store: Store, exp: Experiment, threshold: float, arms: Sequence[str] | None, label_map: dict[str, str]
 ) -> dict[int, tuple[dict[str, set[str]], str]]:
-    """Case position -> ({kind: arms concerned}, case id) for every case with something to review."""
+    """Case position -> ({kind: arms concerned}, case id) for every case with something to review.
+
+    Every kind is a cases × arms table built with numpy from the run columns, so a million runs cost
+    about what loading them costs; Python only walks the cases that are flagged.
+    """
+    import pandas as pd
+
     table = store.load_runs(exp.id, arms=arms)
-    found: dict[int, dict[str, set[str]]] = {}
-    ids: dict[int, str] = {}
+    if not len(table):
+        return {}
+    n_arms = len(table.arms)
+    case_values, case_pos = np.unique(table.case_idx, return_inverse=True)
+    n_cases = case_values.size
+    key = case_pos * n_arms + table.arm_index
+    size = n_cases * n_arms
+
+    def table_of(mask: np.ndarray) -> np.ndarray:
+        return (np.bincount(key[mask], minlength=size) > 0).reshape(n_cases, n_arms)
+
     skilled = {a.name for a in exp.arms if a.snapshot}
-    arm_names = np.asarray(table.arms, dtype=object)
-
-    def mark(mask: np.ndarray, kind: str) -> None:
-        for idx, a, cid in zip(table.case_idx[mask], table.arm_index[mask], table.case_id[mask], strict=True):
-            found.setdefault(int(idx), {}).setdefault(kind, set()).add(str(arm_names[a]))
-            ids[int(idx)] = cid
-
-    executed = ~np.isnan(table.latency_ms) & (table.outcome != EXECUTION_FAILED)
-    mark(table.outcome == FAILED, "gold")
-    mark(executed & (table.confidence < threshold), "low_confidence")
     has_skill = np.isin(table.arm_index, [i for i, a in enumerate(table.arms) if a in skilled])
-    mark(executed & has_skill & ~table.evidence_cited, "no_evidence")
+    executed = (
+        ~np.isnan(table.latency_ms) & (table.outcome != EXECUTION_FAILED) & (table.outcome != CANCELLED)
+    )
     graded = (table.outcome == PASSED) | (table.outcome == FAILED)
-    per: dict[tuple[int, int], list[int]] = {}
-    answers: dict[int, dict[int, list[Any]]] = {}
-    cache: dict[Any, Any] = {}
-    for i in np.flatnonzero(graded | executed):
-        key = (int(table.case_idx[i]), int(table.arm_index[i]))
-        if graded[i]:
-            per.setdefault(key, []).append(int(table.outcome[i] == PASSED))
-        if executed[i]:
-            pred = table.prediction[i]
-            if pred not in cache:
-                cache[pred] = normalise_label(pred, label_map)
-            answers.setdefault(key[0], {}).setdefault(key[1], []).append(cache[pred])
-        ids.setdefault(key[0], table.case_id[i])
-    majority: dict[int, dict[int, bool]] = {}
-    for (idx, a), verdicts in per.items():
-        if len(verdicts) >= 2 and 0 < sum(verdicts) < len(verdicts):
-            found.setdefault(idx, {}).setdefault("flaky", set()).add(str(arm_names[a]))
-        majority.setdefault(idx, {})[a] = sum(verdicts) * 2 > len(verdicts)
-    if len(table.arms) >= 2:
-        for idx in set(answers) | set(majority):
-            modes = {a: Counter(v).most_common(1)[0][0] for a, v in answers.get(idx, {}).items()}
-            verdicts = majority.get(idx, {})
-            if len(set(modes.values())) > 1 or len(set(verdicts.values())) > 1:
-                concerned = {str(arm_names[a]) for a in set(modes) | set(verdicts)}
-                found.setdefault(idx, {}).setdefault("arms", set()).update(concerned)
-    return {idx: (kinds, ids[idx]) for idx, kinds in found.items()}
+    flags = {
+        "gold": table_of(table.outcome == FAILED),
+        "low_confidence": table_of(executed & (table.confidence < threshold)),
+        "no_evidence": table_of(executed & has_skill & ~table.evidence_cited),
+    }
+    k = np.bincount(key[graded], weights=(table.outcome == PASSED)[graded], minlength=size).reshape(
+        n_cases, n_arms
+    )
+    n = np.bincount(key[graded], minlength=size).reshape(n_cases, n_arms)
+    flags["flaky"] = (n >= 2) & (k > 0) & (k < n)
+    present = n > 0
+    if n_arms >= 2:
+        majority = 2 * k > n
+        split = (majority & present).any(axis=1) & (~majority & present).any(axis=1)
+        # The most common answer per (case, arm), ties going to the earliest round, as label_match compares.
+        raw, values = pd.factorize(np.asarray(table.prediction[executed], dtype=object), use_na_sentinel=True)
+        normal = [normalise_label(v, label_map) for v in values]
+        dense = {v: i for i, v in enumerate(dict.fromkeys(normal))}
+        codes = np.array([dense[v] for v in normal] + [len(dense)], dtype=np.int64)[raw]
+        mode = np.full(size, -1, dtype=np.int64)
+        if codes.size:
+            width = len(dense) + 1
+            pairs, first, counts = np.unique(
+                key[executed] * width + codes, return_index=True, return_counts=True
+            )
+            owner = pairs // width
+            order = np.lexsort((first, -counts, owner))
+            best = order[np.r_[True, owner[order][1:] != owner[order][:-1]]]
+            mode[owner[best]] = pairs[best] % width
+        mode = mode.reshape(n_cases, n_arms)
+        answered = mode >= 0
+        highest = np.where(answered, mode, -1).max(axis=1)
+        lowest = np.where(answered, mode, np.iinfo(np.int64).max).min(axis=1)
+        differ = answered.any(axis=1) & (highest != lowest)
+        involved = present | answered
+        flags["arms"] = (split | differ)[:, None] & involved
+    ids = np.empty(n_cases, dtype=object)
+    ids[case_pos[::-1]] = table.case_id[::-1]
+    any_flag = np.zeros(n_cases, dtype=bool)
+    for grid in flags.values():
+        any_flag |= grid.any(axis=1)
+    out = {}
+    for c in np.flatnonzero(any_flag).tolist():
+        kinds = {
+            kind: {table.arms[a] for a in np.flatnonzero(grid[c]).tolist()}
+            for kind, grid in flags.items()
+            if grid[c].any()
+        }
+        out[int(case_values[c])] = (kinds, ids[c])
+    return out
 
 
 def disagreements(
