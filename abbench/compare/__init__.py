@@ -5,10 +5,14 @@ from __future__ import annotations
 from abbench.compare._all import ArmPair, MultiComparison, compare_all
 from abbench.compare._api import (
     BOOTSTRAP_MAX_CASES,
-    CATEGORIES,
     DETAILS_MAX_CASES,
     MIN_CASES,
     USAGE_METRICS,
+    compare_arms,
+    compare_experiments,
+)
+from abbench.compare._model import (
+    CATEGORIES,
     CaseChange,
     CaseTable,
     Comparison,
@@ -16,8 +20,6 @@ from abbench.compare._api import (
     MetricDifference,
     PairwiseSummary,
     Side,
-    compare_arms,
-    compare_experiments,
 )
 from abbench.compare._text import EvidenceChange, ReasonChange, TextChanges, text_changes
 from abbench.compare._verdict import VERDICTS, Verdict, magnitude, points, verdict
