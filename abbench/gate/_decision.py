@@ -97,7 +97,8 @@ def decide(
     policy = policy or DecisionPolicy()
     capability = _capability(comparison, policy)
     cost = _cost(comparison, policy)
-    stability = _stability(arm_a, arm_b, policy)
+    names = (comparison.a.name, comparison.b.name) if comparison is not None else (None, arm_b.arm)
+    stability = _stability(arm_a, arm_b, policy, names)
     blocked = any(d.conclusion == "block" for d in (capability, cost, stability))
     return Decision("block" if blocked else "pass", capability, cost, stability)
 
@@ -190,7 +191,10 @@ def _cost(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
     return Dimension("cost", "pass", summary, evidence)
 
 
-def _stability(a: ArmMetrics | None, b: ArmMetrics, policy: DecisionPolicy) -> Dimension:
+def _stability(
+    a: ArmMetrics | None, b: ArmMetrics, policy: DecisionPolicy, names: tuple[str | None, str]
+) -> Dimension:
+    name_a, name_b = names[0] or (a.arm if a is not None else "A"), names[1]
     sb = b.stability
     if sb.flip_rate is None:
         return Dimension(
@@ -208,7 +212,7 @@ def _stability(a: ArmMetrics | None, b: ArmMetrics, policy: DecisionPolicy) -> D
     reasons = []
     if fa is not None and sb.flip_rate > fa + policy.flip_tolerance:
         reasons.append(
-            f"{b.arm} changes its answer across rounds on {sb.flip_rate:.0%} of cases against {fa:.0%} for {a.arm} "
+            f"{name_b} changes its answer across rounds on {sb.flip_rate:.0%} of cases against {fa:.0%} for {name_a} "
             f"(more than {policy.flip_tolerance:.0%} worse)"
         )
     if policy.max_flip_rate is not None and sb.flip_rate > policy.max_flip_rate:
@@ -217,10 +221,10 @@ def _stability(a: ArmMetrics | None, b: ArmMetrics, policy: DecisionPolicy) -> D
         return Dimension(
             "stability", "block", "; ".join(reasons) + f"; {len(sb.flaky)} flaky case(s).", evidence
         )
-    against = f" (against {fa:.0%} for {a.arm})" if fa is not None else ""
+    against = f" (against {fa:.0%} for {name_a})" if fa is not None else ""
     return Dimension(
         "stability",
         "pass",
-        f"{b.arm} changes its answer across rounds on {sb.flip_rate:.0%} of cases{against}; {len(sb.flaky)} flaky case(s).",
+        f"{name_b} changes its answer across rounds on {sb.flip_rate:.0%} of cases{against}; {len(sb.flaky)} flaky case(s).",
         evidence,
     )
