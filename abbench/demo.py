@@ -12,7 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from abbench.compare import compare_arms
 from abbench.errors import UsageError
+from abbench.gate import evaluate_gate
+from abbench.metrics import experiment_metrics
 from abbench.runner import Observer, create_experiment, load_spec, run_experiment
 from abbench.store import Store, open_store
 
@@ -129,4 +132,37 @@ def run_demo(
         f"run       {summary.status}: executed {summary.executed} now, {summary.progress.done}/{summary.progress.total}"
         f" done in {summary.elapsed_s:.1f} s"
     )
-    return DemoResult(store, csv, xlsx, snapshots, exp, summary)
+    result = DemoResult(store, csv, xlsx, snapshots, exp, summary)
+
+    metrics = experiment_metrics(exp.id, store=store)
+    say(
+        "accuracy  "
+        + "   ".join(
+            f"{arm.arm} {_pct(arm.accuracy.value)} [{_interval(arm.accuracy.interval)}]"
+            for arm in metrics.arms
+        )
+    )
+    result.comparisons["skill"] = compare_arms(exp.id, NO_SKILL, CANDIDATE, store=store)
+    result.comparisons["version"] = compare_arms(exp.id, BASELINE, CANDIDATE, store=store)
+    say(f"skill     {result.comparisons['skill'].verdict.text}")
+    say(f"version   {result.comparisons['version'].verdict.text}")
+    result.gate = evaluate_gate(exp.id, folder / "gate.yaml", arms=(BASELINE, CANDIDATE), store=store)
+    gate = result.gate
+    say(
+        f"gate      {'PASS' if gate.passed else 'BLOCK'} (v2 vs v1, data/demo/gate.yaml): "
+        f"{sum(r.status == 'pass' for r in gate.rules)}/{len(gate.rules)} rules pass"
+        + (
+            f", warnings: {'; '.join(r.rule.name or r.rule.metric for r in gate.warnings)}"
+            if gate.warnings
+            else ""
+        )
+    )
+    return result
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}%"
+
+
+def _interval(interval) -> str:
+    return "–" if interval is None else f"{100 * interval.low:.1f}–{100 * interval.high:.1f}%"
