@@ -7,18 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REALDATA, REPO
-
-
-@pytest.fixture(scope="session")
-def realdata() -> Path:
-    """The shared real data: ../shared/realdata, or the nearest shared/realdata above a work tree."""
-    for base in (REALDATA.parent.parent, *REPO.parents):
-        folder = base / "shared" / "realdata"
-        if folder.exists():
-            return folder
-    pytest.skip(f"real data not found at {REALDATA}")
-
 
 @pytest.fixture
 def write(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -40,7 +41,8 @@ def test_content_hash_is_unambiguous(one, other):
 
 @pytest.mark.parametrize("name", REAL_SKILLS)
 def test_real_skills_build(realdata, tmp_path, name):
-    folder = realdata / "skills" / name
+    # a copy outside any git repository (the test data itself is committed)
+    folder = Path(shutil.copytree(realdata / "skills" / name, tmp_path / "outside-git" / name))
     snap = build_snapshot(folder)
     on_disk = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
     assert [f.path for f in snap.files] == on_disk

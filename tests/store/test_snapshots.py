@@ -6,6 +6,7 @@ import os
 import shutil
 import stat
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -27,8 +28,9 @@ def _snapshot_dirs(store) -> list[str]:
 
 
 @pytest.mark.parametrize("name", ["brand-guidelines", "internal-comms", "theme-factory"])
-def test_real_skill_is_copied_under_its_hash(store, realdata, name):
-    folder = realdata / "skills" / name
+def test_real_skill_is_copied_under_its_hash(store, realdata, tmp_path, name):
+    # a copy outside any git repository (the test data itself is committed)
+    folder = Path(shutil.copytree(realdata / "skills" / name, tmp_path / "outside-git" / name))
     snap = store.snapshot_skill(folder)
     assert snap.root == store.path / "snapshots" / name / snap.hash
     assert snap.hash == build_snapshot(folder).hash
