@@ -1,0 +1,282 @@
+"""What report cells show: escaped HTML tables, notes, cards and plotly figures, built from plain results.
+
+Every string that may come from data, models or judges goes through `esc` (HTML) or `label` (plotly
+text, which understands a few tags of its own), so a case holding ``<script>`` shows as text. A number
+that is missing shows as an em dash with the reason nearby, never as NaN or None.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+MISSING = "—"
+"""What a missing number shows as."""
+
+PALETTE = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b", "#9d755d")
+"""Arm colours, in arm order (control first)."""
+
+
+# -- formatting -------------------------------------------------------------------------------------
+
+
+def esc(value: Any) -> str:
+    """`value` as HTML text: escaped, with None shown as an em dash."""
+    if value is None:
+        return MISSING
+    if isinstance(value, float) and not math.isfinite(value):
+        return MISSING
+    return html.escape(str(value), quote=True)
+
+
+def label(value: Any, limit: int = 60) -> str:
+    """`value` as plotly text: shortened, with ``& < >`` as entities (plotly reads tags like <b> and <a>)."""
+    text = MISSING if value is None else str(value)
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return html.escape(text, quote=False)
+
+
+def is_number(value: Any) -> bool:
+    """Whether `value` is a finite number (not None, NaN, infinity or a bool)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def pct(value: Any, digits: int = 1, signed: bool = False) -> str:
+    """A share as a percentage (``0.873`` → ``87.3%``); missing → em dash."""
+    if not is_number(value):
+        return MISSING
+    text = f"{value * 100:+.{digits}f}" if signed else f"{value * 100:.{digits}f}"
+    return text + ("pp" if signed else "%")
+
+
+def num(value: Any, digits: int = 2, signed: bool = False) -> str:
+    """A number with `digits` decimals (thousands separated); missing → em dash."""
+    if not is_number(value):
+        return MISSING
+    if isinstance(value, int) and not signed:
+        return f"{value:,}"
+    return f"{value:+,.{digits}f}" if signed else f"{value:,.{digits}f}"
+
+
+def money(value: Any) -> str:
+    """Money in USD with enough digits for per-run costs (``$0.0012``)."""
+    if not is_number(value):
+        return MISSING
+    if value == 0:
+        return "$0"
+    digits = 2 if abs(value) >= 1 else 4 if abs(value) >= 0.01 else 6
+    return f"${value:,.{digits}f}"
+
+
+def ms(value: Any) -> str:
+    """Milliseconds, as ``850 ms`` or ``2.4 s``."""
+    if not is_number(value):
+        return MISSING
+    return f"{value / 1000:.1f} s" if abs(value) >= 1000 else f"{value:.0f} ms"
+
+
+def pvalue(value: Any) -> str:
+    """A p-value as people read it (``p = 0.031``, ``p < 0.001``)."""
+    if not is_number(value):
+        return MISSING
+    return "p < 0.001" if value < 0.001 else f"p = {value:.3f}"
+
+
+def interval(low: Any, high: Any, fmt: Callable[[Any], str] = pct) -> str:
+    """``[low, high]`` with `fmt`; missing ends → em dash."""
+    if not (is_number(low) and is_number(high)):
+        return MISSING
+    return f"[{fmt(low)}, {fmt(high)}]"
+
+
+# -- HTML builders (pure: they return text, so they can be tested without a kernel) ---------------------
+
+
+def table_html(
+    rows: Iterable[Mapping[str, Any]],
+    columns: Sequence[tuple[str, str] | tuple[str, str, Any]],
+    *,
+    caption: str | None = None,
+    row_class: Callable[[Mapping[str, Any]], str | None] | None = None,
+    empty: str = "Nothing to show.",
+) -> str:
+    """An HTML table. Each column is ``(key, header)`` or ``(key, header, fmt)``.
+
+    `fmt` is ``"text"`` (long text, wrapped), ``"html"`` (the cell is already safe HTML), or a
+    function value → display text (the result is escaped). Numbers without a `fmt` are right-aligned.
+    """
+    rows = list(rows)
+    if not rows:
+        return note_html(empty)
+    head = []
+    for col in columns:
+        fmt = col[2] if len(col) > 2 else None
+        numeric = callable(fmt) or any(is_number(r.get(col[0])) for r in rows)
+        head.append(
+            f'<th class="{"n" if numeric and fmt not in ("text", "html") else ""}">{esc(col[1])}</th>'
+        )
+    body = []
+    for r in rows:
+        cells = []
+        for col in columns:
+            key, fmt = col[0], (col[2] if len(col) > 2 else None)
+            value = r.get(key)
+            if fmt == "html":
+                cells.append(f"<td>{value if value is not None else MISSING}</td>")
+            elif fmt == "text":
+                cells.append(f'<td class="text">{esc(value)}</td>')
+            elif callable(fmt):
+                cells.append(f'<td class="n">{esc(fmt(value))}</td>')
+            elif is_number(value):
+                cells.append(f'<td class="n">{esc(num(value))}</td>')
+            elif isinstance(value, bool):
+                cells.append(f"<td>{'yes' if value else 'no'}</td>")
+            else:
+                cells.append(f"<td>{esc(value)}</td>")
+        cls = row_class(r) if row_class else None
+        body.append(f'<tr class="{esc(cls)}">' if cls else "<tr>")
+        body.append("".join(cells) + "</tr>")
+    cap = f"<caption>{esc(caption)}</caption>" if caption else ""
+    return (
+        f'<div class="abb-table-wrap"><table class="abb-table">{cap}<thead><tr>{"".join(head)}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
+
+
+def note_html(text: str, kind: str = "note") -> str:
+    """A sentence in place of a section that has nothing to show (``kind``: note or warn)."""
+    return f'<p class="abb-{esc(kind)}">{esc(text)}</p>'
+
+
+def kv_html(pairs: Iterable[tuple[str, Any]]) -> str:
+    """A definition list: label → value (values escaped; a value given as `Safe` is kept as is)."""
+    items = []
+    for key, value in pairs:
+        shown = value.html if isinstance(value, Safe) else esc(value)
+        items.append(f"<dt>{esc(key)}</dt><dd>{shown}</dd>")
+    return f'<dl class="abb-kv">{"".join(items)}</dl>'
+
+
+class Safe:
+    """HTML that was built from escaped parts and must not be escaped again."""
+
+    __slots__ = ("html",)
+
+    def __init__(self, text: str):
+        self.html = text
+
+    def __str__(self) -> str:
+        return self.html
+
+
+def tag_html(text: str, kind: str = "") -> str:
+    """A small pill (``draft`` marks a skill that is not a clean commit)."""
+    return f'<span class="abb-tag {esc(kind)}">{esc(text)}</span>'
+
+
+def title_html(title: str, subtitle: str | None = None) -> str:
+    """The page's heading."""
+    sub = f'<p class="abb-subtitle">{esc(subtitle)}</p>' if subtitle else ""
+    return f"<h1>{esc(title)}</h1>{sub}"
+
+
+def card_html(heading: str, big: str, text: str = "", tone: str = "flat") -> str:
+    """One card of the at-a-glance row (``tone``: good, bad or flat)."""
+    return (
+        f'<div class="abb-card {esc(tone)}"><h4>{esc(heading)}</h4><div class="abb-big abb-num">{esc(big)}</div>'
+        f"<p>{esc(text)}</p></div>"
+    )
+
+
+def cards_html(cards: Iterable[str]) -> str:
+    """A responsive row of cards built with `card_html`."""
+    return f'<div class="abb-cards">{"".join(cards)}</div>'
+
+
+def decision_html(verdict: str | None, headline: str, details: str = "") -> str:
+    """The decision banner: ``pass``, ``block``, ``warn`` or None (no gate)."""
+    tone = verdict if verdict in ("pass", "block", "warn") else "none"
+    word = {"pass": "PASS", "block": "BLOCK", "warn": "PASS WITH WARNINGS"}.get(tone, "NO GATE")
+    extra = f"<div>{details}</div>" if details else ""
+    return (
+        f'<div class="abb-decision {tone}"><div class="abb-verdict">{word}</div>'
+        f"<div>{esc(headline)}</div>{extra}</div>"
+    )
+
+
+# -- figures ---------------------------------------------------------------------------------------------
+
+
+def base_layout(**overrides: Any) -> dict[str, Any]:
+    """A light plotly layout without plotly's 8 KB default template: readable fonts, small margins."""
+    layout: dict[str, Any] = {
+        "template": {"layout": {}},
+        "font": {
+            "family": "system-ui, -apple-system, Segoe UI, Roboto, PingFang SC, Microsoft YaHei, sans-serif",
+            "size": 13,
+            "color": "#1f2328",
+        },
+        "paper_bgcolor": "white",
+        "plot_bgcolor": "white",
+        "margin": {"l": 48, "r": 16, "t": 36, "b": 48},
+        "height": 360,
+        "legend": {"orientation": "h", "y": -0.2},
+        "xaxis": {"gridcolor": "#eaeef2", "zerolinecolor": "#d0d7de", "automargin": True},
+        "yaxis": {"gridcolor": "#eaeef2", "zerolinecolor": "#d0d7de", "automargin": True},
+        "hoverlabel": {"align": "left"},
+    }
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(layout.get(key), dict):
+            layout[key] = {**layout[key], **value}
+        else:
+            layout[key] = value
+    return layout
+
+
+def figure(data: list[dict[str, Any]], **layout: Any):
+    """A plotly figure from trace dicts and layout overrides (strings must already go through `label`)."""
+    import plotly.graph_objects as go
+
+    return go.Figure(data=data, layout=base_layout(**layout))
+
+
+# -- showing things in the notebook ---------------------------------------------------------------------
+
+
+def setup() -> None:
+    """Prepare a report kernel: the report's plotly renderer (see `abbench.report.use_report_renderer`)."""
+    from abbench.report._plotly import use_report_renderer
+
+    use_report_renderer()
+
+
+def show(text: str) -> None:
+    """Display HTML built by the ``*_html`` functions."""
+    from IPython.display import HTML, display
+
+    display(HTML(text))
+
+
+def show_figure(fig: Any) -> None:
+    """Display a plotly figure (a div and a ``Plotly.newPlot`` call in the page)."""
+    from IPython.display import display
+
+    display(fig)
+
+
+def table(rows, columns, **kw: Any) -> None:
+    """Display `table_html`."""
+    show(table_html(rows, columns, **kw))
+
+
+def note(text: str, kind: str = "note") -> None:
+    """Display `note_html`."""
+    show(note_html(text, kind))
+
+
+def kv(pairs) -> None:
+    """Display `kv_html`."""
+    show(kv_html(pairs))
