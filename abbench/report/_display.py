@@ -280,3 +280,42 @@ def note(text: str, kind: str = "note") -> None:
 def kv(pairs) -> None:
     """Display `kv_html`."""
     show(kv_html(pairs))
+
+
+STATE_COLOURS = {
+    "pass": "#54a24b",
+    "fail": "#e45756",
+    "cancelled": "#9d9d9d",
+    "pending": "#d0d7de",
+    "running": "#4c78a8",
+    "executed": "#72b7b2",
+    "evaluating": "#b279a2",
+}
+
+
+def states_figure(states: Mapping[str, Mapping[str, int]]):
+    """Runs per arm and state as stacked horizontal bars (arms top to bottom in their order)."""
+    arms = list(states)
+    data = []
+    for state, colour in STATE_COLOURS.items():
+        counts = [states[a].get(state, 0) for a in arms]
+        if any(counts):
+            data.append(
+                {
+                    "type": "bar",
+                    "orientation": "h",
+                    "name": state,
+                    "y": [label(a) for a in arms],
+                    "x": counts,
+                    "marker": {"color": colour},
+                    "hovertemplate": "%{y}: %{x} " + state + "<extra></extra>",
+                }
+            )
+    return figure(
+        data,
+        barmode="stack",
+        height=max(160, 70 + 42 * len(arms)),
+        yaxis={"autorange": "reversed"},
+        xaxis={"title": {"text": "runs"}},
+        margin={"t": 12},
+    )
