@@ -85,6 +85,21 @@ def pvalue(value: Any) -> str:
     return "p < 0.001" if value < 0.001 else f"p = {value:.3f}"
 
 
+def when(value: Any) -> str:
+    """An ISO-8601 time as people read it: ``2026-11-29 20:49 UTC`` (text that is not a time is kept)."""
+    if not value:
+        return MISSING
+    from datetime import UTC, datetime
+
+    try:
+        moment = datetime.fromisoformat(str(value))
+    except ValueError:
+        return str(value)
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M") + " UTC"
+
+
 def interval(low: Any, high: Any, fmt: Callable[[Any], str] = pct) -> str:
     """``[low, high]`` with `fmt`; missing ends → em dash."""
     if not (is_number(low) and is_number(high)):
@@ -213,7 +228,7 @@ def decision_html(verdict: str | None, headline: str, details: str = "") -> str:
 def base_layout(**overrides: Any) -> dict[str, Any]:
     """A light plotly layout without plotly's 8 KB default template: readable fonts, small margins."""
     layout: dict[str, Any] = {
-        "template": {"layout": {}},
+        "template": "none",
         "font": {
             "family": "system-ui, -apple-system, Segoe UI, Roboto, PingFang SC, Microsoft YaHei, sans-serif",
             "size": 13,

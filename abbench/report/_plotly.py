@@ -16,10 +16,8 @@ RENDERER = "abbench_report"
 
 FIGURE_CONFIG: dict[str, Any] = {
     "responsive": True,
-    "displaylogo": False,
-    # Plotly's "edit in Chart Studio" link would be the one external URL in a report.
-    "showLink": False,
-    "modeBarButtonsToRemove": ["sendDataToCloud", "lasso2d", "select2d"],
+    "displaylogo": False,  # the logo links to plotly.com: the one external URL a figure would carry
+    "modeBarButtonsToRemove": ["lasso2d", "select2d"],
 }
 
 
