@@ -145,8 +145,11 @@ def _skill(folder: Path, name: str, text: str) -> Path:
     return d
 
 
-def build_all(store, folder: Path) -> dict[str, int]:
-    """Create and run the six fixture experiments; returns their ids by shape."""
+SHAPES = ("two-arm", "three-arm", "failures", "judges", "no-discordant", "single-case")
+
+
+def build_all(store, folder: Path, only: tuple[str, ...] = SHAPES) -> dict[str, int]:
+    """Create and run the fixture experiments (all six shapes, or `only` these); returns their ids by shape."""
     folder.mkdir(parents=True, exist_ok=True)
     ds = save_cases(store, "routing", routing_cases(30), folder)
     one = save_cases(store, "single", routing_cases(1), folder)
@@ -156,7 +159,9 @@ def build_all(store, folder: Path) -> dict[str, int]:
     v2_wrong = ["c002", "c005", "c008", "c021"]
     ids: dict[str, int] = {}
 
-    def make(shape: str, **spec) -> int:
+    def make(shape: str, **spec) -> int | None:
+        if shape not in only:
+            return None
         base = {"name": shape, "rounds": 2, "graders": ["label_match"], "concurrency": 4, "retries": 0}
         exp = create_experiment({**base, **spec}, store=store)
         ids[shape] = exp.id
@@ -175,7 +180,8 @@ def build_all(store, folder: Path) -> dict[str, int]:
             },
         },
     )
-    run_experiment(exp, store=store)
+    if exp is not None:
+        run_experiment(exp, store=store)
 
     exp = make(
         "three-arm",
@@ -186,7 +192,8 @@ def build_all(store, folder: Path) -> dict[str, int]:
             "v2": {"agent": "fixture", "skill": str(v2), "wrong": v2_wrong, "cost": 0.002},
         },
     )
-    run_experiment(exp, store=store)
+    if exp is not None:
+        run_experiment(exp, store=store)
 
     exp = make(
         "failures",
@@ -196,9 +203,10 @@ def build_all(store, folder: Path) -> dict[str, int]:
             "treatment": {"agent": "fixture", "skill": str(v2), "wrong": v2_wrong, "fail": ["c006", "c009"]},
         },
     )
-    runs = store.runs(exp)
-    run_experiment(exp, store=store, run_ids=[r.id for r in runs if r.case_idx < 20])
-    cancel_experiment(exp, store=store)
+    if exp is not None:
+        runs = store.runs(exp)
+        run_experiment(exp, store=store, run_ids=[r.id for r in runs if r.case_idx < 20])
+        cancel_experiment(exp, store=store)
 
     exp = make(
         "judges",
@@ -209,7 +217,8 @@ def build_all(store, folder: Path) -> dict[str, int]:
             "treatment": {"agent": "fixture", "skill": str(v2), "wrong": v2_wrong},
         },
     )
-    run_experiment(exp, store=store)
+    if exp is not None:
+        run_experiment(exp, store=store)
 
     exp = make(
         "no-discordant",
@@ -219,7 +228,8 @@ def build_all(store, folder: Path) -> dict[str, int]:
             "treatment": {"agent": "fixture", "skill": str(v1), "wrong": v2_wrong},
         },
     )
-    run_experiment(exp, store=store)
+    if exp is not None:
+        run_experiment(exp, store=store)
 
     exp = make(
         "single-case",
@@ -227,5 +237,6 @@ def build_all(store, folder: Path) -> dict[str, int]:
         rounds=1,
         arms={"control": {"agent": "fixture"}, "treatment": {"agent": "fixture", "skill": str(v1)}},
     )
-    run_experiment(exp, store=store)
+    if exp is not None:
+        run_experiment(exp, store=store)
     return ids
