@@ -334,3 +334,172 @@ def states_figure(states: Mapping[str, Mapping[str, int]]):
         xaxis={"title": {"text": "runs"}},
         margin={"t": 12},
     )
+
+
+# -- figures of analysis results (plain dicts from `.as_dict()`) -----------------------------------------
+
+
+def colour(index: int) -> str:
+    """The colour of the arm at `index` (control first)."""
+    return PALETTE[index % len(PALETTE)]
+
+
+def _errors(estimates: Sequence[Mapping[str, Any] | None]) -> tuple[list, list, list]:
+    """Values and the distances to their interval ends (plotly's asymmetric error bars); None stays a gap."""
+    values, plus, minus = [], [], []
+    for e in estimates:
+        value = (e or {}).get("value")
+        iv = (e or {}).get("interval") or {}
+        if is_number(value):
+            values.append(value)
+            plus.append(max(0.0, iv["high"] - value) if is_number(iv.get("high")) else 0.0)
+            minus.append(max(0.0, value - iv["low"]) if is_number(iv.get("low")) else 0.0)
+        else:
+            values.append(None)
+            plus.append(None)
+            minus.append(None)
+    return values, plus, minus
+
+
+def estimate_figure(
+    names: Sequence[str],
+    estimates: Sequence[Mapping[str, Any] | None],
+    *,
+    share: bool = True,
+    title: str = "",
+):
+    """One dot per arm with its interval (a share on a 0–100% axis, or a score)."""
+    values, plus, minus = _errors(estimates)
+    scale = 100.0 if share else 1.0
+    data = [
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "x": [None if v is None else v * scale for v in values],
+            "y": [label(n) for n in names],
+            "error_x": {
+                "type": "data",
+                "symmetric": False,
+                "array": [None if p is None else p * scale for p in plus],
+                "arrayminus": [None if m is None else m * scale for m in minus],
+                "thickness": 2,
+                "width": 6,
+            },
+            "marker": {"size": 12, "color": [colour(i) for i in range(len(names))]},
+            "hovertemplate": "%{y}: %{x:.1f}" + ("%" if share else "") + "<extra></extra>",
+            "showlegend": False,
+        }
+    ]
+    axis: dict[str, Any] = {"title": {"text": title}}
+    if share:
+        axis.update(range=[0, 100], ticksuffix="%")
+    return figure(
+        data,
+        xaxis=axis,
+        yaxis={"autorange": "reversed"},
+        height=max(170, 80 + 44 * len(names)),
+        margin={"t": 12},
+    )
+
+
+def grouped_figure(
+    groups: Sequence[str],
+    series: Mapping[str, Sequence[Mapping[str, Any] | None]],
+    *,
+    share: bool = True,
+    title: str = "",
+    lines: bool = False,
+):
+    """Per group (domain or round), one dot per arm with its interval; `lines` joins the dots (rounds)."""
+    scale = 100.0 if share else 1.0
+    data = []
+    for i, (arm, estimates) in enumerate(series.items()):
+        values, plus, minus = _errors(estimates)
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers" if lines else "markers",
+                "name": label(arm),
+                "x": [label(g) for g in groups],
+                "y": [None if v is None else v * scale for v in values],
+                "error_y": {
+                    "type": "data",
+                    "symmetric": False,
+                    "array": [None if p is None else p * scale for p in plus],
+                    "arrayminus": [None if m is None else m * scale for m in minus],
+                    "thickness": 1.5,
+                    "width": 4,
+                },
+                "marker": {"size": 10, "color": colour(i)},
+                "line": {"color": colour(i)},
+                "hovertemplate": "%{x}: %{y:.1f}"
+                + ("%" if share else "")
+                + "<extra>"
+                + label(arm)
+                + "</extra>",
+            }
+        )
+    axis: dict[str, Any] = {"title": {"text": title}}
+    if share:
+        axis.update(range=[0, 105], ticksuffix="%")
+    return figure(
+        data,
+        yaxis=axis,
+        xaxis={"type": "category", "tickangle": -30 if len(groups) > 6 else 0},
+        scattermode="group",
+        height=380,
+    )
+
+
+def confusion_figure(confusion: Mapping[str, Any], *, title: str = ""):
+    """A confusion matrix as a heatmap: rows gold, columns predicted; colour by row share, text the counts."""
+    counts = [list(row) for row in confusion.get("counts") or []]
+    rows = [label(x, 24) for x in confusion.get("labels") or []]
+    cols = [label(x, 24) for x in confusion.get("columns") or []]
+    shares = []
+    for row in counts:
+        total = sum(row)
+        shares.append([(c / total) if total else 0.0 for c in row])
+    data = [
+        {
+            "type": "heatmap",
+            "z": shares,
+            "x": cols,
+            "y": rows,
+            "text": [[f"{c:,}" for c in row] for row in counts],
+            "texttemplate": "%{text}",
+            "colorscale": [[0, "#f6f8fa"], [1, "#4c78a8"]],
+            "zmin": 0,
+            "zmax": 1,
+            "showscale": False,
+            "hovertemplate": "gold %{y} → predicted %{x}: %{text} runs (%{z:.0%} of the row)<extra></extra>",
+        }
+    ]
+    side = 60 + 44 * max(1, len(rows))
+    return figure(
+        data,
+        title={"text": label(title), "font": {"size": 14}},
+        xaxis={"title": {"text": "predicted"}, "side": "bottom", "type": "category"},
+        yaxis={"title": {"text": "gold"}, "autorange": "reversed", "type": "category"},
+        height=min(560, max(240, side + 90)),
+        margin={"t": 40},
+    )
+
+
+def bars_figure(
+    names: Sequence[str], values: Mapping[str, Sequence[Any]], *, title: str = "", suffix: str = ""
+):
+    """Grouped bars: for each measure in `values` (``{"p50": [...], "p95": [...]}``) one bar per arm."""
+    data = []
+    for j, (measure, numbers) in enumerate(values.items()):
+        data.append(
+            {
+                "type": "bar",
+                "name": label(measure),
+                "x": [label(n) for n in names],
+                "y": [v if is_number(v) else None for v in numbers],
+                "marker": {"color": PALETTE[(j + 3) % len(PALETTE)]},
+                "hovertemplate": "%{x}: %{y:,.4~f}" + suffix + "<extra>" + label(measure) + "</extra>",
+            }
+        )
+    return figure(data, barmode="group", yaxis={"title": {"text": title}, "ticksuffix": suffix}, height=320)
