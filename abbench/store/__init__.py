@@ -2,48 +2,18 @@
 
 from __future__ import annotations
 
-import os
-
 from abbench.store._base import (
     DEFAULT_STORE,
     STORE_ENV,
-    StoreBase,
     current_user,
     dumps,
     loads,
     now_iso,
     resolve_store_path,
 )
-from abbench.store._datasets import DatasetsMixin
-from abbench.store._experiments import ExperimentsMixin
-from abbench.store._grades import GradesMixin
 from abbench.store._migrations import SCHEMA_VERSION
-from abbench.store._reviews import ReviewsMixin
-from abbench.store._runs import RunsMixin
-from abbench.store._snapshots import SnapshotsMixin, load_snapshot, snapshot_skill
-
-
-class Store(
-    DatasetsMixin,
-    SnapshotsMixin,
-    ExperimentsMixin,
-    RunsMixin,
-    GradesMixin,
-    ReviewsMixin,
-    StoreBase,
-):
-    """An open abbench store. Use `open_store()` to get one; close it (or use ``with``) when done."""
-
-
-def open_store(path: str | os.PathLike | Store | None = None, *, create: bool = True) -> Store:
-    """Open (and create or migrate) the store at `path`, $ABBENCH_STORE, or ./.abbench.
-
-    A `Store` passed in is returned as is, so every API function can take either.
-    """
-    if isinstance(path, Store):
-        return path
-    return Store(path, create=create)
-
+from abbench.store._snapshots import load_snapshot, snapshot_skill
+from abbench.store._store import Store, open_store
 
 __all__ = [
     "DEFAULT_STORE",

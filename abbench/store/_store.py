@@ -1,0 +1,35 @@
+"""The Store class: the base connection handling plus one mixin per concept."""
+
+from __future__ import annotations
+
+import os
+
+from abbench.store._base import StoreBase
+from abbench.store._datasets import DatasetsMixin
+from abbench.store._experiments import ExperimentsMixin
+from abbench.store._grades import GradesMixin
+from abbench.store._reviews import ReviewsMixin
+from abbench.store._runs import RunsMixin
+from abbench.store._snapshots import SnapshotsMixin
+
+
+class Store(
+    DatasetsMixin,
+    SnapshotsMixin,
+    ExperimentsMixin,
+    RunsMixin,
+    GradesMixin,
+    ReviewsMixin,
+    StoreBase,
+):
+    """An open abbench store. Use `open_store()` to get one; close it (or use ``with``) when done."""
+
+
+def open_store(path: str | os.PathLike | Store | None = None, *, create: bool = True) -> Store:
+    """Open (and create or migrate) the store at `path`, $ABBENCH_STORE, or ./.abbench.
+
+    A `Store` passed in is returned as is, so every API function can take either.
+    """
+    if isinstance(path, Store):
+        return path
+    return Store(path, create=create)

@@ -1,0 +1,90 @@
+"""Guards on the package's shape: public names, layers, and CLI help."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+import abbench
+from abbench.cli import cli
+
+from .conftest import REPO, subprocess_env
+
+VIEWS = {"abbench.cli", "abbench.widgets", "abbench.report"}
+# click is not here: httpx imports it for its own command line.
+FORBIDDEN_IN_CORE = (
+    "ipywidgets",
+    "IPython",
+    "ipykernel",
+    "papermill",
+    "nbconvert",
+    "nbformat",
+    "abbench.cli",
+    "abbench.widgets",
+    "abbench.report",
+    "tqdm",
+    "plotly",
+)
+
+
+def _packages() -> list[str]:
+    """abbench and its direct subpackages and modules (public ones)."""
+    names = ["abbench"]
+    for info in pkgutil.iter_modules(abbench.__path__):
+        if not info.name.startswith("_"):
+            names.append(f"abbench.{info.name}")
+    return names
+
+
+def test_top_level_all_is_sorted_and_resolves():
+    assert abbench.__all__ == sorted(abbench.__all__)
+    for name in abbench.__all__:
+        assert getattr(abbench, name) is not None, name
+
+
+@pytest.mark.parametrize("module", [m for m in _packages() if m != "abbench"])
+def test_public_names_match_all(module):
+    mod = importlib.import_module(module)
+    if not hasattr(mod, "__path__"):
+        pytest.skip("a plain module")
+    declared = set(getattr(mod, "__all__", ()))
+    public = {n for n in vars(mod) if not n.startswith("_") and n != "annotations"}
+    public -= {n for n in public if isinstance(getattr(mod, n), type(sys))}  # submodules
+    assert declared == public, f"{module}: __all__ differs from its public names: {declared ^ public}"
+    for name in declared:
+        assert getattr(mod, name) is not None
+
+
+def test_core_imports_no_view_or_notebook_module():
+    core = [m for m in _packages() if m not in VIEWS]
+    code = (
+        "import importlib, json, sys\n"
+        f"for m in {core!r}: importlib.import_module(m)\n"
+        f"print(json.dumps(sorted(n for n in sys.modules if n.split('.')[0] in {FORBIDDEN_IN_CORE!r} "
+        f"or any(n == f or n.startswith(f + '.') for f in {FORBIDDEN_IN_CORE!r}))))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(out.stdout) == []
+
+
+def test_every_cli_command_has_help():
+    runner = CliRunner()
+    assert cli.commands
+    for name, command in cli.commands.items():
+        assert (command.help or "").strip(), f"`abbench {name}` has no help text"
+        result = runner.invoke(cli, [name, "--help"])
+        assert result.exit_code == 0, (name, result.output)
+        assert "Usage:" in result.output
