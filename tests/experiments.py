@@ -76,16 +76,31 @@ def _judge(ctx):
 
 
 def _pairwise(ctx):
+    """Prefers the right answer; shown in a seeded order and, like real judges, a little drawn to slot 1."""
     a_ok = ctx.a.output.prediction == ctx.case.expected
     b_ok = ctx.b.output.prediction == ctx.case.expected
-    verdict = "tie" if a_ok == b_ok else ("a" if a_ok else "b")
-    first = "a" if ctx.seed % 2 == 0 else "b"
+    slots = ("a", "b") if ctx.seed % 2 == 0 else ("b", "a")
+    winner = "a" if a_ok else "b"
+    if a_ok == b_ok:  # equally good: a tie, broken towards slot 1 now and then
+        winner = slots[0] if ctx.seed % 3 == 0 else "tie"
     return GradeResult(
-        verdict=verdict,
+        verdict=winner,
+        score={"a": 1.0, "b": 0.0, "tie": 0.5}[winner],
         comment="the better answer follows the rules",
         judge_model="fixture-judge",
         judge_cost=0.0003,
-        details={"seed": ctx.seed, "first_shown": first, "orders": [first]},
+        details={
+            "seed": ctx.seed,
+            "arms": [ctx.a.arm, ctx.b.arm],
+            "slots": list(slots),
+            "judgements": [
+                {
+                    "slots": list(slots),
+                    "winner_slot": None if winner == "tie" else slots.index(winner) + 1,
+                    "winner": winner,
+                }
+            ],
+        },
     )
 
 
