@@ -85,6 +85,11 @@ def pvalue(value: Any) -> str:
     return "p < 0.001" if value < 0.001 else f"p = {value:.3f}"
 
 
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 case``, ``2 cases``, ``1,204 cases`` (`many` for irregular plurals)."""
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
 def when(value: Any) -> str:
     """An ISO-8601 time as people read it: ``2026-11-29 20:49 UTC`` (text that is not a time is kept)."""
     if not value:
@@ -332,6 +337,7 @@ def states_figure(states: Mapping[str, Mapping[str, int]]):
         height=max(160, 70 + 42 * len(arms)),
         yaxis={"autorange": "reversed"},
         xaxis={"title": {"text": "runs"}},
+        legend={"orientation": "h", "y": -0.35, "traceorder": "normal"},
         margin={"t": 12},
     )
 
@@ -386,6 +392,7 @@ def estimate_figure(
                 "width": 6,
             },
             "marker": {"size": 12, "color": [colour(i) for i in range(len(names))]},
+            "cliponaxis": False,  # a dot at 0% or 100% stays whole
             "hovertemplate": "%{y}: %{x:.1f}" + ("%" if share else "") + "<extra></extra>",
             "showlegend": False,
         }
@@ -432,6 +439,7 @@ def grouped_figure(
                 },
                 "marker": {"size": 10, "color": colour(i)},
                 "line": {"color": colour(i)},
+                "cliponaxis": False,
                 "hovertemplate": "%{x}: %{y:.1f}"
                 + ("%" if share else "")
                 + "<extra>"
@@ -503,3 +511,40 @@ def bars_figure(
             }
         )
     return figure(data, barmode="group", yaxis={"title": {"text": title}, "ticksuffix": suffix}, height=320)
+
+
+def show_text(text: str) -> str:
+    """A paragraph of plain words (escaped)."""
+    return f"<p>{esc(text)}</p>"
+
+
+def outcome_figure(outcomes: Mapping[str, Any], a: str, b: str):
+    """How cases moved from A to B: fixed, regressed, right in both, wrong in both (one stacked bar)."""
+    parts = (
+        ("fixed", outcomes.get("fixed", 0), "#54a24b"),
+        ("regressed", outcomes.get("regressed", 0), "#e45756"),
+        ("right in both", outcomes.get("both_pass", 0), "#c9e3c5"),
+        ("wrong in both", outcomes.get("both_fail", 0), "#f2c4c4"),
+    )
+    data = [
+        {
+            "type": "bar",
+            "orientation": "h",
+            "name": name,
+            "y": [label(f"{b} vs {a}")],
+            "x": [n],
+            "marker": {"color": c},
+            "text": [f"{n:,}" if n else ""],
+            "textposition": "inside",
+            "hovertemplate": name + ": %{x} cases<extra></extra>",
+        }
+        for name, n, c in parts
+    ]
+    return figure(
+        data,
+        barmode="stack",
+        height=150,
+        margin={"t": 8, "b": 30},
+        xaxis={"title": {"text": "cases"}},
+        legend={"orientation": "h", "y": -0.6},
+    )

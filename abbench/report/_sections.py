@@ -441,3 +441,586 @@ def provenance_section(prov: Mapping[str, Any]) -> list[Part]:
             caption="Arms",
         ),
     ]
+
+
+# -- the decision ----------------------------------------------------------------------------------------
+
+
+def _side_name(side: Mapping[str, Any] | None) -> str:
+    if not side:
+        return d.MISSING
+    return side.get("label") or side.get("arm") or d.MISSING
+
+
+def _points(value: Any, unit: str = "points", digits: int = 1) -> str:
+    if not d.is_number(value):
+        return d.MISSING
+    return f"{value * 100:+.{digits}f} pts" if unit == "points" else f"{value:+.3g}"
+
+
+def _dimension_figures(name: str, dim: Mapping[str, Any]) -> tuple[str, str]:
+    """The headline figure of a dimension and a short line of evidence (the summary when not assessed)."""
+    ev = dim.get("evidence") or {}
+    if not dim.get("assessed", True) or not ev:
+        return d.MISSING, dim["summary"]
+    if name == "capability":
+        parts = []
+        if "fixed" in ev:
+            parts.append(f"{ev['fixed']} fixed, {ev['regressed']} regressed")
+        if d.is_number(ev.get("ci_low")) and d.is_number(ev.get("ci_high")):
+            parts.append(f"interval {_points(ev['ci_low'])} to {_points(ev['ci_high'])}")
+        if d.is_number(ev.get("mde")):
+            parts.append(f"detects {_points(ev['mde']).lstrip('+')} or more")
+        worse = ev.get("domains_significantly_worse") or []
+        if worse:
+            parts.append("worse in " + ", ".join(map(str, worse[:3])))
+        if dim["conclusion"] != "pass":
+            parts.append(dim["summary"])
+        return _points(ev.get("difference")), "; ".join(parts) or dim["summary"]
+    if name == "cost":
+        big = d.pct(ev.get("relative"), 0, signed=True).replace("pp", "%")
+        return big, f"per case {d.money(ev.get('cost_a'))} → {d.money(ev.get('cost_b'))}. " + dim["summary"]
+    fb, fa = ev.get("flip_rate_b"), ev.get("flip_rate_a")
+    big = f"{d.pct(fb, 0)} flip" if d.is_number(fb) else d.MISSING
+    if d.is_number(fb) and d.is_number(fa):
+        big += f" (was {d.pct(fa, 0)})"
+    return big, dim["summary"]
+
+
+def decision_section(
+    gate: Mapping[str, Any] | None, *, reason: str | None = None, shown_notes: Sequence[str] = ()
+) -> list[Part]:
+    """The verdict banner, the three dimensions at a glance, and every gate rule with its value.
+
+    `shown_notes` are notes another section shows (the comparison's), left out here.
+    """
+    if gate is None:
+        return [d.decision_html(None, reason or "No gate could be evaluated for this experiment.")]
+    warnings = [r for r in gate["rules"] if r["rule"]["severity"] == "warn" and r["status"] != "pass"]
+    tone = gate["outcome"] if gate["outcome"] == "block" or not warnings else "warn"
+    a, b = gate.get("a"), gate.get("b")
+    headline = (
+        f"Candidate {_side_name(b)} against baseline {_side_name(a)}."
+        if a
+        else f"{_side_name(b)} alone: there is no baseline to compare it with."
+    )
+    blocking = [r["message"] for r in gate["rules"] if r["blocks"]]
+    details = ""
+    if blocking:
+        details = "<ul>" + "".join(f"<li>{d.esc(m)}</li>" for m in blocking) + "</ul>"
+    elif gate.get("verdict"):
+        details = f"<p>{d.esc(gate['verdict'])}</p>"
+    parts: list[Part] = [d.decision_html(tone, headline, details)]
+    cards = []
+    decision = gate["decision"]
+    for name in ("capability", "cost", "stability"):
+        dim = decision[name]
+        big, text = _dimension_figures(name, dim)
+        assessed = dim.get("assessed", True)
+        tone_card = "flat" if not assessed else ("good" if dim["conclusion"] == "pass" else "bad")
+        word = "not assessed" if not assessed else dim["conclusion"]
+        cards.append(d.card_html(f"{name} · {word}", big, text, tone_card))
+    parts.append(d.cards_html(cards))
+    rows = [
+        {
+            "rule": r["rule"].get("name") or r["rule"]["metric"],
+            "condition": f"{r['rule']['metric']} {r['rule']['op']} {_plain(r['rule']['value'])}",
+            "value": _plain(r["value"]),
+            "severity": r["rule"]["severity"],
+            "outcome": "BLOCKS"
+            if r["blocks"]
+            else ("pass" if r["status"] == "pass" else f"{r['status']} (warning)"),
+            "_tone": "block" if r["blocks"] else ("pass" if r["status"] == "pass" else "warn"),
+        }
+        for r in gate["rules"]
+    ]
+    parts.append(
+        d.table_html(
+            rows,
+            [
+                ("rule", "rule"),
+                ("condition", "condition"),
+                ("value", "value"),
+                ("severity", "severity"),
+                ("outcome", "outcome"),
+            ],
+            caption=f"Gate rules ({gate['source']})",
+            row_class=lambda r: r["_tone"],
+        )
+    )
+    for note in gate.get("notes") or ():
+        if note not in shown_notes:
+            parts.append(d.note_html(note))
+    return parts
+
+
+def _plain(value: Any) -> str:
+    if value is None:
+        return d.MISSING
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+# -- the paired comparison -------------------------------------------------------------------------------
+
+
+def _interval_points(iv: Mapping[str, Any] | None, unit: str) -> str:
+    if not iv or not (d.is_number(iv.get("low")) and d.is_number(iv.get("high"))):
+        return d.MISSING
+    return f"[{_points(iv['low'], unit)}, {_points(iv['high'], unit)}]"
+
+
+def comparison_section(c: Mapping[str, Any] | None, *, reason: str | None = None) -> list[Part]:
+    """Fixed and regressed cases, exact McNemar, the paired difference with its interval, the minimum
+    detectable effect in plain words, cost/latency/token differences, domains and pairwise judges."""
+    if c is None:
+        return [d.note_html(reason or "There is no second arm or experiment to compare with.")]
+    unit = c["unit"]
+    share = unit == "points"
+    a, b = c["a"]["arm"], c["b"]["arm"]
+    parts: list[Part] = [d.show_text(c["verdict"]["text"])]
+    main = c.get("clustered") or c.get("difference")
+    pairs: list[tuple[str, Any]] = [
+        (
+            "compared",
+            f"{b} (B) against {a} (A), {d.plural(c['n_cases'], 'paired case')}, differences are B − A",
+        ),
+        ("A", estimate_text(c["value_a"], share=share)),
+        ("B", estimate_text(c["value_b"], share=share)),
+    ]
+    if main:
+        pairs.append(
+            (
+                "difference",
+                f"{_points(main['difference'], unit)} "
+                + (
+                    _interval_points(main.get("interval"), unit)
+                    if main.get("interval")
+                    else "(no interval with so few cases)"
+                )
+                + f" ({c['verdict']['test']}, {d.pvalue(c['verdict']['p_value'])})",
+            )
+        )
+    o = c.get("outcomes")
+    if o:
+        pairs.append(
+            (
+                "cases",
+                f"{o['fixed']:,} fixed · {o['regressed']:,} regressed · {o['both_pass']:,} right in both · "
+                f"{o['both_fail']:,} wrong in both",
+            )
+        )
+    m = c.get("mcnemar")
+    if m:
+        if m["n_discordant"]:
+            pairs.append(
+                (
+                    "exact McNemar",
+                    f"{d.pvalue(m['p_value'])} on {m['n_discordant']:,} discordant cases ({m['b']} vs {m['c']})",
+                )
+            )
+        else:
+            pairs.append(
+                ("exact McNemar", "no discordant case: every case has the same outcome in both arms (p = 1)")
+            )
+    mde = c.get("mde")
+    if mde and d.is_number(mde.get("delta")):
+        size = _points(mde["delta"], unit).lstrip("+")
+        pairs.append(
+            (
+                "smallest detectable difference",
+                f"{size} with {mde['n']:,} cases ({mde['power']:.0%} power, {mde['alpha']:g} level): a true "
+                f'difference smaller than this would usually go unnoticed, so "no significant difference" '
+                f'here does not mean "no difference".',
+            )
+        )
+    elif c["n_cases"]:
+        pairs.append(
+            ("smallest detectable difference", "not computable from these data (no spread between cases)")
+        )
+    excluded = c.get("excluded") or {}
+    for why, ids in excluded.items():
+        pairs.append(("left out", f"{len(ids):,} cases: {why}"))
+    parts.append(d.kv_html(pairs))
+    if o:
+        parts.append(d.outcome_figure(o, a, b))
+    usage = [u for u in c.get("usage") or [] if u.get("difference") is not None or u.get("reason")]
+    if usage:
+        fmt = {
+            "cost": d.money,
+            "latency_ms": d.ms,
+            "tokens": lambda v: d.num(v, 0),
+            "score": lambda v: d.num(v, 2),
+        }
+        rows = []
+        for u in usage:
+            f = fmt.get(u["metric"], d.num)
+            iv = u.get("interval") or {}
+            diff = u.get("difference")
+            rows.append(
+                {
+                    "metric": {
+                        "latency_ms": "latency",
+                        "tokens": "tokens per run",
+                        "cost": "cost per run",
+                    }.get(u["metric"], u["metric"]),
+                    "a": f(u.get("value_a")),
+                    "b": f(u.get("value_b")),
+                    "diff": (("+" if d.is_number(diff) and diff > 0 else "") + f(diff))
+                    if d.is_number(diff)
+                    else (u.get("reason") or d.MISSING),
+                    "interval": d.interval(iv.get("low"), iv.get("high"), f),
+                    "relative": d.pct(u.get("relative"), 1, signed=True).replace("pp", "%"),
+                    "p": d.pvalue(u.get("p_value")),
+                }
+            )
+        parts.append(
+            d.table_html(
+                rows,
+                [
+                    ("metric", "per case"),
+                    ("a", a),
+                    ("b", b),
+                    ("diff", "B − A"),
+                    ("interval", "interval"),
+                    ("relative", "relative"),
+                    ("p", "p"),
+                ],
+                caption=f"Cost, latency and tokens, paired ({usage[0].get('method', '')})",
+            )
+        )
+    domains = c.get("by_domain") or []
+    if len(domains) >= 2:
+        rows = [
+            {
+                "domain": r["domain"],
+                "n": r["n_cases"],
+                "a": d.pct(r["value_a"]) if share else d.num(r["value_a"]),
+                "b": d.pct(r["value_b"]) if share else d.num(r["value_b"]),
+                "diff": f"{_points(r['difference'], unit)} {_interval_points(r.get('interval'), unit)}",
+                "moved": f"{r['fixed']} fixed, {r['regressed']} regressed",
+                "p": d.pvalue(r.get("p_adjusted")),
+                "flag": "significantly worse"
+                if r["significant_regression"]
+                else ("significantly better" if r["significant_improvement"] else ""),
+                "_tone": "block"
+                if r["significant_regression"]
+                else ("pass" if r["significant_improvement"] else None),
+            }
+            for r in domains
+        ]
+        parts.append(
+            d.table_html(
+                rows,
+                [
+                    ("domain", "domain"),
+                    ("n", "cases"),
+                    ("a", a),
+                    ("b", b),
+                    ("diff", "B − A"),
+                    ("moved", "cases moved"),
+                    ("p", "p (Holm-adjusted)"),
+                    ("flag", ""),
+                ],
+                caption="Per domain, paired",
+                row_class=lambda r: r["_tone"],
+            )
+        )
+    for note in c.get("notes") or ():
+        parts.append(d.note_html(note))
+    return parts
+
+
+def multi_section(multi: Mapping[str, Any] | None) -> list[Part]:
+    """Every arm against the baseline, Holm-adjusted, with Cochran's Q over all arms."""
+    if not multi:
+        return []
+    rows = [
+        {
+            "pair": f"{p['b']} vs {p['a']}",
+            "n": p["n_cases"],
+            "diff": f"{_points(p['difference'])} {_interval_points(p.get('interval'), 'points')}",
+            "moved": f"{p['fixed']} fixed, {p['regressed']} regressed",
+            "p": d.pvalue(p.get("p_value")),
+            "adj": d.pvalue(p.get("p_adjusted")),
+            "sig": "yes" if p["significant"] else "no",
+        }
+        for p in multi.get("pairs") or []
+    ]
+    parts: list[Part] = [
+        d.table_html(
+            rows,
+            [
+                ("pair", "arm vs baseline"),
+                ("n", "cases"),
+                ("diff", "difference"),
+                ("moved", "cases moved"),
+                ("p", "p"),
+                ("adj", "p (Holm)"),
+                ("sig", "significant"),
+            ],
+            caption="Every arm against the baseline",
+        )
+    ]
+    q = multi.get("cochran")
+    if q:
+        parts.append(
+            d.note_html(
+                f"Cochran's Q over all {q['n_arms']} arms and {q['n_cases']:,} cases: Q = {q['statistic']:.2f}, "
+                f"{d.pvalue(q['p_value'])} (whether the arms pass equally often)."
+            )
+        )
+    for note in multi.get("notes") or ():
+        parts.append(d.note_html(note))
+    return parts
+
+
+# -- cases: regressed and disagreements --------------------------------------------------------------------
+
+
+def _answers(runs: Sequence[Mapping[str, Any]], arm: str) -> str:
+    """The answers of one arm's runs of a case: ``fast ✓ / slow ✗`` with reasons and cited evidence."""
+    lines = []
+    for r in runs:
+        if r.get("arm") != arm:
+            continue
+        mark = {True: "✓", False: "✗"}.get(r.get("passed"), "·")
+        head = f"round {r['round'] + 1}: {d.esc(r.get('prediction'))} {mark}"
+        if r.get("failure_type"):
+            head = f"round {r['round'] + 1}: failed ({d.esc(r['failure_type'])})"
+        body = f"<div>{d.esc(r.get('reason'))}</div>" if r.get("reason") else ""
+        refs = [e.get("ref") for e in r.get("evidence") or [] if e.get("ref")]
+        if refs:
+            body += f'<div class="abb-muted">cites {d.esc(", ".join(refs[:6]))}</div>'
+        lines.append(f"<div><b>{head}</b>{body}</div>")
+    return "".join(lines) or d.MISSING
+
+
+def cases_section(
+    changes: Sequence[Mapping[str, Any]],
+    details: Mapping[str, Mapping[str, Any]],
+    arm_a: str,
+    arm_b: str,
+    *,
+    total: int,
+    empty: str,
+    other_details: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[Part]:
+    """A table of cases (case, domain, input, gold, each arm's answers with reasons and evidence).
+
+    `details` maps a case id to its `case_detail(...).as_dict()`; `other_details` gives arm A's runs
+    when A is in another experiment.
+    """
+    if not changes:
+        return [d.note_html(empty)]
+    rows = []
+    for ch in changes:
+        det = details.get(ch["case_id"]) or {}
+        case = det.get("case") or {}
+        runs_a = (other_details or details).get(ch["case_id"], {}).get("runs") or []
+        runs_b = det.get("runs") or []
+        rows.append(
+            {
+                "case": f'{d.esc(ch["case_id"])}<div class="abb-muted">{d.esc(ch.get("domain"))}</div>',
+                "input": case.get("input"),
+                "gold": case.get("expected"),
+                "rates": ch.get("rates")
+                or f"{ch.get('a_passed', '?')}/{ch.get('a_graded', '?')} → {ch.get('b_passed', '?')}/{ch.get('b_graded', '?')}",
+                "a": _answers(runs_a, arm_a),
+                "b": _answers(runs_b, arm_b),
+            }
+        )
+    parts: list[Part] = [
+        d.table_html(
+            rows,
+            [
+                ("case", "case", "html"),
+                ("input", "input", "text"),
+                ("gold", "gold"),
+                ("rates", "passed A → B"),
+                ("a", arm_a, "html"),
+                ("b", arm_b, "html"),
+            ],
+        )
+    ]
+    if total > len(changes):
+        parts.append(d.note_html(f"Showing {len(changes)} of {total:,}; the runs export lists them all."))
+    return parts
+
+
+def disagreements_section(items: Sequence[Mapping[str, Any]], arm: str, *, empty: str) -> list[Part]:
+    """A sample of cases whose answer disagrees with the gold (or a judge), with reasons and evidence."""
+    if not items:
+        return [d.note_html(empty)]
+    rows = []
+    for it in items:
+        case = it["case"]
+        reviews = ", ".join(
+            f"{r['verdict']}" + (f" ({r['note']})" if r.get("note") else "") for r in it.get("reviews") or []
+        )
+        rows.append(
+            {
+                "case": f'{d.esc(case["case_id"])}<div class="abb-muted">{d.esc(case.get("domain"))}</div>',
+                "input": case.get("input"),
+                "gold": case.get("expected"),
+                "why": ", ".join(it.get("kinds") or []),
+                "answers": _answers(it.get("runs") or [], arm),
+                "review": reviews or "not reviewed",
+            }
+        )
+    return [
+        d.table_html(
+            rows,
+            [
+                ("case", "case", "html"),
+                ("input", "input", "text"),
+                ("gold", "gold"),
+                ("why", "listed for"),
+                ("answers", arm, "html"),
+                ("review", "review", "text"),
+            ],
+        )
+    ]
+
+
+# -- human review ----------------------------------------------------------------------------------------
+
+
+def reviews_section(items: Sequence[Mapping[str, Any]], agreement: Mapping[str, Any] | None) -> list[Part]:
+    """Review outcomes per verdict and arm, judge-versus-human agreement, and the reviewers' notes."""
+    if not items:
+        return [
+            d.note_html(
+                "No one has reviewed a case of this experiment yet (abbench review, or the review widget)."
+            )
+        ]
+    arms = list(dict.fromkeys(r.get("arm") or "(whole case)" for r in items))
+    verdicts = list(dict.fromkeys(r["verdict"] for r in items))
+    table = []
+    for v in verdicts:
+        row: dict[str, Any] = {"verdict": v.replace("_", " ")}
+        for arm in arms:
+            row[arm] = sum(1 for r in items if r["verdict"] == v and (r.get("arm") or "(whole case)") == arm)
+        table.append(row)
+    parts: list[Part] = [
+        d.table_html(
+            table,
+            [("verdict", "verdict"), *[(a, a) for a in arms]],
+            caption=f"{len(items):,} reviewed cases (latest verdict per case and arm)",
+        )
+    ]
+    if agreement:
+        if agreement.get("kappa"):
+            k = agreement["kappa"]
+            parts.append(
+                d.note_html(
+                    f"Graders and reviewers agree on {d.pct(agreement['agreement'])} of {agreement['n']:,} reviewed runs "
+                    f"(Cohen's kappa {d.num(k.get('kappa'), 2)})."
+                )
+            )
+        elif agreement.get("reason"):
+            parts.append(d.note_html(f"Judge-versus-human agreement: {agreement['reason']}."))
+    notes = [r for r in items if r.get("note")][:20]
+    if notes:
+        parts.append(
+            d.table_html(
+                [
+                    {
+                        "case": r["case_id"],
+                        "arm": r.get("arm") or "(whole case)",
+                        "verdict": r["verdict"],
+                        "note": r["note"],
+                        "who": r.get("reviewer"),
+                        "when": d.when(r.get("created_at")),
+                    }
+                    for r in notes
+                ],
+                [
+                    ("case", "case"),
+                    ("arm", "arm"),
+                    ("verdict", "verdict"),
+                    ("note", "note", "text"),
+                    ("who", "reviewer"),
+                    ("when", "when"),
+                ],
+                caption="Reviewers' notes",
+            )
+        )
+    return parts
+
+
+# -- pairwise judges and position bias ----------------------------------------------------------------------
+
+
+def pairwise_section(pairwise: Sequence[Mapping[str, Any]], bias: Sequence[Mapping[str, Any]]) -> list[Part]:
+    """Blind pairwise judges' verdicts between the arms, and how much each judge favours a slot."""
+    parts: list[Part] = []
+    if pairwise:
+        rows = [
+            {
+                "grader": p["grader"],
+                "n": p["n"],
+                "wins_a": p["wins_a"],
+                "wins_b": p["wins_b"],
+                "ties": p["ties"],
+                "rate": d.pct(p.get("b_win_rate")),
+                "p": d.pvalue(p.get("p_value")),
+            }
+            for p in pairwise
+        ]
+        parts.append(
+            d.table_html(
+                rows,
+                [
+                    ("grader", "pairwise judge"),
+                    ("n", "pairs"),
+                    ("wins_a", "A preferred"),
+                    ("wins_b", "B preferred"),
+                    ("ties", "ties"),
+                    ("rate", "B's win rate"),
+                    ("p", "sign test"),
+                ],
+            )
+        )
+    if bias:
+        rows = []
+        for b in bias:
+            iv = b.get("first_win_interval") or {}
+            verdict = {
+                True: "favours a slot",
+                False: "no position bias shown",
+                None: "no decisive judgement",
+            }[b.get("biased")]
+            rows.append(
+                {
+                    "grader": b["grader"],
+                    "judgements": b["judgements"],
+                    "first": d.pct(b.get("first_win_rate"))
+                    + (f" {d.interval(iv.get('low'), iv.get('high'))}" if iv else ""),
+                    "flips": d.pct(b.get("flip_rate"))
+                    if b.get("both_orders")
+                    else "not judged in both orders",
+                    "verdict": verdict,
+                    "_tone": "warn" if b.get("biased") else None,
+                }
+            )
+        parts.append(
+            d.table_html(
+                rows,
+                [
+                    ("grader", "pairwise judge"),
+                    ("judgements", "judgements"),
+                    ("first", "first slot wins (unbiased: 50%)"),
+                    ("flips", "verdict flipped with the order"),
+                    ("verdict", ""),
+                ],
+                caption="Position bias",
+                row_class=lambda r: r["_tone"],
+            )
+        )
+    if not parts:
+        return [d.note_html("No pairwise judge compared the arms.")]
+    return parts
