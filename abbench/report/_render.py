@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import abbench
-from abbench.errors import AbbenchError, ReportError, UsageError
+from abbench.errors import AbbenchError, ComparisonRefused, ReportError, UsageError
 from abbench.report._html import TEMPLATES, notebook_to_html
 from abbench.report._secrets import find_secrets
 
@@ -218,9 +218,10 @@ def render_report(
 
     Args:
         experiment: The experiment: id, ``#id``, name, or an `Experiment`.
-        vs: Another experiment on the same dataset to compare against (its first arm against this
-            one's), instead of comparing this experiment's arms.
-        arms: The two arms to compare, control first (default: the first arm against each other).
+        vs: A baseline experiment on the same dataset: this experiment's last arm is compared against
+            its last arm (or the two `arms` named, baseline's first), instead of this experiment's arms.
+        arms: The two arms to compare, baseline first (default: the first against the last). With
+            `vs`: the baseline experiment's arm, then this experiment's.
         gate: A gate file (YAML/JSON) or a list of rules; default the experiment's own gate.
         out: The HTML file (default ``reports/<experiment>.html``); the notebook is written beside it
             with the suffix ``.ipynb``.
@@ -237,7 +238,8 @@ def render_report(
 
     Raises:
         NotFoundError: no such experiment, or no such arm.
-        UsageError: `vs` and `arms` together, not exactly two arms, a missing gate file.
+        UsageError: not exactly two arms, a missing gate file.
+        ComparisonRefused: `vs` ran on another dataset.
         ReportError: the notebook failed (the message names the cell and where the executed notebook
             is), no ``python3`` kernel, or a secret in the output.
     """
@@ -248,15 +250,23 @@ def render_report(
     exp = s.get_experiment(experiment)
     other = None
     if vs is not None:
-        if arms:
-            raise UsageError("give either vs (another experiment) or arms (two arms of this one), not both")
         other = s.get_experiment(vs)
+        if other.dataset != exp.dataset:
+            # Refused before a kernel starts: a page comparing different cases would mislead.
+            raise ComparisonRefused(
+                f"experiment {exp.name!r} ran on dataset {exp.dataset} and {other.name!r} on {other.dataset}: "
+                "a paired comparison needs both on the same cases (the same fingerprint)"
+            )
     if arms is not None:
         arms = list(arms)
         if len(arms) != 2:
             raise UsageError(f"arms takes two arm names, control first; got {len(arms)}: {arms}")
-        for name in arms:
-            exp.arm(name)  # NotFoundError listing the arms
+        if other is not None:
+            other.arm(arms[0])  # NotFoundError listing the arms
+            exp.arm(arms[1])
+        else:
+            for name in arms:
+                exp.arm(name)
     gate_param: Any = None
     if gate is not None:
         if isinstance(gate, (str, os.PathLike)):

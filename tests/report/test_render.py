@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from abbench.errors import NotFoundError, ReportError, UsageError
+from abbench.errors import ComparisonRefused, NotFoundError, ReportError, UsageError
 from abbench.report import find_secrets, render_report, render_reports, secret_values
 
 SHAPES = ("two-arm", "three-arm", "failures", "judges", "no-discordant", "single-case")
@@ -113,7 +113,9 @@ def test_a_report_holding_a_secret_is_refused(report_store, tmp_path, monkeypatc
 
 def test_argument_errors(report_store, tmp_path):
     store, ids, _ = report_store
-    with pytest.raises(UsageError, match="either vs"):
+    with pytest.raises(ComparisonRefused, match="needs both on the same cases"):
+        render_report(ids["two-arm"], vs=ids["single-case"], store=store)
+    with pytest.raises(NotFoundError, match="has no arm 'control'; its arms: none, v1, v2"):
         render_report(ids["two-arm"], vs=ids["three-arm"], arms=["control", "treatment"], store=store)
     with pytest.raises(UsageError, match="two arm names"):
         render_report(ids["three-arm"], arms=["none"], store=store)
