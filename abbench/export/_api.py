@@ -101,16 +101,19 @@ def export_table(experiment, what: str = "runs", *, store=None, **options: Any) 
         experiment: The experiment: id, ``#id``, name, or an `Experiment`.
         what: One of `EXPORT_KINDS`.
         store: A `Store`, a store folder, or None for $ABBENCH_STORE / ./.abbench.
-        **options: For ``comparison``: ``arms=(a, b)`` or ``vs=`` another experiment.
+        **options: For ``comparison``: ``arms=(a, b)`` and/or ``vs=`` a baseline experiment (see
+            `abbench.export.comparison_table`).
 
     Raises:
-        UsageError: an unknown `what` (the message lists the choices).
+        UsageError: an unknown `what` (the message lists the choices), or options for another export.
         NotFoundError: no such experiment.
     """
     from abbench.store import open_store
 
     if what not in EXPORT_KINDS:
         raise UsageError(f"cannot export {what!r}; choose one of {', '.join(EXPORT_KINDS)}")
+    if options and what != "comparison":
+        raise UsageError(f"{', '.join(sorted(options))} only apply to the comparison export, not to {what}")
     s = open_store(store)
     exp = s.get_experiment(experiment)
     if what == "runs":

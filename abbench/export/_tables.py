@@ -394,9 +394,76 @@ def _reviews(store, exp_id: int) -> list[dict[str, Any]]:
     return [dict(r) for r in rows]
 
 
-def comparison_table(store, exp, **options) -> Table:
-    """The cases whose outcome changed between two arms: fixed and regressed (needs the analysis layer)."""
-    raise UsageError(
-        "exporting the comparison needs the analysis layer (abbench.compare), which is not installed yet; "
-        "export runs, grades or reviews meanwhile"
+def comparison_table(store, exp, *, arms=None, vs=None) -> Table:
+    """How every paired case moved between two arms: fixed and regressed first, then the unchanged,
+    then the cases left out of the comparison (with why).
+
+    The pair is the one a report shows: `arms` ``(A, B)`` of this experiment, or this experiment's
+    last arm against `vs`'s last arm (`arms` then names the baseline's arm first), or else the first
+    arm against the last.
+    """
+    from abbench.compare import CATEGORIES, compare_arms, compare_experiments
+
+    if vs is not None:
+        a_arm, b_arm = tuple(arms) if arms else (None, None)
+        comparison = compare_experiments(vs, exp, arm_a=a_arm, arm_b=b_arm, store=store, details=False)
+    else:
+        if len(exp.arms) < 2:
+            raise UsageError(
+                f"experiment {exp.name!r} has one arm: export its comparison against another experiment "
+                "(vs=..., CLI --vs EXP_B)"
+            )
+        a_arm, b_arm = tuple(arms) if arms else (exp.arms[0].name, exp.arms[-1].name)
+        comparison = compare_arms(exp, a_arm, b_arm, store=store, details=False)
+    by_id = {c.case_id: c for c in store.load_cases(exp.dataset_id)}
+    a_name, b_name = comparison.a.arm, comparison.b.arm
+    order = {name: i for i, name in enumerate(CATEGORIES)}
+    columns = (
+        Column("case_id", "text", "The case."),
+        Column(
+            "category", "text", "fixed, regressed, unchanged_right, unchanged_wrong, unchanged, or excluded."
+        ),
+        Column("domain", "text", "The case's domain."),
+        Column("arm_a", "text", "The baseline arm (A)."),
+        Column("arm_b", "text", "The arm compared with it (B)."),
+        Column("a_passed", "int", "A's passing rounds."),
+        Column("a_graded", "int", "A's graded rounds."),
+        Column("b_passed", "int", "B's passing rounds."),
+        Column("b_graded", "int", "B's graded rounds."),
+        Column("a_value", "float", "A's pass rate (or mean score) on the case."),
+        Column("b_value", "float", "B's."),
+        Column("delta", "float", "B − A."),
+        Column("input", "text", "The case's query."),
+        Column("expected", "text", "The gold label."),
+        Column("note", "text", "Why an excluded case is left out."),
     )
+    changes = sorted(comparison.cases, key=lambda c: order.get(c.category, len(order)))
+    excluded = [(cid, why) for why, ids in comparison.excluded.items() for cid in ids]
+
+    def rows() -> Iterator[tuple]:
+        for c in changes:
+            case = by_id.get(c.case_id)
+            yield (
+                c.case_id,
+                c.category,
+                c.domain,
+                a_name,
+                b_name,
+                c.a_passed,
+                c.a_graded,
+                c.b_passed,
+                c.b_graded,
+                c.a_value,
+                c.b_value,
+                c.delta,
+                case.input if case else None,
+                case.expected if case else None,
+                None,
+            )
+        for cid, why in excluded:
+            case = by_id.get(cid)
+            yield (cid, "excluded", case.domain if case else None, a_name, b_name, *([None] * 7),
+                   case.input if case else None, case.expected if case else None, why)  # fmt: skip
+
+    notes = (comparison.verdict.text,)
+    return Table("comparison", exp.name, columns, rows, notes)
