@@ -178,9 +178,8 @@ def report_cmd(
         store=ctx.store,
         progress=not as_json and sys.stderr.isatty(),
     )
-    emit(
-        as_json,
-        r.as_dict(),
-        f"wrote {r.html_path} ({_size(r.size_bytes)}, {r.figures} figures) in {r.seconds:.1f} s\n"
-        f"executed notebook: {r.notebook_path}",
-    )
+    lines = [f"wrote {r.html_path} ({_size(r.size_bytes)}, {r.figures} figures) in {r.seconds:.1f} s"]
+    if r.decision:
+        lines.append(f"decision: {r.decision.upper()}" + (f" — {r.headline}" if r.headline else ""))
+    lines.append(f"executed notebook: {r.notebook_path}")
+    emit(as_json, r.as_dict(), "\n".join(lines))

@@ -280,6 +280,17 @@ def show(text: str) -> None:
     display(HTML(text))
 
 
+SUMMARY_MIMETYPE = "application/vnd.abbench.report+json"
+"""The output a report notebook leaves for `render_report` to read (the decision); never shown on the page."""
+
+
+def summary(data: Mapping[str, Any]) -> None:
+    """Leave the report's headline (decision, verdict, figures) in the executed notebook for the caller."""
+    from IPython.display import display
+
+    display({SUMMARY_MIMETYPE: dict(data)}, raw=True)
+
+
 def show_figure(fig: Any) -> None:
     """Display a plotly figure (a div and a ``Plotly.newPlot`` call in the page)."""
     from IPython.display import display

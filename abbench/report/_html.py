@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from abbench.report._display import SUMMARY_MIMETYPE
+
 TEMPLATES = Path(__file__).parent / "templates"
 """Where the report notebooks and the ``abbench_html`` nbconvert template live."""
 
@@ -19,8 +21,8 @@ def _drop_noise_preprocessor():
     class DropNoise(Preprocessor):
         """Leaves out stream output (stray prints, warnings on stderr) and plain-text-only results.
 
-        A stakeholder page shows what the report cells chose to display, never a kernel's chatter; the
-        executed notebook beside the page keeps everything for whoever debugs it.
+        A stakeholder page shows what the report cells chose to display, never a kernel's chatter (nor
+        the summary left for `render_report`); the executed notebook keeps everything.
         """
 
         def preprocess_cell(self, cell, resources, index):
@@ -31,7 +33,8 @@ def _drop_noise_preprocessor():
                         continue
                     data = output.get("data", {})
                     if output.get("output_type") in ("display_data", "execute_result") and set(data) <= {
-                        "text/plain"
+                        "text/plain",
+                        SUMMARY_MIMETYPE,
                     }:
                         continue
                     kept.append(output)

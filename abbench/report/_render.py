@@ -43,6 +43,8 @@ class ReportResult:
         title: The page's title.
         figures: How many figures the page draws.
         execute_seconds: Of `seconds`, the time papermill took (kernel start included).
+        decision: ``pass`` or ``block`` (the gate's outcome), or None when no gate could be evaluated.
+        headline: The comparison's verdict in words, when there is one.
     """
 
     html_path: Path
@@ -53,10 +55,14 @@ class ReportResult:
     title: str = ""
     figures: int = 0
     execute_seconds: float = 0.0
+    decision: str | None = None
+    headline: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
         return {
+            "decision": self.decision,
+            "headline": self.headline,
             "html_path": str(self.html_path),
             "notebook_path": str(self.notebook_path),
             "size_bytes": self.size_bytes,
@@ -188,6 +194,18 @@ def _execute(template: Path, output: Path, parameters: dict[str, Any], *, progre
         log.debug("report kernel stderr: %s", _tail(kernel_log))
 
 
+def _summary(nb) -> dict[str, Any]:
+    """What the notebook left for the caller (`_display.summary`): the decision and the headline."""
+    from abbench.report._display import SUMMARY_MIMETYPE
+
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {}).get(SUMMARY_MIMETYPE)
+            if isinstance(data, dict):
+                return data
+    return {}
+
+
 def _refuse_secrets(*texts: str) -> list[str]:
     found: set[str] = set()
     for text in texts:
@@ -317,7 +335,8 @@ def render_report(
         import nbformat
 
         nb_text = tmp_nb.read_text(encoding="utf-8")
-        page = notebook_to_html(nbformat.reads(nb_text, as_version=4), title=title)
+        executed = nbformat.reads(nb_text, as_version=4)
+        page = notebook_to_html(executed, title=title)
         leaked = _refuse_secrets(page, nb_text)
         if leaked:
             raise ReportError(
@@ -335,6 +354,7 @@ def render_report(
         with contextlib.suppress(OSError):
             tmp_nb.unlink()
     seconds = time.perf_counter() - started
+    found = _summary(executed)
     result = ReportResult(
         html_path=html_path,
         notebook_path=nb_path,
@@ -344,6 +364,8 @@ def render_report(
         title=title,
         figures=page.count('class="plotly-graph-div"'),
         execute_seconds=execute_s,
+        decision=found.get("decision"),
+        headline=found.get("headline"),
     )
     log.info(
         "wrote %s (%d bytes, %d figures) in %.1f s", html_path, result.size_bytes, result.figures, seconds
