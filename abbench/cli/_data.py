@@ -1,3 +1,449 @@
 """Commands for datasets and mapping profiles: import, datasets, profiles."""
 
 from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
+from abbench.errors import ImportFailed, UsageError
+
+_SHOW_PROBLEMS = 20
+
+
+def _cells(text: str) -> int:
+    # CJK characters take two terminal cells; pad by cells, not characters, so columns line up.
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _short(text: Any, width: int) -> str:
+    """`text` on one line, cut to `width` terminal cells and padded to them."""
+    s = "" if text is None else str(text).replace("\n", " ⏎ ")
+    if _cells(s) > width:
+        while _cells(s) > width - 1:
+            s = s[:-1]
+        s += "…"
+    return s + " " * (width - _cells(s))
+
+
+def _counts_line(counts: dict[Any, int], top: int = 8) -> str:
+    items = sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))
+    shown = " · ".join(f"{'(none)' if k is None else k} {n}" for k, n in items[:top])
+    more = f" · … {len(items) - top} more" if len(items) > top else ""
+    return f"{shown}{more}  ({len(items)} distinct)"
+
+
+def _echo_report(report, out: Callable[..., None] = click.echo, limit: int = _SHOW_PROBLEMS) -> None:
+    out(f"  validation  {report.summary()}")
+    for p in report.problems[:limit]:
+        out(f"    {'!' if p.severity == 'error' else '~'} {p}")
+    rest = len(report.problems) - min(limit, len(report.problems)) + report.truncated
+    if rest > 0:
+        out(f"    … and {rest} more (see --json for all)")
+
+
+def _echo_conflicts(conflicts, limit: int = 5) -> None:
+    if not conflicts:
+        return
+    more = "+" if len(conflicts) >= 200 else ""
+    click.echo(f"  conflicts   {len(conflicts)}{more} inputs have different expected labels; review them:")
+    for p in conflicts[:limit]:
+        click.echo(f"    ~ {p.location}: {_short(p.value, 40).rstrip()} — {p.message.split(';')[0]}")
+    if len(conflicts) > limit:
+        click.echo(f"    … and {len(conflicts) - limit}{more} more (see --json)")
+
+
+def _echo_cases(cases, fields: tuple[str, ...] = ("case_id", "input", "expected", "domain")) -> None:
+    widths = {"case_id": 14, "input": 48, "expected": 18, "domain": 12}
+    click.echo("  " + "  ".join(f"{f:<{widths[f]}}" for f in fields) + "  from")
+    for case in cases:
+        cells = [_short(getattr(case, f), widths[f]) for f in fields]
+        click.echo("  " + "  ".join(cells) + f"  {case.source_line}")
+
+
+def _case_dict(case) -> dict[str, Any]:
+    from abbench.types import CASE_FIELDS
+
+    return {
+        **{f: getattr(case, f) for f in CASE_FIELDS},
+        "source_row": case.source_row,
+        "source_line": case.source_line,
+    }
+
+
+def _read_options(kwargs: dict[str, Any]) -> dict[str, Any]:
+    options = {
+        "sheet": kwargs["sheet"],
+        "header_row": kwargs["header_row"],
+        "encoding": kwargs["encoding"],
+        "delimiter": kwargs["delimiter"],
+        "format": kwargs["file_format"],
+        "recipe": kwargs["recipe"],
+        "splits": list(kwargs["splits"]) or None,
+    }
+    return {k: v for k, v in options.items() if v is not None}
+
+
+@cli.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--mapping",
+    "-m",
+    metavar="PROFILE",
+    help="Mapping profile: a saved name (name or name@version) or a .yaml/.json file. Default: the suggestion.",
+)
+@click.option("--suggest", is_flag=True, help="Show the suggested mapping with its reasons; import nothing.")
+@click.option("--name", "-n", help="Dataset name (default: the file's stem).")
+@click.option("--sheet", help="Excel sheet: name, or index from 0 (default: the first).")
+@click.option(
+    "--header-row", type=click.IntRange(min=0), help="Row holding the column names, from 1; 0 for none."
+)
+@click.option("--encoding", help="Text encoding, e.g. gb18030, gbk, utf-8-sig (default: detected).")
+@click.option("--delimiter", help="CSV delimiter, e.g. ',' ';' or '\\t' (default: sniffed).")
+@click.option(
+    "--format",
+    "file_format",
+    type=click.Choice(["csv", "xlsx", "jsonl", "json"]),
+    help="Read the file as this format (default: from its suffix).",
+)
+@click.option(
+    "--recipe", help="Recipe for layouts that are not one row per case (see 'abbench profiles --recipes')."
+)
+@click.option(
+    "--split", "splits", multiple=True, metavar="S", help="JSON split to import (repeat for several)."
+)
+@click.option(
+    "--skip-invalid", is_flag=True, help="Import the valid rows and keep the report, instead of refusing."
+)
+@click.option(
+    "--preview", type=click.IntRange(min=1), metavar="N", help="Show the first N cases; import nothing."
+)
+@click.option(
+    "--save-profile", metavar="NAME", help="Save the mapping used under NAME (with --suggest: save it only)."
+)
+@json_option
+@pass_ctx
+def import_command(
+    ctx: Context, file: Path, mapping, suggest, as_json, preview, save_profile, **kwargs
+) -> None:
+    """Import a data file (CSV/TSV, XLSX, JSONL, JSON) as a dataset.
+
+    The file is mapped to cases (with --mapping, or the suggested mapping), validated, fingerprinted
+    and stored in one transaction; an invalid file is refused with the problems and their rows, and
+    nothing is written (unless --skip-invalid). Importing identical cases again returns the stored
+    dataset.
+
+    \b
+    Examples:
+      abbench import cases.csv --suggest                  # what would be mapped, and why
+      abbench import cases.csv --preview 5                # the first 5 cases, nothing stored
+      abbench import cases.xlsx --sheet 标注 --mapping routing.yaml --name routing
+      abbench import data_full.json --mapping clinc.yaml --split test
+      abbench import intents.xlsx --recipe intent-blocks
+      abbench import cases.csv --encoding gbk --skip-invalid --json
+    """
+    if mapping and suggest:
+        raise UsageError(
+            "--mapping and --suggest do not go together: --suggest shows what would be used without one"
+        )
+    options = _read_options(kwargs)
+    name = kwargs["name"]
+    if suggest:
+        _suggest(ctx, file, options, save_profile, as_json)
+        return
+    store = ctx.store
+    profile = store.resolve_profile(mapping) if mapping else None
+    if preview:
+        from abbench.dataset import preview_import
+
+        result = preview_import(file, profile, n=preview, **options)
+
+        def human() -> None:
+            source = mapping or (
+                "recipe " + result.profile.recipe if result.profile.recipe else "suggested mapping"
+            )
+            click.echo(f"preview of {file.name} with {source} (nothing imported)")
+            _echo_cases(result.cases)
+            _echo_report(result.report)
+
+        emit(
+            as_json,
+            {
+                "cases": [_case_dict(c) for c in result.cases],
+                "report": result.report.to_dict(),
+                "profile": result.profile.spec(),
+                "read_options": result.read_options,
+            },
+            human,
+        )
+        return
+    try:
+        info = store.import_dataset(
+            file,
+            profile,
+            name=name,
+            save_profile_as=save_profile,
+            skip_invalid=kwargs["skip_invalid"],
+            **options,
+        )
+    except ImportFailed as exc:
+        if exc.report is None:
+            raise
+        if as_json:
+            emit(True, {"error": str(exc).splitlines()[0], "report": exc.report.to_dict()})
+        else:
+            click.secho(f"error: {file.name} was not imported (nothing was written)", fg="red", err=True)
+            _echo_report(exc.report, out=lambda line: click.echo(line, err=True))
+            hint = "fix the file or the mapping, or import the valid rows with --skip-invalid"
+            click.echo(f"  {hint}" if exc.report.n_invalid else f"  {str(exc).splitlines()[0]}", err=True)
+        raise SystemExit(2) from None
+    labels = store.value_counts(info, "expected")
+    domains = store.value_counts(info, "domain")
+    conflicts = store.label_conflicts(info)
+    data = info.to_dict()
+    data["labels"] = {"(none)" if k is None else k: v for k, v in labels.items()}
+    data["domains"] = {"(none)" if k is None else k: v for k, v in domains.items()}
+    data["label_conflicts"] = [p.to_dict() for p in conflicts]
+
+    def human() -> None:
+        if info.reused:
+            click.echo(
+                f"already imported: {info.fingerprint} holds the same {info.n_cases} cases; nothing stored"
+            )
+        else:
+            click.echo(f"imported {info.fingerprint}  ({info.n_cases} cases from {file.name})")
+        _echo_info(info, labels, domains, store)
+        _echo_conflicts(conflicts)
+
+    emit(as_json, data, human)
+
+
+def _suggest(
+    ctx: Context, file: Path, options: dict[str, Any], save_profile: str | None, as_json: bool
+) -> None:
+    from abbench.dataset import plan_import, read_table, suggest_mapping
+
+    recipe = options.pop("recipe", None)
+    splits = options.pop("splits", None)
+    if recipe:
+        plan = plan_import(file, None, recipe=recipe, splits=splits, **options)
+        profile, reasons, notes, labels = plan.profile, {}, [f"recipe {recipe} supplies the mapping"], {}
+    else:
+        suggestion = suggest_mapping(read_table(file, splits=splits, **options))
+        profile, reasons, notes, labels = (
+            suggestion.profile,
+            suggestion.reasons,
+            list(suggestion.notes),
+            suggestion.labels,
+        )
+    saved = None
+    if save_profile:
+        saved = ctx.store.save_profile(profile, name=save_profile)
+    data = {
+        "profile": profile.spec(),
+        "reasons": reasons,
+        "notes": notes,
+        "labels": labels,
+        "saved_as": saved.ref if saved else None,
+    }
+
+    def human() -> None:
+        click.echo(f"suggested mapping for {file.name}:")
+        for field, why in reasons.items():
+            click.echo(f"  {field:<10} ← {why}")
+        for note in notes:
+            click.echo(f"  note: {note}")
+        click.echo("\nas a profile (save with --save-profile NAME, edit, then import with --mapping):")
+        click.echo("  " + profile.to_yaml().rstrip().replace("\n", "\n  "))
+        if saved:
+            click.echo(f"\nsaved as {saved.ref}")
+        if "input" not in profile.fields:
+            click.secho("no input column found: the import would be refused without a mapping", fg="yellow")
+
+    emit(as_json, data, human)
+
+
+def _source_text(source: Any) -> str:
+    if isinstance(source, str):
+        return source
+    spec = source.model_dump(exclude_unset=True)
+    kind = next(iter(spec))
+    return f"{kind} {spec[kind]!r}" if kind != "unmapped" else "the other columns"
+
+
+def _echo_info(info, labels: dict | None = None, domains: dict | None = None, store=None) -> None:
+    opts = info.read_options
+    how = ", ".join(
+        str(x)
+        for x in (
+            opts.get("format"),
+            f"sheet {opts['sheet']}" if opts.get("sheet") is not None else None,
+            f"{opts['encoding']} ({opts.get('encoding_detected', 'named')})"
+            if opts.get("encoding")
+            else None,
+            f"delimiter {opts['delimiter']!r}" if opts.get("delimiter") else None,
+            f"header row {opts['header_row']}" if opts.get("header_row") is not None else None,
+            f"splits {', '.join(opts['splits'])}" if opts.get("splits") else None,
+            f"recipe {opts['recipe']}" if opts.get("recipe") else None,
+        )
+        if x
+    )
+    click.echo(f"  mapping     {info.profile_ref}")
+    if store is not None and info.profile_name:
+        profile = store.get_profile(info.profile_name, info.profile_version)
+        fields = " · ".join(f"{f} ← {_source_text(src)}" for f, src in profile.fields.items())
+        click.echo(f"  fields      {fields}" + (f"  (recipe {profile.recipe})" if profile.recipe else ""))
+    click.echo(f"  read        {how}")
+    click.echo(
+        f"  source      {info.source_file}  sha256 {(info.source_sha256 or '')[:12]}  → {info.upload_path}"
+    )
+    if info.label_set:
+        click.echo(f"  label set   {', '.join(info.label_set)}")
+    if labels and set(labels) != {None}:
+        click.echo(f"  labels      {_counts_line(labels)}")
+    if domains and set(domains) != {None}:
+        click.echo(f"  domains     {_counts_line(domains)}")
+    _echo_report(info.validation)
+
+
+@cli.command("datasets")
+@click.argument("ref", required=False)
+@click.option(
+    "--cases",
+    "n_cases",
+    type=click.IntRange(min=0),
+    default=5,
+    show_default=True,
+    help="Cases to show with REF.",
+)
+@json_option
+@pass_ctx
+def datasets_command(ctx: Context, ref: str | None, n_cases: int, as_json: bool) -> None:
+    """List the stored datasets, or show one (REF: fingerprint, name, hash prefix or id).
+
+    \b
+    Examples:
+      abbench datasets
+      abbench datasets banking77                 # the latest import named banking77
+      abbench datasets banking77@109face48c76 --cases 20 --json
+    """
+    store = ctx.store
+    if ref is None:
+        infos = store.list_datasets()
+
+        def human() -> None:
+            if not infos:
+                click.echo("no datasets yet; import one with: abbench import FILE")
+                return
+            click.echo(f"{'fingerprint':<40} {'cases':>7}  {'mapping':<24} {'source':<28} created")
+            for i in infos:
+                click.echo(
+                    f"{_short(i.fingerprint, 40)} {i.n_cases:>7}  {_short(i.profile_ref, 24)} "
+                    f"{_short(i.source_file, 28)} {i.created_at}"
+                )
+
+        emit(as_json, [i.to_dict() for i in infos], human)
+        return
+    info = store.get_dataset(ref)
+    labels = store.value_counts(info, "expected")
+    domains = store.value_counts(info, "domain")
+    cases = []
+    for case in store.iter_cases(info, batch=max(n_cases, 1)):
+        if len(cases) >= n_cases:
+            break
+        cases.append(case)
+    conflicts = store.label_conflicts(info)
+    data = info.to_dict()
+    data["labels"] = {"(none)" if k is None else k: v for k, v in labels.items()}
+    data["domains"] = {"(none)" if k is None else k: v for k, v in domains.items()}
+    data["label_conflicts"] = [p.to_dict() for p in conflicts]
+    data["cases"] = [_case_dict(c) for c in cases]
+
+    def human() -> None:
+        click.echo(
+            f"{info.fingerprint}  ({info.n_cases} cases, imported {info.created_at} by {info.created_by})"
+        )
+        _echo_info(info, labels, domains, store)
+        _echo_conflicts(conflicts)
+        if cases:
+            click.echo("")
+            _echo_cases(cases)
+
+    emit(as_json, data, human)
+
+
+@cli.command("profiles")
+@click.argument("name", required=False)
+@click.option("--all", "all_versions", is_flag=True, help="List every version, not only the latest.")
+@click.option(
+    "--export",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the profile to a .yaml/.json file.",
+)
+@click.option("--recipes", is_flag=True, help="List the built-in recipes instead.")
+@json_option
+@pass_ctx
+def profiles_command(
+    ctx: Context, name: str | None, all_versions: bool, export: Path | None, recipes: bool, as_json: bool
+) -> None:
+    """List the saved mapping profiles, or show one (NAME or NAME@VERSION).
+
+    \b
+    Examples:
+      abbench profiles
+      abbench profiles routing                     # the latest version, as YAML
+      abbench profiles routing@2 --export routing.yaml
+      abbench profiles --recipes
+    """
+    if recipes:
+        from abbench.dataset import RECIPES
+
+        def listing() -> None:
+            for r in RECIPES.values():
+                click.echo(f"{r.name:<24} {r.description}")
+
+        emit(
+            as_json,
+            [
+                {"name": r.name, "description": r.description, "profile": r.profile.spec()}
+                for r in RECIPES.values()
+            ],
+            listing,
+        )
+        return
+    store = ctx.store
+    if name is None:
+        if export:
+            raise UsageError("--export needs a profile NAME")
+        infos = store.list_profiles(all_versions=all_versions)
+
+        def human() -> None:
+            if not infos:
+                click.echo(
+                    "no saved profiles; save one with: abbench import FILE --suggest --save-profile NAME"
+                )
+                return
+            click.echo(f"{'profile':<32} {'versions':>8} {'datasets':>8}  created")
+            for i in infos:
+                click.echo(
+                    f"{_short(i.ref, 32):<32} {i.n_versions:>8} {i.n_datasets:>8}  {i.created_at} by {i.created_by}"
+                )
+
+        emit(as_json, [i.to_dict() for i in infos], human)
+        return
+    profile = store.get_profile(name)
+    if export:
+        profile.save(export)
+    data = {"ref": profile.ref, "spec": profile.spec(), "exported_to": str(export) if export else None}
+
+    def human() -> None:
+        click.echo(f"# {profile.ref}")
+        click.echo(profile.to_yaml().rstrip())
+        if export:
+            click.echo(f"# written to {export}")
+
+    emit(as_json, data, human)

@@ -11,6 +11,7 @@ from abbench.store._base import (
     now_iso,
     resolve_store_path,
 )
+from abbench.store._datasets import import_dataset, list_datasets, load_cases, load_dataset
 from abbench.store._migrations import SCHEMA_VERSION
 from abbench.store._snapshots import load_snapshot, snapshot_skill
 from abbench.store._store import Store, open_store
@@ -22,6 +23,10 @@ __all__ = [
     "Store",
     "current_user",
     "dumps",
+    "import_dataset",
+    "list_datasets",
+    "load_cases",
+    "load_dataset",
     "load_snapshot",
     "loads",
     "now_iso",

@@ -96,7 +96,7 @@ def _core(conn: sqlite3.Connection) -> None:
             domain TEXT,
             request_id TEXT,
             metadata TEXT,                      -- JSON
-            source_row TEXT,                    -- JSON: the raw row
+            source_row TEXT,                    -- JSON: the raw row (a table row: its cells, named by datasets.read_options.columns)
             source_line TEXT,
             PRIMARY KEY (dataset_id, idx),
             UNIQUE (dataset_id, case_id)

@@ -1,0 +1,97 @@
+"""Datasets: reading CSV/XLSX/JSONL/JSON files, mapping rows to cases, validating and fingerprinting them.
+
+Pure functions only: nothing here touches the store (``Store.import_dataset`` writes what this computes).
+"""
+
+from __future__ import annotations
+
+from abbench.dataset._canonical import (
+    ContentHasher,
+    canonical_json,
+    case_line,
+    content_hash,
+    fingerprint,
+    generated_case_id,
+)
+from abbench.dataset._convert import (
+    Conversion,
+    ImportPlan,
+    Preview,
+    ProfileLike,
+    check_report,
+    convert_file,
+    default_name,
+    load_profile,
+    plan_import,
+    preview_import,
+)
+from abbench.dataset._formats import DELIMITERS, FORMATS, RowChunk, column_letter, sniff_delimiter
+from abbench.dataset._info import Dataset, DatasetInfo, ProfileInfo
+from abbench.dataset._jsonpath import JsonPath, PathError, parse_path
+from abbench.dataset._mapping import Converted, Mapper, MemoryIds, resolve_duplicates, unpack_source_row
+from abbench.dataset._profile import SPECIAL_SOURCES, Lookup, MappingProfile, ReadSpec, Shape, Source
+from abbench.dataset._readers import CHUNK_SIZE, Row, Table, read_table
+from abbench.dataset._recipes import RECIPES, Recipe, RowStream, get_recipe
+from abbench.dataset._suggest import SYNONYMS, Suggestion, suggest_mapping
+from abbench.dataset._text import Encoding, detect_encoding, label_key, normalize_text
+from abbench.dataset._validate import PROBLEM_KINDS, Problem, ReportBuilder, ValidationReport
+
+__all__ = [
+    "CHUNK_SIZE",
+    "DELIMITERS",
+    "FORMATS",
+    "PROBLEM_KINDS",
+    "RECIPES",
+    "SPECIAL_SOURCES",
+    "SYNONYMS",
+    "ContentHasher",
+    "Conversion",
+    "Converted",
+    "Dataset",
+    "DatasetInfo",
+    "Encoding",
+    "ImportPlan",
+    "JsonPath",
+    "Lookup",
+    "Mapper",
+    "MappingProfile",
+    "MemoryIds",
+    "PathError",
+    "Preview",
+    "Problem",
+    "ProfileInfo",
+    "ProfileLike",
+    "ReadSpec",
+    "Recipe",
+    "ReportBuilder",
+    "Row",
+    "RowChunk",
+    "RowStream",
+    "Shape",
+    "Source",
+    "Suggestion",
+    "Table",
+    "ValidationReport",
+    "canonical_json",
+    "case_line",
+    "check_report",
+    "column_letter",
+    "content_hash",
+    "convert_file",
+    "default_name",
+    "detect_encoding",
+    "fingerprint",
+    "generated_case_id",
+    "get_recipe",
+    "label_key",
+    "load_profile",
+    "normalize_text",
+    "parse_path",
+    "plan_import",
+    "preview_import",
+    "read_table",
+    "resolve_duplicates",
+    "sniff_delimiter",
+    "suggest_mapping",
+    "unpack_source_row",
+]

@@ -1,0 +1,174 @@
+"""`DatasetInfo` (what the store knows about an imported dataset) and `Dataset` (that plus its cases)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from abbench.dataset._validate import ValidationReport
+from abbench.errors import NotFoundError
+from abbench.types import CASE_FIELDS, Case
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """An imported dataset: its identity, where it came from, how it was read and validated.
+
+    Attributes:
+        id: Row id in the store.
+        fingerprint: ``name@<12 hex>``, the identity people and experiments use.
+        name: The dataset's name.
+        content_hash: sha256 (hex) over the canonical cases (see `abbench.dataset.canonical_json`).
+        n_cases: Number of cases.
+        label_set: The declared labels, or None.
+        label_map: Gold value → label, as the profile declared it (graders use it too).
+        profile_name: The mapping profile used.
+        profile_version: Its version.
+        source_file: The file's name when it was imported.
+        source_sha256: sha256 of the file's bytes.
+        upload_path: The stored copy, relative to the store folder.
+        read_options: How the file was read: format, encoding, delimiter, sheet, header row, splits, recipe.
+        validation: The validation report (with the skipped rows, when ``skip_invalid`` was used).
+        created_at: When it was imported (UTC, ISO-8601).
+        created_by: Who imported it.
+        reused: True when an import found these exact cases already stored and returned them.
+    """
+
+    id: int
+    fingerprint: str
+    name: str
+    content_hash: str
+    n_cases: int
+    label_set: tuple[str, ...] | None = None
+    label_map: dict[str, str] = field(default_factory=dict)
+    profile_name: str | None = None
+    profile_version: int | None = None
+    source_file: str | None = None
+    source_sha256: str | None = None
+    upload_path: str | None = None
+    read_options: dict[str, Any] = field(default_factory=dict)
+    validation: ValidationReport = field(default_factory=ValidationReport)
+    created_at: str | None = None
+    created_by: str | None = None
+    reused: bool = False
+
+    @property
+    def short(self) -> str:
+        """The first 12 hex of the content hash."""
+        return self.content_hash[:12]
+
+    @property
+    def profile_ref(self) -> str | None:
+        """``profile@version`` of the mapping used."""
+        if self.profile_name is None:
+            return None
+        return f"{self.profile_name}@{self.profile_version}" if self.profile_version else self.profile_name
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "id": self.id,
+            "fingerprint": self.fingerprint,
+            "name": self.name,
+            "content_hash": self.content_hash,
+            "n_cases": self.n_cases,
+            "label_set": list(self.label_set) if self.label_set is not None else None,
+            "label_map": dict(self.label_map),
+            "profile": self.profile_ref,
+            "source_file": self.source_file,
+            "source_sha256": self.source_sha256,
+            "upload_path": self.upload_path,
+            "read_options": dict(self.read_options),
+            "validation": self.validation.to_dict(),
+            "created_at": self.created_at,
+            "created_by": self.created_by,
+            "reused": self.reused,
+        }
+
+    def __str__(self) -> str:
+        return self.fingerprint
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A dataset with its cases loaded, in file order.
+
+    Attributes:
+        info: What the store knows about it.
+        cases: The cases.
+    """
+
+    info: DatasetInfo
+    cases: tuple[Case, ...]
+
+    @property
+    def fingerprint(self) -> str:
+        """``name@<12 hex>``."""
+        return self.info.fingerprint
+
+    def __len__(self) -> int:
+        return len(self.cases)
+
+    def __iter__(self) -> Iterator[Case]:
+        return iter(self.cases)
+
+    def __getitem__(self, index: int) -> Case:
+        return self.cases[index]
+
+    def get(self, case_id: str) -> Case:
+        """The case with this id.
+
+        Raises:
+            NotFoundError: no such case.
+        """
+        for case in self.cases:
+            if case.case_id == case_id:
+                return case
+        raise NotFoundError(f"{self.fingerprint} has no case {case_id!r}")
+
+    def to_pandas(self):
+        """The cases as a DataFrame (one row per case, the case fields plus ``source_line``)."""
+        import pandas as pd
+
+        return pd.DataFrame.from_records(
+            [{**{f: getattr(c, f) for f in CASE_FIELDS}, "source_line": c.source_line} for c in self.cases],
+            columns=[*CASE_FIELDS, "source_line"],
+        )
+
+
+@dataclass(frozen=True)
+class ProfileInfo:
+    """A saved mapping profile version, with who saved it and how much it is used.
+
+    Attributes:
+        profile: The profile (``name`` and ``version`` set).
+        created_at: When this version was saved.
+        created_by: Who saved it.
+        n_versions: How many versions the name has.
+        n_datasets: How many datasets were imported with this version.
+    """
+
+    profile: Any
+    created_at: str | None = None
+    created_by: str | None = None
+    n_versions: int = 1
+    n_datasets: int = 0
+
+    @property
+    def ref(self) -> str:
+        """``name@version``."""
+        return f"{self.profile.name}@{self.profile.version}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "name": self.profile.name,
+            "version": self.profile.version,
+            "ref": self.ref,
+            "created_at": self.created_at,
+            "created_by": self.created_by,
+            "n_versions": self.n_versions,
+            "n_datasets": self.n_datasets,
+            "spec": self.profile.spec(),
+        }

@@ -1,0 +1,451 @@
+"""The mapping profile (字段映射): how a file's columns become case fields, validated and saved as JSON/YAML.
+
+A profile in YAML reads like this::
+
+    name: clinc150
+    fields:
+      input: "0"                          # a column name, or a JSON path into the row
+      expected: "1"
+      domain: {lookup: domains, key: "1"} # intent -> domain, from domains.json
+      metadata: {object: {split: $split}} # remember which split each case came from
+    lookups:
+      domains: {file: domains.json, default: oos}
+    splits: [test]
+
+A field's source is a string (a column, else a JSON path such as ``data.query`` or
+``input[-1].content``; ``$split``, ``$location``, ``$row`` and ``$file`` name the split, the row's
+location, the whole raw row and the file name) or an object with exactly one of ``column``, ``path``,
+``const``, ``template``, ``concat``, ``lookup`` (with ``key``), ``object``, ``columns`` or ``unmapped``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Union
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from abbench.dataset._canonical import canonical_json
+from abbench.errors import MappingError
+from abbench.types import CASE_FIELDS
+
+SPECIAL_SOURCES = ("$split", "$location", "$row", "$file")
+"""Names a source string may use for what is not in the row itself."""
+
+_KINDS = ("column", "path", "const", "template", "concat", "lookup", "object", "columns", "unmapped")
+
+
+def _label_text(value: Any) -> str:
+    # YAML turns `0: fast` into an int key and `true: yes` into a bool; labels are text.
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+class Source(BaseModel):
+    """Where one case field's value comes from; exactly one kind is given.
+
+    Attributes:
+        column: A column (or top-level key) named exactly so, dots and all.
+        path: A JSON path into the row (see `abbench.dataset.parse_path`).
+        const: The same value for every row.
+        template: Text with ``{source}`` placeholders, e.g. ``"{title}\\n{body}"`` (``{{`` for a brace).
+        concat: Several sources joined with `sep`, empty ones left out.
+        sep: The separator for `concat` (default a newline).
+        lookup: The name of a table in the profile's ``lookups``; `key` gives the value looked up.
+        key: The source of the lookup key.
+        object: A JSON object built from named sources (for ``metadata`` or ``context``).
+        columns: A JSON object of these columns, by their names.
+        unmapped: A JSON object of every column no other field uses (for ``metadata``).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    column: str | None = None
+    path: str | None = None
+    const: Any = None
+    template: str | None = None
+    concat: list[SourceLike] | None = None
+    sep: str = "\n"
+    lookup: str | None = None
+    key: SourceLike | None = None
+    object: dict[str, SourceLike] | None = None
+    columns: list[str] | None = None
+    unmapped: bool | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Source:
+        given = [
+            k for k in _KINDS if k in self.model_fields_set and (k == "const" or getattr(self, k) is not None)
+        ]
+        if len(given) != 1:
+            got = f"got {' and '.join(given)}" if given else "got none"
+            raise ValueError(f"give exactly one of {', '.join(_KINDS)} ({got})")
+        if self.lookup is not None and self.key is None:
+            raise ValueError(
+                "a lookup needs a key: the source of the value to look up, e.g. {lookup: domains, key: intent}"
+            )
+        if self.key is not None and self.lookup is None:
+            raise ValueError("key is only used with lookup")
+        if self.unmapped is False:
+            raise ValueError("unmapped: true is the only value it takes")
+        return self
+
+    @property
+    def kind(self) -> str:
+        """Which kind of source this is."""
+        for k in _KINDS:
+            if k in self.model_fields_set and (k == "const" or getattr(self, k) is not None):
+                return k
+        return "const"  # pragma: no cover - the validator guarantees one
+
+
+SourceLike = Union[str, Source]  # noqa: UP007 - pydantic needs the runtime Union for the recursive alias
+Source.model_rebuild()
+
+
+class Lookup(BaseModel):
+    """A lookup table: a key (an intent, say) maps to a value (its domain).
+
+    Attributes:
+        file: A JSON or YAML file holding the table (relative to the profile file). A table whose
+            values are lists — CLINC150's ``domains.json``, domain → [intents] — is inverted, so each
+            listed item maps to its key.
+        table: The table itself (what a saved profile keeps, so it works after the file moves).
+        default: The value for keys not in the table; without one, a missing key is a problem.
+        normalize: Compare keys case- and whitespace-insensitively.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    file: str | None = None
+    table: dict[str, Any] | None = None
+    default: Any = None
+    normalize: bool = True
+
+    @model_validator(mode="after")
+    def _has_table(self) -> Lookup:
+        if self.file is None and self.table is None:
+            raise ValueError("a lookup needs a file (JSON/YAML) or an inline table")
+        return self
+
+    @property
+    def has_default(self) -> bool:
+        """Whether `default` was given (it may be given as null)."""
+        return "default" in self.model_fields_set
+
+
+class ReadSpec(BaseModel):
+    """How files of this profile's shape are read; empty fields are detected.
+
+    Attributes:
+        format: ``csv``, ``xlsx``, ``jsonl`` or ``json``.
+        sheet: Excel sheet name or 0-based index.
+        header_row: 1-based header row (0: none).
+        encoding: Text encoding.
+        delimiter: CSV delimiter.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    format: str | None = None
+    sheet: str | int | None = None
+    header_row: int | None = Field(default=None, ge=0)
+    encoding: str | None = None
+    delimiter: str | None = None
+
+
+class Shape(BaseModel):
+    """The columns (or keys) and splits of the file a profile was made for."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    format: str | None = None
+    columns: list[str] = []
+    splits: list[str] = []
+
+
+class MappingProfile(BaseModel):
+    """How a file's rows become cases: a source per case field, label normalisation, splits, defaults.
+
+    Attributes:
+        name: The name it is saved under (字段映射 name); versions count up per name.
+        version: Set by the store when saved.
+        description: What the profile is for.
+        recipe: A recipe that reshapes rows first (``intent-blocks``, ``skill-creator`` ...).
+        read: How to read files of this shape (sheet, header row, encoding ...).
+        fields: Case field → source. ``input`` is required (unless the recipe maps it).
+        defaults: Case field → value used when its source is missing or empty in a row.
+        label_map: Gold value → label (``快: fast``, ``0: fast``); keys match ignoring case,
+            width and surrounding whitespace.
+        label_set: The allowed labels; ``expected`` is then required and checked against it.
+        normalize_input: Tidy the whitespace of inputs (NBSP, tabs, runs of spaces); the raw
+            row is kept either way.
+        splits: For JSON objects of named splits: the splits to import (default all).
+        lookups: Named lookup tables used by ``{lookup: name, key: ...}`` sources.
+        shape: The columns of the file the profile was made for, to warn when the next file differs.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str | None = None
+    version: int | None = None
+    description: str | None = None
+    recipe: str | None = None
+    read: ReadSpec = ReadSpec()
+    fields: dict[str, SourceLike] = {}
+    defaults: dict[str, Any] = {}
+    label_map: dict[str, str] = {}
+    label_set: list[str] | None = None
+    normalize_input: bool = True
+    splits: list[str] | None = None
+    lookups: dict[str, Lookup] = {}
+    shape: Shape | None = None
+
+    @field_validator("fields", "defaults")
+    @classmethod
+    def _case_fields(cls, value: dict[str, Any]) -> dict[str, Any]:
+        unknown = [k for k in value if k not in CASE_FIELDS]
+        if unknown:
+            raise ValueError(
+                f"unknown case field {', '.join(map(repr, unknown))}; valid: {', '.join(CASE_FIELDS)}"
+            )
+        return value
+
+    @field_validator("label_map", mode="before")
+    @classmethod
+    def _label_map_text(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {_label_text(k): _label_text(v) for k, v in value.items()}
+        return value
+
+    @field_validator("label_set", mode="before")
+    @classmethod
+    def _label_set_text(cls, value: Any) -> Any:
+        if isinstance(value, (list, tuple)):
+            return [_label_text(v) for v in value]
+        return value
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str | None) -> str | None:
+        if value is not None:
+            value = value.strip()
+            if not value or "@" in value or "/" in value:
+                raise ValueError(
+                    "a profile name is non-empty text without '@' or '/' (the version goes after '@')"
+                )
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> MappingProfile:
+        if self.label_set is not None:
+            if not self.label_set:
+                raise ValueError("label_set is empty; list the allowed labels or leave it out")
+            outside = sorted({v for v in self.label_map.values() if v not in self.label_set})
+            if outside:
+                raise ValueError(
+                    f"label_map maps to {', '.join(map(repr, outside))}, which label_set does not hold; "
+                    f"label_set: {', '.join(self.label_set)}"
+                )
+        for field, source in self.fields.items():
+            for name in _lookups_used(source):
+                if name not in self.lookups:
+                    known = ", ".join(self.lookups) or "none defined"
+                    raise ValueError(
+                        f"fields.{field} uses lookup {name!r}, which lookups does not define ({known})"
+                    )
+        return self
+
+    # -- identity and (de)serialisation --------------------------------------------------------------
+
+    @property
+    def ref(self) -> str | None:
+        """``name@version`` once saved, else the name (or None)."""
+        if self.name and self.version:
+            return f"{self.name}@{self.version}"
+        return self.name
+
+    def spec(self) -> dict[str, Any]:
+        """The profile as a JSON-ready dict, leaving out what was not set, in the order of the fields."""
+        data = self.model_dump(mode="json", exclude_defaults=True, exclude={"fields"})
+        if self.fields:
+            # Sources keep exactly the keys that were given: `{const: null}` must survive a round trip.
+            data["fields"] = {
+                k: v if isinstance(v, str) else v.model_dump(mode="json", exclude_unset=True)
+                for k, v in self.fields.items()
+            }
+        return {k: data[k] for k in type(self).model_fields if k in data}
+
+    def identity(self) -> str:
+        """Canonical JSON of what a person wrote: everything but the version and the recorded shape."""
+        data = self.spec()
+        for key in ("version", "shape"):
+            data.pop(key, None)
+        return canonical_json(data)
+
+    def to_json(self) -> str:
+        """The profile as indented JSON."""
+        return json.dumps(self.spec(), ensure_ascii=False, indent=2)
+
+    def to_yaml(self) -> str:
+        """The profile as YAML (non-ASCII kept readable)."""
+        return yaml.safe_dump(self.spec(), allow_unicode=True, sort_keys=False)
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the profile to a ``.json`` or ``.yaml`` file; return its path."""
+        p = Path(path)
+        p.write_text(self.to_json() if p.suffix.lower() == ".json" else self.to_yaml(), encoding="utf-8")
+        return p
+
+    @classmethod
+    def from_dict(
+        cls, data: Any, *, where: str = "mapping profile", text: str | None = None
+    ) -> MappingProfile:
+        """Validate a dict, turning pydantic's errors into one readable `MappingError`."""
+        if not isinstance(data, dict):
+            raise MappingError(
+                f"{where}: expected a mapping of keys (name, fields, ...), got {type(data).__name__}"
+            )
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise MappingError(_explain(exc, where, text)) from None
+
+    @classmethod
+    def from_text(cls, text: str, *, where: str = "mapping profile") -> MappingProfile:
+        """A profile from JSON or YAML text."""
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            at = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+            raise MappingError(f"{where}{at}: not valid YAML/JSON ({getattr(exc, 'problem', exc)})") from None
+        return cls.from_dict(data, where=where, text=text)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike) -> MappingProfile:
+        """A profile from a ``.json``/``.yaml`` file; lookup files are read relative to it and kept inline."""
+        p = Path(path).expanduser()
+        try:
+            text = p.read_text(encoding="utf-8-sig")
+        except OSError as exc:
+            raise MappingError(f"cannot read mapping profile {p}: {exc.strerror or exc}") from None
+        profile = cls.from_text(text, where=str(p))
+        return profile.with_lookups_loaded(p.parent)
+
+    def with_lookups_loaded(self, base: str | os.PathLike | None = None) -> MappingProfile:
+        """The same profile with every lookup file read into its inline table (relative to `base`)."""
+        from abbench.dataset._readers import load_json_file
+
+        if not any(lk.table is None for lk in self.lookups.values()):
+            return self
+        lookups = {}
+        for name, lk in self.lookups.items():
+            if lk.table is None:
+                file = Path(lk.file).expanduser()
+                if not file.is_absolute() and base is not None:
+                    file = Path(base) / file
+                data = load_json_file(file)
+                if not isinstance(data, dict):
+                    raise MappingError(
+                        f"lookup {name!r}: {file} holds a {type(data).__name__}, not an object of key → value"
+                    )
+                lk = lk.model_copy(update={"table": invert_lookup(data)})
+            lookups[name] = lk
+        return self.model_copy(update={"lookups": lookups})
+
+    def evolve(self, **changes: Any) -> MappingProfile:
+        """A validated copy with `changes` applied."""
+        data = self.spec()
+        data.update(changes)
+        return MappingProfile.from_dict(data)
+
+
+def invert_lookup(data: dict[str, Any]) -> dict[str, Any]:
+    """A lookup table from a file: values that are lists are inverted (item → key), others kept."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, list):
+            for item in value:
+                out[_label_text(item)] = key
+        else:
+            out[_label_text(key)] = value
+    return out
+
+
+def _lookups_used(source: SourceLike) -> list[str]:
+    if isinstance(source, str):
+        return []
+    names = [source.lookup] if source.lookup else []
+    for sub in [
+        *(source.concat or []),
+        *((source.object or {}).values()),
+        *([source.key] if source.key else []),
+    ]:
+        names += _lookups_used(sub)
+    return names
+
+
+def _explain(exc: ValidationError, where: str, text: str | None) -> str:
+    lines = [f"{where} is not a valid mapping profile:"]
+    for err in exc.errors():
+        if err["type"] == "string_type" and isinstance(err.get("input"), dict):
+            continue  # the `str` branch of a source: the object branch's error says what is wrong
+        loc = [
+            p
+            for p in err["loc"]
+            if not (isinstance(p, str) and p in ("str", "Source", "function-after[_one_kind(), Source]"))
+        ]
+        dotted = ".".join(
+            str(p) for p in loc if not str(p).startswith(("function-", "union[", "json-or-python"))
+        )
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key; " + _known_keys(loc)
+        line = _line_of(text, [p for p in loc if not str(p).startswith(("function-",))]) if text else None
+        at = f" (line {line})" if line else ""
+        lines.append(f"  {dotted or '(top)'}{at}: {msg}")
+    return "\n".join(dict.fromkeys(lines))
+
+
+def _known_keys(loc: list[Any]) -> str:
+    model: type[BaseModel] = MappingProfile
+    if len(loc) >= 2 and loc[0] == "fields":
+        model = Source
+    elif loc and loc[0] in ("read",):
+        model = ReadSpec
+    elif loc and loc[0] == "lookups":
+        model = Lookup
+    elif loc and loc[0] == "shape":
+        model = Shape
+    return f"valid keys: {', '.join(model.model_fields)}"
+
+
+def _line_of(text: str, loc: list[Any]) -> int | None:
+    """The 1-based line of the YAML/JSON node at `loc`, for error messages."""
+    try:
+        node = yaml.compose(text)
+    except yaml.YAMLError:
+        return None
+    line = None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                if str(k.value) == str(part):
+                    line = k.start_mark.line + 1
+                    node = v
+                    break
+            else:
+                return line
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line

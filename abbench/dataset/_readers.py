@@ -1,0 +1,215 @@
+"""`read_table`: open a data file of any supported format and stream its rows in chunks."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from abbench.dataset._formats import (
+    FORMATS,
+    RowChunk,
+    Source,
+    open_csv,
+    open_excel,
+    open_json,
+    open_jsonl,
+    sniff_format,
+)
+from abbench.errors import ImportFailed, UsageError
+
+CHUNK_SIZE = 2000
+"""Rows per chunk: large enough for fast batched inserts, small enough to keep memory flat."""
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One row with where it came from (what previews and suggestions look at).
+
+    Attributes:
+        value: A dict for table rows (column → cell); the parsed JSON value for JSON rows.
+        location: ``"line 12"``, ``"Sheet1!row 5"``, ``"split test #3"``.
+        split: The JSON split the row belongs to, if any.
+    """
+
+    value: Any
+    location: str
+    split: str | None = None
+
+
+class Table:
+    """An opened data file: its format, columns and read options, and its rows as a stream.
+
+    Rows are read again from the file on every iteration, so a table can be previewed and then
+    imported; only one chunk (`CHUNK_SIZE` rows) is in memory at a time (JSON documents, which must
+    be parsed whole, excepted).
+
+    Attributes:
+        path: The file.
+        format: ``"csv"``, ``"xlsx"``, ``"jsonl"`` or ``"json"``.
+        columns: Table columns in order; for JSON rows, the keys (or ``"0"``, ``"1"``... for
+            array rows) seen in the first rows.
+        tabular: True for CSV and Excel (rows are lists aligned with `columns`).
+        options: What was used to read it: encoding, delimiter, sheet, header row, splits.
+        splits: The splits of a JSON object of splits (all of them, not only the selected ones).
+        split_sizes: Rows per split.
+        document: The non-list values at the top of a JSON object (``skill_name`` in ``evals.json``).
+        notes: Things worth telling a person (renamed columns, a skipped title row).
+    """
+
+    def __init__(self, path: Path, source: Source):
+        self.path = path
+        self._source = source
+        self.format = source.format
+        self.columns = source.columns
+        self.tabular = source.tabular
+        self.options = dict(source.options)
+        self.splits = source.splits
+        self.split_sizes = dict(source.split_sizes)
+        self.document = dict(source.document)
+        self.notes = list(source.notes)
+
+    def __repr__(self) -> str:
+        return f"Table({self.path.name!r}, format={self.format!r}, columns={list(self.columns)!r})"
+
+    def chunks(self, size: int = CHUNK_SIZE, *, keep_blank: bool = False) -> Iterator[RowChunk]:
+        """The rows in chunks of at most `size`, from the start of the file.
+
+        `keep_blank` keeps blank table rows (as rows of empty cells) for layouts where they separate blocks.
+        """
+        return self._source.chunks(size, keep_blank)
+
+    def rows(self) -> Iterator[Row]:
+        """Every row, one at a time (table rows as dicts)."""
+        for chunk in self.chunks():
+            for value, location in zip(chunk.rows, chunk.locations, strict=True):
+                yield Row(self.as_record(value), location, chunk.split)
+
+    def head(self, n: int = 10) -> list[Row]:
+        """The first `n` rows."""
+        out: list[Row] = []
+        for chunk in self.chunks(max(n, 1)):
+            for value, location in zip(chunk.rows, chunk.locations, strict=True):
+                if len(out) >= n:
+                    return out
+                out.append(Row(self.as_record(value), location, chunk.split))
+            if len(out) >= n:
+                break
+        return out
+
+    def as_record(self, value: Any) -> Any:
+        """A table row (list) as a dict of column → cell; JSON rows unchanged."""
+        if self.tabular:
+            return dict(zip(self.columns, value, strict=False))
+        return value
+
+    @property
+    def shape(self) -> dict[str, Any]:
+        """What a mapping profile records to recognise the next file of the same shape."""
+        shape: dict[str, Any] = {"format": self.format, "columns": list(self.columns)}
+        if self.splits:
+            shape["splits"] = list(self.splits)
+        return shape
+
+    def to_pandas(self, limit: int | None = None):
+        """The rows as a pandas DataFrame (with a ``_location`` column), for a look in a notebook."""
+        import pandas as pd
+
+        records = []
+        for i, row in enumerate(self.rows()):
+            if limit is not None and i >= limit:
+                break
+            value = row.value if isinstance(row.value, dict) else {"value": row.value}
+            records.append({**value, "_location": row.location})
+        return pd.DataFrame.from_records(records)
+
+
+def read_table(
+    path: str | os.PathLike,
+    *,
+    format: str | None = None,
+    sheet: str | int | None = None,
+    header_row: int | None = None,
+    encoding: str | None = None,
+    delimiter: str | None = None,
+    splits: list[str] | tuple[str, ...] | None = None,
+) -> Table:
+    """Open a data file and find out how to read it.
+
+    Args:
+        path: A ``.csv``/``.tsv`` (delimiter sniffed), Excel workbook (``.xlsx``, ``.xls``, ``.ods``,
+            ...), ``.jsonl`` or ``.json`` file. Other suffixes are recognised by their content.
+        format: ``"csv"``, ``"xlsx"``, ``"jsonl"`` or ``"json"``, to override the suffix.
+        sheet: Excel sheet name, or 0-based index (default: the first worksheet).
+        header_row: The 1-based row that holds the column names (as Excel numbers rows); ``0`` when
+            there is none (columns are then called ``A``, ``B``, ...). Default: the first non-blank
+            row, skipping a one-cell title row above the real header in Excel files.
+        encoding: Text encoding of CSV/JSON files; default: detected (a BOM, UTF-8, else GB18030/GBK).
+        delimiter: CSV delimiter; default: sniffed among ``,`` tab ``;`` ``|``.
+        splits: For a JSON object of named splits, the splits to read (default: all).
+
+    Returns:
+        The opened `Table`; its rows are read when iterated.
+
+    Raises:
+        ImportFailed: the file cannot be read as that format (with line and column where known).
+        UsageError: an option does not fit the file (no such sheet, split, or encoding).
+
+    Example:
+        >>> table = read_table("banking77/test.csv")
+        >>> table.columns
+        ('text', 'category')
+    """
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise ImportFailed(f"no such file: {p}")
+    if p.is_dir():
+        raise ImportFailed(f"{p} is a folder; give a data file (CSV, XLSX, JSONL or JSON)")
+    fmt = (format or sniff_format(p)).lower()
+    fmt = {"tsv": "csv", "xls": "xlsx", "excel": "xlsx", "ods": "xlsx", "ndjson": "jsonl"}.get(fmt, fmt)
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
+    if header_row is not None and (not isinstance(header_row, int) or header_row < 0):
+        raise UsageError(f"header_row is a row number from 1 (or 0 for no header), got {header_row!r}")
+    if fmt != "xlsx" and sheet is not None:
+        raise UsageError(f"sheet= applies to Excel files; {p.name} is read as {fmt}")
+    if fmt != "json" and splits:
+        raise UsageError(f"splits= applies to JSON files holding named splits; {p.name} is read as {fmt}")
+    if fmt in ("jsonl", "json") and header_row is not None:
+        raise UsageError(f"header_row= applies to CSV and Excel files; {p.name} is read as {fmt}")
+    if p.stat().st_size == 0:
+        raise ImportFailed(f"{p.name} is empty")
+    if fmt == "csv":
+        source = open_csv(p, encoding=encoding, delimiter=delimiter, header_row=header_row)
+    elif fmt == "xlsx":
+        source = open_excel(p, sheet=sheet, header_row=header_row)
+    elif fmt == "jsonl":
+        source = open_jsonl(p, encoding=encoding)
+    else:
+        source = open_json(p, encoding=encoding, splits=splits)
+    return Table(p, source)
+
+
+def load_json_file(path: str | os.PathLike) -> Any:
+    """A small JSON (or YAML) file such as a lookup table, with a clear error when it does not parse."""
+    p = Path(path).expanduser()
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise ImportFailed(f"cannot read {p}: {exc.strerror or exc}") from None
+    if p.suffix.lower() in (".yaml", ".yml"):
+        import yaml
+
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ImportFailed(f"{p.name}: not valid YAML ({exc})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ImportFailed(
+            f"{p.name}, line {exc.lineno}, column {exc.colno}: not valid JSON ({exc.msg})"
+        ) from None

@@ -1,0 +1,532 @@
+"""`suggest_mapping`: propose a mapping profile from column names and sample values, English or Chinese."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from abbench.dataset._profile import MappingProfile
+from abbench.dataset._readers import Table, read_table
+from abbench.dataset._recipes import RECIPES
+from abbench.dataset._text import label_key
+
+# Names per case field, best first. Names are compared casefolded with spaces, _ and - removed.
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "input": (
+        "query",
+        "question",
+        "prompt",
+        "input",
+        "text",
+        "utterance",
+        "userquery",
+        "userinput",
+        "request",
+        "instruction",
+        "sentence",
+        "content",
+        "message",
+        "usertext",
+        "rawquery",
+        "问题",
+        "用户query",
+        "用户问题",
+        "用户输入",
+        "输入",
+        "问句",
+        "提问",
+        "文本",
+        "指令",
+        "原始query",
+        "query文本",
+        "语料",
+    ),
+    "expected": (
+        "expected",
+        "label",
+        "gold",
+        "goldlabel",
+        "expectedoutput",
+        "expectedanswer",
+        "ideal",
+        "target",
+        "answer",
+        "reference",
+        "category",
+        "intent",
+        "class",
+        "output",
+        "route",
+        "groundtruth",
+        "truth",
+        "人工标签",
+        "标签",
+        "标注",
+        "人工标注",
+        "期望",
+        "期望结果",
+        "答案",
+        "参考答案",
+        "类别",
+        "分类",
+        "意图",
+        "路由",
+        "结果",
+    ),
+    "domain": ("domain", "vertical", "scene", "area", "垂域", "领域", "业务域", "场景", "业务"),
+    "case_id": (
+        "caseid",
+        "id",
+        "uid",
+        "qid",
+        "sampleid",
+        "itemid",
+        "evalid",
+        "用例id",
+        "编号",
+        "序号",
+        "id号",
+    ),
+    "request_id": (
+        "requestid",
+        "rid",
+        "reqid",
+        "traceid",
+        "logid",
+        "sessionid",
+        "请求id",
+        "会话id",
+        "日志id",
+    ),
+    "history": (
+        "history",
+        "chathistory",
+        "conversation",
+        "dialog",
+        "dialogue",
+        "turns",
+        "历史",
+        "对话历史",
+        "上文",
+        "多轮",
+    ),
+    "context": (
+        "context",
+        "passage",
+        "document",
+        "documents",
+        "choices",
+        "state",
+        "上下文",
+        "背景",
+        "选项",
+        "状态",
+    ),
+    "metadata": ("metadata", "meta", "extra", "notes", "备注", "元数据"),
+}
+
+_FIELD_ORDER = ("input", "expected", "case_id", "request_id", "domain", "history", "context", "metadata")
+_SAMPLE = 2000
+_SAMPLE_PER_SPLIT = 300
+
+# Bilingual spellings that mean the same label; proposed only when two of them occur in the data.
+_SAME_LABEL = (
+    ("fast", "快", "快速", "快系统"),
+    ("slow", "慢", "慢速", "慢系统"),
+    ("true", "yes", "是", "对", "y"),
+    ("false", "no", "否", "不是", "n"),
+)
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[\s_\-.:]+", "", name.casefold())
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A proposed mapping with the reason for each choice.
+
+    Attributes:
+        profile: The proposed profile (unsaved, no name unless one was given).
+        reasons: Case field → why this source was chosen, in words.
+        notes: Other things worth knowing (splits, a recipe to consider, columns left unmapped).
+        labels: Distinct expected values in the sample and how often each occurs.
+        columns: The columns (or keys) the suggestion looked at.
+    """
+
+    profile: MappingProfile
+    reasons: dict[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    labels: dict[str, int] = field(default_factory=dict)
+    columns: tuple[str, ...] = ()
+
+    @property
+    def has_input(self) -> bool:
+        """Whether an input source was found."""
+        return "input" in self.profile.fields
+
+    def describe(self) -> str:
+        """The proposal in words: field ← source (reason), then notes."""
+        lines = []
+        for name in _FIELD_ORDER:
+            if name in self.reasons:
+                lines.append(f"  {name:<10} {self.reasons[name]}")
+        if self.profile.label_map:
+            pairs = ", ".join(f"{k!r}→{v!r}" for k, v in self.profile.label_map.items())
+            lines.append(f"  label_map  {pairs}")
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+def suggest_mapping(
+    source: str | os.PathLike | Table,
+    *,
+    name: str | None = None,
+    sample: int = _SAMPLE,
+    **read_options: Any,
+) -> Suggestion:
+    """Propose a mapping profile for a file from its column names and sample values.
+
+    Names are matched in English and Chinese (``query``/``question``/``问题``/``用户query`` → input;
+    ``label``/``gold``/``标签``/``人工标签`` → expected; ``domain``/``垂域``/``领域`` → domain; ``id`` →
+    case_id, ``rid``/``request_id`` → request_id; ``history``, ``context``, ``metadata``), then
+    checked against the values: an id column must be unique, an input must be text. When names do
+    not decide, the longest text column becomes the input and a column of few short values the
+    expected label. Chat-message lists become ``input[-1].content`` plus ``history``. Gold values
+    that differ only in case, width or spaces (``Fast `` / ``fast``), or are known translations of
+    each other (``快`` / ``fast``), get a proposed label map. Known layouts (skill-creator's
+    evals.json, promptfoo CSVs) get their recipe.
+
+    Args:
+        source: A file path or an opened `Table`.
+        name: A name for the proposed profile.
+        sample: How many rows to look at.
+        **read_options: Passed to `read_table` when `source` is a path.
+
+    Returns:
+        A `Suggestion`; check `has_input` before importing with it.
+    """
+    table = source if isinstance(source, Table) else read_table(source, **read_options)
+    rows = _sample(table, sample)
+    recipe = _detect_recipe(table, rows)
+    base = {"name": name} if name else {}
+    if recipe is not None:
+        r = RECIPES[recipe]
+        profile = r.profile.evolve(**base) if base else r.profile
+        reasons = {f: f"{_show(s)} (recipe {recipe})" for f, s in r.profile.fields.items()}
+        return Suggestion(
+            profile,
+            reasons,
+            (f"the file looks like {r.description}; recipe {recipe!r} applied",),
+            {},
+            table.columns,
+        )
+
+    columns = _columns(table, rows)
+    values = {c: [_get(r, c, table) for r in rows] for c in columns}
+    chosen: dict[str, Any] = {}
+    reasons: dict[str, str] = {}
+    notes: list[str] = []
+    used: set[str] = set()
+
+    # 1. chat messages: input[-1].content + history
+    for col in columns:
+        if _is_chat(values[col]):
+            chosen["input"] = f"{_quote(col)}[-1].content"
+            reasons["input"] = f"{chosen['input']}: {col!r} holds chat messages; the last one is the query"
+            if any(isinstance(v, list) and len(v) > 1 for v in values[col]):
+                chosen["history"] = f"{_quote(col)}[:-1]"
+                reasons["history"] = f"{chosen['history']}: the messages before the last one"
+            used.add(col)
+            break
+
+    # 2. names
+    for fld in _FIELD_ORDER:
+        if fld in chosen:
+            continue
+        best = _by_name(fld, columns, used)
+        if best is None:
+            continue
+        col, how = best
+        ok, why_not = _fits(fld, values[col], len(rows))
+        if not ok:
+            notes.append(f"{col!r} is named like {fld} but {why_not}; not mapped")
+            continue
+        chosen[fld] = col
+        reasons[fld] = f"{col!r}: its name {how}"
+        used.add(col)
+
+    # 3. values, when names did not decide
+    if "input" not in chosen:
+        col = _longest_text(columns, values, used)
+        if col is not None:
+            chosen["input"] = col
+            reasons["input"] = f"{col!r}: no column is named like a query; this is the longest text"
+            used.add(col)
+    if "expected" not in chosen:
+        col = _label_like(columns, values, used)
+        if col is not None:
+            chosen["expected"] = col
+            n = len({_key(v) for v in values[col] if v not in (None, "")})
+            reasons["expected"] = f"{col!r}: few distinct short values ({n}), which looks like labels"
+            used.add(col)
+
+    # 4. expected values: distribution and a label map for variants
+    labels: dict[str, int] = {}
+    label_map: dict[str, str] = {}
+    if "expected" in chosen and isinstance(chosen["expected"], str) and chosen["expected"] in values:
+        counts = Counter(_key(v) for v in values[chosen["expected"]] if v not in (None, ""))
+        labels = dict(counts.most_common())
+        if len(counts) <= 200:
+            label_map = _variants(counts)
+        if label_map:
+            reasons["expected"] += (
+                "; " + ", ".join(f"{k!r}→{v!r}" for k, v in label_map.items()) + " look like one label"
+            )
+        if counts and sum(map(len, counts)) / len(counts) > 40:
+            reasons["expected"] += (
+                f"; {len(counts)} distinct long values: reference answers rather than labels"
+            )
+            labels = {}
+        elif counts:
+            top = ", ".join(f"{k} ({n})" for k, n in counts.most_common(6))
+            reasons["expected"] += f"; values: {top}" + (" ..." if len(counts) > 6 else "")
+
+    # 5. splits, leftovers
+    fields: dict[str, Any] = dict(chosen)
+    leftovers = [c for c in columns if c not in used and c not in _referenced(chosen)]
+    meta: dict[str, Any] = {}
+    if len(table.splits) > 1:
+        meta["split"] = "$split"
+        sizes = ", ".join(f"{s} ({table.split_sizes.get(s, '?')})" for s in table.splits)
+        notes.append(f"the file holds splits {sizes}; all are imported unless you choose (splits= / --split)")
+    if "metadata" not in fields and (leftovers or meta):
+        if leftovers and table.tabular:
+            if meta:
+                meta["columns"] = {"unmapped": True}
+            else:
+                fields["metadata"] = {"unmapped": True}
+        elif leftovers:
+            for c in leftovers:
+                meta[c] = _quote(c) if not c.isdigit() else c
+        if meta:
+            fields["metadata"] = {"object": meta}
+        if leftovers:
+            reasons["metadata"] = "the other columns, kept as metadata: " + ", ".join(
+                map(repr, leftovers[:12])
+            )
+        else:
+            reasons["metadata"] = "the split each case came from"
+    if "case_id" not in fields:
+        reasons["case_id"] = "(generated from the input: no id column found)"
+    defaults = _defaults(table, fields, values)
+    if table.tabular and len(table.columns) == 1:
+        notes.append(
+            "the sheet has a single column; if it holds blank-row-separated blocks (a name, then its "
+            "utterances) use recipe 'intent-blocks' (or 'qa-blocks' for question/answer/paraphrases)"
+        )
+    if "input" not in fields:
+        notes.append(
+            f"no column looks like the input; columns: {', '.join(columns) or 'none'}. "
+            "Map it yourself (fields.input) or try a recipe: " + ", ".join(RECIPES)
+        )
+    spec: dict[str, Any] = {**base, "fields": fields}
+    if defaults:
+        spec["defaults"] = defaults
+    if label_map:
+        spec["label_map"] = label_map
+    shape = table.shape
+    spec["shape"] = shape
+    profile = MappingProfile.from_dict(spec, where="the suggested mapping")
+    return Suggestion(profile, reasons, tuple(notes), labels, columns)
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+
+def _sample(table: Table, n: int) -> list[Any]:
+    rows: list[Any] = []
+    per_split: Counter[str | None] = Counter()
+    limit = _SAMPLE_PER_SPLIT if len(table.splits) > 1 else n
+    for chunk in table.chunks(min(n, 1000)):
+        if per_split[chunk.split] >= limit:
+            continue
+        take = chunk.rows[: limit - per_split[chunk.split]]
+        per_split[chunk.split] += len(take)
+        rows.extend(table.as_record(r) for r in take)
+        if len(rows) >= n:
+            break
+    return rows[:n]
+
+
+def _detect_recipe(table: Table, rows: list[Any]) -> str | None:
+    if table.format == "json" and "evals" in table.splits and "skill_name" in table.document:
+        return "skill-creator"
+    if table.tabular and any(c.startswith("__expected") for c in table.columns):
+        return "promptfoo"
+    if rows and all(isinstance(r, dict) and set(r) == {"query", "should_trigger"} for r in rows[:50]):
+        return "skill-creator-triggers"
+    return None
+
+
+def _is_chat(values: list[Any]) -> bool:
+    present = [v for v in values if v is not None]
+    return bool(present) and all(
+        isinstance(v, list) and v and all(isinstance(m, dict) and "content" in m for m in v) for v in present
+    )
+
+
+def _columns(table: Table, rows: list[Any]) -> tuple[str, ...]:
+    if table.tabular:
+        return table.columns
+    keys: dict[str, None] = {}
+    for r in rows:
+        if isinstance(r, dict):
+            keys.update(dict.fromkeys(map(str, r)))
+        elif isinstance(r, list):
+            keys.update(dict.fromkeys(str(i) for i in range(len(r))))
+    return tuple(keys)
+
+
+def _get(row: Any, col: str, table: Table) -> Any:
+    if isinstance(row, dict):
+        return row.get(col)
+    if isinstance(row, list) and col.isdigit() and int(col) < len(row):
+        return row[int(col)]
+    return None
+
+
+def _quote(col: str) -> str:
+    return col if re.fullmatch(r"[^.\[\]$\s]+", col) and not col.isdigit() else f'["{col}"]'
+
+
+def _show(source: Any) -> str:
+    return source if isinstance(source, str) else str(source.model_dump(exclude_unset=True))
+
+
+def _by_name(fld: str, columns: tuple[str, ...], used: set[str]) -> tuple[str, str] | None:
+    names = SYNONYMS[fld]
+    normed = {c: _norm(c) for c in columns if c not in used}
+    for syn in names:  # exact, best synonym first
+        for col, n in normed.items():
+            if n == _norm(syn):
+                return col, f"matches {syn!r}"
+    for syn in names:  # contains, for names like user_query_text or 人工标签_v2
+        s = _norm(syn)
+        if len(s) < 3 and not re.search(r"[\u4e00-\u9fff]", s):
+            continue  # "id" inside "paid", "n" inside anything: too loose
+        for col, n in normed.items():
+            if s in n and not any(_norm(o) == n for other in SYNONYMS.values() for o in other):
+                return col, f"contains {syn!r}"
+    return None
+
+
+def _fits(fld: str, values: list[Any], n_rows: int) -> tuple[bool, str]:
+    present = [v for v in values if v not in (None, "")]
+    if fld == "case_id":
+        if not present:
+            return False, "it is empty"
+        if len(present) < len(values):
+            return False, "some rows have no id"
+        keys = [_key(v) for v in present]
+        if len(set(keys)) < len(keys):
+            return False, "its values repeat"
+        if any(isinstance(v, (list, dict)) for v in present):
+            return False, "its values are not plain ids"
+    if fld == "input":
+        if not present:
+            return False, "it is empty"
+        if sum(isinstance(v, str) for v in present) < 0.8 * len(present):
+            return False, "its values are mostly not text"
+    if (
+        fld in ("expected", "domain", "request_id")
+        and present
+        and all(isinstance(v, (list, dict)) for v in present)
+    ):
+        return False, "its values are lists or objects"
+    return True, ""
+
+
+def _key(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return value.strip() if isinstance(value, str) else str(value)
+
+
+def _longest_text(columns: tuple[str, ...], values: dict[str, list[Any]], used: set[str]) -> str | None:
+    best, best_len = None, 0.0
+    for col in columns:
+        if col in used:
+            continue
+        texts = [v for v in values[col] if isinstance(v, str) and v.strip()]
+        if not texts or len(texts) < 0.5 * len(values[col]):
+            continue
+        mean = sum(map(len, texts)) / len(texts)
+        if mean > best_len:
+            best, best_len = col, mean
+    return best
+
+
+def _label_like(columns: tuple[str, ...], values: dict[str, list[Any]], used: set[str]) -> str | None:
+    for col in columns:
+        if col in used:
+            continue
+        present = [v for v in values[col] if v not in (None, "") and not isinstance(v, (list, dict))]
+        if len(present) < max(2, 0.5 * len(values[col])):
+            continue
+        keys = [_key(v) for v in present]
+        distinct = set(keys)
+        if len(distinct) < 2 or len(distinct) > max(20, 0.2 * len(keys)):
+            continue
+        if sum(map(len, distinct)) / len(distinct) > 40:
+            continue
+        return col
+    return None
+
+
+def _variants(counts: Counter[str]) -> dict[str, str]:
+    groups: dict[str, list[str]] = {}
+    for value in counts:
+        groups.setdefault(label_key(value), []).append(value)
+    for names in _SAME_LABEL:
+        present = [g for g in list(groups) if g in names]
+        if len(present) > 1:
+            merged = [v for g in present for v in groups.pop(g)]
+            groups[present[0]] = merged
+    out: dict[str, str] = {}
+    for spellings in groups.values():
+        if len(spellings) < 2:
+            continue
+        target = max(spellings, key=lambda v: (counts[v], v.isascii(), -len(v)))
+        for v in spellings:
+            if v != target:
+                out[v] = target
+    return out
+
+
+def _referenced(chosen: dict[str, Any]) -> set[str]:
+    out = set()
+    for src in chosen.values():
+        if isinstance(src, str):
+            out.add(src)
+            out.add(re.split(r"[.\[]", src, maxsplit=1)[0])
+    return out
+
+
+def _defaults(table: Table, fields: dict[str, Any], values: dict[str, list[Any]]) -> dict[str, Any]:
+    """JSON rows vary: optional fields whose key some sampled rows lack default to null."""
+    if table.tabular:
+        return {}
+    out = {}
+    for fld, src in fields.items():
+        if fld == "input" or not isinstance(src, str):
+            continue
+        head = re.split(r"[.\[]", src, maxsplit=1)[0]
+        if head in values and any(v is None for v in values[head]):
+            out[fld] = None
+    return out

@@ -1,0 +1,208 @@
+"""Text handling for imports: encoding detection, input whitespace normalisation, label keys."""
+
+from __future__ import annotations
+
+import codecs
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from abbench.errors import ImportFailed, UsageError
+
+_BLOCK = 1 << 20
+
+# (BOM, codec that strips it, name shown to people). UTF-32 before UTF-16: their BOMs share a prefix.
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8-sig", "utf-8-sig"),
+    (codecs.BOM_UTF32_LE, "utf-32", "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32", "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16", "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16", "utf-16"),
+)
+
+# Tried in order when a file has no BOM and no encoding is named. GB18030 is a superset of GBK and
+# GB2312, so one attempt covers the Chinese exports analysts bring (Excel "CSV" on a Chinese Windows).
+_DETECTED = ("utf-8", "gb18030")
+
+
+@dataclass(frozen=True, slots=True)
+class Encoding:
+    """The text encoding of a file: the codec to open it with, and how it was chosen.
+
+    Attributes:
+        codec: The Python codec name (``utf-8``, ``utf-8-sig``, ``gb18030``, ...).
+        how: ``"bom"``, ``"detected"`` or ``"named"``.
+    """
+
+    codec: str
+    how: str
+
+
+def check_codec(name: str) -> str:
+    """The canonical codec name for `name`.
+
+    Raises:
+        UsageError: Python knows no such encoding.
+    """
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        raise UsageError(
+            f"unknown encoding {name!r}; use a Python codec name such as utf-8, utf-8-sig, gb18030, gbk, "
+            "big5, shift_jis, cp1252 or latin-1"
+        ) from None
+
+
+_SAMPLE = 1 << 20
+
+
+def detect_encoding(path: Path, declared: str | None = None) -> Encoding:
+    """Choose the encoding of a text file from its first MiB.
+
+    A byte-order mark wins; otherwise a named encoding is used as given; otherwise UTF-8, then
+    GB18030 (which also reads GBK), are tried. Only the first MiB is decoded here: the rest is
+    decoded once, while it is read, and a bad byte there becomes `decode_error`'s exact message.
+
+    Raises:
+        ImportFailed: the start of the file does not decode with the named encoding, or any tried one.
+    """
+    with path.open("rb") as fh:
+        head = fh.read(4)
+    if declared:
+        codec = check_codec(declared)
+        if codec in ("utf-8", "utf_8") and head.startswith(codecs.BOM_UTF8):
+            codec = "utf-8-sig"  # naming utf-8 for a file with a BOM must not leave the BOM in the header
+        _check_decodes(path, codec, named=True, limit=_SAMPLE)
+        return Encoding(codec, "named")
+    for bom, codec, _ in _BOMS:
+        if head.startswith(bom):
+            _check_decodes(path, codec, named=False, limit=_SAMPLE)
+            return Encoding(codec, "bom")
+    failures = []
+    for codec in _DETECTED:
+        try:
+            _check_decodes(path, codec, named=False, limit=_SAMPLE)
+        except ImportFailed as exc:
+            failures.append(str(exc))
+            continue
+        return Encoding(codec, "detected")
+    raise ImportFailed(
+        f"{path.name}: cannot tell its text encoding; {'; '.join(failures)}. "
+        "Name it with encoding= (CLI: --encoding), e.g. big5, shift_jis, cp1252 or latin-1"
+    )
+
+
+def decode_error(path: Path, encoding: Encoding) -> ImportFailed:
+    """The error for a file that stopped decoding part way: where (line, column, bytes) and what to do.
+
+    Called when reading meets a bad byte past the sample `detect_encoding` looked at.
+    """
+    try:
+        _check_decodes(path, encoding.codec, named=encoding.how == "named")
+    except ImportFailed as exc:
+        if encoding.how == "named":
+            return exc
+        return ImportFailed(
+            f"{path.name} is {exc} — its start read as {encoding.codec}. Name its encoding with encoding= "
+            "(CLI: --encoding), e.g. gb18030, gbk, big5, cp1252 or latin-1"
+        )
+    return ImportFailed(f"{path.name} does not decode as {encoding.codec}")  # pragma: no cover
+
+
+def _check_decodes(path: Path, codec: str, *, named: bool, limit: int | None = None) -> None:
+    decoder = codecs.getincrementaldecoder(codec)()
+    try:
+        with path.open("rb") as fh:
+            if limit is not None:
+                # A cut multi-byte character at the end of the sample is not an error (final=False).
+                decoder.decode(fh.read(limit))
+                return
+            while block := fh.read(_BLOCK):
+                decoder.decode(block)
+            decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        pass
+    else:
+        return
+    # Only on failure: decode the whole file at once so the error's offset is absolute.
+    data = path.read_bytes()
+    try:
+        data.decode(codec)
+    except UnicodeDecodeError as exc:
+        pos = exc.start
+    else:  # pragma: no cover - the incremental and one-shot decoders disagree
+        return
+    line = data.count(b"\n", 0, pos) + 1
+    column = pos - (data.rfind(b"\n", 0, pos) + 1) + 1
+    bad = data[pos : pos + 4].hex(" ") or "end of file"
+    where = f"line {line}, column {column} (byte offset {pos})"
+    if named:
+        raise ImportFailed(
+            f"{path.name} does not decode as {codec} at {where}: bytes {bad}; "
+            "check the encoding= you named, or leave it out to detect it"
+        )
+    raise ImportFailed(f"not {codec} (bytes {bad} at {where})")
+
+
+_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"))
+_HSPACE = re.compile(r"[^\S\n]+")
+_AROUND_NL = re.compile(r" ?\n ?")
+_NEEDS_WORK = re.compile(r"[^\S ]|  |^\s|\s$|[\u200b-\u200d\u2060\ufeff]")
+
+
+def normalize_text(text: str) -> str:
+    """Tidy the whitespace of an input without changing its words.
+
+    NBSP, tabs and other Unicode spaces become one ASCII space; zero-width characters go; runs of
+    spaces collapse; line endings become ``\\n``; the ends are stripped; the text is NFC-composed.
+    Full-width punctuation and CJK characters are kept as written (NFKC would rewrite ``？`` to ``?``).
+    """
+    if _NEEDS_WORK.search(text) is not None:
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        text = _HSPACE.sub(" ", text.translate(_ZERO_WIDTH))
+        if "\n" in text:
+            text = _AROUND_NL.sub("\n", text)
+        text = text.strip()
+    if not text.isascii() and not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
+    return text
+
+
+# Any whitespace but the plain space, and the zero-width characters: one character class, which the
+# regex engine scans far faster than an alternation.
+_ODD_SPACE = re.compile(
+    r"[\t-\r\x1c-\x1f\x85\xa0\u1680\u2000-\u200d\u2028\u2029\u202f\u205f\u2060\u3000\ufeff]"
+)
+
+
+def normalize_texts(values: list[str]) -> list[str]:
+    """`normalize_text` over a column of strings, skipped when the joined column shows no value needs it."""
+    joined = "\x00".join(values)
+    tidy = (
+        _ODD_SPACE.search(joined) is None
+        and "  " not in joined
+        and " \x00" not in joined
+        and "\x00 " not in joined
+        and not joined.startswith(" ")
+        and not joined.endswith(" ")
+        and (joined.isascii() or unicodedata.is_normalized("NFC", joined))
+    )
+    return list(values) if tidy else list(map(normalize_text, values))
+
+
+def strip_texts(values: list[str]) -> list[str]:
+    """`str.strip` over a column of strings."""
+    return list(map(str.strip, values))
+
+
+@lru_cache(maxsize=8192)
+def label_key(value: str) -> str:
+    """The form two labels are compared in: NFKC, case-folded, inner whitespace collapsed, stripped.
+
+    ``"Fast "``, ``"FAST"`` and ``"ｆａｓｔ"`` share the key ``"fast"``.
+    """
+    value = unicodedata.normalize("NFKC", value).casefold()
+    return " ".join(value.split())

@@ -1,0 +1,208 @@
+"""The validation report: every problem found in a file, with where it sits, and a summary by kind."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+PROBLEM_KINDS: dict[str, str] = {
+    "unreadable_row": "the row cannot be read (bad JSON line, more cells than the header)",
+    "path_failed": "a column or JSON path of the mapping finds nothing in the row",
+    "empty_input": "the input is missing or blank",
+    "not_text": "a text field got a list or object",
+    "missing_expected": "a label set is declared but the row has no expected label",
+    "label_not_in_set": "the expected label is not in the declared label set",
+    "lookup_missing": "a lookup table has no entry for the row's key",
+    "empty_case_id": "the case id column is blank",
+    "duplicate_case_id": "the case id was already used by an earlier row",
+    "shape": "the file differs from the shape the mapping profile was made for",
+    "conflicting_labels": "the same input appears with different expected labels (Store.label_conflicts)",
+}
+"""Every kind of problem a validation report may hold, with what it means."""
+
+_MAX_VALUE = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One thing wrong with one row (or, for ``shape``, with the file).
+
+    Attributes:
+        kind: One of `PROBLEM_KINDS`.
+        location: Where: ``"line 12"``, ``"Sheet1!row 5"``, ``"split test #3"``, or ``"file"``.
+        field: The case field concerned (``"input"``, ``"expected"`` ...), or None.
+        value: The offending value, shortened for display.
+        message: What is wrong and what to do, in words.
+        severity: ``"error"`` (the row is invalid) or ``"warning"`` (reported, the row is kept).
+    """
+
+    kind: str
+    location: str
+    field: str | None
+    value: Any
+    message: str
+    severity: str = "error"
+
+    def __str__(self) -> str:
+        where = f"{self.location}: {self.field}" if self.field else self.location
+        return f"{where}: {self.message}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "kind": self.kind,
+            "location": self.location,
+            "field": self.field,
+            "value": self.value,
+            "message": self.message,
+            "severity": self.severity,
+        }
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    """What validation found in a file: counts, each problem with its location, and a summary.
+
+    Attributes:
+        n_rows: Rows read from the file (after any recipe), blank rows not counted.
+        n_valid: Rows that became cases.
+        n_invalid: Rows with at least one error.
+        n_skipped: Invalid rows left out because ``skip_invalid`` was asked for (0 when refused).
+        problems: Problems in file order, errors and warnings, at most `max_problems` of them.
+        counts: Number of problems per kind, complete even when `problems` was cut short.
+        truncated: How many problems were not kept in `problems`.
+        complete: False for a preview, which reads only the first rows.
+    """
+
+    n_rows: int = 0
+    n_valid: int = 0
+    n_invalid: int = 0
+    n_skipped: int = 0
+    problems: tuple[Problem, ...] = ()
+    counts: Mapping[str, int] = field(default_factory=dict)
+    truncated: int = 0
+    complete: bool = True
+
+    @property
+    def errors(self) -> tuple[Problem, ...]:
+        """The problems that make a row invalid."""
+        return tuple(p for p in self.problems if p.severity == "error")
+
+    @property
+    def warnings(self) -> tuple[Problem, ...]:
+        """The problems reported without rejecting a row."""
+        return tuple(p for p in self.problems if p.severity == "warning")
+
+    @property
+    def ok(self) -> bool:
+        """True when no row is invalid."""
+        return self.n_invalid == 0
+
+    def summary(self) -> str:
+        """One line: rows, valid, invalid, skipped, and problems by kind."""
+        head = f"{self.n_rows} rows: {self.n_valid} valid, {self.n_invalid} invalid"
+        if self.n_skipped:
+            head += f", {self.n_skipped} skipped"
+        if self.counts:
+            head += "; " + ", ".join(f"{kind} ×{n}" for kind, n in sorted(self.counts.items()))
+        if not self.complete:
+            head += " (preview: first rows only)"
+        return head
+
+    def describe(self, limit: int = 10) -> str:
+        """The summary and the first `limit` problems, one per line."""
+        lines = [self.summary()]
+        shown = self.problems[:limit]
+        lines += [f"  {p}" for p in shown]
+        rest = len(self.problems) - len(shown) + self.truncated
+        if rest > 0:
+            lines.append(f"  ... and {rest} more")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (what the store keeps with the dataset)."""
+        return {
+            "n_rows": self.n_rows,
+            "n_valid": self.n_valid,
+            "n_invalid": self.n_invalid,
+            "n_skipped": self.n_skipped,
+            "counts": dict(self.counts),
+            "truncated": self.truncated,
+            "complete": self.complete,
+            "summary": self.summary(),
+            "problems": [p.to_dict() for p in self.problems],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> ValidationReport:
+        """The report `to_dict` wrote."""
+        if not data:
+            return cls()
+        return cls(
+            n_rows=data.get("n_rows", 0),
+            n_valid=data.get("n_valid", 0),
+            n_invalid=data.get("n_invalid", 0),
+            n_skipped=data.get("n_skipped", 0),
+            problems=tuple(Problem(**p) for p in data.get("problems", ())),
+            counts=dict(data.get("counts", {})),
+            truncated=data.get("truncated", 0),
+            complete=data.get("complete", True),
+        )
+
+
+class ReportBuilder:
+    """Collects problems while rows stream by; `build()` freezes them into a `ValidationReport`."""
+
+    def __init__(self, max_problems: int = 10_000):
+        self.max_problems = max_problems
+        self.problems: list[Problem] = []
+        self.counts: Counter[str] = Counter()
+        self.truncated = 0
+        self.n_rows = 0
+        self.n_invalid = 0
+        self.n_valid = 0
+
+    def add(
+        self,
+        kind: str,
+        location: str,
+        field: str | None,
+        value: Any,
+        message: str,
+        severity: str = "error",
+    ) -> None:
+        """Record one problem."""
+        self.counts[kind] += 1
+        if len(self.problems) >= self.max_problems:
+            self.truncated += 1
+            return
+        self.problems.append(Problem(kind, location, field, _shorten(value), message, severity))
+
+    @property
+    def n_errors(self) -> int:
+        """Errors recorded so far."""
+        return sum(1 for p in self.problems if p.severity == "error") + self.truncated
+
+    def build(self, *, skipped: bool = False, complete: bool = True) -> ValidationReport:
+        """The report as it stands; `skipped` says whether invalid rows were left out of an import."""
+        return ValidationReport(
+            n_rows=self.n_rows,
+            n_valid=self.n_valid,
+            n_invalid=self.n_invalid,
+            n_skipped=self.n_invalid if skipped else 0,
+            problems=tuple(self.problems),
+            counts=dict(self.counts),
+            truncated=self.truncated,
+            complete=complete,
+        )
+
+
+def _shorten(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > _MAX_VALUE:
+        return value[: _MAX_VALUE - 1] + "…"
+    if isinstance(value, (list, dict)):
+        text = repr(value)
+        return text if len(text) <= _MAX_VALUE else text[: _MAX_VALUE - 1] + "…"
+    return value

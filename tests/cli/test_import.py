@@ -1,0 +1,177 @@
+"""abbench import / datasets / profiles: human output, --json, exit codes, help with examples."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import run_abbench
+
+CSV = "id,问题,标签,垂域\n1,导航去公司,快,地图导航\n2,打开空调,快,车控\n3,到目的地电量够不够,慢,地图导航\n"
+PROFILE_YAML = """\
+name: routing
+fields: {case_id: id, input: 问题, expected: 标签, domain: 垂域}
+label_map: {快: fast, 慢: slow}
+label_set: [fast, slow]
+"""
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "routing.csv").write_text(CSV, encoding="utf-8")
+    (tmp_path / "bad.csv").write_text(CSV + "4,,快,车控\n5,播放音乐,medium,媒体\n", encoding="utf-8")
+    (tmp_path / "routing.yaml").write_text(PROFILE_YAML, encoding="utf-8")
+    return tmp_path
+
+
+@pytest.mark.parametrize("command", ["import", "datasets", "profiles"])
+def test_every_command_has_help_with_an_example(cli, command):
+    result = cli(command, "--help")
+    assert result.exit_code == 0
+    assert "Examples:" in result.output and f"abbench {command}" in result.output
+
+
+def test_import_prints_fingerprint_counts_labels_and_validation(cli, files):
+    result = cli("import", files / "routing.csv", "--mapping", files / "routing.yaml", "--name", "routing")
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert out.startswith("imported routing@") and "(3 cases from routing.csv)" in out
+    assert "mapping     routing@1" in out
+    assert "labels      fast 2 · slow 1" in out
+    assert "domains     地图导航 2 · 车控 1" in out
+    assert "3 rows: 3 valid, 0 invalid" in out
+    again = cli("import", files / "routing.csv", "--mapping", "routing", "--name", "routing")
+    assert again.exit_code == 0 and again.output.startswith("already imported: routing@")
+
+
+def test_import_shows_label_conflicts(cli, tmp_path):
+    (tmp_path / "c.csv").write_text("q,label\n打开空调,fast\n打开空调,slow\n", encoding="utf-8")
+    result = cli("import", tmp_path / "c.csv")
+    assert "conflicts   1 inputs have different expected labels" in result.output
+    assert "~ line 2: 打开空调" in result.output
+
+
+def test_import_json(cli, files):
+    result = cli("import", files / "routing.csv", "-m", files / "routing.yaml", "--json")
+    data = json.loads(result.output)
+    assert data["n_cases"] == 3 and data["labels"] == {"fast": 2, "slow": 1}
+    assert data["fingerprint"] == f"routing@{data['content_hash'][:12]}"
+    assert data["validation"]["n_valid"] == 3 and data["read_options"]["delimiter"] == ","
+
+
+def test_invalid_file_exits_2_with_the_problems_and_their_rows(cli, files):
+    result = cli("import", files / "bad.csv", "-m", files / "routing.yaml")
+    assert result.exit_code == 2
+    err = result.stderr
+    assert "was not imported (nothing was written)" in err
+    assert "line 5: input: the input is empty" in err
+    assert "line 6: expected: label 'medium' is not in the label set (fast, slow)" in err
+    assert "--skip-invalid" in err
+    assert json.loads(cli("datasets", "--json").output) == []
+    as_json = cli("import", files / "bad.csv", "-m", files / "routing.yaml", "--json")
+    assert as_json.exit_code == 2
+    report = json.loads(as_json.stdout)["report"]
+    assert report["counts"] == {"empty_input": 1, "label_not_in_set": 1}
+
+
+def test_skip_invalid_imports_the_rest(cli, files):
+    result = cli("import", files / "bad.csv", "-m", files / "routing.yaml", "--skip-invalid")
+    assert result.exit_code == 0
+    assert "5 rows: 3 valid, 2 invalid, 2 skipped" in result.output
+    assert "! line 5: input" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--mapping", "nope"], "no saved mapping profile 'nope'"),
+        (["--mapping", "nope.yaml"], "no mapping profile file"),
+        (["--mapping", "x", "--suggest"], "do not go together"),
+        (["--sheet", "1"], "sheet= applies to Excel"),
+        (["--encoding", "klingon"], "unknown encoding 'klingon'"),
+        (["--recipe", "nope"], "unknown recipe 'nope'; recipes: intent-blocks"),
+    ],
+)
+def test_bad_input_exits_2_with_a_clear_message(cli, files, args, message):
+    result = cli("import", files / "routing.csv", *args)
+    assert result.exit_code == 2
+    assert message in result.stderr
+
+
+def test_missing_file_exits_2(cli, files):
+    result = cli("import", files / "nope.csv")
+    assert result.exit_code == 2 and "no such file" in result.stderr
+
+
+def test_suggest_shows_reasons_and_saves_the_profile(cli, files):
+    result = cli("import", files / "routing.csv", "--suggest", "--save-profile", "auto")
+    assert result.exit_code == 0
+    out = result.output
+    assert "input      ← '问题': its name matches '问题'" in out
+    assert "expected   ← '标签'" in out and "saved as auto@1" in out
+    assert "fields:" in out  # the profile as YAML, ready to edit
+    assert json.loads(cli("datasets", "--json").output) == []  # nothing imported
+    shown = cli("profiles", "auto")
+    assert shown.output.startswith("# auto@1") and "input: 问题" in shown.output
+
+
+def test_preview_shows_cases_and_imports_nothing(cli, files):
+    result = cli("import", files / "routing.csv", "-m", files / "routing.yaml", "--preview", "2")
+    assert result.exit_code == 0
+    out = result.output
+    assert "preview of routing.csv" in out and "导航去公司" in out and "打开空调" in out
+    assert "到目的地电量够不够" not in out
+    assert "(preview: first rows only)" in out
+    data = json.loads(cli("import", files / "routing.csv", "--preview", "1", "--json").output)
+    assert len(data["cases"]) == 1 and data["cases"][0]["source_line"] == "line 2"
+    assert json.loads(cli("datasets", "--json").output) == []
+
+
+def test_datasets_list_and_show(cli, files):
+    cli("import", files / "routing.csv", "-m", files / "routing.yaml", "--name", "routing")
+    listing = cli("datasets")
+    assert listing.exit_code == 0 and "routing@" in listing.output and "routing@1" in listing.output
+    shown = cli("datasets", "routing", "--cases", "2")
+    assert "labels      fast 2 · slow 1" in shown.output
+    assert "导航去公司" in shown.output and "line 3" in shown.output and "line 4" not in shown.output
+    data = json.loads(cli("datasets", "routing", "--json").output)
+    assert (
+        data["n_cases"] == 3
+        and len(data["cases"]) == 3
+        and data["cases"][0]["source_row"]["问题"] == "导航去公司"
+    )
+    missing = cli("datasets", "routnig")
+    assert missing.exit_code == 2 and "did you mean routing@" in missing.stderr
+
+
+def test_profiles_list_show_export(cli, files, tmp_path):
+    assert "no saved profiles" in cli("profiles").output
+    cli("import", files / "routing.csv", "-m", files / "routing.yaml")
+    listing = cli("profiles")
+    assert "routing@1" in listing.output
+    exported = cli("profiles", "routing@1", "--export", tmp_path / "out.yaml")
+    assert exported.exit_code == 0
+    assert "label_set:" in (tmp_path / "out.yaml").read_text(encoding="utf-8")
+    assert json.loads(cli("profiles", "--json").output)[0]["ref"] == "routing@1"
+    assert "intent-blocks" in cli("profiles", "--recipes").output
+
+
+def test_recipe_and_split_options(cli, tmp_path):
+    (tmp_path / "d.json").write_text(
+        '{"train": [["a", "x"]], "test": [["b", "y"], ["c", "y"]]}', encoding="utf-8"
+    )
+    result = cli("import", tmp_path / "d.json", "--split", "test", "--json")
+    data = json.loads(result.output)
+    assert data["n_cases"] == 2 and data["read_options"]["splits"] == ["test"]
+
+
+def test_in_a_child_process(files, tmp_path):
+    store = tmp_path / "child-store"
+    result = run_abbench(
+        "--store", store, "import", files / "routing.csv", "-m", files / "routing.yaml", "--json"
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["n_cases"] == 3
+    bad = run_abbench("--store", store, "import", files / "bad.csv", "-m", files / "routing.yaml")
+    assert bad.returncode == 2 and "line 5" in bad.stderr

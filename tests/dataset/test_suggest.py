@@ -1,0 +1,113 @@
+"""Suggesting a mapping from column names and sample values, in English and Chinese."""
+
+from __future__ import annotations
+
+import pytest
+
+from abbench.dataset import suggest_mapping
+
+
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        (
+            "query,label,domain,id",
+            {"input": "query", "expected": "label", "domain": "domain", "case_id": "id"},
+        ),
+        ("Question,Gold,Category,case_id", {"input": "Question", "expected": "Gold", "case_id": "case_id"}),
+        ("prompt,expected,rid", {"input": "prompt", "expected": "expected", "request_id": "rid"}),
+        ("问题,标签,垂域", {"input": "问题", "expected": "标签", "domain": "垂域"}),
+        (
+            "用户query,人工标签,领域,id,rid",
+            {
+                "input": "用户query",
+                "expected": "人工标签",
+                "domain": "领域",
+                "case_id": "id",
+                "request_id": "rid",
+            },
+        ),
+        ("用户问题描述,标注结果,领域", {"input": "用户问题描述", "expected": "标注结果", "domain": "领域"}),
+        ("user_text,gold_label", {"input": "user_text", "expected": "gold_label"}),
+    ],
+)
+def test_names_in_english_and_chinese(write, header, expected):
+    n = len(header.split(","))
+    rows = "".join(
+        ",".join([f"text {i} 打开空调", "fast" if i % 2 else "slow", "车控", str(i), f"r{i}"][:n]) + "\n"
+        for i in range(6)
+    )
+    suggestion = suggest_mapping(write("s.csv", header + "\n" + rows))
+    fields = suggestion.profile.fields
+    for field, column in expected.items():
+        assert fields[field] == column, (field, suggestion.reasons)
+        assert column in suggestion.reasons[field]
+
+
+def test_values_decide_when_names_do_not(write):
+    rows = "".join(f"{'abc'[i % 3]},这是一个比较长的用户问题 number {i}\n" for i in range(30))
+    suggestion = suggest_mapping(write("s.csv", "c1,c2\n" + rows))
+    assert suggestion.profile.fields["input"] == "c2"
+    assert suggestion.profile.fields["expected"] == "c1"
+    assert "longest text" in suggestion.reasons["input"] and "labels" in suggestion.reasons["expected"]
+
+
+def test_id_column_that_repeats_is_not_an_id(write):
+    suggestion = suggest_mapping(write("s.csv", "id,query\n1,a\n1,b\n"))
+    assert "case_id" not in suggestion.profile.fields
+    assert any("values repeat" in n for n in suggestion.notes)
+
+
+def test_label_variants_get_a_label_map(write):
+    labels = ["fast", "Fast ", "FAST", "fast", "slow", "慢", "slow", "快"]
+    rows = "".join(f"q{i},{label}\n" for i, label in enumerate(labels))
+    suggestion = suggest_mapping(write("s.csv", "query,label\n" + rows))
+    assert suggestion.profile.label_map == {"Fast": "fast", "FAST": "fast", "快": "fast", "慢": "slow"}
+    assert suggestion.labels["fast"] == 2
+
+
+def test_chat_messages_become_input_and_history(write_jsonl):
+    rows = [
+        {"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": f"q{i}"}], "ideal": "A"}
+        for i in range(3)
+    ]
+    suggestion = suggest_mapping(write_jsonl("c.jsonl", rows))
+    assert suggestion.profile.fields["input"] == "messages[-1].content"
+    assert suggestion.profile.fields["history"] == "messages[:-1]"
+    assert suggestion.profile.fields["expected"] == "ideal"
+
+
+def test_json_rows_with_optional_keys_get_null_defaults_and_leftovers_as_metadata(write_jsonl):
+    rows = [{"question": "a", "answer": "x", "source": "faq"}, {"question": "b", "answer": "y"}]
+    profile = suggest_mapping(write_jsonl("o.jsonl", rows)).profile
+    assert profile.fields["metadata"].object == {"source": "source"}
+    assert profile.defaults == {}
+    rows = [{"question": "a", "domain": "d"}, {"question": "b"}]
+    assert suggest_mapping(write_jsonl("p.jsonl", rows)).profile.defaults == {"domain": None}
+
+
+def test_no_input_is_said_plainly(write_jsonl):
+    suggestion = suggest_mapping(write_jsonl("n.jsonl", [{"n": 1}, {"n": 2}]))
+    assert not suggestion.has_input
+    assert any("no column looks like the input" in n for n in suggestion.notes)
+
+
+def test_single_column_sheet_points_at_the_block_recipes(write_xlsx):
+    suggestion = suggest_mapping(
+        write_xlsx("b.xlsx", {"s": [["trip"], ["I need a flight"], [None], ["greetings"], ["hi"]]})
+    )
+    assert any("intent-blocks" in n for n in suggestion.notes)
+
+
+def test_known_layouts_get_their_recipe(write):
+    promptfoo = suggest_mapping(write("t.csv", "question,__expected\nhi,contains: hello\n"))
+    assert promptfoo.profile.recipe == "promptfoo"
+    evals = suggest_mapping(write("evals.json", '{"skill_name": "x", "evals": [{"id": 1, "prompt": "p"}]}'))
+    assert evals.profile.recipe == "skill-creator"
+    triggers = suggest_mapping(write("t.json", '[{"query": "q", "should_trigger": true}]'))
+    assert triggers.profile.recipe == "skill-creator-triggers"
+
+
+def test_describe_lists_fields_and_notes(write):
+    text = suggest_mapping(write("s.csv", "query,label\na,x\nb,y\n")).describe()
+    assert "input" in text and "'query'" in text and "expected" in text
