@@ -12,7 +12,7 @@ from abbench.agents import register_agent
 from abbench.errors import AgentError
 from abbench.graders import FunctionGrader, GradeResult, register_grader
 from abbench.runner import cancel_experiment, create_experiment, run_experiment
-from abbench.types import AgentOutput, Case, Usage
+from abbench.types import CASE_FIELDS, AgentOutput, Case, Usage
 
 HOSTILE_SCRIPT = '<script>alert("pwned")</script>'
 HOSTILE_IMG = "<img src=x onerror=alert(1)>"
@@ -136,19 +136,18 @@ def routing_cases(n: int = 30) -> list[Case]:
 
 
 def save_cases(store, name: str, cases: list[Case], folder: Path):
-    """Store `cases` as a dataset named `name` (through the importer when the store has one)."""
-    if hasattr(store, "import_dataset"):
-        path = folder / f"{name}.jsonl"
-        with path.open("w", encoding="utf-8") as f:
-            for c in cases:
-                f.write(json.dumps(c.canonical(), ensure_ascii=False) + "\n")
-        profile = {
-            "fields": {f: {"column": f} for f in c.canonical()},
-            "label_set": ["fast", "slow"],
-            "normalize_input": False,
-        }
-        return store.import_dataset(path, profile, name=name)
-    return store.save_dataset(name, cases, label_set=["fast", "slow"])
+    """Store `cases` as a dataset named `name`, through the importer (a JSONL file of the case fields)."""
+    path = folder / f"{name}.jsonl"
+    with path.open("w", encoding="utf-8") as f:
+        for c in cases:
+            f.write(json.dumps(c.canonical(), ensure_ascii=False) + "\n")
+    profile = {
+        "name": "fixture-cases",
+        "fields": {f: {"column": f} for f in CASE_FIELDS},
+        "label_set": ["fast", "slow"],
+        "normalize_input": False,
+    }
+    return store.import_dataset(path, profile, name=name)
 
 
 def _skill(folder: Path, name: str, text: str) -> Path:

@@ -60,6 +60,7 @@ class Provenance:
         dataset_cases: Cases in the whole dataset.
         mapping_profile: ``name@version`` of the mapping profile used to import it.
         dataset_file: The file it was imported from.
+        dataset_imported: When and by whom it was imported.
         arms: Per-arm provenance, control first.
         graders: ``name (kind)`` of every grader that wrote a grade.
         judge_models: The models that judged.
@@ -86,6 +87,7 @@ class Provenance:
     dataset_cases: int | None
     mapping_profile: str | None
     dataset_file: str | None
+    dataset_imported: str | None
     arms: tuple[ArmProvenance, ...]
     graders: tuple[str, ...]
     judge_models: tuple[str, ...]
@@ -167,9 +169,10 @@ def experiment_provenance(experiment, *, store=None) -> Provenance:
         rounds=exp.rounds,
         n_cases=len({r.case_idx for r in runs}),
         dataset=exp.dataset,
-        dataset_cases=getattr(ds, "n_cases", None),
+        dataset_cases=ds.n_cases,
         mapping_profile=profile,
-        dataset_file=getattr(ds, "source_file", None),
+        dataset_file=ds.source_file,
+        dataset_imported=f"{ds.created_at or '?'} by {ds.created_by or '?'}",
         arms=tuple(arms),
         graders=tuple(f"{name} ({kind})" for name, kind in kinds.items()),
         judge_models=tuple(sorted(judges)),
@@ -187,9 +190,8 @@ def experiment_provenance(experiment, *, store=None) -> Provenance:
 
 
 def _profile_ref(exp, ds) -> str | None:
-    ref = getattr(ds, "profile_ref", None)
-    if ref:
-        return ref
+    if ds.profile_ref:
+        return ds.profile_ref
     name = exp.spec.get("dataset_profile")
     if name:
         version = exp.spec.get("dataset_profile_version")

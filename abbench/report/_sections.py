@@ -318,6 +318,13 @@ def judges_section(metrics: Mapping[str, Any]) -> list[Part]:
 _STATES = ("pass", "fail", "cancelled", "pending", "running", "executed", "evaluating")
 
 
+def _imported(text: str | None) -> str:
+    if not text:
+        return d.MISSING
+    when, _, who = text.partition(" by ")
+    return f"{d.when(when) if when != '?' else d.MISSING} by {who or d.MISSING}"
+
+
 def runs_section(overview: Mapping[str, Any]) -> list[Part]:
     """Runs per arm and state, what did not count and why, and the failed runs."""
     states = overview["states"]
@@ -380,6 +387,7 @@ def provenance_section(prov: Mapping[str, Any]) -> list[Part]:
         ),
         ("mapping profile", prov["mapping_profile"] or "none recorded"),
         ("source file", prov["dataset_file"] or "not recorded"),
+        ("imported", _imported(prov.get("dataset_imported"))),
         ("graders", ", ".join(prov["graders"]) or "no grade written yet"),
         ("judge models", ", ".join(prov["judge_models"]) or "no judge used"),
         ("grade batch", prov["batch_id"] or "no grade written yet"),
