@@ -77,12 +77,25 @@ class AgentError(AbbenchError):
 
 
 class GradingError(AbbenchError):
-    """Raised by a grader that cannot reach a verdict; stored as a grading failure with its raw text."""
+    """Raised by a grader that cannot reach a verdict; stored as a grading failure with its raw text.
 
-    def __init__(self, message: str, raw_output: str | None = None, retryable: bool = False):
+    `retryable` says whether grading again may help (a judge timed out) or not (its reply cannot be
+    read). `spent` holds what the attempt cost even so — ``judge_model``, ``judge_cost``,
+    ``input_tokens``, ``output_tokens`` — stored with the failure, so judge cost reports stay whole.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        raw_output: str | None = None,
+        retryable: bool = False,
+        *,
+        spent: dict | None = None,
+    ):
         super().__init__(message)
         self.raw_output = raw_output
         self.retryable = retryable
+        self.spent = dict(spent or {})
 
 
 class ComparisonRefused(AbbenchError):

@@ -1,7 +1,18 @@
-"""Graders: rule graders, LLM judges and blind pairwise judges, behind one small interface."""
+"""Graders: rule graders, LLM judges and blind pairwise judges, behind one small interface.
+
+Every factory here is registered by name, so an experiment definition can say::
+
+    graders:
+      - label_match
+      - read_skill
+      - {type: regex, pattern: "抱歉|sorry", negate: true, flags: i, name: no_apology}
+      - {type: llm_judge, model: gpt-4o-mini, rubric: {correctness: Is it right?}}
+      - {type: pairwise_judge, model: gpt-4o-mini, both_orders: true}
+"""
 
 from __future__ import annotations
 
+from abbench.graders._anonymise import DEFAULT_IDENTITIES, Anonymised, Anonymiser, context_terms
 from abbench.graders._base import (
     KINDS,
     FunctionGrader,
@@ -16,18 +27,104 @@ from abbench.graders._base import (
     normalise_label,
     register_grader,
 )
+from abbench.graders._bias import (
+    JudgeCost,
+    JudgeReport,
+    PositionBias,
+    describe_bias,
+    judge_costs,
+    judge_report,
+    measure_position_bias,
+    position_bias,
+)
+from abbench.graders._judge import (
+    DEFAULT_RUBRIC,
+    Dimension,
+    JudgeScores,
+    JudgeSettings,
+    LLMJudge,
+    Rubric,
+    llm_judge,
+    parse_scores,
+)
+from abbench.graders._pairwise import (
+    VERDICTS,
+    PairReply,
+    PairwiseJudge,
+    pair_seed,
+    pairwise_judge,
+    parse_pair,
+    read_winner,
+    slot_order,
+)
+from abbench.graders._rules import (
+    TEXT_FIELDS,
+    cited_evidence,
+    contains,
+    exact,
+    json_schema,
+    max_tokens,
+    max_tool_calls,
+    numeric,
+    parse_number,
+    read_skill,
+    regex,
+    tool_calls_in,
+)
+from abbench.graders._schema import validate_json
 
 __all__ = [
+    "DEFAULT_IDENTITIES",
+    "DEFAULT_RUBRIC",
     "KINDS",
+    "TEXT_FIELDS",
+    "VERDICTS",
+    "Anonymised",
+    "Anonymiser",
+    "Dimension",
     "FunctionGrader",
     "GradeContext",
     "GradeResult",
     "Grader",
+    "JudgeCost",
+    "JudgeReport",
+    "JudgeScores",
+    "JudgeSettings",
+    "LLMJudge",
     "PairContext",
+    "PairReply",
+    "PairwiseJudge",
+    "PositionBias",
+    "Rubric",
     "as_result",
+    "cited_evidence",
+    "contains",
+    "context_terms",
+    "describe_bias",
+    "exact",
     "grader_names",
+    "json_schema",
+    "judge_costs",
+    "judge_report",
     "label_match",
+    "llm_judge",
     "make_grader",
+    "max_tokens",
+    "max_tool_calls",
+    "measure_position_bias",
     "normalise_label",
+    "numeric",
+    "pair_seed",
+    "pairwise_judge",
+    "parse_number",
+    "parse_pair",
+    "parse_scores",
+    "position_bias",
+    "read_skill",
+    "read_winner",
+    "regex",
     "register_grader",
+    "slot_order",
+    "tool_calls_in",
+    "validate_json",
 ]

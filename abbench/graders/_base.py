@@ -33,6 +33,8 @@ class GradeContext:
         run_id: The run's id in the store (None outside a store).
         transcript_path: Where the full transcript is kept, if it was written to a file.
         tool_calls: How many tool calls the session made.
+        agent: The arm's agent adapter (``openai``, ``builtin`` ...).
+        model: The arm's model id, if it names one.
     """
 
     case: Case
@@ -45,6 +47,8 @@ class GradeContext:
     run_id: int | None = None
     transcript_path: Path | None = None
     tool_calls: int = 0
+    agent: str = ""
+    model: str | None = None
 
     @cached_property
     def transcript(self) -> tuple[dict[str, Any], ...]:
@@ -221,15 +225,42 @@ def make_grader(spec: str | dict[str, Any] | Grader) -> Grader:
     else:
         kind = str(spec)
     if kind in _REGISTRY:
+        factory = _REGISTRY[kind]
+        valid = _options_of(factory)
+        unknown = sorted(set(options) - set(valid)) if valid is not None else []
+        if unknown:
+            raise UsageError(
+                f"grader {kind!r} has no option {', '.join(map(repr, unknown))}; "
+                f"its options: {', '.join(valid) or '(none)'}"
+            )
         try:
-            return _REGISTRY[kind](**options)
+            return factory(**options)
         except TypeError as exc:
             raise UsageError(f"grader {kind!r}: {exc}") from exc
     if ":" in kind:
-        return FunctionGrader(options.get("name") or kind, _load_callable(kind), options.get("kind", "rule"))
+        unknown = sorted(set(options) - {"name", "kind"})
+        if unknown:
+            raise UsageError(
+                f"grader {kind!r} (a function) takes only `name` and `kind`, not {', '.join(unknown)}"
+            )
+        fn_kind = options.get("kind", "rule")
+        if fn_kind not in KINDS:
+            raise UsageError(f"grader {kind!r}: kind {fn_kind!r} is not one of {', '.join(KINDS)}")
+        return FunctionGrader(options.get("name") or kind, _load_callable(kind), fn_kind)
     raise UsageError(
         f"unknown grader {kind!r}; choose one of: {', '.join(grader_names())}, or module:function"
     )
+
+
+def _options_of(factory: Callable[..., Any]) -> list[str] | None:
+    """The keyword options a factory takes (None when it takes any, through ``**kwargs``)."""
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return None
+    return [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
 
 
 def _load_callable(ref: str) -> Callable[..., Any]:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from abbench.runner._api import (
     RunHandle,
+    add_graders,
     arun_experiment,
     cancel_experiment,
     experiment_status,
+    grade_experiment,
     pause_experiment,
     regrade_experiment,
     resume_experiment,
@@ -21,6 +23,7 @@ from abbench.runner._experiment import (
     load_experiment,
     select_cases,
 )
+from abbench.runner._grading import combine_verdicts
 from abbench.runner._progress import ArmProgress, Observer, Progress
 from abbench.runner._scheduler import ExperimentRunner, RunSummary
 from abbench.runner._spec import ArmSpec, CaseSelection, DatasetSource, ExperimentSpec, load_spec
@@ -40,11 +43,14 @@ __all__ = [
     "RunSummary",
     "StoreWriter",
     "TryResult",
+    "add_graders",
     "arun_experiment",
     "cancel_experiment",
     "clone_experiment",
+    "combine_verdicts",
     "create_experiment",
     "experiment_status",
+    "grade_experiment",
     "list_experiments",
     "load_experiment",
     "load_spec",

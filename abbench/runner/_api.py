@@ -8,8 +8,10 @@ import logging
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from abbench.errors import ExperimentError
+from abbench.runner._grading import build_graders
 from abbench.runner._progress import ArmProgress, Observer, Progress
 from abbench.runner._scheduler import ExperimentRunner, RunSummary
 from abbench.store import Store, open_store
@@ -295,6 +297,83 @@ def regrade_experiment(
         graders=list(graders) if graders else None,
         run_ids=ids,
     )
+    return _run_sync(runner)
+
+
+def _canonical(spec: Any) -> Any:
+    return {"type": spec} if isinstance(spec, str) else spec
+
+
+def add_graders(
+    ref: int | str | Experiment, graders: Sequence[str | dict[str, Any]], *, store: StoreLike = None
+) -> Experiment:
+    """Add graders to an experiment's definition (its runs and grades stay as they are).
+
+    A grader already there with the same definition is left alone, so adding twice is harmless.
+
+    Raises:
+        UsageError: a definition is invalid (unknown grader or option; the message lists the valid ones).
+        ExperimentError: a grader of that name is already there with a different definition.
+    """
+    store = open_store(store)
+    exp = store.get_experiment(ref)
+    specs = list(exp.spec.get("graders", ["label_match"]))
+    arms = [a.name for a in exp.arms]
+    existing = {g.name: spec for g, spec in zip(build_graders(specs, exp.name, arms), specs, strict=True)}
+    added = []
+    for spec in graders:
+        spec = dict(spec) if isinstance(spec, dict) else str(spec)
+        (grader,) = build_graders([spec], exp.name, arms)
+        if grader.name in existing:
+            if _canonical(existing[grader.name]) == _canonical(spec):
+                continue
+            raise ExperimentError(
+                f"experiment {exp.name!r} already has a grader named {grader.name!r} "
+                f"({existing[grader.name]!r}); give the new one another `name:`, or re-grade the old one"
+            )
+        existing[grader.name] = spec
+        specs.append(spec)
+        added.append(grader.name)
+    if added:
+        store.set_spec(exp.id, {**exp.spec, "graders": specs})
+        log.info("experiment %s: added graders %s", exp.ref, ", ".join(added))
+    return store.get_experiment(exp.id)
+
+
+def grade_experiment(
+    ref: int | str | Experiment,
+    *,
+    graders: Sequence[str | dict[str, Any]] | None = None,
+    store: StoreLike = None,
+    observers: Sequence[Observer] = (),
+    concurrency: int | None = None,
+) -> RunSummary:
+    """Grade an experiment's stored executions that its graders have not graded yet (never executes).
+
+    Ordinary grading: a (run, grader) that already has a grade of the run's current execution is
+    skipped, and a run with nothing new to grade keeps its state and grades untouched ("nothing new
+    to grade" is not a failure). A grading failure is tried again only when it is retryable and the
+    run's grade attempts are within the experiment's ``retries``; otherwise it stays failed until a
+    re-grade (`regrade_experiment`). Pairwise graders judge the pairs they have not judged. Every
+    grade is appended to the experiment's one batch.
+
+    Args:
+        ref: The experiment (id, name, or Experiment).
+        graders: New grader definitions to add first (recorded in the experiment's definition), e.g.
+            ``["read_skill", {"type": "llm_judge", "model": "gpt-4o-mini", "rubric": {...}}]``.
+        store: The store.
+        observers: Told about progress.
+        concurrency: Overrides the experiment's concurrency.
+
+    Raises:
+        UsageError: a new grader definition is invalid.
+        ExperimentError: a new grader's name is taken, or the experiment is running elsewhere.
+    """
+    store = open_store(store)
+    exp = store.get_experiment(ref)
+    if graders:
+        exp = add_graders(exp, graders, store=store)
+    runner = ExperimentRunner(store, exp, observers=list(observers), grade_only=True, concurrency=concurrency)
     return _run_sync(runner)
 
 

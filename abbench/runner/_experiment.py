@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from abbench.errors import ExperimentError, NotFoundError
+from abbench.runner._grading import build_graders
 from abbench.runner._spec import ArmSpec, CaseSelection, DatasetSource, ExperimentSpec, load_spec
 from abbench.store import Store, current_user, open_store
 from abbench.store._experiments import Experiment
@@ -131,6 +132,7 @@ def create_experiment(
         ExperimentError: the definition is invalid, or its identity is taken and `reuse` is False.
     """
     spec, base = load_spec(definition)
+    build_graders(list(spec.graders), spec.name, list(spec.arms))  # refused now, not mid-run
     store = open_store(store)
     dataset = _resolve_dataset(store, spec.dataset, base)
     cases = store.load_cases(dataset.id)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import logging
 import random
 import time
@@ -19,17 +18,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from abbench.agents import Agent, Task, make_agent
-from abbench.errors import AgentError, ExperimentError, GradingError
-from abbench.graders import GradeContext, Grader, GradeResult, PairContext, make_grader
+from abbench.errors import AgentError, ExperimentError
+from abbench.runner._grading import GradingMixin, combine_verdicts
 from abbench.runner._limiter import loop_limiter
 from abbench.runner._progress import Observer, Progress, Tracker
 from abbench.runner._writer import StoreWriter
 from abbench.store import Store, current_user, dumps, now_iso
 from abbench.store._experiments import Experiment
-from abbench.store._runs import INTERRUPTED, RunRecord, WorkItem
+from abbench.store._runs import INTERRUPTED, WorkItem
 from abbench.types import AgentOutput, Case
 
 log = logging.getLogger(__name__)
+
+__all__ = ["ExperimentRunner", "RunSummary", "backoff_s", "combine_verdicts"]
 
 POLL_S = 0.25
 """How often the runner looks for pause / resume / cancel asked by another process."""
@@ -52,6 +53,9 @@ class RunSummary:
         cancelled: Runs cancelled in this call.
         elapsed_s: Wall time of the call.
         progress: The final counts per arm and state.
+        up_to_date: Runs that had nothing new to grade and were left as they were.
+        pairs_judged: Pairs of runs a pairwise grader judged in this call.
+        pairs_failed: Pairs whose pairwise grading failed in this call.
     """
 
     experiment: str
@@ -63,6 +67,9 @@ class RunSummary:
     cancelled: int
     elapsed_s: float
     progress: Progress
+    up_to_date: int = 0
+    pairs_judged: int = 0
+    pairs_failed: int = 0
 
     @property
     def throughput(self) -> float:
@@ -81,6 +88,9 @@ class RunSummary:
             "cancelled": self.cancelled,
             "elapsed_s": round(self.elapsed_s, 3),
             "throughput": round(self.throughput, 1),
+            "up_to_date": self.up_to_date,
+            "pairs_judged": self.pairs_judged,
+            "pairs_failed": self.pairs_failed,
             "progress": self.progress.as_dict(),
         }
 
@@ -90,25 +100,13 @@ def backoff_s(attempt: int) -> float:
     return random.uniform(0, min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2 ** max(0, attempt - 1)))
 
 
-def combine_verdicts(
-    results: list[tuple[str, GradeResult | None, str | None]],
-) -> tuple[bool | None, float | None, str | None]:
-    """The run's verdict from its graders' latest grades: (passed, score, grading error).
-
-    A grading failure of any grader fails the run as a grading failure (passed None); otherwise the run
-    passes when no grader says it failed. The score is the first grader's.
-    """
-    errors = [f"{name}: {err}" for name, res, err in results if err is not None]
-    if errors:
-        return None, None, "grading failed — " + "; ".join(errors)
-    verdicts = [res.passed for _, res, _ in results if res is not None and res.passed is not None]
-    passed = all(verdicts) if verdicts else True
-    score = next((res.score for _, res, _ in results if res is not None and res.score is not None), None)
-    return passed, score, None
-
-
-class ExperimentRunner:
+class ExperimentRunner(GradingMixin):
     """Runs the work of one experiment on the current event loop.
+
+    Three kinds of pass: running (execute what is pending or interrupted, grade what is executed),
+    grading only (``grade_only``: grade stored executions that some grader has not graded yet,
+    never executing), and re-grading (``regrade``: grade the selected stored executions again,
+    never executing).
 
     Args:
         store: The open store.
@@ -116,7 +114,8 @@ class ExperimentRunner:
         observers: Told about progress.
         run_ids: Only these runs (default: every run with work left).
         regrade: Grade the selected runs again even when they already have grades, without executing.
-        graders: Only these grader names (for regrading one grader).
+        grade_only: Grade stored executions that still lack a grade, without executing.
+        graders: Only these grader names grade (the run's verdict still combines every grader's latest).
         concurrency: Overrides the experiment's concurrency.
         started_by: Recorded on every run (default: the OS user).
         writer: A writer to use (default: one made and closed by this runner).
@@ -130,6 +129,7 @@ class ExperimentRunner:
         observers: list[Observer] | None = None,
         run_ids: list[int] | None = None,
         regrade: bool = False,
+        grade_only: bool = False,
         graders: list[str] | None = None,
         concurrency: int | None = None,
         started_by: str | None = None,
@@ -146,6 +146,7 @@ class ExperimentRunner:
         self.started_by = started_by or current_user()
         self.run_ids = run_ids
         self.regrade = regrade
+        self.grade_only = grade_only or regrade
         self.only_graders = set(graders) if graders else None
         self.observers = list(observers or [])
         self._own_writer = writer is None
@@ -160,6 +161,8 @@ class ExperimentRunner:
         self._inflight: dict[int, asyncio.Task] = {}
         self._states: dict[int, str] = {}
         self._executed = self._graded = self._failed = self._cancelled = 0
+        self._up_to_date = self._pairs_judged = self._pairs_failed = 0
+        self._stored_outputs: dict = {}
 
     # -- control from this process (other processes write the control column) -------------------------
 
@@ -189,6 +192,7 @@ class ExperimentRunner:
                     reconciled.interrupted,
                     reconciled.waiting_for_grading,
                 )
+            prior_status = store.get_experiment(exp.id).status
             self._prepare()
             items = self._select_items()
             store.set_control(exp.id, "run")
@@ -207,6 +211,8 @@ class ExperimentRunner:
             if self.writer is not None and self._own_writer:
                 self.writer.close()
             store.release_runner(exp.id)
+        if status == "finished" and self.grade_only:
+            status = self._status_after_grading(prior_status)
         store.set_status(exp.id, status)
         self.tracker.status = status
         self.tracker.counts = store.run_counts(exp.id)
@@ -221,7 +227,21 @@ class ExperimentRunner:
             self._cancelled,
             time.monotonic() - started,
             self.tracker.snapshot(),
+            self._up_to_date,
+            self._pairs_judged,
+            self._pairs_failed,
         )
+
+    def _status_after_grading(self, prior: str) -> str:
+        """A grading pass finishes the experiment only when no run has execution work left."""
+        counts = self.store.run_counts(self.exp.id)
+        left = sum(c.get(s, 0) for c in counts.values() for s in ("pending", "running", "executed"))
+        if left or prior == "cancelled":
+            return prior if prior not in ("running", "paused") else "interrupted"
+        return "finished"
+
+    def _backoff(self, tries: int) -> float:
+        return backoff_s(tries)
 
     def _prepare(self) -> None:
         store, exp = self.store, self.exp
@@ -233,26 +253,21 @@ class ExperimentRunner:
         self.agents: dict[int, Agent] = {
             a.id: make_agent(a.agent, model=a.model, **(a.params or {})) for a in exp.arms
         }
-        graders: list[Grader] = [make_grader(g) for g in exp.spec.get("graders", ["label_match"])]
-        if self.only_graders:
-            unknown = self.only_graders - {g.name for g in graders}
-            if unknown:
-                raise ExperimentError(
-                    f"experiment {exp.name!r} has no grader {', '.join(sorted(unknown))}; "
-                    f"its graders: {', '.join(g.name for g in graders)}"
-                )
-            graders = [g for g in graders if g.name in self.only_graders]
-        self.pointwise = [g for g in graders if g.kind != "pairwise"]
-        self.pairwise = [g for g in graders if g.kind == "pairwise"]
+        self._prepare_graders()
 
     def _select_items(self) -> list[WorkItem]:
         store, exp = self.store, self.exp
-        if self.regrade:
-            states = ("executed", "pass", "fail")
-            items = store.work_items(exp.id, states, run_ids=self.run_ids)
-            # only runs whose execution succeeded can be graded again
+        if self.grade_only:
+            items = store.work_items(exp.id, ("executed", "pass", "fail"), run_ids=self.run_ids)
+            # only runs whose execution succeeded can be graded (again)
             failed_exec = set(store.select_runs(exp.id, execution_failed=True))
-            return [i for i in items if i.run_id not in failed_exec]
+            items = [i for i in items if i.run_id not in failed_exec]
+            self._stored_outputs = self._load_outputs(items)
+            if self.regrade:
+                self._preload_latest()  # graders not re-graded still count in the verdict
+            else:
+                items = self._select_for_grading(items, self._stored_outputs)
+            return items
         items = store.work_items(exp.id, ("pending", "executed"), run_ids=self.run_ids)
         items += [
             i for i in store.interrupted_items(exp.id) if self.run_ids is None or i.run_id in self.run_ids
@@ -264,9 +279,8 @@ class ExperimentRunner:
         queue: deque[WorkItem] = deque(items)
         for item in items:
             self._states[item.run_id] = item.state
-        self._stored_outputs = self._load_outputs(
-            items if self.regrade else [i for i in items if i.state == "executed"]
-        )
+        if not self.grade_only:
+            self._stored_outputs = self._load_outputs([i for i in items if i.state == "executed"])
         poller = asyncio.create_task(self._poll(), name=f"abbench-poll-{self.exp.id}")
         workers = [
             asyncio.create_task(self._worker(queue), name=f"abbench-worker-{self.exp.id}-{n}")
@@ -306,7 +320,7 @@ class ExperimentRunner:
     async def _process(self, item: WorkItem) -> None:
         output: AgentOutput | None = None
         record = self._stored_outputs.get(item.run_id)
-        if item.state in ("pending", "fail") and not self.regrade:
+        if item.state in ("pending", "fail") and not self.grade_only:
             output = await self._execute(item)
             if output is None:
                 return
@@ -314,8 +328,8 @@ class ExperimentRunner:
             output = record.output
         if output is None:
             return
-        if not self.pointwise:
-            return
+        if not self.all_pointwise and not self.pairwise:
+            return  # an experiment without graders leaves its runs executed
         await self._grade(item, output, record)
 
     # -- execution -------------------------------------------------------------------------------------
@@ -388,6 +402,7 @@ class ExperimentRunner:
                 else:
                     fields = self._execution_fields(item, output, began)
                     fields["attempts"] = attempts
+                    self._attempts[item.run_id] = attempts  # grades record which execution they judged
                     self._move(item, "executed", fields)
                     self._executed += 1
                     return output
@@ -451,179 +466,6 @@ class ExperimentRunner:
             "transcript_summary": dumps(summary),
             "executed_at": now_iso(),
         }
-
-    # -- grading ---------------------------------------------------------------------------------------
-
-    def _load_outputs(self, items: list[WorkItem]) -> dict[int, RunRecord]:
-        if not items:
-            return {}
-        records = {}
-        ids = [i.run_id for i in items]
-        for start in range(0, len(ids), 900):
-            for rec in self.store.runs(run_ids=ids[start : start + 900]):
-                records[rec.id] = rec
-        return records
-
-    def _context(self, item: WorkItem, output: AgentOutput, record: RunRecord | None) -> GradeContext:
-        path = record.transcript_path if record is not None else None
-        tool_calls = 0
-        if record is not None:
-            tool_calls = int(record.transcript_summary.get("tool_calls", 0))
-        else:
-            tool_calls = sum(len(m.get("tool_calls") or ()) for m in output.transcript if isinstance(m, dict))
-        return GradeContext(
-            case=self.cases[item.case_idx],
-            output=output,
-            skill=self.skills[item.arm_id],
-            label_map=self.label_map,
-            label_set=self.label_set,
-            arm=self.arms[item.arm_id].name,
-            round=item.round,
-            run_id=item.run_id,
-            transcript_path=path,
-            tool_calls=tool_calls,
-        )
-
-    async def _grade(self, item: WorkItem, output: AgentOutput, record: RunRecord | None) -> None:
-        ctx = self._context(item, output, record)
-        existing = {} if self.regrade or record is None else self.store.latest_grades(item.run_id)
-        from_state = self._states[item.run_id]
-        self._move(item, "evaluating")
-        results: list[tuple[str, GradeResult | None, str | None]] = []
-        for grader in self.pointwise:
-            prior = existing.get(grader.name)
-            if prior is not None and (prior["status"] == "ok" or not self._may_retry_grade(prior, item)):
-                # Nothing new to grade: the run keeps its latest grade.
-                results.append((grader.name, _result_from_row(prior), prior["error"]))
-                continue
-            result, error = await self._grade_one(grader, ctx, item)
-            results.append((grader.name, result, error))
-        passed, score, error = combine_verdicts(results)
-        fields: dict[str, Any] = {
-            "passed": None if passed is None else int(passed),
-            "score": score,
-            "grade_attempts": item.grade_attempts + 1,
-            "finished_at": now_iso(),
-            "error": error,
-        }
-        if from_state == "fail" or error:
-            fields["failure_type"] = None
-        self._move(item, "pass" if passed else "fail", fields)
-        if passed:
-            self._graded += 1
-        else:
-            self._graded += 1 if error is None else 0
-            self._failed += 1 if error is not None else 0
-
-    def _may_retry_grade(self, prior: dict[str, Any], item: WorkItem) -> bool:
-        return bool(prior.get("retryable")) and item.grade_attempts <= self.retries
-
-    async def _grade_one(
-        self, grader: Grader, ctx: Any, item: WorkItem
-    ) -> tuple[GradeResult | None, str | None]:
-        """Grade with retries for retryable grading failures; the run stays `evaluating` meanwhile."""
-        tries = 0
-        while True:
-            tries += 1
-            try:
-                result = grader(ctx)
-                if inspect.isawaitable(result):
-                    result = await result
-                if not isinstance(result, GradeResult):
-                    raise GradingError(
-                        f"grader {grader.name} returned {type(result).__name__}, not a GradeResult"
-                    )
-            except GradingError as exc:
-                if exc.retryable and tries <= self.retries and not self._cancelling:
-                    await asyncio.sleep(backoff_s(tries))
-                    continue
-                self.writer.grade(
-                    self.exp.id,
-                    item.run_id,
-                    grader.name,
-                    grader.kind,
-                    "error",
-                    error=str(exc),
-                    raw_output=exc.raw_output,
-                    retryable=exc.retryable,
-                    **_pair_ids(ctx),
-                )
-                return None, str(exc)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                message = f"{type(exc).__name__}: {exc}"
-                log.warning("grader %s raised on run %s: %s", grader.name, item.run_id, message)
-                self.writer.grade(
-                    self.exp.id,
-                    item.run_id,
-                    grader.name,
-                    grader.kind,
-                    "error",
-                    error=message,
-                    retryable=False,
-                    details={"traceback": traceback.format_exc()},
-                    **_pair_ids(ctx),
-                )
-                return None, message
-            self.writer.grade(
-                self.exp.id,
-                item.run_id,
-                grader.name,
-                grader.kind,
-                "ok",
-                **_result_values(result),
-                **_pair_ids(ctx),
-            )
-            return result, None
-
-    async def _grade_pairs(self) -> None:
-        """Blind pairwise judging of two arms' outputs on the same case and round (run states unchanged)."""
-        exp = self.exp
-        records = [r for r in self.store.runs(exp.id) if r.output is not None and not r.execution_failed]
-        by_key: dict[tuple[int, int], dict[str, RunRecord]] = {}
-        for r in records:
-            by_key.setdefault((r.case_idx, r.round), {})[r.arm] = r
-        arm_names = [a.name for a in exp.arms]
-        limiter = loop_limiter()
-        semaphore = asyncio.Semaphore(self.concurrency)
-        jobs = []
-        for grader in self.pairwise:
-            pair = list(getattr(grader, "arms", None) or arm_names[:2])
-            if len(pair) != 2 or not set(pair) <= set(arm_names):
-                raise ExperimentError(
-                    f"pairwise grader {grader.name} needs two arms of {arm_names}, got {pair}"
-                )
-            done = set() if self.regrade else self.store.graded_pairs(exp.id, grader.name)
-            for (case_idx, rnd), runs in sorted(by_key.items()):
-                a, b = runs.get(pair[0]), runs.get(pair[1])
-                if a is None or b is None or (a.id, b.id) in done:
-                    continue
-                if self.run_ids is not None and a.id not in self.run_ids and b.id not in self.run_ids:
-                    continue
-                jobs.append((grader, case_idx, rnd, a, b))
-
-        async def judge(grader, case_idx, rnd, a, b):
-            async with semaphore:
-                await limiter.acquire(self.priority)
-                try:
-                    item_a = WorkItem(
-                        a.id, a.arm_id, case_idx, a.case_id, rnd, a.state, a.attempts, a.grade_attempts
-                    )
-                    item_b = WorkItem(
-                        b.id, b.arm_id, case_idx, b.case_id, rnd, b.state, b.attempts, b.grade_attempts
-                    )
-                    ctx = PairContext(
-                        case=self.cases[case_idx],
-                        a=self._context(item_a, a.output, a),
-                        b=self._context(item_b, b.output, b),
-                        seed=hash((self.seed, a.case_id, rnd)) & 0x7FFFFFFF,
-                    )
-                    await self._grade_one(grader, ctx, item_a)
-                finally:
-                    limiter.release()
-
-        await asyncio.gather(*(judge(*job) for job in jobs))
 
     # -- state changes, control, shutdown --------------------------------------------------------------
 
@@ -703,31 +545,3 @@ class ExperimentRunner:
 
 def _json_list(values) -> str:
     return dumps(list(values)) if values else "[]"
-
-
-def _result_values(result: GradeResult) -> dict[str, Any]:
-    return {
-        "passed": result.passed,
-        "score": result.score,
-        "verdict": result.verdict,
-        "dimensions": result.dimensions,
-        "comment": result.comment,
-        "raw_output": result.raw_output,
-        "judge_model": result.judge_model,
-        "judge_cost": result.judge_cost,
-        "input_tokens": result.input_tokens,
-        "output_tokens": result.output_tokens,
-        "details": result.details,
-    }
-
-
-def _pair_ids(ctx: Any) -> dict[str, Any]:
-    if isinstance(ctx, PairContext):
-        return {"other_run_id": ctx.b.run_id}
-    return {}
-
-
-def _result_from_row(row: dict[str, Any]) -> GradeResult | None:
-    if row["status"] != "ok":
-        return None
-    return GradeResult(passed=row["passed"], score=row["score"], verdict=row.get("verdict"))

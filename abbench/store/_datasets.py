@@ -10,7 +10,7 @@ import logging
 import os
 import sqlite3
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -341,6 +341,95 @@ class DatasetsMixin:
         result = self.get_dataset(ds_id)
         log.info("imported %s: %d cases from %s", result.fingerprint, result.n_cases, src.name)
         return result
+
+    def save_dataset(
+        self: Store,
+        name: str,
+        cases: Iterable[Case],
+        *,
+        label_set: Sequence[str] | None = None,
+        label_map: dict[str, str] | None = None,
+    ) -> DatasetInfo:
+        """Store cases built in Python (a notebook, a DataFrame, a try) as a dataset.
+
+        The same cases under the same name return the stored dataset (``reused=True``), exactly as an
+        import of the same content does; the fingerprint is computed the same way.
+
+        Raises:
+            UsageError: no cases, an empty input, a repeated case id, or a gold label outside `label_set`.
+        """
+        name = (name or "").strip()
+        if not name or "@" in name:
+            raise UsageError(f"a dataset name is non-empty text without '@', got {name!r}")
+        cases = list(cases)
+        if not cases:
+            raise UsageError(f"dataset {name!r} has no cases")
+        seen: set[str] = set()
+        def fold(v: Any) -> str:
+            return " ".join(str(v).split()).casefold()
+
+        labels = {fold(v) for v in label_set} if label_set else None
+        mapped = {fold(k): fold(v) for k, v in (label_map or {}).items()}
+        for n, case in enumerate(cases):
+            if not isinstance(case, Case):
+                raise UsageError(f"case #{n} of {name!r} is a {type(case).__name__}, not an abbench Case")
+            if not str(case.input or "").strip():
+                raise UsageError(f"case {case.case_id!r} (#{n}) has an empty input")
+            if case.case_id in seen:
+                raise UsageError(f"case id {case.case_id!r} repeats (#{n}); case ids must be unique")
+            seen.add(case.case_id)
+            gold = None if case.expected is None else mapped.get(fold(case.expected), fold(case.expected))
+            if labels is not None and gold is not None and gold not in labels:
+                raise UsageError(
+                    f"case {case.case_id!r}: gold label {case.expected!r} is not in the label set "
+                    f"{sorted(labels)}"
+                )
+        hasher = ContentHasher()
+        for case in cases:
+            hasher.add_case(case)
+        digest = hasher.hexdigest()
+        fp = fingerprint(name, digest)
+        held = self.query_one("SELECT id FROM datasets WHERE fingerprint = ?", (fp,))
+        if held is not None:
+            return DatasetInfo(**{**self.get_dataset(held[0]).__dict__, "reused": True})
+        with self.transaction() as conn:
+            cur = conn.execute(
+                "INSERT INTO datasets (fingerprint, name, content_hash, n_cases, label_set, label_map, "
+                "read_options, created_at, created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    fp,
+                    name,
+                    digest,
+                    len(cases),
+                    dumps(list(label_set) if label_set else None),
+                    dumps(label_map or None),
+                    dumps({"format": "python"}),
+                    now_iso(),
+                    current_user(),
+                ),
+            )
+            conn.executemany(
+                "INSERT INTO cases (dataset_id, idx, case_id, input, expected, history, context, domain, "
+                "request_id, metadata, source_row, source_line) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                [
+                    (
+                        cur.lastrowid,
+                        i,
+                        c.case_id,
+                        c.input,
+                        c.expected,
+                        dumps(c.history),
+                        dumps(c.context),
+                        c.domain,
+                        c.request_id,
+                        dumps(c.metadata),
+                        dumps(c.source_row),
+                        c.source_line or f"case #{i}",
+                    )
+                    for i, c in enumerate(cases)
+                ],
+            )
+        return self.get_dataset(cur.lastrowid)
 
     def _write_dataset(
         self: Store,

@@ -277,6 +277,17 @@ class ExperimentsMixin:
             heartbeat_at=r[22],
         )
 
+    def set_spec(self, exp_id: int, spec: dict[str, Any]) -> None:
+        """Replace an experiment's stored definition.
+
+        Only for additions that leave its identity and its runs as they are (a new grader); a
+        different dataset, arm or round count is a new experiment (`clone_experiment`).
+        """
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE experiments SET spec=?, updated_at=? WHERE id=?", (dumps(spec), now_iso(), exp_id)
+            )
+
     # -- control, status and the runner's claim ------------------------------------------------------
 
     def set_control(self, exp_id: int, control: str) -> None:

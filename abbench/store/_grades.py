@@ -8,7 +8,8 @@ from abbench.store._base import loads
 
 _GRADE_FIELDS = (
     "id, experiment_id, batch_id, run_id, other_run_id, grader, kind, status, passed, score, verdict, dimensions, "
-    "comment, raw_output, error, retryable, judge_model, judge_cost, input_tokens, output_tokens, details, created_at"
+    "comment, raw_output, error, retryable, judge_model, judge_cost, input_tokens, output_tokens, details, created_at, "
+    "run_attempt, other_run_attempt"
 )
 
 
@@ -73,4 +74,33 @@ class GradesMixin:
         """The distinct batch ids of an experiment's grades (one, by design)."""
         return [
             r[0] for r in self.query("SELECT DISTINCT batch_id FROM grades WHERE experiment_id=?", (exp_id,))
+        ]
+
+    def judge_usage(self, exp_id: int) -> list[dict[str, Any]]:
+        """What each grader of an experiment spent, over every grade it wrote (re-grades included).
+
+        One row per (grader, kind): ``grades``, ``errors``, ``models`` (the judge models seen),
+        ``cost`` (the sum of known costs), ``unknown_cost`` (judge calls without a price), and
+        ``input_tokens`` / ``output_tokens``.
+        """
+        rows = self.query(
+            "SELECT grader, kind, COUNT(*), SUM(status='error'), GROUP_CONCAT(DISTINCT judge_model), "
+            "COALESCE(SUM(judge_cost), 0), SUM(judge_model IS NOT NULL AND judge_cost IS NULL), "
+            "COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0) "
+            "FROM grades WHERE experiment_id=? GROUP BY grader, kind ORDER BY MIN(id)",
+            (exp_id,),
+        )
+        return [
+            {
+                "grader": r[0],
+                "kind": r[1],
+                "grades": r[2],
+                "errors": r[3] or 0,
+                "models": sorted((r[4] or "").split(",")) if r[4] else [],
+                "cost": float(r[5]),
+                "unknown_cost": r[6] or 0,
+                "input_tokens": int(r[7]),
+                "output_tokens": int(r[8]),
+            }
+            for r in rows
         ]

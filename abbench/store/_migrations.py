@@ -243,6 +243,8 @@ def _core(conn: sqlite3.Connection) -> None:
             batch_id TEXT NOT NULL,
             run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
             other_run_id INTEGER REFERENCES runs(id) ON DELETE CASCADE,  -- the second run, for pairwise
+            run_attempt INTEGER,                -- the run's `attempts` when graded: which execution was judged
+            other_run_attempt INTEGER,          -- the same for the second run of a pair
             grader TEXT NOT NULL,
             kind TEXT NOT NULL,                 -- rule | judge | pairwise
             status TEXT NOT NULL CHECK (status IN ('ok','error')),

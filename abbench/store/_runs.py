@@ -384,3 +384,18 @@ class RunsMixin:
                 (run_id,),
             )
         ]
+
+    def agent_usage(self, exp_id: int) -> dict[str, Any]:
+        """What the agents of an experiment's stored executions spent: ``executions``, ``cost``,
+        ``input_tokens``, ``output_tokens`` (judge cost is kept apart, in the grades)."""
+        row = self.query_one(
+            "SELECT COUNT(*), COALESCE(SUM(cost), 0), COALESCE(SUM(input_tokens), 0), "
+            "COALESCE(SUM(output_tokens), 0) FROM runs WHERE experiment_id=? AND executed_at IS NOT NULL",
+            (exp_id,),
+        )
+        return {
+            "executions": row[0],
+            "cost": float(row[1]),
+            "input_tokens": int(row[2]),
+            "output_tokens": int(row[3]),
+        }

@@ -1,0 +1,544 @@
+"""The blind pairwise judge: two arms' answers to the same case and round, anonymised, in a seeded random order.
+
+Judges prefer answers by their position (often the first), their length and the name behind them.
+`pairwise_judge` removes what it can: both answers are anonymised (`Anonymiser`), the slot order is
+drawn per pair from a recorded seed (derived from the experiment's seed, the case and the round, so
+a re-grade shows the judge the same order), and with ``both_orders`` the pair is judged twice, once
+in each order — a verdict that flips with the order is a tie. What it cannot remove it records:
+every single judgement's slot order and winner go into the grade's ``details``, from which
+`abbench.graders.position_bias` measures how often the first slot wins.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from abbench.errors import GradingError, UsageError
+from abbench.graders._anonymise import Anonymiser, context_terms
+from abbench.graders._base import GradeResult, PairContext, register_grader
+from abbench.graders._judge import (
+    OUTPUT_FORMATS,
+    JudgeSettings,
+    Rubric,
+    _check_include,
+    _key,
+    answer_text,
+    case_block,
+    match_scores,
+    reply_candidates,
+    spent,
+)
+
+VERDICTS = ("a", "b", "tie")
+"""A pairwise verdict, in arm terms: the grader's first arm won, its second, or neither."""
+
+_WINNER_KEYS = (
+    "winner",
+    "better",
+    "betterresponse",
+    "preferred",
+    "preference",
+    "choice",
+    "verdict",
+    "result",
+    "decision",
+    "胜者",
+    "获胜者",
+    "更好",
+    "更好的回答",
+    "结果",
+    "判定",
+    "结论",
+    "选择",
+)
+_FIRST = {"1", "one", "first", "a", "一", "第一", "第一个", "1号", "①"}
+_SECOND = {"2", "two", "second", "b", "二", "第二", "第二个", "2号", "②"}
+_TIE = {
+    "tie",
+    "draw",
+    "equal",
+    "same",
+    "both",
+    "neither",
+    "none",
+    "0",
+    "平局",
+    "平手",
+    "相同",
+    "一样",
+    "持平",
+    "不分上下",
+    "均等",
+    "都好",
+    "都不好",
+}
+_BRACKETED = re.compile(r"\[\[\s*(1|2|a|b|tie|c)\s*\]\]", re.I)
+_PAIR_SCORE_TAG = re.compile(r"<score\b([^>]*)>(.*?)</score\s*>", re.S | re.I)
+_ATTR = re.compile(r"(\w+)\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s>]+))")
+
+
+def pair_seed(experiment_seed: int, case_id: str, round: int) -> int:
+    """The seed of one pair's slot order: the same on every machine and in every process.
+
+    Derived from the experiment's seed, the case and the round with SHA-256 (Python's own `hash`
+    of a string changes from process to process, which would make a re-grade reshuffle).
+    """
+    digest = hashlib.sha256(f"{experiment_seed}\0{case_id}\0{round}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def slot_order(seed: int) -> tuple[str, str]:
+    """Which arm ("a" or "b") sits in slot 1 and which in slot 2, drawn from `seed`."""
+    return ("b", "a") if random.Random(seed).random() < 0.5 else ("a", "b")
+
+
+@dataclass(frozen=True)
+class PairReply:
+    """One pairwise judgement read from a judge's reply, in slot terms.
+
+    Attributes:
+        winner_slot: 1 or 2, or None for a tie.
+        scores: Slot (1, 2) -> dimension -> score (empty without a rubric).
+        comment: The judge's explanation.
+        method: How the reply was read (``json``, ``tagged``, ``embedded_json``, ``key_value``, ``bracketed``).
+    """
+
+    winner_slot: int | None
+    scores: dict[int, dict[str, float]]
+    comment: str | None
+    method: str
+
+
+def read_winner(value: Any) -> str | None:
+    """``"1"``, ``"2"`` or ``"tie"`` from what a judge wrote (``Response 1``, ``[[2]]``, ``平局`` ...), else None."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return {1: "1", 2: "2", 0: "tie"}.get(int(value)) if float(value).is_integer() else None
+    text = unicodedata.normalize("NFKC", str(value)).casefold().strip()
+    m = _BRACKETED.search(text)
+    if m:
+        text = m.group(1)
+    text = re.sub(
+        r"^(?:the\s+)?(?:response|answer|assistant|output|option|candidate|回答|答案|回复|选项|候选)\s*",
+        "",
+        text,
+    )
+    lead = re.match(r"(?:no\.?\s*)?([12])(?![0-9.])", text)  # "1 is better", "No. 2"
+    cleaned = re.sub(r"[\s\"'`*_.,:;!。，：；！#()\[\]（）【】]+", "", text)
+    for candidate in (cleaned, cleaned.removeprefix("no")):
+        if candidate in _FIRST:
+            return "1"
+        if candidate in _SECOND:
+            return "2"
+        if candidate in _TIE or candidate == "c":
+            return "tie"
+    return lead.group(1) if lead else None
+
+
+def _slot_key(text: Any) -> int | None:
+    k = _key(text)
+    k = re.sub(r"^(?:response|answer|assistant|output|回答|答案|回复)", "", k)
+    return {"1": 1, "2": 2, "a": 1, "b": 2, "first": 1, "second": 2}.get(k)
+
+
+def _pair_scores(mapping: Mapping[str, Any], rubric: Rubric | None) -> dict[int, dict[str, float]]:
+    if rubric is None:
+        return {}
+    holder: Any = mapping
+    for k, v in mapping.items():
+        if _key(k) in ("scores", "score", "ratings", "评分", "分数", "得分") and isinstance(v, Mapping):
+            holder = v
+    out: dict[int, dict[str, float]] = {}
+    for k, v in holder.items():
+        slot = _slot_key(k)
+        if slot is not None and isinstance(v, Mapping):
+            out[slot] = match_scores(v, rubric.dimensions)
+    return out
+
+
+def _tagged_pair_scores(body: str, rubric: Rubric | None) -> dict[int, dict[str, float]]:
+    if rubric is None:
+        return {}
+    raw: dict[int, dict[str, Any]] = {}
+    for m in _PAIR_SCORE_TAG.finditer(body):
+        attrs = {_key(a): (d or q or bare).strip() for a, d, q, bare in _ATTR.findall(m.group(1))}
+        slot = _slot_key(attrs.get("response") or attrs.get("answer") or attrs.get("id") or "")
+        name = attrs.get("name") or attrs.get("dimension")
+        if slot is not None and name:
+            raw.setdefault(slot, {})[name] = m.group(2).strip()
+    return {slot: match_scores(values, rubric.dimensions) for slot, values in raw.items()}
+
+
+def parse_pair(text: str | None, rubric: Rubric | None = None, output_format: str = "json") -> PairReply:
+    """Read a pairwise judge's reply: the winner slot and, with a rubric, both responses' scores.
+
+    Raises:
+        GradingError: the reply is empty, names no winner, lacks a score, or has one off its scale
+            (with the raw reply; not retryable).
+    """
+    from abbench.agents._answer import strip_thinking
+
+    raw = text or ""
+    body = strip_thinking(raw)
+    if not body:
+        raise GradingError("the judge's reply is empty", raw_output=raw)
+    tag_scores = _tagged_pair_scores(body, rubric)
+    problems: list[str] = []
+    for method, mapping, comment in reply_candidates(body, output_format):
+        winner = next(
+            (read_winner(v) for k, v in mapping.items() if _key(k) in _WINNER_KEYS and read_winner(v)), None
+        )
+        if winner is None:
+            continue
+        scores = tag_scores if method == "tagged" else _pair_scores(mapping, rubric)
+        if rubric is not None and method != "tagged" and not scores and tag_scores:
+            scores = tag_scores
+        missing = _missing(scores, rubric)
+        if missing:
+            problems.append(f"{method}: no score for {', '.join(missing)}")
+            continue
+        _check_scale(scores, rubric, raw)
+        return PairReply(None if winner == "tie" else int(winner), scores, comment, method)
+    m = _BRACKETED.search(body)
+    if m and rubric is None:
+        winner = read_winner(m.group(0))
+        return PairReply(None if winner == "tie" else int(winner), {}, None, "bracketed")
+    why = "; ".join(problems) if problems else "no winner (1, 2 or tie) could be read"
+    start = " ".join(body.split())[:160]
+    raise GradingError(
+        f"the pairwise judge's reply cannot be read: {why}; reply starts {start!r}", raw_output=raw
+    )
+
+
+def _missing(scores: dict[int, dict[str, float]], rubric: Rubric | None) -> list[str]:
+    if rubric is None:
+        return []
+    return [
+        f"response {slot} {d.name}"
+        for slot in (1, 2)
+        for d in rubric.dimensions
+        if d.name not in scores.get(slot, {})
+    ]
+
+
+def _check_scale(scores: dict[int, dict[str, float]], rubric: Rubric | None, raw: str) -> None:
+    if rubric is None:
+        return
+    off = [
+        f"response {slot} {d.name} {scores[slot][d.name]:g} is off its scale {d.scale}"
+        for slot in (1, 2)
+        for d in rubric.dimensions
+        if not d.low <= scores[slot][d.name] <= d.high
+    ]
+    if off:
+        raise GradingError(f"the judge's scores do not fit the rubric: {'; '.join(off)}", raw_output=raw)
+
+
+class PairwiseJudge:
+    """A blind pairwise judge. Build it with `pairwise_judge`.
+
+    Calling it with a `PairContext` returns an awaitable `GradeResult` whose ``verdict`` is ``a``,
+    ``b`` or ``tie`` in arm terms (``a`` is the first of `arms`), ``score`` 1 / 0.5 / 0 from a's side,
+    ``dimensions`` both arms' scores (``a.correctness``, ``b.correctness``; averaged over both orders),
+    and ``details`` the seed, the slot order of every judgement, its winner, and whether the two
+    orders agreed.
+    """
+
+    kind = "pairwise"
+
+    def __init__(
+        self,
+        name: str,
+        settings: JudgeSettings,
+        *,
+        rubric: Rubric | None = None,
+        arms: Sequence[str] | None = None,
+        both_orders: bool = False,
+        anonymiser: Anonymiser | None = None,
+        output_format: str = "json",
+        include: Sequence[str] = ("reference", "reason"),
+        instructions: str | None = None,
+    ):
+        self.name = name
+        self.settings = settings
+        self.rubric = rubric
+        self.arms = tuple(arms) if arms else None
+        self.both_orders = both_orders
+        self.anonymiser = anonymiser
+        self.output_format = output_format
+        self.include = tuple(include)
+        self.instructions = instructions
+
+    def __repr__(self) -> str:
+        return (
+            f"PairwiseJudge(name={self.name!r}, model={self.settings.model!r}, arms={self.arms}, "
+            f"both_orders={self.both_orders})"
+        )
+
+    def system_prompt(self) -> str:
+        """What the judge is told: its role, the criteria, and the exact reply format."""
+        criteria = (
+            self.rubric.describe() if self.rubric else "- overall: which answer serves the input better"
+        )
+        if self.output_format == "json":
+            example: dict[str, Any] = {"winner": "1 | 2 | tie"}
+            if self.rubric:
+                dims = {d.name: f"<{d.scale}>" for d in self.rubric.dimensions}
+                example["scores"] = {"1": dims, "2": dims}
+            example["comment"] = "<why, in one or two sentences>"
+            fmt = "Reply with one JSON object and nothing else, exactly like:\n" + json.dumps(
+                example, ensure_ascii=False
+            )
+        else:
+            lines = ["<winner>1, 2 or tie</winner>"]
+            for slot in (1, 2):
+                for d in self.rubric.dimensions if self.rubric else ():
+                    lines.append(f'<score response="{slot}" name="{d.name}">{d.scale}</score>')
+            lines.append("<comment>why, in one or two sentences</comment>")
+            fmt = "Reply with these tags and nothing else:\n" + "\n".join(lines)
+        parts = [
+            "You are a strict, impartial judge comparing two answers to the same input, given by two "
+            "anonymous AI assistants. The answers are shown in random order: their position, length and "
+            "style must not sway you. Decide which answer is better by the criteria below, or say tie "
+            "when neither is better.",
+            "Criteria:\n" + criteria,
+        ]
+        if "reference" in self.include:
+            parts.append("When a reference answer is given, it is the standard of correctness.")
+        if self.instructions:
+            parts.append(self.instructions.strip())
+        parts.append(fmt)
+        return "\n\n".join(parts)
+
+    def _answers(self, ctx: PairContext) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+        anonymiser = None
+        if self.anonymiser is not None:
+            sides = (ctx.a, ctx.b)
+            anonymiser = self.anonymiser.with_terms(
+                context_terms(
+                    arms=[s.arm for s in sides],
+                    models=[m for s in sides for m in (s.model, s.output.model)],
+                    skills=[s.skill for s in sides],
+                )
+            )
+        texts, masked = {}, {}
+        for letter, side in (("a", ctx.a), ("b", ctx.b)):
+            texts[letter], masked[letter] = answer_text(side, self.include, anonymiser, ctx.case.input)
+        return texts, {k: v for k, v in masked.items() if v}
+
+    def messages(
+        self, ctx: PairContext, slots: tuple[str, str], texts: dict[str, str]
+    ) -> list[dict[str, str]]:
+        """The chat messages for one judgement with `slots` (arm letters in slot 1 and 2)."""
+        blocks = [f'<response id="{i}">\n{texts[letter]}\n</response>' for i, letter in enumerate(slots, 1)]
+        user = "\n".join([*case_block(ctx.case, self.include), *blocks])
+        return [{"role": "system", "content": self.system_prompt()}, {"role": "user", "content": user}]
+
+    async def __call__(self, ctx: PairContext) -> GradeResult:
+        first = slot_order(ctx.seed)
+        orders = [first, (first[1], first[0])] if self.both_orders else [first]
+        texts, masked = self._answers(ctx)
+        replies = await asyncio.gather(
+            *(self.settings.ask(self.name, self.messages(ctx, order, texts)) for order in orders),
+            return_exceptions=True,
+        )
+        answered = [r for r in replies if not isinstance(r, BaseException)]
+        for r in replies:
+            if isinstance(r, BaseException):
+                if isinstance(r, GradingError) and answered:
+                    r.spent = spent(*answered)
+                raise r
+        judgements = []
+        for order, reply in zip(orders, replies, strict=True):
+            try:
+                parsed = parse_pair(reply.content, self.rubric, self.output_format)
+            except GradingError as exc:
+                raw = _joined(orders, replies) if len(orders) > 1 else exc.raw_output
+                raise GradingError(str(exc), raw_output=raw, spent=spent(*replies)) from None
+            winner = "tie" if parsed.winner_slot is None else order[parsed.winner_slot - 1]
+            judgements.append((order, parsed, winner))
+        verdicts = [w for _, _, w in judgements]
+        consistent = len(set(verdicts)) == 1
+        verdict = verdicts[0] if consistent else "tie"
+        names = {"a": ctx.a.arm, "b": ctx.b.arm}
+        comments = [
+            f"[1={names[order[0]]}, 2={names[order[1]]}] {parsed.comment}"
+            for order, parsed, _ in judgements
+            if parsed.comment
+        ]
+        if not consistent:
+            comments.insert(
+                0, f"the verdict changed with the order ({' vs '.join(verdicts)}): counted as a tie"
+            )
+        cost = spent(*replies)
+        return GradeResult(
+            passed=None,
+            score={"a": 1.0, "b": 0.0, "tie": 0.5}[verdict],
+            verdict=verdict,
+            dimensions=self._dimensions(judgements),
+            comment=" | ".join(comments) or None,
+            raw_output=_joined(orders, replies) if len(orders) > 1 else replies[0].content,
+            judge_model=cost["judge_model"],
+            judge_cost=cost["judge_cost"],
+            input_tokens=cost["input_tokens"],
+            output_tokens=cost["output_tokens"],
+            details={
+                "seed": ctx.seed,
+                "arms": [ctx.a.arm, ctx.b.arm],
+                "runs": [ctx.a.run_id, ctx.b.run_id],
+                "slots": list(first),
+                "both_orders": self.both_orders,
+                "judgements": [
+                    {
+                        "slots": list(order),
+                        "winner_slot": parsed.winner_slot,
+                        "winner": winner,
+                        "parsed": parsed.method,
+                    }
+                    for order, parsed, winner in judgements
+                ],
+                "consistent": consistent,
+                "flipped": set(verdicts) == {"a", "b"},
+                "cost_known": cost["judge_cost"] is not None,
+                **({"masked": masked} if masked else {}),
+            },
+        )
+
+    def _dimensions(self, judgements: list) -> dict[str, float] | None:
+        if self.rubric is None:
+            return None
+        sums: dict[str, list[float]] = {}
+        for order, parsed, _ in judgements:
+            for slot, letter in enumerate(order, 1):
+                for dim, value in parsed.scores.get(slot, {}).items():
+                    sums.setdefault(f"{letter}.{dim}", []).append(value)
+        return {k: sum(v) / len(v) for k, v in sorted(sums.items())}
+
+
+def _joined(orders: list[tuple[str, str]], replies: Sequence[Any]) -> str:
+    return "\n".join(
+        f"--- order 1={o[0]}, 2={o[1]} ---\n{getattr(r, 'content', None) or ''}"
+        for o, r in zip(orders, replies, strict=True)
+    )
+
+
+@register_grader("pairwise_judge")
+def pairwise_judge(
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    rubric: Any = None,
+    arms: Sequence[str] | None = None,
+    both_orders: bool = False,
+    anonymise: bool = True,
+    mask: Sequence[str] = (),
+    mask_patterns: Sequence[str] = (),
+    identities: Sequence[str] | None = None,
+    mask_paths: bool = True,
+    output_format: str = "json",
+    include: Sequence[str] = ("reference", "reason"),
+    instructions: str | None = None,
+    timeout_s: float = 60.0,
+    retries: int = 2,
+    backoff_s: float = 1.0,
+    temperature: float | None = 0.0,
+    max_tokens: int | None = None,
+    seed: int | None = None,
+    prices: Any = None,
+    json_mode: bool = False,
+    name: str = "pairwise_judge",
+) -> PairwiseJudge:
+    """A blind pairwise judge comparing two arms' answers on the same case and round.
+
+    Example (experiment YAML)::
+
+        graders:
+          - type: pairwise_judge
+            model: gpt-4o-mini
+            arms: [control, treatment]     # default: the experiment's first two arms
+            both_orders: true              # judge twice; a verdict that flips is a tie
+            rubric: {correctness: Is the routing right?, evidence: Is the reason grounded?}
+            mask: [acme-router]            # more names to hide from the judge
+
+    Args:
+        model: The judge model (required).
+        base_url: An OpenAI-compatible API root; default ``$OPENAI_BASE_URL`` or OpenAI.
+        api_key_env: The environment variable holding the key.
+        rubric: Criteria to score both answers on (see `Rubric.parse`); None asks only for a winner.
+        arms: The two arm names to compare, in order (verdict ``a`` is the first); default the
+            experiment's first two arms.
+        both_orders: Judge each pair in both slot orders; an order-dependent verdict becomes a tie.
+        anonymise: Mask model, provider, skill and arm names, paths, hashes and self-references.
+        mask: More names to mask.
+        mask_patterns: More regular expressions to mask.
+        identities: Replace the built-in list of model and provider names (regular expressions).
+        mask_paths: Mask file paths (and skill references such as ``SKILL.md#Rules``).
+        output_format: ``json`` (default) or ``tagged``.
+        include: What the judge sees besides input and answers: ``reference``, ``reason``,
+            ``evidence``, ``context``, ``history``.
+        instructions: Extra guidance added to the judge's prompt.
+        timeout_s, retries, backoff_s, temperature, max_tokens, seed, prices, json_mode: As for
+            `llm_judge`.
+        name: The grader's name in the experiment.
+
+    Raises:
+        UsageError: an option is invalid (said when the experiment is defined).
+    """
+    if output_format not in OUTPUT_FORMATS:
+        raise UsageError(
+            f"{name}: output_format must be one of {', '.join(OUTPUT_FORMATS)}, not {output_format!r}"
+        )
+    if arms is not None and (isinstance(arms, str) or len(arms) != 2 or len(set(arms)) != 2):
+        raise UsageError(
+            f"{name}: arms must name two different arms, e.g. [control, treatment]; got {arms!r}"
+        )
+    for pattern in mask_patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise UsageError(
+                f"{name}: mask pattern {pattern!r} is not a valid regular expression: {exc}"
+            ) from None
+    settings = JudgeSettings.build(
+        name,
+        model=model,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        timeout_s=timeout_s,
+        retries=retries,
+        backoff_s=backoff_s,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        seed=seed,
+        prices=prices,
+        json_mode=json_mode,
+    )
+    anonymiser = None
+    if anonymise:
+        anonymiser = Anonymiser(
+            terms=tuple(str(t) for t in mask),
+            patterns=tuple(mask_patterns),
+            mask_paths=mask_paths,
+            **({"identities": tuple(identities)} if identities is not None else {}),
+        )
+    return PairwiseJudge(
+        name,
+        settings,
+        rubric=Rubric.parse(rubric, where=f"{name}.rubric") if rubric is not None else None,
+        arms=list(arms) if arms else None,
+        both_orders=bool(both_orders),
+        anonymiser=anonymiser,
+        output_format=output_format,
+        include=_check_include(name, include),
+        instructions=instructions,
+    )

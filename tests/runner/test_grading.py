@@ -1,0 +1,411 @@
+"""The grading rules of the pipeline: one batch, history, ordinary grading vs re-grading, failures, no flicker."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import random
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from abbench.errors import ExperimentError, GradingError, UsageError
+from abbench.graders import FunctionGrader, GradeResult, register_grader
+from abbench.runner import (
+    StoreWriter,
+    add_graders,
+    create_experiment,
+    grade_experiment,
+    regrade_experiment,
+    retry_runs,
+    run_experiment,
+)
+from abbench.store import open_store
+from tests.conftest import subprocess_env
+
+from .conftest import CALLS
+
+GRADER_CALLS: collections.Counter = collections.Counter()
+"""(tag, case_id, round, arm) -> times a scripted grader was called, across passes."""
+VERDICT: dict[str, bool] = {}
+"""tag -> the verdict scripted graders with that tag give now (default pass)."""
+
+
+@register_grader("scripted_grader")
+def scripted_grader(
+    *, tag="", fail=(), retryable=False, flaky=0, sleep_ms=0, name="scripted_grader"
+) -> FunctionGrader:
+    """A grader that counts its calls; fails on `fail` cases; fails retryably `flaky` times per run."""
+
+    async def grade(ctx):
+        key = (tag, ctx.case.case_id, ctx.round, ctx.arm)
+        GRADER_CALLS[key] += 1
+        if sleep_ms:
+            await asyncio.sleep(random.uniform(0, sleep_ms) / 1000)
+        if ctx.case.case_id in fail:
+            raise GradingError(
+                f"scripted failure on {ctx.case.case_id}", raw_output="raw!", retryable=retryable
+            )
+        if GRADER_CALLS[key] <= flaky:
+            raise GradingError("flaky", retryable=True)
+        ok = VERDICT.get(tag, True)
+        return GradeResult(passed=ok, score=float(ok), comment=f"call {GRADER_CALLS[key]}")
+
+    return FunctionGrader(name, grade, "rule")
+
+
+def calls(tag):
+    return sum(v for k, v in GRADER_CALLS.items() if k[0] == tag)
+
+
+def agent_calls(tag):
+    return sum(v for k, v in CALLS.items() if k[0] == tag)
+
+
+def events(store, exp_id):
+    return sum(len(store.run_events(r.id)) for r in store.runs(exp_id))
+
+
+def states(store, exp_id):
+    return {(r.case_id, r.round, r.arm): r.state for r in store.runs(exp_id)}
+
+
+def one_arm(definition, tag, graders, **overrides):
+    return definition(
+        rounds=1, arms={"a": {"agent": "scripted", "tag": tag}}, graders=graders, retries=1, **overrides
+    )
+
+
+# -- one batch ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_one_batch_under_many_graders_runs_and_concurrency_then_regrade_restart_and_new_grader(
+    store, definition, skill_dir
+):
+    graders = [
+        "label_match",
+        "read_skill",
+        {"type": "max_tokens", "n": 100},
+        {"type": "scripted_grader", "tag": "batch1", "sleep_ms": 5, "name": "g1"},
+        {"type": "scripted_grader", "tag": "batch2", "sleep_ms": 5, "name": "g2"},
+    ]
+    exp = create_experiment(
+        definition(
+            rounds=10,
+            concurrency=64,
+            graders=graders,
+            arms={
+                "control": {"agent": "scripted", "tag": "batch"},
+                "v1": {"agent": "scripted", "skill": str(skill_dir), "tag": "batch"},
+                "v2": {"agent": "scripted", "skill": str(skill_dir), "tag": "batch"},
+            },
+        ),
+        store=store,
+    )
+    assert store.get_experiment(exp.id).batch_id is None and store.batches(exp.id) == []
+    run_experiment(exp.id, store=store)
+    runs = store.runs(exp.id)
+    assert len(runs) == 6 * 10 * 3
+    batch = store.get_experiment(exp.id).batch_id
+    assert batch and store.batches(exp.id) == [batch]
+    assert len(store.grades(exp.id)) == 180 * 5
+
+    regrade_experiment(exp.id, store=store, graders=["g1"])
+    assert store.batches(exp.id) == [batch]
+    # a restart: a crash left some runs mid-grading
+    with store.transaction() as conn:
+        conn.execute(
+            "UPDATE runs SET state='evaluating' WHERE id IN (SELECT id FROM runs WHERE experiment_id=? LIMIT 7)",
+            (exp.id,),
+        )
+    run_experiment(exp.id, store=store)
+    grade_experiment(
+        exp.id, store=store, graders=[{"type": "scripted_grader", "tag": "batch3", "name": "g3"}]
+    )
+    assert store.batches(exp.id) == [batch] == [store.get_experiment(exp.id).batch_id]
+    assert len(store.grades(exp.id)) == 180 * 6
+    assert len(store.grades(exp.id, latest=False)) == 180 * 5 + 180 + 180  # + g1 again + g3
+
+
+def test_concurrent_writers_on_a_fresh_experiment_agree_on_one_batch(store, definition):
+    """Writers with their own connections (as separate processes have) race to write the first grade."""
+    exp = create_experiment(definition(rounds=5), store=store)
+    run_ids = [r.id for r in store.runs(exp.id)]
+    writers = [StoreWriter(open_store(store.path), interval=0.001) for _ in range(6)]
+    start = threading.Barrier(len(writers))
+
+    def write(w, i):
+        start.wait()
+        for rid in run_ids:
+            w.grade(exp.id, rid, f"grader{i}", "rule", "ok", passed=True, score=1.0)
+        w.flush()
+
+    threads = [threading.Thread(target=write, args=(w, i)) for i, w in enumerate(writers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for w in writers:
+        w.close()
+    assert len(store.batches(exp.id)) == 1
+    assert len(store.grades(exp.id)) == len(run_ids) * 6
+
+
+@pytest.mark.slow
+def test_processes_racing_for_the_batch_get_the_same_id(store, definition):
+    exp = create_experiment(definition(rounds=1), store=store)
+    at = time.time() + 1.5
+    code = (
+        "import sys, time; from abbench.store import open_store\n"
+        f"s = open_store({str(store.path)!r}); time.sleep(max(0, {at} - time.time()))\n"
+        f"print(s.ensure_batch({exp.id}))"
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=subprocess_env()
+        )
+        for _ in range(5)
+    ]
+    ids = {p.communicate(timeout=60)[0].strip() for p in procs}
+    assert len(ids) == 1 and ids == {store.get_experiment(exp.id).batch_id}
+
+
+# -- history, ordinary grading, re-grading ---------------------------------------------------------------
+
+
+def test_latest_grade_is_shown_and_older_ones_stay_readable(store, definition):
+    exp = create_experiment(
+        one_arm(definition, "hist", [{"type": "scripted_grader", "tag": "hist"}]), store=store
+    )
+    run_experiment(exp.id, store=store)
+    VERDICT["hist"] = False
+    try:
+        regrade_experiment(exp.id, store=store)
+    finally:
+        VERDICT.pop("hist")
+    run = store.runs(exp.id)[0]
+    assert run.state == "fail" and run.passed is False
+    history = store.grade_history(run.id, "scripted_grader")
+    assert [(g["passed"], g["comment"]) for g in history] == [(True, "call 1"), (False, "call 2")]
+    assert store.latest_grades(run.id)["scripted_grader"]["comment"] == "call 2"
+    assert [g["comment"] for g in store.grades(exp.id) if g["run_id"] == run.id] == ["call 2"]
+    assert len(store.grades(exp.id, latest=False)) == 12
+
+
+def test_ordinary_grading_skips_what_is_graded_and_moves_nothing(store, definition):
+    exp = create_experiment(
+        one_arm(definition, "skip", [{"type": "scripted_grader", "tag": "skip"}]), store=store
+    )
+    run_experiment(exp.id, store=store)
+    before = (
+        calls("skip"),
+        events(store, exp.id),
+        len(store.grades(exp.id, latest=False)),
+        states(store, exp.id),
+    )
+    summary = grade_experiment(exp.id, store=store)
+    assert summary.graded == summary.failed == summary.executed == 0
+    assert summary.up_to_date == 6
+    assert (
+        calls("skip"),
+        events(store, exp.id),
+        len(store.grades(exp.id, latest=False)),
+        states(store, exp.id),
+    ) == before
+    assert store.get_experiment(exp.id).status == "finished"
+
+
+def test_explicit_regrade_always_grades_again_and_never_runs_the_agent(store, definition):
+    exp = create_experiment(
+        one_arm(definition, "rg", [{"type": "scripted_grader", "tag": "rg"}]), store=store
+    )
+    run_experiment(exp.id, store=store)
+    agent_before = agent_calls("rg")
+    for n in (2, 3):
+        summary = regrade_experiment(exp.id, store=store)
+        assert summary.graded == 6 and summary.executed == 0
+        assert calls("rg") == 6 * n
+    assert agent_calls("rg") == agent_before
+    run = store.runs(exp.id)[0]
+    assert [e["to"] for e in store.run_events(run.id)][-2:] == ["evaluating", "pass"]
+
+
+def test_adding_a_grader_grades_only_with_it(store, definition):
+    exp = create_experiment(
+        one_arm(definition, "add", [{"type": "scripted_grader", "tag": "add"}]), store=store
+    )
+    run_experiment(exp.id, store=store)
+    VERDICT["added"] = False
+    try:
+        summary = grade_experiment(
+            exp.id, store=store, graders=[{"type": "scripted_grader", "tag": "added", "name": "strict"}]
+        )
+    finally:
+        VERDICT.pop("added")
+    assert summary.graded == 6 and calls("add") == 6 and calls("added") == 6
+    assert [
+        g if isinstance(g, str) else g.get("name") for g in store.get_experiment(exp.id).spec["graders"]
+    ] == [
+        None,
+        "strict",
+    ]
+    # the verdict combines both graders: the new one fails every run
+    assert set(states(store, exp.id).values()) == {"fail"}
+    # adding the same definition again is harmless; nothing new to grade
+    again = grade_experiment(
+        exp.id, store=store, graders=[{"type": "scripted_grader", "tag": "added", "name": "strict"}]
+    )
+    assert again.graded == 0 and again.up_to_date == 6 and calls("added") == 6
+    with pytest.raises(ExperimentError, match="already has a grader named 'strict'"):
+        add_graders(exp.id, [{"type": "scripted_grader", "tag": "other", "name": "strict"}], store=store)
+    with pytest.raises(UsageError, match="unknown grader 'nonsense'"):
+        add_graders(exp.id, ["nonsense"], store=store)
+
+
+def test_regrading_one_grader_keeps_the_others_in_the_verdict(store, definition):
+    graders = [
+        {"type": "scripted_grader", "tag": "keep1", "name": "g1"},
+        {"type": "scripted_grader", "tag": "keep2", "name": "g2"},
+    ]
+    VERDICT["keep1"] = False
+    try:
+        exp = create_experiment(one_arm(definition, "keep", graders), store=store)
+        run_experiment(exp.id, store=store)
+        assert set(states(store, exp.id).values()) == {"fail"}
+        regrade_experiment(exp.id, store=store, graders=["g2"])  # g2 passes; g1's latest still fails
+    finally:
+        VERDICT.pop("keep1")
+    assert set(states(store, exp.id).values()) == {"fail"}
+    assert calls("keep1") == 6 and calls("keep2") == 12
+
+
+def test_nothing_new_to_grade_is_not_a_failure(store, definition):
+    """A crash after the grades were written but before the run moved: the run takes its latest grades."""
+    exp = create_experiment(
+        one_arm(definition, "nn", [{"type": "scripted_grader", "tag": "nn"}]), store=store
+    )
+    run_experiment(exp.id, store=store)
+    run = store.runs(exp.id)[0]
+    with store.transaction() as conn:
+        conn.execute("UPDATE runs SET state='evaluating' WHERE id=?", (run.id,))
+    summary = run_experiment(exp.id, store=store)
+    assert summary.graded == 1 and summary.failed == 0 and calls("nn") == 6
+    assert store.get_run(run.id).state == "pass"
+    assert len(store.grade_history(run.id)) == 1
+
+
+def test_a_new_execution_is_never_judged_by_an_old_grade(store, definition):
+    exp = create_experiment(one_arm(definition, "stale", ["label_match"]), store=store)
+    run_experiment(exp.id, store=store)
+    run = store.runs(exp.id)[0]
+    assert run.state == "pass"
+    # a re-execution stored its (now wrong) answer, then the process died before grading it
+    with store.transaction() as conn:
+        conn.execute(
+            "UPDATE runs SET state='executed', attempts=attempts+1, prediction='wrong' WHERE id=?", (run.id,)
+        )
+    run_experiment(exp.id, store=store)
+    after = store.get_run(run.id)
+    assert after.state == "fail" and after.passed is False
+    assert [g["run_attempt"] for g in store.grade_history(run.id)] == [1, 2]
+
+
+def test_status_after_grading_only_says_finished_when_nothing_is_left(store, definition):
+    exp = create_experiment(one_arm(definition, "status", ["label_match"]), store=store)
+    summary = grade_experiment(exp.id, store=store)  # nothing executed yet
+    assert summary.graded == 0 and store.get_experiment(exp.id).status == "created"
+    assert set(states(store, exp.id).values()) == {"pending"}
+
+
+# -- grading failures -------------------------------------------------------------------------------------
+
+
+def test_a_final_grading_failure_stays_failed_until_someone_regrades(store, definition):
+    graders = [{"type": "scripted_grader", "tag": "final", "fail": ["c001"], "retryable": False}]
+    exp = create_experiment(one_arm(definition, "final", graders), store=store)
+    summary = run_experiment(exp.id, store=store)
+    assert summary.failed == 1 and summary.graded == 5
+    run = next(r for r in store.runs(exp.id) if r.case_id == "c001")
+    assert (
+        run.state == "fail" and run.failure_type is None and run.grading_failed and not run.execution_failed
+    )
+    assert "scripted failure on c001" in run.error
+    (grade,) = store.grade_history(run.id)
+    assert grade["status"] == "error" and grade["raw_output"] == "raw!" and grade["retryable"] is False
+    assert GRADER_CALLS[("final", "c001", 0, "a")] == 1  # not retried
+    before = events(store, exp.id)
+    grade_experiment(exp.id, store=store)
+    assert GRADER_CALLS[("final", "c001", 0, "a")] == 1 and events(store, exp.id) == before
+    regrade_experiment(exp.id, store=store, failed=True)
+    assert GRADER_CALLS[("final", "c001", 0, "a")] == 2
+    assert agent_calls("final") == 6
+
+
+def test_a_retryable_failure_is_retried_in_place_without_flicker(store, definition):
+    graders = [{"type": "scripted_grader", "tag": "flaky", "flaky": 1}]
+    exp = create_experiment(one_arm(definition, "flaky", graders), store=store)
+    run_experiment(exp.id, store=store)
+    run = store.runs(exp.id)[0]
+    assert run.state == "pass" and GRADER_CALLS[("flaky", run.case_id, 0, "a")] == 2
+    assert [(e["from"], e["to"]) for e in store.run_events(run.id)] == [
+        ("pending", "running"),
+        ("running", "executed"),
+        ("executed", "evaluating"),
+        ("evaluating", "pass"),
+    ]
+    assert [g["status"] for g in store.grade_history(run.id)] == ["ok"]
+
+
+def test_retryable_failures_come_back_only_while_retries_remain(store, definition):
+    graders = [{"type": "scripted_grader", "tag": "budget", "fail": ["c000"], "retryable": True}]
+    exp = create_experiment(one_arm(definition, "budget", graders), store=store)  # retries: 1
+    run_experiment(exp.id, store=store)
+    key = ("budget", "c000", 0, "a")
+    run = next(r for r in store.runs(exp.id) if r.case_id == "c000")
+    assert GRADER_CALLS[key] == 2  # one try and one retry, in place
+    assert run.state == "fail" and run.grading_failed and run.grade_attempts == 1
+    assert store.latest_grades(run.id)["scripted_grader"]["retryable"] is True
+    grade_experiment(exp.id, store=store)  # retries remain (1 pass ≤ retries 1): grade again
+    assert GRADER_CALLS[key] == 4 and store.get_run(run.id).grade_attempts == 2
+    before = events(store, exp.id)
+    summary = grade_experiment(exp.id, store=store)  # out of retries: stays failed, untouched
+    assert GRADER_CALLS[key] == 4 and events(store, exp.id) == before and summary.up_to_date == 6
+    assert store.get_run(run.id).state == "fail"
+
+
+def test_graders_are_checked_when_the_experiment_is_defined(store, definition):
+    with pytest.raises(ExperimentError, match="several graders named label_match"):
+        create_experiment(definition(graders=["label_match", "label_match"]), store=store)
+    with pytest.raises(UsageError, match="grader 'regex' has no option 'patern'"):
+        create_experiment(definition(graders=[{"type": "regex", "patern": "x"}]), store=store)
+    with pytest.raises(ExperimentError, match="pairwise grader pj needs two arms"):
+        create_experiment(
+            definition(
+                graders=[
+                    {
+                        "type": "pairwise_judge",
+                        "model": "m",
+                        "base_url": "http://127.0.0.1:9",
+                        "arms": ["control", "v9"],
+                        "name": "pj",
+                    }
+                ]
+            ),
+            store=store,
+        )
+    assert store.list_experiments() == []
+
+
+def test_retry_then_grade_regrades_the_new_execution(store, definition):
+    exp = create_experiment(
+        one_arm(definition, "rerun", [{"type": "scripted_grader", "tag": "rerun"}]), store=store
+    )
+    run_experiment(exp.id, store=store)
+    retry_runs(exp.id, store=store, cases=["c000"])
+    run = next(r for r in store.runs(exp.id) if r.case_id == "c000")
+    assert [g["run_attempt"] for g in store.grade_history(run.id)] == [1, 2]
+    assert GRADER_CALLS[("rerun", "c000", 0, "a")] == 2 and agent_calls("rerun") == 7
