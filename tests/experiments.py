@@ -170,7 +170,7 @@ def build_all(store, folder: Path, only: tuple[str, ...] = SHAPES) -> dict[str, 
     v1 = _skill(folder, "skill-v1", "- fast things")
     v2 = _skill(folder, "skill-v2", "- fast things\n- and more")
     control_wrong = ["c001", "c002", "c004", "c005", "c007", "c010", "c011", "c013", "c020"]
-    v2_wrong = ["c002", "c005", "c008", "c021"]
+    v2_wrong = ["c001", "c002", "c005", "c008", "c021"]
     ids: dict[str, int] = {}
 
     def make(shape: str, **spec) -> int | None:

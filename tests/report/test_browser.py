@@ -17,6 +17,8 @@ def test_figures_draw_offline(rendered, shape):
     result, _ = rendered(shape)
     url = result.html_path.as_uri()
     with chromium() as browser, offline_page(browser) as (page, network, errors):
+        dialogs: list[str] = []
+        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
         page.goto(url, wait_until="load")
         n_divs = page.locator(".plotly-graph-div").count()
         assert n_divs == result.figures and n_divs >= 1
@@ -34,6 +36,10 @@ def test_figures_draw_offline(rendered, shape):
         assert network.blocked == [], f"the page tried to reach the network: {network.blocked}"
         assert all(u.startswith("file:") for u in network.requested), network.requested
         assert errors == [], errors
+        # hover every figure: plotly's hover labels carry data text too
+        for i in range(n_divs):
+            page.locator(".plotly-graph-div").nth(i).hover()
+        assert dialogs == [], f"a hostile string ran as script: {dialogs}"
         SHOTS.mkdir(exist_ok=True)
         page.screenshot(path=str(SHOTS / f"report-{shape}.png"), full_page=True)
 

@@ -9,6 +9,7 @@ import pytest
 
 from abbench.errors import ComparisonRefused, NotFoundError, ReportError, UsageError
 from abbench.report import find_secrets, render_report, render_reports, secret_values
+from tests.experiments import HOSTILE_DOMAIN, HOSTILE_IMG, HOSTILE_SCRIPT
 
 SHAPES = ("two-arm", "three-arm", "failures", "judges", "no-discordant", "single-case")
 EXTERNAL = re.compile(r"^\s*(https?:|ftp:|//)", re.IGNORECASE)
@@ -56,11 +57,20 @@ def test_failures_and_cancellations_are_told_apart(rendered):
 
 
 @pytest.mark.slow
-def test_hostile_strings_stay_text(rendered):
-    _, page = rendered("two-arm")
+@pytest.mark.parametrize("shape", ["two-arm", "judges"])
+def test_hostile_strings_stay_text(rendered, shape):
+    _, page = rendered(shape)
     for tag, attrs in page.attrs:
         assert not any(name.startswith("on") for name in attrs), f"<{tag}> carries an event handler: {attrs}"
-    assert not any("alert(" in s for s in page.scripts if "plotly.js v" not in s)
+    figures = [s for s in page.scripts if "Plotly.newPlot" in s and "plotly.js v" not in s]
+    assert figures
+    for script in figures:
+        # data reaches a figure as JSON text with < > / escaped, and entity-escaped for plotly's labels
+        assert HOSTILE_DOMAIN not in script and HOSTILE_SCRIPT not in script and "<img" not in script
+    # and reads as text on the page
+    assert HOSTILE_DOMAIN in page.text
+    if shape == "judges":
+        assert HOSTILE_IMG in page.text and HOSTILE_SCRIPT in page.text
 
 
 @pytest.mark.slow
