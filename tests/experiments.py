@@ -11,6 +11,7 @@ from pathlib import Path
 from abbench.agents import register_agent
 from abbench.errors import AgentError
 from abbench.graders import FunctionGrader, GradeResult, register_grader
+from abbench.review import add_review
 from abbench.runner import cancel_experiment, create_experiment, run_experiment
 from abbench.types import CASE_FIELDS, AgentOutput, Case, Usage
 
@@ -159,6 +160,13 @@ def _skill(folder: Path, name: str, text: str) -> Path:
     return d
 
 
+GATE_RULES = [
+    {"metric": "accuracy", "op": ">=", "value": 0.95, "name": "accuracy at least 95%"},
+    {"metric": "regressed", "op": "<=", "value": 1, "severity": "warn"},
+    {"metric": "p95_latency_ms", "op": "<=", "value": 8000},
+]
+"""The judges experiment's own gate: it blocks (accuracy is about 83%) and warns (2 regressed)."""
+
 SHAPES = ("two-arm", "three-arm", "failures", "judges", "no-discordant", "single-case")
 
 
@@ -230,9 +238,13 @@ def build_all(store, folder: Path, only: tuple[str, ...] = SHAPES) -> dict[str, 
             "control": {"agent": "fixture", "wrong": control_wrong},
             "treatment": {"agent": "fixture", "skill": str(v2), "wrong": v2_wrong},
         },
+        gate=GATE_RULES,
     )
     if exp is not None:
         run_experiment(exp, store=store)
+        add_review(exp, "c002", "gold_correct", f"missed it: {HOSTILE_IMG}", arm="treatment", store=store)
+        add_review(exp, "c005", "model_correct", "the gold label is wrong here", arm="treatment", store=store)
+        add_review(exp, "c001", "ambiguous_standard", None, store=store)
 
     exp = make(
         "no-discordant",

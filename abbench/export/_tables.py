@@ -338,11 +338,13 @@ def grades_table(store, exp) -> Table:
 
 
 def reviews_table(store, exp) -> Table:
-    """Every review of the experiment's disagreements, oldest first, with the case and the run reviewed."""
+    """Every review of the experiment, oldest first (history included, the latest per case and arm
+    flagged), with the case and the answer reviewed."""
     cases = {c.case_id: c for c in store.load_cases(exp.dataset_id)}
     runs = {r.id: r for r in store.runs(exp.id)}
     columns = (
-        Column("review_id", "int", "The review's id."),
+        Column("review_id", "int", "The review's id (reviews are appended, never overwritten)."),
+        Column("latest", "bool", "Whether this is the latest verdict on its case and arm (the one shown)."),
         Column("experiment", "text", "The experiment's name."),
         Column("case_id", "text", "The reviewed case."),
         Column("arm", "text", "The arm whose answer was reviewed."),
@@ -362,20 +364,22 @@ def reviews_table(store, exp) -> Table:
     )
 
     def rows() -> Iterator[tuple]:
-        for rv in _reviews(store, exp.id):
-            case = cases.get(rv["case_id"])
-            run = runs.get(rv["run_id"]) if rv["run_id"] is not None else None
+        latest = {r.id for r in store.list_reviews(exp.id, latest=True)}
+        for rv in store.list_reviews(exp.id, latest=False):
+            case = cases.get(rv.case_id)
+            run = runs.get(rv.run_id) if rv.run_id is not None else None
             out = run.output if run else None
             yield (
-                rv["id"],
+                rv.id,
+                rv.id in latest,
                 exp.name,
-                rv["case_id"],
-                rv["arm"],
-                rv["run_id"],
-                rv["verdict"],
-                rv["note"],
-                rv["reviewer"],
-                rv["created_at"],
+                rv.case_id,
+                rv.arm,
+                rv.run_id,
+                rv.verdict,
+                rv.note,
+                rv.reviewer,
+                rv.created_at,
                 case.input if case else None,
                 case.expected if case else None,
                 out.prediction if out else None,
@@ -383,15 +387,6 @@ def reviews_table(store, exp) -> Table:
             )
 
     return Table("reviews", exp.name, columns, rows)
-
-
-def _reviews(store, exp_id: int) -> list[dict[str, Any]]:
-    rows = store.query(
-        "SELECT id, case_id, arm, run_id, verdict, note, reviewer, created_at FROM reviews "
-        "WHERE experiment_id=? ORDER BY id",
-        (exp_id,),
-    )
-    return [dict(r) for r in rows]
 
 
 def comparison_table(store, exp, *, arms=None, vs=None) -> Table:

@@ -175,7 +175,9 @@ def test_grades_export_keeps_history_and_batch(store, tmp_path):
     assert all(latest[r["run_id"]] >= r["grade_id"] for r in records)
 
 
-def test_reviews_export(store, tmp_path):
+def test_reviews_export_keeps_history(store, tmp_path):
+    from abbench.review import add_review
+
     ds = save_cases(store, "small", routing_cases(4), tmp_path)
     exp = create_experiment(
         {
@@ -187,25 +189,40 @@ def test_reviews_export(store, tmp_path):
     )
     run_experiment(exp, store=store)
     run = next(r for r in store.runs(exp.id) if r.case_id == "c001")
-    with store.transaction() as conn:
-        conn.execute(
-            "INSERT INTO reviews (experiment_id, case_id, arm, run_id, verdict, note, reviewer, created_at) "
-            "VALUES (?,?,?,?,?,?,?,?)",
-            (
-                exp.id,
-                "c001",
-                "a",
-                run.id,
-                "gold_correct",
-                "=the agent missed 车窗",
-                "ana",
-                "2026-11-29T10:00:00+00:00",
-            ),
-        )
+    add_review(exp, "c001", "unsure", arm="a", run_id=run.id, reviewer="ana", store=store)
+    add_review(exp, "c001", "gold_correct", "=the agent missed 车窗", arm="a", run_id=run.id, store=store)
     result = export(exp, "reviews", "csv", tmp_path / "reviews.csv", store=store)
-    (row,) = _read_csv(result.path)
-    assert row["verdict"] == "gold_correct" and row["note"] == "'=the agent missed 车窗"
-    assert row["prediction"] == run.output.prediction and row["input"].startswith(HOSTILE_SCRIPT)
+    first, second = _read_csv(result.path)
+    assert (first["verdict"], first["latest"], first["reviewer"]) == ("unsure", "false", "ana")
+    assert second["verdict"] == "gold_correct" and second["latest"] == "true"
+    assert second["note"] == "'=the agent missed 车窗"
+    assert second["prediction"] == run.output.prediction and second["input"].startswith(HOSTILE_SCRIPT)
+
+
+def test_comparison_export(finished, tmp_path):
+    store, ids = finished
+    result = export(
+        ids["three-arm"], "comparison", "jsonl", tmp_path / "c.jsonl", store=store, arms=("none", "v2")
+    )
+    records = [json.loads(x) for x in result.path.read_text(encoding="utf-8").splitlines()]
+    assert (
+        len(records) == 30
+        and {r["arm_a"] for r in records} == {"none"}
+        and {r["arm_b"] for r in records} == {"v2"}
+    )
+    categories = [r["category"] for r in records]
+    first_other = next(i for i, c in enumerate(categories) if c not in ("fixed", "regressed"))
+    assert all(c not in ("fixed", "regressed") for c in categories[first_other:])  # fixed and regressed first
+    fixed = {r["case_id"] for r in records if r["category"] == "fixed"}
+    regressed = {r["case_id"] for r in records if r["category"] == "regressed"}
+    assert regressed == {"c008", "c021"} and "c004" in fixed
+    assert all(r["delta"] == r["b_value"] - r["a_value"] for r in records)
+    # cancelled cases are listed as left out, with why
+    rows = _read_csv(export(ids["failures"], "comparison", "csv", tmp_path / "f.csv", store=store).path)
+    excluded = [r for r in rows if r["category"] == "excluded"]
+    assert excluded and all(r["note"] for r in excluded)
+    with pytest.raises(UsageError, match="only apply to the comparison"):
+        export(ids["two-arm"], "runs", out=tmp_path / "x.csv", store=store, arms=("a", "b"))
 
 
 def test_default_name_and_format_from_suffix(finished, tmp_path, monkeypatch):

@@ -50,6 +50,27 @@ def test_expected_sections(rendered):
 
 
 @pytest.mark.slow
+def test_the_experiments_own_gate_blocks(rendered):
+    result, page = rendered("judges")
+    assert result.decision == "block" and result.headline
+    assert 'class="abb-decision block"' in page.html
+    assert "accuracy at least 95%" in page.text and "BLOCKS" in page.text and "(warning)" in page.text
+    assert "Gate rules (experiment gate)" in page.text
+    # the reviews, notes escaped, and the pairwise judge's position bias
+    assert "gold correct" in page.text and f"missed it: {HOSTILE_IMG}" in page.text
+    assert "Position bias" in page.text and "fixture_pairwise" in page.text
+
+
+@pytest.mark.slow
+def test_a_gate_file_decides(rendered, tmp_path_factory):
+    gate = tmp_path_factory.mktemp("gate") / "release.yaml"
+    gate.write_text("rules:\n  - {metric: diff, op: '>=', value: 0.0, name: no worse}\n", encoding="utf-8")
+    result, page = rendered("two-arm", gate=str(gate))
+    assert result.decision == "pass"
+    assert f"Gate rules ({gate})" in page.text and "no worse" in page.text
+
+
+@pytest.mark.slow
 def test_failures_and_cancellations_are_told_apart(rendered):
     _, page = rendered("failures")
     assert "failed to execute" in page.text and "were cancelled" in page.text
