@@ -559,7 +559,17 @@ def decision_section(
     for note in gate.get("notes") or ():
         if note not in shown_notes:
             parts.append(d.note_html(note))
+    if a:
+        parts.append(d.note_html(HOW_TO_READ))
     return parts
+
+
+HOW_TO_READ = (
+    "How to read this report: B is the candidate, A the baseline, and every difference is B − A "
+    '(for pass rates in percentage points, pts). Brackets are 95% intervals. "No difference detectable" '
+    "means these cases cannot tell the arms apart, not that they are equal: the smallest difference they "
+    "can detect is given with the comparison."
+)
 
 
 def _plain(value: Any) -> str:
