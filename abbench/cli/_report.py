@@ -158,8 +158,9 @@ def report_cmd(
             if not result.results and not result.failures:
                 click.echo(f"no experiment created since {since}")
             for r in result.results:
+                verdict = f"  {r.decision.upper()}" if r.decision else ""
                 click.echo(
-                    f"wrote {r.html_path} ({_size(r.size_bytes)}) in {r.seconds:.1f} s  {r.experiment}"
+                    f"wrote {r.html_path} ({_size(r.size_bytes)}) in {r.seconds:.1f} s  {r.experiment}{verdict}"
                 )
             for f in result.failures:
                 click.secho(f"failed {f.experiment}: {f.error}", fg="red", err=True)

@@ -285,6 +285,9 @@ def test_cli_export(cli_store, tmp_path):
     assert result.output.startswith("\ufeffrun_id,")
     result = cli_store("export", "single-case", "--json", "--out", tmp_path / "s.csv")
     assert json.loads(result.output)["rows"] == 2
+    result = cli_store("export", "three-arm", "--what", "comparison", "--arms", "none", "v1", "--out", "-")
+    rows = list(csv.DictReader(io.StringIO(result.output.lstrip("\ufeff"))))
+    assert len(rows) == 30 and {r["arm_b"] for r in rows} == {"v1"}
 
 
 @pytest.mark.parametrize(
