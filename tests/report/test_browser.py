@@ -7,7 +7,7 @@ import pytest
 from tests.browser import chromium, offline_page
 from tests.conftest import REPO
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("reports")]
 
 SHOTS = REPO / "reports"
 

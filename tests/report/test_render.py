@@ -11,6 +11,9 @@ from abbench.errors import ComparisonRefused, NotFoundError, ReportError, UsageE
 from abbench.report import find_secrets, render_report, render_reports, secret_values
 from tests.experiments import HOSTILE_DOMAIN, HOSTILE_IMG, HOSTILE_SCRIPT
 
+# One worker renders each fixture report once and shares it (make test runs with --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("reports")
+
 SHAPES = ("two-arm", "three-arm", "failures", "judges", "no-discordant", "single-case")
 EXTERNAL = re.compile(r"^\s*(https?:|ftp:|//)", re.IGNORECASE)
 NOT_A_NUMBER = re.compile(r"\b(NaN|nan|None|inf|-inf|undefined)\b")

@@ -7,6 +7,9 @@ import pytest
 from abbench.report import _sections as section
 from tests.experiments import HOSTILE_DOMAIN, HOSTILE_SCRIPT
 
+# One worker renders and analyses the fixtures once (make test runs with --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("reports")
+
 pytest.importorskip("abbench.compare", reason="the analysis layer is not merged into this branch yet")
 
 
