@@ -170,3 +170,13 @@ def test_batch_since_a_date(report_store, tmp_path):
     assert batch.ok and len(batch.results) == 2
     assert {p.name for p in tmp_path.glob("*.html")} == {"single-case.html", "no-discordant.html"}
     assert render_reports(since="2999-01-01", out_dir=tmp_path, store=store).results == ()
+
+
+@pytest.mark.slow
+def test_against_a_baseline_experiment(rendered, report_store):
+    _, ids, _ = report_store
+    result, page = rendered("two-arm", vs=ids["no-discordant"])
+    assert result.title == "two-arm vs no-discordant" and result.decision in ("pass", "block")
+    assert "against no-discordant" in page.text and "no-discordant (baseline)" in page.text
+    assert "Candidate treatment" in page.text
+    assert not NOT_A_NUMBER.search(page.text)
