@@ -157,6 +157,33 @@ def run_demo(
             else ""
         )
     )
+    if not report:
+        return result
+
+    from abbench.report import render_report  # papermill and nbconvert load only when reports are made
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = "demo" if exp.name == DEMO_EXPERIMENT else exp.name
+    pages = {
+        "skill": dict(
+            arms=(NO_SKILL, CANDIDATE),
+            out=out / f"{stem}.html",
+            title="Does the fast-slow-routing skill help? (demo)",
+        ),
+        "version": dict(
+            arms=(BASELINE, CANDIDATE),
+            gate=folder / "gate.yaml",
+            out=out / f"{stem}-v1-vs-v2.html",
+            title="Should skill v2 replace v1? (demo)",
+        ),
+    }
+    for key, options in pages.items():
+        page = render_report(exp.id, store=store, **options)
+        result.reports[key] = page
+        say(
+            f"report    {page.html_path}  ({page.size_bytes / 1e6:.1f} MB, {page.seconds:.1f} s): {page.decision}"
+        )
     return result
 
 
