@@ -1,0 +1,21 @@
+"""Jupyter widgets over the public API: mapping, run control, results, disagreement review and version diff.
+
+The only package that imports ipywidgets (``pip install abbench[notebook]``). Each widget is a thin
+view: it reads what it shows from the store and calls the library for every action.
+"""
+
+from __future__ import annotations
+
+from abbench.widgets._base import Choice, ErrorArea, View, escape, html_table, notebook_store
+from abbench.widgets._mapping import MappingWidget, report_html
+
+__all__ = [
+    "Choice",
+    "ErrorArea",
+    "MappingWidget",
+    "View",
+    "escape",
+    "html_table",
+    "notebook_store",
+    "report_html",
+]
