@@ -8,14 +8,17 @@ from __future__ import annotations
 
 from abbench.widgets._base import Choice, ErrorArea, View, escape, html_table, notebook_store
 from abbench.widgets._mapping import MappingWidget, report_html
+from abbench.widgets._run import RunControlWidget, parse_params
 
 __all__ = [
     "Choice",
     "ErrorArea",
     "MappingWidget",
+    "RunControlWidget",
     "View",
     "escape",
     "html_table",
     "notebook_store",
+    "parse_params",
     "report_html",
 ]
