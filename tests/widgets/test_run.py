@@ -86,7 +86,7 @@ def test_pause_stops_progress_and_resume_reaches_the_end(store, small):
         store,
         dataset=small.fingerprint,
         arms={"a": python_arm(sleep_ms=40)},
-        rounds=6,
+        rounds=3,
         concurrency=2,
         name="p",
     )
@@ -102,8 +102,8 @@ def test_pause_stops_progress_and_resume_reaches_the_end(store, small):
     assert w.pause_button.disabled and not w.resume_button.disabled
     w.resume_button.click()
     progress = w.wait(60)
-    assert progress.status == "finished" and progress.done == progress.total == 144
-    assert w.bars["a"].value == w.bars["a"].max == 144
+    assert progress.status == "finished" and progress.done == progress.total == 72
+    assert w.bars["a"].value == w.bars["a"].max == 72
 
 
 def test_cancel_stops_the_run_and_marks_pending_runs_cancelled(store, small):
