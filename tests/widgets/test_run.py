@@ -77,6 +77,8 @@ def test_start_runs_off_the_cell_folds_the_definition_and_fills_the_bars(store, 
     assert exp.status == "finished" and widget.chooser.value == exp.id
     assert "finished" in widget.status_html.value and "96/96 done (100 %)" in widget.status_html.value
     assert widget.failures_html.value == "" and widget.failure_actions.layout.display == "none"
+    assert widget.pause_button.disabled and widget.cancel_button.disabled and widget.resume_button.disabled
+    assert not widget.clone_button.disabled
     # wrong answers are outcomes, not failures: case ids ending in 7 fail their grade
     assert "88 pass · 8 fail" in widget.status_html.value
 
