@@ -13,13 +13,19 @@ from abbench.store._base import (
 )
 from abbench.store._datasets import import_dataset, list_datasets, load_cases, load_dataset
 from abbench.store._migrations import SCHEMA_VERSION
+from abbench.store._results import OUTCOMES, STATES, CaseFields, CaseOutcomes, RunTable
 from abbench.store._snapshots import load_snapshot, snapshot_skill
 from abbench.store._store import Store, open_store
 
 __all__ = [
     "DEFAULT_STORE",
+    "OUTCOMES",
     "SCHEMA_VERSION",
+    "STATES",
     "STORE_ENV",
+    "CaseFields",
+    "CaseOutcomes",
+    "RunTable",
     "Store",
     "current_user",
     "dumps",

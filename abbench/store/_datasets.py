@@ -365,6 +365,7 @@ class DatasetsMixin:
         if not cases:
             raise UsageError(f"dataset {name!r} has no cases")
         seen: set[str] = set()
+
         def fold(v: Any) -> str:
             return " ".join(str(v).split()).casefold()
 

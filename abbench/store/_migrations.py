@@ -236,6 +236,13 @@ def _core(conn: sqlite3.Connection) -> None:
         );
         CREATE INDEX runs_experiment_state ON runs(experiment_id, state);
         CREATE INDEX runs_experiment_case ON runs(experiment_id, case_idx, round);
+        -- Covers what a comparison sums for every finished run (abbench.store._results), so a million
+        -- runs are summed without reading the wide rows (whose raw outputs fill pages). Partial: a run
+        -- enters it once, when it finishes, so the runner's earlier transitions do not pay for it.
+        CREATE INDEX runs_results ON runs(
+            experiment_id, arm_id, case_idx, state, failure_type, passed, score, cost, latency_ms,
+            input_tokens, output_tokens
+        ) WHERE state IN ('pass', 'fail', 'cancelled');
 
         CREATE TABLE grades (
             id INTEGER PRIMARY KEY,

@@ -8,6 +8,7 @@ from abbench.store._base import StoreBase
 from abbench.store._datasets import DatasetsMixin
 from abbench.store._experiments import ExperimentsMixin
 from abbench.store._grades import GradesMixin
+from abbench.store._results import ResultsMixin
 from abbench.store._reviews import ReviewsMixin
 from abbench.store._runs import RunsMixin
 from abbench.store._snapshots import SnapshotsMixin
@@ -20,6 +21,7 @@ class Store(
     RunsMixin,
     GradesMixin,
     ReviewsMixin,
+    ResultsMixin,
     StoreBase,
 ):
     """An open abbench store. Use `open_store()` to get one; close it (or use ``with``) when done."""

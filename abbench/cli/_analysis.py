@@ -1,0 +1,635 @@
+"""Commands for analysis: metrics, compare, gate, review, reviews, disagreements, case."""
+
+from __future__ import annotations
+
+import math
+import sys
+import unicodedata
+from typing import Any
+
+import click
+
+from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
+
+
+def _width(text: str) -> int:
+    """Columns `text` takes in a terminal: CJK characters take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+
+
+def _pad(text: object, width: int, align: str = "<") -> str:
+    """`text` cut and padded to `width` terminal columns (so Chinese domains line up in tables)."""
+    text = str(text)
+    while _width(text) > width:
+        text = text[:-1]
+    fill = " " * (width - _width(text))
+    return text + fill if align == "<" else fill + text
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None or not math.isfinite(value) else f"{value * 100:.1f}%"
+
+
+def _num(value: float | None, digits: int = 4) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "n/a"
+    return f"{value:.{digits}g}"
+
+
+def _estimate(e, unit: str = "points") -> str:
+    """``66.0% [52.2–77.6]`` for a pass rate, ``3.42 [3.1–3.7]`` for a score."""
+    if e is None or e.value is None:
+        return "n/a" + (f" ({e.reason})" if e is not None and e.reason else "")
+    if unit == "points":
+        text = _pct(e.value)
+        if e.interval is not None:
+            text += f" [{e.interval.low * 100:.1f}–{e.interval.high * 100:.1f}]"
+        return text
+    text = _num(e.value)
+    if e.interval is not None:
+        text += f" [{_num(e.interval.low)}–{_num(e.interval.high)}]"
+    return text
+
+
+def _cases(title: str, changes, limit: int) -> None:
+    if not changes:
+        return
+    shown = ", ".join(
+        f"{c.case_id} ({c.rates})" if c.a_graded > 1 or c.b_graded > 1 else c.case_id for c in changes[:limit]
+    )
+    more = f" … and {len(changes) - limit} more" if len(changes) > limit else ""
+    click.echo(f"{title} ({len(changes)}): {shown}{more}")
+
+
+def _print_comparison(c, by_domain: bool, limit: int) -> None:
+    from abbench.compare import points
+
+    unit = c.unit
+    click.echo(f"{c.b.name} vs {c.a.name} on {c.dataset}: {c.n_cases} paired case(s), outcome {c.outcome}")
+    click.secho(c.verdict.text, bold=True)
+    click.echo("")
+    width = max(len(c.a.name), len(c.b.name), 10)
+    click.echo(f"{'':<18}{c.a.name:<{width + 26}}{c.b.name}")
+    click.echo(
+        f"{'accuracy' if unit == 'points' else 'mean score':<18}{_estimate(c.value_a, unit):<{width + 26}}{_estimate(c.value_b, unit)}"
+    )
+    main = c.main
+    if main is not None:
+        ci = f"[{points(main.interval.low, unit)}, {points(main.interval.high, unit)}]"
+        click.echo(
+            f"{'difference':<18}{points(main.difference, unit)} {ci} ({c.verdict.test}, p = {_num(c.verdict.p_value, 3)})"
+        )
+    if c.mcnemar is not None:
+        click.echo(
+            f"{'McNemar exact':<18}b = {c.mcnemar.b} regressed, c = {c.mcnemar.c} fixed, p = {_num(c.mcnemar.p_value, 3)}"
+            f" (mid-p {_num(c.mcnemar_midp.p_value, 3)})"
+        )
+    if c.clustered is not None and c.difference is not None:
+        click.echo(
+            f"{'clustered SE':<18}{_num(c.clustered.se)} over {c.clustered.n_clusters} domains (plain {_num(c.difference.se)})"
+        )
+    if c.mde is not None:
+        click.echo(
+            f"{'detectable (MDE)':<18}{points(c.mde.delta, unit).lstrip('+')} with {c.power:.0%} power at {c.alpha:g}"
+        )
+    for u in c.usage:
+        if u.difference is None:
+            click.echo(f"{u.metric:<18}n/a ({u.reason})")
+            continue
+        rel = f" ({u.relative:+.1%})" if u.relative is not None else ""
+        ci = f" [{_num(u.interval.low)}, {_num(u.interval.high)}]" if u.interval is not None else ""
+        click.echo(
+            f"{u.metric:<18}{_num(u.value_a)} → {_num(u.value_b)}: {u.difference:+.4g}{rel}{ci} ({u.method})"
+        )
+    for p in c.pairwise:
+        click.echo(
+            f"{'pairwise ' + p.grader:<18}{c.a.name} {p.wins_a}, {c.b.name} {p.wins_b}, ties {p.ties} "
+            f"(sign test p = {_num(p.p_value, 3)})"
+        )
+    if c.review_agreement is not None and c.review_agreement.n:
+        ra = c.review_agreement
+        kappa = _num(ra.kappa.kappa, 3) if ra.kappa is not None else f"n/a ({ra.reason})"
+        click.echo(
+            f"{'judge vs people':<18}kappa {kappa} over {ra.n} reviewed run(s), agreement {_pct(ra.agreement)}"
+        )
+    click.echo("")
+    for title, name in (("fixed", "fixed"), ("regressed", "regressed")):
+        _cases(title, getattr(c, name), limit)
+    click.echo(
+        f"unchanged: {c.count('unchanged_right')} right in both, {c.count('unchanged_wrong')} wrong in both"
+        if c.outcome == "passed"
+        else f"unchanged: {c.count('unchanged')}"
+    )
+    if max(c.a.rounds, c.b.rounds) > 1:
+        up, down = c.moved
+        click.echo(f"per-case pass rates: {up} case(s) rose, {down} fell")
+    if c.text is not None:
+        t = c.text
+        if t.reason_changed:
+            shown = ", ".join(r.case_id for r in t.reason_changed[:limit])
+            click.echo(f"same answer, new reason ({len(t.reason_changed)}): {shown}")
+        if t.evidence_appeared:
+            shown = ", ".join(f"{e.case_id} (+{', '.join(e.appeared)})" for e in t.evidence_appeared[:limit])
+            click.echo(f"evidence appeared ({len(t.evidence_appeared)}): {shown}")
+        if t.evidence_disappeared:
+            shown = ", ".join(
+                f"{e.case_id} (−{', '.join(e.disappeared)})" for e in t.evidence_disappeared[:limit]
+            )
+            click.echo(f"evidence disappeared ({len(t.evidence_disappeared)}): {shown}")
+    for reason, ids in c.excluded.items():
+        click.echo(
+            f"left out, {reason}: {len(ids)} ({', '.join(ids[:limit])}{' …' if len(ids) > limit else ''})"
+        )
+    if by_domain and c.by_domain:
+        click.echo("")
+        click.echo(
+            f"{'domain':<16}{'cases':>6}  {_pad(c.a.name, 12, '>')}  {_pad(c.b.name, 12, '>')}  {'diff':>13}  "
+            "fixed/regr  p (Holm)"
+        )
+        for d in c.by_domain:
+            flag = (
+                " ▼ significant regression"
+                if d.significant_regression
+                else (" ▲" if d.significant_improvement else "")
+            )
+            a = _pct(d.value_a) if unit == "points" else _num(d.value_a)
+            b = _pct(d.value_b) if unit == "points" else _num(d.value_b)
+            click.echo(
+                f"{_pad(d.domain, 16)}{d.n_cases:>6}  {a:>12}  {b:>12}  {points(d.difference, unit):>13}  "
+                f"{d.fixed:>5}/{d.regressed:<4}  {_num(d.p_value, 3)} ({_num(d.p_adjusted, 3)}){flag}"
+            )
+    if c.notes:
+        click.echo("")
+        for note in c.notes:
+            click.echo(f"note: {note}")
+
+
+def _print_all(m) -> None:
+    from abbench.compare import points
+
+    click.echo(
+        f"{m.experiment} (#{m.experiment_id}) on {m.dataset}: {len(m.arms)} arms, {m.n_cases} case(s) graded in all"
+    )
+    if m.cochran is not None:
+        click.secho(
+            f"Cochran's Q = {m.cochran.statistic:.3f}, df {m.cochran.df}, p = {_num(m.cochran.p_value, 3)} "
+            f"({'the arms differ' if m.cochran.p_value < 0.05 else 'no difference detectable between the arms'})",
+            bold=True,
+        )
+    for arm, est in m.pass_rates.items():
+        click.echo(f"  {arm:<20}{_estimate(est)}")
+    click.echo("")
+    unit = "points" if m.outcome == "passed" else "score"
+    for p in m.pairs:
+        ci = (
+            f"[{points(p.interval.low, unit)}, {points(p.interval.high, unit)}]"
+            if p.interval is not None
+            else ""
+        )
+        mark = "significant" if p.significant else "not significant"
+        click.echo(
+            f"{p.b} vs {p.a}: {points(p.difference, unit)} {ci}, {p.fixed} fixed, {p.regressed} regressed, "
+            f"p = {_num(p.p_value, 3)}, Holm {_num(p.p_adjusted, 3)} ({mark})"
+        )
+    for note in m.notes:
+        click.echo(f"note: {note}")
+
+
+@cli.command("compare")
+@click.argument("experiment")
+@click.argument("other", required=False)
+@click.option(
+    "--arms",
+    nargs=2,
+    metavar="A B",
+    help="The two arms: baseline then candidate (with two experiments: one of each).",
+)
+@click.option("--by-domain", is_flag=True, help="Also print the per-domain table (Holm-adjusted).")
+@click.option("--cluster", type=click.Choice(["domain"]), help="Cluster-robust errors over domains.")
+@click.option(
+    "--outcome",
+    type=click.Choice(["auto", "passed", "score"]),
+    default="auto",
+    show_default=True,
+    help="What decides right or wrong.",
+)
+@click.option("--confidence", type=float, default=0.95, show_default=True, help="Coverage of the intervals.")
+@click.option("--alpha", type=float, default=0.05, show_default=True, help="Significance level.")
+@click.option(
+    "--power", type=float, default=0.8, show_default=True, help="Power for the minimum detectable effect."
+)
+@click.option("--iterations", type=int, default=10_000, show_default=True, help="Bootstrap replicates.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option(
+    "--bootstrap/--no-bootstrap", default=None, help="Force or skip the bootstrap (default: by size)."
+)
+@click.option("--details/--no-details", default=None, help="Compare reasons and evidence (default: by size).")
+@click.option("--limit", type=int, default=20, show_default=True, help="Case ids listed per list.")
+@json_option
+@pass_ctx
+def compare_cmd(ctx: Context, experiment: str, other: str | None, arms, by_domain: bool, cluster, outcome, confidence,
+                alpha, power, iterations, seed, bootstrap, details, limit: int, as_json: bool) -> None:  # fmt: skip
+    """Compare two arms, or two experiments on the same dataset: the verdict first, then the figures.
+
+    \b
+    Examples:
+      abbench compare routing-v2 --arms control treatment
+      abbench compare routing-v1 routing-v2            # each experiment's last arm
+      abbench compare routing-v1 routing-v2 --arms treatment treatment --by-domain
+      abbench compare demo                             # three or more arms: Cochran's Q and each vs the first
+    Exit code 1 when the experiments ran on different datasets.
+    """
+    from abbench.compare import compare_all, compare_arms, compare_experiments
+
+    options: dict[str, Any] = dict(
+        store=ctx.store, outcome=outcome, confidence=confidence, alpha=alpha,
+    )  # fmt: skip
+    stats_options = dict(
+        power=power, iterations=iterations, seed=seed, bootstrap=bootstrap, details=details, cluster=cluster
+    )
+    if other is not None:
+        c = compare_experiments(
+            experiment, other, arm_a=arms[0] if arms else None, arm_b=arms[1] if arms else None,
+            **options, **stats_options,
+        )  # fmt: skip
+    else:
+        exp = ctx.store.get_experiment(experiment)
+        if not arms and len(exp.arms) > 2:
+            m = compare_all(exp, store=ctx.store, outcome=outcome, confidence=confidence, alpha=alpha)
+            emit(as_json, m.as_dict(), lambda: _print_all(m))
+            return
+        c = compare_arms(
+            exp, arms[0] if arms else None, arms[1] if arms else None, **options, **stats_options
+        )
+    emit(as_json, c.as_dict(), lambda: _print_comparison(c, by_domain, limit))
+
+
+@cli.command("metrics")
+@click.argument("experiment")
+@click.option("--arm", "arms", multiple=True, metavar="ARM", help="Only this arm (repeatable).")
+@click.option("--by-domain", is_flag=True, help="Also print accuracy per domain.")
+@click.option("--by-round", is_flag=True, help="Also print accuracy per round.")
+@click.option("--confusion", is_flag=True, help="Also print the confusion matrices.")
+@click.option("--cluster", type=click.Choice(["domain"]), help="Cluster the accuracy intervals by domain.")
+@click.option(
+    "--low-confidence", type=float, default=0.5, show_default=True, help="Confidence below this is low."
+)
+@click.option("--confidence", type=float, default=0.95, show_default=True, help="Coverage of the intervals.")
+@json_option
+@pass_ctx
+def metrics_cmd(ctx: Context, experiment: str, arms, by_domain, by_round, confusion, cluster, low_confidence,
+                confidence, as_json) -> None:  # fmt: skip
+    """Per-arm metrics: accuracy with intervals, failures, classes, stability, cost, latency, grounding.
+
+    \b
+    Example:
+      abbench metrics routing-v2 --by-domain --confusion
+    """
+    from abbench.metrics import experiment_metrics
+
+    m = experiment_metrics(
+        experiment, store=ctx.store, arms=list(arms) or None, confidence=confidence,
+        low_confidence=low_confidence, cluster=cluster,
+    )  # fmt: skip
+
+    def human() -> None:
+        unit = "points" if m.outcome == "passed" else "score"
+        click.echo(
+            f"{m.experiment} (#{m.experiment_id}) on {m.dataset}: {m.rounds} round(s), outcome {m.outcome}"
+        )
+        click.echo("")
+        for a in m.arms:
+            c = a.counts
+            click.secho(a.label, bold=True)
+            main = a.accuracy if m.outcome == "passed" else a.score
+            click.echo(
+                f"  {'accuracy' if unit == 'points' else 'mean score':<20}{_estimate(main, unit)}  ({main.method}, {main.n_cases} cases)"
+            )
+            if m.outcome == "passed":
+                click.echo(
+                    f"  {'strict accuracy':<20}{_estimate(a.strict_accuracy)}  (execution and grading failures count as wrong)"
+                )
+            if a.score is not None and m.outcome == "passed":
+                click.echo(f"  {'mean score':<20}{_estimate(a.score, 'score')}")
+            failures = ", ".join(f"{k} {v}" for k, v in c.failure_types.items())
+            click.echo(
+                f"  {'runs':<20}{c.runs}: {c.passed} pass, {c.failed} fail, {c.execution_failed} execution failed"
+                f"{' (' + failures + ')' if failures else ''}, {c.grading_failed} grading failed, {c.cancelled} cancelled, "
+                f"{c.unfinished} unfinished"
+            )
+            if a.classes is not None:
+                per = ", ".join(f"{k} {v.f1:.2f}" for k, v in a.classes.per_class.items())
+                click.echo(
+                    f"  {'F1':<20}macro {a.classes.macro.f1:.3f}, micro {a.classes.micro.f1:.3f} ({per})"
+                )
+                if a.classes.confusion.unknown_predictions:
+                    odd = ", ".join(
+                        f"{k!r} ×{v}" for k, v in list(a.classes.confusion.unknown_predictions.items())[:5]
+                    )
+                    click.echo(f"  {'outside the labels':<20}{odd}")
+            elif a.classes_reason:
+                click.echo(f"  {'classes':<20}n/a ({a.classes_reason})")
+            s = a.stability
+            if s.flip_rate is not None:
+                click.echo(
+                    f"  {'stability':<20}flip rate {_pct(s.flip_rate)} of {s.n_cases} cases, agreement {_pct(s.agreement)}, "
+                    f"{len(s.flaky)} flaky"
+                    + (f" ({', '.join(s.flaky[:5])}{' …' if len(s.flaky) > 5 else ''})" if s.flaky else "")
+                )
+            else:
+                click.echo(f"  {'stability':<20}n/a ({s.reason})")
+            u = a.usage
+            click.echo(
+                f"  {'cost':<20}mean {_num(u.cost.mean)}, total {_num(u.total_cost)}, per correct answer "
+                f"{_num(u.cost_per_correct)}" + (f", judges {_num(u.judge_cost)}" if u.judge_cost else "")
+            )
+            click.echo(
+                f"  {'latency ms':<20}mean {_num(u.latency_ms.mean)}, p50 {_num(u.latency_ms.p50)}, p95 {_num(u.latency_ms.p95)}"
+            )
+            click.echo(
+                f"  {'tokens':<20}mean {_num(u.tokens.mean)}, p50 {_num(u.tokens.p50)}, p95 {_num(u.tokens.p95)}"
+            )
+            g = a.grounding
+            parts = [
+                f"no evidence {_pct(g.no_evidence.value)}"
+                if g.no_evidence.value is not None
+                else f"no evidence n/a ({g.no_evidence.reason})",
+                f"low confidence (<{g.threshold:g}) {_pct(g.low_confidence.value)}",
+            ]
+            if g.skill_read.value is not None:
+                parts.append(
+                    f"skill read {_pct(g.skill_read.value)} (accuracy {_pct(g.accuracy_when_read.value)} when read, "
+                    f"{_pct(g.accuracy_when_not_read.value)} when not)"
+                )
+            click.echo(f"  {'grounding':<20}{'; '.join(parts)}")
+            for j in a.judges:
+                click.echo(f"  {'judge ' + j.grader + ' ' + j.dimension:<20}{_estimate(j.estimate, 'score')}")
+            if confusion and a.classes is not None:
+                cm = a.classes.confusion
+                click.echo("  confusion (rows gold, columns predicted):")
+                click.echo("    " + " " * 14 + "".join(" " + _pad(col, 10, ">") for col in cm.columns))
+                for label, row in zip(cm.labels, cm.counts, strict=True):
+                    click.echo(f"    {_pad(label, 14)}" + "".join(f"{n:>11}" for n in row))
+            click.echo("")
+        if by_domain:
+            click.echo("per domain:")
+            for r in m.by_domain:
+                click.echo(
+                    f"  {_pad(r.arm, 14)}{_pad(r.group, 18)}{_estimate(r.accuracy, unit):<28}{r.runs} runs, "
+                    f"{r.failures} failed"
+                )
+        if by_round:
+            click.echo("per round:")
+            for r in m.by_round:
+                click.echo(
+                    f"  {_pad(r.arm, 14)}round {r.group:<12}{_estimate(r.accuracy, unit):<28}{r.runs} runs, "
+                    f"{r.failures} failed"
+                )
+        for note in m.notes:
+            click.echo(f"note: {note}")
+
+    emit(as_json, m.as_dict(), human)
+
+
+@cli.command("gate")
+@click.argument("experiment", required=False)
+@click.option(
+    "--rules",
+    "rules_file",
+    type=click.Path(dir_okay=False),
+    help="Gate file (JSON or YAML); default: the experiment's own gate, else the three dimensions.",
+)
+@click.option("--arms", nargs=2, metavar="A B", help="Baseline and candidate arms (default: first and last).")
+@click.option(
+    "--vs",
+    "baseline",
+    metavar="EXP",
+    help="A baseline experiment on the same dataset (EXPERIMENT is the candidate).",
+)
+@click.option("--cluster", type=click.Choice(["domain"]), help="Cluster-robust intervals over domains.")
+@click.option("--list-metrics", is_flag=True, help="List the metrics a rule may use, and exit.")
+@json_option
+@pass_ctx
+def gate_cmd(ctx: Context, experiment, rules_file, arms, baseline, cluster, list_metrics, as_json) -> None:
+    """Apply a gate: print each rule's value and outcome, and the three dimensions. Exit 0 pass, 1 block.
+
+    \b
+    A gate file (YAML or JSON) lists rules; warnings never block:
+      rules:
+        - {metric: diff_ci_low, op: ">=", value: 0, severity: block}
+        - {metric: regressed, op: "<=", value: 2}
+        - {metric: p95_latency_ms, op: "<=", value: 8000, severity: warn}
+        - "no_domain_significant_regression == true"
+    \b
+    Examples:
+      abbench gate routing-v2 --rules gate.yaml
+      abbench gate routing-v2 --vs routing-v1
+    """
+    from abbench.gate import METRICS, evaluate_gate, metric_names
+
+    if list_metrics:
+        rows = [
+            {"metric": name, "scope": m.scope, "kind": m.kind, "description": m.description}
+            for name, m in zip(metric_names(), METRICS.values(), strict=True)
+        ]
+
+        def listing() -> None:
+            click.echo(
+                "Unprefixed arm metrics are about the candidate (B); write a.NAME, b.NAME or ARM.NAME for others."
+            )
+            for scope in ("comparison", "arm", "decision"):
+                click.secho(f"{scope} metrics:", bold=True)
+                for r in rows:
+                    if r["scope"] == scope:
+                        click.echo(f"  {r['metric']:<34}{r['kind']:<8}{r['description']}")
+
+        emit(as_json, rows, listing)
+        return
+    if experiment is None:
+        raise click.UsageError("give the EXPERIMENT to gate (or --list-metrics)")
+    result = evaluate_gate(
+        experiment, rules_file, store=ctx.store, arms=arms or None, vs=baseline, cluster=cluster
+    )
+
+    def human() -> None:
+        who = f"{result.b.name} vs {result.a.name}" if result.a is not None else result.b.name
+        colour = "green" if result.passed else "red"
+        click.secho(
+            f"GATE {result.outcome.upper()}: {result.experiment} (#{result.experiment_id}), {who}; rules: {result.source}",
+            fg=colour,
+            bold=True,
+        )
+        for r in result.rules:
+            mark = "✓" if r.status == "pass" else ("✗" if r.blocks else "!")
+            severity = "" if r.rule.severity == "block" else " [warn]"
+            click.echo(f"  {mark} {r.message}{severity}")
+        click.echo("decision:")
+        for d in result.decision.dimensions:
+            click.echo(f"  {d.name:<11}{d.conclusion:<6} {d.summary}")
+        if result.verdict:
+            click.echo(f"verdict: {result.verdict}")
+        for note in result.notes:
+            click.echo(f"note: {note}")
+
+    emit(as_json, result.as_dict(), human)
+    if not result.passed:
+        sys.exit(1)
+
+
+@cli.command("review")
+@click.argument("experiment")
+@click.argument("case_id")
+@click.option(
+    "--verdict",
+    required=True,
+    metavar="VERDICT",
+    help="gold_correct, model_correct, ambiguous_standard, missing_capability_info or unsure.",
+)
+@click.option("--note", help="What you saw.")
+@click.option("--arm", help="The arm whose answer you reviewed (default: the case as a whole).")
+@click.option("--run", "run_id", type=int, help="The run you looked at.")
+@click.option("--reviewer", help="Who reviewed (default: the OS user or $ABBENCH_USER).")
+@json_option
+@pass_ctx
+def review_cmd(ctx: Context, experiment, case_id, verdict, note, arm, run_id, reviewer, as_json) -> None:
+    """Record a review of a case (appended; the latest per case and arm is the one shown).
+
+    \b
+    Example:
+      abbench review routing-v2 c017 --verdict gold_correct --arm treatment --note "空调 is slow, gold is right"
+    """
+    from abbench.review import add_review
+
+    r = add_review(
+        experiment, case_id, verdict, note=note, arm=arm, run_id=run_id, reviewer=reviewer, store=ctx.store
+    )
+    emit(
+        as_json,
+        r.as_dict(),
+        f"review #{r.id} saved: {r.case_id} {r.arm or '(case)'} → {r.verdict} by {r.reviewer}",
+    )
+
+
+@cli.command("reviews")
+@click.argument("experiment")
+@click.option("--history", is_flag=True, help="Every review, not only the latest per case and arm.")
+@click.option("--case", "case_id", help="Only this case.")
+@click.option("--arm", help="Only this arm.")
+@json_option
+@pass_ctx
+def reviews_cmd(ctx: Context, experiment, history, case_id, arm, as_json) -> None:
+    """List reviews (the latest per case and arm), with judge-versus-people agreement."""
+    from abbench.review import judge_agreement, reviews
+
+    rows = reviews(experiment, store=ctx.store, latest=not history, case_id=case_id, arm=arm)
+    agreement = judge_agreement(experiment, store=ctx.store)
+
+    def human() -> None:
+        if not rows:
+            click.echo("no reviews yet; add one with `abbench review EXP CASE --verdict ...`")
+        for r in rows:
+            note = f" — {r.note}" if r.note else ""
+            click.echo(
+                f"#{r.id:<5}{r.created_at}  {_pad(r.case_id, 16)}{_pad(r.arm or '(case)', 14)}{r.verdict:<24}"
+                f"{r.reviewer or ''}{note}"
+            )
+        if agreement.n:
+            kappa = (
+                _num(agreement.kappa.kappa, 3) if agreement.kappa is not None else f"n/a ({agreement.reason})"
+            )
+            click.echo(
+                f"judge vs people: kappa {kappa} over {agreement.n} review(s), agreement {_pct(agreement.agreement)}"
+            )
+
+    emit(as_json, {"reviews": [r.as_dict() for r in rows], "agreement": agreement.as_dict()}, human)
+
+
+@cli.command("disagreements")
+@click.argument("experiment")
+@click.option(
+    "--kind",
+    "kinds",
+    multiple=True,
+    type=click.Choice(["all", "gold", "low_confidence", "no_evidence", "flaky", "arms"]),
+    help="Which kind (repeatable; default all).",
+)
+@click.option("--arm", "arms", multiple=True, metavar="ARM", help="Only runs of this arm (repeatable).")
+@click.option("--threshold", type=float, default=0.5, show_default=True, help="Low-confidence threshold.")
+@click.option("--limit", type=int, help="At most this many cases.")
+@json_option
+@pass_ctx
+def disagreements_cmd(ctx: Context, experiment, kinds, arms, threshold, limit, as_json) -> None:
+    """List cases worth a review: gold vs prediction, low confidence, no evidence, flaky, arms disagreeing."""
+    from abbench.review import disagreements
+
+    kind = None if not kinds or "all" in kinds else list(kinds)
+    found = disagreements(
+        experiment, kind, store=ctx.store, arms=list(arms) or None, threshold=threshold, limit=limit
+    )
+
+    def human() -> None:
+        if not found:
+            click.echo("nothing to review")
+        for d in found:
+            answers = []
+            by_arm: dict[str, list] = {}
+            for r in d.runs:
+                by_arm.setdefault(r.arm, []).append(r)
+            for arm, runs in by_arm.items():
+                preds = "/".join(str(r.prediction) for r in runs)
+                answers.append(f"{arm}: {preds}")
+            reviewed = f"  [reviewed: {', '.join(r.verdict for r in d.reviews)}]" if d.reviews else ""
+            click.echo(
+                f"{_pad(d.case_id, 14)}{','.join(d.kinds):<28}gold {_pad(d.case.expected, 10)} "
+                f"{'; '.join(answers)}{reviewed}"
+            )
+            click.echo(f"{'':<14}{d.case.input[:100]}")
+        click.echo(f"{len(found)} case(s)")
+
+    emit(as_json, [d.as_dict() for d in found], human)
+
+
+@cli.command("case")
+@click.argument("experiment")
+@click.argument("case_id")
+@json_option
+@pass_ctx
+def case_cmd(ctx: Context, experiment, case_id, as_json) -> None:
+    """Show one case in full: input, gold, every run's answer, reason, evidence, tool calls, reviews."""
+    from abbench.review import case_detail
+
+    d = case_detail(experiment, case_id, store=ctx.store)
+
+    def human() -> None:
+        c = d.case
+        click.secho(
+            f"{c.case_id} ({c.domain or 'no domain'}){'  ' + ', '.join(d.kinds) if d.kinds else ''}",
+            bold=True,
+        )
+        click.echo(f"input: {c.input}")
+        click.echo(f"gold:  {c.expected}")
+        for r in d.runs:
+            verdict = {"pass": "✓", "fail": "✗"}.get(r.outcome, r.outcome)
+            conf = f" conf {r.confidence:.2f}" if r.confidence is not None else ""
+            click.echo(f"  {r.arm} round {r.round}: {r.prediction!s} {verdict}{conf}  {r.reason or ''}")
+            if r.error:
+                click.echo(f"    error: {r.error}")
+            for e in r.evidence:
+                where = (
+                    f" → {e.resolved}"
+                    if e.found and e.resolved != e.ref
+                    else ("" if e.found else " (not found in the skill)")
+                )
+                click.echo(f"    cites {e.ref}{where}")
+            if r.sections_read or r.files_read:
+                click.echo(f"    read: {', '.join(r.sections_read or r.files_read)}")
+            for call in r.calls or ():
+                click.echo(f"    tool {call.name}({call.arguments})")
+            if r.transcript_path:
+                click.echo(f"    transcript: {r.transcript_path}")
+        for rev in d.history:
+            click.echo(
+                f"  review #{rev.id} {rev.created_at} {rev.arm or '(case)'}: {rev.verdict} {rev.note or ''}"
+            )
+
+    emit(as_json, d.as_dict(), human)

@@ -1,0 +1,54 @@
+"""Paired comparisons: two arms, two experiments on the same dataset, or every arm at once."""
+
+from __future__ import annotations
+
+from abbench.compare._all import ArmPair, MultiComparison, compare_all
+from abbench.compare._api import (
+    BOOTSTRAP_MAX_CASES,
+    DETAILS_MAX_CASES,
+    MIN_CASES,
+    USAGE_METRICS,
+    compare_arms,
+    compare_experiments,
+)
+from abbench.compare._model import (
+    CATEGORIES,
+    CaseChange,
+    CaseTable,
+    Comparison,
+    DomainComparison,
+    MetricDifference,
+    PairwiseSummary,
+    Side,
+)
+from abbench.compare._text import EvidenceChange, ReasonChange, TextChanges, text_changes
+from abbench.compare._verdict import VERDICTS, Verdict, magnitude, points, verdict
+
+__all__ = [
+    "BOOTSTRAP_MAX_CASES",
+    "CATEGORIES",
+    "DETAILS_MAX_CASES",
+    "MIN_CASES",
+    "USAGE_METRICS",
+    "VERDICTS",
+    "ArmPair",
+    "CaseChange",
+    "CaseTable",
+    "Comparison",
+    "DomainComparison",
+    "EvidenceChange",
+    "MetricDifference",
+    "MultiComparison",
+    "PairwiseSummary",
+    "ReasonChange",
+    "Side",
+    "TextChanges",
+    "Verdict",
+    "compare_all",
+    "compare_arms",
+    "compare_experiments",
+    "magnitude",
+    "points",
+    "text_changes",
+    "verdict",
+]

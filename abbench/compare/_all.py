@@ -1,0 +1,178 @@
+"""Three or more arms on the same cases: Cochran's Q, and every arm against the baseline (Holm-adjusted)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from abbench.compare._api import compare_arms
+from abbench.errors import UsageError
+from abbench.metrics import Estimate, Result, estimate_rate, resolve_outcome
+from abbench.stats import CochransQ, Interval, cochrans_q, holm_correction
+from abbench.store import Store, open_store
+from abbench.store._experiments import Experiment
+
+
+@dataclass(frozen=True)
+class ArmPair(Result):
+    """One arm against the baseline, from `compare_arms`, with its p-value adjusted over all pairs.
+
+    Attributes:
+        a: The baseline arm.
+        b: The arm compared with it.
+        n_cases: Paired cases.
+        difference: ``b − a`` (pass rate or mean score).
+        interval: Its interval.
+        test: The main test.
+        p_value: The main test's p-value.
+        p_adjusted: Holm-adjusted over the pairs.
+        fixed: Cases fixed.
+        regressed: Cases regressed.
+        verdict: The pair's own verdict in words (before adjustment).
+        significant: Whether the adjusted p-value is below alpha.
+    """
+
+    a: str
+    b: str
+    n_cases: int
+    difference: float | None
+    interval: Interval | None
+    test: str
+    p_value: float | None
+    p_adjusted: float | None
+    fixed: int
+    regressed: int
+    verdict: str
+    significant: bool
+
+
+@dataclass(frozen=True)
+class MultiComparison(Result):
+    """All arms of one experiment compared at once.
+
+    Attributes:
+        experiment: The experiment's name.
+        experiment_id: Its id.
+        dataset: Its dataset fingerprint.
+        arms: The arms, baseline first.
+        outcome: ``passed`` or ``score``.
+        n_cases: Cases graded in every arm (what Cochran's Q uses).
+        pass_rates: Each arm's pass rate on those cases (empty for scores).
+        cochran: Cochran's Q over per-case majority outcomes; None for scores or fewer than 2 cases.
+        pairs: Every arm against the baseline.
+        notes: How it was computed.
+    """
+
+    experiment: str
+    experiment_id: int
+    dataset: str
+    arms: tuple[str, ...]
+    outcome: str
+    n_cases: int
+    pass_rates: dict[str, Estimate]
+    cochran: CochransQ | None
+    pairs: tuple[ArmPair, ...]
+    notes: tuple[str, ...]
+
+
+def compare_all(
+    experiment: int | str | Experiment,
+    *,
+    baseline: str | None = None,
+    store: str | os.PathLike | Store | None = None,
+    outcome: str = "auto",
+    confidence: float = 0.95,
+    alpha: float = 0.05,
+    details: bool = False,
+) -> MultiComparison:
+    """Compare every arm of an experiment: Cochran's Q for "all arms pass equally often", then each arm
+    against the baseline with `compare_arms`, p-values Holm-adjusted over the pairs.
+
+    Args:
+        experiment: The experiment.
+        baseline: The arm the others are compared with (default: the first).
+        store: The store.
+        outcome: ``"auto"``, ``"passed"`` or ``"score"``.
+        confidence: Coverage of the intervals.
+        alpha: Family-wise significance level.
+        details: Also compare reasons and evidence for each pair.
+
+    Raises:
+        UsageError: the experiment has fewer than two arms.
+    """
+    store = open_store(store)
+    exp = store.get_experiment(experiment)
+    if len(exp.arms) < 2:
+        raise UsageError(f"experiment {exp.name!r} has {len(exp.arms)} arm(s): comparing needs at least two")
+    base = exp.arm(baseline) if baseline else exp.arms[0]
+    arms = [base, *[a for a in exp.arms if a.id != base.id]]
+    kind = resolve_outcome(store, exp.id, outcome)
+    notes = []
+    outcomes = store.case_outcomes(exp.id, [a.id for a in arms])
+    per_arm = [outcomes.for_arm(a.id) for a in arms]
+    counts = per_arm[0].scored if kind == "score" else per_arm[0].graded
+    common = per_arm[0].case_idx[counts > 0]
+    for o in per_arm[1:]:
+        graded = o.scored if kind == "score" else o.graded
+        common = np.intersect1d(common, o.case_idx[graded > 0])
+    pass_rates: dict[str, Estimate] = {}
+    cochran = None
+    if kind == "passed" and common.size:
+        columns = []
+        for arm, o in zip(arms, per_arm, strict=True):
+            at = np.searchsorted(o.case_idx, common)
+            k, n = o.passed[at], o.graded[at]
+            pass_rates[arm.name] = estimate_rate(k, n, confidence)
+            columns.append(k / n > 0.5)
+        if common.size >= 2:
+            cochran = cochrans_q(np.column_stack(columns))
+        notes.append(
+            "Cochran's Q uses per-case outcomes (right = passed in more than half of the graded rounds) "
+            "over the cases graded in every arm"
+        )
+    elif kind == "score":
+        notes.append("the graders give scores: Cochran's Q (pass/fail) does not apply; see the pairs")
+    pairs = []
+    for arm in arms[1:]:
+        c = compare_arms(
+            exp, base.name, arm.name, store=store, outcome=kind, confidence=confidence, alpha=alpha,
+            details=details, bootstrap=False,
+        )  # fmt: skip
+        main = c.main
+        pairs.append((arm.name, c, main))
+    holm = holm_correction({name: c.verdict.p_value for name, c, _ in pairs}, alpha=alpha)
+    adjusted = holm.by_label()
+    out = []
+    for name, c, main in pairs:
+        adj = adjusted[name]
+        out.append(
+            ArmPair(
+                a=base.name,
+                b=name,
+                n_cases=c.n_cases,
+                difference=main.difference if main else None,
+                interval=main.interval if main else None,
+                test=c.verdict.test,
+                p_value=c.verdict.p_value,
+                p_adjusted=adj,
+                fixed=len(c.fixed),
+                regressed=len(c.regressed),
+                verdict=c.verdict.text,
+                significant=bool(adj is not None and adj == adj and adj < alpha),
+            )
+        )
+    notes.append(f"pairs are Holm-adjusted over {len(out)} comparison(s) with the baseline {base.name}")
+    return MultiComparison(
+        experiment=exp.name,
+        experiment_id=exp.id,
+        dataset=exp.dataset,
+        arms=tuple(a.name for a in arms),
+        outcome=kind,
+        n_cases=int(common.size),
+        pass_rates=pass_rates,
+        cochran=cochran,
+        pairs=tuple(out),
+        notes=tuple(notes),
+    )

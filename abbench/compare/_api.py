@@ -1,0 +1,619 @@
+"""Paired comparison of two arms (of one experiment, or of two experiments on the same dataset)."""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from typing import Any
+
+import numpy as np
+
+from abbench.compare._model import (
+    CaseTable,
+    Comparison,
+    DomainComparison,
+    MetricDifference,
+    PairwiseSummary,
+    Side,
+)
+from abbench.compare._text import text_changes
+from abbench.compare._verdict import verdict
+from abbench.errors import ComparisonRefused, UsageError
+from abbench.metrics import (
+    NO_DOMAIN,
+    dataset_labels,
+    estimate_mean,
+    estimate_rate,
+    grader_kinds,
+    resolve_outcome,
+    round_lists,
+)
+from abbench.metrics._base import check_level
+from abbench.stats import (
+    FewClustersWarning,
+    StatsWarning,
+    estimate_power_inputs,
+    holm_correction,
+    mcnemar_exact,
+    mcnemar_midp,
+    paired_bootstrap,
+    paired_difference,
+    paired_outcomes,
+)
+from abbench.store import CaseOutcomes, Store, open_store
+from abbench.store._experiments import Arm, Experiment
+
+BOOTSTRAP_MAX_CASES = 20_000
+"""Above this many paired cases, cost/latency/token differences use the central-limit interval.
+
+With tens of thousands of cases the mean's sampling distribution is normal to within a fraction of a
+percent even for skewed latencies, so the bootstrap's interval matches the normal one while costing
+seconds; pass ``bootstrap=True`` to draw it anyway.
+"""
+DETAILS_MAX_CASES = 20_000
+"""Above this many cases, reasons and evidence are compared only when asked (``details=True``).
+
+Comparing words reads every run's text; past tens of thousands of cases that costs seconds and
+yields lists too long to read, while the counts and tests above do not need it.
+"""
+MIN_CASES = 10
+"""Fewer paired cases than this give no verdict from an interval (an exact test still decides)."""
+USAGE_METRICS = ("cost", "latency_ms", "tokens")
+"""Continuous per-run figures compared with the paired bootstrap."""
+
+
+def _side(exp: Experiment, arm: Arm) -> Side:
+    return Side(exp.name, exp.id, arm.name, arm.label, arm.snapshot, exp.rounds)
+
+
+def _pick_arm(exp: Experiment, name: str | None, default: str) -> Arm:
+    if name is not None:
+        return exp.arm(name)
+    if default == "first":
+        return exp.arms[0]
+    return exp.arms[-1]
+
+
+def compare_arms(
+    experiment: int | str | Experiment,
+    a: str | None = None,
+    b: str | None = None,
+    *,
+    store: str | os.PathLike | Store | None = None,
+    outcome: str = "auto",
+    cluster: str | None = None,
+    confidence: float = 0.95,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    iterations: int = 10_000,
+    seed: int = 0,
+    bootstrap: bool | None = None,
+    details: bool | None = None,
+) -> Comparison:
+    """Compare arm `b` against arm `a` of one experiment, case by case (differences are b − a).
+
+    Args:
+        experiment: The experiment (id, ``#id``, name, or Experiment).
+        a: The baseline arm (default: the first, usually the control).
+        b: The arm compared with it (default: the second; name it when there are more than two).
+        store: The store (path or open Store; default ./.abbench or $ABBENCH_STORE).
+        outcome: ``"auto"``, ``"passed"`` or ``"score"`` (see `abbench.metrics.experiment_metrics`).
+        cluster: ``"domain"`` for cluster-robust errors over domains; None for none.
+        confidence: Coverage of the intervals.
+        alpha: Significance level of the tests (and of the minimum detectable effect).
+        power: Power for the minimum detectable effect.
+        iterations: Bootstrap replicates for cost, latency, tokens and score.
+        seed: Bootstrap seed.
+        bootstrap: True always bootstraps the continuous figures, False never (central-limit
+            intervals), None decides by size (see `BOOTSTRAP_MAX_CASES`).
+        details: Also compare the answers' words (reasons and evidence that changed): True, False, or
+            None to decide by size (see `DETAILS_MAX_CASES`).
+
+    Raises:
+        NotFoundError: no such experiment or arm.
+        UsageError: the same arm twice, more than two arms and `b` not named, or an invalid option.
+    """
+    store = open_store(store)
+    exp = store.get_experiment(experiment)
+    if len(exp.arms) < 2:
+        raise UsageError(
+            f"experiment {exp.name!r} has a single arm ({exp.arms[0].name if exp.arms else 'none'}); "
+            "compare it with another experiment: compare_experiments(exp_a, exp_b)"
+        )
+    if b is None and len(exp.arms) > 2:
+        raise UsageError(
+            f"experiment {exp.name!r} has {len(exp.arms)} arms ({', '.join(x.name for x in exp.arms)}); name the "
+            "two to compare (a=..., b=...), or use compare_all() for all of them at once"
+        )
+    arm_a = _pick_arm(exp, a, "first")
+    if b is None:
+        others = [x for x in exp.arms if x.name != arm_a.name]
+        arm_b = others[0]
+    else:
+        arm_b = exp.arm(b)
+    if arm_a.id == arm_b.id:
+        raise UsageError(f"arm {arm_a.name!r} compared with itself; choose two different arms")
+    return _compare(
+        store, "arms", exp, arm_a, exp, arm_b,
+        outcome=outcome, cluster=cluster, confidence=confidence, alpha=alpha, power=power,
+        iterations=iterations, seed=seed, bootstrap=bootstrap, details=details,
+    )  # fmt: skip
+
+
+def compare_experiments(
+    exp_a: int | str | Experiment,
+    exp_b: int | str | Experiment,
+    *,
+    arm_a: str | None = None,
+    arm_b: str | None = None,
+    store: str | os.PathLike | Store | None = None,
+    outcome: str = "auto",
+    cluster: str | None = None,
+    confidence: float = 0.95,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    iterations: int = 10_000,
+    seed: int = 0,
+    bootstrap: bool | None = None,
+    details: bool | None = None,
+) -> Comparison:
+    """Compare an arm of experiment `exp_b` against an arm of `exp_a`, case by case (b − a).
+
+    Both experiments must have run on the same dataset (the same fingerprint): a paired comparison
+    is only meaningful on the same cases. Cases run in only one of them are left out and listed.
+
+    Args:
+        exp_a: The baseline experiment.
+        exp_b: The experiment compared with it.
+        arm_a: The arm of `exp_a` (default: its last arm, the treatment when there are two).
+        arm_b: The arm of `exp_b` (default: its last arm).
+        store: The store.
+        outcome, cluster, confidence, alpha, power, iterations, seed, bootstrap, details: As for
+            `compare_arms`.
+
+    Raises:
+        ComparisonRefused: the experiments ran on different datasets, or share no case.
+        NotFoundError: no such experiment or arm.
+    """
+    store = open_store(store)
+    ea, eb = store.get_experiment(exp_a), store.get_experiment(exp_b)
+    if ea.dataset != eb.dataset:
+        raise ComparisonRefused(
+            f"experiment {ea.name!r} ran on dataset {ea.dataset} and {eb.name!r} on {eb.dataset}: a paired "
+            "comparison needs both on the same cases (the same fingerprint). Run one of them again on the "
+            f"other's dataset (abbench clone, or a definition with dataset: {ea.dataset})"
+        )
+    first, second = _pick_arm(ea, arm_a, "last"), _pick_arm(eb, arm_b, "last")
+    if ea.id == eb.id and first.id == second.id:
+        raise UsageError(f"arm {first.name!r} of {ea.name!r} compared with itself; choose two different arms")
+    return _compare(
+        store, "experiments", ea, first, eb, second,
+        outcome=outcome, cluster=cluster, confidence=confidence, alpha=alpha, power=power,
+        iterations=iterations, seed=seed, bootstrap=bootstrap, details=details,
+    )  # fmt: skip
+
+
+def _outcomes(store: Store, ea: Experiment, arm_a: Arm, eb: Experiment, arm_b: Arm, scores: bool):
+    """Both sides' per-case sums (one aggregate query per experiment).
+
+    Reading the two arms on two threads was measured slower, not faster: SQLite hands the GIL back at
+    every result row, and two threads convoy on it.
+    """
+    if ea.id == eb.id:
+        both = store.case_outcomes(ea.id, [arm_a.id, arm_b.id], scores=scores)
+        return both.for_arm(arm_a.id), both.for_arm(arm_b.id)
+    return store.case_outcomes(ea.id, [arm_a.id], scores=scores), store.case_outcomes(
+        eb.id, [arm_b.id], scores=scores
+    )
+
+
+def _score_lists(store: Store, exp_id: int, arm_id: int, cases: np.ndarray) -> list[np.ndarray]:
+    rows = store.query(
+        "SELECT case_idx, score FROM runs WHERE experiment_id=? AND arm_id=? AND state IN ('pass', 'fail') "
+        "AND passed IS NOT NULL AND score IS NOT NULL ORDER BY case_idx, round",
+        (exp_id, arm_id),
+    )
+    grouped: dict[int, list[float]] = {}
+    for idx, score in rows:
+        grouped.setdefault(idx, []).append(float(score))
+    return [np.asarray(grouped[int(i)]) for i in cases]
+
+
+def _compare(
+    store: Store,
+    kind: str,
+    ea: Experiment,
+    arm_a: Arm,
+    eb: Experiment,
+    arm_b: Arm,
+    *,
+    outcome: str,
+    cluster: str | None,
+    confidence: float,
+    alpha: float,
+    power: float,
+    iterations: int,
+    seed: int,
+    bootstrap: bool | None,
+    details: bool | None,
+) -> Comparison:
+    confidence = check_level(confidence)
+    alpha = check_level(alpha, "alpha", "0.05")
+    power = check_level(power, "power", "0.8")
+    if cluster not in (None, "domain"):
+        raise UsageError(f"cluster must be None or 'domain'; got {cluster!r}")
+    outcome = resolve_outcome(store, ea.id, outcome)
+    if eb.id != ea.id and outcome == "passed" and resolve_outcome(store, eb.id, "auto") == "score":
+        outcome = "score"
+    oa, ob = _outcomes(store, ea, arm_a, eb, arm_b, scores=outcome == "score")
+    notes: list[str] = []
+    excluded: dict[str, list[int]] = {}
+    in_a, in_b = set(oa.case_idx.tolist()), set(ob.case_idx.tolist())
+    if in_a and in_b and not in_a & in_b:
+        raise ComparisonRefused(
+            f"{ea.name}/{arm_a.name} and {eb.name}/{arm_b.name} share no case (different case selections of "
+            f"{ea.dataset}); compare experiments that ran at least some of the same cases"
+        )
+    common = np.intersect1d(oa.case_idx, ob.case_idx)
+    excluded["only in A"] = sorted(in_a - in_b)
+    excluded["only in B"] = sorted(in_b - in_a)
+    ia = np.searchsorted(oa.case_idx, common)
+    ib = np.searchsorted(ob.case_idx, common)
+    if outcome == "score":
+        has_a, has_b = oa.scored[ia] > 0, ob.scored[ib] > 0
+    else:
+        has_a, has_b = oa.graded[ia] > 0, ob.graded[ib] > 0
+    excluded["no graded run in A"] = common[~has_a & has_b].tolist()
+    excluded["no graded run in B"] = common[has_a & ~has_b].tolist()
+    excluded["no graded run in either"] = common[~has_a & ~has_b].tolist()
+    keep = has_a & has_b
+    paired = common[keep]
+    ia, ib = ia[keep], ib[keep]
+    fields_ = store.case_fields(ea.id, np.union1d(oa.case_idx, ob.case_idx), expected=False)
+    ids = dict(zip(fields_.case_idx.tolist(), fields_.case_id.tolist(), strict=True))
+    excluded_ids = {reason: tuple(ids[i] for i in idx) for reason, idx in excluded.items() if idx}
+    n = int(paired.size)
+    at = fields_.positions(paired)
+    case_ids = fields_.case_id[at].tolist()
+    domains = [NO_DOMAIN if d is None else str(d) for d in fields_.domain[at].tolist()]
+    side_a, side_b = _side(ea, arm_a), _side(eb, arm_b)
+    if kind == "experiments":
+        side_a = Side(ea.name, ea.id, f"{ea.name}/{arm_a.name}", arm_a.label, arm_a.snapshot, ea.rounds)
+        side_b = Side(eb.name, eb.id, f"{eb.name}/{arm_b.name}", arm_b.label, arm_b.snapshot, eb.rounds)
+    unit = "points" if outcome == "passed" else "score"
+    if outcome == "passed":
+        ka, na = oa.passed[ia], oa.graded[ia]
+        kb, nb = ob.passed[ib], ob.graded[ib]
+        lists_a, lists_b = round_lists(ka, na), round_lists(kb, nb)
+        va, vb = ka / np.maximum(na, 1), kb / np.maximum(nb, 1)
+        value_a = estimate_rate(ka, na, confidence)
+        value_b = estimate_rate(kb, nb, confidence)
+    else:
+        ka = np.zeros(n, dtype=np.int64)
+        kb = ka
+        na, nb = oa.scored[ia], ob.scored[ib]
+        lists_a = _score_lists(store, ea.id, arm_a.id, paired)
+        lists_b = _score_lists(store, eb.id, arm_b.id, paired)
+        va, vb = oa.score[ia] / np.maximum(na, 1), ob.score[ib] / np.maximum(nb, 1)
+        value_a = estimate_mean(lists_a, confidence, int(na.sum()))
+        value_b = estimate_mean(lists_b, confidence, int(nb.sum()))
+    delta = vb - va
+    if outcome == "passed":
+        right_a, right_b = va > 0.5, vb > 0.5
+        category = np.where(
+            right_a,
+            np.where(right_b, "unchanged_right", "regressed"),
+            np.where(right_b, "fixed", "unchanged_wrong"),
+        )
+    else:
+        category = np.where(delta > 0, "fixed", np.where(delta < 0, "regressed", "unchanged"))
+    table = CaseTable(
+        np.asarray(case_ids, dtype=object),
+        np.asarray(domains, dtype=object),
+        category,
+        ka,
+        na,
+        kb,
+        nb,
+        va,
+        vb,
+    )
+    outcomes = mcnemar = midp = None
+    if outcome == "passed" and n:
+        outcomes = paired_outcomes(right_a, right_b)
+        mcnemar = mcnemar_exact(outcomes.b, outcomes.c)
+        midp = mcnemar_midp(outcomes.b, outcomes.c)
+    difference = clustered = inputs = mde = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", StatsWarning)
+        if n:
+            difference = paired_difference(lists_a, lists_b, confidence=confidence, method="t")
+        if cluster == "domain" and n:
+            if len(set(domains)) >= 2:
+                clustered = paired_difference(
+                    lists_a, lists_b, clusters=domains, confidence=confidence, method="t"
+                )
+            else:
+                notes.append(
+                    "clustering asked for, but the paired cases lie in a single domain: not clustered"
+                )
+        if n >= 2:
+            inputs = estimate_power_inputs(lists_a, lists_b)
+            mde = inputs.min_detectable_effect(alpha=alpha, power=power)
+    for w in caught:
+        if issubclass(w.category, FewClustersWarning):
+            notes.append(f"{w.message}")
+    one_round = outcome == "passed" and n > 0 and bool(np.all(na == 1)) and bool(np.all(nb == 1))
+    if clustered is not None:
+        test, main = "clustered paired difference", clustered
+    elif one_round:
+        test, main = "exact McNemar", difference
+    else:
+        test, main = "paired difference", difference
+    p_value = mcnemar.p_value if test == "exact McNemar" and mcnemar else (main.p_value if main else None)
+    if outcome == "passed" and not one_round:
+        notes.append(
+            "several rounds: a case counts as right when it passed in more than half of its graded rounds "
+            "(fixed/regressed and McNemar use that); the paired difference of per-case pass rates is the main test"
+        )
+    notes.append(
+        f"the minimum detectable effect is for {power:.0%} power at the {alpha:g} level, ignoring clusters"
+    )
+    usage = _usage_differences(
+        oa, ob, common, outcome, lists_a, lists_b, confidence, iterations, seed, bootstrap, notes
+    )
+    by_domain = _domains(domains, lists_a, lists_b, va, vb, category, outcome, one_round, confidence, alpha)
+    text = None
+    if details is None:
+        details = common.size <= DETAILS_MAX_CASES
+        if not details:
+            notes.append(
+                f"{common.size:,} cases: reasons and evidence were not compared (details=True compares them)"
+            )
+    if details:
+        label_map = dataset_labels(store, ea.dataset_id)[1]
+        text = text_changes(
+            store, ea.id, arm_a.id, eb.id, arm_b.id, {int(i): ids[int(i)] for i in common}, label_map,
+            ea.rounds == eb.rounds,
+        )  # fmt: skip
+    pairwise = ()
+    if ea.id == eb.id and "pairwise" in grader_kinds(store, ea.id).values():
+        pairwise = _pairwise(store, ea, arm_a, arm_b)
+    agreement = _agreement(store, ea, arm_a, arm_b) if ea.id == eb.id else None
+    interval = main.interval if main is not None else None
+    result_verdict = verdict(
+        name_a=side_a.name,
+        name_b=side_b.name,
+        n_cases=n,
+        unit=unit,
+        difference=main.difference if main is not None else None,
+        low=interval.low if interval is not None else None,
+        high=interval.high if interval is not None else None,
+        confidence=confidence,
+        test=test,
+        p_value=p_value,
+        alpha=alpha,
+        mde=mde.delta if mde is not None else None,
+        power=power,
+        fixed=outcomes.fixed if outcomes else int(np.count_nonzero(delta > 0)),
+        regressed=outcomes.regressed if outcomes else int(np.count_nonzero(delta < 0)),
+        mcnemar_p=mcnemar.p_value if mcnemar and test != "exact McNemar" else None,
+        min_cases=MIN_CASES,
+    )
+    return Comparison(
+        kind=kind,
+        a=side_a,
+        b=side_b,
+        dataset=ea.dataset,
+        outcome=outcome,
+        unit=unit,
+        confidence=confidence,
+        alpha=alpha,
+        power=power,
+        n_cases=n,
+        excluded=excluded_ids,
+        value_a=value_a,
+        value_b=value_b,
+        case_table=table,
+        outcomes=outcomes,
+        mcnemar=mcnemar,
+        mcnemar_midp=midp,
+        difference=difference,
+        clustered=clustered,
+        power_inputs=inputs,
+        mde=mde,
+        usage=usage,
+        by_domain=by_domain,
+        text=text,
+        pairwise=pairwise,
+        review_agreement=agreement,
+        verdict=result_verdict,
+        notes=tuple(notes),
+    )
+
+
+def _usage_differences(
+    oa: CaseOutcomes,
+    ob: CaseOutcomes,
+    common: np.ndarray,
+    outcome: str,
+    lists_a: Any,
+    lists_b: Any,
+    confidence: float,
+    iterations: int,
+    seed: int,
+    bootstrap: bool | None,
+    notes: list[str],
+) -> tuple[MetricDifference, ...]:
+    ia, ib = np.searchsorted(oa.case_idx, common), np.searchsorted(ob.case_idx, common)
+    executed = (oa.executed[ia] > 0) & (ob.executed[ib] > 0)
+    ea, eb = np.maximum(oa.executed[ia], 1), np.maximum(ob.executed[ib], 1)
+    series = {
+        metric: ((getattr(oa, metric)[ia] / ea)[executed], (getattr(ob, metric)[ib] / eb)[executed])
+        for metric in USAGE_METRICS
+    }
+    if outcome == "score" and len(lists_a):
+        series["score"] = (
+            np.asarray([float(np.mean(v)) for v in lists_a]),
+            np.asarray([float(np.mean(v)) for v in lists_b]),
+        )
+    out = []
+    n_exec = int(executed.sum())
+    use_bootstrap = bootstrap if bootstrap is not None else n_exec <= BOOTSTRAP_MAX_CASES
+    if bootstrap is None and not use_bootstrap:
+        notes.append(
+            f"{n_exec:,} cases: cost, latency and token differences use central-limit intervals "
+            f"(the bootstrap is drawn up to {BOOTSTRAP_MAX_CASES:,} cases; bootstrap=True forces it)"
+        )
+    for metric, (a, b) in series.items():
+        n = int(a.size)
+        if n == 0:
+            out.append(
+                MetricDifference(
+                    metric, "none", None, None, None, None, None, None, 0, "no case measured in both arms"
+                )
+            )
+            continue
+        mean_a, mean_b = float(a.mean()), float(b.mean())
+        relative = (mean_b - mean_a) / mean_a if mean_a else None
+        if n < 2:
+            out.append(
+                MetricDifference(
+                    metric,
+                    "none",
+                    mean_a,
+                    mean_b,
+                    mean_b - mean_a,
+                    relative,
+                    None,
+                    None,
+                    n,
+                    "one case: no interval",
+                )
+            )
+            continue
+        if use_bootstrap:
+            boot = paired_bootstrap(a, b, iterations=iterations, seed=seed, confidence=confidence)
+            out.append(
+                MetricDifference(
+                    metric, "paired bootstrap", mean_a, mean_b, boot.estimate, relative, boot.interval,
+                    boot.p_value, n,
+                )
+            )  # fmt: skip
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", StatsWarning)
+                d = paired_difference(a, b, confidence=confidence, method="t")
+            out.append(
+                MetricDifference(
+                    metric, "paired difference", mean_a, mean_b, d.difference, relative,
+                    d.interval if math.isfinite(d.se) else None, d.p_value if math.isfinite(d.p_value) else None, n,
+                )
+            )  # fmt: skip
+    return tuple(out)
+
+
+def _domains(
+    domains: list[str],
+    lists_a: Any,
+    lists_b: Any,
+    va: np.ndarray,
+    vb: np.ndarray,
+    category: np.ndarray,
+    outcome: str,
+    one_round: bool,
+    confidence: float,
+    alpha: float,
+) -> tuple[DomainComparison, ...]:
+    if not domains:
+        return ()
+    import pandas as pd
+
+    # Group once by integer codes: comparing an object array with each domain name costs more.
+    codes, names = pd.factorize(np.asarray(domains, dtype=object))
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(names) + 1))
+    members = {str(name): order[bounds[i] : bounds[i + 1]] for i, name in enumerate(names)}
+    test = "exact McNemar" if one_round else "exact sign test"
+    rows = []
+    p_values: dict[str, float] = {}
+    for domain in sorted(members, key=str):
+        idx = members[domain]
+        mask = idx
+        sub_a = lists_a[idx] if isinstance(lists_a, np.ndarray) else [lists_a[i] for i in idx]
+        sub_b = lists_b[idx] if isinstance(lists_b, np.ndarray) else [lists_b[i] for i in idx]
+        d = vb[mask] - va[mask]
+        if outcome == "passed":
+            fixed = int(np.count_nonzero(category[mask] == "fixed"))
+            regressed = int(np.count_nonzero(category[mask] == "regressed"))
+        else:
+            fixed, regressed = int(np.count_nonzero(d > 0)), int(np.count_nonzero(d < 0))
+        # The sign test counts cases that moved up or down; with one round it is McNemar's exact test.
+        worse, better = (
+            (regressed, fixed) if one_round else (int(np.count_nonzero(d < 0)), int(np.count_nonzero(d > 0)))
+        )
+        p = mcnemar_exact(worse, better).p_value
+        p_values[domain] = p
+        interval = None
+        if idx.size >= 2:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", StatsWarning)
+                diff = paired_difference(sub_a, sub_b, confidence=confidence, method="t")
+            interval = diff.interval if math.isfinite(diff.se) else None
+        rows.append((domain, int(idx.size), float(va[mask].mean()), float(vb[mask].mean()), float(d.mean()),
+                     interval, fixed, regressed))  # fmt: skip
+    holm = holm_correction(p_values, alpha=alpha)
+    adjusted = holm.by_label()
+    out = []
+    for domain, n, a, b, diff, interval, fixed, regressed in rows:
+        adj = adjusted[domain]
+        significant = adj is not None and math.isfinite(adj) and adj < alpha
+        out.append(
+            DomainComparison(
+                domain, n, a, b, diff, interval, fixed, regressed, test, p_values[domain], adj,
+                significant and diff < 0, significant and diff > 0,
+            )
+        )  # fmt: skip
+    return tuple(out)
+
+
+def _pairwise(store: Store, exp: Experiment, arm_a: Arm, arm_b: Arm) -> tuple[PairwiseSummary, ...]:
+    rows = store.query(
+        "SELECT g.grader, g.verdict, ra.arm_id, rb.arm_id FROM grades g "
+        "JOIN runs ra ON ra.id = g.run_id JOIN runs rb ON rb.id = g.other_run_id "
+        "WHERE g.experiment_id=? AND g.kind='pairwise' AND g.status='ok' AND g.id IN "
+        "(SELECT MAX(id) FROM grades WHERE experiment_id=? AND kind='pairwise' AND other_run_id IS NOT NULL "
+        "GROUP BY run_id, other_run_id, grader)",
+        (exp.id, exp.id),
+    )
+    tallies: dict[str, list[int]] = {}
+    for grader, verdict_, first, second in rows:
+        if {first, second} != {arm_a.id, arm_b.id}:
+            continue
+        # The grade's "a" is its first run's arm: map it onto this comparison's A and B.
+        t = tallies.setdefault(grader, [0, 0, 0])
+        if verdict_ == "tie" or verdict_ is None:
+            t[2] += 1
+        elif (verdict_ == "a") == (first == arm_a.id):
+            t[0] += 1
+        else:
+            t[1] += 1
+    out = []
+    for grader, (wins_a, wins_b, ties) in sorted(tallies.items()):
+        decisive = wins_a + wins_b
+        out.append(
+            PairwiseSummary(
+                grader, wins_a + wins_b + ties, wins_a, wins_b, ties,
+                wins_b / decisive if decisive else None, mcnemar_exact(wins_a, wins_b).p_value,
+            )
+        )  # fmt: skip
+    return tuple(out)
+
+
+def _agreement(store: Store, exp: Experiment, arm_a: Arm, arm_b: Arm):
+    if store.query_one("SELECT 1 FROM reviews WHERE experiment_id=? LIMIT 1", (exp.id,)) is None:
+        return None
+    from abbench.review import judge_agreement
+
+    return judge_agreement(exp, store=store, arms=[arm_a.name, arm_b.name])

@@ -1,0 +1,216 @@
+"""What changed in the answers' words between two arms: same answer with a new reason, evidence that came or went."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from abbench.graders import normalise_label
+from abbench.metrics import Result
+
+
+@dataclass(frozen=True)
+class ReasonChange(Result):
+    """A case both arms answer the same way, for a reason B never gave in A.
+
+    Attributes:
+        case_id: The case.
+        prediction: The answer both arms give most often.
+        reason_a: A's reason for it (from its earliest round giving that answer).
+        reason_b: B's reason for it.
+    """
+
+    case_id: str
+    prediction: str | None
+    reason_a: str | None
+    reason_b: str | None
+
+
+@dataclass(frozen=True)
+class EvidenceChange(Result):
+    """Skill references one arm cited for a case and the other never did (over all rounds).
+
+    Attributes:
+        case_id: The case.
+        appeared: Cited by B, never by A.
+        disappeared: Cited by A, never by B.
+    """
+
+    case_id: str
+    appeared: tuple[str, ...]
+    disappeared: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TextChanges(Result):
+    """Reason and evidence changes between two arms.
+
+    Attributes:
+        reason_changed: Cases with the same (most common) answer in both arms and no reason in common.
+        evidence: Cases whose cited references differ, with what appeared and disappeared.
+        checked: Cases compared.
+    """
+
+    reason_changed: tuple[ReasonChange, ...]
+    evidence: tuple[EvidenceChange, ...]
+    checked: int
+
+    @property
+    def evidence_appeared(self) -> tuple[EvidenceChange, ...]:
+        """Cases where B cites a reference A never cited."""
+        return tuple(e for e in self.evidence if e.appeared)
+
+    @property
+    def evidence_disappeared(self) -> tuple[EvidenceChange, ...]:
+        """Cases where A cites a reference B never cites."""
+        return tuple(e for e in self.evidence if e.disappeared)
+
+
+def _normal_reason(text: str | None) -> str:
+    return " ".join(str(text).split()) if text else ""
+
+
+def _refs(text: str | None) -> list[str]:
+    if not text:
+        return []
+    try:
+        values = json.loads(text)
+    except ValueError:
+        return [text]
+    return [str(v).strip() for v in values or () if str(v).strip()]
+
+
+def candidate_cases(
+    store, exp_a: int, arm_a: int, exp_b: int, arm_b: int, same_rounds: bool
+) -> list[int] | None:
+    """Case positions whose answers' words may differ between the arms; None means "check every case".
+
+    The join pairs each run of A with B's run of the same case and round and keeps the pairs whose
+    prediction, reason or evidence differ. When every round pair is identical, so are the sets over
+    rounds, so the other cases need no look; that is only sound when both arms have the same rounds.
+    """
+    if not same_rounds:
+        return None
+    rows = store.query(
+        "SELECT DISTINCT a.case_idx FROM runs a JOIN runs b ON b.experiment_id=? AND b.arm_id=? "
+        "AND b.case_idx=a.case_idx AND b.round=a.round WHERE a.experiment_id=? AND a.arm_id=? "
+        "AND (a.prediction IS NOT b.prediction OR a.reason IS NOT b.reason "
+        "OR a.evidence_refs IS NOT b.evidence_refs)",
+        (exp_b, arm_b, exp_a, arm_a),
+    )
+    return [r[0] for r in rows]
+
+
+def _answers(store, exp_id: int, arm_id: int, cases: list[int] | None) -> dict[int, list[tuple[Any, ...]]]:
+    sql = (
+        "SELECT case_idx, round, prediction, reason, evidence_refs FROM runs WHERE experiment_id=? AND arm_id=? "
+        "AND executed_at IS NOT NULL AND NOT (state='fail' AND failure_type IS NOT NULL)"
+    )
+    out: dict[int, list[tuple[Any, ...]]] = {}
+    if cases is None:
+        for r in store.query(sql + " ORDER BY case_idx, round", (exp_id, arm_id)):
+            out.setdefault(r[0], []).append(tuple(r))
+        return out
+    for start in range(0, len(cases), 500):
+        chunk = cases[start : start + 500]
+        rows = store.query(
+            sql + " AND case_idx IN ({}) ORDER BY case_idx, round".format(",".join("?" * len(chunk))),
+            (exp_id, arm_id, *chunk),
+        )
+        for r in rows:
+            out.setdefault(r[0], []).append(tuple(r))
+    return out
+
+
+class _Normaliser:
+    """Normalises each distinct prediction, reason and evidence list once (answers repeat a lot)."""
+
+    def __init__(self, label_map: dict[str, str] | None):
+        self.label_map = label_map
+        self.labels: dict[Any, Any] = {}
+        self.reasons: dict[Any, str] = {}
+        self.refs: dict[Any, list[str]] = {}
+
+    def label(self, value: Any) -> Any:
+        if value not in self.labels:
+            self.labels[value] = normalise_label(value, self.label_map)
+        return self.labels[value]
+
+    def reason(self, value: Any) -> str:
+        if value not in self.reasons:
+            self.reasons[value] = _normal_reason(value)
+        return self.reasons[value]
+
+    def evidence(self, value: Any) -> list[str]:
+        if value not in self.refs:
+            self.refs[value] = _refs(value)
+        return self.refs[value]
+
+
+def _mode(runs: list[tuple[Any, ...]], norm: _Normaliser) -> tuple[Any, Any]:
+    """The most common normalised answer (ties: the earliest round's) and the raw answer it came from."""
+    normal = [norm.label(r[2]) for r in runs]
+    if len(set(normal)) == 1:
+        return normal[0], runs[0][2]
+    counts = Counter(normal)
+    best = max(counts.values())
+    for value, run in zip(normal, runs, strict=True):
+        if counts[value] == best:
+            return value, run[2]
+    return None, None
+
+
+def text_changes(
+    store,
+    exp_a: int,
+    arm_a: int,
+    exp_b: int,
+    arm_b: int,
+    cases: dict[int, str],
+    label_map: dict[str, str] | None,
+    same_rounds: bool,
+) -> TextChanges:
+    """Reason and evidence changes from arm A to arm B over the given cases.
+
+    Args:
+        store: The store.
+        exp_a: A's experiment id.
+        arm_a: A's arm id.
+        exp_b: B's experiment id.
+        arm_b: B's arm id.
+        cases: The cases to compare: dataset position -> case id.
+        label_map: The dataset's label map (answers compare as `label_match` compares them).
+        same_rounds: Whether both arms ran the same rounds (then only differing cases are read).
+    """
+    candidates = candidate_cases(store, exp_a, arm_a, exp_b, arm_b, same_rounds)
+    if candidates is not None:
+        candidates = sorted(c for c in candidates if c in cases)
+    runs_a = _answers(store, exp_a, arm_a, candidates)
+    runs_b = _answers(store, exp_b, arm_b, candidates)
+    reasons, evidence = [], []
+    norm = _Normaliser(label_map)
+    for idx in candidates if candidates is not None else sorted(cases):
+        if idx not in cases:
+            continue
+        a, b = runs_a.get(idx), runs_b.get(idx)
+        if not a or not b:
+            continue
+        mode_a, raw_a = _mode(a, norm)
+        mode_b, _ = _mode(b, norm)
+        if mode_a is not None and mode_a == mode_b:
+            why_a = [r[3] for r in a if norm.label(r[2]) == mode_a]
+            why_b = [r[3] for r in b if norm.label(r[2]) == mode_b]
+            if not ({norm.reason(x) for x in why_a} & {norm.reason(x) for x in why_b}):
+                reasons.append(ReasonChange(cases[idx], raw_a, why_a[0], why_b[0]))
+        raw_a_refs, raw_b_refs = {r[4] for r in a}, {r[4] for r in b}
+        if raw_a_refs == raw_b_refs:
+            continue  # the same evidence lists, word for word
+        cited_a = dict.fromkeys(ref for text in raw_a_refs for ref in norm.evidence(text))
+        cited_b = dict.fromkeys(ref for text in raw_b_refs for ref in norm.evidence(text))
+        appeared = tuple(ref for ref in cited_b if ref not in cited_a)
+        gone = tuple(ref for ref in cited_a if ref not in cited_b)
+        if appeared or gone:
+            evidence.append(EvidenceChange(cases[idx], appeared, gone))
+    return TextChanges(tuple(reasons), tuple(evidence), len(cases))

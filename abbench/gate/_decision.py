@@ -1,0 +1,230 @@
+"""The decision in three dimensions — capability, cost, stability — each with its evidence and a conclusion."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from abbench.compare import Comparison, magnitude, points
+from abbench.metrics import ArmMetrics, Result
+
+
+@dataclass(frozen=True)
+class DecisionPolicy:
+    """When each dimension blocks.
+
+    Attributes:
+        capability_margin: None (the default) blocks only when B is significantly worse overall or in a
+            domain; a number makes it a non-inferiority test: block unless the difference's lower bound
+            is above ``−margin`` (0.02 = "not more than 2 points worse").
+        cost_tolerance: Block when B costs significantly more per case by more than this share of A's
+            cost (0.10 = 10 %) without being significantly better.
+        flip_tolerance: Block when B's flip rate exceeds A's by more than this (absolute, 0.05 = 5 points).
+        max_flip_rate: Also block when B's flip rate is above this (None: no absolute limit).
+    """
+
+    capability_margin: float | None = None
+    cost_tolerance: float = 0.10
+    flip_tolerance: float = 0.05
+    max_flip_rate: float | None = None
+
+
+@dataclass(frozen=True)
+class Dimension(Result):
+    """One dimension of the decision.
+
+    Attributes:
+        name: ``capability``, ``cost`` or ``stability``.
+        conclusion: ``pass`` or ``block``.
+        summary: The evidence in one or two sentences.
+        evidence: The figures behind it.
+        assessed: False when the data could not speak to it (`summary` says why). Capability then blocks
+            (no evidence is no reason to ship); cost and stability pass (nothing to hold against B).
+    """
+
+    name: str
+    conclusion: str
+    summary: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+    assessed: bool = True
+
+
+@dataclass(frozen=True)
+class Decision(Result):
+    """Capability, cost and stability, and the overall conclusion (block if any dimension blocks).
+
+    Attributes:
+        conclusion: ``pass`` or ``block``.
+        capability: Is B at least as good?
+        cost: Does B cost more without paying for itself?
+        stability: Does B answer less consistently across rounds?
+    """
+
+    conclusion: str
+    capability: Dimension
+    cost: Dimension
+    stability: Dimension
+
+    @property
+    def dimensions(self) -> tuple[Dimension, Dimension, Dimension]:
+        """The three dimensions in order."""
+        return (self.capability, self.cost, self.stability)
+
+
+def _f(value: Any) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def decide(
+    comparison: Comparison | None,
+    arm_a: ArmMetrics | None,
+    arm_b: ArmMetrics,
+    policy: DecisionPolicy | None = None,
+) -> Decision:
+    """The three-dimension decision on arm B against arm A.
+
+    Args:
+        comparison: B against A (None when there is nothing to compare with: every dimension that needs a
+            comparison is then not assessed).
+        arm_a: A's metrics (for its flip rate).
+        arm_b: B's metrics.
+        policy: When each dimension blocks (default `DecisionPolicy()`).
+    """
+    policy = policy or DecisionPolicy()
+    capability = _capability(comparison, policy)
+    cost = _cost(comparison, policy)
+    names = (comparison.a.name, comparison.b.name) if comparison is not None else (None, arm_b.arm)
+    stability = _stability(arm_a, arm_b, policy, names)
+    blocked = any(d.conclusion == "block" for d in (capability, cost, stability))
+    return Decision("block" if blocked else "pass", capability, cost, stability)
+
+
+def _capability(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
+    if c is None or c.main is None:
+        # No evidence is no reason to ship: a gate cannot pass on capability it could not measure.
+        return Dimension(
+            "capability",
+            "block",
+            "not assessed: no paired comparison (one arm, or no case graded in both); nothing shows the candidate "
+            "is not worse",
+            assessed=False,
+        )
+    main = c.main
+    low, high = _f(main.interval.low), _f(main.interval.high)
+    regressions = c.significant_domain_regressions()
+    evidence = {
+        "difference": _f(main.difference),
+        "ci_low": low,
+        "ci_high": high,
+        "p_value": c.verdict.p_value,
+        "test": c.verdict.test,
+        "fixed": c.count("fixed"),
+        "regressed": c.count("regressed"),
+        "mde": _f(c.mde.delta) if c.mde else None,
+        "domains_significantly_worse": [d.domain for d in regressions],
+    }
+    reasons = []
+    if c.verdict.code == "b_worse":
+        reasons.append(f"{c.b.name} is significantly worse ({points(main.difference, c.unit)})")
+    if regressions:
+        listed = ", ".join(f"{d.domain} ({points(d.difference, c.unit)})" for d in regressions[:5])
+        reasons.append(f"significantly worse in {len(regressions)} domain(s): {listed}")
+    if policy.capability_margin is not None:
+        evidence["margin"] = policy.capability_margin
+        if low is None or low < -policy.capability_margin:
+            reasons.append(
+                f"cannot rule out a loss beyond the {magnitude(policy.capability_margin, c.unit)} margin "
+                f"(lower bound {points(low, c.unit)})"
+            )
+    if c.verdict.code == "insufficient_data":
+        return Dimension("capability", "block", f"not assessed: {c.verdict.text}", evidence, assessed=False)
+    if reasons:
+        return Dimension("capability", "block", "; ".join(reasons) + ".", evidence)
+    return Dimension("capability", "pass", c.verdict.text, evidence)
+
+
+def _cost(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
+    u = c.usage_metric("cost") if c is not None else None
+    if u is None or u.difference is None:
+        return Dimension("cost", "pass", "not assessed: no cost recorded in both arms", assessed=False)
+    evidence = {
+        "cost_a": u.value_a,
+        "cost_b": u.value_b,
+        "difference": u.difference,
+        "relative": u.relative,
+        "ci_low": u.interval.low if u.interval else None,
+        "ci_high": u.interval.high if u.interval else None,
+        "method": u.method,
+        "tolerance": policy.cost_tolerance,
+    }
+    if not u.value_a and not u.value_b:
+        return Dimension(
+            "cost", "pass", "no cost recorded (0 in both arms): not assessed", evidence, assessed=False
+        )
+    change = (
+        f"{u.difference:+.4g} per case ({u.relative:+.0%})"
+        if u.relative is not None
+        else f"{u.difference:+.4g} per case"
+    )
+    ci = f", {c.confidence:.0%} CI {u.interval.low:+.4g} to {u.interval.high:+.4g}" if u.interval else ""
+    significant_more = u.interval is not None and u.interval.low > 0
+    beyond = u.relative is None or u.relative > policy.cost_tolerance
+    better = c.verdict.code == "b_better"
+    if significant_more and beyond and not better:
+        return Dimension(
+            "cost",
+            "block",
+            f"{c.b.name} costs more: {change}{ci}, beyond the {policy.cost_tolerance:.0%} tolerance, "
+            "without a significant gain in capability.",
+            evidence,
+        )
+    if significant_more and better:
+        summary = f"{c.b.name} costs more ({change}{ci}) and is significantly better."
+    elif significant_more:
+        summary = f"{c.b.name} costs more ({change}{ci}), within the {policy.cost_tolerance:.0%} tolerance."
+    else:
+        summary = f"Cost change {change}{ci}: no significant increase."
+    return Dimension("cost", "pass", summary, evidence)
+
+
+def _stability(
+    a: ArmMetrics | None, b: ArmMetrics, policy: DecisionPolicy, names: tuple[str | None, str]
+) -> Dimension:
+    name_a, name_b = names[0] or (a.arm if a is not None else "A"), names[1]
+    sb = b.stability
+    if sb.flip_rate is None:
+        return Dimension(
+            "stability", "pass", f"not assessed: {sb.reason or 'no case answered twice'}", assessed=False
+        )
+    fa = a.stability.flip_rate if a is not None else None
+    evidence = {
+        "flip_rate_b": sb.flip_rate,
+        "flip_rate_a": fa,
+        "flaky_b": len(sb.flaky),
+        "flaky_a": len(a.stability.flaky) if a is not None else None,
+        "tolerance": policy.flip_tolerance,
+        "max_flip_rate": policy.max_flip_rate,
+    }
+    reasons = []
+    if fa is not None and sb.flip_rate > fa + policy.flip_tolerance:
+        reasons.append(
+            f"{name_b} changes its answer across rounds on {sb.flip_rate:.0%} of cases against {fa:.0%} for {name_a} "
+            f"(more than {policy.flip_tolerance:.0%} worse)"
+        )
+    if policy.max_flip_rate is not None and sb.flip_rate > policy.max_flip_rate:
+        reasons.append(f"flip rate {sb.flip_rate:.0%} is above the {policy.max_flip_rate:.0%} limit")
+    if reasons:
+        return Dimension(
+            "stability", "block", "; ".join(reasons) + f"; {len(sb.flaky)} flaky case(s).", evidence
+        )
+    against = f" (against {fa:.0%} for {name_a})" if fa is not None else ""
+    return Dimension(
+        "stability",
+        "pass",
+        f"{name_b} changes its answer across rounds on {sb.flip_rate:.0%} of cases{against}; {len(sb.flaky)} flaky case(s).",
+        evidence,
+    )

@@ -1,0 +1,273 @@
+"""Gate rules: ``{metric, op, value, severity}``, read from JSON or YAML with messages naming rule, line and field."""
+
+from __future__ import annotations
+
+import json
+import operator
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from abbench.errors import UsageError
+from abbench.gate._namespace import MetricRef, parse_metric
+
+OPS: dict[str, Callable[[Any, Any], bool]] = {
+    ">=": operator.ge,
+    ">": operator.gt,
+    "<=": operator.le,
+    "<": operator.lt,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
+"""The comparison operators a rule may use."""
+SEVERITIES = ("block", "warn")
+"""``block`` fails the gate; ``warn`` is reported and never blocks."""
+_FIELDS = {"metric", "op", "value", "severity", "name", "description", "allow_missing"}
+_SHORTHAND = re.compile(
+    r"^\s*(?P<metric>\S+)\s*(?P<op>>=|<=|==|!=|>|<)\s*(?P<value>\S+)\s*(?:\((?P<sev>block|warn)\))?\s*$"
+)
+
+
+@dataclass(frozen=True)
+class GateRule:
+    """One gate rule.
+
+    Attributes:
+        metric: The metric as written (see the namespace in `abbench.gate`).
+        op: One of `OPS`.
+        value: The threshold: a number, or true/false for yes/no metrics.
+        severity: ``block`` (the default) or ``warn``.
+        name: A short name shown with the outcome (default: the rule itself).
+        description: Why the rule exists.
+        allow_missing: When the metric cannot be computed (one round for a flip rate, no cost recorded),
+            pass instead of failing.
+        where: Where the rule was written (``gate.yaml, rule 2 (line 7)``).
+        ref: The parsed metric.
+    """
+
+    metric: str
+    op: str
+    value: Any
+    severity: str = "block"
+    name: str | None = None
+    description: str | None = None
+    allow_missing: bool = False
+    where: str = ""
+    ref: MetricRef | None = None
+
+    @property
+    def text(self) -> str:
+        """The rule as one line: ``p95_latency_ms <= 8000``."""
+        value = str(self.value).lower() if isinstance(self.value, bool) else f"{self.value:g}"
+        return f"{self.metric} {self.op} {value}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The rule as a gate file writes it."""
+        data: dict[str, Any] = {
+            "metric": self.metric,
+            "op": self.op,
+            "value": self.value,
+            "severity": self.severity,
+        }
+        if self.name:
+            data["name"] = self.name
+        if self.description:
+            data["description"] = self.description
+        if self.allow_missing:
+            data["allow_missing"] = True
+        return data
+
+
+DEFAULT_RULES: tuple[dict[str, Any], ...] = (
+    {"metric": "capability_pass", "op": "==", "value": True, "severity": "block", "name": "capability"},
+    {"metric": "cost_pass", "op": "==", "value": True, "severity": "block", "name": "cost"},
+    {"metric": "stability_pass", "op": "==", "value": True, "severity": "block", "name": "stability"},
+)
+"""The rules used when neither a gate file nor the experiment's own gate gives any: the three dimensions."""
+
+
+def _line_numbers(text: str) -> list[int | None]:
+    """The line of each rule in a YAML/JSON gate file, read from the YAML node tree (None when unknown)."""
+    import yaml
+
+    try:
+        node = yaml.compose(text)
+    except yaml.YAMLError:
+        return []
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if getattr(key, "value", None) == "rules":
+                node = value
+                break
+    if not isinstance(node, yaml.SequenceNode):
+        return []
+    return [item.start_mark.line + 1 for item in node.value]
+
+
+def read_gate_file(path: str | Path) -> tuple[list[Any], list[int | None]]:
+    """The raw rules of a gate file (a list, or ``{rules: [...]}``) and each rule's line.
+
+    Raises:
+        UsageError: the file is missing or is not valid JSON/YAML (with the line and column).
+    """
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"gate file {path} does not exist")
+    text = path.read_text(encoding="utf-8-sig")
+    try:
+        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(
+            f"{path}, line {exc.lineno}, column {exc.colno}: not valid JSON ({exc.msg})"
+        ) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise UsageError(f"{path}{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    if isinstance(data, dict):
+        unknown = set(data) - {"rules", "description", "name"}
+        if unknown:
+            raise UsageError(
+                f"{path}: unknown key(s) {', '.join(sorted(unknown))}; a gate file is a list of rules or "
+                "{rules: [...]} (with an optional name and description)"
+            )
+        data = data.get("rules")
+    if not isinstance(data, list):
+        raise UsageError(
+            f"{path}: expected a list of rules (or {{rules: [...]}}), e.g. "
+            '[{"metric": "diff_ci_low", "op": ">=", "value": 0, "severity": "block"}]'
+        )
+    return data, _line_numbers(text)
+
+
+def parse_rules(
+    raw: Any,
+    *,
+    origin: str = "gate",
+    lines: list[int | None] | None = None,
+    arms: tuple[str, ...] | None = None,
+) -> list[GateRule]:
+    """Validate rules given as dicts (or ``"metric op value"`` strings).
+
+    Args:
+        raw: A list of rules.
+        origin: Where they came from, for messages (a file name, ``experiment gate``).
+        lines: Each rule's line in its file, when known.
+        arms: The gated experiment's arms, to check arm prefixes.
+
+    Raises:
+        UsageError: a rule is malformed; the message names the rule (number, name, line), the field, and
+            the valid choices.
+    """
+    if isinstance(raw, dict):
+        raw = [raw]
+    if not isinstance(raw, list | tuple):
+        raise UsageError(f"{origin}: gate rules must be a list; got {type(raw).__name__}")
+    rules = []
+    for i, item in enumerate(raw, start=1):
+        line = lines[i - 1] if lines and i - 1 < len(lines) else None
+        where = f"{origin}, rule {i}" + (f" (line {line})" if line else "")
+        rules.append(_rule(item, where, arms))
+    return rules
+
+
+def _rule(item: Any, where: str, arms: tuple[str, ...] | None) -> GateRule:
+    if isinstance(item, str):
+        match = _SHORTHAND.match(item)
+        if not match:
+            raise UsageError(
+                f"{where}: {item!r} is not a rule; write 'metric op value' (e.g. 'p95_latency_ms <= 8000', "
+                "optionally '(warn)') or {metric, op, value, severity}"
+            )
+        item = {
+            "metric": match.group("metric"),
+            "op": match.group("op"),
+            "value": _literal(match.group("value")),
+            "severity": match.group("sev") or "block",
+        }
+    if not isinstance(item, dict):
+        raise UsageError(f"{where}: a rule is a mapping {{metric, op, value, severity}}; got {item!r}")
+    label = f"{where} ({item['name']})" if item.get("name") else where
+    unknown = set(item) - _FIELDS
+    if unknown:
+        raise UsageError(
+            f"{label}: unknown field(s) {', '.join(sorted(map(str, unknown)))}; a rule has {', '.join(sorted(_FIELDS))}"
+        )
+    for required in ("metric", "op", "value"):
+        if required not in item:
+            raise UsageError(f"{label}: missing field {required!r} (a rule needs metric, op and value)")
+    try:
+        ref = parse_metric(str(item["metric"]), arms)
+    except UsageError as exc:
+        raise UsageError(f"{label}: metric: {exc}") from None
+    op = str(item["op"]).strip()
+    if op not in OPS:
+        raise UsageError(f"{label}: op {op!r} is not an operator; use one of {', '.join(OPS)}")
+    value = item["value"]
+    if ref.definition.kind == "bool":
+        if not isinstance(value, bool):
+            raise UsageError(
+                f"{label}: value: {ref.text} is yes/no, so the value must be true or false; got {value!r}"
+            )
+        if op not in ("==", "!="):
+            raise UsageError(f"{label}: op: {ref.text} is yes/no; compare it with == or !=, not {op}")
+    elif isinstance(value, bool) or not isinstance(value, int | float):
+        raise UsageError(
+            f"{label}: value: {ref.text} is a number, so the value must be a number; got {value!r}"
+        )
+    severity = str(item.get("severity", "block")).strip().lower()
+    if severity not in SEVERITIES:
+        raise UsageError(f"{label}: severity {severity!r} is not one of {', '.join(SEVERITIES)}")
+    allow = item.get("allow_missing", False)
+    if not isinstance(allow, bool):
+        raise UsageError(f"{label}: allow_missing must be true or false; got {allow!r}")
+    return GateRule(
+        metric=ref.text,
+        op=op,
+        value=value,
+        severity=severity,
+        name=str(item["name"]) if item.get("name") else None,
+        description=str(item["description"]) if item.get("description") else None,
+        allow_missing=allow,
+        where=where,
+        ref=ref,
+    )
+
+
+def _literal(text: str) -> Any:
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def load_rules(
+    source: str | Path | list[Any] | dict[str, Any] | None, *, arms: tuple[str, ...] | None = None
+) -> tuple[list[GateRule], str]:
+    """Rules from a gate file, a list of rules, or ``{rules: [...]}``; None gives the default rules.
+
+    Returns:
+        The rules and where they came from (the file path, ``rules given``, or ``default rules``).
+
+    Raises:
+        UsageError: the file cannot be read or a rule is invalid (the message says which and why).
+    """
+    if source is None:
+        return parse_rules(list(DEFAULT_RULES), origin="default rules", arms=arms), "default rules"
+    if isinstance(source, str | Path) and not isinstance(source, dict):
+        raw, lines = read_gate_file(source)
+        return parse_rules(raw, origin=str(source), lines=lines, arms=arms), str(source)
+    if isinstance(source, dict):
+        source = source.get("rules", [source])
+    return parse_rules(list(source), origin="rules given", arms=arms), "rules given"

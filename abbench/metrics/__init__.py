@@ -1,0 +1,78 @@
+"""Metrics of an experiment: accuracy with intervals, failures, classes, stability, cost and grounding."""
+
+from __future__ import annotations
+
+from abbench.metrics._api import (
+    DEFINITIONS,
+    NO_DOMAIN,
+    OUTCOME_KINDS,
+    ArmMetrics,
+    ExperimentMetrics,
+    GroupAccuracy,
+    RunCounts,
+    dataset_labels,
+    experiment_metrics,
+    grader_kinds,
+    resolve_outcome,
+)
+from abbench.metrics._base import (
+    Estimate,
+    Rate,
+    Result,
+    estimate_mean,
+    estimate_rate,
+    plain,
+    rate,
+    round_lists,
+)
+from abbench.metrics._classes import (
+    MAX_CLASSES,
+    NO_PREDICTION,
+    OTHER_LABEL,
+    ClassReport,
+    ClassScores,
+    ConfusionMatrix,
+    class_report,
+    label_space,
+)
+from abbench.metrics._judges import OVERALL, JudgeScore, judge_scores
+from abbench.metrics._stability import Stability, stability
+from abbench.metrics._usage import LOW_CONFIDENCE, GroundingMetrics, UsageMetrics
+
+__all__ = [
+    "DEFINITIONS",
+    "LOW_CONFIDENCE",
+    "MAX_CLASSES",
+    "NO_DOMAIN",
+    "NO_PREDICTION",
+    "OTHER_LABEL",
+    "OUTCOME_KINDS",
+    "OVERALL",
+    "ArmMetrics",
+    "ClassReport",
+    "ClassScores",
+    "ConfusionMatrix",
+    "Estimate",
+    "ExperimentMetrics",
+    "GroundingMetrics",
+    "GroupAccuracy",
+    "JudgeScore",
+    "Rate",
+    "Result",
+    "RunCounts",
+    "Stability",
+    "UsageMetrics",
+    "class_report",
+    "dataset_labels",
+    "estimate_mean",
+    "estimate_rate",
+    "experiment_metrics",
+    "grader_kinds",
+    "judge_scores",
+    "label_space",
+    "plain",
+    "rate",
+    "resolve_outcome",
+    "round_lists",
+    "stability",
+]

@@ -1,0 +1,453 @@
+"""Every figure of an experiment, per arm, per domain and per round: `experiment_metrics`."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from abbench.errors import NotFoundError, UsageError
+from abbench.metrics._base import (
+    Estimate,
+    Result,
+    check_level,
+    estimate_mean,
+    estimate_rate,
+    pd_isna,
+    value_lists,
+)
+from abbench.metrics._classes import ClassReport, class_report, label_space
+from abbench.metrics._judges import JudgeScore, judge_scores
+from abbench.metrics._stability import Stability, stability
+from abbench.metrics._usage import LOW_CONFIDENCE, GroundingMetrics, UsageMetrics, grounding, usage
+from abbench.store import OUTCOMES, RunTable, Store, open_store
+from abbench.store._experiments import Experiment
+from abbench.store._results import CANCELLED, EXECUTION_FAILED, FAILED, GRADING_FAILED, PASSED, UNFINISHED
+
+NO_DOMAIN = "(none)"
+"""The domain shown for cases that have none."""
+
+OUTCOME_KINDS = ("auto", "passed", "score")
+"""What a run's result is: ``passed`` (a pass/fail verdict) or ``score`` (a judge's number)."""
+
+DEFINITIONS = """\
+accuracy: share of graded runs that passed; execution failures, grading failures, cancelled and unfinished
+  runs are left out and counted beside it. One round: k/n with Wilson's interval. Several rounds: the mean
+  of per-case pass rates, the standard error over cases (Miller 2024), interval clipped to [0, 1].
+strict accuracy: the same, with execution and grading failures counted as wrong (cancelled and unfinished
+  runs still left out: nobody answered them).
+cost per correct answer: the agent's total cost over executed runs divided by the runs graded as right.
+flip rate: share of cases answered in two or more rounds whose answers (normalised like label_match) are
+  not all the same; flaky: cases graded in two or more rounds that passed in some and failed in others.
+per-class figures: every graded run counts once (rounds pooled); 0/0 is 0.0 (zero_division=0);
+  predictions outside the label set are their own column.
+"""
+
+
+@dataclass(frozen=True)
+class RunCounts(Result):
+    """What became of one arm's runs.
+
+    Attributes:
+        runs: All runs.
+        passed: Graded as right.
+        failed: Graded as wrong.
+        execution_failed: The agent produced no usable answer (re-run these).
+        grading_failed: No grader reached a verdict (re-grade these).
+        cancelled: Cancelled.
+        unfinished: Pending, running, or waiting for grading.
+        failure_types: Execution failures by kind (``timeout``, ``agent_error``, ...).
+    """
+
+    runs: int
+    passed: int
+    failed: int
+    execution_failed: int
+    grading_failed: int
+    cancelled: int
+    unfinished: int
+    failure_types: dict[str, int]
+
+    @property
+    def graded(self) -> int:
+        """Runs with a verdict (passed + failed)."""
+        return self.passed + self.failed
+
+
+@dataclass(frozen=True)
+class ArmMetrics(Result):
+    """Every figure of one arm.
+
+    Attributes:
+        arm: The arm's name.
+        label: ``name (agent/model, skill)`` for people.
+        snapshot: The arm's skill snapshot hash, or None.
+        counts: What became of its runs.
+        accuracy: Pass rate over graded runs (None for an experiment graded by scores only).
+        strict_accuracy: Pass rate with execution and grading failures counted as wrong.
+        score: Mean graded score over cases, when the graders score (judges); else None.
+        classes: Per-class precision/recall/F1 and the confusion matrix; None with `classes_reason`.
+        classes_reason: Why `classes` is None.
+        stability: Stability across rounds.
+        usage: Cost, tokens and latency.
+        grounding: Evidence cited, confidence, skill read.
+        judges: Judge scores by grader and dimension.
+    """
+
+    arm: str
+    label: str
+    snapshot: str | None
+    counts: RunCounts
+    accuracy: Estimate
+    strict_accuracy: Estimate
+    score: Estimate | None
+    classes: ClassReport | None
+    classes_reason: str | None
+    stability: Stability
+    usage: UsageMetrics
+    grounding: GroundingMetrics
+    judges: tuple[JudgeScore, ...]
+
+
+@dataclass(frozen=True)
+class GroupAccuracy(Result):
+    """One arm's accuracy (or mean score) within a group of cases: a domain or a round.
+
+    Attributes:
+        arm: The arm.
+        group: The domain name or the round number.
+        accuracy: The estimate with its interval.
+        runs: Runs of the arm in the group.
+        failures: Execution and grading failures among them.
+    """
+
+    arm: str
+    group: str | int
+    accuracy: Estimate
+    runs: int
+    failures: int
+
+
+@dataclass(frozen=True)
+class ExperimentMetrics(Result):
+    """Every figure of an experiment.
+
+    Attributes:
+        experiment: The experiment's name.
+        experiment_id: Its id.
+        dataset: The dataset fingerprint.
+        rounds: Rounds per case.
+        outcome: ``passed`` (accuracy is the main figure) or ``score`` (the mean judge score is).
+        confidence: Coverage of every interval.
+        cluster: The field accuracy intervals are clustered on, or None.
+        arms: Per-arm figures, in the experiment's arm order.
+        by_domain: Per arm and domain.
+        by_round: Per arm and round.
+        notes: Caveats found in these data (how figures are counted is in `DEFINITIONS`).
+    """
+
+    experiment: str
+    experiment_id: int
+    dataset: str
+    rounds: int
+    outcome: str
+    confidence: float
+    cluster: str | None
+    arms: tuple[ArmMetrics, ...]
+    by_domain: tuple[GroupAccuracy, ...]
+    by_round: tuple[GroupAccuracy, ...]
+    notes: tuple[str, ...]
+
+    def arm(self, name: str) -> ArmMetrics:
+        """The figures of the arm called `name`.
+
+        Raises:
+            NotFoundError: no such arm (the message lists them).
+        """
+        for a in self.arms:
+            if a.arm == name:
+                return a
+        raise NotFoundError(
+            f"experiment {self.experiment!r} has no arm {name!r}; its arms: {', '.join(a.arm for a in self.arms)}"
+        )
+
+
+def dataset_labels(store: Store, dataset_id: int) -> tuple[Any, dict[str, str]]:
+    """The dataset's declared label set (or None) and its label value map (source value -> label)."""
+    row = store.query_one("SELECT label_set, label_map FROM datasets WHERE id=?", (dataset_id,))
+    if row is None:
+        return None, {}
+    label_set = json.loads(row[0]) if row[0] else None
+    label_map = json.loads(row[1]) if row[1] else {}
+    return label_set, {str(k): str(v) for k, v in (label_map or {}).items()}
+
+
+def resolve_outcome(store: Store, exp_id: int, outcome: str) -> str:
+    """``passed`` or ``score``: what decides whether a run is right (``auto`` looks at the grades)."""
+    if outcome not in OUTCOME_KINDS:
+        raise UsageError(f"outcome must be one of {', '.join(OUTCOME_KINDS)}; got {outcome!r}")
+    if outcome != "auto":
+        return outcome
+    if store.has_verdicts(exp_id):
+        return "passed"
+    scored = store.query_one(
+        "SELECT 1 FROM grades WHERE experiment_id=? AND status='ok' AND score IS NOT NULL "
+        "AND other_run_id IS NULL LIMIT 1",
+        (exp_id,),
+    )
+    return "score" if scored else "passed"
+
+
+def grader_kinds(store: Store, exp_id: int) -> dict[str, str]:
+    """The graders that graded the experiment and their kinds (``rule``, ``judge``, ``pairwise``)."""
+    names = [r[0] for r in store.query("SELECT DISTINCT grader FROM grades WHERE experiment_id=?", (exp_id,))]
+    kinds = {}
+    for name in names:
+        row = store.query_one(
+            "SELECT kind FROM grades WHERE experiment_id=? AND grader=? LIMIT 1", (exp_id, name)
+        )
+        kinds[name] = row[0]
+    return kinds
+
+
+def _counts(outcome: np.ndarray, failure_type: np.ndarray) -> RunCounts:
+    c = np.bincount(outcome, minlength=len(OUTCOMES))
+    kinds = Counter(str(f) for f in failure_type[outcome == EXECUTION_FAILED] if f is not None)
+    return RunCounts(
+        runs=int(outcome.size),
+        passed=int(c[PASSED]),
+        failed=int(c[FAILED]),
+        execution_failed=int(c[EXECUTION_FAILED]),
+        grading_failed=int(c[GRADING_FAILED]),
+        cancelled=int(c[CANCELLED]),
+        unfinished=int(c[UNFINISHED]),
+        failure_types=dict(kinds.most_common()),
+    )
+
+
+def experiment_metrics(
+    experiment: int | str | Experiment,
+    *,
+    store: str | os.PathLike | Store | None = None,
+    arms: list[str] | None = None,
+    confidence: float = 0.95,
+    low_confidence: float = LOW_CONFIDENCE,
+    cluster: str | None = None,
+    outcome: str = "auto",
+) -> ExperimentMetrics:
+    """Every figure of an experiment: per arm, per domain and per round, from the store.
+
+    Args:
+        experiment: The experiment (id, ``#id``, name, or Experiment).
+        store: The store (path or open Store; default ./.abbench or $ABBENCH_STORE).
+        arms: Only these arms (default: all, in the experiment's order).
+        confidence: Coverage of every interval.
+        low_confidence: Answers with a confidence below this count as low-confidence.
+        cluster: ``"domain"`` to cluster the accuracy intervals by domain (cases of one domain are not
+            independent); None for none.
+        outcome: ``"auto"`` (pass/fail when a grader gives verdicts, else the judge score), ``"passed"``
+            or ``"score"``.
+
+    Raises:
+        NotFoundError: no such experiment or arm.
+        UsageError: an invalid option (the message lists the valid ones).
+    """
+    confidence = check_level(confidence)
+    if cluster not in (None, "domain"):
+        raise UsageError(f"cluster must be None or 'domain'; got {cluster!r}")
+    if not 0.0 <= float(low_confidence) <= 1.0:
+        raise UsageError(
+            f"low_confidence must be a confidence between 0 and 1 (e.g. 0.5); got {low_confidence!r}"
+        )
+    store = open_store(store)
+    exp = store.get_experiment(experiment)
+    kind = resolve_outcome(store, exp.id, outcome)
+    table = store.load_runs(exp.id, arms=arms)
+    label_set, label_map = dataset_labels(store, exp.dataset_id)
+    arm_objects = [exp.arm(a) for a in table.arms]
+    kinds = grader_kinds(store, exp.id)
+    grades = store.grade_table(exp.id) if any(k != "rule" for k in kinds.values()) else []
+    judge_cost = _judge_cost(store, exp.id) if grades else {}
+    case_values, case_pos = np.unique(table.case_idx, return_inverse=True)
+    n_cases = case_values.size
+    domains = np.empty(n_cases, dtype=object)
+    domains[case_pos] = table.domain
+    domains = np.where(pd_isna(domains), NO_DOMAIN, domains) if n_cases else domains
+    classes, classes_reason = label_space(_unique_gold(table), label_set, label_map)
+    judges = judge_scores(
+        grades,
+        {a.id: a.name for a in arm_objects},
+        {int(v): i for i, v in enumerate(case_values)},
+        confidence,
+    )
+    notes = []
+    if kind == "score":
+        notes.append("the graders give scores, not pass/fail verdicts: the mean score is the main figure")
+    arm_metrics, by_domain, by_round = [], [], []
+    for index, arm in enumerate(arm_objects):
+        mask = table.arm_index == index
+        sub = table.select(mask)
+        pos = case_pos[mask]
+        result, domain_rows, round_rows = _arm(
+            exp,
+            arm,
+            sub,
+            pos,
+            n_cases,
+            domains,
+            kind,
+            classes,
+            classes_reason,
+            label_map,
+            confidence,
+            low_confidence,
+            cluster,
+            judge_cost.get(arm.id, 0.0),
+            tuple(j for j in judges if j.arm == arm.name),
+        )
+        arm_metrics.append(result)
+        by_domain.extend(domain_rows)
+        by_round.extend(round_rows)
+    for a in arm_metrics:
+        if a.accuracy.reason and a.accuracy.value is not None:
+            notes.append(f"{a.arm}: {a.accuracy.reason}")
+    return ExperimentMetrics(
+        experiment=exp.name,
+        experiment_id=exp.id,
+        dataset=exp.dataset,
+        rounds=exp.rounds,
+        outcome=kind,
+        confidence=confidence,
+        cluster=cluster,
+        arms=tuple(arm_metrics),
+        by_domain=tuple(by_domain),
+        by_round=tuple(by_round),
+        notes=tuple(notes),
+    )
+
+
+def _unique_gold(table: RunTable) -> list[Any]:
+    import pandas as pd
+
+    return [v for v in pd.unique(table.expected) if v is not None and v == v]
+
+
+def _judge_cost(store: Store, exp_id: int) -> dict[int, float]:
+    rows = store.query(
+        "SELECT r.arm_id, total(g.judge_cost) FROM grades g JOIN runs r ON r.id = g.run_id "
+        "WHERE g.experiment_id=? GROUP BY r.arm_id",
+        (exp_id,),
+    )
+    return {r[0]: float(r[1]) for r in rows}
+
+
+def _arm(
+    exp: Experiment,
+    arm,
+    t: RunTable,
+    pos: np.ndarray,
+    n_cases: int,
+    domains: np.ndarray,
+    kind: str,
+    classes: dict[str, str] | None,
+    classes_reason: str | None,
+    label_map: dict[str, str],
+    confidence: float,
+    low_confidence: float,
+    cluster: str | None,
+    judge_cost: float,
+    judges: tuple[JudgeScore, ...],
+) -> tuple[ArmMetrics, list[GroupAccuracy], list[GroupAccuracy]]:
+    outcome = t.outcome
+    graded = (outcome == PASSED) | (outcome == FAILED)
+    passed = (outcome == PASSED).astype(float)
+    counted = graded | (outcome == EXECUTION_FAILED) | (outcome == GRADING_FAILED)
+    k = np.bincount(pos, weights=passed, minlength=n_cases).astype(np.int64)
+    n = np.bincount(pos[graded], minlength=n_cases)
+    n_strict = np.bincount(pos[counted], minlength=n_cases)
+    clusters = domains if cluster == "domain" else None
+    if kind == "score":
+        accuracy = Estimate(
+            None, None, None, "none", 0, 0, None, "the graders give scores, not pass/fail verdicts; see score"
+        )
+        strict = accuracy
+    else:
+        accuracy = estimate_rate(k, n, confidence, clusters)
+        strict = estimate_rate(k, n_strict, confidence, clusters)
+    score = None
+    scored = graded & ~np.isnan(t.score)
+    if kind == "score" or (scored.any() and not np.isin(t.score[scored], (0.0, 1.0)).all()):
+        lists, kept = value_lists(t.score[scored], pos[scored], n_cases)
+        score = estimate_mean(
+            lists, confidence, int(scored.sum()), domains[kept].tolist() if clusters is not None else None
+        )
+    report = None
+    if classes is not None and graded.any():
+        report = class_report(t.expected[graded], t.prediction[graded], classes, label_map)
+    executed = ~np.isnan(t.latency_ms)
+    answered = executed & (outcome != EXECUTION_FAILED) & (outcome != CANCELLED)
+    result = ArmMetrics(
+        arm=arm.name,
+        label=arm.label,
+        snapshot=arm.snapshot,
+        counts=_counts(outcome, t.failure_type),
+        accuracy=accuracy,
+        strict_accuracy=strict,
+        score=score,
+        classes=report,
+        classes_reason=classes_reason if report is None else None,
+        stability=stability(exp.rounds, t.case_id, pos, t.prediction, answered, passed, graded, label_map),
+        usage=usage(
+            executed, t.cost, t.input_tokens, t.output_tokens, t.latency_ms, int(k.sum()), judge_cost
+        ),
+        grounding=grounding(
+            arm.snapshot is not None,
+            executed,
+            t.evidence_cited,
+            t.confidence,
+            t.read_skill,
+            graded,
+            passed,
+            low_confidence,
+            confidence,
+        ),
+        judges=judges,
+    )
+    by_domain = []
+    failures = (outcome == EXECUTION_FAILED) | (outcome == GRADING_FAILED)
+    import pandas as pd
+
+    # Integer codes per case: comparing object arrays with every domain name costs seconds at scale.
+    codes, names = pd.factorize(domains)
+    run_codes = codes[pos]
+    for code in sorted(range(len(names)), key=lambda c: str(names[c])):
+        domain = names[code]
+        in_domain = codes == code
+        runs_here = run_codes == code
+        if kind == "score":
+            here = scored & runs_here
+            lists, _ = value_lists(t.score[here], pos[here], n_cases)
+            estimate = estimate_mean(lists, confidence, int(here.sum()))
+        else:
+            estimate = estimate_rate(k[in_domain], n[in_domain], confidence)
+        by_domain.append(
+            GroupAccuracy(arm.name, domain, estimate, int(runs_here.sum()), int((failures & runs_here).sum()))
+        )
+    by_round = []
+    for rnd in range(exp.rounds):
+        here = t.round == rnd
+        if kind == "score":
+            sel = scored & here
+            lists, _ = value_lists(t.score[sel], pos[sel], n_cases)
+            estimate = estimate_mean(lists, confidence, int(sel.sum()))
+        else:
+            sel = graded & here
+            kr = np.bincount(pos[sel], weights=passed[sel], minlength=n_cases).astype(np.int64)
+            nr = np.bincount(pos[sel], minlength=n_cases)
+            estimate = estimate_rate(kr, nr, confidence)
+        by_round.append(GroupAccuracy(arm.name, rnd, estimate, int(here.sum()), int((failures & here).sum())))
+    return result, by_domain, by_round

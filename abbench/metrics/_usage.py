@@ -1,0 +1,143 @@
+"""Cost, tokens and latency per arm, and how answers were grounded: evidence cited, confidence, skill read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from abbench.metrics._base import Estimate, Rate, Result, no_rate, rate
+from abbench.stats import Summary, summary, wilson_interval
+
+LOW_CONFIDENCE = 0.5
+"""Default threshold: an answer with a confidence below it counts as low-confidence."""
+
+
+@dataclass(frozen=True)
+class UsageMetrics(Result):
+    """What one arm's executions cost, over runs whose execution finished.
+
+    Attributes:
+        executed: Runs with a finished execution.
+        cost: Agent cost per run (mean, p50, p95, total ...), in the price table's currency.
+        tokens: Input plus output tokens per run.
+        input_tokens: Input tokens per run.
+        output_tokens: Output tokens per run.
+        latency_ms: Wall time per run in milliseconds.
+        total_cost: Sum of the agent cost over every executed run (failed gradings included).
+        cost_per_correct: `total_cost` divided by the runs graded as right; None when none was right.
+        judge_cost: What grading this arm's runs cost (judges), apart from the agent cost.
+        reason: Why `cost_per_correct` is None.
+    """
+
+    executed: int
+    cost: Summary
+    tokens: Summary
+    input_tokens: Summary
+    output_tokens: Summary
+    latency_ms: Summary
+    total_cost: float
+    cost_per_correct: float | None
+    judge_cost: float
+    reason: str | None = None
+
+
+def usage(
+    executed: np.ndarray,
+    cost: np.ndarray,
+    input_tokens: np.ndarray,
+    output_tokens: np.ndarray,
+    latency_ms: np.ndarray,
+    passes: int,
+    judge_cost: float,
+) -> UsageMetrics:
+    """Usage figures of one arm's runs (values of runs not executed are skipped)."""
+    total = float(np.nansum(cost[executed])) if executed.any() else 0.0
+    reason = None
+    per_correct = None
+    if passes:
+        per_correct = total / passes
+    else:
+        reason = "no run was graded as right"
+    return UsageMetrics(
+        executed=int(executed.sum()),
+        cost=summary(cost[executed]),
+        tokens=summary((input_tokens + output_tokens)[executed]),
+        input_tokens=summary(input_tokens[executed]),
+        output_tokens=summary(output_tokens[executed]),
+        latency_ms=summary(latency_ms[executed]),
+        total_cost=total,
+        cost_per_correct=per_correct,
+        judge_cost=float(judge_cost),
+        reason=reason,
+    )
+
+
+@dataclass(frozen=True)
+class GroundingMetrics(Result):
+    """How one arm's answers were grounded in the skill, over runs whose execution finished.
+
+    Attributes:
+        no_evidence: Share of answers citing no skill reference (None for an arm without a skill).
+        low_confidence: Share of answers with a confidence below `threshold`, among answers that gave one.
+        confidence_missing: Answers that gave no confidence.
+        threshold: The low-confidence threshold.
+        skill_read: Share of runs that opened a skill file or section (None without a skill).
+        accuracy_when_read: Pass rate of graded runs that read the skill (runs pooled, Wilson).
+        accuracy_when_not_read: Pass rate of graded runs that did not.
+    """
+
+    no_evidence: Rate
+    low_confidence: Rate
+    confidence_missing: int
+    threshold: float
+    skill_read: Rate
+    accuracy_when_read: Estimate
+    accuracy_when_not_read: Estimate
+
+
+def grounding(
+    has_skill: bool,
+    executed: np.ndarray,
+    evidence_cited: np.ndarray,
+    confidence: np.ndarray,
+    read_skill: np.ndarray,
+    graded: np.ndarray,
+    passed: np.ndarray,
+    threshold: float,
+    confidence_level: float,
+) -> GroundingMetrics:
+    """Grounding figures of one arm's runs."""
+    n_exec = int(executed.sum())
+    given = executed & ~np.isnan(confidence)
+    low = int(np.count_nonzero(confidence[given] < threshold))
+    if has_skill:
+        no_evidence = rate(int(np.count_nonzero(executed & ~evidence_cited)), n_exec, confidence_level)
+        read = rate(int(np.count_nonzero(executed & read_skill)), n_exec, confidence_level)
+    else:
+        no_evidence = no_rate("the arm has no skill to cite")
+        read = no_rate("the arm has no skill to read")
+    split = []
+    for mask in (graded & read_skill, graded & ~read_skill):
+        k, n = int(passed[mask].sum()), int(mask.sum())
+        if n:
+            # Runs pooled over rounds (a case's rounds may fall on both sides of the split).
+            interval = wilson_interval(k, n, confidence_level)
+            split.append(Estimate(k / n, interval, None, "wilson over runs", n, n, None))
+        else:
+            split.append(_none_estimate())
+    if n_exec and not has_skill:
+        split[0] = _none_estimate("the arm has no skill to read")
+    return GroundingMetrics(
+        no_evidence=no_evidence,
+        low_confidence=rate(low, int(given.sum()), confidence_level, "no answer gave a confidence"),
+        confidence_missing=int(n_exec - given.sum()),
+        threshold=float(threshold),
+        skill_read=read,
+        accuracy_when_read=split[0],
+        accuracy_when_not_read=split[1],
+    )
+
+
+def _none_estimate(reason: str = "no graded run in this group") -> Estimate:
+    return Estimate(None, None, None, "none", 0, 0, None, reason)

@@ -1,0 +1,618 @@
+"""Cases worth a person's look (disagreements) and everything a case detail view shows about one case."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from abbench.errors import AbbenchError, NotFoundError, UsageError
+from abbench.graders import normalise_label
+from abbench.metrics import LOW_CONFIDENCE, Result, dataset_labels
+from abbench.review._api import StoreLike
+from abbench.store import OUTCOMES, Store, loads, open_store
+from abbench.store._experiments import Experiment
+from abbench.store._results import CANCELLED, EXECUTION_FAILED, FAILED, PASSED
+from abbench.store._reviews import Review
+
+log = logging.getLogger(__name__)
+
+DISAGREEMENT_KINDS = ("gold", "low_confidence", "no_evidence", "flaky", "arms")
+"""Why a case is listed for review:
+
+- ``gold``: a run's answer was graded wrong (the prediction disagrees with the gold or the judge);
+- ``low_confidence``: an answer's confidence is below the threshold;
+- ``no_evidence``: an arm with a skill answered without citing any of it;
+- ``flaky``: an arm passed the case in some rounds and failed it in others;
+- ``arms``: the arms give different answers (most common per arm), or one passes where another fails.
+"""
+
+
+@dataclass(frozen=True)
+class CaseView(Result):
+    """A case as the dataset holds it: the unified fields and the raw row they came from.
+
+    Attributes:
+        case_id: The case id.
+        input: The query the agent answered.
+        expected: The gold label or reference answer.
+        domain: The domain.
+        history: Earlier conversation turns.
+        context: Extra context.
+        request_id: The production request it came from.
+        metadata: Free-form metadata.
+        source_row: The raw row as read from the file.
+        source_line: Where the row sits in its file.
+    """
+
+    case_id: str
+    input: str
+    expected: str | None
+    domain: str | None
+    history: Any
+    context: Any
+    request_id: str | None
+    metadata: Any
+    source_row: Any
+    source_line: str | None
+
+
+@dataclass(frozen=True)
+class Evidence(Result):
+    """A skill reference an answer cited, resolved to the snapshot's text.
+
+    Attributes:
+        ref: The reference as cited (``path#heading``).
+        found: Whether the arm's snapshot has it.
+        resolved: The reference it resolved to (forgiving matching may correct case or form).
+        heading: The section's heading.
+        text: The section's text.
+    """
+
+    ref: str
+    found: bool
+    resolved: str | None = None
+    heading: str | None = None
+    text: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolCall(Result):
+    """One tool call of a session, from its transcript.
+
+    Attributes:
+        name: The tool.
+        arguments: Its arguments.
+        ok: Whether it succeeded (None when the transcript does not say).
+        result_chars: Size of its result.
+        turn: The model turn that made it.
+    """
+
+    name: str
+    arguments: Any
+    ok: bool | None = None
+    result_chars: int | None = None
+    turn: int | None = None
+
+
+@dataclass(frozen=True)
+class RunView(Result):
+    """One run of a case as a review view shows it.
+
+    Attributes:
+        run_id: The run.
+        arm: Its arm.
+        round: Its round (0-based).
+        state: Its state.
+        outcome: One of `abbench.store.OUTCOMES`.
+        failure_type: For execution failures, the kind.
+        error: The error message, if any.
+        prediction: The answer.
+        reason: The stated reason.
+        confidence: The stated confidence.
+        passed: The verdict (None when not graded).
+        score: The graded score.
+        evidence: The cited references, resolved to the skill's text.
+        files_read: Skill files the agent opened.
+        sections_read: Skill sections the agent opened.
+        tool_calls: How many tool calls the session made.
+        transcript_path: Where the full transcript is (None when none was written).
+        cost: Agent cost.
+        latency_ms: Wall time.
+        tokens: Input plus output tokens.
+        grades: The latest grade of each grader (name -> passed/score/verdict/comment/error), in detail
+            views only.
+        calls: The tool calls read from the transcript, in detail views only.
+    """
+
+    run_id: int
+    arm: str
+    round: int
+    state: str
+    outcome: str
+    failure_type: str | None
+    error: str | None
+    prediction: str | None
+    reason: str | None
+    confidence: float | None
+    passed: bool | None
+    score: float | None
+    evidence: tuple[Evidence, ...]
+    files_read: tuple[str, ...]
+    sections_read: tuple[str, ...]
+    tool_calls: int
+    transcript_path: str | None
+    cost: float | None
+    latency_ms: float | None
+    tokens: int | None
+    grades: dict[str, dict[str, Any]] | None = None
+    calls: tuple[ToolCall, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Disagreement(Result):
+    """A case listed for review, with what a detail view needs.
+
+    Attributes:
+        case: The case.
+        kinds: Why it is listed (see `DISAGREEMENT_KINDS`).
+        arms: The arms concerned.
+        runs: Every run of the case (every arm and round), with evidence resolved.
+        reviews: The latest review per arm (and of the case as a whole), if any.
+    """
+
+    case: CaseView
+    kinds: tuple[str, ...]
+    arms: tuple[str, ...]
+    runs: tuple[RunView, ...]
+    reviews: tuple[Review, ...]
+
+    @property
+    def case_id(self) -> str:
+        """The case's id."""
+        return self.case.case_id
+
+
+@dataclass(frozen=True)
+class CaseDetail(Result):
+    """Everything about one case of an experiment: the case, every run in full, and its review history.
+
+    Attributes:
+        experiment: The experiment's name.
+        case: The case.
+        kinds: Why it would be listed for review (empty when nothing is amiss).
+        runs: Every run, with grades and tool calls.
+        reviews: The latest review per arm.
+        history: Every review of the case, oldest first.
+    """
+
+    experiment: str
+    case: CaseView
+    kinds: tuple[str, ...]
+    runs: tuple[RunView, ...]
+    reviews: tuple[Review, ...]
+    history: tuple[Review, ...]
+
+
+def _kinds_arg(kind: str | Sequence[str] | None) -> tuple[str, ...]:
+    if kind is None or kind == "all":
+        return DISAGREEMENT_KINDS
+    kinds = (kind,) if isinstance(kind, str) else tuple(kind)
+    unknown = [k for k in kinds if k not in DISAGREEMENT_KINDS]
+    if unknown:
+        raise UsageError(
+            f"unknown disagreement kind {', '.join(map(repr, unknown))}; choose from {', '.join(DISAGREEMENT_KINDS)} or all"
+        )
+    return kinds
+
+
+def _case_kinds(
+    store: Store, exp: Experiment, threshold: float, arms: Sequence[str] | None, label_map: dict[str, str]
+) -> dict[int, tuple[dict[str, set[str]], str]]:
+    """Case position -> ({kind: arms concerned}, case id) for every case with something to review.
+
+    Every kind is a cases × arms table built with numpy from the run columns, so a million runs cost
+    about what loading them costs; Python only walks the cases that are flagged.
+    """
+    import pandas as pd
+
+    table = store.load_runs(exp.id, arms=arms)
+    if not len(table):
+        return {}
+    n_arms = len(table.arms)
+    case_values, case_pos = np.unique(table.case_idx, return_inverse=True)
+    n_cases = case_values.size
+    key = case_pos * n_arms + table.arm_index
+    size = n_cases * n_arms
+
+    def table_of(mask: np.ndarray) -> np.ndarray:
+        return (np.bincount(key[mask], minlength=size) > 0).reshape(n_cases, n_arms)
+
+    skilled = {a.name for a in exp.arms if a.snapshot}
+    has_skill = np.isin(table.arm_index, [i for i, a in enumerate(table.arms) if a in skilled])
+    executed = (
+        ~np.isnan(table.latency_ms) & (table.outcome != EXECUTION_FAILED) & (table.outcome != CANCELLED)
+    )
+    graded = (table.outcome == PASSED) | (table.outcome == FAILED)
+    flags = {
+        "gold": table_of(table.outcome == FAILED),
+        "low_confidence": table_of(executed & (table.confidence < threshold)),
+        "no_evidence": table_of(executed & has_skill & ~table.evidence_cited),
+    }
+    k = np.bincount(key[graded], weights=(table.outcome == PASSED)[graded], minlength=size).reshape(
+        n_cases, n_arms
+    )
+    n = np.bincount(key[graded], minlength=size).reshape(n_cases, n_arms)
+    flags["flaky"] = (n >= 2) & (k > 0) & (k < n)
+    present = n > 0
+    if n_arms >= 2:
+        majority = 2 * k > n
+        split = (majority & present).any(axis=1) & (~majority & present).any(axis=1)
+        # The most common answer per (case, arm), ties going to the earliest round, as label_match compares.
+        raw, values = pd.factorize(np.asarray(table.prediction[executed], dtype=object), use_na_sentinel=True)
+        normal = [normalise_label(v, label_map) for v in values]
+        dense = {v: i for i, v in enumerate(dict.fromkeys(normal))}
+        codes = np.array([dense[v] for v in normal] + [len(dense)], dtype=np.int64)[raw]
+        mode = np.full(size, -1, dtype=np.int64)
+        if codes.size:
+            width = len(dense) + 1
+            pairs, first, counts = np.unique(
+                key[executed] * width + codes, return_index=True, return_counts=True
+            )
+            owner = pairs // width
+            order = np.lexsort((first, -counts, owner))
+            best = order[np.r_[True, owner[order][1:] != owner[order][:-1]]]
+            mode[owner[best]] = pairs[best] % width
+        mode = mode.reshape(n_cases, n_arms)
+        answered = mode >= 0
+        highest = np.where(answered, mode, -1).max(axis=1)
+        lowest = np.where(answered, mode, np.iinfo(np.int64).max).min(axis=1)
+        differ = answered.any(axis=1) & (highest != lowest)
+        involved = present | answered
+        flags["arms"] = (split | differ)[:, None] & involved
+    ids = np.empty(n_cases, dtype=object)
+    ids[case_pos[::-1]] = table.case_id[::-1]
+    any_flag = np.zeros(n_cases, dtype=bool)
+    for grid in flags.values():
+        any_flag |= grid.any(axis=1)
+    out = {}
+    for c in np.flatnonzero(any_flag).tolist():
+        kinds = {
+            kind: {table.arms[a] for a in np.flatnonzero(grid[c]).tolist()}
+            for kind, grid in flags.items()
+            if grid[c].any()
+        }
+        out[int(case_values[c])] = (kinds, ids[c])
+    return out
+
+
+def disagreements(
+    experiment: int | str | Experiment,
+    kind: str | Sequence[str] | None = "all",
+    *,
+    store: StoreLike = None,
+    arms: Sequence[str] | None = None,
+    threshold: float = LOW_CONFIDENCE,
+    limit: int | None = None,
+) -> list[Disagreement]:
+    """Cases worth a person's look, in dataset order, with everything a case view needs.
+
+    Args:
+        experiment: The experiment (id, ``#id``, name, or Experiment).
+        kind: One of `DISAGREEMENT_KINDS`, several, or ``"all"``.
+        store: The store (path or open Store; default ./.abbench or $ABBENCH_STORE).
+        arms: Only runs of these arms.
+        threshold: Confidence below which an answer is low-confidence.
+        limit: At most this many cases.
+
+    Raises:
+        UsageError: an unknown kind (the message lists them).
+        NotFoundError: no such experiment or arm.
+    """
+    wanted = _kinds_arg(kind)
+    store = open_store(store)
+    exp = store.get_experiment(experiment)
+    label_map = dataset_labels(store, exp.dataset_id)[1]
+    found = _case_kinds(store, exp, float(threshold), arms, label_map)
+    chosen = []
+    for idx in sorted(found):
+        kinds, _ = found[idx]
+        hits = [k for k in DISAGREEMENT_KINDS if k in kinds and k in wanted]
+        if hits:
+            chosen.append((idx, hits, sorted(set().union(*(kinds[k] for k in hits)), key=_arm_order(exp))))
+        if limit is not None and len(chosen) >= limit:
+            break
+    if not chosen:
+        return []
+    loader = _Loader(store, exp)
+    cases = loader.cases([idx for idx, _, _ in chosen])
+    runs = loader.runs([idx for idx, _, _ in chosen], arms)
+    latest = _latest_reviews(store, exp.id)
+    out = []
+    for idx, hits, concerned in chosen:
+        case = cases[idx]
+        out.append(
+            Disagreement(
+                case=case,
+                kinds=tuple(hits),
+                arms=tuple(concerned),
+                runs=tuple(runs.get(idx, ())),
+                reviews=tuple(latest.get(case.case_id, ())),
+            )
+        )
+    return out
+
+
+def case_detail(
+    experiment: int | str | Experiment,
+    case_id: str,
+    *,
+    store: StoreLike = None,
+    threshold: float = LOW_CONFIDENCE,
+) -> CaseDetail:
+    """Everything about one case: the case, every run with grades and tool calls, and its reviews.
+
+    Raises:
+        NotFoundError: no such experiment, or the experiment did not run that case.
+    """
+    store = open_store(store)
+    exp = store.get_experiment(experiment)
+    row = store.query_one(
+        "SELECT case_idx FROM runs WHERE experiment_id=? AND case_id=? LIMIT 1", (exp.id, str(case_id))
+    )
+    if row is None:
+        raise NotFoundError(
+            f"experiment {exp.name!r} has no case {case_id!r}; `abbench disagreements {exp.id}` lists cases"
+        )
+    idx = row[0]
+    loader = _Loader(store, exp)
+    case = loader.cases([idx])[idx]
+    runs = loader.runs([idx], None, detail=True).get(idx, [])
+    label_map = dataset_labels(store, exp.dataset_id)[1]
+    kinds = _kinds_of_case(runs, exp, threshold, label_map)
+    history = store.list_reviews(exp.id, latest=False, case_id=case.case_id)
+    return CaseDetail(
+        experiment=exp.name,
+        case=case,
+        kinds=kinds,
+        runs=tuple(runs),
+        reviews=tuple(_latest_reviews(store, exp.id, case.case_id).get(case.case_id, ())),
+        history=tuple(history),
+    )
+
+
+def _kinds_of_case(
+    runs: list[RunView], exp: Experiment, threshold: float, label_map: dict[str, str]
+) -> tuple[str, ...]:
+    skilled = {a.name for a in exp.arms if a.snapshot}
+    kinds = set()
+    by_arm: dict[str, list[RunView]] = {}
+    for r in runs:
+        by_arm.setdefault(r.arm, []).append(r)
+        executed = r.latency_ms is not None and r.outcome != "execution_failed"
+        if r.outcome == "fail":
+            kinds.add("gold")
+        if executed and r.confidence is not None and r.confidence < threshold:
+            kinds.add("low_confidence")
+        if executed and r.arm in skilled and not r.evidence:
+            kinds.add("no_evidence")
+    modes, verdicts = set(), set()
+    for rs in by_arm.values():
+        graded = [r.passed for r in rs if r.outcome in ("pass", "fail")]
+        if len(graded) >= 2 and 0 < sum(graded) < len(graded):
+            kinds.add("flaky")
+        if graded:
+            verdicts.add(sum(graded) * 2 > len(graded))
+        answers = [
+            normalise_label(r.prediction, label_map)
+            for r in rs
+            if r.latency_ms is not None and r.outcome != "execution_failed"
+        ]
+        if answers:
+            modes.add(Counter(answers).most_common(1)[0][0])
+    if len(by_arm) >= 2 and (len(modes) > 1 or len(verdicts) > 1):
+        kinds.add("arms")
+    return tuple(k for k in DISAGREEMENT_KINDS if k in kinds)
+
+
+def _arm_order(exp: Experiment):
+    order = {a.name: a.position for a in exp.arms}
+    return lambda name: order.get(name, len(order))
+
+
+def _latest_reviews(store: Store, exp_id: int, case_id: str | None = None) -> dict[str, list[Review]]:
+    out: dict[str, list[Review]] = {}
+    for review in store.list_reviews(exp_id, case_id=case_id):
+        out.setdefault(review.case_id, []).append(review)
+    return out
+
+
+class _Loader:
+    """Reads cases and runs for views, resolving cited references against each arm's snapshot once."""
+
+    def __init__(self, store: Store, exp: Experiment):
+        self.store = store
+        self.exp = exp
+        self._snapshots: dict[str, Any] = {}
+
+    def cases(self, positions: list[int]) -> dict[int, CaseView]:
+        out = {}
+        for start in range(0, len(positions), 500):
+            chunk = positions[start : start + 500]
+            rows = self.store.query(
+                "SELECT idx, case_id, input, expected, domain, history, context, request_id, metadata, source_row, "
+                "source_line FROM cases WHERE dataset_id=? AND idx IN ({})".format(
+                    ",".join("?" * len(chunk))
+                ),
+                (self.exp.dataset_id, *chunk),
+            )
+            for r in rows:
+                out[r[0]] = CaseView(
+                    case_id=r[1],
+                    input=r[2],
+                    expected=r[3],
+                    domain=r[4],
+                    history=_json(r[5]),
+                    context=_json(r[6]),
+                    request_id=r[7],
+                    metadata=_json(r[8]),
+                    source_row=_json(r[9]),
+                    source_line=r[10],
+                )
+        return out
+
+    def runs(
+        self, positions: list[int], arms: Sequence[str] | None, detail: bool = False
+    ) -> dict[int, list[RunView]]:
+        out: dict[int, list[RunView]] = {}
+        arm_by_id = {a.id: a for a in self.exp.arms}
+        for start in range(0, len(positions), 500):
+            chunk = positions[start : start + 500]
+            rows = self.store.query(
+                "SELECT id, arm_id, case_idx, round, state, failure_type, error, prediction, reason, confidence, "
+                "passed, score, evidence_refs, files_read, sections_read, transcript_summary, transcript_path, cost, "
+                "latency_ms, input_tokens, output_tokens FROM runs WHERE experiment_id=? AND case_idx IN ({}) "
+                "ORDER BY case_idx, arm_id, round".format(",".join("?" * len(chunk))),
+                (self.exp.id, *chunk),
+            )
+            for r in rows:
+                arm = arm_by_id[r[1]]
+                if arms is not None and arm.name not in arms:
+                    continue
+                out.setdefault(r[2], []).append(self._run(r, arm, detail))
+        order = {a.id: a.position for a in self.exp.arms}
+        for views in out.values():
+            views.sort(key=lambda v: (order.get(self.exp.arm(v.arm).id, 0), v.round))
+        return out
+
+    def _run(self, r, arm, detail: bool) -> RunView:
+        state, failure_type, passed = r[4], r[5], r[10]
+        outcome = _outcome(state, failure_type, passed)
+        summary = loads(r[15]) or {}
+        tokens = None if r[19] is None and r[20] is None else int((r[19] or 0) + (r[20] or 0))
+        grades = calls = None
+        if detail:
+            grades = {
+                name: {
+                    k: g[k]
+                    for k in (
+                        "kind",
+                        "status",
+                        "passed",
+                        "score",
+                        "verdict",
+                        "comment",
+                        "error",
+                        "dimensions",
+                    )
+                }
+                for name, g in self.store.latest_grades(r[0]).items()
+            }
+            calls = self._calls(r[16])
+        return RunView(
+            run_id=r[0],
+            arm=arm.name,
+            round=r[3],
+            state=state,
+            outcome=outcome,
+            failure_type=failure_type,
+            error=r[6],
+            prediction=r[7],
+            reason=r[8],
+            confidence=r[9],
+            passed=None if passed is None else bool(passed),
+            score=r[11],
+            evidence=tuple(self._evidence(arm, ref) for ref in (loads(r[12]) or ())),
+            files_read=tuple(loads(r[13]) or ()),
+            sections_read=tuple(loads(r[14]) or ()),
+            tool_calls=int(summary.get("tool_calls", 0) or 0),
+            transcript_path=str(self.store.abspath(r[16])) if r[16] else None,
+            cost=r[17],
+            latency_ms=r[18],
+            tokens=tokens,
+            grades=grades,
+            calls=calls,
+        )
+
+    def _evidence(self, arm, ref: Any) -> Evidence:
+        ref = str(ref)
+        if not arm.snapshot:
+            return Evidence(ref, False)
+        snap = self._snapshots.get(arm.snapshot)
+        if snap is None and arm.snapshot not in self._snapshots:
+            try:
+                snap = self.store.get_snapshot(arm.snapshot)
+            except AbbenchError as exc:
+                log.warning("cannot resolve evidence of arm %s: %s", arm.name, exc)
+                snap = None
+            self._snapshots[arm.snapshot] = snap
+        if snap is None:
+            return Evidence(ref, False)
+        try:
+            section = snap.resolve(ref)
+        except OSError as exc:  # the snapshot's files are gone from the store folder
+            log.warning("cannot read %s to resolve %s: %s", snap.label, ref, exc)
+            section = None
+        if section is None:
+            return Evidence(ref, False)
+        return Evidence(ref, True, section.ref, section.heading, section.text)
+
+    def _calls(self, relative: str | None) -> tuple[ToolCall, ...]:
+        if not relative:
+            return ()
+        path = self.store.abspath(relative)
+        if not path.exists():
+            return ()
+        calls = []
+        with path.open(encoding="utf-8") as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                if not isinstance(event, dict):
+                    continue
+                if event.get("type") == "tool_call":
+                    calls.append(
+                        ToolCall(
+                            str(event.get("name")), event.get("arguments"), event.get("ok"),
+                            event.get("result_chars"), event.get("turn"),
+                        )
+                    )  # fmt: skip
+                elif event.get("type") in (None, "message") and event.get("tool_calls"):
+                    # OpenAI-style messages: the only record when a transcript has no tool-call events.
+                    for call in event["tool_calls"]:
+                        fn = call.get("function", call) if isinstance(call, dict) else {}
+                        calls.append(ToolCall(str(fn.get("name")), fn.get("arguments")))
+        # A transcript that records both forms lists each call twice; the explicit events win.
+        if any(c.ok is not None or c.turn is not None for c in calls):
+            calls = [c for c in calls if c.ok is not None or c.turn is not None]
+        return tuple(calls)
+
+
+def _outcome(state: str, failure_type: str | None, passed: Any) -> str:
+    if state == "pass":
+        return OUTCOMES[PASSED]
+    if state == "fail":
+        if failure_type is not None:
+            return "execution_failed"
+        return "grading_failed" if passed is None else "fail"
+    if state == "cancelled":
+        return "cancelled"
+    return "unfinished"
+
+
+def _json(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text

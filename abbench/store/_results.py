@@ -1,0 +1,775 @@
+"""Store methods that load an experiment's results for analysis: per run (columns) and per case (sums).
+
+Analysis reads a lot of runs and few columns, so these loaders are built for speed: they read the
+narrow ``runs_results`` index (never the wide rows with their raw outputs) in index order, turn SQL
+NULLs into NaN inside SQLite (so numpy converts each column in one C loop), and take the case fields
+(id, domain, gold) from the ``cases`` table once per case rather than once per run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
+
+from abbench.errors import NotFoundError, UsageError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+OUTCOMES = ("unfinished", "pass", "fail", "execution_failed", "grading_failed", "cancelled")
+"""What became of a run, by code (the index into this tuple):
+
+- ``unfinished`` (0): pending, running, executed (waiting for grading) or evaluating;
+- ``pass`` (1): graded as right;
+- ``fail`` (2): graded as wrong (a real answer that disagrees with the gold or the judge);
+- ``execution_failed`` (3): the agent produced no usable answer (``failure_type`` says why);
+- ``grading_failed`` (4): the answer exists but no grader reached a verdict;
+- ``cancelled`` (5): cancelled before or while it ran.
+"""
+UNFINISHED, PASSED, FAILED, EXECUTION_FAILED, GRADING_FAILED, CANCELLED = range(6)
+
+# One expression, evaluated inside SQLite, that turns (state, failure_type, passed) into the codes above.
+OUTCOME_SQL = (
+    "CASE state WHEN 'pass' THEN 1 WHEN 'fail' THEN CASE WHEN failure_type IS NOT NULL THEN 3 "
+    "WHEN passed IS NULL THEN 4 ELSE 2 END WHEN 'cancelled' THEN 5 ELSE 0 END"
+)
+FINISHED_STATES = "('pass', 'fail', 'cancelled')"
+"""The states the partial ``runs_results`` index covers (its WHERE clause, written the same way)."""
+OPEN_STATES = "('pending', 'running', 'executed', 'evaluating')"
+
+STATES = ("pending", "running", "executed", "evaluating", "pass", "fail", "cancelled")
+"""Run states by code (`RunTable.state` indexes into it), in `abbench.types.RunState` order."""
+STATE_SQL = (
+    "CASE state WHEN 'pending' THEN 0 WHEN 'running' THEN 1 WHEN 'executed' THEN 2 WHEN 'evaluating' THEN 3 "
+    "WHEN 'pass' THEN 4 WHEN 'fail' THEN 5 ELSE 6 END"
+)
+
+# SQLite reads 9e999 as infinity: NULL becomes -inf in SQL, so numpy's fromiter converts a column in
+# one pass (None would force the slow object path), and -inf becomes NaN afterwards.
+_MISSING = "-9e999"
+
+LIGHT_COLUMNS = (
+    "run_id",
+    "arm",
+    "arm_id",
+    "case_idx",
+    "case_id",
+    "round",
+    "domain",
+    "expected",
+    "outcome",
+    "state",
+    "failure_type",
+    "passed",
+    "score",
+    "prediction",
+    "confidence",
+    "cost",
+    "input_tokens",
+    "output_tokens",
+    "tokens",
+    "latency_ms",
+    "evidence_cited",
+    "read_file",
+    "read_section",
+    "read_skill",
+)
+"""The columns `load_runs` always returns (see `RunTable`)."""
+
+TEXT_COLUMNS = (
+    "reason",
+    "evidence_refs",
+    "files_read",
+    "sections_read",
+    "error",
+    "raw_output",
+    "model",
+    "session_id",
+    "transcript_path",
+)
+"""The heavy columns `load_runs` adds when asked (``text=True``), plus ``tool_calls`` (a count)."""
+
+_LIST_COLUMNS = ("evidence_refs", "files_read", "sections_read")
+_EMPTY_LIST = "('', '[]')"
+
+
+@dataclass(frozen=True)
+class RunTable:
+    """One experiment's runs as numpy columns, one row per run, ordered by arm, case and round.
+
+    Attributes:
+        experiment_id: The experiment.
+        arms: Arm names in the experiment's order; ``arm_index`` points into it.
+        run_id: Run ids.
+        arm_index: Position of each run's arm in `arms`.
+        arm_id: Each run's arm id in the store.
+        case_idx: Position of the case in the dataset.
+        case_id: The case id (object array of str).
+        round: 0-based round.
+        domain: The case's domain (object array; None where the case has none).
+        expected: The case's gold label or reference answer (object array; None where absent).
+        outcome: Outcome codes, an index into `OUTCOMES`.
+        state: State codes, an index into `STATES` (the run's state as stored).
+        failure_type: For execution failures, the kind (object array; None otherwise).
+        passed: 1.0 / 0.0 for graded runs, NaN otherwise.
+        score: The graded score (NaN when not graded).
+        prediction: The agent's answer (object array; None when it gave none).
+        confidence: The agent's confidence 0..1 (NaN when it gave none).
+        cost: Money spent by the agent (NaN when not executed).
+        input_tokens: Prompt tokens (NaN when not executed).
+        output_tokens: Completion tokens (NaN when not executed).
+        tokens: Input plus output tokens.
+        latency_ms: Wall time of the execution (NaN when not executed).
+        evidence_cited: Whether the answer cited at least one skill reference.
+        read_file: Whether the agent opened a skill file during the run.
+        read_section: Whether it opened a skill section.
+        read_skill: Either of the two.
+        text: The heavy columns when loaded (``reason``, ``evidence_refs`` as tuples, ..., and
+            ``tool_calls``, the tool calls each session made), else empty.
+    """
+
+    experiment_id: int
+    arms: tuple[str, ...]
+    run_id: np.ndarray
+    arm_index: np.ndarray
+    arm_id: np.ndarray
+    case_idx: np.ndarray
+    case_id: np.ndarray
+    round: np.ndarray
+    domain: np.ndarray
+    expected: np.ndarray
+    outcome: np.ndarray
+    state: np.ndarray
+    failure_type: np.ndarray
+    passed: np.ndarray
+    score: np.ndarray
+    prediction: np.ndarray
+    confidence: np.ndarray
+    cost: np.ndarray
+    input_tokens: np.ndarray
+    output_tokens: np.ndarray
+    tokens: np.ndarray
+    latency_ms: np.ndarray
+    evidence_cited: np.ndarray
+    read_file: np.ndarray
+    read_section: np.ndarray
+    read_skill: np.ndarray
+    text: dict[str, np.ndarray]
+
+    def __len__(self) -> int:
+        return int(self.run_id.size)
+
+    @property
+    def arm(self) -> np.ndarray:
+        """Each run's arm name (object array)."""
+        import numpy as np
+
+        return np.asarray(self.arms, dtype=object)[self.arm_index] if self.arms else np.empty(0, object)
+
+    def select(self, mask: np.ndarray) -> RunTable:
+        """The runs where `mask` is true (a boolean array or index array), as a new table."""
+        import numpy as np
+
+        values = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, np.ndarray):
+                v = v[mask]
+            elif f.name == "text":
+                v = {k: col[mask] for k, col in v.items()}
+            values[f.name] = v
+        return RunTable(**values)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The table as a pandas DataFrame (arm and outcome as categoricals), one row per run."""
+        import pandas as pd
+
+        data: dict[str, Any] = {}
+        for name in LIGHT_COLUMNS:
+            if name == "arm":
+                data[name] = pd.Categorical.from_codes(self.arm_index, categories=list(self.arms))
+            elif name == "outcome":
+                data[name] = pd.Categorical.from_codes(self.outcome, categories=list(OUTCOMES))
+            elif name == "state":
+                data[name] = pd.Categorical.from_codes(self.state, categories=list(STATES))
+            else:
+                data[name] = getattr(self, name)
+        data.update(self.text)
+        return pd.DataFrame(data)
+
+
+@dataclass(frozen=True)
+class CaseOutcomes:
+    """Sums per (arm, case) of one experiment's runs: what a paired comparison needs, and no more.
+
+    Every array has one entry per (arm, case) that has at least one run, ordered by arm id and case.
+
+    Attributes:
+        arm_id: The arm's id in the store.
+        case_idx: Position of the case in the dataset.
+        runs: Runs of the case in that arm (its rounds).
+        passed: Runs graded as right.
+        failed: Runs graded as wrong.
+        execution_failed: Runs whose execution failed.
+        grading_failed: Runs whose grading failed.
+        cancelled: Runs cancelled.
+        executed: Runs with a finished execution (a latency recorded).
+        cost: Sum of the agent's cost over executed runs.
+        latency_ms: Sum of latencies over executed runs.
+        tokens: Sum of input plus output tokens over executed runs.
+        scored: Graded runs with a score.
+        score: Sum of those scores.
+        score_sq: Sum of their squares.
+    """
+
+    arm_id: np.ndarray
+    case_idx: np.ndarray
+    runs: np.ndarray
+    passed: np.ndarray
+    failed: np.ndarray
+    execution_failed: np.ndarray
+    grading_failed: np.ndarray
+    cancelled: np.ndarray
+    executed: np.ndarray
+    cost: np.ndarray
+    latency_ms: np.ndarray
+    tokens: np.ndarray
+    scored: np.ndarray
+    score: np.ndarray
+    score_sq: np.ndarray
+
+    @property
+    def graded(self) -> np.ndarray:
+        """Runs with a verdict: passed plus failed."""
+        return self.passed + self.failed
+
+    def for_arm(self, arm_id: int) -> CaseOutcomes:
+        """The entries of one arm."""
+        mask = self.arm_id == arm_id
+        return CaseOutcomes(**{f.name: getattr(self, f.name)[mask] for f in fields(self)})
+
+
+@dataclass(frozen=True)
+class CaseFields:
+    """The case fields analysis shows, for a set of case positions of one dataset.
+
+    Attributes:
+        case_idx: Positions in the dataset (sorted).
+        case_id: Case ids (object array).
+        domain: Domains (object array; None where absent).
+        expected: Gold labels or reference answers (object array; None where absent).
+    """
+
+    case_idx: np.ndarray
+    case_id: np.ndarray
+    domain: np.ndarray
+    expected: np.ndarray
+
+    def positions(self, case_idx: np.ndarray) -> np.ndarray:
+        """Where each of `case_idx` sits in these arrays (every value must be present)."""
+        import numpy as np
+
+        return np.searchsorted(self.case_idx, case_idx)
+
+
+def _floats(column: Sequence[Any]) -> np.ndarray:
+    """A float column fetched with NULL as -inf: converted in one pass, -inf turned into NaN."""
+    import numpy as np
+
+    out = np.fromiter(column, dtype=float, count=len(column))
+    out[np.isneginf(out)] = np.nan
+    return out
+
+
+def _plain_cursor(conn) -> Any:
+    """A cursor that returns plain tuples: the store's sqlite3.Row objects cost time on big reads."""
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    return cursor
+
+
+def _nan_missing(values: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    values[np.isneginf(values)] = np.nan
+    return values
+
+
+def _codes(text: str | None) -> np.ndarray:
+    """Single-character codes concatenated by SQLite (``'0'`` is 0), as small integers."""
+    import numpy as np
+
+    return np.frombuffer((text or "").encode("ascii"), dtype=np.uint8).astype(np.int64) - 48
+
+
+def _int_list(text: str | None) -> np.ndarray:
+    """Integers concatenated by SQLite with commas."""
+    import numpy as np
+
+    if not text:
+        return np.empty(0, dtype=np.int64)
+    return np.array(text.split(","), dtype=np.int64)
+
+
+def _split_texts(joined: str | None, n: int) -> np.ndarray | None:
+    """Texts concatenated by SQLite with the record separator (NULL written as the group separator).
+
+    None when the pieces do not come out as `n` (a text contained the separator itself).
+    """
+    import numpy as np
+
+    parts = (joined or "").split("\x1e") if n else []
+    if len(parts) != n:
+        return None
+    out = np.empty(n, dtype=object)
+    out[:] = parts
+    out[out == "\x1d"] = None
+    return out
+
+
+def _locate(arm_id: np.ndarray, case_idx: np.ndarray, rnd: np.ndarray, rows: list) -> np.ndarray:
+    """Positions in the (arm, case, round)-ordered columns of the runs named by `rows`' first three fields."""
+    import numpy as np
+
+    scale_c, scale_r = int(case_idx.max()) + 1, int(rnd.max()) + 1
+    keys = (arm_id * scale_c + case_idx) * scale_r + rnd
+    wanted = np.asarray([(a * scale_c + c) * scale_r + r for a, c, r, *_ in rows], dtype=np.int64)
+    return np.searchsorted(keys, wanted)
+
+
+def _ints(column: Sequence[Any]) -> np.ndarray:
+    import numpy as np
+
+    return np.fromiter(column, dtype=np.int64, count=len(column))
+
+
+def _objects(column: Sequence[Any]) -> np.ndarray:
+    import numpy as np
+
+    out = np.empty(len(column), dtype=object)
+    out[:] = column
+    return out
+
+
+def _json_lists(column: Sequence[Any]) -> np.ndarray:
+    import numpy as np
+
+    out = np.empty(len(column), dtype=object)
+    out[:] = [tuple(json.loads(v)) if v else () for v in column]
+    return out
+
+
+class ResultsMixin:
+    """Loading an experiment's results for metrics and comparisons; mixed into `Store`."""
+
+    def _arm_ids(self, exp_id: int, arms: Sequence[str] | None) -> tuple[list[int], list[str]]:
+        rows = self.query("SELECT id, name FROM arms WHERE experiment_id=? ORDER BY position", (exp_id,))
+        if not rows:
+            if self.query_one("SELECT 1 FROM experiments WHERE id=?", (exp_id,)) is None:
+                raise NotFoundError(f"no experiment #{exp_id}; `abbench experiments` lists them")
+            return [], []
+        if arms is None:
+            return [r[0] for r in rows], [r[1] for r in rows]
+        by_name = {r[1]: r[0] for r in rows}
+        unknown = [a for a in arms if a not in by_name]
+        if unknown:
+            raise NotFoundError(
+                f"experiment #{exp_id} has no arm {', '.join(map(repr, unknown))}; its arms: "
+                + ", ".join(by_name)
+            )
+        return [by_name[a] for a in arms], list(arms)
+
+    def case_fields(
+        self, exp_id: int, case_idx: Sequence[int] | None = None, *, expected: bool = True
+    ) -> CaseFields:
+        """Id, domain and gold of the cases an experiment runs (or of the given dataset positions).
+
+        Args:
+            exp_id: The experiment.
+            case_idx: Only these dataset positions (default: every case the experiment runs).
+            expected: Also read the gold (False leaves it None: comparisons do not need it).
+        """
+        import numpy as np
+
+        row = self.query_one("SELECT dataset_id FROM experiments WHERE id=?", (exp_id,))
+        if row is None:
+            raise NotFoundError(f"no experiment #{exp_id}; `abbench experiments` lists them")
+        cursor = _plain_cursor(self.conn)
+        if case_idx is None:
+            wanted = _ints(
+                [
+                    r[0]
+                    for r in cursor.execute(
+                        "SELECT DISTINCT case_idx FROM runs WHERE experiment_id=?", (exp_id,)
+                    )
+                ]
+            )
+        else:
+            wanted = np.asarray(case_idx, dtype=np.int64)
+        wanted = np.unique(wanted)
+        gold = "expected" if expected else "NULL"
+        # Three concatenated columns instead of a row per case: a hundred thousand cases read in one go.
+        ids, joined_ids, joined_domains, joined_gold, n = cursor.execute(
+            "SELECT group_concat(idx), group_concat(case_id, char(30)), "
+            "group_concat(IFNULL(domain, char(29)), char(30)), "
+            f"group_concat(IFNULL({gold}, char(29)), char(30)), count(*) "
+            "FROM (SELECT idx, case_id, domain, expected FROM cases WHERE dataset_id=? ORDER BY idx)",
+            (row[0],),
+        ).fetchone()
+        idx = _int_list(ids)
+        texts = [_split_texts(j, n) for j in (joined_ids, joined_domains, joined_gold)]
+        if any(t is None for t in texts):  # a field holds the separator itself: read row by row
+            rows = cursor.execute(
+                f"SELECT case_id, domain, {gold} FROM cases WHERE dataset_id=? ORDER BY idx", (row[0],)
+            ).fetchall()
+            columns = list(zip(*rows, strict=True)) if rows else [(), (), ()]
+            texts = [_objects(c) for c in columns]
+        keep = np.isin(idx, wanted)
+        if keep.sum() != wanted.size:
+            missing = np.setdiff1d(wanted, idx)
+            raise NotFoundError(
+                f"experiment #{exp_id} has runs for case positions missing from its dataset "
+                f"({', '.join(map(str, missing[:5]))}); the dataset was changed under the store"
+            )
+        return CaseFields(idx[keep], texts[0][keep], texts[1][keep], texts[2][keep])
+
+    def load_runs(self, exp_id: int, *, arms: Sequence[str] | None = None, text: bool = False) -> RunTable:
+        """An experiment's runs as numpy columns (see `RunTable`), ordered by arm, case and round.
+
+        Everything is read in one read transaction, so the columns agree with each other even while
+        a runner is writing.
+
+        Args:
+            exp_id: The experiment's id.
+            arms: Only these arms, in this order (default: every arm, in the experiment's order).
+            text: Also load the heavy columns (reason, evidence references, raw output, ...).
+
+        Raises:
+            NotFoundError: no such experiment or arm.
+        """
+        import numpy as np
+
+        arm_ids, names = self._arm_ids(exp_id, arms)
+        if not arm_ids:
+            return _empty_table(exp_id, tuple(names), text)
+        conn = _plain_cursor(self.conn)
+        nested = self.conn.in_transaction
+        if not nested:
+            conn.execute("BEGIN")  # a deferred read transaction: one snapshot for every column
+        try:
+            table = self._read_runs(conn, exp_id, arm_ids, tuple(names), text)
+        finally:
+            if not nested:
+                conn.execute("COMMIT")
+        if table is None:
+            return _empty_table(exp_id, tuple(names), text)
+        wanted = np.asarray(arm_ids, dtype=np.int64)
+        if np.any(np.diff(wanted) < 0):  # asked for in an order other than the store's arm ids
+            table = table.select(np.lexsort((table.round, table.case_idx, table.arm_index)))
+        return table
+
+    def _read_runs(self, conn, exp_id: int, arm_ids: list[int], names: tuple[str, ...], text: bool):
+        import numpy as np
+
+        where = "experiment_id=? AND arm_id IN ({})".format(",".join("?" * len(arm_ids)))
+        params = (exp_id, *arm_ids)
+        order = "ORDER BY arm_id, case_idx, round"  # the order of the runs_results index: no sorting
+        stats = conn.execute(
+            f"SELECT count(*), min(round), max(round) FROM runs WHERE {where}", params
+        ).fetchone()
+        n = stats[0]
+        if not n:
+            return None
+        cases = self.case_fields(exp_id)
+        by_id = sorted(arm_ids)
+        rounds = stats[2] + 1
+        if stats[1] == 0 and n == len(by_id) * cases.case_idx.size * rounds:
+            # Runs are unique per (arm, case, round): when there are exactly arms × cases × rounds of
+            # them and rounds start at 0, every combination exists, and the keys need not be read.
+            arm_id = np.repeat(np.asarray(by_id, dtype=np.int64), cases.case_idx.size * rounds)
+            case_idx = np.tile(np.repeat(cases.case_idx, rounds), len(by_id))
+            rnd = np.tile(np.arange(rounds, dtype=np.int64), len(by_id) * cases.case_idx.size)
+            run_id = _int_list(
+                conn.execute(
+                    f"SELECT group_concat(id) FROM (SELECT id FROM runs WHERE {where} {order})", params
+                ).fetchone()[0]
+            )
+        else:
+            keys = conn.execute(f"SELECT id, arm_id, case_idx, round FROM runs WHERE {where} {order}", params)
+            keys = np.fromiter(
+                keys, dtype=np.dtype([("i", "i8"), ("a", "i8"), ("c", "i8"), ("r", "i8")]), count=n
+            )
+            run_id, arm_id, case_idx, rnd = (np.ascontiguousarray(keys[k]) for k in "iacr")
+        position = {a: i for i, a in enumerate(arm_ids)}
+        arm_index = np.asarray([position[a] for a in by_id], dtype=np.int64)[np.searchsorted(by_id, arm_id)]
+        # One character per run carries both the outcome (0-5) and the state (0-6): 48 + 8 × outcome + state.
+        packed = _codes(
+            conn.execute(
+                f"SELECT group_concat(char(48 + 8 * ({OUTCOME_SQL}) + {STATE_SQL}), '') FROM "
+                f"(SELECT state, failure_type, passed FROM runs WHERE {where} {order})",
+                params,
+            ).fetchone()[0]
+        )
+        outcome, state = packed >> 3, packed & 7
+        m = _MISSING
+        floats = np.fromiter(
+            conn.execute(
+                f"SELECT IFNULL(score, {m}), IFNULL(confidence, {m}), IFNULL(cost, {m}), "
+                f"IFNULL(input_tokens, {m}), IFNULL(output_tokens, {m}), IFNULL(latency_ms, {m}) "
+                f"FROM runs WHERE {where} {order}",
+                params,
+            ),
+            dtype=np.dtype([(k, "f8") for k in ("s", "q", "c", "i", "o", "l")]),
+            count=n,
+        )
+        score, confidence, cost, input_tokens, output_tokens, latency = (
+            _nan_missing(np.ascontiguousarray(floats[k])) for k in ("s", "q", "c", "i", "o", "l")
+        )
+        # The wide rows are read once, for the prediction and the two flags together.
+        flags_sql = (
+            f"48 + (evidence_refs IS NOT NULL AND evidence_refs NOT IN {_EMPTY_LIST}) "
+            f"+ 2 * (files_read IS NOT NULL AND files_read NOT IN {_EMPTY_LIST}) "
+            f"+ 4 * (sections_read IS NOT NULL AND sections_read NOT IN {_EMPTY_LIST})"
+        )
+        joined, flag_text = conn.execute(
+            "SELECT group_concat(IFNULL(prediction, char(29)), char(30)), group_concat(char(flag), '') FROM "
+            f"(SELECT prediction, {flags_sql} AS flag FROM runs WHERE {where} {order})",
+            params,
+        ).fetchone()
+        prediction = _split_texts(joined, n)
+        if prediction is None:  # a prediction holds the separator itself: read the column row by row
+            prediction = _objects(
+                [r[0] for r in conn.execute(f"SELECT prediction FROM runs WHERE {where} {order}", params)]
+            )
+        flags = _codes(flag_text)
+        failure_type = np.full(n, None, dtype=object)
+        failed = conn.execute(
+            f"SELECT arm_id, case_idx, round, failure_type FROM runs WHERE {where} AND failure_type IS NOT NULL",
+            params,
+        ).fetchall()
+        if failed:
+            failure_type[_locate(arm_id, case_idx, rnd, failed)] = [r[3] for r in failed]
+        extra = {}
+        if text:
+            cols = list(
+                zip(
+                    *conn.execute(
+                        f"SELECT {', '.join(TEXT_COLUMNS)}, "
+                        "IFNULL(json_extract(transcript_summary, '$.tool_calls'), 0) "
+                        f"FROM runs WHERE {where} {order}",
+                        params,
+                    ).fetchall(),
+                    strict=True,
+                )
+            )
+            for i, name in enumerate(TEXT_COLUMNS):
+                extra[name] = _json_lists(cols[i]) if name in _LIST_COLUMNS else _objects(cols[i])
+            extra["tool_calls"] = _ints(cols[len(TEXT_COLUMNS)])
+        at = cases.positions(case_idx)
+        return RunTable(
+            experiment_id=exp_id,
+            arms=names,
+            run_id=run_id,
+            arm_index=arm_index,
+            arm_id=arm_id,
+            case_idx=case_idx,
+            case_id=cases.case_id[at],
+            round=rnd,
+            domain=cases.domain[at],
+            expected=cases.expected[at],
+            outcome=outcome,
+            state=state,
+            failure_type=failure_type,
+            passed=np.where(outcome == PASSED, 1.0, np.where(outcome == FAILED, 0.0, np.nan)),
+            score=score,
+            prediction=prediction,
+            confidence=confidence,
+            cost=cost,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            tokens=input_tokens + output_tokens,
+            latency_ms=latency,
+            evidence_cited=(flags & 1).astype(bool),
+            read_file=(flags & 2).astype(bool),
+            read_section=(flags & 4).astype(bool),
+            read_skill=(flags & 6).astype(bool),
+            text=extra,
+        )
+
+    def case_outcomes(
+        self, exp_id: int, arm_ids: Sequence[int] | None = None, *, scores: bool = True
+    ) -> CaseOutcomes:
+        """Per (arm, case) sums of an experiment's runs: outcome counts, cost, latency, tokens, scores.
+
+        Finished runs are summed from the ``runs_results`` index alone (a million runs come back as a
+        few hundred thousand rows of sums, which is what paired statistics need); runs not finished yet
+        are read from the table and added in.
+
+        Args:
+            exp_id: The experiment's id.
+            arm_ids: Only these arms (default: every arm).
+            scores: Also sum the graded scores (False leaves ``scored``/``score``/``score_sq`` at 0: a
+                pass/fail comparison does not need them, and three fewer sums make the query faster).
+        """
+        where, params = "experiment_id=?", [exp_id]
+        if arm_ids is not None:
+            where += " AND arm_id IN ({})".format(",".join("?" * len(arm_ids)))
+            params.extend(arm_ids)
+        score_sums = "count(score), total(score), total(score * score)" if scores else "0, 0.0, 0.0"
+        # Outcome counts are packed 12 bits each into one integer sum: one aggregate instead of five
+        # keeps the query fast. A case has at most 1000 rounds (4095 fit), checked below.
+        sums = (
+            "SELECT arm_id, case_idx, count(*), "
+            "sum(CASE state WHEN 'pass' THEN 1 WHEN 'fail' THEN CASE WHEN failure_type IS NOT NULL "
+            "THEN 16777216 WHEN passed IS NULL THEN 68719476736 ELSE 4096 END "
+            "WHEN 'cancelled' THEN 281474976710656 ELSE 0 END), "
+            f"count(latency_ms), total(cost), total(latency_ms), total(input_tokens + output_tokens), {score_sums} "
+            "FROM runs {} WHERE " + where + " AND state IN {} GROUP BY arm_id, case_idx"
+        )
+        cursor = _plain_cursor(self.conn)
+        finished = cursor.execute(sums.format("", FINISHED_STATES), params).fetchall()
+        # Runs still open are usually few (none once an experiment is done): find them by state.
+        rest = cursor.execute(sums.format("INDEXED BY runs_experiment_state", OPEN_STATES), params).fetchall()
+        return _case_sums(exp_id, finished, rest)
+
+    def has_verdicts(self, exp_id: int) -> bool:
+        """Whether any grader of the experiment returned a pass/fail verdict (not only a score)."""
+        return (
+            self.query_one(
+                "SELECT 1 FROM grades WHERE experiment_id=? AND status='ok' AND passed IS NOT NULL "
+                "AND other_run_id IS NULL LIMIT 1",
+                (exp_id,),
+            )
+            is not None
+        )
+
+    def grade_table(self, exp_id: int, *, kinds: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The latest successful grade of each (run, grader) with its run's arm, case and round.
+
+        Args:
+            exp_id: The experiment's id.
+            kinds: Only graders of these kinds (``rule``, ``judge``, ``pairwise``).
+        """
+        where, params = "g.experiment_id=?", [exp_id]
+        if kinds:
+            where += " AND g.kind IN ({})".format(",".join("?" * len(kinds)))
+            params.extend(kinds)
+        rows = self.query(
+            "SELECT g.run_id, g.other_run_id, g.grader, g.kind, g.status, g.passed, g.score, g.verdict, "
+            "g.dimensions, g.judge_cost, g.details, r.arm_id, r.case_idx, r.round "
+            "FROM grades g JOIN runs r ON r.id = g.run_id "
+            f"WHERE g.id IN (SELECT MAX(id) FROM grades g WHERE {where} "
+            "GROUP BY run_id, COALESCE(other_run_id, 0), grader) ORDER BY g.id",
+            params,
+        )
+        out = []
+        for r in rows:
+            out.append(
+                {
+                    "run_id": r[0],
+                    "other_run_id": r[1],
+                    "grader": r[2],
+                    "kind": r[3],
+                    "status": r[4],
+                    "passed": None if r[5] is None else bool(r[5]),
+                    "score": r[6],
+                    "verdict": r[7],
+                    "dimensions": json.loads(r[8]) if r[8] else None,
+                    "judge_cost": r[9],
+                    "details": json.loads(r[10]) if r[10] else None,
+                    "arm_id": r[11],
+                    "case_idx": r[12],
+                    "round": r[13],
+                }
+            )
+        return out
+
+
+def _case_sums(exp_id: int, finished: list[tuple], rest: list[tuple]) -> CaseOutcomes:
+    """`CaseOutcomes` from the per-(arm, case) sums of finished runs plus those of open runs."""
+    import numpy as np
+
+    rows = finished + rest
+    cols = list(zip(*rows, strict=True)) if rows else [()] * 11
+    arm_id, case_idx = _ints(cols[0]), _ints(cols[1])
+    ints = np.stack([_ints(cols[i]) for i in (2, 3, 4, 8)]) if rows else np.zeros((4, 0), dtype=np.int64)
+    floats = (
+        np.stack([np.fromiter(cols[i], dtype=float, count=len(rows)) for i in (5, 6, 7, 9, 10)])
+        if rows
+        else np.zeros((5, 0))
+    )
+    if rest:  # a case with finished and open runs has two rows: add them up
+        keys = arm_id * (int(case_idx.max()) + 1) + case_idx
+        unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        if unique.size < keys.size:
+            ints = np.stack(
+                [np.bincount(inverse, weights=row, minlength=unique.size) for row in ints]
+            ).astype(np.int64)
+            floats = np.stack([np.bincount(inverse, weights=row, minlength=unique.size) for row in floats])
+            arm_id, case_idx = arm_id[first], case_idx[first]
+        else:
+            order = np.argsort(keys, kind="stable")
+            arm_id, case_idx, ints, floats = arm_id[order], case_idx[order], ints[:, order], floats[:, order]
+    runs = ints[0]
+    if runs.size and runs.max() > 4095:
+        raise UsageError(
+            f"experiment #{exp_id} has {int(runs.max())} runs of one case in one arm; analysis supports at most "
+            "4095 rounds"
+        )
+    packed = ints[1]
+    field_of = [(packed >> shift) & 0xFFF for shift in (0, 12, 24, 36, 48)]
+    return CaseOutcomes(
+        arm_id=arm_id,
+        case_idx=case_idx,
+        runs=runs,
+        passed=field_of[0],
+        failed=field_of[1],
+        execution_failed=field_of[2],
+        grading_failed=field_of[3],
+        cancelled=field_of[4],
+        executed=ints[2],
+        cost=floats[0],
+        latency_ms=floats[1],
+        tokens=floats[2],
+        scored=ints[3],
+        score=floats[3],
+        score_sq=floats[4],
+    )
+
+
+def _empty_table(exp_id: int, arms: tuple[str, ...], text: bool) -> RunTable:
+    import numpy as np
+
+    ints, floats, objects = (np.empty(0, dtype=np.int64), np.empty(0), np.empty(0, dtype=object))
+    return RunTable(
+        experiment_id=exp_id,
+        arms=arms,
+        run_id=ints,
+        arm_index=ints,
+        arm_id=ints,
+        case_idx=ints,
+        case_id=objects,
+        round=ints,
+        domain=objects,
+        expected=objects,
+        outcome=ints,
+        state=ints,
+        failure_type=objects,
+        passed=floats,
+        score=floats,
+        prediction=objects,
+        confidence=floats,
+        cost=floats,
+        input_tokens=floats,
+        output_tokens=floats,
+        tokens=floats,
+        latency_ms=floats,
+        evidence_cited=np.empty(0, dtype=bool),
+        read_file=np.empty(0, dtype=bool),
+        read_section=np.empty(0, dtype=bool),
+        read_skill=np.empty(0, dtype=bool),
+        text={**{name: objects for name in TEXT_COLUMNS}, "tool_calls": ints} if text else {},
+    )

@@ -1,0 +1,254 @@
+"""The gate: rule files (good and bad), the metric namespace, the three dimensions, warnings that never block."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from abbench.errors import ComparisonRefused, UsageError
+from abbench.gate import (
+    DEFAULT_RULES,
+    METRICS,
+    DecisionPolicy,
+    evaluate_gate,
+    load_rules,
+    metric_names,
+    parse_metric,
+    parse_rules,
+)
+from tests.results import cases_of, make_experiment, one_round, table_2x2
+
+
+@pytest.fixture
+def better(store):
+    """Treatment clearly better: 12 fixed, 3 regressed over 50 cases."""
+    a, b = table_2x2(30, 12, 3, 5)
+    return make_experiment(store, "better", cases_of(50), {"control": a, "treatment": b})
+
+
+@pytest.fixture
+def worse(store):
+    """Treatment clearly worse and dearer: 20 regressed, nothing fixed."""
+    a, b = table_2x2(30, 0, 20, 10)
+    b = [[{"passed": r[0], "cost": 0.05}] for r in b]
+    return make_experiment(store, "worse", cases_of(60), {"control": a, "treatment": b}, dataset="w")
+
+
+def test_default_rules_are_the_three_dimensions(store, better):
+    result = evaluate_gate(better, store=store)
+    assert result.source == "default rules" and result.passed
+    assert [r.rule.metric for r in result.rules] == [r["metric"] for r in DEFAULT_RULES]
+    assert result.decision.capability.conclusion == "pass"
+    assert not result.decision.stability.assessed
+    json.dumps(result.as_dict(), allow_nan=False)
+
+
+def test_a_significant_regression_blocks_capability_and_a_dearer_worse_arm_blocks_cost(store, worse):
+    result = evaluate_gate(worse, store=store)
+    assert not result.passed
+    d = result.decision
+    assert d.capability.conclusion == "block" and "significantly worse" in d.capability.summary
+    assert d.cost.conclusion == "block" and "costs more" in d.cost.summary
+    assert {r.rule.metric for r in result.blocking} == {"capability_pass", "cost_pass"}
+
+
+def test_stability_blocks_when_the_candidate_flips_more(store):
+    control = [[True, True, True]] * 10
+    treatment = [[True, False, True]] * 5 + [[True, True, True]] * 5
+    exp = make_experiment(store, "e", cases_of(10), {"control": control, "treatment": treatment})
+    d = evaluate_gate(exp, store=store).decision
+    assert d.stability.conclusion == "block" and "50%" in d.stability.summary
+    relaxed = evaluate_gate(exp, store=store, policy=DecisionPolicy(flip_tolerance=0.6)).decision
+    assert relaxed.stability.conclusion == "pass"
+
+
+def test_non_inferiority_margin(store, better):
+    strict = evaluate_gate(better, store=store, policy=DecisionPolicy(capability_margin=0.0))
+    assert strict.decision.capability.conclusion == "pass"  # the lower bound is above 0
+    a, b = table_2x2(40, 2, 2, 6)
+    even = make_experiment(store, "even", cases_of(50), {"control": a, "treatment": b}, dataset="even")
+    margin = evaluate_gate(even, store=store, policy=DecisionPolicy(capability_margin=0.02))
+    assert margin.decision.capability.conclusion == "block" and "margin" in margin.decision.capability.summary
+
+
+def test_rules_from_yaml_with_warnings_that_never_block(store, better, tmp_path):
+    gate = tmp_path / "gate.yaml"
+    gate.write_text(
+        "rules:\n"
+        "  - {metric: diff_ci_low, op: '>=', value: 0, severity: block, name: not worse}\n"
+        "  - {metric: regressed, op: '<=', value: 2, severity: warn}\n"
+        "  - 'p95_latency_ms <= 8000'\n"
+        "  - {metric: avg_cost, op: '<=', value: 0.5}\n"
+        "  - {metric: no_domain_significant_regression, op: '==', value: true}\n"
+        "  - {metric: control.accuracy, op: '<', value: 0.7}\n"
+        "  - {metric: flip_rate, op: '<=', value: 0.1, severity: warn}\n",
+        encoding="utf-8",
+    )
+    result = evaluate_gate(better, gate, store=store)
+    assert result.passed and result.source == str(gate)
+    by_metric = {r.rule.metric: r for r in result.rules}
+    assert by_metric["regressed"].status == "fail" and not by_metric["regressed"].blocks
+    assert by_metric["flip_rate"].status == "missing" and not by_metric["flip_rate"].blocks
+    assert by_metric["diff_ci_low"].value == pytest.approx(better_ci_low(store, better))
+    assert by_metric["control.accuracy"].value == pytest.approx(0.66)
+    assert by_metric["p95_latency_ms"].message == "p95_latency_ms <= 8000: 100 → pass"
+    assert [w.rule.metric for w in result.warnings] == ["regressed", "flip_rate"]
+
+
+def better_ci_low(store, exp) -> float:
+    from abbench.compare import compare_arms
+
+    return compare_arms(exp, store=store).main.interval.low
+
+
+def test_json_rules_and_a_missing_value_blocks_unless_allowed(store, better, tmp_path):
+    gate = tmp_path / "gate.json"
+    gate.write_text(json.dumps([{"metric": "flip_rate", "op": "<=", "value": 0.1}]), encoding="utf-8")
+    blocked = evaluate_gate(better, gate, store=store)
+    assert not blocked.passed and "no value (one round per case" in blocked.rules[0].message
+    allowed = evaluate_gate(
+        better, [{"metric": "flip_rate", "op": "<=", "value": 0.1, "allow_missing": True}], store=store
+    )
+    assert allowed.passed and allowed.rules[0].status == "missing"
+
+
+def test_the_experiments_own_gate_is_used_when_no_file_is_given(store):
+    a, b = table_2x2(30, 12, 3, 5)
+    exp = make_experiment(
+        store,
+        "own",
+        cases_of(50),
+        {"control": a, "treatment": b},
+        gate=[{"metric": "fixed", "op": ">=", "value": 20}],
+    )
+    result = evaluate_gate(exp, store=store)
+    assert result.source == "experiment gate" and not result.passed
+    assert result.rules[0].message == "fixed >= 20: 12 → BLOCK"
+
+
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        ({"metric": "p95_latency", "op": "<=", "value": 1}, "did you mean p95_latency_ms"),
+        ({"metric": "nope", "op": "<=", "value": 1}, "valid metrics: accuracy, accuracy_ci_low"),
+        (
+            {"metric": "accuracy", "op": "=>", "value": 1},
+            "op '=>' is not an operator; use one of >=, >, <=, <, ==, !=",
+        ),
+        ({"metric": "accuracy", "op": ">=", "value": "high"}, "value: accuracy is a number"),
+        (
+            {"metric": "no_domain_significant_regression", "op": ">=", "value": True},
+            "compare it with == or !=",
+        ),
+        ({"metric": "no_domain_significant_regression", "op": "==", "value": 1}, "must be true or false"),
+        (
+            {"metric": "accuracy", "op": ">=", "value": 1, "severity": "fatal"},
+            "severity 'fatal' is not one of block, warn",
+        ),
+        ({"metric": "accuracy", "op": ">="}, "missing field 'value'"),
+        ({"metric": "accuracy", "op": ">=", "value": 1, "sev": "warn"}, "unknown field(s) sev"),
+        ({"metric": "a.diff", "op": ">=", "value": 0}, "takes no arm prefix"),
+        ({"metric": "ghost.accuracy", "op": ">=", "value": 0}, "no arm 'ghost'"),
+        ({"metric": "f1", "op": ">=", "value": 0}, "takes a parameter"),
+        ("accuracy is high", "is not a rule"),
+    ],
+)
+def test_bad_rules_say_which_rule_and_field(rule, message):
+    with pytest.raises(UsageError) as err:
+        parse_rules(
+            [{"metric": "accuracy", "op": ">=", "value": 0}, rule],
+            origin="g.yaml",
+            arms=("control", "treatment"),
+        )
+    assert "g.yaml, rule 2" in str(err.value)
+    assert message in str(err.value)
+
+
+def test_bad_rule_files_name_the_line(tmp_path):
+    gate = tmp_path / "gate.yaml"
+    gate.write_text(
+        "rules:\n  - metric: accuracy\n    op: '>='\n    value: 0\n  - metric: accuracy\n    op: '=<'\n    value: 0\n"
+    )
+    with pytest.raises(UsageError, match=r"gate.yaml, rule 2 \(line 5\): op '=<'"):
+        load_rules(gate)
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("rules: [\n  {metric: accuracy\n")
+    with pytest.raises(UsageError, match=r"broken.yaml, line \d+, column \d+: not valid YAML"):
+        load_rules(broken)
+    with pytest.raises(UsageError, match="does not exist"):
+        load_rules(tmp_path / "absent.yaml")
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text('{"rule": []}')
+    with pytest.raises(UsageError, match="unknown key"):
+        load_rules(wrong)
+
+
+def test_every_metric_is_documented_and_parses():
+    for name in metric_names():
+        ref = parse_metric(name.replace("[LABEL]", "[fast]").replace("[DOMAIN]", "[nav]"))
+        assert ref.definition.description
+    assert len(metric_names()) == len(METRICS)
+
+
+def test_per_class_and_per_domain_metrics(store, better):
+    result = evaluate_gate(
+        better,
+        [
+            "f1[fast] >= 0.5",
+            "recall[slow] >= 0",
+            "domain_accuracy[nav] >= 0.5",
+            "domain_diff[car] >= 0",
+            "a.f1[fast] >= 0",
+        ],
+        store=store,
+    )
+    assert all(r.status == "pass" for r in result.rules), [r.message for r in result.rules]
+    missing = evaluate_gate(better, ["f1[banana] >= 0.5"], store=store)
+    assert missing.rules[0].status == "missing" and "no class 'banana'" in missing.rules[0].message
+
+
+def test_gate_against_a_baseline_experiment(store):
+    cases = cases_of(40)
+    base = make_experiment(
+        store,
+        "v1",
+        cases,
+        {"control": one_round([True] * 40), "treatment": one_round([True] * 30 + [False] * 10)},
+    )
+    cand = make_experiment(
+        store, "v2", cases, {"control": one_round([True] * 40), "treatment": one_round([True] * 40)}
+    )
+    result = evaluate_gate(cand, ["fixed >= 10", "a.accuracy <= 0.75", "accuracy == 1"], store=store, vs=base)
+    assert result.passed, [r.message for r in result.rules]
+    assert result.a.arm == "v1/treatment" and result.b.arm == "v2/treatment"
+    other = make_experiment(store, "x", cases_of(3), {"a": one_round([True] * 3)}, dataset="other")
+    with pytest.raises(ComparisonRefused):
+        evaluate_gate(cand, store=store, vs=other)
+
+
+def test_one_arm_experiment_has_no_comparison_metrics(store):
+    exp = make_experiment(store, "solo", cases_of(5), {"only": one_round([True] * 5)})
+    result = evaluate_gate(exp, ["accuracy >= 0.9", "diff >= 0"], store=store)
+    assert result.rules[0].status == "pass"
+    assert result.rules[1].status == "missing" and "no comparison" in result.rules[1].message
+    assert not result.passed
+
+
+def test_every_metric_is_named_in_the_readme():
+    from tests.conftest import REPO
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    missing = [name for name in METRICS if name.replace("[]", "") not in readme]
+    assert not missing, f"document these gate metrics in README.md: {missing}"
+
+
+def test_nothing_graded_blocks_capability_instead_of_passing(store):
+    exp = make_experiment(store, "p", cases_of(4), {"a": [["pending"]] * 4, "b": [["exec_fail"]] * 4})
+    result = evaluate_gate(exp, store=store)
+    assert not result.passed
+    capability = result.decision.capability
+    assert (
+        capability.conclusion == "block" and not capability.assessed and "not assessed" in capability.summary
+    )
+    assert result.decision.cost.conclusion == "pass" and result.decision.stability.conclusion == "pass"

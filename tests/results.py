@@ -1,0 +1,203 @@
+"""Build experiments with exactly known results by writing runs and grades straight into the store.
+
+``make_experiment(store, "exp", cases, {"control": [[True, False], ...], "treatment": [...]})`` writes one
+run per case × round × arm. Each run is given as:
+
+- ``True`` / ``False``: graded pass / fail (prediction = the gold label, or ``"wrong"``);
+- ``"exec_fail"``, ``"grade_fail"``, ``"cancelled"``, ``"pending"``;
+- a dict of run columns (``passed``, ``prediction``, ``reason``, ``confidence``, ``evidence``, ``cost``,
+  ``latency_ms``, ``score``, ``files_read``, ``state``, ``failure_type``, ``judge``: {score, dimensions}).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from abbench.store import now_iso
+from abbench.types import Case
+
+
+def cases_of(n: int, domains=("nav", "car", "media"), labels=("fast", "slow")) -> list[Case]:
+    """`n` cases with gold labels cycling over `labels` and domains over `domains`."""
+    return [
+        Case(
+            f"c{i:03d}",
+            f"query {i}",
+            labels[i % len(labels)],
+            domain=domains[i % len(domains)] if domains else None,
+        )
+        for i in range(n)
+    ]
+
+
+def _run_fields(spec: Any, case: Case) -> dict[str, Any]:
+    base = {
+        "state": "pass",
+        "passed": 1,
+        "prediction": case.expected,
+        "reason": f"because {case.input}",
+        "confidence": 0.9,
+        "evidence": [],
+        "files_read": [],
+        "cost": 0.01,
+        "latency_ms": 100.0,
+        "input_tokens": 100,
+        "output_tokens": 20,
+        "score": None,
+        "failure_type": None,
+        "executed": True,
+        "grade": "ok",
+    }
+    if spec is True:
+        return base
+    if spec is False:
+        return {**base, "state": "fail", "passed": 0, "prediction": "wrong"}
+    if spec == "exec_fail":
+        return {**base, "state": "fail", "passed": None, "prediction": None, "failure_type": "agent_error",
+                "executed": False, "grade": None, "cost": None, "latency_ms": None}  # fmt: skip
+    if spec == "grade_fail":
+        return {**base, "state": "fail", "passed": None, "grade": "error"}
+    if spec == "cancelled":
+        return {**base, "state": "cancelled", "passed": None, "prediction": None, "executed": False, "grade": None,
+                "cost": None, "latency_ms": None}  # fmt: skip
+    if spec == "pending":
+        return {**base, "state": "pending", "passed": None, "prediction": None, "executed": False, "grade": None,
+                "cost": None, "latency_ms": None}  # fmt: skip
+    if isinstance(spec, dict):
+        out = dict(base)
+        if spec.get("passed") in (False, 0):
+            out.update(state="fail", passed=0, prediction="wrong")
+        out.update({k: v for k, v in spec.items() if k != "passed"})
+        if "passed" in spec and spec["passed"] is not None:
+            out["passed"] = int(bool(spec["passed"]))
+        return out
+    raise ValueError(f"unknown run spec {spec!r}")
+
+
+def make_experiment(
+    store,
+    name: str,
+    cases: list[Case],
+    arms: dict[str, list[list[Any]]],
+    *,
+    dataset: str = "ds",
+    label_set=("fast", "slow"),
+    label_map=None,
+    snapshots: dict[str, str] | None = None,
+    gate=None,
+    judge: str | None = None,
+):
+    """Write an experiment whose runs are exactly `arms[arm][case][round]`; returns the Experiment.
+
+    Args:
+        store: The open store.
+        name: Experiment name.
+        cases: The dataset's cases (saved as dataset `dataset`).
+        arms: Arm name -> per-case lists of per-round run specs (see the module docstring).
+        dataset: Dataset name.
+        label_set: Declared labels.
+        label_map: Label value map.
+        snapshots: Arm name -> snapshot hash (the snapshot must exist in the store).
+        gate: The experiment's own gate rules.
+        judge: Also write a pointwise judge grade named so for runs whose spec has ``judge``.
+    """
+    ds = store.save_dataset(
+        dataset, cases, label_set=list(label_set) if label_set else None, label_map=label_map
+    )
+    rounds = max(len(r) for per_case in arms.values() for r in per_case)
+    arm_rows = [
+        {"name": arm, "agent": "scripted", "snapshot": (snapshots or {}).get(arm), "params": {}}
+        for arm in arms
+    ]
+    with store.transaction():
+        exp_id = store.insert_experiment(
+            name=name,
+            owner="tester",
+            skill="",
+            skill_version="",
+            dataset_id=ds.id,
+            profile_id=None,
+            spec={"name": name, "graders": ["label_match"], "rounds": rounds},
+            rounds=rounds,
+            priority=0,
+            tags=[],
+            gate=gate,
+            arms=arm_rows,
+        )
+    exp = store.get_experiment(exp_id)
+    batch = store.ensure_batch(exp_id)
+    now = now_iso()
+    index = {c.case_id: i for i, c in enumerate(store.load_cases(ds.id))}
+    with store.transaction() as conn:
+        for arm in exp.arms:
+            for case, per_round in zip(cases, arms[arm.name], strict=True):
+                for rnd, spec in enumerate(per_round):
+                    f = _run_fields(spec, case)
+                    cur = conn.execute(
+                        "INSERT INTO runs (experiment_id, arm_id, case_idx, case_id, round, state, failure_type, "
+                        "prediction, reason, confidence, evidence_refs, files_read, sections_read, input_tokens, "
+                        "output_tokens, cost, latency_ms, passed, score, executed_at, finished_at, transcript_summary) "
+                        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        (
+                            exp_id, arm.id, index[case.case_id], case.case_id, rnd, f["state"], f["failure_type"],
+                            f["prediction"] if f["executed"] else None,
+                            f["reason"] if f["executed"] else None,
+                            f["confidence"] if f["executed"] else None,
+                            json.dumps(f["evidence"]) if f["executed"] else None,
+                            json.dumps(f["files_read"]) if f["executed"] else None,
+                            "[]" if f["executed"] else None,
+                            f["input_tokens"] if f["executed"] else None,
+                            f["output_tokens"] if f["executed"] else None,
+                            f["cost"], f["latency_ms"], f["passed"],
+                            f["score"] if f["score"] is not None else (None if f["passed"] is None else float(f["passed"])),
+                            now if f["executed"] else None, now,
+                            json.dumps({"tool_calls": f.get("tool_calls", 0)}) if f["executed"] else None,
+                        ),
+                    )  # fmt: skip
+                    run_id = cur.lastrowid
+                    if f["grade"] == "ok":
+                        conn.execute(
+                            "INSERT INTO grades (experiment_id, batch_id, run_id, grader, kind, status, passed, score, "
+                            "created_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                            (exp_id, batch, run_id, "label_match", "rule", "ok", f["passed"],
+                             None if f["passed"] is None else float(f["passed"]), now),
+                        )  # fmt: skip
+                    elif f["grade"] == "error":
+                        conn.execute(
+                            "INSERT INTO grades (experiment_id, batch_id, run_id, grader, kind, status, error, "
+                            "created_at) VALUES (?,?,?,?,?,?,?,?)",
+                            (
+                                exp_id,
+                                batch,
+                                run_id,
+                                "label_match",
+                                "rule",
+                                "error",
+                                "judge said nothing",
+                                now,
+                            ),
+                        )
+                    if judge and isinstance(spec, dict) and "judge" in spec:
+                        j = spec["judge"]
+                        conn.execute(
+                            "INSERT INTO grades (experiment_id, batch_id, run_id, grader, kind, status, score, "
+                            "dimensions, judge_cost, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                            (exp_id, batch, run_id, judge, "judge", "ok", j.get("score"),
+                             json.dumps(j.get("dimensions")) if j.get("dimensions") else None, j.get("cost"), now),
+                        )  # fmt: skip
+    return store.get_experiment(exp_id)
+
+
+def one_round(outcomes: list[bool]) -> list[list[bool]]:
+    """Per-case single-round outcomes, as `make_experiment` wants them."""
+    return [[o] for o in outcomes]
+
+
+def table_2x2(
+    both: int, fixed: int, regressed: int, neither: int
+) -> tuple[list[list[bool]], list[list[bool]]]:
+    """Control and treatment outcomes (one round) with exactly these cell counts."""
+    a = [True] * both + [False] * fixed + [True] * regressed + [False] * neither
+    b = [True] * both + [True] * fixed + [False] * regressed + [False] * neither
+    return one_round(a), one_round(b)
