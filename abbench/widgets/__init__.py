@@ -7,18 +7,24 @@ view: it reads what it shows from the store and calls the library for every acti
 from __future__ import annotations
 
 from abbench.widgets._base import Choice, ErrorArea, View, escape, html_table, notebook_store
+from abbench.widgets._case import CaseDetailView, read_transcript, transcript_html
 from abbench.widgets._mapping import MappingWidget, report_html
+from abbench.widgets._review import ReviewWidget
 from abbench.widgets._run import RunControlWidget, parse_params
 
 __all__ = [
+    "CaseDetailView",
     "Choice",
     "ErrorArea",
     "MappingWidget",
+    "ReviewWidget",
     "RunControlWidget",
     "View",
     "escape",
     "html_table",
     "notebook_store",
     "parse_params",
+    "read_transcript",
     "report_html",
+    "transcript_html",
 ]
