@@ -8,15 +8,19 @@ from __future__ import annotations
 
 from abbench.widgets._base import Choice, ErrorArea, View, escape, html_table, notebook_store
 from abbench.widgets._case import CaseDetailView, read_transcript, transcript_html
+from abbench.widgets._diff import DiffWidget
 from abbench.widgets._mapping import MappingWidget, report_html
+from abbench.widgets._results import ResultsWidget
 from abbench.widgets._review import ReviewWidget
 from abbench.widgets._run import RunControlWidget, parse_params
 
 __all__ = [
     "CaseDetailView",
     "Choice",
+    "DiffWidget",
     "ErrorArea",
     "MappingWidget",
+    "ResultsWidget",
     "ReviewWidget",
     "RunControlWidget",
     "View",

@@ -19,6 +19,11 @@ CHECKS = {
     "assert mapping.preview is not None and mapping.preview.cases",
     "02_run": "assert run.errors.message is None, run.errors.message\n"
     "assert run.dataset.value and len(run.arm_rows) == 3",
+    "03_results": "assert results.errors.message is None, results.errors.message\n"
+    "assert results.metrics is not None and results.gate_result is not None",
+    "04_review": "assert review.errors.message is None, review.errors.message\nassert review.items",
+    "05_compare": "assert diff.errors.message is None, diff.errors.message\n"
+    "assert diff.comparison is not None and diff.lists['fixed']",
 }
 
 
