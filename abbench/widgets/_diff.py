@@ -118,6 +118,8 @@ class DiffWidget(View):
         self.guard("listing experiments", self._list)()
         if a is not None:
             self.guard("choosing the experiments", self.select)(a, b, arm_a=arm_a, arm_b=arm_b)
+        else:
+            self._clear("choose both sides: an experiment and an arm each")
 
     # -- choosing the sides ----------------------------------------------------------------------------
 
@@ -154,9 +156,10 @@ class DiffWidget(View):
         self.compare()
 
     def _sides_changed(self) -> None:
-        if self._quiet or self.exp_a.value is None or self.exp_b.value is None:
+        if self._quiet:
             return
-        ea, eb = self.store.get_experiment(self.exp_a.value), self.store.get_experiment(self.exp_b.value)
+        ea = self.store.get_experiment(self.exp_a.value) if self.exp_a.value is not None else None
+        eb = self.store.get_experiment(self.exp_b.value) if self.exp_b.value is not None else None
         self._quiet = True
         try:
             self.arm_a.intended = self.arm_b.intended = None  # arms belong to their experiment
@@ -165,13 +168,13 @@ class DiffWidget(View):
             self._quiet = False
         self.compare()
 
-    def _arm_options(self, ea: Experiment, eb: Experiment) -> None:
-        self.arm_a.set_options([(x.name, x.name) for x in ea.arms])
-        self.arm_b.set_options([(x.name, x.name) for x in eb.arms])
-        if self.arm_b.value is None:
+    def _arm_options(self, ea: Experiment | None, eb: Experiment | None) -> None:
+        self.arm_a.set_options([(x.name, x.name) for x in ea.arms] if ea else [])
+        self.arm_b.set_options([(x.name, x.name) for x in eb.arms] if eb else [])
+        if eb is not None and self.arm_b.value is None:
             self.arm_b.select(eb.arms[-1].name, notify=False)
-        if self.arm_a.value is None:
-            if ea.id == eb.id:
+        if ea is not None and self.arm_a.value is None:
+            if eb is not None and ea.id == eb.id:
                 first = next((x.name for x in ea.arms if x.name != self.arm_b.value), ea.arms[0].name)
                 self.arm_a.select(first, notify=False)
             else:

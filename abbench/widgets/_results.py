@@ -128,6 +128,8 @@ class ResultsWidget(View):
         self.guard("listing experiments", self._list)()
         if experiment is not None:
             self.guard("choosing an experiment", self.select_experiment)(experiment)
+        else:
+            self.summary_html.value = note("choose an experiment")
 
     # -- choosing --------------------------------------------------------------------------------------
 

@@ -13,14 +13,31 @@ FAIL_GRADING: set[str] = set()
 
 
 async def answer(task):
-    """The gold label (``wrong`` for ids ending in 7), after ``sleep_ms``; fails for `FAIL_EXECUTION` ids."""
+    """The gold label after ``sleep_ms``; fails for `FAIL_EXECUTION` ids.
+
+    Wrong (the other label) for ids ending in 7, for ids in the arm's ``wrong`` list, and in round 0
+    for ids in its ``flaky`` list; confidence 0.4 for ids ending in 5; cites ``SKILL.md#规则`` when
+    the arm has a skill, except for ids in its ``silent`` list; words its reason otherwise for ids in
+    its ``rephrase`` list.
+    """
     await asyncio.sleep(task.params.get("sleep_ms", 0) / 1000)
-    if task.case.case_id in FAIL_EXECUTION:
-        raise AgentError(f"cannot answer {task.case.case_id}", "agent_error", retryable=False)
+    case = task.case
+    if case.case_id in FAIL_EXECUTION:
+        raise AgentError(f"cannot answer {case.case_id}", "agent_error", retryable=False)
+    wrong = (
+        case.case_id.endswith("7")
+        or case.case_id in task.params.get("wrong", ())
+        or (task.round == 0 and case.case_id in task.params.get("flaky", ()))
+    )
+    other = "slow" if case.expected == "fast" else "fast"
+    cite = task.skill is not None and case.case_id not in task.params.get("silent", ())
     return {
-        "prediction": "wrong" if task.case.case_id.endswith("7") else task.case.expected,
-        "reason": f"because <b>{task.case.input}</b>",
-        "confidence": 0.4 if task.case.case_id.endswith("5") else 0.9,
+        "prediction": other if wrong else case.expected,
+        "reason": ("since" if case.case_id in task.params.get("rephrase", ()) else "because")
+        + f" <b>{case.input}</b>"
+        + (" (the other way)" if wrong else ""),
+        "confidence": 0.4 if case.case_id.endswith("5") else 0.9,
+        "evidence_refs": ["SKILL.md#规则"] if cite else [],
     }
 
 
