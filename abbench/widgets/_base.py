@@ -64,7 +64,7 @@ def html_table(
 STYLE = """<style>
 .abbench-table td, .abbench-table th {border:1px solid #ddd; padding:2px 6px; text-align:left;
   vertical-align:top; font-size:12px; max-width:520px; overflow-wrap:anywhere}
-.abbench-table th {background:#f4f4f4}
+.abbench-table th {background:#f4f4f4; white-space:nowrap}
 .abbench-error {color:#a40000; background:#fff0f0; border:1px solid #e0b4b4; padding:4px 8px;
   white-space:pre-wrap; font-family:monospace; font-size:12px}
 .abbench-note {color:#555; font-size:12px}

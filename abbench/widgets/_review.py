@@ -18,10 +18,10 @@ from abbench.widgets._base import STYLE, Choice, StoreLike, View, note
 from abbench.widgets._case import CaseDetailView
 
 KIND_LABELS = {
-    "gold": "gold vs prediction",
+    "gold": "gold ≠ answer",
     "low_confidence": "low confidence",
-    "no_evidence": "no evidence cited",
-    "flaky": "flaky across rounds",
+    "no_evidence": "no evidence",
+    "flaky": "flaky rounds",
     "arms": "arms disagree",
     "all": "all",
 }
@@ -107,7 +107,15 @@ class ReviewWidget(View):
         self.chooser.widget.layout.width = "560px"
         self.reload_button = self.button("Reload", self.reload, tooltip="read the cases and reviews again")
         self.kind = w.ToggleButtons(options=[(label, k) for k, label in KIND_LABELS.items()], value=kind)
-        self.kind.style.button_width = "150px"
+        self.kind.style.button_width = "170px"
+        self.kind.tooltips = [
+            "the answer was graded wrong (disagrees with the gold)",
+            f"the answer's confidence is below {threshold}",
+            "an arm with a skill cited none of it",
+            "an arm passed in some rounds and failed in others",
+            "the arms answer differently, or one passes where another fails",
+            "every case listed for any reason",
+        ]
         self.arm = Choice("Arm", on_select=lambda _v: self.guard("filtering", self.refilter)())
         self.state = w.Dropdown(
             options=[("any", "any"), ("not reviewed", "open"), ("reviewed", "done")],
@@ -129,7 +137,12 @@ class ReviewWidget(View):
             placeholder="note: what you saw, what should change", layout={"width": "640px"}
         )
         self.verdict_buttons = {
-            verdict: self.button(VERDICT_LABELS[verdict], lambda v=verdict: self.save(v), tooltip=verdict)
+            verdict: self.button(
+                VERDICT_LABELS[verdict],
+                lambda v=verdict: self.save(v),
+                tooltip=verdict,
+                layout={"width": "auto"},
+            )
             for verdict in REVIEW_VERDICTS
         }
         self.next_button = self.button("Next case", self.next_case, icon="arrow-down")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from abbench.review import reviews
 from abbench.store import open_store
 from tests.conftest import REPO
 from tests.widgets.demo import SKILLS, build_demo_store
@@ -114,6 +115,41 @@ def _flow(page, url: str, store_dir: Path, seen: dict) -> None:
     page.screenshot(path=str(REPORTS / "widgets-run.png"), full_page=True)
     assert total == 3 * 60 * 3
 
+    # 04_review: open the first gold disagreement, write a note, say the model is right
+    _open(page, url, "04_review.ipynb")
+    cases = page.locator(".widget-select select[size]")
+    _wait(lambda: cases.locator("option").count() > 0, 60, "the list of disagreements")
+    first = cases.locator("option").first.inner_text()
+    case_id = re.split(r"\s", first, maxsplit=1)[0]  # ipywidgets renders spaces as no-break spaces
+    cases.select_option(index=0)
+    _wait(
+        lambda: any(
+            t.startswith(f"Case {case_id}") for t in page.locator(".widget-html-content").all_inner_texts()
+        ),
+        30,
+        "the case",
+    )
+    page.locator(".widget-textarea textarea").fill("the model is right: 两个任务")
+    page.locator(".widget-textarea textarea").blur()
+    _button(page, "model is right").click()
+    saved = _wait(
+        lambda: next(
+            (t for t in page.locator(".abbench-ok").all_inner_texts() if t.startswith("saved:")), None
+        ),
+        30,
+        "the review to be saved",
+    )
+    seen["review"] = f"{case_id}: {saved}"
+    page.screenshot(path=str(REPORTS / "widgets-review.png"), full_page=True)
+    with open_store(store_dir) as store:
+        exp = store.list_experiments()[0]
+        (review,) = reviews(exp.id, store=store)
+    assert (review.case_id, review.verdict, review.note) == (
+        case_id,
+        "model_correct",
+        "the model is right: 两个任务",
+    )
+
 
 def test_run_pause_resume_and_review_in_jupyterlab(tmp_path):
     if not CHROMIUM.exists():
@@ -132,6 +168,9 @@ def test_run_pause_resume_and_review_in_jupyterlab(tmp_path):
         cases=60,
         rounds=3,
     )
+    parameterized(
+        REPO / "notebooks" / "04_review.ipynb", lab_root / "04_review.ipynb", store_path=str(store_dir)
+    )
     REPORTS.mkdir(exist_ok=True)
     seen: dict[str, object] = {}
     with jupyterlab(lab_root) as url, sync_api.sync_playwright() as pw:
@@ -139,12 +178,21 @@ def test_run_pause_resume_and_review_in_jupyterlab(tmp_path):
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.set_default_timeout(60_000)
+            console: list[str] = []
+            page.on(
+                "console",
+                lambda m: (
+                    console.append(f"{m.type}: {m.text[:300]}") if m.type in ("error", "warning") else None
+                ),
+            )
             try:
                 _flow(page, url, store_dir, seen)
             except BaseException:
                 page.screenshot(path=str(REPORTS / "widgets-failure.png"), full_page=True)
                 errors = page.locator(".abbench-error").all_inner_texts()
                 print(f"widget errors: {errors}")
+                print("console:", *console[-20:], sep="\n  ")
+                print("texts:", [t[:120] for t in page.locator(".widget-html-content").all_inner_texts()])
                 raise
         finally:
             browser.close()

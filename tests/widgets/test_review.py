@@ -25,9 +25,9 @@ def test_gold_disagreements_are_listed_first_with_a_count_per_kind(widget):
     assert widget.kind.value == "gold"
     assert ids(widget) == ["c01", "c02", "c03", "c04", "c07", "c17"]
     labels = dict((k, label) for label, k in widget.kind.options)
-    assert labels["gold"] == "gold vs prediction (6)" and labels["flaky"] == "flaky across rounds (1)"
+    assert labels["gold"] == "gold ≠ answer (6)" and labels["flaky"] == "flaky rounds (1)"
     assert labels["all"] == "all (9)"
-    assert "6 of 9 cases listed" in widget.count_html.value
+    assert "6 of 9 cases listed (gold ≠ answer)" in widget.count_html.value
     assert widget.cases.value is None and widget.detail.case_id is None  # nothing opened by itself
 
 
