@@ -6,6 +6,13 @@ view: it reads what it shows from the store and calls the library for every acti
 
 from __future__ import annotations
 
+try:
+    import ipywidgets as _ipywidgets  # noqa: F401 - checked here to say how to get it
+except ImportError as exc:  # pragma: no cover - depends on the installation
+    raise ImportError(
+        "abbench.widgets needs ipywidgets and the Jupyter stack: pip install 'abbench[notebook]'"
+    ) from exc
+
 from abbench.widgets._base import Choice, ErrorArea, View, escape, html_table, notebook_store
 from abbench.widgets._case import CaseDetailView, read_transcript, transcript_html
 from abbench.widgets._diff import DiffWidget
