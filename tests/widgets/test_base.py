@@ -100,3 +100,18 @@ def test_notebook_store_finds_the_store_above_the_working_folder(tmp_path, monke
     monkeypatch.setenv("ABBENCH_STORE", str(store.path))
     assert notebook_store().path == store.path
     assert notebook_store(store) is store
+
+
+def test_only_the_widgets_package_imports_ipywidgets():
+    import re
+
+    from tests.conftest import REPO
+
+    pattern = re.compile(r"^\s*(import|from)\s+ipywidgets\b", re.M)
+    offenders = [
+        str(p.relative_to(REPO))
+        for p in (REPO / "abbench").rglob("*.py")
+        if "widgets" not in p.relative_to(REPO / "abbench").parts
+        and pattern.search(p.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []

@@ -274,3 +274,22 @@ def test_stored_snapshots_are_offered_as_skills(store, small):
 )
 def test_parse_params(text, params):
     assert parse_params(text) == params
+
+
+def test_looking_at_another_experiment_while_a_run_ends_keeps_it_shown(store, small):
+    other = create_experiment(
+        {"name": "other", "dataset": small.fingerprint, "arms": {"z": python_arm()}}, store=store
+    )
+    w = RunControlWidget(
+        store, dataset=small.fingerprint, arms={"a": python_arm(sleep_ms=20)}, rounds=2, name="bg"
+    )
+    w.start_button.click()
+    handle = w.handle
+    w.chooser.select(other.id)  # the person looks elsewhere while the run goes on
+    assert w.experiment.id == other.id and w.progress.status == "created"
+    handle.wait(60)
+    time.sleep(0.3)  # the run's last report (and the list reload it triggers) came from the runner's thread
+    assert w.chooser.value == other.id and w.experiment.id == other.id
+    assert w.progress.experiment == "other" and "#1 other" in w.status_html.value
+    w.chooser.select(store.get_experiment("bg").id)
+    assert w.progress.status == "finished" and w.bars["a"].value == 48
