@@ -102,6 +102,12 @@ class DiffWidget(View):
         for choice in self.case_lists.values():
             choice.widget.layout.width = "100%"
         self.list_tabs = w.Tab(children=[c.widget for c in self.case_lists.values()], titles=LISTS)
+        # Another tab shows its own chosen case (each list keeps its own choice).
+        self.on_change(
+            self.list_tabs,
+            lambda index: self._case_chosen(self.case_lists[LISTS[index or 0]].value),
+            "selected_index",
+        )
         self.detail = CaseDetailView(self.store)
         self.children = [
             w.HTML(STYLE),

@@ -20,6 +20,7 @@ from abbench.runner import (
     create_experiment,
     experiment_status,
     pause_experiment,
+    resume_experiment,
     start_experiment,
 )
 from abbench.store._experiments import Experiment
@@ -622,8 +623,6 @@ class RunControlWidget(View):
             return
         fresh = self.store.get_experiment(exp.id)
         if fresh.runner_alive:
-            from abbench.runner import resume_experiment
-
             resume_experiment(exp.id, store=self.store)
             self.refresh()
             return

@@ -104,3 +104,13 @@ def test_choosing_nothing_says_what_to_do(store, ab):
     assert w.comparison is None and w.lists["fixed"] == []
     w.exp_a.select(ab.id)
     assert "choose both sides" in w.verdict_html.value
+
+
+def test_each_list_keeps_its_own_case_and_a_tab_shows_it(widget):
+    widget.open_case("regressed", "c04")
+    widget.open_case("fixed", "c01")
+    assert widget.detail.case_id == "c01"
+    widget.list_tabs.selected_index = 1
+    assert widget.detail.case_id == "c04"
+    widget.list_tabs.selected_index = 2  # nothing chosen in "reason changed" yet
+    assert widget.detail.case_id is None
