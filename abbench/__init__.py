@@ -63,6 +63,13 @@ _EXPORTS: dict[str, str] = {
     "experiment_metrics": "abbench.metrics",
     "judge_agreement": "abbench.review",
     "reviews": "abbench.review",
+    # exports and reports
+    "ExportResult": "abbench.export",
+    "ReportResult": "abbench.report",
+    "export": "abbench.export",
+    "export_table": "abbench.export",
+    "render_report": "abbench.report",
+    "render_reports": "abbench.report",
     # statistics: the main functions; result types and descriptive helpers stay in abbench.stats
     "clustered_se": "abbench.stats",
     "cochrans_q": "abbench.stats",

@@ -289,6 +289,8 @@ class ExperimentRunner(GradingMixin):
         try:
             await asyncio.gather(*workers)
             if self.pairwise and not self._cancelling:
+                # Pairs are read back from the store: every execution must be committed first.
+                self.writer.flush()
                 await self._grade_pairs()
         finally:
             poller.cancel()

@@ -1,0 +1,186 @@
+"""Commands for what leaves abbench: export (CSV/XLSX/JSONL files) and report (self-contained HTML pages)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+@cli.command("export")
+@click.argument("experiment")
+@click.option(
+    "--what",
+    type=click.Choice(["runs", "grades", "reviews", "comparison"]),
+    default="runs",
+    show_default=True,
+    help="What to export.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["csv", "xlsx", "jsonl"]),
+    help="File format (default: from --out's suffix, else csv).",
+)
+@click.option(
+    "--out",
+    metavar="FILE",
+    help="The file to write ('-' for stdout, csv/jsonl only); default <experiment>-<what>.<format> here.",
+)
+@click.option("--arms", nargs=2, metavar="A B", help="For --what comparison: the two arms, control first.")
+@click.option("--vs", metavar="EXP_B", help="For --what comparison: compare against another experiment.")
+@json_option
+@pass_ctx
+def export_cmd(
+    ctx: Context,
+    experiment: str,
+    what: str,
+    fmt: str | None,
+    out: str | None,
+    arms: tuple[str, str] | None,
+    vs: str | None,
+    as_json: bool,
+) -> None:
+    """Export an experiment's runs, grades, reviews or comparison to CSV, XLSX or JSONL.
+
+    \b
+    csv    UTF-8 with a byte-order mark (Excel reads Chinese correctly); text beginning with
+           = + - @, a tab or a carriage return gets a leading ' so no spreadsheet runs it
+    xlsx   typed cells (numbers, booleans, UTC dates), a frozen header with a filter
+    jsonl  lossless: every value as stored, raw rows and full grades included
+
+    \b
+    Examples:
+      abbench export routing-v2 --what runs --format xlsx --out exports/routing-v2.xlsx
+      abbench export routing-v2 --what grades --format jsonl --out - | jq .
+    """
+    from abbench.export import export, export_table, write_csv, write_jsonl
+
+    options = {}
+    if arms:
+        options["arms"] = tuple(arms)
+    if vs:
+        options["vs"] = vs
+    if out == "-":
+        fmt = fmt or "csv"
+        if fmt == "xlsx":
+            raise click.UsageError("an xlsx file cannot go to stdout; give --out FILE.xlsx")
+        table = export_table(experiment, what, store=ctx.store, **options)
+        writer = write_csv if fmt == "csv" else write_jsonl
+        writer(table, sys.stdout)
+        return
+    result = export(experiment, what, fmt, out, store=ctx.store, **options)
+    emit(
+        as_json,
+        result.as_dict(),
+        f"wrote {result.rows:,} {what} to {result.path} ({result.format}, {_size(result.size_bytes)})",
+    )
+
+
+@cli.command("report")
+@click.argument("experiments", nargs=-1)
+@click.option("--vs", metavar="EXP_B", help="Compare against another experiment on the same dataset.")
+@click.option("--arms", nargs=2, metavar="A B", help="Compare these two arms, control first.")
+@click.option(
+    "--gate", type=click.Path(dir_okay=False), help="A gate file (YAML/JSON) to decide pass or block."
+)
+@click.option("--title", help="The page title (default: the experiment's name).")
+@click.option("--out", metavar="FILE", help="The HTML file (default reports/<experiment>.html).")
+@click.option(
+    "--all-since", "since", metavar="DATE", help="A report for every experiment created since DATE."
+)
+@click.option(
+    "--out-dir",
+    type=click.Path(file_okay=False),
+    default="reports",
+    show_default=True,
+    help="Folder for a batch of reports (--all-since, or several experiments).",
+)
+@json_option
+@pass_ctx
+def report_cmd(
+    ctx: Context,
+    experiments: tuple[str, ...],
+    vs: str | None,
+    arms: tuple[str, str] | None,
+    gate: str | None,
+    title: str | None,
+    out: str | None,
+    since: str | None,
+    out_dir: str,
+    as_json: bool,
+) -> None:
+    """Render a self-contained HTML report (and keep the executed notebook beside it).
+
+    The page opens offline on any laptop or phone: plotly.js is inlined once, code is hidden, every
+    string from data, models or judges is escaped, and a page holding the value of a key, token or
+    secret from the environment is refused.
+
+    \b
+    Examples:
+      abbench report routing-v2 --out reports/routing-v2.html
+      abbench report routing-v2 --arms control v2 --gate gates/release.yaml
+      abbench report routing-v2 --vs routing-v1
+      abbench report --all-since 2026-11-01 --out-dir reports/nightly
+    """
+    from abbench.report import render_report, render_reports
+
+    batch = since is not None or len(experiments) > 1
+    if not experiments and since is None:
+        raise click.UsageError("name an experiment, several, or --all-since DATE")
+    if since is not None and experiments:
+        raise click.UsageError("give experiments or --all-since DATE, not both")
+    if batch:
+        if out or vs or arms or title:
+            raise click.UsageError(
+                "--out, --vs, --arms and --title are for one report; a batch uses --out-dir"
+            )
+        result = render_reports(
+            since=since,
+            experiments=list(experiments) if experiments else None,
+            out_dir=Path(out_dir),
+            store=ctx.store,
+            gate=gate,
+        )
+
+        def human():
+            if not result.results and not result.failures:
+                click.echo(f"no experiment created since {since}")
+            for r in result.results:
+                verdict = f"  {r.decision.upper()}" if r.decision else ""
+                click.echo(
+                    f"wrote {r.html_path} ({_size(r.size_bytes)}) in {r.seconds:.1f} s  {r.experiment}{verdict}"
+                )
+            for f in result.failures:
+                click.secho(f"failed {f.experiment}: {f.error}", fg="red", err=True)
+
+        emit(as_json, result.as_dict(), human)
+        if result.failures:
+            sys.exit(2)
+        return
+    r = render_report(
+        experiments[0],
+        vs=vs,
+        arms=list(arms) if arms else None,
+        gate=gate,
+        out=out,
+        title=title,
+        store=ctx.store,
+        progress=not as_json and sys.stderr.isatty(),
+    )
+    lines = [f"wrote {r.html_path} ({_size(r.size_bytes)}, {r.figures} figures) in {r.seconds:.1f} s"]
+    if r.decision:
+        lines.append(f"decision: {r.decision.upper()}" + (f" — {r.headline}" if r.headline else ""))
+    lines.append(f"executed notebook: {r.notebook_path}")
+    emit(as_json, r.as_dict(), "\n".join(lines))

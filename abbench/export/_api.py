@@ -1,0 +1,219 @@
+"""`export()`: an experiment's runs, grades, reviews or comparison written to a CSV, XLSX or JSONL file."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from abbench.errors import UsageError
+from abbench.export._tables import Table, comparison_table, grades_table, reviews_table, runs_table
+from abbench.export._writers import write_csv, write_jsonl, write_xlsx
+
+log = logging.getLogger(__name__)
+
+EXPORT_KINDS = ("runs", "grades", "reviews", "comparison")
+"""What `export` can write."""
+
+EXPORT_FORMATS = ("csv", "xlsx", "jsonl")
+"""The file formats `export` writes."""
+
+RUNS_PROFILE: dict[str, Any] = {
+    "name": "abbench-runs",
+    "description": "Cases back from an abbench runs export (JSONL); keep the first row of each case id.",
+    "read": {"format": "jsonl"},
+    "fields": {
+        "case_id": {"column": "case_id"},
+        "input": {"column": "input"},
+        "expected": {"column": "expected"},
+        "history": {"column": "history"},
+        "context": {"column": "context"},
+        "domain": {"column": "domain"},
+        "request_id": {"column": "request_id"},
+        "metadata": {"column": "metadata"},
+    },
+    "normalize_input": False,
+}
+"""The mapping profile that turns a runs JSONL export back into the experiment's cases.
+
+The export lists the first arm's first round first, in dataset order, so importing with this profile
+and ``skip_invalid=True`` (the later rows repeat case ids and are skipped) under the dataset's name
+gives the same cases and the same fingerprint::
+
+    abbench import routing-v2-runs.jsonl --mapping abbench-runs.yaml --name demo --skip-invalid
+"""
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    """What `export` wrote.
+
+    Attributes:
+        path: The file written.
+        what: ``runs``, ``grades``, ``reviews`` or ``comparison``.
+        format: ``csv``, ``xlsx`` or ``jsonl``.
+        rows: Data rows written (the header not counted).
+        columns: The column headers written.
+        size_bytes: The file's size.
+        seconds: How long writing took.
+        notes: Things a reader of the file should know.
+    """
+
+    path: Path
+    what: str
+    format: str
+    rows: int
+    columns: tuple[str, ...]
+    size_bytes: int
+    seconds: float
+    notes: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "path": str(self.path),
+            "what": self.what,
+            "format": self.format,
+            "rows": self.rows,
+            "columns": list(self.columns),
+            "size_bytes": self.size_bytes,
+            "seconds": round(self.seconds, 3),
+            "notes": list(self.notes),
+        }
+
+
+def _stem(name: str) -> str:
+    """A file name from an experiment name: CJK and letters kept, path and shell-hostile characters dropped."""
+    stem = re.sub(r"[\\/:*?\"<>|\s]+", "-", name).strip("-.")
+    return stem[:120] or "experiment"
+
+
+def export_table(experiment, what: str = "runs", *, store=None, **options: Any) -> Table:
+    """The table `export` would write, without writing it (``.to_pandas()`` gives a DataFrame).
+
+    Args:
+        experiment: The experiment: id, ``#id``, name, or an `Experiment`.
+        what: One of `EXPORT_KINDS`.
+        store: A `Store`, a store folder, or None for $ABBENCH_STORE / ./.abbench.
+        **options: For ``comparison``: ``arms=(a, b)`` and/or ``vs=`` a baseline experiment (see
+            `abbench.export.comparison_table`).
+
+    Raises:
+        UsageError: an unknown `what` (the message lists the choices), or options for another export.
+        NotFoundError: no such experiment.
+    """
+    from abbench.store import open_store
+
+    if what not in EXPORT_KINDS:
+        raise UsageError(f"cannot export {what!r}; choose one of {', '.join(EXPORT_KINDS)}")
+    if options and what != "comparison":
+        raise UsageError(f"{', '.join(sorted(options))} only apply to the comparison export, not to {what}")
+    s = open_store(store)
+    exp = s.get_experiment(experiment)
+    if what == "runs":
+        return runs_table(s, exp)
+    if what == "grades":
+        return grades_table(s, exp)
+    if what == "reviews":
+        return reviews_table(s, exp)
+    return comparison_table(s, exp, **options)
+
+
+def export(
+    experiment,
+    what: str = "runs",
+    format: str | None = None,
+    out: str | os.PathLike | None = None,
+    *,
+    store=None,
+    **options: Any,
+) -> ExportResult:
+    """Write an experiment's runs, grades, reviews or comparison lists to a file.
+
+    - **runs**: one row per run (case × round × arm) with the case fields, arm, round, prediction,
+      reason, confidence, evidence, state, failure type, the latest grade of each grader (one column
+      per grader, ``grade.<name>``), tokens, cost and latency.
+    - **grades**: every grade, older ones included, with its batch id and a ``latest`` flag.
+    - **reviews**: every human review with the case and the reviewed answer.
+    - **comparison**: the fixed and regressed cases between two arms.
+
+    Formats: **csv** is UTF-8 with a byte-order mark (Excel then reads Chinese correctly), and text
+    cells beginning with ``= + - @``, a tab or a carriage return get a leading ``'`` so no spreadsheet
+    runs them as formulas (numbers stay numbers). **xlsx** has typed cells (numbers, booleans, dates
+    in UTC), a bold frozen header with a filter, and text stored as text, never as formulas. **jsonl**
+    is lossless: every value as stored, nested values as JSON, the raw rows and full grades included;
+    a runs JSONL imports back to the dataset's cases with `RUNS_PROFILE`.
+
+    Args:
+        experiment: The experiment: id, ``#id``, name, or an `Experiment`.
+        what: One of `EXPORT_KINDS`.
+        format: One of `EXPORT_FORMATS`; default: from `out`'s suffix, else csv.
+        out: The file to write; default ``<experiment>-<what>.<format>`` in the working folder.
+            The file is replaced only once it is complete.
+        store: A `Store`, a store folder, or None for $ABBENCH_STORE / ./.abbench.
+        **options: For ``comparison``: ``arms=(a, b)`` or ``vs=`` another experiment.
+
+    Example:
+        >>> export("routing-v2", "runs", "xlsx", "exports/routing-v2.xlsx")   # doctest: +SKIP
+        ExportResult(path=PosixPath('exports/routing-v2.xlsx'), what='runs', format='xlsx', rows=2388, ...)
+
+    Raises:
+        UsageError: an unknown `what` or `format` (the message lists the choices), or more rows than
+            an XLSX sheet holds.
+        NotFoundError: no such experiment.
+    """
+    started = time.perf_counter()
+    fmt = _format(format, out)
+    table = export_table(experiment, what, store=store, **options)
+    path = Path(out) if out is not None else Path.cwd() / f"{_stem(table.experiment)}-{what}.{fmt}"
+    path = path.expanduser()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Write beside the target, then rename: a failed export never leaves half a file behind.
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        if fmt == "csv":
+            rows = write_csv(table, tmp)
+        elif fmt == "xlsx":
+            rows = write_xlsx(table, tmp)
+        else:
+            rows = write_jsonl(table, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    columns = tuple(c.name for c in table.columns if fmt == "jsonl" or not c.jsonl_only)
+    result = ExportResult(
+        path=path,
+        what=what,
+        format=fmt,
+        rows=rows,
+        columns=columns,
+        size_bytes=path.stat().st_size,
+        seconds=time.perf_counter() - started,
+        notes=table.notes,
+    )
+    log.info("exported %d %s of %s to %s", rows, what, table.experiment, path)
+    return result
+
+
+def _format(format: str | None, out: str | os.PathLike | None) -> str:
+    if format is None:
+        suffix = Path(out).suffix.lower().lstrip(".") if out is not None else ""
+        format = {"xls": "xlsx", "json": "jsonl", "ndjson": "jsonl"}.get(suffix, suffix) or "csv"
+        if format not in EXPORT_FORMATS:
+            raise UsageError(
+                f"cannot tell the format from {str(out)!r}; give format= one of {', '.join(EXPORT_FORMATS)}"
+            )
+    fmt = format.lower().lstrip(".")
+    if fmt not in EXPORT_FORMATS:
+        raise UsageError(f"unknown export format {format!r}; choose one of {', '.join(EXPORT_FORMATS)}")
+    return fmt

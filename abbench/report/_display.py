@@ -1,0 +1,561 @@
+"""What report cells show: escaped HTML tables, notes, cards and plotly figures, built from plain results.
+
+Every string that may come from data, models or judges goes through `esc` (HTML) or `label` (plotly
+text, which understands a few tags of its own), so a case holding ``<script>`` shows as text. A number
+that is missing shows as an em dash with the reason nearby, never as NaN or None.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+MISSING = "—"
+"""What a missing number shows as."""
+
+PALETTE = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b", "#9d755d")
+"""Arm colours, in arm order (control first)."""
+
+
+# -- formatting -------------------------------------------------------------------------------------
+
+
+def esc(value: Any) -> str:
+    """`value` as HTML text: escaped, with None shown as an em dash."""
+    if value is None:
+        return MISSING
+    if isinstance(value, float) and not math.isfinite(value):
+        return MISSING
+    return html.escape(str(value), quote=True)
+
+
+def label(value: Any, limit: int = 60) -> str:
+    """`value` as plotly text: shortened, with ``& < >`` as entities (plotly reads tags like <b> and <a>)."""
+    text = MISSING if value is None else str(value)
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return html.escape(text, quote=False)
+
+
+def is_number(value: Any) -> bool:
+    """Whether `value` is a finite number (not None, NaN, infinity or a bool)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def pct(value: Any, digits: int = 1, signed: bool = False) -> str:
+    """A share as a percentage (``0.873`` → ``87.3%``); missing → em dash."""
+    if not is_number(value):
+        return MISSING
+    text = f"{value * 100:+.{digits}f}" if signed else f"{value * 100:.{digits}f}"
+    return text + ("pp" if signed else "%")
+
+
+def num(value: Any, digits: int = 2, signed: bool = False) -> str:
+    """A number with `digits` decimals (thousands separated); missing → em dash."""
+    if not is_number(value):
+        return MISSING
+    if isinstance(value, int) and not signed:
+        return f"{value:,}"
+    return f"{value:+,.{digits}f}" if signed else f"{value:,.{digits}f}"
+
+
+def money(value: Any) -> str:
+    """Money in USD with enough digits for per-run costs (``$0.0012``)."""
+    if not is_number(value):
+        return MISSING
+    if value == 0:
+        return "$0"
+    digits = 2 if abs(value) >= 1 else 4 if abs(value) >= 0.01 else 6
+    return f"${value:,.{digits}f}"
+
+
+def ms(value: Any) -> str:
+    """Milliseconds, as ``850 ms`` or ``2.4 s``."""
+    if not is_number(value):
+        return MISSING
+    return f"{value / 1000:.1f} s" if abs(value) >= 1000 else f"{value:.0f} ms"
+
+
+def pvalue(value: Any) -> str:
+    """A p-value as people read it (``p = 0.031``, ``p < 0.001``)."""
+    if not is_number(value):
+        return MISSING
+    return "p < 0.001" if value < 0.001 else f"p = {value:.3f}"
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 case``, ``2 cases``, ``1,204 cases`` (`many` for irregular plurals)."""
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+def when(value: Any) -> str:
+    """An ISO-8601 time as people read it: ``2026-11-29 20:49 UTC`` (text that is not a time is kept)."""
+    if not value:
+        return MISSING
+    from datetime import UTC, datetime
+
+    try:
+        moment = datetime.fromisoformat(str(value))
+    except ValueError:
+        return str(value)
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M") + " UTC"
+
+
+def interval(low: Any, high: Any, fmt: Callable[[Any], str] = pct) -> str:
+    """``[low, high]`` with `fmt`; missing ends → em dash."""
+    if not (is_number(low) and is_number(high)):
+        return MISSING
+    return f"[{fmt(low)}, {fmt(high)}]"
+
+
+# -- HTML builders (pure: they return text, so they can be tested without a kernel) ---------------------
+
+
+def table_html(
+    rows: Iterable[Mapping[str, Any]],
+    columns: Sequence[tuple[str, str] | tuple[str, str, Any]],
+    *,
+    caption: str | None = None,
+    row_class: Callable[[Mapping[str, Any]], str | None] | None = None,
+    empty: str = "Nothing to show.",
+) -> str:
+    """An HTML table. Each column is ``(key, header)`` or ``(key, header, fmt)``.
+
+    `fmt` is ``"text"`` (long text, wrapped), ``"html"`` (the cell is already safe HTML), or a
+    function value → display text (the result is escaped). Numbers without a `fmt` are right-aligned.
+    """
+    rows = list(rows)
+    if not rows:
+        return note_html(empty)
+    head = []
+    for col in columns:
+        fmt = col[2] if len(col) > 2 else None
+        numeric = callable(fmt) or any(is_number(r.get(col[0])) for r in rows)
+        head.append(
+            f'<th class="{"n" if numeric and fmt not in ("text", "html") else ""}">{esc(col[1])}</th>'
+        )
+    body = []
+    for r in rows:
+        cells = []
+        for col in columns:
+            key, fmt = col[0], (col[2] if len(col) > 2 else None)
+            value = r.get(key)
+            if fmt == "html":
+                cells.append(f"<td>{value if value is not None else MISSING}</td>")
+            elif fmt == "text":
+                cells.append(f'<td class="text">{esc(value)}</td>')
+            elif callable(fmt):
+                cells.append(f'<td class="n">{esc(fmt(value))}</td>')
+            elif is_number(value):
+                cells.append(f'<td class="n">{esc(num(value))}</td>')
+            elif isinstance(value, bool):
+                cells.append(f"<td>{'yes' if value else 'no'}</td>")
+            else:
+                cells.append(f"<td>{esc(value)}</td>")
+        cls = row_class(r) if row_class else None
+        body.append(f'<tr class="{esc(cls)}">' if cls else "<tr>")
+        body.append("".join(cells) + "</tr>")
+    cap = f"<caption>{esc(caption)}</caption>" if caption else ""
+    return (
+        f'<div class="abb-table-wrap"><table class="abb-table">{cap}<thead><tr>{"".join(head)}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
+
+
+def note_html(text: str, kind: str = "note") -> str:
+    """A sentence in place of a section that has nothing to show (``kind``: note or warn)."""
+    return f'<p class="abb-{esc(kind)}">{esc(text)}</p>'
+
+
+def kv_html(pairs: Iterable[tuple[str, Any]]) -> str:
+    """A definition list: label → value (values escaped; a value given as `Safe` is kept as is)."""
+    items = []
+    for key, value in pairs:
+        shown = value.html if isinstance(value, Safe) else esc(value)
+        items.append(f"<dt>{esc(key)}</dt><dd>{shown}</dd>")
+    return f'<dl class="abb-kv">{"".join(items)}</dl>'
+
+
+class Safe:
+    """HTML that was built from escaped parts and must not be escaped again."""
+
+    __slots__ = ("html",)
+
+    def __init__(self, text: str):
+        self.html = text
+
+    def __str__(self) -> str:
+        return self.html
+
+
+def tag_html(text: str, kind: str = "") -> str:
+    """A small pill (``draft`` marks a skill that is not a clean commit)."""
+    return f'<span class="abb-tag {esc(kind)}">{esc(text)}</span>'
+
+
+def title_html(title: str, subtitle: str | None = None) -> str:
+    """The page's heading."""
+    sub = f'<p class="abb-subtitle">{esc(subtitle)}</p>' if subtitle else ""
+    return f"<h1>{esc(title)}</h1>{sub}"
+
+
+def card_html(heading: str, big: str, text: str = "", tone: str = "flat") -> str:
+    """One card of the at-a-glance row (``tone``: good, bad or flat)."""
+    return (
+        f'<div class="abb-card {esc(tone)}"><h4>{esc(heading)}</h4><div class="abb-big abb-num">{esc(big)}</div>'
+        f"<p>{esc(text)}</p></div>"
+    )
+
+
+def cards_html(cards: Iterable[str]) -> str:
+    """A responsive row of cards built with `card_html`."""
+    return f'<div class="abb-cards">{"".join(cards)}</div>'
+
+
+def decision_html(verdict: str | None, headline: str, details: str = "") -> str:
+    """The decision banner: ``pass``, ``block``, ``warn`` or None (no gate)."""
+    tone = verdict if verdict in ("pass", "block", "warn") else "none"
+    word = {"pass": "PASS", "block": "BLOCK", "warn": "PASS WITH WARNINGS"}.get(tone, "NO GATE")
+    extra = f"<div>{details}</div>" if details else ""
+    return (
+        f'<div class="abb-decision {tone}"><div class="abb-verdict">{word}</div>'
+        f"<div>{esc(headline)}</div>{extra}</div>"
+    )
+
+
+# -- figures ---------------------------------------------------------------------------------------------
+
+
+def base_layout(**overrides: Any) -> dict[str, Any]:
+    """A light plotly layout without plotly's 8 KB default template: readable fonts, small margins."""
+    layout: dict[str, Any] = {
+        "template": "none",
+        "font": {
+            "family": "system-ui, -apple-system, Segoe UI, Roboto, PingFang SC, Microsoft YaHei, sans-serif",
+            "size": 13,
+            "color": "#1f2328",
+        },
+        "paper_bgcolor": "white",
+        "plot_bgcolor": "white",
+        "margin": {"l": 48, "r": 16, "t": 36, "b": 48},
+        "height": 360,
+        "legend": {"orientation": "h", "y": -0.2},
+        "xaxis": {"gridcolor": "#eaeef2", "zerolinecolor": "#d0d7de", "automargin": True},
+        "yaxis": {"gridcolor": "#eaeef2", "zerolinecolor": "#d0d7de", "automargin": True},
+        "hoverlabel": {"align": "left"},
+    }
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(layout.get(key), dict):
+            layout[key] = {**layout[key], **value}
+        else:
+            layout[key] = value
+    return layout
+
+
+def figure(data: list[dict[str, Any]], **layout: Any):
+    """A plotly figure from trace dicts and layout overrides (strings must already go through `label`)."""
+    import plotly.graph_objects as go
+
+    return go.Figure(data=data, layout=base_layout(**layout))
+
+
+# -- showing things in the notebook ---------------------------------------------------------------------
+
+
+def setup() -> None:
+    """Prepare a report kernel: the report's plotly renderer (see `abbench.report.use_report_renderer`)."""
+    from abbench.report._plotly import use_report_renderer
+
+    use_report_renderer()
+
+
+def show(text: str) -> None:
+    """Display HTML built by the ``*_html`` functions."""
+    from IPython.display import HTML, display
+
+    display(HTML(text))
+
+
+SUMMARY_MIMETYPE = "application/vnd.abbench.report+json"
+"""The output a report notebook leaves for `render_report` to read (the decision); never shown on the page."""
+
+
+def summary(data: Mapping[str, Any]) -> None:
+    """Leave the report's headline (decision, verdict, figures) in the executed notebook for the caller."""
+    from IPython.display import display
+
+    display({SUMMARY_MIMETYPE: dict(data)}, raw=True)
+
+
+def show_figure(fig: Any) -> None:
+    """Display a plotly figure (a div and a ``Plotly.newPlot`` call in the page)."""
+    from IPython.display import display
+
+    display(fig)
+
+
+def table(rows, columns, **kw: Any) -> None:
+    """Display `table_html`."""
+    show(table_html(rows, columns, **kw))
+
+
+def note(text: str, kind: str = "note") -> None:
+    """Display `note_html`."""
+    show(note_html(text, kind))
+
+
+def kv(pairs) -> None:
+    """Display `kv_html`."""
+    show(kv_html(pairs))
+
+
+STATE_COLOURS = {
+    "pass": "#54a24b",
+    "fail": "#e45756",
+    "cancelled": "#9d9d9d",
+    "pending": "#d0d7de",
+    "running": "#4c78a8",
+    "executed": "#72b7b2",
+    "evaluating": "#b279a2",
+}
+
+
+def states_figure(states: Mapping[str, Mapping[str, int]]):
+    """Runs per arm and state as stacked horizontal bars (arms top to bottom in their order)."""
+    arms = list(states)
+    data = []
+    for state, colour in STATE_COLOURS.items():
+        counts = [states[a].get(state, 0) for a in arms]
+        if any(counts):
+            data.append(
+                {
+                    "type": "bar",
+                    "orientation": "h",
+                    "name": state,
+                    "y": [label(a) for a in arms],
+                    "x": counts,
+                    "marker": {"color": colour},
+                    "hovertemplate": "%{y}: %{x} " + state + "<extra></extra>",
+                }
+            )
+    return figure(
+        data,
+        barmode="stack",
+        height=max(160, 70 + 42 * len(arms)),
+        yaxis={"autorange": "reversed"},
+        xaxis={"title": {"text": "runs"}},
+        legend={"orientation": "h", "y": -0.35, "traceorder": "normal"},
+        margin={"t": 12},
+    )
+
+
+# -- figures of analysis results (plain dicts from `.as_dict()`) -----------------------------------------
+
+
+def colour(index: int) -> str:
+    """The colour of the arm at `index` (control first)."""
+    return PALETTE[index % len(PALETTE)]
+
+
+def _errors(estimates: Sequence[Mapping[str, Any] | None]) -> tuple[list, list, list]:
+    """Values and the distances to their interval ends (plotly's asymmetric error bars); None stays a gap."""
+    values, plus, minus = [], [], []
+    for e in estimates:
+        value = (e or {}).get("value")
+        iv = (e or {}).get("interval") or {}
+        if is_number(value):
+            values.append(value)
+            plus.append(max(0.0, iv["high"] - value) if is_number(iv.get("high")) else 0.0)
+            minus.append(max(0.0, value - iv["low"]) if is_number(iv.get("low")) else 0.0)
+        else:
+            values.append(None)
+            plus.append(None)
+            minus.append(None)
+    return values, plus, minus
+
+
+def estimate_figure(
+    names: Sequence[str],
+    estimates: Sequence[Mapping[str, Any] | None],
+    *,
+    share: bool = True,
+    title: str = "",
+):
+    """One dot per arm with its interval (a share on a 0–100% axis, or a score)."""
+    values, plus, minus = _errors(estimates)
+    scale = 100.0 if share else 1.0
+    data = [
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "x": [None if v is None else v * scale for v in values],
+            "y": [label(n) for n in names],
+            "error_x": {
+                "type": "data",
+                "symmetric": False,
+                "array": [None if p is None else p * scale for p in plus],
+                "arrayminus": [None if m is None else m * scale for m in minus],
+                "thickness": 2,
+                "width": 6,
+            },
+            "marker": {"size": 12, "color": [colour(i) for i in range(len(names))]},
+            "cliponaxis": False,  # a dot at 0% or 100% stays whole
+            "hovertemplate": "%{y}: %{x:.1f}" + ("%" if share else "") + "<extra></extra>",
+            "showlegend": False,
+        }
+    ]
+    axis: dict[str, Any] = {"title": {"text": title}}
+    if share:
+        axis.update(range=[0, 100], ticksuffix="%")
+    return figure(
+        data,
+        xaxis=axis,
+        yaxis={"autorange": "reversed"},
+        height=max(170, 80 + 44 * len(names)),
+        margin={"t": 12},
+    )
+
+
+def grouped_figure(
+    groups: Sequence[str],
+    series: Mapping[str, Sequence[Mapping[str, Any] | None]],
+    *,
+    share: bool = True,
+    title: str = "",
+    lines: bool = False,
+):
+    """Per group (domain or round), one dot per arm with its interval; `lines` joins the dots (rounds)."""
+    scale = 100.0 if share else 1.0
+    data = []
+    for i, (arm, estimates) in enumerate(series.items()):
+        values, plus, minus = _errors(estimates)
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers" if lines else "markers",
+                "name": label(arm),
+                "x": [label(g) for g in groups],
+                "y": [None if v is None else v * scale for v in values],
+                "error_y": {
+                    "type": "data",
+                    "symmetric": False,
+                    "array": [None if p is None else p * scale for p in plus],
+                    "arrayminus": [None if m is None else m * scale for m in minus],
+                    "thickness": 1.5,
+                    "width": 4,
+                },
+                "marker": {"size": 10, "color": colour(i)},
+                "line": {"color": colour(i)},
+                "cliponaxis": False,
+                "hovertemplate": "%{x}: %{y:.1f}"
+                + ("%" if share else "")
+                + "<extra>"
+                + label(arm)
+                + "</extra>",
+            }
+        )
+    axis: dict[str, Any] = {"title": {"text": title}}
+    if share:
+        axis.update(range=[0, 105], ticksuffix="%")
+    return figure(
+        data,
+        yaxis=axis,
+        xaxis={"type": "category", "tickangle": -30 if len(groups) > 6 else 0},
+        scattermode="group",
+        height=380,
+    )
+
+
+def confusion_figure(confusion: Mapping[str, Any], *, title: str = ""):
+    """A confusion matrix as a heatmap: rows gold, columns predicted; colour by row share, text the counts."""
+    counts = [list(row) for row in confusion.get("counts") or []]
+    rows = [label(x, 24) for x in confusion.get("labels") or []]
+    cols = [label(x, 24) for x in confusion.get("columns") or []]
+    shares = []
+    for row in counts:
+        total = sum(row)
+        shares.append([(c / total) if total else 0.0 for c in row])
+    data = [
+        {
+            "type": "heatmap",
+            "z": shares,
+            "x": cols,
+            "y": rows,
+            "text": [[f"{c:,}" for c in row] for row in counts],
+            "texttemplate": "%{text}",
+            "colorscale": [[0, "#f6f8fa"], [1, "#4c78a8"]],
+            "zmin": 0,
+            "zmax": 1,
+            "showscale": False,
+            "hovertemplate": "gold %{y} → predicted %{x}: %{text} runs (%{z:.0%} of the row)<extra></extra>",
+        }
+    ]
+    side = 60 + 44 * max(1, len(rows))
+    return figure(
+        data,
+        title={"text": label(title), "font": {"size": 14}},
+        xaxis={"title": {"text": "predicted"}, "side": "bottom", "type": "category"},
+        yaxis={"title": {"text": "gold"}, "autorange": "reversed", "type": "category"},
+        height=min(560, max(240, side + 90)),
+        margin={"t": 40},
+    )
+
+
+def bars_figure(
+    names: Sequence[str], values: Mapping[str, Sequence[Any]], *, title: str = "", suffix: str = ""
+):
+    """Grouped bars: for each measure in `values` (``{"p50": [...], "p95": [...]}``) one bar per arm."""
+    data = []
+    for j, (measure, numbers) in enumerate(values.items()):
+        data.append(
+            {
+                "type": "bar",
+                "name": label(measure),
+                "x": [label(n) for n in names],
+                "y": [v if is_number(v) else None for v in numbers],
+                "marker": {"color": PALETTE[(j + 3) % len(PALETTE)]},
+                "hovertemplate": "%{x}: %{y:,.4~f}" + suffix + "<extra>" + label(measure) + "</extra>",
+            }
+        )
+    return figure(data, barmode="group", yaxis={"title": {"text": title}, "ticksuffix": suffix}, height=320)
+
+
+def show_text(text: str) -> str:
+    """A paragraph of plain words (escaped)."""
+    return f"<p>{esc(text)}</p>"
+
+
+def outcome_figure(outcomes: Mapping[str, Any], a: str, b: str):
+    """How cases moved from A to B: fixed, regressed, right in both, wrong in both (one stacked bar)."""
+    parts = (
+        ("fixed", outcomes.get("fixed", 0), "#54a24b"),
+        ("regressed", outcomes.get("regressed", 0), "#e45756"),
+        ("right in both", outcomes.get("both_pass", 0), "#c9e3c5"),
+        ("wrong in both", outcomes.get("both_fail", 0), "#f2c4c4"),
+    )
+    data = [
+        {
+            "type": "bar",
+            "orientation": "h",
+            "name": name,
+            "y": [label(f"{b} vs {a}")],
+            "x": [n],
+            "marker": {"color": c},
+            "text": [f"{n:,}" if n else ""],
+            "textposition": "inside",
+            "hovertemplate": name + ": %{x} cases<extra></extra>",
+        }
+        for name, n, c in parts
+    ]
+    return figure(
+        data,
+        barmode="stack",
+        height=150,
+        margin={"t": 8, "b": 30},
+        xaxis={"title": {"text": "cases"}},
+        legend={"orientation": "h", "y": -0.6},
+    )

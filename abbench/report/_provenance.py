@@ -1,0 +1,280 @@
+"""What an experiment ran on and how its runs went, read from the store for the report's provenance and run sections."""
+
+from __future__ import annotations
+
+import platform
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from abbench.store import current_user
+
+
+@dataclass(frozen=True)
+class ArmProvenance:
+    """One arm as it ran: adapter, models, skill snapshot and where the skill came from.
+
+    Attributes:
+        name: The arm's name.
+        agent: The adapter (builtin, openai, command, python, ...).
+        model: The model the arm asked for.
+        models_seen: The models the runs reported (an endpoint may answer with a dated variant).
+        skill: ``name@hash12`` of the skill snapshot, or None for no skill.
+        snapshot_hash: The full content hash.
+        draft: Whether the skill content is not a clean git commit.
+        draft_reason: Why it is a draft.
+        commit: The git commit the skill came from.
+        tag: Its tag.
+        repo: The repository's remote (credentials removed), else its folder.
+        params: The adapter parameters (names of key variables, never their values).
+    """
+
+    name: str
+    agent: str
+    model: str | None
+    models_seen: tuple[str, ...] = ()
+    skill: str | None = None
+    snapshot_hash: str | None = None
+    draft: bool | None = None
+    draft_reason: str | None = None
+    commit: str | None = None
+    tag: str | None = None
+    repo: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Everything a sceptic asks about where a result came from.
+
+    Attributes:
+        experiment: ``#id name``.
+        owner: The experiment's owner.
+        created_at: When the experiment was created (UTC).
+        created_by: Who created it.
+        status: Its status.
+        rounds: Rounds per case and arm.
+        n_cases: Cases the experiment runs.
+        dataset: The dataset fingerprint.
+        dataset_cases: Cases in the whole dataset.
+        mapping_profile: ``name@version`` of the mapping profile used to import it.
+        dataset_file: The file it was imported from.
+        dataset_imported: When and by whom it was imported.
+        arms: Per-arm provenance, control first.
+        graders: ``name (kind)`` of every grader that wrote a grade.
+        judge_models: The models that judged.
+        batch_id: The grade batch.
+        first_started: When the first run started.
+        last_finished: When the last run finished.
+        run_by: Who ran it.
+        parent: The experiment this one was cloned from.
+        tags: The experiment's tags.
+        abbench_version: The abbench that rendered the report.
+        python: The Python that rendered it.
+        generated_at: When the report was rendered (UTC).
+        generated_by: Who rendered it.
+    """
+
+    experiment: str
+    owner: str
+    created_at: str
+    created_by: str | None
+    status: str
+    rounds: int
+    n_cases: int
+    dataset: str
+    dataset_cases: int | None
+    mapping_profile: str | None
+    dataset_file: str | None
+    dataset_imported: str | None
+    arms: tuple[ArmProvenance, ...]
+    graders: tuple[str, ...]
+    judge_models: tuple[str, ...]
+    batch_id: str | None
+    first_started: str | None
+    last_finished: str | None
+    run_by: tuple[str, ...]
+    parent: str | None
+    tags: tuple[str, ...]
+    abbench_version: str
+    python: str
+    generated_at: str
+    generated_by: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return asdict(self)
+
+
+def experiment_provenance(experiment, *, store=None) -> Provenance:
+    """The provenance of an experiment: dataset, mapping, skills (drafts marked), agents, models, dates, people.
+
+    Args:
+        experiment: The experiment: id, ``#id``, name, or an `Experiment`.
+        store: A `Store`, a store folder, or None for $ABBENCH_STORE / ./.abbench.
+    """
+    from abbench import __version__
+    from abbench.store import open_store
+
+    s = open_store(store)
+    exp = s.get_experiment(experiment)
+    ds = s.get_dataset(exp.dataset_id)
+    runs = s.runs(exp.id)
+    models: dict[str, set[str]] = {}
+    started = [r.started_at for r in runs if r.started_at]
+    finished = [r.finished_at or r.executed_at for r in runs if r.finished_at or r.executed_at]
+    for r in runs:
+        if r.output is not None and r.output.model:
+            models.setdefault(r.arm, set()).add(r.output.model)
+    arms = []
+    for arm in exp.arms:
+        snap = s.get_snapshot(arm.snapshot) if arm.snapshot else None
+        arms.append(
+            ArmProvenance(
+                name=arm.name,
+                agent=arm.agent,
+                model=arm.model,
+                models_seen=tuple(sorted(models.get(arm.name, ()))),
+                skill=snap.label.replace(" (draft)", "") if snap else None,
+                snapshot_hash=snap.hash if snap else None,
+                draft=snap.draft if snap else None,
+                draft_reason=snap.draft_reason if snap else None,
+                commit=snap.commit if snap else None,
+                tag=snap.tag if snap else None,
+                repo=(snap.remote or snap.repo) if snap else None,
+                params=dict(arm.params or {}),
+            )
+        )
+    grades = s.grades(exp.id, latest=True)
+    kinds: dict[str, str] = {}
+    judges: set[str] = set()
+    for g in grades:
+        kinds.setdefault(g["grader"], g["kind"])
+        if g["judge_model"]:
+            judges.add(g["judge_model"])
+    profile = _profile_ref(exp, ds)
+    parent = None
+    if exp.parent_id is not None:
+        try:
+            parent = s.get_experiment(exp.parent_id).ref
+        except Exception:  # the parent may have been deleted; provenance still renders
+            parent = f"#{exp.parent_id}"
+    return Provenance(
+        experiment=exp.ref,
+        owner=exp.owner,
+        created_at=exp.created_at,
+        created_by=exp.created_by,
+        status=exp.status,
+        rounds=exp.rounds,
+        n_cases=len({r.case_idx for r in runs}),
+        dataset=exp.dataset,
+        dataset_cases=ds.n_cases,
+        mapping_profile=profile,
+        dataset_file=ds.source_file,
+        dataset_imported=f"{ds.created_at or '?'} by {ds.created_by or '?'}",
+        arms=tuple(arms),
+        graders=tuple(f"{name} ({kind})" for name, kind in kinds.items()),
+        judge_models=tuple(sorted(judges)),
+        batch_id=exp.batch_id,
+        first_started=min(started) if started else None,
+        last_finished=max(finished) if finished else None,
+        run_by=tuple(sorted({r.started_by for r in runs if r.started_by})),
+        parent=parent,
+        tags=tuple(exp.tags),
+        abbench_version=__version__,
+        python=platform.python_version(),
+        generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        generated_by=current_user(),
+    )
+
+
+def _profile_ref(exp, ds) -> str | None:
+    if ds.profile_ref:
+        return ds.profile_ref
+    name = exp.spec.get("dataset_profile")
+    if name:
+        version = exp.spec.get("dataset_profile_version")
+        return f"{name}@{version}" if version else name
+    return None
+
+
+@dataclass(frozen=True)
+class RunOverview:
+    """How an experiment's runs went: states per arm, failures by kind, and the failures themselves.
+
+    Attributes:
+        states: Arm -> state -> runs (every state present, arms in order).
+        total: All runs.
+        finished: Runs in pass or fail.
+        execution_failures: Arm -> failure type -> runs (agent_error, timeout, interrupted ...).
+        grading_failures: Arm -> runs whose execution succeeded but grading reached no verdict.
+        cancelled: Arm -> cancelled runs.
+        failures: Up to `limit` failed runs: case, arm, round, kind, failure type, error.
+    """
+
+    states: dict[str, dict[str, int]]
+    total: int
+    finished: int
+    execution_failures: dict[str, dict[str, int]]
+    grading_failures: dict[str, int]
+    cancelled: dict[str, int]
+    failures: tuple[dict[str, Any], ...]
+
+    @property
+    def complete(self) -> bool:
+        """Whether every run reached pass or fail (nothing pending, cancelled or failed to execute)."""
+        return self.finished == self.total and not any(self.execution_failures.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return asdict(self) | {"complete": self.complete}
+
+
+def run_overview(experiment, *, store=None, limit: int = 50) -> RunOverview:
+    """Where an experiment's runs ended up, with its execution and grading failures told apart.
+
+    Args:
+        experiment: The experiment: id, ``#id``, name, or an `Experiment`.
+        store: A `Store`, a store folder, or None for $ABBENCH_STORE / ./.abbench.
+        limit: How many failed runs to list in detail.
+    """
+    from abbench.store import open_store
+
+    s = open_store(store)
+    exp = s.get_experiment(experiment)
+    states = s.run_counts(exp.id)
+    exec_fail: dict[str, Counter] = {a.name: Counter() for a in exp.arms}
+    grade_fail: Counter = Counter()
+    failures = []
+    for r in s.runs(exp.id, states=["fail"]):
+        if r.execution_failed:
+            exec_fail.setdefault(r.arm, Counter())[r.failure_type or "unknown"] += 1
+            kind = "execution"
+        elif r.grading_failed:
+            grade_fail[r.arm] += 1
+            kind = "grading"
+        else:
+            continue  # a wrong answer is a graded outcome, not a failure
+        if len(failures) < limit:
+            failures.append(
+                {
+                    "case_id": r.case_id,
+                    "arm": r.arm,
+                    "round": r.round,
+                    "kind": kind,
+                    "failure_type": r.failure_type,
+                    "error": r.error,
+                }
+            )
+    total = sum(sum(c.values()) for c in states.values())
+    finished = sum(c.get("pass", 0) + c.get("fail", 0) for c in states.values())
+    return RunOverview(
+        states=states,
+        total=total,
+        finished=finished,
+        execution_failures={a: dict(c) for a, c in exec_fail.items()},
+        grading_failures={a.name: grade_fail.get(a.name, 0) for a in exp.arms},
+        cancelled={a: c.get("cancelled", 0) for a, c in states.items()},
+        failures=tuple(failures),
+    )

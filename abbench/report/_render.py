@@ -1,0 +1,429 @@
+"""Rendering report notebooks: papermill runs the notebook in a fresh kernel, nbconvert makes the page."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import abbench
+from abbench.errors import AbbenchError, ComparisonRefused, ReportError, UsageError
+from abbench.report._html import TEMPLATES, notebook_to_html
+from abbench.report._secrets import find_secrets
+
+log = logging.getLogger(__name__)
+
+KERNEL_NAME = "python3"
+"""The kernel reports run in. A fresh machine has no other; ``make`` registers this one in the venv."""
+
+EXPERIMENT_TEMPLATE = TEMPLATES / "experiment.ipynb"
+"""The report notebook for one experiment (or two experiments, or two arms of one)."""
+
+DEFAULT_OUT_DIR = Path("reports")
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    """A rendered report.
+
+    Attributes:
+        html_path: The self-contained page.
+        notebook_path: The executed notebook, kept beside it (open it in JupyterLab to dig further).
+        size_bytes: The page's size.
+        seconds: Wall time: kernel, notebook and export.
+        experiment: The experiment reported on (``#id name``).
+        title: The page's title.
+        figures: How many figures the page draws.
+        execute_seconds: Of `seconds`, the time papermill took (kernel start included).
+        decision: ``pass`` or ``block`` (the gate's outcome), or None when no gate could be evaluated.
+        headline: The comparison's verdict in words, when there is one.
+    """
+
+    html_path: Path
+    notebook_path: Path
+    size_bytes: int
+    seconds: float
+    experiment: str = ""
+    title: str = ""
+    figures: int = 0
+    execute_seconds: float = 0.0
+    decision: str | None = None
+    headline: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "decision": self.decision,
+            "headline": self.headline,
+            "html_path": str(self.html_path),
+            "notebook_path": str(self.notebook_path),
+            "size_bytes": self.size_bytes,
+            "seconds": round(self.seconds, 2),
+            "execute_seconds": round(self.execute_seconds, 2),
+            "experiment": self.experiment,
+            "title": self.title,
+            "figures": self.figures,
+        }
+
+
+@dataclass(frozen=True)
+class ReportFailure:
+    """A report of a batch that could not be rendered: which experiment, and why."""
+
+    experiment: str
+    error: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {"experiment": self.experiment, "error": self.error}
+
+
+@dataclass(frozen=True)
+class ReportBatch:
+    """What `render_reports` did: the reports written and the ones that failed (the rest still ran)."""
+
+    results: tuple[ReportResult, ...] = ()
+    failures: tuple[ReportFailure, ...] = field(default_factory=tuple)
+
+    @property
+    def ok(self) -> bool:
+        """Whether every report was written."""
+        return not self.failures
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "results": [r.as_dict() for r in self.results],
+            "failures": [f.as_dict() for f in self.failures],
+        }
+
+
+def _stem(name: str) -> str:
+    stem = re.sub(r"[\\/:*?\"<>|\s]+", "-", name).strip("-.")
+    return stem[:120] or "report"
+
+
+def _kernel_env() -> dict[str, str]:
+    """The kernel's environment: this process's, with tqdm off and this abbench first on the path.
+
+    The kernel imports the same abbench that renders (a source checkout, a work tree), not whatever
+    the kernel's interpreter would find first.
+    """
+    env = dict(os.environ)
+    root = str(Path(abbench.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
+    env["TQDM_DISABLE"] = "1"
+    env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"  # silences a debugger warning on frozen modules
+    env.setdefault("MPLBACKEND", "agg")
+    return env
+
+
+def _kernel_manager_class(env: dict[str, str], stderr):
+    from jupyter_client import AsyncKernelManager
+
+    class ReportKernelManager(AsyncKernelManager):
+        """Starts the report kernel with the report's environment and its stderr captured to a file
+        (papermill has no option for either; the kernel's chatter does not belong on the caller's terminal)."""
+
+        async def _async_start_kernel(self, **kw):
+            kw["env"] = {**env, **(kw.get("env") or {})}
+            kw.setdefault("stderr", stderr)
+            return await super()._async_start_kernel(**kw)
+
+        start_kernel = _async_start_kernel
+
+    return ReportKernelManager
+
+
+def _tail(f, n: int = 1500) -> str:
+    f.flush()
+    f.seek(0)
+    text = f.read()
+    return text[-n:].strip()
+
+
+def _execute(template: Path, output: Path, parameters: dict[str, Any], *, progress: bool, timeout: float):
+    try:
+        import papermill
+        from jupyter_client.kernelspec import NoSuchKernel
+        from papermill.exceptions import PapermillExecutionError
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise ReportError(
+            f"rendering reports needs papermill, nbconvert and ipykernel ({exc.name} is missing); "
+            "install them with: pip install 'abbench[notebook]'"
+        ) from exc
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as kernel_log:
+        try:
+            papermill.execute_notebook(
+                str(template),
+                str(output),
+                parameters=parameters,
+                kernel_name=KERNEL_NAME,
+                progress_bar=progress,
+                log_output=False,
+                cwd=str(output.parent),
+                execution_timeout=timeout,
+                kernel_manager_class=_kernel_manager_class(_kernel_env(), kernel_log),
+            )
+        except NoSuchKernel as exc:
+            raise ReportError(
+                f"no Jupyter kernel named {KERNEL_NAME!r}: install one where abbench runs with "
+                "`python -m ipykernel install --sys-prefix --name python3` (make does this)"
+            ) from exc
+        except PapermillExecutionError as exc:
+            raise ReportError(
+                f"the report notebook failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}; "
+                f"the executed notebook with the full traceback is {output}"
+            ) from None
+        except AbbenchError:
+            raise
+        except Exception as exc:  # the kernel died or timed out: its stderr says why
+            log_text = _tail(kernel_log)
+            raise ReportError(
+                f"the report kernel stopped: {type(exc).__name__}: {exc}"
+                + (f"; the kernel said: {log_text}" if log_text else "")
+            ) from exc
+        log.debug("report kernel stderr: %s", _tail(kernel_log))
+
+
+def _summary(nb) -> dict[str, Any]:
+    """What the notebook left for the caller (`_display.summary`): the decision and the headline."""
+    from abbench.report._display import SUMMARY_MIMETYPE
+
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {}).get(SUMMARY_MIMETYPE)
+            if isinstance(data, dict):
+                return data
+    return {}
+
+
+def _refuse_secrets(*texts: str) -> list[str]:
+    found: set[str] = set()
+    for text in texts:
+        found.update(find_secrets(text))
+    return sorted(found)
+
+
+def render_report(
+    experiment,
+    *,
+    vs=None,
+    arms: Sequence[str] | None = None,
+    gate: str | os.PathLike | list[dict[str, Any]] | None = None,
+    out: str | os.PathLike | None = None,
+    title: str | None = None,
+    store=None,
+    template: str | os.PathLike | None = None,
+    progress: bool = False,
+    timeout: float = 900.0,
+) -> ReportResult:
+    """Render an experiment's report: a self-contained HTML page, with the executed notebook beside it.
+
+    The report notebook runs in a fresh ``python3`` kernel (papermill), reading everything from the
+    store; nbconvert then writes one page with the code hidden, plotly.js inlined once and no
+    external URL, so it opens offline. Every string from data, models or judges is escaped. The page
+    is refused (and nothing is left behind) if it holds the value of an environment variable named
+    like a key, token or secret.
+
+    Args:
+        experiment: The experiment: id, ``#id``, name, or an `Experiment`.
+        vs: A baseline experiment on the same dataset: this experiment's last arm is compared against
+            its last arm (or the two `arms` named, baseline's first), instead of this experiment's arms.
+        arms: The two arms to compare, baseline first (default: the first against the last). With
+            `vs`: the baseline experiment's arm, then this experiment's.
+        gate: A gate file (YAML/JSON) or a list of rules; default the experiment's own gate.
+        out: The HTML file (default ``reports/<experiment>.html``); the notebook is written beside it
+            with the suffix ``.ipynb``.
+        title: The page title (default from the experiment's name).
+        store: A `Store`, a store folder, or None for $ABBENCH_STORE / ./.abbench.
+        template: Another report notebook with the same parameters (default `EXPERIMENT_TEMPLATE`).
+        progress: Show papermill's progress bar (off for batches and in tests).
+        timeout: Seconds any one cell may run.
+
+    Example:
+        >>> r = render_report("routing-v2", out="reports/routing-v2.html")   # doctest: +SKIP
+        >>> r.html_path, r.size_bytes, round(r.seconds, 1)                    # doctest: +SKIP
+        (PosixPath('reports/routing-v2.html'), 4981234, 6.2)
+
+    Raises:
+        NotFoundError: no such experiment, or no such arm.
+        UsageError: not exactly two arms, a missing gate file.
+        ComparisonRefused: `vs` ran on another dataset.
+        ReportError: the notebook failed (the message names the cell and where the executed notebook
+            is), no ``python3`` kernel, or a secret in the output.
+    """
+    from abbench.store import open_store
+
+    started = time.perf_counter()
+    s = open_store(store)
+    exp = s.get_experiment(experiment)
+    other = None
+    if vs is not None:
+        other = s.get_experiment(vs)
+        if other.dataset != exp.dataset:
+            # Refused before a kernel starts: a page comparing different cases would mislead.
+            raise ComparisonRefused(
+                f"experiment {exp.name!r} ran on dataset {exp.dataset} and {other.name!r} on {other.dataset}: "
+                "a paired comparison needs both on the same cases (the same fingerprint)"
+            )
+    if arms is not None:
+        arms = list(arms)
+        if len(arms) != 2:
+            raise UsageError(f"arms takes two arm names, control first; got {len(arms)}: {arms}")
+        if other is not None:
+            other.arm(arms[0])  # NotFoundError listing the arms
+            exp.arm(arms[1])
+        else:
+            for name in arms:
+                exp.arm(name)
+    gate_param: Any = None
+    if gate is not None:
+        if isinstance(gate, (str, os.PathLike)):
+            gate_path = Path(gate).expanduser()
+            if not gate_path.is_file():
+                raise UsageError(f"gate file {gate_path} does not exist")
+            gate_param = str(gate_path.resolve())
+        else:
+            gate_param = list(gate)
+    name = exp.name + (f"-vs-{other.name}" if other is not None else "")
+    if arms:
+        name += f"-{arms[0]}-vs-{arms[1]}"
+    html_path = Path(out).expanduser() if out is not None else DEFAULT_OUT_DIR / f"{_stem(name)}.html"
+    if html_path.suffix.lower() not in (".html", ".htm"):
+        html_path = html_path.with_name(html_path.name + ".html")
+    html_path = html_path.resolve()
+    nb_path = html_path.with_suffix(".ipynb")
+    if title is None:
+        title = exp.name + (f" vs {other.name}" if other is not None else "")
+        if arms:
+            title += f": {arms[1]} vs {arms[0]}"
+    parameters = {
+        "store": str(s.path),
+        "experiment": exp.id,
+        "vs": other.id if other is not None else None,
+        "arms": arms,
+        "gate": gate_param,
+        "title": title,
+    }
+    html_path.parent.mkdir(parents=True, exist_ok=True)
+    template_path = Path(template) if template is not None else EXPERIMENT_TEMPLATE
+    if not template_path.is_file():
+        raise UsageError(f"report notebook {template_path} does not exist")
+
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{nb_path.stem}.", suffix=".ipynb", dir=html_path.parent)
+    os.close(fd)
+    tmp_nb = Path(tmp_name)
+    try:
+        t0 = time.perf_counter()
+        try:
+            _execute(template_path, tmp_nb, parameters, progress=progress, timeout=timeout)
+        except ReportError:
+            # Keep the failed notebook for whoever debugs it, unless it holds a secret.
+            if tmp_nb.exists() and not _refuse_secrets(tmp_nb.read_text(encoding="utf-8")):
+                os.replace(tmp_nb, nb_path)
+            raise
+        execute_s = time.perf_counter() - t0
+        import nbformat
+
+        nb_text = tmp_nb.read_text(encoding="utf-8")
+        executed = nbformat.reads(nb_text, as_version=4)
+        page = notebook_to_html(executed, title=title)
+        leaked = _refuse_secrets(page, nb_text)
+        if leaked:
+            raise ReportError(
+                f"refusing to write {html_path}: the report holds the value of ${', $'.join(leaked)}; "
+                "remove it from the data (or unset the variable) and render again — nothing was written"
+            )
+        fd, tmp_page_name = tempfile.mkstemp(
+            prefix=f".{html_path.stem}.", suffix=".html", dir=html_path.parent
+        )
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(page)
+        os.replace(tmp_page_name, html_path)
+        os.replace(tmp_nb, nb_path)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp_nb.unlink()
+    seconds = time.perf_counter() - started
+    found = _summary(executed)
+    result = ReportResult(
+        html_path=html_path,
+        notebook_path=nb_path,
+        size_bytes=html_path.stat().st_size,
+        seconds=seconds,
+        experiment=exp.ref,
+        title=title,
+        figures=page.count('class="plotly-graph-div"'),
+        execute_seconds=execute_s,
+        decision=found.get("decision"),
+        headline=found.get("headline"),
+    )
+    log.info(
+        "wrote %s (%d bytes, %d figures) in %.1f s", html_path, result.size_bytes, result.figures, seconds
+    )
+    return result
+
+
+def render_reports(
+    *,
+    since: str | date | None = None,
+    experiments: Sequence[Any] | None = None,
+    out_dir: str | os.PathLike = DEFAULT_OUT_DIR,
+    store=None,
+    gate: str | os.PathLike | None = None,
+    timeout: float = 900.0,
+) -> ReportBatch:
+    """Render one report per experiment, for nightly batches; a failing report does not stop the rest.
+
+    Each page is ``<out_dir>/<experiment>.html`` (with ``-<id>`` added when two experiments share a
+    name). Progress bars are off.
+
+    Args:
+        since: Every experiment created on or after this date (ISO ``2026-11-01``, or a `date`).
+        experiments: These experiments (ids, names or `Experiment`s) instead.
+        out_dir: The folder for the pages and notebooks.
+        store: A `Store`, a store folder, or None for $ABBENCH_STORE / ./.abbench.
+        gate: A gate file applied to every report (default: each experiment's own gate).
+        timeout: Seconds any one cell may run.
+
+    Raises:
+        UsageError: neither or both of `since` and `experiments`, or a malformed date.
+    """
+    from abbench.store import open_store
+
+    if (since is None) == (experiments is None):
+        raise UsageError("give since=DATE (every experiment since then) or experiments=[...], one of the two")
+    s = open_store(store)
+    if since is not None:
+        text = since.isoformat() if isinstance(since, date) else str(since).strip()
+        try:
+            date.fromisoformat(text[:10])
+        except ValueError:
+            raise UsageError(f"{since!r} is not a date; write it as YYYY-MM-DD, e.g. 2026-11-01") from None
+        chosen = list(reversed(s.list_experiments(since=text)))
+    else:
+        chosen = [s.get_experiment(e) for e in experiments or ()]
+    names = [e.name for e in chosen]
+    out = Path(out_dir)
+    results, failures = [], []
+    for exp in chosen:
+        stem = _stem(exp.name) + (f"-{exp.id}" if names.count(exp.name) > 1 else "")
+        try:
+            results.append(
+                render_report(
+                    exp, out=out / f"{stem}.html", store=s, gate=gate, progress=False, timeout=timeout
+                )
+            )
+        except AbbenchError as exc:
+            log.warning("report for %s failed: %s", exp.ref, exc)
+            failures.append(ReportFailure(exp.ref, str(exc)))
+    return ReportBatch(tuple(results), tuple(failures))

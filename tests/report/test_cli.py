@@ -1,0 +1,56 @@
+"""The report command: one page, a batch, and its usage errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from abbench.store import open_store
+from tests.experiments import build_all
+
+
+@pytest.fixture
+def cli_store(cli):
+    """The `cli` fixture's store, holding the fixture experiments."""
+    store = open_store(cli.store_dir)
+    build_all(store, cli.store_dir.parent / "files", only=("single-case", "no-discordant", "three-arm"))
+    store.close()
+    return cli
+
+
+@pytest.mark.slow
+def test_report_one_and_a_batch(cli_store, tmp_path):
+    out = tmp_path / "one" / "single.html"
+    result = cli_store("report", "single-case", "--arms", "control", "treatment", "--out", out, "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["html_path"] == str(out) and out.exists() and out.with_suffix(".ipynb").exists()
+    assert data["title"] == "single-case: treatment vs control"
+    assert data["decision"] == "pass" and "treatment" in data["headline"]
+    result = cli_store("report", "--all-since", "2000-01-01", "--out-dir", tmp_path / "nightly")
+    assert result.exit_code == 0, result.output
+    assert result.output.count("wrote ") == 3
+    assert result.output.count("  PASS") + result.output.count("  BLOCK") == 3
+    assert {p.name for p in (tmp_path / "nightly").glob("*.html")} == {
+        "single-case.html",
+        "no-discordant.html",
+        "three-arm.html",
+    }
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "name an experiment, several, or --all-since DATE"),
+        (("three-arm", "--all-since", "2026-01-01"), "not both"),
+        (("three-arm", "single-case", "--out", "x.html"), "a batch uses --out-dir"),
+        (("nope",), "no experiment named 'nope'"),
+        (("three-arm", "--arms", "none", "nope"), "has no arm 'nope'; its arms: none, v1, v2"),
+        (("--all-since", "yesterday"), "write it as YYYY-MM-DD"),
+    ],
+)
+def test_report_usage_errors(cli_store, args, message):
+    result = cli_store("report", *args)
+    assert result.exit_code == 2
+    assert message in result.output

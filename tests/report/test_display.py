@@ -1,0 +1,101 @@
+"""The report's display helpers: escaping, number formatting and figures, without a kernel."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from abbench.report import _display as show
+from abbench.report._plotly import figure_html
+from tests.experiments import HOSTILE_IMG, HOSTILE_SCRIPT
+
+
+@pytest.mark.parametrize(
+    ("fn", "value", "expected"),
+    [
+        (show.pct, 0.8734, "87.3%"),
+        (show.pct, 0.05, "5.0%"),
+        (show.pct, 0.031, "+3.1pp"),
+        (show.pct, None, "—"),
+        (show.pct, math.nan, "—"),
+        (show.num, 1234567, "1,234,567"),
+        (show.num, 2.5, "2.50"),
+        (show.num, math.inf, "—"),
+        (show.num, True, "—"),
+        (show.money, 0.00123, "$0.001230"),
+        (show.money, 0.0, "$0"),
+        (show.money, 12.5, "$12.50"),
+        (show.ms, 850.0, "850 ms"),
+        (show.ms, 2400.0, "2.4 s"),
+        (show.pvalue, 0.0004, "p < 0.001"),
+        (show.pvalue, 0.0312, "p = 0.031"),
+        (show.pvalue, None, "—"),
+        (show.when, "2026-11-29T20:49:51+00:00", "2026-11-29 20:49 UTC"),
+        (show.when, None, "—"),
+    ],
+)
+def test_formatting(fn, value, expected):
+    if fn is show.pct and expected.startswith("+"):
+        assert fn(value, signed=True) == expected
+    else:
+        assert fn(value) == expected
+
+
+def test_interval():
+    assert show.interval(0.5, 0.75) == "[50.0%, 75.0%]"
+    assert show.interval(None, 0.75) == "—"
+    assert show.interval(1.0, 2.0, show.num) == "[1.00, 2.00]"
+
+
+def test_tables_escape_every_cell():
+    rows = [{"case": HOSTILE_SCRIPT, "n": 3, "x": None, "ok": True, "why": HOSTILE_IMG}]
+    text = show.table_html(
+        rows, [("case", "case"), ("n", "<n>"), ("x", "x"), ("ok", "ok"), ("why", "why", "text")]
+    )
+    assert "<script>" not in text and "<img" not in text
+    assert "&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt;" in text
+    assert "&lt;n&gt;" in text and ">—<" in text and ">yes<" in text
+    assert (
+        show.table_html([], [("a", "a")], empty="No regressed case.")
+        == '<p class="abb-note">No regressed case.</p>'
+    )
+
+
+def test_kv_and_safe():
+    text = show.kv_html(
+        [("input", HOSTILE_SCRIPT), ("skill", show.Safe("x " + show.tag_html("draft", "draft")))]
+    )
+    assert "&lt;script&gt;" in text and '<span class="abb-tag draft">draft</span>' in text
+
+
+@pytest.mark.parametrize(
+    "builder", [show.note_html, lambda t: show.title_html(t, t), lambda t: show.card_html(t, t, t)]
+)
+def test_other_builders_escape(builder):
+    assert "<script>" not in builder(HOSTILE_SCRIPT)
+
+
+def test_plotly_labels_are_entity_escaped_and_cannot_close_the_script():
+    assert show.label(HOSTILE_IMG) == "&lt;img src=x onerror=alert(1)&gt;"
+    assert show.label("x" * 100, limit=10) == "x" * 9 + "…"
+    fig = show.states_figure({HOSTILE_SCRIPT: {"pass": 3, "fail": 1}, "b": {"pass": 2}})
+    page = figure_html(fig)
+    assert "</script>" not in page.split("<script", 1)[1].rsplit("</script>", 1)[0]
+    assert page.count("<script") == 1 and "Plotly.newPlot" in page and "plotly-graph-div" in page
+    assert "cdn" not in page.lower() and "mathjax" not in page.lower()
+    assert len(page) < 3000  # no 8 KB default template per figure
+
+
+def test_renderer_is_registered_next_to_the_mimetype():
+    import plotly.io as pio
+
+    from abbench.report import RENDERER, use_report_renderer
+
+    before = pio.renderers.default
+    try:
+        assert use_report_renderer() == f"plotly_mimetype+{RENDERER}"
+        bundle = pio.renderers[RENDERER].to_mimebundle(show.states_figure({"a": {"pass": 1}}).to_dict())
+        assert set(bundle) == {"text/html"} and "Plotly.newPlot" in bundle["text/html"]
+    finally:
+        pio.renderers.default = before
