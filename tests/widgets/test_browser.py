@@ -7,7 +7,6 @@ A screenshot of each notebook is written under reports/.
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from pathlib import Path
@@ -16,21 +15,12 @@ import pytest
 
 from abbench.review import reviews
 from abbench.store import open_store
+from tests.browser import chromium, offline_page, require_chromium
 from tests.conftest import REPO
 from tests.widgets.demo import SKILLS, build_demo_store
 from tests.widgets.lab import jupyterlab, parameterized
 
-CHROMIUM = Path(os.environ.get("ABBENCH_CHROMIUM", "/usr/bin/chromium"))
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+VIEWPORT = {"width": 1400, "height": 1000}
 REPORTS = REPO / "reports"
 DONE = re.compile(r"([\d,]+)/([\d,]+) done \((\d+) %\)")
 
@@ -152,9 +142,7 @@ def _flow(page, url: str, store_dir: Path, seen: dict) -> None:
 
 
 def test_run_pause_resume_and_review_in_jupyterlab(tmp_path):
-    if not CHROMIUM.exists():
-        pytest.skip(f"no Chromium at {CHROMIUM}: run `make browser` (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
+    require_chromium()
     started = time.monotonic()
     store_dir = build_demo_store(tmp_path / "store", run=False)
     lab_root = tmp_path / "lab"
@@ -173,28 +161,25 @@ def test_run_pause_resume_and_review_in_jupyterlab(tmp_path):
     )
     REPORTS.mkdir(exist_ok=True)
     seen: dict[str, object] = {}
-    with jupyterlab(lab_root) as url, sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=FLAGS)
+    # Only the JupyterLab server may be reached: anything else would not work offline.
+    with (
+        jupyterlab(lab_root) as url,
+        chromium() as browser,
+        offline_page(browser, allow_hosts=(url.removeprefix("http://"),), viewport=VIEWPORT) as (
+            page,
+            network,
+            errors,
+        ),
+    ):
+        page.set_default_timeout(60_000)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.set_default_timeout(60_000)
-            console: list[str] = []
-            page.on(
-                "console",
-                lambda m: (
-                    console.append(f"{m.type}: {m.text[:300]}") if m.type in ("error", "warning") else None
-                ),
-            )
-            try:
-                _flow(page, url, store_dir, seen)
-            except BaseException:
-                page.screenshot(path=str(REPORTS / "widgets-failure.png"), full_page=True)
-                errors = page.locator(".abbench-error").all_inner_texts()
-                print(f"widget errors: {errors}")
-                print("console:", *console[-20:], sep="\n  ")
-                print("texts:", [t[:120] for t in page.locator(".widget-html-content").all_inner_texts()])
-                raise
-        finally:
-            browser.close()
+            _flow(page, url, store_dir, seen)
+        except BaseException:
+            page.screenshot(path=str(REPORTS / "widgets-failure.png"), full_page=True)
+            print("widget errors:", page.locator(".abbench-error").all_inner_texts())
+            print("page errors:", *errors[-20:], sep="\n  ")
+            print("texts:", [t[:120] for t in page.locator(".widget-html-content").all_inner_texts()])
+            raise
+        assert network.blocked == [], f"the page tried to leave the machine: {network.blocked[:5]}"
     seen["seconds"] = round(time.monotonic() - started, 1)
     print(f"browser test: {seen}")
