@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 import ipywidgets as w
+import yaml
 
 from abbench.agents import agent_names
 from abbench.errors import NotFoundError, UsageError
@@ -273,6 +274,7 @@ class RunControlWidget(View):
         )
         self.controls = w.HBox([self.pause_button, self.resume_button, self.cancel_button, self.clone_button])
         self.status_html = w.HTML()
+        self.definition_html = w.HTML()
         self.bars_box = w.VBox()
         self.failures_html = w.HTML()
         self.rerun_button = self.button("Re-run execution failures", self.rerun_failed, icon="repeat")
@@ -286,6 +288,7 @@ class RunControlWidget(View):
             self.controls,
             self.status_html,
             self.bars_box,
+            self.definition_html,
             self.failures_html,
             self.failure_actions,
             self.errors,
@@ -421,13 +424,14 @@ class RunControlWidget(View):
             self.experiment = None
             self.progress = None
             self.config.selected_index = 0
-            self.status_html.value = ""
+            self.status_html.value = self.definition_html.value = ""
             self.bars_box.children = []
             self.failures, self.failures_html.value = [], ""
             self._show_controls()
             return
         self.experiment = self.store.get_experiment(value)
         self.config.selected_index = None
+        self._show_definition(self.experiment)
         self.refresh()
         if self.progress is not None and self.progress.status == "running" and not self._own_run():
             self._start_polling()
@@ -449,6 +453,27 @@ class RunControlWidget(View):
         else:
             self._render(experiment_status(self.experiment.id, store=self.store))
         self._list_failures()
+
+    def _show_definition(self, exp: Experiment) -> None:
+        arms = html_table(
+            ["arm", "agent", "model", "skill snapshot", "parameters"],
+            [
+                (
+                    a.name,
+                    a.agent,
+                    a.model,
+                    a.snapshot[:12] if a.snapshot else "no skill",
+                    json.dumps(a.params, ensure_ascii=False),
+                )
+                for a in exp.arms
+            ],
+        )
+        spec = yaml.safe_dump(exp.spec, allow_unicode=True, sort_keys=False)
+        self.definition_html.value = (
+            f"<details><summary>definition of #{exp.id} {escape(exp.name)} ({escape(exp.dataset)}, "
+            f"{exp.rounds} rounds, created {escape(exp.created_at)} by {escape(exp.created_by)})</summary>"
+            f"{arms}<pre>{escape(spec)}</pre></details>"
+        )
 
     @property
     def config_open(self) -> bool:
@@ -590,6 +615,7 @@ class RunControlWidget(View):
             self.chooser.select(exp.id, notify=False)
             self.experiment = exp
             self.config.selected_index = None
+            self._show_definition(exp)
         return self._run()
 
     def _run(self, **options: Any) -> RunHandle:
