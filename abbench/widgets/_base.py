@@ -240,6 +240,13 @@ class Choice:
                 self.widget.value = value
             self.intended, self.missing = value, None
 
+    def show(self, value: Any) -> None:
+        """Display `value` (a default the code found, such as the detected sheet) without making it the
+        intended choice: the next reload shows what is found then, unless the person chose meanwhile."""
+        if value in self.values and self.intended is None:
+            with self._silent():
+                self.widget.value = value
+
     def set_options(self, options: Sequence[tuple[str, Any]]) -> bool:
         """Replace the options and re-apply the intended selection; True when the selection changed."""
         before = self.widget.value

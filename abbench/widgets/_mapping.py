@@ -373,7 +373,7 @@ class MappingWidget(View):
             self.sheet.widget.layout.display = "" if sheets else "none"
             self.sheet.set_options([(s, s) for s in sheets])
             if sheets and self.sheet.value is None:
-                self.sheet.select(table.options.get("sheet"), notify=False)
+                self.sheet.show(table.options.get("sheet"))  # detected, not chosen
             if not self.header_row.value and table.options.get("header_row") is not None and table.tabular:
                 self.header_row.placeholder = f"detect ({table.options['header_row']})"
         self.suggestion = suggest_mapping(table)

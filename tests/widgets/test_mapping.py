@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from abbench.dataset import MappingProfile
 from abbench.widgets import MappingWidget
 from tests.conftest import DEMO
 
@@ -180,3 +181,26 @@ def test_text_from_the_file_is_escaped(store, tmp_path):
         widget.sample_html.value + widget.preview_html.value + widget.labels_box.children[0].children[0].value
     )
     assert "<script>" not in shown and "&lt;script&gt;" in shown and "<b>x</b>" not in shown
+
+
+def test_a_detected_sheet_gives_way_to_the_profile_chosen_later(store, tmp_path):
+    import openpyxl
+
+    path = tmp_path / "two.xlsx"
+    book = openpyxl.Workbook()
+    book.active.title = "notes"
+    book.active.append(["just a note"])
+    data = book.create_sheet("data")
+    data.append(["question", "label"])
+    data.append(["hello", "a"])
+    book.save(path)
+    store.save_profile(
+        MappingProfile.from_dict(
+            {"name": "on-data", "read": {"sheet": "data"}, "fields": {"input": "question"}}
+        )
+    )
+    widget = MappingWidget(store, path=path)
+    assert widget.sheet.value == "notes" and widget.sheet.intended is None  # detected, not chosen
+    widget.start_from.select("on-data@1")
+    assert widget.errors.message is None
+    assert widget.sheet.value == "data" and [c.input for c in widget.preview.cases] == ["hello"]

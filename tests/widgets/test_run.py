@@ -185,7 +185,10 @@ def test_the_chosen_experiment_is_kept_across_reloads_and_runs_elsewhere(store, 
     )
     w = RunControlWidget(store, experiment="one")
     assert w.chooser.value == first.id and not w.config_open
-    assert "definition of #1 one" in w.definition_html.value and "tests.widgets.agents:answer" in w.definition_html.value
+    assert (
+        "definition of #1 one" in w.definition_html.value
+        and "tests.widgets.agents:answer" in w.definition_html.value
+    )
     create_experiment({"name": "two", "dataset": small.fingerprint, "arms": {"a": python_arm()}}, store=store)
     w.reload_button.click()
     assert w.chooser.value == first.id and w.experiment.id == first.id  # not the newest
