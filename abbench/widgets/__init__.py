@@ -19,7 +19,7 @@ from abbench.widgets._diff import DiffWidget
 from abbench.widgets._mapping import MappingWidget, report_html
 from abbench.widgets._results import ResultsWidget
 from abbench.widgets._review import ReviewWidget
-from abbench.widgets._run import RunControlWidget, parse_params
+from abbench.widgets._run import RunControlWidget, parse_graders, parse_params
 
 __all__ = [
     "CaseDetailView",
@@ -34,6 +34,7 @@ __all__ = [
     "escape",
     "html_table",
     "notebook_store",
+    "parse_graders",
     "parse_params",
     "read_transcript",
     "report_html",

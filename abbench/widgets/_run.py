@@ -88,6 +88,32 @@ def parse_params(text: str, *, arm: str = "") -> dict[str, Any]:
     return out
 
 
+def parse_graders(text: str) -> list[str | dict[str, Any]]:
+    """Graders from the form: names and definitions split by commas, as in a YAML list without brackets.
+
+    ``label_match, read_skill, {type: llm_judge, model: gpt-4o-mini}`` gives two names and one definition.
+
+    Raises:
+        UsageError: the text does not parse (the message says where).
+    """
+    text = text.strip()
+    if not text:
+        return []
+    try:
+        value = yaml.safe_load(text if text.startswith("[") else f"[{text}]")
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at column {mark.column}" if mark is not None else ""
+        raise UsageError(
+            f"cannot read the graders{where}: write names and definitions split by commas, e.g. "
+            "label_match, {type: llm_judge, model: gpt-4o-mini}"
+        ) from None
+    bad = [g for g in value if not isinstance(g, (str, dict))]
+    if bad:
+        raise UsageError(f"a grader is a name or a definition {{type: ...}}; got {bad[0]!r}")
+    return value
+
+
 class _ArmRow:
     """One arm of the experiment being defined."""
 
@@ -389,11 +415,7 @@ class RunControlWidget(View):
         arms = dict(row.spec() for row in self.arm_rows)
         if len(arms) != len(self.arm_rows):
             raise UsageError("two arms have the same name; every arm needs its own")
-        graders: list[Any] = []
-        for part in self.graders_text.value.split(","):
-            part = part.strip()
-            if part:
-                graders.append(json.loads(part) if part.startswith("{") else part)
+        graders = parse_graders(self.graders_text.value)
         spec: dict[str, Any] = {
             "name": name,
             "dataset": self.dataset.value,
@@ -423,6 +445,8 @@ class RunControlWidget(View):
         if not value:
             self.experiment = None
             self.progress = None
+            if self.name.value.strip() in {e.name for e in self.store.list_experiments()}:
+                self.name.value = self._default_name()  # that name is taken: a new one for the new experiment
             self.config.selected_index = 0
             self.status_html.value = self.definition_html.value = ""
             self.bars_box.children = []

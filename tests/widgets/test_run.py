@@ -7,7 +7,7 @@ import time
 import pytest
 
 from abbench.runner import create_experiment, start_experiment
-from abbench.widgets import RunControlWidget, parse_params
+from abbench.widgets import RunControlWidget, parse_graders, parse_params
 from tests.conftest import DEMO
 from tests.widgets import agents
 from tests.widgets.conftest import python_arm
@@ -297,3 +297,38 @@ def test_looking_at_another_experiment_while_a_run_ends_keeps_it_shown(store, sm
     assert w.progress.experiment == "other" and "#1 other" in w.status_html.value
     w.chooser.select(store.get_experiment("bg").id)
     assert w.progress.status == "finished" and w.bars["a"].value == 48
+
+
+@pytest.mark.parametrize(
+    ("text", "graders"),
+    [
+        ("", []),
+        ("label_match", ["label_match"]),
+        ("label_match, read_skill", ["label_match", "read_skill"]),
+        (
+            "label_match, {type: llm_judge, model: m, rubric: {a: b}}",
+            ["label_match", {"type": "llm_judge", "model": "m", "rubric": {"a": "b"}}],
+        ),
+        ('["tests.widgets.agents:grade"]', ["tests.widgets.agents:grade"]),
+    ],
+)
+def test_parse_graders(text, graders):
+    assert parse_graders(text) == graders
+
+
+def test_bad_graders_are_refused_in_the_widget(store, small):
+    w = RunControlWidget(store, dataset=small.fingerprint, name="g")
+    w.graders_text.value = "label_match, {type: "
+    w.start_button.click()
+    assert "cannot read the graders" in w.errors.message
+    w.graders_text.value = "label_match, [1]"
+    w.start_button.click()
+    assert "a grader is a name or a definition" in w.errors.message
+
+
+def test_a_new_experiment_after_a_run_gets_a_free_name(store, small):
+    w = RunControlWidget(store, dataset=small.fingerprint, arms={"a": python_arm()}, name="once")
+    w.start_button.click()
+    w.wait(60)
+    w.chooser.select(0)
+    assert w.config_open and w.name.value != "once" and w.name.value.startswith("small-")
