@@ -25,6 +25,10 @@ StoreLike = str | os.PathLike | Store | None
 NONE = "—"
 """What a table cell shows for a missing value."""
 
+MAX_LISTED = 2000
+"""Cases a list widget holds at most (a browser slows down past a few thousand options); search or
+filter to reach the others."""
+
 
 def escape(value: Any) -> str:
     """`value` as text safe inside HTML (every string from data or a model goes through this)."""

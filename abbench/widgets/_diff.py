@@ -9,7 +9,7 @@ import ipywidgets as w
 from abbench.compare import Comparison, compare_arms, compare_experiments
 from abbench.errors import ComparisonRefused
 from abbench.store._experiments import Experiment
-from abbench.widgets._base import NONE, STYLE, Choice, StoreLike, View, escape, html_table, note
+from abbench.widgets._base import MAX_LISTED, NONE, STYLE, Choice, StoreLike, View, escape, html_table, note
 from abbench.widgets._case import CaseDetailView
 
 LISTS = ("fixed", "regressed", "reason changed", "evidence appeared", "evidence disappeared")
@@ -339,7 +339,7 @@ class DiffWidget(View):
         }
         for name, items in entries.items():
             self.lists[name] = [case_id for case_id, _ in items]
-            self.case_lists[name].set_options([(label, case_id) for case_id, label in items])
+            self.case_lists[name].set_options([(label, case_id) for case_id, label in items[:MAX_LISTED]])
         self.list_tabs.titles = tuple(f"{name} ({len(entries[name])})" for name in LISTS)
         chosen = self.case_lists[LISTS[self.list_tabs.selected_index or 0]].value
         self._case_chosen(chosen)

@@ -14,7 +14,7 @@ from abbench.metrics import LOW_CONFIDENCE
 from abbench.review import Disagreement, Review, add_review, disagreements
 from abbench.store._experiments import Experiment
 from abbench.types import REVIEW_VERDICTS
-from abbench.widgets._base import STYLE, Choice, StoreLike, View, note
+from abbench.widgets._base import MAX_LISTED, STYLE, Choice, StoreLike, View, note
 from abbench.widgets._case import CaseDetailView
 
 KIND_LABELS = {
@@ -274,9 +274,13 @@ class ReviewWidget(View):
             shown.sort(key=lambda d: d.case.domain or "")
         self.shown = shown
         before = self.cases.value
-        self.cases.set_options([(self._label(d), d.case_id) for d in shown])
+        self.cases.set_options([(self._label(d), d.case_id) for d in shown[:MAX_LISTED]])
         kinds_note = "" if kind == "all" else f" ({KIND_LABELS[kind]})"
         self.count_html.value = note(f"{len(shown):,} of {len(self.items):,} cases listed{kinds_note}")
+        if len(shown) > MAX_LISTED:
+            self.count_html.value += note(
+                f"the list holds the first {MAX_LISTED:,}: search or filter to reach the others"
+            )
         if self.cases.missing is not None:
             self.count_html.value += note(
                 f"{self.cases.missing} (your choice) is not in this list; change the filters to see it again",

@@ -160,3 +160,10 @@ def test_the_transcript_of_a_builtin_run_opens_folded(store, demo):
     assert pane.value == ""
     accordion.selected_index = 0
     assert "message · system" in pane.value and "skill" in pane.value.lower()
+
+
+def test_a_long_list_is_capped_and_says_so(widget, monkeypatch):
+    monkeypatch.setattr("abbench.widgets._review.MAX_LISTED", 2)
+    widget.refilter()
+    assert widget.cases.values == ["c01", "c02"] and len(widget.shown) == 6
+    assert "holds the first 2" in widget.count_html.value
