@@ -84,3 +84,10 @@ def test_the_notebook_runs_on_the_demo_store(name, demo_store, tmp_path, kernel_
         if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
     ]
     assert widgets, "the notebook shows no widget"
+
+
+@pytest.mark.slow
+def test_a_notebook_finds_the_store_from_the_environment(demo_store, tmp_path, kernel_env, monkeypatch):
+    monkeypatch.setenv("ABBENCH_STORE", str(demo_store))
+    executed = execute("04_review", tmp_path)  # store_path left empty, as in git
+    assert not [o for c in executed.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
