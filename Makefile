@@ -37,6 +37,9 @@ lint: $(STAMP)
 browser:
 	@test -x $(CHROMIUM) || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 	  || (echo "could not install chromium: run 'apt-get install chromium' as root" >&2; exit 1)
+	@# A CJK font, so Chinese text in screenshots of the notebooks and reports is legible (optional).
+	@fc-list :lang=zh 2>/dev/null | grep -q . || (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-wqy-zenhei >/dev/null) \
+	  || echo "no CJK font installed: Chinese text shows as boxes in browser screenshots (apt-get install fonts-wqy-zenhei)" >&2
 
 ## bench: the performance benchmarks, printing their figures
 bench: $(STAMP)

@@ -30,7 +30,7 @@ from abbench.dataset._info import Dataset, DatasetInfo, ProfileInfo
 from abbench.dataset._jsonpath import JsonPath, PathError, parse_path
 from abbench.dataset._mapping import Converted, Mapper, MemoryIds, resolve_duplicates, unpack_source_row
 from abbench.dataset._profile import SPECIAL_SOURCES, Lookup, MappingProfile, ReadSpec, Shape, Source
-from abbench.dataset._readers import CHUNK_SIZE, Row, Table, read_table
+from abbench.dataset._readers import CHUNK_SIZE, Row, Table, ValueCounts, read_table, sheet_names
 from abbench.dataset._recipes import RECIPES, Recipe, RowStream, get_recipe
 from abbench.dataset._suggest import SYNONYMS, Suggestion, suggest_mapping
 from abbench.dataset._text import Encoding, detect_encoding, label_key, normalize_text
@@ -72,6 +72,7 @@ __all__ = [
     "Suggestion",
     "Table",
     "ValidationReport",
+    "ValueCounts",
     "canonical_json",
     "case_line",
     "check_report",
@@ -91,6 +92,7 @@ __all__ = [
     "preview_import",
     "read_table",
     "resolve_duplicates",
+    "sheet_names",
     "sniff_delimiter",
     "suggest_mapping",
     "unpack_source_row",

@@ -114,6 +114,41 @@ class Table:
             shape["splits"] = list(self.splits)
         return shape
 
+    def value_counts(self, source: str, *, limit: int | None = None) -> ValueCounts:
+        """How often each value of one column (or JSON path) occurs, most common first.
+
+        What a label value map editor shows beside each source value. Blank cells and rows where the
+        path finds nothing are counted apart; lists and objects are counted by their JSON text.
+
+        Args:
+            source: A column name (or top-level key), else a JSON path such as ``data.label``.
+            limit: Read at most this many rows (None: the whole file).
+
+        Raises:
+            MappingError: `source` is neither a column nor a valid JSON path.
+        """
+        from collections import Counter
+
+        from abbench.dataset._jsonpath import PathError, parse_path
+
+        path = None if source in self.columns else parse_path(source)
+        counts: Counter[str] = Counter()
+        rows = blank = 0
+        for row in self.rows():
+            if limit is not None and rows >= limit:
+                return ValueCounts(_most_common(counts), rows, blank, complete=False)
+            rows += 1
+            record = row.value
+            try:
+                value = path.get(record) if path is not None else record.get(source)
+            except (PathError, AttributeError):
+                value = None
+            if value is None or (isinstance(value, str) and not value.strip()):
+                blank += 1
+                continue
+            counts[_count_key(value)] += 1
+        return ValueCounts(_most_common(counts), rows, blank)
+
     def to_pandas(self, limit: int | None = None):
         """The rows as a pandas DataFrame (with a ``_location`` column), for a look in a notebook."""
         import pandas as pd
@@ -125,6 +160,61 @@ class Table:
             value = row.value if isinstance(row.value, dict) else {"value": row.value}
             records.append({**value, "_location": row.location})
         return pd.DataFrame.from_records(records)
+
+
+@dataclass(frozen=True)
+class ValueCounts:
+    """The values of one column of a file and how often each occurs (`Table.value_counts`).
+
+    Attributes:
+        counts: Value (as text, unstripped) → rows holding it, most common first.
+        n_rows: Rows read.
+        blank: Rows where the value is missing or blank.
+        complete: False when reading stopped at the row limit.
+    """
+
+    counts: dict[str, int]
+    n_rows: int
+    blank: int = 0
+    complete: bool = True
+
+
+def _count_key(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return str(value)
+
+
+def _most_common(counts) -> dict[str, int]:
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def sheet_names(path: str | os.PathLike) -> list[str]:
+    """The worksheets of an Excel workbook, in workbook order; ``[]`` for CSV and JSON files.
+
+    Raises:
+        ImportFailed: the file does not exist or cannot be opened as a workbook.
+    """
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise ImportFailed(f"no such file: {p}")
+    if sniff_format(p) != "xlsx":
+        return []
+    from python_calamine import CalamineWorkbook
+
+    try:
+        book = CalamineWorkbook.from_path(str(p))
+    except Exception as exc:
+        raise ImportFailed(f"{p.name}: cannot open as a workbook ({exc}); is it really {p.suffix}?") from None
+    names = list(book.sheet_names)
+    visible = [m.name for m in book.sheets_metadata if str(m.typ).endswith("WorkSheet")]
+    return visible or names
 
 
 def read_table(

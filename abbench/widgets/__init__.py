@@ -1,0 +1,42 @@
+"""Jupyter widgets over the public API: mapping, run control, results, disagreement review and version diff.
+
+The only package that imports ipywidgets (``pip install abbench[notebook]``). Each widget is a thin
+view: it reads what it shows from the store and calls the library for every action.
+"""
+
+from __future__ import annotations
+
+try:
+    import ipywidgets as _ipywidgets  # noqa: F401 - checked here to say how to get it
+except ImportError as exc:  # pragma: no cover - depends on the installation
+    raise ImportError(
+        "abbench.widgets needs ipywidgets and the Jupyter stack: pip install 'abbench[notebook]'"
+    ) from exc
+
+from abbench.widgets._base import Choice, ErrorArea, View, escape, html_table, notebook_store
+from abbench.widgets._case import CaseDetailView, read_transcript, transcript_html
+from abbench.widgets._diff import DiffWidget
+from abbench.widgets._mapping import MappingWidget, report_html
+from abbench.widgets._results import ResultsWidget
+from abbench.widgets._review import ReviewWidget
+from abbench.widgets._run import RunControlWidget, parse_graders, parse_params
+
+__all__ = [
+    "CaseDetailView",
+    "Choice",
+    "DiffWidget",
+    "ErrorArea",
+    "MappingWidget",
+    "ResultsWidget",
+    "ReviewWidget",
+    "RunControlWidget",
+    "View",
+    "escape",
+    "html_table",
+    "notebook_store",
+    "parse_graders",
+    "parse_params",
+    "read_transcript",
+    "report_html",
+    "transcript_html",
+]

@@ -1,0 +1,297 @@
+"""What every widget shares: the error area, guarded callbacks, kept selections, escaped HTML, the store."""
+
+from __future__ import annotations
+
+import functools
+import html
+import logging
+import os
+import threading
+import traceback
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import ipywidgets as w
+
+from abbench.errors import AbbenchError, StoreError
+from abbench.store import STORE_ENV, Store, open_store
+
+log = logging.getLogger("abbench.widgets")
+
+StoreLike = str | os.PathLike | Store | None
+
+NONE = "—"
+"""What a table cell shows for a missing value."""
+
+MAX_LISTED = 2000
+"""Cases a list widget holds at most (a browser slows down past a few thousand options); search or
+filter to reach the others."""
+
+
+def escape(value: Any) -> str:
+    """`value` as text safe inside HTML (every string from data or a model goes through this)."""
+    if value is None:
+        return NONE
+    return html.escape(str(value), quote=True)
+
+
+def fmt_number(value: float | None, digits: int = 3) -> str:
+    """A number for a table cell: rounded, or the missing-value dash."""
+    if value is None:
+        return NONE
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:.{digits}f}"
+
+
+def html_table(
+    columns: Sequence[str],
+    rows: Iterable[Sequence[Any]],
+    *,
+    raw: Sequence[int] = (),
+    css: str = "abbench-table",
+) -> str:
+    """An HTML table; every cell is escaped except the columns whose index is in `raw` (already HTML)."""
+    head = "".join(f"<th>{escape(c)}</th>" for c in columns)
+    body = []
+    for row in rows:
+        cells = "".join(f"<td>{cell if i in raw else escape(cell)}</td>" for i, cell in enumerate(row))
+        body.append(f"<tr>{cells}</tr>")
+    return (
+        f'<table class="{css}" style="border-collapse:collapse">'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+STYLE = """<style>
+.abbench-table td, .abbench-table th {border:1px solid #ddd; padding:2px 6px; text-align:left;
+  vertical-align:top; font-size:12px; max-width:520px; overflow-wrap:anywhere}
+.abbench-table th {background:#f4f4f4; white-space:nowrap}
+.abbench-error {color:#a40000; background:#fff0f0; border:1px solid #e0b4b4; padding:4px 8px;
+  white-space:pre-wrap; font-family:monospace; font-size:12px}
+.abbench-note {color:#555; font-size:12px}
+.abbench-ok {color:#1a6b1a}
+.abbench-warn {color:#8a5a00}
+</style>"""
+"""CSS for the tables and messages every widget renders (included once per widget)."""
+
+
+def note(text: str, kind: str = "note") -> str:
+    """A short escaped message in the widgets' style (``note``, ``ok``, ``warn`` or ``error``)."""
+    return f'<div class="abbench-{kind}">{escape(text)}</div>'
+
+
+class ErrorArea(w.HTML):
+    """Where a widget shows what went wrong in a callback, so nothing is lost in the kernel log.
+
+    Attributes:
+        messages: Every message shown since the widget was built, oldest first (for tests and logs).
+    """
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(value="", **kwargs)
+        self.messages: list[str] = []
+
+    @property
+    def message(self) -> str | None:
+        """The message shown now, or None when the area is empty."""
+        return self.messages[-1] if self.value and self.messages else None
+
+    def show(self, exc: BaseException, action: str | None = None) -> None:
+        """Show an exception: abbench's own errors by their message; others with the traceback folded."""
+        what = f"{action} failed: " if action else ""
+        if isinstance(exc, AbbenchError):
+            text = f"{what}{exc}"
+            detail = ""
+        else:
+            text = f"{what}{type(exc).__name__}: {exc}"
+            trace = "".join(traceback.format_exception(exc))
+            detail = f"<details><summary>traceback</summary><pre>{escape(trace)}</pre></details>"
+        self.messages.append(text)
+        self.value = f'<div class="abbench-error">{escape(text)}{detail}</div>'
+
+    def clear(self) -> None:
+        """Empty the area (the messages stay in `messages`)."""
+        self.value = ""
+
+
+class View(w.VBox):
+    """Base of every abbench widget: a box with an error area and guarded callbacks.
+
+    Attributes:
+        store: The store the widget reads and writes.
+        errors: The error area (`ErrorArea`); ``errors.message`` is what it shows now.
+    """
+
+    def __init__(self, store: StoreLike = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.store = store if isinstance(store, Store) else notebook_store(store)
+        self.errors = ErrorArea()
+        self._busy = threading.RLock()
+
+    def guard(self, action: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """`fn` wrapped for use as a callback: exceptions are shown in the error area and logged.
+
+        The error area is cleared when the action starts, so it always tells about the last action.
+        """
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            self.errors.clear()
+            try:
+                with self._busy:
+                    return fn(*args, **kwargs)
+            except Exception as exc:
+                log.warning("%s failed: %s", action, exc, exc_info=not isinstance(exc, AbbenchError))
+                self.errors.show(exc, action)
+                return None
+
+        return wrapper
+
+    def button(self, description: str, action: Callable[[], Any], **kwargs: Any) -> w.Button:
+        """A button whose click runs `action` guarded (errors shown in the widget)."""
+        button = w.Button(description=description, **kwargs)
+        guarded = self.guard(description, action)
+        button.on_click(lambda _b: guarded())
+        return button
+
+    def on_change(self, widget: w.Widget, action: Callable[[Any], Any], name: str = "value") -> None:
+        """Run `action(new value)` guarded whenever `widget`'s trait `name` changes."""
+        guarded = self.guard(f"changing {getattr(widget, 'description', '') or name}", action)
+        widget.observe(lambda change: guarded(change["new"]), names=name)
+
+
+class Choice:
+    """A dropdown (or list) that keeps the selection a person made across reloads of its options.
+
+    ipywidgets resets a selection to the first option whenever the options change, even when the
+    selected value is still among them; a view built on that "reads once and forgets". A `Choice`
+    remembers the `intended` value (what the person, or the code on their behalf, chose last) and
+    re-applies it after every reload while it is still offered. When it is not offered, nothing is
+    selected and `missing` says so — it never falls back silently to another item — and the
+    selection comes back by itself when a later reload offers it again.
+
+    Attributes:
+        widget: The ipywidgets selection widget (``Dropdown`` by default, or ``Select``).
+        intended: The value meant to be selected.
+        missing: The intended value when the current options lack it, else None.
+    """
+
+    def __init__(
+        self,
+        description: str = "",
+        *,
+        on_select: Callable[[Any], Any] | None = None,
+        kind: type[w.widgets.widget_selection._Selection] = w.Dropdown,
+        **kwargs: Any,
+    ):
+        self.widget = kind(options=[], value=None, description=description, **kwargs)
+        self.intended: Any = None
+        self.missing: Any = None
+        self._on_select = on_select
+        self._quiet = False
+        self.widget.observe(self._changed, names="value")
+
+    @property
+    def value(self) -> Any:
+        """The value selected now (None when nothing is)."""
+        return self.widget.value
+
+    @property
+    def values(self) -> list[Any]:
+        """The values offered now, in order."""
+        return [o[1] if isinstance(o, tuple) else o for o in self.widget.options]
+
+    @property
+    def labels(self) -> list[str]:
+        """The labels offered now, in order."""
+        return [str(o[0] if isinstance(o, tuple) else o) for o in self.widget.options]
+
+    @contextmanager
+    def _silent(self):
+        before, self._quiet = self._quiet, True
+        try:
+            yield
+        finally:
+            self._quiet = before
+
+    def _changed(self, change: dict[str, Any]) -> None:
+        if self._quiet:
+            return
+        self.intended = change["new"]
+        self.missing = None
+        if self._on_select is not None:
+            self._on_select(change["new"])
+
+    def select(self, value: Any, *, notify: bool = True) -> None:
+        """Choose `value` as a person would (it becomes the intended selection)."""
+        if value is not None and value not in self.values:
+            self.intended, self.missing = value, value
+            with self._silent():
+                self.widget.value = None
+            return
+        if self.widget.value == value:
+            self.intended, self.missing = value, None
+            if notify and self._on_select is not None:
+                self._on_select(value)
+            return
+        if notify:
+            self.widget.value = value  # `_changed` records it and tells the owner
+        else:
+            with self._silent():
+                self.widget.value = value
+            self.intended, self.missing = value, None
+
+    def show(self, value: Any) -> None:
+        """Display `value` (a default the code found, such as the detected sheet) without making it the
+        intended choice: the next reload shows what is found then, unless the person chose meanwhile."""
+        if value in self.values and self.intended is None:
+            with self._silent():
+                self.widget.value = value
+
+    def set_options(self, options: Sequence[tuple[str, Any]]) -> bool:
+        """Replace the options and re-apply the intended selection; True when the selection changed."""
+        before = self.widget.value
+        with self._silent():
+            self.widget.options = list(options)
+            if self.intended is not None and self.intended in self.values:
+                self.widget.value = self.intended
+                self.missing = None
+            else:
+                self.widget.value = None
+                self.missing = self.intended
+        return self.widget.value != before
+
+
+def notebook_store(path: StoreLike = None, *, create: bool = False) -> Store:
+    """The store a notebook works on: `path`, else $ABBENCH_STORE, else the nearest ``.abbench/`` above.
+
+    A notebook runs with its own folder as the working directory (``notebooks/``), while ``make demo``
+    writes the demo store at the top of the checkout; looking upwards finds it from either place.
+
+    Args:
+        path: A store folder (or an open `Store`); empty or None to look for one.
+        create: Create a store at ``./.abbench`` when none is found (else refuse, saying what to do).
+
+    Raises:
+        StoreError: no store was found and `create` is False.
+    """
+    if isinstance(path, Store):
+        return path
+    if path not in (None, ""):
+        return open_store(path)
+    if os.environ.get(STORE_ENV):
+        return open_store(os.environ[STORE_ENV])
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".abbench" / "abbench.db").is_file():
+            return open_store(folder / ".abbench")
+    if create:
+        return open_store(here / ".abbench")
+    raise StoreError(
+        f"no abbench store found in {here} or the folders above it: run `make demo` (or `abbench demo`) at "
+        f"the top of the checkout for the demo store, set store_path at the top of the notebook, or set "
+        f"${STORE_ENV}"
+    )

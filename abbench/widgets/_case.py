@@ -1,0 +1,260 @@
+"""`CaseDetailView`: everything about one case of an experiment — input, gold, every run, evidence, transcript."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import ipywidgets as w
+
+from abbench.dataset import unpack_source_row
+from abbench.review import CaseDetail, RunView, case_detail
+from abbench.store import Store
+from abbench.store._experiments import Experiment
+from abbench.widgets._base import NONE, escape, html_table, note
+
+TRANSCRIPT_CHARS = 200_000
+"""A transcript longer than this is cut when shown (the file keeps all of it)."""
+
+
+def _json_text(value: Any) -> str:
+    if value is None:
+        return NONE
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, indent=1, default=str)
+
+
+def _pct(value: float | None) -> str:
+    return NONE if value is None else f"{value:.2f}"
+
+
+def outcome_mark(run: RunView) -> str:
+    """A run's outcome as a short word for tables: pass, FAIL, exec failed, grading failed, ..."""
+    return {
+        "pass": "pass",
+        "fail": "FAIL",
+        "execution_failed": f"exec failed ({run.failure_type})",
+        "grading_failed": "grading failed",
+        "cancelled": "cancelled",
+    }.get(run.outcome, run.outcome)
+
+
+def read_transcript(path: str | Path | None, limit: int = TRANSCRIPT_CHARS) -> list[dict[str, Any]]:
+    """The events of a run's transcript file (JSON lines; unreadable lines are kept as text)."""
+    if not path or not Path(path).is_file():
+        return []
+    events: list[dict[str, Any]] = []
+    size = 0
+    with Path(path).open(encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            size += len(line)
+            if size > limit:
+                events.append({"type": "note", "content": f"… cut at {limit:,} characters (see {path})"})
+                break
+            try:
+                event = json.loads(line)
+            except ValueError:
+                event = {"type": "text", "content": line.rstrip("\n")}
+            events.append(event if isinstance(event, dict) else {"type": "value", "content": event})
+    return events
+
+
+def transcript_html(events: Sequence[dict[str, Any]]) -> str:
+    """A transcript as escaped HTML: one block per message or tool call."""
+    if not events:
+        return note("no transcript was stored for this run")
+    parts = []
+    for event in events:
+        kind = event.get("type") or "message"
+        who = event.get("role") or event.get("name") or kind
+        body = event.get("content")
+        if body is None:
+            body = {k: v for k, v in event.items() if k not in ("type", "role")}
+        parts.append(
+            f'<div style="margin:2px 0"><b>{escape(kind)} · {escape(who)}</b>'
+            f'<pre style="white-space:pre-wrap;margin:0">{escape(_json_text(body))}</pre></div>'
+        )
+    return "".join(parts)
+
+
+class CaseDetailView(w.VBox):
+    """One case of an experiment (or the same case in two experiments), read with `case_detail`.
+
+    Shows the raw row and the unified input, the gold label, every run per arm and round (prediction,
+    confidence, reason, verdict), the cited evidence resolved to the skill's text, the files and
+    sections read, the tool calls, and each run's full transcript, folded until opened.
+
+    Args:
+        store: The store.
+
+    Attributes:
+        details: The `CaseDetail` of each side shown (one, or two for a diff).
+        case_html: The case: input, gold, history, context, the raw row.
+        runs_html: The runs table.
+        evidence_html: Cited references with the skill text they resolve to.
+        transcripts: One folded accordion per side; a transcript is read when its run is opened.
+    """
+
+    def __init__(self, store: Store, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.store = store
+        self.details: list[CaseDetail] = []
+        self.case_html = w.HTML()
+        self.runs_html = w.HTML()
+        self.evidence_html = w.HTML()
+        self.transcripts = w.VBox()
+        self._runs: list[list[RunView]] = []
+        self.children = [self.case_html, self.runs_html, self.evidence_html, self.transcripts]
+
+    @property
+    def case_id(self) -> str | None:
+        """The case shown, or None."""
+        return self.details[0].case.case_id if self.details else None
+
+    def clear(self, message: str = "") -> None:
+        """Show nothing (with a note)."""
+        self.details = []
+        self.case_html.value = note(message) if message else ""
+        self.runs_html.value = self.evidence_html.value = ""
+        self.transcripts.children = []
+
+    def show(
+        self,
+        sides: Sequence[tuple[Experiment, Sequence[str] | None]],
+        case_id: str,
+    ) -> None:
+        """Show `case_id` as run by each (experiment, arms) side; arms None means every arm."""
+        self.details = [case_detail(exp.id, case_id, store=self.store) for exp, _ in sides]
+        first = self.details[0]
+        self.case_html.value = self._case_html(sides[0][0], first)
+        rows, evidence, self._runs = [], [], []
+        self.transcripts.children = []
+        accordions = []
+        for (exp, arms), detail in zip(sides, self.details, strict=True):
+            runs = [r for r in detail.runs if arms is None or r.arm in arms]
+            self._runs.append(runs)
+            prefix = f"{exp.name} / " if len(sides) > 1 else ""
+            for r in runs:
+                grades = "; ".join(
+                    f"{name}: {'pass' if g.get('passed') else 'fail' if g.get('passed') is False else g.get('status')}"
+                    for name, g in (r.grades or {}).items()
+                )
+                rows.append(
+                    (
+                        prefix + r.arm,
+                        r.round + 1,
+                        outcome_mark(r),
+                        r.prediction,
+                        _pct(r.confidence),
+                        r.reason or r.error,
+                        ", ".join(("✓ " if e.found else "✗ ") + e.ref for e in r.evidence) or NONE,
+                        ", ".join(r.files_read) or NONE,
+                        ", ".join(r.sections_read) or NONE,
+                        ", ".join(f"{c.name}({_json_text(c.arguments)[:60]})" for c in r.calls or ())
+                        or r.tool_calls,
+                        grades or NONE,
+                    )
+                )
+            evidence.append(self._evidence_html(prefix, runs))
+            accordions.append(self._transcript_accordion(prefix, runs))
+        self.runs_html.value = "<b>Runs</b>" + html_table(
+            [
+                "arm",
+                "round",
+                "outcome",
+                "prediction",
+                "confidence",
+                "reason",
+                "evidence cited",
+                "files read",
+                "sections read",
+                "tool calls",
+                "grades",
+            ],
+            rows,
+        )
+        self.evidence_html.value = "".join(evidence)
+        self.transcripts.children = [w.HTML("<b>Transcripts</b> (open a run to read it)"), *accordions]
+
+    def _case_html(self, exp: Experiment, detail: CaseDetail) -> str:
+        case = detail.case
+        columns = self.store.get_dataset(exp.dataset_id).read_options.get("columns")
+        raw = unpack_source_row(case.source_row, columns)
+        if isinstance(raw, dict):
+            raw_html = html_table(list(raw), [[_json_text(v) for v in raw.values()]])
+        else:
+            raw_html = f"<pre>{escape(_json_text(raw))}</pre>"
+        kinds = ", ".join(detail.kinds) or "none"
+        head = html_table(
+            ["case", "domain", "gold", "request", "from", "listed for"],
+            [[case.case_id, case.domain, case.expected, case.request_id, case.source_line, kinds]],
+        )
+        history = (
+            "".join(
+                f"<div><b>{escape(t.get('role', '?') if isinstance(t, dict) else '?')}</b>: "
+                f"{escape(t.get('content') if isinstance(t, dict) else t)}</div>"
+                for t in case.history
+            )
+            if isinstance(case.history, list)
+            else escape(_json_text(case.history))
+        )
+        reviews = "".join(
+            note(
+                f"reviewed {r.arm or 'the case'}: {r.verdict}"
+                + (f" — {r.note}" if r.note else "")
+                + f" ({r.reviewer}, {r.created_at})",
+                "ok",
+            )
+            for r in detail.reviews
+        )
+        return (
+            f"<b>Case {escape(case.case_id)}</b>{head}"
+            f'<div style="font-size:15px;margin:4px 0"><b>input:</b> {escape(case.input)}</div>'
+            f"<div><b>history:</b> {history}</div>"
+            f"<div><b>context:</b> <code>{escape(_json_text(case.context))}</code></div>"
+            f"<details><summary>raw row ({escape(case.source_line)})</summary>{raw_html}</details>"
+            f"{reviews}"
+        )
+
+    @staticmethod
+    def _evidence_html(prefix: str, runs: Sequence[RunView]) -> str:
+        by_arm: dict[str, dict[str, Any]] = {}
+        for r in runs:
+            for e in r.evidence:
+                by_arm.setdefault(r.arm, {}).setdefault(e.ref, e)
+        if not by_arm:
+            return ""
+        parts = []
+        for arm, refs in by_arm.items():
+            items = []
+            for e in refs.values():
+                if e.found:
+                    items.append(
+                        f"<details><summary>✓ {escape(e.resolved or e.ref)}</summary>"
+                        f'<pre style="white-space:pre-wrap">{escape(e.text)}</pre></details>'
+                    )
+                else:
+                    items.append(f"<div>✗ {escape(e.ref)} — not in the arm's skill snapshot</div>")
+            parts.append(f"<b>Evidence cited by {escape(prefix + arm)}</b>" + "".join(items))
+        return "".join(parts)
+
+    def _transcript_accordion(self, prefix: str, runs: Sequence[RunView]) -> w.Accordion:
+        panes = [w.HTML() for _ in runs]
+        accordion = w.Accordion(children=panes, selected_index=None)
+        accordion.titles = tuple(f"{prefix}{r.arm} · round {r.round + 1} · run {r.run_id}" for r in runs)
+
+        def opened(change: dict[str, Any]) -> None:
+            index = change["new"]
+            if index is not None and not panes[index].value:
+                try:
+                    panes[index].value = transcript_html(read_transcript(runs[index].transcript_path))
+                except OSError as exc:  # the store folder moved or lost the file
+                    panes[index].value = note(f"cannot read the transcript: {exc}", "error")
+
+        accordion.observe(opened, names="selected_index")
+        return accordion

@@ -1,0 +1,358 @@
+"""`DiffWidget`: two experiments (or two arms) case by case — metric deltas, what moved, and each case in detail."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as w
+
+from abbench.compare import Comparison, compare_arms, compare_experiments
+from abbench.errors import ComparisonRefused
+from abbench.store._experiments import Experiment
+from abbench.widgets._base import MAX_LISTED, NONE, STYLE, Choice, StoreLike, View, escape, html_table, note
+from abbench.widgets._case import CaseDetailView
+
+LISTS = ("fixed", "regressed", "reason changed", "evidence appeared", "evidence disappeared")
+
+
+def _signed(value: float | None, unit: str, digits: int = 1) -> str:
+    if value is None:
+        return NONE
+    if unit == "points":
+        return f"{100 * value:+.{digits}f} points"
+    return f"{value:+.4g}"
+
+
+def _interval(interval: Any, unit: str) -> str:
+    if interval is None:
+        return NONE
+    return f"[{_signed(interval.low, unit)}, {_signed(interval.high, unit)}]"
+
+
+def _p(value: float | None) -> str:
+    if value is None:
+        return NONE
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def _value(value: float | None, unit: str) -> str:
+    if value is None:
+        return NONE
+    return f"{value:.3f}" if unit == "points" else f"{value:.4g}"
+
+
+class DiffWidget(View):
+    """Compare two arms — of one experiment, or of two experiments on the same dataset — case by case.
+
+    Shows the metric deltas with their intervals (the paired difference, McNemar, the minimum detectable
+    effect, cost, latency and tokens, each domain), the verdict, and the cases that were fixed, regressed,
+    answered for another reason, or cited evidence that appeared or disappeared; choosing a case opens
+    it in detail on both sides. Experiments on different dataset fingerprints are refused, with why.
+    A view over `abbench.compare.compare_arms` and `compare_experiments`.
+
+    Args:
+        store: The store (an open `Store`, a folder, or None to find the notebook's store).
+        a: The baseline experiment (id, ``#id`` or name).
+        b: The experiment compared with it (default: the same as `a`, to compare two of its arms).
+        arm_a: The baseline's arm (default: the first arm when `a` and `b` are the same, else the last).
+        arm_b: The other side's arm (default: its last arm).
+
+    Attributes:
+        comparison: The `Comparison` shown (None before one, or when refused).
+        refusal: The refusal's message when the two sides cannot be compared, else None.
+        lists: List name (see `LISTS`) → the case ids it holds.
+        detail: The `CaseDetailView` of the chosen case.
+    """
+
+    def __init__(
+        self,
+        store: StoreLike = None,
+        *,
+        a: int | str | None = None,
+        b: int | str | None = None,
+        arm_a: str | None = None,
+        arm_b: str | None = None,
+        **kwargs: Any,
+    ):
+        super().__init__(store, **kwargs)
+        self.comparison: Comparison | None = None
+        self.refusal: str | None = None
+        self.lists: dict[str, list[str]] = {name: [] for name in LISTS}
+        self._quiet = False
+
+        self.exp_a = Choice(
+            "A", on_select=self.guard("choosing experiment A", lambda _v: self._sides_changed())
+        )
+        self.exp_b = Choice(
+            "B", on_select=self.guard("choosing experiment B", lambda _v: self._sides_changed())
+        )
+        self.arm_a = Choice("arm", on_select=self.guard("choosing arm A", lambda _v: self.compare()))
+        self.arm_b = Choice("arm", on_select=self.guard("choosing arm B", lambda _v: self.compare()))
+        for choice in (self.exp_a, self.exp_b):
+            choice.widget.layout.width = "520px"
+        self.reload_button = self.button("Reload", self.reload, tooltip="read the experiments again")
+        self.refusal_html = w.HTML()
+        self.verdict_html = w.HTML()
+        self.metrics_html = w.HTML()
+        self.domains_html = w.HTML()
+        self.case_lists = {
+            name: Choice(kind=w.Select, on_select=self.guard("opening a case", self._case_chosen), rows=10)
+            for name in LISTS
+        }
+        for choice in self.case_lists.values():
+            choice.widget.layout.width = "100%"
+        self.list_tabs = w.Tab(children=[c.widget for c in self.case_lists.values()], titles=LISTS)
+        # Another tab shows its own chosen case (each list keeps its own choice).
+        self.on_change(
+            self.list_tabs,
+            lambda index: self._case_chosen(self.case_lists[LISTS[index or 0]].value),
+            "selected_index",
+        )
+        self.detail = CaseDetailView(self.store)
+        self.children = [
+            w.HTML(STYLE),
+            w.HBox([self.exp_a.widget, self.arm_a.widget]),
+            w.HBox([self.exp_b.widget, self.arm_b.widget, self.reload_button]),
+            self.refusal_html,
+            self.errors,
+            self.verdict_html,
+            self.metrics_html,
+            self.domains_html,
+            self.list_tabs,
+            self.detail,
+        ]
+        self.guard("listing experiments", self._list)()
+        if a is not None:
+            self.guard("choosing the experiments", self.select)(a, b, arm_a=arm_a, arm_b=arm_b)
+        else:
+            self._clear("choose both sides: an experiment and an arm each")
+
+    # -- choosing the sides ----------------------------------------------------------------------------
+
+    def _list(self) -> None:
+        options = [
+            (f"#{e.id} {e.name} · {e.dataset} · {len(e.arms)} arms", e.id)
+            for e in self.store.list_experiments()
+        ]
+        self.exp_a.set_options(options)
+        self.exp_b.set_options(options)
+
+    def select(
+        self,
+        a: int | str | Experiment,
+        b: int | str | Experiment | None = None,
+        *,
+        arm_a: str | None = None,
+        arm_b: str | None = None,
+    ) -> None:
+        """Compare experiment `b` (default `a`) against `a`, with these arms, as choosing them in the form does."""
+        ea = self.store.get_experiment(a)
+        eb = self.store.get_experiment(b) if b is not None else ea
+        self._quiet = True
+        try:
+            self.exp_a.select(ea.id, notify=False)
+            self.exp_b.select(eb.id, notify=False)
+            self._arm_options(ea, eb)
+            if arm_a is not None:
+                self.arm_a.select(ea.arm(arm_a).name, notify=False)
+            if arm_b is not None:
+                self.arm_b.select(eb.arm(arm_b).name, notify=False)
+        finally:
+            self._quiet = False
+        self.compare()
+
+    def _sides_changed(self) -> None:
+        if self._quiet:
+            return
+        ea = self.store.get_experiment(self.exp_a.value) if self.exp_a.value is not None else None
+        eb = self.store.get_experiment(self.exp_b.value) if self.exp_b.value is not None else None
+        self._quiet = True
+        try:
+            self.arm_a.intended = self.arm_b.intended = None  # arms belong to their experiment
+            self._arm_options(ea, eb)
+        finally:
+            self._quiet = False
+        self.compare()
+
+    def _arm_options(self, ea: Experiment | None, eb: Experiment | None) -> None:
+        self.arm_a.set_options([(x.name, x.name) for x in ea.arms] if ea else [])
+        self.arm_b.set_options([(x.name, x.name) for x in eb.arms] if eb else [])
+        if eb is not None and self.arm_b.value is None:
+            self.arm_b.select(eb.arms[-1].name, notify=False)
+        if ea is not None and self.arm_a.value is None:
+            if eb is not None and ea.id == eb.id:
+                first = next((x.name for x in ea.arms if x.name != self.arm_b.value), ea.arms[0].name)
+                self.arm_a.select(first, notify=False)
+            else:
+                self.arm_a.select(ea.arms[-1].name, notify=False)
+
+    def reload(self) -> None:
+        """Read the experiments again and compare anew, keeping the chosen sides, arms and case."""
+        self._list()
+        self.compare()
+
+    # -- comparing -------------------------------------------------------------------------------------
+
+    def compare(self) -> Comparison | None:
+        """Compare the chosen sides and show the result (or the refusal)."""
+        if self._quiet:
+            return None
+        self.comparison, self.refusal = None, None
+        self.refusal_html.value = ""
+        if None in (self.exp_a.value, self.exp_b.value, self.arm_a.value, self.arm_b.value):
+            self._clear("choose both sides: an experiment and an arm each")
+            return None
+        ea, eb = self.exp_a.value, self.exp_b.value
+        try:
+            if ea == eb:
+                comparison = compare_arms(
+                    ea, self.arm_a.value, self.arm_b.value, store=self.store, details=True
+                )
+            else:
+                comparison = compare_experiments(
+                    ea, eb, arm_a=self.arm_a.value, arm_b=self.arm_b.value, store=self.store, details=True
+                )
+        except ComparisonRefused as exc:
+            self.refusal = str(exc)
+            self.refusal_html.value = (
+                '<div class="abbench-error" style="font-size:14px"><b>Comparison refused.</b> '
+                f"{escape(exc)}</div>"
+            )
+            self._clear()
+            return None
+        self.comparison = comparison
+        self._render(comparison)
+        return comparison
+
+    def _clear(self, message: str = "") -> None:
+        self.verdict_html.value = note(message) if message else ""
+        self.metrics_html.value = self.domains_html.value = ""
+        for name, choice in self.case_lists.items():
+            self.lists[name] = []
+            choice.set_options([])
+        self.list_tabs.titles = LISTS
+        self.detail.clear()
+
+    def _render(self, c: Comparison) -> None:
+        unit = c.unit
+        self.verdict_html.value = (
+            f'<div class="abbench-{"ok" if c.verdict.code == "b_better" else "warn" if c.verdict.code == "b_worse" else "note"}" '
+            f'style="font-size:15px"><b>{escape(c.verdict.text)}</b></div>'
+            + note(
+                f"A = {c.a.name} ({c.a.label}); B = {c.b.name} ({c.b.label}); {c.n_cases:,} paired cases of {c.dataset}"
+            )
+            + "".join(
+                note(f"{reason}: {len(ids)} cases left out", "warn") for reason, ids in c.excluded.items()
+            )
+            + "".join(note(n) for n in c.notes)
+        )
+        rows = []
+        main = c.main
+        rows.append(
+            (
+                "accuracy" if unit == "points" else "score",
+                _value(c.value_a.value, unit),
+                _value(c.value_b.value, unit),
+                _signed(main.difference if main else None, unit),
+                _interval(main.interval if main else None, unit),
+                _p(main.p_value if main else None),
+                f"paired difference ({main.method})" if main else NONE,
+            )
+        )
+        if c.mcnemar is not None:
+            rows.append(
+                (
+                    "cases right in one arm only",
+                    f"{c.mcnemar.b:,} (regressed)",
+                    f"{c.mcnemar.c:,} (fixed)",
+                    f"{c.mcnemar.c - c.mcnemar.b:+,d} cases",
+                    NONE,
+                    _p(c.mcnemar.p_value),
+                    "exact McNemar on discordant cases",
+                )
+            )
+        for u in c.usage:
+            rows.append(
+                (
+                    u.metric,
+                    _value(u.value_a, "score"),
+                    _value(u.value_b, "score"),
+                    _signed(u.difference, "score")
+                    + (f" ({100 * u.relative:+.1f} %)" if u.relative is not None else ""),
+                    _interval(u.interval, "score"),
+                    _p(u.p_value),
+                    u.method + (f" — {u.reason}" if u.reason else ""),
+                )
+            )
+        mde = (
+            note(
+                f"the smallest difference {c.n_cases:,} cases detect with {c.power:.0%} power: {_signed(c.mde.delta, unit)}"
+            )
+            if c.mde is not None
+            else ""
+        )
+        self.metrics_html.value = (
+            "<b>Metric deltas (B − A)</b>"
+            + html_table(["metric", "A", "B", "B − A", f"{c.confidence:.0%} interval", "p", "method"], rows)
+            + mde
+        )
+        self.domains_html.value = "<b>Per domain</b>" + html_table(
+            ["domain", "cases", "A", "B", "B − A", "interval", "fixed", "regressed", "p (Holm)", ""],
+            [
+                (
+                    d.domain,
+                    d.n_cases,
+                    _value(d.value_a, unit),
+                    _value(d.value_b, unit),
+                    _signed(d.difference, unit),
+                    _interval(d.interval, unit),
+                    d.fixed,
+                    d.regressed,
+                    _p(d.p_adjusted),
+                    "significantly worse"
+                    if d.significant_regression
+                    else "significantly better"
+                    if d.significant_improvement
+                    else "",
+                )
+                for d in c.by_domain
+            ],
+        )
+        text = c.text
+        entries: dict[str, list[tuple[str, str]]] = {
+            "fixed": [(x.case_id, f"{x.case_id} · {x.domain} · {x.rates}") for x in c.fixed],
+            "regressed": [(x.case_id, f"{x.case_id} · {x.domain} · {x.rates}") for x in c.regressed],
+            "reason changed": [
+                (x.case_id, f"{x.case_id} · {x.prediction} · {(x.reason_b or '')[:80]}")
+                for x in (text.reason_changed if text else ())
+            ],
+            "evidence appeared": [
+                (x.case_id, f"{x.case_id} · + {', '.join(x.appeared)}")
+                for x in (text.evidence if text else ())
+                if x.appeared
+            ],
+            "evidence disappeared": [
+                (x.case_id, f"{x.case_id} · − {', '.join(x.disappeared)}")
+                for x in (text.evidence if text else ())
+                if x.disappeared
+            ],
+        }
+        for name, items in entries.items():
+            self.lists[name] = [case_id for case_id, _ in items]
+            self.case_lists[name].set_options([(label, case_id) for case_id, label in items[:MAX_LISTED]])
+        self.list_tabs.titles = tuple(f"{name} ({len(entries[name])})" for name in LISTS)
+        chosen = self.case_lists[LISTS[self.list_tabs.selected_index or 0]].value
+        self._case_chosen(chosen)
+
+    def _case_chosen(self, case_id: Any) -> None:
+        if not case_id or self.comparison is None:
+            self.detail.clear("choose a case in a list to see it on both sides" if self.comparison else "")
+            return
+        ea = self.store.get_experiment(self.exp_a.value)
+        eb = self.store.get_experiment(self.exp_b.value)
+        self.detail.show([(ea, [self.arm_a.value]), (eb, [self.arm_b.value])], case_id)
+
+    def open_case(self, list_name: str, case_id: str) -> None:
+        """Open a case from one of the lists (see `LISTS`), as clicking it does."""
+        self.list_tabs.selected_index = LISTS.index(list_name)
+        self.case_lists[list_name].select(case_id)

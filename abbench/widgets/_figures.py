@@ -1,0 +1,132 @@
+"""Plotly figures of an experiment's metrics, and showing a figure in an ``Output`` widget."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import ipywidgets as w
+import plotly.graph_objects as go
+import plotly.io as pio
+from plotly.subplots import make_subplots
+
+from abbench.metrics import ArmMetrics, ExperimentMetrics, GroupAccuracy
+
+_LAYOUT = {"template": "plotly_white", "margin": {"l": 60, "r": 20, "t": 50, "b": 50}, "font": {"size": 12}}
+
+
+def show_figure(out: w.Output, figure: go.Figure | None) -> None:
+    """Put `figure` in an ``Output`` widget as plotly's own JSON (JupyterLab draws it interactively).
+
+    The bundle is built here rather than by ``display()``: outside a kernel ``display()`` prints, and
+    plotly's default renderers may add several megabytes of script per figure.
+    """
+    if figure is None:
+        out.outputs = ()
+        return
+    bundle = pio.renderers["plotly_mimetype"].to_mimebundle(figure.to_dict())
+    bundle["text/plain"] = f"<plotly figure: {figure.layout.title.text or 'chart'}>"
+    out.outputs = ({"output_type": "display_data", "data": bundle, "metadata": {}},)
+
+
+def confusion_figure(arms: Sequence[ArmMetrics]) -> go.Figure | None:
+    """Each arm's confusion matrix side by side: counts on top, row-normalised (recall) below."""
+    with_classes = [a for a in arms if a.classes is not None]
+    if not with_classes:
+        return None
+    n = len(with_classes)
+    titles = [f"{a.arm}: counts" for a in with_classes] + [
+        f"{a.arm}: share of each gold row" for a in with_classes
+    ]
+    fig = make_subplots(rows=2, cols=n, subplot_titles=titles, horizontal_spacing=0.08, vertical_spacing=0.16)
+    for col, arm in enumerate(with_classes, start=1):
+        cm = arm.classes.confusion
+        x, y = list(cm.columns), list(cm.labels)
+        counts = [list(row) for row in cm.counts]
+        shares = [list(row) for row in cm.normalised()]
+        fig.add_trace(
+            go.Heatmap(
+                z=counts, x=x, y=y, colorscale="Blues", showscale=False, texttemplate="%{z}",
+                hovertemplate="gold %{y} → predicted %{x}: %{z}<extra></extra>",
+            ),
+            row=1, col=col,
+        )  # fmt: skip
+        fig.add_trace(
+            go.Heatmap(
+                z=shares, x=x, y=y, zmin=0, zmax=1, colorscale="Blues", showscale=False,
+                texttemplate="%{z:.0%}", hovertemplate="gold %{y} → predicted %{x}: %{z:.1%}<extra></extra>",
+            ),
+            row=2, col=col,
+        )  # fmt: skip
+        for row in (1, 2):
+            fig.update_xaxes(title_text="predicted", row=row, col=col, type="category")
+            fig.update_yaxes(
+                title_text="gold" if col == 1 else None,
+                row=row,
+                col=col,
+                autorange="reversed",
+                type="category",
+            )
+    fig.update_layout(title="Confusion matrices", height=620, width=max(420, 330 * n), **_LAYOUT)
+    return fig
+
+
+def _interval_bars(groups: Sequence[GroupAccuracy], arm: str) -> tuple[list[Any], list[float | None], dict]:
+    mine = [g for g in groups if g.arm == arm and g.accuracy.value is not None]
+    x = [g.group + 1 if isinstance(g.group, int) else g.group for g in mine]
+    y = [g.accuracy.value for g in mine]
+    up = [(g.accuracy.high - g.accuracy.value) if g.accuracy.high is not None else 0 for g in mine]
+    down = [(g.accuracy.value - g.accuracy.low) if g.accuracy.low is not None else 0 for g in mine]
+    return x, y, {"type": "data", "symmetric": False, "array": up, "arrayminus": down}
+
+
+def domain_figure(metrics: ExperimentMetrics) -> go.Figure | None:
+    """Accuracy per domain and arm, with each estimate's interval."""
+    if not metrics.by_domain:
+        return None
+    fig = go.Figure()
+    for arm in metrics.arms:
+        x, y, error = _interval_bars(metrics.by_domain, arm.arm)
+        fig.add_trace(go.Bar(name=arm.arm, x=x, y=y, error_y=error))
+    fig.update_layout(
+        title=f"Accuracy per domain ({metrics.confidence:.0%} intervals)",
+        barmode="group",
+        yaxis={"range": [0, 1.05], "title": "accuracy"},
+        height=420,
+        **_LAYOUT,
+    )
+    return fig
+
+
+def rounds_figure(metrics: ExperimentMetrics) -> go.Figure | None:
+    """Accuracy per round and arm: a stable arm draws a flat line."""
+    if metrics.rounds < 2 or not metrics.by_round:
+        return None
+    fig = go.Figure()
+    for arm in metrics.arms:
+        x, y, error = _interval_bars(metrics.by_round, arm.arm)
+        fig.add_trace(go.Scatter(name=arm.arm, x=x, y=y, error_y=error, mode="lines+markers"))
+    fig.update_layout(
+        title="Accuracy per round",
+        xaxis={"title": "round", "dtick": 1},
+        yaxis={"range": [0, 1.05], "title": "accuracy"},
+        height=360,
+        **_LAYOUT,
+    )
+    return fig
+
+
+def latency_figure(arms: Sequence[ArmMetrics]) -> go.Figure | None:
+    """Median and 95th-percentile latency per arm."""
+    shown = [a for a in arms if a.usage.latency_ms.n]
+    if not shown:
+        return None
+    names = [a.arm for a in shown]
+    fig = go.Figure(
+        [
+            go.Bar(name="median", x=names, y=[a.usage.latency_ms.p50 for a in shown]),
+            go.Bar(name="95th percentile", x=names, y=[a.usage.latency_ms.p95 for a in shown]),
+        ]
+    )
+    fig.update_layout(title="Latency per run (ms)", barmode="group", height=340, **_LAYOUT)
+    return fig

@@ -1,0 +1,653 @@
+"""`MappingWidget`: from a raw file to a mapping profile and an imported dataset, with a live preview."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import ipywidgets as w
+
+from abbench.dataset import (
+    MappingProfile,
+    Preview,
+    Source,
+    Suggestion,
+    Table,
+    ValidationReport,
+    ValueCounts,
+    convert_file,
+    default_name,
+    get_recipe,
+    label_key,
+    preview_import,
+    read_table,
+    sheet_names,
+    suggest_mapping,
+)
+from abbench.dataset._info import DatasetInfo
+from abbench.errors import ImportFailed, UsageError
+from abbench.types import CASE_FIELDS
+from abbench.widgets._base import STYLE, Choice, StoreLike, View, escape, html_table, note
+
+NOT_MAPPED = ""
+SUGGESTED = "suggested"
+GIVEN = "given"
+PATH = "path"
+KEEP = "keep"
+MAX_LABEL_VALUES = 60
+"""A gold column with more distinct values than this holds answers, not labels: no value map editor."""
+LABEL_COUNT_ROWS = 200_000
+"""Rows read to count the gold column's values (the count says when it stopped early)."""
+PREVIEW_CASES = 10
+UPLOAD_TYPES = ".csv,.tsv,.txt,.xlsx,.xlsm,.xls,.ods,.jsonl,.ndjson,.json"
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def report_html(report: ValidationReport, limit: int = 50) -> str:
+    """A validation report as HTML: the summary, then each problem with its row and field (escaped)."""
+    kind = "ok" if report.ok and not report.warnings else ("warn" if report.ok else "error")
+    parts = [note(report.summary(), kind if kind != "error" else "warn")]
+    if report.problems:
+        rows = [
+            (p.location, p.field or "", p.kind, p.severity, p.message, _short(p.value, 80))
+            for p in report.problems[:limit]
+        ]
+        parts.append(html_table(["where", "field", "problem", "severity", "message", "value"], rows))
+        rest = len(report.problems) - limit + report.truncated
+        if rest > 0:
+            parts.append(note(f"... and {rest} more problems"))
+    return "".join(parts)
+
+
+class _FieldRow:
+    """One case field: where its value comes from (a column, a JSON path, or kept from a profile)."""
+
+    def __init__(self, field: str):
+        self.field = field
+        self.choice = w.Dropdown(
+            description=field, options=[("— not mapped —", NOT_MAPPED)], value=NOT_MAPPED
+        )
+        self.choice.layout.width = "320px"
+        self.path = w.Text(
+            placeholder="JSON path, e.g. data.query or input[-1].content", continuous_update=False
+        )
+        self.path.layout.width = "300px"
+        self.path.layout.display = "none"
+        self.reason = w.HTML()
+        self.kept: Any = None
+        self.box = w.HBox([self.choice, self.path, self.reason])
+
+    def set_columns(self, columns: tuple[str, ...]) -> None:
+        options = [("— not mapped —", NOT_MAPPED), *((c, f"col:{c}") for c in columns), ("JSON path…", PATH)]
+        if self.kept is not None:
+            options.append((f"as in the profile: {_short(_source_text(self.kept), 60)}", KEEP))
+        self.choice.options = options
+
+    def show(self, source: Any, columns: tuple[str, ...]) -> None:
+        """Point the row at `source` (a profile's source for this field)."""
+        self.kept = None
+        if isinstance(source, Source) and source.kind == "column" and source.column in columns:
+            source = source.column
+        elif isinstance(source, Source) and source.kind == "path":
+            source = source.path
+        if isinstance(source, Source):
+            self.kept = source
+        self.set_columns(columns)
+        if source is None:
+            self.choice.value, self.path.value = NOT_MAPPED, ""
+        elif isinstance(source, str) and source in columns:
+            self.choice.value, self.path.value = f"col:{source}", ""
+        elif isinstance(source, str):
+            self.choice.value, self.path.value = PATH, source
+        else:
+            self.choice.value, self.path.value = KEEP, ""
+        self.path.layout.display = "" if self.choice.value == PATH else "none"
+
+    @property
+    def source(self) -> Any:
+        """The source this row maps the field from, or None."""
+        value = self.choice.value
+        if value == NOT_MAPPED:
+            return None
+        if value == PATH:
+            return self.path.value.strip() or None
+        if value == KEEP:
+            return self.kept
+        return value[4:]
+
+
+def _source_text(source: Any) -> str:
+    if isinstance(source, Source):
+        return json.dumps(source.model_dump(mode="json", exclude_unset=True), ensure_ascii=False)
+    return str(source)
+
+
+class _LabelRow:
+    """One gold value (all spellings that compare equal) and the label it becomes."""
+
+    def __init__(self, key: str, variants: dict[str, int], label: str):
+        self.key = key
+        self.variants = variants
+        shown = ", ".join(f"{escape(repr(v))} ×{n}" for v, n in variants.items())
+        self.values = w.HTML(f"<code>{shown}</code>")
+        self.values.layout.width = "360px"
+        self.label = w.Text(value=label, placeholder="label", continuous_update=False)
+        self.label.layout.width = "200px"
+        self.box = w.HBox([self.values, w.HTML("→"), self.label])
+
+    @property
+    def count(self) -> int:
+        """Rows holding any of the spellings."""
+        return sum(self.variants.values())
+
+
+class MappingWidget(View):
+    """Map a raw file's columns to case fields, see the cases and problems live, save and import.
+
+    Pick a file (a path, or an upload) and sheet; each case field gets a dropdown pre-filled with the
+    suggested column (and why it was suggested), or a JSON path; the gold column's values are listed
+    with their counts beside the label each becomes. The first cases and the validation report of the
+    rows read follow every change; "Check whole file" validates every row without importing. "Save
+    profile" stores the mapping under a name (a new version when it changed) and "Import" stores the
+    dataset and shows its fingerprint. Everything is a call to `abbench.dataset` and the store.
+
+    Args:
+        store: The store (an open `Store`, a folder, or None to find the notebook's store).
+        path: A file to open at once.
+        profile: A saved profile (``name`` or ``name@3``) or a `MappingProfile` to start from instead
+            of the suggestion.
+
+    Attributes:
+        table: The opened file (None before one is opened).
+        suggestion: The suggested mapping for it.
+        preview: The latest preview (first cases and the report of the rows read).
+        report: The validation report shown (the preview's, or the whole file's after a check).
+        saved: The profile saved last.
+        dataset: The dataset imported last.
+        fields: Case field → its row's widgets (``fields["input"].choice`` is the dropdown).
+        label_rows: The value map editor's rows, most common value first.
+    """
+
+    def __init__(
+        self, store: StoreLike = None, *, path: str | Path | None = None, profile: Any = None, **kwargs: Any
+    ):
+        super().__init__(store, **kwargs)
+        self.path: Path | None = None
+        self.table: Table | None = None
+        self.suggestion: Suggestion | None = None
+        self.base: MappingProfile | None = None
+        self.preview: Preview | None = None
+        self.report: ValidationReport | None = None
+        self.saved: MappingProfile | None = None
+        self.dataset: DatasetInfo | None = None
+        self.counts: ValueCounts | None = None
+        self.label_rows: list[_LabelRow] = []
+        self._columns: tuple[str, ...] = ()
+        self._chosen_ref: str | None = None
+        self._given: MappingProfile | None = None
+        self._labels_typed: dict[str, str] = {}
+        self._loading = False
+        self._upload_dir: Path | None = None
+
+        self.file = w.Text(description="File", placeholder="path to a CSV, XLSX, JSONL or JSON file")
+        self.file.layout.width = "520px"
+        self.open_button = self.button("Open", self._open_clicked)
+        self.upload = w.FileUpload(accept=UPLOAD_TYPES, multiple=False, description="Upload")
+        self.on_change(self.upload, self._uploaded)
+        self.sheet = Choice("Sheet", on_select=self.guard("choosing a sheet", lambda _v: self._reload()))
+        self.sheet.widget.layout.display = "none"
+        self.header_row = w.Text(
+            description="Header row", placeholder="detect", continuous_update=False, layout={"width": "180px"}
+        )
+        self.on_change(self.header_row, lambda _v: self._reload())
+        self.start_from = Choice(
+            "Start from", on_select=self.guard("choosing a profile", lambda _v: self._reload())
+        )
+        self.start_from.widget.layout.width = "420px"
+        self.file_info = w.HTML()
+        self.sample_html = w.HTML()
+
+        self.fields = {name: _FieldRow(name) for name in CASE_FIELDS}
+        for row in self.fields.values():
+            self.on_change(row.choice, lambda _v, row=row: self._field_changed(row))
+            self.on_change(row.path, lambda _v, row=row: self._field_changed(row))
+        self.label_set = w.Text(
+            description="Label set",
+            placeholder="allowed labels, e.g. fast, slow (empty: any)",
+            continuous_update=False,
+            layout={"width": "520px"},
+        )
+        self.on_change(self.label_set, lambda _v: self.refresh())
+        self.labels_note = w.HTML()
+        self.labels_box = w.VBox()
+
+        self.preview_html = w.HTML()
+        self.report_html = w.HTML()
+        self.profile_html = w.HTML()
+        self.check_button = self.button("Check whole file", self.check)
+        self.profile_name = w.Text(description="Profile", placeholder="name to save the mapping under")
+        self.save_button = self.button("Save profile", self.save)
+        self.dataset_name = w.Text(description="Dataset", placeholder="name (default: the file's name)")
+        self.skip_invalid = w.Checkbox(description="skip invalid rows", indent=False)
+        self.import_button = self.button("Import", self.do_import, button_style="primary")
+        self.result_html = w.HTML()
+
+        self.children = [
+            w.HTML(STYLE + "<b>Data file</b>"),
+            w.HBox([self.file, self.open_button, self.upload]),
+            w.HBox([self.sheet.widget, self.header_row, self.start_from.widget]),
+            self.file_info,
+            self.sample_html,
+            w.HTML("<b>Case fields</b>"),
+            *(row.box for row in self.fields.values()),
+            w.HTML("<b>Gold labels</b>"),
+            self.label_set,
+            self.labels_note,
+            self.labels_box,
+            w.HTML("<b>Preview</b>"),
+            self.preview_html,
+            self.report_html,
+            self.check_button,
+            self.profile_html,
+            w.HBox([self.profile_name, self.save_button]),
+            w.HBox([self.dataset_name, self.skip_invalid, self.import_button]),
+            self.result_html,
+            self.errors,
+        ]
+        self.guard("listing profiles", self._list_profiles)()
+        if profile is not None:
+            self.guard("choosing a profile", self._choose_profile)(profile)
+        if path is not None:
+            self.guard("opening the file", self.open_file)(path)
+
+    # -- the file --------------------------------------------------------------------------------------
+
+    def _list_profiles(self) -> None:
+        options: list[tuple[str, Any]] = [("suggested mapping", SUGGESTED)]
+        if self._given is not None:
+            options.append((f"profile {self._given.name or '(unnamed)'} (given)", GIVEN))
+        for info in self.store.list_profiles():
+            options.append((f"saved profile {info.ref}", info.ref))
+        self.start_from.set_options(options)
+        if self.start_from.intended is None:
+            self.start_from.select(SUGGESTED, notify=False)
+
+    def _choose_profile(self, profile: Any) -> None:
+        resolved = self.store.resolve_profile(profile)
+        self._list_profiles()
+        if resolved.version is not None and resolved.ref in self.start_from.values:
+            self.start_from.select(resolved.ref, notify=False)
+            return
+        self._given = resolved
+        self._list_profiles()
+        self.start_from.select(GIVEN, notify=False)
+
+    def _open_clicked(self) -> None:
+        self.open_file(self.file.value.strip())
+
+    def _uploaded(self, value: Any) -> None:
+        if not value:
+            return
+        item = value[0]
+        if self._upload_dir is None:
+            self._upload_dir = Path(tempfile.mkdtemp(prefix="abbench-upload-"))
+        target = self._upload_dir / Path(item["name"]).name
+        target.write_bytes(bytes(item["content"]))
+        self.open_file(target)
+
+    def open_file(self, path: str | Path) -> None:
+        """Open a data file: read options come from the chosen profile or are detected.
+
+        Raises:
+            UsageError: no path given.
+            ImportFailed: the file cannot be read.
+        """
+        if not str(path).strip():
+            raise UsageError("give the path of a CSV, XLSX, JSONL or JSON file (or upload one)")
+        self.path = Path(path).expanduser()
+        with self._hold():
+            self.file.value = str(self.path)
+            self.header_row.value = ""
+            self.sheet.intended = None
+            self.dataset_name.value = ""
+            self.label_set.value = ""
+            self.profile_name.value = ""
+            self._labels_typed.clear()
+        self.result_html.value = ""
+        self._reload()
+
+    @contextmanager
+    def _hold(self) -> Iterator[None]:
+        # Filling the form programmatically must not fire a preview per widget touched.
+        before, self._loading = self._loading, True
+        try:
+            yield
+        finally:
+            self._loading = before
+
+    def _chosen_profile(self) -> MappingProfile | None:
+        ref = self.start_from.value
+        if ref == GIVEN:
+            return self._given
+        return self.store.get_profile(ref) if ref and ref != SUGGESTED else None
+
+    def _read_options(self, base: MappingProfile | None) -> dict[str, Any]:
+        header = self.header_row.value.strip()
+        if header and not header.isdigit():
+            raise UsageError(f"the header row is a row number (1 = the first row, 0 = none), got {header!r}")
+        options: dict[str, Any] = {}
+        read = base.read if base is not None else None
+        sheet = self.sheet.intended or (read.sheet if read is not None else None)
+        if sheet is not None:
+            options["sheet"] = sheet
+        if header:
+            options["header_row"] = int(header)
+        elif read is not None and read.header_row is not None:
+            options["header_row"] = read.header_row
+        return options
+
+    def _reload(self) -> None:
+        """Read the file again with the chosen sheet, header row and starting profile; refill the form."""
+        if self._loading or self.path is None:
+            return
+        chosen = self._chosen_profile()
+        options = self._read_options(chosen)
+        sheets = sheet_names(self.path)
+        if not sheets:
+            options.pop("sheet", None)
+        if sheets and options.get("sheet") not in sheets and isinstance(options.get("sheet"), str):
+            options.pop("sheet")
+        table = read_table(self.path, **options)
+        self.table = table
+        with self._hold():
+            self.sheet.widget.layout.display = "" if sheets else "none"
+            self.sheet.set_options([(s, s) for s in sheets])
+            if sheets and self.sheet.value is None:
+                self.sheet.show(table.options.get("sheet"))  # detected, not chosen
+            if not self.header_row.value and table.options.get("header_row") is not None and table.tabular:
+                self.header_row.placeholder = f"detect ({table.options['header_row']})"
+        self.suggestion = suggest_mapping(table)
+        self.base = chosen if chosen is not None else self.suggestion.profile
+        self._chosen_ref = (chosen.ref or "given") if chosen is not None else None
+        self._show_file(table)
+        columns = get_recipe(self.base.recipe).transform(table).columns if self.base.recipe else table.columns
+        with self._hold():
+            for name, row in self.fields.items():
+                row.show(self.base.fields.get(name), columns)
+            if not self.label_set.value or chosen is not None:
+                self.label_set.value = ", ".join(self.base.label_set or ())
+            if not self.profile_name.value or chosen is not None:
+                self.profile_name.value = self.base.name or ""
+        self._columns = columns
+        self._rebuild_labels()
+        self.refresh()
+
+    def _show_file(self, table: Table) -> None:
+        opts = ", ".join(f"{k}={v!r}" for k, v in table.options.items() if v is not None)
+        notes = "".join(note(n) for n in table.notes)
+        hints = "".join(note(n, "warn") for n in (self.suggestion.notes if self.suggestion else ()))
+        self.file_info.value = (
+            note(f"{table.path.name}: {table.format}, {len(table.columns)} columns ({opts})") + notes + hints
+        )
+        head = table.head(5)
+        if table.tabular:
+            rows = [[r.location, *(_short(r.value.get(c), 60) for c in table.columns)] for r in head]
+            self.sample_html.value = html_table(["row", *table.columns], rows)
+        else:
+            rows = [[r.location, _short(r.value, 300)] for r in head]
+            self.sample_html.value = html_table(["row", "value"], rows)
+
+    # -- the form ----------------------------------------------------------------------------------------
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The columns (or keys) the mapping reads."""
+        return self._columns
+
+    @property
+    def reasons(self) -> dict[str, str]:
+        """Why each field is mapped as it is (shown beside its dropdown)."""
+        return {name: row.reason.value for name, row in self.fields.items()}
+
+    def set_field(self, field: str, source: str | None) -> None:
+        """Map `field` from a column or JSON path (None: not mapped), as choosing it in the form does."""
+        row = self.fields[field]
+        if source is None:
+            row.choice.value = NOT_MAPPED
+        elif source in self.columns:
+            row.choice.value = f"col:{source}"
+        else:
+            with self._hold():
+                row.choice.value = PATH
+            if row.path.value == source:
+                self._field_changed(row)
+            else:
+                row.path.value = source  # its observer refreshes
+
+    def set_label(self, value: str, label: str) -> None:
+        """Map a gold value (any of its spellings) to `label`, as typing it in the value map does."""
+        key = label_key(value)
+        for row in self.label_rows:
+            if row.key == key:
+                row.label.value = label
+                return
+        raise UsageError(
+            f"no gold value {value!r} in the file; values: {', '.join(r.key for r in self.label_rows)}"
+        )
+
+    def _field_changed(self, row: _FieldRow) -> None:
+        if self._loading:
+            return
+        row.path.layout.display = "" if row.choice.value == PATH else "none"
+        if row.field == "expected":
+            self._rebuild_labels()
+        self.refresh()
+
+    def _reason(self, name: str, source: Any) -> str:
+        base_source = self.base.fields.get(name) if self.base is not None else None
+        if source is None:
+            if name == "case_id":
+                return note("generated from the input")
+            return ""
+        if source != base_source:
+            return note("chosen here")
+        if self._chosen_ref:
+            return note(f"from profile {self._chosen_ref}")
+        if self.suggestion is not None and name in self.suggestion.reasons:
+            return note("suggested: " + self.suggestion.reasons[name])
+        return ""
+
+    def _label_set(self) -> list[str] | None:
+        text = self.label_set.value.replace("，", ",").replace("、", ",")
+        labels = [t.strip() for t in text.split(",") if t.strip()]
+        return labels or None
+
+    def _label_map(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for row in self.label_rows:
+            label = row.label.value.strip()
+            if not label:
+                continue
+            differs = [v for v in row.variants if v.strip() != label]
+            if differs:
+                out[differs[0].strip() or differs[0]] = label
+        return out
+
+    def _rebuild_labels(self) -> None:
+        """List the gold column's values with counts, keeping labels typed earlier for the same value."""
+        for row in self.label_rows:
+            self._labels_typed[row.key] = row.label.value
+        self.label_rows = []
+        self.counts = None
+        source = self.fields["expected"].source
+        table = self.table
+        if table is None or source is None or not isinstance(source, str):
+            self.labels_box.children = []
+            self.labels_note.value = note("map the expected field to list its values") if table else ""
+            return
+        if self.base is not None and self.base.recipe:
+            self.labels_box.children = []
+            self.labels_note.value = note(f"recipe {self.base.recipe} reads the labels")
+            return
+        counts = table.value_counts(source, limit=LABEL_COUNT_ROWS)
+        self.counts = counts
+        groups: dict[str, dict[str, int]] = {}
+        for value, n in counts.counts.items():
+            groups.setdefault(label_key(value), {})[value] = n
+        if len(groups) > MAX_LABEL_VALUES:
+            self.labels_box.children = []
+            self.labels_note.value = note(
+                f"{len(groups)} distinct values in {source!r}: reference answers rather than labels; no value map"
+            )
+            return
+        base_map = {label_key(k): v for k, v in (self.base.label_map if self.base else {}).items()}
+        allowed = {label_key(v): v for v in (self._label_set() or ())}
+        for key, variants in sorted(groups.items(), key=lambda kv: -sum(kv[1].values())):
+            label = self._labels_typed.get(key)
+            if label is None:
+                label = base_map.get(key) or allowed.get(key) or next(iter(variants)).strip()
+            row = _LabelRow(key, variants, label)
+            self.on_change(row.label, lambda _v: self.refresh())
+            self.label_rows.append(row)
+        self.labels_box.children = [row.box for row in self.label_rows]
+        scope = "" if counts.complete else f" (first {counts.n_rows:,} rows)"
+        self.labels_note.value = note(
+            f"{len(groups)} values in {source!r}{scope}, {counts.blank} blank; "
+            "spellings that differ only in case, width or spaces are one value"
+        )
+
+    def _compose(self, base: MappingProfile, *, from_form: bool = True) -> MappingProfile:
+        """The profile the form describes: `base` with the form's fields, labels and read options."""
+        changes: dict[str, Any] = {}
+        read = base.read.model_dump(exclude_none=True)
+        table = self.table
+        if table is not None and table.format == "xlsx" and table.options.get("sheet"):
+            read["sheet"] = table.options["sheet"]
+        header = self.header_row.value.strip()
+        if header.isdigit() and table is not None and table.tabular:
+            read["header_row"] = int(header)
+        if table is not None and table.format != "xlsx":
+            read.pop("sheet", None)
+        changes["read"] = read
+        if from_form:
+            fields = {}
+            for name, row in self.fields.items():
+                source = row.source
+                if source is not None:
+                    fields[name] = source
+            changes["fields"] = fields
+            changes["label_set"] = self._label_set()
+            changes["label_map"] = self._label_map()
+            name = self.profile_name.value.strip()
+            changes["name"] = name or None
+        return base.evolve(**changes)
+
+    @property
+    def profile(self) -> MappingProfile:
+        """The mapping profile the form describes now.
+
+        Raises:
+            UsageError: no file is open yet.
+            MappingError: the form describes an invalid profile (the message says which field).
+        """
+        if self.base is None:
+            raise UsageError("open a file first")
+        return self._compose(self.base)
+
+    def refresh(self) -> None:
+        """Convert the first cases with the profile as it stands and show them with their problems."""
+        if self._loading or self.path is None or self.base is None:
+            return
+        for name, row in self.fields.items():
+            row.reason.value = self._reason(name, row.source)
+        profile = self.profile
+        self.profile_html.value = (
+            "<details><summary>mapping profile (YAML)</summary>"
+            f"<pre>{escape(profile.to_yaml())}</pre></details>"
+        )
+        try:
+            preview = preview_import(self.path, profile, n=PREVIEW_CASES)
+        except Exception:
+            self.preview = None
+            self.preview_html.value = note("no preview: see the error below", "warn")
+            raise
+        self.preview = preview
+        self.report = preview.report
+        rows = [
+            (
+                c.case_id,
+                _short(c.input, 120),
+                c.expected,
+                c.domain,
+                _short(c.history, 60),
+                _short(c.context, 60),
+                c.request_id,
+                c.source_line,
+            )
+            for c in preview.cases
+        ]
+        self.preview_html.value = html_table(
+            ["case_id", "input", "expected", "domain", "history", "context", "request_id", "from"], rows
+        )
+        self.report_html.value = report_html(preview.report)
+
+    # -- actions -----------------------------------------------------------------------------------------
+
+    def check(self) -> ValidationReport:
+        """Validate every row of the file with the profile as it stands (nothing is imported)."""
+        if self.path is None:
+            raise UsageError("open a file first")
+        name = self.dataset_name.value.strip() or default_name(self.path)
+        conversion = convert_file(self.path, self.profile, name=name, skip_invalid=True)
+        self.report = conversion.report
+        self.report_html.value = report_html(conversion.report) + note(
+            f"would import {conversion.report.n_valid:,} cases as {conversion.fingerprint}"
+        )
+        return conversion.report
+
+    def save(self) -> MappingProfile:
+        """Save the profile under the name given (a new version when it changed); return it."""
+        name = self.profile_name.value.strip()
+        if not name:
+            raise UsageError("give the profile a name to save it under (the Profile box)")
+        saved = self.store.save_profile(self.profile, name=name)
+        self.saved = saved
+        self.result_html.value = note(f"saved mapping profile {saved.ref}", "ok")
+        self._list_profiles()
+        return saved
+
+    def do_import(self) -> DatasetInfo:
+        """Import the file as a dataset with the profile as it stands; shows (and returns) its info."""
+        if self.path is None:
+            raise UsageError("open a file first")
+        name = self.dataset_name.value.strip() or None
+        try:
+            info = self.store.import_dataset(
+                self.path,
+                self.profile,
+                name=name,
+                skip_invalid=self.skip_invalid.value,
+                save_profile_as=self.profile_name.value.strip() or None,
+            )
+        except ImportFailed as exc:
+            if exc.report is not None:
+                self.report = exc.report
+                self.report_html.value = report_html(exc.report)
+            raise
+        self.dataset = info
+        reused = " (these cases were already stored: nothing new written)" if info.reused else ""
+        self.result_html.value = note(
+            f"imported {info.fingerprint}: {info.n_cases:,} cases, mapping {info.profile_ref}{reused}", "ok"
+        ) + note(info.validation.summary())
+        self._list_profiles()
+        return info

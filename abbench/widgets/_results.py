@@ -1,0 +1,446 @@
+"""`ResultsWidget`: an experiment's figures per arm, confusion, domains, stability, cost, and the decision."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as w
+
+from abbench.errors import UsageError
+from abbench.gate import GateResult, evaluate_gate
+from abbench.metrics import ArmMetrics, Estimate, ExperimentMetrics, experiment_metrics
+from abbench.store._experiments import Experiment
+from abbench.widgets._base import NONE, STYLE, Choice, StoreLike, View, escape, html_table, note
+from abbench.widgets._figures import (
+    confusion_figure,
+    domain_figure,
+    latency_figure,
+    rounds_figure,
+    show_figure,
+)
+
+TABS = ("Arms", "Confusion", "Domains", "Stability", "Cost & latency", "Decision")
+FLIPPED_SHOWN = 30
+
+
+def fmt_estimate(e: Estimate | None, digits: int = 3) -> str:
+    """``0.903 [0.875, 0.931]``, or why there is no value."""
+    if e is None:
+        return NONE
+    if e.value is None:
+        return f"{NONE} ({e.reason})" if e.reason else NONE
+    if e.interval is None:
+        return f"{e.value:.{digits}f}"
+    return f"{e.value:.{digits}f} [{e.low:.{digits}f}, {e.high:.{digits}f}]"
+
+
+def _rate(value: float | None) -> str:
+    return NONE if value is None else f"{100 * value:.1f} %"
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return NONE if value is None else f"{value:,.{digits}f}"
+
+
+def _money(value: float | None) -> str:
+    return NONE if value is None else f"{value:,.4f}"
+
+
+class ResultsWidget(View):
+    """An experiment's results: metrics with intervals per arm, confusion matrices, per-domain accuracy,
+    stability across rounds, cost and latency, and the decision and gate outcome.
+
+    Views over `abbench.metrics.experiment_metrics` and `abbench.gate.evaluate_gate`; charts are plotly
+    figures (kept in `figures`). The chosen experiment, the compared arms and the tab survive reloads.
+
+    Args:
+        store: The store (an open `Store`, a folder, or None to find the notebook's store).
+        experiment: The experiment to show (id, ``#id`` or name).
+        baseline: The arm the decision compares against (default: the first).
+        candidate: The arm the decision is about (default: the last).
+        gate: Gate rules (a file, or a list of rules); default: the experiment's own, else the default rules.
+        cluster: ``"domain"`` for intervals clustered by domain.
+
+    Attributes:
+        experiment: The experiment shown.
+        metrics: Its `ExperimentMetrics`.
+        gate_result: The `GateResult` for the chosen arms (None when it could not be evaluated).
+        figures: Chart name → plotly figure (``confusion``, ``domains``, ``rounds``, ``latency``).
+        tabs: The ``Tab`` holding the sections; ``tabs.selected_index`` is the section shown.
+    """
+
+    def __init__(
+        self,
+        store: StoreLike = None,
+        *,
+        experiment: int | str | None = None,
+        baseline: str | None = None,
+        candidate: str | None = None,
+        gate: Any = None,
+        cluster: str | None = None,
+        **kwargs: Any,
+    ):
+        super().__init__(store, **kwargs)
+        self.experiment: Experiment | None = None
+        self.metrics: ExperimentMetrics | None = None
+        self.gate_result: GateResult | None = None
+        self.figures: dict[str, Any] = {}
+        self._gate = gate
+        self._cluster = cluster
+
+        self.chooser = Choice("Experiment", on_select=self.guard("choosing an experiment", self._chosen))
+        self.chooser.widget.layout.width = "560px"
+        self.reload_button = self.button("Reload", self.reload, tooltip="read the experiment again")
+        self.baseline = Choice(
+            "Baseline (A)", on_select=self.guard("choosing the baseline", self._arms_chosen)
+        )
+        self.candidate = Choice(
+            "Candidate (B)", on_select=self.guard("choosing the candidate", self._arms_chosen)
+        )
+        if baseline:
+            self.baseline.intended = baseline
+        if candidate:
+            self.candidate.intended = candidate
+        self.summary_html = w.HTML()
+        self.arms_html = w.HTML()
+        self.classes_html = w.HTML()
+        self.domains_html = w.HTML()
+        self.stability_html = w.HTML()
+        self.usage_html = w.HTML()
+        self.decision_html = w.HTML()
+        self.charts = {name: w.Output() for name in ("confusion", "domains", "rounds", "latency")}
+        sections = [
+            w.VBox([self.arms_html]),
+            w.VBox([self.charts["confusion"], self.classes_html]),
+            w.VBox([self.charts["domains"], self.domains_html]),
+            w.VBox([self.charts["rounds"], self.stability_html]),
+            w.VBox([self.charts["latency"], self.usage_html]),
+            w.VBox([w.HBox([self.baseline.widget, self.candidate.widget]), self.decision_html]),
+        ]
+        self.tabs = w.Tab(children=sections, titles=TABS)
+        self.children = [
+            w.HTML(STYLE),
+            w.HBox([self.chooser.widget, self.reload_button]),
+            self.summary_html,
+            self.errors,
+            self.tabs,
+        ]
+        self.guard("listing experiments", self._list)()
+        if experiment is not None:
+            self.guard("choosing an experiment", self.select_experiment)(experiment)
+        else:
+            self.summary_html.value = note("choose an experiment")
+
+    # -- choosing --------------------------------------------------------------------------------------
+
+    def _list(self) -> None:
+        self.chooser.set_options(
+            [
+                (f"#{e.id} {e.name} · {e.status} · {e.dataset} · {len(e.arms)} arms", e.id)
+                for e in self.store.list_experiments()
+            ]
+        )
+
+    def select_experiment(self, ref: int | str | Experiment) -> None:
+        """Show an experiment, as choosing it in the list does."""
+        exp = self.store.get_experiment(ref)
+        if exp.id not in self.chooser.values:
+            self._list()
+        self.chooser.select(exp.id)
+
+    def _chosen(self, value: Any) -> None:
+        previous = self.experiment
+        self.experiment = self.store.get_experiment(value) if value else None
+        if previous is not None and self.experiment is not None and previous.id != self.experiment.id:
+            # Arms belong to their experiment: another experiment starts from its own first and last arm.
+            self.baseline.intended = self.candidate.intended = None
+        self.reload()
+
+    def reload(self) -> None:
+        """Read the experiment list and the shown experiment's results again, keeping every choice."""
+        self._list()
+        if self.chooser.missing is not None or self.experiment is None:
+            self.experiment = None
+            self.metrics = self.gate_result = None
+            self.summary_html.value = note(
+                f"experiment #{self.chooser.missing} is not in the store any more"
+                if self.chooser.missing is not None
+                else "choose an experiment",
+                "warn" if self.chooser.missing is not None else "note",
+            )
+            return
+        self.experiment = self.store.get_experiment(self.experiment.id)
+        names = [a.name for a in self.experiment.arms]
+        self.baseline.set_options([(n, n) for n in names])
+        self.candidate.set_options([(n, n) for n in names])
+        if self.candidate.value is None and names:
+            self.candidate.select(
+                next((n for n in reversed(names) if n != self.baseline.value), names[-1]), notify=False
+            )
+        if self.baseline.value is None and names:
+            self.baseline.select(
+                next((n for n in names if n != self.candidate.value), names[0]), notify=False
+            )
+        self.metrics = experiment_metrics(self.experiment.id, store=self.store, cluster=self._cluster)
+        self._render_metrics(self.metrics)
+        self._decide()
+
+    def _arms_chosen(self, _value: Any) -> None:
+        if self.experiment is not None:
+            self._decide()
+
+    # -- sections --------------------------------------------------------------------------------------
+
+    def _render_metrics(self, m: ExperimentMetrics) -> None:
+        exp = self.experiment
+        self.summary_html.value = note(
+            f"#{exp.id} {exp.name} on {m.dataset}: {len(m.arms)} arms × {m.rounds} rounds, main figure: "
+            f"{'accuracy' if m.outcome == 'passed' else 'mean score'} ({m.confidence:.0%} intervals"
+            + (f", clustered by {m.cluster}" if m.cluster else "")
+            + ")"
+        ) + "".join(note(n, "warn") for n in m.notes)
+        self.arms_html.value = self._arms_table(m)
+        self.figures = {
+            "confusion": confusion_figure(m.arms),
+            "domains": domain_figure(m),
+            "rounds": rounds_figure(m),
+            "latency": latency_figure(m.arms),
+        }
+        for name, out in self.charts.items():
+            show_figure(out, self.figures[name])
+        self.classes_html.value = self._classes_table(m)
+        self.domains_html.value = self._domains_table(m)
+        self.stability_html.value = self._stability_table(m)
+        self.usage_html.value = self._usage_table(m)
+
+    @staticmethod
+    def _arms_table(m: ExperimentMetrics) -> str:
+        rows = []
+        for a in m.arms:
+            c = a.counts
+            rows.append(
+                (
+                    a.label,
+                    fmt_estimate(a.accuracy),
+                    a.accuracy.method,
+                    fmt_estimate(a.strict_accuracy),
+                    fmt_estimate(a.score) if a.score is not None else NONE,
+                    f"{c.runs:,}",
+                    f"{c.passed:,} / {c.failed:,}",
+                    f"{c.execution_failed:,}"
+                    + (
+                        f" ({', '.join(f'{k} {v}' for k, v in c.failure_types.items())})"
+                        if c.failure_types
+                        else ""
+                    ),
+                    f"{c.grading_failed:,}",
+                    f"{c.cancelled:,} / {c.unfinished:,}",
+                )
+            )
+        return html_table(
+            [
+                "arm",
+                "accuracy [interval]",
+                "interval",
+                "strict accuracy",
+                "score",
+                "runs",
+                "pass / fail",
+                "execution failures",
+                "grading failures",
+                "cancelled / unfinished",
+            ],
+            rows,
+        )
+
+    @staticmethod
+    def _classes_table(m: ExperimentMetrics) -> str:
+        parts = []
+        for a in m.arms:
+            if a.classes is None:
+                parts.append(note(f"{a.arm}: no per-class figures ({a.classes_reason})"))
+                continue
+            rows = [
+                (label, f"{s.precision:.3f}", f"{s.recall:.3f}", f"{s.f1:.3f}", s.support)
+                for label, s in a.classes.per_class.items()
+            ]
+            macro = a.classes.macro
+            rows.append(
+                (
+                    "macro average",
+                    f"{macro.precision:.3f}",
+                    f"{macro.recall:.3f}",
+                    f"{macro.f1:.3f}",
+                    a.classes.n,
+                )
+            )
+            parts.append(
+                f"<b>{escape(a.arm)}</b>"
+                + html_table(["label", "precision", "recall", "F1", "support"], rows)
+            )
+            unknown = a.classes.confusion.unknown_predictions
+            if unknown:
+                parts.append(
+                    note(
+                        "predictions outside the label set: "
+                        + ", ".join(f"{k} ×{v}" for k, v in unknown.items()),
+                        "warn",
+                    )
+                )
+        return "".join(parts)
+
+    @staticmethod
+    def _domains_table(m: ExperimentMetrics) -> str:
+        arms = [a.arm for a in m.arms]
+        domains: dict[Any, dict[str, Any]] = {}
+        for g in m.by_domain:
+            domains.setdefault(g.group, {})[g.arm] = g
+        rows = []
+        for domain, per_arm in domains.items():
+            cells = [domain]
+            for arm in arms:
+                g = per_arm.get(arm)
+                cells.append(
+                    NONE if g is None else f"{fmt_estimate(g.accuracy)} · {g.accuracy.n_cases} cases"
+                )
+            rows.append(cells)
+        return html_table(["domain", *arms], rows)
+
+    @staticmethod
+    def _stability_table(m: ExperimentMetrics) -> str:
+        rows = []
+        for a in m.arms:
+            s = a.stability
+            flipped = ", ".join(s.flipped[:FLIPPED_SHOWN]) + (" …" if len(s.flipped) > FLIPPED_SHOWN else "")
+            rows.append(
+                (
+                    a.arm,
+                    s.rounds,
+                    _rate(s.agreement),
+                    _rate(s.flip_rate),
+                    _rate(s.flaky_rate),
+                    _num(s.within_variance, 4),
+                    flipped or (s.reason or NONE),
+                )
+            )
+        by_round: dict[str, list[str]] = {}
+        for g in m.by_round:
+            by_round.setdefault(g.arm, []).append(f"round {int(g.group) + 1}: {fmt_estimate(g.accuracy)}")
+        return html_table(
+            [
+                "arm",
+                "rounds",
+                "answer agreement",
+                "flip rate",
+                "flaky rate",
+                "within-case variance",
+                "cases that flip",
+            ],
+            rows,
+        ) + "".join(note(f"{arm}: " + "; ".join(v)) for arm, v in by_round.items())
+
+    @staticmethod
+    def _usage_table(m: ExperimentMetrics) -> str:
+        rows = []
+        for a in m.arms:
+            u, g = a.usage, a.grounding
+            rows.append(
+                (
+                    a.arm,
+                    f"{u.executed:,}",
+                    _num(u.latency_ms.p50),
+                    _num(u.latency_ms.p95),
+                    _num(u.latency_ms.mean),
+                    _num(u.tokens.mean, 0),
+                    _money(u.total_cost),
+                    _money(u.cost_per_correct),
+                    _money(u.judge_cost),
+                    _rate(g.no_evidence.value),
+                    _rate(g.low_confidence.value),
+                    _rate(g.skill_read.value),
+                )
+            )
+        return html_table(
+            [
+                "arm",
+                "executed",
+                "latency p50 ms",
+                "p95 ms",
+                "mean ms",
+                "tokens / run",
+                "agent cost",
+                "cost / correct",
+                "judge cost",
+                "no evidence",
+                "low confidence",
+                "skill read",
+            ],
+            rows,
+        )
+
+    def _decide(self) -> None:
+        exp = self.experiment
+        a, b = self.baseline.value, self.candidate.value
+        self.gate_result = None
+        if exp is None or b is None:
+            self.decision_html.value = note("choose the arms to decide on")
+            return
+        if len(exp.arms) >= 2 and a == b:
+            self.decision_html.value = note(
+                "choose two different arms: the baseline and the candidate", "warn"
+            )
+            return
+        arms = (a, b) if len(exp.arms) >= 2 else None
+        try:
+            result = evaluate_gate(exp.id, self._gate, store=self.store, arms=arms, cluster=self._cluster)
+        except Exception:
+            self.decision_html.value = note("no decision: see the error above", "warn")
+            raise
+        self.gate_result = result
+        self.decision_html.value = self._decision_html(result)
+
+    @staticmethod
+    def _decision_html(g: GateResult) -> str:
+        kind = "ok" if g.outcome == "pass" else "error"
+        head = (
+            f'<div class="abbench-{kind}" style="font-size:16px;font-weight:bold">gate: {escape(g.outcome.upper())}'
+            f" — {escape(g.b.arm)}" + (f" against {escape(g.a.arm)}" if g.a is not None else "") + "</div>"
+        )
+        verdict = note(g.verdict) if g.verdict else ""
+        dims = html_table(
+            ["dimension", "conclusion", "assessed", "why"],
+            [(d.name, d.conclusion, "yes" if d.assessed else "no", d.summary) for d in g.decision.dimensions],
+        )
+        rules = html_table(
+            ["rule", "severity", "value", "status", "blocks"],
+            [
+                (
+                    r.message,
+                    r.rule.severity,
+                    NONE if r.value is None else r.value,
+                    r.status,
+                    "yes" if r.blocks else "",
+                )
+                for r in g.rules
+            ],
+        )
+        notes = "".join(note(n, "warn") for n in g.notes)
+        return (
+            head
+            + verdict
+            + f"<b>Decision: {escape(g.decision.conclusion)}</b>"
+            + dims
+            + f"<b>Rules</b> ({escape(g.source)})"
+            + rules
+            + notes
+        )
+
+    def arm(self, name: str) -> ArmMetrics:
+        """The shown experiment's figures for one arm.
+
+        Raises:
+            NotFoundError: no such arm.
+        """
+        if self.metrics is None:
+            raise UsageError("choose an experiment first")
+        return self.metrics.arm(name)

@@ -1,0 +1,83 @@
+"""Fixtures for widget tests: small datasets and experiments in a real store."""
+
+from __future__ import annotations
+
+import pytest
+
+from abbench.types import Case
+from tests.conftest import DEMO
+from tests.widgets import agents
+
+
+@pytest.fixture(autouse=True)
+def _no_failures():
+    agents.FAIL_EXECUTION.clear()
+    agents.FAIL_GRADING.clear()
+    yield
+    agents.FAIL_EXECUTION.clear()
+    agents.FAIL_GRADING.clear()
+
+
+def make_cases(n: int) -> list[Case]:
+    """`n` cases c00.. with gold fast/slow over three domains."""
+    domains = ("导航", "车控", "媒体")
+    return [
+        Case(f"c{i:02d}", f"query {i} <i>{i}</i>", "fast" if i % 3 else "slow", domain=domains[i % 3])
+        for i in range(n)
+    ]
+
+
+@pytest.fixture
+def small(store):
+    """A dataset of 24 cases."""
+    return store.save_dataset("small", make_cases(24), label_set=["fast", "slow"])
+
+
+@pytest.fixture
+def demo(store):
+    """The demo dataset imported from cases.csv with its mapping profile."""
+    return store.import_dataset(DEMO / "cases.csv", DEMO / "mapping-csv.yaml", name="demo")
+
+
+def python_arm(skill: str | None = None, **params) -> dict:
+    """An arm running `tests.widgets.agents:answer` (with a skill folder, when given)."""
+    arm = {"agent": "python", "function": "tests.widgets.agents:answer", **params}
+    if skill is not None:
+        arm["skill"] = skill
+    return arm
+
+
+@pytest.fixture
+def skill(tmp_path):
+    """A small skill folder (SKILL.md with a 规则 section)."""
+    from tests.skillfiles import SKILL_V1, write_files
+
+    return write_files(tmp_path / "skill", SKILL_V1)
+
+
+@pytest.fixture
+def ab(store, small, skill):
+    """A finished two-arm experiment over `small`, two rounds, with known disagreements.
+
+    Arm ``a`` (no skill) is wrong on c01, c02 (and every id ending in 7); arm ``b`` (with the skill) on
+    c02, c03, in round 0 on c04 (flaky), cites nothing for c06 and words its reason for c08 otherwise.
+    So c01 is fixed, c03 and c04 regressed (c04 passes one round of two).
+    """
+    from abbench.runner import create_experiment, run_experiment
+
+    exp = create_experiment(
+        {
+            "name": "ab",
+            "dataset": small.fingerprint,
+            "rounds": 2,
+            "arms": {
+                "a": python_arm(wrong=["c01", "c02"]),
+                "b": python_arm(
+                    wrong=["c02", "c03"], flaky=["c04"], silent=["c06"], rephrase=["c08"], skill=str(skill)
+                ),
+            },
+        },
+        store=store,
+    )
+    run_experiment(exp.id, store=store)
+    return store.get_experiment(exp.id)

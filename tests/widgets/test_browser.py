@@ -1,0 +1,185 @@
+"""The run-control path in a real browser: JupyterLab on 127.0.0.1 in Debian's headless Chromium via Playwright.
+
+Opens 02_run, starts the demo run (the builtin agent with simulated latency), pauses it and checks that
+progress stops, resumes it to 100 %, then opens 04_review and saves a review, which must land in the store.
+A screenshot of each notebook is written under reports/.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from abbench.review import reviews
+from abbench.store import open_store
+from tests.browser import chromium, offline_page, require_chromium
+from tests.conftest import REPO
+from tests.widgets.demo import SKILLS, build_demo_store
+from tests.widgets.lab import jupyterlab, parameterized
+
+VIEWPORT = {"width": 1400, "height": 1000}
+REPORTS = REPO / "reports"
+DONE = re.compile(r"([\d,]+)/([\d,]+) done \((\d+) %\)")
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def _status(page) -> tuple[str, int, int]:
+    """The run-control status line ("#1 name: running · 75/540 done (14 %) ..."): (text, done, total).
+
+    Read without waiting, so a caller polls it; ("", -1, -1) while the widget shows none.
+    """
+    for text in page.locator(".widget-html-content").all_inner_texts():
+        m = DONE.search(text)
+        if text.startswith("#") and m:
+            return text, int(m.group(1).replace(",", "")), int(m.group(2).replace(",", ""))
+    return "", -1, -1
+
+
+def _button(page, name: str):
+    """An ipywidgets button by its exact label (JupyterLab's own toolbar has "Restart ..." buttons)."""
+    return page.locator("button.widget-button").filter(has_text=re.compile(rf"^\s*{re.escape(name)}\s*$"))
+
+
+def _open(page, url: str, name: str) -> None:
+    """Open a notebook, wait for its kernel, run every cell, and wait until the kernel is idle again."""
+    page.goto(f"{url}/lab/tree/{name}", wait_until="domcontentloaded")
+    kernel_idle = (
+        "(name) => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+        " const k = w && w.context && w.context.path === name && w.sessionContext.session"
+        " && w.sessionContext.session.kernel; return !!k && k.status === 'idle'; }"
+    )
+    page.wait_for_function(kernel_idle, arg=name, timeout=120_000)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.wait_for_function(
+        "(name) => { const w = window.jupyterapp.shell.currentWidget;"
+        " const cells = w.content.widgets.filter(c => c.model.type === 'code');"
+        " return cells.every(c => c.model.executionCount !== null)"
+        " && w.sessionContext.session.kernel.status === 'idle'; }",
+        arg=name,
+        timeout=120_000,
+    )
+
+
+def _wait(condition, timeout: float, what: str, step: float = 0.25):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(step)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def _flow(page, url: str, store_dir: Path, seen: dict) -> None:
+    """The person's steps in 02_run, checked against the page and the store."""
+    _open(page, url, "02_run.ipynb")
+    _button(page, "Start").click()
+    _wait(lambda: _status(page)[1] > 0, 30, "the first runs")
+    _button(page, "Pause").click()
+    text = _wait(
+        lambda: (t := _status(page)[0]) and "paused" in t and " 0 running" in t and t,
+        60,
+        "the pause (runs in flight finish)",
+    )
+    _, done_at_pause, total = _status(page)
+    time.sleep(3)
+    _, done_later, _ = _status(page)
+    seen["paused"] = text
+    assert done_later == done_at_pause < total, "progress moved while paused"
+    with open_store(store_dir) as store:
+        exp = store.list_experiments()[0]
+        assert exp.status == "paused"
+        stored_done = sum(c["pass"] + c["fail"] + c["cancelled"] for c in store.run_counts(exp.id).values())
+    assert stored_done == done_at_pause
+    _button(page, "Resume").click()
+    final = _wait(
+        lambda: (t := _status(page)[0]) and "(100 %)" in t and "finished" in t and t,
+        180,
+        "the run to finish",
+    )
+    seen["finished"] = final
+    page.screenshot(path=str(REPORTS / "widgets-run.png"), full_page=True)
+    assert total == 3 * 60 * 3
+
+    # 04_review: open the first gold disagreement, write a note, say the model is right
+    _open(page, url, "04_review.ipynb")
+    cases = page.locator(".widget-select select[size]")
+    _wait(lambda: cases.locator("option").count() > 0, 60, "the list of disagreements")
+    first = cases.locator("option").first.inner_text()
+    case_id = re.split(r"\s", first, maxsplit=1)[0]  # ipywidgets renders spaces as no-break spaces
+    cases.select_option(index=0)
+    _wait(
+        lambda: any(
+            t.startswith(f"Case {case_id}") for t in page.locator(".widget-html-content").all_inner_texts()
+        ),
+        30,
+        "the case",
+    )
+    page.locator(".widget-textarea textarea").fill("the model is right: 两个任务")
+    page.locator(".widget-textarea textarea").blur()
+    _button(page, "model is right").click()
+    saved = _wait(
+        lambda: next(
+            (t for t in page.locator(".abbench-ok").all_inner_texts() if t.startswith("saved:")), None
+        ),
+        30,
+        "the review to be saved",
+    )
+    seen["review"] = f"{case_id}: {saved}"
+    page.screenshot(path=str(REPORTS / "widgets-review.png"), full_page=True)
+    with open_store(store_dir) as store:
+        exp = store.list_experiments()[0]
+        (review,) = reviews(exp.id, store=store)
+    assert (review.case_id, review.verdict, review.note) == (
+        case_id,
+        "model_correct",
+        "the model is right: 两个任务",
+    )
+
+
+def test_run_pause_resume_and_review_in_jupyterlab(tmp_path):
+    require_chromium()
+    started = time.monotonic()
+    store_dir = build_demo_store(tmp_path / "store", run=False)
+    lab_root = tmp_path / "lab"
+    lab_root.mkdir()
+    parameterized(
+        REPO / "notebooks" / "02_run.ipynb",
+        lab_root / "02_run.ipynb",
+        store_path=str(store_dir),
+        skills=str(SKILLS),
+        latency_ms=150,
+        cases=60,
+        rounds=3,
+    )
+    parameterized(
+        REPO / "notebooks" / "04_review.ipynb", lab_root / "04_review.ipynb", store_path=str(store_dir)
+    )
+    REPORTS.mkdir(exist_ok=True)
+    seen: dict[str, object] = {}
+    # Only the JupyterLab server may be reached: anything else would not work offline.
+    with (
+        jupyterlab(lab_root) as url,
+        chromium() as browser,
+        offline_page(browser, allow_hosts=(url.removeprefix("http://"),), viewport=VIEWPORT) as (
+            page,
+            network,
+            errors,
+        ),
+    ):
+        page.set_default_timeout(60_000)
+        try:
+            _flow(page, url, store_dir, seen)
+        except BaseException:
+            page.screenshot(path=str(REPORTS / "widgets-failure.png"), full_page=True)
+            print("widget errors:", page.locator(".abbench-error").all_inner_texts())
+            print("page errors:", *errors[-20:], sep="\n  ")
+            print("texts:", [t[:120] for t in page.locator(".widget-html-content").all_inner_texts()])
+            raise
+        assert network.blocked == [], f"the page tried to leave the machine: {network.blocked[:5]}"
+    seen["seconds"] = round(time.monotonic() - started, 1)
+    print(f"browser test: {seen}")

@@ -1,0 +1,116 @@
+"""DiffWidget: metric deltas with intervals, the lists of moved cases, the case detail, refusal, kept choices."""
+
+from __future__ import annotations
+
+import pytest
+
+from abbench.runner import create_experiment, run_experiment
+from abbench.widgets import DiffWidget
+from tests.widgets.conftest import make_cases, python_arm
+
+EVERY_CITED = [f"c{i:02d}" for i in range(24) if i != 6]
+
+
+@pytest.fixture
+def widget(store, ab):
+    w = DiffWidget(store, a="ab")
+    assert w.errors.message is None
+    return w
+
+
+def test_two_arms_of_one_experiment_default_to_first_against_last(widget):
+    assert (widget.arm_a.value, widget.arm_b.value) == ("a", "b")
+    c = widget.comparison
+    assert (c.a.arm, c.b.arm, c.n_cases) == ("a", "b", 24)
+    assert widget.lists == {
+        "fixed": ["c01"],
+        "regressed": ["c03", "c04"],
+        "reason changed": ["c08"],
+        "evidence appeared": EVERY_CITED,
+        "evidence disappeared": [],
+    }
+    assert widget.list_tabs.titles[:3] == ("fixed (1)", "regressed (2)", "reason changed (1)")
+
+
+def test_metric_deltas_come_with_their_intervals(widget):
+    c = widget.comparison
+    assert c.main.difference == pytest.approx(19.5 / 24 - 20 / 24)
+    low, high = c.main.interval.low, c.main.interval.high
+    html = widget.metrics_html.value
+    assert f"{100 * c.main.difference:+.1f} points" in html
+    assert f"[{100 * low:+.1f} points, {100 * high:+.1f} points]" in html
+    assert "exact McNemar" in html and "latency_ms" in html
+    assert "导航" in widget.domains_html.value
+    assert c.verdict.text.split(":")[0] in widget.verdict_html.value
+
+
+def test_a_case_opens_on_both_sides(widget):
+    widget.open_case("regressed", "c03")
+    assert widget.errors.message is None and widget.detail.case_id == "c03"
+    runs = widget.detail.runs_html.value
+    assert "ab / a" in runs and "ab / b" in runs and runs.count("<tr>") == 1 + 4
+    assert "(the other way)" in runs
+
+
+def test_reversing_the_arms_turns_appeared_evidence_into_disappeared(widget):
+    widget.arm_a.select("b")
+    widget.arm_b.select("a")
+    assert widget.lists["fixed"] == ["c03", "c04"] and widget.lists["regressed"] == ["c01"]
+    assert widget.lists["evidence disappeared"] == EVERY_CITED and widget.lists["evidence appeared"] == []
+
+
+def test_the_chosen_case_is_kept_across_reloads_and_comes_back(store, widget):
+    widget.open_case("regressed", "c03")
+    widget.reload_button.click()
+    assert widget.case_lists["regressed"].value == "c03" and widget.detail.case_id == "c03"
+    widget.arm_a.select("b")
+    widget.arm_b.select("a")  # c03 is now fixed, not regressed: the regressed list does not hold it
+    assert widget.case_lists["regressed"].value is None and widget.case_lists["regressed"].missing == "c03"
+    assert widget.detail.case_id is None
+    widget.arm_a.select("a")
+    widget.arm_b.select("b")
+    assert widget.case_lists["regressed"].value == "c03" and widget.detail.case_id == "c03"
+
+
+def test_two_experiments_on_the_same_dataset_are_compared(store, ab, small):
+    other = create_experiment(
+        {"name": "again", "dataset": small.fingerprint, "arms": {"c": python_arm(wrong=["c05"])}}, store=store
+    )
+    run_experiment(other.id, store=store)
+    w = DiffWidget(store, a="ab", b="again")
+    assert w.errors.message is None and w.refusal is None
+    assert (w.arm_a.value, w.arm_b.value) == ("b", "c")  # the last arm of each
+    assert w.comparison.kind == "experiments"
+    assert "c05" in w.lists["regressed"] and "c03" in w.lists["fixed"]
+
+
+def test_experiments_on_different_datasets_are_refused_with_why(store, ab):
+    other_ds = store.save_dataset("other", make_cases(10), label_set=["fast", "slow"])
+    other = create_experiment(
+        {"name": "elsewhere", "dataset": other_ds.fingerprint, "arms": {"b": python_arm()}}, store=store
+    )
+    run_experiment(other.id, store=store)
+    w = DiffWidget(store, a="ab", b="elsewhere")
+    assert w.errors.message is None  # a refusal is an answer, not an error
+    assert w.comparison is None and "Comparison refused." in w.refusal_html.value
+    assert ab.dataset in w.refusal and other_ds.fingerprint in w.refusal
+    assert all(ids == [] for ids in w.lists.values())
+    w.exp_b.select(ab.id)  # back to the same dataset: compared again
+    assert w.refusal is None and w.comparison is not None and w.refusal_html.value == ""
+
+
+def test_choosing_nothing_says_what_to_do(store, ab):
+    w = DiffWidget(store)
+    assert w.comparison is None and w.lists["fixed"] == []
+    w.exp_a.select(ab.id)
+    assert "choose both sides" in w.verdict_html.value
+
+
+def test_each_list_keeps_its_own_case_and_a_tab_shows_it(widget):
+    widget.open_case("regressed", "c04")
+    widget.open_case("fixed", "c01")
+    assert widget.detail.case_id == "c01"
+    widget.list_tabs.selected_index = 1
+    assert widget.detail.case_id == "c04"
+    widget.list_tabs.selected_index = 2  # nothing chosen in "reason changed" yet
+    assert widget.detail.case_id is None

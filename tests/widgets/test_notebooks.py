@@ -1,0 +1,93 @@
+"""Every workbench notebook executes against a demo store (papermill, python3 kernel) without an error."""
+
+from __future__ import annotations
+
+import os
+
+import nbformat
+import pytest
+
+from tests.conftest import REPO
+from tests.widgets.demo import build_demo_store
+
+NOTEBOOKS = REPO / "notebooks"
+
+# After the notebook's own cells: the widget it shows has nothing in its error area (errors raised in
+# callbacks are shown there instead of failing the cell, so a cell that "worked" could still hide one).
+CHECKS = {
+    "01_import_and_map": "assert mapping.errors.message is None, mapping.errors.message\n"
+    "assert mapping.preview is not None and mapping.preview.cases",
+    "02_run": "assert run.errors.message is None, run.errors.message\n"
+    "assert run.dataset.value and len(run.arm_rows) == 3",
+    "03_results": "assert results.errors.message is None, results.errors.message\n"
+    "assert results.metrics is not None and results.gate_result is not None",
+    "04_review": "assert review.errors.message is None, review.errors.message\nassert review.items",
+    "05_compare": "assert diff.errors.message is None, diff.errors.message\n"
+    "assert diff.comparison is not None and diff.lists['fixed']",
+}
+
+
+@pytest.fixture(scope="session")
+def demo_store(tmp_path_factory):
+    """The demo store, built once per session with library calls."""
+    return build_demo_store(tmp_path_factory.mktemp("demo") / ".abbench")
+
+
+def execute(name: str, tmp_path, **parameters):
+    """Run notebooks/NAME.ipynb (with the check cell appended) in a python3 kernel; return the executed notebook."""
+    import papermill
+
+    nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+    if name in CHECKS:
+        nb.cells.append(nbformat.v4.new_code_cell(CHECKS[name]))
+    source = tmp_path / f"{name}.ipynb"
+    nbformat.write(nb, source)
+    return papermill.execute_notebook(
+        str(source),
+        str(tmp_path / f"{name}.out.ipynb"),
+        parameters=parameters,
+        kernel_name="python3",
+        cwd=str(NOTEBOOKS),
+        progress_bar=False,
+        request_save_on_cell_execute=False,
+    )
+
+
+@pytest.fixture
+def kernel_env(monkeypatch):
+    """The kernel imports this checkout's abbench and draws no tqdm bars."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    monkeypatch.delenv("ABBENCH_STORE", raising=False)
+
+
+def test_notebooks_are_stored_clean():
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        assert nb.metadata.kernelspec.name == "python3", path.name
+        assert nb.cells[0].cell_type == "markdown", path.name
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        assert "parameters" in code[0].metadata.get("tags", []), path.name
+        assert all(not c.outputs and c.execution_count is None for c in code), f"{path.name} has outputs"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(p.stem for p in NOTEBOOKS.glob("*.ipynb")))
+def test_the_notebook_runs_on_the_demo_store(name, demo_store, tmp_path, kernel_env):
+    executed = execute(name, tmp_path, store_path=str(demo_store))
+    errors = [o for c in executed.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    assert not errors
+    widgets = [
+        o
+        for c in executed.cells
+        for o in c.get("outputs", [])
+        if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+    ]
+    assert widgets, "the notebook shows no widget"
+
+
+@pytest.mark.slow
+def test_a_notebook_finds_the_store_from_the_environment(demo_store, tmp_path, kernel_env, monkeypatch):
+    monkeypatch.setenv("ABBENCH_STORE", str(demo_store))
+    executed = execute("04_review", tmp_path)  # store_path left empty, as in git
+    assert not [o for c in executed.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]

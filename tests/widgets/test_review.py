@@ -1,0 +1,169 @@
+"""ReviewWidget: kinds, filters, search, the case detail, reviews saved at once and shown again, kept choices."""
+
+from __future__ import annotations
+
+import pytest
+
+from abbench.review import reviews
+from abbench.runner import create_experiment, run_experiment
+from abbench.widgets import ReviewWidget
+from tests.widgets.demo import ARMS
+
+
+@pytest.fixture
+def widget(store, ab):
+    w = ReviewWidget(store, experiment="ab")
+    assert w.errors.message is None
+    return w
+
+
+def ids(w):
+    return [d.case_id for d in w.shown]
+
+
+def test_gold_disagreements_are_listed_first_with_a_count_per_kind(widget):
+    assert widget.kind.value == "gold"
+    assert ids(widget) == ["c01", "c02", "c03", "c04", "c07", "c17"]
+    labels = dict((k, label) for label, k in widget.kind.options)
+    assert labels["gold"] == "gold ≠ answer (6)" and labels["flaky"] == "flaky rounds (1)"
+    assert labels["all"] == "all (9)"
+    assert "6 of 9 cases listed (gold ≠ answer)" in widget.count_html.value
+    assert widget.cases.value is None and widget.detail.case_id is None  # nothing opened by itself
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [
+        ("low_confidence", ["c05", "c15"]),
+        ("no_evidence", ["c06"]),
+        ("flaky", ["c04"]),
+        ("arms", ["c01", "c03", "c04"]),
+        ("all", ["c01", "c02", "c03", "c04", "c05", "c06", "c07", "c15", "c17"]),
+    ],
+)
+def test_each_kind_lists_its_cases(widget, kind, expected):
+    widget.kind.value = kind
+    assert ids(widget) == expected
+
+
+def test_search_sort_and_arm_filters(widget):
+    widget.kind.value = "all"
+    widget.search.value = "query 17"
+    assert ids(widget) == ["c17"]
+    widget.search.value = "c0"
+    assert ids(widget) == ["c01", "c02", "c03", "c04", "c05", "c06", "c07"]
+    widget.search.value = ""
+    widget.arm.select("a")
+    assert "c06" not in ids(widget)  # only arm b failed to cite evidence there
+    widget.arm.select("")
+    widget.sort.value = "confidence"
+    assert ids(widget)[:2] == ["c05", "c15"]
+    widget.sort.value = "wrong"
+    assert ids(widget)[0] in ("c02", "c07", "c17")  # wrong in every run of both arms
+
+
+def test_the_case_detail_shows_every_run_with_evidence_resolved_and_text_escaped(widget):
+    widget.cases.select("c04")
+    assert widget.errors.message is None and widget.detail.case_id == "c04"
+    case = widget.detail.case_html.value
+    assert "query 4 &lt;i&gt;4&lt;/i&gt;" in case and "<i>4</i>" not in case
+    assert "flaky" in case and "raw row" in case
+    runs = widget.detail.runs_html.value
+    assert runs.count("<tr>") == 1 + 4  # header + 2 arms × 2 rounds
+    assert "because &lt;b&gt;" in runs and "✓ SKILL.md#规则" in runs
+    evidence = widget.detail.evidence_html.value
+    assert "Evidence cited by b" in evidence and "快系统能做的" in evidence
+    accordion = widget.detail.transcripts.children[1]
+    assert accordion.selected_index is None  # folded until opened
+
+
+def test_a_review_is_saved_at_once_and_shown_again_on_reload(store, ab, widget):
+    widget.cases.select("c01")
+    widget.review_arm.value = "b"
+    widget.note.value = "b is right: <b>two</b> steps"
+    widget.verdict_buttons["model_correct"].click()
+    assert widget.errors.message is None
+    (saved,) = reviews(ab.id, store=store)
+    assert (saved.case_id, saved.arm, saved.verdict, saved.note) == (
+        "c01",
+        "b",
+        "model_correct",
+        "b is right: <b>two</b> steps",
+    )
+    assert widget.note.value == "" and widget.cases.value == "c01"
+    assert "b=model_correct" in widget.cases.labels[0]
+    assert "saved: b → model_correct — b is right: &lt;b&gt;two&lt;/b&gt; steps" in widget.saved_html.value
+
+    again = ReviewWidget(store, experiment=ab.id, case="c01")
+    assert again.cases.value == "c01" and "b=model_correct" in again.cases.labels[0]
+    assert "reviewed b: model_correct" in again.detail.case_html.value
+    again.state.value = "open"
+    assert "c01" not in ids(again)
+    again.state.value = "done"
+    assert ids(again) == ["c01"]
+
+
+def test_a_second_verdict_is_appended_and_the_latest_is_shown(store, ab, widget):
+    widget.cases.select("c02")
+    widget.verdict_buttons["unsure"].click()
+    widget.verdict_buttons["gold_correct"].click()
+    assert [r.verdict for r in reviews(ab.id, store=store, latest=False)] == ["unsure", "gold_correct"]
+    assert "case=gold_correct" in widget.cases.labels[1] and "unsure" not in widget.cases.labels[1]
+
+
+def test_the_chosen_case_survives_reloads_and_comes_back_after_a_filter(store, ab, small, widget):
+    widget.cases.select("c03")
+    widget.sort.value = "wrong"
+    assert widget.cases.value == "c03"
+    create_experiment(
+        {"name": "later", "dataset": small.fingerprint, "arms": {"x": {"agent": "builtin"}}}, store=store
+    )
+    widget.reload_button.click()
+    assert widget.chooser.value == ab.id and widget.cases.value == "c03"  # not the newer experiment
+    widget.kind.value = "low_confidence"
+    assert widget.cases.value is None and widget.cases.missing == "c03"
+    assert (
+        widget.detail.case_id is None and "c03 (your choice) is not in this list" in widget.count_html.value
+    )
+    assert widget.verdict_buttons["unsure"].disabled  # no review of a case nobody sees
+    widget.kind.value = "gold"
+    assert widget.cases.value == "c03" and widget.detail.case_id == "c03"
+
+
+def test_next_case_walks_the_list(widget):
+    widget.cases.select("c03")
+    widget.next_button.click()
+    assert widget.cases.value == "c04"
+
+
+def test_errors_show_in_the_widget(store, ab):
+    w = ReviewWidget(store)
+    assert w.experiment is None and w.items == []
+    w.verdict_buttons["unsure"].click()  # disabled in the page, but a click from code must not raise
+    assert "choose a case" in w.errors.message
+    w2 = ReviewWidget(store, experiment="nope")
+    assert (
+        w2.errors.message
+        == "choosing an experiment failed: no experiment named 'nope'; `abbench experiments` lists them"
+    )
+
+
+def test_the_transcript_of_a_builtin_run_opens_folded(store, demo):
+    exp = create_experiment(
+        {"name": "t", "dataset": "demo", "arms": {"v2": ARMS["v2"]}, "cases": {"limit": 40}}, store=store
+    )
+    run_experiment(exp.id, store=store)
+    w = ReviewWidget(store, experiment="t", kind="all")
+    w.cases.select(w.cases.values[0])
+    accordion = w.detail.transcripts.children[1]
+    pane = accordion.children[0]
+    assert pane.value == ""
+    accordion.selected_index = 0
+    assert "message · system" in pane.value and "skill" in pane.value.lower()
+
+
+def test_a_long_list_is_capped_and_says_so(widget, monkeypatch):
+    monkeypatch.setattr("abbench.widgets._review.MAX_LISTED", 2)
+    widget.refilter()
+    assert widget.cases.values == ["c01", "c02"] and len(widget.shown) == 6
+    assert "holds the first 2" in widget.count_html.value

@@ -1,0 +1,334 @@
+"""RunControlWidget: start off the cell, pause/resume/cancel, failures with matching actions, clone, selections."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from abbench.runner import create_experiment, start_experiment
+from abbench.widgets import RunControlWidget, parse_graders, parse_params
+from tests.conftest import DEMO
+from tests.widgets import agents
+from tests.widgets.conftest import python_arm
+
+GRADERS = ["tests.widgets.agents:grade"]
+
+
+def wait_until(condition, timeout=20.0, step=0.02):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(step)
+    raise AssertionError("timed out waiting")
+
+
+@pytest.fixture
+def widget(store, small):
+    w = RunControlWidget(
+        store,
+        dataset=small.fingerprint,
+        arms={"control": python_arm(), "treatment": python_arm(sleep_ms=1)},
+        graders=GRADERS,
+        rounds=2,
+        concurrency=4,
+        name="smoke",
+    )
+    assert w.errors.message is None
+    yield w
+    if w.handle is not None and not w.handle.done():
+        w.handle.cancel()
+        w.handle.wait(30)
+
+
+def test_the_form_describes_the_experiment(widget, small):
+    assert widget.config_open and widget.chooser.value == 0
+    assert widget.spec() == {
+        "name": "smoke",
+        "dataset": small.fingerprint,
+        "arms": {
+            "control": {"agent": "python", "params": {"function": "tests.widgets.agents:answer"}},
+            "treatment": {
+                "agent": "python",
+                "params": {"function": "tests.widgets.agents:answer", "sleep_ms": 1},
+            },
+        },
+        "rounds": 2,
+        "concurrency": 4,
+        "graders": GRADERS,
+    }
+    widget.cases.value = 5
+    widget.sample.value = True
+    assert widget.spec()["cases"] == {"sample": 5}
+
+
+def test_start_runs_off_the_cell_folds_the_definition_and_fills_the_bars(store, widget):
+    widget.start_button.click()
+    assert widget.errors.message is None
+    assert not widget.config_open and widget.handle is not None
+    progress = widget.wait(60)
+    assert progress.status == "finished"
+    assert {arm: (bar.value, bar.max) for arm, bar in widget.bars.items()} == {
+        "control": (48, 48),
+        "treatment": (48, 48),
+    }
+    exp = store.get_experiment("smoke")
+    assert exp.status == "finished" and widget.chooser.value == exp.id
+    assert "finished" in widget.status_html.value and "96/96 done (100 %)" in widget.status_html.value
+    assert widget.failures_html.value == "" and widget.failure_actions.layout.display == "none"
+    assert widget.pause_button.disabled and widget.cancel_button.disabled and widget.resume_button.disabled
+    assert not widget.clone_button.disabled
+    # wrong answers are outcomes, not failures: case ids ending in 7 fail their grade
+    assert "88 pass · 8 fail" in widget.status_html.value
+
+
+def test_pause_stops_progress_and_resume_reaches_the_end(store, small):
+    w = RunControlWidget(
+        store,
+        dataset=small.fingerprint,
+        arms={"a": python_arm(sleep_ms=40)},
+        rounds=3,
+        concurrency=2,
+        name="p",
+    )
+    w.start_button.click()
+    wait_until(lambda: w.progress is not None and w.progress.done >= 4)
+    w.pause_button.click()
+    assert w.errors.message is None
+    wait_until(lambda: w.progress.status == "paused" and w.progress.running == 0)
+    done = w.progress.done
+    time.sleep(1.0)
+    assert w.progress.done == done < w.progress.total  # nothing moves while paused
+    assert store.get_experiment("p").status == "paused"
+    assert w.pause_button.disabled and not w.resume_button.disabled
+    w.resume_button.click()
+    progress = w.wait(60)
+    assert progress.status == "finished" and progress.done == progress.total == 72
+    assert w.bars["a"].value == w.bars["a"].max == 72
+
+
+def test_cancel_stops_the_run_and_marks_pending_runs_cancelled(store, small):
+    w = RunControlWidget(
+        store,
+        dataset=small.fingerprint,
+        arms={"a": python_arm(sleep_ms=50)},
+        rounds=5,
+        concurrency=2,
+        name="c",
+    )
+    w.start_button.click()
+    wait_until(lambda: w.progress is not None and w.progress.done >= 2)
+    w.cancel_button.click()
+    progress = w.wait(60)
+    assert progress.status == "cancelled"
+    counts = store.run_counts(store.get_experiment("c").id)["a"]
+    assert counts["cancelled"] > 0 and counts["pending"] == 0
+    assert "cancelled" in w.status_html.value
+
+
+def test_failures_are_listed_by_kind_with_the_action_that_fits(store, small, widget):
+    agents.FAIL_EXECUTION.update({"c01", "c02"})
+    agents.FAIL_GRADING.add("c04")
+    widget.start_button.click()
+    widget.wait(60)
+    execution = [r for r in widget.failures if r.execution_failed]
+    grading = [r for r in widget.failures if r.grading_failed]
+    assert {r.case_id for r in execution} == {"c01", "c02"} and len(execution) == 8
+    assert {r.case_id for r in grading} == {"c04"} and len(grading) == 4
+    assert widget.rerun_button.description == "Re-run 8 execution failures"
+    assert widget.regrade_button.description == "Re-grade 4 grading failures"
+    html = widget.failures_html.value
+    assert "execution → re-run" in html and "grading → re-grade" in html and "agent_error" in html
+
+    exp = store.get_experiment("smoke")
+    executions_before = {r.id: r.executed_at for r in store.runs(exp.id) if r.case_id == "c04"}
+    agents.FAIL_EXECUTION.clear()
+    widget.rerun_button.click()
+    assert widget.errors.message is None
+    widget.wait(60)
+    assert not [r for r in widget.failures if r.execution_failed]
+    assert {r.case_id for r in widget.failures if r.grading_failed} == {"c04"}
+
+    agents.FAIL_GRADING.clear()
+    widget.regrade_button.click()
+    widget.wait(60)
+    assert widget.failures_html.value == "" and widget.regrade_button.disabled
+    runs = [r for r in store.runs(exp.id) if r.case_id == "c04"]
+    assert all(r.state == "pass" for r in runs)
+    # re-grading reused the stored executions: the agent did not run again
+    assert {r.id: r.executed_at for r in runs} == executions_before
+
+
+def test_clone_fills_the_definition_and_starts_a_child_experiment(store, widget):
+    widget.start_button.click()
+    widget.wait(60)
+    source = store.get_experiment("smoke")
+    widget.clone_button.click()
+    assert widget.errors.message is None
+    assert widget.config_open and widget.name.value == "smoke-2" and widget.chooser.value == 0
+    assert [r.name.value for r in widget.arm_rows] == ["control", "treatment"]
+    widget.rounds.value = 1
+    widget.remove_arm(widget.arm_rows[1])
+    widget.start_button.click()
+    assert widget.errors.message is None
+    widget.wait(60)
+    clone = store.get_experiment("smoke-2")
+    assert clone.parent_id == source.id and [a.name for a in clone.arms] == ["control"]
+    assert clone.rounds == 1 and clone.spec["graders"] == GRADERS
+    assert widget.experiment.id == clone.id and widget.progress.total == 24
+
+
+def test_the_chosen_experiment_is_kept_across_reloads_and_runs_elsewhere(store, small):
+    first = create_experiment(
+        {"name": "one", "dataset": small.fingerprint, "arms": {"a": python_arm()}}, store=store
+    )
+    w = RunControlWidget(store, experiment="one")
+    assert w.chooser.value == first.id and not w.config_open
+    assert (
+        "definition of #1 one" in w.definition_html.value
+        and "tests.widgets.agents:answer" in w.definition_html.value
+    )
+    create_experiment({"name": "two", "dataset": small.fingerprint, "arms": {"a": python_arm()}}, store=store)
+    w.reload_button.click()
+    assert w.chooser.value == first.id and w.experiment.id == first.id  # not the newest
+    assert any("#2 two" in label for label in w.chooser.labels)
+    w.chooser.select(0)
+    w.reload()
+    assert w.chooser.value == 0 and w.config_open  # "new experiment" is a choice too
+
+
+def test_an_experiment_run_elsewhere_is_followed_from_the_store(store, small):
+    exp = create_experiment(
+        {"name": "bg", "dataset": small.fingerprint, "arms": {"a": python_arm(sleep_ms=20)}, "rounds": 4},
+        store=store,
+    )
+    handle = start_experiment(exp.id, store=store)  # as another cell (or the CLI) would
+    wait_until(lambda: store.get_experiment(exp.id).status == "running")
+    w = RunControlWidget(store, experiment=exp.id, poll_s=0.1)
+    assert w._poller is not None
+    handle.wait(60)
+    wait_until(lambda: w.progress.status == "finished")
+    assert w.bars["a"].value == 96 and "finished" in w.status_html.value
+
+
+def test_resume_starts_an_experiment_nobody_runs(store, small):
+    exp = create_experiment(
+        {"name": "idle", "dataset": small.fingerprint, "arms": {"a": python_arm()}}, store=store
+    )
+    w = RunControlWidget(store, experiment=exp.id)
+    assert w.progress.status == "created" and not w.resume_button.disabled
+    w.resume_button.click()
+    assert w.wait(60).status == "finished"
+
+
+@pytest.mark.parametrize(
+    ("form", "message"),
+    [
+        ({"dataset": None}, "choose a dataset"),
+        ({"name": ""}, "give the experiment a name"),
+        ({"params": "latency_ms"}, "cannot read parameter 'latency_ms'"),
+        ({"params": "{bad"}, "not valid JSON"),
+        ({"folder": ""}, "give the skill folder"),
+    ],
+)
+def test_form_errors_are_shown_in_the_widget(store, small, form, message):
+    w = RunControlWidget(store, dataset=small.fingerprint, arms={"a": {"agent": "builtin"}}, name="x")
+    if "dataset" in form:
+        w.dataset.set_options([])
+    if "name" in form:
+        w.name.value = form["name"]
+    if "params" in form:
+        w.arm_rows[0].params.value = form["params"]
+    if "folder" in form:
+        w.arm_rows[0].skill.value = "folder"
+    w.start_button.click()
+    assert message in w.errors.message and w.handle is None
+    assert store.list_experiments() == []
+
+
+def test_a_missing_skill_folder_is_refused_with_the_runner_message(store, small, tmp_path):
+    w = RunControlWidget(
+        store, dataset=small.fingerprint, arms={"a": {"skill": str(tmp_path / "nope")}}, name="x"
+    )
+    assert w.arm_rows[0].skill.value == "folder"
+    w.start_button.click()
+    assert "is neither a folder" in w.errors.message
+
+
+def test_stored_snapshots_are_offered_as_skills(store, small):
+    snap = store.snapshot_skill(DEMO / "skills" / "fast-slow-routing-v2")
+    w = RunControlWidget(
+        store, dataset=small.fingerprint, arms={"v2": {"agent": "builtin", "skill": snap.hash}}
+    )
+    row = w.arm_rows[0]
+    assert row.skill.value == snap.hash
+    assert any(snap.short in label for label, _ in row.skill.options)
+    assert w.spec()["arms"]["v2"]["skill"] == snap.hash
+
+
+@pytest.mark.parametrize(
+    ("text", "params"),
+    [
+        ("", {}),
+        ("latency_ms=50, temperature=0.3", {"latency_ms": 50, "temperature": 0.3}),
+        ("model_hint=快系统，seed=2", {"model_hint": "快系统", "seed": 2}),
+        ('{"latency_ms": 5, "x": [1]}', {"latency_ms": 5, "x": [1]}),
+    ],
+)
+def test_parse_params(text, params):
+    assert parse_params(text) == params
+
+
+def test_looking_at_another_experiment_while_a_run_ends_keeps_it_shown(store, small):
+    other = create_experiment(
+        {"name": "other", "dataset": small.fingerprint, "arms": {"z": python_arm()}}, store=store
+    )
+    w = RunControlWidget(
+        store, dataset=small.fingerprint, arms={"a": python_arm(sleep_ms=20)}, rounds=2, name="bg"
+    )
+    w.start_button.click()
+    handle = w.handle
+    w.chooser.select(other.id)  # the person looks elsewhere while the run goes on
+    assert w.experiment.id == other.id and w.progress.status == "created"
+    handle.wait(60)
+    time.sleep(0.3)  # the run's last report (and the list reload it triggers) came from the runner's thread
+    assert w.chooser.value == other.id and w.experiment.id == other.id
+    assert w.progress.experiment == "other" and "#1 other" in w.status_html.value
+    w.chooser.select(store.get_experiment("bg").id)
+    assert w.progress.status == "finished" and w.bars["a"].value == 48
+
+
+@pytest.mark.parametrize(
+    ("text", "graders"),
+    [
+        ("", []),
+        ("label_match", ["label_match"]),
+        ("label_match, read_skill", ["label_match", "read_skill"]),
+        (
+            "label_match, {type: llm_judge, model: m, rubric: {a: b}}",
+            ["label_match", {"type": "llm_judge", "model": "m", "rubric": {"a": "b"}}],
+        ),
+        ('["tests.widgets.agents:grade"]', ["tests.widgets.agents:grade"]),
+    ],
+)
+def test_parse_graders(text, graders):
+    assert parse_graders(text) == graders
+
+
+def test_bad_graders_are_refused_in_the_widget(store, small):
+    w = RunControlWidget(store, dataset=small.fingerprint, name="g")
+    w.graders_text.value = "label_match, {type: "
+    w.start_button.click()
+    assert "cannot read the graders" in w.errors.message
+    w.graders_text.value = "label_match, [1]"
+    w.start_button.click()
+    assert "a grader is a name or a definition" in w.errors.message
+
+
+def test_a_new_experiment_after_a_run_gets_a_free_name(store, small):
+    w = RunControlWidget(store, dataset=small.fingerprint, arms={"a": python_arm()}, name="once")
+    w.start_button.click()
+    w.wait(60)
+    w.chooser.select(0)
+    assert w.config_open and w.name.value != "once" and w.name.value.startswith("small-")
