@@ -16,7 +16,7 @@ from abbench.cli import cli
 
 from .conftest import REPO, subprocess_env
 
-VIEWS = {"abbench.cli", "abbench.widgets", "abbench.report"}
+VIEWS = {"abbench.cli", "abbench.widgets", "abbench.report", "abbench.demo"}
 # click is not here: httpx imports it for its own command line.
 FORBIDDEN_IN_CORE = (
     "ipywidgets",
