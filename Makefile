@@ -24,6 +24,7 @@ demo: $(STAMP)
 ## test: the whole test suite, browser tests included (installs Debian's chromium when missing)
 test: $(STAMP) browser
 	$(PY) -m ruff check abbench tests bench
+	$(PY) -m ruff format --check abbench tests bench
 	$(PY) -m pytest -n 2 --dist loadgroup
 
 ## test-fast: everything but the slow and browser tests
@@ -32,6 +33,7 @@ test-fast: $(STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check abbench tests bench
+	$(PY) -m ruff format --check abbench tests bench
 
 ## browser: Debian's chromium for the real-browser tests (never playwright's own download)
 browser:
