@@ -420,11 +420,17 @@ def try_cmd(
 
     def human():
         click.echo(
-            f"prediction  {result.prediction}"
-            + (f"   (expected {expected}: {'pass' if result.passed else 'fail'})" if expected else "")
+            f"prediction  {result.prediction or '(none)'}"
+            + (
+                f"   (expected {expected}: {'pass' if result.passed else 'fail'})"
+                if expected and result.prediction
+                else ""
+            )
         )
         if result.error:
             click.echo(f"error       {result.error}")
+            if "label set" in result.error and not labels:
+                click.echo("hint        name the labels the agent may choose: --label fast --label slow")
         click.echo(f"confidence  {'' if result.confidence is None else f'{result.confidence:.2f}'}")
         click.echo(f"reason      {result.reason or ''}")
         click.echo(f"files read  {', '.join(result.files_read) or '(none)'}")
@@ -436,3 +442,5 @@ def try_cmd(
         click.echo(f"kept as experiment #{result.experiment_id} {result.experiment}")
 
     emit(as_json, result.as_dict(), human)
+    if result.prediction is None and result.error:
+        raise SystemExit(2)  # the input could not be answered: exit as for an input error

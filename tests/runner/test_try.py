@@ -1,0 +1,44 @@
+"""Trying one input at once: answered, explained, resolved to the skill, and kept as a one-case experiment."""
+
+from __future__ import annotations
+
+import json
+
+from abbench.runner import try_input
+from tests.conftest import DEMO
+
+V2 = DEMO / "skills" / "fast-slow-routing-v2"
+
+
+def test_try_answers_with_resolved_evidence_and_keeps_an_experiment(store):
+    result = try_input("到目的地电量够不够", skill=V2, store=store)
+    assert result.state == "executed" and result.prediction in ("fast", "slow") and result.error is None
+    assert result.reason and 0 <= result.confidence <= 1
+    assert result.evidence and all(e["text"] for e in result.evidence)
+    assert result.evidence[0]["text"].lstrip().startswith("#")  # the cited section's own text
+    assert "SKILL.md" in result.files_read
+    exp = store.get_experiment(result.experiment_id)
+    assert exp.tags == ("try",) and [a.name for a in exp.arms] == ["try"] and exp.arms[0].snapshot
+    (run,) = store.runs(exp.id)
+    assert run.id == result.run_id and run.case_id == "try-1" and run.output.prediction == result.prediction
+    again = try_input("到目的地电量够不够", skill=V2, store=store)
+    assert again.experiment_id != result.experiment_id  # each try is kept
+    assert again.prediction == result.prediction  # the builtin agent is deterministic
+
+
+def test_try_with_a_gold_label_is_graded(store):
+    result = try_input("打开空调", labels=["fast", "slow"], expected="fast", store=store)
+    assert result.prediction == "fast" and result.passed is True and result.state == "pass"
+
+
+def test_try_that_cannot_be_answered_says_why(cli):
+    out = cli("try", "打开空调")
+    assert out.exit_code == 2
+    assert "no skill and no label set" in out.output and "--label fast --label slow" in out.output
+
+
+def test_try_cli_json(cli):
+    out = cli("try", "导航去最近的充电站然后打电话给老婆", "--skill", V2, "--json")
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["prediction"] == "slow" and data["evidence"] and data["experiment"].startswith("try-")
