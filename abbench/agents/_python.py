@@ -227,9 +227,17 @@ class PythonAgent:
         if isinstance(result, AgentOutput):
             output = result
         elif isinstance(result, str):
-            if not result.strip():
+            text = result.strip()
+            if not text:
                 raise self._bad("returned an empty string", result, task)
-            output = AgentOutput(prediction=result.strip(), raw_output=result)
+            # built whole at once: the common case of a callable returning its label, on the hot path
+            return AgentOutput(
+                prediction=match_label(text, task.label_set) or text,
+                raw_output=result,
+                latency_ms=latency_ms,
+                session_id=task.session_id or None,
+                model=self.model or task.model,
+            )
         elif isinstance(result, Mapping):
             output = self._from_dict(result, task)
         elif result is None:

@@ -95,6 +95,11 @@ class RunSummary:
         }
 
 
+def loop_time() -> float:
+    """The running event loop's clock."""
+    return asyncio.get_running_loop().time()
+
+
 def backoff_s(attempt: int) -> float:
     """Exponential backoff with full jitter: uniform in [0, min(max, base × 2^(attempt-1))]."""
     return random.uniform(0, min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2 ** max(0, attempt - 1)))
@@ -158,7 +163,10 @@ class ExperimentRunner(GradingMixin):
         self._resume = asyncio.Event()
         self._resume.set()
         self._wake = asyncio.Event()
-        self._inflight: dict[int, asyncio.Task] = {}
+        self._inflight: dict[int, asyncio.Task] = {}  # run id -> the worker task waiting on its agent
+        self._cancel_asked: set[int] = set()
+        self._deadlines: dict[int, float] = {}  # run id -> loop time its agent must answer by
+        self._timed_out: set[int] = set()
         self._states: dict[int, str] = {}
         self._executed = self._graded = self._failed = self._cancelled = 0
         self._up_to_date = self._pairs_judged = self._pairs_failed = 0
@@ -282,6 +290,7 @@ class ExperimentRunner(GradingMixin):
         if not self.grade_only:
             self._stored_outputs = self._load_outputs([i for i in items if i.state == "executed"])
         poller = asyncio.create_task(self._poll(), name=f"abbench-poll-{self.exp.id}")
+        watchdog = asyncio.create_task(self._watchdog(), name=f"abbench-watchdog-{self.exp.id}")
         workers = [
             asyncio.create_task(self._worker(queue), name=f"abbench-worker-{self.exp.id}-{n}")
             for n in range(min(self.concurrency, max(1, len(items))))
@@ -292,6 +301,7 @@ class ExperimentRunner(GradingMixin):
                 await self._grade_pairs()
         finally:
             poller.cancel()
+            watchdog.cancel()
             for w in workers:
                 w.cancel()
         if self._cancelling:
@@ -364,21 +374,39 @@ class ExperimentRunner(GradingMixin):
             began = time.perf_counter()
             error: AgentError | None = None
             tb = None
-            agent_task = asyncio.ensure_future(self.agents[item.arm_id].run(task))
-            self._inflight[item.run_id] = agent_task
+            # The agent runs in this worker's own task (a task per run costs more than the bookkeeping);
+            # a cancel asked for by a person cancels the worker while it waits here, and only here.
+            # The per-run timeout is enforced by `_watchdog` the same way, so no timer is set per run.
+            worker = asyncio.current_task()
+            self._inflight[item.run_id] = worker
+            self._deadlines[item.run_id] = loop_time() + self.timeout_s
             try:
-                async with asyncio.timeout(self.timeout_s):
-                    output = await agent_task
+                output = await self.agents[item.arm_id].run(task)
+                if item.run_id in self._timed_out or item.run_id in self._cancel_asked:
+                    # the adapter swallowed the cancellation and answered anyway: keep the task clean
+                    self._timed_out.discard(item.run_id)
+                    worker.uncancel()
+                    if item.run_id in self._cancel_asked:
+                        raise asyncio.CancelledError
             except asyncio.CancelledError:
-                if asyncio.current_task().cancelling():
+                if item.run_id in self._timed_out:
+                    self._timed_out.discard(item.run_id)
+                    worker.uncancel()
+                    error = AgentError(
+                        f"no answer within {self.timeout_s:g} s (timeout_s)", "timeout", retryable=True
+                    )
+                elif item.run_id in self._cancel_asked:
+                    if worker.cancelling():
+                        worker.uncancel()
+                    self._move(
+                        item, "cancelled", {"finished_at": now_iso(), "error": "cancelled while running"}
+                    )
+                    self._cancelled += 1
+                    return None
+                else:
                     raise  # the runner itself is stopping: _interrupt() records the run
-                self._move(item, "cancelled", {"finished_at": now_iso(), "error": "cancelled while running"})
-                self._cancelled += 1
-                return None
-            except TimeoutError:
-                error = AgentError(
-                    f"no answer within {self.timeout_s:g} s (timeout_s)", "timeout", retryable=True
-                )
+            except TimeoutError as exc:  # an adapter's own timeout (an HTTP request, a subprocess)
+                error = AgentError(f"timed out: {exc or 'no answer in time'}", "timeout", retryable=True)
             except AgentError as exc:
                 error, tb = exc, traceback.format_exc()
             except Exception as exc:
@@ -390,6 +418,7 @@ class ExperimentRunner(GradingMixin):
                 tb = traceback.format_exc()
             finally:
                 self._inflight.pop(item.run_id, None)
+                self._deadlines.pop(item.run_id, None)
             if error is None:
                 if not isinstance(output, AgentOutput):
                     error = AgentError(
@@ -439,13 +468,17 @@ class ExperimentRunner(GradingMixin):
             path = self.store.path / "transcripts" / f"{item.run_id}.jsonl"
             self.writer.transcript(path, out.transcript)
             transcript_path = f"transcripts/{item.run_id}.jsonl"
-        summary = {
-            "messages": len(out.transcript),
-            "tool_calls": tool_calls,
-            "files_read": len(out.files_read),
-            "sections_read": len(out.sections_read),
-            "read_skill": bool(out.files_read or out.sections_read),
-        }
+        summary = None  # NULL, like the empty lists below: smaller rows are cheaper to update
+        if out.transcript or out.files_read or out.sections_read:
+            summary = dumps(
+                {
+                    "messages": len(out.transcript),
+                    "tool_calls": tool_calls,
+                    "files_read": len(out.files_read),
+                    "sections_read": len(out.sections_read),
+                    "read_skill": bool(out.files_read or out.sections_read),
+                }
+            )
         return {
             "prediction": out.prediction,
             "reason": out.reason,
@@ -461,7 +494,7 @@ class ExperimentRunner(GradingMixin):
             "session_id": out.session_id,
             "model": out.model,
             "transcript_path": transcript_path,
-            "transcript_summary": dumps(summary),
+            "transcript_summary": summary,
             "executed_at": now_iso(),
         }
 
@@ -474,6 +507,19 @@ class ExperimentRunner(GradingMixin):
         self._states[item.run_id] = to_state
         self.writer.transition(item.run_id, from_state, to_state, fields, detail)
         self.tracker.move(item.arm_id, from_state, to_state)
+
+    async def _watchdog(self) -> None:
+        """Cancel agents that overrun the per-run timeout (checked every 50 ms at most)."""
+        interval = min(0.05, self.timeout_s / 4)
+        while True:
+            await asyncio.sleep(interval)
+            now = loop_time()
+            for run_id, deadline in list(self._deadlines.items()):
+                if now >= deadline and run_id not in self._timed_out:
+                    worker = self._inflight.get(run_id)
+                    if worker is not None:
+                        self._timed_out.add(run_id)
+                        worker.cancel()
 
     async def _poll(self) -> None:
         last_beat = 0.0
@@ -490,8 +536,9 @@ class ExperimentRunner(GradingMixin):
                 log.info("experiment %s: cancel asked", self.exp.name)
                 self._cancelling = True
                 self._resume.set()
-                for task in list(self._inflight.values()):
-                    task.cancel()
+                for run_id, worker in list(self._inflight.items()):
+                    self._cancel_asked.add(run_id)
+                    worker.cancel()
                 self.tracker.status = "cancelling"
             elif control == "pause" and not self._paused:
                 log.info("experiment %s: pause asked; running runs finish, no new ones start", self.exp.name)
@@ -541,5 +588,6 @@ class ExperimentRunner(GradingMixin):
             log.exception("could not record the interruption")
 
 
-def _json_list(values) -> str:
-    return dumps(list(values)) if values else "[]"
+def _json_list(values) -> str | None:
+    """JSON for a non-empty list; NULL for an empty one (every reader takes NULL as empty)."""
+    return dumps(list(values)) if values else None

@@ -104,7 +104,9 @@ class StoreWriter:
         if self.error is not None:
             raise StoreError(f"the store writer stopped: {self.error}") from self.error
         self._ops.append(op)
-        if len(self._ops) >= self.max_batch:
+        # is_set() is a plain read; set() takes a lock, which on every submit of a writer that has
+        # fallen behind cost more than the rest of the bookkeeping.
+        if len(self._ops) >= self.max_batch and not self._wake.is_set():
             self._wake.set()
 
     def flush(self, timeout: float | None = 60.0) -> None:

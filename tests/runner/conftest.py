@@ -22,7 +22,9 @@ class ScriptedAgent:
 
     name = "scripted"
 
-    def __init__(self, model=None, wrong=(), fail=(), flaky=0, sleep_ms=0, hang=(), tag="", **params):
+    def __init__(
+        self, model=None, wrong=(), fail=(), flaky=0, sleep_ms=0, hang=(), tag="", stubborn_ms=0, **params
+    ):
         self.model = model
         self.wrong = set(wrong)
         self.fail = set(fail)
@@ -30,6 +32,7 @@ class ScriptedAgent:
         self.sleep_ms = sleep_ms
         self.hang = set(hang)
         self.tag = tag
+        self.stubborn_ms = stubborn_ms  # ignores cancellation for this long (a badly behaved adapter)
         self.attempts: collections.Counter = collections.Counter()
 
     async def run(self, task):
@@ -39,6 +42,11 @@ class ScriptedAgent:
         self.attempts[key] += 1
         if self.sleep_ms:
             await asyncio.sleep(self.sleep_ms / 1000)
+        if self.stubborn_ms:
+            try:
+                await asyncio.sleep(self.stubborn_ms / 1000)
+            except asyncio.CancelledError:
+                await asyncio.sleep(self.stubborn_ms / 1000)
         if task.case.case_id in self.hang:
             await asyncio.sleep(3600)
         if task.case.case_id in self.fail:

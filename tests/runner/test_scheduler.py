@@ -272,3 +272,21 @@ def test_runs_from_threads_do_not_share_connections(store, definition):
     run_experiment(exp.id, store=store)
     t.join()
     assert errors == []
+
+
+def test_an_adapter_that_swallows_its_timeout_keeps_its_answer_and_its_worker_clean(store, definition):
+    exp = create_experiment(
+        definition(
+            rounds=1,
+            concurrency=1,
+            timeout_s=0.05,
+            retries=0,
+            arms={"a": {"agent": "scripted", "stubborn_ms": 100}},
+        ),
+        store=store,
+    )
+    summary = run_experiment(exp.id, store=store)
+    runs = store.runs(exp.id)
+    # every run answered (late); one worker did them all in turn without a stray cancellation
+    assert summary.status == "finished" and [r.output is not None for r in runs] == [True] * 6
+    assert {r.state for r in runs} <= {"pass", "fail"} and all(r.failure_type is None for r in runs)
