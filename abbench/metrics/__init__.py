@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abbench._result import plain
 from abbench.metrics._api import (
     DEFINITIONS,
     NO_DOMAIN,
@@ -21,7 +22,6 @@ from abbench.metrics._base import (
     Result,
     estimate_mean,
     estimate_rate,
-    plain,
     rate,
     round_lists,
 )

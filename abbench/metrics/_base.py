@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from abbench._result import Result
 from abbench.errors import UsageError
 from abbench.stats import (
     FewClustersWarning,
@@ -17,42 +18,6 @@ from abbench.stats import (
     repeated_se,
     wilson_interval,
 )
-
-
-def plain(value: Any) -> Any:
-    """A JSON-ready copy of a value: results become dicts, numpy scalars Python ones, NaN and inf None."""
-    if hasattr(value, "as_dict") and callable(value.as_dict):
-        return value.as_dict()
-    if isinstance(value, bool | np.bool_):
-        return bool(value)
-    if isinstance(value, int | np.integer):
-        return int(value)
-    if isinstance(value, float | np.floating):
-        value = float(value)
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | np.ndarray):
-        return [plain(v) for v in value]
-    return value
-
-
-class Result:
-    """Mixin for the frozen result values of metrics, comparisons, gates and reviews."""
-
-    __slots__ = ()
-
-    def as_dict(self) -> dict[str, Any]:
-        """The value's fields as plain Python values, ready for ``json.dumps``.
-
-        Nested results become dicts, tuples lists, and a figure that could not be computed is None
-        (its ``reason`` field, where the value has one, says why) — never NaN.
-        """
-        return {
-            f.name: plain(getattr(self, f.name))
-            for f in fields(self)  # type: ignore[arg-type]
-            if f.metadata.get("export", True)
-        }
 
 
 def check_level(confidence: Any, name: str = "confidence", example: str = "0.95") -> float:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from scipy import special
 
+from abbench._result import Result
 from abbench.errors import UsageError
 
 FEW_CLUSTERS = 30
@@ -24,41 +25,7 @@ class FewClustersWarning(StatsWarning):
     """Warned when a clustered standard error rests on fewer than ~30 clusters and is likely too small."""
 
 
-def _plain(value: Any) -> Any:
-    """A JSON-ready copy of one field: nested results become dicts, non-finite floats become None."""
-    if isinstance(value, _Result):
-        return value.as_dict()
-    if isinstance(value, bool | np.bool_):
-        return bool(value)
-    if isinstance(value, int | np.integer):
-        return int(value)
-    if isinstance(value, float | np.floating):
-        value = float(value)
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
-
-
-class _Result:
-    """Mixin for the frozen result dataclasses: ``as_dict()`` for JSON, reports and gate rules."""
-
-    __slots__ = ()
-
-    def as_dict(self) -> dict[str, Any]:
-        """The result's fields as plain Python values, ready for ``json.dumps``.
-
-        Nested results and intervals become dicts, tuples become lists, and NaN or infinite floats
-        become ``None`` (JSON has no NaN), so a missing figure reads as missing rather than as a number.
-        Bulky fields (such as bootstrap replicates) are left out.
-        """
-        return {
-            f.name: _plain(getattr(self, f.name))
-            for f in fields(self)  # type: ignore[arg-type]
-            if f.metadata.get("export", True)
-        }
+_Result = Result  # the shared base; the statistics kept their own name for it
 
 
 @dataclass(frozen=True, slots=True)
