@@ -84,6 +84,7 @@ _EXPORTS: dict[str, str] = {
     "paired_bootstrap": "abbench.stats",
     "paired_difference": "abbench.stats",
     "paired_outcomes": "abbench.stats",
+    "paired_proportion_interval": "abbench.stats",
     "power_paired": "abbench.stats",
     "repeated_se": "abbench.stats",
     "sample_size_paired": "abbench.stats",

@@ -75,7 +75,8 @@ def _print_comparison(c, by_domain: bool, limit: int) -> None:
     )
     main = c.main
     if main is not None:
-        ci = f"[{points(main.interval.low, unit)}, {points(main.interval.high, unit)}]"
+        iv = c.interval
+        ci = f"[{points(iv.low, unit)}, {points(iv.high, unit)}]" if iv is not None else "(no interval)"
         click.echo(
             f"{'difference':<18}{points(main.difference, unit)} {ci} ({c.verdict.test}, p = {_num(c.verdict.p_value, 3)})"
         )

@@ -153,7 +153,7 @@ def compare_all(
                 b=name,
                 n_cases=c.n_cases,
                 difference=main.difference if main else None,
-                interval=main.interval if main else None,
+                interval=c.interval,
                 test=c.verdict.test,
                 p_value=c.verdict.p_value,
                 p_adjusted=adj,

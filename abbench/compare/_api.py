@@ -32,6 +32,7 @@ from abbench.metrics import (
 from abbench.metrics._base import check_level
 from abbench.stats import (
     FewClustersWarning,
+    Interval,
     StatsWarning,
     estimate_power_inputs,
     holm_correction,
@@ -40,6 +41,7 @@ from abbench.stats import (
     paired_bootstrap,
     paired_difference,
     paired_outcomes,
+    paired_proportion_interval,
 )
 from abbench.store import CaseOutcomes, Store, open_store
 from abbench.store._experiments import Arm, Experiment
@@ -344,13 +346,33 @@ def _compare(
     for w in caught:
         if issubclass(w.category, FewClustersWarning):
             notes.append(f"{w.message}")
+    if mde is not None and not mde.variance > 0:
+        # Miller's formula fed a variance of 0 says "0 points": no spread to estimate it from, not perfect power.
+        mde = None
+        notes.append(
+            "every paired case differs by the same amount: the smallest detectable difference cannot be "
+            "estimated from these data"
+        )
     one_round = outcome == "passed" and n > 0 and bool(np.all(na == 1)) and bool(np.all(nb == 1))
+    # Pass/fail with one outcome per case and arm (one round, or rounds that always agree): the 2×2 table is
+    # the whole of the data, and its interval is Newcombe's, which never collapses to a point.
+    binary = (
+        outcome == "passed"
+        and n > 0
+        and bool(np.all((ka == 0) | (ka == na)))
+        and bool(np.all((kb == 0) | (kb == nb)))
+    )
     if clustered is not None:
         test, main = "clustered paired difference", clustered
     elif one_round:
         test, main = "exact McNemar", difference
     else:
         test, main = "paired difference", difference
+    interval, interval_method = _main_interval(main, clustered is not None, binary, outcomes, confidence)
+    if main is not None and interval is None and n >= 2:
+        notes.append(
+            "every paired case differs by the same amount: there is no spread to build an interval from"
+        )
     p_value = mcnemar.p_value if test == "exact McNemar" and mcnemar else (main.p_value if main else None)
     if outcome == "passed" and not one_round:
         notes.append(
@@ -363,7 +385,9 @@ def _compare(
     usage = _usage_differences(
         oa, ob, common, outcome, lists_a, lists_b, confidence, iterations, seed, bootstrap, notes
     )
-    by_domain = _domains(domains, lists_a, lists_b, va, vb, category, outcome, one_round, confidence, alpha)
+    by_domain = _domains(
+        domains, lists_a, lists_b, va, vb, category, outcome, one_round, binary, confidence, alpha
+    )
     text = None
     if details is None:
         details = common.size <= DETAILS_MAX_CASES
@@ -381,7 +405,6 @@ def _compare(
     if ea.id == eb.id and "pairwise" in grader_kinds(store, ea.id).values():
         pairwise = _pairwise(store, ea, arm_a, arm_b)
     agreement = _agreement(store, ea, arm_a, arm_b) if ea.id == eb.id else None
-    interval = main.interval if main is not None else None
     result_verdict = verdict(
         name_a=side_a.name,
         name_b=side_b.name,
@@ -421,6 +444,8 @@ def _compare(
         mcnemar_midp=midp,
         difference=difference,
         clustered=clustered,
+        interval=interval,
+        interval_method=interval_method,
         power_inputs=inputs,
         mde=mde,
         usage=usage,
@@ -431,6 +456,29 @@ def _compare(
         verdict=result_verdict,
         notes=tuple(notes),
     )
+
+
+def _main_interval(
+    main: Any, clustered: bool, binary: bool, outcomes: Any, confidence: float
+) -> tuple[Interval | None, str]:
+    """The interval of the difference the verdict rests on, and how it was made.
+
+    Pass/fail cases with one outcome per arm get Newcombe's square-and-add interval on the 2×2 table
+    (unless clustering was asked for and has spread to work with); otherwise the paired difference's
+    Student t interval. ``d̄ ± t·se`` with no spread between cases is a point, which would claim certainty
+    the data do not have: with pass/fail outcomes Newcombe's interval stands in, otherwise there is none.
+    """
+    spread = main is not None and math.isfinite(main.se) and main.se > 0
+    if clustered and spread:
+        return main.interval, "clustered t"
+    if binary and outcomes is not None:
+        o = outcomes
+        return paired_proportion_interval(
+            o.both_pass, o.fixed, o.regressed, o.both_fail, confidence
+        ), "newcombe"
+    if spread:
+        return main.interval, "t"
+    return None, "none"
 
 
 def _usage_differences(
@@ -523,6 +571,7 @@ def _domains(
     category: np.ndarray,
     outcome: str,
     one_round: bool,
+    binary: bool,
     confidence: float,
     alpha: float,
 ) -> tuple[DomainComparison, ...]:
@@ -556,11 +605,16 @@ def _domains(
         p = mcnemar_exact(worse, better).p_value
         p_values[domain] = p
         interval = None
-        if idx.size >= 2:
+        if binary:
+            # Domains are small and often have no case that moved: the t interval would be a point there.
+            both = int(np.count_nonzero(category[mask] == "unchanged_right"))
+            neither = int(np.count_nonzero(category[mask] == "unchanged_wrong"))
+            interval = paired_proportion_interval(both, fixed, regressed, neither, confidence)
+        elif idx.size >= 2:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", StatsWarning)
                 diff = paired_difference(sub_a, sub_b, confidence=confidence, method="t")
-            interval = diff.interval if math.isfinite(diff.se) else None
+            interval = diff.interval if math.isfinite(diff.se) and diff.se > 0 else None
         rows.append((domain, int(idx.size), float(va[mask].mean()), float(vb[mask].mean()), float(d.mean()),
                      interval, fixed, regressed))  # fmt: skip
     holm = holm_correction(p_values, alpha=alpha)

@@ -163,7 +163,8 @@ class DomainComparison(Result):
         value_a: A's pass rate (or mean score) there.
         value_b: B's.
         difference: ``value_b − value_a``.
-        interval: Interval of the difference (Student t, n − 1 df: domains are small).
+        interval: Interval of the difference: Newcombe's square-and-add for pass/fail cases with one
+            outcome per arm, else Student t with n − 1 df (domains are small); None without spread.
         fixed: Cases fixed there.
         regressed: Cases regressed there.
         test: ``exact McNemar`` (pass/fail answered once) or ``exact sign test`` (per-case differences).
@@ -235,6 +236,11 @@ class Comparison(Result):
         mcnemar_midp: Mid-p McNemar.
         difference: Paired difference of per-case means (Student t).
         clustered: The same, with cluster-robust errors (when clustering was asked for).
+        interval: The interval of the difference the verdict and the gate use (``diff_ci_low``): for
+            pass/fail cases with one outcome per arm (one round, or rounds that always agree) Newcombe's
+            square-and-add interval on the 2×2 table, which stays honest when no case moved; otherwise
+            `main`'s Student t interval. None when it cannot be computed (one case, or no spread at all).
+        interval_method: ``newcombe``, ``t``, ``clustered t`` or ``none``.
         power_inputs: ω², σ² and rounds estimated from these data.
         mde: The smallest difference this many cases detect with the chosen power.
         usage: Cost, latency, tokens (and score) differences.
@@ -265,6 +271,8 @@ class Comparison(Result):
     mcnemar_midp: McNemarResult | None
     difference: PairedDifference | None
     clustered: PairedDifference | None
+    interval: Interval | None
+    interval_method: str
     power_inputs: PowerInputs | None
     mde: MinDetectableEffect | None
     usage: tuple[MetricDifference, ...]

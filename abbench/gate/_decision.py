@@ -114,7 +114,8 @@ def _capability(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
             assessed=False,
         )
     main = c.main
-    low, high = _f(main.interval.low), _f(main.interval.high)
+    low = _f(c.interval.low) if c.interval is not None else None
+    high = _f(c.interval.high) if c.interval is not None else None
     regressions = c.significant_domain_regressions()
     evidence = {
         "difference": _f(main.difference),

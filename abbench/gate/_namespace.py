@@ -397,8 +397,10 @@ def _cmp_main(c, part: str) -> Value:
         return _none("no paired case")
     if part == "diff":
         return main.difference, None
-    bound = main.interval.low if part == "low" else main.interval.high
-    return (bound, None) if bound == bound else _none("too few paired cases for an interval")
+    if c.interval is None:
+        reason = "one paired case" if c.n_cases < 2 else "no spread between the paired cases"
+        return _none(f"no interval ({reason})")
+    return (c.interval.low if part == "low" else c.interval.high), None
 
 
 def _usage(c, metric: str, part: str) -> Value:
@@ -529,7 +531,11 @@ COMPARISON_METRICS: list[MetricDef] = [
         "comparison",
         "number",
         "smallest difference this many cases detect",
-        lambda c, p: (c.mde.delta, None) if c.mde else _none("fewer than 2 paired cases"),
+        lambda c, p: (
+            (c.mde.delta, None)
+            if c.mde
+            else _none("fewer than 2 paired cases" if c.n_cases < 2 else "no spread between the paired cases")
+        ),
     ),
     MetricDef(
         "cost_diff",

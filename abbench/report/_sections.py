@@ -615,9 +615,9 @@ def comparison_section(c: Mapping[str, Any] | None, *, reason: str | None = None
                 "difference",
                 f"{_points(main['difference'], unit)} "
                 + (
-                    _interval_points(main.get("interval"), unit)
-                    if main.get("interval")
-                    else "(no interval with so few cases)"
+                    _interval_points(c.get("interval"), unit)
+                    if c.get("interval")
+                    else "(no interval: one case, or no spread between cases)"
                 )
                 + f" ({c['verdict']['test']}, {d.pvalue(c['verdict']['p_value'])})",
             )

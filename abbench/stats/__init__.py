@@ -15,7 +15,7 @@ from abbench.stats._base import FEW_CLUSTERS, FewClustersWarning, Interval, Stat
 from abbench.stats._bootstrap import BOOTSTRAP_STATISTICS, BootstrapResult, paired_bootstrap
 from abbench.stats._describe import Summary, percentile, summary
 from abbench.stats._errors import ClusteredSE, MeanSE, RepeatedSE, clustered_se, mean_se, repeated_se
-from abbench.stats._intervals import Proportion, proportion, wilson_interval
+from abbench.stats._intervals import Proportion, paired_proportion_interval, proportion, wilson_interval
 from abbench.stats._mcnemar import (
     CochransQ,
     McNemarResult,
@@ -78,6 +78,7 @@ __all__ = [
     "paired_bootstrap",
     "paired_difference",
     "paired_outcomes",
+    "paired_proportion_interval",
     "percentile",
     "power_paired",
     "proportion",

@@ -254,9 +254,9 @@ class DiffWidget(View):
                 _value(c.value_a.value, unit),
                 _value(c.value_b.value, unit),
                 _signed(main.difference if main else None, unit),
-                _interval(main.interval if main else None, unit),
-                _p(main.p_value if main else None),
-                f"paired difference ({main.method})" if main else NONE,
+                _interval(c.interval, unit),
+                _p(c.verdict.p_value),
+                f"{c.verdict.test}; interval: {c.interval_method}" if main else NONE,
             )
         )
         if c.mcnemar is not None:

@@ -11,7 +11,7 @@ import pytest
 from abbench.agents import register_agent
 from abbench.compare import CATEGORIES, compare_all, compare_arms, compare_experiments
 from abbench.errors import ComparisonRefused, UsageError
-from abbench.stats import estimate_power_inputs
+from abbench.stats import estimate_power_inputs, paired_proportion_interval
 from abbench.types import AgentOutput, Case, Usage
 from tests.results import cases_of, make_experiment, one_round, table_2x2
 
@@ -39,15 +39,51 @@ def test_mcnemar_on_a_known_table_equals_statsmodels(store, both, fixed, regress
     _json(c)
 
 
-def test_zero_discordant_pairs_detect_nothing_and_say_how_small_a_difference_could_be(store):
+def test_zero_discordant_pairs_detect_nothing_and_claim_no_certainty(store):
     a, b = table_2x2(40, 0, 0, 20)
     exp = make_experiment(store, "e", cases_of(60), {"control": a, "treatment": b})
     c = compare_arms(exp, store=store)
     assert c.mcnemar.p_value == 1.0
-    assert c.verdict.code == "no_detectable_difference"
+    assert c.verdict.code == "no_detectable_difference" and not c.verdict.significant
     assert "No difference detectable at this size" in c.verdict.text
-    assert "smallest difference 60 cases can detect" in c.verdict.text
-    assert not c.verdict.significant
+    # d̄ ± t·se is [0, 0] here and Miller's formula gives an MDE of 0: both would claim the arms are
+    # certainly equal. Newcombe's interval on the 2×2 table does not; the MDE is left out with a note.
+    assert c.interval_method == "newcombe" and c.interval.low < -0.03 and c.interval.high > 0.03
+    assert "+0.0 points to +0.0 points" not in c.verdict.text and "0.0 points." not in c.verdict.text
+    assert c.mde is None and any("cannot be estimated" in n for n in c.notes)
+
+
+@pytest.mark.parametrize(("n", "rounds"), [(50, 1), (30, 3)])
+def test_all_right_in_both_arms_gives_an_interval_as_wide_as_the_accuracy_allows(store, n, rounds):
+    from statsmodels.stats.proportion import proportion_confint
+
+    exp = make_experiment(
+        store, "e", cases_of(n), {"control": [[True] * rounds] * n, "treatment": [[True] * rounds] * n}
+    )
+    c = compare_arms(exp, store=store)
+    # Both margins are 100 %: Newcombe's bounds are ± the distance from 1 to Wilson's lower bound for n of n.
+    low, _ = proportion_confint(n, n, alpha=0.05, method="wilson")
+    assert c.interval.low == pytest.approx(-(1 - low)) and c.interval.high == pytest.approx(1 - low)
+    assert f"{(1 - low) * 100:.1f} points" in c.verdict.text
+
+
+def test_every_case_fixed_is_not_certain_to_be_exactly_100_points(store):
+    a, b = table_2x2(0, 12, 0, 0)
+    exp = make_experiment(store, "e", cases_of(12), {"control": a, "treatment": b})
+    c = compare_arms(exp, store=store)
+    assert c.verdict.code == "b_better" and c.interval.high == 1.0 and c.interval.low < 0.8
+    assert c.interval == paired_proportion_interval(0, 12, 0, 0)
+
+
+def test_domains_without_a_moved_case_get_an_interval_not_a_point(store):
+    # cases_of cycles the domains nav, car, media: six nav cases are fixed, nothing else moves.
+    a = [[not (i % 3 == 0 and i < 18)] for i in range(45)]
+    exp = make_experiment(store, "e", cases_of(45), {"control": a, "treatment": [[True]] * 45})
+    rows = {d.domain: d for d in compare_arms(exp, store=store).by_domain}
+    assert rows["nav"].interval == paired_proportion_interval(9, 6, 0, 0)
+    for quiet in ("car", "media"):
+        assert rows[quiet].difference == 0 and rows[quiet].interval == paired_proportion_interval(15, 0, 0, 0)
+        assert rows[quiet].interval.low < -0.1
 
 
 def test_a_single_case(store):

@@ -91,6 +91,10 @@ def test_zero_discordant_pairs_are_said_in_words(results):
     html = _html(section.comparison_section(results["no-discordant"]["comparison"]))
     assert "no discordant case" in html
     assert "0 fixed · 0 regressed" in html
+    # The interval shown is the comparison's (Newcombe's), never a point at zero claiming certainty.
+    iv = results["no-discordant"]["comparison"]["interval"]
+    assert iv["low"] < 0 < iv["high"] and f"[{100 * iv['low']:+.1f} pts" in html
+    assert "[+0.0 pts, +0.0 pts]" not in html
 
 
 def test_one_case_and_one_round(results):

@@ -35,7 +35,7 @@ def test_two_arms_of_one_experiment_default_to_first_against_last(widget):
 def test_metric_deltas_come_with_their_intervals(widget):
     c = widget.comparison
     assert c.main.difference == pytest.approx(19.5 / 24 - 20 / 24)
-    low, high = c.main.interval.low, c.main.interval.high
+    low, high = c.interval.low, c.interval.high
     html = widget.metrics_html.value
     assert f"{100 * c.main.difference:+.1f} points" in html
     assert f"[{100 * low:+.1f} points, {100 * high:+.1f} points]" in html
