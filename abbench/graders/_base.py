@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import unicodedata
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -154,18 +155,23 @@ def as_result(value: Any) -> GradeResult:
 
 
 def normalise_label(value: Any, label_map: dict[str, str] | None = None) -> str | None:
-    """A label compared the way an analyst means it: trimmed, case-folded, mapped through the value map."""
+    """A label compared the way an analyst means it: NFKC (full-width ``ｆａｓｔ`` is ``fast``), trimmed,
+    case-folded, mapped through the value map — as the import normalises gold labels."""
     if value is None:
         return None
-    text = " ".join(str(value).split())
+    text = " ".join(unicodedata.normalize("NFKC", str(value)).split())
     if label_map:
         for candidate in (text, text.casefold()):
             if candidate in label_map:
-                return " ".join(str(label_map[candidate]).split()).casefold()
-        folded = {" ".join(str(k).split()).casefold(): v for k, v in label_map.items()}
+                return _label_key(label_map[candidate])
+        folded = {_label_key(k): v for k, v in label_map.items()}
         if text.casefold() in folded:
-            return " ".join(str(folded[text.casefold()]).split()).casefold()
+            return _label_key(folded[text.casefold()])
     return text.casefold()
+
+
+def _label_key(value: Any) -> str:
+    return " ".join(unicodedata.normalize("NFKC", str(value)).split()).casefold()
 
 
 def label_match(name: str = "label_match") -> Grader:

@@ -27,6 +27,8 @@ def grade(spec, ctx):
         ({"type": "exact", "case_sensitive": False}, "Fast", "fast", True),
         ("exact", "ｆａｓｔ", "fast", True),  # full-width is the same text
         ("exact", "快", "fast", False),  # no label value map here, unlike label_match
+        ("label_match", "ｆａｓｔ", "fast", True),  # full-width, as an IME types it: the same label
+        ("label_match", " ＦＡＳＴ　", "fast", True),
         ({"type": "exact", "value": "slow"}, "slow", "fast", True),
         ({"type": "exact", "field": "reason", "value": "because"}, "fast", None, False),
         ("contains", "the answer is FAST.", "fast", True),

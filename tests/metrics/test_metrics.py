@@ -119,11 +119,18 @@ def test_per_class_figures_equal_scikit_learn(store):
 
 
 def test_labels_are_normalised_with_the_dataset_label_map(store):
-    cases = cases_of(4)
-    runs = [[{"passed": True, "prediction": "快"}], [{"passed": True, "prediction": "SLOW"}]] * 2
+    cases = cases_of(6)
+    runs = [
+        [{"passed": True, "prediction": "快"}],
+        [{"passed": True, "prediction": "SLOW"}],
+        [{"passed": True, "prediction": "ｆａｓｔ"}],  # full-width, as the import reads gold labels
+        [{"passed": True, "prediction": "ＳＬＯＷ　"}],
+        [{"passed": True, "prediction": "fast"}],
+        [{"passed": True, "prediction": "slow"}],
+    ]
     exp = make_experiment(store, "e", cases, {"only": runs}, label_map={"快": "fast", "慢": "slow"})
     report = experiment_metrics(exp, store=store).arm("only").classes
-    assert report.confusion.counts == ((2, 0), (0, 2))
+    assert report.confusion.counts == ((3, 0), (0, 3))
     assert report.confusion.unknown_predictions == {}
 
 
