@@ -157,7 +157,7 @@ def estimate_rate(
     One round per case: Wilson's interval on k / n. Several rounds: the mean of per-case pass rates,
     the standard error over cases (`repeated_se`), the interval clipped to [0, 1] — and Wilson's on
     the cases when every case has the same rate (no spread, so a zero standard error would claim
-    certainty). Clusters: the CR1 cluster-robust error over per-case rates.
+    certainty). Clusters: the CR1 cluster-robust error over per-case rates, Student t with G − 1 df.
     """
     k, n = np.asarray(k, dtype=np.int64), np.asarray(n, dtype=np.int64)
     keep = n > 0
@@ -174,7 +174,9 @@ def estimate_rate(
         if len(set(labels.tolist())) >= 2:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", FewClustersWarning)
-                result = clustered_se(rates, labels.tolist(), confidence)
+                # Student t with G − 1 df, as the clustered comparison (and statsmodels' use_t) does: with
+                # few clusters the normal value makes an already optimistic interval narrower still.
+                result = clustered_se(rates, labels.tolist(), confidence, method="t")
             few = any(issubclass(w.category, FewClustersWarning) for w in caught)
             caveat = (
                 f"only {result.n_clusters} {cluster_name} clusters: the clustered interval is likely too narrow"
@@ -225,7 +227,7 @@ def estimate_mean(
         means = np.asarray([float(np.mean(v)) for v in lists])
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", FewClustersWarning)
-            result = clustered_se(means, clusters, confidence)
+            result = clustered_se(means, clusters, confidence, method="t")
         few = any(issubclass(w.category, FewClustersWarning) for w in caught)
         return Estimate(
             result.mean,

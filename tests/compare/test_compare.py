@@ -134,8 +134,10 @@ def test_clustered_difference_equals_statsmodels_ols_cluster(store):
     c = compare_arms(exp, store=store, cluster="domain")
     d = b.astype(float) - a.astype(float)
     groups = np.arange(64) % 8
-    fit = sm.OLS(d, np.ones_like(d)).fit(cov_type="cluster", cov_kwds={"groups": groups})
+    fit = sm.OLS(d, np.ones_like(d)).fit(cov_type="cluster", cov_kwds={"groups": groups}, use_t=True)
     assert c.clustered.se == pytest.approx(float(fit.bse[0]))
+    assert (c.interval.low, c.interval.high) == pytest.approx(tuple(fit.conf_int()[0]))
+    assert c.interval_method == "clustered t"
     assert c.verdict.test == "clustered paired difference"
     assert any("only 8 clusters" in n for n in c.notes)
 

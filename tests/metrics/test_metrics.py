@@ -219,9 +219,11 @@ def test_clustered_accuracy_equals_statsmodels_ols_cluster(store):
     y = np.asarray(outcomes, dtype=float)
     groups = np.asarray([c.domain for c in cases])
     fit = sm.OLS(y, np.ones_like(y)).fit(
-        cov_type="cluster", cov_kwds={"groups": np.unique(groups, return_inverse=True)[1]}
+        cov_type="cluster", cov_kwds={"groups": np.unique(groups, return_inverse=True)[1]}, use_t=True
     )
     assert acc.se == pytest.approx(float(fit.bse[0]))
+    # t with G − 1 = 11 df, as statsmodels' use_t and the clustered comparison: not the normal value.
+    assert (acc.low, acc.high) == pytest.approx(tuple(fit.conf_int()[0]))
     assert "clustered by domain" in acc.method and "only 12 domain clusters" in acc.reason
 
 
