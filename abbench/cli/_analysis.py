@@ -334,7 +334,11 @@ def metrics_cmd(ctx: Context, experiment: str, arms, by_domain, by_round, confus
             if s.flip_rate is not None:
                 click.echo(
                     f"  {'stability':<20}flip rate {_pct(s.flip_rate)} of {s.n_cases} cases, agreement {_pct(s.agreement)}, "
-                    f"{len(s.flaky)} flaky"
+                    + (
+                        f"{len(s.flaky)} flaky"
+                        if s.flaky_rate is not None
+                        else "flaky n/a (no pass/fail verdicts)"
+                    )
                     + (f" ({', '.join(s.flaky[:5])}{' …' if len(s.flaky) > 5 else ''})" if s.flaky else "")
                 )
             else:
@@ -364,7 +368,8 @@ def metrics_cmd(ctx: Context, experiment: str, arms, by_domain, by_round, confus
                 )
             click.echo(f"  {'grounding':<20}{'; '.join(parts)}")
             for j in a.judges:
-                click.echo(f"  {'judge ' + j.grader + ' ' + j.dimension:<20}{_estimate(j.estimate, 'score')}")
+                name = f"judge {j.grader} {j.dimension}"
+                click.echo(f"  {name:<20}{' ' if len(name) >= 20 else ''}{_estimate(j.estimate, 'score')}")
             if confusion and a.classes is not None:
                 cm = a.classes.confusion
                 click.echo("  confusion (rows gold, columns predicted):")

@@ -151,7 +151,10 @@ ARM_METRICS: list[MetricDef] = [
         "arm",
         "count",
         "cases with at least one graded run",
-        lambda a, m, p: (a.accuracy.n_cases, None),
+        lambda a, m, p: (
+            a.accuracy.n_cases if a.score is None or a.accuracy.value is not None else a.score.n_cases,
+            None,
+        ),
     ),
     MetricDef("passed", "arm", "count", "runs graded as right", lambda a, m, p: (a.counts.passed, None)),
     MetricDef("failed", "arm", "count", "runs graded as wrong", lambda a, m, p: (a.counts.failed, None)),

@@ -400,9 +400,19 @@ def _arm(
         score=score,
         classes=report,
         classes_reason=classes_reason if report is None else None,
-        stability=stability(exp.rounds, t.case_id, pos, t.prediction, answered, passed, graded, label_map),
+        # With graders that only score, a run "passes" when no grader failed: that is not a right answer, so
+        # figures built on right and wrong (flaky cases, cost per correct answer) have no value.
+        stability=stability(
+            exp.rounds, t.case_id, pos, t.prediction, answered, passed, graded & (kind != "score"), label_map
+        ),
         usage=usage(
-            executed, t.cost, t.input_tokens, t.output_tokens, t.latency_ms, int(k.sum()), judge_cost
+            executed,
+            t.cost,
+            t.input_tokens,
+            t.output_tokens,
+            t.latency_ms,
+            None if kind == "score" else int(k.sum()),
+            judge_cost,
         ),
         grounding=grounding(
             arm.snapshot is not None,

@@ -48,14 +48,17 @@ def usage(
     input_tokens: np.ndarray,
     output_tokens: np.ndarray,
     latency_ms: np.ndarray,
-    passes: int,
+    passes: int | None,
     judge_cost: float,
 ) -> UsageMetrics:
-    """Usage figures of one arm's runs (values of runs not executed are skipped)."""
+    """Usage figures of one arm's runs (values of runs not executed are skipped); `passes` is None when the
+    graders only score, so no run is right or wrong."""
     total = float(np.nansum(cost[executed])) if executed.any() else 0.0
     reason = None
     per_correct = None
-    if passes:
+    if passes is None:
+        reason = "the graders give scores, not pass/fail verdicts: no run is right or wrong"
+    elif passes:
         per_correct = total / passes
     else:
         reason = "no run was graded as right"

@@ -272,6 +272,30 @@ def test_scores_only_experiment_reports_the_mean_score(store):
     assert a.accuracy.value is None and a.score.value == pytest.approx(0.5)
 
 
+def test_a_score_only_judge_makes_no_run_right_or_wrong(store):
+    from abbench.gate import evaluate_gate
+
+    runs = [[{"passed": None, "state": "pass", "score": s, "grade": None} for s in pair] for pair in
+            ((1.0, 4.0), (2.0, 2.0), (5.0, 3.0))]  # fmt: skip
+    exp = make_experiment(store, "e", cases_of(3), {"only": runs})
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO grades (experiment_id, batch_id, run_id, grader, kind, status, score, created_at) "
+            "SELECT experiment_id, 'b', id, 'judge', 'judge', 'ok', score, 'now' FROM runs"
+        )
+        # The runner records a run no grader failed as passed, even when every grader only scores.
+        conn.execute("UPDATE runs SET passed = 1")
+    a = experiment_metrics(exp, store=store).arm("only")
+    assert a.score.n_cases == 3
+    # "Cost per correct answer" and "flaky" (passed in some rounds, failed in others) mean nothing here.
+    assert a.usage.cost_per_correct is None and "scores" in a.usage.reason
+    assert a.stability.flaky_rate is None and a.stability.flaky == ()
+    gate = evaluate_gate(exp, ["n_cases == 3", "cost_per_correct >= 0", "flaky_rate <= 1"], store=store)
+    values = {r.rule.metric: (r.value, r.status) for r in gate.rules}
+    assert values["n_cases"] == (3, "pass")
+    assert values["cost_per_correct"] == (None, "missing") and values["flaky_rate"] == (None, "missing")
+
+
 @pytest.mark.parametrize(
     ("option", "value", "message"),
     [
