@@ -616,17 +616,19 @@ def _domains(
                 diff = paired_difference(sub_a, sub_b, confidence=confidence, method="t")
             interval = diff.interval if math.isfinite(diff.se) and diff.se > 0 else None
         rows.append((domain, int(idx.size), float(va[mask].mean()), float(vb[mask].mean()), float(d.mean()),
-                     interval, fixed, regressed))  # fmt: skip
+                     interval, fixed, regressed, better - worse))  # fmt: skip
     holm = holm_correction(p_values, alpha=alpha)
     adjusted = holm.by_label()
     out = []
-    for domain, n, a, b, diff, interval, fixed, regressed in rows:
+    for domain, n, a, b, diff, interval, fixed, regressed, net in rows:
         adj = adjusted[domain]
         significant = adj is not None and math.isfinite(adj) and adj < alpha
+        # The sign test counts cases that moved; with rounds its direction can disagree with the mean's
+        # (many cases a little worse, a few much better). Only a direction both agree on is claimed.
         out.append(
             DomainComparison(
                 domain, n, a, b, diff, interval, fixed, regressed, test, p_values[domain], adj,
-                significant and diff < 0, significant and diff > 0,
+                significant and diff < 0 and net < 0, significant and diff > 0 and net > 0,
             )
         )  # fmt: skip
     return tuple(out)

@@ -75,6 +75,17 @@ def test_every_case_fixed_is_not_certain_to_be_exactly_100_points(store):
     assert c.interval == paired_proportion_interval(0, 12, 0, 0)
 
 
+def test_a_domain_is_called_better_or_worse_only_when_the_sign_test_and_the_mean_agree(store):
+    # 20 cases slip from 3/3 to 2/3 and 8 jump from 0/3 to 3/3: most cases got worse (sign test p = 0.036),
+    # yet the mean pass rate rose by 4.8 points. Neither "significantly better" nor "worse" is claimed.
+    a = [[True] * 3] * 20 + [[False] * 3] * 8
+    b = [[True, True, False]] * 20 + [[True] * 3] * 8
+    exp = make_experiment(store, "e", cases_of(28, domains=("导航",)), {"control": a, "treatment": b})
+    (row,) = compare_arms(exp, store=store).by_domain
+    assert row.p_adjusted < 0.05 and row.difference > 0
+    assert not row.significant_improvement and not row.significant_regression
+
+
 def test_domains_without_a_moved_case_get_an_interval_not_a_point(store):
     # cases_of cycles the domains nav, car, media: six nav cases are fixed, nothing else moves.
     a = [[not (i % 3 == 0 and i < 18)] for i in range(45)]
