@@ -346,13 +346,15 @@ def _compare(
     for w in caught:
         if issubclass(w.category, FewClustersWarning):
             notes.append(f"{w.message}")
+    same = (
+        "no paired case changed between the arms"
+        if n and not np.any(vb != va)
+        else "every paired case differs by the same amount"
+    )
     if mde is not None and not mde.variance > 0:
         # Miller's formula fed a variance of 0 says "0 points": no spread to estimate it from, not perfect power.
         mde = None
-        notes.append(
-            "every paired case differs by the same amount: the smallest detectable difference cannot be "
-            "estimated from these data"
-        )
+        notes.append(f"{same}: the smallest detectable difference cannot be estimated from these data")
     one_round = outcome == "passed" and n > 0 and bool(np.all(na == 1)) and bool(np.all(nb == 1))
     # Pass/fail with one outcome per case and arm (one round, or rounds that always agree): the 2×2 table is
     # the whole of the data, and its interval is Newcombe's, which never collapses to a point.
@@ -370,18 +372,17 @@ def _compare(
         test, main = "paired difference", difference
     interval, interval_method = _main_interval(main, clustered is not None, binary, outcomes, confidence)
     if main is not None and interval is None and n >= 2:
-        notes.append(
-            "every paired case differs by the same amount: there is no spread to build an interval from"
-        )
+        notes.append(f"{same}: there is no spread to build an interval from")
     p_value = mcnemar.p_value if test == "exact McNemar" and mcnemar else (main.p_value if main else None)
     if outcome == "passed" and not one_round:
         notes.append(
             "several rounds: a case counts as right when it passed in more than half of its graded rounds "
             "(fixed/regressed and McNemar use that); the paired difference of per-case pass rates is the main test"
         )
-    notes.append(
-        f"the minimum detectable effect is for {power:.0%} power at the {alpha:g} level, ignoring clusters"
-    )
+    if mde is not None:
+        notes.append(
+            f"the minimum detectable effect is for {power:.0%} power at the {alpha:g} level, ignoring clusters"
+        )
     usage = _usage_differences(
         oa, ob, common, outcome, lists_a, lists_b, confidence, iterations, seed, bootstrap, notes
     )
