@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from abbench.errors import ComparisonRefused, UsageError
@@ -264,3 +265,155 @@ def test_nothing_graded_blocks_capability_instead_of_passing(store):
         capability.conclusion == "block" and not capability.assessed and "not assessed" in capability.summary
     )
     assert result.decision.cost.conclusion == "pass" and result.decision.stability.conclusion == "pass"
+
+
+def _known(store):
+    """Six cases × two rounds whose every figure can be worked out by hand (see the expected table)."""
+    cases = cases_of(6, domains=("导航", "车控"))  # fast/slow alternate; 导航 holds c000, c002, c004
+    control = [
+        [True, True],
+        [False, False],
+        [True, False],
+        ["exec_fail", True],
+        [False, "grade_fail"],  # the run whose grading failed still answered (the gold label)
+        [True, "cancelled"],
+    ]
+    spend = {"cost": 0.02, "latency_ms": 150.0}
+    treatment = [[{"passed": p, **spend} for p in row] for row in
+                 ([True, True], [True, True], [True, True], [True, False], [False, False], [True, True])]  # fmt: skip
+    treatment[4][0]["prediction"] = "banana"  # outside the label set
+    return make_experiment(store, "known", cases, {"control": control, "treatment": treatment})
+
+
+def test_every_documented_metric_has_the_value_its_description_says(store):
+    sklearn_metrics = pytest.importorskip("sklearn.metrics")
+    scipy_stats = pytest.importorskip("scipy.stats")
+    exp = _known(store)
+    # Per-case pass rates over graded rounds (failures and cancellations left out).
+    va, vb = np.array([1, 0, 0.5, 1, 0, 1]), np.array([1, 1, 1, 0.5, 0, 1])
+    d = vb - va
+    z = scipy_stats.norm.ppf(0.975)
+    t = scipy_stats.ttest_rel(vb, va)
+    # Treatment's graded runs: gold and prediction (the wrong ones answer "wrong", one "banana").
+    gold = ["fast", "fast", "slow", "slow", "fast", "fast", "slow", "slow", "fast", "fast", "slow", "slow"]
+    pred = [
+        "fast",
+        "fast",
+        "slow",
+        "slow",
+        "fast",
+        "fast",
+        "slow",
+        "wrong",
+        "banana",
+        "wrong",
+        "slow",
+        "slow",
+    ]
+    prf = {avg: sklearn_metrics.precision_recall_fscore_support(
+        gold, pred, labels=["fast", "slow"], average=avg, zero_division=0) for avg in ("macro", "micro", "weighted")}  # fmt: skip
+    per = sklearn_metrics.precision_recall_fscore_support(
+        gold, pred, labels=["fast", "slow"], zero_division=0
+    )
+    # MDE (Miller): ω² = var(d) − σ²_A·mean(1/K_A) − σ²_B·mean(1/K_B), σ² the mean within-case variance.
+    ka, kb = np.array([2, 2, 2, 1, 1, 1]), np.array([2] * 6)
+    sa = np.mean([0, 0, 0.5])  # control's cases graded twice: c000 (1, 1), c001 (0, 0), c002 (1, 0)
+    sb = np.mean([0, 0, 0, 0.5, 0, 0])
+    omega2 = max(0.0, d.var(ddof=1) - sa * np.mean(1 / ka) - sb * np.mean(1 / kb))
+    variance = omega2 + sa / (1 / np.mean(1 / ka)) + sb / 2
+    mde = (scipy_stats.norm.ppf(0.975) + scipy_stats.norm.ppf(0.8)) * np.sqrt(variance / 6)
+    expected = {
+        "accuracy": vb.mean(),
+        "a.accuracy": va.mean(),
+        "accuracy_ci_low": vb.mean() - z * vb.std(ddof=1) / np.sqrt(6),
+        "accuracy_ci_high": min(1.0, vb.mean() + z * vb.std(ddof=1) / np.sqrt(6)),
+        "strict_accuracy": vb.mean(),
+        "a.strict_accuracy": np.mean([1, 0, 0.5, 0.5, 0, 1]),  # failures count as wrong, cancelled left out
+        "runs": 12,
+        "n_cases": 6,
+        "passed": 9,
+        "a.passed": 5,
+        "failed": 3,
+        "a.failed": 4,
+        "execution_failures": 0,
+        "a.execution_failures": 1,
+        "a.execution_failure_rate": 1 / 11,  # over finished runs: the cancelled one is not
+        "a.grading_failures": 1,
+        "a.grading_failure_rate": 1 / 11,
+        "a.cancelled": 1,
+        "unfinished": 0,
+        "avg_cost": 0.02,
+        "p50_cost": 0.02,
+        "p95_cost": 0.02,
+        "total_cost": 0.24,
+        "a.total_cost": 0.10,  # ten executed runs
+        "cost_per_correct": 0.24 / 9,
+        "a.cost_per_correct": 0.10 / 5,
+        "judge_cost": 0.0,
+        "avg_latency_ms": 150.0,
+        "a.p95_latency_ms": 100.0,
+        "max_latency_ms": 150.0,
+        "avg_tokens": 120.0,
+        "p95_tokens": 120.0,
+        "flip_rate": 2 / 6,  # c003 and c004 answered differently across rounds
+        "a.flip_rate": 2
+        / 4,  # four cases answered twice; c002 and c004 flip (a grading failure still answered)
+        "agreement_rate": (4 + 0.5 + 0.5) / 6,
+        "flaky_cases": 1,
+        "a.flaky_cases": 1,
+        "flaky_rate": 1 / 6,
+        "a.flaky_rate": 1 / 3,  # of the three cases graded twice
+        "low_confidence_rate": 0.0,
+        "accuracy_when_not_read": 9 / 12,
+        "a.accuracy_when_not_read": 5 / 9,
+        "macro_f1": prf["macro"][2],
+        "micro_f1": prf["micro"][2],
+        "weighted_f1": prf["weighted"][2],
+        "macro_precision": prf["macro"][0],
+        "macro_recall": prf["macro"][1],
+        "precision[fast]": per[0][0],
+        "recall[fast]": per[1][0],
+        "f1[slow]": per[2][1],
+        "domain_accuracy[导航]": np.mean([1, 1, 0]),
+        "a.domain_accuracy[车控]": np.mean([0, 1, 1]),
+        "diff": d.mean(),
+        "diff_ci_low": t.confidence_interval().low,
+        "diff_ci_high": t.confidence_interval().high,
+        "p_value": t.pvalue,
+        "significant_improvement": False,  # 6 cases with rounds: too few for a verdict
+        "significant_regression": False,
+        "mcnemar_p": 1.0,  # majority outcomes: 2 fixed (c001, c002), 1 regressed (c003)
+        "fixed": 2,
+        "regressed": 1,
+        "net_fixed": 1,
+        "unchanged_right": 2,
+        "unchanged_wrong": 1,
+        "n_paired": 6,
+        "excluded_cases": 0,
+        "mde": mde,
+        "cost_diff": 0.01,
+        "cost_change": 1.0,
+        "latency_diff_ms": 50.0,
+        "latency_change": 0.5,
+        "tokens_diff": 0.0,
+        "tokens_change": 0.0,
+        "no_domain_significant_regression": True,
+        "domains_significant_regression": 0,
+        "reason_changed": 0,
+        "evidence_appeared": 0,
+        "domain_diff[导航]": np.mean([0, 0.5, 0]),
+        "capability_pass": False,  # not assessed on 6 cases: no evidence is no reason to ship
+        "cost_pass": False,  # twice the cost, not significantly better
+        "stability_pass": True,  # flips less than control
+        "decision_pass": False,
+    }
+    missing = ["score", "score_diff", "no_evidence_rate", "skill_read_rate", "accuracy_when_read"]
+    rules = [
+        f"{m} >= -1000000 (warn)" for m in [*expected, *missing] if not isinstance(expected.get(m), bool)
+    ]
+    rules += [{"metric": m, "op": "==", "value": True, "severity": "warn"} for m, v in expected.items() if isinstance(v, bool)]  # fmt: skip
+    result = evaluate_gate(exp, rules, store=store)
+    got = {r.rule.metric: r.value for r in result.rules}
+    wrong = {m: (got[m], v) for m, v in expected.items() if got[m] != pytest.approx(v, abs=1e-12)}
+    assert wrong == {}
+    assert [got[m] for m in missing] == [None] * len(missing)
