@@ -131,11 +131,17 @@ def verdict(
             )
         if low is not None and high is not None and math.isfinite(low) and math.isfinite(high):
             text += f" The data rule out changes beyond {points(low, unit)} to {points(high, unit)}."
-    if test == "exact McNemar" and low is not None and high is not None and math.isfinite(low):
-        excludes = low > 0 or high < 0
-        if excludes != significant:
-            text += " (The approximate interval and the exact test disagree at this size; the exact test decides.)"
-    elif mcnemar_p is not None and math.isfinite(mcnemar_p) and (mcnemar_p < alpha) != significant:
+    # Newcombe's interval comes from the margins, the test from the moved cases (McNemar) or the per-case
+    # differences: near the threshold they can disagree, and the reader should know which one decided.
+    bounded = low is not None and high is not None and math.isfinite(low) and math.isfinite(high)
+    if bounded and (low > 0 or high < 0) != significant:
+        text += f" (The interval and the {test} test disagree at this size; the test decides.)"
+    if (
+        test != "exact McNemar"
+        and mcnemar_p is not None
+        and math.isfinite(mcnemar_p)
+        and (mcnemar_p < alpha) != significant
+    ):
         text += f" McNemar's exact test on majority outcomes gives {_p(mcnemar_p)}."
     return Verdict(
         code, text, significant, test, p_value if p_value is not None and math.isfinite(p_value) else None

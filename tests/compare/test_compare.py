@@ -67,6 +67,22 @@ def test_all_right_in_both_arms_gives_an_interval_as_wide_as_the_accuracy_allows
     assert f"{(1 - low) * 100:.1f} points" in c.verdict.text
 
 
+def test_the_verdict_says_when_its_interval_and_its_test_disagree(store):
+    # Deterministic rounds: 4 of 20 cases go from 0/2 to 2/2. The paired t test gives p = 0.042, while
+    # Newcombe's interval on the 2×2 table just includes 0: the verdict follows its test and says so.
+    a = [[False, False]] * 20
+    b = [[True, True]] * 4 + [[False, False]] * 16
+    exp = make_experiment(store, "e", cases_of(20), {"control": a, "treatment": b})
+    c = compare_arms(exp, store=store)
+    assert c.verdict.test == "paired difference" and c.verdict.p_value < 0.05 and c.verdict.code == "b_better"
+    assert c.interval_method == "newcombe" and c.interval.low < 0 < c.interval.high
+    assert (
+        "The interval and the paired difference test disagree at this size; the test decides."
+        in c.verdict.text
+    )
+    assert "McNemar's exact test on majority outcomes gives p = 0.125" in c.verdict.text
+
+
 def test_every_case_fixed_is_not_certain_to_be_exactly_100_points(store):
     a, b = table_2x2(0, 12, 0, 0)
     exp = make_experiment(store, "e", cases_of(12), {"control": a, "treatment": b})
