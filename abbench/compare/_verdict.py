@@ -127,7 +127,12 @@ def verdict(
         if mde is not None and math.isfinite(mde):
             text += (
                 f" The smallest difference {n_cases} cases can detect ({power:.0%} power, {alpha:g} level) "
-                f"is {magnitude(mde, unit)}."
+                f"is {magnitude(mde, unit)}"
+                + (
+                    " if they were independent; clustered, it is larger."
+                    if test.startswith("clustered")
+                    else "."
+                )
             )
         if low is not None and high is not None and math.isfinite(low) and math.isfinite(high):
             text += f" The data rule out changes beyond {points(low, unit)} to {points(high, unit)}."

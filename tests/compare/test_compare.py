@@ -167,6 +167,10 @@ def test_clustered_difference_equals_statsmodels_ols_cluster(store):
     assert c.interval_method == "clustered t"
     assert c.verdict.test == "clustered paired difference"
     assert any("only 8 clusters" in n for n in c.notes)
+    # Miller's MDE ignores the clusters: the verdict must not present it as what these clustered cases detect.
+    assert c.verdict.code == "no_detectable_difference"
+    assert "can detect (80% power, 0.05 level) is" in c.verdict.text
+    assert "if they were independent; clustered, it is larger." in c.verdict.text
 
 
 def test_failed_and_cancelled_cases_are_left_out_and_listed(store):
