@@ -405,18 +405,28 @@ def try_cmd(
     Example:
       abbench try "到目的地电量够不够" --skill data/demo/skills/fast-slow-routing-v2
     """
+    from abbench.errors import ExperimentError
     from abbench.runner import try_input
 
-    result = try_input(
-        text,
-        skill=skill,
-        agent=agent,
-        model=model,
-        params=_parse_params(params),
-        expected=expected,
-        labels=list(labels) or None,
-        store=ctx.store,
-    )
+    try:
+        result = try_input(
+            text,
+            skill=skill,
+            agent=agent,
+            model=model,
+            params=_parse_params(params),
+            expected=expected,
+            labels=list(labels) or None,
+            store=ctx.store,
+        )
+    except ExperimentError as exc:
+        if "declares none" in str(exc) and not labels:
+            # the library speaks of arms and profiles; here the labels are a command-line option
+            raise ExperimentError(
+                "the builtin agent without a skill chooses among labels, and none were given: name "
+                "them (--label fast --label slow), or try a skill (--skill DIR)"
+            ) from None
+        raise
 
     def human():
         click.echo(

@@ -34,7 +34,8 @@ def test_try_with_a_gold_label_is_graded(store):
 def test_try_that_cannot_be_answered_says_why(cli):
     out = cli("try", "打开空调")
     assert out.exit_code == 2
-    assert "no skill and no label set" in out.output and "--label fast --label slow" in out.output
+    assert "without a skill chooses among labels, and none were given" in out.output
+    assert "--label fast --label slow" in out.output
 
 
 def test_try_cli_json(cli):
