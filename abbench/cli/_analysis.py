@@ -634,7 +634,7 @@ def case_cmd(ctx: Context, experiment, case_id, as_json) -> None:
         for r in d.runs:
             verdict = {"pass": "✓", "fail": "✗"}.get(r.outcome, r.outcome)
             conf = f" conf {r.confidence:.2f}" if r.confidence is not None else ""
-            click.echo(f"  {r.arm} round {r.round}: {r.prediction!s} {verdict}{conf}  {r.reason or ''}")
+            click.echo(f"  {r.arm} round {r.round}: {_answer(r)} {verdict}{conf}  {r.reason or ''}")
             if r.error:
                 click.echo(f"    error: {r.error}")
             for e in r.evidence:
