@@ -380,7 +380,8 @@ def metrics_cmd(ctx: Context, experiment: str, arms, by_domain, by_round, confus
                 )
             click.echo(f"  {'grounding':<20}{'; '.join(parts)}")
             for j in a.judges:
-                click.echo(f"  {'judge ' + j.grader + ' ' + j.dimension:<20}{_estimate(j.estimate, 'score')}")
+                # a long grader and dimension name still leaves a space before the figure
+                click.echo(f"  {'judge ' + j.grader + ' ' + j.dimension:<19} {_estimate(j.estimate, 'score')}")
             if confusion and a.classes is not None:
                 cm = a.classes.confusion
                 click.echo("  confusion (rows gold, columns predicted):")

@@ -146,3 +146,14 @@ def test_disagreements_show_whole_case_ids_and_labels_and_why_a_run_has_no_answe
     assert "gold card_payment_wrong_exchange_rate " in first and "only: wrong/card_payment" in first
     assert "only: (agent_error)/wrong" in second
     assert summary.startswith("2 case(s) (--limit 2: there may be more)")
+
+
+def test_metrics_judge_lines_keep_a_space_before_the_figure(cli):
+    store = open_store(cli.store_dir)
+    judged = {"passed": True, "judge": {"score": 0.75, "dimensions": {"correctness": 4.0}}}
+    make_experiment(store, "judged", cases_of(4), {"a": [[judged]] * 4}, judge="llm_judge")
+    store.close()
+    result = cli("metrics", "judged")
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.output.splitlines() if "judge llm_judge correctness" in x)
+    assert "judge llm_judge correctness 4" in line
