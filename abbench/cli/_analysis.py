@@ -43,6 +43,22 @@ def _answer(run: Any) -> str:
     return f"({run.failure_type or run.state})"
 
 
+def _grade_text(name: str, grade: dict[str, Any]) -> str:
+    """One grader's latest verdict on a run, as ``abbench case`` lists it."""
+    if grade.get("status") != "ok":
+        return f"{name} failed to grade ({grade.get('error') or grade.get('status')})"
+    passed = grade.get("passed")
+    if passed is None and grade.get("verdict") is None and grade.get("score") is None:
+        return f"{name} n/a"  # the grader does not apply here (a trajectory check on a no-skill arm)
+    verdict = grade.get("verdict") or ("pass" if passed else "fail" if passed is not None else "scored")
+    score = grade.get("score")
+    text = f"{name} {verdict}"
+    if score is not None and grade.get("kind") != "rule":
+        text += f" {score:.3g}"
+    comment = " ".join(str(grade.get("comment") or "").split())
+    return text + (f" ({comment[:80]})" if comment else "")
+
+
 def _pct(value: float | None) -> str:
     return "n/a" if value is None or not math.isfinite(value) else f"{value * 100:.1f}%"
 
@@ -381,7 +397,9 @@ def metrics_cmd(ctx: Context, experiment: str, arms, by_domain, by_round, confus
             click.echo(f"  {'grounding':<20}{'; '.join(parts)}")
             for j in a.judges:
                 # a long grader and dimension name still leaves a space before the figure
-                click.echo(f"  {'judge ' + j.grader + ' ' + j.dimension:<19} {_estimate(j.estimate, 'score')}")
+                click.echo(
+                    f"  {'judge ' + j.grader + ' ' + j.dimension:<19} {_estimate(j.estimate, 'score')}"
+                )
             if confusion and a.classes is not None:
                 cm = a.classes.confusion
                 click.echo("  confusion (rows gold, columns predicted):")
@@ -638,6 +656,9 @@ def case_cmd(ctx: Context, experiment, case_id, as_json) -> None:
             click.echo(f"  {r.arm} round {r.round}: {_answer(r)} {verdict}{conf}  {r.reason or ''}")
             if r.error:
                 click.echo(f"    error: {r.error}")
+            if r.grades:
+                # a run passes only when every grader passes: say which one failed it
+                click.echo("    grades: " + " · ".join(_grade_text(n, g) for n, g in r.grades.items()))
             for e in r.evidence:
                 where = (
                     f" → {e.resolved}"

@@ -157,3 +157,13 @@ def test_metrics_judge_lines_keep_a_space_before_the_figure(cli):
     assert result.exit_code == 0, result.output
     line = next(x for x in result.output.splitlines() if "judge llm_judge correctness" in x)
     assert "judge llm_judge correctness 4" in line
+
+
+def test_case_shows_each_graders_verdict_so_a_failed_run_says_why(cli):
+    store = open_store(cli.store_dir)
+    judged = {"passed": False, "judge": {"score": 0.25, "dimensions": {"correctness": 2.0}}}
+    make_experiment(store, "why", cases_of(2), {"a": [[judged], [True]]}, judge="llm_judge")
+    store.close()
+    result = cli("case", "why", "c000")
+    assert result.exit_code == 0, result.output
+    assert "grades: label_match fail · llm_judge scored 0.25" in result.output
