@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from abbench.errors import ExperimentError
-from abbench.runner import clone_experiment, create_experiment, load_spec
+from abbench.runner import clone_experiment, create_experiment, load_spec, run_experiment
 from tests.runner.conftest import make_cases
 
 
@@ -153,3 +155,36 @@ def test_a_builtin_arm_with_nothing_to_choose_from_is_refused_when_created(store
         store=store,
     )
     assert len(store.runs(exp.id)) == 8
+
+
+def test_a_command_arms_files_are_found_beside_the_definition(store, dataset, tmp_path, monkeypatch):
+    folder = tmp_path / "defs"
+    folder.mkdir()
+    (folder / "agent.py").write_text(
+        "import json\nprint(json.dumps({'prediction': 'fast'}))\n",
+        encoding="utf-8",
+    )
+    (folder / "exp.yaml").write_text(
+        f"name: cmd\ndataset: {dataset.fingerprint}\n"
+        f"arms:\n  script: {{agent: command, argv: [{sys.executable}, agent.py]}}\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)  # not the definition's folder
+    exp = create_experiment(folder / "exp.yaml", store=store)
+    run_experiment(exp.id, store=store)
+    runs = store.runs(exp.id)
+    assert [r.failure_type for r in runs] == [None] * 6 and {r.state for r in runs} == {"pass", "fail"}
+
+
+def test_a_python_arms_file_is_found_beside_the_definition(store, dataset, tmp_path, monkeypatch):
+    folder = tmp_path / "defs"
+    (folder / "agents").mkdir(parents=True)
+    (folder / "agents" / "router.py").write_text("def route(task):\n    return 'fast'\n", encoding="utf-8")
+    (folder / "exp.yaml").write_text(
+        f"name: py\ndataset: {dataset.fingerprint}\narms:\n  mine: {{agent: python, function: agents/router.py:route}}\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    exp = create_experiment(folder / "exp.yaml", store=store)
+    run_experiment(exp.id, store=store)
+    assert [r.output.prediction for r in store.runs(exp.id)] == ["fast"] * 6
