@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,33 @@ def _print_summary(summary) -> None:
             f"cancelled {c.get('cancelled', 0):>4}  pending {c.get('pending', 0):>5}  "
             f"waiting for grading {c.get('executed', 0):>4}"
         )
+
+
+def _print_failures(ctx: Context, exp_id: int, name: str) -> None:
+    """Execution and grading failures by kind, with one error of each kind and what to do.
+
+    "fail" in the counts lumps wrong answers with runs that never got an answer; a new user reading
+    "pass 0 fail 800" needs to be told that these are errors, and which.
+    """
+    failed = [r for r in ctx.store.runs(exp_id, states=["fail"]) if r.execution_failed or r.grading_failed]
+    if not failed:
+        return
+    kinds: dict[tuple[str, str], list] = {}
+    for r in failed:
+        kind = "execution" if r.execution_failed else "grading"
+        kinds.setdefault((kind, r.failure_type or "grading_error"), []).append(r)
+    click.echo(f"failures: {len(failed):,} run(s) got no verdict (errors, not wrong answers):")
+    for (kind, ftype), runs in sorted(kinds.items(), key=lambda kv: -len(kv[1])):
+        arms = ", ".join(f"{a} {n:,}" for a, n in Counter(r.arm for r in runs).items())
+        first = runs[0]
+        error = " ".join(str(first.error or "").split())
+        click.echo(f"  {kind} {ftype}: {len(runs):,} ({arms})")
+        if error:
+            click.echo(f"    e.g. case {first.case_id}: {error[:240]}{'…' if len(error) > 240 else ''}")
+    if any(k == "execution" for k, _ in kinds):
+        click.echo(f"  re-run them: abbench retry {name} --failed")
+    if any(k == "grading" for k, _ in kinds):
+        click.echo(f"  re-grade them: abbench regrade {name} --failed")
 
 
 def _experiment_or_file(ctx: Context, ref: str, reuse: bool):
@@ -181,7 +209,12 @@ def run_cmd(
         )
     finally:
         bar.close()
-    emit(as_json, summary.as_dict(), lambda: _print_summary(summary))
+
+    def human() -> None:
+        _print_summary(summary)
+        _print_failures(ctx, exp.id, exp.name)
+
+    emit(as_json, summary.as_dict(), human)
 
 
 @cli.command("status")
@@ -201,6 +234,7 @@ def status_cmd(ctx: Context, experiment: str, as_json: bool) -> None:
         for arm in p.arms:
             states = ", ".join(f"{k} {v}" for k, v in arm.counts.items() if v)
             click.echo(f"  {arm.arm:<14} {states}")
+        _print_failures(ctx, p.experiment_id, p.experiment)
 
     emit(as_json, p.as_dict(), human)
 
