@@ -112,6 +112,11 @@ def _experiment_or_file(ctx: Context, ref: str, reuse: bool):
 def create_cmd(ctx: Context, definition: str, reuse: bool, as_json: bool) -> None:
     """Create an experiment from a YAML definition (one pending run per case × round × arm).
 
+    The definition needs name, dataset (a stored name or fingerprint, or {file, mapping}) and arms
+    (name: {agent, model, skill, ...settings}); it may give rounds, graders, cases (ids, domains,
+    labels, tag, limit, sample), concurrency, timeout_s, retries, gate and seed. Paths are relative to
+    the definition's folder; every arm is checked now, before any run.
+
     \b
     Example:
       abbench create data/demo/experiment.yaml
