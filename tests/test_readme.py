@@ -36,3 +36,21 @@ def test_every_python_docstring_yaml_example_parses():
 
     block = llm_judge.__doc__.split("Example (experiment YAML)::", 1)[1].split("\n\n    Args:", 1)[0]
     yaml.safe_load(block)
+
+
+def _workflow_table_functions() -> list[str]:
+    table = README.split("| step | Python | CLI |", 1)[1].split("\n\n", 1)[0]
+    names = []
+    for row in table.splitlines()[2:]:
+        python_cell = row.split("|")[2]
+        names += re.findall(r"`(?:abbench\.)?([a-z_]+)(?:\(|`)", python_cell)
+    return names
+
+
+def test_the_workflow_tables_python_column_is_the_top_level_api():
+    import abbench
+
+    names = _workflow_table_functions()
+    assert len(names) >= 20
+    missing = [n for n in names if not hasattr(abbench, n)]
+    assert not missing, f"README's workflow table names abbench.{missing}, which `import abbench` lacks"
