@@ -156,6 +156,8 @@ def experiments_cmd(ctx: Context, since: str | None, as_json: bool) -> None:
                 "name": exp.name,
                 "owner": exp.owner,
                 "dataset": exp.dataset,
+                # with the name, the skill version tells apart experiments named alike (one per version)
+                "skill": f"{exp.skill}@{exp.skill_version}" if exp.skill else None,
                 "arms": [a.name for a in exp.arms],
                 "rounds": exp.rounds,
                 "status": p.status,
@@ -171,7 +173,7 @@ def experiments_cmd(ctx: Context, since: str | None, as_json: bool) -> None:
         for r in rows:
             click.echo(
                 f"#{r['id']:<4} {r['name']:<28} {r['status']:<11} {r['done']:>6}/{r['total']:<6} "
-                f"{'/'.join(r['arms'])}  {r['dataset']}  {r['created_at']}"
+                f"{'/'.join(r['arms'])}  {r['skill'] or 'no skill'}  {r['dataset']}  {r['created_at']}"
             )
 
     emit(as_json, rows, human)

@@ -115,3 +115,21 @@ arms:
         assert "execution agent_error: 4 (script 4)" in result.output
         assert "no model configured" in result.output
         assert "re-run them: abbench retry broken --failed" in result.output
+
+
+def test_a_changed_skill_gives_a_new_experiment_that_the_list_tells_apart(cli, banking):
+    definition = banking / "exp.yaml"
+    definition.write_text(
+        "name: again\ndataset: banking77\ncases: {labels: [card_arrival], limit: 3}\n"
+        "arms:\n  skill: {agent: builtin, skill: skills/banking-intents}\n",
+        encoding="utf-8",
+    )
+    assert cli("create", definition).exit_code == 0
+    skill_md = banking / "skills" / "banking-intents" / "SKILL.md"
+    skill_md.write_text(skill_md.read_text(encoding="utf-8") + '- "where is my card"\n', encoding="utf-8")
+    assert cli("create", definition).exit_code == 0  # another skill version: another experiment
+    listed = cli("experiments").output.splitlines()
+    versions = {line.split()[5] for line in listed if " again " in line}
+    assert len(versions) == 2 and all(v.startswith("banking-intents@") for v in versions), listed
+    ambiguous = cli("status", "again")
+    assert ambiguous.exit_code == 2 and "2 experiments are named 'again'" in ambiguous.output
