@@ -290,6 +290,8 @@ def test_cli_export(cli_store, tmp_path):
     result = cli_store("export", "three-arm", "--what", "comparison", "--arms", "none", "v1", "--out", "-")
     rows = list(csv.DictReader(io.StringIO(result.output.lstrip("\ufeff"))))
     assert len(rows) == 30 and {r["arm_b"] for r in rows} == {"v1"}
+    result = cli_store("export", "three-arm", "--what", "comparison", "--out", tmp_path / "c.csv")
+    assert "wrote 30 comparison rows to" in result.output
 
 
 @pytest.mark.parametrize(
