@@ -485,6 +485,8 @@ def try_cmd(
         click.echo(f"confidence  {'' if result.confidence is None else f'{result.confidence:.2f}'}")
         click.echo(f"reason      {result.reason or ''}")
         click.echo(f"files read  {', '.join(result.files_read) or '(none)'}")
+        if result.sections_read:  # an agent may read sections (read_section) without opening a whole file
+            click.echo(f"sections    {', '.join(result.sections_read)}")
         click.echo("evidence")
         for ev in result.evidence:
             click.echo(f"  {ev['ref']}" + ("" if ev["text"] is not None else "   (not found in the skill!)"))

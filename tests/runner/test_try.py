@@ -43,3 +43,10 @@ def test_try_cli_json(cli):
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
     assert data["prediction"] == "slow" and data["evidence"] and data["experiment"].startswith("try-")
+
+
+def test_try_cli_lists_the_sections_read_not_only_whole_files(cli):
+    out = cli("try", "导航去最近的充电站然后打电话给老婆", "--skill", V2)
+    assert out.exit_code == 0, out.output
+    sections = next(line for line in out.output.splitlines() if line.startswith("sections "))
+    assert "SKILL.md#" in sections or "knowledge/" in sections
