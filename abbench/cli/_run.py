@@ -463,6 +463,12 @@ def try_cmd(
     except ExperimentError as exc:
         if "declares none" in str(exc) and not labels:
             # the library speaks of arms and profiles; here the labels are a command-line option
+            if skill:
+                raise ExperimentError(
+                    f"the skill {skill} names no labels (no `labels:` in its SKILL.md front matter, no "
+                    "`→ label` rule): name the labels to choose among (--label fast --label slow), or "
+                    "add `labels: [fast, slow]` to its front matter"
+                ) from None
             raise ExperimentError(
                 "the builtin agent without a skill chooses among labels, and none were given: name "
                 "them (--label fast --label slow), or try a skill (--skill DIR)"
