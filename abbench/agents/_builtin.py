@@ -246,7 +246,7 @@ class BuiltinAgent:
             raise UsageError(
                 "the builtin agent without a skill chooses among the dataset's labels, and the dataset "
                 "declares none: give the arm `labels: [label_a, label_b, ...]`, or declare `label_set:` "
-                "in the mapping profile and import again, or give the arm a skill"
+                "in the mapping profile and import the file under a new name (--name), or give the arm a skill"
             )
         if not extract_rules(skill, None).labels:
             raise UsageError(
