@@ -47,7 +47,12 @@ class Agent(Protocol):
     name: str
 
     async def run(self, task: Task) -> AgentOutput:
-        """Answer one task in its own session."""
+        """Answer one task in its own session.
+
+        An adapter may also define ``preflight(skill, label_set)``, raising `UsageError` when an arm
+        with this skill (or None) on a dataset with this declared label set (or None) could answer no
+        case; experiments call it when they are created, so such an arm is refused before any run.
+        """
         ...
 
 

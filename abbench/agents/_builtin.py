@@ -71,6 +71,7 @@ _PARAMS = {
     "price_out_per_mtok": "price per million output tokens (default 0)",
     "seed": "extra seed mixed into the temperature noise (default 0)",
     "top_sections": "how many best-matching sections it reads besides SKILL.md (default 3)",
+    "labels": "the labels to choose among (default: the dataset's declared label set, else the skill's)",
 }
 
 # Weights of the parts of a case in the query: the input decides; history and context only help.
@@ -232,6 +233,28 @@ class BuiltinAgent:
             model=self.model,
         )
 
+    def preflight(self, skill: Snapshot | None, label_set: Sequence[str] | None) -> None:
+        """Refuse an arm that could answer no case, before any run: no labels to choose among.
+
+        Raises:
+            UsageError: without a skill, neither the arm (``labels``) nor the dataset names the labels;
+                with a skill, neither does the skill's front matter (or a label section).
+        """
+        if self.params.get("labels") or label_set:
+            return
+        if skill is None:
+            raise UsageError(
+                "the builtin agent without a skill chooses among the dataset's labels, and the dataset "
+                "declares none: give the arm `labels: [label_a, label_b, ...]`, or declare `label_set:` "
+                "in the mapping profile and import the file under a new name (--name), or give the arm a skill"
+            )
+        if not extract_rules(skill, None).labels:
+            raise UsageError(
+                f"skill {skill.label} names no labels and the dataset declares none: add `labels:` to "
+                "its SKILL.md front matter (label: [words for it]), or give the arm `labels: [...]`, or "
+                "declare `label_set:` in the mapping profile"
+            )
+
     # -- settings -------------------------------------------------------------------------------------
 
     def _settings(self, task: Task) -> dict[str, Any]:
@@ -244,6 +267,7 @@ class BuiltinAgent:
             "price_out_per_mtok": 0.0,
             "seed": 0,
             "top_sections": 3,
+            "labels": None,
         }
         merged.update(self.params)
         for key in merged:
@@ -255,7 +279,7 @@ class BuiltinAgent:
 
     def _answer(self, task: Task, settings: dict[str, Any]) -> tuple[_Decision, tuple[str, ...]]:
         """The decision and the skill files it read (SKILL.md, injected into the prompt, first)."""
-        labels = tuple(task.label_set) if task.label_set else None
+        labels = _labels(task, settings)
         rng = random.Random(_seed(task, settings["seed"]))
         temperature = float(settings["temperature"])
         if task.skill is None:
@@ -311,7 +335,7 @@ class BuiltinAgent:
         """Index a skill not seen before in a worker thread, so a large skill never stalls the loop."""
         if task.skill is None:
             return
-        labels = tuple(task.label_set) if task.label_set else None
+        labels = _labels(task, self._settings(task))
         key = (task.skill.hash, labels)
         if key in self._cache:
             return
@@ -362,6 +386,12 @@ def _check(settings: dict[str, Any]) -> dict[str, Any]:
             f"builtin: a numeric setting is not a number ({exc}); settings: {settings}"
         ) from None
     problems = []
+    labels = settings.get("labels")
+    if labels is not None:
+        if isinstance(labels, (str, dict)) or not all(isinstance(v, (str, int)) for v in labels):
+            problems.append(f"labels must be a list of labels, e.g. [fast, slow], not {labels!r}")
+        else:
+            settings["labels"] = tuple(str(v) for v in labels) or None
     if settings["latency_ms"] < 0:
         problems.append("latency_ms must be ≥ 0")
     if not 0 <= settings["temperature"] <= 2:
@@ -375,6 +405,13 @@ def _check(settings: dict[str, Any]) -> dict[str, Any]:
     if problems:
         raise UsageError("builtin: " + "; ".join(problems))
     return settings
+
+
+def _labels(task: Task, settings: dict[str, Any]) -> tuple[str, ...] | None:
+    """The labels to choose among: the arm's ``labels``, else the dataset's declared set."""
+    if settings.get("labels"):
+        return tuple(settings["labels"])
+    return tuple(task.label_set) if task.label_set else None
 
 
 def _seed(task: Task, extra: Any) -> int:
@@ -777,8 +814,8 @@ def builtin(
         temperature: 0 for deterministic answers; above 0 (up to 2), close calls vary between rounds,
             seeded by (case id, round, skill hash) so that re-runs reproduce.
         **params: ``price_in_per_mtok``, ``price_out_per_mtok`` (cost per million tokens, default 0),
-            ``seed`` (mixed into the noise), ``latency_jitter`` (0..1), ``top_sections`` (default 3).
-            A task's ``params`` with the same names override these per run.
+            ``seed`` (mixed into the noise), ``latency_jitter`` (0..1), ``top_sections`` (default 3),
+            ``labels`` (the labels to choose among when the dataset declares none). A task's ``params`` with the same names override these per run.
 
     Returns:
         An `Agent` whose ``run(task)`` returns an `AgentOutput`.
@@ -799,6 +836,7 @@ def builtin(
             "price_out_per_mtok": params.get("price_out_per_mtok", 0.0),
             "seed": params.get("seed", 0),
             "top_sections": params.get("top_sections", 3),
+            "labels": params.get("labels"),
         }
     )
     extra = {k: settings[k] for k in _PARAMS}

@@ -108,7 +108,9 @@ class CommandAgent:
         kill_grace_s: Between SIGTERM and SIGKILL.
         keep_workspace: Keep the temporary folder (its path is in the transcript), for debugging.
         max_output_bytes: Keep at most this much of stdout and of stderr (the end of it).
-        base_dir: Where a relative executable path is looked up (default: the current folder).
+        base_dir: Where relative paths in argv are looked up (default: the current folder; an
+            experiment definition's folder for its arms): an executable such as ``./agent.sh``, and
+            an argument naming an existing file (``agent.py``, ``prompts/x.txt``), become absolute.
 
     The command also finds ``ABBENCH_WORKSPACE``, ``ABBENCH_SKILL_DIR``, ``ABBENCH_CASE_FILE``,
     ``ABBENCH_PROMPT_FILE``, ``ABBENCH_SESSION_ID`` and ``ABBENCH_MODEL`` in its environment.
@@ -180,12 +182,17 @@ class CommandAgent:
         self.kill_grace_s = float(kill_grace_s)
         self.keep_workspace = bool(keep_workspace)
         self.max_output_bytes = int(max_output_bytes)
-        # a relative executable ("./agent.sh") would not be found from inside the workspace
-        exe = self.argv[0]
-        if not _PLACEHOLDER.search(exe) and ("/" in exe or os.sep in exe) and not os.path.isabs(exe):
-            candidate = Path(base_dir or os.getcwd()) / exe
-            if candidate.exists():
-                self.argv[0] = str(candidate.resolve())
+        # The command runs inside a fresh workspace, so a relative path would be looked up there: a
+        # relative executable ("./agent.sh") and a file argument ("agent.py" in [python3, agent.py])
+        # that exist beside the definition are made absolute.
+        root = Path(base_dir or os.getcwd())
+        for i, arg in enumerate(self.argv):
+            if _PLACEHOLDER.search(arg) or os.path.isabs(arg) or arg.startswith("-"):
+                continue
+            looks_like_path = "/" in arg or os.sep in arg or (i > 0 and Path(arg).suffix != "")
+            candidate = root / arg
+            if looks_like_path and (candidate.is_file() if i > 0 else candidate.exists()):
+                self.argv[i] = str(candidate.resolve())
 
     def __repr__(self) -> str:
         return f"CommandAgent(argv={self.argv!r})"

@@ -26,6 +26,39 @@ def _pad(text: object, width: int, align: str = "<") -> str:
     return text + fill if align == "<" else fill + text
 
 
+def _cut(text: object, width: int, *, pad: bool = True) -> str:
+    """`text` in at most `width` columns, marked with … when cut (and padded unless `pad` is False)."""
+    text = str(text)
+    if _width(text) > width:
+        while _width(text) > width - 1:
+            text = text[:-1]
+        text += "…"
+    return _pad(text, width) if pad else text
+
+
+def _answer(run: Any) -> str:
+    """A run's answer as a list shows it: the prediction, or why there is none."""
+    if run.prediction is not None:
+        return str(run.prediction)
+    return f"({run.failure_type or run.state})"
+
+
+def _grade_text(name: str, grade: dict[str, Any]) -> str:
+    """One grader's latest verdict on a run, as ``abbench case`` lists it."""
+    if grade.get("status") != "ok":
+        return f"{name} failed to grade ({grade.get('error') or grade.get('status')})"
+    passed = grade.get("passed")
+    if passed is None and grade.get("verdict") is None and grade.get("score") is None:
+        return f"{name} n/a"  # the grader does not apply here (a trajectory check on a no-skill arm)
+    verdict = grade.get("verdict") or ("pass" if passed else "fail" if passed is not None else "scored")
+    score = grade.get("score")
+    text = f"{name} {verdict}"
+    if score is not None and grade.get("kind") != "rule":
+        text += f" {score:.3g}"
+    comment = " ".join(str(grade.get("comment") or "").split())
+    return text + (f" ({comment[:80]})" if comment else "")
+
+
 def _pct(value: float | None) -> str:
     return "n/a" if value is None or not math.isfinite(value) else f"{value * 100:.1f}%"
 
@@ -368,8 +401,10 @@ def metrics_cmd(ctx: Context, experiment: str, arms, by_domain, by_round, confus
                 )
             click.echo(f"  {'grounding':<20}{'; '.join(parts)}")
             for j in a.judges:
-                name = f"judge {j.grader} {j.dimension}"
-                click.echo(f"  {name:<20}{' ' if len(name) >= 20 else ''}{_estimate(j.estimate, 'score')}")
+                # a long grader and dimension name still leaves a space before the figure
+                click.echo(
+                    f"  {'judge ' + j.grader + ' ' + j.dimension:<19} {_estimate(j.estimate, 'score')}"
+                )
             if confusion and a.classes is not None:
                 cm = a.classes.confusion
                 click.echo("  confusion (rows gold, columns predicted):")
@@ -576,21 +611,27 @@ def disagreements_cmd(ctx: Context, experiment, kinds, arms, threshold, limit, a
     def human() -> None:
         if not found:
             click.echo("nothing to review")
+            return
+        # Case ids are shown whole (they are what `abbench case` takes); long gold values are cut.
+        id_width = max(12, *(_width(d.case_id) for d in found)) + 2
+        gold_width = min(40, max(4, *(_width(str(d.case.expected)) for d in found)))
+        kind_width = max(len(",".join(d.kinds)) for d in found) + 2
         for d in found:
             answers = []
             by_arm: dict[str, list] = {}
             for r in d.runs:
                 by_arm.setdefault(r.arm, []).append(r)
             for arm, runs in by_arm.items():
-                preds = "/".join(str(r.prediction) for r in runs)
+                preds = "/".join(_answer(r) for r in runs)
                 answers.append(f"{arm}: {preds}")
             reviewed = f"  [reviewed: {', '.join(r.verdict for r in d.reviews)}]" if d.reviews else ""
             click.echo(
-                f"{_pad(d.case_id, 14)}{','.join(d.kinds):<28}gold {_pad(d.case.expected, 10)} "
-                f"{'; '.join(answers)}{reviewed}"
+                f"{_pad(d.case_id, id_width)}{_pad(','.join(d.kinds), kind_width)}"
+                f"gold {_cut(d.case.expected, gold_width)}  {'; '.join(answers)}{reviewed}"
             )
-            click.echo(f"{'':<14}{d.case.input[:100]}")
-        click.echo(f"{len(found)} case(s)")
+            click.echo(f"{'':<{id_width}}{_cut(' '.join(str(d.case.input).split()), 100, pad=False)}")
+        more = f" (--limit {limit}: there may be more)" if limit is not None and len(found) >= limit else ""
+        click.echo(f"{len(found)} case(s){more}; answers per arm are by round: round 0/round 1/…")
 
     emit(as_json, [d.as_dict() for d in found], human)
 
@@ -617,9 +658,12 @@ def case_cmd(ctx: Context, experiment, case_id, as_json) -> None:
         for r in d.runs:
             verdict = {"pass": "✓", "fail": "✗"}.get(r.outcome, r.outcome)
             conf = f" conf {r.confidence:.2f}" if r.confidence is not None else ""
-            click.echo(f"  {r.arm} round {r.round}: {r.prediction!s} {verdict}{conf}  {r.reason or ''}")
+            click.echo(f"  {r.arm} round {r.round}: {_answer(r)} {verdict}{conf}  {r.reason or ''}")
             if r.error:
                 click.echo(f"    error: {r.error}")
+            if r.grades:
+                # a run passes only when every grader passes: say which one failed it
+                click.echo("    grades: " + " · ".join(_grade_text(n, g) for n, g in r.grades.items()))
             for e in r.evidence:
                 where = (
                     f" → {e.resolved}"

@@ -84,8 +84,16 @@ def export_cmd(
     emit(
         as_json,
         result.as_dict(),
-        f"wrote {result.rows:,} {what} to {result.path} ({result.format}, {_size(result.size_bytes)})",
+        f"wrote {_rows(result.rows, what)} to {result.path} ({result.format}, {_size(result.size_bytes)})",
     )
+
+
+def _rows(n: int, what: str) -> str:
+    """``1 review``, ``400 comparison rows``: the rows an export wrote, in words."""
+    noun = {"runs": "run", "grades": "grade", "reviews": "review", "comparison": "comparison row"}.get(
+        what, what
+    )
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 @cli.command("report")

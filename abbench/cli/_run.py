@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,33 @@ def _print_summary(summary) -> None:
         )
 
 
+def _print_failures(ctx: Context, exp_id: int, name: str) -> None:
+    """Execution and grading failures by kind, with one error of each kind and what to do.
+
+    "fail" in the counts lumps wrong answers with runs that never got an answer; a new user reading
+    "pass 0 fail 800" needs to be told that these are errors, and which.
+    """
+    failed = [r for r in ctx.store.runs(exp_id, states=["fail"]) if r.execution_failed or r.grading_failed]
+    if not failed:
+        return
+    kinds: dict[tuple[str, str], list] = {}
+    for r in failed:
+        kind = "execution" if r.execution_failed else "grading"
+        kinds.setdefault((kind, r.failure_type or "grading_error"), []).append(r)
+    click.echo(f"failures: {len(failed):,} run(s) got no verdict (errors, not wrong answers):")
+    for (kind, ftype), runs in sorted(kinds.items(), key=lambda kv: -len(kv[1])):
+        arms = ", ".join(f"{a} {n:,}" for a, n in Counter(r.arm for r in runs).items())
+        first = runs[0]
+        error = " ".join(str(first.error or "").split())
+        click.echo(f"  {kind} {ftype}: {len(runs):,} ({arms})")
+        if error:
+            click.echo(f"    e.g. case {first.case_id}: {error[:240]}{'…' if len(error) > 240 else ''}")
+    if any(k == "execution" for k, _ in kinds):
+        click.echo(f"  re-run them: abbench retry {name} --failed")
+    if any(k == "grading" for k, _ in kinds):
+        click.echo(f"  re-grade them: abbench regrade {name} --failed")
+
+
 def _experiment_or_file(ctx: Context, ref: str, reuse: bool):
     from abbench.runner import create_experiment
 
@@ -83,6 +111,11 @@ def _experiment_or_file(ctx: Context, ref: str, reuse: bool):
 @pass_ctx
 def create_cmd(ctx: Context, definition: str, reuse: bool, as_json: bool) -> None:
     """Create an experiment from a YAML definition (one pending run per case × round × arm).
+
+    The definition needs name, dataset (a stored name or fingerprint, or {file, mapping}) and arms
+    (name: {agent, model, skill, ...settings}); it may give rounds, graders, cases (ids, domains,
+    labels, tag, limit, sample), concurrency, timeout_s, retries, gate and seed. Paths are relative to
+    the definition's folder; every arm is checked now, before any run.
 
     \b
     Example:
@@ -123,6 +156,8 @@ def experiments_cmd(ctx: Context, since: str | None, as_json: bool) -> None:
                 "name": exp.name,
                 "owner": exp.owner,
                 "dataset": exp.dataset,
+                # with the name, the skill version tells apart experiments named alike (one per version)
+                "skill": f"{exp.skill}@{exp.skill_version}" if exp.skill else None,
                 "arms": [a.name for a in exp.arms],
                 "rounds": exp.rounds,
                 "status": p.status,
@@ -138,7 +173,7 @@ def experiments_cmd(ctx: Context, since: str | None, as_json: bool) -> None:
         for r in rows:
             click.echo(
                 f"#{r['id']:<4} {r['name']:<28} {r['status']:<11} {r['done']:>6}/{r['total']:<6} "
-                f"{'/'.join(r['arms'])}  {r['dataset']}  {r['created_at']}"
+                f"{'/'.join(r['arms'])}  {r['skill'] or 'no skill'}  {r['dataset']}  {r['created_at']}"
             )
 
     emit(as_json, rows, human)
@@ -181,7 +216,12 @@ def run_cmd(
         )
     finally:
         bar.close()
-    emit(as_json, summary.as_dict(), lambda: _print_summary(summary))
+
+    def human() -> None:
+        _print_summary(summary)
+        _print_failures(ctx, exp.id, exp.name)
+
+    emit(as_json, summary.as_dict(), human)
 
 
 @cli.command("status")
@@ -201,6 +241,7 @@ def status_cmd(ctx: Context, experiment: str, as_json: bool) -> None:
         for arm in p.arms:
             states = ", ".join(f"{k} {v}" for k, v in arm.counts.items() if v)
             click.echo(f"  {arm.arm:<14} {states}")
+        _print_failures(ctx, p.experiment_id, p.experiment)
 
     emit(as_json, p.as_dict(), human)
 
@@ -405,18 +446,34 @@ def try_cmd(
     Example:
       abbench try "到目的地电量够不够" --skill data/demo/skills/fast-slow-routing-v2
     """
+    from abbench.errors import ExperimentError
     from abbench.runner import try_input
 
-    result = try_input(
-        text,
-        skill=skill,
-        agent=agent,
-        model=model,
-        params=_parse_params(params),
-        expected=expected,
-        labels=list(labels) or None,
-        store=ctx.store,
-    )
+    try:
+        result = try_input(
+            text,
+            skill=skill,
+            agent=agent,
+            model=model,
+            params=_parse_params(params),
+            expected=expected,
+            labels=list(labels) or None,
+            store=ctx.store,
+        )
+    except ExperimentError as exc:
+        if "declares none" in str(exc) and not labels:
+            # the library speaks of arms and profiles; here the labels are a command-line option
+            if skill:
+                raise ExperimentError(
+                    f"the skill {skill} names no labels (no `labels:` in its SKILL.md front matter, no "
+                    "`→ label` rule): name the labels to choose among (--label fast --label slow), or "
+                    "add `labels: [fast, slow]` to its front matter"
+                ) from None
+            raise ExperimentError(
+                "the builtin agent without a skill chooses among labels, and none were given: name "
+                "them (--label fast --label slow), or try a skill (--skill DIR)"
+            ) from None
+        raise
 
     def human():
         click.echo(
@@ -434,6 +491,8 @@ def try_cmd(
         click.echo(f"confidence  {'' if result.confidence is None else f'{result.confidence:.2f}'}")
         click.echo(f"reason      {result.reason or ''}")
         click.echo(f"files read  {', '.join(result.files_read) or '(none)'}")
+        if result.sections_read:  # an agent may read sections (read_section) without opening a whole file
+            click.echo(f"sections    {', '.join(result.sections_read)}")
         click.echo("evidence")
         for ev in result.evidence:
             click.echo(f"  {ev['ref']}" + ("" if ev["text"] is not None else "   (not found in the skill!)"))

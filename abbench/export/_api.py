@@ -185,6 +185,7 @@ def export(
             rows = write_xlsx(table, tmp)
         else:
             rows = write_jsonl(table, tmp)
+        os.chmod(tmp, _readable_mode())  # a file to share, not the private temporary one
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -217,3 +218,17 @@ def _format(format: str | None, out: str | os.PathLike | None) -> str:
     if fmt not in EXPORT_FORMATS:
         raise UsageError(f"unknown export format {format!r}; choose one of {', '.join(EXPORT_FORMATS)}")
     return fmt
+
+
+def _readable_mode() -> int:
+    """The mode a file created normally would get (0o666 less the umask), for files made by mkstemp (0o600)."""
+    try:
+        # /proc reads the umask without changing it; os.umask can only read it by setting it
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask

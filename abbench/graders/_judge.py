@@ -739,7 +739,7 @@ def llm_judge(
           - type: llm_judge
             model: gpt-4o-mini
             rubric:
-              correctness: {description: Is the routing decision right?, scale: [1, 5], min: 3}
+              correctness: {description: "Is the routing decision right?", scale: [1, 5], min: 3}
               evidence: Does the reason rest on the skill's rules?
             pass_threshold: 0.6
 

@@ -554,8 +554,9 @@ def outcome_figure(outcomes: Mapping[str, Any], a: str, b: str):
     return figure(
         data,
         barmode="stack",
-        height=150,
-        margin={"t": 8, "b": 30},
+        height=170,
+        margin={"t": 36, "b": 40},
         xaxis={"title": {"text": "cases"}},
-        legend={"orientation": "h", "y": -0.6},
+        # above the bar, in the bar's order: below it, the legend ran into the axis title
+        legend={"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom", "traceorder": "normal"},
     )

@@ -240,7 +240,7 @@ def _case_kinds(
     )
     graded = (table.outcome == PASSED) | (table.outcome == FAILED)
     flags = {
-        "gold": table_of(table.outcome == FAILED),
+        "gold": table_of(_against_gold(table, label_map)),
         "low_confidence": table_of(executed & (table.confidence < threshold)),
         "no_evidence": table_of(executed & has_skill & ~table.evidence_cited),
     }
@@ -289,6 +289,45 @@ def _case_kinds(
         }
         out[int(case_values[c])] = (kinds, ids[c])
     return out
+
+
+def _against_gold(table: Any, label_map: dict[str, str]) -> np.ndarray:
+    """Runs graded wrong whose answer is not the gold label.
+
+    A run can fail with the right answer when another grader fails it (a judge, a trajectory or
+    citation check); listing it as "gold ≠ answer" would show a reviewer two equal labels.
+    """
+    failed = table.outcome == FAILED
+    idx = np.flatnonzero(failed)
+    if not idx.size:
+        return failed
+    pred = np.asarray(table.prediction, dtype=object)[idx]
+    gold = np.asarray(table.expected, dtype=object)[idx]
+    # each distinct value is normalised once, so a million failed runs cost a factorize, not a loop
+    codes, values = _factorize(np.concatenate([pred, gold]))
+    keys = [_gold_key(v, label_map) for v in values]
+    dense = {k: i for i, k in enumerate(dict.fromkeys(k for k in keys if k is not None))}
+    # a distinct value -> its label's number (-1: none); the last slot is for missing values (code -1)
+    number = np.array([dense[k] if k is not None else -1 for k in keys] + [-1], dtype=np.int64)
+    p_num, g_num = number[codes[: idx.size]], number[codes[idx.size :]]
+    same = (p_num >= 0) & (p_num == g_num)
+    out = failed.copy()
+    out[idx[same]] = False
+    return out
+
+
+def _factorize(values: np.ndarray) -> tuple[np.ndarray, Any]:
+    """Codes (-1 for missing) and the distinct values, as `pandas.factorize` gives them."""
+    import pandas as pd
+
+    return pd.factorize(values, use_na_sentinel=True)
+
+
+def _gold_key(value: Any, label_map: dict[str, str]) -> str | None:
+    """A label as label_match compares it; None for a gold that is not a label (an object)."""
+    if value is None or isinstance(value, (dict, list)):
+        return None
+    return normalise_label(value, label_map)
 
 
 def disagreements(
@@ -374,7 +413,7 @@ def case_detail(
     case = loader.cases([idx])[idx]
     runs = loader.runs([idx], None, detail=True).get(idx, [])
     label_map = dataset_labels(store, exp.dataset_id)[1]
-    kinds = _kinds_of_case(runs, exp, threshold, label_map)
+    kinds = _kinds_of_case(runs, exp, threshold, label_map, case.expected)
     history = store.list_reviews(exp.id, latest=False, case_id=case.case_id)
     return CaseDetail(
         experiment=exp.name,
@@ -387,7 +426,7 @@ def case_detail(
 
 
 def _kinds_of_case(
-    runs: list[RunView], exp: Experiment, threshold: float, label_map: dict[str, str]
+    runs: list[RunView], exp: Experiment, threshold: float, label_map: dict[str, str], expected: Any = None
 ) -> tuple[str, ...]:
     skilled = {a.name for a in exp.arms if a.snapshot}
     kinds = set()
@@ -395,7 +434,10 @@ def _kinds_of_case(
     for r in runs:
         by_arm.setdefault(r.arm, []).append(r)
         executed = r.latency_ms is not None and r.outcome != "execution_failed"
-        if r.outcome == "fail":
+        right_answer = _gold_key(r.prediction, label_map) is not None and _gold_key(
+            r.prediction, label_map
+        ) == _gold_key(expected, label_map)
+        if r.outcome == "fail" and not right_answer:  # see _against_gold
             kinds.add("gold")
         if executed and r.confidence is not None and r.confidence < threshold:
             kinds.add("low_confidence")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import difflib
 import logging
 import random
 from pathlib import Path
 from typing import Any
 
-from abbench.errors import ExperimentError, NotFoundError
+from abbench.agents import make_agent
+from abbench.errors import ExperimentError, NotFoundError, UsageError
 from abbench.runner._grading import build_graders
 from abbench.runner._spec import ArmSpec, CaseSelection, DatasetSource, ExperimentSpec, load_spec
 from abbench.store import Store, current_user, open_store
@@ -69,6 +71,48 @@ def _resolve_skill(store: Store, arm_name: str, arm: ArmSpec, base: Path | None)
         ) from None
 
 
+# Adapters that read files named in their settings: relative paths start at the definition's folder,
+# as a skill folder's do, rather than wherever `abbench run` is started later.
+_FILE_AGENTS = ("command", "python")
+
+
+def _check_arms(spec: ExperimentSpec, base: Path | None) -> dict[str, Any]:
+    """Build each arm's agent once, so that its settings are checked when the experiment is created.
+
+    Raises:
+        ExperimentError: an arm names an unknown agent or a setting it does not take (the message
+            names the arm and lists the valid settings).
+    """
+    agents: dict[str, Any] = {}
+    for name, arm in spec.arms.items():
+        if arm.agent in _FILE_AGENTS and base is not None and "base_dir" not in arm.params:
+            arm.params["base_dir"] = str(base)
+        try:
+            agents[name] = make_agent(arm.agent, model=arm.model, **arm.params)
+        except UsageError as exc:
+            hint = ""
+            keys = [k for k in arm.params if k != "base_dir"]
+            for key in keys:
+                close = difflib.get_close_matches(key, list(ArmSpec.model_fields), n=1)
+                if close:
+                    hint = f" ({key!r}: did you mean {close[0]!r}?)"
+                    break
+            raise ExperimentError(f"arm {name!r}: {exc}{hint}") from None
+    return agents
+
+
+def _preflight(agents: dict[str, Any], snapshots: dict[str, Any], label_set: Any) -> None:
+    """Let each adapter refuse an arm that could answer no case (see `Agent.run`)."""
+    for name, agent in agents.items():
+        check = getattr(agent, "preflight", None)
+        if not callable(check):
+            continue
+        try:
+            check(snapshots[name], tuple(label_set) if label_set else None)
+        except UsageError as exc:
+            raise ExperimentError(f"arm {name!r}: {exc}") from None
+
+
 def select_cases(cases: list[Case], selection: CaseSelection | None) -> list[tuple[int, str]]:
     """(index, case id) of the cases an experiment runs, in dataset order.
 
@@ -86,7 +130,24 @@ def select_cases(cases: list[Case], selection: CaseSelection | None) -> list[tup
         chosen = [(i, c) for i, c in chosen if c.case_id in wanted]
     if selection.domains is not None:
         domains = set(selection.domains)
+        known = {c.domain for c in cases if c.domain}
+        unknown = [d for d in selection.domains if d not in known]
+        if unknown:
+            raise ExperimentError(
+                f"cases.domains: {', '.join(map(repr, unknown))} is not a domain of the dataset; "
+                f"its domains: {_some(sorted(known))}"
+            )
         chosen = [(i, c) for i, c in chosen if c.domain in domains]
+    if selection.labels is not None:
+        gold = {str(c.expected) for c in cases if c.expected is not None}
+        unknown = [label for label in selection.labels if label not in gold]
+        if unknown:
+            raise ExperimentError(
+                f"cases.labels: {', '.join(map(repr, unknown))} is not a gold label of the dataset; "
+                f"its labels: {_some(sorted(gold))}"
+            )
+        labels = set(selection.labels)
+        chosen = [(i, c) for i, c in chosen if c.expected is not None and str(c.expected) in labels]
     if selection.tag is not None:
         chosen = [(i, c) for i, c in chosen if selection.tag in _tags(c)]
     if selection.sample is not None and selection.sample < len(chosen):
@@ -97,6 +158,11 @@ def select_cases(cases: list[Case], selection: CaseSelection | None) -> list[tup
     if not chosen:
         raise ExperimentError(f"the case selection {selection.model_dump(exclude_none=True)} selects no case")
     return [(i, c.case_id) for i, c in chosen]
+
+
+def _some(values: list[str], n: int = 20) -> str:
+    shown = ", ".join(values[:n])
+    return shown + (f" … ({len(values) - n} more)" if len(values) > n else "") if values else "none"
 
 
 def _tags(case: Case) -> set[str]:
@@ -133,11 +199,13 @@ def create_experiment(
     """
     spec, base = load_spec(definition)
     build_graders(list(spec.graders), spec.name, list(spec.arms))  # refused now, not mid-run
+    agents = _check_arms(spec, base)  # an unknown agent or a misspelt setting is refused now, not mid-run
     store = open_store(store)
     dataset = _resolve_dataset(store, spec.dataset, base)
     cases = store.load_cases(dataset.id)
     selected = select_cases(cases, spec.cases)
     snapshots = {name: _resolve_skill(store, name, arm, base) for name, arm in spec.arms.items()}
+    _preflight(agents, snapshots, dataset.label_set)
     with_skill = [s for s in snapshots.values() if s is not None]
     skill = with_skill[-1].skill_name if with_skill else ""
     skill_version = with_skill[-1].short if with_skill else ""

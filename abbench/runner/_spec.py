@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from abbench.errors import ExperimentError
 
@@ -38,6 +47,11 @@ class CaseSelection(BaseModel):
 
     ids: list[str] | None = Field(None, description="Only these case ids.")
     domains: list[str] | None = Field(None, description="Only cases of these domains.")
+    labels: list[str] | None = Field(
+        None,
+        validation_alias=AliasChoices("labels", "expected"),
+        description="Only cases whose gold label (`expected`) is one of these; `expected:` is accepted too.",
+    )
     tag: str | None = Field(
         None, description="Only cases whose metadata `tags` (or `tag`) include this, e.g. smoke."
     )
@@ -154,7 +168,38 @@ def load_spec(source: str | Path | dict[str, Any] | ExperimentSpec) -> tuple[Exp
     try:
         return ExperimentSpec.model_validate(data), base
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}" for err in exc.errors()
-        )
-        raise ExperimentError(f"{origin}: {problems}") from None
+        raise ExperimentError(f"{origin}: {'; '.join(_problems(exc))}") from None
+
+
+# Where pydantic names the branch of a union in an error's location ("dataset.str"), not a key.
+_UNION_BRANCHES = {"str", "int", "DatasetSource", "CaseSelection", "dict[str,any]", "list[dict[str,any]]"}
+# The model whose keys are valid at a location (after union branches are dropped).
+_MODELS: dict[tuple[str, ...], type[BaseModel]] = {
+    (): ExperimentSpec,
+    ("dataset",): DatasetSource,
+    ("cases",): CaseSelection,
+}
+
+
+def _problems(exc: ValidationError) -> list[str]:
+    """Each validation error as ``place: what is wrong`` — unknown keys with the valid ones listed."""
+    problems: list[str] = []
+    for err in exc.errors():
+        loc = [str(p) for p in err["loc"]]
+        branch = next((p for p in loc if p in _UNION_BRANCHES), None)
+        # A mapping given where a union also allows a string: the string branch's complaint is noise.
+        if branch in ("str", "int") and isinstance(err.get("input"), (dict, list)):
+            continue
+        loc = [p for p in loc if p not in _UNION_BRANCHES]
+        place = ".".join(loc) or "(top)"
+        if err["type"] == "extra_forbidden":
+            model = _MODELS.get(tuple(loc[:-1]))
+            valid = list(model.model_fields) if model else []
+            hint = difflib.get_close_matches(loc[-1], valid, n=1)
+            msg = f"unknown key {loc[-1]!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
+            if valid:
+                msg += f"; valid keys: {', '.join(valid)}"
+            problems.append(f"{'.'.join(loc[:-1]) or '(top)'}: {msg}")
+            continue
+        problems.append(f"{place}: {err['msg']}")
+    return problems

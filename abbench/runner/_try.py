@@ -70,7 +70,12 @@ def try_input(
     """
     store = open_store(store)
     case = Case(case_id="try-1", input=text, expected=expected, history=history, context=context)
-    dataset = store.save_dataset("try", [case], label_set=labels)
+    # The same input tried again is the same stored dataset, label set included: name the labels in
+    # the dataset's name, or a later try with other labels would silently get the first try's.
+    name = "try"
+    if labels:
+        name += "-" + hashlib.sha256("\0".join(labels).encode("utf-8")).hexdigest()[:8]
+    dataset = store.save_dataset(name, [case], label_set=labels)
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S-%f")
     digest = hashlib.sha256(f"{text}\0{skill}\0{agent}\0{model}".encode()).hexdigest()[:6]
     arm: dict[str, Any] = {"agent": agent, "params": dict(params or {})}

@@ -331,6 +331,7 @@ class DatasetsMixin:
                     )
             except _Reuse as reuse:
                 log.info("%s holds the same cases as %s; nothing stored", src.name, reuse.info.fingerprint)
+                _warn_if_labels_differ(reuse.info, to_save, src.name, ds_name)
                 return DatasetInfo(**{**reuse.info.__dict__, "reused": True})
             except BaseException:
                 if created is not None:
@@ -758,6 +759,36 @@ def _using(store: Any) -> Iterator[Store]:
         yield s
     finally:
         s.close()
+
+
+def _warn_if_labels_differ(stored: DatasetInfo, profile: MappingProfile, file: str, name: str) -> None:
+    """Say so when a re-import's mapping declares other labels than the stored dataset it returns.
+
+    The fingerprint covers the cases only, so adding ``label_set:`` to a profile and importing the
+    same file again returns the stored dataset unchanged; without this warning the new labels would
+    be ignored in silence.
+    """
+    wanted_set = sorted(profile.label_set) if profile.label_set else None
+    held_set = sorted(stored.label_set) if stored.label_set else None
+    wanted_map, held_map = dict(profile.label_map or {}), dict(stored.label_map or {})
+    if wanted_set == held_set and wanted_map == held_map:
+        return
+    what = " and ".join(
+        w
+        for w, differs in (("label set", wanted_set != held_set), ("label map", wanted_map != held_map))
+        if differs
+    )
+    held = f"{len(held_set)} labels" if held_set else "none"
+    log.warning(
+        "%s holds the same cases as %s, which is kept as it was stored (label set: %s): this mapping's "
+        "%s is not applied, as a stored dataset never changes. To use it, import under another name "
+        "(--name %s-labelled), or give a builtin arm `labels: [...]`",
+        file,
+        stored.fingerprint,
+        held,
+        what,
+        name,
+    )
 
 
 def import_dataset(

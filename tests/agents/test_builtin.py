@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import json
+import re
 import time
 from collections import defaultdict
 
@@ -436,6 +437,36 @@ def test_extract_rules_reads_the_demo_skill_as_documented(demo_skills):
     assert len({r.ref for r in cannot}) == 9 and all(r.label == "slow" and r.exception for r in cannot)
     can = [r for r in rules.rules if r.ref == "knowledge/车控.md#空调"]
     assert can and all(r.label == "fast" and not r.exception for r in can)
+
+
+def test_the_arm_can_name_the_labels_when_the_dataset_declares_none():
+    agent = make_agent("builtin", labels=["exchange_rate", "card_arrival"])
+    out = run_one(agent, Task(case=Case("b", "my card has not arrived yet")))
+    assert out.prediction == "card_arrival"
+    with pytest.raises(UsageError, match="labels must be a list"):
+        make_agent("builtin", labels="card_arrival")
+
+
+@pytest.mark.parametrize(
+    ("settings", "skill_md", "label_set", "refused"),
+    [
+        ({}, None, None, "declares none: give the arm `labels:"),
+        ({}, None, ("fast", "slow"), None),
+        ({"labels": ["fast", "slow"]}, None, None, None),
+        ({}, "# Rules\nbe nice\n", None, "names no labels"),
+        ({}, "# Rules\n- track a parcel → delivery\n", None, None),
+    ],
+)
+def test_preflight_refuses_an_arm_that_could_answer_nothing(
+    make_skill, settings, skill_md, label_set, refused
+):
+    skill = make_skill({"SKILL.md": skill_md}) if skill_md else None
+    agent = make_agent("builtin", **settings)
+    if refused is None:
+        agent.preflight(skill, label_set)
+    else:
+        with pytest.raises(UsageError, match=re.escape(refused)):
+            agent.preflight(skill, label_set)
 
 
 def test_labels_come_from_the_skill_when_the_dataset_declares_none(make_skill):

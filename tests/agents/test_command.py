@@ -355,3 +355,21 @@ def test_a_damaged_snapshot_folder_is_a_clear_error(tmp_path, skill, case):  # n
     (skill.root / "knowledge" / "domains.md").unlink()
     with pytest.raises(AgentError, match=r"cannot copy the skill routing.*snapshot folder is intact"):
         run(make_agent("command", argv=[PY, "-c", "pass"]), Task(case=case, skill=skill))
+
+
+@pytest.mark.parametrize(
+    ("argv", "resolved"),
+    [
+        ([PY, "agent.py", "run", "--fast"], [PY, "{dir}/agent.py", "run", "--fast"]),
+        ([PY, "tools/agent.py", "{case_file}"], [PY, "{dir}/tools/agent.py", "{case_file}"]),
+        ([PY, "missing.py"], [PY, "missing.py"]),  # not there: left for the command to report
+    ],
+)
+def test_a_file_argument_is_found_from_the_arms_folder(tmp_path, task, argv, resolved):  # noqa: F811
+    (tmp_path / "tools").mkdir()
+    for name in ("agent.py", "tools/agent.py", "run"):
+        (tmp_path / name).write_text("import json; print(json.dumps({'prediction': 'fast'}))\n")
+    agent = make_agent("command", argv=argv, base_dir=str(tmp_path))
+    assert agent.argv == [a.replace("{dir}", str(tmp_path.resolve())) for a in resolved]
+    if "agent.py" in argv:
+        assert run(agent, task).prediction == "fast"  # runs from its workspace, not from tmp_path

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from abbench.store import open_store
+from abbench.types import Case
 from tests.conftest import run_abbench
 from tests.results import cases_of, make_experiment, one_round, table_2x2
 
@@ -129,3 +130,40 @@ def test_every_analysis_command_has_help(cli, command):
     result = cli(command, "--help")
     assert result.exit_code == 0
     assert len(result.output.splitlines()) > 3
+
+
+def test_disagreements_show_whole_case_ids_and_labels_and_why_a_run_has_no_answer(cli):
+    store = open_store(cli.store_dir)
+    labels = ("card_payment_wrong_exchange_rate", "lost_or_stolen_card")
+    cases = [Case(f"banking-test-{i:05d}", f"query {i}", labels[i % 2], domain="cards") for i in range(4)]
+    runs = [[False, True], ["exec_fail", False], [True, True], [False, False]]
+    make_experiment(store, "long", cases, {"only": runs}, dataset="long", label_set=labels)
+    store.close()
+    result = cli("disagreements", "long", "--kind", "gold", "--limit", "2")
+    assert result.exit_code == 0, result.output
+    first, _, second, _, summary = result.output.splitlines()
+    assert first.startswith("banking-test-00000 ") and second.startswith("banking-test-00001 ")
+    assert "gold card_payment_wrong_exchange_rate " in first and "only: wrong/card_payment" in first
+    assert "only: (agent_error)/wrong" in second
+    assert summary.startswith("2 case(s) (--limit 2: there may be more)")
+
+
+def test_metrics_judge_lines_keep_a_space_before_the_figure(cli):
+    store = open_store(cli.store_dir)
+    judged = {"passed": True, "judge": {"score": 0.75, "dimensions": {"correctness": 4.0}}}
+    make_experiment(store, "judged", cases_of(4), {"a": [[judged]] * 4}, judge="llm_judge")
+    store.close()
+    result = cli("metrics", "judged")
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.output.splitlines() if "judge llm_judge correctness" in x)
+    assert "judge llm_judge correctness 4" in line
+
+
+def test_case_shows_each_graders_verdict_so_a_failed_run_says_why(cli):
+    store = open_store(cli.store_dir)
+    judged = {"passed": False, "judge": {"score": 0.25, "dimensions": {"correctness": 2.0}}}
+    make_experiment(store, "why", cases_of(2), {"a": [[judged], [True]]}, judge="llm_judge")
+    store.close()
+    result = cli("case", "why", "c000")
+    assert result.exit_code == 0, result.output
+    assert "grades: label_match fail · llm_judge scored 0.25" in result.output

@@ -6,6 +6,8 @@ import csv
 import datetime as dt
 import io
 import json
+import os
+import stat
 
 import pytest
 
@@ -288,6 +290,8 @@ def test_cli_export(cli_store, tmp_path):
     result = cli_store("export", "three-arm", "--what", "comparison", "--arms", "none", "v1", "--out", "-")
     rows = list(csv.DictReader(io.StringIO(result.output.lstrip("\ufeff"))))
     assert len(rows) == 30 and {r["arm_b"] for r in rows} == {"v1"}
+    result = cli_store("export", "three-arm", "--what", "comparison", "--out", tmp_path / "c.csv")
+    assert "wrote 30 comparison rows to" in result.output
 
 
 @pytest.mark.parametrize(
@@ -302,3 +306,14 @@ def test_cli_export_errors(cli_store, args, message):
     result = cli_store(*args)
     assert result.exit_code == 2
     assert message in result.output
+
+
+@pytest.mark.parametrize("fmt", ["csv", "xlsx", "jsonl"])
+def test_an_export_gets_the_mode_of_any_new_file_not_a_private_one(finished, tmp_path, fmt):
+    store, ids = finished
+    old = os.umask(0o022)
+    try:
+        path = export(ids["two-arm"], "runs", fmt, tmp_path / f"runs.{fmt}", store=store).path
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644  # others can read what was made to be shared

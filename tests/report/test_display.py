@@ -99,3 +99,11 @@ def test_renderer_is_registered_next_to_the_mimetype():
         assert set(bundle) == {"text/html"} and "Plotly.newPlot" in bundle["text/html"]
     finally:
         pio.renderers.default = before
+
+
+def test_the_outcome_bar_has_its_legend_above_in_bar_order():
+    fig = show.outcome_figure({"fixed": 97, "regressed": 12, "both_pass": 259, "both_fail": 32}, "a", "b")
+    legend = fig.layout.legend
+    assert legend.y >= 1 and legend.yanchor == "bottom"  # clear of the x axis title below the bar
+    assert legend.traceorder == "normal"
+    assert [t.name for t in fig.data] == ["fixed", "regressed", "right in both", "wrong in both"]

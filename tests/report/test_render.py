@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 
 import pytest
 
@@ -103,6 +105,10 @@ def test_executed_notebook_is_kept_and_small(rendered):
     nb = json.loads(result.notebook_path.read_text(encoding="utf-8"))
     assert any("injected-parameters" in c["metadata"].get("tags", []) for c in nb["cells"])
     assert result.notebook_path.stat().st_size < 1_000_000  # figures carry data, not plotly.js
+    mask = os.umask(0)
+    os.umask(mask)
+    for path in (result.html_path, result.notebook_path):  # made to be shared, not mkstemp's 0o600
+        assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~mask
 
 
 @pytest.mark.parametrize(

@@ -220,3 +220,14 @@ def test_reviews_show_up_in_the_comparison(store, exp):
     add_review(exp.id, "c004", "model_correct", arm="treatment", store=store)
     agreement = compare_arms(exp.id, store=store).review_agreement
     assert agreement.n == 2 and agreement.agreement == pytest.approx(0.5)
+
+
+def test_a_run_failed_by_another_grader_with_the_gold_answer_is_not_a_gold_disagreement(store):
+    # c000's gold is "fast": one run answers it but a judge (or a citation check) failed it
+    right_but_failed = {"passed": False, "prediction": " FAST "}
+    wrong = {"passed": False, "prediction": "fast"}  # c001 is "slow"
+    make_experiment(store, "judged", cases_of(3), {"a": [[right_but_failed], [wrong], [True]]})
+    gold = disagreements("judged", "gold", store=store)
+    assert [d.case_id for d in gold] == ["c001"]
+    assert "gold" not in case_detail("judged", "c000", store=store).kinds
+    assert "gold" in case_detail("judged", "c001", store=store).kinds

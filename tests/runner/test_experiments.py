@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from abbench.errors import ExperimentError
-from abbench.runner import clone_experiment, create_experiment, load_spec
+from abbench.runner import clone_experiment, create_experiment, load_spec, run_experiment
+from tests.runner.conftest import make_cases
 
 
 def test_a_run_exists_for_every_case_round_and_arm(store, definition):
@@ -57,6 +60,8 @@ def test_clone_replaces_one_arm_and_keeps_the_rest(store, definition, tmp_path):
         ({"domains": ["nav"]}, ["c000", "c003"]),
         ({"tag": "smoke"}, ["c000", "c001"]),
         ({"limit": 2}, ["c000", "c001"]),
+        ({"labels": ["slow"]}, ["c000", "c003"]),
+        ({"expected": ["slow"], "domains": ["nav"]}, ["c000", "c003"]),
     ],
 )
 def test_case_subsets(store, definition, selection, expected):
@@ -86,3 +91,100 @@ def test_definition_errors_name_their_place(tmp_path):
 def test_arm_extras_become_parameters():
     spec, _ = load_spec({"name": "x", "dataset": "d", "arms": {"a": {"agent": "builtin", "latency_ms": 20}}})
     assert spec.arms["a"].params == {"latency_ms": 20}
+
+
+@pytest.mark.parametrize(
+    ("selection", "message"),
+    [
+        (
+            {"labels": ["fats"]},
+            "cases.labels: 'fats' is not a gold label of the dataset; its labels: fast, slow",
+        ),
+        (
+            {"domains": ["navi"]},
+            "cases.domains: 'navi' is not a domain of the dataset; its domains: car, media, nav",
+        ),
+    ],
+)
+def test_unknown_labels_and_domains_are_refused_with_the_known_ones(store, definition, selection, message):
+    with pytest.raises(ExperimentError) as err:
+        create_experiment(definition(cases=selection), store=store)
+    assert message in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"round": 2}, "(top): unknown key 'round' (did you mean 'rounds'?); valid keys: name, dataset"),
+        (
+            {"cases": {"limt": 2}},
+            "cases: unknown key 'limt' (did you mean 'limit'?); valid keys: ids, domains",
+        ),
+        (
+            {"dataset": {"file": "a.csv", "maping": "p"}},
+            "dataset: unknown key 'maping' (did you mean 'mapping'?)",
+        ),
+    ],
+)
+def test_unknown_keys_name_the_valid_ones(definition, overrides, message):
+    with pytest.raises(ExperimentError) as err:
+        load_spec(definition(**overrides))
+    assert message in str(err.value)
+    assert "Input should be a valid string" not in str(err.value)  # the union's other branch is noise
+
+
+def test_a_misspelt_arm_setting_is_refused_when_created_not_mid_run(store, definition, skill_dir):
+    arms = {"a": {"agent": "builtin", "skil": str(skill_dir)}}
+    with pytest.raises(ExperimentError) as err:
+        create_experiment(definition(arms=arms), store=store)
+    assert "arm 'a': builtin: unknown parameter(s) skil" in str(err.value)
+    assert "did you mean 'skill'?" in str(err.value)
+    assert store.list_experiments() == []
+
+
+def test_a_builtin_arm_with_nothing_to_choose_from_is_refused_when_created(store, definition):
+    unlabelled = store.save_dataset("unlabelled", make_cases(4))
+    with pytest.raises(ExperimentError, match="arm 'a': the builtin agent without a skill"):
+        create_experiment(
+            definition(dataset=unlabelled.fingerprint, arms={"a": {"agent": "builtin"}}), store=store
+        )
+    exp = create_experiment(
+        definition(
+            dataset=unlabelled.fingerprint, arms={"a": {"agent": "builtin", "labels": ["fast", "slow"]}}
+        ),
+        store=store,
+    )
+    assert len(store.runs(exp.id)) == 8
+
+
+def test_a_command_arms_files_are_found_beside_the_definition(store, dataset, tmp_path, monkeypatch):
+    folder = tmp_path / "defs"
+    folder.mkdir()
+    (folder / "agent.py").write_text(
+        "import json\nprint(json.dumps({'prediction': 'fast'}))\n",
+        encoding="utf-8",
+    )
+    (folder / "exp.yaml").write_text(
+        f"name: cmd\ndataset: {dataset.fingerprint}\n"
+        f"arms:\n  script: {{agent: command, argv: [{sys.executable}, agent.py]}}\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)  # not the definition's folder
+    exp = create_experiment(folder / "exp.yaml", store=store)
+    run_experiment(exp.id, store=store)
+    runs = store.runs(exp.id)
+    assert [r.failure_type for r in runs] == [None] * 6 and {r.state for r in runs} == {"pass", "fail"}
+
+
+def test_a_python_arms_file_is_found_beside_the_definition(store, dataset, tmp_path, monkeypatch):
+    folder = tmp_path / "defs"
+    (folder / "agents").mkdir(parents=True)
+    (folder / "agents" / "router.py").write_text("def route(task):\n    return 'fast'\n", encoding="utf-8")
+    (folder / "exp.yaml").write_text(
+        f"name: py\ndataset: {dataset.fingerprint}\narms:\n  mine: {{agent: python, function: agents/router.py:route}}\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    exp = create_experiment(folder / "exp.yaml", store=store)
+    run_experiment(exp.id, store=store)
+    assert [r.output.prediction for r in store.runs(exp.id)] == ["fast"] * 6

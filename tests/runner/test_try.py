@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from abbench.errors import ExperimentError
 from abbench.runner import try_input
 from tests.conftest import DEMO
 
@@ -34,7 +37,8 @@ def test_try_with_a_gold_label_is_graded(store):
 def test_try_that_cannot_be_answered_says_why(cli):
     out = cli("try", "打开空调")
     assert out.exit_code == 2
-    assert "no skill and no label set" in out.output and "--label fast --label slow" in out.output
+    assert "without a skill chooses among labels, and none were given" in out.output
+    assert "--label fast --label slow" in out.output
 
 
 def test_try_cli_json(cli):
@@ -42,3 +46,39 @@ def test_try_cli_json(cli):
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
     assert data["prediction"] == "slow" and data["evidence"] and data["experiment"].startswith("try-")
+
+
+def test_try_cli_lists_the_sections_read_not_only_whole_files(cli):
+    out = cli("try", "导航去最近的充电站然后打电话给老婆", "--skill", V2)
+    assert out.exit_code == 0, out.output
+    sections = next(line for line in out.output.splitlines() if line.startswith("sections "))
+    assert "SKILL.md#" in sections or "knowledge/" in sections
+
+
+def test_the_labels_of_a_try_count_even_when_the_input_was_tried_before(store):
+    first = try_input("my card has not arrived", labels=["exchange_rate", "card_arrival"], store=store)
+    again = try_input("my card has not arrived", labels=["card_arrival", "pin_blocked"], store=store)
+    assert first.prediction == "card_arrival" and again.prediction == "card_arrival"
+    other = try_input("my card has not arrived", labels=["exchange_rate", "pin_blocked"], store=store)
+    assert other.prediction in ("exchange_rate", "pin_blocked")  # not a label of an earlier try
+    with pytest.raises(ExperimentError):
+        try_input("my card has not arrived", store=store)  # no labels: refused, whatever came before
+
+
+def test_try_with_a_skill_that_names_no_labels_says_so(cli, tmp_path):
+    skill = tmp_path / "nolabels"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text('# Rules\n\n## card_arrival\n- "has not arrived"\n', encoding="utf-8")
+    out = cli("try", "my card has not arrived", "--skill", skill)
+    assert out.exit_code == 2 and "names no labels" in out.output and "--label" in out.output
+    named = cli(
+        "try",
+        "my card has not arrived",
+        "--skill",
+        skill,
+        "--label",
+        "card_arrival",
+        "--label",
+        "pin_blocked",
+    )
+    assert named.exit_code == 0 and named.output.startswith("prediction  card_arrival"), named.output

@@ -303,3 +303,24 @@ def test_foreign_keys_are_on_again_after_an_import(store, csv_file, tmp_path):
     assert store.query_one("PRAGMA foreign_keys")[0] == 1
     fk = store.query("PRAGMA foreign_key_check(cases)")
     assert fk == []
+
+
+def test_a_reimport_whose_mapping_declares_other_labels_says_they_are_not_applied(store, csv_file, caplog):
+    unlabelled = {k: v for k, v in PROFILE.items() if k != "label_set"}
+    first = store.import_dataset(csv_file, unlabelled, name="routing")
+    assert first.label_set is None
+    with caplog.at_level("WARNING"):
+        again = store.import_dataset(csv_file, PROFILE, name="routing")
+    assert again.reused and again.label_set is None  # a stored dataset never changes
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert (
+        len(warned) == 1
+        and "label set is not applied" in warned[0]
+        and "--name routing-labelled" in warned[0]
+    )
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        store.import_dataset(csv_file, unlabelled, name="routing")  # the same mapping: nothing to say
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
+    labelled = store.import_dataset(csv_file, PROFILE, name="routing-labelled")
+    assert not labelled.reused and labelled.label_set == ("fast", "slow")
