@@ -341,6 +341,15 @@ class ExperimentsMixin:
             )
             return True
 
+    def beat_runner(self, exp_id: int) -> bool:
+        """Refresh this process's runner claim on the experiment; False when it no longer holds it."""
+        with self.transaction() as conn:
+            cur = conn.execute(
+                "UPDATE experiments SET heartbeat_at=? WHERE id=? AND runner_pid=? AND runner_host=?",
+                (time.time(), exp_id, os.getpid(), socket.gethostname()),
+            )
+            return cur.rowcount > 0
+
     def release_runner(self, exp_id: int) -> None:
         """Give up the runner claim (at the end of a run)."""
         with self.transaction() as conn:
