@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -41,6 +42,33 @@ class Context:
 pass_ctx = click.make_pass_decorator(Context)
 
 
+class Terminated(KeyboardInterrupt):
+    """Raised in the main thread when the process is asked to stop (SIGTERM, SIGHUP).
+
+    A KeyboardInterrupt, so a run stops exactly as on Ctrl-C: runs in flight are recorded as
+    interrupted, what was done is committed, and the runner's claim is released.
+    """
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def stop_on_termination() -> None:
+    """Make SIGTERM and SIGHUP stop the command as Ctrl-C does, instead of killing it mid-write.
+
+    Signals a parent set to be ignored (``nohup`` ignores SIGHUP) stay ignored.
+    """
+
+    def stop(signum: int, frame: Any) -> None:
+        raise Terminated(signum)
+
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None and signal.getsignal(sig) is signal.SIG_DFL:
+            signal.signal(sig, stop)
+
+
 class Group(click.Group):
     """Turns library errors into a one-line message and the exit code DESIGN.md promises."""
 
@@ -50,8 +78,12 @@ class Group(click.Group):
         except AbbenchError as exc:
             click.secho(f"error: {exc}", fg="red", err=True)
             sys.exit(exc.exit_code)
+        except Terminated as exc:
+            name = signal.Signals(exc.signum).name
+            click.secho(f"terminated ({name}); what was done is kept", fg="yellow", err=True)
+            sys.exit(128 + exc.signum)
         except KeyboardInterrupt:
-            click.secho("interrupted", fg="yellow", err=True)
+            click.secho("interrupted; what was done is kept", fg="yellow", err=True)
             sys.exit(130)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
