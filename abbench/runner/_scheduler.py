@@ -17,7 +17,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from abbench.agents import Agent, Task, make_agent
+from abbench.agents import Agent, Task, check_output, make_agent
 from abbench.errors import AgentError, ExperimentError
 from abbench.runner._grading import GradingMixin, combine_verdicts
 from abbench.runner._heartbeat import Heartbeat
@@ -434,12 +434,23 @@ class ExperimentRunner(GradingMixin):
                         retryable=False,
                     )
                 else:
-                    fields = self._execution_fields(item, output, began)
-                    fields["attempts"] = attempts
-                    self._attempts[item.run_id] = attempts  # grades record which execution they judged
-                    self._move(item, "executed", fields)
-                    self._executed += 1
-                    return output
+                    try:
+                        # what a person's adapter returns is checked before it reaches the store
+                        output = check_output(output)
+                    except AgentError as exc:
+                        error = AgentError(
+                            f"{exc} (case {case.case_id})",
+                            exc.failure_type,
+                            exc.retryable,
+                            raw_output=exc.raw_output,
+                        )
+            if error is None:
+                fields = self._execution_fields(item, output, began)
+                fields["attempts"] = attempts
+                self._attempts[item.run_id] = attempts  # grades record which execution they judged
+                self._move(item, "executed", fields)
+                self._executed += 1
+                return output
             if error.retryable and tries <= self.retries and not self._cancelling:
                 wait = backoff_s(tries)
                 self.writer.transition(

@@ -33,3 +33,30 @@ async def slow_pair(ctx):
     """A pairwise judge that takes $JUDGE_S seconds; the first arm wins."""
     await asyncio.sleep(float(os.environ.get("JUDGE_S", "30")))
     return {"verdict": "a", "score": 1.0}
+
+
+GARBAGE = {
+    "confidence_word": {"prediction": "fast", "confidence": "very"},
+    "cost_word": {"prediction": "fast", "cost": "cheap"},
+    "negative_cost": {"prediction": "fast", "cost": -1},
+    "usage_word": {"prediction": "fast", "usage": {"input_tokens": "many"}},
+    "refs_not_a_list": {"prediction": "fast", "evidence_refs": 5},
+}
+"""Answers a careless python agent might return, keyed by the case's `metadata.garbage`."""
+
+READABLE = {
+    "percent": ({"prediction": "fast", "confidence": "80%"}, {"confidence": 0.8}),
+    "nan_confidence": ({"prediction": "fast", "confidence": float("nan")}, {"confidence": None}),
+    "object_prediction": ({"prediction": {"route": "fast"}}, {"prediction": '{"route": "fast"}'}),
+    "mixed_refs": (
+        {"prediction": "fast", "evidence_refs": ["SKILL.md#A", None, 3]},
+        {"evidence_refs": '["SKILL.md#A","3"]'},
+    ),
+}
+"""Answers that can be read, and the columns they are stored as."""
+
+
+def careless(task):
+    """Returns the answer named by the task's ``kind`` parameter from GARBAGE or READABLE."""
+    kind = task.params["kind"]
+    return GARBAGE[kind] if kind in GARBAGE else READABLE[kind][0]

@@ -267,3 +267,65 @@ def test_a_transcripts_folder_that_refuses_writes_stops_the_run_with_a_message(t
     assert set(_states(store, exp.id)) <= {"pass", "fail"}
     for run_id, path in store.query("SELECT id, transcript_path FROM runs WHERE experiment_id=?", (exp.id,)):
         assert path and (store_dir / path).is_file(), run_id
+
+
+def _careless_experiment(store, kinds):
+    ds = store.save_dataset("careless", make_cases(3), label_set=["fast", "slow"])
+    return create_experiment(
+        {
+            "name": "careless",
+            "dataset": ds.fingerprint,
+            "retries": 0,
+            "arms": {
+                kind: {"agent": "python", "function": "tests.runner.robust_helpers:careless", "kind": kind}
+                for kind in kinds
+            },
+        },
+        store=store,
+    )
+
+
+def test_an_answer_that_cannot_be_stored_is_a_bad_output_and_the_analysis_still_works(store):
+    from abbench.metrics import experiment_metrics
+    from abbench.review import case_detail, disagreements
+
+    kinds = sorted(robust_helpers.GARBAGE)
+    exp = _careless_experiment(store, kinds)
+    run_experiment(exp.id, store=store)
+    rows = store.query(
+        "SELECT a.name, r.state, r.failure_type, r.retryable, r.error, r.attempts FROM runs r "
+        "JOIN arms a ON a.id = r.arm_id WHERE r.experiment_id=?",
+        (exp.id,),
+    )
+    assert len(rows) == 3 * len(kinds)
+    field = {
+        "confidence_word": "confidence",
+        "cost_word": "cost",
+        "negative_cost": "cost",
+        "usage_word": "many",
+        "refs_not_a_list": "evidence_refs",
+    }
+    for arm, state, failure_type, retryable, error, attempts in rows:
+        assert (state, failure_type, retryable, attempts) == ("fail", "bad_output", 0, 1), (arm, error)
+        assert field[arm] in error and "case c00" in error
+    # nothing unreadable reached the store: every view of the experiment still works
+    assert experiment_metrics(exp.id, store=store).arm(kinds[0]).counts.execution_failed == 3
+    disagreements(exp.id, store=store)
+    assert case_detail(exp.id, "c000", store=store).case.case_id == "c000"
+
+
+def test_readable_answers_are_stored_in_the_types_the_analysis_reads(store):
+    kinds = sorted(robust_helpers.READABLE)
+    exp = _careless_experiment(store, kinds)
+    run_experiment(exp.id, store=store)
+    for kind in kinds:
+        expected = robust_helpers.READABLE[kind][1]
+        columns = ", ".join(expected)
+        rows = store.query(
+            f"SELECT r.state, {columns} FROM runs r JOIN arms a ON a.id = r.arm_id "
+            "WHERE r.experiment_id=? AND a.name=?",
+            (exp.id, kind),
+        )
+        for row in rows:
+            assert row[0] in ("pass", "fail"), kind
+            assert dict(zip(expected, tuple(row)[1:], strict=True)) == expected, kind
