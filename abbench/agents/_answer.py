@@ -477,6 +477,8 @@ def check_output(output: AgentOutput) -> AgentOutput:
         AgentError: ``bad_output``, not retryable, naming the field and the value.
     """
     o = output
+    if _clean(o):  # the common case, on the runner's hot path: nothing to convert
+        return o
     try:
         confidence = o.confidence
         if confidence is not None and not (type(confidence) is float and 0.0 <= confidence <= 1.0):
@@ -536,6 +538,33 @@ def check_output(output: AgentOutput) -> AgentOutput:
             raw_output=_text(o.raw_output) if isinstance(o.raw_output, str) else repr(o)[:2000],
         ) from None
     return checked
+
+
+def _is_text(value: Any) -> bool:
+    return value is None or type(value) is str
+
+
+def _clean(o: AgentOutput) -> bool:
+    c, u = o.confidence, o.usage
+    return (
+        _is_text(o.prediction)
+        and _is_text(o.reason)
+        and _is_text(o.raw_output)
+        and _is_text(o.session_id)
+        and _is_text(o.model)
+        and (c is None or (type(c) is float and 0.0 <= c <= 1.0))
+        and type(o.cost) is float
+        and 0.0 <= o.cost < math.inf
+        and type(o.latency_ms) is float
+        and 0.0 <= o.latency_ms < math.inf
+        and type(u) is Usage
+        and type(u.input_tokens) is int
+        and type(u.output_tokens) is int
+        and type(o.transcript) is tuple
+        and _all_text(o.evidence_refs)
+        and _all_text(o.files_read)
+        and _all_text(o.sections_read)
+    )
 
 
 def _all_text(value: Any) -> bool:
