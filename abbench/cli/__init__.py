@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from abbench.cli._app import cli, stop_on_termination
+from abbench.cli._app import cli
 
 # Each module registers its commands on `cli` when imported, in the order of the flow.
 from abbench.cli import _data  # noqa: F401  isort: skip
@@ -16,6 +16,8 @@ from abbench.cli import _demo  # noqa: F401  isort: skip
 
 def main() -> None:
     """Entry point of the ``abbench`` console script."""
+    from abbench.cli._app import stop_on_termination
+
     stop_on_termination()
     cli(prog_name="abbench")
 

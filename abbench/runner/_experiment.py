@@ -7,7 +7,8 @@ import random
 from pathlib import Path
 from typing import Any
 
-from abbench.errors import ExperimentError, NotFoundError
+from abbench.agents import make_agent
+from abbench.errors import AbbenchError, ExperimentError, NotFoundError
 from abbench.runner._grading import build_graders
 from abbench.runner._spec import ArmSpec, CaseSelection, DatasetSource, ExperimentSpec, load_spec
 from abbench.store import Store, current_user, open_store
@@ -67,6 +68,29 @@ def _resolve_skill(store: Store, arm_name: str, arm: ArmSpec, base: Path | None)
             f"arm {arm_name!r}: skill {arm.skill!r} is neither a folder (relative to {base or Path.cwd()}) "
             "nor a stored snapshot (`abbench snapshots` lists them)"
         ) from None
+
+
+def _check_agent(arm_name: str, arm: ArmSpec, base: Path | None) -> None:
+    """Build the arm's adapter once, so an unknown agent or setting is refused now, not in every run.
+
+    A python or command agent's relative file is looked up from the working folder, as when it runs;
+    when it is only found next to the definition file, that folder is recorded as the arm's
+    ``base_dir``, so the runs find it whatever folder ``abbench run`` starts in.
+    """
+    try:
+        make_agent(arm.agent, model=arm.model, **arm.params)
+        return
+    except AbbenchError as exc:
+        first = exc
+    if base is not None and "base_dir" not in arm.params and arm.agent in ("python", "command"):
+        try:
+            make_agent(arm.agent, model=arm.model, **{**arm.params, "base_dir": str(base)})
+        except AbbenchError:
+            pass
+        else:
+            arm.params["base_dir"] = str(base)
+            return
+    raise ExperimentError(f"arm {arm_name!r}: {first}") from None
 
 
 def select_cases(cases: list[Case], selection: CaseSelection | None) -> list[tuple[int, str]]:
@@ -133,6 +157,8 @@ def create_experiment(
     """
     spec, base = load_spec(definition)
     build_graders(list(spec.graders), spec.name, list(spec.arms))  # refused now, not mid-run
+    for arm_name, arm in spec.arms.items():
+        _check_agent(arm_name, arm, base)
     store = open_store(store)
     dataset = _resolve_dataset(store, spec.dataset, base)
     cases = store.load_cases(dataset.id)
