@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import signal
+import sqlite3
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -85,6 +87,31 @@ class Group(click.Group):
         except KeyboardInterrupt:
             click.secho("interrupted; what was done is kept", fg="yellow", err=True)
             sys.exit(130)
+        except BrokenPipeError:
+            # the reader of our output went away (| head): nothing to say, and nobody to say it to
+            with contextlib.suppress(OSError):
+                sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps Python's exit flush quiet
+            sys.exit(1)
+        except OSError as exc:
+            # The machine, not abbench or its input: a full disk, a permission, a vanished folder.
+            logging.getLogger("abbench").debug("stopped by an OS error", exc_info=True)
+            where = f": {exc.filename}" if exc.filename else ""
+            click.secho(
+                f"error: {exc.strerror or exc}{where}; check that path's permissions and the free disk space "
+                "(-vv shows where it happened)",
+                fg="red",
+                err=True,
+            )
+            sys.exit(2)
+        except sqlite3.OperationalError as exc:
+            logging.getLogger("abbench").debug("stopped by a database error", exc_info=True)
+            click.secho(
+                f"error: the store database failed: {exc}; check the store folder's permissions and the free "
+                "disk space (-vv shows where it happened)",
+                fg="red",
+                err=True,
+            )
+            sys.exit(2)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(self.commands)  # in the order they were registered: the order of the flow

@@ -104,3 +104,14 @@ def test_a_closed_multi_line_cell_at_the_end_is_still_read(cli, tmp_path):
     result = cli("import", path, "--json")
     assert result.exit_code == 0, result.output
     assert '"n_cases": 2' in result.output
+
+
+def test_an_os_error_is_a_message_with_the_path_not_a_traceback(cli, tmp_path):
+    path = _write(tmp_path, "p.csv", "id,query\n1,x\n")
+    assert cli("import", path).exit_code == 0
+    target = tmp_path / "a-file"
+    target.write_text("", encoding="utf-8")
+    result = cli("profiles", "p", "--export", target / "below-a-file.yaml")  # a file cannot hold a folder
+    assert result.exit_code == 2
+    assert result.output.startswith("error: ") and str(target) in result.output
+    assert "-vv shows where" in result.output

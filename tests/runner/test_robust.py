@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -16,6 +14,7 @@ from abbench.runner import create_experiment, experiment_status, run_experiment,
 from abbench.store import _experiments as experiments_module
 from abbench.store import open_store
 from tests.conftest import REPO, subprocess_env
+from tests.permissions import without_write_permission
 
 from . import robust_helpers
 from .conftest import make_cases
@@ -214,20 +213,9 @@ def test_sigterm_and_ctrl_c_stop_cleanly_and_a_new_run_finishes_the_rest(tmp_pat
     assert len(executed) == 60 and set(executed.values()) == {1}  # nothing recorded twice, nothing lost
 
 
-def _without_write_permission() -> list[str] | None:
-    """A command prefix under which file permissions apply (root ignores them), or None if impossible."""
-    if os.geteuid() != 0:
-        return []
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        return None
-    caps = "-dac_override,-dac_read_search"
-    return [setpriv, f"--bounding-set={caps}", f"--inh-caps={caps}", "--"]
-
-
 @pytest.mark.slow
 def test_a_transcripts_folder_that_refuses_writes_stops_the_run_with_a_message(tmp_path):
-    prefix = _without_write_permission()
+    prefix = without_write_permission()
     if prefix is None:
         pytest.skip("running as root without setpriv: permissions cannot be enforced")
     store_dir = tmp_path / "store"
