@@ -187,11 +187,7 @@ class ExperimentRunner(GradingMixin):
         """Do the work; returns when everything selected is done, or the experiment is cancelled."""
         store, exp = self.store, self.exp
         if not store.claim_runner(exp.id):
-            fresh = store.get_experiment(exp.id)
-            raise ExperimentError(
-                f"experiment {exp.name!r} is being run by process {fresh.runner_pid} on {fresh.runner_host}; "
-                f"pause or cancel it there (abbench pause/cancel {exp.id}) or wait for it to finish"
-            )
+            raise ExperimentError(store.get_experiment(exp.id).busy_message())
         started = time.monotonic()
         heartbeat = Heartbeat(store, exp.id).start()
         try:

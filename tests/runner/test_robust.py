@@ -317,3 +317,40 @@ def test_readable_answers_are_stored_in_the_types_the_analysis_reads(store):
         for row in rows:
             assert row[0] in ("pass", "fail"), kind
             assert dict(zip(expected, tuple(row)[1:], strict=True)) == expected, kind
+
+
+def test_an_experiment_paused_in_another_runner_says_so_to_retry_regrade_and_run(store, definition):
+    from abbench.errors import ExperimentError
+    from abbench.runner import pause_experiment, regrade_experiment, resume_experiment, retry_runs
+
+    exp = create_experiment(
+        definition(rounds=4, concurrency=1, arms={"a": {"agent": "scripted", "sleep_ms": 40, "fail": ["c001"]}}),
+        store=store,
+    )
+    handle = start_experiment(exp.id, store=store)
+    other = open_store(store.path)  # what another process sees
+    assert _wait(lambda: experiment_status(exp.id, store=other).done >= 3)
+    assert pause_experiment(exp.id, store=other) is True
+    assert _wait(lambda: handle.progress.status == "paused")
+    for attempt in (
+        lambda: retry_runs(exp.id, store=other, failed=True),
+        lambda: regrade_experiment(exp.id, store=other),
+        lambda: run_experiment(exp.id, store=other),
+    ):
+        with pytest.raises(ExperimentError) as err:
+            attempt()
+        message = str(err.value)
+        assert "is paused in process" in message and f"abbench resume {exp.id}" in message
+        assert "pause" not in message.split("is paused")[1].replace("resume", "")  # never "pause it first"
+    resume_experiment(exp.id, store=other)
+    assert handle.wait(30).status == "finished"
+    other.close()
+
+
+def test_pausing_a_finished_experiment_leaves_it_finished(store, definition):
+    from abbench.runner import pause_experiment
+
+    exp = create_experiment(definition(), store=store)
+    run_experiment(exp.id, store=store)
+    assert pause_experiment(exp.id, store=store) is False
+    assert experiment_status(exp.id, store=store).status == "finished"
