@@ -324,7 +324,9 @@ def test_an_experiment_paused_in_another_runner_says_so_to_retry_regrade_and_run
     from abbench.runner import pause_experiment, regrade_experiment, resume_experiment, retry_runs
 
     exp = create_experiment(
-        definition(rounds=4, concurrency=1, arms={"a": {"agent": "scripted", "sleep_ms": 40, "fail": ["c001"]}}),
+        definition(
+            rounds=4, concurrency=1, arms={"a": {"agent": "scripted", "sleep_ms": 40, "fail": ["c001"]}}
+        ),
         store=store,
     )
     handle = start_experiment(exp.id, store=store)
