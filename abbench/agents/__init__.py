@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from abbench.agents._answer import Answer, answer_from_mapping, canonical_refs, match_label, parse_answer
+from abbench.agents._answer import (
+    Answer,
+    answer_from_mapping,
+    canonical_refs,
+    check_output,
+    match_label,
+    parse_answer,
+)
 from abbench.agents._base import Agent, AgentFactory, Task, agent_names, make_agent, register_agent
 from abbench.agents._builtin import builtin
 from abbench.agents._command import CommandAgent
@@ -30,6 +37,7 @@ __all__ = [
     "build_prompt",
     "builtin",
     "canonical_refs",
+    "check_output",
     "extract_rules",
     "history_turns",
     "load_callable",

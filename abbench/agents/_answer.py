@@ -10,8 +10,10 @@ prediction that would silently count as wrong.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import json
+import math
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
@@ -20,6 +22,7 @@ from typing import Any
 
 from abbench.errors import AgentError
 from abbench.snapshot import Snapshot
+from abbench.types import AgentOutput, Usage
 
 _ALIASES = {
     "prediction": (
@@ -418,3 +421,159 @@ def canonical_refs(refs: Iterable[str], skill: Snapshot | None) -> tuple[str, ..
         if value not in out:
             out.append(value)
     return tuple(out)
+
+
+# -- checking what an adapter returned ---------------------------------------------------------------
+
+
+def _text(value: Any) -> str | None:
+    if value is None or type(value) is str:
+        return value
+    if isinstance(value, Mapping | list | tuple):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
+
+
+def _texts(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,) if value.strip() else ()
+    if value is None or isinstance(value, Mapping) or not isinstance(value, Iterable):
+        return () if value is None else (_text(value) or "",)
+    return tuple(t for t in (_text(v) for v in value if v is not None) if t and t.strip())
+
+
+def _amount(name: str, value: Any) -> float:
+    """A non-negative finite number (cost, latency); raises ValueError naming the field otherwise."""
+    number = None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = None
+    if number is None or not math.isfinite(number) or number < 0:
+        raise ValueError(f"{name} must be a non-negative number, not {value!r}")
+    return number
+
+
+def _count(name: str, value: Any) -> int:
+    number = _amount(name, 0 if value is None else value)
+    if not number.is_integer():
+        raise ValueError(f"{name} must be a whole number of tokens, not {value!r}")
+    return int(number)
+
+
+def check_output(output: AgentOutput) -> AgentOutput:
+    """`output` with every field of the type the store and the analysis read back.
+
+    Adapters written by people (python functions, registered agents) may return anything: a confidence
+    of ``"high"`` or a cost of ``"cheap"`` stored as is broke every later metric and case view. Values
+    that can be read are converted — prediction, reason and raw output to text (objects as JSON), a
+    confidence of ``"80%"`` or ``80`` to 0.8 (NaN to none), references and file lists to text — and
+    numbers that cannot be read are refused.
+
+    Raises:
+        AgentError: ``bad_output``, not retryable, naming the field and the value.
+    """
+    o = output
+    if _clean(o):  # the common case, on the runner's hot path: nothing to convert
+        return o
+    try:
+        confidence = o.confidence
+        if confidence is not None and not (type(confidence) is float and 0.0 <= confidence <= 1.0):
+            if isinstance(confidence, float) and math.isnan(confidence):
+                confidence = None
+            else:
+                read = _confidence(confidence)
+                if read is None:
+                    raise ValueError(
+                        f"confidence must be a number from 0 to 1 (or a percentage), not {confidence!r}"
+                    )
+                confidence = read
+        usage = o.usage
+        if (
+            not isinstance(usage, Usage)
+            or type(usage.input_tokens) is not int
+            or type(usage.output_tokens) is not int
+        ):
+            if isinstance(usage, Usage):
+                usage = Usage(
+                    _count("usage.input_tokens", usage.input_tokens),
+                    _count("usage.output_tokens", usage.output_tokens),
+                )
+            elif isinstance(usage, Mapping):
+                usage = Usage(
+                    _count("usage.input_tokens", usage.get("input_tokens")),
+                    _count("usage.output_tokens", usage.get("output_tokens")),
+                )
+            elif usage is None:
+                usage = Usage()
+            else:
+                raise ValueError(f"usage must be a Usage or {{input_tokens, output_tokens}}, not {usage!r}")
+        checked = dataclasses.replace(
+            o,
+            prediction=_text(o.prediction),
+            reason=_text(o.reason),
+            confidence=confidence,
+            evidence_refs=o.evidence_refs if _all_text(o.evidence_refs) else _refs(o.evidence_refs),
+            raw_output=_text(o.raw_output),
+            transcript=o.transcript if type(o.transcript) is tuple else tuple(_texts_or_items(o.transcript)),
+            files_read=o.files_read if _all_text(o.files_read) else _texts(o.files_read),
+            sections_read=o.sections_read if _all_text(o.sections_read) else _texts(o.sections_read),
+            usage=usage,
+            cost=o.cost if type(o.cost) is float and 0 <= o.cost < math.inf else _amount("cost", o.cost or 0),
+            latency_ms=o.latency_ms
+            if type(o.latency_ms) is float and 0 <= o.latency_ms < math.inf
+            else _amount("latency_ms", o.latency_ms or 0),
+            session_id=_text(o.session_id),
+            model=_text(o.model),
+        )
+    except ValueError as exc:
+        raise AgentError(
+            f"the agent returned an answer that cannot be stored: {exc}; fix the adapter (an agent returns "
+            "prediction and reason as text, confidence from 0 to 1, cost and latency_ms as numbers)",
+            "bad_output",
+            retryable=False,
+            raw_output=_text(o.raw_output) if isinstance(o.raw_output, str) else repr(o)[:2000],
+        ) from None
+    return checked
+
+
+def _is_text(value: Any) -> bool:
+    return value is None or type(value) is str
+
+
+def _clean(o: AgentOutput) -> bool:
+    c, u = o.confidence, o.usage
+    return (
+        _is_text(o.prediction)
+        and _is_text(o.reason)
+        and _is_text(o.raw_output)
+        and _is_text(o.session_id)
+        and _is_text(o.model)
+        and (c is None or (type(c) is float and 0.0 <= c <= 1.0))
+        and type(o.cost) is float
+        and 0.0 <= o.cost < math.inf
+        and type(o.latency_ms) is float
+        and 0.0 <= o.latency_ms < math.inf
+        and type(u) is Usage
+        and type(u.input_tokens) is int
+        and type(u.output_tokens) is int
+        and type(o.transcript) is tuple
+        and _all_text(o.evidence_refs)
+        and _all_text(o.files_read)
+        and _all_text(o.sections_read)
+    )
+
+
+def _all_text(value: Any) -> bool:
+    return type(value) is tuple and all(type(v) is str for v in value)
+
+
+def _texts_or_items(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, str | Mapping) or not isinstance(value, Iterable):
+        return [value]
+    return list(value)

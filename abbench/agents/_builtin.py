@@ -825,7 +825,11 @@ def builtin(
     """
     unknown = sorted(set(params) - set(_PARAMS))
     if unknown:
-        valid = "; ".join(f"{k}: {v}" for k, v in _PARAMS.items())
+        own = {
+            "latency_ms": "simulated latency per run (default 0)",
+            "temperature": "0 for deterministic answers, up to 2 for seeded variation (default 0)",
+        }
+        valid = "; ".join(f"{k}: {v}" for k, v in sorted({**own, **_PARAMS}.items()))
         raise UsageError(f"builtin: unknown parameter(s) {', '.join(unknown)}; valid parameters — {valid}")
     settings = _check(
         {

@@ -16,6 +16,7 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
+import json
 import os
 import sys
 import threading
@@ -212,7 +213,12 @@ class PythonAgent:
                 f"{self.ref} raised {type(exc).__name__}: {exc} (case {task.case.case_id})",
                 retryable=not isinstance(exc, _BUGS),
             ) from exc
-        return self._output(result, task, (time.perf_counter() - started) * 1000)
+        try:
+            return self._output(result, task, (time.perf_counter() - started) * 1000)
+        except (TypeError, ValueError) as exc:  # a dict whose values do not fit (usage of "many" tokens)
+            raise self._bad(
+                f"returned a {type(result).__name__} that cannot be read ({exc})", result, task
+            ) from None
 
     def _bad(self, what: str, result: Any, task: Task) -> AgentError:
         return AgentError(
@@ -246,7 +252,10 @@ class PythonAgent:
             raise self._bad(f"returned a {type(result).__name__}", result, task)
         if output.prediction is None or not str(output.prediction).strip():
             raise self._bad("returned no prediction", result, task)
-        prediction = str(output.prediction).strip()
+        prediction = output.prediction
+        if isinstance(prediction, Mapping | list | tuple):  # an object answer is kept as JSON text
+            prediction = json.dumps(prediction, ensure_ascii=False, default=str)
+        prediction = str(prediction).strip()
         return dataclasses.replace(
             output,
             prediction=match_label(prediction, task.label_set) or prediction,

@@ -16,6 +16,9 @@ from abbench.cli import _demo  # noqa: F401  isort: skip
 
 def main() -> None:
     """Entry point of the ``abbench`` console script."""
+    from abbench.cli._app import stop_on_termination
+
+    stop_on_termination()
     cli(prog_name="abbench")
 
 

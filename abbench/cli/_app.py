@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import signal
+import sqlite3
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -41,6 +44,33 @@ class Context:
 pass_ctx = click.make_pass_decorator(Context)
 
 
+class Terminated(KeyboardInterrupt):
+    """Raised in the main thread when the process is asked to stop (SIGTERM, SIGHUP).
+
+    A KeyboardInterrupt, so a run stops exactly as on Ctrl-C: runs in flight are recorded as
+    interrupted, what was done is committed, and the runner's claim is released.
+    """
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def stop_on_termination() -> None:
+    """Make SIGTERM and SIGHUP stop the command as Ctrl-C does, instead of killing it mid-write.
+
+    Signals a parent set to be ignored (``nohup`` ignores SIGHUP) stay ignored.
+    """
+
+    def stop(signum: int, frame: Any) -> None:
+        raise Terminated(signum)
+
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None and signal.getsignal(sig) is signal.SIG_DFL:
+            signal.signal(sig, stop)
+
+
 class Group(click.Group):
     """Turns library errors into a one-line message and the exit code DESIGN.md promises."""
 
@@ -50,9 +80,38 @@ class Group(click.Group):
         except AbbenchError as exc:
             click.secho(f"error: {exc}", fg="red", err=True)
             sys.exit(exc.exit_code)
+        except Terminated as exc:
+            name = signal.Signals(exc.signum).name
+            click.secho(f"terminated ({name}); what was done is kept", fg="yellow", err=True)
+            sys.exit(128 + exc.signum)
         except KeyboardInterrupt:
-            click.secho("interrupted", fg="yellow", err=True)
+            click.secho("interrupted; what was done is kept", fg="yellow", err=True)
             sys.exit(130)
+        except BrokenPipeError:
+            # the reader of our output went away (| head): nothing to say, and nobody to say it to
+            with contextlib.suppress(OSError):
+                sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps Python's exit flush quiet
+            sys.exit(1)
+        except OSError as exc:
+            # The machine, not abbench or its input: a full disk, a permission, a vanished folder.
+            logging.getLogger("abbench").debug("stopped by an OS error", exc_info=True)
+            where = f": {exc.filename}" if exc.filename else ""
+            click.secho(
+                f"error: {exc.strerror or exc}{where}; check that path's permissions and the free disk space "
+                "(-vv shows where it happened)",
+                fg="red",
+                err=True,
+            )
+            sys.exit(2)
+        except sqlite3.OperationalError as exc:
+            logging.getLogger("abbench").debug("stopped by a database error", exc_info=True)
+            click.secho(
+                f"error: the store database failed: {exc}; check the store folder's permissions and the free "
+                "disk space (-vv shows where it happened)",
+                fg="red",
+                err=True,
+            )
+            sys.exit(2)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(self.commands)  # in the order they were registered: the order of the flow

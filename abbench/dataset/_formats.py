@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import datetime as _dt
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -180,6 +180,28 @@ def _csv_error(path: Path, line: int, exc: csv.Error) -> ImportFailed:
     return ImportFailed(f"{path.name}, line {line}: cannot read as CSV: {exc}{hint}")
 
 
+def _check_quotes_closed(path: Path, codec: str, delim: str, start: int, end: int) -> None:
+    """Refuse a file whose last record opens a quote that is never closed.
+
+    The csv module then reads every line to the end of the file as one cell: the rows there would
+    vanish into it without a word. Only the last record can end that way, so only it is read again,
+    strictly.
+    """
+    with path.open(encoding=codec, newline="") as fh:
+        rest = islice(fh, start - 1, None)
+        try:
+            for _ in csv.reader(rest, delimiter=delim, strict=True):
+                pass
+        except csv.Error as exc:
+            if "unexpected end of data" not in str(exc):
+                return  # another oddity the tolerant reader handled as before
+            raise ImportFailed(
+                f"{path.name}, line {start}: a quote opened in this row is never closed, so lines {start}–{end} "
+                "(to the end of the file) would be read as one cell; close the quote, or write a quote "
+                'that is part of the text as two ("")'
+            ) from None
+
+
 def open_csv(path: Path, *, encoding: str | None, delimiter: str | None, header_row: int | None) -> Source:
     """Inspect a CSV/TSV file: encoding, delimiter, header."""
     # Eval data holds long cells (reference answers, passages); the csv module stops at 128 KiB.
@@ -209,7 +231,7 @@ def open_csv(path: Path, *, encoding: str | None, delimiter: str | None, header_
             else:
                 if header_row:
                     raise UsageError(
-                        f"{path.name} has only {n} rows; header_row={header_row} is past the end"
+                        f"{path.name} has only {n} rows; header_row={header_row} is past the end "
                     )
     except csv.Error as exc:
         raise _csv_error(path, n, exc) from None
@@ -230,6 +252,7 @@ def open_csv(path: Path, *, encoding: str | None, delimiter: str | None, header_
     def chunks(size: int, keep_blank: bool = False) -> Iterator[RowChunk]:
         with path.open(encoding=enc.codec, newline="") as fh:
             reader = csv.reader(fh, delimiter=delim)
+            last: tuple[list[str], int] | None = None
             try:
                 for _ in range(skip):
                     next(reader)
@@ -239,10 +262,11 @@ def open_csv(path: Path, *, encoding: str | None, delimiter: str | None, header_
                     # line numbers follow from the count; otherwise from the line breaks in each record.
                     now = reader.line_num
                     if now - prev == len(recs):
-                        starts: Iterable[int] = range(prev + 1, now + 1)
+                        starts: Sequence[int] = range(prev + 1, now + 1)
                     else:
                         starts = _record_starts(recs, prev + 1)
                     prev = now
+                    last = (recs[-1], starts[-1])
                     if set(map(len, recs)) == {width} and all(map(any, recs)):
                         yield RowChunk(recs, list(map(_LINE.format, starts)), None, [], text_only=True)
                     else:
@@ -253,6 +277,8 @@ def open_csv(path: Path, *, encoding: str | None, delimiter: str | None, header_
                 raise _csv_error(path, reader.line_num, exc) from None
             except UnicodeDecodeError:
                 raise decode_error(path, enc) from None
+            if last is not None and any("\n" in cell or "\r" in cell for cell in last[0]):
+                _check_quotes_closed(path, enc.codec, delim, last[1], reader.line_num)
 
     options = {
         "format": "csv",
@@ -327,6 +353,7 @@ def open_excel(path: Path, *, sheet: str | int | None, header_row: int | None) -
             if end[1] > start[1]
         }
         head_rows: list[tuple[int, list[Any]]] = []
+        number = 0
         for number, cells in enumerate(data.iter_rows(), start=1):
             if header_row and number < header_row:
                 continue
@@ -337,6 +364,11 @@ def open_excel(path: Path, *, sheet: str | int | None, header_row: int | None) -
                 break
     finally:
         book.close()
+    if not head_rows and header_row and number:
+        raise UsageError(
+            f"{path.name}!{name} has {number} rows; header_row={header_row} is past the end "
+            "of its filled rows (leave header_row out to find the header)"
+        )
     if not head_rows:
         others = [n for n in names if n != name]
         hint = f"; choose another with sheet= (sheets: {', '.join(others)})" if others else ""

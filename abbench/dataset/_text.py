@@ -46,13 +46,17 @@ def check_codec(name: str) -> str:
     Raises:
         UsageError: Python knows no such encoding.
     """
+    choices = (
+        "use a Python codec name such as utf-8, utf-8-sig, gb18030, gbk, big5, shift_jis, cp1252 or latin-1"
+    )
     try:
-        return codecs.lookup(name).name
+        info = codecs.lookup(name)
     except LookupError:
-        raise UsageError(
-            f"unknown encoding {name!r}; use a Python codec name such as utf-8, utf-8-sig, gb18030, gbk, "
-            "big5, shift_jis, cp1252 or latin-1"
-        ) from None
+        raise UsageError(f"unknown encoding {name!r}; {choices}") from None
+    # base64, hex, rot13, zlib ... are codecs too, but they do not turn bytes into text
+    if not getattr(info, "_is_text_encoding", True):
+        raise UsageError(f"{name!r} is not a text encoding; {choices}")
+    return info.name
 
 
 _SAMPLE = 1 << 20
@@ -124,6 +128,9 @@ def _check_decodes(path: Path, codec: str, *, named: bool, limit: int | None = N
             decoder.decode(b"", final=True)
     except UnicodeDecodeError:
         pass
+    except UnicodeError as exc:  # no position to report: "UTF-16 stream does not start with BOM"
+        hint = "check the encoding= you named, or leave it out to detect it" if named else "name its encoding"
+        raise ImportFailed(f"{path.name} does not decode as {codec} ({exc}); {hint}") from None
     else:
         return
     # Only on failure: decode the whole file at once so the error's offset is absolute.
@@ -132,6 +139,8 @@ def _check_decodes(path: Path, codec: str, *, named: bool, limit: int | None = N
         data.decode(codec)
     except UnicodeDecodeError as exc:
         pos = exc.start
+    except UnicodeError:  # pragma: no cover - raised above by the incremental decoder already
+        pos = 0
     else:  # pragma: no cover - the incremental and one-shot decoders disagree
         return
     line = data.count(b"\n", 0, pos) + 1

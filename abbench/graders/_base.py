@@ -119,11 +119,16 @@ class Grader(Protocol):
 
 @dataclass(frozen=True)
 class FunctionGrader:
-    """A grader made from a plain function ``fn(ctx) -> GradeResult | bool | float | dict``."""
+    """A grader made from a plain function ``fn(ctx) -> GradeResult | bool | float | dict``.
+
+    `blocking` marks a synchronous function that may take its time (a person's ``module:function``):
+    the runner calls it in a worker thread, so it cannot stall the event loop.
+    """
 
     name: str
     fn: Callable[[Any], Any]
     kind: str = "rule"
+    blocking: bool = False
 
     def __call__(self, ctx: Any) -> GradeResult | Awaitable[GradeResult]:
         value = self.fn(ctx)
@@ -252,7 +257,9 @@ def make_grader(spec: str | dict[str, Any] | Grader) -> Grader:
         fn_kind = options.get("kind", "rule")
         if fn_kind not in KINDS:
             raise UsageError(f"grader {kind!r}: kind {fn_kind!r} is not one of {', '.join(KINDS)}")
-        return FunctionGrader(options.get("name") or kind, _load_callable(kind), fn_kind)
+        fn = _load_callable(kind)
+        blocking = not inspect.iscoroutinefunction(fn)
+        return FunctionGrader(options.get("name") or kind, fn, fn_kind, blocking)
     raise UsageError(
         f"unknown grader {kind!r}; choose one of: {', '.join(grader_names())}, or module:function"
     )

@@ -190,6 +190,8 @@ def pause_experiment(ref: int | str | Experiment, *, store: StoreLike = None) ->
     """Ask the process running the experiment to pause (seen within a second). True if one is running."""
     store = open_store(store)
     exp = store.get_experiment(ref)
+    if exp.status in ("finished", "cancelled") and not exp.runner_alive:
+        return False  # nothing to pause; a later re-run must not start paused
     store.set_control(exp.id, "pause")
     alive = store.get_experiment(exp.id).runner_alive
     if not alive:
@@ -249,9 +251,7 @@ def retry_runs(
     store = open_store(store)
     exp = store.get_experiment(ref)
     if exp.runner_alive:
-        raise ExperimentError(
-            f"experiment {exp.name!r} is running (pid {exp.runner_pid}); pause or wait first"
-        )
+        raise ExperimentError(exp.busy_message())
     if not (failed or cancelled or disagreements or cases):
         raise ExperimentError("say which runs to re-run: failed, cancelled, disagreements and/or cases")
     ids = store.select_runs(
@@ -371,6 +371,8 @@ def grade_experiment(
     """
     store = open_store(store)
     exp = store.get_experiment(ref)
+    if exp.runner_alive:
+        raise ExperimentError(exp.busy_message())
     if graders:
         exp = add_graders(exp, graders, store=store)
     runner = ExperimentRunner(store, exp, observers=list(observers), grade_only=True, concurrency=concurrency)

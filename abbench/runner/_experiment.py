@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from abbench.agents import make_agent
-from abbench.errors import ExperimentError, NotFoundError, UsageError
+from abbench.errors import AbbenchError, ExperimentError, NotFoundError, UsageError
 from abbench.runner._grading import build_graders
 from abbench.runner._spec import ArmSpec, CaseSelection, DatasetSource, ExperimentSpec, load_spec
 from abbench.store import Store, current_user, open_store
@@ -89,7 +89,7 @@ def _check_arms(spec: ExperimentSpec, base: Path | None) -> dict[str, Any]:
             arm.params["base_dir"] = str(base)
         try:
             agents[name] = make_agent(arm.agent, model=arm.model, **arm.params)
-        except UsageError as exc:
+        except AbbenchError as exc:
             hint = ""
             keys = [k for k in arm.params if k != "base_dir"]
             for key in keys:

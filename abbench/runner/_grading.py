@@ -212,8 +212,22 @@ class GradingMixin:
         ctx = self._context(item, output, record)
         self._move(item, "evaluating")
         fresh: dict[str, tuple[GradeResult | None, str | None]] = {}
-        for grader in todo:
-            fresh[grader.name] = await self._grade_one(grader, ctx, item, attempt)
+        worker = asyncio.current_task()
+        self._grading[item.run_id] = worker
+        try:
+            for grader in todo:
+                fresh[grader.name] = await self._grade_one(grader, ctx, item, attempt)
+        except asyncio.CancelledError:
+            if item.run_id not in self._cancel_asked:
+                raise  # the runner itself is stopping: _interrupt() records the run
+            if worker.cancelling():
+                worker.uncancel()
+            # Cancelled by a person while its graders worked: the execution stays, grading waits
+            # (grades already written in this pass are kept and not asked for again).
+            self._move(item, "executed", None, "cancelled while grading: waits for grading")
+            return
+        finally:
+            self._grading.pop(item.run_id, None)
         results: list[tuple[str, GradeResult | None, str | None]] = []
         for grader in self.all_pointwise:
             if grader.name in fresh:
@@ -248,7 +262,12 @@ class GradingMixin:
         while True:
             tries += 1
             try:
-                result = grader(ctx)
+                if getattr(grader, "blocking", False):
+                    # A person's plain function may block (a synchronous HTTP call to a judge, a
+                    # sleep): in a thread it cannot stall the other runs, pause/cancel or the watchdog.
+                    result = await asyncio.get_running_loop().run_in_executor(None, grader, ctx)
+                else:
+                    result = grader(ctx)
                 if inspect.isawaitable(result):
                     result = await result
                 if not isinstance(result, GradeResult):
@@ -372,7 +391,15 @@ class GradingMixin:
                 finally:
                     limiter.release()
 
-        await asyncio.gather(*(judge(*job) for job in jobs))
+        self._pair_judging = asyncio.gather(*(judge(*job) for job in jobs))
+        try:
+            await self._pair_judging
+        except asyncio.CancelledError:
+            if not self._cancelling:
+                raise
+            log.info("experiment %s: pairwise judging cancelled", self.exp.name)
+        finally:
+            self._pair_judging = None
 
 
 _SPENT = ("judge_model", "judge_cost", "input_tokens", "output_tokens")

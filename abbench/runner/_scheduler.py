@@ -17,9 +17,10 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from abbench.agents import Agent, Task, make_agent
+from abbench.agents import Agent, Task, check_output, make_agent
 from abbench.errors import AgentError, ExperimentError
 from abbench.runner._grading import GradingMixin, combine_verdicts
+from abbench.runner._heartbeat import Heartbeat
 from abbench.runner._limiter import loop_limiter
 from abbench.runner._progress import Observer, Progress, Tracker
 from abbench.runner._writer import StoreWriter
@@ -34,7 +35,6 @@ __all__ = ["ExperimentRunner", "RunSummary", "backoff_s", "combine_verdicts"]
 
 POLL_S = 0.25
 """How often the runner looks for pause / resume / cancel asked by another process."""
-HEARTBEAT_S = 1.0
 BACKOFF_BASE_S = 0.5
 BACKOFF_MAX_S = 30.0
 
@@ -165,6 +165,8 @@ class ExperimentRunner(GradingMixin):
         self._wake = asyncio.Event()
         self._inflight: dict[int, asyncio.Task] = {}  # run id -> the worker task waiting on its agent
         self._cancel_asked: set[int] = set()
+        self._grading: dict[int, asyncio.Task] = {}  # run id -> the worker task waiting on its graders
+        self._pair_judging: asyncio.Future | None = None
         self._deadlines: dict[int, float] = {}  # run id -> loop time its agent must answer by
         self._timed_out: set[int] = set()
         self._states: dict[int, str] = {}
@@ -185,12 +187,9 @@ class ExperimentRunner(GradingMixin):
         """Do the work; returns when everything selected is done, or the experiment is cancelled."""
         store, exp = self.store, self.exp
         if not store.claim_runner(exp.id):
-            fresh = store.get_experiment(exp.id)
-            raise ExperimentError(
-                f"experiment {exp.name!r} is being run by process {fresh.runner_pid} on {fresh.runner_host}; "
-                f"pause or cancel it there (abbench pause/cancel {exp.id}) or wait for it to finish"
-            )
+            raise ExperimentError(store.get_experiment(exp.id).busy_message())
         started = time.monotonic()
+        heartbeat = Heartbeat(store, exp.id).start()
         try:
             reconciled = store.reconcile_runs(exp.id)
             if reconciled.interrupted or reconciled.waiting_for_grading:
@@ -216,9 +215,13 @@ class ExperimentRunner(GradingMixin):
             await self._interrupt()
             raise
         finally:
-            if self.writer is not None and self._own_writer:
-                self.writer.close()
-            store.release_runner(exp.id)
+            heartbeat.stop()
+            try:
+                if self.writer is not None and self._own_writer:
+                    self.writer.close()
+            finally:
+                # even when the writer failed: a claim left behind would block the next run
+                store.release_runner(exp.id)
         if status == "finished" and self.grade_only:
             status = self._status_after_grading(prior_status)
         store.set_status(exp.id, status)
@@ -427,12 +430,23 @@ class ExperimentRunner(GradingMixin):
                         retryable=False,
                     )
                 else:
-                    fields = self._execution_fields(item, output, began)
-                    fields["attempts"] = attempts
-                    self._attempts[item.run_id] = attempts  # grades record which execution they judged
-                    self._move(item, "executed", fields)
-                    self._executed += 1
-                    return output
+                    try:
+                        # what a person's adapter returns is checked before it reaches the store
+                        output = check_output(output)
+                    except AgentError as exc:
+                        error = AgentError(
+                            f"{exc} (case {case.case_id})",
+                            exc.failure_type,
+                            exc.retryable,
+                            raw_output=exc.raw_output,
+                        )
+            if error is None:
+                fields = self._execution_fields(item, output, began)
+                fields["attempts"] = attempts
+                self._attempts[item.run_id] = attempts  # grades record which execution they judged
+                self._move(item, "executed", fields)
+                self._executed += 1
+                return output
             if error.retryable and tries <= self.retries and not self._cancelling:
                 wait = backoff_s(tries)
                 self.writer.transition(
@@ -522,15 +536,12 @@ class ExperimentRunner(GradingMixin):
                         worker.cancel()
 
     async def _poll(self) -> None:
-        last_beat = 0.0
+        # The heartbeat is not written here but by `Heartbeat`'s thread: a blocked loop must not
+        # make this runner look dead to other processes.
         while True:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), POLL_S)
             self._wake.clear()
-            now = time.time()
-            if now - last_beat >= HEARTBEAT_S:
-                self.writer.experiment(self.exp.id, heartbeat_at=now)
-                last_beat = now
             control = self.store.get_control(self.exp.id)
             if control == "cancel" and not self._cancelling:
                 log.info("experiment %s: cancel asked", self.exp.name)
@@ -539,6 +550,13 @@ class ExperimentRunner(GradingMixin):
                 for run_id, worker in list(self._inflight.items()):
                     self._cancel_asked.add(run_id)
                     worker.cancel()
+                # Grading in flight stops too (a slow judge must not hold a cancel for minutes); those
+                # runs go back to executed, waiting for grading, their execution kept.
+                for run_id, worker in list(self._grading.items()):
+                    self._cancel_asked.add(run_id)
+                    worker.cancel()
+                if self._pair_judging is not None:
+                    self._pair_judging.cancel()
                 self.tracker.status = "cancelling"
             elif control == "pause" and not self._paused:
                 log.info("experiment %s: pause asked; running runs finish, no new ones start", self.exp.name)
@@ -561,31 +579,39 @@ class ExperimentRunner(GradingMixin):
                 self._cancelled += 1
 
     async def _interrupt(self) -> None:
-        """The runner is stopping abnormally: record runs in flight as interrupted, commit what we have."""
+        """The runner is stopping abnormally: record runs in flight as interrupted, commit what we have.
+
+        Never raises: the error that stopped the runner is the one to report. When the writer itself
+        failed (a full disk, a read-only store), what it could not commit is left to start-up
+        reconciliation, which turns it into actionable states on the next run.
+        """
         for task in list(self._inflight.values()):
             task.cancel()
         if self.writer is None or self.tracker is None:
             return
-        for run_id, state in list(self._states.items()):
-            if state == "running":
-                self.writer.transition(
-                    run_id,
-                    "running",
-                    "fail",
-                    {
-                        "failure_type": INTERRUPTED,
-                        "retryable": 1,
-                        "error": "interrupted: the run was stopped before its execution finished",
-                    },
-                    "interrupted",
-                )
-            elif state == "evaluating":
-                self.writer.transition(run_id, "evaluating", "executed", None, "interrupted while grading")
         try:
-            self.writer.flush()
+            if self.writer.error is None:
+                for run_id, state in list(self._states.items()):
+                    if state == "running":
+                        self.writer.transition(
+                            run_id,
+                            "running",
+                            "fail",
+                            {
+                                "failure_type": INTERRUPTED,
+                                "retryable": 1,
+                                "error": "interrupted: the run was stopped before its execution finished",
+                            },
+                            "interrupted",
+                        )
+                    elif state == "evaluating":
+                        self.writer.transition(
+                            run_id, "evaluating", "executed", None, "interrupted while grading"
+                        )
+                self.writer.flush()
             self.store.set_status(self.exp.id, "interrupted")
-        except Exception:  # the original error matters more
-            log.exception("could not record the interruption")
+        except Exception as exc:  # the original error matters more
+            log.warning("experiment %s: could not record the interruption (%s)", self.exp.name, exc)
 
 
 def _json_list(values) -> str | None:

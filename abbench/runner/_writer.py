@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import sqlite3
 import threading
 import time
 from collections import defaultdict, deque
@@ -100,9 +102,12 @@ class StoreWriter:
         """Update columns of the experiment row (heartbeat, status)."""
         self._submit(("experiment", experiment_id, fields))
 
+    def _failed(self) -> StoreError:
+        return StoreError(describe_write_error(self.error, self.store.path))
+
     def _submit(self, op: tuple) -> None:
         if self.error is not None:
-            raise StoreError(f"the store writer stopped: {self.error}") from self.error
+            raise self._failed() from self.error
         self._ops.append(op)
         # is_set() is a plain read; set() takes a lock, which on every submit of a writer that has
         # fallen behind cost more than the rest of the bookkeeping.
@@ -126,7 +131,7 @@ class StoreWriter:
                     raise StoreError(f"the store writer did not commit within {timeout} s")
                 self._cond.wait(remaining)
         if self.error is not None:
-            raise StoreError(f"the store writer stopped: {self.error}") from self.error
+            raise self._failed() from self.error
 
     def close(self) -> None:
         """Commit what is left and stop the thread."""
@@ -134,7 +139,7 @@ class StoreWriter:
         self._wake.set()
         self._thread.join()
         if self.error is not None:
-            raise StoreError(f"the store writer stopped: {self.error}") from self.error
+            raise self._failed() from self.error
 
     # -- the writer thread -----------------------------------------------------------------------------
 
@@ -156,7 +161,11 @@ class StoreWriter:
                 elif closing:
                     return
         except BaseException as exc:  # surfaced to the scheduler through .error / flush()
-            log.exception("store writer failed")
+            if isinstance(exc, (OSError, sqlite3.OperationalError)):
+                # a full disk or a read-only store: the message says it all, the traceback is noise
+                log.debug("store writer failed", exc_info=True)
+            else:
+                log.exception("store writer failed")
             with self._cond:
                 self.error = exc
                 self._cond.notify_all()
@@ -182,10 +191,7 @@ class StoreWriter:
                 grades.append(op)
             elif kind == "transcript":
                 _, path, messages = op
-                path.parent.mkdir(parents=True, exist_ok=True)
-                with path.open("w", encoding="utf-8") as f:
-                    for m in messages:
-                        f.write(json.dumps(m, ensure_ascii=False, default=str) + "\n")
+                _write_transcript(path, messages)
             elif kind == "experiment":
                 experiments[op[1]].update(op[2])
         # Runs with the same set of changed columns share one executemany.
@@ -244,6 +250,38 @@ class StoreWriter:
                 sets = ", ".join(f"{c}=?" for c in fields)
                 conn.execute(f"UPDATE experiments SET {sets} WHERE id=?", (*fields.values(), exp_id))
         self.commits += 1
+
+
+def _write_transcript(path: Path, messages: Any) -> None:
+    """Write a transcript whole or not at all: a full disk must not leave half a file behind."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    try:
+        with partial.open("w", encoding="utf-8") as f:
+            for m in messages:
+                f.write(json.dumps(m, ensure_ascii=False, default=str) + "\n")
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+
+
+def describe_write_error(exc: BaseException | None, store_path: Path) -> str:
+    """What a failed store write means for a person: what failed, where, and what to do."""
+    again = "what was committed is kept; run the experiment again (abbench run EXPERIMENT) to continue where it stopped"
+    if isinstance(exc, OSError):
+        where = f" {exc.filename}" if exc.filename else f" the store {store_path}"
+        what = exc.strerror or str(exc)
+        return (
+            f"cannot write{where}: {what}. Free disk space or make the store folder {store_path} writable; "
+            + again
+        )
+    if isinstance(exc, sqlite3.OperationalError):
+        return (
+            f"the store database {store_path / 'abbench.db'} refused a write ({exc}). Free disk space or make "
+            f"the store folder writable; " + again
+        )
+    return f"the store writer stopped: {exc}; " + again
 
 
 def _bool(value: Any) -> int | None:

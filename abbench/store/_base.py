@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import getpass
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -13,9 +14,12 @@ from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
-from abbench.errors import StoreError
-from abbench.store._migrations import migrate
+from abbench.errors import SchemaVersionError, StoreError
+from abbench.store._migrations import SCHEMA_VERSION, current_version, migrate
+
+log = logging.getLogger(__name__)
 
 DEFAULT_STORE = ".abbench"
 STORE_ENV = "ABBENCH_STORE"
@@ -90,21 +94,58 @@ class StoreBase:
     def __init__(self, path: str | os.PathLike | None = None, *, create: bool = True):
         self.path = resolve_store_path(path)
         self.db_path = self.path / DB_NAME
+        if self.path.exists() and not self.path.is_dir():
+            raise StoreError(
+                f"the store path {self.path} is a file, not a folder; give --store (or ${STORE_ENV}) a folder "
+                "— a new one is created — or the folder that holds abbench.db"
+            )
         if not self.db_path.exists() and not create:
             raise StoreError(
                 f"no abbench store at {self.path}; create one by importing a dataset "
                 f"(abbench --store {self.path} import FILE) or point --store / ${STORE_ENV} at an existing one"
             )
-        try:
-            self.path.mkdir(parents=True, exist_ok=True)
-            for sub in SUBFOLDERS:
-                (self.path / sub).mkdir(exist_ok=True)
-        except OSError as exc:
-            raise StoreError(f"cannot create the store folder {self.path}: {exc}") from exc
+        # A store this user may read but not write (a colleague's, a read-only mount) is opened for
+        # reading: every view works, and a write is refused with a message instead of a SQLite error.
+        self.read_only = self.db_path.is_file() and not (
+            os.access(self.path, os.W_OK) and os.access(self.db_path, os.W_OK)
+        )
+        self._immutable = False
+        if not self.read_only:
+            try:
+                self.path.mkdir(parents=True, exist_ok=True)
+                for sub in SUBFOLDERS:
+                    (self.path / sub).mkdir(exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create the store folder {self.path}: {exc}") from exc
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
-        migrate(self.conn, str(self.db_path))
+        if self.read_only:
+            self._check_version()
+            log.info("the store %s is read-only for this user: opened for reading", self.path)
+        else:
+            migrate(self.conn, str(self.db_path))
+
+    def _check_version(self) -> None:
+        have = current_version(self.conn)
+        if have > SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"the store {self.db_path} has schema version {have}, but this abbench only knows versions up "
+                f"to {SCHEMA_VERSION}; upgrade abbench (pip install -U abbench) to open it"
+            )
+        if have < SCHEMA_VERSION:
+            raise StoreError(
+                f"the store {self.path} was written by an older abbench and must be upgraded, which needs "
+                "write access; it is read-only for this user. Open it once with write access, or copy it "
+                f"(cp -r {self.path} COPY) and use --store COPY"
+            )
+
+    def refuse_write(self, what: str = "this") -> StoreError:
+        """The error for a write to a read-only store: what was refused and what to do."""
+        return StoreError(
+            f"the store {self.path} is read-only for this user, so {what} cannot be saved; make the folder "
+            f"and abbench.db writable, or copy the store (cp -r {self.path} COPY) and use --store COPY"
+        )
 
     # -- connections -------------------------------------------------------------------------------
 
@@ -118,6 +159,11 @@ class StoreBase:
         return conn
 
     def _connect(self) -> sqlite3.Connection:
+        if self.read_only:
+            conn = self._connect_read_only()
+            with self._lock:
+                self._connections.append(conn)
+            return conn
         try:
             conn = sqlite3.connect(self.db_path, timeout=30.0, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
@@ -137,6 +183,27 @@ class StoreBase:
         with self._lock:
             self._connections.append(conn)
         return conn
+
+    def _connect_read_only(self) -> sqlite3.Connection:
+        uri = f"file:{quote(str(self.db_path))}?mode=ro"
+        # A WAL database is read through its -shm file; when that cannot be created (the folder is
+        # read-only too) SQLite can only read the file as immutable, which ignores a leftover -wal.
+        for suffix in ("", "&immutable=1"):
+            try:
+                conn = sqlite3.connect(
+                    uri + suffix, uri=True, timeout=30.0, isolation_level=None, check_same_thread=False
+                )
+                conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            except sqlite3.DatabaseError as exc:
+                error = exc
+                continue
+            if suffix:
+                self._immutable = True
+                log.info("reading %s as immutable (its folder is read-only)", self.db_path)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA query_only=ON")
+            return conn
+        raise StoreError(f"cannot read {self.db_path} ({error}); is it an abbench store?")
 
     def close(self) -> None:
         """Close every connection this store opened, in any thread."""
@@ -175,7 +242,12 @@ class StoreBase:
         """A write transaction on this thread's connection; nested calls become savepoints.
 
         Everything written inside is committed together or not at all.
+
+        Raises:
+            StoreError: the store is read-only for this user.
         """
+        if self.read_only:
+            raise self.refuse_write()
         conn = self.conn
         if conn.in_transaction:
             name = f"sp{id(conn)}_{threading.get_ident()}_{getattr(self._local, 'depth', 0)}"

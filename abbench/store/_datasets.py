@@ -279,6 +279,8 @@ class DatasetsMixin:
         src = Path(path).expanduser()
         if not src.is_file():
             raise ImportFailed(f"no such file: {src}" if not src.exists() else f"{src} is not a file")
+        if self.read_only:
+            raise self.refuse_write(f"a dataset imported from {src.name}")
         if name is not None:
             name = name.strip()
             if not name or "@" in name:

@@ -94,6 +94,24 @@ class Experiment:
             self.runner_host == socket.gethostname() and self.runner_pid and not _pid_alive(self.runner_pid)
         )
 
+    def busy_message(self) -> str:
+        """Why this experiment cannot be run from here now: another live process holds it.
+
+        A paused experiment is still held by its process, so the message says to resume it there
+        rather than "pause first"; a running one can be paused, cancelled or waited for.
+        """
+        where = f"process {self.runner_pid} on {self.runner_host}"
+        if self.status == "paused" or self.control == "pause":
+            return (
+                f"experiment {self.name!r} is paused in {where}, which still holds it: resume it "
+                f"(abbench resume {self.id}) and let it finish, or cancel it (abbench cancel {self.id}), "
+                "then try again"
+            )
+        return (
+            f"experiment {self.name!r} is being run by {where}; wait for it to finish, or cancel it "
+            f"(abbench cancel {self.id}), then try again"
+        )
+
 
 _EXPERIMENT_COLUMNS = (
     "e.id, e.name, e.owner, e.skill, e.skill_version, e.dataset_id, d.fingerprint, e.profile_id, e.spec, "
@@ -340,6 +358,15 @@ class ExperimentsMixin:
                 (os.getpid(), host, now, exp_id),
             )
             return True
+
+    def beat_runner(self, exp_id: int) -> bool:
+        """Refresh this process's runner claim on the experiment; False when it no longer holds it."""
+        with self.transaction() as conn:
+            cur = conn.execute(
+                "UPDATE experiments SET heartbeat_at=? WHERE id=? AND runner_pid=? AND runner_host=?",
+                (time.time(), exp_id, os.getpid(), socket.gethostname()),
+            )
+            return cur.rowcount > 0
 
     def release_runner(self, exp_id: int) -> None:
         """Give up the runner claim (at the end of a run)."""

@@ -113,6 +113,8 @@ class SnapshotsMixin:
             max_files=max_files,
             exclude=self.path,
         )
+        if self.read_only:
+            raise self.refuse_write(f"a snapshot of {prepared.source.source_path or folder}")
         snapshots_dir = self.path / "snapshots"
         snapshots_dir.mkdir(exist_ok=True)
         self._sweep_stale_tmp(snapshots_dir)

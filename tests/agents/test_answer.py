@@ -8,6 +8,7 @@ import pytest
 
 from abbench.agents import canonical_refs, match_label, parse_answer
 from abbench.errors import AgentError
+from abbench.types import Usage
 from tests.agents.adapter_fixtures import skill  # noqa: F401
 
 LABELS = ("fast", "slow")
@@ -135,3 +136,71 @@ def test_canonical_refs_resolve_what_they_can(skill):  # noqa: F811
     )
     assert refs == ("SKILL.md#Rules", "knowledge/domains.md#车控", "SKILL.md#Nope")
     assert canonical_refs(["a#b"], None) == ("a#b",)
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ({"confidence": 0.5}, {"confidence": 0.5}),
+        ({"confidence": "80%"}, {"confidence": 0.8}),
+        ({"confidence": 80}, {"confidence": 0.8}),
+        ({"confidence": float("nan")}, {"confidence": None}),
+        ({"prediction": 3}, {"prediction": "3"}),
+        ({"prediction": ["a", "b"]}, {"prediction": '["a", "b"]'}),
+        ({"reason": {"why": "规则"}}, {"reason": '{"why": "规则"}'}),
+        ({"evidence_refs": "SKILL.md#A"}, {"evidence_refs": ("SKILL.md#A",)}),
+        ({"files_read": ["a.md", None, 3]}, {"files_read": ("a.md", "3")}),
+        ({"cost": 1}, {"cost": 1.0}),
+        ({"cost": "0.25"}, {"cost": 0.25}),
+        ({"usage": Usage(3, 4.0)}, {"usage": Usage(3, 4)}),
+    ],
+)
+def test_check_output_converts_what_can_be_read(fields, expected):
+    from abbench.agents import check_output
+    from abbench.types import AgentOutput
+
+    out = check_output(AgentOutput(**{"prediction": "fast", **fields}))
+    assert {k: getattr(out, k) for k in expected} == expected
+
+
+@pytest.mark.parametrize(
+    ("fields", "named"),
+    [
+        ({"confidence": "very"}, "confidence"),
+        ({"confidence": 7000}, "confidence"),
+        ({"cost": "cheap"}, "cost"),
+        ({"cost": -0.5}, "cost"),
+        ({"cost": float("inf")}, "cost"),
+        ({"latency_ms": "fast"}, "latency_ms"),
+        ({"usage": Usage("many", 1)}, "usage.input_tokens"),
+        ({"usage": 12}, "usage"),
+    ],
+)
+def test_check_output_refuses_numbers_it_cannot_read(fields, named):
+    from abbench.agents import check_output
+    from abbench.types import AgentOutput
+
+    with pytest.raises(AgentError) as err:
+        check_output(AgentOutput(prediction="fast", **fields))
+    assert err.value.failure_type == "bad_output" and not err.value.retryable
+    assert named in str(err.value)
+
+
+def test_check_output_leaves_a_clean_answer_as_it_is():
+    from abbench.agents import check_output
+    from abbench.types import AgentOutput
+
+    out = AgentOutput(
+        "fast",
+        "r",
+        0.9,
+        ("SKILL.md#A",),
+        "raw",
+        ({"role": "user"},),
+        ("SKILL.md",),
+        (),
+        Usage(1, 2),
+        0.1,
+        5.0,
+    )
+    assert check_output(out) == out

@@ -188,3 +188,46 @@ def test_a_python_arms_file_is_found_beside_the_definition(store, dataset, tmp_p
     exp = create_experiment(folder / "exp.yaml", store=store)
     run_experiment(exp.id, store=store)
     assert [r.output.prediction for r in store.runs(exp.id)] == ["fast"] * 6
+
+
+@pytest.mark.parametrize(
+    ("arm", "message"),
+    [
+        ({"agent": "buitin"}, "unknown agent 'buitin'; choose one of:"),
+        ({"agent": "builtin", "tempreature": 0.3}, "unknown parameter(s) tempreature"),
+        ({"agent": "openai", "model": "m", "api_key": "sk-not-stored-1234"}, "no setting 'api_key'"),
+        ({"agent": "command", "argv": "echo hi"}, "must be a list"),
+        ({"agent": "python", "function": "no_such_file.py:f"}, "no file"),
+        ({"agent": "python"}, "needs `function:`"),
+    ],
+)
+def test_an_arm_that_cannot_run_is_refused_when_created_and_nothing_is_stored(store, dataset, arm, message):
+    spec = {"name": "bad-arm", "dataset": dataset.fingerprint, "arms": {"control": arm}}
+    with pytest.raises(ExperimentError, match="arm 'control'") as err:
+        create_experiment(spec, store=store)
+    assert message in str(err.value)
+    assert store.query_one("SELECT COUNT(*) FROM experiments")[0] == 0
+    assert "sk-not-stored" not in str(store.query("SELECT * FROM experiments"))
+
+
+def test_a_python_agent_file_next_to_the_definition_is_found_from_any_folder(
+    store, dataset, tmp_path, monkeypatch
+):
+    folder = tmp_path / "defs"
+    folder.mkdir()
+    (folder / "route.py").write_text("def route(task):\n    return 'fast'\n", encoding="utf-8")
+    (folder / "exp.yaml").write_text(
+        f"name: near\ndataset: {dataset.fingerprint}\nrounds: 1\n"
+        "arms:\n  a: {agent: python, function: 'route.py:route'}\n",
+        encoding="utf-8",
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    exp = create_experiment(folder / "exp.yaml", store=store)
+    assert exp.arm("a").params["base_dir"] == str(folder.resolve())
+    from abbench.runner import run_experiment
+
+    summary = run_experiment(exp.id, store=store)
+    assert (summary.executed, summary.failed) == (6, 0)
+    assert {r.output.prediction for r in store.runs(exp.id)} == {"fast"}
