@@ -48,7 +48,8 @@ def test_a_case_opens_on_both_sides(widget):
     widget.open_case("regressed", "c03")
     assert widget.errors.message is None and widget.detail.case_id == "c03"
     runs = widget.detail.runs_html.value
-    assert "ab / a" in runs and "ab / b" in runs and runs.count("<tr>") == 1 + 4
+    assert runs.count("<tr>") == 1 + 4 and "<td>a<br>round 1</td>" in runs and "<td>b<br>round 2</td>" in runs
+    assert "ab / a" not in runs  # both sides are arms of one experiment: its name would only repeat
     assert "(the other way)" in runs
 
 
@@ -82,6 +83,9 @@ def test_two_experiments_on_the_same_dataset_are_compared(store, ab, small):
     assert (w.arm_a.value, w.arm_b.value) == ("b", "c")  # the last arm of each
     assert w.comparison.kind == "experiments"
     assert "c05" in w.lists["regressed"] and "c03" in w.lists["fixed"]
+    w.open_case("regressed", "c05")
+    runs = w.detail.runs_html.value
+    assert "<td>ab / b<br>round 1</td>" in runs and "<td>again / c<br>round 1</td>" in runs
 
 
 def test_experiments_on_different_datasets_are_refused_with_why(store, ab):
