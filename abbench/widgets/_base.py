@@ -72,7 +72,7 @@ def fmt_money(value: float | None, *, signed: bool = False) -> str:
     size = abs(value)
     if size == 0:
         return "$0"
-    digits = 2 if size >= 1 else 4 if size >= 0.01 else min(10, 1 - math.floor(math.log10(size)))
+    digits = 2 if size >= 1 else 4 if size >= 0.01 else min(10, max(6, 1 - math.floor(math.log10(size))))
     return f"{sign}${size:,.{digits}f}"
 
 
