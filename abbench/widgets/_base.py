@@ -86,6 +86,32 @@ def fmt_ms(value: float | None, *, signed: bool = False) -> str:
     return f"{sign}{value:.1f} ms" if abs(value) < 10 else f"{sign}{value:.0f} ms"
 
 
+def fmt_unit(value: Any, unit: str) -> str:
+    """A metric's value in its unit (``abbench.gate.metric_unit``): ``90.4%``, ``+13.2 pts``, ``7.8 ms``,
+    ``+35.4%``, ``$0.000764``, ``yes``. (The report formats alike; views cannot share code.)"""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if not isinstance(value, (int, float)) or not math.isfinite(value):
+        return NONE if value is None or isinstance(value, float) else str(value)
+    if unit == "share":
+        return fmt_pct(value)
+    if unit == "points":
+        return fmt_points(value)
+    if unit == "relative":
+        return fmt_pct(value, signed=True)
+    if unit == "usd":
+        return fmt_money(value)
+    if unit == "ms":
+        return fmt_ms(value)
+    if unit in ("tokens", "count"):
+        return f"{value:,.0f}"
+    if unit == "score":
+        return f"{value:.2f}"
+    if unit == "p":
+        return "< 0.001" if 0 <= value < 0.001 else f"{value:.3g}"
+    return f"{value:,.4g}"
+
+
 def html_table(
     columns: Sequence[str],
     rows: Iterable[Sequence[Any]],

@@ -39,7 +39,8 @@ def test_metric_deltas_come_with_their_intervals(widget):
     html = widget.metrics_html.value
     assert f"{100 * c.main.difference:+.1f} points" in html
     assert f"[{100 * low:+.1f} points, {100 * high:+.1f} points]" in html
-    assert "exact McNemar" in html and "latency_ms" in html
+    assert "exact McNemar" in html and "<td>latency</td>" in html and " ms</td>" in html  # not latency_ms
+    assert f">{100 * c.value_a.value:.1f}%</td>" in html  # a share reads as a percentage
     assert "导航" in widget.domains_html.value
     assert c.verdict.text.split(":")[0] in widget.verdict_html.value
 
