@@ -15,9 +15,11 @@ from abbench.gate._namespace import (
     COMPARISON_METRICS,
     DECISION_METRICS,
     METRICS,
+    UNITS,
     MetricDef,
     MetricRef,
     metric_names,
+    metric_unit,
     parse_metric,
 )
 from abbench.gate._rules import (
@@ -39,6 +41,7 @@ __all__ = [
     "OPS",
     "SEVERITIES",
     "STATUSES",
+    "UNITS",
     "Decision",
     "DecisionPolicy",
     "Dimension",
@@ -51,6 +54,7 @@ __all__ = [
     "evaluate_gate",
     "load_rules",
     "metric_names",
+    "metric_unit",
     "parse_metric",
     "parse_rules",
     "read_gate_file",

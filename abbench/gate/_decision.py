@@ -148,6 +148,16 @@ def _capability(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
     return Dimension("capability", "pass", c.verdict.text, evidence)
 
 
+def _usd(value: float) -> str:
+    """A signed cost difference in US dollars with two significant digits (``+$0.00020``, ``-$1.25``)."""
+    sign = "+" if value >= 0 else "-"
+    size = abs(value)
+    if size == 0:
+        return "+$0"
+    digits = 2 if size >= 1 else min(10, max(2, 1 - math.floor(math.log10(size))))
+    return f"{sign}${size:,.{digits}f}"
+
+
 def _cost(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
     u = c.usage_metric("cost") if c is not None else None
     if u is None or u.difference is None:
@@ -167,11 +177,11 @@ def _cost(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
             "cost", "pass", "no cost recorded (0 in both arms): not assessed", evidence, assessed=False
         )
     change = (
-        f"{u.difference:+.4g} per case ({u.relative:+.0%})"
+        f"{_usd(u.difference)} per case ({u.relative:+.0%})"
         if u.relative is not None
-        else f"{u.difference:+.4g} per case"
+        else f"{_usd(u.difference)} per case"
     )
-    ci = f", {c.confidence:.0%} CI {u.interval.low:+.4g} to {u.interval.high:+.4g}" if u.interval else ""
+    ci = f", {c.confidence:.0%} CI {_usd(u.interval.low)} to {_usd(u.interval.high)}" if u.interval else ""
     significant_more = u.interval is not None and u.interval.low > 0
     beyond = u.relative is None or u.relative > policy.cost_tolerance
     better = c.verdict.code == "b_better"

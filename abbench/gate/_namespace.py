@@ -751,3 +751,85 @@ def parse_metric(text: str, arms: tuple[str, ...] | None = None) -> MetricRef:
     if arms is not None and arm not in ("a", "b") and arm not in arms:
         raise UsageError(f"{text!r}: no arm {arm!r}; use a., b., or one of the arms: {', '.join(arms)}")
     return MetricRef(text, definition, arm, param)
+
+
+UNITS = ("share", "points", "score", "usd", "ms", "relative", "tokens", "p", "count", "bool")
+"""What a metric's number is, so views can show it as people read it: a share (``0.904`` → 90.4%),
+a difference of shares in percentage points, a judge score, US dollars, milliseconds, a relative
+change (``0.35`` → +35%), tokens, a p-value, a count, or yes/no."""
+
+_UNIT_OF: dict[str, str] = {
+    **dict.fromkeys(
+        [
+            "accuracy",
+            "accuracy_ci_low",
+            "accuracy_ci_high",
+            "strict_accuracy",
+            "execution_failure_rate",
+            "grading_failure_rate",
+            "flip_rate",
+            "agreement_rate",
+            "flaky_rate",
+            "no_evidence_rate",
+            "low_confidence_rate",
+            "skill_read_rate",
+            "accuracy_when_read",
+            "accuracy_when_not_read",
+            "macro_f1",
+            "micro_f1",
+            "weighted_f1",
+            "macro_precision",
+            "macro_recall",
+            "f1[]",
+            "precision[]",
+            "recall[]",
+            "domain_accuracy[]",
+        ],
+        "share",
+    ),
+    **dict.fromkeys(["diff", "diff_ci_low", "diff_ci_high", "mde", "domain_diff[]"], "points"),
+    **dict.fromkeys(["score", "score_ci_low", "score_diff"], "score"),
+    **dict.fromkeys(
+        [
+            "avg_cost",
+            "p50_cost",
+            "p95_cost",
+            "total_cost",
+            "cost_per_correct",
+            "judge_cost",
+            "cost_diff",
+            "cost_diff_ci_low",
+            "cost_diff_ci_high",
+        ],
+        "usd",
+    ),
+    **dict.fromkeys(
+        [
+            "avg_latency_ms",
+            "p50_latency_ms",
+            "p95_latency_ms",
+            "max_latency_ms",
+            "latency_diff_ms",
+            "latency_diff_ci_high",
+        ],
+        "ms",
+    ),
+    **dict.fromkeys(["cost_change", "latency_change", "tokens_change"], "relative"),
+    **dict.fromkeys(["avg_tokens", "p50_tokens", "p95_tokens", "tokens_diff"], "tokens"),
+    **dict.fromkeys(["p_value", "mcnemar_p"], "p"),
+}
+
+
+def metric_unit(metric: str) -> str:
+    """The unit of a metric as a rule writes it (``p95_latency_ms`` → ``ms``, ``a.accuracy`` → ``share``).
+
+    One of `UNITS`; counts and yes/no metrics follow their kind. A name that is not a metric gives
+    ``"number"`` (views then show it plainly).
+    """
+    try:
+        definition = parse_metric(metric).definition
+    except UsageError:
+        return "number"
+    if definition.kind in ("count", "bool"):
+        return definition.kind
+    return _UNIT_OF.get(definition.name, "number")

@@ -67,15 +67,45 @@ def money(value: Any) -> str:
         return MISSING
     if value == 0:
         return "$0"
-    digits = 2 if abs(value) >= 1 else 4 if abs(value) >= 0.01 else 6
-    return f"${value:,.{digits}f}"
+    # Agent runs often cost a fraction of a cent: keep two significant digits however small.
+    size = abs(value)
+    digits = 2 if size >= 1 else 4 if size >= 0.01 else min(10, max(6, 1 - math.floor(math.log10(size))))
+    return f"{'-' if value < 0 else ''}${size:,.{digits}f}"
 
 
 def ms(value: Any) -> str:
     """Milliseconds, as ``850 ms`` or ``2.4 s``."""
     if not is_number(value):
         return MISSING
-    return f"{value / 1000:.1f} s" if abs(value) >= 1000 else f"{value:.0f} ms"
+    if abs(value) >= 1000:
+        return f"{value / 1000:.1f} s"
+    return f"{value:.1f} ms" if 0 < abs(value) < 10 else f"{value:.0f} ms"
+
+
+def in_unit(value: Any, unit: str) -> str:
+    """A metric's value in its unit (see `abbench.gate.UNITS`): ``90.4%``, ``+13.2 pts``, ``7.8 ms``,
+    ``+35.4%``, ``$0.000764``, ``yes``; an unknown unit shows the number plainly."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if not is_number(value):
+        return MISSING if value is None or isinstance(value, float) else str(value)
+    if unit == "share":
+        return pct(value)
+    if unit == "points":
+        return f"{value * 100:+.1f} pts"
+    if unit == "relative":
+        return f"{value * 100:+.1f}%"
+    if unit == "usd":
+        return money(value)
+    if unit == "ms":
+        return ms(value)
+    if unit in ("tokens", "count"):
+        return f"{value:,.0f}"
+    if unit == "score":
+        return num(value, 2)
+    if unit == "p":
+        return "< 0.001" if 0 <= value < 0.001 else f"{value:.3g}"
+    return f"{value:,.4g}"
 
 
 def pvalue(value: Any) -> str:
@@ -551,6 +581,7 @@ def outcome_figure(outcomes: Mapping[str, Any], a: str, b: str):
         }
         for name, n, c in parts
     ]
+    # The legend sits under the axis title (at y -0.6 it covered "cases"), in reading order.
     return figure(
         data,
         barmode="stack",

@@ -53,8 +53,8 @@ def arms_section(metrics: Mapping[str, Any]) -> list[Part]:
                 "main": estimate_text(a["score"] if by_score else a["accuracy"], share=not by_score),
                 "strict": estimate_text(a["strict_accuracy"]) if not by_score else d.MISSING,
                 "graded": f"{c['passed'] + c['failed']:,} of {c['runs']:,}",
-                "failures": f"{c['execution_failed'] + c['grading_failed']:,}",
-                "cancelled": f"{c['cancelled'] + c['unfinished']:,}",
+                "failures": c["execution_failed"] + c["grading_failed"],
+                "cancelled": c["cancelled"] + c["unfinished"],
                 "per_correct": d.money((a.get("usage") or {}).get("cost_per_correct")),
             }
         )
@@ -62,12 +62,12 @@ def arms_section(metrics: Mapping[str, Any]) -> list[Part]:
     main = "mean score" if by_score else "accuracy"
     columns = [
         ("arm", "arm"),
-        ("main", f"{main} [{level} interval]"),
-        *([] if by_score else [("strict", "strict accuracy (failures count as wrong)")]),
-        ("graded", "graded runs"),
+        ("main", f"{main} [{level} interval]", str),
+        *([] if by_score else [("strict", "strict accuracy", str)]),
+        ("graded", "graded runs", str),
         ("failures", "failed runs"),
-        ("cancelled", "cancelled or unfinished"),
-        ("per_correct", "cost per correct answer"),
+        ("cancelled", "cancelled, unfinished"),
+        ("per_correct", "cost per right answer"),
     ]
     methods = sorted(
         {(a["score"] if by_score else a["accuracy"] or {}).get("method") or "" for a in arms} - {"", "none"}
@@ -75,7 +75,8 @@ def arms_section(metrics: Mapping[str, Any]) -> list[Part]:
     parts = [d.table_html(rows, columns)]
     parts.append(
         d.note_html(
-            f"Intervals: {', '.join(methods) or 'none'}; "
+            ("Strict accuracy counts failed runs as wrong. " if not by_score else "")
+            + f"Intervals: {', '.join(methods) or 'none'}; "
             + (
                 "every case counts once (per-case means over rounds, Miller 2024)."
                 if metrics.get("rounds", 1) > 1
@@ -165,7 +166,7 @@ def domain_section(metrics: Mapping[str, Any]) -> list[Part]:
             row[arm + "#n"] = r["accuracy"]["n_cases"] if r else 0
         row["cases"] = max((row[a + "#n"] for a in arms), default=0)
         table.append(row)
-    columns = [("domain", "domain"), ("cases", "cases"), *[(a, a) for a in arms]]
+    columns = [("domain", "domain"), ("cases", "cases"), *[(a, a, str) for a in arms]]
     series = {arm: [cell.get((arm, dom), {}).get("accuracy") for dom in domains] for arm in arms}
     return [
         d.table_html(table, columns),
@@ -206,13 +207,18 @@ def stability_section(metrics: Mapping[str, Any]) -> list[Part]:
             rows,
             [
                 ("arm", "arm"),
-                ("agreement", "same answer as the case's usual one", d.pct),
-                ("flip", "cases whose answer changed", d.pct),
-                ("flaky", "cases passing in some rounds, failing in others", d.pct),
-                ("cases", "cases answered twice or more"),
+                ("agreement", "agreement", d.pct),
+                ("flip", "answer changed", d.pct),
+                ("flaky", "flaky", d.pct),
+                ("cases", "cases"),
                 ("examples", "flaky cases", "text"),
             ],
-        )
+        ),
+        d.note_html(
+            "Agreement: share of runs giving the case's usual answer. Answer changed: cases answered "
+            "differently across rounds. Flaky: cases passing in some rounds and failing in others. "
+            "Cases: those answered twice or more."
+        ),
     ]
     by_round = metrics.get("by_round") or []
     rounds = sorted({r["group"] for r in by_round})
@@ -264,14 +270,14 @@ def usage_section(metrics: Mapping[str, Any]) -> list[Part]:
             [
                 ("arm", "arm"),
                 ("executed", "executed runs"),
-                ("cost_mean", "cost per run"),
-                ("cost_total", "total cost"),
-                ("per_correct", "cost per correct answer"),
-                ("tokens", "tokens per run"),
-                ("tokens_p95", "tokens p95"),
-                ("lat_p50", "latency p50"),
-                ("lat_p95", "latency p95"),
-                ("judge", "judge cost"),
+                ("cost_mean", "cost per run", str),
+                ("cost_total", "total cost", str),
+                ("per_correct", "cost per right answer", str),
+                ("tokens", "tokens per run", str),
+                ("tokens_p95", "tokens p95", str),
+                ("lat_p50", "latency p50", str),
+                ("lat_p95", "latency p95", str),
+                ("judge", "judge cost", str),
             ],
         ),
         d.bars_figure(
@@ -487,7 +493,14 @@ def _dimension_figures(name: str, dim: Mapping[str, Any]) -> tuple[str, str]:
         return _points(ev.get("difference")), "; ".join(parts) or dim["summary"]
     if name == "cost":
         big = d.pct(ev.get("relative"), 0, signed=True).replace("pp", "%")
-        return big, f"per case {d.money(ev.get('cost_a'))} → {d.money(ev.get('cost_b'))}. " + dim["summary"]
+        a, b = ev.get("cost_a"), ev.get("cost_b")
+        thousand = lambda v: f"${v * 1000:,.2f}" if v * 1000 >= 0.01 else d.money(v * 1000)  # noqa: E731
+        scale = (
+            f" ({thousand(a)} → {thousand(b)} per 1,000 cases)"
+            if d.is_number(a) and d.is_number(b) and max(a, b) < 0.01
+            else ""
+        )
+        return big, f"per case {d.money(a)} → {d.money(b)}{scale}. " + dim["summary"]
     fb, fa = ev.get("flip_rate_b"), ev.get("flip_rate_a")
     big = f"{d.pct(fb, 0)} flip" if d.is_number(fb) else d.MISSING
     if d.is_number(fb) and d.is_number(fa):
@@ -495,11 +508,56 @@ def _dimension_figures(name: str, dim: Mapping[str, Any]) -> tuple[str, str]:
     return big, dim["summary"]
 
 
+_OP_WORDS = {">=": "≥", "<=": "≤", ">": ">", "<": "<", "==": "=", "!=": "≠"}
+
+# Which at-a-glance card a rule's metric speaks to (the others have no card of their own).
+_CARD_OF_UNIT = {"usd": "cost"}
+_STABILITY_METRICS = ("flip_rate", "agreement_rate", "flaky_rate", "flaky_cases")
+
+
+def _rule_card(metric: str) -> str | None:
+    from abbench.gate import metric_unit
+
+    name = metric.split(".")[-1].split("[")[0]
+    if name in _STABILITY_METRICS:
+        return "stability"
+    if name.startswith("cost") or name.endswith("_cost") or metric_unit(metric) == "usd":
+        return "cost"
+    return None
+
+
+def _rule_texts(r: Mapping[str, Any]) -> tuple[str, str, str]:
+    """A gate rule's name, its condition and its value, each number in the metric's unit."""
+    from abbench.gate import metric_unit
+
+    rule = r["rule"]
+    unit = metric_unit(rule["metric"])
+    name = rule.get("name") or rule["metric"]
+    condition = f"{rule['metric']} {_OP_WORDS.get(rule['op'], rule['op'])} {d.in_unit(rule['value'], unit)}"
+    return name, condition, d.in_unit(r["value"], unit)
+
+
+def _rule_sentence(r: Mapping[str, Any]) -> str:
+    """``cost up at most 25%: cost_change is +35.4% (the rule asks for ≤ +25.0%)``."""
+    name, _, value = _rule_texts(r)
+    rule = r["rule"]
+    from abbench.gate import metric_unit
+
+    wanted = (
+        f"{_OP_WORDS.get(rule['op'], rule['op'])} {d.in_unit(rule['value'], metric_unit(rule['metric']))}"
+    )
+    if r["value"] is None:
+        return f"{name}: {rule['metric']} could not be measured (the rule asks for {wanted})"
+    return f"{name}: {rule['metric']} is {value} (the rule asks for {wanted})"
+
+
 def decision_section(
     gate: Mapping[str, Any] | None, *, reason: str | None = None, shown_notes: Sequence[str] = ()
 ) -> list[Part]:
     """The verdict banner, the three dimensions at a glance, and every gate rule with its value.
 
+    The banner names what blocks or warns, so the verdict reads in one look; a card whose dimension
+    passes while a gate rule about it warns or blocks says so instead of showing a plain pass.
     `shown_notes` are notes another section shows (the comparison's), left out here.
     """
     if gate is None:
@@ -512,13 +570,28 @@ def decision_section(
         if a
         else f"{_side_name(b)} alone: there is no baseline to compare it with."
     )
-    blocking = [r["message"] for r in gate["rules"] if r["blocks"]]
+    blocking = [r for r in gate["rules"] if r["blocks"]]
     details = ""
+    if gate.get("verdict"):
+        details += f"<p>{d.esc(gate['verdict'])}</p>"
     if blocking:
-        details = "<ul>" + "".join(f"<li>{d.esc(m)}</li>" for m in blocking) + "</ul>"
-    elif gate.get("verdict"):
-        details = f"<p>{d.esc(gate['verdict'])}</p>"
+        details += (
+            "<p><b>Blocked by:</b></p><ul>"
+            + "".join(f"<li>{d.esc(_rule_sentence(r))}</li>" for r in blocking)
+            + "</ul>"
+        )
+    if warnings:
+        details += (
+            "<p><b>Warnings</b> (they do not block):</p><ul>"
+            + "".join(f"<li>{d.esc(_rule_sentence(r))}</li>" for r in warnings)
+            + "</ul>"
+        )
     parts: list[Part] = [d.decision_html(tone, headline, details)]
+    flagged: dict[str, list[Mapping[str, Any]]] = {}
+    for r in gate["rules"]:
+        card = _rule_card(r["rule"]["metric"]) if r["status"] != "pass" else None
+        if card is not None:
+            flagged.setdefault(card, []).append(r)
     cards = []
     decision = gate["decision"]
     for name in ("capability", "cost", "stability"):
@@ -527,30 +600,39 @@ def decision_section(
         assessed = dim.get("assessed", True)
         tone_card = "flat" if not assessed else ("good" if dim["conclusion"] == "pass" else "bad")
         word = "not assessed" if not assessed else dim["conclusion"]
+        rules = flagged.get(name) or []
+        if rules and tone_card != "bad":
+            blocks = any(r["blocks"] for r in rules)
+            tone_card = "bad" if blocks else "warn"
+            word += " · gate " + ("blocks" if blocks else "warns")
+            names = "; ".join(r["rule"].get("name") or r["rule"]["metric"] for r in rules)
+            text += f" The gate {'blocks' if blocks else 'warns'}: {names}."
         cards.append(d.card_html(f"{name} · {word}", big, text, tone_card))
     parts.append(d.cards_html(cards))
-    rows = [
-        {
-            "rule": r["rule"].get("name") or r["rule"]["metric"],
-            "condition": f"{r['rule']['metric']} {r['rule']['op']} {_plain(r['rule']['value'])}",
-            "value": _plain(r["value"]),
-            "severity": r["rule"]["severity"],
-            "outcome": "BLOCKS"
-            if r["blocks"]
-            else ("pass" if r["status"] == "pass" else f"{r['status']} (warning)"),
-            "_tone": "block" if r["blocks"] else ("pass" if r["status"] == "pass" else "warn"),
-        }
-        for r in gate["rules"]
-    ]
+    rows = []
+    for r in gate["rules"]:
+        name, condition, value = _rule_texts(r)
+        rows.append(
+            {
+                "rule": name,
+                "condition": condition,
+                "value": value,
+                "severity": r["rule"]["severity"],
+                "outcome": "BLOCKS"
+                if r["blocks"]
+                else ("pass" if r["status"] == "pass" else f"{r['status']} (warning)"),
+                "_tone": "block" if r["blocks"] else ("pass" if r["status"] == "pass" else "warn"),
+            }
+        )
     parts.append(
         d.table_html(
             rows,
             [
                 ("rule", "rule"),
-                ("condition", "condition"),
-                ("value", "value"),
-                ("severity", "severity"),
+                ("value", "value", str),
                 ("outcome", "outcome"),
+                ("condition", "condition"),
+                ("severity", "severity"),
             ],
             caption=f"Gate rules ({gate['source']})",
             row_class=lambda r: r["_tone"],
@@ -700,14 +782,14 @@ def comparison_section(c: Mapping[str, Any] | None, *, reason: str | None = None
                 rows,
                 [
                     ("metric", "per case"),
-                    ("a", a),
-                    ("b", b),
-                    ("diff", "B − A"),
-                    ("interval", "interval"),
-                    ("relative", "relative"),
-                    ("p", "p"),
+                    ("a", a, str),
+                    ("b", b, str),
+                    ("diff", "B − A", str),
+                    ("interval", "interval", str),
+                    ("relative", "relative", str),
+                    ("p", "p", str),
                 ],
-                caption=f"Cost, latency and tokens, paired ({usage[0].get('method', '')})",
+                caption=f"Cost, latency and tokens per case ({usage[0].get('method', 'paired')})",
             )
         )
     domains = c.get("by_domain") or []
@@ -736,11 +818,11 @@ def comparison_section(c: Mapping[str, Any] | None, *, reason: str | None = None
                 [
                     ("domain", "domain"),
                     ("n", "cases"),
-                    ("a", a),
-                    ("b", b),
-                    ("diff", "B − A"),
+                    ("a", a, str),
+                    ("b", b, str),
+                    ("diff", "B − A", str),
                     ("moved", "cases moved"),
-                    ("p", "p (Holm-adjusted)"),
+                    ("p", "p (Holm-adjusted)", str),
                     ("flag", ""),
                 ],
                 caption="Per domain, paired",
@@ -774,10 +856,10 @@ def multi_section(multi: Mapping[str, Any] | None) -> list[Part]:
             [
                 ("pair", "arm vs baseline"),
                 ("n", "cases"),
-                ("diff", "difference"),
+                ("diff", "difference", str),
                 ("moved", "cases moved"),
-                ("p", "p"),
-                ("adj", "p (Holm)"),
+                ("p", "p", str),
+                ("adj", "p (Holm)", str),
                 ("sig", "significant"),
             ],
             caption="Every arm against the baseline",
@@ -799,18 +881,41 @@ def multi_section(multi: Mapping[str, Any] | None) -> list[Part]:
 # -- cases: regressed and disagreements --------------------------------------------------------------------
 
 
+def _round_names(rounds: Sequence[int]) -> str:
+    """``round 2``, ``rounds 1–3`` (consecutive), ``rounds 1, 3``."""
+    shown = [r + 1 for r in rounds]
+    if len(shown) == 1:
+        return f"round {shown[0]}"
+    if shown == list(range(shown[0], shown[-1] + 1)):
+        return f"rounds {shown[0]}–{shown[-1]}"
+    return "rounds " + ", ".join(map(str, shown))
+
+
 def _answers(runs: Sequence[Mapping[str, Any]], arm: str) -> str:
-    """The answers of one arm's runs of a case: ``fast ✓ / slow ✗`` with reasons and cited evidence."""
-    lines = []
+    """The answers of one arm's runs of a case: ``fast ✓ / slow ✗`` with reasons and cited evidence.
+
+    Rounds that answered alike (same answer, verdict, reason and evidence) are shown once, as
+    ``rounds 1–3``: a stable case reads in three lines instead of nine, and a flaky one stands out.
+    """
+    groups: list[tuple[tuple[Any, ...], list[int], Mapping[str, Any]]] = []
     for r in runs:
         if r.get("arm") != arm:
             continue
+        refs = tuple(e.get("ref") for e in r.get("evidence") or [] if e.get("ref"))
+        key = (r.get("prediction"), r.get("passed"), r.get("failure_type"), r.get("reason"), refs)
+        for k, rounds, _ in groups:
+            if k == key:
+                rounds.append(r["round"])
+                break
+        else:
+            groups.append((key, [r["round"]], r))
+    lines = []
+    for (_, _, _, _, refs), rounds, r in groups:
         mark = {True: "✓", False: "✗"}.get(r.get("passed"), "·")
-        head = f"round {r['round'] + 1}: {d.esc(r.get('prediction'))} {mark}"
+        head = f"{_round_names(rounds)}: {d.esc(r.get('prediction'))} {mark}"
         if r.get("failure_type"):
-            head = f"round {r['round'] + 1}: failed ({d.esc(r['failure_type'])})"
+            head = f"{_round_names(rounds)}: failed ({d.esc(r['failure_type'])})"
         body = f"<div>{d.esc(r.get('reason'))}</div>" if r.get("reason") else ""
-        refs = [e.get("ref") for e in r.get("evidence") or [] if e.get("ref")]
         if refs:
             body += f'<div class="abb-muted">cites {d.esc(", ".join(refs[:6]))}</div>'
         lines.append(f"<div><b>{head}</b>{body}</div>")

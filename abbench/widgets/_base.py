@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import html
 import logging
+import math
 import os
 import threading
 import traceback
@@ -46,32 +47,126 @@ def fmt_number(value: float | None, digits: int = 3) -> str:
     return f"{value:.{digits}f}"
 
 
+def fmt_pct(value: float | None, digits: int = 1, *, signed: bool = False) -> str:
+    """A share as a percentage (``0.873`` → ``87.3%``; signed: ``+3.5%``), or the missing-value dash."""
+    if value is None or not math.isfinite(value):
+        return NONE
+    return f"{100 * value:+.{digits}f}%" if signed else f"{100 * value:.{digits}f}%"
+
+
+def fmt_points(value: float | None, digits: int = 1) -> str:
+    """A difference of shares in percentage points (``0.175`` → ``+17.5 pts``), or the dash."""
+    if value is None or not math.isfinite(value):
+        return NONE
+    return f"{100 * value:+.{digits}f} pts"
+
+
+def fmt_money(value: float | None, *, signed: bool = False) -> str:
+    """US dollars with the digits a per-run cost needs (``$12.40``, ``$0.0615``, ``$0.000051``).
+
+    Agent runs often cost a fraction of a cent: fixed four decimals would show them all as $0.0000.
+    """
+    if value is None or not math.isfinite(value):
+        return NONE
+    sign = ("+" if value > 0 else "-" if value < 0 else "") if signed else ("-" if value < 0 else "")
+    size = abs(value)
+    if size == 0:
+        return "$0"
+    digits = 2 if size >= 1 else 4 if size >= 0.01 else min(10, max(6, 1 - math.floor(math.log10(size))))
+    return f"{sign}${size:,.{digits}f}"
+
+
+def fmt_ms(value: float | None, *, signed: bool = False) -> str:
+    """A duration given in milliseconds, in the unit people read it in (``850 ms``, ``2.4 s``, ``1.2 ms``)."""
+    if value is None or not math.isfinite(value):
+        return NONE
+    sign = "+" if signed and value > 0 else ""
+    if abs(value) >= 1000:
+        return f"{sign}{value / 1000:.1f} s"
+    return f"{sign}{value:.1f} ms" if abs(value) < 10 else f"{sign}{value:.0f} ms"
+
+
+def fmt_unit(value: Any, unit: str) -> str:
+    """A metric's value in its unit (``abbench.gate.metric_unit``): ``90.4%``, ``+13.2 pts``, ``7.8 ms``,
+    ``+35.4%``, ``$0.000764``, ``yes``. (The report formats alike; views cannot share code.)"""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if not isinstance(value, (int, float)) or not math.isfinite(value):
+        return NONE if value is None or isinstance(value, float) else str(value)
+    if unit == "share":
+        return fmt_pct(value)
+    if unit == "points":
+        return fmt_points(value)
+    if unit == "relative":
+        return fmt_pct(value, signed=True)
+    if unit == "usd":
+        return fmt_money(value)
+    if unit == "ms":
+        return fmt_ms(value)
+    if unit in ("tokens", "count"):
+        return f"{value:,.0f}"
+    if unit == "score":
+        return f"{value:.2f}"
+    if unit == "p":
+        return "< 0.001" if 0 <= value < 0.001 else f"{value:.3g}"
+    return f"{value:,.4g}"
+
+
 def html_table(
     columns: Sequence[str],
     rows: Iterable[Sequence[Any]],
     *,
     raw: Sequence[int] = (),
+    wide: Sequence[int] = (),
+    numeric: Sequence[int] = (),
+    nowrap: Sequence[int] = (),
     css: str = "abbench-table",
 ) -> str:
-    """An HTML table; every cell is escaped except the columns whose index is in `raw` (already HTML)."""
-    head = "".join(f"<th>{escape(c)}</th>" for c in columns)
+    """An HTML table; every cell is escaped except the columns whose index is in `raw` (already HTML).
+
+    Columns in `wide` hold long text (a reason, an input) and keep a readable width however many
+    columns there are; columns in `numeric` are right-aligned and never wrap, nor do those in `nowrap`
+    (a row's location, an id). A table wider than the
+    notebook scrolls sideways in its own box instead of being cut off.
+    """
+
+    def cls(i: int) -> str:
+        names = (
+            "abbench-wide" if i in wide else "",
+            "abbench-n" if i in numeric else "",
+            "abbench-nowrap" if i in nowrap else "",
+        )
+        joined = " ".join(n for n in names if n)
+        return f' class="{joined}"' if joined else ""
+
+    head = "".join(f"<th{cls(i)}>{escape(c)}</th>" for i, c in enumerate(columns))
     body = []
     for row in rows:
-        cells = "".join(f"<td>{cell if i in raw else escape(cell)}</td>" for i, cell in enumerate(row))
+        cells = "".join(
+            f"<td{cls(i)}>{cell if i in raw else escape(cell)}</td>" for i, cell in enumerate(row)
+        )
         body.append(f"<tr>{cells}</tr>")
     return (
-        f'<table class="{css}" style="border-collapse:collapse">'
-        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        f'<div class="abbench-scroll"><table class="{css}" style="border-collapse:collapse">'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
     )
 
 
 STYLE = """<style>
-.abbench-table td, .abbench-table th {border:1px solid #ddd; padding:2px 6px; text-align:left;
-  vertical-align:top; font-size:12px; max-width:520px; overflow-wrap:anywhere}
+.abbench-scroll {overflow-x:auto; max-width:100%}
+.widget-html-content:has(.abbench-scroll) {min-width:0}
+.abbench-table {line-height:1.45; margin:2px 0 6px}
+.abbench-table td, .abbench-table th {border:1px solid #ddd; padding:3px 6px; text-align:left;
+  vertical-align:top; font-size:12px; overflow-wrap:break-word}
 .abbench-table th {background:#f4f4f4; white-space:nowrap}
+.abbench-table .abbench-wide {min-width:16em}
+.abbench-table .abbench-n {text-align:right; white-space:nowrap; font-variant-numeric:tabular-nums}
+.abbench-table .abbench-nowrap {white-space:nowrap}
+.abbench-table .abbench-muted, .abbench-muted {color:#666}
 .abbench-error {color:#a40000; background:#fff0f0; border:1px solid #e0b4b4; padding:4px 8px;
-  white-space:pre-wrap; font-family:monospace; font-size:12px}
+  white-space:pre-wrap; font-family:monospace; font-size:12px; line-height:1.45}
 .abbench-note {color:#555; font-size:12px}
+.abbench-note, .abbench-ok, .abbench-warn {line-height:1.45; margin:2px 0}
 .abbench-ok {color:#1a6b1a}
 .abbench-warn {color:#8a5a00}
 </style>"""

@@ -42,6 +42,31 @@ def outcome_mark(run: RunView) -> str:
     }.get(run.outcome, run.outcome)
 
 
+def _grade_word(grade: dict[str, Any]) -> str:
+    passed = grade.get("passed")
+    return "pass" if passed else "fail" if passed is False else str(grade.get("status") or NONE)
+
+
+def _reading_html(run: RunView) -> str:
+    """What a run cited and read, one kind per line (escaped): the evidence first, then files,
+    sections and tool calls counted by name (the transcript holds their arguments)."""
+    lines = []
+    if run.evidence:
+        lines.append("cites " + ", ".join(("✓ " if e.found else "✗ ") + e.ref for e in run.evidence))
+    if run.files_read:
+        lines.append("files: " + ", ".join(run.files_read))
+    if run.sections_read:
+        lines.append("sections: " + ", ".join(run.sections_read))
+    calls: dict[str, int] = {}
+    for call in run.calls or ():
+        calls[call.name] = calls.get(call.name, 0) + 1
+    if calls:
+        lines.append("tool calls: " + ", ".join(f"{n} ×{k}" if k > 1 else n for n, k in calls.items()))
+    elif run.tool_calls:
+        lines.append(f"tool calls: {run.tool_calls}")
+    return "<br>".join(escape(line) for line in lines) or NONE
+
+
 def read_transcript(path: str | Path | None, limit: int = TRANSCRIPT_CHARS) -> list[dict[str, Any]]:
     """The events of a run's transcript file (JSON lines; unreadable lines are kept as text)."""
     if not path or not Path(path).is_file():
@@ -135,29 +160,27 @@ class CaseDetailView(w.VBox):
         rows, evidence, self._runs = [], [], []
         self.transcripts.children = []
         accordions = []
+        # Name the experiment only when the sides come from different ones (the arm says enough otherwise).
+        several = len({exp.id for exp, _ in sides}) > 1
         for (exp, arms), detail in zip(sides, self.details, strict=True):
             runs = [r for r in detail.runs if arms is None or r.arm in arms]
             self._runs.append(runs)
-            prefix = f"{exp.name} / " if len(sides) > 1 else ""
+            prefix = f"{exp.name} / " if several else ""
             for r in runs:
-                grades = "; ".join(
-                    f"{name}: {'pass' if g.get('passed') else 'fail' if g.get('passed') is False else g.get('status')}"
-                    for name, g in (r.grades or {}).items()
-                )
                 rows.append(
                     (
-                        prefix + r.arm,
-                        r.round + 1,
+                        f"{escape(prefix + r.arm)}<br>round {r.round + 1}",
                         outcome_mark(r),
-                        r.prediction,
-                        _pct(r.confidence),
+                        r.prediction
+                        if r.confidence is None
+                        else f"{r.prediction if r.prediction is not None else NONE} ({_pct(r.confidence)})",
                         r.reason or r.error,
-                        ", ".join(("✓ " if e.found else "✗ ") + e.ref for e in r.evidence) or NONE,
-                        ", ".join(r.files_read) or NONE,
-                        ", ".join(r.sections_read) or NONE,
-                        ", ".join(f"{c.name}({_json_text(c.arguments)[:60]})" for c in r.calls or ())
-                        or r.tool_calls,
-                        grades or NONE,
+                        _reading_html(r),
+                        "<br>".join(
+                            f"{escape(name)}: {escape(_grade_word(g))}"
+                            for name, g in (r.grades or {}).items()
+                        )
+                        or NONE,
                     )
                 )
             evidence.append(self._evidence_html(prefix, runs))
@@ -165,18 +188,15 @@ class CaseDetailView(w.VBox):
         self.runs_html.value = "<b>Runs</b>" + html_table(
             [
                 "arm",
-                "round",
                 "outcome",
-                "prediction",
-                "confidence",
+                "answer (confidence)",
                 "reason",
-                "evidence cited",
-                "files read",
-                "sections read",
-                "tool calls",
+                "evidence cited, files and sections read",
                 "grades",
             ],
             rows,
+            raw=(0, 4, 5),
+            wide=(3, 4),
         )
         self.evidence_html.value = "".join(evidence)
         self.transcripts.children = [w.HTML("<b>Transcripts</b> (open a run to read it)"), *accordions]

@@ -9,7 +9,20 @@ import ipywidgets as w
 from abbench.compare import Comparison, compare_arms, compare_experiments
 from abbench.errors import ComparisonRefused
 from abbench.store._experiments import Experiment
-from abbench.widgets._base import MAX_LISTED, NONE, STYLE, Choice, StoreLike, View, escape, html_table, note
+from abbench.widgets._base import (
+    MAX_LISTED,
+    NONE,
+    STYLE,
+    Choice,
+    StoreLike,
+    View,
+    escape,
+    fmt_money,
+    fmt_ms,
+    fmt_pct,
+    html_table,
+    note,
+)
 from abbench.widgets._case import CaseDetailView
 
 LISTS = ("fixed", "regressed", "reason changed", "evidence appeared", "evidence disappeared")
@@ -38,7 +51,36 @@ def _p(value: float | None) -> str:
 def _value(value: float | None, unit: str) -> str:
     if value is None:
         return NONE
-    return f"{value:.3f}" if unit == "points" else f"{value:.4g}"
+    return fmt_pct(value) if unit == "points" else f"{value:.4g}"
+
+
+# Cost, latency and tokens in their units (a cost of $0.000564 read as 0.0005638 before).
+_USAGE = {
+    "cost": ("cost per run", lambda v, signed=False: fmt_money(v, signed=signed)),
+    "latency_ms": ("latency", lambda v, signed=False: fmt_ms(v, signed=signed)),
+    "tokens": (
+        "tokens per run",
+        lambda v, signed=False: NONE if v is None else f"{v:+,.0f}" if signed else f"{v:,.0f}",
+    ),
+}
+
+
+def _usage_row(u: Any) -> tuple[str, ...]:
+    name, fmt = _USAGE.get(
+        u.metric, (u.metric, lambda v, signed=False: _signed(v, "score") if signed else _value(v, "score"))
+    )
+    interval = (
+        f"[{fmt(u.interval.low, signed=True)}, {fmt(u.interval.high, signed=True)}]" if u.interval else NONE
+    )
+    return (
+        name,
+        fmt(u.value_a),
+        fmt(u.value_b),
+        fmt(u.difference, signed=True) + (f" ({100 * u.relative:+.1f}%)" if u.relative is not None else ""),
+        interval,
+        _p(u.p_value),
+        u.method + (f" — {u.reason}" if u.reason else ""),
+    )
 
 
 class DiffWidget(View):
@@ -238,9 +280,7 @@ class DiffWidget(View):
         self.verdict_html.value = (
             f'<div class="abbench-{"ok" if c.verdict.code == "b_better" else "warn" if c.verdict.code == "b_worse" else "note"}" '
             f'style="font-size:15px"><b>{escape(c.verdict.text)}</b></div>'
-            + note(
-                f"A = {c.a.name} ({c.a.label}); B = {c.b.name} ({c.b.label}); {c.n_cases:,} paired cases of {c.dataset}"
-            )
+            + note(f"A = {c.a.label}; B = {c.b.label}; {c.n_cases:,} paired cases of {c.dataset}")
             + "".join(
                 note(f"{reason}: {len(ids)} cases left out", "warn") for reason, ids in c.excluded.items()
             )
@@ -272,18 +312,7 @@ class DiffWidget(View):
                 )
             )
         for u in c.usage:
-            rows.append(
-                (
-                    u.metric,
-                    _value(u.value_a, "score"),
-                    _value(u.value_b, "score"),
-                    _signed(u.difference, "score")
-                    + (f" ({100 * u.relative:+.1f} %)" if u.relative is not None else ""),
-                    _interval(u.interval, "score"),
-                    _p(u.p_value),
-                    u.method + (f" — {u.reason}" if u.reason else ""),
-                )
-            )
+            rows.append(_usage_row(u))
         mde = (
             note(
                 f"the smallest difference {c.n_cases:,} cases detect with {c.power:.0%} power: {_signed(c.mde.delta, unit)}"
@@ -293,12 +322,18 @@ class DiffWidget(View):
         )
         self.metrics_html.value = (
             "<b>Metric deltas (B − A)</b>"
-            + html_table(["metric", "A", "B", "B − A", f"{c.confidence:.0%} interval", "p", "method"], rows)
+            + html_table(
+                ["metric", "A", "B", "B − A", f"{c.confidence:.0%} interval", "p", "method"],
+                rows,
+                nowrap=(1, 2, 3, 4, 5),
+            )
             + mde
         )
         self.domains_html.value = "<b>Per domain</b>" + html_table(
             ["domain", "cases", "A", "B", "B − A", "interval", "fixed", "regressed", "p (Holm)", ""],
-            [
+            numeric=(1, 2, 3, 4, 6, 7, 8),
+            nowrap=(5,),
+            rows=[
                 (
                     d.domain,
                     d.n_cases,

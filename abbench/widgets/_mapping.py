@@ -53,19 +53,45 @@ def _short(value: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def report_html(report: ValidationReport, limit: int = 50) -> str:
-    """A validation report as HTML: the summary, then each problem with its row and field (escaped)."""
+def report_html(report: ValidationReport, limit: int = 30) -> str:
+    """A validation report as HTML: the summary, then the problems grouped (escaped).
+
+    Problems of one kind on one field with one value are one line — how many rows, the first few
+    locations, and the message — so 400 rows with the same unmapped label read as one line, not 400.
+    """
     kind = "ok" if report.ok and not report.warnings else ("warn" if report.ok else "error")
     parts = [note(report.summary(), kind if kind != "error" else "warn")]
-    if report.problems:
-        rows = [
-            (p.location, p.field or "", p.kind, p.severity, p.message, _short(p.value, 80))
-            for p in report.problems[:limit]
-        ]
-        parts.append(html_table(["where", "field", "problem", "severity", "message", "value"], rows))
-        rest = len(report.problems) - limit + report.truncated
+    groups: dict[tuple[Any, ...], list[Any]] = {}
+    for p in report.problems:
+        groups.setdefault((p.kind, p.field, p.severity, _short(p.value, 80)), []).append(p)
+    if groups:
+        rows = []
+        for (kind_, field, severity, value), problems in list(groups.items())[:limit]:
+            where = ", ".join(p.location for p in problems[:3]) + (" …" if len(problems) > 3 else "")
+            rows.append((kind_, field or "", severity, len(problems), where, value, problems[0].message))
+        parts.append(
+            html_table(
+                ["problem", "field", "severity", "rows", "where", "value", "message"],
+                rows,
+                numeric=(3,),
+                nowrap=(0, 1),
+                wide=(6,),
+            )
+        )
+        rest = len(groups) - limit
         if rest > 0:
-            parts.append(note(f"... and {rest} more problems"))
+            parts.append(note(f"... and {rest} more kinds of problem"))
+        if report.truncated:
+            parts.append(
+                note(f"{report.truncated:,} more problems were not kept (the counts above are complete)")
+            )
+        if any(k[0] == "label_not_in_set" for k in groups):
+            parts.append(
+                note(
+                    "a gold value that is not a label: type the label it stands for beside it under "
+                    "Gold labels (快 → fast), or add it to the label set"
+                )
+            )
     return "".join(parts)
 
 
@@ -246,6 +272,9 @@ class MappingWidget(View):
             w.HTML(STYLE + "<b>Data file</b>"),
             w.HBox([self.file, self.open_button, self.upload]),
             w.HBox([self.sheet.widget, self.header_row, self.start_from.widget]),
+            # The form is taller than a screen: the error area shows both under the controls that
+            # most often fail (file, sheet, header row) and beside the actions at the bottom.
+            self.errors,
             self.file_info,
             self.sample_html,
             w.HTML("<b>Case fields</b>"),
@@ -402,10 +431,10 @@ class MappingWidget(View):
         head = table.head(5)
         if table.tabular:
             rows = [[r.location, *(_short(r.value.get(c), 60) for c in table.columns)] for r in head]
-            self.sample_html.value = html_table(["row", *table.columns], rows)
+            self.sample_html.value = html_table(["row", *table.columns], rows, nowrap=(0,))
         else:
             rows = [[r.location, _short(r.value, 300)] for r in head]
-            self.sample_html.value = html_table(["row", "value"], rows)
+            self.sample_html.value = html_table(["row", "value"], rows, nowrap=(0,))
 
     # -- the form ----------------------------------------------------------------------------------------
 
@@ -596,8 +625,14 @@ class MappingWidget(View):
             )
             for c in preview.cases
         ]
-        self.preview_html.value = html_table(
-            ["case_id", "input", "expected", "domain", "history", "context", "request_id", "from"], rows
+        self.preview_html.value = (
+            html_table(
+                ["case_id", "input", "expected", "domain", "history", "context", "request_id", "from"],
+                rows,
+                nowrap=(0, 7),
+            )
+            if rows
+            else note("no row of those read became a case: the problems below say why", "warn")
         )
         self.report_html.value = report_html(preview.report)
 
@@ -608,7 +643,15 @@ class MappingWidget(View):
         if self.path is None:
             raise UsageError("open a file first")
         name = self.dataset_name.value.strip() or default_name(self.path)
-        conversion = convert_file(self.path, self.profile, name=name, skip_invalid=True)
+        try:
+            conversion = convert_file(self.path, self.profile, name=name, skip_invalid=True)
+        except ImportFailed as exc:
+            # No row is valid: that is the check's answer, shown as a report like any other.
+            if exc.report is None:
+                raise
+            self.report = exc.report
+            self.report_html.value = report_html(exc.report) + note("would import nothing", "warn")
+            return exc.report
         self.report = conversion.report
         self.report_html.value = report_html(conversion.report) + note(
             f"would import {conversion.report.n_valid:,} cases as {conversion.fingerprint}"

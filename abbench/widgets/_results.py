@@ -7,10 +7,23 @@ from typing import Any
 import ipywidgets as w
 
 from abbench.errors import UsageError
-from abbench.gate import GateResult, evaluate_gate
+from abbench.gate import GateResult, evaluate_gate, metric_unit
 from abbench.metrics import ArmMetrics, Estimate, ExperimentMetrics, experiment_metrics
 from abbench.store._experiments import Experiment
-from abbench.widgets._base import NONE, STYLE, Choice, StoreLike, View, escape, html_table, note
+from abbench.widgets._base import (
+    NONE,
+    STYLE,
+    Choice,
+    StoreLike,
+    View,
+    escape,
+    fmt_money,
+    fmt_ms,
+    fmt_pct,
+    fmt_unit,
+    html_table,
+    note,
+)
 from abbench.widgets._figures import (
     confusion_figure,
     domain_figure,
@@ -23,27 +36,24 @@ TABS = ("Arms", "Confusion", "Domains", "Stability", "Cost & latency", "Decision
 FLIPPED_SHOWN = 30
 
 
-def fmt_estimate(e: Estimate | None, digits: int = 3) -> str:
-    """``0.903 [0.875, 0.931]``, or why there is no value."""
+def fmt_estimate(e: Estimate | None, digits: int = 1, *, share: bool = True) -> str:
+    """``90.4% [87.5%, 93.2%]`` for a share (``0.73 [0.61, 0.84]`` for a score), or why there is no value."""
     if e is None:
         return NONE
     if e.value is None:
         return f"{NONE} ({e.reason})" if e.reason else NONE
+    fmt = (lambda v: fmt_pct(v, digits)) if share else (lambda v: f"{v:.2f}")
     if e.interval is None:
-        return f"{e.value:.{digits}f}"
-    return f"{e.value:.{digits}f} [{e.low:.{digits}f}, {e.high:.{digits}f}]"
+        return fmt(e.value)
+    return f"{fmt(e.value)} [{fmt(e.low)}, {fmt(e.high)}]"
 
 
 def _rate(value: float | None) -> str:
-    return NONE if value is None else f"{100 * value:.1f} %"
+    return fmt_pct(value)
 
 
 def _num(value: float | None, digits: int = 1) -> str:
     return NONE if value is None else f"{value:,.{digits}f}"
-
-
-def _money(value: float | None) -> str:
-    return NONE if value is None else f"{value:,.4f}"
 
 
 class ResultsWidget(View):
@@ -224,7 +234,7 @@ class ResultsWidget(View):
                     fmt_estimate(a.accuracy),
                     a.accuracy.method,
                     fmt_estimate(a.strict_accuracy),
-                    fmt_estimate(a.score) if a.score is not None else NONE,
+                    fmt_estimate(a.score, share=False) if a.score is not None else NONE,
                     f"{c.runs:,}",
                     f"{c.passed:,} / {c.failed:,}",
                     f"{c.execution_failed:,}"
@@ -240,8 +250,8 @@ class ResultsWidget(View):
         return html_table(
             [
                 "arm",
-                "accuracy [interval]",
-                "interval",
+                f"accuracy [{m.confidence:.0%} interval]",
+                "interval method",
                 "strict accuracy",
                 "score",
                 "runs",
@@ -251,6 +261,7 @@ class ResultsWidget(View):
                 "cancelled / unfinished",
             ],
             rows,
+            numeric=(1, 3, 4, 5, 6, 8, 9),
         )
 
     @staticmethod
@@ -261,22 +272,22 @@ class ResultsWidget(View):
                 parts.append(note(f"{a.arm}: no per-class figures ({a.classes_reason})"))
                 continue
             rows = [
-                (label, f"{s.precision:.3f}", f"{s.recall:.3f}", f"{s.f1:.3f}", s.support)
+                (label, fmt_pct(s.precision), fmt_pct(s.recall), fmt_pct(s.f1), s.support)
                 for label, s in a.classes.per_class.items()
             ]
             macro = a.classes.macro
             rows.append(
                 (
                     "macro average",
-                    f"{macro.precision:.3f}",
-                    f"{macro.recall:.3f}",
-                    f"{macro.f1:.3f}",
+                    fmt_pct(macro.precision),
+                    fmt_pct(macro.recall),
+                    fmt_pct(macro.f1),
                     a.classes.n,
                 )
             )
             parts.append(
                 f"<b>{escape(a.arm)}</b>"
-                + html_table(["label", "precision", "recall", "F1", "support"], rows)
+                + html_table(["label", "precision", "recall", "F1", "support"], rows, numeric=(1, 2, 3, 4))
             )
             unknown = a.classes.confusion.unknown_predictions
             if unknown:
@@ -301,10 +312,12 @@ class ResultsWidget(View):
             for arm in arms:
                 g = per_arm.get(arm)
                 cells.append(
-                    NONE if g is None else f"{fmt_estimate(g.accuracy)} · {g.accuracy.n_cases} cases"
+                    NONE
+                    if g is None
+                    else f"{fmt_estimate(g.accuracy, share=m.outcome == 'passed')} · {g.accuracy.n_cases} cases"
                 )
             rows.append(cells)
-        return html_table(["domain", *arms], rows)
+        return html_table(["domain", *arms], rows, nowrap=tuple(range(1, len(arms) + 1)))
 
     @staticmethod
     def _stability_table(m: ExperimentMetrics) -> str:
@@ -325,7 +338,9 @@ class ResultsWidget(View):
             )
         by_round: dict[str, list[str]] = {}
         for g in m.by_round:
-            by_round.setdefault(g.arm, []).append(f"round {int(g.group) + 1}: {fmt_estimate(g.accuracy)}")
+            by_round.setdefault(g.arm, []).append(
+                f"round {int(g.group) + 1}: {fmt_estimate(g.accuracy, share=m.outcome == 'passed')}"
+            )
         return html_table(
             [
                 "arm",
@@ -348,13 +363,14 @@ class ResultsWidget(View):
                 (
                     a.arm,
                     f"{u.executed:,}",
-                    _num(u.latency_ms.p50),
-                    _num(u.latency_ms.p95),
-                    _num(u.latency_ms.mean),
+                    fmt_ms(u.latency_ms.p50),
+                    fmt_ms(u.latency_ms.p95),
+                    fmt_ms(u.latency_ms.mean),
                     _num(u.tokens.mean, 0),
-                    _money(u.total_cost),
-                    _money(u.cost_per_correct),
-                    _money(u.judge_cost),
+                    fmt_money(u.cost.mean),
+                    fmt_money(u.total_cost),
+                    fmt_money(u.cost_per_correct),
+                    fmt_money(u.judge_cost),
                     _rate(g.no_evidence.value),
                     _rate(g.low_confidence.value),
                     _rate(g.skill_read.value),
@@ -364,18 +380,20 @@ class ResultsWidget(View):
             [
                 "arm",
                 "executed",
-                "latency p50 ms",
-                "p95 ms",
-                "mean ms",
+                "latency p50",
+                "p95",
+                "mean",
                 "tokens / run",
-                "agent cost",
-                "cost / correct",
+                "cost / run",
+                "agent cost (total)",
+                "cost / right answer",
                 "judge cost",
                 "no evidence",
                 "low confidence",
                 "skill read",
             ],
             rows,
+            numeric=tuple(range(1, 13)),
         )
 
     def _decide(self) -> None:
@@ -408,21 +426,28 @@ class ResultsWidget(View):
         )
         verdict = note(g.verdict) if g.verdict else ""
         dims = html_table(
-            ["dimension", "conclusion", "assessed", "why"],
-            [(d.name, d.conclusion, "yes" if d.assessed else "no", d.summary) for d in g.decision.dimensions],
+            ["dimension", "conclusion", "why"],
+            [
+                (d.name, d.conclusion if d.assessed else "not assessed", d.summary)
+                for d in g.decision.dimensions
+            ],
+            wide=(2,),
         )
+        ops = {">=": "≥", "<=": "≤", "==": "=", "!=": "≠"}
         rules = html_table(
-            ["rule", "severity", "value", "status", "blocks"],
+            ["rule", "value", "outcome", "condition", "severity"],
             [
                 (
-                    r.message,
+                    r.rule.name or r.rule.metric,
+                    fmt_unit(r.value, metric_unit(r.rule.metric)),
+                    "BLOCKS" if r.blocks else ("pass" if r.status == "pass" else f"{r.status} (warning)"),
+                    f"{r.rule.metric} {ops.get(r.rule.op, r.rule.op)} "
+                    f"{fmt_unit(r.rule.value, metric_unit(r.rule.metric))}",
                     r.rule.severity,
-                    NONE if r.value is None else r.value,
-                    r.status,
-                    "yes" if r.blocks else "",
                 )
                 for r in g.rules
             ],
+            numeric=(1,),
         )
         notes = "".join(note(n, "warn") for n in g.notes)
         return (

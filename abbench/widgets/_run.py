@@ -6,7 +6,7 @@ import json
 import threading
 import time
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import ipywidgets as w
@@ -46,6 +46,19 @@ def _duration(seconds: float | None) -> str:
         return f"{minutes}m{seconds:02d}s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours}h{minutes:02d}m"
+
+
+def _when(value: str | None) -> str:
+    """An ISO-8601 time as people read it: ``2026-11-29 22:37 UTC``."""
+    if not value:
+        return "—"
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return value
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M") + (" UTC" if moment.tzinfo is not None else "")
 
 
 def parse_params(text: str, *, arm: str = "") -> dict[str, Any]:
@@ -118,15 +131,15 @@ class _ArmRow:
     """One arm of the experiment being defined."""
 
     def __init__(self, owner: RunControlWidget, name: str, arm: Mapping[str, Any]):
-        self.name = w.Text(value=name, description="arm", layout={"width": "200px"})
+        self.name = w.Text(value=name, description="arm", layout={"width": "180px"})
         agents = agent_names()
         agent = str(arm.get("agent") or "builtin")
         self.agent = w.Dropdown(
-            options=sorted({*agents, agent}), value=agent, description="agent", layout={"width": "200px"}
+            options=sorted({*agents, agent}), value=agent, description="agent", layout={"width": "180px"}
         )
-        self.model = w.Text(value=str(arm.get("model") or ""), placeholder="model", layout={"width": "140px"})
-        self.skill = w.Dropdown(description="skill", layout={"width": "330px"})
-        self.folder = w.Text(placeholder="skill folder", layout={"width": "260px", "display": "none"})
+        self.model = w.Text(value=str(arm.get("model") or ""), placeholder="model", layout={"width": "130px"})
+        self.skill = w.Dropdown(description="skill", layout={"width": "300px"})
+        self.folder = w.Text(placeholder="skill folder", layout={"width": "300px", "display": "none"})
         params = {k: v for k, v in arm.items() if k not in _ARM_KEYS}
         params.update(arm.get("params") or {})
         self.params = w.Text(
@@ -138,8 +151,11 @@ class _ArmRow:
         self.remove.on_click(lambda _b: owner.guard("removing an arm", owner.remove_arm)(self))
         self.skill.observe(lambda _c: self._show_folder(), names="value")
         self.set_skill_options(owner.skill_options(), arm)
+        # An arm is wider than a laptop's notebook: its row wraps instead of hiding the folder, the
+        # parameters and the remove button past the right edge.
         self.box = w.HBox(
-            [self.name, self.agent, self.model, self.skill, self.folder, self.params, self.remove]
+            [self.name, self.agent, self.model, self.skill, self.folder, self.params, self.remove],
+            layout={"flex_flow": "row wrap", "margin": "0 0 6px 0"},
         )
 
     def _show_folder(self) -> None:
@@ -261,7 +277,13 @@ class RunControlWidget(View):
         self.dataset = Choice("Dataset", on_select=self.guard("choosing a dataset", self._dataset_chosen))
         self.dataset.widget.layout.width = "520px"
         self.rounds = w.BoundedIntText(value=rounds, min=1, max=1000, description="Rounds")
-        self.concurrency = w.BoundedIntText(value=concurrency, min=1, max=10_000, description="Concurrency")
+        self.concurrency = w.BoundedIntText(
+            value=concurrency,
+            min=1,
+            max=10_000,
+            description="Concurrency",
+            style={"description_width": "initial"},
+        )
         self.cases = w.BoundedIntText(
             value=cases, min=0, max=10_000_000, description="Cases", tooltip="0: all"
         )
@@ -305,7 +327,7 @@ class RunControlWidget(View):
         self.failures_html = w.HTML()
         self.rerun_button = self.button("Re-run execution failures", self.rerun_failed, icon="repeat")
         self.regrade_button = self.button("Re-grade grading failures", self.regrade_failed, icon="check")
-        self.failure_actions = w.HBox([self.rerun_button, self.regrade_button])
+        self.failure_actions = w.HBox([self.rerun_button, self.regrade_button], layout={"display": "none"})
 
         self.children = [
             w.HTML(STYLE),
@@ -348,7 +370,10 @@ class RunControlWidget(View):
     def _list_datasets(self, wanted: str | None = None) -> None:
         infos = list(reversed(self.store.list_datasets()))
         self.dataset.set_options(
-            [(f"{d.fingerprint} · {d.n_cases:,} cases · {d.created_at or ''}", d.fingerprint) for d in infos]
+            [
+                (f"{d.fingerprint} · {d.n_cases:,} cases · imported {_when(d.created_at)}", d.fingerprint)
+                for d in infos
+            ]
         )
         if wanted:
             self.dataset.select(self.store.get_dataset(wanted).fingerprint, notify=False)
@@ -495,7 +520,7 @@ class RunControlWidget(View):
         spec = yaml.safe_dump(exp.spec, allow_unicode=True, sort_keys=False)
         self.definition_html.value = (
             f"<details><summary>definition of #{exp.id} {escape(exp.name)} ({escape(exp.dataset)}, "
-            f"{exp.rounds} rounds, created {escape(exp.created_at)} by {escape(exp.created_by)})</summary>"
+            f"{exp.rounds} rounds, created {escape(_when(exp.created_at))} by {escape(exp.created_by)})</summary>"
             f"{arms}<pre>{escape(spec)}</pre></details>"
         )
 
@@ -539,9 +564,10 @@ class RunControlWidget(View):
                 bar.bar.value = arm.done
                 bar.bar.bar_style = "success" if arm.total and arm.done == arm.total else "info"
                 c = arm.counts
+                cancelled = f", {c['cancelled']:,} cancelled" if c.get("cancelled") else ""
                 bar.counts.value = escape(
-                    f"{arm.done:,}/{arm.total:,} done ({c.get('pass', 0):,} pass, {c.get('fail', 0):,} fail, "
-                    f"{c.get('cancelled', 0):,} cancelled) · {arm.running} running · {arm.pending:,} pending"
+                    f"{arm.done:,}/{arm.total:,} done ({c.get('pass', 0):,} pass, {c.get('fail', 0):,} fail"
+                    f"{cancelled}) · {arm.running} running · {arm.pending:,} pending"
                 )
             shown = [self._arm_bars[a.arm].box for a in progress.arms]
             if list(self.bars_box.children) != shown:

@@ -51,6 +51,7 @@ def test_a_significant_regression_blocks_capability_and_a_dearer_worse_arm_block
     d = result.decision
     assert d.capability.conclusion == "block" and "significantly worse" in d.capability.summary
     assert d.cost.conclusion == "block" and "costs more" in d.cost.summary
+    assert "+$0.040 per case (+400%), 95% CI +$0.040 to +$0.040" in d.cost.summary  # dollars, not +0.04
     assert {r.rule.metric for r in result.blocking} == {"capability_pass", "cost_pass"}
 
 
@@ -417,3 +418,34 @@ def test_every_documented_metric_has_the_value_its_description_says(store):
     wrong = {m: (got[m], v) for m, v in expected.items() if got[m] != pytest.approx(v, abs=1e-12)}
     assert wrong == {}
     assert [got[m] for m in missing] == [None] * len(missing)
+
+
+def test_every_metric_has_a_unit_views_can_show_it_in():
+    from abbench.gate import METRICS, UNITS, metric_unit
+
+    for name in METRICS:
+        written = name.replace("[]", "[fast]")
+        assert metric_unit(written) in UNITS, f"{name} has no unit: add it to _UNIT_OF"
+
+
+@pytest.mark.parametrize(
+    ("metric", "unit"),
+    [
+        ("accuracy", "share"),
+        ("control.flip_rate", "share"),
+        ("f1[fast]", "share"),
+        ("diff_ci_low", "points"),
+        ("domain_diff[导航]", "points"),
+        ("p95_latency_ms", "ms"),
+        ("cost_change", "relative"),
+        ("a.avg_cost", "usd"),
+        ("regressed", "count"),
+        ("no_domain_significant_regression", "bool"),
+        ("mcnemar_p", "p"),
+        ("no_such_metric", "number"),
+    ],
+)
+def test_metric_units(metric, unit):
+    from abbench.gate import metric_unit
+
+    assert metric_unit(metric) == unit

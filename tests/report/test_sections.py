@@ -57,6 +57,35 @@ def test_decision_blocks_with_the_rules_that_block(report_store):
     assert html.count("abb-card ") == 3
 
 
+def test_the_banner_names_what_warns_and_every_value_is_in_its_unit(report_store):
+    from abbench.gate import evaluate_gate
+
+    store, ids, _ = report_store
+    rules = [
+        {"metric": "accuracy", "op": ">=", "value": 0.5, "name": "accuracy at least 50%"},
+        {"metric": "p95_latency_ms", "op": "<=", "value": 8000, "name": "p95 under 8 s"},
+        {"metric": "diff_ci_low", "op": ">=", "value": -0.5, "name": "not much worse"},
+        {"metric": "avg_cost", "op": "<=", "value": 0.0001, "severity": "warn", "name": "cheap runs"},
+    ]
+    gate = evaluate_gate(ids["two-arm"], rules, store=store).as_dict()
+    assert gate["outcome"] == "pass"
+    html = _html(section.decision_section(gate))
+    banner = html.split('<div class="abb-cards">')[0]
+    assert ">PASS WITH WARNINGS<" in banner
+    # The banner itself says which rule warns and by how much (it only said "with warnings").
+    assert "Warnings</b> (they do not block)" in banner
+    assert "cheap runs: avg_cost is $0.00" in banner and "(the rule asks for ≤ $0.000100)" in banner
+    table = html.split("Gate rules")[1]
+    value = gate["rules"][0]["value"]
+    assert "accuracy ≥ 50.0%" in table and f">{100 * value:.1f}%<" in table  # not 0.8333
+    assert "p95_latency_ms ≤ 8.0 s" in table and " ms<" in table
+    assert "diff_ci_low ≥ -50.0 pts" in table and " pts<" in table
+    # The cost card passes on its own terms, but the gate warns about cost: the card says so.
+    cost_card = html.split("cost · ")[1].split("</div></div>")[0]
+    assert cost_card.startswith("pass · gate warns") and "The gate warns: cheap runs." in cost_card
+    assert 'class="abb-card warn"' in html
+
+
 def test_decision_without_gate_says_why():
     html = _html(section.decision_section(None, reason="experiment x ran on another dataset"))
     assert "NO GATE" in html and "another dataset" in html
@@ -148,3 +177,35 @@ def test_empty_case_lists_say_so():
         section.disagreements_section([], "b", empty="b agrees with the gold.")
     )
     assert "No one has reviewed" in _html(section.reviews_section([], None))
+
+
+def test_rounds_that_answered_alike_are_shown_once():
+    def run(rnd, prediction, passed, reason="按规则判为 fast", arm="v2"):
+        refs = [{"ref": "SKILL.md#规则"}]
+        return {
+            "arm": arm,
+            "round": rnd,
+            "prediction": prediction,
+            "passed": passed,
+            "reason": reason,
+            "evidence": refs,
+        }
+
+    details = {
+        "FS-1": {
+            "case": {"input": "打开空调", "expected": "fast"},
+            "runs": [run(0, "fast", True), run(1, "fast", True), run(2, "fast", True)],
+        },
+        "FS-2": {
+            "case": {"input": "放首歌", "expected": "fast"},
+            "runs": [run(0, "fast", True), run(1, "slow", False, "需要推理"), run(2, "fast", True)],
+        },
+    }
+    changes = [
+        {"case_id": "FS-1", "domain": "车控", "rates": "0/3 → 3/3"},
+        {"case_id": "FS-2", "domain": "媒体", "rates": "0/3 → 2/3"},
+    ]
+    html = _html(section.cases_section(changes, details, "v1", "v2", total=2, empty="none"))
+    stable, flaky = html.split("FS-2")
+    assert "rounds 1–3: fast ✓" in stable and stable.count("按规则判为 fast") == 1  # was three times
+    assert "rounds 1, 3: fast ✓" in flaky and "round 2: slow ✗" in flaky and "需要推理" in flaky

@@ -7,6 +7,7 @@ import pytest
 
 from abbench.errors import NotFoundError, StoreError
 from abbench.widgets import Choice, ErrorArea, View, escape, html_table, notebook_store
+from abbench.widgets._base import STYLE, fmt_money, fmt_ms, fmt_pct, fmt_points
 
 
 def test_a_choice_keeps_its_selection_when_the_options_are_reloaded():
@@ -83,6 +84,43 @@ def test_escape_and_tables():
     assert escape(None) == "—" and escape('<a href="x">') == "&lt;a href=&quot;x&quot;&gt;"
     table = html_table(["a", "<b>"], [["<i>1</i>", "<u>2</u>"]], raw=(1,))
     assert "&lt;i&gt;1&lt;/i&gt;" in table and "<u>2</u>" in table and "&lt;b&gt;" in table
+
+
+def test_tables_scroll_in_their_own_box_and_keep_long_text_readable():
+    table = html_table(
+        ["arm", "n", "reason", "where"],
+        [["a", 3, "a long reason", "Sheet1!row 3"]],
+        wide=(2,),
+        numeric=(1,),
+        nowrap=(3,),
+    )
+    assert table.startswith('<div class="abbench-scroll">')
+    assert '<td class="abbench-wide">a long reason</td>' in table
+    assert '<td class="abbench-n">3</td>' in table and '<td class="abbench-nowrap">Sheet1!row 3</td>' in table
+    # A word is never cut in two to squeeze a column (overflow-wrap: anywhere did that); the box scrolls.
+    assert "anywhere" not in STYLE and ".widget-html-content:has(.abbench-scroll) {min-width:0}" in STYLE
+
+
+@pytest.mark.parametrize(
+    ("fmt", "value", "text"),
+    [
+        (fmt_pct, 0.9036, "90.4%"),
+        (fmt_pct, None, "—"),
+        (fmt_points, 0.175, "+17.5 pts"),
+        (fmt_points, -0.02, "-2.0 pts"),
+        (fmt_money, 12.4, "$12.40"),
+        (fmt_money, 0.0615, "$0.0615"),
+        (fmt_money, 0.000051, "$0.000051"),
+        (fmt_money, 0.0000005, "$0.00000050"),
+        (fmt_money, 0, "$0"),
+        (fmt_ms, 7.838, "7.8 ms"),
+        (fmt_ms, 63.41, "63 ms"),
+        (fmt_ms, 2400, "2.4 s"),
+        (fmt_ms, float("nan"), "—"),
+    ],
+)
+def test_numbers_are_shown_in_the_units_people_read(fmt, value, text):
+    assert fmt(value) == text
 
 
 def test_notebook_store_finds_the_store_above_the_working_folder(tmp_path, monkeypatch, store):

@@ -39,7 +39,8 @@ def test_metric_deltas_come_with_their_intervals(widget):
     html = widget.metrics_html.value
     assert f"{100 * c.main.difference:+.1f} points" in html
     assert f"[{100 * low:+.1f} points, {100 * high:+.1f} points]" in html
-    assert "exact McNemar" in html and "latency_ms" in html
+    assert "exact McNemar" in html and "<td>latency</td>" in html and " ms</td>" in html  # not latency_ms
+    assert f">{100 * c.value_a.value:.1f}%</td>" in html  # a share reads as a percentage
     assert "导航" in widget.domains_html.value
     assert c.verdict.text.split(":")[0] in widget.verdict_html.value
 
@@ -48,7 +49,8 @@ def test_a_case_opens_on_both_sides(widget):
     widget.open_case("regressed", "c03")
     assert widget.errors.message is None and widget.detail.case_id == "c03"
     runs = widget.detail.runs_html.value
-    assert "ab / a" in runs and "ab / b" in runs and runs.count("<tr>") == 1 + 4
+    assert runs.count("<tr>") == 1 + 4 and "<td>a<br>round 1</td>" in runs and "<td>b<br>round 2</td>" in runs
+    assert "ab / a" not in runs  # both sides are arms of one experiment: its name would only repeat
     assert "(the other way)" in runs
 
 
@@ -82,6 +84,9 @@ def test_two_experiments_on_the_same_dataset_are_compared(store, ab, small):
     assert (w.arm_a.value, w.arm_b.value) == ("b", "c")  # the last arm of each
     assert w.comparison.kind == "experiments"
     assert "c05" in w.lists["regressed"] and "c03" in w.lists["fixed"]
+    w.open_case("regressed", "c05")
+    runs = w.detail.runs_html.value
+    assert "<td>ab / b<br>round 1</td>" in runs and "<td>again / c<br>round 1</td>" in runs
 
 
 def test_experiments_on_different_datasets_are_refused_with_why(store, ab):

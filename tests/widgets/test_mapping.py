@@ -82,6 +82,26 @@ def test_bad_labels_are_reported_inline_with_their_rows(xlsx):
     assert "would import 230 cases" in xlsx.report_html.value
 
 
+def test_the_same_problem_on_many_rows_is_one_line_with_its_count(xlsx):
+    xlsx.label_set.value = "fast, slow"  # neither 快 nor 慢 is mapped yet: every row is invalid
+    xlsx.check_button.click()
+    assert xlsx.errors.message is None  # no valid row is the check's answer, not an error
+    report = xlsx.report
+    assert report.complete and report.counts["label_not_in_set"] == 401
+    html = xlsx.report_html.value
+    body = html.split("<tbody>")[1]
+    assert body.count("<tr>") == 2  # one line per gold value, not one per row
+    assert '<td class="abbench-n">230</td>' in body and '<td class="abbench-n">171</td>' in body
+    assert "评测集!row 3, 评测集!row 5, 评测集!row 6 …" in body  # the first rows holding 慢
+    assert "type the label it stands for beside it under Gold labels" in html
+
+
+def test_a_preview_without_cases_says_why_instead_of_an_empty_table(xlsx):
+    xlsx.label_set.value = "fast, slow"
+    assert xlsx.preview.cases == () or not xlsx.preview.cases
+    assert "no row of those read became a case" in xlsx.preview_html.value
+
+
 def test_duplicate_ids_and_a_missing_input_are_reported(xlsx):
     xlsx.set_field("case_id", "垂域")
     assert xlsx.report.counts.get("duplicate_case_id", 0) > 0

@@ -27,6 +27,8 @@ def test_each_arm_shows_its_accuracy_with_its_interval(store, ab, widget):
     for arm in fresh.arms:
         assert fmt_estimate(arm.accuracy) in widget.arms_html.value
     assert "per-case means" in widget.arms_html.value and "#1 ab" in widget.summary_html.value
+    # Shares read as percentages, as in the report (they were 0.833 [0.7..., ...]).
+    assert f">{100 * a.accuracy.value:.1f}% [{100 * a.accuracy.low:.1f}%, " in widget.arms_html.value
 
 
 def test_confusion_matrices_side_by_side_as_counts_and_row_shares(widget):
@@ -51,7 +53,8 @@ def test_domains_with_intervals_and_stability_across_rounds(widget):
     assert "c04" in widget.stability_html.value
     rounds = widget.figures["rounds"]
     assert [list(t.x) for t in rounds.data] == [[1, 2], [1, 2]]
-    assert "latency p50 ms" in widget.usage_html.value and widget.figures["latency"] is not None
+    assert "latency p50" in widget.usage_html.value and widget.figures["latency"] is not None
+    assert " ms</td>" in widget.usage_html.value  # a unit with every latency
 
 
 def test_the_decision_follows_the_arms_chosen_and_keeps_them_across_reloads(widget):
@@ -75,7 +78,10 @@ def test_a_gate_that_blocks_says_why(store, ab):
     w = ResultsWidget(store, experiment="ab", gate=[{"metric": "accuracy", "op": ">=", "value": 0.99}])
     assert w.errors.message is None
     assert w.gate_result.outcome == "block" and "gate: BLOCK" in w.decision_html.value
-    assert "accuracy" in w.decision_html.value
+    value = w.gate_result.rules[0].value
+    assert (
+        "accuracy ≥ 99.0%" in w.decision_html.value and f">{100 * value:.1f}%</td>" in w.decision_html.value
+    )
 
 
 def test_the_chosen_experiment_is_kept_when_others_arrive(store, ab, small):

@@ -71,6 +71,8 @@ def test_the_case_detail_shows_every_run_with_evidence_resolved_and_text_escaped
     runs = widget.detail.runs_html.value
     assert runs.count("<tr>") == 1 + 4  # header + 2 arms × 2 rounds
     assert "because &lt;b&gt;" in runs and "✓ SKILL.md#规则" in runs
+    # Six columns, the reason kept readable (it was squeezed to a few characters among eleven).
+    assert runs.count("</th>") == 6 and '<td class="abbench-wide">because &lt;b&gt;' in runs
     evidence = widget.detail.evidence_html.value
     assert "Evidence cited by b" in evidence and "快系统能做的" in evidence
     accordion = widget.detail.transcripts.children[1]
