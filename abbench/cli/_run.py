@@ -41,7 +41,8 @@ class ProgressBar:
             )
         self.bar.n = progress.done
         arms = " ".join(f"{a.arm}:{a.done}/{a.total}" for a in progress.arms)
-        self.bar.set_postfix_str(f"{progress.status} fail={progress.failed} {arms}", refresh=False)
+        pairs = f" pairs judged {progress.pairs_done}/{progress.pairs_total}" if progress.pairs_total else ""
+        self.bar.set_postfix_str(f"{progress.status} fail={progress.failed} {arms}{pairs}", refresh=False)
         self.bar.refresh()
 
     def close(self) -> None:

@@ -366,9 +366,15 @@ class GradingMixin:
             return
         limiter = loop_limiter()
         semaphore = asyncio.Semaphore(self.concurrency)
+        self.tracker.pairs_total, self.tracker.pairs_done = len(jobs), 0
+        self.tracker.maybe_emit(force=True)
 
         async def judge(grader, case_idx, rnd, a, b):
             async with semaphore:
+                while self._paused and not self._cancelling:  # a pause holds judging as it holds runs
+                    await self._resume.wait()
+                if self._cancelling:
+                    return
                 await limiter.acquire(self.priority)
                 try:
                     items = [
@@ -388,6 +394,8 @@ class GradingMixin:
                         self._pairs_judged += 1
                     else:
                         self._pairs_failed += 1
+                    self.tracker.pairs_done += 1
+                    self.tracker.maybe_emit()
                 finally:
                     limiter.release()
 

@@ -60,6 +60,9 @@ class Progress:
         elapsed_s: Time since this run started.
         throughput: Runs finished per second over the last ~10 seconds.
         eta_s: Seconds until every run is done at that throughput (None when unknown or paused).
+        pairs_total: Pairs a pairwise judge has to judge in this pass (0 until the runs are done:
+            pairs are judged after both arms' runs are in).
+        pairs_done: Of those, pairs judged or failed so far.
     """
 
     experiment: str
@@ -70,6 +73,8 @@ class Progress:
     throughput: float = 0.0
     eta_s: float | None = None
     at: float = field(default_factory=time.time)
+    pairs_total: int = 0
+    pairs_done: int = 0
 
     @property
     def total(self) -> int:
@@ -124,6 +129,8 @@ class Progress:
             "eta_s": None if self.eta_s is None else round(self.eta_s, 1),
             "elapsed_s": round(self.elapsed_s, 3),
             "arms": {a.arm: dict(a.counts) for a in self.arms},
+            "pairs_total": self.pairs_total,
+            "pairs_done": self.pairs_done,
         }
 
 
@@ -159,6 +166,8 @@ class Tracker:
         self._last_emit = 0.0
         self._finished: deque[tuple[float, int]] = deque()
         self._done_count = 0
+        self.pairs_total = 0
+        self.pairs_done = 0
 
     def move(self, arm_id: int, from_state: str | None, to_state: str) -> None:
         """Count one run moving between states."""
@@ -189,7 +198,17 @@ class Tracker:
         arms = tuple(ArmProgress(a, dict(c)) for a, c in self.counts.items())
         left = sum(a.total - a.done for a in arms)
         eta = left / rate if rate > 0 and self.status == "running" else (0.0 if left == 0 else None)
-        return Progress(self.experiment, self.experiment_id, self.status, arms, now - self.started, rate, eta)
+        return Progress(
+            self.experiment,
+            self.experiment_id,
+            self.status,
+            arms,
+            now - self.started,
+            rate,
+            eta,
+            pairs_total=self.pairs_total,
+            pairs_done=self.pairs_done,
+        )
 
     def maybe_emit(self, force: bool = False) -> None:
         """Tell the observers, unless they were told less than `interval` ago."""

@@ -356,3 +356,34 @@ def test_pausing_a_finished_experiment_leaves_it_finished(store, definition):
     run_experiment(exp.id, store=store)
     assert pause_experiment(exp.id, store=store) is False
     assert experiment_status(exp.id, store=store).status == "finished"
+
+
+def test_a_pause_holds_pairwise_judging_until_resumed(store, monkeypatch):
+    monkeypatch.setenv("JUDGE_S", "0.15")
+    ds = store.save_dataset("pairs-pause", make_cases(6), label_set=["fast", "slow"])
+    exp = create_experiment(
+        {
+            "name": "pairs-pause",
+            "dataset": ds.fingerprint,
+            "concurrency": 1,
+            "graders": ["label_match", {"type": "tests.runner.robust_helpers:slow_pair", "kind": "pairwise"}],
+            "arms": {"a": {"agent": "scripted"}, "b": {"agent": "scripted"}},
+        },
+        store=store,
+    )
+    pairs = lambda: store.query_one(  # noqa: E731
+        "SELECT COUNT(*) FROM grades WHERE experiment_id=? AND other_run_id IS NOT NULL", (exp.id,)
+    )[0]
+    handle = start_experiment(exp.id, store=store)
+    assert _wait(lambda: _states(store, exp.id)["pass"] == 12, timeout=10)  # pairs are judged after the runs
+    handle.pause()
+    assert _wait(lambda: handle.progress.status == "paused")
+    time.sleep(0.4)  # the pair in flight (if any) finishes; none starts
+    held = pairs()
+    time.sleep(0.8)  # five more pairs would be judged here without the pause
+    assert pairs() == held < 6
+    assert (handle.progress.pairs_total, handle.progress.pairs_done) == (6, held)  # shown while paused
+    handle.resume()
+    summary = handle.wait(timeout=20)
+    assert summary.status == "finished" and pairs() == 6 and summary.pairs_judged == 6
+    assert summary.progress.as_dict()["pairs_done"] == 6
