@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -114,8 +114,9 @@ class AgentOutput:
         transcript: Every message, tool call and tool result of the session, in order.
         files_read: Skill files the agent actually opened (relative paths).
         sections_read: Skill sections (references) the agent actually opened.
-        usage: Tokens spent.
-        cost: Money spent, in the price table's currency (USD by default).
+        usage: Tokens spent; None when the agent reported none (unknown, not zero).
+        cost: Money spent, in the price table's currency (USD by default); None when unknown (the
+            agent reported none, or the model has no price).
         latency_ms: Wall time of the run.
         session_id: The isolated session this run used.
         model: The model that answered, as the endpoint reported it.
@@ -129,8 +130,8 @@ class AgentOutput:
     transcript: tuple[dict[str, Any], ...] = ()
     files_read: tuple[str, ...] = ()
     sections_read: tuple[str, ...] = ()
-    usage: Usage = field(default_factory=Usage)
-    cost: float = 0.0
+    usage: Usage | None = None
+    cost: float | None = None
     latency_ms: float = 0.0
     session_id: str | None = None
     model: str | None = None

@@ -492,7 +492,7 @@ def check_output(output: AgentOutput) -> AgentOutput:
                     )
                 confidence = read
         usage = o.usage
-        if (
+        if usage is not None and (
             not isinstance(usage, Usage)
             or type(usage.input_tokens) is not int
             or type(usage.output_tokens) is not int
@@ -507,8 +507,6 @@ def check_output(output: AgentOutput) -> AgentOutput:
                     _count("usage.input_tokens", usage.get("input_tokens")),
                     _count("usage.output_tokens", usage.get("output_tokens")),
                 )
-            elif usage is None:
-                usage = Usage()
             else:
                 raise ValueError(f"usage must be a Usage or {{input_tokens, output_tokens}}, not {usage!r}")
         checked = dataclasses.replace(
@@ -522,7 +520,9 @@ def check_output(output: AgentOutput) -> AgentOutput:
             files_read=o.files_read if _all_text(o.files_read) else _texts(o.files_read),
             sections_read=o.sections_read if _all_text(o.sections_read) else _texts(o.sections_read),
             usage=usage,
-            cost=o.cost if type(o.cost) is float and 0 <= o.cost < math.inf else _amount("cost", o.cost or 0),
+            cost=o.cost
+            if o.cost is None or (type(o.cost) is float and 0 <= o.cost < math.inf)
+            else _amount("cost", o.cost),
             latency_ms=o.latency_ms
             if type(o.latency_ms) is float and 0 <= o.latency_ms < math.inf
             else _amount("latency_ms", o.latency_ms or 0),
@@ -553,13 +553,10 @@ def _clean(o: AgentOutput) -> bool:
         and _is_text(o.session_id)
         and _is_text(o.model)
         and (c is None or (type(c) is float and 0.0 <= c <= 1.0))
-        and type(o.cost) is float
-        and 0.0 <= o.cost < math.inf
+        and (o.cost is None or (type(o.cost) is float and 0.0 <= o.cost < math.inf))
         and type(o.latency_ms) is float
         and 0.0 <= o.latency_ms < math.inf
-        and type(u) is Usage
-        and type(u.input_tokens) is int
-        and type(u.output_tokens) is int
+        and (u is None or (type(u) is Usage and type(u.input_tokens) is int and type(u.output_tokens) is int))
         and type(o.transcript) is tuple
         and _all_text(o.evidence_refs)
         and _all_text(o.files_read)

@@ -409,8 +409,8 @@ class CommandAgent:
             transcript=tuple(transcript),
             files_read=extras.get("files_read", ()),
             sections_read=extras.get("sections_read", ()),
-            usage=extras.get("usage", Usage()),
-            cost=extras.get("cost", 0.0),
+            usage=extras.get("usage"),  # None: the agent reported none (unknown, not zero)
+            cost=extras.get("cost"),
             latency_ms=elapsed,
             session_id=extras.get("session_id") or task.session_id or None,
             model=extras.get("model") or model or None,

@@ -360,7 +360,7 @@ class OpenAIAgent:
             files_read=tuple(tools.files_read) if tools else (),
             sections_read=tuple(tools.sections_read) if tools else (),
             usage=Usage(input_tokens, output_tokens),
-            cost=sum(c for c in costs if c is not None) if known else 0.0,
+            cost=sum(c for c in costs if c is not None) if known else None,
             latency_ms=(time.perf_counter() - started) * 1000,
             session_id=session_id,
             model=reply.model,

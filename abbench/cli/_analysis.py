@@ -377,15 +377,21 @@ def metrics_cmd(ctx: Context, experiment: str, arms, by_domain, by_round, confus
             else:
                 click.echo(f"  {'stability':<20}n/a ({s.reason})")
             u = a.usage
-            click.echo(
-                f"  {'cost':<20}mean {_num(u.cost.mean)}, total {_num(u.total_cost)}, per correct answer "
-                f"{_num(u.cost_per_correct)}" + (f", judges {_num(u.judge_cost)}" if u.judge_cost else "")
-            )
+            judges = f", judges {_num(u.judge_cost)}" if u.judge_cost else ""
+            if u.total_cost is None:
+                click.echo(f"  {'cost':<20}not reported by the agent{judges}")
+            else:
+                click.echo(
+                    f"  {'cost':<20}mean {_num(u.cost.mean)}, total {_num(u.total_cost)}, per correct answer "
+                    f"{_num(u.cost_per_correct)}{judges}"
+                )
             click.echo(
                 f"  {'latency ms':<20}mean {_num(u.latency_ms.mean)}, p50 {_num(u.latency_ms.p50)}, p95 {_num(u.latency_ms.p95)}"
             )
             click.echo(
                 f"  {'tokens':<20}mean {_num(u.tokens.mean)}, p50 {_num(u.tokens.p50)}, p95 {_num(u.tokens.p95)}"
+                if u.tokens.n
+                else f"  {'tokens':<20}not reported by the agent"
             )
             g = a.grounding
             parts = [

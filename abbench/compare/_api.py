@@ -498,10 +498,11 @@ def _usage_differences(
     ia, ib = np.searchsorted(oa.case_idx, common), np.searchsorted(ob.case_idx, common)
     executed = (oa.executed[ia] > 0) & (ob.executed[ib] > 0)
     ea, eb = np.maximum(oa.executed[ia], 1), np.maximum(ob.executed[ib], 1)
-    series = {
-        metric: ((getattr(oa, metric)[ia] / ea)[executed], (getattr(ob, metric)[ib] / eb)[executed])
-        for metric in USAGE_METRICS
-    }
+    series = {}
+    for metric in USAGE_METRICS:
+        a, b = (getattr(oa, metric)[ia] / ea)[executed], (getattr(ob, metric)[ib] / eb)[executed]
+        known = ~(np.isnan(a) | np.isnan(b))  # cost or tokens an agent did not report are left out
+        series[metric] = (a[known], b[known]) if not known.all() else (a, b)
     if outcome == "score" and len(lists_a):
         series["score"] = (
             np.asarray([float(np.mean(v)) for v in lists_a]),
@@ -518,11 +519,8 @@ def _usage_differences(
     for metric, (a, b) in series.items():
         n = int(a.size)
         if n == 0:
-            out.append(
-                MetricDifference(
-                    metric, "none", None, None, None, None, None, None, 0, "no case measured in both arms"
-                )
-            )
+            why = "no case measured in both arms" if n_exec == 0 else f"{metric} not reported by an agent"
+            out.append(MetricDifference(metric, "none", None, None, None, None, None, None, 0, why))
             continue
         mean_a, mean_b = float(a.mean()), float(b.mean())
         relative = (mean_b - mean_a) / mean_a if mean_a else None

@@ -584,6 +584,11 @@ def max_tokens(n: int, *, which: str = "total", name: str = "max_tokens") -> Gra
 
     def grade(ctx: GradeContext) -> GradeResult:
         usage = ctx.output.usage
+        if usage is None:  # unknown is not zero: a grading failure, not a silent pass
+            raise GradingError(
+                f"{name}: the agent reported no token usage, so the {n}-token limit cannot be checked; "
+                "have the agent report usage or drop this grader"
+            )
         used = {"total": usage.total_tokens, "input": usage.input_tokens, "output": usage.output_tokens}[
             which
         ]

@@ -154,7 +154,7 @@ class PriceTable:
             _warned.add(model or "")
         if first:
             log.warning(
-                "no price for model %r: its cost is recorded as unknown (0.0). Set `prices: {input: ..., "
+                "no price for model %r: its cost is recorded as unknown (not zero). Set `prices: {input: ..., "
                 "output: ...}` (USD per million tokens) on the arm, or add it to %s",
                 model,
                 os.environ.get(PRICES_ENV) or "~/.config/abbench/prices.yaml",

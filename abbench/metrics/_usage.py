@@ -24,8 +24,10 @@ class UsageMetrics(Result):
         input_tokens: Input tokens per run.
         output_tokens: Output tokens per run.
         latency_ms: Wall time per run in milliseconds.
-        total_cost: Sum of the agent cost over every executed run (failed gradings included).
-        cost_per_correct: `total_cost` divided by the runs graded as right; None when none was right.
+        total_cost: Sum of the agent cost over every executed run (failed gradings included); None
+            when no run reported a cost (unknown is not free).
+        cost_per_correct: `total_cost` divided by the runs graded as right; None when none was right
+            or the cost is unknown.
         judge_cost: What grading this arm's runs cost (judges), apart from the agent cost.
         reason: Why `cost_per_correct` is None.
     """
@@ -36,7 +38,7 @@ class UsageMetrics(Result):
     input_tokens: Summary
     output_tokens: Summary
     latency_ms: Summary
-    total_cost: float
+    total_cost: float | None
     cost_per_correct: float | None
     judge_cost: float
     reason: str | None = None
@@ -53,10 +55,14 @@ def usage(
 ) -> UsageMetrics:
     """Usage figures of one arm's runs (values of runs not executed are skipped); `passes` is None when the
     graders only score, so no run is right or wrong."""
-    total = float(np.nansum(cost[executed])) if executed.any() else 0.0
+    spent = cost[executed]
+    known = int(np.count_nonzero(~np.isnan(spent)))
+    total = float(np.nansum(spent)) if known else (None if executed.any() else 0.0)
     reason = None
     per_correct = None
-    if passes is None:
+    if total is None:
+        reason = "the agent reported no cost for any run"
+    elif passes is None:
         reason = "the graders give scores, not pass/fail verdicts: no run is right or wrong"
     elif passes:
         per_correct = total / passes

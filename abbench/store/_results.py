@@ -626,7 +626,9 @@ class ResultsMixin:
             "sum(CASE state WHEN 'pass' THEN 1 WHEN 'fail' THEN CASE WHEN failure_type IS NOT NULL "
             "THEN 16777216 WHEN passed IS NULL THEN 68719476736 ELSE 4096 END "
             "WHEN 'cancelled' THEN 281474976710656 ELSE 0 END), "
-            f"count(latency_ms), total(cost), total(latency_ms), total(input_tokens + output_tokens), {score_sums} "
+            # cost and tokens an agent did not report stay unknown (-1, read back as NaN), not zero
+            "count(latency_ms), ifnull(sum(cost), -1), total(latency_ms), "
+            f"ifnull(sum(input_tokens + output_tokens), -1), {score_sums} "
             "FROM runs {} WHERE " + where + " AND state IN {} GROUP BY arm_id, case_idx"
         )
         cursor = _plain_cursor(self.conn)
@@ -688,6 +690,15 @@ class ResultsMixin:
         return out
 
 
+def _nan_sums(groups: Any, values: Any, size: int) -> Any:
+    """Sums per group skipping NaN; NaN where every value of the group is NaN (unknown stays unknown)."""
+    import numpy as np
+
+    known = ~np.isnan(values)
+    sums = np.bincount(groups, weights=np.where(known, values, 0.0), minlength=size)
+    return np.where(np.bincount(groups, weights=known, minlength=size) > 0, sums, np.nan)
+
+
 def _case_sums(exp_id: int, finished: list[tuple], rest: list[tuple]) -> CaseOutcomes:
     """`CaseOutcomes` from the per-(arm, case) sums of finished runs plus those of open runs."""
     import numpy as np
@@ -701,6 +712,8 @@ def _case_sums(exp_id: int, finished: list[tuple], rest: list[tuple]) -> CaseOut
         if rows
         else np.zeros((5, 0))
     )
+    for unknown in (0, 2):  # cost, tokens: -1 is "no run of the case reported it"
+        floats[unknown][floats[unknown] < 0] = np.nan
     if rest:  # a case with finished and open runs has two rows: add them up
         keys = arm_id * (int(case_idx.max()) + 1) + case_idx
         unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
@@ -708,7 +721,7 @@ def _case_sums(exp_id: int, finished: list[tuple], rest: list[tuple]) -> CaseOut
             ints = np.stack(
                 [np.bincount(inverse, weights=row, minlength=unique.size) for row in ints]
             ).astype(np.int64)
-            floats = np.stack([np.bincount(inverse, weights=row, minlength=unique.size) for row in floats])
+            floats = np.stack([_nan_sums(inverse, row, unique.size) for row in floats])
             arm_id, case_idx = arm_id[first], case_idx[first]
         else:
             order = np.argsort(keys, kind="stable")
