@@ -8,6 +8,8 @@ from abbench.store._base import StoreBase
 from abbench.store._datasets import DatasetsMixin
 from abbench.store._experiments import ExperimentsMixin
 from abbench.store._grades import GradesMixin
+from abbench.store._imports import ImportsMixin
+from abbench.store._profiles import ProfilesMixin
 from abbench.store._results import ResultsMixin
 from abbench.store._reviews import ReviewsMixin
 from abbench.store._runs import RunsMixin
@@ -15,7 +17,9 @@ from abbench.store._snapshots import SnapshotsMixin
 
 
 class Store(
+    ProfilesMixin,
     DatasetsMixin,
+    ImportsMixin,
     SnapshotsMixin,
     ExperimentsMixin,
     RunsMixin,

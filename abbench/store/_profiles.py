@@ -1,0 +1,148 @@
+"""Store methods for mapping profiles: save (a new version only when it changed), look up, list, resolve."""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import os
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from abbench.dataset import MappingProfile, ProfileInfo, load_profile
+from abbench.errors import MappingError, NotFoundError, UsageError
+from abbench.store._base import current_user, dumps, loads, now_iso
+
+if TYPE_CHECKING:
+    from abbench.store import Store
+
+log = logging.getLogger(__name__)
+
+
+class ProfilesMixin:
+    """Saving and finding mapping profiles; mixed into `Store`."""
+
+    def save_profile(self: Store, profile: MappingProfile, *, name: str | None = None) -> MappingProfile:
+        """Save a mapping profile under its name; return it with its version.
+
+        Saving a profile that differs from the latest version of its name makes version n+1;
+        saving one identical to the latest version returns that version. Lookup files are read and
+        kept inline, so the saved profile works after they move.
+
+        Args:
+            profile: The profile.
+            name: The name to save it under (default: ``profile.name``).
+
+        Raises:
+            UsageError: the profile has no name and none is given.
+        """
+        if name is not None:
+            profile = profile.evolve(name=name)
+        if not profile.name:
+            raise UsageError("a profile needs a name to be saved: save_profile(profile, name='...')")
+        profile = profile.with_lookups_loaded(Path.cwd()).model_copy(update={"version": None})
+        with self.transaction() as conn:
+            latest = conn.execute(
+                "SELECT version, spec FROM mapping_profiles WHERE name = ? ORDER BY version DESC LIMIT 1",
+                (profile.name,),
+            ).fetchone()
+            if latest is not None:
+                stored = MappingProfile.from_dict(
+                    loads(latest["spec"]), where=f"stored profile {profile.name}"
+                )
+                if stored.identity() == profile.identity():
+                    return stored.model_copy(update={"version": latest["version"]})
+            version = (latest["version"] if latest is not None else 0) + 1
+            saved = profile.model_copy(update={"version": version})
+            shape = saved.shape.model_dump(mode="json") if saved.shape is not None else None
+            conn.execute(
+                "INSERT INTO mapping_profiles (name, version, spec, shape, created_at, created_by) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (saved.name, version, saved.to_json(), dumps(shape), now_iso(), current_user()),
+            )
+        log.info("saved mapping profile %s", saved.ref)
+        return saved
+
+    def get_profile(self: Store, name: str, version: int | None = None) -> MappingProfile:
+        """A saved profile: ``name`` (latest version), ``name@3``, or `name` with `version`.
+
+        Raises:
+            NotFoundError: no such profile or version; the message lists what exists.
+        """
+        row = self._profile_row(name, version)
+        profile = MappingProfile.from_dict(loads(row["spec"]), where=f"stored profile {row['name']}")
+        return profile.model_copy(update={"version": row["version"]})
+
+    def _profile_row(self: Store, name: str, version: int | None = None) -> sqlite3.Row:
+        if version is None and "@" in name:
+            name, _, v = name.rpartition("@")
+            if not v.isdigit():
+                raise UsageError(f"a profile version is a number: {name}@{v} → e.g. {name}@1")
+            version = int(v)
+        if version is None:
+            row = self.query_one(
+                "SELECT * FROM mapping_profiles WHERE name = ? ORDER BY version DESC LIMIT 1", (name,)
+            )
+        else:
+            row = self.query_one(
+                "SELECT * FROM mapping_profiles WHERE name = ? AND version = ?", (name, version)
+            )
+        if row is None:
+            versions = [
+                r[0] for r in self.query("SELECT version FROM mapping_profiles WHERE name = ?", (name,))
+            ]
+            if versions:
+                raise NotFoundError(f"profile {name!r} has no version {version}; versions: {versions}")
+            names = [r[0] for r in self.query("SELECT DISTINCT name FROM mapping_profiles ORDER BY name")]
+            close = difflib.get_close_matches(name, names, n=3)
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise NotFoundError(
+                f"no saved mapping profile {name!r}{hint}; saved: {', '.join(names) or 'none'}. "
+                "Save one with abbench import FILE --save-profile NAME, or pass a .yaml/.json profile file"
+            )
+        return row
+
+    def list_profiles(self: Store, *, all_versions: bool = False) -> list[ProfileInfo]:
+        """Saved profiles, by name: the latest version of each (or every version)."""
+        rows = self.query(
+            "SELECT p.*, (SELECT COUNT(*) FROM mapping_profiles q WHERE q.name = p.name) AS n_versions, "
+            "(SELECT COUNT(*) FROM datasets d WHERE d.profile_id = p.id) AS n_datasets "
+            "FROM mapping_profiles p "
+            + (
+                ""
+                if all_versions
+                else "WHERE p.version = (SELECT MAX(version) FROM mapping_profiles q WHERE q.name = p.name) "
+            )
+            + "ORDER BY p.name, p.version"
+        )
+        out = []
+        for row in rows:
+            profile = MappingProfile.from_dict(loads(row["spec"]), where=f"stored profile {row['name']}")
+            out.append(
+                ProfileInfo(
+                    profile.model_copy(update={"version": row["version"]}),
+                    row["created_at"],
+                    row["created_by"],
+                    row["n_versions"],
+                    row["n_datasets"],
+                )
+            )
+        return out
+
+    def resolve_profile(self: Store, profile: Any) -> MappingProfile | None:
+        """The profile meant by `profile`: a `MappingProfile`, a dict, a ``.yaml``/``.json`` file, or a
+        saved name (``name`` for the latest version, ``name@3``); None stays None.
+
+        Raises:
+            MappingError: a profile file is missing or invalid.
+            NotFoundError: no saved profile has that name or version.
+        """
+        if profile is None or isinstance(profile, (MappingProfile, dict)):
+            return load_profile(profile) if profile is not None else None
+        text = os.fspath(profile)
+        path = Path(text).expanduser()
+        if path.is_file():
+            return MappingProfile.from_file(path)
+        if path.suffix.lower() in (".json", ".yaml", ".yml"):
+            raise MappingError(f"no mapping profile file {path}")
+        return self.get_profile(text)
