@@ -9,19 +9,11 @@ shorthand ``"p95_latency_ms <= 8000 (warn)"``. Metric names are listed by `metri
 from __future__ import annotations
 
 from abbench.gate._api import STATUSES, GateResult, RuleOutcome, evaluate_gate
+from abbench.gate._arm_metrics import ARM_METRICS
+from abbench.gate._comparison_metrics import COMPARISON_METRICS, DECISION_METRICS
 from abbench.gate._decision import Decision, DecisionPolicy, Dimension, decide
-from abbench.gate._namespace import (
-    ARM_METRICS,
-    COMPARISON_METRICS,
-    DECISION_METRICS,
-    METRICS,
-    UNITS,
-    MetricDef,
-    MetricRef,
-    metric_names,
-    metric_unit,
-    parse_metric,
-)
+from abbench.gate._metric import MetricDef
+from abbench.gate._namespace import METRICS, UNITS, MetricRef, metric_names, metric_unit, parse_metric
 from abbench.gate._rules import (
     DEFAULT_RULES,
     OPS,

@@ -1,0 +1,357 @@
+"""Gate metrics about one arm (accuracy, counts, cost, latency, tokens, stability, grounding, classes)."""
+
+from __future__ import annotations
+
+from abbench.gate._metric import MetricDef, Value, _none
+
+
+def _est(estimate, part: str = "value") -> Value:
+    if estimate is None:
+        return _none("not measured")
+    if estimate.value is None:
+        return _none(estimate.reason or "not measured")
+    if part == "value":
+        return estimate.value, None
+    if estimate.interval is None:
+        return _none(estimate.reason or "no interval")
+    return (estimate.interval.low if part == "low" else estimate.interval.high), None
+
+
+def _summary(arm, field: str, stat: str) -> Value:
+    s = getattr(arm.usage, field)
+    value = getattr(s, stat)
+    return (value, None) if value is not None else _none(f"no executed run with a {field}")
+
+
+def _rate_value(r) -> Value:
+    return (r.value, None) if r.value is not None else _none(r.reason or "not measured")
+
+
+def _stab(arm, field: str) -> Value:
+    value = getattr(arm.stability, field)
+    if value is None:
+        return _none(arm.stability.reason or "not measured")
+    return (len(value) if isinstance(value, tuple) else value), None
+
+
+def _finished(arm) -> int:
+    c = arm.counts
+    return c.runs - c.cancelled - c.unfinished
+
+
+def _share(part: int, whole: int, what: str) -> Value:
+    return (part / whole, None) if whole else _none(f"no {what}")
+
+
+def _classes(arm, average: str, field: str) -> Value:
+    if arm.classes is None:
+        return _none(arm.classes_reason or "no per-class figures")
+    return getattr(getattr(arm.classes, average), field), None
+
+
+def _per_class(arm, field: str, label: str) -> Value:
+    if arm.classes is None:
+        return _none(arm.classes_reason or "no per-class figures")
+    scores = arm.classes.per_class.get(label)
+    if scores is None:
+        for name, s in arm.classes.per_class.items():
+            if name.casefold() == label.casefold():
+                scores = s
+        if scores is None:
+            return _none(f"no class {label!r}; classes: {', '.join(arm.classes.per_class)}")
+    return getattr(scores, field), None
+
+
+def _domain_accuracy(arm, label: str, metrics) -> Value:
+    for row in metrics.by_domain:
+        if row.arm == arm.arm and str(row.group) == label:
+            return _est(row.accuracy)
+    return _none(f"no domain {label!r}")
+
+
+ARM_METRICS: list[MetricDef] = [
+    MetricDef(
+        "accuracy",
+        "arm",
+        "number",
+        "pass rate over graded runs (failures excluded)",
+        lambda a, m, p: _est(a.accuracy),
+    ),
+    MetricDef(
+        "accuracy_ci_low",
+        "arm",
+        "number",
+        "lower bound of the accuracy interval",
+        lambda a, m, p: _est(a.accuracy, "low"),
+    ),
+    MetricDef(
+        "accuracy_ci_high",
+        "arm",
+        "number",
+        "upper bound of the accuracy interval",
+        lambda a, m, p: _est(a.accuracy, "high"),
+    ),
+    MetricDef(
+        "strict_accuracy",
+        "arm",
+        "number",
+        "pass rate counting execution and grading failures as wrong",
+        lambda a, m, p: _est(a.strict_accuracy),
+    ),
+    MetricDef(
+        "score", "arm", "number", "mean graded score over cases (judges)", lambda a, m, p: _est(a.score)
+    ),
+    MetricDef(
+        "score_ci_low",
+        "arm",
+        "number",
+        "lower bound of the mean score's interval",
+        lambda a, m, p: _est(a.score, "low"),
+    ),
+    MetricDef("runs", "arm", "count", "runs of the arm", lambda a, m, p: (a.counts.runs, None)),
+    MetricDef(
+        "n_cases",
+        "arm",
+        "count",
+        "cases with at least one graded run",
+        lambda a, m, p: (
+            a.accuracy.n_cases if a.score is None or a.accuracy.value is not None else a.score.n_cases,
+            None,
+        ),
+    ),
+    MetricDef("passed", "arm", "count", "runs graded as right", lambda a, m, p: (a.counts.passed, None)),
+    MetricDef("failed", "arm", "count", "runs graded as wrong", lambda a, m, p: (a.counts.failed, None)),
+    MetricDef(
+        "execution_failures",
+        "arm",
+        "count",
+        "runs whose execution failed",
+        lambda a, m, p: (a.counts.execution_failed, None),
+    ),
+    MetricDef(
+        "execution_failure_rate",
+        "arm",
+        "number",
+        "execution failures over finished runs",
+        lambda a, m, p: _share(a.counts.execution_failed, _finished(a), "finished run"),
+    ),
+    MetricDef(
+        "grading_failures",
+        "arm",
+        "count",
+        "runs no grader reached a verdict on",
+        lambda a, m, p: (a.counts.grading_failed, None),
+    ),
+    MetricDef(
+        "grading_failure_rate",
+        "arm",
+        "number",
+        "grading failures over finished runs",
+        lambda a, m, p: _share(a.counts.grading_failed, _finished(a), "finished run"),
+    ),
+    MetricDef("cancelled", "arm", "count", "runs cancelled", lambda a, m, p: (a.counts.cancelled, None)),
+    MetricDef(
+        "unfinished",
+        "arm",
+        "count",
+        "runs pending, running or waiting for grading",
+        lambda a, m, p: (a.counts.unfinished, None),
+    ),
+    MetricDef(
+        "avg_cost",
+        "arm",
+        "number",
+        "mean agent cost per executed run",
+        lambda a, m, p: _summary(a, "cost", "mean"),
+    ),
+    MetricDef(
+        "p50_cost", "arm", "number", "median agent cost per run", lambda a, m, p: _summary(a, "cost", "p50")
+    ),
+    MetricDef(
+        "p95_cost",
+        "arm",
+        "number",
+        "95th percentile of agent cost per run",
+        lambda a, m, p: _summary(a, "cost", "p95"),
+    ),
+    MetricDef(
+        "total_cost",
+        "arm",
+        "number",
+        "agent cost of every executed run",
+        lambda a, m, p: (a.usage.total_cost, None),
+    ),
+    MetricDef(
+        "cost_per_correct",
+        "arm",
+        "number",
+        "total agent cost divided by the runs graded right",
+        lambda a, m, p: (a.usage.cost_per_correct, a.usage.reason),
+    ),
+    MetricDef(
+        "judge_cost",
+        "arm",
+        "number",
+        "what grading the arm's runs cost",
+        lambda a, m, p: (a.usage.judge_cost, None),
+    ),
+    MetricDef(
+        "avg_latency_ms",
+        "arm",
+        "number",
+        "mean latency per executed run (ms)",
+        lambda a, m, p: _summary(a, "latency_ms", "mean"),
+    ),
+    MetricDef(
+        "p50_latency_ms",
+        "arm",
+        "number",
+        "median latency (ms)",
+        lambda a, m, p: _summary(a, "latency_ms", "p50"),
+    ),
+    MetricDef(
+        "p95_latency_ms",
+        "arm",
+        "number",
+        "95th percentile latency (ms)",
+        lambda a, m, p: _summary(a, "latency_ms", "p95"),
+    ),
+    MetricDef(
+        "max_latency_ms",
+        "arm",
+        "number",
+        "slowest run (ms)",
+        lambda a, m, p: _summary(a, "latency_ms", "max"),
+    ),
+    MetricDef(
+        "avg_tokens",
+        "arm",
+        "number",
+        "mean input + output tokens per run",
+        lambda a, m, p: _summary(a, "tokens", "mean"),
+    ),
+    MetricDef(
+        "p50_tokens", "arm", "number", "median tokens per run", lambda a, m, p: _summary(a, "tokens", "p50")
+    ),
+    MetricDef(
+        "p95_tokens",
+        "arm",
+        "number",
+        "95th percentile tokens per run",
+        lambda a, m, p: _summary(a, "tokens", "p95"),
+    ),
+    MetricDef(
+        "flip_rate",
+        "arm",
+        "number",
+        "share of cases answered differently across rounds",
+        lambda a, m, p: _stab(a, "flip_rate"),
+    ),
+    MetricDef(
+        "agreement_rate",
+        "arm",
+        "number",
+        "mean share of rounds giving a case's most common answer",
+        lambda a, m, p: _stab(a, "agreement"),
+    ),
+    MetricDef(
+        "flaky_cases",
+        "arm",
+        "count",
+        "cases passing in some rounds and failing in others",
+        lambda a, m, p: _stab(a, "flaky"),
+    ),
+    MetricDef(
+        "flaky_rate",
+        "arm",
+        "number",
+        "flaky cases over cases graded in two or more rounds",
+        lambda a, m, p: _stab(a, "flaky_rate"),
+    ),
+    MetricDef(
+        "no_evidence_rate",
+        "arm",
+        "number",
+        "share of answers citing no skill reference",
+        lambda a, m, p: _rate_value(a.grounding.no_evidence),
+    ),
+    MetricDef(
+        "low_confidence_rate",
+        "arm",
+        "number",
+        "share of answers below the confidence threshold",
+        lambda a, m, p: _rate_value(a.grounding.low_confidence),
+    ),
+    MetricDef(
+        "skill_read_rate",
+        "arm",
+        "number",
+        "share of runs that opened a skill file or section",
+        lambda a, m, p: _rate_value(a.grounding.skill_read),
+    ),
+    MetricDef(
+        "accuracy_when_read",
+        "arm",
+        "number",
+        "pass rate of runs that read the skill",
+        lambda a, m, p: _est(a.grounding.accuracy_when_read),
+    ),
+    MetricDef(
+        "accuracy_when_not_read",
+        "arm",
+        "number",
+        "pass rate of runs that did not read it",
+        lambda a, m, p: _est(a.grounding.accuracy_when_not_read),
+    ),
+    MetricDef(
+        "macro_f1",
+        "arm",
+        "number",
+        "unweighted mean F1 over classes",
+        lambda a, m, p: _classes(a, "macro", "f1"),
+    ),
+    MetricDef("micro_f1", "arm", "number", "F1 pooled over runs", lambda a, m, p: _classes(a, "micro", "f1")),
+    MetricDef(
+        "weighted_f1",
+        "arm",
+        "number",
+        "F1 averaged with class support as weights",
+        lambda a, m, p: _classes(a, "weighted", "f1"),
+    ),
+    MetricDef(
+        "macro_precision",
+        "arm",
+        "number",
+        "unweighted mean precision over classes",
+        lambda a, m, p: _classes(a, "macro", "precision"),
+    ),
+    MetricDef(
+        "macro_recall",
+        "arm",
+        "number",
+        "unweighted mean recall over classes",
+        lambda a, m, p: _classes(a, "macro", "recall"),
+    ),
+    MetricDef("f1[]", "arm", "number", "F1 of one class: f1[fast]", lambda a, m, p: _per_class(a, "f1", p)),
+    MetricDef(
+        "precision[]",
+        "arm",
+        "number",
+        "precision of one class: precision[fast]",
+        lambda a, m, p: _per_class(a, "precision", p),
+    ),
+    MetricDef(
+        "recall[]",
+        "arm",
+        "number",
+        "recall of one class: recall[slow]",
+        lambda a, m, p: _per_class(a, "recall", p),
+    ),
+    MetricDef(
+        "domain_accuracy[]",
+        "arm",
+        "number",
+        "accuracy within one domain: domain_accuracy[导航]",
+        lambda a, m, p: _domain_accuracy(a, p, m),
+    ),
+]

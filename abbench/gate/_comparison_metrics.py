@@ -1,0 +1,297 @@
+"""Gate metrics about B against A: the paired comparison's figures and the decision's dimensions."""
+
+from __future__ import annotations
+
+from abbench.gate._metric import MetricDef, Value, _none
+
+
+def _cmp_main(c, part: str) -> Value:
+    main = c.main
+    if main is None:
+        return _none("no paired case")
+    if part == "diff":
+        return main.difference, None
+    if c.interval is None:
+        reason = "one paired case" if c.n_cases < 2 else "no spread between the paired cases"
+        return _none(f"no interval ({reason})")
+    return (c.interval.low if part == "low" else c.interval.high), None
+
+
+def _usage(c, metric: str, part: str) -> Value:
+    u = c.usage_metric(metric)
+    if u is None or u.difference is None:
+        return _none(u.reason if u is not None and u.reason else f"no {metric} measured in both arms")
+    if part == "diff":
+        return u.difference, None
+    if part == "relative":
+        return (u.relative, None) if u.relative is not None else _none(f"A's {metric} is 0")
+    if u.interval is None:
+        return _none(u.reason or "no interval")
+    return (u.interval.low if part == "low" else u.interval.high), None
+
+
+def _domain_diff(c, label: str) -> Value:
+    for d in c.by_domain:
+        if d.domain == label:
+            return d.difference, None
+    return _none(f"no paired case in domain {label!r}")
+
+
+def _text(c, part: str) -> Value:
+    if c.text is None:
+        return _none("reasons and evidence were not compared (details off)")
+    if part == "reason":
+        return len(c.text.reason_changed), None
+    if part == "appeared":
+        return len(c.text.evidence_appeared), None
+    return len(c.text.evidence_disappeared), None
+
+
+COMPARISON_METRICS: list[MetricDef] = [
+    MetricDef(
+        "diff",
+        "comparison",
+        "number",
+        "B − A in accuracy (or mean score), per-case means",
+        lambda c, p: _cmp_main(c, "diff"),
+    ),
+    MetricDef(
+        "diff_ci_low",
+        "comparison",
+        "number",
+        "lower bound of the difference's interval",
+        lambda c, p: _cmp_main(c, "low"),
+    ),
+    MetricDef(
+        "diff_ci_high",
+        "comparison",
+        "number",
+        "upper bound of the difference's interval",
+        lambda c, p: _cmp_main(c, "high"),
+    ),
+    MetricDef(
+        "p_value",
+        "comparison",
+        "number",
+        "p-value of the main test",
+        lambda c, p: (c.verdict.p_value, None if c.verdict.p_value is not None else "no test"),
+    ),
+    MetricDef(
+        "significant_improvement",
+        "comparison",
+        "bool",
+        "the main test finds B better",
+        lambda c, p: (c.verdict.code == "b_better", None),
+    ),
+    MetricDef(
+        "significant_regression",
+        "comparison",
+        "bool",
+        "the main test finds B worse",
+        lambda c, p: (c.verdict.code == "b_worse", None),
+    ),
+    MetricDef(
+        "mcnemar_p",
+        "comparison",
+        "number",
+        "exact McNemar p-value on per-case outcomes",
+        lambda c, p: (c.mcnemar.p_value, None) if c.mcnemar else _none("scores: McNemar does not apply"),
+    ),
+    MetricDef(
+        "fixed",
+        "comparison",
+        "count",
+        "cases wrong in A and right in B",
+        lambda c, p: (c.count("fixed"), None),
+    ),
+    MetricDef(
+        "regressed",
+        "comparison",
+        "count",
+        "cases right in A and wrong in B",
+        lambda c, p: (c.count("regressed"), None),
+    ),
+    MetricDef(
+        "net_fixed",
+        "comparison",
+        "count",
+        "fixed minus regressed",
+        lambda c, p: (c.count("fixed") - c.count("regressed"), None),
+    ),
+    MetricDef(
+        "unchanged_right",
+        "comparison",
+        "count",
+        "cases right in both",
+        lambda c, p: (c.count("unchanged_right"), None),
+    ),
+    MetricDef(
+        "unchanged_wrong",
+        "comparison",
+        "count",
+        "cases wrong in both",
+        lambda c, p: (c.count("unchanged_wrong"), None),
+    ),
+    MetricDef("n_paired", "comparison", "count", "cases graded in both arms", lambda c, p: (c.n_cases, None)),
+    MetricDef(
+        "excluded_cases",
+        "comparison",
+        "count",
+        "cases left out of the pairing",
+        lambda c, p: (sum(len(v) for v in c.excluded.values()), None),
+    ),
+    MetricDef(
+        "mde",
+        "comparison",
+        "number",
+        "smallest difference this many cases detect",
+        lambda c, p: (
+            (c.mde.delta, None)
+            if c.mde
+            else _none("fewer than 2 paired cases" if c.n_cases < 2 else "no spread between the paired cases")
+        ),
+    ),
+    MetricDef(
+        "cost_diff",
+        "comparison",
+        "number",
+        "B − A in mean cost per case",
+        lambda c, p: _usage(c, "cost", "diff"),
+    ),
+    MetricDef(
+        "cost_diff_ci_low",
+        "comparison",
+        "number",
+        "lower bound of the cost difference",
+        lambda c, p: _usage(c, "cost", "low"),
+    ),
+    MetricDef(
+        "cost_diff_ci_high",
+        "comparison",
+        "number",
+        "upper bound of the cost difference",
+        lambda c, p: _usage(c, "cost", "high"),
+    ),
+    MetricDef(
+        "cost_change",
+        "comparison",
+        "number",
+        "relative cost change (B − A) / A",
+        lambda c, p: _usage(c, "cost", "relative"),
+    ),
+    MetricDef(
+        "latency_diff_ms",
+        "comparison",
+        "number",
+        "B − A in mean latency per case (ms)",
+        lambda c, p: _usage(c, "latency_ms", "diff"),
+    ),
+    MetricDef(
+        "latency_diff_ci_high",
+        "comparison",
+        "number",
+        "upper bound of the latency difference (ms)",
+        lambda c, p: _usage(c, "latency_ms", "high"),
+    ),
+    MetricDef(
+        "latency_change",
+        "comparison",
+        "number",
+        "relative latency change",
+        lambda c, p: _usage(c, "latency_ms", "relative"),
+    ),
+    MetricDef(
+        "tokens_diff",
+        "comparison",
+        "number",
+        "B − A in mean tokens per case",
+        lambda c, p: _usage(c, "tokens", "diff"),
+    ),
+    MetricDef(
+        "tokens_change",
+        "comparison",
+        "number",
+        "relative token change",
+        lambda c, p: _usage(c, "tokens", "relative"),
+    ),
+    MetricDef(
+        "score_diff",
+        "comparison",
+        "number",
+        "B − A in mean judge score (score outcomes)",
+        lambda c, p: _usage(c, "score", "diff"),
+    ),
+    MetricDef(
+        "no_domain_significant_regression",
+        "comparison",
+        "bool",
+        "no domain is significantly worse in B (Holm-adjusted)",
+        lambda c, p: (not c.significant_domain_regressions(), None),
+    ),
+    MetricDef(
+        "domains_significant_regression",
+        "comparison",
+        "count",
+        "domains significantly worse in B (Holm-adjusted)",
+        lambda c, p: (len(c.significant_domain_regressions()), None),
+    ),
+    MetricDef(
+        "reason_changed",
+        "comparison",
+        "count",
+        "cases with the same answer and a new reason",
+        lambda c, p: _text(c, "reason"),
+    ),
+    MetricDef(
+        "evidence_appeared",
+        "comparison",
+        "count",
+        "cases citing a reference A never cited",
+        lambda c, p: _text(c, "appeared"),
+    ),
+    MetricDef(
+        "evidence_disappeared",
+        "comparison",
+        "count",
+        "cases no longer citing a reference A cited",
+        lambda c, p: _text(c, "disappeared"),
+    ),
+    MetricDef(
+        "domain_diff[]",
+        "comparison",
+        "number",
+        "B − A within one domain: domain_diff[导航]",
+        lambda c, p: _domain_diff(c, p),
+    ),
+]
+
+DECISION_METRICS: list[MetricDef] = [
+    MetricDef(
+        "capability_pass",
+        "decision",
+        "bool",
+        "the capability dimension passes",
+        lambda d, p: (d.capability.conclusion == "pass", None),
+    ),
+    MetricDef(
+        "cost_pass",
+        "decision",
+        "bool",
+        "the cost dimension passes",
+        lambda d, p: (d.cost.conclusion == "pass", None),
+    ),
+    MetricDef(
+        "stability_pass",
+        "decision",
+        "bool",
+        "the stability dimension passes",
+        lambda d, p: (d.stability.conclusion == "pass", None),
+    ),
+    MetricDef(
+        "decision_pass",
+        "decision",
+        "bool",
+        "all three dimensions pass",
+        lambda d, p: (d.conclusion == "pass", None),
+    ),
+]

@@ -1,0 +1,33 @@
+"""What a gate metric is: its definition, and the value-or-reason its reader returns."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+Value = tuple[Any, str | None]
+"""A metric's value and, when it is None, why."""
+
+
+@dataclass(frozen=True)
+class MetricDef:
+    """One gate metric.
+
+    Attributes:
+        name: Its name (``f1[]`` style names take a parameter).
+        scope: ``arm`` (a figure of one arm), ``comparison`` (B against A) or ``decision``.
+        kind: ``number``, ``count`` or ``bool``.
+        description: What it means, for the documentation and ``abbench gate --list-metrics``.
+        get: Reads the value from an arm's metrics, a comparison or a decision (and the parameter).
+    """
+
+    name: str
+    scope: str
+    kind: str
+    description: str
+    get: Callable[..., Value]
+
+
+def _none(reason: str) -> Value:
+    return None, reason

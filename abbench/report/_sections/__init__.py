@@ -1,0 +1,46 @@
+"""The report's sections: each turns plain results (``.as_dict()`` of analysis values) into HTML and figures.
+
+A section returns a list of parts — HTML text or plotly figures — that `show_parts` displays in order.
+Sections never compute statistics; they choose what to show and say so in a sentence when there is
+nothing to show. The report notebook imports this package as ``section``; each concept has its module:
+per-arm figures (`_arms`), the decision (`_decision`), arms compared (`_comparison`), single cases and
+their review (`_cases`), runs and provenance (`_runs`), and what they share (`_parts`).
+"""
+
+from __future__ import annotations
+
+from abbench.report._sections._arms import (
+    arms_section,
+    confusion_section,
+    domain_section,
+    judges_section,
+    stability_section,
+    usage_section,
+)
+from abbench.report._sections._cases import cases_section, disagreements_section, reviews_section
+from abbench.report._sections._comparison import comparison_section, multi_section, pairwise_section
+from abbench.report._sections._decision import HOW_TO_READ, decision_section
+from abbench.report._sections._parts import Part, estimate_text, show_parts
+from abbench.report._sections._runs import provenance_section, runs_section
+
+__all__ = [
+    "HOW_TO_READ",
+    "Part",
+    "arms_section",
+    "cases_section",
+    "comparison_section",
+    "confusion_section",
+    "decision_section",
+    "disagreements_section",
+    "domain_section",
+    "estimate_text",
+    "judges_section",
+    "multi_section",
+    "pairwise_section",
+    "provenance_section",
+    "reviews_section",
+    "runs_section",
+    "show_parts",
+    "stability_section",
+    "usage_section",
+]

@@ -1,0 +1,292 @@
+"""Per-arm report sections: accuracy, confusion matrices, domains, stability, usage and judge scores."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from abbench.report import _display as d
+from abbench.report._sections._parts import Part, estimate_text
+
+# -- per-arm metrics -----------------------------------------------------------------------------------
+
+
+def arms_section(metrics: Mapping[str, Any]) -> list[Part]:
+    """Per-arm accuracy (or score) with intervals, strict accuracy, counts, and a dot plot."""
+    arms = metrics.get("arms") or []
+    if not arms:
+        return [d.note_html("The experiment has no arm to report on.")]
+    by_score = metrics.get("outcome") == "score"
+    rows = []
+    for a in arms:
+        c = a["counts"]
+        rows.append(
+            {
+                "arm": a["label"],
+                "main": estimate_text(a["score"] if by_score else a["accuracy"], share=not by_score),
+                "strict": estimate_text(a["strict_accuracy"]) if not by_score else d.MISSING,
+                "graded": f"{c['passed'] + c['failed']:,} of {c['runs']:,}",
+                "failures": c["execution_failed"] + c["grading_failed"],
+                "cancelled": c["cancelled"] + c["unfinished"],
+                "per_correct": d.money((a.get("usage") or {}).get("cost_per_correct")),
+            }
+        )
+    level = f"{metrics.get('confidence', 0.95):.0%}"
+    main = "mean score" if by_score else "accuracy"
+    columns = [
+        ("arm", "arm"),
+        ("main", f"{main} [{level} interval]", str),
+        *([] if by_score else [("strict", "strict accuracy", str)]),
+        ("graded", "graded runs", str),
+        ("failures", "failed runs"),
+        ("cancelled", "cancelled, unfinished"),
+        ("per_correct", "cost per right answer"),
+    ]
+    methods = sorted(
+        {(a["score"] if by_score else a["accuracy"] or {}).get("method") or "" for a in arms} - {"", "none"}
+    )
+    parts = [d.table_html(rows, columns)]
+    parts.append(
+        d.note_html(
+            ("Strict accuracy counts failed runs as wrong. " if not by_score else "")
+            + f"Intervals: {', '.join(methods) or 'none'}; "
+            + (
+                "every case counts once (per-case means over rounds, Miller 2024)."
+                if metrics.get("rounds", 1) > 1
+                else "one answer per case."
+            )
+        )
+    )
+    estimates = [a["score"] if by_score else a["accuracy"] for a in arms]
+    if any(d.is_number((e or {}).get("value")) for e in estimates):
+        parts.append(d.estimate_figure([a["arm"] for a in arms], estimates, share=not by_score, title=main))
+    return parts
+
+
+# -- confusion matrices ----------------------------------------------------------------------------------
+
+
+def confusion_section(metrics: Mapping[str, Any]) -> list[Part]:
+    """One confusion matrix per arm (rows gold, columns predicted), with per-class precision and recall."""
+    parts: list[Part] = []
+    reasons = set()
+    for a in metrics.get("arms") or []:
+        classes = a.get("classes")
+        if not classes:
+            if a.get("classes_reason"):
+                reasons.add(a["classes_reason"])
+            continue
+        conf = classes["confusion"]
+        parts.append(d.confusion_figure(conf, title=f"{a['arm']} ({classes['n']:,} graded runs)"))
+        rows = [
+            {
+                "class": name,
+                "precision": s["precision"],
+                "recall": s["recall"],
+                "f1": s["f1"],
+                "support": s["support"],
+            }
+            for name, s in classes["per_class"].items()
+        ]
+        parts.append(
+            d.table_html(
+                rows,
+                [
+                    ("class", "class"),
+                    ("precision", "precision", d.pct),
+                    ("recall", "recall", d.pct),
+                    ("f1", "F1", d.pct),
+                    ("support", "gold runs"),
+                ],
+                caption=f"{a['arm']}: per class (macro F1 {d.pct(classes['macro']['f1'])})",
+            )
+        )
+        unknown = conf.get("unknown_predictions") or {}
+        if unknown:
+            listed = ", ".join(f"{k} ×{v}" for k, v in list(unknown.items())[:8])
+            parts.append(
+                d.note_html(f"{a['arm']}: predictions outside the labels (column (other)): {listed}.")
+            )
+    if not parts:
+        return [
+            d.note_html(
+                "No confusion matrix: "
+                + ("; ".join(sorted(reasons)) or "no graded run with a gold label")
+                + "."
+            )
+        ]
+    return parts
+
+
+# -- per domain ------------------------------------------------------------------------------------------
+
+
+def domain_section(metrics: Mapping[str, Any]) -> list[Part]:
+    """Accuracy per domain and arm with intervals: a table and a chart."""
+    rows = metrics.get("by_domain") or []
+    arms = [a["arm"] for a in metrics.get("arms") or []]
+    domains = list(dict.fromkeys(r["group"] for r in rows))
+    if len(domains) < 2:
+        return [d.note_html("The cases have no domains (or only one), so there is no per-domain breakdown.")]
+    share = metrics.get("outcome") != "score"
+    cell = {(r["arm"], r["group"]): r for r in rows}
+    table = []
+    for dom in domains:
+        row: dict[str, Any] = {"domain": dom}
+        for arm in arms:
+            r = cell.get((arm, dom))
+            row[arm] = estimate_text(r["accuracy"], share=share) if r else d.MISSING
+            row[arm + "#n"] = r["accuracy"]["n_cases"] if r else 0
+        row["cases"] = max((row[a + "#n"] for a in arms), default=0)
+        table.append(row)
+    columns = [("domain", "domain"), ("cases", "cases"), *[(a, a, str) for a in arms]]
+    series = {arm: [cell.get((arm, dom), {}).get("accuracy") for dom in domains] for arm in arms}
+    return [
+        d.table_html(table, columns),
+        d.grouped_figure(domains, series, share=share, title="accuracy" if share else "mean score"),
+        d.note_html(
+            "Small domains have wide intervals: a difference inside them is not evidence. "
+            "Intervals here are per domain, without a correction for looking at many domains at once."
+        ),
+    ]
+
+
+# -- stability -------------------------------------------------------------------------------------------
+
+
+def stability_section(metrics: Mapping[str, Any]) -> list[Part]:
+    """Agreement, flip and flaky rates per arm, and accuracy round by round."""
+    arms = metrics.get("arms") or []
+    if (metrics.get("rounds") or 1) < 2:
+        return [
+            d.note_html("Each case ran once, so stability across rounds cannot be measured (run 2+ rounds).")
+        ]
+    rows = []
+    for a in arms:
+        s = a["stability"]
+        rows.append(
+            {
+                "arm": a["arm"],
+                "agreement": s.get("agreement"),
+                "flip": s.get("flip_rate"),
+                "flaky": s.get("flaky_rate"),
+                "cases": s.get("n_cases"),
+                "examples": ", ".join((s.get("flaky") or [])[:8])
+                or ("none" if s.get("flaky_rate") is not None else d.MISSING),
+            }
+        )
+    parts = [
+        d.table_html(
+            rows,
+            [
+                ("arm", "arm"),
+                ("agreement", "agreement", d.pct),
+                ("flip", "answer changed", d.pct),
+                ("flaky", "flaky", d.pct),
+                ("cases", "cases"),
+                ("examples", "flaky cases", "text"),
+            ],
+        ),
+        d.note_html(
+            "Agreement: share of runs giving the case's usual answer. Answer changed: cases answered "
+            "differently across rounds. Flaky: cases passing in some rounds and failing in others. "
+            "Cases: those answered twice or more."
+        ),
+    ]
+    by_round = metrics.get("by_round") or []
+    rounds = sorted({r["group"] for r in by_round})
+    if len(rounds) >= 2:
+        cell = {(r["arm"], r["group"]): r["accuracy"] for r in by_round}
+        series = {a["arm"]: [cell.get((a["arm"], rnd)) for rnd in rounds] for a in arms}
+        share = metrics.get("outcome") != "score"
+        parts.append(
+            d.grouped_figure(
+                [f"round {r + 1}" for r in rounds], series, share=share, title="accuracy by round", lines=True
+            )
+        )
+    return parts
+
+
+# -- cost, tokens, latency -------------------------------------------------------------------------------
+
+
+def usage_section(metrics: Mapping[str, Any]) -> list[Part]:
+    """Cost, tokens and latency per arm (mean, median, p95, totals), and a latency chart."""
+    arms = metrics.get("arms") or []
+    rows = []
+    for a in arms:
+        u = a["usage"]
+        if not u.get("executed"):
+            rows.append({"arm": a["arm"], "executed": 0})
+            continue
+        rows.append(
+            {
+                "arm": a["arm"],
+                "executed": u["executed"],
+                "cost_mean": d.money(u["cost"].get("mean")),
+                "cost_total": d.money(u.get("total_cost")),
+                "per_correct": d.money(u.get("cost_per_correct"))
+                if u.get("cost_per_correct") is not None
+                else (u.get("reason") or d.MISSING),
+                "tokens": d.num(u["tokens"].get("mean"), 0),
+                "tokens_p95": d.num(u["tokens"].get("p95"), 0),
+                "lat_p50": d.ms(u["latency_ms"].get("p50")),
+                "lat_p95": d.ms(u["latency_ms"].get("p95")),
+                "judge": d.money(u.get("judge_cost")),
+            }
+        )
+    if not any(r.get("executed") for r in rows):
+        return [d.note_html("No run has executed yet, so there is no cost, token or latency figure.")]
+    parts = [
+        d.table_html(
+            rows,
+            [
+                ("arm", "arm"),
+                ("executed", "executed runs"),
+                ("cost_mean", "cost per run", str),
+                ("cost_total", "total cost", str),
+                ("per_correct", "cost per right answer", str),
+                ("tokens", "tokens per run", str),
+                ("tokens_p95", "tokens p95", str),
+                ("lat_p50", "latency p50", str),
+                ("lat_p95", "latency p95", str),
+                ("judge", "judge cost", str),
+            ],
+        ),
+        d.bars_figure(
+            [a["arm"] for a in arms],
+            {
+                "p50": [a["usage"]["latency_ms"].get("p50") for a in arms],
+                "p95": [a["usage"]["latency_ms"].get("p95") for a in arms],
+            },
+            title="latency",
+            suffix=" ms",
+        ),
+    ]
+    return parts
+
+
+# -- judges ----------------------------------------------------------------------------------------------
+
+
+def judges_section(metrics: Mapping[str, Any]) -> list[Part]:
+    """Judge scores per arm, grader and rubric dimension, with intervals."""
+    scores = [j for a in metrics.get("arms") or [] for j in a.get("judges") or []]
+    if not scores:
+        return [
+            d.note_html("No judge graded this experiment (only rule graders), so there are no judge scores.")
+        ]
+    graders = list(dict.fromkeys(j["grader"] for j in scores))
+    dims = list(dict.fromkeys(j["dimension"] for j in scores))
+    arms = list(dict.fromkeys(j["arm"] for j in scores))
+    cell = {(j["arm"], j["grader"], j["dimension"]): j["estimate"] for j in scores}
+    rows = []
+    for g in graders:
+        for dim in dims:
+            if not any((arm, g, dim) in cell for arm in arms):
+                continue
+            row = {"grader": g, "dimension": dim}
+            for arm in arms:
+                row[arm] = estimate_text(cell.get((arm, g, dim)), share=False)
+            rows.append(row)
+    return [d.table_html(rows, [("grader", "judge"), ("dimension", "dimension"), *[(a, a) for a in arms]])]

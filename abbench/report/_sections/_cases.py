@@ -1,0 +1,203 @@
+"""Report sections on single cases: regressed cases, disagreements with the gold, and human review."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from abbench.report import _display as d
+from abbench.report._sections._parts import Part
+
+
+def _round_names(rounds: Sequence[int]) -> str:
+    """``round 2``, ``rounds 1–3`` (consecutive), ``rounds 1, 3``."""
+    shown = [r + 1 for r in rounds]
+    if len(shown) == 1:
+        return f"round {shown[0]}"
+    if shown == list(range(shown[0], shown[-1] + 1)):
+        return f"rounds {shown[0]}–{shown[-1]}"
+    return "rounds " + ", ".join(map(str, shown))
+
+
+def _answers(runs: Sequence[Mapping[str, Any]], arm: str) -> str:
+    """The answers of one arm's runs of a case: ``fast ✓ / slow ✗`` with reasons and cited evidence.
+
+    Rounds that answered alike (same answer, verdict, reason and evidence) are shown once, as
+    ``rounds 1–3``: a stable case reads in three lines instead of nine, and a flaky one stands out.
+    """
+    groups: list[tuple[tuple[Any, ...], list[int], Mapping[str, Any]]] = []
+    for r in runs:
+        if r.get("arm") != arm:
+            continue
+        refs = tuple(e.get("ref") for e in r.get("evidence") or [] if e.get("ref"))
+        key = (r.get("prediction"), r.get("passed"), r.get("failure_type"), r.get("reason"), refs)
+        for k, rounds, _ in groups:
+            if k == key:
+                rounds.append(r["round"])
+                break
+        else:
+            groups.append((key, [r["round"]], r))
+    lines = []
+    for (_, _, _, _, refs), rounds, r in groups:
+        mark = {True: "✓", False: "✗"}.get(r.get("passed"), "·")
+        head = f"{_round_names(rounds)}: {d.esc(r.get('prediction'))} {mark}"
+        if r.get("failure_type"):
+            head = f"{_round_names(rounds)}: failed ({d.esc(r['failure_type'])})"
+        body = f"<div>{d.esc(r.get('reason'))}</div>" if r.get("reason") else ""
+        if refs:
+            body += f'<div class="abb-muted">cites {d.esc(", ".join(refs[:6]))}</div>'
+        lines.append(f"<div><b>{head}</b>{body}</div>")
+    return "".join(lines) or d.MISSING
+
+
+def cases_section(
+    changes: Sequence[Mapping[str, Any]],
+    details: Mapping[str, Mapping[str, Any]],
+    arm_a: str,
+    arm_b: str,
+    *,
+    total: int,
+    empty: str,
+    other_details: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[Part]:
+    """A table of cases (case, domain, input, gold, each arm's answers with reasons and evidence).
+
+    `details` maps a case id to its `case_detail(...).as_dict()`; `other_details` gives arm A's runs
+    when A is in another experiment.
+    """
+    if not changes:
+        return [d.note_html(empty)]
+    rows = []
+    for ch in changes:
+        det = details.get(ch["case_id"]) or {}
+        case = det.get("case") or {}
+        runs_a = (other_details or details).get(ch["case_id"], {}).get("runs") or []
+        runs_b = det.get("runs") or []
+        rows.append(
+            {
+                "case": f'{d.esc(ch["case_id"])}<div class="abb-muted">{d.esc(ch.get("domain"))}</div>',
+                "input": case.get("input"),
+                "gold": case.get("expected"),
+                "rates": ch.get("rates")
+                or f"{ch.get('a_passed', '?')}/{ch.get('a_graded', '?')} → {ch.get('b_passed', '?')}/{ch.get('b_graded', '?')}",
+                "a": _answers(runs_a, arm_a),
+                "b": _answers(runs_b, arm_b),
+            }
+        )
+    parts: list[Part] = [
+        d.table_html(
+            rows,
+            [
+                ("case", "case", "html"),
+                ("input", "input", "text"),
+                ("gold", "gold"),
+                ("rates", "passed A → B"),
+                ("a", arm_a, "html"),
+                ("b", arm_b, "html"),
+            ],
+        )
+    ]
+    if total > len(changes):
+        parts.append(d.note_html(f"Showing {len(changes)} of {total:,}; the runs export lists them all."))
+    return parts
+
+
+def disagreements_section(items: Sequence[Mapping[str, Any]], arm: str, *, empty: str) -> list[Part]:
+    """A sample of cases whose answer disagrees with the gold (or a judge), with reasons and evidence."""
+    if not items:
+        return [d.note_html(empty)]
+    rows = []
+    for it in items:
+        case = it["case"]
+        reviews = ", ".join(
+            f"{r['verdict']}" + (f" ({r['note']})" if r.get("note") else "") for r in it.get("reviews") or []
+        )
+        rows.append(
+            {
+                "case": f'{d.esc(case["case_id"])}<div class="abb-muted">{d.esc(case.get("domain"))}</div>',
+                "input": case.get("input"),
+                "gold": case.get("expected"),
+                "why": ", ".join(it.get("kinds") or []),
+                "answers": _answers(it.get("runs") or [], arm),
+                "review": reviews or "not reviewed",
+            }
+        )
+    return [
+        d.table_html(
+            rows,
+            [
+                ("case", "case", "html"),
+                ("input", "input", "text"),
+                ("gold", "gold"),
+                ("why", "listed for"),
+                ("answers", arm, "html"),
+                ("review", "review", "text"),
+            ],
+        )
+    ]
+
+
+# -- human review ----------------------------------------------------------------------------------------
+
+
+def reviews_section(items: Sequence[Mapping[str, Any]], agreement: Mapping[str, Any] | None) -> list[Part]:
+    """Review outcomes per verdict and arm, judge-versus-human agreement, and the reviewers' notes."""
+    if not items:
+        return [
+            d.note_html(
+                "No one has reviewed a case of this experiment yet (abbench review, or the review widget)."
+            )
+        ]
+    arms = list(dict.fromkeys(r.get("arm") or "(whole case)" for r in items))
+    verdicts = list(dict.fromkeys(r["verdict"] for r in items))
+    table = []
+    for v in verdicts:
+        row: dict[str, Any] = {"verdict": v.replace("_", " ")}
+        for arm in arms:
+            row[arm] = sum(1 for r in items if r["verdict"] == v and (r.get("arm") or "(whole case)") == arm)
+        table.append(row)
+    parts: list[Part] = [
+        d.table_html(
+            table,
+            [("verdict", "verdict"), *[(a, a) for a in arms]],
+            caption=f"{len(items):,} reviewed cases (latest verdict per case and arm)",
+        )
+    ]
+    if agreement:
+        if agreement.get("kappa"):
+            k = agreement["kappa"]
+            parts.append(
+                d.note_html(
+                    f"Graders and reviewers agree on {d.pct(agreement['agreement'])} of {agreement['n']:,} reviewed runs "
+                    f"(Cohen's kappa {d.num(k.get('kappa'), 2)})."
+                )
+            )
+        elif agreement.get("reason"):
+            parts.append(d.note_html(f"Judge-versus-human agreement: {agreement['reason']}."))
+    notes = [r for r in items if r.get("note")][:20]
+    if notes:
+        parts.append(
+            d.table_html(
+                [
+                    {
+                        "case": r["case_id"],
+                        "arm": r.get("arm") or "(whole case)",
+                        "verdict": r["verdict"],
+                        "note": r["note"],
+                        "who": r.get("reviewer"),
+                        "when": d.when(r.get("created_at")),
+                    }
+                    for r in notes
+                ],
+                [
+                    ("case", "case"),
+                    ("arm", "arm"),
+                    ("verdict", "verdict"),
+                    ("note", "note", "text"),
+                    ("who", "reviewer"),
+                    ("when", "when"),
+                ],
+                caption="Reviewers' notes",
+            )
+        )
+    return parts

@@ -1,0 +1,294 @@
+"""Report sections comparing arms: the paired comparison, every arm against the baseline, pairwise judges."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from abbench.report import _display as d
+from abbench.report._sections._parts import Part, _points, estimate_text
+
+
+def _interval_points(iv: Mapping[str, Any] | None, unit: str) -> str:
+    if not iv or not (d.is_number(iv.get("low")) and d.is_number(iv.get("high"))):
+        return d.MISSING
+    return f"[{_points(iv['low'], unit)}, {_points(iv['high'], unit)}]"
+
+
+def comparison_section(c: Mapping[str, Any] | None, *, reason: str | None = None) -> list[Part]:
+    """Fixed and regressed cases, exact McNemar, the paired difference with its interval, the minimum
+    detectable effect in plain words, cost/latency/token differences, domains and pairwise judges."""
+    if c is None:
+        return [d.note_html(reason or "There is no second arm or experiment to compare with.")]
+    unit = c["unit"]
+    share = unit == "points"
+    a, b = c["a"]["arm"], c["b"]["arm"]
+    parts: list[Part] = [d.show_text(c["verdict"]["text"])]
+    main = c.get("clustered") or c.get("difference")
+    pairs: list[tuple[str, Any]] = [
+        (
+            "compared",
+            f"{b} (B) against {a} (A), {d.plural(c['n_cases'], 'paired case')}, differences are B − A",
+        ),
+        ("A", estimate_text(c["value_a"], share=share)),
+        ("B", estimate_text(c["value_b"], share=share)),
+    ]
+    if main:
+        pairs.append(
+            (
+                "difference",
+                f"{_points(main['difference'], unit)} "
+                + (
+                    _interval_points(c.get("interval"), unit)
+                    if c.get("interval")
+                    else "(no interval: one case, or no spread between cases)"
+                )
+                + f" ({c['verdict']['test']}, {d.pvalue(c['verdict']['p_value'])})",
+            )
+        )
+    o = c.get("outcomes")
+    if o:
+        pairs.append(
+            (
+                "cases",
+                f"{o['fixed']:,} fixed · {o['regressed']:,} regressed · {o['both_pass']:,} right in both · "
+                f"{o['both_fail']:,} wrong in both",
+            )
+        )
+    m = c.get("mcnemar")
+    if m:
+        if m["n_discordant"]:
+            pairs.append(
+                (
+                    "exact McNemar",
+                    f"{d.pvalue(m['p_value'])} on {m['n_discordant']:,} discordant cases ({m['b']} vs {m['c']})",
+                )
+            )
+        else:
+            pairs.append(
+                ("exact McNemar", "no discordant case: every case has the same outcome in both arms (p = 1)")
+            )
+    mde = c.get("mde")
+    if mde and d.is_number(mde.get("delta")):
+        size = _points(mde["delta"], unit).lstrip("+")
+        pairs.append(
+            (
+                "smallest detectable difference",
+                f"{size} with {mde['n']:,} cases ({mde['power']:.0%} power, {mde['alpha']:g} level): a true "
+                f'difference smaller than this would usually go unnoticed, so "no significant difference" '
+                f'here does not mean "no difference".',
+            )
+        )
+    elif c["n_cases"]:
+        pairs.append(
+            ("smallest detectable difference", "not computable from these data (no spread between cases)")
+        )
+    excluded = c.get("excluded") or {}
+    for why, ids in excluded.items():
+        pairs.append(("left out", f"{len(ids):,} cases: {why}"))
+    parts.append(d.kv_html(pairs))
+    if o:
+        parts.append(d.outcome_figure(o, a, b))
+    usage = [u for u in c.get("usage") or [] if u.get("difference") is not None or u.get("reason")]
+    if usage:
+        fmt = {
+            "cost": d.money,
+            "latency_ms": d.ms,
+            "tokens": lambda v: d.num(v, 0),
+            "score": lambda v: d.num(v, 2),
+        }
+        rows = []
+        for u in usage:
+            f = fmt.get(u["metric"], d.num)
+            iv = u.get("interval") or {}
+            diff = u.get("difference")
+            rows.append(
+                {
+                    "metric": {
+                        "latency_ms": "latency",
+                        "tokens": "tokens per run",
+                        "cost": "cost per run",
+                    }.get(u["metric"], u["metric"]),
+                    "a": f(u.get("value_a")),
+                    "b": f(u.get("value_b")),
+                    "diff": (("+" if d.is_number(diff) and diff > 0 else "") + f(diff))
+                    if d.is_number(diff)
+                    else (u.get("reason") or d.MISSING),
+                    "interval": d.interval(iv.get("low"), iv.get("high"), f),
+                    "relative": d.pct(u.get("relative"), 1, signed=True).replace("pp", "%"),
+                    "p": d.pvalue(u.get("p_value")),
+                }
+            )
+        parts.append(
+            d.table_html(
+                rows,
+                [
+                    ("metric", "per case"),
+                    ("a", a, str),
+                    ("b", b, str),
+                    ("diff", "B − A", str),
+                    ("interval", "interval", str),
+                    ("relative", "relative", str),
+                    ("p", "p", str),
+                ],
+                caption=f"Cost, latency and tokens per case ({usage[0].get('method', 'paired')})",
+            )
+        )
+    domains = c.get("by_domain") or []
+    if len(domains) >= 2:
+        rows = [
+            {
+                "domain": r["domain"],
+                "n": r["n_cases"],
+                "a": d.pct(r["value_a"]) if share else d.num(r["value_a"]),
+                "b": d.pct(r["value_b"]) if share else d.num(r["value_b"]),
+                "diff": f"{_points(r['difference'], unit)} {_interval_points(r.get('interval'), unit)}",
+                "moved": f"{r['fixed']} fixed, {r['regressed']} regressed",
+                "p": d.pvalue(r.get("p_adjusted")),
+                "flag": "significantly worse"
+                if r["significant_regression"]
+                else ("significantly better" if r["significant_improvement"] else ""),
+                "_tone": "block"
+                if r["significant_regression"]
+                else ("pass" if r["significant_improvement"] else None),
+            }
+            for r in domains
+        ]
+        parts.append(
+            d.table_html(
+                rows,
+                [
+                    ("domain", "domain"),
+                    ("n", "cases"),
+                    ("a", a, str),
+                    ("b", b, str),
+                    ("diff", "B − A", str),
+                    ("moved", "cases moved"),
+                    ("p", "p (Holm-adjusted)", str),
+                    ("flag", ""),
+                ],
+                caption="Per domain, paired",
+                row_class=lambda r: r["_tone"],
+            )
+        )
+    for note in c.get("notes") or ():
+        parts.append(d.note_html(note))
+    return parts
+
+
+def multi_section(multi: Mapping[str, Any] | None) -> list[Part]:
+    """Every arm against the baseline, Holm-adjusted, with Cochran's Q over all arms."""
+    if not multi:
+        return []
+    rows = [
+        {
+            "pair": f"{p['b']} vs {p['a']}",
+            "n": p["n_cases"],
+            "diff": f"{_points(p['difference'])} {_interval_points(p.get('interval'), 'points')}",
+            "moved": f"{p['fixed']} fixed, {p['regressed']} regressed",
+            "p": d.pvalue(p.get("p_value")),
+            "adj": d.pvalue(p.get("p_adjusted")),
+            "sig": "yes" if p["significant"] else "no",
+        }
+        for p in multi.get("pairs") or []
+    ]
+    parts: list[Part] = [
+        d.table_html(
+            rows,
+            [
+                ("pair", "arm vs baseline"),
+                ("n", "cases"),
+                ("diff", "difference", str),
+                ("moved", "cases moved"),
+                ("p", "p", str),
+                ("adj", "p (Holm)", str),
+                ("sig", "significant"),
+            ],
+            caption="Every arm against the baseline",
+        )
+    ]
+    q = multi.get("cochran")
+    if q:
+        parts.append(
+            d.note_html(
+                f"Cochran's Q over all {q['n_arms']} arms and {q['n_cases']:,} cases: Q = {q['statistic']:.2f}, "
+                f"{d.pvalue(q['p_value'])} (whether the arms pass equally often)."
+            )
+        )
+    for note in multi.get("notes") or ():
+        parts.append(d.note_html(note))
+    return parts
+
+
+# -- pairwise judges and position bias ----------------------------------------------------------------------
+
+
+def pairwise_section(pairwise: Sequence[Mapping[str, Any]], bias: Sequence[Mapping[str, Any]]) -> list[Part]:
+    """Blind pairwise judges' verdicts between the arms, and how much each judge favours a slot."""
+    parts: list[Part] = []
+    if pairwise:
+        rows = [
+            {
+                "grader": p["grader"],
+                "n": p["n"],
+                "wins_a": p["wins_a"],
+                "wins_b": p["wins_b"],
+                "ties": p["ties"],
+                "rate": d.pct(p.get("b_win_rate")),
+                "p": d.pvalue(p.get("p_value")),
+            }
+            for p in pairwise
+        ]
+        parts.append(
+            d.table_html(
+                rows,
+                [
+                    ("grader", "pairwise judge"),
+                    ("n", "pairs"),
+                    ("wins_a", "A preferred"),
+                    ("wins_b", "B preferred"),
+                    ("ties", "ties"),
+                    ("rate", "B's win rate"),
+                    ("p", "sign test"),
+                ],
+            )
+        )
+    if bias:
+        rows = []
+        for b in bias:
+            iv = b.get("first_win_interval") or {}
+            verdict = {
+                True: "favours a slot",
+                False: "no position bias shown",
+                None: "no decisive judgement",
+            }[b.get("biased")]
+            rows.append(
+                {
+                    "grader": b["grader"],
+                    "judgements": b["judgements"],
+                    "first": d.pct(b.get("first_win_rate"))
+                    + (f" {d.interval(iv.get('low'), iv.get('high'))}" if iv else ""),
+                    "flips": d.pct(b.get("flip_rate"))
+                    if b.get("both_orders")
+                    else "not judged in both orders",
+                    "verdict": verdict,
+                    "_tone": "warn" if b.get("biased") else None,
+                }
+            )
+        parts.append(
+            d.table_html(
+                rows,
+                [
+                    ("grader", "pairwise judge"),
+                    ("judgements", "judgements"),
+                    ("first", "first slot wins (unbiased: 50%)"),
+                    ("flips", "verdict flipped with the order"),
+                    ("verdict", ""),
+                ],
+                caption="Position bias",
+                row_class=lambda r: r["_tone"],
+            )
+        )
+    if not parts:
+        return [d.note_html("No pairwise judge compared the arms.")]
+    return parts
