@@ -179,7 +179,7 @@ ARM_METRICS: list[MetricDef] = [
         "arm",
         "number",
         "agent cost of every executed run",
-        lambda a, m, p: (a.usage.total_cost, None),
+        lambda a, m, p: (a.usage.total_cost, a.usage.reason if a.usage.total_cost is None else None),
     ),
     MetricDef(
         "cost_per_correct",

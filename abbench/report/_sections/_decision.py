@@ -53,8 +53,6 @@ def _dimension_figures(name: str, dim: Mapping[str, Any]) -> tuple[str, str]:
 
 _OP_WORDS = {">=": "≥", "<=": "≤", ">": ">", "<": "<", "==": "=", "!=": "≠"}
 
-# Which at-a-glance card a rule's metric speaks to (the others have no card of their own).
-_CARD_OF_UNIT = {"usd": "cost"}
 _STABILITY_METRICS = ("flip_rate", "agreement_rate", "flaky_rate", "flaky_cases")
 
 
@@ -195,13 +193,3 @@ HOW_TO_READ = (
     "means these cases cannot tell the arms apart, not that they are equal: the smallest difference they "
     "can detect is given with the comparison."
 )
-
-
-def _plain(value: Any) -> str:
-    if value is None:
-        return d.MISSING
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
