@@ -404,7 +404,11 @@ def _warn_if_labels_differ(stored: DatasetInfo, profile: MappingProfile, file: s
         if differs
     )
     held = f"{len(held_set)} labels" if held_set else "none"
-    log.warning(
+    # Another label set changes what agents choose among: worth a warning. Another label map alone
+    # only changes how predictions are normalised (the gold labels came out the same, or the cases
+    # would differ): said at info level, so a file imported twice under two mappings stays quiet.
+    log.log(
+        logging.WARNING if wanted_set != held_set else logging.INFO,
         "%s holds the same cases as %s, which is kept as it was stored (label set: %s): this mapping's "
         "%s is not applied, as a stored dataset never changes. To use it, import under another name "
         "(--name %s-labelled), or give a builtin arm `labels: [...]`",

@@ -324,3 +324,13 @@ def test_a_reimport_whose_mapping_declares_other_labels_says_they_are_not_applie
     assert not [r for r in caplog.records if r.levelname == "WARNING"]
     labelled = store.import_dataset(csv_file, PROFILE, name="routing-labelled")
     assert not labelled.reused and labelled.label_set == ("fast", "slow")
+
+
+def test_a_reimport_with_only_another_label_map_is_noted_not_warned(store, csv_file, caplog):
+    first = store.import_dataset(csv_file, PROFILE, name="routing")
+    remapped = {**PROFILE, "label_map": {"快": "fast", "慢": "slow"}}
+    with caplog.at_level("INFO"):
+        again = store.import_dataset(csv_file, remapped, name="routing")
+    assert again.reused and again.fingerprint == first.fingerprint
+    said = [(r.levelname, r.getMessage()) for r in caplog.records if "is not applied" in r.getMessage()]
+    assert [level for level, _ in said] == ["INFO"] and "label map is not applied" in said[0][1]
