@@ -18,6 +18,7 @@ def test_demo_end_to_end_and_again(tmp_path):
     store_dir, out = tmp_path / "store", tmp_path / "reports"
     first = run_abbench("--store", store_dir, "demo", "-q", "--out-dir", out, timeout=600, TQDM_DISABLE="1")
     assert first.returncode == 0, first.stderr
+    assert "WARNING" not in first.stderr, first.stderr  # a clean demo says nothing alarming
     text = first.stdout
     fingerprint = re.search(r"dataset\s+(demo@[0-9a-f]{12}): 401 cases", text).group(1)
     assert "cases.xlsx (other column names, labels 快/慢) maps to the same fingerprint" in text
