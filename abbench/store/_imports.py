@@ -253,6 +253,10 @@ class ImportsMixin:
         if held is not None:
             return DatasetInfo(**{**self.get_dataset(held[0]).__dict__, "reused": True})
         with self.transaction() as conn:
+            # Looked up again under the write lock: another process may have saved the same cases since.
+            held = conn.execute("SELECT id FROM datasets WHERE fingerprint = ?", (fp,)).fetchone()
+            if held is not None:
+                return DatasetInfo(**{**self.get_dataset(held[0]).__dict__, "reused": True})
             cur = conn.execute(
                 "INSERT INTO datasets (fingerprint, name, content_hash, n_cases, label_set, label_map, "
                 "read_options, created_at, created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",

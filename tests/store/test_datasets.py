@@ -334,3 +334,32 @@ def test_a_reimport_with_only_another_label_map_is_noted_not_warned(store, csv_f
     assert again.reused and again.fingerprint == first.fingerprint
     said = [(r.levelname, r.getMessage()) for r in caplog.records if "is not applied" in r.getMessage()]
     assert [level for level, _ in said] == ["INFO"] and "label map is not applied" in said[0][1]
+
+
+def test_the_same_cases_saved_at_once_from_two_threads_are_stored_once(store):
+    import threading
+
+    from abbench.types import Case
+
+    for attempt in range(15):
+        cases = [Case(case_id=f"c{i}", input=f"question {i}", expected="fast") for i in range(50)]
+        gate, results, errors = threading.Barrier(2), [], []
+
+        def save(cases=cases, gate=gate, results=results, errors=errors, attempt=attempt):
+            gate.wait()
+            try:
+                results.append(store.save_dataset(f"race{attempt}", cases))
+            except Exception as exc:  # what the race used to raise: a unique-constraint error
+                errors.append(exc)
+
+        threads = [threading.Thread(target=save) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == [], errors
+        assert len({r.fingerprint for r in results}) == 1 and sorted(r.reused for r in results) == [
+            False,
+            True,
+        ]
+    assert store.query_one("SELECT COUNT(*) FROM datasets")[0] == 15
