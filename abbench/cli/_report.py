@@ -115,6 +115,11 @@ def _rows(n: int, what: str) -> str:
     show_default=True,
     help="Folder for a batch of reports (--all-since, or several experiments).",
 )
+@click.option(
+    "--fail-on-block",
+    is_flag=True,
+    help="Exit 1 when a report's gate blocks (the pages are written all the same): for nightly jobs.",
+)
 @json_option
 @pass_ctx
 def report_cmd(
@@ -127,6 +132,7 @@ def report_cmd(
     out: str | None,
     since: str | None,
     out_dir: str,
+    fail_on_block: bool,
     as_json: bool,
 ) -> None:
     """Render a self-contained HTML report (and keep the executed notebook beside it).
@@ -140,7 +146,11 @@ def report_cmd(
       abbench report routing-v2 --out reports/routing-v2.html
       abbench report routing-v2 --arms control v2 --gate gates/release.yaml
       abbench report routing-v2 --vs routing-v1
-      abbench report --all-since 2026-11-01 --out-dir reports/nightly
+      abbench report --all-since 2026-11-01 --out-dir reports/nightly --fail-on-block
+
+    \b
+    Exit codes: 0 written (whatever the verdict, unless --fail-on-block) · 1 a gate blocked and
+    --fail-on-block was given · 2 usage error, or a report of the batch failed.
     """
     from abbench.report import render_report, render_reports
 
@@ -176,6 +186,8 @@ def report_cmd(
         emit(as_json, result.as_dict(), human)
         if result.failures:
             sys.exit(2)
+        if fail_on_block and any(r.decision == "block" for r in result.results):
+            sys.exit(1)
         return
     r = render_report(
         experiments[0],
@@ -192,3 +204,5 @@ def report_cmd(
         lines.append(f"decision: {r.decision.upper()}" + (f" — {r.headline}" if r.headline else ""))
     lines.append(f"executed notebook: {r.notebook_path}")
     emit(as_json, r.as_dict(), "\n".join(lines))
+    if fail_on_block and r.decision == "block":
+        sys.exit(1)

@@ -39,6 +39,19 @@ def test_report_one_and_a_batch(cli_store, tmp_path):
     }
 
 
+@pytest.mark.slow
+def test_fail_on_block_exits_1_after_writing_the_page(cli_store, tmp_path):
+    gate = tmp_path / "strict.yaml"
+    gate.write_text("rules:\n  - accuracy >= 1.01\n", encoding="utf-8")  # no arm can pass it
+    out = tmp_path / "blocked.html"
+    args = ("report", "single-case", "--arms", "control", "treatment", "--gate", gate, "--out", out)
+    result = cli_store(*args, "--fail-on-block")
+    assert result.exit_code == 1, result.output
+    assert "decision: BLOCK" in result.output and out.exists()
+    result = cli_store(*args)  # without the flag a written report is a success, whatever it decides
+    assert result.exit_code == 0 and "decision: BLOCK" in result.output
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
