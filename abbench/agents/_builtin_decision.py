@@ -206,7 +206,9 @@ def _decide(task: Task, index: _Index, rng: random.Random, temperature: float, t
     if best is None:
         if skill.default is not None:
             return _default_decision(task, skill, read_refs, rng, temperature)
-        fallback = _baseline(task, skill.labels, rng, temperature, skill_language=skill.language)
+        fallback = _baseline(
+            task, skill.labels, rng, temperature, skill_language=skill.language, fallback=True
+        )
         return _Decision(
             fallback.label,
             _say(skill.language, "no_match", base=fallback.reason),
@@ -340,7 +342,7 @@ _PHRASES = {
         "runner_up": "次优是 {label}（{ref}「{text}」）。",
         "default": "没有与请求明显匹配的规则，按 {ref} 的默认规则「{text}」判为 {label}。",
         "default_overridden": "没有与请求明显匹配的规则；默认规则是「{text}」（{ref}），但这次判为 {label}。",
-        "no_match": "技能中没有与请求明显匹配的规则，也没有默认规则；{base}",
+        "no_match": "技能中没有与请求明显匹配的规则，也没有默认规则，改用朴素基线：{base}",
     },
     "en": {
         "rule": 'Rule "{text}" in {ref} says {label}.',
@@ -349,7 +351,7 @@ _PHRASES = {
         "runner_up": ' Runner-up: {label} ({ref}: "{text}").',
         "default": 'No rule matches the request; the default rule "{text}" in {ref} says {label}.',
         "default_overridden": 'No rule matches the request; the default is "{text}" ({ref}), but this time {label}.',
-        "no_match": "No rule of the skill matches the request and it has no default rule; {base}",
+        "no_match": "No rule of the skill matches the request and it has no default rule, so the naive baseline decides: {base}",
     },
 }
 
@@ -359,11 +361,24 @@ def _say(language: str, key: str, **values: Any) -> str:
 
 
 def _baseline(
-    task: Task, labels: Sequence[str], rng: random.Random, temperature: float, skill_language: str | None
+    task: Task,
+    labels: Sequence[str],
+    rng: random.Random,
+    temperature: float,
+    skill_language: str | None,
+    *,
+    fallback: bool = False,
 ) -> _Decision:
-    """The naive no-skill answer (see the docstring of `abbench.agents._builtin`)."""
+    """The naive no-skill answer (see the docstring of `abbench.agents._builtin`).
+
+    `fallback`: a skill was given but no rule of it matched; the reason then leaves out "no skill"
+    (the caller says the skill had no matching rule).
+    """
     text = task.case.input or ""
     language = skill_language or ("zh" if cjk_share(text) >= 0.2 else "en")
+    lead = (
+        "" if fallback else ("未使用技能，朴素基线：" if language == "zh" else "No skill; naive baseline: ")
+    )
     pair = _simple_complex(labels)
     if pair is not None:
         simple, complex_ = pair
@@ -380,12 +395,12 @@ def _baseline(
             why = f"输入 {units} 个字/词" + (
                 f"，含推理或多步标志「{'、'.join(markers[:3])}」" if markers else "，无推理或多步标志"
             )
-            reason = f"未使用技能，朴素基线：{why}，判为 {label}。"
+            reason = f"{lead}{why}，判为 {label}。"
         else:
             why = f"{units} characters/words" + (
                 f", markers {', '.join(markers[:3])}" if markers else ", no reasoning markers"
             )
-            reason = f"No skill; naive baseline: the input has {why}, so {label}."
+            reason = f"{lead}the input has {why}, so {label}."
         return _Decision(label, reason, confidence, scores={simple: 1.0 - points, complex_: points})
     query = {t for t, _ in tokens(text)}
     overlaps = []
@@ -397,17 +412,17 @@ def _baseline(
         candidates = [lab for lab, n in zip(labels, overlaps, strict=True) if n == best]
         label = candidates[0] if temperature <= 0 else candidates[rng.randrange(len(candidates))]
         reason = (
-            f"未使用技能，朴素基线：标签名与输入重合 {best} 个词，判为 {label}。"
+            f"{lead}标签名与输入重合 {best} 个词，判为 {label}。"
             if language == "zh"
-            else f"No skill; naive baseline: the label name shares {best} word(s) with the input, so {label}."
+            else f"{lead}the label name shares {best} word(s) with the input, so {label}."
         )
         confidence = round(min(0.6, 1.0 / len(labels) + 0.1 * best), 3)
     else:
         label = labels[0]
         reason = (
-            f"未使用技能，朴素基线：输入与任何标签名都不重合，取第一个标签 {label}。"
+            f"{lead}输入与任何标签名都不重合，取第一个标签 {label}。"
             if language == "zh"
-            else f"No skill; naive baseline: no label name overlaps the input, so the first label, {label}."
+            else f"{lead}no label name overlaps the input, so the first label, {label}."
         )
         confidence = round(1.0 / len(labels), 3)
     return _Decision(label, reason, confidence)

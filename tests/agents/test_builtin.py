@@ -311,6 +311,15 @@ def test_the_no_skill_baseline_is_naive_and_says_so(text, labels, prediction, re
     assert reason in out.reason
 
 
+def test_a_skill_with_no_matching_rule_falls_back_without_claiming_there_was_no_skill(make_skill):
+    skill = make_skill(
+        {"SKILL.md": "---\nlabels: [delivery, refund]\n---\n# Rules\n- where is my parcel → delivery\n"}
+    )
+    out = run_one(make_agent("builtin"), Task(case=Case("b", "hello there"), skill=skill))
+    assert out.reason.startswith("No rule of the skill matches the request and it has no default rule")
+    assert "so the naive baseline decides" in out.reason and "No skill" not in out.reason
+
+
 # -- the rule convention works on anyone's skill and labels -------------------------------------------------
 
 CONVENTION = [
