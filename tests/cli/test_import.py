@@ -175,3 +175,11 @@ def test_in_a_child_process(files, tmp_path):
     assert json.loads(result.stdout)["n_cases"] == 3
     bad = run_abbench("--store", store, "import", files / "bad.csv", "-m", files / "routing.yaml")
     assert bad.returncode == 2 and "line 5" in bad.stderr
+
+
+def test_free_text_gold_answers_are_not_listed_as_labels(cli, realdata):
+    result = cli("import", realdata / "eval_formats" / "inspect_ai" / "wikipedia.jsonl")
+    assert result.exit_code == 0, result.output
+    assert "gold        3 free-text answers, each different: «" in result.output
+    assert "labels      " not in result.output  # three paragraphs printed whole read as a label set
+    assert max(len(line) for line in result.output.splitlines()) < 300
