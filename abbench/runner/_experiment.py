@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import difflib
+import json
 import logging
 import random
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from abbench.agents import make_agent
 from abbench.errors import AbbenchError, ExperimentError, NotFoundError, UsageError
@@ -101,8 +104,9 @@ def _check_arms(spec: ExperimentSpec, base: Path | None) -> dict[str, Any]:
     return agents
 
 
-def _preflight(agents: dict[str, Any], snapshots: dict[str, Any], label_set: Any) -> None:
+def _preflight(agents: dict[str, Any], snapshots: dict[str, Any], store: Store, dataset: Any) -> None:
     """Let each adapter refuse an arm that could answer no case (see `Agent.run`)."""
+    label_set = dataset.label_set
     for name, agent in agents.items():
         check = getattr(agent, "preflight", None)
         if not callable(check):
@@ -110,7 +114,31 @@ def _preflight(agents: dict[str, Any], snapshots: dict[str, Any], label_set: Any
         try:
             check(snapshots[name], tuple(label_set) if label_set else None)
         except UsageError as exc:
-            raise ExperimentError(f"arm {name!r}: {exc}") from None
+            hint = "" if label_set else _gold_hint(store, dataset)
+            raise ExperimentError(f"arm {name!r}: {exc}{hint}") from None
+
+
+def _gold_hint(store: Store, dataset: Any, most: int = 50) -> str:
+    """The dataset's gold values written as the `labels:` an arm could be given, when they read as labels."""
+    counts = {k: n for k, n in store.value_counts(dataset.id).items() if k is not None}
+    if not counts or len(counts) > most or max(len(k) for k in counts) > 60:
+        return ""
+    if len(counts) > 2 and sum(counts.values()) < 2 * len(counts):
+        return ""  # mostly one case per value: answers, not labels
+    values = sorted(counts)
+    # quoted where YAML would read something else (True, 1, null, "a: b")
+    written = [v if _yaml_reads_as_text(v) else json.dumps(v, ensure_ascii=False) for v in values]
+    return (
+        f". Its gold values are {', '.join(f'{v} ({counts[v]})' for v in values)}: "
+        f"e.g. `labels: [{', '.join(written)}]`"
+    )
+
+
+def _yaml_reads_as_text(value: str) -> bool:
+    try:
+        return yaml.safe_load(f"[{value}]") == [value]
+    except yaml.YAMLError:
+        return False
 
 
 def select_cases(cases: list[Case], selection: CaseSelection | None) -> list[tuple[int, str]]:
@@ -205,7 +233,7 @@ def create_experiment(
     cases = store.load_cases(dataset.id)
     selected = select_cases(cases, spec.cases)
     snapshots = {name: _resolve_skill(store, name, arm, base) for name, arm in spec.arms.items()}
-    _preflight(agents, snapshots, dataset.label_set)
+    _preflight(agents, snapshots, store, dataset)
     with_skill = [s for s in snapshots.values() if s is not None]
     skill = with_skill[-1].skill_name if with_skill else ""
     skill_version = with_skill[-1].short if with_skill else ""

@@ -8,6 +8,7 @@ import pytest
 
 from abbench.errors import ExperimentError
 from abbench.runner import clone_experiment, create_experiment, load_spec, run_experiment
+from abbench.types import Case
 from tests.runner.conftest import make_cases
 
 
@@ -144,10 +145,29 @@ def test_a_misspelt_arm_setting_is_refused_when_created_not_mid_run(store, defin
 
 def test_a_builtin_arm_with_nothing_to_choose_from_is_refused_when_created(store, definition):
     unlabelled = store.save_dataset("unlabelled", make_cases(4))
-    with pytest.raises(ExperimentError, match="arm 'a': the builtin agent without a skill"):
+    with pytest.raises(ExperimentError, match="arm 'a': the builtin agent without a skill") as err:
         create_experiment(
             definition(dataset=unlabelled.fingerprint, arms={"a": {"agent": "builtin"}}), store=store
         )
+    # the gold values are offered as the labels to give, written so YAML reads them back as text
+    assert "Its gold values are fast (2), slow (2): e.g. `labels: [fast, slow]`" in str(err.value)
+    yes_no = store.save_dataset(
+        "yes-no",
+        [Case(f"q{i}", f"question {i}", expected=("True", "False", "null")[i % 3]) for i in range(6)],
+    )
+    with pytest.raises(ExperimentError) as err:
+        create_experiment(
+            definition(dataset=yes_no.fingerprint, arms={"a": {"agent": "builtin"}}), store=store
+        )
+    assert 'e.g. `labels: ["False", "True", "null"]`' in str(err.value)
+    answers = store.save_dataset(
+        "answers", [Case(f"q{i}", f"question {i}", expected=f"answer number {i}") for i in range(6)]
+    )
+    with pytest.raises(ExperimentError) as err:
+        create_experiment(
+            definition(dataset=answers.fingerprint, arms={"a": {"agent": "builtin"}}), store=store
+        )
+    assert "gold values" not in str(err.value)  # one case per value: answers, not labels
     exp = create_experiment(
         definition(
             dataset=unlabelled.fingerprint, arms={"a": {"agent": "builtin", "labels": ["fast", "slow"]}}
