@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
 import os
 import signal
 import sqlite3
@@ -16,6 +15,7 @@ from typing import Any
 import click
 
 from abbench import __version__
+from abbench._result import plain
 from abbench.errors import AbbenchError
 
 
@@ -147,24 +147,11 @@ def json_option(fn: Callable) -> Callable:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(fn)
 
 
-def _json_ready(value: Any) -> Any:
-    """`value` with NaN and ±inf as null (bare ``NaN`` is not JSON: jq and JSON.parse reject it), and
-    numpy scalars as plain numbers (not the strings ``default=str`` would make of them)."""
-    if type(value).__module__ == "numpy" and hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
-        value = value.item()
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _json_ready(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_ready(v) for v in value]
-    return value
-
-
 def emit(as_json: bool, data: Any, human: Callable[[], None] | str | None = None) -> None:
     """Print `data` as JSON, or the human rendering (a string, or a function that echoes)."""
     if as_json or human is None:
-        click.echo(json.dumps(_json_ready(data), ensure_ascii=False, indent=2, default=str, allow_nan=False))
+        # plain(): NaN and inf as null (bare NaN is not JSON), numpy scalars as plain numbers
+        click.echo(json.dumps(plain(data), ensure_ascii=False, indent=2, default=str, allow_nan=False))
     elif callable(human):
         human()
     else:

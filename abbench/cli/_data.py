@@ -35,12 +35,6 @@ def _clip(value: Any, width: int = 40) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _free_text(counts: dict[Any, int]) -> bool:
-    """Gold values that read as free-text answers, not labels: each one different, and some long."""
-    values = [k for k in counts if k is not None]
-    return len(values) >= 3 and all(n == 1 for n in counts.values()) and any(len(str(v)) > 40 for v in values)
-
-
 def _counts_line(counts: dict[Any, int], top: int = 8) -> str:
     items = sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))
     shown = " · ".join(f"{'(none)' if k is None else _clip(k)} {n}" for k, n in items[:top])
@@ -315,9 +309,12 @@ def _echo_info(info, labels: dict | None = None, domains: dict | None = None, st
     if info.label_set:
         click.echo(f"  label set   {', '.join(info.label_set)}")
     if labels and set(labels) != {None}:
-        if _free_text(labels):  # answers to compare against (exact, contains, a judge), not labels
+        from abbench.dataset import looks_like_labels
+
+        if not looks_like_labels(labels):  # answers to compare against (exact, contains, a judge)
             sample = " · ".join(f"«{_clip(k)}»" for k in list(labels)[:3] if k is not None)
-            click.echo(f"  gold        {len(labels)} free-text answers, each different: {sample}")
+            each = ", each different" if all(n == 1 for n in labels.values()) else ""
+            click.echo(f"  gold        {len(labels)} free-text answers{each}: {sample}")
         else:
             click.echo(f"  labels      {_counts_line(labels)}")
     if domains and set(domains) != {None}:

@@ -256,11 +256,13 @@ def _control(command: str, doc: str):
 
         exp = ctx.store.get_experiment(experiment)
         if command == "pause":
-            if exp.status in ("finished", "cancelled") and not exp.runner_alive:
-                click.echo(f"{exp.ref} is {exp.status}; nothing to pause")
-                return
             alive = runner.pause_experiment(exp.id, store=ctx.store)
-            click.echo(f"pause asked for {exp.ref}" + ("" if alive else " (no process is running it now)"))
+            if alive:
+                click.echo(f"pause asked for {exp.ref}")
+            elif exp.status in ("finished", "cancelled"):  # pause_experiment left it as it was
+                click.echo(f"{exp.ref} is {exp.status}; nothing to pause")
+            else:
+                click.echo(f"pause asked for {exp.ref} (no process is running it now)")
         elif command == "resume":
             alive = runner.resume_experiment(exp.id, store=ctx.store)
             click.echo(

@@ -502,7 +502,7 @@ def _usage_differences(
     for metric in USAGE_METRICS:
         a, b = (getattr(oa, metric)[ia] / ea)[executed], (getattr(ob, metric)[ib] / eb)[executed]
         known = ~(np.isnan(a) | np.isnan(b))  # cost or tokens an agent did not report are left out
-        series[metric] = (a[known], b[known]) if not known.all() else (a, b)
+        series[metric] = (a[known], b[known])
     if outcome == "score" and len(lists_a):
         series["score"] = (
             np.asarray([float(np.mean(v)) for v in lists_a]),

@@ -32,7 +32,7 @@ from abbench.dataset._mapping import Converted, Mapper, MemoryIds, resolve_dupli
 from abbench.dataset._profile import SPECIAL_SOURCES, Lookup, MappingProfile, ReadSpec, Shape, Source
 from abbench.dataset._readers import CHUNK_SIZE, Row, Table, ValueCounts, read_table, sheet_names
 from abbench.dataset._recipes import RECIPES, Recipe, RowStream, get_recipe
-from abbench.dataset._suggest import SYNONYMS, Suggestion, suggest_mapping
+from abbench.dataset._suggest import SYNONYMS, Suggestion, looks_like_labels, suggest_mapping
 from abbench.dataset._text import Encoding, detect_encoding, label_key, normalize_text
 from abbench.dataset._validate import PROBLEM_KINDS, Problem, ReportBuilder, ValidationReport
 
@@ -86,6 +86,7 @@ __all__ = [
     "get_recipe",
     "label_key",
     "load_profile",
+    "looks_like_labels",
     "normalize_text",
     "parse_path",
     "plan_import",

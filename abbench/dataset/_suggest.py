@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -470,6 +471,24 @@ def _longest_text(columns: tuple[str, ...], values: dict[str, list[Any]], used: 
         if mean > best_len:
             best, best_len = col, mean
     return best
+
+
+def looks_like_labels(counts: Mapping[Any, int]) -> bool:
+    """Whether a dataset's gold values read as labels rather than free-text answers.
+
+    Labels are short (at most 40 characters on average) and most are shared by several cases: more
+    distinct values than half the cases (beyond two) reads as answers, one per case.
+
+    Args:
+        counts: How many cases hold each gold value (``Store.value_counts``); None and "" are ignored.
+    """
+    values = [v for v in counts if v not in (None, "")]
+    if not values:
+        return False
+    total = sum(counts[v] for v in values)
+    if len(values) > max(2, total / 2):
+        return False
+    return sum(len(str(v)) for v in values) / len(values) <= 40
 
 
 def _label_like(columns: tuple[str, ...], values: dict[str, list[Any]], used: set[str]) -> str | None:

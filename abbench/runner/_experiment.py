@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from abbench.agents import make_agent
+from abbench.dataset import looks_like_labels
 from abbench.errors import AbbenchError, ExperimentError, NotFoundError, UsageError
 from abbench.runner._grading import build_graders
 from abbench.runner._spec import ArmSpec, CaseSelection, DatasetSource, ExperimentSpec, load_spec
@@ -121,10 +122,8 @@ def _preflight(agents: dict[str, Any], snapshots: dict[str, Any], store: Store, 
 def _gold_hint(store: Store, dataset: Any, most: int = 50) -> str:
     """The dataset's gold values written as the `labels:` an arm could be given, when they read as labels."""
     counts = {k: n for k, n in store.value_counts(dataset.id).items() if k is not None}
-    if not counts or len(counts) > most or max(len(k) for k in counts) > 60:
-        return ""
-    if len(counts) > 2 and sum(counts.values()) < 2 * len(counts):
-        return ""  # mostly one case per value: answers, not labels
+    if len(counts) > most or not looks_like_labels(counts):
+        return ""  # too many to write out, or answers rather than labels
     values = sorted(counts)
     # quoted where YAML would read something else (True, 1, null, "a: b")
     written = [v if _yaml_reads_as_text(v) else json.dumps(v, ensure_ascii=False) for v in values]

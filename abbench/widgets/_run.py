@@ -581,12 +581,16 @@ class RunControlWidget(View):
             exp = self.experiment
             title = f"#{exp.id} {exp.name}" if exp is not None else progress.experiment
             counts = progress.counts()
-            if progress.pairs_total:  # pairs are judged once both arms' runs are in
-                eta += f" · pairs judged {progress.pairs_done:,}/{progress.pairs_total:,}"
+            # pairs are judged once both arms' runs are in
+            pairs = (
+                f" · pairs judged {progress.pairs_done:,}/{progress.pairs_total:,}"
+                if progress.pairs_total
+                else ""
+            )
             self.status_html.value = note(
                 f"{title}: {progress.status} · {progress.done:,}/{progress.total:,} done "
                 f"({100 * progress.fraction:.0f} %) · {counts.get('pass', 0):,} pass · {counts.get('fail', 0):,} fail"
-                f" · {progress.running} running · {progress.pending:,} pending{rate}{eta}",
+                f" · {progress.running} running · {progress.pending:,} pending{rate}{eta}{pairs}",
                 "ok" if progress.status == "finished" else "note",
             )
             self._show_controls()

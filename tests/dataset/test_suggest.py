@@ -111,3 +111,21 @@ def test_known_layouts_get_their_recipe(write):
 def test_describe_lists_fields_and_notes(write):
     text = suggest_mapping(write("s.csv", "query,label\na,x\nb,y\n")).describe()
     assert "input" in text and "'query'" in text and "expected" in text
+
+
+@pytest.mark.parametrize(
+    ("counts", "labels"),
+    [
+        ({"fast": 2, "slow": 2}, True),
+        ({"False": 68, "True": 42}, True),
+        ({"a": 1, "b": 1}, True),  # two values: a pair of labels, however few cases
+        ({"card_arrival": 3, "pin_blocked": 2, "exchange_rate": 1}, True),
+        ({f"answer number {i}": 1 for i in range(6)}, False),  # one case per value
+        ({"The Red Woman, Home, Oathbreaker, Book of the Stranger, The Door": 2, "x" * 80: 2}, False),
+        ({None: 5, "": 3}, False),
+    ],
+)
+def test_gold_values_read_as_labels_or_as_answers(counts, labels):
+    from abbench.dataset import looks_like_labels
+
+    assert looks_like_labels(counts) is labels

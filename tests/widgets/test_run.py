@@ -332,3 +332,19 @@ def test_a_new_experiment_after_a_run_gets_a_free_name(store, small):
     w.wait(60)
     w.chooser.select(0)
     assert w.config_open and w.name.value != "once" and w.name.value.startswith("small-")
+
+
+def test_the_status_line_counts_pairs_being_judged(store, small):
+    from abbench.runner import ArmProgress, Progress
+
+    exp = create_experiment(
+        {"name": "pairs", "dataset": small.fingerprint, "arms": {"a": python_arm(), "b": python_arm()}},
+        store=store,
+    )
+    w = RunControlWidget(store, experiment=exp.id)
+    done = {"pass": 4}
+    arms = (ArmProgress("a", done), ArmProgress("b", done))
+    w.on_progress(Progress(exp.name, exp.id, "running", arms, pairs_total=4, pairs_done=1))
+    assert "8/8 done" in w.status_html.value and "pairs judged 1/4" in w.status_html.value
+    w.on_progress(Progress(exp.name, exp.id, "running", arms))
+    assert "pairs judged" not in w.status_html.value  # no pairwise judge, nothing said
