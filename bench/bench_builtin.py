@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import csv
-import json
 import resource
 import sys
 import time
@@ -20,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from abbench.agents import Task, make_agent  # noqa: E402
+from abbench.dataset import convert_file  # noqa: E402
 from abbench.snapshot import Snapshot, build_snapshot  # noqa: E402
 from abbench.stats import mcnemar_exact  # noqa: E402
 from abbench.types import Case  # noqa: E402
@@ -29,21 +28,8 @@ LABELS = ("fast", "slow")
 
 
 def load_cases() -> list[Case]:
-    """The demo cases from cases.csv, labels normalised (strip, lower case)."""
-    with open(DEMO / "cases.csv", encoding="utf-8-sig", newline="") as f:
-        rows = list(csv.DictReader(f))
-    return [
-        Case(
-            case_id=r["case_id"],
-            input=r["query"],
-            expected=r["route"].strip().lower(),
-            history=json.loads(r["history"]) if r["history"] else None,
-            context=json.loads(r["vehicle_state"]) if r["vehicle_state"] else None,
-            domain=r["domain"],
-            request_id=r["request_id"] or None,
-        )
-        for r in rows
-    ]
+    """The demo cases, read by the importer with the demo's CSV mapping (as `abbench demo` reads them)."""
+    return list(convert_file(DEMO / "cases.csv", DEMO / "mapping-csv.yaml").cases)
 
 
 async def run_arm(cases: list[Case], skill: Snapshot | None, temperature: float = 0.0, rounds: int = 1):
