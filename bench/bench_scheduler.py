@@ -54,7 +54,14 @@ def bench_sleep(root: Path, n: int = 5000, c: int = 100, sleep_ms: int = 50) -> 
             "name": "sleep",
             "dataset": ds.fingerprint,
             "concurrency": c,
-            "arms": {"a": {"agent": "python", "function": f"{HERE}:sleepy", "sleep_ms": sleep_ms}},
+            "arms": {
+                "a": {
+                    "agent": "python",
+                    "function": f"{HERE}:sleepy",
+                    "sleep_ms": sleep_ms,
+                    "sees_gold": True,
+                }
+            },
         },
         store=store,
     )
@@ -78,7 +85,7 @@ def bench_instant(root: Path, n: int = 20000) -> float:
             "name": "instant",
             "dataset": ds.fingerprint,
             "concurrency": 100,
-            "arms": {"a": {"agent": "python", "function": f"{HERE}:instant"}},
+            "arms": {"a": {"agent": "python", "function": f"{HERE}:instant", "sees_gold": True}},
         },
         store=store,
     )

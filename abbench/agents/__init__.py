@@ -10,7 +10,17 @@ from abbench.agents._answer import (
     match_label,
     parse_answer,
 )
-from abbench.agents._base import Agent, AgentFactory, Task, agent_names, make_agent, register_agent
+from abbench.agents._base import (
+    HIDDEN_FIELDS,
+    Agent,
+    AgentFactory,
+    Task,
+    agent_case,
+    agent_names,
+    agent_task,
+    make_agent,
+    register_agent,
+)
 from abbench.agents._builtin import builtin
 from abbench.agents._command import CommandAgent
 from abbench.agents._openai import SKILL_TOOLS, OpenAIAgent, SkillTools
@@ -19,6 +29,7 @@ from abbench.agents._python import PythonAgent, load_callable
 from abbench.agents._rules import Rule, SkillRules, extract_rules
 
 __all__ = [
+    "HIDDEN_FIELDS",
     "SKILL_TOOLS",
     "Agent",
     "AgentFactory",
@@ -31,7 +42,9 @@ __all__ = [
     "SkillRules",
     "SkillTools",
     "Task",
+    "agent_case",
     "agent_names",
+    "agent_task",
     "answer_from_mapping",
     "answer_schema",
     "build_prompt",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -9,6 +10,9 @@ from typing import Any, Protocol, runtime_checkable
 from abbench.errors import UsageError
 from abbench.snapshot import Snapshot
 from abbench.types import AgentOutput, Case
+
+HIDDEN_FIELDS = ("expected", "metadata", "request_id", "source_row", "source_line")
+"""The case fields no agent sees: the gold answer, and the row and notes it could be read back from."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,17 @@ class Task:
     run_id: int | None = None
     label_set: tuple[str, ...] | None = None
     timeout_s: float | None = None
+
+
+def agent_case(case: Case) -> Case:
+    """The case as every agent sees it: its id, input, history, context and domain; the gold answer
+    (`HIDDEN_FIELDS`: ``expected``, the source row, the metadata) is left out, so nothing gives it away."""
+    return dataclasses.replace(case, **dict.fromkeys(HIDDEN_FIELDS))
+
+
+def agent_task(task: Task) -> Task:
+    """`task` with its case as agents see it (see `agent_case`)."""
+    return dataclasses.replace(task, case=agent_case(task.case))
 
 
 @runtime_checkable

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from abbench.agents._answer import Answer, answer_from_mapping, canonical_refs, last_json_object, parse_answer
-from abbench.agents._base import Task, register_agent
+from abbench.agents._base import Task, agent_case, register_agent
 from abbench.agents._prompt import build_prompt
 from abbench.errors import AgentError, UsageError
 from abbench.types import AgentOutput, Usage
@@ -71,9 +71,9 @@ _SETTINGS = (
 
 
 def case_payload(task: Task, prompt: str | None = None, skill_dir: str | None = None) -> dict[str, Any]:
-    """The case as a command sees it (``case.json`` / stdin). The gold answer, the source row and the
-    metadata are left out so nothing gives the answer away."""
-    case = task.case
+    """The case as a command sees it (``case.json`` / stdin): the case every agent sees (`agent_case`:
+    no gold answer, source row or metadata), with the label set, session and prompt."""
+    case = agent_case(task.case)
     return {
         "case_id": case.case_id,
         "input": case.input,

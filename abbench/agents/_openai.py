@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from abbench.agents._answer import canonical_refs, parse_answer
-from abbench.agents._base import Task, register_agent
+from abbench.agents._base import Task, agent_task, register_agent
 from abbench.agents._prompt import answer_schema, build_prompt
 from abbench.errors import AgentError, UsageError
 from abbench.llm import ChatClient, ChatResponse, RetryPolicy, tool_spec
@@ -251,6 +251,7 @@ class OpenAIAgent:
                 ``max_turns`` (``max_turns``). The error carries the transcript so far.
         """
         started = time.perf_counter()
+        task = agent_task(task)  # the prompt is built from the case every agent sees: no gold answer
         session_id = task.session_id or uuid.uuid4().hex
         tools = SkillTools(task.skill) if task.skill is not None else None
         prompt = build_prompt(task, tools=tools is not None)

@@ -4,6 +4,13 @@ The callable receives the `Task` and returns an `AgentOutput`, a dict of its fie
 prediction as a string. Async callables run on the scheduler's loop; sync ones run in a worker
 thread so they never block it (a sync callable cannot be interrupted: on timeout the run is
 abandoned but the thread finishes on its own).
+
+The task's case is the one every agent sees (`agent_case`): no gold answer, source row or metadata.
+A test double that needs the gold says so with ``sees_gold: true`` on its arm, and the report's
+provenance shows that arm as a test double.
+
+The latency recorded is the callable's own: timed inside the worker thread for a sync callable and
+around the awaited call for an async one, so the wait for a thread or for a busy loop is not in it.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from abbench.agents._answer import match_label
-from abbench.agents._base import Task, register_agent
+from abbench.agents._base import Task, agent_task, register_agent
 from abbench.errors import AgentError, UsageError
 from abbench.types import AgentOutput, Usage
 
@@ -144,6 +151,14 @@ def load_callable(ref: str, *, base_dir: str | os.PathLike[str] | None = None) -
     return obj
 
 
+def _timed(fn: Callable[..., Any], task: Task) -> tuple[Any, float]:
+    """Call `fn` in the worker thread and time it there: the wait for a free thread and for the
+    loop to take the result back belong to the scheduler, not to the agent."""
+    started = time.perf_counter()
+    result = fn(task)
+    return result, time.perf_counter() - started
+
+
 def _is_async(fn: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004
 
@@ -155,10 +170,13 @@ class PythonAgent:
         function: ``module:function``, ``path/to/file.py:function``, or the callable itself.
         model: Recorded on outputs that name no model.
         base_dir: Where a relative file path starts.
+        sees_gold: Hand the callable the whole case, gold answer (``expected``), source row and
+            metadata included: for test doubles that answer from the gold, never for a real agent.
         **params: Other arm settings; the callable sees them as ``task.params``.
 
     Raises:
-        UsageError: the reference cannot be loaded (see `load_callable`).
+        UsageError: the reference cannot be loaded (see `load_callable`), or `sees_gold` is not
+            true or false.
     """
 
     name = "python"
@@ -169,8 +187,11 @@ class PythonAgent:
         *,
         model: str | None = None,
         base_dir: str | os.PathLike[str] | None = None,
+        sees_gold: bool = False,
         **params: Any,
     ):
+        if not isinstance(sees_gold, bool):
+            raise UsageError(f"sees_gold must be true or false, not {sees_gold!r}")
         if function is None:
             raise UsageError(
                 "the python agent needs `function:` — module:function or path/to/file.py:function"
@@ -184,6 +205,7 @@ class PythonAgent:
             self.function = load_callable(function, base_dir=base_dir)
             self.ref = str(function)
         self.model = model
+        self.sees_gold = sees_gold
         self.params = params
 
     def __repr__(self) -> str:
@@ -196,16 +218,20 @@ class PythonAgent:
             AgentError: the function raised (``agent_error``; retryable unless the exception points
                 at a bug such as TypeError), or returned nothing usable (``bad_output``).
         """
-        started = time.perf_counter()
+        seen = task if self.sees_gold else agent_task(task)
         try:
             if _is_async(self.function):
-                result = await self.function(task)
+                started = time.perf_counter()
+                result = await self.function(seen)
+                elapsed = time.perf_counter() - started
             else:
                 loop = asyncio.get_running_loop()
-                call = functools.partial(contextvars.copy_context().run, self.function, task)
-                result = await loop.run_in_executor(_threads(), call)
+                call = functools.partial(contextvars.copy_context().run, _timed, self.function, seen)
+                result, elapsed = await loop.run_in_executor(_threads(), call)
                 if inspect.isawaitable(result):
+                    started = time.perf_counter()
                     result = await result
+                    elapsed += time.perf_counter() - started
         except AgentError:
             raise
         except Exception as exc:
@@ -214,7 +240,7 @@ class PythonAgent:
                 retryable=not isinstance(exc, _BUGS),
             ) from exc
         try:
-            return self._output(result, task, (time.perf_counter() - started) * 1000)
+            return self._output(result, task, elapsed * 1000)
         except (TypeError, ValueError) as exc:  # a dict whose values do not fit (usage of "many" tokens)
             raise self._bad(
                 f"returned a {type(result).__name__} that cannot be read ({exc})", result, task

@@ -28,6 +28,7 @@ class ArmProvenance:
         tag: Its tag.
         repo: The repository's remote (credentials removed), else its folder.
         params: The adapter parameters (names of key variables, never their values).
+        sees_gold: The arm is a test double that reads the gold answer (``sees_gold: true``).
     """
 
     name: str
@@ -42,6 +43,7 @@ class ArmProvenance:
     tag: str | None = None
     repo: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
+    sees_gold: bool = False
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,7 @@ def experiment_provenance(experiment, *, store=None) -> Provenance:
                 tag=snap.tag if snap else None,
                 repo=(snap.remote or snap.repo) if snap else None,
                 params=dict(arm.params or {}),
+                sees_gold=(arm.params or {}).get("sees_gold") is True,
             )
         )
     grades = s.grades(exp.id, latest=True)

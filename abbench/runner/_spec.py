@@ -64,6 +64,8 @@ class ArmSpec(BaseModel):
     """One arm: an agent adapter, a model, a skill (or none) and parameters.
 
     Unknown keys are taken as parameters, so ``{agent: builtin, latency_ms: 20}`` works.
+    ``sees_gold: true`` (a parameter too) lets a ``python`` test double read the gold answer; no
+    other adapter takes it, and the report shows such an arm as a test double.
     """
 
     model_config = ConfigDict(extra="allow")
@@ -83,6 +85,17 @@ class ArmSpec(BaseModel):
         if extra:
             self.params = {**extra, **self.params}
             self.__pydantic_extra__.clear()
+        if "sees_gold" in self.params:
+            sees = self.params["sees_gold"]
+            if not isinstance(sees, bool):
+                raise ValueError(f"sees_gold must be true or false, not {sees!r}")
+            if sees and self.agent != "python":
+                raise ValueError(
+                    f"sees_gold is for python test doubles only; the {self.agent} agent never sees the "
+                    "gold answer: remove sees_gold"
+                )
+            if not sees and self.agent != "python":
+                del self.params["sees_gold"]  # false says what every other adapter does anyway
         return self
 
 

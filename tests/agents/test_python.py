@@ -10,8 +10,12 @@ import time
 import pytest
 
 from abbench.agents import PythonAgent, load_callable, make_agent
-from abbench.errors import AgentError, UsageError
-from abbench.types import AgentOutput, Usage
+from abbench.agents._command import case_payload
+from abbench.errors import AgentError, ExperimentError, UsageError
+from abbench.report import experiment_provenance
+from abbench.report._sections import provenance_section
+from abbench.runner import create_experiment, run_experiment
+from abbench.types import AgentOutput, Case, Usage
 from tests.agents.adapter_fixtures import case, skill, task  # noqa: F401
 
 AGENTS = """
@@ -160,3 +164,128 @@ def test_bad_references_say_what_to_fix(module_file, ref, match):
 def test_a_function_setting_is_required():
     with pytest.raises(UsageError, match="needs `function:`"):
         make_agent("python")
+
+
+# -- what the callable sees: the case every agent sees, unless the arm is a test double -------------
+
+
+def test_the_callable_gets_the_case_the_command_agent_sees_without_the_gold(task):  # noqa: F811
+    seen = []
+    run(PythonAgent(lambda t: seen.append(t.case) or "fast"), task)
+    seen_case = seen[0]
+    assert (seen_case.expected, seen_case.source_row, seen_case.metadata) == (None, None, None)
+    assert "GOLD" not in repr(seen_case)
+    # field for field what case.json holds for a command agent
+    payload = case_payload(task)
+    assert {f: getattr(seen_case, f) for f in ("case_id", "input", "history", "context", "domain")} == {
+        f: payload[f] for f in ("case_id", "input", "history", "context", "domain")
+    }
+
+
+def test_a_test_double_that_says_sees_gold_gets_the_whole_case(task):  # noqa: F811
+    agent = make_agent("python", function=lambda t: t.case.expected, sees_gold=True)
+    assert run(agent, task).prediction == "GOLD-slow"
+    with pytest.raises(UsageError, match="sees_gold must be true or false, not 'yes'"):
+        make_agent("python", function=lambda t: "x", sees_gold="yes")
+
+
+GOLD_READER = "def answer(task):\n    return task.case.expected or 'no gold'\n"
+
+
+def _gold_experiment(store, tmp_path, **arm):
+    (tmp_path / "gold.py").write_text(GOLD_READER, encoding="utf-8")
+    cases = [Case(f"c{i}", f"query {i}", "fast" if i else "slow") for i in range(3)]
+    dataset = store.save_dataset("gold", cases, label_set=["fast", "slow"])
+    spec = {
+        "name": "gold",
+        "dataset": dataset.fingerprint,
+        "arms": {
+            "honest": {"agent": "python", "function": f"{tmp_path / 'gold.py'}:answer"},
+            "double": {"agent": "python", "function": f"{tmp_path / 'gold.py'}:answer", **arm},
+        },
+    }
+    return create_experiment(spec, store=store)
+
+
+def test_only_an_arm_that_declares_sees_gold_reads_the_gold_and_the_report_says_so(store, tmp_path):
+    exp = _gold_experiment(store, tmp_path, sees_gold=True)
+    run_experiment(exp.id, store=store)
+    predictions = {(r.arm, r.case_id): r.output.prediction for r in store.runs(exp.id)}
+    assert {p for (arm, _), p in predictions.items() if arm == "honest"} == {"no gold"}
+    assert [predictions["double", c] for c in ("c0", "c1", "c2")] == ["slow", "fast", "fast"]
+    prov = experiment_provenance(exp.id, store=store)
+    assert [a.sees_gold for a in prov.arms] == [False, True]
+    html = "".join(str(part) for part in provenance_section(prov.as_dict()))
+    assert "arm double sees the gold answer: a test double" in html
+    assert "arm honest sees" not in html
+
+
+@pytest.mark.parametrize(
+    ("arm", "message"),
+    [
+        ({"sees_gold": "yes"}, "sees_gold must be true or false, not 'yes'"),
+        ({"agent": "builtin", "sees_gold": True}, "sees_gold is for python test doubles only"),
+    ],
+)
+def test_sees_gold_is_checked_when_the_experiment_is_created(store, tmp_path, arm, message):
+    if arm.get("agent") == "builtin":
+        arm = {**arm, "function": None}
+    with pytest.raises(ExperimentError, match=message):
+        _gold_experiment(store, tmp_path, **{k: v for k, v in arm.items() if v is not None})
+    assert store.query_one("SELECT COUNT(*) FROM experiments")[0] == 0
+
+
+# -- latency: the callable's own work, not its wait for the scheduler ----------------------------
+
+TIMED = """
+import threading, time
+
+entered, loop_blocked, finished = threading.Event(), threading.Event(), threading.Event()
+
+def timed(task):
+    # the function's own duration, as it measures it: until the other arm holds the event loop
+    started = time.perf_counter()
+    entered.set()
+    assert loop_blocked.wait(60)
+    own_ms = (time.perf_counter() - started) * 1000
+    finished.set()
+    return {"prediction": "fast", "reason": repr(own_ms)}
+
+async def busy(task):
+    # a busy arm on the same loop: it holds the loop from before `timed` returns until well after
+    import asyncio
+    while not entered.is_set():
+        await asyncio.sleep(0.001)
+    loop_blocked.set()
+    assert finished.wait(60)
+    started = time.perf_counter()
+    time.sleep(0.3)
+    return {"prediction": "slow", "reason": repr((time.perf_counter() - started) * 1000)}
+"""
+
+
+def test_the_latency_of_a_sync_function_is_its_own_work_not_its_wait_for_a_busy_loop(store, tmp_path):
+    (tmp_path / "timed.py").write_text(TIMED, encoding="utf-8")
+    dataset = store.save_dataset("one", [Case("c0", "query", "fast")], label_set=["fast", "slow"])
+    exp = create_experiment(
+        {
+            "name": "latency",
+            "dataset": dataset.fingerprint,
+            "concurrency": 2,
+            "retries": 0,
+            "arms": {
+                "timed": {"agent": "python", "function": f"{tmp_path / 'timed.py'}:timed"},
+                "busy": {"agent": "python", "function": f"{tmp_path / 'timed.py'}:busy"},
+            },
+        },
+        store=store,
+    )
+    run_experiment(exp.id, store=store)
+    runs = {r.arm: r for r in store.runs(exp.id)}
+    assert {r.state for r in runs.values()} == {"pass", "fail"}, [r.error for r in runs.values()]
+    own_ms = float(runs["timed"].output.reason)
+    blocked_ms = float(runs["busy"].output.reason)
+    latency = runs["timed"].output.latency_ms
+    # the adapter times around the function, so never less than what it measured itself; before the
+    # fix it also counted the time the busy arm held the loop after the function had returned
+    assert own_ms <= latency < own_ms + blocked_ms / 2, (latency, own_ms, blocked_ms)

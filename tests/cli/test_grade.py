@@ -30,8 +30,8 @@ def experiment(cli, tmp_path):
             "name": "graded",
             "dataset": dataset.fingerprint,
             "arms": {
-                "control": {"agent": "python", "function": AGENT, "wrong": ["c1"]},
-                "treatment": {"agent": "python", "function": AGENT, "skill": str(skill)},
+                "control": {"agent": "python", "function": AGENT, "sees_gold": True, "wrong": ["c1"]},
+                "treatment": {"agent": "python", "function": AGENT, "sees_gold": True, "skill": str(skill)},
             },
         },
         store=store,

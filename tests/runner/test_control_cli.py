@@ -37,7 +37,12 @@ def test_pause_resume_cancel_from_another_process(tmp_path):
             "rounds": 4,
             "concurrency": 3,
             "arms": {
-                "a": {"agent": "python", "function": "tests.runner.crash_agent:slow_echo", "sleep_ms": 100}
+                "a": {
+                    "agent": "python",
+                    "function": "tests.runner.crash_agent:slow_echo",
+                    "sleep_ms": 100,
+                    "sees_gold": True,
+                }
             },
         },
         store=store,

@@ -31,8 +31,18 @@ def test_sigkill_then_restart_loses_nothing_and_executes_nothing_twice(tmp_path)
             "rounds": 2,
             "concurrency": 6,
             "arms": {
-                "a": {"agent": "python", "function": "tests.runner.crash_agent:slow_echo", "sleep_ms": 40},
-                "b": {"agent": "python", "function": "tests.runner.crash_agent:slow_echo", "sleep_ms": 25},
+                "a": {
+                    "agent": "python",
+                    "function": "tests.runner.crash_agent:slow_echo",
+                    "sleep_ms": 40,
+                    "sees_gold": True,
+                },
+                "b": {
+                    "agent": "python",
+                    "function": "tests.runner.crash_agent:slow_echo",
+                    "sleep_ms": 25,
+                    "sees_gold": True,
+                },
             },
             "graders": ["tests.runner.crash_agent:slow_grade"],
         },

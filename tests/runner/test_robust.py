@@ -117,6 +117,7 @@ def test_a_runner_that_blocks_its_loop_keeps_its_claim(tmp_path, monkeypatch):
         graders=["tests.runner.robust_helpers:block_loop"],
         agent="python",
         function="tests.runner.crash_agent:slow_echo",
+        sees_gold=True,
     )
     cmd = [sys.executable, "-m", "abbench", "--store", str(store_dir), "run", str(exp.id), "-q"]
     proc = subprocess.Popen(
@@ -170,7 +171,12 @@ def test_sigterm_and_ctrl_c_stop_cleanly_and_a_new_run_finishes_the_rest(tmp_pat
             "rounds": 2,
             "concurrency": 4,
             "arms": {
-                "a": {"agent": "python", "function": "tests.runner.crash_agent:slow_echo", "sleep_ms": 60}
+                "a": {
+                    "agent": "python",
+                    "function": "tests.runner.crash_agent:slow_echo",
+                    "sleep_ms": 60,
+                    "sees_gold": True,
+                }
             },
         },
         store=store,

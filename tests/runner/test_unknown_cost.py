@@ -27,8 +27,8 @@ def experiment(store, dataset, tmp_path):
         "rounds": 2,
         "graders": ["label_match", {"type": "max_tokens", "n": 100}],
         "arms": {
-            "silent": {"agent": "python", "function": f"{tmp_path / 'agents.py'}:silent"},
-            "billed": {"agent": "python", "function": f"{tmp_path / 'agents.py'}:billed"},
+            "silent": {"agent": "python", "function": f"{tmp_path / 'agents.py'}:silent", "sees_gold": True},
+            "billed": {"agent": "python", "function": f"{tmp_path / 'agents.py'}:billed", "sees_gold": True},
         },
     }
     exp = create_experiment(spec, store=store)

@@ -40,8 +40,8 @@ def demo(store):
 
 
 def python_arm(skill: str | None = None, **params) -> dict:
-    """An arm running `tests.widgets.agents:answer` (with a skill folder, when given)."""
-    arm = {"agent": "python", "function": "tests.widgets.agents:answer", **params}
+    """An arm running `tests.widgets.agents:answer`, a test double that reads the gold (with a skill folder, when given)."""
+    arm = {"agent": "python", "function": "tests.widgets.agents:answer", "sees_gold": True, **params}
     if skill is not None:
         arm["skill"] = skill
     return arm

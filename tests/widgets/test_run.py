@@ -48,10 +48,13 @@ def test_the_form_describes_the_experiment(widget, small):
         "name": "smoke",
         "dataset": small.fingerprint,
         "arms": {
-            "control": {"agent": "python", "params": {"function": "tests.widgets.agents:answer"}},
+            "control": {
+                "agent": "python",
+                "params": {"function": "tests.widgets.agents:answer", "sees_gold": True},
+            },
             "treatment": {
                 "agent": "python",
-                "params": {"function": "tests.widgets.agents:answer", "sleep_ms": 1},
+                "params": {"function": "tests.widgets.agents:answer", "sees_gold": True, "sleep_ms": 1},
             },
         },
         "rounds": 2,

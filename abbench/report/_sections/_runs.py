@@ -95,6 +95,11 @@ def provenance_section(prov: Mapping[str, Any]) -> list[Part]:
             + (f", cloned from {prov['parent']}" if prov["parent"] else ""),
         ),
         ("tags", ", ".join(prov["tags"]) or "none"),
+        *(
+            ("gold answer", f"arm {a['name']} sees the gold answer: a test double")
+            for a in prov["arms"]
+            if a.get("sees_gold")
+        ),
         (
             "report",
             f"abbench {prov['abbench_version']}, Python {prov['python']}, "
