@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from abbench._text import clip
 from abbench.errors import AgentError
 from abbench.snapshot import Snapshot
 from abbench.types import AgentOutput, Usage
@@ -408,7 +409,7 @@ def parse_answer(
 
 def _snippet(text: str, limit: int = 200) -> str:
     flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return clip(flat, limit)
 
 
 def canonical_refs(refs: Iterable[str], skill: Snapshot | None) -> tuple[str, ...]:

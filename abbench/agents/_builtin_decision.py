@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from abbench._text import clip
 from abbench.agents._base import Task
 from abbench.agents._lexical import Bm25, cjk_share, count_cjk, normalize, query_terms, tokens
 from abbench.agents._prompt import history_turns
@@ -331,7 +332,7 @@ def _rule_reason(
 
 
 def _short(text: str, limit: int = 40) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip(text, limit)
 
 
 _PHRASES = {

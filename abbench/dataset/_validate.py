@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from abbench._text import clip
+
 PROBLEM_KINDS: dict[str, str] = {
     "unreadable_row": "the row cannot be read (bad JSON line, more cells than the header)",
     "path_failed": "a column or JSON path of the mapping finds nothing in the row",
@@ -201,8 +203,7 @@ class ReportBuilder:
 
 def _shorten(value: Any) -> Any:
     if isinstance(value, str) and len(value) > _MAX_VALUE:
-        return value[: _MAX_VALUE - 1] + "…"
+        return clip(value, _MAX_VALUE)
     if isinstance(value, (list, dict)):
-        text = repr(value)
-        return text if len(text) <= _MAX_VALUE else text[: _MAX_VALUE - 1] + "…"
+        return clip(repr(value), _MAX_VALUE)
     return value

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from abbench._text import clip
 from abbench.errors import AgentError, GradingError, UsageError
 from abbench.graders._anonymise import Anonymiser
 from abbench.graders._base import GradeContext, GradeResult, register_grader
@@ -452,7 +453,7 @@ def parse_scores(text: str | None, rubric: Rubric, output_format: str = "json") 
 
 def _snippet(text: str, limit: int = 160) -> str:
     flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return clip(flat, limit)
 
 
 # -- calling the judge -----------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
+from abbench._text import clip
 from abbench.errors import GradingError, UsageError
 from abbench.graders._base import FunctionGrader, GradeContext, Grader, GradeResult, register_grader
 from abbench.graders._schema import ENGINES, check_schema, validate_json
@@ -63,7 +64,7 @@ def _texts(grader: str, option: str, value: Any) -> tuple[str, ...] | None:
 
 def _shown(value: Any) -> str:
     text = " ".join(str(value).split())
-    return repr(text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…")
+    return repr(clip(text, _SHOWN))
 
 
 def _output_text(ctx: GradeContext, field: str) -> str:

@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from abbench._text import clip
 from abbench.errors import UsageError
 
 ENGINES = ("auto", "jsonschema", "builtin")
@@ -286,4 +287,4 @@ def _equal(a: Any, b: Any) -> bool:
 
 def _show(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 60 else text[:59] + "…"
+    return clip(text, 60)

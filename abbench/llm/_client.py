@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from abbench._text import clip, sentence
 from abbench.errors import AgentError, UsageError
 from abbench.llm._prices import PriceTable, price_table
 from abbench.types import Usage
@@ -271,7 +272,7 @@ def _server_message(text: str) -> tuple[str, str | None]:
         if isinstance(data.get("detail"), str):
             return data["detail"], None
     snippet = " ".join(text.split())
-    return (snippet[:300] + ("…" if len(snippet) > 300 else "")) or "(empty body)", None
+    return clip(snippet, 300) or "(empty body)", None
 
 
 def _classify(status: int, message: str, code: str | None) -> tuple[str, bool]:
@@ -522,7 +523,12 @@ class ChatClient:
                     failure.failure_type != "timeout" or self.retry.retry_timeouts
                 )
                 if not can_retry or len(retries) >= self.retry.max_retries:
-                    raise self._error(failure, path, attempt) from None
+                    asked = (
+                        f"; the server asked to wait {failure.retry_after:g}s"
+                        if failure.retry_after is not None
+                        else ""
+                    )
+                    raise self._error(failure, path, attempt, extra=asked) from None
                 if failure.retry_after is not None and failure.retry_after > self.retry.max_retry_after_s:
                     raise self._error(
                         failure,
@@ -567,7 +573,10 @@ class ChatClient:
                 else "the endpoint wants a key: set the arm's api_key_env to the variable that holds it"
             )
         advice = advice[:1].upper() + advice[1:]
-        message = f"{self._where(path)} failed{status}{tries}: {failure.message}{extra}. {advice}"
+        # the server's message often ends its own sentence: one full stop, never ".."
+        message = (
+            sentence(f"{self._where(path)} failed{status}{tries}: {failure.message}{extra}") + f" {advice}"
+        )
         return AgentError(
             self.redact(message),
             failure.failure_type,
@@ -673,7 +682,7 @@ class ChatClient:
         return result
 
     def _bad_output(self, what: str, raw: str) -> AgentError:
-        snippet = " ".join(raw.split())[:200] or "(empty body)"
+        snippet = clip(" ".join(raw.split()), 200) or "(empty body)"
         return AgentError(
             f"{self._where('/chat/completions')} answered 200 but {what}: {snippet!r}. "
             f"{_ADVICE['bad_output'].capitalize()}",

@@ -146,9 +146,15 @@ def _run_sync(runner: ExperimentRunner) -> RunSummary:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(runner.run())
-    # Called from inside a running loop (a notebook cell): run on the background loop and wait.
-    return _LoopThread.get().submit(runner.run()).result()
+        in_loop = False
+    else:
+        in_loop = True
+    if in_loop:
+        # Called from inside a running loop (a notebook cell): run on the background loop and wait.
+        return _LoopThread.get().submit(runner.run()).result()
+    # Not inside the `except`: every error raised while the experiment runs would otherwise be
+    # chained to "no running event loop", and open each stored traceback with it.
+    return asyncio.run(runner.run())
 
 
 async def arun_experiment(

@@ -6,6 +6,7 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
+from abbench._text import clip
 from abbench.errors import NotFoundError
 from abbench.snapshot._model import Snapshot
 from abbench.types import Section
@@ -210,7 +211,7 @@ class SnapshotDiff:
 
 def _short(value: Any, width: int = 60) -> str:
     text = "(none)" if value is None else str(value).replace("\n", " ")
-    return text if len(text) <= width else text[: width - 3] + "..."
+    return clip(text, width)
 
 
 def _capped(items: list[str], limit: int) -> list[str]:
