@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from abbench._text import clip, clip_start
 from abbench.agents._answer import Answer, answer_from_mapping, canonical_refs, last_json_object, parse_answer
 from abbench.agents._base import Task, agent_case, register_agent
 from abbench.agents._prompt import build_prompt
@@ -50,6 +51,24 @@ BASE_ENV = ("HOME", "LANG", "LC_ALL", "LC_CTYPE", "LOGNAME", "PATH", "SYSTEMROOT
 
 DEFAULT_TIMEOUT_S = 600.0
 """The timeout when neither the arm nor the run sets one."""
+
+PERMANENT_EXIT_CODES = {
+    2: "exit code 2 is a usage error (a wrong option, or a file in argv that does not exist); fix the arm's argv",
+    64: "exit code 64 is a usage error (EX_USAGE); fix the arm's argv",
+    126: "exit code 126: the command cannot be executed; check its permissions",
+    127: "exit code 127: command not found; install it, or give its full path in argv",
+}
+"""Exit codes that say the command was called wrongly or cannot run: a retry would fail the same way."""
+
+# What a CLI prints when its key or another setting is missing: fixed by the user, not by a retry.
+_MISSING_SETTING = re.compile(
+    r"\b(?:api[ _-]?key|access[ _-]token|credentials?|[A-Z][A-Z0-9]*_(?:API_KEY|KEY|TOKEN))\b[^\n]{0,60}?"
+    r"\b(?:is |was |are )?(?:missing|not (?:set|found|provided|configured)|required|unset)\b"
+    r"|\b(?:missing|no|unset|invalid|incorrect)\s+(?:api[ _-]?key|credentials?)\b"
+    r"|\benvironment variable\b[^\n]{0,60}?\bnot (?:set|defined)\b"
+    r"|\bcommand not found\b",
+    re.I,
+)
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -235,15 +254,14 @@ class CommandAgent:
                 with the end of stderr; or the command could not start), ``bad_output`` (no answer in
                 stdout, which is kept in `raw_output`). Each carries the transcript.
         """
-        started = time.perf_counter()
         workspace = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="abbench-run-"))
         try:
-            return await self._run_in(workspace, task, started)
+            return await self._run_in(workspace, task)
         finally:
             if not self.keep_workspace:
                 await asyncio.to_thread(shutil.rmtree, workspace, True)
 
-    async def _run_in(self, workspace: Path, task: Task, started: float) -> AgentOutput:
+    async def _run_in(self, workspace: Path, task: Task) -> AgentOutput:
         skill_dir = workspace / "skill"
         if task.skill is not None:
             try:
@@ -303,6 +321,8 @@ class CommandAgent:
                 text = text.replace(secret, "***")
             return text
 
+        # the latency is the command's own: from its start to its end, not the workspace set-up
+        started = time.perf_counter()
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv,
@@ -383,9 +403,13 @@ class CommandAgent:
         if proc.returncode != 0:
             code = proc.returncode
             how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
+            # some CLIs print their error on stdout: show the end of both streams (redacted)
+            said = _tail(stderr) + _tail(stdout, "stdout")
+            permanent = permanent_cause(code, stderr + "\n" + stdout)
+            why = f" Not retried: {permanent}." if permanent else ""
             raise AgentError(
-                f"{where} {how}.{_tail(stderr) or ' It wrote nothing to stderr.'}",
-                retryable=code not in (126, 127),  # 126/127: cannot execute / not found
+                f"{where} {how}.{why}{said or ' It wrote nothing to stderr or stdout.'}",
+                retryable=permanent is None,
                 raw_output=stdout or None,
                 transcript=tuple(transcript),
             )
@@ -500,6 +524,17 @@ def _int(value: Any) -> int:
         return 0
 
 
+def permanent_cause(returncode: int, output: str) -> str | None:
+    """Why a command's failure would repeat on a retry (a usage exit code, a missing key or
+    setting, a program not found), or None when it may be transient."""
+    if returncode in PERMANENT_EXIT_CODES:
+        return PERMANENT_EXIT_CODES[returncode]
+    found = _MISSING_SETTING.search(output)
+    if found:
+        return f"it says {clip(' '.join(found.group(0).split()), 80)!r}, which a retry cannot fix; set what it asks for"
+    return None
+
+
 def _copy_skill(skill: Any, dest: Path) -> None:
     for f in skill.files:
         target = dest / f.path
@@ -559,12 +594,17 @@ def _group_alive(pgid: int) -> bool:
 
 
 def _short(text: str, limit: int = 300) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip(text, limit)
 
 
-def _tail(stderr: str, lines: int = 20, chars: int = 2000) -> str:
-    tail = "\n".join(stderr.rstrip().splitlines()[-lines:])[-chars:]
-    return f" Last lines of stderr:\n{tail}" if tail.strip() else ""
+def _tail(text: str, stream: str = "stderr", lines: int = 20, chars: int = 2000) -> str:
+    """The last `lines` lines of a stream (at most `chars` characters), introduced by its name."""
+    kept = text.rstrip().splitlines()
+    tail = clip_start("\n".join(kept[-lines:]), chars)
+    if not tail.strip():
+        return ""
+    more = f" (the last {min(lines, len(kept))} of {len(kept)})" if len(kept) > lines else ""
+    return f" Last lines of {stream}{more}:\n{tail}"
 
 
 @register_agent("command")

@@ -56,6 +56,9 @@ SKILL_TOOLS = (
 )
 """The tools an openai agent gets when its arm has a skill."""
 
+NO_TOOLS = "this arm offers no tools (it has no skill)."
+"""What a tool call in a no-skill session is answered with, so the model goes on to answer."""
+
 _SETTINGS = (
     "api_key_env",
     "base_url",
@@ -274,10 +277,12 @@ class OpenAIAgent:
 
         for turn in range(1, self.max_turns + 1):
             last = turn == self.max_turns
-            if last and tools is not None and turn > 1:
+            if last and turn > 1:
                 nudge = {
                     "role": "user",
-                    "content": "You have no tool calls left. Answer now with the JSON object only.",
+                    "content": "You have no tool calls left. Answer now with the JSON object only."
+                    if tools is not None
+                    else NO_TOOLS + " Answer now with the JSON object only.",
                 }
                 messages.append(nudge)
                 transcript.append({"type": "message", **nudge})
@@ -304,12 +309,17 @@ class OpenAIAgent:
             transcript.append({"type": "message", **reply.message})
             if not reply.tool_calls:
                 break
-            if last and tools is not None:
+            if last:
                 if reply.content and reply.content.strip():
                     break  # it answered and asked for more: take the answer
+                advice = (
+                    "raise max_turns or tell it in the skill to answer sooner"
+                    if tools is not None
+                    else "this arm has no skill, so it offers no tools: the model (or a proxy that adds "
+                    "tools) keeps asking for some; check the endpoint, or raise max_turns"
+                )
                 raise AgentError(
-                    f"the model was still calling tools after max_turns={self.max_turns}; raise max_turns "
-                    "or tell it in the skill to answer sooner",
+                    f"the model was still calling tools after max_turns={self.max_turns}; {advice}",
                     "max_turns",
                     retryable=False,
                     transcript=tuple(transcript),
@@ -370,7 +380,7 @@ class OpenAIAgent:
     @staticmethod
     def _run_tool(tools: SkillTools | None, name: str, arguments: str) -> tuple[bool, str]:
         if tools is None:
-            return False, "error: no tools are available in this session; answer with the JSON object"
+            return False, f"error: {NO_TOOLS} Answer with the JSON object only."
         try:
             args = json.loads(arguments.strip() or "{}")
         except ValueError as exc:

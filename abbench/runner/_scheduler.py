@@ -19,6 +19,7 @@ from typing import Any
 
 from abbench.agents import Agent, Task, check_output, make_agent
 from abbench.errors import AgentError, ExperimentError
+from abbench.llm import RetryPolicy
 from abbench.runner._grading import GradingMixin, combine_verdicts
 from abbench.runner._heartbeat import Heartbeat
 from abbench.runner._limiter import loop_limiter
@@ -31,12 +32,17 @@ from abbench.types import AgentOutput, Case
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ExperimentRunner", "RunSummary", "backoff_s", "combine_verdicts"]
+__all__ = ["ExperimentRunner", "RunSummary", "backoff_s", "combine_verdicts", "retry_wait_s"]
 
 POLL_S = 0.25
 """How often the runner looks for pause / resume / cancel asked by another process."""
 BACKOFF_BASE_S = 0.5
+"""The first wait before a failed run is tried again; it doubles with every retry."""
 BACKOFF_MAX_S = 30.0
+"""The longest backoff between two attempts of a run."""
+MAX_RETRY_AFTER_S = RetryPolicy().max_retry_after_s
+"""The longest ``Retry-After`` a run waits for, as at the request level; a server asking for more
+fails the run (``abbench retry EXP --failed`` tries it again later)."""
 
 
 @dataclass(frozen=True)
@@ -100,9 +106,22 @@ def loop_time() -> float:
     return asyncio.get_running_loop().time()
 
 
-def backoff_s(attempt: int) -> float:
-    """Exponential backoff with full jitter: uniform in [0, min(max, base × 2^(attempt-1))]."""
-    return random.uniform(0, min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2 ** max(0, attempt - 1)))
+def backoff_s(attempt: int, rng: random.Random | None = None) -> float:
+    """The wait before retry number `attempt` (1-based) of a run: exponential with "equal jitter",
+    as at the request level (`abbench.llm.RetryPolicy.backoff_s`): half of
+    min(max, base × 2^(attempt-1)) fixed, half random."""
+    policy = RetryPolicy(base_delay_s=BACKOFF_BASE_S, max_delay_s=BACKOFF_MAX_S)
+    return policy.backoff_s(max(0, attempt - 1), rng)
+
+
+def retry_wait_s(error: AgentError, attempt: int, rng: random.Random | None = None) -> float | None:
+    """How long to wait before retry number `attempt` of a run that failed with `error`: the
+    server's ``Retry-After`` when it sent one, else `backoff_s`. None when the server asked for
+    more than `MAX_RETRY_AFTER_S` (the run then fails, and can be retried later)."""
+    asked = getattr(error, "retry_after", None)
+    if asked is not None:
+        return float(asked) if asked <= MAX_RETRY_AFTER_S else None
+    return backoff_s(attempt, rng)
 
 
 class ExperimentRunner(GradingMixin):
@@ -124,7 +143,13 @@ class ExperimentRunner(GradingMixin):
         concurrency: Overrides the experiment's concurrency.
         started_by: Recorded on every run (default: the OS user).
         writer: A writer to use (default: one made and closed by this runner).
+
+    Attributes:
+        sleep: Awaited with the wait in seconds between two attempts of a run (`asyncio.sleep`);
+            replace it to watch the waits asked for without spending them.
     """
+
+    sleep = staticmethod(asyncio.sleep)
 
     def __init__(
         self,
@@ -160,6 +185,7 @@ class ExperimentRunner(GradingMixin):
         self.tracker: Tracker | None = None
         self._paused = False
         self._cancelling = False
+        self._cancel_event = asyncio.Event()  # wakes runs waiting to be retried
         self._resume = asyncio.Event()
         self._resume.set()
         self._wake = asyncio.Event()
@@ -447,16 +473,25 @@ class ExperimentRunner(GradingMixin):
                 self._move(item, "executed", fields)
                 self._executed += 1
                 return output
-            if error.retryable and tries <= self.retries and not self._cancelling:
-                wait = backoff_s(tries)
+            wait = retry_wait_s(error, tries) if error.retryable else None
+            if wait is not None and tries <= self.retries and not self._cancelling:
+                asked = " (the server's Retry-After)" if error.retry_after is not None else ""
                 self.writer.transition(
                     item.run_id,
                     "running",
                     "running",
                     {"attempts": attempts},
-                    f"attempt {attempts} failed ({error.failure_type}: {error}); retry in {wait:.1f} s",
+                    f"attempt {attempts} failed ({error.failure_type}: {error}); retry in {wait:.1f} s{asked}",
                 )
-                await asyncio.sleep(wait)
+                await self._wait_to_retry(wait)
+                if self._cancelling:
+                    self._move(
+                        item,
+                        "cancelled",
+                        {"finished_at": now_iso(), "error": "cancelled while waiting to retry"},
+                    )
+                    self._cancelled += 1
+                    return None
                 continue
             self._move(
                 item,
@@ -473,6 +508,16 @@ class ExperimentRunner(GradingMixin):
             )
             self._failed += 1
             return None
+
+    async def _wait_to_retry(self, wait: float) -> None:
+        """Wait `wait` seconds (through `sleep`) before a run's next attempt; a cancel ends the wait."""
+        sleeping = asyncio.ensure_future(self.sleep(wait))
+        cancelled = asyncio.ensure_future(self._cancel_event.wait())
+        try:
+            await asyncio.wait((sleeping, cancelled), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            sleeping.cancel()
+            cancelled.cancel()
 
     def _execution_fields(self, item: WorkItem, out: AgentOutput, began: float) -> dict[str, Any]:
         latency = out.latency_ms or (time.perf_counter() - began) * 1000.0
@@ -546,6 +591,7 @@ class ExperimentRunner(GradingMixin):
             if control == "cancel" and not self._cancelling:
                 log.info("experiment %s: cancel asked", self.exp.name)
                 self._cancelling = True
+                self._cancel_event.set()
                 self._resume.set()
                 for run_id, worker in list(self._inflight.items()):
                     self._cancel_asked.add(run_id)

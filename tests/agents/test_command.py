@@ -373,3 +373,60 @@ def test_a_file_argument_is_found_from_the_arms_folder(tmp_path, task, argv, res
     assert agent.argv == [a.replace("{dir}", str(tmp_path.resolve())) for a in resolved]
     if "agent.py" in argv:
         assert run(agent, task).prediction == "fast"  # runs from its workspace, not from tmp_path
+
+
+def test_an_error_printed_on_stdout_is_shown_when_stderr_is_empty(tmp_path, task, monkeypatch):  # noqa: F811
+    monkeypatch.setenv("VENDOR_API_KEY", "sk-stdout-abcdef123456")
+    agent_py = script(
+        tmp_path,
+        """
+        import os, sys
+        for i in range(40):
+            print(f"step {i}")
+        print("Error: upstream refused the request for key", os.environ["AGENT_KEY"])
+        sys.exit(1)
+        """,
+    )
+    agent = make_agent("command", argv=[PY, agent_py], env={"AGENT_KEY": "${VENDOR_API_KEY}"})
+    with pytest.raises(AgentError) as info:
+        run(agent, task)
+    message = str(info.value)
+    assert "wrote nothing" not in message and "Last lines of stdout (the last 20 of 41):" in message
+    assert "Error: upstream refused the request for key ***" in message
+    assert "step 39" in message and "step 20\n" not in message  # only the end
+    assert "sk-stdout-abcdef123456" not in message
+    assert info.value.retryable is True  # nothing says it is permanent
+
+
+def test_a_command_that_prints_nothing_says_so_for_both_streams(task):  # noqa: F811
+    with pytest.raises(AgentError, match="It wrote nothing to stderr or stdout"):
+        run(make_agent("command", argv=[PY, "-c", "raise SystemExit(5)"]), task)
+
+
+@pytest.mark.parametrize(
+    ("code", "printed", "retryable", "why"),
+    [
+        (2, "usage: agent [-h] --case FILE", False, "exit code 2 is a usage error"),
+        (64, "bad flag", False, "exit code 64 is a usage error"),
+        (127, "", False, "command not found"),
+        (1, "Error: ANTHROPIC_API_KEY is not set", False, "'ANTHROPIC_API_KEY is not set'"),
+        (1, "error: missing API key; run `agent login`", False, "'missing API key'"),
+        (1, "Error: model overloaded, try again", True, None),
+    ],
+)
+def test_a_failure_for_a_permanent_cause_is_not_retryable(tmp_path, task, code, printed, retryable, why):  # noqa: F811
+    agent_py = script(tmp_path, f"import sys\nprint({printed!r}, file=sys.stderr)\nsys.exit({code})\n")
+    with pytest.raises(AgentError) as info:
+        run(make_agent("command", argv=[PY, agent_py]), task)
+    assert info.value.retryable is retryable
+    if why:
+        assert "Not retried:" in str(info.value) and why in str(info.value)
+    else:
+        assert "Not retried" not in str(info.value)
+
+
+def test_a_file_in_argv_that_does_not_exist_is_not_retried(tmp_path, task):  # noqa: F811
+    # python exits 2 when it cannot open its script: a usage error, the same on every attempt
+    with pytest.raises(AgentError, match="exit code 2 is a usage error") as info:
+        run(make_agent("command", argv=[PY, str(tmp_path / "gone" / "agent.py")]), task)
+    assert info.value.retryable is False and "can't open file" in str(info.value)

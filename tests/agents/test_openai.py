@@ -139,6 +139,32 @@ def test_no_skill_means_no_tools(case):  # noqa: F811
     assert out.prediction == "fast" and out.files_read == () and out.sections_read == ()
 
 
+def test_a_tool_call_in_a_no_skill_session_gets_a_tool_error_and_the_loop_goes_on(case):  # noqa: F811
+    # a model (or a proxy that adds its own tools) calls a tool although the arm offers none
+    script = [Reply.tools(("read_file", {"path": "SKILL.md"}), ("web_search", {"q": "x"})), FINAL]
+    with ScriptedOpenAIServer(script) as server:
+        out = run(agent(server), Task(case=case, label_set=("fast", "slow")))
+    assert out.prediction == "slow"
+    second = server.chat_requests[1]
+    assert second.tools == []
+    answers = [m for m in second.messages if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in answers] == ["call_0_0", "call_0_1"]
+    assert all("this arm offers no tools" in m["content"] for m in answers)
+    assert [e["ok"] for e in out.transcript if e["type"] == "tool_call"] == [False, False]
+
+
+def test_a_no_skill_model_that_keeps_calling_tools_is_not_retried_as_an_empty_reply(case):  # noqa: F811
+    stray = Reply.tools(("read_file", {"path": "SKILL.md"}))
+    with ScriptedOpenAIServer([stray, stray]) as server, pytest.raises(AgentError) as info:
+        run(agent(server, max_turns=2), Task(case=case, label_set=("fast", "slow")))
+    err = info.value
+    assert (err.failure_type, err.retryable) == ("max_turns", False)
+    assert "empty" not in str(err) and "offers no tools" in str(err)
+    nudge = server.chat_requests[-1].messages[-1]
+    assert nudge["role"] == "user" and "this arm offers no tools" in nudge["content"]
+    assert "tool_choice" not in server.chat_requests[-1].body  # no tools offered, so none to refuse
+
+
 def test_the_last_turn_must_answer(task):  # noqa: F811
     keep_reading = Reply.tools(("read_section", {"ref": "SKILL.md#Rules"}))
     with ScriptedOpenAIServer([keep_reading, keep_reading]) as server, pytest.raises(AgentError) as info:

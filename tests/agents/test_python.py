@@ -289,3 +289,26 @@ def test_the_latency_of_a_sync_function_is_its_own_work_not_its_wait_for_a_busy_
     # the adapter times around the function, so never less than what it measured itself; before the
     # fix it also counted the time the busy arm held the loop after the function had returned
     assert own_ms <= latency < own_ms + blocked_ms / 2, (latency, own_ms, blocked_ms)
+
+
+def test_a_stored_traceback_opens_with_the_agents_own_error(store, tmp_path):
+    (tmp_path / "fails.py").write_text(
+        # async: it raises on the runner's loop, where the chained error used to come from
+        "async def answer(task):\n    raise ValueError('the upstream service refused case ' + task.case.case_id)\n",
+        encoding="utf-8",
+    )
+    dataset = store.save_dataset("tb", [Case("c0", "query", "fast")], label_set=["fast", "slow"])
+    exp = create_experiment(
+        {
+            "name": "tb",
+            "dataset": dataset.fingerprint,
+            "retries": 0,
+            "arms": {"a": {"agent": "python", "function": f"{tmp_path / 'fails.py'}:answer"}},
+        },
+        store=store,
+    )
+    run_experiment(exp.id, store=store)  # from plain code, not inside a running loop
+    (tb,) = [r[0] for r in store.query("SELECT traceback FROM runs WHERE experiment_id=?", (exp.id,))]
+    assert "no running event loop" not in tb and "During handling" not in tb
+    first = next(line for line in tb.splitlines() if not line.startswith((" ", "Traceback")))
+    assert first == "ValueError: the upstream service refused case c0"
