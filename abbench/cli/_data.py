@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from abbench._text import clip
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.errors import ImportFailed, UsageError
 
@@ -32,7 +33,7 @@ def _short(text: Any, width: int) -> str:
 
 def _clip(value: Any, width: int = 40) -> str:
     text = " ".join(str(value).split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return clip(text, width)
 
 
 def _counts_line(counts: dict[Any, int], top: int = 8) -> str:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from abbench._text import clip
 from abbench.cli._app import Context, cli, emit, json_option, no_color, pass_ctx
 from abbench.snapshot import (
     DEFAULT_MAX_FILES,
@@ -71,7 +72,7 @@ def _print_snapshot(snap: Snapshot, n_refs: int, new: bool | None, first_taken: 
     )
     rows.append(("refs", f"{n_refs} sections"))
     if snap.description:
-        desc = snap.description if len(snap.description) <= 90 else snap.description[:87] + "..."
+        desc = clip(snap.description, 90)
         rows.append(("about", desc))
     rows.append(("folder", str(snap.root)))
     for key, value in rows:

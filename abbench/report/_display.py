@@ -12,6 +12,8 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from abbench._text import clip
+
 MISSING = "—"
 """What a missing number shows as."""
 
@@ -34,9 +36,7 @@ def esc(value: Any) -> str:
 def label(value: Any, limit: int = 60) -> str:
     """`value` as plotly text: shortened, with ``& < >`` as entities (plotly reads tags like <b> and <a>)."""
     text = MISSING if value is None else str(value)
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return html.escape(text, quote=False)
+    return html.escape(clip(text, limit), quote=False)
 
 
 def is_number(value: Any) -> bool:

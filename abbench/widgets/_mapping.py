@@ -11,6 +11,7 @@ from typing import Any
 
 import ipywidgets as w
 
+from abbench._text import clip
 from abbench.dataset import (
     MappingProfile,
     Preview,
@@ -50,7 +51,7 @@ def _short(value: Any, limit: int = 160) -> str:
     if value is None:
         return ""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip(text, limit)
 
 
 def report_html(report: ValidationReport, limit: int = 30) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 
 import ipywidgets as w
 
+from abbench._text import clip
 from abbench.errors import UsageError
 from abbench.metrics import LOW_CONFIDENCE
 from abbench.review import Disagreement, Review, add_review, disagreements
@@ -291,7 +292,7 @@ class ReviewWidget(View):
 
     def _label(self, d: Disagreement) -> str:
         reviewed = ", ".join(f"{r.arm or 'case'}={r.verdict}" for r in d.reviews)
-        text = d.case.input if len(d.case.input) <= 40 else d.case.input[:39] + "…"
+        text = clip(d.case.input, 40)
         return f"{d.case_id} · {d.case.domain or '—'} · gold {d.case.expected} · {_answers(d)} · {text}" + (
             f" · reviewed {reviewed}" if reviewed else ""
         )
