@@ -92,6 +92,34 @@ def _load_file(path: Path, ref: str) -> Any:
     return module
 
 
+def _module_roots(base_dir: str | os.PathLike[str] | None) -> list[Path]:
+    """The folders a bare module name is also looked for in: the definition's folder, then this one."""
+    roots = [Path(base_dir).resolve()] if base_dir else []
+    here = Path.cwd().resolve()
+    return [*roots, here] if here not in roots else roots
+
+
+def _import_module(target: str, base_dir: str | os.PathLike[str] | None) -> Any:
+    """Import ``target``; when it is not importable, from the definition's folder or the current one.
+
+    A console script does not put the current folder on ``sys.path``, so ``agent_mod:answer`` beside
+    the experiment definition would otherwise be "not found" although it is right there.
+    """
+    try:
+        return importlib.import_module(target)
+    except ModuleNotFoundError as exc:
+        first = target.split(".", 1)[0]
+        if exc.name != first:
+            raise
+        for root in _module_roots(base_dir):
+            if (root / f"{first}.py").is_file() or (root / first / "__init__.py").is_file():
+                if str(root) not in sys.path:
+                    sys.path.insert(0, str(root))
+                importlib.invalidate_caches()
+                return importlib.import_module(target)
+        raise
+
+
 def load_callable(ref: str, *, base_dir: str | os.PathLike[str] | None = None) -> Callable[..., Any]:
     """The callable a reference names: ``package.module:function``, ``path/to/file.py:function``, or
     ``module:Class.method`` (attributes may be dotted).
@@ -124,13 +152,14 @@ def load_callable(ref: str, *, base_dir: str | os.PathLike[str] | None = None) -
         module = _load_file(path, ref)
     else:
         try:
-            module = importlib.import_module(target)
+            module = _import_module(target, base_dir)
         except ModuleNotFoundError as exc:
             if exc.name and (target == exc.name or target.startswith(exc.name + ".")):
                 last = target.rsplit(".", 1)[-1]
+                where = ", ".join(repr(str(r)) for r in _module_roots(base_dir))
                 raise UsageError(
-                    f"no module named {target!r} (from {ref!r}); put its folder on PYTHONPATH, run from the "
-                    f"folder that holds it, or give a file path such as path/to/{last}.py:{attr}"
+                    f"no module named {target!r} (from {ref!r}): not importable and not found in {where}; "
+                    f"put its folder on PYTHONPATH, or give a file path such as path/to/{last}.py:{attr}"
                 ) from None
             raise UsageError(f"importing {target!r} (from {ref!r}) failed: {exc}") from exc
         except Exception as exc:

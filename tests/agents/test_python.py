@@ -312,3 +312,46 @@ def test_a_stored_traceback_opens_with_the_agents_own_error(store, tmp_path):
     assert "no running event loop" not in tb and "During handling" not in tb
     first = next(line for line in tb.splitlines() if not line.startswith((" ", "Traceback")))
     assert first == "ValueError: the upstream service refused case c0"
+
+
+def test_a_bare_module_beside_the_definition_is_found_from_the_cli(tmp_path):
+    """``function: agent_mod:answer`` with agent_mod.py beside the definition works from the console
+    script, whose sys.path does not hold the current folder (a new user's first try failed here)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO, subprocess_env
+
+    (tmp_path / "cases.csv").write_text("id,text,label\n1,turn off the computer,shutdown\n", encoding="utf-8")
+    (tmp_path / "agent_mod_beside.py").write_text(
+        "def answer(task):\n    return {'prediction': 'shutdown', 'reason': task.case.input}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "exp.yaml").write_text(
+        "name: beside\ndataset: {file: cases.csv, name: beside}\narms:\n"
+        "  py: {agent: python, function: 'agent_mod_beside:answer'}\n",
+        encoding="utf-8",
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = subprocess_env()
+    env["PYTHONPATH"] = str(REPO)  # the checkout only: not the definition's folder
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "abbench",
+            "--store",
+            str(tmp_path / "st"),
+            "run",
+            str(tmp_path / "exp.yaml"),
+            "-q",
+        ],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "executed 1" in done.stdout
