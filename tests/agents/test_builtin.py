@@ -6,7 +6,6 @@ import asyncio
 import csv
 import json
 import re
-import time
 from collections import defaultdict
 
 import pytest
@@ -201,11 +200,21 @@ def test_temperature_flips_close_calls_between_rounds_but_reruns_reproduce(arm, 
 
 def test_simulated_latency_overlaps_on_the_event_loop(demo_cases, demo_skills):
     agent = make_agent("builtin", latency_ms=300)
-    tasks = tasks_for(demo_cases[:8], demo_skills["v2"])
-    started = time.perf_counter()
-    outputs = run_tasks(agent, tasks)
-    wall = time.perf_counter() - started
-    assert wall < 1.0, f"8 runs of 300 ms took {wall:.2f} s: they did not overlap"
+    sentinel = make_agent("builtin", latency_ms=120_000)
+    tasks = tasks_for(demo_cases[:9], demo_skills["v2"])
+
+    async def main():
+        # the sentinel starts first and waits two minutes: a latency that held the loop would make
+        # the eight others wait behind it; spent on the loop, they finish while it still waits
+        waiting = asyncio.create_task(sentinel.run(tasks[0]))
+        await asyncio.sleep(0)
+        outputs = await asyncio.gather(*(agent.run(t) for t in tasks[1:]))
+        still_waiting = not waiting.done()
+        waiting.cancel()
+        return outputs, still_waiting
+
+    outputs, still_waiting = asyncio.run(main())
+    assert still_waiting and len(outputs) == 8
     assert all(o.latency_ms >= 300 for o in outputs)
 
 
