@@ -72,7 +72,9 @@ class Gate:
 
     def wait_arrived(self, n: int, timeout: float = SAFETY_NET_S) -> int:
         """Wait until at least `n` agents have reached the gate."""
-        return wait_for(lambda: self.arrived() >= n and self.arrived(), f"{n} arrivals at {self.folder}", timeout)
+        return wait_for(
+            lambda: self.arrived() >= n and self.arrived(), f"{n} arrivals at {self.folder}", timeout
+        )
 
 
 def _allowed(folder: Path) -> float:

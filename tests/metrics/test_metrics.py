@@ -115,7 +115,7 @@ def test_per_class_figures_equal_scikit_learn(store):
     )
     assert report.confusion.columns == (*labels, OTHER_LABEL)
     assert [list(row) for row in report.confusion.counts] == matrix[: len(labels)].tolist()
-    assert set(report.confusion.unknown_predictions) <= set(unknown)
+    assert set(report.confusion.unknown_predictions) == {x for x in pred if x not in labels} == set(unknown)
 
 
 def test_labels_are_normalised_with_the_dataset_label_map(store):

@@ -79,7 +79,17 @@ class ScriptedAgent:
     name = "scripted"
 
     def __init__(
-        self, model=None, wrong=(), fail=(), flaky=0, sleep_ms=0, hang=(), tag="", stubborn_ms=0, gate=None, **params
+        self,
+        model=None,
+        wrong=(),
+        fail=(),
+        flaky=0,
+        sleep_ms=0,
+        hang=(),
+        tag="",
+        stubborn_ms=0,
+        gate=None,
+        **params,
     ):
         self.model = model
         self.wrong = set(wrong)

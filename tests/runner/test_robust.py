@@ -315,15 +315,15 @@ def test_readable_answers_are_stored_in_the_types_the_analysis_reads(store):
             assert dict(zip(expected, tuple(row)[1:], strict=True)) == expected, kind
 
 
-def test_an_experiment_paused_in_another_runner_says_so_to_retry_regrade_and_run(
-    store, definition, tmp_path
-):
+def test_an_experiment_paused_in_another_runner_says_so_to_retry_regrade_and_run(store, definition, tmp_path):
     from abbench.errors import ExperimentError
     from abbench.runner import pause_experiment, regrade_experiment, resume_experiment, retry_runs
 
     gate = Gate(tmp_path / "gate", allowed=3)
     exp = create_experiment(
-        definition(rounds=4, concurrency=1, arms={"a": {"agent": "scripted", "fail": ["c001"], **gate.params}}),
+        definition(
+            rounds=4, concurrency=1, arms={"a": {"agent": "scripted", "fail": ["c001"], **gate.params}}
+        ),
         store=store,
     )
     handle = start_experiment(exp.id, store=store)

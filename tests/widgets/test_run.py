@@ -297,7 +297,9 @@ def test_looking_at_another_experiment_while_a_run_ends_keeps_it_shown(store, sm
     handle = w.handle
     w.chooser.select(other.id)  # the person looks elsewhere while the run goes on
     assert w.experiment.id == other.id and w.progress.status == "created"
-    handle.wait(SAFETY_NET_S)  # the run's last report reached the widget (from the runner's thread) before this returns
+    handle.wait(
+        SAFETY_NET_S
+    )  # the run's last report reached the widget (from the runner's thread) before this returns
     assert w.chooser.value == other.id and w.experiment.id == other.id
     assert w.progress.experiment == "other" and "#1 other" in w.status_html.value
     w.chooser.select(store.get_experiment("bg").id)
