@@ -38,6 +38,7 @@ def require_chromium() -> Path:
             f"no Chromium at {CHROMIUM}: run `make browser` (apt-get install chromium) to run browser tests"
         )
     import playwright.sync_api  # noqa: F401  (in the test extra: missing is a broken install, not a skip)
+
     return CHROMIUM
 
 

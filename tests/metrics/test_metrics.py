@@ -85,6 +85,7 @@ def test_all_failures_give_no_accuracy_and_a_reason(store):
 
 def test_per_class_figures_equal_scikit_learn(store):
     import sklearn.metrics as metrics_mod
+
     cases = cases_of(40, labels=("fast", "slow", "mid"))
     rng = np.random.default_rng(0)
     choices = ["fast", "slow", "mid", "Fast ", "banana", None]
@@ -210,6 +211,7 @@ def _snapshot(store) -> str:
 
 def test_clustered_accuracy_equals_statsmodels_ols_cluster(store):
     import statsmodels.api as sm
+
     rng = np.random.default_rng(7)
     domains = [f"d{i}" for i in range(12)]
     cases = cases_of(60, domains=domains)
