@@ -204,16 +204,19 @@ def test_the_chosen_experiment_is_kept_across_reloads_and_runs_elsewhere(store, 
     assert w.chooser.value == 0 and w.config_open  # "new experiment" is a choice too
 
 
-def test_an_experiment_run_elsewhere_is_followed_from_the_store(store, small):
+def test_an_experiment_run_elsewhere_is_followed_from_the_store(store, small, tmp_path):
+    gate = Gate(tmp_path / "gate")  # the run stays under way until the widget is following it
     exp = create_experiment(
-        {"name": "bg", "dataset": small.fingerprint, "arms": {"a": python_arm(sleep_ms=20)}, "rounds": 4},
+        {"name": "bg", "dataset": small.fingerprint, "arms": {"a": python_arm(**gate.params)}, "rounds": 4},
         store=store,
     )
     handle = start_experiment(exp.id, store=store)  # as another cell (or the CLI) would
+    gate.wait_arrived(1)
     wait_until(lambda: store.get_experiment(exp.id).status == "running")
     w = RunControlWidget(store, experiment=exp.id, poll_s=0.1)
     assert w._poller is not None
-    handle.wait(60)
+    gate.open()
+    handle.wait(SAFETY_NET_S)
     wait_until(lambda: w.progress.status == "finished")
     assert w.bars["a"].value == 96 and "finished" in w.status_html.value
 
@@ -286,20 +289,22 @@ def test_parse_params(text, params):
     assert parse_params(text) == params
 
 
-def test_looking_at_another_experiment_while_a_run_ends_keeps_it_shown(store, small):
+def test_looking_at_another_experiment_while_a_run_ends_keeps_it_shown(store, small, tmp_path):
+    gate = Gate(tmp_path / "gate")  # the run goes on (held) until the person has looked elsewhere
     other = create_experiment(
         {"name": "other", "dataset": small.fingerprint, "arms": {"z": python_arm()}}, store=store
     )
     w = RunControlWidget(
-        store, dataset=small.fingerprint, arms={"a": python_arm(sleep_ms=20)}, rounds=2, name="bg"
+        store, dataset=small.fingerprint, arms={"a": python_arm(**gate.params)}, rounds=2, name="bg"
     )
     w.start_button.click()
     handle = w.handle
+    gate.wait_arrived(1)
     w.chooser.select(other.id)  # the person looks elsewhere while the run goes on
     assert w.experiment.id == other.id and w.progress.status == "created"
-    handle.wait(
-        SAFETY_NET_S
-    )  # the run's last report reached the widget (from the runner's thread) before this returns
+    gate.open()
+    # the run's last report reaches the widget (from the runner's thread) before wait returns
+    handle.wait(SAFETY_NET_S)
     assert w.chooser.value == other.id and w.experiment.id == other.id
     assert w.progress.experiment == "other" and "#1 other" in w.status_html.value
     w.chooser.select(store.get_experiment("bg").id)
