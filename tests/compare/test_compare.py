@@ -26,7 +26,8 @@ def _json(c) -> dict:
     ("both", "fixed", "regressed", "neither"), [(30, 12, 3, 5), (10, 0, 0, 4), (5, 1, 6, 0), (0, 9, 1, 2)]
 )
 def test_mcnemar_on_a_known_table_equals_statsmodels(store, both, fixed, regressed, neither):
-    contingency = pytest.importorskip("statsmodels.stats.contingency_tables")
+    import statsmodels.stats.contingency_tables as contingency
+
     a, b = table_2x2(both, fixed, regressed, neither)
     exp = make_experiment(store, "e", cases_of(len(a)), {"control": a, "treatment": b})
     c = compare_arms(exp, store=store)
@@ -123,7 +124,8 @@ def test_a_single_case(store):
 
 
 def test_rounds_pair_per_case_pass_rates_and_the_paired_difference_is_the_main_test(store):
-    scipy_stats = pytest.importorskip("scipy.stats")
+    import scipy.stats as scipy_stats
+
     rng = np.random.default_rng(11)
     p = rng.uniform(0.1, 0.9, 40)
     a = rng.random((40, 5)) < p[:, None]
@@ -148,7 +150,8 @@ def test_rounds_pair_per_case_pass_rates_and_the_paired_difference_is_the_main_t
 
 
 def test_clustered_difference_equals_statsmodels_ols_cluster(store):
-    sm = pytest.importorskip("statsmodels.api")
+    import statsmodels.api as sm
+
     rng = np.random.default_rng(5)
     domains = [f"域{i}" for i in range(8)]
     a, b = rng.random(64) < 0.5, rng.random(64) < 0.7
@@ -187,7 +190,8 @@ def test_failed_and_cancelled_cases_are_left_out_and_listed(store):
 
 
 def test_per_domain_rows_are_holm_adjusted_like_statsmodels(store):
-    multitest = pytest.importorskip("statsmodels.stats.multitest")
+    import statsmodels.stats.multitest as multitest
+
     control, treatment, domains = [], [], []
     plan = {"nav": (20, 0), "car": (2, 9), "media": (3, 3)}  # domain: (regressed, fixed) among 30 cases each
     for domain, (regressed, fixed) in plan.items():
@@ -246,7 +250,8 @@ def test_comparing_an_arm_with_itself_or_an_unnamed_third_arm_is_refused(store):
 
 
 def test_three_arms_cochrans_q_equals_statsmodels(store):
-    contingency = pytest.importorskip("statsmodels.stats.contingency_tables")
+    import statsmodels.stats.contingency_tables as contingency
+
     rng = np.random.default_rng(2)
     x = rng.random((30, 3)) < np.array([0.5, 0.7, 0.4])
     exp = make_experiment(
@@ -258,7 +263,8 @@ def test_three_arms_cochrans_q_equals_statsmodels(store):
         ref.pvalue
     )
     assert [p.b for p in m.pairs] == ["b", "c"]
-    multitest = pytest.importorskip("statsmodels.stats.multitest")
+    import statsmodels.stats.multitest as multitest
+
     holm = multitest.multipletests([p.p_value for p in m.pairs], method="holm")[1]
     assert [p.p_adjusted for p in m.pairs] == pytest.approx(list(holm))
     json.dumps(m.as_dict(), allow_nan=False)
@@ -391,7 +397,8 @@ def test_missing_rounds_use_the_rounds_that_were_graded(store):
 
 
 def test_a_judge_that_only_scores_is_compared_on_scores(store):
-    scipy_stats = pytest.importorskip("scipy.stats")
+    import scipy.stats as scipy_stats
+
     rng = np.random.default_rng(4)
     a, b = rng.uniform(1, 5, 20), rng.uniform(2, 5, 20)
 

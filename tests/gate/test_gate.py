@@ -287,8 +287,9 @@ def _known(store):
 
 
 def test_every_documented_metric_has_the_value_its_description_says(store):
-    sklearn_metrics = pytest.importorskip("sklearn.metrics")
-    scipy_stats = pytest.importorskip("scipy.stats")
+    import scipy.stats as scipy_stats
+    import sklearn.metrics as sklearn_metrics
+
     exp = _known(store)
     # Per-case pass rates over graded rounds (failures and cancellations left out).
     va, vb = np.array([1, 0, 0.5, 1, 0, 1]), np.array([1, 1, 1, 0.5, 0, 1])

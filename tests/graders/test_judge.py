@@ -256,8 +256,9 @@ def test_malformed_partial_and_empty_replies_fail_with_raw_text_and_cost(reply, 
 
 def test_a_slow_judge_is_asked_again_on_a_fresh_request():
     good = '{"correctness": 4, "clarity": 4}'
-    with ScriptedOpenAIServer([Reply.slow(good, 2.0), good]) as server:
-        result = run(judge_with(server, timeout_s=0.3, retries=2, backoff_s=0), make_ctx())
+    # the first answer never comes; the second must beat the timeout, which is ample for that on a busy machine
+    with ScriptedOpenAIServer([Reply.slow(good, 3600), good]) as server:
+        result = run(judge_with(server, timeout_s=5, retries=2, backoff_s=0), make_ctx())
         requests = server.chat_requests
     assert result.dimensions == {"correctness": 4, "clarity": 4}
     assert result.details["retries"] == 1

@@ -79,12 +79,10 @@ def test_tools_go_out_and_tool_calls_come_back():
 
 def test_429_waits_as_long_as_retry_after_says():
     with ScriptedOpenAIServer([Reply.error(429, "slow down", retry_after=1), "ok"]) as server:
-        start = time.monotonic()
         r = chat(client(server))
         waited = server.requests[1].received_at - server.requests[0].received_at
     assert r.content == "ok"
-    assert 1.0 <= waited < 1.8, waited
-    assert time.monotonic() - start >= 1.0
+    assert waited >= 1.0, waited  # a busy machine only waits longer; how long it meant to wait is below
     (retry,) = r.retries
     assert (retry.failure_type, retry.status, retry.retry_after_s, retry.wait_s) == (
         "rate_limited",
@@ -112,12 +110,15 @@ def test_parse_retry_after(headers, expected):
 
 
 def test_retry_after_as_an_http_date_is_honoured():
-    when = datetime.now(UTC).replace(microsecond=0).timestamp() + 2
+    before = time.time()
+    when = int(before) + 3
     date = datetime.fromtimestamp(when, UTC).strftime("%a, %d %b %Y %H:%M:%S GMT")
     with ScriptedOpenAIServer([Reply.error(503, "busy", retry_after=date), "ok"]) as server:
         r = chat(client(server))
-        waited = server.requests[1].received_at - server.requests[0].received_at
-    assert r.content == "ok" and 0.9 <= waited < 2.8, waited
+    # the second request went out no earlier than the date, after a wait no longer than the date asked
+    assert r.content == "ok" and time.time() >= when
+    (retry,) = r.retries
+    assert retry.wait_s == retry.retry_after_s and 0 < retry.wait_s <= when - before
 
 
 def test_server_errors_are_retried_then_succeed():
@@ -149,25 +150,24 @@ def test_exhausted_retries_raise_a_retryable_error(reply, failure_type):
 def test_a_retry_after_longer_than_allowed_gives_up_at_once():
     policy = RetryPolicy(max_retries=3, max_retry_after_s=5)
     with ScriptedOpenAIServer([Reply.error(429, "come back tomorrow", retry_after=3600)]) as server:
-        start = time.monotonic()
         err = fails(client(server, retry=policy))
-    assert time.monotonic() - start < 2
+        assert len(server.requests) == 1  # no second attempt: it did not wait to try again
     assert (err.failure_type, err.retryable, err.retry_after) == ("rate_limited", True, 3600.0)
     assert "max_retry_after_s=5" in str(err)
 
 
 def test_a_slow_reply_times_out():
-    with ScriptedOpenAIServer([Reply.slow("late", 5)]) as server:
-        start = time.monotonic()
+    # the reply comes after an hour: only the client's timeout can end this call
+    with ScriptedOpenAIServer([Reply.slow("late", 3600)]) as server:
         err = fails(client(server, timeout_s=0.3, retry=RetryPolicy(max_retries=0)))
-    assert time.monotonic() - start < 2
     assert (err.failure_type, err.retryable) == ("timeout", True)
     assert "timeout_s=0.3" in str(err)
 
 
 def test_a_timed_out_request_is_sent_again_fresh():
-    with ScriptedOpenAIServer([Reply.slow("late", 5), "on time"]) as server:
-        r = chat(client(server, timeout_s=0.3))
+    # the first reply never comes; the second must beat the timeout, which is ample for that on a busy machine
+    with ScriptedOpenAIServer([Reply.slow("late", 3600), "on time"]) as server:
+        r = chat(client(server, timeout_s=5))
     assert r.content == "on time" and r.retries[0].failure_type == "timeout"
     assert len(server.chat_requests) == 2
 

@@ -10,8 +10,6 @@ from tests.experiments import HOSTILE_DOMAIN, HOSTILE_SCRIPT
 # One worker renders and analyses the fixtures once (make test runs with --dist loadgroup).
 pytestmark = pytest.mark.xdist_group("reports")
 
-pytest.importorskip("abbench.compare", reason="the analysis layer is not merged into this branch yet")
-
 
 def _html(parts) -> str:
     return "".join(p for p in parts if isinstance(p, str))

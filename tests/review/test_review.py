@@ -187,7 +187,8 @@ def test_case_detail_reads_grades_tool_calls_and_history(store, exp):
 
 
 def test_judge_agreement_is_cohens_kappa_once_reviews_exist(store):
-    sklearn_metrics = pytest.importorskip("sklearn.metrics")
+    import sklearn.metrics as sklearn_metrics
+
     outcomes = [True, True, False, False, True, False, True, False]
     exp = make_experiment(store, "k", cases_of(8), {"only": one_round(outcomes)})
     assert judge_agreement(exp.id, store=store).kappa is None

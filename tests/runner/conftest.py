@@ -4,26 +4,92 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import threading
+import os
+from pathlib import Path
 
 import pytest
 
 from abbench.agents import register_agent
 from abbench.errors import AgentError
 from abbench.types import AgentOutput, Case, Usage
+from tests.blocking import pass_gate
 
-CALLS: collections.Counter = collections.Counter()
-"""(case_id, round, arm) -> times the scripted agent was called, across all tests of a session."""
-CALLS_LOCK = threading.Lock()
+CALLS_ENV = "ABBENCH_TEST_CALLS"
+"""The file of the running test where scripted agents and graders log every call (set by `calls`)."""
+
+
+def log_call(kind: str, key: tuple) -> int:
+    """Append one call of `kind` (agent, grader) to this test's log; returns the calls of `key` so far."""
+    path = os.environ.get(CALLS_ENV)
+    if not path:
+        return 0
+    line = "\t".join(map(str, (kind, *key))) + "\n"
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    try:
+        os.write(fd, line.encode("utf-8"))  # one write with O_APPEND: lines from threads never mix
+    finally:
+        os.close(fd)
+    return ("\n" + Path(path).read_text(encoding="utf-8")).count("\n" + line)
+
+
+class CallLog:
+    """The calls one test made: ``calls.agent[(tag, case_id, round, arm)]`` and ``calls.grader[...]``."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def of(self, kind: str) -> collections.Counter:
+        counts: collections.Counter = collections.Counter()
+        if self.path.exists():
+            for line in self.path.read_text(encoding="utf-8").splitlines():
+                k, tag, case_id, rnd, arm = line.split("\t")
+                if k == kind:
+                    counts[(tag, case_id, int(rnd), arm)] += 1
+        return counts
+
+    @property
+    def agent(self) -> collections.Counter:
+        return self.of("agent")
+
+    @property
+    def grader(self) -> collections.Counter:
+        return self.of("grader")
+
+    def agent_total(self, tag: str) -> int:
+        return sum(v for k, v in self.agent.items() if k[0] == tag)
+
+    def grader_total(self, tag: str) -> int:
+        return sum(v for k, v in self.grader.items() if k[0] == tag)
+
+
+@pytest.fixture(autouse=True)
+def calls(tmp_path, monkeypatch) -> CallLog:
+    """This test's own call counts (a file in its tmp_path: nothing shared across tests, workers, reruns)."""
+    path = tmp_path / "calls.log"
+    monkeypatch.setenv(CALLS_ENV, str(path))
+    return CallLog(path)
 
 
 class ScriptedAgent:
-    """Answers with the gold label except for cases listed in `wrong`; can fail, flake, sleep or hang."""
+    """Answers with the gold label except for cases listed in `wrong`; can fail, flake, sleep or hang.
+
+    With a `gate` (a `tests.blocking.Gate` folder) every run waits there until the test lets it through.
+    """
 
     name = "scripted"
 
     def __init__(
-        self, model=None, wrong=(), fail=(), flaky=0, sleep_ms=0, hang=(), tag="", stubborn_ms=0, **params
+        self,
+        model=None,
+        wrong=(),
+        fail=(),
+        flaky=0,
+        sleep_ms=0,
+        hang=(),
+        tag="",
+        stubborn_ms=0,
+        gate=None,
+        **params,
     ):
         self.model = model
         self.wrong = set(wrong)
@@ -33,13 +99,14 @@ class ScriptedAgent:
         self.hang = set(hang)
         self.tag = tag
         self.stubborn_ms = stubborn_ms  # ignores cancellation for this long (a badly behaved adapter)
+        self.gate = gate
         self.attempts: collections.Counter = collections.Counter()
 
     async def run(self, task):
         key = (self.tag, task.case.case_id, task.round, task.arm)
-        with CALLS_LOCK:
-            CALLS[key] += 1
+        log_call("agent", key)
         self.attempts[key] += 1
+        await pass_gate({"gate": self.gate})
         if self.sleep_ms:
             await asyncio.sleep(self.sleep_ms / 1000)
         if self.stubborn_ms:

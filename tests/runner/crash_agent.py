@@ -5,9 +5,15 @@ from __future__ import annotations
 import asyncio
 import os
 
+from tests.blocking import pass_gate
+
 
 async def slow_echo(task):
-    """Answers with the gold label after a short sleep; appends one line per execution to $CRASH_LOG."""
+    """Answers with the gold label after a short sleep; appends one line per execution to $CRASH_LOG.
+
+    With a ``gate`` parameter it first waits there until the test lets it through (`tests.blocking`).
+    """
+    await pass_gate(task.params)
     await asyncio.sleep(task.params.get("sleep_ms", 30) / 1000)
     log = os.environ.get("CRASH_LOG")
     if log:

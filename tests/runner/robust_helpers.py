@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import threading
-import time
 
-BARRIER = threading.Barrier(2, timeout=5)
+from tests.blocking import pass_gate, pass_gate_sync
+
+BARRIER = threading.Barrier(2, timeout=30)
 """Two graders must be inside `meet` at once to pass it: only possible when they run in threads."""
 
 
@@ -18,20 +18,20 @@ def meet(ctx):
 
 
 async def block_loop(ctx):
-    """A badly written async grader: it blocks the whole event loop for $BLOCK_S seconds."""
-    time.sleep(float(os.environ.get("BLOCK_S", "3")))
+    """A badly written async grader: it blocks the whole event loop until the test opens $BLOCK_GATE."""
+    pass_gate_sync({"gate": os.environ.get("BLOCK_GATE")})
     return True
 
 
 async def slow_judge(ctx):
-    """An async judge that takes $JUDGE_S seconds (default 30) to answer."""
-    await asyncio.sleep(float(os.environ.get("JUDGE_S", "30")))
+    """An async judge that answers when the test lets it through $JUDGE_GATE (a `tests.blocking.Gate`)."""
+    await pass_gate({"gate": os.environ.get("JUDGE_GATE")})
     return True
 
 
 async def slow_pair(ctx):
-    """A pairwise judge that takes $JUDGE_S seconds; the first arm wins."""
-    await asyncio.sleep(float(os.environ.get("JUDGE_S", "30")))
+    """A pairwise judge that answers when the test lets it through $JUDGE_GATE; the first arm wins."""
+    await pass_gate({"gate": os.environ.get("JUDGE_GATE")})
     return {"verdict": "a", "score": 1.0}
 
 

@@ -4,25 +4,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 import pytest
 
 from abbench.runner import create_experiment
 from abbench.store import open_store
+from tests.blocking import Gate, wait_for
 from tests.conftest import REPO, run_abbench, subprocess_env
 
 from .conftest import make_cases
-
-
-def _wait(predicate, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.02)
-    return None
 
 
 @pytest.mark.slow
@@ -30,20 +20,14 @@ def test_pause_resume_cancel_from_another_process(tmp_path):
     store_dir = tmp_path / "store"
     store = open_store(store_dir)
     ds = store.save_dataset("ctl", make_cases(30), label_set=["fast", "slow"])
+    gate = Gate(tmp_path / "gate")  # closed: the runs in flight wait here until the test lets them go
     exp = create_experiment(
         {
             "name": "ctl",
             "dataset": ds.fingerprint,
             "rounds": 4,
             "concurrency": 3,
-            "arms": {
-                "a": {
-                    "agent": "python",
-                    "function": "tests.runner.crash_agent:slow_echo",
-                    "sleep_ms": 100,
-                    "sees_gold": True,
-                }
-            },
+            "arms": {"a": {"agent": "python", "function": "tests.blocking:gated", **gate.params}},
         },
         store=store,
     )
@@ -58,29 +42,31 @@ def test_pause_resume_cancel_from_another_process(tmp_path):
     )
     try:
         done = lambda: store.query_one("SELECT COUNT(*) FROM runs WHERE state IN ('pass','fail')")[0]  # noqa: E731
-        assert _wait(lambda: done() >= 10)
+        gate.wait_arrived(3)  # three runs in flight, held
 
-        asked = time.monotonic()
         paused = run_abbench("--store", store_dir, "pause", exp.id)
         assert paused.returncode == 0 and "pause asked" in paused.stdout and "no process" not in paused.stdout
-        assert _wait(lambda: store.get_experiment(exp.id).status == "paused", timeout=5)
-        assert time.monotonic() - asked < 1.0 + 0.8  # noticed within a second (plus the CLI's own start-up)
-        time.sleep(0.3)  # runs in flight finish
-        frozen = done()
-        time.sleep(1.0)
-        assert done() == frozen < 120 and proc.poll() is None  # no new run starts; the process waits
+        wait_for(lambda: store.get_experiment(exp.id).status == "paused", "the runner to pause")
+        gate.allow(3)  # the runs in flight finish ...
+        wait_for(lambda: done() == 3, "the three runs in flight to finish")
+        # ... and no new one starts: a runner that ignored the pause would have started the next
+        # run in the worker that just finished, before its grade reached the store
+        assert gate.arrived() == 3 and proc.poll() is None
 
         assert run_abbench("--store", store_dir, "resume", exp.id).returncode == 0
-        assert _wait(lambda: done() > frozen + 5)
+        gate.wait_arrived(6)  # three new runs in flight, held (the gate lets three through in all)
+        assert done() == 3
         cancelled = run_abbench("--store", store_dir, "cancel", exp.id)
         assert cancelled.returncode == 0
-        out, err = proc.communicate(timeout=60)
+        out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
         assert "cancelled" in out
     finally:
         if proc.poll() is None:
             proc.kill()
     counts = dict(store.query("SELECT state, COUNT(*) FROM runs GROUP BY state"))
-    assert counts.get("cancelled", 0) > 0 and set(counts) <= {"pass", "fail", "cancelled"}
+    # the three let through answered; the three held when cancel came and the 114 pending are cancelled
+    assert counts.get("pass", 0) + counts.get("fail", 0) == 3 and counts["cancelled"] == 117, counts
+    assert gate.arrived() == 6
     assert store.get_experiment(exp.id).status == "cancelled"
     store.close()

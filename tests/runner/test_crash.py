@@ -6,13 +6,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 
 import pytest
 
 from abbench.runner import create_experiment
 from abbench.store import open_store
+from tests.blocking import SAFETY_NET_S, Gate
 
 from ..conftest import REPO, subprocess_env
 from .conftest import make_cases
@@ -24,6 +24,14 @@ def test_sigkill_then_restart_loses_nothing_and_executes_nothing_twice(tmp_path)
     log = tmp_path / "executions.log"
     store = open_store(store_dir)
     ds = store.save_dataset("crash", make_cases(40), label_set=["fast", "slow"])
+    total = 40 * 2 * 2
+    gate = Gate(tmp_path / "gate", allowed=total * 0.4)  # 64 runs go through; then six wait in flight
+    slow_echo = {
+        "agent": "python",
+        "function": "tests.runner.crash_agent:slow_echo",
+        "sees_gold": True,
+        **gate.params,
+    }
     exp = create_experiment(
         {
             "name": "crash",
@@ -31,47 +39,32 @@ def test_sigkill_then_restart_loses_nothing_and_executes_nothing_twice(tmp_path)
             "rounds": 2,
             "concurrency": 6,
             "arms": {
-                "a": {
-                    "agent": "python",
-                    "function": "tests.runner.crash_agent:slow_echo",
-                    "sleep_ms": 40,
-                    "sees_gold": True,
-                },
-                "b": {
-                    "agent": "python",
-                    "function": "tests.runner.crash_agent:slow_echo",
-                    "sleep_ms": 25,
-                    "sees_gold": True,
-                },
+                "a": {**slow_echo, "sleep_ms": 40},
+                "b": {**slow_echo, "sleep_ms": 25},
             },
             "graders": ["tests.runner.crash_agent:slow_grade"],
         },
         store=store,
     )
-    total = 40 * 2 * 2
     env = subprocess_env(CRASH_LOG=str(log), TQDM_DISABLE="1")
     cmd = [sys.executable, "-m", "abbench", "--store", str(store_dir), "run", str(exp.id), "-q"]
     proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        done = store.query_one("SELECT COUNT(*) FROM runs WHERE state IN ('pass','fail')")[0]
-        if done >= total * 0.4:
-            break
-        time.sleep(0.02)
+    gate.wait_arrived(64 + 6)  # every worker holds a run; the last ones let through may still be grading
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert proc.returncode == -signal.SIGKILL
 
     at_kill = {r.id: r for r in store.runs(exp.id)}
     states_at_kill = Counter(r.state for r in at_kill.values())
-    assert states_at_kill["pass"] + states_at_kill["fail"] < total, states_at_kill
+    assert states_at_kill["pass"] + states_at_kill["fail"] <= 64, states_at_kill
+    gate.open()
     in_flight = {rid for rid, r in at_kill.items() if r.state == "running"}
     grading = {rid for rid, r in at_kill.items() if r.state == "evaluating"}
     finished = {
         rid: (r.state, r.output.prediction) for rid, r in at_kill.items() if r.state in ("pass", "fail")
     }
 
-    restart = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    restart = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=SAFETY_NET_S)
     assert restart.returncode == 0, restart.stderr
 
     after = {r.id: r for r in store.runs(exp.id)}

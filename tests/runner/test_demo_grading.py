@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import csv
 import json
 
@@ -139,5 +140,16 @@ def test_a_demo_experiment_with_a_pointwise_and_a_pairwise_judge_end_to_end(stor
     (bias,) = report.position_bias
     # a judge that reads content is consistent across orders and shows no position bias
     assert bias.inconsistent == 0 and bias.flip_rate == 0.0
-    assert bias.biased is False or bias.decisive < 10
+    passed = {(r.case_id, r.round, r.arm): store.latest_grades(r.id)["label_match"]["passed"] for r in runs}
+    wins = collections.Counter(
+        "tie"
+        if passed[(c, rnd, "v1")] == passed[(c, rnd, "v2")]
+        else ("a" if passed[(c, rnd, "v1")] else "b")
+        for (c, rnd, arm) in passed
+        if arm == "v1"
+    )
+    assert dict(bias.verdicts) == {"a": wins["a"], "b": wins["b"], "tie": wins["tie"]}
+    # each decisive pair is won once from slot 1 and once from slot 2: nothing to call a bias
+    assert bias.first_wins == bias.second_wins == wins["a"] + wins["b"]
+    assert bias.decisive == 2 * (wins["a"] + wins["b"]) and bias.biased is False
     assert bias.verdicts["b"] >= bias.verdicts["a"]  # v2 beats v1 on the pairs where they differ

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import collections
 import random
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
@@ -24,12 +22,11 @@ from abbench.runner import (
     run_experiment,
 )
 from abbench.store import open_store
+from tests.blocking import SAFETY_NET_S, Gate
 from tests.conftest import subprocess_env
 
-from .conftest import CALLS
+from .conftest import log_call
 
-GRADER_CALLS: collections.Counter = collections.Counter()
-"""(tag, case_id, round, arm) -> times a scripted grader was called, across passes."""
 VERDICT: dict[str, bool] = {}
 """tag -> the verdict scripted graders with that tag give now (default pass)."""
 
@@ -38,31 +35,24 @@ VERDICT: dict[str, bool] = {}
 def scripted_grader(
     *, tag="", fail=(), retryable=False, flaky=0, sleep_ms=0, name="scripted_grader"
 ) -> FunctionGrader:
-    """A grader that counts its calls; fails on `fail` cases; fails retryably `flaky` times per run."""
+    """A grader that counts its calls (in the test's `calls` log); fails on `fail` cases; fails
+    retryably `flaky` times per run."""
 
     async def grade(ctx):
         key = (tag, ctx.case.case_id, ctx.round, ctx.arm)
-        GRADER_CALLS[key] += 1
+        n = log_call("grader", key)
         if sleep_ms:
             await asyncio.sleep(random.uniform(0, sleep_ms) / 1000)
         if ctx.case.case_id in fail:
             raise GradingError(
                 f"scripted failure on {ctx.case.case_id}", raw_output="raw!", retryable=retryable
             )
-        if GRADER_CALLS[key] <= flaky:
+        if n <= flaky:
             raise GradingError("flaky", retryable=True)
         ok = VERDICT.get(tag, True)
-        return GradeResult(passed=ok, score=float(ok), comment=f"call {GRADER_CALLS[key]}")
+        return GradeResult(passed=ok, score=float(ok), comment=f"call {n}")
 
     return FunctionGrader(name, grade, "rule")
-
-
-def calls(tag):
-    return sum(v for k, v in GRADER_CALLS.items() if k[0] == tag)
-
-
-def agent_calls(tag):
-    return sum(v for k, v in CALLS.items() if k[0] == tag)
 
 
 def events(store, exp_id):
@@ -156,12 +146,12 @@ def test_concurrent_writers_on_a_fresh_experiment_agree_on_one_batch(store, defi
 
 
 @pytest.mark.slow
-def test_processes_racing_for_the_batch_get_the_same_id(store, definition):
+def test_processes_racing_for_the_batch_get_the_same_id(store, definition, tmp_path):
     exp = create_experiment(definition(rounds=1), store=store)
-    at = time.time() + 1.5
+    gate = Gate(tmp_path / "gate")  # every process opens its store, then waits here for the others
     code = (
-        "import sys, time; from abbench.store import open_store\n"
-        f"s = open_store({str(store.path)!r}); time.sleep(max(0, {at} - time.time()))\n"
+        "from abbench.store import open_store; from tests.blocking import pass_gate_sync\n"
+        f"s = open_store({str(store.path)!r}); pass_gate_sync({gate.params!r})\n"
         f"print(s.ensure_batch({exp.id}))"
     )
     procs = [
@@ -170,7 +160,9 @@ def test_processes_racing_for_the_batch_get_the_same_id(store, definition):
         )
         for _ in range(5)
     ]
-    ids = {p.communicate(timeout=60)[0].strip() for p in procs}
+    gate.wait_arrived(5)
+    gate.open()  # all five race for the first batch at once
+    ids = {p.communicate(timeout=SAFETY_NET_S)[0].strip() for p in procs}
     assert len(ids) == 1 and ids == {store.get_experiment(exp.id).batch_id}
 
 
@@ -196,13 +188,13 @@ def test_latest_grade_is_shown_and_older_ones_stay_readable(store, definition):
     assert len(store.grades(exp.id, latest=False)) == 12
 
 
-def test_ordinary_grading_skips_what_is_graded_and_moves_nothing(store, definition):
+def test_ordinary_grading_skips_what_is_graded_and_moves_nothing(store, definition, calls):
     exp = create_experiment(
         one_arm(definition, "skip", [{"type": "scripted_grader", "tag": "skip"}]), store=store
     )
     run_experiment(exp.id, store=store)
     before = (
-        calls("skip"),
+        calls.grader_total("skip"),
         events(store, exp.id),
         len(store.grades(exp.id, latest=False)),
         states(store, exp.id),
@@ -211,7 +203,7 @@ def test_ordinary_grading_skips_what_is_graded_and_moves_nothing(store, definiti
     assert summary.graded == summary.failed == summary.executed == 0
     assert summary.up_to_date == 6
     assert (
-        calls("skip"),
+        calls.grader_total("skip"),
         events(store, exp.id),
         len(store.grades(exp.id, latest=False)),
         states(store, exp.id),
@@ -219,22 +211,22 @@ def test_ordinary_grading_skips_what_is_graded_and_moves_nothing(store, definiti
     assert store.get_experiment(exp.id).status == "finished"
 
 
-def test_explicit_regrade_always_grades_again_and_never_runs_the_agent(store, definition):
+def test_explicit_regrade_always_grades_again_and_never_runs_the_agent(store, definition, calls):
     exp = create_experiment(
         one_arm(definition, "rg", [{"type": "scripted_grader", "tag": "rg"}]), store=store
     )
     run_experiment(exp.id, store=store)
-    agent_before = agent_calls("rg")
+    assert calls.agent_total("rg") == 6
     for n in (2, 3):
         summary = regrade_experiment(exp.id, store=store)
         assert summary.graded == 6 and summary.executed == 0
-        assert calls("rg") == 6 * n
-    assert agent_calls("rg") == agent_before
+        assert calls.grader_total("rg") == 6 * n
+    assert calls.agent_total("rg") == 6
     run = store.runs(exp.id)[0]
     assert [e["to"] for e in store.run_events(run.id)][-2:] == ["evaluating", "pass"]
 
 
-def test_adding_a_grader_grades_only_with_it(store, definition):
+def test_adding_a_grader_grades_only_with_it(store, definition, calls):
     exp = create_experiment(
         one_arm(definition, "add", [{"type": "scripted_grader", "tag": "add"}]), store=store
     )
@@ -246,7 +238,7 @@ def test_adding_a_grader_grades_only_with_it(store, definition):
         )
     finally:
         VERDICT.pop("added")
-    assert summary.graded == 6 and calls("add") == 6 and calls("added") == 6
+    assert summary.graded == 6 and calls.grader_total("add") == 6 and calls.grader_total("added") == 6
     assert [
         g if isinstance(g, str) else g.get("name") for g in store.get_experiment(exp.id).spec["graders"]
     ] == [
@@ -259,14 +251,14 @@ def test_adding_a_grader_grades_only_with_it(store, definition):
     again = grade_experiment(
         exp.id, store=store, graders=[{"type": "scripted_grader", "tag": "added", "name": "strict"}]
     )
-    assert again.graded == 0 and again.up_to_date == 6 and calls("added") == 6
+    assert again.graded == 0 and again.up_to_date == 6 and calls.grader_total("added") == 6
     with pytest.raises(ExperimentError, match="already has a grader named 'strict'"):
         add_graders(exp.id, [{"type": "scripted_grader", "tag": "other", "name": "strict"}], store=store)
     with pytest.raises(UsageError, match="unknown grader 'nonsense'"):
         add_graders(exp.id, ["nonsense"], store=store)
 
 
-def test_regrading_one_grader_keeps_the_others_in_the_verdict(store, definition):
+def test_regrading_one_grader_keeps_the_others_in_the_verdict(store, definition, calls):
     graders = [
         {"type": "scripted_grader", "tag": "keep1", "name": "g1"},
         {"type": "scripted_grader", "tag": "keep2", "name": "g2"},
@@ -280,10 +272,10 @@ def test_regrading_one_grader_keeps_the_others_in_the_verdict(store, definition)
     finally:
         VERDICT.pop("keep1")
     assert set(states(store, exp.id).values()) == {"fail"}
-    assert calls("keep1") == 6 and calls("keep2") == 12
+    assert calls.grader_total("keep1") == 6 and calls.grader_total("keep2") == 12
 
 
-def test_nothing_new_to_grade_is_not_a_failure(store, definition):
+def test_nothing_new_to_grade_is_not_a_failure(store, definition, calls):
     """A crash after the grades were written but before the run moved: the run takes its latest grades."""
     exp = create_experiment(
         one_arm(definition, "nn", [{"type": "scripted_grader", "tag": "nn"}]), store=store
@@ -293,7 +285,7 @@ def test_nothing_new_to_grade_is_not_a_failure(store, definition):
     with store.transaction() as conn:
         conn.execute("UPDATE runs SET state='evaluating' WHERE id=?", (run.id,))
     summary = run_experiment(exp.id, store=store)
-    assert summary.graded == 1 and summary.failed == 0 and calls("nn") == 6
+    assert summary.graded == 1 and summary.failed == 0 and calls.grader_total("nn") == 6
     assert store.get_run(run.id).state == "pass"
     assert len(store.grade_history(run.id)) == 1
 
@@ -324,7 +316,7 @@ def test_status_after_grading_only_says_finished_when_nothing_is_left(store, def
 # -- grading failures -------------------------------------------------------------------------------------
 
 
-def test_a_final_grading_failure_stays_failed_until_someone_regrades(store, definition):
+def test_a_final_grading_failure_stays_failed_until_someone_regrades(store, definition, calls):
     graders = [{"type": "scripted_grader", "tag": "final", "fail": ["c001"], "retryable": False}]
     exp = create_experiment(one_arm(definition, "final", graders), store=store)
     summary = run_experiment(exp.id, store=store)
@@ -336,21 +328,21 @@ def test_a_final_grading_failure_stays_failed_until_someone_regrades(store, defi
     assert "scripted failure on c001" in run.error
     (grade,) = store.grade_history(run.id)
     assert grade["status"] == "error" and grade["raw_output"] == "raw!" and grade["retryable"] is False
-    assert GRADER_CALLS[("final", "c001", 0, "a")] == 1  # not retried
+    assert calls.grader[("final", "c001", 0, "a")] == 1  # not retried
     before = events(store, exp.id)
     grade_experiment(exp.id, store=store)
-    assert GRADER_CALLS[("final", "c001", 0, "a")] == 1 and events(store, exp.id) == before
+    assert calls.grader[("final", "c001", 0, "a")] == 1 and events(store, exp.id) == before
     regrade_experiment(exp.id, store=store, failed=True)
-    assert GRADER_CALLS[("final", "c001", 0, "a")] == 2
-    assert agent_calls("final") == 6
+    assert calls.grader[("final", "c001", 0, "a")] == 2
+    assert calls.agent_total("final") == 6
 
 
-def test_a_retryable_failure_is_retried_in_place_without_flicker(store, definition):
+def test_a_retryable_failure_is_retried_in_place_without_flicker(store, definition, calls):
     graders = [{"type": "scripted_grader", "tag": "flaky", "flaky": 1}]
     exp = create_experiment(one_arm(definition, "flaky", graders), store=store)
     run_experiment(exp.id, store=store)
     run = store.runs(exp.id)[0]
-    assert run.state == "pass" and GRADER_CALLS[("flaky", run.case_id, 0, "a")] == 2
+    assert run.state == "pass" and calls.grader[("flaky", run.case_id, 0, "a")] == 2
     assert [(e["from"], e["to"]) for e in store.run_events(run.id)] == [
         ("pending", "running"),
         ("running", "executed"),
@@ -360,20 +352,20 @@ def test_a_retryable_failure_is_retried_in_place_without_flicker(store, definiti
     assert [g["status"] for g in store.grade_history(run.id)] == ["ok"]
 
 
-def test_retryable_failures_come_back_only_while_retries_remain(store, definition):
+def test_retryable_failures_come_back_only_while_retries_remain(store, definition, calls):
     graders = [{"type": "scripted_grader", "tag": "budget", "fail": ["c000"], "retryable": True}]
     exp = create_experiment(one_arm(definition, "budget", graders), store=store)  # retries: 1
     run_experiment(exp.id, store=store)
     key = ("budget", "c000", 0, "a")
     run = next(r for r in store.runs(exp.id) if r.case_id == "c000")
-    assert GRADER_CALLS[key] == 2  # one try and one retry, in place
+    assert calls.grader[key] == 2  # one try and one retry, in place
     assert run.state == "fail" and run.grading_failed and run.grade_attempts == 1
     assert store.latest_grades(run.id)["scripted_grader"]["retryable"] is True
     grade_experiment(exp.id, store=store)  # retries remain (1 pass ≤ retries 1): grade again
-    assert GRADER_CALLS[key] == 4 and store.get_run(run.id).grade_attempts == 2
+    assert calls.grader[key] == 4 and store.get_run(run.id).grade_attempts == 2
     before = events(store, exp.id)
     summary = grade_experiment(exp.id, store=store)  # out of retries: stays failed, untouched
-    assert GRADER_CALLS[key] == 4 and events(store, exp.id) == before and summary.up_to_date == 6
+    assert calls.grader[key] == 4 and events(store, exp.id) == before and summary.up_to_date == 6
     assert store.get_run(run.id).state == "fail"
 
 
@@ -400,7 +392,7 @@ def test_graders_are_checked_when_the_experiment_is_defined(store, definition):
     assert store.list_experiments() == []
 
 
-def test_retry_then_grade_regrades_the_new_execution(store, definition):
+def test_retry_then_grade_regrades_the_new_execution(store, definition, calls):
     exp = create_experiment(
         one_arm(definition, "rerun", [{"type": "scripted_grader", "tag": "rerun"}]), store=store
     )
@@ -408,4 +400,4 @@ def test_retry_then_grade_regrades_the_new_execution(store, definition):
     retry_runs(exp.id, store=store, cases=["c000"])
     run = next(r for r in store.runs(exp.id) if r.case_id == "c000")
     assert [g["run_attempt"] for g in store.grade_history(run.id)] == [1, 2]
-    assert GRADER_CALLS[("rerun", "c000", 0, "a")] == 2 and agent_calls("rerun") == 7
+    assert calls.grader[("rerun", "c000", 0, "a")] == 2 and calls.agent_total("rerun") == 7

@@ -10,8 +10,6 @@ from abbench.graders import judge_report, position_bias
 from abbench.runner import create_experiment, grade_experiment, regrade_experiment, retry_runs, run_experiment
 from abbench.testing import Reply, ScriptedOpenAIServer
 
-from .conftest import CALLS
-
 PRICES = {"input": 1.0, "output": 2.0}
 
 
@@ -63,12 +61,8 @@ def judged(definition, server, tag, *, both_orders, rounds=2, extra=()):
     )
 
 
-def agent_calls(tag):
-    return sum(v for k, v in CALLS.items() if k[0] == tag)
-
-
 @pytest.mark.slow
-def test_an_experiment_with_rules_and_judges_end_to_end(store, definition):
+def test_an_experiment_with_rules_and_judges_end_to_end(store, definition, calls):
     with ScriptedOpenAIServer(judge_replies) as server:
         spec = judged(definition, server, "e2e", both_orders=True, extra=["label_match", "cited_evidence"])
         exp = create_experiment(spec, store=store)
@@ -105,10 +99,10 @@ def test_an_experiment_with_rules_and_judges_end_to_end(store, definition):
         assert report.batches == 1
 
         # re-grading appends to the one batch and never runs the agents
-        before_agent, before_requests = agent_calls("e2e"), len(server.chat_requests)
+        before_agent, before_requests = calls.agent_total("e2e"), len(server.chat_requests)
         again = regrade_experiment(exp.id, store=store)
         assert again.executed == 0 and again.graded == 24 and again.pairs_judged == 12
-        assert agent_calls("e2e") == before_agent
+        assert calls.agent_total("e2e") == before_agent
         assert len(server.chat_requests) == before_requests + 24 + 24
         assert store.batches(exp.id) == [exp_now.batch_id]
         assert len(store.grades(exp.id)) == 24 * 3 + 12

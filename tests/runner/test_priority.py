@@ -6,6 +6,7 @@ import asyncio
 
 from abbench.runner import arun_experiment, create_experiment
 from abbench.runner._limiter import PriorityLimiter, loop_limiter
+from tests.blocking import SAFETY_NET_S, Gate
 
 
 def test_limiter_hands_free_slots_to_the_highest_priority_first():
@@ -47,7 +48,8 @@ def test_a_cancelled_waiter_passes_its_slot_on():
     assert asyncio.run(main()) == 1
 
 
-def test_small_high_priority_experiment_finishes_before_a_big_batch(store, dataset):
+def test_small_high_priority_experiment_finishes_before_a_big_batch(store, dataset, tmp_path):
+    gate = Gate(tmp_path / "gate")  # the big batch's runs wait here; the small one's never do
     big = create_experiment(
         {
             "name": "nightly",
@@ -55,7 +57,7 @@ def test_small_high_priority_experiment_finishes_before_a_big_batch(store, datas
             "rounds": 30,
             "concurrency": 8,
             "priority": 0,
-            "arms": {"a": {"agent": "scripted", "sleep_ms": 10}},
+            "arms": {"a": {"agent": "scripted", **gate.params}},
         },
         store=store,
     )
@@ -66,23 +68,39 @@ def test_small_high_priority_experiment_finishes_before_a_big_batch(store, datas
             "rounds": 1,
             "concurrency": 8,
             "priority": 10,
-            "arms": {"a": {"agent": "scripted", "sleep_ms": 10}},
+            "arms": {"a": {"agent": "scripted"}},
         },
         store=store,
     )
 
+    async def until(predicate):
+        deadline = asyncio.get_running_loop().time() + SAFETY_NET_S
+        while not predicate():
+            assert asyncio.get_running_loop().time() < deadline, "the experiments never got there"
+            await asyncio.sleep(0.005)
+
     async def main():
-        loop_limiter().limit = 4  # the machine is shared: 4 runs in flight overall
+        limiter = loop_limiter()
+        limiter.limit = 4  # the machine is shared: 4 runs in flight overall
         finished = []
 
-        async def go(exp, delay):
-            await asyncio.sleep(delay)
+        async def go(exp):
             summary = await arun_experiment(exp.id, store=store)
             finished.append(exp.name)
             return summary
 
-        summaries = await asyncio.gather(go(big, 0), go(small, 0.1))
-        return finished, summaries
+        nightly = asyncio.create_task(go(big))
+        await until(lambda: gate.arrived() == 4 and len(limiter._waiters) == 4)  # 4 slots held, 4 queued
+        interactive = asyncio.create_task(go(small))
+        await until(lambda: len(limiter._waiters) == 4 + 6)  # the small one's 6 runs queue behind
+        # The batch gives its 4 slots back and queues again. Handed out first come, first served,
+        # they would go to the batch's 4 older waiters, which then hold them at the gate for good:
+        # the small experiment finishes only if every freed slot goes to it first.
+        gate.allow(4)
+        await asyncio.wait_for(interactive, SAFETY_NET_S)
+        gate.open()
+        await nightly
+        return finished, [nightly.result(), interactive.result()]
 
     finished, summaries = asyncio.run(main())
     assert finished == ["interactive", "nightly"]

@@ -5,14 +5,13 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 
 import pytest
 
 from abbench.runner import create_experiment, experiment_status, run_experiment, start_experiment
-from abbench.store import _experiments as experiments_module
 from abbench.store import open_store
+from tests.blocking import SAFETY_NET_S, Gate, wait_for
 from tests.conftest import REPO, subprocess_env
 from tests.permissions import without_write_permission
 
@@ -20,14 +19,8 @@ from . import robust_helpers
 from .conftest import make_cases
 
 
-def _wait(predicate, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.02)
-    return None
+def _wait(predicate, timeout=SAFETY_NET_S):
+    return wait_for(predicate, "the experiment to get there", timeout)
 
 
 def _experiment(store, name, n=8, graders=("label_match",), **arm):
@@ -60,20 +53,20 @@ def test_synchronous_function_graders_run_side_by_side_in_threads(store):
     assert _states(store, exp.id) == {"pass": 4}
 
 
-def test_cancel_stops_grading_in_flight_and_keeps_the_executions(store, monkeypatch):
-    monkeypatch.setenv("JUDGE_S", "30")
+def test_cancel_stops_grading_in_flight_and_keeps_the_executions(store, monkeypatch, tmp_path):
+    judges = Gate(tmp_path / "judges")  # never opened: only the cancel can end these gradings
+    monkeypatch.setenv("JUDGE_GATE", str(judges.folder))
     exp = _experiment(store, "slowjudge", n=6, graders=["tests.runner.robust_helpers:slow_judge"])
     handle = start_experiment(exp.id, store=store)
-    assert _wait(lambda: _states(store, exp.id)["evaluating"] >= 4, timeout=10)
-    asked = time.monotonic()
+    judges.wait_arrived(4)  # every worker (concurrency 4) waits on its judge
+    _wait(lambda: _states(store, exp.id)["evaluating"] == 4)
     handle.cancel()
-    summary = handle.wait(timeout=10)
-    assert time.monotonic() - asked < 3  # not the judge's 30 s
+    summary = handle.wait(timeout=SAFETY_NET_S)
     assert summary.status == "cancelled"
     states = _states(store, exp.id)
-    # graded runs stay executed (waiting for grading), never cancelled: their execution is kept
-    assert states["evaluating"] == 0 and states["executed"] >= 4, states
-    assert set(states) <= {"executed", "cancelled"}
+    # runs being graded stay executed (waiting for grading), never cancelled: their execution is kept;
+    # the two that never started are cancelled
+    assert states == {"executed": 4, "cancelled": 2}, states
     events = store.query(
         "SELECT COUNT(*) FROM run_events WHERE from_state='evaluating' AND to_state='executed' "
         "AND detail LIKE 'cancelled while grading%'"
@@ -81,8 +74,9 @@ def test_cancel_stops_grading_in_flight_and_keeps_the_executions(store, monkeypa
     assert events == states["executed"]
 
 
-def test_cancel_stops_pairwise_judging_in_flight(store, monkeypatch):
-    monkeypatch.setenv("JUDGE_S", "30")
+def test_cancel_stops_pairwise_judging_in_flight(store, monkeypatch, tmp_path):
+    judges = Gate(tmp_path / "judges")  # never opened: only the cancel can end the judging
+    monkeypatch.setenv("JUDGE_GATE", str(judges.folder))
     ds = store.save_dataset("pairs", make_cases(4), label_set=["fast", "slow"])
     exp = create_experiment(
         {
@@ -94,20 +88,18 @@ def test_cancel_stops_pairwise_judging_in_flight(store, monkeypatch):
         store=store,
     )
     handle = start_experiment(exp.id, store=store)
-    assert _wait(lambda: _states(store, exp.id)["pass"] == 8, timeout=10)  # pairs are judged after the runs
-    time.sleep(0.3)
-    asked = time.monotonic()
+    assert _wait(lambda: _states(store, exp.id)["pass"] == 8)  # pairs are judged after the runs
+    judges.wait_arrived(1)
     handle.cancel()
-    summary = handle.wait(timeout=10)
-    assert time.monotonic() - asked < 3
+    summary = handle.wait(timeout=SAFETY_NET_S)
     assert summary.status == "cancelled" and summary.pairs_judged == 0
 
 
 @pytest.mark.slow
-def test_a_runner_that_blocks_its_loop_keeps_its_claim(tmp_path, monkeypatch):
+def test_a_runner_that_blocks_its_loop_keeps_its_claim(tmp_path):
     # A grader that blocks the event loop used to stop the heartbeat: after HEARTBEAT_STALE_S another
     # process took the experiment over and executed its runs a second time.
-    monkeypatch.setattr(experiments_module, "HEARTBEAT_STALE_S", 2.0)
+    block = Gate(tmp_path / "block")
     store_dir = tmp_path / "store"
     store = open_store(store_dir)
     exp = _experiment(
@@ -123,18 +115,22 @@ def test_a_runner_that_blocks_its_loop_keeps_its_claim(tmp_path, monkeypatch):
     proc = subprocess.Popen(
         cmd,
         cwd=REPO,
-        env=subprocess_env(TQDM_DISABLE="1", BLOCK_S="4"),
+        env=subprocess_env(TQDM_DISABLE="1", BLOCK_GATE=str(block.folder)),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
     try:
-        assert _wait(lambda: _states(store, exp.id)["evaluating"] >= 1, timeout=30)
-        time.sleep(3)  # past the (patched) staleness limit while the loop is blocked
-        assert proc.poll() is None
+        block.wait_arrived(1)  # the child's event loop is blocked inside the grader from now on
+        beat = lambda: store.get_experiment(exp.id).heartbeat_at  # noqa: E731
+        first = _wait(beat)
+        second = _wait(lambda: (beat() or 0) > first and beat())
+        _wait(lambda: (beat() or 0) > second)  # two fresh beats while the loop cannot run anything
+        assert block.arrived() == 1 and proc.poll() is None
         assert store.get_experiment(exp.id).runner_alive
         assert experiment_status(exp.id, store=store).status == "running"
         assert store.claim_runner(exp.id) is False
-        _out, err = proc.communicate(timeout=60)
+        block.open()
+        _out, err = proc.communicate(timeout=SAFETY_NET_S)
         assert proc.returncode == 0, err
     finally:
         if proc.poll() is None:
@@ -164,30 +160,23 @@ def test_sigterm_and_ctrl_c_stop_cleanly_and_a_new_run_finishes_the_rest(tmp_pat
     log = tmp_path / "executions.log"
     store = open_store(store_dir)
     ds = store.save_dataset("sig", make_cases(30), label_set=["fast", "slow"])
+    gate = Gate(tmp_path / "gate", allowed=12)  # twelve runs answer, then four wait in flight
     exp = create_experiment(
         {
             "name": "sig",
             "dataset": ds.fingerprint,
             "rounds": 2,
             "concurrency": 4,
-            "arms": {
-                "a": {
-                    "agent": "python",
-                    "function": "tests.runner.crash_agent:slow_echo",
-                    "sleep_ms": 60,
-                    "sees_gold": True,
-                }
-            },
+            "arms": {"a": {"agent": "python", "function": "tests.blocking:gated", **gate.params}},
         },
         store=store,
     )
     proc = _start_run(store_dir, exp.id, log)
     try:
-        assert _wait(
-            lambda: _states(store, exp.id)["pass"] + _states(store, exp.id)["fail"] >= 12, timeout=60
-        )
+        assert _wait(lambda: _states(store, exp.id)["pass"] + _states(store, exp.id)["fail"] == 12)
+        gate.wait_arrived(16)
         proc.send_signal(sig)
-        _out, err = proc.communicate(timeout=30)
+        _out, err = proc.communicate(timeout=SAFETY_NET_S)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -198,7 +187,9 @@ def test_sigterm_and_ctrl_c_stop_cleanly_and_a_new_run_finishes_the_rest(tmp_pat
     assert stopped.status == "interrupted" and stopped.runner_pid is None
     states = _states(store, exp.id)
     assert states["running"] == 0 and states["evaluating"] == 0, states  # nothing left half-way
-    assert states["pending"] > 0
+    # the four in flight are interrupted (an execution failure, run again next time); 44 never started
+    assert states["pending"] == 44 and states["pass"] + states["fail"] == 12 + 4, states
+    gate.open()
 
     again = subprocess.run(
         [sys.executable, "-m", "abbench", "--store", str(store_dir), "run", str(exp.id), "-q"],
@@ -325,19 +316,20 @@ def test_readable_answers_are_stored_in_the_types_the_analysis_reads(store):
             assert dict(zip(expected, tuple(row)[1:], strict=True)) == expected, kind
 
 
-def test_an_experiment_paused_in_another_runner_says_so_to_retry_regrade_and_run(store, definition):
+def test_an_experiment_paused_in_another_runner_says_so_to_retry_regrade_and_run(store, definition, tmp_path):
     from abbench.errors import ExperimentError
     from abbench.runner import pause_experiment, regrade_experiment, resume_experiment, retry_runs
 
+    gate = Gate(tmp_path / "gate", allowed=3)
     exp = create_experiment(
         definition(
-            rounds=4, concurrency=1, arms={"a": {"agent": "scripted", "sleep_ms": 40, "fail": ["c001"]}}
+            rounds=4, concurrency=1, arms={"a": {"agent": "scripted", "fail": ["c001"], **gate.params}}
         ),
         store=store,
     )
     handle = start_experiment(exp.id, store=store)
     other = open_store(store.path)  # what another process sees
-    assert _wait(lambda: experiment_status(exp.id, store=other).done >= 3)
+    gate.wait_arrived(4)  # three runs answered, the fourth waits in flight
     assert pause_experiment(exp.id, store=other) is True
     assert _wait(lambda: handle.progress.status == "paused")
     for attempt in (
@@ -351,7 +343,8 @@ def test_an_experiment_paused_in_another_runner_says_so_to_retry_regrade_and_run
         assert "is paused in process" in message and f"abbench resume {exp.id}" in message
         assert "pause" not in message.split("is paused")[1].replace("resume", "")  # never "pause it first"
     resume_experiment(exp.id, store=other)
-    assert handle.wait(30).status == "finished"
+    gate.open()
+    assert handle.wait(SAFETY_NET_S).status == "finished"
     other.close()
 
 
@@ -364,8 +357,9 @@ def test_pausing_a_finished_experiment_leaves_it_finished(store, definition):
     assert experiment_status(exp.id, store=store).status == "finished"
 
 
-def test_a_pause_holds_pairwise_judging_until_resumed(store, monkeypatch):
-    monkeypatch.setenv("JUDGE_S", "0.15")
+def test_a_pause_holds_pairwise_judging_until_resumed(store, monkeypatch, tmp_path):
+    judges = Gate(tmp_path / "judges")
+    monkeypatch.setenv("JUDGE_GATE", str(judges.folder))
     ds = store.save_dataset("pairs-pause", make_cases(6), label_set=["fast", "slow"])
     exp = create_experiment(
         {
@@ -381,15 +375,16 @@ def test_a_pause_holds_pairwise_judging_until_resumed(store, monkeypatch):
         "SELECT COUNT(*) FROM grades WHERE experiment_id=? AND other_run_id IS NOT NULL", (exp.id,)
     )[0]
     handle = start_experiment(exp.id, store=store)
-    assert _wait(lambda: _states(store, exp.id)["pass"] == 12, timeout=10)  # pairs are judged after the runs
+    assert _wait(lambda: _states(store, exp.id)["pass"] == 12)  # pairs are judged after the runs
+    judges.wait_arrived(1)  # the first pair is being judged (concurrency 1: one at a time)
     handle.pause()
     assert _wait(lambda: handle.progress.status == "paused")
-    time.sleep(0.4)  # the pair in flight (if any) finishes; none starts
-    held = pairs()
-    time.sleep(0.8)  # five more pairs would be judged here without the pause
-    assert pairs() == held < 6
-    assert (handle.progress.pairs_total, handle.progress.pairs_done) == (6, held)  # shown while paused
+    judges.allow(1)  # the pair in flight finishes; a judging that ignored the pause would start the next
+    _wait(lambda: pairs() == 1)
+    _wait(lambda: handle.progress.pairs_done == 1)
+    assert judges.arrived() == 1 and handle.progress.pairs_total == 6  # shown while paused
     handle.resume()
-    summary = handle.wait(timeout=20)
+    judges.open()
+    summary = handle.wait(timeout=SAFETY_NET_S)
     assert summary.status == "finished" and pairs() == 6 and summary.pairs_judged == 6
     assert summary.progress.as_dict()["pairs_done"] == 6

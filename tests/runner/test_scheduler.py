@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-import time
 
 import pytest
 
@@ -22,8 +21,7 @@ from abbench.runner import (
     start_experiment,
 )
 from abbench.store import open_store
-
-from .conftest import CALLS
+from tests.blocking import SAFETY_NET_S, Gate, wait_for
 
 
 def _states(store, exp_id):
@@ -96,58 +94,53 @@ def test_timeout_is_an_execution_failure(store, definition):
         definition(rounds=1, arms={"a": {"agent": "scripted", "hang": ["c001"]}}, timeout_s=0.2, retries=0),
         store=store,
     )
-    started = time.monotonic()
-    run_experiment(exp.id, store=store)
-    assert time.monotonic() - started < 5
+    # the agent hangs for an hour on c001: only the timeout can end the run (the wait is a safety net)
+    assert start_experiment(exp.id, store=store).wait(SAFETY_NET_S).status == "finished"
     runs = {r.case_id: r for r in store.runs(exp.id)}
     assert runs["c001"].failure_type == "timeout" and runs["c001"].state == "fail"
     assert runs["c000"].state == "pass"
 
 
-def _wait(predicate, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return False
-
-
-def test_pause_resume_through_a_handle(store, definition):
+def test_pause_resume_through_a_handle(store, definition, tmp_path):
+    gate = Gate(tmp_path / "gate")
     exp = create_experiment(
-        definition(rounds=4, concurrency=2, arms={"a": {"agent": "scripted", "sleep_ms": 40}}), store=store
+        definition(rounds=4, concurrency=2, arms={"a": {"agent": "scripted", **gate.params}}), store=store
     )
     handle = start_experiment(exp.id, store=store)
-    assert _wait(lambda: handle.progress.done >= 2)
+    gate.wait_arrived(2)  # both workers hold a run
     handle.pause()
-    assert _wait(lambda: handle.progress.status == "paused")
-    time.sleep(0.3)  # running runs finish
-    frozen = experiment_status(exp.id, store=store).done
-    time.sleep(0.5)
-    assert experiment_status(exp.id, store=store).done == frozen < 24
+    wait_for(lambda: handle.progress.status == "paused", "the pause")
+    gate.allow(2)  # the runs in flight finish; a runner that ignored the pause would start two more
+    wait_for(lambda: experiment_status(exp.id, store=store).done == 2, "the runs in flight to finish")
+    assert gate.arrived() == 2 and not handle.done()
     handle.resume()
-    summary = handle.wait(30)
-    assert summary.status == "finished" and summary.progress.done == 24
+    gate.open()
+    summary = handle.wait(SAFETY_NET_S)
+    assert summary.status == "finished" and summary.progress.done == 24 and gate.arrived() == 24
 
 
-def test_pause_and_cancel_from_another_store_connection(store, definition):
+def test_pause_and_cancel_from_another_store_connection(store, definition, tmp_path):
+    gate = Gate(tmp_path / "gate")
     exp = create_experiment(
-        definition(rounds=5, concurrency=2, arms={"a": {"agent": "scripted", "sleep_ms": 30}}), store=store
+        definition(rounds=5, concurrency=2, arms={"a": {"agent": "scripted", **gate.params}}), store=store
     )
     handle = start_experiment(exp.id, store=store)
     other = open_store(store.path)  # what another process sees and writes
-    assert _wait(lambda: experiment_status(exp.id, store=other).done >= 2)
+    gate.wait_arrived(2)
     assert pause_experiment(exp.id, store=other) is True
-    asked = time.monotonic()
-    assert _wait(lambda: handle.progress.status == "paused", timeout=2)
-    assert time.monotonic() - asked < 1.0
+    wait_for(lambda: handle.progress.status == "paused", "the pause asked from another connection")
+    gate.allow(2)
+    wait_for(lambda: experiment_status(exp.id, store=other).done == 2, "the runs in flight to finish")
+    assert gate.arrived() == 2
     assert resume_experiment(exp.id, store=other) is True
+    gate.wait_arrived(4)  # two new runs in flight, held at the gate
     assert cancel_experiment(exp.id, store=other) is None
-    summary = handle.wait(30)
+    summary = handle.wait(SAFETY_NET_S)
     assert summary.status == "cancelled"
     counts = experiment_status(exp.id, store=other).counts()
-    assert counts["cancelled"] > 0 and counts["pending"] == 0 and counts["running"] == 0
-    assert counts["pass"] + counts["fail"] + counts["cancelled"] == 30
+    # two answered before the pause; the two held when cancel came and the 26 never started: cancelled
+    assert counts["pass"] + counts["fail"] == 2 and counts["cancelled"] == 28, counts
+    assert counts["pending"] == 0 and counts["running"] == 0
     other.close()
 
 
@@ -158,19 +151,20 @@ def test_cancel_without_a_runner_cancels_pending(store, definition):
     assert experiment_status(exp.id, store=store).status == "cancelled"
 
 
-def test_second_runner_is_refused(store, definition):
+def test_second_runner_is_refused(store, definition, tmp_path):
+    gate = Gate(tmp_path / "gate")
     exp = create_experiment(
-        definition(rounds=3, concurrency=1, arms={"a": {"agent": "scripted", "sleep_ms": 50}}), store=store
+        definition(rounds=3, concurrency=1, arms={"a": {"agent": "scripted", **gate.params}}), store=store
     )
     handle = start_experiment(exp.id, store=store)
-    assert _wait(lambda: handle.progress.done >= 1)
+    gate.wait_arrived(1)  # the first runner is mid-run, held at the gate
     with pytest.raises(ExperimentError, match="is being run by process"):
         run_experiment(exp.id, store=open_store(store.path))
     handle.cancel()
-    handle.wait(30)
+    assert handle.wait(SAFETY_NET_S).status == "cancelled"
 
 
-def test_reconciliation_after_a_crash(store, definition):
+def test_reconciliation_after_a_crash(store, definition, calls):
     """running → interrupted execution failure, re-executed; evaluating → executed, graded without re-running."""
     exp = create_experiment(
         definition(rounds=1, arms={"a": {"agent": "scripted", "tag": "crash"}}), store=store
@@ -182,16 +176,18 @@ def test_reconciliation_after_a_crash(store, definition):
         conn.execute("UPDATE runs SET state='running', executed_at=NULL WHERE id=?", (runs["c000"].id,))
         conn.execute("UPDATE runs SET state='evaluating' WHERE id=?", (runs["c001"].id,))
         conn.execute("UPDATE runs SET state='pending', executed_at=NULL WHERE id=?", (runs["c002"].id,))
-    before = {c: CALLS[("crash", c, 0, "a")] for c in ("c000", "c001", "c002")}
+    before = {c: calls.agent[("crash", c, 0, "a")] for c in ("c000", "c001", "c002")}
     # reading never reconciles or starts work
     assert experiment_status(exp.id, store=store).counts()["running"] == 1
     summary = run_experiment(exp.id, store=store)
     assert summary.status == "finished"
     after = {r.case_id: r for r in store.runs(exp.id)}
     assert {r.state for r in after.values()} <= {"pass", "fail"}
-    assert CALLS[("crash", "c000", 0, "a")] == before["c000"] + 1  # re-executed
-    assert CALLS[("crash", "c001", 0, "a")] == before["c001"]  # graded from its stored execution
-    assert CALLS[("crash", "c002", 0, "a")] == before["c002"] + 1
+    assert before == {"c000": 1, "c001": 1, "c002": 1}
+    after_calls = calls.agent
+    assert after_calls[("crash", "c000", 0, "a")] == 2  # re-executed
+    assert after_calls[("crash", "c001", 0, "a")] == 1  # graded from its stored execution
+    assert after_calls[("crash", "c002", 0, "a")] == 2
     assert [e["to"] for e in store.run_events(runs["c000"].id)][-5:] == [
         "fail",
         "running",
@@ -202,31 +198,32 @@ def test_reconciliation_after_a_crash(store, definition):
     assert [e["detail"] for e in store.run_events(runs["c001"].id)][-3] == "reconciled: waiting for grading"
 
 
-def test_regrade_reuses_executions_and_appends_to_the_batch(store, definition):
+def test_regrade_reuses_executions_and_appends_to_the_batch(store, definition, calls):
     exp = create_experiment(
         definition(rounds=1, arms={"a": {"agent": "scripted", "tag": "regrade"}}), store=store
     )
     run_experiment(exp.id, store=store)
-    calls = sum(v for k, v in CALLS.items() if k[0] == "regrade")
+    assert calls.agent_total("regrade") == 6
     batch = store.get_experiment(exp.id).batch_id
     summary = regrade_experiment(exp.id, store=store)
     assert summary.graded == 6 and summary.executed == 0
-    assert sum(v for k, v in CALLS.items() if k[0] == "regrade") == calls
+    assert calls.agent_total("regrade") == 6
     assert store.batches(exp.id) == [batch]
     run = store.runs(exp.id)[0]
     assert len(store.grade_history(run.id, "label_match")) == 2
     assert len(store.grades(exp.id)) == 6
 
 
-def test_retry_failed_reexecutes_only_those(store, definition):
+def test_retry_failed_reexecutes_only_those(store, definition, calls):
     exp = create_experiment(
         definition(rounds=1, arms={"a": {"agent": "scripted", "fail": ["c004"], "tag": "retryfailed"}}),
         store=store,
     )
     run_experiment(exp.id, store=store)
-    before = dict(CALLS)
+    before = calls.agent
+    assert sum(before.values()) == 6
     summary = retry_runs(exp.id, store=store, failed=True)
-    changed = {k for k in CALLS if CALLS[k] != before.get(k, 0)}
+    changed = {k for k, n in calls.agent.items() if n != before.get(k, 0)}
     assert changed == {("retryfailed", "c004", 0, "a")}
     assert summary.failed == 1
 

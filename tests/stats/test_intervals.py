@@ -145,9 +145,10 @@ def test_paired_interval_with_no_discordant_case_is_not_a_point(both, neither):
     # d̄ ± t·se is [0, 0] here, which would claim the arms are certainly equal; they are only alike on these cases.
     interval = paired_proportion_interval(both, 0, 0, neither)
     assert interval.low < 0 < interval.high
-    assert (
-        interval.width < paired_proportion_interval(both // 2, 0, 0, neither // 2).width or both + neither < 2
-    )
+    low, high = _newcombe_as_published([[both, 0], [0, neither]])
+    assert (interval.low, interval.high) == pytest.approx((max(-1.0, low), min(1.0, high)), abs=1e-12)
+    # fewer cases alike, a wider interval (half of (1, 0) is no case at all: the interval is everything)
+    assert interval.width < paired_proportion_interval(both // 2, 0, 0, neither // 2).width
 
 
 def test_paired_interval_of_nothing_is_everything_and_bad_counts_are_refused():

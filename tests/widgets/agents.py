@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from abbench.errors import AgentError, GradingError
+from tests.blocking import pass_gate
 
 FAIL_EXECUTION: set[str] = set()
 """Case ids whose execution fails (the test empties it before a re-run)."""
@@ -18,8 +19,9 @@ async def answer(task):
     Wrong (the other label) for ids ending in 7, for ids in the arm's ``wrong`` list, and in round 0
     for ids in its ``flaky`` list; confidence 0.4 for ids ending in 5; cites ``SKILL.md#规则`` when
     the arm has a skill, except for ids in its ``silent`` list; words its reason otherwise for ids in
-    its ``rephrase`` list.
+    its ``rephrase`` list. With a ``gate`` (`tests.blocking.Gate`) it first waits there for the test.
     """
+    await pass_gate(task.params)
     await asyncio.sleep(task.params.get("sleep_ms", 0) / 1000)
     case = task.case
     if case.case_id in FAIL_EXECUTION:

@@ -86,15 +86,26 @@ def _flow(page, url: str, store_dir: Path, seen: dict) -> None:
         "the pause (runs in flight finish)",
     )
     _, done_at_pause, total = _status(page)
-    time.sleep(3)
-    _, done_later, _ = _status(page)
     seen["paused"] = text
-    assert done_later == done_at_pause < total, "progress moved while paused"
+
+    def started(store, exp_id):  # runs ever moved to running (every one of them has finished now)
+        return store.query_one(
+            "SELECT COUNT(*) FROM run_events e JOIN runs r ON r.id = e.run_id "
+            "WHERE r.experiment_id=? AND e.to_state='running'",
+            (exp_id,),
+        )[0]
+
     with open_store(store_dir) as store:
         exp = store.list_experiments()[0]
         assert exp.status == "paused"
         stored_done = sum(c["pass"] + c["fail"] + c["cancelled"] for c in store.run_counts(exp.id).values())
-    assert stored_done == done_at_pause
+        started_at_pause = started(store, exp.id)
+    assert stored_done == done_at_pause < total
+    # nothing moved while the page showed the pause: no run started, the count did not change
+    _, done_later, _ = _status(page)
+    with open_store(store_dir) as store:
+        assert started(store, exp.id) == started_at_pause, "a run started while paused"
+    assert done_later == done_at_pause, "progress moved while paused"
     _button(page, "Resume").click()
     final = _wait(
         lambda: (t := _status(page)[0]) and "(100 %)" in t and "finished" in t and t,

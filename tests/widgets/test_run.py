@@ -8,6 +8,7 @@ import pytest
 
 from abbench.runner import create_experiment, start_experiment
 from abbench.widgets import RunControlWidget, parse_graders, parse_params
+from tests.blocking import SAFETY_NET_S, Gate
 from tests.conftest import DEMO
 from tests.widgets import agents
 from tests.widgets.conftest import python_arm
@@ -15,7 +16,7 @@ from tests.widgets.conftest import python_arm
 GRADERS = ["tests.widgets.agents:grade"]
 
 
-def wait_until(condition, timeout=20.0, step=0.02):
+def wait_until(condition, timeout=SAFETY_NET_S, step=0.02):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():
@@ -86,47 +87,52 @@ def test_start_runs_off_the_cell_folds_the_definition_and_fills_the_bars(store, 
     assert "88 pass · 8 fail" in widget.status_html.value
 
 
-def test_pause_stops_progress_and_resume_reaches_the_end(store, small):
+def test_pause_stops_progress_and_resume_reaches_the_end(store, small, tmp_path):
+    gate = Gate(tmp_path / "gate", allowed=4)  # four runs answer; the next two wait in flight
     w = RunControlWidget(
         store,
         dataset=small.fingerprint,
-        arms={"a": python_arm(sleep_ms=40)},
+        arms={"a": python_arm(**gate.params)},
         rounds=3,
         concurrency=2,
         name="p",
     )
     w.start_button.click()
-    wait_until(lambda: w.progress is not None and w.progress.done >= 4)
+    gate.wait_arrived(6)
     w.pause_button.click()
     assert w.errors.message is None
-    wait_until(lambda: w.progress.status == "paused" and w.progress.running == 0)
-    done = w.progress.done
-    time.sleep(1.0)
-    assert w.progress.done == done < w.progress.total  # nothing moves while paused
+    wait_until(lambda: w.progress.status == "paused")
+    gate.allow(6)  # the two in flight finish; a run that ignored the pause would start two more
+    wait_until(lambda: w.progress.status == "paused" and w.progress.running == 0 and w.progress.done == 6)
+    assert gate.arrived() == 6  # nothing moves while paused
     assert store.get_experiment("p").status == "paused"
     assert w.pause_button.disabled and not w.resume_button.disabled
     w.resume_button.click()
-    progress = w.wait(60)
+    gate.open()
+    progress = w.wait(SAFETY_NET_S)
     assert progress.status == "finished" and progress.done == progress.total == 72
     assert w.bars["a"].value == w.bars["a"].max == 72
 
 
-def test_cancel_stops_the_run_and_marks_pending_runs_cancelled(store, small):
+def test_cancel_stops_the_run_and_marks_pending_runs_cancelled(store, small, tmp_path):
+    gate = Gate(tmp_path / "gate", allowed=2)  # two runs answer; the next two wait in flight
     w = RunControlWidget(
         store,
         dataset=small.fingerprint,
-        arms={"a": python_arm(sleep_ms=50)},
+        arms={"a": python_arm(**gate.params)},
         rounds=5,
         concurrency=2,
         name="c",
     )
     w.start_button.click()
-    wait_until(lambda: w.progress is not None and w.progress.done >= 2)
+    gate.wait_arrived(4)
+    wait_until(lambda: w.progress is not None and w.progress.done == 2)
     w.cancel_button.click()
-    progress = w.wait(60)
+    progress = w.wait(SAFETY_NET_S)
     assert progress.status == "cancelled"
     counts = store.run_counts(store.get_experiment("c").id)["a"]
-    assert counts["cancelled"] > 0 and counts["pending"] == 0
+    # the two held at the gate and every run not started are cancelled
+    assert counts["cancelled"] == progress.total - 2 and counts["pending"] == 0, counts
     assert "cancelled" in w.status_html.value
 
 
@@ -201,16 +207,19 @@ def test_the_chosen_experiment_is_kept_across_reloads_and_runs_elsewhere(store, 
     assert w.chooser.value == 0 and w.config_open  # "new experiment" is a choice too
 
 
-def test_an_experiment_run_elsewhere_is_followed_from_the_store(store, small):
+def test_an_experiment_run_elsewhere_is_followed_from_the_store(store, small, tmp_path):
+    gate = Gate(tmp_path / "gate")  # the run stays under way until the widget is following it
     exp = create_experiment(
-        {"name": "bg", "dataset": small.fingerprint, "arms": {"a": python_arm(sleep_ms=20)}, "rounds": 4},
+        {"name": "bg", "dataset": small.fingerprint, "arms": {"a": python_arm(**gate.params)}, "rounds": 4},
         store=store,
     )
     handle = start_experiment(exp.id, store=store)  # as another cell (or the CLI) would
+    gate.wait_arrived(1)
     wait_until(lambda: store.get_experiment(exp.id).status == "running")
     w = RunControlWidget(store, experiment=exp.id, poll_s=0.1)
     assert w._poller is not None
-    handle.wait(60)
+    gate.open()
+    handle.wait(SAFETY_NET_S)
     wait_until(lambda: w.progress.status == "finished")
     assert w.bars["a"].value == 96 and "finished" in w.status_html.value
 
@@ -283,19 +292,22 @@ def test_parse_params(text, params):
     assert parse_params(text) == params
 
 
-def test_looking_at_another_experiment_while_a_run_ends_keeps_it_shown(store, small):
+def test_looking_at_another_experiment_while_a_run_ends_keeps_it_shown(store, small, tmp_path):
+    gate = Gate(tmp_path / "gate")  # the run goes on (held) until the person has looked elsewhere
     other = create_experiment(
         {"name": "other", "dataset": small.fingerprint, "arms": {"z": python_arm()}}, store=store
     )
     w = RunControlWidget(
-        store, dataset=small.fingerprint, arms={"a": python_arm(sleep_ms=20)}, rounds=2, name="bg"
+        store, dataset=small.fingerprint, arms={"a": python_arm(**gate.params)}, rounds=2, name="bg"
     )
     w.start_button.click()
     handle = w.handle
+    gate.wait_arrived(1)
     w.chooser.select(other.id)  # the person looks elsewhere while the run goes on
     assert w.experiment.id == other.id and w.progress.status == "created"
-    handle.wait(60)
-    time.sleep(0.3)  # the run's last report (and the list reload it triggers) came from the runner's thread
+    gate.open()
+    # the run's last report reaches the widget (from the runner's thread) before wait returns
+    handle.wait(SAFETY_NET_S)
     assert w.chooser.value == other.id and w.experiment.id == other.id
     assert w.progress.experiment == "other" and "#1 other" in w.status_html.value
     w.chooser.select(store.get_experiment("bg").id)
