@@ -54,6 +54,16 @@ def _chat_hint(field: str, source: SourceLike | None, value: Any) -> str:
             f"{field} got a list of {len(value)} chat messages; map {field} to {where}[-1].content "
             f"and history to {where}[:-1]"
         )
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return (
+            f"{field} got a list of {len(value)} texts; to join them write "
+            f'{field}: {{join: "{where}", sep: " "}} (sep: "" for chunks that carry their own spaces)'
+        )
+    if isinstance(value, list) and value and all(isinstance(v, dict) and "text" in v for v in value):
+        return (
+            f"{field} got a list of {len(value)} chunks with a text each; to join them write "
+            f'{field}: {{join: "{where}[*].text", sep: ""}}'
+        )
     return f"{field} got {'a list' if isinstance(value, list) else 'an object'}, not text; point it at a text inside"
 
 
@@ -526,7 +536,8 @@ def _apply_errors(
 ) -> list[Any]:
     default = fld.default
     for i, exc in errors.items():
-        if default is not _NO_DEFAULT:
+        # A default stands in for a value the row lacks, not for one the mapping cannot use.
+        if default is not _NO_DEFAULT and getattr(exc, "kind", None) != "not_text":
             out[i] = default
         else:
             out[i] = _FAILED
