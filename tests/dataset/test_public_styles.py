@@ -1,0 +1,206 @@
+"""Files in the style of public intent datasets: SNIPS chunks, MASSIVE/ATIS slot markup beside plain text."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from abbench.dataset import convert_file, suggest_mapping
+from abbench.dataset._suggest import name_words, prose_score
+from abbench.errors import ImportFailed
+
+# SNIPS (github.com/snipsco/nlu-benchmark, 2017-06-custom-intent-engines): one file per intent,
+# {"Intent": [{"data": [{"text": ...}, {"text": ..., "entity": ..., "slot_name": ...}]}]}.
+SNIPS = {
+    "BookRestaurant": [
+        {
+            "data": [
+                {"text": "book a table at "},
+                {"text": "Le Cinq", "entity": "restaurant_name", "slot_name": "restaurant_name"},
+                {"text": " for "},
+                {"text": "two", "entity": "snips/number", "slot_name": "party_size_number"},
+            ]
+        },
+        {"data": [{"text": "reserve a spot for "}, {"text": "tomorrow", "entity": "snips/datetime"}]},
+        {"data": [{"text": "I want to eat out"}]},
+    ]
+}
+
+# MASSIVE (github.com/alexa/massive): `utt` plain, `annot_utt` with slots written into the text.
+MASSIVE_UTTERANCES = [
+    ("wake me up at nine am on friday", "wake me up at [time : nine am] on [date : friday]", "alarm_set"),
+    ("set an alarm for two hours from now", "set an alarm for [time : two hours from now]", "alarm_set"),
+    ("olly quiet", "olly quiet", "audio_volume_mute"),
+    ("what alarms do i have today", "what alarms do i have [date : today]", "alarm_query"),
+    ("remind me in ten minutes", "remind me in [time : ten minutes]", "alarm_set"),
+    ("play the song by queen", "play the song by [artist_name : queen]", "play_music"),
+]
+
+
+def test_join_reads_an_utterance_split_into_chunks(tmp_path):
+    path = tmp_path / "BookRestaurant.json"
+    path.write_text(json.dumps(SNIPS), encoding="utf-8")
+    conv = convert_file(
+        path, {"fields": {"input": {"join": "data[*].text", "sep": ""}, "expected": "$split"}}
+    )
+    assert [c.input for c in conv.cases] == [
+        "book a table at Le Cinq for two",
+        "reserve a spot for tomorrow",
+        "I want to eat out",
+    ]
+    assert {c.expected for c in conv.cases} == {"BookRestaurant"}
+
+
+def test_join_sep_and_a_list_of_texts(write_jsonl):
+    path = write_jsonl("t.jsonl", [{"tokens": ["turn", "on", "the", "light"], "label": "on"}])
+    conv = convert_file(path, {"fields": {"input": {"join": "tokens", "sep": " "}, "expected": "label"}})
+    assert conv.cases[0].input == "turn on the light"
+
+
+def test_the_suggestion_joins_chunks_itself(tmp_path):
+    path = tmp_path / "BookRestaurant.json"
+    path.write_text(json.dumps(SNIPS), encoding="utf-8")
+    suggestion = suggest_mapping(path)
+    assert suggestion.profile.fields["input"].model_dump(exclude_unset=True) == {
+        "join": "data[*].text",
+        "sep": "",
+    }
+    conv = convert_file(path, suggestion.profile)
+    assert conv.cases[0].input == "book a table at Le Cinq for two"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        {"concat": ["data[*].text"], "sep": ""},
+        {"template": "{data[*].text}"},
+    ],
+    ids=["concat", "template"],
+)
+def test_concat_or_template_over_a_list_is_refused_and_points_at_join(tmp_path, source):
+    path = tmp_path / "BookRestaurant.json"
+    path.write_text(json.dumps(SNIPS), encoding="utf-8")
+    with pytest.raises(ImportFailed) as info:
+        convert_file(path, {"fields": {"input": source, "expected": "$split"}})
+    report = info.value.report
+    assert report.counts == {"not_text": 3} and report.n_valid == 0
+    first = report.problems[0]
+    assert first.location == "split BookRestaurant #1" and first.field == "input"
+    assert "gives a list of 4" in first.message and '{join: "data[*].text", sep: ""}' in first.message
+
+
+def test_a_path_to_chunks_says_how_to_join_them(tmp_path):
+    path = tmp_path / "BookRestaurant.json"
+    path.write_text(json.dumps(SNIPS), encoding="utf-8")
+    with pytest.raises(ImportFailed) as info:
+        convert_file(path, {"fields": {"input": "data", "expected": "$split"}})
+    assert '{join: "data[*].text", sep: ""}' in info.value.report.problems[0].message
+
+
+def test_join_over_objects_says_which_item(tmp_path):
+    path = tmp_path / "BookRestaurant.json"
+    path.write_text(json.dumps(SNIPS), encoding="utf-8")
+    with pytest.raises(ImportFailed) as info:
+        convert_file(path, {"fields": {"input": {"join": "data"}, "expected": "$split"}})
+    assert "item 0 is an object" in info.value.report.problems[0].message
+    assert "data[*].text" in info.value.report.problems[0].message
+
+
+def test_sep_without_concat_or_join_is_a_mapping_error():
+    from abbench.dataset import MappingProfile
+    from abbench.errors import MappingError
+
+    with pytest.raises(MappingError, match="sep is only used with concat or join"):
+        MappingProfile.from_dict({"fields": {"input": {"path": "q", "sep": " "}}})
+
+
+def test_massive_style_rows_take_the_plain_utterance_not_the_annotated_one(write_jsonl):
+    rows = [
+        {
+            "id": str(i),
+            "locale": "en-US",
+            "partition": "test",
+            "scenario": intent.split("_")[0],
+            "intent": intent,
+            "annot_utt": annotated,
+            "utt": plain,
+            "judgments": [{"worker_id": "8", "intent_score": 1, "slots_score": 1}],
+        }
+        for i, (plain, annotated, intent) in enumerate(MASSIVE_UTTERANCES)
+    ]
+    path = write_jsonl("en-US.jsonl", rows)
+    suggestion = suggest_mapping(path)
+    fields = suggestion.profile.fields
+    assert (fields["input"], fields["expected"], fields["case_id"], fields["domain"]) == (
+        "utt",
+        "intent",
+        "id",
+        "scenario",
+    )
+    conv = convert_file(path, suggestion.profile)
+    assert conv.cases[0].input == "wake me up at nine am on friday"
+
+
+@pytest.mark.parametrize("annotated_column", ["text", "query", "sentence"])
+def test_an_annotated_column_named_like_the_input_yields_to_the_plain_text_beside_it(write, annotated_column):
+    lines = [f"{annotated_column},plain,intent"] + [
+        f'"{a}","{p}",{intent}' for p, a, intent in MASSIVE_UTTERANCES
+    ]
+    suggestion = suggest_mapping(write("atis.csv", "\n".join(lines) + "\n"))
+    assert suggestion.profile.fields["input"] == "plain"
+    assert any(
+        f"{annotated_column!r} is named like input" in n and "[date : today]" in n for n in suggestion.notes
+    )
+
+
+def test_a_column_of_json_objects_yields_to_the_plain_text_beside_it(write):
+    lines = ["query,utterance_text,intent"] + [
+        '"' + json.dumps({"text": p, "slots": []}).replace('"', '""') + f'","{p}",{intent}'
+        for p, _, intent in MASSIVE_UTTERANCES
+    ]
+    suggestion = suggest_mapping(write("j.csv", "\n".join(lines) + "\n"))
+    assert suggestion.profile.fields["input"] == "utterance_text"
+    assert any("'query' is named like input" in n and "JSON" in n for n in suggestion.notes)
+
+
+def test_a_name_is_matched_on_whole_words_not_inside_a_word(write):
+    rows = "".join(f"{i % 3},{p},{i}\n" for i, (p, _, _) in enumerate(MASSIVE_UTTERANCES))
+    suggestion = suggest_mapping(write("faq.csv", "answerid,question,grid\n" + rows))
+    fields = suggestion.profile.fields
+    assert "request_id" not in fields  # 'rid' is inside answerid and grid, not a word of them
+    assert fields["input"] == "question"
+    camel = suggest_mapping(
+        write("c.csv", "requestId,userQuery\n" + "".join(f"r{i},q {i}\n" for i in range(4)))
+    )
+    assert camel.profile.fields["request_id"] == "requestId"
+    assert camel.profile.fields["input"] == "userQuery"
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("answerid", ["answerid"]),
+        ("answerId", ["answer", "id"]),
+        ("user_query_text", ["user", "query", "text"]),
+        ("Gold-Label 2", ["gold", "label", "2"]),
+        ("HTTPStatus", ["http", "status"]),
+        ("用户query", ["用户", "query"]),
+        ("annot_utt", ["annot", "utt"]),
+    ],
+)
+def test_name_words(name, words):
+    assert name_words(name) == words
+
+
+def test_prose_score_ranks_plain_text_over_markup_json_labels_and_numbers():
+    plain = prose_score([p for p, _, _ in MASSIVE_UTTERANCES])
+    annotated = prose_score([a for _, a, _ in MASSIVE_UTTERANCES])
+    as_json = prose_score([json.dumps({"text": p}) for p, _, _ in MASSIVE_UTTERANCES])
+    labels = prose_score([i for _, _, i in MASSIVE_UTTERANCES])
+    numbers = prose_score(["12.5", "3", "44", "0.1"])
+    chinese = prose_score(["帮我把空调调到二十六度", "明天早上七点叫我起床"])
+    assert plain.score > 0.8 and chinese.score > 0.8
+    assert annotated.markup == pytest.approx(5 / 6) and annotated.score < 0.2
+    assert as_json.json == 1.0 and as_json.score == 0.0
+    assert labels.score < 0.5 and numbers.score == 0.0
