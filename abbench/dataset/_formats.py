@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import datetime as _dt
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
@@ -95,6 +96,63 @@ def _cell_text(cell: Any) -> str:
     if isinstance(cell, float) and cell.is_integer():
         return str(int(cell))
     return str(cell)
+
+
+_NUMBERISH = re.compile(r"[\s\d.,:%+\-/]*")
+
+
+def second_header(
+    header: Sequence[Any], row: Sequence[Any], below: Sequence[Sequence[Any]], merged: set[int]
+) -> bool:
+    """Whether `row`, the first below the header, is a second header row rather than a case.
+
+    Two header rows over merged cells (``Annotation`` across two columns, ``intent`` and ``domain``
+    under it) read as a case otherwise. It takes every filled cell being a short name (text, at most
+    four words, not a number), none of them occurring again in its column below, and at least one of
+    them under a blank header cell or a cell merged across columns (`merged`: 0-based columns).
+    """
+    if len(below) < 2:
+        return False
+    filled = [(i, c) for i, c in enumerate(row) if _cell_text(c).strip()]
+    if len(filled) < 2:
+        return False
+    under_gap = False
+    for i, cell in filled:
+        if not isinstance(cell, str):
+            return False
+        text = cell.strip()
+        if len(text) > 40 or len(text.split()) > 4 or "\n" in text or _NUMBERISH.fullmatch(text):
+            return False
+        if any(i < len(r) and _cell_text(r[i]).strip() == text for r in below):
+            return False
+        if i >= len(header) or not _cell_text(header[i]).strip() or i in merged:
+            under_gap = True
+    return under_gap
+
+
+def _two_row_names(top: Sequence[Any], sub: Sequence[Any], width: int, merged: set[int]) -> list[str]:
+    """Column names from two header rows: the lower name, else the upper one (or the merged cell's)."""
+    group = ""
+    pairs: list[tuple[str, str]] = []
+    for i in range(width):
+        t = _cell_text(top[i]).strip() if i < len(top) else ""
+        b = _cell_text(sub[i]).strip() if i < len(sub) else ""
+        if t:
+            group = t
+        elif i not in merged:
+            group = ""
+        pairs.append((group, b))
+    lower = [b for _, b in pairs if b]
+    return [(f"{g} {b}" if g and lower.count(b) > 1 else b) if b else g for g, b in pairs]
+
+
+def _two_row_note(number: int, names: Sequence[str], *, merged: bool) -> str:
+    why = "cells merged across columns" if merged else "names under its blank cells"
+    return (
+        f"row {number + 1} looks like a second header ({why} in row {number}): rows {number}–{number + 1} are "
+        f"read as the header, columns {', '.join(map(repr, names))}; give --header-row {number + 1} to take "
+        f"row {number + 1} alone, or --header-row {number} to read row {number + 1} as a case"
+    )
 
 
 # -- CSV -------------------------------------------------------------------------------------------
@@ -219,10 +277,12 @@ def open_csv(path: Path, *, encoding: str | None, delimiter: str | None, header_
 
     # The header is the first non-blank record, or the record asked for (1-based); 0 means no header.
     first: list[str] = []
+    after: list[list[str]] = []  # the records below the header, to spot a second header row
     n = 0
     try:
         with path.open(encoding=enc.codec, newline="") as fh:
-            for n, rec in enumerate(csv.reader(fh, delimiter=delim), start=1):
+            reader = csv.reader(fh, delimiter=delim)
+            for n, rec in enumerate(reader, start=1):
                 if header_row and n < header_row:
                     continue
                 if header_row or any(c.strip() for c in rec):
@@ -233,10 +293,16 @@ def open_csv(path: Path, *, encoding: str | None, delimiter: str | None, header_
                     raise UsageError(
                         f"{path.name} has only {n} rows; header_row={header_row} is past the end "
                     )
+            if header_row is None:
+                after = list(islice(reader, 20))
     except csv.Error as exc:
         raise _csv_error(path, n, exc) from None
     except UnicodeDecodeError:
         raise decode_error(path, enc) from None
+    two_rows = bool(after) and second_header(first, after[0], after[1:], set())
+    if two_rows:
+        first = _two_row_names(first, after[0], max(len(first), len(after[0])), set())
+        notes.append(_two_row_note(n, first, merged=False))
     if header_row == 0:
         columns = tuple(column_letter(i) for i in range(len(first)))
         skip = 0
@@ -246,7 +312,7 @@ def open_csv(path: Path, *, encoding: str | None, delimiter: str | None, header_
         while first and not first[-1].strip():
             first = first[:-1]
         columns = _header_names(first, 0, notes)
-        skip = n
+        skip = n + 1 if two_rows else n
     width = len(columns)
 
     def chunks(size: int, keep_blank: bool = False) -> Iterator[RowChunk]:
@@ -397,8 +463,21 @@ def open_excel(path: Path, *, sheet: str | int | None, header_row: int | None) -
         # Every column of the sheet's used range counts, so data under a blank header cell is kept
         # (named by its letter) rather than silently dropped.
         cells = list(cells) + [""] * (sheet_width - len(cells))
-        columns = _header_names(cells, first_col, notes)
         data_from = number + 1
+        below = [c for n, c in head_rows if n > number]
+        nxt = next(((n, c) for n, c in head_rows if n > number), None)
+        if header_row is None and nxt is not None and nxt[0] == number + 1:
+            merged = {
+                col - first_col
+                for start, end in (getattr(data, "merged_cell_ranges", None) or ())
+                if start[0] + 1 == number and end[1] > start[1]
+                for col in range(start[1], end[1] + 1)
+            }
+            if second_header(cells, nxt[1], below[1:], merged):
+                cells = _two_row_names(cells, list(nxt[1]), len(cells), merged)
+                notes.append(_two_row_note(number, cells, merged=bool(merged)))
+                data_from = nxt[0] + 1
+        columns = _header_names(cells, first_col, notes)
     width = len(columns)
 
     # The sheet parsed for the header serves the first read too: parsing is most of an Excel read.

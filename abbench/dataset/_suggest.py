@@ -233,7 +233,7 @@ def suggest_mapping(
     values = {c: [_get(r, c, table) for r in rows] for c in columns}
     chosen: dict[str, Any] = {}
     reasons: dict[str, str] = {}
-    notes: list[str] = []
+    notes: list[str] = list(table.notes)
     used: set[str] = set()
 
     # 1. chat messages: input[-1].content + history

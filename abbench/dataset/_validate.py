@@ -18,6 +18,7 @@ PROBLEM_KINDS: dict[str, str] = {
     "empty_case_id": "the case id column is blank",
     "duplicate_case_id": "the case id was already used by an earlier row",
     "shape": "the file differs from the shape the mapping profile was made for",
+    "read": "how the file was read: a sheet or header row chosen, a column renamed (a warning)",
     "conflicting_labels": "the same input appears with different expected labels (Store.label_conflicts)",
 }
 """Every kind of problem a validation report may hold, with what it means."""

@@ -204,3 +204,64 @@ def test_prose_score_ranks_plain_text_over_markup_json_labels_and_numbers():
     assert annotated.markup == pytest.approx(5 / 6) and annotated.score < 0.2
     assert as_json.json == 1.0 and as_json.score == 0.0
     assert labels.score < 0.5 and numbers.score == 0.0
+
+
+ROWS = [
+    ("book a table for two tonight", "book_restaurant", "restaurant", "ann"),
+    ("what is the weather in paris", "get_weather", "weather", "bob"),
+    ("play some jazz", "play_music", "music", "ann"),
+    ("wake me up at seven", "set_alarm", "alarm", "bob"),
+]
+
+
+def _two_header_xlsx(path):
+    from openpyxl import Workbook
+
+    wb = Workbook()
+    ws = wb.active
+    ws.title = "标注"
+    ws.append(["utterance", "annotation", None, "reviewer"])
+    ws.append([None, "intent", "domain", None])
+    ws.merge_cells("A1:A2")
+    ws.merge_cells("B1:C1")
+    ws.merge_cells("D1:D2")
+    for row in ROWS:
+        ws.append(list(row))
+    wb.save(path)
+    return path
+
+
+def test_two_header_rows_over_merged_cells_are_read_as_one_header(tmp_path):
+    path = _two_header_xlsx(tmp_path / "two.xlsx")
+    suggestion = suggest_mapping(path)
+    fields = suggestion.profile.fields
+    assert (fields["input"], fields["expected"], fields["domain"]) == ("utterance", "intent", "domain")
+    assert any("row 2 looks like a second header" in n and "--header-row 2" in n for n in suggestion.notes)
+    conv = convert_file(path)
+    assert [c.input for c in conv.cases] == [r[0] for r in ROWS]  # no case from the second header row
+    assert conv.cases[0].source_line == "标注!row 3"
+    assert [p.kind for p in conv.report.warnings] == ["read"]
+
+
+def test_header_row_given_reads_the_second_row_as_a_case(tmp_path):
+    path = _two_header_xlsx(tmp_path / "two.xlsx")
+    conv = convert_file(path, {"fields": {"input": "utterance"}}, header_row=1, skip_invalid=True)
+    assert conv.report.counts.get("empty_input") == 1  # row 2, read as asked
+
+
+def test_a_second_header_row_in_a_csv(write):
+    text = "utterance,annotation,,reviewer\n,intent,domain,\n" + "".join(",".join(r) + "\n" for r in ROWS)
+    path = write("two.csv", text)
+    suggestion = suggest_mapping(path)
+    assert suggestion.profile.fields["expected"] == "intent"
+    conv = convert_file(path)
+    assert len(conv.cases) == 4 and conv.cases[0].source_line == "line 3"
+
+
+def test_a_data_row_under_a_blank_header_cell_is_not_a_header(write):
+    # Short texts under a nameless column, but the labels repeat below: data, not a header.
+    text = "id,,label\n" + "".join(f"a{i},hello there,{'fast' if i % 2 else 'slow'}\n" for i in range(6))
+    conv = convert_file(
+        write("blank.csv", text), {"fields": {"case_id": "id", "input": "B", "expected": "label"}}
+    )
+    assert len(conv.cases) == 6 and conv.cases[0].source_line == "line 2"
