@@ -78,6 +78,8 @@ class ImportPlan:
     def new_report(self, max_problems: int = 10_000) -> ReportBuilder:
         """A report builder holding the plan's file-level warnings (shape differences)."""
         report = ReportBuilder(max_problems)
+        if self.profile.label_set is not None:
+            report.label_set = tuple(self.profile.label_set)
         for message in self.table.notes:
             report.add("read", "file", None, None, message, severity="warning")
         for kind, message in self.mapper.warnings:

@@ -277,7 +277,6 @@ class Mapper:
         norm_map = {label_key(k): v for k, v in profile.label_map.items()}
         label_set = profile.label_set
         norm_set = {label_key(v): v for v in label_set} if label_set else {}
-        allowed = ", ".join(label_set or ())
 
         def to_label(value):
             t = type(value)
@@ -296,9 +295,15 @@ class Mapper:
                 if norm_set:
                     canonical = norm_set.get(key)
                     if canonical is None:
+                        close = difflib.get_close_matches(key, list(norm_set), n=3, cutoff=0.6)
+                        hint = (
+                            f" (did you mean {' or '.join(repr(norm_set[c]) for c in close)}?)"
+                            if close
+                            else ""
+                        )
                         raise RowProblem(
                             "label_not_in_set",
-                            f"label {text!r} is not in the label set ({allowed}); add it to label_map or label_set",
+                            f"label {text!r} is not in the label set{hint}; fix it, or add it to label_map or label_set",
                             text,
                         )
                     return canonical
