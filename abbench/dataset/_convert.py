@@ -142,6 +142,11 @@ def plan_import(
     suggestion = None
     if prof is None and rcp is None:
         suggestion = suggest_mapping(table)
+        if not suggestion.has_input and not table.head(1):
+            what = (
+                f"a header ({', '.join(table.columns)}) but no rows under it" if table.tabular else "no rows"
+            )
+            raise ImportFailed(f"{p.name} holds {what}; nothing to import")
         if not suggestion.has_input:
             raise ImportFailed(
                 f"{p.name}: no mapping given and none could be suggested: "
@@ -312,6 +317,10 @@ def check_report(path: Path, report: ValidationReport, skip_invalid: bool) -> No
             f"{path.name} was not imported: {report.describe(limit=8)}\n"
             "Fix the file or the mapping, or import the valid rows with skip_invalid=True (CLI: --skip-invalid)",
             report,
+        )
+    if report.n_rows == 0:
+        raise ImportFailed(
+            f"{path.name} holds no rows (a header only, or blank lines); nothing to import", report
         )
     if report.n_valid == 0:
         raise ImportFailed(f"{path.name} has no valid case: {report.describe(limit=8)}", report)

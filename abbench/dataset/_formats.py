@@ -98,6 +98,84 @@ def _cell_text(cell: Any) -> str:
     return str(cell)
 
 
+_JSON_TOKENS = re.compile(r'"(?:\\.|[^"\\])*"|[\[\]{}]')
+DEPTH_SHOWN = 500
+
+
+def deep_json_error(name: str, text: str, line: int | None = None) -> ImportFailed:
+    """The error for JSON nested deeper than Python's parser goes, pointing at where it gets that deep.
+
+    Args:
+        name: The file's name, for the message.
+        text: The JSON text (a document, or one line of a JSON Lines file).
+        line: The line of a JSON Lines file `text` is; None for a whole document.
+    """
+    depth = 0
+    where = 0
+    for m in _JSON_TOKENS.finditer(text):
+        tok = m.group()
+        if tok in "[{":
+            depth += 1
+            if depth > DEPTH_SHOWN:
+                where = m.start()
+                break
+        elif tok in "]}":
+            depth -= 1
+    row = text.count("\n", 0, where) + 1
+    col = where - (text.rfind("\n", 0, where) + 1) + 1
+    at = f"line {line}, column {col}" if line is not None else f"line {row}, column {col}"
+    return ImportFailed(
+        f"{name}, {at}: the JSON is nested more than {DEPTH_SHOWN} levels deep here, deeper than it can be "
+        "read; rows are objects or arrays a few levels deep — check how the file was made"
+    )
+
+
+def json_loads(text: str, name: str, line: int | None = None) -> Any:
+    """`json.loads`, with JSON too deeply nested to parse as an `ImportFailed` saying where.
+
+    Raises:
+        json.JSONDecodeError: the text is not JSON.
+        ImportFailed: it is nested too deep for Python's parser.
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise deep_json_error(name, text, line) from None
+
+
+_NUL_BLOCK = 1 << 20
+
+
+def check_no_nul(path: Path) -> None:
+    """Refuse a text file holding a NUL byte: no CSV holds one, and the csv module reads it into a cell.
+
+    Raises:
+        ImportFailed: with the line and column of the first NUL.
+    """
+    line = 1
+    last_newline = -1
+    offset = 0
+    with path.open("rb") as fh:
+        while block := fh.read(_NUL_BLOCK):
+            at = block.find(b"\x00")
+            if at < 0:
+                line += block.count(b"\n")
+                nl = block.rfind(b"\n")
+                if nl >= 0:
+                    last_newline = offset + nl
+                offset += len(block)
+                continue
+            line += block.count(b"\n", 0, at)
+            nl = block.rfind(b"\n", 0, at)
+            if nl >= 0:
+                last_newline = offset + nl
+            col = offset + at - last_newline
+            raise ImportFailed(
+                f"{path.name}, line {line}, column {col}: a NUL byte (\\x00), which no text file holds; the file "
+                "is binary, cut off mid-write, or UTF-16 without a byte order mark (then give --encoding utf-16-le)"
+            )
+
+
 _NUMBERISH = re.compile(r"[\s\d.,:%+\-/]*")
 
 
@@ -266,6 +344,8 @@ def open_csv(path: Path, *, encoding: str | None, delimiter: str | None, header_
     if csv.field_size_limit() < _FIELD_LIMIT:
         csv.field_size_limit(_FIELD_LIMIT)
     enc = detect_encoding(path, encoding)
+    if not enc.codec.replace("_", "-").lower().startswith(("utf-16", "utf-32")):
+        check_no_nul(path)
     with path.open(encoding=enc.codec, newline="") as fh:
         sample = fh.read(_SNIFF_BYTES)  # within the MiB detect_encoding decoded
     if delimiter is not None:
@@ -410,6 +490,22 @@ def open_excel(path: Path, *, sheet: str | int | None, header_row: int | None) -
         if name is None:
             raise ImportFailed(f"{path.name} has no worksheet")
         data = book.get_sheet_by_name(name)
+        picked_note = None
+        if sheet is None and not _has_cells(data):
+            # The first sheet is empty (a cover left blank, data on "Sheet2"): the only sheet that
+            # holds anything is what was meant; with several, the user chooses.
+            filled = [n for n in visible if n != name and _has_cells(book.get_sheet_by_name(n))]
+            if len(filled) == 1:
+                picked_note = (
+                    f"the first sheet {name!r} is empty; read sheet {filled[0]!r}, the only one holding data"
+                )
+                name = filled[0]
+                data = book.get_sheet_by_name(name)
+            elif filled:
+                raise ImportFailed(
+                    f"{path.name}: the first sheet {name!r} is empty and {len(filled)} sheets hold data "
+                    f"({', '.join(map(repr, filled))}); choose one with --sheet NAME (sheet=)"
+                )
         first_col = data.start[1] if data.start else 0
         sheet_width = data.width if data.start else 0
         # Rows (1-based) holding a cell merged across columns: how title rows are usually made.
@@ -439,7 +535,7 @@ def open_excel(path: Path, *, sheet: str | int | None, header_row: int | None) -
         others = [n for n in names if n != name]
         hint = f"; choose another with sheet= (sheets: {', '.join(others)})" if others else ""
         raise ImportFailed(f"{path.name}: sheet {name!r} is empty{hint}")
-    notes: list[str] = []
+    notes: list[str] = [picked_note] if picked_note else []
     if header_row == 0:
         width = max([sheet_width, *(len(c) for _, c in head_rows)])
         columns = tuple(column_letter(first_col + i) for i in range(width))
@@ -525,6 +621,10 @@ def open_excel(path: Path, *, sheet: str | int | None, header_row: int | None) -
 _PLAIN_CELLS = {str, int, bool}
 
 
+def _has_cells(data: Any) -> bool:
+    return bool(data.start) and any(any(c != "" for c in cells) for cells in data.iter_rows())
+
+
 def _tidy_excel(
     block: list[list[Any]], numbers: range, width: int, prefix: str, keep_blank: bool, after_data: bool
 ) -> RowChunk:
@@ -603,7 +703,11 @@ def _sample_jsonl(path: Path, enc: Encoding, keys: dict[str, None]) -> None:
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = json_loads(line, path.name, number)
+            except ImportFailed:
+                if seen == 0:
+                    raise
+                continue
             except json.JSONDecodeError as exc:
                 if seen == 0:
                     hint = (
@@ -630,6 +734,12 @@ def _jsonl_chunks(path: Path, enc: Encoding, size: int) -> Iterator[RowChunk]:
         for number, line in enumerate(fh, start=1):
             try:
                 row = loads(line)
+            except RecursionError:
+                msg = str(deep_json_error(path.name, line, number)).removeprefix(
+                    f"{path.name}, line {number}, "
+                )
+                bad.append((f"line {number}", msg, line[:200].rstrip("\r\n")))
+                continue
             except json.JSONDecodeError as exc:
                 if not line.strip():
                     continue
@@ -670,13 +780,13 @@ def open_json(path: Path, *, encoding: str | None, splits: list[str] | tuple[str
     except UnicodeDecodeError:
         raise decode_error(path, enc) from None
     try:
-        doc = json.loads(text)
+        doc = json_loads(text, path.name)
     except json.JSONDecodeError as exc:
         if exc.msg == "Extra data":
             first = text.lstrip().split("\n", 1)[0]
             try:
                 json.loads(first)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 pass
             else:
                 source = open_jsonl(path, encoding=encoding)
@@ -764,7 +874,7 @@ def sniff_format(path: Path) -> str:
         first = text.split(b"\n", 1)[0]
         try:
             json.loads(first)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
             return "json"
         return "jsonl" if b"\n" in text.strip() else "json"
     return "csv"

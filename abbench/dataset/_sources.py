@@ -40,7 +40,7 @@ def maybe_json(value: Any) -> Any:
         if s[:1] in ("[", "{") and s[-1:] in ("]", "}"):
             try:
                 return json.loads(s)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 return value
     return value
 

@@ -99,12 +99,17 @@ def test_xlsx_sheet_by_name_and_index(write_xlsx):
         read_table(path, sheet=5)
 
 
-def test_empty_sheet_is_named(write_xlsx):
+def test_an_empty_first_sheet_gives_way_to_the_only_sheet_with_data_and_an_empty_chosen_one_is_named(
+    write_xlsx,
+):
     path = write_xlsx("e.xlsx", {"blank": [], "data": [["q"], ["a"]]})
+    table = read_table(path)
+    assert table.options["sheet"] == "data" and table.columns == ("q",)
+    assert table.notes == ["the first sheet 'blank' is empty; read sheet 'data', the only one holding data"]
     with pytest.raises(
         ImportFailed, match=r"sheet 'blank' is empty; choose another with sheet= \(sheets: data\)"
     ):
-        read_table(path)
+        read_table(path, sheet="blank")
     assert read_table(path, sheet="data").columns == ("q",)
 
 
