@@ -80,8 +80,7 @@ class ImportPlan:
         report = ReportBuilder(max_problems)
         if self.profile.label_set is not None:
             report.label_set = tuple(self.profile.label_set)
-        for message in self.table.notes:
-            report.add("read", "file", None, None, message, severity="warning")
+        report.notes = list(self.table.notes)
         for kind, message in self.mapper.warnings:
             report.add(kind, "file", None, None, message, severity="warning")
         return report
@@ -143,9 +142,10 @@ def plan_import(
     if prof is None and rcp is None:
         suggestion = suggest_mapping(table)
         if not suggestion.has_input and not table.head(1):
-            what = (
-                f"a header ({', '.join(table.columns)}) but no rows under it" if table.tabular else "no rows"
-            )
+            if table.tabular and table.columns:
+                what = f"a header ({', '.join(table.columns)}) but no rows under it"
+            else:
+                what = "no rows (blank lines only)" if table.tabular else "no rows"
             raise ImportFailed(f"{p.name} holds {what}; nothing to import")
         if not suggestion.has_input:
             raise ImportFailed(

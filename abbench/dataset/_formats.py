@@ -100,47 +100,117 @@ def _cell_text(cell: Any) -> str:
 
 _JSON_TOKENS = re.compile(r'"(?:\\.|[^"\\])*"|[\[\]{}]')
 DEPTH_SHOWN = 500
+_CONSTANT = re.compile(r'"(?:\\.|[^"\\])*"|(-?Infinity|NaN)')
+_LONG_INT = re.compile(r"\d{4000,}")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
-def deep_json_error(name: str, text: str, line: int | None = None) -> ImportFailed:
-    """The error for JSON nested deeper than Python's parser goes, pointing at where it gets that deep.
+class _NotStandardJson(ValueError):
+    """Raised by the decoder for NaN and Infinity, which JSON does not have."""
 
-    Args:
-        name: The file's name, for the message.
-        text: The JSON text (a document, or one line of a JSON Lines file).
-        line: The line of a JSON Lines file `text` is; None for a whole document.
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotStandardJson(name)
+
+
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+decode_json = _DECODER.decode
+"""`json.loads` that refuses NaN and Infinity (Python writes them; no other JSON reader takes them)."""
+
+
+def _offset_of(text: str, pattern: re.Pattern, group: int = 0) -> int:
+    for m in pattern.finditer(text):
+        if m.group(group):
+            return m.start(group)
+    return 0
+
+
+def json_problem(text: str, exc: BaseException) -> tuple[int, str] | None:
+    """Where and why JSON text that raised `exc` while parsing cannot be read: ``(offset, why)``.
+
+    Covers what `json.JSONDecodeError` does not: nesting deeper than the parser goes, NaN/Infinity,
+    integers too long to convert. None for any other error.
     """
-    depth = 0
-    where = 0
-    for m in _JSON_TOKENS.finditer(text):
-        tok = m.group()
-        if tok in "[{":
-            depth += 1
-            if depth > DEPTH_SHOWN:
-                where = m.start()
-                break
-        elif tok in "]}":
-            depth -= 1
-    row = text.count("\n", 0, where) + 1
-    col = where - (text.rfind("\n", 0, where) + 1) + 1
-    at = f"line {line}, column {col}" if line is not None else f"line {row}, column {col}"
-    return ImportFailed(
-        f"{name}, {at}: the JSON is nested more than {DEPTH_SHOWN} levels deep here, deeper than it can be "
-        "read; rows are objects or arrays a few levels deep — check how the file was made"
-    )
+    if isinstance(exc, RecursionError):
+        depth = 0
+        for m in _JSON_TOKENS.finditer(text):
+            tok = m.group()
+            if tok in "[{":
+                depth += 1
+                if depth > DEPTH_SHOWN:
+                    return m.start(), (
+                        f"the JSON is nested more than {DEPTH_SHOWN} levels deep here, deeper than it can be "
+                        "read; rows are objects or arrays a few levels deep — check how the file was made"
+                    )
+            elif tok in "]}":
+                depth -= 1
+        return 0, "the JSON is nested too deep to be read"
+    if isinstance(exc, _NotStandardJson):
+        return _offset_of(text, _CONSTANT, 1), (
+            f"{exc} is not JSON (Python writes it for a missing or infinite number); write null or a number"
+        )
+    if isinstance(exc, ValueError) and "digits" in str(exc):
+        return _offset_of(text, _LONG_INT), "a number with thousands of digits; write it as a text (quoted)"
+    return None
+
+
+def _line_col(text: str, offset: int) -> tuple[int, int]:
+    return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
 def json_loads(text: str, name: str, line: int | None = None) -> Any:
-    """`json.loads`, with JSON too deeply nested to parse as an `ImportFailed` saying where.
+    """Parse JSON text; what `json_problem` covers becomes an `ImportFailed` saying where.
 
     Raises:
         json.JSONDecodeError: the text is not JSON.
-        ImportFailed: it is nested too deep for Python's parser.
+        ImportFailed: nested too deep, NaN/Infinity, or an integer too long (with line and column).
     """
     try:
-        return json.loads(text)
-    except RecursionError:
-        raise deep_json_error(name, text, line) from None
+        return decode_json(text)
+    except json.JSONDecodeError:
+        raise
+    except (RecursionError, ValueError) as exc:
+        found = json_problem(text, exc)
+        if found is None:
+            raise
+        offset, why = found
+        row, col = _line_col(text, offset)
+        raise ImportFailed(f"{name}, line {line or row}, column {col}: {why}") from None
+
+
+def dumps_short(value: Any) -> str:
+    """A row as JSON text for a problem report (escaped, so any string survives)."""
+    return json.dumps(value)[:200]
+
+
+def lone_surrogate(value: Any) -> str | None:
+    """The first string in `value` holding half a UTF-16 pair (``"\\ud800"``), which no UTF-8 text can
+    hold; None when there is none."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value
+        return None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found = lone_surrogate(k) or lone_surrogate(v)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for v in value:
+            found = lone_surrogate(v)
+            if found is not None:
+                return found
+    return None
+
+
+def _surrogate_message(text: str) -> str:
+    bad = next((c for c in text if "\ud800" <= c <= "\udfff"), "")
+    return (
+        f"a string holds \\u{ord(bad):04x} alone, half of a UTF-16 surrogate pair, which no UTF-8 text can "
+        "hold; fix the escape (a pair such as \\ud83d\\ude00 is fine)"
+    )
 
 
 _NUL_BLOCK = 1 << 20
@@ -726,7 +796,8 @@ def _sample_jsonl(path: Path, enc: Encoding, keys: dict[str, None]) -> None:
 
 
 def _jsonl_chunks(path: Path, enc: Encoding, size: int) -> Iterator[RowChunk]:
-    loads = json.loads
+    loads = decode_json
+    surrogate = _SURROGATE_ESCAPE.search
     with path.open(encoding=enc.codec) as fh:
         rows: list[Any] = []
         locs: list[str] = []
@@ -734,12 +805,6 @@ def _jsonl_chunks(path: Path, enc: Encoding, size: int) -> Iterator[RowChunk]:
         for number, line in enumerate(fh, start=1):
             try:
                 row = loads(line)
-            except RecursionError:
-                msg = str(deep_json_error(path.name, line, number)).removeprefix(
-                    f"{path.name}, line {number}, "
-                )
-                bad.append((f"line {number}", msg, line[:200].rstrip("\r\n")))
-                continue
             except json.JSONDecodeError as exc:
                 if not line.strip():
                     continue
@@ -750,6 +815,17 @@ def _jsonl_chunks(path: Path, enc: Encoding, size: int) -> Iterator[RowChunk]:
                         line.rstrip("\r\n"),
                     )
                 )
+                continue
+            except (RecursionError, ValueError) as exc:
+                found = json_problem(line, exc)
+                if found is None:
+                    raise
+                bad.append(
+                    (f"line {number}", f"column {found[0] + 1}: {found[1]}", line[:200].rstrip("\r\n"))
+                )
+                continue
+            if surrogate(line) is not None and (text := lone_surrogate(row)) is not None:
+                bad.append((f"line {number}", _surrogate_message(text), line[:200].rstrip("\r\n")))
                 continue
             rows.append(row)
             locs.append(f"line {number}")
@@ -785,8 +861,8 @@ def open_json(path: Path, *, encoding: str | None, splits: list[str] | tuple[str
         if exc.msg == "Extra data":
             first = text.lstrip().split("\n", 1)[0]
             try:
-                json.loads(first)
-            except (json.JSONDecodeError, RecursionError):
+                decode_json(first)
+            except (ValueError, RecursionError):
                 pass
             else:
                 source = open_jsonl(path, encoding=encoding)
@@ -821,6 +897,9 @@ def open_json(path: Path, *, encoding: str | None, splits: list[str] | tuple[str
         for row in parts[part][:_KEY_SAMPLE]:
             _collect_keys(row, keys)
 
+    check_surrogates = _SURROGATE_ESCAPE.search(text) is not None
+    del text
+
     def chunks(size: int, keep_blank: bool = False) -> Iterator[RowChunk]:
         for part in chosen:
             items = parts[part]
@@ -828,6 +907,18 @@ def open_json(path: Path, *, encoding: str | None, splits: list[str] | tuple[str
             for start in range(0, len(items), size):
                 rows = items[start : start + size]
                 locs = [f"{prefix}{i}" for i in range(start + 1, start + len(rows) + 1)]
+                if check_surrogates:
+                    # Half a surrogate pair cannot be stored as UTF-8: such a row is unreadable.
+                    found = [(k, lone_surrogate(r)) for k, r in enumerate(rows)]
+                    bad = [
+                        (locs[k], _surrogate_message(t), dumps_short(rows[k]))
+                        for k, t in found
+                        if t is not None
+                    ]
+                    if bad:
+                        keep = [k for k, t in found if t is None]
+                        yield RowChunk([rows[k] for k in keep], [locs[k] for k in keep], part, bad)
+                        continue
                 yield RowChunk(rows, locs, part)
 
     options = {"format": "json", "encoding": enc.codec, "encoding_detected": enc.how}

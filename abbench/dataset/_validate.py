@@ -18,7 +18,6 @@ PROBLEM_KINDS: dict[str, str] = {
     "empty_case_id": "the case id column is blank",
     "duplicate_case_id": "the case id was already used by an earlier row",
     "shape": "the file differs from the shape the mapping profile was made for",
-    "read": "how the file was read: a sheet or header row chosen, a column renamed (a warning)",
     "conflicting_labels": "the same input appears with different expected labels (Store.label_conflicts)",
 }
 """Every kind of problem a validation report may hold, with what it means."""
@@ -120,6 +119,8 @@ class ValidationReport:
         complete: False for a preview, which reads only the first rows.
         label_set: The profile's label set, told once beside ``label_not_in_set`` problems rather
             than in each of them.
+        notes: How the file was read, where it took a decision a person should know of: the only
+            sheet holding data, a title row skipped, two header rows joined, a column renamed.
     """
 
     n_rows: int = 0
@@ -131,6 +132,7 @@ class ValidationReport:
     truncated: int = 0
     complete: bool = True
     label_set: tuple[str, ...] | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def errors(self) -> tuple[Problem, ...]:
@@ -180,7 +182,8 @@ class ValidationReport:
     def lines(self, limit: int = 20) -> list[str]:
         """The grouped problems, at most `limit` groups, then the label set once when a label missed it."""
         groups = self.groups()
-        out = [f"{'!' if g.severity == 'error' else '~'} {g}" for g in groups[:limit]]
+        out = [f"· {n}" for n in self.notes]
+        out += [f"{'!' if g.severity == 'error' else '~'} {g}" for g in groups[:limit]]
         rest = sum(g.count for g in groups[limit:]) + self.truncated
         if rest > 0:
             out.append(
@@ -205,6 +208,7 @@ class ValidationReport:
             "truncated": self.truncated,
             "complete": self.complete,
             "label_set": list(self.label_set) if self.label_set is not None else None,
+            "notes": list(self.notes),
             "summary": self.summary(),
             "problems": [p.to_dict() for p in self.problems],
         }
@@ -224,6 +228,7 @@ class ValidationReport:
             truncated=data.get("truncated", 0),
             complete=data.get("complete", True),
             label_set=tuple(data["label_set"]) if data.get("label_set") is not None else None,
+            notes=tuple(data.get("notes", ())),
         )
 
 
@@ -239,6 +244,7 @@ class ReportBuilder:
         self.n_invalid = 0
         self.n_valid = 0
         self.label_set: tuple[str, ...] | None = None
+        self.notes: list[str] = []
 
     def add(
         self,
@@ -273,6 +279,7 @@ class ReportBuilder:
             truncated=self.truncated,
             complete=complete,
             label_set=self.label_set,
+            notes=tuple(self.notes),
         )
 
 

@@ -181,6 +181,35 @@ HOSTILE = [
     ),
     pytest.param("empty.csv", "", ["empty.csv is empty"], id="empty-file"),
     pytest.param(
+        "blank.csv", "\n\n \n", ["blank.csv holds no rows (blank lines only)"], id="blank-lines-only"
+    ),
+    pytest.param("bom.csv", b"\xef\xbb\xbf", ["bom.csv holds no rows"], id="bom-only"),
+    pytest.param("none.json", "[]", ["none.json holds no rows"], id="json-empty-array"),
+    pytest.param(
+        "nan.jsonl",
+        OK_LINE + '{"query": NaN, "label": "fast"}\n',
+        ["line 2: column 11: NaN is not JSON", "write null or a number"],
+        id="jsonl-nan",
+    ),
+    pytest.param(
+        "bigint.json",
+        '[{"query": "a", "id": ' + "9" * 5000 + "}]",
+        ["bigint.json, line 1, column 23", "thousands of digits"],
+        id="json-5000-digit-integer",
+    ),
+    pytest.param(
+        "surrogate.jsonl",
+        OK_LINE + '{"query": "half \\ud800 a pair", "label": "fast"}\n',
+        ["line 2: a string holds \\ud800 alone"],
+        id="jsonl-lone-surrogate",
+    ),
+    pytest.param(
+        "surrogate.json",
+        '[{"query": "ok"}, {"query": "half \\udc00 a pair"}]',
+        ["item #2: a string holds \\udc00 alone"],
+        id="json-lone-surrogate",
+    ),
+    pytest.param(
         "header.csv",
         "query,label\n",
         ["header.csv holds a header (query, label) but no rows"],
@@ -278,6 +307,8 @@ def test_tolerated_oddities_import(cli, tmp_path):
     assert result.exit_code == 0 and "two columns are called 'query'" in result.output
     u16 = _write(tmp_path, "u16.csv", "query,label\nhello there,fast\n".encode("utf-16"))
     assert cli("import", u16).exit_code == 0
+    emoji = _write(tmp_path, "emoji.jsonl", '{"query": "smile \\ud83d\\ude00 please", "label": "x"}\n')
+    assert cli("import", emoji).exit_code == 0  # a whole surrogate pair is one character
     short = _write(
         tmp_path, "short.csv", "query,label,note\nhello there,fast\n" + "x" * 200_000 + ",slow,n\n"
     )
