@@ -265,3 +265,58 @@ def test_a_data_row_under_a_blank_header_cell_is_not_a_header(write):
         write("blank.csv", text), {"fields": {"case_id": "id", "input": "B", "expected": "label"}}
     )
     assert len(conv.cases) == 6 and conv.cases[0].source_line == "line 2"
+
+
+def _banking77(realdata, n=400):
+    import csv
+
+    with (realdata / "banking77" / "test.csv").open(encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh))[:n]
+
+
+def test_banking77_split_into_snips_chunks_imports_to_the_same_cases_as_the_csv(realdata, tmp_path):
+    rows = _banking77(realdata)
+    chunked = []
+    for row in rows:
+        words = row["text"].split(" ")
+        # chunks as SNIPS writes them: the spaces stay inside the chunks, an entity every third word
+        chunks = [
+            {"text": w + (" " if k < len(words) - 1 else ""), **({"entity": "x"} if k % 3 == 1 else {})}
+            for k, w in enumerate(words)
+        ]
+        chunked.append({"data": chunks, "intent": row["category"]})
+    path = tmp_path / "banking77_chunks.json"
+    path.write_text(json.dumps(chunked), encoding="utf-8")
+    suggestion = suggest_mapping(path)
+    assert suggestion.profile.fields["expected"] == "intent"
+    from_chunks = convert_file(path, suggestion.profile, name="b77")
+    import csv
+
+    head = tmp_path / "banking77_head.csv"
+    with head.open("w", encoding="utf-8", newline="") as fh:
+        w = csv.DictWriter(fh, ["text", "category"])
+        w.writeheader()
+        w.writerows(rows)
+    from_csv = convert_file(head, {"fields": {"input": "text", "expected": "category"}}, name="b77")
+    assert [c.input for c in from_chunks.cases] == [c.input for c in from_csv.cases]
+    assert from_chunks.content_hash == from_csv.content_hash  # the very same cases, ids included
+    assert from_chunks.fingerprint == from_csv.fingerprint
+
+
+def test_banking77_beside_an_annotated_and_a_json_copy_keeps_the_plain_text_as_input(realdata, write):
+    import csv
+    import io
+
+    rows = _banking77(realdata, 300)
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["text", "query", "sentence", "category"])
+    for row in rows:
+        words = row["text"].split(" ")
+        words[-1] = f"[thing : {words[-1]}]"
+        w.writerow([" ".join(words), json.dumps({"text": row["text"]}), row["text"], row["category"]])
+    suggestion = suggest_mapping(write("b77_three.csv", buf.getvalue()))
+    assert suggestion.profile.fields["input"] == "sentence"
+    assert suggestion.profile.fields["expected"] == "category"
+    notes = " ".join(suggestion.notes)
+    assert "'text' is named like input" in notes and "'query' is named like input" in notes
