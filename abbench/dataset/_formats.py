@@ -422,8 +422,16 @@ def open_csv(path: Path, *, encoding: str | None, delimiter: str | None, header_
         delimiter = {"\\t": "\t", "tab": "\t", "TAB": "\t"}.get(delimiter, delimiter)
         if len(delimiter) != 1:
             raise UsageError(f"a delimiter is one character, got {delimiter!r}; e.g. ',' or '\\t'")
-    delim = delimiter or sniff_delimiter(sample, path.suffix.lower())
     notes: list[str] = []
+    # Excel writes and reads a first line "sep=;" naming the delimiter; it is not the header.
+    directive = re.fullmatch(r"sep=(.)", sample.split("\n", 1)[0].rstrip("\r").lstrip("\ufeff"))
+    if directive is not None and header_row is None:
+        notes.append(
+            f"line 1 is Excel's {directive.group(0)!r} line: the delimiter is {directive.group(1)!r}"
+        )
+    else:
+        directive = None
+    delim = delimiter or (directive.group(1) if directive else sniff_delimiter(sample, path.suffix.lower()))
 
     # The header is the first non-blank record, or the record asked for (1-based); 0 means no header.
     first: list[str] = []
@@ -433,7 +441,7 @@ def open_csv(path: Path, *, encoding: str | None, delimiter: str | None, header_
         with path.open(encoding=enc.codec, newline="") as fh:
             reader = csv.reader(fh, delimiter=delim)
             for n, rec in enumerate(reader, start=1):
-                if header_row and n < header_row:
+                if (header_row and n < header_row) or (directive and n == 1):
                     continue
                 if header_row or any(c.strip() for c in rec):
                     first = rec

@@ -238,3 +238,13 @@ def test_to_pandas(write):
     frame = read_table(write("x.csv", "q,label\na,x\nb,y\n")).to_pandas()
     assert list(frame.columns) == ["q", "label", "_location"]
     assert frame["_location"].tolist() == ["line 2", "line 3"]
+
+
+def test_excels_sep_line_names_the_delimiter_and_is_not_the_header(write):
+    text = "sep=;\n问题;标签\n打开空调;快\n关闭车窗, 谢谢;慢\n"
+    table = read_table(write("gbk.csv", text, encoding="gbk"))
+    assert table.columns == ("问题", "标签") and table.options["delimiter"] == ";"
+    assert table.options["encoding"] in ("gb18030", "gbk")
+    assert [r.value["问题"] for r in table.rows()] == ["打开空调", "关闭车窗, 谢谢"]
+    assert [r.location for r in table.rows()] == ["line 3", "line 4"]
+    assert table.notes == ["line 1 is Excel's 'sep=;' line: the delimiter is ';'"]
