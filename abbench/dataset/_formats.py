@@ -416,8 +416,11 @@ def open_csv(path: Path, *, encoding: str | None, delimiter: str | None, header_
     enc = detect_encoding(path, encoding)
     if not enc.codec.replace("_", "-").lower().startswith(("utf-16", "utf-32")):
         check_no_nul(path)
-    with path.open(encoding=enc.codec, newline="") as fh:
-        sample = fh.read(_SNIFF_BYTES)  # within the MiB detect_encoding decoded
+    try:
+        with path.open(encoding=enc.codec, newline="") as fh:
+            sample = fh.read(_SNIFF_BYTES)  # within the MiB detect_encoding decoded
+    except UnicodeDecodeError:  # a short file cut inside a character: the end is within the sample
+        raise decode_error(path, enc) from None
     if delimiter is not None:
         delimiter = {"\\t": "\t", "tab": "\t", "TAB": "\t"}.get(delimiter, delimiter)
         if len(delimiter) != 1:
@@ -542,7 +545,7 @@ def open_excel(path: Path, *, sheet: str | int | None, header_row: int | None) -
         book = CalamineWorkbook.from_path(str(path))
     except Exception as exc:
         raise ImportFailed(
-            f"{path.name}: cannot open as a workbook ({exc}); is it really {path.suffix}?"
+            f"{path.name}: cannot open as a workbook ({exc}); {_not_a_workbook(path)}"
         ) from None
     try:
         names = list(book.sheet_names)
@@ -697,6 +700,25 @@ def open_excel(path: Path, *, sheet: str | int | None, header_row: int | None) -
 
 
 _PLAIN_CELLS = {str, int, bool}
+
+
+def _not_a_workbook(path: Path) -> str:
+    """What a file that calamine cannot open seems to be instead, and what to do."""
+    with path.open("rb") as fh:
+        head = fh.read(4096)
+    if head.startswith(b"PK\x03\x04"):
+        return "it is a zip archive, but not of a workbook (an .xlsx holds xl/workbook.xml)"
+    if head.startswith(b"\xd0\xcf\x11\xe0"):
+        return "it is an OLE file: a password-protected workbook, or another Office file; save it unprotected as .xlsx"
+    if b"\x00" not in head:
+        try:
+            head.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        else:
+            kind = "JSON" if head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"[", b"{") else "CSV"
+            return f"it is text, probably {kind}: rename it, or give --format {kind.lower()} (format=)"
+    return f"is it really {path.suffix}?"
 
 
 def _has_cells(data: Any) -> bool:

@@ -180,6 +180,19 @@ HOSTILE = [
         id="id-column-whose-values-repeat",
     ),
     pytest.param("empty.csv", "", ["empty.csv is empty"], id="empty-file"),
+    pytest.param("a-folder", lambda p: p.mkdir(), ["a-folder", "is a directory"], id="directory"),
+    pytest.param(
+        "bomgbk.csv",
+        b"\xef\xbb\xbfquery,label\n" + "你好,快\n".encode("gbk"),
+        ["bomgbk.csv starts with a utf-8-sig byte order mark", "line 2, column 1 (byte offset 15)"],
+        id="utf8-bom-then-gbk",
+    ),
+    pytest.param(
+        "u16cut.csv",
+        "query,label\na,b\n".encode("utf-16") + b"\xd8",
+        ["u16cut.csv is not utf-16", "--encoding"],
+        id="utf16-cut-mid-character",
+    ),
     pytest.param(
         "blank.csv", "\n\n \n", ["blank.csv holds no rows (blank lines only)"], id="blank-lines-only"
     ),
@@ -237,11 +250,14 @@ HOSTILE = [
     pytest.param(
         "renamed.xlsx",
         "query,label\na,b\n",
-        ["renamed.xlsx: cannot open as a workbook", "is it really .xlsx?"],
+        ["renamed.xlsx: cannot open as a workbook", "it is text, probably CSV", "--format csv"],
         id="csv-renamed-xlsx",
     ),
     pytest.param(
-        "other.xlsx", _zip_of_text, ["other.xlsx: cannot open as a workbook"], id="zip-of-something-else"
+        "other.xlsx",
+        _zip_of_text,
+        ["other.xlsx: cannot open as a workbook", "a zip archive, but not of a workbook"],
+        id="zip-of-something-else",
     ),
     pytest.param(
         "two.xlsx",
