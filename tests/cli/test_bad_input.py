@@ -278,20 +278,38 @@ HOSTILE = [
 ]
 
 
+def _store_counts(store_dir):
+    store = open_store(store_dir)
+    try:
+        counts = {
+            table: store.query_one(f"SELECT COUNT(*) FROM {table}")[0]
+            for table in ("datasets", "cases", "mapping_profiles")
+        }
+    finally:
+        store.close()
+    counts["uploads"] = sorted(p.name for p in (store_dir / "uploads").iterdir())
+    return counts
+
+
 @pytest.mark.parametrize(("name", "content", "fragments"), HOSTILE)
 def test_a_hostile_file_is_an_error_with_its_location_and_stores_nothing(
     cli, tmp_path, name, content, fragments
 ):
+    from abbench.dataset import convert_file
+    from abbench.errors import AbbenchError
+
+    good = _write(tmp_path, "good.csv", "query,label\nhello there,fast\nhow are you,slow\n")
+    assert cli("import", good).exit_code == 0
+    before = _store_counts(cli.store_dir)
     path = _write(tmp_path, name, content)
     result = cli("import", path)
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output
     for fragment in fragments:
         assert fragment in result.output, (fragment, result.output)
-    store = open_store(cli.store_dir)
-    assert store.query_one("SELECT COUNT(*) FROM datasets")[0] == 0
-    assert store.query_one("SELECT COUNT(*) FROM cases")[0] == 0
-    assert not any((cli.store_dir / "uploads").iterdir())
+    assert _store_counts(cli.store_dir) == before  # nothing new: no dataset, case, profile or upload
+    with pytest.raises(AbbenchError):  # the library says the same, as its own error
+        convert_file(path)
 
 
 def test_a_deep_json_file_in_a_child_process_exits_2_without_a_traceback(tmp_path):
