@@ -132,19 +132,22 @@ def json_problem(text: str, exc: BaseException) -> tuple[int, str] | None:
     integers too long to convert. None for any other error.
     """
     if isinstance(exc, RecursionError):
-        depth = 0
+        depth = deepest = 0
+        where = None
         for m in _JSON_TOKENS.finditer(text):
             tok = m.group()
             if tok in "[{":
                 depth += 1
-                if depth > DEPTH_SHOWN:
-                    return m.start(), (
-                        f"the JSON is nested more than {DEPTH_SHOWN} levels deep here, deeper than it can be "
-                        "read; rows are objects or arrays a few levels deep — check how the file was made"
-                    )
+                if depth > deepest:
+                    deepest = depth
+                    if depth == DEPTH_SHOWN + 1:
+                        where = m.start()
             elif tok in "]}":
                 depth -= 1
-        return 0, "the JSON is nested too deep to be read"
+        return where or 0, (
+            f"the JSON is nested {deepest:,} levels deep (it passes {DEPTH_SHOWN} here), deeper than it can be "
+            "read; rows are objects or arrays a few levels deep — check how the file was made"
+        )
     if isinstance(exc, _NotStandardJson):
         return _offset_of(text, _CONSTANT, 1), (
             f"{exc} is not JSON (Python writes it for a missing or infinite number); write null or a number"
