@@ -16,6 +16,18 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from abbench.dataset._headers import cell_text as _cell_text
+from abbench.dataset._headers import second_header, two_row_names, two_row_note
+from abbench.dataset._hostile import (
+    SURROGATE_ESCAPE,
+    check_no_nul,
+    decode_json,
+    dumps_short,
+    json_loads,
+    json_problem,
+    lone_surrogate,
+    surrogate_message,
+)
 from abbench.dataset._text import Encoding, decode_error, detect_encoding
 from abbench.errors import ImportFailed, UsageError
 
@@ -88,222 +100,6 @@ def _header_names(cells: list[Any], first_col: int, notes: list[str]) -> tuple[s
         seen.setdefault(name, 0)
         names.append(name)
     return tuple(names)
-
-
-def _cell_text(cell: Any) -> str:
-    if cell is None:
-        return ""
-    if isinstance(cell, float) and cell.is_integer():
-        return str(int(cell))
-    return str(cell)
-
-
-_JSON_TOKENS = re.compile(r'"(?:\\.|[^"\\])*"|[\[\]{}]')
-DEPTH_SHOWN = 500
-_CONSTANT = re.compile(r'"(?:\\.|[^"\\])*"|(-?Infinity|NaN)')
-_LONG_INT = re.compile(r"\d{4000,}")
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-
-
-class _NotStandardJson(ValueError):
-    """Raised by the decoder for NaN and Infinity, which JSON does not have."""
-
-
-def _refuse_constant(name: str) -> Any:
-    raise _NotStandardJson(name)
-
-
-_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
-decode_json = _DECODER.decode
-"""`json.loads` that refuses NaN and Infinity (Python writes them; no other JSON reader takes them)."""
-
-
-def _offset_of(text: str, pattern: re.Pattern, group: int = 0) -> int:
-    for m in pattern.finditer(text):
-        if m.group(group):
-            return m.start(group)
-    return 0
-
-
-def json_problem(text: str, exc: BaseException) -> tuple[int, str] | None:
-    """Where and why JSON text that raised `exc` while parsing cannot be read: ``(offset, why)``.
-
-    Covers what `json.JSONDecodeError` does not: nesting deeper than the parser goes, NaN/Infinity,
-    integers too long to convert. None for any other error.
-    """
-    if isinstance(exc, RecursionError):
-        depth = deepest = 0
-        where = None
-        for m in _JSON_TOKENS.finditer(text):
-            tok = m.group()
-            if tok in "[{":
-                depth += 1
-                if depth > deepest:
-                    deepest = depth
-                    if depth == DEPTH_SHOWN + 1:
-                        where = m.start()
-            elif tok in "]}":
-                depth -= 1
-        return where or 0, (
-            f"the JSON is nested {deepest:,} levels deep (it passes {DEPTH_SHOWN} here), deeper than it can be "
-            "read; rows are objects or arrays a few levels deep — check how the file was made"
-        )
-    if isinstance(exc, _NotStandardJson):
-        return _offset_of(text, _CONSTANT, 1), (
-            f"{exc} is not JSON (Python writes it for a missing or infinite number); write null or a number"
-        )
-    if isinstance(exc, ValueError) and "digits" in str(exc):
-        return _offset_of(text, _LONG_INT), "a number with thousands of digits; write it as a text (quoted)"
-    return None
-
-
-def _line_col(text: str, offset: int) -> tuple[int, int]:
-    return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
-
-
-def json_loads(text: str, name: str, line: int | None = None) -> Any:
-    """Parse JSON text; what `json_problem` covers becomes an `ImportFailed` saying where.
-
-    Raises:
-        json.JSONDecodeError: the text is not JSON.
-        ImportFailed: nested too deep, NaN/Infinity, or an integer too long (with line and column).
-    """
-    try:
-        return decode_json(text)
-    except json.JSONDecodeError:
-        raise
-    except (RecursionError, ValueError) as exc:
-        found = json_problem(text, exc)
-        if found is None:
-            raise
-        offset, why = found
-        row, col = _line_col(text, offset)
-        raise ImportFailed(f"{name}, line {line or row}, column {col}: {why}") from None
-
-
-def dumps_short(value: Any) -> str:
-    """A row as JSON text for a problem report (escaped, so any string survives)."""
-    return json.dumps(value)[:200]
-
-
-def lone_surrogate(value: Any) -> str | None:
-    """The first string in `value` holding half a UTF-16 pair (``"\\ud800"``), which no UTF-8 text can
-    hold; None when there is none."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return value
-        return None
-    if isinstance(value, dict):
-        for k, v in value.items():
-            found = lone_surrogate(k) or lone_surrogate(v)
-            if found is not None:
-                return found
-    elif isinstance(value, list):
-        for v in value:
-            found = lone_surrogate(v)
-            if found is not None:
-                return found
-    return None
-
-
-def _surrogate_message(text: str) -> str:
-    bad = next((c for c in text if "\ud800" <= c <= "\udfff"), "")
-    return (
-        f"a string holds \\u{ord(bad):04x} alone, half of a UTF-16 surrogate pair, which no UTF-8 text can "
-        "hold; fix the escape (a pair such as \\ud83d\\ude00 is fine)"
-    )
-
-
-_NUL_BLOCK = 1 << 20
-
-
-def check_no_nul(path: Path) -> None:
-    """Refuse a text file holding a NUL byte: no CSV holds one, and the csv module reads it into a cell.
-
-    Raises:
-        ImportFailed: with the line and column of the first NUL.
-    """
-    line = 1
-    last_newline = -1
-    offset = 0
-    with path.open("rb") as fh:
-        while block := fh.read(_NUL_BLOCK):
-            at = block.find(b"\x00")
-            if at < 0:
-                line += block.count(b"\n")
-                nl = block.rfind(b"\n")
-                if nl >= 0:
-                    last_newline = offset + nl
-                offset += len(block)
-                continue
-            line += block.count(b"\n", 0, at)
-            nl = block.rfind(b"\n", 0, at)
-            if nl >= 0:
-                last_newline = offset + nl
-            col = offset + at - last_newline
-            raise ImportFailed(
-                f"{path.name}, line {line}, column {col}: a NUL byte (\\x00), which no text file holds; the file "
-                "is binary, cut off mid-write, or UTF-16 without a byte order mark (then give --encoding utf-16-le)"
-            )
-
-
-_NUMBERISH = re.compile(r"[\s\d.,:%+\-/]*")
-
-
-def second_header(
-    header: Sequence[Any], row: Sequence[Any], below: Sequence[Sequence[Any]], merged: set[int]
-) -> bool:
-    """Whether `row`, the first below the header, is a second header row rather than a case.
-
-    Two header rows over merged cells (``Annotation`` across two columns, ``intent`` and ``domain``
-    under it) read as a case otherwise. It takes every filled cell being a short name (text, at most
-    four words, not a number), none of them occurring again in its column below, and at least one of
-    them under a blank header cell or a cell merged across columns (`merged`: 0-based columns).
-    """
-    if len(below) < 2:
-        return False
-    filled = [(i, c) for i, c in enumerate(row) if _cell_text(c).strip()]
-    if len(filled) < 2:
-        return False
-    under_gap = False
-    for i, cell in filled:
-        if not isinstance(cell, str):
-            return False
-        text = cell.strip()
-        if len(text) > 40 or len(text.split()) > 4 or "\n" in text or _NUMBERISH.fullmatch(text):
-            return False
-        if any(i < len(r) and _cell_text(r[i]).strip() == text for r in below):
-            return False
-        if i >= len(header) or not _cell_text(header[i]).strip() or i in merged:
-            under_gap = True
-    return under_gap
-
-
-def _two_row_names(top: Sequence[Any], sub: Sequence[Any], width: int, merged: set[int]) -> list[str]:
-    """Column names from two header rows: the lower name, else the upper one (or the merged cell's)."""
-    group = ""
-    pairs: list[tuple[str, str]] = []
-    for i in range(width):
-        t = _cell_text(top[i]).strip() if i < len(top) else ""
-        b = _cell_text(sub[i]).strip() if i < len(sub) else ""
-        if t:
-            group = t
-        elif i not in merged:
-            group = ""
-        pairs.append((group, b))
-    lower = [b for _, b in pairs if b]
-    return [(f"{g} {b}" if g and lower.count(b) > 1 else b) if b else g for g, b in pairs]
-
-
-def _two_row_note(number: int, names: Sequence[str], *, merged: bool) -> str:
-    why = "cells merged across columns" if merged else "names under its blank cells"
-    return (
-        f"row {number + 1} looks like a second header ({why} in row {number}): rows {number}–{number + 1} are "
-        f"read as the header, columns {', '.join(map(repr, names))}; give --header-row {number + 1} to take "
-        f"row {number + 1} alone, or --header-row {number} to read row {number + 1} as a case"
-    )
 
 
 # -- CSV -------------------------------------------------------------------------------------------
@@ -465,8 +261,8 @@ def open_csv(path: Path, *, encoding: str | None, delimiter: str | None, header_
         raise decode_error(path, enc) from None
     two_rows = bool(after) and second_header(first, after[0], after[1:], set())
     if two_rows:
-        first = _two_row_names(first, after[0], max(len(first), len(after[0])), set())
-        notes.append(_two_row_note(n, first, merged=False))
+        first = two_row_names(first, after[0], max(len(first), len(after[0])), set())
+        notes.append(two_row_note(n, first, merged=False))
     if header_row == 0:
         columns = tuple(column_letter(i) for i in range(len(first)))
         skip = 0
@@ -654,8 +450,8 @@ def open_excel(path: Path, *, sheet: str | int | None, header_row: int | None) -
                 for col in range(start[1], end[1] + 1)
             }
             if second_header(cells, nxt[1], below[1:], merged):
-                cells = _two_row_names(cells, list(nxt[1]), len(cells), merged)
-                notes.append(_two_row_note(number, cells, merged=bool(merged)))
+                cells = two_row_names(cells, list(nxt[1]), len(cells), merged)
+                notes.append(two_row_note(number, cells, merged=bool(merged)))
                 data_from = nxt[0] + 1
         columns = _header_names(cells, first_col, notes)
     width = len(columns)
@@ -830,7 +626,7 @@ def _sample_jsonl(path: Path, enc: Encoding, keys: dict[str, None]) -> None:
 
 def _jsonl_chunks(path: Path, enc: Encoding, size: int) -> Iterator[RowChunk]:
     loads = decode_json
-    surrogate = _SURROGATE_ESCAPE.search
+    surrogate = SURROGATE_ESCAPE.search
     with path.open(encoding=enc.codec) as fh:
         rows: list[Any] = []
         locs: list[str] = []
@@ -858,7 +654,7 @@ def _jsonl_chunks(path: Path, enc: Encoding, size: int) -> Iterator[RowChunk]:
                 )
                 continue
             if surrogate(line) is not None and (text := lone_surrogate(row)) is not None:
-                bad.append((f"line {number}", _surrogate_message(text), line[:200].rstrip("\r\n")))
+                bad.append((f"line {number}", surrogate_message(text), line[:200].rstrip("\r\n")))
                 continue
             rows.append(row)
             locs.append(f"line {number}")
@@ -930,7 +726,7 @@ def open_json(path: Path, *, encoding: str | None, splits: list[str] | tuple[str
         for row in parts[part][:_KEY_SAMPLE]:
             _collect_keys(row, keys)
 
-    check_surrogates = _SURROGATE_ESCAPE.search(text) is not None
+    check_surrogates = SURROGATE_ESCAPE.search(text) is not None
     del text
 
     def chunks(size: int, keep_blank: bool = False) -> Iterator[RowChunk]:
@@ -944,7 +740,7 @@ def open_json(path: Path, *, encoding: str | None, splits: list[str] | tuple[str
                     # Half a surrogate pair cannot be stored as UTF-8: such a row is unreadable.
                     found = [(k, lone_surrogate(r)) for k, r in enumerate(rows)]
                     bad = [
-                        (locs[k], _surrogate_message(t), dumps_short(rows[k]))
+                        (locs[k], surrogate_message(t), dumps_short(rows[k]))
                         for k, t in found
                         if t is not None
                     ]
