@@ -44,12 +44,11 @@ def _counts_line(counts: dict[Any, int], top: int = 8) -> str:
 
 
 def _echo_report(report, out: Callable[..., None] = click.echo, limit: int = _SHOW_PROBLEMS) -> None:
+    # Problems come grouped (one line per kind and value, with a count and the first rows) and the
+    # label set once, so one misspelt label on many rows is one line, not a flood.
     out(f"  validation  {report.summary()}")
-    for p in report.problems[:limit]:
-        out(f"    {'!' if p.severity == 'error' else '~'} {p}")
-    rest = len(report.problems) - min(limit, len(report.problems)) + report.truncated
-    if rest > 0:
-        out(f"    … and {rest} more (see --json for all)")
+    for line in report.lines(limit):
+        out(f"    {line}" + (" (see --json for all)" if line.startswith("… and") else ""))
 
 
 def _echo_conflicts(conflicts, limit: int = 5) -> None:

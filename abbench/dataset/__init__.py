@@ -30,7 +30,15 @@ from abbench.dataset._info import Dataset, DatasetInfo, ProfileInfo
 from abbench.dataset._jsonpath import JsonPath, PathError, parse_path
 from abbench.dataset._mapping import Converted, Mapper, MemoryIds, resolve_duplicates, unpack_source_row
 from abbench.dataset._profile import SPECIAL_SOURCES, Lookup, MappingProfile, ReadSpec, Shape, Source
-from abbench.dataset._readers import CHUNK_SIZE, Row, Table, ValueCounts, read_table, sheet_names
+from abbench.dataset._readers import (
+    CHUNK_SIZE,
+    Row,
+    Table,
+    ValueCounts,
+    check_data_file,
+    read_table,
+    sheet_names,
+)
 from abbench.dataset._recipes import RECIPES, Recipe, RowStream, get_recipe
 from abbench.dataset._suggest import SYNONYMS, Suggestion, looks_like_labels, suggest_mapping
 from abbench.dataset._text import Encoding, detect_encoding, label_key, normalize_text
@@ -75,6 +83,7 @@ __all__ = [
     "ValueCounts",
     "canonical_json",
     "case_line",
+    "check_data_file",
     "check_report",
     "column_letter",
     "content_hash",

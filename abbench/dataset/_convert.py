@@ -78,6 +78,9 @@ class ImportPlan:
     def new_report(self, max_problems: int = 10_000) -> ReportBuilder:
         """A report builder holding the plan's file-level warnings (shape differences)."""
         report = ReportBuilder(max_problems)
+        if self.profile.label_set is not None:
+            report.label_set = tuple(self.profile.label_set)
+        report.notes = list(self.table.notes)
         for kind, message in self.mapper.warnings:
             report.add(kind, "file", None, None, message, severity="warning")
         return report
@@ -138,6 +141,12 @@ def plan_import(
     suggestion = None
     if prof is None and rcp is None:
         suggestion = suggest_mapping(table)
+        if not suggestion.has_input and not table.head(1):
+            if table.tabular and table.columns:
+                what = f"a header ({', '.join(table.columns)}) but no rows under it"
+            else:
+                what = "no rows (blank lines only)" if table.tabular else "no rows"
+            raise ImportFailed(f"{p.name} holds {what}; nothing to import")
         if not suggestion.has_input:
             raise ImportFailed(
                 f"{p.name}: no mapping given and none could be suggested: "
@@ -308,6 +317,10 @@ def check_report(path: Path, report: ValidationReport, skip_invalid: bool) -> No
             f"{path.name} was not imported: {report.describe(limit=8)}\n"
             "Fix the file or the mapping, or import the valid rows with skip_invalid=True (CLI: --skip-invalid)",
             report,
+        )
+    if report.n_rows == 0:
+        raise ImportFailed(
+            f"{path.name} holds no rows (a header only, or blank lines); nothing to import", report
         )
     if report.n_valid == 0:
         raise ImportFailed(f"{path.name} has no valid case: {report.describe(limit=8)}", report)

@@ -9,12 +9,25 @@ from __future__ import annotations
 import csv
 import datetime as _dt
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from abbench.dataset._headers import cell_text as _cell_text
+from abbench.dataset._headers import second_header, two_row_names, two_row_note
+from abbench.dataset._hostile import (
+    SURROGATE_ESCAPE,
+    check_no_nul,
+    decode_json,
+    dumps_short,
+    json_loads,
+    json_problem,
+    lone_surrogate,
+    surrogate_message,
+)
 from abbench.dataset._text import Encoding, decode_error, detect_encoding
 from abbench.errors import ImportFailed, UsageError
 
@@ -87,14 +100,6 @@ def _header_names(cells: list[Any], first_col: int, notes: list[str]) -> tuple[s
         seen.setdefault(name, 0)
         names.append(name)
     return tuple(names)
-
-
-def _cell_text(cell: Any) -> str:
-    if cell is None:
-        return ""
-    if isinstance(cell, float) and cell.is_integer():
-        return str(int(cell))
-    return str(cell)
 
 
 # -- CSV -------------------------------------------------------------------------------------------
@@ -208,22 +213,37 @@ def open_csv(path: Path, *, encoding: str | None, delimiter: str | None, header_
     if csv.field_size_limit() < _FIELD_LIMIT:
         csv.field_size_limit(_FIELD_LIMIT)
     enc = detect_encoding(path, encoding)
-    with path.open(encoding=enc.codec, newline="") as fh:
-        sample = fh.read(_SNIFF_BYTES)  # within the MiB detect_encoding decoded
+    if not enc.codec.replace("_", "-").lower().startswith(("utf-16", "utf-32")):
+        check_no_nul(path)
+    try:
+        with path.open(encoding=enc.codec, newline="") as fh:
+            sample = fh.read(_SNIFF_BYTES)  # within the MiB detect_encoding decoded
+    except UnicodeDecodeError:  # a short file cut inside a character: the end is within the sample
+        raise decode_error(path, enc) from None
     if delimiter is not None:
         delimiter = {"\\t": "\t", "tab": "\t", "TAB": "\t"}.get(delimiter, delimiter)
         if len(delimiter) != 1:
             raise UsageError(f"a delimiter is one character, got {delimiter!r}; e.g. ',' or '\\t'")
-    delim = delimiter or sniff_delimiter(sample, path.suffix.lower())
     notes: list[str] = []
+    # Excel writes and reads a first line "sep=;" naming the delimiter; it is not the header.
+    directive = re.fullmatch(r"sep=(.)", sample.split("\n", 1)[0].rstrip("\r").lstrip("\ufeff"))
+    if directive is not None and header_row is None:
+        notes.append(
+            f"line 1 is Excel's {directive.group(0)!r} line: the delimiter is {directive.group(1)!r}"
+        )
+    else:
+        directive = None
+    delim = delimiter or (directive.group(1) if directive else sniff_delimiter(sample, path.suffix.lower()))
 
     # The header is the first non-blank record, or the record asked for (1-based); 0 means no header.
     first: list[str] = []
+    after: list[list[str]] = []  # the records below the header, to spot a second header row
     n = 0
     try:
         with path.open(encoding=enc.codec, newline="") as fh:
-            for n, rec in enumerate(csv.reader(fh, delimiter=delim), start=1):
-                if header_row and n < header_row:
+            reader = csv.reader(fh, delimiter=delim)
+            for n, rec in enumerate(reader, start=1):
+                if (header_row and n < header_row) or (directive and n == 1):
                     continue
                 if header_row or any(c.strip() for c in rec):
                     first = rec
@@ -233,10 +253,16 @@ def open_csv(path: Path, *, encoding: str | None, delimiter: str | None, header_
                     raise UsageError(
                         f"{path.name} has only {n} rows; header_row={header_row} is past the end "
                     )
+            if header_row is None:
+                after = list(islice(reader, 20))
     except csv.Error as exc:
         raise _csv_error(path, n, exc) from None
     except UnicodeDecodeError:
         raise decode_error(path, enc) from None
+    two_rows = bool(after) and second_header(first, after[0], after[1:], set())
+    if two_rows:
+        first = two_row_names(first, after[0], max(len(first), len(after[0])), set())
+        notes.append(two_row_note(n, first, merged=False))
     if header_row == 0:
         columns = tuple(column_letter(i) for i in range(len(first)))
         skip = 0
@@ -246,7 +272,7 @@ def open_csv(path: Path, *, encoding: str | None, delimiter: str | None, header_
         while first and not first[-1].strip():
             first = first[:-1]
         columns = _header_names(first, 0, notes)
-        skip = n
+        skip = n + 1 if two_rows else n
     width = len(columns)
 
     def chunks(size: int, keep_blank: bool = False) -> Iterator[RowChunk]:
@@ -318,7 +344,7 @@ def open_excel(path: Path, *, sheet: str | int | None, header_row: int | None) -
         book = CalamineWorkbook.from_path(str(path))
     except Exception as exc:
         raise ImportFailed(
-            f"{path.name}: cannot open as a workbook ({exc}); is it really {path.suffix}?"
+            f"{path.name}: cannot open as a workbook ({exc}); {_not_a_workbook(path)}"
         ) from None
     try:
         names = list(book.sheet_names)
@@ -344,6 +370,22 @@ def open_excel(path: Path, *, sheet: str | int | None, header_row: int | None) -
         if name is None:
             raise ImportFailed(f"{path.name} has no worksheet")
         data = book.get_sheet_by_name(name)
+        picked_note = None
+        if sheet is None and not _has_cells(data):
+            # The first sheet is empty (a cover left blank, data on "Sheet2"): the only sheet that
+            # holds anything is what was meant; with several, the user chooses.
+            filled = [n for n in visible if n != name and _has_cells(book.get_sheet_by_name(n))]
+            if len(filled) == 1:
+                picked_note = (
+                    f"the first sheet {name!r} is empty; read sheet {filled[0]!r}, the only one holding data"
+                )
+                name = filled[0]
+                data = book.get_sheet_by_name(name)
+            elif filled:
+                raise ImportFailed(
+                    f"{path.name}: the first sheet {name!r} is empty and {len(filled)} sheets hold data "
+                    f"({', '.join(map(repr, filled))}); choose one with --sheet NAME (sheet=)"
+                )
         first_col = data.start[1] if data.start else 0
         sheet_width = data.width if data.start else 0
         # Rows (1-based) holding a cell merged across columns: how title rows are usually made.
@@ -373,7 +415,7 @@ def open_excel(path: Path, *, sheet: str | int | None, header_row: int | None) -
         others = [n for n in names if n != name]
         hint = f"; choose another with sheet= (sheets: {', '.join(others)})" if others else ""
         raise ImportFailed(f"{path.name}: sheet {name!r} is empty{hint}")
-    notes: list[str] = []
+    notes: list[str] = [picked_note] if picked_note else []
     if header_row == 0:
         width = max([sheet_width, *(len(c) for _, c in head_rows)])
         columns = tuple(column_letter(first_col + i) for i in range(width))
@@ -397,8 +439,21 @@ def open_excel(path: Path, *, sheet: str | int | None, header_row: int | None) -
         # Every column of the sheet's used range counts, so data under a blank header cell is kept
         # (named by its letter) rather than silently dropped.
         cells = list(cells) + [""] * (sheet_width - len(cells))
-        columns = _header_names(cells, first_col, notes)
         data_from = number + 1
+        below = [c for n, c in head_rows if n > number]
+        nxt = next(((n, c) for n, c in head_rows if n > number), None)
+        if header_row is None and nxt is not None and nxt[0] == number + 1:
+            merged = {
+                col - first_col
+                for start, end in (getattr(data, "merged_cell_ranges", None) or ())
+                if start[0] + 1 == number and end[1] > start[1]
+                for col in range(start[1], end[1] + 1)
+            }
+            if second_header(cells, nxt[1], below[1:], merged):
+                cells = two_row_names(cells, list(nxt[1]), len(cells), merged)
+                notes.append(two_row_note(number, cells, merged=bool(merged)))
+                data_from = nxt[0] + 1
+        columns = _header_names(cells, first_col, notes)
     width = len(columns)
 
     # The sheet parsed for the header serves the first read too: parsing is most of an Excel read.
@@ -444,6 +499,29 @@ def open_excel(path: Path, *, sheet: str | int | None, header_row: int | None) -
 
 
 _PLAIN_CELLS = {str, int, bool}
+
+
+def _not_a_workbook(path: Path) -> str:
+    """What a file that calamine cannot open seems to be instead, and what to do."""
+    with path.open("rb") as fh:
+        head = fh.read(4096)
+    if head.startswith(b"PK\x03\x04"):
+        return "it is a zip archive, but not of a workbook (an .xlsx holds xl/workbook.xml)"
+    if head.startswith(b"\xd0\xcf\x11\xe0"):
+        return "it is an OLE file: a password-protected workbook, or another Office file; save it unprotected as .xlsx"
+    if b"\x00" not in head:
+        try:
+            head.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        else:
+            kind = "JSON" if head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"[", b"{") else "CSV"
+            return f"it is text, probably {kind}: rename it, or give --format {kind.lower()} (format=)"
+    return f"is it really {path.suffix}?"
+
+
+def _has_cells(data: Any) -> bool:
+    return bool(data.start) and any(any(c != "" for c in cells) for cells in data.iter_rows())
 
 
 def _tidy_excel(
@@ -524,7 +602,11 @@ def _sample_jsonl(path: Path, enc: Encoding, keys: dict[str, None]) -> None:
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = json_loads(line, path.name, number)
+            except ImportFailed:
+                if seen == 0:
+                    raise
+                continue
             except json.JSONDecodeError as exc:
                 if seen == 0:
                     hint = (
@@ -543,7 +625,8 @@ def _sample_jsonl(path: Path, enc: Encoding, keys: dict[str, None]) -> None:
 
 
 def _jsonl_chunks(path: Path, enc: Encoding, size: int) -> Iterator[RowChunk]:
-    loads = json.loads
+    loads = decode_json
+    surrogate = SURROGATE_ESCAPE.search
     with path.open(encoding=enc.codec) as fh:
         rows: list[Any] = []
         locs: list[str] = []
@@ -561,6 +644,17 @@ def _jsonl_chunks(path: Path, enc: Encoding, size: int) -> Iterator[RowChunk]:
                         line.rstrip("\r\n"),
                     )
                 )
+                continue
+            except (RecursionError, ValueError) as exc:
+                found = json_problem(line, exc)
+                if found is None:
+                    raise
+                bad.append(
+                    (f"line {number}", f"column {found[0] + 1}: {found[1]}", line[:200].rstrip("\r\n"))
+                )
+                continue
+            if surrogate(line) is not None and (text := lone_surrogate(row)) is not None:
+                bad.append((f"line {number}", surrogate_message(text), line[:200].rstrip("\r\n")))
                 continue
             rows.append(row)
             locs.append(f"line {number}")
@@ -591,13 +685,13 @@ def open_json(path: Path, *, encoding: str | None, splits: list[str] | tuple[str
     except UnicodeDecodeError:
         raise decode_error(path, enc) from None
     try:
-        doc = json.loads(text)
+        doc = json_loads(text, path.name)
     except json.JSONDecodeError as exc:
         if exc.msg == "Extra data":
             first = text.lstrip().split("\n", 1)[0]
             try:
-                json.loads(first)
-            except json.JSONDecodeError:
+                decode_json(first)
+            except (ValueError, RecursionError):
                 pass
             else:
                 source = open_jsonl(path, encoding=encoding)
@@ -632,6 +726,9 @@ def open_json(path: Path, *, encoding: str | None, splits: list[str] | tuple[str
         for row in parts[part][:_KEY_SAMPLE]:
             _collect_keys(row, keys)
 
+    check_surrogates = SURROGATE_ESCAPE.search(text) is not None
+    del text
+
     def chunks(size: int, keep_blank: bool = False) -> Iterator[RowChunk]:
         for part in chosen:
             items = parts[part]
@@ -639,6 +736,18 @@ def open_json(path: Path, *, encoding: str | None, splits: list[str] | tuple[str
             for start in range(0, len(items), size):
                 rows = items[start : start + size]
                 locs = [f"{prefix}{i}" for i in range(start + 1, start + len(rows) + 1)]
+                if check_surrogates:
+                    # Half a surrogate pair cannot be stored as UTF-8: such a row is unreadable.
+                    found = [(k, lone_surrogate(r)) for k, r in enumerate(rows)]
+                    bad = [
+                        (locs[k], surrogate_message(t), dumps_short(rows[k]))
+                        for k, t in found
+                        if t is not None
+                    ]
+                    if bad:
+                        keep = [k for k, t in found if t is None]
+                        yield RowChunk([rows[k] for k in keep], [locs[k] for k in keep], part, bad)
+                        continue
                 yield RowChunk(rows, locs, part)
 
     options = {"format": "json", "encoding": enc.codec, "encoding_detected": enc.how}
@@ -685,7 +794,7 @@ def sniff_format(path: Path) -> str:
         first = text.split(b"\n", 1)[0]
         try:
             json.loads(first)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
             return "json"
         return "jsonl" if b"\n" in text.strip() else "json"
     return "csv"

@@ -182,7 +182,7 @@ def _maybe_json(value: Any) -> Any:
         if s[:1] in ("{", "["):
             try:
                 return json.loads(s)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 return value
     return value
 

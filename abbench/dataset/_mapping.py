@@ -54,6 +54,16 @@ def _chat_hint(field: str, source: SourceLike | None, value: Any) -> str:
             f"{field} got a list of {len(value)} chat messages; map {field} to {where}[-1].content "
             f"and history to {where}[:-1]"
         )
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return (
+            f"{field} got a list of {len(value)} texts; to join them write "
+            f'{field}: {{join: "{where}", sep: " "}} (sep: "" for chunks that carry their own spaces)'
+        )
+    if isinstance(value, list) and value and all(isinstance(v, dict) and "text" in v for v in value):
+        return (
+            f"{field} got a list of {len(value)} chunks with a text each; to join them write "
+            f'{field}: {{join: "{where}[*].text", sep: ""}}'
+        )
     return f"{field} got {'a list' if isinstance(value, list) else 'an object'}, not text; point it at a text inside"
 
 
@@ -267,7 +277,6 @@ class Mapper:
         norm_map = {label_key(k): v for k, v in profile.label_map.items()}
         label_set = profile.label_set
         norm_set = {label_key(v): v for v in label_set} if label_set else {}
-        allowed = ", ".join(label_set or ())
 
         def to_label(value):
             t = type(value)
@@ -286,9 +295,15 @@ class Mapper:
                 if norm_set:
                     canonical = norm_set.get(key)
                     if canonical is None:
+                        close = difflib.get_close_matches(key, list(norm_set), n=3, cutoff=0.6)
+                        hint = (
+                            f" (did you mean {' or '.join(repr(norm_set[c]) for c in close)}?)"
+                            if close
+                            else ""
+                        )
                         raise RowProblem(
                             "label_not_in_set",
-                            f"label {text!r} is not in the label set ({allowed}); add it to label_map or label_set",
+                            f"label {text!r} is not in the label set{hint}; fix it, or add it to label_map or label_set",
                             text,
                         )
                     return canonical
@@ -526,7 +541,8 @@ def _apply_errors(
 ) -> list[Any]:
     default = fld.default
     for i, exc in errors.items():
-        if default is not _NO_DEFAULT:
+        # A default stands in for a value the row lacks, not for one the mapping cannot use.
+        if default is not _NO_DEFAULT and getattr(exc, "kind", None) != "not_text":
             out[i] = default
         else:
             out[i] = _FAILED

@@ -15,7 +15,8 @@ A profile in YAML reads like this::
 A field's source is a string (a column, else a JSON path such as ``data.query`` or
 ``input[-1].content``; ``$split``, ``$location``, ``$row`` and ``$file`` name the split, the row's
 location, the whole raw row and the file name) or an object with exactly one of ``column``, ``path``,
-``const``, ``template``, ``concat``, ``lookup`` (with ``key``), ``object``, ``columns`` or ``unmapped``.
+``const``, ``template``, ``concat``, ``join``, ``lookup`` (with ``key``), ``object``, ``columns`` or
+``unmapped``.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from abbench.types import CASE_FIELDS
 SPECIAL_SOURCES = ("$split", "$location", "$row", "$file")
 """Names a source string may use for what is not in the row itself."""
 
-_KINDS = ("column", "path", "const", "template", "concat", "lookup", "object", "columns", "unmapped")
+_KINDS = ("column", "path", "const", "template", "concat", "join", "lookup", "object", "columns", "unmapped")
 
 
 def _label_text(value: Any) -> str:
@@ -56,7 +57,10 @@ class Source(BaseModel):
         const: The same value for every row.
         template: Text with ``{source}`` placeholders, e.g. ``"{title}\\n{body}"`` (``{{`` for a brace).
         concat: Several sources joined with `sep`, empty ones left out.
-        sep: The separator for `concat` (default a newline).
+        join: One source that gives a list (``data[*].text``), its items joined with `sep`: an
+            utterance stored as chunks (SNIPS's ``{"data": [{"text": "book a "}, {"text": "table"}]}``).
+        sep: The separator for `concat` (default a newline) or `join` (default nothing: chunks
+            carry their own spaces).
         lookup: The name of a table in the profile's ``lookups``; `key` gives the value looked up.
         key: The source of the lookup key.
         object: A JSON object built from named sources (for ``metadata`` or ``context``).
@@ -71,7 +75,8 @@ class Source(BaseModel):
     const: Any = None
     template: str | None = None
     concat: list[SourceLike] | None = None
-    sep: str = "\n"
+    join: SourceLike | None = None
+    sep: str | None = None
     lookup: str | None = None
     key: SourceLike | None = None
     object: dict[str, SourceLike] | None = None
@@ -92,6 +97,8 @@ class Source(BaseModel):
             )
         if self.key is not None and self.lookup is None:
             raise ValueError("key is only used with lookup")
+        if "sep" in self.model_fields_set and self.concat is None and self.join is None:
+            raise ValueError("sep is only used with concat or join")
         if self.unmapped is False:
             raise ValueError("unmapped: true is the only value it takes")
         return self
@@ -385,6 +392,7 @@ def _lookups_used(source: SourceLike) -> list[str]:
     names = [source.lookup] if source.lookup else []
     for sub in [
         *(source.concat or []),
+        *([source.join] if source.join is not None else []),
         *((source.object or {}).values()),
         *([source.key] if source.key else []),
     ]:

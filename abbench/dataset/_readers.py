@@ -217,6 +217,24 @@ def sheet_names(path: str | os.PathLike) -> list[str]:
     return visible or names
 
 
+def check_data_file(path: Path) -> None:
+    """Refuse a path that is not a readable data file, saying what it is instead.
+
+    Raises:
+        ImportFailed: no such file, a symbolic link that leads nowhere, a folder, or a special file.
+    """
+    if not path.exists():
+        if path.is_symlink():
+            raise ImportFailed(
+                f"{path} is a symbolic link that leads nowhere (a loop, or its target is gone)"
+            )
+        raise ImportFailed(f"no such file: {path}")
+    if path.is_dir():
+        raise ImportFailed(f"{path} is a folder; give a data file (CSV, XLSX, JSONL or JSON)")
+    if not path.is_file():
+        raise ImportFailed(f"{path} is not a regular file (a pipe or a device); give a data file")
+
+
 def read_table(
     path: str | os.PathLike,
     *,
@@ -254,8 +272,7 @@ def read_table(
         ('text', 'category')
     """
     p = Path(path).expanduser()
-    if not p.exists():
-        raise ImportFailed(f"no such file: {p}")
+    check_data_file(p)
     if p.is_dir():
         raise ImportFailed(f"{p} is a folder; give a data file (CSV, XLSX, JSONL or JSON)")
     fmt = (format or sniff_format(p)).lower()
@@ -299,6 +316,10 @@ def load_json_file(path: str | os.PathLike) -> Any:
             raise ImportFailed(f"{p.name}: not valid YAML ({exc})") from None
     try:
         return json.loads(text)
+    except RecursionError:
+        from abbench.dataset._formats import deep_json_error
+
+        raise deep_json_error(p.name, text) from None
     except json.JSONDecodeError as exc:
         raise ImportFailed(
             f"{p.name}, line {exc.lineno}, column {exc.colno}: not valid JSON ({exc.msg})"

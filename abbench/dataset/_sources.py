@@ -40,7 +40,7 @@ def maybe_json(value: Any) -> Any:
         if s[:1] in ("[", "{") and s[-1:] in ("]", "}"):
             try:
                 return json.loads(s)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 return value
     return value
 
@@ -175,14 +175,16 @@ class SourceCompiler:
         if kind == "template":
             return self.template(source.template, field)
         if kind == "concat":
-            getters = [self.compile(s, field) for s in source.concat]
-            sep = source.sep
+            getters = [(self.compile(s, field), s) for s in source.concat]
+            sep = "\n" if source.sep is None else source.sep
 
             def concat(row, loc, split):
-                parts = [text_of(g(row, loc, split)) for g in getters]
+                parts = [_part_text(g(row, loc, split), s, field, "concat") for g, s in getters]
                 return sep.join(p for p in parts if p.strip())
 
             return concat
+        if kind == "join":
+            return self.join(source.join, "" if source.sep is None else source.sep, field)
         if kind == "lookup":
             table = self.lookups[source.lookup]
             key = self.compile(source.key, field)
@@ -273,7 +275,7 @@ class SourceCompiler:
 
     def template(self, template: str, field: str) -> Getter:
         """Text with ``{source}`` placeholders; ``{{`` and ``}}`` are literal braces."""
-        parts: list[tuple[str, Getter]] = []
+        parts: list[tuple[str, Getter, str]] = []
         literal: list[str] = []
         i = 0
         while i < len(template):
@@ -288,7 +290,8 @@ class SourceCompiler:
                         f"{self.label}: fields.{field}: template {template!r} opens '{{' at column {i + 1} "
                         "and never closes it (write {{ for a literal brace)"
                     )
-                parts.append(("".join(literal), self.compile_name(template[i + 1 : end].strip(), field)))
+                name = template[i + 1 : end].strip()
+                parts.append(("".join(literal), self.compile_name(name, field), name))
                 literal = []
                 i = end + 1
             else:
@@ -297,9 +300,49 @@ class SourceCompiler:
         tail = "".join(literal)
 
         def render(row, loc, split):
-            return "".join(lit + text_of(g(row, loc, split)) for lit, g in parts) + tail
+            return (
+                "".join(
+                    lit + _part_text(g(row, loc, split), name, field, "template") for lit, g, name in parts
+                )
+                + tail
+            )
 
         return render
+
+    def join(self, source: SourceLike, sep: str, field: str) -> Getter:
+        """The items of the list `source` gives, as text joined with `sep` (blank items left out)."""
+        get = self.compile(source, field)
+        shown = _shown(source)
+
+        def join(row, loc, split):
+            value = maybe_json(get(row, loc, split))
+            if value is None:
+                return None
+            if not isinstance(value, list):
+                if isinstance(value, dict):
+                    raise _not_text(
+                        f"join {shown!r} gives an object, not a list; point it at a list of texts such as "
+                        f"{shown}[*].text"
+                    )
+                return text_of(value)
+            parts = []
+            for k, item in enumerate(value):
+                if isinstance(item, (list, dict)):
+                    texts = (
+                        [key for key, v in item.items() if isinstance(v, str)]
+                        if isinstance(item, dict)
+                        else []
+                    )
+                    example = f", e.g. {shown}[*].{texts[0]}" if texts and not shown.endswith("]") else ""
+                    raise _not_text(
+                        f"join {shown!r}: item {k} is {'a list' if isinstance(item, list) else 'an object'}, "
+                        f"not text; point the path at a text inside each item{example}"
+                    )
+                if item is not None:
+                    parts.append(text_of(item))
+            return sep.join(p for p in parts if p.strip()) if sep else "".join(parts)
+
+        return join
 
     def unmapped(self) -> Getter:
         """An object of the columns (or top-level keys) no other source refers to; compile it last."""
@@ -314,3 +357,30 @@ class SourceCompiler:
             return None
 
         return rest
+
+
+def _shown(source: SourceLike) -> str:
+    if isinstance(source, str):
+        return source
+    return str(source.model_dump(mode="json", exclude_unset=True))
+
+
+def _not_text(message: str) -> PathError:
+    err = PathError(message)
+    err.kind = "not_text"  # type: ignore[attr-defined]
+    return err
+
+
+def _part_text(value: Any, source: SourceLike, field: str, how: str) -> str:
+    """A concat or template part as text; a list is refused (its JSON text is not what anyone means)."""
+    if type(value) is list:
+        shown = _shown(source)
+        raise _not_text(
+            f"{how} part {shown!r} gives a list of {len(value)}, not a text; to join a list's items "
+            f'write {field}: {{join: "{shown}", sep: ""}} (or point the path at one item)'
+        )
+    if type(value) is dict:
+        raise _not_text(
+            f"{how} part {_shown(source)!r} gives an object, not a text; point it at a text inside"
+        )
+    return text_of(value)

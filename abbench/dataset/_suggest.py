@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,6 +25,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
         "input",
         "text",
         "utterance",
+        "utt",
         "userquery",
         "userinput",
         "request",
@@ -77,7 +80,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
         "路由",
         "结果",
     ),
-    "domain": ("domain", "vertical", "scene", "area", "垂域", "领域", "业务域", "场景", "业务"),
+    "domain": ("domain", "vertical", "scene", "scenario", "area", "垂域", "领域", "业务域", "场景", "业务"),
     "case_id": (
         "caseid",
         "id",
@@ -230,7 +233,7 @@ def suggest_mapping(
     values = {c: [_get(r, c, table) for r in rows] for c in columns}
     chosen: dict[str, Any] = {}
     reasons: dict[str, str] = {}
-    notes: list[str] = []
+    notes: list[str] = list(table.notes)
     used: set[str] = set()
 
     # 1. chat messages: input[-1].content + history
@@ -244,28 +247,55 @@ def suggest_mapping(
             used.add(col)
             break
 
+    # 1b. an utterance split into chunks (SNIPS): join their texts
+    if "input" not in chosen:
+        for col in columns:
+            if _is_chunks(values[col]):
+                chosen["input"] = {"join": f"{_quote(col)}[*].text", "sep": ""}
+                reasons["input"] = (
+                    f"join {_quote(col)}[*].text: {col!r} holds the utterance as a list of chunks "
+                    "({text: ...}); their texts are joined"
+                )
+                used.add(col)
+                break
+
+    prose = {c: prose_score(values[c]) for c in columns}
+
     # 2. names
     for fld in _FIELD_ORDER:
         if fld in chosen:
             continue
-        best = _by_name(fld, columns, used)
-        if best is None:
-            continue
-        col, how = best
-        ok, why_not = _fits(fld, values[col], len(rows))
-        if not ok:
-            notes.append(f"{col!r} is named like {fld} but {why_not}; not mapped")
-            continue
-        chosen[fld] = col
-        reasons[fld] = f"{col!r}: its name {how}"
-        used.add(col)
+        for col, how, exact in _by_name(fld, columns, used):
+            ok, why_not = _fits(fld, values[col], len(rows))
+            if ok and fld == "input":
+                ok, why_not = _reads_as_prose(col, prose, used)
+            if not ok and fld == "case_id" and exact and why_not in _ID_FAULTS:
+                # Named exactly like an id: mapping it lets the import say which rows repeat or lack
+                # one, where generating ids would hide that the file's own ids are broken.
+                chosen[fld] = col
+                reasons[fld] = (
+                    f"{col!r}: its name {how}, although {why_not}; the import will list those rows "
+                    "(map case_id to another column, or leave it out to generate ids)"
+                )
+                used.add(col)
+                break
+            if not ok:
+                notes.append(f"{col!r} is named like {fld} but {why_not}; not mapped")
+                continue
+            chosen[fld] = col
+            reasons[fld] = f"{col!r}: its name {how}"
+            used.add(col)
+            break
 
     # 3. values, when names did not decide
     if "input" not in chosen:
-        col = _longest_text(columns, values, used)
+        col = _most_prose(columns, values, prose, used)
         if col is not None:
             chosen["input"] = col
-            reasons["input"] = f"{col!r}: no column is named like a query; this is the longest text"
+            reasons["input"] = (
+                f"{col!r}: no column is named like a query; this one reads most like natural language "
+                f"({prose[col].describe()})"
+            )
             used.add(col)
     if "expected" not in chosen:
         col = _label_like(columns, values, used)
@@ -380,6 +410,14 @@ def _is_chat(values: list[Any]) -> bool:
     )
 
 
+def _is_chunks(values: list[Any]) -> bool:
+    present = [v for v in values if v is not None]
+    return bool(present) and all(
+        isinstance(v, list) and v and all(isinstance(m, dict) and isinstance(m.get("text"), str) for m in v)
+        for v in present
+    )
+
+
 def _columns(table: Table, rows: list[Any]) -> tuple[str, ...]:
     if table.tabular:
         return table.columns
@@ -408,21 +446,59 @@ def _show(source: Any) -> str:
     return source if isinstance(source, str) else str(source.model_dump(exclude_unset=True))
 
 
-def _by_name(fld: str, columns: tuple[str, ...], used: set[str]) -> tuple[str, str] | None:
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_WORD_BREAKS = (
+    (re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])"), " "),  # camelCase, HTTPStatus
+    (re.compile(r"(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])"), " "),  # text2, 2nd
+    (re.compile(r"(?<=[\u3400-\u9fff])(?=[^\u3400-\u9fff])|(?<=[^\u3400-\u9fff])(?=[\u3400-\u9fff])"), " "),
+)
+_ID_WORDS = frozenset(("id", "ids", "uid", "uuid", "编号", "序号", "id号"))
+_ALL_NAMES = frozenset(_norm(o) for names in SYNONYMS.values() for o in names)
+
+
+def name_words(name: str) -> list[str]:
+    """A column name's words, casefolded: snake_case, camelCase, spaces, dashes and dots split, CJK runs apart.
+
+    ``answerId`` → ``["answer", "id"]``, ``user_query_text`` → ``["user", "query", "text"]``,
+    ``用户query`` → ``["用户", "query"]``; ``answerid`` stays one word.
+    """
+    for pattern, repl in _WORD_BREAKS:
+        name = pattern.sub(repl, name)
+    return [w for w in re.split(r"[\s_\-.:/()#]+", name.casefold()) if w]
+
+
+def _word_runs(words: list[str]) -> set[str]:
+    return {"".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, len(words) + 1)}
+
+
+def _by_name(fld: str, columns: tuple[str, ...], used: set[str]) -> list[tuple[str, str, bool]]:
+    """Columns named like `fld`, best first, as ``(column, how, exact)``.
+
+    A name matches a synonym exactly (casefolded, separators ignored) or holds it as whole words
+    (``user_query_text`` holds ``query``; ``answerid`` does not hold ``rid``). Chinese has no word
+    breaks, so a Chinese synonym matches inside a run of Chinese (``用户问题描述`` holds ``用户问题``).
+    A name whose last word is an id word (``answer_id``) is only an id.
+    """
     names = SYNONYMS[fld]
     normed = {c: _norm(c) for c in columns if c not in used}
+    out: dict[str, tuple[str, str, bool]] = {}
     for syn in names:  # exact, best synonym first
         for col, n in normed.items():
-            if n == _norm(syn):
-                return col, f"matches {syn!r}"
-    for syn in names:  # contains, for names like user_query_text or 人工标签_v2
-        s = _norm(syn)
-        if len(s) < 3 and not re.search(r"[\u4e00-\u9fff]", s):
-            continue  # "id" inside "paid", "n" inside anything: too loose
+            if n == _norm(syn) and col not in out:
+                out[col] = (col, f"matches {syn!r}", True)
+    for syn in names:  # whole words, for names like user_query_text or 人工标签_v2
+        target = _norm(syn)
         for col, n in normed.items():
-            if s in n and not any(_norm(o) == n for other in SYNONYMS.values() for o in other):
-                return col, f"contains {syn!r}"
-    return None
+            if col in out or n in _ALL_NAMES:  # a name that is another field's exact synonym is that field's
+                continue
+            words = name_words(col)
+            if words and words[-1] in _ID_WORDS and fld not in ("case_id", "request_id"):
+                continue
+            if target in _word_runs(words):
+                out[col] = (col, f"has the word{'s' if len(syn.split()) > 1 else ''} {syn!r}", False)
+            elif _CJK.search(target) and any(target in w for w in words if _CJK.search(w)):
+                out[col] = (col, f"contains {syn!r}", False)
+    return list(out.values())
 
 
 def _fits(fld: str, values: list[Any], n_rows: int) -> tuple[bool, str]:
@@ -459,17 +535,123 @@ def _key(value: Any) -> str:
     return value.strip() if isinstance(value, str) else str(value)
 
 
-def _longest_text(columns: tuple[str, ...], values: dict[str, list[Any]], used: set[str]) -> str | None:
-    best, best_len = None, 0.0
+_ID_FAULTS = ("its values repeat", "some rows have no id")
+_PROSE_SAMPLE = 500
+# Slot annotations written into the text: MASSIVE/ATIS-style "[date : today]", Rasa's "[today](date)",
+# inline tags "<date>today</date>" / "<B-date>", and template slots "{{date}}".
+_MARKUP = re.compile(
+    r"\[[^\[\]\n]{1,80}?\s:\s[^\[\]\n]{1,200}\]"
+    r"|\[[^\[\]\n]{1,200}\]\([\w.:-]{1,80}\)"
+    r"|</?[A-Za-z][\w.:-]{0,40}(?:\s[^<>\n]{0,200})?>"
+    r"|\{\{[^{}\n]{1,80}\}\}"
+)
+
+
+@dataclass(frozen=True)
+class ProseScore:
+    """How much a column's sampled values read as natural language (what an input is).
+
+    Attributes:
+        score: 0..1: the mean over values of their share of letters (any script, CJK included)
+            times a length factor (three words or more count fully), less the share of values that
+            carry markup or JSON.
+        markup: Share of values with slot markup (``[date : today]``, ``<date>``, ``[x](slot)``).
+        json: Share of values that are JSON objects or arrays.
+        n: Text values looked at.
+        mean_length: Their mean length in characters.
+    """
+
+    score: float
+    markup: float = 0.0
+    json: float = 0.0
+    n: int = 0
+    mean_length: float = 0.0
+
+    def describe(self) -> str:
+        """The score in words."""
+        parts = [f"prose score {self.score:.2f}"]
+        if self.markup:
+            parts.append(f"{self.markup:.0%} with markup")
+        if self.json:
+            parts.append(f"{self.json:.0%} JSON")
+        return ", ".join(parts)
+
+
+def prose_score(values: list[Any]) -> ProseScore:
+    """Score sampled values by how much they read as natural language (see `ProseScore`).
+
+    The first 500 values are looked at, each by its first 300 characters: enough to tell prose from
+    markup, labels and numbers, at a cost that does not grow with the width of the file's cells.
+    """
+    texts = [v for v in values if v not in (None, "")][:_PROSE_SAMPLE]
+    if not texts:
+        return ProseScore(0.0)
+    total = 0.0
+    markup = structured = 0
+    lengths = 0
+    for v in texts:
+        if isinstance(v, (list, dict)):
+            structured += 1
+            continue
+        if not isinstance(v, str):
+            continue
+        text = v.strip()
+        lengths += len(text)
+        if text[:1] in ("{", "[") and text[-1:] in ("}", "]") and _parses(text):
+            structured += 1
+            continue
+        if _MARKUP.search(text):
+            markup += 1
+            continue
+        text = text[:300]
+        chars = [ch for ch in text if not ch.isspace()]
+        if not chars:
+            continue
+        letters = sum(1 for ch in chars if unicodedata.category(ch)[0] == "L")
+        words = len(text.split()) + len(_CJK.findall(text)) / 2
+        total += letters / len(chars) * min(1.0, words / 3)
+    n = len(texts)
+    score = max(0.0, total / n - (markup + structured) / n)
+    return ProseScore(score, markup / n, structured / n, n, lengths / n)
+
+
+def _parses(text: str) -> bool:
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def _reads_as_prose(col: str, prose: dict[str, ProseScore], used: set[str]) -> tuple[bool, str]:
+    """Whether a column named like the input may be it: not when markup or JSON fills it and another
+    column reads as natural language (the plain text beside an annotated one)."""
+    mine = prose[col]
+    if mine.markup + mine.json < 0.2:
+        return True, ""
+    better = [
+        c for c, p in prose.items() if c != col and c not in used and p.score >= 0.5 and p.score > mine.score
+    ]
+    if not better:
+        return True, ""
+    what = "slot markup such as [date : today]" if mine.markup >= mine.json else "JSON"
+    share = mine.markup if mine.markup >= mine.json else mine.json
+    return False, f"{share:.0%} of its values hold {what}, and {better[0]!r} reads as plain text"
+
+
+def _most_prose(
+    columns: tuple[str, ...], values: dict[str, list[Any]], prose: dict[str, ProseScore], used: set[str]
+) -> str | None:
+    best, best_key = None, (-1.0, 0.0)
     for col in columns:
         if col in used:
             continue
         texts = [v for v in values[col] if isinstance(v, str) and v.strip()]
         if not texts or len(texts) < 0.5 * len(values[col]):
             continue
-        mean = sum(map(len, texts)) / len(texts)
-        if mean > best_len:
-            best, best_len = col, mean
+        key = (round(prose[col].score, 1), prose[col].mean_length)
+        if key > best_key:
+            best, best_key = col, key
     return best
 
 
@@ -531,6 +713,8 @@ def _variants(counts: Counter[str]) -> dict[str, str]:
 def _referenced(chosen: dict[str, Any]) -> set[str]:
     out = set()
     for src in chosen.values():
+        if isinstance(src, dict) and isinstance(src.get("join"), str):
+            src = src["join"]
         if isinstance(src, str):
             out.add(src)
             out.add(re.split(r"[.\[]", src, maxsplit=1)[0])

@@ -82,7 +82,13 @@ def detect_encoding(path: Path, declared: str | None = None) -> Encoding:
         return Encoding(codec, "named")
     for bom, codec, _ in _BOMS:
         if head.startswith(bom):
-            _check_decodes(path, codec, named=False, limit=_SAMPLE)
+            try:
+                _check_decodes(path, codec, named=False, limit=_SAMPLE)
+            except ImportFailed as exc:
+                raise ImportFailed(
+                    f"{path.name} starts with a {codec} byte order mark but is {exc}: the file mixes encodings "
+                    "or the mark is wrong; save it in one encoding, or name it with encoding= (CLI: --encoding)"
+                ) from None
             return Encoding(codec, "bom")
     failures = []
     for codec in _DETECTED:
@@ -143,6 +149,8 @@ def _check_decodes(path: Path, codec: str, *, named: bool, limit: int | None = N
         pos = 0
     else:  # pragma: no cover - the incremental and one-shot decoders disagree
         return
+    if codec.replace("_", "-").lower() == "utf-8-sig" and data.startswith(codecs.BOM_UTF8):
+        pos += len(codecs.BOM_UTF8)  # the decoder counts from after the mark it strips
     line = data.count(b"\n", 0, pos) + 1
     column = pos - (data.rfind(b"\n", 0, pos) + 1) + 1
     bad = data[pos : pos + 4].hex(" ") or "end of file"

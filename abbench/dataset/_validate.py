@@ -63,6 +63,49 @@ class Problem:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class ProblemGroup:
+    """Problems of one kind with one value (a misspelt label on 19 rows), told once.
+
+    Attributes:
+        kind: One of `PROBLEM_KINDS`.
+        field: The case field concerned, or None.
+        value: The offending value shared by the group (None when the rows have none).
+        message: What is wrong and what to do (the first row's message).
+        severity: ``"error"`` or ``"warning"``.
+        count: How many kept problems the group holds.
+        locations: Where the first of them sit (at most five).
+    """
+
+    kind: str
+    field: str | None
+    value: Any
+    message: str
+    severity: str
+    count: int
+    locations: tuple[str, ...]
+
+    def __str__(self) -> str:
+        where = compact_locations(self.locations)
+        if self.count > len(self.locations):
+            where += ", …"
+        times = f" ({self.count}×)" if self.count > 1 else ""
+        field = f": {self.field}" if self.field else ""
+        return f"{where}{times}{field}: {self.message}"
+
+
+def compact_locations(locations: tuple[str, ...] | list[str]) -> str:
+    """``line 3, 5, 9`` for ``line 3``, ``line 5``, ``line 9``: a shared prefix written once."""
+    if not locations:
+        return ""
+    prefixes = {loc.rstrip("0123456789") for loc in locations}
+    if len(prefixes) == 1 and len(locations) > 1:
+        prefix = prefixes.pop()
+        if prefix and all(loc[len(prefix) :].isdigit() for loc in locations):
+            return prefix + ", ".join(loc[len(prefix) :] for loc in locations)
+    return ", ".join(locations)
+
+
 @dataclass(frozen=True)
 class ValidationReport:
     """What validation found in a file: counts, each problem with its location, and a summary.
@@ -76,6 +119,10 @@ class ValidationReport:
         counts: Number of problems per kind, complete even when `problems` was cut short.
         truncated: How many problems were not kept in `problems`.
         complete: False for a preview, which reads only the first rows.
+        label_set: The profile's label set, told once beside ``label_not_in_set`` problems rather
+            than in each of them.
+        notes: How the file was read, where it took a decision a person should know of: the only
+            sheet holding data, a title row skipped, two header rows joined, a column renamed.
     """
 
     n_rows: int = 0
@@ -86,6 +133,8 @@ class ValidationReport:
     counts: Mapping[str, int] = field(default_factory=dict)
     truncated: int = 0
     complete: bool = True
+    label_set: tuple[str, ...] | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def errors(self) -> tuple[Problem, ...]:
@@ -113,15 +162,42 @@ class ValidationReport:
             head += " (preview: first rows only)"
         return head
 
-    def describe(self, limit: int = 10) -> str:
-        """The summary and the first `limit` problems, one per line."""
-        lines = [self.summary()]
-        shown = self.problems[:limit]
-        lines += [f"  {p}" for p in shown]
-        rest = len(self.problems) - len(shown) + self.truncated
+    def groups(self) -> list[ProblemGroup]:
+        """The problems grouped by severity, kind, field and value, in order of first appearance."""
+        found: dict[tuple, list[Problem]] = {}
+        for p in self.problems:
+            value = p.value if p.value is not None else p.message
+            found.setdefault((p.severity, p.kind, p.field, repr(value)), []).append(p)
+        return [
+            ProblemGroup(
+                ps[0].kind,
+                ps[0].field,
+                ps[0].value,
+                ps[0].message,
+                ps[0].severity,
+                len(ps),
+                tuple(p.location for p in ps[:5]),
+            )
+            for ps in found.values()
+        ]
+
+    def lines(self, limit: int = 20) -> list[str]:
+        """The grouped problems, at most `limit` groups, then the label set once when a label missed it."""
+        groups = self.groups()
+        out = [f"· {n}" for n in self.notes]
+        out += [f"{'!' if g.severity == 'error' else '~'} {g}" for g in groups[:limit]]
+        rest = sum(g.count for g in groups[limit:]) + self.truncated
         if rest > 0:
-            lines.append(f"  ... and {rest} more")
-        return "\n".join(lines)
+            out.append(
+                f"… and {rest} more problems" + (f" ({self.truncated} not kept)" if self.truncated else "")
+            )
+        if self.label_set and self.counts.get("label_not_in_set"):
+            out.append(f"label set ({len(self.label_set)}): {', '.join(self.label_set)}")
+        return out
+
+    def describe(self, limit: int = 10) -> str:
+        """The summary and the first `limit` groups of problems (see `groups`), one per line."""
+        return "\n".join([self.summary(), *(f"  {line}" for line in self.lines(limit))])
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (what the store keeps with the dataset)."""
@@ -133,6 +209,8 @@ class ValidationReport:
             "counts": dict(self.counts),
             "truncated": self.truncated,
             "complete": self.complete,
+            "label_set": list(self.label_set) if self.label_set is not None else None,
+            "notes": list(self.notes),
             "summary": self.summary(),
             "problems": [p.to_dict() for p in self.problems],
         }
@@ -151,6 +229,8 @@ class ValidationReport:
             counts=dict(data.get("counts", {})),
             truncated=data.get("truncated", 0),
             complete=data.get("complete", True),
+            label_set=tuple(data["label_set"]) if data.get("label_set") is not None else None,
+            notes=tuple(data.get("notes", ())),
         )
 
 
@@ -165,6 +245,8 @@ class ReportBuilder:
         self.n_rows = 0
         self.n_invalid = 0
         self.n_valid = 0
+        self.label_set: tuple[str, ...] | None = None
+        self.notes: list[str] = []
 
     def add(
         self,
@@ -198,6 +280,8 @@ class ReportBuilder:
             counts=dict(self.counts),
             truncated=self.truncated,
             complete=complete,
+            label_set=self.label_set,
+            notes=tuple(self.notes),
         )
 
 

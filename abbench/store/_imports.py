@@ -17,6 +17,7 @@ from abbench.dataset import (
     ContentHasher,
     DatasetInfo,
     MappingProfile,
+    check_data_file,
     check_report,
     default_name,
     fingerprint,
@@ -133,8 +134,7 @@ class ImportsMixin:
             UsageError: an option does not fit the file.
         """
         src = Path(path).expanduser()
-        if not src.is_file():
-            raise ImportFailed(f"no such file: {src}" if not src.exists() else f"{src} is not a file")
+        check_data_file(src)
         if self.read_only:
             raise self.refuse_write(f"a dataset imported from {src.name}")
         if name is not None:

@@ -66,7 +66,8 @@ def test_invalid_file_exits_2_with_the_problems_and_their_rows(cli, files):
     err = result.stderr
     assert "was not imported (nothing was written)" in err
     assert "line 5: input: the input is empty" in err
-    assert "line 6: expected: label 'medium' is not in the label set (fast, slow)" in err
+    assert "line 6: expected: label 'medium' is not in the label set; fix it" in err
+    assert "label set (2): fast, slow" in err
     assert "--skip-invalid" in err
     assert json.loads(cli("datasets", "--json").output) == []
     as_json = cli("import", files / "bad.csv", "-m", files / "routing.yaml", "--json")
@@ -183,3 +184,50 @@ def test_free_text_gold_answers_are_not_listed_as_labels(cli, realdata):
     assert "gold        3 free-text answers, each different: «" in result.output
     assert "labels      " not in result.output  # three paragraphs printed whole read as a label set
     assert max(len(line) for line in result.output.splitlines()) < 300
+
+
+def test_a_label_outside_a_large_set_is_one_grouped_line_with_did_you_mean(cli, tmp_path, realdata):
+    """banking77's 77 intents as the label set; one misspelt intent on 19 rows, another on 2."""
+    import csv
+
+    categories = json.loads((realdata / "banking77" / "categories.json").read_text(encoding="utf-8"))
+    with (realdata / "banking77" / "test.csv").open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))[:300]
+    typo_rows = []
+    for i, row in enumerate(rows):
+        if row["category"] == "card_arrival" and len(typo_rows) < 19:
+            row["category"] = "card_arival"
+            typo_rows.append(i + 2)  # line numbers: header is line 1
+    others = [row for row in rows[::-1] if row["category"] != "card_arival"][:2]
+    for row in others:
+        row["category"] = "zzz"
+    path = tmp_path / "b77.csv"
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        w = csv.DictWriter(fh, ["text", "category"])
+        w.writeheader()
+        w.writerows(rows)
+    profile = tmp_path / "b77.yaml"
+    profile.write_text(
+        json.dumps({"fields": {"input": "text", "expected": "category"}, "label_set": categories}),
+        encoding="utf-8",
+    )
+    result = cli("import", path, "-m", profile)
+    assert result.exit_code == 2
+    err = result.stderr
+    lines = err.splitlines()
+    typo = [ln for ln in lines if "'card_arival'" in ln]
+    assert len(typo) == 1, err  # one line for 19 rows
+    first = ", ".join(str(n) for n in typo_rows[:5])
+    assert f"line {first}, … (19×): expected:" in typo[0]
+    assert "did you mean 'card_arrival'?" in typo[0]
+    assert (
+        len([ln for ln in lines if "'zzz'" in ln]) == 1
+        and "(2×)" in err
+        and "did you mean" not in (next(ln for ln in lines if "'zzz'" in ln))
+    )
+    set_lines = [ln for ln in lines if "label set (" in ln and "did you mean" not in ln]
+    assert len(set_lines) == 1 and f"label set ({len(categories)}):" in set_lines[0]
+    assert sum(ln.count("card_arrival") for ln in lines) == 2  # the hint and the set, never per row
+    assert sum(ln.count("verify_my_identity") for ln in lines) == 1
+    store_report = json.loads(cli("import", path, "-m", profile, "--json").stdout)["report"]
+    assert store_report["counts"]["label_not_in_set"] == 21 and store_report["label_set"] == categories

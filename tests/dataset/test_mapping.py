@@ -58,7 +58,8 @@ def test_validation_lists_every_problem_with_its_row(write):
     ]
     assert report.n_rows == 5 and report.n_invalid == 3 and report.n_valid == 2
     assert report.counts == {"empty_input": 1, "label_not_in_set": 1, "empty_case_id": 1}
-    assert "medium" in str(report.errors[1]) and "fast, slow" in str(report.errors[1])
+    assert "medium" in str(report.errors[1]) and report.label_set == ("fast", "slow")
+    assert "label set (2): fast, slow" in str(err.value)  # the set, once, in the message
     assert "line 3: input" in str(err.value) and "skip_invalid" in str(err.value)
 
 

@@ -99,12 +99,17 @@ def test_xlsx_sheet_by_name_and_index(write_xlsx):
         read_table(path, sheet=5)
 
 
-def test_empty_sheet_is_named(write_xlsx):
+def test_an_empty_first_sheet_gives_way_to_the_only_sheet_with_data_and_an_empty_chosen_one_is_named(
+    write_xlsx,
+):
     path = write_xlsx("e.xlsx", {"blank": [], "data": [["q"], ["a"]]})
+    table = read_table(path)
+    assert table.options["sheet"] == "data" and table.columns == ("q",)
+    assert table.notes == ["the first sheet 'blank' is empty; read sheet 'data', the only one holding data"]
     with pytest.raises(
         ImportFailed, match=r"sheet 'blank' is empty; choose another with sheet= \(sheets: data\)"
     ):
-        read_table(path)
+        read_table(path, sheet="blank")
     assert read_table(path, sheet="data").columns == ("q",)
 
 
@@ -233,3 +238,13 @@ def test_to_pandas(write):
     frame = read_table(write("x.csv", "q,label\na,x\nb,y\n")).to_pandas()
     assert list(frame.columns) == ["q", "label", "_location"]
     assert frame["_location"].tolist() == ["line 2", "line 3"]
+
+
+def test_excels_sep_line_names_the_delimiter_and_is_not_the_header(write):
+    text = "sep=;\n问题;标签\n打开空调;快\n关闭车窗, 谢谢;慢\n"
+    table = read_table(write("gbk.csv", text, encoding="gbk"))
+    assert table.columns == ("问题", "标签") and table.options["delimiter"] == ";"
+    assert table.options["encoding"] in ("gb18030", "gbk")
+    assert [r.value["问题"] for r in table.rows()] == ["打开空调", "关闭车窗, 谢谢"]
+    assert [r.location for r in table.rows()] == ["line 3", "line 4"]
+    assert table.notes == ["line 1 is Excel's 'sep=;' line: the delimiter is ';'"]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from abbench.dataset import suggest_mapping
+from abbench.dataset import convert_file, suggest_mapping
+from abbench.errors import ImportFailed
 
 
 @pytest.mark.parametrize(
@@ -49,13 +50,27 @@ def test_values_decide_when_names_do_not(write):
     suggestion = suggest_mapping(write("s.csv", "c1,c2\n" + rows))
     assert suggestion.profile.fields["input"] == "c2"
     assert suggestion.profile.fields["expected"] == "c1"
-    assert "longest text" in suggestion.reasons["input"] and "labels" in suggestion.reasons["expected"]
+    assert "reads most like natural language" in suggestion.reasons["input"]
+    assert "labels" in suggestion.reasons["expected"]
 
 
-def test_id_column_that_repeats_is_not_an_id(write):
-    suggestion = suggest_mapping(write("s.csv", "id,query\n1,a\n1,b\n"))
+def test_a_column_named_id_whose_values_repeat_is_mapped_so_the_import_lists_the_repeats(write):
+    path = write("s.csv", "id,query\n1,a\n2,b\n1,c\n")
+    suggestion = suggest_mapping(path)
+    assert suggestion.profile.fields["case_id"] == "id"
+    assert "values repeat" in suggestion.reasons["case_id"]
+    with pytest.raises(ImportFailed) as info:
+        convert_file(path)
+    report = info.value.report
+    assert report.counts == {"duplicate_case_id": 1}
+    assert report.problems[0].location == "line 4" and "already used at line 2" in report.problems[0].message
+
+
+def test_a_name_that_only_holds_an_id_word_is_not_forced(write):
+    suggestion = suggest_mapping(write("s.csv", "answer_id,query\n1,a\n1,b\n"))
     assert "case_id" not in suggestion.profile.fields
-    assert any("values repeat" in n for n in suggestion.notes)
+    assert "expected" not in suggestion.profile.fields  # 'answer' in answer_id names an id, not a gold answer
+    assert any("'answer_id' is named like case_id but its values repeat" in n for n in suggestion.notes)
 
 
 def test_label_variants_get_a_label_map(write):
