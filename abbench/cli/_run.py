@@ -142,14 +142,18 @@ def create_cmd(ctx: Context, definition: str, reuse: bool, as_json: bool) -> Non
 
 @cli.command("experiments")
 @click.option("--since", metavar="DATE", help="Only experiments created on or after this ISO date.")
+@click.option("--all", "show_all", is_flag=True, help="Include tries (abbench try), left out by default.")
 @json_option
 @pass_ctx
-def experiments_cmd(ctx: Context, since: str | None, as_json: bool) -> None:
-    """List experiments, newest first."""
+def experiments_cmd(ctx: Context, since: str | None, show_all: bool, as_json: bool) -> None:
+    """List experiments, newest first; experiments sharing a name (one per skill version) are grouped.
+
+    A bare name picks the latest of its group; NAME@<skill version> or #ID picks another.
+    """
     from abbench.runner import experiment_status
 
     rows = []
-    for exp in ctx.store.list_experiments(since=since):
+    for exp in ctx.store.list_experiments(since=since, include_tries=show_all):
         p = experiment_status(exp.id, store=ctx.store)
         rows.append(
             {
@@ -159,23 +163,40 @@ def experiments_cmd(ctx: Context, since: str | None, as_json: bool) -> None:
                 "dataset": exp.dataset,
                 # with the name, the skill version tells apart experiments named alike (one per version)
                 "skill": f"{exp.skill}@{exp.skill_version}" if exp.skill else None,
+                "skill_version": exp.skill_version or None,
                 "arms": [a.name for a in exp.arms],
                 "rounds": exp.rounds,
                 "status": p.status,
                 "done": p.done,
                 "total": p.total,
                 "created_at": exp.created_at,
+                "try": exp.is_try,
             }
+        )
+
+    def line(r: dict, indent: str = "") -> str:
+        name = f"{indent}#{r['id']:<4} {r['name']:<28}"
+        return (
+            f"{name} {r['status']:<11} {r['done']:>6}/{r['total']:<6} "
+            f"{'/'.join(r['arms'])}  {r['skill'] or 'no skill'}  {r['dataset']}  {r['created_at']}"
         )
 
     def human():
         if not rows:
             click.echo("no experiments yet; create one with `abbench create FILE.yaml`")
-        for r in rows:
+        groups: dict[str, list[dict]] = {}
+        for r in rows:  # newest first, so each group is in the order of its newest experiment
+            groups.setdefault(r["name"], []).append(r)
+        for name, group in groups.items():
+            if len(group) == 1:
+                click.echo(line(group[0]))
+                continue
             click.echo(
-                f"#{r['id']:<4} {r['name']:<28} {r['status']:<11} {r['done']:>6}/{r['total']:<6} "
-                f"{'/'.join(r['arms'])}  {r['skill'] or 'no skill'}  {r['dataset']}  {r['created_at']}"
+                f"{name}: {len(group)} experiments (`{name}` is the latest, #{group[0]['id']}; "
+                f"pick another as {name}@<skill version> or #ID)"
             )
+            for r in group:
+                click.echo(line(r, "  "))
 
     emit(as_json, rows, human)
 

@@ -292,15 +292,22 @@ def create_experiment(
 
 
 def load_experiment(ref: int | str, *, store: str | Path | Store | None = None) -> Experiment:
-    """A stored experiment by id (``12``, ``#12``) or name. Reading never starts any work."""
+    """A stored experiment by id (``12``, ``#12``), name or ``NAME@<skill version>``.
+
+    A name shared by several experiments (one per skill version) gives the latest, and a logged
+    note names the others. Reading never starts any work.
+    """
     return open_store(store).get_experiment(ref)
 
 
 def list_experiments(
-    *, store: str | Path | Store | None = None, since: str | None = None
+    *, store: str | Path | Store | None = None, since: str | None = None, include_tries: bool = False
 ) -> list[Experiment]:
-    """Stored experiments, newest first (created on or after `since` when given)."""
-    return open_store(store).list_experiments(since=since)
+    """Stored experiments, newest first (created on or after `since` when given).
+
+    Tries (`try_input`) are left out unless `include_tries`.
+    """
+    return open_store(store).list_experiments(since=since, include_tries=include_tries)
 
 
 def clone_experiment(
