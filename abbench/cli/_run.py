@@ -67,7 +67,7 @@ def _print_summary(summary) -> None:
         )
 
 
-def _print_failures(ctx: Context, exp_id: int, name: str) -> None:
+def _print_failures(ctx: Context, exp_id: int) -> None:
     """Execution and grading failures by kind, with one error of each kind and what to do.
 
     "fail" in the counts lumps wrong answers with runs that never got an answer; a new user reading
@@ -88,10 +88,11 @@ def _print_failures(ctx: Context, exp_id: int, name: str) -> None:
         click.echo(f"  {kind} {ftype}: {len(runs):,} ({arms})")
         if error:
             click.echo(f"    e.g. case {first.case_id}: {error[:240]}{'…' if len(error) > 240 else ''}")
+    handle = ctx.store.experiment_handle(ctx.store.get_experiment(exp_id))
     if any(k == "execution" for k, _ in kinds):
-        click.echo(f"  re-run them: abbench retry {name} --failed")
+        click.echo(f"  re-run them: abbench retry {handle} --failed")
     if any(k == "grading" for k, _ in kinds):
-        click.echo(f"  re-grade them: abbench regrade {name} --failed")
+        click.echo(f"  re-grade them: abbench regrade {handle} --failed")
 
 
 def _experiment_or_file(ctx: Context, ref: str, reuse: bool):
@@ -241,7 +242,7 @@ def run_cmd(
 
     def human() -> None:
         _print_summary(summary)
-        _print_failures(ctx, exp.id, exp.name)
+        _print_failures(ctx, exp.id)
 
     emit(as_json, summary.as_dict(), human)
 
@@ -263,7 +264,7 @@ def status_cmd(ctx: Context, experiment: str, as_json: bool) -> None:
         for arm in p.arms:
             states = ", ".join(f"{k} {v}" for k, v in arm.counts.items() if v)
             click.echo(f"  {arm.arm:<14} {states}")
-        _print_failures(ctx, p.experiment_id, p.experiment)
+        _print_failures(ctx, p.experiment_id)
 
     emit(as_json, p.as_dict(), human)
 

@@ -325,6 +325,11 @@ class ExperimentsMixin:
             name,
         )
 
+    def experiment_handle(self, exp: Experiment) -> str:
+        """The shortest text that names `exp` in a command: its name when no other has it, else ``#id``."""
+        n = self.query_one("SELECT COUNT(*) FROM experiments WHERE name = ?", (exp.name,))[0]
+        return exp.name if n == 1 else f"#{exp.id}"
+
     def list_experiments(self, *, since: str | None = None, include_tries: bool = False) -> list[Experiment]:
         """Every experiment, newest first (created at or after `since`, an ISO date, when given).
 
