@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
+from abbench.types import outcome_word
 
 
 def _parse_params(pairs: tuple[str, ...]) -> dict[str, Any]:
@@ -42,7 +43,9 @@ class ProgressBar:
         self.bar.n = progress.done
         arms = " ".join(f"{a.arm}:{a.done}/{a.total}" for a in progress.arms)
         pairs = f" pairs judged {progress.pairs_done}/{progress.pairs_total}" if progress.pairs_total else ""
-        self.bar.set_postfix_str(f"{progress.status} fail={progress.failed} {arms}{pairs}", refresh=False)
+        self.bar.set_postfix_str(
+            f"{progress.status} {_outcome_counts(progress, '=')} {arms}{pairs}", refresh=False
+        )
         self.bar.refresh()
 
     def close(self) -> None:
@@ -51,27 +54,46 @@ class ProgressBar:
             self.bar = None
 
 
+def _outcome_counts(p, sep: str = " ") -> str:
+    """``right 5 wrong 2`` and, when there are any, the runs that got no verdict, in the words of
+    `abbench.types.OUTCOME_WORDS` (a wrong answer is never called failed)."""
+    parts = [("pass", p.right), ("fail", p.wrong)]
+    parts += [
+        (k, n)
+        for k, n in (("execution_failed", p.execution_failed), ("grading_failed", p.grading_failed))
+        if n
+    ]
+    return " ".join(f"{outcome_word(k)}{sep}{n:,}" for k, n in parts)
+
+
 def _print_summary(summary) -> None:
     p = summary.progress
     click.echo(
         f"{summary.experiment} (#{summary.experiment_id}): {summary.status} in {summary.elapsed_s:.1f} s — "
-        f"executed {summary.executed}, graded {summary.graded}, failed {summary.failed}, "
-        f"cancelled {summary.cancelled}"
+        f"executed {summary.executed}, graded {summary.graded}, "
+        f"{outcome_word('execution_failed')} {summary.execution_failed}, "
+        f"{outcome_word('grading_failed')} {summary.grading_failed}, cancelled {summary.cancelled}"
     )
     for arm in p.arms:
         c = arm.counts
+        rest = [
+            ("execution_failed", arm.execution_failed),
+            ("grading_failed", arm.grading_failed),
+            ("cancelled", c.get("cancelled", 0)),
+            ("pending", c.get("pending", 0)),
+            ("executed", c.get("executed", 0)),
+        ]
         click.echo(
-            f"  {arm.arm:<14} pass {c.get('pass', 0):>5}  fail {c.get('fail', 0):>5}  "
-            f"cancelled {c.get('cancelled', 0):>4}  pending {c.get('pending', 0):>5}  "
-            f"waiting for grading {c.get('executed', 0):>4}"
+            f"  {arm.arm:<14} right {arm.right:>5}  wrong {arm.wrong:>5}"
+            + "".join(f"  {outcome_word(k)} {n:>4}" for k, n in rest if n)
         )
 
 
 def _print_failures(ctx: Context, exp_id: int) -> None:
     """Execution and grading failures by kind, with one error of each kind and what to do.
 
-    "fail" in the counts lumps wrong answers with runs that never got an answer; a new user reading
-    "pass 0 fail 800" needs to be told that these are errors, and which.
+    The store's state ``fail`` holds wrong answers and runs that never got one alike; a new user
+    needs to be told that these are errors, not wrong answers, and which.
     """
     failed = [r for r in ctx.store.runs(exp_id, states=["fail"]) if r.execution_failed or r.grading_failed]
     if not failed:
@@ -259,10 +281,10 @@ def status_cmd(ctx: Context, experiment: str, as_json: bool) -> None:
 
     def human():
         click.echo(
-            f"{p.experiment} (#{p.experiment_id}): {p.status}, {p.done}/{p.total} done, {p.failed} failed"
+            f"{p.experiment} (#{p.experiment_id}): {p.status}, {p.done}/{p.total} done: {_outcome_counts(p)}"
         )
         for arm in p.arms:
-            states = ", ".join(f"{k} {v}" for k, v in arm.counts.items() if v)
+            states = ", ".join(f"{outcome_word(k)} {v}" for k, v in arm.outcomes().items() if v)
             click.echo(f"  {arm.arm:<14} {states}")
         _print_failures(ctx, p.experiment_id)
 
@@ -507,7 +529,7 @@ def try_cmd(
         click.echo(
             f"prediction  {result.prediction or '(none)'}"
             + (
-                f"   (expected {expected}: {'pass' if result.passed else 'fail'})"
+                f"   (expected {expected}: {outcome_word('pass' if result.passed else 'fail')})"
                 if expected and result.prediction
                 else ""
             )

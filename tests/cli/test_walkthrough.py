@@ -65,7 +65,9 @@ arms:
     )
     run = cli("run", definition, "-q")
     assert run.exit_code == 0, run.output
-    assert "executed 800, graded 800, failed 0" in run.output  # 5 intents × 40 cases × 2 rounds × 2 arms
+    assert (
+        "executed 800, graded 800, execution failed 0, grading failed 0" in run.output
+    )  # 5 intents × 40 cases × 2 rounds × 2 arms
     assert "failures:" not in run.output
 
     compare = cli("compare", "banking-5", "--json")
