@@ -20,7 +20,7 @@ CONTROLS = ("run", "pause", "cancel")
 STATUSES = ("created", "running", "paused", "cancelled", "finished", "interrupted")
 TRY_TAG = "try"
 """The tag that marks a try (`abbench try`): a one-case experiment kept out of the default lists."""
-IS_TRY_SQL = "EXISTS (SELECT 1 FROM json_each(e.tags) WHERE json_each.value = 'try')"
+IS_TRY_SQL = f"EXISTS (SELECT 1 FROM json_each(e.tags) WHERE json_each.value = '{TRY_TAG}')"
 """SQL true for a try experiment `e` (its tags hold ``try``)."""
 HEARTBEAT_STALE_S = 5.0
 """A runner that has not written its heartbeat for this long is presumed dead."""
@@ -285,7 +285,7 @@ class ExperimentsMixin:
         return sorted({r[0]: r for r in rows}.values(), key=lambda r: -r[0])
 
     def _experiment_hint(self, text: str) -> str:
-        """ "did you mean" over the stored names (and NAME@version forms), else where to look."""
+        """The closest stored names ("did you mean"), else where to look."""
         names = [r[0] for r in self.query("SELECT DISTINCT name FROM experiments ORDER BY name")]
         if not names:
             return "the store has no experiments yet; create one with `abbench create FILE.yaml`"
