@@ -490,7 +490,8 @@ def try_cmd(
 ) -> None:
     """Try one input at once: prints the prediction, reason, confidence, cited evidence and files read.
 
-    The try is kept as a one-case experiment, run through the same machinery as any other.
+    The try is kept as a one-case experiment, run through the same machinery as any other, but left
+    out of `abbench experiments` and `abbench datasets` unless --all; a refused try stores nothing.
 
     \b
     Example:
@@ -548,7 +549,10 @@ def try_cmd(
             click.echo(f"  {ev['ref']}" + ("" if ev["text"] is not None else "   (not found in the skill!)"))
             for line in (ev["text"] or "").splitlines()[:6]:
                 click.echo(f"    │ {line}")
-        click.echo(f"kept as experiment #{result.experiment_id} {result.experiment}")
+        click.echo(
+            f"kept as experiment #{result.experiment_id} {result.experiment} "
+            "(tries are left out of `abbench experiments`; --all lists them)"
+        )
 
     emit(as_json, result.as_dict(), human)
     if result.prediction is None and result.error:
