@@ -88,6 +88,46 @@ class RunState(StrEnum):
         return self in (RunState.PASS, RunState.FAIL, RunState.CANCELLED)
 
 
+OUTCOME_WORDS: dict[str, str] = {
+    "pass": "right",
+    "fail": "wrong",
+    "execution_failed": "execution failed",
+    "grading_failed": "grading failed",
+    "cancelled": "cancelled",
+    "unfinished": "unfinished",
+    "pending": "pending",
+    "running": "running",
+    "executed": "waiting for grading",
+    "evaluating": "grading",
+}
+"""The word every view uses for a run's outcome (`run_outcome`) or open state.
+
+The store's state names stay ``pass``/``fail``; people read *right* and *wrong* for graded answers,
+and *execution failed* / *grading failed* for runs that never got a verdict — never a bare "failed"
+for a wrong answer, nor one "fail" count that mixes the two.
+"""
+
+
+def run_outcome(state: str, failure_type: str | None = None, passed: Any = None) -> str:
+    """What became of a run, as a key of `OUTCOME_WORDS`.
+
+    ``pass`` (graded right), ``fail`` (graded wrong), ``execution_failed`` (`failure_type` set: the
+    agent gave no usable answer), ``grading_failed`` (state ``fail`` without a verdict), ``cancelled``;
+    an open run (pending, running, executed, evaluating) keeps its state's name.
+    """
+    state = str(state)
+    if state == RunState.FAIL:
+        if failure_type is not None:
+            return "execution_failed"
+        return "grading_failed" if passed is None else "fail"
+    return state
+
+
+def outcome_word(outcome: str) -> str:
+    """The word for people of an outcome key (`run_outcome`) or open state: ``fail`` reads *wrong*."""
+    return OUTCOME_WORDS.get(str(outcome), str(outcome))
+
+
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Tokens an agent or judge spent on one run."""

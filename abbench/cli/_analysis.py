@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
+from abbench.types import outcome_word
 
 
 def _width(text: str) -> int:
@@ -40,17 +41,19 @@ def _answer(run: Any) -> str:
     """A run's answer as a list shows it: the prediction, or why there is none."""
     if run.prediction is not None:
         return str(run.prediction)
-    return f"({run.failure_type or run.state})"
+    return f"({run.failure_type or outcome_word(run.state)})"
 
 
 def _grade_text(name: str, grade: dict[str, Any]) -> str:
     """One grader's latest verdict on a run, as ``abbench case`` lists it."""
     if grade.get("status") != "ok":
-        return f"{name} failed to grade ({grade.get('error') or grade.get('status')})"
+        return f"{name} grading failed ({grade.get('error') or grade.get('status')})"
     passed = grade.get("passed")
     if passed is None and grade.get("verdict") is None and grade.get("score") is None:
         return f"{name} n/a"  # the grader does not apply here (a trajectory check on a no-skill arm)
-    verdict = grade.get("verdict") or ("pass" if passed else "fail" if passed is not None else "scored")
+    verdict = grade.get("verdict") or (
+        outcome_word("pass" if passed else "fail") if passed is not None else "scored"
+    )
     score = grade.get("score")
     text = f"{name} {verdict}"
     if score is not None and grade.get("kind") != "rule":
@@ -347,7 +350,7 @@ def metrics_cmd(ctx: Context, experiment: str, arms, by_domain, by_round, confus
                 click.echo(f"  {'mean score':<20}{_estimate(a.score, 'score')}")
             failures = ", ".join(f"{k} {v}" for k, v in c.failure_types.items())
             click.echo(
-                f"  {'runs':<20}{c.runs}: {c.passed} pass, {c.failed} fail, {c.execution_failed} execution failed"
+                f"  {'runs':<20}{c.runs}: {c.passed} right, {c.failed} wrong, {c.execution_failed} execution failed"
                 f"{' (' + failures + ')' if failures else ''}, {c.grading_failed} grading failed, {c.cancelled} cancelled, "
                 f"{c.unfinished} unfinished"
             )
@@ -370,7 +373,7 @@ def metrics_cmd(ctx: Context, experiment: str, arms, by_domain, by_round, confus
                     + (
                         f"{len(s.flaky)} flaky"
                         if s.flaky_rate is not None
-                        else "flaky n/a (no pass/fail verdicts)"
+                        else "flaky n/a (no right/wrong verdicts)"
                     )
                     + (f" ({', '.join(s.flaky[:5])}{' …' if len(s.flaky) > 5 else ''})" if s.flaky else "")
                 )
@@ -423,14 +426,14 @@ def metrics_cmd(ctx: Context, experiment: str, arms, by_domain, by_round, confus
             for r in m.by_domain:
                 click.echo(
                     f"  {_pad(r.arm, 14)}{_pad(r.group, 18)}{_estimate(r.accuracy, unit):<28}{r.runs} runs, "
-                    f"{r.failures} failed"
+                    f"{r.failures} execution or grading failed"
                 )
         if by_round:
             click.echo("per round:")
             for r in m.by_round:
                 click.echo(
                     f"  {_pad(r.arm, 14)}round {r.group:<12}{_estimate(r.accuracy, unit):<28}{r.runs} runs, "
-                    f"{r.failures} failed"
+                    f"{r.failures} execution or grading failed"
                 )
         for note in m.notes:
             click.echo(f"note: {note}")
@@ -662,13 +665,13 @@ def case_cmd(ctx: Context, experiment, case_id, as_json) -> None:
         click.echo(f"input: {c.input}")
         click.echo(f"gold:  {c.expected}")
         for r in d.runs:
-            verdict = {"pass": "✓", "fail": "✗"}.get(r.outcome, r.outcome)
+            verdict = {"pass": "✓", "fail": "✗"}.get(r.outcome) or outcome_word(r.outcome)
             conf = f" conf {r.confidence:.2f}" if r.confidence is not None else ""
             click.echo(f"  {r.arm} round {r.round}: {_answer(r)} {verdict}{conf}  {r.reason or ''}")
             if r.error:
                 click.echo(f"    error: {r.error}")
             if r.grades:
-                # a run passes only when every grader passes: say which one failed it
+                # a run is right only when every grader says so: say which one did not
                 click.echo("    grades: " + " · ".join(_grade_text(n, g) for n, g in r.grades.items()))
             for e in r.evidence:
                 where = (

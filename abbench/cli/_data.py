@@ -332,9 +332,10 @@ def _echo_info(info, labels: dict | None = None, domains: dict | None = None, st
     show_default=True,
     help="Cases to show with REF.",
 )
+@click.option("--all", "show_all", is_flag=True, help="Include the datasets only tries (abbench try) use.")
 @json_option
 @pass_ctx
-def datasets_command(ctx: Context, ref: str | None, n_cases: int, as_json: bool) -> None:
+def datasets_command(ctx: Context, ref: str | None, n_cases: int, show_all: bool, as_json: bool) -> None:
     """List the stored datasets, or show one (REF: fingerprint, name, hash prefix or id).
 
     \b
@@ -345,7 +346,7 @@ def datasets_command(ctx: Context, ref: str | None, n_cases: int, as_json: bool)
     """
     store = ctx.store
     if ref is None:
-        infos = store.list_datasets()
+        infos = store.list_datasets(include_tries=show_all)
 
         def human() -> None:
             if not infos:

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
+from abbench.types import outcome_word
 
 
 def _grader_specs(texts: tuple[str, ...]) -> list[Any]:
@@ -89,7 +90,7 @@ def grade_cmd(
         _print_summary(summary)
         extra = [f"{summary.up_to_date} runs up to date (nothing new to grade)"]
         if summary.pairs_judged or summary.pairs_failed:
-            extra.append(f"{summary.pairs_judged} pairs judged, {summary.pairs_failed} failed")
+            extra.append(f"{summary.pairs_judged} pairs judged, {summary.pairs_failed} grading failed")
         click.echo("  " + "; ".join(extra))
 
     emit(as_json, summary.as_dict(), human)
@@ -147,7 +148,9 @@ def grades_cmd(
         shown = rows if limit <= 0 else rows[-limit:]
         for r in shown:
             run = f"{r['run_id']}" + (f"~{r['other_run_id']}" if r["other_run_id"] else "")
-            verdict = r["verdict"] or ({True: "pass", False: "fail"}.get(r["passed"], "-"))
+            verdict = r["verdict"] or (
+                {True: outcome_word("pass"), False: outcome_word("fail")}.get(r["passed"], "-")
+            )
             score = "" if r["score"] is None else f"{r['score']:.3g}"
             what = r["error"] if r["status"] == "error" else (r["comment"] or "")
             what = " ".join(str(what).split())
@@ -200,7 +203,7 @@ def judge_report_cmd(ctx: Context, experiment: str, confidence: float, as_json: 
         for c in report.judge_costs:
             unknown = f" + {c.unknown_cost} calls without a price" if c.unknown_cost else ""
             click.echo(
-                f"  {c.grader:<20} {c.kind:<9} {c.grades:>6} grades {c.errors:>4} failed  "
+                f"  {c.grader:<20} {c.kind:<9} {c.grades:>6} grades {c.errors:>4} grading failed  "
                 f"{_money(c.cost)}{unknown}  tokens {c.input_tokens}/{c.output_tokens}  "
                 f"{', '.join(c.models) or '-'}"
             )

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
+from abbench.types import outcome_word
 
 
 def _parse_params(pairs: tuple[str, ...]) -> dict[str, Any]:
@@ -42,7 +43,9 @@ class ProgressBar:
         self.bar.n = progress.done
         arms = " ".join(f"{a.arm}:{a.done}/{a.total}" for a in progress.arms)
         pairs = f" pairs judged {progress.pairs_done}/{progress.pairs_total}" if progress.pairs_total else ""
-        self.bar.set_postfix_str(f"{progress.status} fail={progress.failed} {arms}{pairs}", refresh=False)
+        self.bar.set_postfix_str(
+            f"{progress.status} {_outcome_counts(progress, '=')} {arms}{pairs}", refresh=False
+        )
         self.bar.refresh()
 
     def close(self) -> None:
@@ -51,27 +54,46 @@ class ProgressBar:
             self.bar = None
 
 
+def _outcome_counts(p, sep: str = " ") -> str:
+    """``right 5 wrong 2`` and, when there are any, the runs that got no verdict, in the words of
+    `abbench.types.OUTCOME_WORDS` (a wrong answer is never called failed)."""
+    parts = [("pass", p.right), ("fail", p.wrong)]
+    parts += [
+        (k, n)
+        for k, n in (("execution_failed", p.execution_failed), ("grading_failed", p.grading_failed))
+        if n
+    ]
+    return " ".join(f"{outcome_word(k)}{sep}{n:,}" for k, n in parts)
+
+
 def _print_summary(summary) -> None:
     p = summary.progress
     click.echo(
         f"{summary.experiment} (#{summary.experiment_id}): {summary.status} in {summary.elapsed_s:.1f} s — "
-        f"executed {summary.executed}, graded {summary.graded}, failed {summary.failed}, "
-        f"cancelled {summary.cancelled}"
+        f"executed {summary.executed}, graded {summary.graded}, "
+        f"{outcome_word('execution_failed')} {summary.execution_failed}, "
+        f"{outcome_word('grading_failed')} {summary.grading_failed}, cancelled {summary.cancelled}"
     )
     for arm in p.arms:
         c = arm.counts
+        rest = [
+            ("execution_failed", arm.execution_failed),
+            ("grading_failed", arm.grading_failed),
+            ("cancelled", c.get("cancelled", 0)),
+            ("pending", c.get("pending", 0)),
+            ("executed", c.get("executed", 0)),
+        ]
         click.echo(
-            f"  {arm.arm:<14} pass {c.get('pass', 0):>5}  fail {c.get('fail', 0):>5}  "
-            f"cancelled {c.get('cancelled', 0):>4}  pending {c.get('pending', 0):>5}  "
-            f"waiting for grading {c.get('executed', 0):>4}"
+            f"  {arm.arm:<14} right {arm.right:>5}  wrong {arm.wrong:>5}"
+            + "".join(f"  {outcome_word(k)} {n:>4}" for k, n in rest if n)
         )
 
 
-def _print_failures(ctx: Context, exp_id: int, name: str) -> None:
+def _print_failures(ctx: Context, exp_id: int) -> None:
     """Execution and grading failures by kind, with one error of each kind and what to do.
 
-    "fail" in the counts lumps wrong answers with runs that never got an answer; a new user reading
-    "pass 0 fail 800" needs to be told that these are errors, and which.
+    The store's state ``fail`` holds wrong answers and runs that never got one alike; a new user
+    needs to be told that these are errors, not wrong answers, and which.
     """
     failed = [r for r in ctx.store.runs(exp_id, states=["fail"]) if r.execution_failed or r.grading_failed]
     if not failed:
@@ -88,10 +110,11 @@ def _print_failures(ctx: Context, exp_id: int, name: str) -> None:
         click.echo(f"  {kind} {ftype}: {len(runs):,} ({arms})")
         if error:
             click.echo(f"    e.g. case {first.case_id}: {error[:240]}{'…' if len(error) > 240 else ''}")
+    handle = ctx.store.experiment_handle(ctx.store.get_experiment(exp_id))
     if any(k == "execution" for k, _ in kinds):
-        click.echo(f"  re-run them: abbench retry {name} --failed")
+        click.echo(f"  re-run them: abbench retry {handle} --failed")
     if any(k == "grading" for k, _ in kinds):
-        click.echo(f"  re-grade them: abbench regrade {name} --failed")
+        click.echo(f"  re-grade them: abbench regrade {handle} --failed")
 
 
 def _experiment_or_file(ctx: Context, ref: str, reuse: bool):
@@ -142,14 +165,18 @@ def create_cmd(ctx: Context, definition: str, reuse: bool, as_json: bool) -> Non
 
 @cli.command("experiments")
 @click.option("--since", metavar="DATE", help="Only experiments created on or after this ISO date.")
+@click.option("--all", "show_all", is_flag=True, help="Include tries (abbench try), left out by default.")
 @json_option
 @pass_ctx
-def experiments_cmd(ctx: Context, since: str | None, as_json: bool) -> None:
-    """List experiments, newest first."""
+def experiments_cmd(ctx: Context, since: str | None, show_all: bool, as_json: bool) -> None:
+    """List experiments, newest first; experiments sharing a name (one per skill version) are grouped.
+
+    A bare name picks the latest of its group; NAME@<skill version> or #ID picks another.
+    """
     from abbench.runner import experiment_status
 
     rows = []
-    for exp in ctx.store.list_experiments(since=since):
+    for exp in ctx.store.list_experiments(since=since, include_tries=show_all):
         p = experiment_status(exp.id, store=ctx.store)
         rows.append(
             {
@@ -159,23 +186,40 @@ def experiments_cmd(ctx: Context, since: str | None, as_json: bool) -> None:
                 "dataset": exp.dataset,
                 # with the name, the skill version tells apart experiments named alike (one per version)
                 "skill": f"{exp.skill}@{exp.skill_version}" if exp.skill else None,
+                "skill_version": exp.skill_version or None,
                 "arms": [a.name for a in exp.arms],
                 "rounds": exp.rounds,
                 "status": p.status,
                 "done": p.done,
                 "total": p.total,
                 "created_at": exp.created_at,
+                "try": exp.is_try,
             }
+        )
+
+    def line(r: dict, indent: str = "") -> str:
+        name = f"{indent}#{r['id']:<4} {r['name']:<28}"
+        return (
+            f"{name} {r['status']:<11} {r['done']:>6}/{r['total']:<6} "
+            f"{'/'.join(r['arms'])}  {r['skill'] or 'no skill'}  {r['dataset']}  {r['created_at']}"
         )
 
     def human():
         if not rows:
             click.echo("no experiments yet; create one with `abbench create FILE.yaml`")
-        for r in rows:
+        groups: dict[str, list[dict]] = {}
+        for r in rows:  # newest first, so each group is in the order of its newest experiment
+            groups.setdefault(r["name"], []).append(r)
+        for name, group in groups.items():
+            if len(group) == 1:
+                click.echo(line(group[0]))
+                continue
             click.echo(
-                f"#{r['id']:<4} {r['name']:<28} {r['status']:<11} {r['done']:>6}/{r['total']:<6} "
-                f"{'/'.join(r['arms'])}  {r['skill'] or 'no skill'}  {r['dataset']}  {r['created_at']}"
+                f"{name}: {len(group)} experiments (`{name}` is the latest, #{group[0]['id']}; "
+                f"pick another as {name}@<skill version> or #ID)"
             )
+            for r in group:
+                click.echo(line(r, "  "))
 
     emit(as_json, rows, human)
 
@@ -220,7 +264,7 @@ def run_cmd(
 
     def human() -> None:
         _print_summary(summary)
-        _print_failures(ctx, exp.id, exp.name)
+        _print_failures(ctx, exp.id)
 
     emit(as_json, summary.as_dict(), human)
 
@@ -237,12 +281,12 @@ def status_cmd(ctx: Context, experiment: str, as_json: bool) -> None:
 
     def human():
         click.echo(
-            f"{p.experiment} (#{p.experiment_id}): {p.status}, {p.done}/{p.total} done, {p.failed} failed"
+            f"{p.experiment} (#{p.experiment_id}): {p.status}, {p.done}/{p.total} done: {_outcome_counts(p)}"
         )
         for arm in p.arms:
-            states = ", ".join(f"{k} {v}" for k, v in arm.counts.items() if v)
+            states = ", ".join(f"{outcome_word(k)} {v}" for k, v in arm.outcomes().items() if v)
             click.echo(f"  {arm.arm:<14} {states}")
-        _print_failures(ctx, p.experiment_id, p.experiment)
+        _print_failures(ctx, p.experiment_id)
 
     emit(as_json, p.as_dict(), human)
 
@@ -446,7 +490,8 @@ def try_cmd(
 ) -> None:
     """Try one input at once: prints the prediction, reason, confidence, cited evidence and files read.
 
-    The try is kept as a one-case experiment, run through the same machinery as any other.
+    The try is kept as a one-case experiment, run through the same machinery as any other, but left
+    out of `abbench experiments` and `abbench datasets` unless --all; a refused try stores nothing.
 
     \b
     Example:
@@ -485,7 +530,7 @@ def try_cmd(
         click.echo(
             f"prediction  {result.prediction or '(none)'}"
             + (
-                f"   (expected {expected}: {'pass' if result.passed else 'fail'})"
+                f"   (expected {expected}: {outcome_word('pass' if result.passed else 'fail')})"
                 if expected and result.prediction
                 else ""
             )
@@ -504,7 +549,10 @@ def try_cmd(
             click.echo(f"  {ev['ref']}" + ("" if ev["text"] is not None else "   (not found in the skill!)"))
             for line in (ev["text"] or "").splitlines()[:6]:
                 click.echo(f"    │ {line}")
-        click.echo(f"kept as experiment #{result.experiment_id} {result.experiment}")
+        click.echo(
+            f"kept as experiment #{result.experiment_id} {result.experiment} "
+            "(tries are left out of `abbench experiments`; --all lists them)"
+        )
 
     emit(as_json, result.as_dict(), human)
     if result.prediction is None and result.error:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from abbench.errors import UsageError
+from abbench.types import outcome_word, run_outcome
 
 KINDS = ("text", "int", "float", "bool", "datetime", "json")
 """What a column holds; writers use it to keep numbers numbers and dates dates."""
@@ -117,7 +118,18 @@ def runs_table(store, exp) -> Table:
         Column("round", "int", "The round, from 0."),
         Column("case_idx", "int", "The case's position in the dataset, from 0."),
         *_case_columns(),
-        Column("state", "text", "pending, running, executed, evaluating, pass, fail or cancelled."),
+        Column(
+            "state",
+            "text",
+            "The store's state: pending, running, executed, evaluating, pass, fail or cancelled "
+            "(fail holds wrong answers and runs without a verdict alike: see outcome).",
+        ),
+        Column(
+            "outcome",
+            "text",
+            "What became of the run, in words: right, wrong, execution failed, grading failed, cancelled, "
+            "or its open state (pending, running, waiting for grading, grading).",
+        ),
         Column(
             "failure_type", "text", "Why the execution failed (agent_error, timeout, ...); empty otherwise."
         ),
@@ -171,6 +183,7 @@ def runs_table(store, exp) -> Table:
                 r.case_idx,
                 *_case_values(case),
                 r.state,
+                outcome_word(run_outcome(r.state, r.failure_type, r.passed)),
                 r.failure_type,
                 r.error,
                 r.passed,
@@ -223,7 +236,7 @@ def _grader_columns(exp, latest: list[dict[str, Any]]) -> list[tuple[str, list[C
         if kind == "pairwise":
             cols = [Column(col, "text", f"Pairwise verdict of {name}: a, b or tie (in arm order).")]
         elif any(g["passed"] is not None for g in mine) or not mine:
-            cols = [Column(col, "bool", f"Whether {name} passed the run (latest grade).")]
+            cols = [Column(col, "bool", f"Whether {name} graded the run right (latest grade).")]
             if kind == "judge":
                 cols.append(Column(col + ".score", "float", f"The score {name} gave (latest grade)."))
         else:
@@ -421,11 +434,11 @@ def comparison_table(store, exp, *, arms=None, vs=None) -> Table:
         Column("domain", "text", "The case's domain."),
         Column("arm_a", "text", "The baseline arm (A)."),
         Column("arm_b", "text", "The arm compared with it (B)."),
-        Column("a_passed", "int", "A's passing rounds."),
+        Column("a_passed", "int", "A's rounds graded right."),
         Column("a_graded", "int", "A's graded rounds."),
-        Column("b_passed", "int", "B's passing rounds."),
+        Column("b_passed", "int", "B's rounds graded right."),
         Column("b_graded", "int", "B's graded rounds."),
-        Column("a_value", "float", "A's pass rate (or mean score) on the case."),
+        Column("a_value", "float", "A's share of rounds right (or mean score) on the case."),
         Column("b_value", "float", "B's."),
         Column("delta", "float", "B − A."),
         Column("input", "text", "The case's query."),

@@ -286,7 +286,7 @@ def experiment_metrics(
     )
     notes = []
     if kind == "score":
-        notes.append("the graders give scores, not pass/fail verdicts: the mean score is the main figure")
+        notes.append("the graders give scores, not right/wrong verdicts: the mean score is the main figure")
     arm_metrics, by_domain, by_round = [], [], []
     for index, arm in enumerate(arm_objects):
         mask = table.arm_index == index
@@ -372,7 +372,14 @@ def _arm(
     clusters = domains if cluster == "domain" else None
     if kind == "score":
         accuracy = Estimate(
-            None, None, None, "none", 0, 0, None, "the graders give scores, not pass/fail verdicts; see score"
+            None,
+            None,
+            None,
+            "none",
+            0,
+            0,
+            None,
+            "the graders give scores, not right/wrong verdicts; see score",
         )
         strict = accuracy
     else:

@@ -346,6 +346,8 @@ def kv(pairs) -> None:
 STATE_COLOURS = {
     "pass": "#54a24b",
     "fail": "#e45756",
+    "execution_failed": "#f58518",
+    "grading_failed": "#eeca3b",
     "cancelled": "#9d9d9d",
     "pending": "#d0d7de",
     "running": "#4c78a8",
@@ -355,7 +357,14 @@ STATE_COLOURS = {
 
 
 def states_figure(states: Mapping[str, Mapping[str, int]]):
-    """Runs per arm and state as stacked horizontal bars (arms top to bottom in their order)."""
+    """Runs per arm and outcome as stacked horizontal bars (arms top to bottom in their order).
+
+    `states` maps arm -> outcome key (`abbench.types.run_outcome`: ``fail`` is graded wrong, runs
+    without a verdict are ``execution_failed``/``grading_failed``) or open state -> runs; the legend
+    says them in `abbench.types.OUTCOME_WORDS`' words.
+    """
+    from abbench.types import outcome_word
+
     arms = list(states)
     data = []
     for state, colour in STATE_COLOURS.items():
@@ -365,11 +374,11 @@ def states_figure(states: Mapping[str, Mapping[str, int]]):
                 {
                     "type": "bar",
                     "orientation": "h",
-                    "name": state,
+                    "name": outcome_word(state),
                     "y": [label(a) for a in arms],
                     "x": counts,
                     "marker": {"color": colour},
-                    "hovertemplate": "%{y}: %{x} " + state + "<extra></extra>",
+                    "hovertemplate": "%{y}: %{x} " + outcome_word(state) + "<extra></extra>",
                 }
             )
     return figure(

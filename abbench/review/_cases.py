@@ -17,8 +17,9 @@ from abbench.metrics import LOW_CONFIDENCE, Result, dataset_labels
 from abbench.review._api import StoreLike
 from abbench.store import OUTCOMES, Store, loads, open_store
 from abbench.store._experiments import Experiment
-from abbench.store._results import CANCELLED, EXECUTION_FAILED, FAILED, PASSED
+from abbench.store._results import CANCELLED, EXECUTION_FAILED, FAILED, PASSED, UNFINISHED
 from abbench.store._reviews import Review
+from abbench.types import run_outcome
 
 log = logging.getLogger(__name__)
 
@@ -640,15 +641,8 @@ class _Loader:
 
 
 def _outcome(state: str, failure_type: str | None, passed: Any) -> str:
-    if state == "pass":
-        return OUTCOMES[PASSED]
-    if state == "fail":
-        if failure_type is not None:
-            return "execution_failed"
-        return "grading_failed" if passed is None else "fail"
-    if state == "cancelled":
-        return "cancelled"
-    return "unfinished"
+    outcome = run_outcome(state, failure_type, passed)  # the one map from states to outcomes
+    return outcome if outcome in OUTCOMES else OUTCOMES[UNFINISHED]
 
 
 def _json(text: str | None) -> Any:

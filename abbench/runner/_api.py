@@ -393,4 +393,9 @@ def experiment_status(ref: int | str | Experiment, *, store: StoreLike = None) -
     status = exp.status
     if status in ("running", "paused") and not exp.runner_alive:
         status = "interrupted"
-    return Progress(exp.name, exp.id, status, tuple(ArmProgress(a, c) for a, c in counts.items()))
+    errors: dict[str, dict[str, int]] = {}
+    for arm, kind in store.error_runs(exp.id).values():
+        errors.setdefault(arm, {}).setdefault(kind, 0)
+        errors[arm][kind] += 1
+    arms = tuple(ArmProgress(a, c, errors.get(a, {})) for a, c in counts.items())
+    return Progress(exp.name, exp.id, status, arms)

@@ -14,6 +14,7 @@ import yaml
 from abbench.agents import make_agent
 from abbench.dataset import looks_like_labels
 from abbench.errors import AbbenchError, ExperimentError, NotFoundError, UsageError
+from abbench.graders import normalise_label
 from abbench.runner._grading import build_graders
 from abbench.runner._spec import ArmSpec, CaseSelection, DatasetSource, ExperimentSpec, load_spec
 from abbench.store import Store, current_user, open_store
@@ -161,7 +162,7 @@ def select_cases(cases: list[Case], selection: CaseSelection | None) -> list[tup
         unknown = [d for d in selection.domains if d not in known]
         if unknown:
             raise ExperimentError(
-                f"cases.domains: {', '.join(map(repr, unknown))} is not a domain of the dataset; "
+                f"cases.domains: {_unknown(unknown, known)} not a domain of the dataset; "
                 f"its domains: {_some(sorted(known))}"
             )
         chosen = [(i, c) for i, c in chosen if c.domain in domains]
@@ -170,7 +171,7 @@ def select_cases(cases: list[Case], selection: CaseSelection | None) -> list[tup
         unknown = [label for label in selection.labels if label not in gold]
         if unknown:
             raise ExperimentError(
-                f"cases.labels: {', '.join(map(repr, unknown))} is not a gold label of the dataset; "
+                f"cases.labels: {_unknown(unknown, gold)} not a gold label of the dataset; "
                 f"its labels: {_some(sorted(gold))}"
             )
         labels = set(selection.labels)
@@ -185,6 +186,45 @@ def select_cases(cases: list[Case], selection: CaseSelection | None) -> list[tup
     if not chosen:
         raise ExperimentError(f"the case selection {selection.model_dump(exclude_none=True)} selects no case")
     return [(i, c.case_id) for i, c in chosen]
+
+
+def _unknown(values: list[str], known: set[str] | list[str] | tuple[str, ...]) -> str:
+    """The values a definition names that do not exist, each with its closest existing one: ``'a' (did
+    you mean 'b'?), 'c' is`` — `is`/`are` ends it, so the caller goes on with "not a ..."."""
+    choices = sorted(str(k) for k in known)
+    folded = {c.casefold(): c for c in choices}
+    said = []
+    for value in values:
+        close = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6)
+        if not close:  # a difference of case only reads as far apart to difflib
+            close = difflib.get_close_matches(str(value).casefold(), list(folded), n=1, cutoff=0.6)
+            close = [folded[c] for c in close]
+        said.append(f"{value!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return ", ".join(said) + (" is" if len(values) == 1 else " are")
+
+
+def _check_arm_labels(spec: ExperimentSpec, dataset: Any) -> None:
+    """Refuse an arm's `labels:` that the dataset's label set lacks (a dataset without one takes any).
+
+    Labels compare as the grader compares them (trimmed, case-folded, through the label map), so
+    ``Fast`` and ``快`` are ``fast`` when the profile says so.
+    """
+    label_set = dataset.label_set
+    if not label_set:
+        return
+    label_map = dict(getattr(dataset, "label_map", None) or {})
+    known = {normalise_label(v, label_map) for v in label_set}
+    for name, arm in spec.arms.items():
+        labels = arm.params.get("labels")
+        if not isinstance(labels, (list, tuple)):
+            continue
+        unknown = [str(v) for v in labels if normalise_label(v, label_map) not in known]
+        if unknown:
+            raise ExperimentError(
+                f"arm {name!r}: labels: {_unknown(unknown, label_set)} not in the label set of dataset "
+                f"{dataset.fingerprint}; its labels: {_some(sorted(label_set))}. The agent would choose "
+                "answers no case can have: correct them, or leave `labels:` out to use the dataset's"
+            )
 
 
 def _some(values: list[str], n: int = 20) -> str:
@@ -231,6 +271,7 @@ def create_experiment(
     dataset = _resolve_dataset(store, spec.dataset, base)
     cases = store.load_cases(dataset.id)
     selected = select_cases(cases, spec.cases)
+    _check_arm_labels(spec, dataset)
     snapshots = {name: _resolve_skill(store, name, arm, base) for name, arm in spec.arms.items()}
     _preflight(agents, snapshots, store, dataset)
     with_skill = [s for s in snapshots.values() if s is not None]
@@ -292,15 +333,22 @@ def create_experiment(
 
 
 def load_experiment(ref: int | str, *, store: str | Path | Store | None = None) -> Experiment:
-    """A stored experiment by id (``12``, ``#12``) or name. Reading never starts any work."""
+    """A stored experiment by id (``12``, ``#12``), name or ``NAME@<skill version>``.
+
+    A name shared by several experiments (one per skill version) gives the latest, and a logged
+    note names the others. Reading never starts any work.
+    """
     return open_store(store).get_experiment(ref)
 
 
 def list_experiments(
-    *, store: str | Path | Store | None = None, since: str | None = None
+    *, store: str | Path | Store | None = None, since: str | None = None, include_tries: bool = False
 ) -> list[Experiment]:
-    """Stored experiments, newest first (created on or after `since` when given)."""
-    return open_store(store).list_experiments(since=since)
+    """Stored experiments, newest first (created on or after `since` when given).
+
+    Tries (`try_input`) are left out unless `include_tries`.
+    """
+    return open_store(store).list_experiments(since=since, include_tries=include_tries)
 
 
 def clone_experiment(

@@ -250,6 +250,7 @@ class GradingMixin:
             self._graded += 1
         else:
             self._failed += 1
+            self._grading_failed += 1
 
     async def _grade_one(
         self, grader: Grader, ctx: Any, item: WorkItem, attempt: int, other_attempt: int | None = None

@@ -17,10 +17,15 @@ DONE_STATES = (RunState.PASS, RunState.FAIL, RunState.CANCELLED)
 
 @dataclass(frozen=True)
 class ArmProgress:
-    """Counts of one arm's runs by state."""
+    """Counts of one arm's runs by state, and of its runs in ``fail`` that got no verdict.
+
+    `errors` counts ``execution_failed`` and ``grading_failed`` (see `abbench.types.run_outcome`);
+    the rest of ``fail`` is graded wrong.
+    """
 
     arm: str
     counts: dict[str, int]
+    errors: dict[str, int] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
@@ -34,8 +39,36 @@ class ArmProgress:
 
     @property
     def failed(self) -> int:
-        """Runs that failed (execution or grading)."""
-        return self.counts.get("fail", 0)
+        """Runs that failed (execution or grading): no verdict, not a wrong answer."""
+        return self.execution_failed + self.grading_failed
+
+    @property
+    def right(self) -> int:
+        """Runs graded right (state ``pass``)."""
+        return self.counts.get("pass", 0)
+
+    @property
+    def wrong(self) -> int:
+        """Runs graded wrong (state ``fail`` with a verdict)."""
+        return self.counts.get("fail", 0) - self.failed
+
+    @property
+    def execution_failed(self) -> int:
+        """Runs whose agent gave no usable answer."""
+        return self.errors.get("execution_failed", 0)
+
+    @property
+    def grading_failed(self) -> int:
+        """Runs with an answer that no grader reached a verdict on."""
+        return self.errors.get("grading_failed", 0)
+
+    def outcomes(self) -> dict[str, int]:
+        """Runs per outcome key (`abbench.types.OUTCOME_WORDS`): pass, fail, execution_failed, ..."""
+        out = {k: v for k, v in self.counts.items() if k != "fail"}
+        out.update(
+            fail=self.wrong, execution_failed=self.execution_failed, grading_failed=self.grading_failed
+        )
+        return out
 
     @property
     def running(self) -> int:
@@ -88,8 +121,28 @@ class Progress:
 
     @property
     def failed(self) -> int:
-        """Failed runs."""
+        """Runs that failed to execute or to be graded (no verdict; wrong answers are `wrong`)."""
         return sum(a.failed for a in self.arms)
+
+    @property
+    def right(self) -> int:
+        """Runs graded right."""
+        return sum(a.right for a in self.arms)
+
+    @property
+    def wrong(self) -> int:
+        """Runs graded wrong."""
+        return sum(a.wrong for a in self.arms)
+
+    @property
+    def execution_failed(self) -> int:
+        """Runs whose agent gave no usable answer."""
+        return sum(a.execution_failed for a in self.arms)
+
+    @property
+    def grading_failed(self) -> int:
+        """Runs that no grader reached a verdict on."""
+        return sum(a.grading_failed for a in self.arms)
 
     @property
     def running(self) -> int:
@@ -123,12 +176,17 @@ class Progress:
             "total": self.total,
             "done": self.done,
             "failed": self.failed,
+            "right": self.right,
+            "wrong": self.wrong,
+            "execution_failed": self.execution_failed,
+            "grading_failed": self.grading_failed,
             "running": self.running,
             "pending": self.pending,
             "throughput": round(self.throughput, 3),
             "eta_s": None if self.eta_s is None else round(self.eta_s, 1),
             "elapsed_s": round(self.elapsed_s, 3),
             "arms": {a.arm: dict(a.counts) for a in self.arms},
+            "arm_outcomes": {a.arm: a.outcomes() for a in self.arms},
             "pairs_total": self.pairs_total,
             "pairs_done": self.pairs_done,
         }
@@ -154,6 +212,7 @@ class Tracker:
         arm_names: dict[int, str],
         observers: list[Observer],
         interval: float = 0.2,
+        errors: dict[int, tuple[str, str]] | None = None,
     ):
         self.experiment = experiment
         self.experiment_id = experiment_id
@@ -168,13 +227,43 @@ class Tracker:
         self._done_count = 0
         self.pairs_total = 0
         self.pairs_done = 0
+        self.errors: dict[
+            int, tuple[str, str]
+        ] = {}  # run id -> (arm, kind) of the runs in fail without a verdict
+        self.error_counts: dict[str, dict[str, int]] = {}  # arm -> kind -> runs
+        self.set_errors(errors or {})
 
-    def move(self, arm_id: int, from_state: str | None, to_state: str) -> None:
-        """Count one run moving between states."""
+    def set_errors(self, errors: dict[int, tuple[str, str]]) -> None:
+        """Start from these runs in fail without a verdict (``{run id: (arm, kind)}``, from the store)."""
+        self.errors, self.error_counts = {}, {}
+        for run_id, (arm, kind) in errors.items():
+            self._add_error(run_id, arm, kind)
+
+    def _add_error(self, run_id: int, arm: str, kind: str) -> None:
+        self.errors[run_id] = (arm, kind)
+        per_arm = self.error_counts.setdefault(arm, {})
+        per_arm[kind] = per_arm.get(kind, 0) + 1
+
+    def move(
+        self,
+        arm_id: int,
+        from_state: str | None,
+        to_state: str,
+        *,
+        run_id: int | None = None,
+        outcome: str = "",
+    ) -> None:
+        """Count one run moving between states (`outcome`: its `run_outcome` key when it lands in fail)."""
         c = self.counts[self.arm_names[arm_id]]
         if from_state is not None:
             c[from_state] -= 1
         c[to_state] = c.get(to_state, 0) + 1
+        if run_id is not None:
+            was = self.errors.pop(run_id, None)
+            if was is not None:
+                self.error_counts[was[0]][was[1]] -= 1
+            if to_state == "fail" and outcome in ("execution_failed", "grading_failed"):
+                self._add_error(run_id, self.arm_names[arm_id], outcome)
         if to_state in ("pass", "fail", "cancelled"):
             self._done_count += 1
         self.maybe_emit()
@@ -195,7 +284,9 @@ class Tracker:
         rate = (self._done_count - n0) / (now - t0) if now - t0 > 0.2 else 0.0
         if rate == 0 and now - self.started > 0.2:
             rate = self._done_count / (now - self.started)
-        arms = tuple(ArmProgress(a, dict(c)) for a, c in self.counts.items())
+        arms = tuple(
+            ArmProgress(a, dict(c), dict(self.error_counts.get(a, {}))) for a, c in self.counts.items()
+        )
         left = sum(a.total - a.done for a in arms)
         eta = left / rate if rate > 0 and self.status == "running" else (0.0 if left == 0 else None)
         return Progress(

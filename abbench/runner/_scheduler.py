@@ -28,7 +28,7 @@ from abbench.runner._writer import StoreWriter
 from abbench.store import Store, current_user, dumps, now_iso
 from abbench.store._experiments import Experiment
 from abbench.store._runs import INTERRUPTED, WorkItem
-from abbench.types import AgentOutput, Case
+from abbench.types import AgentOutput, Case, run_outcome
 
 log = logging.getLogger(__name__)
 
@@ -55,13 +55,15 @@ class RunSummary:
         status: finished, cancelled, paused or interrupted.
         executed: Runs executed successfully in this call.
         graded: Runs graded in this call.
-        failed: Runs that failed in this call (execution or grading).
+        failed: Runs that failed in this call (execution or grading: no verdict, not wrong answers).
         cancelled: Runs cancelled in this call.
         elapsed_s: Wall time of the call.
         progress: The final counts per arm and state.
         up_to_date: Runs that had nothing new to grade and were left as they were.
         pairs_judged: Pairs of runs a pairwise grader judged in this call.
         pairs_failed: Pairs whose pairwise grading failed in this call.
+        execution_failed: Of `failed`, runs whose agent gave no usable answer.
+        grading_failed: Of `failed`, runs that no grader reached a verdict on.
     """
 
     experiment: str
@@ -76,6 +78,8 @@ class RunSummary:
     up_to_date: int = 0
     pairs_judged: int = 0
     pairs_failed: int = 0
+    execution_failed: int = 0
+    grading_failed: int = 0
 
     @property
     def throughput(self) -> float:
@@ -97,6 +101,8 @@ class RunSummary:
             "up_to_date": self.up_to_date,
             "pairs_judged": self.pairs_judged,
             "pairs_failed": self.pairs_failed,
+            "execution_failed": self.execution_failed,
+            "grading_failed": self.grading_failed,
             "progress": self.progress.as_dict(),
         }
 
@@ -198,6 +204,7 @@ class ExperimentRunner(GradingMixin):
         self._states: dict[int, str] = {}
         self._executed = self._graded = self._failed = self._cancelled = 0
         self._up_to_date = self._pairs_judged = self._pairs_failed = 0
+        self._execution_failed = self._grading_failed = 0
         self._stored_outputs: dict = {}
 
     # -- control from this process (other processes write the control column) -------------------------
@@ -233,7 +240,12 @@ class ExperimentRunner(GradingMixin):
             if self.writer is None:
                 self.writer = StoreWriter(store)
             self.tracker = Tracker(
-                exp.name, exp.id, store.run_counts(exp.id), {a.id: a.name for a in exp.arms}, self.observers
+                exp.name,
+                exp.id,
+                store.run_counts(exp.id),
+                {a.id: a.name for a in exp.arms},
+                self.observers,
+                errors=store.error_runs(exp.id),
             )
             self.tracker.maybe_emit(force=True)
             status = await self._work(items)
@@ -253,6 +265,7 @@ class ExperimentRunner(GradingMixin):
         store.set_status(exp.id, status)
         self.tracker.status = status
         self.tracker.counts = store.run_counts(exp.id)
+        self.tracker.set_errors(store.error_runs(exp.id))
         self.tracker.maybe_emit(force=True)
         return RunSummary(
             exp.name,
@@ -267,6 +280,8 @@ class ExperimentRunner(GradingMixin):
             self._up_to_date,
             self._pairs_judged,
             self._pairs_failed,
+            self._execution_failed,
+            self._grading_failed,
         )
 
     def _status_after_grading(self, prior: str) -> str:
@@ -507,6 +522,7 @@ class ExperimentRunner(GradingMixin):
                 },
             )
             self._failed += 1
+            self._execution_failed += 1
             return None
 
     async def _wait_to_retry(self, wait: float) -> None:
@@ -565,7 +581,9 @@ class ExperimentRunner(GradingMixin):
         from_state = self._states.get(item.run_id, item.state)
         self._states[item.run_id] = to_state
         self.writer.transition(item.run_id, from_state, to_state, fields, detail)
-        self.tracker.move(item.arm_id, from_state, to_state)
+        fields = fields or {}
+        outcome = run_outcome(to_state, fields.get("failure_type"), fields.get("passed", 0))
+        self.tracker.move(item.arm_id, from_state, to_state, run_id=item.run_id, outcome=outcome)
 
     async def _watchdog(self) -> None:
         """Cancel agents that overrun the per-run timeout (checked every 50 ms at most)."""

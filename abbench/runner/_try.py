@@ -11,6 +11,8 @@ from typing import Any
 from abbench.runner._api import run_experiment
 from abbench.runner._experiment import create_experiment
 from abbench.store import Store, open_store
+from abbench.store._datasets import TRY_DATASET
+from abbench.store._experiments import TRY_TAG
 from abbench.types import Case
 
 TRY_PRIORITY = 10
@@ -72,10 +74,9 @@ def try_input(
     case = Case(case_id="try-1", input=text, expected=expected, history=history, context=context)
     # The same input tried again is the same stored dataset, label set included: name the labels in
     # the dataset's name, or a later try with other labels would silently get the first try's.
-    name = "try"
+    name = TRY_DATASET
     if labels:
         name += "-" + hashlib.sha256("\0".join(labels).encode("utf-8")).hexdigest()[:8]
-    dataset = store.save_dataset(name, [case], label_set=labels)
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S-%f")
     digest = hashlib.sha256(f"{text}\0{skill}\0{agent}\0{model}".encode()).hexdigest()[:6]
     arm: dict[str, Any] = {"agent": agent, "params": dict(params or {})}
@@ -83,19 +84,23 @@ def try_input(
         arm["model"] = model
     if skill:
         arm["skill"] = str(skill)
-    exp = create_experiment(
-        {
-            "name": f"try-{stamp}-{digest}",
-            "dataset": dataset.fingerprint,
-            "arms": {"try": arm},
-            "graders": ["label_match"] if expected is not None else [],
-            "concurrency": 1,
-            "retries": 0,
-            "priority": TRY_PRIORITY,
-            "tags": ["try"],
-        },
-        store=store,
-    )
+    # One transaction: a try the experiment checks refuse (no labels, an unknown setting, a skill
+    # that is not there) leaves nothing behind, neither its dataset nor the skill's snapshot.
+    with store.transaction():
+        dataset = store.save_dataset(name, [case], label_set=labels)
+        exp = create_experiment(
+            {
+                "name": f"try-{stamp}-{digest}",
+                "dataset": dataset.fingerprint,
+                "arms": {"try": arm},
+                "graders": ["label_match"] if expected is not None else [],
+                "concurrency": 1,
+                "retries": 0,
+                "priority": TRY_PRIORITY,
+                "tags": [TRY_TAG],
+            },
+            store=store,
+        )
     run_experiment(exp.id, store=store, started_by=started_by)
     record = store.runs(exp.id)[0]
     snapshot = store.get_snapshot(exp.arms[0].snapshot) if exp.arms[0].snapshot else None

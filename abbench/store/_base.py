@@ -9,7 +9,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
@@ -250,28 +250,57 @@ class StoreBase:
             raise self.refuse_write()
         conn = self.conn
         if conn.in_transaction:
-            name = f"sp{id(conn)}_{threading.get_ident()}_{getattr(self._local, 'depth', 0)}"
-            self._local.depth = getattr(self._local, "depth", 0) + 1
+            depth = getattr(self._local, "depth", 0)
+            name = f"sp{id(conn)}_{threading.get_ident()}_{depth}"
+            self._local.depth = depth + 1
             conn.execute(f"SAVEPOINT {name}")
             try:
                 yield conn
             except BaseException:
                 conn.execute(f"ROLLBACK TO {name}")
                 conn.execute(f"RELEASE {name}")
+                self._undo(depth + 1)
                 raise
             else:
                 conn.execute(f"RELEASE {name}")
             finally:
                 self._local.depth -= 1
             return
+        self._local.undo = []
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield conn
         except BaseException:
             conn.execute("ROLLBACK")
+            self._undo(0)
             raise
         else:
             conn.execute("COMMIT")
+        finally:
+            self._local.undo = []
+
+    def on_rollback(self, undo: Callable[[], None]) -> None:
+        """Call `undo` if the transaction open on this thread rolls back (files placed beside its rows).
+
+        A nested write (a snapshot inside a try) commits its savepoint, but the outer transaction may
+        still roll back; what it put on disk must then go too, or the store keeps files no row names.
+        """
+        if self.conn.in_transaction:
+            if getattr(self._local, "undo", None) is None:
+                self._local.undo = []
+            self._local.undo.append((getattr(self._local, "depth", 0), undo))
+
+    def _undo(self, depth: int) -> None:
+        """Run (newest first) the undo steps registered at `depth` or deeper, and forget them."""
+        steps = getattr(self._local, "undo", [])
+        keep = [(d, fn) for d, fn in steps if d < depth]
+        for d, fn in reversed(steps):
+            if d >= depth:
+                try:
+                    fn()
+                except Exception:  # an undo that fails must not hide the error that rolled back
+                    log.warning("could not undo a write after a rollback", exc_info=True)
+        self._local.undo = keep
 
     def query(self, sql: str, params: Any = ()) -> list[sqlite3.Row]:
         """Rows of a read-only query on this thread's connection."""

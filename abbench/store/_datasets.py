@@ -19,6 +19,7 @@ from abbench.dataset import (
 )
 from abbench.errors import NotFoundError, UsageError
 from abbench.store._base import loads
+from abbench.store._experiments import IS_TRY_SQL
 from abbench.types import CASE_FIELDS, Case
 
 if TYPE_CHECKING:
@@ -31,6 +32,13 @@ _DATASET_COLUMNS = (
     "p.name AS profile_name, p.version AS profile_version"
 )
 _HEX = set("0123456789abcdef")
+TRY_DATASET = "try"
+"""The name of the datasets a try saves (``try``, or ``try-<8 hex>`` naming its label set)."""
+_IS_TRY_DATASET_SQL = (
+    f"(d.source_file IS NULL AND (d.name = '{TRY_DATASET}' OR d.name GLOB '{TRY_DATASET}-{'[0-9a-f]' * 8}') "
+    f"AND NOT EXISTS (SELECT 1 FROM experiments e WHERE e.dataset_id = d.id AND NOT {IS_TRY_SQL}))"
+)
+"""SQL true for a dataset `d` that only tries use (saved by a try, no other experiment runs on it)."""
 
 
 class DatasetsMixin:
@@ -97,11 +105,13 @@ class DatasetsMixin:
         shown = [r["fingerprint"] for r in rows[-10:]]
         return "datasets: " + ", ".join(shown) + (" ..." if len(rows) > 10 else "")
 
-    def list_datasets(self: Store) -> list[DatasetInfo]:
-        """Every stored dataset, oldest first."""
+    def list_datasets(self: Store, *, include_tries: bool = False) -> list[DatasetInfo]:
+        """Every stored dataset, oldest first; those only tries use are left out unless `include_tries`."""
         rows = self.query(
             f"SELECT {_DATASET_COLUMNS} FROM datasets d LEFT JOIN mapping_profiles p ON p.id = d.profile_id "
-            "WHERE d.fingerprint NOT LIKE '%@pending-%' ORDER BY d.id"
+            "WHERE d.fingerprint NOT LIKE '%@pending-%'"
+            + ("" if include_tries else f" AND NOT {_IS_TRY_DATASET_SQL}")
+            + " ORDER BY d.id"
         )
         return [_info(r) for r in rows]
 
@@ -299,7 +309,7 @@ def load_cases(ref: str | int | DatasetInfo, store: Any = None) -> list[Case]:
         return s.load_cases(ref)
 
 
-def list_datasets(store: Any = None) -> list[DatasetInfo]:
-    """Every dataset in a store, oldest first."""
+def list_datasets(store: Any = None, *, include_tries: bool = False) -> list[DatasetInfo]:
+    """Every dataset in a store, oldest first (those only tries use when `include_tries`)."""
     with _using(store) as s:
-        return s.list_datasets()
+        return s.list_datasets(include_tries=include_tries)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+import logging
 import os
 import socket
 import time
@@ -12,8 +14,14 @@ from typing import Any
 from abbench.errors import ExperimentError, NotFoundError
 from abbench.store._base import current_user, dumps, loads, now_iso
 
+log = logging.getLogger(__name__)
+
 CONTROLS = ("run", "pause", "cancel")
 STATUSES = ("created", "running", "paused", "cancelled", "finished", "interrupted")
+TRY_TAG = "try"
+"""The tag that marks a try (`abbench try`): a one-case experiment kept out of the default lists."""
+IS_TRY_SQL = f"EXISTS (SELECT 1 FROM json_each(e.tags) WHERE json_each.value = '{TRY_TAG}')"
+"""SQL true for a try experiment `e` (its tags hold ``try``)."""
 HEARTBEAT_STALE_S = 5.0
 """A runner that has not written its heartbeat for this long is presumed dead."""
 
@@ -68,6 +76,11 @@ class Experiment:
     heartbeat_at: float | None = None
 
     @property
+    def is_try(self) -> bool:
+        """Whether this is a try (one input tried at once), kept out of the default lists."""
+        return TRY_TAG in self.tags
+
+    @property
     def ref(self) -> str:
         """How to name it in commands: ``#id name``."""
         return f"#{self.id} {self.name}"
@@ -118,6 +131,11 @@ _EXPERIMENT_COLUMNS = (
     "e.rounds, e.status, e.control, e.batch_id, e.priority, e.tags, e.gate, e.parent_id, e.created_at, "
     "e.updated_at, e.created_by, e.runner_pid, e.runner_host, e.heartbeat_at"
 )
+
+
+def _like_prefix(text: str) -> str:
+    """A LIKE pattern matching values that start with `text` (its % and _ taken literally)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
 def _pid_alive(pid: int) -> bool:
@@ -217,46 +235,116 @@ class ExperimentsMixin:
         return self.get_experiment(row[0]) if row else None
 
     def get_experiment(self, ref: int | str | Experiment) -> Experiment:
-        """An experiment by id (``12`` or ``#12``) or name.
+        """An experiment by id (``12`` or ``#12``), name, or ``NAME@<skill version>``.
+
+        The one place an experiment is looked up by what a person typed (every command and the Python
+        API come here). A name shared by several experiments (the same definition re-run after its
+        skill changed: owner + skill + skill version + name is the identity) resolves to the latest,
+        and a note logged at WARNING names the others and how to pick one (``NAME@<skill version>``,
+        a prefix of it, or ``#ID``).
 
         Raises:
-            NotFoundError: nothing matches, or a name matches several (the message lists them by id).
+            NotFoundError: nothing matches (the message offers the closest names).
         """
         if isinstance(ref, Experiment):
             ref = ref.id
         text = str(ref).strip()
+        select = f"SELECT {_EXPERIMENT_COLUMNS} FROM experiments e JOIN datasets d ON d.id = e.dataset_id "
+        rows: list = []
         if text.lstrip("#").isdigit():
-            rows = self.query(
-                f"SELECT {_EXPERIMENT_COLUMNS} FROM experiments e JOIN datasets d ON d.id = e.dataset_id "
-                "WHERE e.id = ?",
-                (int(text.lstrip("#")),),
-            )
+            rows = self.query(select + "WHERE e.id = ?", (int(text.lstrip("#")),))
             if not rows and text.startswith("#"):
                 raise NotFoundError(f"no experiment {text}; `abbench experiments` lists them")
-        else:
-            rows = []
+            if rows:
+                return self._experiment_from_row(rows[0])
+        rows = self.query(select + "WHERE e.name = ? ORDER BY e.id DESC", (text,))
+        if not rows and "@" in text:
+            rows = self._by_skill_version(select, text)
         if not rows:
-            rows = self.query(
-                f"SELECT {_EXPERIMENT_COLUMNS} FROM experiments e JOIN datasets d ON d.id = e.dataset_id "
-                "WHERE e.name = ? ORDER BY e.id",
-                (text,),
-            )
-        if not rows:
-            raise NotFoundError(f"no experiment named {text!r}; `abbench experiments` lists them")
+            raise NotFoundError(f"no experiment named {text!r}; {self._experiment_hint(text)}")
         if len(rows) > 1:
-            choices = "; ".join(
-                f"#{r[0]} (owner {r[2]}, skill {r[3] or '-'}@{r[4][:12] or '-'}, {r[17]})" for r in rows
-            )
-            raise NotFoundError(f"{len(rows)} experiments are named {text!r}: {choices}; name one by its #id")
+            self._note_same_name(text, rows)
         return self._experiment_from_row(rows[0])
 
-    def list_experiments(self, *, since: str | None = None) -> list[Experiment]:
-        """Every experiment, newest first (created at or after `since`, an ISO date, when given)."""
+    def _by_skill_version(self, select: str, text: str) -> list:
+        """Rows for ``NAME@VERSION`` (a prefix of the skill version, ``SKILL@VERSION``, or ``none``), newest first."""
+        rows: list = []
+        for at in (i for i, ch in enumerate(text) if ch == "@"):
+            name, version = text[:at], text[at + 1 :].strip()
+            skill, _, version = version.rpartition("@")
+            if not name or not version:
+                continue
+            if version.lower() in ("none", "-"):  # the experiments whose arms have no skill
+                cond, params = "e.skill_version = ''", ()
+            else:
+                cond, params = "e.skill_version LIKE ? ESCAPE '\\'", (_like_prefix(version),)
+            if skill:
+                cond += " AND e.skill = ?"
+                params = (*params, skill)
+            rows += self.query(select + f"WHERE e.name = ? AND {cond} ORDER BY e.id DESC", (name, *params))
+        return sorted({r[0]: r for r in rows}.values(), key=lambda r: -r[0])
+
+    def _experiment_hint(self, text: str) -> str:
+        """The closest stored names ("did you mean"), else where to look."""
+        names = [r[0] for r in self.query("SELECT DISTINCT name FROM experiments ORDER BY name")]
+        if not names:
+            return "the store has no experiments yet; create one with `abbench create FILE.yaml`"
+        close = difflib.get_close_matches(text.partition("@")[0], names, n=3, cutoff=0.6)
+        if close:
+            return f"did you mean {' or '.join(map(repr, close))}? `abbench experiments` lists them"
+        return "`abbench experiments` lists them"
+
+    def _note_same_name(self, text: str, rows: list) -> None:
+        """Say once per store and name that `text` picked the latest of several experiments, and how to pick another."""
+        noted = getattr(self, "_same_name_noted", None)
+        if noted is None:
+            noted = self._same_name_noted = set()
+        key = (text, tuple(r[0] for r in rows))
+        if key in noted:
+            return
+        noted.add(key)
+
+        def version(r) -> str:
+            return f"{r[3]}@{r[4]}" if r[3] else "no skill"
+
+        latest, others = rows[0], rows[1:]
+        name = latest[1]
+        log.warning(
+            "%d experiments are named %r; using the latest, #%d (%s, owner %s, created %s). The others: %s. "
+            "Pick one as %s@<skill version> or #ID",
+            len(rows),
+            name,
+            latest[0],
+            version(latest),
+            latest[2],
+            latest[17],
+            "; ".join(
+                f"#{r[0]} ({version(r)}, owner {r[2]}, created {r[17]}): {name}@{r[4][:8] or 'none'}"
+                for r in others
+            ),
+            name,
+        )
+
+    def experiment_handle(self, exp: Experiment) -> str:
+        """The shortest text that names `exp` in a command: its name when no other has it, else ``#id``."""
+        n = self.query_one("SELECT COUNT(*) FROM experiments WHERE name = ?", (exp.name,))[0]
+        return exp.name if n == 1 else f"#{exp.id}"
+
+    def list_experiments(self, *, since: str | None = None, include_tries: bool = False) -> list[Experiment]:
+        """Every experiment, newest first (created at or after `since`, an ISO date, when given).
+
+        Tries (`abbench try`, `try_input`, tagged ``try``) are left out unless `include_tries`.
+        """
         sql = f"SELECT {_EXPERIMENT_COLUMNS} FROM experiments e JOIN datasets d ON d.id = e.dataset_id"
+        where: list[str] = []
         params: tuple = ()
         if since:
-            sql += " WHERE e.created_at >= ?"
+            where.append("e.created_at >= ?")
             params = (since,)
+        if not include_tries:
+            where.append(f"NOT {IS_TRY_SQL}")
+        if where:
+            sql += " WHERE " + " AND ".join(where)
         return [self._experiment_from_row(r) for r in self.query(sql + " ORDER BY e.id DESC", params)]
 
     def _experiment_from_row(self, r) -> Experiment:

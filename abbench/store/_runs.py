@@ -146,6 +146,20 @@ class RunsMixin:
             counts.setdefault(arm, {s.value: 0 for s in RunState})[state] = n
         return counts
 
+    def error_runs(self, exp_id: int) -> dict[int, tuple[str, str]]:
+        """Runs in ``fail`` that got no verdict: ``{run id: (arm, "execution_failed" | "grading_failed")}``.
+
+        The rest of ``fail`` is graded wrong; `run_counts` with this tells the three apart.
+        """
+        return {
+            run_id: (arm, "execution_failed" if ftype is not None else "grading_failed")
+            for run_id, arm, ftype in self.query(
+                "SELECT r.id, a.name, r.failure_type FROM runs r JOIN arms a ON a.id = r.arm_id "
+                "WHERE r.experiment_id=? AND r.state='fail' AND (r.failure_type IS NOT NULL OR r.passed IS NULL)",
+                (exp_id,),
+            )
+        }
+
     def work_items(
         self, exp_id: int, states: Iterable[str], *, run_ids: Sequence[int] | None = None
     ) -> list[WorkItem]:

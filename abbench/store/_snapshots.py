@@ -136,6 +136,8 @@ class SnapshotsMixin:
                     final.parent.mkdir(parents=True, exist_ok=True)
                     _move_into_place(content, final)
                     placed = final
+                    # inside a caller's transaction (a try) that may still roll back: the files go too
+                    self.on_rollback(lambda: shutil.rmtree(final, ignore_errors=True))
                     log.info("stored snapshot %s in %s", built.label, relative)
                 else:
                     self._update_provenance(conn, row, source)

@@ -13,6 +13,7 @@ from abbench.dataset import unpack_source_row
 from abbench.review import CaseDetail, RunView, case_detail
 from abbench.store import Store
 from abbench.store._experiments import Experiment
+from abbench.types import outcome_word
 from abbench.widgets._base import NONE, escape, html_table, note
 
 TRANSCRIPT_CHARS = 200_000
@@ -32,19 +33,19 @@ def _pct(value: float | None) -> str:
 
 
 def outcome_mark(run: RunView) -> str:
-    """A run's outcome as a short word for tables: pass, FAIL, exec failed, grading failed, ..."""
-    return {
-        "pass": "pass",
-        "fail": "FAIL",
-        "execution_failed": f"exec failed ({run.failure_type})",
-        "grading_failed": "grading failed",
-        "cancelled": "cancelled",
-    }.get(run.outcome, run.outcome)
+    """A run's outcome as a short word for tables: right, WRONG, execution failed (why), grading failed, ..."""
+    if run.outcome == "fail":
+        return outcome_word("fail").upper()
+    if run.outcome == "execution_failed":
+        return f"{outcome_word('execution_failed')} ({run.failure_type})"
+    return outcome_word(run.outcome)
 
 
 def _grade_word(grade: dict[str, Any]) -> str:
     passed = grade.get("passed")
-    return "pass" if passed else "fail" if passed is False else str(grade.get("status") or NONE)
+    if passed is None:
+        return str(grade.get("status") or NONE)
+    return outcome_word("pass" if passed else "fail")
 
 
 def _reading_html(run: RunView) -> str:

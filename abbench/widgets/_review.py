@@ -113,8 +113,8 @@ class ReviewWidget(View):
             "the answer was graded wrong (disagrees with the gold)",
             f"the answer's confidence is below {threshold}",
             "an arm with a skill cited none of it",
-            "an arm passed in some rounds and failed in others",
-            "the arms answer differently, or one passes where another fails",
+            "an arm was right in some rounds and wrong in others",
+            "the arms answer differently, or one is right where another is wrong",
             "every case listed for any reason",
         ]
         self.arm = Choice("Arm", on_select=lambda _v: self.guard("filtering", self.refilter)())

@@ -25,6 +25,7 @@ from abbench.runner import (
     start_experiment,
 )
 from abbench.store._experiments import Experiment
+from abbench.types import outcome_word
 from abbench.widgets._base import STYLE, Choice, StoreLike, View, escape, html_table, log, note
 
 NEW = 0
@@ -195,6 +196,20 @@ class _ArmRow:
 
 
 _ARM_KEYS = ("agent", "model", "skill", "snapshot", "skill_source", "skill_label", "git_ref", "params")
+
+
+def _outcomes(p, sep: str = ", ") -> str:
+    """``5 right, 2 wrong`` for an arm's or the experiment's progress, then the runs without a verdict
+    and the cancelled ones when there are any (in `abbench.types.OUTCOME_WORDS`'s words)."""
+    arms = getattr(p, "arms", None) or (p,)
+    parts = [
+        ("pass", p.right),
+        ("fail", p.wrong),
+        ("execution_failed", p.execution_failed),
+        ("grading_failed", p.grading_failed),
+        ("cancelled", sum(a.counts.get("cancelled", 0) for a in arms)),
+    ]
+    return sep.join(f"{n:,} {outcome_word(k)}" for k, n in parts if n or k in ("pass", "fail"))
 
 
 class _ArmBar:
@@ -563,11 +578,9 @@ class RunControlWidget(View):
                 bar.bar.max = max(arm.total, 1)
                 bar.bar.value = arm.done
                 bar.bar.bar_style = "success" if arm.total and arm.done == arm.total else "info"
-                c = arm.counts
-                cancelled = f", {c['cancelled']:,} cancelled" if c.get("cancelled") else ""
                 bar.counts.value = escape(
-                    f"{arm.done:,}/{arm.total:,} done ({c.get('pass', 0):,} pass, {c.get('fail', 0):,} fail"
-                    f"{cancelled}) · {arm.running} running · {arm.pending:,} pending"
+                    f"{arm.done:,}/{arm.total:,} done ({_outcomes(arm)}) · {arm.running} running · "
+                    f"{arm.pending:,} pending"
                 )
             shown = [self._arm_bars[a.arm].box for a in progress.arms]
             if list(self.bars_box.children) != shown:
@@ -580,7 +593,6 @@ class RunControlWidget(View):
             )
             exp = self.experiment
             title = f"#{exp.id} {exp.name}" if exp is not None else progress.experiment
-            counts = progress.counts()
             # pairs are judged once both arms' runs are in
             pairs = (
                 f" · pairs judged {progress.pairs_done:,}/{progress.pairs_total:,}"
@@ -589,7 +601,7 @@ class RunControlWidget(View):
             )
             self.status_html.value = note(
                 f"{title}: {progress.status} · {progress.done:,}/{progress.total:,} done "
-                f"({100 * progress.fraction:.0f} %) · {counts.get('pass', 0):,} pass · {counts.get('fail', 0):,} fail"
+                f"({100 * progress.fraction:.0f} %) · {_outcomes(progress, ' · ')}"
                 f" · {progress.running} running · {progress.pending:,} pending{rate}{eta}{pairs}",
                 "ok" if progress.status == "finished" else "note",
             )

@@ -166,4 +166,4 @@ def test_case_shows_each_graders_verdict_so_a_failed_run_says_why(cli):
     store.close()
     result = cli("case", "why", "c000")
     assert result.exit_code == 0, result.output
-    assert "grades: label_match fail · llm_judge scored 0.25" in result.output
+    assert "grades: label_match wrong · llm_judge scored 0.25" in result.output

@@ -124,7 +124,7 @@ def test_judge_report_shows_judge_cost_apart_and_bias(cli, experiment):
             "-q",
         )
         assert result.exit_code == 0, result.output
-        assert "3 pairs judged, 0 failed" in result.output
+        assert "3 pairs judged, 0 grading failed" in result.output
     report = json.loads(cli("judge-report", experiment.id, "--json").output)
     costs = {c["grader"]: c for c in report["judge_costs"]}
     assert costs["llm_judge"]["cost"] == pytest.approx(6 * 110 / 1e6)

@@ -92,7 +92,7 @@ def test_a_gate_file_decides(rendered, tmp_path_factory):
 @pytest.mark.slow
 def test_failures_and_cancellations_are_told_apart(rendered):
     _, page = rendered("failures")
-    assert "failed to execute" in page.text and "were cancelled" in page.text
+    assert "execution failed (re-run them" in page.text and "were cancelled" in page.text
     assert "agent_error" in page.text
 
 

@@ -99,11 +99,11 @@ def test_arm_extras_become_parameters():
     [
         (
             {"labels": ["fats"]},
-            "cases.labels: 'fats' is not a gold label of the dataset; its labels: fast, slow",
+            "cases.labels: 'fats' (did you mean 'fast'?) is not a gold label of the dataset; its labels: fast, slow",
         ),
         (
             {"domains": ["navi"]},
-            "cases.domains: 'navi' is not a domain of the dataset; its domains: car, media, nav",
+            "cases.domains: 'navi' (did you mean 'nav'?) is not a domain of the dataset; its domains: car, media, nav",
         ),
     ],
 )

@@ -82,3 +82,81 @@ def test_try_with_a_skill_that_names_no_labels_says_so(cli, tmp_path):
         "pin_blocked",
     )
     assert named.exit_code == 0 and named.output.startswith("prediction  card_arrival"), named.output
+
+
+def _stored(store) -> dict[str, int]:
+    counts = {
+        t: store.query(f"SELECT COUNT(*) FROM {t}")[0][0] for t in ("datasets", "experiments", "snapshots")
+    }
+    folder = store.path / "snapshots"
+    counts["snapshot files"] = sum(1 for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0
+    return counts
+
+
+def test_a_refused_try_stores_nothing(store, tmp_path):
+    nothing = {"datasets": 0, "experiments": 0, "snapshots": 0, "snapshot files": 0}
+    with pytest.raises(ExperimentError, match="declares none"):
+        try_input("打开空调", store=store)  # the builtin agent without labels: refused
+    assert _stored(store) == nothing
+    skill = tmp_path / "nolabels"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text('# Rules\n\n## card_arrival\n- "has not arrived"\n', encoding="utf-8")
+    # refused after the skill was snapshotted (its SKILL.md names no labels): the snapshot goes too
+    with pytest.raises(ExperimentError):
+        try_input("my card has not arrived", skill=skill, store=store)
+    assert _stored(store) == nothing
+    with pytest.raises(ExperimentError, match="unknown agent 'nope'"):
+        try_input("打开空调", agent="nope", labels=["fast", "slow"], store=store)
+    assert _stored(store) == nothing
+    # and one that is answered stores its dataset, snapshot and experiment as before
+    try_input("my card has not arrived", skill=skill, labels=["card_arrival", "pin_blocked"], store=store)
+    kept = _stored(store)
+    assert kept["datasets"] == kept["experiments"] == kept["snapshots"] == 1 and kept["snapshot files"] >= 1
+
+
+def test_tries_stay_out_of_the_default_lists(cli, store):
+    from abbench.runner import create_experiment, list_experiments
+    from abbench.store import list_datasets
+
+    real = create_experiment(
+        {
+            "name": "routing",
+            "dataset": {
+                "file": str(DEMO / "cases.csv"),
+                "mapping": str(DEMO / "mapping-csv.yaml"),
+                "name": "demo",
+            },
+            "cases": {"limit": 3},
+            "arms": {"v2": {"agent": "builtin", "skill": str(V2)}},
+        },
+        store=store,
+    )
+    tried = try_input("打开空调", skill=V2, store=store)
+    store.close()
+    assert [e.name for e in list_experiments(store=store.path)] == ["routing"]
+    assert [e.name for e in list_experiments(store=store.path, include_tries=True)] == [
+        tried.experiment,
+        "routing",
+    ]
+    assert [d.name for d in list_datasets(store.path)] == ["demo"]
+    assert sorted(d.name for d in list_datasets(store.path, include_tries=True)) == ["demo", "try"]
+    listed = cli("experiments", store=store.path).output
+    assert f"#{real.id} " in listed and tried.experiment not in listed
+    assert tried.experiment in cli("experiments", "--all", store=store.path).output
+    data = json.loads(cli("datasets", "--json", store=store.path).output)
+    assert [d["name"] for d in data] == ["demo"]
+    every = json.loads(cli("datasets", "--all", "--json", store=store.path).output)
+    assert sorted(d["name"] for d in every) == ["demo", "try"]
+    # a try's dataset that a real experiment runs on is a real dataset: listed
+    try_fp = next(d["fingerprint"] for d in every if d["name"] == "try")
+    create_experiment(
+        {"name": "on-a-try", "dataset": try_fp, "arms": {"v2": {"agent": "builtin", "skill": str(V2)}}},
+        store=store.path,
+    )
+    assert sorted(d.name for d in list_datasets(store.path)) == ["demo", "try"]
+    from abbench.store import open_store
+    from abbench.widgets import ResultsWidget
+
+    with open_store(store.path) as s:
+        assert tried.experiment_id not in ResultsWidget(s).chooser.values  # nor in the widgets' lists
+        assert real.id in ResultsWidget(s).chooser.values

@@ -83,8 +83,8 @@ def test_start_runs_off_the_cell_folds_the_definition_and_fills_the_bars(store, 
     assert widget.failures_html.value == "" and widget.failure_actions.layout.display == "none"
     assert widget.pause_button.disabled and widget.cancel_button.disabled and widget.resume_button.disabled
     assert not widget.clone_button.disabled
-    # wrong answers are outcomes, not failures: case ids ending in 7 fail their grade
-    assert "88 pass · 8 fail" in widget.status_html.value
+    # wrong answers are outcomes, not failures: case ids ending in 7 are graded wrong
+    assert "88 right · 8 wrong · 0 running" in widget.status_html.value
 
 
 def test_pause_stops_progress_and_resume_reaches_the_end(store, small, tmp_path):
@@ -147,6 +147,14 @@ def test_failures_are_listed_by_kind_with_the_action_that_fits(store, small, wid
     assert {r.case_id for r in grading} == {"c04"} and len(grading) == 4
     assert widget.rerun_button.description == "Re-run 8 execution failures"
     assert widget.regrade_button.description == "Re-grade 4 grading failures"
+    # the live counts (the runner's tracker) tell the three apart, as the store does
+    status = widget.status_html.value
+    assert "8 execution failed · 4 grading failed" in status and " fail " not in status, status
+    assert (widget.progress.execution_failed, widget.progress.grading_failed) == (8, 4)
+    assert widget.progress.wrong == sum(
+        r.state == "fail" and not (r.execution_failed or r.grading_failed)
+        for r in store.runs(widget.experiment.id)
+    )
     html = widget.failures_html.value
     assert "execution → re-run" in html and "grading → re-grade" in html and "agent_error" in html
 

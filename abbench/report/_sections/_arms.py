@@ -38,7 +38,7 @@ def arms_section(metrics: Mapping[str, Any]) -> list[Part]:
         ("main", f"{main} [{level} interval]", str),
         *([] if by_score else [("strict", "strict accuracy", str)]),
         ("graded", "graded runs", str),
-        ("failures", "failed runs"),
+        ("failures", "execution or grading failed"),
         ("cancelled", "cancelled, unfinished"),
         ("per_correct", "cost per right answer"),
     ]
@@ -48,7 +48,11 @@ def arms_section(metrics: Mapping[str, Any]) -> list[Part]:
     parts = [d.table_html(rows, columns)]
     parts.append(
         d.note_html(
-            ("Strict accuracy counts failed runs as wrong. " if not by_score else "")
+            (
+                "Strict accuracy counts runs whose execution or grading failed as wrong. "
+                if not by_score
+                else ""
+            )
             + f"Intervals: {', '.join(methods) or 'none'}; "
             + (
                 "every case counts once (per-case means over rounds, Miller 2024)."
@@ -189,7 +193,7 @@ def stability_section(metrics: Mapping[str, Any]) -> list[Part]:
         ),
         d.note_html(
             "Agreement: share of runs giving the case's usual answer. Answer changed: cases answered "
-            "differently across rounds. Flaky: cases passing in some rounds and failing in others. "
+            "differently across rounds. Flaky: cases right in some rounds and wrong in others. "
             "Cases: those answered twice or more."
         ),
     ]

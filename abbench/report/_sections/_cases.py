@@ -42,7 +42,7 @@ def _answers(runs: Sequence[Mapping[str, Any]], arm: str) -> str:
         mark = {True: "✓", False: "✗"}.get(r.get("passed"), "·")
         head = f"{_round_names(rounds)}: {d.esc(r.get('prediction'))} {mark}"
         if r.get("failure_type"):
-            head = f"{_round_names(rounds)}: failed ({d.esc(r['failure_type'])})"
+            head = f"{_round_names(rounds)}: execution failed ({d.esc(r['failure_type'])})"
         body = f"<div>{d.esc(r.get('reason'))}</div>" if r.get("reason") else ""
         if refs:
             body += f'<div class="abb-muted">cites {d.esc(", ".join(refs[:6]))}</div>'
@@ -91,7 +91,7 @@ def cases_section(
                 ("case", "case", "html"),
                 ("input", "input", "text"),
                 ("gold", "gold"),
-                ("rates", "passed A → B"),
+                ("rates", "right A → B"),
                 ("a", arm_a, "html"),
                 ("b", arm_b, "html"),
             ],

@@ -212,7 +212,7 @@ def multi_section(multi: Mapping[str, Any] | None) -> list[Part]:
         parts.append(
             d.note_html(
                 f"Cochran's Q over all {q['n_arms']} arms and {q['n_cases']:,} cases: Q = {q['statistic']:.2f}, "
-                f"{d.pvalue(q['p_value'])} (whether the arms pass equally often)."
+                f"{d.pvalue(q['p_value'])} (whether the arms are right equally often)."
             )
         )
     for note in multi.get("notes") or ():

@@ -7,8 +7,36 @@ from typing import Any
 
 from abbench.report import _display as d
 from abbench.report._sections._parts import Part
+from abbench.types import outcome_word
 
-_STATES = ("pass", "fail", "cancelled", "pending", "running", "executed", "evaluating")
+_OUTCOMES = (
+    "pass",
+    "fail",
+    "execution_failed",
+    "grading_failed",
+    "cancelled",
+    "pending",
+    "running",
+    "executed",
+    "evaluating",
+)
+"""Columns of the runs table: outcome keys (`abbench.types.run_outcome`), then the open states."""
+
+
+def _outcomes(overview: Mapping[str, Any]) -> dict[str, dict[str, int]]:
+    """Arm -> outcome -> runs: the store's ``fail`` split into wrong answers and runs without a verdict."""
+    out = {}
+    for arm, counts in overview["states"].items():
+        execution = sum((overview["execution_failures"].get(arm) or {}).values())
+        grading = overview["grading_failures"].get(arm, 0)
+        row = {k: v for k, v in counts.items() if k != "fail"}
+        row.update(
+            fail=counts.get("fail", 0) - execution - grading,
+            execution_failed=execution,
+            grading_failed=grading,
+        )
+        out[arm] = row
+    return out
 
 
 def _imported(text: str | None) -> str:
@@ -20,11 +48,11 @@ def _imported(text: str | None) -> str:
 
 def runs_section(overview: Mapping[str, Any]) -> list[Part]:
     """Runs per arm and state, what did not count and why, and the failed runs."""
-    states = overview["states"]
+    states = _outcomes(overview)
     rows = [{"arm": arm, **counts, "total": sum(counts.values())} for arm, counts in states.items()]
-    shown = [s for s in _STATES if any(r.get(s) for r in rows)]
+    shown = [s for s in _OUTCOMES if any(r.get(s) for r in rows)]
     parts: list[Part] = [
-        d.table_html(rows, [("arm", "arm"), *[(s, s) for s in shown], ("total", "total")]),
+        d.table_html(rows, [("arm", "arm"), *[(s, outcome_word(s)) for s in shown], ("total", "total")]),
         d.states_figure(states),
     ]
     if overview["complete"]:
@@ -36,9 +64,9 @@ def runs_section(overview: Mapping[str, Any]) -> list[Part]:
         n_left = overview["total"] - overview["finished"] - n_cancel
         said = []
         if n_exec:
-            said.append(f"{n_exec:,} failed to execute (re-run them: abbench retry EXPERIMENT --failed)")
+            said.append(f"{n_exec:,} execution failed (re-run them: abbench retry EXPERIMENT --failed)")
         if n_grade:
-            said.append(f"{n_grade:,} could not be graded (abbench regrade EXPERIMENT --failed)")
+            said.append(f"{n_grade:,} grading failed (abbench regrade EXPERIMENT --failed)")
         if n_cancel:
             said.append(f"{n_cancel:,} were cancelled")
         if n_left > 0:
@@ -46,7 +74,7 @@ def runs_section(overview: Mapping[str, Any]) -> list[Part]:
         parts.append(
             d.note_html(
                 "Not every run counts: " + "; ".join(said) + ". Accuracy uses graded runs only; "
-                "strict accuracy counts the failures as wrong.",
+                "strict accuracy counts the runs without a verdict as wrong.",
                 "warn",
             )
         )
@@ -63,7 +91,7 @@ def runs_section(overview: Mapping[str, Any]) -> list[Part]:
                     ("failure_type", "type"),
                     ("error", "error", "text"),
                 ],
-                caption=f"Failed runs (first {len(failures)})",
+                caption=f"Runs whose execution or grading failed (first {len(failures)})",
             )
         )
     return parts
