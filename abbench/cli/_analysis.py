@@ -360,7 +360,9 @@ def metrics_cmd(ctx: Context, experiment: str, arms, by_domain, by_round, confus
                     odd = ", ".join(
                         f"{k!r} ×{v}" for k, v in list(a.classes.confusion.unknown_predictions.items())[:5]
                     )
-                    click.echo(f"  {'outside the labels':<20}{odd}")
+                    click.echo(f"  {'outside the labels':<20}{odd} (each a class with F1 0 in the macro)")
+                if a.classes.absent_note:
+                    click.echo(f"  {'labels left out':<20}{a.classes.absent_note}")
             elif a.classes_reason:
                 click.echo(f"  {'classes':<20}n/a ({a.classes_reason})")
             s = a.stability

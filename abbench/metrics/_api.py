@@ -43,8 +43,10 @@ strict accuracy: the same, with execution and grading failures counted as wrong 
 cost per correct answer: the agent's total cost over executed runs divided by the runs graded as right.
 flip rate: share of cases answered in two or more rounds whose answers (normalised like label_match) are
   not all the same; flaky: cases graded in two or more rounds that passed in some and failed in others.
-per-class figures: every graded run counts once (rounds pooled); 0/0 is 0.0 (zero_division=0);
-  predictions outside the label set are their own column.
+per-class figures: every graded run counts once (rounds pooled); 0/0 is 0.0 (zero_division=0). Only the
+  labels present in the gold or the predictions of an arm's graded runs are scored (scikit-learn's
+  labels=None): labels of the set that none of them has are left out and counted; a prediction outside the
+  label set is a class with F1 0 in the macro average, and pooled in the confusion matrix's (other) column.
 """
 
 

@@ -105,8 +105,13 @@ def confusion_section(metrics: Mapping[str, Any]) -> list[Part]:
         if unknown:
             listed = ", ".join(f"{k} ×{v}" for k, v in list(unknown.items())[:8])
             parts.append(
-                d.note_html(f"{a['arm']}: predictions outside the labels (column (other)): {listed}.")
+                d.note_html(
+                    f"{a['arm']}: predictions outside the labels (column (other); each a class with F1 0 "
+                    f"in the macro average): {listed}."
+                )
             )
+        if classes.get("absent"):
+            parts.append(d.note_html(f"{a['arm']}: {_absent_line(classes)}."))
     if not parts:
         return [
             d.note_html(
@@ -116,6 +121,15 @@ def confusion_section(metrics: Mapping[str, Any]) -> list[Part]:
             )
         ]
     return parts
+
+
+def _absent_line(classes: Mapping[str, Any]) -> str:
+    absent = int(classes["absent"])
+    total = absent + len(classes.get("labels") or [])
+    return (
+        f"{absent:,} of the {total:,} labels are neither gold nor predicted in these runs: "
+        "left out of the table and the averages"
+    )
 
 
 # -- per domain ------------------------------------------------------------------------------------------
