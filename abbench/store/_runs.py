@@ -344,8 +344,9 @@ class RunsMixin:
                 raw_output=r[17],
                 files_read=tuple(loads(r[18]) or ()),
                 sections_read=tuple(loads(r[19]) or ()),
-                usage=Usage(r[20] or 0, r[21] or 0),
-                cost=r[22] or 0.0,
+                # unknown is not zero: NULL tokens and cost stay None (exports, graders and views say so)
+                usage=None if r[20] is None and r[21] is None else Usage(r[20] or 0, r[21] or 0),
+                cost=r[22],
                 latency_ms=r[23] or 0.0,
                 session_id=r[24],
                 model=r[25],
