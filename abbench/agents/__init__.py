@@ -10,7 +10,15 @@ from abbench.agents._answer import (
     match_label,
     parse_answer,
 )
-from abbench.agents._base import Agent, AgentFactory, Task, agent_names, make_agent, register_agent
+from abbench.agents._base import (
+    Agent,
+    AgentFactory,
+    Spending,
+    Task,
+    agent_names,
+    make_agent,
+    register_agent,
+)
 from abbench.agents._builtin import builtin
 from abbench.agents._command import CommandAgent
 from abbench.agents._openai import SKILL_TOOLS, OpenAIAgent, SkillTools
@@ -30,6 +38,7 @@ __all__ = [
     "Rule",
     "SkillRules",
     "SkillTools",
+    "Spending",
     "Task",
     "agent_names",
     "answer_from_mapping",

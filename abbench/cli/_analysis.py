@@ -387,6 +387,12 @@ def metrics_cmd(ctx: Context, experiment: str, arms, by_domain, by_round, confus
                     f"  {'cost':<20}mean {_num(u.cost.mean)}, total {_num(u.total_cost)}, per correct answer "
                     f"{_num(u.cost_per_correct)}{judges}"
                 )
+            if u.failed_attempts:
+                click.echo(
+                    f"  {'spent':<20}{_num(u.spent) if u.spent is not None else 'cost not reported'} over "
+                    f"{u.attempts} attempts, {u.failed_attempts} of them failed"
+                    + (f" ({_num(u.spent_on_failures)})" if u.spent_on_failures is not None else "")
+                )
             click.echo(
                 f"  {'latency ms':<20}mean {_num(u.latency_ms.mean)}, p50 {_num(u.latency_ms.p50)}, p95 {_num(u.latency_ms.p95)}"
             )
@@ -644,6 +650,23 @@ def disagreements_cmd(ctx: Context, experiment, kinds, arms, threshold, limit, a
     emit(as_json, [d.as_dict() for d in found], human)
 
 
+def _attempt_text(a) -> str:
+    """One line per execution attempt: how it ended and what it spent."""
+    how = a.outcome if a.failure_type is None else f"{a.outcome} ({a.failure_type})"
+    spent = [
+        f"{a.model_calls} model calls" if a.model_calls else None,
+        f"{len(a.tool_calls)} tool calls" if a.tool_calls else None,
+        f"tokens {a.tokens:,}" if a.tokens is not None else "tokens not reported",
+        f"cost {_num(a.cost)}" if a.cost is not None else "cost not reported",
+        f"{a.latency_ms:,.0f} ms" if a.latency_ms is not None else None,
+        f"read {', '.join(a.sections_read or a.files_read)}" if (a.sections_read or a.files_read) else None,
+    ]
+    text = f"attempt {a.attempt} {how}: " + ", ".join(x for x in spent if x)
+    if a.transcript_path and a.outcome != "executed":
+        text += f"; transcript: {a.transcript_path}"
+    return text
+
+
 @cli.command("case")
 @click.argument("experiment")
 @click.argument("case_id")
@@ -685,6 +708,13 @@ def case_cmd(ctx: Context, experiment, case_id, as_json) -> None:
                 click.echo(f"    tool {call.name}({call.arguments})")
             if r.transcript_path:
                 click.echo(f"    transcript: {r.transcript_path}")
+            attempts = r.attempts or ()
+            if len(attempts) > 1 or any(a.outcome != "executed" for a in attempts):
+                # what every attempt spent: a failed one (out of turns, unreadable, timed out) cost money too
+                for a in attempts:
+                    click.echo(f"    {_attempt_text(a)}")
+                    for call in a.tool_calls if a.outcome != "executed" else ():
+                        click.echo(f"      tool {call.name}({call.arguments})")
         for rev in d.history:
             click.echo(
                 f"  review #{rev.id} {rev.created_at} {rev.arm or '(case)'}: {rev.verdict} {rev.note or ''}"

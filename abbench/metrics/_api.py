@@ -41,6 +41,8 @@ accuracy: share of graded runs that passed; execution failures, grading failures
 strict accuracy: the same, with execution and grading failures counted as wrong (cancelled and unfinished
   runs still left out: nobody answered them).
 cost per correct answer: the agent's total cost over executed runs divided by the runs graded as right.
+spent: the agent's cost over every execution attempt, failed and retried ones included (a tool loop out of
+  turns or a timeout after some model calls still cost money); total cost counts the stored executions only.
 flip rate: share of cases answered in two or more rounds whose answers (normalised like label_match) are
   not all the same; flaky: cases graded in two or more rounds that passed in some and failed in others.
 per-class figures: every graded run counts once (rounds pooled); 0/0 is 0.0 (zero_division=0). Only the
@@ -274,6 +276,7 @@ def experiment_metrics(
     kinds = grader_kinds(store, exp.id)
     grades = store.grade_table(exp.id) if any(k != "rule" for k in kinds.values()) else []
     judge_cost = _judge_cost(store, exp.id) if grades else {}
+    spend = store.attempt_spend(exp.id)
     case_values, case_pos = np.unique(table.case_idx, return_inverse=True)
     n_cases = case_values.size
     domains = np.empty(n_cases, dtype=object)
@@ -310,6 +313,7 @@ def experiment_metrics(
             cluster,
             judge_cost.get(arm.id, 0.0),
             tuple(j for j in judges if j.arm == arm.name),
+            spend.get(arm.id),
         )
         arm_metrics.append(result)
         by_domain.extend(domain_rows)
@@ -363,6 +367,7 @@ def _arm(
     cluster: str | None,
     judge_cost: float,
     judges: tuple[JudgeScore, ...],
+    spend=None,
 ) -> tuple[ArmMetrics, list[GroupAccuracy], list[GroupAccuracy]]:
     outcome = t.outcome
     graded = (outcome == PASSED) | (outcome == FAILED)
@@ -415,6 +420,7 @@ def _arm(
             t.latency_ms,
             None if kind == "score" else int(k.sum()),
             judge_cost,
+            spend,
         ),
         grounding=grounding(
             arm.snapshot is not None,

@@ -17,7 +17,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from abbench.agents import Agent, Task, check_output, make_agent
+from abbench.agents import Agent, Spending, Task, check_output, make_agent
 from abbench.errors import AgentError, ExperimentError
 from abbench.runner._grading import GradingMixin, combine_verdicts
 from abbench.runner._heartbeat import Heartbeat
@@ -362,6 +362,7 @@ class ExperimentRunner(GradingMixin):
                 fields.update(failure_type=None, error=None, traceback=None, retryable=None)
             if self._states[item.run_id] != "running":
                 self._move(item, "running", fields)
+            spending = Spending()
             task = Task(
                 case=case,
                 skill=self.skills[item.arm_id],
@@ -373,6 +374,7 @@ class ExperimentRunner(GradingMixin):
                 run_id=item.run_id,
                 label_set=self.label_set,
                 timeout_s=self.timeout_s,
+                spending=spending,
             )
             began = time.perf_counter()
             error: AgentError | None = None
@@ -401,6 +403,7 @@ class ExperimentRunner(GradingMixin):
                 elif item.run_id in self._cancel_asked:
                     if worker.cancelling():
                         worker.uncancel()
+                    self._failed_attempt(item, attempts, fields["started_at"], began, spending, None)
                     self._move(
                         item, "cancelled", {"finished_at": now_iso(), "error": "cancelled while running"}
                     )
@@ -441,12 +444,24 @@ class ExperimentRunner(GradingMixin):
                             raw_output=exc.raw_output,
                         )
             if error is None:
-                fields = self._execution_fields(item, output, began)
+                started_at = fields["started_at"]
+                fields = self._execution_fields(item, output, began, attempts)
                 fields["attempts"] = attempts
                 self._attempts[item.run_id] = attempts  # grades record which execution they judged
+                self.writer.attempt(
+                    item.run_id,
+                    attempt=attempts,
+                    outcome="executed",
+                    started_at=started_at,
+                    ended_at=fields["executed_at"],
+                    model_calls=spending.calls or None,
+                    **{k: fields[k] for k in _ATTEMPT_SPEND},
+                )
                 self._move(item, "executed", fields)
                 self._executed += 1
                 return output
+            # what the failed attempt spent is kept, whether or not it is tried again
+            self._failed_attempt(item, attempts, fields["started_at"], began, spending, error)
             if error.retryable and tries <= self.retries and not self._cancelling:
                 wait = backoff_s(tries)
                 self.writer.transition(
@@ -474,14 +489,52 @@ class ExperimentRunner(GradingMixin):
             self._failed += 1
             return None
 
-    def _execution_fields(self, item: WorkItem, out: AgentOutput, began: float) -> dict[str, Any]:
+    def _failed_attempt(
+        self,
+        item: WorkItem,
+        attempt: int,
+        started_at: str,
+        began: float,
+        spending: Spending,
+        error: AgentError | None,
+    ) -> None:
+        """Store one failed (or cancelled, when `error` is None) attempt with what it spent before."""
+        spent = error.spent if error is not None and isinstance(error.spent, Spending) else spending
+        transcript = list(spent.transcript) or list(error.transcript if error is not None else ())
+        transcript_path = None
+        if transcript:
+            transcript_path = _transcript_name(item.run_id, attempt)
+            self.writer.transcript(self.store.path / transcript_path, transcript)
+        usage = spent.usage
+        self.writer.attempt(
+            item.run_id,
+            attempt=attempt,
+            outcome="cancelled" if error is None else "failed",
+            failure_type=None if error is None else error.failure_type,
+            error="cancelled while running" if error is None else str(error),
+            started_at=started_at,
+            ended_at=now_iso(),
+            model=spent.model,
+            input_tokens=usage.input_tokens if usage is not None else None,
+            output_tokens=usage.output_tokens if usage is not None else None,
+            cost=spent.cost,
+            latency_ms=(time.perf_counter() - began) * 1000.0,
+            model_calls=spent.calls or None,
+            files_read=_json_list(spent.files_read),
+            sections_read=_json_list(spent.sections_read),
+            transcript_path=transcript_path,
+            transcript_summary=_summary(transcript, spent.files_read, spent.sections_read),
+        )
+
+    def _execution_fields(
+        self, item: WorkItem, out: AgentOutput, began: float, attempt: int = 1
+    ) -> dict[str, Any]:
         latency = out.latency_ms or (time.perf_counter() - began) * 1000.0
         transcript_path = None
         tool_calls = sum(len(m.get("tool_calls") or ()) for m in out.transcript if isinstance(m, dict))
         if out.transcript:
-            path = self.store.path / "transcripts" / f"{item.run_id}.jsonl"
-            self.writer.transcript(path, out.transcript)
-            transcript_path = f"transcripts/{item.run_id}.jsonl"
+            transcript_path = _transcript_name(item.run_id, attempt)
+            self.writer.transcript(self.store.path / transcript_path, out.transcript)
         summary = None  # NULL, like the empty lists below: smaller rows are cheaper to update
         if out.transcript or out.files_read or out.sections_read:
             summary = dumps(
@@ -612,6 +665,39 @@ class ExperimentRunner(GradingMixin):
             self.store.set_status(self.exp.id, "interrupted")
         except Exception as exc:  # the original error matters more
             log.warning("experiment %s: could not record the interruption (%s)", self.exp.name, exc)
+
+
+_ATTEMPT_SPEND = (
+    "model",
+    "input_tokens",
+    "output_tokens",
+    "cost",
+    "latency_ms",
+    "files_read",
+    "sections_read",
+    "transcript_path",
+    "transcript_summary",
+)
+
+
+def _transcript_name(run_id: int, attempt: int) -> str:
+    """Where an attempt's transcript goes, relative to the store: one file per attempt, so a retry
+    never overwrites what an earlier attempt did (the first keeps the plain ``<run id>.jsonl``)."""
+    return f"transcripts/{run_id}.jsonl" if attempt <= 1 else f"transcripts/{run_id}-{attempt}.jsonl"
+
+
+def _summary(transcript: list, files_read, sections_read) -> str | None:
+    if not (transcript or files_read or sections_read):
+        return None
+    return dumps(
+        {
+            "messages": len(transcript),
+            "tool_calls": sum(len(m.get("tool_calls") or ()) for m in transcript if isinstance(m, dict)),
+            "files_read": len(files_read),
+            "sections_read": len(sections_read),
+            "read_skill": bool(files_read or sections_read),
+        }
+    )
 
 
 def _json_list(values) -> str | None:

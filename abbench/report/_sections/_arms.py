@@ -247,10 +247,18 @@ def usage_section(metrics: Mapping[str, Any]) -> list[Part]:
                 "lat_p50": d.ms(u["latency_ms"].get("p50")),
                 "lat_p95": d.ms(u["latency_ms"].get("p95")),
                 "judge": d.money(u.get("judge_cost")),
+                "spent": d.money(u.get("spent"))
+                + (f" ({u['failed_attempts']:,} failed attempts)" if u.get("failed_attempts") else ""),
             }
         )
     if not any(r.get("executed") for r in rows):
         return [d.note_html("No run has executed yet, so there is no cost, token or latency figure.")]
+    # failed attempts cost money too: show what every attempt spent when some failed
+    spent = (
+        [("spent", "spent, every attempt", str)]
+        if any(a["usage"].get("failed_attempts") for a in arms)
+        else []
+    )
     parts = [
         d.table_html(
             rows,
@@ -259,6 +267,7 @@ def usage_section(metrics: Mapping[str, Any]) -> list[Part]:
                 ("executed", "executed runs"),
                 ("cost_mean", "cost per run", str),
                 ("cost_total", "total cost", str),
+                *spent,
                 ("per_correct", "cost per right answer", str),
                 ("tokens", "tokens per run", str),
                 ("tokens_p95", "tokens p95", str),
