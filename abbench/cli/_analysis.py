@@ -426,6 +426,15 @@ def metrics_cmd(ctx: Context, experiment: str, arms, by_domain, by_round, confus
                 for label, row in zip(cm.labels, cm.counts, strict=True):
                     click.echo(f"    {_pad(label, 14)}" + "".join(f"{n:>11}" for n in row))
             click.echo("")
+        if m.judging:
+            # grading cost is the judge's: a pairwise judge compares two arms and is charged to neither
+            click.echo("judging (apart from the arms' execution cost):")
+            for j in m.judging:
+                whose = " vs ".join(j.arms) if j.kind == "pairwise" else ", ".join(j.arms)
+                click.echo(
+                    f"  {_pad(j.grader, 20)}{j.kind:<9} {_num(j.cost)} over {j.grades} grades ({whose})"
+                )
+            click.echo("")
         if by_domain:
             click.echo("per domain:")
             for r in m.by_domain:

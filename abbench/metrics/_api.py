@@ -22,6 +22,7 @@ from abbench.metrics._base import (
 )
 from abbench.metrics._classes import ClassReport, class_report, label_space
 from abbench.metrics._judges import JudgeScore, judge_scores
+from abbench.metrics._judging import JudgeCost, judge_costs
 from abbench.metrics._stability import Stability, stability
 from abbench.metrics._usage import LOW_CONFIDENCE, GroundingMetrics, UsageMetrics, grounding, usage
 from abbench.store import OUTCOMES, RunTable, Store, open_store
@@ -41,6 +42,8 @@ accuracy: share of graded runs that passed; execution failures, grading failures
 strict accuracy: the same, with execution and grading failures counted as wrong (cancelled and unfinished
   runs still left out: nobody answered them).
 cost per correct answer: the agent's total cost over executed runs divided by the runs graded as right.
+judge cost: grading cost is the judge's, never in an arm's cost; an arm's judge cost is what pointwise
+  judges spent on its runs; a pairwise judge compares two arms and is reported per judge only (judging).
 spent: the agent's cost over every execution attempt, failed and retried ones included (a tool loop out of
   turns or a timeout after some model calls still cost money); total cost counts the stored executions only.
 flip rate: share of cases answered in two or more rounds whose answers (normalised like label_match) are
@@ -152,6 +155,8 @@ class ExperimentMetrics(Result):
         by_domain: Per arm and domain.
         by_round: Per arm and round.
         notes: Caveats found in these data (how figures are counted is in `DEFINITIONS`).
+        judging: What each judge spent grading the experiment (pairwise judges included), apart from
+            the arms' execution cost.
     """
 
     experiment: str
@@ -165,6 +170,12 @@ class ExperimentMetrics(Result):
     by_domain: tuple[GroupAccuracy, ...]
     by_round: tuple[GroupAccuracy, ...]
     notes: tuple[str, ...]
+    judging: tuple[JudgeCost, ...] = ()
+
+    @property
+    def judge_cost(self) -> float:
+        """Known judge cost over every judge, apart from the arms' execution cost."""
+        return float(sum(j.cost for j in self.judging))
 
     def arm(self, name: str) -> ArmMetrics:
         """The figures of the arm called `name`.
@@ -333,6 +344,7 @@ def experiment_metrics(
         by_domain=tuple(by_domain),
         by_round=tuple(by_round),
         notes=tuple(notes),
+        judging=tuple(judge_costs(exp, store=store)) if kinds and set(kinds.values()) != {"rule"} else (),
     )
 
 
@@ -343,9 +355,11 @@ def _unique_gold(table: RunTable) -> list[Any]:
 
 
 def _judge_cost(store: Store, exp_id: int) -> dict[int, float]:
+    """What judging each arm's own runs cost (pointwise judges). A pairwise judge compares two arms: its
+    cost is the judge's, reported per grader in `ExperimentMetrics.judging`, and charged to neither arm."""
     rows = store.query(
         "SELECT r.arm_id, total(g.judge_cost) FROM grades g JOIN runs r ON r.id = g.run_id "
-        "WHERE g.experiment_id=? GROUP BY r.arm_id",
+        "WHERE g.experiment_id=? AND g.kind != 'pairwise' AND g.other_run_id IS NULL GROUP BY r.arm_id",
         (exp_id,),
     )
     return {r[0]: float(r[1]) for r in rows}

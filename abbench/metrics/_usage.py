@@ -29,7 +29,8 @@ class UsageMetrics(Result):
             when no run reported a cost (unknown is not free).
         cost_per_correct: `total_cost` divided by the runs graded as right; None when none was right
             or the cost is unknown.
-        judge_cost: What grading this arm's runs cost (judges), apart from the agent cost.
+        judge_cost: What pointwise judges spent grading this arm's runs, apart from the agent cost (a
+            pairwise judge compares two arms: its cost is in `ExperimentMetrics.judging`, not here).
         reason: Why `cost_per_correct` is None.
         attempts: Execution attempts, failed and retried ones included.
         failed_attempts: Of those, attempts that failed (or were cancelled while running).

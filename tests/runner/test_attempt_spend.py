@@ -14,8 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from abbench.cli import cli
-from abbench.graders import judge_report
-from abbench.metrics import experiment_metrics
+from abbench.metrics import experiment_metrics, judge_report
 from abbench.review import case_detail
 from abbench.runner import create_experiment, retry_runs, run_experiment, start_experiment
 from abbench.testing import Reply, ScriptedOpenAIServer

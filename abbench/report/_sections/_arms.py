@@ -123,6 +123,29 @@ def confusion_section(metrics: Mapping[str, Any]) -> list[Part]:
     return parts
 
 
+def _judging_note(metrics: Mapping[str, Any]) -> list[Part]:
+    """Grading cost per judge, apart from the arms' execution cost (a pairwise judge is charged to no arm)."""
+    judging = [j for j in metrics.get("judging") or [] if j.get("grades")]
+    if not judging:
+        return []
+    parts = []
+    for j in judging:
+        what = (
+            "comparing " + " and ".join(j.get("arms") or ())
+            if j["kind"] == "pairwise"
+            else "grading " + ", ".join(j.get("arms") or ())
+        )
+        unknown = f", {j['unknown_cost']:,} calls without a price" if j.get("unknown_cost") else ""
+        parts.append(f"{j['grader']} {d.money(j['cost'])} ({j['grades']:,} grades {what}{unknown})")
+    return [
+        d.note_html(
+            "Grading cost is the judges', apart from the arms' execution cost above: "
+            + "; ".join(parts)
+            + "."
+        )
+    ]
+
+
 def _absent_line(classes: Mapping[str, Any]) -> str:
     absent = int(classes["absent"])
     total = absent + len(classes.get("labels") or [])
@@ -273,9 +296,10 @@ def usage_section(metrics: Mapping[str, Any]) -> list[Part]:
                 ("tokens_p95", "tokens p95", str),
                 ("lat_p50", "latency p50", str),
                 ("lat_p95", "latency p95", str),
-                ("judge", "judge cost", str),
+                ("judge", "pointwise judge cost", str),
             ],
         ),
+        *_judging_note(metrics),
         d.bars_figure(
             [a["arm"] for a in arms],
             {
