@@ -173,6 +173,9 @@ class ExperimentRunner(GradingMixin):
         self._executed = self._graded = self._failed = self._cancelled = 0
         self._up_to_date = self._pairs_judged = self._pairs_failed = 0
         self._stored_outputs: dict = {}
+        # run id -> the attempt running now (item, number, started_at, began, spending): what an
+        # interrupted attempt spent is stored from here
+        self._live: dict[int, tuple] = {}
 
     # -- control from this process (other processes write the control column) -------------------------
 
@@ -384,6 +387,7 @@ class ExperimentRunner(GradingMixin):
             # The per-run timeout is enforced by `_watchdog` the same way, so no timer is set per run.
             worker = asyncio.current_task()
             self._inflight[item.run_id] = worker
+            self._live[item.run_id] = (item, attempts, fields["started_at"], began, spending)
             self._deadlines[item.run_id] = loop_time() + self.timeout_s
             try:
                 output = await self.agents[item.arm_id].run(task)
@@ -410,7 +414,13 @@ class ExperimentRunner(GradingMixin):
                     self._cancelled += 1
                     return None
                 else:
-                    raise  # the runner itself is stopping: _interrupt() records the run
+                    # the runner itself is stopping: _interrupt() records the run; what the attempt
+                    # spent is stored here, while its spending is at hand
+                    if self._live.pop(item.run_id, None) is not None:
+                        self._failed_attempt(
+                            item, attempts, fields["started_at"], began, spending, _interrupted()
+                        )
+                    raise
             except TimeoutError as exc:  # an adapter's own timeout (an HTTP request, a subprocess)
                 error = AgentError(f"timed out: {exc or 'no answer in time'}", "timeout", retryable=True)
             except AgentError as exc:
@@ -424,6 +434,7 @@ class ExperimentRunner(GradingMixin):
                 tb = traceback.format_exc()
             finally:
                 self._inflight.pop(item.run_id, None)
+                self._live.pop(item.run_id, None)
                 self._deadlines.pop(item.run_id, None)
             if error is None:
                 if not isinstance(output, AgentOutput):
@@ -644,6 +655,9 @@ class ExperimentRunner(GradingMixin):
             return
         try:
             if self.writer.error is None:
+                for item, attempt, started_at, began, spending in list(self._live.values()):
+                    self._failed_attempt(item, attempt, started_at, began, spending, _interrupted())
+                self._live.clear()
                 for run_id, state in list(self._states.items()):
                     if state == "running":
                         self.writer.transition(
@@ -678,6 +692,10 @@ _ATTEMPT_SPEND = (
     "transcript_path",
     "transcript_summary",
 )
+
+
+def _interrupted() -> AgentError:
+    return AgentError("interrupted: the run was stopped before its execution finished", INTERRUPTED)
 
 
 def _transcript_name(run_id: int, attempt: int) -> str:

@@ -189,3 +189,59 @@ def test_a_run_cancelled_while_a_model_call_hangs_keeps_the_calls_it_made(store,
     usage = experiment_metrics(exp, store=store).arm("gpt").usage
     assert usage.spent == pytest.approx(cost(100, 10)) and usage.failed_attempts == 1
     assert usage.executed == 0  # nothing answered: the spend is all in the cancelled attempt
+
+
+def test_ctrl_c_while_a_model_call_hangs_keeps_the_interrupted_attempts_spend(
+    tmp_path, dataset, store, skill_dir
+):
+    """A person stops `abbench run` (SIGINT) mid-call: the attempt is stored as interrupted with its spend."""
+    import signal
+    import subprocess
+    import sys
+
+    from ..conftest import REPO, subprocess_env
+
+    release = threading.Event()
+    arrived = threading.Event()
+
+    def hang():
+        arrived.set()
+        release.wait(120)  # held until the child process has been stopped
+        return answer("fast", (1, 1))
+
+    script = Script(
+        {"query 0": [Reply.tools(("read_section", {"ref": "SKILL.md#Rules"}), usage=(70, 7)), hang]}
+    )
+    with ScriptedOpenAIServer(script) as server:
+        spec = {
+            "name": "interrupted",
+            "dataset": dataset.fingerprint,
+            "rounds": 1,
+            "cases": {"ids": ["c000"]},
+            "arms": {"gpt": {**arm(server, skill_dir), "max_turns": 3}},
+        }
+        exp = create_experiment(spec, store=store)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "abbench", "--store", str(store.path), "run", str(exp.id), "-q"],
+            cwd=REPO,
+            env=subprocess_env(TQDM_DISABLE="1"),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        try:
+            assert arrived.wait(120), "the second model call never came"
+            proc.send_signal(signal.SIGINT)
+            _out, err = proc.communicate(timeout=60)
+        finally:
+            release.set()
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 130, err
+    (run,) = store.runs(exp.id)
+    assert run.failure_type == "interrupted"
+    (a,) = store.run_attempts([run.id])[run.id]
+    assert (a.outcome, a.failure_type) == ("failed", "interrupted")
+    assert (a.usage.input_tokens, a.usage.output_tokens) == (70, 7) and a.cost == pytest.approx(cost(70, 7))
+    assert a.sections_read == ("SKILL.md#Rules",) and a.transcript_path.exists()
