@@ -660,17 +660,8 @@ def disagreements_cmd(ctx: Context, experiment, kinds, arms, threshold, limit, a
 
 
 def _attempt_text(a) -> str:
-    """One line per execution attempt: how it ended and what it spent."""
-    how = a.outcome if a.failure_type is None else f"{a.outcome} ({a.failure_type})"
-    spent = [
-        f"{a.model_calls} model calls" if a.model_calls else None,
-        f"{len(a.tool_calls)} tool calls" if a.tool_calls else None,
-        f"tokens {a.tokens:,}" if a.tokens is not None else "tokens not reported",
-        f"cost {_num(a.cost)}" if a.cost is not None else "cost not reported",
-        f"{a.latency_ms:,.0f} ms" if a.latency_ms is not None else None,
-        f"read {', '.join(a.sections_read or a.files_read)}" if (a.sections_read or a.files_read) else None,
-    ]
-    text = f"attempt {a.attempt} {how}: " + ", ".join(x for x in spent if x)
+    """One line per execution attempt: how it ended and what it spent (and where its transcript is)."""
+    text = a.summary
     if a.transcript_path and a.outcome != "executed":
         text += f"; transcript: {a.transcript_path}"
     return text

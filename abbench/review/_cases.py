@@ -134,6 +134,21 @@ class AttemptView(Result):
     sections_read: tuple[str, ...]
     transcript_path: str | None
 
+    @property
+    def summary(self) -> str:
+        """One line for people: how the attempt ended and what it spent."""
+        how = self.outcome if self.failure_type is None else f"{self.outcome} ({self.failure_type})"
+        read = self.sections_read or self.files_read
+        spent = [
+            f"{self.model_calls} model calls" if self.model_calls else None,
+            f"{len(self.tool_calls)} tool calls" if self.tool_calls else None,
+            f"tokens {self.tokens:,}" if self.tokens is not None else "tokens not reported",
+            f"cost {self.cost:.4g}" if self.cost is not None else "cost not reported",
+            f"{self.latency_ms:,.0f} ms" if self.latency_ms is not None else None,
+            f"read {', '.join(read)}" if read else None,
+        ]
+        return f"attempt {self.attempt} {how}: " + ", ".join(x for x in spent if x)
+
 
 @dataclass(frozen=True)
 class RunView(Result):

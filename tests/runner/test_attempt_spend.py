@@ -136,6 +136,11 @@ def test_failed_attempts_keep_their_spend_through_retries(store, dataset, skill_
         assert out.exit_code == 0, out.output
         assert "attempt 1 failed (max_turns): 2 model calls, 1 tool calls, tokens 242" in out.output
         assert "read_section" in out.output
+        from abbench.widgets._case import CaseDetailView
+
+        view = CaseDetailView(store)
+        view.show([(store.get_experiment(exp.id), None)], "c000")
+        assert "attempt 1 failed (max_turns): 2 model calls, 1 tool calls, tokens 242" in view.runs_html.value
 
         # a re-run answers; what the first attempt spent stays counted
         retry_runs(exp.id, store=store, failed=True)
