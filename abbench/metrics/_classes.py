@@ -81,6 +81,7 @@ class ClassReport(Result):
         confusion: The confusion matrix over `labels`, predictions outside them pooled in one column.
         n: Graded runs counted.
         absent: Labels of the set that are neither gold nor predicted in these runs (left out).
+        absent_labels: Those labels, in the set's order.
         outside: Predictions outside the set (`NO_PREDICTION` for none), each a class with precision,
             recall and F1 0 in `macro` (scikit-learn's ``labels=None`` counts them so).
         zero_division: What a 0/0 precision or recall is taken as (0.0, as scikit-learn's
@@ -96,6 +97,7 @@ class ClassReport(Result):
     n: int
     absent: int = 0
     outside: tuple[str, ...] = ()
+    absent_labels: tuple[str, ...] = ()
     zero_division: float = 0.0
 
     @property
@@ -241,6 +243,7 @@ def class_report(
         ),
         n=total,
         absent=n_keys - n_kept,
+        absent_labels=tuple(classes[k] for i, k in enumerate(keys) if not present[i]),
         outside=tuple(outside_display[c - n_keys] for c in outside_used),
     )
 

@@ -159,3 +159,15 @@ def test_views_say_how_many_labels_were_left_out(banking_subset):
     assert out.exit_code == 0 and line in out.output, out.output
     html = "".join(str(p) for p in confusion_section(m.as_dict()))
     assert line in html
+
+
+def test_a_gate_on_a_label_absent_from_the_runs_says_so(banking_subset):
+    store, exp, categories, _ = banking_subset
+    report = experiment_metrics(exp, store=store).arm("fine").classes
+    absent = "visa_or_mastercard"
+    assert absent in categories and absent in report.absent_labels and absent not in report.per_class
+    assert len(report.absent_labels) == report.absent
+    result = evaluate_gate(exp, [f"f1[{absent}] >= 0 (warn)"], store=store, arms=("rough", "fine"))
+    assert result.rules[0].value is None
+    assert result.rules[0].status == "missing"
+    assert "neither gold nor predicted in these runs" in result.rules[0].message
