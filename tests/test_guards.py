@@ -90,3 +90,60 @@ def test_every_cli_command_has_help():
         result = runner.invoke(cli, [name, "--help"])
         assert result.exit_code == 0, (name, result.output)
         assert "Usage:" in result.output
+
+
+# Graders and agents return values: reading or writing the store is the runner's and metrics' job.
+STORE_READERS = ("abbench.store", "abbench.runner", "abbench.metrics", "abbench.review", "abbench.export")
+
+
+def _imports(path) -> list[tuple[int, str]]:
+    """Every module a file imports, at any depth (function-level imports too), with its line."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module))
+            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
+    return found
+
+
+def _touches_store(module: str) -> bool:
+    return any(module == m or module.startswith(m + ".") for m in STORE_READERS)
+
+
+@pytest.mark.parametrize("package", ["graders", "agents"])
+def test_graders_and_agents_never_import_the_store(package):
+    bad = [
+        f"{path.relative_to(REPO)}:{line}: imports {module}"
+        for path in sorted((REPO / "abbench" / package).glob("*.py"))
+        for line, module in _imports(path)
+        if _touches_store(module)
+    ]
+    assert bad == []
+    # and nothing they import does so behind their back
+    code = (
+        f"import json, sys, abbench.{package}\n"
+        f"print(json.dumps(sorted(n for n in sys.modules if any(n == m or n.startswith(m + '.') for m in {STORE_READERS!r}))))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(out.stdout) == []
+
+
+def test_the_store_guard_catches_an_import_in_a_function(tmp_path):
+    """The guard reads imports at every depth: a function-level import of the store is caught."""
+    planted = tmp_path / "_planted.py"
+    planted.write_text("def grade(ctx):\n    from abbench.store import open_store\n    return open_store\n")
+    assert [m for _, m in _imports(planted) if _touches_store(m)] == [
+        "abbench.store",
+        "abbench.store.open_store",
+    ]

@@ -363,7 +363,9 @@ def metrics_cmd(ctx: Context, experiment: str, arms, by_domain, by_round, confus
                     odd = ", ".join(
                         f"{k!r} ×{v}" for k, v in list(a.classes.confusion.unknown_predictions.items())[:5]
                     )
-                    click.echo(f"  {'outside the labels':<20}{odd}")
+                    click.echo(f"  {'outside the labels':<20}{odd} (each a class with F1 0 in the macro)")
+                if a.classes.absent_note:
+                    click.echo(f"  {'labels left out':<20}{a.classes.absent_note}")
             elif a.classes_reason:
                 click.echo(f"  {'classes':<20}n/a ({a.classes_reason})")
             s = a.stability
@@ -387,6 +389,12 @@ def metrics_cmd(ctx: Context, experiment: str, arms, by_domain, by_round, confus
                 click.echo(
                     f"  {'cost':<20}mean {_num(u.cost.mean)}, total {_num(u.total_cost)}, per correct answer "
                     f"{_num(u.cost_per_correct)}{judges}"
+                )
+            if u.failed_attempts:
+                click.echo(
+                    f"  {'spent':<20}{_num(u.spent) if u.spent is not None else 'cost not reported'} over "
+                    f"{u.attempts} attempts, {u.failed_attempts} of them failed"
+                    + (f" ({_num(u.spent_on_failures)})" if u.spent_on_failures is not None else "")
                 )
             click.echo(
                 f"  {'latency ms':<20}mean {_num(u.latency_ms.mean)}, p50 {_num(u.latency_ms.p50)}, p95 {_num(u.latency_ms.p95)}"
@@ -420,6 +428,15 @@ def metrics_cmd(ctx: Context, experiment: str, arms, by_domain, by_round, confus
                 click.echo("    " + " " * 14 + "".join(" " + _pad(col, 10, ">") for col in cm.columns))
                 for label, row in zip(cm.labels, cm.counts, strict=True):
                     click.echo(f"    {_pad(label, 14)}" + "".join(f"{n:>11}" for n in row))
+            click.echo("")
+        if m.judging:
+            # grading cost is the judge's: a pairwise judge compares two arms and is charged to neither
+            click.echo("judging (apart from the arms' execution cost):")
+            for j in m.judging:
+                whose = " vs ".join(j.arms) if j.kind == "pairwise" else ", ".join(j.arms)
+                click.echo(
+                    f"  {_pad(j.grader, 20)}{j.kind:<9} {_num(j.cost)} over {j.grades} grades ({whose})"
+                )
             click.echo("")
         if by_domain:
             click.echo("per domain:")
@@ -645,6 +662,14 @@ def disagreements_cmd(ctx: Context, experiment, kinds, arms, threshold, limit, a
     emit(as_json, [d.as_dict() for d in found], human)
 
 
+def _attempt_text(a) -> str:
+    """One line per execution attempt: how it ended and what it spent (and where its transcript is)."""
+    text = a.summary
+    if a.transcript_path and a.outcome != "executed":
+        text += f"; transcript: {a.transcript_path}"
+    return text
+
+
 @cli.command("case")
 @click.argument("experiment")
 @click.argument("case_id")
@@ -686,6 +711,13 @@ def case_cmd(ctx: Context, experiment, case_id, as_json) -> None:
                 click.echo(f"    tool {call.name}({call.arguments})")
             if r.transcript_path:
                 click.echo(f"    transcript: {r.transcript_path}")
+            attempts = r.attempts or ()
+            if len(attempts) > 1 or any(a.outcome != "executed" for a in attempts):
+                # what every attempt spent: a failed one (out of turns, unreadable, timed out) cost money too
+                for a in attempts:
+                    click.echo(f"    {_attempt_text(a)}")
+                    for call in a.tool_calls if a.outcome != "executed" else ():
+                        click.echo(f"      tool {call.name}({call.arguments})")
         for rev in d.history:
             click.echo(
                 f"  review #{rev.id} {rev.created_at} {rev.arm or '(case)'}: {rev.verdict} {rev.note or ''}"

@@ -188,7 +188,8 @@ def judge_report_cmd(ctx: Context, experiment: str, confidence: float, as_json: 
     Example:
       abbench judge-report routing-judged
     """
-    from abbench.graders import describe_bias, judge_report
+    from abbench.graders import describe_bias
+    from abbench.metrics import judge_report
 
     report = judge_report(experiment, store=ctx.store, confidence=confidence)
 

@@ -303,7 +303,11 @@ def grades_table(store, exp) -> Table:
         Column("error", "text", "Why grading failed."),
         Column("retryable", "bool", "Whether grading again may help."),
         Column("judge_model", "text", "The judge's model."),
-        Column("judge_cost", "float", "What judging cost."),
+        Column(
+            "judge_cost",
+            "float",
+            "What this judge call cost: the judge's, not an arm's (a pairwise grade compares arm and other_arm).",
+        ),
         Column("input_tokens", "int", "Judge prompt tokens."),
         Column("output_tokens", "int", "Judge completion tokens."),
         Column("created_at", "datetime", "When the grade was written (UTC)."),

@@ -58,6 +58,10 @@ def _per_class(arm, field: str, label: str) -> Value:
             if name.casefold() == label.casefold():
                 scores = s
         if scores is None:
+            if any(name.casefold() == label.casefold() for name in arm.classes.absent_labels):
+                return _none(
+                    f"class {label!r} is neither gold nor predicted in these runs: it has no figures"
+                )
             return _none(f"no class {label!r}; classes: {', '.join(arm.classes.per_class)}")
     return getattr(scores, field), None
 

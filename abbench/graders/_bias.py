@@ -1,17 +1,17 @@
-"""How far to trust the judges: position bias of pairwise judges, and what judging cost apart from the agents.
+"""Position bias of pairwise judges, measured from their judgements: typed records in, a result out.
 
 A pairwise judge that prefers whatever it reads first is measuring the slot, not the answers. The
 order of every judgement is recorded in its grade (see `pairwise_judge`), so the bias can be read
 back: the first-slot win rate over decisive judgements, with a Wilson interval (an unbiased judge
 sits at 0.5; an interval that excludes 0.5 is evidence of bias), and, for pairs judged in both
-orders, how often the verdict changed with the order.
+orders, how often the verdict changed with the order. Reading stored grades (and what judging cost)
+is `abbench.metrics`' job: graders never touch the store.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -25,6 +25,59 @@ def _wilson(k: int, n: int, confidence: float) -> Interval | None:
     from abbench.stats import wilson_interval  # numpy and scipy load only when an interval is asked for
 
     return wilson_interval(k, n, confidence)
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """One reading of a pair by a pairwise judge: which arm's answer sat in which slot, and who won.
+
+    Attributes:
+        slots: The arm letters (``a``/``b``) shown in slot 1 and slot 2.
+        winner_slot: 1 or 2; None for a tie.
+        winner: ``a``, ``b`` or ``tie``, in arm terms.
+    """
+
+    slots: tuple[str, ...]
+    winner_slot: int | None
+    winner: str | None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Judgement:
+        """A judgement as `pairwise_judge` records it in a grade's details."""
+        slot = data.get("winner_slot")
+        return cls(tuple(data.get("slots") or ()), int(slot) if slot in (1, 2) else None, data.get("winner"))
+
+
+@dataclass(frozen=True)
+class PairJudgement:
+    """One pairwise grade as the bias measure reads it.
+
+    Attributes:
+        judgements: Its single judgements (two when the pair was judged in both orders).
+        verdict: The final verdict in arm terms (``a``, ``b``, ``tie``), when the grade has one.
+        arms: The two arms compared (a, b).
+        ok: False for a grade that failed (skipped).
+    """
+
+    judgements: tuple[Judgement, ...]
+    verdict: str | None = None
+    arms: tuple[str, ...] = ()
+    ok: bool = True
+
+    @classmethod
+    def from_details(
+        cls, details: Mapping[str, Any] | None, *, verdict: str | None = None, status: str = "ok"
+    ) -> PairJudgement:
+        """A pair grade from what `pairwise_judge` writes into ``GradeResult.details``."""
+        details = details or {}
+        return cls(
+            judgements=tuple(
+                Judgement.from_dict(j) for j in details.get("judgements") or () if isinstance(j, Mapping)
+            ),
+            verdict=verdict,
+            arms=tuple(details.get("arms") or ()),
+            ok=status == "ok",
+        )
 
 
 @dataclass(frozen=True)
@@ -94,38 +147,34 @@ class PositionBias:
 
 
 def measure_position_bias(
-    grades: Iterable[Mapping[str, Any]], grader: str = "", *, confidence: float = 0.95
+    grades: Iterable[PairJudgement], grader: str = "", *, confidence: float = 0.95
 ) -> PositionBias:
-    """Position bias from pairwise grades (rows as `Store.grades` returns them, or just their ``details``).
+    """Position bias from pairwise grades (`PairJudgement` records: ``PairJudgement.from_details``).
 
     Grades that failed, or that carry no recorded judgements, are skipped.
     """
     first = second = ties = judgements = pairs = both = inconsistent = flips = 0
     verdicts = {"a": 0, "b": 0, "tie": 0}
     arms: tuple[str, ...] = ()
-    for row in grades:
-        if row.get("status", "ok") != "ok":
+    for grade in grades:
+        if not grade.ok or not grade.judgements:
             continue
-        details = row.get("details") if "details" in row else row
-        singles = (details or {}).get("judgements") or []
-        if not singles:
-            continue
+        singles = grade.judgements
         pairs += 1
-        arms = arms or tuple((details or {}).get("arms") or ())
-        verdict = row.get("verdict") or _final(singles)
+        arms = arms or grade.arms
+        verdict = grade.verdict or _final(singles)
         verdicts[verdict] = verdicts.get(verdict, 0) + 1
         for j in singles:
             judgements += 1
-            slot = j.get("winner_slot")
-            if slot == 1:
+            if j.winner_slot == 1:
                 first += 1
-            elif slot == 2:
+            elif j.winner_slot == 2:
                 second += 1
             else:
                 ties += 1
         if len(singles) >= 2:
             both += 1
-            winners = {j.get("winner") for j in singles}
+            winners = {j.winner for j in singles}
             inconsistent += len(winners) > 1
             flips += winners == {"a", "b"}
     decisive = first + second
@@ -148,149 +197,9 @@ def measure_position_bias(
     )
 
 
-def _final(singles: list[Mapping[str, Any]]) -> str:
-    winners = {j.get("winner") for j in singles}
+def _final(singles: tuple[Judgement, ...]) -> str:
+    winners = {j.winner for j in singles}
     return winners.pop() if len(winners) == 1 else "tie"
-
-
-def _store_and_experiment(ref: Any, store: Any):
-    from abbench.store import open_store
-
-    store = open_store(store)
-    return store, store.get_experiment(ref)
-
-
-def position_bias(
-    ref: int | str | Any,
-    *,
-    store: str | Path | Any = None,
-    grader: str | None = None,
-    confidence: float = 0.95,
-) -> list[PositionBias]:
-    """The position bias of each pairwise grader of an experiment (its latest grade per pair).
-
-    Args:
-        ref: The experiment (id, name, or Experiment).
-        store: The store (path or open Store; default ./.abbench or $ABBENCH_STORE).
-        grader: Only this pairwise grader.
-        confidence: Of the intervals.
-    """
-    store, exp = _store_and_experiment(ref, store)
-    rows = [r for r in store.grades(exp.id, grader=grader) if r["kind"] == "pairwise"]
-    names = list(dict.fromkeys(r["grader"] for r in rows))
-    return [
-        measure_position_bias([r for r in rows if r["grader"] == name], name, confidence=confidence)
-        for name in names
-    ]
-
-
-@dataclass(frozen=True)
-class JudgeCost:
-    """What one grader spent on an experiment, over every grade it wrote (re-grades included).
-
-    Attributes:
-        grader: The grader's name.
-        kind: rule, judge or pairwise.
-        grades: Grades written (each judge call that reached a verdict or failed).
-        errors: Of those, grading failures.
-        models: The judge models that answered.
-        cost: The known cost, in the price table's currency (USD by default).
-        unknown_cost: Judge replies whose model has no price (their cost is not in `cost`).
-        input_tokens: Judge input tokens.
-        output_tokens: Judge output tokens.
-    """
-
-    grader: str
-    kind: str
-    grades: int
-    errors: int
-    models: tuple[str, ...]
-    cost: float
-    unknown_cost: int
-    input_tokens: int
-    output_tokens: int
-
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready view."""
-        data = asdict(self)
-        data["models"] = list(self.models)
-        return data
-
-
-def judge_costs(ref: int | str | Any, *, store: str | Path | Any = None) -> list[JudgeCost]:
-    """Judge cost and tokens per grader of an experiment (rule graders cost nothing and are left out)."""
-    store, exp = _store_and_experiment(ref, store)
-    return [
-        JudgeCost(**{**row, "models": tuple(row["models"])})
-        for row in store.judge_usage(exp.id)
-        if row["kind"] != "rule" or row["models"]
-    ]
-
-
-@dataclass(frozen=True)
-class JudgeReport:
-    """An experiment's judges at a glance: position bias, and judge cost apart from agent cost.
-
-    Attributes:
-        experiment: The experiment's name.
-        experiment_id: Its id.
-        batch_id: Its grade batch.
-        batches: Distinct batch ids among its grades (1 by design; 0 before any grade).
-        position_bias: Per pairwise grader.
-        judge_costs: Per judge grader.
-        agent: What the agents spent: ``executions``, ``cost``, ``input_tokens``, ``output_tokens``.
-    """
-
-    experiment: str
-    experiment_id: int
-    batch_id: str | None
-    batches: int
-    position_bias: tuple[PositionBias, ...]
-    judge_costs: tuple[JudgeCost, ...]
-    agent: dict[str, Any]
-
-    @property
-    def judge_cost(self) -> float:
-        """Known judge cost over every judge grader."""
-        return sum(c.cost for c in self.judge_costs)
-
-    @property
-    def agent_cost(self) -> float:
-        """What the agents' stored executions cost."""
-        return float(self.agent.get("cost", 0.0))
-
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready view."""
-        return {
-            "experiment": self.experiment,
-            "experiment_id": self.experiment_id,
-            "batch_id": self.batch_id,
-            "batches": self.batches,
-            "judge_cost": self.judge_cost,
-            "agent_cost": self.agent_cost,
-            "agent": dict(self.agent),
-            "judge_costs": [c.as_dict() for c in self.judge_costs],
-            "position_bias": [b.as_dict() for b in self.position_bias],
-        }
-
-
-def judge_report(
-    ref: int | str | Any, *, store: str | Path | Any = None, confidence: float = 0.95
-) -> JudgeReport:
-    """Position bias of every pairwise grader and judge cost per grader, with agent cost beside it.
-
-    Reading never grades or starts anything.
-    """
-    store, exp = _store_and_experiment(ref, store)
-    return JudgeReport(
-        experiment=exp.name,
-        experiment_id=exp.id,
-        batch_id=exp.batch_id,
-        batches=len(store.batches(exp.id)),
-        position_bias=tuple(position_bias(exp.id, store=store, confidence=confidence)),
-        judge_costs=tuple(judge_costs(exp.id, store=store)),
-        agent=store.agent_usage(exp.id),
-    )
 
 
 def _fmt_rate(rate: float | None, interval: Interval | None) -> str:

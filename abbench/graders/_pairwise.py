@@ -6,7 +6,7 @@ drawn per pair from a recorded seed (derived from the experiment's seed, the cas
 a re-grade shows the judge the same order), and with ``both_orders`` the pair is judged twice, once
 in each order — a verdict that flips with the order is a tie. What it cannot remove it records:
 every single judgement's slot order and winner go into the grade's ``details``, from which
-`abbench.graders.position_bias` measures how often the first slot wins.
+`abbench.metrics.position_bias` measures how often the first slot wins.
 """
 
 from __future__ import annotations

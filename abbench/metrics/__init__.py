@@ -36,6 +36,7 @@ from abbench.metrics._classes import (
     label_space,
 )
 from abbench.metrics._judges import OVERALL, JudgeScore, judge_scores
+from abbench.metrics._judging import JudgeCost, JudgeReport, judge_costs, judge_report, position_bias
 from abbench.metrics._stability import Stability, stability
 from abbench.metrics._usage import LOW_CONFIDENCE, GroundingMetrics, UsageMetrics
 
@@ -56,6 +57,8 @@ __all__ = [
     "ExperimentMetrics",
     "GroundingMetrics",
     "GroupAccuracy",
+    "JudgeCost",
+    "JudgeReport",
     "JudgeScore",
     "Rate",
     "Result",
@@ -68,9 +71,12 @@ __all__ = [
     "estimate_rate",
     "experiment_metrics",
     "grader_kinds",
+    "judge_costs",
+    "judge_report",
     "judge_scores",
     "label_space",
     "plain",
+    "position_bias",
     "rate",
     "resolve_outcome",
     "round_lists",

@@ -22,6 +22,7 @@ from abbench.metrics._base import (
 )
 from abbench.metrics._classes import ClassReport, class_report, label_space
 from abbench.metrics._judges import JudgeScore, judge_scores
+from abbench.metrics._judging import JudgeCost, judge_costs
 from abbench.metrics._stability import Stability, stability
 from abbench.metrics._usage import LOW_CONFIDENCE, GroundingMetrics, UsageMetrics, grounding, usage
 from abbench.store import OUTCOMES, RunTable, Store, open_store
@@ -41,10 +42,16 @@ accuracy: share of graded runs that passed; execution failures, grading failures
 strict accuracy: the same, with execution and grading failures counted as wrong (cancelled and unfinished
   runs still left out: nobody answered them).
 cost per correct answer: the agent's total cost over executed runs divided by the runs graded as right.
+judge cost: grading cost is the judge's, never in an arm's cost; an arm's judge cost is what pointwise
+  judges spent on its runs; a pairwise judge compares two arms and is reported per judge only (judging).
+spent: the agent's cost over every execution attempt, failed and retried ones included (a tool loop out of
+  turns or a timeout after some model calls still cost money); total cost counts the stored executions only.
 flip rate: share of cases answered in two or more rounds whose answers (normalised like label_match) are
   not all the same; flaky: cases graded in two or more rounds that passed in some and failed in others.
-per-class figures: every graded run counts once (rounds pooled); 0/0 is 0.0 (zero_division=0);
-  predictions outside the label set are their own column.
+per-class figures: every graded run counts once (rounds pooled); 0/0 is 0.0 (zero_division=0). Only the
+  labels present in the gold or the predictions of an arm's graded runs are scored (scikit-learn's
+  labels=None): labels of the set that none of them has are left out and counted; a prediction outside the
+  label set is a class with F1 0 in the macro average, and pooled in the confusion matrix's (other) column.
 """
 
 
@@ -148,6 +155,8 @@ class ExperimentMetrics(Result):
         by_domain: Per arm and domain.
         by_round: Per arm and round.
         notes: Caveats found in these data (how figures are counted is in `DEFINITIONS`).
+        judging: What each judge spent grading the experiment (pairwise judges included), apart from
+            the arms' execution cost.
     """
 
     experiment: str
@@ -161,6 +170,12 @@ class ExperimentMetrics(Result):
     by_domain: tuple[GroupAccuracy, ...]
     by_round: tuple[GroupAccuracy, ...]
     notes: tuple[str, ...]
+    judging: tuple[JudgeCost, ...] = ()
+
+    @property
+    def judge_cost(self) -> float:
+        """Known judge cost over every judge, apart from the arms' execution cost."""
+        return float(sum(j.cost for j in self.judging))
 
     def arm(self, name: str) -> ArmMetrics:
         """The figures of the arm called `name`.
@@ -272,6 +287,7 @@ def experiment_metrics(
     kinds = grader_kinds(store, exp.id)
     grades = store.grade_table(exp.id) if any(k != "rule" for k in kinds.values()) else []
     judge_cost = _judge_cost(store, exp.id) if grades else {}
+    spend = store.attempt_spend(exp.id)
     case_values, case_pos = np.unique(table.case_idx, return_inverse=True)
     n_cases = case_values.size
     domains = np.empty(n_cases, dtype=object)
@@ -308,6 +324,7 @@ def experiment_metrics(
             cluster,
             judge_cost.get(arm.id, 0.0),
             tuple(j for j in judges if j.arm == arm.name),
+            spend.get(arm.id),
         )
         arm_metrics.append(result)
         by_domain.extend(domain_rows)
@@ -327,6 +344,7 @@ def experiment_metrics(
         by_domain=tuple(by_domain),
         by_round=tuple(by_round),
         notes=tuple(notes),
+        judging=tuple(judge_costs(exp, store=store)) if kinds and set(kinds.values()) != {"rule"} else (),
     )
 
 
@@ -337,9 +355,11 @@ def _unique_gold(table: RunTable) -> list[Any]:
 
 
 def _judge_cost(store: Store, exp_id: int) -> dict[int, float]:
+    """What judging each arm's own runs cost (pointwise judges). A pairwise judge compares two arms: its
+    cost is the judge's, reported per grader in `ExperimentMetrics.judging`, and charged to neither arm."""
     rows = store.query(
         "SELECT r.arm_id, total(g.judge_cost) FROM grades g JOIN runs r ON r.id = g.run_id "
-        "WHERE g.experiment_id=? GROUP BY r.arm_id",
+        "WHERE g.experiment_id=? AND g.kind != 'pairwise' AND g.other_run_id IS NULL GROUP BY r.arm_id",
         (exp_id,),
     )
     return {r[0]: float(r[1]) for r in rows}
@@ -361,6 +381,7 @@ def _arm(
     cluster: str | None,
     judge_cost: float,
     judges: tuple[JudgeScore, ...],
+    spend=None,
 ) -> tuple[ArmMetrics, list[GroupAccuracy], list[GroupAccuracy]]:
     outcome = t.outcome
     graded = (outcome == PASSED) | (outcome == FAILED)
@@ -420,6 +441,7 @@ def _arm(
             t.latency_ms,
             None if kind == "score" else int(k.sum()),
             judge_cost,
+            spend,
         ),
         grounding=grounding(
             arm.snapshot is not None,

@@ -67,14 +67,23 @@ class ConfusionMatrix(Result):
 class ClassReport(Result):
     """Per-class figures of one arm (rounds pooled: every graded run counts once).
 
+    The classes are the labels present in the gold or the predictions of the runs counted, as
+    scikit-learn's ``labels=None``: a label of the set that no counted run has as gold or prediction is
+    left out (counted in `absent`), and a prediction outside the set is a label of its own, with F1 0,
+    in the averages (listed in `outside`).
+
     Attributes:
-        labels: The classes.
-        per_class: Class -> its precision, recall, F1 and support.
-        macro: Unweighted mean over classes.
-        micro: Pooled over runs (equals accuracy when every prediction is a class).
+        labels: The classes of the set present in these runs, in the set's order.
+        per_class: Class -> its precision, recall, F1 and support (the classes of `labels`).
+        macro: Unweighted mean over `labels` and `outside`.
+        micro: Pooled over runs (equals accuracy: every prediction counts).
         weighted: Mean over classes weighted by support.
-        confusion: The confusion matrix.
+        confusion: The confusion matrix over `labels`, predictions outside them pooled in one column.
         n: Graded runs counted.
+        absent: Labels of the set that are neither gold nor predicted in these runs (left out).
+        absent_labels: Those labels, in the set's order.
+        outside: Predictions outside the set (`NO_PREDICTION` for none), each a class with precision,
+            recall and F1 0 in `macro` (scikit-learn's ``labels=None`` counts them so).
         zero_division: What a 0/0 precision or recall is taken as (0.0, as scikit-learn's
             ``zero_division=0``).
     """
@@ -86,7 +95,21 @@ class ClassReport(Result):
     weighted: ClassScores
     confusion: ConfusionMatrix
     n: int
+    absent: int = 0
+    outside: tuple[str, ...] = ()
+    absent_labels: tuple[str, ...] = ()
     zero_division: float = 0.0
+
+    @property
+    def absent_note(self) -> str | None:
+        """One line saying how many labels of the set these runs never had, or None when none was absent."""
+        if not self.absent:
+            return None
+        total = self.absent + len(self.labels)
+        return (
+            f"{self.absent:,} of the {total:,} labels are neither gold nor predicted in these runs: "
+            "left out of the table and the averages"
+        )
 
 
 def label_space(
@@ -121,62 +144,87 @@ def class_report(
     """Per-class precision/recall/F1 and the confusion matrix of graded runs.
 
     Gold and predictions are normalised as `label_match` does (trimmed, case-folded, mapped through the
-    dataset's label map). A prediction outside the classes counts in the `OTHER_LABEL` column: a false
-    negative for its gold class and a false positive for no class, as scikit-learn counts with
-    ``labels=classes``. Runs whose gold is outside the classes are left out and counted.
+    dataset's label map). The figures are scikit-learn's with ``labels=None`` over the normalised values
+    (a missing prediction read as `NO_PREDICTION`): only the classes present in the gold or the
+    predictions of these runs are scored, and each distinct prediction outside the classes is a class of
+    its own (F1 0, as it is nobody's gold). The confusion matrix pools those predictions in its
+    `OTHER_LABEL` column. Runs whose gold is outside the classes are left out and counted.
     """
     import pandas as pd
 
     keys = list(classes)
     index = {k: i for i, k in enumerate(keys)}
-    n_labels = len(keys)
+    n_keys = len(keys)
     # Normalise each distinct value once, then work on integer codes: a million runs have few labels.
     gold_codes_raw, gold_values = pd.factorize(np.asarray(expected, dtype=object), use_na_sentinel=True)
     pred_codes_raw, pred_values = pd.factorize(np.asarray(prediction, dtype=object), use_na_sentinel=True)
     gold_class = np.array(
         [index.get(normalise_label(v, label_map), -1) for v in gold_values] + [-1], dtype=np.int64
     )
-    pred_class = np.array(
-        [index.get(normalise_label(v, label_map), n_labels) for v in pred_values] + [n_labels], dtype=np.int64
-    )
+    # A prediction outside the classes gets a code past them, one per normalised value (missing: its own).
+    outside_keys: dict[str, int] = {}
+    outside_display: list[str] = []
+    pred_class_list = []
+    for v in [*pred_values, None]:
+        key = normalise_label(v, label_map) if v is not None else None
+        if key is not None and key in index:
+            pred_class_list.append(index[key])
+            continue
+        token = "\x00none" if key is None else key  # a key no normalised label can be
+        if token not in outside_keys:
+            outside_keys[token] = n_keys + len(outside_keys)
+            outside_display.append(NO_PREDICTION if key is None else str(v).strip())
+        pred_class_list.append(outside_keys[token])
+    pred_class = np.array(pred_class_list, dtype=np.int64)
     g_all = gold_class[gold_codes_raw]  # code -1 (missing) picks the appended -1
     p_all = pred_class[pred_codes_raw]
     inside = g_all >= 0
-    outside = int(np.count_nonzero(~inside))
-    unknown: Counter = Counter()
-    other = inside & (p_all == n_labels)
-    if other.any():
-        raw = pred_codes_raw[other]
-        for code, count in zip(*np.unique(raw, return_counts=True), strict=True):
-            unknown[NO_PREDICTION if code < 0 else str(pred_values[code])] += int(count)
+    outside_gold = int(np.count_nonzero(~inside))
     gold_codes, pred_codes = g_all[inside], p_all[inside]
-    width = n_labels + (1 if unknown else 0)
-    matrix = np.zeros((n_labels, width), dtype=np.int64)
+    # The classes present: gold or predicted by a counted run (scikit-learn's labels=None).
+    present = np.zeros(n_keys, dtype=bool)
+    present[np.unique(gold_codes)] = True
+    in_set_pred = pred_codes[pred_codes < n_keys]
+    present[np.unique(in_set_pred)] = True
+    kept = np.flatnonzero(present)
+    outside_used = np.unique(pred_codes[pred_codes >= n_keys])
+    unknown: Counter = Counter()
+    if outside_used.size:
+        other = inside & (p_all >= n_keys)
+        for code, count in zip(*np.unique(pred_codes_raw[other], return_counts=True), strict=True):
+            unknown[NO_PREDICTION if code < 0 else str(pred_values[code])] += int(count)
+    full = np.zeros((n_keys + len(outside_keys), n_keys + len(outside_keys)), dtype=np.int64)
     if gold_codes.size:
-        np.add.at(matrix, (gold_codes, pred_codes), 1)
-    true_pos = np.diag(matrix[:, :n_labels]).astype(float)
-    predicted = matrix[:, :n_labels].sum(axis=0).astype(float)
-    support = matrix.sum(axis=1).astype(float)
+        np.add.at(full, (gold_codes, pred_codes), 1)
+    scored = np.concatenate([kept, outside_used])
+    square = full[np.ix_(scored, scored)]
+    true_pos = np.diag(square).astype(float)
+    predicted = square.sum(axis=0).astype(float)
+    support = square.sum(axis=1).astype(float)
     precision = _divide(true_pos, predicted)
     recall = _divide(true_pos, support)
     f1 = _divide(2 * precision * recall, precision + recall)
+    n_kept = kept.size
+    labels = tuple(classes[keys[i]] for i in kept)
     per_class = {
-        classes[k]: ClassScores(float(precision[i]), float(recall[i]), float(f1[i]), int(support[i]))
-        for i, k in enumerate(keys)
+        label: ClassScores(float(precision[i]), float(recall[i]), float(f1[i]), int(support[i]))
+        for i, label in enumerate(labels)
     }
     total = int(support.sum())
     micro_p = _ratio(true_pos.sum(), predicted.sum())
     micro_r = _ratio(true_pos.sum(), support.sum())
     micro_f = _ratio(2 * micro_p * micro_r, micro_p + micro_r)
-    weights = support / support.sum() if support.sum() else np.zeros(n_labels)
-    columns = tuple(classes[k] for k in keys) + ((OTHER_LABEL,) if unknown else ())
+    weights = support / support.sum() if support.sum() else np.zeros(scored.size)
+    matrix = full[np.ix_(kept, kept)]
+    if outside_used.size:
+        matrix = np.hstack([matrix, full[np.ix_(kept, outside_used)].sum(axis=1, keepdims=True)])
     return ClassReport(
-        labels=tuple(classes[k] for k in keys),
+        labels=labels,
         per_class=per_class,
         macro=ClassScores(
-            float(precision.mean()) if n_labels else 0.0,
-            float(recall.mean()) if n_labels else 0.0,
-            float(f1.mean()) if n_labels else 0.0,
+            float(precision.mean()) if scored.size else 0.0,
+            float(recall.mean()) if scored.size else 0.0,
+            float(f1.mean()) if scored.size else 0.0,
             total,
         ),
         micro=ClassScores(micro_p, micro_r, micro_f, total),
@@ -187,13 +235,16 @@ def class_report(
             total,
         ),
         confusion=ConfusionMatrix(
-            labels=tuple(classes[k] for k in keys),
-            columns=columns,
+            labels=labels,
+            columns=labels + ((OTHER_LABEL,) if outside_used.size else ()),
             counts=tuple(tuple(int(c) for c in row) for row in matrix),
             unknown_predictions=dict(unknown.most_common()),
-            gold_outside=outside,
+            gold_outside=outside_gold,
         ),
         n=total,
+        absent=n_keys - n_kept,
+        absent_labels=tuple(classes[k] for i, k in enumerate(keys) if not present[i]),
+        outside=tuple(outside_display[c - n_keys] for c in outside_used),
     )
 
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from abbench.metrics._base import Estimate, Rate, Result, no_rate, rate
 from abbench.stats import Summary, summary, wilson_interval
+from abbench.store._attempts import ArmSpend
 
 LOW_CONFIDENCE = 0.5
 """Default threshold: an answer with a confidence below it counts as low-confidence."""
@@ -28,8 +29,15 @@ class UsageMetrics(Result):
             when no run reported a cost (unknown is not free).
         cost_per_correct: `total_cost` divided by the runs graded as right; None when none was right
             or the cost is unknown.
-        judge_cost: What grading this arm's runs cost (judges), apart from the agent cost.
+        judge_cost: What pointwise judges spent grading this arm's runs, apart from the agent cost (a
+            pairwise judge compares two arms: its cost is in `ExperimentMetrics.judging`, not here).
         reason: Why `cost_per_correct` is None.
+        attempts: Execution attempts, failed and retried ones included.
+        failed_attempts: Of those, attempts that failed (or were cancelled while running).
+        spent: What the agent spent over every attempt — failed ones too, which `total_cost` leaves
+            out; None when no attempt reported a cost.
+        spent_on_failures: Of `spent`, what the failed attempts cost (None when none reported one).
+        spent_tokens: Input plus output tokens over every attempt (None when none reported any).
     """
 
     executed: int
@@ -42,6 +50,11 @@ class UsageMetrics(Result):
     cost_per_correct: float | None
     judge_cost: float
     reason: str | None = None
+    attempts: int = 0
+    failed_attempts: int = 0
+    spent: float | None = None
+    spent_on_failures: float | None = None
+    spent_tokens: int | None = None
 
 
 def usage(
@@ -52,9 +65,12 @@ def usage(
     latency_ms: np.ndarray,
     passes: int | None,
     judge_cost: float,
+    spend: ArmSpend | None = None,
 ) -> UsageMetrics:
     """Usage figures of one arm's runs (values of runs not executed are skipped); `passes` is None when the
-    graders only score, so no run is right or wrong."""
+    graders only score, so no run is right or wrong; `spend` is what every attempt spent (the store's
+    ``attempt_spend``), failed ones included."""
+    spend = spend or ArmSpend()
     spent = cost[executed]
     known = int(np.count_nonzero(~np.isnan(spent)))
     total = float(np.nansum(spent)) if known else (None if executed.any() else 0.0)
@@ -79,6 +95,13 @@ def usage(
         cost_per_correct=per_correct,
         judge_cost=float(judge_cost),
         reason=reason,
+        attempts=spend.attempts,
+        failed_attempts=spend.failed_attempts,
+        spent=spend.cost,
+        spent_on_failures=spend.failed_cost,
+        spent_tokens=None
+        if spend.input_tokens is None and spend.output_tokens is None
+        else int((spend.input_tokens or 0) + (spend.output_tokens or 0)),
     )
 
 

@@ -12,6 +12,7 @@ from abbench.review._api import (
 )
 from abbench.review._cases import (
     DISAGREEMENT_KINDS,
+    AttemptView,
     CaseDetail,
     CaseView,
     Disagreement,
@@ -28,6 +29,7 @@ __all__ = [
     "DISAGREEMENT_KINDS",
     "HUMAN_LABELS",
     "REVIEW_VERDICTS",
+    "AttemptView",
     "CaseDetail",
     "CaseView",
     "Disagreement",

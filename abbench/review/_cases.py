@@ -102,6 +102,56 @@ class ToolCall(Result):
 
 
 @dataclass(frozen=True)
+class AttemptView(Result):
+    """One execution attempt of a run, failed ones included, with what it spent.
+
+    Attributes:
+        attempt: Its number (1 for the first execution; re-runs go on counting).
+        outcome: ``executed``, ``failed`` or ``cancelled``.
+        failure_type: Why it failed (``max_turns``, ``bad_output``, ``timeout``, ...); None otherwise.
+        error: The failure, in words.
+        model: The model that answered its last call.
+        cost: What it cost (None: unknown).
+        tokens: Input plus output tokens (None: not reported).
+        latency_ms: Its wall time.
+        model_calls: Model calls it made, when the adapter counts them.
+        tool_calls: The tool calls of its transcript.
+        files_read: Skill files it opened.
+        sections_read: Skill sections it opened.
+        transcript_path: Its transcript file, when it wrote one.
+    """
+
+    attempt: int
+    outcome: str
+    failure_type: str | None
+    error: str | None
+    model: str | None
+    cost: float | None
+    tokens: int | None
+    latency_ms: float | None
+    model_calls: int | None
+    tool_calls: tuple[ToolCall, ...]
+    files_read: tuple[str, ...]
+    sections_read: tuple[str, ...]
+    transcript_path: str | None
+
+    @property
+    def summary(self) -> str:
+        """One line for people: how the attempt ended and what it spent."""
+        how = self.outcome if self.failure_type is None else f"{self.outcome} ({self.failure_type})"
+        read = self.sections_read or self.files_read
+        spent = [
+            f"{self.model_calls} model calls" if self.model_calls else None,
+            f"{len(self.tool_calls)} tool calls" if self.tool_calls else None,
+            f"tokens {self.tokens:,}" if self.tokens is not None else "tokens not reported",
+            f"cost {self.cost:.4g}" if self.cost is not None else "cost not reported",
+            f"{self.latency_ms:,.0f} ms" if self.latency_ms is not None else None,
+            f"read {', '.join(read)}" if read else None,
+        ]
+        return f"attempt {self.attempt} {how}: " + ", ".join(x for x in spent if x)
+
+
+@dataclass(frozen=True)
 class RunView(Result):
     """One run of a case as a review view shows it.
 
@@ -129,6 +179,9 @@ class RunView(Result):
         grades: The latest grade of each grader (name -> passed/score/verdict/comment/error), in detail
             views only.
         calls: The tool calls read from the transcript, in detail views only.
+        attempts: Every execution attempt with what it spent — failed and replaced ones too, whose
+            transcript, tool calls, tokens and cost the run's own fields do not hold — in detail views
+            only (empty for runs executed before attempts were recorded).
     """
 
     run_id: int
@@ -153,6 +206,13 @@ class RunView(Result):
     tokens: int | None
     grades: dict[str, dict[str, Any]] | None = None
     calls: tuple[ToolCall, ...] | None = None
+    attempts: tuple[AttemptView, ...] | None = None
+
+    @property
+    def spent(self) -> float | None:
+        """The known cost of every attempt (None when no attempt reported one, or attempts are not loaded)."""
+        costs = [a.cost for a in self.attempts or () if a.cost is not None]
+        return sum(costs) if costs else None
 
 
 @dataclass(frozen=True)
@@ -523,17 +583,16 @@ class _Loader:
                 "ORDER BY case_idx, arm_id, round".format(",".join("?" * len(chunk))),
                 (self.exp.id, *chunk),
             )
-            for r in rows:
-                arm = arm_by_id[r[1]]
-                if arms is not None and arm.name not in arms:
-                    continue
-                out.setdefault(r[2], []).append(self._run(r, arm, detail))
+            kept = [r for r in rows if arms is None or arm_by_id[r[1]].name in arms]
+            attempts = self.store.run_attempts([r[0] for r in kept]) if detail else {}
+            for r in kept:
+                out.setdefault(r[2], []).append(self._run(r, arm_by_id[r[1]], detail, attempts.get(r[0], [])))
         order = {a.id: a.position for a in self.exp.arms}
         for views in out.values():
             views.sort(key=lambda v: (order.get(self.exp.arm(v.arm).id, 0), v.round))
         return out
 
-    def _run(self, r, arm, detail: bool) -> RunView:
+    def _run(self, r, arm, detail: bool, attempts=()) -> RunView:
         state, failure_type, passed = r[4], r[5], r[10]
         outcome = _outcome(state, failure_type, passed)
         summary = loads(r[15]) or {}
@@ -580,6 +639,25 @@ class _Loader:
             tokens=tokens,
             grades=grades,
             calls=calls,
+            attempts=tuple(self._attempt(a) for a in attempts) if detail else None,
+        )
+
+    def _attempt(self, a) -> AttemptView:
+        usage = a.usage
+        return AttemptView(
+            attempt=a.attempt,
+            outcome=a.outcome,
+            failure_type=a.failure_type,
+            error=a.error,
+            model=a.model,
+            cost=a.cost,
+            tokens=None if usage is None else usage.total_tokens,
+            latency_ms=a.latency_ms,
+            model_calls=a.model_calls,
+            tool_calls=self._calls(str(a.transcript_path) if a.transcript_path else None),
+            files_read=a.files_read,
+            sections_read=a.sections_read,
+            transcript_path=str(a.transcript_path) if a.transcript_path else None,
         )
 
     def _evidence(self, arm, ref: Any) -> Evidence:

@@ -17,7 +17,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from abbench.agents import Agent, Task, check_output, make_agent
+from abbench.agents import Agent, Spending, Task, check_output, make_agent
 from abbench.errors import AgentError, ExperimentError
 from abbench.llm import RetryPolicy
 from abbench.runner._grading import GradingMixin, combine_verdicts
@@ -206,6 +206,9 @@ class ExperimentRunner(GradingMixin):
         self._up_to_date = self._pairs_judged = self._pairs_failed = 0
         self._execution_failed = self._grading_failed = 0
         self._stored_outputs: dict = {}
+        # run id -> the attempt running now (item, number, started_at, began, spending): what an
+        # interrupted attempt spent is stored from here
+        self._live: dict[int, tuple] = {}
 
     # -- control from this process (other processes write the control column) -------------------------
 
@@ -403,6 +406,7 @@ class ExperimentRunner(GradingMixin):
                 fields.update(failure_type=None, error=None, traceback=None, retryable=None)
             if self._states[item.run_id] != "running":
                 self._move(item, "running", fields)
+            spending = Spending()
             task = Task(
                 case=case,
                 skill=self.skills[item.arm_id],
@@ -414,6 +418,7 @@ class ExperimentRunner(GradingMixin):
                 run_id=item.run_id,
                 label_set=self.label_set,
                 timeout_s=self.timeout_s,
+                spending=spending,
             )
             began = time.perf_counter()
             error: AgentError | None = None
@@ -423,6 +428,7 @@ class ExperimentRunner(GradingMixin):
             # The per-run timeout is enforced by `_watchdog` the same way, so no timer is set per run.
             worker = asyncio.current_task()
             self._inflight[item.run_id] = worker
+            self._live[item.run_id] = (item, attempts, fields["started_at"], began, spending)
             self._deadlines[item.run_id] = loop_time() + self.timeout_s
             try:
                 output = await self.agents[item.arm_id].run(task)
@@ -442,13 +448,20 @@ class ExperimentRunner(GradingMixin):
                 elif item.run_id in self._cancel_asked:
                     if worker.cancelling():
                         worker.uncancel()
+                    self._failed_attempt(item, attempts, fields["started_at"], began, spending, None)
                     self._move(
                         item, "cancelled", {"finished_at": now_iso(), "error": "cancelled while running"}
                     )
                     self._cancelled += 1
                     return None
                 else:
-                    raise  # the runner itself is stopping: _interrupt() records the run
+                    # the runner itself is stopping: _interrupt() records the run; what the attempt
+                    # spent is stored here, while its spending is at hand
+                    if self._live.pop(item.run_id, None) is not None:
+                        self._failed_attempt(
+                            item, attempts, fields["started_at"], began, spending, _interrupted()
+                        )
+                    raise
             except TimeoutError as exc:  # an adapter's own timeout (an HTTP request, a subprocess)
                 error = AgentError(f"timed out: {exc or 'no answer in time'}", "timeout", retryable=True)
             except AgentError as exc:
@@ -462,6 +475,7 @@ class ExperimentRunner(GradingMixin):
                 tb = traceback.format_exc()
             finally:
                 self._inflight.pop(item.run_id, None)
+                self._live.pop(item.run_id, None)
                 self._deadlines.pop(item.run_id, None)
             if error is None:
                 if not isinstance(output, AgentOutput):
@@ -482,12 +496,24 @@ class ExperimentRunner(GradingMixin):
                             raw_output=exc.raw_output,
                         )
             if error is None:
-                fields = self._execution_fields(item, output, began)
+                started_at = fields["started_at"]
+                fields = self._execution_fields(item, output, began, attempts)
                 fields["attempts"] = attempts
                 self._attempts[item.run_id] = attempts  # grades record which execution they judged
+                self.writer.attempt(
+                    item.run_id,
+                    attempt=attempts,
+                    outcome="executed",
+                    started_at=started_at,
+                    ended_at=fields["executed_at"],
+                    model_calls=spending.calls or None,
+                    **{k: fields[k] for k in _ATTEMPT_SPEND},
+                )
                 self._move(item, "executed", fields)
                 self._executed += 1
                 return output
+            # what the failed attempt spent is kept, whether or not it is tried again
+            self._failed_attempt(item, attempts, fields["started_at"], began, spending, error)
             wait = retry_wait_s(error, tries) if error.retryable else None
             if wait is not None and tries <= self.retries and not self._cancelling:
                 asked = " (the server's Retry-After)" if error.retry_after is not None else ""
@@ -535,14 +561,52 @@ class ExperimentRunner(GradingMixin):
             sleeping.cancel()
             cancelled.cancel()
 
-    def _execution_fields(self, item: WorkItem, out: AgentOutput, began: float) -> dict[str, Any]:
+    def _failed_attempt(
+        self,
+        item: WorkItem,
+        attempt: int,
+        started_at: str,
+        began: float,
+        spending: Spending,
+        error: AgentError | None,
+    ) -> None:
+        """Store one failed (or cancelled, when `error` is None) attempt with what it spent before."""
+        spent = error.spent if error is not None and isinstance(error.spent, Spending) else spending
+        transcript = list(spent.transcript) or list(error.transcript if error is not None else ())
+        transcript_path = None
+        if transcript:
+            transcript_path = _transcript_name(item.run_id, attempt)
+            self.writer.transcript(self.store.path / transcript_path, transcript)
+        usage = spent.usage
+        self.writer.attempt(
+            item.run_id,
+            attempt=attempt,
+            outcome="cancelled" if error is None else "failed",
+            failure_type=None if error is None else error.failure_type,
+            error="cancelled while running" if error is None else str(error),
+            started_at=started_at,
+            ended_at=now_iso(),
+            model=spent.model,
+            input_tokens=usage.input_tokens if usage is not None else None,
+            output_tokens=usage.output_tokens if usage is not None else None,
+            cost=spent.cost,
+            latency_ms=(time.perf_counter() - began) * 1000.0,
+            model_calls=spent.calls or None,
+            files_read=_json_list(spent.files_read),
+            sections_read=_json_list(spent.sections_read),
+            transcript_path=transcript_path,
+            transcript_summary=_summary(transcript, spent.files_read, spent.sections_read),
+        )
+
+    def _execution_fields(
+        self, item: WorkItem, out: AgentOutput, began: float, attempt: int = 1
+    ) -> dict[str, Any]:
         latency = out.latency_ms or (time.perf_counter() - began) * 1000.0
         transcript_path = None
         tool_calls = sum(len(m.get("tool_calls") or ()) for m in out.transcript if isinstance(m, dict))
         if out.transcript:
-            path = self.store.path / "transcripts" / f"{item.run_id}.jsonl"
-            self.writer.transcript(path, out.transcript)
-            transcript_path = f"transcripts/{item.run_id}.jsonl"
+            transcript_path = _transcript_name(item.run_id, attempt)
+            self.writer.transcript(self.store.path / transcript_path, out.transcript)
         summary = None  # NULL, like the empty lists below: smaller rows are cheaper to update
         if out.transcript or out.files_read or out.sections_read:
             summary = dumps(
@@ -655,6 +719,9 @@ class ExperimentRunner(GradingMixin):
             return
         try:
             if self.writer.error is None:
+                for item, attempt, started_at, began, spending in list(self._live.values()):
+                    self._failed_attempt(item, attempt, started_at, began, spending, _interrupted())
+                self._live.clear()
                 for run_id, state in list(self._states.items()):
                     if state == "running":
                         self.writer.transition(
@@ -676,6 +743,43 @@ class ExperimentRunner(GradingMixin):
             self.store.set_status(self.exp.id, "interrupted")
         except Exception as exc:  # the original error matters more
             log.warning("experiment %s: could not record the interruption (%s)", self.exp.name, exc)
+
+
+_ATTEMPT_SPEND = (
+    "model",
+    "input_tokens",
+    "output_tokens",
+    "cost",
+    "latency_ms",
+    "files_read",
+    "sections_read",
+    "transcript_path",
+    "transcript_summary",
+)
+
+
+def _interrupted() -> AgentError:
+    return AgentError("interrupted: the run was stopped before its execution finished", INTERRUPTED)
+
+
+def _transcript_name(run_id: int, attempt: int) -> str:
+    """Where an attempt's transcript goes, relative to the store: one file per attempt, so a retry
+    never overwrites what an earlier attempt did (the first keeps the plain ``<run id>.jsonl``)."""
+    return f"transcripts/{run_id}.jsonl" if attempt <= 1 else f"transcripts/{run_id}-{attempt}.jsonl"
+
+
+def _summary(transcript: list, files_read, sections_read) -> str | None:
+    if not (transcript or files_read or sections_read):
+        return None
+    return dumps(
+        {
+            "messages": len(transcript),
+            "tool_calls": sum(len(m.get("tool_calls") or ()) for m in transcript if isinstance(m, dict)),
+            "files_read": len(files_read),
+            "sections_read": len(sections_read),
+            "read_skill": bool(files_read or sections_read),
+        }
+    )
 
 
 def _json_list(values) -> str | None:

@@ -49,6 +49,26 @@ _GRADE_COLUMNS = (
     "created_at",
 )
 
+ATTEMPT_COLUMNS = (
+    "attempt",
+    "outcome",
+    "failure_type",
+    "error",
+    "started_at",
+    "ended_at",
+    "model",
+    "input_tokens",
+    "output_tokens",
+    "cost",
+    "latency_ms",
+    "model_calls",
+    "files_read",
+    "sections_read",
+    "transcript_path",
+    "transcript_summary",
+)
+"""The columns of a ``run_attempts`` row the scheduler fills in."""
+
 
 class StoreWriter:
     """Commits what the scheduler submits, in batches, from its own thread and connection.
@@ -93,6 +113,10 @@ class StoreWriter:
     ) -> None:
         """Append a grade (the batch id is filled in when it is committed)."""
         self._submit(("grade", experiment_id, run_id, grader, kind, status, values))
+
+    def attempt(self, run_id: int, **values: Any) -> None:
+        """Append one execution attempt of a run with what it spent (see `ATTEMPT_COLUMNS`)."""
+        self._submit(("attempt", run_id, values))
 
     def transcript(self, path: Path, messages: Any) -> None:
         """Write a run's transcript as JSON lines (before the rows that point at it are committed)."""
@@ -176,6 +200,7 @@ class StoreWriter:
         runs: dict[int, dict[str, Any]] = {}
         events: list[tuple] = []
         grades: list[tuple] = []
+        attempts: list[tuple] = []
         experiments: dict[int, dict[str, Any]] = defaultdict(dict)
         for op in ops:
             kind = op[0]
@@ -189,6 +214,9 @@ class StoreWriter:
                 events.append((run_id, at, from_state, to_state, detail))
             elif kind == "grade":
                 grades.append(op)
+            elif kind == "attempt":
+                _, run_id, values = op
+                attempts.append((run_id, *(values.get(c) for c in ATTEMPT_COLUMNS)))
             elif kind == "transcript":
                 _, path, messages = op
                 _write_transcript(path, messages)
@@ -207,6 +235,12 @@ class StoreWriter:
                 conn.executemany(
                     "INSERT INTO run_events (run_id, at, from_state, to_state, detail) VALUES (?,?,?,?,?)",
                     events,
+                )
+            if attempts:
+                conn.executemany(
+                    f"INSERT INTO run_attempts (run_id, {', '.join(ATTEMPT_COLUMNS)}) "
+                    f"VALUES ({','.join('?' * (len(ATTEMPT_COLUMNS) + 1))})",
+                    attempts,
                 )
             if grades:
                 batches: dict[int, str] = {}

@@ -310,6 +310,38 @@ def _run_events(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration(3, "run attempts")
+def _run_attempts(conn: sqlite3.Connection) -> None:
+    # One row per execution attempt, failed ones included: a run keeps only its current execution, so
+    # what a failed or superseded attempt spent (tokens, cost, its transcript) lives here.
+    _script(
+        conn,
+        """
+        CREATE TABLE run_attempts (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            attempt INTEGER NOT NULL,
+            outcome TEXT NOT NULL,               -- executed, failed or cancelled
+            failure_type TEXT,
+            error TEXT,
+            started_at TEXT,
+            ended_at TEXT,
+            model TEXT,
+            input_tokens INTEGER,                -- NULL: not reported (unknown, not zero)
+            output_tokens INTEGER,
+            cost REAL,
+            latency_ms REAL,
+            model_calls INTEGER,
+            files_read TEXT,
+            sections_read TEXT,
+            transcript_path TEXT,                -- relative to the store folder
+            transcript_summary TEXT
+        );
+        CREATE INDEX run_attempts_run ON run_attempts(run_id, attempt)
+        """,
+    )
+
+
 SCHEMA_VERSION = max(m.version for m in MIGRATIONS)
 """The newest schema this abbench writes."""
 

@@ -358,8 +358,9 @@ class RunsMixin:
                 raw_output=r[17],
                 files_read=tuple(loads(r[18]) or ()),
                 sections_read=tuple(loads(r[19]) or ()),
-                usage=Usage(r[20] or 0, r[21] or 0),
-                cost=r[22] or 0.0,
+                # unknown is not zero: NULL tokens and cost stay None (exports, graders and views say so)
+                usage=None if r[20] is None and r[21] is None else Usage(r[20] or 0, r[21] or 0),
+                cost=r[22],
                 latency_ms=r[23] or 0.0,
                 session_id=r[24],
                 model=r[25],
@@ -400,16 +401,20 @@ class RunsMixin:
         ]
 
     def agent_usage(self, exp_id: int) -> dict[str, Any]:
-        """What the agents of an experiment's stored executions spent: ``executions``, ``cost``,
-        ``input_tokens``, ``output_tokens`` (judge cost is kept apart, in the grades)."""
-        row = self.query_one(
-            "SELECT COUNT(*), COALESCE(SUM(cost), 0), COALESCE(SUM(input_tokens), 0), "
-            "COALESCE(SUM(output_tokens), 0) FROM runs WHERE experiment_id=? AND executed_at IS NOT NULL",
-            (exp_id,),
-        )
+        """What the agents of an experiment spent over every execution attempt (failed and replaced ones
+        included): ``executions`` (stored executions), ``attempts``, ``failed_attempts``, ``cost``
+        (known cost of every attempt), ``failed_cost``, ``input_tokens``, ``output_tokens``. Judge cost is
+        kept apart, in the grades."""
+        executions = self.query_one(
+            "SELECT COUNT(*) FROM runs WHERE experiment_id=? AND executed_at IS NOT NULL", (exp_id,)
+        )[0]
+        spend = list(self.attempt_spend(exp_id).values())
         return {
-            "executions": row[0],
-            "cost": float(row[1]),
-            "input_tokens": int(row[2]),
-            "output_tokens": int(row[3]),
+            "executions": int(executions),
+            "attempts": sum(s.attempts for s in spend),
+            "failed_attempts": sum(s.failed_attempts for s in spend),
+            "cost": float(sum(s.cost or 0.0 for s in spend)),
+            "failed_cost": float(sum(s.failed_cost or 0.0 for s in spend)),
+            "input_tokens": int(sum(s.input_tokens or 0 for s in spend)),
+            "output_tokens": int(sum(s.output_tokens or 0 for s in spend)),
         }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from abbench.store._attempts import AttemptsMixin
 from abbench.store._base import StoreBase
 from abbench.store._datasets import DatasetsMixin
 from abbench.store._experiments import ExperimentsMixin
@@ -23,6 +24,7 @@ class Store(
     SnapshotsMixin,
     ExperimentsMixin,
     RunsMixin,
+    AttemptsMixin,
     GradesMixin,
     ReviewsMixin,
     ResultsMixin,

@@ -175,7 +175,7 @@ class CaseDetailView(w.VBox):
                         r.prediction
                         if r.confidence is None
                         else f"{r.prediction if r.prediction is not None else NONE} ({_pct(r.confidence)})",
-                        r.reason or r.error,
+                        "<br>".join(escape(x) for x in [r.reason or r.error or "", *_spent_lines(r)] if x),
                         _reading_html(r),
                         "<br>".join(
                             f"{escape(name)}: {escape(_grade_word(g))}"
@@ -196,7 +196,7 @@ class CaseDetailView(w.VBox):
                 "grades",
             ],
             rows,
-            raw=(0, 4, 5),
+            raw=(0, 3, 4, 5),
             wide=(3, 4),
         )
         self.evidence_html.value = "".join(evidence)
@@ -273,9 +273,26 @@ class CaseDetailView(w.VBox):
             index = change["new"]
             if index is not None and not panes[index].value:
                 try:
-                    panes[index].value = transcript_html(read_transcript(runs[index].transcript_path))
+                    # a failed run has no transcript of its own: show its last attempt's
+                    path = runs[index].transcript_path or next(
+                        (
+                            a.transcript_path
+                            for a in reversed(runs[index].attempts or ())
+                            if a.transcript_path
+                        ),
+                        None,
+                    )
+                    panes[index].value = transcript_html(read_transcript(path))
                 except OSError as exc:  # the store folder moved or lost the file
                     panes[index].value = note(f"cannot read the transcript: {exc}", "error")
 
         accordion.observe(opened, names="selected_index")
         return accordion
+
+
+def _spent_lines(run: RunView) -> list[str]:
+    """What every attempt of a run spent, when one failed or was replaced (failed attempts cost money too)."""
+    attempts = run.attempts or ()
+    if len(attempts) > 1 or any(a.outcome != "executed" for a in attempts):
+        return [a.summary for a in attempts]
+    return []

@@ -293,11 +293,13 @@ class ResultsWidget(View):
             if unknown:
                 parts.append(
                     note(
-                        "predictions outside the label set: "
+                        "predictions outside the label set (each a class with F1 0 in the macro average): "
                         + ", ".join(f"{k} ×{v}" for k, v in unknown.items()),
                         "warn",
                     )
                 )
+            if a.classes.absent_note:
+                parts.append(note(a.classes.absent_note))
         return "".join(parts)
 
     @staticmethod

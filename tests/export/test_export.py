@@ -317,3 +317,57 @@ def test_an_export_gets_the_mode_of_any_new_file_not_a_private_one(finished, tmp
     finally:
         os.umask(old)
     assert stat.S_IMODE(path.stat().st_mode) == 0o644  # others can read what was made to be shared
+
+
+UNREPORTING_AGENT = """
+from abbench.types import AgentOutput, Usage
+
+def silent(task):
+    return "fast"  # reports neither tokens nor cost: both unknown
+
+def counted(task):
+    return AgentOutput(prediction="fast", usage=Usage(120, 7), cost=0.25)
+"""
+
+
+@pytest.mark.parametrize("fmt", ["csv", "xlsx", "jsonl"])
+def test_unknown_cost_and_tokens_export_as_empty_never_zero(store, tmp_path, fmt):
+    """An agent that reports no cost or tokens: the store holds NULL, and so must every export."""
+    (tmp_path / "agent.py").write_text(UNREPORTING_AGENT, encoding="utf-8")
+    ds = save_cases(store, "small", routing_cases(3), tmp_path)
+    arms = {
+        name: {"agent": "python", "function": f"{tmp_path / 'agent.py'}:{name}"}
+        for name in ("silent", "counted")
+    }
+    exp = create_experiment(
+        {"name": "unknown-spend", "dataset": ds.fingerprint, "rounds": 1, "arms": arms}, store=store
+    )
+    run_experiment(exp, store=store)
+    stored = store.query(
+        "SELECT a.name, r.cost, r.input_tokens, r.output_tokens, r.latency_ms FROM runs r "
+        "JOIN arms a ON a.id=r.arm_id WHERE r.experiment_id=?",
+        (exp.id,),
+    )
+    assert {(n, c, i, o) for n, c, i, o, _ in stored} == {
+        ("silent", None, None, None),
+        ("counted", 0.25, 120, 7),
+    }
+    result = export(exp, "runs", fmt, tmp_path / f"runs.{fmt}", store=store)
+    if fmt == "jsonl":
+        records = [json.loads(x) for x in result.path.read_text(encoding="utf-8").splitlines()]
+    elif fmt == "csv":
+        records = list(csv.DictReader(io.StringIO(result.path.read_text(encoding="utf-8-sig"))))
+    else:
+        from openpyxl import load_workbook
+
+        ws = load_workbook(result.path)["runs"]
+        header = [c.value for c in ws[1]]
+        records = [dict(zip(header, row, strict=True)) for row in ws.iter_rows(min_row=2, values_only=True)]
+    empty = "" if fmt == "csv" else None
+    spend = ("cost", "input_tokens", "output_tokens", "total_tokens")
+    for rec in records:
+        if rec["arm"] == "silent":
+            assert [rec[k] for k in spend] == [empty] * 4, rec
+            assert rec["latency_ms"] not in (None, "")  # measured by the runner: known
+        else:
+            assert [float(rec[k]) for k in spend] == [0.25, 120, 7, 127]

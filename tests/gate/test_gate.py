@@ -312,8 +312,9 @@ def test_every_documented_metric_has_the_value_its_description_says(store):
         "slow",
         "slow",
     ]
+    # labels=None: "wrong" and "banana" are classes with F1 0 in the macro average
     prf = {avg: sklearn_metrics.precision_recall_fscore_support(
-        gold, pred, labels=["fast", "slow"], average=avg, zero_division=0) for avg in ("macro", "micro", "weighted")}  # fmt: skip
+        gold, pred, average=avg, zero_division=0) for avg in ("macro", "micro", "weighted")}  # fmt: skip
     per = sklearn_metrics.precision_recall_fscore_support(
         gold, pred, labels=["fast", "slow"], zero_division=0
     )

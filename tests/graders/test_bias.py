@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from abbench.graders import describe_bias, measure_position_bias
+from abbench.graders import Judgement, PairJudgement, describe_bias, measure_position_bias
 
 
 @pytest.mark.parametrize(
@@ -27,18 +27,23 @@ def test_the_first_slot_win_rate_has_a_wilson_interval(first, second, low, high)
 
 
 def grade(slots, winner_slots, status="ok"):
-    """A stored pairwise grade with one judgement per (slot order, winner slot)."""
+    """A pairwise grade, read from the details `pairwise_judge` records, with one judgement per
+    (slot order, winner slot)."""
     judgements = []
     for order, w in zip(slots, winner_slots, strict=True):
         judgements.append(
             {"slots": list(order), "winner_slot": w, "winner": "tie" if w is None else order[w - 1]}
         )
     winners = {j["winner"] for j in judgements}
-    return {
-        "status": status,
-        "verdict": winners.pop() if len(winners) == 1 else "tie",
-        "details": {"judgements": judgements, "arms": ["control", "treatment"]},
-    }
+    details = {"judgements": judgements, "arms": ["control", "treatment"]}
+    verdict = winners.pop() if len(winners) == 1 else "tie"
+    return PairJudgement.from_details(details, verdict=verdict, status=status)
+
+
+def test_judgements_read_from_grade_details_are_typed():
+    g = grade([("b", "a")], [1])
+    assert g == PairJudgement((Judgement(("b", "a"), 1, "b"),), "b", ("control", "treatment"), True)
+    assert not grade([("a", "b")], [1], status="error").ok
 
 
 def test_a_judge_that_always_picks_slot_one_is_biased():

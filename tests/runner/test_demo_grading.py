@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from abbench.graders import judge_report
+from abbench.metrics import judge_report
 from abbench.runner import create_experiment, grade_experiment, run_experiment
 from abbench.testing import Reply, ScriptedOpenAIServer
 from abbench.types import Case

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from abbench.graders import judge_report, position_bias
+from abbench.metrics import judge_report, position_bias
 from abbench.runner import create_experiment, grade_experiment, regrade_experiment, retry_runs, run_experiment
 from abbench.testing import Reply, ScriptedOpenAIServer
 

@@ -78,3 +78,19 @@ def test_a_token_limit_cannot_pass_an_agent_that_reports_no_tokens(store, experi
     assert silent and {s for s, _, _ in silent} == {"error"}
     assert all("reported no token usage" in e for _, _, e in silent)
     assert billed and {(s, p) for s, p, _ in billed} == {("ok", 1)}
+
+
+def test_regrading_from_the_store_still_reads_unknown_tokens_as_unknown(store, experiment):
+    """A regrade reads the executions back from the store: NULL tokens must not come back as 0 (a pass)."""
+    from abbench import regrade_experiment
+
+    regrade_experiment(experiment.id, store=store)
+    latest = store.grades(experiment.id, latest=True)
+    silent_runs = {r.id for r in store.runs(experiment.id) if r.arm == "silent"}
+    mine = [g for g in latest if g["grader"] == "max_tokens" and g["run_id"] in silent_runs]
+    assert mine and {g["status"] for g in mine} == {"error"}
+    assert all(
+        r.output.usage is None and r.output.cost is None
+        for r in store.runs(experiment.id)
+        if r.id in silent_runs
+    )

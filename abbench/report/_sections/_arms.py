@@ -109,8 +109,13 @@ def confusion_section(metrics: Mapping[str, Any]) -> list[Part]:
         if unknown:
             listed = ", ".join(f"{k} ×{v}" for k, v in list(unknown.items())[:8])
             parts.append(
-                d.note_html(f"{a['arm']}: predictions outside the labels (column (other)): {listed}.")
+                d.note_html(
+                    f"{a['arm']}: predictions outside the labels (column (other); each a class with F1 0 "
+                    f"in the macro average): {listed}."
+                )
             )
+        if classes.get("absent"):
+            parts.append(d.note_html(f"{a['arm']}: {_absent_line(classes)}."))
     if not parts:
         return [
             d.note_html(
@@ -120,6 +125,38 @@ def confusion_section(metrics: Mapping[str, Any]) -> list[Part]:
             )
         ]
     return parts
+
+
+def _judging_note(metrics: Mapping[str, Any]) -> list[Part]:
+    """Grading cost per judge, apart from the arms' execution cost (a pairwise judge is charged to no arm)."""
+    judging = [j for j in metrics.get("judging") or [] if j.get("grades")]
+    if not judging:
+        return []
+    parts = []
+    for j in judging:
+        what = (
+            "comparing " + " and ".join(j.get("arms") or ())
+            if j["kind"] == "pairwise"
+            else "grading " + ", ".join(j.get("arms") or ())
+        )
+        unknown = f", {j['unknown_cost']:,} calls without a price" if j.get("unknown_cost") else ""
+        parts.append(f"{j['grader']} {d.money(j['cost'])} ({j['grades']:,} grades {what}{unknown})")
+    return [
+        d.note_html(
+            "Grading cost is the judges', apart from the arms' execution cost above: "
+            + "; ".join(parts)
+            + "."
+        )
+    ]
+
+
+def _absent_line(classes: Mapping[str, Any]) -> str:
+    absent = int(classes["absent"])
+    total = absent + len(classes.get("labels") or [])
+    return (
+        f"{absent:,} of the {total:,} labels are neither gold nor predicted in these runs: "
+        "left out of the table and the averages"
+    )
 
 
 # -- per domain ------------------------------------------------------------------------------------------
@@ -237,10 +274,18 @@ def usage_section(metrics: Mapping[str, Any]) -> list[Part]:
                 "lat_p50": d.ms(u["latency_ms"].get("p50")),
                 "lat_p95": d.ms(u["latency_ms"].get("p95")),
                 "judge": d.money(u.get("judge_cost")),
+                "spent": d.money(u.get("spent"))
+                + (f" ({u['failed_attempts']:,} failed attempts)" if u.get("failed_attempts") else ""),
             }
         )
     if not any(r.get("executed") for r in rows):
         return [d.note_html("No run has executed yet, so there is no cost, token or latency figure.")]
+    # failed attempts cost money too: show what every attempt spent when some failed
+    spent = (
+        [("spent", "spent, every attempt", str)]
+        if any(a["usage"].get("failed_attempts") for a in arms)
+        else []
+    )
     parts = [
         d.table_html(
             rows,
@@ -249,14 +294,16 @@ def usage_section(metrics: Mapping[str, Any]) -> list[Part]:
                 ("executed", "executed runs"),
                 ("cost_mean", "cost per run", str),
                 ("cost_total", "total cost", str),
+                *spent,
                 ("per_correct", "cost per right answer", str),
                 ("tokens", "tokens per run", str),
                 ("tokens_p95", "tokens p95", str),
                 ("lat_p50", "latency p50", str),
                 ("lat_p95", "latency p95", str),
-                ("judge", "judge cost", str),
+                ("judge", "pointwise judge cost", str),
             ],
         ),
+        *_judging_note(metrics),
         d.bars_figure(
             [a["arm"] for a in arms],
             {

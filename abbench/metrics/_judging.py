@@ -1,0 +1,183 @@
+"""How far to trust the judges, read from the store: position bias of pairwise judges, and what judging cost.
+
+The measurement is the graders' (`abbench.graders.measure_position_bias` takes typed judgement
+records); this module reads the stored grades into those records, and sums what each grader spent —
+grading cost belongs to the judge, apart from the arms' execution cost.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from abbench.graders import PairJudgement, PositionBias, measure_position_bias
+from abbench.store import Store, open_store
+
+StoreLike = str | os.PathLike | Store | None
+
+
+@dataclass(frozen=True)
+class JudgeCost:
+    """What one grader spent on an experiment, over every grade it wrote (re-grades included).
+
+    Grading cost is the judge's: a pairwise judge compares two arms and is charged to neither.
+
+    Attributes:
+        grader: The grader's name.
+        kind: rule, judge or pairwise.
+        grades: Grades written (each judge call that reached a verdict or failed).
+        errors: Of those, grading failures.
+        models: The judge models that answered.
+        cost: The known cost, in the price table's currency (USD by default).
+        unknown_cost: Judge replies whose model has no price (their cost is not in `cost`).
+        input_tokens: Judge input tokens.
+        output_tokens: Judge output tokens.
+        arms: The arms whose runs it graded (for a pairwise judge: the pair).
+    """
+
+    grader: str
+    kind: str
+    grades: int
+    errors: int
+    models: tuple[str, ...]
+    cost: float
+    unknown_cost: int
+    input_tokens: int
+    output_tokens: int
+    arms: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready view."""
+        data = asdict(self)
+        data["models"] = list(self.models)
+        data["arms"] = list(self.arms)
+        return data
+
+
+def judge_costs(ref: int | str | Any, *, store: StoreLike = None) -> list[JudgeCost]:
+    """Judge cost and tokens per grader of an experiment (rule graders cost nothing and are left out)."""
+    store = open_store(store)
+    exp = store.get_experiment(ref)
+    arms_of = _graded_arms(store, exp)
+    return [
+        JudgeCost(**{**row, "models": tuple(row["models"])}, arms=arms_of.get(row["grader"], ()))
+        for row in store.judge_usage(exp.id)
+        if row["kind"] != "rule" or row["models"]
+    ]
+
+
+def _graded_arms(store: Store, exp) -> dict[str, tuple[str, ...]]:
+    """Grader -> the arms whose runs it graded (both arms of a pair), in the experiment's arm order."""
+    rows = store.query(
+        "SELECT DISTINCT g.grader, r.arm_id FROM grades g JOIN runs r ON r.id = g.run_id "
+        "WHERE g.experiment_id=? UNION SELECT DISTINCT g.grader, r.arm_id FROM grades g "
+        "JOIN runs r ON r.id = g.other_run_id WHERE g.experiment_id=?",
+        (exp.id, exp.id),
+    )
+    order = {a.id: (a.position, a.name) for a in exp.arms}
+    out: dict[str, list[tuple[int, str]]] = {}
+    for grader, arm_id in rows:
+        if arm_id in order:
+            out.setdefault(grader, []).append(order[arm_id])
+    return {g: tuple(name for _, name in sorted(v)) for g, v in out.items()}
+
+
+def position_bias(
+    ref: int | str | Any,
+    *,
+    store: StoreLike = None,
+    grader: str | None = None,
+    confidence: float = 0.95,
+) -> list[PositionBias]:
+    """The position bias of each pairwise grader of an experiment (its latest grade per pair).
+
+    Args:
+        ref: The experiment (id, name, or Experiment).
+        store: The store (path or open Store; default ./.abbench or $ABBENCH_STORE).
+        grader: Only this pairwise grader.
+        confidence: Of the intervals.
+    """
+    store = open_store(store)
+    exp = store.get_experiment(ref)
+    rows = [r for r in store.grades(exp.id, grader=grader) if r["kind"] == "pairwise"]
+    names = list(dict.fromkeys(r["grader"] for r in rows))
+    return [
+        measure_position_bias(
+            [
+                PairJudgement.from_details(r["details"], verdict=r["verdict"], status=r["status"])
+                for r in rows
+                if r["grader"] == name
+            ],
+            name,
+            confidence=confidence,
+        )
+        for name in names
+    ]
+
+
+@dataclass(frozen=True)
+class JudgeReport:
+    """An experiment's judges at a glance: position bias, and judge cost apart from agent cost.
+
+    Attributes:
+        experiment: The experiment's name.
+        experiment_id: Its id.
+        batch_id: Its grade batch.
+        batches: Distinct batch ids among its grades (1 by design; 0 before any grade).
+        position_bias: Per pairwise grader.
+        judge_costs: Per judge grader.
+        agent: What the agents spent over every execution attempt (`Store.agent_usage`):
+            ``executions``, ``attempts``, ``failed_attempts``, ``cost``, ``failed_cost``,
+            ``input_tokens``, ``output_tokens``.
+    """
+
+    experiment: str
+    experiment_id: int
+    batch_id: str | None
+    batches: int
+    position_bias: tuple[PositionBias, ...]
+    judge_costs: tuple[JudgeCost, ...]
+    agent: dict[str, Any]
+
+    @property
+    def judge_cost(self) -> float:
+        """Known judge cost over every judge grader."""
+        return sum(c.cost for c in self.judge_costs)
+
+    @property
+    def agent_cost(self) -> float:
+        """What the agents spent, every execution attempt included (failed ones too)."""
+        return float(self.agent.get("cost", 0.0))
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready view."""
+        return {
+            "experiment": self.experiment,
+            "experiment_id": self.experiment_id,
+            "batch_id": self.batch_id,
+            "batches": self.batches,
+            "judge_cost": self.judge_cost,
+            "agent_cost": self.agent_cost,
+            "agent": dict(self.agent),
+            "judge_costs": [c.as_dict() for c in self.judge_costs],
+            "position_bias": [b.as_dict() for b in self.position_bias],
+        }
+
+
+def judge_report(ref: int | str | Any, *, store: StoreLike = None, confidence: float = 0.95) -> JudgeReport:
+    """Position bias of every pairwise grader and judge cost per grader, with agent cost beside it.
+
+    Reading never grades or starts anything.
+    """
+    store = open_store(store)
+    exp = store.get_experiment(ref)
+    return JudgeReport(
+        experiment=exp.name,
+        experiment_id=exp.id,
+        batch_id=exp.batch_id,
+        batches=len(store.batches(exp.id)),
+        position_bias=tuple(position_bias(exp.id, store=store, confidence=confidence)),
+        judge_costs=tuple(judge_costs(exp.id, store=store)),
+        agent=store.agent_usage(exp.id),
+    )

@@ -1,0 +1,174 @@
+"""Store methods for execution attempts: what every attempt of a run spent, failed and retried ones included.
+
+A run row holds only its current execution; a failed attempt (a tool loop out of turns, a reply that
+does not parse, a timeout after some model calls) and an attempt a re-run replaced keep their tokens,
+cost, latency, files read and transcript in ``run_attempts``, so an experiment's spend counts them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from abbench.store._base import loads
+from abbench.types import Usage
+
+EXECUTED = "executed"
+"""The outcome of an attempt that produced an answer (the others: ``failed``, ``cancelled``)."""
+
+
+@dataclass(frozen=True)
+class AttemptRecord:
+    """One execution attempt of a run and what it spent.
+
+    Attributes:
+        run_id: The run.
+        attempt: Its number (1 for the first execution; re-runs go on counting).
+        outcome: ``executed``, ``failed`` or ``cancelled``.
+        failure_type: Why it failed (``max_turns``, ``bad_output``, ``timeout``, ...); None otherwise.
+        error: The failure, in words.
+        started_at: When it started (UTC).
+        ended_at: When it ended (UTC).
+        model: The model that answered its last call.
+        usage: Tokens it spent; None when not reported (unknown, not zero).
+        cost: What it cost; None when unknown.
+        latency_ms: Its wall time.
+        model_calls: Model calls it made, when the adapter counts them.
+        files_read: Skill files it opened.
+        sections_read: Skill sections it opened.
+        transcript_path: Its transcript file, when it wrote one.
+        transcript_summary: Counts of its messages and tool calls.
+    """
+
+    run_id: int
+    attempt: int
+    outcome: str
+    failure_type: str | None
+    error: str | None
+    started_at: str | None
+    ended_at: str | None
+    model: str | None
+    usage: Usage | None
+    cost: float | None
+    latency_ms: float | None
+    model_calls: int | None
+    files_read: tuple[str, ...]
+    sections_read: tuple[str, ...]
+    transcript_path: Path | None
+    transcript_summary: dict[str, Any]
+
+    @property
+    def tool_calls(self) -> int:
+        """Tool calls the attempt made (0 when it recorded no transcript)."""
+        return int(self.transcript_summary.get("tool_calls") or 0)
+
+
+@dataclass(frozen=True)
+class ArmSpend:
+    """What one arm's agent spent over every attempt of its runs.
+
+    Attributes:
+        attempts: Execution attempts (an execution stored before attempts were recorded counts as one).
+        failed_attempts: Attempts that failed or were cancelled while running.
+        cost: Cost over every attempt; None when no attempt reported one.
+        failed_cost: Of it, what the failed attempts cost; None when none reported a cost.
+        unknown_cost: Attempts whose cost is unknown (left out of `cost`).
+        input_tokens: Input tokens over every attempt; None when none reported tokens.
+        output_tokens: Output tokens, likewise.
+        latency_ms: Wall time over every attempt.
+    """
+
+    attempts: int = 0
+    failed_attempts: int = 0
+    cost: float | None = None
+    failed_cost: float | None = None
+    unknown_cost: int = 0
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    latency_ms: float = 0.0
+
+
+class AttemptsMixin:
+    """Reading execution attempts; mixed into `Store` (the runner's writer appends them)."""
+
+    def run_attempts(self, run_ids: Sequence[int]) -> dict[int, list[AttemptRecord]]:
+        """Every recorded attempt of these runs, oldest first, by run id (runs without any are absent)."""
+        out: dict[int, list[AttemptRecord]] = {}
+        ids = list(run_ids)
+        for start in range(0, len(ids), 900):  # SQLite's limit on parameters
+            chunk = ids[start : start + 900]
+            rows = self.query(
+                "SELECT run_id, attempt, outcome, failure_type, error, started_at, ended_at, model, "
+                "input_tokens, output_tokens, cost, latency_ms, model_calls, files_read, sections_read, "
+                "transcript_path, transcript_summary FROM run_attempts WHERE run_id IN ({}) "
+                "ORDER BY run_id, attempt, id".format(",".join("?" * len(chunk))),
+                chunk,
+            )
+            for r in rows:
+                out.setdefault(r[0], []).append(
+                    AttemptRecord(
+                        run_id=r[0],
+                        attempt=r[1],
+                        outcome=r[2],
+                        failure_type=r[3],
+                        error=r[4],
+                        started_at=r[5],
+                        ended_at=r[6],
+                        model=r[7],
+                        usage=None if r[8] is None and r[9] is None else Usage(r[8] or 0, r[9] or 0),
+                        cost=r[10],
+                        latency_ms=r[11],
+                        model_calls=r[12],
+                        files_read=tuple(loads(r[13]) or ()),
+                        sections_read=tuple(loads(r[14]) or ()),
+                        transcript_path=self.abspath(r[15]) if r[15] else None,
+                        transcript_summary=loads(r[16]) or {},
+                    )
+                )
+        return out
+
+    def attempt_spend(self, exp_id: int) -> dict[int, ArmSpend]:
+        """What each arm's agent spent over every attempt (failed and replaced ones included), by arm id.
+
+        Executions stored without attempt rows (before attempts were recorded) count as one attempt each.
+        """
+        recorded = self.query(
+            "SELECT r.arm_id, count(*), total(t.outcome != 'executed'), sum(t.cost), count(t.cost), "
+            "sum(CASE WHEN t.outcome != 'executed' THEN t.cost END), sum(t.input_tokens), "
+            "sum(t.output_tokens), total(t.latency_ms) "
+            "FROM run_attempts t JOIN runs r ON r.id = t.run_id WHERE r.experiment_id=? GROUP BY r.arm_id",
+            (exp_id,),
+        )
+        legacy = self.query(
+            "SELECT r.arm_id, count(*), 0, sum(r.cost), count(r.cost), NULL, sum(r.input_tokens), "
+            "sum(r.output_tokens), total(r.latency_ms) FROM runs r WHERE r.experiment_id=? "
+            "AND r.executed_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM run_attempts t WHERE t.run_id = r.id) "
+            "GROUP BY r.arm_id",
+            (exp_id,),
+        )
+        out: dict[int, ArmSpend] = {}
+        for row in [*recorded, *legacy]:
+            arm, n, failed, cost, known, failed_cost, tin, tout, latency = row
+            prior = out.get(arm, ArmSpend())
+            out[arm] = ArmSpend(
+                attempts=prior.attempts + int(n),
+                failed_attempts=prior.failed_attempts + int(failed),
+                cost=_add(prior.cost, cost),
+                failed_cost=_add(prior.failed_cost, failed_cost),
+                unknown_cost=prior.unknown_cost + int(n) - int(known),
+                input_tokens=_add(prior.input_tokens, tin),
+                output_tokens=_add(prior.output_tokens, tout),
+                latency_ms=prior.latency_ms + float(latency or 0.0),
+            )
+        return out
+
+
+def _add(a, b):
+    """Sum where None is unknown: unknown plus a known amount is the known amount."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b

@@ -1,0 +1,252 @@
+"""A failed run keeps what it spent: every attempt's tokens, cost, latency, files read and transcript.
+
+The openai adapter runs against the scripted OpenAI-compatible server on 127.0.0.1; the model spends
+tokens and then fails (a tool loop out of turns, a reply that does not parse, a cancel while a call
+hangs), and the run is retried. The figures expected below come from the script's own usage numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from click.testing import CliRunner
+
+from abbench.cli import cli
+from abbench.metrics import experiment_metrics, judge_report
+from abbench.review import case_detail
+from abbench.runner import create_experiment, retry_runs, run_experiment, start_experiment
+from abbench.testing import Reply, ScriptedOpenAIServer
+
+PRICE = {"input": 1.0, "output": 2.0}  # USD per million tokens
+
+
+def cost(tokens_in: int, tokens_out: int) -> float:
+    return (tokens_in * PRICE["input"] + tokens_out * PRICE["output"]) / 1e6
+
+
+def answer(label: str, usage: tuple[int, int]) -> Reply:
+    return Reply.text(json.dumps({"prediction": label, "evidence_refs": ["SKILL.md#Rules"]}), usage=usage)
+
+
+class Script:
+    """Replies by case and by how often that case's model was called; records what it handed out."""
+
+    def __init__(self, plan):
+        self.plan = plan  # case input -> list of replies, in call order
+        self.calls: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def __call__(self, request):
+        user = next(m["content"] for m in request.messages if m["role"] == "user")
+        case = next(c for c in self.plan if f"{c}\n" in user + "\n" or c in user)
+        with self.lock:
+            n = self.calls.get(case, 0)
+            self.calls[case] = n + 1
+        reply = self.plan[case][n]
+        return reply() if callable(reply) else reply
+
+
+def arm(server, skill_dir):
+    return {
+        "agent": "openai",
+        "model": "scripted",
+        "base_url": server.base_url,
+        "skill": str(skill_dir),
+        "max_turns": 2,
+        "prices": PRICE,
+        "max_retries": 0,
+    }
+
+
+def test_failed_attempts_keep_their_spend_through_retries(store, dataset, skill_dir):
+    script = Script(
+        {
+            # out of turns: a tool call, then another when it had to answer (not retryable) ...
+            "query 0": [
+                Reply.tools(("read_section", {"ref": "SKILL.md#Rules"}), usage=(100, 10)),
+                Reply.tools(("read_section", {"ref": "SKILL.md#Rules"}), usage=(120, 12)),
+                # ... and after `retry --failed`, an answer
+                answer("slow", (50, 5)),
+            ],
+            # a reply that does not parse (retried at once), then an answer
+            "query 1": [Reply.text("no idea at all, sorry", usage=(80, 8)), answer("fast", (60, 6))],
+            "query 2": [answer("fast", (40, 4))],
+        }
+    )
+    with ScriptedOpenAIServer(script) as server:
+        spec = {
+            "name": "spend",
+            "dataset": dataset.fingerprint,
+            "rounds": 1,
+            "retries": 1,
+            "cases": {"ids": ["c000", "c001", "c002"]},
+            "arms": {"gpt": arm(server, skill_dir)},
+        }
+        exp = create_experiment(spec, store=store)
+        run_experiment(exp.id, store=store)
+
+        runs = {r.case_id: r for r in store.runs(exp.id)}
+        assert runs["c000"].execution_failed and runs["c000"].failure_type == "max_turns"
+        assert runs["c001"].state == "pass" and runs["c002"].state == "pass"
+        attempts = store.run_attempts([r.id for r in runs.values()])
+        first = attempts[runs["c000"].id]
+        assert [(a.attempt, a.outcome, a.failure_type) for a in first] == [(1, "failed", "max_turns")]
+        a = first[0]
+        assert (a.usage.input_tokens, a.usage.output_tokens) == (220, 22)
+        assert a.cost == pytest.approx(cost(220, 22)) and a.model_calls == 2 and a.model == "scripted"
+        assert a.sections_read == ("SKILL.md#Rules",) and a.latency_ms > 0
+        assert a.tool_calls == 2  # asked for; the second was never run: it was out of turns
+        assert a.transcript_path.exists()
+        events = [json.loads(line) for line in a.transcript_path.read_text(encoding="utf-8").splitlines()]
+        assert sum(e.get("type") == "llm_call" for e in events) == 2
+        # the unparseable reply and the retry that answered: two attempts, both kept
+        second = attempts[runs["c001"].id]
+        assert [(x.attempt, x.outcome, x.failure_type) for x in second] == [
+            (1, "failed", "bad_output"),
+            (2, "executed", None),
+        ]
+        assert second[0].cost == pytest.approx(cost(80, 8)) and second[1].cost == pytest.approx(cost(60, 6))
+        assert second[0].transcript_path != second[1].transcript_path
+
+        usage = experiment_metrics(exp, store=store).arm("gpt").usage
+        spent = cost(220, 22) + cost(80, 8) + cost(60, 6) + cost(40, 4)
+        assert usage.spent == pytest.approx(spent)
+        assert usage.spent_on_failures == pytest.approx(cost(220, 22) + cost(80, 8))
+        assert (usage.attempts, usage.failed_attempts) == (4, 2)
+        assert usage.spent_tokens == 220 + 22 + 80 + 8 + 60 + 6 + 40 + 4
+        # stored executions only, as before: cost per correct answer does not change meaning
+        assert usage.total_cost == pytest.approx(cost(60, 6) + cost(40, 4))
+        assert usage.cost_per_correct == pytest.approx(usage.total_cost / 2)
+        from abbench.report._sections._arms import usage_section
+
+        table = "".join(str(p) for p in usage_section(experiment_metrics(exp, store=store).as_dict()))
+        assert "spent, every attempt" in table and "2 failed attempts" in table
+
+        # the case detail shows the failed attempt with what it spent and its tool call
+        detail = case_detail(exp, "c000", store=store)
+        (view,) = detail.runs
+        (shown,) = view.attempts
+        assert (
+            shown.outcome == "failed" and shown.tokens == 242 and shown.cost == pytest.approx(cost(220, 22))
+        )
+        assert [c.name for c in shown.tool_calls] == ["read_section"]
+        out = CliRunner().invoke(cli, ["--store", str(store.path), "case", str(exp.id), "c000"])
+        assert out.exit_code == 0, out.output
+        assert "attempt 1 failed (max_turns): 2 model calls, 1 tool calls, tokens 242" in out.output
+        assert "read_section" in out.output
+        from abbench.widgets._case import CaseDetailView
+
+        view = CaseDetailView(store)
+        view.show([(store.get_experiment(exp.id), None)], "c000")
+        assert "attempt 1 failed (max_turns): 2 model calls, 1 tool calls, tokens 242" in view.runs_html.value
+
+        # a re-run answers; what the first attempt spent stays counted
+        retry_runs(exp.id, store=store, failed=True)
+        again = store.run_attempts([runs["c000"].id])[runs["c000"].id]
+        assert [(x.attempt, x.outcome) for x in again] == [(1, "failed"), (2, "executed")]
+        usage = experiment_metrics(exp, store=store).arm("gpt").usage
+        assert usage.spent == pytest.approx(spent + cost(50, 5))
+        assert usage.total_cost == pytest.approx(cost(50, 5) + cost(60, 6) + cost(40, 4))
+        agent = judge_report(exp.id, store=store).agent
+        assert agent["cost"] == pytest.approx(spent + cost(50, 5)) and agent["failed_attempts"] == 2
+        assert agent["input_tokens"] == 220 + 80 + 60 + 40 + 50
+    assert script.calls == {"query 0": 3, "query 1": 2, "query 2": 1}
+
+
+def test_a_run_cancelled_while_a_model_call_hangs_keeps_the_calls_it_made(store, dataset, skill_dir):
+    release = threading.Event()
+
+    def hang():
+        release.wait(120)  # held until the test has cancelled the run
+        return answer("fast", (1, 1))
+
+    script = Script(
+        {"query 0": [Reply.tools(("read_section", {"ref": "SKILL.md#Rules"}), usage=(100, 10)), hang]}
+    )
+    with ScriptedOpenAIServer(script) as server:
+        spec = {
+            "name": "cancelled",
+            "dataset": dataset.fingerprint,
+            "rounds": 1,
+            "retries": 0,
+            "cases": {"ids": ["c000"]},
+            "arms": {"gpt": {**arm(server, skill_dir), "max_turns": 3}},
+        }
+        exp = create_experiment(spec, store=store)
+        handle = start_experiment(exp.id, store=store)
+        try:
+            for _ in range(12000):  # wait for the state: the second model call has arrived
+                if len(server.chat_requests) >= 2 or handle.done():
+                    break
+                threading.Event().wait(0.01)
+            assert len(server.chat_requests) == 2
+            handle.cancel()
+            handle.wait(120)
+        finally:
+            release.set()
+    (run,) = store.runs(exp.id)
+    assert run.state == "cancelled"
+    (a,) = store.run_attempts([run.id])[run.id]
+    assert a.outcome == "cancelled" and (a.usage.input_tokens, a.usage.output_tokens) == (100, 10)
+    assert a.cost == pytest.approx(cost(100, 10)) and a.sections_read == ("SKILL.md#Rules",)
+    usage = experiment_metrics(exp, store=store).arm("gpt").usage
+    assert usage.spent == pytest.approx(cost(100, 10)) and usage.failed_attempts == 1
+    assert usage.executed == 0  # nothing answered: the spend is all in the cancelled attempt
+
+
+def test_ctrl_c_while_a_model_call_hangs_keeps_the_interrupted_attempts_spend(
+    tmp_path, dataset, store, skill_dir
+):
+    """A person stops `abbench run` (SIGINT) mid-call: the attempt is stored as interrupted with its spend."""
+    import signal
+    import subprocess
+    import sys
+
+    from ..conftest import REPO, subprocess_env
+
+    release = threading.Event()
+    arrived = threading.Event()
+
+    def hang():
+        arrived.set()
+        release.wait(120)  # held until the child process has been stopped
+        return answer("fast", (1, 1))
+
+    script = Script(
+        {"query 0": [Reply.tools(("read_section", {"ref": "SKILL.md#Rules"}), usage=(70, 7)), hang]}
+    )
+    with ScriptedOpenAIServer(script) as server:
+        spec = {
+            "name": "interrupted",
+            "dataset": dataset.fingerprint,
+            "rounds": 1,
+            "cases": {"ids": ["c000"]},
+            "arms": {"gpt": {**arm(server, skill_dir), "max_turns": 3}},
+        }
+        exp = create_experiment(spec, store=store)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "abbench", "--store", str(store.path), "run", str(exp.id), "-q"],
+            cwd=REPO,
+            env=subprocess_env(TQDM_DISABLE="1"),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        try:
+            assert arrived.wait(120), "the second model call never came"
+            proc.send_signal(signal.SIGINT)
+            _out, err = proc.communicate(timeout=60)
+        finally:
+            release.set()
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 130, err
+    (run,) = store.runs(exp.id)
+    assert run.failure_type == "interrupted"
+    (a,) = store.run_attempts([run.id])[run.id]
+    assert (a.outcome, a.failure_type) == ("failed", "interrupted")
+    assert (a.usage.input_tokens, a.usage.output_tokens) == (70, 7) and a.cost == pytest.approx(cost(70, 7))
+    assert a.sections_read == ("SKILL.md#Rules",) and a.transcript_path.exists()
