@@ -10,7 +10,7 @@ candidate arm B. A gate is *pass*, *pass with warnings*, *block*, *incomplete* o
 
 from __future__ import annotations
 
-from abbench.gate._api import OUTCOMES, STATUSES, GateResult, RuleOutcome, evaluate_gate
+from abbench.gate._api import OUTCOMES, STATUSES, GateResult, RuleOutcome, decision_pair, evaluate_gate
 from abbench.gate._arm_metrics import ARM_METRICS
 from abbench.gate._comparison_metrics import COMPARISON_METRICS, DECISION_METRICS
 from abbench.gate._coverage import ArmCoverage, Coverage, coverage
@@ -58,6 +58,7 @@ __all__ = [
     "RuleOutcome",
     "coverage",
     "decide",
+    "decision_pair",
     "evaluate_gate",
     "load_gate",
     "load_rules",

@@ -210,6 +210,63 @@ def _check_params(
         raise UsageError(f"{rule.where}: {rule.metric}: no {what} {ref.param!r}{hint}; the {plural}: {shown}")
 
 
+def _resolve(
+    exp: Experiment, gate: GateSpec, arms: Any, base: Experiment | None
+) -> tuple[Pair, str | None, str, list[str]]:
+    """The pair (display names), the baseline's and the candidate's arm names, and notes on the choice."""
+    notes: list[str] = []
+    if base is not None:
+        where = "--arms" if arms else f"{gate.source}: baseline/candidate"
+        named = tuple(arms) if arms else gate.pair
+        arm_a = experiment_arm(base, named[0] if named else None, "baseline", where)
+        arm_b = experiment_arm(exp, named[1] if named else None, "candidate", where)
+        by = "--arms" if arms else (gate.source if gate.pair else "the experiments' candidates")
+        return (
+            Pair(f"{base.name}/{arm_a.name}", f"{exp.name}/{arm_b.name}", by),
+            arm_a.name,
+            arm_b.name,
+            notes,
+        )
+    pair = resolve_pair(exp, arms, gate_pair=gate.pair, gate_source=gate.source)
+    own = experiment_pair(exp)
+    if pair.named_by != "experiment decision" and own is not None and own != (pair.baseline, pair.candidate):
+        notes.append(
+            f"the experiment's decision: names {own[1]} vs {own[0]}; {pair.named_by} names "
+            f"{pair.candidate} vs {pair.baseline}, which is the pair decided on"
+        )
+    return pair, pair.baseline, pair.candidate, notes
+
+
+def _gate_of(exp: Experiment, rules: Any) -> GateSpec:
+    names = tuple(a.name for a in exp.arms)
+    gate = load_gate(rules, arms=names) if rules is not None else _experiment_gate(exp, names)
+    return gate if gate is not None else load_gate(None, arms=names)
+
+
+def decision_pair(
+    experiment: int | str | Experiment,
+    rules: str | os.PathLike | list[Any] | dict[str, Any] | None = None,
+    *,
+    store: str | os.PathLike | Store | None = None,
+    arms: tuple[str, str] | list[str] | None = None,
+    vs: int | str | Experiment | None = None,
+) -> Pair:
+    """The pair `evaluate_gate` decides on with these arguments, as plain arm names (with `vs`: the
+    baseline experiment's arm and this experiment's), without measuring anything.
+
+    Raises:
+        PairNotNamed: three or more arms and no pair named anywhere.
+        UsageError: an unknown arm (with "did you mean"), or an invalid gate.
+    """
+    store = open_store(store)
+    exp = store.get_experiment(experiment)
+    if arms is not None and len(arms) != 2:
+        raise UsageError(f"arms takes two arm names (baseline, candidate); got {list(arms)!r}")
+    base = store.get_experiment(vs) if vs is not None else None
+    pair, a_name, b_name, _ = _resolve(exp, _gate_of(exp, rules), arms, base)
+    return Pair(a_name, b_name, pair.named_by)
+
+
 def evaluate_gate(
     experiment: int | str | Experiment,
     rules: str | os.PathLike | list[Any] | dict[str, Any] | None = None,
@@ -258,50 +315,25 @@ def evaluate_gate(
     """
     store = open_store(store)
     exp = store.get_experiment(experiment)
-    names = tuple(a.name for a in exp.arms)
     if arms is not None and len(arms) != 2:
         raise UsageError(f"arms takes two arm names (baseline, candidate); got {list(arms)!r}")
-    gate = load_gate(rules, arms=names) if rules is not None else _experiment_gate(exp, names)
-    if gate is None:
-        gate = load_gate(None, arms=names)
+    gate = _gate_of(exp, rules)
     comparison: Comparison | None = None
     notes: list[str] = []
     options = {"cluster": cluster, "confidence": confidence, "alpha": alpha, "power": power}
     metrics_b = experiment_metrics(exp, store=store, cluster=cluster, confidence=confidence)
-    if vs is not None:
-        base = store.get_experiment(vs)
-        where = "--arms" if arms else f"{gate.source}: baseline/candidate"
-        named = tuple(arms) if arms else gate.pair
-        arm_a = experiment_arm(base, named[0] if named else None, "baseline", where)
-        arm_b = experiment_arm(exp, named[1] if named else None, "candidate", where)
-        by = "--arms" if arms else (gate.source if gate.pair else "the experiments' candidates")
-        pair = Pair(f"{base.name}/{arm_a.name}", f"{exp.name}/{arm_b.name}", by)
-        comparison = compare_experiments(
-            base, exp, arm_a=arm_a.name, arm_b=arm_b.name, store=store, **options
-        )
+    base = store.get_experiment(vs) if vs is not None else None
+    pair, a_name, b_name, pair_notes = _resolve(exp, gate, arms, base)
+    notes.extend(pair_notes)
+    if base is not None:
+        comparison = compare_experiments(base, exp, arm_a=a_name, arm_b=b_name, store=store, **options)
         metrics_a = experiment_metrics(base, store=store, cluster=cluster, confidence=confidence)
-        a_name, b_name = arm_a.name, arm_b.name
+    elif a_name is not None:
+        comparison = compare_arms(exp, a_name, b_name, store=store, **options)
+        metrics_a = metrics_b
     else:
-        pair = resolve_pair(exp, arms, gate_pair=gate.pair, gate_source=gate.source)
-        own = experiment_pair(exp)
-        if (
-            pair.named_by != "experiment decision"
-            and own is not None
-            and own != (pair.baseline, pair.candidate)
-        ):
-            notes.append(
-                f"the experiment's decision: names {own[1]} vs {own[0]}; {pair.named_by} names "
-                f"{pair.candidate} vs {pair.baseline}, which is the pair decided on"
-            )
-        a_name, b_name = pair.baseline, pair.candidate
-        if a_name is not None:
-            comparison = compare_arms(exp, a_name, b_name, store=store, **options)
-            metrics_a = metrics_b
-        else:
-            metrics_a = None
-            notes.append(
-                "one arm: comparison metrics have no value (compare it with another experiment: --vs)"
-            )
+        metrics_a = None
+        notes.append("one arm: comparison metrics have no value (compare it with another experiment: --vs)")
     arm_b_metrics = metrics_b.arm(b_name)
     arm_a_metrics = metrics_a.arm(a_name) if metrics_a is not None and a_name is not None else None
     _check_params(gate.rules, exp, store, [m for m in (metrics_a, metrics_b) if m is not None])

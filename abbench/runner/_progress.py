@@ -12,7 +12,8 @@ from abbench.types import RunState
 
 log = logging.getLogger(__name__)
 
-DONE_STATES = (RunState.PASS, RunState.FAIL, RunState.CANCELLED)
+DONE_STATES = (RunState.PASS, RunState.FAIL)
+"""States a run is done in. A cancelled run is not done — nobody answered it — and is counted apart."""
 
 
 @dataclass(frozen=True)
@@ -29,8 +30,13 @@ class ArmProgress:
 
     @property
     def done(self) -> int:
-        """Runs that reached pass, fail or cancelled."""
+        """Runs that reached pass or fail (cancelled runs are not done: see `cancelled`)."""
         return sum(self.counts.get(s.value, 0) for s in DONE_STATES)
+
+    @property
+    def cancelled(self) -> int:
+        """Runs cancelled before they were done."""
+        return self.counts.get(RunState.CANCELLED.value, 0)
 
     @property
     def failed(self) -> int:
@@ -83,8 +89,13 @@ class Progress:
 
     @property
     def done(self) -> int:
-        """Runs in pass, fail or cancelled."""
+        """Runs in pass or fail (not the cancelled ones)."""
         return sum(a.done for a in self.arms)
+
+    @property
+    def cancelled(self) -> int:
+        """Cancelled runs."""
+        return sum(a.cancelled for a in self.arms)
 
     @property
     def failed(self) -> int:
@@ -103,7 +114,7 @@ class Progress:
 
     @property
     def fraction(self) -> float:
-        """Share of runs done, 0..1."""
+        """Share of runs done, 0..1 (a cancelled experiment stays short of 1)."""
         return self.done / self.total if self.total else 1.0
 
     def counts(self) -> dict[str, int]:
@@ -122,6 +133,7 @@ class Progress:
             "status": self.status,
             "total": self.total,
             "done": self.done,
+            "cancelled": self.cancelled,
             "failed": self.failed,
             "running": self.running,
             "pending": self.pending,
@@ -175,7 +187,7 @@ class Tracker:
         if from_state is not None:
             c[from_state] -= 1
         c[to_state] = c.get(to_state, 0) + 1
-        if to_state in ("pass", "fail", "cancelled"):
+        if to_state in ("pass", "fail"):
             self._done_count += 1
         self.maybe_emit()
 
@@ -196,7 +208,7 @@ class Tracker:
         if rate == 0 and now - self.started > 0.2:
             rate = self._done_count / (now - self.started)
         arms = tuple(ArmProgress(a, dict(c)) for a, c in self.counts.items())
-        left = sum(a.total - a.done for a in arms)
+        left = sum(a.total - a.done - a.cancelled for a in arms)  # cancelled runs will not run
         eta = left / rate if rate > 0 and self.status == "running" else (0.0 if left == 0 else None)
         return Progress(
             self.experiment,
