@@ -253,12 +253,13 @@ VERDICT_WORDS = {
     "incomplete": "INCOMPLETE",
     "inconclusive": "INCONCLUSIVE",
     "refused": "NO DECISION",
+    "empty": "NO VERDICT YET",
 }
 
 
 def decision_html(verdict: str | None, headline: str, details: str = "", pair: str | None = None) -> str:
-    """The decision banner: ``pass``, ``block``, ``warn``, ``incomplete``, ``inconclusive``, ``refused``
-    or None (no gate), opening with the pair it is about when there is one."""
+    """The decision banner: ``pass``, ``block``, ``warn``, ``incomplete``, ``inconclusive``, ``refused``,
+    ``empty`` (nothing has run) or None (no gate), opening with the pair it is about when there is one."""
     tone = verdict if verdict in VERDICT_WORDS else "none"
     word = VERDICT_WORDS.get(tone, "NO GATE")
     extra = f"<div>{details}</div>" if details else ""

@@ -118,6 +118,7 @@ def decision_section(
     *,
     reason: str | None = None,
     refused: bool = False,
+    nothing_ran: bool = False,
     shown_notes: Sequence[str] = (),
 ) -> list[Part]:
     """The verdict banner, the three dimensions at a glance, and every gate rule with its value.
@@ -125,7 +126,7 @@ def decision_section(
     The banner opens with the pair and says on how many planned runs the decision rests before anything
     else; it names what blocks or warns, so the verdict reads in one look; a card whose dimension passes
     while a gate rule about it warns or blocks says so instead of showing a plain pass. Without a gate it
-    says why (`reason`): a pair nobody named (`refused`), nothing run yet, an error. `shown_notes` are
+    says why (`reason`): a pair nobody named (`refused`), nothing run yet (`nothing_ran`), an error. `shown_notes` are
     notes another section shows (the comparison's), left out here.
     """
     if gate is None:
@@ -137,6 +138,8 @@ def decision_section(
                     f"<p>{d.esc(reason)}</p>",
                 )
             ]
+        if nothing_ran:
+            return [d.decision_html("empty", reason or "Nothing has run yet, so there is no verdict.")]
         return [d.decision_html(None, reason or "No gate could be evaluated for this experiment.")]
     outcome = gate["outcome"]
     tone = _TONES.get(outcome, "none")
