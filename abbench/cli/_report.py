@@ -184,7 +184,7 @@ def report_cmd(
             if not result.results and not result.failures:
                 click.echo(f"no experiment created since {since}")
             for r in result.results:
-                verdict = f"  {r.decision.upper()}" if r.decision else "  NO DECISION"
+                verdict = f"  {r.verdict_line}" if r.decision else "  NO DECISION"
                 click.echo(
                     f"wrote {r.html_path} ({_size(r.size_bytes)}) in {r.seconds:.1f} s  {r.experiment}{verdict}"
                 )
@@ -210,11 +210,7 @@ def report_cmd(
     )
     lines = [f"wrote {r.html_path} ({_size(r.size_bytes)}, {r.figures} figures) in {r.seconds:.1f} s"]
     if r.decision:
-        lines.append(
-            f"decision: {r.decision.upper()}"
-            + (f" ({r.coverage})" if r.coverage else "")
-            + (f" — {r.headline}" if r.headline else "")
-        )
+        lines.append(f"decision: {r.verdict_line}" + (f" — {r.headline}" if r.headline else ""))
     lines.append(f"executed notebook: {r.notebook_path}")
     emit(as_json, r.as_dict(), "\n".join(lines))
     _warn([r])

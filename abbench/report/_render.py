@@ -49,6 +49,7 @@ class ReportResult:
         refusal: Why the page holds no decision when the pair is not named (three or more arms), else None.
         nothing_ran: True when no run has executed: the page says so at the top and shows no verdict.
         coverage: ``decided on 462 of 1,203 runs per arm`` (None without a decision).
+        pair: ``v2 vs v1``: the pair decided on (None without a decision).
     """
 
     html_path: Path
@@ -64,6 +65,18 @@ class ReportResult:
     refusal: str | None = None
     nothing_ran: bool = False
     coverage: str | None = None
+    pair: str | None = None
+
+    @property
+    def verdict_line(self) -> str | None:
+        """``v2 vs v1: PASS WITH WARNINGS (decided on 1,203 of 1,203 runs per arm)``, or None."""
+        if not self.decision:
+            return None
+        return (
+            (f"{self.pair}: " if self.pair else "")
+            + self.decision.upper()
+            + (f" ({self.coverage})" if self.coverage else "")
+        )
 
     @property
     def passed(self) -> bool:
@@ -88,6 +101,7 @@ class ReportResult:
             "refusal": self.refusal,
             "nothing_ran": self.nothing_ran,
             "coverage": self.coverage,
+            "pair": self.pair,
             "html_path": str(self.html_path),
             "notebook_path": str(self.notebook_path),
             "size_bytes": self.size_bytes,
@@ -399,6 +413,7 @@ def render_report(
         refusal=found.get("refusal"),
         nothing_ran=bool(found.get("nothing_ran")),
         coverage=found.get("coverage"),
+        pair=found.get("pair"),
     )
     log.info(
         "wrote %s (%d bytes, %d figures) in %.1f s", html_path, result.size_bytes, result.figures, seconds

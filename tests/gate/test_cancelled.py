@@ -114,7 +114,7 @@ def test_the_report_is_incomplete(cancelled, cli, tmp_path):
     result = cli("report", exp.id, "--out", out, "--fail-on-block", store=store.path)
     assert result.exit_code == 1, result.output  # written, and not a pass
     g = evaluate_gate(exp.id, store=store)
-    assert f"decision: INCOMPLETE ({g.coverage.text})" in result.output
+    assert f"decision: v2 vs v1: INCOMPLETE ({g.coverage.text})" in result.output
     page = parse_page(out.read_text(encoding="utf-8"))
     banner = page.text.split("Arms")[0]
     assert "v2 vs v1: INCOMPLETE" in banner and g.coverage.text in banner and "PASS" not in banner
