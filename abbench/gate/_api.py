@@ -321,10 +321,10 @@ def evaluate_gate(
     comparison: Comparison | None = None
     notes: list[str] = []
     options = {"cluster": cluster, "confidence": confidence, "alpha": alpha, "power": power}
-    metrics_b = experiment_metrics(exp, store=store, cluster=cluster, confidence=confidence)
     base = store.get_experiment(vs) if vs is not None else None
-    pair, a_name, b_name, pair_notes = _resolve(exp, gate, arms, base)
+    pair, a_name, b_name, pair_notes = _resolve(exp, gate, arms, base)  # refused before anything is measured
     notes.extend(pair_notes)
+    metrics_b = experiment_metrics(exp, store=store, cluster=cluster, confidence=confidence)
     if base is not None:
         comparison = compare_experiments(base, exp, arm_a=a_name, arm_b=b_name, store=store, **options)
         metrics_a = experiment_metrics(base, store=store, cluster=cluster, confidence=confidence)
