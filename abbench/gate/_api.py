@@ -111,10 +111,18 @@ class GateResult(Result):
     def reason(self) -> str:
         """Why the outcome is what it is, in one sentence."""
         if self.outcome == "incomplete":
+            arms, ref = self.coverage.arms, f"#{self.experiment_id}"
+            todo = [
+                (sum(a.cancelled for a in arms), f"abbench retry {ref} --cancelled"),
+                (sum(a.unfinished for a in arms), f"abbench run {ref}"),
+                (sum(a.execution_failed for a in arms), f"abbench retry {ref} --failed"),
+                (sum(a.grading_failed for a in arms), f"abbench regrade {ref} --failed"),
+            ]
+            steps = ", ".join(cmd for n, cmd in todo if n) or "run it"
             return (
                 f"the decision needs {self.coverage.required_text} of each arm graded and rests on "
-                f"{self.coverage.share:.0%} ({self.coverage.gap or 'nothing planned'}); finish the runs "
-                "(abbench run / retry / regrade) or allow less with min_coverage in the gate file"
+                f"{self.coverage.share:.0%} ({self.coverage.gap or 'nothing planned'}); finish the runs ({steps}) "
+                "or allow less with min_coverage in the gate file"
             )
         if self.outcome == "inconclusive":
             return "no rule could be assessed: every rule's metric has no value on these data"
