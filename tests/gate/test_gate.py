@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from abbench.compare import compare_arms
 from abbench.errors import ComparisonRefused, UsageError
 from abbench.gate import (
     DEFAULT_RULES,
@@ -279,6 +280,8 @@ def test_nothing_graded_is_incomplete_and_nothing_reads_as_passed(store):
     d = result.decision
     assert [x.conclusion for x in d.dimensions] == ["not assessed"] * 3 and d.conclusion == "inconclusive"
     assert "not assessed" in d.capability.summary
+    # Nothing paired: no note about how several rounds are counted (there are no rounds to count).
+    assert not any("several rounds" in n for n in compare_arms(exp, store=store).notes)
     # Allowing any coverage leaves a gate in which no rule could be assessed: inconclusive, not pass.
     lenient = evaluate_gate(exp, {"rules": list(DEFAULT_RULES), "min_coverage": 0.01}, store=store)
     assert lenient.outcome == "incomplete"  # 0 of 4 is below even 1%
