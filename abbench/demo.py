@@ -149,7 +149,7 @@ def run_demo(
     result.gate = evaluate_gate(exp.id, folder / "gate.yaml", arms=(BASELINE, CANDIDATE), store=store)
     gate = result.gate
     say(
-        f"gate      {'PASS' if gate.passed else 'BLOCK'} (v2 vs v1, data/demo/gate.yaml): "
+        f"gate      {gate.pair_text}: {gate.outcome.upper()} (data/demo/gate.yaml, {gate.coverage.text}): "
         f"{sum(r.status == 'pass' for r in gate.rules)}/{len(gate.rules)} rules pass"
         + (
             f", warnings: {'; '.join(r.rule.name or r.rule.metric for r in gate.warnings)}"

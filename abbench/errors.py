@@ -19,6 +19,10 @@ class UsageError(AbbenchError):
     """Raised when a call or command is given arguments that cannot work together."""
 
 
+class PairNotNamed(UsageError):
+    """Raised when a decision needs a baseline and a candidate and nothing names them (three or more arms)."""
+
+
 class NotFoundError(AbbenchError):
     """Raised when a named dataset, profile, snapshot, experiment, run or reference does not exist."""
 

@@ -9,7 +9,7 @@ import pytest
 
 from abbench.store import open_store
 
-from .conftest import run_abbench
+from .conftest import REPO, run_abbench
 
 
 @pytest.mark.slow
@@ -26,7 +26,15 @@ def test_demo_end_to_end_and_again(tmp_path):
     assert "3 arms × 3 rounds × 401 cases = 3609 runs" in text
     acc = dict(re.findall(r"(no-skill|v1|v2) (\d+\.\d)%", text.split("accuracy", 1)[1].splitlines()[0]))
     assert float(acc["no-skill"]) < float(acc["v1"]) < float(acc["v2"])
-    assert "v2 is better than v1" in text and re.search(r"gate\s+(PASS|BLOCK)", text)
+    assert "v2 is better than v1" in text
+    # The gate line opens with its pair and coverage, and is the one the README shows.
+    gate_line = next(line for line in text.splitlines() if line.startswith("gate "))
+    assert re.match(
+        r"gate\s+v2 vs v1: (PASS|PASS WITH WARNINGS|BLOCK) \(data/demo/gate.yaml, decided on 1,203 of",
+        gate_line,
+    )
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert gate_line in readme, gate_line
     for name in ("demo.html", "demo-v1-vs-v2.html"):
         page = out / name
         html = page.read_text(encoding="utf-8")

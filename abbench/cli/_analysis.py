@@ -135,8 +135,13 @@ def _print_comparison(c, by_domain: bool, limit: int) -> None:
             continue
         rel = f" ({u.relative:+.1%})" if u.relative is not None else ""
         ci = f" [{_num(u.interval.low)}, {_num(u.interval.high)}]" if u.interval is not None else ""
+        median = ""
+        if u.median_a is not None and u.median_b is not None:
+            mrel = f" ({u.median_relative:+.1%})" if u.median_relative is not None else ""
+            median = f"; median {_num(u.median_a)} → {_num(u.median_b)}{mrel}"
         click.echo(
-            f"{u.metric:<18}{_num(u.value_a)} → {_num(u.value_b)}: {u.difference:+.4g}{rel}{ci} ({u.method})"
+            f"{u.metric:<18}mean {_num(u.value_a)} → {_num(u.value_b)}: {u.difference:+.4g}{rel}{ci} ({u.method})"
+            f"{median}"
         )
     for p in c.pairwise:
         click.echo(
@@ -273,10 +278,11 @@ def compare_cmd(ctx: Context, experiment: str, other: str | None, arms, by_domai
       abbench compare routing-v2 --arms control treatment
       abbench compare routing-v1 routing-v2            # each experiment's last arm
       abbench compare routing-v1 routing-v2 --arms treatment treatment --by-domain
-      abbench compare demo                             # three or more arms: Cochran's Q and each vs the first
+      abbench compare demo                             # three or more arms and no decision: pair:
+                                                       # Cochran's Q and each vs the first
     Exit code 1 when the experiments ran on different datasets.
     """
-    from abbench.compare import compare_all, compare_arms, compare_experiments
+    from abbench.compare import compare_all, compare_arms, compare_experiments, experiment_pair
 
     options: dict[str, Any] = dict(
         store=ctx.store, outcome=outcome, confidence=confidence, alpha=alpha,
@@ -291,7 +297,7 @@ def compare_cmd(ctx: Context, experiment: str, other: str | None, arms, by_domai
         )  # fmt: skip
     else:
         exp = ctx.store.get_experiment(experiment)
-        if not arms and len(exp.arms) > 2:
+        if not arms and len(exp.arms) > 2 and experiment_pair(exp) is None:
             m = compare_all(exp, store=ctx.store, outcome=outcome, confidence=confidence, alpha=alpha)
             emit(as_json, m.as_dict(), lambda: _print_all(m))
             return
@@ -466,7 +472,12 @@ def metrics_cmd(ctx: Context, experiment: str, arms, by_domain, by_round, confus
     type=click.Path(dir_okay=False),
     help="Gate file (JSON or YAML); default: the experiment's own gate, else the three dimensions.",
 )
-@click.option("--arms", nargs=2, metavar="A B", help="Baseline and candidate arms (default: first and last).")
+@click.option(
+    "--arms",
+    nargs=2,
+    metavar="A B",
+    help="Baseline and candidate arms (default: the gate file's pair, else the experiment's decision:).",
+)
 @click.option(
     "--vs",
     "baseline",
@@ -478,7 +489,13 @@ def metrics_cmd(ctx: Context, experiment: str, arms, by_domain, by_round, confus
 @json_option
 @pass_ctx
 def gate_cmd(ctx: Context, experiment, rules_file, arms, baseline, cluster, list_metrics, as_json) -> None:
-    """Apply a gate: print each rule's value and outcome, and the three dimensions. Exit 0 pass, 1 block.
+    """Apply a gate: the pair, the outcome and its coverage first, then each rule and the three dimensions.
+
+    \b
+    The pair is --arms, else the gate file's baseline:/candidate:, else the experiment's decision:; two
+    arms need no name (first is the baseline); three or more and no name is refused (exit 2).
+    Outcomes: pass, pass with warnings (exit 0); block, incomplete (fewer runs graded than the gate's
+    min_coverage, default all), inconclusive (no rule could be assessed) (exit 1).
 
     \b
     A gate file (YAML or JSON) lists rules; warnings never block:
@@ -519,20 +536,33 @@ def gate_cmd(ctx: Context, experiment, rules_file, arms, baseline, cluster, list
     )
 
     def human() -> None:
-        who = f"{result.b.name} vs {result.a.name}" if result.a is not None else result.b.name
-        colour = "green" if result.passed else "red"
+        colour = {"pass": "green", "pass with warnings": "yellow"}.get(result.outcome, "red")
+        # The pair first, then the outcome and the coverage it rests on: nobody reads a PASS without its pair.
         click.secho(
-            f"GATE {result.outcome.upper()}: {result.experiment} (#{result.experiment_id}), {who}; rules: {result.source}",
+            f"{result.pair_text}: GATE {result.outcome.upper()} — {result.coverage.text}",
             fg=colour,
             bold=True,
         )
+        click.echo(
+            f"  {result.experiment} (#{result.experiment_id}); pair named by {result.pair.named_by}; "
+            f"rules: {result.source}"
+        )
+        if result.outcome != "pass":
+            click.echo(f"  {result.outcome}: {result.reason}")
         for r in result.rules:
-            mark = "✓" if r.status == "pass" else ("✗" if r.blocks else "!")
+            if r.status == "pass":
+                mark = "✓"
+            elif r.blocks:
+                mark = "✗"
+            elif r.status == "missing" and r.rule.allow_missing:
+                mark = "·"
+            else:
+                mark = "!"
             severity = "" if r.rule.severity == "block" else " [warn]"
             click.echo(f"  {mark} {r.message}{severity}")
-        click.echo("decision:")
+        click.echo(f"decision ({result.pair_text}):")
         for d in result.decision.dimensions:
-            click.echo(f"  {d.name:<11}{d.conclusion:<6} {d.summary}")
+            click.echo(f"  {d.name:<11}{d.conclusion:<13}{d.summary}")
         if result.verdict:
             click.echo(f"verdict: {result.verdict}")
         for note in result.notes:

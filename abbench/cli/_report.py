@@ -118,7 +118,8 @@ def _rows(n: int, what: str) -> str:
 @click.option(
     "--fail-on-block",
     is_flag=True,
-    help="Exit 1 when a report's gate blocks (the pages are written all the same): for nightly jobs.",
+    help="Exit 1 when a report's gate does not pass — block, incomplete or inconclusive (the pages are "
+    "written all the same): for nightly jobs.",
 )
 @json_option
 @pass_ctx
@@ -149,8 +150,15 @@ def report_cmd(
       abbench report --all-since 2026-11-01 --out-dir reports/nightly --fail-on-block
 
     \b
-    Exit codes: 0 written (whatever the verdict, unless --fail-on-block) · 1 a gate blocked and
-    --fail-on-block was given · 2 usage error, or a report of the batch failed.
+    The decision is on the pair --arms names, else the gate file's baseline:/candidate:, else the
+    experiment's decision:; three or more arms and no pair named: the page is written without a decision
+    and the command exits 2, saying how to name one. A page on an experiment with nothing run yet says so
+    at its top, shows no verdict, and the command warns.
+
+    \b
+    Exit codes: 0 written (whatever the verdict, unless --fail-on-block) · 1 a gate did not pass (block,
+    incomplete or inconclusive) and --fail-on-block was given · 2 usage error, a report of the batch
+    failed, or a decision's pair is not named (the page is written all the same).
     """
     from abbench.report import render_report, render_reports
 
@@ -176,7 +184,7 @@ def report_cmd(
             if not result.results and not result.failures:
                 click.echo(f"no experiment created since {since}")
             for r in result.results:
-                verdict = f"  {r.decision.upper()}" if r.decision else ""
+                verdict = f"  {r.verdict_line}" if r.decision else "  NO DECISION"
                 click.echo(
                     f"wrote {r.html_path} ({_size(r.size_bytes)}) in {r.seconds:.1f} s  {r.experiment}{verdict}"
                 )
@@ -184,9 +192,10 @@ def report_cmd(
                 click.secho(f"failed {f.experiment}: {f.error}", fg="red", err=True)
 
         emit(as_json, result.as_dict(), human)
-        if result.failures:
+        _warn(result.results)
+        if result.failures or any(r.refusal for r in result.results):
             sys.exit(2)
-        if fail_on_block and any(r.decision == "block" for r in result.results):
+        if fail_on_block and any(r.decision and not r.passed for r in result.results):
             sys.exit(1)
         return
     r = render_report(
@@ -201,8 +210,18 @@ def report_cmd(
     )
     lines = [f"wrote {r.html_path} ({_size(r.size_bytes)}, {r.figures} figures) in {r.seconds:.1f} s"]
     if r.decision:
-        lines.append(f"decision: {r.decision.upper()}" + (f" — {r.headline}" if r.headline else ""))
+        lines.append(f"decision: {r.verdict_line}" + (f" — {r.headline}" if r.headline else ""))
     lines.append(f"executed notebook: {r.notebook_path}")
     emit(as_json, r.as_dict(), "\n".join(lines))
-    if fail_on_block and r.decision == "block":
+    _warn([r])
+    if r.refusal:
+        sys.exit(2)
+    if fail_on_block and r.decision and not r.passed:
         sys.exit(1)
+
+
+def _warn(results) -> None:
+    """Say on stderr what a page could not decide, so a script sees it without opening the page."""
+    for r in results:
+        for line in r.warnings:
+            click.secho(f"warning: {line}", fg="yellow", err=True)

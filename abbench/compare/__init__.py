@@ -21,6 +21,14 @@ from abbench.compare._model import (
     PairwiseSummary,
     Side,
 )
+from abbench.compare._pair import (
+    WAYS_TO_NAME,
+    Pair,
+    check_arm,
+    experiment_arm,
+    experiment_pair,
+    resolve_pair,
+)
 from abbench.compare._text import EvidenceChange, ReasonChange, TextChanges, text_changes
 from abbench.compare._verdict import VERDICTS, Verdict, magnitude, points, verdict
 
@@ -31,6 +39,7 @@ __all__ = [
     "MIN_CASES",
     "USAGE_METRICS",
     "VERDICTS",
+    "WAYS_TO_NAME",
     "ArmPair",
     "CaseChange",
     "CaseTable",
@@ -39,16 +48,21 @@ __all__ = [
     "EvidenceChange",
     "MetricDifference",
     "MultiComparison",
+    "Pair",
     "PairwiseSummary",
     "ReasonChange",
     "Side",
     "TextChanges",
     "Verdict",
+    "check_arm",
     "compare_all",
     "compare_arms",
     "compare_experiments",
+    "experiment_arm",
+    "experiment_pair",
     "magnitude",
     "points",
+    "resolve_pair",
     "text_changes",
     "verdict",
 ]

@@ -17,6 +17,7 @@ from abbench.compare._model import (
     PairwiseSummary,
     Side,
 )
+from abbench.compare._pair import experiment_arm, resolve_pair
 from abbench.compare._text import text_changes
 from abbench.compare._verdict import verdict
 from abbench.errors import ComparisonRefused, UsageError
@@ -69,14 +70,6 @@ def _side(exp: Experiment, arm: Arm) -> Side:
     return Side(exp.name, exp.id, arm.name, arm.label, arm.snapshot, exp.rounds)
 
 
-def _pick_arm(exp: Experiment, name: str | None, default: str) -> Arm:
-    if name is not None:
-        return exp.arm(name)
-    if default == "first":
-        return exp.arms[0]
-    return exp.arms[-1]
-
-
 def compare_arms(
     experiment: int | str | Experiment,
     a: str | None = None,
@@ -97,8 +90,9 @@ def compare_arms(
 
     Args:
         experiment: The experiment (id, ``#id``, name, or Experiment).
-        a: The baseline arm (default: the first, usually the control).
-        b: The arm compared with it (default: the second; name it when there are more than two).
+        a: The baseline arm. With neither `a` nor `b`: the experiment's ``decision:`` pair, else the
+            first of its two arms (three or more arms and no ``decision:`` are refused: name the pair).
+        b: The arm compared with it (the candidate).
         store: The store (path or open Store; default ./.abbench or $ABBENCH_STORE).
         outcome: ``"auto"``, ``"passed"`` or ``"score"`` (see `abbench.metrics.experiment_metrics`).
         cluster: ``"domain"`` for cluster-robust errors over domains; None for none.
@@ -114,7 +108,8 @@ def compare_arms(
 
     Raises:
         NotFoundError: no such experiment or arm.
-        UsageError: the same arm twice, more than two arms and `b` not named, or an invalid option.
+        PairNotNamed: three or more arms and no pair named (neither here nor in ``decision:``).
+        UsageError: the same arm twice, or an invalid option.
     """
     store = open_store(store)
     exp = store.get_experiment(experiment)
@@ -123,17 +118,17 @@ def compare_arms(
             f"experiment {exp.name!r} has a single arm ({exp.arms[0].name if exp.arms else 'none'}); "
             "compare it with another experiment: compare_experiments(exp_a, exp_b)"
         )
-    if b is None and len(exp.arms) > 2:
+    if a is None and b is None:
+        pair = resolve_pair(exp, what="the comparison")
+        arm_a, arm_b = exp.arm(pair.baseline), exp.arm(pair.candidate)
+    elif len(exp.arms) > 2 and (a is None or b is None):
         raise UsageError(
-            f"experiment {exp.name!r} has {len(exp.arms)} arms ({', '.join(x.name for x in exp.arms)}); name the "
-            "two to compare (a=..., b=...), or use compare_all() for all of them at once"
+            f"experiment {exp.name!r} has {len(exp.arms)} arms ({', '.join(x.name for x in exp.arms)}); name "
+            "both arms to compare (a=..., b=...), or use compare_all() for all of them at once"
         )
-    arm_a = _pick_arm(exp, a, "first")
-    if b is None:
-        others = [x for x in exp.arms if x.name != arm_a.name]
-        arm_b = others[0]
     else:
-        arm_b = exp.arm(b)
+        arm_a = exp.arm(a) if a is not None else next(x for x in exp.arms if x.name != b)
+        arm_b = exp.arm(b) if b is not None else next(x for x in exp.arms if x.name != arm_a.name)
     if arm_a.id == arm_b.id:
         raise UsageError(f"arm {arm_a.name!r} compared with itself; choose two different arms")
     return _compare(
@@ -168,8 +163,9 @@ def compare_experiments(
     Args:
         exp_a: The baseline experiment.
         exp_b: The experiment compared with it.
-        arm_a: The arm of `exp_a` (default: its last arm, the treatment when there are two).
-        arm_b: The arm of `exp_b` (default: its last arm).
+        arm_a: The arm of `exp_a` (default: its ``decision:`` candidate, else its only or its second arm;
+            with three or more arms and no ``decision:``, a refusal).
+        arm_b: The arm of `exp_b` (default: chosen the same way).
         store: The store.
         outcome, cluster, confidence, alpha, power, iterations, seed, bootstrap, details: As for
             `compare_arms`.
@@ -177,6 +173,7 @@ def compare_experiments(
     Raises:
         ComparisonRefused: the experiments ran on different datasets, or share no case.
         NotFoundError: no such experiment or arm.
+        PairNotNamed: an experiment has three or more arms and its arm is not named.
     """
     store = open_store(store)
     ea, eb = store.get_experiment(exp_a), store.get_experiment(exp_b)
@@ -186,7 +183,7 @@ def compare_experiments(
             "comparison needs both on the same cases (the same fingerprint). Run one of them again on the "
             f"other's dataset (abbench clone, or a definition with dataset: {ea.dataset})"
         )
-    first, second = _pick_arm(ea, arm_a, "last"), _pick_arm(eb, arm_b, "last")
+    first, second = experiment_arm(ea, arm_a, "baseline"), experiment_arm(eb, arm_b, "candidate")
     if ea.id == eb.id and first.id == second.id:
         raise UsageError(f"arm {first.name!r} of {ea.name!r} compared with itself; choose two different arms")
     return _compare(
@@ -374,7 +371,7 @@ def _compare(
     if main is not None and interval is None and n >= 2:
         notes.append(f"{same}: there is no spread to build an interval from")
     p_value = mcnemar.p_value if test == "exact McNemar" and mcnemar else (main.p_value if main else None)
-    if outcome == "passed" and not one_round:
+    if outcome == "passed" and n > 0 and not one_round:
         notes.append(
             "several rounds: a case counts as right when it passed in more than half of its graded rounds "
             "(fixed/regressed and McNemar use that); the paired difference of per-case pass rates is the main test"
@@ -524,28 +521,27 @@ def _usage_differences(
             continue
         mean_a, mean_b = float(a.mean()), float(b.mean())
         relative = (mean_b - mean_a) / mean_a if mean_a else None
+        med_a, med_b = float(np.median(a)), float(np.median(b))
+        medians = {
+            "median_a": med_a,
+            "median_b": med_b,
+            "median_relative": (med_b - med_a) / med_a if med_a else None,
+            "median_difference": float(np.median(b - a)),
+        }
         if n < 2:
             out.append(
                 MetricDifference(
-                    metric,
-                    "none",
-                    mean_a,
-                    mean_b,
-                    mean_b - mean_a,
-                    relative,
-                    None,
-                    None,
-                    n,
-                    "one case: no interval",
+                    metric, "none", mean_a, mean_b, mean_b - mean_a, relative, None, None, n,
+                    "one case: no interval", **medians,
                 )
-            )
+            )  # fmt: skip
             continue
         if use_bootstrap:
             boot = paired_bootstrap(a, b, iterations=iterations, seed=seed, confidence=confidence)
             out.append(
                 MetricDifference(
                     metric, "paired bootstrap", mean_a, mean_b, boot.estimate, relative, boot.interval,
-                    boot.p_value, n,
+                    boot.p_value, n, **medians,
                 )
             )  # fmt: skip
         else:
@@ -556,6 +552,7 @@ def _usage_differences(
                 MetricDifference(
                     metric, "paired difference", mean_a, mean_b, d.difference, relative,
                     d.interval if math.isfinite(d.se) else None, d.p_value if math.isfinite(d.p_value) else None, n,
+                    **medians,
                 )
             )  # fmt: skip
     return tuple(out)

@@ -139,6 +139,10 @@ class MetricDifference(Result):
         p_value: Two-sided p-value against no difference.
         n: Cases measured in both arms.
         reason: Why the figures are None.
+        median_a: A's median over cases (beside the mean: a few slow or dear runs move the mean only).
+        median_b: B's.
+        median_relative: ``(median_b − median_a) / median_a`` (None when A's median is 0).
+        median_difference: The median of the per-case differences B − A.
     """
 
     metric: str
@@ -151,6 +155,10 @@ class MetricDifference(Result):
     p_value: float | None
     n: int
     reason: str | None = None
+    median_a: float | None = None
+    median_b: float | None = None
+    median_relative: float | None = None
+    median_difference: float | None = None
 
 
 @dataclass(frozen=True)

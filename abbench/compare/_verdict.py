@@ -95,7 +95,7 @@ def verdict(
     if n_cases == 0:
         return Verdict(
             "insufficient_data",
-            f"No case has a graded run in both {name_a} and {name_b}: nothing to compare yet.",
+            f"{name_b} vs {name_a}: no case has a graded run in both, so there is nothing to compare yet.",
             False,
             test,
             None,
@@ -103,7 +103,7 @@ def verdict(
     if test != "exact McNemar" and n_cases < min_cases:
         return Verdict(
             "insufficient_data",
-            f"Only {n_cases} case(s) are graded in both arms: too few for a paired interval "
+            f"{name_b} vs {name_a}: only {n_cases} case(s) are graded in both arms, too few for a paired interval "
             f"(at least {min_cases} are needed). {name_b} − {name_a} = {points(difference, unit)}{moved}; "
             "treat this as anecdote, not evidence.",
             False,
@@ -119,11 +119,11 @@ def verdict(
     elif significant:
         code, text = (
             "no_detectable_difference",
-            f"The test rejects equality but the mean difference is 0: {detail}.",
+            f"{name_b} vs {name_a}: the test rejects equality but the mean difference is 0: {detail}.",
         )
     else:
         code = "no_detectable_difference"
-        text = f"No difference detectable at this size: {detail}."
+        text = f"{name_b} vs {name_a}: no difference detectable at this size: {detail}."
         if mde is not None and math.isfinite(mde):
             text += (
                 f" The smallest difference {n_cases} cases can detect ({power:.0%} power, {alpha:g} level) "

@@ -425,7 +425,8 @@ def comparison_table(store, exp, *, arms=None, vs=None) -> Table:
                 f"experiment {exp.name!r} has one arm: export its comparison against another experiment "
                 "(vs=..., CLI --vs EXP_B)"
             )
-        a_arm, b_arm = tuple(arms) if arms else (exp.arms[0].name, exp.arms[-1].name)
+        # Without arms, the experiment's decision: pair (or its two arms); three or more arms are refused.
+        a_arm, b_arm = tuple(arms) if arms else (None, None)
         comparison = compare_arms(exp, a_arm, b_arm, store=store, details=False)
     by_id = {c.case_id: c for c in store.load_cases(exp.dataset_id)}
     a_name, b_name = comparison.a.arm, comparison.b.arm

@@ -1,24 +1,31 @@
 """The decision and the gate: capability, cost and stability, and rules over a documented metric namespace.
 
-A gate file is JSON or YAML: a list of rules, or ``{rules: [...]}``. Each rule is
-``{metric, op, value, severity}`` (``severity`` is ``block`` by default; ``warn`` never blocks), or the
-shorthand ``"p95_latency_ms <= 8000 (warn)"``. Metric names are listed by `metric_names()` and
-``abbench gate --list-metrics``; unprefixed arm metrics are about the candidate arm B.
+A gate file is JSON or YAML: a list of rules, or ``{rules: [...], baseline: A, candidate: B,
+min_coverage: 0.95}``. Each rule is ``{metric, op, value, severity}`` (``severity`` is ``block`` by
+default; ``warn`` never blocks), or the shorthand ``"p95_latency_ms <= 8000 (warn)"``. Metric names are
+listed by `metric_names()` and ``abbench gate --list-metrics``; unprefixed arm metrics are about the
+candidate arm B. A gate is *pass*, *pass with warnings*, *block*, *incomplete* or *inconclusive*
+(see `OUTCOMES`).
 """
 
 from __future__ import annotations
 
-from abbench.gate._api import STATUSES, GateResult, RuleOutcome, evaluate_gate
+from abbench.gate._api import OUTCOMES, STATUSES, GateResult, RuleOutcome, decision_pair, evaluate_gate
 from abbench.gate._arm_metrics import ARM_METRICS
 from abbench.gate._comparison_metrics import COMPARISON_METRICS, DECISION_METRICS
-from abbench.gate._decision import Decision, DecisionPolicy, Dimension, decide
+from abbench.gate._coverage import ArmCoverage, Coverage, coverage
+from abbench.gate._decision import NOT_ASSESSED, Decision, DecisionPolicy, Dimension, decide
 from abbench.gate._metric import MetricDef
 from abbench.gate._namespace import METRICS, UNITS, MetricRef, metric_names, metric_unit, parse_metric
 from abbench.gate._rules import (
+    COST_WARN_SHARE,
     DEFAULT_RULES,
+    GATE_KEYS,
     OPS,
     SEVERITIES,
     GateRule,
+    GateSpec,
+    load_gate,
     load_rules,
     parse_rules,
     read_gate_file,
@@ -27,23 +34,33 @@ from abbench.gate._rules import (
 __all__ = [
     "ARM_METRICS",
     "COMPARISON_METRICS",
+    "COST_WARN_SHARE",
     "DECISION_METRICS",
     "DEFAULT_RULES",
+    "GATE_KEYS",
     "METRICS",
+    "NOT_ASSESSED",
     "OPS",
+    "OUTCOMES",
     "SEVERITIES",
     "STATUSES",
     "UNITS",
+    "ArmCoverage",
+    "Coverage",
     "Decision",
     "DecisionPolicy",
     "Dimension",
     "GateResult",
     "GateRule",
+    "GateSpec",
     "MetricDef",
     "MetricRef",
     "RuleOutcome",
+    "coverage",
     "decide",
+    "decision_pair",
     "evaluate_gate",
+    "load_gate",
     "load_rules",
     "metric_names",
     "metric_unit",

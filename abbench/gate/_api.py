@@ -2,22 +2,38 @@
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from abbench.compare import Comparison, Side, compare_arms, compare_experiments
+from abbench.compare import (
+    Comparison,
+    Pair,
+    Side,
+    compare_arms,
+    compare_experiments,
+    experiment_arm,
+    experiment_pair,
+    resolve_pair,
+)
 from abbench.errors import NotFoundError, UsageError
+from abbench.gate._coverage import FULL, Coverage, coverage
 from abbench.gate._decision import Decision, DecisionPolicy, decide
-from abbench.gate._rules import OPS, GateRule, load_rules, parse_rules, read_gate_file
+from abbench.gate._rules import OPS, GateRule, GateSpec, load_gate
 from abbench.metrics import ArmMetrics, ExperimentMetrics, Result, experiment_metrics
 from abbench.store import Store, open_store
 from abbench.store._experiments import Experiment
 
 STATUSES = ("pass", "fail", "missing")
 """A rule's status: its condition holds, does not hold, or its metric has no value."""
+
+OUTCOMES = ("pass", "pass with warnings", "block", "incomplete", "inconclusive")
+"""A gate's outcome: every rule holds; they hold but a warning fired; a ``block`` rule failed (or had no
+value); the decision rests on fewer runs than it needs (`min_coverage`); or no rule could be assessed.
+Only the first two are a pass."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +54,11 @@ class RuleOutcome(Result):
     blocks: bool
     message: str
 
+    @property
+    def assessed(self) -> bool:
+        """Whether the rule's metric had a value (a rule without one is not assessed, never passed)."""
+        return self.status != "missing"
+
 
 @dataclass(frozen=True)
 class GateResult(Result):
@@ -48,8 +69,10 @@ class GateResult(Result):
         experiment_id: Its id.
         a: The baseline side (None when there was nothing to compare with).
         b: The side the gate decides on.
+        pair: The pair and who named it (``--arms``, the gate file, the experiment's ``decision:``, ...).
         source: Where the rules came from: a file, ``experiment gate``, ``rules given`` or ``default rules``.
-        outcome: ``pass`` or ``block``.
+        outcome: One of `OUTCOMES`.
+        coverage: On how many of the pair's planned runs the decision rests, said first in every view.
         rules: Every rule's outcome, in order.
         decision: Capability, cost and stability with their evidence.
         verdict: The comparison's verdict in words (None without a comparison).
@@ -60,8 +83,10 @@ class GateResult(Result):
     experiment_id: int
     a: Side | None
     b: Side
+    pair: Pair
     source: str
     outcome: str
+    coverage: Coverage
     rules: tuple[RuleOutcome, ...]
     decision: Decision
     verdict: str | None
@@ -69,8 +94,45 @@ class GateResult(Result):
 
     @property
     def passed(self) -> bool:
-        """True unless a ``block`` rule failed."""
-        return self.outcome == "pass"
+        """True for ``pass`` and ``pass with warnings``; never for block, incomplete or inconclusive."""
+        return self.outcome in ("pass", "pass with warnings")
+
+    @property
+    def pair_text(self) -> str:
+        """``v2 vs v1``: how every verdict line on this gate opens."""
+        return f"{self.b.name} vs {self.a.name}" if self.a is not None else self.b.name
+
+    @property
+    def headline(self) -> str:
+        """``v2 vs v1: INCOMPLETE — decided on 462 of 1,203 runs per arm``: pair, outcome, coverage."""
+        return f"{self.pair_text}: {self.outcome.upper()} — {self.coverage.text}"
+
+    @property
+    def reason(self) -> str:
+        """Why the outcome is what it is, in one sentence."""
+        if self.outcome == "incomplete":
+            arms, ref = self.coverage.arms, f"#{self.experiment_id}"
+            todo = [
+                (sum(a.cancelled for a in arms), f"abbench retry {ref} --cancelled"),
+                (sum(a.unfinished for a in arms), f"abbench run {ref}"),
+                (sum(a.execution_failed for a in arms), f"abbench retry {ref} --failed"),
+                (sum(a.grading_failed for a in arms), f"abbench regrade {ref} --failed"),
+            ]
+            steps = ", ".join(cmd for n, cmd in todo if n) or "run it"
+            return (
+                f"the decision needs {self.coverage.required_text} of each arm graded and rests on "
+                f"{self.coverage.share:.0%} ({self.coverage.gap or 'nothing planned'}); finish the runs ({steps}) "
+                "or allow less with min_coverage in the gate file"
+            )
+        if self.outcome == "inconclusive":
+            return "no rule could be assessed: every rule's metric has no value on these data"
+        if self.outcome == "block":
+            return "blocked by " + "; ".join(r.rule.name or r.rule.text for r in self.blocking)
+        if self.outcome == "pass with warnings":
+            return "every block rule holds; warnings: " + "; ".join(
+                r.rule.name or r.rule.text for r in self.warnings
+            )
+        return "every rule holds"
 
     @property
     def blocking(self) -> tuple[RuleOutcome, ...]:
@@ -79,8 +141,14 @@ class GateResult(Result):
 
     @property
     def warnings(self) -> tuple[RuleOutcome, ...]:
-        """The ``warn`` rules that did not pass (reported, never blocking)."""
-        return tuple(r for r in self.rules if r.rule.severity == "warn" and r.status != "pass")
+        """The ``warn`` rules that did not pass (a missing value the rule allows is not a warning)."""
+        return tuple(
+            r
+            for r in self.rules
+            if r.rule.severity == "warn"
+            and r.status != "pass"
+            and not (r.status == "missing" and r.rule.allow_missing)
+        )
 
 
 def _format(value: Any) -> str:
@@ -93,7 +161,7 @@ def _format(value: Any) -> str:
     return str(value)
 
 
-def _experiment_rules(exp: Experiment, arms: tuple[str, ...]) -> tuple[list[GateRule], str] | None:
+def _experiment_gate(exp: Experiment, arms: tuple[str, ...]) -> GateSpec | None:
     gate = exp.gate
     if not gate:
         return None
@@ -104,9 +172,107 @@ def _experiment_rules(exp: Experiment, arms: tuple[str, ...]) -> tuple[list[Gate
                 f"experiment {exp.name!r} names the gate file {gate!r}, which does not exist here (relative paths "
                 "are read from the current folder); run from the definition's folder or pass --rules FILE"
             )
-        raw, lines = read_gate_file(path)
-        return parse_rules(raw, origin=str(path), lines=lines, arms=arms), str(path)
-    return parse_rules(gate, origin=f"experiment {exp.name} gate", arms=arms), "experiment gate"
+        return load_gate(path, arms=arms)
+    spec = load_gate(gate, arms=arms, origin=f"experiment {exp.name} gate")
+    return GateSpec(spec.rules, "experiment gate", spec.baseline, spec.candidate, spec.min_coverage)
+
+
+def _check_params(
+    rules: list[GateRule], exp: Experiment, store: Store, metrics: list[ExperimentMetrics]
+) -> None:
+    """A class or domain a rule names must exist (a misspelling is a usage error, with "did you mean")."""
+    from abbench.metrics import dataset_labels
+
+    labels: set[str] | None = None
+    domains: set[str] | None = None
+    for rule in rules:
+        ref = rule.ref
+        if ref is None or ref.param is None:
+            continue
+        name = ref.definition.name
+        if name in ("f1[]", "precision[]", "recall[]"):
+            if labels is None:
+                # The label set, the gold labels and whatever the per-class tables list: a class absent
+                # from the measured runs is a metric without a value, not a misspelling.
+                labels = {str(x) for x in dataset_labels(store, exp.dataset_id)[0] or []}
+                labels |= {
+                    str(c.expected) for c in store.load_cases(exp.dataset_id) if c.expected is not None
+                }
+                for m in metrics:
+                    for a in m.arms:
+                        if a.classes is not None:
+                            labels.update(map(str, a.classes.per_class))
+            known, what = labels, "class"
+        elif name in ("domain_accuracy[]", "domain_diff[]"):
+            if domains is None:
+                domains = {str(c.domain) for c in store.load_cases(exp.dataset_id) if c.domain}
+            known, what = domains, "domain"
+        else:
+            continue
+        if not known or ref.param in known or ref.param.casefold() in {k.casefold() for k in known}:
+            continue
+        close = difflib.get_close_matches(ref.param, sorted(known), n=1, cutoff=0.5)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        shown = ", ".join(sorted(known)[:20]) + (" …" if len(known) > 20 else "")
+        plural = "classes" if what == "class" else "domains"
+        raise UsageError(f"{rule.where}: {rule.metric}: no {what} {ref.param!r}{hint}; the {plural}: {shown}")
+
+
+def _resolve(
+    exp: Experiment, gate: GateSpec, arms: Any, base: Experiment | None
+) -> tuple[Pair, str | None, str, list[str]]:
+    """The pair (display names), the baseline's and the candidate's arm names, and notes on the choice."""
+    notes: list[str] = []
+    if base is not None:
+        where = "--arms" if arms else f"{gate.source}: baseline/candidate"
+        named = tuple(arms) if arms else gate.pair
+        arm_a = experiment_arm(base, named[0] if named else None, "baseline", where)
+        arm_b = experiment_arm(exp, named[1] if named else None, "candidate", where)
+        by = "--arms" if arms else (gate.source if gate.pair else "the experiments' candidates")
+        return (
+            Pair(f"{base.name}/{arm_a.name}", f"{exp.name}/{arm_b.name}", by),
+            arm_a.name,
+            arm_b.name,
+            notes,
+        )
+    pair = resolve_pair(exp, arms, gate_pair=gate.pair, gate_source=gate.source)
+    own = experiment_pair(exp)
+    if pair.named_by != "experiment decision" and own is not None and own != (pair.baseline, pair.candidate):
+        notes.append(
+            f"the experiment's decision: names {own[1]} vs {own[0]}; {pair.named_by} names "
+            f"{pair.candidate} vs {pair.baseline}, which is the pair decided on"
+        )
+    return pair, pair.baseline, pair.candidate, notes
+
+
+def _gate_of(exp: Experiment, rules: Any) -> GateSpec:
+    names = tuple(a.name for a in exp.arms)
+    gate = load_gate(rules, arms=names) if rules is not None else _experiment_gate(exp, names)
+    return gate if gate is not None else load_gate(None, arms=names)
+
+
+def decision_pair(
+    experiment: int | str | Experiment,
+    rules: str | os.PathLike | list[Any] | dict[str, Any] | None = None,
+    *,
+    store: str | os.PathLike | Store | None = None,
+    arms: tuple[str, str] | list[str] | None = None,
+    vs: int | str | Experiment | None = None,
+) -> Pair:
+    """The pair `evaluate_gate` decides on with these arguments, as plain arm names (with `vs`: the
+    baseline experiment's arm and this experiment's), without measuring anything.
+
+    Raises:
+        PairNotNamed: three or more arms and no pair named anywhere.
+        UsageError: an unknown arm (with "did you mean"), or an invalid gate.
+    """
+    store = open_store(store)
+    exp = store.get_experiment(experiment)
+    if arms is not None and len(arms) != 2:
+        raise UsageError(f"arms takes two arm names (baseline, candidate); got {list(arms)!r}")
+    base = store.get_experiment(vs) if vs is not None else None
+    pair, a_name, b_name, _ = _resolve(exp, _gate_of(exp, rules), arms, base)
+    return Pair(a_name, b_name, pair.named_by)
 
 
 def evaluate_gate(
@@ -124,17 +290,22 @@ def evaluate_gate(
 ) -> GateResult:
     """Decide whether an experiment's candidate arm passes its gate.
 
-    The candidate (B) is compared with a baseline (A), measured, and decided on in three dimensions;
-    then every rule is checked. A ``block`` rule that fails — or whose metric cannot be computed, unless
-    it says ``allow_missing`` — blocks; ``warn`` rules are reported and never block.
+    The pair is named, never guessed: by `arms`, else the gate's ``baseline:``/``candidate:``, else the
+    experiment's ``decision:``; an experiment with exactly two arms needs no name (first is the baseline),
+    one with three or more and no name is refused. The candidate is compared with the baseline, measured,
+    and decided on in three dimensions; then every rule is checked. The outcome (see `OUTCOMES`) is
+    *incomplete* while fewer of the pair's planned runs are graded than the gate's ``min_coverage``
+    (default: all of them), *inconclusive* when no rule could be assessed, *block* when a ``block`` rule
+    fails — or has no value, unless it says ``allow_missing`` — and otherwise *pass* (*with warnings*
+    when a ``warn`` rule did not hold).
 
     Args:
         experiment: The gated experiment.
-        rules: A gate file (JSON or YAML), a list of rules, or ``{rules: [...]}``. Default: the
-            experiment's own gate, else the default rules (the three dimensions must pass).
+        rules: A gate file (JSON or YAML), a list of rules, or ``{rules, baseline, candidate, min_coverage}``.
+            Default: the experiment's own gate, else the default rules (see `DEFAULT_RULES`).
         store: The store.
-        arms: ``(A, B)``: the baseline and candidate arms (default: the first and the last arm). With `vs`,
-            the arm of the baseline experiment and the arm of this one.
+        arms: ``(A, B)``: the baseline and candidate arms (overrides the gate's and the experiment's pair).
+            With `vs`, the arm of the baseline experiment and the arm of this one.
         vs: A baseline experiment on the same dataset (the gated experiment is then B).
         policy: When the dimensions block (see `DecisionPolicy`).
         cluster: ``"domain"`` for cluster-robust intervals.
@@ -143,48 +314,60 @@ def evaluate_gate(
         power: Power for the minimum detectable effect.
 
     Raises:
+        PairNotNamed: three or more arms and no pair named anywhere (the message lists the arms and the
+            three ways to name it).
         ComparisonRefused: the baseline ran on another dataset.
-        UsageError: an invalid rule (named, with its line and field) or option.
+        UsageError: an invalid rule (named, with its line and field), an unknown arm, class or domain
+            (with "did you mean"), or an invalid option.
         NotFoundError: no such experiment or arm.
     """
     store = open_store(store)
     exp = store.get_experiment(experiment)
-    names = tuple(a.name for a in exp.arms)
     if arms is not None and len(arms) != 2:
         raise UsageError(f"arms takes two arm names (baseline, candidate); got {list(arms)!r}")
+    gate = _gate_of(exp, rules)
     comparison: Comparison | None = None
     notes: list[str] = []
     options = {"cluster": cluster, "confidence": confidence, "alpha": alpha, "power": power}
+    base = store.get_experiment(vs) if vs is not None else None
+    pair, a_name, b_name, pair_notes = _resolve(exp, gate, arms, base)  # refused before anything is measured
+    notes.extend(pair_notes)
     metrics_b = experiment_metrics(exp, store=store, cluster=cluster, confidence=confidence)
-    if vs is not None:
-        base = store.get_experiment(vs)
-        arm_a = arms[0] if arms else None
-        arm_b = arms[1] if arms else None
-        comparison = compare_experiments(base, exp, arm_a=arm_a, arm_b=arm_b, store=store, **options)
+    if base is not None:
+        comparison = compare_experiments(base, exp, arm_a=a_name, arm_b=b_name, store=store, **options)
         metrics_a = experiment_metrics(base, store=store, cluster=cluster, confidence=confidence)
-        a_name = comparison.a.arm.split("/", 1)[1]
-        b_name = comparison.b.arm.split("/", 1)[1]
-    elif len(exp.arms) >= 2:
-        a_name, b_name = (arms[0], arms[1]) if arms else (exp.arms[0].name, exp.arms[-1].name)
+    elif a_name is not None:
         comparison = compare_arms(exp, a_name, b_name, store=store, **options)
         metrics_a = metrics_b
-        if arms is None and len(exp.arms) > 2:
-            notes.append(f"{len(exp.arms)} arms: gating the last ({b_name}) against the first ({a_name})")
     else:
-        metrics_a, a_name, b_name = None, None, exp.arms[0].name
-        notes.append("one arm: comparison metrics have no value")
-    arm_b = metrics_b.arm(b_name)
-    arm_a = metrics_a.arm(a_name) if metrics_a is not None and a_name is not None else None
-    decision = decide(comparison, arm_a, arm_b, policy)
-    if rules is not None:
-        parsed, source = load_rules(rules, arms=names)
-    else:
-        own = _experiment_rules(exp, names)
-        parsed, source = own if own is not None else load_rules(None)
+        metrics_a = None
+        notes.append("one arm: comparison metrics have no value (compare it with another experiment: --vs)")
+    arm_b_metrics = metrics_b.arm(b_name)
+    arm_a_metrics = metrics_a.arm(a_name) if metrics_a is not None and a_name is not None else None
+    _check_params(gate.rules, exp, store, [m for m in (metrics_a, metrics_b) if m is not None])
+    sides = [(b_name, arm_b_metrics)]
+    if comparison is not None and arm_a_metrics is not None:
+        sides = [(comparison.a.name, arm_a_metrics), (comparison.b.name, arm_b_metrics)]
+    covered = coverage(sides, gate.min_coverage if gate.min_coverage is not None else FULL)
+    decision = replace(decide(comparison, arm_a_metrics, arm_b_metrics, policy), coverage=covered)
     outcomes = tuple(
-        _check(rule, comparison, decision, metrics_a, metrics_b, arm_a, arm_b) for rule in parsed
+        _check(rule, comparison, decision, metrics_a, metrics_b, arm_a_metrics, arm_b_metrics)
+        for rule in gate.rules
     )
-    blocked = any(o.blocks for o in outcomes)
+    warned = any(
+        o.rule.severity == "warn"
+        and o.status != "pass"
+        and not (o.status == "missing" and o.rule.allow_missing)
+        for o in outcomes
+    )
+    if not covered.complete:
+        outcome = "incomplete"
+    elif not any(o.assessed for o in outcomes):
+        outcome = "inconclusive"
+    elif any(o.blocks for o in outcomes):
+        outcome = "block"
+    else:
+        outcome = "pass with warnings" if warned else "pass"
     side_b = (
         comparison.b
         if comparison is not None
@@ -195,8 +378,10 @@ def evaluate_gate(
         experiment_id=exp.id,
         a=comparison.a if comparison is not None else None,
         b=side_b,
-        source=source,
-        outcome="block" if blocked else "pass",
+        pair=pair,
+        source=gate.source,
+        outcome=outcome,
+        coverage=covered,
         rules=outcomes,
         decision=decision,
         verdict=comparison.verdict.text if comparison is not None else None,

@@ -265,33 +265,60 @@ COMPARISON_METRICS: list[MetricDef] = [
     ),
 ]
 
+
+def _dimension(d, name: str) -> Value:
+    dim = getattr(d, name)
+    if not dim.assessed:
+        return _none(dim.summary)
+    return dim.conclusion == "pass", None
+
+
+def _overall(d) -> Value:
+    if d.conclusion == "inconclusive":
+        return _none("no dimension could be assessed")
+    return d.conclusion == "pass", None
+
+
+def _coverage(d) -> Value:
+    if d.coverage is None:
+        return _none("coverage not measured")
+    return d.coverage.share, None
+
+
 DECISION_METRICS: list[MetricDef] = [
     MetricDef(
         "capability_pass",
         "decision",
         "bool",
-        "the capability dimension passes",
-        lambda d, p: (d.capability.conclusion == "pass", None),
+        "the capability dimension passes (no value when it could not be assessed)",
+        lambda d, p: _dimension(d, "capability"),
     ),
     MetricDef(
         "cost_pass",
         "decision",
         "bool",
-        "the cost dimension passes",
-        lambda d, p: (d.cost.conclusion == "pass", None),
+        "the cost dimension passes (no value when no cost is recorded)",
+        lambda d, p: _dimension(d, "cost"),
     ),
     MetricDef(
         "stability_pass",
         "decision",
         "bool",
-        "the stability dimension passes",
-        lambda d, p: (d.stability.conclusion == "pass", None),
+        "the stability dimension passes (no value with one round)",
+        lambda d, p: _dimension(d, "stability"),
     ),
     MetricDef(
         "decision_pass",
         "decision",
         "bool",
-        "all three dimensions pass",
-        lambda d, p: (d.conclusion == "pass", None),
+        "no dimension blocks and at least one was assessed",
+        lambda d, p: _overall(d),
+    ),
+    MetricDef(
+        "coverage",
+        "decision",
+        "number",
+        "share of the pair's planned runs graded (the lower of the two arms)",
+        lambda d, p: _coverage(d),
     ),
 ]

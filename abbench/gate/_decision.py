@@ -36,11 +36,11 @@ class Dimension(Result):
 
     Attributes:
         name: ``capability``, ``cost`` or ``stability``.
-        conclusion: ``pass`` or ``block``.
+        conclusion: ``pass``, ``block`` or ``not assessed`` (the data could not speak to it: `summary`
+            says why). Not assessed is never a pass: the gate rule on the dimension has no value.
         summary: The evidence in one or two sentences.
         evidence: The figures behind it.
-        assessed: False when the data could not speak to it (`summary` says why). Capability then blocks
-            (no evidence is no reason to ship); cost and stability pass (nothing to hold against B).
+        assessed: False when the conclusion is ``not assessed``.
     """
 
     name: str
@@ -52,19 +52,22 @@ class Dimension(Result):
 
 @dataclass(frozen=True)
 class Decision(Result):
-    """Capability, cost and stability, and the overall conclusion (block if any dimension blocks).
+    """Capability, cost and stability, and the overall conclusion.
 
     Attributes:
-        conclusion: ``pass`` or ``block``.
+        conclusion: ``block`` if any dimension blocks, ``inconclusive`` if none could be assessed, else
+            ``pass`` (a dimension not assessed is shown as such, never as passed).
         capability: Is B at least as good?
         cost: Does B cost more without paying for itself?
         stability: Does B answer less consistently across rounds?
+        coverage: On how many planned runs of the pair it rests (set by `abbench.gate.evaluate_gate`).
     """
 
     conclusion: str
     capability: Dimension
     cost: Dimension
     stability: Dimension
+    coverage: Any = None
 
     @property
     def dimensions(self) -> tuple[Dimension, Dimension, Dimension]:
@@ -99,19 +102,31 @@ def decide(
     cost = _cost(comparison, policy)
     names = (comparison.a.name, comparison.b.name) if comparison is not None else (None, arm_b.arm)
     stability = _stability(arm_a, arm_b, policy, names)
-    blocked = any(d.conclusion == "block" for d in (capability, cost, stability))
-    return Decision("block" if blocked else "pass", capability, cost, stability)
+    dims = (capability, cost, stability)
+    if any(d.conclusion == "block" for d in dims):
+        conclusion = "block"
+    elif not any(d.assessed for d in dims):
+        conclusion = "inconclusive"
+    else:
+        conclusion = "pass"
+    return Decision(conclusion, capability, cost, stability)
+
+
+NOT_ASSESSED = "not assessed"
+
+
+def _not_assessed(name: str, summary: str, evidence: dict[str, Any] | None = None) -> Dimension:
+    return Dimension(name, NOT_ASSESSED, summary, evidence or {}, assessed=False)
 
 
 def _capability(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
     if c is None or c.main is None:
-        # No evidence is no reason to ship: a gate cannot pass on capability it could not measure.
-        return Dimension(
+        # No evidence is no reason to ship: the capability rule has no value, and a block rule without
+        # one blocks (or leaves the gate inconclusive when nothing else could be assessed either).
+        return _not_assessed(
             "capability",
-            "block",
             "not assessed: no paired comparison (one arm, or no case graded in both); nothing shows the candidate "
             "is not worse",
-            assessed=False,
         )
     main = c.main
     low = _f(c.interval.low) if c.interval is not None else None
@@ -142,7 +157,7 @@ def _capability(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
                 f"(lower bound {points(low, c.unit)})"
             )
     if c.verdict.code == "insufficient_data":
-        return Dimension("capability", "block", f"not assessed: {c.verdict.text}", evidence, assessed=False)
+        return _not_assessed("capability", f"not assessed: {c.verdict.text}", evidence)
     if reasons:
         return Dimension("capability", "block", "; ".join(reasons) + ".", evidence)
     return Dimension("capability", "pass", c.verdict.text, evidence)
@@ -158,10 +173,15 @@ def _usd(value: float) -> str:
     return f"{sign}${size:,.{digits}f}"
 
 
+def _money(value: float) -> str:
+    """A cost in US dollars with two significant digits (``$0.00020``)."""
+    return _usd(value).lstrip("+")
+
+
 def _cost(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
     u = c.usage_metric("cost") if c is not None else None
     if u is None or u.difference is None:
-        return Dimension("cost", "pass", "not assessed: no cost recorded in both arms", assessed=False)
+        return _not_assessed("cost", "not assessed: no cost recorded in both arms")
     evidence = {
         "cost_a": u.value_a,
         "cost_b": u.value_b,
@@ -171,17 +191,23 @@ def _cost(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
         "ci_high": u.interval.high if u.interval else None,
         "method": u.method,
         "tolerance": policy.cost_tolerance,
+        "median_a": u.median_a,
+        "median_b": u.median_b,
+        "median_relative": u.median_relative,
     }
     if not u.value_a and not u.value_b:
-        return Dimension(
-            "cost", "pass", "no cost recorded (0 in both arms): not assessed", evidence, assessed=False
-        )
+        return _not_assessed("cost", "not assessed: no cost recorded (0 in both arms)", evidence)
     change = (
         f"{_usd(u.difference)} per case ({u.relative:+.0%})"
         if u.relative is not None
         else f"{_usd(u.difference)} per case"
     )
     ci = f", {c.confidence:.0%} CI {_usd(u.interval.low)} to {_usd(u.interval.high)}" if u.interval else ""
+    if u.median_a is not None and u.median_b is not None:
+        # The mean is what the bill adds up to, the median what a typical case costs: a few dear runs move
+        # the first and not the second, and the reader should see both before being alarmed or reassured.
+        rel = f" ({u.median_relative:+.0%})" if u.median_relative is not None else ""
+        ci += f"; median per case {_money(u.median_a)} → {_money(u.median_b)}{rel}"
     significant_more = u.interval is not None and u.interval.low > 0
     beyond = u.relative is None or u.relative > policy.cost_tolerance
     better = c.verdict.code == "b_better"
@@ -208,9 +234,7 @@ def _stability(
     name_a, name_b = names[0] or (a.arm if a is not None else "A"), names[1]
     sb = b.stability
     if sb.flip_rate is None:
-        return Dimension(
-            "stability", "pass", f"not assessed: {sb.reason or 'no case answered twice'}", assessed=False
-        )
+        return _not_assessed("stability", f"not assessed: {sb.reason or 'no case answered twice'}")
     fa = a.stability.flip_rate if a is not None else None
     evidence = {
         "flip_rate_b": sb.flip_rate,

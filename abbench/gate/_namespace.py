@@ -115,6 +115,7 @@ _UNIT_OF: dict[str, str] = {
             "precision[]",
             "recall[]",
             "domain_accuracy[]",
+            "coverage",
         ],
         "share",
     ),

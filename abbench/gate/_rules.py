@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import operator
 import re
@@ -80,12 +81,83 @@ class GateRule:
         return data
 
 
+COST_WARN_SHARE = 0.25
+"""The default rules warn when the candidate's mean cost per case is more than this share above the baseline's.
+
+A quarter more per case is what a budget notices, and well above the run-to-run wobble of token counts;
+the mean (not the median) is compared because cost is billed as a sum. The warning holds even when the
+cost dimension passes because the candidate is significantly better: a stakeholder should see the price."""
+
 DEFAULT_RULES: tuple[dict[str, Any], ...] = (
-    {"metric": "capability_pass", "op": "==", "value": True, "severity": "block", "name": "capability"},
-    {"metric": "cost_pass", "op": "==", "value": True, "severity": "block", "name": "cost"},
-    {"metric": "stability_pass", "op": "==", "value": True, "severity": "block", "name": "stability"},
+    {
+        "metric": "capability_pass",
+        "op": "==",
+        "value": True,
+        "severity": "block",
+        "name": "capability",
+        "description": "the candidate is not significantly worse, overall or in a domain",
+    },
+    {
+        "metric": "cost_pass",
+        "op": "==",
+        "value": True,
+        "severity": "block",
+        "name": "cost",
+        "allow_missing": True,
+        "description": "the candidate does not cost significantly more without being better "
+        "(not assessed when no cost is recorded)",
+    },
+    {
+        "metric": "cost_change",
+        "op": "<=",
+        "value": COST_WARN_SHARE,
+        "severity": "warn",
+        "name": f"cost up at most {COST_WARN_SHARE:.0%}",
+        "allow_missing": True,
+        "description": f"warns when the mean cost per case rises more than {COST_WARN_SHARE:.0%}: a budget "
+        "notices that, and cost is billed as a sum, so the mean is compared (the median is shown beside it)",
+    },
+    {
+        "metric": "stability_pass",
+        "op": "==",
+        "value": True,
+        "severity": "block",
+        "name": "stability",
+        "allow_missing": True,
+        "description": "the candidate does not change its answers across rounds more than the baseline "
+        "(not assessed with one round)",
+    },
 )
-"""The rules used when neither a gate file nor the experiment's own gate gives any: the three dimensions."""
+"""The rules used when neither a gate file nor the experiment's own gate gives any: the three dimensions
+(cost and stability are not assessed, rather than blocking, when there is no cost or one round) and a
+warning on a cost increase above `COST_WARN_SHARE`."""
+
+GATE_KEYS = ("rules", "name", "description", "baseline", "candidate", "min_coverage")
+"""What a gate file may hold beside its rules: the pair it decides on and the coverage it needs."""
+
+
+@dataclass(frozen=True)
+class GateSpec:
+    """A gate as written: its rules, and the pair and coverage it asks for.
+
+    Attributes:
+        rules: The rules.
+        source: Where they came from: a file's path, ``experiment gate``, ``rules given`` or ``default rules``.
+        baseline: The baseline arm the gate file names (None: not named there).
+        candidate: The candidate arm it names.
+        min_coverage: The share of planned runs per arm the decision needs (None: every run).
+    """
+
+    rules: list[GateRule]
+    source: str
+    baseline: str | None = None
+    candidate: str | None = None
+    min_coverage: float | None = None
+
+    @property
+    def pair(self) -> tuple[str, str] | None:
+        """``(baseline, candidate)`` when the gate names them."""
+        return (self.baseline, self.candidate) if self.baseline and self.candidate else None
 
 
 def _line_numbers(text: str) -> list[int | None]:
@@ -106,12 +178,7 @@ def _line_numbers(text: str) -> list[int | None]:
     return [item.start_mark.line + 1 for item in node.value]
 
 
-def read_gate_file(path: str | Path) -> tuple[list[Any], list[int | None]]:
-    """The raw rules of a gate file (a list, or ``{rules: [...]}``) and each rule's line.
-
-    Raises:
-        UsageError: the file is missing or is not valid JSON/YAML (with the line and column).
-    """
+def _read_gate(path: str | Path) -> tuple[dict[str, Any], list[int | None]]:
     import yaml
 
     path = Path(path)
@@ -129,19 +196,32 @@ def read_gate_file(path: str | Path) -> tuple[list[Any], list[int | None]]:
         where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise UsageError(f"{path}{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
     if isinstance(data, dict):
-        unknown = set(data) - {"rules", "description", "name"}
+        unknown = set(data) - set(GATE_KEYS)
         if unknown:
+            close = [difflib.get_close_matches(str(k), GATE_KEYS, n=1) for k in sorted(map(str, unknown))]
+            hint = "".join(f" (did you mean {c[0]!r}?)" for c in close if c)
             raise UsageError(
-                f"{path}: unknown key(s) {', '.join(sorted(unknown))}; a gate file is a list of rules or "
-                "{rules: [...]} (with an optional name and description)"
+                f"{path}: unknown key(s) {', '.join(sorted(map(str, unknown)))}{hint}; a gate file is a list of "
+                f"rules or a mapping with {', '.join(GATE_KEYS)}"
             )
-        data = data.get("rules")
-    if not isinstance(data, list):
+    elif isinstance(data, list):
+        data = {"rules": data}
+    if not isinstance(data, dict) or not isinstance(data.get("rules"), list):
         raise UsageError(
             f"{path}: expected a list of rules (or {{rules: [...]}}), e.g. "
             '[{"metric": "diff_ci_low", "op": ">=", "value": 0, "severity": "block"}]'
         )
     return data, _line_numbers(text)
+
+
+def read_gate_file(path: str | Path) -> tuple[list[Any], list[int | None]]:
+    """The raw rules of a gate file (a list, or ``{rules: [...]}``) and each rule's line.
+
+    Raises:
+        UsageError: the file is missing or is not valid JSON/YAML (with the line and column).
+    """
+    data, lines = _read_gate(path)
+    return data["rules"], lines
 
 
 def parse_rules(
@@ -252,6 +332,62 @@ def _literal(text: str) -> Any:
         return text
 
 
+def _spec(
+    data: dict[str, Any], origin: str, lines: list[int | None] | None, arms: tuple[str, ...] | None
+) -> GateSpec:
+    rules = parse_rules(data.get("rules") or [], origin=origin, lines=lines, arms=arms)
+    pair = {}
+    for key in ("baseline", "candidate"):
+        value = data.get(key)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise UsageError(f"{origin}: {key} names an arm; got {value!r}")
+        pair[key] = value
+    if (pair["baseline"] is None) != (pair["candidate"] is None):
+        given = "baseline" if pair["baseline"] is not None else "candidate"
+        raise UsageError(
+            f"{origin}: names a {given} but no {'candidate' if given == 'baseline' else 'baseline'}; a gate names "
+            "both arms of its pair (baseline: A, candidate: B) or neither"
+        )
+    minimum = data.get("min_coverage")
+    if minimum is not None:
+        from abbench.gate._coverage import check_min_coverage
+
+        minimum = check_min_coverage(minimum, origin)
+    return GateSpec(rules, origin, pair["baseline"], pair["candidate"], minimum)
+
+
+def load_gate(
+    source: str | Path | list[Any] | dict[str, Any] | None,
+    *,
+    arms: tuple[str, ...] | None = None,
+    origin: str | None = None,
+) -> GateSpec:
+    """A gate from a file, a list of rules, or a mapping ``{rules, baseline, candidate, min_coverage}``;
+    None gives the default rules.
+
+    Raises:
+        UsageError: the file cannot be read, a key is unknown, or a rule is invalid (the message says
+            which and why).
+    """
+    if source is None:
+        return GateSpec(parse_rules(list(DEFAULT_RULES), origin="default rules", arms=arms), "default rules")
+    if isinstance(source, str | Path):
+        data, lines = _read_gate(source)
+        return _spec(data, str(source), lines, arms)
+    origin = origin or "rules given"
+    if isinstance(source, dict):
+        if "rules" in source:
+            unknown = set(source) - set(GATE_KEYS)
+            if unknown:
+                raise UsageError(
+                    f"{origin}: unknown key(s) {', '.join(sorted(map(str, unknown)))}; a gate has "
+                    f"{', '.join(GATE_KEYS)}"
+                )
+            return _spec(source, origin, None, arms)
+        source = [source]
+    return _spec({"rules": list(source)}, origin, None, arms)
+
+
 def load_rules(
     source: str | Path | list[Any] | dict[str, Any] | None, *, arms: tuple[str, ...] | None = None
 ) -> tuple[list[GateRule], str]:
@@ -263,11 +399,5 @@ def load_rules(
     Raises:
         UsageError: the file cannot be read or a rule is invalid (the message says which and why).
     """
-    if source is None:
-        return parse_rules(list(DEFAULT_RULES), origin="default rules", arms=arms), "default rules"
-    if isinstance(source, str | Path) and not isinstance(source, dict):
-        raw, lines = read_gate_file(source)
-        return parse_rules(raw, origin=str(source), lines=lines, arms=arms), str(source)
-    if isinstance(source, dict):
-        source = source.get("rules", [source])
-    return parse_rules(list(source), origin="rules given", arms=arms), "rules given"
+    gate = load_gate(source, arms=arms)
+    return gate.rules, gate.source

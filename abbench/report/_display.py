@@ -246,13 +246,26 @@ def cards_html(cards: Iterable[str]) -> str:
     return f'<div class="abb-cards">{"".join(cards)}</div>'
 
 
-def decision_html(verdict: str | None, headline: str, details: str = "") -> str:
-    """The decision banner: ``pass``, ``block``, ``warn`` or None (no gate)."""
-    tone = verdict if verdict in ("pass", "block", "warn") else "none"
-    word = {"pass": "PASS", "block": "BLOCK", "warn": "PASS WITH WARNINGS"}.get(tone, "NO GATE")
+VERDICT_WORDS = {
+    "pass": "PASS",
+    "block": "BLOCK",
+    "warn": "PASS WITH WARNINGS",
+    "incomplete": "INCOMPLETE",
+    "inconclusive": "INCONCLUSIVE",
+    "refused": "NO DECISION",
+    "empty": "NO VERDICT YET",
+}
+
+
+def decision_html(verdict: str | None, headline: str, details: str = "", pair: str | None = None) -> str:
+    """The decision banner: ``pass``, ``block``, ``warn``, ``incomplete``, ``inconclusive``, ``refused``,
+    ``empty`` (nothing has run) or None (no gate), opening with the pair it is about when there is one."""
+    tone = verdict if verdict in VERDICT_WORDS else "none"
+    word = VERDICT_WORDS.get(tone, "NO GATE")
     extra = f"<div>{details}</div>" if details else ""
+    named = f'<span class="abb-pair">{esc(pair)}:</span> ' if pair else ""
     return (
-        f'<div class="abb-decision {tone}"><div class="abb-verdict">{word}</div>'
+        f'<div class="abb-decision {tone}"><div class="abb-verdict">{named}<span>{word}</span></div>'
         f"<div>{esc(headline)}</div>{extra}</div>"
     )
 

@@ -43,8 +43,13 @@ class ReportResult:
         title: The page's title.
         figures: How many figures the page draws.
         execute_seconds: Of `seconds`, the time papermill took (kernel start included).
-        decision: ``pass`` or ``block`` (the gate's outcome), or None when no gate could be evaluated.
-        headline: The comparison's verdict in words, when there is one.
+        decision: The gate's outcome (``pass``, ``pass with warnings``, ``block``, ``incomplete`` or
+            ``inconclusive``), or None when there is no decision (see `refusal` and `nothing_ran`).
+        headline: The comparison's verdict in words, or why there is none.
+        refusal: Why the page holds no decision when the pair is not named (three or more arms), else None.
+        nothing_ran: True when no run has executed: the page says so at the top and shows no verdict.
+        coverage: ``decided on 462 of 1,203 runs per arm`` (None without a decision).
+        pair: ``v2 vs v1``: the pair decided on (None without a decision).
     """
 
     html_path: Path
@@ -57,12 +62,46 @@ class ReportResult:
     execute_seconds: float = 0.0
     decision: str | None = None
     headline: str | None = None
+    refusal: str | None = None
+    nothing_ran: bool = False
+    coverage: str | None = None
+    pair: str | None = None
+
+    @property
+    def verdict_line(self) -> str | None:
+        """``v2 vs v1: PASS WITH WARNINGS (decided on 1,203 of 1,203 runs per arm)``, or None."""
+        if not self.decision:
+            return None
+        return (
+            (f"{self.pair}: " if self.pair else "")
+            + self.decision.upper()
+            + (f" ({self.coverage})" if self.coverage else "")
+        )
+
+    @property
+    def passed(self) -> bool:
+        """Whether the page's decision is a pass (``pass`` or ``pass with warnings``)."""
+        return self.decision in ("pass", "pass with warnings")
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What the caller should be told beside "wrote ...": nothing ran, or no decision (and why)."""
+        out = []
+        if self.nothing_ran:
+            out.append(f"{self.experiment}: nothing has run yet; the page shows no verdict")
+        if self.refusal:
+            out.append(f"{self.experiment}: no decision: {self.refusal}")
+        return tuple(out)
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
         return {
             "decision": self.decision,
             "headline": self.headline,
+            "refusal": self.refusal,
+            "nothing_ran": self.nothing_ran,
+            "coverage": self.coverage,
+            "pair": self.pair,
             "html_path": str(self.html_path),
             "notebook_path": str(self.notebook_path),
             "size_bytes": self.size_bytes,
@@ -238,8 +277,10 @@ def render_report(
         experiment: The experiment: id, ``#id``, name, or an `Experiment`.
         vs: A baseline experiment on the same dataset: this experiment's last arm is compared against
             its last arm (or the two `arms` named, baseline's first), instead of this experiment's arms.
-        arms: The two arms to compare, baseline first (default: the first against the last). With
-            `vs`: the baseline experiment's arm, then this experiment's.
+        arms: The two arms to compare, baseline first (default: the gate file's baseline/candidate, else
+            the experiment's ``decision:``, else its two arms; with three or more arms and no pair named,
+            the page holds no decision and says how to name one). With `vs`: the baseline experiment's arm,
+            then this experiment's.
         gate: A gate file (YAML/JSON) or a list of rules; default the experiment's own gate.
         out: The HTML file (default ``reports/<experiment>.html``); the notebook is written beside it
             with the suffix ``.ipynb``.
@@ -369,6 +410,10 @@ def render_report(
         execute_seconds=execute_s,
         decision=found.get("decision"),
         headline=found.get("headline"),
+        refusal=found.get("refusal"),
+        nothing_ran=bool(found.get("nothing_ran")),
+        coverage=found.get("coverage"),
+        pair=found.get("pair"),
     )
     log.info(
         "wrote %s (%d bytes, %d figures) in %.1f s", html_path, result.size_bytes, result.figures, seconds

@@ -12,7 +12,8 @@ from abbench.types import RunState
 
 log = logging.getLogger(__name__)
 
-DONE_STATES = (RunState.PASS, RunState.FAIL, RunState.CANCELLED)
+DONE_STATES = (RunState.PASS, RunState.FAIL)
+"""States a run is done in. A cancelled run is not done — nobody answered it — and is counted apart."""
 
 
 @dataclass(frozen=True)
@@ -34,8 +35,13 @@ class ArmProgress:
 
     @property
     def done(self) -> int:
-        """Runs that reached pass, fail or cancelled."""
+        """Runs that reached pass or fail (cancelled runs are not done: see `cancelled`)."""
         return sum(self.counts.get(s.value, 0) for s in DONE_STATES)
+
+    @property
+    def cancelled(self) -> int:
+        """Runs cancelled before they were done."""
+        return self.counts.get(RunState.CANCELLED.value, 0)
 
     @property
     def failed(self) -> int:
@@ -116,8 +122,13 @@ class Progress:
 
     @property
     def done(self) -> int:
-        """Runs in pass, fail or cancelled."""
+        """Runs in pass or fail (not the cancelled ones)."""
         return sum(a.done for a in self.arms)
+
+    @property
+    def cancelled(self) -> int:
+        """Cancelled runs."""
+        return sum(a.cancelled for a in self.arms)
 
     @property
     def failed(self) -> int:
@@ -156,7 +167,7 @@ class Progress:
 
     @property
     def fraction(self) -> float:
-        """Share of runs done, 0..1."""
+        """Share of runs done, 0..1 (a cancelled experiment stays short of 1)."""
         return self.done / self.total if self.total else 1.0
 
     def counts(self) -> dict[str, int]:
@@ -175,6 +186,7 @@ class Progress:
             "status": self.status,
             "total": self.total,
             "done": self.done,
+            "cancelled": self.cancelled,
             "failed": self.failed,
             "right": self.right,
             "wrong": self.wrong,
@@ -264,7 +276,7 @@ class Tracker:
                 self.error_counts[was[0]][was[1]] -= 1
             if to_state == "fail" and outcome in ("execution_failed", "grading_failed"):
                 self._add_error(run_id, self.arm_names[arm_id], outcome)
-        if to_state in ("pass", "fail", "cancelled"):
+        if to_state in ("pass", "fail"):
             self._done_count += 1
         self.maybe_emit()
 
@@ -287,7 +299,7 @@ class Tracker:
         arms = tuple(
             ArmProgress(a, dict(c), dict(self.error_counts.get(a, {}))) for a, c in self.counts.items()
         )
-        left = sum(a.total - a.done for a in arms)
+        left = sum(a.total - a.done - a.cancelled for a in arms)  # cancelled runs will not run
         eta = left / rate if rate > 0 and self.status == "running" else (0.0 if left == 0 else None)
         return Progress(
             self.experiment,

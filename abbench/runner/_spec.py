@@ -99,6 +99,18 @@ class ArmSpec(BaseModel):
         return self
 
 
+class DecisionSpec(BaseModel):
+    """The pair the experiment's decision is about: the gate, the report and ``compare`` use it unless
+    a gate file or the command line names another."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    baseline: str = Field(
+        description="The arm the candidate is compared with (e.g. the current skill version)."
+    )
+    candidate: str = Field(description="The arm the decision is about (e.g. the new skill version).")
+
+
 class ExperimentSpec(BaseModel):
     """An experiment definition (the YAML file's content).
 
@@ -127,7 +139,12 @@ class ExperimentSpec(BaseModel):
     cases: CaseSelection | None = None
     owner: str | None = Field(None, description="Owner (default: the OS user).")
     description: str | None = None
-    gate: str | list[dict[str, Any]] | None = Field(None, description="Gate rules, or a gate file.")
+    gate: str | list[dict[str, Any]] | dict[str, Any] | None = Field(
+        None, description="Gate rules, a gate file, or {rules, baseline, candidate, min_coverage}."
+    )
+    decision: DecisionSpec | None = Field(
+        None, description="The pair the decision is about: {baseline: ARM, candidate: ARM}."
+    )
     seed: int = Field(0, description="Seed for anything random (pairwise order, samples).")
 
     @field_validator("name")
@@ -147,6 +164,23 @@ class ExperimentSpec(BaseModel):
             if not _NAME.match(str(name)):
                 raise ValueError(f"arm name {name!r} must be 1-200 characters without slashes")
         return v
+
+    @model_validator(mode="after")
+    def _decision_names_arms(self) -> ExperimentSpec:
+        if self.decision is None:
+            return self
+        arms = list(self.arms)
+        for key in ("baseline", "candidate"):
+            name = getattr(self.decision, key)
+            if name not in self.arms:
+                close = difflib.get_close_matches(name, arms, n=1, cutoff=0.5)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise ValueError(f"decision.{key}: no arm {name!r}{hint}; the arms: {', '.join(arms)}")
+        if self.decision.baseline == self.decision.candidate:
+            raise ValueError(
+                f"decision: {self.decision.baseline!r} is both the baseline and the candidate; name two arms"
+            )
+        return self
 
 
 def load_spec(source: str | Path | dict[str, Any] | ExperimentSpec) -> tuple[ExperimentSpec, Path | None]:
@@ -185,12 +219,21 @@ def load_spec(source: str | Path | dict[str, Any] | ExperimentSpec) -> tuple[Exp
 
 
 # Where pydantic names the branch of a union in an error's location ("dataset.str"), not a key.
-_UNION_BRANCHES = {"str", "int", "DatasetSource", "CaseSelection", "dict[str,any]", "list[dict[str,any]]"}
+_UNION_BRANCHES = {
+    "str",
+    "int",
+    "DatasetSource",
+    "CaseSelection",
+    "DecisionSpec",
+    "dict[str,any]",
+    "list[dict[str,any]]",
+}
 # The model whose keys are valid at a location (after union branches are dropped).
 _MODELS: dict[tuple[str, ...], type[BaseModel]] = {
     (): ExperimentSpec,
     ("dataset",): DatasetSource,
     ("cases",): CaseSelection,
+    ("decision",): DecisionSpec,
 }
 
 
@@ -214,5 +257,7 @@ def _problems(exc: ValidationError) -> list[str]:
                 msg += f"; valid keys: {', '.join(valid)}"
             problems.append(f"{'.'.join(loc[:-1]) or '(top)'}: {msg}")
             continue
-        problems.append(f"{place}: {err['msg']}")
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        # A check over the whole definition names its own place (decision.candidate: ...).
+        problems.append(msg if err["type"] == "value_error" and not loc else f"{place}: {msg}")
     return problems

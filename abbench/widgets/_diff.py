@@ -6,7 +6,7 @@ from typing import Any
 
 import ipywidgets as w
 
-from abbench.compare import Comparison, compare_arms, compare_experiments
+from abbench.compare import Comparison, compare_arms, compare_experiments, experiment_pair
 from abbench.errors import ComparisonRefused
 from abbench.store._experiments import Experiment
 from abbench.widgets._base import (
@@ -219,6 +219,11 @@ class DiffWidget(View):
     def _arm_options(self, ea: Experiment | None, eb: Experiment | None) -> None:
         self.arm_a.set_options([(x.name, x.name) for x in ea.arms] if ea else [])
         self.arm_b.set_options([(x.name, x.name) for x in eb.arms] if eb else [])
+        named = experiment_pair(eb) if eb is not None and ea is not None and ea.id == eb.id else None
+        if named is not None and self.arm_a.value is None and self.arm_b.value is None:
+            # The experiment's decision: names the pair: start from it (any other pair can be chosen).
+            self.arm_a.select(named[0], notify=False)
+            self.arm_b.select(named[1], notify=False)
         if eb is not None and self.arm_b.value is None:
             self.arm_b.select(eb.arms[-1].name, notify=False)
         if ea is not None and self.arm_a.value is None:

@@ -6,8 +6,8 @@ from typing import Any
 
 import ipywidgets as w
 
-from abbench.errors import UsageError
-from abbench.gate import GateResult, evaluate_gate, metric_unit
+from abbench.errors import AbbenchError, PairNotNamed, UsageError
+from abbench.gate import GateResult, decision_pair, evaluate_gate, metric_unit
 from abbench.metrics import ArmMetrics, Estimate, ExperimentMetrics, experiment_metrics
 from abbench.store._experiments import Experiment
 from abbench.widgets._base import (
@@ -48,6 +48,17 @@ def fmt_estimate(e: Estimate | None, digits: int = 1, *, share: bool = True) -> 
     return f"{fmt(e.value)} [{fmt(e.low)}, {fmt(e.high)}]"
 
 
+def _rule_word(r: Any) -> str:
+    """What became of a rule, in the words the report uses."""
+    if r.blocks:
+        return "BLOCKS"
+    if r.status == "pass":
+        return "pass"
+    if r.status == "missing":
+        return "not assessed (allowed)" if r.rule.allow_missing else "not assessed (warning)"
+    return f"{r.status} (warning)"
+
+
 def _rate(value: float | None) -> str:
     return fmt_pct(value)
 
@@ -66,8 +77,10 @@ class ResultsWidget(View):
     Args:
         store: The store (an open `Store`, a folder, or None to find the notebook's store).
         experiment: The experiment to show (id, ``#id`` or name).
-        baseline: The arm the decision compares against (default: the first).
-        candidate: The arm the decision is about (default: the last).
+        baseline: The arm the decision compares against (default: the gate's or the experiment's
+            ``decision:`` pair, else the first of two arms; with three or more arms and no pair named,
+            none: the decision tab asks for one).
+        candidate: The arm the decision is about (default: likewise).
         gate: Gate rules (a file, or a list of rules); default: the experiment's own, else the default rules.
         cluster: ``"domain"`` for intervals clustered by domain.
 
@@ -97,6 +110,8 @@ class ResultsWidget(View):
         self.figures: dict[str, Any] = {}
         self._gate = gate
         self._cluster = cluster
+        self._refusal: str | None = None
+        self._default: Any = None
 
         self.chooser = Choice("Experiment", on_select=self.guard("choosing an experiment", self._chosen))
         self.chooser.widget.layout.width = "560px"
@@ -183,14 +198,22 @@ class ResultsWidget(View):
         names = [a.name for a in self.experiment.arms]
         self.baseline.set_options([(n, n) for n in names])
         self.candidate.set_options([(n, n) for n in names])
-        if self.candidate.value is None and names:
-            self.candidate.select(
-                next((n for n in reversed(names) if n != self.baseline.value), names[-1]), notify=False
-            )
-        if self.baseline.value is None and names:
-            self.baseline.select(
-                next((n for n in names if n != self.candidate.value), names[0]), notify=False
-            )
+        self._refusal = None
+        self._default = None
+        try:
+            # The pair the gate or the experiment names (or the only two arms): never a guess among three.
+            self._default = decision_pair(self.experiment.id, self._gate, store=self.store)
+        except PairNotNamed as exc:
+            self._refusal = str(exc)
+        except AbbenchError:
+            self._default = None  # the gate itself is wrong: evaluating it says why
+        if self._default is not None:
+            if self.candidate.value is None:
+                self.candidate.select(self._default.candidate, notify=False)
+            if self.baseline.value is None and self._default.baseline is not None:
+                self.baseline.select(self._default.baseline, notify=False)
+            elif self.baseline.value is None and len(names) == 1:
+                self.baseline.select(names[0], notify=False)
         self.metrics = experiment_metrics(self.experiment.id, store=self.store, cluster=self._cluster)
         self._render_metrics(self.metrics)
         self._decide()
@@ -370,6 +393,7 @@ class ResultsWidget(View):
                     fmt_ms(u.latency_ms.mean),
                     _num(u.tokens.mean, 0),
                     fmt_money(u.cost.mean),
+                    fmt_money(u.cost.p50),
                     fmt_money(u.total_cost),
                     fmt_money(u.cost_per_correct),
                     fmt_money(u.judge_cost),
@@ -386,7 +410,8 @@ class ResultsWidget(View):
                 "p95",
                 "mean",
                 "tokens / run",
-                "cost / run",
+                "cost / run (mean)",
+                "cost / run (median)",
                 "agent cost (total)",
                 "cost / right answer",
                 "judge cost",
@@ -395,22 +420,28 @@ class ResultsWidget(View):
                 "skill read",
             ],
             rows,
-            numeric=tuple(range(1, 13)),
+            numeric=tuple(range(1, 14)),
         )
 
     def _decide(self) -> None:
         exp = self.experiment
         a, b = self.baseline.value, self.candidate.value
         self.gate_result = None
-        if exp is None or b is None:
-            self.decision_html.value = note("choose the arms to decide on")
+        if exp is None or b is None or (len(exp.arms) >= 2 and a is None):
+            self.decision_html.value = (
+                note(f"no decision: {self._refusal}; or choose the baseline and the candidate above", "warn")
+                if self._refusal
+                else note("choose the baseline and the candidate to decide on")
+            )
             return
         if len(exp.arms) >= 2 and a == b:
             self.decision_html.value = note(
                 "choose two different arms: the baseline and the candidate", "warn"
             )
             return
-        arms = (a, b) if len(exp.arms) >= 2 else None
+        default = self._default
+        named = default is not None and (default.baseline, default.candidate) == (a, b)
+        arms = (a, b) if len(exp.arms) >= 2 and not named else None
         try:
             result = evaluate_gate(exp.id, self._gate, store=self.store, arms=arms, cluster=self._cluster)
         except Exception:
@@ -421,18 +452,18 @@ class ResultsWidget(View):
 
     @staticmethod
     def _decision_html(g: GateResult) -> str:
-        kind = "ok" if g.outcome == "pass" else "error"
+        kind = "ok" if g.outcome == "pass" else ("warn" if g.outcome == "pass with warnings" else "error")
+        # The pair first, then the outcome and the coverage it rests on, as in the CLI and the report.
         head = (
-            f'<div class="abbench-{kind}" style="font-size:16px;font-weight:bold">gate: {escape(g.outcome.upper())}'
-            f" — {escape(g.b.arm)}" + (f" against {escape(g.a.arm)}" if g.a is not None else "") + "</div>"
+            f'<div class="abbench-{kind}" style="font-size:16px;font-weight:bold">{escape(g.pair_text)}: gate '
+            f"{escape(g.outcome.upper())} — {escape(g.coverage.text)}</div>"
         )
+        if g.outcome != "pass":
+            head += note(f"{g.outcome}: {g.reason}", "warn" if g.outcome == "pass with warnings" else "error")
         verdict = note(g.verdict) if g.verdict else ""
         dims = html_table(
             ["dimension", "conclusion", "why"],
-            [
-                (d.name, d.conclusion if d.assessed else "not assessed", d.summary)
-                for d in g.decision.dimensions
-            ],
+            [(d.name, d.conclusion, d.summary) for d in g.decision.dimensions],
             wide=(2,),
         )
         ops = {">=": "≥", "<=": "≤", "==": "=", "!=": "≠"}
@@ -442,7 +473,7 @@ class ResultsWidget(View):
                 (
                     r.rule.name or r.rule.metric,
                     fmt_unit(r.value, metric_unit(r.rule.metric)),
-                    "BLOCKS" if r.blocks else ("pass" if r.status == "pass" else f"{r.status} (warning)"),
+                    _rule_word(r),
                     f"{r.rule.metric} {ops.get(r.rule.op, r.rule.op)} "
                     f"{fmt_unit(r.rule.value, metric_unit(r.rule.metric))}",
                     r.rule.severity,
@@ -455,7 +486,7 @@ class ResultsWidget(View):
         return (
             head
             + verdict
-            + f"<b>Decision: {escape(g.decision.conclusion)}</b>"
+            + f"<b>Decision ({escape(g.pair_text)}): {escape(g.decision.conclusion)}</b>"
             + dims
             + f"<b>Rules</b> ({escape(g.source)})"
             + rules

@@ -46,7 +46,7 @@ def test_zero_discordant_pairs_detect_nothing_and_claim_no_certainty(store):
     c = compare_arms(exp, store=store)
     assert c.mcnemar.p_value == 1.0
     assert c.verdict.code == "no_detectable_difference" and not c.verdict.significant
-    assert "No difference detectable at this size" in c.verdict.text
+    assert "treatment vs control: no difference detectable at this size" in c.verdict.text
     # d̄ ± t·se is [0, 0] here and Miller's formula gives an MDE of 0: both would claim the arms are
     # certainly equal. Newcombe's interval on the 2×2 table does not; the MDE is left out with a note.
     assert c.interval_method == "newcombe" and c.interval.low < -0.03 and c.interval.high > 0.03

@@ -290,8 +290,10 @@ def test_cli_export(cli_store, tmp_path):
     result = cli_store("export", "three-arm", "--what", "comparison", "--arms", "none", "v1", "--out", "-")
     rows = list(csv.DictReader(io.StringIO(result.output.lstrip("\ufeff"))))
     assert len(rows) == 30 and {r["arm_b"] for r in rows} == {"v1"}
+    # Three arms and no pair named: the comparison export does not guess which two (exit 2).
     result = cli_store("export", "three-arm", "--what", "comparison", "--out", tmp_path / "c.csv")
-    assert "wrote 30 comparison rows to" in result.output
+    assert result.exit_code == 2 and "has 3 arms (none, v1, v2)" in result.output
+    assert not (tmp_path / "c.csv").exists()
 
 
 @pytest.mark.parametrize(

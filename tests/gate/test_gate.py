@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from abbench.compare import compare_arms
 from abbench.errors import ComparisonRefused, UsageError
 from abbench.gate import (
     DEFAULT_RULES,
@@ -122,9 +123,16 @@ def test_json_rules_and_a_missing_value_blocks_unless_allowed(store, better, tmp
     blocked = evaluate_gate(better, gate, store=store)
     assert not blocked.passed and "no value (one round per case" in blocked.rules[0].message
     allowed = evaluate_gate(
+        better,
+        [{"metric": "flip_rate", "op": "<=", "value": 0.1, "allow_missing": True}, "diff >= 0"],
+        store=store,
+    )
+    assert allowed.outcome == "pass" and allowed.rules[0].status == "missing"
+    # A gate in which no rule could be assessed is inconclusive, never a pass (allowed or not).
+    alone = evaluate_gate(
         better, [{"metric": "flip_rate", "op": "<=", "value": 0.1, "allow_missing": True}], store=store
     )
-    assert allowed.passed and allowed.rules[0].status == "missing"
+    assert alone.outcome == "inconclusive" and not alone.passed
 
 
 def test_the_experiments_own_gate_is_used_when_no_file_is_given(store):
@@ -218,8 +226,14 @@ def test_per_class_and_per_domain_metrics(store, better):
         store=store,
     )
     assert all(r.status == "pass" for r in result.rules), [r.message for r in result.rules]
-    missing = evaluate_gate(better, ["f1[banana] >= 0.5"], store=store)
-    assert missing.rules[0].status == "missing" and "no class 'banana'" in missing.rules[0].message
+    # A misspelt class or domain is a usage error with "did you mean", not a rule that blocks.
+    with pytest.raises(
+        UsageError,
+        match=r"rule 1: f1\[fats\]: no class 'fats' \(did you mean 'fast'\?\); the classes: fast, slow",
+    ):
+        evaluate_gate(better, ["f1[fats] >= 0.5"], store=store)
+    with pytest.raises(UsageError, match=r"no domain 'cars' \(did you mean 'car'\?\)"):
+        evaluate_gate(better, ["domain_diff[cars] >= 0"], store=store)
 
 
 def test_gate_against_a_baseline_experiment(store):
@@ -257,15 +271,30 @@ def test_every_metric_is_named_in_the_readme():
     assert not missing, f"document these gate metrics in README.md: {missing}"
 
 
-def test_nothing_graded_blocks_capability_instead_of_passing(store):
+def test_nothing_graded_is_incomplete_and_nothing_reads_as_passed(store):
     exp = make_experiment(store, "p", cases_of(4), {"a": [["pending"]] * 4, "b": [["exec_fail"]] * 4})
     result = evaluate_gate(exp, store=store)
-    assert not result.passed
-    capability = result.decision.capability
-    assert (
-        capability.conclusion == "block" and not capability.assessed and "not assessed" in capability.summary
+    assert result.outcome == "incomplete" and not result.passed
+    assert result.coverage.text == "decided on 0 of 4 runs per arm"
+    assert result.coverage.gap == "a: 4 not finished; b: 4 execution failed"
+    d = result.decision
+    assert [x.conclusion for x in d.dimensions] == ["not assessed"] * 3 and d.conclusion == "inconclusive"
+    assert "not assessed" in d.capability.summary
+    # Nothing paired: no note about how several rounds are counted (there are no rounds to count).
+    assert not any("several rounds" in n for n in compare_arms(exp, store=store).notes)
+    # Allowing any coverage leaves a gate in which no rule could be assessed: inconclusive, not pass.
+    lenient = evaluate_gate(exp, {"rules": list(DEFAULT_RULES), "min_coverage": 0.01}, store=store)
+    assert lenient.outcome == "incomplete"  # 0 of 4 is below even 1%
+    graded = make_experiment(
+        store,
+        "q",
+        cases_of(4),
+        {"a": [[True]] * 3 + [["exec_fail"]], "b": [["exec_fail"]] * 3 + [[True]]},
+        dataset="q",
     )
-    assert result.decision.cost.conclusion == "pass" and result.decision.stability.conclusion == "pass"
+    some = evaluate_gate(graded, {"rules": list(DEFAULT_RULES), "min_coverage": 0.25}, store=store)
+    assert some.coverage.text == "decided on 3 (a) and 1 (b) of 4 runs per arm"
+    assert some.outcome == "inconclusive" and [r.status for r in some.rules] == ["missing"] * 4
 
 
 def _known(store):
@@ -405,19 +434,25 @@ def test_every_documented_metric_has_the_value_its_description_says(store):
         "reason_changed": 0,
         "evidence_appeared": 0,
         "domain_diff[导航]": np.mean([0, 0.5, 0]),
-        "capability_pass": False,  # not assessed on 6 cases: no evidence is no reason to ship
+        "capability_pass": None,  # not assessed on 6 cases: no value (its block rule blocks)
         "cost_pass": False,  # twice the cost, not significantly better
         "stability_pass": True,  # flips less than control
         "decision_pass": False,
     }
     missing = ["score", "score_diff", "no_evidence_rate", "skill_read_rate", "accuracy_when_read"]
     rules = [
-        f"{m} >= -1000000 (warn)" for m in [*expected, *missing] if not isinstance(expected.get(m), bool)
+        f"{m} >= -1000000 (warn)"
+        for m in [*expected, *missing]
+        if not isinstance(expected.get(m), bool) and (m in missing or expected[m] is not None)
     ]
-    rules += [{"metric": m, "op": "==", "value": True, "severity": "warn"} for m, v in expected.items() if isinstance(v, bool)]  # fmt: skip
+    rules += [{"metric": m, "op": "==", "value": True, "severity": "warn"} for m, v in expected.items() if isinstance(v, bool) or v is None]  # fmt: skip
     result = evaluate_gate(exp, rules, store=store)
     got = {r.rule.metric: r.value for r in result.rules}
-    wrong = {m: (got[m], v) for m, v in expected.items() if got[m] != pytest.approx(v, abs=1e-12)}
+    wrong = {
+        m: (got[m], v)
+        for m, v in expected.items()
+        if (got[m] != pytest.approx(v, abs=1e-12) if v is not None else got[m] is not None)
+    }
     assert wrong == {}
     assert [got[m] for m in missing] == [None] * len(missing)
 

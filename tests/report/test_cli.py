@@ -29,9 +29,15 @@ def test_report_one_and_a_batch(cli_store, tmp_path):
     assert data["title"] == "single-case: treatment vs control"
     assert data["decision"] == "pass" and "treatment" in data["headline"]
     result = cli_store("report", "--all-since", "2000-01-01", "--out-dir", tmp_path / "nightly")
-    assert result.exit_code == 0, result.output
+    # three-arm names no pair: its page is written without a decision, and the batch says so (exit 2).
+    assert result.exit_code == 2, result.output
     assert result.output.count("wrote ") == 3
-    assert result.output.count("  PASS") + result.output.count("  BLOCK") == 3
+    assert (
+        result.output.count("treatment vs control: PASS") + result.output.count("treatment vs control: BLOCK")
+        == 2
+    )
+    assert "#1 three-arm  NO DECISION" in result.output
+    assert "warning: #1 three-arm: no decision: " in result.stderr and "(none, v1, v2)" in result.stderr
     assert {p.name for p in (tmp_path / "nightly").glob("*.html")} == {
         "single-case.html",
         "no-discordant.html",
@@ -47,9 +53,12 @@ def test_fail_on_block_exits_1_after_writing_the_page(cli_store, tmp_path):
     args = ("report", "single-case", "--arms", "control", "treatment", "--gate", gate, "--out", out)
     result = cli_store(*args, "--fail-on-block")
     assert result.exit_code == 1, result.output
-    assert "decision: BLOCK" in result.output and out.exists()
+    assert (
+        "decision: treatment vs control: BLOCK (decided on 1 of 1 runs per arm)" in result.output
+        and out.exists()
+    )
     result = cli_store(*args)  # without the flag a written report is a success, whatever it decides
-    assert result.exit_code == 0 and "decision: BLOCK" in result.output
+    assert result.exit_code == 0 and "decision: treatment vs control: BLOCK" in result.output
 
 
 @pytest.mark.parametrize(

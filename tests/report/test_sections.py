@@ -33,7 +33,7 @@ def results(report_store):
         out[shape] = {
             "metrics": experiment_metrics(exp, store=store).as_dict(),
             "comparison": comparison.as_dict(),
-            "gate": evaluate_gate(exp, store=store).as_dict(),
+            "gate": evaluate_gate(exp, store=store, arms=(exp.arms[0].name, exp.arms[-1].name)).as_dict(),
             "multi": compare_all(exp, store=store).as_dict() if len(exp.arms) > 2 else None,
         }
     return out
@@ -66,10 +66,13 @@ def test_the_banner_names_what_warns_and_every_value_is_in_its_unit(report_store
         {"metric": "avg_cost", "op": "<=", "value": 0.0001, "severity": "warn", "name": "cheap runs"},
     ]
     gate = evaluate_gate(ids["two-arm"], rules, store=store).as_dict()
-    assert gate["outcome"] == "pass"
+    assert gate["outcome"] == "pass with warnings"
     html = _html(section.decision_section(gate))
     banner = html.split('<div class="abb-cards">')[0]
     assert ">PASS WITH WARNINGS<" in banner
+    # The banner opens with its pair and the runs the decision rests on.
+    assert '<span class="abb-pair">treatment vs control:</span> <span>PASS WITH WARNINGS</span>' in banner
+    assert "decided on 60 of 60 runs per arm (pair named by the experiment&#x27;s two arms)" in banner
     # The banner itself says which rule warns and by how much (it only said "with warnings").
     assert "Warnings</b> (they do not block)" in banner
     assert "cheap runs: avg_cost is $0.00" in banner and "(the rule asks for ≤ $0.000100)" in banner
@@ -153,7 +156,7 @@ def test_judges_and_position_bias(results):
     ]
     html = _html(section.pairwise_section(r["comparison"]["pairwise"], bias))
     assert "B preferred" in html and "favours a slot" in html and "73.0%" in html
-    assert "No judge graded" in _html(section.judges_section(results["two-arm"]["metrics"]))
+    assert "No judge score" in _html(section.judges_section(results["two-arm"]["metrics"]))
     assert "No pairwise judge" in _html(section.pairwise_section([], []))
 
 

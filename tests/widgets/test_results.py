@@ -59,8 +59,12 @@ def test_domains_with_intervals_and_stability_across_rounds(widget):
 
 def test_the_decision_follows_the_arms_chosen_and_keeps_them_across_reloads(widget):
     g = widget.gate_result
-    assert (g.a.arm, g.b.arm) == ("a", "b") and g.outcome == "pass"
-    assert f"gate: {g.outcome.upper()}" in widget.decision_html.value
+    # Two arms: the first is the baseline without anyone naming it; the banner opens with the pair.
+    assert (g.a.arm, g.b.arm) == ("a", "b") and g.pair.named_by == "the experiment's two arms"
+    assert g.outcome == "pass"  # 1 fixed, 2 regressed of 24: not worse; no cost recorded; stable enough
+    assert "b vs a: gate PASS — decided on 48 of 48 runs per arm" in widget.decision_html.value
+    cost = g.decision.cost
+    assert cost.conclusion == "not assessed" and "not assessed (allowed)" in widget.decision_html.value
     for d in g.decision.dimensions:
         assert d.summary.replace("<", "&lt;")[:30] in widget.decision_html.value
     widget.tabs.selected_index = 5
@@ -77,7 +81,7 @@ def test_the_decision_follows_the_arms_chosen_and_keeps_them_across_reloads(widg
 def test_a_gate_that_blocks_says_why(store, ab):
     w = ResultsWidget(store, experiment="ab", gate=[{"metric": "accuracy", "op": ">=", "value": 0.99}])
     assert w.errors.message is None
-    assert w.gate_result.outcome == "block" and "gate: BLOCK" in w.decision_html.value
+    assert w.gate_result.outcome == "block" and "b vs a: gate BLOCK" in w.decision_html.value
     value = w.gate_result.rules[0].value
     assert (
         "accuracy ≥ 99.0%" in w.decision_html.value and f">{100 * value:.1f}%</td>" in w.decision_html.value

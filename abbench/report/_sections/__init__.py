@@ -17,7 +17,13 @@ from abbench.report._sections._arms import (
     stability_section,
     usage_section,
 )
-from abbench.report._sections._cases import cases_section, disagreements_section, reviews_section
+from abbench.report._sections._cases import (
+    agrees_text,
+    cases_section,
+    disagreements_section,
+    no_regression_text,
+    reviews_section,
+)
 from abbench.report._sections._comparison import comparison_section, multi_section, pairwise_section
 from abbench.report._sections._decision import HOW_TO_READ, decision_section
 from abbench.report._sections._parts import Part, estimate_text, show_parts
@@ -26,6 +32,7 @@ from abbench.report._sections._runs import provenance_section, runs_section
 __all__ = [
     "HOW_TO_READ",
     "Part",
+    "agrees_text",
     "arms_section",
     "cases_section",
     "comparison_section",
@@ -36,6 +43,7 @@ __all__ = [
     "estimate_text",
     "judges_section",
     "multi_section",
+    "no_regression_text",
     "pairwise_section",
     "provenance_section",
     "reviews_section",

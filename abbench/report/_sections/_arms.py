@@ -258,7 +258,26 @@ def usage_section(metrics: Mapping[str, Any]) -> list[Part]:
     for a in arms:
         u = a["usage"]
         if not u.get("executed"):
-            rows.append({"arm": a["arm"], "executed": 0})
+            # An arm with no executed run has no figure: every cell says so (not a raw None).
+            rows.append(
+                {
+                    "arm": a["arm"],
+                    "executed": 0,
+                    **dict.fromkeys(
+                        (
+                            "cost_mean",
+                            "cost_total",
+                            "per_correct",
+                            "tokens",
+                            "tokens_p95",
+                            "lat_p50",
+                            "lat_p95",
+                        ),
+                        "no executed run",
+                    ),
+                    "judge": d.money(u.get("judge_cost")),
+                }
+            )
             continue
         rows.append(
             {
@@ -272,6 +291,7 @@ def usage_section(metrics: Mapping[str, Any]) -> list[Part]:
                 "tokens": d.num(u["tokens"].get("mean"), 0),
                 "tokens_p95": d.num(u["tokens"].get("p95"), 0),
                 "lat_p50": d.ms(u["latency_ms"].get("p50")),
+                "lat_mean": d.ms(u["latency_ms"].get("mean")),
                 "lat_p95": d.ms(u["latency_ms"].get("p95")),
                 "judge": d.money(u.get("judge_cost")),
                 "spent": d.money(u.get("spent"))
@@ -299,6 +319,7 @@ def usage_section(metrics: Mapping[str, Any]) -> list[Part]:
                 ("tokens", "tokens per run", str),
                 ("tokens_p95", "tokens p95", str),
                 ("lat_p50", "latency p50", str),
+                ("lat_mean", "latency mean", str),
                 ("lat_p95", "latency p95", str),
                 ("judge", "pointwise judge cost", str),
             ],
@@ -324,9 +345,7 @@ def judges_section(metrics: Mapping[str, Any]) -> list[Part]:
     """Judge scores per arm, grader and rubric dimension, with intervals."""
     scores = [j for a in metrics.get("arms") or [] for j in a.get("judges") or []]
     if not scores:
-        return [
-            d.note_html("No judge graded this experiment (only rule graders), so there are no judge scores.")
-        ]
+        return [d.note_html("No judge score: no run of this experiment has been graded by a judge.")]
     graders = list(dict.fromkeys(j["grader"] for j in scores))
     dims = list(dict.fromkeys(j["dimension"] for j in scores))
     arms = list(dict.fromkeys(j["arm"] for j in scores))

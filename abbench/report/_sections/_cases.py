@@ -102,6 +102,28 @@ def cases_section(
     return parts
 
 
+def no_regression_text(comparison: Mapping[str, Any]) -> str:
+    """What an empty list of regressed cases says, and never more than the paired cases support."""
+    a, b = comparison["a"]["arm"].split("/")[-1], comparison["b"]["arm"].split("/")[-1]
+    n = comparison.get("n_cases") or 0
+    if not n:
+        return f"No case is graded in both {a} and {b}, so no case can be said to have regressed yet."
+    return (
+        f"No case regressed among the {d.plural(n, 'paired case')}: {b} is right on every one of them "
+        f"that {a} gets right."
+    )
+
+
+def agrees_text(metrics: Mapping[str, Any], arm: str, *, listed: bool = False) -> str:
+    """What an empty list of disagreements with the gold says: only about runs that were graded."""
+    counts = next((a["counts"] for a in metrics.get("arms") or [] if a["arm"] == arm), None) or {}
+    graded = (counts.get("passed") or 0) + (counts.get("failed") or 0)
+    if not graded:
+        return f"{arm} has no graded run yet, so nothing can be said about its agreement with the gold."
+    rest = " not listed above" if listed else ""
+    return f"{arm} agrees with the gold on every one of its {d.plural(graded, 'graded run')}{rest}."
+
+
 def disagreements_section(items: Sequence[Mapping[str, Any]], arm: str, *, empty: str) -> list[Part]:
     """A sample of cases whose answer disagrees with the gold (or a judge), with reasons and evidence."""
     if not items:

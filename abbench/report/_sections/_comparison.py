@@ -116,6 +116,17 @@ def comparison_section(c: Mapping[str, Any] | None, *, reason: str | None = None
                     else (u.get("reason") or d.MISSING),
                     "interval": d.interval(iv.get("low"), iv.get("high"), f),
                     "relative": d.pct(u.get("relative"), 1, signed=True).replace("pp", "%"),
+                    # Beside the means, so a few slow or dear runs neither alarm nor reassure.
+                    "median": (
+                        f"{f(u.get('median_a'))} → {f(u.get('median_b'))}"
+                        + (
+                            f" ({d.pct(u['median_relative'], 1, signed=True).replace('pp', '%')})"
+                            if d.is_number(u.get("median_relative"))
+                            else ""
+                        )
+                    )
+                    if d.is_number(u.get("median_a")) and d.is_number(u.get("median_b"))
+                    else d.MISSING,
                     "p": d.pvalue(u.get("p_value")),
                 }
             )
@@ -124,14 +135,16 @@ def comparison_section(c: Mapping[str, Any] | None, *, reason: str | None = None
                 rows,
                 [
                     ("metric", "per case"),
-                    ("a", a, str),
-                    ("b", b, str),
+                    ("a", f"{a} (mean)", str),
+                    ("b", f"{b} (mean)", str),
                     ("diff", "B − A", str),
                     ("interval", "interval", str),
                     ("relative", "relative", str),
+                    ("median", "median A → B", str),
                     ("p", "p", str),
                 ],
-                caption=f"Cost, latency and tokens per case ({usage[0].get('method', 'paired')})",
+                caption=f"Cost, latency and tokens per case ({usage[0].get('method', 'paired')}): means, "
+                "with the medians beside them",
             )
         )
     domains = c.get("by_domain") or []

@@ -35,7 +35,10 @@ def _dimension_figures(name: str, dim: Mapping[str, Any]) -> tuple[str, str]:
             parts.append(dim["summary"])
         return _points(ev.get("difference")), "; ".join(parts) or dim["summary"]
     if name == "cost":
-        big = d.pct(ev.get("relative"), 0, signed=True).replace("pp", "%")
+        # The mean is what the bill adds up to; the median beside it shows whether a few dear runs made it.
+        big = d.pct(ev.get("relative"), 0, signed=True).replace("pp", "%") + " mean"
+        if d.is_number(ev.get("median_relative")):
+            big += " · " + d.pct(ev["median_relative"], 0, signed=True).replace("pp", "%") + " median"
         a, b = ev.get("cost_a"), ev.get("cost_b")
         thousand = lambda v: f"${v * 1000:,.2f}" if v * 1000 >= 0.01 else d.money(v * 1000)  # noqa: E731
         scale = (
@@ -43,7 +46,10 @@ def _dimension_figures(name: str, dim: Mapping[str, Any]) -> tuple[str, str]:
             if d.is_number(a) and d.is_number(b) and max(a, b) < 0.01
             else ""
         )
-        return big, f"per case {d.money(a)} → {d.money(b)}{scale}. " + dim["summary"]
+        median = ""
+        if d.is_number(ev.get("median_a")) and d.is_number(ev.get("median_b")):
+            median = f"; median {d.money(ev['median_a'])} → {d.money(ev['median_b'])}"
+        return big, f"mean per case {d.money(a)} → {d.money(b)}{scale}{median}. " + dim["summary"]
     fb, fa = ev.get("flip_rate_b"), ev.get("flip_rate_a")
     big = f"{d.pct(fb, 0)} flip" if d.is_number(fb) else d.MISSING
     if d.is_number(fb) and d.is_number(fa):
@@ -92,27 +98,82 @@ def _rule_sentence(r: Mapping[str, Any]) -> str:
     return f"{name}: {rule['metric']} is {value} (the rule asks for {wanted})"
 
 
+_TONES = {
+    "pass": "pass",
+    "pass with warnings": "warn",
+    "block": "block",
+    "incomplete": "incomplete",
+    "inconclusive": "inconclusive",
+}
+
+
+def _pair_text(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> str | None:
+    if not b:
+        return None
+    return f"{b.get('arm')} vs {a.get('arm')}" if a else str(b.get("arm"))
+
+
 def decision_section(
-    gate: Mapping[str, Any] | None, *, reason: str | None = None, shown_notes: Sequence[str] = ()
+    gate: Mapping[str, Any] | None,
+    *,
+    reason: str | None = None,
+    refused: bool = False,
+    nothing_ran: bool = False,
+    shown_notes: Sequence[str] = (),
 ) -> list[Part]:
     """The verdict banner, the three dimensions at a glance, and every gate rule with its value.
 
-    The banner names what blocks or warns, so the verdict reads in one look; a card whose dimension
-    passes while a gate rule about it warns or blocks says so instead of showing a plain pass.
-    `shown_notes` are notes another section shows (the comparison's), left out here.
+    The banner opens with the pair and says on how many planned runs the decision rests before anything
+    else; it names what blocks or warns, so the verdict reads in one look; a card whose dimension passes
+    while a gate rule about it warns or blocks says so instead of showing a plain pass. Without a gate it
+    says why (`reason`): a pair nobody named (`refused`), nothing run yet (`nothing_ran`), an error. `shown_notes` are
+    notes another section shows (the comparison's), left out here.
     """
     if gate is None:
+        if refused:
+            return [
+                d.decision_html(
+                    "refused",
+                    "No decision: the pair it would be about is not named.",
+                    f"<p>{d.esc(reason)}</p>",
+                )
+            ]
+        if nothing_ran:
+            return [d.decision_html("empty", reason or "Nothing has run yet, so there is no verdict.")]
         return [d.decision_html(None, reason or "No gate could be evaluated for this experiment.")]
-    warnings = [r for r in gate["rules"] if r["rule"]["severity"] == "warn" and r["status"] != "pass"]
-    tone = gate["outcome"] if gate["outcome"] == "block" or not warnings else "warn"
+    outcome = gate["outcome"]
+    tone = _TONES.get(outcome, "none")
+    warnings = [
+        r
+        for r in gate["rules"]
+        if r["rule"]["severity"] == "warn"
+        and r["status"] != "pass"
+        and not (r["status"] == "missing" and r["rule"].get("allow_missing"))
+    ]
     a, b = gate.get("a"), gate.get("b")
+    cov = gate.get("coverage") or {}
+    named_by = (gate.get("pair") or {}).get("named_by")
     headline = (
-        f"Candidate {_side_name(b)} against baseline {_side_name(a)}."
+        f"Candidate {_side_name(b)} against baseline {_side_name(a)}"
         if a
-        else f"{_side_name(b)} alone: there is no baseline to compare it with."
+        else f"{_side_name(b)} alone: there is no baseline to compare it with"
+    )
+    headline += f"; {cov.get('text', 'coverage unknown')}" + (
+        f" (pair named by {named_by})." if named_by else "."
     )
     blocking = [r for r in gate["rules"] if r["blocks"]]
     details = ""
+    if outcome == "incomplete":
+        details += (
+            f"<p><b>Incomplete:</b> the decision needs {d.esc(_required(cov))} of each arm graded and rests on "
+            f"{d.pct(cov.get('share'), 0)} ({d.esc(cov.get('gap') or 'nothing planned')}). The figures below are "
+            "from the runs that did finish: finish the others (abbench run, retry, regrade) or allow less with "
+            "min_coverage in the gate file.</p>"
+        )
+    elif outcome == "inconclusive":
+        details += (
+            "<p><b>Inconclusive:</b> no rule could be assessed on these data (see the rules below).</p>"
+        )
     if gate.get("verdict"):
         details += f"<p>{d.esc(gate['verdict'])}</p>"
     if blocking:
@@ -127,7 +188,7 @@ def decision_section(
             + "".join(f"<li>{d.esc(_rule_sentence(r))}</li>" for r in warnings)
             + "</ul>"
         )
-    parts: list[Part] = [d.decision_html(tone, headline, details)]
+    parts: list[Part] = [d.decision_html(tone, headline, details, pair=_pair_text(a, b))]
     flagged: dict[str, list[Mapping[str, Any]]] = {}
     for r in gate["rules"]:
         card = _rule_card(r["rule"]["metric"]) if r["status"] != "pass" else None
@@ -141,7 +202,11 @@ def decision_section(
         assessed = dim.get("assessed", True)
         tone_card = "flat" if not assessed else ("good" if dim["conclusion"] == "pass" else "bad")
         word = "not assessed" if not assessed else dim["conclusion"]
-        rules = flagged.get(name) or []
+        rules = [
+            r
+            for r in flagged.get(name) or []
+            if not (r["status"] == "missing" and r["rule"].get("allow_missing"))
+        ]
         if rules and tone_card != "bad":
             blocks = any(r["blocks"] for r in rules)
             tone_card = "bad" if blocks else "warn"
@@ -153,16 +218,24 @@ def decision_section(
     rows = []
     for r in gate["rules"]:
         name, condition, value = _rule_texts(r)
+        if r["blocks"]:
+            said, tone_row = "BLOCKS", "block"
+        elif r["status"] == "pass":
+            said, tone_row = "pass", "pass"
+        elif r["status"] == "missing" and r["rule"].get("allow_missing"):
+            said, tone_row = "not assessed (allowed)", None
+        elif r["status"] == "missing":
+            said, tone_row = "not assessed (warning)", "warn"
+        else:
+            said, tone_row = f"{r['status']} (warning)", "warn"
         rows.append(
             {
                 "rule": name,
                 "condition": condition,
                 "value": value,
                 "severity": r["rule"]["severity"],
-                "outcome": "BLOCKS"
-                if r["blocks"]
-                else ("pass" if r["status"] == "pass" else f"{r['status']} (warning)"),
-                "_tone": "block" if r["blocks"] else ("pass" if r["status"] == "pass" else "warn"),
+                "outcome": said,
+                "_tone": tone_row,
             }
         )
     parts.append(
@@ -185,6 +258,15 @@ def decision_section(
     if a:
         parts.append(d.note_html(HOW_TO_READ))
     return parts
+
+
+def _required(cov: Mapping[str, Any]) -> str:
+    required = cov.get("required", 1.0)
+    return (
+        "every planned run"
+        if not d.is_number(required) or required >= 1
+        else f"{required:.0%} of the planned runs"
+    )
 
 
 HOW_TO_READ = (

@@ -55,8 +55,10 @@ def runs_section(overview: Mapping[str, Any]) -> list[Part]:
         d.table_html(rows, [("arm", "arm"), *[(s, outcome_word(s)) for s in shown], ("total", "total")]),
         d.states_figure(states),
     ]
-    if overview["complete"]:
+    if overview["complete"] and overview["total"]:
         parts.append(d.note_html(f"All {overview['total']:,} runs finished and were graded."))
+    elif not overview["total"]:
+        parts.append(d.note_html("The experiment has no run."))
     else:
         n_exec = sum(sum(c.values()) for c in overview["execution_failures"].values())
         n_grade = sum(overview["grading_failures"].values())

@@ -1,0 +1,186 @@
+"""Decisions on a named pair: never a guess among three arms, coverage first, nothing unassessed passed.
+
+Every experiment here runs the builtin agent over the demo's cases (data/demo), imported through its
+mapping profile into a real store; the CLI is called in-process through the `cli` fixture.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from abbench.compare import WAYS_TO_NAME, compare_arms, compare_experiments
+from abbench.errors import PairNotNamed
+from abbench.gate import COST_WARN_SHARE, decision_pair, evaluate_gate
+from abbench.runner import create_experiment, run_experiment
+from abbench.store import open_store
+from tests.conftest import DEMO
+from tests.results import cases_of, make_experiment
+
+SKILLS = DEMO / "skills"
+
+
+def _arms() -> dict:
+    price = {"price_in_per_mtok": 0.15, "price_out_per_mtok": 0.60}
+    return {
+        "no-skill": {"agent": "builtin", **price},
+        "v1": {"agent": "builtin", "skill": str(SKILLS / "fast-slow-routing-v1"), **price},
+        "v2": {"agent": "builtin", "skill": str(SKILLS / "fast-slow-routing-v2"), **price},
+    }
+
+
+@pytest.fixture(scope="module")
+def demo_store(tmp_path_factory):
+    """A store holding the demo's cases and two finished three-arm experiments on 60 of them: `three`
+    names no pair, `named` says ``decision: {baseline: v1, candidate: v2}``."""
+    folder = tmp_path_factory.mktemp("decisions")
+    store = open_store(folder / "store")
+    ds = store.import_dataset(DEMO / "cases.csv", DEMO / "mapping-csv.yaml", name="demo")
+    base = {"dataset": ds.fingerprint, "rounds": 1, "cases": {"limit": 60}, "arms": _arms()}
+    for name, extra in (("three", {}), ("named", {"decision": {"baseline": "v1", "candidate": "v2"}})):
+        exp = create_experiment({"name": name, **base, **extra}, store=store)
+        run_experiment(exp.id, store=store)
+    yield store, folder
+    store.close()
+
+
+def _gate(cli, store, *args):
+    return cli("gate", *args, store=store.path)
+
+
+def test_three_arms_and_no_pair_named_is_refused_with_the_arms_and_the_three_ways(demo_store, cli):
+    store, _ = demo_store
+    result = _gate(cli, store, "three")
+    assert result.exit_code == 2, result.output
+    assert "has 3 arms (no-skill, v1, v2) and abbench does not guess which two" in result.output
+    for way in WAYS_TO_NAME:
+        assert way in result.output
+    assert "PASS" not in result.output
+    with pytest.raises(PairNotNamed):
+        evaluate_gate("three", store=store)
+    with pytest.raises(PairNotNamed):
+        compare_arms("three", store=store)
+    with pytest.raises(PairNotNamed, match="candidate side of a two-experiment comparison"):
+        compare_experiments("named", "three", store=store)
+
+
+def test_the_pair_is_named_by_the_definition_the_gate_file_or_the_command_line(demo_store, cli, tmp_path):
+    store, _ = demo_store
+    # The definition's decision: v2 against v1.
+    result = _gate(cli, store, "named", "--json")
+    assert result.exit_code in (0, 1), result.output
+    data = json.loads(result.output)
+    assert (data["a"]["arm"], data["b"]["arm"], data["pair"]["named_by"]) == (
+        "v1",
+        "v2",
+        "experiment decision",
+    )
+    text = _gate(cli, store, "named").output
+    assert text.startswith("v2 vs v1: GATE ")  # the pair in the first words
+    # The gate file names another pair: it wins over the definition, and a note says so.
+    gate = tmp_path / "gate.yaml"
+    gate.write_text("baseline: no-skill\ncandidate: v2\nrules:\n  - diff >= -1\n", encoding="utf-8")
+    by_file = evaluate_gate("named", gate, store=store)
+    assert (by_file.a.arm, by_file.b.arm, by_file.pair.named_by) == ("no-skill", "v2", str(gate))
+    assert any("decision: names v2 vs v1" in n for n in by_file.notes)
+    # The gate really measured that pair: its diff is compare_arms' on the same two arms.
+    expected = compare_arms("named", "no-skill", "v2", store=store).main.difference
+    assert by_file.rules[0].value == pytest.approx(expected)
+    # --arms overrides both.
+    result = _gate(cli, store, "named", "--rules", gate, "--arms", "no-skill", "v1")
+    assert result.output.startswith("v1 vs no-skill: GATE "), result.output
+    assert "pair named by --arms" in result.output
+    # The three-arm experiment decides once the gate file names the pair.
+    assert decision_pair("three", gate, store=store).candidate == "v2"
+
+
+def test_unknown_arms_in_a_gate_file_or_a_definition_get_did_you_mean(demo_store, cli, tmp_path):
+    store, _ = demo_store
+    gate = tmp_path / "gate.yaml"
+    gate.write_text("baseline: v1\ncandidate: v3\nrules: [diff >= 0]\n", encoding="utf-8")
+    result = _gate(cli, store, "three", "--rules", gate)
+    assert result.exit_code == 2
+    assert "has no arm 'v3' (did you mean 'v2'?); its arms: no-skill, v1, v2" in result.output
+    half = tmp_path / "half.yaml"
+    half.write_text("candidate: v2\nrules: [diff >= 0]\n", encoding="utf-8")
+    result = _gate(cli, store, "three", "--rules", half)
+    assert result.exit_code == 2 and "names a candidate but no baseline" in result.output
+    definition = tmp_path / "exp.yaml"
+    fingerprint = store.get_experiment("three").dataset
+    definition.write_text(
+        f"name: typo\ndataset: {fingerprint}\narms:\n  v1: {{agent: builtin}}\n  v2: {{agent: builtin}}\n"
+        "decision: {baseline: v1, candidate: V2}\n",
+        encoding="utf-8",
+    )
+    result = cli("create", definition, store=store.path)
+    assert result.exit_code == 2
+    assert "decision.candidate: no arm 'V2' (did you mean 'v2'?); the arms: v1, v2" in result.output
+
+
+def test_two_experiment_comparisons_follow_the_same_rule(demo_store, cli):
+    store, _ = demo_store
+    # The baseline experiment has three arms and no decision: which of its arms is the baseline?
+    result = _gate(cli, store, "named", "--vs", "three")
+    assert result.exit_code == 2 and "baseline side of a two-experiment comparison" in result.output
+    result = _gate(cli, store, "named", "--vs", "three", "--arms", "v2", "v2")
+    assert result.output.startswith("named/v2 vs three/v2: GATE "), result.output
+    # An experiment's decision: names its candidate for comparisons across experiments too.
+    c = compare_experiments("named", "named", arm_a="v1", store=store)
+    assert (c.a.arm, c.b.arm) == ("named/v1", "named/v2")
+
+
+def test_a_misspelt_class_in_a_gate_is_a_usage_error(demo_store, cli, tmp_path):
+    store, _ = demo_store
+    gate = tmp_path / "gate.yaml"
+    gate.write_text("rules:\n  - accuracy >= 0\n  - recall[slwo] >= 0.5\n", encoding="utf-8")
+    result = _gate(cli, store, "named", "--rules", gate)
+    assert result.exit_code == 2, result.output
+    assert f"{gate}, rule 2 (line 3): recall[slwo]: no class 'slwo' (did you mean 'slow'?)" in result.output
+
+
+def test_the_default_gate_shows_what_it_could_not_assess_and_warns_on_a_dearer_candidate(demo_store, cli):
+    store, _ = demo_store
+    result = _gate(cli, store, "three", "--arms", "no-skill", "v2")
+    lines = result.output.splitlines()
+    g = evaluate_gate("three", store=store, arms=("no-skill", "v2"))
+    # One round: stability is not assessed, shown as such, and neither passes nor blocks.
+    assert g.decision.stability.conclusion == "not assessed"
+    assert any(line.startswith("  stability  not assessed ") for line in lines), result.output
+    assert any(line.startswith("  · stability: stability_pass == true: no value") for line in lines)
+    # The skill's injected text makes every call dearer: the default rules warn above the stated share.
+    change = next(r for r in g.rules if r.rule.metric == "cost_change")
+    c = compare_arms("three", "no-skill", "v2", store=store)
+    assert change.value == pytest.approx(c.usage_metric("cost").relative) and change.value > COST_WARN_SHARE
+    assert g.outcome == "pass with warnings" and result.exit_code == 0
+    assert lines[0] == "v2 vs no-skill: GATE PASS WITH WARNINGS — decided on 60 of 60 runs per arm"
+    assert f"cost up at most {COST_WARN_SHARE:.0%}" in result.output
+
+
+def test_latency_and_cost_differences_carry_their_medians(store, cli):
+    # Three runs of twenty take a minute: the mean moves, the median does not.
+    slow = {3, 9, 14}
+    control = [[{"passed": True, "latency_ms": 1.0, "cost": 0.001}] for _ in range(20)]
+    treatment = [
+        [
+            {
+                "passed": True,
+                "latency_ms": 60_000.0 if i in slow else 1.0,
+                "cost": 0.003 if i in slow else 0.001,
+            }
+        ]
+        for i in range(20)
+    ]
+    make_experiment(store, "slow", cases_of(20), {"control": control, "treatment": treatment})
+    c = compare_arms("slow", store=store)
+    lat = np.array([60_000.0 if i in slow else 1.0 for i in range(20)])
+    u = c.usage_metric("latency_ms")
+    assert u.value_b == pytest.approx(lat.mean()) and u.median_b == pytest.approx(np.median(lat))
+    assert u.median_a == u.median_b == 1.0 and u.median_difference == 0.0 and u.median_relative == 0.0
+    out = cli("compare", "slow").output
+    assert "median 1 → 1 (+0.0%)" in out.split("latency_ms")[1].splitlines()[0]
+    g = evaluate_gate("slow", store=store)
+    cost = g.decision.cost
+    assert "median per case $0.0010 → $0.0010 (+0%)" in cost.summary and "(+30%)" in cost.summary
+    assert cost.evidence["median_relative"] == 0.0
