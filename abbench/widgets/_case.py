@@ -159,6 +159,7 @@ class CaseDetailView(w.VBox):
         self.store = store
         self.details: list[CaseDetail] = []
         self.summary_html = w.HTML()
+        self.summary_html.add_class("abbench-case-summary")
         self.case_html = w.HTML()
         self.runs_html = w.HTML()
         self.evidence_html = w.HTML()

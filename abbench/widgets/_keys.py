@@ -76,9 +76,11 @@ function render({ model, el }) {
       return;
     }
     if (!root.hasAttribute("tabindex")) root.setAttribute("tabindex", "0");
-    if (root.__abbenchKeys) root.removeEventListener("keydown", root.__abbenchKeys);
+    // The capture phase: ipywidgets' text boxes stop keydown from bubbling (to keep JupyterLab's
+    // shortcuts out of them), and Escape must still leave the note box.
+    if (root.__abbenchKeys) root.removeEventListener("keydown", root.__abbenchKeys, true);
     root.__abbenchKeys = onKey;
-    root.addEventListener("keydown", onKey);
+    root.addEventListener("keydown", onKey, true);
     root.addEventListener("focusin", show);
     root.addEventListener("focusout", () => setTimeout(show, 0));
     focus();
@@ -89,7 +91,7 @@ function render({ model, el }) {
   model.on("change:on_text", show);
   return () => {
     if (root && root.__abbenchKeys === onKey) {
-      root.removeEventListener("keydown", onKey);
+      root.removeEventListener("keydown", onKey, true);
       delete root.__abbenchKeys;
     }
   };
