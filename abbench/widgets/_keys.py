@@ -72,7 +72,8 @@ function render({ model, el }) {
   const attach = () => {
     root = el.closest("." + model.get("root_class"));
     if (!root) {
-      if (el.isConnected || attach.tries++ < 200) requestAnimationFrame(attach);
+      // Not in the page yet: try again on the next frames (a catcher outside a root box stays idle).
+      if (!el.isConnected && attach.tries++ < 600) requestAnimationFrame(attach);
       return;
     }
     if (!root.hasAttribute("tabindex")) root.setAttribute("tabindex", "0");

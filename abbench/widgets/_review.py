@@ -302,7 +302,7 @@ class ReviewWidget(View):
         self.shown = shown
         pool = [d for d in self.items if (kind == "all" or kind in d.kinds) and (not arm or arm in d.arms)]
         if words:
-            pool = [d for d in pool if d in shown or (state != "any" and self._matches(d, words))]
+            pool = [d for d in pool if self._matches(d, words)]
         done = sum(bool(d.reviews) for d in pool)
         self.progress_html.value = (
             f"<b>{done:,} of {len(pool):,} reviewed</b>"
