@@ -181,7 +181,10 @@ class ReviewWidget(View):
         self.shortcuts.on_key(PREVIOUS_KEY, self.guard("previous case", self.previous_case))
         review_box = w.VBox(
             [
-                w.HBox([w.HTML("<b>Your review</b>&nbsp;"), self.progress_html, self.shortcuts]),
+                w.HBox(
+                    [w.HTML("<b>Your review</b>&nbsp;"), self.progress_html, self.shortcuts],
+                    layout={"align_items": "center", "grid_gap": "8px"},
+                ),
                 self.detail.summary_html,
                 w.HBox([self.review_arm, self.advance]),
                 self.note,
