@@ -67,6 +67,7 @@ _EXPORTS: dict[str, str] = {
     "ExperimentMetrics": "abbench.metrics",
     "GateResult": "abbench.gate",
     "add_review": "abbench.review",
+    "undo_review": "abbench.review",
     "assign": "abbench.assign",
     "case_detail": "abbench.review",
     "compare_all": "abbench.compare",

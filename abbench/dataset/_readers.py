@@ -129,24 +129,33 @@ class Table:
         """
         from collections import Counter
 
-        from abbench.dataset._jsonpath import PathError, parse_path
+        from abbench.dataset._jsonpath import PathError
+        from abbench.dataset._sources import SourceCompiler
 
-        path = None if source in self.columns else parse_path(source)
+        # The importer's own rule for a source named by a string (a column, a key, or a JSON path such as
+        # ``1`` on array rows like CLINC150's ``[text, intent]``), so the counts are of what it would import.
+        get = SourceCompiler(
+            tuple(self.columns),
+            tabular=self.tabular,
+            file_name=self.path.name,
+            lookups={},
+            label="value counts",
+        ).compile_name(source, "expected")
         counts: Counter[str] = Counter()
         rows = blank = 0
-        for row in self.rows():
-            if limit is not None and rows >= limit:
-                return ValueCounts(_most_common(counts), rows, blank, complete=False)
-            rows += 1
-            record = row.value
-            try:
-                value = path.get(record) if path is not None else record.get(source)
-            except (PathError, AttributeError):
-                value = None
-            if value is None or (isinstance(value, str) and not value.strip()):
-                blank += 1
-                continue
-            counts[_count_key(value)] += 1
+        for chunk in self.chunks():
+            for record, location in zip(chunk.rows, chunk.locations, strict=True):
+                if limit is not None and rows >= limit:
+                    return ValueCounts(_most_common(counts), rows, blank, complete=False)
+                rows += 1
+                try:
+                    value = get(record, location, chunk.split)
+                except (PathError, AttributeError, IndexError, KeyError, TypeError):
+                    value = None
+                if value is None or (isinstance(value, str) and not value.strip()):
+                    blank += 1
+                    continue
+                counts[_count_key(value)] += 1
         return ValueCounts(_most_common(counts), rows, blank)
 
     def to_pandas(self, limit: int | None = None):

@@ -9,6 +9,7 @@ from abbench.review._api import (
     judge_agreement,
     review_history,
     reviews,
+    undo_review,
 )
 from abbench.review._cases import (
     DISAGREEMENT_KINDS,
@@ -44,4 +45,5 @@ __all__ = [
     "judge_agreement",
     "review_history",
     "reviews",
+    "undo_review",
 ]

@@ -7,6 +7,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass
 
+from abbench.errors import UsageError
 from abbench.metrics import Result
 from abbench.stats import Kappa, cohen_kappa
 from abbench.store import Store, open_store
@@ -54,6 +55,70 @@ def add_review(
     store = open_store(store)
     exp = store.get_experiment(experiment)
     return store.insert_review(exp.id, case_id, verdict, note=note, arm=arm, run_id=run_id, reviewer=reviewer)
+
+
+def undo_review(review: Review, *, store: StoreLike = None) -> Review | None:
+    """Take back a verdict just given by mistake: remove `review`, the latest of its case and arm.
+
+    Undo is for the slip a labelling tool forgives (a wrong key, a verdict on the wrong case), and only
+    for the review the caller itself added: the `Review` that `add_review` returned to it. Reviews are
+    otherwise appended and never rewritten, and undo keeps that promise for everyone else: it refuses
+    when a later review of the same case and arm exists (someone, or this session, said more since),
+    when the row no longer reads as the one added (another id, verdict, note or time), or when it is
+    gone. What the history held before the slip is then exactly what it holds again, so judge
+    agreement, exports and reports never see the retracted verdict.
+
+    A considered change of mind is not an undo: add another review, which is appended and shown as the
+    latest while the earlier one stays in `review_history`.
+
+    Args:
+        review: The review to take back, as `add_review` returned it.
+        store: The store.
+
+    Returns:
+        The review of the same case and arm now in force (the one before), or None when there is none.
+
+    Raises:
+        UsageError: `review` is no longer the latest of its case and arm, or the stored row differs.
+        NotFoundError: no such review (already undone, or never added).
+    """
+    store = open_store(store)
+    stored = store.get_review(review.id)
+    if stored != review:
+        raise UsageError(
+            f"review {review.id} of case {review.case_id!r} reads differently in the store now; "
+            "only a review exactly as this session added it can be undone"
+        )
+    key = (review.case_id, review.arm)
+    later = [
+        r
+        for r in store.list_reviews(review.experiment_id, latest=False, case_id=review.case_id)
+        if (r.case_id, r.arm) == key and r.id > review.id
+    ]
+    if later:
+        raise UsageError(
+            f"case {review.case_id!r} ({review.arm or 'the case as a whole'}) was reviewed again after "
+            f"review {review.id} (review {later[-1].id}: {later[-1].verdict}); undo takes back only the "
+            "latest review: add a new review to change it"
+        )
+    with store.transaction() as conn:
+        # The same condition again inside the write: a review added meanwhile by another process wins.
+        gone = conn.execute(
+            "DELETE FROM reviews WHERE id=? AND NOT EXISTS (SELECT 1 FROM reviews WHERE experiment_id=? "
+            "AND case_id=? AND COALESCE(arm, '')=COALESCE(?, '') AND id>?)",
+            (review.id, review.experiment_id, review.case_id, review.arm, review.id),
+        ).rowcount
+    if not gone:
+        raise UsageError(
+            f"case {review.case_id!r} was reviewed again while review {review.id} was being undone; "
+            "nothing was removed: add a new review to change it"
+        )
+    before = [
+        r
+        for r in store.list_reviews(review.experiment_id, case_id=review.case_id)
+        if (r.case_id, r.arm) == key
+    ]
+    return before[-1] if before else None
 
 
 def reviews(

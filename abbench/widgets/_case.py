@@ -41,6 +41,28 @@ def outcome_mark(run: RunView) -> str:
     return outcome_word(run.outcome)
 
 
+_MARKS = {
+    "pass": ("✓", "color:#1a6b1a"),
+    "fail": ("✗", "color:#a40000;background:#fde8e8;font-weight:600"),
+    "execution_failed": ("⚠", "color:#8a5a00;background:#fff4dc"),
+    "grading_failed": ("⚠", "color:#8a5a00;background:#fff4dc"),
+    "cancelled": ("–", "color:#777"),
+}
+
+
+def _answer_cell(run: RunView) -> str:
+    """One run's answer for the summary (escaped HTML): ✓ right, ✗ wrong (marked red), failures named."""
+    mark, style = _MARKS.get(run.outcome, ("?", "color:#777"))
+    if run.outcome in ("pass", "fail"):
+        text = NONE if run.prediction is None else str(run.prediction)
+        if run.confidence is not None:
+            text += f" ({_pct(run.confidence)})"
+    else:
+        text = outcome_mark(run)
+    css = "abbench-wrong" if run.outcome == "fail" else f"abbench-{run.outcome}"
+    return f'<span class="{css}" style="{style};padding:0 3px">{mark} {escape(text)}</span>'
+
+
 def _grade_word(grade: dict[str, Any]) -> str:
     passed = grade.get("passed")
     if passed is None:
@@ -111,31 +133,50 @@ def transcript_html(events: Sequence[dict[str, Any]]) -> str:
 class CaseDetailView(w.VBox):
     """One case of an experiment (or the same case in two experiments), read with `case_detail`.
 
-    Shows the raw row and the unified input, the gold label, every run per arm and round (prediction,
-    confidence, reason, verdict), the cited evidence resolved to the skill's text, the files and
-    sections read, the tool calls, and each run's full transcript, folded until opened.
+    On top, a compact summary a reviewer decides from: the input, the gold, and each arm's answer per
+    round with the wrong ones marked. Below it, folded until opened: the case in full (the raw row,
+    history, context), every run (confidence, reason, cited evidence, files and sections read, tool
+    calls, grades), the cited evidence resolved to the skill's text, and each run's full transcript.
+    What a person opened stays open when the same case is shown again (after a review is saved).
 
     Args:
         store: The store.
+        with_summary: Show the summary at the top of this box; False leaves `summary_html` for the
+            caller to place (the review widget puts its buttons between the summary and the rest).
 
     Attributes:
         details: The `CaseDetail` of each side shown (one, or two for a diff).
+        summary_html: The compact summary: input, gold, answers per arm and round, wrong ones marked.
         case_html: The case: input, gold, history, context, the raw row.
         runs_html: The runs table.
         evidence_html: Cited references with the skill text they resolve to.
+        sections: The folded sections (case, runs, evidence) by name, each an `Accordion`.
         transcripts: One folded accordion per side; a transcript is read when its run is opened.
+        body: Everything below the summary.
     """
 
-    def __init__(self, store: Store, **kwargs: Any):
+    def __init__(self, store: Store, *, with_summary: bool = True, **kwargs: Any):
         super().__init__(**kwargs)
         self.store = store
         self.details: list[CaseDetail] = []
+        self.summary_html = w.HTML()
+        self.summary_html.add_class("abbench-case-summary")
         self.case_html = w.HTML()
         self.runs_html = w.HTML()
         self.evidence_html = w.HTML()
         self.transcripts = w.VBox()
         self._runs: list[list[RunView]] = []
-        self.children = [self.case_html, self.runs_html, self.evidence_html, self.transcripts]
+        self.sections: dict[str, w.Accordion] = {}
+        for name, title, pane in (
+            ("case", "The case in full: raw row, history, context", self.case_html),
+            ("runs", "Every run: reason, evidence cited, files and sections read, grades", self.runs_html),
+            ("evidence", "Evidence cited, resolved to the skill's text", self.evidence_html),
+        ):
+            accordion = w.Accordion(children=[pane], selected_index=None)
+            accordion.titles = (title,)
+            self.sections[name] = accordion
+        self.body = w.VBox([*self.sections.values(), self.transcripts])
+        self.children = [self.summary_html, self.body] if with_summary else [self.body]
 
     @property
     def case_id(self) -> str | None:
@@ -145,8 +186,8 @@ class CaseDetailView(w.VBox):
     def clear(self, message: str = "") -> None:
         """Show nothing (with a note)."""
         self.details = []
-        self.case_html.value = note(message) if message else ""
-        self.runs_html.value = self.evidence_html.value = ""
+        self.summary_html.value = note(message) if message else ""
+        self.case_html.value = self.runs_html.value = self.evidence_html.value = ""
         self.transcripts.children = []
 
     def show(
@@ -155,11 +196,16 @@ class CaseDetailView(w.VBox):
         case_id: str,
     ) -> None:
         """Show `case_id` as run by each (experiment, arms) side; arms None means every arm."""
+        # A transcript the person opened stays open when the same case is shown again.
+        reopen = set()
+        if self.case_id == case_id:
+            for accordion in self.transcripts.children[1:]:
+                if isinstance(accordion, w.Accordion) and accordion.selected_index is not None:
+                    reopen.add(accordion.titles[accordion.selected_index])
         self.details = [case_detail(exp.id, case_id, store=self.store) for exp, _ in sides]
         first = self.details[0]
         self.case_html.value = self._case_html(sides[0][0], first)
         rows, evidence, self._runs = [], [], []
-        self.transcripts.children = []
         accordions = []
         # Name the experiment only when the sides come from different ones (the arm says enough otherwise).
         several = len({exp.id for exp, _ in sides}) > 1
@@ -199,8 +245,48 @@ class CaseDetailView(w.VBox):
             raw=(0, 3, 4, 5),
             wide=(3, 4),
         )
-        self.evidence_html.value = "".join(evidence)
+        self.evidence_html.value = "".join(evidence) or note("no run cited evidence")
+        self.summary_html.value = self._summary_html(sides)
+        for accordion in accordions:
+            for i, title in enumerate(accordion.titles):
+                if title in reopen:
+                    accordion.selected_index = i
         self.transcripts.children = [w.HTML("<b>Transcripts</b> (open a run to read it)"), *accordions]
+
+    def _summary_html(self, sides: Sequence[tuple[Experiment, Sequence[str] | None]]) -> str:
+        """Input, gold, and each arm's answer per round (wrong ones marked): what a verdict needs."""
+        first = self.details[0]
+        case = first.case
+        several = len({exp.id for exp, _ in sides}) > 1
+        rounds = max((r.round for runs in self._runs for r in runs), default=-1) + 1
+        rows = []
+        for (exp, _arms), runs in zip(sides, self._runs, strict=True):
+            by_arm: dict[str, dict[int, RunView]] = {}
+            for r in runs:
+                by_arm.setdefault(r.arm, {})[r.round] = r
+            for arm, by_round in by_arm.items():
+                name = f"{exp.name} / {arm}" if several else arm
+                cells = [escape(name)]
+                for i in range(rounds):
+                    r = by_round.get(i)
+                    cells.append(_answer_cell(r) if r is not None else NONE)
+                rows.append(cells)
+        kinds = ", ".join(first.kinds) or "nothing amiss"
+        turns = len(case.history) if isinstance(case.history, list) else 0
+        history = f' <span class="abbench-muted">(after {turns} earlier turns, below)</span>' if turns else ""
+        reviews = "".join(
+            note(f"reviewed {r.arm or 'the case'}: {r.verdict}" + (f" — {r.note}" if r.note else ""), "ok")
+            for r in first.reviews
+        )
+        table = html_table(
+            ["arm", *(f"round {i + 1}" for i in range(rounds))], rows, raw=tuple(range(rounds + 1))
+        )
+        return (
+            f"<b>Case {escape(case.case_id)}</b> · {escape(case.domain or NONE)} · listed for {escape(kinds)}"
+            f'<div style="font-size:15px;margin:4px 0"><b>input:</b> {escape(case.input)}{history}</div>'
+            f'<div style="font-size:15px;margin:4px 0"><b>gold:</b> <code>{escape(case.expected)}</code></div>'
+            f"{table}{reviews}"
+        )
 
     def _case_html(self, exp: Experiment, detail: CaseDetail) -> str:
         case = detail.case

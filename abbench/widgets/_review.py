@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 import ipywidgets as w
@@ -12,11 +13,12 @@ import ipywidgets as w
 from abbench._text import clip
 from abbench.errors import UsageError
 from abbench.metrics import LOW_CONFIDENCE
-from abbench.review import Disagreement, Review, add_review, disagreements
+from abbench.review import Disagreement, Review, add_review, disagreements, reviews, undo_review
 from abbench.store._experiments import Experiment
 from abbench.types import REVIEW_VERDICTS
-from abbench.widgets._base import MAX_LISTED, STYLE, Choice, StoreLike, View, note
+from abbench.widgets._base import MAX_LISTED, STYLE, Choice, StoreLike, View, escape, note
 from abbench.widgets._case import CaseDetailView
+from abbench.widgets._keys import ROOT_CLASS, KeyCatcher
 
 KIND_LABELS = {
     "gold": "gold ≠ answer",
@@ -41,6 +43,13 @@ VERDICT_LABELS = {
     "unsure": "unsure",
 }
 WHOLE_CASE = ""
+VERDICT_KEYS = {str(i): verdict for i, verdict in enumerate(REVIEW_VERDICTS, 1)}
+"""Keys 1–5 give the five verdicts, in the order of `REVIEW_VERDICTS` (and of the buttons)."""
+NOTE_KEY, UNDO_KEY, NEXT_KEY, PREVIOUS_KEY = "n", "u", "j", "k"
+KEYS_HELP = (
+    "keys: 1–5 give the verdict on the buttons · n writes a note (Esc leaves it) · u undoes your last "
+    "verdict · j / k next / previous case"
+)
 
 
 def _wrong(d: Disagreement) -> int:
@@ -64,11 +73,17 @@ class ReviewWidget(View):
     """Review disagreements: pick a kind, filter, sort and search, read a case, record a verdict.
 
     The list comes from `abbench.review.disagreements` (gold vs prediction, low confidence, no
-    evidence cited, flaky across rounds, arms disagreeing); the detail from `case_detail`. A verdict
-    button saves a review at once (`add_review`) with the note and the arm chosen, and the list and the
-    detail are read again from the store, so what is shown is what was saved. The chosen experiment,
-    case, kind and filters survive every reload: a case hidden by a filter is not replaced by another
-    one, and comes back when the filter lets it through again.
+    evidence cited, flaky across rounds, arms disagreeing); the detail from `case_detail`: a compact
+    summary (input, gold, each arm's answer per round with the wrong ones marked) above the review
+    buttons, the long evidence, runs and transcripts folded below them (what was opened stays open).
+
+    It works like a labelling tool: keys 1–5 give the five verdicts, ``n`` goes to the note, ``u``
+    undoes the last verdict given here (`abbench.review.undo_review`), ``j``/``k`` walk the list; a
+    verdict saves a review at once (`add_review`) with the note and the arm chosen, reads the case's
+    reviews again from the store (so what is shown is what was saved) and opens the next case not
+    reviewed yet; "23 of 232 reviewed" counts the cases of the kind, arm and search chosen. The
+    chosen experiment, case, kind and filters survive every reload: a case hidden by a filter is not
+    replaced by another one, and comes back when the filter lets it through again.
 
     Args:
         store: The store (an open `Store`, a folder, or None to find the notebook's store).
@@ -82,7 +97,8 @@ class ReviewWidget(View):
         items: Every case listed for review (all kinds), as `Disagreement` values.
         shown: The cases the list shows now (after kind, arm, review state and search).
         detail: The `CaseDetailView` of the chosen case.
-        saved: The reviews saved from this widget, oldest first.
+        shortcuts: The `KeyCatcher` (``shortcuts.press("1")`` does what the key does in the browser).
+        saved: The reviews saved from this widget and not undone, oldest first.
     """
 
     def __init__(
@@ -129,34 +145,57 @@ class ReviewWidget(View):
         for widget in (self.kind, self.state, self.search, self.sort):
             self.on_change(widget, lambda _v: None if self._relabelling else self.refilter())
         self.count_html = w.HTML()
-        self.cases = Choice(kind=w.Select, on_select=self.guard("opening a case", self._case_chosen), rows=14)
+        self.cases = Choice(kind=w.Select, on_select=self.guard("opening a case", self._case_chosen), rows=8)
         self.cases.widget.layout.width = "100%"
-        self.detail = CaseDetailView(self.store)
+        self.detail = CaseDetailView(self.store, with_summary=False)
+        self.progress_html = w.HTML()
 
         self.review_arm = w.Dropdown(description="About", layout={"width": "320px"})
         self.note = w.Textarea(
-            placeholder="note: what you saw, what should change", layout={"width": "640px"}
+            placeholder="note: what you saw, what should change (key n; Esc leaves the box)",
+            layout={"width": "640px", "height": "52px"},
         )
+        self.note.add_class("abbench-review-note")
         self.verdict_buttons = {
             verdict: self.button(
-                VERDICT_LABELS[verdict],
+                f"{key} · {VERDICT_LABELS[verdict]}",
                 lambda v=verdict: self.save(v),
-                tooltip=verdict,
+                tooltip=f"{verdict} (key {key})",
                 layout={"width": "auto"},
             )
-            for verdict in REVIEW_VERDICTS
+            for key, verdict in VERDICT_KEYS.items()
         }
-        self.next_button = self.button("Next case", self.next_case, icon="arrow-down")
+        self.advance = w.Checkbox(
+            value=True, description="then open the next case not reviewed", indent=False
+        )
+        self.undo_button = self.button(
+            "Undo", self.undo, icon="undo", tooltip="take back your last verdict (key u)"
+        )
+        self.previous_button = self.button("Previous", self.previous_case, icon="arrow-up", tooltip="key k")
+        self.next_button = self.button("Next case", self.next_case, icon="arrow-down", tooltip="key j")
         self.saved_html = w.HTML()
+        self.shortcuts = KeyCatcher(fields={NOTE_KEY: ".abbench-review-note textarea"})
+        for key, verdict in VERDICT_KEYS.items():
+            self.shortcuts.on_key(key, self.guard(f"saving {verdict}", lambda v=verdict: self.save(v)))
+        self.shortcuts.on_key(UNDO_KEY, self.guard("undoing", self.undo))
+        self.shortcuts.on_key(NEXT_KEY, self.guard("next case", self.next_case))
+        self.shortcuts.on_key(PREVIOUS_KEY, self.guard("previous case", self.previous_case))
         review_box = w.VBox(
             [
-                w.HTML("<b>Your review</b>"),
-                w.HBox([self.review_arm, self.next_button]),
+                w.HBox(
+                    [w.HTML("<b>Your review</b>&nbsp;"), self.progress_html, self.shortcuts],
+                    layout={"align_items": "center", "grid_gap": "8px"},
+                ),
+                self.detail.summary_html,
+                w.HBox([self.review_arm, self.advance]),
                 self.note,
                 w.HBox(list(self.verdict_buttons.values())),
+                w.HBox([self.undo_button, self.previous_button, self.next_button]),
                 self.saved_html,
+                w.HTML(note(KEYS_HELP)),
             ]
         )
+        self.add_class(ROOT_CLASS)
         self.children = [
             w.HTML(STYLE),
             w.HBox([self.chooser.widget, self.reload_button]),
@@ -252,16 +291,7 @@ class ReviewWidget(View):
                 continue
             if state != "any" and bool(d.reviews) != (state == "done"):
                 continue
-            if words and not any(
-                words in str(text).casefold()
-                for text in (
-                    d.case_id,
-                    d.case.input,
-                    d.case.expected,
-                    d.case.domain,
-                    *(r.prediction for r in d.runs),
-                )
-            ):
+            if words and not self._matches(d, words):
                 continue
             shown.append(d)
         order = self.sort.value
@@ -274,6 +304,15 @@ class ReviewWidget(View):
         elif order == "domain":
             shown.sort(key=lambda d: d.case.domain or "")
         self.shown = shown
+        pool = [d for d in self.items if (kind == "all" or kind in d.kinds) and (not arm or arm in d.arms)]
+        if words:
+            pool = [d for d in pool if self._matches(d, words)]
+        done = sum(bool(d.reviews) for d in pool)
+        self.progress_html.value = (
+            f"<b>{done:,} of {len(pool):,} reviewed</b>"
+            + (" · all done" if pool and done == len(pool) else "")
+            + f" <span class='abbench-muted'>({escape(KIND_LABELS[kind])})</span>"
+        )
         before = self.cases.value
         self.cases.set_options([(self._label(d), d.case_id) for d in shown[:MAX_LISTED]])
         kinds_note = "" if kind == "all" else f" ({KIND_LABELS[kind]})"
@@ -289,6 +328,19 @@ class ReviewWidget(View):
             )
         if reopen or self.cases.value != before or self.detail.case_id != self.cases.value:
             self._case_chosen(self.cases.value)
+
+    @staticmethod
+    def _matches(d: Disagreement, words: str) -> bool:
+        return any(
+            words in str(text).casefold()
+            for text in (
+                d.case_id,
+                d.case.input,
+                d.case.expected,
+                d.case.domain,
+                *(r.prediction for r in d.runs),
+            )
+        )
 
     def _label(self, d: Disagreement) -> str:
         reviewed = ", ".join(f"{r.arm or 'case'}={r.verdict}" for r in d.reviews)
@@ -324,6 +376,7 @@ class ReviewWidget(View):
         self.review_arm.value = current if current in [v for _, v in options] else WHOLE_CASE
         for button in self.verdict_buttons.values():
             button.disabled = d is None
+        self.undo_button.disabled = not self.saved
         if d is not None and d.reviews:
             self.saved_html.value = "".join(
                 note(f"saved: {r.arm or 'case'} → {r.verdict}" + (f" — {r.note}" if r.note else ""), "ok")
@@ -334,14 +387,38 @@ class ReviewWidget(View):
 
     def next_case(self) -> None:
         """Open the case after the chosen one in the list."""
+        self._step(1)
+
+    def previous_case(self) -> None:
+        """Open the case before the chosen one in the list."""
+        self._step(-1)
+
+    def _step(self, by: int) -> None:
         ids = self.cases.values
         if not ids:
             raise UsageError("the list is empty")
-        at = ids.index(self.cases.value) + 1 if self.cases.value in ids else 0
-        self.cases.select(ids[min(at, len(ids) - 1)])
+        at = ids.index(self.cases.value) + by if self.cases.value in ids else (0 if by > 0 else len(ids) - 1)
+        self.cases.select(ids[max(0, min(at, len(ids) - 1))])
+
+    def _next_unreviewed(self, case_id: str) -> str | None:
+        """The first case after `case_id` in the list (going round) that has no review yet."""
+        listed = self.shown[:MAX_LISTED]
+        ids = [d.case_id for d in listed]
+        start = ids.index(case_id) + 1 if case_id in ids else 0
+        for d in listed[start:] + listed[:start]:
+            if d.case_id != case_id and not d.reviews:
+                return d.case_id
+        return None
+
+    def _reread(self, case_id: str) -> None:
+        """Read one case's reviews again from the store (the rest of the list is unchanged by a review)."""
+        assert self.experiment is not None
+        latest = tuple(reviews(self.experiment.id, store=self.store, case_id=case_id))
+        self.items = [replace(d, reviews=latest) if d.case_id == case_id else d for d in self.items]
 
     def save(self, verdict: str) -> Review:
-        """Save a review of the chosen case (arm and note from the form) and show it again from the store."""
+        """Save a review of the chosen case (arm and note from the form), show it again from the store,
+        and open the next case not reviewed yet (unless that is switched off)."""
         d = self.case
         if d is None or self.experiment is None:
             raise UsageError("choose a case in the list first")
@@ -356,5 +433,43 @@ class ReviewWidget(View):
         )
         self.saved.append(review)
         self.note.value = ""
-        self.reload()
+        target = self._next_unreviewed(d.case_id) if self.advance.value else d.case_id
+        self._reread(d.case_id)
+        self.refilter()
+        self.cases.select(target or d.case_id)
+        if self.advance.value:
+            what = f"saved {d.case_id}: {review.arm or 'case'} → {verdict}"
+            self.saved_html.value += note(
+                what + (f"; now {target}" if target else "; every listed case is reviewed"), "ok"
+            )
+        self.shortcuts.refocus()
         return review
+
+    def undo(self) -> Review | None:
+        """Take back the last verdict given in this widget (`undo_review`) and go back to its case.
+
+        Returns:
+            The review of that case and arm now in force, if any.
+
+        Raises:
+            UsageError: nothing to undo, or the case was reviewed again since (by anyone).
+        """
+        if not self.saved or self.experiment is None:
+            raise UsageError("nothing to undo: no verdict was given in this widget yet")
+        review = self.saved[-1]
+        before = undo_review(review, store=self.store)
+        self.saved.pop()
+        self._reread(review.case_id)
+        self.refilter()
+        self.cases.select(review.case_id)
+        arms = [v for _, v in self.review_arm.options]
+        self.review_arm.value = review.arm if review.arm in arms else WHOLE_CASE
+        self.note.value = review.note or ""
+        self.saved_html.value += note(
+            f"undone: {review.case_id} {review.arm or 'case'} → {review.verdict}"
+            + (f" (in force again: {before.verdict})" if before else ""),
+            "warn",
+        )
+        self.undo_button.disabled = not self.saved
+        self.shortcuts.refocus()
+        return before

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from abbench.review import reviews
+from abbench.review import REVIEW_VERDICTS, disagreements, reviews
 from abbench.store import open_store
 from tests.browser import chromium, offline_page, require_chromium
 from tests.conftest import REPO
@@ -132,10 +132,11 @@ def _flow(page, url: str, store_dir: Path, seen: dict) -> None:
     )
     page.locator(".widget-textarea textarea").fill("the model is right: 两个任务")
     page.locator(".widget-textarea textarea").blur()
-    _button(page, "model is right").click()
+    _button(page, "2 · model is right").click()
     saved = _wait(
         lambda: next(
-            (t for t in page.locator(".abbench-ok").all_inner_texts() if t.startswith("saved:")), None
+            (t for t in page.locator(".abbench-ok").all_inner_texts() if t.startswith(f"saved {case_id}:")),
+            None,
         ),
         30,
         "the review to be saved",
@@ -194,3 +195,79 @@ def test_run_pause_resume_and_review_in_jupyterlab(tmp_path):
         assert network.blocked == [], f"the page tried to leave the machine: {network.blocked[:5]}"
     seen["seconds"] = round(time.monotonic() - started, 1)
     print(f"browser test: {seen}")
+
+
+def test_review_ten_cases_by_keyboard_alone(tmp_path):
+    """04_review in JupyterLab driven by keys only: j opens the first case, 1–5 give verdicts and move on,
+    n and Esc write a note, u undoes; the store holds exactly what was meant and no cell changed type."""
+    from tests.widgets import review_keys as rk
+
+    require_chromium()
+    store_dir = build_demo_store(tmp_path / "store", rounds=2)
+    with open_store(store_dir) as store:
+        listed = len(disagreements("demo", "gold", store=store))
+    lab_root = tmp_path / "lab"
+    lab_root.mkdir()
+    parameterized(
+        REPO / "notebooks" / "04_review.ipynb",
+        lab_root / "04_review.ipynb",
+        store_path=str(store_dir),
+        experiment="demo",
+    )
+    REPORTS.mkdir(exist_ok=True)
+    with (
+        jupyterlab(lab_root) as url,
+        chromium() as browser,
+        offline_page(browser, allow_hosts=(url.removeprefix("http://"),), viewport=VIEWPORT) as (
+            page,
+            network,
+            errors,
+        ),
+    ):
+        page.set_default_timeout(60_000)
+        try:
+            rk.open_notebook(page, url, "04_review.ipynb")
+            page.wait_for_selector(".abbench-keys-on", timeout=60_000)  # the widget took the focus
+            cells = page.evaluate(rk.CELL_TYPES)
+            seen, times = [], []
+            first, _ = rk.press(page, "j")
+            seen.append(first)
+            for n, key in enumerate("1234512345"):
+                if n == 1:  # a note on the second case, by keyboard: n, type, Esc
+                    page.keyboard.press("n")
+                    page.keyboard.type("gold says fast: 两个任务")
+                    page.keyboard.press("Escape")
+                    _wait(lambda: page.evaluate(rk.KEYS_ON), 30, "the keys back after Esc")
+                case, seconds = rk.press(page, key)
+                times.append(seconds)
+                if n == 4:  # undo the fifth verdict: back on that case, then give another one
+                    back, _ = rk.press(page, "u")
+                    assert back == seen[-1]
+                    case, _ = rk.press(page, "1")
+                seen.append(case)
+            last = f"saved {seen[9]}: case → {REVIEW_VERDICTS[4]}; now {seen[10]}"
+            _wait(lambda: last in page.locator(".abbench-ok").all_inner_texts(), 30, "the last save's line")
+            page.evaluate("() => document.querySelector('.abbench-keys-root').scrollIntoView()")
+            page.screenshot(path=str(REPORTS / "widgets-review-keys.png"))
+            progress = page.locator(".abbench-keys-root .widget-html-content b").all_inner_texts()
+            assert f"10 of {listed} reviewed" in progress, progress
+            assert page.evaluate(rk.CELL_TYPES) == cells  # no key reached JupyterLab (1 = "heading 1")
+        except BaseException:
+            page.screenshot(path=str(REPORTS / "widgets-review-keys-failure.png"), full_page=True)
+            print("widget errors:", page.locator(".abbench-error").all_inner_texts())
+            print("page errors:", *errors[-20:], sep="\n  ")
+            raise
+        assert network.blocked == [], f"the page tried to leave the machine: {network.blocked[:5]}"
+    reviewed = seen[:10]
+    with open_store(store_dir) as store:
+        exp = store.get_experiment("demo")
+        latest = reviews(exp.id, store=store)
+        history = reviews(exp.id, store=store, latest=False)
+    verdicts = dict(zip("12345", REVIEW_VERDICTS, strict=True))
+    meant = [verdicts[k] for k in "1234112345"]  # the fifth was undone and given as 1
+    assert [(r.case_id, r.verdict) for r in latest] == list(zip(reviewed, meant, strict=True))
+    assert len(history) == 10 and len(set(reviewed)) == 10  # the undone verdict left no trace
+    assert latest[1].note == "gold says fast: 两个任务" and all(
+        r.note is None for i, r in enumerate(latest) if i != 1
+    )
+    print(f"seconds from a verdict key to the next case: {[round(t, 2) for t in times]}")

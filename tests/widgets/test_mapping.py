@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections import Counter
 
 import pytest
 
 from abbench.dataset import MappingProfile
 from abbench.widgets import MappingWidget
+from abbench.widgets import _mapping as mapping_module
 from tests.conftest import DEMO
 
 XLSX = DEMO / "cases.xlsx"
@@ -224,3 +226,23 @@ def test_a_detected_sheet_gives_way_to_the_profile_chosen_later(store, tmp_path)
     widget.start_from.select("on-data@1")
     assert widget.errors.message is None
     assert widget.sheet.value == "data" and [c.input for c in widget.preview.cases] == ["hello"]
+
+
+def test_the_gold_panel_counts_the_labels_of_array_rows(store, realdata):
+    # CLINC150 rows are [text, intent]: the gold column "1" is an index, as the importer reads it
+    # (it said "0 values, 23,700 blank" although every row has an intent).
+    path = realdata / "clinc150" / "data_full.json"
+    widget = MappingWidget(store, path=path)
+    assert widget.errors.message is None
+    widget.set_field("expected", "1")
+    assert widget.errors.message is None
+    counts = widget.counts
+    rows = [row for part in json.loads(path.read_text(encoding="utf-8")).values() for row in part]
+    read = counts.n_rows
+    assert counts.blank == 0 and read == min(len(rows), mapping_module.LABEL_COUNT_ROWS)
+    expected = Counter(intent for _text, intent in rows[:read])
+    assert dict(counts.counts) == dict(expected)
+    # How 151 intents are shown (labels or free text) is decided elsewhere; the panel counts them all.
+    assert f"{len(expected)} distinct values" in widget.labels_note.value or (
+        f"{len(expected)} values in" in widget.labels_note.value
+    )

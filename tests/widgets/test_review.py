@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from abbench.review import reviews
+from abbench.review import add_review, reviews
 from abbench.runner import create_experiment, run_experiment
 from abbench.widgets import ReviewWidget
 from tests.widgets.demo import ARMS
@@ -80,6 +80,7 @@ def test_the_case_detail_shows_every_run_with_evidence_resolved_and_text_escaped
 
 
 def test_a_review_is_saved_at_once_and_shown_again_on_reload(store, ab, widget):
+    widget.advance.value = False  # stay on the case (the next test moves on)
     widget.cases.select("c01")
     widget.review_arm.value = "b"
     widget.note.value = "b is right: <b>two</b> steps"
@@ -106,6 +107,7 @@ def test_a_review_is_saved_at_once_and_shown_again_on_reload(store, ab, widget):
 
 
 def test_a_second_verdict_is_appended_and_the_latest_is_shown(store, ab, widget):
+    widget.advance.value = False
     widget.cases.select("c02")
     widget.verdict_buttons["unsure"].click()
     widget.verdict_buttons["gold_correct"].click()
@@ -169,3 +171,111 @@ def test_a_long_list_is_capped_and_says_so(widget, monkeypatch):
     widget.refilter()
     assert widget.cases.values == ["c01", "c02"] and len(widget.shown) == 6
     assert "holds the first 2" in widget.count_html.value
+
+
+def _message(widget, key):
+    """A key press as the browser sends it: a custom message on the KeyCatcher's comm."""
+    widget.shortcuts._handle_custom_msg({"key": key}, [])
+
+
+def test_keys_1_to_5_give_the_verdicts_and_open_the_next_case_not_reviewed(store, ab, widget):
+    assert widget.shortcuts.catch == ["1", "2", "3", "4", "5", "u", "j", "k"]
+    assert widget.shortcuts.fields == {"n": ".abbench-review-note textarea"}
+    assert "0 of 6 reviewed" in widget.progress_html.value
+    add_review(ab.id, "c03", "unsure", store=store)  # reviewed before: skipped by the advance
+    widget.reload()
+    assert "1 of 6 reviewed" in widget.progress_html.value
+    widget.cases.select("c01")
+    for key, (expected_case, verdict) in zip(
+        "12345",
+        [("c01", "gold_correct"), ("c02", "model_correct"), ("c04", "ambiguous_standard")],
+        strict=False,
+    ):
+        assert widget.cases.value == expected_case and widget.detail.case_id == expected_case
+        _message(widget, key)
+        assert widget.errors.message is None
+        assert reviews(ab.id, store=store, case_id=expected_case)[-1].verdict == verdict
+    assert widget.cases.value == "c07" and "4 of 6 reviewed" in widget.progress_html.value
+    widget.shortcuts.press("4")
+    assert widget.cases.value == "c17"
+    widget.shortcuts.press("5")
+    # every listed case is reviewed: it stays on the last one and says so
+    assert widget.cases.value == "c17" and "6 of 6 reviewed</b> · all done" in widget.progress_html.value
+    assert "every listed case is reviewed" in widget.saved_html.value
+    latest = {r.case_id: r.verdict for r in reviews(ab.id, store=store)}
+    assert latest == {
+        "c01": "gold_correct",
+        "c02": "model_correct",
+        "c03": "unsure",
+        "c04": "ambiguous_standard",
+        "c07": "missing_capability_info",
+        "c17": "unsure",
+    }
+    widget.shortcuts.press("k")
+    assert widget.cases.value == "c07"
+    widget.shortcuts.press("j")
+    assert widget.cases.value == "c17"
+
+
+def test_the_counter_follows_the_kind_and_arm_not_the_review_filter(store, ab, widget):
+    widget.cases.select("c01")
+    widget.shortcuts.press("1")
+    widget.state.value = "open"
+    assert (
+        ids(widget) == ["c02", "c03", "c04", "c07", "c17"] and "1 of 6 reviewed" in widget.progress_html.value
+    )
+    assert widget.cases.value == "c02"  # advanced before the reviewed case left the list
+    widget.kind.value = "flaky"
+    assert "0 of 1 reviewed" in widget.progress_html.value
+
+
+def test_undo_takes_back_the_last_verdict_and_goes_back_to_its_case(store, ab, widget):
+    widget.cases.select("c01")
+    widget.review_arm.value = "b"
+    widget.note.value = "b is right"
+    widget.shortcuts.press("2")
+    widget.shortcuts.press("1")  # on c02, the case as a whole (the arm stays chosen: b)
+    assert widget.cases.value == "c03" and len(reviews(ab.id, store=store)) == 2
+    assert not widget.undo_button.disabled
+    _message(widget, "u")
+    assert widget.errors.message is None and widget.cases.value == "c02"
+    assert [(r.case_id, r.verdict) for r in reviews(ab.id, store=store, latest=False)] == [
+        ("c01", "model_correct")
+    ]
+    assert "undone: c02 b → gold_correct" in widget.saved_html.value
+    widget.undo_button.click()
+    assert widget.cases.value == "c01" and reviews(ab.id, store=store, latest=False) == []
+    assert widget.note.value == "b is right" and widget.review_arm.value == "b"  # to give it again
+    assert widget.undo_button.disabled and "0 of 6 reviewed" in widget.progress_html.value
+    widget.shortcuts.press("u")
+    assert "nothing to undo" in widget.errors.message
+
+
+def test_undo_refuses_when_someone_reviewed_the_case_since(store, ab, widget):
+    widget.cases.select("c01")
+    widget.shortcuts.press("1")
+    add_review(ab.id, "c01", "unsure", store=store, reviewer="another person")
+    widget.shortcuts.press("u")
+    assert "was reviewed again after review" in widget.errors.message
+    assert [r.verdict for r in reviews(ab.id, store=store, latest=False)] == ["gold_correct", "unsure"]
+
+
+def test_the_summary_marks_wrong_answers_and_open_sections_stay_open_after_saving(widget):
+    widget.advance.value = False
+    widget.cases.select("c04")  # arm b is wrong in round 1 only
+    summary = widget.detail.summary_html.value
+    assert summary.startswith("<b>Case c04</b>") and "query 4 &lt;i&gt;4&lt;/i&gt;" in summary
+    assert "<b>gold:</b> <code>fast</code>" in summary and "round 2</th>" in summary
+    rows = summary.split("<tr>")[2:]
+    assert [row.count('class="abbench-wrong"') for row in rows] == [0, 1]  # a: right twice; b: once wrong
+    assert "✗ slow" in rows[1] and "✓ fast" in rows[1]
+    # the long parts are folded below the buttons; what the reviewer opens stays open
+    assert all(a.selected_index is None for a in widget.detail.sections.values())
+    widget.detail.sections["runs"].selected_index = 0
+    transcripts = widget.detail.transcripts.children[1]
+    transcripts.selected_index = 2
+    title = transcripts.titles[2]
+    widget.shortcuts.press("5")
+    assert widget.detail.case_id == "c04" and widget.detail.sections["runs"].selected_index == 0
+    again = widget.detail.transcripts.children[1]
+    assert again.titles[again.selected_index] == title and again.children[again.selected_index].value
