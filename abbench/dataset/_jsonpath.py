@@ -29,6 +29,10 @@ class PathError(Exception):
     """Raised when a path finds nothing in a row; the message says which step failed and why."""
 
 
+class MissingKey(PathError):
+    """Raised when an object in the row simply lacks a key the path names (the row is not malformed)."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Step:
     kind: str  # key | index | slice | all | filter
@@ -208,7 +212,7 @@ def _apply(step: _Step, value: Any, path: str) -> Any:
             try:
                 return value[step.key]
             except KeyError:
-                raise PathError(f"{path}: no key {step.key!r} in {_describe(value)}") from None
+                raise MissingKey(f"{path}: no key {step.key!r} in {_describe(value)}") from None
         if isinstance(value, list):
             return [_apply(step, item, path) for item in value]
         raise PathError(f"{path}: cannot take key {step.key!r} of {_describe(value)}")

@@ -8,7 +8,7 @@ from typing import Any
 
 from abbench.dataset._canonical import canonical_json
 from abbench.dataset._formats import RowChunk
-from abbench.dataset._jsonpath import JsonPath, PathError, parse_path
+from abbench.dataset._jsonpath import JsonPath, MissingKey, PathError, parse_path
 from abbench.dataset._profile import SPECIAL_SOURCES, Lookup, SourceLike
 from abbench.dataset._text import label_key
 from abbench.errors import MappingError
@@ -193,10 +193,14 @@ class SourceCompiler:
             items = [(name, self.compile(s, field)) for name, s in source.object.items()]
 
             def build(row, loc, split):
-                # Absent parts are left out, so {acceptable: null} does not clutter every case.
+                # Absent parts are left out, so {acceptable: null} does not clutter every case; so are
+                # keys a row lacks (JSON rows differ: AskUbuntu's have no 'author' now and then).
                 out = {}
                 for name, g in items:
-                    value = g(row, loc, split)
+                    try:
+                        value = g(row, loc, split)
+                    except MissingKey:
+                        continue
                     if value is not None and value != "":
                         out[name] = value
                 return out
@@ -248,7 +252,7 @@ class SourceCompiler:
                 try:
                     return row[name]
                 except KeyError:
-                    raise PathError(f"{name}: the row has no key {name!r}") from None
+                    raise MissingKey(f"{name}: the row has no key {name!r}") from None
             raise PathError(f"{name}: the row is {type(row).__name__}, not an object")
 
         return key

@@ -180,3 +180,36 @@ def test_skill_creator_trigger_eval_set(store, tmp_path):
     info = store.import_dataset(path)
     assert info.label_set == ("true", "false")
     assert [c.expected for c in store.load_cases(info)] == ["true", "false"]
+
+
+def test_askubuntu_rows_without_the_optional_keys_import_through_the_suggested_mapping(store, realdata):
+    """AskUbuntu's 162 questions: the suggestion gathers the other keys as metadata, and the 3 rows that
+    lack author, url and answer are cases whose metadata lacks them — not invalid rows (a new user's
+    first import of this public file was refused for them)."""
+    from abbench.dataset import suggest_mapping
+
+    path = realdata / "nlu_corpora" / "AskUbuntuCorpus.json"
+    rows = json.loads(path.read_text(encoding="utf-8"))["sentences"]
+    suggestion = suggest_mapping(path, name="askubuntu")
+    assert suggestion.profile.fields["input"] == "text" and suggestion.profile.fields["expected"] == "intent"
+    info = store.import_dataset(path, suggestion.profile, name="askubuntu")
+    assert info.n_cases == len(rows) == 162
+    cases = store.load_cases(info)
+    assert Counter(c.expected for c in cases) == Counter(r["intent"] for r in rows)
+    assert Counter(c.expected for c in cases)["None"] == 8  # a label named None, not a missing value
+    lacking = [i for i, r in enumerate(rows) if "author" not in r]
+    assert len(lacking) == 3
+    for i, case in enumerate(cases):
+        assert case.input == rows[i]["text"]
+        assert ("author" in case.metadata) == ("author" in rows[i]), case.case_id
+        assert case.metadata.get("training") == rows[i]["training"]
+
+
+def test_a_field_whose_key_a_row_lacks_is_still_a_problem_outside_metadata(store, realdata):
+    """Leaving absent keys out holds inside an object of parts only: the input must be there."""
+    from abbench.errors import ImportFailed
+
+    path = realdata / "nlu_corpora" / "AskUbuntuCorpus.json"
+    profile = {"name": "ask-author", "fields": {"input": "author", "expected": "intent"}}
+    with pytest.raises(ImportFailed, match=r"#14, 38, 42 \(3×\).*no key 'author'"):
+        store.import_dataset(path, profile, name="ask-author")
