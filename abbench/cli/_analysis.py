@@ -562,7 +562,9 @@ def gate_cmd(ctx: Context, experiment, rules_file, arms, baseline, cluster, list
             click.echo(f"  {mark} {r.message}{severity}")
         click.echo(f"decision ({result.pair_text}):")
         for d in result.decision.dimensions:
-            click.echo(f"  {d.name:<11}{d.conclusion:<13}{d.summary}")
+            # a summary that opens with its own conclusion ("not assessed: ...") is not told twice
+            summary = d.summary.removeprefix(f"{d.conclusion}: ") if d.conclusion else d.summary
+            click.echo(f"  {d.name:<11}{d.conclusion:<13}{summary}")
         if result.verdict:
             click.echo(f"verdict: {result.verdict}")
         for note in result.notes:
