@@ -118,7 +118,8 @@ class StoreBase:
             except OSError as exc:
                 raise StoreError(f"cannot create the store folder {self.path}: {exc}") from exc
         self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
+        # every connection this store opened, with the thread that owns it (see `close`)
+        self._connections: dict[sqlite3.Connection, threading.Thread] = {}
         self._lock = threading.Lock()
         if self.read_only:
             self._check_version()
@@ -162,7 +163,7 @@ class StoreBase:
         if self.read_only:
             conn = self._connect_read_only()
             with self._lock:
-                self._connections.append(conn)
+                self._connections[conn] = threading.current_thread()
             return conn
         try:
             conn = sqlite3.connect(self.db_path, timeout=30.0, isolation_level=None, check_same_thread=False)
@@ -181,7 +182,7 @@ class StoreBase:
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA busy_timeout=30000")
         with self._lock:
-            self._connections.append(conn)
+            self._connections[conn] = threading.current_thread()
         return conn
 
     def _connect_read_only(self) -> sqlite3.Connection:
@@ -206,11 +207,19 @@ class StoreBase:
         raise StoreError(f"cannot read {self.db_path} ({error}); is it an abbench store?")
 
     def close(self) -> None:
-        """Close every connection this store opened, in any thread."""
+        """Close this thread's connection and those of threads that have ended.
+
+        A connection another live thread owns is left to that thread (`close_thread_connection`, or
+        when it is collected): closing it under a query that thread is running crashed the process
+        (SQLite frees the handle mid-statement), as a widget's poller did when its notebook's store
+        was closed.
+        """
+        me = threading.current_thread()
         with self._lock:
-            for conn in self._connections:
-                with suppress(sqlite3.Error):
-                    conn.close()
+            for conn, owner in list(self._connections.items()):
+                if owner is me or not owner.is_alive():
+                    with suppress(sqlite3.Error):
+                        conn.close()
             self._connections.clear()
         self._local = threading.local()
 
@@ -221,8 +230,7 @@ class StoreBase:
             return
         self._local.conn = None
         with self._lock:
-            if conn in self._connections:
-                self._connections.remove(conn)
+            self._connections.pop(conn, None)
         with suppress(sqlite3.Error):
             conn.close()
 
