@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 
 import nbformat
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, subprocess_env
 from tests.widgets.demo import build_demo_store
 
 NOTEBOOKS = REPO / "notebooks"
@@ -69,6 +71,25 @@ def test_notebooks_are_stored_clean():
         code = [c for c in nb.cells if c.cell_type == "code"]
         assert "parameters" in code[0].metadata.get("tags", []), path.name
         assert all(not c.outputs and c.execution_count is None for c in code), f"{path.name} has outputs"
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in NOTEBOOKS.glob("*.ipynb")))
+def test_the_first_cell_says_how_to_share(name):
+    first = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4).cells[0].source
+    assert "`abbench report " in first and "nbconvert --execute --to html" in first
+
+
+def test_make_test_runs_every_notebook_under_nbval():
+    if not shutil.which("make"):
+        pytest.skip("no make on this machine")
+    plan = subprocess.run(
+        ["make", "-n", "test"], cwd=REPO, capture_output=True, text=True, check=True, env=subprocess_env()
+    ).stdout
+    nbval = [line for line in plan.splitlines() if "--nbval-lax" in line]
+    assert nbval and nbval[0].split()[-1] == "notebooks/", plan
+    assert "--dist loadscope" in nbval[0]  # one notebook's cells stay in one kernel
+    # the demo store the notebooks find is made first when missing
+    assert (REPO / ".abbench" / "abbench.db").is_file() or "abbench demo" in plan, plan
 
 
 @pytest.mark.slow
