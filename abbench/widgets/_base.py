@@ -20,6 +20,10 @@ from abbench.errors import AbbenchError, StoreError
 from abbench.store import STORE_ENV, Store, open_store
 
 log = logging.getLogger("abbench.widgets")
+# Every message logged here is shown in the widget too. Without a handler, Python's last-resort handler
+# copies warnings to stderr, which a notebook keeps under the cell: an old error would stay on screen
+# after the widget has cleared it. An application that configures logging still gets them.
+log.addHandler(logging.NullHandler())
 
 StoreLike = str | os.PathLike | Store | None
 

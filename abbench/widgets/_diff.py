@@ -83,6 +83,37 @@ def _usage_row(u: Any) -> tuple[str, ...]:
     )
 
 
+def default_pair(store: Any, a: Any = None, b: Any = None) -> tuple[Experiment, Experiment] | str:
+    """The two experiments a comparison opens on, or the sentence saying how to get a pair.
+
+    `a` and `b` as given (b defaults to a). Given none: the newest experiment when it has two arms or
+    more; when it has one, the newest earlier experiment on the same dataset fingerprint as its baseline.
+    A single experiment with one arm gets the sentence: what to run so that there is something to compare.
+    """
+    if a is not None:
+        ea = store.get_experiment(a)
+        if b is not None:
+            return ea, store.get_experiment(b)
+        if len(ea.arms) >= 2:
+            return ea, ea
+        newest = ea
+    else:
+        experiments = store.list_experiments()
+        if not experiments:
+            return "nothing to compare yet: run an experiment first (02_run, or abbench run)"
+        newest = experiments[0]
+        if len(newest.arms) >= 2:
+            return newest, newest
+    earlier = [e for e in store.list_experiments() if e.id != newest.id and e.dataset == newest.dataset]
+    if earlier:
+        return earlier[0], newest
+    return (
+        f"nothing to compare yet: #{newest.id} {newest.name} has a single arm ({newest.arms[0].name}) and no "
+        f"other experiment ran on {newest.dataset}. Choose another experiment above, or make a pair: clone it "
+        "in 02_run with a second arm (or a changed skill), or run another experiment on the same dataset."
+    )
+
+
 class DiffWidget(View):
     """Compare two arms — of one experiment, or of two experiments on the same dataset — case by case.
 
@@ -164,10 +195,7 @@ class DiffWidget(View):
             self.detail,
         ]
         self.guard("listing experiments", self._list)()
-        if a is not None:
-            self.guard("choosing the experiments", self.select)(a, b, arm_a=arm_a, arm_b=arm_b)
-        else:
-            self._clear("choose both sides: an experiment and an arm each")
+        self.guard("choosing the experiments", self._open)(a, b, arm_a, arm_b)
 
     # -- choosing the sides ----------------------------------------------------------------------------
 
@@ -178,6 +206,34 @@ class DiffWidget(View):
         ]
         self.exp_a.set_options(options)
         self.exp_b.set_options(options)
+
+    def _open(self, a: Any, b: Any, arm_a: str | None, arm_b: str | None) -> None:
+        """Open on a pair that can be compared: the one asked for, else the newest one the store holds.
+
+        Arm names given are preferences (a notebook's defaults, ``v1`` and ``v2``): an experiment
+        without them opens on its own arms, and says so.
+        """
+        pair = default_pair(self.store, a, b)
+        if isinstance(pair, str):
+            self._clear(pair)
+            return
+        ea, eb = pair
+        wanted = {"A": (ea, arm_a), "B": (eb, arm_b)}
+        absent = [f"{side}: {exp.name!r} has no arm {arm!r}" for side, (exp, arm) in wanted.items()
+                  if arm and arm not in [x.name for x in exp.arms]]  # fmt: skip
+        names_a, names_b = [x.name for x in ea.arms], [x.name for x in eb.arms]
+        arm_a = arm_a if arm_a in names_a else None
+        arm_b = arm_b if arm_b in names_b else None
+        if ea.id != eb.id and arm_b is None and arm_a is None:
+            common = [n for n in names_b if n in names_a]
+            arm_a = arm_b = common[-1] if common else None  # the same arm in both: the version question
+        if ea.id == eb.id and arm_a is not None and arm_a == arm_b:
+            arm_a = None
+        self.select(ea, eb, arm_a=arm_a, arm_b=arm_b)
+        if absent:
+            self.verdict_html.value = note("; ".join(absent) + ": its own arms are shown", "warn") + (
+                self.verdict_html.value
+            )
 
     def select(
         self,

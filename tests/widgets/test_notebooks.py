@@ -112,3 +112,18 @@ def test_a_notebook_finds_the_store_from_the_environment(demo_store, tmp_path, k
     monkeypatch.setenv("ABBENCH_STORE", str(demo_store))
     executed = execute("04_review", tmp_path)  # store_path left empty, as in git
     assert not [o for c in executed.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
+
+
+@pytest.mark.slow
+def test_compare_opens_on_a_pair_when_the_newest_experiment_has_one_arm(tmp_path, kernel_env):
+    from abbench.runner import create_experiment, run_experiment
+    from abbench.store import open_store
+    from tests.widgets.demo import ARMS
+
+    store_path = build_demo_store(tmp_path / ".abbench")
+    with open_store(store_path) as store:
+        solo = create_experiment({"name": "solo", "dataset": "demo", "arms": {"v2": ARMS["v2"]}}, store=store)
+        run_experiment(solo.id, store=store)
+    executed = execute("05_compare", tmp_path, store_path=str(store_path))  # the check cell: no error, a pair
+    outputs = [o for c in executed.cells for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error" or o.get("name") == "stderr"]
