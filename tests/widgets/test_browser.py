@@ -16,8 +16,8 @@ import pytest
 from abbench.review import reviews
 from abbench.store import open_store
 from tests.browser import chromium, offline_page, require_chromium
-from tests.conftest import REPO
-from tests.widgets.demo import SKILLS, build_demo_store
+from tests.conftest import DEMO, REPO
+from tests.widgets.demo import build_demo_store
 from tests.widgets.lab import jupyterlab, parameterized
 
 VIEWPORT = {"width": 1400, "height": 1000}
@@ -151,7 +151,7 @@ def test_run_pause_resume_and_review_in_jupyterlab(tmp_path):
         REPO / "notebooks" / "02_run.ipynb",
         lab_root / "02_run.ipynb",
         store_path=str(store_dir),
-        skills=str(SKILLS),
+        definition=str(DEMO / "experiment.yaml"),
         latency_ms=150,
         cases=60,
         rounds=3,

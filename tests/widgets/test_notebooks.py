@@ -20,7 +20,15 @@ CHECKS = {
     "01_import_and_map": "assert mapping.errors.message is None, mapping.errors.message\n"
     "assert mapping.preview is not None and mapping.preview.cases",
     "02_run": "assert run.errors.message is None, run.errors.message\n"
-    "assert run.dataset.value and len(run.arm_rows) == 3",
+    "assert run.dataset.value and len(run.arm_rows) == 3\n"
+    "import yaml\n"
+    "demo = yaml.safe_load(open(definition, encoding='utf-8'))\n"
+    "got = run.spec()['arms']\n"
+    "for name, arm in demo['arms'].items():\n"
+    "    want = {k: v for k, v in arm.items() if k not in ('agent', 'skill')}\n"
+    "    assert got[name].get('params', {}) == want, (name, got[name], want)\n"
+    "    assert ('skill' in arm) == ('skill' in got[name])\n"
+    "assert run.spec()['graders'] == demo['graders'] and run.rounds.value == demo['rounds']",
     "03_results": "assert results.errors.message is None, results.errors.message\n"
     "assert results.metrics is not None and results.gate_result is not None",
     "04_review": "assert review.errors.message is None, review.errors.message\nassert review.items",
