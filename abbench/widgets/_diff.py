@@ -8,6 +8,7 @@ import ipywidgets as w
 
 from abbench.compare import Comparison, compare_arms, compare_experiments
 from abbench.errors import ComparisonRefused
+from abbench.snapshot import SnapshotDiff, diff_snapshots
 from abbench.store._experiments import Experiment
 from abbench.widgets._base import (
     MAX_LISTED,
@@ -114,6 +115,40 @@ def default_pair(store: Any, a: Any = None, b: Any = None) -> tuple[Experiment, 
     )
 
 
+_DIFF_LINE = {"+": "background:#e6ffec", "-": "background:#ffebe9", "@": "color:#6a737d"}
+
+
+def _diff_pre(text: str) -> str:
+    lines = []
+    for line in text.splitlines():
+        style = _DIFF_LINE.get(line[:1], "") if not line.startswith(("+++", "---")) else "color:#6a737d"
+        lines.append(f'<span style="{style}">{escape(line)}</span>' if style else escape(line))
+    return (
+        '<pre style="font-size:12px;line-height:1.4;overflow-x:auto;margin:2px 0">'
+        + "\n".join(lines)
+        + "</pre>"
+    )
+
+
+def skill_diff_html(diff: SnapshotDiff, context: int = 3) -> str:
+    """A skill diff as `abbench diff-skill` prints it: the summary, then each changed section as a unified
+    diff (added lines green, removed red); added and removed sections folded with their text."""
+    parts = [f"<pre style='font-size:12px;margin:2px 0'>{escape(diff.summary())}</pre>"]
+    unfold = " open" if len(diff.sections_changed) <= 5 else ""  # many: the summary above names them
+    for change in diff.sections_changed:
+        parts.append(
+            f"<details{unfold}><summary><b>~ {escape(change.ref)}</b> (+{change.lines_added} −{change.lines_removed} lines)"
+            f"</summary>{_diff_pre(change.unified_diff(context))}</details>"
+        )
+    for mark, sections in (("+", diff.sections_added), ("−", diff.sections_removed)):
+        for section in sections:
+            parts.append(
+                f"<details><summary><b>{mark} {escape(section.ref)}</b> ({'added' if mark == '+' else 'removed'})"
+                f"</summary><pre style='font-size:12px'>{escape(section.text)}</pre></details>"
+            )
+    return "".join(parts)
+
+
 class DiffWidget(View):
     """Compare two arms — of one experiment, or of two experiments on the same dataset — case by case.
 
@@ -134,6 +169,7 @@ class DiffWidget(View):
         comparison: The `Comparison` shown (None before one, or when refused).
         refusal: The refusal's message when the two sides cannot be compared, else None.
         lists: List name (see `LISTS`) → the case ids it holds.
+        skill_diff: The `SnapshotDiff` between the two sides' skills (None when a side has none).
         detail: The `CaseDetailView` of the chosen case.
     """
 
@@ -151,6 +187,7 @@ class DiffWidget(View):
         self.comparison: Comparison | None = None
         self.refusal: str | None = None
         self.lists: dict[str, list[str]] = {name: [] for name in LISTS}
+        self.skill_diff: SnapshotDiff | None = None
         self._quiet = False
 
         self.exp_a = Choice(
@@ -168,6 +205,7 @@ class DiffWidget(View):
         self.verdict_html = w.HTML()
         self.metrics_html = w.HTML()
         self.domains_html = w.HTML()
+        self.skill_html = w.HTML()
         self.case_lists = {
             name: Choice(kind=w.Select, on_select=self.guard("opening a case", self._case_chosen), rows=10)
             for name in LISTS
@@ -191,6 +229,7 @@ class DiffWidget(View):
             self.verdict_html,
             self.metrics_html,
             self.domains_html,
+            self.skill_html,
             self.list_tabs,
             self.detail,
         ]
@@ -301,6 +340,7 @@ class DiffWidget(View):
             self._clear("choose both sides: an experiment and an arm each")
             return None
         ea, eb = self.exp_a.value, self.exp_b.value
+        self._clear()  # whatever happens next, nothing of the previous pair stays on screen
         try:
             if ea == eb:
                 comparison = compare_arms(
@@ -324,7 +364,8 @@ class DiffWidget(View):
 
     def _clear(self, message: str = "") -> None:
         self.verdict_html.value = note(message) if message else ""
-        self.metrics_html.value = self.domains_html.value = ""
+        self.metrics_html.value = self.domains_html.value = self.skill_html.value = ""
+        self.skill_diff = None
         for name, choice in self.case_lists.items():
             self.lists[name] = []
             choice.set_options([])
@@ -409,6 +450,7 @@ class DiffWidget(View):
                 for d in c.by_domain
             ],
         )
+        self._show_skill_diff()
         text = c.text
         entries: dict[str, list[tuple[str, str]]] = {
             "fixed": [(x.case_id, f"{x.case_id} · {x.domain} · {x.rates}") for x in c.fixed],
@@ -434,6 +476,26 @@ class DiffWidget(View):
         self.list_tabs.titles = tuple(f"{name} ({len(entries[name])})" for name in LISTS)
         chosen = self.case_lists[LISTS[self.list_tabs.selected_index or 0]].value
         self._case_chosen(chosen)
+
+    def _show_skill_diff(self) -> None:
+        """Which rules changed between the two sides' skills (the question behind a version comparison)."""
+        ea = self.store.get_experiment(self.exp_a.value)
+        eb = self.store.get_experiment(self.exp_b.value)
+        snap_a, snap_b = ea.arm(self.arm_a.value).snapshot, eb.arm(self.arm_b.value).snapshot
+        self.skill_diff = None
+        head = "<b>Skill text: what changed from A to B</b>"
+        if snap_a is None and snap_b is None:
+            self.skill_html.value = head + note("neither side uses a skill")
+            return
+        if snap_a is None or snap_b is None:
+            with_skill = self.store.get_snapshot(snap_a or snap_b)
+            side = "A" if snap_a else "B"
+            self.skill_html.value = head + note(
+                f"only {side} uses a skill ({with_skill.label}): every rule in it is what differs"
+            )
+            return
+        self.skill_diff = diff_snapshots(self.store.get_snapshot(snap_a), self.store.get_snapshot(snap_b))
+        self.skill_html.value = head + skill_diff_html(self.skill_diff)
 
     def _case_chosen(self, case_id: Any) -> None:
         if not case_id or self.comparison is None:

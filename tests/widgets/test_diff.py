@@ -181,3 +181,43 @@ def test_an_error_shown_in_a_widget_is_not_copied_to_stderr(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], env=subprocess_env(), capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
+
+
+def test_the_skill_text_diff_between_the_two_sides_is_shown(store, small):
+    from abbench.snapshot import build_snapshot, diff_snapshots
+    from tests.conftest import DEMO
+
+    skills = DEMO / "skills"
+    exp = create_experiment(
+        {
+            "name": "versions",
+            "dataset": small.fingerprint,
+            "arms": {
+                "v1": python_arm(skill=str(skills / "fast-slow-routing-v1")),
+                "v2": python_arm(skill=str(skills / "fast-slow-routing-v2")),
+            },
+        },
+        store=store,
+    )
+    run_experiment(exp.id, store=store)
+    widget = DiffWidget(store, a="versions")
+    assert widget.errors.message is None and widget.skill_diff is not None
+    # independently: the two folders diffed as `abbench diff-skill` diffs them
+    want = diff_snapshots(
+        build_snapshot(skills / "fast-slow-routing-v1"), build_snapshot(skills / "fast-slow-routing-v2")
+    )
+    assert [c.ref for c in widget.skill_diff.sections_changed] == [c.ref for c in want.sections_changed]
+    text = html.unescape(widget.skill_html.value)
+    assert want.sections_changed and all(c.ref in text for c in want.sections_changed)
+    assert all(s.ref in text for s in want.sections_added + want.sections_removed)
+    added = next(
+        line
+        for line in want.sections_changed[0].unified_diff().splitlines()
+        if line.startswith("+") and not line.startswith("+++")
+    )
+    assert added in text
+    widget.arm_a.select("v2")  # refused (an arm against itself): nothing of the previous pair stays
+    assert "compared with itself" in widget.errors.message
+    assert widget.comparison is None and widget.skill_html.value == widget.metrics_html.value == ""
+    widget.arm_a.select("v1")
+    assert widget.errors.message is None and widget.skill_diff is not None
