@@ -247,7 +247,9 @@ class View(w.VBox):
         from abbench.widgets._static import static_html
 
         display(self._repr_mimebundle_(), raw=True)
-        display({"text/html": static_html(self), "text/plain": ""}, raw=True)
+        copy = static_html(self)
+        if copy:
+            display({"text/html": copy, "text/plain": ""}, raw=True)
 
     def guard(self, action: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         """`fn` wrapped for use as a callback: exceptions are shown in the error area and logged.

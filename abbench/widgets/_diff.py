@@ -7,7 +7,7 @@ from typing import Any
 import ipywidgets as w
 
 from abbench.compare import Comparison, compare_arms, compare_experiments
-from abbench.errors import ComparisonRefused
+from abbench.errors import ComparisonRefused, UsageError
 from abbench.snapshot import SnapshotDiff, diff_snapshots
 from abbench.store._experiments import Experiment
 from abbench.widgets._base import (
@@ -496,6 +496,22 @@ class DiffWidget(View):
             return
         self.skill_diff = diff_snapshots(self.store.get_snapshot(snap_a), self.store.get_snapshot(snap_b))
         self.skill_html.value = head + skill_diff_html(self.skill_diff)
+
+    def report_options(self) -> dict[str, Any]:
+        """What `abbench.report.render_report` takes to report on the pair shown: the experiment, the
+        baseline experiment (`vs`, when the sides are two experiments) and the two arms, baseline first.
+
+        Raises:
+            UsageError: the two sides are not both chosen.
+        """
+        if None in (self.exp_a.value, self.exp_b.value, self.arm_a.value, self.arm_b.value):
+            raise UsageError("choose both sides first: an experiment and an arm each")
+        same = self.exp_a.value == self.exp_b.value
+        return {
+            "experiment": self.exp_b.value,
+            "vs": None if same else self.exp_a.value,
+            "arms": [self.arm_a.value, self.arm_b.value],
+        }
 
     def _case_chosen(self, case_id: Any) -> None:
         if not case_id or self.comparison is None:

@@ -113,10 +113,13 @@ def static_html(widget: Any) -> str:
 
     Messages and tables are copied, figures drawn by plotly.js (inlined once when there is a figure),
     lists shown with their first `LISTED` options, choices with what is chosen; buttons are left out.
-    The whole is one ``<div class="abbench-static">``, which a live abbench widget's CSS hides.
+    The whole is one ``<div class="abbench-static">``, which a live abbench widget's CSS hides; empty
+    when the widget shows nothing but buttons.
     """
     copy = _Copy()
     body = copy.html(widget)
+    if not body:
+        return ""  # nothing shown but buttons: no copy
     script = plotly_js_script() if copy.figures else ""
     return (
         f'<div class="abbench-static">{CSS}'
