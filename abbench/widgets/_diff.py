@@ -133,7 +133,9 @@ def _diff_pre(text: str) -> str:
 def skill_diff_html(diff: SnapshotDiff, context: int = 3) -> str:
     """A skill diff as `abbench diff-skill` prints it: the summary, then each changed section as a unified
     diff (added lines green, removed red); added and removed sections folded with their text."""
-    parts = [f"<pre style='font-size:12px;margin:2px 0'>{escape(diff.summary())}</pre>"]
+    # The summary's counts; the sections themselves are listed once, below, each with its diff or text.
+    counts = "\n".join(line for line in diff.summary().splitlines() if not line.startswith("  "))
+    parts = [f"<pre style='font-size:12px;margin:2px 0'>{escape(counts)}</pre>"]
     unfold = " open" if len(diff.sections_changed) <= 5 else ""  # many: the summary above names them
     for change in diff.sections_changed:
         parts.append(
