@@ -77,6 +77,9 @@ def _wait(condition, timeout: float, what: str, step: float = 0.25):
 def _flow(page, url: str, store_dir: Path, seen: dict) -> None:
     """The person's steps in 02_run, checked against the page and the store."""
     _open(page, url, "02_run.ipynb")
+    # The widget's static copy (for exported pages) is in the page but hidden where the widget draws.
+    copy = page.locator(".abbench-static")
+    assert copy.count() == 1 and not copy.is_visible()
     _button(page, "Start").click()
     _wait(lambda: _status(page)[1] > 0, 30, "the first runs")
     _button(page, "Pause").click()
