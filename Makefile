@@ -4,6 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 CHROMIUM ?= /usr/bin/chromium
+DEMO_STORE := .abbench/abbench.db
 
 .PHONY: demo test test-fast lint bench browser lab clean
 
@@ -21,11 +22,19 @@ $(STAMP): pyproject.toml | $(PY)
 demo: $(STAMP)
 	$(VENV)/bin/abbench demo
 
-## test: the whole test suite, browser tests included (installs Debian's chromium when missing)
-test: $(STAMP) browser
+## test: the whole test suite, browser tests included (installs Debian's chromium when missing), then
+## every notebook cell by cell under nbval against the demo store (made when missing)
+test: $(STAMP) browser $(DEMO_STORE)
 	$(PY) -m ruff check abbench tests bench
 	$(PY) -m ruff format --check abbench tests bench
 	$(PY) -m pytest -n 2 --dist loadgroup
+	@# A notebook that raises fails CI. loadscope keeps one notebook's cells in one kernel; the notebooks
+	@# find the demo store at .abbench/ above notebooks/ (as in `make lab`).
+	TQDM_DISABLE=1 $(PY) -m pytest --nbval-lax --nbval-current-env -n 2 --dist loadscope -p no:cacheprovider notebooks/
+
+# The demo store the notebooks open by default (`abbench demo` without its HTML reports).
+$(DEMO_STORE): | $(STAMP)
+	$(VENV)/bin/abbench demo --no-report --quiet
 
 ## test-fast: everything but the slow and browser tests
 test-fast: $(STAMP)

@@ -25,6 +25,7 @@ from abbench.agents._base import (
 from abbench.agents._builtin import builtin
 from abbench.agents._command import CommandAgent
 from abbench.agents._openai import SKILL_TOOLS, OpenAIAgent, SkillTools
+from abbench.agents._parameters import AgentParameter, agent_parameters
 from abbench.agents._prompt import Prompt, answer_schema, build_prompt, history_turns
 from abbench.agents._python import PythonAgent, load_callable
 from abbench.agents._rules import Rule, SkillRules, extract_rules
@@ -34,6 +35,7 @@ __all__ = [
     "SKILL_TOOLS",
     "Agent",
     "AgentFactory",
+    "AgentParameter",
     "Answer",
     "CommandAgent",
     "OpenAIAgent",
@@ -46,6 +48,7 @@ __all__ = [
     "Task",
     "agent_case",
     "agent_names",
+    "agent_parameters",
     "agent_task",
     "answer_from_mapping",
     "answer_schema",

@@ -52,6 +52,7 @@ from typing import Any
 from abbench.agents._base import Agent, Task, register_agent
 from abbench.agents._builtin_decision import _baseline, _build_index, _decide, _Decision, _Index
 from abbench.agents._builtin_session import _session
+from abbench.agents._parameters import AgentParameter
 from abbench.agents._rules import extract_rules
 from abbench.errors import AgentError, UsageError
 from abbench.snapshot import Snapshot
@@ -357,3 +358,16 @@ def builtin(
         temperature=settings["temperature"],
         params=extra,
     )
+
+
+_DEFAULTS = {
+    "latency_jitter": 0.0,
+    "price_in_per_mtok": 0.0,
+    "price_out_per_mtok": 0.0,
+    "seed": 0,
+    "top_sections": 3,
+}
+# What **params accepts, for forms (abbench.agents.agent_parameters); the signature gives the rest.
+builtin.parameters = tuple(
+    AgentParameter(k, _DEFAULTS.get(k), "list" if k == "labels" else "number", v) for k, v in _PARAMS.items()
+)

@@ -8,51 +8,12 @@ It is registered next to ``plotly_mimetype`` so JupyterLab still shows interacti
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from abbench._plotly import FIGURE_CONFIG, figure_html, plotly_js_path
+
+__all__ = ["FIGURE_CONFIG", "RENDERER", "figure_html", "plotly_js_path", "use_report_renderer"]
 
 RENDERER = "abbench_report"
 """The name the renderer is registered under in ``plotly.io.renderers``."""
-
-FIGURE_CONFIG: dict[str, Any] = {
-    "responsive": True,
-    "displaylogo": False,  # the logo links to plotly.com: the one external URL a figure would carry
-    "modeBarButtonsToRemove": ["lasso2d", "select2d"],
-}
-
-
-def plotly_js_path() -> Path:
-    """Where the installed plotly package keeps its own ``plotly.min.js`` (the one the report inlines)."""
-    import plotly
-
-    path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-    if not path.is_file():  # pragma: no cover - a broken plotly install
-        from abbench.errors import ReportError
-
-        raise ReportError(
-            f"plotly.js is missing from the plotly package ({path}); reinstall plotly (pip install -U plotly)"
-        )
-    return path
-
-
-def figure_html(fig: Any, *, height: int | None = None) -> str:
-    """The ``<div>`` + ``Plotly.newPlot`` script for one figure (no plotly.js, no MathJax, no CDN).
-
-    Plotly writes the figure's JSON with ``<``, ``>`` and ``/`` escaped, so text in the data cannot
-    close the script element.
-    """
-    import plotly.io as pio
-
-    return pio.to_html(
-        fig,
-        include_plotlyjs=False,
-        include_mathjax=False,
-        full_html=False,
-        config=FIGURE_CONFIG,
-        default_width="100%",
-        default_height=height or fig.layout.height or 380,
-        validate=False,
-    )
 
 
 def _renderer_class():

@@ -20,6 +20,7 @@ from abbench.widgets._mapping import MappingWidget, report_html
 from abbench.widgets._results import ResultsWidget
 from abbench.widgets._review import ReviewWidget
 from abbench.widgets._run import RunControlWidget, parse_graders, parse_params
+from abbench.widgets._share import ReportButton
 
 __all__ = [
     "CaseDetailView",
@@ -27,6 +28,7 @@ __all__ = [
     "DiffWidget",
     "ErrorArea",
     "MappingWidget",
+    "ReportButton",
     "ResultsWidget",
     "ReviewWidget",
     "RunControlWidget",

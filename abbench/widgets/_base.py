@@ -20,6 +20,10 @@ from abbench.errors import AbbenchError, StoreError
 from abbench.store import STORE_ENV, Store, open_store
 
 log = logging.getLogger("abbench.widgets")
+# Every message logged here is shown in the widget too. Without a handler, Python's last-resort handler
+# copies warnings to stderr, which a notebook keeps under the cell: an old error would stay on screen
+# after the widget has cleared it. An application that configures logging still gets them.
+log.addHandler(logging.NullHandler())
 
 StoreLike = str | os.PathLike | Store | None
 
@@ -152,7 +156,7 @@ def html_table(
     )
 
 
-STYLE = """<style>
+CSS = """<style>
 .abbench-scroll {overflow-x:auto; max-width:100%}
 .widget-html-content:has(.abbench-scroll) {min-width:0}
 .abbench-table {line-height:1.45; margin:2px 0 6px}
@@ -170,7 +174,11 @@ STYLE = """<style>
 .abbench-ok {color:#1a6b1a}
 .abbench-warn {color:#8a5a00}
 </style>"""
-"""CSS for the tables and messages every widget renders (included once per widget)."""
+"""CSS for the tables and messages (in every widget, and in its static copy)."""
+
+STYLE = CSS + "<style>.abbench-static {display:none}</style>"
+"""What every widget includes once: `CSS`, and a rule hiding the widget's static copy (see
+`View._ipython_display_`) wherever the widget itself draws."""
 
 
 def note(text: str, kind: str = "note") -> str:
@@ -225,6 +233,23 @@ class View(w.VBox):
         self.store = store if isinstance(store, Store) else notebook_store(store)
         self.errors = ErrorArea()
         self._busy = threading.RLock()
+
+    def _ipython_display_(self) -> None:
+        """Display the live widget, then its static copy (`static_html`), as two outputs.
+
+        An exported page (``jupyter nbconvert --to html``) keeps a widget only as a reference drawn
+        by a widget manager from a CDN, so offline it shows nothing; the copy, hidden wherever the
+        widget draws, is what such a page shows. It cannot share one output with the widget:
+        nbconvert shows a single format per output and prefers the widget's.
+        """
+        from IPython.display import display
+
+        from abbench.widgets._static import static_html
+
+        display(self._repr_mimebundle_(), raw=True)
+        copy = static_html(self)
+        if copy:
+            display({"text/html": copy, "text/plain": ""}, raw=True)
 
     def guard(self, action: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         """`fn` wrapped for use as a callback: exceptions are shown in the error area and logged.

@@ -7,7 +7,8 @@ from typing import Any
 import ipywidgets as w
 
 from abbench.compare import Comparison, compare_arms, compare_experiments, experiment_pair
-from abbench.errors import ComparisonRefused
+from abbench.errors import ComparisonRefused, UsageError
+from abbench.snapshot import SnapshotDiff, diff_snapshots
 from abbench.store._experiments import Experiment
 from abbench.widgets._base import (
     MAX_LISTED,
@@ -83,6 +84,73 @@ def _usage_row(u: Any) -> tuple[str, ...]:
     )
 
 
+def default_pair(store: Any, a: Any = None, b: Any = None) -> tuple[Experiment, Experiment] | str:
+    """The two experiments a comparison opens on, or the sentence saying how to get a pair.
+
+    `a` and `b` as given (b defaults to a). Given none: the newest experiment when it has two arms or
+    more; when it has one, the newest earlier experiment on the same dataset fingerprint as its baseline.
+    A single experiment with one arm gets the sentence: what to run so that there is something to compare.
+    """
+    if a is not None:
+        ea = store.get_experiment(a)
+        if b is not None:
+            return ea, store.get_experiment(b)
+        if len(ea.arms) >= 2:
+            return ea, ea
+        newest = ea
+    else:
+        experiments = store.list_experiments()
+        if not experiments:
+            return "nothing to compare yet: run an experiment first (02_run, or abbench run)"
+        newest = experiments[0]
+        if len(newest.arms) >= 2:
+            return newest, newest
+    earlier = [e for e in store.list_experiments() if e.id != newest.id and e.dataset == newest.dataset]
+    if earlier:
+        return earlier[0], newest
+    return (
+        f"nothing to compare yet: #{newest.id} {newest.name} has a single arm ({newest.arms[0].name}) and no "
+        f"other experiment ran on {newest.dataset}. Choose another experiment above, or make a pair: clone it "
+        "in 02_run with a second arm (or a changed skill), or run another experiment on the same dataset."
+    )
+
+
+_DIFF_LINE = {"+": "background:#e6ffec", "-": "background:#ffebe9", "@": "color:#6a737d"}
+
+
+def _diff_pre(text: str) -> str:
+    lines = []
+    for line in text.splitlines():
+        style = _DIFF_LINE.get(line[:1], "") if not line.startswith(("+++", "---")) else "color:#6a737d"
+        lines.append(f'<span style="{style}">{escape(line)}</span>' if style else escape(line))
+    return (
+        '<pre style="font-size:12px;line-height:1.4;overflow-x:auto;margin:2px 0">'
+        + "\n".join(lines)
+        + "</pre>"
+    )
+
+
+def skill_diff_html(diff: SnapshotDiff, context: int = 3) -> str:
+    """A skill diff as `abbench diff-skill` prints it: the summary, then each changed section as a unified
+    diff (added lines green, removed red); added and removed sections folded with their text."""
+    # The summary's counts; the sections themselves are listed once, below, each with its diff or text.
+    counts = "\n".join(line for line in diff.summary().splitlines() if not line.startswith("  "))
+    parts = [f"<pre style='font-size:12px;margin:2px 0'>{escape(counts)}</pre>"]
+    unfold = " open" if len(diff.sections_changed) <= 5 else ""  # many: the summary above names them
+    for change in diff.sections_changed:
+        parts.append(
+            f"<details{unfold}><summary><b>~ {escape(change.ref)}</b> (+{change.lines_added} −{change.lines_removed} lines)"
+            f"</summary>{_diff_pre(change.unified_diff(context))}</details>"
+        )
+    for mark, sections in (("+", diff.sections_added), ("−", diff.sections_removed)):
+        for section in sections:
+            parts.append(
+                f"<details><summary><b>{mark} {escape(section.ref)}</b> ({'added' if mark == '+' else 'removed'})"
+                f"</summary><pre style='font-size:12px'>{escape(section.text)}</pre></details>"
+            )
+    return "".join(parts)
+
+
 class DiffWidget(View):
     """Compare two arms — of one experiment, or of two experiments on the same dataset — case by case.
 
@@ -103,6 +171,7 @@ class DiffWidget(View):
         comparison: The `Comparison` shown (None before one, or when refused).
         refusal: The refusal's message when the two sides cannot be compared, else None.
         lists: List name (see `LISTS`) → the case ids it holds.
+        skill_diff: The `SnapshotDiff` between the two sides' skills (None when a side has none).
         detail: The `CaseDetailView` of the chosen case.
     """
 
@@ -120,6 +189,7 @@ class DiffWidget(View):
         self.comparison: Comparison | None = None
         self.refusal: str | None = None
         self.lists: dict[str, list[str]] = {name: [] for name in LISTS}
+        self.skill_diff: SnapshotDiff | None = None
         self._quiet = False
 
         self.exp_a = Choice(
@@ -137,6 +207,7 @@ class DiffWidget(View):
         self.verdict_html = w.HTML()
         self.metrics_html = w.HTML()
         self.domains_html = w.HTML()
+        self.skill_html = w.HTML()
         self.case_lists = {
             name: Choice(kind=w.Select, on_select=self.guard("opening a case", self._case_chosen), rows=10)
             for name in LISTS
@@ -160,14 +231,12 @@ class DiffWidget(View):
             self.verdict_html,
             self.metrics_html,
             self.domains_html,
+            self.skill_html,
             self.list_tabs,
             self.detail,
         ]
         self.guard("listing experiments", self._list)()
-        if a is not None:
-            self.guard("choosing the experiments", self.select)(a, b, arm_a=arm_a, arm_b=arm_b)
-        else:
-            self._clear("choose both sides: an experiment and an arm each")
+        self.guard("choosing the experiments", self._open)(a, b, arm_a, arm_b)
 
     # -- choosing the sides ----------------------------------------------------------------------------
 
@@ -178,6 +247,34 @@ class DiffWidget(View):
         ]
         self.exp_a.set_options(options)
         self.exp_b.set_options(options)
+
+    def _open(self, a: Any, b: Any, arm_a: str | None, arm_b: str | None) -> None:
+        """Open on a pair that can be compared: the one asked for, else the newest one the store holds.
+
+        Arm names given are preferences (a notebook's defaults, ``v1`` and ``v2``): an experiment
+        without them opens on its own arms, and says so.
+        """
+        pair = default_pair(self.store, a, b)
+        if isinstance(pair, str):
+            self._clear(pair)
+            return
+        ea, eb = pair
+        wanted = {"A": (ea, arm_a), "B": (eb, arm_b)}
+        absent = [f"{side}: {exp.name!r} has no arm {arm!r}" for side, (exp, arm) in wanted.items()
+                  if arm and arm not in [x.name for x in exp.arms]]  # fmt: skip
+        names_a, names_b = [x.name for x in ea.arms], [x.name for x in eb.arms]
+        arm_a = arm_a if arm_a in names_a else None
+        arm_b = arm_b if arm_b in names_b else None
+        if ea.id != eb.id and arm_b is None and arm_a is None:
+            common = [n for n in names_b if n in names_a]
+            arm_a = arm_b = common[-1] if common else None  # the same arm in both: the version question
+        if ea.id == eb.id and arm_a is not None and arm_a == arm_b:
+            arm_a = None
+        self.select(ea, eb, arm_a=arm_a, arm_b=arm_b)
+        if absent:
+            self.verdict_html.value = note("; ".join(absent) + ": its own arms are shown", "warn") + (
+                self.verdict_html.value
+            )
 
     def select(
         self,
@@ -250,6 +347,7 @@ class DiffWidget(View):
             self._clear("choose both sides: an experiment and an arm each")
             return None
         ea, eb = self.exp_a.value, self.exp_b.value
+        self._clear()  # whatever happens next, nothing of the previous pair stays on screen
         try:
             if ea == eb:
                 comparison = compare_arms(
@@ -273,7 +371,8 @@ class DiffWidget(View):
 
     def _clear(self, message: str = "") -> None:
         self.verdict_html.value = note(message) if message else ""
-        self.metrics_html.value = self.domains_html.value = ""
+        self.metrics_html.value = self.domains_html.value = self.skill_html.value = ""
+        self.skill_diff = None
         for name, choice in self.case_lists.items():
             self.lists[name] = []
             choice.set_options([])
@@ -358,6 +457,7 @@ class DiffWidget(View):
                 for d in c.by_domain
             ],
         )
+        self._show_skill_diff()
         text = c.text
         entries: dict[str, list[tuple[str, str]]] = {
             "fixed": [(x.case_id, f"{x.case_id} · {x.domain} · {x.rates}") for x in c.fixed],
@@ -383,6 +483,42 @@ class DiffWidget(View):
         self.list_tabs.titles = tuple(f"{name} ({len(entries[name])})" for name in LISTS)
         chosen = self.case_lists[LISTS[self.list_tabs.selected_index or 0]].value
         self._case_chosen(chosen)
+
+    def _show_skill_diff(self) -> None:
+        """Which rules changed between the two sides' skills (the question behind a version comparison)."""
+        ea = self.store.get_experiment(self.exp_a.value)
+        eb = self.store.get_experiment(self.exp_b.value)
+        snap_a, snap_b = ea.arm(self.arm_a.value).snapshot, eb.arm(self.arm_b.value).snapshot
+        self.skill_diff = None
+        head = "<b>Skill text: what changed from A to B</b>"
+        if snap_a is None and snap_b is None:
+            self.skill_html.value = head + note("neither side uses a skill")
+            return
+        if snap_a is None or snap_b is None:
+            with_skill = self.store.get_snapshot(snap_a or snap_b)
+            side = "A" if snap_a else "B"
+            self.skill_html.value = head + note(
+                f"only {side} uses a skill ({with_skill.label}): every rule in it is what differs"
+            )
+            return
+        self.skill_diff = diff_snapshots(self.store.get_snapshot(snap_a), self.store.get_snapshot(snap_b))
+        self.skill_html.value = head + skill_diff_html(self.skill_diff)
+
+    def report_options(self) -> dict[str, Any]:
+        """What `abbench.report.render_report` takes to report on the pair shown: the experiment, the
+        baseline experiment (`vs`, when the sides are two experiments) and the two arms, baseline first.
+
+        Raises:
+            UsageError: the two sides are not both chosen.
+        """
+        if None in (self.exp_a.value, self.exp_b.value, self.arm_a.value, self.arm_b.value):
+            raise UsageError("choose both sides first: an experiment and an arm each")
+        same = self.exp_a.value == self.exp_b.value
+        return {
+            "experiment": self.exp_b.value,
+            "vs": None if same else self.exp_a.value,
+            "arms": [self.arm_a.value, self.arm_b.value],
+        }
 
     def _case_chosen(self, case_id: Any) -> None:
         if not case_id or self.comparison is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -12,7 +13,7 @@ from typing import Any
 import ipywidgets as w
 import yaml
 
-from abbench.agents import agent_names
+from abbench.agents import agent_names, agent_parameters
 from abbench.errors import NotFoundError, UsageError
 from abbench.runner import (
     Progress,
@@ -26,7 +27,7 @@ from abbench.runner import (
 )
 from abbench.store._experiments import Experiment
 from abbench.types import outcome_word
-from abbench.widgets._base import STYLE, Choice, StoreLike, View, escape, html_table, log, note
+from abbench.widgets._base import NONE, STYLE, Choice, StoreLike, View, escape, html_table, log, note
 
 NEW = 0
 """The experiment chooser's value for "define a new experiment"."""
@@ -62,44 +63,96 @@ def _when(value: str | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M") + (" UTC" if moment.tzinfo is not None else "")
 
 
-def parse_params(text: str, *, arm: str = "") -> dict[str, Any]:
-    """An arm's parameters from the form: a JSON object, or ``key=value`` pairs split by commas.
+PARAMS_HINT = "temperature: 0.3, labels: [fast, slow]"
+"""What the parameters box shows when empty: a form the box accepts (lists as lists)."""
 
-    Values in ``key=value`` pairs are read as JSON when they parse (``latency_ms=50`` is a number),
-    else kept as text.
+
+def _split_top(text: str) -> list[str]:
+    """`text` split at the commas outside brackets and quotes (``labels=[a, b], seed=2`` is two parts)."""
+    parts, depth, quote, start = [], 0, "", 0
+    for i, ch in enumerate(text):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+        elif ch in ",，" and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
+def _yaml_error(exc: yaml.YAMLError, arm: str, shift: int = 0) -> UsageError:
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1 - shift}" if mark is not None else ""
+    return UsageError(
+        f"arm {arm!r}: parameters are not valid YAML{where} ({getattr(exc, 'problem', None) or exc}); "
+        f"write e.g. {PARAMS_HINT}"
+    )
+
+
+def parse_params(text: str, *, arm: str = "") -> dict[str, Any]:
+    """An arm's parameters from the form: YAML (or JSON), or ``key=value`` pairs split by commas.
+
+    YAML as in an experiment file, on one line (``temperature: 0.3, labels: [fast, slow]``, braces
+    optional) or several; JSON is YAML too. In ``key=value`` pairs a value is read as JSON when it
+    parses (``latency_ms=50`` is a number), as a YAML list or mapping when bracketed
+    (``labels=[a, b]``), else kept as text.
 
     Raises:
-        UsageError: the text is neither (the message says which arm and how to write it).
+        UsageError: the text is none of these (the message says which arm, where, and how to write it).
     """
     text = text.strip()
     if not text:
         return {}
-    if text.startswith("{"):
+    pairs = _split_top(text)
+    if not all("=" in p.partition(":")[0] for p in pairs if p.strip()) and (":" in text or text[0] in "{"):
+        one_line = "\n" not in text and not text.startswith("{")
         try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise UsageError(
-                f"arm {arm!r}: parameters are not valid JSON at column {exc.colno} ({exc.msg}); "
-                'write e.g. {"latency_ms": 50} or latency_ms=50'
-            ) from None
+            value = yaml.safe_load("{" + text + "}" if one_line else text)
+        except yaml.YAMLError as exc:
+            raise _yaml_error(exc, arm, shift=int(one_line)) from None  # the brace added in front
         if not isinstance(value, dict):
-            raise UsageError(f'arm {arm!r}: parameters must be a JSON object, e.g. {{"latency_ms": 50}}')
-        return value
+            raise UsageError(f"arm {arm!r}: parameters must be a mapping, e.g. {PARAMS_HINT}")
+        return {str(k): v for k, v in value.items()}
     out: dict[str, Any] = {}
-    for part in text.replace("，", ",").split(","):
+    for part in pairs:
         if not part.strip():
             continue
         key, eq, raw = part.partition("=")
         if not eq or not key.strip():
             raise UsageError(
-                f"arm {arm!r}: cannot read parameter {part.strip()!r}; write key=value pairs "
-                "split by commas (latency_ms=50, temperature=0.3) or a JSON object"
+                f"arm {arm!r}: cannot read parameter {part.strip()!r}; write YAML ({PARAMS_HINT}) or "
+                "key=value pairs split by commas (latency_ms=50, temperature=0.3)"
             )
-        try:
-            out[key.strip()] = json.loads(raw.strip())
-        except json.JSONDecodeError:
-            out[key.strip()] = raw.strip()
+        out[key.strip()] = _scalar(raw.strip(), arm)
     return out
+
+
+def _scalar(raw: str, arm: str) -> Any:
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        pass
+    if raw[:1] in "[{":
+        try:
+            return yaml.safe_load(raw)
+        except yaml.YAMLError as exc:
+            raise _yaml_error(exc, arm) from None
+    return raw
+
+
+def params_text(params: Mapping[str, Any]) -> str:
+    """Parameters as the box shows them: one line of YAML that `parse_params` reads back."""
+    if not params:
+        return ""
+    return yaml.safe_dump(
+        dict(params), default_flow_style=True, allow_unicode=True, width=10**6, sort_keys=False
+    ).strip()
 
 
 def parse_graders(text: str) -> list[str | dict[str, Any]]:
@@ -143,21 +196,114 @@ class _ArmRow:
         self.folder = w.Text(placeholder="skill folder", layout={"width": "300px", "display": "none"})
         params = {k: v for k, v in arm.items() if k not in _ARM_KEYS}
         params.update(arm.get("params") or {})
+        self._arm_name = name
         self.params = w.Text(
-            value=json.dumps(params, ensure_ascii=False) if params else "",
-            placeholder="parameters: latency_ms=50, temperature=0.3",
-            layout={"width": "260px"},
+            value=params_text(params),
+            placeholder=PARAMS_HINT,
+            tooltip="YAML as in an experiment file (lists as [a, b]), or key=value pairs",
+            continuous_update=False,
+            layout={"width": "360px"},
         )
         self.remove = w.Button(description="✕", tooltip="remove this arm", layout={"width": "36px"})
         self.remove.on_click(lambda _b: owner.guard("removing an arm", owner.remove_arm)(self))
         self.skill.observe(lambda _c: self._show_folder(), names="value")
         self.set_skill_options(owner.skill_options(), arm)
+        # The form: one box per parameter the adapter declares, kept in step with the YAML box.
+        self.fields: dict[str, w.Text] = {}
+        self._kinds: dict[str, str] = {}
+        self._syncing = False
+        self.form_box = w.VBox()
+        self.form = w.Accordion(children=[self.form_box], selected_index=None)
+        self._build_form()
+        owner.on_change(self.agent, lambda _v: self._build_form())
+        owner.on_change(self.params, lambda _v: self._params_typed())
+        self._owner = owner
         # An arm is wider than a laptop's notebook: its row wraps instead of hiding the folder, the
         # parameters and the remove button past the right edge.
-        self.box = w.HBox(
+        self.row = w.HBox(
             [self.name, self.agent, self.model, self.skill, self.folder, self.params, self.remove],
-            layout={"flex_flow": "row wrap", "margin": "0 0 6px 0"},
+            layout={"flex_flow": "row wrap"},
         )
+        self.box = w.VBox([self.row, self.form], layout={"margin": "0 0 6px 0"})
+
+    # -- the parameters form ---------------------------------------------------------------------------
+
+    def _current(self) -> dict[str, Any]:
+        return parse_params(self.params.value, arm=self.name.value.strip() or self._arm_name)
+
+    def _build_form(self) -> None:
+        try:
+            declared = agent_parameters(self.agent.value)
+        except UsageError:
+            declared = []  # an adapter this installation lacks: the YAML box still takes its parameters
+        self.fields, self._kinds = {}, {}
+        for p in declared:
+            default = NONE if p.default is None else params_text({"x": p.default})[4:-1]
+            field = w.Text(
+                description=p.name,
+                placeholder=f"default {default}" + (" · a list: [a, b]" if p.kind == "list" else ""),
+                tooltip=p.description,
+                continuous_update=False,
+                style={"description_width": "150px"},
+                layout={"width": "520px"},
+            )
+            field.observe(lambda _c, key=p.name: self._field_typed(key), names="value")
+            self.fields[p.name], self._kinds[p.name] = field, p.kind
+        rows = [
+            w.HBox([f, w.HTML(note(p.description))])
+            for p, f in zip(declared, self.fields.values(), strict=True)
+        ]
+        self.form_box.children = rows or [w.HTML(note(f"{self.agent.value} declares no parameters"))]
+        self.form.titles = (
+            f"parameters of {self.agent.value} (a form; the box above holds the same as YAML)",
+        )
+        with contextlib.suppress(UsageError):  # the box is mid-edit: the form fills in once it reads
+            self._fill(self._current())
+
+    def _fill(self, params: Mapping[str, Any]) -> None:
+        self._syncing = True
+        try:
+            for key, field in self.fields.items():
+                field.value = "" if key not in params else params_text({"x": params[key]})[4:-1]
+        finally:
+            self._syncing = False
+
+    def _params_typed(self) -> None:
+        if self._syncing:
+            return
+        with contextlib.suppress(UsageError):  # said at Start; the form keeps what it read last
+            self._fill(self._current())
+
+    def _field_typed(self, key: str) -> None:
+        if self._syncing:
+            return
+        guarded = self._owner.guard(f"setting {key}", self._set_field)
+        guarded(key)
+
+    def _set_field(self, key: str) -> None:
+        params = self._current()
+        raw = self.fields[key].value.strip()
+        if not raw:
+            params.pop(key, None)
+        else:
+            kind = self._kinds[key]
+            if kind == "list" and not raw.startswith("["):
+                raw = f"[{raw}]"  # fast, slow → [fast, slow]
+            if kind == "text":
+                value: Any = raw
+            else:
+                try:
+                    value = yaml.safe_load(raw)
+                except yaml.YAMLError as exc:
+                    raise UsageError(
+                        f"{key}: {raw!r} is not a value ({getattr(exc, 'problem', exc)})"
+                    ) from None
+            params[key] = value
+        self._syncing = True
+        try:
+            self.params.value = params_text(params)
+        finally:
+            self._syncing = False
 
     def _show_folder(self) -> None:
         self.folder.layout.display = "" if self.skill.value == FOLDER else "none"

@@ -201,3 +201,14 @@ def test_against_a_baseline_experiment(rendered, report_store):
     assert "against no-discordant" in page.text and "no-discordant (baseline)" in page.text
     assert "Candidate treatment" in page.text
     assert not NOT_A_NUMBER.search(page.text)
+
+
+@pytest.mark.slow
+def test_the_version_comparison_shows_which_rules_changed(rendered):
+    _, page = rendered("three-arm", arms=["v1", "v2"])
+    assert "What changed in the skill" in page.text
+    # skill-v1's SKILL.md holds "- fast things"; skill-v2's adds "- and more" under the same heading
+    assert "+- and more" in page.text and "-- fast things" not in page.text
+    assert "section (rule)" in page.text and "+1 −0" in page.text
+    _, page = rendered("two-arm")  # control has no skill
+    assert "control uses no skill" in page.text

@@ -16,8 +16,8 @@ import pytest
 from abbench.review import REVIEW_VERDICTS, disagreements, reviews
 from abbench.store import open_store
 from tests.browser import chromium, offline_page, require_chromium
-from tests.conftest import REPO
-from tests.widgets.demo import SKILLS, build_demo_store
+from tests.conftest import DEMO, REPO
+from tests.widgets.demo import build_demo_store
 from tests.widgets.lab import jupyterlab, parameterized
 
 VIEWPORT = {"width": 1400, "height": 1000}
@@ -77,6 +77,9 @@ def _wait(condition, timeout: float, what: str, step: float = 0.25):
 def _flow(page, url: str, store_dir: Path, seen: dict) -> None:
     """The person's steps in 02_run, checked against the page and the store."""
     _open(page, url, "02_run.ipynb")
+    # The widget's static copy (for exported pages) is in the page but hidden where the widget draws.
+    copy = page.locator(".abbench-static")
+    assert copy.count() == 1 and not copy.is_visible()
     _button(page, "Start").click()
     _wait(lambda: _status(page)[1] > 0, 30, "the first runs")
     _button(page, "Pause").click()
@@ -163,7 +166,7 @@ def test_run_pause_resume_and_review_in_jupyterlab(tmp_path):
         REPO / "notebooks" / "02_run.ipynb",
         lab_root / "02_run.ipynb",
         store_path=str(store_dir),
-        skills=str(SKILLS),
+        definition=str(DEMO / "experiment.yaml"),
         latency_ms=150,
         cases=60,
         rounds=3,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import pytest
 
 from abbench.runner import create_experiment, run_experiment
@@ -104,11 +106,16 @@ def test_experiments_on_different_datasets_are_refused_with_why(store, ab):
     assert w.refusal is None and w.comparison is not None and w.refusal_html.value == ""
 
 
-def test_choosing_nothing_says_what_to_do(store, ab):
+def test_an_empty_store_says_what_to_do(store):
     w = DiffWidget(store)
-    assert w.comparison is None and w.lists["fixed"] == []
-    w.exp_a.select(ab.id)
-    assert "choose both sides" in w.verdict_html.value
+    assert w.comparison is None and w.lists["fixed"] == [] and w.errors.message is None
+    assert "run an experiment first" in w.verdict_html.value
+
+
+def test_naming_nothing_opens_on_the_newest_pair(store, ab):
+    w = DiffWidget(store)
+    assert w.errors.message is None and (w.arm_a.value, w.arm_b.value) == ("a", "b")
+    assert w.comparison is not None and w.lists["fixed"] == ["c01"]
 
 
 def test_each_list_keeps_its_own_case_and_a_tab_shows_it(widget):
@@ -119,3 +126,98 @@ def test_each_list_keeps_its_own_case_and_a_tab_shows_it(widget):
     assert widget.detail.case_id == "c04"
     widget.list_tabs.selected_index = 2  # nothing chosen in "reason changed" yet
     assert widget.detail.case_id is None
+
+
+def _one_arm(store, dataset, name="solo"):
+    exp = create_experiment(
+        {"name": name, "dataset": dataset, "rounds": 1, "arms": {"b": python_arm(wrong=["c05"])}}, store=store
+    )
+    run_experiment(exp.id, store=store)
+    return store.get_experiment(exp.id)
+
+
+def test_a_newest_experiment_with_one_arm_opens_against_the_earlier_one_on_its_dataset(store, ab):
+    solo = _one_arm(store, ab.dataset)
+    widget = DiffWidget(store, arm_a="v1", arm_b="v2")  # the notebook's preferred names, absent here
+    assert widget.errors.message is None and widget.refusal is None
+    assert (widget.exp_a.value, widget.exp_b.value) == (ab.id, solo.id)
+    assert (widget.arm_a.value, widget.arm_b.value) == ("b", "b")  # the same arm on both sides
+    c = widget.comparison
+    assert c is not None and c.n_cases == 24
+    text = html.unescape(widget.verdict_html.value)
+    assert "'ab' has no arm 'v1'" in text and "compare_experiments" not in text
+
+
+def test_a_store_without_a_pair_says_how_to_make_one(store, small):
+    solo = _one_arm(store, small.fingerprint)
+    widget = DiffWidget(store)
+    assert widget.errors.message is None and widget.comparison is None
+    text = widget.verdict_html.value
+    assert f"#{solo.id} solo has a single arm (b)" in text and "02_run" in text
+    assert "compare_experiments" not in text
+
+
+def test_preferred_arms_absent_in_one_experiment_fall_back_to_its_own(store, ab):
+    widget = DiffWidget(store, a="ab", arm_a="v1", arm_b="v2")
+    assert widget.errors.message is None
+    assert (widget.arm_a.value, widget.arm_b.value) == ("a", "b")
+
+
+def test_an_error_shown_in_a_widget_is_not_copied_to_stderr(tmp_path):
+    """A notebook keeps stderr under the cell: a copy there would outlive the widget clearing its error."""
+    import subprocess
+    import sys
+
+    from tests.conftest import subprocess_env
+
+    code = (
+        "from abbench.widgets import View\n"
+        f"v = View({str(tmp_path / 'store')!r})\n"
+        "v.guard('choosing', lambda: 1 / 0)()\n"
+        "assert v.errors.message.startswith('choosing failed: ZeroDivisionError'), v.errors.message\n"
+        "v.guard('choosing', lambda: None)()\n"
+        "assert v.errors.message is None\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], env=subprocess_env(), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+
+
+def test_the_skill_text_diff_between_the_two_sides_is_shown(store, small):
+    from abbench.snapshot import build_snapshot, diff_snapshots
+    from tests.conftest import DEMO
+
+    skills = DEMO / "skills"
+    exp = create_experiment(
+        {
+            "name": "versions",
+            "dataset": small.fingerprint,
+            "arms": {
+                "v1": python_arm(skill=str(skills / "fast-slow-routing-v1")),
+                "v2": python_arm(skill=str(skills / "fast-slow-routing-v2")),
+            },
+        },
+        store=store,
+    )
+    run_experiment(exp.id, store=store)
+    widget = DiffWidget(store, a="versions")
+    assert widget.errors.message is None and widget.skill_diff is not None
+    # independently: the two folders diffed as `abbench diff-skill` diffs them
+    want = diff_snapshots(
+        build_snapshot(skills / "fast-slow-routing-v1"), build_snapshot(skills / "fast-slow-routing-v2")
+    )
+    assert [c.ref for c in widget.skill_diff.sections_changed] == [c.ref for c in want.sections_changed]
+    text = html.unescape(widget.skill_html.value)
+    assert want.sections_changed and all(c.ref in text for c in want.sections_changed)
+    assert all(s.ref in text for s in want.sections_added + want.sections_removed)
+    added = next(
+        line
+        for line in want.sections_changed[0].unified_diff().splitlines()
+        if line.startswith("+") and not line.startswith("+++")
+    )
+    assert added in text
+    widget.arm_a.select("v2")  # refused (an arm against itself): nothing of the previous pair stays
+    assert "compared with itself" in widget.errors.message
+    assert widget.comparison is None and widget.skill_html.value == widget.metrics_html.value == ""
+    widget.arm_a.select("v1")
+    assert widget.errors.message is None and widget.skill_diff is not None

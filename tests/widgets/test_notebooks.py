@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 
 import nbformat
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, subprocess_env
 from tests.widgets.demo import build_demo_store
 
 NOTEBOOKS = REPO / "notebooks"
@@ -18,7 +20,15 @@ CHECKS = {
     "01_import_and_map": "assert mapping.errors.message is None, mapping.errors.message\n"
     "assert mapping.preview is not None and mapping.preview.cases",
     "02_run": "assert run.errors.message is None, run.errors.message\n"
-    "assert run.dataset.value and len(run.arm_rows) == 3",
+    "assert run.dataset.value and len(run.arm_rows) == 3\n"
+    "import yaml\n"
+    "demo = yaml.safe_load(open(definition, encoding='utf-8'))\n"
+    "got = run.spec()['arms']\n"
+    "for name, arm in demo['arms'].items():\n"
+    "    want = {k: v for k, v in arm.items() if k not in ('agent', 'skill')}\n"
+    "    assert got[name].get('params', {}) == want, (name, got[name], want)\n"
+    "    assert ('skill' in arm) == ('skill' in got[name])\n"
+    "assert run.spec()['graders'] == demo['graders'] and run.rounds.value == demo['rounds']",
     "03_results": "assert results.errors.message is None, results.errors.message\n"
     "assert results.metrics is not None and results.gate_result is not None",
     "04_review": "assert review.errors.message is None, review.errors.message\nassert review.items",
@@ -71,6 +81,25 @@ def test_notebooks_are_stored_clean():
         assert all(not c.outputs and c.execution_count is None for c in code), f"{path.name} has outputs"
 
 
+@pytest.mark.parametrize("name", sorted(p.stem for p in NOTEBOOKS.glob("*.ipynb")))
+def test_the_first_cell_says_how_to_share(name):
+    first = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4).cells[0].source
+    assert "`abbench report " in first and "nbconvert --execute --to html" in first
+
+
+def test_make_test_runs_every_notebook_under_nbval():
+    if not shutil.which("make"):
+        pytest.skip("no make on this machine")
+    plan = subprocess.run(
+        ["make", "-n", "test"], cwd=REPO, capture_output=True, text=True, check=True, env=subprocess_env()
+    ).stdout
+    nbval = [line for line in plan.splitlines() if "--nbval-lax" in line]
+    assert nbval and nbval[0].split()[-1] == "notebooks/", plan
+    assert "--dist loadscope" in nbval[0]  # one notebook's cells stay in one kernel
+    # the demo store the notebooks find is made first when missing
+    assert (REPO / ".abbench" / "abbench.db").is_file() or "abbench demo" in plan, plan
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(p.stem for p in NOTEBOOKS.glob("*.ipynb")))
 def test_the_notebook_runs_on_the_demo_store(name, demo_store, tmp_path, kernel_env):
@@ -91,3 +120,18 @@ def test_a_notebook_finds_the_store_from_the_environment(demo_store, tmp_path, k
     monkeypatch.setenv("ABBENCH_STORE", str(demo_store))
     executed = execute("04_review", tmp_path)  # store_path left empty, as in git
     assert not [o for c in executed.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
+
+
+@pytest.mark.slow
+def test_compare_opens_on_a_pair_when_the_newest_experiment_has_one_arm(tmp_path, kernel_env):
+    from abbench.runner import create_experiment, run_experiment
+    from abbench.store import open_store
+    from tests.widgets.demo import ARMS
+
+    store_path = build_demo_store(tmp_path / ".abbench")
+    with open_store(store_path) as store:
+        solo = create_experiment({"name": "solo", "dataset": "demo", "arms": {"v2": ARMS["v2"]}}, store=store)
+        run_experiment(solo.id, store=store)
+    executed = execute("05_compare", tmp_path, store_path=str(store_path))  # the check cell: no error, a pair
+    outputs = [o for c in executed.cells for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error" or o.get("name") == "stderr"]

@@ -6,8 +6,10 @@ import time
 
 import pytest
 
+from abbench.agents import agent_parameters, make_agent
 from abbench.runner import create_experiment, start_experiment
 from abbench.widgets import RunControlWidget, parse_graders, parse_params
+from abbench.widgets._run import params_text
 from tests.blocking import SAFETY_NET_S, Gate
 from tests.conftest import DEMO
 from tests.widgets import agents
@@ -248,7 +250,8 @@ def test_resume_starts_an_experiment_nobody_runs(store, small):
         ({"dataset": None}, "choose a dataset"),
         ({"name": ""}, "give the experiment a name"),
         ({"params": "latency_ms"}, "cannot read parameter 'latency_ms'"),
-        ({"params": "{bad"}, "not valid JSON"),
+        ({"params": "{bad"}, "not valid YAML at line 1, column 5"),
+        ({"params": "labels: [a, b"}, "not valid YAML"),
         ({"folder": ""}, "give the skill folder"),
     ],
 )
@@ -294,10 +297,53 @@ def test_stored_snapshots_are_offered_as_skills(store, small):
         ("latency_ms=50, temperature=0.3", {"latency_ms": 50, "temperature": 0.3}),
         ("model_hint=快系统，seed=2", {"model_hint": "快系统", "seed": 2}),
         ('{"latency_ms": 5, "x": [1]}', {"latency_ms": 5, "x": [1]}),
+        ("labels: [a, b, c]", {"labels": ["a", "b", "c"]}),
+        ("temperature: 0.3, labels: [快, 慢]", {"temperature": 0.3, "labels": ["快", "慢"]}),
+        ("temperature: 0.3\nlabels:\n  - fast\n  - slow", {"temperature": 0.3, "labels": ["fast", "slow"]}),
+        ("labels=[a, b], seed=2", {"labels": ["a", "b"], "seed": 2}),
+        ("{labels: [a, b]}", {"labels": ["a", "b"]}),
     ],
 )
 def test_parse_params(text, params):
     assert parse_params(text) == params
+    assert parse_params(params_text(params)) == params  # what the box shows reads back the same
+
+
+def test_the_parameters_hint_is_what_the_box_accepts(store, small):
+    w = RunControlWidget(store, dataset=small.fingerprint, arms={"a": {"agent": "builtin"}}, name="x")
+    row = w.arm_rows[0]
+    row.params.value = row.params.placeholder
+    spec = w.spec()
+    assert spec["arms"]["a"]["params"]["labels"] == ["fast", "slow"]
+    make_agent("builtin", **spec["arms"]["a"]["params"])  # and the agent takes it
+
+
+def test_the_form_is_built_from_the_agents_declared_parameters(store, small):
+    w = RunControlWidget(
+        store, dataset=small.fingerprint, arms={"a": {"agent": "builtin", "temperature": 0.3}}, name="x"
+    )
+    row = w.arm_rows[0]
+    declared = [p.name for p in agent_parameters("builtin")]
+    assert list(row.fields) == declared and {"temperature", "labels", "price_in_per_mtok"} <= set(declared)
+    for name in declared:  # every declared parameter is one the agent takes
+        make_agent(  # raises on a parameter it does not take
+            "builtin", **{name: ["fast"] if name == "labels" else 1}
+        )
+    assert row.fields["temperature"].value == "0.3"
+    row.fields["labels"].value = "fast, slow"  # a list typed as a person types it
+    row.fields["price_in_per_mtok"].value = "0.15"
+    assert w.errors.message is None
+    assert w.spec()["arms"]["a"]["params"] == {
+        "temperature": 0.3,
+        "labels": ["fast", "slow"],
+        "price_in_per_mtok": 0.15,
+    }
+    assert parse_params(row.params.value) == w.spec()["arms"]["a"]["params"]  # the YAML box follows the form
+    row.params.value = "temperature: 0.5, labels: [a, b]"  # and the form follows the box
+    assert (row.fields["temperature"].value, row.fields["labels"].value) == ("0.5", "[a, b]")
+    assert row.fields["price_in_per_mtok"].value == ""
+    row.agent.value = "openai"
+    assert "base_url" in row.fields and "top_sections" not in row.fields
 
 
 def test_looking_at_another_experiment_while_a_run_ends_keeps_it_shown(store, small, tmp_path):

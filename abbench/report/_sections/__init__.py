@@ -28,6 +28,7 @@ from abbench.report._sections._comparison import comparison_section, multi_secti
 from abbench.report._sections._decision import HOW_TO_READ, decision_section
 from abbench.report._sections._parts import Part, estimate_text, show_parts
 from abbench.report._sections._runs import provenance_section, runs_section
+from abbench.report._sections._skill import skill_section
 
 __all__ = [
     "HOW_TO_READ",
@@ -49,6 +50,7 @@ __all__ = [
     "reviews_section",
     "runs_section",
     "show_parts",
+    "skill_section",
     "stability_section",
     "usage_section",
 ]
