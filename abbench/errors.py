@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class AbbenchError(Exception):
     """Raised for every error abbench reports to a person.
@@ -55,7 +57,9 @@ class AgentError(AbbenchError):
     `failure_type` names the kind ("agent_error", "timeout", "rate_limited", "bad_output", ...) and
     `retryable` says whether trying again may help. `raw_output` holds the text the agent produced when
     it could not be understood (the runner stores it), `transcript` what the session did before it
-    failed, and `retry_after` the wait in seconds a server asked for, when it asked.
+    failed, `spent` what it used before it failed (an `abbench.agents.Spending`: tokens, cost, files
+    read; the runner keeps it with the attempt), and `retry_after` the wait in seconds a server asked
+    for, when it asked.
     """
 
     def __init__(
@@ -67,6 +71,7 @@ class AgentError(AbbenchError):
         raw_output: str | None = None,
         transcript: tuple = (),
         retry_after: float | None = None,
+        spent: Any = None,
     ):
         super().__init__(message)
         self.failure_type = failure_type
@@ -74,6 +79,7 @@ class AgentError(AbbenchError):
         self.raw_output = raw_output
         self.transcript = tuple(transcript)
         self.retry_after = retry_after
+        self.spent = spent
 
 
 class GradingError(AbbenchError):

@@ -9,7 +9,62 @@ from typing import Any, Protocol, runtime_checkable
 
 from abbench.errors import UsageError
 from abbench.snapshot import Snapshot
-from abbench.types import AgentOutput, Case
+from abbench.types import AgentOutput, Case, Usage
+
+
+@dataclass
+class Spending:
+    """What one attempt's session has used so far, filled in by the adapter as it goes.
+
+    The runner hands a fresh one to every attempt (``Task.spending``) and reads it when the attempt
+    fails — an error, a reply that cannot be read, the run's timeout, a cancel — so the tokens, cost,
+    transcript and files of the model calls made before the failure are kept with the attempt, not
+    dropped. An adapter that calls no model may ignore it.
+
+    Attributes:
+        transcript: The session's messages and tool calls so far (the adapter may share its own list).
+        files_read: Skill files opened so far.
+        sections_read: Skill sections opened so far.
+        calls: Model calls made.
+        input_tokens: Prompt tokens over the calls that reported usage (None before any did).
+        output_tokens: Completion tokens, likewise.
+        cost: Money over the calls (None when no call was made or a call's cost is unknown).
+        model: The model that answered the last call.
+    """
+
+    transcript: list = field(default_factory=list)
+    files_read: list = field(default_factory=list)
+    sections_read: list = field(default_factory=list)
+    calls: int = 0
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost: float | None = None
+    model: str | None = None
+    _cost_known: bool = field(default=True, repr=False)
+
+    def add_call(self, usage: Usage | None, cost: float | None, model: str | None = None) -> None:
+        """Count one model call: its usage (None when the endpoint reported none) and cost (None: unknown)."""
+        self.calls += 1
+        if usage is not None:
+            self.input_tokens = (self.input_tokens or 0) + usage.input_tokens
+            self.output_tokens = (self.output_tokens or 0) + usage.output_tokens
+        if cost is None:
+            self._cost_known = False
+        self.cost = ((self.cost or 0.0) + cost) if (self._cost_known and cost is not None) else None
+        if model:
+            self.model = model
+
+    @property
+    def usage(self) -> Usage | None:
+        """The tokens so far, or None when no call reported any (unknown, not zero)."""
+        if self.input_tokens is None and self.output_tokens is None:
+            return None
+        return Usage(self.input_tokens or 0, self.output_tokens or 0)
+
+    @property
+    def empty(self) -> bool:
+        """True when nothing was used or recorded."""
+        return not (self.calls or self.transcript or self.files_read or self.sections_read)
 
 HIDDEN_FIELDS = ("expected", "metadata", "request_id", "source_row", "source_line")
 """The case fields no agent sees: the gold answer, and the row and notes it could be read back from."""
@@ -30,6 +85,8 @@ class Task:
         run_id: The run's id in the store (None for runs outside a store).
         label_set: The dataset's declared labels, when it has them.
         timeout_s: The per-run timeout the scheduler enforces; adapters with subprocesses honour it too.
+        spending: Where the adapter records what the attempt uses as it goes (see `Spending`); None
+            outside the runner.
     """
 
     case: Case
@@ -42,6 +99,7 @@ class Task:
     run_id: int | None = None
     label_set: tuple[str, ...] | None = None
     timeout_s: float | None = None
+    spending: Spending | None = field(default=None, compare=False, repr=False)
 
 
 def agent_case(case: Case) -> Case:

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from abbench.agents._answer import canonical_refs, parse_answer
-from abbench.agents._base import Task, agent_task, register_agent
+from abbench.agents._base import Spending, Task, agent_task, register_agent
 from abbench.agents._prompt import answer_schema, build_prompt
 from abbench.errors import AgentError, UsageError
 from abbench.llm import ChatClient, ChatResponse, RetryPolicy, tool_spec
@@ -264,6 +264,11 @@ class OpenAIAgent:
         input_tokens = output_tokens = 0
         costs: list[float | None] = []
         reply: ChatResponse | None = None
+        # What the attempt uses, kept as it goes: a failure or the run's timeout after some turns keeps it.
+        spent = task.spending if task.spending is not None else Spending()
+        spent.transcript = transcript
+        if tools is not None:
+            spent.files_read, spent.sections_read = tools.files_read, tools.sections_read
 
         def fail(exc: AgentError, message: str | None = None) -> AgentError:
             return AgentError(
@@ -273,6 +278,7 @@ class OpenAIAgent:
                 raw_output=exc.raw_output,
                 transcript=tuple(transcript),
                 retry_after=exc.retry_after,
+                spent=spent,
             )
 
         for turn in range(1, self.max_turns + 1):
@@ -304,6 +310,7 @@ class OpenAIAgent:
             input_tokens += reply.usage.input_tokens
             output_tokens += reply.usage.output_tokens
             costs.append(reply.cost)
+            spent.add_call(reply.usage, reply.cost, reply.model)
             transcript.append(_call_event(turn, reply))
             messages.append(reply.message)
             transcript.append({"type": "message", **reply.message})
@@ -323,6 +330,7 @@ class OpenAIAgent:
                     "max_turns",
                     retryable=False,
                     transcript=tuple(transcript),
+                    spent=spent,
                 )
             for call in reply.tool_calls:
                 ok, result = self._run_tool(tools, call.name, call.arguments)
