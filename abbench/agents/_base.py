@@ -66,6 +66,7 @@ class Spending:
         """True when nothing was used or recorded."""
         return not (self.calls or self.transcript or self.files_read or self.sections_read)
 
+
 HIDDEN_FIELDS = ("expected", "metadata", "request_id", "source_row", "source_line")
 """The case fields no agent sees: the gold answer, and the row and notes it could be read back from."""
 
