@@ -1,35 +1,35 @@
 """The ``llm`` preset: Simon Willison's ``llm`` CLI (PyPI ``llm``), one prompt per run.
 
-The answer is what it prints on stdout. ``--usage`` prints ``Token usage: 1,234 input, 56 output``
-(with a JSON of details after it, sometimes) on stderr, one line per response; the run's
-conversation id and the model that answered come from the ``responses`` table of the ``logs.db``
-it writes in its user folder (``LLM_USER_PATH``, inside the workspace) — the same records
-``llm logs --json`` prints. An OpenAI-compatible ``base_url`` is declared in that folder's
-``extra-openai-models.yaml``; the key reaches llm as ``OPENAI_API_KEY`` in its environment (taken
-from the arm's ``api_key_env``), never in its ``keys.json``.
+``llm prompt -m MODEL --usage --json PROMPT`` prints the logged response as a JSON array, in the
+format of ``llm logs --json``: per response its ``response`` text, ``conversation_id``, ``model``
+and ``resolved_model``, ``input_tokens`` and ``output_tokens``, and ``tool_calls``. ``--usage``
+also prints ``Token usage: 1,234 input, 56 output`` on stderr, one line per response: read when
+the JSON is missing (a run that failed part way). An OpenAI-compatible ``base_url`` is declared in
+``extra-openai-models.yaml`` in llm's user folder (``LLM_USER_PATH``, inside the workspace); the key
+reaches llm as ``OPENAI_API_KEY`` in its environment (taken from the arm's ``api_key_env``), never
+in its ``keys.json``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
-import sqlite3
+from typing import Any
 
-from abbench.agents._presets._base import Preset, Reading, Setup, home_env
+from abbench.agents._presets._base import Preset, Reading, Setup, home_env, number
 
 _USAGE = re.compile(r"Token usage: (?:([\d,]+) input)?(?:, )?(?:([\d,]+) output)?")
 _STATUS = re.compile(r"Error code: (\d{3})")
 
 
 class Llm(Preset):
-    """``llm -m MODEL --usage PROMPT`` with its user folder in the workspace."""
+    """``llm prompt -m MODEL --usage --json PROMPT`` with its user folder in the workspace."""
 
     name = "llm"
     program = "llm"
 
     def argv(self, program: str, args: list[str]) -> list[str]:
-        return [program, "prompt", "-m", "{model}", "--usage", *args, "{prompt}"]
+        return [program, "prompt", "-m", "{model}", "--usage", "--json", *args, "{prompt}"]
 
     def prepare(self, setup: Setup) -> dict[str, str]:
         env = home_env(setup.workspace)
@@ -47,31 +47,44 @@ class Llm(Preset):
         return env
 
     def read(self, stdout: str, stderr: str, setup: Setup) -> Reading:
-        reading = Reading(text=stdout.strip() or None)
-        for m in _USAGE.finditer(stderr):
-            if m.group(1) or m.group(2):
-                reading.add_usage(_n(m.group(1)), _n(m.group(2)))
-                reading.steps += 1
-        db = setup.workspace / ".llm" / "logs.db"
-        if db.exists():
-            with contextlib.suppress(sqlite3.Error), contextlib.closing(sqlite3.connect(db)) as conn:
-                cols = {r[1] for r in conn.execute("PRAGMA table_info(responses)")}
-                model = "coalesce(resolved_model, model)" if "resolved_model" in cols else "model"
-                rows = conn.execute(
-                    f"SELECT conversation_id, {model}, input_tokens, output_tokens FROM responses ORDER BY rowid"
-                ).fetchall()
-                if rows:
-                    reading.session_id, reading.model = rows[-1][0], rows[-1][1]
-                    if reading.usage is None and any(r[2] is not None or r[3] is not None for r in rows):
-                        for r in rows:
-                            reading.add_usage(int(r[2] or 0), int(r[3] or 0))
-                        reading.steps = len(rows)
-        if "Error" in stderr:
-            line = next((ln for ln in reversed(stderr.splitlines()) if ln.startswith("Error")), None)
-            if line:
-                status = _STATUS.search(line)
-                reading.error = {"message": line, "status": int(status.group(1)) if status else None}
+        reading = Reading()
+        records = _records(stdout)
+        if records is None:  # not the JSON it prints on success: take stdout as the text
+            reading.text = stdout.strip() or None
+        for record in records or []:
+            if isinstance(record.get("response"), str):
+                reading.text = record["response"]
+            reading.session_id = record.get("conversation_id") or reading.session_id
+            reading.model = record.get("resolved_model") or record.get("model") or reading.model
+            inp, out = number(record.get("input_tokens")), number(record.get("output_tokens"))
+            if inp is not None or out is not None:
+                reading.add_usage(int(inp or 0), int(out or 0))
+            reading.steps += 1
+            for call in record.get("tool_calls") or []:
+                if isinstance(call, dict):
+                    reading.tool_calls.append(
+                        {"name": call.get("name"), "input": call.get("arguments"), "status": None}
+                    )
+        if reading.usage is None:
+            for m in _USAGE.finditer(stderr):
+                if m.group(1) or m.group(2):
+                    reading.add_usage(_n(m.group(1)), _n(m.group(2)))
+        line = next((ln for ln in reversed(stderr.splitlines()) if ln.startswith("Error")), None)
+        if line:
+            status = _STATUS.search(line)
+            reading.error = {"message": line, "status": int(status.group(1)) if status else None}
         return reading
+
+
+def _records(stdout: str) -> list[dict[str, Any]] | None:
+    text = stdout.strip()
+    if not text.startswith("["):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return [r for r in value if isinstance(r, dict)] if isinstance(value, list) else None
 
 
 def _n(text: str | None) -> int:
