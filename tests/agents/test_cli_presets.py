@@ -34,7 +34,7 @@ ANSWER = {
 }
 
 
-def cli(name: str) -> str:
+def cli_path(name: str) -> str:
     path = TOOLS / name
     if not path.exists():
         message = f"{path} is missing: run `make agent-clis` (it installs the pinned opencode and llm)"
@@ -54,7 +54,7 @@ def agent(preset: str, server, **kw):
     return make_agent(
         "command",
         preset=preset,
-        program=cli(preset),
+        program=cli_path(preset),
         model="scripted-m",
         base_url=server.base_url,
         api_key_env=KEY_ENV,
@@ -134,10 +134,12 @@ def test_opencode_tool_call_reads_a_skill_file(task):  # noqa: F811
 
 
 def test_opencode_429_is_rate_limited_and_keeps_the_session_transcript(task):  # noqa: F811
-    with ScriptedOpenAIServer(lambda r: Reply.error(429, "Rate limit reached", retry_after=0)) as server:
-        spending = Spending()
-        with pytest.raises(AgentError) as info:
-            run(agent("opencode", server), dataclasses.replace(task, spending=spending))
+    spending = Spending()
+    with (
+        ScriptedOpenAIServer(lambda r: Reply.error(429, "Rate limit reached", retry_after=0)) as server,
+        pytest.raises(AgentError) as info,
+    ):
+        run(agent("opencode", server), dataclasses.replace(task, spending=spending))
     err = info.value
     assert err.failure_type == "rate_limited" and err.retryable and err.spent is spending
     assert "Rate limit reached" in str(err) and "HTTP 429" in str(err)
@@ -146,9 +148,11 @@ def test_opencode_429_is_rate_limited_and_keeps_the_session_transcript(task):  #
 
 
 def test_opencode_auth_failure_exits_non_zero_and_is_not_retried(task):  # noqa: F811
-    with ScriptedOpenAIServer(lambda r: Reply.error(401, "Incorrect API key provided")) as server:
-        with pytest.raises(AgentError) as info:
-            run(agent("opencode", server), task)
+    with (
+        ScriptedOpenAIServer(lambda r: Reply.error(401, "Incorrect API key provided")) as server,
+        pytest.raises(AgentError) as info,
+    ):
+        run(agent("opencode", server), task)
     err = info.value
     assert err.failure_type == "auth" and not err.retryable
     assert "exit code" in str(err) and KEY not in str(err) and KEY not in json.dumps(err.transcript)
@@ -194,9 +198,11 @@ def test_llm_plain_answer_with_usage_conversation_and_model(task):  # noqa: F811
 
 
 def test_llm_429_is_rate_limited(task):  # noqa: F811
-    with ScriptedOpenAIServer(lambda r: Reply.error(429, "Rate limit reached", retry_after=0)) as server:
-        with pytest.raises(AgentError) as info:
-            run(agent("llm", server), task)
+    with (
+        ScriptedOpenAIServer(lambda r: Reply.error(429, "Rate limit reached", retry_after=0)) as server,
+        pytest.raises(AgentError) as info,
+    ):
+        run(agent("llm", server), task)
     assert info.value.failure_type == "rate_limited" and info.value.retryable
     assert "Error code: 429" in str(info.value)
 
@@ -225,6 +231,77 @@ def test_llm_whose_model_never_answers_is_killed(task):  # noqa: F811
     assert info.value.failure_type == "timeout" and arrived.is_set()
     workspace = Path(next(e for e in info.value.transcript if e["type"] == "command")["workspace"])
     assert _processes_in(workspace) == []
+
+
+# -- an experiment -----------------------------------------------------------------------------------
+
+
+def test_a_skill_ab_experiment_runs_end_to_end_through_opencode(store):
+    from abbench.runner import create_experiment, run_experiment
+    from abbench.types import Case
+
+    program = cli_path("opencode")
+    demo = Path(__file__).resolve().parents[2] / "data" / "demo" / "skills"
+    cases = [Case("c1", "打开空调", expected="fast"), Case("c2", "到目的地电量够不够", expected="slow")]
+    dataset = store.save_dataset("cars", cases, label_set=["fast", "slow"])
+
+    def reply(request):
+        if not answer_request(request):
+            return Reply.text("Routing")
+        sent = json.dumps(request.messages, ensure_ascii=False)
+        if not any(m.get("role") == "tool" for m in request.messages):
+            folder = re.search(r"(/[^\s\"']+/skill)\b", sent).group(1)
+            return Reply.tools(("read", {"filePath": folder + "/SKILL.md"}), usage=(1000, 10))
+        label = "fast" if "打开空调" in sent else "slow"
+        other = "slow" if label == "fast" else "fast"
+        answer = {
+            "prediction": label,
+            "reason": f"the rules say {label}, not {other}",
+            "confidence": 0.9,
+            "evidence_refs": ["SKILL.md#判断步骤"],
+        }
+        return Reply.text(json.dumps(answer, ensure_ascii=False), usage=(2042, 64))
+
+    with ScriptedOpenAIServer(reply) as server:
+        arm = {
+            "agent": "command",
+            "preset": "opencode",
+            "program": program,
+            "model": "scripted-m",
+            "base_url": server.base_url,
+            "api_key_env": KEY_ENV,
+            "prices": PRICES,
+            "timeout_s": 300,
+        }
+        spec = {
+            "name": "opencode-ab",
+            "dataset": dataset.fingerprint,
+            "rounds": 1,
+            "arms": {
+                "v1": {**arm, "skill": str(demo / "fast-slow-routing-v1")},
+                "v2": {**arm, "skill": str(demo / "fast-slow-routing-v2")},
+            },
+        }
+        exp = create_experiment(spec, store=store)
+        run_experiment(exp.id, store=store)
+    runs = store.runs(exp.id)
+    assert len(runs) == 4 and [r.failure_type for r in runs] == [None] * 4
+    for r in runs:
+        gold = "fast" if r.case_id == "c1" else "slow"
+        assert r.output.prediction == gold and r.state == "pass"
+        assert r.output.reason.startswith(f"the rules say {gold}")
+        assert r.output.evidence_refs == ("SKILL.md#判断步骤",)
+        assert r.output.files_read == ("SKILL.md",)
+        assert (r.output.usage.input_tokens, r.output.usage.output_tokens) == (3042, 74)
+        assert r.output.cost == pytest.approx((3042 * 2.0 + 74 * 8.0) / 1e6)
+        assert r.output.session_id.startswith("ses_")
+        assert any(e.get("type") == "tool_call" and e["name"] == "read" for e in r.output.transcript)
+    dump = json.dumps(
+        [list(row) for t in ("experiments", "runs") for row in store.query(f"SELECT * FROM {t}")],
+        ensure_ascii=False,
+        default=str,
+    )
+    assert KEY not in dump and KEY_ENV in dump  # the variable's name is kept, never its value
 
 
 def _processes_in(workspace: Path) -> list[int]:
