@@ -242,7 +242,7 @@ def test_codex_reader_on_its_documented_exec_json(tmp_path):
     assert reading.tool_calls == [
         {"name": "command_execution", "input": "cat skill/SKILL.md", "status": "completed"}
     ]
-    failed = CODEX_LINES[:2] + [{"type": "turn.failed", "error": {"message": "stream error: 429"}}]
+    failed = [*CODEX_LINES[:2], {"type": "turn.failed", "error": {"message": "stream error: 429"}}]
     assert get_preset("codex").read(_lines(failed, tmp_path), "", setup).error == {
         "message": "stream error: 429"
     }
