@@ -618,7 +618,11 @@ class CommandAgent:
                 },
                 "cost": cost,
                 "steps": reading.steps,
-                "tool_calls": len(reading.tool_calls),
+                # the calls themselves: the runner counts a transcript entry's tool_calls list
+                "tool_calls": [
+                    {"name": c.get("name"), "arguments": c.get("input"), "status": c.get("status")}
+                    for c in reading.tool_calls
+                ],
                 "files_read": list(files),
                 "error": reading.error,
             }
