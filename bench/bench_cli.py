@@ -29,8 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from abbench.agents import Task
 from abbench.agents._presets import Setup, get_preset
@@ -41,6 +40,7 @@ from abbench.store import open_store
 from abbench.testing import Reply, ScriptedOpenAIServer
 from abbench.types import Case
 
+ROOT = Path(__file__).resolve().parent.parent
 SKILL = ROOT / "data" / "demo" / "skills" / "fast-slow-routing-v2"
 KEY_ENV = "ABBENCH_BENCH_KEY"
 ANSWER = json.dumps({"prediction": "fast", "reason": "one command, not slow", "confidence": 0.9})
