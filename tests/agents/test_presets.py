@@ -254,3 +254,43 @@ def test_codex_config_points_at_the_endpoint_and_names_the_key_variable(tmp_path
     text = (tmp_path / ".codex" / "config.toml").read_text()
     assert 'base_url = "http://127.0.0.1:9/v1"' in text and 'env_key = "MY_KEY"' in text
     assert env["CODEX_HOME"] == str(tmp_path / ".codex") and env["HOME"].startswith(str(tmp_path))
+
+
+# -- real output recorded from the CLIs (tests/realdata/agent_clis/README.md) --------------------------
+
+RECORDED = Path(__file__).resolve().parents[1] / "realdata" / "agent_clis"
+
+
+def test_the_opencode_reader_on_its_recorded_tool_call_run():
+    ws = Path("/tmp/a14cli/t1/ws2")  # where it was recorded: the paths in the events point there
+    setup = Setup(workspace=ws, model="scripted", base_url="http://127.0.0.1:1/v1", skill_dir=ws / "skill")
+    text = (RECORDED / "opencode-1.18.33-tool-call.jsonl").read_text(encoding="utf-8")
+    reading = get_preset("opencode").read(text, "", setup)
+    assert json.loads(reading.text)["prediction"] == "fast"
+    assert (reading.usage.input_tokens, reading.usage.output_tokens) == (1500 + 2042, 20 + 64)
+    assert reading.cost is None  # opencode priced the unknown model at 0: unknown, not free
+    assert reading.steps == 2 and reading.session_id.startswith("ses_")
+    assert [(c["name"], c["status"]) for c in reading.tool_calls] == [("read", "completed")]
+    assert reading.files_read == [str(ws / "skill" / "SKILL.md")] and reading.error is None
+
+
+def test_the_opencode_reader_on_its_recorded_429():
+    setup = Setup(workspace=Path("/tmp/x"), model="scripted")
+    reading = get_preset("opencode").read((RECORDED / "opencode-1.18.33-429.jsonl").read_text(), "", setup)
+    assert reading.text is None and reading.usage is None
+    assert reading.error["status"] == 429 and reading.error["retry_after"] == 1.0
+    assert (
+        reading.error["message"] == "Rate limit reached for requests" and reading.error["retryable"] is True
+    )
+
+
+def test_the_llm_reader_on_its_recorded_json_and_usage(tmp_path):
+    setup = Setup(workspace=tmp_path, model="scripted")
+    stdout = (RECORDED / "llm-0.36-json.json").read_text(encoding="utf-8")
+    stderr = (RECORDED / "llm-0.36-json.stderr").read_text(encoding="utf-8")
+    reading = get_preset("llm").read(stdout, stderr, setup)
+    assert json.loads(reading.text) == {"prediction": "fast", "reason": "not slow", "confidence": 0.7}
+    assert (reading.usage.input_tokens, reading.usage.output_tokens) == (321, 17)
+    assert reading.session_id == "01m8rhxmkpcchebdad1k6a1gw9" and reading.model == "scripted"
+    # without the JSON (a run that failed part way) the --usage line on stderr still counts
+    assert get_preset("llm").read("partial", stderr, setup).usage.input_tokens == 321
