@@ -12,7 +12,8 @@ the default, or ``llm``) twice, in one process:
    run by the real runner into a real store (workspace set-up, the CLI's config, the process group,
    reading the JSON events, the answer, tokens and cost, every state written).
 
-It prints runs/s of both, abbench's overhead per run (its wall time minus the loop's, over the runs,
+The two alternate in ``--rounds`` slices (default 2), so load from neighbours on a shared machine falls
+on both. It prints runs/s of both, abbench's overhead per run (its wall time minus the loop's, over the runs,
 times the concurrency: the extra time one run slot spends), and the ratio of the wall times.
 """
 
@@ -137,20 +138,34 @@ def main() -> None:
     ap.add_argument("--cli", choices=("opencode", "llm"), default="opencode")
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--concurrency", type=int, default=8)
+    ap.add_argument("--rounds", type=int, default=2, help="alternate the two ways in this many slices")
     args = ap.parse_args()
     program = ROOT / ".tools" / "bin" / args.cli
     if not program.exists():
         raise SystemExit(f"{program} is missing: run `make agent-clis` first")
     os.environ[KEY_ENV] = "sk-bench-not-a-real-key"
+    # the two ways alternate in --rounds slices, so a neighbour's load on the shared machine falls on both
+    shell_s = ab_s = 0.0
+    served_by_hand = 0
+    totals = {"runs": 0, "failed": 0, "tokens": 0, "first_failure": None}
+    per = max(1, args.runs // args.rounds)
     with (
         ScriptedOpenAIServer(reply) as server,
         tempfile.TemporaryDirectory(prefix="abbench-bench-cli-") as tmp,
     ):
-        shell_s = by_hand(args.cli, program, server, args.runs, args.concurrency, Path(tmp) / "hand")
-        served_by_hand = len(server.chat_requests)
-        ab_s, stats = through_abbench(
-            args.cli, program, server, args.runs, args.concurrency, Path(tmp) / "ab"
-        )
+        for i in range(args.rounds):
+            before = len(server.chat_requests)
+            shell_s += by_hand(args.cli, program, server, per, args.concurrency, Path(tmp) / f"hand{i}")
+            served_by_hand += len(server.chat_requests) - before
+            elapsed, stats = through_abbench(
+                args.cli, program, server, per, args.concurrency, Path(tmp) / f"ab{i}"
+            )
+            ab_s += elapsed
+            for key in ("runs", "failed", "tokens"):
+                totals[key] += stats[key]
+            totals["first_failure"] = totals["first_failure"] or stats["first_failure"]
+    stats = totals
+    args.runs = per * args.rounds
     n, c = args.runs, args.concurrency
     print(f"{args.cli}: {n} runs at concurrency {c} against the scripted server ({os.cpu_count()} cores)")
     print(
