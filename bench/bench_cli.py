@@ -81,7 +81,9 @@ def by_hand(cli: str, program: Path, server, runs: int, concurrency: int, tmp: P
         "set -e\n"
         f'ws=$(mktemp -d {tmp}/run-XXXXXX)\ncp -r {template}/. "$ws"\ncd "$ws"\n'
         f"export {exports}\n"
-        f"{command.replace('$(cat prompt.txt)', chr(34) + '$(cat prompt.txt)' + chr(34))} >/dev/null 2>&1\n"
+        # setsid, as abbench does (start_new_session): with the kernel's autogroup scheduling a new
+        # session is its own CPU group, so without it the loop's CLIs would share one group's time
+        f"setsid -w {command.replace('$(cat prompt.txt)', chr(34) + '$(cat prompt.txt)' + chr(34))} >/dev/null 2>&1\n"
         'cd / && rm -rf "$ws"\n'
     )
     started = time.perf_counter()
