@@ -166,7 +166,7 @@ def test_opencode_whose_model_never_answers_is_killed_with_its_process_group(tas
         return Reply.slow("never", 3600)
 
     with ScriptedOpenAIServer(reply) as server:
-        a = agent("opencode", server, timeout_s=90, keep_workspace=True, kill_grace_s=1)
+        a = agent("opencode", server, timeout_s=120, keep_workspace=True, kill_grace_s=1)
         with pytest.raises(AgentError) as info:
             run(a, task)
     err = info.value
@@ -225,7 +225,7 @@ def test_llm_whose_model_never_answers_is_killed(task):  # noqa: F811
         return Reply.slow("never", 3600)
 
     with ScriptedOpenAIServer(reply) as server:
-        a = agent("llm", server, timeout_s=30, keep_workspace=True, kill_grace_s=1)
+        a = agent("llm", server, timeout_s=60, keep_workspace=True, kill_grace_s=1)
         with pytest.raises(AgentError) as info:
             run(a, task)
     assert info.value.failure_type == "timeout" and arrived.is_set()
