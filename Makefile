@@ -5,8 +5,13 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 CHROMIUM ?= /usr/bin/chromium
 DEMO_STORE := .abbench/abbench.db
+# The agent CLIs the presets are tested against, pinned; installed from npm and PyPI into .tools/
+TOOLS            := .tools
+OPENCODE_VERSION := 1.18.33
+LLM_VERSION      := 0.36
+CLIS             := $(TOOLS)/.installed-opencode-$(OPENCODE_VERSION)-llm-$(LLM_VERSION)
 
-.PHONY: demo test test-fast lint bench browser lab clean
+.PHONY: demo test test-fast lint bench browser agent-clis lab clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -22,9 +27,9 @@ $(STAMP): pyproject.toml | $(PY)
 demo: $(STAMP)
 	$(VENV)/bin/abbench demo
 
-## test: the whole test suite, browser tests included (installs Debian's chromium when missing), then
-## every notebook cell by cell under nbval against the demo store (made when missing)
-test: $(STAMP) browser $(DEMO_STORE)
+## test: the whole test suite, browser tests and the real agent CLIs included (installs Debian's chromium
+## when missing), then every notebook cell by cell under nbval against the demo store (made when missing)
+test: $(STAMP) browser agent-clis $(DEMO_STORE)
 	$(PY) -m ruff check abbench tests bench
 	$(PY) -m ruff format --check abbench tests bench
 	$(PY) -m pytest -n 2 --dist loadgroup
@@ -52,6 +57,21 @@ browser:
 	@fc-list :lang=zh 2>/dev/null | grep -q . || (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-wqy-zenhei >/dev/null) \
 	  || echo "no CJK font installed: Chinese text shows as boxes in browser screenshots (apt-get install fonts-wqy-zenhei)" >&2
 
+## agent-clis: opencode (npm opencode-ai, whose platform binary is an npm package too) and llm (PyPI,
+## in its own venv, so its dependencies never meet abbench's) into .tools/bin, for the preset tests
+agent-clis: $(CLIS)
+$(CLIS):
+	@command -v npm >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null) \
+	  || (echo "npm is needed for opencode: run 'apt-get install nodejs npm' as root" >&2; exit 1)
+	npm install --silent --no-audit --no-fund --prefix $(TOOLS)/opencode opencode-ai@$(OPENCODE_VERSION)
+	test -d $(TOOLS)/llm || $(PYTHON) -m venv $(TOOLS)/llm
+	$(TOOLS)/llm/bin/python -m pip install --quiet llm==$(LLM_VERSION)
+	mkdir -p $(TOOLS)/bin
+	ln -sf ../opencode/node_modules/.bin/opencode $(TOOLS)/bin/opencode
+	ln -sf ../llm/bin/llm $(TOOLS)/bin/llm
+	$(TOOLS)/bin/opencode --version && $(TOOLS)/bin/llm --version
+	touch $@
+
 ## bench: the performance benchmarks, printing their figures
 bench: $(STAMP)
 	for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
@@ -61,4 +81,4 @@ lab: $(STAMP)
 	$(VENV)/bin/jupyter lab notebooks
 
 clean:
-	rm -rf .abbench reports/*.html reports/*.ipynb reports/*.png
+	rm -rf .abbench $(TOOLS) reports/*.html reports/*.ipynb reports/*.png

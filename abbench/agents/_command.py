@@ -5,6 +5,11 @@ Each run gets a new temporary folder holding a copy of the skill (``skill/``), t
 only the environment the arm passes through; on timeout or cancellation the whole group is killed,
 grandchildren included. Its stdout is read as JSON (the last JSON object with an answer) or by a
 declared regex; stderr is kept in the transcript.
+
+With ``preset:`` (see `abbench.agents._presets`) the adapter knows the CLI: the argv of a one-shot
+run, its config written into the workspace (a provider at ``base_url``, the key from the variable
+``api_key_env`` names), and how to read what it prints — the answer text, tokens, cost, tool calls,
+files read and its session id, kept with the attempt even when the run fails.
 """
 
 from __future__ import annotations
@@ -26,9 +31,12 @@ from typing import Any
 
 from abbench._text import clip, clip_start
 from abbench.agents._answer import Answer, answer_from_mapping, canonical_refs, last_json_object, parse_answer
-from abbench.agents._base import Task, agent_case, register_agent
+from abbench.agents._base import Spending, Task, agent_case, register_agent
+from abbench.agents._presets import PRESETS, Preset, Reading, Setup, get_preset
 from abbench.agents._prompt import build_prompt
 from abbench.errors import AgentError, UsageError
+from abbench.llm._client import _classify, normalize_base_url
+from abbench.llm._prices import price_table
 from abbench.types import AgentOutput, Usage
 
 PLACEHOLDERS = (
@@ -75,18 +83,27 @@ _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW", re.I)
 _TEXT_KEYS = ("result", "output", "text", "content", "response", "message", "completion", "final")
 _SETTINGS = (
+    "api_key_env",
+    "args",
     "argv",
     "base_dir",
+    "base_url",
     "env",
     "keep_workspace",
     "kill_grace_s",
     "max_output_bytes",
     "model",
     "pass_env",
+    "paths",
     "pattern",
+    "permission",
+    "preset",
+    "prices",
+    "program",
     "stdin",
     "timeout_s",
 )
+_PRESET_SETTINGS = ("api_key_env", "args", "base_url", "paths", "permission", "prices", "program")
 
 
 def case_payload(task: Task, prompt: str | None = None, skill_dir: str | None = None) -> dict[str, Any]:
@@ -130,6 +147,17 @@ class CommandAgent:
         base_dir: Where relative paths in argv are looked up (default: the current folder; an
             experiment definition's folder for its arms): an executable such as ``./agent.sh``, and
             an argument naming an existing file (``agent.py``, ``prompts/x.txt``), become absolute.
+        preset: A known CLI (`abbench.agents._presets.PRESETS`: ``opencode``, ``llm``,
+            ``generic-jsonl``, ``claude-code``, ``codex``); argv then defaults to its one-shot run.
+        program: The preset's executable (default: its usual name, looked up on PATH).
+        args: More arguments for the preset's argv, before the prompt.
+        base_url: The OpenAI-compatible API root the preset's CLI is configured to use.
+        api_key_env: The environment variable holding that endpoint's key (never the key itself);
+            the CLI gets it from its environment, not from a file.
+        paths: ``generic-jsonl`` only: JSON paths of the text, tokens, cost, session, model, tool
+            calls and files read in the CLI's JSON lines (see `abbench.agents._presets._jsonl`).
+        permission: ``opencode`` only: permissions over the preset's (edit, bash and webfetch denied).
+        prices: Prices for tokens the CLI reports without a cost (see `abbench.llm.price_table`).
 
     The command also finds ``ABBENCH_WORKSPACE``, ``ABBENCH_SKILL_DIR``, ``ABBENCH_CASE_FILE``,
     ``ABBENCH_PROMPT_FILE``, ``ABBENCH_SESSION_ID`` and ``ABBENCH_MODEL`` in its environment.
@@ -155,7 +183,53 @@ class CommandAgent:
         keep_workspace: bool = False,
         max_output_bytes: int = 5_000_000,
         base_dir: str | os.PathLike[str] | None = None,
+        preset: str | None = None,
+        program: str | None = None,
+        args: Sequence[str] = (),
+        base_url: str | None = None,
+        api_key_env: str | None = None,
+        paths: Mapping[str, str] | None = None,
+        permission: Mapping[str, Any] | None = None,
+        prices: Any = None,
     ):
+        self.preset: Preset | None = get_preset(preset) if preset else None
+        given = {
+            k
+            for k, v in {
+                "program": program,
+                "args": args,
+                "base_url": base_url,
+                "api_key_env": api_key_env,
+                "paths": paths,
+                "permission": permission,
+                "prices": prices,
+            }.items()
+            if v
+        }
+        if self.preset is None and given - {"prices"}:
+            raise UsageError(
+                f"{', '.join(sorted(given))} only apply with `preset:` (one of {', '.join(PRESETS)}); "
+                "a plain command gets its settings through argv and env"
+            )
+        self.options: dict[str, Any] = {}
+        if self.preset is not None:
+            for key, value in (("paths", paths), ("permission", permission)):
+                if value and key not in self.preset.options:
+                    raise UsageError(f"`{key}:` does not apply to preset {self.preset.name}")
+                if value:
+                    self.options[key] = dict(value)
+            self.preset.check(self.options)
+            if isinstance(args, str):
+                raise UsageError(f"args must be a list of arguments, not the string {args!r}")
+            if argv is None:
+                argv = self.preset.argv(program or self.preset.program, [str(a) for a in args])
+        self.base_url = normalize_base_url(base_url) if base_url else None
+        if api_key_env is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(api_key_env)):
+            raise UsageError(
+                f"api_key_env must name an environment variable (such as OPENAI_API_KEY), not {api_key_env!r}"
+            )
+        self.api_key_env = api_key_env
+        self.prices = prices
         if isinstance(argv, str):
             try:
                 hint = json.dumps(shlex.split(argv), ensure_ascii=False)
@@ -218,7 +292,9 @@ class CommandAgent:
 
     # -- environment ------------------------------------------------------------------------------
 
-    def _environment(self, values: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    def _environment(
+        self, values: Mapping[str, str], preset_env: Mapping[str, str] | None = None
+    ) -> tuple[dict[str, str], list[str]]:
         """The child's environment and the secret values to redact from what it prints."""
         env = {k: os.environ[k] for k in BASE_ENV if k in os.environ}
         secrets: list[str] = []
@@ -227,7 +303,9 @@ class CommandAgent:
                 env[name] = os.environ[name]
                 if _SECRET_NAME.search(name):
                     secrets.append(os.environ[name])
-        for name, value in self.env.items():
+        if self.api_key_env and os.environ.get(self.api_key_env):
+            secrets.append(os.environ[self.api_key_env])  # whatever its name, it holds a key
+        for name, value in {**(preset_env or {}), **self.env}.items():
 
             def resolve(m: re.Match[str], name: str = name) -> str:
                 var = m.group(1)
@@ -292,6 +370,33 @@ class CommandAgent:
         }
         if not model and any("{model}" in a for a in self.argv):
             raise AgentError("argv uses {model} but the arm names no model; set `model:`", retryable=False)
+        setup: Setup | None = None
+        preset_env: dict[str, str] = {}
+        if self.preset is not None:
+            if self.api_key_env and not os.environ.get(self.api_key_env):
+                raise AgentError(
+                    f"the environment variable {self.api_key_env} is not set, so {self.preset.name} has no key "
+                    f"for {self.base_url or 'its provider'}; export it, or set the arm's api_key_env to the "
+                    "variable that holds the key",
+                    "auth",
+                    retryable=False,
+                )
+            setup = Setup(
+                workspace=workspace,
+                model=model,
+                base_url=self.base_url,
+                api_key_env=self.api_key_env,
+                skill_dir=skill_dir if task.skill else None,
+                options=self.options,
+            )
+            try:
+                preset_env = self.preset.prepare(setup)
+            except OSError as exc:
+                raise AgentError(
+                    f"cannot write {self.preset.name}'s config into the workspace {workspace}: {exc.strerror or exc}",
+                    retryable=False,
+                ) from None
+            values["model"] = self.preset.cli_model(setup) if model else ""
         argv = [_PLACEHOLDER.sub(lambda m: values[m.group(1)], a) for a in self.argv]
         env, secrets = self._environment(
             {
@@ -301,7 +406,8 @@ class CommandAgent:
                 "ABBENCH_PROMPT_FILE": str(prompt_file),
                 "ABBENCH_SESSION_ID": task.session_id,
                 "ABBENCH_MODEL": model,
-            }
+            },
+            preset_env,
         )
         stdin_data = {"case": case_json, "prompt": prompt.text, "none": None}[self.stdin]
         timeout = self.timeout_s or task.timeout_s or DEFAULT_TIMEOUT_S
@@ -313,8 +419,12 @@ class CommandAgent:
                 "stdin": self.stdin,
                 "env": sorted(env),  # names only: values may be keys
                 "timeout_s": timeout,
+                **({"preset": self.preset.name} if self.preset else {}),
             }
         ]
+        # what the attempt spends, kept even when it fails (filled from the CLI's report below)
+        spent = task.spending if task.spending is not None else Spending()
+        spent.transcript = transcript
 
         def redact(text: str) -> str:
             for secret in secrets:
@@ -343,6 +453,7 @@ class CommandAgent:
                 f"cannot run {argv[0]!r}: {exc.strerror or exc}; {advice}",
                 retryable=False,
                 transcript=tuple(transcript),
+                spent=spent,
             ) from None
 
         out, err = bytearray(), bytearray()
@@ -391,6 +502,7 @@ class CommandAgent:
         transcript.append({"type": "stdout", "text": stdout})
         transcript.append({"type": "stderr", "text": stderr})
         where = f"command {Path(argv[0]).name!r} (case {task.case.case_id})"
+        reading = self._report(stdout, stderr, setup, spent, model) if setup is not None else None
         if timed_out:
             raise AgentError(
                 f"{where} did not finish within {timeout:g}s; its process group was killed. "
@@ -399,6 +511,22 @@ class CommandAgent:
                 retryable=True,
                 raw_output=stdout or None,
                 transcript=tuple(transcript),
+                spent=spent,
+            )
+        if reading is not None and reading.error is not None and (proc.returncode != 0 or not reading.text):
+            error = reading.error
+            failure_type, retryable = _cli_failure(error)
+            code = f" (exit code {proc.returncode})" if proc.returncode else ""
+            raise AgentError(
+                f"{where}: {self.preset.name} reported an error{code}: {clip(error['message'], 300)}"
+                + (f" [HTTP {error['status']}]" if error.get("status") else "")
+                + ("" if retryable else ". Not retried: a retry would fail the same way"),
+                failure_type,
+                retryable=retryable,
+                raw_output=stdout or None,
+                transcript=tuple(transcript),
+                retry_after=error.get("retry_after"),
+                spent=spent,
             )
         if proc.returncode != 0:
             code = proc.returncode
@@ -412,16 +540,18 @@ class CommandAgent:
                 retryable=permanent is None,
                 raw_output=stdout or None,
                 transcript=tuple(transcript),
+                spent=spent,
             )
         try:
-            answer, extras = self._read(stdout, task)
+            answer, extras = self._read(stdout, task) if reading is None else self._read_preset(reading, task)
         except AgentError as exc:
             raise AgentError(
                 f"{where}: {exc}",
                 "bad_output",
                 retryable=exc.retryable,
-                raw_output=stdout,
+                raw_output=(reading.text if reading is not None else None) or stdout,
                 transcript=tuple(transcript),
+                spent=spent,
             ) from None
         transcript.append({"type": "answer", "method": answer.method, "prediction": answer.prediction})
         return AgentOutput(
@@ -429,7 +559,7 @@ class CommandAgent:
             reason=answer.reason,
             confidence=answer.confidence,
             evidence_refs=canonical_refs(answer.evidence_refs, task.skill),
-            raw_output=stdout,
+            raw_output=reading.text if reading is not None else stdout,
             transcript=tuple(transcript),
             files_read=extras.get("files_read", ()),
             sections_read=extras.get("sections_read", ()),
@@ -441,6 +571,84 @@ class CommandAgent:
         )
 
     # -- reading stdout ---------------------------------------------------------------------------
+
+    def _report(self, stdout: str, stderr: str, setup: Setup, spent: Spending, model: str) -> Reading | None:
+        """Read the preset CLI's output into `spent` and the transcript (whatever the outcome)."""
+        assert self.preset is not None
+        try:
+            reading = self.preset.read(stdout, stderr, setup)
+        except Exception as exc:  # a reader must never hide the run's own outcome
+            spent.transcript.append(
+                {"type": "cli_report", "preset": self.preset.name, "unreadable": repr(exc)}
+            )
+            return None
+        cost = reading.cost
+        if cost is None and reading.usage is not None:
+            price = price_table(self.prices, model=model).lookup(reading.model or model) or price_table(
+                self.prices, model=model
+            ).lookup(model)
+            cost = price.cost(reading.usage) if price else None
+        reading.cost = cost
+        if reading.usage is not None or reading.steps:
+            spent.add_call(reading.usage, cost, reading.model or model or None)
+            spent.calls = max(spent.calls, reading.steps)
+        files = _skill_paths(reading.files_read, setup)
+        spent.files_read = list(files)
+        reading.files_read = list(files)
+        for call in reading.tool_calls:
+            spent.transcript.append(
+                {
+                    "type": "tool_call",
+                    "name": call.get("name"),
+                    "arguments": call.get("input"),
+                    "status": call.get("status"),
+                }
+            )
+        spent.transcript.append(
+            {
+                "type": "cli_report",
+                "preset": self.preset.name,
+                "session_id": reading.session_id,
+                "model": reading.model,
+                "usage": None
+                if reading.usage is None
+                else {
+                    "input_tokens": reading.usage.input_tokens,
+                    "output_tokens": reading.usage.output_tokens,
+                },
+                "cost": cost,
+                "steps": reading.steps,
+                # the calls themselves: the runner counts a transcript entry's tool_calls list
+                "tool_calls": [
+                    {"name": c.get("name"), "arguments": c.get("input"), "status": c.get("status")}
+                    for c in reading.tool_calls
+                ],
+                "files_read": list(files),
+                "error": reading.error,
+            }
+        )
+        return reading
+
+    def _read_preset(self, reading: Reading, task: Task) -> tuple[Answer, dict[str, Any]]:
+        text = reading.text
+        if not text or not text.strip():
+            raise AgentError(
+                f"{self.preset.name if self.preset else 'the CLI'} printed no answer text; its stdout is in the "
+                "transcript",
+                "bad_output",
+            )
+        if self.pattern is not None:
+            answer, _ = self._read(text, task)
+        else:
+            answer = parse_answer(text, task.label_set)
+        extras: dict[str, Any] = {
+            "usage": reading.usage,
+            "cost": reading.cost,
+            "session_id": reading.session_id,
+            "model": reading.model,
+            "files_read": tuple(reading.files_read),
+        }
+        return answer, extras
 
     def _read(self, stdout: str, task: Task) -> tuple[Answer, dict[str, Any]]:
         if self.pattern is not None:
@@ -515,6 +723,32 @@ def _extras(objects: list[dict[str, Any]]) -> dict[str, Any]:
             if isinstance(obj.get(key), list):
                 out[key] = tuple(str(x) for x in obj[key])
     return out
+
+
+def _skill_paths(paths: Sequence[str], setup: Setup) -> list[str]:
+    """The skill files among `paths` (absolute, or relative to the workspace), relative to the skill
+    folder, each once in first-read order; files outside the skill are left out."""
+    if setup.skill_dir is None:
+        return []
+    root = os.path.realpath(setup.skill_dir)
+    out: list[str] = []
+    for path in paths:
+        full = os.path.realpath(path if os.path.isabs(path) else os.path.join(setup.workspace, path))
+        if full.startswith(root + os.sep):
+            rel = Path(os.path.relpath(full, root)).as_posix()
+            if rel not in out:
+                out.append(rel)
+    return out
+
+
+def _cli_failure(error: Mapping[str, Any]) -> tuple[str, bool]:
+    """The failure kind of an error a CLI reported: by its HTTP status as the openai adapter
+    classifies one (429 rate_limited, 401 auth, 5xx server_error ...), else as the CLI says."""
+    status = error.get("status")
+    if isinstance(status, int) and status >= 400:
+        return _classify(status, str(error.get("message") or ""), None)
+    retryable = error.get("retryable")
+    return "agent_error", True if retryable is None else bool(retryable)
 
 
 def _int(value: Any) -> int:

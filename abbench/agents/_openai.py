@@ -72,6 +72,7 @@ _SETTINGS = (
     "response_format",
     "retry",
     "seed",
+    "stream",
     "temperature",
     "timeout_s",
 )
@@ -193,6 +194,9 @@ class OpenAIAgent:
         retry: `RetryPolicy` fields (``base_delay_s``, ``max_delay_s``, ``max_retry_after_s`` ...).
         seed: Sent to endpoints that support it.
         extra_body: More request fields (``top_p``, vendor options ...).
+        stream: Ask for streamed replies (``stream: true``, with the usage chunk) and assemble them;
+            a stream cut in the middle fails the run as ``stream_interrupted`` (retryable), keeping
+            the text, tool calls and any usage that arrived.
     """
 
     name = "openai"
@@ -214,6 +218,7 @@ class OpenAIAgent:
         retry: dict[str, Any] | RetryPolicy | None = None,
         seed: int | None = None,
         extra_body: dict[str, Any] | None = None,
+        stream: bool = False,
     ):
         if not model:
             raise UsageError("the openai agent needs a model: set `model:` on the arm (e.g. gpt-4o-mini)")
@@ -232,6 +237,7 @@ class OpenAIAgent:
             retry=policy,
             headers=headers,
             prices=prices,
+            stream=bool(stream),
         )
         self.model = self.client.model
         self.temperature = temperature
@@ -306,6 +312,11 @@ class OpenAIAgent:
                     timeout_s=task.timeout_s,
                 )
             except AgentError as exc:
+                partial = getattr(exc, "partial", None)
+                if partial is not None:  # a broken stream: what arrived (and any usage) stays on record
+                    spent.add_call(partial.usage if partial.usage_reported else None, None, partial.model)
+                    transcript.append({**_call_event(turn, partial), "interrupted": True, "cost": None})
+                    transcript.append({"type": "message", **partial.message, "partial": True})
                 raise fail(exc) from exc
             input_tokens += reply.usage.input_tokens
             output_tokens += reply.usage.output_tokens
@@ -411,6 +422,8 @@ def _call_event(turn: int, reply: ChatResponse) -> dict[str, Any]:
         "usage_reported": reply.usage_reported,
         "cost": reply.cost,
         "latency_ms": round(reply.latency_ms, 1),
+        "streamed": reply.streamed,
+        "chunks": reply.chunks,
         "retries": [
             {
                 "attempt": r.attempt,

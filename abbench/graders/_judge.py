@@ -475,6 +475,8 @@ class JudgeSettings:
         seed: Sent to endpoints that support reproducible sampling.
         prices: Price overrides (see `abbench.llm.price_table`), e.g. ``{input: 0.15, output: 0.6}``.
         json_mode: Ask the endpoint for a JSON object (``response_format``), where it supports it.
+        stream: Ask for streamed replies (``stream: true``) and assemble them; a stream cut in the
+            middle is a retryable grading failure that keeps the tokens that were reported.
     """
 
     model: str
@@ -488,6 +490,7 @@ class JudgeSettings:
     seed: int | None = None
     prices: Any = None
     json_mode: bool = False
+    stream: bool = False
     client: Any = field(default=None, compare=False, repr=False)
 
     @classmethod
@@ -517,6 +520,7 @@ class JudgeSettings:
                 timeout_s=settings.get("timeout_s", 60.0),
                 retry=RetryPolicy(max_retries=retries, base_delay_s=float(backoff), retry_timeouts=True),
                 prices=settings.get("prices"),
+                stream=bool(settings.get("stream", False)),
             )
         except UsageError as exc:
             raise UsageError(f"{grader}: {exc}") from None
@@ -539,10 +543,21 @@ class JudgeSettings:
                 response_format={"type": "json_object"} if self.json_mode else None,
             )
         except AgentError as exc:
+            partial = getattr(exc, "partial", None)  # a broken stream: the tokens it reported count
+            spent = (
+                {
+                    "judge_model": partial.model,
+                    "input_tokens": partial.usage.input_tokens,
+                    "output_tokens": partial.usage.output_tokens,
+                }
+                if partial is not None and partial.usage_reported
+                else None
+            )
             raise GradingError(
                 f"the judge call failed ({exc.failure_type}): {exc}",
                 raw_output=exc.raw_output,
                 retryable=exc.retryable,
+                spent=spent,
             ) from exc
 
 
@@ -730,6 +745,7 @@ def llm_judge(
     seed: int | None = None,
     prices: Any = None,
     json_mode: bool = False,
+    stream: bool = False,
     name: str = "llm_judge",
 ) -> LLMJudge:
     """A pointwise LLM judge that scores each run on a rubric.
@@ -764,6 +780,7 @@ def llm_judge(
         seed: For endpoints that support reproducible sampling.
         prices: Judge price override, ``{input: USD/M, output: USD/M}``.
         json_mode: Send ``response_format: json_object`` (for endpoints that support it).
+        stream: Ask the judge for a streamed reply (``stream: true``).
         name: The grader's name in the experiment.
 
     Raises:
@@ -789,6 +806,7 @@ def llm_judge(
         seed=seed,
         prices=prices,
         json_mode=json_mode,
+        stream=stream,
     )
     return LLMJudge(
         name,

@@ -456,6 +456,7 @@ def pairwise_judge(
     seed: int | None = None,
     prices: Any = None,
     json_mode: bool = False,
+    stream: bool = False,
     name: str = "pairwise_judge",
 ) -> PairwiseJudge:
     """A blind pairwise judge comparing two arms' answers on the same case and round.
@@ -487,7 +488,7 @@ def pairwise_judge(
         include: What the judge sees besides input and answers: ``reference``, ``reason``,
             ``evidence``, ``context``, ``history``.
         instructions: Extra guidance added to the judge's prompt.
-        timeout_s, retries, backoff_s, temperature, max_tokens, seed, prices, json_mode: As for
+        timeout_s, retries, backoff_s, temperature, max_tokens, seed, prices, json_mode, stream: As for
             `llm_judge`.
         name: The grader's name in the experiment.
 
@@ -522,6 +523,7 @@ def pairwise_judge(
         seed=seed,
         prices=prices,
         json_mode=json_mode,
+        stream=stream,
     )
     anonymiser = None
     if anonymise:

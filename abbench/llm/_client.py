@@ -29,6 +29,7 @@ import httpx
 from abbench._text import clip, sentence
 from abbench.errors import AgentError, UsageError
 from abbench.llm._prices import PriceTable, price_table
+from abbench.llm._stream import StreamAssembler, StreamError
 from abbench.types import Usage
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,7 @@ FAILURE_TYPES = (
     "quota",
     "rate_limited",
     "server_error",
+    "stream_interrupted",
     "timeout",
 )
 """The `AgentError.failure_type` values the client raises."""
@@ -136,12 +138,15 @@ class ChatResponse:
         finish_reason: ``stop``, ``tool_calls``, ``length`` ... as the server said.
         model: The model that answered, as the server reported it.
         usage: Tokens of this call.
-        usage_reported: False when the server sent no usage (the counts are then 0).
+        usage_reported: False when the server sent no usage (the counts are then 0; a stream from a
+            server that ignores ``stream_options.include_usage`` has none).
         cost: USD for this call, or None when the model has no price.
         latency_ms: Wall time, retries and waits included.
         retries: The failed attempts that were retried before this success.
         message: The assistant message, ready to append to the conversation.
-        raw: The response body as received.
+        raw: The response body as received (for a stream: the completion it assembles to, as JSON).
+        streamed: The reply came as a stream of chunks.
+        chunks: Data chunks of a streamed reply.
     """
 
     content: str | None
@@ -155,6 +160,8 @@ class ChatResponse:
     retries: tuple[RetryRecord, ...] = ()
     message: dict[str, Any] = field(default_factory=dict)
     raw: str = ""
+    streamed: bool = False
+    chunks: int = 0
 
     @property
     def text(self) -> str:
@@ -325,6 +332,8 @@ def _refused_feature(message: str, payload: Mapping[str, Any]) -> str | None:
         return "temperature"
     if "seed" in payload and "seed" in text and ("unsupported" in text or "not support" in text):
         return "seed"
+    if "stream_options" in payload and ("stream_options" in text or "include_usage" in text):
+        return "stream_options"
     return None
 
 
@@ -357,6 +366,8 @@ _ADVICE = {
     "timeout": "no answer in time; raise timeout_s or check the server",
     "connection_error": "cannot reach the endpoint; check base_url and that the server is running",
     "bad_output": "the server's reply is not a chat completion; check that base_url points at an OpenAI-compatible API",
+    "stream_interrupted": "the stream broke off before its end; what arrived is kept with the attempt, "
+    "and the run may be retried",
 }
 
 
@@ -374,6 +385,9 @@ class ChatClient:
         headers: Extra headers; values may name environment variables as ``${VAR}`` (their values
             are treated as secrets, like the key).
         prices: What `price_table` accepts: None, a table, a file, or a mapping.
+        stream: Ask for ``stream: true`` replies (with ``stream_options.include_usage``, dropped for a
+            server that refuses it) and assemble them; a stream cut before its end raises
+            ``stream_interrupted`` with what arrived.
 
     Raises:
         UsageError: a setting is invalid (bad URL, negative timeout, invalid prices).
@@ -389,6 +403,7 @@ class ChatClient:
         retry: RetryPolicy | None = None,
         headers: Mapping[str, str] | None = None,
         prices: Any = None,
+        stream: bool = False,
     ):
         if not model or not str(model).strip():
             raise UsageError("an OpenAI-compatible client needs a model id; set `model:` on the arm")
@@ -406,6 +421,7 @@ class ChatClient:
         self.retry = retry or RetryPolicy()
         self.headers = dict(headers or {})
         self.prices: PriceTable = price_table(prices, model=self.model)
+        self.stream = bool(stream)
         self._refused = _REFUSED.setdefault((self.base_url, self.model), set())
 
     def __repr__(self) -> str:
@@ -470,8 +486,10 @@ class ChatClient:
         path: str,
         build: Callable[[], dict[str, Any] | None],
         timeout_s: float | None = None,
+        stream: bool = False,
     ) -> tuple[httpx.Response, tuple[RetryRecord, ...]]:
-        """Send with retries; `build` is called per attempt so refused features drop out."""
+        """Send with retries; `build` is called per attempt so refused features drop out. With
+        `stream`, a successful response is returned with its body unread (the caller closes it)."""
         timeout = min(self.timeout_s, timeout_s) if timeout_s else self.timeout_s
         http = await shared_http_client()
         url = self.base_url + path
@@ -484,9 +502,19 @@ class ChatClient:
             try:
                 try:
                     async with asyncio.timeout(timeout):
-                        response = await http.request(
-                            method, url, json=payload, headers=headers, timeout=httpx.Timeout(timeout)
-                        )
+                        if stream:
+                            headers["Accept"] = "text/event-stream"
+                            built = http.build_request(
+                                method, url, json=payload, headers=headers, timeout=httpx.Timeout(timeout)
+                            )
+                            response = await http.send(built, stream=True)
+                            if not response.is_success:
+                                await response.aread()
+                                await response.aclose()
+                        else:
+                            response = await http.request(
+                                method, url, json=payload, headers=headers, timeout=httpx.Timeout(timeout)
+                            )
                 except (TimeoutError, httpx.TimeoutException):
                     raise _Failure("timeout", True, f"no answer within timeout_s={timeout:g}s") from None
                 except httpx.TransportError as exc:
@@ -596,8 +624,13 @@ class ChatClient:
         max_tokens: int | None,
         seed: int | None,
         extra_body: Mapping[str, Any] | None,
+        stream: bool = False,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": [dict(m) for m in messages]}
+        if stream:
+            body["stream"] = True
+            if "stream_options" not in self._refused:
+                body["stream_options"] = {"include_usage": True}
         if tools:
             body["tools"] = [dict(t) for t in tools]
             if tool_choice is not None:
@@ -630,6 +663,7 @@ class ChatClient:
         seed: int | None = None,
         extra_body: Mapping[str, Any] | None = None,
         timeout_s: float | None = None,
+        stream: bool | None = None,
     ) -> ChatResponse:
         """Send one chat-completion request (retrying as the policy says) and return the reply.
 
@@ -647,14 +681,17 @@ class ChatClient:
             seed: For servers that support reproducible sampling.
             extra_body: More request fields, sent as given.
             timeout_s: A tighter limit for each attempt of this call than the client's.
+            stream: Stream this call (default: the client's `stream` setting).
 
         Raises:
             AgentError: with `failure_type` ``rate_limited``, ``quota``, ``server_error``,
                 ``timeout``, ``connection_error``, ``auth``, ``not_found``, ``bad_request`` or
-                ``bad_output`` (the body was not a chat completion; `raw_output` holds it), and
-                `retryable` set.
+                ``bad_output`` (the body was not a chat completion; `raw_output` holds it), or
+                ``stream_interrupted`` (retryable; `raw_output` holds the text that arrived and
+                ``partial`` the `ChatResponse` assembled from it), and `retryable` set.
         """
         started = time.perf_counter()
+        streaming = self.stream if stream is None else bool(stream)
 
         def build() -> dict[str, Any]:
             return self._payload(
@@ -666,11 +703,18 @@ class ChatClient:
                 max_tokens=max_tokens,
                 seed=seed,
                 extra_body=extra_body,
+                stream=streaming,
             )
 
-        response, retries = await self._request("POST", "/chat/completions", build, timeout_s)
-        raw = self.redact(response.text)
-        result = self._parse(raw, retries, started)
+        response, retries = await self._request("POST", "/chat/completions", build, timeout_s, streaming)
+        if streaming and response.headers.get("content-type", "").startswith("text/event-stream"):
+            result = await self._read_stream(response, retries, started, timeout_s)
+        else:
+            if streaming:  # a server that ignores `stream` answers with one body: read it as such
+                await response.aread()
+                await response.aclose()
+            raw = self.redact(response.text)
+            result = self._parse(raw, retries, started)
         log.debug(
             "%s: %d+%d tokens, %d tool calls, %.0f ms",
             self._where("/chat/completions"),
@@ -679,6 +723,64 @@ class ChatClient:
             len(result.tool_calls),
             result.latency_ms,
         )
+        return result
+
+    async def _read_stream(
+        self,
+        response: httpx.Response,
+        retries: tuple[RetryRecord, ...],
+        started: float,
+        timeout_s: float | None,
+    ) -> ChatResponse:
+        """Assemble a streamed reply; a stream that breaks off raises ``stream_interrupted``."""
+        timeout = min(self.timeout_s, timeout_s) if timeout_s else self.timeout_s
+        sse = StreamAssembler()
+        broke: str | None = None
+        try:
+            async with asyncio.timeout(timeout):
+                async for piece in response.aiter_raw():
+                    sse.feed(piece)
+                    if sse.done:
+                        break
+            sse.close()
+        except StreamError as exc:
+            if exc.error is not None:
+                message, code = _server_message(json.dumps({"error": exc.error}))
+                failure_type, retryable = _classify(500, message, code)
+                raise AgentError(
+                    self.redact(f"{self._where('/chat/completions')} streamed an error: {message}"),
+                    failure_type,
+                    retryable=retryable,
+                    raw_output=sse.content,
+                ) from None
+            raise self._bad_output(str(exc), sse.content or "") from None
+        except (TimeoutError, httpx.TimeoutException):
+            broke = f"no chunk within timeout_s={timeout:g}s"
+        except httpx.TransportError as exc:
+            broke = self.redact(f"{type(exc).__name__}: {exc}")
+        finally:
+            await response.aclose()
+        if broke is None and not sse.complete:
+            broke = "the body ended without a finish reason or [DONE]"
+        result = self._parse(
+            json.dumps(sse.as_completion(), ensure_ascii=False), retries, started, streamed=sse.chunks
+        )
+        if broke is not None:
+            got = f"{sse.chunks} chunks, {len(result.text)} characters of text, {len(result.tool_calls)} tool calls"
+            error = AgentError(
+                self.redact(
+                    sentence(f"{self._where('/chat/completions')}: the stream broke off after {got}: {broke}")
+                    + " "
+                    + _ADVICE["stream_interrupted"][:1].upper()
+                    + _ADVICE["stream_interrupted"][1:]
+                    + "."
+                ),
+                "stream_interrupted",
+                retryable=True,
+                raw_output=result.content,
+            )
+            error.partial = result  # type: ignore[attr-defined]
+            raise error
         return result
 
     def _bad_output(self, what: str, raw: str) -> AgentError:
@@ -691,7 +793,9 @@ class ChatClient:
             raw_output=raw,
         )
 
-    def _parse(self, raw: str, retries: tuple[RetryRecord, ...], started: float) -> ChatResponse:
+    def _parse(
+        self, raw: str, retries: tuple[RetryRecord, ...], started: float, streamed: int | None = None
+    ) -> ChatResponse:
         try:
             data = json.loads(raw)
         except ValueError:
@@ -751,6 +855,8 @@ class ChatClient:
             retries=retries,
             message=assistant,
             raw=raw,
+            streamed=streamed is not None,
+            chunks=streamed or 0,
         )
 
     async def list_models(self) -> list[str]:

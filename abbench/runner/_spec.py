@@ -70,7 +70,11 @@ class ArmSpec(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    agent: str = Field("builtin", description="Adapter name: builtin, openai, command, python.")
+    agent: str = Field(
+        "builtin",
+        description="Adapter name: builtin, openai, command (with preset: opencode, llm, generic-jsonl, "
+        "claude-code, codex), python.",
+    )
     model: str | None = Field(None, description="Model id, for adapters that take one.")
     skill: str | None = Field(
         None,

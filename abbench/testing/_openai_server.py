@@ -48,6 +48,12 @@ class Reply:
         model: The model the reply claims to come from (default: the one requested).
         finish_reason: Default ``"tool_calls"`` when there are tool calls, else ``"stop"``.
         disconnect: Close the connection without answering (a connection error for the client).
+        chunk_chars: When the request asks to stream: characters of text, and of each tool call's
+            arguments, per SSE chunk (so a tool call arrives split over many chunks).
+        keepalive: When streaming, send an SSE comment (``: keep-alive``) before every chunk.
+        cut_after: When streaming, drop the connection after this many data chunks, before the
+            finish, the usage and ``[DONE]`` (a stream cut in the middle).
+        chunk_delay_s: When streaming, seconds between chunks.
     """
 
     content: str | None = None
@@ -61,6 +67,10 @@ class Reply:
     model: str | None = None
     finish_reason: str | None = None
     disconnect: bool = False
+    chunk_chars: int = 8
+    keepalive: bool = False
+    cut_after: int | None = None
+    chunk_delay_s: float = 0.0
 
     @classmethod
     def text(
@@ -100,6 +110,12 @@ class Reply:
         """`reply`, sent after `delay_s` seconds."""
         base = reply if isinstance(reply, Reply) else cls.text(reply)
         return cls(**{**base.__dict__, "delay_s": delay_s})
+
+    @classmethod
+    def cut(cls, reply: Reply | str, after_chunks: int) -> Reply:
+        """`reply` streamed, with the connection dropped after `after_chunks` data chunks."""
+        base = reply if isinstance(reply, Reply) else cls.text(reply)
+        return cls(**{**base.__dict__, "cut_after": after_chunks})
 
     @classmethod
     def hang_up(cls) -> Reply:
@@ -347,6 +363,45 @@ def _completion(reply: Reply, request: RecordedRequest, default_model: str) -> d
     return out
 
 
+def stream_chunks(
+    completion: Mapping[str, Any], chunk_chars: int = 8, include_usage: bool = False
+) -> list[dict]:
+    """A chat completion as the ``chat.completion.chunk`` objects a streaming server sends: the role,
+    the text in pieces of `chunk_chars`, each tool call's name then its arguments in pieces (by
+    ``index``, the id only on its first delta), the finish reason, and — when `include_usage` — a
+    last chunk with no choices and the usage."""
+    step = max(1, int(chunk_chars))
+    head = {k: completion[k] for k in ("id", "created", "model") if k in completion}
+    head["object"] = "chat.completion.chunk"
+    choice = (completion.get("choices") or [{}])[0]
+    message = choice.get("message") or {}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    out = [chunk({"role": "assistant", "content": ""})]
+    text = message.get("content") or ""
+    out += [chunk({"content": text[i : i + step]}) for i in range(0, len(text), step)]
+    for n, call in enumerate(message.get("tool_calls") or []):
+        fn = call.get("function") or {}
+        first = {
+            "index": n,
+            "id": call.get("id"),
+            "type": "function",
+            "function": {"name": fn.get("name"), "arguments": ""},
+        }
+        out.append(chunk({"tool_calls": [first]}))
+        args = fn.get("arguments") or ""
+        out += [
+            chunk({"tool_calls": [{"index": n, "function": {"arguments": args[i : i + step]}}]})
+            for i in range(0, len(args), step)
+        ]
+    out.append(chunk({}, choice.get("finish_reason") or "stop"))
+    if include_usage and completion.get("usage"):
+        out.append({**head, "choices": [], "usage": completion["usage"]})
+    return out
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256  # socketserver's default of 5 drops connections when many clients start at once
@@ -436,17 +491,6 @@ class _Handler(BaseHTTPRequestHandler):
         if request.index < 0:
             self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
-        if isinstance(request.body, dict) and request.body.get("stream"):
-            self._send(
-                400,
-                {
-                    "error": {
-                        "message": "the scripted server does not stream",
-                        "type": "invalid_request_error",
-                    }
-                },
-            )
-            return
         try:
             reply = self.server_ref._next_reply(request)
         except Exception as exc:  # a broken reply callable must show up in the test, not hang it
@@ -466,4 +510,39 @@ class _Handler(BaseHTTPRequestHandler):
             if reply.body is not None
             else _completion(reply, request, self.server_ref.default_model)
         )
+        wants = request.body if isinstance(request.body, dict) else {}
+        if wants.get("stream") and reply.body is None and reply.status == 200:
+            usage = bool((wants.get("stream_options") or {}).get("include_usage"))
+            self._stream(reply, stream_chunks(body, reply.chunk_chars, usage))
+            return
         self._send(reply.status, body, reply.headers)
+
+    def _stream(self, reply: Reply, chunks: list[dict[str, Any]]) -> None:
+        """Send `chunks` as server-sent events (chunked transfer), then ``[DONE]`` — or cut it."""
+
+        def write(data: bytes) -> None:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Transfer-Encoding", "chunked")
+            for k, v in reply.headers.items():
+                self.send_header(k, v)
+            self.end_headers()
+            for n, item in enumerate(chunks):
+                if reply.cut_after is not None and n >= reply.cut_after:
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                if reply.chunk_delay_s and self.server_ref._stopping.wait(reply.chunk_delay_s):
+                    self.close_connection = True
+                    return
+                event = b": keep-alive\n\n" if reply.keepalive else b""
+                write(event + b"data: " + json.dumps(item, ensure_ascii=False).encode("utf-8") + b"\n\n")
+            write(b"data: [DONE]\n\n")
+            write(b"")  # the last chunk of the chunked body
+        except OSError:
+            self.close_connection = True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 
@@ -76,12 +77,21 @@ def test_slow_replies_wait_and_close_does_not():
     assert not closing.is_alive()
 
 
-def test_hang_up_and_streaming_refused():
-    with ScriptedOpenAIServer([Reply.hang_up()]) as server:
+def test_hang_up_and_streaming():
+    script = [Reply.hang_up(), Reply.tools(("read_file", {"path": "a.md"}), chunk_chars=4, keepalive=True)]
+    with ScriptedOpenAIServer(script) as server:
         with pytest.raises(httpx.TransportError):
             post(server, {"messages": []})
-        refused = post(server, {"messages": [], "stream": True})
-    assert refused.status_code == 400 and "stream" in refused.text
+        streamed = post(server, {"messages": [], "stream": True, "stream_options": {"include_usage": True}})
+    assert streamed.status_code == 200 and streamed.headers["content-type"] == "text/event-stream"
+    events = [e for e in streamed.text.split("\n\n") if e]
+    assert events[-1] == "data: [DONE]" and ": keep-alive" in events
+    chunks = [json.loads(e[len("data: ") :]) for e in events if e.startswith("data: {")]
+    pieces = [c["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"] for c in chunks[2:-2]]
+    assert "".join(pieces) == '{"path": "a.md"}' and all(len(p) == 4 for p in pieces)
+    assert chunks[1]["choices"][0]["delta"]["tool_calls"][0]["function"]["name"] == "read_file"
+    assert chunks[-2]["choices"][0]["finish_reason"] == "tool_calls"
+    assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["completion_tokens"] > 0
 
 
 def test_port_and_urls_need_a_running_server():
