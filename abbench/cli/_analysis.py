@@ -399,7 +399,7 @@ def metrics_cmd(ctx: Context, experiment: str, arms, by_domain, by_round, confus
             if u.failed_attempts:
                 click.echo(
                     f"  {'spent':<20}{_num(u.spent) if u.spent is not None else 'cost not reported'} over "
-                    f"{u.attempts} attempts, {u.failed_attempts} of them failed"
+                    f"{u.attempts} attempts, execution failed on {u.failed_attempts}"
                     + (f" ({_num(u.spent_on_failures)})" if u.spent_on_failures is not None else "")
                 )
             click.echo(

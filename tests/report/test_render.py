@@ -54,6 +54,7 @@ def test_expected_sections(rendered):
         "Decision",
         "Arms",
         "Paired comparison",
+        "What changed in the skill",
         "Confusion matrices",
         "Per domain",
         "Stability across rounds",

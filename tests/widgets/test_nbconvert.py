@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 # notebook → (a table heading the page must show, whether it draws figures)
 EXPECTED = {
-    "03_results": ("pass / fail", True),
+    "03_results": ("right / wrong", True),
     "05_compare": ("B − A", False),
 }
 

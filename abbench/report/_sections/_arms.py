@@ -295,7 +295,11 @@ def usage_section(metrics: Mapping[str, Any]) -> list[Part]:
                 "lat_p95": d.ms(u["latency_ms"].get("p95")),
                 "judge": d.money(u.get("judge_cost")),
                 "spent": d.money(u.get("spent"))
-                + (f" ({u['failed_attempts']:,} failed attempts)" if u.get("failed_attempts") else ""),
+                + (
+                    f" ({u['failed_attempts']:,} attempts whose execution failed)"
+                    if u.get("failed_attempts")
+                    else ""
+                ),
             }
         )
     if not any(r.get("executed") for r in rows):
