@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import _thread
+import asyncio
 import contextlib
 import json
 import logging
@@ -57,6 +59,10 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
+_TERMINATED: list[int] = []
+"""Signals that asked a running event loop to stop (reported by `Group.invoke` with their exit code)."""
+
+
 def stop_on_termination() -> None:
     """Make SIGTERM and SIGHUP stop the command as Ctrl-C does, instead of killing it mid-write.
 
@@ -64,7 +70,16 @@ def stop_on_termination() -> None:
     """
 
     def stop(signum: int, frame: Any) -> None:
-        raise Terminated(signum)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            raise Terminated(signum) from None
+        # Inside asyncio.run an exception raised here lands in whatever task is running (an agent's
+        # coroutine), which dies with it and is logged with a traceback as never retrieved. Stop as
+        # asyncio.run stops on Ctrl-C instead: its SIGINT handler cancels the main task cleanly, and
+        # the exit code still names this signal.
+        _TERMINATED.append(signum)
+        _thread.interrupt_main()
 
     for name in ("SIGTERM", "SIGHUP"):
         sig = getattr(signal, name, None)
@@ -86,6 +101,10 @@ class Group(click.Group):
             click.secho(f"terminated ({name}); what was done is kept", fg="yellow", err=True)
             sys.exit(128 + exc.signum)
         except KeyboardInterrupt:
+            if _TERMINATED:  # a SIGTERM/SIGHUP that stopped a running loop the way Ctrl-C does
+                name = signal.Signals(_TERMINATED[-1]).name
+                click.secho(f"terminated ({name}); what was done is kept", fg="yellow", err=True)
+                sys.exit(128 + _TERMINATED[-1])
             click.secho("interrupted; what was done is kept", fg="yellow", err=True)
             sys.exit(130)
         except BrokenPipeError:
