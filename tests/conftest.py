@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 REPO = Path(__file__).resolve().parent.parent
-# A copy of ../shared/realdata (minus banking77's train.csv) travels with the tests, licences and
-# SOURCES.md included, so CI on a fresh machine runs every real-data test instead of skipping it.
+# Public data copied unchanged from public repositories (sources and licences in tests/realdata/SOURCES.md)
+# travels with the tests, so CI on a fresh machine runs every real-data test instead of skipping it.
 REALDATA = REPO / "tests" / "realdata"
 DEMO = REPO / "data" / "demo"
 
@@ -29,7 +29,7 @@ def store(tmp_path):
 
 @pytest.fixture(scope="session")
 def realdata() -> Path:
-    """The folder of real public data (tests/realdata, copied from ../shared/realdata with its sources)."""
+    """The folder of real public data (tests/realdata, with its sources and licences)."""
     if not REALDATA.exists():
         pytest.skip(f"real data not found at {REALDATA}")
     return REALDATA

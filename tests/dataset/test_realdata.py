@@ -1,4 +1,4 @@
-"""Every real public file in ../shared/realdata imports with the right mapping (see its SOURCES.md)."""
+"""Every real public file in tests/realdata imports with the right mapping (see its SOURCES.md)."""
 
 from __future__ import annotations
 
