@@ -129,9 +129,12 @@ class GateResult(Result):
         if self.outcome == "block":
             return "blocked by " + "; ".join(r.rule.name or r.rule.text for r in self.blocking)
         if self.outcome == "pass with warnings":
-            return "every block rule holds; warnings: " + "; ".join(
-                r.rule.name or r.rule.text for r in self.warnings
-            )
+            said = []
+            if self.warnings:
+                said.append("warnings: " + "; ".join(r.rule.name or r.rule.text for r in self.warnings))
+            if self.not_assessed:
+                said.append("not assessed: " + "; ".join(r.rule.name or r.rule.text for r in self.not_assessed))
+            return "every block rule holds; " + "; ".join(said)
         return "every rule holds"
 
     @property
@@ -140,8 +143,13 @@ class GateResult(Result):
         return tuple(r for r in self.rules if r.blocks)
 
     @property
+    def not_assessed(self) -> tuple[RuleOutcome, ...]:
+        """The rules allowed to have no value that had none: never a plain *pass* while any is left."""
+        return tuple(r for r in self.rules if r.status == "missing" and r.rule.allow_missing)
+
+    @property
     def warnings(self) -> tuple[RuleOutcome, ...]:
-        """The ``warn`` rules that did not pass (a missing value the rule allows is not a warning)."""
+        """The ``warn`` rules that did not pass (a missing value the rule allows is `not_assessed` instead)."""
         return tuple(
             r
             for r in self.rules
@@ -297,7 +305,8 @@ def evaluate_gate(
     *incomplete* while fewer of the pair's planned runs are graded than the gate's ``min_coverage``
     (default: all of them), *inconclusive* when no rule could be assessed, *block* when a ``block`` rule
     fails — or has no value, unless it says ``allow_missing`` — and otherwise *pass* (*with warnings*
-    when a ``warn`` rule did not hold).
+    when a ``warn`` rule did not hold or a rule allowed to have no value had none: a gate is never a
+    plain *pass* while something it names was not assessed).
 
     Args:
         experiment: The gated experiment.
@@ -367,7 +376,9 @@ def evaluate_gate(
     elif any(o.blocks for o in outcomes):
         outcome = "block"
     else:
-        outcome = "pass with warnings" if warned else "pass"
+        # A rule that could not be assessed is allowed (allow_missing), never passed: the gate says so.
+        unassessed = any(o.status == "missing" and o.rule.allow_missing for o in outcomes)
+        outcome = "pass with warnings" if warned or unassessed else "pass"
     side_b = (
         comparison.b
         if comparison is not None

@@ -127,7 +127,11 @@ def test_json_rules_and_a_missing_value_blocks_unless_allowed(store, better, tmp
         [{"metric": "flip_rate", "op": "<=", "value": 0.1, "allow_missing": True}, "diff >= 0"],
         store=store,
     )
-    assert allowed.outcome == "pass" and allowed.rules[0].status == "missing"
+    # Allowed to have no value, so it does not block; but not assessed is never a plain pass.
+    assert allowed.outcome == "pass with warnings" and allowed.passed and allowed.rules[0].status == "missing"
+    assert allowed.not_assessed == (allowed.rules[0],) and "not assessed: flip_rate" in allowed.reason
+    assessed = evaluate_gate(better, ["diff >= 0"], store=store)
+    assert assessed.outcome == "pass" and not assessed.not_assessed
     # A gate in which no rule could be assessed is inconclusive, never a pass (allowed or not).
     alone = evaluate_gate(
         better, [{"metric": "flip_rate", "op": "<=", "value": 0.1, "allow_missing": True}], store=store

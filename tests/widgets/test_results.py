@@ -61,8 +61,12 @@ def test_the_decision_follows_the_arms_chosen_and_keeps_them_across_reloads(widg
     g = widget.gate_result
     # Two arms: the first is the baseline without anyone naming it; the banner opens with the pair.
     assert (g.a.arm, g.b.arm) == ("a", "b") and g.pair.named_by == "the experiment's two arms"
-    assert g.outcome == "pass"  # 1 fixed, 2 regressed of 24: not worse; no cost recorded; stable enough
-    assert "b vs a: gate PASS — decided on 48 of 48 runs per arm" in widget.decision_html.value
+    # 1 fixed, 2 regressed of 24: not worse; stable enough; but no cost recorded, so not a plain pass.
+    assert g.outcome == "pass with warnings" and [r.rule.name for r in g.not_assessed] == [
+        "cost",
+        "cost up at most 25%",
+    ]
+    assert "b vs a: gate PASS WITH WARNINGS — decided on 48 of 48 runs per arm" in widget.decision_html.value
     cost = g.decision.cost
     assert cost.conclusion == "not assessed" and "not assessed (allowed)" in widget.decision_html.value
     for d in g.decision.dimensions:
