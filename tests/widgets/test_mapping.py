@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections import Counter
+from html import unescape
 
 import pytest
 
@@ -62,7 +63,7 @@ def test_mapping_the_xlsx_labels_gives_the_same_dataset_as_the_csv_profile(store
     saved = store.get_profile("demo-xlsx")
     assert saved.version == 1 and saved.label_set == ["fast", "slow"] and saved.read.sheet == "评测集"
     assert "saved mapping profile demo-xlsx@1" in xlsx.result_html.value
-    assert "saved profile demo-xlsx@1" in xlsx.start_from.labels
+    assert "saved profile demo-xlsx@1 · matches this file" in xlsx.start_from.labels
 
     xlsx.dataset_name.value = "demo"
     xlsx.import_button.click()
@@ -81,7 +82,17 @@ def test_bad_labels_are_reported_inline_with_their_rows(xlsx):
     assert "label_not_in_set" in xlsx.report_html.value and "评测集!row 3" in xlsx.report_html.value
     report = xlsx.check()  # the whole file: every 慢 row
     assert report.complete and report.counts["label_not_in_set"] == 171 and report.n_valid == 230
-    assert "would import 230 cases" in xlsx.report_html.value
+    # the check tells what Import would do now: refuse (it used to promise "would import 230 cases")
+    html = xlsx.report_html.value
+    assert "import refused: 171 errors in 1 kind on 171 of 401 rows; nothing stored" in html
+    assert "would import" not in html
+    xlsx.skip_invalid.value = True  # the outcome follows the box at once
+    assert "would import 230 cases, 171 skipped (skip invalid rows)" in xlsx.report_html.value
+    xlsx.check()
+    assert "would import 230 cases, 171 skipped" in xlsx.report_html.value
+    assert "the dataset would be cases@" in xlsx.report_html.value
+    xlsx.import_button.click()
+    assert xlsx.errors.message is None and xlsx.dataset.n_cases == 230  # what was promised
 
 
 def test_the_same_problem_on_many_rows_is_one_line_with_its_count(xlsx):
@@ -91,11 +102,16 @@ def test_the_same_problem_on_many_rows_is_one_line_with_its_count(xlsx):
     report = xlsx.report
     assert report.complete and report.counts["label_not_in_set"] == 401
     html = xlsx.report_html.value
-    body = html.split("<tbody>")[1]
-    assert body.count("<tr>") == 2  # one line per gold value, not one per row
-    assert '<td class="abbench-n">230</td>' in body and '<td class="abbench-n">171</td>' in body
-    assert "评测集!row 3, 评测集!row 5, 评测集!row 6 …" in body  # the first rows holding 慢
-    assert "type the label it stands for beside it under Gold labels" in html
+    table, folded = html.split("<tbody>")[1].split("</tbody>")
+    assert table.count("<tr>") == 1  # one line per kind of problem, not one per row or per value
+    assert '<td class="abbench-n">401</td>' in table and "快 ×230, 慢 ×171" in table
+    assert "评测集!row 3, 4, 5, 6, 7 … (+396 more)" in table  # the first rows, compactly
+    assert "ids FS-0001, FS-0002, FS-0003 … (+398)" in table
+    assert "type the label each value stands for under Gold labels" in table
+    # every row and each value's own rows are under the fold, in a box of bounded height
+    assert "<details><summary>show all (401 problems kept, by kind)</summary>" in folded
+    assert "慢 ×171 at 评测集!row 3, 5, 6, 10, 12 …" in folded and "FS-0401" in folded
+    assert "max-height:320px" in folded
 
 
 def test_a_preview_without_cases_says_why_instead_of_an_empty_table(xlsx):
@@ -222,6 +238,14 @@ def test_a_detected_sheet_gives_way_to_the_profile_chosen_later(store, tmp_path)
         )
     )
     widget = MappingWidget(store, path=path)
+    assert widget.errors.message is None
+    # the saved profile reads sheet "data", which this workbook has: it is proposed, and says so
+    assert widget.start_from.value == "on-data@1"
+    assert "proposed profile 'on-data@1' matches: columns question on sheet 'data'" in unescape(
+        widget.match_html.value
+    )
+    assert widget.sheet.value == "data" and [c.input for c in widget.preview.cases] == ["hello"]
+    widget.start_from.select("suggested")
     assert widget.sheet.value == "notes" and widget.sheet.intended is None  # detected, not chosen
     widget.start_from.select("on-data@1")
     assert widget.errors.message is None
