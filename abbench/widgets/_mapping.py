@@ -132,7 +132,7 @@ class MappingWidget(View):
         )
         self.on_change(self.header_row, lambda _v: self._reload())
         self.start_from = Choice(
-            "Start from", on_select=self.guard("choosing a profile", lambda _v: self._reload())
+            "Start from", on_select=self.guard("choosing a profile", lambda _v: self._restart())
         )
         self.start_from.widget.layout.width = "420px"
         self.mapping_file = w.Text(
@@ -261,12 +261,19 @@ class MappingWidget(View):
         if self.path is not None:
             fit = match_profile(read_table(self.path), profile)
             self.match_html.value = note(f"loaded {file.name}: {fit.reason}", "ok" if fit.fits else "warn")
-            with self._hold():
-                self._labels_typed.clear()
-            self._reload()
+            self._restart()
         else:
             self.match_html.value = note(f"loaded {file.name}; open a data file to apply it")
         return profile
+
+    def _restart(self) -> None:
+        """Fill the form from the profile chosen to start from: its labels, label set and name."""
+        with self._hold():
+            self.label_rows = []
+            self._labels_typed.clear()
+            self.label_set.value = ""
+            self.profile_name.value = ""
+        self._reload()
 
     def _open_clicked(self) -> None:
         self.open_file(self.file.value.strip())
