@@ -287,6 +287,7 @@ def _save_as(widget: MappingWidget, name: str) -> None:
     assert widget.errors.message is None
 
 
+@pytest.mark.slow  # reads CLINC150's 23,700 rows
 def test_a_profile_chosen_for_one_file_is_not_applied_to_the_next_unrelated_one(store, realdata):
     # The trial: a profile chosen for AskUbuntu's JSON rows stayed on for CLINC150's [text, intent]
     # rows and gave 71,100 errors (23,700 rows × three fields that find nothing).
