@@ -29,6 +29,7 @@ from abbench.dataset._formats import DELIMITERS, FORMATS, RowChunk, column_lette
 from abbench.dataset._info import Dataset, DatasetInfo, ProfileInfo
 from abbench.dataset._jsonpath import JsonPath, PathError, parse_path
 from abbench.dataset._mapping import Converted, Mapper, MemoryIds, resolve_duplicates, unpack_source_row
+from abbench.dataset._match import ProfileMatch, ProfileMatches, match_profile, match_profiles
 from abbench.dataset._profile import SPECIAL_SOURCES, Lookup, MappingProfile, ReadSpec, Shape, Source
 from abbench.dataset._readers import (
     CHUNK_SIZE,
@@ -42,12 +43,21 @@ from abbench.dataset._readers import (
 from abbench.dataset._recipes import RECIPES, Recipe, RowStream, get_recipe
 from abbench.dataset._suggest import SYNONYMS, Suggestion, looks_like_labels, suggest_mapping
 from abbench.dataset._text import Encoding, detect_encoding, label_key, normalize_text
-from abbench.dataset._validate import PROBLEM_KINDS, Problem, ReportBuilder, ValidationReport
+from abbench.dataset._validate import (
+    PROBLEM_HINTS,
+    PROBLEM_KINDS,
+    Problem,
+    ProblemKind,
+    ReportBuilder,
+    ValidationReport,
+    compact_locations,
+)
 
 __all__ = [
     "CHUNK_SIZE",
     "DELIMITERS",
     "FORMATS",
+    "PROBLEM_HINTS",
     "PROBLEM_KINDS",
     "RECIPES",
     "SPECIAL_SOURCES",
@@ -67,8 +77,11 @@ __all__ = [
     "PathError",
     "Preview",
     "Problem",
+    "ProblemKind",
     "ProfileInfo",
     "ProfileLike",
+    "ProfileMatch",
+    "ProfileMatches",
     "ReadSpec",
     "Recipe",
     "ReportBuilder",
@@ -86,6 +99,7 @@ __all__ = [
     "check_data_file",
     "check_report",
     "column_letter",
+    "compact_locations",
     "content_hash",
     "convert_file",
     "default_name",
@@ -96,6 +110,8 @@ __all__ = [
     "label_key",
     "load_profile",
     "looks_like_labels",
+    "match_profile",
+    "match_profiles",
     "normalize_text",
     "parse_path",
     "plan_import",

@@ -357,8 +357,10 @@ class Mapper:
         if problems:
             problems.sort(key=lambda p: (p[0], p[1]))
             bad = set()
+            ids = values.get("case_id")
             for i, _, kind, name, value, message in problems:
-                report.add(kind, locations[i], name, value, message)
+                case_id = ids[i] if ids is not None and type(ids[i]) is str else None
+                report.add(kind, locations[i], name, value, message, case_id=case_id)
                 bad.add(i)
             report.n_invalid += len(bad)
             good = [i for i in range(n) if i not in bad]
@@ -600,6 +602,7 @@ def resolve_duplicates(
             "case_id",
             case_id,
             f"case id {case_id!r} is already used at {earlier}; case ids must be unique",
+            case_id=case_id,
         )
         report.n_invalid += 1
     return out

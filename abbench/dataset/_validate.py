@@ -38,6 +38,7 @@ class Problem:
         value: The offending value, shortened for display.
         message: What is wrong and what to do, in words.
         severity: ``"error"`` (the row is invalid) or ``"warning"`` (reported, the row is kept).
+        case_id: The row's case id, when the mapping reads one from the file.
     """
 
     kind: str
@@ -46,6 +47,7 @@ class Problem:
     value: Any
     message: str
     severity: str = "error"
+    case_id: str | None = None
 
     def __str__(self) -> str:
         where = f"{self.location}: {self.field}" if self.field else self.location
@@ -60,6 +62,7 @@ class Problem:
             "value": self.value,
             "message": self.message,
             "severity": self.severity,
+            "case_id": self.case_id,
         }
 
 
@@ -92,6 +95,60 @@ class ProblemGroup:
         times = f" ({self.count}×)" if self.count > 1 else ""
         field = f": {self.field}" if self.field else ""
         return f"{where}{times}{field}: {self.message}"
+
+
+PROBLEM_HINTS: dict[str, str] = {
+    "unreadable_row": "fix the row in the file (quote cells that hold the delimiter), or skip invalid rows",
+    "path_failed": "point the field at a column or path every row has, or give the field a default",
+    "empty_input": "fill in the input, or skip invalid rows",
+    "not_text": "point the field at a text inside the value (e.g. messages[-1].content), or join its items",
+    "missing_expected": "fill in the label, or drop the label set if not every case has one",
+    "label_not_in_set": "map each value to a label (label_map, e.g. 快: fast), or add it to the label set",
+    "lookup_missing": "add the keys to the lookup table, or give the lookup a default",
+    "empty_case_id": "fill in the case ids, or leave case_id unmapped to generate ids from the content",
+    "duplicate_case_id": "make the ids unique, or leave case_id unmapped to generate ids from the content",
+    "shape": "check that the mapping still fits this file",
+    "conflicting_labels": "review these inputs: at most one of their labels is right",
+}
+"""What to do about each kind of problem, in a few words."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProblemKind:
+    """Every problem of one kind on one field, told once (`ValidationReport.kinds`).
+
+    Attributes:
+        kind: One of `PROBLEM_KINDS`.
+        field: The case field concerned, or None.
+        severity: ``"error"`` or ``"warning"``.
+        count: How many problems (complete, also when the report kept only the first ones).
+        locations: Where the kept ones sit, in file order.
+        case_ids: The distinct case ids of those rows, when the mapping reads ids from the file.
+        values: The offending values with how many kept problems hold each, most common first.
+        message: The first problem's message (each value's own message differs only in the value).
+        hint: What to do about it.
+    """
+
+    kind: str
+    field: str | None
+    severity: str
+    count: int
+    locations: tuple[str, ...]
+    case_ids: tuple[str, ...]
+    values: tuple[tuple[Any, int], ...]
+    message: str
+    hint: str
+
+    @property
+    def what(self) -> str:
+        """What the kind means, in words."""
+        return PROBLEM_KINDS.get(self.kind, self.kind)
+
+    def where(self, limit: int = 5) -> str:
+        """The first `limit` locations, compactly: ``line 3, 7, 12 … (+40 more)``."""
+        shown = compact_locations(self.locations[:limit])
+        rest = self.count - min(limit, len(self.locations))
+        return f"{shown} … (+{rest:,} more)" if rest > 0 else shown
 
 
 def compact_locations(locations: tuple[str, ...] | list[str]) -> str:
@@ -181,6 +238,65 @@ class ValidationReport:
             for ps in found.values()
         ]
 
+    def kinds(self) -> list[ProblemKind]:
+        """The problems grouped by severity, kind and field — one entry per kind of problem, errors first.
+
+        Where `groups` tells each offending value apart (a misspelt label is one line), this tells one
+        kind once, with its values counted inside: 77 unmapped labels are one entry, not 77.
+        """
+        found: dict[tuple, list[Problem]] = {}
+        for p in self.problems:
+            found.setdefault((p.severity, p.kind, p.field), []).append(p)
+        per_kind = Counter(kind for _, kind, _ in found)
+        out = []
+        for (severity, kind, fld), ps in found.items():
+            # The counts are complete; the kept problems may not be. One entry per kind takes the count.
+            count = self.counts.get(kind, len(ps)) if per_kind[kind] == 1 else len(ps)
+            values = Counter(_hashable(p.value) for p in ps if p.value is not None)
+            ids = tuple(dict.fromkeys(p.case_id for p in ps if p.case_id))
+            out.append(
+                ProblemKind(
+                    kind,
+                    fld,
+                    severity,
+                    max(count, len(ps)),
+                    tuple(p.location for p in ps),
+                    ids,
+                    tuple(values.most_common()),
+                    ps[0].message,
+                    PROBLEM_HINTS.get(kind, ""),
+                )
+            )
+        out.sort(key=lambda k: k.severity != "error")
+        return out
+
+    @property
+    def n_errors(self) -> int:
+        """Errors found (complete, also when the report kept only the first problems)."""
+        warning_kinds = {p.kind for p in self.problems if p.severity == "warning"}
+        error_kinds = {p.kind for p in self.problems if p.severity == "error"}
+        return sum(n for k, n in self.counts.items() if k in error_kinds or k not in warning_kinds)
+
+    def outcome(self, *, skip_invalid: bool = False) -> str:
+        """What an import of this file would do, in one line: refused (and why) or how many cases.
+
+        ``import refused: 401 errors in 1 kind on 401 rows; nothing stored`` or ``would import 80
+        cases, 3 skipped (skip invalid rows)``. A preview says that it read the first rows only.
+        """
+        kinds = {(p.kind, p.field) for p in self.problems if p.severity == "error"}
+        errors = f"{_plural(self.n_errors, 'error')} in {_plural(len(kinds), 'kind')}"
+        if not self.complete:
+            found = f"{errors} in" if self.n_invalid else "no error in"
+            return f"{found} the first {self.n_rows:,} rows; check the whole file to see what an import does"
+        if self.n_rows == 0:
+            return "import refused: the file holds no rows; nothing stored"
+        if self.n_invalid and not skip_invalid:
+            return f"import refused: {errors} on {self.n_invalid:,} of {self.n_rows:,} rows; nothing stored"
+        if self.n_valid == 0:
+            return f"import refused: no valid case ({errors}); nothing stored"
+        skipped = f", {self.n_invalid:,} skipped (skip invalid rows)" if self.n_invalid else ""
+        return f"would import {self.n_valid:,} cases{skipped}"
+
     def lines(self, limit: int = 20) -> list[str]:
         """The grouped problems, at most `limit` groups, then the label set once when a label missed it."""
         groups = self.groups()
@@ -256,13 +372,14 @@ class ReportBuilder:
         value: Any,
         message: str,
         severity: str = "error",
+        case_id: str | None = None,
     ) -> None:
         """Record one problem."""
         self.counts[kind] += 1
         if len(self.problems) >= self.max_problems:
             self.truncated += 1
             return
-        self.problems.append(Problem(kind, location, field, _shorten(value), message, severity))
+        self.problems.append(Problem(kind, location, field, _shorten(value), message, severity, case_id))
 
     @property
     def n_errors(self) -> int:
@@ -291,3 +408,11 @@ def _shorten(value: Any) -> Any:
     if isinstance(value, (list, dict)):
         return clip(repr(value), _MAX_VALUE)
     return value
+
+
+def _hashable(value: Any) -> Any:
+    return value if isinstance(value, (str, int, float, bool)) else repr(value)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -11,11 +10,12 @@ from typing import Any
 
 import ipywidgets as w
 
-from abbench._text import clip
 from abbench.dataset import (
     MappingProfile,
     Preview,
-    Source,
+    ProfileMatch,
+    ProfileMatches,
+    Shape,
     Suggestion,
     Table,
     ValidationReport,
@@ -24,6 +24,9 @@ from abbench.dataset import (
     default_name,
     get_recipe,
     label_key,
+    load_profile,
+    match_profile,
+    match_profiles,
     preview_import,
     read_table,
     sheet_names,
@@ -33,12 +36,18 @@ from abbench.dataset._info import DatasetInfo
 from abbench.errors import ImportFailed, UsageError
 from abbench.types import CASE_FIELDS
 from abbench.widgets._base import STYLE, Choice, StoreLike, View, escape, html_table, note
+from abbench.widgets._mapping_parts import (
+    NOT_MAPPED,
+    PATH,
+    FieldRow,
+    LabelRow,
+    profile_summary,
+    report_html,
+    short,
+)
 
-NOT_MAPPED = ""
 SUGGESTED = "suggested"
 GIVEN = "given"
-PATH = "path"
-KEEP = "keep"
 MAX_LABEL_VALUES = 60
 """A gold column with more distinct values than this holds answers, not labels: no value map editor."""
 LABEL_COUNT_ROWS = 200_000
@@ -47,158 +56,34 @@ PREVIEW_CASES = 10
 UPLOAD_TYPES = ".csv,.tsv,.txt,.xlsx,.xlsm,.xls,.ods,.jsonl,.ndjson,.json"
 
 
-def _short(value: Any, limit: int = 160) -> str:
-    if value is None:
-        return ""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return clip(text, limit)
-
-
-def report_html(report: ValidationReport, limit: int = 30) -> str:
-    """A validation report as HTML: the summary, then the problems grouped (escaped).
-
-    Problems of one kind on one field with one value are one line — how many rows, the first few
-    locations, and the message — so 400 rows with the same unmapped label read as one line, not 400.
-    """
-    kind = "ok" if report.ok and not report.warnings else ("warn" if report.ok else "error")
-    parts = [note(report.summary(), kind if kind != "error" else "warn")]
-    groups: dict[tuple[Any, ...], list[Any]] = {}
-    for p in report.problems:
-        groups.setdefault((p.kind, p.field, p.severity, _short(p.value, 80)), []).append(p)
-    if groups:
-        rows = []
-        for (kind_, field, severity, value), problems in list(groups.items())[:limit]:
-            where = ", ".join(p.location for p in problems[:3]) + (" …" if len(problems) > 3 else "")
-            rows.append((kind_, field or "", severity, len(problems), where, value, problems[0].message))
-        parts.append(
-            html_table(
-                ["problem", "field", "severity", "rows", "where", "value", "message"],
-                rows,
-                numeric=(3,),
-                nowrap=(0, 1),
-                wide=(6,),
-            )
-        )
-        rest = len(groups) - limit
-        if rest > 0:
-            parts.append(note(f"... and {rest} more kinds of problem"))
-        if report.truncated:
-            parts.append(
-                note(f"{report.truncated:,} more problems were not kept (the counts above are complete)")
-            )
-        if any(k[0] == "label_not_in_set" for k in groups):
-            parts.append(
-                note(
-                    "a gold value that is not a label: type the label it stands for beside it under "
-                    "Gold labels (快 → fast), or add it to the label set"
-                )
-            )
-    return "".join(parts)
-
-
-class _FieldRow:
-    """One case field: where its value comes from (a column, a JSON path, or kept from a profile)."""
-
-    def __init__(self, field: str):
-        self.field = field
-        self.choice = w.Dropdown(
-            description=field, options=[("— not mapped —", NOT_MAPPED)], value=NOT_MAPPED
-        )
-        self.choice.layout.width = "320px"
-        self.path = w.Text(
-            placeholder="JSON path, e.g. data.query or input[-1].content", continuous_update=False
-        )
-        self.path.layout.width = "300px"
-        self.path.layout.display = "none"
-        self.reason = w.HTML()
-        self.kept: Any = None
-        self.box = w.HBox([self.choice, self.path, self.reason])
-
-    def set_columns(self, columns: tuple[str, ...]) -> None:
-        options = [("— not mapped —", NOT_MAPPED), *((c, f"col:{c}") for c in columns), ("JSON path…", PATH)]
-        if self.kept is not None:
-            options.append((f"as in the profile: {_short(_source_text(self.kept), 60)}", KEEP))
-        self.choice.options = options
-
-    def show(self, source: Any, columns: tuple[str, ...]) -> None:
-        """Point the row at `source` (a profile's source for this field)."""
-        self.kept = None
-        if isinstance(source, Source) and source.kind == "column" and source.column in columns:
-            source = source.column
-        elif isinstance(source, Source) and source.kind == "path":
-            source = source.path
-        if isinstance(source, Source):
-            self.kept = source
-        self.set_columns(columns)
-        if source is None:
-            self.choice.value, self.path.value = NOT_MAPPED, ""
-        elif isinstance(source, str) and source in columns:
-            self.choice.value, self.path.value = f"col:{source}", ""
-        elif isinstance(source, str):
-            self.choice.value, self.path.value = PATH, source
-        else:
-            self.choice.value, self.path.value = KEEP, ""
-        self.path.layout.display = "" if self.choice.value == PATH else "none"
-
-    @property
-    def source(self) -> Any:
-        """The source this row maps the field from, or None."""
-        value = self.choice.value
-        if value == NOT_MAPPED:
-            return None
-        if value == PATH:
-            return self.path.value.strip() or None
-        if value == KEEP:
-            return self.kept
-        return value[4:]
-
-
-def _source_text(source: Any) -> str:
-    if isinstance(source, Source):
-        return json.dumps(source.model_dump(mode="json", exclude_unset=True), ensure_ascii=False)
-    return str(source)
-
-
-class _LabelRow:
-    """One gold value (all spellings that compare equal) and the label it becomes."""
-
-    def __init__(self, key: str, variants: dict[str, int], label: str):
-        self.key = key
-        self.variants = variants
-        shown = ", ".join(f"{escape(repr(v))} ×{n}" for v, n in variants.items())
-        self.values = w.HTML(f"<code>{shown}</code>")
-        self.values.layout.width = "360px"
-        self.label = w.Text(value=label, placeholder="label", continuous_update=False)
-        self.label.layout.width = "200px"
-        self.box = w.HBox([self.values, w.HTML("→"), self.label])
-
-    @property
-    def count(self) -> int:
-        """Rows holding any of the spellings."""
-        return sum(self.variants.values())
-
-
 class MappingWidget(View):
     """Map a raw file's columns to case fields, see the cases and problems live, save and import.
 
     Pick a file (a path, or an upload) and sheet; each case field gets a dropdown pre-filled with the
     suggested column (and why it was suggested), or a JSON path; the gold column's values are listed
     with their counts beside the label each becomes. The first cases and the validation report of the
-    rows read follow every change; "Check whole file" validates every row without importing. "Save
-    profile" stores the mapping under a name (a new version when it changed) and "Import" stores the
-    dataset and shows its fingerprint. Everything is a call to `abbench.dataset` and the store.
+    rows read follow every change; "Check whole file" says what an import would do, without importing.
+    "Save profile" stores the mapping under a name (a new version when it changed) and "Import" stores
+    the dataset and shows its fingerprint. Everything is a call to `abbench.dataset` and the store.
+
+    Opening a file holds every saved profile against it (`abbench.dataset.match_profiles`): one whose
+    columns are all there is proposed, with why; a profile chosen for an earlier file is kept only
+    when it fits this one. "Load mapping" reads a YAML/JSON profile as ``abbench import --mapping``
+    does, lookups and templates included.
 
     Args:
         store: The store (an open `Store`, a folder, or None to find the notebook's store).
         path: A file to open at once.
-        profile: A saved profile (``name`` or ``name@3``) or a `MappingProfile` to start from instead
-            of the suggestion.
+        profile: A saved profile (``name`` or ``name@3``), a profile file, or a `MappingProfile` to
+            start from instead of the suggestion.
+        mapping: A mapping YAML/JSON file to load (as `load_mapping` does).
 
     Attributes:
         table: The opened file (None before one is opened).
         suggestion: The suggested mapping for it.
         preview: The latest preview (first cases and the report of the rows read).
         report: The validation report shown (the preview's, or the whole file's after a check).
+        matches: The saved profiles held against the open file, best first.
         saved: The profile saved last.
         dataset: The dataset imported last.
         fields: Case field → its row's widgets (``fields["input"].choice`` is the dropdown).
@@ -206,7 +91,13 @@ class MappingWidget(View):
     """
 
     def __init__(
-        self, store: StoreLike = None, *, path: str | Path | None = None, profile: Any = None, **kwargs: Any
+        self,
+        store: StoreLike = None,
+        *,
+        path: str | Path | None = None,
+        profile: Any = None,
+        mapping: str | Path | None = None,
+        **kwargs: Any,
     ):
         super().__init__(store, **kwargs)
         self.path: Path | None = None
@@ -218,13 +109,16 @@ class MappingWidget(View):
         self.saved: MappingProfile | None = None
         self.dataset: DatasetInfo | None = None
         self.counts: ValueCounts | None = None
-        self.label_rows: list[_LabelRow] = []
+        self.label_rows: list[LabelRow] = []
         self._columns: tuple[str, ...] = ()
         self._chosen_ref: str | None = None
         self._given: MappingProfile | None = None
+        self._given_where: str | None = None
+        self.matches: ProfileMatches | None = None
         self._labels_typed: dict[str, str] = {}
         self._loading = False
         self._upload_dir: Path | None = None
+        self._fingerprint: str | None = None
 
         self.file = w.Text(description="File", placeholder="path to a CSV, XLSX, JSONL or JSON file")
         self.file.layout.width = "520px"
@@ -238,13 +132,22 @@ class MappingWidget(View):
         )
         self.on_change(self.header_row, lambda _v: self._reload())
         self.start_from = Choice(
-            "Start from", on_select=self.guard("choosing a profile", lambda _v: self._reload())
+            "Start from", on_select=self.guard("choosing a profile", lambda _v: self._restart())
         )
         self.start_from.widget.layout.width = "420px"
+        self.mapping_file = w.Text(
+            description="Mapping",
+            placeholder="a mapping YAML/JSON, as for abbench import --mapping",
+            continuous_update=False,
+        )
+        self.mapping_file.layout.width = "520px"
+        self.load_button = self.button("Load mapping", self._load_clicked)
+        self.match_html = w.HTML()
+        self.kept_html = w.HTML()
         self.file_info = w.HTML()
         self.sample_html = w.HTML()
 
-        self.fields = {name: _FieldRow(name) for name in CASE_FIELDS}
+        self.fields = {name: FieldRow(name) for name in CASE_FIELDS}
         for row in self.fields.values():
             self.on_change(row.choice, lambda _v, row=row: self._field_changed(row))
             self.on_change(row.path, lambda _v, row=row: self._field_changed(row))
@@ -266,6 +169,7 @@ class MappingWidget(View):
         self.save_button = self.button("Save profile", self.save)
         self.dataset_name = w.Text(description="Dataset", placeholder="name (default: the file's name)")
         self.skip_invalid = w.Checkbox(description="skip invalid rows", indent=False)
+        self.on_change(self.skip_invalid, lambda _v: self._show_report())
         self.import_button = self.button("Import", self.do_import, button_style="primary")
         self.result_html = w.HTML()
 
@@ -273,6 +177,8 @@ class MappingWidget(View):
             w.HTML(STYLE + "<b>Data file</b>"),
             w.HBox([self.file, self.open_button, self.upload]),
             w.HBox([self.sheet.widget, self.header_row, self.start_from.widget]),
+            w.HBox([self.mapping_file, self.load_button]),
+            self.match_html,
             # The form is taller than a screen: the error area shows both under the controls that
             # most often fail (file, sheet, header row) and beside the actions at the bottom.
             self.errors,
@@ -280,6 +186,7 @@ class MappingWidget(View):
             self.sample_html,
             w.HTML("<b>Case fields</b>"),
             *(row.box for row in self.fields.values()),
+            self.kept_html,
             w.HTML("<b>Gold labels</b>"),
             self.label_set,
             self.labels_note,
@@ -297,6 +204,8 @@ class MappingWidget(View):
         self.guard("listing profiles", self._list_profiles)()
         if profile is not None:
             self.guard("choosing a profile", self._choose_profile)(profile)
+        if mapping is not None:
+            self.guard("loading the mapping", self.load_mapping)(mapping)
         if path is not None:
             self.guard("opening the file", self.open_file)(path)
 
@@ -305,9 +214,9 @@ class MappingWidget(View):
     def _list_profiles(self) -> None:
         options: list[tuple[str, Any]] = [("suggested mapping", SUGGESTED)]
         if self._given is not None:
-            options.append((f"profile {self._given.name or '(unnamed)'} (given)", GIVEN))
+            options.append((self._given_where or f"profile {self._given.name or '(unnamed)'} (given)", GIVEN))
         for info in self.store.list_profiles():
-            options.append((f"saved profile {info.ref}", info.ref))
+            options.append((f"saved profile {info.ref}{_fit_tag(self.matches, info.ref)}", info.ref))
         self.start_from.set_options(options)
         if self.start_from.intended is None:
             self.start_from.select(SUGGESTED, notify=False)
@@ -318,9 +227,53 @@ class MappingWidget(View):
         if resolved.version is not None and resolved.ref in self.start_from.values:
             self.start_from.select(resolved.ref, notify=False)
             return
-        self._given = resolved
+        self._given, self._given_where = resolved, None
         self._list_profiles()
         self.start_from.select(GIVEN, notify=False)
+
+    def _load_clicked(self) -> None:
+        self.load_mapping(self.mapping_file.value)
+
+    def load_mapping(self, path: str | Path) -> MappingProfile:
+        """Start from a mapping profile file (YAML or JSON), read as ``abbench import --mapping`` reads it.
+
+        Lookup files are read relative to it; templates, lookups and defaults the dropdowns cannot show
+        are listed read-only under the case fields, and the import uses them exactly as the CLI would.
+        A profile loaded on purpose is applied even when it does not fit the open file, with a warning
+        saying which columns it misses.
+
+        Raises:
+            UsageError: no path given.
+            MappingError: the file is missing or not a valid profile (the message says where).
+        """
+        text = str(path).strip()
+        if not text:
+            raise UsageError(
+                "give the path of a mapping YAML or JSON file (what abbench import --mapping reads)"
+            )
+        file = Path(text).expanduser()
+        profile = load_profile(file)
+        self._given, self._given_where = profile, f"mapping file {file.name}"
+        with self._hold():
+            self.mapping_file.value = str(file)
+        self._list_profiles()
+        self.start_from.select(GIVEN, notify=False)
+        if self.path is not None:
+            fit = match_profile(read_table(self.path), profile)
+            self.match_html.value = note(f"loaded {file.name}: {fit.reason}", "ok" if fit.fits else "warn")
+            self._restart()
+        else:
+            self.match_html.value = note(f"loaded {file.name}; open a data file to apply it")
+        return profile
+
+    def _restart(self) -> None:
+        """Fill the form from the profile chosen to start from: its labels, label set and name."""
+        with self._hold():
+            self.label_rows = []
+            self._labels_typed.clear()
+            self.label_set.value = ""
+            self.profile_name.value = ""
+        self._reload()
 
     def _open_clicked(self) -> None:
         self.open_file(self.file.value.strip())
@@ -354,7 +307,57 @@ class MappingWidget(View):
             self.profile_name.value = ""
             self._labels_typed.clear()
         self.result_html.value = ""
+        self._propose(read_table(self.path))
         self._reload()
+
+    def _match_saved(self, table: Table) -> None:
+        self.matches = match_profiles(table, [info.profile for info in self.store.list_profiles()])
+
+    def _propose(self, table: Table) -> None:
+        """Choose the profile to start from for a newly opened file, and say why.
+
+        The profile chosen for the previous file stays only when its columns are all in this one; else
+        the best fitting saved profile is proposed; else the suggestion, saying why no saved one fits.
+        """
+        self._match_saved(table)
+        assert self.matches is not None
+        intended = self.start_from.intended
+        said: list[tuple[str, str]] = []
+        keep = False
+        if intended == GIVEN and self._given is not None:
+            fit = match_profile(table, self._given)
+            where = self._given_where or f"profile {self._given.name or '(unnamed)'}"
+            keep = fit.fits
+            said.append(
+                (f"kept {where}: {fit.reason}", "ok")
+                if fit.fits
+                else (f"{where} was not kept for this file: {fit.reason}", "warn")
+            )
+        elif intended not in (None, SUGGESTED):
+            fit = self.matches.get(intended)
+            keep = fit is not None and fit.fits
+            if fit is not None:
+                said.append(
+                    (f"kept {fit.reason}", "ok")
+                    if keep
+                    else (f"{intended} was not kept for this file: {fit.reason}", "warn")
+                )
+        if not keep:
+            best = self.matches.best
+            if best is not None:
+                self.start_from.select(best.ref, notify=False)
+                said.append(
+                    (
+                        f"proposed {best.reason}; choose 'suggested mapping' under Start from to ignore it",
+                        "ok",
+                    )
+                )
+            else:
+                self.start_from.select(SUGGESTED, notify=False)
+                if self.matches.matches:
+                    said.append((self.matches.explain() + "; starting from the suggested mapping", "note"))
+        self._list_profiles()
+        self.match_html.value = "".join(note(text, kind) for text, kind in said)
 
     @contextmanager
     def _hold(self) -> Iterator[None]:
@@ -408,7 +411,12 @@ class MappingWidget(View):
                 self.header_row.placeholder = f"detect ({table.options['header_row']})"
         self.suggestion = suggest_mapping(table)
         self.base = chosen if chosen is not None else self.suggestion.profile
-        self._chosen_ref = (chosen.ref or "given") if chosen is not None else None
+        if chosen is None:
+            self._chosen_ref = None
+        elif self.start_from.value == GIVEN and self._given_where:
+            self._chosen_ref = self._given_where
+        else:
+            self._chosen_ref = f"profile {chosen.ref or '(given)'}"
         self._show_file(table)
         columns = get_recipe(self.base.recipe).transform(table).columns if self.base.recipe else table.columns
         with self._hold():
@@ -419,6 +427,7 @@ class MappingWidget(View):
             if not self.profile_name.value or chosen is not None:
                 self.profile_name.value = self.base.name or ""
         self._columns = columns
+        self.kept_html.value = profile_summary(self.base, self._chosen_ref or "the suggestion")
         self._rebuild_labels()
         self.refresh()
 
@@ -431,10 +440,10 @@ class MappingWidget(View):
         )
         head = table.head(5)
         if table.tabular:
-            rows = [[r.location, *(_short(r.value.get(c), 60) for c in table.columns)] for r in head]
+            rows = [[r.location, *(short(r.value.get(c), 60) for c in table.columns)] for r in head]
             self.sample_html.value = html_table(["row", *table.columns], rows, nowrap=(0,))
         else:
-            rows = [[r.location, _short(r.value, 300)] for r in head]
+            rows = [[r.location, short(r.value, 300)] for r in head]
             self.sample_html.value = html_table(["row", "value"], rows, nowrap=(0,))
 
     # -- the form ----------------------------------------------------------------------------------------
@@ -475,7 +484,7 @@ class MappingWidget(View):
             f"no gold value {value!r} in the file; values: {', '.join(r.key for r in self.label_rows)}"
         )
 
-    def _field_changed(self, row: _FieldRow) -> None:
+    def _field_changed(self, row: FieldRow) -> None:
         if self._loading:
             return
         row.path.layout.display = "" if row.choice.value == PATH else "none"
@@ -492,7 +501,7 @@ class MappingWidget(View):
         if source != base_source:
             return note("chosen here")
         if self._chosen_ref:
-            return note(f"from profile {self._chosen_ref}")
+            return note(f"from {self._chosen_ref}")
         if self.suggestion is not None and name in self.suggestion.reasons:
             return note("suggested: " + self.suggestion.reasons[name])
         return ""
@@ -503,7 +512,11 @@ class MappingWidget(View):
         return labels or None
 
     def _label_map(self) -> dict[str, str]:
-        out: dict[str, str] = {}
+        # The profile's entries for values the editor does not list (none read yet, or no editor for
+        # a gold value built by a template or lookup) are kept as they are: the form edits, not drops.
+        shown = {row.key for row in self.label_rows}
+        base = self.base.label_map if self.base is not None else {}
+        out = {k: v for k, v in base.items() if label_key(k) not in shown}
         for row in self.label_rows:
             label = row.label.value.strip()
             if not label:
@@ -546,7 +559,7 @@ class MappingWidget(View):
             label = self._labels_typed.get(key)
             if label is None:
                 label = base_map.get(key) or allowed.get(key) or next(iter(variants)).strip()
-            row = _LabelRow(key, variants, label)
+            row = LabelRow(key, variants, label)
             self.on_change(row.label, lambda _v: self.refresh())
             self.label_rows.append(row)
         self.labels_box.children = [row.box for row in self.label_rows]
@@ -616,11 +629,11 @@ class MappingWidget(View):
         rows = [
             (
                 c.case_id,
-                _short(c.input, 120),
+                short(c.input, 120),
                 c.expected,
                 c.domain,
-                _short(c.history, 60),
-                _short(c.context, 60),
+                short(c.history, 60),
+                short(c.context, 60),
                 c.request_id,
                 c.source_line,
             )
@@ -635,38 +648,67 @@ class MappingWidget(View):
             if rows
             else note("no row of those read became a case: the problems below say why", "warn")
         )
-        self.report_html.value = report_html(preview.report)
+        self._fingerprint = None
+        self._show_report()
+
+    def _show_report(self) -> None:
+        """Show the report as it stands, with the outcome for the skip-invalid choice made now."""
+        report = self.report
+        if report is None:
+            self.report_html.value = ""
+            return
+        html = report_html(report, skip_invalid=self.skip_invalid.value)
+        if (
+            self._fingerprint
+            and report.complete
+            and (report.ok or self.skip_invalid.value)
+            and report.n_valid
+        ):
+            html += note(f"the dataset would be {self._fingerprint}")
+        self.report_html.value = html
 
     # -- actions -----------------------------------------------------------------------------------------
 
     def check(self) -> ValidationReport:
-        """Validate every row of the file with the profile as it stands (nothing is imported)."""
+        """Validate every row with the profile as it stands and say what an import would do (nothing is
+        imported): refused with the problems grouped, or how many cases, with "skip invalid rows" as ticked.
+        """
         if self.path is None:
             raise UsageError("open a file first")
         name = self.dataset_name.value.strip() or default_name(self.path)
+        self._fingerprint = None
         try:
-            conversion = convert_file(self.path, self.profile, name=name, skip_invalid=True)
+            conversion = convert_file(
+                self.path, self.profile, name=name, skip_invalid=self.skip_invalid.value
+            )
         except ImportFailed as exc:
-            # No row is valid: that is the check's answer, shown as a report like any other.
+            # A refusal is the check's answer, shown as a report like any other.
             if exc.report is None:
                 raise
             self.report = exc.report
-            self.report_html.value = report_html(exc.report) + note("would import nothing", "warn")
+            self._show_report()
             return exc.report
         self.report = conversion.report
-        self.report_html.value = report_html(conversion.report) + note(
-            f"would import {conversion.report.n_valid:,} cases as {conversion.fingerprint}"
-        )
+        self._fingerprint = conversion.fingerprint
+        self._show_report()
         return conversion.report
 
     def save(self) -> MappingProfile:
-        """Save the profile under the name given (a new version when it changed); return it."""
+        """Save the profile under the name given (a new version when it changed); return it.
+
+        The open file's columns are recorded with it, so the next file of this shape is matched to it.
+        """
         name = self.profile_name.value.strip()
         if not name:
             raise UsageError("give the profile a name to save it under (the Profile box)")
-        saved = self.store.save_profile(self.profile, name=name)
+        profile = self.profile
+        if self.table is not None:
+            profile = profile.model_copy(update={"shape": Shape(**self.table.shape)})
+        saved = self.store.save_profile(profile, name=name)
         self.saved = saved
         self.result_html.value = note(f"saved mapping profile {saved.ref}", "ok")
+        if self.table is not None:
+            self._match_saved(self.table)
         self._list_profiles()
         return saved
 
@@ -684,10 +726,16 @@ class MappingWidget(View):
                 save_profile_as=self.profile_name.value.strip() or None,
             )
         except ImportFailed as exc:
-            if exc.report is not None:
-                self.report = exc.report
-                self.report_html.value = report_html(exc.report)
-            raise
+            if exc.report is None:
+                raise
+            self.report = exc.report
+            self._show_report()
+            outcome = exc.report.outcome(skip_invalid=self.skip_invalid.value)
+            raise ImportFailed(
+                f"{self.path.name} was not imported: {outcome}. The report above groups the problems; "
+                "fix the mapping, or tick 'skip invalid rows' to import the valid ones",
+                exc.report,
+            ) from None
         self.dataset = info
         reused = " (these cases were already stored: nothing new written)" if info.reused else ""
         self.result_html.value = note(
@@ -695,3 +743,15 @@ class MappingWidget(View):
         ) + note(info.validation.summary())
         self._list_profiles()
         return info
+
+
+def _fit_tag(matches: ProfileMatches | None, ref: str) -> str:
+    """How a saved profile fits the open file, for its label in the Start from list."""
+    fit: ProfileMatch | None = matches.get(ref) if matches is not None else None
+    if fit is None:
+        return ""
+    if fit.fits:
+        return " · matches this file"
+    if fit.missing:
+        return f" · lacks {', '.join(fit.missing[:2])}" + (" …" if len(fit.missing) > 2 else "")
+    return " · does not fit"

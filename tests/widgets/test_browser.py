@@ -274,3 +274,75 @@ def test_review_ten_cases_by_keyboard_alone(tmp_path):
         r.note is None for i, r in enumerate(latest) if i != 1
     )
     print(f"seconds from a verdict key to the next case: {[round(t, 2) for t in times]}")
+
+
+def _messy_cases(path: Path) -> Path:
+    """The demo's cases.csv with problems of three kinds on many rows: blank queries, repeated ids and
+    25 misspelt routes (the trial's report had one row per such value, ~3,000 px tall)."""
+    import csv
+    import io
+
+    rows = list(csv.reader((DEMO / "cases.csv").read_text(encoding="utf-8-sig").splitlines()))
+    header, body = rows[0], rows[1:]
+    query, route, case_id = header.index("query"), header.index("route"), header.index("case_id")
+    for i, row in enumerate(body):
+        if i % 9 == 4:
+            row[query] = ""
+        elif i % 7 == 3:
+            row[route] = f"route-{i % 25}"
+        elif i % 13 == 6:
+            row[case_id] = body[0][case_id]
+    out = io.StringIO()
+    csv.writer(out).writerows([header, *body])
+    path.write_text(out.getvalue(), encoding="utf-8")
+    return path
+
+
+def test_the_import_report_is_grouped_under_one_screen(tmp_path):
+    """The mapping widget's report on a file with ~120 invalid rows of three kinds and 25 misspelt labels,
+    drawn by Chromium at the width of a notebook's output: one row per kind, the real outcome (refused,
+    nothing stored), all within 600 px; "show all" scrolls in its own box. No JupyterLab: the widget's HTML
+    and CSS are what it shows there (the JupyterLab flow costs a minute here, for nothing this needs)."""
+    from abbench.widgets import MappingWidget
+    from abbench.widgets._base import STYLE
+
+    require_chromium()
+    data = _messy_cases(tmp_path / "messy.csv")
+    with open_store(tmp_path / "store") as store:
+        widget = MappingWidget(store, path=data, mapping=DEMO / "mapping-csv.yaml")
+        widget.check_button.click()
+        widget.import_button.click()
+        assert "was not imported" in widget.errors.message
+        assert store.list_datasets() == []  # refused: nothing stored
+    page_html = (
+        f"<html><body style='font-family:sans-serif; font-size:13px'>{STYLE}"
+        f"<div id='report' style='width:1000px'>{widget.report_html.value}</div>"
+        f"<div id='errors' style='width:1000px'>{widget.errors.value}</div></body></html>"
+    )
+    REPORTS.mkdir(exist_ok=True)
+    with (
+        chromium() as browser,
+        offline_page(browser, viewport=VIEWPORT) as (page, network, errors),
+    ):
+        page.set_content(page_html)
+        report = page.locator("#report")
+        outcome = report.locator("b").first.inner_text()
+        assert re.fullmatch(
+            r"import refused: \d+ errors in 3 kinds on \d+ of 401 rows; nothing stored", outcome
+        )
+        assert report.locator("tbody tr").count() == 3  # one row per kind, not one per value
+        assert "(+21 more values)" in report.inner_text()
+        height = report.bounding_box()["height"]
+        page.screenshot(path=str(REPORTS / "widgets-import-report.png"), clip=report.bounding_box())
+        assert height <= 600, f"the report is {height:.0f} px tall"
+        report.locator("summary").click()  # "show all": every row, in a box that scrolls by itself
+        folded = report.locator(".abbench-report-all")
+        _wait(lambda: folded.is_visible(), 30, "the folded list")
+        assert folded.bounding_box()["height"] <= 330
+        assert folded.evaluate("e => e.scrollHeight > e.clientHeight")  # more than it shows: it scrolls
+        assert report.bounding_box()["height"] <= height + 340
+        page.screenshot(path=str(REPORTS / "widgets-import-report-all.png"), clip=report.bounding_box())
+        refusal = page.locator("#errors")
+        assert outcome in refusal.inner_text() and refusal.bounding_box()["height"] < 120
+        assert network.blocked == [] and errors == []
+    print(f"import report: {height:.0f} px; outcome: {outcome}")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from collections import Counter
+from html import unescape
 
 import pytest
 
@@ -62,7 +64,7 @@ def test_mapping_the_xlsx_labels_gives_the_same_dataset_as_the_csv_profile(store
     saved = store.get_profile("demo-xlsx")
     assert saved.version == 1 and saved.label_set == ["fast", "slow"] and saved.read.sheet == "评测集"
     assert "saved mapping profile demo-xlsx@1" in xlsx.result_html.value
-    assert "saved profile demo-xlsx@1" in xlsx.start_from.labels
+    assert "saved profile demo-xlsx@1 · matches this file" in xlsx.start_from.labels
 
     xlsx.dataset_name.value = "demo"
     xlsx.import_button.click()
@@ -81,7 +83,17 @@ def test_bad_labels_are_reported_inline_with_their_rows(xlsx):
     assert "label_not_in_set" in xlsx.report_html.value and "评测集!row 3" in xlsx.report_html.value
     report = xlsx.check()  # the whole file: every 慢 row
     assert report.complete and report.counts["label_not_in_set"] == 171 and report.n_valid == 230
-    assert "would import 230 cases" in xlsx.report_html.value
+    # the check tells what Import would do now: refuse (it used to promise "would import 230 cases")
+    html = xlsx.report_html.value
+    assert "import refused: 171 errors in 1 kind on 171 of 401 rows; nothing stored" in html
+    assert "would import" not in html
+    xlsx.skip_invalid.value = True  # the outcome follows the box at once
+    assert "would import 230 cases, 171 skipped (skip invalid rows)" in xlsx.report_html.value
+    xlsx.check()
+    assert "would import 230 cases, 171 skipped" in xlsx.report_html.value
+    assert "the dataset would be cases@" in xlsx.report_html.value
+    xlsx.import_button.click()
+    assert xlsx.errors.message is None and xlsx.dataset.n_cases == 230  # what was promised
 
 
 def test_the_same_problem_on_many_rows_is_one_line_with_its_count(xlsx):
@@ -91,11 +103,16 @@ def test_the_same_problem_on_many_rows_is_one_line_with_its_count(xlsx):
     report = xlsx.report
     assert report.complete and report.counts["label_not_in_set"] == 401
     html = xlsx.report_html.value
-    body = html.split("<tbody>")[1]
-    assert body.count("<tr>") == 2  # one line per gold value, not one per row
-    assert '<td class="abbench-n">230</td>' in body and '<td class="abbench-n">171</td>' in body
-    assert "评测集!row 3, 评测集!row 5, 评测集!row 6 …" in body  # the first rows holding 慢
-    assert "type the label it stands for beside it under Gold labels" in html
+    table, folded = html.split("<tbody>")[1].split("</tbody>")
+    assert table.count("<tr>") == 1  # one line per kind of problem, not one per row or per value
+    assert '<td class="abbench-n">401</td>' in table and "快 ×230, 慢 ×171" in table
+    assert "评测集!row 3, 4, 5, 6, 7 … (+396 more)" in table  # the first rows, compactly
+    assert "ids FS-0001, FS-0002, FS-0003 … (+398)" in table
+    assert "type the label each value stands for under Gold labels" in table
+    # every row and each value's own rows are under the fold, in a box of bounded height
+    assert "<details><summary>show all (401 problems kept, by kind)</summary>" in folded
+    assert "慢 ×171 at 评测集!row 3, 5, 6, 10, 12 …" in folded and "FS-0401" in folded
+    assert "max-height:320px" in folded
 
 
 def test_a_preview_without_cases_says_why_instead_of_an_empty_table(xlsx):
@@ -222,6 +239,14 @@ def test_a_detected_sheet_gives_way_to_the_profile_chosen_later(store, tmp_path)
         )
     )
     widget = MappingWidget(store, path=path)
+    assert widget.errors.message is None
+    # the saved profile reads sheet "data", which this workbook has: it is proposed, and says so
+    assert widget.start_from.value == "on-data@1"
+    assert "proposed profile 'on-data@1' matches: columns question on sheet 'data'" in unescape(
+        widget.match_html.value
+    )
+    assert widget.sheet.value == "data" and [c.input for c in widget.preview.cases] == ["hello"]
+    widget.start_from.select("suggested")
     assert widget.sheet.value == "notes" and widget.sheet.intended is None  # detected, not chosen
     widget.start_from.select("on-data@1")
     assert widget.errors.message is None
@@ -246,3 +271,189 @@ def test_the_gold_panel_counts_the_labels_of_array_rows(store, realdata):
     assert f"{len(expected)} distinct values" in widget.labels_note.value or (
         f"{len(expected)} values in" in widget.labels_note.value
     )
+
+
+# -- profiles proposed only when they fit the file (issue 12, item 12) ------------------------------------
+
+
+def _said(widget: MappingWidget) -> str:
+    """What the widget says about the profile it starts from, as text."""
+    return unescape(re.sub(r"<[^>]+>", "", widget.match_html.value))
+
+
+def _save_as(widget: MappingWidget, name: str) -> None:
+    widget.profile_name.value = name
+    widget.save_button.click()
+    assert widget.errors.message is None
+
+
+@pytest.mark.slow  # reads CLINC150's 23,700 rows
+def test_a_profile_chosen_for_one_file_is_not_applied_to_the_next_unrelated_one(store, realdata):
+    # The trial: a profile chosen for AskUbuntu's JSON rows stayed on for CLINC150's [text, intent]
+    # rows and gave 71,100 errors (23,700 rows × three fields that find nothing).
+    widget = MappingWidget(store, path=realdata / "nlu_corpora" / "AskUbuntuCorpus.json")
+    _save_as(widget, "askubuntu")
+    widget.start_from.select("askubuntu@1")
+    assert widget.errors.message is None and widget.report.ok
+    widget.open_file(realdata / "clinc150" / "data_full.json")
+    assert widget.errors.message is None
+    assert widget.start_from.value == "suggested" and widget.fields["input"].source == "0"
+    said = _said(widget)
+    assert (
+        "askubuntu@1 was not kept for this file: profile 'askubuntu@1' needs columns 'text', 'intent'" in said
+    )
+    assert "which this file lacks (it has 0, 1)" in said
+    assert not widget.report.counts.get("path_failed")
+    assert "saved profile askubuntu@1 · lacks text, intent …" in widget.start_from.labels
+    # back on a file of AskUbuntu's shape, the profile is proposed again
+    widget.open_file(realdata / "nlu_corpora" / "AskUbuntuCorpus.json")
+    assert widget.start_from.value == "askubuntu@1"
+    assert "proposed profile 'askubuntu@1' matches: columns text, intent" in _said(widget)
+
+
+def test_a_file_of_the_same_shape_as_a_saved_profile_is_matched_to_it(store, realdata, tmp_path):
+    test_csv = realdata / "banking77" / "test.csv"
+    widget = MappingWidget(store, path=test_csv)
+    widget.label_set.value = ""
+    _save_as(widget, "banking77")
+    # another banking77 file: the first 200 lines of the test split, under another name
+    other = tmp_path / "banking77-sample.csv"
+    other.write_text("".join(test_csv.read_text(encoding="utf-8").splitlines(True)[:200]), encoding="utf-8")
+    fresh = MappingWidget(store, path=other)  # a new notebook, same store
+    assert fresh.errors.message is None
+    assert fresh.start_from.value == "banking77@1"
+    assert _said(fresh) == (
+        "proposed profile 'banking77@1' matches: columns text, category (the same columns as the file it "
+        "was made for); choose 'suggested mapping' under Start from to ignore it"
+    )
+    assert "from profile banking77@1" in fresh.reasons["input"]
+    assert "saved profile banking77@1 · matches this file" in fresh.start_from.labels
+    assert store.get_profile("banking77").shape.columns == ["text", "category"]
+
+
+def test_when_no_saved_profile_fits_the_widget_says_why_the_closest_does_not(store, realdata):
+    widget = MappingWidget(store, path=realdata / "banking77" / "test.csv")
+    _save_as(widget, "banking77")
+    widget.open_file(realdata / "xlsx" / "botfuel_customerservice_intents.xlsx")
+    assert widget.errors.message is None and widget.start_from.value == "suggested"
+    assert _said(widget).startswith(
+        "no saved profile matches: the closest, profile 'banking77@1' needs columns 'text', 'category', "
+        "which this file lacks"
+    )
+
+
+# -- a mapping YAML with lookups and templates (issue 12, item 8) ------------------------------------------
+
+
+def _cli_import(cli, tmp_path, path, mapping, name):
+    result = cli("import", path, "--mapping", mapping, "--name", name, "--json", store=tmp_path / "cli-store")
+    assert result.exit_code == 0, result.output
+    fingerprint = json.loads(result.output)["fingerprint"]
+    from abbench.store import open_store
+
+    with open_store(tmp_path / "cli-store") as other:
+        return fingerprint, other.load_cases(fingerprint)
+
+
+def test_the_demo_mapping_yaml_loads_and_imports_what_the_cli_imports(store, cli, tmp_path):
+    widget = MappingWidget(store, path=XLSX)
+    assert {r.key: r.label.value for r in widget.label_rows} == {"快": "快", "慢": "慢"}  # the suggestion
+    widget.mapping_file.value = str(DEMO / "mapping-xlsx.yaml")
+    widget.load_button.click()
+    assert widget.errors.message is None
+    assert {r.key: r.label.value for r in widget.label_rows} == {"快": "fast", "慢": "slow"}
+    assert widget.label_set.value == "fast, slow" and widget.profile_name.value == "demo-routing-xlsx"
+    assert widget.start_from.value == "given" and "mapping file mapping-xlsx.yaml" in widget.start_from.labels
+    assert "from mapping file mapping-xlsx.yaml" in widget.reasons["input"]
+    assert "loaded mapping-xlsx.yaml: profile 'demo-routing-xlsx' matches" in _said(widget)
+    assert widget.report.ok
+    widget.dataset_name.value = "demo"
+    widget.import_button.click()
+    assert widget.errors.message is None
+    fingerprint, cases = _cli_import(cli, tmp_path, XLSX, DEMO / "mapping-xlsx.yaml", "demo")
+    assert widget.dataset.fingerprint == fingerprint == "demo@e9b7386ce4aa"
+    assert store.load_cases(widget.dataset) == cases
+
+
+def test_a_mapping_with_lookups_and_templates_is_shown_and_imported_as_the_cli_does(store, cli, tmp_path):
+    folder = tmp_path / "mappings"
+    folder.mkdir()
+    english = {"车控": "vehicle", "地图导航": "navigation", "媒体": "media", "电话": "phone"}
+    (folder / "domains_en.json").write_text(json.dumps(english, ensure_ascii=False), encoding="utf-8")
+    mapping = folder / "routing-en.yaml"
+    mapping.write_text(
+        """name: routing-en
+read: {sheet: 评测集, header_row: 2}
+fields:
+  case_id: 用例ID
+  input: {template: "[{垂域}] {用户query}"}
+  expected: 人工标签
+  domain: {lookup: domains_en, key: 垂域}
+  metadata: {object: {request: 请求ID, row: $location}}
+lookups:
+  domains_en: {file: domains_en.json, default: other}
+label_map: {快: fast, 慢: slow}
+label_set: [fast, slow]
+""",
+        encoding="utf-8",
+    )
+    widget = MappingWidget(store, path=XLSX)
+    widget.load_mapping(mapping)
+    assert widget.errors.message is None
+    # the form shows what it cannot edit, read-only, and keeps it
+    assert widget.fields["input"].choice.value == "keep" and widget.fields["domain"].choice.value == "keep"
+    kept = unescape(widget.kept_html.value)
+    assert "kept as mapping file routing-en.yaml gives them" in kept
+    assert "[{垂域}] {用户query}" in kept and "lookup domains_en" in kept
+    assert "4 keys from domains_en.json; default 'other'; e.g. 车控 → vehicle" in kept
+    first = widget.preview.cases[0]
+    assert first.input.startswith("[") and first.domain in {*english.values(), "other"}
+    assert first.metadata["row"].startswith("评测集!row ")
+    widget.dataset_name.value = "routing"
+    widget.import_button.click()
+    assert widget.errors.message is None
+    fingerprint, cases = _cli_import(cli, tmp_path, XLSX, mapping, "routing")
+    assert widget.dataset.fingerprint == fingerprint
+    assert store.load_cases(widget.dataset) == cases
+    assert Counter(c.domain for c in cases)["navigation"] == 66
+
+
+def test_a_missing_or_invalid_mapping_file_is_an_error_in_the_widget(store, tmp_path):
+    widget = MappingWidget(store, path=XLSX)
+    widget.load_button.click()
+    assert "give the path of a mapping YAML or JSON file" in widget.errors.message
+    widget.mapping_file.value = str(tmp_path / "nope.yaml")
+    widget.load_button.click()
+    assert "no mapping profile file" in widget.errors.message
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("fields:\n  input: 用户query\n  answer: 人工标签\n", encoding="utf-8")
+    widget.mapping_file.value = str(bad)
+    widget.load_button.click()
+    assert "unknown case field 'answer'" in widget.errors.message
+    assert widget.start_from.value == "suggested"  # nothing half-loaded
+
+
+# -- the grouped report on a real file (issue 12, item 11) --------------------------------------------------
+
+
+def test_a_real_file_with_many_problems_reports_one_row_per_kind_and_the_real_outcome(store, realdata):
+    path = realdata / "banking77" / "test.csv"
+    widget = MappingWidget(store, path=path)
+    labels = sorted(widget.counts.counts)
+    assert len(labels) == 77
+    widget.label_set.value = ", ".join(labels[:70])  # seven intents outside the set
+    report = widget.check()
+    n_bad = report.n_invalid
+    assert n_bad == report.counts["label_not_in_set"] > 0
+    table = widget.report_html.value.split("<tbody>")[1].split("</tbody>")[0]
+    assert table.count("<tr>") == 1 and "(+3 more values)" in table
+    refused = f"import refused: {n_bad} errors in 1 kind on {n_bad} of 3,080 rows; nothing stored"
+    assert refused in widget.report_html.value
+    widget.import_button.click()
+    message = widget.errors.message
+    assert f"test.csv was not imported: {refused}" in message and len(message.splitlines()) == 1
+    widget.skip_invalid.value = True
+    promised = f"would import {3080 - n_bad:,} cases, {n_bad} skipped (skip invalid rows)"
+    assert promised in widget.report_html.value
+    widget.import_button.click()
+    assert widget.errors.message is None and widget.dataset.n_cases == 3080 - n_bad

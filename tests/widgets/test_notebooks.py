@@ -18,7 +18,8 @@ NOTEBOOKS = REPO / "notebooks"
 # callbacks are shown there instead of failing the cell, so a cell that "worked" could still hide one).
 CHECKS = {
     "01_import_and_map": "assert mapping.errors.message is None, mapping.errors.message\n"
-    "assert mapping.preview is not None and mapping.preview.cases",
+    "assert mapping.preview is not None and mapping.preview.cases\n"
+    "assert {r.label.value for r in mapping.label_rows} == {'fast', 'slow'}  # the demo's mapping YAML",
     "02_run": "assert run.errors.message is None, run.errors.message\n"
     "assert run.dataset.value and len(run.arm_rows) == 3\n"
     "import yaml\n"
