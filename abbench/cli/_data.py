@@ -245,6 +245,7 @@ def _suggest(
             list(suggestion.notes),
             suggestion.labels,
         )
+    fitting = _fitting_profile(ctx, file, options, splits)
     saved = None
     if save_profile:
         saved = ctx.store.save_profile(profile, name=save_profile)
@@ -254,6 +255,7 @@ def _suggest(
         "notes": notes,
         "labels": labels,
         "saved_as": saved.ref if saved else None,
+        "saved_profile": fitting,
     }
 
     def human() -> None:
@@ -266,10 +268,30 @@ def _suggest(
         click.echo("  " + profile.to_yaml().rstrip().replace("\n", "\n  "))
         if saved:
             click.echo(f"\nsaved as {saved.ref}")
+        if fitting is not None and fitting["fits"]:
+            click.secho(
+                f"\na saved profile fits this file: {fitting['reason']}; import with --mapping {fitting['ref']}",
+                fg="green",
+            )
+        elif fitting is not None:
+            click.echo(f"\n{fitting['reason']}")
         if "input" not in profile.fields:
             click.secho("no input column found: the import would be refused without a mapping", fg="yellow")
 
     emit(as_json, data, human)
+
+
+def _fitting_profile(ctx: Context, file: Path, options: dict[str, Any], splits: Any) -> dict[str, Any] | None:
+    """The saved profile that fits the file best (`match_profiles`), or why none does; None without any."""
+    from abbench.dataset import match_profiles, read_table
+
+    saved = ctx.store.list_profiles()
+    if not saved:
+        return None
+    matches = match_profiles(read_table(file, splits=splits, **options), [p.profile for p in saved])
+    best = matches.best
+    closest = best or matches.matches[0]
+    return {"ref": closest.ref, "fits": best is not None, "reason": matches.explain()}
 
 
 def _source_text(source: Any) -> str:

@@ -117,6 +117,20 @@ def test_suggest_shows_reasons_and_saves_the_profile(cli, files):
     assert shown.output.startswith("# auto@1") and "input: 问题" in shown.output
 
 
+def test_suggest_names_a_saved_profile_only_when_its_columns_fit(cli, files, realdata):
+    assert cli("import", files / "routing.csv", "--mapping", files / "routing.yaml").exit_code == 0
+    (files / "more.csv").write_text(CSV.replace("1,导航", "7,导航"), encoding="utf-8")  # same columns
+    out = cli("import", files / "more.csv", "--suggest").output
+    assert "a saved profile fits this file: profile 'routing@1' matches" in out
+    assert "import with --mapping routing@1" in out
+    data = json.loads(cli("import", files / "more.csv", "--suggest", "--json").output)
+    assert data["saved_profile"]["fits"] and data["saved_profile"]["ref"] == "routing@1"
+    # banking77 has other columns: the profile is not proposed, and the note says which column is missing.
+    out = cli("import", realdata / "banking77" / "test.csv", "--suggest").output
+    assert "fits this file" not in out
+    assert "no saved profile matches: the closest, profile 'routing@1' needs column" in out and "问题" in out
+
+
 def test_preview_shows_cases_and_imports_nothing(cli, files):
     result = cli("import", files / "routing.csv", "-m", files / "routing.yaml", "--preview", "2")
     assert result.exit_code == 0
