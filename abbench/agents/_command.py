@@ -32,7 +32,7 @@ from typing import Any
 from abbench._text import clip, clip_start
 from abbench.agents._answer import Answer, answer_from_mapping, canonical_refs, last_json_object, parse_answer
 from abbench.agents._base import Spending, Task, agent_case, register_agent
-from abbench.agents._presets import PRESETS, Preset, Reading, Setup, get_preset
+from abbench.agents._presets import PRESETS, Preset, Reading, Setup, get_preset, json_lines
 from abbench.agents._prompt import build_prompt
 from abbench.errors import AgentError, UsageError
 from abbench.llm._client import _classify, normalize_base_url
@@ -677,16 +677,7 @@ class CommandAgent:
 
 def _json_objects(text: str) -> list[dict[str, Any]]:
     """JSON objects in stdout: one per JSON line when it prints JSON lines, else the last one found."""
-    found = []
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("{") and line.endswith("}"):
-            try:
-                value = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(value, dict):
-                found.append(value)
+    found = json_lines(text)
     if found:
         return found
     last = last_json_object(text)
