@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 ELLIPSIS = "…"
 """What marks a cut: one character, never ``...`` or ``..``."""
 
@@ -24,6 +26,29 @@ def clip(text: str, limit: int) -> str:
     if space >= limit // 2 and not text[limit - 1].isspace():
         cut = cut[:space]
     return (cut.rstrip(_TRIM) or cut) + ELLIPSIS
+
+
+def cells(text: str) -> int:
+    """Terminal columns `text` takes: CJK wide and full-width characters take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+
+
+def fit(text: object, width: int, *, pad: bool = True, align: str = "<") -> str:
+    """`text` on one line in at most `width` terminal columns (as `clip`: at a word boundary, one "…"),
+    padded to `width` unless `pad` is False, so tables with Chinese cells line up."""
+    one = " ".join(str("" if text is None else text).split())
+    if cells(one) > width:
+        cut = one
+        while cells(cut) > width - 1:
+            cut = cut[:-1]
+        space = cut.rfind(" ")
+        if space >= len(cut) // 2 and not one[len(cut)].isspace():
+            cut = cut[:space]
+        one = (cut.rstrip(_TRIM) or cut) + ELLIPSIS
+    if not pad:
+        return one
+    fill = " " * max(0, width - cells(one))
+    return one + fill if align == "<" else fill + one
 
 
 def clip_start(text: str, limit: int) -> str:

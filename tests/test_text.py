@@ -44,3 +44,14 @@ def test_clip_start_keeps_the_end_from_a_boundary():
 )
 def test_sentence_ends_once(text, expected):
     assert sentence(text) == expected
+
+
+def test_fit_cuts_at_a_word_boundary_in_terminal_columns_and_pads():
+    from abbench._text import cells, fit
+
+    assert fit("card payment fee charged", 16) == "card payment…   "
+    assert cells(fit("card payment fee charged", 16)) == 16
+    assert fit("到目的地电量够不够", 10) == "到目的地… "  # wide characters take two columns; padded to 10
+    assert fit("abc", 5, align=">") == "  abc" and fit("abc", 5, pad=False) == "abc"
+    assert fit("line one\nline two", 40, pad=False) == "line one line two"
+    assert fit("supercalifragilistic", 10, pad=False) == "supercali…"  # no space near the cut

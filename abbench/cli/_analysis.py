@@ -4,37 +4,23 @@ from __future__ import annotations
 
 import math
 import sys
-import unicodedata
 from typing import Any
 
 import click
 
+from abbench._text import cells, fit
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.types import outcome_word
 
 
-def _width(text: str) -> int:
-    """Columns `text` takes in a terminal: CJK characters take two."""
-    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
-
-
 def _pad(text: object, width: int, align: str = "<") -> str:
-    """`text` cut and padded to `width` terminal columns (so Chinese domains line up in tables)."""
-    text = str(text)
-    while _width(text) > width:
-        text = text[:-1]
-    fill = " " * (width - _width(text))
-    return text + fill if align == "<" else fill + text
+    """`text` cut (at a word boundary) and padded to `width` terminal columns."""
+    return fit(text, width, align=align)
 
 
 def _cut(text: object, width: int, *, pad: bool = True) -> str:
     """`text` in at most `width` columns, marked with … when cut (and padded unless `pad` is False)."""
-    text = str(text)
-    if _width(text) > width:
-        while _width(text) > width - 1:
-            text = text[:-1]
-        text += "…"
-    return _pad(text, width) if pad else text
+    return fit(text, width, pad=pad)
 
 
 def _answer(run: Any) -> str:
@@ -712,8 +698,8 @@ def disagreements_cmd(ctx: Context, experiment, kinds, arms, threshold, limit, a
             click.echo("nothing to review")
             return
         # Case ids are shown whole (they are what `abbench case` takes); long gold values are cut.
-        id_width = max(12, *(_width(d.case_id) for d in found)) + 2
-        gold_width = min(40, max(4, *(_width(str(d.case.expected)) for d in found)))
+        id_width = max(12, *(cells(d.case_id) for d in found)) + 2
+        gold_width = min(40, max(4, *(cells(str(d.case.expected)) for d in found)))
         kind_width = max(len(",".join(d.kinds)) for d in found) + 2
         for d in found:
             answers = []

@@ -2,33 +2,22 @@
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
-from abbench._text import clip
+from abbench._text import clip, fit
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.errors import ImportFailed, UsageError
 
 _SHOW_PROBLEMS = 20
 
 
-def _cells(text: str) -> int:
-    # CJK characters take two terminal cells; pad by cells, not characters, so columns line up.
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
-
 def _short(text: Any, width: int) -> str:
-    """`text` on one line, cut to `width` terminal cells and padded to them."""
-    s = "" if text is None else str(text).replace("\n", " ⏎ ")
-    if _cells(s) > width:
-        while _cells(s) > width - 1:
-            s = s[:-1]
-        s += "…"
-    return s + " " * (width - _cells(s))
+    """`text` on one line, cut to `width` terminal cells (at a word boundary) and padded to them."""
+    return fit("" if text is None else str(text).replace("\n", " ⏎ "), width)
 
 
 def _clip(value: Any, width: int = 40) -> str:

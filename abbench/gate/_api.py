@@ -133,7 +133,9 @@ class GateResult(Result):
             if self.warnings:
                 said.append("warnings: " + "; ".join(r.rule.name or r.rule.text for r in self.warnings))
             if self.not_assessed:
-                said.append("not assessed: " + "; ".join(r.rule.name or r.rule.text for r in self.not_assessed))
+                said.append(
+                    "not assessed: " + "; ".join(r.rule.name or r.rule.text for r in self.not_assessed)
+                )
             return "every block rule holds; " + "; ".join(said)
         return "every rule holds"
 
