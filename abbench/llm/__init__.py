@@ -2,20 +2,9 @@
 
 from __future__ import annotations
 
-from abbench.llm._client import (
-    DEFAULT_BASE_URL,
-    FAILURE_TYPES,
-    ChatClient,
-    ChatResponse,
-    RetryPolicy,
-    RetryRecord,
-    ToolCall,
-    close_connections,
-    normalize_base_url,
-    parse_retry_after,
-    shared_http_client,
-    tool_spec,
-)
+from abbench.llm._client import DEFAULT_BASE_URL, ChatClient, normalize_base_url, tool_spec
+from abbench.llm._failures import FAILURE_TYPES, parse_retry_after
+from abbench.llm._pool import close_connections, shared_http_client
 from abbench.llm._prices import (
     BUILTIN_PRICES,
     BUILTIN_PRICES_AS_OF,
@@ -26,6 +15,7 @@ from abbench.llm._prices import (
     price_table,
     user_prices_path,
 )
+from abbench.llm._replies import ChatResponse, RetryPolicy, RetryRecord, ToolCall
 
 __all__ = [
     "BUILTIN_PRICES",
