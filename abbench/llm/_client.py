@@ -10,6 +10,7 @@ server that echoes it is redacted.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import os
@@ -23,6 +24,7 @@ import httpx
 
 from abbench._text import clip, sentence
 from abbench.errors import AgentError, UsageError
+from abbench.llm._cache import CachedReply, CallCache, cache_endpoint, cache_key, default_cache_mode
 from abbench.llm._failures import (
     _ADVICE,
     _REFUSED,
@@ -337,27 +339,31 @@ class ChatClient:
         seed: int | None,
         extra_body: Mapping[str, Any] | None,
         stream: bool = False,
+        as_asked: bool = False,
     ) -> dict[str, Any]:
+        # `as_asked`: the body as the caller asked for it, before any feature the server refused was
+        # dropped (what the cache keys on, the same in every process).
+        refused = frozenset() if as_asked else self._refused
         body: dict[str, Any] = {"model": self.model, "messages": [dict(m) for m in messages]}
         if stream:
             body["stream"] = True
-            if "stream_options" not in self._refused:
+            if "stream_options" not in refused:
                 body["stream_options"] = {"include_usage": True}
         if tools:
             body["tools"] = [dict(t) for t in tools]
             if tool_choice is not None:
                 body["tool_choice"] = tool_choice
-        if response_format is not None and "response_format" not in self._refused:
-            if response_format.get("type") == "json_schema" and "json_schema" in self._refused:
+        if response_format is not None and "response_format" not in refused:
+            if response_format.get("type") == "json_schema" and "json_schema" in refused:
                 body["response_format"] = {"type": "json_object"}
             else:
                 body["response_format"] = dict(response_format)
-        if temperature is not None and "temperature" not in self._refused:
+        if temperature is not None and "temperature" not in refused:
             body["temperature"] = temperature
         if max_tokens is not None:
-            key = "max_completion_tokens" if "max_tokens" in self._refused else "max_tokens"
+            key = "max_completion_tokens" if "max_tokens" in refused else "max_tokens"
             body[key] = max_tokens
-        if seed is not None and "seed" not in self._refused:
+        if seed is not None and "seed" not in refused:
             body["seed"] = seed
         if extra_body:
             body.update(extra_body)
@@ -376,8 +382,13 @@ class ChatClient:
         extra_body: Mapping[str, Any] | None = None,
         timeout_s: float | None = None,
         stream: bool | None = None,
+        cache: CallCache | None = None,
     ) -> ChatResponse:
         """Send one chat-completion request (retrying as the policy says) and return the reply.
+
+        With `cache`, the reply may come from the response cache (``cached`` is then true and no
+        request is sent), and a fresh one that parsed is kept there, as the mode says (see
+        `abbench.llm.CallCache`; no mode: `default_cache_mode` of `temperature`). An error is never kept.
 
         A server that refuses `response_format` (``json_schema`` falls back to ``json_object``, then
         to none), ``max_tokens`` (sent as ``max_completion_tokens``), ``temperature`` or ``seed`` with
@@ -394,6 +405,7 @@ class ChatClient:
             extra_body: More request fields, sent as given.
             timeout_s: A tighter limit for each attempt of this call than the client's.
             stream: Stream this call (default: the client's `stream` setting).
+            cache: The response cache, its mode and the run's round.
 
         Raises:
             AgentError: with `failure_type` ``rate_limited``, ``quota``, ``server_error``,
@@ -405,7 +417,7 @@ class ChatClient:
         started = time.perf_counter()
         streaming = self.stream if stream is None else bool(stream)
 
-        def build() -> dict[str, Any]:
+        def build(as_asked: bool = False) -> dict[str, Any]:
             return self._payload(
                 messages,
                 tools=tools,
@@ -416,8 +428,20 @@ class ChatClient:
                 seed=seed,
                 extra_body=extra_body,
                 stream=streaming,
+                as_asked=as_asked,
             )
 
+        key = None
+        mode = cache.resolved(default_cache_mode(temperature)) if cache is not None else "off"
+        if cache is not None and mode != "off":
+            key = cache_key(self.base_url, self.model, build(as_asked=True), cache.round)
+            kept = cache.cache.lookup(key) if mode in ("on", "read-only") else None
+            if kept is not None:
+                result = self._parse(kept.response, (), started, streamed=kept.streamed or None)
+                result = dataclasses.replace(result, cached=True, cache_key=key, chunks=0)
+                cache.cache.hit(kept, result.cost)
+                log.debug("%s: answered from the cache", self._where("/chat/completions"))
+                return result
         response, retries = await self._request("POST", "/chat/completions", build, timeout_s, streaming)
         if streaming and response.headers.get("content-type", "").startswith("text/event-stream"):
             result = await self._read_stream(response, retries, started, timeout_s)
@@ -427,6 +451,22 @@ class ChatClient:
                 await response.aclose()
             raw = self.redact(response.text)
             result = self._parse(raw, retries, started)
+        if key is not None:
+            result = dataclasses.replace(result, cache_key=key)
+            if mode in ("on", "refresh"):
+                cache.cache.save(
+                    CachedReply(
+                        key=key,
+                        endpoint=cache_endpoint(self.redact(self.base_url)),
+                        model=self.model,
+                        round=cache.round,
+                        response=self.redact(result.raw),
+                        input_tokens=result.usage.input_tokens if result.usage_reported else None,
+                        output_tokens=result.usage.output_tokens if result.usage_reported else None,
+                        cost=result.cost,
+                        streamed=result.streamed,
+                    )
+                )
         log.debug(
             "%s: %d+%d tokens, %d tool calls, %.0f ms",
             self._where("/chat/completions"),

@@ -102,6 +102,9 @@ class ChatResponse:
         raw: The response body as received (for a stream: the completion it assembles to, as JSON).
         streamed: The reply came as a stream of chunks.
         chunks: Data chunks of a streamed reply.
+        cached: The reply came from the response cache: no request was sent, `cost` was saved, not
+            spent.
+        cache_key: Its key in the response cache, when the call went through one.
     """
 
     content: str | None
@@ -117,6 +120,8 @@ class ChatResponse:
     raw: str = ""
     streamed: bool = False
     chunks: int = 0
+    cached: bool = False
+    cache_key: str | None = None
 
     @property
     def text(self) -> str:
