@@ -9,11 +9,62 @@ has committed them.
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
+from abbench.errors import UsageError
 from abbench.llm import CachedReply, CallCache, check_cache_mode
-from abbench.store import CacheEntry, Store
+from abbench.store import CacheEntry, CacheStats, Store, open_store
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.IGNORECASE)
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks", "": "days"}
+
+
+def parse_age(value: str | float | timedelta) -> timedelta:
+    """An age such as ``7d``, ``12h``, ``30m``, ``90s`` or ``2w`` (a bare number is days) as a timedelta.
+
+    Raises:
+        UsageError: it is not such an age.
+    """
+    if isinstance(value, timedelta):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return timedelta(days=float(value))
+    match = _DURATION.match(str(value))
+    if not match:
+        raise UsageError(
+            f"{value!r} is not an age; write a number with a unit: 90s, 30m, 12h, 7d or 2w (a bare number is days)"
+        )
+    return timedelta(**{_UNITS[match.group(2).lower()]: float(match.group(1))})
+
+
+def cache_stats(*, store: str | os.PathLike | Store | None = None) -> CacheStats:
+    """What the store's response cache holds (entries, bytes) and has saved (hits, cost), per model too."""
+    return open_store(store).cache_stats()
+
+
+def clear_cache(
+    older_than: str | float | timedelta | None = None,
+    *,
+    model: str | None = None,
+    store: str | os.PathLike | Store | Path | None = None,
+) -> int:
+    """Drop replies from the store's response cache and return how many went.
+
+    Args:
+        older_than: Only replies kept longer ago than this (``7d``, ``12h``, a timedelta); None: all.
+        model: Only this model's replies.
+        store: The store (path or open Store; default ./.abbench or $ABBENCH_STORE).
+
+    Raises:
+        UsageError: `older_than` is not an age.
+    """
+    age = parse_age(older_than) if older_than is not None else None
+    return open_store(store).cache_clear(age, model=model)
 
 
 class StoreResponseCache:

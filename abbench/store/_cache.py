@@ -204,7 +204,7 @@ class CacheMixin:
             entries=sum(m.entries for m in by_model),
             bytes=sum(m.bytes for m in by_model),
             hits=sum(m.hits for m in by_model),
-            cost_saved=sum(m.cost_saved for m in by_model),
+            cost_saved=float(sum(m.cost_saved for m in by_model)),
             cost_kept=float(sum(r[6] for r in rows)),
             oldest=min((r[7] for r in rows), default=None),
             newest=max((r[8] for r in rows), default=None),

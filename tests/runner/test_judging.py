@@ -117,11 +117,7 @@ def test_an_experiment_with_rules_and_judges_end_to_end(store, definition, calls
 
         # ordinary grading has nothing new to do
         quiet = grade_experiment(exp.id, store=store)
-        assert (
-            quiet.graded == 0
-            and quiet.pairs_judged == 0
-            and len(server.chat_requests) == before_requests
-        )
+        assert quiet.graded == 0 and quiet.pairs_judged == 0 and len(server.chat_requests) == before_requests
 
         # a re-run of one case: its runs and its pairs are judged again, nothing else — and as the
         # scripted agents answer as before, the judges are asked the same and answered from the cache
