@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from abbench.cli import cli
+from abbench.export import export_table
 from abbench.metrics import experiment_metrics, judge_report
 from abbench.runner import create_experiment, regrade_experiment, retry_runs, run_experiment
 from abbench.testing import Reply, ScriptedOpenAIServer
@@ -134,6 +135,10 @@ def test_a_rerun_a_regrade_and_a_second_experiment_pay_for_nothing(store, datase
             assert (paid.cached_calls, paid.cost) == (None, pytest.approx(2 * cost(AGENT_USAGE)))
             assert (served.cached_calls, served.cost, served.usage) == (2, 0.0, None)  # nothing spent
             assert served.cost_saved == pytest.approx(2 * cost(AGENT_USAGE))
+
+        exported = export_table(exp.id, "runs", store=store).to_pandas()
+        assert list(exported["cached_calls"]) == [2, 2, 2]
+        assert exported["cost_saved"].tolist() == pytest.approx([2 * cost(AGENT_USAGE)] * 3)
 
         usage = experiment_metrics(exp, store=store).arm("gpt").usage
         assert usage.spent == pytest.approx(3 * 2 * cost(AGENT_USAGE))  # the first pass only
