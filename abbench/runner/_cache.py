@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import OrderedDict
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -19,6 +20,9 @@ from typing import Any
 from abbench.errors import UsageError
 from abbench.llm import CachedReply, CallCache, check_cache_mode
 from abbench.store import CacheEntry, CacheStats, Store, open_store
+
+FRESH_LIMIT = 20_000
+"""Replies kept in this pass that lookups answer from memory (older ones are read from the store)."""
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.IGNORECASE)
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks", "": "days"}
@@ -78,7 +82,15 @@ class StoreResponseCache:
     def __init__(self, store: Store, writer: Callable[[], Any]):
         self.store = store
         self._writer = writer
-        self._fresh: dict[str, CachedReply | None] = {}  # kept (or dropped, None) in this pass
+        # kept (or dropped: None) in this pass, until the writer has surely committed them: the newest
+        # FRESH_LIMIT, far more than one writer batch, so memory stays flat over a long experiment
+        self._fresh: OrderedDict[str, CachedReply | None] = OrderedDict()
+
+    def _remember(self, key: str, reply: CachedReply | None) -> None:
+        self._fresh[key] = reply
+        self._fresh.move_to_end(key)
+        while len(self._fresh) > FRESH_LIMIT:
+            self._fresh.popitem(last=False)
 
     def lookup(self, key: str) -> CachedReply | None:
         """The reply kept under `key`, or None."""
@@ -101,7 +113,7 @@ class StoreResponseCache:
 
     def save(self, reply: CachedReply) -> None:
         """Keep `reply` (committed with the next batch)."""
-        self._fresh[reply.key] = reply
+        self._remember(reply.key, reply)
         self._writer().cache(
             "save",
             CacheEntry(
@@ -123,7 +135,7 @@ class StoreResponseCache:
 
     def forget(self, key: str) -> None:
         """Drop the reply under `key`."""
-        self._fresh[key] = None
+        self._remember(key, None)
         self._writer().cache("forget", key)
 
 
