@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from abbench.errors import UsageError
+from abbench.llm import CallCache
 from abbench.snapshot import Snapshot
 from abbench.types import AgentOutput, Case, Usage
 
@@ -26,10 +27,14 @@ class Spending:
         files_read: Skill files opened so far.
         sections_read: Skill sections opened so far.
         calls: Model calls made.
-        input_tokens: Prompt tokens over the calls that reported usage (None before any did).
+        input_tokens: Prompt tokens over the calls that reported usage (None before any did), the
+            cached ones left out (nothing was spent on them).
         output_tokens: Completion tokens, likewise.
-        cost: Money over the calls (None when no call was made or a call's cost is unknown).
+        cost: Money spent over the calls (None when no call was made or a call's cost is unknown);
+            a call answered from the response cache spent nothing and is counted in `cost_saved`.
         model: The model that answered the last call.
+        cached_calls: Of `calls`, those answered from the response cache.
+        cost_saved: What those would have cost (None when none was cached or a cost is unknown).
     """
 
     transcript: list = field(default_factory=list)
@@ -40,11 +45,25 @@ class Spending:
     output_tokens: int | None = None
     cost: float | None = None
     model: str | None = None
+    cached_calls: int = 0
+    cost_saved: float | None = None
     _cost_known: bool = field(default=True, repr=False)
 
-    def add_call(self, usage: Usage | None, cost: float | None, model: str | None = None) -> None:
-        """Count one model call: its usage (None when the endpoint reported none) and cost (None: unknown)."""
+    def add_call(
+        self, usage: Usage | None, cost: float | None, model: str | None = None, *, cached: bool = False
+    ) -> None:
+        """Count one model call: its usage (None when the endpoint reported none) and cost (None:
+        unknown); a `cached` call (answered from the response cache) saved its cost instead."""
         self.calls += 1
+        if cached:
+            self.cached_calls += 1
+            self.cost_saved = (self.cost_saved or 0.0) + (cost or 0.0)
+            # no token was spent on it either: the attempt's tokens stay what it paid for
+            if model:
+                self.model = model
+            if self.cost is None and self._cost_known:
+                self.cost = 0.0
+            return
         if usage is not None:
             self.input_tokens = (self.input_tokens or 0) + usage.input_tokens
             self.output_tokens = (self.output_tokens or 0) + usage.output_tokens
@@ -88,6 +107,8 @@ class Task:
         timeout_s: The per-run timeout the scheduler enforces; adapters with subprocesses honour it too.
         spending: Where the adapter records what the attempt uses as it goes (see `Spending`); None
             outside the runner.
+        cache: The response cache the run's model calls go through, with its mode and this round
+            (see `abbench.llm.CallCache`); None: no cache.
     """
 
     case: Case
@@ -101,6 +122,7 @@ class Task:
     label_set: tuple[str, ...] | None = None
     timeout_s: float | None = None
     spending: Spending | None = field(default=None, compare=False, repr=False)
+    cache: CallCache | None = field(default=None, compare=False, repr=False)
 
 
 def agent_case(case: Case) -> Case:

@@ -35,7 +35,8 @@ from abbench.agents._base import Spending, Task, agent_case, register_agent
 from abbench.agents._presets import PRESETS, Preset, Reading, Setup, get_preset, json_lines
 from abbench.agents._prompt import build_prompt
 from abbench.errors import AgentError, UsageError
-from abbench.llm._client import _classify, normalize_base_url
+from abbench.llm._client import normalize_base_url
+from abbench.llm._failures import _classify
 from abbench.llm._prices import price_table
 from abbench.types import AgentOutput, Usage
 

@@ -197,6 +197,12 @@ class OpenAIAgent:
         stream: Ask for streamed replies (``stream: true``, with the usage chunk) and assemble them;
             a stream cut in the middle fails the run as ``stream_interrupted`` (retryable), keeping
             the text, tool calls and any usage that arrived.
+
+    The run's model calls go through the response cache the runner hands over (``Task.cache``; the
+    arm's or experiment's ``cache:``, by default on at ``temperature: 0`` and off otherwise — see
+    `abbench.llm`): the output's `cost` and `usage` stay the answer's, cached calls included, while the
+    attempt records what was spent and what was saved. An answer that cannot be read is dropped from
+    the cache, so a retry asks again.
     """
 
     name = "openai"
@@ -310,6 +316,7 @@ class OpenAIAgent:
                     extra_body=self.extra_body or None,
                     # one request never outlives the run that waits for it
                     timeout_s=task.timeout_s,
+                    cache=task.cache,
                 )
             except AgentError as exc:
                 partial = getattr(exc, "partial", None)
@@ -321,7 +328,7 @@ class OpenAIAgent:
             input_tokens += reply.usage.input_tokens
             output_tokens += reply.usage.output_tokens
             costs.append(reply.cost)
-            spent.add_call(reply.usage, reply.cost, reply.model)
+            spent.add_call(reply.usage, reply.cost, reply.model, cached=reply.cached)
             transcript.append(_call_event(turn, reply))
             messages.append(reply.message)
             transcript.append({"type": "message", **reply.message})
@@ -364,6 +371,9 @@ class OpenAIAgent:
         try:
             answer = parse_answer(reply.content, task.label_set)
         except AgentError as exc:
+            if reply.cache_key is not None and task.cache is not None:
+                # a retry should ask the model again, not be handed the same unreadable answer
+                task.cache.cache.forget(reply.cache_key)
             hint = (
                 f"; the reply was cut at max_tokens={self.max_tokens} — raise it"
                 if reply.finish_reason == "length"
@@ -424,6 +434,7 @@ def _call_event(turn: int, reply: ChatResponse) -> dict[str, Any]:
         "latency_ms": round(reply.latency_ms, 1),
         "streamed": reply.streamed,
         "chunks": reply.chunks,
+        **({"cached": True} if reply.cached else {}),
         "retries": [
             {
                 "attempt": r.attempt,

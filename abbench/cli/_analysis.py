@@ -423,11 +423,21 @@ def metrics_cmd(ctx: Context, experiment: str, arms, by_domain, by_round, confus
                     f"  {'cost':<20}mean {_num(u.cost.mean)}, total {_num(u.total_cost)}, per correct answer "
                     f"{_num(u.cost_per_correct)}{judges}"
                 )
-            if u.failed_attempts:
+            if u.failed_attempts or u.cached_attempts:
+                failed = (
+                    f", execution failed on {u.failed_attempts}"
+                    + (f" ({_num(u.spent_on_failures)})" if u.spent_on_failures is not None else "")
+                    if u.failed_attempts
+                    else ""
+                )
+                saved = (
+                    f"; saved {_num(u.saved)} by the response cache ({u.cached_attempts} attempts cached)"
+                    if u.cached_attempts
+                    else ""
+                )
                 click.echo(
                     f"  {'spent':<20}{_num(u.spent) if u.spent is not None else 'cost not reported'} over "
-                    f"{u.attempts} attempts, execution failed on {u.failed_attempts}"
-                    + (f" ({_num(u.spent_on_failures)})" if u.spent_on_failures is not None else "")
+                    f"{u.attempts} attempts{failed}{saved}"
                 )
             click.echo(
                 f"  {'latency ms':<20}mean {_num(u.latency_ms.mean)}, p50 {_num(u.latency_ms.p50)}, p95 {_num(u.latency_ms.p95)}"
@@ -771,7 +781,7 @@ def case_cmd(ctx: Context, experiment, case_id, as_json) -> None:
             if r.transcript_path:
                 click.echo(f"    transcript: {r.transcript_path}")
             attempts = r.attempts or ()
-            if len(attempts) > 1 or any(a.outcome != "executed" for a in attempts):
+            if len(attempts) > 1 or any(a.outcome != "executed" or a.cached for a in attempts):
                 # what every attempt spent: a failed one (out of turns, unreadable, timed out) cost money too
                 for a in attempts:
                     click.echo(f"    {_attempt_text(a)}")

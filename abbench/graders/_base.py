@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from abbench.errors import GradingError, UsageError
+from abbench.llm import CallCache
 from abbench.snapshot import Snapshot
 from abbench.types import AgentOutput, Case
 
@@ -36,6 +37,8 @@ class GradeContext:
         tool_calls: How many tool calls the session made.
         agent: The arm's agent adapter (``openai``, ``builtin`` ...).
         model: The arm's model id, if it names one.
+        cache: The response cache judge calls about this run go through (its mode, the run's round);
+            None: no cache.
     """
 
     case: Case
@@ -50,6 +53,7 @@ class GradeContext:
     tool_calls: int = 0
     agent: str = ""
     model: str | None = None
+    cache: CallCache | None = field(default=None, compare=False, repr=False)
 
     @cached_property
     def transcript(self) -> tuple[dict[str, Any], ...]:
@@ -85,9 +89,12 @@ class GradeResult:
         comment: The grader's explanation.
         raw_output: The judge's raw text, kept for audit.
         judge_model: The model that judged.
-        judge_cost: What judging cost (reported apart from agent cost).
-        input_tokens, output_tokens: Judge tokens.
+        judge_cost: What judging spent (reported apart from agent cost); a judge reply answered from
+            the response cache spent nothing.
+        input_tokens, output_tokens: Judge tokens spent.
         details: Anything else worth keeping (seed, slot order, both-order verdicts, ...).
+        cached: Every judge reply behind it came from the response cache.
+        cost_saved: What the cached judge replies would have cost (None: none was cached).
     """
 
     passed: bool | None = None
@@ -101,6 +108,8 @@ class GradeResult:
     input_tokens: int | None = None
     output_tokens: int | None = None
     details: dict[str, Any] | None = None
+    cached: bool = False
+    cost_saved: float | None = None
 
 
 @runtime_checkable

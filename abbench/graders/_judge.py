@@ -13,6 +13,7 @@ left after that is a retryable `GradingError`, which the runner may try again la
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import re
@@ -477,6 +478,9 @@ class JudgeSettings:
         json_mode: Ask the endpoint for a JSON object (``response_format``), where it supports it.
         stream: Ask for streamed replies (``stream: true``) and assemble them; a stream cut in the
             middle is a retryable grading failure that keeps the tokens that were reported.
+        cache: The response cache for this judge: on (the default: a judge at temperature 0 is a
+            fixed function of what it judges, so a re-grade need not pay again), off, read-only or
+            refresh; None takes the experiment's ``cache:``, else on.
     """
 
     model: str
@@ -491,6 +495,7 @@ class JudgeSettings:
     prices: Any = None
     json_mode: bool = False
     stream: bool = False
+    cache: str | None = None
     client: Any = field(default=None, compare=False, repr=False)
 
     @classmethod
@@ -500,7 +505,7 @@ class JudgeSettings:
         Raises:
             UsageError: a setting is missing or invalid (the message names the grader).
         """
-        from abbench.llm import ChatClient, RetryPolicy
+        from abbench.llm import ChatClient, RetryPolicy, check_cache_mode
 
         if not settings.get("model"):
             raise UsageError(
@@ -512,6 +517,7 @@ class JudgeSettings:
         backoff = settings.get("backoff_s", 1.0)
         if not _is_number(backoff) or backoff < 0:
             raise UsageError(f"{grader}: backoff_s must be a number of seconds ≥ 0, not {backoff!r}")
+        settings["cache"] = check_cache_mode(settings.get("cache"), f"{grader}: cache")
         try:
             client = ChatClient(
                 settings["model"],
@@ -526,8 +532,22 @@ class JudgeSettings:
             raise UsageError(f"{grader}: {exc}") from None
         return cls(**settings, client=client)
 
-    async def ask(self, grader: str, messages: list[dict[str, str]]) -> Any:
+    def call_cache(self, cache: Any) -> Any:
+        """`cache` (a run's `abbench.llm.CallCache`) with this judge's mode: its own ``cache``, else the
+        experiment's, else on."""
+        if cache is None:
+            return None
+        return dataclasses.replace(cache, mode=self.cache or cache.mode or "on")
+
+    def forget(self, reply: Any, cache: Any) -> None:
+        """Drop `reply` from the cache (a reply that could not be read is asked again next time)."""
+        if cache is not None and getattr(reply, "cache_key", None):
+            cache.cache.forget(reply.cache_key)
+
+    async def ask(self, grader: str, messages: list[dict[str, str]], cache: Any = None) -> Any:
         """One judge request (with the client's bounded retries); returns the `ChatResponse`.
+
+        `cache` is the run's response cache (`abbench.llm.CallCache`), used with `call_cache`'s mode.
 
         Raises:
             GradingError: the endpoint failed for good; retryable when the failure was (timeouts,
@@ -541,6 +561,7 @@ class JudgeSettings:
                 max_tokens=self.max_tokens,
                 seed=self.seed,
                 response_format={"type": "json_object"} if self.json_mode else None,
+                cache=self.call_cache(cache),
             )
         except AgentError as exc:
             partial = getattr(exc, "partial", None)  # a broken stream: the tokens it reported count
@@ -682,11 +703,12 @@ class LLMJudge:
 
     async def __call__(self, ctx: GradeContext) -> GradeResult:
         messages, masked = self.messages(ctx)
-        reply = await self.settings.ask(self.name, messages)
-        cost = reply.cost
+        reply = await self.settings.ask(self.name, messages, ctx.cache)
+        cost = spent(reply)
         try:
             parsed = parse_scores(reply.content, self.rubric, self.output_format)
         except GradingError as exc:
+            self.settings.forget(reply, ctx.cache)
             # the money was spent and the reply is kept even though it could not be read
             raise GradingError(
                 f"{exc} (judge {reply.model})", raw_output=exc.raw_output, spent=spent(reply)
@@ -702,12 +724,14 @@ class LLMJudge:
             comment=comment,
             raw_output=reply.content,
             judge_model=reply.model,
-            judge_cost=cost,
-            input_tokens=reply.usage.input_tokens,
-            output_tokens=reply.usage.output_tokens,
+            judge_cost=cost["judge_cost"],
+            input_tokens=cost["input_tokens"],
+            output_tokens=cost["output_tokens"],
+            cached=cost.get("cached", False),
+            cost_saved=cost.get("cost_saved"),
             details={
                 "parsed": parsed.method,
-                "cost_known": cost is not None,
+                "cost_known": reply.cost is not None,
                 "retries": len(reply.retries),
                 **({"masked": masked} if masked else {}),
             },
@@ -715,13 +739,18 @@ class LLMJudge:
 
 
 def spent(*replies: Any) -> dict[str, Any]:
-    """What judge replies cost, as the GradeResult fields that record it."""
-    costs = [r.cost for r in replies]
+    """What judge replies cost, as the GradeResult fields that record it: a reply from the response
+    cache spent nothing (no cost, no tokens) and saved its cost."""
+    paid = [r for r in replies if not getattr(r, "cached", False)]
+    saved = [r for r in replies if getattr(r, "cached", False)]
+    costs = [r.cost for r in paid]
     return {
         "judge_model": replies[0].model if replies else None,
         "judge_cost": None if any(c is None for c in costs) else sum(costs),
-        "input_tokens": sum(r.usage.input_tokens for r in replies),
-        "output_tokens": sum(r.usage.output_tokens for r in replies),
+        "input_tokens": sum(r.usage.input_tokens for r in paid),
+        "output_tokens": sum(r.usage.output_tokens for r in paid),
+        # only when the cache answered: a grade that paid for every reply records what it always did
+        **({"cached": not paid, "cost_saved": sum(r.cost or 0.0 for r in saved)} if saved else {}),
     }
 
 
@@ -746,6 +775,7 @@ def llm_judge(
     prices: Any = None,
     json_mode: bool = False,
     stream: bool = False,
+    cache: str | None = None,
     name: str = "llm_judge",
 ) -> LLMJudge:
     """A pointwise LLM judge that scores each run on a rubric.
@@ -781,6 +811,7 @@ def llm_judge(
         prices: Judge price override, ``{input: USD/M, output: USD/M}``.
         json_mode: Send ``response_format: json_object`` (for endpoints that support it).
         stream: Ask the judge for a streamed reply (``stream: true``).
+        cache: The response cache: on (default), off, read-only or refresh (see `JudgeSettings`).
         name: The grader's name in the experiment.
 
     Raises:
@@ -807,6 +838,7 @@ def llm_judge(
         prices=prices,
         json_mode=json_mode,
         stream=stream,
+        cache=cache,
     )
     return LLMJudge(
         name,

@@ -348,7 +348,10 @@ class PairwiseJudge:
         orders = [first, (first[1], first[0])] if self.both_orders else [first]
         texts, masked = self._answers(ctx)
         replies = await asyncio.gather(
-            *(self.settings.ask(self.name, self.messages(ctx, order, texts)) for order in orders),
+            *(
+                self.settings.ask(self.name, self.messages(ctx, order, texts), ctx.a.cache)
+                for order in orders
+            ),
             return_exceptions=True,
         )
         answered = [r for r in replies if not isinstance(r, BaseException)]
@@ -362,6 +365,7 @@ class PairwiseJudge:
             try:
                 parsed = parse_pair(reply.content, self.rubric, self.output_format)
             except GradingError as exc:
+                self.settings.forget(reply, ctx.a.cache)
                 raw = _joined(orders, replies) if len(orders) > 1 else exc.raw_output
                 raise GradingError(str(exc), raw_output=raw, spent=spent(*replies)) from None
             winner = "tie" if parsed.winner_slot is None else order[parsed.winner_slot - 1]
@@ -391,6 +395,8 @@ class PairwiseJudge:
             judge_cost=cost["judge_cost"],
             input_tokens=cost["input_tokens"],
             output_tokens=cost["output_tokens"],
+            cached=cost.get("cached", False),
+            cost_saved=cost.get("cost_saved"),
             details={
                 "seed": ctx.seed,
                 "arms": [ctx.a.arm, ctx.b.arm],
@@ -457,6 +463,7 @@ def pairwise_judge(
     prices: Any = None,
     json_mode: bool = False,
     stream: bool = False,
+    cache: str | None = None,
     name: str = "pairwise_judge",
 ) -> PairwiseJudge:
     """A blind pairwise judge comparing two arms' answers on the same case and round.
@@ -488,7 +495,7 @@ def pairwise_judge(
         include: What the judge sees besides input and answers: ``reference``, ``reason``,
             ``evidence``, ``context``, ``history``.
         instructions: Extra guidance added to the judge's prompt.
-        timeout_s, retries, backoff_s, temperature, max_tokens, seed, prices, json_mode, stream: As for
+        timeout_s, retries, backoff_s, temperature, max_tokens, seed, prices, json_mode, stream, cache: As for
             `llm_judge`.
         name: The grader's name in the experiment.
 
@@ -524,6 +531,7 @@ def pairwise_judge(
         prices=prices,
         json_mode=json_mode,
         stream=stream,
+        cache=cache,
     )
     anonymiser = None
     if anonymise:

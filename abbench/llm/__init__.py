@@ -1,21 +1,21 @@
-"""OpenAI-compatible chat completions for agents and judges: the client, retries, prices."""
+"""OpenAI-compatible chat completions for agents and judges: the client, retries, prices, the cache."""
 
 from __future__ import annotations
 
-from abbench.llm._client import (
-    DEFAULT_BASE_URL,
-    FAILURE_TYPES,
-    ChatClient,
-    ChatResponse,
-    RetryPolicy,
-    RetryRecord,
-    ToolCall,
-    close_connections,
-    normalize_base_url,
-    parse_retry_after,
-    shared_http_client,
-    tool_spec,
+from abbench.llm._cache import (
+    CACHE_MODES,
+    CachedReply,
+    CallCache,
+    MemoryCache,
+    ResponseCache,
+    cache_endpoint,
+    cache_key,
+    check_cache_mode,
+    default_cache_mode,
 )
+from abbench.llm._client import DEFAULT_BASE_URL, ChatClient, normalize_base_url, tool_spec
+from abbench.llm._failures import FAILURE_TYPES, parse_retry_after
+from abbench.llm._pool import close_connections, shared_http_client
 from abbench.llm._prices import (
     BUILTIN_PRICES,
     BUILTIN_PRICES_AS_OF,
@@ -26,21 +26,31 @@ from abbench.llm._prices import (
     price_table,
     user_prices_path,
 )
+from abbench.llm._replies import ChatResponse, RetryPolicy, RetryRecord, ToolCall
 
 __all__ = [
     "BUILTIN_PRICES",
     "BUILTIN_PRICES_AS_OF",
+    "CACHE_MODES",
     "DEFAULT_BASE_URL",
     "FAILURE_TYPES",
     "PRICES_ENV",
+    "CachedReply",
+    "CallCache",
     "ChatClient",
     "ChatResponse",
+    "MemoryCache",
     "Price",
     "PriceTable",
+    "ResponseCache",
     "RetryPolicy",
     "RetryRecord",
     "ToolCall",
+    "cache_endpoint",
+    "cache_key",
+    "check_cache_mode",
     "close_connections",
+    "default_cache_mode",
     "load_prices",
     "normalize_base_url",
     "parse_retry_after",

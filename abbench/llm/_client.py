@@ -10,17 +10,13 @@ server that echoes it is redacted.
 from __future__ import annotations
 
 import asyncio
-import email.utils
+import dataclasses
 import json
 import logging
 import os
-import random
 import re
 import time
-import weakref
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -28,7 +24,20 @@ import httpx
 
 from abbench._text import clip, sentence
 from abbench.errors import AgentError, UsageError
+from abbench.llm._cache import CachedReply, CallCache, cache_endpoint, cache_key, default_cache_mode
+from abbench.llm._failures import (
+    _ADVICE,
+    _REFUSED,
+    _RETRIED,
+    _classify,
+    _Failure,
+    _refused_feature,
+    _server_message,
+    parse_retry_after,
+)
+from abbench.llm._pool import shared_http_client
 from abbench.llm._prices import PriceTable, price_table
+from abbench.llm._replies import ChatResponse, RetryPolicy, RetryRecord, ToolCall
 from abbench.llm._stream import StreamAssembler, StreamError
 from abbench.types import Usage
 
@@ -37,181 +46,7 @@ log = logging.getLogger(__name__)
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 """Where requests go when neither the arm nor ``$OPENAI_BASE_URL`` names an endpoint."""
 
-FAILURE_TYPES = (
-    "auth",
-    "bad_output",
-    "bad_request",
-    "connection_error",
-    "not_found",
-    "quota",
-    "rate_limited",
-    "server_error",
-    "stream_interrupted",
-    "timeout",
-)
-"""The `AgentError.failure_type` values the client raises."""
-
-_RETRIED = {"rate_limited", "server_error", "connection_error", "timeout"}
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """How the client retries rate limits, server errors, dropped connections and timeouts.
-
-    Attributes:
-        max_retries: Retries after the first attempt (0 = one attempt only).
-        base_delay_s: The first backoff; it doubles with every retry.
-        max_delay_s: Backoff never exceeds this.
-        max_retry_after_s: The longest ``Retry-After`` honoured; a server asking for more ends the
-            call with a retryable ``rate_limited`` error carrying `AgentError.retry_after`.
-        retry_timeouts: Whether a request that timed out is sent again.
-    """
-
-    max_retries: int = 3
-    base_delay_s: float = 1.0
-    max_delay_s: float = 30.0
-    max_retry_after_s: float = 120.0
-    retry_timeouts: bool = True
-
-    def backoff_s(self, retries_done: int, rng: random.Random | None = None) -> float:
-        """The wait before the next retry: exponential, with "equal jitter" (half fixed, half random)."""
-        cap = min(self.max_delay_s, self.base_delay_s * 2**retries_done)
-        return cap / 2 + (rng or random).uniform(0, cap / 2)
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCall:
-    """A tool call the model asked for.
-
-    Attributes:
-        id: The call id, echoed back in the tool result message.
-        name: The tool's name.
-        arguments: The arguments as the model wrote them (a JSON string, possibly malformed).
-    """
-
-    id: str
-    name: str
-    arguments: str
-
-    def parsed_arguments(self) -> dict[str, Any]:
-        """The arguments as a dict.
-
-        Raises:
-            ValueError: they are not a JSON object (the message says what was wrong).
-        """
-        text = self.arguments.strip() or "{}"
-        value = json.loads(text)
-        if not isinstance(value, dict):
-            raise ValueError(f"arguments must be a JSON object, got {type(value).__name__}")
-        return value
-
-
-@dataclass(frozen=True, slots=True)
-class RetryRecord:
-    """One failed attempt that the client retried.
-
-    Attributes:
-        attempt: 1-based number of the failed attempt.
-        failure_type: What went wrong (see `FAILURE_TYPES`).
-        status: The HTTP status, when there was a response.
-        message: The server's message (redacted).
-        wait_s: How long the client waited before the next attempt.
-        retry_after_s: The wait the server asked for, when it asked.
-    """
-
-    attempt: int
-    failure_type: str
-    status: int | None
-    message: str
-    wait_s: float
-    retry_after_s: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ChatResponse:
-    """One successful chat completion.
-
-    Attributes:
-        content: The assistant text (None when the model only called tools).
-        tool_calls: The tool calls asked for.
-        finish_reason: ``stop``, ``tool_calls``, ``length`` ... as the server said.
-        model: The model that answered, as the server reported it.
-        usage: Tokens of this call.
-        usage_reported: False when the server sent no usage (the counts are then 0; a stream from a
-            server that ignores ``stream_options.include_usage`` has none).
-        cost: USD for this call, or None when the model has no price.
-        latency_ms: Wall time, retries and waits included.
-        retries: The failed attempts that were retried before this success.
-        message: The assistant message, ready to append to the conversation.
-        raw: The response body as received (for a stream: the completion it assembles to, as JSON).
-        streamed: The reply came as a stream of chunks.
-        chunks: Data chunks of a streamed reply.
-    """
-
-    content: str | None
-    tool_calls: tuple[ToolCall, ...]
-    finish_reason: str | None
-    model: str
-    usage: Usage
-    usage_reported: bool
-    cost: float | None
-    latency_ms: float
-    retries: tuple[RetryRecord, ...] = ()
-    message: dict[str, Any] = field(default_factory=dict)
-    raw: str = ""
-    streamed: bool = False
-    chunks: int = 0
-
-    @property
-    def text(self) -> str:
-        """The assistant text, ``""`` when there is none."""
-        return self.content or ""
-
-
-# -- the shared connection pool ----------------------------------------------------------------------
-
-_POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[httpx.AsyncClient, Any]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-async def _close_when_loop_shuts_down(client: httpx.AsyncClient) -> AsyncIterator[None]:
-    # An async generator parked at `yield` is closed by `loop.shutdown_asyncgens()`, which
-    # `asyncio.run` calls before closing the loop: the one hook every loop runner has.
-    try:
-        yield
-    finally:
-        await client.aclose()
-        for loop, (pooled, _) in list(_POOLS.items()):
-            if pooled is client:
-                _POOLS.pop(loop, None)
-
-
-async def shared_http_client() -> httpx.AsyncClient:
-    """The pooled ``httpx.AsyncClient`` of the running event loop (created on first use)."""
-    loop = asyncio.get_running_loop()
-    entry = _POOLS.get(loop)
-    if entry is not None and not entry[0].is_closed:
-        return entry[0]
-    client = httpx.AsyncClient(
-        limits=httpx.Limits(max_connections=256, max_keepalive_connections=64),
-        follow_redirects=False,
-    )
-    keeper = _close_when_loop_shuts_down(client)
-    _POOLS[loop] = (client, keeper)
-    await keeper.__anext__()
-    return client
-
-
-async def close_connections() -> None:
-    """Close the running loop's pooled connections now (they reopen on the next request)."""
-    entry = _POOLS.pop(asyncio.get_running_loop(), None)
-    if entry is not None:
-        await entry[1].aclose()
-
-
-# -- helpers ------------------------------------------------------------------------------------------
 
 
 def normalize_base_url(base_url: str) -> str:
@@ -235,70 +70,6 @@ def normalize_base_url(base_url: str) -> str:
     return url
 
 
-def parse_retry_after(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
-    """Seconds a response asks the client to wait: ``retry-after-ms``, or ``Retry-After`` given as
-    seconds or as an HTTP date. None when it asks nothing (or says something unreadable)."""
-    lower = {k.lower(): v for k, v in headers.items()}
-    ms = lower.get("retry-after-ms")
-    if ms:
-        try:
-            return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
-    value = (lower.get("retry-after") or "").strip()
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
-
-
-def _server_message(text: str) -> tuple[str, str | None]:
-    """The human message and the error code of an error body (OpenAI, vLLM, Ollama, proxies)."""
-    try:
-        data = json.loads(text)
-    except ValueError:
-        data = None
-    if isinstance(data, dict):
-        err = data.get("error", data)
-        if isinstance(err, dict):
-            message = err.get("message") or err.get("detail") or err.get("msg")
-            code = err.get("code") or err.get("type")
-            if message:
-                return str(message), (str(code) if code else None)
-        elif isinstance(err, str):
-            return err, None
-        if isinstance(data.get("detail"), str):
-            return data["detail"], None
-    snippet = " ".join(text.split())
-    return clip(snippet, 300) or "(empty body)", None
-
-
-def _classify(status: int, message: str, code: str | None) -> tuple[str, bool]:
-    blob = f"{code or ''} {message}".lower()
-    if status == 429:
-        if "insufficient_quota" in blob or "exceeded your current quota" in blob:
-            return "quota", False
-        return "rate_limited", True
-    if status in (401, 403):
-        return "auth", False
-    if status == 404:
-        return "not_found", False
-    if status == 408:
-        return "timeout", True
-    if status == 409 or status >= 500:
-        return "server_error", True
-    return "bad_request", False
-
-
 def _content_text(content: Any) -> str | None:
     if content is None or isinstance(content, str):
         return content
@@ -312,63 +83,6 @@ def _int(value: Any) -> int:
         return int(value or 0)
     except (TypeError, ValueError):
         return 0
-
-
-# Features some servers refuse; dropped per (base URL, model) after the first refusal, so the
-# refusal costs one extra request per process instead of one per call.
-_REFUSED: dict[tuple[str, str], set[str]] = {}
-
-
-def _refused_feature(message: str, payload: Mapping[str, Any]) -> str | None:
-    text = message.lower()
-    rf = payload.get("response_format")
-    if rf is not None and ("response_format" in text or "json_schema" in text or "json mode" in text):
-        return (
-            "json_schema" if isinstance(rf, dict) and rf.get("type") == "json_schema" else "response_format"
-        )
-    if "max_tokens" in payload and "max_completion_tokens" in text:
-        return "max_tokens"
-    if "temperature" in payload and "temperature" in text:
-        return "temperature"
-    if "seed" in payload and "seed" in text and ("unsupported" in text or "not support" in text):
-        return "seed"
-    if "stream_options" in payload and ("stream_options" in text or "include_usage" in text):
-        return "stream_options"
-    return None
-
-
-class _Failure(Exception):
-    def __init__(
-        self,
-        failure_type: str,
-        retryable: bool,
-        message: str,
-        status: int | None = None,
-        retry_after: float | None = None,
-        raw: str | None = None,
-    ):
-        super().__init__(message)
-        self.failure_type = failure_type
-        self.retryable = retryable
-        self.message = message
-        self.status = status
-        self.retry_after = retry_after
-        self.raw = raw
-
-
-_ADVICE = {
-    "auth": "check that the key in ${env} is valid for this endpoint (the arm's api_key_env names the variable)",
-    "quota": "the account behind the key has no quota left; check its billing",
-    "rate_limited": "the endpoint is rate limiting; lower the concurrency or raise max_retries",
-    "server_error": "the server failed; try again later",
-    "not_found": "check base_url (it usually ends in /v1) and the model name (ChatClient.list_models() lists them)",
-    "bad_request": "the server rejected the request; check the model name and the arm's settings",
-    "timeout": "no answer in time; raise timeout_s or check the server",
-    "connection_error": "cannot reach the endpoint; check base_url and that the server is running",
-    "bad_output": "the server's reply is not a chat completion; check that base_url points at an OpenAI-compatible API",
-    "stream_interrupted": "the stream broke off before its end; what arrived is kept with the attempt, "
-    "and the run may be retried",
-}
 
 
 class ChatClient:
@@ -625,27 +339,31 @@ class ChatClient:
         seed: int | None,
         extra_body: Mapping[str, Any] | None,
         stream: bool = False,
+        as_asked: bool = False,
     ) -> dict[str, Any]:
+        # `as_asked`: the body as the caller asked for it, before any feature the server refused was
+        # dropped (what the cache keys on, the same in every process).
+        refused = frozenset() if as_asked else self._refused
         body: dict[str, Any] = {"model": self.model, "messages": [dict(m) for m in messages]}
         if stream:
             body["stream"] = True
-            if "stream_options" not in self._refused:
+            if "stream_options" not in refused:
                 body["stream_options"] = {"include_usage": True}
         if tools:
             body["tools"] = [dict(t) for t in tools]
             if tool_choice is not None:
                 body["tool_choice"] = tool_choice
-        if response_format is not None and "response_format" not in self._refused:
-            if response_format.get("type") == "json_schema" and "json_schema" in self._refused:
+        if response_format is not None and "response_format" not in refused:
+            if response_format.get("type") == "json_schema" and "json_schema" in refused:
                 body["response_format"] = {"type": "json_object"}
             else:
                 body["response_format"] = dict(response_format)
-        if temperature is not None and "temperature" not in self._refused:
+        if temperature is not None and "temperature" not in refused:
             body["temperature"] = temperature
         if max_tokens is not None:
-            key = "max_completion_tokens" if "max_tokens" in self._refused else "max_tokens"
+            key = "max_completion_tokens" if "max_tokens" in refused else "max_tokens"
             body[key] = max_tokens
-        if seed is not None and "seed" not in self._refused:
+        if seed is not None and "seed" not in refused:
             body["seed"] = seed
         if extra_body:
             body.update(extra_body)
@@ -664,8 +382,13 @@ class ChatClient:
         extra_body: Mapping[str, Any] | None = None,
         timeout_s: float | None = None,
         stream: bool | None = None,
+        cache: CallCache | None = None,
     ) -> ChatResponse:
         """Send one chat-completion request (retrying as the policy says) and return the reply.
+
+        With `cache`, the reply may come from the response cache (``cached`` is then true and no
+        request is sent), and a fresh one that parsed is kept there, as the mode says (see
+        `abbench.llm.CallCache`; no mode: `default_cache_mode` of `temperature`). An error is never kept.
 
         A server that refuses `response_format` (``json_schema`` falls back to ``json_object``, then
         to none), ``max_tokens`` (sent as ``max_completion_tokens``), ``temperature`` or ``seed`` with
@@ -682,6 +405,7 @@ class ChatClient:
             extra_body: More request fields, sent as given.
             timeout_s: A tighter limit for each attempt of this call than the client's.
             stream: Stream this call (default: the client's `stream` setting).
+            cache: The response cache, its mode and the run's round.
 
         Raises:
             AgentError: with `failure_type` ``rate_limited``, ``quota``, ``server_error``,
@@ -693,7 +417,7 @@ class ChatClient:
         started = time.perf_counter()
         streaming = self.stream if stream is None else bool(stream)
 
-        def build() -> dict[str, Any]:
+        def build(as_asked: bool = False) -> dict[str, Any]:
             return self._payload(
                 messages,
                 tools=tools,
@@ -704,8 +428,20 @@ class ChatClient:
                 seed=seed,
                 extra_body=extra_body,
                 stream=streaming,
+                as_asked=as_asked,
             )
 
+        key = None
+        mode = cache.resolved(default_cache_mode(temperature)) if cache is not None else "off"
+        if cache is not None and mode != "off":
+            key = cache_key(self.base_url, self.model, build(as_asked=True), cache.round)
+            kept = cache.cache.lookup(key) if mode in ("on", "read-only") else None
+            if kept is not None:
+                result = self._parse(kept.response, (), started, streamed=kept.streamed or None)
+                result = dataclasses.replace(result, cached=True, cache_key=key, chunks=0)
+                cache.cache.hit(kept, result.cost)
+                log.debug("%s: answered from the cache", self._where("/chat/completions"))
+                return result
         response, retries = await self._request("POST", "/chat/completions", build, timeout_s, streaming)
         if streaming and response.headers.get("content-type", "").startswith("text/event-stream"):
             result = await self._read_stream(response, retries, started, timeout_s)
@@ -715,6 +451,22 @@ class ChatClient:
                 await response.aclose()
             raw = self.redact(response.text)
             result = self._parse(raw, retries, started)
+        if key is not None:
+            result = dataclasses.replace(result, cache_key=key)
+            if mode in ("on", "refresh"):
+                cache.cache.save(
+                    CachedReply(
+                        key=key,
+                        endpoint=cache_endpoint(self.redact(self.base_url)),
+                        model=self.model,
+                        round=cache.round,
+                        response=self.redact(result.raw),
+                        input_tokens=result.usage.input_tokens if result.usage_reported else None,
+                        output_tokens=result.usage.output_tokens if result.usage_reported else None,
+                        cost=result.cost,
+                        streamed=result.streamed,
+                    )
+                )
         log.debug(
             "%s: %d+%d tokens, %d tool calls, %.0f ms",
             self._where("/chat/completions"),

@@ -29,11 +29,13 @@ class JudgeCost:
         grades: Grades written (each judge call that reached a verdict or failed).
         errors: Of those, grading failures.
         models: The judge models that answered.
-        cost: The known cost, in the price table's currency (USD by default).
+        cost: The known cost spent, in the price table's currency (USD by default).
         unknown_cost: Judge replies whose model has no price (their cost is not in `cost`).
-        input_tokens: Judge input tokens.
-        output_tokens: Judge output tokens.
+        input_tokens: Judge input tokens spent.
+        output_tokens: Judge output tokens spent.
         arms: The arms whose runs it graded (for a pairwise judge: the pair).
+        cached: Grades whose judge replies all came from the response cache (nothing spent).
+        saved: What the cached judge replies would have cost (not in `cost`).
     """
 
     grader: str
@@ -46,6 +48,8 @@ class JudgeCost:
     input_tokens: int
     output_tokens: int
     arms: tuple[str, ...] = ()
+    cached: int = 0
+    saved: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready view."""
@@ -61,7 +65,12 @@ def judge_costs(ref: int | str | Any, *, store: StoreLike = None) -> list[JudgeC
     exp = store.get_experiment(ref)
     arms_of = _graded_arms(store, exp)
     return [
-        JudgeCost(**{**row, "models": tuple(row["models"])}, arms=arms_of.get(row["grader"], ()))
+        JudgeCost(
+            **{k: v for k, v in row.items() if k not in ("cost_saved", "models")},
+            models=tuple(row["models"]),
+            saved=row["cost_saved"],
+            arms=arms_of.get(row["grader"], ()),
+        )
         for row in store.judge_usage(exp.id)
         if row["kind"] != "rule" or row["models"]
     ]

@@ -38,6 +38,9 @@ class UsageMetrics(Result):
             out; None when no attempt reported a cost.
         spent_on_failures: Of `spent`, what the failed attempts cost (None when none reported one).
         spent_tokens: Input plus output tokens over every attempt (None when none reported any).
+        saved: What the response cache saved: the cost of the model calls it answered, which is in
+            the runs' `cost` (the answer's cost) but not in `spent`.
+        cached_attempts: Attempts the response cache answered model calls of.
     """
 
     executed: int
@@ -55,6 +58,8 @@ class UsageMetrics(Result):
     spent: float | None = None
     spent_on_failures: float | None = None
     spent_tokens: int | None = None
+    saved: float = 0.0
+    cached_attempts: int = 0
 
 
 def usage(
@@ -102,6 +107,8 @@ def usage(
         spent_tokens=None
         if spend.input_tokens is None and spend.output_tokens is None
         else int((spend.input_tokens or 0) + (spend.output_tokens or 0)),
+        saved=float(spend.saved),
+        cached_attempts=spend.cached_attempts,
     )
 
 

@@ -111,7 +111,7 @@ class AttemptView(Result):
         failure_type: Why it failed (``max_turns``, ``bad_output``, ``timeout``, ...); None otherwise.
         error: The failure, in words.
         model: The model that answered its last call.
-        cost: What it cost (None: unknown).
+        cost: What it spent (None: unknown); calls answered from the response cache spent nothing.
         tokens: Input plus output tokens (None: not reported).
         latency_ms: Its wall time.
         model_calls: Model calls it made, when the adapter counts them.
@@ -119,6 +119,8 @@ class AttemptView(Result):
         files_read: Skill files it opened.
         sections_read: Skill sections it opened.
         transcript_path: Its transcript file, when it wrote one.
+        cached_calls: Of `model_calls`, those the response cache answered (None: none).
+        cost_saved: What those would have cost.
     """
 
     attempt: int
@@ -134,6 +136,13 @@ class AttemptView(Result):
     files_read: tuple[str, ...]
     sections_read: tuple[str, ...]
     transcript_path: str | None
+    cached_calls: int | None = None
+    cost_saved: float | None = None
+
+    @property
+    def cached(self) -> bool:
+        """True when the response cache answered some of its model calls."""
+        return bool(self.cached_calls)
 
     @property
     def summary(self) -> str:
@@ -142,6 +151,11 @@ class AttemptView(Result):
         read = self.sections_read or self.files_read
         spent = [
             f"{self.model_calls} model calls" if self.model_calls else None,
+            (
+                f"{self.cached_calls} from the cache (saved {self.cost_saved or 0:.4g})"
+                if self.cached_calls
+                else None
+            ),
             f"{len(self.tool_calls)} tool calls" if self.tool_calls else None,
             f"tokens {self.tokens:,}" if self.tokens is not None else "tokens not reported",
             f"cost {self.cost:.4g}" if self.cost is not None else "cost not reported",
@@ -658,6 +672,8 @@ class _Loader:
             files_read=a.files_read,
             sections_read=a.sections_read,
             transcript_path=str(a.transcript_path) if a.transcript_path else None,
+            cached_calls=a.cached_calls,
+            cost_saved=a.cost_saved,
         )
 
     def _evidence(self, arm, ref: Any) -> Evidence:

@@ -16,6 +16,7 @@ from abbench.runner._api import (
     run_experiment,
     start_experiment,
 )
+from abbench.runner._cache import cache_stats, clear_cache
 from abbench.runner._experiment import (
     clone_experiment,
     create_experiment,
@@ -45,7 +46,9 @@ __all__ = [
     "TryResult",
     "add_graders",
     "arun_experiment",
+    "cache_stats",
     "cancel_experiment",
+    "clear_cache",
     "clone_experiment",
     "combine_verdicts",
     "create_experiment",

@@ -184,6 +184,7 @@ class GradingMixin:
             tool_calls=tool_calls,
             agent=arm.agent,
             model=arm.model,
+            cache=self._judge_cache(item.round),
         )
 
     def _attempt(self, item: WorkItem, record: RunRecord | None) -> int:
@@ -411,7 +412,7 @@ class GradingMixin:
             self._pair_judging = None
 
 
-_SPENT = ("judge_model", "judge_cost", "input_tokens", "output_tokens")
+_SPENT = ("judge_model", "judge_cost", "input_tokens", "output_tokens", "cached", "cost_saved")
 
 
 def _result_values(result: GradeResult) -> dict[str, Any]:
@@ -427,6 +428,8 @@ def _result_values(result: GradeResult) -> dict[str, Any]:
         "input_tokens": result.input_tokens,
         "output_tokens": result.output_tokens,
         "details": result.details,
+        "cached": result.cached or None,
+        "cost_saved": result.cost_saved,
     }
 
 

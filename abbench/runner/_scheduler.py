@@ -20,6 +20,7 @@ from typing import Any
 from abbench.agents import Agent, Spending, Task, check_output, make_agent
 from abbench.errors import AgentError, ExperimentError
 from abbench.llm import RetryPolicy
+from abbench.runner._cache import CacheMixin, attempt_cache_spend, run_cache_fields
 from abbench.runner._grading import GradingMixin, combine_verdicts
 from abbench.runner._heartbeat import Heartbeat
 from abbench.runner._limiter import loop_limiter
@@ -130,7 +131,7 @@ def retry_wait_s(error: AgentError, attempt: int, rng: random.Random | None = No
     return backoff_s(attempt, rng)
 
 
-class ExperimentRunner(GradingMixin):
+class ExperimentRunner(CacheMixin, GradingMixin):
     """Runs the work of one experiment on the current event loop.
 
     Three kinds of pass: running (execute what is pending or interrupted, grade what is executed),
@@ -309,6 +310,7 @@ class ExperimentRunner(GradingMixin):
             a.id: make_agent(a.agent, model=a.model, **(a.params or {})) for a in exp.arms
         }
         self._prepare_graders()
+        self._prepare_cache()
 
     def _select_items(self) -> list[WorkItem]:
         store, exp = self.store, self.exp
@@ -419,6 +421,7 @@ class ExperimentRunner(GradingMixin):
                 label_set=self.label_set,
                 timeout_s=self.timeout_s,
                 spending=spending,
+                cache=self._run_cache(item.arm_id, item.round),
             )
             began = time.perf_counter()
             error: AgentError | None = None
@@ -499,6 +502,7 @@ class ExperimentRunner(GradingMixin):
                 started_at = fields["started_at"]
                 fields = self._execution_fields(item, output, began, attempts)
                 fields["attempts"] = attempts
+                fields.update(run_cache_fields(spending))
                 self._attempts[item.run_id] = attempts  # grades record which execution they judged
                 self.writer.attempt(
                     item.run_id,
@@ -507,7 +511,7 @@ class ExperimentRunner(GradingMixin):
                     started_at=started_at,
                     ended_at=fields["executed_at"],
                     model_calls=spending.calls or None,
-                    **{k: fields[k] for k in _ATTEMPT_SPEND},
+                    **{**{k: fields[k] for k in _ATTEMPT_SPEND}, **attempt_cache_spend(spending)},
                 )
                 self._move(item, "executed", fields)
                 self._executed += 1
@@ -596,6 +600,8 @@ class ExperimentRunner(GradingMixin):
             sections_read=_json_list(spent.sections_read),
             transcript_path=transcript_path,
             transcript_summary=_summary(transcript, spent.files_read, spent.sections_read),
+            cached_calls=getattr(spent, "cached_calls", 0) or None,
+            cost_saved=getattr(spent, "cost_saved", None),
         )
 
     def _execution_fields(

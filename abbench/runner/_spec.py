@@ -18,9 +18,17 @@ from pydantic import (
     model_validator,
 )
 
-from abbench.errors import ExperimentError
+from abbench.errors import ExperimentError, UsageError
+from abbench.llm import check_cache_mode
 
 _NAME = re.compile(r"^[^\s/\\][^/\\]{0,199}$")
+
+
+def _cache_mode(value: Any) -> str | None:
+    try:
+        return check_cache_mode(value)
+    except UsageError as exc:
+        raise ValueError(str(exc).removeprefix("cache: ")) from None
 
 
 class DatasetSource(BaseModel):
@@ -82,6 +90,13 @@ class ArmSpec(BaseModel):
     )
     git_ref: str | None = Field(None, description="Snapshot the skill folder as it was at this git ref.")
     params: dict[str, Any] = Field(default_factory=dict, description="Adapter parameters.")
+    cache: str | None = Field(
+        None,
+        description="The response cache for this arm's model calls: on, off, read-only or refresh "
+        "(default: the experiment's; without one, on at temperature 0 and off otherwise).",
+    )
+
+    _cache_ok = field_validator("cache", mode="before")(lambda v: _cache_mode(v))
 
     @model_validator(mode="after")
     def _extras_are_params(self) -> ArmSpec:
@@ -150,6 +165,14 @@ class ExperimentSpec(BaseModel):
         None, description="The pair the decision is about: {baseline: ARM, candidate: ARM}."
     )
     seed: int = Field(0, description="Seed for anything random (pairwise order, samples).")
+    cache: str | None = Field(
+        None,
+        description="The response cache for every model call (arms and judges; an arm's or a judge's "
+        "own `cache` wins): on, off, read-only or refresh. Default: on for judges and for arms at "
+        "temperature 0, off otherwise (sampled replies are measured for their spread).",
+    )
+
+    _cache_ok = field_validator("cache", mode="before")(lambda v: _cache_mode(v))
 
     @field_validator("name")
     @classmethod

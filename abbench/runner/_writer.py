@@ -46,6 +46,8 @@ _GRADE_COLUMNS = (
     "input_tokens",
     "output_tokens",
     "details",
+    "cached",
+    "cost_saved",
     "created_at",
 )
 
@@ -66,6 +68,8 @@ ATTEMPT_COLUMNS = (
     "sections_read",
     "transcript_path",
     "transcript_summary",
+    "cached_calls",
+    "cost_saved",
 )
 """The columns of a ``run_attempts`` row the scheduler fills in."""
 
@@ -121,6 +125,11 @@ class StoreWriter:
     def transcript(self, path: Path, messages: Any) -> None:
         """Write a run's transcript as JSON lines (before the rows that point at it are committed)."""
         self._submit(("transcript", path, messages))
+
+    def cache(self, action: str, value: Any) -> None:
+        """Keep (``save``, a `CacheEntry`), count (``hit``, ``(key, cost saved)``) or drop (``forget``, a
+        key) a response-cache entry, committed with the rest of the batch."""
+        self._submit(("cache", action, value))
 
     def experiment(self, experiment_id: int, **fields: Any) -> None:
         """Update columns of the experiment row (heartbeat, status)."""
@@ -202,6 +211,8 @@ class StoreWriter:
         grades: list[tuple] = []
         attempts: list[tuple] = []
         experiments: dict[int, dict[str, Any]] = defaultdict(dict)
+        cached: dict[str, Any] = {}  # key -> the entry to keep, or None to drop: the last word wins
+        hits: list[tuple[str, float | None]] = []
         for op in ops:
             kind = op[0]
             if kind == "run":
@@ -222,6 +233,12 @@ class StoreWriter:
                 _write_transcript(path, messages)
             elif kind == "experiment":
                 experiments[op[1]].update(op[2])
+            elif kind == "cache":
+                _, action, value = op
+                if action == "hit":
+                    hits.append(value)
+                else:
+                    cached[value.key if action == "save" else value] = value if action == "save" else None
         # Runs with the same set of changed columns share one executemany.
         by_columns: dict[tuple[str, ...], list[tuple]] = defaultdict(list)
         for run_id, row in runs.items():
@@ -273,12 +290,21 @@ class StoreWriter:
                             values.get("input_tokens"),
                             values.get("output_tokens"),
                             dumps(values.get("details")),
+                            _bool(values.get("cached")),
+                            values.get("cost_saved"),
                             created,
                         )
                     )
                 conn.executemany(
                     f"INSERT INTO grades ({', '.join(_GRADE_COLUMNS)}) VALUES ({','.join('?' * len(_GRADE_COLUMNS))})",
                     rows,
+                )
+            if cached or hits:
+                self.store.cache_write(
+                    [e for e in cached.values() if e is not None],
+                    hits,
+                    [k for k, e in cached.items() if e is None],
+                    conn,
                 )
             for exp_id, fields in experiments.items():
                 sets = ", ".join(f"{c}=?" for c in fields)

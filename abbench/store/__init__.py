@@ -11,6 +11,7 @@ from abbench.store._base import (
     now_iso,
     resolve_store_path,
 )
+from abbench.store._cache import CacheEntry, CacheModelStats, CacheStats
 from abbench.store._datasets import import_dataset, list_datasets, load_cases, load_dataset
 from abbench.store._migrations import SCHEMA_VERSION
 from abbench.store._results import OUTCOMES, STATES, CaseFields, CaseOutcomes, RunTable
@@ -23,6 +24,9 @@ __all__ = [
     "SCHEMA_VERSION",
     "STATES",
     "STORE_ENV",
+    "CacheEntry",
+    "CacheModelStats",
+    "CacheStats",
     "CaseFields",
     "CaseOutcomes",
     "RunTable",

@@ -40,6 +40,8 @@ class AttemptRecord:
         sections_read: Skill sections it opened.
         transcript_path: Its transcript file, when it wrote one.
         transcript_summary: Counts of its messages and tool calls.
+        cached_calls: Of `model_calls`, those the response cache answered (None: none).
+        cost_saved: What those would have cost; `cost` is what the attempt spent.
     """
 
     run_id: int
@@ -58,6 +60,13 @@ class AttemptRecord:
     sections_read: tuple[str, ...]
     transcript_path: Path | None
     transcript_summary: dict[str, Any]
+    cached_calls: int | None = None
+    cost_saved: float | None = None
+
+    @property
+    def cached(self) -> bool:
+        """True when the response cache answered some of its model calls."""
+        return bool(self.cached_calls)
 
     @property
     def tool_calls(self) -> int:
@@ -78,6 +87,8 @@ class ArmSpend:
         input_tokens: Input tokens over every attempt; None when none reported tokens.
         output_tokens: Output tokens, likewise.
         latency_ms: Wall time over every attempt.
+        cached_attempts: Attempts the response cache answered calls of.
+        saved: What the cached calls would have cost (not in `cost`: it was saved, not spent).
     """
 
     attempts: int = 0
@@ -88,6 +99,8 @@ class ArmSpend:
     input_tokens: int | None = None
     output_tokens: int | None = None
     latency_ms: float = 0.0
+    cached_attempts: int = 0
+    saved: float = 0.0
 
 
 class AttemptsMixin:
@@ -102,7 +115,8 @@ class AttemptsMixin:
             rows = self.query(
                 "SELECT run_id, attempt, outcome, failure_type, error, started_at, ended_at, model, "
                 "input_tokens, output_tokens, cost, latency_ms, model_calls, files_read, sections_read, "
-                "transcript_path, transcript_summary FROM run_attempts WHERE run_id IN ({}) "
+                "transcript_path, transcript_summary, cached_calls, cost_saved FROM run_attempts "
+                "WHERE run_id IN ({}) "
                 "ORDER BY run_id, attempt, id".format(",".join("?" * len(chunk))),
                 chunk,
             )
@@ -125,6 +139,8 @@ class AttemptsMixin:
                         sections_read=tuple(loads(r[14]) or ()),
                         transcript_path=self.abspath(r[15]) if r[15] else None,
                         transcript_summary=loads(r[16]) or {},
+                        cached_calls=r[17],
+                        cost_saved=r[18],
                     )
                 )
         return out
@@ -137,20 +153,20 @@ class AttemptsMixin:
         recorded = self.query(
             "SELECT r.arm_id, count(*), total(t.outcome != 'executed'), sum(t.cost), count(t.cost), "
             "sum(CASE WHEN t.outcome != 'executed' THEN t.cost END), sum(t.input_tokens), "
-            "sum(t.output_tokens), total(t.latency_ms) "
+            "sum(t.output_tokens), total(t.latency_ms), total(t.cached_calls > 0), total(t.cost_saved) "
             "FROM run_attempts t JOIN runs r ON r.id = t.run_id WHERE r.experiment_id=? GROUP BY r.arm_id",
             (exp_id,),
         )
         legacy = self.query(
             "SELECT r.arm_id, count(*), 0, sum(r.cost), count(r.cost), NULL, sum(r.input_tokens), "
-            "sum(r.output_tokens), total(r.latency_ms) FROM runs r WHERE r.experiment_id=? "
+            "sum(r.output_tokens), total(r.latency_ms), 0, 0 FROM runs r WHERE r.experiment_id=? "
             "AND r.executed_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM run_attempts t WHERE t.run_id = r.id) "
             "GROUP BY r.arm_id",
             (exp_id,),
         )
         out: dict[int, ArmSpend] = {}
         for row in [*recorded, *legacy]:
-            arm, n, failed, cost, known, failed_cost, tin, tout, latency = row
+            arm, n, failed, cost, known, failed_cost, tin, tout, latency, cached, saved = row
             prior = out.get(arm, ArmSpend())
             out[arm] = ArmSpend(
                 attempts=prior.attempts + int(n),
@@ -161,6 +177,8 @@ class AttemptsMixin:
                 input_tokens=_add(prior.input_tokens, tin),
                 output_tokens=_add(prior.output_tokens, tout),
                 latency_ms=prior.latency_ms + float(latency or 0.0),
+                cached_attempts=prior.cached_attempts + int(cached or 0),
+                saved=prior.saved + float(saved or 0.0),
             )
         return out
 

@@ -9,7 +9,7 @@ from abbench.store._base import loads
 _GRADE_FIELDS = (
     "id, experiment_id, batch_id, run_id, other_run_id, grader, kind, status, passed, score, verdict, dimensions, "
     "comment, raw_output, error, retryable, judge_model, judge_cost, input_tokens, output_tokens, details, created_at, "
-    "run_attempt, other_run_attempt"
+    "run_attempt, other_run_attempt, cached, cost_saved"
 )
 
 
@@ -17,6 +17,7 @@ def _grade_row(r) -> dict[str, Any]:
     d = dict(zip([c.strip() for c in _GRADE_FIELDS.split(",")], r, strict=True))
     d["passed"] = None if d["passed"] is None else bool(d["passed"])
     d["retryable"] = None if d["retryable"] is None else bool(d["retryable"])
+    d["cached"] = bool(d["cached"])
     d["dimensions"] = loads(d["dimensions"])
     d["details"] = loads(d["details"])
     return d
@@ -81,12 +82,14 @@ class GradesMixin:
 
         One row per (grader, kind): ``grades``, ``errors``, ``models`` (the judge models seen),
         ``cost`` (the sum of known costs), ``unknown_cost`` (judge calls without a price), and
-        ``input_tokens`` / ``output_tokens``.
+        ``input_tokens`` / ``output_tokens`` (spent), ``cached`` (grades whose judge replies all came
+        from the response cache) and ``cost_saved`` (what those would have cost).
         """
         rows = self.query(
             "SELECT grader, kind, COUNT(*), SUM(status='error'), GROUP_CONCAT(DISTINCT judge_model), "
             "COALESCE(SUM(judge_cost), 0), SUM(judge_model IS NOT NULL AND judge_cost IS NULL), "
-            "COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0) "
+            "COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0), TOTAL(cached), "
+            "TOTAL(cost_saved) "
             "FROM grades WHERE experiment_id=? GROUP BY grader, kind ORDER BY MIN(id)",
             (exp_id,),
         )
@@ -101,6 +104,8 @@ class GradesMixin:
                 "unknown_cost": r[6] or 0,
                 "input_tokens": int(r[7]),
                 "output_tokens": int(r[8]),
+                "cached": int(r[9]),
+                "cost_saved": float(r[10]),
             }
             for r in rows
         ]

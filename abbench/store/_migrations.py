@@ -342,6 +342,42 @@ def _run_attempts(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration(4, "response cache")
+def _response_cache(conn: sqlite3.Connection) -> None:
+    # Model replies kept by (endpoint, model, request body, round): a resumed, retried or re-graded
+    # experiment reuses what it already paid for. No request header is kept, so never an API key.
+    # A run or attempt (and a grade) answered from the cache records how many calls were, and the
+    # cost saved; `cost` on an attempt stays what was spent.
+    _script(
+        conn,
+        """
+        CREATE TABLE response_cache (
+            key TEXT PRIMARY KEY,                -- sha256 over endpoint, model, canonical body, round
+            endpoint TEXT NOT NULL,              -- the API root, without credentials
+            model TEXT NOT NULL,
+            round INTEGER NOT NULL,
+            response TEXT NOT NULL,              -- the completion as JSON (a stream's assembled result)
+            streamed INTEGER NOT NULL DEFAULT 0,
+            input_tokens INTEGER,
+            output_tokens INTEGER,
+            cost REAL,                           -- what the call cost when it was made
+            bytes INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            hits INTEGER NOT NULL DEFAULT 0,
+            cost_saved REAL NOT NULL DEFAULT 0,  -- over every hit
+            last_hit_at TEXT
+        );
+        CREATE INDEX response_cache_created ON response_cache(created_at);
+        ALTER TABLE runs ADD COLUMN cached_calls INTEGER;
+        ALTER TABLE runs ADD COLUMN cost_saved REAL;
+        ALTER TABLE run_attempts ADD COLUMN cached_calls INTEGER;
+        ALTER TABLE run_attempts ADD COLUMN cost_saved REAL;
+        ALTER TABLE grades ADD COLUMN cached INTEGER;
+        ALTER TABLE grades ADD COLUMN cost_saved REAL
+        """,
+    )
+
+
 SCHEMA_VERSION = max(m.version for m in MIGRATIONS)
 """The newest schema this abbench writes."""
 

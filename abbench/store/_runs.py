@@ -85,6 +85,14 @@ class RunRecord:
     started_at: str | None
     executed_at: str | None
     finished_at: str | None
+    cached_calls: int | None = None
+    cost_saved: float | None = None
+
+    @property
+    def cached(self) -> bool:
+        """True when the response cache answered the execution's model calls (some or all: see
+        `cached_calls`); its cost was then saved, not spent (`cost_saved`)."""
+        return bool(self.cached_calls)
 
     @property
     def execution_failed(self) -> bool:
@@ -110,7 +118,7 @@ _RECORD_COLUMNS = (
     "r.retryable, r.attempts, r.grade_attempts, r.prediction, r.reason, r.confidence, r.evidence_refs, "
     "r.raw_output, r.files_read, r.sections_read, r.input_tokens, r.output_tokens, r.cost, r.latency_ms, "
     "r.session_id, r.model, r.transcript_path, r.transcript_summary, r.passed, r.score, r.started_by, "
-    "r.started_at, r.executed_at, r.finished_at"
+    "r.started_at, r.executed_at, r.finished_at, r.cached_calls, r.cost_saved"
 )
 
 
@@ -388,6 +396,8 @@ class RunsMixin:
             started_at=r[31],
             executed_at=r[32],
             finished_at=r[33],
+            cached_calls=r[34],
+            cost_saved=r[35],
         )
 
     def run_events(self, run_id: int) -> list[dict[str, Any]]:

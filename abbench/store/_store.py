@@ -6,6 +6,7 @@ import os
 
 from abbench.store._attempts import AttemptsMixin
 from abbench.store._base import StoreBase
+from abbench.store._cache import CacheMixin
 from abbench.store._datasets import DatasetsMixin
 from abbench.store._experiments import ExperimentsMixin
 from abbench.store._grades import GradesMixin
@@ -28,6 +29,7 @@ class Store(
     GradesMixin,
     ReviewsMixin,
     ResultsMixin,
+    CacheMixin,
     StoreBase,
 ):
     """An open abbench store. Use `open_store()` to get one; close it (or use ``with``) when done."""

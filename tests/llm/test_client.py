@@ -18,7 +18,7 @@ from abbench.llm import (
     parse_retry_after,
     tool_spec,
 )
-from abbench.llm._client import _POOLS, shared_http_client
+from abbench.llm._pool import _POOLS, shared_http_client
 from abbench.testing import Reply, ScriptedOpenAIServer
 
 FAST = RetryPolicy(max_retries=2, base_delay_s=0.01, max_delay_s=0.05)

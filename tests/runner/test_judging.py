@@ -98,30 +98,32 @@ def test_an_experiment_with_rules_and_judges_end_to_end(store, definition, calls
         assert bias.verdicts == {"a": 0, "b": 0, "tie": 12} and bias.arms == ("control", "treatment")
         assert report.batches == 1
 
-        # re-grading appends to the one batch and never runs the agents
+        # re-grading appends to the one batch and never runs the agents; the judges' replies come
+        # from the response cache (on for judges by default): nothing is asked again or spent
         before_agent, before_requests = calls.agent_total("e2e"), len(server.chat_requests)
         again = regrade_experiment(exp.id, store=store)
         assert again.executed == 0 and again.graded == 24 and again.pairs_judged == 12
         assert calls.agent_total("e2e") == before_agent
-        assert len(server.chat_requests) == before_requests + 24 + 24
+        assert len(server.chat_requests) == before_requests
         assert store.batches(exp.id) == [exp_now.batch_id]
         assert len(store.grades(exp.id)) == 24 * 3 + 12
         assert len(store.grades(exp.id, latest=False)) == 2 * (24 * 3 + 12)
-        assert judge_report(exp.id, store=store).judge_costs[0].cost == pytest.approx(
-            2 * costs["llm_judge"].cost
-        )
+        regraded = {c.grader: c for c in judge_report(exp.id, store=store).judge_costs}
+        assert regraded["llm_judge"].cost == pytest.approx(costs["llm_judge"].cost)
+        assert regraded["llm_judge"].saved == pytest.approx(costs["llm_judge"].cost)
+        assert (regraded["llm_judge"].cached, regraded["pairwise_judge"].cached) == (24, 12)
+        assert regraded["pairwise_judge"].saved == pytest.approx(costs["pairwise_judge"].cost)
+        assert store.latest_grades(runs[0].id)["llm_judge"]["cached"] is True
 
         # ordinary grading has nothing new to do
         quiet = grade_experiment(exp.id, store=store)
-        assert (
-            quiet.graded == 0
-            and quiet.pairs_judged == 0
-            and len(server.chat_requests) == before_requests + 48
-        )
+        assert quiet.graded == 0 and quiet.pairs_judged == 0 and len(server.chat_requests) == before_requests
 
-        # a re-run of one case: its runs and its pairs are judged again, nothing else
+        # a re-run of one case: its runs and its pairs are judged again, nothing else — and as the
+        # scripted agents answer as before, the judges are asked the same and answered from the cache
         retry_runs(exp.id, store=store, cases=["c000"])
-        assert len(server.chat_requests) == before_requests + 48 + 4 + 2 * 2
+        assert len(server.chat_requests) == before_requests
+        assert len(store.grades(exp.id, latest=False)) == 2 * (24 * 3 + 12) + 4 * 3 + 2
         assert store.batches(exp.id) == [exp_now.batch_id]
 
 

@@ -300,16 +300,21 @@ def usage_section(metrics: Mapping[str, Any]) -> list[Part]:
                     if u.get("failed_attempts")
                     else ""
                 ),
+                "saved": d.money(u.get("saved"))
+                + (f" ({u['cached_attempts']:,} attempts cached)" if u.get("cached_attempts") else ""),
             }
         )
     if not any(r.get("executed") for r in rows):
         return [d.note_html("No run has executed yet, so there is no cost, token or latency figure.")]
     # failed attempts cost money too: show what every attempt spent when some failed
+    cached = any(a["usage"].get("cached_attempts") for a in arms)
     spent = (
         [("spent", "spent, every attempt", str)]
-        if any(a["usage"].get("failed_attempts") for a in arms)
+        if cached or any(a["usage"].get("failed_attempts") for a in arms)
         else []
     )
+    # the response cache answered some calls: what it saved is beside what was spent
+    spent += [("saved", "saved by the cache", str)] if cached else []
     parts = [
         d.table_html(
             rows,

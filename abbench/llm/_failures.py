@@ -1,0 +1,149 @@
+"""How a failed chat call is read: the failure types, the server's message, Retry-After, refused features."""
+
+from __future__ import annotations
+
+import email.utils
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from abbench._text import clip
+
+FAILURE_TYPES = (
+    "auth",
+    "bad_output",
+    "bad_request",
+    "connection_error",
+    "not_found",
+    "quota",
+    "rate_limited",
+    "server_error",
+    "stream_interrupted",
+    "timeout",
+)
+"""The `AgentError.failure_type` values the client raises."""
+
+
+_RETRIED = {"rate_limited", "server_error", "connection_error", "timeout"}
+
+
+def parse_retry_after(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
+    """Seconds a response asks the client to wait: ``retry-after-ms``, or ``Retry-After`` given as
+    seconds or as an HTTP date. None when it asks nothing (or says something unreadable)."""
+    lower = {k.lower(): v for k, v in headers.items()}
+    ms = lower.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = (lower.get("retry-after") or "").strip()
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def _server_message(text: str) -> tuple[str, str | None]:
+    """The human message and the error code of an error body (OpenAI, vLLM, Ollama, proxies)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        err = data.get("error", data)
+        if isinstance(err, dict):
+            message = err.get("message") or err.get("detail") or err.get("msg")
+            code = err.get("code") or err.get("type")
+            if message:
+                return str(message), (str(code) if code else None)
+        elif isinstance(err, str):
+            return err, None
+        if isinstance(data.get("detail"), str):
+            return data["detail"], None
+    snippet = " ".join(text.split())
+    return clip(snippet, 300) or "(empty body)", None
+
+
+def _classify(status: int, message: str, code: str | None) -> tuple[str, bool]:
+    blob = f"{code or ''} {message}".lower()
+    if status == 429:
+        if "insufficient_quota" in blob or "exceeded your current quota" in blob:
+            return "quota", False
+        return "rate_limited", True
+    if status in (401, 403):
+        return "auth", False
+    if status == 404:
+        return "not_found", False
+    if status == 408:
+        return "timeout", True
+    if status == 409 or status >= 500:
+        return "server_error", True
+    return "bad_request", False
+
+
+# Features some servers refuse; dropped per (base URL, model) after the first refusal, so the
+# refusal costs one extra request per process instead of one per call.
+_REFUSED: dict[tuple[str, str], set[str]] = {}
+
+
+def _refused_feature(message: str, payload: Mapping[str, Any]) -> str | None:
+    text = message.lower()
+    rf = payload.get("response_format")
+    if rf is not None and ("response_format" in text or "json_schema" in text or "json mode" in text):
+        return (
+            "json_schema" if isinstance(rf, dict) and rf.get("type") == "json_schema" else "response_format"
+        )
+    if "max_tokens" in payload and "max_completion_tokens" in text:
+        return "max_tokens"
+    if "temperature" in payload and "temperature" in text:
+        return "temperature"
+    if "seed" in payload and "seed" in text and ("unsupported" in text or "not support" in text):
+        return "seed"
+    if "stream_options" in payload and ("stream_options" in text or "include_usage" in text):
+        return "stream_options"
+    return None
+
+
+class _Failure(Exception):
+    def __init__(
+        self,
+        failure_type: str,
+        retryable: bool,
+        message: str,
+        status: int | None = None,
+        retry_after: float | None = None,
+        raw: str | None = None,
+    ):
+        super().__init__(message)
+        self.failure_type = failure_type
+        self.retryable = retryable
+        self.message = message
+        self.status = status
+        self.retry_after = retry_after
+        self.raw = raw
+
+
+_ADVICE = {
+    "auth": "check that the key in ${env} is valid for this endpoint (the arm's api_key_env names the variable)",
+    "quota": "the account behind the key has no quota left; check its billing",
+    "rate_limited": "the endpoint is rate limiting; lower the concurrency or raise max_retries",
+    "server_error": "the server failed; try again later",
+    "not_found": "check base_url (it usually ends in /v1) and the model name (ChatClient.list_models() lists them)",
+    "bad_request": "the server rejected the request; check the model name and the arm's settings",
+    "timeout": "no answer in time; raise timeout_s or check the server",
+    "connection_error": "cannot reach the endpoint; check base_url and that the server is running",
+    "bad_output": "the server's reply is not a chat completion; check that base_url points at an OpenAI-compatible API",
+    "stream_interrupted": "the stream broke off before its end; what arrived is kept with the attempt, "
+    "and the run may be retried",
+}
