@@ -14,8 +14,10 @@ from abbench.runner._api import (
     resume_experiment,
     retry_runs,
     run_experiment,
+    set_budget,
     start_experiment,
 )
+from abbench.runner._budget import PauseReason
 from abbench.runner._experiment import (
     clone_experiment,
     create_experiment,
@@ -26,18 +28,20 @@ from abbench.runner._experiment import (
 from abbench.runner._grading import combine_verdicts
 from abbench.runner._progress import ArmProgress, Observer, Progress
 from abbench.runner._scheduler import ExperimentRunner, RunSummary
-from abbench.runner._spec import ArmSpec, CaseSelection, DatasetSource, ExperimentSpec, load_spec
+from abbench.runner._spec import ArmSpec, BudgetSpec, CaseSelection, DatasetSource, ExperimentSpec, load_spec
 from abbench.runner._try import TryResult, try_input
 from abbench.runner._writer import StoreWriter
 
 __all__ = [
     "ArmProgress",
     "ArmSpec",
+    "BudgetSpec",
     "CaseSelection",
     "DatasetSource",
     "ExperimentRunner",
     "ExperimentSpec",
     "Observer",
+    "PauseReason",
     "Progress",
     "RunHandle",
     "RunSummary",
@@ -60,6 +64,7 @@ __all__ = [
     "retry_runs",
     "run_experiment",
     "select_cases",
+    "set_budget",
     "start_experiment",
     "try_input",
 ]

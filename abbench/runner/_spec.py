@@ -60,6 +60,26 @@ class CaseSelection(BaseModel):
     seed: int = 0
 
 
+class BudgetSpec(BaseModel):
+    """What an experiment (or one arm) may spend: the scheduler starts no run that would pass it.
+
+    Every execution attempt counts, failed and retried ones included. A cost of unknown price never
+    counts as 0: with runs of unknown cost, `max_cost` counts only the known part (a warning says so)
+    and `max_tokens`, when given, is the limit that holds.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_cost: float | None = Field(None, gt=0, description="Money (the prices' currency, e.g. USD).")
+    max_tokens: int | None = Field(None, gt=0, description="Input plus output tokens.")
+
+    @model_validator(mode="after")
+    def _some_limit(self) -> BudgetSpec:
+        if self.max_cost is None and self.max_tokens is None:
+            raise ValueError("a budget needs max_cost and/or max_tokens, e.g. {max_cost: 5.00}")
+        return self
+
+
 class ArmSpec(BaseModel):
     """One arm: an agent adapter, a model, a skill (or none) and parameters.
 
@@ -82,6 +102,9 @@ class ArmSpec(BaseModel):
     )
     git_ref: str | None = Field(None, description="Snapshot the skill folder as it was at this git ref.")
     params: dict[str, Any] = Field(default_factory=dict, description="Adapter parameters.")
+    budget: BudgetSpec | None = Field(
+        None, description="What this arm may spend: {max_cost: 5.00, max_tokens: 2_000_000}."
+    )
 
     @model_validator(mode="after")
     def _extras_are_params(self) -> ArmSpec:
@@ -150,6 +173,9 @@ class ExperimentSpec(BaseModel):
         None, description="The pair the decision is about: {baseline: ARM, candidate: ARM}."
     )
     seed: int = Field(0, description="Seed for anything random (pairwise order, samples).")
+    budget: BudgetSpec | None = Field(
+        None, description="What the whole experiment may spend: {max_cost: 5.00, max_tokens: 2_000_000}."
+    )
 
     @field_validator("name")
     @classmethod
@@ -229,6 +255,7 @@ _UNION_BRANCHES = {
     "DatasetSource",
     "CaseSelection",
     "DecisionSpec",
+    "BudgetSpec",
     "dict[str,any]",
     "list[dict[str,any]]",
 }
@@ -238,6 +265,7 @@ _MODELS: dict[tuple[str, ...], type[BaseModel]] = {
     ("dataset",): DatasetSource,
     ("cases",): CaseSelection,
     ("decision",): DecisionSpec,
+    ("budget",): BudgetSpec,
 }
 
 
@@ -253,7 +281,7 @@ def _problems(exc: ValidationError) -> list[str]:
         loc = [p for p in loc if p not in _UNION_BRANCHES]
         place = ".".join(loc) or "(top)"
         if err["type"] == "extra_forbidden":
-            model = _MODELS.get(tuple(loc[:-1]))
+            model = _MODELS.get(tuple(loc[:-1])) or (BudgetSpec if loc[-2:-1] == ["budget"] else None)
             valid = list(model.model_fields) if model else []
             hint = difflib.get_close_matches(loc[-1], valid, n=1)
             msg = f"unknown key {loc[-1]!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
