@@ -18,6 +18,7 @@ from abbench.runner._api import (
     start_experiment,
 )
 from abbench.runner._budget import PauseReason
+from abbench.runner._estimate import ArmEstimate, Estimate, Projection, estimate_experiment
 from abbench.runner._experiment import (
     clone_experiment,
     create_experiment,
@@ -33,16 +34,19 @@ from abbench.runner._try import TryResult, try_input
 from abbench.runner._writer import StoreWriter
 
 __all__ = [
+    "ArmEstimate",
     "ArmProgress",
     "ArmSpec",
     "BudgetSpec",
     "CaseSelection",
     "DatasetSource",
+    "Estimate",
     "ExperimentRunner",
     "ExperimentSpec",
     "Observer",
     "PauseReason",
     "Progress",
+    "Projection",
     "RunHandle",
     "RunSummary",
     "StoreWriter",
@@ -53,6 +57,7 @@ __all__ = [
     "clone_experiment",
     "combine_verdicts",
     "create_experiment",
+    "estimate_experiment",
     "experiment_status",
     "grade_experiment",
     "list_experiments",

@@ -14,6 +14,7 @@ the known part only, and the guard says so; the token limit, when there is one, 
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -106,10 +107,15 @@ class PauseReason:
 
 
 def money(value: float | None) -> str:
-    """``$5.02`` (``$0.0031`` for small amounts); unknown stays unknown."""
+    """``$5.02``; below a dollar, two significant digits (``$0.054``, ``$0.0035``); unknown stays unknown."""
     if value is None:
         return "unknown"
-    return f"${value:,.2f}" if value == 0 or abs(value) >= 0.1 else f"${value:.4f}"
+    if value == 0 or abs(value) >= 1:
+        return f"${value:,.2f}"
+    digits = min(8, max(2, 1 - math.floor(math.log10(abs(value)))))
+    text = f"{value:.{digits}f}"
+    whole, _, frac = text.partition(".")
+    return f"${whole}.{frac.rstrip('0').ljust(2, '0')}"
 
 
 def _count(value: int | None) -> str:
@@ -223,6 +229,7 @@ class BudgetGuard:
 
     def _passes(self, arm: _Tally, tallies: list[_Tally], total: _Tally, what: str, limit: float) -> bool:
         spent = sum(t.spent(what) for t in tallies)
+        limit *= 1 + 1e-9  # a run that lands exactly on the limit fits, whatever the float sums say
         if spent >= limit:
             return True
         fallback = total.mean(what)
@@ -320,8 +327,8 @@ def unknown_cost_note(arm: str, model: str | None, *, tokens_limited: bool) -> s
     then = (
         "the cost budget counts only known costs; the max_tokens budget is what holds"
         if tokens_limited
-        else "the cost budget cannot be enforced: give the model's prices (prices: {input, output}) "
-        "or a max_tokens budget"
+        else "the cost budget cannot be enforced on its runs: give the model's prices "
+        "(prices: {input, output}) or a max_tokens budget"
     )
     return f"arm {arm}: {what}: {then}"
 

@@ -76,7 +76,7 @@ def test_budget_stops_new_runs_when_the_next_would_pass_it(store, ten, tmp_path)
     assert (reason.runs_done, reason.runs_total) == (3, 10)
     progress = experiment_status(exp.id, store=store)
     assert progress.status == "paused"
-    assert progress.status_text == "paused: budget reached — $0.0030 of $0.0035 spent, 3 of 10 runs"
+    assert progress.status_text == "paused: budget reached — $0.003 of $0.0035 spent, 3 of 10 runs"
     assert progress.counts()["pending"] == 7
 
 
@@ -121,8 +121,8 @@ def test_unknown_cost_never_counts_as_zero(store, ten):
     summary = run_experiment(exp.id, store=store)
     assert summary.status == "finished"  # nothing to enforce the cost budget with
     assert summary.notes == (
-        "arm only: cost unknown (no prices for model m-free): the cost budget cannot be enforced: give "
-        "the model's prices (prices: {input, output}) or a max_tokens budget",
+        "arm only: cost unknown (no prices for model m-free): the cost budget cannot be enforced on its "
+        "runs: give the model's prices (prices: {input, output}) or a max_tokens budget",
     )
     assert experiment_status(exp.id, store=store).notes == summary.notes
 
