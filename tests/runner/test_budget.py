@@ -139,3 +139,21 @@ def test_unknown_cost_relies_on_max_tokens(store, ten):
         "budget reached — unknown of $0.0001 spent, 36 of 40 tokens, 3 of 10 runs, "
         "3 attempts of unknown cost not counted"
     )
+
+
+def test_the_report_and_the_widget_say_why_it_paused(store, ten):
+    from abbench.report._provenance import experiment_provenance
+    from abbench.report._sections._runs import provenance_section
+    from abbench.widgets import RunControlWidget
+
+    exp = create_experiment(
+        _spec(ten, {"agent": "scripted"}, concurrency=1, budget={"max_cost": 0.0035}), store=store
+    )
+    run_experiment(exp.id, store=store)
+    said = "budget reached — $0.003 of $0.0035 spent, 3 of 10 runs"
+    prov = experiment_provenance(exp.id, store=store)
+    assert prov.status == "paused" and prov.paused_because == said
+    assert f"status paused: {said}" in "".join(str(p) for p in provenance_section(prov.as_dict()))
+    widget = RunControlWidget(store=store)
+    widget.select_experiment(exp.id)
+    assert f"paused: {said}" in widget.status_html.value
