@@ -282,6 +282,11 @@ class ExperimentRunner(BudgetMixin, GradingMixin):
             status = self._status_after_grading(prior_status)
         counts = store.run_counts(exp.id)
         paused_by = self._budget_pause(counts) if status == "finished" else None
+        if paused_by is None and status == "finished" and self.run_ids is not None and not self.grade_only:
+            # some runs only (a pilot, a re-run): the experiment is finished only when nothing is left
+            left = sum(c.get(s, 0) for c in counts.values() for s in ("pending", "running", "executed"))
+            if left:
+                status = prior_status if prior_status not in ("running", "paused") else "interrupted"
         if paused_by is not None:
             status = "paused"
             store.set_pause_reason(exp.id, paused_by.as_dict())

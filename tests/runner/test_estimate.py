@@ -122,3 +122,12 @@ def test_unknown_prices_are_unknown_never_zero(store, thirty):
         CliRunner().invoke(cli, ["--store", str(store.path), "estimate", str(exp.id), "--json"]).output
     )
     assert data["cost"] is None and data["arms"][0]["cost_unknown"].startswith("cost unknown")
+
+
+def test_a_pilot_leaves_the_experiment_unfinished(store, thirty):
+    from abbench.runner import experiment_status
+
+    exp = create_experiment(_spec(thirty, {"only": VARIED}), store=store)
+    estimate_experiment(exp.id, store=store, pilot=2)
+    progress = experiment_status(exp.id, store=store)
+    assert progress.status == "created" and progress.done == 2 and progress.pending == 28
