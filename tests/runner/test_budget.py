@@ -17,7 +17,7 @@ from abbench.runner import (
     start_experiment,
 )
 from abbench.types import AgentOutput, Usage
-from tests.blocking import Gate
+from tests.blocking import Gate, wait_for
 
 
 def priced(task):
@@ -157,3 +157,18 @@ def test_the_report_and_the_widget_say_why_it_paused(store, ten):
     widget = RunControlWidget(store=store)
     widget.select_experiment(exp.id)
     assert f"paused: {said}" in widget.status_html.value
+
+
+def test_a_runner_paused_by_a_person_takes_the_raised_budget_on_resume(store, ten, tmp_path):
+    gate = Gate(tmp_path / "gate")
+    arm = {"agent": "scripted", **gate.params}
+    exp = create_experiment(_spec(ten, arm, concurrency=1, budget={"max_cost": 0.0035}), store=store)
+    handle = start_experiment(exp.id, store=store)
+    gate.wait_arrived(1)
+    handle.pause()
+    wait_for(lambda: store.get_experiment(exp.id).status == "paused", "the runner to pause")
+    assert resume_experiment(exp.id, store=store, budget=1.0) is True  # the runner is alive: it goes on
+    gate.open()
+    summary = handle.wait(120)
+    # the old limit would have stopped it after three runs
+    assert summary.status == "finished" and summary.executed == 10 and gate.arrived() == 10
