@@ -172,3 +172,37 @@ def test_a_runner_paused_by_a_person_takes_the_raised_budget_on_resume(store, te
     summary = handle.wait(120)
     # the old limit would have stopped it after three runs
     assert summary.status == "finished" and summary.executed == 10 and gate.arrived() == 10
+
+
+@pytest.mark.parametrize(
+    ("budget", "said"),
+    [
+        ({"max_cost": -1}, "budget.max_cost: Input should be greater than 0"),
+        ({"max_cots": 5}, "budget: unknown key 'max_cots' (did you mean 'max_cost'?); valid keys: max_cost"),
+        ({}, "budget: a budget needs max_cost and/or max_tokens, e.g. {max_cost: 5.00}"),
+    ],
+)
+@pytest.mark.parametrize("where", ["experiment", "arm"])
+def test_a_bad_budget_is_refused_with_its_place(budget, said, where):
+    from abbench.errors import ExperimentError
+    from abbench.runner import load_spec
+
+    spec = {"name": "x", "dataset": "d", "arms": {"a": {"agent": "builtin"}}}
+    if where == "arm":
+        spec["arms"]["a"]["budget"] = budget
+        said = "arms.a." + said
+    else:
+        spec["budget"] = budget
+    with pytest.raises(ExperimentError) as err:
+        load_spec(spec)
+    assert said in str(err.value)
+
+
+def test_resume_refuses_a_limit_that_is_not_positive(store, ten):
+    from abbench.errors import ExperimentError, NotFoundError
+
+    exp = create_experiment(_spec(ten, {"agent": "scripted"}), store=store)
+    with pytest.raises(ExperimentError, match="budget must be a positive number, not 0"):
+        resume_experiment(exp.id, store=store, budget=0)
+    with pytest.raises(NotFoundError, match="has no arm 'nope'"):
+        resume_experiment(exp.id, store=store, budget=1, arm="nope")
