@@ -13,6 +13,7 @@ the known part only, and the guard says so; the token limit, when there is one, 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 from dataclasses import asdict, dataclass, field
@@ -354,8 +355,6 @@ class BudgetMixin:
     budget: BudgetGuard | None = None
 
     def _start_budget(self) -> None:
-        import asyncio
-
         """Build the guard from the stored definition (a resume may have raised it) and spend so far."""
         exp = self.store.get_experiment(self.exp.id)
         self._spend_waiters: list[asyncio.Future] = []  # workers waiting for runs in flight to end
@@ -398,8 +397,6 @@ class BudgetMixin:
         True counts the run as in flight (`_release` ends that). False: a budget is reached, and the
         run is left as it is for a later resume.
         """
-        import asyncio
-
         guard = self.budget
         if guard is None:
             return True
