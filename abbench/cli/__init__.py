@@ -8,6 +8,7 @@ from abbench.cli._app import cli
 from abbench.cli import _data  # noqa: F401  isort: skip
 from abbench.cli import _snapshot  # noqa: F401  isort: skip
 from abbench.cli import _run  # noqa: F401  isort: skip
+from abbench.cli import _spend  # noqa: F401  isort: skip
 from abbench.cli import _grade  # noqa: F401  isort: skip
 from abbench.cli import _analysis  # noqa: F401  isort: skip
 from abbench.cli import _cache  # noqa: F401  isort: skip

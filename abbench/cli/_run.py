@@ -66,10 +66,18 @@ def _outcome_counts(p, sep: str = " ") -> str:
     return " ".join(f"{outcome_word(k)}{sep}{n:,}" for k, n in parts)
 
 
-def _print_summary(summary) -> None:
+def _print_budget(reason, notes, handle: str) -> None:
+    """The budget's pause (with the command that goes on) and its warnings, under a status line."""
+    for note in notes:
+        click.echo(f"warning: {note}")
+    if reason is not None:
+        click.echo(f"  raise the budget and go on: {reason.hint(handle)}")
+
+
+def _print_summary(summary, handle: str | None = None) -> None:
     p = summary.progress
     click.echo(
-        f"{summary.experiment} (#{summary.experiment_id}): {summary.status} in {summary.elapsed_s:.1f} s — "
+        f"{summary.experiment} (#{summary.experiment_id}): {summary.status_text} in {summary.elapsed_s:.1f} s — "
         f"executed {summary.executed}, graded {summary.graded}, "
         f"{outcome_word('execution_failed')} {summary.execution_failed}, "
         f"{outcome_word('grading_failed')} {summary.grading_failed}, cancelled {summary.cancelled}"
@@ -87,6 +95,7 @@ def _print_summary(summary) -> None:
             f"  {arm.arm:<14} right {arm.right:>5}  wrong {arm.wrong:>5}"
             + "".join(f"  {outcome_word(k)} {n:>4}" for k, n in rest if n)
         )
+    _print_budget(summary.pause_reason, summary.notes, handle or f"#{summary.experiment_id}")
 
 
 def _print_failures(ctx: Context, exp_id: int) -> None:
@@ -263,7 +272,7 @@ def run_cmd(
         bar.close()
 
     def human() -> None:
-        _print_summary(summary)
+        _print_summary(summary, ctx.store.experiment_handle(exp))
         _print_failures(ctx, exp.id)
 
     emit(as_json, summary.as_dict(), human)
@@ -281,11 +290,14 @@ def status_cmd(ctx: Context, experiment: str, as_json: bool) -> None:
 
     def human():
         click.echo(
-            f"{p.experiment} (#{p.experiment_id}): {p.status}, {p.done}/{p.total} done: {_outcome_counts(p)}"
+            f"{p.experiment} (#{p.experiment_id}): {p.status_text}, {p.done}/{p.total} done: "
+            f"{_outcome_counts(p)}"
         )
         for arm in p.arms:
             states = ", ".join(f"{outcome_word(k)} {v}" for k, v in arm.outcomes().items() if v)
             click.echo(f"  {arm.arm:<14} {states}")
+        handle = ctx.store.experiment_handle(ctx.store.get_experiment(p.experiment_id))
+        _print_budget(p.pause_reason, p.notes, handle)
         _print_failures(ctx, p.experiment_id)
 
     emit(as_json, p.as_dict(), human)
@@ -307,12 +319,6 @@ def _control(command: str, doc: str):
                 click.echo(f"{exp.ref} is {exp.status}; nothing to pause")
             else:
                 click.echo(f"pause asked for {exp.ref} (no process is running it now)")
-        elif command == "resume":
-            alive = runner.resume_experiment(exp.id, store=ctx.store)
-            click.echo(
-                f"resume asked for {exp.ref}"
-                + ("" if alive else f"; no process is running it: continue with `abbench run {exp.id}`")
-            )
         else:
             n = runner.cancel_experiment(exp.id, store=ctx.store)
             click.echo(f"cancel asked for {exp.ref}" + ("" if n is None else f": {n} pending runs cancelled"))
@@ -323,7 +329,6 @@ def _control(command: str, doc: str):
 _control(
     "pause", "Pause a running experiment: running runs finish, no new ones start (seen within a second)."
 )
-_control("resume", "Resume a paused experiment.")
 _control("cancel", "Cancel an experiment: runs in flight stop and pending runs become cancelled.")
 
 

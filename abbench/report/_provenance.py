@@ -56,6 +56,8 @@ class Provenance:
         created_at: When the experiment was created (UTC).
         created_by: Who created it.
         status: Its status.
+        paused_because: Why the runner paused it by itself (``budget reached — $5.02 of $5.00
+            spent, …``); None otherwise.
         rounds: Rounds per case and arm.
         n_cases: Cases the experiment runs.
         dataset: The dataset fingerprint.
@@ -103,6 +105,7 @@ class Provenance:
     python: str
     generated_at: str
     generated_by: str
+    paused_because: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -189,7 +192,17 @@ def experiment_provenance(experiment, *, store=None) -> Provenance:
         python=platform.python_version(),
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
         generated_by=current_user(),
+        paused_because=_paused_because(exp),
     )
+
+
+def _paused_because(exp) -> str | None:
+    if exp.status != "paused" or not exp.pause_reason:
+        return None
+    from abbench.runner import PauseReason
+
+    reason = PauseReason.from_dict(exp.pause_reason)
+    return None if reason is None else reason.text
 
 
 def _profile_ref(exp, ds) -> str | None:

@@ -14,9 +14,12 @@ from abbench.runner._api import (
     resume_experiment,
     retry_runs,
     run_experiment,
+    set_budget,
     start_experiment,
 )
+from abbench.runner._budget import PauseReason
 from abbench.runner._cache import cache_stats, clear_cache
+from abbench.runner._estimate import ArmEstimate, Estimate, Projection, estimate_experiment
 from abbench.runner._experiment import (
     clone_experiment,
     create_experiment,
@@ -27,19 +30,24 @@ from abbench.runner._experiment import (
 from abbench.runner._grading import combine_verdicts
 from abbench.runner._progress import ArmProgress, Observer, Progress
 from abbench.runner._scheduler import ExperimentRunner, RunSummary
-from abbench.runner._spec import ArmSpec, CaseSelection, DatasetSource, ExperimentSpec, load_spec
+from abbench.runner._spec import ArmSpec, BudgetSpec, CaseSelection, DatasetSource, ExperimentSpec, load_spec
 from abbench.runner._try import TryResult, try_input
 from abbench.runner._writer import StoreWriter
 
 __all__ = [
+    "ArmEstimate",
     "ArmProgress",
     "ArmSpec",
+    "BudgetSpec",
     "CaseSelection",
     "DatasetSource",
+    "Estimate",
     "ExperimentRunner",
     "ExperimentSpec",
     "Observer",
+    "PauseReason",
     "Progress",
+    "Projection",
     "RunHandle",
     "RunSummary",
     "StoreWriter",
@@ -52,6 +60,7 @@ __all__ = [
     "clone_experiment",
     "combine_verdicts",
     "create_experiment",
+    "estimate_experiment",
     "experiment_status",
     "grade_experiment",
     "list_experiments",
@@ -63,6 +72,7 @@ __all__ = [
     "retry_runs",
     "run_experiment",
     "select_cases",
+    "set_budget",
     "start_experiment",
     "try_input",
 ]

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from abbench.errors import ExperimentError
+from abbench.runner._budget import PauseReason, budget_notes
 from abbench.runner._grading import build_graders
 from abbench.runner._progress import ArmProgress, Observer, Progress
 from abbench.runner._scheduler import ExperimentRunner, RunSummary
@@ -205,12 +206,88 @@ def pause_experiment(ref: int | str | Experiment, *, store: StoreLike = None) ->
     return alive
 
 
-def resume_experiment(ref: int | str | Experiment, *, store: StoreLike = None) -> bool:
-    """Ask a paused run to go on. True if a process is running it (else `run_experiment` continues it)."""
+def resume_experiment(
+    ref: int | str | Experiment,
+    *,
+    store: StoreLike = None,
+    budget: float | None = None,
+    max_tokens: int | None = None,
+    arm: str | None = None,
+    run: bool = False,
+    observers: Sequence[Observer] = (),
+) -> bool | RunSummary:
+    """Ask a paused experiment to go on, optionally with a higher budget.
+
+    An experiment paused by its budget (``paused: budget reached``) has no process left running it:
+    raise the limit that was reached (`budget`, `max_tokens`; `arm` for that arm's own budget) and
+    run the rest, here with ``run=True`` or later with `run_experiment`.
+
+    Args:
+        ref: The experiment.
+        store: The store.
+        budget: The new cost limit (``budget.max_cost``).
+        max_tokens: The new token limit (``budget.max_tokens``).
+        arm: Raise this arm's budget instead of the experiment's.
+        run: When no process is running the experiment, run the rest in the foreground and return
+            its `RunSummary`.
+        observers: Told about progress, with ``run=True``.
+
+    Returns:
+        True if a process is running it (it goes on there), else False — or, with ``run=True`` and
+        no process running it, the summary of running the rest.
+
+    Raises:
+        ExperimentError: a limit is not a positive number, or `arm` names no arm.
+    """
     store = open_store(store)
     exp = store.get_experiment(ref)
+    if budget is not None or max_tokens is not None:
+        set_budget(exp, max_cost=budget, max_tokens=max_tokens, arm=arm, store=store)
     store.set_control(exp.id, "run")
-    return store.get_experiment(exp.id).runner_alive
+    alive = store.get_experiment(exp.id).runner_alive
+    if alive or not run:
+        return alive
+    return run_experiment(exp.id, store=store, observers=observers)
+
+
+def set_budget(
+    ref: int | str | Experiment,
+    *,
+    max_cost: float | None = None,
+    max_tokens: int | None = None,
+    arm: str | None = None,
+    store: StoreLike = None,
+) -> Experiment:
+    """Set (raise or lower) an experiment's budget, or one arm's; the limits not given stay as they were.
+
+    A running experiment reads the new limits when it is resumed; the next run reads them at start.
+
+    Raises:
+        ExperimentError: a limit is not a positive number, or `arm` names no arm.
+    """
+    store = open_store(store)
+    exp = store.get_experiment(ref)
+    for name, value in (("budget", max_cost), ("max_tokens", max_tokens)):
+        if value is not None and not value > 0:
+            raise ExperimentError(f"{name} must be a positive number, not {value!r}")
+    spec = dict(exp.spec)
+    if arm is not None:
+        exp.arm(arm)  # an unknown arm is refused, with the arms listed
+        arms = {k: dict(v) for k, v in (spec.get("arms") or {}).items()}
+        target = arms.setdefault(arm, {})
+    else:
+        target = spec
+    limits = dict(target.get("budget") or {})
+    if max_cost is not None:
+        limits["max_cost"] = float(max_cost)
+    if max_tokens is not None:
+        limits["max_tokens"] = int(max_tokens)
+    target["budget"] = limits
+    if arm is not None:
+        spec["arms"] = arms
+    store.set_spec(exp.id, spec)
+    log.info("experiment %s: budget%s now %s", exp.ref, f" of arm {arm}" if arm else "", limits)
+    return store.get_experiment(exp.id)
 
 
 def cancel_experiment(ref: int | str | Experiment, *, store: StoreLike = None) -> int | None:
@@ -391,11 +468,12 @@ def experiment_status(ref: int | str | Experiment, *, store: StoreLike = None) -
     exp = store.get_experiment(ref)
     counts = store.run_counts(exp.id)
     status = exp.status
-    if status in ("running", "paused") and not exp.runner_alive:
-        status = "interrupted"
+    reason = PauseReason.from_dict(exp.pause_reason) if status == "paused" else None
+    if status in ("running", "paused") and not exp.runner_alive and reason is None:
+        status = "interrupted"  # a budget's pause outlives its runner: it waits for a higher budget
     errors: dict[str, dict[str, int]] = {}
     for arm, kind in store.error_runs(exp.id).values():
         errors.setdefault(arm, {}).setdefault(kind, 0)
         errors[arm][kind] += 1
     arms = tuple(ArmProgress(a, c, errors.get(a, {})) for a, c in counts.items())
-    return Progress(exp.name, exp.id, status, arms)
+    return Progress(exp.name, exp.id, status, arms, pause_reason=reason, notes=budget_notes(exp, store))

@@ -8,6 +8,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from abbench.runner._budget import PauseReason
 from abbench.types import RunState
 
 log = logging.getLogger(__name__)
@@ -102,6 +103,9 @@ class Progress:
         pairs_total: Pairs a pairwise judge has to judge in this pass (0 until the runs are done:
             pairs are judged after both arms' runs are in).
         pairs_done: Of those, pairs judged or failed so far.
+        pause_reason: Why the runner paused by itself (``budget reached``, with the figures); None
+            when it was not (a person's pause has no reason to show).
+        notes: Warnings to show beside the status (a cost budget over runs of unknown cost).
     """
 
     experiment: str
@@ -114,6 +118,15 @@ class Progress:
     at: float = field(default_factory=time.time)
     pairs_total: int = 0
     pairs_done: int = 0
+    pause_reason: PauseReason | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def status_text(self) -> str:
+        """The status in words, with its reason: ``paused: budget reached — $5.02 of $5.00 spent, …``."""
+        if self.pause_reason is not None and self.status == "paused":
+            return f"paused: {self.pause_reason.text}"
+        return self.status
 
     @property
     def total(self) -> int:
@@ -201,6 +214,9 @@ class Progress:
             "arm_outcomes": {a.arm: a.outcomes() for a in self.arms},
             "pairs_total": self.pairs_total,
             "pairs_done": self.pairs_done,
+            "status_text": self.status_text,
+            "pause_reason": None if self.pause_reason is None else self.pause_reason.as_dict(),
+            "notes": list(self.notes),
         }
 
 
@@ -233,6 +249,8 @@ class Tracker:
         self.observers = observers
         self.interval = interval
         self.status = "running"
+        self.pause_reason: PauseReason | None = None
+        self.notes: tuple[str, ...] = ()
         self.started = time.monotonic()
         self._last_emit = 0.0
         self._finished: deque[tuple[float, int]] = deque()
@@ -311,6 +329,8 @@ class Tracker:
             eta,
             pairs_total=self.pairs_total,
             pairs_done=self.pairs_done,
+            pause_reason=self.pause_reason,
+            notes=self.notes,
         )
 
     def maybe_emit(self, force: bool = False) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 from abbench.agents import Agent, Spending, Task, check_output, make_agent
 from abbench.errors import AgentError, ExperimentError
 from abbench.llm import RetryPolicy
+from abbench.runner._budget import BudgetMixin, PauseReason
 from abbench.runner._cache import CacheMixin, attempt_cache_spend, run_cache_fields
 from abbench.runner._grading import GradingMixin, combine_verdicts
 from abbench.runner._heartbeat import Heartbeat
@@ -65,6 +66,9 @@ class RunSummary:
         pairs_failed: Pairs whose pairwise grading failed in this call.
         execution_failed: Of `failed`, runs whose agent gave no usable answer.
         grading_failed: Of `failed`, runs that no grader reached a verdict on.
+        pause_reason: Why the runner paused by itself (a budget reached), with the figures; None
+            otherwise.
+        notes: Warnings about the budget (a cost budget over runs of unknown cost).
     """
 
     experiment: str
@@ -81,6 +85,13 @@ class RunSummary:
     pairs_failed: int = 0
     execution_failed: int = 0
     grading_failed: int = 0
+    pause_reason: PauseReason | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def status_text(self) -> str:
+        """The status, with the reason when the runner paused by itself: ``paused: budget reached — …``."""
+        return f"{self.status}: {self.pause_reason.text}" if self.pause_reason is not None else self.status
 
     @property
     def throughput(self) -> float:
@@ -104,6 +115,8 @@ class RunSummary:
             "pairs_failed": self.pairs_failed,
             "execution_failed": self.execution_failed,
             "grading_failed": self.grading_failed,
+            "pause_reason": None if self.pause_reason is None else self.pause_reason.as_dict(),
+            "notes": list(self.notes),
             "progress": self.progress.as_dict(),
         }
 
@@ -131,7 +144,7 @@ def retry_wait_s(error: AgentError, attempt: int, rng: random.Random | None = No
     return backoff_s(attempt, rng)
 
 
-class ExperimentRunner(CacheMixin, GradingMixin):
+class ExperimentRunner(CacheMixin, BudgetMixin, GradingMixin):
     """Runs the work of one experiment on the current event loop.
 
     Three kinds of pass: running (execute what is pending or interrupted, grade what is executed),
@@ -239,6 +252,8 @@ class ExperimentRunner(CacheMixin, GradingMixin):
             prior_status = store.get_experiment(exp.id).status
             self._prepare()
             items = self._select_items()
+            self._start_budget()
+            store.set_pause_reason(exp.id, None)
             store.set_control(exp.id, "run")
             store.set_status(exp.id, "running")
             if self.writer is None:
@@ -266,9 +281,22 @@ class ExperimentRunner(CacheMixin, GradingMixin):
                 store.release_runner(exp.id)
         if status == "finished" and self.grade_only:
             status = self._status_after_grading(prior_status)
+        counts = store.run_counts(exp.id)
+        paused_by = self._budget_pause(counts) if status == "finished" else None
+        if paused_by is None and status == "finished" and self.run_ids is not None and not self.grade_only:
+            # some runs only (a pilot, a re-run): the experiment is finished only when nothing is left
+            left = sum(c.get(s, 0) for c in counts.values() for s in ("pending", "running", "executed"))
+            if left:
+                status = prior_status if prior_status not in ("running", "paused") else "interrupted"
+        if paused_by is not None:
+            status = "paused"
+            store.set_pause_reason(exp.id, paused_by.as_dict())
+            log.warning("experiment %s paused: %s", exp.name, paused_by.text)
         store.set_status(exp.id, status)
         self.tracker.status = status
-        self.tracker.counts = store.run_counts(exp.id)
+        self.tracker.pause_reason = paused_by
+        self.tracker.notes = self.budget.warnings() if self.budget is not None else ()
+        self.tracker.counts = counts
         self.tracker.set_errors(store.error_runs(exp.id))
         self.tracker.maybe_emit(force=True)
         return RunSummary(
@@ -286,6 +314,8 @@ class ExperimentRunner(CacheMixin, GradingMixin):
             self._pairs_failed,
             self._execution_failed,
             self._grading_failed,
+            paused_by,
+            self.tracker.notes,
         )
 
     def _status_after_grading(self, prior: str) -> str:
@@ -368,11 +398,17 @@ class ExperimentRunner(CacheMixin, GradingMixin):
                 await self._resume.wait()
                 continue
             item = queue.popleft()
+            executes = item.state in ("pending", "fail") and not self.grade_only
+            if executes and not await self._admit(item):
+                self._over_budget.append(item)  # left pending: a resume with a higher budget runs it
+                continue
             await limiter.acquire(self.priority)
             try:
                 await self._process(item)
             finally:
                 limiter.release()
+                if executes:
+                    self._release(item)
 
     async def _process(self, item: WorkItem) -> None:
         output: AgentOutput | None = None
@@ -504,6 +540,11 @@ class ExperimentRunner(CacheMixin, GradingMixin):
                 fields["attempts"] = attempts
                 fields.update(run_cache_fields(spending))
                 self._attempts[item.run_id] = attempts  # grades record which execution they judged
+                # What the attempt paid: a call the response cache answered is saved, not spent.
+                paid = {**{k: fields[k] for k in _ATTEMPT_SPEND}, **attempt_cache_spend(spending)}
+                self._count_spend(
+                    item, paid["cost"], paid["input_tokens"], paid["output_tokens"], fields["model"]
+                )
                 self.writer.attempt(
                     item.run_id,
                     attempt=attempts,
@@ -511,7 +552,7 @@ class ExperimentRunner(CacheMixin, GradingMixin):
                     started_at=started_at,
                     ended_at=fields["executed_at"],
                     model_calls=spending.calls or None,
-                    **{**{k: fields[k] for k in _ATTEMPT_SPEND}, **attempt_cache_spend(spending)},
+                    **paid,
                 )
                 self._move(item, "executed", fields)
                 self._executed += 1
@@ -582,6 +623,13 @@ class ExperimentRunner(CacheMixin, GradingMixin):
             transcript_path = _transcript_name(item.run_id, attempt)
             self.writer.transcript(self.store.path / transcript_path, transcript)
         usage = spent.usage
+        self._count_spend(
+            item,
+            spent.cost,
+            usage.input_tokens if usage is not None else None,
+            usage.output_tokens if usage is not None else None,
+            spent.model,
+        )
         self.writer.attempt(
             item.run_id,
             attempt=attempt,
@@ -701,6 +749,7 @@ class ExperimentRunner(CacheMixin, GradingMixin):
             elif control == "run" and self._paused:
                 log.info("experiment %s: resumed", self.exp.name)
                 self._paused = False
+                self._reload_budget()
                 self._resume.set()
                 self.tracker.status = "running"
                 self.writer.experiment(self.exp.id, status="running", updated_at=now_iso())

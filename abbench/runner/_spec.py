@@ -68,6 +68,26 @@ class CaseSelection(BaseModel):
     seed: int = 0
 
 
+class BudgetSpec(BaseModel):
+    """What an experiment (or one arm) may spend: the scheduler starts no run that would pass it.
+
+    Every execution attempt counts, failed and retried ones included. A cost of unknown price never
+    counts as 0: with runs of unknown cost, `max_cost` counts only the known part (a warning says so)
+    and `max_tokens`, when given, is the limit that holds.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_cost: float | None = Field(None, gt=0, description="Money (the prices' currency, e.g. USD).")
+    max_tokens: int | None = Field(None, gt=0, description="Input plus output tokens.")
+
+    @model_validator(mode="after")
+    def _some_limit(self) -> BudgetSpec:
+        if self.max_cost is None and self.max_tokens is None:
+            raise ValueError("a budget needs max_cost and/or max_tokens, e.g. {max_cost: 5.00}")
+        return self
+
+
 class ArmSpec(BaseModel):
     """One arm: an agent adapter, a model, a skill (or none) and parameters.
 
@@ -97,6 +117,9 @@ class ArmSpec(BaseModel):
     )
 
     _cache_ok = field_validator("cache", mode="before")(lambda v: _cache_mode(v))
+    budget: BudgetSpec | None = Field(
+        None, description="What this arm may spend: {max_cost: 5.00, max_tokens: 2_000_000}."
+    )
 
     @model_validator(mode="after")
     def _extras_are_params(self) -> ArmSpec:
@@ -173,6 +196,9 @@ class ExperimentSpec(BaseModel):
     )
 
     _cache_ok = field_validator("cache", mode="before")(lambda v: _cache_mode(v))
+    budget: BudgetSpec | None = Field(
+        None, description="What the whole experiment may spend: {max_cost: 5.00, max_tokens: 2_000_000}."
+    )
 
     @field_validator("name")
     @classmethod
@@ -252,6 +278,7 @@ _UNION_BRANCHES = {
     "DatasetSource",
     "CaseSelection",
     "DecisionSpec",
+    "BudgetSpec",
     "dict[str,any]",
     "list[dict[str,any]]",
 }
@@ -261,6 +288,7 @@ _MODELS: dict[tuple[str, ...], type[BaseModel]] = {
     ("dataset",): DatasetSource,
     ("cases",): CaseSelection,
     ("decision",): DecisionSpec,
+    ("budget",): BudgetSpec,
 }
 
 
@@ -276,7 +304,7 @@ def _problems(exc: ValidationError) -> list[str]:
         loc = [p for p in loc if p not in _UNION_BRANCHES]
         place = ".".join(loc) or "(top)"
         if err["type"] == "extra_forbidden":
-            model = _MODELS.get(tuple(loc[:-1]))
+            model = _MODELS.get(tuple(loc[:-1])) or (BudgetSpec if loc[-2:-1] == ["budget"] else None)
             valid = list(model.model_fields) if model else []
             hint = difflib.get_close_matches(loc[-1], valid, n=1)
             msg = f"unknown key {loc[-1]!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")

@@ -89,6 +89,7 @@ class ArmSpend:
         latency_ms: Wall time over every attempt.
         cached_attempts: Attempts the response cache answered calls of.
         saved: What the cached calls would have cost (not in `cost`: it was saved, not spent).
+        token_attempts: Attempts that reported tokens (the others are unknown, not zero).
     """
 
     attempts: int = 0
@@ -101,6 +102,36 @@ class ArmSpend:
     latency_ms: float = 0.0
     cached_attempts: int = 0
     saved: float = 0.0
+    token_attempts: int = 0
+
+
+@dataclass(frozen=True)
+class RunSpend:
+    """What one run spent over all its attempts (what an estimate projects from).
+
+    Attributes:
+        run_id: The run.
+        arm_id: Its arm.
+        case_idx: Its case's position in the dataset.
+        round: Its round.
+        state: Its state now.
+        attempts: Its execution attempts so far (0: never started).
+        cost: Cost over them; None when any attempt's cost is unknown, or none was made.
+        tokens: Input plus output tokens over them; None when none reported tokens.
+        latency_ms: Wall time over them.
+        model: The model that answered its last attempt, when recorded.
+    """
+
+    run_id: int
+    arm_id: int
+    case_idx: int
+    round: int
+    state: str
+    attempts: int
+    cost: float | None
+    tokens: int | None
+    latency_ms: float
+    model: str | None
 
 
 class AttemptsMixin:
@@ -153,20 +184,22 @@ class AttemptsMixin:
         recorded = self.query(
             "SELECT r.arm_id, count(*), total(t.outcome != 'executed'), sum(t.cost), count(t.cost), "
             "sum(CASE WHEN t.outcome != 'executed' THEN t.cost END), sum(t.input_tokens), "
-            "sum(t.output_tokens), total(t.latency_ms), total(t.cached_calls > 0), total(t.cost_saved) "
+            "sum(t.output_tokens), total(t.latency_ms), total(t.cached_calls > 0), total(t.cost_saved), "
+            "count(CASE WHEN t.input_tokens IS NOT NULL OR t.output_tokens IS NOT NULL THEN 1 END) "
             "FROM run_attempts t JOIN runs r ON r.id = t.run_id WHERE r.experiment_id=? GROUP BY r.arm_id",
             (exp_id,),
         )
         legacy = self.query(
             "SELECT r.arm_id, count(*), 0, sum(r.cost), count(r.cost), NULL, sum(r.input_tokens), "
-            "sum(r.output_tokens), total(r.latency_ms), 0, 0 FROM runs r WHERE r.experiment_id=? "
+            "sum(r.output_tokens), total(r.latency_ms), 0, 0, "
+            "count(CASE WHEN r.input_tokens IS NOT NULL OR r.output_tokens IS NOT NULL THEN 1 END) FROM runs r WHERE r.experiment_id=? "
             "AND r.executed_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM run_attempts t WHERE t.run_id = r.id) "
             "GROUP BY r.arm_id",
             (exp_id,),
         )
         out: dict[int, ArmSpend] = {}
         for row in [*recorded, *legacy]:
-            arm, n, failed, cost, known, failed_cost, tin, tout, latency, cached, saved = row
+            arm, n, failed, cost, known, failed_cost, tin, tout, latency, cached, saved, with_tokens = row
             prior = out.get(arm, ArmSpend())
             out[arm] = ArmSpend(
                 attempts=prior.attempts + int(n),
@@ -179,6 +212,45 @@ class AttemptsMixin:
                 latency_ms=prior.latency_ms + float(latency or 0.0),
                 cached_attempts=prior.cached_attempts + int(cached or 0),
                 saved=prior.saved + float(saved or 0.0),
+                token_attempts=prior.token_attempts + int(with_tokens),
+            )
+        return out
+
+    def run_spend(self, exp_id: int) -> list[RunSpend]:
+        """What every run of the experiment spent over all its attempts, in id order."""
+        rows = self.query(
+            "SELECT r.id, r.arm_id, r.case_idx, r.round, r.state, "
+            "count(t.id), sum(t.cost), count(t.cost), "
+            "sum(coalesce(t.input_tokens, 0) + coalesce(t.output_tokens, 0)), "
+            "count(CASE WHEN t.input_tokens IS NOT NULL OR t.output_tokens IS NOT NULL THEN 1 END), "
+            "total(t.latency_ms), max(t.model), "
+            "r.executed_at, r.cost, r.input_tokens, r.output_tokens, r.latency_ms, r.model "
+            "FROM runs r LEFT JOIN run_attempts t ON t.run_id = r.id WHERE r.experiment_id=? "
+            "GROUP BY r.id ORDER BY r.id",
+            (exp_id,),
+        )
+        out = []
+        for r in rows:
+            (run_id, arm_id, case_idx, rnd, state, n, cost, known, tokens, with_tokens, latency, model) = r[
+                :12
+            ]
+            if n == 0 and r[12] is not None:  # an execution stored before attempts were recorded
+                n, cost, known, latency, model = 1, r[13], int(r[13] is not None), r[16] or 0.0, r[17]
+                with_tokens = int(r[14] is not None or r[15] is not None)
+                tokens = (r[14] or 0) + (r[15] or 0)
+            out.append(
+                RunSpend(
+                    run_id=run_id,
+                    arm_id=arm_id,
+                    case_idx=case_idx,
+                    round=rnd,
+                    state=state,
+                    attempts=int(n),
+                    cost=cost if n and known == n else None,
+                    tokens=int(tokens) if with_tokens else None,
+                    latency_ms=float(latency or 0.0),
+                    model=model,
+                )
             )
         return out
 

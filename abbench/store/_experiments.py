@@ -74,6 +74,8 @@ class Experiment:
     runner_pid: int | None = None
     runner_host: str | None = None
     heartbeat_at: float | None = None
+    pause_reason: dict[str, Any] | None = None
+    """Why the runner paused it by itself (``{"reason": "budget reached", ...figures}``), else None."""
 
     @property
     def is_try(self) -> bool:
@@ -129,7 +131,8 @@ class Experiment:
 _EXPERIMENT_COLUMNS = (
     "e.id, e.name, e.owner, e.skill, e.skill_version, e.dataset_id, d.fingerprint, e.profile_id, e.spec, "
     "e.rounds, e.status, e.control, e.batch_id, e.priority, e.tags, e.gate, e.parent_id, e.created_at, "
-    "e.updated_at, e.created_by, e.runner_pid, e.runner_host, e.heartbeat_at"
+    "e.updated_at, e.created_by, e.runner_pid, e.runner_host, e.heartbeat_at, "
+    "e.pause_reason"
 )
 
 
@@ -381,12 +384,13 @@ class ExperimentsMixin:
             runner_pid=r[20],
             runner_host=r[21],
             heartbeat_at=r[22],
+            pause_reason=loads(r[23]),
         )
 
     def set_spec(self, exp_id: int, spec: dict[str, Any]) -> None:
         """Replace an experiment's stored definition.
 
-        Only for additions that leave its identity and its runs as they are (a new grader); a
+        Only for additions that leave its identity and its runs as they are (a new grader, a budget); a
         different dataset, arm or round count is a new experiment (`clone_experiment`).
         """
         with self.transaction() as conn:
@@ -419,6 +423,14 @@ class ExperimentsMixin:
         with self.transaction() as conn:
             conn.execute(
                 "UPDATE experiments SET status=?, updated_at=? WHERE id=?", (status, now_iso(), exp_id)
+            )
+
+    def set_pause_reason(self, exp_id: int, reason: dict[str, Any] | None) -> None:
+        """Record why the runner paused the experiment by itself (a budget reached), or clear it (None)."""
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE experiments SET pause_reason=?, updated_at=? WHERE id=?",
+                (None if reason is None else dumps(reason), now_iso(), exp_id),
             )
 
     def claim_runner(self, exp_id: int) -> bool:

@@ -378,6 +378,13 @@ def _response_cache(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration(5, "experiment pause reason")
+def _pause_reason(conn: sqlite3.Connection) -> None:
+    # Why an experiment is paused when no person asked (a budget reached), with the figures, so every
+    # view can say it after the runner has gone: JSON, NULL when it is not paused for a reason.
+    conn.execute("ALTER TABLE experiments ADD COLUMN pause_reason TEXT")
+
+
 SCHEMA_VERSION = max(m.version for m in MIGRATIONS)
 """The newest schema this abbench writes."""
 

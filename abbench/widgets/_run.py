@@ -746,7 +746,7 @@ class RunControlWidget(View):
                 else ""
             )
             self.status_html.value = note(
-                f"{title}: {progress.status} · {progress.done:,}/{progress.total:,} done "
+                f"{title}: {progress.status_text} · {progress.done:,}/{progress.total:,} done "
                 f"({100 * progress.fraction:.0f} %) · {_outcomes(progress, ' · ')}"
                 f" · {progress.running} running · {progress.pending:,} pending{rate}{eta}{pairs}",
                 "ok" if progress.status == "finished" else "note",

@@ -103,7 +103,11 @@ def provenance_section(prov: Mapping[str, Any]) -> list[Part]:
     """Where the result came from: dataset, mapping, skills (drafts marked), agents, models, dates, people."""
     cases = prov["dataset_cases"]
     pairs = [
-        ("experiment", f"{prov['experiment']} · owner {prov['owner']} · status {prov['status']}"),
+        (
+            "experiment",
+            f"{prov['experiment']} · owner {prov['owner']} · status {prov['status']}"
+            + (f": {prov['paused_because']}" if prov.get("paused_because") else ""),
+        ),
         (
             "dataset",
             f"{prov['dataset']} ({prov['n_cases']:,} of {cases if cases is not None else '?'} cases)",

@@ -1,0 +1,202 @@
+"""Commands for spend: estimate what an experiment will cost, and resume it (with a higher budget)."""
+
+from __future__ import annotations
+
+import click
+
+from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
+from abbench.cli._run import ProgressBar, _print_failures, _print_summary
+
+
+@cli.command("resume")
+@click.argument("experiment")
+@click.option("--budget", type=float, metavar="MONEY", help="Raise the cost limit (budget.max_cost) to this.")
+@click.option("--max-tokens", type=int, help="Raise the token limit (budget.max_tokens) to this.")
+@click.option("--arm", help="Raise this arm's budget instead of the experiment's.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@json_option
+@pass_ctx
+def resume_cmd(
+    ctx: Context,
+    experiment: str,
+    budget: float | None,
+    max_tokens: int | None,
+    arm: str | None,
+    quiet: bool,
+    as_json: bool,
+) -> None:
+    """Resume a paused experiment; with --budget / --max-tokens, raise its budget and go on.
+
+    A process still running it goes on there. An experiment paused by its budget has no process
+    left: with a higher budget, this command runs the rest itself, as `abbench run` does.
+
+    \b
+    Examples:
+      abbench resume routing-v2
+      abbench resume routing-v2 --budget 8.00
+      abbench resume routing-v2 --arm treatment --max-tokens 4000000
+    """
+    from abbench.runner import PauseReason, resume_experiment
+
+    exp = ctx.store.get_experiment(experiment)
+    handle = ctx.store.experiment_handle(exp)
+    raising = budget is not None or max_tokens is not None
+    reason = PauseReason.from_dict(exp.pause_reason) if exp.status == "paused" else None
+    if arm is not None and not raising:
+        raise click.UsageError("--arm says whose budget to raise: give --budget and/or --max-tokens too")
+    if not raising and reason is not None and not exp.runner_alive:
+        # going on as it is would stop again at once
+        emit(
+            as_json,
+            {"experiment": exp.name, "resumed": False, "pause_reason": reason.as_dict()},
+            f"{exp.ref} is paused: {reason.text}; raise the budget to go on: {reason.hint(handle)}",
+        )
+        return
+    if not raising:
+        alive = resume_experiment(exp.id, store=ctx.store)
+        emit(
+            as_json,
+            {"experiment": exp.name, "resumed": True, "running_elsewhere": alive},
+            f"resume asked for {exp.ref}"
+            + ("" if alive else f"; no process is running it: continue with `abbench run {handle}`"),
+        )
+        return
+    bar = ProgressBar(quiet or as_json)
+    try:
+        result = resume_experiment(
+            exp.id,
+            store=ctx.store,
+            budget=budget,
+            max_tokens=max_tokens,
+            arm=arm,
+            run=True,
+            observers=[bar],
+        )
+    finally:
+        bar.close()
+    limits = ctx.store.get_experiment(exp.id).spec
+    if arm is not None:
+        limits = limits["arms"][arm]
+    said = _limits_text(limits.get("budget") or {})
+    whose = f"arm {arm}'s budget" if arm else "budget"
+    if result is True:
+        emit(
+            as_json,
+            {"experiment": exp.name, "resumed": True, "running_elsewhere": True, "budget": limits["budget"]},
+            f"{whose} of {exp.ref} now {said}; resume asked of the process running it",
+        )
+        return
+
+    def human() -> None:
+        click.echo(f"{whose} of {exp.ref} now {said}")
+        _print_summary(result, handle)
+        _print_failures(ctx, exp.id)
+
+    emit(as_json, result.as_dict(), human)
+
+
+def _limits_text(limits: dict) -> str:
+    from abbench.runner._budget import money
+
+    parts = []
+    if limits.get("max_cost") is not None:
+        parts.append(money(limits["max_cost"]))
+    if limits.get("max_tokens") is not None:
+        parts.append(f"{limits['max_tokens']:,} tokens")
+    return " and ".join(parts) or "none"
+
+
+@cli.command("estimate")
+@click.argument("experiment")
+@click.option("--pilot", default=5, show_default=True, help="Cases per arm the pilot runs.")
+@click.option(
+    "--from",
+    "from_experiment",
+    metavar="EXPERIMENT",
+    help="Take the per-run figures from this earlier experiment on the same arms (nothing runs).",
+)
+@click.option("--confidence", default=0.95, show_default=True, help="The interval's level.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar for the pilot.")
+@json_option
+@pass_ctx
+def estimate_cmd(
+    ctx: Context,
+    experiment: str,
+    pilot: int,
+    from_experiment: str | None,
+    confidence: float,
+    quiet: bool,
+    as_json: bool,
+) -> None:
+    """Project what an experiment will cost — money, tokens, wall time — per arm, before running it.
+
+    Runs a pilot of --pilot cases per arm first (ordinary runs of the experiment: `abbench run`
+    reuses them, never runs them again), or reads the figures of an earlier experiment (--from).
+    Warns when a budget would be reached. A cost without prices is unknown, never $0.
+
+    \b
+    Examples:
+      abbench estimate routing-v2
+      abbench estimate routing-v3 --from routing-v2
+    """
+    from abbench.runner import estimate_experiment
+
+    bar = ProgressBar(quiet or as_json)
+    try:
+        est = estimate_experiment(
+            experiment,
+            store=ctx.store,
+            pilot=pilot,
+            from_experiment=from_experiment,
+            confidence=confidence,
+            observers=[bar],
+        )
+    finally:
+        bar.close()
+    emit(as_json, est.as_dict(), lambda: _print_estimate(est))
+
+
+def _print_estimate(est) -> None:
+    from abbench.runner._budget import money
+
+    level = f"{100 * est.confidence:g} %"
+    ran = f"; the pilot ran {est.pilot_runs:,} runs" if est.pilot_runs else ""
+    click.echo(f"{est.experiment} (#{est.experiment_id}): estimate from the {est.source}{ran}")
+    click.echo(f"  interval: {level} {est.method}")
+    click.echo(f"  {'arm':<14} {'runs':>11}  {'cost':<30} {'tokens':<34} agent time")
+    for a in est.arms:
+        cost = "unknown" if a.cost_unknown else _projection(a.cost, money)
+        click.echo(
+            f"  {a.arm:<14} {a.runs - a.left:>5}/{a.runs:<5}  {cost:<30} "
+            f"{_projection(a.tokens, _tokens):<34} {_projection(a.agent_s, _duration)}"
+        )
+    unknown = [a for a in est.arms if a.cost_unknown]
+    total_cost = "unknown" if unknown else _projection(est.cost, money)
+    click.echo(
+        f"  {'all':<14} {'':>11}  {total_cost:<30} {_projection(est.tokens, _tokens):<34} "
+        f"wall {_projection(est.wall_s, _duration)} at concurrency {est.concurrency}"
+    )
+    for note in est.warnings:
+        click.echo(f"warning: {note}")
+
+
+def _projection(p, fmt) -> str:
+    if p is None:
+        return "unknown"
+    if p.low is None or p.high is None:
+        return f"{fmt(p.value)} (no interval: 1 run measured)"
+    if p.low == p.high == p.value:
+        return fmt(p.value)
+    return f"{fmt(p.value)} ({fmt(p.low)}–{fmt(p.high)})"
+
+
+def _tokens(v: float) -> str:
+    return f"{v:,.0f}"
+
+
+def _duration(s: float) -> str:
+    if s < 60:
+        return f"{s:.1f} s"
+    if s < 3600:
+        return f"{s / 60:.1f} min"
+    return f"{s / 3600:.1f} h"

@@ -1,0 +1,469 @@
+"""Spend under control: an experiment's and its arms' budgets, and the guard the scheduler asks before each run.
+
+The guard starts from what every stored attempt of the experiment spent (failed, cancelled and
+replaced ones included: `Store.attempt_spend`) and adds each attempt as it ends. Before a run starts
+it projects that run's cost and tokens from the mean of its arm's finished attempts (the
+experiment's mean for an arm with none yet), adds the same for every run in flight, and refuses
+the run when the projection passes a limit. Before any attempt has finished there is nothing to
+project from, so runs start up to the experiment's concurrency.
+
+A cost that is unknown (a model without prices) never counts as 0: the cost limit then holds over
+the known part only, and the guard says so; the token limit, when there is one, holds regardless.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from abbench.store._attempts import ArmSpend
+
+log = logging.getLogger(__name__)
+
+BUDGET_REACHED = "budget reached"
+"""The reason an experiment paused by its budget carries."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """A budget: at most `max_cost` money and `max_tokens` tokens (input + output); None is no limit."""
+
+    max_cost: float | None = None
+    max_tokens: int | None = None
+
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any] | None) -> Limits | None:
+        """The limits of a stored ``budget:`` mapping, or None when there is none."""
+        if not spec:
+            return None
+        cost, tokens = spec.get("max_cost"), spec.get("max_tokens")
+        if cost is None and tokens is None:
+            return None
+        return cls(None if cost is None else float(cost), None if tokens is None else int(tokens))
+
+
+@dataclass(frozen=True)
+class PauseReason:
+    """Why the runner paused an experiment by itself, with the figures every view shows.
+
+    Attributes:
+        reason: ``budget reached``.
+        arm: The arm whose own budget was reached; None for the experiment's budget.
+        spent: Money spent by the budget's scope (known costs only); None when no cost is known.
+        max_cost: Its cost limit.
+        tokens: Tokens spent by the scope; None when none were reported.
+        max_tokens: Its token limit.
+        runs_done: Runs of the scope that were executed (or tried and failed).
+        runs_total: Runs of the scope.
+        unknown_cost: Attempts of the scope whose cost is unknown (not in `spent`).
+        by: Which limit stopped it: ``cost`` or ``tokens``.
+    """
+
+    reason: str
+    arm: str | None
+    spent: float | None
+    max_cost: float | None
+    tokens: int | None
+    max_tokens: int | None
+    runs_done: int
+    runs_total: int
+    unknown_cost: int = 0
+    by: str = "cost"
+
+    @property
+    def text(self) -> str:
+        """``budget reached — $5.02 of $5.00 spent, 1,204 of 2,000 runs`` (an arm's budget names the arm)."""
+        figures = []
+        if self.max_cost is not None:
+            figures.append(f"{money(self.spent)} of {money(self.max_cost)} spent")
+        if self.max_tokens is not None:
+            figures.append(f"{_count(self.tokens)} of {self.max_tokens:,} tokens")
+        figures.append(f"{self.runs_done:,} of {self.runs_total:,} runs")
+        if self.unknown_cost:
+            figures.append(f"{self.unknown_cost:,} attempts of unknown cost not counted")
+        what = self.reason if self.arm is None else f"{self.reason} for arm {self.arm}"
+        return f"{what} — {', '.join(figures)}"
+
+    def hint(self, handle: str) -> str:
+        """The command that raises the limit that was reached and goes on."""
+        arm = f" --arm {self.arm}" if self.arm else ""
+        if self.by == "tokens":
+            return f"abbench resume {handle}{arm} --max-tokens {_suggest(self.max_tokens)}"
+        return f"abbench resume {handle}{arm} --budget {_suggest(self.max_cost):.2f}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready view (what the store keeps), with the text."""
+        return {**asdict(self), "text": self.text}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> PauseReason | None:
+        """The reason stored by `as_dict` (None stays None)."""
+        if not data:
+            return None
+        names = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def money(value: float | None) -> str:
+    """``$5.02``; below a dollar, two significant digits (``$0.054``, ``$0.0035``); unknown stays unknown."""
+    if value is None:
+        return "unknown"
+    if value == 0 or abs(value) >= 1:
+        return f"${value:,.2f}"
+    digits = min(8, max(2, 1 - math.floor(math.log10(abs(value)))))
+    text = f"{value:.{digits}f}"
+    whole, _, frac = text.partition(".")
+    return f"${whole}.{frac.rstrip('0').ljust(2, '0')}"
+
+
+def _count(value: int | None) -> str:
+    return "unknown" if value is None else f"{value:,}"
+
+
+def _suggest(limit):
+    return None if limit is None else limit * 2
+
+
+@dataclass
+class _Tally:
+    """One scope's spend (an arm, or the whole experiment)."""
+
+    cost: float = 0.0
+    cost_known: int = 0  # attempts that reported a cost
+    unknown_cost: int = 0  # attempts whose cost is unknown
+    tokens: int = 0
+    tokens_known: int = 0
+    inflight: int = 0
+
+    def add(self, cost: float | None, tokens: int | None) -> None:
+        if cost is None:
+            self.unknown_cost += 1
+        else:
+            self.cost += cost
+            self.cost_known += 1
+        if tokens is not None:
+            self.tokens += tokens
+            self.tokens_known += 1
+
+    def mean(self, what: str) -> float | None:
+        if what == "cost":
+            return self.cost / self.cost_known if self.cost_known else None
+        return self.tokens / self.tokens_known if self.tokens_known else None
+
+    def spent(self, what: str) -> float:
+        return self.cost if what == "cost" else float(self.tokens)
+
+
+@dataclass
+class BudgetGuard:
+    """Decides whether the next run of an arm may start, and keeps what each arm has spent.
+
+    Args:
+        limits: The experiment's budget (None: none).
+        arm_limits: Arm id -> that arm's budget.
+        prior: What each arm's stored attempts spent already (`Store.attempt_spend`).
+        arm_names: Arm id -> name, for the reasons it gives.
+        concurrency: How many runs may start before any attempt has finished.
+        arm_models: Arm id -> its model, named when its cost is unknown.
+    """
+
+    limits: Limits | None
+    arm_limits: dict[int, Limits]
+    prior: dict[int, ArmSpend]
+    arm_names: dict[int, str]
+    concurrency: int
+    arm_models: dict[int, str | None] = field(default_factory=dict)
+    arms: dict[int, _Tally] = field(default_factory=dict)
+    stopped: dict[int | None, str] = field(default_factory=dict)  # scope (arm id, None) -> limit hit
+    _warned: set = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        for arm_id in self.arm_names:
+            spend = self.prior.get(arm_id, ArmSpend())
+            tally = _Tally(
+                cost=spend.cost or 0.0,
+                cost_known=spend.attempts - spend.unknown_cost,
+                unknown_cost=spend.unknown_cost,
+            )
+            tally.tokens = (spend.input_tokens or 0) + (spend.output_tokens or 0)
+            tally.tokens_known = spend.token_attempts
+            self.arms[arm_id] = tally
+
+    @property
+    def active(self) -> bool:
+        """Whether any budget applies."""
+        return self.limits is not None or bool(self.arm_limits)
+
+    def _total(self) -> _Tally:
+        total = _Tally()
+        for t in self.arms.values():
+            total.cost += t.cost
+            total.cost_known += t.cost_known
+            total.unknown_cost += t.unknown_cost
+            total.tokens += t.tokens
+            total.tokens_known += t.tokens_known
+            total.inflight += t.inflight
+        return total
+
+    def refusal(self, arm_id: int) -> tuple[int | None, str] | None:
+        """Which budget the next run of `arm_id` would pass, as (scope, ``cost``|``tokens``), or None.
+
+        The scope is the arm's id for the arm's own budget, None for the experiment's.
+        """
+        arm = self.arms[arm_id]
+        checks: list[tuple[int | None, Limits, list[_Tally]]] = []
+        if arm_id in self.arm_limits:
+            checks.append((arm_id, self.arm_limits[arm_id], [arm]))
+        if self.limits is not None:
+            checks.append((None, self.limits, list(self.arms.values())))
+        total = self._total()
+        for scope, limits, tallies in checks:
+            for what, limit in (("cost", limits.max_cost), ("tokens", limits.max_tokens)):
+                if limit is None:
+                    continue
+                if self._passes(arm, tallies, total, what, float(limit)):
+                    return scope, what
+        return None
+
+    def _passes(self, arm: _Tally, tallies: list[_Tally], total: _Tally, what: str, limit: float) -> bool:
+        spent = sum(t.spent(what) for t in tallies)
+        limit *= 1 + 1e-9  # a run that lands exactly on the limit fits, whatever the float sums say
+        if spent >= limit:
+            return True
+        fallback = total.mean(what)
+        projected = spent
+        for t in tallies:
+            mean = t.mean(what) if t.mean(what) is not None else fallback
+            if mean is None:
+                continue
+            projected += t.inflight * mean
+        next_mean = arm.mean(what) if arm.mean(what) is not None else fallback
+        if next_mean is None:
+            # nothing finished yet to project from: start up to the concurrency, no more
+            return sum(t.inflight for t in tallies) >= self.concurrency
+        return projected + next_mean > limit
+
+    def start(self, arm_id: int) -> None:
+        """A run of the arm starts (it counts as in flight until `end`)."""
+        self.arms[arm_id].inflight += 1
+
+    def end(self, arm_id: int) -> None:
+        """A run of the arm is no longer in flight."""
+        self.arms[arm_id].inflight -= 1
+
+    def spent(self, arm_id: int, cost: float | None, tokens: int | None, model: str | None = None) -> None:
+        """An attempt of the arm ended having spent this (None: unknown)."""
+        self.arms[arm_id].add(cost, tokens)
+        if cost is None:
+            self._warn_unknown(arm_id, model)
+
+    def inflight(self, scope: int | None) -> int:
+        """Runs in flight in a scope (an arm id, or None for the whole experiment)."""
+        if scope is None:
+            return sum(t.inflight for t in self.arms.values())
+        return self.arms[scope].inflight
+
+    def _warn_unknown(self, arm_id: int, model: str | None) -> None:
+        limits = [self.arm_limits.get(arm_id), self.limits]
+        if not any(lim is not None and lim.max_cost is not None for lim in limits):
+            return
+        if arm_id in self._warned:
+            return
+        self._warned.add(arm_id)
+        log.warning("%s", self.unknown_cost_note(arm_id, model))
+
+    def unknown_cost_note(self, arm_id: int, model: str | None = None) -> str:
+        """What a cost budget can promise when the arm's runs have no known cost."""
+        return unknown_cost_note(
+            self.arm_names[arm_id],
+            model or self.arm_models.get(arm_id),
+            tokens_limited=any(
+                lim is not None and lim.max_tokens is not None
+                for lim in (self.arm_limits.get(arm_id), self.limits)
+            ),
+        )
+
+    def warnings(self) -> tuple[str, ...]:
+        """One note per arm with a cost budget whose attempts include some of unknown cost."""
+        notes = []
+        for arm_id, tally in self.arms.items():
+            limits = [self.arm_limits.get(arm_id), self.limits]
+            if tally.unknown_cost and any(lim is not None and lim.max_cost is not None for lim in limits):
+                notes.append(self.unknown_cost_note(arm_id))
+        return tuple(notes)
+
+    def reason(self, scope: int | None, by: str, counts: dict[str, dict[str, int]]) -> PauseReason:
+        """The `PauseReason` for a budget reached in `scope`, with the figures now."""
+        if scope is None:
+            limits, tallies = self.limits, list(self.arms.values())
+            runs = list(counts.values())
+        else:
+            limits, tallies = self.arm_limits[scope], [self.arms[scope]]
+            runs = [counts.get(self.arm_names[scope], {})]
+        known = sum(t.cost_known for t in tallies)
+        reported = sum(t.tokens_known for t in tallies)
+        return PauseReason(
+            reason=BUDGET_REACHED,
+            arm=None if scope is None else self.arm_names[scope],
+            spent=sum(t.cost for t in tallies) if known else None,
+            max_cost=limits.max_cost,
+            tokens=sum(t.tokens for t in tallies) if reported else None,
+            max_tokens=limits.max_tokens,
+            runs_done=sum(c.get(s, 0) for c in runs for s in _DONE),
+            runs_total=sum(sum(c.values()) for c in runs),
+            unknown_cost=sum(t.unknown_cost for t in tallies),
+            by=by,
+        )
+
+
+_DONE = ("executed", "evaluating", "pass", "fail")
+
+
+def unknown_cost_note(arm: str, model: str | None, *, tokens_limited: bool) -> str:
+    """The warning for a cost budget over runs whose cost is unknown (no prices)."""
+    what = f"cost unknown (no prices for model {model})" if model else "cost unknown (no prices)"
+    then = (
+        "the cost budget counts only known costs; the max_tokens budget is what holds"
+        if tokens_limited
+        else "the cost budget cannot be enforced on its runs: give the model's prices "
+        "(prices: {input, output}) or a max_tokens budget"
+    )
+    return f"arm {arm}: {what}: {then}"
+
+
+def budget_limits(spec: dict[str, Any], arms) -> tuple[Limits | None, dict[int, Limits]]:
+    """The experiment's budget and each arm's (by arm id) from its stored definition."""
+    limits = Limits.from_spec(spec.get("budget"))
+    arm_specs = spec.get("arms") or {}
+    arm_limits = {}
+    for arm in arms:
+        own = Limits.from_spec((arm_specs.get(arm.name) or {}).get("budget"))
+        if own is not None:
+            arm_limits[arm.id] = own
+    return limits, arm_limits
+
+
+class BudgetMixin:
+    """The scheduler's side of the budget: admit a run, count each attempt's spend, pause at the end.
+
+    Mixed into `ExperimentRunner`, which sets ``budget`` (a `BudgetGuard` or None) before the work.
+    """
+
+    budget: BudgetGuard | None = None
+
+    def _start_budget(self) -> None:
+        """Build the guard from the stored definition (a resume may have raised it) and spend so far."""
+        exp = self.store.get_experiment(self.exp.id)
+        self._spend_waiters: list[asyncio.Future] = []  # workers waiting for runs in flight to end
+        self._over_budget: list = []  # work items not started because a budget would be passed
+        limits, arm_limits = budget_limits(exp.spec, exp.arms)
+        if self.grade_only or (limits is None and not arm_limits):
+            self.budget = None
+            return
+        self.budget = BudgetGuard(
+            limits,
+            arm_limits,
+            self.store.attempt_spend(exp.id),
+            {a.id: a.name for a in exp.arms},
+            self.concurrency,
+            {a.id: a.model for a in exp.arms},
+        )
+        for note in self.budget.warnings():
+            log.warning("experiment %s: %s", exp.name, note)
+
+    def _reload_budget(self) -> None:
+        """A resume may have raised the limits while this runner waited: read them again."""
+        if self.budget is None:
+            return
+        exp = self.store.get_experiment(self.exp.id)
+        self.budget.limits, self.budget.arm_limits = budget_limits(exp.spec, exp.arms)
+        self.budget.stopped.clear()
+        self._wake_spend()
+
+    def _wake_spend(self) -> None:
+        # One future per waiter, made before it waits: an event set and cleared at once would be
+        # missed by a waiter whose task had not started waiting yet.
+        waiters, self._spend_waiters = self._spend_waiters, []
+        for fut in waiters:
+            if not fut.done():
+                fut.set_result(None)
+
+    async def _admit(self, item) -> bool:
+        """Whether `item`'s run may start under the budget; waits while runs in flight may free room.
+
+        True counts the run as in flight (`_release` ends that). False: a budget is reached, and the
+        run is left as it is for a later resume.
+        """
+        guard = self.budget
+        if guard is None:
+            return True
+        while True:
+            if None in guard.stopped or item.arm_id in guard.stopped:
+                return False
+            refused = guard.refusal(item.arm_id)
+            if refused is None:
+                guard.start(item.arm_id)
+                return True
+            scope, by = refused
+            if guard.inflight(scope) == 0:
+                # nothing in flight can lower the projection: the budget is reached for this scope
+                guard.stopped.setdefault(scope, by)
+                self._wake_spend()
+                log.info(
+                    "experiment %s: %s budget reached (%s); no new run starts",
+                    self.exp.name,
+                    "the experiment's" if scope is None else f"arm {guard.arm_names[scope]}'s",
+                    by,
+                )
+                return False
+            changed = asyncio.get_running_loop().create_future()
+            self._spend_waiters.append(changed)
+            cancelled = asyncio.ensure_future(self._cancel_event.wait())
+            try:
+                await asyncio.wait((changed, cancelled), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                changed.cancel()
+                cancelled.cancel()
+            if self._cancelling:
+                return False
+
+    def _release(self, item) -> None:
+        """The run admitted by `_admit` is no longer in flight."""
+        if self.budget is not None:
+            self.budget.end(item.arm_id)
+            self._wake_spend()
+
+    def _count_spend(self, item, cost, input_tokens, output_tokens, model) -> None:
+        """One attempt of `item` ended having spent this (every attempt counts, failed ones too)."""
+        if self.budget is None:
+            return
+        tokens = None
+        if input_tokens is not None or output_tokens is not None:
+            tokens = (input_tokens or 0) + (output_tokens or 0)
+        self.budget.spent(item.arm_id, cost, tokens, model or self.arms[item.arm_id].model)
+        self._wake_spend()
+
+    def _budget_pause(self, counts: dict[str, dict[str, int]]) -> PauseReason | None:
+        """Why the work stopped short, when a budget left runs unstarted (the experiment's first)."""
+        guard = self.budget
+        if guard is None or not self._over_budget or not guard.stopped:
+            return None
+        scope = None if None in guard.stopped else next(iter(guard.stopped))
+        return guard.reason(scope, guard.stopped[scope], counts)
+
+
+def budget_notes(exp, store) -> tuple[str, ...]:
+    """The budget's warnings for a stored experiment (a cost budget over runs of unknown cost)."""
+    limits, arm_limits = budget_limits(exp.spec, exp.arms)
+    if limits is None and not arm_limits:
+        return ()
+    spend = store.attempt_spend(exp.id)
+    if not any(s.unknown_cost for s in spend.values()):
+        return ()
+    guard = BudgetGuard(
+        limits, arm_limits, spend, {a.id: a.name for a in exp.arms}, 1, {a.id: a.model for a in exp.arms}
+    )
+    return guard.warnings()
