@@ -333,3 +333,29 @@ def test_a_run_stopped_mid_session_resumes_from_the_cache_and_the_key_is_never_s
     for path in store.path.glob("abbench.db*"):
         assert key.encode() not in path.read_bytes(), path
         assert b"Bearer" not in path.read_bytes(), path
+
+
+@pytest.mark.slow
+def test_a_budget_counts_what_was_paid_not_what_the_cache_saved(store, dataset):
+    cases = {"ids": ["c000", "c001", "c002", "c003"]}
+    with ScriptedOpenAIServer(Model()) as server:
+        first = create_experiment(spec("paid", dataset, {"gpt": arm(server)}, cases=cases), store=store)
+        run_experiment(first.id, store=store)
+        assert len(server.chat_requests) == 4
+        # The same calls again under a budget below one fresh call: every one is served from the cache,
+        # nothing is spent, so nothing stops it.
+        again = create_experiment(
+            spec(
+                "cached",
+                dataset,
+                {"gpt": arm(server)},
+                cases=cases,
+                budget={"max_cost": cost(AGENT_USAGE) / 2},
+            ),
+            store=store,
+        )
+        summary = run_experiment(again.id, store=store)
+        assert len(server.chat_requests) == 4
+        assert summary.status == "finished" and summary.executed == 4
+        usage = experiment_metrics(again, store=store).arm("gpt").usage
+        assert usage.spent == 0 and usage.saved == pytest.approx(4 * cost(AGENT_USAGE))
