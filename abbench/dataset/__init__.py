@@ -28,6 +28,7 @@ from abbench.dataset._convert import (
 from abbench.dataset._formats import DELIMITERS, FORMATS, RowChunk, column_letter, sniff_delimiter
 from abbench.dataset._info import Dataset, DatasetInfo, ProfileInfo
 from abbench.dataset._jsonpath import JsonPath, PathError, parse_path
+from abbench.dataset._kind import EXPECTED_KINDS, ExpectedKind, gold_kind, looks_like_labels
 from abbench.dataset._mapping import Converted, Mapper, MemoryIds, resolve_duplicates, unpack_source_row
 from abbench.dataset._profile import SPECIAL_SOURCES, Lookup, MappingProfile, ReadSpec, Shape, Source
 from abbench.dataset._readers import (
@@ -40,13 +41,14 @@ from abbench.dataset._readers import (
     sheet_names,
 )
 from abbench.dataset._recipes import RECIPES, Recipe, RowStream, get_recipe
-from abbench.dataset._suggest import SYNONYMS, Suggestion, looks_like_labels, suggest_mapping
+from abbench.dataset._suggest import SYNONYMS, Suggestion, suggest_mapping
 from abbench.dataset._text import Encoding, detect_encoding, label_key, normalize_text
 from abbench.dataset._validate import PROBLEM_KINDS, Problem, ReportBuilder, ValidationReport
 
 __all__ = [
     "CHUNK_SIZE",
     "DELIMITERS",
+    "EXPECTED_KINDS",
     "FORMATS",
     "PROBLEM_KINDS",
     "RECIPES",
@@ -58,6 +60,7 @@ __all__ = [
     "Dataset",
     "DatasetInfo",
     "Encoding",
+    "ExpectedKind",
     "ImportPlan",
     "JsonPath",
     "Lookup",
@@ -93,6 +96,7 @@ __all__ = [
     "fingerprint",
     "generated_case_id",
     "get_recipe",
+    "gold_kind",
     "label_key",
     "load_profile",
     "looks_like_labels",

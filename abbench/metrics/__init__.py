@@ -26,7 +26,6 @@ from abbench.metrics._base import (
     round_lists,
 )
 from abbench.metrics._classes import (
-    MAX_CLASSES,
     NO_PREDICTION,
     OTHER_LABEL,
     ClassReport,
@@ -43,7 +42,6 @@ from abbench.metrics._usage import LOW_CONFIDENCE, GroundingMetrics, UsageMetric
 __all__ = [
     "DEFINITIONS",
     "LOW_CONFIDENCE",
-    "MAX_CLASSES",
     "NO_DOMAIN",
     "NO_PREDICTION",
     "OTHER_LABEL",

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from abbench.dataset import ExpectedKind, gold_kind
 from abbench.graders import normalise_label
 from abbench.metrics._base import Result
 
@@ -15,8 +17,6 @@ OTHER_LABEL = "(other)"
 """The confusion matrix's column for predictions outside the label set (and for no prediction)."""
 NO_PREDICTION = "(none)"
 """How a missing prediction is listed among the unknown predictions."""
-MAX_CLASSES = 50
-"""Above this many distinct gold values (and no declared label set) the gold is taken as free-form text."""
 
 
 @dataclass(frozen=True)
@@ -113,9 +113,20 @@ class ClassReport(Result):
 
 
 def label_space(
-    expected: np.ndarray, label_set: Any, label_map: dict[str, str] | None, max_classes: int = MAX_CLASSES
+    expected: Sequence[Any],
+    label_set: Any,
+    label_map: dict[str, str] | None,
+    kind: ExpectedKind | None = None,
 ) -> tuple[dict[str, str] | None, str | None]:
-    """The classes as ``{normalised: display}``, or None and why per-class figures do not apply."""
+    """The classes as ``{normalised: display}``, or None and why per-class figures do not apply.
+
+    Args:
+        expected: The gold values of the runs measured (repeats allowed).
+        label_set: The dataset's declared labels (they are the classes when given).
+        label_map: The dataset's value map (source value -> label).
+        kind: The dataset's `ExpectedKind` (``DatasetInfo.expected_kind``): answers get no classes.
+            None decides from `expected` as given (`abbench.dataset.gold_kind`).
+    """
     display: dict[str, str] = {}
     if label_set:
         for label in label_set:
@@ -127,14 +138,16 @@ def label_space(
     golds = [g for g in expected if g is not None and str(g).strip() != ""]
     if not golds:
         return None, "no gold labels: per-class figures need `expected`"
+    if kind is None or kind.kind is None:
+        kind = gold_kind(Counter(map(str, golds)))
+    if not kind.is_label:
+        return None, (
+            f"the gold values are answers, not labels ({kind.reason}); per-class figures need labels "
+            "(declare `expected_kind: label` or `label_set:` in the mapping profile to force them)"
+        )
     for g in golds:
         key = normalise_label(g, label_map)
         display.setdefault(key, str(label_map.get(str(g), g)) if label_map else str(g))
-    if len(display) > max_classes:
-        return None, (
-            f"the gold answers look free-form ({len(display)} distinct values, more than {max_classes}); "
-            "per-class figures need labels (declare the dataset's label set to force them)"
-        )
     return dict(sorted(display.items(), key=lambda kv: kv[1])), None
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 from collections.abc import Callable
@@ -340,6 +341,24 @@ def _run_attempts(conn: sqlite3.Connection) -> None:
         CREATE INDEX run_attempts_run ON run_attempts(run_id, attempt)
         """,
     )
+
+
+@migration(4, "dataset expected kind")
+def _expected_kind(conn: sqlite3.Connection) -> None:
+    # Whether the gold values are labels or answers, decided once per dataset (declared by its mapping,
+    # else from all its values) so that import, metrics, reports and widgets never disagree.
+    from abbench.dataset import gold_kind
+
+    conn.execute("ALTER TABLE datasets ADD COLUMN expected_kind TEXT")  # JSON: ExpectedKind.as_dict()
+    for ds_id, label_set in conn.execute("SELECT id, label_set FROM datasets").fetchall():
+        counts = dict(
+            conn.execute(
+                "SELECT expected, COUNT(*) FROM cases WHERE dataset_id = ? GROUP BY expected", (ds_id,)
+            ).fetchall()
+        )
+        labels = json.loads(label_set) if label_set else None
+        kind = gold_kind(counts, label_set=labels)
+        conn.execute("UPDATE datasets SET expected_kind = ? WHERE id = ?", (kind.to_json(), ds_id))
 
 
 SCHEMA_VERSION = max(m.version for m in MIGRATIONS)
