@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,6 +61,67 @@ class ConfusionMatrix(Result):
             total = sum(row)
             out.append(tuple((c / total) if total else 0.0 for c in row))
         return tuple(out)
+
+    def top_confusions(self, limit: int | None = 20) -> tuple[Confusion, ...]:
+        """The off-diagonal cells that hold runs, most runs first (ties: the larger share of the gold row,
+        then gold and predicted label), at most `limit` (None: all).
+
+        A prediction outside the labels is one cell per gold label, predicted `OTHER_LABEL`.
+        """
+        cells = []
+        for i, (gold, row) in enumerate(zip(self.labels, self.counts, strict=True)):
+            total = sum(row)
+            for j, count in enumerate(row):
+                if count and j != i:
+                    cells.append(Confusion(gold, self.columns[j], int(count), count / total, int(total)))
+        cells.sort(key=lambda c: (-c.count, -c.share, c.gold, c.predicted))
+        return tuple(cells if limit is None else cells[:limit])
+
+    def by_frequency(self) -> ConfusionMatrix:
+        """The same matrix with the most frequent gold labels first (ties by name); `OTHER_LABEL` stays last.
+
+        A label predicted but never gold (support 0) comes after every gold label.
+        """
+        totals = [sum(row) for row in self.counts]
+        order = sorted(range(len(self.labels)), key=lambda i: (-totals[i], self.labels[i].casefold()))
+        cols = order + list(range(len(self.labels), len(self.columns)))
+        return ConfusionMatrix(
+            labels=tuple(self.labels[i] for i in order),
+            columns=tuple(self.columns[j] for j in cols),
+            counts=tuple(tuple(self.counts[i][j] for j in cols) for i in order),
+            unknown_predictions=dict(self.unknown_predictions),
+            gold_outside=self.gold_outside,
+        )
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ConfusionMatrix:
+        """The inverse of ``as_dict()`` (what a report reads back)."""
+        return cls(
+            labels=tuple(data.get("labels") or ()),
+            columns=tuple(data.get("columns") or ()),
+            counts=tuple(tuple(int(c) for c in row) for row in data.get("counts") or ()),
+            unknown_predictions=dict(data.get("unknown_predictions") or {}),
+            gold_outside=int(data.get("gold_outside") or 0),
+        )
+
+
+@dataclass(frozen=True)
+class Confusion(Result):
+    """One off-diagonal cell of a confusion matrix: runs with gold `gold` predicted as `predicted`.
+
+    Attributes:
+        gold: The gold label.
+        predicted: What was predicted instead (`OTHER_LABEL` for predictions outside the labels).
+        count: Runs.
+        share: `count` over the runs with gold `gold` (what share of that label's runs went here).
+        support: The runs with gold `gold`.
+    """
+
+    gold: str
+    predicted: str
+    count: int
+    share: float
+    support: int
 
 
 @dataclass(frozen=True)
