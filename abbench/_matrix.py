@@ -87,8 +87,18 @@ def large_matrix_figure(confusion: ConfusionMatrix, *, title: str = "") -> Any:
             ),
         )
     )
+    heading = {
+        "text": _text(title),
+        "x": 0,
+        "xanchor": "left",
+        "yref": "container",
+        "y": 1,
+        "yanchor": "top",
+        "pad": {"t": 8, "l": 4},
+        "font": {"size": 14},
+    }
     fig.update_layout(
-        title={"text": title, "x": 0, "xanchor": "left", "font": {"size": 14}} if title else None,
+        title=heading if title else None,
         width=left + CELL * len(cols) + 30,
         height=top + CELL * len(rows) + 40 + (30 if title else 0),
         margin={"l": left, "r": 20, "t": top + (30 if title else 0), "b": 20, "autoexpand": False},
