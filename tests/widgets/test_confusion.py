@@ -119,6 +119,15 @@ def test_the_large_view_shows_scikit_learns_counts_most_frequent_labels_first(ba
     assert "most frequent labels first" in widget.classes_html.value
 
 
+def test_the_static_copy_keeps_the_matrix_in_its_scrolling_box(banking):
+    # what a notebook exported the plain way shows: the same boxes, drawn by the offline renderer
+    from abbench.widgets._static import static_html
+
+    page = static_html(ResultsWidget(banking, experiment=NAME))
+    assert page.count('<div style="overflow:auto; max-height:720px; border:1px solid #e5e5e5">') == 2
+    assert page.count("Plotly.newPlot") >= 2 and "top confusions" in page
+
+
 def test_a_few_labels_keep_the_side_by_side_view(store, ab):
     widget = ResultsWidget(store, experiment="ab")
     assert not widget.confusion.large
