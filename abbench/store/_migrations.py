@@ -343,7 +343,7 @@ def _run_attempts(conn: sqlite3.Connection) -> None:
     )
 
 
-@migration(4, "dataset expected kind")
+@migration(5, "dataset expected kind")  # after 4, the response cache
 def _expected_kind(conn: sqlite3.Connection) -> None:
     # Whether the gold values are labels or answers, decided once per dataset (declared by its mapping,
     # else from all its values) so that import, metrics, reports and widgets never disagree.
