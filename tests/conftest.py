@@ -35,6 +35,15 @@ def realdata() -> Path:
     return REALDATA
 
 
+@pytest.fixture(scope="session")
+def banking_store(tmp_path_factory) -> Path:
+    """A store holding banking77 and a finished 300-case experiment of two builtin arms given the 77
+    labels, its mapping declaring no label set (see tests/banking.py); shared, never written to."""
+    from tests.banking import build_banking_store
+
+    return build_banking_store(tmp_path_factory.mktemp("banking") / "store", cases=300)
+
+
 @pytest.fixture
 def cli(tmp_path):
     """Call the CLI in-process against a temporary store: ``cli("import", path)`` returns the result."""

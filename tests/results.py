@@ -84,6 +84,7 @@ def make_experiment(
     dataset: str = "ds",
     label_set=("fast", "slow"),
     label_map=None,
+    expected_kind: str | None = None,
     snapshots: dict[str, str] | None = None,
     gate=None,
     judge: str | None = None,
@@ -98,12 +99,17 @@ def make_experiment(
         dataset: Dataset name.
         label_set: Declared labels.
         label_map: Label value map.
+        expected_kind: What the gold values are (``label`` / ``answer``), as a mapping declares it.
         snapshots: Arm name -> snapshot hash (the snapshot must exist in the store).
         gate: The experiment's own gate rules.
         judge: Also write a pointwise judge grade named so for runs whose spec has ``judge``.
     """
     ds = store.save_dataset(
-        dataset, cases, label_set=list(label_set) if label_set else None, label_map=label_map
+        dataset,
+        cases,
+        label_set=list(label_set) if label_set else None,
+        label_map=label_map,
+        expected_kind=expected_kind,
     )
     rounds = max(len(r) for per_case in arms.values() for r in per_case)
     arm_rows = [

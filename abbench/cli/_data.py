@@ -320,9 +320,12 @@ def _echo_info(info, labels: dict | None = None, domains: dict | None = None, st
     if info.label_set:
         click.echo(f"  label set   {', '.join(info.label_set)}")
     if labels and set(labels) != {None}:
-        from abbench.dataset import looks_like_labels
+        from abbench.dataset import gold_kind
 
-        if not looks_like_labels(labels):  # answers to compare against (exact, contains, a judge)
+        kind = info.expected_kind if info.expected_kind is not None else gold_kind(labels)
+        how = "declared by the mapping" if kind.declared else "from the values"
+        click.echo(f"  gold kind   {kind.kind}s ({how}: {kind.reason})")
+        if not kind.is_label:  # answers to compare against (exact, contains, a judge)
             sample = " · ".join(f"«{_clip(k)}»" for k in list(labels)[:3] if k is not None)
             each = ", each different" if all(n == 1 for n in labels.values()) else ""
             click.echo(f"  gold        {len(labels)} free-text answers{each}: {sample}")

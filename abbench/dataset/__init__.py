@@ -28,6 +28,7 @@ from abbench.dataset._convert import (
 from abbench.dataset._formats import DELIMITERS, FORMATS, RowChunk, column_letter, sniff_delimiter
 from abbench.dataset._info import Dataset, DatasetInfo, ProfileInfo
 from abbench.dataset._jsonpath import JsonPath, PathError, parse_path
+from abbench.dataset._kind import EXPECTED_KINDS, ExpectedKind, gold_kind, looks_like_labels
 from abbench.dataset._mapping import Converted, Mapper, MemoryIds, resolve_duplicates, unpack_source_row
 from abbench.dataset._match import ProfileMatch, ProfileMatches, match_profile, match_profiles
 from abbench.dataset._profile import SPECIAL_SOURCES, Lookup, MappingProfile, ReadSpec, Shape, Source
@@ -41,7 +42,7 @@ from abbench.dataset._readers import (
     sheet_names,
 )
 from abbench.dataset._recipes import RECIPES, Recipe, RowStream, get_recipe
-from abbench.dataset._suggest import SYNONYMS, Suggestion, looks_like_labels, suggest_mapping
+from abbench.dataset._suggest import SYNONYMS, Suggestion, suggest_mapping
 from abbench.dataset._text import Encoding, detect_encoding, label_key, normalize_text
 from abbench.dataset._validate import (
     PROBLEM_HINTS,
@@ -56,6 +57,7 @@ from abbench.dataset._validate import (
 __all__ = [
     "CHUNK_SIZE",
     "DELIMITERS",
+    "EXPECTED_KINDS",
     "FORMATS",
     "PROBLEM_HINTS",
     "PROBLEM_KINDS",
@@ -68,6 +70,7 @@ __all__ = [
     "Dataset",
     "DatasetInfo",
     "Encoding",
+    "ExpectedKind",
     "ImportPlan",
     "JsonPath",
     "Lookup",
@@ -107,6 +110,7 @@ __all__ = [
     "fingerprint",
     "generated_case_id",
     "get_recipe",
+    "gold_kind",
     "label_key",
     "load_profile",
     "looks_like_labels",

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from abbench.dataset._kind import ExpectedKind
 from abbench.dataset._validate import ValidationReport
 from abbench.errors import NotFoundError
 from abbench.types import CASE_FIELDS, Case
@@ -23,6 +24,8 @@ class DatasetInfo:
         n_cases: Number of cases.
         label_set: The declared labels, or None.
         label_map: Gold value → label, as the profile declared it (graders use it too).
+        expected_kind: Whether the gold values are labels or answers, and why (declared by the
+            mapping's ``expected_kind:`` or ``label_set:``, else decided from every value at import).
         profile_name: The mapping profile used.
         profile_version: Its version.
         source_file: The file's name when it was imported.
@@ -42,6 +45,7 @@ class DatasetInfo:
     n_cases: int
     label_set: tuple[str, ...] | None = None
     label_map: dict[str, str] = field(default_factory=dict)
+    expected_kind: ExpectedKind | None = None
     profile_name: str | None = None
     profile_version: int | None = None
     source_file: str | None = None
@@ -75,6 +79,7 @@ class DatasetInfo:
             "n_cases": self.n_cases,
             "label_set": list(self.label_set) if self.label_set is not None else None,
             "label_map": dict(self.label_map),
+            "expected_kind": self.expected_kind.as_dict() if self.expected_kind is not None else None,
             "profile": self.profile_ref,
             "source_file": self.source_file,
             "source_sha256": self.source_sha256,

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Literal, Union
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -191,6 +191,9 @@ class MappingProfile(BaseModel):
         label_map: Gold value → label (``快: fast``, ``0: fast``); keys match ignoring case,
             width and surrounding whitespace.
         label_set: The allowed labels; ``expected`` is then required and checked against it.
+        expected_kind: ``label`` when the gold values are classes (a value map, per-class figures and
+            a confusion matrix follow), ``answer`` when they are free-text reference answers; left out,
+            the values decide (see `abbench.dataset.gold_kind`). A label set implies ``label``.
         normalize_input: Tidy the whitespace of inputs (NBSP, tabs, runs of spaces); the raw
             row is kept either way.
         splits: For JSON objects of named splits: the splits to import (default all).
@@ -209,6 +212,7 @@ class MappingProfile(BaseModel):
     defaults: dict[str, Any] = {}
     label_map: dict[str, str] = {}
     label_set: list[str] | None = None
+    expected_kind: Literal["label", "answer"] | None = None
     normalize_input: bool = True
     splits: list[str] | None = None
     lookups: dict[str, Lookup] = {}
@@ -254,6 +258,11 @@ class MappingProfile(BaseModel):
         if self.label_set is not None:
             if not self.label_set:
                 raise ValueError("label_set is empty; list the allowed labels or leave it out")
+            if self.expected_kind == "answer":
+                raise ValueError(
+                    "expected_kind: answer says the gold values are free text, but label_set lists labels; "
+                    "keep one of them (expected_kind: label, or no label_set)"
+                )
             outside = sorted({v for v in self.label_map.values() if v not in self.label_set})
             if outside:
                 raise ValueError(

@@ -7,10 +7,10 @@ import os
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from abbench.dataset._kind import gold_kind
 from abbench.dataset._profile import MappingProfile
 from abbench.dataset._readers import Table, read_table
 from abbench.dataset._recipes import RECIPES
@@ -317,10 +317,12 @@ def suggest_mapping(
             reasons["expected"] += (
                 "; " + ", ".join(f"{k!r}→{v!r}" for k, v in label_map.items()) + " look like one label"
             )
-        if counts and sum(map(len, counts)) / len(counts) > 40:
-            reasons["expected"] += (
-                f"; {len(counts)} distinct long values: reference answers rather than labels"
-            )
+        merged: Counter[str] = Counter()  # spellings of one label count as one value
+        for value, n in counts.items():
+            merged[label_map.get(value, value)] += n
+        kind = gold_kind(merged) if counts else None
+        if kind is not None and not kind.is_label:
+            reasons["expected"] += f"; {kind.reason}"
             labels = {}
         elif counts:
             top = ", ".join(f"{k} ({n})" for k, n in counts.most_common(6))
@@ -655,36 +657,16 @@ def _most_prose(
     return best
 
 
-def looks_like_labels(counts: Mapping[Any, int]) -> bool:
-    """Whether a dataset's gold values read as labels rather than free-text answers.
-
-    Labels are short (at most 40 characters on average) and most are shared by several cases: more
-    distinct values than half the cases (beyond two) reads as answers, one per case.
-
-    Args:
-        counts: How many cases hold each gold value (``Store.value_counts``); None and "" are ignored.
-    """
-    values = [v for v in counts if v not in (None, "")]
-    if not values:
-        return False
-    total = sum(counts[v] for v in values)
-    if len(values) > max(2, total / 2):
-        return False
-    return sum(len(str(v)) for v in values) / len(values) <= 40
-
-
 def _label_like(columns: tuple[str, ...], values: dict[str, list[Any]], used: set[str]) -> str | None:
+    """The first column whose values read as labels (`gold_kind`), filled in most rows, with two or more."""
     for col in columns:
         if col in used:
             continue
         present = [v for v in values[col] if v not in (None, "") and not isinstance(v, (list, dict))]
         if len(present) < max(2, 0.5 * len(values[col])):
             continue
-        keys = [_key(v) for v in present]
-        distinct = set(keys)
-        if len(distinct) < 2 or len(distinct) > max(20, 0.2 * len(keys)):
-            continue
-        if sum(map(len, distinct)) / len(distinct) > 40:
+        counts = Counter(_key(v) for v in present)
+        if len(counts) < 2 or not gold_kind(counts).is_label:
             continue
         return col
     return None

@@ -26,11 +26,11 @@ from abbench.metrics._base import (
     round_lists,
 )
 from abbench.metrics._classes import (
-    MAX_CLASSES,
     NO_PREDICTION,
     OTHER_LABEL,
     ClassReport,
     ClassScores,
+    Confusion,
     ConfusionMatrix,
     class_report,
     label_space,
@@ -43,7 +43,6 @@ from abbench.metrics._usage import LOW_CONFIDENCE, GroundingMetrics, UsageMetric
 __all__ = [
     "DEFINITIONS",
     "LOW_CONFIDENCE",
-    "MAX_CLASSES",
     "NO_DOMAIN",
     "NO_PREDICTION",
     "OTHER_LABEL",
@@ -52,6 +51,7 @@ __all__ = [
     "ArmMetrics",
     "ClassReport",
     "ClassScores",
+    "Confusion",
     "ConfusionMatrix",
     "Estimate",
     "ExperimentMetrics",

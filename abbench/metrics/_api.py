@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from abbench.dataset import ExpectedKind
 from abbench.errors import NotFoundError, UsageError
 from abbench.metrics._base import (
     Estimate,
@@ -157,6 +158,8 @@ class ExperimentMetrics(Result):
         notes: Caveats found in these data (how figures are counted is in `DEFINITIONS`).
         judging: What each judge spent grading the experiment (pairwise judges included), apart from
             the arms' execution cost.
+        expected_kind: Whether the dataset's gold values are labels or answers, and why (what decides
+            whether there are per-class figures).
     """
 
     experiment: str
@@ -171,6 +174,7 @@ class ExperimentMetrics(Result):
     by_round: tuple[GroupAccuracy, ...]
     notes: tuple[str, ...]
     judging: tuple[JudgeCost, ...] = ()
+    expected_kind: ExpectedKind | None = None
 
     @property
     def judge_cost(self) -> float:
@@ -293,7 +297,8 @@ def experiment_metrics(
     domains = np.empty(n_cases, dtype=object)
     domains[case_pos] = table.domain
     domains = np.where(pd_isna(domains), NO_DOMAIN, domains) if n_cases else domains
-    classes, classes_reason = label_space(_unique_gold(table), label_set, label_map)
+    expected = store.get_dataset(exp.dataset_id).expected_kind
+    classes, classes_reason = label_space(_unique_gold(table), label_set, label_map, expected)
     judges = judge_scores(
         grades,
         {a.id: a.name for a in arm_objects},
@@ -345,6 +350,7 @@ def experiment_metrics(
         by_round=tuple(by_round),
         notes=tuple(notes),
         judging=tuple(judge_costs(exp, store=store)) if kinds and set(kinds.values()) != {"rule"} else (),
+        expected_kind=expected,
     )
 
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from abbench.dataset import ExpectedKind, gold_kind
 from abbench.graders import normalise_label
 from abbench.metrics._base import Result
 
@@ -15,8 +17,6 @@ OTHER_LABEL = "(other)"
 """The confusion matrix's column for predictions outside the label set (and for no prediction)."""
 NO_PREDICTION = "(none)"
 """How a missing prediction is listed among the unknown predictions."""
-MAX_CLASSES = 50
-"""Above this many distinct gold values (and no declared label set) the gold is taken as free-form text."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,67 @@ class ConfusionMatrix(Result):
             total = sum(row)
             out.append(tuple((c / total) if total else 0.0 for c in row))
         return tuple(out)
+
+    def top_confusions(self, limit: int | None = 20) -> tuple[Confusion, ...]:
+        """The off-diagonal cells that hold runs, most runs first (ties: the larger share of the gold row,
+        then gold and predicted label), at most `limit` (None: all).
+
+        A prediction outside the labels is one cell per gold label, predicted `OTHER_LABEL`.
+        """
+        cells = []
+        for i, (gold, row) in enumerate(zip(self.labels, self.counts, strict=True)):
+            total = sum(row)
+            for j, count in enumerate(row):
+                if count and j != i:
+                    cells.append(Confusion(gold, self.columns[j], int(count), count / total, int(total)))
+        cells.sort(key=lambda c: (-c.count, -c.share, c.gold, c.predicted))
+        return tuple(cells if limit is None else cells[:limit])
+
+    def by_frequency(self) -> ConfusionMatrix:
+        """The same matrix with the most frequent gold labels first (ties by name); `OTHER_LABEL` stays last.
+
+        A label predicted but never gold (support 0) comes after every gold label.
+        """
+        totals = [sum(row) for row in self.counts]
+        order = sorted(range(len(self.labels)), key=lambda i: (-totals[i], self.labels[i].casefold()))
+        cols = order + list(range(len(self.labels), len(self.columns)))
+        return ConfusionMatrix(
+            labels=tuple(self.labels[i] for i in order),
+            columns=tuple(self.columns[j] for j in cols),
+            counts=tuple(tuple(self.counts[i][j] for j in cols) for i in order),
+            unknown_predictions=dict(self.unknown_predictions),
+            gold_outside=self.gold_outside,
+        )
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ConfusionMatrix:
+        """The inverse of ``as_dict()`` (what a report reads back)."""
+        return cls(
+            labels=tuple(data.get("labels") or ()),
+            columns=tuple(data.get("columns") or ()),
+            counts=tuple(tuple(int(c) for c in row) for row in data.get("counts") or ()),
+            unknown_predictions=dict(data.get("unknown_predictions") or {}),
+            gold_outside=int(data.get("gold_outside") or 0),
+        )
+
+
+@dataclass(frozen=True)
+class Confusion(Result):
+    """One off-diagonal cell of a confusion matrix: runs with gold `gold` predicted as `predicted`.
+
+    Attributes:
+        gold: The gold label.
+        predicted: What was predicted instead (`OTHER_LABEL` for predictions outside the labels).
+        count: Runs.
+        share: `count` over the runs with gold `gold` (what share of that label's runs went here).
+        support: The runs with gold `gold`.
+    """
+
+    gold: str
+    predicted: str
+    count: int
+    share: float
+    support: int
 
 
 @dataclass(frozen=True)
@@ -113,9 +174,20 @@ class ClassReport(Result):
 
 
 def label_space(
-    expected: np.ndarray, label_set: Any, label_map: dict[str, str] | None, max_classes: int = MAX_CLASSES
+    expected: Sequence[Any],
+    label_set: Any,
+    label_map: dict[str, str] | None,
+    kind: ExpectedKind | None = None,
 ) -> tuple[dict[str, str] | None, str | None]:
-    """The classes as ``{normalised: display}``, or None and why per-class figures do not apply."""
+    """The classes as ``{normalised: display}``, or None and why per-class figures do not apply.
+
+    Args:
+        expected: The gold values of the runs measured (repeats allowed).
+        label_set: The dataset's declared labels (they are the classes when given).
+        label_map: The dataset's value map (source value -> label).
+        kind: The dataset's `ExpectedKind` (``DatasetInfo.expected_kind``): answers get no classes.
+            None decides from `expected` as given (`abbench.dataset.gold_kind`).
+    """
     display: dict[str, str] = {}
     if label_set:
         for label in label_set:
@@ -127,14 +199,16 @@ def label_space(
     golds = [g for g in expected if g is not None and str(g).strip() != ""]
     if not golds:
         return None, "no gold labels: per-class figures need `expected`"
+    if kind is None or kind.kind is None:
+        kind = gold_kind(Counter(map(str, golds)))
+    if not kind.is_label:
+        return None, (
+            f"the gold values are answers, not labels ({kind.reason}); per-class figures need labels "
+            "(declare `expected_kind: label` or `label_set:` in the mapping profile to force them)"
+        )
     for g in golds:
         key = normalise_label(g, label_map)
         display.setdefault(key, str(label_map.get(str(g), g)) if label_map else str(g))
-    if len(display) > max_classes:
-        return None, (
-            f"the gold answers look free-form ({len(display)} distinct values, more than {max_classes}); "
-            "per-class figures need labels (declare the dataset's label set to force them)"
-        )
     return dict(sorted(display.items(), key=lambda kv: kv[1])), None
 
 

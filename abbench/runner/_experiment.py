@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from abbench.agents import make_agent
-from abbench.dataset import looks_like_labels
+from abbench.dataset import gold_kind
 from abbench.errors import AbbenchError, ExperimentError, NotFoundError, UsageError
 from abbench.graders import normalise_label
 from abbench.runner._grading import build_graders
@@ -120,11 +120,18 @@ def _preflight(agents: dict[str, Any], snapshots: dict[str, Any], store: Store, 
             raise ExperimentError(f"arm {name!r}: {exc}{hint}") from None
 
 
-def _gold_hint(store: Store, dataset: Any, most: int = 50) -> str:
-    """The dataset's gold values written as the `labels:` an arm could be given, when they read as labels."""
+def _gold_hint(store: Store, dataset: Any, written_out: int = 50) -> str:
+    """The dataset's gold values written as the `labels:` an arm could be given, when they are labels."""
     counts = {k: n for k, n in store.value_counts(dataset.id).items() if k is not None}
-    if len(counts) > most or not looks_like_labels(counts):
-        return ""  # too many to write out, or answers rather than labels
+    kind = dataset.expected_kind if dataset.expected_kind is not None else gold_kind(counts)
+    if not kind.is_label:
+        return ""  # answers rather than labels
+    if len(counts) > written_out:  # too many to write out in a message: say how to declare them
+        first = ", ".join(sorted(counts)[:5])
+        return (
+            f". Its gold values are {len(counts):,} labels ({first}, …): declare them as `label_set:` in "
+            "the mapping profile, or list them in the arm's `labels: [...]`"
+        )
     values = sorted(counts)
     # quoted where YAML would read something else (True, 1, null, "a: b")
     written = [v if _yaml_reads_as_text(v) else json.dumps(v, ensure_ascii=False) for v in values]

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from abbench.dataset import (
     Dataset,
     DatasetInfo,
+    ExpectedKind,
     MappingProfile,
     Problem,
     ValidationReport,
@@ -27,8 +28,8 @@ if TYPE_CHECKING:
 
 _CASE_COLUMNS = (*CASE_FIELDS, "source_row", "source_line")
 _DATASET_COLUMNS = (
-    "d.id, d.fingerprint, d.name, d.content_hash, d.n_cases, d.label_set, d.label_map, d.source_file, "
-    "d.source_sha256, d.upload_path, d.read_options, d.validation, d.created_at, d.created_by, "
+    "d.id, d.fingerprint, d.name, d.content_hash, d.n_cases, d.label_set, d.label_map, d.expected_kind, "
+    "d.source_file, d.source_sha256, d.upload_path, d.read_options, d.validation, d.created_at, d.created_by, "
     "p.name AS profile_name, p.version AS profile_version"
 )
 _HEX = set("0123456789abcdef")
@@ -249,6 +250,7 @@ def _info(row: sqlite3.Row) -> DatasetInfo:
         n_cases=row["n_cases"],
         label_set=tuple(label_set) if label_set is not None else None,
         label_map=loads(row["label_map"]) or {},
+        expected_kind=ExpectedKind.from_dict(loads(row["expected_kind"])),
         profile_name=row["profile_name"],
         profile_version=row["profile_version"],
         source_file=row["source_file"],

@@ -9,11 +9,13 @@ import logging
 import os
 import sqlite3
 import uuid
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from abbench.dataset import (
+    EXPECTED_KINDS,
     ContentHasher,
     DatasetInfo,
     MappingProfile,
@@ -21,6 +23,7 @@ from abbench.dataset import (
     check_report,
     default_name,
     fingerprint,
+    gold_kind,
     plan_import,
     resolve_duplicates,
 )
@@ -208,11 +211,14 @@ class ImportsMixin:
         *,
         label_set: Sequence[str] | None = None,
         label_map: dict[str, str] | None = None,
+        expected_kind: str | None = None,
     ) -> DatasetInfo:
         """Store cases built in Python (a notebook, a DataFrame, a try) as a dataset.
 
         The same cases under the same name return the stored dataset (``reused=True``), exactly as an
-        import of the same content does; the fingerprint is computed the same way.
+        import of the same content does; the fingerprint is computed the same way. `expected_kind`
+        (``label`` or ``answer``) says what the gold values are, as a mapping's ``expected_kind:``
+        does; None lets `label_set`, else the values, decide (`abbench.dataset.gold_kind`).
 
         Raises:
             UsageError: no cases, an empty input, a repeated case id, or a gold label outside `label_set`.
@@ -228,6 +234,10 @@ class ImportsMixin:
         def fold(v: Any) -> str:
             return " ".join(str(v).split()).casefold()
 
+        if expected_kind is not None and expected_kind not in EXPECTED_KINDS:
+            raise UsageError(f"expected_kind is one of {', '.join(EXPECTED_KINDS)}; got {expected_kind!r}")
+        if expected_kind == "answer" and label_set:
+            raise UsageError("expected_kind 'answer' says the gold values are free text; give no label_set")
         labels = {fold(v) for v in label_set} if label_set else None
         mapped = {fold(k): fold(v) for k, v in (label_map or {}).items()}
         for n, case in enumerate(cases):
@@ -248,6 +258,9 @@ class ImportsMixin:
         for case in cases:
             hasher.add_case(case)
         digest = hasher.hexdigest()
+        kind = gold_kind(
+            Counter(c.expected for c in cases), declared=expected_kind, label_set=label_set
+        ).to_json()
         fp = fingerprint(name, digest)
         held = self.query_one("SELECT id FROM datasets WHERE fingerprint = ?", (fp,))
         if held is not None:
@@ -259,7 +272,7 @@ class ImportsMixin:
                 return DatasetInfo(**{**self.get_dataset(held[0]).__dict__, "reused": True})
             cur = conn.execute(
                 "INSERT INTO datasets (fingerprint, name, content_hash, n_cases, label_set, label_map, "
-                "read_options, created_at, created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "expected_kind, read_options, created_at, created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     fp,
                     name,
@@ -267,6 +280,7 @@ class ImportsMixin:
                     len(cases),
                     dumps(list(label_set) if label_set else None),
                     dumps(label_map or None),
+                    kind,
                     dumps({"format": "python"}),
                     now_iso(),
                     current_user(),
@@ -383,9 +397,16 @@ class ImportsMixin:
         ).fetchone()
         if existing is not None:
             raise _Reuse(self.get_dataset(existing[0]))
+        counts = dict(
+            conn.execute(
+                "SELECT expected, COUNT(*) FROM cases WHERE dataset_id = ? GROUP BY expected", (ds_id,)
+            ).fetchall()
+        )
+        kind = gold_kind(counts, declared=to_save.expected_kind, label_set=to_save.label_set)
         conn.execute(
-            "UPDATE datasets SET fingerprint = ?, content_hash = ?, n_cases = ?, validation = ? WHERE id = ?",
-            (fp, digest, n, dumps(result.to_dict()), ds_id),
+            "UPDATE datasets SET fingerprint = ?, content_hash = ?, n_cases = ?, validation = ?, "
+            "expected_kind = ? WHERE id = ?",
+            (fp, digest, n, dumps(result.to_dict()), kind.to_json(), ds_id),
         )
         return ds_id
 
@@ -400,6 +421,7 @@ def _warn_if_labels_differ(stored: DatasetInfo, profile: MappingProfile, file: s
     wanted_set = sorted(profile.label_set) if profile.label_set else None
     held_set = sorted(stored.label_set) if stored.label_set else None
     wanted_map, held_map = dict(profile.label_map or {}), dict(stored.label_map or {})
+    _warn_if_kind_differs(stored, profile, file, name)
     if wanted_set == held_set and wanted_map == held_map:
         return
     what = " and ".join(
@@ -421,4 +443,24 @@ def _warn_if_labels_differ(stored: DatasetInfo, profile: MappingProfile, file: s
         held,
         what,
         name,
+    )
+
+
+def _warn_if_kind_differs(stored: DatasetInfo, profile: MappingProfile, file: str, name: str) -> None:
+    """Say so when a re-import's mapping declares another `expected_kind` than the stored dataset has."""
+    held = stored.expected_kind
+    wanted = profile.expected_kind
+    if wanted is None or held is None or held.kind == wanted:
+        return
+    log.warning(
+        "%s holds the same cases as %s, whose gold values are stored as %ss (%s): this mapping's "
+        "expected_kind: %s is not applied, as a stored dataset never changes. To use it, import under "
+        "another name (--name %s-%ss)",
+        file,
+        stored.fingerprint,
+        held.kind,
+        held.reason,
+        wanted,
+        name,
+        wanted,
     )

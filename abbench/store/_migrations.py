@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 from collections.abc import Callable
@@ -383,6 +384,24 @@ def _pause_reason(conn: sqlite3.Connection) -> None:
     # Why an experiment is paused when no person asked (a budget reached), with the figures, so every
     # view can say it after the runner has gone: JSON, NULL when it is not paused for a reason.
     conn.execute("ALTER TABLE experiments ADD COLUMN pause_reason TEXT")
+
+
+@migration(6, "dataset expected kind")
+def _expected_kind(conn: sqlite3.Connection) -> None:
+    # Whether the gold values are labels or answers, decided once per dataset (declared by its mapping,
+    # else from all its values) so that import, metrics, reports and widgets never disagree.
+    from abbench.dataset import gold_kind
+
+    conn.execute("ALTER TABLE datasets ADD COLUMN expected_kind TEXT")  # JSON: ExpectedKind.as_dict()
+    for ds_id, label_set in conn.execute("SELECT id, label_set FROM datasets").fetchall():
+        counts = dict(
+            conn.execute(
+                "SELECT expected, COUNT(*) FROM cases WHERE dataset_id = ? GROUP BY expected", (ds_id,)
+            ).fetchall()
+        )
+        labels = json.loads(label_set) if label_set else None
+        kind = gold_kind(counts, label_set=labels)
+        conn.execute("UPDATE datasets SET expected_kind = ? WHERE id = ?", (kind.to_json(), ds_id))
 
 
 SCHEMA_VERSION = max(m.version for m in MIGRATIONS)

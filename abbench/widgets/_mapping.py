@@ -11,6 +11,7 @@ from typing import Any
 import ipywidgets as w
 
 from abbench.dataset import (
+    ExpectedKind,
     MappingProfile,
     Preview,
     ProfileMatch,
@@ -23,6 +24,7 @@ from abbench.dataset import (
     convert_file,
     default_name,
     get_recipe,
+    gold_kind,
     label_key,
     load_profile,
     match_profile,
@@ -48,8 +50,8 @@ from abbench.widgets._mapping_parts import (
 
 SUGGESTED = "suggested"
 GIVEN = "given"
-MAX_LABEL_VALUES = 60
-"""A gold column with more distinct values than this holds answers, not labels: no value map editor."""
+KIND_OPTIONS = (("decide from the values", ""), ("labels", "label"), ("answers (free text)", "answer"))
+"""The choices for what the gold values are: the profile's ``expected_kind`` (empty: not declared)."""
 LABEL_COUNT_ROWS = 200_000
 """Rows read to count the gold column's values (the count says when it stopped early)."""
 PREVIEW_CASES = 10
@@ -88,6 +90,9 @@ class MappingWidget(View):
         dataset: The dataset imported last.
         fields: Case field → its row's widgets (``fields["input"].choice`` is the dropdown).
         label_rows: The value map editor's rows, most common value first.
+        counts: The gold column's value counts (None until the expected field is mapped).
+        kind: Whether those values are labels or answers (`abbench.dataset.gold_kind`, honouring
+            ``expected_kind`` chosen under Gold labels, and the label set); only labels get rows.
     """
 
     def __init__(
@@ -109,6 +114,7 @@ class MappingWidget(View):
         self.saved: MappingProfile | None = None
         self.dataset: DatasetInfo | None = None
         self.counts: ValueCounts | None = None
+        self.kind: ExpectedKind | None = None
         self.label_rows: list[LabelRow] = []
         self._columns: tuple[str, ...] = ()
         self._chosen_ref: str | None = None
@@ -157,7 +163,14 @@ class MappingWidget(View):
             continuous_update=False,
             layout={"width": "520px"},
         )
-        self.on_change(self.label_set, lambda _v: self.refresh())
+        self.on_change(self.label_set, lambda _v: self._labels_changed())
+        self.expected_kind = w.Dropdown(
+            description="Gold values are",
+            options=KIND_OPTIONS,
+            value="",
+            style={"description_width": "initial"},
+        )
+        self.on_change(self.expected_kind, lambda _v: self._labels_changed())
         self.labels_note = w.HTML()
         self.labels_box = w.VBox()
 
@@ -188,7 +201,7 @@ class MappingWidget(View):
             *(row.box for row in self.fields.values()),
             self.kept_html,
             w.HTML("<b>Gold labels</b>"),
-            self.label_set,
+            w.HBox([self.label_set, self.expected_kind]),
             self.labels_note,
             self.labels_box,
             w.HTML("<b>Preview</b>"),
@@ -304,6 +317,7 @@ class MappingWidget(View):
             self.sheet.intended = None
             self.dataset_name.value = ""
             self.label_set.value = ""
+            self.expected_kind.value = ""
             self.profile_name.value = ""
             self._labels_typed.clear()
         self.result_html.value = ""
@@ -424,6 +438,8 @@ class MappingWidget(View):
                 row.show(self.base.fields.get(name), columns)
             if not self.label_set.value or chosen is not None:
                 self.label_set.value = ", ".join(self.base.label_set or ())
+            if not self.expected_kind.value or chosen is not None:
+                self.expected_kind.value = self.base.expected_kind or ""
             if not self.profile_name.value or chosen is not None:
                 self.profile_name.value = self.base.name or ""
         self._columns = columns
@@ -542,15 +558,32 @@ class MappingWidget(View):
             self.labels_box.children = []
             self.labels_note.value = note(f"recipe {self.base.recipe} reads the labels")
             return
-        counts = table.value_counts(source, limit=LABEL_COUNT_ROWS)
-        self.counts = counts
+        self.counts = table.value_counts(source, limit=LABEL_COUNT_ROWS)
+        self._show_labels(source)
+
+    def _labels_changed(self) -> None:
+        """The label set or the declared kind changed: list the counted values again (no re-reading)."""
+        source = self.fields["expected"].source
+        if self.counts is not None and isinstance(source, str):
+            for row in self.label_rows:
+                self._labels_typed[row.key] = row.label.value
+            self.label_rows = []
+            self._show_labels(source)
+        self.refresh()
+
+    def _show_labels(self, source: str) -> None:
+        """The counted values with the label each becomes, when they are labels (`gold_kind` decides)."""
+        counts = self.counts
         groups: dict[str, dict[str, int]] = {}
         for value, n in counts.counts.items():
             groups.setdefault(label_key(value), {})[value] = n
-        if len(groups) > MAX_LABEL_VALUES:
+        merged = {key: sum(variants.values()) for key, variants in groups.items()}
+        self.kind = gold_kind(merged, declared=self.expected_kind.value or None, label_set=self._label_set())
+        if not self.kind.is_label:
             self.labels_box.children = []
             self.labels_note.value = note(
-                f"{len(groups)} distinct values in {source!r}: reference answers rather than labels; no value map"
+                f"{len(groups):,} distinct values in {source!r}, {counts.blank:,} blank: {self.kind.reason}; "
+                "no value map (choose “Gold values are: labels” if they are labels)"
             )
             return
         base_map = {label_key(k): v for k, v in (self.base.label_map if self.base else {}).items()}
@@ -565,8 +598,9 @@ class MappingWidget(View):
         self.labels_box.children = [row.box for row in self.label_rows]
         scope = "" if counts.complete else f" (first {counts.n_rows:,} rows)"
         self.labels_note.value = note(
-            f"{len(groups)} values in {source!r}{scope}, {counts.blank} blank; "
-            "spellings that differ only in case, width or spaces are one value"
+            f"{len(groups):,} values in {source!r}{scope}, {counts.blank:,} blank; "
+            "spellings that differ only in case, width or spaces are one value; "
+            f"{self.kind.reason}"
         )
 
     def _compose(self, base: MappingProfile, *, from_form: bool = True) -> MappingProfile:
@@ -590,6 +624,7 @@ class MappingWidget(View):
                     fields[name] = source
             changes["fields"] = fields
             changes["label_set"] = self._label_set()
+            changes["expected_kind"] = self.expected_kind.value or None
             changes["label_map"] = self._label_map()
             name = self.profile_name.value.strip()
             changes["name"] = name or None

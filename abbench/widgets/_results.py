@@ -24,8 +24,8 @@ from abbench.widgets._base import (
     html_table,
     note,
 )
+from abbench.widgets._confusion import ConfusionView
 from abbench.widgets._figures import (
-    confusion_figure,
     domain_figure,
     latency_figure,
     rounds_figure,
@@ -88,7 +88,9 @@ class ResultsWidget(View):
         experiment: The experiment shown.
         metrics: Its `ExperimentMetrics`.
         gate_result: The `GateResult` for the chosen arms (None when it could not be evaluated).
-        figures: Chart name → plotly figure (``confusion``, ``domains``, ``rounds``, ``latency``).
+        figures: Chart name → plotly figure (``confusion``, ``domains``, ``rounds``, ``latency``; with many
+            labels ``confusion:<arm>``, see `ConfusionView`).
+        confusion: The Confusion tab (`ConfusionView`).
         tabs: The ``Tab`` holding the sections; ``tabs.selected_index`` is the section shown.
     """
 
@@ -128,15 +130,16 @@ class ResultsWidget(View):
             self.candidate.intended = candidate
         self.summary_html = w.HTML()
         self.arms_html = w.HTML()
-        self.classes_html = w.HTML()
+        self.confusion = ConfusionView()
+        self.classes_html = self.confusion.classes_html
         self.domains_html = w.HTML()
         self.stability_html = w.HTML()
         self.usage_html = w.HTML()
         self.decision_html = w.HTML()
-        self.charts = {name: w.Output() for name in ("confusion", "domains", "rounds", "latency")}
+        self.charts = {name: w.Output() for name in ("domains", "rounds", "latency")}
         sections = [
             w.VBox([self.arms_html]),
-            w.VBox([self.charts["confusion"], self.classes_html]),
+            self.confusion,
             w.VBox([self.charts["domains"], self.domains_html]),
             w.VBox([self.charts["rounds"], self.stability_html]),
             w.VBox([self.charts["latency"], self.usage_html]),
@@ -234,14 +237,13 @@ class ResultsWidget(View):
         ) + "".join(note(n, "warn") for n in m.notes)
         self.arms_html.value = self._arms_table(m)
         self.figures = {
-            "confusion": confusion_figure(m.arms),
+            **self.confusion.show(m),
             "domains": domain_figure(m),
             "rounds": rounds_figure(m),
             "latency": latency_figure(m.arms),
         }
         for name, out in self.charts.items():
             show_figure(out, self.figures[name])
-        self.classes_html.value = self._classes_table(m)
         self.domains_html.value = self._domains_table(m)
         self.stability_html.value = self._stability_table(m)
         self.usage_html.value = self._usage_table(m)
@@ -286,44 +288,6 @@ class ResultsWidget(View):
             rows,
             numeric=(1, 3, 4, 5, 6, 8, 9),
         )
-
-    @staticmethod
-    def _classes_table(m: ExperimentMetrics) -> str:
-        parts = []
-        for a in m.arms:
-            if a.classes is None:
-                parts.append(note(f"{a.arm}: no per-class figures ({a.classes_reason})"))
-                continue
-            rows = [
-                (label, fmt_pct(s.precision), fmt_pct(s.recall), fmt_pct(s.f1), s.support)
-                for label, s in a.classes.per_class.items()
-            ]
-            macro = a.classes.macro
-            rows.append(
-                (
-                    "macro average",
-                    fmt_pct(macro.precision),
-                    fmt_pct(macro.recall),
-                    fmt_pct(macro.f1),
-                    a.classes.n,
-                )
-            )
-            parts.append(
-                f"<b>{escape(a.arm)}</b>"
-                + html_table(["label", "precision", "recall", "F1", "support"], rows, numeric=(1, 2, 3, 4))
-            )
-            unknown = a.classes.confusion.unknown_predictions
-            if unknown:
-                parts.append(
-                    note(
-                        "predictions outside the label set (each a class with F1 0 in the macro average): "
-                        + ", ".join(f"{k} ×{v}" for k, v in unknown.items()),
-                        "warn",
-                    )
-                )
-            if a.classes.absent_note:
-                parts.append(note(a.classes.absent_note))
-        return "".join(parts)
 
     @staticmethod
     def _domains_table(m: ExperimentMetrics) -> str:

@@ -63,7 +63,8 @@ class _Copy:
                 return ""
             if isinstance(widget, w.HBox):
                 return f'<div style="display:flex;flex-wrap:wrap;gap:4px 16px">{inner}</div>'
-            return f"<div>{inner}</div>"
+            scroll = _scroll_style(layout)
+            return f'<div style="{scroll}">{inner}</div>' if scroll else f"<div>{inner}</div>"
         return ""
 
     @staticmethod
@@ -106,6 +107,18 @@ class _Copy:
         if "text/plain" in data:
             return f"<pre>{escape(data['text/plain'])}</pre>"
         return ""
+
+
+def _scroll_style(layout: Any) -> str:
+    """The CSS of a box that scrolls (a large confusion matrix's): its overflow, size limits and border."""
+    if layout is None or getattr(layout, "overflow", None) not in ("auto", "scroll"):
+        return ""
+    rules = {"overflow": layout.overflow}
+    for name in ("max_height", "max_width", "border"):
+        value = getattr(layout, name, None)
+        if value:
+            rules[name.replace("_", "-")] = value
+    return "; ".join(f"{k}:{escape(v)}" for k, v in rules.items())
 
 
 def static_html(widget: Any) -> str:

@@ -197,7 +197,19 @@ def test_free_text_gold_answers_are_not_listed_as_labels(cli, realdata):
     assert result.exit_code == 0, result.output
     assert "gold        3 free-text answers, each different: «" in result.output
     assert "labels      " not in result.output  # three paragraphs printed whole read as a label set
+    assert "gold kind   answers (from the values: 3 distinct values averaging" in result.output
     assert max(len(line) for line in result.output.splitlines()) < 300
+
+
+def test_77_intents_without_a_label_set_are_labels_not_answers(cli, realdata, tmp_path):
+    # banking77 mapped without label_set: it said "reference answers" (more than a fixed 50 values)
+    mapping = tmp_path / "banking.yaml"
+    mapping.write_text("fields: {input: text, expected: category}\n", encoding="utf-8")
+    result = cli("import", realdata / "banking77" / "test.csv", "-m", mapping, "--name", "banking77")
+    assert result.exit_code == 0, result.output
+    assert "gold kind   labels (from the values: 77 distinct short values over 3,080 cases" in result.output
+    assert "\n  labels      " in result.output
+    assert "free-text" not in result.output and "reference answers" not in result.output
 
 
 def test_a_label_outside_a_large_set_is_one_grouped_line_with_did_you_mean(cli, tmp_path, realdata):

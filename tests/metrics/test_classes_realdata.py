@@ -151,7 +151,7 @@ def test_views_say_how_many_labels_were_left_out(banking_subset):
     from click.testing import CliRunner
 
     from abbench.cli import cli
-    from abbench.report._sections._arms import confusion_section
+    from abbench.report._sections._confusion import confusion_section
 
     m = experiment_metrics(exp, store=store)
     line = f"{m.arm('fine').classes.absent} of the 77 labels are neither gold nor predicted"

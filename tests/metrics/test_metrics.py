@@ -10,6 +10,7 @@ import pytest
 from abbench.errors import UsageError
 from abbench.metrics import NO_DOMAIN, OTHER_LABEL, experiment_metrics
 from abbench.stats import repeated_se, wilson_interval
+from abbench.types import Case
 from tests.results import cases_of, make_experiment, one_round
 
 
@@ -142,7 +143,41 @@ def test_no_gold_and_free_form_gold_give_no_classes_with_a_reason(store):
     free = [c.__class__(c.case_id, c.input, f"answer number {i}") for i, c in enumerate(cases_of(60))]
     exp = make_experiment(store, "f", free, {"only": [[True]] * 60}, dataset="free", label_set=None)
     a = experiment_metrics(exp, store=store).arm("only")
-    assert a.classes is None and "free-form" in a.classes_reason
+    assert a.classes is None and "answers, not labels" in a.classes_reason
+    assert "60 distinct values over 60 cases, each different" in a.classes_reason
+    # the mapping may say otherwise: the same values declared as labels get their classes
+    exp = make_experiment(
+        store,
+        "g",
+        free,
+        {"only": [[True]] * 60},
+        dataset="free-labels",
+        label_set=None,
+        expected_kind="label",
+    )
+    m = experiment_metrics(exp, store=store)
+    assert m.expected_kind.declared and len(m.arm("only").classes.labels) == 60
+
+
+def test_many_short_shared_gold_values_are_labels_however_many_classes(store):
+    # 77 intents, 3 cases each: no fixed class count turns them into free text (it once did above 50)
+    intents = [f"intent_{i:02d}" for i in range(77)]
+    cases = [Case(f"c{i}", f"query {i}", intents[i % 77]) for i in range(77 * 3)]
+    runs = [
+        [{"passed": i % 5 != 0, "prediction": intents[i % 77] if i % 5 else intents[0]}] for i in range(231)
+    ]
+    exp = make_experiment(store, "many", cases, {"only": runs}, dataset="many", label_set=None)
+    m = experiment_metrics(exp, store=store)
+    assert m.expected_kind.kind == "label" and not m.expected_kind.declared
+    report = m.arm("only").classes
+    assert report is not None and len(report.labels) == 77
+    assert report.confusion.counts[1][0] == sum(1 for i in range(231) if i % 77 == 1 and i % 5 == 0)
+    # declared answers win over the values
+    exp = make_experiment(
+        store, "many-a", cases, {"only": runs}, dataset="many-a", label_set=None, expected_kind="answer"
+    )
+    a = experiment_metrics(exp, store=store).arm("only")
+    assert a.classes is None and "expected_kind: answer" in a.classes_reason
 
 
 def test_stability_counts_flips_and_flaky_cases(store):

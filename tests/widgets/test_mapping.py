@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import html
 import json
 import re
 from collections import Counter
@@ -10,7 +11,7 @@ from html import unescape
 
 import pytest
 
-from abbench.dataset import MappingProfile
+from abbench.dataset import MappingProfile, label_key
 from abbench.widgets import MappingWidget
 from abbench.widgets import _mapping as mapping_module
 from tests.conftest import DEMO
@@ -267,6 +268,10 @@ def test_the_gold_panel_counts_the_labels_of_array_rows(store, realdata):
     assert counts.blank == 0 and read == min(len(rows), mapping_module.LABEL_COUNT_ROWS)
     expected = Counter(intent for _text, intent in rows[:read])
     assert dict(counts.counts) == dict(expected)
+    # 151 intents over 23,700 rows are labels: every one gets its row in the value map editor
+    assert widget.kind.is_label and len(widget.label_rows) == len(expected) == 151
+    assert "151 values in '1', 0 blank" in html.unescape(widget.labels_note.value)
+    assert {row.key: row.count for row in widget.label_rows} == {label_key(k): n for k, n in expected.items()}
     # How 151 intents are shown (labels or free text) is decided elsewhere; the panel counts them all.
     assert f"{len(expected)} distinct values" in widget.labels_note.value or (
         f"{len(expected)} values in" in widget.labels_note.value
@@ -457,3 +462,22 @@ def test_a_real_file_with_many_problems_reports_one_row_per_kind_and_the_real_ou
     assert promised in widget.report_html.value
     widget.import_button.click()
     assert widget.errors.message is None and widget.dataset.n_cases == 3080 - n_bad
+
+
+def test_the_gold_panel_lists_77_banking_intents_as_labels_and_follows_the_declared_kind(store, realdata):
+    # It said "77 distinct values in 'category': reference answers rather than labels" (a fixed 60).
+    widget = MappingWidget(store, path=realdata / "banking77" / "test.csv")
+    assert widget.fields["expected"].source == "category"
+    assert widget.kind.is_label and not widget.kind.declared and len(widget.label_rows) == 77
+    assert "77 values in 'category'" in html.unescape(widget.labels_note.value)
+    assert "reference answers" not in widget.labels_note.value
+    widget.expected_kind.value = "answer"  # the person says otherwise: no value map, and the profile says so
+    assert widget.label_rows == [] and "expected_kind: answer" in widget.labels_note.value
+    assert widget.profile.expected_kind == "answer"
+    widget.expected_kind.value = "label"
+    assert len(widget.label_rows) == 77 and widget.profile.expected_kind == "label"
+    widget.dataset_name.value = "banking77"
+    widget.do_import()
+    assert widget.errors.message is None
+    info = store.get_dataset("banking77")
+    assert info.expected_kind.kind == "label" and info.expected_kind.declared

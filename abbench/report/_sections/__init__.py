@@ -3,7 +3,7 @@
 A section returns a list of parts — HTML text or plotly figures — that `show_parts` displays in order.
 Sections never compute statistics; they choose what to show and say so in a sentence when there is
 nothing to show. The report notebook imports this package as ``section``; each concept has its module:
-per-arm figures (`_arms`), the decision (`_decision`), arms compared (`_comparison`), single cases and
+per-arm figures (`_arms`), confusion matrices (`_confusion`), the decision (`_decision`), arms compared (`_comparison`), single cases and
 their review (`_cases`), runs and provenance (`_runs`), and what they share (`_parts`).
 """
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from abbench.report._sections._arms import (
     arms_section,
-    confusion_section,
     domain_section,
     judges_section,
     stability_section,
@@ -25,6 +24,7 @@ from abbench.report._sections._cases import (
     reviews_section,
 )
 from abbench.report._sections._comparison import comparison_section, multi_section, pairwise_section
+from abbench.report._sections._confusion import confusion_section
 from abbench.report._sections._decision import HOW_TO_READ, decision_section
 from abbench.report._sections._parts import Part, estimate_text, show_parts
 from abbench.report._sections._runs import provenance_section, runs_section

@@ -1,4 +1,4 @@
-"""Per-arm report sections: accuracy, confusion matrices, domains, stability, usage and judge scores."""
+"""Per-arm report sections: accuracy, domains, stability, usage and judge scores (confusion: `_confusion`)."""
 
 from __future__ import annotations
 
@@ -67,66 +67,6 @@ def arms_section(metrics: Mapping[str, Any]) -> list[Part]:
     return parts
 
 
-# -- confusion matrices ----------------------------------------------------------------------------------
-
-
-def confusion_section(metrics: Mapping[str, Any]) -> list[Part]:
-    """One confusion matrix per arm (rows gold, columns predicted), with per-class precision and recall."""
-    parts: list[Part] = []
-    reasons = set()
-    for a in metrics.get("arms") or []:
-        classes = a.get("classes")
-        if not classes:
-            if a.get("classes_reason"):
-                reasons.add(a["classes_reason"])
-            continue
-        conf = classes["confusion"]
-        parts.append(d.confusion_figure(conf, title=f"{a['arm']} ({classes['n']:,} graded runs)"))
-        rows = [
-            {
-                "class": name,
-                "precision": s["precision"],
-                "recall": s["recall"],
-                "f1": s["f1"],
-                "support": s["support"],
-            }
-            for name, s in classes["per_class"].items()
-        ]
-        parts.append(
-            d.table_html(
-                rows,
-                [
-                    ("class", "class"),
-                    ("precision", "precision", d.pct),
-                    ("recall", "recall", d.pct),
-                    ("f1", "F1", d.pct),
-                    ("support", "gold runs"),
-                ],
-                caption=f"{a['arm']}: per class (macro F1 {d.pct(classes['macro']['f1'])})",
-            )
-        )
-        unknown = conf.get("unknown_predictions") or {}
-        if unknown:
-            listed = ", ".join(f"{k} ×{v}" for k, v in list(unknown.items())[:8])
-            parts.append(
-                d.note_html(
-                    f"{a['arm']}: predictions outside the labels (column (other); each a class with F1 0 "
-                    f"in the macro average): {listed}."
-                )
-            )
-        if classes.get("absent"):
-            parts.append(d.note_html(f"{a['arm']}: {_absent_line(classes)}."))
-    if not parts:
-        return [
-            d.note_html(
-                "No confusion matrix: "
-                + ("; ".join(sorted(reasons)) or "no graded run with a gold label")
-                + "."
-            )
-        ]
-    return parts
-
-
 def _judging_note(metrics: Mapping[str, Any]) -> list[Part]:
     """Grading cost per judge, apart from the arms' execution cost (a pairwise judge is charged to no arm)."""
     judging = [j for j in metrics.get("judging") or [] if j.get("grades")]
@@ -148,15 +88,6 @@ def _judging_note(metrics: Mapping[str, Any]) -> list[Part]:
             + "."
         )
     ]
-
-
-def _absent_line(classes: Mapping[str, Any]) -> str:
-    absent = int(classes["absent"])
-    total = absent + len(classes.get("labels") or [])
-    return (
-        f"{absent:,} of the {total:,} labels are neither gold nor predicted in these runs: "
-        "left out of the table and the averages"
-    )
 
 
 # -- per domain ------------------------------------------------------------------------------------------

@@ -1,0 +1,139 @@
+"""Whether a dataset's gold values are labels (classes) or answers (free text): one rule, used everywhere.
+
+Labels get a value map editor at import, per-class precision, recall and F1, and a confusion matrix;
+answers are compared (exact, contains, a judge) and get none of those. The mapping may say which it is
+(``expected_kind: label | answer``, or ``label_set:``, which implies labels); otherwise the values
+decide, never a fixed number of classes: labels are short, and shared by several cases, so that there
+are few distinct values relative to the cases (77 intents over 3,080 cases are labels; 60 different
+sentences over 60 cases are answers).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from abbench._result import Result
+
+EXPECTED_KINDS = ("label", "answer")
+"""What ``expected_kind:`` takes: ``label`` (a class among a set) or ``answer`` (free text)."""
+LABEL_CHARS = 40
+"""Labels average at most this many characters; longer gold values read as answers."""
+CASES_PER_LABEL = 2.0
+"""Labels are shared: the cases are at least this many times the distinct values (beyond two values)."""
+
+
+@dataclass(frozen=True)
+class ExpectedKind(Result):
+    """What a dataset's gold values are, and why.
+
+    Attributes:
+        kind: ``label``, ``answer``, or None when no case has a gold value.
+        reason: Why, in words a person can check (``77 distinct short values over 3,080 cases ...``).
+        declared: True when the mapping said so (``expected_kind:`` or ``label_set:``).
+        distinct: Distinct gold values.
+        cases: Cases with a gold value.
+    """
+
+    kind: str | None
+    reason: str
+    declared: bool = False
+    distinct: int = 0
+    cases: int = 0
+
+    @property
+    def is_label(self) -> bool:
+        """Whether the gold values are labels."""
+        return self.kind == "label"
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> ExpectedKind | None:
+        """The inverse of `as_dict` (None for None)."""
+        if not data:
+            return None
+        return cls(
+            kind=data.get("kind"),
+            reason=str(data.get("reason") or ""),
+            declared=bool(data.get("declared")),
+            distinct=int(data.get("distinct") or 0),
+            cases=int(data.get("cases") or 0),
+        )
+
+    def to_json(self) -> str:
+        """`as_dict` as compact JSON (what the store keeps beside the dataset)."""
+        return json.dumps(self.as_dict(), ensure_ascii=False, separators=(",", ":"))
+
+
+def gold_kind(
+    counts: Mapping[Any, int],
+    *,
+    declared: str | None = None,
+    label_set: Sequence[str] | None = None,
+) -> ExpectedKind:
+    """Whether gold values are labels or answers: as the mapping declares, else from the values.
+
+    From the values: labels average at most `LABEL_CHARS` characters, and there are at most half as
+    many distinct values as cases (`CASES_PER_LABEL`; two values are labels however few the cases).
+
+    Args:
+        counts: How many cases hold each gold value (``Store.value_counts``, ``Table.value_counts``);
+            None and blank values are ignored.
+        declared: The mapping's ``expected_kind`` (``label`` or ``answer``), if any.
+        label_set: The mapping's ``label_set``, if any: declared labels.
+
+    Raises:
+        ValueError: `declared` is neither ``label`` nor ``answer``.
+    """
+    values = {v: n for v, n in counts.items() if v is not None and str(v).strip() != ""}
+    distinct, cases = len(values), int(sum(values.values()))
+    if declared is not None:
+        if declared not in EXPECTED_KINDS:
+            raise ValueError(f"expected_kind is label or answer; got {declared!r}")
+        what = "labels" if declared == "label" else "answers"
+        reason = f"the mapping says the gold values are {what} (expected_kind: {declared})"
+        return ExpectedKind(declared, reason, True, distinct, cases)
+    if label_set:
+        return ExpectedKind(
+            "label", f"the mapping declares a label set of {len(label_set):,}", True, distinct, cases
+        )
+    if not values:
+        return ExpectedKind(None, "no case has a gold value")
+    mean = sum(len(str(v)) for v in values) / distinct
+    if mean > LABEL_CHARS:
+        return ExpectedKind(
+            "answer",
+            f"{distinct:,} distinct values averaging {mean:.0f} characters: reference answers rather "
+            f"than labels (labels average at most {LABEL_CHARS})",
+            False,
+            distinct,
+            cases,
+        )
+    if distinct > max(2, cases / CASES_PER_LABEL):
+        each = ", each different" if distinct == cases else ""
+        return ExpectedKind(
+            "answer",
+            f"{distinct:,} distinct values over {cases:,} cases{each}: most cases have a value of their "
+            "own, which reads as reference answers rather than labels",
+            False,
+            distinct,
+            cases,
+        )
+    return ExpectedKind(
+        "label",
+        f"{distinct:,} distinct short values over {cases:,} cases ({cases / distinct:,.1f} each on "
+        "average): labels",
+        False,
+        distinct,
+        cases,
+    )
+
+
+def looks_like_labels(counts: Mapping[Any, int]) -> bool:
+    """Whether gold values read as labels rather than free-text answers (`gold_kind` from the values).
+
+    Args:
+        counts: How many cases hold each gold value (``Store.value_counts``); None and "" are ignored.
+    """
+    return gold_kind(counts).is_label
