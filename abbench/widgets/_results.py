@@ -552,16 +552,21 @@ class ResultsWidget(View):
             )
             raise
         self.gate_result = result
-        self.decision_html.value = self._decision_html(result)
+        self.decision_html.value = self._decision_html(result, self.gate.says(exp))
         tone = _TONES.get(result.outcome, "muted")
         self.headline_html.value = (
             f'<div class="abbench-headline abbench-{tone}">{escape(result.pair_text)}: gate '
             f"{escape(result.outcome.upper())} — {escape(result.coverage.text)}</div>"
-            + note(f"{self.gate.says(exp)} · pair named by {result.pair.named_by}")
+            + note(f"{self.gate.says(exp)} · pair named by {self._named_by(result)}")
         )
 
+    def _named_by(self, g: GateResult) -> str:
+        """Who named the pair, with a gate file's path shown as in the picker."""
+        by = g.pair.named_by
+        return "the gate file" if by == g.source and self.gate.choice.value == by else by
+
     @staticmethod
-    def _decision_html(g: GateResult) -> str:
+    def _decision_html(g: GateResult, says: str) -> str:
         kind = _TONES.get(g.outcome, "muted")
         # The pair first, then the outcome and the coverage it rests on, as in the CLI and the report.
         head = (
@@ -598,7 +603,7 @@ class ResultsWidget(View):
             + verdict
             + f"<b>Decision ({escape(g.pair_text)}): {escape(g.decision.conclusion)}</b>"
             + dims
-            + f"<b>Rules</b> ({escape(g.source)})"
+            + f'<b title="{escape(g.source)}">Rules</b> ({escape(says.removeprefix("rules: "))})'
             + rules
             + notes
         )
