@@ -120,12 +120,12 @@ class GatePicker:
             "Gate",
             on_select=lambda _v: self._on_change(),
             style={"description_width": "initial"},
-            layout=w.Layout(width="420px"),
+            layout=w.Layout(width="420px", max_width="100%"),
         )
         self.path_box = w.Text(
             placeholder="or a gate file's path (YAML/JSON), then Enter",
             continuous_update=False,
-            layout=w.Layout(width="360px"),
+            layout=w.Layout(width="360px", max_width="100%"),
         )
         self.path_box.observe(lambda change: self._path_typed(change["new"]), names="value")
         self.widget = w.HBox([self.choice.widget, self.path_box], layout=w.Layout(flex_flow="row wrap"))
@@ -200,13 +200,15 @@ class GatePicker:
             return self._given
         return value
 
-    def says(self, experiment: Experiment) -> str:
+    def says(self, experiment: Experiment, *, why: bool = False) -> str:
         """Which rules decide, in words: ``rules: data/demo/gate.yaml``, ``rules: the experiment's own``
-        or ``rules: abbench's defaults``."""
+        or ``rules: abbench's defaults`` (with `why`: and why the defaults, when the experiment has none)."""
         value = self.choice.value
         if value == OWN:
             if not experiment.gate:
-                return "rules: abbench's defaults (the experiment names no gate of its own)"
+                return "rules: abbench's defaults" + (
+                    " (the experiment names no gate of its own)" if why else ""
+                )
             own = f" ({experiment.gate})" if isinstance(experiment.gate, str) else ""
             return f"rules: the experiment's own{own}"
         if value == DEFAULTS:

@@ -134,12 +134,16 @@ class ResultsWidget(View):
 
         self.chooser = Choice("Experiment", on_select=self.guard("choosing an experiment", self._chosen))
         self.chooser.widget.layout.width = "560px"
+        self.chooser.widget.layout.max_width = "100%"
         self.reload_button = self.button("Reload", self.reload, tooltip="read the experiment again")
-        wide = {"style": {"description_width": "initial"}, "layout": w.Layout(width="260px")}
+        wide = {
+            "style": {"description_width": "initial"},
+            "layout": w.Layout(width="260px", max_width="100%"),
+        }
         self.baseline = Choice(
             "Baseline (A)", on_select=self.guard("choosing the baseline", self._arms_chosen), **wide
         )
-        wide["layout"] = w.Layout(width="260px")
+        wide["layout"] = w.Layout(width="260px", max_width="100%")
         self.candidate = Choice(
             "Candidate (B)", on_select=self.guard("choosing the candidate", self._arms_chosen), **wide
         )
@@ -280,7 +284,7 @@ class ResultsWidget(View):
         self._refusal = None
         self._default = None
         self.gate.scan(self.experiment)
-        self.rules_html.value = note(self.gate.says(self.experiment))
+        self.rules_html.value = note(self.gate.says(self.experiment, why=True))
         try:
             # The pair the gate or the experiment names (or the only two arms): never a guess among three.
             self._default = decision_pair(self.experiment.id, self.rules(), store=self.store)

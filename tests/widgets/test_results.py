@@ -280,3 +280,11 @@ def test_gate_files_are_found_by_their_content(tmp_path):
     assert GATE.resolve() in found and (tmp_path / "gates" / "release.yml").resolve() in found
     assert not any(p.name in ("mapping-csv.yaml", "experiment.yaml", "mapping.yaml") for p in found)
     assert not any(".hidden" in p.parts for p in found)
+
+
+def test_figures_follow_the_notebooks_width_and_labels_are_not_cut(widget):
+    assert widget.figures["confusion"].layout.width is None and widget.figures["confusion"].layout.autosize
+    assert all("abbench-chart" in out._dom_classes for out in widget.charts.values())  # wide ones scroll
+    for choice in (widget.baseline, widget.candidate, widget.gate.choice):
+        assert choice.widget.style.description_width == "initial"  # "Candidate (B)", not "Candidate…"
+    assert "abbench-results" in widget._dom_classes and "flex-wrap:wrap" in widget.children[0].value
