@@ -39,14 +39,11 @@ TABS = ("Arms", "Confusion", "Domains", "Stability", "Cost & latency", "Decision
 FLIPPED_SHOWN = 30
 
 RESULTS_CSS = """<style>
-.abbench-results .lm-TabBar-content, .abbench-results .p-TabBar-content {flex-wrap:wrap}
-.abbench-results .lm-TabBar-tab, .abbench-results .p-TabBar-tab {flex:0 0 auto !important;
-  min-width:max-content !important}
 .abbench-results .abbench-chart {overflow-x:auto; max-width:100%}
 .abbench-headline {font-size:16px; font-weight:bold; line-height:1.45; margin:4px 0}
 .abbench-headline.abbench-muted {color:#555}
 </style>"""
-"""Tab titles wrap to a second row instead of being cut; a chart wider than the notebook scrolls."""
+"""A chart wider than the notebook scrolls in its own box; the decision's headline."""
 
 _TONES = {"pass": "ok", "pass with warnings": "warn", "block": "error"}
 """The banner's colour per gate outcome; incomplete and inconclusive are grey: nothing was passed."""

@@ -287,4 +287,4 @@ def test_figures_follow_the_notebooks_width_and_labels_are_not_cut(widget):
     assert all("abbench-chart" in out._dom_classes for out in widget.charts.values())  # wide ones scroll
     for choice in (widget.baseline, widget.candidate, widget.gate.choice):
         assert choice.widget.style.description_width == "initial"  # "Candidate (B)", not "Candidate…"
-    assert "abbench-results" in widget._dom_classes and "flex-wrap:wrap" in widget.children[0].value
+    assert "abbench-view" in widget._dom_classes and "flex-wrap:wrap" in widget.children[0].value  # tabs wrap
