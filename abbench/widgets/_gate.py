@@ -26,6 +26,8 @@ SKIPPED = {"node_modules", "site-packages", "__pycache__", "venv", "env", "snaps
 MAX_DEPTH = 3
 MAX_FILES = 400
 """Candidate files read at most per folder searched (a home folder must not stall the notebook)."""
+MAX_FOLDERS = 400
+"""Sub-folders listed at most per folder searched."""
 MAX_BYTES = 64_000
 
 
@@ -62,8 +64,11 @@ def find_gate_files(folders: Iterable[str | os.PathLike], *, depth: int = MAX_DE
         root = Path(folder).expanduser()
         if not root.is_dir():
             continue
-        read = 0
+        read = listed = 0
         for here, dirs, files in os.walk(root):
+            listed += 1
+            if listed > MAX_FOLDERS:
+                break
             level = len(Path(here).relative_to(root).parts)
             dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED and level < depth)
             for name in sorted(files):
