@@ -288,3 +288,21 @@ def test_figures_follow_the_notebooks_width_and_labels_are_not_cut(widget):
     for choice in (widget.baseline, widget.candidate, widget.gate.choice):
         assert choice.widget.style.description_width == "initial"  # "Candidate (B)", not "Candidate…"
     assert "abbench-view" in widget._dom_classes and "flex-wrap:wrap" in widget.children[0].value  # tabs wrap
+
+
+def test_arms_nobody_chose_follow_the_pair_a_gate_file_names(store, ab, tmp_path):
+    reverse = tmp_path / "reverse.yaml"
+    reverse.write_text("baseline: b\ncandidate: a\nrules:\n  - accuracy >= 0.5\n", encoding="utf-8")
+    w = ResultsWidget(store, experiment="ab")
+    assert (w.baseline.value, w.candidate.value) == ("a", "b")
+    w.gate.select(str(reverse))
+    assert (w.baseline.value, w.candidate.value) == ("b", "a")
+    assert w.gate_result.pair.named_by == str(reverse.resolve()) and "pair named by the gate file" in _text(
+        w.headline_html.value
+    )
+    w.gate.select(OWN)  # the file's pair goes with it
+    assert (w.baseline.value, w.candidate.value) == ("a", "b")
+    w.candidate.select("a")  # a person's choice stays, whatever gate comes next
+    w.baseline.select("b")
+    w.gate.select(DEFAULTS)
+    assert (w.gate_result.a.arm, w.gate_result.b.arm) == ("b", "a")
