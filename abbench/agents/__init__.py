@@ -22,7 +22,7 @@ from abbench.agents._base import (
     make_agent,
     register_agent,
 )
-from abbench.agents._builtin import builtin
+from abbench.agents._builtin import builtin, stand_in_note
 from abbench.agents._command import CommandAgent
 from abbench.agents._openai import SKILL_TOOLS, OpenAIAgent, SkillTools
 from abbench.agents._parameters import AgentParameter, agent_parameters
@@ -63,4 +63,5 @@ __all__ = [
     "match_label",
     "parse_answer",
     "register_agent",
+    "stand_in_note",
 ]

@@ -371,3 +371,25 @@ _DEFAULTS = {
 builtin.parameters = tuple(
     AgentParameter(k, _DEFAULTS.get(k), "list" if k == "labels" else "number", v) for k, v in _PARAMS.items()
 )
+
+
+def stand_in_note(arms: Sequence[str]) -> str | None:
+    """The sentence every view shows when arms run the builtin agent, so nobody reads its figures as a
+    model's quality (None for no arm).
+
+    Args:
+        arms: The names of the arms whose agent is ``builtin``.
+    """
+    names = [str(a) for a in arms]
+    if not names:
+        return None
+    if len(names) == 1:
+        return (
+            f"arm {names[0]} uses the builtin stand-in agent (offline BM25 lookup, not a model): its figures "
+            "show the workflow, not an agent's quality"
+        )
+    listed = ", ".join(names[:-1]) + f" and {names[-1]}"
+    return (
+        f"arms {listed} use the builtin stand-in agent (offline BM25 lookup, not a model): their figures "
+        "show the workflow, not an agent's quality"
+    )

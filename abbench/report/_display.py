@@ -155,7 +155,8 @@ def table_html(
 ) -> str:
     """An HTML table. Each column is ``(key, header)`` or ``(key, header, fmt)``.
 
-    `fmt` is ``"text"`` (long text, wrapped), ``"html"`` (the cell is already safe HTML), or a
+    `fmt` is ``"text"`` (long text, wrapped), ``"ids"`` (a list of case ids: wide, so a row stays one or
+    two lines high), ``"html"`` (the cell is already safe HTML), or a
     function value → display text (the result is escaped). Numbers without a `fmt` are right-aligned.
     """
     rows = list(rows)
@@ -166,7 +167,7 @@ def table_html(
         fmt = col[2] if len(col) > 2 else None
         numeric = callable(fmt) or any(is_number(r.get(col[0])) for r in rows)
         head.append(
-            f'<th class="{"n" if numeric and fmt not in ("text", "html") else ""}">{esc(col[1])}</th>'
+            f'<th class="{"n" if numeric and fmt not in ("text", "ids", "html") else ""}">{esc(col[1])}</th>'
         )
     body = []
     for r in rows:
@@ -176,8 +177,8 @@ def table_html(
             value = r.get(key)
             if fmt == "html":
                 cells.append(f"<td>{value if value is not None else MISSING}</td>")
-            elif fmt == "text":
-                cells.append(f'<td class="text">{esc(value)}</td>')
+            elif fmt in ("text", "ids"):
+                cells.append(f'<td class="{fmt}">{esc(value)}</td>')
             elif callable(fmt):
                 cells.append(f'<td class="n">{esc(fmt(value))}</td>')
             elif is_number(value):
@@ -286,7 +287,9 @@ def base_layout(**overrides: Any) -> dict[str, Any]:
         "plot_bgcolor": "white",
         "margin": {"l": 48, "r": 16, "t": 36, "b": 48},
         "height": 360,
-        "legend": {"orientation": "h", "y": -0.2},
+        # Above the plot, left-aligned: below it a legend runs into the axis title and rotated tick labels
+        # whenever a narrow screen wraps it onto a second line; above, plotly makes room for it.
+        "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": 1.02, "yanchor": "bottom"},
         "xaxis": {"gridcolor": "#eaeef2", "zerolinecolor": "#d0d7de", "automargin": True},
         "yaxis": {"gridcolor": "#eaeef2", "zerolinecolor": "#d0d7de", "automargin": True},
         "hoverlabel": {"align": "left"},
@@ -400,7 +403,7 @@ def states_figure(states: Mapping[str, Mapping[str, int]]):
         height=max(160, 70 + 42 * len(arms)),
         yaxis={"autorange": "reversed"},
         xaxis={"title": {"text": "runs"}},
-        legend={"orientation": "h", "y": -0.35, "traceorder": "normal"},
+        legend={"traceorder": "normal"},
         margin={"t": 12},
     )
 
@@ -480,8 +483,14 @@ def grouped_figure(
     title: str = "",
     lines: bool = False,
 ):
-    """Per group (domain or round), one dot per arm with its interval; `lines` joins the dots (rounds)."""
+    """Per group (domain or round), one dot per arm with its interval; `lines` joins the dots (rounds).
+
+    Rounds run left to right; domains are rows (one per domain, top to bottom in their order), so their
+    names never collide however many there are and however narrow the screen.
+    """
     scale = 100.0 if share else 1.0
+    rows = not lines
+    value_key, group_key = ("x", "y") if rows else ("y", "x")
     data = []
     for i, (arm, estimates) in enumerate(series.items()):
         values, plus, minus = _errors(estimates)
@@ -490,9 +499,9 @@ def grouped_figure(
                 "type": "scatter",
                 "mode": "lines+markers" if lines else "markers",
                 "name": label(arm),
-                "x": [label(g) for g in groups],
-                "y": [None if v is None else v * scale for v in values],
-                "error_y": {
+                group_key: [label(g) for g in groups],
+                value_key: [None if v is None else v * scale for v in values],
+                f"error_{value_key}": {
                     "type": "data",
                     "symmetric": False,
                     "array": [None if p is None else p * scale for p in plus],
@@ -500,10 +509,11 @@ def grouped_figure(
                     "thickness": 1.5,
                     "width": 4,
                 },
-                "marker": {"size": 10, "color": colour(i)},
+                "orientation": "h" if rows else "v",  # scattermode "group" offsets the arms along it
+                "marker": {"size": 9 if rows else 10, "color": colour(i)},
                 "line": {"color": colour(i)},
                 "cliponaxis": False,
-                "hovertemplate": "%{x}: %{y:.1f}"
+                "hovertemplate": f"%{{{group_key}}}: %{{{value_key}:.1f}}"
                 + ("%" if share else "")
                 + "<extra>"
                 + label(arm)
@@ -513,6 +523,14 @@ def grouped_figure(
     axis: dict[str, Any] = {"title": {"text": title}}
     if share:
         axis.update(range=[0, 105], ticksuffix="%")
+    if rows:
+        return figure(
+            data,
+            xaxis=axis,
+            yaxis={"type": "category", "autorange": "reversed"},
+            scattermode="group",
+            height=max(220, 90 + (14 + 10 * len(series)) * len(groups)),
+        )
     return figure(
         data,
         yaxis=axis,

@@ -173,6 +173,8 @@ CSS = """<style>
 .abbench-note, .abbench-ok, .abbench-warn {line-height:1.45; margin:2px 0}
 .abbench-ok {color:#1a6b1a}
 .abbench-warn {color:#8a5a00}
+.abbench-view .lm-TabBar-content, .abbench-view .p-TabBar-content {flex-wrap:wrap}
+.abbench-view .lm-TabBar-tab, .abbench-view .p-TabBar-tab {flex:0 0 auto !important; min-width:max-content !important}
 </style>"""
 """CSS for the tables and messages (in every widget, and in its static copy)."""
 
@@ -230,6 +232,7 @@ class View(w.VBox):
 
     def __init__(self, store: StoreLike = None, **kwargs: Any):
         super().__init__(**kwargs)
+        self.add_class("abbench-view")  # tab titles wrap to a second row instead of being cut (see `CSS`)
         self.store = store if isinstance(store, Store) else notebook_store(store)
         self.errors = ErrorArea()
         self._busy = threading.RLock()

@@ -6,6 +6,7 @@ from typing import Any
 
 import ipywidgets as w
 
+from abbench._text import clip
 from abbench.compare import Comparison, compare_arms, compare_experiments, experiment_pair
 from abbench.errors import ComparisonRefused, UsageError
 from abbench.snapshot import SnapshotDiff, diff_snapshots
@@ -27,6 +28,8 @@ from abbench.widgets._base import (
 from abbench.widgets._case import CaseDetailView
 
 LISTS = ("fixed", "regressed", "reason changed", "evidence appeared", "evidence disappeared")
+INPUT_SHOWN = 40
+"""Characters of a case's input shown in the case lists (the whole input is the list's tooltip)."""
 
 
 def _signed(value: float | None, unit: str, digits: int = 1) -> str:
@@ -189,6 +192,7 @@ class DiffWidget(View):
         self.comparison: Comparison | None = None
         self.refusal: str | None = None
         self.lists: dict[str, list[str]] = {name: [] for name in LISTS}
+        self._inputs: dict[str, str] = {}
         self.skill_diff: SnapshotDiff | None = None
         self._quiet = False
 
@@ -459,20 +463,32 @@ class DiffWidget(View):
         )
         self._show_skill_diff()
         text = c.text
+        # Each case by its input too (shortened; the chosen case's full input is the list's tooltip).
+        self._inputs = {
+            x.case_id: " ".join(str(x.input).split())
+            for x in self.store.load_cases(
+                self.store.get_experiment(self.exp_b.value).dataset_id, source_rows=False
+            )
+        }
+        said = lambda case_id: clip(self._inputs.get(case_id, ""), INPUT_SHOWN)  # noqa: E731
         entries: dict[str, list[tuple[str, str]]] = {
-            "fixed": [(x.case_id, f"{x.case_id} · {x.domain} · {x.rates}") for x in c.fixed],
-            "regressed": [(x.case_id, f"{x.case_id} · {x.domain} · {x.rates}") for x in c.regressed],
+            "fixed": [
+                (x.case_id, f"{x.case_id} · {said(x.case_id)} · {x.domain} · {x.rates}") for x in c.fixed
+            ],
+            "regressed": [
+                (x.case_id, f"{x.case_id} · {said(x.case_id)} · {x.domain} · {x.rates}") for x in c.regressed
+            ],
             "reason changed": [
-                (x.case_id, f"{x.case_id} · {x.prediction} · {(x.reason_b or '')[:80]}")
+                (x.case_id, f"{x.case_id} · {said(x.case_id)} · {x.prediction} · {(x.reason_b or '')[:80]}")
                 for x in (text.reason_changed if text else ())
             ],
             "evidence appeared": [
-                (x.case_id, f"{x.case_id} · + {', '.join(x.appeared)}")
+                (x.case_id, f"{x.case_id} · {said(x.case_id)} · + {', '.join(x.appeared)}")
                 for x in (text.evidence if text else ())
                 if x.appeared
             ],
             "evidence disappeared": [
-                (x.case_id, f"{x.case_id} · − {', '.join(x.disappeared)}")
+                (x.case_id, f"{x.case_id} · {said(x.case_id)} · − {', '.join(x.disappeared)}")
                 for x in (text.evidence if text else ())
                 if x.disappeared
             ],
@@ -480,6 +496,7 @@ class DiffWidget(View):
         for name, items in entries.items():
             self.lists[name] = [case_id for case_id, _ in items]
             self.case_lists[name].set_options([(label, case_id) for case_id, label in items[:MAX_LISTED]])
+            self.case_lists[name].widget.tooltip = self._tooltip(self.case_lists[name].value)
         self.list_tabs.titles = tuple(f"{name} ({len(entries[name])})" for name in LISTS)
         chosen = self.case_lists[LISTS[self.list_tabs.selected_index or 0]].value
         self._case_chosen(chosen)
@@ -520,7 +537,15 @@ class DiffWidget(View):
             "arms": [self.arm_a.value, self.arm_b.value],
         }
 
+    def _tooltip(self, case_id: Any) -> str | None:
+        """The list's tooltip: the chosen case's whole input (a list cannot give each option its own)."""
+        text = self._inputs.get(case_id) if case_id else None
+        return f"{case_id}: {text}" if text else "choose a case to read its whole input here and below"
+
     def _case_chosen(self, case_id: Any) -> None:
+        for choice in self.case_lists.values():
+            if choice.value == case_id or not case_id:
+                choice.widget.tooltip = self._tooltip(choice.value)
         if not case_id or self.comparison is None:
             self.detail.clear("choose a case in a list to see it on both sides" if self.comparison else "")
             return

@@ -67,7 +67,10 @@ def confusion_figure(arms: Sequence[ArmMetrics]) -> go.Figure | None:
                 autorange="reversed",
                 type="category",
             )
-    fig.update_layout(title="Confusion matrices", height=620, width=max(420, 330 * n), **_LAYOUT)
+    # As wide as the notebook (plotly sizes it to its box); past three arms each matrix keeps a readable
+    # width and the chart box scrolls sideways instead of cutting the last arms off.
+    width = 300 * n + 80 if n > 3 else None
+    fig.update_layout(title="Confusion matrices", height=620, width=width, autosize=width is None, **_LAYOUT)
     return fig
 
 

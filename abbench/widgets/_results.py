@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import ipywidgets as w
 
+from abbench.agents import stand_in_note
 from abbench.errors import AbbenchError, PairNotNamed, UsageError
 from abbench.gate import GateResult, decision_pair, evaluate_gate, metric_unit
 from abbench.metrics import ArmMetrics, Estimate, ExperimentMetrics, experiment_metrics
@@ -31,9 +33,20 @@ from abbench.widgets._figures import (
     rounds_figure,
     show_figure,
 )
+from abbench.widgets._gate import GatePicker
 
 TABS = ("Arms", "Confusion", "Domains", "Stability", "Cost & latency", "Decision")
 FLIPPED_SHOWN = 30
+
+RESULTS_CSS = """<style>
+.abbench-results .abbench-chart {overflow-x:auto; max-width:100%}
+.abbench-headline {font-size:16px; font-weight:bold; line-height:1.45; margin:4px 0}
+.abbench-headline.abbench-muted {color:#555}
+</style>"""
+"""A chart wider than the notebook scrolls in its own box; the decision's headline."""
+
+_TONES = {"pass": "ok", "pass with warnings": "warn", "block": "error"}
+"""The banner's colour per gate outcome; incomplete and inconclusive are grey: nothing was passed."""
 
 
 def fmt_estimate(e: Estimate | None, digits: int = 1, *, share: bool = True) -> str:
@@ -82,12 +95,15 @@ class ResultsWidget(View):
             none: the decision tab asks for one).
         candidate: The arm the decision is about (default: likewise).
         gate: Gate rules (a file, or a list of rules); default: the experiment's own, else the default rules.
+            The Decision tab's gate picker changes it: the experiment's own, abbench's defaults, a gate
+            file found in the current folder or next to the store, or one typed in.
         cluster: ``"domain"`` for intervals clustered by domain.
 
     Attributes:
         experiment: The experiment shown.
         metrics: Its `ExperimentMetrics`.
         gate_result: The `GateResult` for the chosen arms (None when it could not be evaluated).
+        gate: The gate picker (`GatePicker`); ``gate.says(experiment)`` names the rules deciding.
         figures: Chart name → plotly figure (``confusion``, ``domains``, ``rounds``, ``latency``; with many
             labels ``confusion:<arm>``, see `ConfusionView`).
         confusion: The Confusion tab (`ConfusionView`).
@@ -110,20 +126,33 @@ class ResultsWidget(View):
         self.metrics: ExperimentMetrics | None = None
         self.gate_result: GateResult | None = None
         self.figures: dict[str, Any] = {}
-        self._gate = gate
         self._cluster = cluster
+        self._arms_by_person = bool(baseline or candidate)
         self._refusal: str | None = None
         self._default: Any = None
 
         self.chooser = Choice("Experiment", on_select=self.guard("choosing an experiment", self._chosen))
         self.chooser.widget.layout.width = "560px"
+        self.chooser.widget.layout.max_width = "100%"
         self.reload_button = self.button("Reload", self.reload, tooltip="read the experiment again")
+        wide = {
+            "style": {"description_width": "initial"},
+            "layout": w.Layout(width="260px", max_width="100%"),
+        }
         self.baseline = Choice(
-            "Baseline (A)", on_select=self.guard("choosing the baseline", self._arms_chosen)
+            "Baseline (A)", on_select=self.guard("choosing the baseline", self._arms_chosen), **wide
         )
+        wide["layout"] = w.Layout(width="260px", max_width="100%")
         self.candidate = Choice(
-            "Candidate (B)", on_select=self.guard("choosing the candidate", self._arms_chosen)
+            "Candidate (B)", on_select=self.guard("choosing the candidate", self._arms_chosen), **wide
         )
+        self.gate = GatePicker(
+            self.guard("choosing the gate", self._gate_chosen),
+            gate=gate,
+            folders=[Path.cwd(), self.store.path.parent],
+        )
+        self.rules_html = w.HTML()
+        self.headline_html = w.HTML()
         if baseline:
             self.baseline.intended = baseline
         if candidate:
@@ -137,19 +166,32 @@ class ResultsWidget(View):
         self.usage_html = w.HTML()
         self.decision_html = w.HTML()
         self.charts = {name: w.Output() for name in ("domains", "rounds", "latency")}
+        for out in self.charts.values():
+            out.add_class("abbench-chart")
         sections = [
             w.VBox([self.arms_html]),
             self.confusion,
             w.VBox([self.charts["domains"], self.domains_html]),
             w.VBox([self.charts["rounds"], self.stability_html]),
             w.VBox([self.charts["latency"], self.usage_html]),
-            w.VBox([w.HBox([self.baseline.widget, self.candidate.widget]), self.decision_html]),
+            w.VBox(
+                [
+                    w.HBox(
+                        [self.baseline.widget, self.candidate.widget], layout=w.Layout(flex_flow="row wrap")
+                    ),
+                    self.gate.widget,
+                    self.rules_html,
+                    self.decision_html,
+                ]
+            ),
         ]
         self.tabs = w.Tab(children=sections, titles=TABS)
+        self.add_class("abbench-results")
         self.children = [
-            w.HTML(STYLE),
-            w.HBox([self.chooser.widget, self.reload_button]),
+            w.HTML(STYLE + RESULTS_CSS),
+            w.HBox([self.chooser.widget, self.reload_button], layout=w.Layout(flex_flow="row wrap")),
             self.summary_html,
+            self.headline_html,
             self.errors,
             self.tabs,
         ]
@@ -182,7 +224,44 @@ class ResultsWidget(View):
         if previous is not None and self.experiment is not None and previous.id != self.experiment.id:
             # Arms belong to their experiment: another experiment starts from its own first and last arm.
             self.baseline.intended = self.candidate.intended = None
+            self._arms_by_person = False
         self.reload()
+
+    def _gate_chosen(self) -> None:
+        if not self._arms_by_person:
+            # Arms nobody chose follow the pair the new gate names (or the experiment's decision:).
+            self.baseline.intended = self.candidate.intended = None
+        if self.experiment is not None:
+            self.reload()
+
+    def rules(self) -> Any:
+        """The gate the decision uses, as `abbench.gate.evaluate_gate` and `render_report` take it
+        (None: the experiment's own, else the defaults; a file's path; or a list of rules).
+
+        Raises:
+            UsageError: no experiment chosen.
+        """
+        if self.experiment is None:
+            raise UsageError("choose an experiment first")
+        return self.gate.rules(self.experiment)
+
+    def report_options(self) -> dict[str, Any]:
+        """What `abbench.report.render_report` takes to report what the widget shows: the experiment,
+        the two arms (baseline first) and the gate, so the page's verdict is the widget's.
+
+        Raises:
+            UsageError: no experiment, or not both arms chosen.
+        """
+        if self.experiment is None:
+            raise UsageError("choose an experiment first")
+        arms = [self.baseline.value, self.candidate.value]
+        if len(self.experiment.arms) >= 2 and None in arms:
+            raise UsageError("choose the baseline and the candidate first (the Decision tab)")
+        return {
+            "experiment": self.experiment.id,
+            "arms": arms if len(self.experiment.arms) >= 2 else None,
+            "gate": self.rules(),
+        }
 
     def reload(self) -> None:
         """Read the experiment list and the shown experiment's results again, keeping every choice."""
@@ -190,6 +269,7 @@ class ResultsWidget(View):
         if self.chooser.missing is not None or self.experiment is None:
             self.experiment = None
             self.metrics = self.gate_result = None
+            self.headline_html.value = self.rules_html.value = ""
             self.summary_html.value = note(
                 f"experiment #{self.chooser.missing} is not in the store any more"
                 if self.chooser.missing is not None
@@ -203,13 +283,19 @@ class ResultsWidget(View):
         self.candidate.set_options([(n, n) for n in names])
         self._refusal = None
         self._default = None
+        self.gate.scan(self.experiment)
+        self.rules_html.value = note(self.gate.says(self.experiment, why=True))
         try:
             # The pair the gate or the experiment names (or the only two arms): never a guess among three.
-            self._default = decision_pair(self.experiment.id, self._gate, store=self.store)
+            self._default = decision_pair(self.experiment.id, self.rules(), store=self.store)
         except PairNotNamed as exc:
             self._refusal = str(exc)
         except AbbenchError:
-            self._default = None  # the gate itself is wrong: evaluating it says why
+            # The gate itself is wrong (evaluating it says why): the arms still come from the experiment.
+            try:
+                self._default = decision_pair(self.experiment.id, [], store=self.store)
+            except AbbenchError:
+                self._default = None
         if self._default is not None:
             if self.candidate.value is None:
                 self.candidate.select(self._default.candidate, notify=False)
@@ -222,6 +308,7 @@ class ResultsWidget(View):
         self._decide()
 
     def _arms_chosen(self, _value: Any) -> None:
+        self._arms_by_person = True
         if self.experiment is not None:
             self._decide()
 
@@ -235,6 +322,9 @@ class ResultsWidget(View):
             + (f", clustered by {m.cluster}" if m.cluster else "")
             + ")"
         ) + "".join(note(n, "warn") for n in m.notes)
+        stand_in = stand_in_note([a.name for a in exp.arms if a.agent == "builtin"])
+        if stand_in:
+            self.summary_html.value += note(stand_in, "warn")
         self.arms_html.value = self._arms_table(m)
         self.figures = {
             **self.confusion.show(m),
@@ -391,39 +481,65 @@ class ResultsWidget(View):
         exp = self.experiment
         a, b = self.baseline.value, self.candidate.value
         self.gate_result = None
+        self.headline_html.value = ""
         if exp is None or b is None or (len(exp.arms) >= 2 and a is None):
             self.decision_html.value = (
                 note(f"no decision: {self._refusal}; or choose the baseline and the candidate above", "warn")
                 if self._refusal
                 else note("choose the baseline and the candidate to decide on")
             )
+            self.headline_html.value = note("no decision yet: choose the pair in the Decision tab")
             return
         if len(exp.arms) >= 2 and a == b:
             self.decision_html.value = note(
                 "choose two different arms: the baseline and the candidate", "warn"
+            )
+            self.headline_html.value = note(
+                "no decision: the baseline and the candidate are the same arm", "warn"
             )
             return
         default = self._default
         named = default is not None and (default.baseline, default.candidate) == (a, b)
         arms = (a, b) if len(exp.arms) >= 2 and not named else None
         try:
-            result = evaluate_gate(exp.id, self._gate, store=self.store, arms=arms, cluster=self._cluster)
-        except Exception:
-            self.decision_html.value = note("no decision: see the error above", "warn")
+            rules = self.rules()
+            result = evaluate_gate(exp.id, rules, store=self.store, arms=arms, cluster=self._cluster)
+        except Exception as exc:
+            # No verdict at all rather than the last one: a stale PASS under a broken gate misleads.
+            why = str(exc) if isinstance(exc, AbbenchError) else f"{type(exc).__name__}: {exc}"
+            self.decision_html.value = note(
+                f"no decision with {self.gate.says(exp)}: {why}. Fix it and press Reload, or choose another "
+                "gate above.",
+                "error",
+            )
+            self.headline_html.value = note(
+                f"no decision: {self.gate.says(exp)} could not be applied (see the Decision tab)", "error"
+            )
             raise
         self.gate_result = result
-        self.decision_html.value = self._decision_html(result)
+        self.decision_html.value = self._decision_html(result, self.gate.says(exp))
+        tone = _TONES.get(result.outcome, "muted")
+        self.headline_html.value = (
+            f'<div class="abbench-headline abbench-{tone}">{escape(result.pair_text)}: gate '
+            f"{escape(result.outcome.upper())} — {escape(result.coverage.text)}</div>"
+            + note(f"{self.gate.says(exp)} · pair named by {self._named_by(result)}")
+        )
+
+    def _named_by(self, g: GateResult) -> str:
+        """Who named the pair, with a gate file's path shown as in the picker."""
+        by = g.pair.named_by
+        return "the gate file" if by == g.source and self.gate.choice.value == by else by
 
     @staticmethod
-    def _decision_html(g: GateResult) -> str:
-        kind = "ok" if g.outcome == "pass" else ("warn" if g.outcome == "pass with warnings" else "error")
+    def _decision_html(g: GateResult, says: str) -> str:
+        kind = _TONES.get(g.outcome, "muted")
         # The pair first, then the outcome and the coverage it rests on, as in the CLI and the report.
         head = (
             f'<div class="abbench-{kind}" style="font-size:16px;font-weight:bold">{escape(g.pair_text)}: gate '
             f"{escape(g.outcome.upper())} — {escape(g.coverage.text)}</div>"
         )
         if g.outcome != "pass":
-            head += note(f"{g.outcome}: {g.reason}", "warn" if g.outcome == "pass with warnings" else "error")
+            head += note(f"{g.outcome}: {g.reason}", "error" if g.outcome == "block" else "warn")
         verdict = note(g.verdict) if g.verdict else ""
         dims = html_table(
             ["dimension", "conclusion", "why"],
@@ -452,7 +568,7 @@ class ResultsWidget(View):
             + verdict
             + f"<b>Decision ({escape(g.pair_text)}): {escape(g.decision.conclusion)}</b>"
             + dims
-            + f"<b>Rules</b> ({escape(g.source)})"
+            + f'<b title="{escape(g.source)}">Rules</b> ({escape(says.removeprefix("rules: "))})'
             + rules
             + notes
         )

@@ -58,6 +58,10 @@ def test_a_report_on_an_experiment_with_nothing_run_says_so_and_claims_nothing(d
     page = parse_page(out.read_text(encoding="utf-8"))
     top = page.text.split("Decision")[0]
     assert "Nothing has run yet: none of the 40 planned runs of not-yet has executed" in top
+    assert (
+        "Arms v1 and v2 use the builtin stand-in agent (offline BM25 lookup, not a model): their figures show "
+        "the workflow, not an agent's quality." in top
+    )  # in the header, above the verdict
     for sentence in VACUOUS:
         assert sentence not in page.text, sentence
     assert "NO VERDICT YET" in page.text
@@ -90,6 +94,7 @@ def test_three_arms_and_no_pair_named_render_every_other_section_and_exit_2(demo
     page = parse_page(out.read_text(encoding="utf-8"))
     decision = page.text.split("Decision")[1].split("Arms")[0]
     assert "NO DECISION" in decision and "has 3 arms (no-skill, v1, v2)" in decision
+    assert "Arms no-skill, v1 and v2 use the builtin stand-in agent" in page.text.split("Decision")[0]
     assert "decision: {baseline: A, candidate: B}" in decision and "--arms A B" in decision
     for word in ("PASS", "BLOCK"):
         assert word not in page.text

@@ -8,6 +8,7 @@ import pytest
 
 from abbench.report import _display as show
 from abbench.report._plotly import figure_html
+from tests.conftest import REPO
 from tests.experiments import HOSTILE_IMG, HOSTILE_SCRIPT
 
 
@@ -107,3 +108,47 @@ def test_the_outcome_bar_has_its_legend_above_in_bar_order():
     assert legend.y >= 1 and legend.yanchor == "bottom"  # clear of the x axis title below the bar
     assert legend.traceorder == "normal"
     assert [t.name for t in fig.data] == ["fixed", "regressed", "right in both", "wrong in both"]
+
+
+DOMAINS = ["充电", "地图导航", "天气", "媒体", "日程", "电话", "车控", "车辆信息", "闲聊"]
+
+
+def _estimate(value):
+    return {"value": value, "interval": {"low": value - 0.1, "high": value + 0.05}}
+
+
+@pytest.mark.parametrize(
+    "fig",
+    [
+        show.states_figure({"no-skill": {"pass": 3, "fail": 1}, "v1": {"pass": 2}}),
+        show.grouped_figure(DOMAINS, {"v1": [_estimate(0.7)] * 9, "v2": [_estimate(0.9)] * 9}),
+        show.bars_figure(["v1", "v2"], {"p50": [1, 2], "p95": [3, 4]}),
+    ],
+    ids=["runs", "domains", "latency"],
+)
+def test_legends_sit_above_the_plot_clear_of_axis_titles_and_tick_labels(fig):
+    # Below the plot a legend wrapped onto two lines on a phone ran into "runs" and the domain labels.
+    legend = fig.layout.legend
+    assert legend.y >= 1 and legend.yanchor == "bottom" and legend.x == 0 and legend.orientation == "h"
+
+
+def test_domains_are_rows_so_their_names_never_collide_while_rounds_run_left_to_right():
+    series = {"v1": [_estimate(0.7)] * 9, "v2": [_estimate(0.9)] * 9}
+    fig = show.grouped_figure(DOMAINS, series, title="accuracy")
+    assert [list(t.y) for t in fig.data] == [DOMAINS, DOMAINS] and all(t.orientation == "h" for t in fig.data)
+    assert fig.layout.yaxis.autorange == "reversed" and fig.layout.xaxis.ticksuffix == "%"
+    assert fig.layout.height >= 9 * 30  # each domain a row of its own, however many
+    assert all(t.error_x.array is not None and t.error_y.array is None for t in fig.data)
+    rounds = show.grouped_figure(["round 1", "round 2"], {"v1": [_estimate(0.7)] * 2}, lines=True)
+    assert list(rounds.data[0].x) == ["round 1", "round 2"] and rounds.data[0].error_y.array is not None
+
+
+def test_case_id_lists_get_a_wide_column_so_rows_stay_short():
+    html = show.table_html(
+        [{"arm": "v1", "flaky": "c001, c002, c003"}], [("arm", "arm"), ("flaky", "flaky", "ids")]
+    )
+    assert '<td class="ids">c001, c002, c003</td>' in html
+    css = (REPO / "abbench" / "report" / "templates" / "abbench_html" / "report.css").read_text(
+        encoding="utf-8"
+    )
+    assert "td.ids { min-width: 22em" in css

@@ -67,6 +67,7 @@ def test_expected_sections(rendered):
         "Provenance",
     ]
     assert "two-arm" in page.text and "routing@" in page.text
+    assert "stand-in" not in page.text  # the fixture agent is not the builtin one: nothing to warn about
 
 
 @pytest.mark.slow

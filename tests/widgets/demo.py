@@ -49,3 +49,23 @@ def build_demo_store(path: Path, *, rounds: int = 3, run: bool = True) -> Path:
             )
             run_experiment(other.id, store=store)
     return path
+
+
+def build_priced_demo(path: Path, *, rounds: int = 2, cases: int | None = None) -> Path:
+    """The experiment ``demo-routing`` as data/demo/experiment.yaml defines it (priced builtin arms no-skill,
+    v1, v2 and its ``decision:`` v1 → v2), over the demo dataset (its first `cases`, default all) with
+    `rounds` rounds, run and graded."""
+    from abbench.runner import load_spec
+
+    with open_store(path) as store:
+        ds = store.import_dataset(DEMO / "cases.csv", DEMO / "mapping-csv.yaml", name="demo")
+        spec, _ = load_spec(DEMO / "experiment.yaml")
+        definition = spec.model_dump(mode="json", exclude_none=True)
+        definition.update(dataset=ds.fingerprint, rounds=rounds)
+        if cases is not None:
+            definition["cases"] = {"limit": cases}
+        for name in ("v1", "v2"):
+            definition["arms"][name]["skill"] = str(SKILLS / f"fast-slow-routing-{name}")
+        exp = create_experiment(definition, store=store)
+        run_experiment(exp.id, store=store)
+    return path

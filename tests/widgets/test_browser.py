@@ -1,23 +1,27 @@
-"""The run-control path in a real browser: JupyterLab on 127.0.0.1 in Debian's headless Chromium via Playwright.
+"""The notebooks in a real browser: JupyterLab on 127.0.0.1 in Debian's headless Chromium via Playwright.
 
 Opens 02_run, starts the demo run (the builtin agent with simulated latency), pauses it and checks that
-progress stops, resumes it to 100 %, then opens 04_review and saves a review, which must land in the store.
-A screenshot of each notebook is written under reports/.
+progress stops, resumes it to 100 %, then opens 04_review and saves a review, which must land in the store;
+in 03_results, a gate file chosen in the widget gives the verdict `abbench gate --rules` and the report
+rendered from the widget give. A screenshot of each notebook is written under reports/.
 """
 
 from __future__ import annotations
 
+import html
 import re
+import shutil
 import time
 from pathlib import Path
 
 import pytest
 
+from abbench.gate import evaluate_gate
 from abbench.review import REVIEW_VERDICTS, disagreements, reviews
 from abbench.store import open_store
 from tests.browser import chromium, offline_page, require_chromium
 from tests.conftest import DEMO, REPO
-from tests.widgets.demo import build_demo_store
+from tests.widgets.demo import build_demo_store, build_priced_demo
 from tests.widgets.lab import jupyterlab, parameterized
 
 VIEWPORT = {"width": 1400, "height": 1000}
@@ -346,3 +350,112 @@ def test_the_import_report_is_grouped_under_one_screen(tmp_path):
         assert outcome in refusal.inner_text() and refusal.bounding_box()["height"] < 120
         assert network.blocked == [] and errors == []
     print(f"import report: {height:.0f} px; outcome: {outcome}")
+
+
+def _verdict(page_html: str) -> str:
+    """The report's verdict banner as people read it: ``v2 vs v1: PASS WITH WARNINGS``."""
+    banner = re.search(r'<div class="abb-verdict">(.*?)</div>', page_html, re.S)
+    assert banner, "the report has no verdict banner"
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", "", banner.group(1)))).strip()
+
+
+def test_a_gate_file_chosen_in_03_results_gives_the_reports_verdict(tmp_path):
+    """03_results: choose a gate file in the Decision tab; the widget decides as `evaluate_gate` with that
+    file does, says which rules decided, and Render report writes a page with the same verdict. The widget
+    and that page on a 390 px phone are screenshot into reports/."""
+    require_chromium()
+    store_dir = build_priced_demo(tmp_path / "store", cases=150)
+    lab_root = tmp_path / "lab"
+    lab_root.mkdir()
+    gate_file = shutil.copy(DEMO / "gate.yaml", lab_root / "release-gate.yaml")  # found next to the notebook
+    out_dir = tmp_path / "out"
+    parameterized(
+        REPO / "notebooks" / "03_results.ipynb",
+        lab_root / "03_results.ipynb",
+        store_path=str(store_dir),
+        experiment="demo-routing",
+        reports_dir=str(out_dir),
+    )
+    with open_store(store_dir) as store:
+        expected = evaluate_gate("demo-routing", gate_file, store=store)
+    assert expected.outcome == "pass with warnings"  # the cost warning, as on the full demo
+    REPORTS.mkdir(exist_ok=True)
+    with (
+        jupyterlab(lab_root) as url,
+        chromium() as browser,
+        offline_page(browser, allow_hosts=(url.removeprefix("http://"),), viewport=VIEWPORT) as (
+            page,
+            network,
+            errors,
+        ),
+    ):
+        page.set_default_timeout(60_000)
+        try:
+            _open(page, url, "03_results.ipynb")
+            texts = page.locator(".widget-html-content")
+            # Before: the experiment's own (it has none, so abbench's defaults) — four rules, not seven.
+            _wait(
+                lambda: any("rules: abbench's defaults" in t for t in texts.all_inner_texts()),
+                60,
+                "the rules",
+            )
+            page.locator(".widget-tab .lm-TabBar-tab").filter(has_text="Decision").click()
+            picker = page.locator(".widget-dropdown").filter(has_text="Gate").locator("select")
+            picker.select_option(label="file: release-gate.yaml")
+            headline = f"{expected.pair_text}: gate {expected.outcome.upper()} — {expected.coverage.text}"
+            # The headline and the line naming its rules are one element: both change together.
+            _wait(
+                lambda: any(
+                    t.startswith(headline) and "rules: release-gate.yaml" in t
+                    for t in texts.all_inner_texts()
+                ),
+                60,
+                "the headline under the chosen gate",
+            )
+            decision = _wait(
+                lambda: next((t for t in texts.all_inner_texts() if "Rules (release-gate.yaml)" in t), None),
+                60,
+                "the decision's rules from the chosen gate",
+            )
+            words = " ".join(decision.split())
+            for rule in expected.rules:
+                assert " ".join(rule.rule.name.split()) in words, (rule.rule.name, words[-1500:])
+            page.locator(".abbench-results").first.evaluate("e => e.scrollIntoView()")
+            page.locator(".jp-OutputArea-output:has(.abbench-results)").first.screenshot(
+                path=str(REPORTS / "widgets-results.png")
+            )
+            _button(page, "Render report").click()
+            _wait(
+                lambda: any("written in" in t for t in page.locator(".abbench-ok").all_inner_texts()),
+                180,
+                "the report to be written",
+            )
+            assert page.locator(".abbench-error").count() == 0
+        except BaseException:
+            page.screenshot(path=str(REPORTS / "widgets-results-failure.png"), full_page=True)
+            print("widget errors:", page.locator(".abbench-error").all_inner_texts())
+            print("page errors:", *errors[-20:], sep="\n  ")
+            raise
+        assert network.blocked == [], f"the page tried to leave the machine: {network.blocked[:5]}"
+    report = out_dir / "demo-routing.html"
+    page_html = report.read_text(encoding="utf-8")
+    assert _verdict(page_html) == f"{expected.pair_text}: {expected.outcome.upper()}"
+    assert "release-gate.yaml" in page_html  # the page names the rules it applied, as the widget did
+    # The same page on a phone: it never scrolls sideways, and it is screenshot to be looked at.
+    with (
+        chromium() as browser,
+        offline_page(browser, viewport={"width": 390, "height": 844}, is_mobile=True) as (
+            phone,
+            network,
+            errors,
+        ),
+    ):
+        phone.goto(report.as_uri(), wait_until="load")
+        phone.wait_for_function(
+            "() => [...document.querySelectorAll('.plotly-graph-div')].every(d => d.querySelector('svg.main-svg'))",
+            timeout=60_000,
+        )
+        widths = phone.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+        assert widths[0] <= widths[1], widths
+        phone.screenshot(path=str(REPORTS / "report-demo-phone.png"), full_page=True)
+        assert network.blocked == [] and errors == [], (network.blocked, errors)

@@ -6,8 +6,11 @@ import html
 
 import pytest
 
+from abbench._text import clip
 from abbench.runner import create_experiment, run_experiment
+from abbench.types import Case
 from abbench.widgets import DiffWidget
+from abbench.widgets._diff import INPUT_SHOWN
 from tests.widgets.conftest import make_cases, python_arm
 
 EVERY_CITED = [f"c{i:02d}" for i in range(24) if i != 6]
@@ -32,6 +35,30 @@ def test_two_arms_of_one_experiment_default_to_first_against_last(widget):
         "evidence disappeared": [],
     }
     assert widget.list_tabs.titles[:3] == ("fixed (1)", "regressed (2)", "reason changed (1)")
+
+
+def test_each_listed_case_shows_its_input_shortened_and_whole_on_hover(store):
+    long_input = (
+        "打开空调然后导航到最近的充电站，顺便播放我收藏的歌单，再把座椅加热打开，最后提醒我明天早上八点开会"
+    )
+    cases = [Case(f"c{i:02d}", f"{i}: {long_input}", "fast", domain="导航") for i in range(4)]
+    ds = store.save_dataset("long", cases, label_set=["fast", "slow"])
+    exp = create_experiment(
+        {
+            "name": "long",
+            "dataset": ds.fingerprint,
+            "arms": {"a": python_arm(wrong=["c01"]), "b": python_arm()},
+        },
+        store=store,
+    )
+    run_experiment(exp.id, store=store)
+    w = DiffWidget(store, a="long")
+    fixed = w.case_lists["fixed"]
+    (label,) = fixed.labels
+    assert label.startswith(f"c01 · {clip('1: ' + long_input, INPUT_SHOWN)} · 导航")
+    assert long_input not in label  # shortened in the list ...
+    w.open_case("fixed", "c01")
+    assert fixed.widget.tooltip == f"c01: 1: {long_input}"  # ... and whole on hover
 
 
 def test_metric_deltas_come_with_their_intervals(widget):

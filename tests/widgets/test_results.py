@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
+import html
+import json
+from pathlib import Path
+
 import pytest
 
+from abbench.agents import stand_in_note
+from abbench.gate import DEFAULT_RULES, evaluate_gate
 from abbench.metrics import experiment_metrics
-from abbench.runner import create_experiment, run_experiment
+from abbench.runner import cancel_experiment, create_experiment, run_experiment
+from abbench.store import open_store
 from abbench.widgets import ResultsWidget
+from abbench.widgets._gate import DEFAULTS, OWN, find_gate_files
 from abbench.widgets._results import fmt_estimate
+from tests.conftest import DEMO, REPO, run_abbench
 from tests.widgets.conftest import python_arm
+
+GATE = DEMO / "gate.yaml"
+
+
+def _text(value: str) -> str:
+    """An HTML value as people read it (entities decoded)."""
+    return html.unescape(value)
 
 
 @pytest.fixture
@@ -111,3 +127,186 @@ def test_no_experiment_chosen_shows_a_hint(store):
     assert w.metrics is None and "choose an experiment" in w.summary_html.value
     with pytest.raises(Exception, match="choose an experiment"):
         w.arm("a")
+
+
+# -- the gate: the experiment's own, abbench's defaults, or a file picked in the widget ------------------
+
+
+@pytest.fixture(scope="module")
+def demo_store(tmp_path_factory):
+    """The store `abbench demo` makes (priced builtin arms no-skill, v1, v2; three rounds), without reports."""
+    from abbench.demo import run_demo
+
+    folder = tmp_path_factory.mktemp("demo") / "store"
+    with open_store(folder) as store:
+        run_demo(store=store, report=False)
+    return folder
+
+
+def _gate_json(store_dir, *options) -> dict:
+    done = run_abbench("--store", store_dir, "gate", "demo-routing", *options, "--json")
+    assert done.returncode in (0, 1), done.stderr
+    return json.loads(done.stdout)
+
+
+def _same_decision(widget_result, other: dict) -> None:
+    """The widget's `GateResult` and another view's (as JSON) agree on pair, outcome, coverage and rules."""
+    mine = widget_result.as_dict()
+    for key in ("outcome", "coverage"):
+        assert mine[key] == other[key], key
+    assert (mine["pair"]["baseline"], mine["pair"]["candidate"]) == (
+        other["pair"]["baseline"],
+        other["pair"]["candidate"],
+    )
+    # named by the same gate file, whether written as an absolute path or relative to the current folder
+    assert Path(mine["pair"]["named_by"]).resolve() == Path(other["pair"]["named_by"]).resolve()
+    assert [(r["rule"]["metric"], r["value"], r["status"]) for r in mine["rules"]] == [
+        (r["rule"]["metric"], r["value"], r["status"]) for r in other["rules"]
+    ]
+    assert mine["decision"]["conclusion"] == other["decision"]["conclusion"]
+
+
+@pytest.mark.slow
+def test_a_gate_file_picked_in_the_widget_decides_as_abbench_gate_and_evaluate_gate_do(
+    demo_store, monkeypatch
+):
+    monkeypatch.chdir(REPO)  # the notebook's folder: gate files are looked for here and next to the store
+    with open_store(demo_store) as store:
+        w = ResultsWidget(store, experiment="demo-routing")
+        assert f"file: {GATE.relative_to(REPO).as_posix()}" in w.gate.choice.labels
+        assert "rules: abbench's defaults" in _text(w.rules_html.value)  # the demo names no gate of its own
+        defaults = w.gate_result
+        _same_decision(defaults, _gate_json(demo_store))
+        assert [r.rule.name for r in defaults.rules] == [r["name"] for r in DEFAULT_RULES]
+
+        w.tabs.selected_index = 5
+        w.gate.choice.select(str(GATE))
+        g = w.gate_result
+        assert w.errors.message is None and w.tabs.selected_index == 5
+        assert (g.a.arm, g.b.arm, g.outcome) == ("v1", "v2", "pass with warnings")
+        assert [r.rule.name for r in g.warnings] == ["cost up at most 25%"]
+        assert "rules: data/demo/gate.yaml" in _text(w.rules_html.value)
+        assert "v2 vs v1: gate PASS WITH WARNINGS" in _text(w.headline_html.value)
+        assert "rules: data/demo/gate.yaml" in _text(w.headline_html.value)
+        _same_decision(g, _gate_json(demo_store, "--rules", "data/demo/gate.yaml"))
+        _same_decision(g, evaluate_gate("demo-routing", GATE, store=store).as_dict())
+        # What Render report is given is what the widget decided with.
+        assert w.report_options() == {"experiment": w.experiment.id, "arms": ["v1", "v2"], "gate": str(GATE)}
+
+        w.gate.choice.select(OWN)  # back: the defaults again, the seven rules gone
+        assert len(w.gate_result.rules) == len(DEFAULT_RULES)
+
+
+@pytest.mark.slow
+def test_the_builtin_stand_in_is_named_whenever_an_arm_uses_it(demo_store, store, ab):
+    with open_store(demo_store) as demo:
+        w = ResultsWidget(demo, experiment="demo-routing")
+        assert (
+            "arms no-skill, v1 and v2 use the builtin stand-in agent (offline BM25 lookup, not a model): their "
+            "figures show the workflow, not an agent's quality"
+        ) in _text(w.summary_html.value)
+    assert "stand-in" not in _text(ResultsWidget(store, experiment="ab").summary_html.value)  # python arms
+    assert stand_in_note(["v1"]) == (
+        "arm v1 uses the builtin stand-in agent (offline BM25 lookup, not a model): its figures show the "
+        "workflow, not an agent's quality"
+    )
+    assert stand_in_note([]) is None
+
+
+def test_the_experiments_own_gate_decides_by_default_and_the_defaults_can_be_chosen(store, small):
+    exp = create_experiment(
+        {
+            "name": "own-gate",
+            "dataset": small.fingerprint,
+            "arms": {"a": python_arm(), "b": python_arm(wrong=["c01", "c02", "c03"])},
+            "gate": [{"metric": "accuracy", "op": ">=", "value": 0.99, "name": "b nearly perfect"}],
+        },
+        store=store,
+    )
+    run_experiment(exp.id, store=store)
+    w = ResultsWidget(store, experiment="own-gate")
+    assert w.gate_result.outcome == "block" and w.gate_result.source == "experiment gate"
+    assert "rules: the experiment's own" in _text(w.rules_html.value)
+    assert "b vs a: gate BLOCK" in _text(w.headline_html.value) and "abbench-error" in _text(
+        w.headline_html.value
+    )
+    w.gate.choice.select(DEFAULTS)
+    assert "rules: abbench's defaults" in _text(w.rules_html.value)
+    assert [r.rule.name for r in w.gate_result.rules] == [r["name"] for r in DEFAULT_RULES]
+    assert w.gate_result.outcome == evaluate_gate(exp.id, list(DEFAULT_RULES), store=store).outcome
+    assert w.report_options()["gate"] == [dict(r) for r in DEFAULT_RULES]
+
+
+def test_a_bad_gate_file_says_what_where_and_what_to_do_and_leaves_no_verdict(store, ab, tmp_path):
+    w = ResultsWidget(store, experiment="ab")
+    assert w.gate_result.outcome == "pass" and "gate PASS" in _text(w.headline_html.value)
+    bad = tmp_path / "release.yaml"
+    bad.write_text(
+        "rules:\n  - {metric: accuracy, op: '>=', value: 0.9}\n  - {metric: acuracy, op: '>=', value: 1}\n"
+    )
+    w.gate.path_box.value = str(bad)  # typed, then Enter
+    assert w.gate.choice.value == str(bad.resolve())
+    message = w.errors.message
+    assert str(bad) in message and "rule 2 (line 3)" in message and "acuracy" in message
+    assert w.gate_result is None
+    for shown in (w.decision_html.value, w.headline_html.value):
+        assert "PASS" not in shown and "no decision" in shown
+    assert "Fix it and press Reload" in _text(w.decision_html.value)
+
+    bad.write_text("rules:\n  - {metric: accuracy, op: '>=', value: 0.5}\n")  # fixed on disk: Reload reads it
+    w.reload_button.click()
+    assert w.errors.message is None and w.gate_result.outcome == "pass"
+    assert "rules: release.yaml" in _text(w.rules_html.value)  # shown relative to the store's folder
+
+    w.gate.path_box.value = str(tmp_path / "nowhere.yaml")
+    assert "does not exist" in w.errors.message and w.gate_result is None
+
+
+def test_a_cancelled_experiment_is_incomplete_and_never_green(store, small):
+    exp = create_experiment(
+        {"name": "stopped", "dataset": small.fingerprint, "arms": {"a": python_arm(), "b": python_arm()}},
+        store=store,
+    )
+    cancel_experiment(exp.id, store=store)
+    w = ResultsWidget(store, experiment="stopped")
+    assert w.gate_result.outcome == "incomplete" and not w.gate_result.passed
+    for shown in (w.headline_html.value, w.decision_html.value):
+        assert "INCOMPLETE" in shown and "abbench-ok" not in shown and "abbench-muted" in shown
+
+
+def test_gate_files_are_found_by_their_content(tmp_path):
+    (tmp_path / "gates").mkdir()
+    (tmp_path / "gates" / "release.yml").write_text("- accuracy >= 0.9\n")
+    (tmp_path / "gates" / "mapping.yaml").write_text("fields: {input: q}\n")  # a mapping profile, not a gate
+    (tmp_path / ".hidden").mkdir()
+    (tmp_path / ".hidden" / "gate.yaml").write_text("rules: []\n")
+    found = find_gate_files([REPO / "data", tmp_path])
+    assert GATE.resolve() in found and (tmp_path / "gates" / "release.yml").resolve() in found
+    assert not any(p.name in ("mapping-csv.yaml", "experiment.yaml", "mapping.yaml") for p in found)
+    assert not any(".hidden" in p.parts for p in found)
+
+
+def test_figures_follow_the_notebooks_width_and_labels_are_not_cut(widget):
+    assert widget.figures["confusion"].layout.width is None and widget.figures["confusion"].layout.autosize
+    assert all("abbench-chart" in out._dom_classes for out in widget.charts.values())  # wide ones scroll
+    for choice in (widget.baseline, widget.candidate, widget.gate.choice):
+        assert choice.widget.style.description_width == "initial"  # "Candidate (B)", not "Candidate…"
+    assert "abbench-view" in widget._dom_classes and "flex-wrap:wrap" in widget.children[0].value  # tabs wrap
+
+
+def test_arms_nobody_chose_follow_the_pair_a_gate_file_names(store, ab, tmp_path):
+    reverse = tmp_path / "reverse.yaml"
+    reverse.write_text("baseline: b\ncandidate: a\nrules:\n  - accuracy >= 0.5\n", encoding="utf-8")
+    w = ResultsWidget(store, experiment="ab")
+    assert (w.baseline.value, w.candidate.value) == ("a", "b")
+    w.gate.select(str(reverse))
+    assert (w.baseline.value, w.candidate.value) == ("b", "a")
+    assert w.gate_result.pair.named_by == str(reverse.resolve()) and "pair named by the gate file" in _text(
+        w.headline_html.value
+    )
+    w.gate.select(OWN)  # the file's pair goes with it
+    assert (w.baseline.value, w.candidate.value) == ("a", "b")
+    w.candidate.select("a")  # a person's choice stays, whatever gate comes next
+    w.baseline.select("b")
+    w.gate.select(DEFAULTS)
+    assert (w.gate_result.a.arm, w.gate_result.b.arm) == ("b", "a")

@@ -156,7 +156,7 @@ def stability_section(metrics: Mapping[str, Any]) -> list[Part]:
                 ("flip", "answer changed", d.pct),
                 ("flaky", "flaky", d.pct),
                 ("cases", "cases"),
-                ("examples", "flaky cases", "text"),
+                ("examples", "flaky cases", "ids"),
             ],
         ),
         d.note_html(
