@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import ipywidgets as w
@@ -36,6 +36,20 @@ class ArmOwner(Protocol):
 
 PARAMS_HINT = "temperature: 0.3, labels: [fast, slow]"
 """What the parameters box shows when empty: a form the box accepts (lists as lists)."""
+
+
+def params_hint(declared: Sequence[Any]) -> str:
+    """An example for the parameters box from an agent's declared parameters (`AgentParameter`): a
+    number and a list it takes, written as the box reads them (``temperature: 0.3, args: [a, b]``)."""
+    parts: dict[str, Any] = {}
+    numbers = [p for p in declared if p.kind == "number" and p.default is not None]
+    number = next((p for p in numbers if p.name == "temperature"), numbers[0] if numbers else None)
+    listed = next((p for p in declared if p.kind == "list"), None)
+    if number is not None:
+        parts[number.name] = 0.3 if number.name == "temperature" else number.default
+    if listed is not None:
+        parts[listed.name] = ["fast", "slow"] if listed.name == "labels" else ["a", "b"]
+    return params_text(parts)[1:-1] if parts else PARAMS_HINT
 
 
 def _split_top(text: str) -> list[str]:
@@ -238,6 +252,7 @@ class ArmRow:
             self.fields[p.name], self._kinds[p.name] = field, p.kind
             rows.append(w.HBox([shown, w.HTML(note(p.description))]))
         self.form_box.children = rows or [w.HTML(note(f"{self.agent.value} declares no parameters"))]
+        self.params.placeholder = params_hint(declared)
         self.form.titles = (
             f"parameters of {self.agent.value} (a form; the box above holds the same as YAML)",
         )
