@@ -405,7 +405,7 @@ class RunControlWidget(View):
         chosen = selection_text(exp.spec.get("cases"))
         self.definition_html.value = (
             f"<details><summary>definition of #{exp.id} {escape(exp.name)} ({escape(exp.dataset)}, "
-            f"{exp.rounds} rounds, cases: {escape(chosen)}, created {escape(_when(exp.created_at))} by "
+            f"{exp.rounds} round{'' if exp.rounds == 1 else 's'}, cases: {escape(chosen)}, created {escape(_when(exp.created_at))} by "
             f"{escape(exp.created_by)})</summary>{arms}<pre>{escape(spec)}</pre></details>"
         )
 
@@ -436,6 +436,8 @@ class RunControlWidget(View):
                     labels[exp.id] = snap.label
                     self.chooser.set_options([(label, value) for value, label in labels.items()])
             self.status_html.value = status_html(progress, snap.phase, f"#{exp.id} {exp.name}")
+            if snap.phase not in ("running", "pausing"):
+                self.action_note.value = ""  # "pause asked" said its part once the pause shows
             self.progress_view.show(progress)
             self._list_failures(snap.failures)
             self._show_controls()

@@ -124,7 +124,8 @@ def listed_status(exp: Experiment) -> str:
 def experiment_label(exp: Experiment, status: str | None = None) -> str:
     """``#3 demo · finished · demo@ab12cd · 3 arms``: an experiment's line in the chooser."""
     status = status or listed_status(exp)
-    return f"#{exp.id} {exp.name} · {status} · {exp.dataset} · {len(exp.arms)} arms"
+    arms = len(exp.arms)
+    return f"#{exp.id} {exp.name} · {status} · {exp.dataset} · {arms} arm{'' if arms == 1 else 's'}"
 
 
 def read_failures(store: Any, exp_id: int) -> Failures:
