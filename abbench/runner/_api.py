@@ -465,14 +465,16 @@ def grade_experiment(
 def experiment_status(ref: int | str | Experiment, *, store: StoreLike = None) -> Progress:
     """Where an experiment stands, read from the store (reading never starts or reconciles anything)."""
     store = open_store(store)
-    exp = store.get_experiment(ref)
-    counts = store.run_counts(exp.id)
+    with store.reading():  # the status and the counts from one state of the store
+        exp = store.get_experiment(ref)
+        counts = store.run_counts(exp.id)
+        error_runs = store.error_runs(exp.id)
     status = exp.status
     reason = PauseReason.from_dict(exp.pause_reason) if status == "paused" else None
     if status in ("running", "paused") and not exp.runner_alive and reason is None:
         status = "interrupted"  # a budget's pause outlives its runner: it waits for a higher budget
     errors: dict[str, dict[str, int]] = {}
-    for arm, kind in store.error_runs(exp.id).values():
+    for arm, kind in error_runs.values():
         errors.setdefault(arm, {}).setdefault(kind, 0)
         errors[arm][kind] += 1
     arms = tuple(ArmProgress(a, c, errors.get(a, {})) for a, c in counts.items())

@@ -287,6 +287,25 @@ class StoreBase:
         finally:
             self._local.undo = []
 
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction on this thread's connection: every query inside sees one state of the store.
+
+        Without it, an experiment's status and its run counts read a moment apart can disagree
+        (another process finished the run in between), and a view would show two states at once.
+        Inside a transaction already open, this adds nothing.
+        """
+        conn = self.conn
+        if conn.in_transaction:
+            yield conn
+            return
+        conn.execute("BEGIN")  # deferred: the snapshot is taken at the first read
+        try:
+            yield conn
+        finally:
+            if conn.in_transaction:
+                conn.execute("COMMIT")
+
     def on_rollback(self, undo: Callable[[], None]) -> None:
         """Call `undo` if the transaction open on this thread rolls back (files placed beside its rows).
 

@@ -1,8 +1,13 @@
-"""`RunControlWidget`: define, start, pause, resume, cancel and clone experiments, and watch them run."""
+"""`RunControlWidget`: define, start, pause, resume, cancel and clone experiments, and watch them run.
+
+The define form is built from `abbench.widgets._arm_form` (arms) and `abbench.widgets._case_form`
+(which cases); what is shown of an experiment is one `RunSnapshot` (`abbench.widgets._run_state`)
+drawn by `abbench.widgets._progress_view`. This module holds the widget: the chooser, the buttons,
+and following the store.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import threading
 import time
@@ -13,41 +18,32 @@ from typing import Any
 import ipywidgets as w
 import yaml
 
-from abbench.agents import agent_names, agent_parameters
 from abbench.errors import NotFoundError, UsageError
 from abbench.runner import (
     Progress,
     RunHandle,
     cancel_experiment,
     create_experiment,
-    experiment_status,
     pause_experiment,
     resume_experiment,
     start_experiment,
 )
 from abbench.store._experiments import Experiment
-from abbench.types import outcome_word
-from abbench.widgets._base import NONE, STYLE, Choice, StoreLike, View, escape, html_table, log, note
+from abbench.widgets._arm_form import FOLDER, NO_SKILL, ArmRow, parse_graders
+from abbench.widgets._base import STYLE, Choice, StoreLike, View, escape, html_table, log, note
+from abbench.widgets._case_form import CaseForm, selection_text
+from abbench.widgets._progress_view import ProgressView, status_html
+from abbench.widgets._run_state import (
+    ENDED,
+    Failures,
+    RunSnapshot,
+    experiment_label,
+    read_failures,
+    read_snapshot,
+)
 
 NEW = 0
 """The experiment chooser's value for "define a new experiment"."""
-NO_SKILL = ""
-FOLDER = "folder"
-FAILURES_SHOWN = 50
-ENDED = ("finished", "cancelled", "interrupted")
-
-
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "—"
-    seconds = round(seconds)
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes}m{seconds:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
 
 
 def _when(value: str | None) -> str:
@@ -63,320 +59,16 @@ def _when(value: str | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M") + (" UTC" if moment.tzinfo is not None else "")
 
 
-PARAMS_HINT = "temperature: 0.3, labels: [fast, slow]"
-"""What the parameters box shows when empty: a form the box accepts (lists as lists)."""
-
-
-def _split_top(text: str) -> list[str]:
-    """`text` split at the commas outside brackets and quotes (``labels=[a, b], seed=2`` is two parts)."""
-    parts, depth, quote, start = [], 0, "", 0
-    for i, ch in enumerate(text):
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "\"'":
-            quote = ch
-        elif ch in "[{(":
-            depth += 1
-        elif ch in "]})":
-            depth -= 1
-        elif ch in ",，" and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    return parts
-
-
-def _yaml_error(exc: yaml.YAMLError, arm: str, shift: int = 0) -> UsageError:
-    mark = getattr(exc, "problem_mark", None)
-    where = f" at line {mark.line + 1}, column {mark.column + 1 - shift}" if mark is not None else ""
-    return UsageError(
-        f"arm {arm!r}: parameters are not valid YAML{where} ({getattr(exc, 'problem', None) or exc}); "
-        f"write e.g. {PARAMS_HINT}"
-    )
-
-
-def parse_params(text: str, *, arm: str = "") -> dict[str, Any]:
-    """An arm's parameters from the form: YAML (or JSON), or ``key=value`` pairs split by commas.
-
-    YAML as in an experiment file, on one line (``temperature: 0.3, labels: [fast, slow]``, braces
-    optional) or several; JSON is YAML too. In ``key=value`` pairs a value is read as JSON when it
-    parses (``latency_ms=50`` is a number), as a YAML list or mapping when bracketed
-    (``labels=[a, b]``), else kept as text.
-
-    Raises:
-        UsageError: the text is none of these (the message says which arm, where, and how to write it).
-    """
-    text = text.strip()
-    if not text:
-        return {}
-    pairs = _split_top(text)
-    if not all("=" in p.partition(":")[0] for p in pairs if p.strip()) and (":" in text or text[0] in "{"):
-        one_line = "\n" not in text and not text.startswith("{")
-        try:
-            value = yaml.safe_load("{" + text + "}" if one_line else text)
-        except yaml.YAMLError as exc:
-            raise _yaml_error(exc, arm, shift=int(one_line)) from None  # the brace added in front
-        if not isinstance(value, dict):
-            raise UsageError(f"arm {arm!r}: parameters must be a mapping, e.g. {PARAMS_HINT}")
-        return {str(k): v for k, v in value.items()}
-    out: dict[str, Any] = {}
-    for part in pairs:
-        if not part.strip():
-            continue
-        key, eq, raw = part.partition("=")
-        if not eq or not key.strip():
-            raise UsageError(
-                f"arm {arm!r}: cannot read parameter {part.strip()!r}; write YAML ({PARAMS_HINT}) or "
-                "key=value pairs split by commas (latency_ms=50, temperature=0.3)"
-            )
-        out[key.strip()] = _scalar(raw.strip(), arm)
-    return out
-
-
-def _scalar(raw: str, arm: str) -> Any:
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError:
-        pass
-    if raw[:1] in "[{":
-        try:
-            return yaml.safe_load(raw)
-        except yaml.YAMLError as exc:
-            raise _yaml_error(exc, arm) from None
-    return raw
-
-
-def params_text(params: Mapping[str, Any]) -> str:
-    """Parameters as the box shows them: one line of YAML that `parse_params` reads back."""
-    if not params:
-        return ""
-    return yaml.safe_dump(
-        dict(params), default_flow_style=True, allow_unicode=True, width=10**6, sort_keys=False
-    ).strip()
-
-
-def parse_graders(text: str) -> list[str | dict[str, Any]]:
-    """Graders from the form: names and definitions split by commas, as in a YAML list without brackets.
-
-    ``label_match, read_skill, {type: llm_judge, model: gpt-4o-mini}`` gives two names and one definition.
-
-    Raises:
-        UsageError: the text does not parse (the message says where).
-    """
-    text = text.strip()
-    if not text:
-        return []
-    try:
-        value = yaml.safe_load(text if text.startswith("[") else f"[{text}]")
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at column {mark.column}" if mark is not None else ""
-        raise UsageError(
-            f"cannot read the graders{where}: write names and definitions split by commas, e.g. "
-            "label_match, {type: llm_judge, model: gpt-4o-mini}"
-        ) from None
-    bad = [g for g in value if not isinstance(g, (str, dict))]
-    if bad:
-        raise UsageError(f"a grader is a name or a definition {{type: ...}}; got {bad[0]!r}")
-    return value
-
-
-class _ArmRow:
-    """One arm of the experiment being defined."""
-
-    def __init__(self, owner: RunControlWidget, name: str, arm: Mapping[str, Any]):
-        self.name = w.Text(value=name, description="arm", layout={"width": "180px"})
-        agents = agent_names()
-        agent = str(arm.get("agent") or "builtin")
-        self.agent = w.Dropdown(
-            options=sorted({*agents, agent}), value=agent, description="agent", layout={"width": "180px"}
-        )
-        self.model = w.Text(value=str(arm.get("model") or ""), placeholder="model", layout={"width": "130px"})
-        self.skill = w.Dropdown(description="skill", layout={"width": "300px"})
-        self.folder = w.Text(placeholder="skill folder", layout={"width": "300px", "display": "none"})
-        params = {k: v for k, v in arm.items() if k not in _ARM_KEYS}
-        params.update(arm.get("params") or {})
-        self._arm_name = name
-        self.params = w.Text(
-            value=params_text(params),
-            placeholder=PARAMS_HINT,
-            tooltip="YAML as in an experiment file (lists as [a, b]), or key=value pairs",
-            continuous_update=False,
-            layout={"width": "360px"},
-        )
-        self.remove = w.Button(description="✕", tooltip="remove this arm", layout={"width": "36px"})
-        self.remove.on_click(lambda _b: owner.guard("removing an arm", owner.remove_arm)(self))
-        self.skill.observe(lambda _c: self._show_folder(), names="value")
-        self.set_skill_options(owner.skill_options(), arm)
-        # The form: one box per parameter the adapter declares, kept in step with the YAML box.
-        self.fields: dict[str, w.Text] = {}
-        self._kinds: dict[str, str] = {}
-        self._syncing = False
-        self.form_box = w.VBox()
-        self.form = w.Accordion(children=[self.form_box], selected_index=None)
-        self._build_form()
-        owner.on_change(self.agent, lambda _v: self._build_form())
-        owner.on_change(self.params, lambda _v: self._params_typed())
-        self._owner = owner
-        # An arm is wider than a laptop's notebook: its row wraps instead of hiding the folder, the
-        # parameters and the remove button past the right edge.
-        self.row = w.HBox(
-            [self.name, self.agent, self.model, self.skill, self.folder, self.params, self.remove],
-            layout={"flex_flow": "row wrap"},
-        )
-        self.box = w.VBox([self.row, self.form], layout={"margin": "0 0 6px 0"})
-
-    # -- the parameters form ---------------------------------------------------------------------------
-
-    def _current(self) -> dict[str, Any]:
-        return parse_params(self.params.value, arm=self.name.value.strip() or self._arm_name)
-
-    def _build_form(self) -> None:
-        try:
-            declared = agent_parameters(self.agent.value)
-        except UsageError:
-            declared = []  # an adapter this installation lacks: the YAML box still takes its parameters
-        self.fields, self._kinds = {}, {}
-        for p in declared:
-            default = NONE if p.default is None else params_text({"x": p.default})[4:-1]
-            field = w.Text(
-                description=p.name,
-                placeholder=f"default {default}" + (" · a list: [a, b]" if p.kind == "list" else ""),
-                tooltip=p.description,
-                continuous_update=False,
-                style={"description_width": "150px"},
-                layout={"width": "520px"},
-            )
-            field.observe(lambda _c, key=p.name: self._field_typed(key), names="value")
-            self.fields[p.name], self._kinds[p.name] = field, p.kind
-        rows = [
-            w.HBox([f, w.HTML(note(p.description))])
-            for p, f in zip(declared, self.fields.values(), strict=True)
-        ]
-        self.form_box.children = rows or [w.HTML(note(f"{self.agent.value} declares no parameters"))]
-        self.form.titles = (
-            f"parameters of {self.agent.value} (a form; the box above holds the same as YAML)",
-        )
-        with contextlib.suppress(UsageError):  # the box is mid-edit: the form fills in once it reads
-            self._fill(self._current())
-
-    def _fill(self, params: Mapping[str, Any]) -> None:
-        self._syncing = True
-        try:
-            for key, field in self.fields.items():
-                field.value = "" if key not in params else params_text({"x": params[key]})[4:-1]
-        finally:
-            self._syncing = False
-
-    def _params_typed(self) -> None:
-        if self._syncing:
-            return
-        with contextlib.suppress(UsageError):  # said at Start; the form keeps what it read last
-            self._fill(self._current())
-
-    def _field_typed(self, key: str) -> None:
-        if self._syncing:
-            return
-        guarded = self._owner.guard(f"setting {key}", self._set_field)
-        guarded(key)
-
-    def _set_field(self, key: str) -> None:
-        params = self._current()
-        raw = self.fields[key].value.strip()
-        if not raw:
-            params.pop(key, None)
-        else:
-            kind = self._kinds[key]
-            if kind == "list" and not raw.startswith("["):
-                raw = f"[{raw}]"  # fast, slow → [fast, slow]
-            if kind == "text":
-                value: Any = raw
-            else:
-                try:
-                    value = yaml.safe_load(raw)
-                except yaml.YAMLError as exc:
-                    raise UsageError(
-                        f"{key}: {raw!r} is not a value ({getattr(exc, 'problem', exc)})"
-                    ) from None
-            params[key] = value
-        self._syncing = True
-        try:
-            self.params.value = params_text(params)
-        finally:
-            self._syncing = False
-
-    def _show_folder(self) -> None:
-        self.folder.layout.display = "" if self.skill.value == FOLDER else "none"
-
-    def set_skill_options(self, options: list[tuple[str, str]], arm: Mapping[str, Any] | None = None) -> None:
-        current = self.skill.value
-        if arm is not None:
-            current = arm.get("snapshot") or arm.get("skill") or NO_SKILL
-        self.skill.options = options
-        values = [v for _, v in options]
-        if current in values:
-            self.skill.value = current
-        elif current:
-            self.skill.value = FOLDER
-            self.folder.value = str(current)
-        else:
-            self.skill.value = NO_SKILL
-        self._show_folder()
-
-    def spec(self) -> tuple[str, dict[str, Any]]:
-        name = self.name.value.strip()
-        if not name:
-            raise UsageError("every arm needs a name (control, treatment, v1 ...)")
-        arm: dict[str, Any] = {"agent": self.agent.value}
-        if self.model.value.strip():
-            arm["model"] = self.model.value.strip()
-        skill = self.folder.value.strip() if self.skill.value == FOLDER else self.skill.value
-        if self.skill.value == FOLDER and not skill:
-            raise UsageError(f"arm {name!r}: give the skill folder, or choose a stored snapshot or no skill")
-        if skill:
-            arm["skill"] = skill
-        params = parse_params(self.params.value, arm=name)
-        if params:
-            arm["params"] = params
-        return name, arm
-
-
-_ARM_KEYS = ("agent", "model", "skill", "snapshot", "skill_source", "skill_label", "git_ref", "params")
-
-
-def _outcomes(p, sep: str = ", ") -> str:
-    """``5 right, 2 wrong`` for an arm's or the experiment's progress, then the runs without a verdict
-    and the cancelled ones when there are any (in `abbench.types.OUTCOME_WORDS`'s words)."""
-    arms = getattr(p, "arms", None) or (p,)
-    parts = [
-        ("pass", p.right),
-        ("fail", p.wrong),
-        ("execution_failed", p.execution_failed),
-        ("grading_failed", p.grading_failed),
-        ("cancelled", sum(a.counts.get("cancelled", 0) for a in arms)),
-    ]
-    return sep.join(f"{n:,} {outcome_word(k)}" for k, n in parts if n or k in ("pass", "fail"))
-
-
-class _ArmBar:
-    """The progress of one arm: a bar and its counts."""
-
-    def __init__(self, arm: str):
-        self.bar = w.IntProgress(value=0, min=0, max=1, description=arm, layout={"width": "420px"})
-        self.bar.style.description_width = "120px"
-        self.counts = w.HTML()
-        self.box = w.HBox([self.bar, self.counts])
-
-
 class RunControlWidget(View):
     """Define an experiment, run it off the cell, and steer it: pause, resume, cancel, clone, re-run.
 
     The run executes on abbench's background event loop (`abbench.runner.start_experiment`), so the
     kernel stays free for the buttons; progress arrives through the runner's `Observer` interface and
-    moves one bar per arm (done / running / failed / pending, throughput, time left). Choosing an
-    existing experiment shows where it stands, read from the store. Once a run starts, the definition
-    folds away. Failed runs are listed with their kind: execution failures get a re-run, grading
-    failures a re-grade (which reuses the stored execution).
+    moves one bar per arm, each outcome apart (right, wrong, execution failed, grading failed,
+    cancelled) with throughput and time left. An experiment shown that this kernel does not run (the
+    CLI's, another notebook's) is followed from the store, whichever process runs it, every `poll_s`
+    seconds. Once a run starts, the definition folds away. Failed runs are listed with their kind:
+    execution failures get a re-run, grading failures a re-grade (which reuses the stored execution).
 
     Args:
         store: The store (an open `Store`, a folder, or None to find the notebook's store).
@@ -389,15 +81,17 @@ class RunControlWidget(View):
         concurrency: Runs in flight at once.
         graders: Graders (default ``["label_match"]``).
         name: The new experiment's name (default: the dataset's name and the time).
-        poll_s: How often an experiment run by another process (the CLI) is re-read from the store.
+        poll_s: How often the experiment shown is read again from the store when this kernel does
+            not run it.
 
     Attributes:
         experiment: The experiment shown (None while defining a new one).
         handle: The `RunHandle` of the run started from this widget, if any.
+        snapshot: What is shown now (`RunSnapshot`: experiment, progress, failures, phase).
         progress: The latest `Progress` shown.
-        bars: Arm name → its ``IntProgress``.
+        bars: Arm name → its bar (`ArmBar`: ``value`` done of ``max``, ``segments`` per outcome).
         status_html: The status line (``status_html.value``).
-        failures: The failed runs listed (`RunRecord` values).
+        failures: The failed runs listed (`RunRecord` values, the first 50).
     """
 
     def __init__(
@@ -419,16 +113,12 @@ class RunControlWidget(View):
         super().__init__(store, **kwargs)
         self.experiment: Experiment | None = None
         self.handle: RunHandle | None = None
-        self.progress: Progress | None = None
-        self.failures: list[Any] = []
-        self.bars: dict[str, w.IntProgress] = {}
-        self._arm_bars: dict[str, _ArmBar] = {}
+        self.snapshot: RunSnapshot | None = None
         self._clone_of: Experiment | None = None
         self._graders = list(graders or ["label_match"])
         self._poll_s = poll_s
-        self._poller: threading.Thread | None = None
         self._stop_poll = threading.Event()
-        self._render_lock = threading.Lock()
+        self._render_lock = threading.RLock()
 
         self.chooser = Choice("Experiment", on_select=self.guard("choosing an experiment", self._chosen))
         self.chooser.widget.layout.width = "640px"
@@ -445,16 +135,14 @@ class RunControlWidget(View):
             description="Concurrency",
             style={"description_width": "initial"},
         )
-        self.cases = w.BoundedIntText(
-            value=cases, min=0, max=10_000_000, description="Cases", tooltip="0: all"
-        )
-        self.sample = w.Checkbox(value=sample, description="random sample (seeded)", indent=False)
+        self.case_form = CaseForm(count=cases, sample=sample)
+        self.cases, self.sample = self.case_form.count, self.case_form.sample
         self.graders_text = w.Text(
             value=", ".join(g if isinstance(g, str) else json.dumps(g) for g in self._graders),
             description="Graders",
             layout={"width": "520px"},
         )
-        self.arm_rows: list[_ArmRow] = []
+        self.arm_rows: list[ArmRow] = []
         self.arms_box = w.VBox()
         self.add_arm_button = self.button("Add arm", lambda: self.add_arm())
         self.start_button = self.button("Start", self.start, button_style="primary", icon="play")
@@ -464,7 +152,8 @@ class RunControlWidget(View):
                 self.name,
                 self.dataset.widget,
                 w.HBox([self.rounds, self.concurrency]),
-                w.HBox([self.cases, self.sample, w.HTML(note("cases: 0 runs every case"))]),
+                w.HTML("<b>Cases</b> (only some domains or gold labels, at most N, or a sample)"),
+                self.case_form.box,
                 self.graders_text,
                 w.HTML("<b>Arms</b> (the first is the control)"),
                 self.arms_box,
@@ -483,8 +172,11 @@ class RunControlWidget(View):
         )
         self.controls = w.HBox([self.pause_button, self.resume_button, self.cancel_button, self.clone_button])
         self.status_html = w.HTML()
+        self.action_note = w.HTML()
         self.definition_html = w.HTML()
-        self.bars_box = w.VBox()
+        self.progress_view = ProgressView()
+        self.bars = self.progress_view.bars
+        self.bars_box = self.progress_view.box
         self.failures_html = w.HTML()
         self.rerun_button = self.button("Re-run execution failures", self.rerun_failed, icon="repeat")
         self.regrade_button = self.button("Re-grade grading failures", self.regrade_failed, icon="check")
@@ -496,6 +188,7 @@ class RunControlWidget(View):
             self.config,
             self.controls,
             self.status_html,
+            self.action_note,
             self.bars_box,
             self.definition_html,
             self.failures_html,
@@ -512,6 +205,23 @@ class RunControlWidget(View):
         else:
             self.chooser.select(NEW, notify=False)
             self._show_controls()
+        self._poller = threading.Thread(target=self._follow, name="abbench-run-widget-follow", daemon=True)
+        self._poller.start()
+
+    @property
+    def progress(self) -> Progress | None:
+        """The latest `Progress` shown (None while defining a new experiment)."""
+        return self.snapshot.progress if self.snapshot is not None else None
+
+    @property
+    def failures(self) -> list[Any]:
+        """The failed runs listed (execution and grading failures, the first 50)."""
+        return list(self.snapshot.failures.shown) if self.snapshot is not None else []
+
+    def close(self) -> None:
+        """Stop following the store and close the widget."""
+        self._stop_poll.set()
+        super().close()
 
     # -- lists -----------------------------------------------------------------------------------------
 
@@ -530,6 +240,7 @@ class RunControlWidget(View):
 
     def _list_datasets(self, wanted: str | None = None) -> None:
         infos = list(reversed(self.store.list_datasets()))
+        before = self.dataset.value
         self.dataset.set_options(
             [
                 (f"{d.fingerprint} · {d.n_cases:,} cases · imported {_when(d.created_at)}", d.fingerprint)
@@ -542,6 +253,8 @@ class RunControlWidget(View):
             self.dataset.select(infos[0].fingerprint, notify=False)  # the newest, said so in the list order
         if not self.name.value and self.dataset.value:
             self.name.value = self._default_name()
+        if self.dataset.value != before or wanted:
+            self.case_form.set_dataset(self.store, self.dataset.value)
 
     def _default_name(self) -> str:
         base = str(self.dataset.value or "experiment").partition("@")[0]
@@ -550,6 +263,7 @@ class RunControlWidget(View):
     def _dataset_chosen(self, _value: Any) -> None:
         if not self.name.value:
             self.name.value = self._default_name()
+        self.case_form.set_dataset(self.store, self.dataset.value)
 
     def reload(self) -> None:
         """Read the experiments, datasets and snapshots again, keeping every selection made."""
@@ -557,16 +271,16 @@ class RunControlWidget(View):
         for row in self.arm_rows:
             row.set_skill_options(self.skill_options())
         self._list_datasets()
-        options: list[tuple[str, int]] = [("— new experiment —", NEW)]
-        for exp in self.store.list_experiments():
-            options.append(
-                (f"#{exp.id} {exp.name} · {exp.status} · {exp.dataset} · {len(exp.arms)} arms", exp.id)
-            )
-        self.chooser.set_options(options)
-        if self.chooser.missing is not None and self.chooser.missing != NEW:
-            self.status_html.value = note(
-                f"experiment #{self.chooser.missing} is not in the store any more; choose another", "warn"
-            )
+        with self._render_lock:
+            options: list[tuple[str, int]] = [("— new experiment —", NEW)]
+            options += [(experiment_label(exp), exp.id) for exp in self.store.list_experiments()]
+            self.chooser.set_options(options)
+            if self.chooser.missing is not None and self.chooser.missing != NEW:
+                self.status_html.value = note(
+                    f"experiment #{self.chooser.missing} is not in the store any more; choose another", "warn"
+                )
+            elif self.experiment is not None:
+                self.refresh()  # the panel and its line in the list from one read
 
     # -- arms ------------------------------------------------------------------------------------------
 
@@ -577,10 +291,10 @@ class RunControlWidget(View):
             name = next(
                 n for n in ("control", "treatment", *(f"arm{i}" for i in range(2, 99))) if n not in taken
             )
-        self.arm_rows.append(_ArmRow(self, name, dict(arm or {"agent": "builtin"})))
+        self.arm_rows.append(ArmRow(self, name, dict(arm or {"agent": "builtin"})))
         self.arms_box.children = [r.box for r in self.arm_rows]
 
-    def remove_arm(self, row: _ArmRow) -> None:
+    def remove_arm(self, row: ArmRow) -> None:
         """Remove an arm row."""
         if len(self.arm_rows) == 1:
             raise UsageError("an experiment needs at least one arm")
@@ -610,8 +324,9 @@ class RunControlWidget(View):
             "concurrency": int(self.concurrency.value),
             "graders": graders or ["label_match"],
         }
-        if self.cases.value:
-            spec["cases"] = {"sample" if self.sample.value else "limit": int(self.cases.value)}
+        cases = self.case_form.selection()
+        if cases:
+            spec["cases"] = cases
         return spec
 
     # -- choosing and showing --------------------------------------------------------------------------
@@ -627,24 +342,25 @@ class RunControlWidget(View):
         self.chooser.select(exp.id)
 
     def _chosen(self, value: Any) -> None:
-        self._stop_polling()
-        if not value:
-            self.experiment = None
-            self.progress = None
-            if self.name.value.strip() in {e.name for e in self.store.list_experiments()}:
-                self.name.value = self._default_name()  # that name is taken: a new one for the new experiment
-            self.config.selected_index = 0
-            self.status_html.value = self.definition_html.value = ""
-            self.bars_box.children = []
-            self.failures, self.failures_html.value = [], ""
-            self._show_controls()
-            return
-        self.experiment = self.store.get_experiment(value)
-        self.config.selected_index = None
-        self._show_definition(self.experiment)
-        self.refresh()
-        if self.progress is not None and self.progress.status == "running" and not self._own_run():
-            self._start_polling()
+        with self._render_lock:
+            if not value:
+                self.experiment = None
+                self.snapshot = None
+                if self.name.value.strip() in {e.name for e in self.store.list_experiments()}:
+                    self.name.value = self._default_name()  # that name is taken: a new one for the new one
+                self.config.selected_index = 0
+                self.status_html.value = self.definition_html.value = self.action_note.value = ""
+                self.progress_view.show(None)
+                self.failures_html.value = ""
+                self.failure_actions.layout.display = "none"
+                self._show_controls()
+                return
+            self.experiment = self.store.get_experiment(value)
+            self.snapshot = None
+            self.action_note.value = ""
+            self.config.selected_index = None
+            self._show_definition(self.experiment)
+            self.refresh()
 
     def _own_run(self) -> bool:
         return (
@@ -655,14 +371,21 @@ class RunControlWidget(View):
         )
 
     def refresh(self) -> None:
-        """Read the shown experiment's progress and failures from the store and show them."""
-        if self.experiment is None:
-            return
-        if self._own_run():
-            self._render(self.handle.progress)
-        else:
-            self._render(experiment_status(self.experiment.id, store=self.store))
-        self._list_failures()
+        """Read the shown experiment from the store (or from the run started here) and show it."""
+        with self._render_lock:
+            if self.experiment is None:
+                return
+            if self._own_run():
+                self._render(self._own_snapshot(self.handle.progress))
+            else:
+                self._render(read_snapshot(self.store, self.experiment.id, self.snapshot))
+
+    def _own_snapshot(self, progress: Progress) -> RunSnapshot:
+        previous = self.snapshot
+        failures = previous.failures if previous is not None and previous.own else Failures()
+        if progress.status in ENDED:
+            failures = read_failures(self.store, progress.experiment_id)
+        return RunSnapshot(self.experiment, progress, failures, own=True)
 
     def _show_definition(self, exp: Experiment) -> None:
         arms = html_table(
@@ -679,10 +402,11 @@ class RunControlWidget(View):
             ],
         )
         spec = yaml.safe_dump(exp.spec, allow_unicode=True, sort_keys=False)
+        chosen = selection_text(exp.spec.get("cases"))
         self.definition_html.value = (
             f"<details><summary>definition of #{exp.id} {escape(exp.name)} ({escape(exp.dataset)}, "
-            f"{exp.rounds} rounds, created {escape(_when(exp.created_at))} by {escape(exp.created_by)})</summary>"
-            f"{arms}<pre>{escape(spec)}</pre></details>"
+            f"{exp.rounds} round{'' if exp.rounds == 1 else 's'}, cases: {escape(chosen)}, created {escape(_when(exp.created_at))} by "
+            f"{escape(exp.created_by)})</summary>{arms}<pre>{escape(spec)}</pre></details>"
         )
 
     @property
@@ -691,83 +415,38 @@ class RunControlWidget(View):
         return self.config.selected_index == 0
 
     def _show_controls(self) -> None:
-        status = self.progress.status if self.progress is not None and self.experiment else None
-        exp = self.experiment is not None
-        self.pause_button.disabled = status not in ("running",)
-        self.resume_button.disabled = status not in ("paused", "interrupted", "created")
-        self.cancel_button.disabled = status not in ("running", "paused", "interrupted", "created")
-        self.clone_button.disabled = not exp
+        enabled = self.snapshot.enabled() if self.snapshot is not None else {}
+        self.pause_button.disabled = not enabled.get("pause")
+        self.resume_button.disabled = not enabled.get("resume")
+        self.cancel_button.disabled = not enabled.get("cancel")
+        self.clone_button.disabled = not enabled.get("clone")
+        self.rerun_button.disabled = not enabled.get("rerun")
+        self.regrade_button.disabled = not enabled.get("regrade")
 
-    # -- progress (called from the runner's thread) ----------------------------------------------------
-
-    def on_progress(self, progress: Progress) -> None:
-        """The runner's `Observer` hook: move the bars. Runs on the runner's thread; never raises."""
-        try:
-            if self.experiment is None or progress.experiment_id != self.experiment.id:
-                return  # the person is looking at another experiment; the store has this one's progress
-            self._render(progress)
-            if progress.status in ENDED:
-                self._list_failures()
-                self.reload()
-        except Exception as exc:  # a view error must reach the person, not stop the run
-            log.warning("showing progress failed: %s", exc, exc_info=True)
-            self.errors.show(exc, "showing progress")
-
-    def _render(self, progress: Progress) -> None:
+    def _render(self, snap: RunSnapshot) -> None:
+        """Show `snap` everywhere at once: the chooser's line, the status, the bars, failures, buttons."""
         with self._render_lock:
-            self.progress = progress
-            for arm in progress.arms:
-                bar = self._arm_bars.get(arm.arm)
-                if bar is None:
-                    bar = self._arm_bars[arm.arm] = _ArmBar(arm.arm)
-                    self.bars[arm.arm] = bar.bar
-                bar.bar.max = max(arm.total, 1)
-                bar.bar.value = arm.done
-                bar.bar.bar_style = "success" if arm.total and arm.done == arm.total else "info"
-                bar.counts.value = escape(
-                    f"{arm.done:,}/{arm.total:,} done ({_outcomes(arm)}) · {arm.running} running · "
-                    f"{arm.pending:,} pending"
-                )
-            shown = [self._arm_bars[a.arm].box for a in progress.arms]
-            if list(self.bars_box.children) != shown:
-                self.bars_box.children = shown
-            rate = f" · {progress.throughput:.1f} runs/s" if progress.throughput else ""
-            eta = (
-                f" · about {_duration(progress.eta_s)} left"
-                if progress.eta_s and progress.status == "running"
-                else ""
-            )
-            exp = self.experiment
-            title = f"#{exp.id} {exp.name}" if exp is not None else progress.experiment
-            # pairs are judged once both arms' runs are in
-            pairs = (
-                f" · pairs judged {progress.pairs_done:,}/{progress.pairs_total:,}"
-                if progress.pairs_total
-                else ""
-            )
-            self.status_html.value = note(
-                f"{title}: {progress.status_text} · {progress.done:,}/{progress.total:,} done "
-                f"({100 * progress.fraction:.0f} %) · {_outcomes(progress, ' · ')}"
-                f" · {progress.running} running · {progress.pending:,} pending{rate}{eta}{pairs}",
-                "ok" if progress.status == "finished" else "note",
-            )
+            if self.experiment is None or snap.experiment.id != self.experiment.id:
+                return  # the person is looking at another experiment by now
+            self.snapshot = snap
+            exp, progress = self.experiment, snap.progress
+            if exp.id in self.chooser.values:
+                labels = dict(zip(self.chooser.values, self.chooser.labels, strict=True))
+                if labels[exp.id] != snap.label:
+                    labels[exp.id] = snap.label
+                    self.chooser.set_options([(label, value) for value, label in labels.items()])
+            self.status_html.value = status_html(progress, snap.phase, f"#{exp.id} {exp.name}")
+            if snap.phase not in ("running", "pausing"):
+                self.action_note.value = ""  # "pause asked" said its part once the pause shows
+            self.progress_view.show(progress)
+            self._list_failures(snap.failures)
             self._show_controls()
 
-    def _list_failures(self) -> None:
-        exp = self.experiment
-        if exp is None:
-            return
-        failed = self.store.runs(exp.id, states=["fail"])
-        self.failures = failed
-        execution = [r for r in failed if r.execution_failed]
-        grading = [r for r in failed if r.grading_failed]
-        self.rerun_button.description = f"Re-run {len(execution)} execution failures"
-        self.regrade_button.description = f"Re-grade {len(grading)} grading failures"
-        self.rerun_button.disabled = not execution
-        self.regrade_button.disabled = not grading
-        self.failure_actions.layout.display = "" if (execution or grading) else "none"
-        shown = [r for r in failed if r.execution_failed or r.grading_failed][:FAILURES_SHOWN]
-        if not shown:
+    def _list_failures(self, failures: Failures) -> None:
+        self.rerun_button.description = f"Re-run {failures.execution:,} execution failures"
+        self.regrade_button.description = f"Re-grade {failures.grading:,} grading failures"
+        self.failure_actions.layout.display = "" if failures.total else "none"
+        if not failures.shown:
             self.failures_html.value = ""
             return
         rows = [
@@ -780,36 +459,54 @@ class RunControlWidget(View):
                 r.failure_type or "grading",
                 (r.error or "")[:200],
             )
-            for r in shown
+            for r in failures.shown
         ]
-        more = len(execution) + len(grading) - len(shown)
+        more = failures.total - len(failures.shown)
         self.failures_html.value = (
             "<b>Failures</b>"
             + html_table(["run", "arm", "case", "round", "kind", "type", "error"], rows)
-            + (note(f"... and {more} more") if more > 0 else "")
+            + (note(f"... and {more:,} more") if more > 0 else "")
         )
 
-    # -- polling an experiment run elsewhere ------------------------------------------------------------
+    # -- following: the runner's reports, and the store for runs elsewhere -------------------------------
 
-    def _start_polling(self) -> None:
-        self._stop_poll = threading.Event()
-        stop, exp_id = self._stop_poll, self.experiment.id
+    def on_progress(self, progress: Progress) -> None:
+        """The runner's `Observer` hook: move the bars. Runs on the runner's thread; never raises."""
+        try:
+            with self._render_lock:
+                if self.experiment is None or progress.experiment_id != self.experiment.id:
+                    return  # the person is looking at another experiment; the store has this one's progress
+                self._render(self._own_snapshot(progress))
+            if progress.status in ENDED:
+                self.reload()
+        except Exception as exc:  # a view error must reach the person, not stop the run
+            log.warning("showing progress failed: %s", exc, exc_info=True)
+            self.errors.show(exc, "showing progress")
 
-        def poll() -> None:
-            while not stop.wait(self._poll_s):
-                try:
-                    progress = experiment_status(exp_id, store=self.store)
-                    self.on_progress(progress)
-                    if progress.status != "running":
-                        return
-                except Exception as exc:
+    def _follow(self) -> None:
+        """Re-read the experiment shown every `poll_s` seconds unless this kernel runs it (the runner
+        reports then): a run in another process, paused, resumed, finished or cancelled anywhere, shows
+        here within about a second. Only what changed is drawn again."""
+        said = ""
+        while not self._stop_poll.wait(self._poll_s):
+            try:
+                with self._render_lock:
+                    exp = self.experiment
+                    if exp is None or self._own_run():
+                        continue
+                    snap = read_snapshot(self.store, exp.id, self.snapshot)
+                    if not snap.same_as(self.snapshot):
+                        self._render(snap)
+                        if snap.ended:
+                            self.reload()
+                said = ""
+            except Exception as exc:  # said once; the next read may work (a locked or busy store)
+                if str(exc) != said:
+                    log.warning("following the experiment failed: %s", exc, exc_info=True)
                     self.errors.show(exc, "reading progress")
-                    return
-                finally:
-                    self.store.close_thread_connection()
-
-        self._poller = threading.Thread(target=poll, name=f"abbench-widget-poll-{exp_id}", daemon=True)
-        self._poller.start()
+                    said = str(exc)
+            finally:
+                self.store.close_thread_connection()
 
     def _stop_polling(self) -> None:
         self._stop_poll.set()
@@ -825,19 +522,21 @@ class RunControlWidget(View):
                 exp = create_experiment(self.spec(), store=self.store)
             self._clone_of = None
             self.config_note.value = ""
-            self.reload()
-            self.chooser.select(exp.id, notify=False)
-            self.experiment = exp
-            self.config.selected_index = None
-            self._show_definition(exp)
+            with self._render_lock:
+                self.reload()
+                self.chooser.select(exp.id, notify=False)
+                self.experiment = exp
+                self.snapshot = None
+                self.config.selected_index = None
+                self._show_definition(exp)
         return self._run()
 
     def _run(self, **options: Any) -> RunHandle:
         exp = self.experiment
         assert exp is not None
-        self._stop_polling()
-        self.handle = start_experiment(exp.id, store=self.store, observers=[self], **options)
-        self.experiment = self.store.get_experiment(exp.id)
+        with self._render_lock:  # the follower must not draw the store's older state over the run's
+            self.handle = start_experiment(exp.id, store=self.store, observers=[self], **options)
+            self.experiment = self.store.get_experiment(exp.id)
         return self.handle
 
     def _require(self) -> Experiment:
@@ -853,11 +552,12 @@ class RunControlWidget(View):
         else:
             pause_experiment(exp.id, store=self.store)
             self.refresh()
-        self.status_html.value += note("pausing: runs in flight finish, no new ones start")
+        self.action_note.value = note("pause asked: runs in flight finish, no new ones start")
 
     def resume(self) -> None:
         """Go on after a pause; an experiment nobody is running (interrupted, or new) is started here."""
         exp = self._require()
+        self.action_note.value = ""
         if self._own_run():
             self.handle.resume()
             return
@@ -871,11 +571,11 @@ class RunControlWidget(View):
     def cancel(self) -> None:
         """Stop: runs in flight are cancelled and pending ones marked cancelled."""
         exp = self._require()
+        self.action_note.value = ""
         if self._own_run():
             self.handle.cancel()
         else:
             cancel_experiment(exp.id, store=self.store)
-            self.refresh()
             self.reload()
 
     def clone(self) -> None:
@@ -894,6 +594,7 @@ class RunControlWidget(View):
         for arm_name, arm in arms.items():
             self.add_arm(arm_name, arm)
         self._list_datasets(source.dataset)
+        self.case_form.fill(source.spec.get("cases"))
         self.rounds.value = source.rounds
         self.concurrency.value = int(source.spec.get("concurrency") or self.concurrency.value)
         self.graders_text.value = ", ".join(
@@ -904,7 +605,7 @@ class RunControlWidget(View):
         self.chooser.select(NEW)
         self._clone_of = source
         self.config_note.value = note(
-            f"a clone of #{source.id} {source.name}: its timeouts, retries, case selection and gate are kept"
+            f"a clone of #{source.id} {source.name}: its timeouts, retries and gate are kept"
         )
 
     def _clone_spec(self) -> dict[str, Any]:
@@ -913,7 +614,7 @@ class RunControlWidget(View):
         spec = {
             k: v
             for k, v in self._clone_of.spec.items()
-            if k not in ("dataset_profile", "dataset_profile_version", "owner")
+            if k not in ("dataset_profile", "dataset_profile_version", "owner", "cases")
         }
         spec.update(self.spec())
         return spec

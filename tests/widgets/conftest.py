@@ -10,6 +10,15 @@ from tests.widgets import agents
 
 
 @pytest.fixture(autouse=True)
+def _close_widgets():
+    """Close the test's widgets afterwards, so a run widget stops following its (finished) store."""
+    yield
+    import ipywidgets
+
+    ipywidgets.Widget.close_all()
+
+
+@pytest.fixture(autouse=True)
 def _no_failures():
     agents.FAIL_EXECUTION.clear()
     agents.FAIL_GRADING.clear()

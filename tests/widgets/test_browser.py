@@ -1,9 +1,11 @@
 """The notebooks in a real browser: JupyterLab on 127.0.0.1 in Debian's headless Chromium via Playwright.
 
-Opens 02_run, starts the demo run (the builtin agent with simulated latency), pauses it and checks that
-progress stops, resumes it to 100 %, then opens 04_review and saves a review, which must land in the store;
-in 03_results, a gate file chosen in the widget gives the verdict `abbench gate --rules` and the report
-rendered from the widget give. A screenshot of each notebook is written under reports/.
+Opens 02_run on a run started by `abbench run` in another process, pauses, resumes and cancels it from
+the notebook (the cancelled experiment must read grey and incomplete); then starts the demo run (the
+builtin agent with simulated latency), pauses it and checks that progress stops, resumes it to 100 %,
+then opens 04_review and saves a review, which must land in the store; in 03_results, a gate file chosen
+in the widget gives the verdict `abbench gate --rules` and the report rendered from the widget give.
+A screenshot of each notebook is written under reports/.
 """
 
 from __future__ import annotations
@@ -164,6 +166,7 @@ def test_run_pause_resume_and_review_in_jupyterlab(tmp_path):
     require_chromium()
     started = time.monotonic()
     store_dir = build_demo_store(tmp_path / "store", run=False)
+    proc, gate = _start_elsewhere(store_dir, tmp_path / "gate")  # as from a terminal
     lab_root = tmp_path / "lab"
     lab_root.mkdir()
     parameterized(
@@ -192,13 +195,20 @@ def test_run_pause_resume_and_review_in_jupyterlab(tmp_path):
     ):
         page.set_default_timeout(60_000)
         try:
+            _elsewhere_flow(page, url, gate, seen)
+            _, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err
             _flow(page, url, store_dir, seen)
         except BaseException:
             page.screenshot(path=str(REPORTS / "widgets-failure.png"), full_page=True)
             print("widget errors:", page.locator(".abbench-error").all_inner_texts())
             print("page errors:", *errors[-20:], sep="\n  ")
             print("texts:", [t[:120] for t in page.locator(".widget-html-content").all_inner_texts()])
+            print("run widget:", _state(page))
             raise
+        finally:
+            if proc.poll() is None:
+                proc.kill()
         assert network.blocked == [], f"the page tried to leave the machine: {network.blocked[:5]}"
     seen["seconds"] = round(time.monotonic() - started, 1)
     print(f"browser test: {seen}")
@@ -459,3 +469,107 @@ def test_a_gate_file_chosen_in_03_results_gives_the_reports_verdict(tmp_path):
         assert widths[0] <= widths[1], widths
         phone.screenshot(path=str(REPORTS / "report-demo-phone.png"), full_page=True)
         assert network.blocked == [] and errors == [], (network.blocked, errors)
+
+
+def _state(page) -> dict:
+    """The run widget as the page shows it, read at once: chooser line, status line, enabled buttons."""
+    return page.evaluate(
+        """() => {
+        const text = e => e.innerText.replace(/\u00a0/g, ' ');  // ipywidgets writes no-break spaces
+        const sel = [...document.querySelectorAll('.widget-dropdown select')]
+            .find(s => [...s.options].some(o => text(o).includes('new experiment')));
+        const status = document.querySelector('.abbench-status');
+        const enabled = name => {
+            const b = [...document.querySelectorAll('button.widget-button')]
+                .find(b => b.innerText.trim() === name);
+            return !!b && !b.disabled;
+        };
+        const grey = document.querySelector('.abbench-bar .abbench-seg-cancelled');
+        const badge = status && status.querySelector('.abbench-phase');
+        return {
+            label: sel && sel.selectedIndex >= 0 ? text(sel.options[sel.selectedIndex]) : '',
+            status: status ? text(status) : '',
+            badge: badge ? getComputedStyle(badge).backgroundColor : '',
+            cancelled: grey ? getComputedStyle(grey).backgroundColor : '',
+            pause: enabled('Pause'), resume: enabled('Resume'), cancel: enabled('Cancel'),
+        };
+    }"""
+    )
+
+
+def _showing(page, phase: str) -> dict | None:
+    """The state when the whole widget shows `phase` (the chooser's line and the status line agree)."""
+    s = _state(page)
+    agree = f" · {phase} · " in s["label"] and f": {phase} · " in s["status"]
+    return s if agree else None
+
+
+GATED = {"agent": "python", "function": "tests.blocking:gated"}
+
+
+def _start_elsewhere(store_dir: Path, gate_dir: Path):
+    """An experiment of 40 runs started by `abbench run` in a child process, its agents held at a gate
+    (three answer, then two wait in flight): ``(process, gate)``."""
+    import subprocess
+    import sys
+
+    from abbench.runner import create_experiment
+    from tests.blocking import Gate
+    from tests.conftest import subprocess_env
+
+    gate = Gate(gate_dir, allowed=3)
+    with open_store(store_dir) as store:
+        exp = create_experiment(
+            {
+                "name": "from-the-terminal",
+                "dataset": "demo",
+                "concurrency": 2,
+                "cases": {"limit": 40},
+                "arms": {"a": {**GATED, **gate.params}},
+            },
+            store=store,
+        )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "abbench", "--store", str(store_dir), "run", str(exp.id), "-q"],
+        cwd=REPO,
+        env=subprocess_env(TQDM_DISABLE="1"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    gate.wait_arrived(5)
+    return proc, gate
+
+
+def _elsewhere_flow(page, url: str, gate, seen: dict) -> None:
+    """02_run follows the terminal's run, pauses, resumes and cancels it: each state shows in the list
+    and the panel at once, and the cancelled experiment reads grey and incomplete."""
+    _open(page, url, "02_run.ipynb")
+    chooser = page.locator(".widget-dropdown select").filter(has_text="new experiment")
+    options = chooser.locator("option").all_inner_texts()
+    chooser.select_option(label=next(t for t in options if "from-the-terminal" in t))
+    s = _wait(lambda: _showing(page, "running"), 60, "the run from the terminal")
+    assert s["pause"] and not s["resume"] and "3/40 done" in s["status"], s
+    _button(page, "Pause").click()
+    _wait(lambda: _showing(page, "paused"), 60, "the terminal's run to pause")
+    gate.allow(5)  # the two in flight finish; none starts while paused
+    s = _wait(
+        lambda: (t := _showing(page, "paused")) and "5/40 done" in t["status"] and t,
+        60,
+        "the runs in flight to finish",
+    )
+    assert s["resume"] and not s["pause"] and s["cancel"], s
+    seen["elsewhere paused"] = s["status"]
+    page.screenshot(path=str(REPORTS / "widgets-run-elsewhere-paused.png"))
+    assert gate.arrived() == 5
+    _button(page, "Resume").click()
+    _wait(lambda: _showing(page, "running"), 60, "the terminal's run to resume")
+    gate.allow(7)
+    _wait(lambda: (t := _showing(page, "running")) and "7/40 done" in t["status"], 60, "two more answers")
+    _button(page, "Cancel").click()
+    s = _wait(lambda: _showing(page, "cancelled"), 60, "the cancel")
+    seen["elsewhere cancelled"] = s["status"]
+    page.screenshot(path=str(REPORTS / "widgets-run-cancelled.png"))
+    assert "cancelled · incomplete: 33 of 40 runs never ran · 7/40 done (18 %)" in s["status"], s
+    assert s["cancelled"] == "rgb(157, 157, 157)" and s["badge"] == "rgb(236, 236, 236)", s
+    assert not (s["pause"] or s["resume"] or s["cancel"]), s

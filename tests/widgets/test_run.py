@@ -5,11 +5,12 @@ from __future__ import annotations
 import time
 
 import pytest
+from ipywidgets import TagsInput
 
 from abbench.agents import agent_parameters, make_agent
 from abbench.runner import create_experiment, start_experiment
 from abbench.widgets import RunControlWidget, parse_graders, parse_params
-from abbench.widgets._run import params_text
+from abbench.widgets._arm_form import params_text
 from tests.blocking import SAFETY_NET_S, Gate
 from tests.conftest import DEMO
 from tests.widgets import agents
@@ -330,7 +331,9 @@ def test_the_form_is_built_from_the_agents_declared_parameters(store, small):
             "builtin", **{name: ["fast"] if name == "labels" else 1}
         )
     assert row.fields["temperature"].value == "0.3"
-    row.fields["labels"].value = "fast, slow"  # a list typed as a person types it
+    assert isinstance(row.fields["labels"], TagsInput)  # a list is edited as a list
+    row.fields["labels"].value = ["fast, slow"]  # typed (or pasted) as one tag: two items
+    assert row.fields["labels"].value == ["fast", "slow"]
     row.fields["price_in_per_mtok"].value = "0.15"
     assert w.errors.message is None
     assert w.spec()["arms"]["a"]["params"] == {
@@ -340,7 +343,9 @@ def test_the_form_is_built_from_the_agents_declared_parameters(store, small):
     }
     assert parse_params(row.params.value) == w.spec()["arms"]["a"]["params"]  # the YAML box follows the form
     row.params.value = "temperature: 0.5, labels: [a, b]"  # and the form follows the box
-    assert (row.fields["temperature"].value, row.fields["labels"].value) == ("0.5", "[a, b]")
+    assert (row.fields["temperature"].value, row.fields["labels"].value) == ("0.5", ["a", "b"])
+    row.fields["labels"].value = []  # no items: the agent's default, and the box says none
+    assert "labels" not in parse_params(row.params.value)
     assert row.fields["price_in_per_mtok"].value == ""
     row.agent.value = "openai"
     assert "base_url" in row.fields and "top_sections" not in row.fields

@@ -1,0 +1,220 @@
+"""The progress view: one stacked bar per arm and a status line, every outcome apart in its own colour.
+
+Right answers are green, wrong ones red, execution failures orange, grading failures yellow, cancelled
+runs grey and striped (they never ran: never green), runs in flight blue, pending ones the empty track.
+The words are `abbench.types.OUTCOME_WORDS`', as in the CLI and the report; the colours the report's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import ipywidgets as w
+
+from abbench.runner import ArmProgress, Progress
+from abbench.types import outcome_word
+from abbench.widgets._base import escape
+
+OUTCOME_COLOURS = {
+    "pass": "#54a24b",
+    "fail": "#e45756",
+    "execution_failed": "#f58518",
+    "grading_failed": "#eeca3b",
+    "cancelled": "#9d9d9d",
+    "running": "#4c78a8",
+    "executed": "#72b7b2",
+    "evaluating": "#b279a2",
+}
+"""Outcome (or open state) → bar colour; the report's `STATE_COLOURS` (a test keeps them equal).
+Pending runs are the bar's empty track."""
+
+PHASE_COLOURS = {
+    "finished": ("#1a6b1a", "#e6f4e6"),
+    "running": ("#174a7c", "#e3eef9"),
+    "resuming": ("#174a7c", "#e3eef9"),
+    "pausing": ("#7a5200", "#fdf3dc"),
+    "paused": ("#7a5200", "#fdf3dc"),
+    "cancelling": ("#444", "#ececec"),
+    "cancelled": ("#444", "#ececec"),
+    "interrupted": ("#8a3b00", "#fde9dc"),
+    "created": ("#444", "#f6f6f6"),
+}
+"""Phase → (text, background) of the status badge: green only for a finished experiment."""
+
+BAR_CSS = """<style>
+.abbench-bar {display:flex; width:420px; height:16px; background:#eef1f4; border:1px solid #c9d1d9;
+  border-radius:3px; overflow:hidden; flex:none}
+.abbench-bar span {display:block; height:100%}
+.abbench-bar .abbench-seg-cancelled {background-image:repeating-linear-gradient(135deg,
+  rgba(255,255,255,.45) 0 3px, transparent 3px 7px)}
+.abbench-arm {display:flex; align-items:center; gap:8px; margin:2px 0; font-size:12px}
+.abbench-arm-name {width:120px; text-align:right; overflow:hidden; text-overflow:ellipsis;
+  white-space:nowrap}
+.abbench-legend {font-size:12px; color:#555; margin:2px 0 4px 128px}
+.abbench-legend i {display:inline-block; width:10px; height:10px; margin:0 3px 0 10px;
+  vertical-align:-1px; border-radius:2px}
+.abbench-phase {display:inline-block; padding:0 6px; border-radius:3px; font-weight:600}
+</style>"""
+"""CSS of the bars, the legend and the status badge."""
+
+SEGMENTS = ("pass", "fail", "execution_failed", "grading_failed", "cancelled", "running", "executed")
+"""Segment order in a bar: outcomes first, then what is still under way (pending is the empty rest)."""
+
+
+def duration(seconds: float | None) -> str:
+    """``42s``, ``3m05s``, ``1h02m``, or a dash when unknown."""
+    if seconds is None:
+        return "—"
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+def segments(arm: ArmProgress) -> dict[str, int]:
+    """An arm's runs per bar segment (`SEGMENTS`): right, wrong, each failure, cancelled, in flight."""
+    c = arm.counts
+    return {
+        "pass": arm.right,
+        "fail": arm.wrong,
+        "execution_failed": arm.execution_failed,
+        "grading_failed": arm.grading_failed,
+        "cancelled": arm.cancelled,
+        "running": c.get("running", 0) + c.get("evaluating", 0),
+        "executed": c.get("executed", 0),
+    }
+
+
+def outcome_text(p: Progress | ArmProgress, sep: str = " · ") -> str:
+    """``88 right · 8 wrong`` then the failures and cancelled runs when there are any."""
+    parts = [
+        ("pass", p.right),
+        ("fail", p.wrong),
+        ("execution_failed", p.execution_failed),
+        ("grading_failed", p.grading_failed),
+        ("cancelled", p.cancelled),
+    ]
+    return sep.join(f"{n:,} {outcome_word(k)}" for k, n in parts if n or k in ("pass", "fail"))
+
+
+def _pending(p: Progress | ArmProgress) -> int:
+    arms = getattr(p, "arms", None) or (p,)
+    return sum(a.counts.get("pending", 0) for a in arms)
+
+
+def status_text(p: Progress, phase: str, title: str) -> str:
+    """The status line: ``#1 demo: cancelled · incomplete: 114 of 120 runs never ran · 6/120 done ...``."""
+    head = f"{title}: {phase}"
+    missing = p.cancelled + _pending(p)
+    if phase in ("cancelled", "interrupted") and missing:
+        head += f" · incomplete: {missing:,} of {p.total:,} runs never ran"
+    reason = getattr(p, "pause_reason", None)
+    if phase == "paused" and reason is not None:
+        head += f" · {reason.text}"  # paused by the runner itself (a budget reached), with the figures
+    rate = f" · {p.throughput:.1f} runs/s" if p.throughput and phase == "running" else ""
+    eta = f" · about {duration(p.eta_s)} left" if p.eta_s and phase == "running" else ""
+    pairs = f" · pairs judged {p.pairs_done:,}/{p.pairs_total:,}" if p.pairs_total else ""
+    return (
+        f"{head} · {p.done:,}/{p.total:,} done ({100 * p.fraction:.0f} %) · {outcome_text(p)}"
+        f" · {p.running} running · {p.pending:,} pending{rate}{eta}{pairs}"
+    )
+
+
+def status_html(p: Progress, phase: str, title: str) -> str:
+    """`status_text` with the phase as a coloured badge (green only when finished)."""
+    text = status_text(p, phase, title)
+    head, _, rest = text.partition(f": {phase}")
+    fg, bg = PHASE_COLOURS.get(phase, ("#444", "#f6f6f6"))
+    badge = (
+        f'<span class="abbench-phase abbench-phase-{phase}" style="color:{fg};background:{bg}">'
+        f"{escape(phase)}</span>"
+    )
+    return f'<div class="abbench-note abbench-status">{escape(head)}: {badge}{escape(rest)}</div>'
+
+
+class ArmBar:
+    """One arm's bar: a segment per outcome, and its counts beside it.
+
+    Attributes:
+        html: The widget that draws it.
+        segments: Runs per segment (`SEGMENTS`) as drawn now.
+        value: Runs done (right, wrong or failed).
+        max: All runs of the arm.
+    """
+
+    def __init__(self, arm: str):
+        self.arm = arm
+        self.html = w.HTML()
+        self.segments: dict[str, int] = {}
+        self.value = 0
+        self.max = 0
+        self.text = ""
+
+    def show(self, arm: ArmProgress) -> None:
+        """Draw `arm`'s counts."""
+        self.segments, self.value, self.max = segments(arm), arm.done, arm.total
+        total = max(arm.total, 1)
+        spans = "".join(
+            f'<span class="abbench-seg-{k}" style="width:{100 * n / total:.3f}%;background-color:'
+            f'{OUTCOME_COLOURS[k]}" title="{n:,} {escape(outcome_word(k))}"></span>'
+            for k, n in self.segments.items()
+            if n
+        )
+        self.text = (
+            f"{arm.done:,}/{arm.total:,} done ({outcome_text(arm)}) · {arm.running} running · "
+            f"{arm.pending:,} pending"
+        )
+        self.html.value = (
+            f'<div class="abbench-arm"><span class="abbench-arm-name" title="{escape(self.arm)}">'
+            f'{escape(self.arm)}</span><div class="abbench-bar" role="progressbar" aria-valuemin="0" '
+            f'aria-valuemax="{arm.total}" aria-valuenow="{arm.done}">{spans}</div>'
+            f"<span>{escape(self.text)}</span></div>"
+        )
+
+
+def legend_html(shown: Sequence[str]) -> str:
+    """The colours of the segments `shown`, in words."""
+    items = "".join(
+        f'<i class="abbench-seg-{k}" style="background:{OUTCOME_COLOURS[k]}"></i>{escape(outcome_word(k))}'
+        for k in SEGMENTS
+        if k in shown
+    )
+    pending = '<i style="background:#eef1f4;border:1px solid #c9d1d9"></i>pending'
+    return f'<div class="abbench-legend">{items}{pending}</div>'
+
+
+class ProgressView:
+    """The bars of every arm and their legend, drawn from a `Progress`.
+
+    Attributes:
+        bars: Arm name → its `ArmBar`.
+        box: The widget holding them.
+    """
+
+    def __init__(self) -> None:
+        self.bars: dict[str, ArmBar] = {}
+        self.legend = w.HTML()
+        self.box = w.VBox([], layout={"margin": "2px 0"})
+        self._css = w.HTML(BAR_CSS)
+
+    def show(self, progress: Progress | None) -> None:
+        """Draw `progress` (None: nothing)."""
+        if progress is None:
+            self.box.children = []
+            return
+        present: set[str] = set()
+        for arm in progress.arms:
+            bar = self.bars.get(arm.arm)
+            if bar is None:
+                bar = self.bars[arm.arm] = ArmBar(arm.arm)
+            bar.show(arm)
+            present |= {k for k, n in bar.segments.items() if n}
+        self.legend.value = legend_html(sorted(present)) if progress.arms else ""
+        shown: list[Any] = [self._css, *(self.bars[a.arm].html for a in progress.arms), self.legend]
+        if list(self.box.children) != shown:
+            self.box.children = shown

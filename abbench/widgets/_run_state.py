@@ -1,0 +1,152 @@
+"""What the run widget shows of one experiment, read at once: its phase, counts, failures and the buttons.
+
+Everything on screen — the chooser's label, the status line, the bars, the failures and which buttons
+work — comes from one `RunSnapshot`, so the widget never shows two states at once (a list saying
+*finished* over a panel saying *paused*). A snapshot is read in one read transaction of the store
+(`Store.reading`), whichever process runs the experiment, or taken from the run this kernel started.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from abbench.runner import Progress, experiment_status
+from abbench.store._experiments import Experiment
+
+ENDED = ("finished", "cancelled", "interrupted")
+"""Statuses in which no process is running the experiment."""
+FAILURES_SHOWN = 50
+"""Failed runs listed at most (the counts say how many there are)."""
+
+PAUSABLE = ("running", "resuming")
+RESUMABLE = ("paused", "pausing", "interrupted", "created")
+CANCELLABLE = ("running", "paused", "pausing", "resuming", "interrupted", "created")
+
+
+@dataclass(frozen=True)
+class Failures:
+    """Runs that got no verdict: how many of each kind, and the first ones to list."""
+
+    execution: int = 0
+    grading: int = 0
+    shown: tuple[Any, ...] = ()
+
+    @property
+    def total(self) -> int:
+        """Execution plus grading failures."""
+        return self.execution + self.grading
+
+
+@dataclass(frozen=True)
+class RunSnapshot:
+    """One experiment as it stands at one moment.
+
+    Attributes:
+        experiment: The experiment, read with the progress (its control says what was asked).
+        progress: Its counts and status.
+        failures: Its failures (read with the progress).
+        own: Whether the run is the one this kernel started (its progress comes from the runner).
+    """
+
+    experiment: Experiment
+    progress: Progress
+    failures: Failures = field(default_factory=Failures)
+    own: bool = False
+
+    @property
+    def phase(self) -> str:
+        """The status as people read it: ``running``, ``pausing`` (asked, runs in flight finishing),
+        ``paused``, ``resuming``, ``cancelling``, ``cancelled``, ``finished``, ``interrupted`` or ``created``.
+
+        A pause, resume or cancel asked from any process shows at once, before the runner has
+        answered it (within a second).
+        """
+        status = self.progress.status
+        if self.own:
+            return status  # the runner's own tracker says paused / cancelling as it acts
+        control = self.experiment.control
+        if control == "cancel" and status in ("running", "paused"):
+            return "cancelling"
+        if control == "pause" and status == "running":
+            return "pausing"
+        if control == "run" and status == "paused":
+            return "resuming"
+        return status
+
+    @property
+    def ended(self) -> bool:
+        """Whether nobody runs it now (finished, cancelled or interrupted)."""
+        return self.phase in ENDED
+
+    def enabled(self) -> dict[str, bool]:
+        """Which buttons work now: pause, resume, cancel, clone, rerun, regrade."""
+        phase = self.phase
+        return {
+            "pause": phase in PAUSABLE,
+            "resume": phase in RESUMABLE,
+            "cancel": phase in CANCELLABLE,
+            "clone": True,
+            "rerun": bool(self.failures.execution) and phase in ENDED,
+            "regrade": bool(self.failures.grading) and phase in ENDED,
+        }
+
+    @property
+    def label(self) -> str:
+        """The experiment's line in the chooser, with the phase shown in the panel."""
+        return experiment_label(self.experiment, self.phase)
+
+    def same_as(self, other: RunSnapshot | None) -> bool:
+        """Whether `other` shows the same thing (so nothing needs drawing again)."""
+        return (
+            other is not None
+            and other.own == self.own
+            and other.phase == self.phase
+            and other.experiment.id == self.experiment.id
+            and other.progress.status == self.progress.status
+            and _counts(other.progress) == _counts(self.progress)
+            and other.progress.pairs_done == self.progress.pairs_done
+            and other.progress.pairs_total == self.progress.pairs_total
+        )
+
+
+def _counts(p: Progress) -> tuple:
+    return tuple((a.arm, tuple(sorted(a.counts.items())), tuple(sorted(a.errors.items()))) for a in p.arms)
+
+
+def listed_status(exp: Experiment) -> str:
+    """An experiment's status as the store says it, *interrupted* when its process is gone."""
+    if exp.status in ("running", "paused") and not exp.runner_alive:
+        return "interrupted"
+    return exp.status
+
+
+def experiment_label(exp: Experiment, status: str | None = None) -> str:
+    """``#3 demo · finished · demo@ab12cd · 3 arms``: an experiment's line in the chooser."""
+    status = status or listed_status(exp)
+    arms = len(exp.arms)
+    return f"#{exp.id} {exp.name} · {status} · {exp.dataset} · {arms} arm{'' if arms == 1 else 's'}"
+
+
+def read_failures(store: Any, exp_id: int) -> Failures:
+    """The experiment's execution and grading failures: counts, and the first `FAILURES_SHOWN` runs."""
+    execution = store.select_runs(exp_id, execution_failed=True)
+    grading = store.select_runs(exp_id, grading_failed=True)
+    first = sorted({*execution, *grading})[:FAILURES_SHOWN]
+    shown = tuple(store.runs(run_ids=first)) if first else ()
+    return Failures(len(execution), len(grading), shown)
+
+
+def read_snapshot(store: Any, exp_id: int, previous: RunSnapshot | None = None) -> RunSnapshot:
+    """The experiment as the store holds it now, read in one transaction.
+
+    The failures are read again only when the counts moved since `previous` (listing them is the
+    costly part on a large experiment).
+    """
+    with store.reading():
+        exp = store.get_experiment(exp_id)
+        progress = experiment_status(exp, store=store)
+        snap = RunSnapshot(exp, progress, previous.failures if previous is not None else Failures())
+        if previous is None or previous.experiment.id != exp_id or not snap.same_as(previous):
+            snap = RunSnapshot(exp, progress, read_failures(store, exp_id))
+    return snap
