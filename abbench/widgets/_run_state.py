@@ -70,8 +70,8 @@ class RunSnapshot:
             return "cancelling"
         if control == "pause" and status == "running":
             return "pausing"
-        if control == "run" and status == "paused":
-            return "resuming"
+        if control == "run" and status == "paused" and getattr(self.progress, "pause_reason", None) is None:
+            return "resuming"  # asked to go on; a runner that paused itself (a budget reached) is not
         return status
 
     @property

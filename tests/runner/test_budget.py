@@ -156,7 +156,10 @@ def test_the_report_and_the_widget_say_why_it_paused(store, ten):
     assert f"status paused: {said}" in "".join(str(p) for p in provenance_section(prov.as_dict()))
     widget = RunControlWidget(store=store)
     widget.select_experiment(exp.id)
-    assert f"paused: {said}" in widget.status_html.value
+    assert (
+        "abbench-phase-paused" in widget.status_html.value
+        and f"paused</span> · {said}" in widget.status_html.value
+    )
 
 
 def test_a_runner_paused_by_a_person_takes_the_raised_budget_on_resume(store, ten, tmp_path):
