@@ -67,7 +67,7 @@ _PARAMS = {
     "price_out_per_mtok": "price per million output tokens (default 0)",
     "seed": "extra seed mixed into the temperature noise (default 0)",
     "top_sections": "how many best-matching sections it reads besides SKILL.md (default 3)",
-    "labels": "the labels to choose among (default: the dataset's declared label set, else the skill's)",
+    "labels": "the labels to choose among, or `dataset` for the dataset's (default: its declared label set, else the skill's)",
 }
 
 _CACHE_SIZE = 32
@@ -268,7 +268,9 @@ def _check(settings: dict[str, Any]) -> dict[str, Any]:
         ) from None
     problems = []
     labels = settings.get("labels")
-    if labels is not None:
+    if labels == "dataset":
+        pass  # written out as the dataset's labels when the experiment is created (`abbench.runner`)
+    elif labels is not None:
         if isinstance(labels, (str, dict)) or not all(isinstance(v, (str, int)) for v in labels):
             problems.append(f"labels must be a list of labels, e.g. [fast, slow], not {labels!r}")
         else:

@@ -129,8 +129,8 @@ def _gold_hint(store: Store, dataset: Any, written_out: int = 50) -> str:
     if len(counts) > written_out:  # too many to write out in a message: say how to declare them
         first = ", ".join(sorted(counts)[:5])
         return (
-            f". Its gold values are {len(counts):,} labels ({first}, …): declare them as `label_set:` in "
-            "the mapping profile, or list them in the arm's `labels: [...]`"
+            f". Its gold values are {len(counts):,} labels ({first}, …): give the arm `labels: dataset` "
+            "to choose among them, or declare them as `label_set:` in the mapping profile"
         )
     values = sorted(counts)
     # quoted where YAML would read something else (True, 1, null, "a: b")
@@ -210,6 +210,38 @@ def _unknown(values: list[str], known: set[str] | list[str] | tuple[str, ...]) -
     return ", ".join(said) + (" is" if len(values) == 1 else " are")
 
 
+DATASET_LABELS = "dataset"
+"""An arm's ``labels: dataset``: choose among the dataset's labels, written out when it is created."""
+
+
+def _dataset_labels(spec: ExperimentSpec, store: Store, dataset: Any) -> bool:
+    """Write out ``labels: dataset`` as the dataset's labels: its declared label set, else its distinct
+    gold values when they read as labels (`gold_kind`). The definition stored holds the list, so the
+    experiment records exactly what each arm chose among. Returns whether any arm said it.
+
+    Raises:
+        ExperimentError: an arm says it and the dataset's gold values are free-text answers.
+    """
+    asking = [name for name, arm in spec.arms.items() if arm.params.get("labels") == DATASET_LABELS]
+    if not asking:
+        return False
+    if dataset.label_set:
+        labels = list(dataset.label_set)
+    else:
+        counts = {k: n for k, n in store.value_counts(dataset.id).items() if k not in (None, "")}
+        kind = dataset.expected_kind if dataset.expected_kind is not None else gold_kind(counts)
+        if not kind.is_label:
+            raise ExperimentError(
+                f"arm {asking[0]!r}: `labels: dataset`, but the gold values of dataset {dataset.fingerprint} "
+                f"are free-text answers, not labels ({kind.reason}); list the labels as `labels: [...]`, "
+                "or declare `expected_kind: label` in the mapping profile"
+            )
+        labels = sorted(counts, key=str)
+    for name in asking:
+        spec.arms[name].params["labels"] = [str(v) for v in labels]
+    return True
+
+
 def _check_arm_labels(spec: ExperimentSpec, dataset: Any) -> None:
     """Refuse an arm's `labels:` that the dataset's label set lacks (a dataset without one takes any).
 
@@ -278,6 +310,8 @@ def create_experiment(
     dataset = _resolve_dataset(store, spec.dataset, base)
     cases = store.load_cases(dataset.id)
     selected = select_cases(cases, spec.cases)
+    if _dataset_labels(spec, store, dataset):
+        agents = _check_arms(spec, base)  # the arms now hold the labels written out
     _check_arm_labels(spec, dataset)
     snapshots = {name: _resolve_skill(store, name, arm, base) for name, arm in spec.arms.items()}
     _preflight(agents, snapshots, store, dataset)
