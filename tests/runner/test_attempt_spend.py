@@ -250,3 +250,44 @@ def test_ctrl_c_while_a_model_call_hangs_keeps_the_interrupted_attempts_spend(
     assert (a.outcome, a.failure_type) == ("failed", "interrupted")
     assert (a.usage.input_tokens, a.usage.output_tokens) == (70, 7) and a.cost == pytest.approx(cost(70, 7))
     assert a.sections_read == ("SKILL.md#Rules",) and a.transcript_path.exists()
+
+
+@pytest.mark.slow
+def test_a_run_that_times_out_while_a_model_call_hangs_keeps_the_calls_it_made(store, dataset, skill_dir):
+    # The per-run timeout (the runner's watchdog) ends the attempt as a `timeout` failure; what the first
+    # call spent stays on the failed attempt. The hanging call is held until the test releases it, so
+    # the timeout is the only way out; 10 s leaves the first (local) call ample time on a loaded machine.
+    release = threading.Event()
+
+    def hang():
+        release.wait(120)
+        return answer("fast", (1, 1))
+
+    script = Script(
+        {"query 0": [Reply.tools(("read_section", {"ref": "SKILL.md#Rules"}), usage=(100, 10)), hang]}
+    )
+    with ScriptedOpenAIServer(script) as server:
+        spec = {
+            "name": "timed-out",
+            "dataset": dataset.fingerprint,
+            "rounds": 1,
+            "retries": 0,
+            "timeout_s": 10,
+            "cases": {"ids": ["c000"]},
+            "arms": {"gpt": {**arm(server, skill_dir), "max_turns": 3}},
+        }
+        exp = create_experiment(spec, store=store)
+        try:
+            run_experiment(exp.id, store=store)
+        finally:
+            release.set()
+        assert len(server.chat_requests) == 2
+    (run,) = store.runs(exp.id)
+    assert run.failure_type == "timeout"
+    (a,) = store.run_attempts([run.id])[run.id]
+    assert a.outcome == "failed" and a.failure_type == "timeout"
+    assert (a.usage.input_tokens, a.usage.output_tokens) == (100, 10) and a.cost == pytest.approx(
+        cost(100, 10)
+    )
+    usage = experiment_metrics(exp, store=store).arm("gpt").usage
+    assert usage.spent == pytest.approx(cost(100, 10)) and usage.failed_attempts == 1
