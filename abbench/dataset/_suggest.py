@@ -305,6 +305,16 @@ def suggest_mapping(
             reasons["expected"] = f"{col!r}: few distinct short values ({n}), which looks like labels"
             used.add(col)
 
+    if "expected" not in chosen and _splits_are_labels(table.splits):
+        # SNIPS keeps one intent per file as {"AddToPlaylist": [...]}: the split's name is the gold label
+        chosen["expected"] = "$split"
+        names = ", ".join(table.splits[:6]) + (" …" if len(table.splits) > 6 else "")
+        reasons["expected"] = f"$split: the file's split names read as labels, not as train/test ({names})"
+        if len(table.splits) == 1:
+            reasons["expected"] += (
+                "; one split, so every case gets that label: import the other labels' files too, or merge them"
+            )
+
     # 4. expected values: distribution and a label map for variants
     labels: dict[str, int] = {}
     label_map: dict[str, str] = {}
@@ -655,6 +665,43 @@ def _most_prose(
         if key > best_key:
             best, best_key = col, key
     return best
+
+
+_SPLIT_WORDS = {
+    "train",
+    "training",
+    "test",
+    "testing",
+    "dev",
+    "val",
+    "valid",
+    "validate",
+    "validation",
+    "eval",
+    "evaluation",
+    "holdout",
+    "full",
+    "all",
+    "data",
+    "small",
+    "imbalanced",
+    "plus",
+    "oos",
+    "examples",
+}
+
+
+def _splits_are_labels(splits: tuple[str, ...] | list[str]) -> bool:
+    """Whether an object of named splits is keyed by label (SNIPS: ``{"AddToPlaylist": [...]}``) rather
+    than by partition (CLINC150: ``train``, ``val``, ``test``, ``oos_train`` …): no name holds a
+    partition word (split at ``_``, ``-`` and camel case)."""
+    if not splits:
+        return False
+    for name in splits:
+        words = {w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", str(name))}
+        if words & _SPLIT_WORDS or not words:
+            return False
+    return True
 
 
 def _label_like(columns: tuple[str, ...], values: dict[str, list[Any]], used: set[str]) -> str | None:

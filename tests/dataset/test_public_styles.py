@@ -70,6 +70,24 @@ def test_the_suggestion_joins_chunks_itself(tmp_path):
     assert conv.cases[0].input == "book a table at Le Cinq for two"
 
 
+def test_the_suggestion_takes_the_split_names_as_labels_when_they_read_as_labels(tmp_path, realdata):
+    # SNIPS: the intent is the split's name; the suggestion said nothing of a gold label before.
+    merged = {**SNIPS, "PlayMusic": [{"data": [{"text": "play "}, {"text": "queen", "entity": "artist"}]}]}
+    path = tmp_path / "snips.json"
+    path.write_text(json.dumps(merged), encoding="utf-8")
+    suggestion = suggest_mapping(path)
+    assert suggestion.profile.fields["expected"] == "$split"
+    assert "split names read as labels" in suggestion.reasons["expected"]
+    conv = convert_file(path, suggestion.profile)
+    assert [c.expected for c in conv.cases] == ["BookRestaurant"] * 3 + ["PlayMusic"]
+    one = tmp_path / "BookRestaurant.json"
+    one.write_text(json.dumps(SNIPS), encoding="utf-8")
+    assert "one split, so every case gets that label" in suggest_mapping(one).reasons["expected"]
+    # CLINC150's splits are partitions (train, val, test, oos_train …): the gold label is a column.
+    clinc = suggest_mapping(realdata / "clinc150" / "data_full.json")
+    assert clinc.profile.fields["expected"] == "1"
+
+
 @pytest.mark.parametrize(
     "source",
     [
