@@ -10,14 +10,16 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from abbench.errors import GradingError, UsageError
-from abbench.llm import CallCache
 from abbench.snapshot import Snapshot
 from abbench.types import AgentOutput, Case
 
 KINDS = ("rule", "judge", "pairwise")
+
+if TYPE_CHECKING:  # the judges' cache is a type here; importing abbench.llm would pull in httpx
+    from abbench.llm import CallCache
 
 
 @dataclass(frozen=True)
