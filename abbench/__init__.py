@@ -102,6 +102,8 @@ _EXPORTS: dict[str, str] = {
     "paired_difference": "abbench.stats",
     "paired_outcomes": "abbench.stats",
     "paired_proportion_interval": "abbench.stats",
+    "pass_at_k": "abbench.stats",
+    "plan_experiment": "abbench.stats",
     "power_paired": "abbench.stats",
     "repeated_se": "abbench.stats",
     "sample_size_paired": "abbench.stats",
