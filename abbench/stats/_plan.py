@@ -190,7 +190,9 @@ def plan_experiment(
     else:
         if discordance is None:
             d = independent_discordance(p_a, p_b)
-            src = source or "assuming the arms' errors are independent (give a discordance to plan for fewer)"
+            src = (
+                source or "errors taken as independent (the worst case; a discordance plans for fewer cases)"
+            )
         else:
             d = _check_discordance(discordance, p_a, delta)
             src = source or f"a discordance of {d:.3g}"
