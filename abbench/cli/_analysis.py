@@ -10,6 +10,7 @@ import click
 
 from abbench._text import cells, fit
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
+from abbench.cli._plan import pass_k_line
 from abbench.types import outcome_word
 
 
@@ -414,6 +415,8 @@ def metrics_cmd(ctx: Context, experiment: str, arms, by_domain, by_round, confus
                 )
             else:
                 click.echo(f"  {'stability':<20}n/a ({s.reason})")
+            if line := pass_k_line(s):
+                click.echo(f"  {'over k rounds':<20}{line}")
             u = a.usage
             judges = f", judges {_num(u.judge_cost)}" if u.judge_cost else ""
             if u.total_cost is None:

@@ -29,6 +29,7 @@ from abbench.compare._pair import (
     experiment_pair,
     resolve_pair,
 )
+from abbench.compare._plan import plan_from_experiment
 from abbench.compare._text import EvidenceChange, ReasonChange, TextChanges, text_changes
 from abbench.compare._verdict import VERDICTS, Verdict, magnitude, points, verdict
 
@@ -61,6 +62,7 @@ __all__ = [
     "experiment_arm",
     "experiment_pair",
     "magnitude",
+    "plan_from_experiment",
     "points",
     "resolve_pair",
     "text_changes",

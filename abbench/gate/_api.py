@@ -213,6 +213,13 @@ def _check_params(
                         if a.classes is not None:
                             labels.update(map(str, a.classes.per_class))
             known, what = labels, "class"
+        elif name in ("pass_at_k[]", "pass_hat_k[]"):
+            if not ref.param.isdigit() or not 1 <= int(ref.param) <= exp.rounds:
+                raise UsageError(
+                    f"{rule.where}: {rule.metric}: k must be a whole number from 1 to the experiment's "
+                    f"{exp.rounds} round(s); got {ref.param!r} (pass@k needs k attempts per case)"
+                )
+            continue
         elif name in ("domain_accuracy[]", "domain_diff[]"):
             if domains is None:
                 domains = {str(c.domain) for c in store.load_cases(exp.dataset_id) if c.domain}

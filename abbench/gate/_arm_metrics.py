@@ -66,6 +66,14 @@ def _per_class(arm, field: str, label: str) -> Value:
     return getattr(scores, field), None
 
 
+def _pass_k(arm, k: str, field: str) -> Value:
+    """pass@k or pass^k of the arm (the rule's ``k:``; k > rounds is refused when the gate is read)."""
+    found = arm.stability.pass_at(int(k)) if str(k).isdigit() else None
+    if found is None:
+        return _none(arm.stability.reason or f"no pass/fail verdicts over {k} rounds")
+    return getattr(found, field), None
+
+
 def _domain_accuracy(arm, label: str, metrics) -> Value:
     for row in metrics.by_domain:
         if row.arm == arm.arm and str(row.group) == label:
@@ -350,6 +358,20 @@ ARM_METRICS: list[MetricDef] = [
         "number",
         "recall of one class: recall[slow]",
         lambda a, m, p: _per_class(a, "recall", p),
+    ),
+    MetricDef(
+        "pass_at_k[]",
+        "arm",
+        "number",
+        "chance at least one of k attempts passes (unbiased, Chen et al. 2021): pass_at_k with k: 3",
+        lambda a, m, p: _pass_k(a, p, "pass_at_k"),
+    ),
+    MetricDef(
+        "pass_hat_k[]",
+        "arm",
+        "number",
+        "chance all k attempts pass (pass^k, τ-bench): pass_hat_k with k: 3",
+        lambda a, m, p: _pass_k(a, p, "pass_hat_k"),
     ),
     MetricDef(
         "domain_accuracy[]",

@@ -40,9 +40,17 @@ class MetricRef:
 _PATTERN = re.compile(r"^(?:(?P<arm>.+?)\.)?(?P<name>[a-z_0-9]+)(?:\[(?P<param>.+)\])?$")
 
 
+_PARAM_WORD = {
+    "domain_accuracy[]": "[DOMAIN]",
+    "domain_diff[]": "[DOMAIN]",
+    "pass_at_k[]": "[K]",
+    "pass_hat_k[]": "[K]",
+}
+
+
 def metric_names() -> list[str]:
     """Every metric name, as the documentation lists them (``f1[LABEL]`` for parameterised ones)."""
-    return [m.replace("[]", "[DOMAIN]" if m.startswith("domain_") else "[LABEL]") for m in METRICS]
+    return [m.replace("[]", _PARAM_WORD.get(m, "[LABEL]")) for m in METRICS]
 
 
 def parse_metric(text: str, arms: tuple[str, ...] | None = None) -> MetricRef:
@@ -115,6 +123,8 @@ _UNIT_OF: dict[str, str] = {
             "precision[]",
             "recall[]",
             "domain_accuracy[]",
+            "pass_at_k[]",
+            "pass_hat_k[]",
             "coverage",
         ],
         "share",

@@ -26,6 +26,7 @@ OPS: dict[str, Callable[[Any, Any], bool]] = {
 SEVERITIES = ("block", "warn")
 """``block`` fails the gate; ``warn`` is reported and never blocks."""
 _FIELDS = {"metric", "op", "value", "severity", "name", "description", "allow_missing"}
+_K_METRICS = ("pass_at_k", "pass_hat_k")  # ``k:`` in a rule: the attempts these metrics are about
 _SHORTHAND = re.compile(
     r"^\s*(?P<metric>\S+)\s*(?P<op>>=|<=|==|!=|>|<)\s*(?P<value>\S+)\s*(?:\((?P<sev>block|warn)\))?\s*$"
 )
@@ -272,7 +273,7 @@ def _rule(item: Any, where: str, arms: tuple[str, ...] | None) -> GateRule:
     if not isinstance(item, dict):
         raise UsageError(f"{where}: a rule is a mapping {{metric, op, value, severity}}; got {item!r}")
     label = f"{where} ({item['name']})" if item.get("name") else where
-    unknown = set(item) - _FIELDS
+    unknown = set(item) - _FIELDS - {"k"}
     if unknown:
         raise UsageError(
             f"{label}: unknown field(s) {', '.join(sorted(map(str, unknown)))}; a rule has {', '.join(sorted(_FIELDS))}"
@@ -280,6 +281,8 @@ def _rule(item: Any, where: str, arms: tuple[str, ...] | None) -> GateRule:
     for required in ("metric", "op", "value"):
         if required not in item:
             raise UsageError(f"{label}: missing field {required!r} (a rule needs metric, op and value)")
+    if "k" in item or str(item["metric"]).strip().split(".")[-1] in _K_METRICS:
+        item = {**item, "metric": _with_k(item, label)}
     try:
         ref = parse_metric(str(item["metric"]), arms)
     except UsageError as exc:
@@ -316,6 +319,18 @@ def _rule(item: Any, where: str, arms: tuple[str, ...] | None) -> GateRule:
         where=where,
         ref=ref,
     )
+
+
+def _with_k(item: dict, label: str) -> str:
+    """``pass_hat_k`` with ``k: 3`` as the metric ``pass_hat_k[3]`` (the parameterised form)."""
+    metric, k = str(item["metric"]).strip(), item.get("k")
+    if metric.split(".")[-1] not in _K_METRICS:
+        raise UsageError(f"{label}: k: only {' and '.join(_K_METRICS)} take k (attempts); {metric} does not")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise UsageError(
+            f"{label}: {metric} needs k: a whole number of attempts ≥ 1 (k: 3, or write {metric}[3]); got {k!r}"
+        )
+    return f"{metric}[{k}]"
 
 
 def _literal(text: str) -> Any:

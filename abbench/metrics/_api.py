@@ -49,6 +49,10 @@ spent: the agent's cost over every execution attempt, failed and retried ones in
   turns or a timeout after some model calls still cost money); total cost counts the stored executions only.
 flip rate: share of cases answered in two or more rounds whose answers (normalised like label_match) are
   not all the same; flaky: cases graded in two or more rounds that passed in some and failed in others.
+pass@k / pass^k (several rounds): the chance that at least one / all of k attempts at a case pass, by the
+  unbiased estimators 1 − C(n−c,k)/C(n,k) (Chen et al. 2021) and C(c,k)/C(n,k) (τ-bench, Yao et al. 2024)
+  per case, averaged over cases, t-interval over cases. Execution failures are attempts that did not pass;
+  grading failures and cancelled runs are no attempt; cases with fewer than k attempts are left out of k.
 per-class figures: every graded run counts once (rounds pooled); 0/0 is 0.0 (zero_division=0). Only the
   labels present in the gold or the predictions of an arm's graded runs are scored (scikit-learn's
   labels=None): labels of the set that none of them has are left out and counted; a prediction outside the
@@ -437,7 +441,15 @@ def _arm(
         # With graders that only score, a run "passes" when no grader failed: that is not a right answer, so
         # figures built on right and wrong (flaky cases, cost per correct answer) have no value.
         stability=stability(
-            exp.rounds, t.case_id, pos, t.prediction, answered, passed, graded & (kind != "score"), label_map
+            exp.rounds,
+            t.case_id,
+            pos,
+            t.prediction,
+            answered,
+            passed,
+            graded & (kind != "score"),
+            label_map,
+            (graded | (outcome == EXECUTION_FAILED)) & (kind != "score"),
         ),
         usage=usage(
             executed,

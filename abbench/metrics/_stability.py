@@ -8,7 +8,7 @@ import numpy as np
 
 from abbench.graders import normalise_label
 from abbench.metrics._base import Result, round_lists
-from abbench.stats import repeated_se
+from abbench.stats import PassK, pass_at_k_curve, repeated_se
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,10 @@ class Stability(Result):
         within_variance: Mean within-case variance of the pass/fail outcome (Miller's σ²); 0 for an arm
             that always gives the same verdict.
         reason: Why the figures are None (one round, or no case answered twice).
+        pass_k: pass@k and pass^k for k = 1 .. rounds (empty with one round or no pass/fail verdicts).
+            A run that failed to execute is an attempt that did not pass; a run whose grading failed, or
+            that was cancelled, is no attempt. Each case uses its own attempts n: cases with fewer than
+            k are left out of that k's figures and counted in its ``n_short``.
     """
 
     rounds: int
@@ -40,6 +44,11 @@ class Stability(Result):
     flaky: tuple[str, ...]
     within_variance: float | None
     reason: str | None = None
+    pass_k: tuple[PassK, ...] = ()
+
+    def pass_at(self, k: int) -> PassK | None:
+        """The figures for ``k`` attempts, or None when there are none for that k."""
+        return next((p for p in self.pass_k if p.k == k), None)
 
 
 def stability(
@@ -51,6 +60,7 @@ def stability(
     passed: np.ndarray,
     graded: np.ndarray,
     label_map: dict[str, str] | None,
+    attempted: np.ndarray | None = None,
 ) -> Stability:
     """Stability of one arm's runs.
 
@@ -63,6 +73,8 @@ def stability(
         passed: 1.0/0.0 verdict per run.
         graded: Runs with a verdict.
         label_map: The dataset's label map (answers are compared as `label_match` compares them).
+        attempted: Runs that count as attempts for pass@k (graded runs and runs that failed to
+            execute); default: the graded runs.
     """
     if rounds < 2:
         return Stability(
@@ -112,7 +124,16 @@ def stability(
         flaky=flaky,
         within_variance=within,
         reason=reason,
+        pass_k=_pass_k(rounds, case_pos, passed, graded if attempted is None else attempted, n_all),
     )
+
+
+def _pass_k(rounds: int, case_pos: np.ndarray, passed: np.ndarray, attempted: np.ndarray, n_all: int):
+    if not attempted.any():
+        return ()
+    c = np.bincount(case_pos[attempted], weights=passed[attempted], minlength=n_all).astype(np.int64)
+    n = np.bincount(case_pos[attempted], minlength=n_all)
+    return pass_at_k_curve(c, n)[:rounds]
 
 
 def _first_ids(case_pos: np.ndarray, case_id: np.ndarray, n: int) -> np.ndarray:

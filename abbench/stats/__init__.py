@@ -26,6 +26,8 @@ from abbench.stats._mcnemar import (
     paired_outcomes,
 )
 from abbench.stats._paired import PairedDifference, paired_difference
+from abbench.stats._passk import PassK, pass_at_k, pass_at_k_case, pass_at_k_curve, pass_hat_k_case
+from abbench.stats._plan import Plan, independent_discordance, plan_experiment
 from abbench.stats._power import (
     MinDetectableEffect,
     PowerInputs,
@@ -56,6 +58,8 @@ __all__ = [
     "MinDetectableEffect",
     "PairedDifference",
     "PairedOutcomes",
+    "PassK",
+    "Plan",
     "PowerInputs",
     "Proportion",
     "RepeatedSE",
@@ -70,6 +74,7 @@ __all__ = [
     "cohen_kappa",
     "estimate_power_inputs",
     "holm_correction",
+    "independent_discordance",
     "mcnemar_exact",
     "mcnemar_midp",
     "mean_se",
@@ -79,7 +84,12 @@ __all__ = [
     "paired_difference",
     "paired_outcomes",
     "paired_proportion_interval",
+    "pass_at_k",
+    "pass_at_k_case",
+    "pass_at_k_curve",
+    "pass_hat_k_case",
     "percentile",
+    "plan_experiment",
     "power_paired",
     "proportion",
     "repeated_se",

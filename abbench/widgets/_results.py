@@ -76,6 +76,29 @@ def _rate(value: float | None) -> str:
     return fmt_pct(value)
 
 
+def _pass_k_table(m: ExperimentMetrics) -> str:
+    """pass@k and pass^k per arm and k (Stability tab); empty with one round or no pass/fail verdicts."""
+
+    def cell(value: float, iv) -> str:
+        import math
+
+        spread = "" if math.isnan(iv.low) else f" [{_rate(iv.low)}, {_rate(iv.high)}]"
+        return f"{_rate(value)}{spread}"
+
+    rows = [
+        (a.arm, p.k, cell(p.pass_at_k, p.pass_at_k_interval), cell(p.pass_hat_k, p.pass_hat_k_interval),
+         p.n_cases if not p.n_short else f"{p.n_cases} ({p.n_short} with fewer attempts left out)")
+        for a in m.arms
+        for p in a.stability.pass_k
+    ]  # fmt: skip
+    if not rows:
+        return ""
+    return html_table(["arm", "k", "pass@k (one of k right)", "pass^k (all k right)", "cases"], rows) + note(
+        "Unbiased estimators (Chen et al. 2021; τ-bench) averaged over cases, t-intervals over cases; "
+        "a run that failed to execute counts as not passed."
+    )
+
+
 def _num(value: float | None, digits: int = 1) -> str:
     return NONE if value is None else f"{value:,.{digits}f}"
 
@@ -420,18 +443,22 @@ class ResultsWidget(View):
             by_round.setdefault(g.arm, []).append(
                 f"round {int(g.group) + 1}: {fmt_estimate(g.accuracy, share=m.outcome == 'passed')}"
             )
-        return html_table(
-            [
-                "arm",
-                "rounds",
-                "answer agreement",
-                "flip rate",
-                "flaky rate",
-                "within-case variance",
-                "cases that flip",
-            ],
-            rows,
-        ) + "".join(note(f"{arm}: " + "; ".join(v)) for arm, v in by_round.items())
+        return (
+            html_table(
+                [
+                    "arm",
+                    "rounds",
+                    "answer agreement",
+                    "flip rate",
+                    "flaky rate",
+                    "within-case variance",
+                    "cases that flip",
+                ],
+                rows,
+            )
+            + "".join(note(f"{arm}: " + "; ".join(v)) for arm, v in by_round.items())
+            + _pass_k_table(m)
+        )
 
     @staticmethod
     def _usage_table(m: ExperimentMetrics) -> str:

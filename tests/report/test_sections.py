@@ -210,3 +210,24 @@ def test_rounds_that_answered_alike_are_shown_once():
     stable, flaky = html.split("FS-2")
     assert "rounds 1–3: fast ✓" in stable and stable.count("按规则判为 fast") == 1  # was three times
     assert "rounds 1, 3: fast ✓" in flaky and "round 2: slow ✗" in flaky and "需要推理" in flaky
+
+
+def test_stability_draws_a_pass_k_curve_per_arm(store):
+    from abbench.metrics import experiment_metrics
+    from tests.results import cases_of, make_experiment
+
+    runs = {"control": [[True, False, True], [True, True, True]], "treatment": [[True, True, True]] * 2}
+    exp = make_experiment(
+        store, "pk", cases_of(2), {**runs, "solo": [["exec_fail", True, True], [False] * 3]}
+    )
+    parts = section.stability_section(experiment_metrics(exp, store=store).as_dict())
+    figures = [f.to_dict() for f in _figures(parts)]
+    titles = [f["layout"]["yaxis"]["title"]["text"] for f in figures if f["layout"].get("yaxis")]
+    assert "pass@k: one of k attempts right" in titles and "pass^k: all k right" in titles
+    hat = next(f for f in figures if f["layout"]["yaxis"]["title"]["text"] == "pass^k: all k right")
+    assert [t["name"] for t in hat["data"]] == ["control", "treatment", "solo"]
+    control = hat["data"][0]["y"]
+    assert control == pytest.approx([100 * 5 / 6, 100 * (1 / 3 + 1) / 2, 50.0])
+    # the failed execution is an attempt that did not pass (else the first case would give pass^2 = 1)
+    assert hat["data"][2]["y"] == pytest.approx([100 / 3, 100 / 6, 0.0])
+    assert "failed to execute is an attempt that was not right" in _html(parts)

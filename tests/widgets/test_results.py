@@ -67,6 +67,11 @@ def test_domains_with_intervals_and_stability_across_rounds(widget):
     assert "导航" in widget.domains_html.value
     assert widget.arm("b").stability.flipped == ("c04",)
     assert "c04" in widget.stability_html.value
+    # pass@k / pass^k for k = 1, 2: b is wrong on c04 once in two rounds, so pass@2 > pass^2 for b
+    b2 = widget.arm("b").stability.pass_at(2)
+    assert b2.pass_hat_k == pytest.approx(19 / 24) and b2.pass_at_k == pytest.approx(20 / 24)
+    stab = _text(widget.stability_html.value)
+    assert "pass^k (all k right)" in stab and f"{100 * b2.pass_hat_k:.1f}% [" in stab
     rounds = widget.figures["rounds"]
     assert [list(t.x) for t in rounds.data] == [[1, 2], [1, 2]]
     assert "latency p50" in widget.usage_html.value and widget.figures["latency"] is not None

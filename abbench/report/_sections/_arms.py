@@ -165,6 +165,7 @@ def stability_section(metrics: Mapping[str, Any]) -> list[Part]:
             "Cases: those answered twice or more."
         ),
     ]
+    parts += pass_k_parts(arms)
     by_round = metrics.get("by_round") or []
     rounds = sorted({r["group"] for r in by_round})
     if len(rounds) >= 2:
@@ -176,6 +177,37 @@ def stability_section(metrics: Mapping[str, Any]) -> list[Part]:
                 [f"round {r + 1}" for r in rounds], series, share=share, title="accuracy by round", lines=True
             )
         )
+    return parts
+
+
+def pass_k_parts(arms: list[Mapping[str, Any]]) -> list[Part]:
+    """A curve per arm over k for pass@k and for pass^k, and how they were estimated (none: one round)."""
+    curves = {a["arm"]: (a.get("stability") or {}).get("pass_k") or [] for a in arms}
+    top = max((len(c) for c in curves.values()), default=0)
+    if top < 2:
+        return []
+    ks = [f"k = {k}" for k in range(1, top + 1)]
+    parts: list[Part] = []
+    for field, title in (
+        ("pass_at_k", "pass@k: one of k attempts right"),
+        ("pass_hat_k", "pass^k: all k right"),
+    ):
+        series = {
+            arm: [{"value": p[field], "interval": p[f"{field}_interval"]} for p in curve]
+            + [None] * (top - len(curve))
+            for arm, curve in curves.items()
+        }
+        parts.append(d.grouped_figure(ks, series, share=True, title=title, lines=True))
+    short = sorted({p["n_short"] for c in curves.values() for p in c} - {0})
+    parts.append(
+        d.note_html(
+            "pass@k: the chance that at least one of k attempts at a case is right; pass^k: that all k are "
+            "(the reliability an agent needs when one wrong answer costs). Unbiased per-case estimators "
+            "(Chen et al. 2021; τ-bench, Yao et al. 2024) averaged over cases, with t-intervals over cases. "
+            "A run that failed to execute is an attempt that was not right; a grading failure is no attempt"
+            + (", and a case with fewer attempts than k is left out of that k." if short else ".")
+        )
+    )
     return parts
 
 
