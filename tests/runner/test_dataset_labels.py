@@ -24,7 +24,10 @@ def test_labels_dataset_is_written_out_as_the_datasets_distinct_gold_labels(stor
         },
         store=store,
     )
-    assert exp.spec["arms"]["base"]["params"]["labels"] == ["fast", "slow"]  # the stored definition holds the list
+    assert exp.spec["arms"]["base"]["params"]["labels"] == [
+        "fast",
+        "slow",
+    ]  # the stored definition holds the list
     summary = run_experiment(exp.id, store=store)
     assert summary.executed == 12
     assert {r.output.prediction for r in store.runs(exp.id)} <= {"fast", "slow"}
