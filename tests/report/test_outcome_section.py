@@ -31,3 +31,12 @@ def test_the_decision_section_shows_the_votes(store):
     html = _html(section.decision_section(evaluate_gate(exp, store=store).as_dict()))
     assert "votes: 14 wins, 3 losses, 83 ties; net +11 (+65 % of decided) · sign test p = 0.006" in html
     assert "capability · pass" in html and ">14 – 3<" in html
+
+
+def test_the_paired_comparison_says_its_outcome(store):
+    from abbench.compare import compare_arms
+
+    a, b = table_2x2(180, 3, 3, 14)
+    exp = make_experiment(store, "even", cases_of(200), {"control": a, "treatment": b})
+    html = _html(section.comparison_section(compare_arms(exp, store=store, margin=0.05).as_dict()))
+    assert "Outcome — not worse: treatment is at most 5.0 points worse than control" in html
