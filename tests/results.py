@@ -88,6 +88,7 @@ def make_experiment(
     snapshots: dict[str, str] | None = None,
     gate=None,
     judge: str | None = None,
+    decision: dict[str, Any] | None = None,
 ):
     """Write an experiment whose runs are exactly `arms[arm][case][round]`; returns the Experiment.
 
@@ -103,6 +104,7 @@ def make_experiment(
         snapshots: Arm name -> snapshot hash (the snapshot must exist in the store).
         gate: The experiment's own gate rules.
         judge: Also write a pointwise judge grade named so for runs whose spec has ``judge``.
+        decision: The definition's ``decision:`` (e.g. ``{"policy": "votes"}``).
     """
     ds = store.save_dataset(
         dataset,
@@ -124,7 +126,8 @@ def make_experiment(
             skill_version="",
             dataset_id=ds.id,
             profile_id=None,
-            spec={"name": name, "graders": ["label_match"], "rounds": rounds},
+            spec={"name": name, "graders": ["label_match"], "rounds": rounds}
+            | ({"decision": decision} if decision else {}),
             rounds=rounds,
             priority=0,
             tags=[],

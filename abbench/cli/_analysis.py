@@ -84,12 +84,15 @@ def _cases(title: str, changes, limit: int) -> None:
     click.echo(f"{title} ({len(changes)}): {shown}{more}")
 
 
-def _print_comparison(c, by_domain: bool, limit: int) -> None:
+def _print_comparison(c, by_domain: bool, limit: int, votes: dict[str, Any] | None = None) -> None:
     from abbench.compare import points
 
     unit = c.unit
     click.echo(f"{c.b.name} vs {c.a.name} on {c.dataset}: {c.n_cases} paired case(s), outcome {c.outcome}")
     click.secho(c.verdict.text, bold=True)
+    click.echo(f"outcome: {c.verdict.outcome_text}")
+    if votes is not None:
+        click.echo(c.votes(**votes).text)
     click.echo("")
     width = max(len(c.a.name), len(c.b.name), 10)
     click.echo(f"{'':<18}{c.a.name:<{width + 26}}{c.b.name}")
@@ -245,6 +248,13 @@ def _print_all(m) -> None:
 @click.option("--confidence", type=float, default=0.95, show_default=True, help="Coverage of the intervals.")
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="Significance level.")
 @click.option(
+    "--margin",
+    type=click.FloatRange(min=0),
+    default=0.02,
+    show_default=True,
+    help="Non-inferiority margin of the outcome (better / not worse / worse / inconclusive): 0.02 = 2 points.",
+)
+@click.option(
     "--power", type=float, default=0.8, show_default=True, help="Power for the minimum detectable effect."
 )
 @click.option("--iterations", type=int, default=10_000, show_default=True, help="Bootstrap replicates.")
@@ -257,7 +267,7 @@ def _print_all(m) -> None:
 @json_option
 @pass_ctx
 def compare_cmd(ctx: Context, experiment: str, other: str | None, arms, by_domain: bool, cluster, outcome, confidence,
-                alpha, power, iterations, seed, bootstrap, details, limit: int, as_json: bool) -> None:  # fmt: skip
+                alpha, margin, power, iterations, seed, bootstrap, details, limit: int, as_json: bool) -> None:  # fmt: skip
     """Compare two arms, or two experiments on the same dataset: the verdict first, then the figures.
 
     \b
@@ -269,19 +279,21 @@ def compare_cmd(ctx: Context, experiment: str, other: str | None, arms, by_domai
                                                        # Cochran's Q and each vs the first
     Exit code 1 when the experiments ran on different datasets.
     """
-    from abbench.compare import compare_all, compare_arms, compare_experiments, experiment_pair
+    from abbench.compare import compare_all, compare_arms, compare_experiments, experiment_pair, vote_policy
 
     options: dict[str, Any] = dict(
         store=ctx.store, outcome=outcome, confidence=confidence, alpha=alpha,
     )  # fmt: skip
     stats_options = dict(
-        power=power, iterations=iterations, seed=seed, bootstrap=bootstrap, details=details, cluster=cluster
-    )
+        power=power, iterations=iterations, seed=seed, bootstrap=bootstrap, details=details, cluster=cluster,
+        margin=margin,
+    )  # fmt: skip
     if other is not None:
         c = compare_experiments(
             experiment, other, arm_a=arms[0] if arms else None, arm_b=arms[1] if arms else None,
             **options, **stats_options,
         )  # fmt: skip
+        votes = vote_policy(ctx.store.get_experiment(other))
     else:
         exp = ctx.store.get_experiment(experiment)
         if not arms and len(exp.arms) > 2 and experiment_pair(exp) is None:
@@ -291,7 +303,11 @@ def compare_cmd(ctx: Context, experiment: str, other: str | None, arms, by_domai
         c = compare_arms(
             exp, arms[0] if arms else None, arms[1] if arms else None, **options, **stats_options
         )
-    emit(as_json, c.as_dict(), lambda: _print_comparison(c, by_domain, limit))
+        votes = vote_policy(exp)
+    data = c.as_dict()
+    if votes is not None:
+        data["votes"] = c.votes(**votes).as_dict()
+    emit(as_json, data, lambda: _print_comparison(c, by_domain, limit, votes))
 
 
 _CLASSES_INLINE = 12  # above this many classes, `metrics` prints the extremes and `--classes` prints all
@@ -525,22 +541,32 @@ def metrics_cmd(ctx: Context, experiment: str, arms, by_domain, by_round, confus
     help="A baseline experiment on the same dataset (EXPERIMENT is the candidate).",
 )
 @click.option("--cluster", type=click.Choice(["domain"]), help="Cluster-robust intervals over domains.")
+@click.option(
+    "--fail-on-inconclusive/--allow-inconclusive",
+    default=True,
+    show_default=True,
+    help="Exit 1 when the gate is inconclusive (the default: no evidence is no reason to ship); "
+    "--allow-inconclusive exits 0 then, e.g. for an advisory run.",
+)
 @click.option("--list-metrics", is_flag=True, help="List the metrics a rule may use, and exit.")
 @json_option
 @pass_ctx
-def gate_cmd(ctx: Context, experiment, rules_file, arms, baseline, cluster, list_metrics, as_json) -> None:
+def gate_cmd(ctx: Context, experiment, rules_file, arms, baseline, cluster, fail_on_inconclusive, list_metrics,
+             as_json) -> None:  # fmt: skip
     """Apply a gate: the pair, the outcome and its coverage first, then each rule and the three dimensions.
 
     \b
     The pair is --arms, else the gate file's baseline:/candidate:, else the experiment's decision:; two
     arms need no name (first is the baseline); three or more and no name is refused (exit 2).
     Outcomes: pass, pass with warnings (exit 0); block, incomplete (fewer runs graded than the gate's
-    min_coverage, default all), inconclusive (no rule could be assessed) (exit 1).
+    min_coverage, default all) (exit 1); inconclusive — a block rule the evidence does not settle
+    (non_inferior with an interval straddling its margin) and none blocking, or no rule assessed at all —
+    exit 1 with --fail-on-inconclusive (the default), 0 with --allow-inconclusive. A usage error exits 2.
 
     \b
     A gate file (YAML or JSON) lists rules; warnings never block:
       rules:
-        - {metric: diff_ci_low, op: ">=", value: 0, severity: block}
+        - {metric: non_inferior, margin: 0.02}      # not more than 2 points worse
         - {metric: regressed, op: "<=", value: 2}
         - {metric: p95_latency_ms, op: "<=", value: 8000, severity: warn}
         - "no_domain_significant_regression == true"
@@ -605,12 +631,20 @@ def gate_cmd(ctx: Context, experiment, rules_file, arms, baseline, cluster, list
             # a summary that opens with its own conclusion ("not assessed: ...") is not told twice
             summary = d.summary.removeprefix(f"{d.conclusion}: ") if d.conclusion else d.summary
             click.echo(f"  {d.name:<11}{d.conclusion:<13}{summary}")
+        if result.votes is not None:
+            click.echo(f"  {result.votes.text}")
         if result.verdict:
             click.echo(f"verdict: {result.verdict}")
+        if result.verdict_outcome:
+            click.echo(f"outcome: {result.verdict_outcome}")
         for note in result.notes:
             click.echo(f"note: {note}")
+        if result.outcome == "inconclusive" and not fail_on_inconclusive:
+            click.echo("note: inconclusive allowed (--allow-inconclusive): exit 0")
 
     emit(as_json, result.as_dict(), human)
+    if result.outcome == "inconclusive" and not fail_on_inconclusive:
+        return
     if not result.passed:
         sys.exit(1)
 

@@ -28,18 +28,35 @@ from abbench.compare._pair import (
     experiment_arm,
     experiment_pair,
     resolve_pair,
+    vote_policy,
 )
 from abbench.compare._plan import plan_from_experiment
 from abbench.compare._text import EvidenceChange, ReasonChange, TextChanges, text_changes
-from abbench.compare._verdict import VERDICTS, Verdict, magnitude, points, verdict
+from abbench.compare._verdict import (
+    DEFAULT_MARGIN,
+    OUTCOMES,
+    VERDICTS,
+    Settled,
+    Verdict,
+    cases_to_settle,
+    magnitude,
+    points,
+    settle,
+    verdict,
+)
+from abbench.compare._votes import VOTE_MARGIN, VOTE_MIN_CASES, Votes, vote_decision
 
 __all__ = [
     "BOOTSTRAP_MAX_CASES",
     "CATEGORIES",
+    "DEFAULT_MARGIN",
     "DETAILS_MAX_CASES",
     "MIN_CASES",
+    "OUTCOMES",
     "USAGE_METRICS",
     "VERDICTS",
+    "VOTE_MARGIN",
+    "VOTE_MIN_CASES",
     "WAYS_TO_NAME",
     "ArmPair",
     "CaseChange",
@@ -52,9 +69,12 @@ __all__ = [
     "Pair",
     "PairwiseSummary",
     "ReasonChange",
+    "Settled",
     "Side",
     "TextChanges",
     "Verdict",
+    "Votes",
+    "cases_to_settle",
     "check_arm",
     "compare_all",
     "compare_arms",
@@ -65,6 +85,9 @@ __all__ = [
     "plan_from_experiment",
     "points",
     "resolve_pair",
+    "settle",
     "text_changes",
     "verdict",
+    "vote_decision",
+    "vote_policy",
 ]

@@ -19,7 +19,7 @@ from abbench.compare._model import (
 )
 from abbench.compare._pair import experiment_arm, resolve_pair
 from abbench.compare._text import text_changes
-from abbench.compare._verdict import verdict
+from abbench.compare._verdict import DEFAULT_MARGIN, verdict
 from abbench.errors import ComparisonRefused, UsageError
 from abbench.metrics import (
     NO_DOMAIN,
@@ -85,6 +85,7 @@ def compare_arms(
     seed: int = 0,
     bootstrap: bool | None = None,
     details: bool | None = None,
+    margin: float = DEFAULT_MARGIN,
 ) -> Comparison:
     """Compare arm `b` against arm `a` of one experiment, case by case (differences are b − a).
 
@@ -105,6 +106,8 @@ def compare_arms(
             intervals), None decides by size (see `BOOTSTRAP_MAX_CASES`).
         details: Also compare the answers' words (reasons and evidence that changed): True, False, or
             None to decide by size (see `DETAILS_MAX_CASES`).
+        margin: The non-inferiority margin of the verdict's outcome (better, not worse, worse,
+            inconclusive; see `abbench.compare.settle`), in the comparison's unit: 0.02 = 2 points.
 
     Raises:
         NotFoundError: no such experiment or arm.
@@ -134,7 +137,7 @@ def compare_arms(
     return _compare(
         store, "arms", exp, arm_a, exp, arm_b,
         outcome=outcome, cluster=cluster, confidence=confidence, alpha=alpha, power=power,
-        iterations=iterations, seed=seed, bootstrap=bootstrap, details=details,
+        iterations=iterations, seed=seed, bootstrap=bootstrap, details=details, margin=margin,
     )  # fmt: skip
 
 
@@ -154,6 +157,7 @@ def compare_experiments(
     seed: int = 0,
     bootstrap: bool | None = None,
     details: bool | None = None,
+    margin: float = DEFAULT_MARGIN,
 ) -> Comparison:
     """Compare an arm of experiment `exp_b` against an arm of `exp_a`, case by case (b − a).
 
@@ -189,7 +193,7 @@ def compare_experiments(
     return _compare(
         store, "experiments", ea, first, eb, second,
         outcome=outcome, cluster=cluster, confidence=confidence, alpha=alpha, power=power,
-        iterations=iterations, seed=seed, bootstrap=bootstrap, details=details,
+        iterations=iterations, seed=seed, bootstrap=bootstrap, details=details, margin=margin,
     )  # fmt: skip
 
 
@@ -236,6 +240,7 @@ def _compare(
     seed: int,
     bootstrap: bool | None,
     details: bool | None,
+    margin: float = DEFAULT_MARGIN,
 ) -> Comparison:
     confidence = check_level(confidence)
     alpha = check_level(alpha, "alpha", "0.05")
@@ -421,6 +426,7 @@ def _compare(
         regressed=outcomes.regressed if outcomes else int(np.count_nonzero(delta < 0)),
         mcnemar_p=mcnemar.p_value if mcnemar and test != "exact McNemar" else None,
         min_cases=MIN_CASES,
+        margin=margin,
     )
     return Comparison(
         kind=kind,

@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 
 from abbench.compare._text import TextChanges
-from abbench.compare._verdict import Verdict
+from abbench.compare._verdict import Settled, Verdict, settle
+from abbench.compare._votes import VOTE_MARGIN, VOTE_MIN_CASES, Votes, vote_decision
 from abbench.metrics import Estimate, Result
 from abbench.stats import (
     Interval,
@@ -340,6 +341,23 @@ class Comparison(Result):
     def main(self) -> PairedDifference | None:
         """The paired difference the verdict rests on (clustered when clustering was asked for)."""
         return self.clustered or self.difference
+
+    def settle(self, margin: float) -> Settled:
+        """The outcome against another non-inferiority margin (better, not worse, worse, inconclusive):
+        what a gate rule ``{metric: non_inferior, margin: M}`` reads. The verdict's own is `verdict.outcome`."""
+        iv = self.interval
+        main = self.main
+        return settle(
+            name_a=self.a.name, name_b=self.b.name, n_cases=self.n_cases, unit=self.unit,
+            difference=main.difference if main is not None else None,
+            low=iv.low if iv is not None else None, high=iv.high if iv is not None else None,
+            significant=self.verdict.significant, margin=margin, confidence=self.confidence,
+            enough=self.verdict.code != "insufficient_data",
+        )  # fmt: skip
+
+    def votes(self, margin: float = VOTE_MARGIN, min_cases: int = VOTE_MIN_CASES) -> Votes:
+        """B against A by per-case votes (wins, ties, losses, the exact sign test; see `vote_decision`)."""
+        return vote_decision(self.case_table.category, margin=margin, min_cases=min_cases, alpha=self.alpha)
 
     def usage_metric(self, metric: str) -> MetricDifference | None:
         """The comparison of one continuous figure (``cost``, ``latency_ms``, ``tokens``, ``score``)."""

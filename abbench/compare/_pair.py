@@ -61,6 +61,21 @@ def check_arm(exp: Experiment, name: Any, where: str) -> Arm:
     )
 
 
+def vote_policy(exp: Experiment) -> dict[str, Any] | None:
+    """``{margin, min_cases}`` when the experiment's ``decision:`` says ``policy: votes``, else None
+    (the defaults `VOTE_MARGIN` and `VOTE_MIN_CASES` fill what it leaves out)."""
+    from abbench.compare._votes import VOTE_MARGIN, VOTE_MIN_CASES
+
+    decision = (exp.spec or {}).get("decision") or {}
+    if decision.get("policy") != "votes":
+        return None
+    margin, minimum = decision.get("margin"), decision.get("min_cases")
+    return {
+        "margin": VOTE_MARGIN if margin is None else margin,
+        "min_cases": VOTE_MIN_CASES if minimum is None else minimum,
+    }
+
+
 def experiment_pair(exp: Experiment) -> tuple[str, str] | None:
     """The pair the experiment's definition names (``decision: {baseline, candidate}``), or None."""
     decision = (exp.spec or {}).get("decision") or {}

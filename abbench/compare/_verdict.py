@@ -10,6 +10,18 @@ from abbench.metrics import Result
 VERDICTS = ("b_better", "b_worse", "no_detectable_difference", "insufficient_data")
 """Verdict codes: B better, B worse, no difference detectable at this size, too little data to say."""
 
+OUTCOMES = ("better", "not worse", "worse", "inconclusive")
+"""The four outcomes of a comparison against a non-inferiority margin (see `settle`): B significantly
+better; B not worse (the interval's lower bound is above −margin); B significantly worse by possibly more
+than the margin; or inconclusive (too few cases, or an interval that straddles the margin)."""
+
+DEFAULT_MARGIN = 0.02
+"""The non-inferiority margin when none is given: 2 points of pass rate (0.02 in a score's unit).
+
+Two points is about the run-to-run wobble of a few hundred cases and less than most skill changes aim
+to gain, so "not more than 2 points worse" is a loss a reviewer would accept for a cheaper or simpler skill;
+set your own with ``compare --margin`` or a gate rule's ``margin:``."""
+
 
 @dataclass(frozen=True)
 class Verdict(Result):
@@ -21,6 +33,11 @@ class Verdict(Result):
         significant: Whether the main test rejects "no difference" at the chosen level.
         test: The main test: ``exact McNemar``, ``paired difference`` or ``clustered paired difference``.
         p_value: Its p-value (None when it could not be computed).
+        outcome: One of `OUTCOMES`, against `margin` (see `settle`).
+        margin: The non-inferiority margin the outcome was judged against.
+        n_more: For an inconclusive outcome, about how many more paired cases would settle it if the
+            difference stayed where it is (None when settled, or when it cannot be said).
+        outcome_text: The outcome in plain words, with the margin and what would settle it.
     """
 
     code: str
@@ -28,6 +45,143 @@ class Verdict(Result):
     significant: bool
     test: str
     p_value: float | None
+    outcome: str = "inconclusive"
+    margin: float = DEFAULT_MARGIN
+    n_more: int | None = None
+    outcome_text: str = ""
+
+
+@dataclass(frozen=True)
+class Settled(Result):
+    """A comparison judged against a non-inferiority margin.
+
+    Attributes:
+        outcome: One of `OUTCOMES`.
+        margin: The margin (in the comparison's unit: 0.02 is 2 points of pass rate).
+        n_more: For an inconclusive outcome, about how many more paired cases would settle it (None
+            otherwise, or when no interval exists to project).
+        text: The outcome in plain words.
+    """
+
+    outcome: str
+    margin: float
+    n_more: int | None
+    text: str
+
+
+def _finite(*values: float | None) -> bool:
+    return all(v is not None and math.isfinite(v) for v in values)
+
+
+def cases_to_settle(
+    n_cases: int, difference: float | None, low: float | None, high: float | None, margin: float
+) -> int | None:
+    """About how many *more* paired cases would settle an inconclusive comparison, if the difference
+    stayed where it is.
+
+    An interval's half-width shrinks as 1/√n: with ``n`` cases now and a lower half-width
+    ``w = difference − low`` (that is ``z·SE`` for a Student t or normal interval), ``N`` cases give
+    about ``w·√(n/N)``. The comparison settles as *not worse* once the lower bound clears −margin,
+    ``w·√(n/N) < difference + margin``, so ``N = n·(w / (difference + margin))²``; or as *worse* once
+    the upper bound falls below 0, ``N = n·((high − difference) / −difference)²`` (when the difference
+    is negative). The answer is the smaller, minus ``n``, rounded up. It is a projection at the observed
+    difference — about even odds, not a power calculation (see `abbench.stats` for the power of a
+    planned design).
+
+    Returns:
+        The number of additional paired cases, or None without a finite interval or a difference.
+    """
+    if n_cases < 1 or not _finite(difference, low, high):
+        return None
+    needed = []
+    w_low, w_high = difference - low, high - difference
+    if difference + margin > 0 and w_low > 0:
+        needed.append(n_cases * (w_low / (difference + margin)) ** 2)
+    if difference < 0 and w_high > 0:
+        needed.append(n_cases * (w_high / -difference) ** 2)
+    if not needed:
+        return None
+    return max(1, math.ceil(min(needed)) - n_cases)
+
+
+def settle(
+    *,
+    name_a: str,
+    name_b: str,
+    n_cases: int,
+    unit: str,
+    difference: float | None,
+    low: float | None,
+    high: float | None,
+    significant: bool,
+    margin: float = DEFAULT_MARGIN,
+    enough: bool = True,
+    confidence: float = 0.95,
+) -> Settled:
+    """Judge B against A on a non-inferiority margin: better, not worse, worse or inconclusive.
+
+    *Better*: the main test finds B significantly better. *Not worse*: the interval's lower bound is
+    above ``−margin`` — with a two-sided 95 % interval that is the one-sided non-inferiority test at
+    2.5 % rejecting "B is worse by the margin or more" (a significant loss smaller than the margin is
+    not worse too: the margin is what the reader accepts). *Worse*: the test finds B significantly worse
+    and the interval reaches beyond the margin. *Inconclusive*: too few cases (`enough` false), no
+    interval, or an interval that straddles ``−margin`` without a significant difference; the text says
+    about how many more cases would settle it (`cases_to_settle`).
+
+    Args:
+        name_a: The baseline's name.
+        name_b: The candidate's name.
+        n_cases: Paired cases.
+        unit: ``points`` (pass rates) or ``score``.
+        difference: B − A.
+        low: The interval's lower bound.
+        high: Its upper bound.
+        significant: Whether the main test rejects "no difference".
+        margin: The non-inferiority margin (≥ 0, in the comparison's unit).
+        enough: False when there are too few cases to judge at all.
+        confidence: The interval's coverage, for the text.
+    """
+    if margin < 0 or not math.isfinite(margin):
+        from abbench.errors import UsageError
+
+        raise UsageError(f"margin must be a number ≥ 0 (0.02 = 2 points); got {margin!r}")
+    m = magnitude(margin, unit)
+    bounded = _finite(low, high)
+    ci = f"{confidence:.0%} CI {points(low, unit)} to {points(high, unit)}" if bounded else "no interval"
+    n_more = None
+    if not enough or n_cases == 0 or difference is None:
+        outcome = "inconclusive"
+        text = f"inconclusive: too few paired cases ({n_cases}) to judge {name_b} against the {m} margin"
+    elif significant and difference > 0:
+        outcome = "better"
+        text = f"better: {name_b} is significantly better than {name_a} ({points(difference, unit)}, {ci})"
+    elif bounded and low > -margin:
+        outcome = "not worse"
+        text = (
+            f"not worse: {name_b} is at most {m} worse than {name_a} — the lower bound "
+            f"{points(low, unit)} is above −{m}"
+        )
+        if significant and difference < 0:
+            text += f" (significantly lower, {points(difference, unit)}, but within the margin)"
+    elif significant and difference < 0:
+        outcome = "worse"
+        text = (
+            f"worse: {name_b} is significantly worse than {name_a} ({points(difference, unit)}, {ci}), "
+            f"possibly by more than the {m} margin"
+        )
+    else:
+        outcome = "inconclusive"
+        n_more = cases_to_settle(n_cases, difference, low, high, margin)
+        if bounded:
+            text = (
+                f"inconclusive: the {ci} straddles the margin of −{m}, so these {n_cases} cases can neither show "
+                f"{name_b} is not worse than {name_a} nor that it is worse"
+            )
+        else:
+            text = f"inconclusive: no interval, so nothing shows {name_b} is within {m} of {name_a}"
+        if n_more is not None:
+            text += f"; about {n_more:,} more paired cases would likely settle it if the difference holds"
+    return Settled(outcome, margin, n_more, text + ".")
 
 
 def points(value: float | None, unit: str) -> str:
@@ -73,13 +227,29 @@ def verdict(
     regressed: int | None,
     mcnemar_p: float | None,
     min_cases: int,
+    margin: float = DEFAULT_MARGIN,
 ) -> Verdict:
     """Word the conclusion of a paired comparison of B against A.
 
     The main test decides (exact McNemar for pass/fail answered once per case, otherwise the paired
     difference of per-case means); the interval and the minimum detectable effect say how large a
     difference the data can or cannot rule out, so "no significant difference" never reads as "equal".
+    The outcome against `margin` (better, not worse, worse, inconclusive) comes from `settle`: "no
+    difference detectable at this size" is *not worse* when the interval's lower bound clears −margin
+    and *inconclusive* otherwise; too little data is inconclusive.
     """
+    significant = p_value is not None and math.isfinite(p_value) and p_value < alpha
+    settled = settle(
+        name_a=name_a, name_b=name_b, n_cases=n_cases, unit=unit, difference=difference, low=low,
+        high=high, significant=significant, margin=margin, confidence=confidence,
+        enough=n_cases > 0 and (test == "exact McNemar" or n_cases >= min_cases),
+    )  # fmt: skip
+    four = {
+        "outcome": settled.outcome,
+        "margin": margin,
+        "n_more": settled.n_more,
+        "outcome_text": settled.text,
+    }
     ci = (
         f"{confidence:.0%} CI {points(low, unit)} to {points(high, unit)}"
         if low is not None and high is not None and math.isfinite(low) and math.isfinite(high)
@@ -99,6 +269,7 @@ def verdict(
             False,
             test,
             None,
+            **four,
         )
     if test != "exact McNemar" and n_cases < min_cases:
         return Verdict(
@@ -109,8 +280,8 @@ def verdict(
             False,
             test,
             p_value,
+            **four,
         )
-    significant = p_value is not None and math.isfinite(p_value) and p_value < alpha
     detail = f"{name_b} − {name_a} = {points(difference, unit)} ({ci}; {test} {_p(p_value)}{moved})"
     if significant and difference is not None and difference > 0:
         code, text = "b_better", f"{name_b} is better than {name_a}: {detail}."
@@ -149,5 +320,10 @@ def verdict(
     ):
         text += f" McNemar's exact test on majority outcomes gives {_p(mcnemar_p)}."
     return Verdict(
-        code, text, significant, test, p_value if p_value is not None and math.isfinite(p_value) else None
+        code,
+        text,
+        significant,
+        test,
+        p_value if p_value is not None and math.isfinite(p_value) else None,
+        **four,
     )

@@ -4,8 +4,12 @@ A gate file is JSON or YAML: a list of rules, or ``{rules: [...], baseline: A, c
 min_coverage: 0.95}``. Each rule is ``{metric, op, value, severity}`` (``severity`` is ``block`` by
 default; ``warn`` never blocks), or the shorthand ``"p95_latency_ms <= 8000 (warn)"``. Metric names are
 listed by `metric_names()` and ``abbench gate --list-metrics``; unprefixed arm metrics are about the
-candidate arm B. A gate is *pass*, *pass with warnings*, *block*, *incomplete* or *inconclusive*
-(see `OUTCOMES`).
+candidate arm B. ``{metric: non_inferior, margin: 0.02}`` asks that B be better or not more than the
+margin worse (the interval's lower bound above −margin); it fails when B is worse and is *inconclusive*
+when the interval straddles the margin. A gate is *pass*, *pass with warnings*, *block*, *incomplete* or
+*inconclusive* (see `OUTCOMES`); ``abbench gate`` exits 0 for the first two, 1 otherwise (an inconclusive
+gate exits 0 with ``--allow-inconclusive``), 2 on a usage error. An experiment whose ``decision:`` says
+``policy: votes`` has its capability decided by per-case votes (see `abbench.compare.vote_decision`).
 """
 
 from __future__ import annotations

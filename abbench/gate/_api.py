@@ -18,6 +18,7 @@ from abbench.compare import (
     experiment_arm,
     experiment_pair,
     resolve_pair,
+    vote_policy,
 )
 from abbench.errors import NotFoundError, UsageError
 from abbench.gate._coverage import FULL, Coverage, coverage
@@ -27,13 +28,16 @@ from abbench.metrics import ArmMetrics, ExperimentMetrics, Result, experiment_me
 from abbench.store import Store, open_store
 from abbench.store._experiments import Experiment
 
-STATUSES = ("pass", "fail", "missing")
-"""A rule's status: its condition holds, does not hold, or its metric has no value."""
+STATUSES = ("pass", "fail", "missing", "inconclusive")
+"""A rule's status: its condition holds, does not hold, its metric has no value, or the evidence does
+not settle it (``non_inferior`` with an interval straddling the margin)."""
 
 OUTCOMES = ("pass", "pass with warnings", "block", "incomplete", "inconclusive")
 """A gate's outcome: every rule holds; they hold but a warning fired; a ``block`` rule failed (or had no
-value); the decision rests on fewer runs than it needs (`min_coverage`); or no rule could be assessed.
-Only the first two are a pass."""
+value); the decision rests on fewer runs than it needs (`min_coverage`); or the evidence does not decide
+(a ``block`` rule is inconclusive — ``non_inferior`` whose interval straddles the margin — and none
+blocks, or no rule could be assessed at all). Only the first two are a pass. As NVIDIA NeMo Evaluator's
+gate (PASS / WARN / BLOCK / INCONCLUSIVE), not enough evidence is told apart from evidence of a loss."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,9 @@ class GateResult(Result):
         decision: Capability, cost and stability with their evidence.
         verdict: The comparison's verdict in words (None without a comparison).
         notes: Caveats (e.g. what could not be measured).
+        verdict_outcome: The comparison's outcome against its margin in words (better / not worse /
+            worse / inconclusive, with how many more cases would settle it); None without a comparison.
+        votes: The per-case votes when the experiment's ``decision:`` says ``policy: votes``.
     """
 
     experiment: str
@@ -91,6 +98,8 @@ class GateResult(Result):
     decision: Decision
     verdict: str | None
     notes: tuple[str, ...]
+    verdict_outcome: str | None = None
+    votes: Any = None
 
     @property
     def passed(self) -> bool:
@@ -125,6 +134,9 @@ class GateResult(Result):
                 "or allow less with min_coverage in the gate file"
             )
         if self.outcome == "inconclusive":
+            unsettled = [r for r in self.rules if r.status == "inconclusive" and r.rule.severity == "block"]
+            if unsettled:
+                return "not decided by the evidence: " + "; ".join(r.message for r in unsettled)
             return "no rule could be assessed: every rule's metric has no value on these data"
         if self.outcome == "block":
             return "blocked by " + "; ".join(r.rule.name or r.rule.text for r in self.blocking)
@@ -325,7 +337,9 @@ def evaluate_gate(
         arms: ``(A, B)``: the baseline and candidate arms (overrides the gate's and the experiment's pair).
             With `vs`, the arm of the baseline experiment and the arm of this one.
         vs: A baseline experiment on the same dataset (the gated experiment is then B).
-        policy: When the dimensions block (see `DecisionPolicy`).
+        policy: When the dimensions block (see `DecisionPolicy`). Default: the experiment's
+            ``decision:`` — ``policy: votes`` (with its ``margin`` and ``min_cases``) decides capability
+            by per-case votes — else `DecisionPolicy()`.
         cluster: ``"domain"`` for cluster-robust intervals.
         confidence: Coverage of the intervals.
         alpha: Significance level.
@@ -367,6 +381,12 @@ def evaluate_gate(
     if comparison is not None and arm_a_metrics is not None:
         sides = [(comparison.a.name, arm_a_metrics), (comparison.b.name, arm_b_metrics)]
     covered = coverage(sides, gate.min_coverage if gate.min_coverage is not None else FULL)
+    if policy is None:
+        votes = vote_policy(exp)
+        if votes is not None:
+            policy = DecisionPolicy(
+                capability="votes", vote_margin=votes["margin"], vote_min_cases=votes["min_cases"]
+            )
     decision = replace(decide(comparison, arm_a_metrics, arm_b_metrics, policy), coverage=covered)
     outcomes = tuple(
         _check(rule, comparison, decision, metrics_a, metrics_b, arm_a_metrics, arm_b_metrics)
@@ -384,6 +404,8 @@ def evaluate_gate(
         outcome = "inconclusive"
     elif any(o.blocks for o in outcomes):
         outcome = "block"
+    elif any(o.status == "inconclusive" and o.rule.severity == "block" for o in outcomes):
+        outcome = "inconclusive"
     else:
         # A rule that could not be assessed is allowed (allow_missing), never passed: the gate says so.
         unassessed = any(o.status == "missing" and o.rule.allow_missing for o in outcomes)
@@ -406,6 +428,8 @@ def evaluate_gate(
         decision=decision,
         verdict=comparison.verdict.text if comparison is not None else None,
         notes=tuple(notes) + (comparison.notes if comparison is not None else ()),
+        verdict_outcome=comparison.verdict.outcome_text if comparison is not None else None,
+        votes=decision.votes,
     )
 
 
@@ -425,7 +449,7 @@ def _value(
     if definition.scope == "comparison":
         if comparison is None:
             return None, "no comparison (the experiment has one arm; give a baseline with --vs)"
-        return definition.get(comparison, ref.param)
+        return definition.get(comparison, rule.margin if rule.margin is not None else ref.param)
     if ref.arm == "a":
         if arm_a is None:
             return None, "no baseline arm A"
@@ -452,6 +476,11 @@ def _check(
     if isinstance(value, float) and not math.isfinite(value):
         value, reason = None, reason or "not a finite number"
     label = f"{rule.name}: " if rule.name else ""
+    if value is None and comparison is not None and rule.metric == "non_inferior":
+        # Not enough evidence is not evidence of a loss: the rule is inconclusive, and the gate with it
+        # unless another rule blocks (`abbench gate --allow-inconclusive` lets such a gate exit 0).
+        then = "INCONCLUSIVE" if rule.severity == "block" else "warn"
+        return RuleOutcome(rule, None, "inconclusive", False, f"{label}{rule.text}: {reason} → {then}")
     if value is None:
         blocks = rule.severity == "block" and not rule.allow_missing
         then = "allowed (allow_missing)" if rule.allow_missing else ("blocks" if blocks else "warning")

@@ -17,6 +17,16 @@ def _cmp_main(c, part: str) -> Value:
     return (c.interval.low if part == "low" else c.interval.high), None
 
 
+def _non_inferior(c, margin) -> Value:
+    """True when better or not worse, False when worse, no value when inconclusive (the gate says so)."""
+    from abbench.compare import DEFAULT_MARGIN
+
+    settled = c.settle(DEFAULT_MARGIN if margin is None else float(margin))
+    if settled.outcome == "inconclusive":
+        return _none(settled.text)
+    return settled.outcome != "worse", None
+
+
 def _usage(c, metric: str, part: str) -> Value:
     u = c.usage_metric(metric)
     if u is None or u.difference is None:
@@ -68,6 +78,14 @@ COMPARISON_METRICS: list[MetricDef] = [
         "number",
         "upper bound of the difference's interval",
         lambda c, p: _cmp_main(c, "high"),
+    ),
+    MetricDef(
+        "non_inferior",
+        "comparison",
+        "bool",
+        "B is better or not worse within the rule's margin (lower bound > −margin; default 0.02); "
+        "inconclusive when the interval straddles it",
+        lambda c, p: _non_inferior(c, p),
     ),
     MetricDef(
         "p_value",

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from abbench.compare import Comparison, magnitude, points
+from abbench.compare import VOTE_MARGIN, VOTE_MIN_CASES, Comparison, Votes, magnitude, points
 from abbench.metrics import ArmMetrics, Result
 
 
@@ -22,12 +22,21 @@ class DecisionPolicy:
             cost (0.10 = 10 %) without being significantly better.
         flip_tolerance: Block when B's flip rate exceeds A's by more than this (absolute, 0.05 = 5 points).
         max_flip_rate: Also block when B's flip rate is above this (None: no absolute limit).
+        capability: ``difference`` (the paired difference, above) or ``votes``: capability passes only
+            when B wins the per-case votes — at least `vote_min_cases` decided cases, a net-win share of at
+            least `vote_margin`, and an exact sign test below the comparison's alpha (see
+            `abbench.compare.vote_decision`); fewer decided cases leave it not assessed.
+        vote_margin: The net-win share the votes need.
+        vote_min_cases: The fewest decided cases the votes decide on.
     """
 
     capability_margin: float | None = None
     cost_tolerance: float = 0.10
     flip_tolerance: float = 0.05
     max_flip_rate: float | None = None
+    capability: str = "difference"
+    vote_margin: float = VOTE_MARGIN
+    vote_min_cases: int = VOTE_MIN_CASES
 
 
 @dataclass(frozen=True)
@@ -61,6 +70,7 @@ class Decision(Result):
         cost: Does B cost more without paying for itself?
         stability: Does B answer less consistently across rounds?
         coverage: On how many planned runs of the pair it rests (set by `abbench.gate.evaluate_gate`).
+        votes: The per-case votes, when capability is decided by votes.
     """
 
     conclusion: str
@@ -68,6 +78,7 @@ class Decision(Result):
     cost: Dimension
     stability: Dimension
     coverage: Any = None
+    votes: Votes | None = None
 
     @property
     def dimensions(self) -> tuple[Dimension, Dimension, Dimension]:
@@ -98,7 +109,12 @@ def decide(
         policy: When each dimension blocks (default `DecisionPolicy()`).
     """
     policy = policy or DecisionPolicy()
-    capability = _capability(comparison, policy)
+    votes = None
+    if policy.capability == "votes" and comparison is not None and comparison.n_cases:
+        votes = comparison.votes(policy.vote_margin, policy.vote_min_cases)
+        capability = _capability_votes(comparison, votes)
+    else:
+        capability = _capability(comparison, policy)
     cost = _cost(comparison, policy)
     names = (comparison.a.name, comparison.b.name) if comparison is not None else (None, arm_b.arm)
     stability = _stability(arm_a, arm_b, policy, names)
@@ -109,7 +125,7 @@ def decide(
         conclusion = "inconclusive"
     else:
         conclusion = "pass"
-    return Decision(conclusion, capability, cost, stability)
+    return Decision(conclusion, capability, cost, stability, votes=votes)
 
 
 NOT_ASSESSED = "not assessed"
@@ -161,6 +177,17 @@ def _capability(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
     if reasons:
         return Dimension("capability", "block", "; ".join(reasons) + ".", evidence)
     return Dimension("capability", "pass", c.verdict.text, evidence)
+
+
+def _capability_votes(c: Comparison, votes: Votes) -> Dimension:
+    """Capability by per-case votes: pass only when B wins them (see `abbench.compare.vote_decision`)."""
+    evidence = {"policy": "votes", **{k: v for k, v in votes.as_dict().items() if k != "text"}}
+    said = f"{votes.text}."
+    if votes.decided < votes.min_cases:
+        return _not_assessed("capability", f"not assessed: {said}", evidence)
+    if votes.passed:
+        return Dimension("capability", "pass", said, evidence)
+    return Dimension("capability", "block", f"{c.b.name} does not win the votes: {said}", evidence)
 
 
 def _usd(value: float) -> str:

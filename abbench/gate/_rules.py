@@ -25,8 +25,10 @@ OPS: dict[str, Callable[[Any, Any], bool]] = {
 """The comparison operators a rule may use."""
 SEVERITIES = ("block", "warn")
 """``block`` fails the gate; ``warn`` is reported and never blocks."""
-_FIELDS = {"metric", "op", "value", "severity", "name", "description", "allow_missing"}
+_FIELDS = {"metric", "op", "value", "severity", "name", "description", "allow_missing", "margin"}
 _K_METRICS = ("pass_at_k", "pass_hat_k")  # ``k:`` in a rule: the attempts these metrics are about
+_MARGIN_METRICS = ("non_inferior",)
+"""Metrics judged against a rule's own ``margin:`` (and written without op and value: ``== true``)."""
 _SHORTHAND = re.compile(
     r"^\s*(?P<metric>\S+)\s*(?P<op>>=|<=|==|!=|>|<)\s*(?P<value>\S+)\s*(?:\((?P<sev>block|warn)\))?\s*$"
 )
@@ -45,6 +47,8 @@ class GateRule:
         description: Why the rule exists.
         allow_missing: When the metric cannot be computed (one round for a flip rate, no cost recorded),
             pass instead of failing.
+        margin: For ``non_inferior``: the non-inferiority margin in the comparison's unit (0.02 = 2
+            points; None: `abbench.compare.DEFAULT_MARGIN`).
         where: Where the rule was written (``gate.yaml, rule 2 (line 7)``).
         ref: The parsed metric.
     """
@@ -58,10 +62,15 @@ class GateRule:
     allow_missing: bool = False
     where: str = ""
     ref: MetricRef | None = None
+    margin: float | None = None
 
     @property
     def text(self) -> str:
-        """The rule as one line: ``p95_latency_ms <= 8000``."""
+        """The rule as one line: ``p95_latency_ms <= 8000``, ``non_inferior (margin 0.02)``."""
+        if self.metric in _MARGIN_METRICS and self.op == "==" and self.value is True:
+            from abbench.compare import DEFAULT_MARGIN
+
+            return f"{self.metric} (margin {self.margin if self.margin is not None else DEFAULT_MARGIN:g})"
         value = str(self.value).lower() if isinstance(self.value, bool) else f"{self.value:g}"
         return f"{self.metric} {self.op} {value}"
 
@@ -79,6 +88,8 @@ class GateRule:
             data["description"] = self.description
         if self.allow_missing:
             data["allow_missing"] = True
+        if self.margin is not None:
+            data["margin"] = self.margin
         return data
 
 
@@ -278,6 +289,21 @@ def _rule(item: Any, where: str, arms: tuple[str, ...] | None) -> GateRule:
         raise UsageError(
             f"{label}: unknown field(s) {', '.join(sorted(map(str, unknown)))}; a rule has {', '.join(sorted(_FIELDS))}"
         )
+    if str(item.get("metric", "")).strip() in _MARGIN_METRICS:
+        item = {"op": "==", "value": True, **item}
+    elif "margin" in item:
+        raise UsageError(
+            f"{label}: margin belongs to {', '.join(_MARGIN_METRICS)} (e.g. {{metric: non_inferior, margin: 0.02}}); "
+            f"{item.get('metric')!r} takes op and value"
+        )
+    margin = item.get("margin")
+    if margin is not None and (
+        isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 <= margin < 1
+    ):
+        raise UsageError(
+            f"{label}: margin: a non-inferiority margin is a number in [0, 1) in the comparison's unit "
+            f"(0.02 = 2 points); got {margin!r}"
+        )
     for required in ("metric", "op", "value"):
         if required not in item:
             raise UsageError(f"{label}: missing field {required!r} (a rule needs metric, op and value)")
@@ -318,6 +344,7 @@ def _rule(item: Any, where: str, arms: tuple[str, ...] | None) -> GateRule:
         allow_missing=allow,
         where=where,
         ref=ref,
+        margin=float(margin) if margin is not None else None,
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import (
@@ -147,10 +147,42 @@ class DecisionSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    baseline: str = Field(
-        description="The arm the candidate is compared with (e.g. the current skill version)."
+    baseline: str | None = Field(
+        None, description="The arm the candidate is compared with (e.g. the current skill version)."
     )
-    candidate: str = Field(description="The arm the decision is about (e.g. the new skill version).")
+    candidate: str | None = Field(
+        None, description="The arm the decision is about (e.g. the new skill version)."
+    )
+    policy: Literal["difference", "votes"] = Field(
+        "difference",
+        description="How capability is decided: the paired difference and its interval (default), or "
+        "per-case votes — wins, ties, losses, an exact sign test and a net-win margin.",
+    )
+    margin: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="With policy votes: the net-win share (wins − losses) / decided cases asked for "
+        "(default 0.2).",
+    )
+    min_cases: int | None = Field(
+        None, ge=1, description="With policy votes: the fewest decided cases to decide on (default 5)."
+    )
+
+    @model_validator(mode="after")
+    def _both_or_neither(self) -> DecisionSpec:
+        if (self.baseline is None) != (self.candidate is None):
+            given = "baseline" if self.baseline is not None else "candidate"
+            other = "candidate" if given == "baseline" else "baseline"
+            raise ValueError(
+                f"decision: names a {given} but no {other}; name both arms of the pair or neither"
+            )
+        if self.policy != "votes" and (self.margin is not None or self.min_cases is not None):
+            raise ValueError(
+                "decision: margin and min_cases belong to policy: votes; add policy: votes, or set a "
+                "non-inferiority margin in a gate rule ({metric: non_inferior, margin: 0.02})"
+            )
+        return self
 
 
 class ExperimentSpec(BaseModel):
@@ -223,6 +255,8 @@ class ExperimentSpec(BaseModel):
         if self.decision is None:
             return self
         arms = list(self.arms)
+        if self.decision.baseline is None:
+            return self
         for key in ("baseline", "candidate"):
             name = getattr(self.decision, key)
             if name not in self.arms:

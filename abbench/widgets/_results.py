@@ -67,6 +67,8 @@ def _rule_word(r: Any) -> str:
         return "BLOCKS"
     if r.status == "pass":
         return "pass"
+    if r.status == "inconclusive" and r.rule.severity == "block":
+        return "INCONCLUSIVE"
     if r.status == "missing":
         return "not assessed (allowed)" if r.rule.allow_missing else "not assessed (warning)"
     return f"{r.status} (warning)"

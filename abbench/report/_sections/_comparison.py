@@ -24,6 +24,9 @@ def comparison_section(c: Mapping[str, Any] | None, *, reason: str | None = None
     share = unit == "points"
     a, b = c["a"]["arm"], c["b"]["arm"]
     parts: list[Part] = [d.show_text(c["verdict"]["text"])]
+    if c["verdict"].get("outcome_text"):
+        # better / not worse / worse / inconclusive against the margin, with what would settle it
+        parts.append(d.show_text("Outcome — " + c["verdict"]["outcome_text"]))
     main = c.get("clustered") or c.get("difference")
     pairs: list[tuple[str, Any]] = [
         (

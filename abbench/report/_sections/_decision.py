@@ -20,6 +20,8 @@ def _dimension_figures(name: str, dim: Mapping[str, Any]) -> tuple[str, str]:
     ev = dim.get("evidence") or {}
     if not dim.get("assessed", True) or not ev:
         return d.MISSING, dim["summary"]
+    if name == "capability" and ev.get("policy") == "votes":
+        return f"{ev.get('wins', 0)} – {ev.get('losses', 0)}", dim["summary"]
     if name == "capability":
         parts = []
         if "fixed" in ev:
@@ -81,6 +83,11 @@ def _rule_texts(r: Mapping[str, Any]) -> tuple[str, str, str]:
     unit = metric_unit(rule["metric"])
     name = rule.get("name") or rule["metric"]
     condition = f"{rule['metric']} {_OP_WORDS.get(rule['op'], rule['op'])} {d.in_unit(rule['value'], unit)}"
+    if rule["metric"] == "non_inferior":
+        from abbench.compare import DEFAULT_MARGIN
+
+        margin = rule.get("margin", DEFAULT_MARGIN)
+        condition = f"not worse by more than {margin * 100:g} points (lower bound above −{margin * 100:g})"
     return name, condition, d.in_unit(r["value"], unit)
 
 
@@ -171,11 +178,24 @@ def decision_section(
             "min_coverage in the gate file.</p>"
         )
     elif outcome == "inconclusive":
-        details += (
-            "<p><b>Inconclusive:</b> no rule could be assessed on these data (see the rules below).</p>"
-        )
+        unsettled = [
+            r for r in gate["rules"] if r["status"] == "inconclusive" and r["rule"]["severity"] == "block"
+        ]
+        if unsettled:
+            details += (
+                "<p><b>Inconclusive:</b> the evidence does not decide (nothing blocks, nothing is shown "
+                "either):</p><ul>" + "".join(f"<li>{d.esc(r['message'])}</li>" for r in unsettled) + "</ul>"
+            )
+        else:
+            details += (
+                "<p><b>Inconclusive:</b> no rule could be assessed on these data (see the rules below).</p>"
+            )
     if gate.get("verdict"):
         details += f"<p>{d.esc(gate['verdict'])}</p>"
+    if gate.get("verdict_outcome"):
+        details += f"<p><b>Outcome</b> — {d.esc(gate['verdict_outcome'])}</p>"
+    if gate.get("votes"):
+        details += f"<p>{d.esc(gate['votes']['text'])}</p>"
     if blocking:
         details += (
             "<p><b>Blocked by:</b></p><ul>"
@@ -222,6 +242,8 @@ def decision_section(
             said, tone_row = "BLOCKS", "block"
         elif r["status"] == "pass":
             said, tone_row = "pass", "pass"
+        elif r["status"] == "inconclusive" and r["rule"]["severity"] == "block":
+            said, tone_row = "INCONCLUSIVE", "warn"
         elif r["status"] == "missing" and r["rule"].get("allow_missing"):
             said, tone_row = "not assessed (allowed)", None
         elif r["status"] == "missing":
