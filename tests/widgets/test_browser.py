@@ -548,7 +548,13 @@ def _elsewhere_flow(page, url: str, gate, seen: dict) -> None:
     chooser = page.locator(".widget-dropdown select").filter(has_text="new experiment")
     options = chooser.locator("option").all_inner_texts()
     chooser.select_option(label=next(t for t in options if "from-the-terminal" in t))
-    s = _wait(lambda: _showing(page, "running"), 60, "the run from the terminal")
+    # Three runs answered before the two held ones arrived, but the child may not have written the third yet:
+    # wait for the widget to show what the store will hold, then check all of it.
+    s = _wait(
+        lambda: (r := _showing(page, "running")) and "3/40 done" in r["status"] and r,
+        60,
+        "the run from the terminal",
+    )
     assert s["pause"] and not s["resume"] and "3/40 done" in s["status"], s
     _button(page, "Pause").click()
     _wait(lambda: _showing(page, "paused"), 60, "the terminal's run to pause")
