@@ -7,8 +7,12 @@ from abbench.agents._answer import (
     answer_from_mapping,
     canonical_refs,
     check_output,
+    json_readings,
+    last_json_object,
+    load_object,
     match_label,
     parse_answer,
+    strip_thinking,
 )
 from abbench.agents._base import (
     HIDDEN_FIELDS,
@@ -58,10 +62,14 @@ __all__ = [
     "check_output",
     "extract_rules",
     "history_turns",
+    "json_readings",
+    "last_json_object",
     "load_callable",
+    "load_object",
     "make_agent",
     "match_label",
     "parse_answer",
     "register_agent",
     "stand_in_note",
+    "strip_thinking",
 ]

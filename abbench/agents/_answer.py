@@ -297,6 +297,26 @@ def _load_object(text: str) -> Any:
         return None
 
 
+def json_readings(text: str) -> list[tuple[str, dict[str, Any]]]:
+    """The JSON objects found in `text`, as ``(method, object)``: code-fenced ones, then ones embedded
+    in prose (``fenced_json`` / ``embedded_json``), the last written first in each group."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    for m in reversed(list(_FENCE.finditer(text))):
+        value = _load_object(m.group(2))
+        if isinstance(value, dict):
+            out.append(("fenced_json", value))
+    for span in reversed(_objects(text)):
+        value = _load_object(span)
+        if isinstance(value, dict):
+            out.append(("embedded_json", value))
+    return out
+
+
+def load_object(text: str) -> Any:
+    """`text` read as one JSON value, or None when it is not JSON."""
+    return _load_object(text)
+
+
 def last_json_object(text: str) -> dict[str, Any] | None:
     """The last JSON object in `text` (a whole-text object, a JSON line, or one embedded in prose)."""
     whole = _load_object(text)

@@ -35,9 +35,7 @@ from abbench.agents._base import Spending, Task, agent_case, register_agent
 from abbench.agents._presets import PRESETS, Preset, Reading, Setup, get_preset, json_lines
 from abbench.agents._prompt import build_prompt
 from abbench.errors import AgentError, UsageError
-from abbench.llm._client import normalize_base_url
-from abbench.llm._failures import _classify
-from abbench.llm._prices import price_table
+from abbench.llm import classify_failure, normalize_base_url, price_table
 from abbench.types import AgentOutput, Usage
 
 PLACEHOLDERS = (
@@ -738,7 +736,7 @@ def _cli_failure(error: Mapping[str, Any]) -> tuple[str, bool]:
     classifies one (429 rate_limited, 401 auth, 5xx server_error ...), else as the CLI says."""
     status = error.get("status")
     if isinstance(status, int) and status >= 400:
-        return _classify(status, str(error.get("message") or ""), None)
+        return classify_failure(status, str(error.get("message") or ""), None)
     retryable = error.get("retryable")
     return "agent_error", True if retryable is None else bool(retryable)
 

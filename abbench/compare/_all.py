@@ -11,8 +11,7 @@ from abbench.compare._api import compare_arms
 from abbench.errors import UsageError
 from abbench.metrics import Estimate, Result, estimate_rate, resolve_outcome
 from abbench.stats import CochransQ, Interval, cochrans_q, holm_correction
-from abbench.store import Store, open_store
-from abbench.store._experiments import Experiment
+from abbench.store import Experiment, Store, open_store
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from abbench.compare._verdict import DEFAULT_MARGIN, verdict
 from abbench.errors import ComparisonRefused, UsageError
 from abbench.metrics import (
     NO_DOMAIN,
+    check_level,
     dataset_labels,
     estimate_mean,
     estimate_rate,
@@ -30,7 +31,6 @@ from abbench.metrics import (
     resolve_outcome,
     round_lists,
 )
-from abbench.metrics._base import check_level
 from abbench.stats import (
     FewClustersWarning,
     Interval,
@@ -44,8 +44,7 @@ from abbench.stats import (
     paired_outcomes,
     paired_proportion_interval,
 )
-from abbench.store import CaseOutcomes, Store, open_store
-from abbench.store._experiments import Arm, Experiment
+from abbench.store import Arm, CaseOutcomes, Experiment, Store, open_store
 
 BOOTSTRAP_MAX_CASES = 20_000
 """Above this many paired cases, cost/latency/token differences use the central-limit interval.

@@ -9,7 +9,7 @@ from typing import Any
 
 from abbench.errors import NotFoundError, PairNotNamed, UsageError
 from abbench.metrics import Result
-from abbench.store._experiments import Arm, Experiment
+from abbench.store import Arm, Experiment
 
 WAYS_TO_NAME = (
     "in the experiment definition: decision: {baseline: A, candidate: B}",

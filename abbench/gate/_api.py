@@ -25,8 +25,7 @@ from abbench.gate._coverage import FULL, Coverage, coverage
 from abbench.gate._decision import Decision, DecisionPolicy, decide
 from abbench.gate._rules import OPS, GateRule, GateSpec, load_gate
 from abbench.metrics import ArmMetrics, ExperimentMetrics, Result, experiment_metrics
-from abbench.store import Store, open_store
-from abbench.store._experiments import Experiment
+from abbench.store import Experiment, Store, open_store
 
 STATUSES = ("pass", "fail", "missing", "inconclusive")
 """A rule's status: its condition holds, does not hold, its metric has no value, or the evidence does

@@ -387,22 +387,15 @@ def reply_candidates(text: str, output_format: str) -> list[tuple[str, dict[str,
     The format the prompt asked for comes first; then JSON in a code fence or embedded in prose,
     the other format, and ``key: value`` lines.
     """
-    from abbench.agents._answer import _FENCE, _load_object, _objects
+    from abbench.agents import json_readings, load_object
 
     out: list[tuple[str, dict[str, Any], str | None]] = []
-    whole = _load_object(text)
+    whole = load_object(text)
     json_whole = [("json", whole, _comment_of(whole))] if isinstance(whole, dict) else []
     tags, tag_comment = _tagged(text)
     tagged = [("tagged", tags, tag_comment)] if tags else []
     out += json_whole + tagged if output_format == "json" else tagged + json_whole
-    for m in reversed(list(_FENCE.finditer(text))):
-        value = _load_object(m.group(2))
-        if isinstance(value, dict):
-            out.append(("fenced_json", value, _comment_of(value)))
-    for span in reversed(_objects(text)):
-        value = _load_object(span)
-        if isinstance(value, dict):
-            out.append(("embedded_json", value, _comment_of(value)))
+    out += [(method, value, _comment_of(value)) for method, value in json_readings(text)]
     kv = _key_values(text)
     if kv:
         out.append(("key_value", kv, _comment_of(kv)))
@@ -417,7 +410,7 @@ def parse_scores(text: str | None, rubric: Rubric, output_format: str = "json") 
             is off its dimension's scale. The raw reply goes with the error (not retryable: asking the
             same judge the same question is a re-grade, which a person decides on).
     """
-    from abbench.agents._answer import strip_thinking
+    from abbench.agents import strip_thinking
 
     raw = text or ""
     body = strip_thinking(raw)

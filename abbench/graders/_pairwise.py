@@ -185,7 +185,7 @@ def parse_pair(text: str | None, rubric: Rubric | None = None, output_format: st
         GradingError: the reply is empty, names no winner, lacks a score, or has one off its scale
             (with the raw reply; not retryable).
     """
-    from abbench.agents._answer import strip_thinking
+    from abbench.agents import strip_thinking
 
     raw = text or ""
     body = strip_thinking(raw)

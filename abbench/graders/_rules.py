@@ -329,7 +329,7 @@ def _parse_json(text: str, extract: bool) -> tuple[Any, str | None]:
         pass
     if not extract:
         return None, None
-    from abbench.agents._answer import last_json_object, strip_thinking
+    from abbench.agents import last_json_object, strip_thinking
 
     body = strip_thinking(text)
     fence = re.findall(r"```[ \t]*(?:json|JSON)?[ \t]*\n(.*?)```", body, re.S)

@@ -29,10 +29,10 @@ from abbench.llm._failures import (
     _ADVICE,
     _REFUSED,
     _RETRIED,
-    _classify,
     _Failure,
     _refused_feature,
     _server_message,
+    classify_failure,
     parse_retry_after,
 )
 from abbench.llm._pool import shared_http_client
@@ -251,7 +251,7 @@ class ChatClient:
                         self._refused.add(feature)
                         attempt -= 1  # a refused feature is not a failed attempt
                         continue
-                failure_type, retryable = _classify(response.status_code, message, code)
+                failure_type, retryable = classify_failure(response.status_code, message, code)
                 raise _Failure(
                     failure_type,
                     retryable,
@@ -498,7 +498,7 @@ class ChatClient:
         except StreamError as exc:
             if exc.error is not None:
                 message, code = _server_message(json.dumps({"error": exc.error}))
-                failure_type, retryable = _classify(500, message, code)
+                failure_type, retryable = classify_failure(500, message, code)
                 raise AgentError(
                     self.redact(f"{self._where('/chat/completions')} streamed an error: {message}"),
                     failure_type,
@@ -557,7 +557,7 @@ class ChatClient:
         choices = data.get("choices")
         if not choices and data.get("error"):
             message, code = _server_message(raw)
-            failure_type, retryable = _classify(500, message, code)
+            failure_type, retryable = classify_failure(500, message, code)
             raise AgentError(
                 self.redact(f"{self._where('/chat/completions')} answered 200 with an error: {message}"),
                 failure_type,

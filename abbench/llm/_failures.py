@@ -75,7 +75,7 @@ def _server_message(text: str) -> tuple[str, str | None]:
     return clip(snippet, 300) or "(empty body)", None
 
 
-def _classify(status: int, message: str, code: str | None) -> tuple[str, bool]:
+def classify_failure(status: int, message: str, code: str | None) -> tuple[str, bool]:
     blob = f"{code or ''} {message}".lower()
     if status == 429:
         if "insufficient_quota" in blob or "exceeded your current quota" in blob:

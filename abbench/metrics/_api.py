@@ -26,9 +26,19 @@ from abbench.metrics._judges import JudgeScore, judge_scores
 from abbench.metrics._judging import JudgeCost, judge_costs
 from abbench.metrics._stability import Stability, stability
 from abbench.metrics._usage import LOW_CONFIDENCE, GroundingMetrics, UsageMetrics, grounding, usage
-from abbench.store import OUTCOMES, RunTable, Store, open_store
-from abbench.store._experiments import Experiment
-from abbench.store._results import CANCELLED, EXECUTION_FAILED, FAILED, GRADING_FAILED, PASSED, UNFINISHED
+from abbench.store import (
+    CANCELLED,
+    EXECUTION_FAILED,
+    FAILED,
+    GRADING_FAILED,
+    OUTCOMES,
+    PASSED,
+    UNFINISHED,
+    Experiment,
+    RunTable,
+    Store,
+    open_store,
+)
 
 NO_DOMAIN = "(none)"
 """The domain shown for cases that have none."""

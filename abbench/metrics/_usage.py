@@ -8,7 +8,7 @@ import numpy as np
 
 from abbench.metrics._base import Estimate, Rate, Result, no_rate, rate
 from abbench.stats import Summary, summary, wilson_interval
-from abbench.store._attempts import ArmSpend
+from abbench.store import ArmSpend
 
 LOW_CONFIDENCE = 0.5
 """Default threshold: an answer with a confidence below it counts as low-confidence."""

@@ -23,7 +23,7 @@ from abbench.review._cases import (
     case_detail,
     disagreements,
 )
-from abbench.store._reviews import Review
+from abbench.store import Review
 from abbench.types import REVIEW_VERDICTS
 
 __all__ = [

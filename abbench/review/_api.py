@@ -10,9 +10,7 @@ from dataclasses import dataclass
 from abbench.errors import UsageError
 from abbench.metrics import Result
 from abbench.stats import Kappa, cohen_kappa
-from abbench.store import Store, open_store
-from abbench.store._experiments import Experiment
-from abbench.store._reviews import Review
+from abbench.store import Experiment, Review, Store, open_store
 
 HUMAN_LABELS = {"model_correct": "pass", "gold_correct": "fail"}
 """The review verdicts that say whether the run's answer is right: the model's (pass) or the gold's (fail).

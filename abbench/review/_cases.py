@@ -15,10 +15,19 @@ from abbench.errors import AbbenchError, NotFoundError, UsageError
 from abbench.graders import normalise_label
 from abbench.metrics import LOW_CONFIDENCE, Result, dataset_labels
 from abbench.review._api import StoreLike
-from abbench.store import OUTCOMES, Store, loads, open_store
-from abbench.store._experiments import Experiment
-from abbench.store._results import CANCELLED, EXECUTION_FAILED, FAILED, PASSED, UNFINISHED
-from abbench.store._reviews import Review
+from abbench.store import (
+    CANCELLED,
+    EXECUTION_FAILED,
+    FAILED,
+    OUTCOMES,
+    PASSED,
+    UNFINISHED,
+    Experiment,
+    Review,
+    Store,
+    loads,
+    open_store,
+)
 from abbench.types import run_outcome
 
 log = logging.getLogger(__name__)

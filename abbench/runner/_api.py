@@ -15,8 +15,7 @@ from abbench.runner._budget import PauseReason, budget_notes
 from abbench.runner._grading import build_graders
 from abbench.runner._progress import ArmProgress, Observer, Progress
 from abbench.runner._scheduler import ExperimentRunner, RunSummary
-from abbench.store import Store, open_store
-from abbench.store._experiments import Experiment
+from abbench.store import Experiment, Store, open_store
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from abbench.store._attempts import ArmSpend
+from abbench.store import ArmSpend
 
 log = logging.getLogger(__name__)
 

@@ -20,9 +20,7 @@ from typing import Any
 
 from abbench.errors import ExperimentError
 from abbench.runner._budget import Limits, budget_limits, money
-from abbench.store import Store, open_store
-from abbench.store._attempts import RunSpend
-from abbench.store._experiments import Experiment
+from abbench.store import Experiment, RunSpend, Store, open_store
 
 log = logging.getLogger(__name__)
 

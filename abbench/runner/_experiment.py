@@ -17,8 +17,7 @@ from abbench.errors import AbbenchError, ExperimentError, NotFoundError, UsageEr
 from abbench.graders import normalise_label
 from abbench.runner._grading import build_graders
 from abbench.runner._spec import ArmSpec, CaseSelection, DatasetSource, ExperimentSpec, load_spec
-from abbench.store import Store, current_user, open_store
-from abbench.store._experiments import Experiment
+from abbench.store import Experiment, Store, current_user, open_store
 from abbench.types import Case
 
 log = logging.getLogger(__name__)

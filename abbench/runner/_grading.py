@@ -27,8 +27,7 @@ from typing import Any
 from abbench.errors import ExperimentError, GradingError
 from abbench.graders import GradeContext, Grader, GradeResult, PairContext, make_grader, pair_seed
 from abbench.runner._limiter import loop_limiter
-from abbench.store import now_iso
-from abbench.store._runs import RunRecord, WorkItem
+from abbench.store import RunRecord, WorkItem, now_iso
 from abbench.types import AgentOutput
 
 log = logging.getLogger(__name__)

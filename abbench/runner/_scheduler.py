@@ -27,9 +27,7 @@ from abbench.runner._heartbeat import Heartbeat
 from abbench.runner._limiter import loop_limiter
 from abbench.runner._progress import Observer, Progress, Tracker
 from abbench.runner._writer import StoreWriter
-from abbench.store import Store, current_user, dumps, now_iso
-from abbench.store._experiments import Experiment
-from abbench.store._runs import INTERRUPTED, WorkItem
+from abbench.store import INTERRUPTED, Experiment, Store, WorkItem, current_user, dumps, now_iso
 from abbench.types import AgentOutput, Case, run_outcome
 
 log = logging.getLogger(__name__)

@@ -10,9 +10,7 @@ from typing import Any
 
 from abbench.runner._api import run_experiment
 from abbench.runner._experiment import create_experiment
-from abbench.store import Store, open_store
-from abbench.store._datasets import TRY_DATASET
-from abbench.store._experiments import TRY_TAG
+from abbench.store import TRY_DATASET, TRY_TAG, Store, open_store
 from abbench.types import Case
 
 TRY_PRIORITY = 10

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abbench.store._attempts import ArmSpend, RunSpend
 from abbench.store._base import (
     DEFAULT_STORE,
     STORE_ENV,
@@ -12,25 +13,56 @@ from abbench.store._base import (
     resolve_store_path,
 )
 from abbench.store._cache import CacheEntry, CacheModelStats, CacheStats
-from abbench.store._datasets import import_dataset, list_datasets, load_cases, load_dataset
+from abbench.store._datasets import TRY_DATASET, import_dataset, list_datasets, load_cases, load_dataset
+from abbench.store._experiments import TRY_TAG, Arm, Experiment
 from abbench.store._migrations import SCHEMA_VERSION
-from abbench.store._results import OUTCOMES, STATES, CaseFields, CaseOutcomes, RunTable
+from abbench.store._results import (
+    CANCELLED,
+    EXECUTION_FAILED,
+    FAILED,
+    GRADING_FAILED,
+    OUTCOMES,
+    PASSED,
+    STATES,
+    UNFINISHED,
+    CaseFields,
+    CaseOutcomes,
+    RunTable,
+)
+from abbench.store._reviews import Review
+from abbench.store._runs import INTERRUPTED, RunRecord, WorkItem
 from abbench.store._snapshots import load_snapshot, snapshot_skill
 from abbench.store._store import Store, open_store
 
 __all__ = [
+    "CANCELLED",
     "DEFAULT_STORE",
+    "EXECUTION_FAILED",
+    "FAILED",
+    "GRADING_FAILED",
+    "INTERRUPTED",
     "OUTCOMES",
+    "PASSED",
     "SCHEMA_VERSION",
     "STATES",
     "STORE_ENV",
+    "TRY_DATASET",
+    "TRY_TAG",
+    "UNFINISHED",
+    "Arm",
+    "ArmSpend",
     "CacheEntry",
     "CacheModelStats",
     "CacheStats",
     "CaseFields",
     "CaseOutcomes",
+    "Experiment",
+    "Review",
+    "RunRecord",
+    "RunSpend",
     "RunTable",
     "Store",
+    "WorkItem",
     "current_user",
     "dumps",
     "import_dataset",

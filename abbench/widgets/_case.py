@@ -11,8 +11,7 @@ import ipywidgets as w
 
 from abbench.dataset import unpack_source_row
 from abbench.review import CaseDetail, RunView, case_detail
-from abbench.store import Store
-from abbench.store._experiments import Experiment
+from abbench.store import Experiment, Store
 from abbench.types import outcome_word
 from abbench.widgets._base import NONE, escape, html_table, note
 

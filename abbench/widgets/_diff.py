@@ -10,7 +10,7 @@ from abbench._text import clip
 from abbench.compare import Comparison, compare_arms, compare_experiments, experiment_pair
 from abbench.errors import ComparisonRefused, UsageError
 from abbench.snapshot import SnapshotDiff, diff_snapshots
-from abbench.store._experiments import Experiment
+from abbench.store import Experiment
 from abbench.widgets._base import (
     MAX_LISTED,
     NONE,

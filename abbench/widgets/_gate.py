@@ -11,7 +11,7 @@ import ipywidgets as w
 
 from abbench.errors import UsageError
 from abbench.gate import DEFAULT_RULES, GATE_KEYS
-from abbench.store._experiments import Experiment
+from abbench.store import Experiment
 from abbench.widgets._base import Choice
 
 OWN = "own"

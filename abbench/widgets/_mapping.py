@@ -11,6 +11,7 @@ from typing import Any
 import ipywidgets as w
 
 from abbench.dataset import (
+    DatasetInfo,
     ExpectedKind,
     MappingProfile,
     Preview,
@@ -34,7 +35,6 @@ from abbench.dataset import (
     sheet_names,
     suggest_mapping,
 )
-from abbench.dataset._info import DatasetInfo
 from abbench.errors import ImportFailed, UsageError
 from abbench.types import CASE_FIELDS
 from abbench.widgets._base import STYLE, Choice, StoreLike, View, escape, html_table, note

@@ -11,7 +11,7 @@ from abbench.agents import stand_in_note
 from abbench.errors import AbbenchError, PairNotNamed, UsageError
 from abbench.gate import GateResult, decision_pair, evaluate_gate, metric_unit
 from abbench.metrics import ArmMetrics, Estimate, ExperimentMetrics, experiment_metrics
-from abbench.store._experiments import Experiment
+from abbench.store import Experiment
 from abbench.widgets._base import (
     NONE,
     STYLE,

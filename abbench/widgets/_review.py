@@ -14,7 +14,7 @@ from abbench._text import clip
 from abbench.errors import UsageError
 from abbench.metrics import LOW_CONFIDENCE
 from abbench.review import Disagreement, Review, add_review, disagreements, reviews, undo_review
-from abbench.store._experiments import Experiment
+from abbench.store import Experiment
 from abbench.types import REVIEW_VERDICTS
 from abbench.widgets._base import MAX_LISTED, STYLE, Choice, StoreLike, View, escape, note
 from abbench.widgets._case import CaseDetailView

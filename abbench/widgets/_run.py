@@ -28,7 +28,7 @@ from abbench.runner import (
     resume_experiment,
     start_experiment,
 )
-from abbench.store._experiments import Experiment
+from abbench.store import Experiment
 from abbench.widgets._arm_form import FOLDER, NO_SKILL, ArmRow, parse_graders
 from abbench.widgets._base import STYLE, Choice, StoreLike, View, escape, html_table, log, note
 from abbench.widgets._case_form import CaseForm, selection_text

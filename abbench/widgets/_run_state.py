@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from abbench.runner import Progress, experiment_status
-from abbench.store._experiments import Experiment
+from abbench.store import Experiment
 
 ENDED = ("finished", "cancelled", "interrupted")
 """Statuses in which no process is running the experiment."""
