@@ -139,7 +139,7 @@ def grades_cmd(
     exp = store.get_experiment(experiment)
     rows = store.grades(exp.id, grader=grader, latest=not history)
     if run_id is not None:
-        rows = [r for r in rows if run_id in (r["run_id"], r["other_run_id"])]
+        rows = [r for r in rows if run_id in (r.run_id, r.other_run_id)]
 
     def human():
         if not rows:
@@ -147,15 +147,15 @@ def grades_cmd(
             return
         shown = rows if limit <= 0 else rows[-limit:]
         for r in shown:
-            run = f"{r['run_id']}" + (f"~{r['other_run_id']}" if r["other_run_id"] else "")
-            verdict = r["verdict"] or (
-                {True: outcome_word("pass"), False: outcome_word("fail")}.get(r["passed"], "-")
+            run = f"{r.run_id}" + (f"~{r.other_run_id}" if r.other_run_id else "")
+            verdict = r.verdict or (
+                {True: outcome_word("pass"), False: outcome_word("fail")}.get(r.passed, "-")
             )
-            score = "" if r["score"] is None else f"{r['score']:.3g}"
-            what = r["error"] if r["status"] == "error" else (r["comment"] or "")
+            score = "" if r.score is None else f"{r.score:.3g}"
+            what = r.error if r.status == "error" else (r.comment or "")
             what = " ".join(str(what).split())
             click.echo(
-                f"{r['created_at']}  run {run:<9} {r['grader']:<18} {r['status']:<5} {verdict:<5} {score:<6} "
+                f"{r.created_at}  run {run:<9} {r.grader:<18} {r.status:<5} {verdict:<5} {score:<6} "
                 f"{what[:90]}"
             )
         if len(shown) < len(rows):
@@ -163,7 +163,7 @@ def grades_cmd(
 
     emit(
         as_json,
-        [{k: r[k] for k in (*_SHOWN_COLUMNS, "dimensions", "details", "created_at")} for r in rows],
+        [{k: getattr(r, k) for k in (*_SHOWN_COLUMNS, "dimensions", "details", "created_at")} for r in rows],
         human,
     )
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from abbench.errors import UsageError
 from abbench.types import outcome_word, run_outcome
+
+if TYPE_CHECKING:
+    from abbench.store import Grade
 
 KINDS = ("text", "int", "float", "bool", "datetime", "json")
 """What a column holds; writers use it to keep numbers numbers and dates dates."""
@@ -106,11 +109,11 @@ def runs_table(store, exp) -> Table:
     cases = dict(enumerate(store.load_cases(exp.dataset_id)))
     latest = store.grades(exp.id, latest=True)
     graders = _grader_columns(exp, latest)
-    per_run: dict[int, dict[str, dict[str, Any]]] = {}
+    per_run: dict[int, dict[str, Grade]] = {}
     for g in latest:
-        per_run.setdefault(g["run_id"], {})[g["grader"]] = g
-        if g["other_run_id"] is not None:  # a pairwise verdict belongs to both runs of the pair
-            per_run.setdefault(g["other_run_id"], {})[g["grader"]] = g
+        per_run.setdefault(g.run_id, {})[g.grader] = g
+        if g.other_run_id is not None:  # a pairwise verdict belongs to both runs of the pair
+            per_run.setdefault(g.other_run_id, {})[g.grader] = g
     columns = [
         Column("run_id", "int", "The run's id in the store."),
         Column("experiment", "text", "The experiment's name."),
@@ -226,7 +229,7 @@ def runs_table(store, exp) -> Table:
     return Table("runs", exp.name, tuple(columns), rows)
 
 
-def _grader_columns(exp, latest: list[dict[str, Any]]) -> list[tuple[str, list[Column]]]:
+def _grader_columns(exp, latest: list[Grade]) -> list[tuple[str, list[Column]]]:
     """One column per grader (its pass/fail, else its score, else its pairwise verdict); judges that
     both pass and score get a second ``.score`` column."""
     order: list[str] = []
@@ -235,16 +238,16 @@ def _grader_columns(exp, latest: list[dict[str, Any]]) -> list[tuple[str, list[C
         if isinstance(name, str) and ":" not in name and name not in order:
             order.append(name)
     for g in latest:
-        if g["grader"] not in order:
-            order.append(g["grader"])
+        if g.grader not in order:
+            order.append(g.grader)
     out = []
     for name in order:
-        mine = [g for g in latest if g["grader"] == name and g["status"] == "ok"]
-        kind = next((g["kind"] for g in latest if g["grader"] == name), "rule")
+        mine = [g for g in latest if g.grader == name and g.status == "ok"]
+        kind = next((g.kind for g in latest if g.grader == name), "rule")
         col = f"grade.{name}"
         if kind == "pairwise":
             cols = [Column(col, "text", f"Pairwise verdict of {name}: a, b or tie (in arm order).")]
-        elif any(g["passed"] is not None for g in mine) or not mine:
+        elif any(g.passed is not None for g in mine) or not mine:
             cols = [Column(col, "bool", f"Whether {name} graded the run right (latest grade).")]
             if kind == "judge":
                 cols.append(Column(col + ".score", "float", f"The score {name} gave (latest grade)."))
@@ -254,18 +257,18 @@ def _grader_columns(exp, latest: list[dict[str, Any]]) -> list[tuple[str, list[C
     return out
 
 
-def _grade_cells(grade: dict[str, Any] | None, cols: list[Column], run) -> list[Any]:
-    if grade is None or grade["status"] != "ok":
+def _grade_cells(grade: Grade | None, cols: list[Column], run) -> list[Any]:
+    if grade is None or grade.status != "ok":
         return [None] * len(cols)
     first = cols[0]
     if first.kind == "text":
-        return [grade["verdict"]]
+        return [grade.verdict]
     if first.kind == "float":
-        return [grade["score"]]
-    return [grade["passed"], grade["score"]][: len(cols)]
+        return [grade.score]
+    return [grade.passed, grade.score][: len(cols)]
 
 
-def _plain_grade(g: dict[str, Any]) -> dict[str, Any]:
+def _plain_grade(g: Grade) -> dict[str, Any]:
     keep = (
         "id",
         "batch_id",
@@ -282,7 +285,7 @@ def _plain_grade(g: dict[str, Any]) -> dict[str, Any]:
         "other_run_id",
         "created_at",
     )
-    return {k: g[k] for k in keep}
+    return {k: getattr(g, k) for k in keep}
 
 
 def grades_table(store, exp) -> Table:
@@ -326,38 +329,38 @@ def grades_table(store, exp) -> Table:
 
     def rows() -> Iterator[tuple]:
         every = store.grades(exp.id, latest=False)
-        latest_ids = {g["id"] for g in store.grades(exp.id, latest=True)}
+        latest_ids = {g.id for g in store.grades(exp.id, latest=True)}
         for g in every:
-            run = runs.get(g["run_id"])
-            other = runs.get(g["other_run_id"]) if g["other_run_id"] is not None else None
+            run = runs.get(g.run_id)
+            other = runs.get(g.other_run_id) if g.other_run_id is not None else None
             yield (
-                g["id"],
-                g["batch_id"],
-                g["id"] in latest_ids,
+                g.id,
+                g.batch_id,
+                g.id in latest_ids,
                 exp.name,
-                g["run_id"],
-                g["other_run_id"],
+                g.run_id,
+                g.other_run_id,
                 run.arm if run else None,
                 other.arm if other else None,
                 run.case_id if run else None,
                 run.round if run else None,
-                g["grader"],
-                g["kind"],
-                g["status"],
-                g["passed"],
-                g["score"],
-                g["verdict"],
-                g["dimensions"],
-                g["comment"],
-                g["error"],
-                g["retryable"],
-                g["judge_model"],
-                g["judge_cost"],
-                g["input_tokens"],
-                g["output_tokens"],
-                g["created_at"],
-                g["raw_output"],
-                g["details"],
+                g.grader,
+                g.kind,
+                g.status,
+                g.passed,
+                g.score,
+                g.verdict,
+                g.dimensions,
+                g.comment,
+                g.error,
+                g.retryable,
+                g.judge_model,
+                g.judge_cost,
+                g.input_tokens,
+                g.output_tokens,
+                g.created_at,
+                g.raw_output,
+                g.details,
             )
 
     return Table("grades", exp.name, columns, rows)

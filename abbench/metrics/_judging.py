@@ -109,14 +109,14 @@ def position_bias(
     """
     store = open_store(store)
     exp = store.get_experiment(ref)
-    rows = [r for r in store.grades(exp.id, grader=grader) if r["kind"] == "pairwise"]
-    names = list(dict.fromkeys(r["grader"] for r in rows))
+    rows = [r for r in store.grades(exp.id, grader=grader) if r.kind == "pairwise"]
+    names = list(dict.fromkeys(r.grader for r in rows))
     return [
         measure_position_bias(
             [
-                PairJudgement.from_details(r["details"], verdict=r["verdict"], status=r["status"])
+                PairJudgement.from_details(r.details, verdict=r.verdict, status=r.status)
                 for r in rows
-                if r["grader"] == name
+                if r.grader == name
             ],
             name,
             confidence=confidence,

@@ -156,9 +156,9 @@ def experiment_provenance(experiment, *, store=None) -> Provenance:
     kinds: dict[str, str] = {}
     judges: set[str] = set()
     for g in grades:
-        kinds.setdefault(g["grader"], g["kind"])
-        if g["judge_model"]:
-            judges.add(g["judge_model"])
+        kinds.setdefault(g.grader, g.kind)
+        if g.judge_model:
+            judges.add(g.judge_model)
     profile = _profile_ref(exp, ds)
     parent = None
     if exp.parent_id is not None:

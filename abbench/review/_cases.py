@@ -624,7 +624,7 @@ class _Loader:
         if detail:
             grades = {
                 name: {
-                    k: g[k]
+                    k: getattr(g, k)
                     for k in (
                         "kind",
                         "status",

@@ -27,7 +27,7 @@ from typing import Any
 from abbench.errors import ExperimentError, GradingError
 from abbench.graders import GradeContext, Grader, GradeResult, PairContext, make_grader, pair_seed
 from abbench.runner._limiter import loop_limiter
-from abbench.store import RunRecord, WorkItem, now_iso
+from abbench.store import Grade, RunRecord, WorkItem, now_iso
 from abbench.types import AgentOutput
 
 log = logging.getLogger(__name__)
@@ -78,11 +78,11 @@ def build_graders(specs: list[Any], experiment: str, arms: list[str] | None = No
     return graders
 
 
-def _current(grade: dict[str, Any] | None, attempt: int) -> dict[str, Any] | None:
+def _current(grade: Grade | None, attempt: int) -> Grade | None:
     """`grade` when it judged the run's current execution (`attempt`), else None (stale or absent)."""
     if grade is None:
         return None
-    made_on = grade.get("run_attempt")
+    made_on = grade.run_attempt
     return grade if made_on is None or made_on == attempt else None
 
 
@@ -111,23 +111,23 @@ class GradingMixin:
         self.pair_arms: dict[str, tuple[str, ...]] = {
             g.name: tuple(getattr(g, "arms", None) or arm_names[:2]) for g in self.pairwise
         }
-        self._latest: dict[int, dict[str, dict[str, Any]]] | None = None
+        self._latest: dict[int, dict[str, Grade]] | None = None
         self._attempts: dict[int, int] = {}
 
-    def _needs(self, grader: Grader, prior: dict[str, Any] | None, grade_attempts: int) -> bool:
+    def _needs(self, grader: Grader, prior: Grade | None, grade_attempts: int) -> bool:
         """Whether ordinary grading must call `grader` on a run whose current grade is `prior`."""
         if prior is None:
             return True
-        if prior["status"] == "ok":
+        if prior.status == "ok":
             return False  # nothing new to grade
-        return bool(prior.get("retryable")) and grade_attempts <= self.retries
+        return bool(prior.retryable) and grade_attempts <= self.retries
 
-    def _preload_latest(self) -> dict[int, dict[str, dict[str, Any]]]:
+    def _preload_latest(self) -> dict[int, dict[str, Grade]]:
         """The latest pointwise grade of every (run, grader) of the experiment, in one query."""
-        latest: dict[int, dict[str, dict[str, Any]]] = {}
+        latest: dict[int, dict[str, Grade]] = {}
         for row in self.store.grades(self.exp.id):
-            if row["other_run_id"] is None:
-                latest.setdefault(row["run_id"], {})[row["grader"]] = row
+            if row.other_run_id is None:
+                latest.setdefault(row.run_id, {})[row.grader] = row
         self._latest = latest
         return latest
 
@@ -194,7 +194,7 @@ class GradingMixin:
     async def _grade(self, item: WorkItem, output: AgentOutput, record: RunRecord | None) -> None:
         attempt = self._attempt(item, record)
         if record is None:
-            existing: dict[str, dict[str, Any]] = {}  # an execution of this pass has no grades yet
+            existing: dict[str, Grade] = {}  # an execution of this pass has no grades yet
         elif self._latest is not None:
             existing = self._latest.get(item.run_id, {})
         else:
@@ -234,7 +234,7 @@ class GradingMixin:
                 results.append((grader.name, *fresh[grader.name]))
             elif grader.name in existing:
                 prior = existing[grader.name]
-                results.append((grader.name, _result_from_row(prior), prior["error"]))
+                results.append((grader.name, _result_from_row(prior), prior.error))
         passed, score, error = combine_verdicts(results)
         fields: dict[str, Any] = {
             "passed": None if passed is None else int(passed),
@@ -328,11 +328,11 @@ class GradingMixin:
         jobs = []
         for grader in self.pairwise:
             first, second = self.pair_arms[grader.name]
-            history: dict[tuple[int, int], list[dict[str, Any]]] = {}
+            history: dict[tuple[int, int], list[Grade]] = {}
             if not self.regrade:
                 for row in self.store.grades(exp.id, grader=grader.name, latest=False):
-                    if row["other_run_id"] is not None:
-                        history.setdefault((row["run_id"], row["other_run_id"]), []).append(row)
+                    if row.other_run_id is not None:
+                        history.setdefault((row.run_id, row.other_run_id), []).append(row)
             for (case_idx, rnd), runs in sorted(by_key.items()):
                 a, b = runs.get(first), runs.get(second)
                 if a is None or b is None:
@@ -344,20 +344,20 @@ class GradingMixin:
                 jobs.append((grader, case_idx, rnd, a, b))
         return jobs
 
-    def _pair_needs(self, rows: list[dict[str, Any]], a: RunRecord, b: RunRecord) -> bool:
+    def _pair_needs(self, rows: list[Grade], a: RunRecord, b: RunRecord) -> bool:
         # only judgements of the two current executions count; older ones judged other outputs
         rows = [
             r
             for r in rows
-            if r.get("run_attempt") in (None, a.attempts) and r.get("other_run_attempt") in (None, b.attempts)
+            if r.run_attempt in (None, a.attempts) and r.other_run_attempt in (None, b.attempts)
         ]
         if not rows:
             return True
         latest = rows[-1]
-        if latest["status"] == "ok":
+        if latest.status == "ok":
             return False
-        errors = sum(1 for r in rows if r["status"] == "error")
-        return bool(latest.get("retryable")) and errors <= self.retries
+        errors = sum(1 for r in rows if r.status == "error")
+        return bool(latest.retryable) and errors <= self.retries
 
     async def _grade_pairs(self) -> None:
         """Blind pairwise judging of two arms' outputs on the same case and round (run states unchanged)."""
@@ -432,7 +432,7 @@ def _result_values(result: GradeResult) -> dict[str, Any]:
     }
 
 
-def _result_from_row(row: dict[str, Any]) -> GradeResult | None:
-    if row["status"] != "ok":
+def _result_from_row(row: Grade) -> GradeResult | None:
+    if row.status != "ok":
         return None
-    return GradeResult(passed=row["passed"], score=row["score"], verdict=row.get("verdict"))
+    return GradeResult(passed=row.passed, score=row.score, verdict=row.verdict)

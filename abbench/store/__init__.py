@@ -15,6 +15,7 @@ from abbench.store._base import (
 from abbench.store._cache import CacheEntry, CacheModelStats, CacheStats
 from abbench.store._datasets import TRY_DATASET, import_dataset, list_datasets, load_cases, load_dataset
 from abbench.store._experiments import TRY_TAG, Arm, Experiment
+from abbench.store._grades import GRADE_COLUMNS, Grade
 from abbench.store._migrations import SCHEMA_VERSION
 from abbench.store._results import (
     CANCELLED,
@@ -39,6 +40,7 @@ __all__ = [
     "DEFAULT_STORE",
     "EXECUTION_FAILED",
     "FAILED",
+    "GRADE_COLUMNS",
     "GRADING_FAILED",
     "INTERRUPTED",
     "OUTCOMES",
@@ -57,6 +59,7 @@ __all__ = [
     "CaseFields",
     "CaseOutcomes",
     "Experiment",
+    "Grade",
     "Review",
     "RunRecord",
     "RunSpend",

@@ -1,81 +1,198 @@
-"""Store methods for grades: appended, never overwritten; the latest per (run, grader) is the one shown."""
+"""Grades: appended, never overwritten; the latest per (run, other run, grader) is the one shown.
+
+The rule "latest" is defined once, as the ``latest_grades`` view (schema migration 7): a grade is
+current when no grade of the same grader on the same run (and the same second run, for a pairwise
+grader) was written after it. Every reader below that shows current grades reads that view.
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from abbench.store._base import loads
-
-_GRADE_FIELDS = (
-    "id, experiment_id, batch_id, run_id, other_run_id, grader, kind, status, passed, score, verdict, dimensions, "
-    "comment, raw_output, error, retryable, judge_model, judge_cost, input_tokens, output_tokens, details, created_at, "
-    "run_attempt, other_run_attempt, cached, cost_saved"
-)
+from abbench.store._base import StoreBase, loads
 
 
-def _grade_row(r) -> dict[str, Any]:
-    d = dict(zip([c.strip() for c in _GRADE_FIELDS.split(",")], r, strict=True))
-    d["passed"] = None if d["passed"] is None else bool(d["passed"])
-    d["retryable"] = None if d["retryable"] is None else bool(d["retryable"])
-    d["cached"] = bool(d["cached"])
-    d["dimensions"] = loads(d["dimensions"])
-    d["details"] = loads(d["details"])
-    return d
+@dataclass(frozen=True, slots=True)
+class Grade:
+    """One stored grade: a row of the ``grades`` table, with JSON and booleans decoded.
+
+    Attributes:
+        id: The grade's id (grades are appended: a higher id is a later grade).
+        experiment_id: The experiment graded.
+        batch_id: The experiment's grade batch.
+        run_id: The run graded (the first run of a pair, for a pairwise grader).
+        other_run_id: The second run of a pair; None for a pointwise grader.
+        grader: The grader's name.
+        kind: ``rule``, ``judge`` or ``pairwise``.
+        status: ``ok``, or ``error`` when the grader could not reach a verdict.
+        passed: The verdict; None when the grader gives a score only (or failed).
+        score: The score, when the grader gives one.
+        verdict: A pairwise verdict: ``a``, ``b`` or ``tie``.
+        dimensions: A judge's score per dimension.
+        comment: The grader's explanation.
+        raw_output: A judge's raw reply.
+        error: Why grading failed (status ``error``).
+        retryable: Whether a failed grade may succeed when tried again.
+        judge_model: The model a judge called.
+        judge_cost: What the judge calls cost (None when unknown).
+        input_tokens: Judge prompt tokens.
+        output_tokens: Judge completion tokens.
+        details: Seed, slot order, both-order verdicts and the like.
+        created_at: When it was written (ISO-8601, UTC).
+        run_attempt: The run's execution the grade judged (its ``attempts`` then).
+        other_run_attempt: The same for the second run of a pair.
+        cached: Whether every judge reply came from the response cache.
+        cost_saved: What the cached replies would have cost.
+    """
+
+    id: int
+    experiment_id: int
+    batch_id: str
+    run_id: int
+    other_run_id: int | None
+    grader: str
+    kind: str
+    status: str
+    passed: bool | None
+    score: float | None
+    verdict: str | None
+    dimensions: dict[str, Any] | None
+    comment: str | None
+    raw_output: str | None
+    error: str | None
+    retryable: bool | None
+    judge_model: str | None
+    judge_cost: float | None
+    input_tokens: int | None
+    output_tokens: int | None
+    details: dict[str, Any] | None
+    created_at: str
+    run_attempt: int | None
+    other_run_attempt: int | None
+    cached: bool
+    cost_saved: float | None
+
+    @classmethod
+    def from_row(cls, row: Sequence[Any]) -> Grade:
+        """The grade of a row selected as `GRADE_COLUMNS` (SQLite integers become booleans, JSON is read)."""
+        g = dict(zip(GRADE_COLUMNS, row, strict=True))
+        g["passed"] = _bool(g["passed"])
+        g["retryable"] = _bool(g["retryable"])
+        g["cached"] = bool(g["cached"])
+        g["dimensions"] = loads(g["dimensions"])
+        g["details"] = loads(g["details"])
+        return cls(**g)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The grade as a plain dict, fields in column order (for JSON)."""
+        return asdict(self)
 
 
-class GradesMixin:
+GRADE_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(Grade))
+"""The columns of the ``grades`` table, in the order of `Grade`'s fields (``id`` first)."""
+
+_SELECT = ", ".join(GRADE_COLUMNS)
+
+
+def _bool(value: int | None) -> bool | None:
+    return None if value is None else bool(value)
+
+
+class GradesMixin(StoreBase):
     """Reading grades; mixed into `Store` (the runner's writer appends them)."""
 
-    def latest_grades(self, run_id: int) -> dict[str, dict[str, Any]]:
+    def latest_grades(self, run_id: int) -> dict[str, Grade]:
         """The latest grade of each grader on one run: ``{grader: grade}``."""
-        rows = self.query(
-            f"SELECT {_GRADE_FIELDS} FROM grades WHERE run_id=? AND id IN "
-            "(SELECT MAX(id) FROM grades WHERE run_id=? GROUP BY grader)",
-            (run_id, run_id),
-        )
-        return {r[5]: _grade_row(r) for r in rows}
+        rows = self.conn.execute(
+            f"SELECT {_SELECT} FROM latest_grades WHERE run_id=? ORDER BY grader, id", (run_id,)
+        ).fetchall()
+        return {g.grader: g for g in map(Grade.from_row, rows)}
 
-    def grade_history(self, run_id: int, grader: str | None = None) -> list[dict[str, Any]]:
+    def grade_history(self, run_id: int, grader: str | None = None) -> list[Grade]:
         """Every grade of a run (of one grader when given), oldest first — older grades stay readable."""
-        sql = f"SELECT {_GRADE_FIELDS} FROM grades WHERE run_id=?"
+        sql = f"SELECT {_SELECT} FROM grades WHERE run_id=?"
         params: list[Any] = [run_id]
         if grader:
             sql += " AND grader=?"
             params.append(grader)
-        return [_grade_row(r) for r in self.query(sql + " ORDER BY id", params)]
+        return [Grade.from_row(r) for r in self.conn.execute(sql + " ORDER BY id", params)]
 
-    def grades(self, exp_id: int, *, grader: str | None = None, latest: bool = True) -> list[dict[str, Any]]:
-        """Grades of an experiment: the latest per (run, other run, grader) by default, else all of them."""
-        where = "experiment_id=?"
+    def grades(self, exp_id: int, *, grader: str | None = None, latest: bool = True) -> list[Grade]:
+        """Grades of an experiment, oldest first: the latest per (run, other run, grader) by default, else all."""
+        table = "latest_grades" if latest else "grades"
+        sql = f"SELECT {_SELECT} FROM {table} WHERE experiment_id=?"
         params: list[Any] = [exp_id]
         if grader:
-            where += " AND grader=?"
+            sql += " AND grader=?"
             params.append(grader)
-        if latest:
-            sql = (
-                f"SELECT {_GRADE_FIELDS} FROM grades WHERE id IN (SELECT MAX(id) FROM grades WHERE {where} "
-                "GROUP BY run_id, COALESCE(other_run_id, 0), grader) ORDER BY id"
-            )
-        else:
-            sql = f"SELECT {_GRADE_FIELDS} FROM grades WHERE {where} ORDER BY id"
-        return [_grade_row(r) for r in self.query(sql, params)]
+        return [Grade.from_row(r) for r in self.conn.execute(sql + " ORDER BY id", params)]
 
-    def graded_pairs(self, exp_id: int, grader: str) -> set[tuple[int, int]]:
-        """(run, other run) pairs a pairwise grader has already judged successfully."""
-        return {
-            (r[0], r[1])
-            for r in self.query(
-                "SELECT run_id, other_run_id FROM grades WHERE experiment_id=? AND grader=? AND status='ok' "
-                "AND other_run_id IS NOT NULL",
-                (exp_id, grader),
-            )
-        }
+    def latest_pairwise_verdicts(self, exp_id: int) -> list[tuple[str, str | None, int, int]]:
+        """The latest successful pairwise verdicts of an experiment: ``(grader, verdict, arm id, other arm id)``.
+
+        The arms are those of the grade's first and second run (the grade's ``a`` is its first run).
+        """
+        rows = self.conn.execute(
+            "SELECT g.grader, g.verdict, ra.arm_id, rb.arm_id FROM latest_grades g "
+            "JOIN runs ra ON ra.id = g.run_id JOIN runs rb ON rb.id = g.other_run_id "
+            "WHERE g.experiment_id=? AND g.kind='pairwise' AND g.status='ok'",
+            (exp_id,),
+        ).fetchall()
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def has_verdicts(self, exp_id: int) -> bool:
+        """Whether any grader of the experiment returned a pass/fail verdict (not only a score)."""
+        row = self.conn.execute(
+            "SELECT 1 FROM grades WHERE experiment_id=? AND status='ok' AND passed IS NOT NULL "
+            "AND other_run_id IS NULL LIMIT 1",
+            (exp_id,),
+        ).fetchone()
+        return row is not None
+
+    def grade_table(self, exp_id: int, *, kinds: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The latest grade of each (run, grader) with its run's arm, case and round.
+
+        Args:
+            exp_id: The experiment's id.
+            kinds: Only graders of these kinds (``rule``, ``judge``, ``pairwise``).
+        """
+        where, params = "g.experiment_id=?", [exp_id]
+        if kinds:
+            where += " AND g.kind IN ({})".format(",".join("?" * len(kinds)))
+            params.extend(kinds)
+        rows = self.conn.execute(
+            "SELECT g.run_id, g.other_run_id, g.grader, g.kind, g.status, g.passed, g.score, g.verdict, "
+            "g.dimensions, g.judge_cost, g.details, r.arm_id, r.case_idx, r.round "
+            f"FROM latest_grades g JOIN runs r ON r.id = g.run_id WHERE {where} ORDER BY g.id",
+            params,
+        ).fetchall()
+        return [
+            {
+                "run_id": r[0],
+                "other_run_id": r[1],
+                "grader": r[2],
+                "kind": r[3],
+                "status": r[4],
+                "passed": _bool(r[5]),
+                "score": r[6],
+                "verdict": r[7],
+                "dimensions": json.loads(r[8]) if r[8] else None,
+                "judge_cost": r[9],
+                "details": json.loads(r[10]) if r[10] else None,
+                "arm_id": r[11],
+                "case_idx": r[12],
+                "round": r[13],
+            }
+            for r in rows
+        ]
 
     def batches(self, exp_id: int) -> list[str]:
         """The distinct batch ids of an experiment's grades (one, by design)."""
-        return [
-            r[0] for r in self.query("SELECT DISTINCT batch_id FROM grades WHERE experiment_id=?", (exp_id,))
-        ]
+        rows = self.conn.execute("SELECT DISTINCT batch_id FROM grades WHERE experiment_id=?", (exp_id,))
+        return [r[0] for r in rows]
 
     def judge_usage(self, exp_id: int) -> list[dict[str, Any]]:
         """What each grader of an experiment spent, over every grade it wrote (re-grades included).
@@ -85,14 +202,14 @@ class GradesMixin:
         ``input_tokens`` / ``output_tokens`` (spent), ``cached`` (grades whose judge replies all came
         from the response cache) and ``cost_saved`` (what those would have cost).
         """
-        rows = self.query(
+        rows = self.conn.execute(
             "SELECT grader, kind, COUNT(*), SUM(status='error'), GROUP_CONCAT(DISTINCT judge_model), "
             "COALESCE(SUM(judge_cost), 0), SUM(judge_model IS NOT NULL AND judge_cost IS NULL), "
             "COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0), TOTAL(cached), "
             "TOTAL(cost_saved) "
             "FROM grades WHERE experiment_id=? GROUP BY grader, kind ORDER BY MIN(id)",
             (exp_id,),
-        )
+        ).fetchall()
         return [
             {
                 "grader": r[0],

@@ -404,6 +404,25 @@ def _expected_kind(conn: sqlite3.Connection) -> None:
         conn.execute("UPDATE datasets SET expected_kind = ? WHERE id = ?", (kind.to_json(), ds_id))
 
 
+@migration(7, "latest grades view")
+def _latest_grades(conn: sqlite3.Connection) -> None:
+    # The latest grade per (run, other run, grader), the one rule every view of current grades reads
+    # (abbench.store._grades): a grade is current when no later grade of the same grader judged the same
+    # run (and the same second run). NOT EXISTS makes SQLite look each grade's successors up in the
+    # grades_run_grader index (run, grader, id) instead of grouping the whole table, so a filter on one
+    # experiment stays a search of that experiment's grades.
+    conn.execute(
+        """
+        CREATE VIEW latest_grades AS
+        SELECT * FROM grades AS g WHERE NOT EXISTS (
+            SELECT 1 FROM grades AS later
+            WHERE later.run_id = g.run_id AND later.grader = g.grader
+              AND later.other_run_id IS g.other_run_id AND later.id > g.id
+        )
+        """
+    )
+
+
 SCHEMA_VERSION = max(m.version for m in MIGRATIONS)
 """The newest schema this abbench writes."""
 

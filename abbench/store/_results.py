@@ -275,15 +275,6 @@ class CaseFields:
         return np.searchsorted(self.case_idx, case_idx)
 
 
-def _floats(column: Sequence[Any]) -> np.ndarray:
-    """A float column fetched with NULL as -inf: converted in one pass, -inf turned into NaN."""
-    import numpy as np
-
-    out = np.fromiter(column, dtype=float, count=len(column))
-    out[np.isneginf(out)] = np.nan
-    return out
-
-
 def _plain_cursor(conn) -> Any:
     """A cursor that returns plain tuples: the store's sqlite3.Row objects cost time on big reads."""
     cursor = conn.cursor()
@@ -636,58 +627,6 @@ class ResultsMixin:
         # Runs still open are usually few (none once an experiment is done): find them by state.
         rest = cursor.execute(sums.format("INDEXED BY runs_experiment_state", OPEN_STATES), params).fetchall()
         return _case_sums(exp_id, finished, rest)
-
-    def has_verdicts(self, exp_id: int) -> bool:
-        """Whether any grader of the experiment returned a pass/fail verdict (not only a score)."""
-        return (
-            self.query_one(
-                "SELECT 1 FROM grades WHERE experiment_id=? AND status='ok' AND passed IS NOT NULL "
-                "AND other_run_id IS NULL LIMIT 1",
-                (exp_id,),
-            )
-            is not None
-        )
-
-    def grade_table(self, exp_id: int, *, kinds: Sequence[str] | None = None) -> list[dict[str, Any]]:
-        """The latest successful grade of each (run, grader) with its run's arm, case and round.
-
-        Args:
-            exp_id: The experiment's id.
-            kinds: Only graders of these kinds (``rule``, ``judge``, ``pairwise``).
-        """
-        where, params = "g.experiment_id=?", [exp_id]
-        if kinds:
-            where += " AND g.kind IN ({})".format(",".join("?" * len(kinds)))
-            params.extend(kinds)
-        rows = self.query(
-            "SELECT g.run_id, g.other_run_id, g.grader, g.kind, g.status, g.passed, g.score, g.verdict, "
-            "g.dimensions, g.judge_cost, g.details, r.arm_id, r.case_idx, r.round "
-            "FROM grades g JOIN runs r ON r.id = g.run_id "
-            f"WHERE g.id IN (SELECT MAX(id) FROM grades g WHERE {where} "
-            "GROUP BY run_id, COALESCE(other_run_id, 0), grader) ORDER BY g.id",
-            params,
-        )
-        out = []
-        for r in rows:
-            out.append(
-                {
-                    "run_id": r[0],
-                    "other_run_id": r[1],
-                    "grader": r[2],
-                    "kind": r[3],
-                    "status": r[4],
-                    "passed": None if r[5] is None else bool(r[5]),
-                    "score": r[6],
-                    "verdict": r[7],
-                    "dimensions": json.loads(r[8]) if r[8] else None,
-                    "judge_cost": r[9],
-                    "details": json.loads(r[10]) if r[10] else None,
-                    "arm_id": r[11],
-                    "case_idx": r[12],
-                    "round": r[13],
-                }
-            )
-        return out
 
 
 def _nan_sums(groups: Any, values: Any, size: int) -> Any:

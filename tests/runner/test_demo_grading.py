@@ -36,7 +36,7 @@ def demo_dataset(store):
 def accuracy(store, exp_id, arm):
     grades = [g for g in store.grades(exp_id, grader="label_match")]
     runs = {r.id: r.arm for r in store.runs(exp_id)}
-    mine = [g["passed"] for g in grades if runs[g["run_id"]] == arm]
+    mine = [g.passed for g in grades if runs[g.run_id] == arm]
     return sum(mine) / len(mine)
 
 
@@ -65,15 +65,15 @@ def test_the_demo_is_graded_by_label_match_and_trajectory_checks(store, demo_dat
     for r in runs:
         g = latest[r.id]
         if r.arm == "no-skill":
-            assert g["read_skill"]["passed"] is None and g["cited_evidence"]["passed"] is None
+            assert g["read_skill"].passed is None and g["cited_evidence"].passed is None
     with_skill = [latest[r.id] for r in runs if r.arm != "no-skill"]
     # the builtin agent opens the sections it uses and cites existing references
-    assert sum(g["read_skill"]["passed"] for g in with_skill) / len(with_skill) > 0.9
-    assert sum(g["cited_evidence"]["passed"] for g in with_skill) / len(with_skill) > 0.9
+    assert sum(g["read_skill"].passed for g in with_skill) / len(with_skill) > 0.9
+    assert sum(g["cited_evidence"].passed for g in with_skill) / len(with_skill) > 0.9
     assert accuracy(store, exp.id, "v2") > accuracy(store, exp.id, "no-skill")
     # gold spellings such as "SLOW" and " fast" count as the labels they are
     slow_caps = next(r for r in runs if r.case_id == "FS-0001" and r.arm == "v2")
-    assert latest[slow_caps.id]["label_match"]["passed"] is (slow_caps.output.prediction == "slow")
+    assert latest[slow_caps.id]["label_match"].passed is (slow_caps.output.prediction == "slow")
 
 
 @pytest.mark.slow
@@ -131,7 +131,7 @@ def test_a_demo_experiment_with_a_pointwise_and_a_pairwise_judge_end_to_end(stor
     for r in runs:
         g = store.latest_grades(r.id)
         # the judge agrees with label match on every run here, because it reads the reference
-        assert g["llm_judge"]["passed"] is g["label_match"]["passed"]
+        assert g["llm_judge"].passed is g["label_match"].passed
     report = judge_report(exp.id, store=store)
     assert report.batches == 1
     costs = {c.grader: c.cost for c in report.judge_costs}
@@ -140,7 +140,7 @@ def test_a_demo_experiment_with_a_pointwise_and_a_pairwise_judge_end_to_end(stor
     (bias,) = report.position_bias
     # a judge that reads content is consistent across orders and shows no position bias
     assert bias.inconsistent == 0 and bias.flip_rate == 0.0
-    passed = {(r.case_id, r.round, r.arm): store.latest_grades(r.id)["label_match"]["passed"] for r in runs}
+    passed = {(r.case_id, r.round, r.arm): store.latest_grades(r.id)["label_match"].passed for r in runs}
     wins = collections.Counter(
         "tie"
         if passed[(c, rnd, "v1")] == passed[(c, rnd, "v2")]

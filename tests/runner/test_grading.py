@@ -182,9 +182,9 @@ def test_latest_grade_is_shown_and_older_ones_stay_readable(store, definition):
     run = store.runs(exp.id)[0]
     assert run.state == "fail" and run.passed is False
     history = store.grade_history(run.id, "scripted_grader")
-    assert [(g["passed"], g["comment"]) for g in history] == [(True, "call 1"), (False, "call 2")]
-    assert store.latest_grades(run.id)["scripted_grader"]["comment"] == "call 2"
-    assert [g["comment"] for g in store.grades(exp.id) if g["run_id"] == run.id] == ["call 2"]
+    assert [(g.passed, g.comment) for g in history] == [(True, "call 1"), (False, "call 2")]
+    assert store.latest_grades(run.id)["scripted_grader"].comment == "call 2"
+    assert [g.comment for g in store.grades(exp.id) if g.run_id == run.id] == ["call 2"]
     assert len(store.grades(exp.id, latest=False)) == 12
 
 
@@ -303,7 +303,7 @@ def test_a_new_execution_is_never_judged_by_an_old_grade(store, definition):
     run_experiment(exp.id, store=store)
     after = store.get_run(run.id)
     assert after.state == "fail" and after.passed is False
-    assert [g["run_attempt"] for g in store.grade_history(run.id)] == [1, 2]
+    assert [g.run_attempt for g in store.grade_history(run.id)] == [1, 2]
 
 
 def test_status_after_grading_only_says_finished_when_nothing_is_left(store, definition):
@@ -327,7 +327,7 @@ def test_a_final_grading_failure_stays_failed_until_someone_regrades(store, defi
     )
     assert "scripted failure on c001" in run.error
     (grade,) = store.grade_history(run.id)
-    assert grade["status"] == "error" and grade["raw_output"] == "raw!" and grade["retryable"] is False
+    assert grade.status == "error" and grade.raw_output == "raw!" and grade.retryable is False
     assert calls.grader[("final", "c001", 0, "a")] == 1  # not retried
     before = events(store, exp.id)
     grade_experiment(exp.id, store=store)
@@ -349,7 +349,7 @@ def test_a_retryable_failure_is_retried_in_place_without_flicker(store, definiti
         ("executed", "evaluating"),
         ("evaluating", "pass"),
     ]
-    assert [g["status"] for g in store.grade_history(run.id)] == ["ok"]
+    assert [g.status for g in store.grade_history(run.id)] == ["ok"]
 
 
 def test_retryable_failures_come_back_only_while_retries_remain(store, definition, calls):
@@ -360,7 +360,7 @@ def test_retryable_failures_come_back_only_while_retries_remain(store, definitio
     run = next(r for r in store.runs(exp.id) if r.case_id == "c000")
     assert calls.grader[key] == 2  # one try and one retry, in place
     assert run.state == "fail" and run.grading_failed and run.grade_attempts == 1
-    assert store.latest_grades(run.id)["scripted_grader"]["retryable"] is True
+    assert store.latest_grades(run.id)["scripted_grader"].retryable is True
     grade_experiment(exp.id, store=store)  # retries remain (1 pass ≤ retries 1): grade again
     assert calls.grader[key] == 4 and store.get_run(run.id).grade_attempts == 2
     before = events(store, exp.id)
@@ -399,5 +399,5 @@ def test_retry_then_grade_regrades_the_new_execution(store, definition, calls):
     run_experiment(exp.id, store=store)
     retry_runs(exp.id, store=store, cases=["c000"])
     run = next(r for r in store.runs(exp.id) if r.case_id == "c000")
-    assert [g["run_attempt"] for g in store.grade_history(run.id)] == [1, 2]
+    assert [g.run_attempt for g in store.grade_history(run.id)] == [1, 2]
     assert calls.grader[("rerun", "c000", 0, "a")] == 2 and calls.agent_total("rerun") == 7
