@@ -182,8 +182,8 @@ class AttemptsMixin:
         Executions stored without attempt rows (before attempts were recorded) count as one attempt each.
         """
         recorded = self.query(
-            "SELECT r.arm_id, count(*), total(t.outcome != 'executed'), sum(t.cost), count(t.cost), "
-            "sum(CASE WHEN t.outcome != 'executed' THEN t.cost END), sum(t.input_tokens), "
+            f"SELECT r.arm_id, count(*), total(t.outcome != '{EXECUTED}'), sum(t.cost), count(t.cost), "
+            f"sum(CASE WHEN t.outcome != '{EXECUTED}' THEN t.cost END), sum(t.input_tokens), "
             "sum(t.output_tokens), total(t.latency_ms), total(t.cached_calls > 0), total(t.cost_saved), "
             "count(CASE WHEN t.input_tokens IS NOT NULL OR t.output_tokens IS NOT NULL THEN 1 END) "
             "FROM run_attempts t JOIN runs r ON r.id = t.run_id WHERE r.experiment_id=? GROUP BY r.arm_id",

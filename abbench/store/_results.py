@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from abbench.errors import NotFoundError, UsageError
+from abbench.types import RunState
 
 if TYPE_CHECKING:
     import numpy as np
@@ -33,18 +34,25 @@ UNFINISHED, PASSED, FAILED, EXECUTION_FAILED, GRADING_FAILED, CANCELLED = range(
 
 # One expression, evaluated inside SQLite, that turns (state, failure_type, passed) into the codes above.
 OUTCOME_SQL = (
-    "CASE state WHEN 'pass' THEN 1 WHEN 'fail' THEN CASE WHEN failure_type IS NOT NULL THEN 3 "
-    "WHEN passed IS NULL THEN 4 ELSE 2 END WHEN 'cancelled' THEN 5 ELSE 0 END"
+    f"CASE state WHEN '{RunState.PASS}' THEN 1 WHEN '{RunState.FAIL}' THEN CASE WHEN failure_type IS NOT NULL "
+    f"THEN 3 WHEN passed IS NULL THEN 4 ELSE 2 END WHEN '{RunState.CANCELLED}' THEN 5 ELSE 0 END"
 )
-FINISHED_STATES = "('pass', 'fail', 'cancelled')"
-"""The states the partial ``runs_results`` index covers (its WHERE clause, written the same way)."""
-OPEN_STATES = "('pending', 'running', 'executed', 'evaluating')"
 
-STATES = ("pending", "running", "executed", "evaluating", "pass", "fail", "cancelled")
+
+def _sql_states(*states: RunState) -> str:
+    return "(" + ", ".join(f"'{s}'" for s in states) + ")"
+
+
+FINISHED_STATES = _sql_states(RunState.PASS, RunState.FAIL, RunState.CANCELLED)
+"""The states the partial ``runs_results`` index covers (its WHERE clause, written the same way)."""
+OPEN_STATES = _sql_states(RunState.PENDING, RunState.RUNNING, RunState.EXECUTED, RunState.EVALUATING)
+
+STATES: tuple[str, ...] = tuple(s.value for s in RunState)
 """Run states by code (`RunTable.state` indexes into it), in `abbench.types.RunState` order."""
 STATE_SQL = (
-    "CASE state WHEN 'pending' THEN 0 WHEN 'running' THEN 1 WHEN 'executed' THEN 2 WHEN 'evaluating' THEN 3 "
-    "WHEN 'pass' THEN 4 WHEN 'fail' THEN 5 ELSE 6 END"
+    "CASE state "
+    + " ".join(f"WHEN '{s}' THEN {code}" for code, s in enumerate(STATES[:-1]))
+    + f" ELSE {len(STATES) - 1} END"
 )
 
 # SQLite reads 9e999 as infinity: NULL becomes -inf in SQL, so numpy's fromiter converts a column in
@@ -614,9 +622,9 @@ class ResultsMixin:
         # keeps the query fast. A case has at most 1000 rounds (4095 fit), checked below.
         sums = (
             "SELECT arm_id, case_idx, count(*), "
-            "sum(CASE state WHEN 'pass' THEN 1 WHEN 'fail' THEN CASE WHEN failure_type IS NOT NULL "
-            "THEN 16777216 WHEN passed IS NULL THEN 68719476736 ELSE 4096 END "
-            "WHEN 'cancelled' THEN 281474976710656 ELSE 0 END), "
+            f"sum(CASE state WHEN '{RunState.PASS}' THEN 1 WHEN '{RunState.FAIL}' THEN "
+            "CASE WHEN failure_type IS NOT NULL THEN 16777216 WHEN passed IS NULL THEN 68719476736 ELSE 4096 END "
+            f"WHEN '{RunState.CANCELLED}' THEN 281474976710656 ELSE 0 END), "
             # cost and tokens an agent did not report stay unknown (-1, read back as NaN), not zero
             "count(latency_ms), ifnull(sum(cost), -1), total(latency_ms), "
             f"ifnull(sum(input_tokens + output_tokens), -1), {score_sums} "

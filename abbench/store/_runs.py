@@ -163,8 +163,8 @@ class RunsMixin:
             run_id: (arm, "execution_failed" if ftype is not None else "grading_failed")
             for run_id, arm, ftype in self.query(
                 "SELECT r.id, a.name, r.failure_type FROM runs r JOIN arms a ON a.id = r.arm_id "
-                "WHERE r.experiment_id=? AND r.state='fail' AND (r.failure_type IS NOT NULL OR r.passed IS NULL)",
-                (exp_id,),
+                "WHERE r.experiment_id=? AND r.state=? AND (r.failure_type IS NOT NULL OR r.passed IS NULL)",
+                (exp_id, RunState.FAIL),
             )
         }
 
@@ -189,8 +189,8 @@ class RunsMixin:
         """Execution failures left by a crash or kill; resuming the experiment runs them again."""
         rows = self.query(
             "SELECT id, arm_id, case_idx, case_id, round, state, attempts, grade_attempts FROM runs "
-            "WHERE experiment_id=? AND state='fail' AND failure_type=? ORDER BY round, case_idx, arm_id",
-            (exp_id, INTERRUPTED),
+            "WHERE experiment_id=? AND state=? AND failure_type=? ORDER BY round, case_idx, arm_id",
+            (exp_id, RunState.FAIL, INTERRUPTED),
         )
         return [WorkItem(*r) for r in rows]
 
@@ -207,19 +207,20 @@ class RunsMixin:
             running = [
                 r[0]
                 for r in conn.execute(
-                    "SELECT id FROM runs WHERE experiment_id=? AND state='running'", (exp_id,)
+                    "SELECT id FROM runs WHERE experiment_id=? AND state=?", (exp_id, RunState.RUNNING)
                 )
             ]
             evaluating = [
                 r[0]
                 for r in conn.execute(
-                    "SELECT id FROM runs WHERE experiment_id=? AND state='evaluating'", (exp_id,)
+                    "SELECT id FROM runs WHERE experiment_id=? AND state=?", (exp_id, RunState.EVALUATING)
                 )
             ]
             conn.executemany(
-                "UPDATE runs SET state='fail', failure_type=?, retryable=1, updated_at=?, error=? WHERE id=?",
+                "UPDATE runs SET state=?, failure_type=?, retryable=1, updated_at=?, error=? WHERE id=?",
                 [
                     (
+                        RunState.FAIL,
                         INTERRUPTED,
                         now,
                         "interrupted: the process running it stopped before its execution finished",
@@ -229,12 +230,16 @@ class RunsMixin:
                 ],
             )
             conn.executemany(
-                "UPDATE runs SET state='executed', updated_at=? WHERE id=?", [(now, r) for r in evaluating]
+                "UPDATE runs SET state=?, updated_at=? WHERE id=?",
+                [(RunState.EXECUTED, now, r) for r in evaluating],
             )
             conn.executemany(
                 "INSERT INTO run_events (run_id, at, from_state, to_state, detail) VALUES (?,?,?,?,?)",
-                [(r, now, "running", "fail", "reconciled: interrupted") for r in running]
-                + [(r, now, "evaluating", "executed", "reconciled: waiting for grading") for r in evaluating],
+                [(r, now, RunState.RUNNING, RunState.FAIL, "reconciled: interrupted") for r in running]
+                + [
+                    (r, now, RunState.EVALUATING, RunState.EXECUTED, "reconciled: waiting for grading")
+                    for r in evaluating
+                ],
             )
         return Reconciled(len(running), len(evaluating))
 
@@ -245,15 +250,16 @@ class RunsMixin:
             ids = [
                 r[0]
                 for r in conn.execute(
-                    "SELECT id FROM runs WHERE experiment_id=? AND state='pending'", (exp_id,)
+                    "SELECT id FROM runs WHERE experiment_id=? AND state=?", (exp_id, RunState.PENDING)
                 )
             ]
             conn.executemany(
-                "UPDATE runs SET state='cancelled', updated_at=? WHERE id=?", [(now, r) for r in ids]
+                "UPDATE runs SET state=?, updated_at=? WHERE id=?",
+                [(RunState.CANCELLED, now, r) for r in ids],
             )
             conn.executemany(
                 "INSERT INTO run_events (run_id, at, from_state, to_state, detail) VALUES (?,?,?,?,?)",
-                [(r, now, "pending", "cancelled", "cancelled before it started") for r in ids],
+                [(r, now, RunState.PENDING, RunState.CANCELLED, "cancelled before it started") for r in ids],
             )
         return len(ids)
 
@@ -271,12 +277,12 @@ class RunsMixin:
                 ).fetchall()
             )
             conn.executemany(
-                f"UPDATE runs SET state='pending', {sets}, updated_at=? WHERE id=?",
-                [(now, r) for r in states],
+                f"UPDATE runs SET state=?, {sets}, updated_at=? WHERE id=?",
+                [(RunState.PENDING, now, r) for r in states],
             )
             conn.executemany(
                 "INSERT INTO run_events (run_id, at, from_state, to_state, detail) VALUES (?,?,?,?,?)",
-                [(r, now, s, "pending", detail) for r, s in states.items()],
+                [(r, now, s, RunState.PENDING, detail) for r, s in states.items()],
             )
         return len(states)
 
@@ -297,15 +303,15 @@ class RunsMixin:
         params: list[Any] = [exp_id]
         kinds = []
         if failed:
-            kinds.append("r.state='fail'")
+            kinds.append(f"r.state='{RunState.FAIL}'")
         if execution_failed:
-            kinds.append("(r.state='fail' AND r.failure_type IS NOT NULL)")
+            kinds.append(f"(r.state='{RunState.FAIL}' AND r.failure_type IS NOT NULL)")
         if grading_failed:
-            kinds.append("(r.state='fail' AND r.failure_type IS NULL AND r.passed IS NULL)")
+            kinds.append(f"(r.state='{RunState.FAIL}' AND r.failure_type IS NULL AND r.passed IS NULL)")
         if cancelled:
-            kinds.append("r.state='cancelled'")
+            kinds.append(f"r.state='{RunState.CANCELLED}'")
         if disagreements:
-            kinds.append("(r.state='fail' AND r.passed=0)")
+            kinds.append(f"(r.state='{RunState.FAIL}' AND r.passed=0)")
         if kinds:
             where.append("(" + " OR ".join(kinds) + ")")
         if cases:
