@@ -11,6 +11,7 @@ import sqlite3
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,9 @@ from abbench.dataset import (
     EXPECTED_KINDS,
     ContentHasher,
     DatasetInfo,
+    ImportPlan,
     MappingProfile,
+    ReportBuilder,
     check_data_file,
     check_report,
     default_name,
@@ -141,9 +144,7 @@ class ImportsMixin:
         if self.read_only:
             raise self.refuse_write(f"a dataset imported from {src.name}")
         if name is not None:
-            name = name.strip()
-            if not name or "@" in name:
-                raise UsageError(f"a dataset name is non-empty text without '@', got {name!r}")
+            name = _dataset_name(name)
         plan = plan_import(
             src,
             self.resolve_profile(profile),
@@ -156,11 +157,23 @@ class ImportsMixin:
             splits=splits,
         )
         ds_name = name or default_name(src)
-        to_save = plan.profile
-        profile_name = save_profile_as or to_save.name or ds_name
-        if to_save.name != profile_name:
-            to_save = to_save.model_copy(update={"name": profile_name, "version": None})
+        to_save = _named(plan.profile, save_profile_as or plan.profile.name or ds_name)
+        job = _ImportJob(src, plan, ds_name, to_save, skip_invalid, max_problems, any_name=name is None)
+        try:
+            ds_id = self._import_file(job)
+        except _Reuse as reuse:
+            return _reused(reuse.info, to_save, src.name, ds_name)
+        result = self.get_dataset(ds_id)
+        log.info("imported %s: %d cases from %s", result.fingerprint, result.n_cases, src.name)
+        return result
 
+    def _import_file(self: Store, job: _ImportJob) -> int:
+        """Write the dataset in one transaction and keep the file's bytes in ``uploads/``; its id.
+
+        The bytes are copied (and hashed) first, under a temporary name that becomes the
+        content-addressed one only when the transaction commits.
+        """
+        src = job.src
         uploads = self.path / "uploads"
         uploads.mkdir(exist_ok=True)
         tmp = uploads / f".import-{uuid.uuid4().hex}{src.suffix.lower()}"
@@ -168,41 +181,23 @@ class ImportsMixin:
         try:
             before = src.stat()
             source_sha = _sha256_copy(src, tmp)
-            try:
-                with _gc_paused(), _foreign_keys_off(self.conn), self.transaction() as conn:
-                    ds_id = self._write_dataset(
-                        conn,
-                        plan,
-                        ds_name,
-                        to_save,
-                        source_sha,
-                        skip_invalid,
-                        max_problems,
-                        any_name=name is None,
-                    )
-                    after = src.stat()
-                    if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
-                        raise ImportFailed(f"{src.name} changed while it was being imported; import it again")
-                    final = uploads / f"{source_sha}{src.suffix.lower()}"
-                    if not final.exists():
-                        os.replace(tmp, final)
-                        created = final
-                    conn.execute(
-                        "UPDATE datasets SET upload_path = ? WHERE id = ?", (self.relpath(final), ds_id)
-                    )
-            except _Reuse as reuse:
-                log.info("%s holds the same cases as %s; nothing stored", src.name, reuse.info.fingerprint)
-                _warn_if_labels_differ(reuse.info, to_save, src.name, ds_name)
-                return DatasetInfo(**{**reuse.info.__dict__, "reused": True})
-            except BaseException:
-                if created is not None:
-                    created.unlink(missing_ok=True)
-                raise
+            with _gc_paused(), _foreign_keys_off(self.conn), self.transaction() as conn:
+                ds_id = self._write_dataset(conn, job, source_sha)
+                after = src.stat()
+                if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
+                    raise ImportFailed(f"{src.name} changed while it was being imported; import it again")
+                final = uploads / f"{source_sha}{src.suffix.lower()}"
+                if not final.exists():
+                    os.replace(tmp, final)
+                    created = final
+                conn.execute("UPDATE datasets SET upload_path = ? WHERE id = ?", (self.relpath(final), ds_id))
+            return ds_id
+        except BaseException:
+            if created is not None:
+                created.unlink(missing_ok=True)
+            raise
         finally:
             tmp.unlink(missing_ok=True)
-        result = self.get_dataset(ds_id)
-        log.info("imported %s: %d cases from %s", result.fingerprint, result.n_cases, src.name)
-        return result
 
     def save_dataset(
         self: Store,
@@ -223,37 +218,9 @@ class ImportsMixin:
         Raises:
             UsageError: no cases, an empty input, a repeated case id, or a gold label outside `label_set`.
         """
-        name = (name or "").strip()
-        if not name or "@" in name:
-            raise UsageError(f"a dataset name is non-empty text without '@', got {name!r}")
+        name = _dataset_name(name or "")
         cases = list(cases)
-        if not cases:
-            raise UsageError(f"dataset {name!r} has no cases")
-        seen: set[str] = set()
-
-        def fold(v: Any) -> str:
-            return " ".join(str(v).split()).casefold()
-
-        if expected_kind is not None and expected_kind not in EXPECTED_KINDS:
-            raise UsageError(f"expected_kind is one of {', '.join(EXPECTED_KINDS)}; got {expected_kind!r}")
-        if expected_kind == "answer" and label_set:
-            raise UsageError("expected_kind 'answer' says the gold values are free text; give no label_set")
-        labels = {fold(v) for v in label_set} if label_set else None
-        mapped = {fold(k): fold(v) for k, v in (label_map or {}).items()}
-        for n, case in enumerate(cases):
-            if not isinstance(case, Case):
-                raise UsageError(f"case #{n} of {name!r} is a {type(case).__name__}, not an abbench Case")
-            if not str(case.input or "").strip():
-                raise UsageError(f"case {case.case_id!r} (#{n}) has an empty input")
-            if case.case_id in seen:
-                raise UsageError(f"case id {case.case_id!r} repeats (#{n}); case ids must be unique")
-            seen.add(case.case_id)
-            gold = None if case.expected is None else mapped.get(fold(case.expected), fold(case.expected))
-            if labels is not None and gold is not None and gold not in labels:
-                raise UsageError(
-                    f"case {case.case_id!r}: gold label {case.expected!r} is not in the label set "
-                    f"{sorted(labels)}"
-                )
+        _check_cases(name, cases, label_set, label_map, expected_kind)
         hasher = ContentHasher()
         for case in cases:
             hasher.add_case(case)
@@ -286,114 +253,31 @@ class ImportsMixin:
                     current_user(),
                 ),
             )
+            ds_id = _lastrowid(cur)
             conn.executemany(
                 "INSERT INTO cases (dataset_id, idx, case_id, input, expected, history, context, domain, "
                 "request_id, metadata, source_row, source_line) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                [
-                    (
-                        cur.lastrowid,
-                        i,
-                        c.case_id,
-                        c.input,
-                        c.expected,
-                        dumps(c.history),
-                        dumps(c.context),
-                        c.domain,
-                        c.request_id,
-                        dumps(c.metadata),
-                        dumps(c.source_row),
-                        c.source_line or f"case #{i}",
-                    )
-                    for i, c in enumerate(cases)
-                ],
+                [_case_row(ds_id, i, c) for i, c in enumerate(cases)],
             )
-        return self.get_dataset(cur.lastrowid)
+        return self.get_dataset(ds_id)
 
-    def _write_dataset(
-        self: Store,
-        conn: sqlite3.Connection,
-        plan,
-        ds_name: str,
-        to_save: MappingProfile,
-        source_sha: str,
-        skip_invalid: bool,
-        max_problems: int,
-        *,
-        any_name: bool,
-    ) -> int:
-        saved = self.save_profile(to_save)
-        profile_id = self.query_one(
-            "SELECT id FROM mapping_profiles WHERE name = ? AND version = ?", (saved.name, saved.version)
-        )[0]
-        pending = f"{ds_name}@pending-{uuid.uuid4().hex}"
-        cur = conn.execute(
-            "INSERT INTO datasets (fingerprint, name, content_hash, n_cases, label_set, label_map, profile_id, "
-            "source_file, source_sha256, read_options, created_at, created_by) "
-            "VALUES (?, ?, '', 0, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                pending,
-                ds_name,
-                dumps(saved.label_set),
-                dumps(saved.label_map or None),
-                profile_id,
-                plan.path.name,
-                source_sha,
-                dumps(plan.read_options),
-                now_iso(),
-                current_user(),
-            ),
-        )
-        ds_id = cur.lastrowid
-        mapper = plan.mapper
-        # Only the columns the mapping fills are inserted: binding None costs more than the rest of
-        # the row in CPython's sqlite3, and NULL is their default anyway.
-        sql = (
-            f"INSERT INTO cases (dataset_id, {', '.join(mapper.columns)}) "
-            f"VALUES ({int(ds_id)}, {', '.join('?' * len(mapper.columns))})"
-        )
-        report = plan.new_report(max_problems)
-        hasher = ContentHasher()
-        n = 0
+    def _write_dataset(self: Store, conn: sqlite3.Connection, job: _ImportJob, source_sha: str) -> int:
+        """Insert the dataset of an import and its cases; its id.
 
-        def claim(case_id: str, row: tuple) -> str | None:
-            nonlocal n
-            try:
-                conn.execute(sql, (n, case_id, *row[2:]))
-            except sqlite3.IntegrityError:
-                held = conn.execute(
-                    "SELECT source_line FROM cases WHERE dataset_id = ? AND case_id = ?", (ds_id, case_id)
-                ).fetchone()
-                return held[0] if held is not None else "an earlier row"
-            n += 1
-            return None
-
-        for chunk in plan.chunks():
-            done = mapper.convert(chunk, report, n)
-            if not done.rows:
-                continue
-            conn.execute("SAVEPOINT import_chunk")
-            try:
-                conn.executemany(sql, done.rows)
-            except sqlite3.IntegrityError:
-                # A case id repeats: redo this chunk row by row to find (and rename or report) them.
-                conn.execute("ROLLBACK TO import_chunk")
-                rows = resolve_duplicates(mapper, done.rows, claim, report)
-                lines = [mapper.line(r) for r in rows]
-            else:
-                n += len(done.rows)
-                rows, lines = done.rows, done.lines
-            conn.execute("RELEASE import_chunk")
-            hasher.add_lines(lines)
-            report.n_valid += len(rows)
-
-        result = report.build(skipped=skip_invalid)
-        check_report(plan.path, result, skip_invalid)
-        digest = hasher.hexdigest()
-        fp = fingerprint(ds_name, digest)
+        Raises:
+            _Reuse: the cases are those of a stored dataset (the transaction must roll back).
+        """
+        ds_id = self._insert_pending_dataset(conn, job, source_sha)
+        plan = job.plan
+        report = plan.new_report(job.max_problems)
+        n, digest = _insert_cases(conn, ds_id, plan, report)
+        result = report.build(skipped=job.skip_invalid)
+        check_report(plan.path, result, job.skip_invalid)
+        fp = fingerprint(job.ds_name, digest)
         existing = conn.execute(
             "SELECT id FROM datasets WHERE content_hash = ? AND id != ? AND (fingerprint = ? OR ?) "
             "ORDER BY id DESC LIMIT 1",
-            (digest, ds_id, fp, any_name),
+            (digest, ds_id, fp, job.any_name),
         ).fetchone()
         if existing is not None:
             raise _Reuse(self.get_dataset(existing[0]))
@@ -402,13 +286,186 @@ class ImportsMixin:
                 "SELECT expected, COUNT(*) FROM cases WHERE dataset_id = ? GROUP BY expected", (ds_id,)
             ).fetchall()
         )
-        kind = gold_kind(counts, declared=to_save.expected_kind, label_set=to_save.label_set)
+        kind = gold_kind(counts, declared=job.to_save.expected_kind, label_set=job.to_save.label_set)
         conn.execute(
             "UPDATE datasets SET fingerprint = ?, content_hash = ?, n_cases = ?, validation = ?, "
             "expected_kind = ? WHERE id = ?",
             (fp, digest, n, dumps(result.to_dict()), kind.to_json(), ds_id),
         )
         return ds_id
+
+    def _insert_pending_dataset(
+        self: Store, conn: sqlite3.Connection, job: _ImportJob, source_sha: str
+    ) -> int:
+        """The dataset row of an import, under a placeholder fingerprint until its cases are in; its id."""
+        saved = self.save_profile(job.to_save)
+        profile_id = conn.execute(
+            "SELECT id FROM mapping_profiles WHERE name = ? AND version = ?", (saved.name, saved.version)
+        ).fetchone()[0]
+        cur = conn.execute(
+            "INSERT INTO datasets (fingerprint, name, content_hash, n_cases, label_set, label_map, profile_id, "
+            "source_file, source_sha256, read_options, created_at, created_by) "
+            "VALUES (?, ?, '', 0, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                f"{job.ds_name}@pending-{uuid.uuid4().hex}",
+                job.ds_name,
+                dumps(saved.label_set),
+                dumps(saved.label_map or None),
+                profile_id,
+                job.plan.path.name,
+                source_sha,
+                dumps(job.plan.read_options),
+                now_iso(),
+                current_user(),
+            ),
+        )
+        return _lastrowid(cur)
+
+
+@dataclass(frozen=True)
+class _ImportJob:
+    """What one import writes: the planned file, the dataset name and the profile to save with it."""
+
+    src: Path
+    plan: ImportPlan
+    ds_name: str
+    to_save: MappingProfile
+    skip_invalid: bool
+    max_problems: int
+    any_name: bool
+    """Reuse a stored dataset with the same cases under any name (no name was given)."""
+
+
+def _named(profile: MappingProfile, name: str) -> MappingProfile:
+    """The profile an import saves, under `name` (a new version when renamed)."""
+    if profile.name == name:
+        return profile
+    return profile.model_copy(update={"name": name, "version": None})
+
+
+def _reused(stored: DatasetInfo, profile: MappingProfile, file: str, name: str) -> DatasetInfo:
+    """What an import returns when the file holds the cases of a stored dataset: that one, reused."""
+    log.info("%s holds the same cases as %s; nothing stored", file, stored.fingerprint)
+    _warn_if_labels_differ(stored, profile, file, name)
+    return DatasetInfo(**{**stored.__dict__, "reused": True})
+
+
+def _dataset_name(name: str) -> str:
+    name = name.strip()
+    if not name or "@" in name:
+        raise UsageError(f"a dataset name is non-empty text without '@', got {name!r}")
+    return name
+
+
+def _lastrowid(cur: sqlite3.Cursor) -> int:
+    if cur.lastrowid is None:  # never after an INSERT; the check is for the type checker
+        raise RuntimeError("an INSERT returned no row id")
+    return cur.lastrowid
+
+
+def _check_cases(
+    name: str,
+    cases: list[Case],
+    label_set: Sequence[str] | None,
+    label_map: dict[str, str] | None,
+    expected_kind: str | None,
+) -> None:
+    """Refuse cases that cannot form a dataset: none, an empty input, a repeated id, an unknown label."""
+    if not cases:
+        raise UsageError(f"dataset {name!r} has no cases")
+
+    def fold(v: Any) -> str:
+        return " ".join(str(v).split()).casefold()
+
+    if expected_kind is not None and expected_kind not in EXPECTED_KINDS:
+        raise UsageError(f"expected_kind is one of {', '.join(EXPECTED_KINDS)}; got {expected_kind!r}")
+    if expected_kind == "answer" and label_set:
+        raise UsageError("expected_kind 'answer' says the gold values are free text; give no label_set")
+    labels = {fold(v) for v in label_set} if label_set else None
+    mapped = {fold(k): fold(v) for k, v in (label_map or {}).items()}
+    seen: set[str] = set()
+    for n, case in enumerate(cases):
+        if not isinstance(case, Case):
+            raise UsageError(f"case #{n} of {name!r} is a {type(case).__name__}, not an abbench Case")
+        if not str(case.input or "").strip():
+            raise UsageError(f"case {case.case_id!r} (#{n}) has an empty input")
+        if case.case_id in seen:
+            raise UsageError(f"case id {case.case_id!r} repeats (#{n}); case ids must be unique")
+        seen.add(case.case_id)
+        gold = None if case.expected is None else mapped.get(fold(case.expected), fold(case.expected))
+        if labels is not None and gold is not None and gold not in labels:
+            raise UsageError(
+                f"case {case.case_id!r}: gold label {case.expected!r} is not in the label set {sorted(labels)}"
+            )
+
+
+def _case_row(ds_id: int, i: int, c: Case) -> tuple[Any, ...]:
+    """The ``cases`` row of case number `i` saved from Python."""
+    return (
+        ds_id,
+        i,
+        c.case_id,
+        c.input,
+        c.expected,
+        dumps(c.history),
+        dumps(c.context),
+        c.domain,
+        c.request_id,
+        dumps(c.metadata),
+        dumps(c.source_row),
+        c.source_line or f"case #{i}",
+    )
+
+
+def _insert_cases(
+    conn: sqlite3.Connection, ds_id: int, plan: ImportPlan, report: ReportBuilder
+) -> tuple[int, str]:
+    """Map, validate and insert the file's rows chunk by chunk; how many cases, and their content hash.
+
+    A chunk goes in with one ``executemany``; when a case id repeats in it, the chunk is redone row
+    by row so that the repeats are renamed or reported (`resolve_duplicates`).
+    """
+    mapper = plan.mapper
+    # Only the columns the mapping fills are inserted: binding None costs more than the rest of
+    # the row in CPython's sqlite3, and NULL is their default anyway.
+    sql = (
+        f"INSERT INTO cases (dataset_id, {', '.join(mapper.columns)}) "
+        f"VALUES ({int(ds_id)}, {', '.join('?' * len(mapper.columns))})"
+    )
+    hasher = ContentHasher()
+    n = 0
+
+    def claim(case_id: str, row: tuple[Any, ...]) -> str | None:
+        nonlocal n
+        try:
+            conn.execute(sql, (n, case_id, *row[2:]))
+        except sqlite3.IntegrityError:
+            held = conn.execute(
+                "SELECT source_line FROM cases WHERE dataset_id = ? AND case_id = ?", (ds_id, case_id)
+            ).fetchone()
+            return held[0] if held is not None else "an earlier row"
+        n += 1
+        return None
+
+    for chunk in plan.chunks():
+        done = mapper.convert(chunk, report, n)
+        if not done.rows:
+            continue
+        conn.execute("SAVEPOINT import_chunk")
+        try:
+            conn.executemany(sql, done.rows)
+        except sqlite3.IntegrityError:
+            # A case id repeats: redo this chunk row by row to find (and rename or report) them.
+            conn.execute("ROLLBACK TO import_chunk")
+            rows = resolve_duplicates(mapper, done.rows, claim, report)
+            lines = [mapper.line(r) for r in rows]
+        else:
+            n += len(done.rows)
+            rows, lines = done.rows, done.lines
+        conn.execute("RELEASE import_chunk")
+        hasher.add_lines(lines)
+        report.n_valid += len(rows)
+    return n, hasher.hexdigest()
 
 
 def _warn_if_labels_differ(stored: DatasetInfo, profile: MappingProfile, file: str, name: str) -> None:

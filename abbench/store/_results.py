@@ -9,6 +9,7 @@ NULLs into NaN inside SQLite (so numpy converts each column in one C loop), and 
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
@@ -283,7 +284,7 @@ class CaseFields:
         return np.searchsorted(self.case_idx, case_idx)
 
 
-def _plain_cursor(conn) -> Any:
+def _plain_cursor(conn: sqlite3.Connection) -> sqlite3.Cursor:
     """A cursor that returns plain tuples: the store's sqlite3.Row objects cost time on big reads."""
     cursor = conn.cursor()
     cursor.row_factory = None
@@ -359,6 +360,132 @@ def _json_lists(column: Sequence[Any]) -> np.ndarray:
     out = np.empty(len(column), dtype=object)
     out[:] = [tuple(json.loads(v)) if v else () for v in column]
     return out
+
+
+class _RunReader:
+    """The steps of `ResultsMixin.load_runs`: each reads one group of columns of the chosen runs.
+
+    Every query reads the runs in the order of the ``runs_results`` index (arm, case, round), so
+    the columns line up without sorting.
+    """
+
+    def __init__(self, conn: sqlite3.Cursor, exp_id: int, arm_ids: list[int]) -> None:
+        self.conn = conn
+        self.where = "experiment_id=? AND arm_id IN ({})".format(",".join("?" * len(arm_ids)))
+        self.params = (exp_id, *arm_ids)
+        self.order = "ORDER BY arm_id, case_idx, round"
+        self.arm_ids = sorted(arm_ids)
+
+    def _one(self, sql: str) -> Any:
+        return self.conn.execute(sql, self.params).fetchone()
+
+    def count(self) -> tuple[int, int, int]:
+        """How many runs there are, and their first and last round."""
+        n, first, last = self._one(f"SELECT count(*), min(round), max(round) FROM runs WHERE {self.where}")
+        return n, first, last
+
+    def keys(
+        self, n: int, cases: CaseFields, first_round: int, last_round: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Run id, arm id, case position and round of every run."""
+        import numpy as np
+
+        rounds = last_round + 1
+        n_cases = cases.case_idx.size
+        if first_round == 0 and n == len(self.arm_ids) * n_cases * rounds:
+            # Runs are unique per (arm, case, round): when there are exactly arms × cases × rounds of
+            # them and rounds start at 0, every combination exists, and the keys need not be read.
+            arm_id = np.repeat(np.asarray(self.arm_ids, dtype=np.int64), n_cases * rounds)
+            case_idx = np.tile(np.repeat(cases.case_idx, rounds), len(self.arm_ids))
+            rnd = np.tile(np.arange(rounds, dtype=np.int64), len(self.arm_ids) * n_cases)
+            sql = f"SELECT group_concat(id) FROM (SELECT id FROM runs WHERE {self.where} {self.order})"
+            return _int_list(self._one(sql)[0]), arm_id, case_idx, rnd
+        rows = self.conn.execute(
+            f"SELECT id, arm_id, case_idx, round FROM runs WHERE {self.where} {self.order}", self.params
+        )
+        keys = np.fromiter(
+            rows, dtype=np.dtype([("i", "i8"), ("a", "i8"), ("c", "i8"), ("r", "i8")]), count=n
+        )
+        run_id, arm_id, case_idx, rnd = (np.ascontiguousarray(keys[k]) for k in "iacr")
+        return run_id, arm_id, case_idx, rnd
+
+    def outcomes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Outcome and state codes (`OUTCOMES`, `STATES`) of every run."""
+        # One character per run carries both the outcome (0-5) and the state (0-6): 48 + 8 × outcome + state.
+        packed = _codes(
+            self._one(
+                f"SELECT group_concat(char(48 + 8 * ({OUTCOME_SQL}) + {STATE_SQL}), '') FROM "
+                f"(SELECT state, failure_type, passed FROM runs WHERE {self.where} {self.order})"
+            )[0]
+        )
+        return packed >> 3, packed & 7
+
+    def numbers(self, n: int) -> list[np.ndarray]:
+        """Score, confidence, cost, input and output tokens and latency, NaN where unknown."""
+        import numpy as np
+
+        m = _MISSING
+        names = ("s", "q", "c", "i", "o", "l")
+        floats = np.fromiter(
+            self.conn.execute(
+                f"SELECT IFNULL(score, {m}), IFNULL(confidence, {m}), IFNULL(cost, {m}), "
+                f"IFNULL(input_tokens, {m}), IFNULL(output_tokens, {m}), IFNULL(latency_ms, {m}) "
+                f"FROM runs WHERE {self.where} {self.order}",
+                self.params,
+            ),
+            dtype=np.dtype([(k, "f8") for k in names]),
+            count=n,
+        )
+        return [_nan_missing(np.ascontiguousarray(floats[k])) for k in names]
+
+    def predictions_and_flags(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The predictions, and per run bits: 1 cited evidence, 2 read a file, 4 read a section."""
+        # The wide rows are read once, for the prediction and the flags together.
+        flags_sql = (
+            f"48 + (evidence_refs IS NOT NULL AND evidence_refs NOT IN {_EMPTY_LIST}) "
+            f"+ 2 * (files_read IS NOT NULL AND files_read NOT IN {_EMPTY_LIST}) "
+            f"+ 4 * (sections_read IS NOT NULL AND sections_read NOT IN {_EMPTY_LIST})"
+        )
+        joined, flag_text = self._one(
+            "SELECT group_concat(IFNULL(prediction, char(29)), char(30)), group_concat(char(flag), '') FROM "
+            f"(SELECT prediction, {flags_sql} AS flag FROM runs WHERE {self.where} {self.order})"
+        )
+        prediction = _split_texts(joined, n)
+        if prediction is None:  # a prediction holds the separator itself: read the column row by row
+            rows = self.conn.execute(
+                f"SELECT prediction FROM runs WHERE {self.where} {self.order}", self.params
+            )
+            prediction = _objects([r[0] for r in rows])
+        return prediction, _codes(flag_text)
+
+    def failure_types(self, n: int, arm_id: np.ndarray, case_idx: np.ndarray, rnd: np.ndarray) -> np.ndarray:
+        """The failure type of every run (None for most: only execution failures have one)."""
+        import numpy as np
+
+        failure_type = np.full(n, None, dtype=object)
+        failed = self.conn.execute(
+            f"SELECT arm_id, case_idx, round, failure_type FROM runs WHERE {self.where} "
+            "AND failure_type IS NOT NULL",
+            self.params,
+        ).fetchall()
+        if failed:
+            failure_type[_locate(arm_id, case_idx, rnd, failed)] = [r[3] for r in failed]
+        return failure_type
+
+    def texts(self) -> dict[str, np.ndarray]:
+        """The heavy columns (`TEXT_COLUMNS`) and the transcripts' tool call counts."""
+        rows = self.conn.execute(
+            f"SELECT {', '.join(TEXT_COLUMNS)}, IFNULL(json_extract(transcript_summary, '$.tool_calls'), 0) "
+            f"FROM runs WHERE {self.where} {self.order}",
+            self.params,
+        ).fetchall()
+        cols = list(zip(*rows, strict=True))
+        extra = {
+            name: _json_lists(cols[i]) if name in _LIST_COLUMNS else _objects(cols[i])
+            for i, name in enumerate(TEXT_COLUMNS)
+        }
+        extra["tool_calls"] = _ints(cols[len(TEXT_COLUMNS)])
+        return extra
 
 
 class ResultsMixin:
@@ -470,103 +597,23 @@ class ResultsMixin:
             table = table.select(np.lexsort((table.round, table.case_idx, table.arm_index)))
         return table
 
-    def _read_runs(self, conn, exp_id: int, arm_ids: list[int], names: tuple[str, ...], text: bool):
+    def _read_runs(
+        self, conn: sqlite3.Cursor, exp_id: int, arm_ids: list[int], names: tuple[str, ...], text: bool
+    ) -> RunTable | None:
         import numpy as np
 
-        where = "experiment_id=? AND arm_id IN ({})".format(",".join("?" * len(arm_ids)))
-        params = (exp_id, *arm_ids)
-        order = "ORDER BY arm_id, case_idx, round"  # the order of the runs_results index: no sorting
-        stats = conn.execute(
-            f"SELECT count(*), min(round), max(round) FROM runs WHERE {where}", params
-        ).fetchone()
-        n = stats[0]
+        reader = _RunReader(conn, exp_id, arm_ids)
+        n, first_round, last_round = reader.count()
         if not n:
             return None
         cases = self.case_fields(exp_id)
+        run_id, arm_id, case_idx, rnd = reader.keys(n, cases, first_round, last_round)
         by_id = sorted(arm_ids)
-        rounds = stats[2] + 1
-        if stats[1] == 0 and n == len(by_id) * cases.case_idx.size * rounds:
-            # Runs are unique per (arm, case, round): when there are exactly arms × cases × rounds of
-            # them and rounds start at 0, every combination exists, and the keys need not be read.
-            arm_id = np.repeat(np.asarray(by_id, dtype=np.int64), cases.case_idx.size * rounds)
-            case_idx = np.tile(np.repeat(cases.case_idx, rounds), len(by_id))
-            rnd = np.tile(np.arange(rounds, dtype=np.int64), len(by_id) * cases.case_idx.size)
-            run_id = _int_list(
-                conn.execute(
-                    f"SELECT group_concat(id) FROM (SELECT id FROM runs WHERE {where} {order})", params
-                ).fetchone()[0]
-            )
-        else:
-            keys = conn.execute(f"SELECT id, arm_id, case_idx, round FROM runs WHERE {where} {order}", params)
-            keys = np.fromiter(
-                keys, dtype=np.dtype([("i", "i8"), ("a", "i8"), ("c", "i8"), ("r", "i8")]), count=n
-            )
-            run_id, arm_id, case_idx, rnd = (np.ascontiguousarray(keys[k]) for k in "iacr")
         position = {a: i for i, a in enumerate(arm_ids)}
         arm_index = np.asarray([position[a] for a in by_id], dtype=np.int64)[np.searchsorted(by_id, arm_id)]
-        # One character per run carries both the outcome (0-5) and the state (0-6): 48 + 8 × outcome + state.
-        packed = _codes(
-            conn.execute(
-                f"SELECT group_concat(char(48 + 8 * ({OUTCOME_SQL}) + {STATE_SQL}), '') FROM "
-                f"(SELECT state, failure_type, passed FROM runs WHERE {where} {order})",
-                params,
-            ).fetchone()[0]
-        )
-        outcome, state = packed >> 3, packed & 7
-        m = _MISSING
-        floats = np.fromiter(
-            conn.execute(
-                f"SELECT IFNULL(score, {m}), IFNULL(confidence, {m}), IFNULL(cost, {m}), "
-                f"IFNULL(input_tokens, {m}), IFNULL(output_tokens, {m}), IFNULL(latency_ms, {m}) "
-                f"FROM runs WHERE {where} {order}",
-                params,
-            ),
-            dtype=np.dtype([(k, "f8") for k in ("s", "q", "c", "i", "o", "l")]),
-            count=n,
-        )
-        score, confidence, cost, input_tokens, output_tokens, latency = (
-            _nan_missing(np.ascontiguousarray(floats[k])) for k in ("s", "q", "c", "i", "o", "l")
-        )
-        # The wide rows are read once, for the prediction and the two flags together.
-        flags_sql = (
-            f"48 + (evidence_refs IS NOT NULL AND evidence_refs NOT IN {_EMPTY_LIST}) "
-            f"+ 2 * (files_read IS NOT NULL AND files_read NOT IN {_EMPTY_LIST}) "
-            f"+ 4 * (sections_read IS NOT NULL AND sections_read NOT IN {_EMPTY_LIST})"
-        )
-        joined, flag_text = conn.execute(
-            "SELECT group_concat(IFNULL(prediction, char(29)), char(30)), group_concat(char(flag), '') FROM "
-            f"(SELECT prediction, {flags_sql} AS flag FROM runs WHERE {where} {order})",
-            params,
-        ).fetchone()
-        prediction = _split_texts(joined, n)
-        if prediction is None:  # a prediction holds the separator itself: read the column row by row
-            prediction = _objects(
-                [r[0] for r in conn.execute(f"SELECT prediction FROM runs WHERE {where} {order}", params)]
-            )
-        flags = _codes(flag_text)
-        failure_type = np.full(n, None, dtype=object)
-        failed = conn.execute(
-            f"SELECT arm_id, case_idx, round, failure_type FROM runs WHERE {where} AND failure_type IS NOT NULL",
-            params,
-        ).fetchall()
-        if failed:
-            failure_type[_locate(arm_id, case_idx, rnd, failed)] = [r[3] for r in failed]
-        extra = {}
-        if text:
-            cols = list(
-                zip(
-                    *conn.execute(
-                        f"SELECT {', '.join(TEXT_COLUMNS)}, "
-                        "IFNULL(json_extract(transcript_summary, '$.tool_calls'), 0) "
-                        f"FROM runs WHERE {where} {order}",
-                        params,
-                    ).fetchall(),
-                    strict=True,
-                )
-            )
-            for i, name in enumerate(TEXT_COLUMNS):
-                extra[name] = _json_lists(cols[i]) if name in _LIST_COLUMNS else _objects(cols[i])
-            extra["tool_calls"] = _ints(cols[len(TEXT_COLUMNS)])
+        outcome, state = reader.outcomes()
+        score, confidence, cost, input_tokens, output_tokens, latency = reader.numbers(n)
+        prediction, flags = reader.predictions_and_flags(n)
         at = cases.positions(case_idx)
         return RunTable(
             experiment_id=exp_id,
@@ -581,7 +628,7 @@ class ResultsMixin:
             expected=cases.expected[at],
             outcome=outcome,
             state=state,
-            failure_type=failure_type,
+            failure_type=reader.failure_types(n, arm_id, case_idx, rnd),
             passed=np.where(outcome == PASSED, 1.0, np.where(outcome == FAILED, 0.0, np.nan)),
             score=score,
             prediction=prediction,
@@ -595,7 +642,7 @@ class ResultsMixin:
             read_file=(flags & 2).astype(bool),
             read_section=(flags & 4).astype(bool),
             read_skill=(flags & 6).astype(bool),
-            text=extra,
+            text=reader.texts() if text else {},
         )
 
     def case_outcomes(

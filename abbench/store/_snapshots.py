@@ -18,6 +18,7 @@ import logging
 import os
 import re
 import shutil
+import sqlite3
 import tempfile
 import time
 from collections.abc import Iterator
@@ -64,6 +65,30 @@ def _source_from_row(row) -> SnapshotSource:
         source_path=row["source_path"],
         taken_at=row["taken_at"],
         taken_by=row["taken_by"],
+    )
+
+
+def _insert_source(
+    conn: sqlite3.Connection, snapshot: str, source: SnapshotSource, taken_at: str, taken_by: str
+) -> None:
+    """Record one taking of a snapshot's content (every taking is kept, the best shown)."""
+    conn.execute(
+        "INSERT INTO snapshot_sources (snapshot, draft, draft_reason, repo, remote, commit_sha, tag,"
+        " git_ref, subdir, source_path, taken_at, taken_by) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            snapshot,
+            int(source.draft),
+            source.draft_reason,
+            source.repo,
+            source.remote,
+            source.commit,
+            source.tag,
+            source.git_ref,
+            source.subdir,
+            source.source_path,
+            taken_at,
+            taken_by,
+        ),
     )
 
 
@@ -128,43 +153,12 @@ class SnapshotsMixin:
             with self.transaction() as conn:
                 row = conn.execute("SELECT * FROM snapshots WHERE hash = ?", (built.hash,)).fetchone()
                 if row is None:
-                    relative = f"snapshots/{safe_folder_name(built.skill_name)}/{built.hash}"
-                    final = self.path / relative
-                    self._insert_snapshot(conn, built, relative, taken_at, taken_by)
-                    if final.exists():  # left by a crash between rename and commit: no row points at it
-                        shutil.rmtree(final)
-                    final.parent.mkdir(parents=True, exist_ok=True)
-                    _move_into_place(content, final)
-                    placed = final
-                    # inside a caller's transaction (a try) that may still roll back: the files go too
-                    self.on_rollback(lambda: shutil.rmtree(final, ignore_errors=True))
-                    log.info("stored snapshot %s in %s", built.label, relative)
+                    placed = self._store_new_snapshot(conn, built, content, taken_at, taken_by)
                 else:
                     self._update_provenance(conn, row, source)
-                    stored = self.path / row["path"]
-                    if not stored.is_dir():  # someone deleted the files: the same bytes restore them
-                        stored.parent.mkdir(parents=True, exist_ok=True)
-                        _move_into_place(content, stored)
-                        log.warning("restored the missing files of snapshot %s", row["hash"][:12])
+                    self._restore_files(row, content)
                     log.info("snapshot %s@%s was already stored", row["skill_name"], row["hash"][:12])
-                conn.execute(
-                    "INSERT INTO snapshot_sources (snapshot, draft, draft_reason, repo, remote, commit_sha, tag,"
-                    " git_ref, subdir, source_path, taken_at, taken_by) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (
-                        built.hash,
-                        int(source.draft),
-                        source.draft_reason,
-                        source.repo,
-                        source.remote,
-                        source.commit,
-                        source.tag,
-                        source.git_ref,
-                        source.subdir,
-                        source.source_path,
-                        taken_at,
-                        taken_by,
-                    ),
-                )
+                _insert_source(conn, built.hash, source, taken_at, taken_by)
         except BaseException:
             if placed is not None:
                 shutil.rmtree(placed, ignore_errors=True)
@@ -172,6 +166,30 @@ class SnapshotsMixin:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         return self.get_snapshot(built.hash)
+
+    def _store_new_snapshot(
+        self, conn: sqlite3.Connection, built: Snapshot, content: Path, taken_at: str, taken_by: str
+    ) -> Path:
+        """Insert a new snapshot's rows and move its files into place; the folder it placed."""
+        relative = f"snapshots/{safe_folder_name(built.skill_name)}/{built.hash}"
+        final = self.path / relative
+        self._insert_snapshot(conn, built, relative, taken_at, taken_by)
+        if final.exists():  # left by a crash between rename and commit: no row points at it
+            shutil.rmtree(final)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        _move_into_place(content, final)
+        # inside a caller's transaction (a try) that may still roll back: the files go too
+        self.on_rollback(lambda: shutil.rmtree(final, ignore_errors=True))
+        log.info("stored snapshot %s in %s", built.label, relative)
+        return final
+
+    def _restore_files(self, row: sqlite3.Row, content: Path) -> None:
+        """Put a stored snapshot's files back when someone deleted them: the same bytes restore them."""
+        stored = self.path / row["path"]
+        if not stored.is_dir():
+            stored.parent.mkdir(parents=True, exist_ok=True)
+            _move_into_place(content, stored)
+            log.warning("restored the missing files of snapshot %s", row["hash"][:12])
 
     def _insert_snapshot(self, conn, snap: Snapshot, relative: str, taken_at: str, taken_by: str) -> None:
         conn.execute(
