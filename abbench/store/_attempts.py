@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from abbench.store._base import loads
+from abbench.store._base import StoreBase, loads
 from abbench.types import Usage
+
+_N = TypeVar("_N", int, float)
 
 EXECUTED = "executed"
 """The outcome of an attempt that produced an answer (the others: ``failed``, ``cancelled``)."""
@@ -134,7 +136,7 @@ class RunSpend:
     model: str | None
 
 
-class AttemptsMixin:
+class AttemptsMixin(StoreBase):
     """Reading execution attempts; mixed into `Store` (the runner's writer appends them)."""
 
     def run_attempts(self, run_ids: Sequence[int]) -> dict[int, list[AttemptRecord]]:
@@ -255,7 +257,7 @@ class AttemptsMixin:
         return out
 
 
-def _add(a, b):
+def _add(a: _N | None, b: _N | None) -> _N | None:
     """Sum where None is unknown: unknown plus a known amount is the known amount."""
     if a is None:
         return b

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 from urllib.parse import quote
 
 from abbench.errors import SchemaVersionError, StoreError
@@ -27,7 +27,7 @@ DB_NAME = "abbench.db"
 SUBFOLDERS = ("snapshots", "transcripts", "uploads")
 
 
-def resolve_store_path(path: str | os.PathLike | None = None) -> Path:
+def resolve_store_path(path: str | os.PathLike[str] | None = None) -> Path:
     """The store folder: `path` if given, else $ABBENCH_STORE, else ./.abbench."""
     if path is None:
         path = os.environ.get(STORE_ENV) or DEFAULT_STORE
@@ -71,6 +71,13 @@ def loads(text: str | None) -> Any:
     return json.loads(text)
 
 
+def inserted_id(cur: sqlite3.Cursor) -> int:
+    """The row id an INSERT on `cur` gave its row."""
+    if cur.lastrowid is None:  # never after an INSERT of one row; typed Optional by sqlite3
+        raise StoreError("an INSERT returned no row id")
+    return cur.lastrowid
+
+
 def _json_default(value: Any) -> Any:
     if isinstance(value, (set, frozenset, tuple)):
         return list(value)
@@ -91,7 +98,7 @@ class StoreBase:
     queue on the busy timeout instead of failing with "database is locked" half way.
     """
 
-    def __init__(self, path: str | os.PathLike | None = None, *, create: bool = True):
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, create: bool = True):
         self.path = resolve_store_path(path)
         self.db_path = self.path / DB_NAME
         if self.path.exists() and not self.path.is_dir():
@@ -234,10 +241,10 @@ class StoreBase:
         with suppress(sqlite3.Error):
             conn.close()
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
@@ -335,16 +342,16 @@ class StoreBase:
 
     def query_one(self, sql: str, params: Any = ()) -> sqlite3.Row | None:
         """The first row of a read-only query, or None."""
-        return self.conn.execute(sql, params).fetchone()
+        row: sqlite3.Row | None = self.conn.execute(sql, params).fetchone()
+        return row
 
     # -- meta --------------------------------------------------------------------------------------
 
     def schema_version(self) -> int:
         """The schema version of the open database."""
-        row = self.query_one("SELECT MAX(version) FROM schema_migrations")
-        return row[0] or 0
+        return current_version(self.conn)
 
-    def relpath(self, path: str | os.PathLike) -> str:
+    def relpath(self, path: str | os.PathLike[str]) -> str:
         """`path` relative to the store folder, with forward slashes (what tables store)."""
         return Path(path).resolve().relative_to(self.path).as_posix()
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from abbench.store._base import now_iso
+from abbench.store._base import StoreBase, now_iso
 
 _COLUMNS = (
     "key",
@@ -113,7 +113,7 @@ class CacheStats:
         }
 
 
-class CacheMixin:
+class CacheMixin(StoreBase):
     """The response cache; mixed into `Store`."""
 
     def cache_lookup(self, key: str) -> CacheEntry | None:

@@ -19,7 +19,7 @@ from abbench.dataset import (
     unpack_source_row,
 )
 from abbench.errors import NotFoundError, UsageError
-from abbench.store._base import loads
+from abbench.store._base import StoreBase, loads
 from abbench.store._experiments import IS_TRY_SQL
 from abbench.types import CASE_FIELDS, Case
 
@@ -42,10 +42,10 @@ _IS_TRY_DATASET_SQL = (
 """SQL true for a dataset `d` that only tries use (saved by a try, no other experiment runs on it)."""
 
 
-class DatasetsMixin:
+class DatasetsMixin(StoreBase):
     """Reading stored datasets and their cases; mixed into `Store`."""
 
-    def get_dataset(self: Store, ref: str | int | DatasetInfo) -> DatasetInfo:
+    def get_dataset(self, ref: str | int | DatasetInfo) -> DatasetInfo:
         """A stored dataset by fingerprint (``name@abc123def456``), name (its latest import), content
         hash prefix (at least 6 hex), or id.
 
@@ -92,7 +92,7 @@ class DatasetsMixin:
             raise NotFoundError(f"no dataset {text!r}; {self._dataset_listing(text)}")
         return _info(row)
 
-    def _dataset_listing(self: Store, near: str | None = None) -> str:
+    def _dataset_listing(self, near: str | None = None) -> str:
         rows = self.query(
             "SELECT fingerprint, name FROM datasets WHERE fingerprint NOT LIKE '%@pending-%' ORDER BY id"
         )
@@ -106,7 +106,7 @@ class DatasetsMixin:
         shown = [r["fingerprint"] for r in rows[-10:]]
         return "datasets: " + ", ".join(shown) + (" ..." if len(rows) > 10 else "")
 
-    def list_datasets(self: Store, *, include_tries: bool = False) -> list[DatasetInfo]:
+    def list_datasets(self, *, include_tries: bool = False) -> list[DatasetInfo]:
         """Every stored dataset, oldest first; those only tries use are left out unless `include_tries`."""
         rows = self.query(
             f"SELECT {_DATASET_COLUMNS} FROM datasets d LEFT JOIN mapping_profiles p ON p.id = d.profile_id "
@@ -116,7 +116,7 @@ class DatasetsMixin:
         )
         return [_info(r) for r in rows]
 
-    def load_cases(self: Store, ref: str | int | DatasetInfo, *, source_rows: bool = True) -> list[Case]:
+    def load_cases(self, ref: str | int | DatasetInfo, *, source_rows: bool = True) -> list[Case]:
         """Every case of a dataset, in file order.
 
         Args:
@@ -128,7 +128,7 @@ class DatasetsMixin:
         return _to_cases(cur.fetchall(), info.read_options.get("columns"))
 
     def iter_cases(
-        self: Store, ref: str | int | DatasetInfo, *, batch: int = 1000, source_rows: bool = True
+        self, ref: str | int | DatasetInfo, *, batch: int = 1000, source_rows: bool = True
     ) -> Iterator[Case]:
         """The cases of a dataset one at a time, in file order, read `batch` rows at a time."""
         info = self.get_dataset(ref)
@@ -137,7 +137,7 @@ class DatasetsMixin:
         while rows := cur.fetchmany(batch):
             yield from _to_cases(rows, columns)
 
-    def get_case(self: Store, ref: str | int | DatasetInfo, case_id: str) -> Case:
+    def get_case(self, ref: str | int | DatasetInfo, case_id: str) -> Case:
         """One case of a dataset by its id.
 
         Raises:
@@ -161,7 +161,7 @@ class DatasetsMixin:
             raise NotFoundError(f"{info.fingerprint} has no case {case_id!r}{hint}")
         return _to_cases([row], info.read_options.get("columns"))[0]
 
-    def label_conflicts(self: Store, ref: str | int | DatasetInfo, limit: int = 200) -> list[Problem]:
+    def label_conflicts(self, ref: str | int | DatasetInfo, limit: int = 200) -> list[Problem]:
         """Inputs that occur with different expected labels: gold labels worth a look by a person.
 
         Kept out of `import_dataset` (it sorts every input, ~0.3 s per 200,000 cases); the CLI shows
@@ -181,9 +181,9 @@ class DatasetsMixin:
         )
         out = []
         for row in rows:
-            where = self.query_one(
+            (where,) = self.conn.execute(
                 "SELECT source_line FROM cases WHERE dataset_id = ? AND idx = ?", (info.id, row["first"])
-            )[0]
+            ).fetchone()
             out.append(
                 Problem(
                     "conflicting_labels",
@@ -197,9 +197,7 @@ class DatasetsMixin:
             )
         return out
 
-    def value_counts(
-        self: Store, ref: str | int | DatasetInfo, field: str = "expected"
-    ) -> dict[str | None, int]:
+    def value_counts(self, ref: str | int | DatasetInfo, field: str = "expected") -> dict[str | None, int]:
         """How many cases have each value of a text field (``expected``, ``domain``), most common first."""
         if field not in ("expected", "domain", "request_id", "case_id"):
             raise UsageError(
@@ -219,7 +217,7 @@ def _cases_sql(source_rows: bool) -> str:
 
 
 def _to_cases(rows: list[sqlite3.Row], columns: list[str] | None) -> list[Case]:
-    out = []
+    out: list[Case] = []
     append = out.append
     for r in rows:
         cid, inp, exp, hist, ctx, dom, rid, meta, src, line = tuple(r)
@@ -267,13 +265,14 @@ def _info(row: sqlite3.Row) -> DatasetInfo:
 
 
 @contextlib.contextmanager
-def _using(store: Any) -> Iterator[Store]:
+def using_store(store: Any, *, create: bool = True) -> Iterator[Store]:
+    """`store` itself when it is an open `Store`, else the store it names, opened for the block and closed."""
     from abbench.store import Store, open_store
 
     if isinstance(store, Store):
         yield store
         return
-    s = open_store(store)
+    s = open_store(store, create=create)
     try:
         yield s
     finally:
@@ -281,8 +280,8 @@ def _using(store: Any) -> Iterator[Store]:
 
 
 def import_dataset(
-    path: str | os.PathLike,
-    profile: MappingProfile | dict | str | os.PathLike | None = None,
+    path: str | os.PathLike[str],
+    profile: MappingProfile | dict[str, Any] | str | os.PathLike[str] | None = None,
     *,
     store: Any = None,
     **options: Any,
@@ -294,24 +293,24 @@ def import_dataset(
         >>> info.fingerprint
         'banking77@3f0c...'
     """
-    with _using(store) as s:
+    with using_store(store) as s:
         return s.import_dataset(path, profile, **options)
 
 
 def load_dataset(ref: str | int | DatasetInfo, store: Any = None) -> Dataset:
     """A stored dataset with its cases (fingerprint, name, hash prefix or id)."""
-    with _using(store) as s:
+    with using_store(store) as s:
         info = s.get_dataset(ref)
         return Dataset(info, tuple(s.load_cases(info)))
 
 
 def load_cases(ref: str | int | DatasetInfo, store: Any = None) -> list[Case]:
     """The cases of a stored dataset, in file order."""
-    with _using(store) as s:
+    with using_store(store) as s:
         return s.load_cases(ref)
 
 
 def list_datasets(store: Any = None, *, include_tries: bool = False) -> list[DatasetInfo]:
     """Every dataset in a store, oldest first (those only tries use when `include_tries`)."""
-    with _using(store) as s:
+    with using_store(store) as s:
         return s.list_datasets(include_tries=include_tries)

@@ -6,13 +6,14 @@ import difflib
 import logging
 import os
 import socket
+import sqlite3
 import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 from abbench.errors import ExperimentError, NotFoundError
-from abbench.store._base import current_user, dumps, loads, now_iso
+from abbench.store._base import StoreBase, current_user, dumps, inserted_id, loads, now_iso
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +152,7 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-class ExperimentsMixin:
+class ExperimentsMixin(StoreBase):
     """Reading and writing experiments and arms; mixed into `Store`."""
 
     def insert_experiment(
@@ -210,7 +211,7 @@ class ExperimentsMixin:
                     current_user(),
                 ),
             )
-            exp_id = cur.lastrowid
+            exp_id = inserted_id(cur)
             conn.executemany(
                 "INSERT INTO arms (experiment_id, name, position, agent, model, snapshot, params) "
                 "VALUES (?,?,?,?,?,?,?)",
@@ -253,7 +254,7 @@ class ExperimentsMixin:
             ref = ref.id
         text = str(ref).strip()
         select = f"SELECT {_EXPERIMENT_COLUMNS} FROM experiments e JOIN datasets d ON d.id = e.dataset_id "
-        rows: list = []
+        rows: list[sqlite3.Row] = []
         if text.lstrip("#").isdigit():
             rows = self.query(select + "WHERE e.id = ?", (int(text.lstrip("#")),))
             if not rows and text.startswith("#"):
@@ -269,16 +270,17 @@ class ExperimentsMixin:
             self._note_same_name(text, rows)
         return self._experiment_from_row(rows[0])
 
-    def _by_skill_version(self, select: str, text: str) -> list:
+    def _by_skill_version(self, select: str, text: str) -> list[sqlite3.Row]:
         """Rows for ``NAME@VERSION`` (a prefix of the skill version, ``SKILL@VERSION``, or ``none``), newest first."""
-        rows: list = []
+        rows: list[sqlite3.Row] = []
         for at in (i for i, ch in enumerate(text) if ch == "@"):
             name, version = text[:at], text[at + 1 :].strip()
             skill, _, version = version.rpartition("@")
             if not name or not version:
                 continue
+            params: tuple[str, ...] = ()
             if version.lower() in ("none", "-"):  # the experiments whose arms have no skill
-                cond, params = "e.skill_version = ''", ()
+                cond = "e.skill_version = ''"
             else:
                 cond, params = "e.skill_version LIKE ? ESCAPE '\\'", (_like_prefix(version),)
             if skill:
@@ -297,17 +299,18 @@ class ExperimentsMixin:
             return f"did you mean {' or '.join(map(repr, close))}? `abbench experiments` lists them"
         return "`abbench experiments` lists them"
 
-    def _note_same_name(self, text: str, rows: list) -> None:
+    def _note_same_name(self, text: str, rows: list[sqlite3.Row]) -> None:
         """Say once per store and name that `text` picked the latest of several experiments, and how to pick another."""
-        noted = getattr(self, "_same_name_noted", None)
+        noted: set[tuple[str, tuple[int, ...]]] | None = getattr(self, "_same_name_noted", None)
         if noted is None:
-            noted = self._same_name_noted = set()
+            noted = set()
+            self._same_name_noted = noted
         key = (text, tuple(r[0] for r in rows))
         if key in noted:
             return
         noted.add(key)
 
-        def version(r) -> str:
+        def version(r: sqlite3.Row) -> str:
             return f"{r[3]}@{r[4]}" if r[3] else "no skill"
 
         latest, others = rows[0], rows[1:]
@@ -330,7 +333,7 @@ class ExperimentsMixin:
 
     def experiment_handle(self, exp: Experiment) -> str:
         """The shortest text that names `exp` in a command: its name when no other has it, else ``#id``."""
-        n = self.query_one("SELECT COUNT(*) FROM experiments WHERE name = ?", (exp.name,))[0]
+        (n,) = self.conn.execute("SELECT COUNT(*) FROM experiments WHERE name = ?", (exp.name,)).fetchone()
         return exp.name if n == 1 else f"#{exp.id}"
 
     def list_experiments(self, *, since: str | None = None, include_tries: bool = False) -> list[Experiment]:
@@ -340,7 +343,7 @@ class ExperimentsMixin:
         """
         sql = f"SELECT {_EXPERIMENT_COLUMNS} FROM experiments e JOIN datasets d ON d.id = e.dataset_id"
         where: list[str] = []
-        params: tuple = ()
+        params: tuple[str, ...] = ()
         if since:
             where.append("e.created_at >= ?")
             params = (since,)
@@ -350,7 +353,7 @@ class ExperimentsMixin:
             sql += " WHERE " + " AND ".join(where)
         return [self._experiment_from_row(r) for r in self.query(sql + " ORDER BY e.id DESC", params)]
 
-    def _experiment_from_row(self, r) -> Experiment:
+    def _experiment_from_row(self, r: sqlite3.Row) -> Experiment:
         arms = tuple(
             Arm(a[0], a[1], a[2], a[3], a[4], a[5], loads(a[6]) or {})
             for a in self.query(
@@ -414,7 +417,7 @@ class ExperimentsMixin:
         row = self.query_one("SELECT control FROM experiments WHERE id=?", (exp_id,))
         if row is None:
             raise NotFoundError(f"no experiment #{exp_id}")
-        return row[0]
+        return str(row[0])
 
     def set_status(self, exp_id: int, status: str) -> None:
         """Record the experiment's status (created, running, paused, cancelled, finished, interrupted)."""
@@ -479,7 +482,7 @@ class ExperimentsMixin:
 
     # -- the grade batch ------------------------------------------------------------------------------
 
-    def ensure_batch(self, exp_id: int, conn=None) -> str:
+    def ensure_batch(self, exp_id: int, conn: sqlite3.Connection | None = None) -> str:
         """The experiment's grade batch id, created by the first caller (seed, then persist).
 
         Safe under concurrency: every caller proposes an id, only the first UPDATE finds the column
@@ -490,7 +493,7 @@ class ExperimentsMixin:
         if row is None:
             raise NotFoundError(f"no experiment #{exp_id}")
         if row[0]:
-            return row[0]
+            return str(row[0])
         proposal = uuid.uuid4().hex[:16]
         if conn.in_transaction:
             conn.execute(
@@ -501,4 +504,4 @@ class ExperimentsMixin:
                 c.execute(
                     "UPDATE experiments SET batch_id=? WHERE id=? AND batch_id IS NULL", (proposal, exp_id)
                 )
-        return conn.execute("SELECT batch_id FROM experiments WHERE id=?", (exp_id,)).fetchone()[0]
+        return str(conn.execute("SELECT batch_id FROM experiments WHERE id=?", (exp_id,)).fetchone()[0])

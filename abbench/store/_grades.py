@@ -159,7 +159,8 @@ class GradesMixin(StoreBase):
             exp_id: The experiment's id.
             kinds: Only graders of these kinds (``rule``, ``judge``, ``pairwise``).
         """
-        where, params = "g.experiment_id=?", [exp_id]
+        where = "g.experiment_id=?"
+        params: list[Any] = [exp_id]
         if kinds:
             where += " AND g.kind IN ({})".format(",".join("?" * len(kinds)))
             params.extend(kinds)

@@ -31,11 +31,8 @@ from abbench.dataset import (
     resolve_duplicates,
 )
 from abbench.errors import ImportFailed, UsageError
-from abbench.store._base import current_user, dumps, now_iso
+from abbench.store._base import StoreBase, current_user, dumps, inserted_id, now_iso
 from abbench.types import Case
-
-if TYPE_CHECKING:
-    from abbench.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -85,13 +82,21 @@ def _sha256_copy(src: Path, dst: Path | None) -> str:
     return sha.hexdigest()
 
 
-class ImportsMixin:
+class ImportsMixin(StoreBase):
     """Importing files and saving cases as datasets; mixed into `Store`."""
 
+    if TYPE_CHECKING:  # provided by DatasetsMixin and ProfilesMixin (mypy checks that they agree)
+
+        def get_dataset(self, ref: str | int | DatasetInfo) -> DatasetInfo: ...
+
+        def save_profile(self, profile: MappingProfile, *, name: str | None = None) -> MappingProfile: ...
+
+        def resolve_profile(self, profile: Any) -> MappingProfile | None: ...
+
     def import_dataset(
-        self: Store,
-        path: str | os.PathLike,
-        profile: MappingProfile | dict | str | os.PathLike | None = None,
+        self,
+        path: str | os.PathLike[str],
+        profile: MappingProfile | dict[str, Any] | str | os.PathLike[str] | None = None,
         *,
         name: str | None = None,
         sheet: str | int | None = None,
@@ -167,7 +172,7 @@ class ImportsMixin:
         log.info("imported %s: %d cases from %s", result.fingerprint, result.n_cases, src.name)
         return result
 
-    def _import_file(self: Store, job: _ImportJob) -> int:
+    def _import_file(self, job: _ImportJob) -> int:
         """Write the dataset in one transaction and keep the file's bytes in ``uploads/``; its id.
 
         The bytes are copied (and hashed) first, under a temporary name that becomes the
@@ -200,7 +205,7 @@ class ImportsMixin:
             tmp.unlink(missing_ok=True)
 
     def save_dataset(
-        self: Store,
+        self,
         name: str,
         cases: Iterable[Case],
         *,
@@ -253,7 +258,7 @@ class ImportsMixin:
                     current_user(),
                 ),
             )
-            ds_id = _lastrowid(cur)
+            ds_id = inserted_id(cur)
             conn.executemany(
                 "INSERT INTO cases (dataset_id, idx, case_id, input, expected, history, context, domain, "
                 "request_id, metadata, source_row, source_line) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -261,7 +266,7 @@ class ImportsMixin:
             )
         return self.get_dataset(ds_id)
 
-    def _write_dataset(self: Store, conn: sqlite3.Connection, job: _ImportJob, source_sha: str) -> int:
+    def _write_dataset(self, conn: sqlite3.Connection, job: _ImportJob, source_sha: str) -> int:
         """Insert the dataset of an import and its cases; its id.
 
         Raises:
@@ -294,9 +299,7 @@ class ImportsMixin:
         )
         return ds_id
 
-    def _insert_pending_dataset(
-        self: Store, conn: sqlite3.Connection, job: _ImportJob, source_sha: str
-    ) -> int:
+    def _insert_pending_dataset(self, conn: sqlite3.Connection, job: _ImportJob, source_sha: str) -> int:
         """The dataset row of an import, under a placeholder fingerprint until its cases are in; its id."""
         saved = self.save_profile(job.to_save)
         profile_id = conn.execute(
@@ -319,7 +322,7 @@ class ImportsMixin:
                 current_user(),
             ),
         )
-        return _lastrowid(cur)
+        return inserted_id(cur)
 
 
 @dataclass(frozen=True)
@@ -355,12 +358,6 @@ def _dataset_name(name: str) -> str:
     if not name or "@" in name:
         raise UsageError(f"a dataset name is non-empty text without '@', got {name!r}")
     return name
-
-
-def _lastrowid(cur: sqlite3.Cursor) -> int:
-    if cur.lastrowid is None:  # never after an INSERT; the check is for the type checker
-        raise RuntimeError("an INSERT returned no row id")
-    return cur.lastrowid
 
 
 def _check_cases(

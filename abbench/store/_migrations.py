@@ -14,22 +14,25 @@ from abbench.errors import SchemaVersionError
 log = logging.getLogger(__name__)
 
 
+_Apply = Callable[[sqlite3.Connection], None]
+
+
 @dataclass(frozen=True)
 class Migration:
     """One schema step: `version` is its number, `apply` runs its statements on a connection."""
 
     version: int
     name: str
-    apply: Callable[[sqlite3.Connection], None]
+    apply: _Apply
 
 
 MIGRATIONS: list[Migration] = []
 
 
-def migration(version: int, name: str):
+def migration(version: int, name: str) -> Callable[[_Apply], _Apply]:
     """Register the decorated function as schema migration number `version`."""
 
-    def register(fn: Callable[[sqlite3.Connection], None]):
+    def register(fn: _Apply) -> _Apply:
         if any(m.version == version for m in MIGRATIONS):
             raise RuntimeError(f"two schema migrations are numbered {version}")
         MIGRATIONS.append(Migration(version, name, fn))
@@ -435,7 +438,7 @@ def current_version(conn: sqlite3.Connection) -> int:
     if not exists:
         return 0
     row = conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()
-    return row[0] or 0
+    return int(row[0] or 0)
 
 
 def migrate(conn: sqlite3.Connection, path: str = "", upto: int | None = None) -> list[int]:

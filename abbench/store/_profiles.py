@@ -7,22 +7,19 @@ import logging
 import os
 import sqlite3
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from abbench.dataset import MappingProfile, ProfileInfo, load_profile
 from abbench.errors import MappingError, NotFoundError, UsageError
-from abbench.store._base import current_user, dumps, loads, now_iso
-
-if TYPE_CHECKING:
-    from abbench.store import Store
+from abbench.store._base import StoreBase, current_user, dumps, loads, now_iso
 
 log = logging.getLogger(__name__)
 
 
-class ProfilesMixin:
+class ProfilesMixin(StoreBase):
     """Saving and finding mapping profiles; mixed into `Store`."""
 
-    def save_profile(self: Store, profile: MappingProfile, *, name: str | None = None) -> MappingProfile:
+    def save_profile(self, profile: MappingProfile, *, name: str | None = None) -> MappingProfile:
         """Save a mapping profile under its name; return it with its version.
 
         Saving a profile that differs from the latest version of its name makes version n+1;
@@ -63,7 +60,7 @@ class ProfilesMixin:
         log.info("saved mapping profile %s", saved.ref)
         return saved
 
-    def get_profile(self: Store, name: str, version: int | None = None) -> MappingProfile:
+    def get_profile(self, name: str, version: int | None = None) -> MappingProfile:
         """A saved profile: ``name`` (latest version), ``name@3``, or `name` with `version`.
 
         Raises:
@@ -73,7 +70,7 @@ class ProfilesMixin:
         profile = MappingProfile.from_dict(loads(row["spec"]), where=f"stored profile {row['name']}")
         return profile.model_copy(update={"version": row["version"]})
 
-    def _profile_row(self: Store, name: str, version: int | None = None) -> sqlite3.Row:
+    def _profile_row(self, name: str, version: int | None = None) -> sqlite3.Row:
         if version is None and "@" in name:
             name, _, v = name.rpartition("@")
             if not v.isdigit():
@@ -102,7 +99,7 @@ class ProfilesMixin:
             )
         return row
 
-    def list_profiles(self: Store, *, all_versions: bool = False) -> list[ProfileInfo]:
+    def list_profiles(self, *, all_versions: bool = False) -> list[ProfileInfo]:
         """Saved profiles, by name: the latest version of each (or every version)."""
         rows = self.query(
             "SELECT p.*, (SELECT COUNT(*) FROM mapping_profiles q WHERE q.name = p.name) AS n_versions, "
@@ -129,7 +126,7 @@ class ProfilesMixin:
             )
         return out
 
-    def resolve_profile(self: Store, profile: Any) -> MappingProfile | None:
+    def resolve_profile(self, profile: Any) -> MappingProfile | None:
         """The profile meant by `profile`: a `MappingProfile`, a dict, a ``.yaml``/``.json`` file, or a
         saved name (``name`` for the latest version, ``name@3``); None stays None.
 

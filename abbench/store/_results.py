@@ -15,6 +15,7 @@ from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from abbench.errors import NotFoundError, UsageError
+from abbench.store._base import StoreBase
 from abbench.types import RunState
 
 if TYPE_CHECKING:
@@ -199,11 +200,11 @@ class RunTable:
         data: dict[str, Any] = {}
         for name in LIGHT_COLUMNS:
             if name == "arm":
-                data[name] = pd.Categorical.from_codes(self.arm_index, categories=list(self.arms))
+                data[name] = pd.Categorical.from_codes(self.arm_index, categories=pd.Index(self.arms))
             elif name == "outcome":
-                data[name] = pd.Categorical.from_codes(self.outcome, categories=list(OUTCOMES))
+                data[name] = pd.Categorical.from_codes(self.outcome, categories=pd.Index(OUTCOMES))
             elif name == "state":
-                data[name] = pd.Categorical.from_codes(self.state, categories=list(STATES))
+                data[name] = pd.Categorical.from_codes(self.state, categories=pd.Index(STATES))
             else:
                 data[name] = getattr(self, name)
         data.update(self.text)
@@ -253,7 +254,8 @@ class CaseOutcomes:
     @property
     def graded(self) -> np.ndarray:
         """Runs with a verdict: passed plus failed."""
-        return self.passed + self.failed
+        graded: np.ndarray = self.passed + self.failed
+        return graded
 
     def for_arm(self, arm_id: int) -> CaseOutcomes:
         """The entries of one arm."""
@@ -330,7 +332,9 @@ def _split_texts(joined: str | None, n: int) -> np.ndarray | None:
     return out
 
 
-def _locate(arm_id: np.ndarray, case_idx: np.ndarray, rnd: np.ndarray, rows: list) -> np.ndarray:
+def _locate(
+    arm_id: np.ndarray, case_idx: np.ndarray, rnd: np.ndarray, rows: Sequence[tuple[Any, ...]]
+) -> np.ndarray:
     """Positions in the (arm, case, round)-ordered columns of the runs named by `rows`' first three fields."""
     import numpy as np
 
@@ -488,7 +492,7 @@ class _RunReader:
         return extra
 
 
-class ResultsMixin:
+class ResultsMixin(StoreBase):
     """Loading an experiment's results for metrics and comparisons; mixed into `Store`."""
 
     def _arm_ids(self, exp_id: int, arms: Sequence[str] | None) -> tuple[list[int], list[str]]:
@@ -546,8 +550,9 @@ class ResultsMixin:
             (row[0],),
         ).fetchone()
         idx = _int_list(ids)
-        texts = [_split_texts(j, n) for j in (joined_ids, joined_domains, joined_gold)]
-        if any(t is None for t in texts):  # a field holds the separator itself: read row by row
+        split = [_split_texts(j, n) for j in (joined_ids, joined_domains, joined_gold)]
+        texts = [t for t in split if t is not None]
+        if len(texts) < len(split):  # a field holds the separator itself: read row by row
             rows = cursor.execute(
                 f"SELECT case_id, domain, {gold} FROM cases WHERE dataset_id=? ORDER BY idx", (row[0],)
             ).fetchall()
@@ -693,7 +698,7 @@ def _nan_sums(groups: Any, values: Any, size: int) -> Any:
     return np.where(np.bincount(groups, weights=known, minlength=size) > 0, sums, np.nan)
 
 
-def _case_sums(exp_id: int, finished: list[tuple], rest: list[tuple]) -> CaseOutcomes:
+def _case_sums(exp_id: int, finished: list[tuple[Any, ...]], rest: list[tuple[Any, ...]]) -> CaseOutcomes:
     """`CaseOutcomes` from the per-(arm, case) sums of finished runs plus those of open runs."""
     import numpy as np
 

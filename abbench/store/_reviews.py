@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from abbench.errors import NotFoundError, UsageError
-from abbench.store._base import current_user, now_iso
+from abbench.store._base import StoreBase, current_user, inserted_id, now_iso
 from abbench.types import REVIEW_VERDICTS
 
 
@@ -55,7 +55,7 @@ class Review:
 _REVIEW_COLUMNS = "id, experiment_id, case_id, arm, run_id, verdict, note, reviewer, created_at"
 
 
-class ReviewsMixin:
+class ReviewsMixin(StoreBase):
     """Reading and writing reviews; mixed into `Store`."""
 
     def insert_review(
@@ -129,7 +129,7 @@ class ReviewsMixin:
                 "VALUES (?,?,?,?,?,?,?,?)",
                 (exp_id, case_id, arm, run_id, verdict, note, reviewer or current_user(), now_iso()),
             )
-            review_id = cur.lastrowid
+            review_id = inserted_id(cur)
         return self.get_review(review_id)
 
     def get_review(self, review_id: int) -> Review:
@@ -161,7 +161,8 @@ class ReviewsMixin:
             case_id: Only this case.
             arm: Only this arm.
         """
-        where, params = ["experiment_id=?"], [exp_id]
+        where: list[str] = ["experiment_id=?"]
+        params: list[Any] = [exp_id]
         if case_id is not None:
             where.append("case_id=?")
             params.append(str(case_id))

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from abbench.errors import NotFoundError
-from abbench.store._base import loads
+from abbench.store._base import StoreBase, loads
 from abbench.types import AgentOutput, RunState, Usage
+
+if TYPE_CHECKING:
+    from abbench.store._attempts import ArmSpend
 
 INTERRUPTED = "interrupted"
 """failure_type of a run whose process stopped before its execution finished."""
@@ -122,8 +126,12 @@ _RECORD_COLUMNS = (
 )
 
 
-class RunsMixin:
+class RunsMixin(StoreBase):
     """Reading and writing runs; mixed into `Store`."""
+
+    if TYPE_CHECKING:  # provided by AttemptsMixin (mypy checks that they agree)
+
+        def attempt_spend(self, exp_id: int) -> dict[int, ArmSpend]: ...
 
     def create_runs(
         self, exp_id: int, arm_ids: Sequence[int], cases: Sequence[tuple[int, str]], rounds: int
@@ -345,7 +353,8 @@ class RunsMixin:
         states: Sequence[str] | None = None,
     ) -> list[RunRecord]:
         """Runs with their executions, by experiment and/or ids and/or states, in id order."""
-        where, params = [], []
+        where: list[str] = []
+        params: list[Any] = []
         if exp_id is not None:
             where.append("r.experiment_id=?")
             params.append(exp_id)
@@ -360,7 +369,7 @@ class RunsMixin:
             sql += " WHERE " + " AND ".join(where)
         return [self._record(r) for r in self.query(sql + " ORDER BY r.id", params)]
 
-    def _record(self, r) -> RunRecord:
+    def _record(self, r: sqlite3.Row) -> RunRecord:
         executed = r[32] is not None
         output = None
         if executed:
@@ -421,9 +430,9 @@ class RunsMixin:
         included): ``executions`` (stored executions), ``attempts``, ``failed_attempts``, ``cost``
         (known cost of every attempt), ``failed_cost``, ``input_tokens``, ``output_tokens``. Judge cost is
         kept apart, in the grades."""
-        executions = self.query_one(
+        (executions,) = self.conn.execute(
             "SELECT COUNT(*) FROM runs WHERE experiment_id=? AND executed_at IS NOT NULL", (exp_id,)
-        )[0]
+        ).fetchone()
         spend = list(self.attempt_spend(exp_id).values())
         return {
             "executions": int(executions),

@@ -21,8 +21,9 @@ import shutil
 import sqlite3
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from abbench.errors import NotFoundError, StoreError, UsageError
 from abbench.snapshot import (
@@ -35,7 +36,8 @@ from abbench.snapshot import (
     prepare_snapshot,
     safe_folder_name,
 )
-from abbench.store._base import current_user, dumps, loads, now_iso
+from abbench.store._base import StoreBase, current_user, dumps, loads, now_iso
+from abbench.store._datasets import using_store
 from abbench.types import Section
 
 log = logging.getLogger(__name__)
@@ -52,7 +54,7 @@ def _move_into_place(src: Path, dst: Path) -> None:
     os.replace(src, dst)
 
 
-def _source_from_row(row) -> SnapshotSource:
+def _source_from_row(row: sqlite3.Row) -> SnapshotSource:
     return SnapshotSource(
         draft=bool(row["draft"]),
         draft_reason=row["draft_reason"],
@@ -92,17 +94,17 @@ def _insert_source(
     )
 
 
-class SnapshotsMixin:
+class SnapshotsMixin(StoreBase):
     """Reading and writing snapshots; mixed into `Store`."""
 
     # -- writing -----------------------------------------------------------------------------------
 
     def snapshot_skill(
         self,
-        folder: str | os.PathLike | None = None,
+        folder: str | os.PathLike[str] | None = None,
         *,
         git_ref: str | None = None,
-        repo: str | os.PathLike | None = None,
+        repo: str | os.PathLike[str] | None = None,
         subdir: str | None = None,
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
         max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
@@ -191,7 +193,9 @@ class SnapshotsMixin:
             _move_into_place(content, stored)
             log.warning("restored the missing files of snapshot %s", row["hash"][:12])
 
-    def _insert_snapshot(self, conn, snap: Snapshot, relative: str, taken_at: str, taken_by: str) -> None:
+    def _insert_snapshot(
+        self, conn: sqlite3.Connection, snap: Snapshot, relative: str, taken_at: str, taken_by: str
+    ) -> None:
         conn.execute(
             "INSERT INTO snapshots (hash, skill_name, description, front_matter, path, n_files, size_bytes,"
             " files, draft, repo, commit_sha, tag, git_ref, subdir, source_path, created_at, created_by,"
@@ -226,7 +230,7 @@ class SnapshotsMixin:
         )
 
     @staticmethod
-    def _update_provenance(conn, row, source: SnapshotSource) -> None:
+    def _update_provenance(conn: sqlite3.Connection, row: sqlite3.Row, source: SnapshotSource) -> None:
         if source.draft:
             return
         if row["draft"]:
@@ -258,7 +262,7 @@ class SnapshotsMixin:
 
     # -- reading -----------------------------------------------------------------------------------
 
-    def _snapshot_from_row(self, row) -> Snapshot:
+    def _snapshot_from_row(self, row: sqlite3.Row) -> Snapshot:
         files = tuple(
             SnapshotFile(p, sha, size, bool(binary)) for p, sha, size, binary in loads(row["files"])
         )
@@ -285,7 +289,7 @@ class SnapshotsMixin:
     def _skill_names(self) -> list[str]:
         return [r[0] for r in self.query("SELECT DISTINCT skill_name FROM snapshots ORDER BY skill_name")]
 
-    def _labels(self, rows, limit: int = 20) -> str:
+    def _labels(self, rows: Sequence[sqlite3.Row], limit: int = 20) -> str:
         labels = [f"{r['skill_name']}@{r['hash'][:12]}" + (" (draft)" if r["draft"] else "") for r in rows]
         more = f" and {len(labels) - limit} more" if len(labels) > limit else ""
         return ", ".join(labels[:limit]) + more
@@ -406,26 +410,12 @@ class SnapshotsMixin:
         )
 
 
-@contextlib.contextmanager
-def _using(store, *, create: bool = True) -> Iterator:
-    from abbench.store import Store, open_store
-
-    if isinstance(store, Store):
-        yield store
-        return
-    opened = open_store(store, create=create)
-    try:
-        yield opened
-    finally:
-        opened.close()
-
-
 def snapshot_skill(
-    folder: str | os.PathLike | None = None,
+    folder: str | os.PathLike[str] | None = None,
     *,
-    store=None,
+    store: Any = None,
     git_ref: str | None = None,
-    repo: str | os.PathLike | None = None,
+    repo: str | os.PathLike[str] | None = None,
     subdir: str | None = None,
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
@@ -455,7 +445,7 @@ def snapshot_skill(
         SnapshotError: symlinks leaving the folder, files over the limits, unknown git ref or folder.
         UsageError: the arguments do not fit together.
     """
-    with _using(store) as s:
+    with using_store(store) as s:
         return s.snapshot_skill(
             folder,
             git_ref=git_ref,
@@ -467,7 +457,7 @@ def snapshot_skill(
         )
 
 
-def load_snapshot(ref: str | Snapshot, store=None) -> Snapshot:
+def load_snapshot(ref: str | Snapshot, store: Any = None) -> Snapshot:
     """A stored snapshot by hash, hash prefix (6+ hex), ``name@prefix``, or skill name (its latest).
 
     Args:
@@ -479,5 +469,5 @@ def load_snapshot(ref: str | Snapshot, store=None) -> Snapshot:
         UsageError: an ambiguous prefix (the message lists the candidates).
         StoreError: there is no store there.
     """
-    with _using(store, create=False) as s:
+    with using_store(store, create=False) as s:
         return s.get_snapshot(ref)

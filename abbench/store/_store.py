@@ -35,7 +35,7 @@ class Store(
     """An open abbench store. Use `open_store()` to get one; close it (or use ``with``) when done."""
 
 
-def open_store(path: str | os.PathLike | Store | None = None, *, create: bool = True) -> Store:
+def open_store(path: str | os.PathLike[str] | Store | None = None, *, create: bool = True) -> Store:
     """Open (and create or migrate) the store at `path`, $ABBENCH_STORE, or ./.abbench.
 
     A `Store` passed in is returned as is, so every API function can take either.
