@@ -1,4 +1,16 @@
-"""The store: one folder holding the SQLite database, skill snapshots, transcripts and uploaded files."""
+"""The store: one folder holding the SQLite database, skill snapshots, transcripts and uploaded files.
+
+The database, ``<store>/abbench.db``, is plain SQLite: query it from a shell with the ``sqlite3``
+command, read-only (``-readonly``) so that a running experiment is never in its way::
+
+    sqlite3 -readonly -header -column .abbench/abbench.db \
+        "SELECT a.name AS arm, r.state, COUNT(*) AS runs FROM runs r JOIN arms a ON a.id = r.arm_id GROUP BY 1, 2"
+    sqlite3 -readonly .abbench/abbench.db ".schema grades"
+
+The tables are defined by the numbered migrations in ``abbench/store/_migrations.py``. Grades are
+appended, never overwritten: ``latest_grades`` (a view) holds the current one of each (run, other
+run, grader), as every abbench view shows them; ``grades`` keeps the history.
+"""
 
 from __future__ import annotations
 
