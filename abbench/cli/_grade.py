@@ -9,7 +9,7 @@ import click
 
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.cli._progress import print_summary, with_progress
-from abbench.types import RunState, outcome_word
+from abbench.types import outcome_word
 
 
 def _grader_specs(texts: tuple[str, ...]) -> list[Any]:
@@ -145,7 +145,7 @@ def grades_cmd(
         for r in shown:
             run = f"{r['run_id']}" + (f"~{r['other_run_id']}" if r["other_run_id"] else "")
             verdict = r["verdict"] or (
-                {True: outcome_word(RunState.PASS), False: outcome_word(RunState.FAIL)}.get(r["passed"], "-")
+                {True: outcome_word("pass"), False: outcome_word("fail")}.get(r["passed"], "-")
             )
             score = "" if r["score"] is None else f"{r['score']:.3g}"
             what = r["error"] if r["status"] == "error" else (r["comment"] or "")

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 import click
 
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.cli._progress import print_failures, print_summary, with_progress
+
+if TYPE_CHECKING:
+    from abbench.runner import Estimate, Projection
 
 
 @cli.command("resume")
@@ -89,7 +95,7 @@ def resume_cmd(
     emit(as_json, result.as_dict(), human)
 
 
-def _limits_text(limits: dict) -> str:
+def _limits_text(limits: dict[str, Any]) -> str:
     from abbench.runner._budget import money
 
     parts = []
@@ -145,7 +151,7 @@ def estimate_cmd(
     emit(as_json, est.as_dict(), lambda: _print_estimate(est))
 
 
-def _print_estimate(est) -> None:
+def _print_estimate(est: Estimate) -> None:
     from abbench.runner._budget import money
 
     level = f"{100 * est.confidence:g} %"
@@ -169,7 +175,7 @@ def _print_estimate(est) -> None:
         click.echo(f"warning: {note}")
 
 
-def _projection(p, fmt) -> str:
+def _projection(p: Projection | None, fmt: Callable[[float], str]) -> str:
     if p is None:
         return "unknown"
     if p.low is None or p.high is None:
