@@ -78,17 +78,9 @@ def _case_dict(case: Case) -> dict[str, Any]:
     }
 
 
-def _read_options(kwargs: dict[str, Any]) -> dict[str, Any]:
-    options = {
-        "sheet": kwargs["sheet"],
-        "header_row": kwargs["header_row"],
-        "encoding": kwargs["encoding"],
-        "delimiter": kwargs["delimiter"],
-        "format": kwargs["file_format"],
-        "recipe": kwargs["recipe"],
-        "splits": list(kwargs["splits"]) or None,
-    }
-    return {k: v for k, v in options.items() if v is not None}
+def _read_options(**given: Any) -> dict[str, Any]:
+    """The read options the command line gave (those left out are detected from the file)."""
+    return {k: v for k, v in given.items() if v is not None}
 
 
 @cli.command("import")
@@ -130,17 +122,10 @@ def _read_options(kwargs: dict[str, Any]) -> dict[str, Any]:
 )
 @json_option
 @pass_ctx
-def import_command(
-    ctx: Context,
-    /,
-    file: Path,
-    mapping: str | None,
-    suggest: bool,
-    as_json: bool,
-    preview: int | None,
-    save_profile: str | None,
-    **kwargs: Any,
-) -> None:
+def import_command(ctx: Context, file: Path, mapping: str | None, suggest: bool, name: str | None,
+                   sheet: str | None, header_row: int | None, encoding: str | None, delimiter: str | None,
+                   file_format: str | None, recipe: str | None, splits: tuple[str, ...], skip_invalid: bool,
+                   preview: int | None, save_profile: str | None, as_json: bool) -> None:  # fmt: skip
     """Import a data file (CSV/TSV, XLSX, JSONL, JSON) as a dataset.
 
     The file is mapped to cases (with --mapping, or the suggested mapping), validated, fingerprinted
@@ -161,7 +146,10 @@ def import_command(
         raise UsageError(
             "--mapping and --suggest do not go together: --suggest shows what would be used without one"
         )
-    options = _read_options(kwargs)
+    options = _read_options(
+        sheet=sheet, header_row=header_row, encoding=encoding, delimiter=delimiter, format=file_format,
+        recipe=recipe, splits=list(splits) or None,
+    )  # fmt: skip
     if suggest:
         _suggest(ctx, file, options, save_profile, as_json)
         return
@@ -173,9 +161,9 @@ def import_command(
         info = ctx.store.import_dataset(
             file,
             profile,
-            name=kwargs["name"],
+            name=name,
             save_profile_as=save_profile,
-            skip_invalid=kwargs["skip_invalid"],
+            skip_invalid=skip_invalid,
             **options,
         )
     except ImportFailed as exc:
