@@ -10,8 +10,11 @@ from abbench.cli import _snapshot  # noqa: F401  isort: skip
 from abbench.cli import _run  # noqa: F401  isort: skip
 from abbench.cli import _spend  # noqa: F401  isort: skip
 from abbench.cli import _grade  # noqa: F401  isort: skip
-from abbench.cli import _analysis  # noqa: F401  isort: skip
 from abbench.cli import _plan  # noqa: F401  isort: skip
+from abbench.cli import _compare  # noqa: F401  isort: skip
+from abbench.cli import _metrics  # noqa: F401  isort: skip
+from abbench.cli import _gate  # noqa: F401  isort: skip
+from abbench.cli import _review  # noqa: F401  isort: skip
 from abbench.cli import _cache  # noqa: F401  isort: skip
 from abbench.cli import _report  # noqa: F401  isort: skip
 from abbench.cli import _demo  # noqa: F401  isort: skip

@@ -12,13 +12,18 @@ import signal
 import sqlite3
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from abbench import __version__
 from abbench._result import plain
 from abbench.errors import AbbenchError
+
+if TYPE_CHECKING:
+    from abbench.store import Store
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class Context:
@@ -27,10 +32,10 @@ class Context:
     def __init__(self, store_path: str | None, verbose: int):
         self.store_path = store_path
         self.verbose = verbose
-        self._store = None
+        self._store: Store | None = None
 
     @property
-    def store(self):
+    def store(self) -> Store:
         """The open store (created when missing)."""
         if self._store is None:
             from abbench.store import open_store
@@ -161,7 +166,7 @@ def cli(ctx: click.Context, store_path: str | None, verbose: int) -> None:
     ctx.call_on_close(ctx.obj.close)
 
 
-def json_option(fn: Callable) -> Callable:
+def json_option(fn: F) -> F:
     """Add ``--json`` to a command: machine-readable output instead of the human one."""
     return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(fn)
 

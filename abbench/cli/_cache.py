@@ -7,7 +7,7 @@ import click
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 
 
-def _size(n: int) -> str:
+def _size(n: float) -> str:
     for unit in ("bytes", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
             return f"{n:,} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 import click
 
 from abbench._text import clip, fit
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.errors import ImportFailed, UsageError
+
+if TYPE_CHECKING:
+    from abbench.dataset import DatasetInfo, MappingProfile, Problem, ValidationReport
+    from abbench.store import Store
+    from abbench.types import Case
 
 _SHOW_PROBLEMS = 20
 
@@ -32,7 +37,9 @@ def _counts_line(counts: dict[Any, int], top: int = 8) -> str:
     return f"{shown}{more}  ({len(items)} distinct)"
 
 
-def _echo_report(report, out: Callable[..., None] = click.echo, limit: int = _SHOW_PROBLEMS) -> None:
+def _echo_report(
+    report: ValidationReport, out: Callable[..., None] = click.echo, limit: int = _SHOW_PROBLEMS
+) -> None:
     # Problems come grouped (one line per kind and value, with a count and the first rows) and the
     # label set once, so one misspelt label on many rows is one line, not a flood.
     out(f"  validation  {report.summary()}")
@@ -40,7 +47,7 @@ def _echo_report(report, out: Callable[..., None] = click.echo, limit: int = _SH
         out(f"    {line}" + (" (see --json for all)" if line.startswith("… and") else ""))
 
 
-def _echo_conflicts(conflicts, limit: int = 5) -> None:
+def _echo_conflicts(conflicts: Sequence[Problem], limit: int = 5) -> None:
     if not conflicts:
         return
     more = "+" if len(conflicts) >= 200 else ""
@@ -51,7 +58,9 @@ def _echo_conflicts(conflicts, limit: int = 5) -> None:
         click.echo(f"    … and {len(conflicts) - limit}{more} more (see --json)")
 
 
-def _echo_cases(cases, fields: tuple[str, ...] = ("case_id", "input", "expected", "domain")) -> None:
+def _echo_cases(
+    cases: Sequence[Case], fields: tuple[str, ...] = ("case_id", "input", "expected", "domain")
+) -> None:
     widths = {"case_id": 14, "input": 48, "expected": 18, "domain": 12}
     click.echo("  " + "  ".join(f"{f:<{widths[f]}}" for f in fields) + "  from")
     for case in cases:
@@ -59,7 +68,7 @@ def _echo_cases(cases, fields: tuple[str, ...] = ("case_id", "input", "expected"
         click.echo("  " + "  ".join(cells) + f"  {case.source_line}")
 
 
-def _case_dict(case) -> dict[str, Any]:
+def _case_dict(case: Case) -> dict[str, Any]:
     from abbench.types import CASE_FIELDS
 
     return {
@@ -69,17 +78,9 @@ def _case_dict(case) -> dict[str, Any]:
     }
 
 
-def _read_options(kwargs: dict[str, Any]) -> dict[str, Any]:
-    options = {
-        "sheet": kwargs["sheet"],
-        "header_row": kwargs["header_row"],
-        "encoding": kwargs["encoding"],
-        "delimiter": kwargs["delimiter"],
-        "format": kwargs["file_format"],
-        "recipe": kwargs["recipe"],
-        "splits": list(kwargs["splits"]) or None,
-    }
-    return {k: v for k, v in options.items() if v is not None}
+def _read_options(**given: Any) -> dict[str, Any]:
+    """The read options the command line gave (those left out are detected from the file)."""
+    return {k: v for k, v in given.items() if v is not None}
 
 
 @cli.command("import")
@@ -121,9 +122,10 @@ def _read_options(kwargs: dict[str, Any]) -> dict[str, Any]:
 )
 @json_option
 @pass_ctx
-def import_command(
-    ctx: Context, file: Path, mapping, suggest, as_json, preview, save_profile, **kwargs
-) -> None:
+def import_command(ctx: Context, file: Path, mapping: str | None, suggest: bool, name: str | None,
+                   sheet: str | None, header_row: int | None, encoding: str | None, delimiter: str | None,
+                   file_format: str | None, recipe: str | None, splits: tuple[str, ...], skip_invalid: bool,
+                   preview: int | None, save_profile: str | None, as_json: bool) -> None:  # fmt: skip
     """Import a data file (CSV/TSV, XLSX, JSONL, JSON) as a dataset.
 
     The file is mapped to cases (with --mapping, or the suggested mapping), validated, fingerprinted
@@ -144,64 +146,31 @@ def import_command(
         raise UsageError(
             "--mapping and --suggest do not go together: --suggest shows what would be used without one"
         )
-    options = _read_options(kwargs)
-    name = kwargs["name"]
+    options = _read_options(
+        sheet=sheet, header_row=header_row, encoding=encoding, delimiter=delimiter, format=file_format,
+        recipe=recipe, splits=list(splits) or None,
+    )  # fmt: skip
     if suggest:
         _suggest(ctx, file, options, save_profile, as_json)
         return
-    store = ctx.store
-    profile = store.resolve_profile(mapping) if mapping else None
+    profile = ctx.store.resolve_profile(mapping) if mapping else None
     if preview:
-        from abbench.dataset import preview_import
-
-        result = preview_import(file, profile, n=preview, **options)
-
-        def human() -> None:
-            source = mapping or (
-                "recipe " + result.profile.recipe if result.profile.recipe else "suggested mapping"
-            )
-            click.echo(f"preview of {file.name} with {source} (nothing imported)")
-            _echo_cases(result.cases)
-            _echo_report(result.report)
-
-        emit(
-            as_json,
-            {
-                "cases": [_case_dict(c) for c in result.cases],
-                "report": result.report.to_dict(),
-                "profile": result.profile.spec(),
-                "read_options": result.read_options,
-            },
-            human,
-        )
+        _preview(file, profile, mapping, preview, options, as_json)
         return
     try:
-        info = store.import_dataset(
+        info = ctx.store.import_dataset(
             file,
             profile,
             name=name,
             save_profile_as=save_profile,
-            skip_invalid=kwargs["skip_invalid"],
+            skip_invalid=skip_invalid,
             **options,
         )
     except ImportFailed as exc:
         if exc.report is None:
             raise
-        if as_json:
-            emit(True, {"error": str(exc).splitlines()[0], "report": exc.report.to_dict()})
-        else:
-            click.secho(f"error: {file.name} was not imported (nothing was written)", fg="red", err=True)
-            _echo_report(exc.report, out=lambda line: click.echo(line, err=True))
-            hint = "fix the file or the mapping, or import the valid rows with --skip-invalid"
-            click.echo(f"  {hint}" if exc.report.n_invalid else f"  {str(exc).splitlines()[0]}", err=True)
-        raise SystemExit(2) from None
-    labels = store.value_counts(info, "expected")
-    domains = store.value_counts(info, "domain")
-    conflicts = store.label_conflicts(info)
-    data = info.to_dict()
-    data["labels"] = {"(none)" if k is None else k: v for k, v in labels.items()}
-    data["domains"] = {"(none)" if k is None else k: v for k, v in domains.items()}
-    data["label_conflicts"] = [p.to_dict() for p in conflicts]
+        _refused(file, exc, exc.report, as_json)
+    tally = _Tally.of(ctx.store, info)
 
     def human() -> None:
         if info.reused:
@@ -210,10 +179,72 @@ def import_command(
             )
         else:
             click.echo(f"imported {info.fingerprint}  ({info.n_cases} cases from {file.name})")
-        _echo_info(info, labels, domains, store)
-        _echo_conflicts(conflicts)
+        _echo_info(info, tally.labels, tally.domains, ctx.store)
+        _echo_conflicts(tally.conflicts)
 
-    emit(as_json, data, human)
+    emit(as_json, {**info.to_dict(), **tally.as_dict()}, human)
+
+
+class _Tally(NamedTuple):
+    """What `import` and `datasets` show beside a dataset: its gold labels, its domains, label conflicts."""
+
+    labels: dict[str | None, int]
+    domains: dict[str | None, int]
+    conflicts: list[Problem]
+
+    @classmethod
+    def of(cls, store: Store, info: DatasetInfo) -> _Tally:
+        return cls(
+            store.value_counts(info, "expected"),
+            store.value_counts(info, "domain"),
+            store.label_conflicts(info),
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "labels": {"(none)" if k is None else k: v for k, v in self.labels.items()},
+            "domains": {"(none)" if k is None else k: v for k, v in self.domains.items()},
+            "label_conflicts": [p.to_dict() for p in self.conflicts],
+        }
+
+
+def _preview(file: Path, profile: MappingProfile | None, mapping: str | None, n: int, options: dict[str, Any],
+             as_json: bool) -> None:  # fmt: skip
+    """`import --preview N`: the first cases as mapped, and the validation report; nothing imported."""
+    from abbench.dataset import preview_import
+
+    result = preview_import(file, profile, n=n, **options)
+
+    def human() -> None:
+        source = mapping or (
+            "recipe " + result.profile.recipe if result.profile.recipe else "suggested mapping"
+        )
+        click.echo(f"preview of {file.name} with {source} (nothing imported)")
+        _echo_cases(result.cases)
+        _echo_report(result.report)
+
+    emit(
+        as_json,
+        {
+            "cases": [_case_dict(c) for c in result.cases],
+            "report": result.report.to_dict(),
+            "profile": result.profile.spec(),
+            "read_options": result.read_options,
+        },
+        human,
+    )
+
+
+def _refused(file: Path, exc: ImportFailed, report: ValidationReport, as_json: bool) -> NoReturn:
+    """An invalid file: the problems and what to do, then exit 2 (nothing was written)."""
+    if as_json:
+        emit(True, {"error": str(exc).splitlines()[0], "report": report.to_dict()})
+    else:
+        click.secho(f"error: {file.name} was not imported (nothing was written)", fg="red", err=True)
+        _echo_report(report, out=lambda line: click.echo(line, err=True))
+        hint = "fix the file or the mapping, or import the valid rows with --skip-invalid"
+        click.echo(f"  {hint}" if report.n_invalid else f"  {str(exc).splitlines()[0]}", err=True)
+    raise SystemExit(2) from None
 
 
 def _suggest(
@@ -244,7 +275,7 @@ def _suggest(
         "notes": notes,
         "labels": labels,
         "saved_as": saved.ref if saved else None,
-        "saved_profile": fitting,
+        "saved_profile": fitting._asdict() if fitting is not None else None,
     }
 
     def human() -> None:
@@ -257,20 +288,28 @@ def _suggest(
         click.echo("  " + profile.to_yaml().rstrip().replace("\n", "\n  "))
         if saved:
             click.echo(f"\nsaved as {saved.ref}")
-        if fitting is not None and fitting["fits"]:
+        if fitting is not None and fitting.fits:
             click.secho(
-                f"\na saved profile fits this file: {fitting['reason']}; import with --mapping {fitting['ref']}",
+                f"\na saved profile fits this file: {fitting.reason}; import with --mapping {fitting.ref}",
                 fg="green",
             )
         elif fitting is not None:
-            click.echo(f"\n{fitting['reason']}")
+            click.echo(f"\n{fitting.reason}")
         if "input" not in profile.fields:
             click.secho("no input column found: the import would be refused without a mapping", fg="yellow")
 
     emit(as_json, data, human)
 
 
-def _fitting_profile(ctx: Context, file: Path, options: dict[str, Any], splits: Any) -> dict[str, Any] | None:
+class _Fitting(NamedTuple):
+    """The saved profile closest to a file: its reference, whether it fits, and why (or why not)."""
+
+    ref: str
+    fits: bool
+    reason: str
+
+
+def _fitting_profile(ctx: Context, file: Path, options: dict[str, Any], splits: Any) -> _Fitting | None:
     """The saved profile that fits the file best (`match_profiles`), or why none does; None without any."""
     from abbench.dataset import match_profiles, read_table
 
@@ -280,7 +319,7 @@ def _fitting_profile(ctx: Context, file: Path, options: dict[str, Any], splits: 
     matches = match_profiles(read_table(file, splits=splits, **options), [p.profile for p in saved])
     best = matches.best
     closest = best or matches.matches[0]
-    return {"ref": closest.ref, "fits": best is not None, "reason": matches.explain()}
+    return _Fitting(ref=closest.ref, fits=best is not None, reason=matches.explain())
 
 
 def _source_text(source: Any) -> str:
@@ -291,7 +330,12 @@ def _source_text(source: Any) -> str:
     return f"{kind} {spec[kind]!r}" if kind != "unmapped" else "the other columns"
 
 
-def _echo_info(info, labels: dict | None = None, domains: dict | None = None, store=None) -> None:
+def _echo_info(
+    info: DatasetInfo,
+    labels: dict[str | None, int] | None = None,
+    domains: dict[str | None, int] | None = None,
+    store: Store | None = None,
+) -> None:
     opts = info.read_options
     how = ", ".join(
         str(x)
@@ -376,31 +420,24 @@ def datasets_command(ctx: Context, ref: str | None, n_cases: int, show_all: bool
         emit(as_json, [i.to_dict() for i in infos], human)
         return
     info = store.get_dataset(ref)
-    labels = store.value_counts(info, "expected")
-    domains = store.value_counts(info, "domain")
-    cases = []
+    cases: list[Case] = []
     for case in store.iter_cases(info, batch=max(n_cases, 1)):
         if len(cases) >= n_cases:
             break
         cases.append(case)
-    conflicts = store.label_conflicts(info)
-    data = info.to_dict()
-    data["labels"] = {"(none)" if k is None else k: v for k, v in labels.items()}
-    data["domains"] = {"(none)" if k is None else k: v for k, v in domains.items()}
-    data["label_conflicts"] = [p.to_dict() for p in conflicts]
-    data["cases"] = [_case_dict(c) for c in cases]
+    tally = _Tally.of(store, info)
 
-    def human() -> None:
+    def show() -> None:
         click.echo(
             f"{info.fingerprint}  ({info.n_cases} cases, imported {info.created_at} by {info.created_by})"
         )
-        _echo_info(info, labels, domains, store)
-        _echo_conflicts(conflicts)
+        _echo_info(info, tally.labels, tally.domains, store)
+        _echo_conflicts(tally.conflicts)
         if cases:
             click.echo("")
             _echo_cases(cases)
 
-    emit(as_json, data, human)
+    emit(as_json, {**info.to_dict(), **tally.as_dict(), "cases": [_case_dict(c) for c in cases]}, show)
 
 
 @cli.command("profiles")
@@ -467,10 +504,10 @@ def profiles_command(
         profile.save(export)
     data = {"ref": profile.ref, "spec": profile.spec(), "exported_to": str(export) if export else None}
 
-    def human() -> None:
+    def show() -> None:
         click.echo(f"# {profile.ref}")
         click.echo(profile.to_yaml().rstrip())
         if export:
             click.echo(f"# written to {export}")
 
-    emit(as_json, data, human)
+    emit(as_json, data, show)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from abbench.cli._app import Context, cli, pass_ctx
-from abbench.cli._run import ProgressBar
+from abbench.cli._progress import progress_bar
 
 
 @cli.command("demo")
@@ -35,8 +35,12 @@ def demo_cmd(
     """
     from abbench.demo import run_demo
 
-    bar = ProgressBar(quiet)
-    try:
+    with progress_bar(quiet) as bar:
+
+        def note(line: str) -> None:
+            bar.close()  # the line goes below a finished bar, not through it; the next step opens its own
+            click.echo(line)
+
         run_demo(
             ctx.store,
             out_dir=out_dir,
@@ -44,7 +48,5 @@ def demo_cmd(
             rounds=rounds,
             report=not no_report,
             observers=[bar],
-            note=lambda line: (bar.close(), click.echo(line)),
+            note=note,
         )
-    finally:
-        bar.close()

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
+from abbench.cli._progress import print_summary, with_progress
 from abbench.types import outcome_word
 
 
@@ -71,23 +72,18 @@ def grade_cmd(
       abbench grade routing-v2 --add-grader '{type: llm_judge, model: gpt-4o-mini, rubric: {correctness: Is it right?}}'
       abbench grade routing-v2 --add-grader judges.yaml
     """
-    from abbench.cli._run import ProgressBar, _print_summary
     from abbench.runner import grade_experiment
 
-    bar = ProgressBar(quiet or as_json)
-    try:
-        summary = grade_experiment(
-            experiment,
-            graders=_grader_specs(add) or None,
-            store=ctx.store,
-            observers=[bar],
-            concurrency=concurrency,
-        )
-    finally:
-        bar.close()
+    graders = _grader_specs(add) or None
+    summary = with_progress(
+        quiet or as_json,
+        lambda observers: grade_experiment(
+            experiment, graders=graders, store=ctx.store, observers=observers, concurrency=concurrency
+        ),
+    )
 
-    def human():
-        _print_summary(summary)
+    def human() -> None:
+        print_summary(summary)
         extra = [f"{summary.up_to_date} runs up to date (nothing new to grade)"]
         if summary.pairs_judged or summary.pairs_failed:
             extra.append(f"{summary.pairs_judged} pairs judged, {summary.pairs_failed} grading failed")
@@ -141,7 +137,7 @@ def grades_cmd(
     if run_id is not None:
         rows = [r for r in rows if run_id in (r.run_id, r.other_run_id)]
 
-    def human():
+    def human() -> None:
         if not rows:
             click.echo(f"no grades for {exp.ref}" + (f" by {grader}" if grader else "") + " yet")
             return
@@ -193,7 +189,7 @@ def judge_report_cmd(ctx: Context, experiment: str, confidence: float, as_json: 
 
     report = judge_report(experiment, store=ctx.store, confidence=confidence)
 
-    def human():
+    def human() -> None:
         batches = f"{report.batches} batch" + ("" if report.batches == 1 else "es")
         click.echo(
             f"{report.experiment} (#{report.experiment_id}): grade batch {report.batch_id or '-'} ({batches})"

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 
+if TYPE_CHECKING:
+    from abbench.metrics import Stability
 
-def pass_k_line(stability) -> str | None:
+
+def pass_k_line(stability: Stability) -> str | None:
     """The ``metrics`` line for pass@k and pass^k, k = 1..rounds (None with one round or no verdicts)."""
     curve = stability.pass_k
     if not curve:
@@ -35,8 +40,9 @@ def pass_k_line(stability) -> str | None:
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="Two-sided significance level.")
 @json_option
 @pass_ctx
-def plan_cmd(ctx: Context, experiment, baseline, effect, rounds, discordance, source, arms, power, alpha,
-             as_json: bool) -> None:  # fmt: skip
+def plan_cmd(ctx: Context, experiment: str | None, baseline: float | None, effect: float | None,
+             rounds: float | None, discordance: float | None, source: str | None, arms: tuple[str, str] | None,
+             power: float, alpha: float, as_json: bool) -> None:  # fmt: skip
     """Cases needed to detect a difference between two arms run on the same cases.
 
     Without EXPERIMENT: a plan for a new experiment (McNemar's test on the cases the arms answer
@@ -76,6 +82,7 @@ def plan_cmd(ctx: Context, experiment, baseline, effect, rounds, discordance, so
                 more=False, store=ctx.store,
             )  # fmt: skip
         else:
+            assert baseline is not None  # without --from, --baseline was required above
             plan = plan_experiment(
                 baseline, effect, rounds=1 if rounds is None else rounds, discordance=discordance,
                 power=power, alpha=alpha,

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 
+if TYPE_CHECKING:
+    from abbench.report import ReportResult
 
-def _size(n: int) -> str:
+
+def _size(n: float) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
@@ -67,7 +72,7 @@ def export_cmd(
     """
     from abbench.export import export, export_table, write_csv, write_jsonl
 
-    options = {}
+    options: dict[str, Any] = {}
     if arms:
         options["arms"] = tuple(arms)
     if vs:
@@ -160,46 +165,28 @@ def report_cmd(
     incomplete or inconclusive) and --fail-on-block was given · 2 usage error, a report of the batch
     failed, or a decision's pair is not named (the page is written all the same).
     """
-    from abbench.report import render_report, render_reports
-
     batch = since is not None or len(experiments) > 1
     if not experiments and since is None:
         raise click.UsageError("name an experiment, several, or --all-since DATE")
     if since is not None and experiments:
         raise click.UsageError("give experiments or --all-since DATE, not both")
-    if batch:
-        if out or vs or arms or title:
-            raise click.UsageError(
-                "--out, --vs, --arms and --title are for one report; a batch uses --out-dir"
-            )
-        result = render_reports(
-            since=since,
-            experiments=list(experiments) if experiments else None,
-            out_dir=Path(out_dir),
-            store=ctx.store,
-            gate=gate,
-        )
-
-        def human():
-            if not result.results and not result.failures:
-                click.echo(f"no experiment created since {since}")
-            for r in result.results:
-                verdict = f"  {r.verdict_line}" if r.decision else "  NO DECISION"
-                click.echo(
-                    f"wrote {r.html_path} ({_size(r.size_bytes)}) in {r.seconds:.1f} s  {r.experiment}{verdict}"
-                )
-            for f in result.failures:
-                click.secho(f"failed {f.experiment}: {f.error}", fg="red", err=True)
-
-        emit(as_json, result.as_dict(), human)
-        _warn(result.results)
-        if result.failures or any(r.refusal for r in result.results):
-            sys.exit(2)
-        if fail_on_block and any(r.decision and not r.passed for r in result.results):
-            sys.exit(1)
+    if not batch:
+        _report_one(ctx, experiments[0], vs=vs, arms=arms, gate=gate, title=title, out=out,
+                    fail_on_block=fail_on_block, as_json=as_json)  # fmt: skip
         return
+    if out or vs or arms or title:
+        raise click.UsageError("--out, --vs, --arms and --title are for one report; a batch uses --out-dir")
+    _report_batch(ctx, experiments, since=since, out_dir=out_dir, gate=gate, fail_on_block=fail_on_block,
+                  as_json=as_json)  # fmt: skip
+
+
+def _report_one(ctx: Context, experiment: str, *, vs: str | None, arms: tuple[str, str] | None, gate: str | None,
+                title: str | None, out: str | None, fail_on_block: bool, as_json: bool) -> None:  # fmt: skip
+    """One page: what was written and the decision; exit 2 on a refusal, 1 on a block with --fail-on-block."""
+    from abbench.report import render_report
+
     r = render_report(
-        experiments[0],
+        experiment,
         vs=vs,
         arms=list(arms) if arms else None,
         gate=gate,
@@ -220,7 +207,39 @@ def report_cmd(
         sys.exit(1)
 
 
-def _warn(results) -> None:
+def _report_batch(ctx: Context, experiments: tuple[str, ...], *, since: str | None, out_dir: str,
+                  gate: str | None, fail_on_block: bool, as_json: bool) -> None:  # fmt: skip
+    """A page per experiment: each one written or failed; exit 2 on any failure, 1 on a block with --fail-on-block."""
+    from abbench.report import render_reports
+
+    result = render_reports(
+        since=since,
+        experiments=list(experiments) if experiments else None,
+        out_dir=Path(out_dir),
+        store=ctx.store,
+        gate=gate,
+    )
+
+    def human() -> None:
+        if not result.results and not result.failures:
+            click.echo(f"no experiment created since {since}")
+        for r in result.results:
+            verdict = f"  {r.verdict_line}" if r.decision else "  NO DECISION"
+            click.echo(
+                f"wrote {r.html_path} ({_size(r.size_bytes)}) in {r.seconds:.1f} s  {r.experiment}{verdict}"
+            )
+        for f in result.failures:
+            click.secho(f"failed {f.experiment}: {f.error}", fg="red", err=True)
+
+    emit(as_json, result.as_dict(), human)
+    _warn(result.results)
+    if result.failures or any(r.refusal for r in result.results):
+        sys.exit(2)
+    if fail_on_block and any(r.decision and not r.passed for r in result.results):
+        sys.exit(1)
+
+
+def _warn(results: Sequence[ReportResult]) -> None:
     """Say on stderr what a page could not decide, so a script sees it without opening the page."""
     for r in results:
         for line in r.warnings:

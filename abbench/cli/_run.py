@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
-from abbench.types import outcome_word
+from abbench.cli._progress import outcome_counts, print_budget, print_failures, print_summary, with_progress
+from abbench.types import RunState, outcome_word
+
+if TYPE_CHECKING:
+    from abbench.runner import ArmSpec, Progress, RunSummary
+    from abbench.store import Experiment
 
 
 def _parse_params(pairs: tuple[str, ...]) -> dict[str, Any]:
@@ -24,109 +28,7 @@ def _parse_params(pairs: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
-class ProgressBar:
-    """A tqdm progress bar fed by the runner's observer interface."""
-
-    def __init__(self, quiet: bool = False):
-        self.quiet = quiet
-        self.bar = None
-
-    def on_progress(self, progress) -> None:
-        if self.quiet:
-            return
-        from tqdm import tqdm
-
-        if self.bar is None:
-            self.bar = tqdm(
-                total=progress.total, unit="run", desc=progress.experiment[:30], dynamic_ncols=True
-            )
-        self.bar.n = progress.done
-        arms = " ".join(f"{a.arm}:{a.done}/{a.total}" for a in progress.arms)
-        pairs = f" pairs judged {progress.pairs_done}/{progress.pairs_total}" if progress.pairs_total else ""
-        self.bar.set_postfix_str(
-            f"{progress.status} {_outcome_counts(progress, '=')} {arms}{pairs}", refresh=False
-        )
-        self.bar.refresh()
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-            self.bar = None
-
-
-def _outcome_counts(p, sep: str = " ") -> str:
-    """``right 5 wrong 2`` and, when there are any, the runs that got no verdict, in the words of
-    `abbench.types.OUTCOME_WORDS` (a wrong answer is never called failed)."""
-    parts = [("pass", p.right), ("fail", p.wrong)]
-    parts += [
-        (k, n)
-        for k, n in (("execution_failed", p.execution_failed), ("grading_failed", p.grading_failed))
-        if n
-    ]
-    return " ".join(f"{outcome_word(k)}{sep}{n:,}" for k, n in parts)
-
-
-def _print_budget(reason, notes, handle: str) -> None:
-    """The budget's pause (with the command that goes on) and its warnings, under a status line."""
-    for note in notes:
-        click.echo(f"warning: {note}")
-    if reason is not None:
-        click.echo(f"  raise the budget and go on: {reason.hint(handle)}")
-
-
-def _print_summary(summary, handle: str | None = None) -> None:
-    p = summary.progress
-    click.echo(
-        f"{summary.experiment} (#{summary.experiment_id}): {summary.status_text} in {summary.elapsed_s:.1f} s — "
-        f"executed {summary.executed}, graded {summary.graded}, "
-        f"{outcome_word('execution_failed')} {summary.execution_failed}, "
-        f"{outcome_word('grading_failed')} {summary.grading_failed}, cancelled {summary.cancelled}"
-    )
-    for arm in p.arms:
-        c = arm.counts
-        rest = [
-            ("execution_failed", arm.execution_failed),
-            ("grading_failed", arm.grading_failed),
-            ("cancelled", c.get("cancelled", 0)),
-            ("pending", c.get("pending", 0)),
-            ("executed", c.get("executed", 0)),
-        ]
-        click.echo(
-            f"  {arm.arm:<14} right {arm.right:>5}  wrong {arm.wrong:>5}"
-            + "".join(f"  {outcome_word(k)} {n:>4}" for k, n in rest if n)
-        )
-    _print_budget(summary.pause_reason, summary.notes, handle or f"#{summary.experiment_id}")
-
-
-def _print_failures(ctx: Context, exp_id: int) -> None:
-    """Execution and grading failures by kind, with one error of each kind and what to do.
-
-    The store's state ``fail`` holds wrong answers and runs that never got one alike; a new user
-    needs to be told that these are errors, not wrong answers, and which.
-    """
-    failed = [r for r in ctx.store.runs(exp_id, states=["fail"]) if r.execution_failed or r.grading_failed]
-    if not failed:
-        return
-    kinds: dict[tuple[str, str], list] = {}
-    for r in failed:
-        kind = "execution" if r.execution_failed else "grading"
-        kinds.setdefault((kind, r.failure_type or "grading_error"), []).append(r)
-    click.echo(f"failures: {len(failed):,} run(s) got no verdict (errors, not wrong answers):")
-    for (kind, ftype), runs in sorted(kinds.items(), key=lambda kv: -len(kv[1])):
-        arms = ", ".join(f"{a} {n:,}" for a, n in Counter(r.arm for r in runs).items())
-        first = runs[0]
-        error = " ".join(str(first.error or "").split())
-        click.echo(f"  {kind} {ftype}: {len(runs):,} ({arms})")
-        if error:
-            click.echo(f"    e.g. case {first.case_id}: {error[:240]}{'…' if len(error) > 240 else ''}")
-    handle = ctx.store.experiment_handle(ctx.store.get_experiment(exp_id))
-    if any(k == "execution" for k, _ in kinds):
-        click.echo(f"  re-run them: abbench retry {handle} --failed")
-    if any(k == "grading" for k, _ in kinds):
-        click.echo(f"  re-grade them: abbench regrade {handle} --failed")
-
-
-def _experiment_or_file(ctx: Context, ref: str, reuse: bool):
+def _experiment_or_file(ctx: Context, ref: str, reuse: bool) -> Experiment:
     from abbench.runner import create_experiment
 
     path = Path(ref)
@@ -184,53 +86,62 @@ def experiments_cmd(ctx: Context, since: str | None, show_all: bool, as_json: bo
     """
     from abbench.runner import experiment_status
 
-    rows = []
-    for exp in ctx.store.list_experiments(since=since, include_tries=show_all):
-        p = experiment_status(exp.id, store=ctx.store)
-        rows.append(
-            {
-                "id": exp.id,
-                "name": exp.name,
-                "owner": exp.owner,
-                "dataset": exp.dataset,
-                # with the name, the skill version tells apart experiments named alike (one per version)
-                "skill": f"{exp.skill}@{exp.skill_version}" if exp.skill else None,
-                "skill_version": exp.skill_version or None,
-                "arms": [a.name for a in exp.arms],
-                "rounds": exp.rounds,
-                "status": p.status,
-                "done": p.done,
-                "total": p.total,
-                "created_at": exp.created_at,
-                "try": exp.is_try,
-            }
-        )
+    listed = [
+        (exp, experiment_status(exp.id, store=ctx.store))
+        for exp in ctx.store.list_experiments(since=since, include_tries=show_all)
+    ]
 
-    def line(r: dict, indent: str = "") -> str:
-        name = f"{indent}#{r['id']:<4} {r['name']:<28}"
-        return (
-            f"{name} {r['status']:<11} {r['done']:>6}/{r['total']:<6} "
-            f"{'/'.join(r['arms'])}  {r['skill'] or 'no skill'}  {r['dataset']}  {r['created_at']}"
-        )
-
-    def human():
-        if not rows:
+    def human() -> None:
+        if not listed:
             click.echo("no experiments yet; create one with `abbench create FILE.yaml`")
-        groups: dict[str, list[dict]] = {}
-        for r in rows:  # newest first, so each group is in the order of its newest experiment
-            groups.setdefault(r["name"], []).append(r)
+        groups: dict[str, list[tuple[Experiment, Progress]]] = {}
+        for exp, p in listed:  # newest first, so each group is in the order of its newest experiment
+            groups.setdefault(exp.name, []).append((exp, p))
         for name, group in groups.items():
             if len(group) == 1:
-                click.echo(line(group[0]))
+                click.echo(_experiment_line(*group[0]))
                 continue
             click.echo(
-                f"{name}: {len(group)} experiments (`{name}` is the latest, #{group[0]['id']}; "
+                f"{name}: {len(group)} experiments (`{name}` is the latest, #{group[0][0].id}; "
                 f"pick another as {name}@<skill version> or #ID)"
             )
-            for r in group:
-                click.echo(line(r, "  "))
+            for exp, p in group:
+                click.echo(_experiment_line(exp, p, "  "))
 
-    emit(as_json, rows, human)
+    emit(as_json, [_experiment_row(exp, p) for exp, p in listed], human)
+
+
+def _skill_label(exp: Experiment) -> str | None:
+    # with the name, the skill version tells apart experiments named alike (one per version)
+    return f"{exp.skill}@{exp.skill_version}" if exp.skill else None
+
+
+def _experiment_row(exp: Experiment, p: Progress) -> dict[str, Any]:
+    """An experiment as `abbench experiments --json` lists it."""
+    return {
+        "id": exp.id,
+        "name": exp.name,
+        "owner": exp.owner,
+        "dataset": exp.dataset,
+        "skill": _skill_label(exp),
+        "skill_version": exp.skill_version or None,
+        "arms": [a.name for a in exp.arms],
+        "rounds": exp.rounds,
+        "status": p.status,
+        "done": p.done,
+        "total": p.total,
+        "created_at": exp.created_at,
+        "try": exp.is_try,
+    }
+
+
+def _experiment_line(exp: Experiment, p: Progress, indent: str = "") -> str:
+    """An experiment as `abbench experiments` lists it: one line."""
+    name = f"{indent}#{exp.id:<4} {exp.name:<28}"
+    return (
+        f"{name} {p.status:<11} {p.done:>6}/{p.total:<6} "
+        f"{'/'.join(a.name for a in exp.arms)}  {_skill_label(exp) or 'no skill'}  {exp.dataset}  {exp.created_at}"
+    )
 
 
 @cli.command("run")
@@ -263,17 +174,16 @@ def run_cmd(
     from abbench.runner import run_experiment
 
     exp = _experiment_or_file(ctx, experiment, reuse)
-    bar = ProgressBar(quiet or as_json)
-    try:
-        summary = run_experiment(
-            exp.id, store=ctx.store, observers=[bar], concurrency=concurrency, started_by=started_by
-        )
-    finally:
-        bar.close()
+    summary = with_progress(
+        quiet or as_json,
+        lambda observers: run_experiment(
+            exp.id, store=ctx.store, observers=observers, concurrency=concurrency, started_by=started_by
+        ),
+    )
 
     def human() -> None:
-        _print_summary(summary, ctx.store.experiment_handle(exp))
-        _print_failures(ctx, exp.id)
+        print_summary(summary, ctx.store.experiment_handle(exp))
+        print_failures(ctx, exp.id)
 
     emit(as_json, summary.as_dict(), human)
 
@@ -288,22 +198,22 @@ def status_cmd(ctx: Context, experiment: str, as_json: bool) -> None:
 
     p = experiment_status(experiment, store=ctx.store)
 
-    def human():
+    def human() -> None:
         click.echo(
             f"{p.experiment} (#{p.experiment_id}): {p.status_text}, {p.done}/{p.total} done: "
-            f"{_outcome_counts(p)}"
+            f"{outcome_counts(p)}"
         )
         for arm in p.arms:
             states = ", ".join(f"{outcome_word(k)} {v}" for k, v in arm.outcomes().items() if v)
             click.echo(f"  {arm.arm:<14} {states}")
         handle = ctx.store.experiment_handle(ctx.store.get_experiment(p.experiment_id))
-        _print_budget(p.pause_reason, p.notes, handle)
-        _print_failures(ctx, p.experiment_id)
+        print_budget(p.pause_reason, p.notes, handle)
+        print_failures(ctx, p.experiment_id)
 
     emit(as_json, p.as_dict(), human)
 
 
-def _control(command: str, doc: str):
+def _control(command: str, doc: str) -> click.Command:
     @cli.command(command, help=doc)
     @click.argument("experiment")
     @pass_ctx
@@ -362,21 +272,15 @@ def retry_cmd(
     """
     from abbench.runner import retry_runs
 
-    bar = ProgressBar(quiet or as_json)
-    try:
-        summary = retry_runs(
-            experiment,
-            store=ctx.store,
-            failed=failed,
-            cancelled=cancelled,
-            disagreements=disagreements,
-            cases=list(cases) or None,
-            arms=list(arms) or None,
-            observers=[bar],
-        )
-    finally:
-        bar.close()
-    emit(as_json, summary.as_dict(), lambda: _print_summary(summary))
+    ran = with_progress(
+        quiet or as_json,
+        lambda observers: retry_runs(
+            experiment, store=ctx.store, failed=failed, cancelled=cancelled, disagreements=disagreements,
+            cases=list(cases) or None, arms=list(arms) or None, observers=observers,
+        ),
+    )  # fmt: skip
+    summary = cast("RunSummary", ran)  # a count only with run=False, which the command never asks
+    emit(as_json, summary.as_dict(), lambda: print_summary(summary))
 
 
 @cli.command("regrade")
@@ -404,19 +308,14 @@ def regrade_cmd(
     """
     from abbench.runner import regrade_experiment
 
-    bar = ProgressBar(quiet or as_json)
-    try:
-        summary = regrade_experiment(
-            experiment,
-            store=ctx.store,
-            graders=list(graders) or None,
-            failed=failed,
-            cases=list(cases) or None,
-            observers=[bar],
-        )
-    finally:
-        bar.close()
-    emit(as_json, summary.as_dict(), lambda: _print_summary(summary))
+    summary = with_progress(
+        quiet or as_json,
+        lambda observers: regrade_experiment(
+            experiment, store=ctx.store, graders=list(graders) or None, failed=failed,
+            cases=list(cases) or None, observers=observers,
+        ),
+    )  # fmt: skip
+    emit(as_json, summary.as_dict(), lambda: print_summary(summary))
 
 
 @cli.command("clone")
@@ -450,7 +349,7 @@ def clone_cmd(
     """
     from abbench.runner import clone_experiment
 
-    arms = None
+    arms: dict[str, ArmSpec | dict[str, Any]] | None = None
     if arm_name:
         change: dict[str, Any] = {}
         if skill is not None:
@@ -531,11 +430,11 @@ def try_cmd(
             ) from None
         raise
 
-    def human():
+    def human() -> None:
         click.echo(
             f"prediction  {result.prediction or '(none)'}"
             + (
-                f"   (expected {expected}: {outcome_word('pass' if result.passed else 'fail')})"
+                f"   (expected {expected}: {outcome_word(RunState.PASS if result.passed else RunState.FAIL)})"
                 if expected and result.prediction
                 else ""
             )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -20,12 +21,12 @@ from abbench.snapshot import (
 _UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "m": 1024**2, "mb": 1024**2, "g": 1024**3, "gb": 1024**3}
 
 
-class ByteSize(click.ParamType):
+class ByteSize(click.ParamType[int, Any]):
     """A size in bytes, written ``5MB``, ``500k``, ``1.5 MB`` or ``1048576`` (binary units)."""
 
     name = "SIZE"
 
-    def convert(self, value, param, ctx):
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
         if isinstance(value, int):
             return value
         m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", str(value))
@@ -38,7 +39,7 @@ class ByteSize(click.ParamType):
         return size
 
 
-def _style(text: str, **kw) -> str:
+def _style(text: str, **kw: Any) -> str:
     return text if no_color() else click.style(text, **kw)
 
 
@@ -238,7 +239,8 @@ def _side(ctx: Context, arg: str) -> Snapshot:
     # An existing folder is read from disk as it is now; anything else names a stored snapshot.
     if Path(arg).expanduser().is_dir():
         return build_snapshot(arg)
-    return ctx.store.get_snapshot(arg)
+    stored: Snapshot = ctx.store.get_snapshot(arg)
+    return stored
 
 
 def _print_diff_line(line: str) -> None:

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 import click
 
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
-from abbench.cli._run import ProgressBar, _print_failures, _print_summary
+from abbench.cli._progress import print_failures, print_summary, with_progress
+
+if TYPE_CHECKING:
+    from abbench.runner import Estimate, Projection
 
 
 @cli.command("resume")
@@ -61,25 +67,19 @@ def resume_cmd(
             + ("" if alive else f"; no process is running it: continue with `abbench run {handle}`"),
         )
         return
-    bar = ProgressBar(quiet or as_json)
-    try:
-        result = resume_experiment(
-            exp.id,
-            store=ctx.store,
-            budget=budget,
-            max_tokens=max_tokens,
-            arm=arm,
-            run=True,
-            observers=[bar],
-        )
-    finally:
-        bar.close()
+    result = with_progress(
+        quiet or as_json,
+        lambda observers: resume_experiment(
+            exp.id, store=ctx.store, budget=budget, max_tokens=max_tokens, arm=arm, run=True,
+            observers=observers,
+        ),
+    )  # fmt: skip
     limits = ctx.store.get_experiment(exp.id).spec
     if arm is not None:
         limits = limits["arms"][arm]
     said = _limits_text(limits.get("budget") or {})
     whose = f"arm {arm}'s budget" if arm else "budget"
-    if result is True:
+    if isinstance(result, bool):  # True: a process is running it (with run=True, never False)
         emit(
             as_json,
             {"experiment": exp.name, "resumed": True, "running_elsewhere": True, "budget": limits["budget"]},
@@ -89,13 +89,13 @@ def resume_cmd(
 
     def human() -> None:
         click.echo(f"{whose} of {exp.ref} now {said}")
-        _print_summary(result, handle)
-        _print_failures(ctx, exp.id)
+        print_summary(result, handle)
+        print_failures(ctx, exp.id)
 
     emit(as_json, result.as_dict(), human)
 
 
-def _limits_text(limits: dict) -> str:
+def _limits_text(limits: dict[str, Any]) -> str:
     from abbench.runner._budget import money
 
     parts = []
@@ -141,22 +141,17 @@ def estimate_cmd(
     """
     from abbench.runner import estimate_experiment
 
-    bar = ProgressBar(quiet or as_json)
-    try:
-        est = estimate_experiment(
-            experiment,
-            store=ctx.store,
-            pilot=pilot,
-            from_experiment=from_experiment,
-            confidence=confidence,
-            observers=[bar],
-        )
-    finally:
-        bar.close()
+    est = with_progress(
+        quiet or as_json,
+        lambda observers: estimate_experiment(
+            experiment, store=ctx.store, pilot=pilot, from_experiment=from_experiment, confidence=confidence,
+            observers=observers,
+        ),
+    )  # fmt: skip
     emit(as_json, est.as_dict(), lambda: _print_estimate(est))
 
 
-def _print_estimate(est) -> None:
+def _print_estimate(est: Estimate) -> None:
     from abbench.runner._budget import money
 
     level = f"{100 * est.confidence:g} %"
@@ -180,7 +175,7 @@ def _print_estimate(est) -> None:
         click.echo(f"warning: {note}")
 
 
-def _projection(p, fmt) -> str:
+def _projection(p: Projection | None, fmt: Callable[[float], str]) -> str:
     if p is None:
         return "unknown"
     if p.low is None or p.high is None:

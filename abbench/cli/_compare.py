@@ -1,0 +1,293 @@
+"""The ``compare`` command: two arms or two experiments (the verdict first, then the figures), or all arms."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from abbench.cli._analysis import _estimate, _num, _pad, _pct
+from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
+
+if TYPE_CHECKING:
+    from abbench.compare import CaseChange, Comparison, MultiComparison, TextChanges
+
+
+def _cases(title: str, changes: Sequence[CaseChange], limit: int) -> None:
+    if not changes:
+        return
+    shown = ", ".join(
+        f"{c.case_id} ({c.rates})" if c.a_graded > 1 or c.b_graded > 1 else c.case_id for c in changes[:limit]
+    )
+    more = f" … and {len(changes) - limit} more" if len(changes) > limit else ""
+    click.echo(f"{title} ({len(changes)}): {shown}{more}")
+
+
+def _print_comparison(
+    c: Comparison, by_domain: bool, limit: int, votes: dict[str, Any] | None = None
+) -> None:
+    """A comparison as `abbench compare` prints it: the verdict, the figures, the cases that moved."""
+    _print_verdict(c, votes)
+    click.echo("")
+    _print_figures(c)
+    _print_usage(c)
+    _print_agreement(c)
+    click.echo("")
+    _print_changes(c, limit)
+    if c.text is not None:
+        _print_text_changes(c.text, limit)
+    for reason, ids in c.excluded.items():
+        click.echo(
+            f"left out, {reason}: {len(ids)} ({', '.join(ids[:limit])}{' …' if len(ids) > limit else ''})"
+        )
+    if by_domain and c.by_domain:
+        click.echo("")
+        _print_domains(c)
+    if c.notes:
+        click.echo("")
+        for note in c.notes:
+            click.echo(f"note: {note}")
+
+
+def _print_verdict(c: Comparison, votes: dict[str, Any] | None) -> None:
+    """What was compared, the verdict and its outcome (and the votes, when the experiment counts them)."""
+    click.echo(f"{c.b.name} vs {c.a.name} on {c.dataset}: {c.n_cases} paired case(s), outcome {c.outcome}")
+    click.secho(c.verdict.text, bold=True)
+    click.echo(f"outcome: {c.verdict.outcome_text}")
+    if votes is not None:
+        click.echo(c.votes(**votes).text)
+
+
+def _print_figures(c: Comparison) -> None:
+    """Both arms' accuracy, the difference with its interval and test, McNemar, clustered SE, the MDE."""
+    from abbench.compare import points
+
+    unit = c.unit
+    width = max(len(c.a.name), len(c.b.name), 10)
+    click.echo(f"{'':<18}{c.a.name:<{width + 26}}{c.b.name}")
+    click.echo(
+        f"{'accuracy' if unit == 'points' else 'mean score':<18}{_estimate(c.value_a, unit):<{width + 26}}{_estimate(c.value_b, unit)}"
+    )
+    main = c.main
+    if main is not None:
+        iv = c.interval
+        ci = f"[{points(iv.low, unit)}, {points(iv.high, unit)}]" if iv is not None else "(no interval)"
+        click.echo(
+            f"{'difference':<18}{points(main.difference, unit)} {ci} ({c.verdict.test}, p = {_num(c.verdict.p_value, 3)})"
+        )
+    if c.mcnemar is not None and c.mcnemar_midp is not None:
+        click.echo(
+            f"{'McNemar exact':<18}b = {c.mcnemar.b} regressed, c = {c.mcnemar.c} fixed, p = {_num(c.mcnemar.p_value, 3)}"
+            f" (mid-p {_num(c.mcnemar_midp.p_value, 3)})"
+        )
+    if c.clustered is not None and c.difference is not None:
+        click.echo(
+            f"{'clustered SE':<18}{_num(c.clustered.se)} over {c.clustered.n_clusters} domains (plain {_num(c.difference.se)})"
+        )
+    if c.mde is not None:
+        click.echo(
+            f"{'detectable (MDE)':<18}{points(c.mde.delta, unit).lstrip('+')} with {c.power:.0%} power at {c.alpha:g}"
+        )
+
+
+def _print_usage(c: Comparison) -> None:
+    """Cost, latency and tokens: mean (and median) of each arm and the difference."""
+    for u in c.usage:
+        if u.difference is None:
+            click.echo(f"{u.metric:<18}n/a ({u.reason})")
+            continue
+        rel = f" ({u.relative:+.1%})" if u.relative is not None else ""
+        ci = f" [{_num(u.interval.low)}, {_num(u.interval.high)}]" if u.interval is not None else ""
+        median = ""
+        if u.median_a is not None and u.median_b is not None:
+            mrel = f" ({u.median_relative:+.1%})" if u.median_relative is not None else ""
+            median = f"; median {_num(u.median_a)} → {_num(u.median_b)}{mrel}"
+        click.echo(
+            f"{u.metric:<18}mean {_num(u.value_a)} → {_num(u.value_b)}: {u.difference:+.4g}{rel}{ci} ({u.method})"
+            f"{median}"
+        )
+
+
+def _print_agreement(c: Comparison) -> None:
+    """The pairwise judges' wins, and how far the judges agree with the people who reviewed."""
+    for p in c.pairwise:
+        click.echo(
+            f"{'pairwise ' + p.grader:<18}{c.a.name} {p.wins_a}, {c.b.name} {p.wins_b}, ties {p.ties} "
+            f"(sign test p = {_num(p.p_value, 3)})"
+        )
+    if c.review_agreement is not None and c.review_agreement.n:
+        ra = c.review_agreement
+        kappa = _num(ra.kappa.kappa, 3) if ra.kappa is not None else f"n/a ({ra.reason})"
+        click.echo(
+            f"{'judge vs people':<18}kappa {kappa} over {ra.n} reviewed run(s), agreement {_pct(ra.agreement)}"
+        )
+
+
+def _print_changes(c: Comparison, limit: int) -> None:
+    """The cases fixed and regressed, those unchanged, and how per-case pass rates moved."""
+    _cases("fixed", c.fixed, limit)
+    _cases("regressed", c.regressed, limit)
+    click.echo(
+        f"unchanged: {c.count('unchanged_right')} right in both, {c.count('unchanged_wrong')} wrong in both"
+        if c.outcome == "passed"
+        else f"unchanged: {c.count('unchanged')}"
+    )
+    if max(c.a.rounds, c.b.rounds) > 1:
+        up, down = c.moved
+        click.echo(f"per-case pass rates: {up} case(s) rose, {down} fell")
+
+
+def _print_text_changes(t: TextChanges, limit: int) -> None:
+    """Cases whose answer stayed but whose reason or cited evidence changed."""
+    if t.reason_changed:
+        shown = ", ".join(r.case_id for r in t.reason_changed[:limit])
+        click.echo(f"same answer, new reason ({len(t.reason_changed)}): {shown}")
+    if t.evidence_appeared:
+        shown = ", ".join(f"{e.case_id} (+{', '.join(e.appeared)})" for e in t.evidence_appeared[:limit])
+        click.echo(f"evidence appeared ({len(t.evidence_appeared)}): {shown}")
+    if t.evidence_disappeared:
+        shown = ", ".join(
+            f"{e.case_id} (−{', '.join(e.disappeared)})" for e in t.evidence_disappeared[:limit]
+        )
+        click.echo(f"evidence disappeared ({len(t.evidence_disappeared)}): {shown}")
+
+
+def _print_domains(c: Comparison) -> None:
+    """The per-domain table, Holm-adjusted, with significant changes flagged."""
+    from abbench.compare import points
+
+    unit = c.unit
+    click.echo(
+        f"{'domain':<16}{'cases':>6}  {_pad(c.a.name, 12, '>')}  {_pad(c.b.name, 12, '>')}  {'diff':>13}  "
+        "fixed/regr  p (Holm)"
+    )
+    for d in c.by_domain:
+        flag = (
+            " ▼ significant regression"
+            if d.significant_regression
+            else (" ▲" if d.significant_improvement else "")
+        )
+        a = _pct(d.value_a) if unit == "points" else _num(d.value_a)
+        b = _pct(d.value_b) if unit == "points" else _num(d.value_b)
+        click.echo(
+            f"{_pad(d.domain, 16)}{d.n_cases:>6}  {a:>12}  {b:>12}  {points(d.difference, unit):>13}  "
+            f"{d.fixed:>5}/{d.regressed:<4}  {_num(d.p_value, 3)} ({_num(d.p_adjusted, 3)}){flag}"
+        )
+
+
+def _print_all(m: MultiComparison) -> None:
+    """Three or more arms: Cochran's Q, each arm's pass rate, then each pair (Holm-adjusted)."""
+    from abbench.compare import points
+
+    click.echo(
+        f"{m.experiment} (#{m.experiment_id}) on {m.dataset}: {len(m.arms)} arms, {m.n_cases} case(s) graded in all"
+    )
+    if m.cochran is not None:
+        click.secho(
+            f"Cochran's Q = {m.cochran.statistic:.3f}, df {m.cochran.df}, p = {_num(m.cochran.p_value, 3)} "
+            f"({'the arms differ' if m.cochran.p_value < 0.05 else 'no difference detectable between the arms'})",
+            bold=True,
+        )
+    for arm, est in m.pass_rates.items():
+        click.echo(f"  {arm:<20}{_estimate(est)}")
+    click.echo("")
+    unit = "points" if m.outcome == "passed" else "score"
+    for p in m.pairs:
+        ci = (
+            f"[{points(p.interval.low, unit)}, {points(p.interval.high, unit)}]"
+            if p.interval is not None
+            else ""
+        )
+        mark = "significant" if p.significant else "not significant"
+        click.echo(
+            f"{p.b} vs {p.a}: {points(p.difference, unit)} {ci}, {p.fixed} fixed, {p.regressed} regressed, "
+            f"p = {_num(p.p_value, 3)}, Holm {_num(p.p_adjusted, 3)} ({mark})"
+        )
+    for note in m.notes:
+        click.echo(f"note: {note}")
+
+
+@cli.command("compare")
+@click.argument("experiment")
+@click.argument("other", required=False)
+@click.option(
+    "--arms",
+    nargs=2,
+    metavar="A B",
+    help="The two arms: baseline then candidate (with two experiments: one of each).",
+)
+@click.option("--by-domain", is_flag=True, help="Also print the per-domain table (Holm-adjusted).")
+@click.option("--cluster", type=click.Choice(["domain"]), help="Cluster-robust errors over domains.")
+@click.option(
+    "--outcome",
+    type=click.Choice(["auto", "passed", "score"]),
+    default="auto",
+    show_default=True,
+    help="What decides right or wrong.",
+)
+@click.option("--confidence", type=float, default=0.95, show_default=True, help="Coverage of the intervals.")
+@click.option("--alpha", type=float, default=0.05, show_default=True, help="Significance level.")
+@click.option(
+    "--margin",
+    type=click.FloatRange(min=0),
+    default=0.02,
+    show_default=True,
+    help="Non-inferiority margin of the outcome (better / not worse / worse / inconclusive): 0.02 = 2 points.",
+)
+@click.option(
+    "--power", type=float, default=0.8, show_default=True, help="Power for the minimum detectable effect."
+)
+@click.option("--iterations", type=int, default=10_000, show_default=True, help="Bootstrap replicates.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option(
+    "--bootstrap/--no-bootstrap", default=None, help="Force or skip the bootstrap (default: by size)."
+)
+@click.option("--details/--no-details", default=None, help="Compare reasons and evidence (default: by size).")
+@click.option("--limit", type=int, default=20, show_default=True, help="Case ids listed per list.")
+@json_option
+@pass_ctx
+def compare_cmd(ctx: Context, experiment: str, other: str | None, arms: tuple[str, str] | None, by_domain: bool,
+                cluster: str | None, outcome: str, confidence: float, alpha: float, margin: float, power: float,
+                iterations: int, seed: int, bootstrap: bool | None, details: bool | None, limit: int,
+                as_json: bool) -> None:  # fmt: skip
+    """Compare two arms, or two experiments on the same dataset: the verdict first, then the figures.
+
+    \b
+    Examples:
+      abbench compare routing-v2 --arms control treatment
+      abbench compare routing-v1 routing-v2            # each experiment's last arm
+      abbench compare routing-v1 routing-v2 --arms treatment treatment --by-domain
+      abbench compare demo                             # three or more arms and no decision: pair:
+                                                       # Cochran's Q and each vs the first
+    Exit code 1 when the experiments ran on different datasets.
+    """
+    from abbench.compare import compare_all, compare_arms, compare_experiments, experiment_pair, vote_policy
+
+    options: dict[str, Any] = dict(
+        store=ctx.store, outcome=outcome, confidence=confidence, alpha=alpha,
+    )  # fmt: skip
+    stats_options: dict[str, Any] = dict(
+        power=power, iterations=iterations, seed=seed, bootstrap=bootstrap, details=details, cluster=cluster,
+        margin=margin,
+    )  # fmt: skip
+    if other is not None:
+        c = compare_experiments(
+            experiment, other, arm_a=arms[0] if arms else None, arm_b=arms[1] if arms else None,
+            **options, **stats_options,
+        )  # fmt: skip
+        votes = vote_policy(ctx.store.get_experiment(other))
+    else:
+        exp = ctx.store.get_experiment(experiment)
+        if not arms and len(exp.arms) > 2 and experiment_pair(exp) is None:
+            m = compare_all(exp, store=ctx.store, outcome=outcome, confidence=confidence, alpha=alpha)
+            emit(as_json, m.as_dict(), lambda: _print_all(m))
+            return
+        c = compare_arms(
+            exp, arms[0] if arms else None, arms[1] if arms else None, **options, **stats_options
+        )
+        votes = vote_policy(exp)
+    data = c.as_dict()
+    if votes is not None:
+        data["votes"] = c.votes(**votes).as_dict()
+    emit(as_json, data, lambda: _print_comparison(c, by_domain, limit, votes))

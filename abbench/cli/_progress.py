@@ -1,0 +1,141 @@
+"""How the commands that run or grade show their work: the progress bar, the summary, the failures."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from abbench.types import RunState, outcome_word
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
+    from abbench.cli._app import Context
+    from abbench.runner import PauseReason, Progress, RunSummary
+
+T = TypeVar("T")
+
+
+class ProgressBar:
+    """A tqdm progress bar fed by the runner's observer interface."""
+
+    def __init__(self, quiet: bool = False):
+        self.quiet = quiet
+        self.bar: tqdm[Any] | None = None
+
+    def on_progress(self, progress: Progress) -> None:
+        if self.quiet:
+            return
+        from tqdm import tqdm
+
+        if self.bar is None:
+            self.bar = tqdm(
+                total=progress.total, unit="run", desc=progress.experiment[:30], dynamic_ncols=True
+            )
+        self.bar.n = progress.done
+        arms = " ".join(f"{a.arm}:{a.done}/{a.total}" for a in progress.arms)
+        pairs = f" pairs judged {progress.pairs_done}/{progress.pairs_total}" if progress.pairs_total else ""
+        self.bar.set_postfix_str(
+            f"{progress.status} {outcome_counts(progress, '=')} {arms}{pairs}", refresh=False
+        )
+        self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+@contextmanager
+def progress_bar(quiet: bool) -> Iterator[ProgressBar]:
+    """A `ProgressBar` for the work inside the block, closed however the block ends."""
+    bar = ProgressBar(quiet)
+    try:
+        yield bar
+    finally:
+        bar.close()
+
+
+def with_progress(quiet: bool, work: Callable[[list[Any]], T]) -> T:
+    """`work(observers)` with a progress bar among the observers (none drawn when `quiet`)."""
+    with progress_bar(quiet) as bar:
+        return work([bar])
+
+
+def outcome_counts(p: Any, sep: str = " ") -> str:
+    """``right 5 wrong 2`` and, when there are any, the runs that got no verdict, in the words of
+    `abbench.types.OUTCOME_WORDS` (a wrong answer is never called failed)."""
+    parts: list[tuple[str, int]] = [(RunState.PASS, p.right), (RunState.FAIL, p.wrong)]
+    parts += [
+        (k, n)
+        for k, n in (("execution_failed", p.execution_failed), ("grading_failed", p.grading_failed))
+        if n
+    ]
+    return " ".join(f"{outcome_word(k)}{sep}{n:,}" for k, n in parts)
+
+
+def print_budget(reason: PauseReason | None, notes: Sequence[str], handle: str) -> None:
+    """The budget's pause (with the command that goes on) and its warnings, under a status line."""
+    for note in notes:
+        click.echo(f"warning: {note}")
+    if reason is not None:
+        click.echo(f"  raise the budget and go on: {reason.hint(handle)}")
+
+
+def print_summary(summary: RunSummary, handle: str | None = None) -> None:
+    """What a run, retry, regrade or grade did: the totals, then each arm's outcomes."""
+    p = summary.progress
+    click.echo(
+        f"{summary.experiment} (#{summary.experiment_id}): {summary.status_text} in {summary.elapsed_s:.1f} s — "
+        f"executed {summary.executed}, graded {summary.graded}, "
+        f"{outcome_word('execution_failed')} {summary.execution_failed}, "
+        f"{outcome_word('grading_failed')} {summary.grading_failed}, cancelled {summary.cancelled}"
+    )
+    for arm in p.arms:
+        c = arm.counts
+        rest = [
+            ("execution_failed", arm.execution_failed),
+            ("grading_failed", arm.grading_failed),
+            (RunState.CANCELLED, c.get(RunState.CANCELLED, 0)),
+            (RunState.PENDING, c.get(RunState.PENDING, 0)),
+            (RunState.EXECUTED, c.get(RunState.EXECUTED, 0)),
+        ]
+        click.echo(
+            f"  {arm.arm:<14} right {arm.right:>5}  wrong {arm.wrong:>5}"
+            + "".join(f"  {outcome_word(k)} {n:>4}" for k, n in rest if n)
+        )
+    print_budget(summary.pause_reason, summary.notes, handle or f"#{summary.experiment_id}")
+
+
+def print_failures(ctx: Context, exp_id: int) -> None:
+    """Execution and grading failures by kind, with one error of each kind and what to do.
+
+    The store's state ``fail`` holds wrong answers and runs that never got one alike; a new user
+    needs to be told that these are errors, not wrong answers, and which.
+    """
+    failed = [
+        r for r in ctx.store.runs(exp_id, states=[RunState.FAIL]) if r.execution_failed or r.grading_failed
+    ]
+    if not failed:
+        return
+    kinds: dict[tuple[str, str], list[Any]] = {}
+    for r in failed:
+        kind = "execution" if r.execution_failed else "grading"
+        kinds.setdefault((kind, r.failure_type or "grading_error"), []).append(r)
+    click.echo(f"failures: {len(failed):,} run(s) got no verdict (errors, not wrong answers):")
+    for (kind, ftype), runs in sorted(kinds.items(), key=lambda kv: -len(kv[1])):
+        arms = ", ".join(f"{a} {n:,}" for a, n in Counter(r.arm for r in runs).items())
+        first = runs[0]
+        error = " ".join(str(first.error or "").split())
+        click.echo(f"  {kind} {ftype}: {len(runs):,} ({arms})")
+        if error:
+            click.echo(f"    e.g. case {first.case_id}: {error[:240]}{'…' if len(error) > 240 else ''}")
+    handle = ctx.store.experiment_handle(ctx.store.get_experiment(exp_id))
+    if any(k == "execution" for k, _ in kinds):
+        click.echo(f"  re-run them: abbench retry {handle} --failed")
+    if any(k == "grading" for k, _ in kinds):
+        click.echo(f"  re-grade them: abbench regrade {handle} --failed")

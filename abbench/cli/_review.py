@@ -1,0 +1,236 @@
+"""The review commands: review, reviews, disagreements, case (what people read case by case)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from abbench._text import cells
+from abbench.cli._analysis import _cut, _num, _pad, _pct
+from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
+from abbench.types import RunState, outcome_word
+
+if TYPE_CHECKING:
+    from abbench.review import AttemptView, CaseDetail, RunView
+
+_MARKS: dict[str, str] = {RunState.PASS: "✓", RunState.FAIL: "✗"}
+
+
+def _answer(run: RunView) -> str:
+    """A run's answer as a list shows it: the prediction, or why there is none."""
+    if run.prediction is not None:
+        return str(run.prediction)
+    return f"({run.failure_type or outcome_word(run.state)})"
+
+
+def _grade_text(name: str, grade: dict[str, Any]) -> str:
+    """One grader's latest verdict on a run, as ``abbench case`` lists it."""
+    if grade.get("status") != "ok":
+        return f"{name} grading failed ({grade.get('error') or grade.get('status')})"
+    passed = grade.get("passed")
+    if passed is None and grade.get("verdict") is None and grade.get("score") is None:
+        return f"{name} n/a"  # the grader does not apply here (a trajectory check on a no-skill arm)
+    verdict = grade.get("verdict") or (
+        outcome_word(RunState.PASS if passed else RunState.FAIL) if passed is not None else "scored"
+    )
+    score = grade.get("score")
+    text = f"{name} {verdict}"
+    if score is not None and grade.get("kind") != "rule":
+        text += f" {score:.3g}"
+    comment = " ".join(str(grade.get("comment") or "").split())
+    return text + (f" ({comment[:80]})" if comment else "")
+
+
+@cli.command("review")
+@click.argument("experiment")
+@click.argument("case_id")
+@click.option(
+    "--verdict",
+    required=True,
+    metavar="VERDICT",
+    help="gold_correct, model_correct, ambiguous_standard, missing_capability_info or unsure.",
+)
+@click.option("--note", help="What you saw.")
+@click.option("--arm", help="The arm whose answer you reviewed (default: the case as a whole).")
+@click.option("--run", "run_id", type=int, help="The run you looked at.")
+@click.option("--reviewer", help="Who reviewed (default: the OS user or $ABBENCH_USER).")
+@json_option
+@pass_ctx
+def review_cmd(ctx: Context, experiment: str, case_id: str, verdict: str, note: str | None, arm: str | None,
+               run_id: int | None, reviewer: str | None, as_json: bool) -> None:  # fmt: skip
+    """Record a review of a case (appended; the latest per case and arm is the one shown).
+
+    \b
+    Example:
+      abbench review routing-v2 c017 --verdict gold_correct --arm treatment --note "空调 is slow, gold is right"
+    """
+    from abbench.review import add_review
+
+    r = add_review(
+        experiment, case_id, verdict, note=note, arm=arm, run_id=run_id, reviewer=reviewer, store=ctx.store
+    )
+    emit(
+        as_json,
+        r.as_dict(),
+        f"review #{r.id} saved: {r.case_id} {r.arm or '(case)'} → {r.verdict} by {r.reviewer}",
+    )
+
+
+@cli.command("reviews")
+@click.argument("experiment")
+@click.option("--history", is_flag=True, help="Every review, not only the latest per case and arm.")
+@click.option("--case", "case_id", help="Only this case.")
+@click.option("--arm", help="Only this arm.")
+@json_option
+@pass_ctx
+def reviews_cmd(
+    ctx: Context, experiment: str, history: bool, case_id: str | None, arm: str | None, as_json: bool
+) -> None:
+    """List reviews (the latest per case and arm), with judge-versus-people agreement."""
+    from abbench.review import judge_agreement, reviews
+
+    rows = reviews(experiment, store=ctx.store, latest=not history, case_id=case_id, arm=arm)
+    agreement = judge_agreement(experiment, store=ctx.store)
+
+    def human() -> None:
+        if not rows:
+            click.echo("no reviews yet; add one with `abbench review EXP CASE --verdict ...`")
+        for r in rows:
+            note = f" — {r.note}" if r.note else ""
+            click.echo(
+                f"#{r.id:<5}{r.created_at}  {_pad(r.case_id, 16)}{_pad(r.arm or '(case)', 14)}{r.verdict:<24}"
+                f"{r.reviewer or ''}{note}"
+            )
+        if agreement.n:
+            kappa = (
+                _num(agreement.kappa.kappa, 3) if agreement.kappa is not None else f"n/a ({agreement.reason})"
+            )
+            click.echo(
+                f"judge vs people: kappa {kappa} over {agreement.n} review(s), agreement {_pct(agreement.agreement)}"
+            )
+
+    emit(as_json, {"reviews": [r.as_dict() for r in rows], "agreement": agreement.as_dict()}, human)
+
+
+@cli.command("disagreements")
+@click.argument("experiment")
+@click.option(
+    "--kind",
+    "kinds",
+    multiple=True,
+    type=click.Choice(["all", "gold", "low_confidence", "no_evidence", "flaky", "arms"]),
+    help="Which kind (repeatable; default all).",
+)
+@click.option("--arm", "arms", multiple=True, metavar="ARM", help="Only runs of this arm (repeatable).")
+@click.option("--threshold", type=float, default=0.5, show_default=True, help="Low-confidence threshold.")
+@click.option("--limit", type=int, help="At most this many cases.")
+@json_option
+@pass_ctx
+def disagreements_cmd(ctx: Context, experiment: str, kinds: tuple[str, ...], arms: tuple[str, ...],
+                      threshold: float, limit: int | None, as_json: bool) -> None:  # fmt: skip
+    """List cases worth a review: gold vs prediction, low confidence, no evidence, flaky, arms disagreeing."""
+    from abbench.review import disagreements
+
+    kind = None if not kinds or "all" in kinds else list(kinds)
+    found = disagreements(
+        experiment, kind, store=ctx.store, arms=list(arms) or None, threshold=threshold, limit=limit
+    )
+
+    def human() -> None:
+        if not found:
+            click.echo("nothing to review")
+            return
+        # Case ids are shown whole (they are what `abbench case` takes); long gold values are cut.
+        id_width = max(12, *(cells(d.case_id) for d in found)) + 2
+        gold_width = min(40, max(4, *(cells(str(d.case.expected)) for d in found)))
+        kind_width = max(len(",".join(d.kinds)) for d in found) + 2
+        for d in found:
+            answers = []
+            by_arm: dict[str, list[RunView]] = {}
+            for r in d.runs:
+                by_arm.setdefault(r.arm, []).append(r)
+            for arm, runs in by_arm.items():
+                preds = "/".join(_answer(r) for r in runs)
+                answers.append(f"{arm}: {preds}")
+            reviewed = f"  [reviewed: {', '.join(r.verdict for r in d.reviews)}]" if d.reviews else ""
+            click.echo(
+                f"{_pad(d.case_id, id_width)}{_pad(','.join(d.kinds), kind_width)}"
+                f"gold {_cut(d.case.expected, gold_width)}  {'; '.join(answers)}{reviewed}"
+            )
+            click.echo(f"{'':<{id_width}}{_cut(' '.join(str(d.case.input).split()), 100, pad=False)}")
+        more = f" (--limit {limit}: there may be more)" if limit is not None and len(found) >= limit else ""
+        click.echo(f"{len(found)} case(s){more}; answers per arm are by round: round 0/round 1/…")
+
+    emit(as_json, [d.as_dict() for d in found], human)
+
+
+def _attempt_text(a: AttemptView) -> str:
+    """One line per execution attempt: how it ended and what it spent (and where its transcript is)."""
+    text = a.summary
+    if a.transcript_path and a.outcome != RunState.EXECUTED:
+        text += f"; transcript: {a.transcript_path}"
+    return text
+
+
+@cli.command("case")
+@click.argument("experiment")
+@click.argument("case_id")
+@json_option
+@pass_ctx
+def case_cmd(ctx: Context, experiment: str, case_id: str, as_json: bool) -> None:
+    """Show one case in full: input, gold, every run's answer, reason, evidence, tool calls, reviews."""
+    from abbench.review import case_detail
+
+    d = case_detail(experiment, case_id, store=ctx.store)
+
+    emit(as_json, d.as_dict(), lambda: _print_case(d))
+
+
+def _print_case(d: CaseDetail) -> None:
+    """A case as `abbench case` prints it: the case, each run, then the reviews."""
+    c = d.case
+    click.secho(
+        f"{c.case_id} ({c.domain or 'no domain'}){'  ' + ', '.join(d.kinds) if d.kinds else ''}",
+        bold=True,
+    )
+    click.echo(f"input: {c.input}")
+    click.echo(f"gold:  {c.expected}")
+    for r in d.runs:
+        _print_run(r)
+    for rev in d.history:
+        click.echo(
+            f"  review #{rev.id} {rev.created_at} {rev.arm or '(case)'}: {rev.verdict} {rev.note or ''}"
+        )
+
+
+def _print_run(r: RunView) -> None:
+    """One run of the case: its answer and verdict, grades, evidence, what it read and called."""
+    verdict = _MARKS.get(r.outcome) or outcome_word(r.outcome)
+    conf = f" conf {r.confidence:.2f}" if r.confidence is not None else ""
+    click.echo(f"  {r.arm} round {r.round}: {_answer(r)} {verdict}{conf}  {r.reason or ''}")
+    if r.error:
+        click.echo(f"    error: {r.error}")
+    if r.grades:
+        # a run is right only when every grader says so: say which one did not
+        click.echo("    grades: " + " · ".join(_grade_text(n, g) for n, g in r.grades.items()))
+    for e in r.evidence:
+        where = (
+            f" → {e.resolved}"
+            if e.found and e.resolved != e.ref
+            else ("" if e.found else " (not found in the skill)")
+        )
+        click.echo(f"    cites {e.ref}{where}")
+    if r.sections_read or r.files_read:
+        click.echo(f"    read: {', '.join(r.sections_read or r.files_read)}")
+    for call in r.calls or ():
+        click.echo(f"    tool {call.name}({call.arguments})")
+    if r.transcript_path:
+        click.echo(f"    transcript: {r.transcript_path}")
+    attempts = r.attempts or ()
+    if len(attempts) > 1 or any(a.outcome != RunState.EXECUTED or a.cached for a in attempts):
+        # what every attempt spent: a failed one (out of turns, unreadable, timed out) cost money too
+        for a in attempts:
+            click.echo(f"    {_attempt_text(a)}")
+            for call in a.tool_calls if a.outcome != RunState.EXECUTED else ():
+                click.echo(f"      tool {call.name}({call.arguments})")

@@ -1,0 +1,86 @@
+"""How the command line is put together: the order of its commands, and the progress bar of long commands."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from abbench.cli import cli
+from abbench.cli._progress import ProgressBar, with_progress
+from abbench.runner import ArmProgress, Progress
+
+FLOW = [
+    "import",
+    "datasets",
+    "profiles",
+    "snapshot",
+    "snapshots",
+    "show-ref",
+    "diff-skill",
+    "create",
+    "experiments",
+    "run",
+    "status",
+    "pause",
+    "cancel",
+    "retry",
+    "regrade",
+    "clone",
+    "try",
+    "resume",
+    "estimate",
+    "grade",
+    "grades",
+    "judge-report",
+    "plan",
+    "compare",
+    "metrics",
+    "gate",
+    "review",
+    "reviews",
+    "disagreements",
+    "case",
+    "cache",
+    "export",
+    "report",
+    "demo",
+]
+
+
+def test_help_lists_the_commands_in_the_order_of_the_flow():
+    # Each module registers its commands when imported; moving a command to another module must not
+    # move it in `abbench --help`.
+    assert list(cli.commands) == FLOW
+
+
+def _progress(done: int) -> Progress:
+    return Progress("demo", 1, "running", (ArmProgress("v1", {"pass": done, "pending": 4 - done}),))
+
+
+def test_the_progress_bar_is_closed_when_the_work_fails(monkeypatch):
+    bars: list[ProgressBar] = []
+
+    def work(observers: list[ProgressBar]) -> None:
+        bar = observers[0]
+        bars.append(bar)
+        bar.on_progress(_progress(1))
+        assert bar.bar is not None  # drawn
+        raise RuntimeError("the agent went away")
+
+    monkeypatch.setattr("sys.stderr", io.StringIO())
+    with pytest.raises(RuntimeError, match="went away"):
+        with_progress(False, work)
+    assert bars and bars[0].bar is None
+
+
+def test_a_quiet_progress_bar_draws_nothing_and_returns_the_work(monkeypatch):
+    err = io.StringIO()
+    monkeypatch.setattr("sys.stderr", err)
+
+    def work(observers: list[ProgressBar]) -> str:
+        observers[0].on_progress(_progress(2))
+        return "summary"
+
+    assert with_progress(True, work) == "summary"
+    assert err.getvalue() == ""
