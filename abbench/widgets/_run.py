@@ -23,9 +23,11 @@ from abbench.runner import (
     Progress,
     RunHandle,
     cancel_experiment,
+    clone_experiment,
     create_experiment,
     pause_experiment,
     resume_experiment,
+    retry_runs,
     start_experiment,
 )
 from abbench.store import Experiment
@@ -517,7 +519,7 @@ class RunControlWidget(View):
         """Start the experiment shown, or create the one the form defines and start it."""
         if self.experiment is None:
             if self._clone_of is not None:
-                exp = create_experiment(self._clone_spec(), store=self.store, parent_id=self._clone_of.id)
+                exp = self._create_clone(self._clone_of)
             else:
                 exp = create_experiment(self.spec(), store=self.store)
             self._clone_of = None
@@ -608,16 +610,14 @@ class RunControlWidget(View):
             f"a clone of #{source.id} {source.name}: its timeouts, retries and gate are kept"
         )
 
-    def _clone_spec(self) -> dict[str, Any]:
-        """The clone's definition: the source's, with what the form sets (name, dataset, arms, rounds ...)."""
-        assert self._clone_of is not None
-        spec = {
-            k: v
-            for k, v in self._clone_of.spec.items()
-            if k not in ("dataset_profile", "dataset_profile_version", "owner", "cases")
-        }
-        spec.update(self.spec())
-        return spec
+    def _create_clone(self, source: Experiment) -> Experiment:
+        """The clone: the source's definition (timeouts, retries, gate ...) with what the form sets."""
+        form = self.spec()
+        changes = {key: form[key] for key in ("dataset", "arms", "concurrency", "graders")}
+        changes["cases"] = form.get("cases")  # the form's choice, all cases when it makes none
+        return clone_experiment(
+            source, name=form["name"], rounds=form["rounds"], changes=changes, store=self.store
+        )
 
     def rerun_failed(self) -> RunHandle:
         """Run the execution failures again (they go back to pending; old grades stay readable)."""
@@ -625,7 +625,7 @@ class RunControlWidget(View):
         ids = self.store.select_runs(exp.id, execution_failed=True)
         if not ids:
             raise NotFoundError(f"experiment {exp.name!r} has no execution failure to re-run")
-        self.store.reset_runs(ids, "re-run requested")
+        retry_runs(exp, store=self.store, execution_failed=True, run=False)
         return self._run(run_ids=ids)
 
     def regrade_failed(self) -> RunHandle:
