@@ -110,7 +110,7 @@ class RunSnapshot:
         )
 
 
-def _counts(p: Progress) -> tuple:
+def _counts(p: Progress) -> tuple[Any, ...]:
     return tuple((a.arm, tuple(sorted(a.counts.items())), tuple(sorted(a.errors.items()))) for a in p.arms)
 
 
