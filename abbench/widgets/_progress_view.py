@@ -121,7 +121,7 @@ def status_text(p: Progress, phase: str, title: str) -> str:
     missing = p.cancelled + _pending(p)
     if phase in ("cancelled", "interrupted") and missing:
         head += f" · incomplete: {missing:,} of {p.total:,} runs never ran"
-    reason = getattr(p, "pause_reason", None)
+    reason = p.pause_reason
     if phase == "paused" and reason is not None:
         head += f" · {reason.text}"  # paused by the runner itself (a budget reached), with the figures
     rate = f" · {p.throughput:.1f} runs/s" if p.throughput and phase == "running" else ""

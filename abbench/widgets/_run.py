@@ -30,7 +30,7 @@ from abbench.runner import (
     retry_runs,
     start_experiment,
 )
-from abbench.store import Experiment
+from abbench.store import Experiment, RunRecord
 from abbench.widgets._arm_form import FOLDER, NO_SKILL, ArmRow, parse_graders
 from abbench.widgets._base import STYLE, Choice, StoreLike, View, escape, html_table, log, note
 from abbench.widgets._case_form import CaseForm, selection_text
@@ -235,7 +235,7 @@ class RunControlWidget(View):
         return self.snapshot.progress if self.snapshot is not None else None
 
     @property
-    def failures(self) -> list[Any]:
+    def failures(self) -> list[RunRecord]:
         """The failed runs listed (execution and grading failures, the first 50)."""
         return list(self.snapshot.failures.shown) if self.snapshot is not None else []
 
