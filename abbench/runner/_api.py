@@ -310,6 +310,7 @@ def retry_runs(
     *,
     store: StoreLike = None,
     failed: bool = False,
+    execution_failed: bool = False,
     cancelled: bool = False,
     disagreements: bool = False,
     cases: Sequence[str] | None = None,
@@ -321,6 +322,7 @@ def retry_runs(
 
     Args:
         failed: Runs that failed (execution or grading).
+        execution_failed: Runs whose execution failed (the agent gave no usable answer).
         cancelled: Runs that were cancelled.
         disagreements: Runs whose prediction disagrees with the gold label.
         cases: Only these case ids.
@@ -334,10 +336,16 @@ def retry_runs(
     exp = store.get_experiment(ref)
     if exp.runner_alive:
         raise ExperimentError(exp.busy_message())
-    if not (failed or cancelled or disagreements or cases):
+    if not (failed or execution_failed or cancelled or disagreements or cases):
         raise ExperimentError("say which runs to re-run: failed, cancelled, disagreements and/or cases")
     ids = store.select_runs(
-        exp.id, failed=failed, cancelled=cancelled, disagreements=disagreements, cases=cases, arms=arms
+        exp.id,
+        failed=failed,
+        execution_failed=execution_failed,
+        cancelled=cancelled,
+        disagreements=disagreements,
+        cases=cases,
+        arms=arms,
     )
     if not ids:
         raise ExperimentError(f"no run of {exp.name!r} matches; nothing to re-run")

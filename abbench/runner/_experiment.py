@@ -399,6 +399,7 @@ def clone_experiment(
     rounds: int | None = None,
     store: str | Path | Store | None = None,
     reuse: bool = False,
+    changes: dict[str, Any] | None = None,
 ) -> Experiment:
     """A new experiment like `ref`, with some arms replaced (a new skill version, a new model).
 
@@ -408,6 +409,8 @@ def clone_experiment(
         arms: Arm name -> replacement arm (fields not given are kept from the original arm); a new
             name adds an arm.
         rounds: A different number of rounds.
+        changes: Other fields of the definition to set instead of the original's (``dataset``,
+            ``graders``, ``cases``, ``concurrency``; ``arms`` replaces every arm at once).
     """
     store = open_store(store)
     source = store.get_experiment(ref)
@@ -434,6 +437,7 @@ def clone_experiment(
             merged.pop("git_ref", None)  # a new skill does not inherit the old one's git ref
         new_arms[arm_name] = merged
     spec["arms"] = new_arms
+    spec.update(changes or {})
     for key in ("dataset_profile", "dataset_profile_version", "owner"):
         spec.pop(key, None)
     return create_experiment(spec, store=store, reuse=reuse, owner=source.owner, parent_id=source.id)

@@ -17,7 +17,8 @@ from abbench.widgets._arm_form import parse_graders, parse_params
 from abbench.widgets._base import Choice, ErrorArea, View, escape, html_table, notebook_store
 from abbench.widgets._case import CaseDetailView, read_transcript, transcript_html
 from abbench.widgets._diff import DiffWidget
-from abbench.widgets._mapping import MappingWidget, report_html
+from abbench.widgets._mapping import MappingWidget
+from abbench.widgets._mapping_parts import report_html
 from abbench.widgets._results import ResultsWidget
 from abbench.widgets._review import ReviewWidget
 from abbench.widgets._run import RunControlWidget

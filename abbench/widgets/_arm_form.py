@@ -160,10 +160,11 @@ def parse_graders(text: str) -> list[str | dict[str, Any]]:
             f"cannot read the graders{where}: write names and definitions split by commas, e.g. "
             "label_match, {type: llm_judge, model: gpt-4o-mini}"
         ) from None
-    bad = [g for g in value if not isinstance(g, (str, dict))]
-    if bad:
-        raise UsageError(f"a grader is a name or a definition {{type: ...}}; got {bad[0]!r}")
-    return value
+    graders: list[str | dict[str, Any]] = [g for g in value if isinstance(g, (str, dict))]
+    if len(graders) != len(value):
+        bad = next(g for g in value if not isinstance(g, (str, dict)))
+        raise UsageError(f"a grader is a name or a definition {{type: ...}}; got {bad!r}")
+    return graders
 
 
 class ArmRow:

@@ -9,7 +9,7 @@ import math
 import os
 import threading
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ log = logging.getLogger("abbench.widgets")
 # after the widget has cleared it. An application that configures logging still gets them.
 log.addHandler(logging.NullHandler())
 
-StoreLike = str | os.PathLike | Store | None
+StoreLike = str | os.PathLike[str] | Store | None
 
 NONE = "—"
 """What a table cell shows for a missing value."""
@@ -40,15 +40,6 @@ def escape(value: Any) -> str:
     if value is None:
         return NONE
     return html.escape(str(value), quote=True)
-
-
-def fmt_number(value: float | None, digits: int = 3) -> str:
-    """A number for a table cell: rounded, or the missing-value dash."""
-    if value is None:
-        return NONE
-    if isinstance(value, int):
-        return f"{value:,}"
-    return f"{value:.{digits}f}"
 
 
 def fmt_pct(value: float | None, digits: int = 1, *, signed: bool = False) -> str:
@@ -188,7 +179,7 @@ def note(text: str, kind: str = "note") -> str:
     return f'<div class="abbench-{kind}">{escape(text)}</div>'
 
 
-class ErrorArea(w.HTML):
+class ErrorArea(w.HTML):  # type: ignore[misc, unused-ignore]  # ipywidgets is untyped
     """Where a widget shows what went wrong in a callback, so nothing is lost in the kernel log.
 
     Attributes:
@@ -222,7 +213,7 @@ class ErrorArea(w.HTML):
         self.value = ""
 
 
-class View(w.VBox):
+class View(w.VBox):  # type: ignore[misc, unused-ignore]  # ipywidgets is untyped
     """Base of every abbench widget: a box with an error area and guarded callbacks.
 
     Attributes:
@@ -249,10 +240,11 @@ class View(w.VBox):
 
         from abbench.widgets._static import static_html
 
-        display(self._repr_mimebundle_(), raw=True)
+        show: Callable[..., Any] = display  # IPython's display is untyped
+        show(self._repr_mimebundle_(), raw=True)
         copy = static_html(self)
         if copy:
-            display({"text/html": copy, "text/plain": ""}, raw=True)
+            show({"text/html": copy, "text/plain": ""}, raw=True)
 
     def guard(self, action: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         """`fn` wrapped for use as a callback: exceptions are shown in the error area and logged.
@@ -333,7 +325,7 @@ class Choice:
         return [str(o[0] if isinstance(o, tuple) else o) for o in self.widget.options]
 
     @contextmanager
-    def _silent(self):
+    def _silent(self) -> Iterator[None]:
         before, self._quiet = self._quiet, True
         try:
             yield
@@ -385,7 +377,7 @@ class Choice:
             else:
                 self.widget.value = None
                 self.missing = self.intended
-        return self.widget.value != before
+        return bool(self.widget.value != before)
 
 
 def notebook_store(path: StoreLike = None, *, create: bool = False) -> Store:

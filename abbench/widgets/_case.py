@@ -12,7 +12,7 @@ import ipywidgets as w
 from abbench.dataset import unpack_source_row
 from abbench.review import CaseDetail, RunView, case_detail
 from abbench.store import Experiment, Store
-from abbench.types import outcome_word
+from abbench.types import RunState, outcome_word
 from abbench.widgets._base import NONE, escape, html_table, note
 
 TRANSCRIPT_CHARS = 200_000
@@ -33,32 +33,32 @@ def _pct(value: float | None) -> str:
 
 def outcome_mark(run: RunView) -> str:
     """A run's outcome as a short word for tables: right, WRONG, execution failed (why), grading failed, ..."""
-    if run.outcome == "fail":
-        return outcome_word("fail").upper()
+    if run.outcome == RunState.FAIL:
+        return outcome_word(RunState.FAIL).upper()
     if run.outcome == "execution_failed":
         return f"{outcome_word('execution_failed')} ({run.failure_type})"
     return outcome_word(run.outcome)
 
 
 _MARKS = {
-    "pass": ("✓", "color:#1a6b1a"),
-    "fail": ("✗", "color:#a40000;background:#fde8e8;font-weight:600"),
+    RunState.PASS: ("✓", "color:#1a6b1a"),
+    RunState.FAIL: ("✗", "color:#a40000;background:#fde8e8;font-weight:600"),
     "execution_failed": ("⚠", "color:#8a5a00;background:#fff4dc"),
     "grading_failed": ("⚠", "color:#8a5a00;background:#fff4dc"),
-    "cancelled": ("–", "color:#777"),
+    RunState.CANCELLED: ("–", "color:#777"),
 }
 
 
 def _answer_cell(run: RunView) -> str:
     """One run's answer for the summary (escaped HTML): ✓ right, ✗ wrong (marked red), failures named."""
     mark, style = _MARKS.get(run.outcome, ("?", "color:#777"))
-    if run.outcome in ("pass", "fail"):
+    if run.outcome in (RunState.PASS, RunState.FAIL):
         text = NONE if run.prediction is None else str(run.prediction)
         if run.confidence is not None:
             text += f" ({_pct(run.confidence)})"
     else:
         text = outcome_mark(run)
-    css = "abbench-wrong" if run.outcome == "fail" else f"abbench-{run.outcome}"
+    css = "abbench-wrong" if run.outcome == RunState.FAIL else f"abbench-{run.outcome}"
     return f'<span class="{css}" style="{style};padding:0 3px">{mark} {escape(text)}</span>'
 
 
@@ -66,7 +66,7 @@ def _grade_word(grade: dict[str, Any]) -> str:
     passed = grade.get("passed")
     if passed is None:
         return str(grade.get("status") or NONE)
-    return outcome_word("pass" if passed else "fail")
+    return outcome_word(RunState.PASS if passed else RunState.FAIL)
 
 
 def _reading_html(run: RunView) -> str:
@@ -129,7 +129,7 @@ def transcript_html(events: Sequence[dict[str, Any]]) -> str:
     return "".join(parts)
 
 
-class CaseDetailView(w.VBox):
+class CaseDetailView(w.VBox):  # type: ignore[misc, unused-ignore]  # ipywidgets is untyped
     """One case of an experiment (or the same case in two experiments), read with `case_detail`.
 
     On top, a compact summary a reviewer decides from: the input, the gold, and each arm's answer per
@@ -267,8 +267,8 @@ class CaseDetailView(w.VBox):
                 name = f"{exp.name} / {arm}" if several else arm
                 cells = [escape(name)]
                 for i in range(rounds):
-                    r = by_round.get(i)
-                    cells.append(_answer_cell(r) if r is not None else NONE)
+                    shown = by_round.get(i)
+                    cells.append(_answer_cell(shown) if shown is not None else NONE)
                 rows.append(cells)
         kinds = ", ".join(first.kinds) or "nothing amiss"
         turns = len(case.history) if isinstance(case.history, list) else 0

@@ -21,22 +21,34 @@ COUNTED_UP_TO = 200_000
 """Cases a dataset may have for the form to count its selection as it changes."""
 
 
-def selection_text(cases: Mapping[str, Any] | None) -> str:
+def as_selection(cases: CaseSelection | Mapping[str, Any] | None) -> CaseSelection | None:
+    """`cases` as the runner's `CaseSelection` (a definition's ``cases:`` mapping is read as one)."""
+    if cases is None or isinstance(cases, CaseSelection):
+        return cases
+    return CaseSelection.model_validate(dict(cases)) if cases else None
+
+
+def selection_text(cases: CaseSelection | Mapping[str, Any] | None) -> str:
     """A ``cases:`` selection in words: ``domains 导航, 车控 · labels fast · a sample of 5 (seed 0)``."""
-    if not cases:
+    selection = as_selection(cases)
+    if selection is None:
         return "every case"
     parts = []
-    for key, word in (("ids", "ids"), ("domains", "domains"), ("labels", "labels"), ("expected", "labels")):
-        if cases.get(key):
-            values = [str(v) for v in cases[key]]
+    for chosen, word in (
+        (selection.ids, "ids"),
+        (selection.domains, "domains"),
+        (selection.labels, "labels"),
+    ):
+        if chosen:
+            values = [str(v) for v in chosen]
             shown = ", ".join(values[:8]) + (f" and {len(values) - 8} more" if len(values) > 8 else "")
             parts.append(f"{word} {shown}")
-    if cases.get("tag"):
-        parts.append(f"tag {cases['tag']}")
-    if cases.get("sample"):
-        parts.append(f"a sample of {cases['sample']:,} (seed {cases.get('seed', 0)})")
-    if cases.get("limit"):
-        parts.append(f"the first {cases['limit']:,}")
+    if selection.tag:
+        parts.append(f"tag {selection.tag}")
+    if selection.sample:
+        parts.append(f"a sample of {selection.sample:,} (seed {selection.seed})")
+    if selection.limit:
+        parts.append(f"the first {selection.limit:,}")
     return " · ".join(parts) or "every case"
 
 
@@ -119,14 +131,13 @@ class CaseForm:
             out["sample" if self.sample.value else "limit"] = int(self.count.value)
         return out or None
 
-    def fill(self, cases: Mapping[str, Any] | None) -> None:
+    def fill(self, cases: CaseSelection | Mapping[str, Any] | None) -> None:
         """Choose what an experiment's ``cases:`` chose (for a clone)."""
-        cases = dict(cases or {})
-        self.domains.value = tuple(d for d in cases.get("domains") or () if d in _values(self.domains))
-        labels = cases.get("labels") or cases.get("expected") or ()
-        self.labels.value = tuple(g for g in labels if g in _values(self.labels))
-        self.sample.value = bool(cases.get("sample"))
-        self.count.value = int(cases.get("sample") or cases.get("limit") or 0)
+        selection = as_selection(cases) or CaseSelection.model_validate({})
+        self.domains.value = tuple(d for d in selection.domains or () if d in _values(self.domains))
+        self.labels.value = tuple(g for g in selection.labels or () if g in _values(self.labels))
+        self.sample.value = bool(selection.sample)
+        self.count.value = int(selection.sample or selection.limit or 0)
 
     def count_selected(self) -> None:
         """Say how many cases the selection selects (as the runner will select them)."""

@@ -26,7 +26,10 @@ TABLE_HEIGHT = "420px"
 
 def top_confusions_html(arm: ArmMetrics, limit: int = TOP_CONFUSIONS) -> str:
     """An arm's most frequent confusions as a table: gold → predicted, runs, share of the gold's runs."""
-    cm = arm.classes.confusion
+    classes = arm.classes
+    if classes is None:
+        return note(f"{arm.arm}: no per-class figures ({arm.classes_reason})")
+    cm = classes.confusion
     every = cm.top_confusions(None)
     if not every:
         return note(f"{arm.arm}: no confusion: every graded run was predicted as its gold label")
@@ -39,7 +42,7 @@ def top_confusions_html(arm: ArmMetrics, limit: int = TOP_CONFUSIONS) -> str:
     return (
         f"<b>{escape(arm.arm)}: top confusions</b>"
         + note(
-            f"{wrong:,} of {arm.classes.n:,} graded runs went to another label, in {len(every):,} "
+            f"{wrong:,} of {classes.n:,} graded runs went to another label, in {len(every):,} "
             f"(gold, predicted) pairs; {shown}, most runs first"
         )
         + html_table(
@@ -80,7 +83,7 @@ def classes_html(arm: ArmMetrics, *, by_support: bool = False) -> str:
     return "".join(parts)
 
 
-class ConfusionView(w.VBox):
+class ConfusionView(w.VBox):  # type: ignore[misc, unused-ignore]  # ipywidgets is untyped
     """The Confusion tab of `ResultsWidget`: confusion matrices and per-class figures of every arm.
 
     Attributes:
@@ -98,8 +101,8 @@ class ConfusionView(w.VBox):
 
     def show(self, metrics: ExperimentMetrics) -> dict[str, Any]:
         """Show the experiment's matrices and per-class tables; returns `figures`."""
-        arms = [a for a in metrics.arms if a.classes is not None]
-        self.large = any(len(a.classes.labels) > LARGE for a in arms)
+        arms = [(a, a.classes) for a in metrics.arms if a.classes is not None]
+        self.large = any(len(classes.labels) > LARGE for _, classes in arms)
         if not self.large:
             figure = confusion_figure(metrics.arms)
             out = w.Output()
@@ -110,10 +113,10 @@ class ConfusionView(w.VBox):
             return self.figures
         self.figures = {"confusion": None}
         children: list[w.Widget] = []
-        for arm in arms:
-            cm = arm.classes.confusion
+        for arm, classes in arms:
+            cm = classes.confusion
             figure = large_matrix_figure(
-                cm, title=f"{arm.arm}: {len(cm.labels)} labels × {arm.classes.n:,} graded runs"
+                cm, title=f"{arm.arm}: {len(cm.labels)} labels × {classes.n:,} graded runs"
             )
             self.figures[f"confusion:{arm.arm}"] = figure
             out = w.Output()

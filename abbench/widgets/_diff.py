@@ -384,7 +384,14 @@ class DiffWidget(View):
         self.detail.clear()
 
     def _render(self, c: Comparison) -> None:
-        unit = c.unit
+        """Show a comparison: the verdict, the metric deltas, the domains, the skill diff, the case lists."""
+        self._show_verdict(c)
+        self._show_metrics(c)
+        self._show_domains(c)
+        self._show_skill_diff()
+        self._show_case_lists(c)
+
+    def _show_verdict(self, c: Comparison) -> None:
         self.verdict_html.value = (
             f'<div class="abbench-{"ok" if c.verdict.code == "b_better" else "warn" if c.verdict.code == "b_worse" else "note"}" '
             f'style="font-size:15px"><b>{escape(c.verdict.text)}</b></div>'
@@ -394,7 +401,10 @@ class DiffWidget(View):
             )
             + "".join(note(n) for n in c.notes)
         )
-        rows = []
+
+    def _show_metrics(self, c: Comparison) -> None:
+        unit = c.unit
+        rows: list[tuple[str, ...]] = []
         main = c.main
         rows.append(
             (
@@ -437,6 +447,9 @@ class DiffWidget(View):
             )
             + mde
         )
+
+    def _show_domains(self, c: Comparison) -> None:
+        unit = c.unit
         self.domains_html.value = "<b>Per domain</b>" + html_table(
             ["domain", "cases", "A", "B", "B − A", "interval", "fixed", "regressed", "p (Holm)", ""],
             numeric=(1, 2, 3, 4, 6, 7, 8),
@@ -461,7 +474,9 @@ class DiffWidget(View):
                 for d in c.by_domain
             ],
         )
-        self._show_skill_diff()
+
+    def _show_case_lists(self, c: Comparison) -> None:
+        """The fixed, regressed, reason-changed and evidence lists, each case with its input shortened."""
         text = c.text
         # Each case by its input too (shortened; the chosen case's full input is the list's tooltip).
         self._inputs = {
@@ -470,7 +485,10 @@ class DiffWidget(View):
                 self.store.get_experiment(self.exp_b.value).dataset_id, source_rows=False
             )
         }
-        said = lambda case_id: clip(self._inputs.get(case_id, ""), INPUT_SHOWN)  # noqa: E731
+
+        def said(case_id: str) -> str:
+            return clip(self._inputs.get(case_id, ""), INPUT_SHOWN)
+
         entries: dict[str, list[tuple[str, str]]] = {
             "fixed": [
                 (x.case_id, f"{x.case_id} · {said(x.case_id)} · {x.domain} · {x.rates}") for x in c.fixed
@@ -512,8 +530,9 @@ class DiffWidget(View):
             self.skill_html.value = head + note("neither side uses a skill")
             return
         if snap_a is None or snap_b is None:
-            with_skill = self.store.get_snapshot(snap_a or snap_b)
-            side = "A" if snap_a else "B"
+            side, only = ("A", snap_a) if snap_a is not None else ("B", snap_b)
+            assert only is not None  # one side has a skill
+            with_skill = self.store.get_snapshot(only)
             self.skill_html.value = head + note(
                 f"only {side} uses a skill ({with_skill.label}): every rule in it is what differs"
             )

@@ -31,16 +31,16 @@ def show_figure(out: w.Output, figure: go.Figure | None) -> None:
 
 def confusion_figure(arms: Sequence[ArmMetrics]) -> go.Figure | None:
     """Each arm's confusion matrix side by side: counts on top, row-normalised (recall) below."""
-    with_classes = [a for a in arms if a.classes is not None]
+    with_classes = [(a, a.classes) for a in arms if a.classes is not None]
     if not with_classes:
         return None
     n = len(with_classes)
-    titles = [f"{a.arm}: counts" for a in with_classes] + [
-        f"{a.arm}: share of each gold row" for a in with_classes
+    titles = [f"{a.arm}: counts" for a, _ in with_classes] + [
+        f"{a.arm}: share of each gold row" for a, _ in with_classes
     ]
     fig = make_subplots(rows=2, cols=n, subplot_titles=titles, horizontal_spacing=0.08, vertical_spacing=0.16)
-    for col, arm in enumerate(with_classes, start=1):
-        cm = arm.classes.confusion
+    for col, (_arm, classes) in enumerate(with_classes, start=1):
+        cm = classes.confusion
         x, y = list(cm.columns), list(cm.labels)
         counts = [list(row) for row in cm.counts]
         shares = [list(row) for row in cm.normalised()]
@@ -74,12 +74,21 @@ def confusion_figure(arms: Sequence[ArmMetrics]) -> go.Figure | None:
     return fig
 
 
-def _interval_bars(groups: Sequence[GroupAccuracy], arm: str) -> tuple[list[Any], list[float | None], dict]:
-    mine = [g for g in groups if g.arm == arm and g.accuracy.value is not None]
-    x = [g.group + 1 if isinstance(g.group, int) else g.group for g in mine]
-    y = [g.accuracy.value for g in mine]
-    up = [(g.accuracy.high - g.accuracy.value) if g.accuracy.high is not None else 0 for g in mine]
-    down = [(g.accuracy.value - g.accuracy.low) if g.accuracy.low is not None else 0 for g in mine]
+def _interval_bars(
+    groups: Sequence[GroupAccuracy], arm: str
+) -> tuple[list[Any], list[float | None], dict[str, Any]]:
+    x: list[Any] = []
+    y: list[float | None] = []
+    up: list[float] = []
+    down: list[float] = []
+    for g in groups:
+        value, low, high = g.accuracy.value, g.accuracy.low, g.accuracy.high
+        if g.arm != arm or value is None:
+            continue
+        x.append(g.group + 1 if isinstance(g.group, int) else g.group)
+        y.append(value)
+        up.append(high - value if high is not None else 0)
+        down.append(value - low if low is not None else 0)
     return x, y, {"type": "data", "symmetric": False, "array": up, "arrayminus": down}
 
 

@@ -56,7 +56,7 @@ def _reads_as_rule(item: Any) -> bool:
     return isinstance(item, str) and any(op in item for op in (">=", "<=", "==", "!=", ">", "<"))
 
 
-def find_gate_files(folders: Iterable[str | os.PathLike], *, depth: int = MAX_DEPTH) -> list[Path]:
+def find_gate_files(folders: Iterable[str | os.PathLike[str]], *, depth: int = MAX_DEPTH) -> list[Path]:
     """Gate files (see `is_gate_file`) in `folders` and their sub-folders up to `depth` levels down,
     skipping hidden folders, virtual environments and stores; each path once, resolved, sorted."""
     found: set[Path] = set()
@@ -81,7 +81,7 @@ def find_gate_files(folders: Iterable[str | os.PathLike], *, depth: int = MAX_DE
     return sorted(found)
 
 
-def shown_path(path: str | os.PathLike, roots: Iterable[str | os.PathLike]) -> str:
+def shown_path(path: str | os.PathLike[str], roots: Iterable[str | os.PathLike[str]]) -> str:
     """`path` as people recognise it: relative to the first of `roots` it lies under, else absolute."""
     p = Path(path).resolve()
     for root in roots:
@@ -115,7 +115,7 @@ class GatePicker:
         on_change: Callable[[], Any],
         *,
         gate: Any = None,
-        folders: Iterable[str | os.PathLike] = (),
+        folders: Iterable[str | os.PathLike[str]] = (),
     ):
         self._on_change = on_change
         self.folders = [Path(f) for f in folders] or [Path.cwd()]

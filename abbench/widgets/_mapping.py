@@ -125,7 +125,21 @@ class MappingWidget(View):
         self._loading = False
         self._upload_dir: Path | None = None
         self._fingerprint: str | None = None
+        self._file_controls()
+        self._field_controls()
+        self._label_controls()
+        self._action_controls()
+        self.children = self._layout()
+        self.guard("listing profiles", self._list_profiles)()
+        if profile is not None:
+            self.guard("choosing a profile", self._choose_profile)(profile)
+        if mapping is not None:
+            self.guard("loading the mapping", self.load_mapping)(mapping)
+        if path is not None:
+            self.guard("opening the file", self.open_file)(path)
 
+    def _file_controls(self) -> None:
+        """The file, its sheet and header row, the profile to start from and a mapping file to load."""
         self.file = w.Text(description="File", placeholder="path to a CSV, XLSX, JSONL or JSON file")
         self.file.layout.width = "520px"
         self.open_button = self.button("Open", self._open_clicked)
@@ -153,10 +167,23 @@ class MappingWidget(View):
         self.file_info = w.HTML()
         self.sample_html = w.HTML()
 
+    def _field_controls(self) -> None:
+        """One row per case field: the column (or JSON path) it comes from."""
         self.fields = {name: FieldRow(name) for name in CASE_FIELDS}
         for row in self.fields.values():
-            self.on_change(row.choice, lambda _v, row=row: self._field_changed(row))
-            self.on_change(row.path, lambda _v, row=row: self._field_changed(row))
+            self._watch_field(row)
+
+    def _watch_field(self, row: FieldRow) -> None:
+        """A new column or JSON path in `row` updates the preview."""
+
+        def changed(_value: Any) -> None:
+            self._field_changed(row)
+
+        self.on_change(row.choice, changed)
+        self.on_change(row.path, changed)
+
+    def _label_controls(self) -> None:
+        """The label set, what the gold values are, and the value map editor's box."""
         self.label_set = w.Text(
             description="Label set",
             placeholder="allowed labels, e.g. fast, slow (empty: any)",
@@ -174,6 +201,8 @@ class MappingWidget(View):
         self.labels_note = w.HTML()
         self.labels_box = w.VBox()
 
+    def _action_controls(self) -> None:
+        """The preview, the whole-file check, saving the profile and importing the dataset."""
         self.preview_html = w.HTML()
         self.report_html = w.HTML()
         self.profile_html = w.HTML()
@@ -186,7 +215,9 @@ class MappingWidget(View):
         self.import_button = self.button("Import", self.do_import, button_style="primary")
         self.result_html = w.HTML()
 
-        self.children = [
+    def _layout(self) -> list[Any]:
+        """The widget's parts, top to bottom."""
+        return [
             w.HTML(STYLE + "<b>Data file</b>"),
             w.HBox([self.file, self.open_button, self.upload]),
             w.HBox([self.sheet.widget, self.header_row, self.start_from.widget]),
@@ -214,13 +245,6 @@ class MappingWidget(View):
             self.result_html,
             self.errors,
         ]
-        self.guard("listing profiles", self._list_profiles)()
-        if profile is not None:
-            self.guard("choosing a profile", self._choose_profile)(profile)
-        if mapping is not None:
-            self.guard("loading the mapping", self.load_mapping)(mapping)
-        if path is not None:
-            self.guard("opening the file", self.open_file)(path)
 
     # -- the file --------------------------------------------------------------------------------------
 
@@ -236,6 +260,8 @@ class MappingWidget(View):
 
     def _choose_profile(self, profile: Any) -> None:
         resolved = self.store.resolve_profile(profile)
+        if resolved is None:
+            return  # nothing to start from: the suggestion stays
         self._list_profiles()
         if resolved.version is not None and resolved.ref in self.start_from.values:
             self.start_from.select(resolved.ref, notify=False)
@@ -338,6 +364,7 @@ class MappingWidget(View):
         intended = self.start_from.intended
         said: list[tuple[str, str]] = []
         keep = False
+        fit: ProfileMatch | None
         if intended == GIVEN and self._given is not None:
             fit = match_profile(table, self._given)
             where = self._given_where or f"profile {self._given.name or '(unnamed)'}"
@@ -574,6 +601,7 @@ class MappingWidget(View):
     def _show_labels(self, source: str) -> None:
         """The counted values with the label each becomes, when they are labels (`gold_kind` decides)."""
         counts = self.counts
+        assert counts is not None  # counted by the caller
         groups: dict[str, dict[str, int]] = {}
         for value, n in counts.counts.items():
             groups.setdefault(label_key(value), {})[value] = n
@@ -720,9 +748,10 @@ class MappingWidget(View):
             # A refusal is the check's answer, shown as a report like any other.
             if exc.report is None:
                 raise
-            self.report = exc.report
+            report: ValidationReport = exc.report
+            self.report = report
             self._show_report()
-            return exc.report
+            return report
         self.report = conversion.report
         self._fingerprint = conversion.fingerprint
         self._show_report()

@@ -132,7 +132,7 @@ def report_html(report: ValidationReport, *, skip_invalid: bool = False, limit: 
 def _all_problems(report: ValidationReport, kinds: list[ProblemKind]) -> str:
     """Every kept location, value and case id per kind, folded, in a box that scrolls by itself."""
     total = sum(len(k.locations) for k in kinds)
-    by_value: dict[tuple, list[str]] = {}
+    by_value: dict[tuple[Any, ...], list[str]] = {}
     for g in report.groups():
         if g.value is not None:
             where = compact_locations(g.locations) + (" …" if g.count > len(g.locations) else "")
@@ -151,8 +151,8 @@ def _all_problems(report: ValidationReport, kinds: list[ProblemKind]) -> str:
         per_value = by_value.get((k.severity, k.kind, k.field), [])
         if len(per_value) > 1:
             shown = per_value[:ALL_VALUES]
-            more = f" … (+{len(per_value) - ALL_VALUES:,} more values)" if len(per_value) > ALL_VALUES else ""
-            lines.append(f"<div>by value: {escape('; '.join(shown) + more)}</div>")
+            rest = f" … (+{len(per_value) - ALL_VALUES:,} more values)" if len(per_value) > ALL_VALUES else ""
+            lines.append(f"<div>by value: {escape('; '.join(shown) + rest)}</div>")
         elif k.values:
             lines.append(f"<div>values: {escape(_values(k, len(k.values)))}</div>")
         if k.case_ids:

@@ -13,18 +13,18 @@ from typing import Any
 import ipywidgets as w
 
 from abbench.runner import ArmProgress, Progress
-from abbench.types import outcome_word
+from abbench.types import RunState, outcome_word
 from abbench.widgets._base import escape
 
-OUTCOME_COLOURS = {
-    "pass": "#54a24b",
-    "fail": "#e45756",
+OUTCOME_COLOURS: dict[str, str] = {
+    RunState.PASS: "#54a24b",
+    RunState.FAIL: "#e45756",
     "execution_failed": "#f58518",
     "grading_failed": "#eeca3b",
-    "cancelled": "#9d9d9d",
-    "running": "#4c78a8",
-    "executed": "#72b7b2",
-    "evaluating": "#b279a2",
+    RunState.CANCELLED: "#9d9d9d",
+    RunState.RUNNING: "#4c78a8",
+    RunState.EXECUTED: "#72b7b2",
+    RunState.EVALUATING: "#b279a2",
 }
 """Outcome (or open state) → bar colour; the report's `STATE_COLOURS` (a test keeps them equal).
 Pending runs are the bar's empty track."""
@@ -58,7 +58,15 @@ BAR_CSS = """<style>
 </style>"""
 """CSS of the bars, the legend and the status badge."""
 
-SEGMENTS = ("pass", "fail", "execution_failed", "grading_failed", "cancelled", "running", "executed")
+SEGMENTS: tuple[str, ...] = (
+    RunState.PASS,
+    RunState.FAIL,
+    "execution_failed",
+    "grading_failed",
+    RunState.CANCELLED,
+    RunState.RUNNING,
+    RunState.EXECUTED,
+)
 """Segment order in a bar: outcomes first, then what is still under way (pending is the empty rest)."""
 
 
@@ -80,31 +88,31 @@ def segments(arm: ArmProgress) -> dict[str, int]:
     """An arm's runs per bar segment (`SEGMENTS`): right, wrong, each failure, cancelled, in flight."""
     c = arm.counts
     return {
-        "pass": arm.right,
-        "fail": arm.wrong,
+        RunState.PASS: arm.right,
+        RunState.FAIL: arm.wrong,
         "execution_failed": arm.execution_failed,
         "grading_failed": arm.grading_failed,
-        "cancelled": arm.cancelled,
-        "running": c.get("running", 0) + c.get("evaluating", 0),
-        "executed": c.get("executed", 0),
+        RunState.CANCELLED: arm.cancelled,
+        RunState.RUNNING: c.get(RunState.RUNNING, 0) + c.get(RunState.EVALUATING, 0),
+        RunState.EXECUTED: c.get(RunState.EXECUTED, 0),
     }
 
 
 def outcome_text(p: Progress | ArmProgress, sep: str = " · ") -> str:
     """``88 right · 8 wrong`` then the failures and cancelled runs when there are any."""
     parts = [
-        ("pass", p.right),
-        ("fail", p.wrong),
+        (RunState.PASS, p.right),
+        (RunState.FAIL, p.wrong),
         ("execution_failed", p.execution_failed),
         ("grading_failed", p.grading_failed),
-        ("cancelled", p.cancelled),
+        (RunState.CANCELLED, p.cancelled),
     ]
-    return sep.join(f"{n:,} {outcome_word(k)}" for k, n in parts if n or k in ("pass", "fail"))
+    return sep.join(f"{n:,} {outcome_word(k)}" for k, n in parts if n or k in (RunState.PASS, RunState.FAIL))
 
 
 def _pending(p: Progress | ArmProgress) -> int:
-    arms = getattr(p, "arms", None) or (p,)
-    return sum(a.counts.get("pending", 0) for a in arms)
+    arms = p.arms if isinstance(p, Progress) else (p,)
+    return sum(a.counts.get(RunState.PENDING, 0) for a in arms)
 
 
 def status_text(p: Progress, phase: str, title: str) -> str:
@@ -113,7 +121,7 @@ def status_text(p: Progress, phase: str, title: str) -> str:
     missing = p.cancelled + _pending(p)
     if phase in ("cancelled", "interrupted") and missing:
         head += f" · incomplete: {missing:,} of {p.total:,} runs never ran"
-    reason = getattr(p, "pause_reason", None)
+    reason = p.pause_reason
     if phase == "paused" and reason is not None:
         head += f" · {reason.text}"  # paused by the runner itself (a budget reached), with the figures
     rate = f" · {p.throughput:.1f} runs/s" if p.throughput and phase == "running" else ""

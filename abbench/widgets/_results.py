@@ -10,7 +10,7 @@ import ipywidgets as w
 from abbench.agents import stand_in_note
 from abbench.errors import AbbenchError, PairNotNamed, UsageError
 from abbench.gate import GateResult, decision_pair, evaluate_gate, metric_unit
-from abbench.metrics import ArmMetrics, Estimate, ExperimentMetrics, experiment_metrics
+from abbench.metrics import ArmMetrics, Estimate, ExperimentMetrics, GroupAccuracy, experiment_metrics
 from abbench.store import Experiment
 from abbench.widgets._base import (
     NONE,
@@ -55,7 +55,10 @@ def fmt_estimate(e: Estimate | None, digits: int = 1, *, share: bool = True) -> 
         return NONE
     if e.value is None:
         return f"{NONE} ({e.reason})" if e.reason else NONE
-    fmt = (lambda v: fmt_pct(v, digits)) if share else (lambda v: f"{v:.2f}")
+
+    def fmt(v: float | None) -> str:
+        return fmt_pct(v, digits) if share else NONE if v is None else f"{v:.2f}"
+
     if e.interval is None:
         return fmt(e.value)
     return f"{fmt(e.value)} [{fmt(e.low)}, {fmt(e.high)}]"
@@ -81,7 +84,7 @@ def _rate(value: float | None) -> str:
 def _pass_k_table(m: ExperimentMetrics) -> str:
     """pass@k and pass^k per arm and k (Stability tab); empty with one round or no pass/fail verdicts."""
 
-    def cell(value: float, iv) -> str:
+    def cell(value: float, iv: Any) -> str:
         import math
 
         spread = "" if math.isnan(iv.low) else f" [{_rate(iv.low)}, {_rate(iv.high)}]"
@@ -160,6 +163,26 @@ class ResultsWidget(View):
         self.chooser.widget.layout.width = "560px"
         self.chooser.widget.layout.max_width = "100%"
         self.reload_button = self.button("Reload", self.reload, tooltip="read the experiment again")
+        self._decision_controls(baseline, candidate, gate)
+        self.summary_html = w.HTML()
+        self.tabs = self._sections()
+        self.add_class("abbench-results")
+        self.children = [
+            w.HTML(STYLE + RESULTS_CSS),
+            w.HBox([self.chooser.widget, self.reload_button], layout=w.Layout(flex_flow="row wrap")),
+            self.summary_html,
+            self.headline_html,
+            self.errors,
+            self.tabs,
+        ]
+        self.guard("listing experiments", self._list)()
+        if experiment is not None:
+            self.guard("choosing an experiment", self.select_experiment)(experiment)
+        else:
+            self.summary_html.value = note("choose an experiment")
+
+    def _decision_controls(self, baseline: str | None, candidate: str | None, gate: Any) -> None:
+        """The arms the decision compares, the gate picker, its rules and the headline."""
         wide = {
             "style": {"description_width": "initial"},
             "layout": w.Layout(width="260px", max_width="100%"),
@@ -182,7 +205,9 @@ class ResultsWidget(View):
             self.baseline.intended = baseline
         if candidate:
             self.candidate.intended = candidate
-        self.summary_html = w.HTML()
+
+    def _sections(self) -> Any:
+        """The tabs: arms, confusion, domains, stability, cost and latency, decision."""
         self.arms_html = w.HTML()
         self.confusion = ConfusionView()
         self.classes_html = self.confusion.classes_html
@@ -210,21 +235,7 @@ class ResultsWidget(View):
                 ]
             ),
         ]
-        self.tabs = w.Tab(children=sections, titles=TABS)
-        self.add_class("abbench-results")
-        self.children = [
-            w.HTML(STYLE + RESULTS_CSS),
-            w.HBox([self.chooser.widget, self.reload_button], layout=w.Layout(flex_flow="row wrap")),
-            self.summary_html,
-            self.headline_html,
-            self.errors,
-            self.tabs,
-        ]
-        self.guard("listing experiments", self._list)()
-        if experiment is not None:
-            self.guard("choosing an experiment", self.select_experiment)(experiment)
-        else:
-            self.summary_html.value = note("choose an experiment")
+        return w.Tab(children=sections, titles=TABS)
 
     # -- choosing --------------------------------------------------------------------------------------
 
@@ -341,6 +352,7 @@ class ResultsWidget(View):
 
     def _render_metrics(self, m: ExperimentMetrics) -> None:
         exp = self.experiment
+        assert exp is not None  # metrics are read for the experiment shown
         self.summary_html.value = note(
             f"#{exp.id} {exp.name} on {m.dataset}: {len(m.arms)} arms × {m.rounds} rounds, main figure: "
             f"{'accuracy' if m.outcome == 'passed' else 'mean score'} ({m.confidence:.0%} intervals"
@@ -407,18 +419,18 @@ class ResultsWidget(View):
     @staticmethod
     def _domains_table(m: ExperimentMetrics) -> str:
         arms = [a.arm for a in m.arms]
-        domains: dict[Any, dict[str, Any]] = {}
+        domains: dict[Any, dict[str, GroupAccuracy]] = {}
         for g in m.by_domain:
             domains.setdefault(g.group, {})[g.arm] = g
         rows = []
         for domain, per_arm in domains.items():
             cells = [domain]
             for arm in arms:
-                g = per_arm.get(arm)
+                found = per_arm.get(arm)
                 cells.append(
                     NONE
-                    if g is None
-                    else f"{fmt_estimate(g.accuracy, share=m.outcome == 'passed')} · {g.accuracy.n_cases} cases"
+                    if found is None
+                    else f"{fmt_estimate(found.accuracy, share=m.outcome == 'passed')} · {found.accuracy.n_cases} cases"
                 )
             rows.append(cells)
         return html_table(["domain", *arms], rows, nowrap=tuple(range(1, len(arms) + 1)))

@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import ipywidgets as w
@@ -15,7 +16,7 @@ from abbench.errors import UsageError
 from abbench.metrics import LOW_CONFIDENCE
 from abbench.review import Disagreement, Review, add_review, disagreements, reviews, undo_review
 from abbench.store import Experiment
-from abbench.types import REVIEW_VERDICTS
+from abbench.types import REVIEW_VERDICTS, RunState
 from abbench.widgets._base import MAX_LISTED, STYLE, Choice, StoreLike, View, escape, note
 from abbench.widgets._case import CaseDetailView
 from abbench.widgets._keys import ROOT_CLASS, KeyCatcher
@@ -53,7 +54,7 @@ KEYS_HELP = (
 
 
 def _wrong(d: Disagreement) -> int:
-    return sum(r.outcome == "fail" for r in d.runs)
+    return sum(r.outcome == RunState.FAIL for r in d.runs)
 
 
 def _lowest_confidence(d: Disagreement) -> float:
@@ -62,7 +63,7 @@ def _lowest_confidence(d: Disagreement) -> float:
 
 
 def _answers(d: Disagreement) -> str:
-    by_arm: dict[str, Counter] = {}
+    by_arm: dict[str, Counter[str]] = {}
     for r in d.runs:
         if r.prediction is not None:
             by_arm.setdefault(r.arm, Counter())[r.prediction] += 1
@@ -123,6 +124,31 @@ class ReviewWidget(View):
         self.chooser = Choice("Experiment", on_select=self.guard("choosing an experiment", self._chosen))
         self.chooser.widget.layout.width = "560px"
         self.reload_button = self.button("Reload", self.reload, tooltip="read the cases and reviews again")
+        self._list_controls(kind, threshold)
+        self.detail = CaseDetailView(self.store, with_summary=False)
+        review_box = self._review_panel()
+        self.add_class(ROOT_CLASS)
+        self.children = [
+            w.HTML(STYLE),
+            w.HBox([self.chooser.widget, self.reload_button]),
+            self.kind,
+            w.HBox([self.arm.widget, self.state, self.sort]),
+            self.search,
+            self.count_html,
+            self.cases.widget,
+            review_box,
+            self.errors,
+            self.detail,
+        ]
+        self.guard("listing experiments", self._list_experiments)()
+        if experiment is not None:
+            self.guard("choosing an experiment", self.select_experiment)(experiment)
+        if case is not None:
+            self.guard("opening a case", self.select_case)(case)
+        self._show_review_panel()
+
+    def _list_controls(self, kind: str, threshold: float) -> None:
+        """The kind, arm, review state, search and sort that choose the cases listed, and the list."""
         self.kind = w.ToggleButtons(options=[(label, k) for k, label in KIND_LABELS.items()], value=kind)
         self.kind.style.button_width = "170px"
         self.kind.tooltips = [
@@ -147,9 +173,10 @@ class ReviewWidget(View):
         self.count_html = w.HTML()
         self.cases = Choice(kind=w.Select, on_select=self.guard("opening a case", self._case_chosen), rows=8)
         self.cases.widget.layout.width = "100%"
-        self.detail = CaseDetailView(self.store, with_summary=False)
-        self.progress_html = w.HTML()
 
+    def _review_panel(self) -> Any:
+        """The chosen case's summary with the verdict buttons, the note, undo and the keys."""
+        self.progress_html = w.HTML()
         self.review_arm = w.Dropdown(description="About", layout={"width": "320px"})
         self.note = w.Textarea(
             placeholder="note: what you saw, what should change (key n; Esc leaves the box)",
@@ -159,7 +186,7 @@ class ReviewWidget(View):
         self.verdict_buttons = {
             verdict: self.button(
                 f"{key} · {VERDICT_LABELS[verdict]}",
-                lambda v=verdict: self.save(v),
+                partial(self.save, verdict),
                 tooltip=f"{verdict} (key {key})",
                 layout={"width": "auto"},
             )
@@ -176,11 +203,11 @@ class ReviewWidget(View):
         self.saved_html = w.HTML()
         self.shortcuts = KeyCatcher(fields={NOTE_KEY: ".abbench-review-note textarea"})
         for key, verdict in VERDICT_KEYS.items():
-            self.shortcuts.on_key(key, self.guard(f"saving {verdict}", lambda v=verdict: self.save(v)))
+            self.shortcuts.on_key(key, self.guard(f"saving {verdict}", partial(self.save, verdict)))
         self.shortcuts.on_key(UNDO_KEY, self.guard("undoing", self.undo))
         self.shortcuts.on_key(NEXT_KEY, self.guard("next case", self.next_case))
         self.shortcuts.on_key(PREVIOUS_KEY, self.guard("previous case", self.previous_case))
-        review_box = w.VBox(
+        return w.VBox(
             [
                 w.HBox(
                     [w.HTML("<b>Your review</b>&nbsp;"), self.progress_html, self.shortcuts],
@@ -195,25 +222,6 @@ class ReviewWidget(View):
                 w.HTML(note(KEYS_HELP)),
             ]
         )
-        self.add_class(ROOT_CLASS)
-        self.children = [
-            w.HTML(STYLE),
-            w.HBox([self.chooser.widget, self.reload_button]),
-            self.kind,
-            w.HBox([self.arm.widget, self.state, self.sort]),
-            self.search,
-            self.count_html,
-            self.cases.widget,
-            review_box,
-            self.errors,
-            self.detail,
-        ]
-        self.guard("listing experiments", self._list_experiments)()
-        if experiment is not None:
-            self.guard("choosing an experiment", self.select_experiment)(experiment)
-        if case is not None:
-            self.guard("opening a case", self.select_case)(case)
-        self._show_review_panel()
 
     # -- lists -----------------------------------------------------------------------------------------
 

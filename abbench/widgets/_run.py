@@ -23,12 +23,14 @@ from abbench.runner import (
     Progress,
     RunHandle,
     cancel_experiment,
+    clone_experiment,
     create_experiment,
     pause_experiment,
     resume_experiment,
+    retry_runs,
     start_experiment,
 )
-from abbench.store import Experiment
+from abbench.store import Experiment, RunRecord
 from abbench.widgets._arm_form import FOLDER, NO_SKILL, ArmRow, parse_graders
 from abbench.widgets._base import STYLE, Choice, StoreLike, View, escape, html_table, log, note
 from abbench.widgets._case_form import CaseForm, selection_text
@@ -123,7 +125,23 @@ class RunControlWidget(View):
         self.chooser = Choice("Experiment", on_select=self.guard("choosing an experiment", self._chosen))
         self.chooser.widget.layout.width = "640px"
         self.reload_button = self.button("Reload", self.reload, tooltip="read the experiments again")
+        self.config = self._definition_form(name, rounds, concurrency, cases, sample)
+        panel = self._experiment_panel()
+        self.children = [
+            w.HTML(STYLE),
+            w.HBox([self.chooser.widget, self.reload_button]),
+            self.config,
+            *panel,
+            self.errors,
+        ]
+        self._fill(dataset, arms, experiment)
+        self._poller = threading.Thread(target=self._follow, name="abbench-run-widget-follow", daemon=True)
+        self._poller.start()
 
+    def _definition_form(
+        self, name: str | None, rounds: int, concurrency: int, cases: int, sample: bool
+    ) -> w.Accordion:
+        """The form that defines a new experiment (name, dataset, rounds, cases, graders, arms)."""
         self.name = w.Text(description="Name", value=name or "", layout={"width": "420px"})
         self.dataset = Choice("Dataset", on_select=self.guard("choosing a dataset", self._dataset_chosen))
         self.dataset.widget.layout.width = "520px"
@@ -162,8 +180,10 @@ class RunControlWidget(View):
                 self.start_button,
             ]
         )
-        self.config = w.Accordion(children=[form], titles=("Definition",), selected_index=0)
+        return w.Accordion(children=[form], titles=("Definition",), selected_index=0)
 
+    def _experiment_panel(self) -> list[Any]:
+        """What is shown of the chosen experiment: its buttons, status, bars, definition and failures."""
         self.pause_button = self.button("Pause", self.pause, icon="pause")
         self.resume_button = self.button("Resume", self.resume, icon="play")
         self.cancel_button = self.button("Cancel", self.cancel, icon="stop", button_style="danger")
@@ -181,11 +201,7 @@ class RunControlWidget(View):
         self.rerun_button = self.button("Re-run execution failures", self.rerun_failed, icon="repeat")
         self.regrade_button = self.button("Re-grade grading failures", self.regrade_failed, icon="check")
         self.failure_actions = w.HBox([self.rerun_button, self.regrade_button], layout={"display": "none"})
-
-        self.children = [
-            w.HTML(STYLE),
-            w.HBox([self.chooser.widget, self.reload_button]),
-            self.config,
+        return [
             self.controls,
             self.status_html,
             self.action_note,
@@ -193,8 +209,15 @@ class RunControlWidget(View):
             self.definition_html,
             self.failures_html,
             self.failure_actions,
-            self.errors,
         ]
+
+    def _fill(
+        self,
+        dataset: str | None,
+        arms: Mapping[str, Mapping[str, Any]] | None,
+        experiment: int | str | None,
+    ) -> None:
+        """List what the store holds, pre-fill the arms, and show `experiment` (or the empty form)."""
         self.guard("listing snapshots", self._list_skills)()
         self.guard("listing datasets", self._list_datasets)(dataset)
         for arm_name, arm in (arms or {"control": {"agent": "builtin"}}).items():
@@ -205,8 +228,6 @@ class RunControlWidget(View):
         else:
             self.chooser.select(NEW, notify=False)
             self._show_controls()
-        self._poller = threading.Thread(target=self._follow, name="abbench-run-widget-follow", daemon=True)
-        self._poller.start()
 
     @property
     def progress(self) -> Progress | None:
@@ -214,7 +235,7 @@ class RunControlWidget(View):
         return self.snapshot.progress if self.snapshot is not None else None
 
     @property
-    def failures(self) -> list[Any]:
+    def failures(self) -> list[RunRecord]:
         """The failed runs listed (execution and grading failures, the first 50)."""
         return list(self.snapshot.failures.shown) if self.snapshot is not None else []
 
@@ -362,21 +383,21 @@ class RunControlWidget(View):
             self._show_definition(self.experiment)
             self.refresh()
 
-    def _own_run(self) -> bool:
-        return (
-            self.handle is not None
-            and self.experiment is not None
-            and self.handle.experiment.id == self.experiment.id
-            and not self.handle.done()
-        )
+    def _own_run(self) -> RunHandle | None:
+        """The run this kernel started of the experiment shown, while it runs (else None)."""
+        handle, exp = self.handle, self.experiment
+        if handle is None or exp is None or handle.experiment.id != exp.id or handle.done():
+            return None
+        return handle
 
     def refresh(self) -> None:
         """Read the shown experiment from the store (or from the run started here) and show it."""
         with self._render_lock:
             if self.experiment is None:
                 return
-            if self._own_run():
-                self._render(self._own_snapshot(self.handle.progress))
+            own = self._own_run()
+            if own is not None:
+                self._render(self._own_snapshot(own.progress))
             else:
                 self._render(read_snapshot(self.store, self.experiment.id, self.snapshot))
 
@@ -385,6 +406,7 @@ class RunControlWidget(View):
         failures = previous.failures if previous is not None and previous.own else Failures()
         if progress.status in ENDED:
             failures = read_failures(self.store, progress.experiment_id)
+        assert self.experiment is not None  # a run of the experiment shown reports
         return RunSnapshot(self.experiment, progress, failures, own=True)
 
     def _show_definition(self, exp: Experiment) -> None:
@@ -412,7 +434,7 @@ class RunControlWidget(View):
     @property
     def config_open(self) -> bool:
         """Whether the definition form is unfolded."""
-        return self.config.selected_index == 0
+        return bool(self.config.selected_index == 0)
 
     def _show_controls(self) -> None:
         enabled = self.snapshot.enabled() if self.snapshot is not None else {}
@@ -492,7 +514,7 @@ class RunControlWidget(View):
             try:
                 with self._render_lock:
                     exp = self.experiment
-                    if exp is None or self._own_run():
+                    if exp is None or self._own_run() is not None:
                         continue
                     snap = read_snapshot(self.store, exp.id, self.snapshot)
                     if not snap.same_as(self.snapshot):
@@ -508,16 +530,13 @@ class RunControlWidget(View):
             finally:
                 self.store.close_thread_connection()
 
-    def _stop_polling(self) -> None:
-        self._stop_poll.set()
-
     # -- actions ---------------------------------------------------------------------------------------
 
     def start(self) -> RunHandle:
         """Start the experiment shown, or create the one the form defines and start it."""
         if self.experiment is None:
             if self._clone_of is not None:
-                exp = create_experiment(self._clone_spec(), store=self.store, parent_id=self._clone_of.id)
+                exp = self._create_clone(self._clone_of)
             else:
                 exp = create_experiment(self.spec(), store=self.store)
             self._clone_of = None
@@ -547,8 +566,9 @@ class RunControlWidget(View):
     def pause(self) -> None:
         """Let running runs finish and start no new ones."""
         exp = self._require()
-        if self._own_run():
-            self.handle.pause()
+        own = self._own_run()
+        if own is not None:
+            own.pause()
         else:
             pause_experiment(exp.id, store=self.store)
             self.refresh()
@@ -558,8 +578,9 @@ class RunControlWidget(View):
         """Go on after a pause; an experiment nobody is running (interrupted, or new) is started here."""
         exp = self._require()
         self.action_note.value = ""
-        if self._own_run():
-            self.handle.resume()
+        own = self._own_run()
+        if own is not None:
+            own.resume()
             return
         fresh = self.store.get_experiment(exp.id)
         if fresh.runner_alive:
@@ -572,8 +593,9 @@ class RunControlWidget(View):
         """Stop: runs in flight are cancelled and pending ones marked cancelled."""
         exp = self._require()
         self.action_note.value = ""
-        if self._own_run():
-            self.handle.cancel()
+        own = self._own_run()
+        if own is not None:
+            own.cancel()
         else:
             cancel_experiment(exp.id, store=self.store)
             self.reload()
@@ -585,14 +607,14 @@ class RunControlWidget(View):
         n = 2
         while f"{source.name}-{n}" in names:
             n += 1
-        arms = {}
+        arms: dict[str, dict[str, Any]] = {}
         for arm in source.arms:
             entry = dict(source.spec.get("arms", {}).get(arm.name, {}))
             entry["snapshot"] = arm.snapshot
             arms[arm.name] = {**entry, "agent": arm.agent, "model": arm.model, "params": arm.params}
         self.arm_rows = []
-        for arm_name, arm in arms.items():
-            self.add_arm(arm_name, arm)
+        for arm_name, entry in arms.items():
+            self.add_arm(arm_name, entry)
         self._list_datasets(source.dataset)
         self.case_form.fill(source.spec.get("cases"))
         self.rounds.value = source.rounds
@@ -608,16 +630,14 @@ class RunControlWidget(View):
             f"a clone of #{source.id} {source.name}: its timeouts, retries and gate are kept"
         )
 
-    def _clone_spec(self) -> dict[str, Any]:
-        """The clone's definition: the source's, with what the form sets (name, dataset, arms, rounds ...)."""
-        assert self._clone_of is not None
-        spec = {
-            k: v
-            for k, v in self._clone_of.spec.items()
-            if k not in ("dataset_profile", "dataset_profile_version", "owner", "cases")
-        }
-        spec.update(self.spec())
-        return spec
+    def _create_clone(self, source: Experiment) -> Experiment:
+        """The clone: the source's definition (timeouts, retries, gate ...) with what the form sets."""
+        form = self.spec()
+        changes = {key: form[key] for key in ("dataset", "arms", "concurrency", "graders")}
+        changes["cases"] = form.get("cases")  # the form's choice, all cases when it makes none
+        return clone_experiment(
+            source, name=form["name"], rounds=form["rounds"], changes=changes, store=self.store
+        )
 
     def rerun_failed(self) -> RunHandle:
         """Run the execution failures again (they go back to pending; old grades stay readable)."""
@@ -625,7 +645,7 @@ class RunControlWidget(View):
         ids = self.store.select_runs(exp.id, execution_failed=True)
         if not ids:
             raise NotFoundError(f"experiment {exp.name!r} has no execution failure to re-run")
-        self.store.reset_runs(ids, "re-run requested")
+        retry_runs(exp, store=self.store, execution_failed=True, run=False)
         return self._run(run_ids=ids)
 
     def regrade_failed(self) -> RunHandle:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from abbench.runner import Progress, experiment_status
-from abbench.store import Experiment
+from abbench.store import Experiment, RunRecord, Store
 
 ENDED = ("finished", "cancelled", "interrupted")
 """Statuses in which no process is running the experiment."""
@@ -30,7 +30,7 @@ class Failures:
 
     execution: int = 0
     grading: int = 0
-    shown: tuple[Any, ...] = ()
+    shown: tuple[RunRecord, ...] = ()
 
     @property
     def total(self) -> int:
@@ -70,7 +70,7 @@ class RunSnapshot:
             return "cancelling"
         if control == "pause" and status == "running":
             return "pausing"
-        if control == "run" and status == "paused" and getattr(self.progress, "pause_reason", None) is None:
+        if control == "run" and status == "paused" and self.progress.pause_reason is None:
             return "resuming"  # asked to go on; a runner that paused itself (a budget reached) is not
         return status
 
@@ -110,7 +110,7 @@ class RunSnapshot:
         )
 
 
-def _counts(p: Progress) -> tuple:
+def _counts(p: Progress) -> tuple[Any, ...]:
     return tuple((a.arm, tuple(sorted(a.counts.items())), tuple(sorted(a.errors.items()))) for a in p.arms)
 
 
@@ -128,7 +128,7 @@ def experiment_label(exp: Experiment, status: str | None = None) -> str:
     return f"#{exp.id} {exp.name} · {status} · {exp.dataset} · {arms} arm{'' if arms == 1 else 's'}"
 
 
-def read_failures(store: Any, exp_id: int) -> Failures:
+def read_failures(store: Store, exp_id: int) -> Failures:
     """The experiment's execution and grading failures: counts, and the first `FAILURES_SHOWN` runs."""
     execution = store.select_runs(exp_id, execution_failed=True)
     grading = store.select_runs(exp_id, grading_failed=True)
@@ -137,7 +137,7 @@ def read_failures(store: Any, exp_id: int) -> Failures:
     return Failures(len(execution), len(grading), shown)
 
 
-def read_snapshot(store: Any, exp_id: int, previous: RunSnapshot | None = None) -> RunSnapshot:
+def read_snapshot(store: Store, exp_id: int, previous: RunSnapshot | None = None) -> RunSnapshot:
     """The experiment as the store holds it now, read in one transaction.
 
     The failures are read again only when the counts moved since `previous` (listing them is the

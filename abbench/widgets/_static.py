@@ -34,10 +34,10 @@ class _Copy:
         if isinstance(widget, w.Button):
             return ""  # an action, not something shown
         if isinstance(widget, ErrorArea):
-            return widget.value
+            return str(widget.value)
         if isinstance(widget, (w.HTML, w.HTMLMath)):
             # The live widget's CSS hides static copies: it must not come along into this one.
-            return widget.value.replace(STYLE, "").replace(CSS, "")
+            return str(widget.value).replace(STYLE, "").replace(CSS, "")
         if isinstance(widget, w.Label):
             return f"<div>{escape(widget.value)}</div>" if widget.value else ""
         if isinstance(widget, w.Output):

@@ -1,0 +1,29 @@
+"""The options the run widget relies on: a clone with fields changed, a re-run of execution failures only."""
+
+from __future__ import annotations
+
+from abbench.runner import clone_experiment, create_experiment, retry_runs, run_experiment
+from abbench.types import RunState
+
+
+def test_a_clone_takes_changed_fields_and_a_whole_new_set_of_arms(store, definition):
+    exp = create_experiment(definition(cases={"domains": ["nav"]}), store=store)
+    clone = clone_experiment(
+        exp.id,
+        name="exp-changed",
+        rounds=1,
+        changes={"arms": {"only": {"agent": "scripted"}}, "concurrency": 2, "cases": None},
+        store=store,
+    )
+    assert clone.parent_id == exp.id and [a.name for a in clone.arms] == ["only"]
+    assert clone.spec["concurrency"] == 2 and clone.spec["retries"] == 2  # the rest is kept
+    assert "cases" not in clone.spec and len(store.runs(clone.id)) == 6  # every case, one round
+
+
+def test_a_retry_of_execution_failures_leaves_wrong_answers_alone(store, definition):
+    arms = {"a": {"agent": "scripted", "fail": ["c000"], "wrong": ["c001"]}}
+    exp = create_experiment(definition(arms=arms, rounds=1), store=store)
+    run_experiment(exp.id, store=store)
+    assert retry_runs(exp.id, store=store, execution_failed=True, run=False) == 1
+    states = {r.case_id: r.state for r in store.runs(exp.id)}
+    assert states["c000"] == RunState.PENDING and states["c001"] == RunState.FAIL
