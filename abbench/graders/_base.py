@@ -123,8 +123,15 @@ class Grader(Protocol):
     cannot reach a verdict (the raw text goes with the error and is stored as a grading failure).
     """
 
-    name: str
-    kind: str
+    @property
+    def name(self) -> str:
+        """The grader's name in the experiment."""
+        ...
+
+    @property
+    def kind(self) -> str:
+        """``rule``, ``judge`` or ``pairwise``."""
+        ...
 
     def __call__(self, ctx: Any) -> GradeResult | Awaitable[GradeResult]: ...
 
@@ -251,7 +258,7 @@ def make_grader(spec: str | dict[str, Any] | Grader) -> Grader:
         factory = _REGISTRY[kind]
         valid = _options_of(factory)
         unknown = sorted(set(options) - set(valid)) if valid is not None else []
-        if unknown:
+        if valid is not None and unknown:
             raise UsageError(
                 f"grader {kind!r} has no option {', '.join(map(repr, unknown))}; "
                 f"its options: {', '.join(valid) or '(none)'}"
@@ -322,4 +329,4 @@ def _load_callable(ref: str) -> Callable[..., Any]:
         raise UsageError(f"module {module_name!r} has no function {attr!r}") from None
     if not callable(fn):
         raise UsageError(f"{ref} is not callable")
-    return fn
+    return typing.cast("Callable[..., Any]", fn)

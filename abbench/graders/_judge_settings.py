@@ -144,7 +144,7 @@ class JudgeSettings:
 
     def forget(self, reply: ChatResponse, cache: CallCache | None) -> None:
         """Drop `reply` from the cache (a reply that could not be read is asked again next time)."""
-        if cache is not None and getattr(reply, "cache_key", None):
+        if cache is not None and reply.cache_key:
             cache.cache.forget(reply.cache_key)
 
     async def ask(

@@ -211,8 +211,8 @@ def parse_pair(text: str | None, rubric: Rubric | None = None, output_format: st
         _check_scale(scores, rubric, raw)
         return PairReply(None if winner == "tie" else int(winner), scores, comment, method)
     m = _BRACKETED.search(body)
-    if m and rubric is None:
-        winner = read_winner(m.group(0))
+    winner = read_winner(m.group(0)) if m and rubric is None else None
+    if winner is not None:  # [[1]], [[2]] or [[tie]] always reads
         return PairReply(None if winner == "tie" else int(winner), {}, None, "bracketed")
     why = "; ".join(problems) if problems else "no winner (1, 2 or tie) could be read"
     start = " ".join(body.split())[:160]
