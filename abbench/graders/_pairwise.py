@@ -456,6 +456,29 @@ def _joined(orders: list[tuple[str, str]], replies: Sequence[Any]) -> str:
     )
 
 
+def _anonymiser(
+    name: str,
+    *,
+    mask: Sequence[str],
+    mask_patterns: Sequence[str],
+    identities: Sequence[str] | None,
+    mask_paths: bool,
+) -> Anonymiser:
+    for pattern in mask_patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise UsageError(
+                f"{name}: mask pattern {pattern!r} is not a valid regular expression: {exc}"
+            ) from None
+    return Anonymiser(
+        terms=tuple(str(t) for t in mask),
+        patterns=tuple(mask_patterns),
+        mask_paths=mask_paths,
+        identities=tuple(identities) if identities is not None else DEFAULT_IDENTITIES,
+    )
+
+
 @register_grader("pairwise_judge")
 def pairwise_judge(
     *,
@@ -512,29 +535,17 @@ def pairwise_judge(
         raise UsageError(
             f"{name}: arms must name two different arms, e.g. [control, treatment]; got {arms!r}"
         )
-    for pattern in mask_patterns:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise UsageError(
-                f"{name}: mask pattern {pattern!r} is not a valid regular expression: {exc}"
-            ) from None
-    judge_settings = JudgeSettings.build(name, **settings)
-    anonymiser = None
-    if anonymise:
-        anonymiser = Anonymiser(
-            terms=tuple(str(t) for t in mask),
-            patterns=tuple(mask_patterns),
-            mask_paths=mask_paths,
-            identities=tuple(identities) if identities is not None else DEFAULT_IDENTITIES,
-        )
+    # the mask patterns are checked even when anonymise is off (a typo is said at once)
+    anonymiser = _anonymiser(
+        name, mask=mask, mask_patterns=mask_patterns, identities=identities, mask_paths=mask_paths
+    )
     return PairwiseJudge(
         name,
-        judge_settings,
+        JudgeSettings.build(name, **settings),
         rubric=Rubric.parse(rubric, where=f"{name}.rubric") if rubric is not None else None,
         arms=list(arms) if arms else None,
         both_orders=bool(both_orders),
-        anonymiser=anonymiser,
+        anonymiser=anonymiser if anonymise else None,
         output_format=output_format,
         include=check_include(name, include),
         instructions=instructions,
