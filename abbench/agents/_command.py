@@ -35,7 +35,7 @@ from abbench.agents._base import Spending, Task, agent_case, register_agent
 from abbench.agents._presets import PRESETS, Preset, Reading, Setup, get_preset, json_lines
 from abbench.agents._prompt import build_prompt
 from abbench.errors import AgentError, UsageError
-from abbench.llm import classify_failure, normalize_base_url, price_table
+from abbench.llm import FailureType, classify_failure, normalize_base_url, price_table
 from abbench.types import AgentOutput, Usage
 
 PLACEHOLDERS = (
@@ -377,7 +377,7 @@ class CommandAgent:
                     f"the environment variable {self.api_key_env} is not set, so {self.preset.name} has no key "
                     f"for {self.base_url or 'its provider'}; export it, or set the arm's api_key_env to the "
                     "variable that holds the key",
-                    "auth",
+                    FailureType.AUTH,
                     retryable=False,
                 )
             setup = Setup(
@@ -506,7 +506,7 @@ class CommandAgent:
             raise AgentError(
                 f"{where} did not finish within {timeout:g}s; its process group was killed. "
                 f"Raise timeout_s if it needs longer.{_tail(stderr)}",
-                "timeout",
+                FailureType.TIMEOUT,
                 retryable=True,
                 raw_output=stdout or None,
                 transcript=tuple(transcript),
@@ -546,7 +546,7 @@ class CommandAgent:
         except AgentError as exc:
             raise AgentError(
                 f"{where}: {exc}",
-                "bad_output",
+                FailureType.BAD_OUTPUT,
                 retryable=exc.retryable,
                 raw_output=(reading.text if reading is not None else None) or stdout,
                 transcript=tuple(transcript),
@@ -634,7 +634,7 @@ class CommandAgent:
             raise AgentError(
                 f"{self.preset.name if self.preset else 'the CLI'} printed no answer text; its stdout is in the "
                 "transcript",
-                "bad_output",
+                FailureType.BAD_OUTPUT,
             )
         if self.pattern is not None:
             answer, _ = self._read(text, task)
@@ -655,12 +655,14 @@ class CommandAgent:
             if not matches:
                 raise AgentError(
                     f"stdout does not match the pattern {self.pattern.pattern!r}: {_short(stdout.strip(), 200)!r}",
-                    "bad_output",
+                    FailureType.BAD_OUTPUT,
                 )
             groups = {k: v for k, v in matches[-1].groupdict().items() if v is not None}
             answer = answer_from_mapping(groups, task.label_set, method="regex")
             if answer is None:
-                raise AgentError("the pattern matched but its prediction group is empty", "bad_output")
+                raise AgentError(
+                    "the pattern matched but its prediction group is empty", FailureType.BAD_OUTPUT
+                )
             return answer, {}
         objects = _json_objects(stdout)
         extras = _extras(objects)
@@ -738,7 +740,7 @@ def _cli_failure(error: Mapping[str, Any]) -> tuple[str, bool]:
     if isinstance(status, int) and status >= 400:
         return classify_failure(status, str(error.get("message") or ""), None)
     retryable = error.get("retryable")
-    return "agent_error", True if retryable is None else bool(retryable)
+    return FailureType.AGENT_ERROR, True if retryable is None else bool(retryable)
 
 
 def _int(value: Any) -> int:

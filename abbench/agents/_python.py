@@ -36,6 +36,7 @@ from typing import Any
 from abbench.agents._answer import match_label
 from abbench.agents._base import Task, agent_task, register_agent
 from abbench.errors import AgentError, UsageError
+from abbench.llm import FailureType
 from abbench.types import AgentOutput, Usage
 
 MAX_THREADS = 128
@@ -279,7 +280,7 @@ class PythonAgent:
         return AgentError(
             f"{self.ref} {what} (case {task.case.case_id}); return an AgentOutput, a dict of its fields "
             f"({', '.join(OUTPUT_FIELDS)}), or the prediction as a string",
-            "bad_output",
+            FailureType.BAD_OUTPUT,
             retryable=False,
             raw_output=None if result is None else repr(result)[:2000],
         )

@@ -14,7 +14,7 @@ from abbench.llm._cache import (
     default_cache_mode,
 )
 from abbench.llm._client import DEFAULT_BASE_URL, ChatClient, normalize_base_url, tool_spec
-from abbench.llm._failures import FAILURE_TYPES, classify_failure, parse_retry_after
+from abbench.llm._failures import FAILURE_TYPES, FailureType, classify_failure, parse_retry_after
 from abbench.llm._pool import close_connections, shared_http_client
 from abbench.llm._prices import (
     BUILTIN_PRICES,
@@ -39,6 +39,7 @@ __all__ = [
     "CallCache",
     "ChatClient",
     "ChatResponse",
+    "FailureType",
     "MemoryCache",
     "Price",
     "PriceTable",

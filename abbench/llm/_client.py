@@ -30,6 +30,7 @@ from abbench.llm._failures import (
     _ADVICE,
     _REFUSED,
     _RETRIED,
+    FailureType,
     _Failure,
     _refused_feature,
     _server_message,
@@ -170,7 +171,7 @@ class ChatClient:
                 raise AgentError(
                     f"the environment variable {self.api_key_env} is not set, so there is no API key for "
                     f"{self.base_url}; export it, or set the arm's api_key_env to the variable that holds the key",
-                    "auth",
+                    FailureType.AUTH,
                     retryable=False,
                 )
             out["Authorization"] = f"Bearer {key}"
@@ -182,7 +183,7 @@ class ChatClient:
                     raise AgentError(
                         f"header {header!r} refers to ${{{var}}}, which is not set; export it or change the "
                         "arm's headers",
-                        "auth",
+                        FailureType.AUTH,
                         retryable=False,
                     )
                 return os.environ[var]
@@ -272,9 +273,11 @@ class ChatClient:
                     await response.aclose()
                 return response
         except (TimeoutError, httpx.TimeoutException):
-            raise _Failure("timeout", True, f"no answer within timeout_s={timeout:g}s") from None
+            raise _Failure(FailureType.TIMEOUT, True, f"no answer within timeout_s={timeout:g}s") from None
         except httpx.TransportError as exc:
-            raise _Failure("connection_error", True, self.redact(f"{type(exc).__name__}: {exc}")) from None
+            raise _Failure(
+                FailureType.CONNECTION_ERROR, True, self.redact(f"{type(exc).__name__}: {exc}")
+            ) from None
 
     def _refusal(
         self, response: httpx.Response, method: str, path: str, payload: dict[str, Any] | None
@@ -307,7 +310,7 @@ class ChatClient:
                 a longer wait than the policy allows.
         """
         can_retry = failure.failure_type in _RETRIED and (
-            failure.failure_type != "timeout" or self.retry.retry_timeouts
+            failure.failure_type != FailureType.TIMEOUT or self.retry.retry_timeouts
         )
         if not can_retry or retried >= self.retry.max_retries:
             asked = (
@@ -332,7 +335,7 @@ class ChatClient:
         status = f" with HTTP {failure.status}" if failure.status else ""
         tries = f" after {attempts} attempts" if attempts > 1 else ""
         advice = _ADVICE.get(failure.failure_type, "")
-        if failure.failure_type == "auth":
+        if failure.failure_type == FailureType.AUTH:
             advice = (
                 advice.replace("${env}", f"${self.api_key_env}")
                 if self.api_key_env
@@ -567,11 +570,11 @@ class ChatClient:
                 self.redact(
                     sentence(f"{self._where('/chat/completions')}: the stream broke off after {got}: {broke}")
                     + " "
-                    + _ADVICE["stream_interrupted"][:1].upper()
-                    + _ADVICE["stream_interrupted"][1:]
+                    + _ADVICE[FailureType.STREAM_INTERRUPTED][:1].upper()
+                    + _ADVICE[FailureType.STREAM_INTERRUPTED][1:]
                     + "."
                 ),
-                "stream_interrupted",
+                FailureType.STREAM_INTERRUPTED,
                 retryable=True,
                 raw_output=result.content,
             )
@@ -583,8 +586,8 @@ class ChatClient:
         snippet = clip(" ".join(raw.split()), 200) or "(empty body)"
         return AgentError(
             f"{self._where('/chat/completions')} answered 200 but {what}: {snippet!r}. "
-            f"{_ADVICE['bad_output'].capitalize()}",
-            "bad_output",
+            f"{_ADVICE[FailureType.BAD_OUTPUT].capitalize()}",
+            FailureType.BAD_OUTPUT,
             retryable=True,
             raw_output=raw,
         )
