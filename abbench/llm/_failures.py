@@ -20,6 +20,8 @@ class FailureType(StrEnum):
 
     AGENT_ERROR = "agent_error"
     """An agent failed in a way no other type names (the default of `AgentError`)."""
+    MAX_TURNS = "max_turns"
+    """The openai agent's model was still calling tools after its last turn."""
     AUTH = "auth"
     BAD_OUTPUT = "bad_output"
     BAD_REQUEST = "bad_request"
@@ -32,7 +34,9 @@ class FailureType(StrEnum):
     TIMEOUT = "timeout"
 
 
-FAILURE_TYPES = tuple(t.value for t in FailureType if t is not FailureType.AGENT_ERROR)
+FAILURE_TYPES = tuple(
+    t.value for t in FailureType if t not in (FailureType.AGENT_ERROR, FailureType.MAX_TURNS)
+)
 """The `AgentError.failure_type` values the client raises."""
 
 
