@@ -37,9 +37,9 @@ class Spending:
         cost_saved: What those would have cost (None when none was cached or a cost is unknown).
     """
 
-    transcript: list = field(default_factory=list)
-    files_read: list = field(default_factory=list)
-    sections_read: list = field(default_factory=list)
+    transcript: list[dict[str, Any]] = field(default_factory=list)
+    files_read: list[str] = field(default_factory=list)
+    sections_read: list[str] = field(default_factory=list)
     calls: int = 0
     input_tokens: int | None = None
     output_tokens: int | None = None
@@ -128,7 +128,8 @@ class Task:
 def agent_case(case: Case) -> Case:
     """The case as every agent sees it: its id, input, history, context and domain; the gold answer
     (`HIDDEN_FIELDS`: ``expected``, the source row, the metadata) is left out, so nothing gives it away."""
-    return dataclasses.replace(case, **dict.fromkeys(HIDDEN_FIELDS))
+    hidden: dict[str, Any] = dict.fromkeys(HIDDEN_FIELDS)
+    return dataclasses.replace(case, **hidden)
 
 
 def agent_task(task: Task) -> Task:

@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from abbench.agents._answer import match_label
 from abbench.agents._base import Task, agent_task, register_agent
@@ -178,7 +178,7 @@ def load_callable(ref: str, *, base_dir: str | os.PathLike[str] | None = None) -
             ) from None
     if not callable(obj):
         raise UsageError(f"{ref!r} names a {type(obj).__name__}, not a function; point it at a callable")
-    return obj
+    return cast("Callable[..., Any]", obj)
 
 
 def _timed(fn: Callable[..., Any], task: Task) -> tuple[Any, float]:
