@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -180,8 +180,29 @@ def make_agent(name: str, **settings: Any) -> Agent:
     Raises:
         UsageError: no adapter has that name (the message lists the valid ones).
     """
+    return agent_factory(name)(**settings)
+
+
+def agent_factory(name: str) -> AgentFactory:
+    """The factory registered under `name`.
+
+    Raises:
+        UsageError: no adapter has that name (the message lists the valid ones).
+    """
     try:
-        factory = _REGISTRY[name]
+        return _REGISTRY[name]
     except KeyError:
         raise UsageError(f"unknown agent {name!r}; choose one of: {', '.join(agent_names())}") from None
-    return factory(**settings)
+
+
+def check_settings(agent: str, settings: Mapping[str, Any], valid: Sequence[str]) -> None:
+    """Refuse settings an adapter does not have.
+
+    Raises:
+        UsageError: a setting is unknown (the message names it and lists the valid ones).
+    """
+    unknown = sorted(set(settings) - set(valid))
+    if unknown:
+        raise UsageError(
+            f"the {agent} agent has no setting {', '.join(map(repr, unknown))}; valid settings: {', '.join(valid)}"
+        )

@@ -30,13 +30,13 @@ from typing import Any
 
 from abbench._text import clip
 from abbench.agents._answer import Answer, canonical_refs
-from abbench.agents._base import Spending, Task, agent_case, register_agent
+from abbench.agents._base import Spending, Task, agent_case, check_settings, register_agent
 from abbench.agents._command_output import Reported, cli_failure, read_cli_answer, read_report, read_stdout
 from abbench.agents._presets import PRESETS, Preset, Reading, Setup, get_preset
 from abbench.agents._process import Finished, permanent_cause, run_group, tail
 from abbench.agents._prompt import build_prompt
 from abbench.errors import AgentError, UsageError
-from abbench.llm import FailureType, normalize_base_url
+from abbench.llm import FailureType, expand_env, normalize_base_url
 from abbench.types import AgentOutput
 
 PLACEHOLDERS = (
@@ -61,7 +61,6 @@ DEFAULT_TIMEOUT_S = 600.0
 """The timeout when neither the arm nor the run sets one."""
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW", re.I)
 _SETTINGS = (
     "api_key_env",
@@ -232,18 +231,14 @@ class CommandAgent:
             secrets.append(os.environ[self.api_key_env])  # whatever its name, it holds a key
         for name, value in {**(preset_env or {}), **self.env}.items():
 
-            def resolve(m: re.Match[str], name: str = name) -> str:
-                var = m.group(1)
-                if var not in os.environ:
-                    raise AgentError(
-                        f"the command's env {name} refers to ${{{var}}}, which is not set; export it or "
-                        "change the arm's env",
-                        retryable=False,
-                    )
-                secrets.append(os.environ[var])
-                return os.environ[var]
+            def unset(var: str, name: str = name) -> AgentError:
+                return AgentError(
+                    f"the command's env {name} refers to ${{{var}}}, which is not set; export it or "
+                    "change the arm's env",
+                    retryable=False,
+                )
 
-            env[name] = _ENV_REF.sub(resolve, value)
+            env[name] = expand_env(value, unset, secrets)
         env.update(values)
         return env, [s for s in secrets if len(s) >= 4]
 
@@ -655,9 +650,5 @@ def command_agent(**settings: Any) -> CommandAgent:
     Raises:
         UsageError: a setting is unknown (the message lists the valid ones) or invalid.
     """
-    unknown = sorted(set(settings) - set(_SETTINGS))
-    if unknown:
-        raise UsageError(
-            f"the command agent has no setting {', '.join(map(repr, unknown))}; valid settings: {', '.join(_SETTINGS)}"
-        )
+    check_settings("command", settings, _SETTINGS)
     return CommandAgent(**settings)

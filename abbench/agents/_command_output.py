@@ -4,6 +4,7 @@ and what it reported besides — tokens, cost, session, model, files read — ke
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -139,12 +140,7 @@ def read_report(
             "preset": preset.name,
             "session_id": reading.session_id,
             "model": reading.model,
-            "usage": None
-            if reading.usage is None
-            else {
-                "input_tokens": reading.usage.input_tokens,
-                "output_tokens": reading.usage.output_tokens,
-            },
+            "usage": None if reading.usage is None else dataclasses.asdict(reading.usage),
             "cost": cost,
             "steps": reading.steps,
             # the calls themselves: the runner counts a transcript entry's tool_calls list

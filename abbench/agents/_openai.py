@@ -7,6 +7,7 @@ the model actually read. Usage is summed over turns and priced; the final answer
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 import uuid
@@ -15,7 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from abbench.agents._answer import Answer, canonical_refs, parse_answer
-from abbench.agents._base import Spending, Task, agent_task, register_agent
+from abbench.agents._base import Spending, Task, agent_task, check_settings, register_agent
 from abbench.agents._prompt import answer_schema, build_prompt
 from abbench.errors import AgentError, UsageError
 from abbench.llm import ChatClient, ChatResponse, FailureType, RetryPolicy, tool_spec
@@ -477,7 +478,7 @@ def _call_event(turn: int, reply: ChatResponse) -> dict[str, Any]:
         "turn": turn,
         "model": reply.model,
         "finish_reason": reply.finish_reason,
-        "usage": {"input_tokens": reply.usage.input_tokens, "output_tokens": reply.usage.output_tokens},
+        "usage": dataclasses.asdict(reply.usage),
         "usage_reported": reply.usage_reported,
         "cost": reply.cost,
         "latency_ms": round(reply.latency_ms, 1),
@@ -515,9 +516,5 @@ def openai_agent(**settings: Any) -> OpenAIAgent:
     Raises:
         UsageError: a setting is unknown (the message lists the valid ones) or invalid.
     """
-    unknown = sorted(set(settings) - set(_SETTINGS))
-    if unknown:
-        raise UsageError(
-            f"the openai agent has no setting {', '.join(map(repr, unknown))}; valid settings: {', '.join(_SETTINGS)}"
-        )
+    check_settings("openai", settings, _SETTINGS)
     return OpenAIAgent(**settings)

@@ -51,6 +51,25 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
+def expand_env(value: str, unset: Callable[[str], Exception], used: list[str] | None = None) -> str:
+    """`value` with each ``${VAR}`` replaced by that environment variable (how an arm's settings
+    name a key without holding it); the values put in are added to `used` (to redact them later).
+
+    Raises:
+        Exception: ``unset(VAR)`` for a variable that is not set.
+    """
+
+    def put(match: re.Match[str]) -> str:
+        var = match.group(1)
+        if var not in os.environ:
+            raise unset(var)
+        if used is not None:
+            used.append(os.environ[var])
+        return os.environ[var]
+
+    return _ENV_REF.sub(put, value)
+
+
 def normalize_base_url(base_url: str) -> str:
     """The API root for `base_url`: ``http://host:port`` gains ``/v1``; a trailing
     ``/chat/completions`` or ``/`` is dropped.
@@ -177,18 +196,15 @@ class ChatClient:
             out["Authorization"] = f"Bearer {key}"
         for name, value in self.headers.items():
 
-            def env(match: re.Match[str], header: str = name) -> str:
-                var = match.group(1)
-                if var not in os.environ:
-                    raise AgentError(
-                        f"header {header!r} refers to ${{{var}}}, which is not set; export it or change the "
-                        "arm's headers",
-                        FailureType.AUTH,
-                        retryable=False,
-                    )
-                return os.environ[var]
+            def unset(var: str, header: str = name) -> AgentError:
+                return AgentError(
+                    f"header {header!r} refers to ${{{var}}}, which is not set; export it or change the "
+                    "arm's headers",
+                    FailureType.AUTH,
+                    retryable=False,
+                )
 
-            out[name] = _ENV_REF.sub(env, str(value))
+            out[name] = expand_env(str(value), unset)
         return out
 
     # -- requests ---------------------------------------------------------------------------------
