@@ -29,7 +29,7 @@ from abbench.graders._base import (
 )
 from abbench.graders._bias import Judgement, PairJudgement, PositionBias, describe_bias, measure_position_bias
 from abbench.graders._judge import JudgeScores, LLMJudge, llm_judge, parse_scores
-from abbench.graders._judge_settings import JudgeOptions, JudgeSettings, JudgeSpend
+from abbench.graders._judge_settings import JUDGE_OPTIONS, JudgeOptions, JudgeSettings, JudgeSpend
 from abbench.graders._pairwise import (
     VERDICTS,
     PairReply,
@@ -60,6 +60,7 @@ from abbench.graders._schema import validate_json
 __all__ = [
     "DEFAULT_IDENTITIES",
     "DEFAULT_RUBRIC",
+    "JUDGE_OPTIONS",
     "KINDS",
     "TEXT_FIELDS",
     "VERDICTS",
