@@ -99,7 +99,10 @@ class JudgeSettings:
 
         unknown = sorted(set(options) - set(JUDGE_OPTIONS))
         if unknown:
-            raise TypeError(f"{grader}() got an unexpected keyword argument {unknown[0]!r}")
+            raise TypeError(
+                f"{grader}: no option {', '.join(map(repr, unknown))}; the judge's connection settings: "
+                + ", ".join(JUDGE_OPTIONS)
+            )
         if not options.get("model"):
             raise UsageError(
                 f"{grader}: a judge needs a model (model: gpt-4o-mini, or any model your endpoint serves)"

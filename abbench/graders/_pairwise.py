@@ -464,6 +464,7 @@ def _anonymiser(
     identities: Sequence[str] | None,
     mask_paths: bool,
 ) -> Anonymiser:
+    """The pair's anonymiser; each mask pattern must be a valid regular expression."""
     for pattern in mask_patterns:
         try:
             re.compile(pattern)

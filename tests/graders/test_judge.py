@@ -356,6 +356,11 @@ def test_both_judges_take_the_connection_settings_as_one_judge_settings(kind):
 def test_the_judge_options_are_the_judge_settings_fields():
     fields = [f.name for f in dataclasses.fields(JudgeSettings) if f.name != "client"]
     assert list(JUDGE_OPTIONS) == fields
+    # called directly, an unknown keyword is refused as Python refuses one, naming the settings
+    with pytest.raises(
+        TypeError, match="llm_judge: no option 'colour'; the judge's connection settings: model"
+    ):
+        llm_judge(model="m", base_url="http://127.0.0.1:9/v1", colour="red")  # type: ignore[call-arg]
 
 
 def test_default_rubric_and_repr():
