@@ -22,6 +22,7 @@ from typing import Any
 
 from abbench._text import clip
 from abbench.errors import AgentError
+from abbench.llm import FailureType
 from abbench.snapshot import Snapshot
 from abbench.types import AgentOutput, Usage
 
@@ -240,7 +241,7 @@ def answer_from_mapping(
     if prediction is None:
         raise AgentError(
             f"the agent's answer has an empty prediction: {json.dumps(obj, ensure_ascii=False)[:300]}",
-            "bad_output",
+            FailureType.BAD_OUTPUT,
             retryable=True,
             raw_output=json.dumps(obj, ensure_ascii=False),
         )
@@ -354,7 +355,7 @@ def strip_thinking(text: str) -> str:
 
 
 def _bad_output(message: str, raw: str, retryable: bool) -> AgentError:
-    return AgentError(message, "bad_output", retryable=retryable, raw_output=raw)
+    return AgentError(message, FailureType.BAD_OUTPUT, retryable=retryable, raw_output=raw)
 
 
 def parse_answer(
@@ -554,7 +555,7 @@ def check_output(output: AgentOutput) -> AgentOutput:
         raise AgentError(
             f"the agent returned an answer that cannot be stored: {exc}; fix the adapter (an agent returns "
             "prediction and reason as text, confidence from 0 to 1, cost and latency_ms as numbers)",
-            "bad_output",
+            FailureType.BAD_OUTPUT,
             retryable=False,
             raw_output=_text(o.raw_output) if isinstance(o.raw_output, str) else repr(o)[:2000],
         ) from None

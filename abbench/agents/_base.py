@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -37,9 +37,9 @@ class Spending:
         cost_saved: What those would have cost (None when none was cached or a cost is unknown).
     """
 
-    transcript: list = field(default_factory=list)
-    files_read: list = field(default_factory=list)
-    sections_read: list = field(default_factory=list)
+    transcript: list[dict[str, Any]] = field(default_factory=list)
+    files_read: list[str] = field(default_factory=list)
+    sections_read: list[str] = field(default_factory=list)
     calls: int = 0
     input_tokens: int | None = None
     output_tokens: int | None = None
@@ -128,7 +128,8 @@ class Task:
 def agent_case(case: Case) -> Case:
     """The case as every agent sees it: its id, input, history, context and domain; the gold answer
     (`HIDDEN_FIELDS`: ``expected``, the source row, the metadata) is left out, so nothing gives it away."""
-    return dataclasses.replace(case, **dict.fromkeys(HIDDEN_FIELDS))
+    hidden: dict[str, Any] = dict.fromkeys(HIDDEN_FIELDS)
+    return dataclasses.replace(case, **hidden)
 
 
 def agent_task(task: Task) -> Task:
@@ -179,8 +180,29 @@ def make_agent(name: str, **settings: Any) -> Agent:
     Raises:
         UsageError: no adapter has that name (the message lists the valid ones).
     """
+    return agent_factory(name)(**settings)
+
+
+def agent_factory(name: str) -> AgentFactory:
+    """The factory registered under `name`.
+
+    Raises:
+        UsageError: no adapter has that name (the message lists the valid ones).
+    """
     try:
-        factory = _REGISTRY[name]
+        return _REGISTRY[name]
     except KeyError:
         raise UsageError(f"unknown agent {name!r}; choose one of: {', '.join(agent_names())}") from None
-    return factory(**settings)
+
+
+def check_settings(agent: str, settings: Mapping[str, Any], valid: Sequence[str]) -> None:
+    """Refuse settings an adapter does not have.
+
+    Raises:
+        UsageError: a setting is unknown (the message names it and lists the valid ones).
+    """
+    unknown = sorted(set(settings) - set(valid))
+    if unknown:
+        raise UsageError(
+            f"the {agent} agent has no setting {', '.join(map(repr, unknown))}; valid settings: {', '.join(valid)}"
+        )

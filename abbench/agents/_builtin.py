@@ -304,8 +304,8 @@ def _seed(task: Task, extra: Any) -> int:
 
 
 def _latency(task: Task, settings: dict[str, Any]) -> float:
-    base = settings["latency_ms"]
-    jitter = settings["latency_jitter"]
+    base: float = settings["latency_ms"]
+    jitter: float = settings["latency_jitter"]
     if base <= 0 or jitter <= 0:
         return base
     u = random.Random(_seed(task, f"latency{settings['seed']}")).uniform(-1.0, 1.0)
@@ -370,7 +370,7 @@ _DEFAULTS = {
     "top_sections": 3,
 }
 # What **params accepts, for forms (abbench.agents.agent_parameters); the signature gives the rest.
-builtin.parameters = tuple(
+builtin.parameters = tuple(  # type: ignore[attr-defined]  # a function attribute agent_parameters reads
     AgentParameter(k, _DEFAULTS.get(k), "list" if k == "labels" else "number", v) for k, v in _PARAMS.items()
 )
 

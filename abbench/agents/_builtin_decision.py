@@ -145,10 +145,11 @@ def _context_text(context: Any) -> str:
     if context is None or context == "":
         return ""
     if isinstance(context, str):
+        text = context
         try:
-            context = json.loads(context)
+            context = json.loads(text)
         except ValueError:
-            return context
+            return text
     if isinstance(context, dict):
         parts = []
         for key, value in context.items():
@@ -281,7 +282,8 @@ def _margin(scores: dict[str, float], chosen: str, runner_up: str | None) -> flo
 def _confidence(n_labels: int, margin: float, coverage: float) -> float:
     floor = 1.0 / max(n_labels, 2)
     strength = min(1.0, coverage / 0.5) ** 0.5
-    return round(floor + (0.97 - floor) * (margin**0.7) * strength, 3)
+    confidence: float = round(floor + (0.97 - floor) * (margin**0.7) * strength, 3)
+    return confidence
 
 
 def _evidence(

@@ -30,7 +30,7 @@ def _session(
     turn = 0
     if reads:
         turn += 1
-        calls = [
+        calls: list[dict[str, Any]] = [
             {
                 "id": f"call_{n}",
                 "type": "function",

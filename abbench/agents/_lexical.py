@@ -7,7 +7,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # Han (with extension A and compatibility ideographs), kana and hangul: scripts written without spaces.
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
@@ -172,6 +172,11 @@ class Bm25:
     docs: tuple[Counter[str], ...]
     k1: float = 1.2
     b: float = 0.75
+    # derived from the documents in __post_init__
+    _postings: dict[str, list[tuple[int, int]]] = field(init=False, repr=False, compare=False)
+    _norms: list[float] = field(init=False, repr=False, compare=False)
+    _idf: dict[str, float] = field(init=False, repr=False, compare=False)
+    _unseen_idf: float = field(init=False, repr=False, compare=False)
 
     @classmethod
     def build(cls, texts: Sequence[str], k1: float = 1.2, b: float = 0.75) -> Bm25:

@@ -7,6 +7,7 @@ the model actually read. Usage is summed over turns and priced; the final answer
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 import uuid
@@ -14,11 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from abbench.agents._answer import canonical_refs, parse_answer
-from abbench.agents._base import Spending, Task, agent_task, register_agent
+from abbench.agents._answer import Answer, canonical_refs, parse_answer
+from abbench.agents._base import Spending, Task, agent_task, check_settings, register_agent
 from abbench.agents._prompt import answer_schema, build_prompt
 from abbench.errors import AgentError, UsageError
-from abbench.llm import ChatClient, ChatResponse, RetryPolicy, tool_spec
+from abbench.llm import ChatClient, ChatResponse, FailureType, RetryPolicy, tool_spec
 from abbench.snapshot import Snapshot, normalize_path
 from abbench.types import AgentOutput, Usage
 
@@ -267,109 +268,76 @@ class OpenAIAgent:
         """
         started = time.perf_counter()
         task = agent_task(task)  # the prompt is built from the case every agent sees: no gold answer
-        session_id = task.session_id or uuid.uuid4().hex
         tools = SkillTools(task.skill) if task.skill is not None else None
-        prompt = build_prompt(task, tools=tools is not None)
-        messages: list[dict[str, Any]] = [dict(m) for m in prompt.messages]
-        transcript: list[dict[str, Any]] = [{"type": "message", **m} for m in messages]
+        talk = _Conversation.start(task, tools)
         response_format = _response_format(self.response_format, self.client.base_url, task.label_set)
-        input_tokens = output_tokens = 0
-        costs: list[float | None] = []
         reply: ChatResponse | None = None
-        # What the attempt uses, kept as it goes: a failure or the run's timeout after some turns keeps it.
-        spent = task.spending if task.spending is not None else Spending()
-        spent.transcript = transcript
-        if tools is not None:
-            spent.files_read, spent.sections_read = tools.files_read, tools.sections_read
-
-        def fail(exc: AgentError, message: str | None = None) -> AgentError:
-            return AgentError(
-                message or str(exc),
-                exc.failure_type,
-                retryable=exc.retryable,
-                raw_output=exc.raw_output,
-                transcript=tuple(transcript),
-                retry_after=exc.retry_after,
-                spent=spent,
-            )
-
         for turn in range(1, self.max_turns + 1):
             last = turn == self.max_turns
             if last and turn > 1:
-                nudge = {
-                    "role": "user",
-                    "content": "You have no tool calls left. Answer now with the JSON object only."
+                talk.say(
+                    "You have no tool calls left. Answer now with the JSON object only."
                     if tools is not None
-                    else NO_TOOLS + " Answer now with the JSON object only.",
-                }
-                messages.append(nudge)
-                transcript.append({"type": "message", **nudge})
-            try:
-                reply = await self.client.chat(
-                    messages,
-                    tools=SKILL_TOOLS if tools is not None else None,
-                    tool_choice="none" if (last and tools is not None) else None,
-                    response_format=response_format,
-                    temperature=self.temperature,
-                    max_tokens=self.max_tokens,
-                    seed=self.seed,
-                    extra_body=self.extra_body or None,
-                    # one request never outlives the run that waits for it
-                    timeout_s=task.timeout_s,
-                    cache=task.cache,
+                    else NO_TOOLS + " Answer now with the JSON object only."
                 )
-            except AgentError as exc:
-                partial = getattr(exc, "partial", None)
-                if partial is not None:  # a broken stream: what arrived (and any usage) stays on record
-                    spent.add_call(partial.usage if partial.usage_reported else None, None, partial.model)
-                    transcript.append({**_call_event(turn, partial), "interrupted": True, "cost": None})
-                    transcript.append({"type": "message", **partial.message, "partial": True})
-                raise fail(exc) from exc
-            input_tokens += reply.usage.input_tokens
-            output_tokens += reply.usage.output_tokens
-            costs.append(reply.cost)
-            spent.add_call(reply.usage, reply.cost, reply.model, cached=reply.cached)
-            transcript.append(_call_event(turn, reply))
-            messages.append(reply.message)
-            transcript.append({"type": "message", **reply.message})
+            reply = await self._ask(talk, task, turn, last, response_format)
             if not reply.tool_calls:
                 break
             if last:
                 if reply.content and reply.content.strip():
                     break  # it answered and asked for more: take the answer
-                advice = (
-                    "raise max_turns or tell it in the skill to answer sooner"
-                    if tools is not None
-                    else "this arm has no skill, so it offers no tools: the model (or a proxy that adds "
-                    "tools) keeps asking for some; check the endpoint, or raise max_turns"
-                )
-                raise AgentError(
-                    f"the model was still calling tools after max_turns={self.max_turns}; {advice}",
-                    "max_turns",
-                    retryable=False,
-                    transcript=tuple(transcript),
-                    spent=spent,
-                )
+                raise self._still_calling(talk)
             for call in reply.tool_calls:
                 ok, result = self._run_tool(tools, call.name, call.arguments)
-                transcript.append(
-                    {
-                        "type": "tool_call",
-                        "turn": turn,
-                        "id": call.id,
-                        "name": call.name,
-                        "arguments": call.arguments,
-                        "ok": ok,
-                        "result_chars": len(result),
-                    }
-                )
-                tool_message = {"role": "tool", "tool_call_id": call.id, "content": result}
-                messages.append(tool_message)
-                transcript.append({"type": "message", "name": call.name, **tool_message})
-
+                talk.tool_result(turn, call.id, call.name, call.arguments, ok, result)
         assert reply is not None
+        return talk.output(self._answer(talk, task, reply), reply, started)
+
+    async def _ask(
+        self, talk: _Conversation, task: Task, turn: int, last: bool, response_format: dict[str, Any] | None
+    ) -> ChatResponse:
+        """One model call of the conversation, recorded; a failure keeps what a broken stream brought."""
         try:
-            answer = parse_answer(reply.content, task.label_set)
+            reply = await self.client.chat(
+                talk.messages,
+                tools=SKILL_TOOLS if talk.tools is not None else None,
+                tool_choice="none" if (last and talk.tools is not None) else None,
+                response_format=response_format,
+                temperature=self.temperature,
+                max_tokens=self.max_tokens,
+                seed=self.seed,
+                extra_body=self.extra_body or None,
+                # one request never outlives the run that waits for it
+                timeout_s=task.timeout_s,
+                cache=task.cache,
+            )
+        except AgentError as exc:
+            partial = getattr(exc, "partial", None)
+            if partial is not None:  # a broken stream: what arrived (and any usage) stays on record
+                talk.interrupted(turn, partial)
+            raise talk.failure(exc) from exc
+        talk.answered(turn, reply)
+        return reply
+
+    def _still_calling(self, talk: _Conversation) -> AgentError:
+        advice = (
+            "raise max_turns or tell it in the skill to answer sooner"
+            if talk.tools is not None
+            else "this arm has no skill, so it offers no tools: the model (or a proxy that adds "
+            "tools) keeps asking for some; check the endpoint, or raise max_turns"
+        )
+        return AgentError(
+            f"the model was still calling tools after max_turns={self.max_turns}; {advice}",
+            FailureType.MAX_TURNS,
+            retryable=False,
+            transcript=tuple(talk.transcript),
+            spent=talk.spent,
+        )
+
+    def _answer(self, talk: _Conversation, task: Task, reply: ChatResponse) -> Answer:
+        """The answer in the last reply; one that cannot be read is dropped from the cache."""
+        try:
+            return parse_answer(reply.content, task.label_set)
         except AgentError as exc:
             if reply.cache_key is not None and task.cache is not None:
                 # a retry should ask the model again, not be handed the same unreadable answer
@@ -379,32 +347,7 @@ class OpenAIAgent:
                 if reply.finish_reason == "length"
                 else ""
             )
-            raise fail(exc, f"{exc}{hint}") from exc
-        known = all(c is not None for c in costs)
-        transcript.append(
-            {
-                "type": "answer",
-                "method": answer.method,
-                "prediction": answer.prediction,
-                "in_label_set": answer.in_label_set,
-                "cost_known": known,
-            }
-        )
-        return AgentOutput(
-            prediction=answer.prediction,
-            reason=answer.reason,
-            confidence=answer.confidence,
-            evidence_refs=canonical_refs(answer.evidence_refs, task.skill),
-            raw_output=reply.content,
-            transcript=tuple(transcript),
-            files_read=tuple(tools.files_read) if tools else (),
-            sections_read=tuple(tools.sections_read) if tools else (),
-            usage=Usage(input_tokens, output_tokens),
-            cost=sum(c for c in costs if c is not None) if known else None,
-            latency_ms=(time.perf_counter() - started) * 1000,
-            session_id=session_id,
-            model=reply.model,
-        )
+            raise talk.failure(exc, f"{exc}{hint}") from exc
 
     @staticmethod
     def _run_tool(tools: SkillTools | None, name: str, arguments: str) -> tuple[bool, str]:
@@ -422,13 +365,120 @@ class OpenAIAgent:
         return tools.call(name, args)
 
 
+@dataclass
+class _Conversation:
+    """One run's conversation with the model: the messages sent, the transcript, what was spent."""
+
+    task: Task
+    tools: SkillTools | None
+    messages: list[dict[str, Any]]
+    transcript: list[dict[str, Any]]
+    spent: Spending
+    session_id: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    costs: list[float | None] = field(default_factory=list)
+
+    @classmethod
+    def start(cls, task: Task, tools: SkillTools | None) -> _Conversation:
+        prompt = build_prompt(task, tools=tools is not None)
+        messages: list[dict[str, Any]] = [dict(m) for m in prompt.messages]
+        transcript: list[dict[str, Any]] = [{"type": "message", **m} for m in messages]
+        # What the attempt uses, kept as it goes: a failure or the run's timeout after some turns keeps it.
+        spent = task.spending if task.spending is not None else Spending()
+        spent.transcript = transcript
+        if tools is not None:
+            spent.files_read, spent.sections_read = tools.files_read, tools.sections_read
+        return cls(task, tools, messages, transcript, spent, task.session_id or uuid.uuid4().hex)
+
+    def say(self, content: str) -> None:
+        """A user message (the nudge to answer)."""
+        message = {"role": "user", "content": content}
+        self.messages.append(message)
+        self.transcript.append({"type": "message", **message})
+
+    def answered(self, turn: int, reply: ChatResponse) -> None:
+        """Record a reply: its tokens and cost, the call, and its message."""
+        self.input_tokens += reply.usage.input_tokens
+        self.output_tokens += reply.usage.output_tokens
+        self.costs.append(reply.cost)
+        self.spent.add_call(reply.usage, reply.cost, reply.model, cached=reply.cached)
+        self.transcript.append(_call_event(turn, reply))
+        self.messages.append(reply.message)
+        self.transcript.append({"type": "message", **reply.message})
+
+    def interrupted(self, turn: int, partial: ChatResponse) -> None:
+        """Record what a broken stream brought (its usage, when it reported any)."""
+        self.spent.add_call(partial.usage if partial.usage_reported else None, None, partial.model)
+        self.transcript.append({**_call_event(turn, partial), "interrupted": True, "cost": None})
+        self.transcript.append({"type": "message", **partial.message, "partial": True})
+
+    def tool_result(self, turn: int, call_id: str, name: str, arguments: str, ok: bool, result: str) -> None:
+        """Record a tool call and send its result."""
+        self.transcript.append(
+            {
+                "type": "tool_call",
+                "turn": turn,
+                "id": call_id,
+                "name": name,
+                "arguments": arguments,
+                "ok": ok,
+                "result_chars": len(result),
+            }
+        )
+        tool_message = {"role": "tool", "tool_call_id": call_id, "content": result}
+        self.messages.append(tool_message)
+        self.transcript.append({"type": "message", "name": name, **tool_message})
+
+    def failure(self, exc: AgentError, message: str | None = None) -> AgentError:
+        """`exc` with the transcript so far and what was spent."""
+        return AgentError(
+            message or str(exc),
+            exc.failure_type,
+            retryable=exc.retryable,
+            raw_output=exc.raw_output,
+            transcript=tuple(self.transcript),
+            retry_after=exc.retry_after,
+            spent=self.spent,
+        )
+
+    def output(self, answer: Answer, reply: ChatResponse, started: float) -> AgentOutput:
+        """The run's output: the answer, the whole transcript, the tokens and cost of every reply."""
+        known = all(c is not None for c in self.costs)
+        self.transcript.append(
+            {
+                "type": "answer",
+                "method": answer.method,
+                "prediction": answer.prediction,
+                "in_label_set": answer.in_label_set,
+                "cost_known": known,
+            }
+        )
+        tools = self.tools
+        return AgentOutput(
+            prediction=answer.prediction,
+            reason=answer.reason,
+            confidence=answer.confidence,
+            evidence_refs=canonical_refs(answer.evidence_refs, self.task.skill),
+            raw_output=reply.content,
+            transcript=tuple(self.transcript),
+            files_read=tuple(tools.files_read) if tools else (),
+            sections_read=tuple(tools.sections_read) if tools else (),
+            usage=Usage(self.input_tokens, self.output_tokens),
+            cost=sum(c for c in self.costs if c is not None) if known else None,
+            latency_ms=(time.perf_counter() - started) * 1000,
+            session_id=self.session_id,
+            model=reply.model,
+        )
+
+
 def _call_event(turn: int, reply: ChatResponse) -> dict[str, Any]:
     return {
         "type": "llm_call",
         "turn": turn,
         "model": reply.model,
         "finish_reason": reply.finish_reason,
-        "usage": {"input_tokens": reply.usage.input_tokens, "output_tokens": reply.usage.output_tokens},
+        "usage": dataclasses.asdict(reply.usage),
         "usage_reported": reply.usage_reported,
         "cost": reply.cost,
         "latency_ms": round(reply.latency_ms, 1),
@@ -466,9 +516,5 @@ def openai_agent(**settings: Any) -> OpenAIAgent:
     Raises:
         UsageError: a setting is unknown (the message lists the valid ones) or invalid.
     """
-    unknown = sorted(set(settings) - set(_SETTINGS))
-    if unknown:
-        raise UsageError(
-            f"the openai agent has no setting {', '.join(map(repr, unknown))}; valid settings: {', '.join(_SETTINGS)}"
-        )
+    check_settings("openai", settings, _SETTINGS)
     return OpenAIAgent(**settings)

@@ -8,8 +8,7 @@ import typing
 from dataclasses import dataclass
 from typing import Any
 
-from abbench.agents._base import _REGISTRY, agent_names
-from abbench.errors import UsageError
+from abbench.agents._base import agent_factory
 
 SKIPPED = frozenset({"model", "skill", "base_dir", "self"})
 """Settings an arm gives elsewhere (its model and skill) or the runner fills in (the definition's folder)."""
@@ -72,10 +71,7 @@ def agent_parameters(name: str) -> list[AgentParameter]:
     Raises:
         UsageError: no adapter has that name (the message lists the valid ones).
     """
-    try:
-        factory = _REGISTRY[name]
-    except KeyError:
-        raise UsageError(f"unknown agent {name!r}; choose one of: {', '.join(agent_names())}") from None
+    factory = agent_factory(name)
     target: Any = factory
     signature = inspect.signature(factory)
     if all(p.kind is p.VAR_KEYWORD for p in signature.parameters.values()):

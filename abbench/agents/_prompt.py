@@ -60,7 +60,7 @@ class Prompt:
     @property
     def user(self) -> str:
         """The last user message: the case itself."""
-        return self.messages[-1]["content"]
+        return str(self.messages[-1]["content"])
 
 
 def history_turns(history: Any) -> list[dict[str, str]]:

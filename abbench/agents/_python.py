@@ -31,11 +31,12 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from abbench.agents._answer import match_label
 from abbench.agents._base import Task, agent_task, register_agent
 from abbench.errors import AgentError, UsageError
+from abbench.llm import FailureType
 from abbench.types import AgentOutput, Usage
 
 MAX_THREADS = 128
@@ -177,7 +178,7 @@ def load_callable(ref: str, *, base_dir: str | os.PathLike[str] | None = None) -
             ) from None
     if not callable(obj):
         raise UsageError(f"{ref!r} names a {type(obj).__name__}, not a function; point it at a callable")
-    return obj
+    return cast("Callable[..., Any]", obj)
 
 
 def _timed(fn: Callable[..., Any], task: Task) -> tuple[Any, float]:
@@ -279,7 +280,7 @@ class PythonAgent:
         return AgentError(
             f"{self.ref} {what} (case {task.case.case_id}); return an AgentOutput, a dict of its fields "
             f"({', '.join(OUTPUT_FIELDS)}), or the prediction as a string",
-            "bad_output",
+            FailureType.BAD_OUTPUT,
             retryable=False,
             raw_output=None if result is None else repr(result)[:2000],
         )

@@ -218,12 +218,12 @@ def _explicit(text: str, namer: _Namer) -> tuple[str, str] | None:
         label = namer.at(text[m.end() :])
         if label is not None:
             return label, _strip_marker(text, m.start())
-    m = re.search(r"[(（]\s*([^()（）]{1,40}?)\s*[)）][\s。.!！]*$", text)
-    if m:
-        label = namer.at(m.group(1))
-        mentions = namer.mentions(m.group(1))
-        if label is not None and len(mentions) == 1 and mentions[0][1] >= len(m.group(1).strip()) - 1:
-            return label, text[: m.start()].strip()
+    paren = re.search(r"[(（]\s*([^()（）]{1,40}?)\s*[)）][\s。.!！]*$", text)
+    if paren:
+        label = namer.at(paren.group(1))
+        mentions = namer.mentions(paren.group(1))
+        if label is not None and len(mentions) == 1 and mentions[0][1] >= len(paren.group(1).strip()) - 1:
+            return label, text[: paren.start()].strip()
     return None
 
 
@@ -305,7 +305,7 @@ def _section_labels(
         said = _heading_label(s.heading, namer)
         if said is False:
             label, negated = None, False
-        elif said is not None:
+        elif isinstance(said, tuple):
             label, negated = said
         elif _NEGATION.search(normalize(s.heading)) and label is not None:
             negated = not negated  # "### 不能做" under "## fast"
@@ -358,6 +358,7 @@ def _section_rules(
             bullets.pop()
         own_priority = priority or bool(re.match(r"[*_\s（(【\[]*(优先|例外|exception|override)", body, re.I))
         explicit = _explicit(body, namer)
+        rule_label: str | None
         if explicit:
             rule_label, rule_negated, text = explicit[0], False, explicit[1]
         elif bullets and bullets[-1][1] is not None:

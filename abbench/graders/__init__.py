@@ -28,16 +28,8 @@ from abbench.graders._base import (
     register_grader,
 )
 from abbench.graders._bias import Judgement, PairJudgement, PositionBias, describe_bias, measure_position_bias
-from abbench.graders._judge import (
-    DEFAULT_RUBRIC,
-    Dimension,
-    JudgeScores,
-    JudgeSettings,
-    LLMJudge,
-    Rubric,
-    llm_judge,
-    parse_scores,
-)
+from abbench.graders._judge import JudgeScores, LLMJudge, llm_judge, parse_scores
+from abbench.graders._judge_settings import JUDGE_OPTIONS, JudgeOptions, JudgeSettings, JudgeSpend
 from abbench.graders._pairwise import (
     VERDICTS,
     PairReply,
@@ -48,6 +40,7 @@ from abbench.graders._pairwise import (
     read_winner,
     slot_order,
 )
+from abbench.graders._rubric import DEFAULT_RUBRIC, Dimension, Rubric
 from abbench.graders._rules import (
     TEXT_FIELDS,
     cited_evidence,
@@ -67,6 +60,7 @@ from abbench.graders._schema import validate_json
 __all__ = [
     "DEFAULT_IDENTITIES",
     "DEFAULT_RUBRIC",
+    "JUDGE_OPTIONS",
     "KINDS",
     "TEXT_FIELDS",
     "VERDICTS",
@@ -77,8 +71,10 @@ __all__ = [
     "GradeContext",
     "GradeResult",
     "Grader",
+    "JudgeOptions",
     "JudgeScores",
     "JudgeSettings",
+    "JudgeSpend",
     "Judgement",
     "LLMJudge",
     "PairContext",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import typing
 import unicodedata
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -122,8 +123,15 @@ class Grader(Protocol):
     cannot reach a verdict (the raw text goes with the error and is stored as a grading failure).
     """
 
-    name: str
-    kind: str
+    @property
+    def name(self) -> str:
+        """The grader's name in the experiment."""
+        ...
+
+    @property
+    def kind(self) -> str:
+        """``rule``, ``judge`` or ``pairwise``."""
+        ...
 
     def __call__(self, ctx: Any) -> GradeResult | Awaitable[GradeResult]: ...
 
@@ -250,7 +258,7 @@ def make_grader(spec: str | dict[str, Any] | Grader) -> Grader:
         factory = _REGISTRY[kind]
         valid = _options_of(factory)
         unknown = sorted(set(options) - set(valid)) if valid is not None else []
-        if unknown:
+        if valid is not None and unknown:
             raise UsageError(
                 f"grader {kind!r} has no option {', '.join(map(repr, unknown))}; "
                 f"its options: {', '.join(valid) or '(none)'}"
@@ -277,14 +285,34 @@ def make_grader(spec: str | dict[str, Any] | Grader) -> Grader:
 
 
 def _options_of(factory: Callable[..., Any]) -> list[str] | None:
-    """The keyword options a factory takes (None when it takes any, through ``**kwargs``)."""
+    """The keyword options a factory takes (None when it takes any, through ``**kwargs``).
+
+    ``**options: Unpack[SomeTypedDict]`` takes the typed dict's keys (the judges' connection settings).
+    """
     try:
         params = inspect.signature(factory).parameters.values()
     except (TypeError, ValueError):
         return None
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    for p in params:
+        if p.kind is inspect.Parameter.VAR_KEYWORD:
+            unpacked = _unpacked_keys(factory, p.name)
+            if unpacked is None:
+                return None
+            names += unpacked
+    return names
+
+
+def _unpacked_keys(factory: Callable[..., Any], name: str) -> list[str] | None:
+    """The keys of the typed dict that ``**name: Unpack[...]`` names, or None for plain ``**kwargs``."""
+    try:
+        hint = typing.get_type_hints(factory, include_extras=True).get(name)
+    except Exception:  # an annotation that cannot be resolved at run time: take any option
         return None
-    return [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    if typing.get_origin(hint) is not typing.Unpack:
+        return None
+    (typed_dict,) = typing.get_args(hint)
+    return list(typing.get_type_hints(typed_dict))
 
 
 def _load_callable(ref: str) -> Callable[..., Any]:
@@ -301,4 +329,4 @@ def _load_callable(ref: str) -> Callable[..., Any]:
         raise UsageError(f"module {module_name!r} has no function {attr!r}") from None
     if not callable(fn):
         raise UsageError(f"{ref} is not callable")
-    return fn
+    return typing.cast("Callable[..., Any]", fn)

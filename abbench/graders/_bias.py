@@ -163,7 +163,8 @@ def measure_position_bias(
         pairs += 1
         arms = arms or grade.arms
         verdict = grade.verdict or _final(singles)
-        verdicts[verdict] = verdicts.get(verdict, 0) + 1
+        # a hand-made judgement may lack its winner: counted under None, as it always was
+        verdicts[verdict] = verdicts.get(verdict, 0) + 1  # type: ignore[index,arg-type]
         for j in singles:
             judgements += 1
             if j.winner_slot == 1:
@@ -197,7 +198,7 @@ def measure_position_bias(
     )
 
 
-def _final(singles: tuple[Judgement, ...]) -> str:
+def _final(singles: tuple[Judgement, ...]) -> str | None:
     winners = {j.winner for j in singles}
     return winners.pop() if len(winners) == 1 else "tie"
 

@@ -19,23 +19,24 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple, Unpack
 
 from abbench.errors import GradingError, UsageError
-from abbench.graders._anonymise import Anonymiser, context_terms
+from abbench.graders._anonymise import DEFAULT_IDENTITIES, Anonymiser, context_terms
 from abbench.graders._base import GradeResult, PairContext, register_grader
-from abbench.graders._judge import (
-    OUTPUT_FORMATS,
-    JudgeSettings,
-    Rubric,
-    _check_include,
-    _key,
+from abbench.graders._judge import match_scores, reply_candidates
+from abbench.graders._judge_prompt import (
     answer_text,
     case_block,
-    match_scores,
-    reply_candidates,
-    spent,
+    check_include,
+    check_output_format,
+    system_prompt,
 )
+from abbench.graders._judge_settings import JudgeOptions, JudgeSettings, JudgeSpend
+from abbench.graders._rubric import Rubric, judge_key
+
+if TYPE_CHECKING:
+    from abbench.llm import ChatResponse
 
 VERDICTS = ("a", "b", "tie")
 """A pairwise verdict, in arm terms: the grader's first arm won, its second, or neither."""
@@ -145,7 +146,7 @@ def read_winner(value: Any) -> str | None:
 
 
 def _slot_key(text: Any) -> int | None:
-    k = _key(text)
+    k = judge_key(text)
     k = re.sub(r"^(?:response|answer|assistant|output|回答|答案|回复)", "", k)
     return {"1": 1, "2": 2, "a": 1, "b": 2, "first": 1, "second": 2}.get(k)
 
@@ -155,7 +156,7 @@ def _pair_scores(mapping: Mapping[str, Any], rubric: Rubric | None) -> dict[int,
         return {}
     holder: Any = mapping
     for k, v in mapping.items():
-        if _key(k) in ("scores", "score", "ratings", "评分", "分数", "得分") and isinstance(v, Mapping):
+        if judge_key(k) in ("scores", "score", "ratings", "评分", "分数", "得分") and isinstance(v, Mapping):
             holder = v
     out: dict[int, dict[str, float]] = {}
     for k, v in holder.items():
@@ -170,7 +171,7 @@ def _tagged_pair_scores(body: str, rubric: Rubric | None) -> dict[int, dict[str,
         return {}
     raw: dict[int, dict[str, Any]] = {}
     for m in _PAIR_SCORE_TAG.finditer(body):
-        attrs = {_key(a): (d or q or bare).strip() for a, d, q, bare in _ATTR.findall(m.group(1))}
+        attrs = {judge_key(a): (d or q or bare).strip() for a, d, q, bare in _ATTR.findall(m.group(1))}
         slot = _slot_key(attrs.get("response") or attrs.get("answer") or attrs.get("id") or "")
         name = attrs.get("name") or attrs.get("dimension")
         if slot is not None and name:
@@ -195,7 +196,8 @@ def parse_pair(text: str | None, rubric: Rubric | None = None, output_format: st
     problems: list[str] = []
     for method, mapping, comment in reply_candidates(body, output_format):
         winner = next(
-            (read_winner(v) for k, v in mapping.items() if _key(k) in _WINNER_KEYS and read_winner(v)), None
+            (read_winner(v) for k, v in mapping.items() if judge_key(k) in _WINNER_KEYS and read_winner(v)),
+            None,
         )
         if winner is None:
             continue
@@ -209,8 +211,8 @@ def parse_pair(text: str | None, rubric: Rubric | None = None, output_format: st
         _check_scale(scores, rubric, raw)
         return PairReply(None if winner == "tie" else int(winner), scores, comment, method)
     m = _BRACKETED.search(body)
-    if m and rubric is None:
-        winner = read_winner(m.group(0))
+    winner = read_winner(m.group(0)) if m and rubric is None else None
+    if winner is not None:  # [[1]], [[2]] or [[tie]] always reads
         return PairReply(None if winner == "tie" else int(winner), {}, None, "bracketed")
     why = "; ".join(problems) if problems else "no winner (1, 2 or tie) could be read"
     start = " ".join(body.split())[:160]
@@ -289,35 +291,33 @@ class PairwiseJudge:
         criteria = (
             self.rubric.describe() if self.rubric else "- overall: which answer serves the input better"
         )
+        return system_prompt(
+            "You are a strict, impartial judge comparing two answers to the same input, given by two "
+            "anonymous AI assistants. The answers are shown in random order: their position, length and "
+            "style must not sway you. Decide which answer is better by the criteria below, or say tie "
+            "when neither is better.",
+            "Criteria:\n" + criteria,
+            self.include,
+            self.instructions,
+            self._reply_format(),
+        )
+
+    def _reply_format(self) -> str:
         if self.output_format == "json":
             example: dict[str, Any] = {"winner": "1 | 2 | tie"}
             if self.rubric:
                 dims = {d.name: f"<{d.scale}>" for d in self.rubric.dimensions}
                 example["scores"] = {"1": dims, "2": dims}
             example["comment"] = "<why, in one or two sentences>"
-            fmt = "Reply with one JSON object and nothing else, exactly like:\n" + json.dumps(
+            return "Reply with one JSON object and nothing else, exactly like:\n" + json.dumps(
                 example, ensure_ascii=False
             )
-        else:
-            lines = ["<winner>1, 2 or tie</winner>"]
-            for slot in (1, 2):
-                for d in self.rubric.dimensions if self.rubric else ():
-                    lines.append(f'<score response="{slot}" name="{d.name}">{d.scale}</score>')
-            lines.append("<comment>why, in one or two sentences</comment>")
-            fmt = "Reply with these tags and nothing else:\n" + "\n".join(lines)
-        parts = [
-            "You are a strict, impartial judge comparing two answers to the same input, given by two "
-            "anonymous AI assistants. The answers are shown in random order: their position, length and "
-            "style must not sway you. Decide which answer is better by the criteria below, or say tie "
-            "when neither is better.",
-            "Criteria:\n" + criteria,
-        ]
-        if "reference" in self.include:
-            parts.append("When a reference answer is given, it is the standard of correctness.")
-        if self.instructions:
-            parts.append(self.instructions.strip())
-        parts.append(fmt)
-        return "\n\n".join(parts)
+        lines = ["<winner>1, 2 or tie</winner>"]
+        for slot in (1, 2):
+            for d in self.rubric.dimensions if self.rubric else ():
+                lines.append(f'<score response="{slot}" name="{d.name}">{d.scale}</score>')
+        lines.append("<comment>why, in one or two sentences</comment>")
+        return "Reply with these tags and nothing else:\n" + "\n".join(lines)
 
     def _answers(self, ctx: PairContext) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
         anonymiser = None
@@ -347,6 +347,45 @@ class PairwiseJudge:
         first = slot_order(ctx.seed)
         orders = [first, (first[1], first[0])] if self.both_orders else [first]
         texts, masked = self._answers(ctx)
+        replies = await self._ask(ctx, orders, texts)
+        judgements = self._read(ctx, orders, replies)
+        verdicts = [j.winner for j in judgements]
+        consistent = len(set(verdicts)) == 1
+        verdict = verdicts[0] if consistent else "tie"
+        cost = JudgeSpend.of(replies)
+        return cost.result(
+            passed=None,
+            score={"a": 1.0, "b": 0.0, "tie": 0.5}[verdict],
+            verdict=verdict,
+            dimensions=self._dimensions(judgements),
+            comment=_comment(ctx, judgements, consistent),
+            raw_output=_joined(orders, replies) if len(orders) > 1 else replies[0].content,
+            details={
+                "seed": ctx.seed,
+                "arms": [ctx.a.arm, ctx.b.arm],
+                "runs": [ctx.a.run_id, ctx.b.run_id],
+                "slots": list(first),
+                "both_orders": self.both_orders,
+                "judgements": [
+                    {
+                        "slots": list(j.order),
+                        "winner_slot": j.reply.winner_slot,
+                        "winner": j.winner,
+                        "parsed": j.reply.method,
+                    }
+                    for j in judgements
+                ],
+                "consistent": consistent,
+                "flipped": set(verdicts) == {"a", "b"},
+                "cost_known": cost.judge_cost is not None,
+                **({"masked": masked} if masked else {}),
+            },
+        )
+
+    async def _ask(
+        self, ctx: PairContext, orders: list[tuple[str, str]], texts: dict[str, str]
+    ) -> list[ChatResponse]:
+        """One judge request per slot order, together; a failure carries what the others spent."""
         replies = await asyncio.gather(
             *(
                 self.settings.ask(self.name, self.messages(ctx, order, texts), ctx.a.cache)
@@ -358,8 +397,14 @@ class PairwiseJudge:
         for r in replies:
             if isinstance(r, BaseException):
                 if isinstance(r, GradingError) and answered:
-                    r.spent = spent(*answered)
+                    r.spent = JudgeSpend.of(answered).as_dict()
                 raise r
+        return answered
+
+    def _read(
+        self, ctx: PairContext, orders: list[tuple[str, str]], replies: list[ChatResponse]
+    ) -> list[_Judgement]:
+        """Each reply read, its winner in arm terms; a reply that cannot be read fails the grade."""
         judgements = []
         for order, reply in zip(orders, replies, strict=True):
             try:
@@ -367,67 +412,41 @@ class PairwiseJudge:
             except GradingError as exc:
                 self.settings.forget(reply, ctx.a.cache)
                 raw = _joined(orders, replies) if len(orders) > 1 else exc.raw_output
-                raise GradingError(str(exc), raw_output=raw, spent=spent(*replies)) from None
+                raise GradingError(str(exc), raw_output=raw, spent=JudgeSpend.of(replies).as_dict()) from None
             winner = "tie" if parsed.winner_slot is None else order[parsed.winner_slot - 1]
-            judgements.append((order, parsed, winner))
-        verdicts = [w for _, _, w in judgements]
-        consistent = len(set(verdicts)) == 1
-        verdict = verdicts[0] if consistent else "tie"
-        names = {"a": ctx.a.arm, "b": ctx.b.arm}
-        comments = [
-            f"[1={names[order[0]]}, 2={names[order[1]]}] {parsed.comment}"
-            for order, parsed, _ in judgements
-            if parsed.comment
-        ]
-        if not consistent:
-            comments.insert(
-                0, f"the verdict changed with the order ({' vs '.join(verdicts)}): counted as a tie"
-            )
-        cost = spent(*replies)
-        return GradeResult(
-            passed=None,
-            score={"a": 1.0, "b": 0.0, "tie": 0.5}[verdict],
-            verdict=verdict,
-            dimensions=self._dimensions(judgements),
-            comment=" | ".join(comments) or None,
-            raw_output=_joined(orders, replies) if len(orders) > 1 else replies[0].content,
-            judge_model=cost["judge_model"],
-            judge_cost=cost["judge_cost"],
-            input_tokens=cost["input_tokens"],
-            output_tokens=cost["output_tokens"],
-            cached=cost.get("cached", False),
-            cost_saved=cost.get("cost_saved"),
-            details={
-                "seed": ctx.seed,
-                "arms": [ctx.a.arm, ctx.b.arm],
-                "runs": [ctx.a.run_id, ctx.b.run_id],
-                "slots": list(first),
-                "both_orders": self.both_orders,
-                "judgements": [
-                    {
-                        "slots": list(order),
-                        "winner_slot": parsed.winner_slot,
-                        "winner": winner,
-                        "parsed": parsed.method,
-                    }
-                    for order, parsed, winner in judgements
-                ],
-                "consistent": consistent,
-                "flipped": set(verdicts) == {"a", "b"},
-                "cost_known": cost["judge_cost"] is not None,
-                **({"masked": masked} if masked else {}),
-            },
-        )
+            judgements.append(_Judgement(order, parsed, winner))
+        return judgements
 
-    def _dimensions(self, judgements: list) -> dict[str, float] | None:
+    def _dimensions(self, judgements: list[_Judgement]) -> dict[str, float] | None:
         if self.rubric is None:
             return None
         sums: dict[str, list[float]] = {}
-        for order, parsed, _ in judgements:
-            for slot, letter in enumerate(order, 1):
-                for dim, value in parsed.scores.get(slot, {}).items():
+        for j in judgements:
+            for slot, letter in enumerate(j.order, 1):
+                for dim, value in j.reply.scores.get(slot, {}).items():
                     sums.setdefault(f"{letter}.{dim}", []).append(value)
         return {k: sum(v) / len(v) for k, v in sorted(sums.items())}
+
+
+class _Judgement(NamedTuple):
+    """One judgement of a pair: the slot order shown, the reply read, the winner in arm terms."""
+
+    order: tuple[str, str]
+    reply: PairReply
+    winner: str
+
+
+def _comment(ctx: PairContext, judgements: list[_Judgement], consistent: bool) -> str | None:
+    names = {"a": ctx.a.arm, "b": ctx.b.arm}
+    comments = [
+        f"[1={names[j.order[0]]}, 2={names[j.order[1]]}] {j.reply.comment}"
+        for j in judgements
+        if j.reply.comment
+    ]
+    if not consistent:
+        verdicts = " vs ".join(j.winner for j in judgements)
+        comments.insert(0, f"the verdict changed with the order ({verdicts}): counted as a tie")
+    return " | ".join(comments) or None
 
 
 def _joined(orders: list[tuple[str, str]], replies: Sequence[Any]) -> str:
@@ -437,12 +456,33 @@ def _joined(orders: list[tuple[str, str]], replies: Sequence[Any]) -> str:
     )
 
 
+def _anonymiser(
+    name: str,
+    *,
+    mask: Sequence[str],
+    mask_patterns: Sequence[str],
+    identities: Sequence[str] | None,
+    mask_paths: bool,
+) -> Anonymiser:
+    """The pair's anonymiser; each mask pattern must be a valid regular expression."""
+    for pattern in mask_patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise UsageError(
+                f"{name}: mask pattern {pattern!r} is not a valid regular expression: {exc}"
+            ) from None
+    return Anonymiser(
+        terms=tuple(str(t) for t in mask),
+        patterns=tuple(mask_patterns),
+        mask_paths=mask_paths,
+        identities=tuple(identities) if identities is not None else DEFAULT_IDENTITIES,
+    )
+
+
 @register_grader("pairwise_judge")
 def pairwise_judge(
     *,
-    model: str | None = None,
-    base_url: str | None = None,
-    api_key_env: str | None = None,
     rubric: Any = None,
     arms: Sequence[str] | None = None,
     both_orders: bool = False,
@@ -454,17 +494,8 @@ def pairwise_judge(
     output_format: str = "json",
     include: Sequence[str] = ("reference", "reason"),
     instructions: str | None = None,
-    timeout_s: float = 60.0,
-    retries: int = 2,
-    backoff_s: float = 1.0,
-    temperature: float | None = 0.0,
-    max_tokens: int | None = None,
-    seed: int | None = None,
-    prices: Any = None,
-    json_mode: bool = False,
-    stream: bool = False,
-    cache: str | None = None,
     name: str = "pairwise_judge",
+    **settings: Unpack[JudgeOptions],
 ) -> PairwiseJudge:
     """A blind pairwise judge comparing two arms' answers on the same case and round.
 
@@ -479,9 +510,6 @@ def pairwise_judge(
             mask: [acme-router]            # more names to hide from the judge
 
     Args:
-        model: The judge model (required).
-        base_url: An OpenAI-compatible API root; default ``$OPENAI_BASE_URL`` or OpenAI.
-        api_key_env: The environment variable holding the key.
         rubric: Criteria to score both answers on (see `Rubric.parse`); None asks only for a winner.
         arms: The two arm names to compare, in order (verdict ``a`` is the first); default the
             experiment's first two arms.
@@ -495,60 +523,31 @@ def pairwise_judge(
         include: What the judge sees besides input and answers: ``reference``, ``reason``,
             ``evidence``, ``context``, ``history``.
         instructions: Extra guidance added to the judge's prompt.
-        timeout_s, retries, backoff_s, temperature, max_tokens, seed, prices, json_mode, stream, cache: As for
-            `llm_judge`.
         name: The grader's name in the experiment.
+        **settings: How the judge model is called (`JudgeSettings`), as for `llm_judge`: ``model``
+            (required), ``base_url``, ``api_key_env``, ``timeout_s``, ``retries``, ``backoff_s``,
+            ``temperature``, ``max_tokens``, ``seed``, ``prices``, ``json_mode``, ``stream``, ``cache``.
 
     Raises:
         UsageError: an option is invalid (said when the experiment is defined).
     """
-    if output_format not in OUTPUT_FORMATS:
-        raise UsageError(
-            f"{name}: output_format must be one of {', '.join(OUTPUT_FORMATS)}, not {output_format!r}"
-        )
+    check_output_format(name, output_format)
     if arms is not None and (isinstance(arms, str) or len(arms) != 2 or len(set(arms)) != 2):
         raise UsageError(
             f"{name}: arms must name two different arms, e.g. [control, treatment]; got {arms!r}"
         )
-    for pattern in mask_patterns:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise UsageError(
-                f"{name}: mask pattern {pattern!r} is not a valid regular expression: {exc}"
-            ) from None
-    settings = JudgeSettings.build(
-        name,
-        model=model,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        timeout_s=timeout_s,
-        retries=retries,
-        backoff_s=backoff_s,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        seed=seed,
-        prices=prices,
-        json_mode=json_mode,
-        stream=stream,
-        cache=cache,
+    # the mask patterns are checked even when anonymise is off (a typo is said at once)
+    anonymiser = _anonymiser(
+        name, mask=mask, mask_patterns=mask_patterns, identities=identities, mask_paths=mask_paths
     )
-    anonymiser = None
-    if anonymise:
-        anonymiser = Anonymiser(
-            terms=tuple(str(t) for t in mask),
-            patterns=tuple(mask_patterns),
-            mask_paths=mask_paths,
-            **({"identities": tuple(identities)} if identities is not None else {}),
-        )
     return PairwiseJudge(
         name,
-        settings,
+        JudgeSettings.build(name, **settings),
         rubric=Rubric.parse(rubric, where=f"{name}.rubric") if rubric is not None else None,
         arms=list(arms) if arms else None,
         both_orders=bool(both_orders),
-        anonymiser=anonymiser,
+        anonymiser=anonymiser if anonymise else None,
         output_format=output_format,
-        include=_check_include(name, include),
+        include=check_include(name, include),
         instructions=instructions,
     )

@@ -111,10 +111,10 @@ def tool_calls_in(transcript: Iterable[Any]) -> list[dict[str, Any]]:
     for entry in transcript:
         if not isinstance(entry, dict):
             continue
-        message = entry.get("message") if isinstance(entry.get("message"), dict) else entry
+        message: dict[str, Any] = entry["message"] if isinstance(entry.get("message"), dict) else entry
         for call in message.get("tool_calls") or ():
             if isinstance(call, dict):
-                fn = call.get("function") if isinstance(call.get("function"), dict) else call
+                fn: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else call
                 add(call.get("id"), fn.get("name"), fn.get("arguments"))
         if entry.get("type") in ("tool_call", "function_call") and "name" in entry:
             add(entry.get("id") or entry.get("call_id"), entry.get("name"), entry.get("arguments"))
@@ -246,7 +246,7 @@ def regex(
         match = compiled.fullmatch(text) if full_match else compiled.search(text)
         ok = (match is None) if negate else (match is not None)
         comment = None
-        if not ok and negate:
+        if not ok and negate and match is not None:
             comment = f"{field} matches {pattern!r} (it must not): {_shown(match.group(0))}"
         elif not ok:
             how = "does not fully match" if full_match else "has no match for"
@@ -396,11 +396,12 @@ def numeric(
             want = fixed
         else:
             gold = _expected(ctx, name, "give the grader a `value`")
-            want = parse_number(gold)
-            if want is None:
+            parsed = parse_number(gold)
+            if parsed is None:
                 raise GradingError(
                     f"case {ctx.case.case_id}: the gold value {_shown(gold)} has no number for {name}"
                 )
+            want = parsed
         text = _output_text(ctx, field)
         got = parse_number(text)
         if got is None:

@@ -86,7 +86,7 @@ def _engine(engine: str) -> str:
     return engine
 
 
-def _path(parts) -> str:
+def _path(parts: list[str | int]) -> str:
     out = "$"
     for p in parts:
         out += f"[{p}]" if isinstance(p, int) else f".{p}"
@@ -128,7 +128,7 @@ class _Builtin:
         self.problems = problems
         self.limit = limit
 
-    def add(self, path: list, message: str) -> None:
+    def add(self, path: list[str | int], message: str) -> None:
         if len(self.problems) < self.limit:
             self.problems.append(f"{_path(path)}: {message}")
 
@@ -151,7 +151,7 @@ class _Builtin:
             node = node[part]
         return node
 
-    def check(self, x: Any, s: Any, path: list) -> None:
+    def check(self, x: Any, s: Any, path: list[str | int]) -> None:
         if s is True or s == {}:
             return
         if s is False:
@@ -187,7 +187,7 @@ class _Builtin:
         if "not" in s and self.valid(x, s["not"]):
             self.add(path, f"{_show(x)} must not fit {_show(s['not'])}")
 
-    def _string(self, x: str, s: Mapping, path: list) -> None:
+    def _string(self, x: str, s: Mapping[str, Any], path: list[str | int]) -> None:
         if "minLength" in s and len(x) < s["minLength"]:
             self.add(path, f"{_show(x)} is shorter than {s['minLength']} characters")
         if "maxLength" in s and len(x) > s["maxLength"]:
@@ -195,7 +195,7 @@ class _Builtin:
         if "pattern" in s and not re.search(s["pattern"], x):
             self.add(path, f"{_show(x)} does not match {s['pattern']!r}")
 
-    def _number(self, x: float, s: Mapping, path: list) -> None:
+    def _number(self, x: float, s: Mapping[str, Any], path: list[str | int]) -> None:
         if "minimum" in s and x < s["minimum"]:
             self.add(path, f"{x} is less than the minimum of {s['minimum']}")
         if "maximum" in s and x > s["maximum"]:
@@ -209,7 +209,7 @@ class _Builtin:
             if not math.isclose(q, round(q), abs_tol=1e-9):
                 self.add(path, f"{x} is not a multiple of {s['multipleOf']}")
 
-    def _array(self, x: list, s: Mapping, path: list) -> None:
+    def _array(self, x: list[Any], s: Mapping[str, Any], path: list[str | int]) -> None:
         if "minItems" in s and len(x) < s["minItems"]:
             self.add(path, f"has {len(x)} items, fewer than {s['minItems']}")
         if "maxItems" in s and len(x) > s["maxItems"]:
@@ -233,7 +233,7 @@ class _Builtin:
             for i in range(len(prefix), len(x)):
                 self.check(x[i], items, [*path, i])
 
-    def _object(self, x: dict, s: Mapping, path: list) -> None:
+    def _object(self, x: dict[str, Any], s: Mapping[str, Any], path: list[str | int]) -> None:
         for name in s.get("required") or []:
             if name not in x:
                 self.add(path, f"{name!r} is a required property")
@@ -281,8 +281,8 @@ def _is_type(x: Any, t: str) -> bool:
 def _equal(a: Any, b: Any) -> bool:
     # JSON equality: 1 == 1.0, but True is not 1
     if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    return a == b
+        return type(a) is type(b) and bool(a == b)
+    return bool(a == b)
 
 
 def _show(value: Any) -> str:

@@ -13,8 +13,8 @@ from abbench.llm._cache import (
     check_cache_mode,
     default_cache_mode,
 )
-from abbench.llm._client import DEFAULT_BASE_URL, ChatClient, normalize_base_url, tool_spec
-from abbench.llm._failures import FAILURE_TYPES, classify_failure, parse_retry_after
+from abbench.llm._client import DEFAULT_BASE_URL, ChatClient, expand_env, normalize_base_url, tool_spec
+from abbench.llm._failures import FAILURE_TYPES, FailureType, classify_failure, parse_retry_after
 from abbench.llm._pool import close_connections, shared_http_client
 from abbench.llm._prices import (
     BUILTIN_PRICES,
@@ -39,6 +39,7 @@ __all__ = [
     "CallCache",
     "ChatClient",
     "ChatResponse",
+    "FailureType",
     "MemoryCache",
     "Price",
     "PriceTable",
@@ -52,6 +53,7 @@ __all__ = [
     "classify_failure",
     "close_connections",
     "default_cache_mode",
+    "expand_env",
     "load_prices",
     "normalize_base_url",
     "parse_retry_after",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 import logging
 import os
@@ -29,6 +30,7 @@ from abbench.llm._failures import (
     _ADVICE,
     _REFUSED,
     _RETRIED,
+    FailureType,
     _Failure,
     _refused_feature,
     _server_message,
@@ -47,6 +49,25 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 """Where requests go when neither the arm nor ``$OPENAI_BASE_URL`` names an endpoint."""
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def expand_env(value: str, unset: Callable[[str], Exception], used: list[str] | None = None) -> str:
+    """`value` with each ``${VAR}`` replaced by that environment variable (how an arm's settings
+    name a key without holding it); the values put in are added to `used` (to redact them later).
+
+    Raises:
+        Exception: ``unset(VAR)`` for a variable that is not set.
+    """
+
+    def put(match: re.Match[str]) -> str:
+        var = match.group(1)
+        if var not in os.environ:
+            raise unset(var)
+        if used is not None:
+            used.append(os.environ[var])
+        return os.environ[var]
+
+    return _ENV_REF.sub(put, value)
 
 
 def normalize_base_url(base_url: str) -> str:
@@ -169,24 +190,21 @@ class ChatClient:
                 raise AgentError(
                     f"the environment variable {self.api_key_env} is not set, so there is no API key for "
                     f"{self.base_url}; export it, or set the arm's api_key_env to the variable that holds the key",
-                    "auth",
+                    FailureType.AUTH,
                     retryable=False,
                 )
             out["Authorization"] = f"Bearer {key}"
         for name, value in self.headers.items():
 
-            def env(match: re.Match[str], header: str = name) -> str:
-                var = match.group(1)
-                if var not in os.environ:
-                    raise AgentError(
-                        f"header {header!r} refers to ${{{var}}}, which is not set; export it or change the "
-                        "arm's headers",
-                        "auth",
-                        retryable=False,
-                    )
-                return os.environ[var]
+            def unset(var: str, header: str = name) -> AgentError:
+                return AgentError(
+                    f"header {header!r} refers to ${{{var}}}, which is not set; export it or change the "
+                    "arm's headers",
+                    FailureType.AUTH,
+                    retryable=False,
+                )
 
-            out[name] = _ENV_REF.sub(env, str(value))
+            out[name] = expand_env(str(value), unset)
         return out
 
     # -- requests ---------------------------------------------------------------------------------
@@ -206,84 +224,22 @@ class ChatClient:
         `stream`, a successful response is returned with its body unread (the caller closes it)."""
         timeout = min(self.timeout_s, timeout_s) if timeout_s else self.timeout_s
         http = await shared_http_client()
-        url = self.base_url + path
         retries: list[RetryRecord] = []
         attempt = 0
         while True:
             attempt += 1
             payload = build()
-            headers = self._request_headers()
             try:
-                try:
-                    async with asyncio.timeout(timeout):
-                        if stream:
-                            headers["Accept"] = "text/event-stream"
-                            built = http.build_request(
-                                method, url, json=payload, headers=headers, timeout=httpx.Timeout(timeout)
-                            )
-                            response = await http.send(built, stream=True)
-                            if not response.is_success:
-                                await response.aread()
-                                await response.aclose()
-                        else:
-                            response = await http.request(
-                                method, url, json=payload, headers=headers, timeout=httpx.Timeout(timeout)
-                            )
-                except (TimeoutError, httpx.TimeoutException):
-                    raise _Failure("timeout", True, f"no answer within timeout_s={timeout:g}s") from None
-                except httpx.TransportError as exc:
-                    raise _Failure(
-                        "connection_error", True, self.redact(f"{type(exc).__name__}: {exc}")
-                    ) from None
+                response = await self._send(http, method, path, payload, timeout, stream)
                 if response.is_success:
                     return response, tuple(retries)
-                text = self.redact(response.text)
-                message, code = _server_message(text)
-                if method == "POST" and response.status_code in (400, 422) and payload is not None:
-                    feature = _refused_feature(message, payload)
-                    if feature and feature not in self._refused:
-                        log.info(
-                            "%s refused %s (%s); sending again without it",
-                            self._where(path),
-                            feature,
-                            message,
-                        )
-                        self._refused.add(feature)
-                        attempt -= 1  # a refused feature is not a failed attempt
-                        continue
-                failure_type, retryable = classify_failure(response.status_code, message, code)
-                raise _Failure(
-                    failure_type,
-                    retryable,
-                    message,
-                    status=response.status_code,
-                    retry_after=parse_retry_after(response.headers),
-                    raw=text,
-                )
+                failure = self._refusal(response, method, path, payload)
+                if failure is None:
+                    attempt -= 1  # a refused feature is not a failed attempt
+                    continue
+                raise failure
             except _Failure as failure:
-                can_retry = failure.failure_type in _RETRIED and (
-                    failure.failure_type != "timeout" or self.retry.retry_timeouts
-                )
-                if not can_retry or len(retries) >= self.retry.max_retries:
-                    asked = (
-                        f"; the server asked to wait {failure.retry_after:g}s"
-                        if failure.retry_after is not None
-                        else ""
-                    )
-                    raise self._error(failure, path, attempt, extra=asked) from None
-                if failure.retry_after is not None and failure.retry_after > self.retry.max_retry_after_s:
-                    raise self._error(
-                        failure,
-                        path,
-                        attempt,
-                        extra=f"; the server asked to wait {failure.retry_after:.0f}s, more than "
-                        f"max_retry_after_s={self.retry.max_retry_after_s:g}",
-                    ) from None
-                wait = (
-                    failure.retry_after
-                    if failure.retry_after is not None
-                    else self.retry.backoff_s(len(retries))
-                )
+                wait = self._retry_wait(failure, path, attempt, len(retries))
                 retries.append(
                     RetryRecord(
                         attempt,
@@ -304,11 +260,98 @@ class ChatClient:
                 )
                 await asyncio.sleep(wait)
 
+    async def _send(
+        self,
+        http: httpx.AsyncClient,
+        method: str,
+        path: str,
+        payload: dict[str, Any] | None,
+        timeout: float,
+        stream: bool,
+    ) -> httpx.Response:
+        """One attempt; a timeout or a dropped connection is a `_Failure`. A streamed response that
+        failed is read and closed here, so its message can be read."""
+        url = self.base_url + path
+        headers = self._request_headers()
+        try:
+            async with asyncio.timeout(timeout):
+                if not stream:
+                    return await http.request(
+                        method, url, json=payload, headers=headers, timeout=httpx.Timeout(timeout)
+                    )
+                headers["Accept"] = "text/event-stream"
+                built = http.build_request(
+                    method, url, json=payload, headers=headers, timeout=httpx.Timeout(timeout)
+                )
+                response = await http.send(built, stream=True)
+                if not response.is_success:
+                    await response.aread()
+                    await response.aclose()
+                return response
+        except (TimeoutError, httpx.TimeoutException):
+            raise _Failure(FailureType.TIMEOUT, True, f"no answer within timeout_s={timeout:g}s") from None
+        except httpx.TransportError as exc:
+            raise _Failure(
+                FailureType.CONNECTION_ERROR, True, self.redact(f"{type(exc).__name__}: {exc}")
+            ) from None
+
+    def _refusal(
+        self, response: httpx.Response, method: str, path: str, payload: dict[str, Any] | None
+    ) -> _Failure | None:
+        """The failure an unsuccessful response is, or None when it refused a feature this client
+        now leaves out (the request is sent again without it)."""
+        text = self.redact(response.text)
+        message, code = _server_message(text)
+        if method == "POST" and response.status_code in (400, 422) and payload is not None:
+            feature = _refused_feature(message, payload)
+            if feature and feature not in self._refused:
+                log.info("%s refused %s (%s); sending again without it", self._where(path), feature, message)
+                self._refused.add(feature)
+                return None
+        failure_type, retryable = classify_failure(response.status_code, message, code)
+        return _Failure(
+            failure_type,
+            retryable,
+            message,
+            status=response.status_code,
+            retry_after=parse_retry_after(response.headers),
+            raw=text,
+        )
+
+    def _retry_wait(self, failure: _Failure, path: str, attempt: int, retried: int) -> float:
+        """How long to wait before trying again after `failure`.
+
+        Raises:
+            AgentError: the failure is not retried, the retries are spent, or the server asked for
+                a longer wait than the policy allows.
+        """
+        can_retry = failure.failure_type in _RETRIED and (
+            failure.failure_type != FailureType.TIMEOUT or self.retry.retry_timeouts
+        )
+        if not can_retry or retried >= self.retry.max_retries:
+            asked = (
+                f"; the server asked to wait {failure.retry_after:g}s"
+                if failure.retry_after is not None
+                else ""
+            )
+            raise self._error(failure, path, attempt, extra=asked) from None
+        if failure.retry_after is None:
+            return self.retry.backoff_s(retried)
+        if failure.retry_after > self.retry.max_retry_after_s:
+            raise self._error(
+                failure,
+                path,
+                attempt,
+                extra=f"; the server asked to wait {failure.retry_after:.0f}s, more than "
+                f"max_retry_after_s={self.retry.max_retry_after_s:g}",
+            ) from None
+        return failure.retry_after
+
     def _error(self, failure: _Failure, path: str, attempts: int, extra: str = "") -> AgentError:
         status = f" with HTTP {failure.status}" if failure.status else ""
         tries = f" after {attempts} attempts" if attempts > 1 else ""
         advice = _ADVICE.get(failure.failure_type, "")
-        if failure.failure_type == "auth":
+        if failure.failure_type == FailureType.AUTH:
             advice = (
                 advice.replace("${env}", f"${self.api_key_env}")
                 if self.api_key_env
@@ -417,56 +460,60 @@ class ChatClient:
         started = time.perf_counter()
         streaming = self.stream if stream is None else bool(stream)
 
-        def build(as_asked: bool = False) -> dict[str, Any]:
-            return self._payload(
-                messages,
-                tools=tools,
-                tool_choice=tool_choice,
-                response_format=response_format,
-                temperature=temperature,
-                max_tokens=max_tokens,
-                seed=seed,
-                extra_body=extra_body,
-                stream=streaming,
-                as_asked=as_asked,
-            )
-
-        key = None
+        build = functools.partial(
+            self._payload,
+            messages,
+            tools=tools,
+            tool_choice=tool_choice,
+            response_format=response_format,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            seed=seed,
+            extra_body=extra_body,
+            stream=streaming,
+        )
         mode = cache.resolved(default_cache_mode(temperature)) if cache is not None else "off"
+        key = None
         if cache is not None and mode != "off":
             key = cache_key(self.base_url, self.model, build(as_asked=True), cache.round)
-            kept = cache.cache.lookup(key) if mode in ("on", "read-only") else None
+            kept = self._from_cache(cache, key, started) if mode in ("on", "read-only") else None
             if kept is not None:
-                result = self._parse(kept.response, (), started, streamed=kept.streamed or None)
-                result = dataclasses.replace(result, cached=True, cache_key=key, chunks=0)
-                cache.cache.hit(kept, result.cost)
-                log.debug("%s: answered from the cache", self._where("/chat/completions"))
-                return result
+                return kept
         response, retries = await self._request("POST", "/chat/completions", build, timeout_s, streaming)
+        result = await self._read_reply(response, retries, started, timeout_s, streaming)
+        if cache is not None and key is not None:
+            result = dataclasses.replace(result, cache_key=key)
+            if mode in ("on", "refresh"):
+                self._keep(cache, key, result)
+        return result
+
+    def _from_cache(self, cache: CallCache, key: str, started: float) -> ChatResponse | None:
+        """The reply kept under `key`, marked as cached, or None."""
+        kept = cache.cache.lookup(key)
+        if kept is None:
+            return None
+        result = self._parse(kept.response, (), started, streamed=kept.streamed or None)
+        result = dataclasses.replace(result, cached=True, cache_key=key, chunks=0)
+        cache.cache.hit(kept, result.cost)
+        log.debug("%s: answered from the cache", self._where("/chat/completions"))
+        return result
+
+    async def _read_reply(
+        self,
+        response: httpx.Response,
+        retries: tuple[RetryRecord, ...],
+        started: float,
+        timeout_s: float | None,
+        streaming: bool,
+    ) -> ChatResponse:
+        """The reply in a successful response: assembled from its stream, or parsed from its body."""
         if streaming and response.headers.get("content-type", "").startswith("text/event-stream"):
             result = await self._read_stream(response, retries, started, timeout_s)
         else:
             if streaming:  # a server that ignores `stream` answers with one body: read it as such
                 await response.aread()
                 await response.aclose()
-            raw = self.redact(response.text)
-            result = self._parse(raw, retries, started)
-        if key is not None:
-            result = dataclasses.replace(result, cache_key=key)
-            if mode in ("on", "refresh"):
-                cache.cache.save(
-                    CachedReply(
-                        key=key,
-                        endpoint=cache_endpoint(self.redact(self.base_url)),
-                        model=self.model,
-                        round=cache.round,
-                        response=self.redact(result.raw),
-                        input_tokens=result.usage.input_tokens if result.usage_reported else None,
-                        output_tokens=result.usage.output_tokens if result.usage_reported else None,
-                        cost=result.cost,
-                        streamed=result.streamed,
-                    )
-                )
+            result = self._parse(self.redact(response.text), retries, started)
         log.debug(
             "%s: %d+%d tokens, %d tool calls, %.0f ms",
             self._where("/chat/completions"),
@@ -476,6 +523,22 @@ class ChatClient:
             result.latency_ms,
         )
         return result
+
+    def _keep(self, cache: CallCache, key: str, result: ChatResponse) -> None:
+        """Keep a fresh reply in the cache (its text redacted, its tokens only when reported)."""
+        cache.cache.save(
+            CachedReply(
+                key=key,
+                endpoint=cache_endpoint(self.redact(self.base_url)),
+                model=self.model,
+                round=cache.round,
+                response=self.redact(result.raw),
+                input_tokens=result.usage.input_tokens if result.usage_reported else None,
+                output_tokens=result.usage.output_tokens if result.usage_reported else None,
+                cost=result.cost,
+                streamed=result.streamed,
+            )
+        )
 
     async def _read_stream(
         self,
@@ -523,11 +586,11 @@ class ChatClient:
                 self.redact(
                     sentence(f"{self._where('/chat/completions')}: the stream broke off after {got}: {broke}")
                     + " "
-                    + _ADVICE["stream_interrupted"][:1].upper()
-                    + _ADVICE["stream_interrupted"][1:]
+                    + _ADVICE[FailureType.STREAM_INTERRUPTED][:1].upper()
+                    + _ADVICE[FailureType.STREAM_INTERRUPTED][1:]
                     + "."
                 ),
-                "stream_interrupted",
+                FailureType.STREAM_INTERRUPTED,
                 retryable=True,
                 raw_output=result.content,
             )
@@ -539,8 +602,8 @@ class ChatClient:
         snippet = clip(" ".join(raw.split()), 200) or "(empty body)"
         return AgentError(
             f"{self._where('/chat/completions')} answered 200 but {what}: {snippet!r}. "
-            f"{_ADVICE['bad_output'].capitalize()}",
-            "bad_output",
+            f"{_ADVICE[FailureType.BAD_OUTPUT].capitalize()}",
+            FailureType.BAD_OUTPUT,
             retryable=True,
             raw_output=raw,
         )
@@ -566,11 +629,11 @@ class ChatClient:
             )
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise self._bad_output("it has no choices", raw)
-        message = choices[0].get("message")
-        if not isinstance(message, dict):
+        choice = choices[0].get("message")
+        if not isinstance(choice, dict):
             raise self._bad_output("its first choice has no message", raw)
         calls = []
-        for i, call in enumerate(message.get("tool_calls") or []):
+        for i, call in enumerate(choice.get("tool_calls") or []):
             fn = (call or {}).get("function") or {}
             args = fn.get("arguments", "")
             calls.append(
@@ -580,7 +643,7 @@ class ChatClient:
                     arguments=args if isinstance(args, str) else json.dumps(args, ensure_ascii=False),
                 )
             )
-        content = _content_text(message.get("content"))
+        content = _content_text(choice.get("content"))
         usage_data = data.get("usage") if isinstance(data.get("usage"), dict) else None
         usage = Usage(
             _int((usage_data or {}).get("prompt_tokens", (usage_data or {}).get("input_tokens"))),

@@ -6,26 +6,46 @@ import email.utils
 import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
 from abbench._text import clip
 
-FAILURE_TYPES = (
-    "auth",
-    "bad_output",
-    "bad_request",
-    "connection_error",
-    "not_found",
-    "quota",
-    "rate_limited",
-    "server_error",
-    "stream_interrupted",
-    "timeout",
+
+class FailureType(StrEnum):
+    """Why an agent or judge call failed: the `AgentError.failure_type` values (stored as their text).
+
+    A `StrEnum`, so ``FailureType.TIMEOUT == "timeout"`` and the stored values are the words.
+    """
+
+    AGENT_ERROR = "agent_error"
+    """An agent failed in a way no other type names (the default of `AgentError`)."""
+    MAX_TURNS = "max_turns"
+    """The openai agent's model was still calling tools after its last turn."""
+    AUTH = "auth"
+    BAD_OUTPUT = "bad_output"
+    BAD_REQUEST = "bad_request"
+    CONNECTION_ERROR = "connection_error"
+    NOT_FOUND = "not_found"
+    QUOTA = "quota"
+    RATE_LIMITED = "rate_limited"
+    SERVER_ERROR = "server_error"
+    STREAM_INTERRUPTED = "stream_interrupted"
+    TIMEOUT = "timeout"
+
+
+FAILURE_TYPES = tuple(
+    t.value for t in FailureType if t not in (FailureType.AGENT_ERROR, FailureType.MAX_TURNS)
 )
 """The `AgentError.failure_type` values the client raises."""
 
 
-_RETRIED = {"rate_limited", "server_error", "connection_error", "timeout"}
+_RETRIED = {
+    FailureType.RATE_LIMITED,
+    FailureType.SERVER_ERROR,
+    FailureType.CONNECTION_ERROR,
+    FailureType.TIMEOUT,
+}
 
 
 def parse_retry_after(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
@@ -75,21 +95,22 @@ def _server_message(text: str) -> tuple[str, str | None]:
     return clip(snippet, 300) or "(empty body)", None
 
 
-def classify_failure(status: int, message: str, code: str | None) -> tuple[str, bool]:
+def classify_failure(status: int, message: str, code: str | None) -> tuple[FailureType, bool]:
+    """The failure type of an HTTP error and whether trying again may help."""
     blob = f"{code or ''} {message}".lower()
     if status == 429:
         if "insufficient_quota" in blob or "exceeded your current quota" in blob:
-            return "quota", False
-        return "rate_limited", True
+            return FailureType.QUOTA, False
+        return FailureType.RATE_LIMITED, True
     if status in (401, 403):
-        return "auth", False
+        return FailureType.AUTH, False
     if status == 404:
-        return "not_found", False
+        return FailureType.NOT_FOUND, False
     if status == 408:
-        return "timeout", True
+        return FailureType.TIMEOUT, True
     if status == 409 or status >= 500:
-        return "server_error", True
-    return "bad_request", False
+        return FailureType.SERVER_ERROR, True
+    return FailureType.BAD_REQUEST, False
 
 
 # Features some servers refuse; dropped per (base URL, model) after the first refusal, so the
@@ -118,7 +139,7 @@ def _refused_feature(message: str, payload: Mapping[str, Any]) -> str | None:
 class _Failure(Exception):
     def __init__(
         self,
-        failure_type: str,
+        failure_type: FailureType,
         retryable: bool,
         message: str,
         status: int | None = None,
@@ -134,16 +155,16 @@ class _Failure(Exception):
         self.raw = raw
 
 
-_ADVICE = {
-    "auth": "check that the key in ${env} is valid for this endpoint (the arm's api_key_env names the variable)",
-    "quota": "the account behind the key has no quota left; check its billing",
-    "rate_limited": "the endpoint is rate limiting; lower the concurrency or raise max_retries",
-    "server_error": "the server failed; try again later",
-    "not_found": "check base_url (it usually ends in /v1) and the model name (ChatClient.list_models() lists them)",
-    "bad_request": "the server rejected the request; check the model name and the arm's settings",
-    "timeout": "no answer in time; raise timeout_s or check the server",
-    "connection_error": "cannot reach the endpoint; check base_url and that the server is running",
-    "bad_output": "the server's reply is not a chat completion; check that base_url points at an OpenAI-compatible API",
-    "stream_interrupted": "the stream broke off before its end; what arrived is kept with the attempt, "
+_ADVICE: dict[str, str] = {
+    FailureType.AUTH: "check that the key in ${env} is valid for this endpoint (the arm's api_key_env names the variable)",
+    FailureType.QUOTA: "the account behind the key has no quota left; check its billing",
+    FailureType.RATE_LIMITED: "the endpoint is rate limiting; lower the concurrency or raise max_retries",
+    FailureType.SERVER_ERROR: "the server failed; try again later",
+    FailureType.NOT_FOUND: "check base_url (it usually ends in /v1) and the model name (ChatClient.list_models() lists them)",
+    FailureType.BAD_REQUEST: "the server rejected the request; check the model name and the arm's settings",
+    FailureType.TIMEOUT: "no answer in time; raise timeout_s or check the server",
+    FailureType.CONNECTION_ERROR: "cannot reach the endpoint; check base_url and that the server is running",
+    FailureType.BAD_OUTPUT: "the server's reply is not a chat completion; check that base_url points at an OpenAI-compatible API",
+    FailureType.STREAM_INTERRUPTED: "the stream broke off before its end; what arrived is kept with the attempt, "
     "and the run may be retried",
 }

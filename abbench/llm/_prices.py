@@ -22,9 +22,12 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 from abbench.errors import UsageError
 from abbench.types import Usage
@@ -81,7 +84,7 @@ def _entry_model() -> Any:
     return PriceEntry
 
 
-def _validation_error() -> type[Exception]:
+def _validation_error() -> type[ValidationError]:
     from pydantic import ValidationError
 
     return ValidationError

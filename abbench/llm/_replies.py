@@ -32,7 +32,8 @@ class RetryPolicy:
     def backoff_s(self, retries_done: int, rng: random.Random | None = None) -> float:
         """The wait before the next retry: exponential, with "equal jitter" (half fixed, half random)."""
         cap = min(self.max_delay_s, self.base_delay_s * 2**retries_done)
-        return cap / 2 + (rng or random).uniform(0, cap / 2)
+        wait: float = cap / 2 + (rng or random).uniform(0, cap / 2)
+        return wait
 
 
 @dataclass(frozen=True, slots=True)

@@ -163,7 +163,9 @@ class RecordedRequest:
         return self.body.get("model") if isinstance(self.body, dict) else None
 
 
-ReplySource = Sequence["Reply | str | dict"] | Callable[[RecordedRequest], "Reply | str | dict"]
+ReplySource = (
+    Sequence["Reply | str | dict[str, Any]"] | Callable[[RecordedRequest], "Reply | str | dict[str, Any]"]
+)
 
 
 class ScriptedOpenAIServer:
@@ -283,7 +285,7 @@ class ScriptedOpenAIServer:
         return _as_reply(self._replies[n])
 
 
-def _as_reply(item: Reply | str | dict) -> Reply:
+def _as_reply(item: Reply | str | dict[str, Any]) -> Reply:
     if isinstance(item, Reply):
         return item
     if isinstance(item, str):
@@ -315,7 +317,7 @@ def _estimate_tokens(text: str) -> int:
 
 def _completion(reply: Reply, request: RecordedRequest, default_model: str) -> dict[str, Any]:
     body = request.body if isinstance(request.body, dict) else {}
-    calls = []
+    calls: list[dict[str, Any]] = []
     for i, call in enumerate(reply.tool_calls):
         if isinstance(call, dict):
             name, args, call_id = call["name"], call.get("arguments", {}), call.get("id")
@@ -365,7 +367,7 @@ def _completion(reply: Reply, request: RecordedRequest, default_model: str) -> d
 
 def stream_chunks(
     completion: Mapping[str, Any], chunk_chars: int = 8, include_usage: bool = False
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """A chat completion as the ``chat.completion.chunk`` objects a streaming server sends: the role,
     the text in pieces of `chunk_chars`, each tool call's name then its arguments in pieces (by
     ``index``, the id only on its first delta), the finish reason, and — when `include_usage` — a

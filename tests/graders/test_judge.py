@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 
 import pytest
 
 from abbench.errors import GradingError, UsageError
-from abbench.graders import Rubric, llm_judge, make_grader, parse_scores
+from abbench.graders import JUDGE_OPTIONS, JudgeSettings, Rubric, llm_judge, make_grader, parse_scores
 from abbench.testing import Reply, ScriptedOpenAIServer
 
 from .conftest import make_ctx
@@ -320,6 +321,46 @@ def test_judge_options_are_checked_when_defined(options, message):
     with pytest.raises(UsageError) as info:
         make_grader(spec)
     assert message in str(info.value)
+
+
+@pytest.mark.parametrize("kind", ["llm_judge", "pairwise_judge"])
+def test_both_judges_take_the_connection_settings_as_one_judge_settings(kind):
+    spec = {
+        "type": kind,
+        "model": "judge-m",
+        "base_url": "http://127.0.0.1:9/v1",
+        "timeout_s": 7,
+        "retries": 0,
+        "temperature": 0.3,
+        "seed": 11,
+        "json_mode": True,
+        "cache": "off",
+    }
+    settings = make_grader(spec).settings
+    assert isinstance(settings, JudgeSettings)
+    assert (settings.model, settings.timeout_s, settings.retries, settings.temperature) == (
+        "judge-m",
+        7,
+        0,
+        0.3,
+    )
+    assert (settings.seed, settings.json_mode, settings.cache) == (11, True, "off")
+    assert settings.client.timeout_s == 7 and settings.client.retry.max_retries == 0
+    # an option that is neither the judge's nor a connection setting is named with the valid ones
+    with pytest.raises(UsageError) as info:
+        make_grader({**spec, "colour": "red"})
+    assert f"grader {kind!r} has no option 'colour'" in str(info.value)
+    assert all(option in str(info.value) for option in ("instructions", *JUDGE_OPTIONS))
+
+
+def test_the_judge_options_are_the_judge_settings_fields():
+    fields = [f.name for f in dataclasses.fields(JudgeSettings) if f.name != "client"]
+    assert list(JUDGE_OPTIONS) == fields
+    # called directly, an unknown keyword is refused as Python refuses one, naming the settings
+    with pytest.raises(
+        TypeError, match="llm_judge: no option 'colour'; the judge's connection settings: model"
+    ):
+        llm_judge(model="m", base_url="http://127.0.0.1:9/v1", colour="red")  # type: ignore[call-arg]
 
 
 def test_default_rubric_and_repr():

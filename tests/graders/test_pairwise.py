@@ -13,13 +13,13 @@ from abbench.errors import GradingError, UsageError
 from abbench.graders import (
     GradeContext,
     PairContext,
+    Rubric,
     make_grader,
     pair_seed,
     parse_pair,
     read_winner,
     slot_order,
 )
-from abbench.graders._judge import Rubric
 from abbench.testing import ScriptedOpenAIServer
 from abbench.types import AgentOutput, Case
 from tests.conftest import subprocess_env

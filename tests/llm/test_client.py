@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from datetime import UTC, datetime
@@ -11,8 +12,11 @@ import pytest
 
 from abbench.errors import AgentError, UsageError
 from abbench.llm import (
+    FAILURE_TYPES,
     ChatClient,
+    FailureType,
     RetryPolicy,
+    classify_failure,
     close_connections,
     normalize_base_url,
     parse_retry_after,
@@ -391,3 +395,23 @@ def test_close_connections_closes_now_and_the_next_call_reopens():
         first, second = asyncio.run(main(server))
     assert first.is_closed and first is not second
     assert server.requests[0].client_port != server.requests[1].client_port
+
+
+def test_failure_types_are_stored_as_their_words():
+    # FailureType is a StrEnum: what the store, exports and reports see is the plain word
+    assert FAILURE_TYPES == (
+        "auth",
+        "bad_output",
+        "bad_request",
+        "connection_error",
+        "not_found",
+        "quota",
+        "rate_limited",
+        "server_error",
+        "stream_interrupted",
+        "timeout",
+    )
+    assert FailureType.TIMEOUT == "timeout" and json.dumps(FailureType.AGENT_ERROR) == '"agent_error"'
+    assert f"{FailureType.MAX_TURNS}" == "max_turns"
+    assert classify_failure(429, "You exceeded your current quota", None) == ("quota", False)
+    assert classify_failure(503, "busy", None) == (FailureType.SERVER_ERROR, True)

@@ -11,7 +11,7 @@ import pytest
 
 from abbench.agents import Spending, make_agent
 from abbench.errors import AgentError
-from abbench.graders._judge import JudgeSettings
+from abbench.graders import JudgeSettings
 from abbench.llm import ChatClient, RetryPolicy
 from abbench.llm._stream import StreamAssembler, StreamError
 from abbench.testing import Reply, ScriptedOpenAIServer

@@ -116,6 +116,11 @@ def json_lines(text: str) -> list[dict[str, Any]]:
     return out
 
 
+def mapping(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one (a field a CLI left out or wrote otherwise)."""
+    return value if isinstance(value, dict) else {}
+
+
 def number(value: Any) -> float | None:
     """`value` as a number, or None (booleans and text are not numbers)."""
     if isinstance(value, bool) or not isinstance(value, int | float):

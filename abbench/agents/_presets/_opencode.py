@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from abbench.agents._presets._base import Preset, Reading, Setup, home_env, json_lines, number
+from abbench.agents._presets._base import Preset, Reading, Setup, home_env, json_lines, mapping, number
 
 PROVIDER = "abbench"
 """The provider id abbench's opencode config defines; the arm's model is ``abbench/<model>``."""
@@ -73,7 +73,7 @@ class OpenCode(Preset):
         cost = 0.0
         for event in json_lines(stdout):
             kind = event.get("type")
-            part = event.get("part") if isinstance(event.get("part"), dict) else {}
+            part = mapping(event.get("part"))
             if isinstance(event.get("sessionID"), str):
                 reading.session_id = event["sessionID"]
             if kind == "step_start":
@@ -83,8 +83,8 @@ class OpenCode(Preset):
                 if "".join(step_text).strip():
                     last_text = list(step_text)
             elif kind == "tool_use":
-                state = part.get("state") if isinstance(part.get("state"), dict) else {}
-                args = state.get("input") if isinstance(state.get("input"), dict) else {}
+                state = mapping(part.get("state"))
+                args = mapping(state.get("input"))
                 reading.tool_calls.append(
                     {"name": part.get("tool"), "input": args, "status": state.get("status")}
                 )
@@ -93,8 +93,8 @@ class OpenCode(Preset):
                     reading.files_read.append(path)
             elif kind == "step_finish":
                 reading.steps += 1
-                tokens = part.get("tokens") if isinstance(part.get("tokens"), dict) else {}
-                cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+                tokens = mapping(part.get("tokens"))
+                cache = mapping(tokens.get("cache"))
                 reading.add_usage(
                     int(number(tokens.get("input")) or 0)
                     + int(number(cache.get("read")) or 0)
@@ -111,8 +111,8 @@ class OpenCode(Preset):
 
 def _error(error: Any) -> dict[str, Any]:
     error = error if isinstance(error, dict) else {"data": {"message": str(error)}}
-    data = error.get("data") if isinstance(error.get("data"), dict) else {}
-    headers = data.get("responseHeaders") if isinstance(data.get("responseHeaders"), dict) else {}
+    data = mapping(error.get("data"))
+    headers = mapping(data.get("responseHeaders"))
     retry_after = number(_float(headers.get("retry-after")))
     return {
         "message": str(data.get("message") or error.get("name") or "opencode reported an error"),

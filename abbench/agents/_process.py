@@ -1,0 +1,203 @@
+"""A command run in its own process group: stdin fed, output drained (its end kept), the whole
+group killed on a timeout or a cancellation, grandchildren included; and why a failure would repeat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import signal
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from abbench._text import clip, clip_start
+
+PERMANENT_EXIT_CODES = {
+    2: "exit code 2 is a usage error (a wrong option, or a file in argv that does not exist); fix the arm's argv",
+    64: "exit code 64 is a usage error (EX_USAGE); fix the arm's argv",
+    126: "exit code 126: the command cannot be executed; check its permissions",
+    127: "exit code 127: command not found; install it, or give its full path in argv",
+}
+"""Exit codes that say the command was called wrongly or cannot run: a retry would fail the same way."""
+
+# What a CLI prints when its key or another setting is missing: fixed by the user, not by a retry.
+_MISSING_SETTING = re.compile(
+    r"\b(?:api[ _-]?key|access[ _-]token|credentials?|[A-Z][A-Z0-9]*_(?:API_KEY|KEY|TOKEN))\b[^\n]{0,60}?"
+    r"\b(?:is |was |are )?(?:missing|not (?:set|found|provided|configured)|required|unset)\b"
+    r"|\b(?:missing|no|unset|invalid|incorrect)\s+(?:api[ _-]?key|credentials?)\b"
+    r"|\benvironment variable\b[^\n]{0,60}?\bnot (?:set|defined)\b"
+    r"|\bcommand not found\b",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Finished:
+    """How a command ended.
+
+    Attributes:
+        returncode: Its exit code (negative: killed by that signal); None when it would not end
+            even after SIGKILL (only after a timeout).
+        stdout: What it printed (the end of it, at most the output limit), decoded.
+        stderr: The same for stderr.
+        timed_out: It was killed for running out of time.
+        elapsed_ms: From its start to its end.
+    """
+
+    returncode: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool
+    elapsed_ms: float
+
+
+async def run_group(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    stdin: str | None,
+    timeout_s: float,
+    kill_grace_s: float,
+    max_output_bytes: int,
+) -> Finished:
+    """Run `argv` in a new process group and wait for it, at most `timeout_s`.
+
+    On the timeout the group gets SIGTERM, then SIGKILL after `kill_grace_s`; on a cancellation it
+    gets SIGKILL at once. Whatever it left running in the background is killed when it ends.
+
+    Raises:
+        OSError: the command could not be started.
+    """
+    started = time.perf_counter()
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=cwd,
+        env=dict(env),
+        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,  # its own process group, so a kill reaches grandchildren
+    )
+    out, err = bytearray(), bytearray()
+    readers = [
+        asyncio.create_task(_drain(proc.stdout, out, max_output_bytes)),
+        asyncio.create_task(_drain(proc.stderr, err, max_output_bytes)),
+    ]
+    if stdin is not None:
+        readers.append(asyncio.create_task(_feed(proc.stdin, stdin.encode("utf-8"))))
+    timed_out = await _wait(proc, readers, timeout_s, kill_grace_s)
+    return Finished(
+        returncode=proc.returncode,
+        stdout=out.decode("utf-8", errors="replace"),
+        stderr=err.decode("utf-8", errors="replace"),
+        timed_out=timed_out,
+        elapsed_ms=(time.perf_counter() - started) * 1000,
+    )
+
+
+async def _wait(
+    proc: asyncio.subprocess.Process, readers: list[asyncio.Task[None]], timeout_s: float, grace_s: float
+) -> bool:
+    """Wait for `proc` and its output; True when it was killed for running out of time."""
+    timed_out = False
+    try:
+        try:
+            async with asyncio.timeout(timeout_s):
+                await proc.wait()
+        except TimeoutError:
+            timed_out = True
+            await _terminate_group(proc, grace_s)
+        # children that inherited the pipes may still be writing: give them a moment, then end them
+        _, pending = await asyncio.wait(readers, timeout=2.0)
+        if pending:
+            _signal_group(proc.pid, signal.SIGKILL)
+            await asyncio.wait(pending, timeout=2.0)
+    except BaseException:
+        # cancelled by the scheduler (or anything else): nothing of the command may outlive the run
+        _signal_group(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(proc.wait(), 5)
+        raise
+    finally:
+        for reader in readers:
+            reader.cancel()
+        # whatever it left running in the background goes with it
+        _signal_group(proc.pid, signal.SIGKILL)
+    return timed_out
+
+
+def permanent_cause(returncode: int, output: str) -> str | None:
+    """Why a command's failure would repeat on a retry (a usage exit code, a missing key or
+    setting, a program not found), or None when it may be transient."""
+    if returncode in PERMANENT_EXIT_CODES:
+        return PERMANENT_EXIT_CODES[returncode]
+    found = _MISSING_SETTING.search(output)
+    if found:
+        return f"it says {clip(' '.join(found.group(0).split()), 80)!r}, which a retry cannot fix; set what it asks for"
+    return None
+
+
+def tail(text: str, stream: str = "stderr", lines: int = 20, chars: int = 2000) -> str:
+    """The last `lines` lines of a stream (at most `chars` characters), introduced by its name."""
+    kept = text.rstrip().splitlines()
+    end = clip_start("\n".join(kept[-lines:]), chars)
+    if not end.strip():
+        return ""
+    more = f" (the last {min(lines, len(kept))} of {len(kept)})" if len(kept) > lines else ""
+    return f" Last lines of {stream}{more}:\n{end}"
+
+
+async def _drain(stream: asyncio.StreamReader | None, buf: bytearray, cap: int) -> None:
+    if stream is None:
+        return
+    while chunk := await stream.read(65536):
+        buf += chunk
+        if len(buf) > cap:
+            del buf[: len(buf) - cap]  # keep the end: that is where answers and errors are
+
+
+async def _feed(stream: asyncio.StreamWriter | None, data: bytes) -> None:
+    if stream is None:
+        return
+    try:
+        stream.write(data)
+        await stream.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the command does not read its stdin: fine
+    finally:
+        with contextlib.suppress(OSError, RuntimeError):
+            stream.close()
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> bool:
+    try:
+        os.killpg(pgid, sig)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
+async def _terminate_group(proc: asyncio.subprocess.Process, grace_s: float) -> None:
+    """SIGTERM the group, give it `grace_s` to go, then SIGKILL whatever is left."""
+    if _signal_group(proc.pid, signal.SIGTERM):
+        deadline = time.monotonic() + grace_s
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), grace_s)
+        while time.monotonic() < deadline and _group_alive(proc.pid):
+            await asyncio.sleep(0.05)
+    _signal_group(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(proc.wait(), 5)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
