@@ -239,3 +239,30 @@ def test_every_docs_page_is_linked_from_the_readme_or_the_map():
     )
     missing = [p for p in pages if p != "ARCHITECTURE.md" and p not in linked]
     assert missing == [] and "docs/ARCHITECTURE.md" in linked
+
+
+def _make_target(name: str) -> list[str]:
+    """The recipe lines of a Makefile target."""
+    lines = (REPO / "Makefile").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{name}:"))
+    recipe = []
+    for line in lines[start + 1 :]:
+        if not line.startswith("\t"):
+            break
+        recipe.append(line.strip())
+    return recipe
+
+
+@pytest.mark.parametrize("target", ["lint", "test"])
+def test_lint_and_test_run_the_type_checker_and_ruff(target):
+    recipe = _make_target(target)
+    assert "$(PY) -m mypy" in recipe, f"`make {target}` does not run mypy"
+    assert "$(PY) -m ruff check abbench tests bench" in recipe
+
+
+def test_ruff_checks_the_docstrings_of_public_names():
+    import tomllib
+
+    lint = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["ruff"]["lint"]
+    assert "D1" in lint["select"]
+    assert not {"D100", "D101", "D102", "D103"} & set(lint["ignore"])
