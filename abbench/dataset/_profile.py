@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, Union
 
@@ -165,6 +166,20 @@ class ReadSpec(BaseModel):
     header_row: int | None = Field(default=None, ge=0)
     encoding: str | None = None
     delimiter: str | None = None
+
+    def updated(self, options: Mapping[str, Any] | ReadSpec | None = None, /, **more: Any) -> ReadSpec:
+        """These options with those given that are set (not None) taking their place.
+
+        Layers of read options stack this way: a recipe's, then a profile's ``read``, then the
+        caller's (``ReadSpec().updated(recipe.read).updated(profile.read).updated(format=...)``).
+        """
+        given = options.model_dump() if isinstance(options, ReadSpec) else dict(options or {})
+        given.update(more)
+        changes = {k: v for k, v in given.items() if v is not None}
+        unknown = set(changes) - set(type(self).model_fields)
+        if unknown:
+            raise ValueError(f"not a read option: {', '.join(sorted(unknown))}")
+        return self.model_copy(update=changes) if changes else self
 
 
 class Shape(BaseModel):

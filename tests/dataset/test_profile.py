@@ -7,7 +7,7 @@ import json
 import pytest
 
 from abbench.dataset import MappingProfile, Shape
-from abbench.errors import MappingError
+from abbench.errors import ImportFailed, MappingError
 
 YAML = """\
 name: routing
@@ -102,6 +102,16 @@ def test_lookup_file_is_inverted_and_kept_inline(tmp_path):
         "book_flight": "travel",
     }
 
+
+
+def test_a_lookup_file_nested_too_deep_is_refused_with_its_name(tmp_path):
+    # json.loads gives up with a RecursionError; the import says which file, never a traceback
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    (tmp_path / "p.yaml").write_text(
+        "fields:\n  input: text\n  domain: {lookup: d, key: intent}\nlookups:\n  d: {file: deep.json}\n"
+    )
+    with pytest.raises(ImportFailed, match=r"deep\.json: the JSON is nested 100,000 levels deep"):
+        MappingProfile.from_file(tmp_path / "p.yaml")
 
 def test_missing_profile_file(tmp_path):
     with pytest.raises(MappingError, match="cannot read mapping profile"):
