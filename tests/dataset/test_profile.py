@@ -103,7 +103,6 @@ def test_lookup_file_is_inverted_and_kept_inline(tmp_path):
     }
 
 
-
 def test_a_lookup_file_nested_too_deep_is_refused_with_its_name(tmp_path):
     # json.loads gives up with a RecursionError; the import says which file, never a traceback
     (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
@@ -112,6 +111,7 @@ def test_a_lookup_file_nested_too_deep_is_refused_with_its_name(tmp_path):
     )
     with pytest.raises(ImportFailed, match=r"deep\.json: the JSON is nested 100,000 levels deep"):
         MappingProfile.from_file(tmp_path / "p.yaml")
+
 
 def test_missing_profile_file(tmp_path):
     with pytest.raises(MappingError, match="cannot read mapping profile"):
