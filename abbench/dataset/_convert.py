@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from abbench.dataset._canonical import ContentHasher, fingerprint
 from abbench.dataset._formats import RowChunk, sniff_format
@@ -19,11 +19,14 @@ from abbench.dataset._validate import ReportBuilder, ValidationReport
 from abbench.errors import ImportFailed, MappingError
 from abbench.types import Case
 
-ProfileLike = MappingProfile | dict | str | os.PathLike | None
+if TYPE_CHECKING:  # pandas loads only when a frame is asked for
+    import pandas as pd
+
+ProfileLike = MappingProfile | dict[str, Any] | str | os.PathLike[str] | None
 """What a mapping can be given as: a profile, a dict of one, a path to a JSON/YAML file, or None."""
 
 
-def load_profile(profile: MappingProfile | dict | str | os.PathLike) -> MappingProfile:
+def load_profile(profile: MappingProfile | dict[str, Any] | str | os.PathLike[str]) -> MappingProfile:
     """A `MappingProfile` from a profile, a dict, or a ``.json``/``.yaml`` file.
 
     Raises:
@@ -87,7 +90,7 @@ class ImportPlan:
 
 
 def plan_import(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     profile: ProfileLike = None,
     *,
     recipe: str | None = None,
@@ -211,13 +214,13 @@ class Preview:
     columns: tuple[str, ...] = ()
     suggestion: Suggestion | None = None
 
-    def to_pandas(self):
+    def to_pandas(self) -> pd.DataFrame:
         """The previewed cases as a DataFrame."""
         return _cases_frame(self.cases)
 
 
 def preview_import(
-    path: str | os.PathLike, profile: ProfileLike = None, *, n: int = 10, **options: Any
+    path: str | os.PathLike[str], profile: ProfileLike = None, *, n: int = 10, **options: Any
 ) -> Preview:
     """Convert the first `n` cases of a file without importing anything.
 
@@ -272,7 +275,7 @@ class Conversion:
 
 
 def convert_file(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     profile: ProfileLike = None,
     *,
     name: str | None = None,
@@ -333,7 +336,7 @@ def default_name(path: Path) -> str:
     return path.stem.replace("@", "_").strip() or "dataset"
 
 
-def _cases_frame(cases):
+def _cases_frame(cases: Sequence[Case]) -> pd.DataFrame:
     import pandas as pd
 
     from abbench.types import CASE_FIELDS

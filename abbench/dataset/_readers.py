@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from abbench.dataset._csv import open_csv
 from abbench.dataset._excel import open_excel
@@ -16,6 +16,9 @@ from abbench.dataset._hostile import json_problem
 from abbench.dataset._json import open_json, open_jsonl
 from abbench.dataset._profile import ReadSpec
 from abbench.errors import ImportFailed, UsageError
+
+if TYPE_CHECKING:  # pandas loads only when a frame is asked for
+    import pandas as pd
 
 CHUNK_SIZE = 2000
 """Rows per chunk: large enough for fast batched inserts, small enough to keep memory flat."""
@@ -154,7 +157,7 @@ class Table:
                 counts[_count_key(value)] += 1
         return ValueCounts(_most_common(counts), rows, blank)
 
-    def to_pandas(self, limit: int | None = None):
+    def to_pandas(self, limit: int | None = None) -> pd.DataFrame:
         """The rows as a pandas DataFrame (with a ``_location`` column), for a look in a notebook."""
         import pandas as pd
 
@@ -196,11 +199,11 @@ def _count_key(value: Any) -> str:
     return str(value)
 
 
-def _most_common(counts) -> dict[str, int]:
+def _most_common(counts: Mapping[str, int]) -> dict[str, int]:
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def sheet_names(path: str | os.PathLike) -> list[str]:
+def sheet_names(path: str | os.PathLike[str]) -> list[str]:
     """The worksheets of an Excel workbook, in workbook order; ``[]`` for CSV and JSON files.
 
     Raises:
@@ -241,7 +244,7 @@ def check_data_file(path: Path) -> None:
 
 
 def read_table(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     *,
     format: str | None = None,
     sheet: str | int | None = None,
@@ -320,7 +323,7 @@ def _check_options(p: Path, spec: ReadSpec, splits: Sequence[str] | None) -> str
     return fmt
 
 
-def load_json_file(path: str | os.PathLike) -> Any:
+def load_json_file(path: str | os.PathLike[str]) -> Any:
     """A small JSON (or YAML) file such as a lookup table, with a clear error when it does not parse."""
     p = Path(path).expanduser()
     try:

@@ -185,7 +185,7 @@ class Suggestion:
 
 
 def suggest_mapping(
-    source: str | os.PathLike | Table,
+    source: str | os.PathLike[str] | Table,
     *,
     name: str | None = None,
     sample: int = _SAMPLE,
@@ -670,7 +670,7 @@ def _defaults(table: Table, fields: dict[str, Any], values: dict[str, list[Any]]
     """JSON rows vary: optional fields whose key some sampled rows lack default to null."""
     if table.tabular:
         return {}
-    out = {}
+    out: dict[str, Any] = {}
     for fld, src in fields.items():
         if fld == "input" or not isinstance(src, str):
             continue
