@@ -116,3 +116,26 @@ def test_a_lookup_file_nested_too_deep_is_refused_with_its_name(tmp_path):
 def test_missing_profile_file(tmp_path):
     with pytest.raises(MappingError, match="cannot read mapping profile"):
         MappingProfile.from_file(tmp_path / "nope.yaml")
+
+
+def test_read_options_stack_set_values_over_earlier_ones():
+    from abbench.dataset import ReadSpec
+
+    recipe = {"header_row": 0, "format": "xlsx"}
+    spec = ReadSpec().updated(recipe).updated(ReadSpec(sheet="标注")).updated(format=None, encoding="gbk")
+    assert spec == ReadSpec(format="xlsx", sheet="标注", header_row=0, encoding="gbk")
+    assert ReadSpec(sheet=1).updated(sheet=None) == ReadSpec(sheet=1)  # None leaves a value as it was
+    with pytest.raises(ValueError, match="not a read option: sheets"):
+        ReadSpec().updated(sheets=["a"])
+
+
+def test_read_table_takes_a_read_spec_and_options_given_one_by_one_win(tmp_path):
+    from abbench.dataset import ReadSpec, read_table
+
+    path = tmp_path / "cases.csv"
+    path.write_text("title row;;\nid;query;label\n1;hi;fast\n", encoding="utf-8")
+    table = read_table(path, read=ReadSpec(delimiter=";", header_row=1))
+    assert table.columns == ("title row",)  # trailing blank header cells are no columns
+    table = read_table(path, read=ReadSpec(delimiter=";", header_row=1), header_row=2)
+    assert table.columns == ("id", "query", "label")
+    assert table.options["delimiter"] == ";" and table.options["header_row"] == 2
