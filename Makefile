@@ -27,11 +27,12 @@ $(STAMP): pyproject.toml | $(PY)
 demo: $(STAMP)
 	$(VENV)/bin/abbench demo
 
-## test: the whole test suite, browser tests and the real agent CLIs included (installs Debian's chromium
-## when missing), then every notebook cell by cell under nbval against the demo store (made when missing)
+## test: lint and types, then the whole test suite, browser tests and the real agent CLIs included
+## (installs Debian's chromium when missing), then every notebook cell by cell under nbval against the demo store (made when missing)
 test: $(STAMP) browser agent-clis $(DEMO_STORE)
 	$(PY) -m ruff check abbench tests bench
 	$(PY) -m ruff format --check abbench tests bench
+	$(PY) -m mypy
 	$(PY) -m pytest -n 2 --dist loadgroup
 	@# A notebook that raises fails CI. loadscope keeps one notebook's cells in one kernel; the notebooks
 	@# find the demo store at .abbench/ above notebooks/ (as in `make lab`).
@@ -45,9 +46,11 @@ $(DEMO_STORE): | $(STAMP)
 test-fast: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadgroup -m "not slow and not browser"
 
+## lint: ruff (lint, docstrings, format) and mypy (configured in pyproject.toml: strict on the core packages)
 lint: $(STAMP)
 	$(PY) -m ruff check abbench tests bench
 	$(PY) -m ruff format --check abbench tests bench
+	$(PY) -m mypy
 
 ## browser: Debian's chromium for the real-browser tests (never playwright's own download)
 browser:

@@ -55,7 +55,7 @@ def figure_html(fig: Any, *, height: int | None = None) -> str:
     """
     import plotly.io as pio
 
-    return pio.to_html(
+    html: str = pio.to_html(
         fig,
         include_plotlyjs=False,
         include_mathjax=False,
@@ -65,3 +65,4 @@ def figure_html(fig: Any, *, height: int | None = None) -> str:
         default_height=height or fig.layout.height or 380,
         validate=False,
     )
+    return html

@@ -10,14 +10,19 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from abbench.compare import compare_arms
+from abbench.compare import Comparison, compare_arms
+from abbench.dataset import DatasetInfo
 from abbench.errors import UsageError
-from abbench.gate import evaluate_gate
+from abbench.gate import GateResult, evaluate_gate
 from abbench.metrics import experiment_metrics
-from abbench.runner import Observer, create_experiment, load_spec, run_experiment
-from abbench.store import Store, open_store
+from abbench.runner import Observer, RunSummary, create_experiment, load_spec, run_experiment
+from abbench.snapshot import Snapshot
+from abbench.store import Experiment, Store, open_store
+
+if TYPE_CHECKING:  # the report's papermill and nbconvert load only when reports are made
+    from abbench.report import ReportResult
 
 log = logging.getLogger(__name__)
 
@@ -45,14 +50,14 @@ class DemoResult:
     """What the demo made and found."""
 
     store: Store
-    dataset: Any
-    xlsx_dataset: Any
-    snapshots: dict[str, Any]
-    experiment: Any
-    run: Any
-    comparisons: dict[str, Any] = field(default_factory=dict)
-    gate: Any = None
-    reports: dict[str, Any] = field(default_factory=dict)
+    dataset: DatasetInfo
+    xlsx_dataset: DatasetInfo
+    snapshots: dict[str, Snapshot]
+    experiment: Experiment
+    run: RunSummary
+    comparisons: dict[str, Comparison] = field(default_factory=dict)
+    gate: GateResult | None = None
+    reports: dict[str, ReportResult] = field(default_factory=dict)
 
 
 def run_demo(
@@ -83,7 +88,22 @@ def run_demo(
     say = note or (lambda line: log.info("%s", line))
     folder = demo_dir()
     store = open_store(store)
+    csv, xlsx = _import_datasets(store, folder, say)
+    snapshots = _snapshot_skills(store, folder, say)
+    exp = _create_experiment(store, folder, csv, snapshots, latency_ms=latency_ms, rounds=rounds, say=say)
+    summary = _run(store, exp, observers, say)
+    result = DemoResult(store, csv, xlsx, snapshots, exp, summary)
+    _compare(result, say)
+    _gate(result, folder, say)
+    if report:
+        _render_reports(result, folder, Path(out_dir), say)
+    return result
 
+
+def _import_datasets(
+    store: Store, folder: Path, say: Callable[[str], None]
+) -> tuple[DatasetInfo, DatasetInfo]:
+    """The demo cases from the CSV and from the XLSX (other column names, labels 快/慢): one fingerprint."""
     csv = store.import_dataset(folder / "cases.csv", folder / "mapping-csv.yaml", name="demo")
     say(
         f"dataset   {csv.fingerprint}: {csv.n_cases} cases from cases.csv"
@@ -96,20 +116,36 @@ def run_demo(
         else f"another fingerprint ({xlsx.fingerprint})"
     )
     say(f"          cases.xlsx (other column names, labels 快/慢) maps to {same}")
-    for info in (csv, xlsx):
-        report_ = info.validation
-        if report_ is not None and getattr(report_, "n_problems", 0):
-            say(f"          validation of {info.source_file}: {report_.summary()}")
+    return csv, xlsx
 
+
+def _snapshot_skills(store: Store, folder: Path, say: Callable[[str], None]) -> dict[str, Snapshot]:
+    """Both versions of the demo skill, frozen."""
     snapshots = {}
-    for version in ("v1", "v2"):
+    for version in (BASELINE, CANDIDATE):
         snap = store.snapshot_skill(folder / "skills" / f"fast-slow-routing-{version}")
         snapshots[version] = snap
         say(f"skill     {snap.label}  {snap.source}  {len(snap.files)} files, {len(snap.refs)} references")
+    return snapshots
 
+
+def _create_experiment(
+    store: Store,
+    folder: Path,
+    dataset: DatasetInfo,
+    snapshots: dict[str, Snapshot],
+    *,
+    latency_ms: int,
+    rounds: int | None,
+    say: Callable[[str], None],
+) -> Experiment:
+    """The demo's experiment (reused when it exists), on the stored dataset and snapshots.
+
+    A simulated latency or another number of rounds makes an experiment of its own name.
+    """
     spec, _ = load_spec(folder / "experiment.yaml")
     definition = spec.model_dump(mode="json", exclude_none=True)
-    definition["dataset"] = csv.fingerprint
+    definition["dataset"] = dataset.fingerprint
     if rounds is not None:
         definition["rounds"] = rounds
     for name, snap in snapshots.items():
@@ -127,13 +163,18 @@ def run_demo(
         f"experiment {exp.ref}: {len(exp.arms)} arms × {exp.rounds} rounds × {total // len(exp.arms) // exp.rounds}"
         f" cases = {total} runs"
     )
+    return exp
+
+
+def _run(
+    store: Store, exp: Experiment, observers: Sequence[Observer], say: Callable[[str], None]
+) -> RunSummary:
+    """Run (or finish) the experiment, then say each arm's accuracy."""
     summary = run_experiment(exp.id, store=store, observers=observers)
     say(
         f"run       {summary.status}: executed {summary.executed} now, {summary.progress.done}/{summary.progress.total}"
         f" done in {summary.elapsed_s:.1f} s"
     )
-    result = DemoResult(store, csv, xlsx, snapshots, exp, summary)
-
     metrics = experiment_metrics(exp.id, store=store)
     say(
         "accuracy  "
@@ -142,12 +183,24 @@ def run_demo(
             for arm in metrics.arms
         )
     )
+    return summary
+
+
+def _compare(result: DemoResult, say: Callable[[str], None]) -> None:
+    """Does the skill help (no skill vs v2), and may v2 replace v1."""
+    exp, store = result.experiment, result.store
     result.comparisons["skill"] = compare_arms(exp.id, NO_SKILL, CANDIDATE, store=store)
     result.comparisons["version"] = compare_arms(exp.id, BASELINE, CANDIDATE, store=store)
     say(f"skill     {result.comparisons['skill'].verdict.text}")
     say(f"version   {result.comparisons['version'].verdict.text}")
-    result.gate = evaluate_gate(exp.id, folder / "gate.yaml", arms=(BASELINE, CANDIDATE), store=store)
-    gate = result.gate
+
+
+def _gate(result: DemoResult, folder: Path, say: Callable[[str], None]) -> None:
+    """The demo gate on v1 → v2."""
+    gate = evaluate_gate(
+        result.experiment.id, folder / "gate.yaml", arms=(BASELINE, CANDIDATE), store=result.store
+    )
+    result.gate = gate
     say(
         f"gate      {gate.pair_text}: {gate.outcome.upper()} (data/demo/gate.yaml, {gate.coverage.text}): "
         f"{sum(r.status == 'pass' for r in gate.rules)}/{len(gate.rules)} rules pass"
@@ -157,34 +210,41 @@ def run_demo(
             else ""
         )
     )
-    if not report:
-        return result
 
+
+def _render_reports(result: DemoResult, folder: Path, out: Path, say: Callable[[str], None]) -> None:
+    """The two offline pages: does the skill help, and should v2 replace v1."""
     from abbench.report import render_report  # papermill and nbconvert load only when reports are made
 
-    out = Path(out_dir)
+    exp = result.experiment
     out.mkdir(parents=True, exist_ok=True)
     stem = "demo" if exp.name == DEMO_EXPERIMENT else exp.name
     pages = {
-        "skill": dict(
+        "skill": render_report(
+            exp.id,
+            store=result.store,
             arms=(NO_SKILL, CANDIDATE),
             out=out / f"{stem}.html",
             title="Does the fast-slow-routing skill help? (demo)",
-        ),
-        "version": dict(
-            arms=(BASELINE, CANDIDATE),
-            gate=folder / "gate.yaml",
-            out=out / f"{stem}-v1-vs-v2.html",
-            title="Should skill v2 replace v1? (demo)",
-        ),
-    }
-    for key, options in pages.items():
-        page = render_report(exp.id, store=store, **options)
-        result.reports[key] = page
-        say(
-            f"report    {page.html_path}  ({page.size_bytes / 1e6:.1f} MB, {page.seconds:.1f} s): {page.decision}"
         )
-    return result
+    }
+    say(_report_line(pages["skill"]))
+    pages["version"] = render_report(
+        exp.id,
+        store=result.store,
+        arms=(BASELINE, CANDIDATE),
+        gate=folder / "gate.yaml",
+        out=out / f"{stem}-v1-vs-v2.html",
+        title="Should skill v2 replace v1? (demo)",
+    )
+    say(_report_line(pages["version"]))
+    result.reports.update(pages)
+
+
+def _report_line(page: ReportResult) -> str:
+    return (
+        f"report    {page.html_path}  ({page.size_bytes / 1e6:.1f} MB, {page.seconds:.1f} s): {page.decision}"
+    )
 
 
 def _pct(value: float | None) -> str:

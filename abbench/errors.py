@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # for the annotation only: the errors sit below every layer
+    from abbench.dataset import ValidationReport
 
 
 class AbbenchError(Exception):
@@ -38,7 +41,7 @@ class SchemaVersionError(StoreError):
 class ImportFailed(AbbenchError):
     """Raised when a data file cannot be read or fails validation; carries the validation report."""
 
-    def __init__(self, message: str, report=None):
+    def __init__(self, message: str, report: ValidationReport | None = None):
         super().__init__(message)
         self.report = report
 
@@ -73,7 +76,7 @@ class AgentError(AbbenchError):
         retryable: bool = True,
         *,
         raw_output: str | None = None,
-        transcript: tuple = (),
+        transcript: tuple[dict[str, Any], ...] = (),
         retry_after: float | None = None,
         spent: Any = None,
     ):
@@ -100,7 +103,7 @@ class GradingError(AbbenchError):
         raw_output: str | None = None,
         retryable: bool = False,
         *,
-        spent: dict | None = None,
+        spent: dict[str, Any] | None = None,
     ):
         super().__init__(message)
         self.raw_output = raw_output

@@ -72,7 +72,7 @@ class Section:
 
 
 class RunState(StrEnum):
-    """The states of a run (see DESIGN.md, "Run states")."""
+    """The states of a run (see docs/ARCHITECTURE.md, "Run states")."""
 
     PENDING = "pending"
     RUNNING = "running"

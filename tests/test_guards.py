@@ -147,3 +147,134 @@ def test_the_store_guard_catches_an_import_in_a_function(tmp_path):
         "abbench.store",
         "abbench.store.open_store",
     ]
+
+
+def _owner(path) -> str:
+    """The package a file of abbench/ belongs to (``store`` for abbench/store/_runs.py, ``demo`` for demo.py)."""
+    parts = path.relative_to(REPO / "abbench").parts
+    return parts[0] if len(parts) > 1 else parts[0].removesuffix(".py")
+
+
+def _private_imports(path, owner: str) -> list[tuple[int, str]]:
+    """Imports of another package's private modules or names (``abbench.store._runs``, ``from abbench.x import _y``).
+
+    The root's private modules (``abbench._text``) are shared helpers and allowed; so is anything of the
+    file's own package.
+    """
+    bad = []
+    for line, module in _imports(path):
+        parts = module.split(".")
+        if parts[0] != "abbench" or len(parts) < 3 or parts[1] == owner or parts[1].startswith("_"):
+            continue
+        if any(p.startswith("_") for p in parts[2:]):
+            bad.append((line, module))
+    return bad
+
+
+def test_packages_import_only_public_names_of_other_packages():
+    bad = [
+        f"{path.relative_to(REPO)}:{line}: imports {module}"
+        for path in sorted((REPO / "abbench").rglob("*.py"))
+        if "__pycache__" not in path.parts
+        for line, module in _private_imports(path, _owner(path))
+    ]
+    assert bad == [], "import the package's public name instead:\n" + "\n".join(bad)
+
+
+def test_the_private_import_guard_catches_a_private_module_and_allows_the_root_helpers(tmp_path):
+    planted = tmp_path / "_planted.py"
+    planted.write_text(
+        "from abbench.store._experiments import Experiment\n"
+        "from abbench._text import clip\n"
+        "from abbench.store import Store\n"
+        "def f():\n    import abbench.runner._grading\n    from abbench.graders import _rules\n"
+        "from abbench.metrics._arms import x\n"
+    )
+    assert [m for _, m in _private_imports(planted, "metrics")] == [
+        "abbench.store._experiments",
+        "abbench.store._experiments.Experiment",
+        "abbench.runner._grading",
+        "abbench.graders._rules",
+    ]
+
+
+def _tracked_files() -> list[str]:
+    out = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True)
+    if out.returncode != 0:
+        pytest.skip("not a git checkout: no list of tracked files")
+    return out.stdout.splitlines()
+
+
+def test_nothing_in_the_repository_points_outside_it():
+    """The map is docs/ARCHITECTURE.md: a clone must hold every document its files cite."""
+    outside = ("DESIGN" + ".md", "../" + "shared")  # spelt apart, so this file does not match itself
+    bad = []
+    for name in _tracked_files():
+        path = REPO / name
+        if not path.is_file() or path.suffix not in {
+            ".py",
+            ".md",
+            ".ipynb",
+            ".toml",
+            ".yaml",
+            ".yml",
+            ".txt",
+            "",
+        }:
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        bad += [
+            f"{name}:{n}: {line.strip()[:80]}"
+            for n, line in enumerate(text.splitlines(), 1)
+            if any(o in line for o in outside)
+        ]
+    assert bad == [], "cite docs/ARCHITECTURE.md (or another page in docs/) instead:\n" + "\n".join(bad)
+
+
+def test_every_docs_page_is_linked_from_the_readme_or_the_map():
+    pages = sorted(p.name for p in (REPO / "docs").glob("*.md"))
+    assert "ARCHITECTURE.md" in pages
+    linked = (REPO / "README.md").read_text(encoding="utf-8") + (REPO / "docs" / "ARCHITECTURE.md").read_text(
+        encoding="utf-8"
+    )
+    missing = [p for p in pages if p != "ARCHITECTURE.md" and p not in linked]
+    assert missing == [] and "docs/ARCHITECTURE.md" in linked
+
+
+def _make_target(name: str) -> list[str]:
+    """The recipe lines of a Makefile target."""
+    lines = (REPO / "Makefile").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{name}:"))
+    recipe = []
+    for line in lines[start + 1 :]:
+        if not line.startswith("\t"):
+            break
+        recipe.append(line.strip())
+    return recipe
+
+
+@pytest.mark.parametrize("target", ["lint", "test"])
+def test_lint_and_test_run_the_type_checker_and_ruff(target):
+    recipe = _make_target(target)
+    assert "$(PY) -m mypy" in recipe, f"`make {target}` does not run mypy"
+    assert "$(PY) -m ruff check abbench tests bench" in recipe
+
+
+def test_ruff_checks_the_docstrings_of_public_names():
+    import tomllib
+
+    lint = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["ruff"]["lint"]
+    assert "D1" in lint["select"]
+    assert not {"D100", "D101", "D102", "D103"} & set(lint["ignore"])
+
+
+def test_the_map_names_every_table_of_the_store_and_every_cli_command():
+    """docs/ARCHITECTURE.md stays the map of the code: a new table or command is written into it."""
+    import re
+
+    text = (REPO / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    schema = (REPO / "abbench" / "store" / "_migrations.py").read_text(encoding="utf-8")
+    tables = set(re.findall(r"CREATE TABLE (?:IF NOT EXISTS )?(\w+)", schema)) - {"schema_migrations"}
+    assert len(tables) >= 10
+    assert sorted(t for t in tables if f"`{t}`" not in text) == []
+    assert sorted(name for name in cli.commands if f"`{name}`" not in text) == []

@@ -1,4 +1,4 @@
-"""The README's examples work as written: every YAML block parses, and the experiment definitions validate."""
+"""The README's and docs/' examples work as written: every YAML block parses, and the experiment definitions validate."""
 
 from __future__ import annotations
 
@@ -11,21 +11,32 @@ from abbench.runner import load_spec
 from tests.conftest import REPO
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
-BLOCKS = [
-    (README[: m.start()].count("\n") + 2, m.group(1)) for m in re.finditer(r"```yaml\n(.*?)```", README, re.S)
-]
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 
 
-def test_the_readme_has_yaml_examples():
-    assert len(BLOCKS) >= 4
+def _yaml_blocks(path) -> list[tuple[str, int, str]]:
+    text = path.read_text(encoding="utf-8")
+    name = str(path.relative_to(REPO))
+    return [
+        (name, text[: m.start()].count("\n") + 2, m.group(1))
+        for m in re.finditer(r"```yaml\n(.*?)```", text, re.S)
+    ]
 
 
-@pytest.mark.parametrize(("line", "text"), BLOCKS, ids=[f"line{line}" for line, _ in BLOCKS])
-def test_every_yaml_example_parses(line, text):
+BLOCKS = [block for page in PAGES for block in _yaml_blocks(page)]
+
+
+def test_the_readme_and_the_docs_have_yaml_examples():
+    assert len(_yaml_blocks(REPO / "README.md")) >= 4
+    assert len(BLOCKS) >= 10
+
+
+@pytest.mark.parametrize(("page", "line", "text"), BLOCKS, ids=[f"{page}:{line}" for page, line, _ in BLOCKS])
+def test_every_yaml_example_parses(page, line, text):
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        pytest.fail(f"README.md line {line}: the YAML example does not parse: {exc}")
+        pytest.fail(f"{page} line {line}: the YAML example does not parse: {exc}")
     if isinstance(data, dict) and {"name", "dataset", "arms"} <= set(data):
         load_spec(data)  # an experiment definition a reader copies must validate
 

@@ -93,7 +93,7 @@ def stop_on_termination() -> None:
 
 
 class Group(click.Group):
-    """Turns library errors into a one-line message and the exit code DESIGN.md promises."""
+    """Turns library errors into a one-line message and the exit code docs/ARCHITECTURE.md promises."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

@@ -25,7 +25,8 @@ from abbench.dataset._convert import (
     plan_import,
     preview_import,
 )
-from abbench.dataset._formats import DELIMITERS, FORMATS, RowChunk, column_letter, sniff_delimiter
+from abbench.dataset._csv import DELIMITERS, sniff_delimiter
+from abbench.dataset._formats import FORMATS, RowChunk, column_letter
 from abbench.dataset._info import Dataset, DatasetInfo, ProfileInfo
 from abbench.dataset._jsonpath import JsonPath, PathError, parse_path
 from abbench.dataset._kind import EXPECTED_KINDS, ExpectedKind, gold_kind, looks_like_labels

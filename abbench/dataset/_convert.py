@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from abbench.dataset._canonical import ContentHasher, fingerprint
 from abbench.dataset._formats import RowChunk, sniff_format
 from abbench.dataset._mapping import Mapper, MemoryIds
-from abbench.dataset._profile import MappingProfile, Shape
+from abbench.dataset._profile import MappingProfile, ReadSpec, Shape
 from abbench.dataset._readers import CHUNK_SIZE, Table, read_table
 from abbench.dataset._recipes import Recipe, RowStream, get_recipe, table_stream
 from abbench.dataset._suggest import Suggestion, suggest_mapping
@@ -19,11 +19,14 @@ from abbench.dataset._validate import ReportBuilder, ValidationReport
 from abbench.errors import ImportFailed, MappingError
 from abbench.types import Case
 
-ProfileLike = MappingProfile | dict | str | os.PathLike | None
+if TYPE_CHECKING:  # pandas loads only when a frame is asked for
+    import pandas as pd
+
+ProfileLike = MappingProfile | dict[str, Any] | str | os.PathLike[str] | None
 """What a mapping can be given as: a profile, a dict of one, a path to a JSON/YAML file, or None."""
 
 
-def load_profile(profile: MappingProfile | dict | str | os.PathLike) -> MappingProfile:
+def load_profile(profile: MappingProfile | dict[str, Any] | str | os.PathLike[str]) -> MappingProfile:
     """A `MappingProfile` from a profile, a dict, or a ``.json``/``.yaml`` file.
 
     Raises:
@@ -87,7 +90,7 @@ class ImportPlan:
 
 
 def plan_import(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     profile: ProfileLike = None,
     *,
     recipe: str | None = None,
@@ -97,10 +100,12 @@ def plan_import(
     encoding: str | None = None,
     delimiter: str | None = None,
     splits: list[str] | tuple[str, ...] | None = None,
+    read: ReadSpec | None = None,
 ) -> ImportPlan:
     """Open the file, settle the profile (given, from its recipe, or suggested) and compile it.
 
-    Read options given here win over the profile's ``read`` section, which wins over the recipe's.
+    Read options given here (one by one, or as `read`) win over the profile's ``read`` section, which
+    wins over the recipe's.
 
     Raises:
         ImportFailed: the file cannot be read, or no input column can be suggested.
@@ -111,67 +116,18 @@ def plan_import(
     prof = load_profile(profile) if profile is not None else None
     recipe_name = recipe or (prof.recipe if prof is not None else None)
     rcp = get_recipe(recipe_name) if recipe_name else None
-    read: dict[str, Any] = {}
-    if rcp is not None:
-        read.update(rcp.read)
-    if prof is not None:
-        read.update(prof.read.model_dump(exclude_none=True))
-    explicit = {
-        "format": format,
-        "sheet": sheet,
-        "header_row": header_row,
-        "encoding": encoding,
-        "delimiter": delimiter,
-    }
-    read.update({k: v for k, v in explicit.items() if v is not None})
-    chosen_splits = list(splits) if splits else (prof.splits if prof is not None else None)
-    # A profile or recipe made for sheets says nothing about the header of a JSON file.
-    inherited_header = header_row is None and read.get("header_row") is not None
-    if inherited_header and p.is_file() and (read.get("format") or sniff_format(p)) not in ("csv", "xlsx"):
-        read.pop("header_row")
-    table = read_table(
-        p,
-        format=read.get("format"),
-        sheet=read.get("sheet"),
-        header_row=read.get("header_row"),
-        encoding=read.get("encoding"),
-        delimiter=read.get("delimiter"),
-        splits=chosen_splits,
+    given = (read or ReadSpec()).updated(
+        format=format, sheet=sheet, header_row=header_row, encoding=encoding, delimiter=delimiter
     )
+    chosen_splits = list(splits) if splits else (prof.splits if prof is not None else None)
+    table = read_table(p, read=_read_spec(p, rcp, prof, given), splits=chosen_splits)
     suggestion = None
     if prof is None and rcp is None:
-        suggestion = suggest_mapping(table)
-        if not suggestion.has_input and not table.head(1):
-            if table.tabular and table.columns:
-                what = f"a header ({', '.join(table.columns)}) but no rows under it"
-            else:
-                what = "no rows (blank lines only)" if table.tabular else "no rows"
-            raise ImportFailed(f"{p.name} holds {what}; nothing to import")
-        if not suggestion.has_input:
-            raise ImportFailed(
-                f"{p.name}: no mapping given and none could be suggested: "
-                + "; ".join(suggestion.notes)
-                + ". Give one with profile= (CLI: --mapping FILE.yaml), or see the suggestion with --suggest"
-            )
+        suggestion = _suggest(p, table)
         prof = suggestion.profile
         if prof.recipe:  # the suggestion recognised a layout that has a recipe
             rcp = get_recipe(prof.recipe)
-    if rcp is not None:
-        base = rcp.profile
-        if prof is None:
-            prof = base
-        else:
-            merged = {**base.fields, **prof.fields}
-            prof = prof.evolve(
-                recipe=rcp.name,
-                fields=merged,
-                defaults={**base.defaults, **prof.defaults},
-                label_set=prof.label_set if prof.label_set is not None else base.label_set,
-            )
-        stream = rcp.transform(table)
-    else:
-        stream = table_stream(table)
-    assert prof is not None
+    prof, stream = _apply_recipe(rcp, prof, table)
     prof = prof.with_lookups_loaded(Path.cwd())
     if prof.shape is None:
         prof = prof.model_copy(update={"shape": Shape(**table.shape)})
@@ -179,6 +135,55 @@ def plan_import(
     if splits:
         prof = prof.model_copy(update={"splits": list(splits)})
     return ImportPlan(p, table, prof, rcp, stream, mapper, suggestion)
+
+
+def _read_spec(p: Path, rcp: Recipe | None, prof: MappingProfile | None, given: ReadSpec) -> ReadSpec:
+    """The read options: the recipe's, then the profile's ``read``, then those given."""
+    read = ReadSpec().updated(rcp.read if rcp is not None else None)
+    read = read.updated(prof.read if prof is not None else None).updated(given)
+    # A profile or recipe made for sheets says nothing about the header of a JSON file.
+    inherited_header = given.header_row is None and read.header_row is not None
+    if inherited_header and p.is_file() and (read.format or sniff_format(p)) not in ("csv", "xlsx"):
+        read = read.model_copy(update={"header_row": None})
+    return read
+
+
+def _suggest(p: Path, table: Table) -> Suggestion:
+    """The suggested mapping for a file given without one; a file with no input to suggest is refused."""
+    suggestion = suggest_mapping(table)
+    if not suggestion.has_input and not table.head(1):
+        if table.tabular and table.columns:
+            what = f"a header ({', '.join(table.columns)}) but no rows under it"
+        else:
+            what = "no rows (blank lines only)" if table.tabular else "no rows"
+        raise ImportFailed(f"{p.name} holds {what}; nothing to import")
+    if not suggestion.has_input:
+        raise ImportFailed(
+            f"{p.name}: no mapping given and none could be suggested: "
+            + "; ".join(suggestion.notes)
+            + ". Give one with profile= (CLI: --mapping FILE.yaml), or see the suggestion with --suggest"
+        )
+    return suggestion
+
+
+def _apply_recipe(
+    rcp: Recipe | None, prof: MappingProfile | None, table: Table
+) -> tuple[MappingProfile, RowStream]:
+    """The profile with the recipe's fields and defaults beneath its own, and the rows it reads."""
+    if rcp is None:
+        assert prof is not None  # plan_import suggests one when neither is given
+        return prof, table_stream(table)
+    base = rcp.profile
+    if prof is None:
+        prof = base
+    else:
+        prof = prof.evolve(
+            recipe=rcp.name,
+            fields={**base.fields, **prof.fields},
+            defaults={**base.defaults, **prof.defaults},
+            label_set=prof.label_set if prof.label_set is not None else base.label_set,
+        )
+    return prof, rcp.transform(table)
 
 
 def _label(profile: MappingProfile) -> str:
@@ -209,13 +214,13 @@ class Preview:
     columns: tuple[str, ...] = ()
     suggestion: Suggestion | None = None
 
-    def to_pandas(self):
+    def to_pandas(self) -> pd.DataFrame:
         """The previewed cases as a DataFrame."""
         return _cases_frame(self.cases)
 
 
 def preview_import(
-    path: str | os.PathLike, profile: ProfileLike = None, *, n: int = 10, **options: Any
+    path: str | os.PathLike[str], profile: ProfileLike = None, *, n: int = 10, **options: Any
 ) -> Preview:
     """Convert the first `n` cases of a file without importing anything.
 
@@ -270,7 +275,7 @@ class Conversion:
 
 
 def convert_file(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     profile: ProfileLike = None,
     *,
     name: str | None = None,
@@ -331,7 +336,7 @@ def default_name(path: Path) -> str:
     return path.stem.replace("@", "_").strip() or "dataset"
 
 
-def _cases_frame(cases):
+def _cases_frame(cases: Sequence[Case]) -> pd.DataFrame:
     import pandas as pd
 
     from abbench.types import CASE_FIELDS

@@ -30,7 +30,7 @@ decode_json = _DECODER.decode
 """`json.loads` that refuses NaN and Infinity (Python writes them; no other JSON reader takes them)."""
 
 
-def _offset_of(text: str, pattern: re.Pattern, group: int = 0) -> int:
+def _offset_of(text: str, pattern: re.Pattern[str], group: int = 0) -> int:
     for m in pattern.finditer(text):
         if m.group(group):
             return m.start(group)

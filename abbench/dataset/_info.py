@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from abbench.dataset._kind import ExpectedKind
 from abbench.dataset._validate import ValidationReport
 from abbench.errors import NotFoundError
 from abbench.types import CASE_FIELDS, Case
+
+if TYPE_CHECKING:  # pandas loads only when a frame is asked for
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -132,7 +135,7 @@ class Dataset:
                 return case
         raise NotFoundError(f"{self.fingerprint} has no case {case_id!r}")
 
-    def to_pandas(self):
+    def to_pandas(self) -> pd.DataFrame:
         """The cases as a DataFrame (one row per case, the case fields plus ``source_line``)."""
         import pandas as pd
 

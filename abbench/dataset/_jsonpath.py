@@ -217,7 +217,7 @@ def _apply(step: _Step, value: Any, path: str) -> Any:
             return [_apply(step, item, path) for item in value]
         raise PathError(f"{path}: cannot take key {step.key!r} of {_describe(value)}")
     if kind == "index":
-        if isinstance(value, list):
+        if isinstance(value, list) and step.index is not None:
             try:
                 return value[step.index]
             except IndexError:
@@ -230,7 +230,7 @@ def _apply(step: _Step, value: Any, path: str) -> Any:
             return value[str(step.index)]
         raise PathError(f"{path}: cannot take element {step.index} of {_describe(value)}")
     if kind == "slice":
-        if isinstance(value, list):
+        if isinstance(value, list) and step.slice is not None:
             return value[step.slice]
         raise PathError(f"{path}: cannot slice {_describe(value)}")
     if kind == "all":

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring as _enc
 from operator import is_
@@ -73,7 +73,9 @@ class _Field:
     extractor: Extractor
     convert: Callable[[Any], Any]
     default: Any
-    strings: Callable[[list[str]], list[str]] | None = None  # whole-column converter when all cells are text
+    strings: Callable[[Sequence[str]], list[str]] | None = (
+        None  # whole-column converter when all cells are text
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +87,7 @@ class Converted:
         lines: The canonical line of each case (see `abbench.dataset.case_line`), same order.
     """
 
-    rows: list[tuple]
+    rows: list[tuple[Any, ...]]
     lines: list[str]
 
 
@@ -230,7 +232,7 @@ class Mapper:
         if field == "input":
             normalize = self.profile.normalize_input
 
-            def to_input(value):
+            def to_input(value: Any) -> Any:
                 t = type(value)
                 if t is str:
                     text = normalize_text(value) if normalize else value.strip()
@@ -248,7 +250,7 @@ class Mapper:
             as_object = field == "metadata"
             wrap_key = source if isinstance(source, str) else "value"
 
-            def to_json(value):
+            def to_json(value: Any) -> Any:
                 value = maybe_json(value)
                 if value is None or value == "" or value == [] or value == {}:
                     return None
@@ -258,7 +260,7 @@ class Mapper:
 
             return to_json
 
-        def to_text(value):
+        def to_text(value: Any) -> Any:
             t = type(value)
             if t is str:
                 return value.strip() or None
@@ -278,7 +280,7 @@ class Mapper:
         label_set = profile.label_set
         norm_set = {label_key(v): v for v in label_set} if label_set else {}
 
-        def to_label(value):
+        def to_label(value: Any) -> Any:
             t = type(value)
             if t is list or t is dict:
                 raise RowProblem(
@@ -336,7 +338,7 @@ class Mapper:
         self._check_required(values, problems)
         locations = chunk.locations
         reuse: dict[str, list[str]] = {}
-        if self.tabular:
+        if table_columns is not None:  # a table
             encoded = _encode_columns(table_columns)
             sources = (
                 list(map(self._row_template.__mod__, zip(*encoded, strict=True))) if encoded else ["[]"] * n
@@ -382,7 +384,9 @@ class Mapper:
         rows = list(zip(range(start, start + n), *cols, sources, locations, strict=True))
         return Converted(rows, self._lines(values, n, reuse))
 
-    def _check_required(self, values: dict[str, list[Any]], problems: list) -> None:
+    def _check_required(
+        self, values: dict[str, list[Any]], problems: list[tuple[int, int, str, str, Any, str]]
+    ) -> None:
         # `all(column)` is the fast "no None here" test: converted text columns never hold "" (it
         # becomes None), and `None in column` compares every string with None the slow way.
         inputs = values["input"]
@@ -452,12 +456,12 @@ class Mapper:
 
     # -- rows back to cases ----------------------------------------------------------------------------
 
-    def line(self, row: tuple) -> str:
+    def line(self, row: tuple[Any, ...]) -> str:
         """The canonical line of one output row."""
         values = {f: [row[i + 1]] for i, f in enumerate(self.fields)}
         return self._lines(values, 1)[0]
 
-    def to_case(self, row: tuple) -> Case:
+    def to_case(self, row: tuple[Any, ...]) -> Case:
         """The `Case` an output row stands for."""
         data = dict(zip(self.columns, row, strict=True))
         loads = json.loads
@@ -495,7 +499,12 @@ def _line_template(fields: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
 
 
 def _convert_column(
-    raw, fld: _Field, errors: dict[int, PathError], order: int, problems: list, text_only: bool = False
+    raw: Sequence[Any],
+    fld: _Field,
+    errors: dict[int, PathError],
+    order: int,
+    problems: list[tuple[int, int, str, str, Any, str]],
+    text_only: bool = False,
 ) -> list[Any]:
     """Convert one field's raw column; failures become problems and leave `_FAILED` in the column.
 
@@ -524,8 +533,8 @@ def _convert_column(
         if failed:
             for i, v in enumerate(raw):
                 if v in failed and i not in errors:
-                    exc = failed[v]
-                    problems.append((i, order, exc.kind, fld.name, exc.value, str(exc)))
+                    problem = failed[v]
+                    problems.append((i, order, problem.kind, fld.name, problem.value, str(problem)))
     else:
         out = []
         for i, v in enumerate(raw):
@@ -539,7 +548,11 @@ def _convert_column(
 
 
 def _apply_errors(
-    out: list[Any], fld: _Field, errors: dict[int, PathError], order: int, problems: list
+    out: list[Any],
+    fld: _Field,
+    errors: dict[int, PathError],
+    order: int,
+    problems: list[tuple[int, int, str, str, Any, str]],
 ) -> list[Any]:
     default = fld.default
     for i, exc in errors.items():
@@ -563,7 +576,7 @@ def _apply_errors(
     return out
 
 
-def _encode_columns(columns: list[tuple]) -> list[list[str]]:
+def _encode_columns(columns: list[tuple[Any, ...]]) -> list[list[str]]:
     """Each cell of each table column as JSON text (text cells through the C string encoder)."""
     try:
         return [list(map(_enc, col)) for col in columns]
@@ -575,15 +588,18 @@ def _encode_columns(columns: list[tuple]) -> list[list[str]]:
 
 
 def resolve_duplicates(
-    mapper: Mapper, rows: list[tuple], claim: Callable[[str, tuple], str | None], report: ReportBuilder
-) -> list[tuple]:
+    mapper: Mapper,
+    rows: list[tuple[Any, ...]],
+    claim: Callable[[str, tuple[Any, ...]], str | None],
+    report: ReportBuilder,
+) -> list[tuple[Any, ...]]:
     """Give every row a unique case id, in file order; drop rows whose file id was already used.
 
     `claim(case_id, row)` takes the id for the row and returns None, or returns the location of the
     earlier row holding it. A generated id that is taken (identical content) gets ``-2``, ``-3``, ...
     so it stays stable across re-imports; a repeated id from the file is a ``duplicate_case_id``.
     """
-    out: list[tuple] = []
+    out: list[tuple[Any, ...]] = []
     for row in rows:
         case_id = row[1]
         earlier = claim(case_id, row)
@@ -614,7 +630,7 @@ class MemoryIds:
     def __init__(self) -> None:
         self.seen: dict[str, str] = {}
 
-    def claim(self, case_id: str, row: tuple) -> str | None:
+    def claim(self, case_id: str, row: tuple[Any, ...]) -> str | None:
         """Take `case_id` for `row`; return the earlier holder's location when it is taken."""
         earlier = self.seen.get(case_id)
         if earlier is not None:

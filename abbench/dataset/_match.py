@@ -47,7 +47,7 @@ class ProfileMatch:
         return self.profile.ref or "(unnamed)"
 
     @property
-    def rank(self) -> tuple:
+    def rank(self) -> tuple[bool, bool, int, int, int]:
         """Sort key, best first: fits, same shape, most of its columns present, fewest missing, newest."""
         present = len(self.reads) - len(self.missing)
         return (not self.fits, not self.same_shape, -present, len(self.missing), -(self.profile.version or 0))
@@ -104,7 +104,7 @@ def match_profile(table: Table, profile: MappingProfile) -> ProfileMatch:
     reads, optional = _read_columns(profile, have)
     missing = tuple(c for c in reads if c not in have and c not in optional)
     shape = profile.shape
-    same = bool(shape and shape.columns) and set(shape.columns) == have
+    same = shape is not None and bool(shape.columns) and set(shape.columns) == have
     if missing:
         what = "column" if len(missing) == 1 else "columns"
         return ProfileMatch(
@@ -194,25 +194,26 @@ def _columns_of(source: SourceLike, have: set[str]) -> Iterable[str]:
     if isinstance(source, str):
         yield from _name_columns(source, have)
         return
+    # A source's kind says which of its fields is set (validated when the profile is read).
     kind = source.kind
-    if kind == "column":
+    if kind == "column" and source.column is not None:
         yield source.column
-    elif kind == "path":
+    elif kind == "path" and source.path is not None:
         yield from _path_head(source.path)
-    elif kind == "template":
+    elif kind == "template" and source.template is not None:
         for name in _placeholders(source.template):
             yield from _name_columns(name, have)
-    elif kind == "concat":
+    elif kind == "concat" and source.concat is not None:
         for sub in source.concat:
             yield from _columns_of(sub, have)
-    elif kind == "join":
+    elif kind == "join" and source.join is not None:
         yield from _columns_of(source.join, have)
-    elif kind == "lookup":
+    elif kind == "lookup" and source.key is not None:
         yield from _columns_of(source.key, have)
-    elif kind == "object":
+    elif kind == "object" and source.object is not None:
         for sub in source.object.values():
             yield from _columns_of(sub, have)
-    elif kind == "columns":
+    elif kind == "columns" and source.columns is not None:
         yield from source.columns
 
 
@@ -236,7 +237,7 @@ def _path_head(text: str, whole: str | None = None) -> Iterable[str]:
     first = path.steps[0] if path.steps else None
     if first is None:
         return
-    if first.kind == "key":
+    if first.kind == "key" and first.key is not None:
         yield first.key
     elif first.kind == "index" and first.index is not None and first.index >= 0:
         yield str(first.index)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, Union
 
@@ -165,6 +166,20 @@ class ReadSpec(BaseModel):
     header_row: int | None = Field(default=None, ge=0)
     encoding: str | None = None
     delimiter: str | None = None
+
+    def updated(self, options: Mapping[str, Any] | ReadSpec | None = None, /, **more: Any) -> ReadSpec:
+        """These options with those given that are set (not None) taking their place.
+
+        Layers of read options stack this way: a recipe's, then a profile's ``read``, then the
+        caller's (``ReadSpec().updated(recipe.read).updated(profile.read).updated(format=...)``).
+        """
+        given = options.model_dump() if isinstance(options, ReadSpec) else dict(options or {})
+        given.update(more)
+        changes = {k: v for k, v in given.items() if v is not None}
+        unknown = set(changes) - set(type(self).model_fields)
+        if unknown:
+            raise ValueError(f"not a read option: {', '.join(sorted(unknown))}")
+        return self.model_copy(update=changes) if changes else self
 
 
 class Shape(BaseModel):
@@ -313,7 +328,7 @@ class MappingProfile(BaseModel):
         """The profile as YAML (non-ASCII kept readable)."""
         return yaml.safe_dump(self.spec(), allow_unicode=True, sort_keys=False)
 
-    def save(self, path: str | os.PathLike) -> Path:
+    def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the profile to a ``.json`` or ``.yaml`` file; return its path."""
         p = Path(path)
         p.write_text(self.to_json() if p.suffix.lower() == ".json" else self.to_yaml(), encoding="utf-8")
@@ -345,7 +360,7 @@ class MappingProfile(BaseModel):
         return cls.from_dict(data, where=where, text=text)
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike) -> MappingProfile:
+    def from_file(cls, path: str | os.PathLike[str]) -> MappingProfile:
         """A profile from a ``.json``/``.yaml`` file; lookup files are read relative to it and kept inline."""
         p = Path(path).expanduser()
         try:
@@ -355,7 +370,7 @@ class MappingProfile(BaseModel):
         profile = cls.from_text(text, where=str(p))
         return profile.with_lookups_loaded(p.parent)
 
-    def with_lookups_loaded(self, base: str | os.PathLike | None = None) -> MappingProfile:
+    def with_lookups_loaded(self, base: str | os.PathLike[str] | None = None) -> MappingProfile:
         """The same profile with every lookup file read into its inline table (relative to `base`)."""
         from abbench.dataset._readers import load_json_file
 
@@ -364,6 +379,7 @@ class MappingProfile(BaseModel):
         lookups = {}
         for name, lk in self.lookups.items():
             if lk.table is None:
+                assert lk.file is not None  # validated: a lookup has its table or names its file
                 file = Path(lk.file).expanduser()
                 if not file.is_absolute() and base is not None:
                     file = Path(base) / file

@@ -4,22 +4,21 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from abbench.dataset._formats import (
-    FORMATS,
-    RowChunk,
-    Source,
-    open_csv,
-    open_excel,
-    open_json,
-    open_jsonl,
-    sniff_format,
-)
+from abbench.dataset._csv import open_csv
+from abbench.dataset._excel import open_excel
+from abbench.dataset._formats import FORMATS, OpenedFile, RowChunk, sniff_format
+from abbench.dataset._hostile import json_problem
+from abbench.dataset._json import open_json, open_jsonl
+from abbench.dataset._profile import ReadSpec
 from abbench.errors import ImportFailed, UsageError
+
+if TYPE_CHECKING:  # pandas loads only when a frame is asked for
+    import pandas as pd
 
 CHUNK_SIZE = 2000
 """Rows per chunk: large enough for fast batched inserts, small enough to keep memory flat."""
@@ -60,7 +59,7 @@ class Table:
         notes: Things worth telling a person (renamed columns, a skipped title row).
     """
 
-    def __init__(self, path: Path, source: Source):
+    def __init__(self, path: Path, source: OpenedFile):
         self.path = path
         self._source = source
         self.format = source.format
@@ -158,7 +157,7 @@ class Table:
                 counts[_count_key(value)] += 1
         return ValueCounts(_most_common(counts), rows, blank)
 
-    def to_pandas(self, limit: int | None = None):
+    def to_pandas(self, limit: int | None = None) -> pd.DataFrame:
         """The rows as a pandas DataFrame (with a ``_location`` column), for a look in a notebook."""
         import pandas as pd
 
@@ -200,11 +199,11 @@ def _count_key(value: Any) -> str:
     return str(value)
 
 
-def _most_common(counts) -> dict[str, int]:
+def _most_common(counts: Mapping[str, int]) -> dict[str, int]:
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def sheet_names(path: str | os.PathLike) -> list[str]:
+def sheet_names(path: str | os.PathLike[str]) -> list[str]:
     """The worksheets of an Excel workbook, in workbook order; ``[]`` for CSV and JSON files.
 
     Raises:
@@ -245,7 +244,7 @@ def check_data_file(path: Path) -> None:
 
 
 def read_table(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     *,
     format: str | None = None,
     sheet: str | int | None = None,
@@ -253,6 +252,7 @@ def read_table(
     encoding: str | None = None,
     delimiter: str | None = None,
     splits: list[str] | tuple[str, ...] | None = None,
+    read: ReadSpec | None = None,
 ) -> Table:
     """Open a data file and find out how to read it.
 
@@ -267,6 +267,8 @@ def read_table(
         encoding: Text encoding of CSV/JSON files; default: detected (a BOM, UTF-8, else GB18030/GBK).
         delimiter: CSV delimiter; default: sniffed among ``,`` tab ``;`` ``|``.
         splits: For a JSON object of named splits, the splits to read (default: all).
+        read: The read options as one `ReadSpec` (a profile's ``read``); the options given one by
+            one take its place where set.
 
     Returns:
         The opened `Table`; its rows are read when iterated.
@@ -282,34 +284,46 @@ def read_table(
     """
     p = Path(path).expanduser()
     check_data_file(p)
-    if p.is_dir():
-        raise ImportFailed(f"{p} is a folder; give a data file (CSV, XLSX, JSONL or JSON)")
-    fmt = (format or sniff_format(p)).lower()
-    fmt = {"tsv": "csv", "xls": "xlsx", "excel": "xlsx", "ods": "xlsx", "ndjson": "jsonl"}.get(fmt, fmt)
-    if fmt not in FORMATS:
-        raise UsageError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
     if header_row is not None and (not isinstance(header_row, int) or header_row < 0):
         raise UsageError(f"header_row is a row number from 1 (or 0 for no header), got {header_row!r}")
-    if fmt != "xlsx" and sheet is not None:
-        raise UsageError(f"sheet= applies to Excel files; {p.name} is read as {fmt}")
-    if fmt != "json" and splits:
-        raise UsageError(f"splits= applies to JSON files holding named splits; {p.name} is read as {fmt}")
-    if fmt in ("jsonl", "json") and header_row is not None:
-        raise UsageError(f"header_row= applies to CSV and Excel files; {p.name} is read as {fmt}")
-    if p.stat().st_size == 0:
-        raise ImportFailed(f"{p.name} is empty")
+    spec = (read or ReadSpec()).updated(
+        format=format, sheet=sheet, header_row=header_row, encoding=encoding, delimiter=delimiter
+    )
+    fmt = _check_options(p, spec, splits)
     if fmt == "csv":
-        source = open_csv(p, encoding=encoding, delimiter=delimiter, header_row=header_row)
+        source = open_csv(p, spec)
     elif fmt == "xlsx":
-        source = open_excel(p, sheet=sheet, header_row=header_row)
+        source = open_excel(p, spec)
     elif fmt == "jsonl":
-        source = open_jsonl(p, encoding=encoding)
+        source = open_jsonl(p, spec)
     else:
-        source = open_json(p, encoding=encoding, splits=splits)
+        source = open_json(p, spec, splits)
     return Table(p, source)
 
 
-def load_json_file(path: str | os.PathLike) -> Any:
+def _check_options(p: Path, spec: ReadSpec, splits: Sequence[str] | None) -> str:
+    """The format to read `p` as, once every option is known to apply to it.
+
+    Raises:
+        UsageError: an unknown format, or an option of another format (a sheet for a CSV file ...).
+        ImportFailed: the file is empty.
+    """
+    fmt = (spec.format or sniff_format(p)).lower()
+    fmt = {"tsv": "csv", "xls": "xlsx", "excel": "xlsx", "ods": "xlsx", "ndjson": "jsonl"}.get(fmt, fmt)
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown format {spec.format!r}; choose one of {', '.join(FORMATS)}")
+    if fmt != "xlsx" and spec.sheet is not None:
+        raise UsageError(f"sheet= applies to Excel files; {p.name} is read as {fmt}")
+    if fmt != "json" and splits:
+        raise UsageError(f"splits= applies to JSON files holding named splits; {p.name} is read as {fmt}")
+    if fmt in ("jsonl", "json") and spec.header_row is not None:
+        raise UsageError(f"header_row= applies to CSV and Excel files; {p.name} is read as {fmt}")
+    if p.stat().st_size == 0:
+        raise ImportFailed(f"{p.name} is empty")
+    return fmt
+
+
+def load_json_file(path: str | os.PathLike[str]) -> Any:
     """A small JSON (or YAML) file such as a lookup table, with a clear error when it does not parse."""
     p = Path(path).expanduser()
     try:
@@ -325,10 +339,11 @@ def load_json_file(path: str | os.PathLike) -> Any:
             raise ImportFailed(f"{p.name}: not valid YAML ({exc})") from None
     try:
         return json.loads(text)
-    except RecursionError:
-        from abbench.dataset._formats import deep_json_error
-
-        raise deep_json_error(p.name, text) from None
+    except RecursionError as exc:
+        found = json_problem(text, exc)
+        raise ImportFailed(
+            f"{p.name}: {found[1] if found else 'nested deeper than it can be read'}"
+        ) from None
     except json.JSONDecodeError as exc:
         raise ImportFailed(
             f"{p.name}, line {exc.lineno}, column {exc.colno}: not valid JSON ({exc.msg})"

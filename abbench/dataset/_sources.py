@@ -21,7 +21,8 @@ def text_of(value: Any) -> str:
     """Any cell or JSON value as text (for templates, lookups and labels)."""
     t = type(value)
     if t is str:
-        return value
+        text: str = value
+        return text
     if value is None:
         return ""
     if t is bool:
@@ -56,7 +57,12 @@ class Extractor:
     __slots__ = ("column", "const", "getter", "special")
 
     def __init__(
-        self, *, column: int | None = None, const: Any = None, special: str | None = None, getter=None
+        self,
+        *,
+        column: int | None = None,
+        const: Any = None,
+        special: str | None = None,
+        getter: Getter | None = None,
     ):
         self.column = column
         self.const = const
@@ -64,8 +70,8 @@ class Extractor:
         self.getter = getter
 
     def values(
-        self, chunk: RowChunk, columns: list[tuple] | None
-    ) -> tuple[list | tuple, dict[int, PathError]]:
+        self, chunk: RowChunk, columns: list[tuple[Any, ...]] | None
+    ) -> tuple[list[Any] | tuple[Any, ...], dict[int, PathError]]:
         """The raw values of the field for every row of `chunk`, and the failures by row index."""
         n = len(chunk.rows)
         if self.column is not None and columns is not None:
@@ -165,37 +171,38 @@ class SourceCompiler:
         """A getter for any source."""
         if isinstance(source, str):
             return self.compile_name(source, field)
+        # A source's kind says which of its fields is set (validated when the profile is read).
         kind = source.kind
-        if kind == "column":
+        if kind == "column" and source.column is not None:
             return self.column(source.column, field)
-        if kind == "path":
+        if kind == "path" and source.path is not None:
             return self.path(source.path, field)
         if kind == "const":
             return _const(source.const)
-        if kind == "template":
+        if kind == "template" and source.template is not None:
             return self.template(source.template, field)
-        if kind == "concat":
+        if kind == "concat" and source.concat is not None:
             getters = [(self.compile(s, field), s) for s in source.concat]
             sep = "\n" if source.sep is None else source.sep
 
-            def concat(row, loc, split):
+            def concat(row: Any, loc: str, split: str | None) -> Any:
                 parts = [_part_text(g(row, loc, split), s, field, "concat") for g, s in getters]
                 return sep.join(p for p in parts if p.strip())
 
             return concat
-        if kind == "join":
+        if kind == "join" and source.join is not None:
             return self.join(source.join, "" if source.sep is None else source.sep, field)
-        if kind == "lookup":
+        if kind == "lookup" and source.lookup is not None and source.key is not None:
             table = self.lookups[source.lookup]
             key = self.compile(source.key, field)
             return lambda row, loc, split: table.get(key(row, loc, split))
-        if kind == "object":
+        if kind == "object" and source.object is not None:
             items = [(name, self.compile(s, field)) for name, s in source.object.items()]
 
-            def build(row, loc, split):
+            def build(row: Any, loc: str, split: str | None) -> Any:
                 # Absent parts are left out, so {acceptable: null} does not clutter every case; so are
                 # keys a row lacks (JSON rows differ: AskUbuntu's have no 'author' now and then).
-                out = {}
+                out: dict[str, Any] = {}
                 for name, g in items:
                     try:
                         value = g(row, loc, split)
@@ -206,9 +213,9 @@ class SourceCompiler:
                 return out
 
             return build
-        if kind == "columns":
-            items = [(name, self.column(name, field)) for name in source.columns]
-            return lambda row, loc, split: {name: g(row, loc, split) for name, g in items}
+        if kind == "columns" and source.columns is not None:
+            picked = [(name, self.column(name, field)) for name in source.columns]
+            return lambda row, loc, split: {name: g(row, loc, split) for name, g in picked}
         return self.unmapped()
 
     def compile_name(self, name: str, field: str) -> Getter:
@@ -247,7 +254,7 @@ class SourceCompiler:
                 return _const(None)
             return lambda row, loc, split: row[i]
 
-        def key(row, loc, split):
+        def key(row: Any, loc: str, split: str | None) -> Any:
             if isinstance(row, dict):
                 try:
                     return row[name]
@@ -303,7 +310,7 @@ class SourceCompiler:
                 i += 1
         tail = "".join(literal)
 
-        def render(row, loc, split):
+        def render(row: Any, loc: str, split: str | None) -> Any:
             return (
                 "".join(
                     lit + _part_text(g(row, loc, split), name, field, "template") for lit, g, name in parts
@@ -318,7 +325,7 @@ class SourceCompiler:
         get = self.compile(source, field)
         shown = _shown(source)
 
-        def join(row, loc, split):
+        def join(row: Any, loc: str, split: str | None) -> Any:
             value = maybe_json(get(row, loc, split))
             if value is None:
                 return None
@@ -355,7 +362,7 @@ class SourceCompiler:
             keep = [(c, i) for c, i in self.index.items() if c not in used]
             return lambda row, loc, split: {c: row[i] for c, i in keep if row[i] not in ("", None)}
 
-        def rest(row, loc, split):
+        def rest(row: Any, loc: str, split: str | None) -> Any:
             if isinstance(row, dict):
                 return {k: v for k, v in row.items() if k not in used}
             return None

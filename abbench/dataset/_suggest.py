@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from abbench.dataset._kind import gold_kind
 from abbench.dataset._profile import MappingProfile
+from abbench.dataset._prose import most_prose, prose_score, reads_as_prose
 from abbench.dataset._readers import Table, read_table
 from abbench.dataset._recipes import RECIPES
 from abbench.dataset._text import label_key
@@ -186,7 +185,7 @@ class Suggestion:
 
 
 def suggest_mapping(
-    source: str | os.PathLike | Table,
+    source: str | os.PathLike[str] | Table,
     *,
     name: str | None = None,
     sample: int = _SAMPLE,
@@ -215,116 +214,153 @@ def suggest_mapping(
     """
     table = source if isinstance(source, Table) else read_table(source, **read_options)
     rows = _sample(table, sample)
-    recipe = _detect_recipe(table, rows)
     base = {"name": name} if name else {}
+    recipe = _detect_recipe(table, rows)
     if recipe is not None:
-        r = RECIPES[recipe]
-        profile = r.profile.evolve(**base) if base else r.profile
-        reasons = {f: f"{_show(s)} (recipe {recipe})" for f, s in r.profile.fields.items()}
-        return Suggestion(
-            profile,
-            reasons,
-            (f"the file looks like {r.description}; recipe {recipe!r} applied",),
-            {},
-            table.columns,
-        )
+        return _recipe_suggestion(table, recipe, base)
+    proposal = _Proposal(table, rows)
+    proposal.chat_messages()
+    proposal.chunked_utterance()
+    proposal.by_names()
+    proposal.by_values()
+    proposal.split_names_as_labels()
+    labels, label_map = proposal.gold_values()
+    fields = proposal.fields()
+    proposal.closing_notes(fields)
+    spec: dict[str, Any] = {**base, "fields": fields}
+    defaults = _defaults(table, fields, proposal.values)
+    if defaults:
+        spec["defaults"] = defaults
+    if label_map:
+        spec["label_map"] = label_map
+    spec["shape"] = table.shape
+    profile = MappingProfile.from_dict(spec, where="the suggested mapping")
+    return Suggestion(profile, proposal.reasons, tuple(proposal.notes), labels, proposal.columns)
 
-    columns = _columns(table, rows)
-    values = {c: [_get(r, c, table) for r in rows] for c in columns}
-    chosen: dict[str, Any] = {}
-    reasons: dict[str, str] = {}
-    notes: list[str] = list(table.notes)
-    used: set[str] = set()
 
-    # 1. chat messages: input[-1].content + history
-    for col in columns:
-        if _is_chat(values[col]):
-            chosen["input"] = f"{_quote(col)}[-1].content"
-            reasons["input"] = f"{chosen['input']}: {col!r} holds chat messages; the last one is the query"
-            if any(isinstance(v, list) and len(v) > 1 for v in values[col]):
-                chosen["history"] = f"{_quote(col)}[:-1]"
-                reasons["history"] = f"{chosen['history']}: the messages before the last one"
-            used.add(col)
-            break
+def _recipe_suggestion(table: Table, recipe: str, base: dict[str, Any]) -> Suggestion:
+    """The suggestion for a known layout: its recipe's profile."""
+    r = RECIPES[recipe]
+    profile = r.profile.evolve(**base) if base else r.profile
+    reasons = {f: f"{_show(s)} (recipe {recipe})" for f, s in r.profile.fields.items()}
+    note = f"the file looks like {r.description}; recipe {recipe!r} applied"
+    return Suggestion(profile, reasons, (note,), {}, table.columns)
 
-    # 1b. an utterance split into chunks (SNIPS): join their texts
-    if "input" not in chosen:
-        for col in columns:
-            if _is_chunks(values[col]):
-                chosen["input"] = {"join": f"{_quote(col)}[*].text", "sep": ""}
-                reasons["input"] = (
+
+class _Proposal:
+    """The fields chosen so far for one file, with the reason for each, in the order `suggest_mapping` decides.
+
+    Each step maps what it recognises and leaves the rest to the next: chat messages, an utterance in
+    chunks, the columns' names, their values, the split names; then the gold values and the leftovers.
+    """
+
+    def __init__(self, table: Table, rows: list[Any]):
+        self.table = table
+        self.n_rows = len(rows)
+        self.columns = _columns(table, rows)
+        self.values = {c: [_get(r, c, table) for r in rows] for c in self.columns}
+        self.prose = {c: prose_score(self.values[c]) for c in self.columns}
+        self.chosen: dict[str, Any] = {}
+        self.reasons: dict[str, str] = {}
+        self.notes: list[str] = list(table.notes)
+        self.used: set[str] = set()
+
+    def take(self, fld: str, source: Any, reason: str, col: str | None = None) -> None:
+        """Map `fld` to `source` (reading column `col`) for `reason`."""
+        self.chosen[fld] = source
+        self.reasons[fld] = reason
+        if col is not None:
+            self.used.add(col)
+
+    def chat_messages(self) -> None:
+        """A column of chat messages: ``input[-1].content`` plus ``history``."""
+        for col in self.columns:
+            if _is_chat(self.values[col]):
+                source = f"{_quote(col)}[-1].content"
+                self.take(
+                    "input", source, f"{source}: {col!r} holds chat messages; the last one is the query", col
+                )
+                if any(isinstance(v, list) and len(v) > 1 for v in self.values[col]):
+                    history = f"{_quote(col)}[:-1]"
+                    self.take("history", history, f"{history}: the messages before the last one")
+                return
+
+    def chunked_utterance(self) -> None:
+        """An utterance split into chunks (SNIPS): their texts joined."""
+        if "input" in self.chosen:
+            return
+        for col in self.columns:
+            if _is_chunks(self.values[col]):
+                reason = (
                     f"join {_quote(col)}[*].text: {col!r} holds the utterance as a list of chunks "
                     "({text: ...}); their texts are joined"
                 )
-                used.add(col)
-                break
+                self.take("input", {"join": f"{_quote(col)}[*].text", "sep": ""}, reason, col)
+                return
 
-    prose = {c: prose_score(values[c]) for c in columns}
-
-    # 2. names
-    for fld in _FIELD_ORDER:
-        if fld in chosen:
-            continue
-        for col, how, exact in _by_name(fld, columns, used):
-            ok, why_not = _fits(fld, values[col], len(rows))
-            if ok and fld == "input":
-                ok, why_not = _reads_as_prose(col, prose, used)
-            if not ok and fld == "case_id" and exact and why_not in _ID_FAULTS:
-                # Named exactly like an id: mapping it lets the import say which rows repeat or lack
-                # one, where generating ids would hide that the file's own ids are broken.
-                chosen[fld] = col
-                reasons[fld] = (
-                    f"{col!r}: its name {how}, although {why_not}; the import will list those rows "
-                    "(map case_id to another column, or leave it out to generate ids)"
-                )
-                used.add(col)
-                break
-            if not ok:
-                notes.append(f"{col!r} is named like {fld} but {why_not}; not mapped")
+    def by_names(self) -> None:
+        """Each field from the column named like it, when its values fit."""
+        for fld in _FIELD_ORDER:
+            if fld in self.chosen:
                 continue
-            chosen[fld] = col
-            reasons[fld] = f"{col!r}: its name {how}"
-            used.add(col)
-            break
+            for col, how, exact in _by_name(fld, self.columns, self.used):
+                ok, why_not = _fits(fld, self.values[col], self.n_rows)
+                if ok and fld == "input":
+                    ok, why_not = reads_as_prose(col, self.prose, self.used)
+                if not ok and fld == "case_id" and exact and why_not in _ID_FAULTS:
+                    # Named exactly like an id: mapping it lets the import say which rows repeat or lack
+                    # one, where generating ids would hide that the file's own ids are broken.
+                    reason = (
+                        f"{col!r}: its name {how}, although {why_not}; the import will list those rows "
+                        "(map case_id to another column, or leave it out to generate ids)"
+                    )
+                    self.take(fld, col, reason, col)
+                    break
+                if not ok:
+                    self.notes.append(f"{col!r} is named like {fld} but {why_not}; not mapped")
+                    continue
+                self.take(fld, col, f"{col!r}: its name {how}", col)
+                break
 
-    # 3. values, when names did not decide
-    if "input" not in chosen:
-        col = _most_prose(columns, values, prose, used)
-        if col is not None:
-            chosen["input"] = col
-            reasons["input"] = (
-                f"{col!r}: no column is named like a query; this one reads most like natural language "
-                f"({prose[col].describe()})"
-            )
-            used.add(col)
-    if "expected" not in chosen:
-        col = _label_like(columns, values, used)
-        if col is not None:
-            chosen["expected"] = col
-            n = len({_key(v) for v in values[col] if v not in (None, "")})
-            reasons["expected"] = f"{col!r}: few distinct short values ({n}), which looks like labels"
-            used.add(col)
+    def by_values(self) -> None:
+        """When names did not decide: the column reading most as prose is the input, one of few short values the gold."""
+        if "input" not in self.chosen:
+            col = most_prose(self.columns, self.values, self.prose, self.used)
+            if col is not None:
+                reason = (
+                    f"{col!r}: no column is named like a query; this one reads most like natural language "
+                    f"({self.prose[col].describe()})"
+                )
+                self.take("input", col, reason, col)
+        if "expected" not in self.chosen:
+            col = _label_like(self.columns, self.values, self.used)
+            if col is not None:
+                n = len({_key(v) for v in self.values[col] if v not in (None, "")})
+                self.take(
+                    "expected", col, f"{col!r}: few distinct short values ({n}), which looks like labels", col
+                )
 
-    if "expected" not in chosen and _splits_are_labels(table.splits):
-        # SNIPS keeps one intent per file as {"AddToPlaylist": [...]}: the split's name is the gold label
-        chosen["expected"] = "$split"
-        names = ", ".join(table.splits[:6]) + (" …" if len(table.splits) > 6 else "")
-        reasons["expected"] = f"$split: the file's split names read as labels, not as train/test ({names})"
-        if len(table.splits) == 1:
-            reasons["expected"] += (
-                "; one split, so every case gets that label: import the other labels' files too, or merge them"
-            )
+    def split_names_as_labels(self) -> None:
+        """SNIPS keeps one intent per file as ``{"AddToPlaylist": [...]}``: the split's name is the gold label."""
+        splits = self.table.splits
+        if "expected" in self.chosen or not _splits_are_labels(splits):
+            return
+        names = ", ".join(splits[:6]) + (" …" if len(splits) > 6 else "")
+        reason = f"$split: the file's split names read as labels, not as train/test ({names})"
+        if len(splits) == 1:
+            reason += "; one split, so every case gets that label: import the other labels' files too, or merge them"
+        self.take("expected", "$split", reason)
 
-    # 4. expected values: distribution and a label map for variants
-    labels: dict[str, int] = {}
-    label_map: dict[str, str] = {}
-    if "expected" in chosen and isinstance(chosen["expected"], str) and chosen["expected"] in values:
-        counts = Counter(_key(v) for v in values[chosen["expected"]] if v not in (None, ""))
+    def gold_values(self) -> tuple[dict[str, int], dict[str, str]]:
+        """The gold labels with their counts (none for answers) and a label map joining their spellings."""
+        col = self.chosen.get("expected")
+        if not (isinstance(col, str) and col in self.values):
+            return {}, {}
+        counts = Counter(_key(v) for v in self.values[col] if v not in (None, ""))
         labels = dict(counts.most_common())
-        if len(counts) <= 200:
-            label_map = _variants(counts)
+        label_map = _variants(counts) if len(counts) <= 200 else {}
         if label_map:
-            reasons["expected"] += (
+            self.reasons["expected"] += (
                 "; " + ", ".join(f"{k!r}→{v!r}" for k, v in label_map.items()) + " look like one label"
             )
         merged: Counter[str] = Counter()  # spellings of one label count as one value
@@ -332,59 +368,58 @@ def suggest_mapping(
             merged[label_map.get(value, value)] += n
         kind = gold_kind(merged) if counts else None
         if kind is not None and not kind.is_label:
-            reasons["expected"] += f"; {kind.reason}"
+            self.reasons["expected"] += f"; {kind.reason}"
             labels = {}
         elif counts:
             top = ", ".join(f"{k} ({n})" for k, n in counts.most_common(6))
-            reasons["expected"] += f"; values: {top}" + (" ..." if len(counts) > 6 else "")
+            self.reasons["expected"] += f"; values: {top}" + (" ..." if len(counts) > 6 else "")
+        return labels, label_map
 
-    # 5. splits, leftovers
-    fields: dict[str, Any] = dict(chosen)
-    leftovers = [c for c in columns if c not in used and c not in _referenced(chosen)]
-    meta: dict[str, Any] = {}
-    if len(table.splits) > 1:
-        meta["split"] = "$split"
-        sizes = ", ".join(f"{s} ({table.split_sizes.get(s, '?')})" for s in table.splits)
-        notes.append(f"the file holds splits {sizes}; all are imported unless you choose (splits= / --split)")
-    if "metadata" not in fields and (leftovers or meta):
-        if leftovers and table.tabular:
-            if meta:
-                meta["columns"] = {"unmapped": True}
-            else:
-                fields["metadata"] = {"unmapped": True}
-        elif leftovers:
-            for c in leftovers:
-                meta[c] = _quote(c) if not c.isdigit() else c
-        if meta:
-            fields["metadata"] = {"object": meta}
-        if leftovers:
-            reasons["metadata"] = "the other columns, kept as metadata: " + ", ".join(
-                map(repr, leftovers[:12])
+    def fields(self) -> dict[str, Any]:
+        """The chosen fields, with the split and the columns left over kept as metadata."""
+        table = self.table
+        fields: dict[str, Any] = dict(self.chosen)
+        leftovers = [c for c in self.columns if c not in self.used and c not in _referenced(self.chosen)]
+        meta: dict[str, Any] = {}
+        if len(table.splits) > 1:
+            meta["split"] = "$split"
+            sizes = ", ".join(f"{s} ({table.split_sizes.get(s, '?')})" for s in table.splits)
+            self.notes.append(
+                f"the file holds splits {sizes}; all are imported unless you choose (splits= / --split)"
             )
-        else:
-            reasons["metadata"] = "the split each case came from"
-    if "case_id" not in fields:
-        reasons["case_id"] = "(generated from the input: no id column found)"
-    defaults = _defaults(table, fields, values)
-    if table.tabular and len(table.columns) == 1:
-        notes.append(
-            "the sheet has a single column; if it holds blank-row-separated blocks (a name, then its "
-            "utterances) use recipe 'intent-blocks' (or 'qa-blocks' for question/answer/paraphrases)"
-        )
-    if "input" not in fields:
-        notes.append(
-            f"no column looks like the input; columns: {', '.join(columns) or 'none'}. "
-            "Map it yourself (fields.input) or try a recipe: " + ", ".join(RECIPES)
-        )
-    spec: dict[str, Any] = {**base, "fields": fields}
-    if defaults:
-        spec["defaults"] = defaults
-    if label_map:
-        spec["label_map"] = label_map
-    shape = table.shape
-    spec["shape"] = shape
-    profile = MappingProfile.from_dict(spec, where="the suggested mapping")
-    return Suggestion(profile, reasons, tuple(notes), labels, columns)
+        if "metadata" not in fields and (leftovers or meta):
+            if leftovers and table.tabular:
+                if meta:
+                    meta["columns"] = {"unmapped": True}
+                else:
+                    fields["metadata"] = {"unmapped": True}
+            elif leftovers:
+                for c in leftovers:
+                    meta[c] = _quote(c) if not c.isdigit() else c
+            if meta:
+                fields["metadata"] = {"object": meta}
+            if leftovers:
+                self.reasons["metadata"] = "the other columns, kept as metadata: " + ", ".join(
+                    map(repr, leftovers[:12])
+                )
+            else:
+                self.reasons["metadata"] = "the split each case came from"
+        if "case_id" not in fields:
+            self.reasons["case_id"] = "(generated from the input: no id column found)"
+        return fields
+
+    def closing_notes(self, fields: dict[str, Any]) -> None:
+        """What to try when the file may need a recipe or has no input."""
+        if self.table.tabular and len(self.table.columns) == 1:
+            self.notes.append(
+                "the sheet has a single column; if it holds blank-row-separated blocks (a name, then its "
+                "utterances) use recipe 'intent-blocks' (or 'qa-blocks' for question/answer/paraphrases)"
+            )
+        if "input" not in fields:
+            self.notes.append(
+                f"no column looks like the input; columns: {', '.join(self.columns) or 'none'}. "
+                "Map it yourself (fields.input) or try a recipe: " + ", ".join(RECIPES)
+            )
 
 
 # -- helpers ---------------------------------------------------------------------------------------
@@ -548,125 +583,6 @@ def _key(value: Any) -> str:
 
 
 _ID_FAULTS = ("its values repeat", "some rows have no id")
-_PROSE_SAMPLE = 500
-# Slot annotations written into the text: MASSIVE/ATIS-style "[date : today]", Rasa's "[today](date)",
-# inline tags "<date>today</date>" / "<B-date>", and template slots "{{date}}".
-_MARKUP = re.compile(
-    r"\[[^\[\]\n]{1,80}?\s:\s[^\[\]\n]{1,200}\]"
-    r"|\[[^\[\]\n]{1,200}\]\([\w.:-]{1,80}\)"
-    r"|</?[A-Za-z][\w.:-]{0,40}(?:\s[^<>\n]{0,200})?>"
-    r"|\{\{[^{}\n]{1,80}\}\}"
-)
-
-
-@dataclass(frozen=True)
-class ProseScore:
-    """How much a column's sampled values read as natural language (what an input is).
-
-    Attributes:
-        score: 0..1: the mean over values of their share of letters (any script, CJK included)
-            times a length factor (three words or more count fully), less the share of values that
-            carry markup or JSON.
-        markup: Share of values with slot markup (``[date : today]``, ``<date>``, ``[x](slot)``).
-        json: Share of values that are JSON objects or arrays.
-        n: Text values looked at.
-        mean_length: Their mean length in characters.
-    """
-
-    score: float
-    markup: float = 0.0
-    json: float = 0.0
-    n: int = 0
-    mean_length: float = 0.0
-
-    def describe(self) -> str:
-        """The score in words."""
-        parts = [f"prose score {self.score:.2f}"]
-        if self.markup:
-            parts.append(f"{self.markup:.0%} with markup")
-        if self.json:
-            parts.append(f"{self.json:.0%} JSON")
-        return ", ".join(parts)
-
-
-def prose_score(values: list[Any]) -> ProseScore:
-    """Score sampled values by how much they read as natural language (see `ProseScore`).
-
-    The first 500 values are looked at, each by its first 300 characters: enough to tell prose from
-    markup, labels and numbers, at a cost that does not grow with the width of the file's cells.
-    """
-    texts = [v for v in values if v not in (None, "")][:_PROSE_SAMPLE]
-    if not texts:
-        return ProseScore(0.0)
-    total = 0.0
-    markup = structured = 0
-    lengths = 0
-    for v in texts:
-        if isinstance(v, (list, dict)):
-            structured += 1
-            continue
-        if not isinstance(v, str):
-            continue
-        text = v.strip()
-        lengths += len(text)
-        if text[:1] in ("{", "[") and text[-1:] in ("}", "]") and _parses(text):
-            structured += 1
-            continue
-        if _MARKUP.search(text):
-            markup += 1
-            continue
-        text = text[:300]
-        chars = [ch for ch in text if not ch.isspace()]
-        if not chars:
-            continue
-        letters = sum(1 for ch in chars if unicodedata.category(ch)[0] == "L")
-        words = len(text.split()) + len(_CJK.findall(text)) / 2
-        total += letters / len(chars) * min(1.0, words / 3)
-    n = len(texts)
-    score = max(0.0, total / n - (markup + structured) / n)
-    return ProseScore(score, markup / n, structured / n, n, lengths / n)
-
-
-def _parses(text: str) -> bool:
-    try:
-        json.loads(text)
-    except (ValueError, RecursionError):
-        return False
-    return True
-
-
-def _reads_as_prose(col: str, prose: dict[str, ProseScore], used: set[str]) -> tuple[bool, str]:
-    """Whether a column named like the input may be it: not when markup or JSON fills it and another
-    column reads as natural language (the plain text beside an annotated one)."""
-    mine = prose[col]
-    if mine.markup + mine.json < 0.2:
-        return True, ""
-    better = [
-        c for c, p in prose.items() if c != col and c not in used and p.score >= 0.5 and p.score > mine.score
-    ]
-    if not better:
-        return True, ""
-    what = "slot markup such as [date : today]" if mine.markup >= mine.json else "JSON"
-    share = mine.markup if mine.markup >= mine.json else mine.json
-    return False, f"{share:.0%} of its values hold {what}, and {better[0]!r} reads as plain text"
-
-
-def _most_prose(
-    columns: tuple[str, ...], values: dict[str, list[Any]], prose: dict[str, ProseScore], used: set[str]
-) -> str | None:
-    best, best_key = None, (-1.0, 0.0)
-    for col in columns:
-        if col in used:
-            continue
-        texts = [v for v in values[col] if isinstance(v, str) and v.strip()]
-        if not texts or len(texts) < 0.5 * len(values[col]):
-            continue
-        key = (round(prose[col].score, 1), prose[col].mean_length)
-        if key > best_key:
-            best, best_key = col, key
-    return best
-
-
 _SPLIT_WORDS = {
     "train",
     "training",
@@ -754,7 +670,7 @@ def _defaults(table: Table, fields: dict[str, Any], values: dict[str, list[Any]]
     """JSON rows vary: optional fields whose key some sampled rows lack default to null."""
     if table.tabular:
         return {}
-    out = {}
+    out: dict[str, Any] = {}
     for fld, src in fields.items():
         if fld == "input" or not isinstance(src, str):
             continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -195,7 +196,7 @@ _ODD_SPACE = re.compile(
 )
 
 
-def normalize_texts(values: list[str]) -> list[str]:
+def normalize_texts(values: Sequence[str]) -> list[str]:
     """`normalize_text` over a column of strings, skipped when the joined column shows no value needs it."""
     joined = "\x00".join(values)
     tidy = (
@@ -210,7 +211,7 @@ def normalize_texts(values: list[str]) -> list[str]:
     return list(values) if tidy else list(map(normalize_text, values))
 
 
-def strip_texts(values: list[str]) -> list[str]:
+def strip_texts(values: Sequence[str]) -> list[str]:
     """`str.strip` over a column of strings."""
     return list(map(str.strip, values))
 

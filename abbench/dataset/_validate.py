@@ -221,7 +221,7 @@ class ValidationReport:
 
     def groups(self) -> list[ProblemGroup]:
         """The problems grouped by severity, kind, field and value, in order of first appearance."""
-        found: dict[tuple, list[Problem]] = {}
+        found: dict[tuple[str, str, str | None, str], list[Problem]] = {}
         for p in self.problems:
             value = p.value if p.value is not None else p.message
             found.setdefault((p.severity, p.kind, p.field, repr(value)), []).append(p)
@@ -244,7 +244,7 @@ class ValidationReport:
         Where `groups` tells each offending value apart (a misspelt label is one line), this tells one
         kind once, with its values counted inside: 77 unmapped labels are one entry, not 77.
         """
-        found: dict[tuple, list[Problem]] = {}
+        found: dict[tuple[str, str, str | None], list[Problem]] = {}
         for p in self.problems:
             found.setdefault((p.severity, p.kind, p.field), []).append(p)
         per_kind = Counter(kind for _, kind, _ in found)

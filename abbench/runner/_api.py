@@ -127,7 +127,7 @@ def run_experiment(
     """Run an experiment's remaining work in the foreground and return when it is done.
 
     An interrupted experiment continues where it stopped: start-up reconciliation first turns the
-    leftovers of a crash into actionable states (DESIGN.md, "Run states").
+    leftovers of a crash into actionable states (docs/ARCHITECTURE.md, "Run states").
 
     Args:
         ref: The experiment (id, name, or Experiment).

@@ -1,6 +1,6 @@
 """Grading inside a runner: which runs and pairs need a grader, grading with bounded retries, the run's verdict.
 
-The rules (DESIGN.md, "Run states", "grade", "batch"), each guarding against a bug users hit:
+The rules (docs/ARCHITECTURE.md, "Run states", "grade", "batch"), each guarding against a bug users hit:
 
 - Grades are appended, never overwritten, and each records the execution it judged (the run's
   ``attempts`` when graded); a grade of an earlier execution is stale and never reused.

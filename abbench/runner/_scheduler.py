@@ -2,7 +2,7 @@
 
 Every state change goes through `_move`, which updates the in-memory progress and submits the change
 to the store writer; nothing else writes run states while a run is in progress. The states and their
-order are DESIGN.md's ("Run states").
+order are docs/ARCHITECTURE.md's ("Run states").
 """
 
 from __future__ import annotations

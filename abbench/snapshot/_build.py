@@ -131,13 +131,13 @@ class PreparedSnapshot:
         """The content hash."""
         return self.content.hash
 
-    def write_to(self, dest: str | os.PathLike) -> Path:
+    def write_to(self, dest: str | os.PathLike[str]) -> Path:
         """Write the files into `dest` (created) and return it."""
         dest = Path(dest)
         self.content.write_to(dest)
         return dest
 
-    def to_snapshot(self, root: str | os.PathLike, *, created_at: str | None = None) -> Snapshot:
+    def to_snapshot(self, root: str | os.PathLike[str], *, created_at: str | None = None) -> Snapshot:
         """The `Snapshot` of this content with its files at `root`."""
         s = self.source
         return Snapshot(
@@ -166,15 +166,15 @@ def _limits(max_file_bytes: int, max_total_bytes: int, max_files: int) -> Limits
 
 
 def prepare_snapshot(
-    folder: str | os.PathLike | None = None,
+    folder: str | os.PathLike[str] | None = None,
     *,
     git_ref: str | None = None,
-    repo: str | os.PathLike | None = None,
+    repo: str | os.PathLike[str] | None = None,
     subdir: str | None = None,
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
     max_files: int = DEFAULT_MAX_FILES,
-    exclude: str | os.PathLike | None = None,
+    exclude: str | os.PathLike[str] | None = None,
 ) -> PreparedSnapshot:
     """Read and check a skill's content from a folder or from git, without placing it anywhere.
 
@@ -242,7 +242,7 @@ def prepare_snapshot(
 
 
 def build_snapshot(
-    folder: str | os.PathLike,
+    folder: str | os.PathLike[str],
     *,
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
@@ -269,11 +269,11 @@ def build_snapshot(
 
 
 def snapshot_from_git(
-    repo: str | os.PathLike,
+    repo: str | os.PathLike[str],
     ref: str = "HEAD",
     subdir: str | None = None,
     *,
-    dest: str | os.PathLike | None = None,
+    dest: str | os.PathLike[str] | None = None,
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
     max_files: int = DEFAULT_MAX_FILES,

@@ -120,7 +120,7 @@ class Limits:
     max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES
     max_files: int = DEFAULT_MAX_FILES
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("max_file_bytes", "max_total_bytes", "max_files"):
             value = getattr(self, name)
             if not isinstance(value, int) or value <= 0:
@@ -279,10 +279,10 @@ class _Walker:
 
 
 def read_folder(
-    folder: str | os.PathLike,
+    folder: str | os.PathLike[str],
     limits: Limits | None = None,
     *,
-    exclude: str | os.PathLike | None = None,
+    exclude: str | os.PathLike[str] | None = None,
     shown_as: str | None = None,
 ) -> FolderContent:
     """Read every file of a skill folder, refusing what a snapshot must not hold.

@@ -41,7 +41,7 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     """Run git in `cwd`; raises SnapshotError only when git itself is missing."""
     try:
         return subprocess.run(
@@ -53,11 +53,12 @@ def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess:
         ) from exc
 
 
-def _out(proc: subprocess.CompletedProcess) -> str:
-    return proc.stdout.decode("utf-8", "surrogateescape").strip()
+def _out(proc: subprocess.CompletedProcess[bytes]) -> str:
+    out: bytes = proc.stdout
+    return out.decode("utf-8", "surrogateescape").strip()
 
 
-def _err(proc: subprocess.CompletedProcess) -> str:
+def _err(proc: subprocess.CompletedProcess[bytes]) -> str:
     """The last line git wrote to stderr (its actual complaint)."""
     lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
     return lines[-1] if lines else f"exit status {proc.returncode}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from scipy import special
@@ -92,11 +92,13 @@ def normal_p_value(statistic: float) -> float:
     return float(2.0 * special.ndtr(-abs(statistic)))
 
 
-def check_method(method: str) -> str:
+def check_method(method: str) -> Literal["z", "t"]:
     """Return ``method`` after checking it names a reference distribution: ``"z"`` or ``"t"``."""
-    if method not in ("z", "t"):
-        raise UsageError(f"method must be 'z' (normal, as in Miller 2024) or 't' (Student); got {method!r}")
-    return method
+    if method == "z":
+        return "z"
+    if method == "t":
+        return "t"
+    raise UsageError(f"method must be 'z' (normal, as in Miller 2024) or 't' (Student); got {method!r}")
 
 
 def critical_value(confidence: float, method: str, df: float) -> float:

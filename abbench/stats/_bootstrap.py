@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,7 +62,7 @@ class BootstrapResult(_Result):
     replicates: np.ndarray = field(repr=False, compare=False, metadata={"export": False})
 
 
-def _statistic_fn(statistic: str):
+def _statistic_fn(statistic: str) -> Callable[..., Any]:
     if statistic == "mean":
         return lambda x, axis=None: np.mean(x, axis=axis)
     q = 0.5 if statistic == "median" else None
@@ -73,7 +74,9 @@ def _statistic_fn(statistic: str):
     return lambda x, axis=None: np.quantile(x, q, axis=axis)
 
 
-def _uniform_indices(bitgen: np.random.BitGenerator, generator: np.random.Generator, n: int, size: int):
+def _uniform_indices(
+    bitgen: np.random.BitGenerator, generator: np.random.Generator, n: int, size: int
+) -> np.ndarray:
     """``size`` exactly uniform draws from [0, n), from raw 32-bit words.
 
     Each word w maps to ``w // q`` with ``q = 2³² // n``, so every index has exactly q preimages; the
@@ -92,7 +95,9 @@ def _uniform_indices(bitgen: np.random.BitGenerator, generator: np.random.Genera
     return indices.astype(np.intp)
 
 
-def _block_replicates(seed: np.random.SeedSequence, iterations: int, reduce, n: int) -> np.ndarray:
+def _block_replicates(
+    seed: np.random.SeedSequence, iterations: int, reduce: Callable[[np.ndarray], np.ndarray], n: int
+) -> np.ndarray:
     bitgen = np.random.PCG64(seed)
     generator = np.random.Generator(bitgen)
     per_step = max(1, _CHUNK_ELEMENTS // n)
@@ -104,7 +109,7 @@ def _block_replicates(seed: np.random.SeedSequence, iterations: int, reduce, n: 
     return out
 
 
-def _resample(seed: int, iterations: int, n: int, reduce) -> np.ndarray:
+def _resample(seed: int, iterations: int, n: int, reduce: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """Replicates ``reduce(indices)`` over resampled case indices, in fixed blocks run on a few threads."""
     blocks = min(_BLOCKS, iterations)
     sizes = [iterations // blocks + (1 if i < iterations % blocks else 0) for i in range(blocks)]
@@ -113,7 +118,9 @@ def _resample(seed: int, iterations: int, n: int, reduce) -> np.ndarray:
     # numpy releases the GIL while drawing bits and gathering, so threads use a second core.
     with ThreadPoolExecutor(max_workers=workers) as pool:
         parts = list(
-            pool.map(lambda args: _block_replicates(*args, reduce, n), zip(seeds, sizes, strict=True))
+            pool.map(
+                lambda args: _block_replicates(args[0], args[1], reduce, n), zip(seeds, sizes, strict=True)
+            )
         )
     return np.concatenate(parts)
 
@@ -129,7 +136,8 @@ def _mean_from_ties(seed: int, iterations: int, d: np.ndarray) -> np.ndarray | N
         return None
     generator = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed).spawn(1)[0]))
     draws = generator.multinomial(d.size, counts / d.size, size=iterations)
-    return (draws @ values) / d.size
+    means: np.ndarray = (draws @ values) / d.size
+    return means
 
 
 def _bca(replicates: np.ndarray, estimate: float, d: np.ndarray, confidence: float) -> Interval | None:

@@ -184,12 +184,13 @@ class CaseScores:
 
 
 def _balanced(matrix: np.ndarray, name: str) -> CaseScores:
-    if matrix.shape[0] == 0 or matrix.shape[1] == 0:
+    n_cases, n_rounds = matrix.shape
+    if n_cases == 0 or n_rounds == 0:
         raise UsageError(f"{name} is empty: at least one case with one round score is needed")
     matrix = as_scores(matrix.ravel(), name).reshape(matrix.shape)
-    counts = np.full(matrix.shape[0], matrix.shape[1], dtype=np.intp)
+    counts = np.full(n_cases, n_rounds, dtype=np.intp)
     means = matrix.mean(axis=1)
-    within = matrix.var(axis=1, ddof=1) if matrix.shape[1] > 1 else np.full(len(means), math.nan)
+    within = matrix.var(axis=1, ddof=1) if n_rounds > 1 else np.full(len(means), math.nan)
     return CaseScores(means, counts, within)
 
 

@@ -55,7 +55,9 @@ def pass_at_k_case(n: Any, c: Any, k: int) -> np.ndarray:
         raise UsageError(f"pass@{k} needs at least {k} attempts per case; a case has {int(n.min())}")
     # C(n−c, k)/C(n, k) = ∏_{j=0}^{k−1} (n−c−j)/(n−j): zero as soon as n − c < k.
     j = np.arange(k)
-    fail = np.prod(np.clip(n[..., None] - c[..., None] - j, 0, None) / (n[..., None] - j), axis=-1)
+    fail: np.ndarray = np.prod(
+        np.clip(n[..., None] - c[..., None] - j, 0, None) / (n[..., None] - j), axis=-1
+    )
     return 1.0 - fail
 
 
@@ -73,7 +75,8 @@ def pass_hat_k_case(n: Any, c: Any, k: int) -> np.ndarray:
     if np.any(n < k):
         raise UsageError(f"pass^{k} needs at least {k} attempts per case; a case has {int(n.min())}")
     j = np.arange(k)
-    return np.prod(np.clip(c[..., None] - j, 0, None) / (n[..., None] - j), axis=-1)
+    all_right: np.ndarray = np.prod(np.clip(c[..., None] - j, 0, None) / (n[..., None] - j), axis=-1)
+    return all_right
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from scipy import special
 
@@ -175,35 +175,13 @@ def plan_experiment(
     if isinstance(have, bool) or not isinstance(have, int) or have < 0:
         raise UsageError(f"have must be a whole number of cases ≥ 0; got {have!r}")
     notes: list[str] = []
-    z_a, z_b = float(special.ndtri(1.0 - alpha / 2.0)), float(special.ndtri(power))
     if inputs is not None:
-        size = inputs.sample_size(delta, alpha=alpha, power=power, rounds_a=rounds, rounds_b=rounds)
-        n_exact, method = size.n_exact, "paired-means"
-        if not inputs.within_identified and rounds > 1:
-            notes.append(
-                "the earlier experiment had one round per case: its round-to-round noise could not be "
-                "separated, so the count for more rounds is pessimistic"
-            )
-        src = source or f"variances of an earlier experiment ({inputs.n_cases} cases)"
-        if discordance is not None:
-            discordance = float(discordance)
+        sizing = _paired_means_size(inputs, delta, rounds, alpha, power, notes, source)
+        discordance = None if discordance is None else float(discordance)
     else:
-        if discordance is None:
-            d = independent_discordance(p_a, p_b)
-            src = (
-                source or "errors taken as independent (the worst case; a discordance plans for fewer cases)"
-            )
-        else:
-            d = _check_discordance(discordance, p_a, delta)
-            src = source or f"a discordance of {d:.3g}"
-        discordance = d
-        n_exact = (z_a * math.sqrt(d) + z_b * math.sqrt(max(0.0, d - delta * delta))) ** 2 / (delta * delta)
-        method = "mcnemar"
-        if rounds > 1:
-            notes.append(
-                "a discordance alone cannot separate round-to-round noise, so more rounds do not lower this "
-                "count; plan from an earlier experiment with rounds to see what they save"
-            )
+        sizing = _mcnemar_size(p_a, p_b, delta, rounds, alpha, power, discordance, notes, source)
+        discordance = sizing.discordance
+    n_exact, method, src = sizing.n_exact, sizing.method, sizing.source
     unpaired = None
     if 0.0 < p_b < 1.0:
         unpaired = sample_size_two_proportions(p_a, p_b, alpha=alpha, power=power).n_a
@@ -211,3 +189,60 @@ def plan_experiment(
     return Plan(
         n, n_exact, unpaired, p_a, delta, rounds, discordance, method, src, have, alpha, power, tuple(notes)
     )
+
+
+class _Sizing(NamedTuple):
+    """The exact count of one planning method, and what it rests on."""
+
+    n_exact: float
+    method: str
+    source: str
+    discordance: float | None = None
+
+
+def _paired_means_size(
+    inputs: PowerInputs,
+    delta: float,
+    rounds: float,
+    alpha: float,
+    power: float,
+    notes: list[str],
+    source: str | None,
+) -> _Sizing:
+    """Miller's count for the paired difference of per-case means, from measured variances."""
+    size = inputs.sample_size(delta, alpha=alpha, power=power, rounds_a=rounds, rounds_b=rounds)
+    if not inputs.within_identified and rounds > 1:
+        notes.append(
+            "the earlier experiment had one round per case: its round-to-round noise could not be "
+            "separated, so the count for more rounds is pessimistic"
+        )
+    src = source or f"variances of an earlier experiment ({inputs.n_cases} cases)"
+    return _Sizing(size.n_exact, "paired-means", src)
+
+
+def _mcnemar_size(
+    p_a: float,
+    p_b: float,
+    delta: float,
+    rounds: float,
+    alpha: float,
+    power: float,
+    discordance: float | None,
+    notes: list[str],
+    source: str | None,
+) -> _Sizing:
+    """Connor's count for McNemar's test, at the discordance given or the independent-errors one."""
+    if discordance is None:
+        d = independent_discordance(p_a, p_b)
+        src = source or "errors taken as independent (the worst case; a discordance plans for fewer cases)"
+    else:
+        d = _check_discordance(discordance, p_a, delta)
+        src = source or f"a discordance of {d:.3g}"
+    z_a, z_b = float(special.ndtri(1.0 - alpha / 2.0)), float(special.ndtri(power))
+    n_exact = (z_a * math.sqrt(d) + z_b * math.sqrt(max(0.0, d - delta * delta))) ** 2 / (delta * delta)
+    if rounds > 1:
+        notes.append(
+            "a discordance alone cannot separate round-to-round noise, so more rounds do not lower this "
+            "count; plan from an earlier experiment with rounds to see what they save"
+        )
+    return _Sizing(n_exact, "mcnemar", src, d)

@@ -36,10 +36,12 @@ def _rounds(value: Any, name: str) -> float:
 
 def _z_sum(alpha: float, power: float) -> float:
     """``z_{α/2} + z_β``: the two-sided critical value plus the power quantile."""
-    return float(special.ndtri(1.0 - alpha / 2.0) + special.ndtri(power))
+    return float(special.ndtri(1.0 - alpha / 2.0)) + float(special.ndtri(power))
 
 
-def _paired_variance(omega2, sigma2_a, sigma2_b, rounds_a, rounds_b) -> float:
+def _paired_variance(
+    omega2: float, sigma2_a: float, sigma2_b: float, rounds_a: float, rounds_b: float
+) -> float:
     omega2 = _nonnegative(omega2, "omega2")
     sigma2_a, sigma2_b = _nonnegative(sigma2_a, "sigma2_a"), _nonnegative(sigma2_b, "sigma2_b")
     return omega2 + sigma2_a / _rounds(rounds_a, "rounds_a") + sigma2_b / _rounds(rounds_b, "rounds_b")

@@ -203,7 +203,7 @@ class RunsMixin(StoreBase):
         return [WorkItem(*r) for r in rows]
 
     def reconcile_runs(self, exp_id: int) -> Reconciled:
-        """Turn a crashed process's leftovers into actionable states (DESIGN.md, "Run states").
+        """Turn a crashed process's leftovers into actionable states (docs/ARCHITECTURE.md, "Run states").
 
         A run with no finished execution (``running``) becomes an execution failure of type
         ``interrupted`` (retryable); a run whose execution finished but whose grading was interrupted

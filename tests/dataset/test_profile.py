@@ -7,7 +7,7 @@ import json
 import pytest
 
 from abbench.dataset import MappingProfile, Shape
-from abbench.errors import MappingError
+from abbench.errors import ImportFailed, MappingError
 
 YAML = """\
 name: routing
@@ -103,6 +103,39 @@ def test_lookup_file_is_inverted_and_kept_inline(tmp_path):
     }
 
 
+def test_a_lookup_file_nested_too_deep_is_refused_with_its_name(tmp_path):
+    # json.loads gives up with a RecursionError; the import says which file, never a traceback
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    (tmp_path / "p.yaml").write_text(
+        "fields:\n  input: text\n  domain: {lookup: d, key: intent}\nlookups:\n  d: {file: deep.json}\n"
+    )
+    with pytest.raises(ImportFailed, match=r"deep\.json: the JSON is nested 100,000 levels deep"):
+        MappingProfile.from_file(tmp_path / "p.yaml")
+
+
 def test_missing_profile_file(tmp_path):
     with pytest.raises(MappingError, match="cannot read mapping profile"):
         MappingProfile.from_file(tmp_path / "nope.yaml")
+
+
+def test_read_options_stack_set_values_over_earlier_ones():
+    from abbench.dataset import ReadSpec
+
+    recipe = {"header_row": 0, "format": "xlsx"}
+    spec = ReadSpec().updated(recipe).updated(ReadSpec(sheet="标注")).updated(format=None, encoding="gbk")
+    assert spec == ReadSpec(format="xlsx", sheet="标注", header_row=0, encoding="gbk")
+    assert ReadSpec(sheet=1).updated(sheet=None) == ReadSpec(sheet=1)  # None leaves a value as it was
+    with pytest.raises(ValueError, match="not a read option: sheets"):
+        ReadSpec().updated(sheets=["a"])
+
+
+def test_read_table_takes_a_read_spec_and_options_given_one_by_one_win(tmp_path):
+    from abbench.dataset import ReadSpec, read_table
+
+    path = tmp_path / "cases.csv"
+    path.write_text("title row;;\nid;query;label\n1;hi;fast\n", encoding="utf-8")
+    table = read_table(path, read=ReadSpec(delimiter=";", header_row=1))
+    assert table.columns == ("title row",)  # trailing blank header cells are no columns
+    table = read_table(path, read=ReadSpec(delimiter=";", header_row=1), header_row=2)
+    assert table.columns == ("id", "query", "label")
+    assert table.options["delimiter"] == ";" and table.options["header_row"] == 2

@@ -81,7 +81,7 @@ def test_sigkill_then_restart_loses_nothing_and_executes_nothing_twice(tmp_path)
         )
     )
     assert set(executed) == set(after) and set(executed.values()) == {1}
-    # reconciliation gave the states DESIGN.md names
+    # reconciliation gave the states docs/ARCHITECTURE.md names
     for rid in in_flight:
         details = [e["detail"] for e in store.run_events(rid)]
         assert "reconciled: interrupted" in details
