@@ -56,15 +56,15 @@ from abbench.agents._parameters import AgentParameter
 from abbench.agents._rules import extract_rules
 from abbench.errors import AgentError, UsageError
 from abbench.snapshot import Snapshot
-from abbench.types import AgentOutput
+from abbench.types import AgentOutput, Usage
 
 DEFAULT_MODEL = "builtin-bm25"
 """The model name builtin reports when the arm names none."""
 
 _PARAMS = {
     "latency_jitter": "share of latency_ms added or removed per run, seeded (0..1, default 0)",
-    "price_in_per_mtok": "price per million input tokens (default 0)",
-    "price_out_per_mtok": "price per million output tokens (default 0)",
+    "price_in_per_mtok": "price per million input tokens (default: none, so the cost is unknown)",
+    "price_out_per_mtok": "price per million output tokens (default: none, so the cost is unknown)",
     "seed": "extra seed mixed into the temperature noise (default 0)",
     "top_sections": "how many best-matching sections it reads besides SKILL.md (default 3)",
     "labels": "the labels to choose among, or `dataset` for the dataset's (default: its declared label set, else the skill's)",
@@ -115,10 +115,7 @@ class BuiltinAgent:
         delay = _latency(task, settings)
         if delay > 0:
             await asyncio.sleep(delay / 1000.0)
-        cost = (
-            usage.input_tokens * settings["price_in_per_mtok"]
-            + usage.output_tokens * settings["price_out_per_mtok"]
-        ) / 1e6
+        cost = _cost(usage, settings["price_in_per_mtok"], settings["price_out_per_mtok"])
         return AgentOutput(
             prediction=decision.label,
             reason=decision.reason,
@@ -129,7 +126,7 @@ class BuiltinAgent:
             files_read=files_read,
             sections_read=decision.read,
             usage=usage,
-            cost=round(cost, 10),
+            cost=None if cost is None else round(cost, 10),
             latency_ms=round((time.perf_counter() - started) * 1000.0, 3),
             session_id=task.session_id or None,
             model=self.model,
@@ -165,8 +162,8 @@ class BuiltinAgent:
             "latency_ms": self.latency_ms,
             "temperature": self.temperature,
             "latency_jitter": 0.0,
-            "price_in_per_mtok": 0.0,
-            "price_out_per_mtok": 0.0,
+            "price_in_per_mtok": None,
+            "price_out_per_mtok": None,
             "seed": 0,
             "top_sections": 3,
             "labels": None,
@@ -257,10 +254,19 @@ class BuiltinAgent:
             self._cache.popitem(last=False)
 
 
+def _cost(usage: Usage, price_in: float | None, price_out: float | None) -> float | None:
+    """What the run would cost at the arm's prices; unknown (None) when the arm names no price — the
+    stand-in costs nothing, but an analyst reading "$0" would take it for a measured figure."""
+    if price_in is None and price_out is None:
+        return None
+    return (usage.input_tokens * (price_in or 0.0) + usage.output_tokens * (price_out or 0.0)) / 1e6
+
+
 def _check(settings: dict[str, Any]) -> dict[str, Any]:
     try:
         for key in ("latency_ms", "temperature", "latency_jitter", "price_in_per_mtok", "price_out_per_mtok"):
-            settings[key] = float(settings[key])
+            if settings[key] is not None or not key.startswith("price"):
+                settings[key] = float(settings[key])
         settings["top_sections"] = int(settings["top_sections"])
     except (TypeError, ValueError) as exc:
         raise UsageError(
@@ -281,7 +287,7 @@ def _check(settings: dict[str, Any]) -> dict[str, Any]:
         problems.append("temperature must be between 0 and 2")
     if not 0 <= settings["latency_jitter"] <= 1:
         problems.append("latency_jitter must be between 0 and 1")
-    if settings["price_in_per_mtok"] < 0 or settings["price_out_per_mtok"] < 0:
+    if any((settings[k] or 0) < 0 for k in ("price_in_per_mtok", "price_out_per_mtok")):
         problems.append("prices must be ≥ 0")
     if settings["top_sections"] < 1:
         problems.append("top_sections must be ≥ 1")
@@ -323,7 +329,7 @@ def builtin(
         latency_ms: Simulated latency per run, spent in ``asyncio.sleep`` (never blocks the event loop).
         temperature: 0 for deterministic answers; above 0 (up to 2), close calls vary between rounds,
             seeded by (case id, round, skill hash) so that re-runs reproduce.
-        **params: ``price_in_per_mtok``, ``price_out_per_mtok`` (cost per million tokens, default 0),
+        **params: ``price_in_per_mtok``, ``price_out_per_mtok`` (cost per million tokens; without either the cost is unknown),
             ``seed`` (mixed into the noise), ``latency_jitter`` (0..1), ``top_sections`` (default 3),
             ``labels`` (the labels to choose among when the dataset declares none). A task's ``params`` with the same names override these per run.
 
@@ -346,8 +352,8 @@ def builtin(
             "latency_ms": latency_ms,
             "temperature": temperature,
             "latency_jitter": params.get("latency_jitter", 0.0),
-            "price_in_per_mtok": params.get("price_in_per_mtok", 0.0),
-            "price_out_per_mtok": params.get("price_out_per_mtok", 0.0),
+            "price_in_per_mtok": params.get("price_in_per_mtok"),
+            "price_out_per_mtok": params.get("price_out_per_mtok"),
             "seed": params.get("seed", 0),
             "top_sections": params.get("top_sections", 3),
             "labels": params.get("labels"),

@@ -261,6 +261,13 @@ def test_task_params_override_the_arm_settings(demo_cases):
     assert run_one(agent, task).cost == 0.0
 
 
+def test_cost_is_unknown_without_a_price(demo_cases):
+    """A stand-in with no price names no cost: None, not a measured-looking $0."""
+    task = Task(case=demo_cases[0], label_set=LABELS)
+    assert run_one(make_agent("builtin"), task).cost is None
+    assert run_one(make_agent("builtin", price_out_per_mtok=2.0), task).cost > 0
+
+
 # -- settings and errors ----------------------------------------------------------------------------------
 
 
