@@ -218,7 +218,7 @@ def suggest_mapping(
     recipe = _detect_recipe(table, rows)
     if recipe is not None:
         return _recipe_suggestion(table, recipe, base)
-    proposal = _Proposal(table, rows)
+    proposal = _Proposal(table, rows, sampled=len(rows) >= sample or len(table.splits) > 1)
     proposal.chat_messages()
     proposal.chunked_utterance()
     proposal.by_names()
@@ -254,9 +254,10 @@ class _Proposal:
     chunks, the columns' names, their values, the split names; then the gold values and the leftovers.
     """
 
-    def __init__(self, table: Table, rows: list[Any]):
+    def __init__(self, table: Table, rows: list[Any], *, sampled: bool = False):
         self.table = table
         self.n_rows = len(rows)
+        self.sampled = sampled  # the rows may be the file's first ones only: counts say so
         self.columns = _columns(table, rows)
         self.values = {c: [_get(r, c, table) for r in rows] for c in self.columns}
         self.prose = {c: prose_score(self.values[c]) for c in self.columns}
@@ -372,7 +373,8 @@ class _Proposal:
             labels = {}
         elif counts:
             top = ", ".join(f"{k} ({n})" for k, n in counts.most_common(6))
-            self.reasons["expected"] += f"; values: {top}" + (" ..." if len(counts) > 6 else "")
+            where = f" in the {self.n_rows:,} rows looked at" if self.sampled else ""
+            self.reasons["expected"] += f"; values{where}: {top}" + (" ..." if len(counts) > 6 else "")
         return labels, label_map
 
     def fields(self) -> dict[str, Any]:

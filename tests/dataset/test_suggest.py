@@ -144,3 +144,12 @@ def test_gold_values_read_as_labels_or_as_answers(counts, labels):
     from abbench.dataset import looks_like_labels
 
     assert looks_like_labels(counts) is labels
+
+
+def test_value_counts_say_when_they_come_from_the_first_rows_only(write):
+    """A file longer than the sample: the counts are of the rows looked at, and the reason says so."""
+    rows = "".join(f"question {i},{'fast' if i % 3 else 'slow'}\n" for i in range(2500))
+    long = suggest_mapping(write("long.csv", "query,label\n" + rows))
+    assert "values in the 2,000 rows looked at: fast (1333), slow (667)" in long.reasons["expected"]
+    short = suggest_mapping(write("short.csv", "query,label\n" + rows[: rows.index("question 30,")]))
+    assert "values: fast (20), slow (10)" in short.reasons["expected"]
