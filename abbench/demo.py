@@ -14,6 +14,7 @@ from typing import Any
 
 from abbench.compare import compare_arms
 from abbench.errors import UsageError
+from abbench.formatting import DASH, Bounds, pct, pct_span
 from abbench.gate import evaluate_gate
 from abbench.metrics import experiment_metrics
 from abbench.runner import Observer, create_experiment, load_spec, run_experiment
@@ -188,8 +189,8 @@ def run_demo(
 
 
 def _pct(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:.1f}%"
+    return pct(value, missing=DASH)
 
 
-def _interval(interval) -> str:
-    return "–" if interval is None else f"{100 * interval.low:.1f}–{100 * interval.high:.1f}%"
+def _interval(interval: Bounds | None) -> str:
+    return pct_span(interval)

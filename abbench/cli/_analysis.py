@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import sys
+from functools import partial
 from typing import Any
 
 import click
@@ -12,6 +13,7 @@ from abbench._text import cells, fit
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.cli._classes import CLASSES_INLINE, f1_lines
 from abbench.cli._plan import pass_k_line
+from abbench.formatting import NA, pct
 from abbench.types import outcome_word
 
 
@@ -50,8 +52,7 @@ def _grade_text(name: str, grade: dict[str, Any]) -> str:
     return text + (f" ({comment[:80]})" if comment else "")
 
 
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None or not math.isfinite(value) else f"{value * 100:.1f}%"
+_pct = partial(pct, missing=NA)
 
 
 def _num(value: float | None, digits: int = 4) -> str:

@@ -6,6 +6,7 @@ import click
 
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.cli._run import ProgressBar, _print_failures, _print_summary
+from abbench.formatting import duration as _duration
 
 
 @cli.command("resume")
@@ -96,7 +97,7 @@ def resume_cmd(
 
 
 def _limits_text(limits: dict) -> str:
-    from abbench.runner._budget import money
+    from abbench.formatting import money_trimmed as money
 
     parts = []
     if limits.get("max_cost") is not None:
@@ -157,7 +158,7 @@ def estimate_cmd(
 
 
 def _print_estimate(est) -> None:
-    from abbench.runner._budget import money
+    from abbench.formatting import money_trimmed as money
 
     level = f"{100 * est.confidence:g} %"
     ran = f"; the pilot ran {est.pilot_runs:,} runs" if est.pilot_runs else ""
@@ -192,11 +193,3 @@ def _projection(p, fmt) -> str:
 
 def _tokens(v: float) -> str:
     return f"{v:,.0f}"
-
-
-def _duration(s: float) -> str:
-    if s < 60:
-        return f"{s:.1f} s"
-    if s < 3600:
-        return f"{s / 60:.1f} min"
-    return f"{s / 3600:.1f} h"

@@ -13,9 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from abbench._text import clip
-
-MISSING = "—"
-"""What a missing number shows as."""
+from abbench.formatting import MISSING, is_number, num
 
 PALETTE = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b", "#9d755d")
 """Arm colours, in arm order (control first)."""
@@ -37,109 +35,6 @@ def label(value: Any, limit: int = 60) -> str:
     """`value` as plotly text: shortened, with ``& < >`` as entities (plotly reads tags like <b> and <a>)."""
     text = MISSING if value is None else str(value)
     return html.escape(clip(text, limit), quote=False)
-
-
-def is_number(value: Any) -> bool:
-    """Whether `value` is a finite number (not None, NaN, infinity or a bool)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def pct(value: Any, digits: int = 1, signed: bool = False) -> str:
-    """A share as a percentage (``0.873`` → ``87.3%``); missing → em dash."""
-    if not is_number(value):
-        return MISSING
-    text = f"{value * 100:+.{digits}f}" if signed else f"{value * 100:.{digits}f}"
-    return text + ("pp" if signed else "%")
-
-
-def num(value: Any, digits: int = 2, signed: bool = False) -> str:
-    """A number with `digits` decimals (thousands separated); missing → em dash."""
-    if not is_number(value):
-        return MISSING
-    if isinstance(value, int) and not signed:
-        return f"{value:,}"
-    return f"{value:+,.{digits}f}" if signed else f"{value:,.{digits}f}"
-
-
-def money(value: Any) -> str:
-    """Money in USD with enough digits for per-run costs (``$0.0012``)."""
-    if not is_number(value):
-        return MISSING
-    if value == 0:
-        return "$0"
-    # Agent runs often cost a fraction of a cent: keep two significant digits however small.
-    size = abs(value)
-    digits = 2 if size >= 1 else 4 if size >= 0.01 else min(10, max(6, 1 - math.floor(math.log10(size))))
-    return f"{'-' if value < 0 else ''}${size:,.{digits}f}"
-
-
-def ms(value: Any) -> str:
-    """Milliseconds, as ``850 ms`` or ``2.4 s``."""
-    if not is_number(value):
-        return MISSING
-    if abs(value) >= 1000:
-        return f"{value / 1000:.1f} s"
-    return f"{value:.1f} ms" if 0 < abs(value) < 10 else f"{value:.0f} ms"
-
-
-def in_unit(value: Any, unit: str) -> str:
-    """A metric's value in its unit (see `abbench.gate.UNITS`): ``90.4%``, ``+13.2 pts``, ``7.8 ms``,
-    ``+35.4%``, ``$0.000764``, ``yes``; an unknown unit shows the number plainly."""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if not is_number(value):
-        return MISSING if value is None or isinstance(value, float) else str(value)
-    if unit == "share":
-        return pct(value)
-    if unit == "points":
-        return f"{value * 100:+.1f} pts"
-    if unit == "relative":
-        return f"{value * 100:+.1f}%"
-    if unit == "usd":
-        return money(value)
-    if unit == "ms":
-        return ms(value)
-    if unit in ("tokens", "count"):
-        return f"{value:,.0f}"
-    if unit == "score":
-        return num(value, 2)
-    if unit == "p":
-        return "< 0.001" if 0 <= value < 0.001 else f"{value:.3g}"
-    return f"{value:,.4g}"
-
-
-def pvalue(value: Any) -> str:
-    """A p-value as people read it (``p = 0.031``, ``p < 0.001``)."""
-    if not is_number(value):
-        return MISSING
-    return "p < 0.001" if value < 0.001 else f"p = {value:.3f}"
-
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """``1 case``, ``2 cases``, ``1,204 cases`` (`many` for irregular plurals)."""
-    return f"{n:,} {word if n == 1 else (many or word + 's')}"
-
-
-def when(value: Any) -> str:
-    """An ISO-8601 time as people read it: ``2026-11-29 20:49 UTC`` (text that is not a time is kept)."""
-    if not value:
-        return MISSING
-    from datetime import UTC, datetime
-
-    try:
-        moment = datetime.fromisoformat(str(value))
-    except ValueError:
-        return str(value)
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%d %H:%M") + " UTC"
-
-
-def interval(low: Any, high: Any, fmt: Callable[[Any], str] = pct) -> str:
-    """``[low, high]`` with `fmt`; missing ends → em dash."""
-    if not (is_number(low) and is_number(high)):
-        return MISSING
-    return f"[{fmt(low)}, {fmt(high)}]"
 
 
 # -- HTML builders (pure: they return text, so they can be tested without a kernel) ---------------------

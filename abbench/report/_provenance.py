@@ -126,39 +126,10 @@ def experiment_provenance(experiment, *, store=None) -> Provenance:
     exp = s.get_experiment(experiment)
     ds = s.get_dataset(exp.dataset_id)
     runs = s.runs(exp.id)
-    models: dict[str, set[str]] = {}
     started = [r.started_at for r in runs if r.started_at]
     finished = [r.finished_at or r.executed_at for r in runs if r.finished_at or r.executed_at]
-    for r in runs:
-        if r.output is not None and r.output.model:
-            models.setdefault(r.arm, set()).add(r.output.model)
-    arms = []
-    for arm in exp.arms:
-        snap = s.get_snapshot(arm.snapshot) if arm.snapshot else None
-        arms.append(
-            ArmProvenance(
-                name=arm.name,
-                agent=arm.agent,
-                model=arm.model,
-                models_seen=tuple(sorted(models.get(arm.name, ()))),
-                skill=snap.label.replace(" (draft)", "") if snap else None,
-                snapshot_hash=snap.hash if snap else None,
-                draft=snap.draft if snap else None,
-                draft_reason=snap.draft_reason if snap else None,
-                commit=snap.commit if snap else None,
-                tag=snap.tag if snap else None,
-                repo=(snap.remote or snap.repo) if snap else None,
-                params=dict(arm.params or {}),
-                sees_gold=(arm.params or {}).get("sees_gold") is True,
-            )
-        )
-    grades = s.grades(exp.id, latest=True)
-    kinds: dict[str, str] = {}
-    judges: set[str] = set()
-    for g in grades:
-        kinds.setdefault(g["grader"], g["kind"])
-        if g["judge_model"]:
-            judges.add(g["judge_model"])
+    arms = _arm_provenance(s, exp, runs)
+    kinds, judges = _graders(s, exp)
     profile = _profile_ref(exp, ds)
     parent = None
     if exp.parent_id is not None:
@@ -194,6 +165,46 @@ def experiment_provenance(experiment, *, store=None) -> Provenance:
         generated_by=current_user(),
         paused_because=_paused_because(exp),
     )
+
+
+def _arm_provenance(s, exp, runs) -> list[ArmProvenance]:
+    """Each arm's agent, model (and the models its runs reported), skill snapshot and parameters."""
+    models: dict[str, set[str]] = {}
+    for r in runs:
+        if r.output is not None and r.output.model:
+            models.setdefault(r.arm, set()).add(r.output.model)
+    arms = []
+    for arm in exp.arms:
+        snap = s.get_snapshot(arm.snapshot) if arm.snapshot else None
+        arms.append(
+            ArmProvenance(
+                name=arm.name,
+                agent=arm.agent,
+                model=arm.model,
+                models_seen=tuple(sorted(models.get(arm.name, ()))),
+                skill=snap.label.replace(" (draft)", "") if snap else None,
+                snapshot_hash=snap.hash if snap else None,
+                draft=snap.draft if snap else None,
+                draft_reason=snap.draft_reason if snap else None,
+                commit=snap.commit if snap else None,
+                tag=snap.tag if snap else None,
+                repo=(snap.remote or snap.repo) if snap else None,
+                params=dict(arm.params or {}),
+                sees_gold=(arm.params or {}).get("sees_gold") is True,
+            )
+        )
+    return arms
+
+
+def _graders(s, exp) -> tuple[dict[str, str], set[str]]:
+    """The graders that graded (name → kind, in first-grade order) and the judge models they used."""
+    kinds: dict[str, str] = {}
+    judges: set[str] = set()
+    for g in s.grades(exp.id, latest=True):
+        kinds.setdefault(g["grader"], g["kind"])
+        if g["judge_model"]:
+            judges.add(g["judge_model"])
+    return kinds, judges
 
 
 def _paused_because(exp) -> str | None:

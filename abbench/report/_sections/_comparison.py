@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from abbench import formatting as fm
 from abbench.report import _display as d
-from abbench.report._sections._parts import Part, _points, estimate_text
+from abbench.report._sections._parts import Part, estimate_text
 
 
 def _interval_points(iv: Mapping[str, Any] | None, unit: str) -> str:
-    if not iv or not (d.is_number(iv.get("low")) and d.is_number(iv.get("high"))):
-        return d.MISSING
-    return f"[{_points(iv['low'], unit)}, {_points(iv['high'], unit)}]"
+    iv = iv or {}
+    return fm.interval(iv.get("low"), iv.get("high"), lambda v: fm.difference(v, unit))
 
 
 def comparison_section(c: Mapping[str, Any] | None, *, reason: str | None = None) -> list[Part]:
@@ -27,11 +27,25 @@ def comparison_section(c: Mapping[str, Any] | None, *, reason: str | None = None
     if c["verdict"].get("outcome_text"):
         # better / not worse / worse / inconclusive against the margin, with what would settle it
         parts.append(d.show_text("Outcome — " + c["verdict"]["outcome_text"]))
+    o = c.get("outcomes")
+    parts.append(d.kv_html(_figures(c, unit, share)))
+    if o:
+        parts.append(d.outcome_figure(o, a, b))
+    parts.extend(_usage_table(c, a, b))
+    parts.extend(_domain_table(c, a, b))
+    for note in c.get("notes") or ():
+        parts.append(d.note_html(note))
+    return parts
+
+
+def _figures(c: Mapping[str, Any], unit: str, share: bool) -> list[tuple[str, Any]]:
+    """The comparison in figures: who against whom, A and B, the difference, cases moved, McNemar, the MDE."""
+    a, b = c["a"]["arm"], c["b"]["arm"]
     main = c.get("clustered") or c.get("difference")
     pairs: list[tuple[str, Any]] = [
         (
             "compared",
-            f"{b} (B) against {a} (A), {d.plural(c['n_cases'], 'paired case')}, differences are B − A",
+            f"{b} (B) against {a} (A), {fm.plural(c['n_cases'], 'paired case')}, differences are B − A",
         ),
         ("A", estimate_text(c["value_a"], share=share)),
         ("B", estimate_text(c["value_b"], share=share)),
@@ -40,13 +54,13 @@ def comparison_section(c: Mapping[str, Any] | None, *, reason: str | None = None
         pairs.append(
             (
                 "difference",
-                f"{_points(main['difference'], unit)} "
+                f"{fm.difference(main['difference'], unit)} "
                 + (
                     _interval_points(c.get("interval"), unit)
                     if c.get("interval")
                     else "(no interval: one case, or no spread between cases)"
                 )
-                + f" ({c['verdict']['test']}, {d.pvalue(c['verdict']['p_value'])})",
+                + f" ({c['verdict']['test']}, {fm.pvalue(c['verdict']['p_value'])})",
             )
         )
     o = c.get("outcomes")
@@ -64,7 +78,7 @@ def comparison_section(c: Mapping[str, Any] | None, *, reason: str | None = None
             pairs.append(
                 (
                     "exact McNemar",
-                    f"{d.pvalue(m['p_value'])} on {m['n_discordant']:,} discordant cases ({m['b']} vs {m['c']})",
+                    f"{fm.pvalue(m['p_value'])} on {m['n_discordant']:,} discordant cases ({m['b']} vs {m['c']})",
                 )
             )
         else:
@@ -72,8 +86,8 @@ def comparison_section(c: Mapping[str, Any] | None, *, reason: str | None = None
                 ("exact McNemar", "no discordant case: every case has the same outcome in both arms (p = 1)")
             )
     mde = c.get("mde")
-    if mde and d.is_number(mde.get("delta")):
-        size = _points(mde["delta"], unit).lstrip("+")
+    if mde and fm.is_number(mde.get("delta")):
+        size = fm.difference(mde["delta"], unit).lstrip("+")
         pairs.append(
             (
                 "smallest detectable difference",
@@ -89,107 +103,114 @@ def comparison_section(c: Mapping[str, Any] | None, *, reason: str | None = None
     excluded = c.get("excluded") or {}
     for why, ids in excluded.items():
         pairs.append(("left out", f"{len(ids):,} cases: {why}"))
-    parts.append(d.kv_html(pairs))
-    if o:
-        parts.append(d.outcome_figure(o, a, b))
+    return pairs
+
+
+def _usage_table(c: Mapping[str, Any], a: str, b: str) -> list[Part]:
+    """Cost, latency and tokens per case, paired: means with their interval, medians beside them."""
     usage = [u for u in c.get("usage") or [] if u.get("difference") is not None or u.get("reason")]
-    if usage:
-        fmt = {
-            "cost": d.money,
-            "latency_ms": d.ms,
-            "tokens": lambda v: d.num(v, 0),
-            "score": lambda v: d.num(v, 2),
-        }
-        rows = []
-        for u in usage:
-            f = fmt.get(u["metric"], d.num)
-            iv = u.get("interval") or {}
-            diff = u.get("difference")
-            rows.append(
-                {
-                    "metric": {
-                        "latency_ms": "latency",
-                        "tokens": "tokens per run",
-                        "cost": "cost per run",
-                    }.get(u["metric"], u["metric"]),
-                    "a": f(u.get("value_a")),
-                    "b": f(u.get("value_b")),
-                    "diff": (("+" if d.is_number(diff) and diff > 0 else "") + f(diff))
-                    if d.is_number(diff)
-                    else (u.get("reason") or d.MISSING),
-                    "interval": d.interval(iv.get("low"), iv.get("high"), f),
-                    "relative": d.pct(u.get("relative"), 1, signed=True).replace("pp", "%"),
-                    # Beside the means, so a few slow or dear runs neither alarm nor reassure.
-                    "median": (
-                        f"{f(u.get('median_a'))} → {f(u.get('median_b'))}"
-                        + (
-                            f" ({d.pct(u['median_relative'], 1, signed=True).replace('pp', '%')})"
-                            if d.is_number(u.get("median_relative"))
-                            else ""
-                        )
-                    )
-                    if d.is_number(u.get("median_a")) and d.is_number(u.get("median_b"))
-                    else d.MISSING,
-                    "p": d.pvalue(u.get("p_value")),
-                }
-            )
-        parts.append(
-            d.table_html(
-                rows,
-                [
-                    ("metric", "per case"),
-                    ("a", f"{a} (mean)", str),
-                    ("b", f"{b} (mean)", str),
-                    ("diff", "B − A", str),
-                    ("interval", "interval", str),
-                    ("relative", "relative", str),
-                    ("median", "median A → B", str),
-                    ("p", "p", str),
-                ],
-                caption=f"Cost, latency and tokens per case ({usage[0].get('method', 'paired')}): means, "
-                "with the medians beside them",
-            )
-        )
-    domains = c.get("by_domain") or []
-    if len(domains) >= 2:
-        rows = [
+    if not usage:
+        return []
+    fmt = {
+        "cost": fm.money,
+        "latency_ms": lambda v: fm.ms(v, bare_zero=True),
+        "tokens": lambda v: fm.num(v, 0),
+        "score": lambda v: fm.num(v, 2),
+    }
+    rows = []
+    for u in usage:
+        f = fmt.get(u["metric"], fm.num)
+        iv = u.get("interval") or {}
+        diff = u.get("difference")
+        rows.append(
             {
-                "domain": r["domain"],
-                "n": r["n_cases"],
-                "a": d.pct(r["value_a"]) if share else d.num(r["value_a"]),
-                "b": d.pct(r["value_b"]) if share else d.num(r["value_b"]),
-                "diff": f"{_points(r['difference'], unit)} {_interval_points(r.get('interval'), unit)}",
-                "moved": f"{r['fixed']} fixed, {r['regressed']} regressed",
-                "p": d.pvalue(r.get("p_adjusted")),
-                "flag": "significantly worse"
-                if r["significant_regression"]
-                else ("significantly better" if r["significant_improvement"] else ""),
-                "_tone": "block"
-                if r["significant_regression"]
-                else ("pass" if r["significant_improvement"] else None),
+                "metric": {
+                    "latency_ms": "latency",
+                    "tokens": "tokens per run",
+                    "cost": "cost per run",
+                }.get(u["metric"], u["metric"]),
+                "a": f(u.get("value_a")),
+                "b": f(u.get("value_b")),
+                "diff": (("+" if fm.is_number(diff) and diff > 0 else "") + f(diff))
+                if fm.is_number(diff)
+                else (u.get("reason") or fm.MISSING),
+                "interval": fm.interval(iv.get("low"), iv.get("high"), f),
+                "relative": fm.pct(u.get("relative"), 1, signed=True),
+                # Beside the means, so a few slow or dear runs neither alarm nor reassure.
+                "median": (
+                    f"{f(u.get('median_a'))} → {f(u.get('median_b'))}"
+                    + (
+                        f" ({fm.pct(u['median_relative'], 1, signed=True)})"
+                        if fm.is_number(u.get("median_relative"))
+                        else ""
+                    )
+                )
+                if fm.is_number(u.get("median_a")) and fm.is_number(u.get("median_b"))
+                else fm.MISSING,
+                "p": fm.pvalue(u.get("p_value")),
             }
-            for r in domains
-        ]
-        parts.append(
-            d.table_html(
-                rows,
-                [
-                    ("domain", "domain"),
-                    ("n", "cases"),
-                    ("a", a, str),
-                    ("b", b, str),
-                    ("diff", "B − A", str),
-                    ("moved", "cases moved"),
-                    ("p", "p (Holm-adjusted)", str),
-                    ("flag", ""),
-                ],
-                caption="Per domain, paired",
-                row_class=lambda r: r["_tone"],
-            )
         )
-    for note in c.get("notes") or ():
-        parts.append(d.note_html(note))
-    return parts
+    return [
+        d.table_html(
+            rows,
+            [
+                ("metric", "per case"),
+                ("a", f"{a} (mean)", str),
+                ("b", f"{b} (mean)", str),
+                ("diff", "B − A", str),
+                ("interval", "interval", str),
+                ("relative", "relative", str),
+                ("median", "median A → B", str),
+                ("p", "p", str),
+            ],
+            caption=f"Cost, latency and tokens per case ({usage[0].get('method', 'paired')}): means, "
+            "with the medians beside them",
+        )
+    ]
+
+
+def _domain_table(c: Mapping[str, Any], a: str, b: str) -> list[Part]:
+    """Per domain, paired (with two domains or more), the significant moves marked."""
+    unit = c["unit"]
+    share = unit == "points"
+    domains = c.get("by_domain") or []
+    if len(domains) < 2:
+        return []
+    rows = [
+        {
+            "domain": r["domain"],
+            "n": r["n_cases"],
+            "a": fm.pct(r["value_a"]) if share else fm.num(r["value_a"]),
+            "b": fm.pct(r["value_b"]) if share else fm.num(r["value_b"]),
+            "diff": f"{fm.difference(r['difference'], unit)} {_interval_points(r.get('interval'), unit)}",
+            "moved": f"{r['fixed']} fixed, {r['regressed']} regressed",
+            "p": fm.pvalue(r.get("p_adjusted")),
+            "flag": "significantly worse"
+            if r["significant_regression"]
+            else ("significantly better" if r["significant_improvement"] else ""),
+            "_tone": "block"
+            if r["significant_regression"]
+            else ("pass" if r["significant_improvement"] else None),
+        }
+        for r in domains
+    ]
+    return [
+        d.table_html(
+            rows,
+            [
+                ("domain", "domain"),
+                ("n", "cases"),
+                ("a", a, str),
+                ("b", b, str),
+                ("diff", "B − A", str),
+                ("moved", "cases moved"),
+                ("p", "p (Holm-adjusted)", str),
+                ("flag", ""),
+            ],
+            caption="Per domain, paired",
+            row_class=lambda r: r["_tone"],
+        )
+    ]
 
 
 def multi_section(multi: Mapping[str, Any] | None) -> list[Part]:
@@ -200,10 +221,10 @@ def multi_section(multi: Mapping[str, Any] | None) -> list[Part]:
         {
             "pair": f"{p['b']} vs {p['a']}",
             "n": p["n_cases"],
-            "diff": f"{_points(p['difference'])} {_interval_points(p.get('interval'), 'points')}",
+            "diff": f"{fm.difference(p['difference'])} {_interval_points(p.get('interval'), 'points')}",
             "moved": f"{p['fixed']} fixed, {p['regressed']} regressed",
-            "p": d.pvalue(p.get("p_value")),
-            "adj": d.pvalue(p.get("p_adjusted")),
+            "p": fm.pvalue(p.get("p_value")),
+            "adj": fm.pvalue(p.get("p_adjusted")),
             "sig": "yes" if p["significant"] else "no",
         }
         for p in multi.get("pairs") or []
@@ -228,7 +249,7 @@ def multi_section(multi: Mapping[str, Any] | None) -> list[Part]:
         parts.append(
             d.note_html(
                 f"Cochran's Q over all {q['n_arms']} arms and {q['n_cases']:,} cases: Q = {q['statistic']:.2f}, "
-                f"{d.pvalue(q['p_value'])} (whether the arms are right equally often)."
+                f"{fm.pvalue(q['p_value'])} (whether the arms are right equally often)."
             )
         )
     for note in multi.get("notes") or ():
@@ -250,8 +271,8 @@ def pairwise_section(pairwise: Sequence[Mapping[str, Any]], bias: Sequence[Mappi
                 "wins_a": p["wins_a"],
                 "wins_b": p["wins_b"],
                 "ties": p["ties"],
-                "rate": d.pct(p.get("b_win_rate")),
-                "p": d.pvalue(p.get("p_value")),
+                "rate": fm.pct(p.get("b_win_rate")),
+                "p": fm.pvalue(p.get("p_value")),
             }
             for p in pairwise
         ]
@@ -282,9 +303,9 @@ def pairwise_section(pairwise: Sequence[Mapping[str, Any]], bias: Sequence[Mappi
                 {
                     "grader": b["grader"],
                     "judgements": b["judgements"],
-                    "first": d.pct(b.get("first_win_rate"))
-                    + (f" {d.interval(iv.get('low'), iv.get('high'))}" if iv else ""),
-                    "flips": d.pct(b.get("flip_rate"))
+                    "first": fm.pct(b.get("first_win_rate"))
+                    + (f" {fm.interval(iv.get('low'), iv.get('high'))}" if iv else ""),
+                    "flips": fm.pct(b.get("flip_rate"))
                     if b.get("both_orders")
                     else "not judged in both orders",
                     "verdict": verdict,

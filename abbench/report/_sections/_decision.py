@@ -5,57 +5,58 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from abbench import formatting as fm
 from abbench.report import _display as d
-from abbench.report._sections._parts import Part, _points
+from abbench.report._sections._parts import Part
 
 
 def _side_name(side: Mapping[str, Any] | None) -> str:
     if not side:
-        return d.MISSING
-    return side.get("label") or side.get("arm") or d.MISSING
+        return fm.MISSING
+    return side.get("label") or side.get("arm") or fm.MISSING
 
 
 def _dimension_figures(name: str, dim: Mapping[str, Any]) -> tuple[str, str]:
     """The headline figure of a dimension and a short line of evidence (the summary when not assessed)."""
     ev = dim.get("evidence") or {}
     if not dim.get("assessed", True) or not ev:
-        return d.MISSING, dim["summary"]
+        return fm.MISSING, dim["summary"]
     if name == "capability" and ev.get("policy") == "votes":
         return f"{ev.get('wins', 0)} – {ev.get('losses', 0)}", dim["summary"]
     if name == "capability":
         parts = []
         if "fixed" in ev:
             parts.append(f"{ev['fixed']} fixed, {ev['regressed']} regressed")
-        if d.is_number(ev.get("ci_low")) and d.is_number(ev.get("ci_high")):
-            parts.append(f"interval {_points(ev['ci_low'])} to {_points(ev['ci_high'])}")
-        if d.is_number(ev.get("mde")):
-            parts.append(f"detects {_points(ev['mde']).lstrip('+')} or more")
+        if fm.is_number(ev.get("ci_low")) and fm.is_number(ev.get("ci_high")):
+            parts.append(f"interval {fm.points(ev['ci_low'])} to {fm.points(ev['ci_high'])}")
+        if fm.is_number(ev.get("mde")):
+            parts.append(f"detects {fm.points(ev['mde']).lstrip('+')} or more")
         worse = ev.get("domains_significantly_worse") or []
         if worse:
             parts.append("worse in " + ", ".join(map(str, worse[:3])))
         if dim["conclusion"] != "pass":
             parts.append(dim["summary"])
-        return _points(ev.get("difference")), "; ".join(parts) or dim["summary"]
+        return fm.points(ev.get("difference")), "; ".join(parts) or dim["summary"]
     if name == "cost":
         # The mean is what the bill adds up to; the median beside it shows whether a few dear runs made it.
-        big = d.pct(ev.get("relative"), 0, signed=True).replace("pp", "%") + " mean"
-        if d.is_number(ev.get("median_relative")):
-            big += " · " + d.pct(ev["median_relative"], 0, signed=True).replace("pp", "%") + " median"
+        big = fm.pct(ev.get("relative"), 0, signed=True) + " mean"
+        if fm.is_number(ev.get("median_relative")):
+            big += " · " + fm.pct(ev["median_relative"], 0, signed=True) + " median"
         a, b = ev.get("cost_a"), ev.get("cost_b")
-        thousand = lambda v: f"${v * 1000:,.2f}" if v * 1000 >= 0.01 else d.money(v * 1000)  # noqa: E731
+        thousand = lambda v: f"${v * 1000:,.2f}" if v * 1000 >= 0.01 else fm.money(v * 1000)  # noqa: E731
         scale = (
             f" ({thousand(a)} → {thousand(b)} per 1,000 cases)"
-            if d.is_number(a) and d.is_number(b) and max(a, b) < 0.01
+            if fm.is_number(a) and fm.is_number(b) and max(a, b) < 0.01
             else ""
         )
         median = ""
-        if d.is_number(ev.get("median_a")) and d.is_number(ev.get("median_b")):
-            median = f"; median {d.money(ev['median_a'])} → {d.money(ev['median_b'])}"
-        return big, f"mean per case {d.money(a)} → {d.money(b)}{scale}{median}. " + dim["summary"]
+        if fm.is_number(ev.get("median_a")) and fm.is_number(ev.get("median_b")):
+            median = f"; median {fm.money(ev['median_a'])} → {fm.money(ev['median_b'])}"
+        return big, f"mean per case {fm.money(a)} → {fm.money(b)}{scale}{median}. " + dim["summary"]
     fb, fa = ev.get("flip_rate_b"), ev.get("flip_rate_a")
-    big = f"{d.pct(fb, 0)} flip" if d.is_number(fb) else d.MISSING
-    if d.is_number(fb) and d.is_number(fa):
-        big += f" (was {d.pct(fa, 0)})"
+    big = f"{fm.pct(fb, 0)} flip" if fm.is_number(fb) else fm.MISSING
+    if fm.is_number(fb) and fm.is_number(fa):
+        big += f" (was {fm.pct(fa, 0)})"
     return big, dim["summary"]
 
 
@@ -82,13 +83,13 @@ def _rule_texts(r: Mapping[str, Any]) -> tuple[str, str, str]:
     rule = r["rule"]
     unit = metric_unit(rule["metric"])
     name = rule.get("name") or rule["metric"]
-    condition = f"{rule['metric']} {_OP_WORDS.get(rule['op'], rule['op'])} {d.in_unit(rule['value'], unit)}"
+    condition = f"{rule['metric']} {_OP_WORDS.get(rule['op'], rule['op'])} {fm.in_unit(rule['value'], unit, whole=True)}"
     if rule["metric"] == "non_inferior":
         from abbench.compare import DEFAULT_MARGIN
 
         margin = rule.get("margin", DEFAULT_MARGIN)
         condition = f"not worse by more than {margin * 100:g} points (lower bound above −{margin * 100:g})"
-    return name, condition, d.in_unit(r["value"], unit)
+    return name, condition, fm.in_unit(r["value"], unit, whole=True)
 
 
 def _rule_sentence(r: Mapping[str, Any]) -> str:
@@ -97,9 +98,7 @@ def _rule_sentence(r: Mapping[str, Any]) -> str:
     rule = r["rule"]
     from abbench.gate import metric_unit
 
-    wanted = (
-        f"{_OP_WORDS.get(rule['op'], rule['op'])} {d.in_unit(rule['value'], metric_unit(rule['metric']))}"
-    )
+    wanted = f"{_OP_WORDS.get(rule['op'], rule['op'])} {fm.in_unit(rule['value'], metric_unit(rule['metric']), whole=True)}"
     if r["value"] is None:
         return f"{name}: {rule['metric']} could not be measured (the rule asks for {wanted})"
     return f"{name}: {rule['metric']} is {value} (the rule asks for {wanted})"
@@ -148,15 +147,21 @@ def decision_section(
         if nothing_ran:
             return [d.decision_html("empty", reason or "Nothing has run yet, so there is no verdict.")]
         return [d.decision_html(None, reason or "No gate could be evaluated for this experiment.")]
-    outcome = gate["outcome"]
-    tone = _TONES.get(outcome, "none")
-    warnings = [
-        r
-        for r in gate["rules"]
-        if r["rule"]["severity"] == "warn"
-        and r["status"] != "pass"
-        and not (r["status"] == "missing" and r["rule"].get("allow_missing"))
-    ]
+    a, b = gate.get("a"), gate.get("b")
+    banner = d.decision_html(
+        _TONES.get(gate["outcome"], "none"), _headline(gate), _details(gate), pair=_pair_text(a, b)
+    )
+    parts: list[Part] = [banner, d.cards_html(_cards(gate)), _rules_table(gate)]
+    for note in gate.get("notes") or ():
+        if note not in shown_notes:
+            parts.append(d.note_html(note))
+    if a:
+        parts.append(d.note_html(HOW_TO_READ))
+    return parts
+
+
+def _headline(gate: Mapping[str, Any]) -> str:
+    """Who against whom, and on how many planned runs the decision rests."""
     a, b = gate.get("a"), gate.get("b")
     cov = gate.get("coverage") or {}
     named_by = (gate.get("pair") or {}).get("named_by")
@@ -168,12 +173,31 @@ def decision_section(
     headline += f"; {cov.get('text', 'coverage unknown')}" + (
         f" (pair named by {named_by})." if named_by else "."
     )
+    return headline
+
+
+def _warnings(gate: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The warning rules that did not pass (a measure allowed to be missing is no warning)."""
+    return [
+        r
+        for r in gate["rules"]
+        if r["rule"]["severity"] == "warn"
+        and r["status"] != "pass"
+        and not (r["status"] == "missing" and r["rule"].get("allow_missing"))
+    ]
+
+
+def _details(gate: Mapping[str, Any]) -> str:
+    """The banner's body: why incomplete or inconclusive, the verdict, the votes, what blocks and warns."""
+    outcome = gate["outcome"]
+    cov = gate.get("coverage") or {}
+    warnings = _warnings(gate)
     blocking = [r for r in gate["rules"] if r["blocks"]]
     details = ""
     if outcome == "incomplete":
         details += (
             f"<p><b>Incomplete:</b> the decision needs {d.esc(_required(cov))} of each arm graded and rests on "
-            f"{d.pct(cov.get('share'), 0)} ({d.esc(cov.get('gap') or 'nothing planned')}). The figures below are "
+            f"{fm.pct(cov.get('share'), 0)} ({d.esc(cov.get('gap') or 'nothing planned')}). The figures below are "
             "from the runs that did finish: finish the others (abbench run, retry, regrade) or allow less with "
             "min_coverage in the gate file.</p>"
         )
@@ -208,7 +232,11 @@ def decision_section(
             + "".join(f"<li>{d.esc(_rule_sentence(r))}</li>" for r in warnings)
             + "</ul>"
         )
-    parts: list[Part] = [d.decision_html(tone, headline, details, pair=_pair_text(a, b))]
+    return details
+
+
+def _cards(gate: Mapping[str, Any]) -> list[str]:
+    """The three dimensions at a glance; a passing card whose gate rule warns or blocks says so."""
     flagged: dict[str, list[Mapping[str, Any]]] = {}
     for r in gate["rules"]:
         card = _rule_card(r["rule"]["metric"]) if r["status"] != "pass" else None
@@ -234,7 +262,11 @@ def decision_section(
             names = "; ".join(r["rule"].get("name") or r["rule"]["metric"] for r in rules)
             text += f" The gate {'blocks' if blocks else 'warns'}: {names}."
         cards.append(d.card_html(f"{name} · {word}", big, text, tone_card))
-    parts.append(d.cards_html(cards))
+    return cards
+
+
+def _rules_table(gate: Mapping[str, Any]) -> str:
+    """Every gate rule with its value, outcome, condition and severity."""
     rows = []
     for r in gate["rules"]:
         name, condition, value = _rule_texts(r)
@@ -260,33 +292,25 @@ def decision_section(
                 "_tone": tone_row,
             }
         )
-    parts.append(
-        d.table_html(
-            rows,
-            [
-                ("rule", "rule"),
-                ("value", "value", str),
-                ("outcome", "outcome"),
-                ("condition", "condition"),
-                ("severity", "severity"),
-            ],
-            caption=f"Gate rules ({gate['source']})",
-            row_class=lambda r: r["_tone"],
-        )
+    return d.table_html(
+        rows,
+        [
+            ("rule", "rule"),
+            ("value", "value", str),
+            ("outcome", "outcome"),
+            ("condition", "condition"),
+            ("severity", "severity"),
+        ],
+        caption=f"Gate rules ({gate['source']})",
+        row_class=lambda r: r["_tone"],
     )
-    for note in gate.get("notes") or ():
-        if note not in shown_notes:
-            parts.append(d.note_html(note))
-    if a:
-        parts.append(d.note_html(HOW_TO_READ))
-    return parts
 
 
 def _required(cov: Mapping[str, Any]) -> str:
     required = cov.get("required", 1.0)
     return (
         "every planned run"
-        if not d.is_number(required) or required >= 1
+        if not fm.is_number(required) or required >= 1
         else f"{required:.0%} of the planned runs"
     )
 
