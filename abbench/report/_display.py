@@ -197,7 +197,7 @@ def base_layout(**overrides: Any) -> dict[str, Any]:
     return layout
 
 
-def figure(data: list[dict[str, Any]], **layout: Any):
+def figure(data: list[dict[str, Any]], **layout: Any) -> Any:
     """A plotly figure from trace dicts and layout overrides (strings must already go through `label`)."""
     import plotly.graph_objects as go
 
@@ -218,7 +218,7 @@ def show(text: str) -> None:
     """Display HTML built by the ``*_html`` functions."""
     from IPython.display import HTML, display
 
-    display(HTML(text))
+    display(HTML(text))  # type: ignore[no-untyped-call]  # IPython is unannotated
 
 
 SUMMARY_MIMETYPE = "application/vnd.abbench.report+json"
@@ -229,17 +229,21 @@ def summary(data: Mapping[str, Any]) -> None:
     """Leave the report's headline (decision, verdict, figures) in the executed notebook for the caller."""
     from IPython.display import display
 
-    display({SUMMARY_MIMETYPE: dict(data)}, raw=True)
+    display({SUMMARY_MIMETYPE: dict(data)}, raw=True)  # type: ignore[no-untyped-call]  # IPython is unannotated
 
 
 def show_figure(fig: Any) -> None:
     """Display a plotly figure (a div and a ``Plotly.newPlot`` call in the page)."""
     from IPython.display import display
 
-    display(fig)
+    display(fig)  # type: ignore[no-untyped-call]  # IPython is unannotated
 
 
-def table(rows, columns, **kw: Any) -> None:
+def table(
+    rows: Iterable[Mapping[str, Any]],
+    columns: Sequence[tuple[str, str] | tuple[str, str, Any]],
+    **kw: Any,
+) -> None:
     """Display `table_html`."""
     show(table_html(rows, columns, **kw))
 
@@ -249,7 +253,7 @@ def note(text: str, kind: str = "note") -> None:
     show(note_html(text, kind))
 
 
-def kv(pairs) -> None:
+def kv(pairs: Iterable[tuple[str, Any]]) -> None:
     """Display `kv_html`."""
     show(kv_html(pairs))
 
@@ -267,7 +271,7 @@ STATE_COLOURS = {
 }
 
 
-def states_figure(states: Mapping[str, Mapping[str, int]]):
+def states_figure(states: Mapping[str, Mapping[str, int]]) -> Any:
     """Runs per arm and outcome as stacked horizontal bars (arms top to bottom in their order).
 
     `states` maps arm -> outcome key (`abbench.types.run_outcome`: ``fail`` is graded wrong, runs
@@ -311,9 +315,13 @@ def colour(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
 
 
-def _errors(estimates: Sequence[Mapping[str, Any] | None]) -> tuple[list, list, list]:
+def _errors(
+    estimates: Sequence[Mapping[str, Any] | None],
+) -> tuple[list[float | None], list[float | None], list[float | None]]:
     """Values and the distances to their interval ends (plotly's asymmetric error bars); None stays a gap."""
-    values, plus, minus = [], [], []
+    values: list[float | None] = []
+    plus: list[float | None] = []
+    minus: list[float | None] = []
     for e in estimates:
         value = (e or {}).get("value")
         iv = (e or {}).get("interval") or {}
@@ -334,7 +342,7 @@ def estimate_figure(
     *,
     share: bool = True,
     title: str = "",
-):
+) -> Any:
     """One dot per arm with its interval (a share on a 0–100% axis, or a score)."""
     values, plus, minus = _errors(estimates)
     scale = 100.0 if share else 1.0
@@ -377,7 +385,7 @@ def grouped_figure(
     share: bool = True,
     title: str = "",
     lines: bool = False,
-):
+) -> Any:
     """Per group (domain or round), one dot per arm with its interval; `lines` joins the dots (rounds).
 
     Rounds run left to right; domains are rows (one per domain, top to bottom in their order), so their
@@ -435,7 +443,7 @@ def grouped_figure(
     )
 
 
-def confusion_figure(confusion: Mapping[str, Any], *, title: str = ""):
+def confusion_figure(confusion: Mapping[str, Any], *, title: str = "") -> Any:
     """A confusion matrix as a heatmap: rows gold, columns predicted; colour by row share, text the counts."""
     counts = [list(row) for row in confusion.get("counts") or []]
     rows = [label(x, 24) for x in confusion.get("labels") or []]
@@ -472,7 +480,7 @@ def confusion_figure(confusion: Mapping[str, Any], *, title: str = ""):
 
 def bars_figure(
     names: Sequence[str], values: Mapping[str, Sequence[Any]], *, title: str = "", suffix: str = ""
-):
+) -> Any:
     """Grouped bars: for each measure in `values` (``{"p50": [...], "p95": [...]}``) one bar per arm."""
     data = []
     for j, (measure, numbers) in enumerate(values.items()):
@@ -494,7 +502,7 @@ def show_text(text: str) -> str:
     return f"<p>{esc(text)}</p>"
 
 
-def outcome_figure(outcomes: Mapping[str, Any], a: str, b: str):
+def outcome_figure(outcomes: Mapping[str, Any], a: str, b: str) -> Any:
     """How cases moved from A to B: fixed, regressed, right in both, wrong in both (one stacked bar)."""
     parts = (
         ("fixed", outcomes.get("fixed", 0), "#54a24b"),

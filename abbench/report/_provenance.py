@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import platform
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from abbench.store import current_user
+from abbench.store import Experiment, RunRecord, Store, current_user
+from abbench.types import RunState
+
+if TYPE_CHECKING:
+    from abbench.dataset import DatasetInfo
+
+StoreLike = str | os.PathLike[str] | Store | None
 
 
 @dataclass(frozen=True)
@@ -112,7 +120,7 @@ class Provenance:
         return asdict(self)
 
 
-def experiment_provenance(experiment, *, store=None) -> Provenance:
+def experiment_provenance(experiment: Experiment | int | str, *, store: StoreLike = None) -> Provenance:
     """The provenance of an experiment: dataset, mapping, skills (drafts marked), agents, models, dates, people.
 
     Args:
@@ -127,7 +135,7 @@ def experiment_provenance(experiment, *, store=None) -> Provenance:
     ds = s.get_dataset(exp.dataset_id)
     runs = s.runs(exp.id)
     started = [r.started_at for r in runs if r.started_at]
-    finished = [r.finished_at or r.executed_at for r in runs if r.finished_at or r.executed_at]
+    finished = [t for r in runs if (t := r.finished_at or r.executed_at)]
     arms = _arm_provenance(s, exp, runs)
     kinds, judges = _graders(s, exp)
     profile = _profile_ref(exp, ds)
@@ -167,7 +175,7 @@ def experiment_provenance(experiment, *, store=None) -> Provenance:
     )
 
 
-def _arm_provenance(s, exp, runs) -> list[ArmProvenance]:
+def _arm_provenance(s: Store, exp: Experiment, runs: Sequence[RunRecord]) -> list[ArmProvenance]:
     """Each arm's agent, model (and the models its runs reported), skill snapshot and parameters."""
     models: dict[str, set[str]] = {}
     for r in runs:
@@ -196,7 +204,7 @@ def _arm_provenance(s, exp, runs) -> list[ArmProvenance]:
     return arms
 
 
-def _graders(s, exp) -> tuple[dict[str, str], set[str]]:
+def _graders(s: Store, exp: Experiment) -> tuple[dict[str, str], set[str]]:
     """The graders that graded (name → kind, in first-grade order) and the judge models they used."""
     kinds: dict[str, str] = {}
     judges: set[str] = set()
@@ -207,7 +215,7 @@ def _graders(s, exp) -> tuple[dict[str, str], set[str]]:
     return kinds, judges
 
 
-def _paused_because(exp) -> str | None:
+def _paused_because(exp: Experiment) -> str | None:
     if exp.status != "paused" or not exp.pause_reason:
         return None
     from abbench.runner import PauseReason
@@ -216,7 +224,7 @@ def _paused_because(exp) -> str | None:
     return None if reason is None else reason.text
 
 
-def _profile_ref(exp, ds) -> str | None:
+def _profile_ref(exp: Experiment, ds: DatasetInfo) -> str | None:
     if ds.profile_ref:
         return ds.profile_ref
     name = exp.spec.get("dataset_profile")
@@ -258,7 +266,9 @@ class RunOverview:
         return asdict(self) | {"complete": self.complete}
 
 
-def run_overview(experiment, *, store=None, limit: int = 50) -> RunOverview:
+def run_overview(
+    experiment: Experiment | int | str, *, store: StoreLike = None, limit: int = 50
+) -> RunOverview:
     """Where an experiment's runs ended up, with its execution and grading failures told apart.
 
     Args:
@@ -271,10 +281,10 @@ def run_overview(experiment, *, store=None, limit: int = 50) -> RunOverview:
     s = open_store(store)
     exp = s.get_experiment(experiment)
     states = s.run_counts(exp.id)
-    exec_fail: dict[str, Counter] = {a.name: Counter() for a in exp.arms}
-    grade_fail: Counter = Counter()
-    failures = []
-    for r in s.runs(exp.id, states=["fail"]):
+    exec_fail: dict[str, Counter[str]] = {a.name: Counter() for a in exp.arms}
+    grade_fail: Counter[str] = Counter()
+    failures: list[dict[str, Any]] = []
+    for r in s.runs(exp.id, states=[RunState.FAIL]):
         if r.execution_failed:
             exec_fail.setdefault(r.arm, Counter())[r.failure_type or "unknown"] += 1
             kind = "execution"

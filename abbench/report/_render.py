@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import abbench
 from abbench.errors import AbbenchError, ComparisonRefused, ReportError, UsageError
@@ -168,14 +168,14 @@ def _kernel_env() -> dict[str, str]:
     return env
 
 
-def _kernel_manager_class(env: dict[str, str], stderr):
-    from jupyter_client import AsyncKernelManager
+def _kernel_manager_class(env: dict[str, str], stderr: IO[str]) -> type[Any]:
+    from jupyter_client.manager import AsyncKernelManager
 
     class ReportKernelManager(AsyncKernelManager):
         """Starts the report kernel with the report's environment and its stderr captured to a file
         (papermill has no option for either; the kernel's chatter does not belong on the caller's terminal)."""
 
-        async def _async_start_kernel(self, **kw):
+        async def _async_start_kernel(self, **kw: Any) -> None:
             kw["env"] = {**env, **(kw.get("env") or {})}
             kw.setdefault("stderr", stderr)
             return await super()._async_start_kernel(**kw)
@@ -185,14 +185,16 @@ def _kernel_manager_class(env: dict[str, str], stderr):
     return ReportKernelManager
 
 
-def _tail(f, n: int = 1500) -> str:
+def _tail(f: IO[str], n: int = 1500) -> str:
     f.flush()
     f.seek(0)
     text = f.read()
     return text[-n:].strip()
 
 
-def _execute(template: Path, output: Path, parameters: dict[str, Any], *, progress: bool, timeout: float):
+def _execute(
+    template: Path, output: Path, parameters: dict[str, Any], *, progress: bool, timeout: float
+) -> None:
     try:
         import papermill
         from jupyter_client.kernelspec import NoSuchKernel
@@ -236,7 +238,7 @@ def _execute(template: Path, output: Path, parameters: dict[str, Any], *, progre
         log.debug("report kernel stderr: %s", _tail(kernel_log))
 
 
-def _summary(nb) -> dict[str, Any]:
+def _summary(nb: Any) -> dict[str, Any]:
     """What the notebook left for the caller (`_display.summary`): the decision and the headline."""
     from abbench.report._display import SUMMARY_MIMETYPE
 
@@ -256,15 +258,15 @@ def _refuse_secrets(*texts: str) -> list[str]:
 
 
 def render_report(
-    experiment,
+    experiment: Experiment | int | str,
     *,
-    vs=None,
+    vs: Experiment | int | str | None = None,
     arms: Sequence[str] | None = None,
-    gate: str | os.PathLike | list[dict[str, Any]] | None = None,
-    out: str | os.PathLike | None = None,
+    gate: str | os.PathLike[str] | list[dict[str, Any]] | None = None,
+    out: str | os.PathLike[str] | None = None,
     title: str | None = None,
-    store=None,
-    template: str | os.PathLike | None = None,
+    store: Store | str | os.PathLike[str] | None = None,
+    template: str | os.PathLike[str] | None = None,
     progress: bool = False,
     timeout: float = 900.0,
 ) -> ReportResult:
@@ -388,7 +390,7 @@ def _parameters(
     exp: Experiment,
     other: Experiment | None,
     arms: list[str] | None,
-    gate: str | os.PathLike | list[dict[str, Any]] | None,
+    gate: str | os.PathLike[str] | list[dict[str, Any]] | None,
     title: str,
 ) -> dict[str, Any]:
     """The report notebook's parameters (its ``parameters`` cell): ids and paths, never objects."""
@@ -402,7 +404,7 @@ def _parameters(
     }
 
 
-def _gate_parameter(gate: str | os.PathLike | list[dict[str, Any]] | None) -> Any:
+def _gate_parameter(gate: str | os.PathLike[str] | list[dict[str, Any]] | None) -> Any:
     """The gate as the notebook's parameter: a gate file's absolute path, or the rules themselves."""
     if gate is None:
         return None
@@ -415,7 +417,7 @@ def _gate_parameter(gate: str | os.PathLike | list[dict[str, Any]] | None) -> An
 
 
 def _page_path(
-    exp: Experiment, other: Experiment | None, arms: list[str] | None, out: str | os.PathLike | None
+    exp: Experiment, other: Experiment | None, arms: list[str] | None, out: str | os.PathLike[str] | None
 ) -> Path:
     """Where the page goes: `out` (with ``.html`` added if it lacks it), else named after what it compares."""
     name = exp.name + (f"-vs-{other.name}" if other is not None else "")
@@ -473,7 +475,7 @@ def _write_page(
         import nbformat
 
         nb_text = tmp_nb.read_text(encoding="utf-8")
-        executed = nbformat.reads(nb_text, as_version=4)
+        executed = nbformat.reads(nb_text, as_version=4)  # type: ignore[no-untyped-call]  # nbformat is unannotated
         page = notebook_to_html(executed, title=title)
         leaked = _refuse_secrets(page, nb_text)
         if leaked:
@@ -501,9 +503,9 @@ def render_reports(
     *,
     since: str | date | None = None,
     experiments: Sequence[Any] | None = None,
-    out_dir: str | os.PathLike = DEFAULT_OUT_DIR,
-    store=None,
-    gate: str | os.PathLike | None = None,
+    out_dir: str | os.PathLike[str] = DEFAULT_OUT_DIR,
+    store: Store | str | os.PathLike[str] | None = None,
+    gate: str | os.PathLike[str] | None = None,
     timeout: float = 900.0,
 ) -> ReportBatch:
     """Render one report per experiment, for nightly batches; a failing report does not stop the rest.

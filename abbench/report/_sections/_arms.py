@@ -34,7 +34,7 @@ def arms_section(metrics: Mapping[str, Any]) -> list[Part]:
         )
     level = f"{metrics.get('confidence', 0.95):.0%}"
     main = "mean score" if by_score else "accuracy"
-    columns = [
+    columns: list[tuple[str, str] | tuple[str, str, Any]] = [
         ("arm", "arm"),
         ("main", f"{main} [{level} interval]", str),
         *([] if by_score else [("strict", "strict accuracy", str)]),
@@ -112,7 +112,11 @@ def domain_section(metrics: Mapping[str, Any]) -> list[Part]:
             row[arm + "#n"] = r["accuracy"]["n_cases"] if r else 0
         row["cases"] = max((row[a + "#n"] for a in arms), default=0)
         table.append(row)
-    columns = [("domain", "domain"), ("cases", "cases"), *[(a, a, str) for a in arms]]
+    columns: list[tuple[str, str] | tuple[str, str, Any]] = [
+        ("domain", "domain"),
+        ("cases", "cases"),
+        *[(a, a, str) for a in arms],
+    ]
     series = {arm: [cell.get((arm, dom), {}).get("accuracy") for dom in domains] for arm in arms}
     return [
         d.table_html(table, columns),

@@ -9,6 +9,9 @@ from abbench import formatting as fm
 from abbench.report import _display as d
 from abbench.report._sections._parts import Part
 
+_MARKS: dict[Any, str] = {True: "✓", False: "✗"}
+"""A round's mark: right or wrong (a run without a verdict shows ``·``)."""
+
 
 def _round_names(rounds: Sequence[int]) -> str:
     """``round 2``, ``rounds 1–3`` (consecutive), ``rounds 1, 3``."""
@@ -40,7 +43,7 @@ def _answers(runs: Sequence[Mapping[str, Any]], arm: str) -> str:
             groups.append((key, [r["round"]], r))
     lines = []
     for (_, _, _, _, refs), rounds, r in groups:
-        mark = {True: "✓", False: "✗"}.get(r.get("passed"), "·")
+        mark = _MARKS.get(r.get("passed"), "·")
         head = f"{_round_names(rounds)}: {d.esc(r.get('prediction'))} {mark}"
         if r.get("failure_type"):
             head = f"{_round_names(rounds)}: execution failed ({d.esc(r['failure_type'])})"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from abbench import formatting as fm
@@ -111,7 +111,7 @@ def _usage_table(c: Mapping[str, Any], a: str, b: str) -> list[Part]:
     usage = [u for u in c.get("usage") or [] if u.get("difference") is not None or u.get("reason")]
     if not usage:
         return []
-    fmt = {
+    fmt: dict[str, Callable[[Any], str]] = {
         "cost": fm.money,
         "latency_ms": lambda v: fm.ms(v, bare_zero=True),
         "tokens": lambda v: fm.num(v, 0),
@@ -119,7 +119,7 @@ def _usage_table(c: Mapping[str, Any], a: str, b: str) -> list[Part]:
     }
     rows = []
     for u in usage:
-        f = fmt.get(u["metric"], fm.num)
+        f: Callable[[Any], str] = fmt.get(u["metric"], fm.num)
         iv = u.get("interval") or {}
         diff = u.get("difference")
         rows.append(

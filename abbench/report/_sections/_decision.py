@@ -18,7 +18,7 @@ def _side_name(side: Mapping[str, Any] | None) -> str:
 
 def _dimension_figures(name: str, dim: Mapping[str, Any]) -> tuple[str, str]:
     """The headline figure of a dimension and a short line of evidence (the summary when not assessed)."""
-    ev = dim.get("evidence") or {}
+    ev: Mapping[str, Any] = dim.get("evidence") or {}
     if not dim.get("assessed", True) or not ev:
         return fm.MISSING, dim["summary"]
     if name == "capability" and ev.get("policy") == "votes":
@@ -42,11 +42,15 @@ def _dimension_figures(name: str, dim: Mapping[str, Any]) -> tuple[str, str]:
         big = fm.pct(ev.get("relative"), 0, signed=True) + " mean"
         if fm.is_number(ev.get("median_relative")):
             big += " · " + fm.pct(ev["median_relative"], 0, signed=True) + " median"
-        a, b = ev.get("cost_a"), ev.get("cost_b")
-        thousand = lambda v: f"${v * 1000:,.2f}" if v * 1000 >= 0.01 else fm.money(v * 1000)  # noqa: E731
+        a: Any = ev.get("cost_a")
+        b: Any = ev.get("cost_b")
+
+        def thousand(v: float) -> str:
+            return f"${v * 1000:,.2f}" if v * 1000 >= 0.01 else fm.money(v * 1000)
+
         scale = (
             f" ({thousand(a)} → {thousand(b)} per 1,000 cases)"
-            if fm.is_number(a) and fm.is_number(b) and max(a, b) < 0.01
+            if fm.is_number(a) and fm.is_number(b) and a < 0.01 and b < 0.01
             else ""
         )
         median = ""
