@@ -34,7 +34,7 @@ def results(report_store):
             "metrics": experiment_metrics(exp, store=store).as_dict(),
             "comparison": comparison.as_dict(),
             "gate": evaluate_gate(exp, store=store, arms=(exp.arms[0].name, exp.arms[-1].name)).as_dict(),
-            "multi": compare_all(exp, store=store).as_dict() if len(exp.arms) > 2 else None,
+            "multi": compare_all(exp, store=store) if len(exp.arms) > 2 else None,
         }
     return out
 
@@ -143,17 +143,28 @@ def test_judges_and_position_bias(results):
     r = results["judges"]
     html = _html(section.judges_section(r["metrics"]))
     assert "fixture_judge" in html and "clarity" in html
+    from abbench.graders import PositionBias
+    from abbench.stats import Interval
+
     bias = [
-        {
-            "grader": "fixture_pairwise",
-            "judgements": 60,
-            "first_win_rate": 0.73,
-            "first_win_interval": {"low": 0.55, "high": 0.86, "confidence": 0.95},
-            "both_orders": 0,
-            "flip_rate": None,
-            "biased": True,
-        }
+        PositionBias(
+            grader="fixture_pairwise",
+            pairs=60,
+            judgements=60,
+            first_wins=44,
+            second_wins=16,
+            ties=0,
+            first_win_rate=0.73,
+            first_win_interval=Interval(0.55, 0.86, 0.95),
+            both_orders=0,
+            inconsistent=0,
+            flips=0,
+            flip_rate=None,
+            flip_interval=None,
+            verdicts={"a": 30, "b": 30},
+        )
     ]
+    assert bias[0].biased
     html = _html(section.pairwise_section(r["comparison"]["pairwise"], bias))
     assert "B preferred" in html and "favours a slot" in html and "73.0%" in html
     assert "No judge score" in _html(section.judges_section(results["two-arm"]["metrics"]))

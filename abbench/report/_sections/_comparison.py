@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from abbench import formatting as fm
 from abbench.report import _display as d
 from abbench.report._sections._parts import Part, estimate_text
 
+if TYPE_CHECKING:
+    from abbench.compare import MultiComparison
+    from abbench.graders import PositionBias
+    from abbench.stats import Interval
+
 
 def _interval_points(iv: Mapping[str, Any] | None, unit: str) -> str:
     iv = iv or {}
     return fm.interval(iv.get("low"), iv.get("high"), lambda v: fm.difference(v, unit))
+
+
+def _bounds_points(iv: Interval | None, unit: str) -> str:
+    if iv is None:
+        return fm.MISSING
+    return fm.interval(iv.low, iv.high, lambda v: fm.difference(v, unit))
 
 
 def comparison_section(c: Mapping[str, Any] | None, *, reason: str | None = None) -> list[Part]:
@@ -213,21 +224,21 @@ def _domain_table(c: Mapping[str, Any], a: str, b: str) -> list[Part]:
     ]
 
 
-def multi_section(multi: Mapping[str, Any] | None) -> list[Part]:
+def multi_section(multi: MultiComparison | None) -> list[Part]:
     """Every arm against the baseline, Holm-adjusted, with Cochran's Q over all arms."""
-    if not multi:
+    if multi is None:
         return []
     rows = [
         {
-            "pair": f"{p['b']} vs {p['a']}",
-            "n": p["n_cases"],
-            "diff": f"{fm.difference(p['difference'])} {_interval_points(p.get('interval'), 'points')}",
-            "moved": f"{p['fixed']} fixed, {p['regressed']} regressed",
-            "p": fm.pvalue(p.get("p_value")),
-            "adj": fm.pvalue(p.get("p_adjusted")),
-            "sig": "yes" if p["significant"] else "no",
+            "pair": f"{p.b} vs {p.a}",
+            "n": p.n_cases,
+            "diff": f"{fm.difference(p.difference)} {_bounds_points(p.interval, 'points')}",
+            "moved": f"{p.fixed} fixed, {p.regressed} regressed",
+            "p": fm.pvalue(p.p_value),
+            "adj": fm.pvalue(p.p_adjusted),
+            "sig": "yes" if p.significant else "no",
         }
-        for p in multi.get("pairs") or []
+        for p in multi.pairs
     ]
     parts: list[Part] = [
         d.table_html(
@@ -244,15 +255,15 @@ def multi_section(multi: Mapping[str, Any] | None) -> list[Part]:
             caption="Every arm against the baseline",
         )
     ]
-    q = multi.get("cochran")
+    q = multi.cochran
     if q:
         parts.append(
             d.note_html(
-                f"Cochran's Q over all {q['n_arms']} arms and {q['n_cases']:,} cases: Q = {q['statistic']:.2f}, "
-                f"{fm.pvalue(q['p_value'])} (whether the arms are right equally often)."
+                f"Cochran's Q over all {q.n_arms} arms and {q.n_cases:,} cases: Q = {q.statistic:.2f}, "
+                f"{fm.pvalue(q.p_value)} (whether the arms are right equally often)."
             )
         )
-    for note in multi.get("notes") or ():
+    for note in multi.notes:
         parts.append(d.note_html(note))
     return parts
 
@@ -260,7 +271,7 @@ def multi_section(multi: Mapping[str, Any] | None) -> list[Part]:
 # -- pairwise judges and position bias ----------------------------------------------------------------------
 
 
-def pairwise_section(pairwise: Sequence[Mapping[str, Any]], bias: Sequence[Mapping[str, Any]]) -> list[Part]:
+def pairwise_section(pairwise: Sequence[Mapping[str, Any]], bias: Sequence[PositionBias]) -> list[Part]:
     """Blind pairwise judges' verdicts between the arms, and how much each judge favours a slot."""
     parts: list[Part] = []
     if pairwise:
@@ -291,27 +302,7 @@ def pairwise_section(pairwise: Sequence[Mapping[str, Any]], bias: Sequence[Mappi
             )
         )
     if bias:
-        rows = []
-        for b in bias:
-            iv = b.get("first_win_interval") or {}
-            verdict = {
-                True: "favours a slot",
-                False: "no position bias shown",
-                None: "no decisive judgement",
-            }[b.get("biased")]
-            rows.append(
-                {
-                    "grader": b["grader"],
-                    "judgements": b["judgements"],
-                    "first": fm.pct(b.get("first_win_rate"))
-                    + (f" {fm.interval(iv.get('low'), iv.get('high'))}" if iv else ""),
-                    "flips": fm.pct(b.get("flip_rate"))
-                    if b.get("both_orders")
-                    else "not judged in both orders",
-                    "verdict": verdict,
-                    "_tone": "warn" if b.get("biased") else None,
-                }
-            )
+        rows = [_bias_row(b) for b in bias]
         parts.append(
             d.table_html(
                 rows,
@@ -329,3 +320,19 @@ def pairwise_section(pairwise: Sequence[Mapping[str, Any]], bias: Sequence[Mappi
     if not parts:
         return [d.note_html("No pairwise judge compared the arms.")]
     return parts
+
+
+_BIAS_WORDS = {True: "favours a slot", False: "no position bias shown", None: "no decisive judgement"}
+
+
+def _bias_row(b: PositionBias) -> dict[str, Any]:
+    """A judge's first-slot win rate with its interval, its flip rate, and whether it favours a slot."""
+    iv = b.first_win_interval
+    return {
+        "grader": b.grader,
+        "judgements": b.judgements,
+        "first": fm.pct(b.first_win_rate) + (f" {fm.interval(iv.low, iv.high)}" if iv else ""),
+        "flips": fm.pct(b.flip_rate) if b.both_orders else "not judged in both orders",
+        "verdict": _BIAS_WORDS[b.biased],
+        "_tone": "warn" if b.biased else None,
+    }
