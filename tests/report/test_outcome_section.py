@@ -38,5 +38,5 @@ def test_the_paired_comparison_says_its_outcome(store):
 
     a, b = table_2x2(180, 3, 3, 14)
     exp = make_experiment(store, "even", cases_of(200), {"control": a, "treatment": b})
-    html = _html(section.comparison_section(compare_arms(exp, store=store, margin=0.05).as_dict()))
+    html = _html(section.comparison_section(compare_arms(exp, store=store, margin=0.05)))
     assert "Outcome — not worse: treatment is at most 5.0 points worse than control" in html

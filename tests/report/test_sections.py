@@ -33,6 +33,7 @@ def results(report_store):
         out[shape] = {
             "metrics": experiment_metrics(exp, store=store).as_dict(),
             "comparison": comparison.as_dict(),
+            "compared": comparison,
             "gate": evaluate_gate(exp, store=store, arms=(exp.arms[0].name, exp.arms[-1].name)).as_dict(),
             "multi": compare_all(exp, store=store) if len(exp.arms) > 2 else None,
         }
@@ -100,7 +101,7 @@ def test_every_section_builds(results, shape):
     parts = [
         *section.decision_section(r["gate"]),
         *section.arms_section(r["metrics"]),
-        *section.comparison_section(r["comparison"]),
+        *section.comparison_section(r["compared"]),
         *section.multi_section(r["multi"]),
         *section.confusion_section(r["metrics"]),
         *section.domain_section(r["metrics"]),
@@ -118,7 +119,7 @@ def test_every_section_builds(results, shape):
 
 
 def test_zero_discordant_pairs_are_said_in_words(results):
-    html = _html(section.comparison_section(results["no-discordant"]["comparison"]))
+    html = _html(section.comparison_section(results["no-discordant"]["compared"]))
     assert "no discordant case" in html
     assert "0 fixed · 0 regressed" in html
     # The interval shown is the comparison's (Newcombe's), never a point at zero claiming certainty.
@@ -131,7 +132,7 @@ def test_one_case_and_one_round(results):
     r = results["single-case"]
     assert "Each case ran once" in _html(section.stability_section(r["metrics"]))
     assert "no domains (or only one)" in _html(section.domain_section(r["metrics"]))
-    assert "1 paired case," in _html(section.comparison_section(r["comparison"]))
+    assert "1 paired case," in _html(section.comparison_section(r["compared"]))
 
 
 def test_three_arms_list_every_pair(results):

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from abbench import formatting as fm
 from abbench.report import _display as d
-from abbench.report._sections._parts import Part, estimate_text
+from abbench.report._sections._parts import Part
 
 if TYPE_CHECKING:
-    from abbench.compare import MultiComparison
+    from abbench.compare import Comparison, MultiComparison
     from abbench.graders import PositionBias
+    from abbench.metrics import Estimate
     from abbench.stats import Interval
 
 
@@ -26,100 +28,115 @@ def _bounds_points(iv: Interval | None, unit: str) -> str:
     return fm.interval(iv.low, iv.high, lambda v: fm.difference(v, unit))
 
 
-def comparison_section(c: Mapping[str, Any] | None, *, reason: str | None = None) -> list[Part]:
+def _exported(value: Any) -> bool:
+    """Whether `value` survives ``as_dict()``: not None, and not a NaN or infinite float (exported as None)."""
+    return value is not None and (not isinstance(value, float) or math.isfinite(value))
+
+
+def _estimate_text(e: Estimate | None, *, share: bool = True) -> str:
+    """``72.0% [61.3%, 82.7%]`` (or the score); the reason in words when there is no value."""
+    if e is None or not fm.is_number(e.value):
+        return (e.reason if e is not None else None) or fm.MISSING
+    fmt: Callable[[Any], str] = fm.pct if share else (lambda v: fm.num(v, 2))
+    iv = e.interval
+    spread = fm.interval(iv.low, iv.high, fmt) if iv else fm.MISSING
+    return fmt(e.value) + ("" if spread == fm.MISSING else f" {spread}")
+
+
+def comparison_section(c: Comparison | None, *, reason: str | None = None) -> list[Part]:
     """Fixed and regressed cases, exact McNemar, the paired difference with its interval, the minimum
     detectable effect in plain words, cost/latency/token differences, domains and pairwise judges."""
     if c is None:
         return [d.note_html(reason or "There is no second arm or experiment to compare with.")]
-    unit = c["unit"]
+    unit = c.unit
     share = unit == "points"
-    a, b = c["a"]["arm"], c["b"]["arm"]
-    parts: list[Part] = [d.show_text(c["verdict"]["text"])]
-    if c["verdict"].get("outcome_text"):
+    a, b = c.a.arm, c.b.arm
+    parts: list[Part] = [d.show_text(c.verdict.text)]
+    if c.verdict.outcome_text:
         # better / not worse / worse / inconclusive against the margin, with what would settle it
-        parts.append(d.show_text("Outcome — " + c["verdict"]["outcome_text"]))
-    o = c.get("outcomes")
+        parts.append(d.show_text("Outcome — " + c.verdict.outcome_text))
+    o = c.outcomes
     parts.append(d.kv_html(_figures(c, unit, share)))
     if o:
-        parts.append(d.outcome_figure(o, a, b))
+        parts.append(d.outcome_figure(o.as_dict(), a, b))
     parts.extend(_usage_table(c, a, b))
     parts.extend(_domain_table(c, a, b))
-    for note in c.get("notes") or ():
+    for note in c.notes:
         parts.append(d.note_html(note))
     return parts
 
 
-def _figures(c: Mapping[str, Any], unit: str, share: bool) -> list[tuple[str, Any]]:
+def _figures(c: Comparison, unit: str, share: bool) -> list[tuple[str, Any]]:
     """The comparison in figures: who against whom, A and B, the difference, cases moved, McNemar, the MDE."""
-    a, b = c["a"]["arm"], c["b"]["arm"]
-    main = c.get("clustered") or c.get("difference")
+    a, b = c.a.arm, c.b.arm
+    main = c.clustered or c.difference
     pairs: list[tuple[str, Any]] = [
         (
             "compared",
-            f"{b} (B) against {a} (A), {fm.plural(c['n_cases'], 'paired case')}, differences are B − A",
+            f"{b} (B) against {a} (A), {fm.plural(c.n_cases, 'paired case')}, differences are B − A",
         ),
-        ("A", estimate_text(c["value_a"], share=share)),
-        ("B", estimate_text(c["value_b"], share=share)),
+        ("A", _estimate_text(c.value_a, share=share)),
+        ("B", _estimate_text(c.value_b, share=share)),
     ]
     if main:
         pairs.append(
             (
                 "difference",
-                f"{fm.difference(main['difference'], unit)} "
+                f"{fm.difference(main.difference, unit)} "
                 + (
-                    _interval_points(c.get("interval"), unit)
-                    if c.get("interval")
+                    _bounds_points(c.interval, unit)
+                    if c.interval
                     else "(no interval: one case, or no spread between cases)"
                 )
-                + f" ({c['verdict']['test']}, {fm.pvalue(c['verdict']['p_value'])})",
+                + f" ({c.verdict.test}, {fm.pvalue(c.verdict.p_value)})",
             )
         )
-    o = c.get("outcomes")
+    o = c.outcomes
     if o:
         pairs.append(
             (
                 "cases",
-                f"{o['fixed']:,} fixed · {o['regressed']:,} regressed · {o['both_pass']:,} right in both · "
-                f"{o['both_fail']:,} wrong in both",
+                f"{o.fixed:,} fixed · {o.regressed:,} regressed · {o.both_pass:,} right in both · "
+                f"{o.both_fail:,} wrong in both",
             )
         )
-    m = c.get("mcnemar")
+    m = c.mcnemar
     if m:
-        if m["n_discordant"]:
+        if m.n_discordant:
             pairs.append(
                 (
                     "exact McNemar",
-                    f"{fm.pvalue(m['p_value'])} on {m['n_discordant']:,} discordant cases ({m['b']} vs {m['c']})",
+                    f"{fm.pvalue(m.p_value)} on {m.n_discordant:,} discordant cases ({m.b} vs {m.c})",
                 )
             )
         else:
             pairs.append(
                 ("exact McNemar", "no discordant case: every case has the same outcome in both arms (p = 1)")
             )
-    mde = c.get("mde")
-    if mde and fm.is_number(mde.get("delta")):
-        size = fm.difference(mde["delta"], unit).lstrip("+")
+    mde = c.mde
+    if mde and fm.is_number(mde.delta):
+        size = fm.difference(mde.delta, unit).lstrip("+")
         pairs.append(
             (
                 "smallest detectable difference",
-                f"{size} with {mde['n']:,} cases ({mde['power']:.0%} power, {mde['alpha']:g} level): a true "
+                f"{size} with {mde.n:,} cases ({mde.power:.0%} power, {mde.alpha:g} level): a true "
                 f'difference smaller than this would usually go unnoticed, so "no significant difference" '
                 f'here does not mean "no difference".',
             )
         )
-    elif c["n_cases"]:
+    elif c.n_cases:
         pairs.append(
             ("smallest detectable difference", "not computable from these data (no spread between cases)")
         )
-    excluded = c.get("excluded") or {}
+    excluded = c.excluded
     for why, ids in excluded.items():
         pairs.append(("left out", f"{len(ids):,} cases: {why}"))
     return pairs
 
 
-def _usage_table(c: Mapping[str, Any], a: str, b: str) -> list[Part]:
+def _usage_table(c: Comparison, a: str, b: str) -> list[Part]:
     """Cost, latency and tokens per case, paired: means with their interval, medians beside them."""
-    usage = [u for u in c.get("usage") or [] if u.get("difference") is not None or u.get("reason")]
+    usage = [u for u in c.usage if _exported(u.difference) or u.reason]
     if not usage:
         return []
     fmt: dict[str, Callable[[Any], str]] = {
@@ -130,35 +147,35 @@ def _usage_table(c: Mapping[str, Any], a: str, b: str) -> list[Part]:
     }
     rows = []
     for u in usage:
-        f: Callable[[Any], str] = fmt.get(u["metric"], fm.num)
-        iv = u.get("interval") or {}
-        diff = u.get("difference")
+        f: Callable[[Any], str] = fmt.get(u.metric, fm.num)
+        iv = u.interval
+        diff = u.difference
         rows.append(
             {
                 "metric": {
                     "latency_ms": "latency",
                     "tokens": "tokens per run",
                     "cost": "cost per run",
-                }.get(u["metric"], u["metric"]),
-                "a": f(u.get("value_a")),
-                "b": f(u.get("value_b")),
-                "diff": (("+" if fm.is_number(diff) and diff > 0 else "") + f(diff))
+                }.get(u.metric, u.metric),
+                "a": f(u.value_a),
+                "b": f(u.value_b),
+                "diff": (("+" if (diff or 0) > 0 else "") + f(diff))
                 if fm.is_number(diff)
-                else (u.get("reason") or fm.MISSING),
-                "interval": fm.interval(iv.get("low"), iv.get("high"), f),
-                "relative": fm.pct(u.get("relative"), 1, signed=True),
+                else (u.reason or fm.MISSING),
+                "interval": fm.interval(iv.low, iv.high, f) if iv else fm.MISSING,
+                "relative": fm.pct(u.relative, 1, signed=True),
                 # Beside the means, so a few slow or dear runs neither alarm nor reassure.
                 "median": (
-                    f"{f(u.get('median_a'))} → {f(u.get('median_b'))}"
+                    f"{f(u.median_a)} → {f(u.median_b)}"
                     + (
-                        f" ({fm.pct(u['median_relative'], 1, signed=True)})"
-                        if fm.is_number(u.get("median_relative"))
+                        f" ({fm.pct(u.median_relative, 1, signed=True)})"
+                        if fm.is_number(u.median_relative)
                         else ""
                     )
                 )
-                if fm.is_number(u.get("median_a")) and fm.is_number(u.get("median_b"))
+                if fm.is_number(u.median_a) and fm.is_number(u.median_b)
                 else fm.MISSING,
-                "p": fm.pvalue(u.get("p_value")),
+                "p": fm.pvalue(u.p_value),
             }
         )
     return [
@@ -174,34 +191,32 @@ def _usage_table(c: Mapping[str, Any], a: str, b: str) -> list[Part]:
                 ("median", "median A → B", str),
                 ("p", "p", str),
             ],
-            caption=f"Cost, latency and tokens per case ({usage[0].get('method', 'paired')}): means, "
+            caption=f"Cost, latency and tokens per case ({usage[0].method}): means, "
             "with the medians beside them",
         )
     ]
 
 
-def _domain_table(c: Mapping[str, Any], a: str, b: str) -> list[Part]:
+def _domain_table(c: Comparison, a: str, b: str) -> list[Part]:
     """Per domain, paired (with two domains or more), the significant moves marked."""
-    unit = c["unit"]
+    unit = c.unit
     share = unit == "points"
-    domains = c.get("by_domain") or []
+    domains = c.by_domain
     if len(domains) < 2:
         return []
     rows = [
         {
-            "domain": r["domain"],
-            "n": r["n_cases"],
-            "a": fm.pct(r["value_a"]) if share else fm.num(r["value_a"]),
-            "b": fm.pct(r["value_b"]) if share else fm.num(r["value_b"]),
-            "diff": f"{fm.difference(r['difference'], unit)} {_interval_points(r.get('interval'), unit)}",
-            "moved": f"{r['fixed']} fixed, {r['regressed']} regressed",
-            "p": fm.pvalue(r.get("p_adjusted")),
+            "domain": r.domain,
+            "n": r.n_cases,
+            "a": fm.pct(r.value_a) if share else fm.num(r.value_a),
+            "b": fm.pct(r.value_b) if share else fm.num(r.value_b),
+            "diff": f"{fm.difference(r.difference, unit)} {_bounds_points(r.interval, unit)}",
+            "moved": f"{r.fixed} fixed, {r.regressed} regressed",
+            "p": fm.pvalue(r.p_adjusted),
             "flag": "significantly worse"
-            if r["significant_regression"]
-            else ("significantly better" if r["significant_improvement"] else ""),
-            "_tone": "block"
-            if r["significant_regression"]
-            else ("pass" if r["significant_improvement"] else None),
+            if r.significant_regression
+            else ("significantly better" if r.significant_improvement else ""),
+            "_tone": "block" if r.significant_regression else ("pass" if r.significant_improvement else None),
         }
         for r in domains
     ]
