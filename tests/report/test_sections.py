@@ -34,7 +34,7 @@ def results(report_store):
             "metrics": experiment_metrics(exp, store=store).as_dict(),
             "comparison": comparison.as_dict(),
             "compared": comparison,
-            "gate": evaluate_gate(exp, store=store, arms=(exp.arms[0].name, exp.arms[-1].name)).as_dict(),
+            "gate": evaluate_gate(exp, store=store, arms=(exp.arms[0].name, exp.arms[-1].name)),
             "multi": compare_all(exp, store=store) if len(exp.arms) > 2 else None,
         }
     return out
@@ -49,7 +49,7 @@ def test_decision_blocks_with_the_rules_that_block(report_store):
         {"metric": "regressed", "op": "<=", "value": 0, "severity": "warn"},
         {"metric": "p95_latency_ms", "op": "<=", "value": 8000},
     ]
-    gate = evaluate_gate(ids["two-arm"], rules, store=store).as_dict()
+    gate = evaluate_gate(ids["two-arm"], rules, store=store)
     html = _html(section.decision_section(gate))
     assert 'class="abb-decision block"' in html and ">BLOCK<" in html
     assert "near perfect" in html and "BLOCKS" in html and "(warning)" in html
@@ -66,8 +66,8 @@ def test_the_banner_names_what_warns_and_every_value_is_in_its_unit(report_store
         {"metric": "diff_ci_low", "op": ">=", "value": -0.5, "name": "not much worse"},
         {"metric": "avg_cost", "op": "<=", "value": 0.0001, "severity": "warn", "name": "cheap runs"},
     ]
-    gate = evaluate_gate(ids["two-arm"], rules, store=store).as_dict()
-    assert gate["outcome"] == "pass with warnings"
+    gate = evaluate_gate(ids["two-arm"], rules, store=store)
+    assert gate.outcome == "pass with warnings"
     html = _html(section.decision_section(gate))
     banner = html.split('<div class="abb-cards">')[0]
     assert ">PASS WITH WARNINGS<" in banner
@@ -78,7 +78,7 @@ def test_the_banner_names_what_warns_and_every_value_is_in_its_unit(report_store
     assert "Warnings</b> (they do not block)" in banner
     assert "cheap runs: avg_cost is $0.00" in banner and "(the rule asks for ≤ $0.000100)" in banner
     table = html.split("Gate rules")[1]
-    value = gate["rules"][0]["value"]
+    value = gate.rules[0].value
     assert "accuracy ≥ 50.0%" in table and f">{100 * value:.1f}%<" in table  # not 0.8333
     assert "p95_latency_ms ≤ 8.0 s" in table and " ms<" in table
     assert "diff_ci_low ≥ -50.0 pts" in table and " pts<" in table
