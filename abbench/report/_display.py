@@ -14,6 +14,7 @@ from typing import Any
 
 from abbench._text import clip
 from abbench.formatting import MISSING, is_number, num
+from abbench.types import RunState
 
 PALETTE = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b", "#9d755d")
 """Arm colours, in arm order (control first)."""
@@ -258,16 +259,16 @@ def kv(pairs: Iterable[tuple[str, Any]]) -> None:
     show(kv_html(pairs))
 
 
-STATE_COLOURS = {
-    "pass": "#54a24b",
-    "fail": "#e45756",
+STATE_COLOURS: dict[str, str] = {
+    RunState.PASS: "#54a24b",
+    RunState.FAIL: "#e45756",
     "execution_failed": "#f58518",
     "grading_failed": "#eeca3b",
-    "cancelled": "#9d9d9d",
-    "pending": "#d0d7de",
-    "running": "#4c78a8",
-    "executed": "#72b7b2",
-    "evaluating": "#b279a2",
+    RunState.CANCELLED: "#9d9d9d",
+    RunState.PENDING: "#d0d7de",
+    RunState.RUNNING: "#4c78a8",
+    RunState.EXECUTED: "#72b7b2",
+    RunState.EVALUATING: "#b279a2",
 }
 
 

@@ -305,13 +305,13 @@ def run_overview(
                 }
             )
     total = sum(sum(c.values()) for c in states.values())
-    finished = sum(c.get("pass", 0) + c.get("fail", 0) for c in states.values())
+    finished = sum(c.get(RunState.PASS, 0) + c.get(RunState.FAIL, 0) for c in states.values())
     return RunOverview(
         states=states,
         total=total,
         finished=finished,
         execution_failures={a: dict(c) for a, c in exec_fail.items()},
         grading_failures={a.name: grade_fail.get(a.name, 0) for a in exp.arms},
-        cancelled={a: c.get("cancelled", 0) for a, c in states.items()},
+        cancelled={a: c.get(RunState.CANCELLED, 0) for a, c in states.items()},
         failures=tuple(failures),
     )

@@ -8,18 +8,18 @@ from abbench import formatting as fm
 from abbench.report import _display as d
 from abbench.report._provenance import ArmProvenance, Provenance, RunOverview
 from abbench.report._sections._parts import Part
-from abbench.types import outcome_word
+from abbench.types import RunState, outcome_word
 
 _OUTCOMES = (
-    "pass",
-    "fail",
+    RunState.PASS,
+    RunState.FAIL,
     "execution_failed",
     "grading_failed",
-    "cancelled",
-    "pending",
-    "running",
-    "executed",
-    "evaluating",
+    RunState.CANCELLED,
+    RunState.PENDING,
+    RunState.RUNNING,
+    RunState.EXECUTED,
+    RunState.EVALUATING,
 )
 """Columns of the runs table: outcome keys (`abbench.types.run_outcome`), then the open states."""
 
@@ -30,9 +30,9 @@ def _outcomes(overview: RunOverview) -> dict[str, dict[str, int]]:
     for arm, counts in overview.states.items():
         execution = sum((overview.execution_failures.get(arm) or {}).values())
         grading = overview.grading_failures.get(arm, 0)
-        row = {k: v for k, v in counts.items() if k != "fail"}
+        row = {k: v for k, v in counts.items() if k != RunState.FAIL}
         row.update(
-            fail=counts.get("fail", 0) - execution - grading,
+            fail=counts.get(RunState.FAIL, 0) - execution - grading,
             execution_failed=execution,
             grading_failed=grading,
         )
