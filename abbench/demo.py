@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from abbench.compare import Comparison, compare_arms
 from abbench.dataset import DatasetInfo
 from abbench.errors import UsageError
+from abbench.formatting import DASH, Bounds, pct, pct_span
 from abbench.gate import GateResult, evaluate_gate
 from abbench.metrics import experiment_metrics
 from abbench.runner import Observer, RunSummary, create_experiment, load_spec, run_experiment
@@ -248,8 +249,8 @@ def _report_line(page: ReportResult) -> str:
 
 
 def _pct(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:.1f}%"
+    return pct(value, missing=DASH)
 
 
-def _interval(interval) -> str:
-    return "–" if interval is None else f"{100 * interval.low:.1f}–{100 * interval.high:.1f}%"
+def _interval(interval: Bounds | None) -> str:
+    return pct_span(interval)

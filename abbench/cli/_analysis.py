@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import TYPE_CHECKING
 
 from abbench._text import fit
+from abbench.formatting import NA, pct
 
 if TYPE_CHECKING:
     from abbench.metrics import Estimate
@@ -21,8 +23,7 @@ def _cut(text: object, width: int, *, pad: bool = True) -> str:
     return fit(text, width, pad=pad)
 
 
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None or not math.isfinite(value) else f"{value * 100:.1f}%"
+_pct = partial(pct, missing=NA)
 
 
 def _num(value: float | None, digits: int = 4) -> str:

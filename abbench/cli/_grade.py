@@ -9,6 +9,7 @@ import click
 
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.cli._progress import print_summary, with_progress
+from abbench.formatting import money_fixed as _money
 from abbench.types import outcome_word
 
 
@@ -162,10 +163,6 @@ def grades_cmd(
         [{k: getattr(r, k) for k in (*_SHOWN_COLUMNS, "dimensions", "details", "created_at")} for r in rows],
         human,
     )
-
-
-def _money(value: float) -> str:
-    return f"${value:.4f}" if value < 100 else f"${value:,.2f}"
 
 
 @cli.command("judge-report")

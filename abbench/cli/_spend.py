@@ -9,6 +9,7 @@ import click
 
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.cli._progress import print_failures, print_summary, with_progress
+from abbench.formatting import duration as _duration
 
 if TYPE_CHECKING:
     from abbench.runner import Estimate, Projection
@@ -96,7 +97,7 @@ def resume_cmd(
 
 
 def _limits_text(limits: dict[str, Any]) -> str:
-    from abbench.runner._budget import money
+    from abbench.formatting import money_trimmed as money
 
     parts = []
     if limits.get("max_cost") is not None:
@@ -152,7 +153,7 @@ def estimate_cmd(
 
 
 def _print_estimate(est: Estimate) -> None:
-    from abbench.runner._budget import money
+    from abbench.formatting import money_trimmed as money
 
     level = f"{100 * est.confidence:g} %"
     ran = f"; the pilot ran {est.pilot_runs:,} runs" if est.pilot_runs else ""
@@ -187,11 +188,3 @@ def _projection(p: Projection | None, fmt: Callable[[float], str]) -> str:
 
 def _tokens(v: float) -> str:
     return f"{v:,.0f}"
-
-
-def _duration(s: float) -> str:
-    if s < 60:
-        return f"{s:.1f} s"
-    if s < 3600:
-        return f"{s / 60:.1f} min"
-    return f"{s / 3600:.1f} h"

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 
+from abbench.formatting import NA, difference
 from abbench.metrics import Result
 
 VERDICTS = ("b_better", "b_worse", "no_detectable_difference", "insufficient_data")
@@ -184,13 +186,8 @@ def settle(
     return Settled(outcome, margin, n_more, text + ".")
 
 
-def points(value: float | None, unit: str) -> str:
-    """A difference in the comparison's unit: ``+4.0 points`` for pass rates, ``+0.12`` for scores."""
-    if value is None or not math.isfinite(value):
-        return "n/a"
-    if unit == "points":
-        return f"{value * 100:+.1f} points"
-    return f"{value:+.3g}"
+points = partial(difference, word="points", missing=NA)
+"""A difference in the comparison's unit: ``+4.0 points`` for pass rates, ``+0.12`` for scores."""
 
 
 def magnitude(value: float | None, unit: str) -> str:

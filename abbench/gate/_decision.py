@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from abbench.compare import VOTE_MARGIN, VOTE_MIN_CASES, Comparison, Votes, magnitude, points
+from abbench.formatting import money_sig
+from abbench.formatting import money_sig as _money
 from abbench.metrics import ArmMetrics, Result
 
 
@@ -190,19 +193,7 @@ def _capability_votes(c: Comparison, votes: Votes) -> Dimension:
     return Dimension("capability", "block", f"{c.b.name} does not win the votes: {said}", evidence)
 
 
-def _usd(value: float) -> str:
-    """A signed cost difference in US dollars with two significant digits (``+$0.00020``, ``-$1.25``)."""
-    sign = "+" if value >= 0 else "-"
-    size = abs(value)
-    if size == 0:
-        return "+$0"
-    digits = 2 if size >= 1 else min(10, max(2, 1 - math.floor(math.log10(size))))
-    return f"{sign}${size:,.{digits}f}"
-
-
-def _money(value: float) -> str:
-    """A cost in US dollars with two significant digits (``$0.00020``)."""
-    return _usd(value).lstrip("+")
+_usd = partial(money_sig, signed=True)  # a signed cost difference: +$0.00020
 
 
 def _cost(c: Comparison | None, policy: DecisionPolicy) -> Dimension:

@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from abbench.formatting import rate_interval as _fmt_rate
+
 if TYPE_CHECKING:
     from abbench.stats import Interval
 
@@ -201,12 +203,6 @@ def measure_position_bias(
 def _final(singles: tuple[Judgement, ...]) -> str | None:
     winners = {j.winner for j in singles}
     return winners.pop() if len(winners) == 1 else "tie"
-
-
-def _fmt_rate(rate: float | None, interval: Interval | None) -> str:
-    if rate is None or interval is None:
-        return "n/a"
-    return f"{rate:.2f} [{interval.low:.2f}, {interval.high:.2f}]"
 
 
 def describe_bias(bias: PositionBias) -> str:

@@ -13,9 +13,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from abbench._text import clip
-
-MISSING = "—"
-"""What a missing number shows as."""
+from abbench.formatting import MISSING, is_number, num
+from abbench.types import RunState
 
 PALETTE = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b", "#9d755d")
 """Arm colours, in arm order (control first)."""
@@ -37,109 +36,6 @@ def label(value: Any, limit: int = 60) -> str:
     """`value` as plotly text: shortened, with ``& < >`` as entities (plotly reads tags like <b> and <a>)."""
     text = MISSING if value is None else str(value)
     return html.escape(clip(text, limit), quote=False)
-
-
-def is_number(value: Any) -> bool:
-    """Whether `value` is a finite number (not None, NaN, infinity or a bool)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def pct(value: Any, digits: int = 1, signed: bool = False) -> str:
-    """A share as a percentage (``0.873`` → ``87.3%``); missing → em dash."""
-    if not is_number(value):
-        return MISSING
-    text = f"{value * 100:+.{digits}f}" if signed else f"{value * 100:.{digits}f}"
-    return text + ("pp" if signed else "%")
-
-
-def num(value: Any, digits: int = 2, signed: bool = False) -> str:
-    """A number with `digits` decimals (thousands separated); missing → em dash."""
-    if not is_number(value):
-        return MISSING
-    if isinstance(value, int) and not signed:
-        return f"{value:,}"
-    return f"{value:+,.{digits}f}" if signed else f"{value:,.{digits}f}"
-
-
-def money(value: Any) -> str:
-    """Money in USD with enough digits for per-run costs (``$0.0012``)."""
-    if not is_number(value):
-        return MISSING
-    if value == 0:
-        return "$0"
-    # Agent runs often cost a fraction of a cent: keep two significant digits however small.
-    size = abs(value)
-    digits = 2 if size >= 1 else 4 if size >= 0.01 else min(10, max(6, 1 - math.floor(math.log10(size))))
-    return f"{'-' if value < 0 else ''}${size:,.{digits}f}"
-
-
-def ms(value: Any) -> str:
-    """Milliseconds, as ``850 ms`` or ``2.4 s``."""
-    if not is_number(value):
-        return MISSING
-    if abs(value) >= 1000:
-        return f"{value / 1000:.1f} s"
-    return f"{value:.1f} ms" if 0 < abs(value) < 10 else f"{value:.0f} ms"
-
-
-def in_unit(value: Any, unit: str) -> str:
-    """A metric's value in its unit (see `abbench.gate.UNITS`): ``90.4%``, ``+13.2 pts``, ``7.8 ms``,
-    ``+35.4%``, ``$0.000764``, ``yes``; an unknown unit shows the number plainly."""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if not is_number(value):
-        return MISSING if value is None or isinstance(value, float) else str(value)
-    if unit == "share":
-        return pct(value)
-    if unit == "points":
-        return f"{value * 100:+.1f} pts"
-    if unit == "relative":
-        return f"{value * 100:+.1f}%"
-    if unit == "usd":
-        return money(value)
-    if unit == "ms":
-        return ms(value)
-    if unit in ("tokens", "count"):
-        return f"{value:,.0f}"
-    if unit == "score":
-        return num(value, 2)
-    if unit == "p":
-        return "< 0.001" if 0 <= value < 0.001 else f"{value:.3g}"
-    return f"{value:,.4g}"
-
-
-def pvalue(value: Any) -> str:
-    """A p-value as people read it (``p = 0.031``, ``p < 0.001``)."""
-    if not is_number(value):
-        return MISSING
-    return "p < 0.001" if value < 0.001 else f"p = {value:.3f}"
-
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """``1 case``, ``2 cases``, ``1,204 cases`` (`many` for irregular plurals)."""
-    return f"{n:,} {word if n == 1 else (many or word + 's')}"
-
-
-def when(value: Any) -> str:
-    """An ISO-8601 time as people read it: ``2026-11-29 20:49 UTC`` (text that is not a time is kept)."""
-    if not value:
-        return MISSING
-    from datetime import UTC, datetime
-
-    try:
-        moment = datetime.fromisoformat(str(value))
-    except ValueError:
-        return str(value)
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%d %H:%M") + " UTC"
-
-
-def interval(low: Any, high: Any, fmt: Callable[[Any], str] = pct) -> str:
-    """``[low, high]`` with `fmt`; missing ends → em dash."""
-    if not (is_number(low) and is_number(high)):
-        return MISSING
-    return f"[{fmt(low)}, {fmt(high)}]"
 
 
 # -- HTML builders (pure: they return text, so they can be tested without a kernel) ---------------------
@@ -302,7 +198,7 @@ def base_layout(**overrides: Any) -> dict[str, Any]:
     return layout
 
 
-def figure(data: list[dict[str, Any]], **layout: Any):
+def figure(data: list[dict[str, Any]], **layout: Any) -> Any:
     """A plotly figure from trace dicts and layout overrides (strings must already go through `label`)."""
     import plotly.graph_objects as go
 
@@ -323,7 +219,7 @@ def show(text: str) -> None:
     """Display HTML built by the ``*_html`` functions."""
     from IPython.display import HTML, display
 
-    display(HTML(text))
+    display(HTML(text))  # type: ignore[no-untyped-call]  # IPython is unannotated
 
 
 SUMMARY_MIMETYPE = "application/vnd.abbench.report+json"
@@ -334,17 +230,21 @@ def summary(data: Mapping[str, Any]) -> None:
     """Leave the report's headline (decision, verdict, figures) in the executed notebook for the caller."""
     from IPython.display import display
 
-    display({SUMMARY_MIMETYPE: dict(data)}, raw=True)
+    display({SUMMARY_MIMETYPE: dict(data)}, raw=True)  # type: ignore[no-untyped-call]  # IPython is unannotated
 
 
 def show_figure(fig: Any) -> None:
     """Display a plotly figure (a div and a ``Plotly.newPlot`` call in the page)."""
     from IPython.display import display
 
-    display(fig)
+    display(fig)  # type: ignore[no-untyped-call]  # IPython is unannotated
 
 
-def table(rows, columns, **kw: Any) -> None:
+def table(
+    rows: Iterable[Mapping[str, Any]],
+    columns: Sequence[tuple[str, str] | tuple[str, str, Any]],
+    **kw: Any,
+) -> None:
     """Display `table_html`."""
     show(table_html(rows, columns, **kw))
 
@@ -354,25 +254,25 @@ def note(text: str, kind: str = "note") -> None:
     show(note_html(text, kind))
 
 
-def kv(pairs) -> None:
+def kv(pairs: Iterable[tuple[str, Any]]) -> None:
     """Display `kv_html`."""
     show(kv_html(pairs))
 
 
-STATE_COLOURS = {
-    "pass": "#54a24b",
-    "fail": "#e45756",
+STATE_COLOURS: dict[str, str] = {
+    RunState.PASS: "#54a24b",
+    RunState.FAIL: "#e45756",
     "execution_failed": "#f58518",
     "grading_failed": "#eeca3b",
-    "cancelled": "#9d9d9d",
-    "pending": "#d0d7de",
-    "running": "#4c78a8",
-    "executed": "#72b7b2",
-    "evaluating": "#b279a2",
+    RunState.CANCELLED: "#9d9d9d",
+    RunState.PENDING: "#d0d7de",
+    RunState.RUNNING: "#4c78a8",
+    RunState.EXECUTED: "#72b7b2",
+    RunState.EVALUATING: "#b279a2",
 }
 
 
-def states_figure(states: Mapping[str, Mapping[str, int]]):
+def states_figure(states: Mapping[str, Mapping[str, int]]) -> Any:
     """Runs per arm and outcome as stacked horizontal bars (arms top to bottom in their order).
 
     `states` maps arm -> outcome key (`abbench.types.run_outcome`: ``fail`` is graded wrong, runs
@@ -416,9 +316,13 @@ def colour(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
 
 
-def _errors(estimates: Sequence[Mapping[str, Any] | None]) -> tuple[list, list, list]:
+def _errors(
+    estimates: Sequence[Mapping[str, Any] | None],
+) -> tuple[list[float | None], list[float | None], list[float | None]]:
     """Values and the distances to their interval ends (plotly's asymmetric error bars); None stays a gap."""
-    values, plus, minus = [], [], []
+    values: list[float | None] = []
+    plus: list[float | None] = []
+    minus: list[float | None] = []
     for e in estimates:
         value = (e or {}).get("value")
         iv = (e or {}).get("interval") or {}
@@ -439,7 +343,7 @@ def estimate_figure(
     *,
     share: bool = True,
     title: str = "",
-):
+) -> Any:
     """One dot per arm with its interval (a share on a 0–100% axis, or a score)."""
     values, plus, minus = _errors(estimates)
     scale = 100.0 if share else 1.0
@@ -482,7 +386,7 @@ def grouped_figure(
     share: bool = True,
     title: str = "",
     lines: bool = False,
-):
+) -> Any:
     """Per group (domain or round), one dot per arm with its interval; `lines` joins the dots (rounds).
 
     Rounds run left to right; domains are rows (one per domain, top to bottom in their order), so their
@@ -540,7 +444,7 @@ def grouped_figure(
     )
 
 
-def confusion_figure(confusion: Mapping[str, Any], *, title: str = ""):
+def confusion_figure(confusion: Mapping[str, Any], *, title: str = "") -> Any:
     """A confusion matrix as a heatmap: rows gold, columns predicted; colour by row share, text the counts."""
     counts = [list(row) for row in confusion.get("counts") or []]
     rows = [label(x, 24) for x in confusion.get("labels") or []]
@@ -577,7 +481,7 @@ def confusion_figure(confusion: Mapping[str, Any], *, title: str = ""):
 
 def bars_figure(
     names: Sequence[str], values: Mapping[str, Sequence[Any]], *, title: str = "", suffix: str = ""
-):
+) -> Any:
     """Grouped bars: for each measure in `values` (``{"p50": [...], "p95": [...]}``) one bar per arm."""
     data = []
     for j, (measure, numbers) in enumerate(values.items()):
@@ -599,7 +503,7 @@ def show_text(text: str) -> str:
     return f"<p>{esc(text)}</p>"
 
 
-def outcome_figure(outcomes: Mapping[str, Any], a: str, b: str):
+def outcome_figure(outcomes: Mapping[str, Any], a: str, b: str) -> Any:
     """How cases moved from A to B: fixed, regressed, right in both, wrong in both (one stacked bar)."""
     parts = (
         ("fixed", outcomes.get("fixed", 0), "#54a24b"),

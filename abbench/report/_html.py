@@ -15,7 +15,7 @@ HIDDEN_TAGS = frozenset({"parameters", "injected-parameters", "remove"})
 """Cells with these tags are left out of the page (papermill's parameters and helper cells)."""
 
 
-def _drop_noise_preprocessor():
+def _drop_noise_preprocessor() -> Any:
     from nbconvert.preprocessors import Preprocessor
 
     class DropNoise(Preprocessor):
@@ -25,7 +25,7 @@ def _drop_noise_preprocessor():
         the summary left for `render_report`); the executed notebook keeps everything.
         """
 
-        def preprocess_cell(self, cell, resources, index):
+        def preprocess_cell(self, cell: Any, resources: Any, index: int) -> tuple[Any, Any]:
             if cell.get("cell_type") == "code":
                 kept = []
                 for output in cell.get("outputs", []):
@@ -41,7 +41,7 @@ def _drop_noise_preprocessor():
                 cell.outputs = kept
             return cell, resources
 
-    return DropNoise()
+    return DropNoise()  # type: ignore[no-untyped-call]  # traitlets' constructors are unannotated
 
 
 def notebook_to_html(nb: Any, *, title: str) -> str:
@@ -67,14 +67,14 @@ def notebook_to_html(nb: Any, *, title: str) -> str:
     config.HTMLExporter.exclude_output_prompt = True
     config.TagRemovePreprocessor.enabled = True
     config.TagRemovePreprocessor.remove_cell_tags = set(HIDDEN_TAGS)
-    exporter = HTMLExporter(
+    exporter = HTMLExporter(  # type: ignore[no-untyped-call]  # nbconvert's constructors are unannotated
         config=config,
         template_name=TEMPLATE_NAME,
         extra_template_basedirs=[str(TEMPLATES)],
         # include_js/include_css look files up on the template path: plotly.min.js and report.css.
         extra_template_paths=[str(plotly_js_path().parent), str(TEMPLATES / TEMPLATE_NAME)],
     )
-    exporter.register_preprocessor(_drop_noise_preprocessor(), enabled=True)
+    exporter.register_preprocessor(_drop_noise_preprocessor(), enabled=True)  # type: ignore[no-untyped-call]
     body, _ = exporter.from_notebook_node(
         nb, resources={"metadata": {"name": title}, "abbench_version": __version__}
     )

@@ -8,6 +8,8 @@ It is registered next to ``plotly_mimetype`` so JupyterLab still shows interacti
 
 from __future__ import annotations
 
+from typing import Any
+
 from abbench._plotly import FIGURE_CONFIG, figure_html, plotly_js_path
 
 __all__ = ["FIGURE_CONFIG", "RENDERER", "figure_html", "plotly_js_path", "use_report_renderer"]
@@ -16,13 +18,13 @@ RENDERER = "abbench_report"
 """The name the renderer is registered under in ``plotly.io.renderers``."""
 
 
-def _renderer_class():
+def _renderer_class() -> type[Any]:
     from plotly.io._base_renderers import MimetypeRenderer
 
-    class ReportRenderer(MimetypeRenderer):
+    class ReportRenderer(MimetypeRenderer):  # type: ignore[misc]  # plotly has no types: its base is Any
         """Renders a figure as ``text/html`` holding only its div and ``Plotly.newPlot`` call."""
 
-        def to_mimebundle(self, fig_dict):
+        def to_mimebundle(self, fig_dict: dict[str, Any]) -> dict[str, str]:
             import plotly.graph_objects as go
 
             return {"text/html": figure_html(go.Figure(fig_dict))}
@@ -40,4 +42,4 @@ def use_report_renderer() -> str:
     if RENDERER not in pio.renderers:
         pio.renderers[RENDERER] = _renderer_class()()
     pio.renderers.default = f"plotly_mimetype+{RENDERER}"
-    return pio.renderers.default
+    return str(pio.renderers.default)

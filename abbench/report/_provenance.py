@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import platform
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from abbench.store import current_user
+from abbench.store import Experiment, RunRecord, Store, current_user
+from abbench.types import RunState
+
+if TYPE_CHECKING:
+    from abbench.dataset import DatasetInfo
+
+StoreLike = str | os.PathLike[str] | Store | None
 
 
 @dataclass(frozen=True)
@@ -112,7 +120,7 @@ class Provenance:
         return asdict(self)
 
 
-def experiment_provenance(experiment, *, store=None) -> Provenance:
+def experiment_provenance(experiment: Experiment | int | str, *, store: StoreLike = None) -> Provenance:
     """The provenance of an experiment: dataset, mapping, skills (drafts marked), agents, models, dates, people.
 
     Args:
@@ -126,39 +134,10 @@ def experiment_provenance(experiment, *, store=None) -> Provenance:
     exp = s.get_experiment(experiment)
     ds = s.get_dataset(exp.dataset_id)
     runs = s.runs(exp.id)
-    models: dict[str, set[str]] = {}
     started = [r.started_at for r in runs if r.started_at]
-    finished = [r.finished_at or r.executed_at for r in runs if r.finished_at or r.executed_at]
-    for r in runs:
-        if r.output is not None and r.output.model:
-            models.setdefault(r.arm, set()).add(r.output.model)
-    arms = []
-    for arm in exp.arms:
-        snap = s.get_snapshot(arm.snapshot) if arm.snapshot else None
-        arms.append(
-            ArmProvenance(
-                name=arm.name,
-                agent=arm.agent,
-                model=arm.model,
-                models_seen=tuple(sorted(models.get(arm.name, ()))),
-                skill=snap.label.replace(" (draft)", "") if snap else None,
-                snapshot_hash=snap.hash if snap else None,
-                draft=snap.draft if snap else None,
-                draft_reason=snap.draft_reason if snap else None,
-                commit=snap.commit if snap else None,
-                tag=snap.tag if snap else None,
-                repo=(snap.remote or snap.repo) if snap else None,
-                params=dict(arm.params or {}),
-                sees_gold=(arm.params or {}).get("sees_gold") is True,
-            )
-        )
-    grades = s.grades(exp.id, latest=True)
-    kinds: dict[str, str] = {}
-    judges: set[str] = set()
-    for g in grades:
-        kinds.setdefault(g.grader, g.kind)
-        if g.judge_model:
-            judges.add(g.judge_model)
+    finished = [t for r in runs if (t := r.finished_at or r.executed_at)]
+    arms = _arm_provenance(s, exp, runs)
+    kinds, judges = _graders(s, exp)
     profile = _profile_ref(exp, ds)
     parent = None
     if exp.parent_id is not None:
@@ -196,7 +175,47 @@ def experiment_provenance(experiment, *, store=None) -> Provenance:
     )
 
 
-def _paused_because(exp) -> str | None:
+def _arm_provenance(s: Store, exp: Experiment, runs: Sequence[RunRecord]) -> list[ArmProvenance]:
+    """Each arm's agent, model (and the models its runs reported), skill snapshot and parameters."""
+    models: dict[str, set[str]] = {}
+    for r in runs:
+        if r.output is not None and r.output.model:
+            models.setdefault(r.arm, set()).add(r.output.model)
+    arms = []
+    for arm in exp.arms:
+        snap = s.get_snapshot(arm.snapshot) if arm.snapshot else None
+        arms.append(
+            ArmProvenance(
+                name=arm.name,
+                agent=arm.agent,
+                model=arm.model,
+                models_seen=tuple(sorted(models.get(arm.name, ()))),
+                skill=snap.label.replace(" (draft)", "") if snap else None,
+                snapshot_hash=snap.hash if snap else None,
+                draft=snap.draft if snap else None,
+                draft_reason=snap.draft_reason if snap else None,
+                commit=snap.commit if snap else None,
+                tag=snap.tag if snap else None,
+                repo=(snap.remote or snap.repo) if snap else None,
+                params=dict(arm.params or {}),
+                sees_gold=(arm.params or {}).get("sees_gold") is True,
+            )
+        )
+    return arms
+
+
+def _graders(s: Store, exp: Experiment) -> tuple[dict[str, str], set[str]]:
+    """The graders that graded (name → kind, in first-grade order) and the judge models they used."""
+    kinds: dict[str, str] = {}
+    judges: set[str] = set()
+    for g in s.grades(exp.id, latest=True):
+        kinds.setdefault(g.grader, g.kind)
+        if g.judge_model:
+            judges.add(g.judge_model)
+    return kinds, judges
+
+
+def _paused_because(exp: Experiment) -> str | None:
     if exp.status != "paused" or not exp.pause_reason:
         return None
     from abbench.runner import PauseReason
@@ -205,7 +224,7 @@ def _paused_because(exp) -> str | None:
     return None if reason is None else reason.text
 
 
-def _profile_ref(exp, ds) -> str | None:
+def _profile_ref(exp: Experiment, ds: DatasetInfo) -> str | None:
     if ds.profile_ref:
         return ds.profile_ref
     name = exp.spec.get("dataset_profile")
@@ -247,7 +266,9 @@ class RunOverview:
         return asdict(self) | {"complete": self.complete}
 
 
-def run_overview(experiment, *, store=None, limit: int = 50) -> RunOverview:
+def run_overview(
+    experiment: Experiment | int | str, *, store: StoreLike = None, limit: int = 50
+) -> RunOverview:
     """Where an experiment's runs ended up, with its execution and grading failures told apart.
 
     Args:
@@ -260,10 +281,10 @@ def run_overview(experiment, *, store=None, limit: int = 50) -> RunOverview:
     s = open_store(store)
     exp = s.get_experiment(experiment)
     states = s.run_counts(exp.id)
-    exec_fail: dict[str, Counter] = {a.name: Counter() for a in exp.arms}
-    grade_fail: Counter = Counter()
-    failures = []
-    for r in s.runs(exp.id, states=["fail"]):
+    exec_fail: dict[str, Counter[str]] = {a.name: Counter() for a in exp.arms}
+    grade_fail: Counter[str] = Counter()
+    failures: list[dict[str, Any]] = []
+    for r in s.runs(exp.id, states=[RunState.FAIL]):
         if r.execution_failed:
             exec_fail.setdefault(r.arm, Counter())[r.failure_type or "unknown"] += 1
             kind = "execution"
@@ -284,13 +305,13 @@ def run_overview(experiment, *, store=None, limit: int = 50) -> RunOverview:
                 }
             )
     total = sum(sum(c.values()) for c in states.values())
-    finished = sum(c.get("pass", 0) + c.get("fail", 0) for c in states.values())
+    finished = sum(c.get(RunState.PASS, 0) + c.get(RunState.FAIL, 0) for c in states.values())
     return RunOverview(
         states=states,
         total=total,
         finished=finished,
         execution_failures={a: dict(c) for a, c in exec_fail.items()},
         grading_failures={a.name: grade_fail.get(a.name, 0) for a in exp.arms},
-        cancelled={a: c.get("cancelled", 0) for a, c in states.items()},
+        cancelled={a: c.get(RunState.CANCELLED, 0) for a, c in states.items()},
         failures=tuple(failures),
     )

@@ -12,12 +12,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
 import abbench
 from abbench.errors import AbbenchError, ComparisonRefused, ReportError, UsageError
 from abbench.report._html import TEMPLATES, notebook_to_html
 from abbench.report._secrets import find_secrets
+
+if TYPE_CHECKING:
+    from abbench.store import Experiment, Store
 
 log = logging.getLogger(__name__)
 
@@ -165,14 +168,14 @@ def _kernel_env() -> dict[str, str]:
     return env
 
 
-def _kernel_manager_class(env: dict[str, str], stderr):
-    from jupyter_client import AsyncKernelManager
+def _kernel_manager_class(env: dict[str, str], stderr: IO[str]) -> type[Any]:
+    from jupyter_client.manager import AsyncKernelManager
 
     class ReportKernelManager(AsyncKernelManager):
         """Starts the report kernel with the report's environment and its stderr captured to a file
         (papermill has no option for either; the kernel's chatter does not belong on the caller's terminal)."""
 
-        async def _async_start_kernel(self, **kw):
+        async def _async_start_kernel(self, **kw: Any) -> None:
             kw["env"] = {**env, **(kw.get("env") or {})}
             kw.setdefault("stderr", stderr)
             return await super()._async_start_kernel(**kw)
@@ -182,14 +185,16 @@ def _kernel_manager_class(env: dict[str, str], stderr):
     return ReportKernelManager
 
 
-def _tail(f, n: int = 1500) -> str:
+def _tail(f: IO[str], n: int = 1500) -> str:
     f.flush()
     f.seek(0)
     text = f.read()
     return text[-n:].strip()
 
 
-def _execute(template: Path, output: Path, parameters: dict[str, Any], *, progress: bool, timeout: float):
+def _execute(
+    template: Path, output: Path, parameters: dict[str, Any], *, progress: bool, timeout: float
+) -> None:
     try:
         import papermill
         from jupyter_client.kernelspec import NoSuchKernel
@@ -233,7 +238,7 @@ def _execute(template: Path, output: Path, parameters: dict[str, Any], *, progre
         log.debug("report kernel stderr: %s", _tail(kernel_log))
 
 
-def _summary(nb) -> dict[str, Any]:
+def _summary(nb: Any) -> dict[str, Any]:
     """What the notebook left for the caller (`_display.summary`): the decision and the headline."""
     from abbench.report._display import SUMMARY_MIMETYPE
 
@@ -253,15 +258,15 @@ def _refuse_secrets(*texts: str) -> list[str]:
 
 
 def render_report(
-    experiment,
+    experiment: Experiment | int | str,
     *,
-    vs=None,
+    vs: Experiment | int | str | None = None,
     arms: Sequence[str] | None = None,
-    gate: str | os.PathLike | list[dict[str, Any]] | None = None,
-    out: str | os.PathLike | None = None,
+    gate: str | os.PathLike[str] | list[dict[str, Any]] | None = None,
+    out: str | os.PathLike[str] | None = None,
     title: str | None = None,
-    store=None,
-    template: str | os.PathLike | None = None,
+    store: Store | str | os.PathLike[str] | None = None,
+    template: str | os.PathLike[str] | None = None,
     progress: bool = False,
     timeout: float = 900.0,
 ) -> ReportResult:
@@ -306,6 +311,56 @@ def render_report(
 
     started = time.perf_counter()
     s = open_store(store)
+    exp, other, arms = _chosen(s, experiment, vs, arms)
+    html_path = _page_path(exp, other, arms, out)
+    nb_path = html_path.with_suffix(".ipynb")
+    title = title if title is not None else _default_title(exp, other, arms)
+    parameters = _parameters(s, exp, other, arms, gate, title)
+    html_path.parent.mkdir(parents=True, exist_ok=True)
+    template_path = Path(template) if template is not None else EXPERIMENT_TEMPLATE
+    if not template_path.is_file():
+        raise UsageError(f"report notebook {template_path} does not exist")
+    written = _write_page(
+        template_path, parameters, html_path, nb_path, title=title, progress=progress, timeout=timeout
+    )
+    result = _result(written, exp, title, html_path, nb_path, seconds=time.perf_counter() - started)
+    log.info(
+        "wrote %s (%d bytes, %d figures) in %.1f s",
+        html_path,
+        result.size_bytes,
+        result.figures,
+        result.seconds,
+    )
+    return result
+
+
+def _result(
+    written: _Written, exp: Experiment, title: str, html_path: Path, nb_path: Path, *, seconds: float
+) -> ReportResult:
+    """What a render made, with the headline the notebook left (`_summary`)."""
+    found = _summary(written.notebook)
+    return ReportResult(
+        html_path=html_path,
+        notebook_path=nb_path,
+        size_bytes=html_path.stat().st_size,
+        seconds=seconds,
+        experiment=exp.ref,
+        title=title,
+        figures=written.page.count('class="plotly-graph-div"'),
+        execute_seconds=written.execute_seconds,
+        decision=found.get("decision"),
+        headline=found.get("headline"),
+        refusal=found.get("refusal"),
+        nothing_ran=bool(found.get("nothing_ran")),
+        coverage=found.get("coverage"),
+        pair=found.get("pair"),
+    )
+
+
+def _chosen(
+    s: Store, experiment: Any, vs: Any, arms: Sequence[str] | None
+) -> tuple[Experiment, Experiment | None, list[str] | None]:
+    """The experiment, the baseline experiment (`vs`) and the two arms named, each checked to exist."""
     exp = s.get_experiment(experiment)
     other = None
     if vs is not None:
@@ -316,59 +371,103 @@ def render_report(
                 f"experiment {exp.name!r} ran on dataset {exp.dataset} and {other.name!r} on {other.dataset}: "
                 "a paired comparison needs both on the same cases (the same fingerprint)"
             )
-    if arms is not None:
-        arms = list(arms)
-        if len(arms) != 2:
-            raise UsageError(f"arms takes two arm names, control first; got {len(arms)}: {arms}")
-        if other is not None:
-            other.arm(arms[0])  # NotFoundError listing the arms
-            exp.arm(arms[1])
-        else:
-            for name in arms:
-                exp.arm(name)
-    gate_param: Any = None
-    if gate is not None:
-        if isinstance(gate, (str, os.PathLike)):
-            gate_path = Path(gate).expanduser()
-            if not gate_path.is_file():
-                raise UsageError(f"gate file {gate_path} does not exist")
-            gate_param = str(gate_path.resolve())
-        else:
-            gate_param = list(gate)
+    if arms is None:
+        return exp, other, None
+    pair = list(arms)
+    if len(pair) != 2:
+        raise UsageError(f"arms takes two arm names, control first; got {len(pair)}: {pair}")
+    if other is not None:
+        other.arm(pair[0])  # NotFoundError listing the arms
+        exp.arm(pair[1])
+    else:
+        for name in pair:
+            exp.arm(name)
+    return exp, other, pair
+
+
+def _parameters(
+    s: Store,
+    exp: Experiment,
+    other: Experiment | None,
+    arms: list[str] | None,
+    gate: str | os.PathLike[str] | list[dict[str, Any]] | None,
+    title: str,
+) -> dict[str, Any]:
+    """The report notebook's parameters (its ``parameters`` cell): ids and paths, never objects."""
+    return {
+        "store": str(s.path),
+        "experiment": exp.id,
+        "vs": other.id if other is not None else None,
+        "arms": arms,
+        "gate": _gate_parameter(gate),
+        "title": title,
+    }
+
+
+def _gate_parameter(gate: str | os.PathLike[str] | list[dict[str, Any]] | None) -> Any:
+    """The gate as the notebook's parameter: a gate file's absolute path, or the rules themselves."""
+    if gate is None:
+        return None
+    if isinstance(gate, (str, os.PathLike)):
+        gate_path = Path(gate).expanduser()
+        if not gate_path.is_file():
+            raise UsageError(f"gate file {gate_path} does not exist")
+        return str(gate_path.resolve())
+    return list(gate)
+
+
+def _page_path(
+    exp: Experiment, other: Experiment | None, arms: list[str] | None, out: str | os.PathLike[str] | None
+) -> Path:
+    """Where the page goes: `out` (with ``.html`` added if it lacks it), else named after what it compares."""
     name = exp.name + (f"-vs-{other.name}" if other is not None else "")
     if arms:
         name += f"-{arms[0]}-vs-{arms[1]}"
     html_path = Path(out).expanduser() if out is not None else DEFAULT_OUT_DIR / f"{_stem(name)}.html"
     if html_path.suffix.lower() not in (".html", ".htm"):
         html_path = html_path.with_name(html_path.name + ".html")
-    html_path = html_path.resolve()
-    nb_path = html_path.with_suffix(".ipynb")
-    if title is None:
-        title = exp.name + (f" vs {other.name}" if other is not None else "")
-        if arms:
-            title += f": {arms[1]} vs {arms[0]}"
-    parameters = {
-        "store": str(s.path),
-        "experiment": exp.id,
-        "vs": other.id if other is not None else None,
-        "arms": arms,
-        "gate": gate_param,
-        "title": title,
-    }
-    html_path.parent.mkdir(parents=True, exist_ok=True)
-    template_path = Path(template) if template is not None else EXPERIMENT_TEMPLATE
-    if not template_path.is_file():
-        raise UsageError(f"report notebook {template_path} does not exist")
+    return html_path.resolve()
 
+
+def _default_title(exp: Experiment, other: Experiment | None, arms: list[str] | None) -> str:
+    title = exp.name + (f" vs {other.name}" if other is not None else "")
+    if arms:
+        title += f": {arms[1]} vs {arms[0]}"
+    return title
+
+
+@dataclass(frozen=True)
+class _Written:
+    """A page written: its HTML, the executed notebook, and the seconds the notebook ran."""
+
+    page: str
+    notebook: Any
+    execute_seconds: float
+
+
+def _write_page(
+    template: Path,
+    parameters: dict[str, Any],
+    html_path: Path,
+    nb_path: Path,
+    *,
+    title: str,
+    progress: bool,
+    timeout: float,
+) -> _Written:
+    """Execute the notebook, convert it, refuse secrets, and move the page and the notebook into place.
+
+    Both are written to temporary files first, so a failure leaves nothing half-written (a failed
+    notebook is kept for whoever debugs it, unless it holds a secret).
+    """
     fd, tmp_name = tempfile.mkstemp(prefix=f".{nb_path.stem}.", suffix=".ipynb", dir=html_path.parent)
     os.close(fd)
     tmp_nb = Path(tmp_name)
     try:
         t0 = time.perf_counter()
         try:
-            _execute(template_path, tmp_nb, parameters, progress=progress, timeout=timeout)
+            _execute(template, tmp_nb, parameters, progress=progress, timeout=timeout)
         except ReportError:
-            # Keep the failed notebook for whoever debugs it, unless it holds a secret.
             if tmp_nb.exists() and not _refuse_secrets(tmp_nb.read_text(encoding="utf-8")):
                 os.replace(tmp_nb, nb_path)
             raise
@@ -376,7 +475,7 @@ def render_report(
         import nbformat
 
         nb_text = tmp_nb.read_text(encoding="utf-8")
-        executed = nbformat.reads(nb_text, as_version=4)
+        executed = nbformat.reads(nb_text, as_version=4)  # type: ignore[no-untyped-call]  # nbformat is unannotated
         page = notebook_to_html(executed, title=title)
         leaked = _refuse_secrets(page, nb_text)
         if leaked:
@@ -397,37 +496,16 @@ def render_report(
     finally:
         with contextlib.suppress(OSError):
             tmp_nb.unlink()
-    seconds = time.perf_counter() - started
-    found = _summary(executed)
-    result = ReportResult(
-        html_path=html_path,
-        notebook_path=nb_path,
-        size_bytes=html_path.stat().st_size,
-        seconds=seconds,
-        experiment=exp.ref,
-        title=title,
-        figures=page.count('class="plotly-graph-div"'),
-        execute_seconds=execute_s,
-        decision=found.get("decision"),
-        headline=found.get("headline"),
-        refusal=found.get("refusal"),
-        nothing_ran=bool(found.get("nothing_ran")),
-        coverage=found.get("coverage"),
-        pair=found.get("pair"),
-    )
-    log.info(
-        "wrote %s (%d bytes, %d figures) in %.1f s", html_path, result.size_bytes, result.figures, seconds
-    )
-    return result
+    return _Written(page, executed, execute_s)
 
 
 def render_reports(
     *,
     since: str | date | None = None,
     experiments: Sequence[Any] | None = None,
-    out_dir: str | os.PathLike = DEFAULT_OUT_DIR,
-    store=None,
-    gate: str | os.PathLike | None = None,
+    out_dir: str | os.PathLike[str] = DEFAULT_OUT_DIR,
+    store: Store | str | os.PathLike[str] | None = None,
+    gate: str | os.PathLike[str] | None = None,
     timeout: float = 900.0,
 ) -> ReportBatch:
     """Render one report per experiment, for nightly batches; a failing report does not stop the rest.

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from abbench.formatting import money_trimmed as money
 from abbench.store import ArmSpend
 
 log = logging.getLogger(__name__)
@@ -105,18 +105,6 @@ class PauseReason:
             return None
         names = cls.__dataclass_fields__
         return cls(**{k: v for k, v in data.items() if k in names})
-
-
-def money(value: float | None) -> str:
-    """``$5.02``; below a dollar, two significant digits (``$0.054``, ``$0.0035``); unknown stays unknown."""
-    if value is None:
-        return "unknown"
-    if value == 0 or abs(value) >= 1:
-        return f"${value:,.2f}"
-    digits = min(8, max(2, 1 - math.floor(math.log10(abs(value)))))
-    text = f"{value:.{digits}f}"
-    whole, _, frac = text.partition(".")
-    return f"${whole}.{frac.rstrip('0').ljust(2, '0')}"
 
 
 def _count(value: int | None) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import html
 import logging
-import math
 import os
 import threading
 import traceback
@@ -17,6 +16,11 @@ from typing import Any
 import ipywidgets as w
 
 from abbench.errors import AbbenchError, StoreError
+from abbench.formatting import in_unit as fmt_unit  # noqa: F401  (the widgets' names for the shared formatting)
+from abbench.formatting import money as fmt_money  # noqa: F401
+from abbench.formatting import ms as fmt_ms  # noqa: F401
+from abbench.formatting import pct as fmt_pct  # noqa: F401
+from abbench.formatting import points as fmt_points  # noqa: F401
 from abbench.store import STORE_ENV, Store, open_store
 
 log = logging.getLogger("abbench.widgets")
@@ -40,71 +44,6 @@ def escape(value: Any) -> str:
     if value is None:
         return NONE
     return html.escape(str(value), quote=True)
-
-
-def fmt_pct(value: float | None, digits: int = 1, *, signed: bool = False) -> str:
-    """A share as a percentage (``0.873`` → ``87.3%``; signed: ``+3.5%``), or the missing-value dash."""
-    if value is None or not math.isfinite(value):
-        return NONE
-    return f"{100 * value:+.{digits}f}%" if signed else f"{100 * value:.{digits}f}%"
-
-
-def fmt_points(value: float | None, digits: int = 1) -> str:
-    """A difference of shares in percentage points (``0.175`` → ``+17.5 pts``), or the dash."""
-    if value is None or not math.isfinite(value):
-        return NONE
-    return f"{100 * value:+.{digits}f} pts"
-
-
-def fmt_money(value: float | None, *, signed: bool = False) -> str:
-    """US dollars with the digits a per-run cost needs (``$12.40``, ``$0.0615``, ``$0.000051``).
-
-    Agent runs often cost a fraction of a cent: fixed four decimals would show them all as $0.0000.
-    """
-    if value is None or not math.isfinite(value):
-        return NONE
-    sign = ("+" if value > 0 else "-" if value < 0 else "") if signed else ("-" if value < 0 else "")
-    size = abs(value)
-    if size == 0:
-        return "$0"
-    digits = 2 if size >= 1 else 4 if size >= 0.01 else min(10, max(6, 1 - math.floor(math.log10(size))))
-    return f"{sign}${size:,.{digits}f}"
-
-
-def fmt_ms(value: float | None, *, signed: bool = False) -> str:
-    """A duration given in milliseconds, in the unit people read it in (``850 ms``, ``2.4 s``, ``1.2 ms``)."""
-    if value is None or not math.isfinite(value):
-        return NONE
-    sign = "+" if signed and value > 0 else ""
-    if abs(value) >= 1000:
-        return f"{sign}{value / 1000:.1f} s"
-    return f"{sign}{value:.1f} ms" if abs(value) < 10 else f"{sign}{value:.0f} ms"
-
-
-def fmt_unit(value: Any, unit: str) -> str:
-    """A metric's value in its unit (``abbench.gate.metric_unit``): ``90.4%``, ``+13.2 pts``, ``7.8 ms``,
-    ``+35.4%``, ``$0.000764``, ``yes``. (The report formats alike; views cannot share code.)"""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if not isinstance(value, (int, float)) or not math.isfinite(value):
-        return NONE if value is None or isinstance(value, float) else str(value)
-    if unit == "share":
-        return fmt_pct(value)
-    if unit == "points":
-        return fmt_points(value)
-    if unit == "relative":
-        return fmt_pct(value, signed=True)
-    if unit == "usd":
-        return fmt_money(value)
-    if unit == "ms":
-        return fmt_ms(value)
-    if unit in ("tokens", "count"):
-        return f"{value:,.0f}"
-    if unit == "score":
-        return f"{value:.2f}"
-    if unit == "p":
-        return "< 0.001" if 0 <= value < 0.001 else f"{value:.3g}"
-    return f"{value:,.4g}"
 
 
 def html_table(

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import ipywidgets as w
 
 from abbench.dataset import unpack_source_row
+from abbench.formatting import in_unit
 from abbench.review import CaseDetail, RunView, case_detail
 from abbench.store import Experiment, Store
 from abbench.types import RunState, outcome_word
@@ -27,8 +29,7 @@ def _json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=1, default=str)
 
 
-def _pct(value: float | None) -> str:
-    return NONE if value is None else f"{value:.2f}"
+_pct = partial(in_unit, unit="score")  # a confidence: two decimals
 
 
 def outcome_mark(run: RunView) -> str:

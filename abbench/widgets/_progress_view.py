@@ -12,6 +12,7 @@ from typing import Any
 
 import ipywidgets as w
 
+from abbench.formatting import elapsed as duration
 from abbench.runner import ArmProgress, Progress
 from abbench.types import RunState, outcome_word
 from abbench.widgets._base import escape
@@ -68,20 +69,6 @@ SEGMENTS: tuple[str, ...] = (
     RunState.EXECUTED,
 )
 """Segment order in a bar: outcomes first, then what is still under way (pending is the empty rest)."""
-
-
-def duration(seconds: float | None) -> str:
-    """``42s``, ``3m05s``, ``1h02m``, or a dash when unknown."""
-    if seconds is None:
-        return "—"
-    seconds = round(seconds)
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes}m{seconds:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
 
 
 def segments(arm: ArmProgress) -> dict[str, int]:

@@ -218,7 +218,7 @@ def test_only_an_arm_that_declares_sees_gold_reads_the_gold_and_the_report_says_
     assert [predictions["double", c] for c in ("c0", "c1", "c2")] == ["slow", "fast", "fast"]
     prov = experiment_provenance(exp.id, store=store)
     assert [a.sees_gold for a in prov.arms] == [False, True]
-    html = "".join(str(part) for part in provenance_section(prov.as_dict()))
+    html = "".join(str(part) for part in provenance_section(prov))
     assert "arm double sees the gold answer: a test double" in html
     assert "arm honest sees" not in html
 

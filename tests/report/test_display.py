@@ -1,8 +1,6 @@
-"""The report's display helpers: escaping, number formatting and figures, without a kernel."""
+"""The report's display helpers: escaping, tables and figures, without a kernel (numbers: test_formatting)."""
 
 from __future__ import annotations
-
-import math
 
 import pytest
 
@@ -10,43 +8,6 @@ from abbench.report import _display as show
 from abbench.report._plotly import figure_html
 from tests.conftest import REPO
 from tests.experiments import HOSTILE_IMG, HOSTILE_SCRIPT
-
-
-@pytest.mark.parametrize(
-    ("fn", "value", "expected"),
-    [
-        (show.pct, 0.8734, "87.3%"),
-        (show.pct, 0.05, "5.0%"),
-        (show.pct, 0.031, "+3.1pp"),
-        (show.pct, None, "—"),
-        (show.pct, math.nan, "—"),
-        (show.num, 1234567, "1,234,567"),
-        (show.num, 2.5, "2.50"),
-        (show.num, math.inf, "—"),
-        (show.num, True, "—"),
-        (show.money, 0.00123, "$0.001230"),
-        (show.money, 0.0, "$0"),
-        (show.money, 12.5, "$12.50"),
-        (show.ms, 850.0, "850 ms"),
-        (show.ms, 2400.0, "2.4 s"),
-        (show.pvalue, 0.0004, "p < 0.001"),
-        (show.pvalue, 0.0312, "p = 0.031"),
-        (show.pvalue, None, "—"),
-        (show.when, "2026-11-29T20:49:51+00:00", "2026-11-29 20:49 UTC"),
-        (show.when, None, "—"),
-    ],
-)
-def test_formatting(fn, value, expected):
-    if fn is show.pct and expected.startswith("+"):
-        assert fn(value, signed=True) == expected
-    else:
-        assert fn(value) == expected
-
-
-def test_interval():
-    assert show.interval(0.5, 0.75) == "[50.0%, 75.0%]"
-    assert show.interval(None, 0.75) == "—"
-    assert show.interval(1.0, 2.0, show.num) == "[1.00, 2.00]"
 
 
 def test_tables_escape_every_cell():

@@ -33,8 +33,9 @@ def results(report_store):
         out[shape] = {
             "metrics": experiment_metrics(exp, store=store).as_dict(),
             "comparison": comparison.as_dict(),
-            "gate": evaluate_gate(exp, store=store, arms=(exp.arms[0].name, exp.arms[-1].name)).as_dict(),
-            "multi": compare_all(exp, store=store).as_dict() if len(exp.arms) > 2 else None,
+            "compared": comparison,
+            "gate": evaluate_gate(exp, store=store, arms=(exp.arms[0].name, exp.arms[-1].name)),
+            "multi": compare_all(exp, store=store) if len(exp.arms) > 2 else None,
         }
     return out
 
@@ -48,7 +49,7 @@ def test_decision_blocks_with_the_rules_that_block(report_store):
         {"metric": "regressed", "op": "<=", "value": 0, "severity": "warn"},
         {"metric": "p95_latency_ms", "op": "<=", "value": 8000},
     ]
-    gate = evaluate_gate(ids["two-arm"], rules, store=store).as_dict()
+    gate = evaluate_gate(ids["two-arm"], rules, store=store)
     html = _html(section.decision_section(gate))
     assert 'class="abb-decision block"' in html and ">BLOCK<" in html
     assert "near perfect" in html and "BLOCKS" in html and "(warning)" in html
@@ -65,8 +66,8 @@ def test_the_banner_names_what_warns_and_every_value_is_in_its_unit(report_store
         {"metric": "diff_ci_low", "op": ">=", "value": -0.5, "name": "not much worse"},
         {"metric": "avg_cost", "op": "<=", "value": 0.0001, "severity": "warn", "name": "cheap runs"},
     ]
-    gate = evaluate_gate(ids["two-arm"], rules, store=store).as_dict()
-    assert gate["outcome"] == "pass with warnings"
+    gate = evaluate_gate(ids["two-arm"], rules, store=store)
+    assert gate.outcome == "pass with warnings"
     html = _html(section.decision_section(gate))
     banner = html.split('<div class="abb-cards">')[0]
     assert ">PASS WITH WARNINGS<" in banner
@@ -77,7 +78,7 @@ def test_the_banner_names_what_warns_and_every_value_is_in_its_unit(report_store
     assert "Warnings</b> (they do not block)" in banner
     assert "cheap runs: avg_cost is $0.00" in banner and "(the rule asks for ≤ $0.000100)" in banner
     table = html.split("Gate rules")[1]
-    value = gate["rules"][0]["value"]
+    value = gate.rules[0].value
     assert "accuracy ≥ 50.0%" in table and f">{100 * value:.1f}%<" in table  # not 0.8333
     assert "p95_latency_ms ≤ 8.0 s" in table and " ms<" in table
     assert "diff_ci_low ≥ -50.0 pts" in table and " pts<" in table
@@ -100,7 +101,7 @@ def test_every_section_builds(results, shape):
     parts = [
         *section.decision_section(r["gate"]),
         *section.arms_section(r["metrics"]),
-        *section.comparison_section(r["comparison"]),
+        *section.comparison_section(r["compared"]),
         *section.multi_section(r["multi"]),
         *section.confusion_section(r["metrics"]),
         *section.domain_section(r["metrics"]),
@@ -118,7 +119,7 @@ def test_every_section_builds(results, shape):
 
 
 def test_zero_discordant_pairs_are_said_in_words(results):
-    html = _html(section.comparison_section(results["no-discordant"]["comparison"]))
+    html = _html(section.comparison_section(results["no-discordant"]["compared"]))
     assert "no discordant case" in html
     assert "0 fixed · 0 regressed" in html
     # The interval shown is the comparison's (Newcombe's), never a point at zero claiming certainty.
@@ -131,7 +132,7 @@ def test_one_case_and_one_round(results):
     r = results["single-case"]
     assert "Each case ran once" in _html(section.stability_section(r["metrics"]))
     assert "no domains (or only one)" in _html(section.domain_section(r["metrics"]))
-    assert "1 paired case," in _html(section.comparison_section(r["comparison"]))
+    assert "1 paired case," in _html(section.comparison_section(r["compared"]))
 
 
 def test_three_arms_list_every_pair(results):
@@ -143,17 +144,28 @@ def test_judges_and_position_bias(results):
     r = results["judges"]
     html = _html(section.judges_section(r["metrics"]))
     assert "fixture_judge" in html and "clarity" in html
+    from abbench.graders import PositionBias
+    from abbench.stats import Interval
+
     bias = [
-        {
-            "grader": "fixture_pairwise",
-            "judgements": 60,
-            "first_win_rate": 0.73,
-            "first_win_interval": {"low": 0.55, "high": 0.86, "confidence": 0.95},
-            "both_orders": 0,
-            "flip_rate": None,
-            "biased": True,
-        }
+        PositionBias(
+            grader="fixture_pairwise",
+            pairs=60,
+            judgements=60,
+            first_wins=44,
+            second_wins=16,
+            ties=0,
+            first_win_rate=0.73,
+            first_win_interval=Interval(0.55, 0.86, 0.95),
+            both_orders=0,
+            inconsistent=0,
+            flips=0,
+            flip_rate=None,
+            flip_interval=None,
+            verdicts={"a": 30, "b": 30},
+        )
     ]
+    assert bias[0].biased
     html = _html(section.pairwise_section(r["comparison"]["pairwise"], bias))
     assert "B preferred" in html and "favours a slot" in html and "73.0%" in html
     assert "No judge score" in _html(section.judges_section(results["two-arm"]["metrics"]))

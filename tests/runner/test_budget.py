@@ -153,7 +153,7 @@ def test_the_report_and_the_widget_say_why_it_paused(store, ten):
     said = "budget reached — $0.003 of $0.0035 spent, 3 of 10 runs"
     prov = experiment_provenance(exp.id, store=store)
     assert prov.status == "paused" and prov.paused_because == said
-    assert f"status paused: {said}" in "".join(str(p) for p in provenance_section(prov.as_dict()))
+    assert f"status paused: {said}" in "".join(str(p) for p in provenance_section(prov))
     widget = RunControlWidget(store=store)
     widget.select_experiment(exp.id)
     assert (

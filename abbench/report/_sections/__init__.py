@@ -1,8 +1,12 @@
-"""The report's sections: each turns plain results (``.as_dict()`` of analysis values) into HTML and figures.
+"""The report's sections: each turns the library's results into HTML and figures.
+
+The comparison, decision, multi-arm, position-bias, run and provenance sections read the typed results
+(`Comparison`, `GateResult`, `MultiComparison`, `PositionBias`, `RunOverview`, `Provenance`); the
+others still read ``.as_dict()`` of theirs.
 
 A section returns a list of parts — HTML text or plotly figures — that `show_parts` displays in order.
 Sections never compute statistics; they choose what to show and say so in a sentence when there is
-nothing to show. The report notebook imports this package as ``section``; each concept has its module:
+nothing to show. The report notebook reads them from `abbench.report`; each concept has its module:
 per-arm figures (`_arms`), confusion matrices (`_confusion`), the decision (`_decision`), arms compared (`_comparison`), single cases and
 their review (`_cases`), runs and provenance (`_runs`), and what they share (`_parts`).
 """

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from abbench import formatting as fm
 from abbench.report import _display as d
 from abbench.report._sections._parts import Part, estimate_text
 
@@ -24,16 +25,16 @@ def arms_section(metrics: Mapping[str, Any]) -> list[Part]:
             {
                 "arm": a["label"],
                 "main": estimate_text(a["score"] if by_score else a["accuracy"], share=not by_score),
-                "strict": estimate_text(a["strict_accuracy"]) if not by_score else d.MISSING,
+                "strict": estimate_text(a["strict_accuracy"]) if not by_score else fm.MISSING,
                 "graded": f"{c['passed'] + c['failed']:,} of {c['runs']:,}",
                 "failures": c["execution_failed"] + c["grading_failed"],
                 "cancelled": c["cancelled"] + c["unfinished"],
-                "per_correct": d.money((a.get("usage") or {}).get("cost_per_correct")),
+                "per_correct": fm.money((a.get("usage") or {}).get("cost_per_correct")),
             }
         )
     level = f"{metrics.get('confidence', 0.95):.0%}"
     main = "mean score" if by_score else "accuracy"
-    columns = [
+    columns: list[tuple[str, str] | tuple[str, str, Any]] = [
         ("arm", "arm"),
         ("main", f"{main} [{level} interval]", str),
         *([] if by_score else [("strict", "strict accuracy", str)]),
@@ -62,7 +63,7 @@ def arms_section(metrics: Mapping[str, Any]) -> list[Part]:
         )
     )
     estimates = [a["score"] if by_score else a["accuracy"] for a in arms]
-    if any(d.is_number((e or {}).get("value")) for e in estimates):
+    if any(fm.is_number((e or {}).get("value")) for e in estimates):
         parts.append(d.estimate_figure([a["arm"] for a in arms], estimates, share=not by_score, title=main))
     return parts
 
@@ -80,7 +81,7 @@ def _judging_note(metrics: Mapping[str, Any]) -> list[Part]:
             else "grading " + ", ".join(j.get("arms") or ())
         )
         unknown = f", {j['unknown_cost']:,} calls without a price" if j.get("unknown_cost") else ""
-        parts.append(f"{j['grader']} {d.money(j['cost'])} ({j['grades']:,} grades {what}{unknown})")
+        parts.append(f"{j['grader']} {fm.money(j['cost'])} ({j['grades']:,} grades {what}{unknown})")
     return [
         d.note_html(
             "Grading cost is the judges', apart from the arms' execution cost above: "
@@ -107,11 +108,15 @@ def domain_section(metrics: Mapping[str, Any]) -> list[Part]:
         row: dict[str, Any] = {"domain": dom}
         for arm in arms:
             r = cell.get((arm, dom))
-            row[arm] = estimate_text(r["accuracy"], share=share) if r else d.MISSING
+            row[arm] = estimate_text(r["accuracy"], share=share) if r else fm.MISSING
             row[arm + "#n"] = r["accuracy"]["n_cases"] if r else 0
         row["cases"] = max((row[a + "#n"] for a in arms), default=0)
         table.append(row)
-    columns = [("domain", "domain"), ("cases", "cases"), *[(a, a, str) for a in arms]]
+    columns: list[tuple[str, str] | tuple[str, str, Any]] = [
+        ("domain", "domain"),
+        ("cases", "cases"),
+        *[(a, a, str) for a in arms],
+    ]
     series = {arm: [cell.get((arm, dom), {}).get("accuracy") for dom in domains] for arm in arms}
     return [
         d.table_html(table, columns),
@@ -144,7 +149,7 @@ def stability_section(metrics: Mapping[str, Any]) -> list[Part]:
                 "flaky": s.get("flaky_rate"),
                 "cases": s.get("n_cases"),
                 "examples": ", ".join((s.get("flaky") or [])[:8])
-                or ("none" if s.get("flaky_rate") is not None else d.MISSING),
+                or ("none" if s.get("flaky_rate") is not None else fm.MISSING),
             }
         )
     parts = [
@@ -152,9 +157,9 @@ def stability_section(metrics: Mapping[str, Any]) -> list[Part]:
             rows,
             [
                 ("arm", "arm"),
-                ("agreement", "agreement", d.pct),
-                ("flip", "answer changed", d.pct),
-                ("flaky", "flaky", d.pct),
+                ("agreement", "agreement", fm.pct),
+                ("flip", "answer changed", fm.pct),
+                ("flaky", "flaky", fm.pct),
                 ("cases", "cases"),
                 ("examples", "flaky cases", "ids"),
             ],
@@ -217,56 +222,7 @@ def pass_k_parts(arms: list[Mapping[str, Any]]) -> list[Part]:
 def usage_section(metrics: Mapping[str, Any]) -> list[Part]:
     """Cost, tokens and latency per arm (mean, median, p95, totals), and a latency chart."""
     arms = metrics.get("arms") or []
-    rows = []
-    for a in arms:
-        u = a["usage"]
-        if not u.get("executed"):
-            # An arm with no executed run has no figure: every cell says so (not a raw None).
-            rows.append(
-                {
-                    "arm": a["arm"],
-                    "executed": 0,
-                    **dict.fromkeys(
-                        (
-                            "cost_mean",
-                            "cost_total",
-                            "per_correct",
-                            "tokens",
-                            "tokens_p95",
-                            "lat_p50",
-                            "lat_p95",
-                        ),
-                        "no executed run",
-                    ),
-                    "judge": d.money(u.get("judge_cost")),
-                }
-            )
-            continue
-        rows.append(
-            {
-                "arm": a["arm"],
-                "executed": u["executed"],
-                "cost_mean": d.money(u["cost"].get("mean")),
-                "cost_total": d.money(u.get("total_cost")),
-                "per_correct": d.money(u.get("cost_per_correct"))
-                if u.get("cost_per_correct") is not None
-                else (u.get("reason") or d.MISSING),
-                "tokens": d.num(u["tokens"].get("mean"), 0),
-                "tokens_p95": d.num(u["tokens"].get("p95"), 0),
-                "lat_p50": d.ms(u["latency_ms"].get("p50")),
-                "lat_mean": d.ms(u["latency_ms"].get("mean")),
-                "lat_p95": d.ms(u["latency_ms"].get("p95")),
-                "judge": d.money(u.get("judge_cost")),
-                "spent": d.money(u.get("spent"))
-                + (
-                    f" ({u['failed_attempts']:,} attempts whose execution failed)"
-                    if u.get("failed_attempts")
-                    else ""
-                ),
-                "saved": d.money(u.get("saved"))
-                + (f" ({u['cached_attempts']:,} attempts cached)" if u.get("cached_attempts") else ""),
-            }
-        )
+    rows = [_usage_row(a) for a in arms]
     if not any(r.get("executed") for r in rows):
         return [d.note_html("No run has executed yet, so there is no cost, token or latency figure.")]
     # failed attempts cost money too: show what every attempt spent when some failed
@@ -308,6 +264,51 @@ def usage_section(metrics: Mapping[str, Any]) -> list[Part]:
         ),
     ]
     return parts
+
+
+def _usage_row(a: Mapping[str, Any]) -> dict[str, Any]:
+    """One arm's cost, tokens and latency cells (an arm with no executed run says so in every cell)."""
+    u = a["usage"]
+    if not u.get("executed"):
+        # An arm with no executed run has no figure: every cell says so (not a raw None).
+        return {
+            "arm": a["arm"],
+            "executed": 0,
+            **dict.fromkeys(
+                (
+                    "cost_mean",
+                    "cost_total",
+                    "per_correct",
+                    "tokens",
+                    "tokens_p95",
+                    "lat_p50",
+                    "lat_p95",
+                ),
+                "no executed run",
+            ),
+            "judge": fm.money(u.get("judge_cost")),
+        }
+    return {
+        "arm": a["arm"],
+        "executed": u["executed"],
+        "cost_mean": fm.money(u["cost"].get("mean")),
+        "cost_total": fm.money(u.get("total_cost")),
+        "per_correct": fm.money(u.get("cost_per_correct"))
+        if u.get("cost_per_correct") is not None
+        else (u.get("reason") or fm.MISSING),
+        "tokens": fm.num(u["tokens"].get("mean"), 0),
+        "tokens_p95": fm.num(u["tokens"].get("p95"), 0),
+        "lat_p50": fm.ms(u["latency_ms"].get("p50"), bare_zero=True),
+        "lat_mean": fm.ms(u["latency_ms"].get("mean"), bare_zero=True),
+        "lat_p95": fm.ms(u["latency_ms"].get("p95"), bare_zero=True),
+        "judge": fm.money(u.get("judge_cost")),
+        "spent": fm.money(u.get("spent"))
+        + (
+            f" ({u['failed_attempts']:,} attempts whose execution failed)" if u.get("failed_attempts") else ""
+        ),
+        "saved": fm.money(u.get("saved"))
+        + (f" ({u['cached_attempts']:,} attempts cached)" if u.get("cached_attempts") else ""),
+    }
 
 
 # -- judges ----------------------------------------------------------------------------------------------

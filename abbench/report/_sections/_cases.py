@@ -5,8 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from abbench import formatting as fm
 from abbench.report import _display as d
 from abbench.report._sections._parts import Part
+
+_MARKS: dict[Any, str] = {True: "✓", False: "✗"}
+"""A round's mark: right or wrong (a run without a verdict shows ``·``)."""
 
 
 def _round_names(rounds: Sequence[int]) -> str:
@@ -39,7 +43,7 @@ def _answers(runs: Sequence[Mapping[str, Any]], arm: str) -> str:
             groups.append((key, [r["round"]], r))
     lines = []
     for (_, _, _, _, refs), rounds, r in groups:
-        mark = {True: "✓", False: "✗"}.get(r.get("passed"), "·")
+        mark = _MARKS.get(r.get("passed"), "·")
         head = f"{_round_names(rounds)}: {d.esc(r.get('prediction'))} {mark}"
         if r.get("failure_type"):
             head = f"{_round_names(rounds)}: execution failed ({d.esc(r['failure_type'])})"
@@ -47,7 +51,7 @@ def _answers(runs: Sequence[Mapping[str, Any]], arm: str) -> str:
         if refs:
             body += f'<div class="abb-muted">cites {d.esc(", ".join(refs[:6]))}</div>'
         lines.append(f"<div><b>{head}</b>{body}</div>")
-    return "".join(lines) or d.MISSING
+    return "".join(lines) or fm.MISSING
 
 
 def cases_section(
@@ -109,7 +113,7 @@ def no_regression_text(comparison: Mapping[str, Any]) -> str:
     if not n:
         return f"No case is graded in both {a} and {b}, so no case can be said to have regressed yet."
     return (
-        f"No case regressed among the {d.plural(n, 'paired case')}: {b} is right on every one of them "
+        f"No case regressed among the {fm.plural(n, 'paired case')}: {b} is right on every one of them "
         f"that {a} gets right."
     )
 
@@ -121,7 +125,7 @@ def agrees_text(metrics: Mapping[str, Any], arm: str, *, listed: bool = False) -
     if not graded:
         return f"{arm} has no graded run yet, so nothing can be said about its agreement with the gold."
     rest = " not listed above" if listed else ""
-    return f"{arm} agrees with the gold on every one of its {d.plural(graded, 'graded run')}{rest}."
+    return f"{arm} agrees with the gold on every one of its {fm.plural(graded, 'graded run')}{rest}."
 
 
 def disagreements_section(items: Sequence[Mapping[str, Any]], arm: str, *, empty: str) -> list[Part]:
@@ -190,8 +194,8 @@ def reviews_section(items: Sequence[Mapping[str, Any]], agreement: Mapping[str, 
             k = agreement["kappa"]
             parts.append(
                 d.note_html(
-                    f"Graders and reviewers agree on {d.pct(agreement['agreement'])} of {agreement['n']:,} reviewed runs "
-                    f"(Cohen's kappa {d.num(k.get('kappa'), 2)})."
+                    f"Graders and reviewers agree on {fm.pct(agreement['agreement'])} of {agreement['n']:,} reviewed runs "
+                    f"(Cohen's kappa {fm.num(k.get('kappa'), 2)})."
                 )
             )
         elif agreement.get("reason"):
@@ -207,7 +211,7 @@ def reviews_section(items: Sequence[Mapping[str, Any]], agreement: Mapping[str, 
                         "verdict": r["verdict"],
                         "note": r["note"],
                         "who": r.get("reviewer"),
-                        "when": d.when(r.get("created_at")),
+                        "when": fm.when(r.get("created_at")),
                     }
                     for r in notes
                 ],

@@ -2,211 +2,258 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
+from abbench import formatting as fm
 from abbench.report import _display as d
-from abbench.report._sections._parts import Part, _points, estimate_text
+from abbench.report._sections._parts import Part
+
+if TYPE_CHECKING:
+    from abbench.compare import Comparison, MultiComparison
+    from abbench.graders import PositionBias
+    from abbench.metrics import Estimate
+    from abbench.stats import Interval
 
 
 def _interval_points(iv: Mapping[str, Any] | None, unit: str) -> str:
-    if not iv or not (d.is_number(iv.get("low")) and d.is_number(iv.get("high"))):
-        return d.MISSING
-    return f"[{_points(iv['low'], unit)}, {_points(iv['high'], unit)}]"
+    iv = iv or {}
+    return fm.interval(iv.get("low"), iv.get("high"), lambda v: fm.difference(v, unit))
 
 
-def comparison_section(c: Mapping[str, Any] | None, *, reason: str | None = None) -> list[Part]:
+def _bounds_points(iv: Interval | None, unit: str) -> str:
+    if iv is None:
+        return fm.MISSING
+    return fm.interval(iv.low, iv.high, lambda v: fm.difference(v, unit))
+
+
+def _exported(value: Any) -> bool:
+    """Whether `value` survives ``as_dict()``: not None, and not a NaN or infinite float (exported as None)."""
+    return value is not None and (not isinstance(value, float) or math.isfinite(value))
+
+
+def _estimate_text(e: Estimate | None, *, share: bool = True) -> str:
+    """``72.0% [61.3%, 82.7%]`` (or the score); the reason in words when there is no value."""
+    if e is None or not fm.is_number(e.value):
+        return (e.reason if e is not None else None) or fm.MISSING
+    fmt: Callable[[Any], str] = fm.pct if share else (lambda v: fm.num(v, 2))
+    iv = e.interval
+    spread = fm.interval(iv.low, iv.high, fmt) if iv else fm.MISSING
+    return fmt(e.value) + ("" if spread == fm.MISSING else f" {spread}")
+
+
+def comparison_section(c: Comparison | None, *, reason: str | None = None) -> list[Part]:
     """Fixed and regressed cases, exact McNemar, the paired difference with its interval, the minimum
     detectable effect in plain words, cost/latency/token differences, domains and pairwise judges."""
     if c is None:
         return [d.note_html(reason or "There is no second arm or experiment to compare with.")]
-    unit = c["unit"]
+    unit = c.unit
     share = unit == "points"
-    a, b = c["a"]["arm"], c["b"]["arm"]
-    parts: list[Part] = [d.show_text(c["verdict"]["text"])]
-    if c["verdict"].get("outcome_text"):
+    a, b = c.a.arm, c.b.arm
+    parts: list[Part] = [d.show_text(c.verdict.text)]
+    if c.verdict.outcome_text:
         # better / not worse / worse / inconclusive against the margin, with what would settle it
-        parts.append(d.show_text("Outcome — " + c["verdict"]["outcome_text"]))
-    main = c.get("clustered") or c.get("difference")
+        parts.append(d.show_text("Outcome — " + c.verdict.outcome_text))
+    o = c.outcomes
+    parts.append(d.kv_html(_figures(c, unit, share)))
+    if o:
+        parts.append(d.outcome_figure(o.as_dict(), a, b))
+    parts.extend(_usage_table(c, a, b))
+    parts.extend(_domain_table(c, a, b))
+    for note in c.notes:
+        parts.append(d.note_html(note))
+    return parts
+
+
+def _figures(c: Comparison, unit: str, share: bool) -> list[tuple[str, Any]]:
+    """The comparison in figures: who against whom, A and B, the difference, cases moved, McNemar, the MDE."""
+    a, b = c.a.arm, c.b.arm
+    main = c.clustered or c.difference
     pairs: list[tuple[str, Any]] = [
         (
             "compared",
-            f"{b} (B) against {a} (A), {d.plural(c['n_cases'], 'paired case')}, differences are B − A",
+            f"{b} (B) against {a} (A), {fm.plural(c.n_cases, 'paired case')}, differences are B − A",
         ),
-        ("A", estimate_text(c["value_a"], share=share)),
-        ("B", estimate_text(c["value_b"], share=share)),
+        ("A", _estimate_text(c.value_a, share=share)),
+        ("B", _estimate_text(c.value_b, share=share)),
     ]
     if main:
         pairs.append(
             (
                 "difference",
-                f"{_points(main['difference'], unit)} "
+                f"{fm.difference(main.difference, unit)} "
                 + (
-                    _interval_points(c.get("interval"), unit)
-                    if c.get("interval")
+                    _bounds_points(c.interval, unit)
+                    if c.interval
                     else "(no interval: one case, or no spread between cases)"
                 )
-                + f" ({c['verdict']['test']}, {d.pvalue(c['verdict']['p_value'])})",
+                + f" ({c.verdict.test}, {fm.pvalue(c.verdict.p_value)})",
             )
         )
-    o = c.get("outcomes")
+    o = c.outcomes
     if o:
         pairs.append(
             (
                 "cases",
-                f"{o['fixed']:,} fixed · {o['regressed']:,} regressed · {o['both_pass']:,} right in both · "
-                f"{o['both_fail']:,} wrong in both",
+                f"{o.fixed:,} fixed · {o.regressed:,} regressed · {o.both_pass:,} right in both · "
+                f"{o.both_fail:,} wrong in both",
             )
         )
-    m = c.get("mcnemar")
+    m = c.mcnemar
     if m:
-        if m["n_discordant"]:
+        if m.n_discordant:
             pairs.append(
                 (
                     "exact McNemar",
-                    f"{d.pvalue(m['p_value'])} on {m['n_discordant']:,} discordant cases ({m['b']} vs {m['c']})",
+                    f"{fm.pvalue(m.p_value)} on {m.n_discordant:,} discordant cases ({m.b} vs {m.c})",
                 )
             )
         else:
             pairs.append(
                 ("exact McNemar", "no discordant case: every case has the same outcome in both arms (p = 1)")
             )
-    mde = c.get("mde")
-    if mde and d.is_number(mde.get("delta")):
-        size = _points(mde["delta"], unit).lstrip("+")
+    mde = c.mde
+    if mde and fm.is_number(mde.delta):
+        size = fm.difference(mde.delta, unit).lstrip("+")
         pairs.append(
             (
                 "smallest detectable difference",
-                f"{size} with {mde['n']:,} cases ({mde['power']:.0%} power, {mde['alpha']:g} level): a true "
+                f"{size} with {mde.n:,} cases ({mde.power:.0%} power, {mde.alpha:g} level): a true "
                 f'difference smaller than this would usually go unnoticed, so "no significant difference" '
                 f'here does not mean "no difference".',
             )
         )
-    elif c["n_cases"]:
+    elif c.n_cases:
         pairs.append(
             ("smallest detectable difference", "not computable from these data (no spread between cases)")
         )
-    excluded = c.get("excluded") or {}
+    excluded = c.excluded
     for why, ids in excluded.items():
         pairs.append(("left out", f"{len(ids):,} cases: {why}"))
-    parts.append(d.kv_html(pairs))
-    if o:
-        parts.append(d.outcome_figure(o, a, b))
-    usage = [u for u in c.get("usage") or [] if u.get("difference") is not None or u.get("reason")]
-    if usage:
-        fmt = {
-            "cost": d.money,
-            "latency_ms": d.ms,
-            "tokens": lambda v: d.num(v, 0),
-            "score": lambda v: d.num(v, 2),
-        }
-        rows = []
-        for u in usage:
-            f = fmt.get(u["metric"], d.num)
-            iv = u.get("interval") or {}
-            diff = u.get("difference")
-            rows.append(
-                {
-                    "metric": {
-                        "latency_ms": "latency",
-                        "tokens": "tokens per run",
-                        "cost": "cost per run",
-                    }.get(u["metric"], u["metric"]),
-                    "a": f(u.get("value_a")),
-                    "b": f(u.get("value_b")),
-                    "diff": (("+" if d.is_number(diff) and diff > 0 else "") + f(diff))
-                    if d.is_number(diff)
-                    else (u.get("reason") or d.MISSING),
-                    "interval": d.interval(iv.get("low"), iv.get("high"), f),
-                    "relative": d.pct(u.get("relative"), 1, signed=True).replace("pp", "%"),
-                    # Beside the means, so a few slow or dear runs neither alarm nor reassure.
-                    "median": (
-                        f"{f(u.get('median_a'))} → {f(u.get('median_b'))}"
-                        + (
-                            f" ({d.pct(u['median_relative'], 1, signed=True).replace('pp', '%')})"
-                            if d.is_number(u.get("median_relative"))
-                            else ""
-                        )
-                    )
-                    if d.is_number(u.get("median_a")) and d.is_number(u.get("median_b"))
-                    else d.MISSING,
-                    "p": d.pvalue(u.get("p_value")),
-                }
-            )
-        parts.append(
-            d.table_html(
-                rows,
-                [
-                    ("metric", "per case"),
-                    ("a", f"{a} (mean)", str),
-                    ("b", f"{b} (mean)", str),
-                    ("diff", "B − A", str),
-                    ("interval", "interval", str),
-                    ("relative", "relative", str),
-                    ("median", "median A → B", str),
-                    ("p", "p", str),
-                ],
-                caption=f"Cost, latency and tokens per case ({usage[0].get('method', 'paired')}): means, "
-                "with the medians beside them",
-            )
-        )
-    domains = c.get("by_domain") or []
-    if len(domains) >= 2:
-        rows = [
+    return pairs
+
+
+def _usage_table(c: Comparison, a: str, b: str) -> list[Part]:
+    """Cost, latency and tokens per case, paired: means with their interval, medians beside them."""
+    usage = [u for u in c.usage if _exported(u.difference) or u.reason]
+    if not usage:
+        return []
+    fmt: dict[str, Callable[[Any], str]] = {
+        "cost": fm.money,
+        "latency_ms": lambda v: fm.ms(v, bare_zero=True),
+        "tokens": lambda v: fm.num(v, 0),
+        "score": lambda v: fm.num(v, 2),
+    }
+    rows = []
+    for u in usage:
+        f: Callable[[Any], str] = fmt.get(u.metric, fm.num)
+        iv = u.interval
+        diff = u.difference
+        rows.append(
             {
-                "domain": r["domain"],
-                "n": r["n_cases"],
-                "a": d.pct(r["value_a"]) if share else d.num(r["value_a"]),
-                "b": d.pct(r["value_b"]) if share else d.num(r["value_b"]),
-                "diff": f"{_points(r['difference'], unit)} {_interval_points(r.get('interval'), unit)}",
-                "moved": f"{r['fixed']} fixed, {r['regressed']} regressed",
-                "p": d.pvalue(r.get("p_adjusted")),
-                "flag": "significantly worse"
-                if r["significant_regression"]
-                else ("significantly better" if r["significant_improvement"] else ""),
-                "_tone": "block"
-                if r["significant_regression"]
-                else ("pass" if r["significant_improvement"] else None),
+                "metric": {
+                    "latency_ms": "latency",
+                    "tokens": "tokens per run",
+                    "cost": "cost per run",
+                }.get(u.metric, u.metric),
+                "a": f(u.value_a),
+                "b": f(u.value_b),
+                "diff": (("+" if (diff or 0) > 0 else "") + f(diff))
+                if fm.is_number(diff)
+                else (u.reason or fm.MISSING),
+                "interval": fm.interval(iv.low, iv.high, f) if iv else fm.MISSING,
+                "relative": fm.pct(u.relative, 1, signed=True),
+                # Beside the means, so a few slow or dear runs neither alarm nor reassure.
+                "median": (
+                    f"{f(u.median_a)} → {f(u.median_b)}"
+                    + (
+                        f" ({fm.pct(u.median_relative, 1, signed=True)})"
+                        if fm.is_number(u.median_relative)
+                        else ""
+                    )
+                )
+                if fm.is_number(u.median_a) and fm.is_number(u.median_b)
+                else fm.MISSING,
+                "p": fm.pvalue(u.p_value),
             }
-            for r in domains
-        ]
-        parts.append(
-            d.table_html(
-                rows,
-                [
-                    ("domain", "domain"),
-                    ("n", "cases"),
-                    ("a", a, str),
-                    ("b", b, str),
-                    ("diff", "B − A", str),
-                    ("moved", "cases moved"),
-                    ("p", "p (Holm-adjusted)", str),
-                    ("flag", ""),
-                ],
-                caption="Per domain, paired",
-                row_class=lambda r: r["_tone"],
-            )
         )
-    for note in c.get("notes") or ():
-        parts.append(d.note_html(note))
-    return parts
+    return [
+        d.table_html(
+            rows,
+            [
+                ("metric", "per case"),
+                ("a", f"{a} (mean)", str),
+                ("b", f"{b} (mean)", str),
+                ("diff", "B − A", str),
+                ("interval", "interval", str),
+                ("relative", "relative", str),
+                ("median", "median A → B", str),
+                ("p", "p", str),
+            ],
+            caption=f"Cost, latency and tokens per case ({usage[0].method}): means, "
+            "with the medians beside them",
+        )
+    ]
 
 
-def multi_section(multi: Mapping[str, Any] | None) -> list[Part]:
-    """Every arm against the baseline, Holm-adjusted, with Cochran's Q over all arms."""
-    if not multi:
+def _domain_table(c: Comparison, a: str, b: str) -> list[Part]:
+    """Per domain, paired (with two domains or more), the significant moves marked."""
+    unit = c.unit
+    share = unit == "points"
+    domains = c.by_domain
+    if len(domains) < 2:
         return []
     rows = [
         {
-            "pair": f"{p['b']} vs {p['a']}",
-            "n": p["n_cases"],
-            "diff": f"{_points(p['difference'])} {_interval_points(p.get('interval'), 'points')}",
-            "moved": f"{p['fixed']} fixed, {p['regressed']} regressed",
-            "p": d.pvalue(p.get("p_value")),
-            "adj": d.pvalue(p.get("p_adjusted")),
-            "sig": "yes" if p["significant"] else "no",
+            "domain": r.domain,
+            "n": r.n_cases,
+            "a": fm.pct(r.value_a) if share else fm.num(r.value_a),
+            "b": fm.pct(r.value_b) if share else fm.num(r.value_b),
+            "diff": f"{fm.difference(r.difference, unit)} {_bounds_points(r.interval, unit)}",
+            "moved": f"{r.fixed} fixed, {r.regressed} regressed",
+            "p": fm.pvalue(r.p_adjusted),
+            "flag": "significantly worse"
+            if r.significant_regression
+            else ("significantly better" if r.significant_improvement else ""),
+            "_tone": "block" if r.significant_regression else ("pass" if r.significant_improvement else None),
         }
-        for p in multi.get("pairs") or []
+        for r in domains
+    ]
+    return [
+        d.table_html(
+            rows,
+            [
+                ("domain", "domain"),
+                ("n", "cases"),
+                ("a", a, str),
+                ("b", b, str),
+                ("diff", "B − A", str),
+                ("moved", "cases moved"),
+                ("p", "p (Holm-adjusted)", str),
+                ("flag", ""),
+            ],
+            caption="Per domain, paired",
+            row_class=lambda r: r["_tone"],
+        )
+    ]
+
+
+def multi_section(multi: MultiComparison | None) -> list[Part]:
+    """Every arm against the baseline, Holm-adjusted, with Cochran's Q over all arms."""
+    if multi is None:
+        return []
+    rows = [
+        {
+            "pair": f"{p.b} vs {p.a}",
+            "n": p.n_cases,
+            "diff": f"{fm.difference(p.difference)} {_bounds_points(p.interval, 'points')}",
+            "moved": f"{p.fixed} fixed, {p.regressed} regressed",
+            "p": fm.pvalue(p.p_value),
+            "adj": fm.pvalue(p.p_adjusted),
+            "sig": "yes" if p.significant else "no",
+        }
+        for p in multi.pairs
     ]
     parts: list[Part] = [
         d.table_html(
@@ -223,15 +270,15 @@ def multi_section(multi: Mapping[str, Any] | None) -> list[Part]:
             caption="Every arm against the baseline",
         )
     ]
-    q = multi.get("cochran")
+    q = multi.cochran
     if q:
         parts.append(
             d.note_html(
-                f"Cochran's Q over all {q['n_arms']} arms and {q['n_cases']:,} cases: Q = {q['statistic']:.2f}, "
-                f"{d.pvalue(q['p_value'])} (whether the arms are right equally often)."
+                f"Cochran's Q over all {q.n_arms} arms and {q.n_cases:,} cases: Q = {q.statistic:.2f}, "
+                f"{fm.pvalue(q.p_value)} (whether the arms are right equally often)."
             )
         )
-    for note in multi.get("notes") or ():
+    for note in multi.notes:
         parts.append(d.note_html(note))
     return parts
 
@@ -239,7 +286,7 @@ def multi_section(multi: Mapping[str, Any] | None) -> list[Part]:
 # -- pairwise judges and position bias ----------------------------------------------------------------------
 
 
-def pairwise_section(pairwise: Sequence[Mapping[str, Any]], bias: Sequence[Mapping[str, Any]]) -> list[Part]:
+def pairwise_section(pairwise: Sequence[Mapping[str, Any]], bias: Sequence[PositionBias]) -> list[Part]:
     """Blind pairwise judges' verdicts between the arms, and how much each judge favours a slot."""
     parts: list[Part] = []
     if pairwise:
@@ -250,8 +297,8 @@ def pairwise_section(pairwise: Sequence[Mapping[str, Any]], bias: Sequence[Mappi
                 "wins_a": p["wins_a"],
                 "wins_b": p["wins_b"],
                 "ties": p["ties"],
-                "rate": d.pct(p.get("b_win_rate")),
-                "p": d.pvalue(p.get("p_value")),
+                "rate": fm.pct(p.get("b_win_rate")),
+                "p": fm.pvalue(p.get("p_value")),
             }
             for p in pairwise
         ]
@@ -270,27 +317,7 @@ def pairwise_section(pairwise: Sequence[Mapping[str, Any]], bias: Sequence[Mappi
             )
         )
     if bias:
-        rows = []
-        for b in bias:
-            iv = b.get("first_win_interval") or {}
-            verdict = {
-                True: "favours a slot",
-                False: "no position bias shown",
-                None: "no decisive judgement",
-            }[b.get("biased")]
-            rows.append(
-                {
-                    "grader": b["grader"],
-                    "judgements": b["judgements"],
-                    "first": d.pct(b.get("first_win_rate"))
-                    + (f" {d.interval(iv.get('low'), iv.get('high'))}" if iv else ""),
-                    "flips": d.pct(b.get("flip_rate"))
-                    if b.get("both_orders")
-                    else "not judged in both orders",
-                    "verdict": verdict,
-                    "_tone": "warn" if b.get("biased") else None,
-                }
-            )
+        rows = [_bias_row(b) for b in bias]
         parts.append(
             d.table_html(
                 rows,
@@ -308,3 +335,19 @@ def pairwise_section(pairwise: Sequence[Mapping[str, Any]], bias: Sequence[Mappi
     if not parts:
         return [d.note_html("No pairwise judge compared the arms.")]
     return parts
+
+
+_BIAS_WORDS = {True: "favours a slot", False: "no position bias shown", None: "no decisive judgement"}
+
+
+def _bias_row(b: PositionBias) -> dict[str, Any]:
+    """A judge's first-slot win rate with its interval, its flip rate, and whether it favours a slot."""
+    iv = b.first_win_interval
+    return {
+        "grader": b.grader,
+        "judgements": b.judgements,
+        "first": fm.pct(b.first_win_rate) + (f" {fm.interval(iv.low, iv.high)}" if iv else ""),
+        "flips": fm.pct(b.flip_rate) if b.both_orders else "not judged in both orders",
+        "verdict": _BIAS_WORDS[b.biased],
+        "_tone": "warn" if b.biased else None,
+    }

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from abbench import formatting as fm
 from abbench._matrix import LARGE, SCROLL_STYLE, TOP_CONFUSIONS, large_matrix_figure
 from abbench._plotly import figure_html
 from abbench.metrics import ConfusionMatrix
@@ -90,7 +91,7 @@ def _large(arm: str, classes: Mapping[str, Any]) -> list[Part]:
                         "arrow": "→",
                         "predicted": c.predicted,
                         "count": c.count,
-                        "share": f"{d.pct(c.share)} of {c.support:,}",
+                        "share": f"{fm.pct(c.share)} of {c.support:,}",
                     }
                     for c in shown
                 ],
@@ -138,12 +139,12 @@ def _classes_table(arm: str, classes: Mapping[str, Any], *, by_support: bool) ->
         ],
         [
             ("class", "class"),
-            ("precision", "precision", d.pct),
-            ("recall", "recall", d.pct),
-            ("f1", "F1", d.pct),
+            ("precision", "precision", fm.pct),
+            ("recall", "recall", fm.pct),
+            ("f1", "F1", fm.pct),
             ("support", "gold runs"),
         ],
-        caption=f"{arm}: per class (macro F1 {d.pct(classes['macro']['f1'])})"
+        caption=f"{arm}: per class (macro F1 {fm.pct(classes['macro']['f1'])})"
         + ("; most frequent labels first" if by_support else ""),
     )
     return f'<div style="{TABLE_STYLE}">{table}</div>' if by_support else table

@@ -2,61 +2,72 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from abbench import formatting as fm
 from abbench.report import _display as d
-from abbench.report._sections._parts import Part, _points
+from abbench.report._sections._parts import Part
+
+if TYPE_CHECKING:
+    from abbench.compare import Side
+    from abbench.gate import Coverage, Dimension, GateResult, RuleOutcome
 
 
-def _side_name(side: Mapping[str, Any] | None) -> str:
-    if not side:
-        return d.MISSING
-    return side.get("label") or side.get("arm") or d.MISSING
+def _side_name(side: Side | None) -> str:
+    if side is None:
+        return fm.MISSING
+    return side.label or side.arm or fm.MISSING
 
 
-def _dimension_figures(name: str, dim: Mapping[str, Any]) -> tuple[str, str]:
+def _dimension_figures(name: str, dim: Dimension) -> tuple[str, str]:
     """The headline figure of a dimension and a short line of evidence (the summary when not assessed)."""
-    ev = dim.get("evidence") or {}
-    if not dim.get("assessed", True) or not ev:
-        return d.MISSING, dim["summary"]
+    # The evidence is a free-form record of figures: read as exported (numbers plain, NaN as None).
+    ev: Mapping[str, Any] = dim.as_dict()["evidence"] or {}
+    if not dim.assessed or not ev:
+        return fm.MISSING, dim.summary
     if name == "capability" and ev.get("policy") == "votes":
-        return f"{ev.get('wins', 0)} – {ev.get('losses', 0)}", dim["summary"]
+        return f"{ev.get('wins', 0)} – {ev.get('losses', 0)}", dim.summary
     if name == "capability":
         parts = []
         if "fixed" in ev:
             parts.append(f"{ev['fixed']} fixed, {ev['regressed']} regressed")
-        if d.is_number(ev.get("ci_low")) and d.is_number(ev.get("ci_high")):
-            parts.append(f"interval {_points(ev['ci_low'])} to {_points(ev['ci_high'])}")
-        if d.is_number(ev.get("mde")):
-            parts.append(f"detects {_points(ev['mde']).lstrip('+')} or more")
+        if fm.is_number(ev.get("ci_low")) and fm.is_number(ev.get("ci_high")):
+            parts.append(f"interval {fm.points(ev['ci_low'])} to {fm.points(ev['ci_high'])}")
+        if fm.is_number(ev.get("mde")):
+            parts.append(f"detects {fm.points(ev['mde']).lstrip('+')} or more")
         worse = ev.get("domains_significantly_worse") or []
         if worse:
             parts.append("worse in " + ", ".join(map(str, worse[:3])))
-        if dim["conclusion"] != "pass":
-            parts.append(dim["summary"])
-        return _points(ev.get("difference")), "; ".join(parts) or dim["summary"]
+        if dim.conclusion != "pass":
+            parts.append(dim.summary)
+        return fm.points(ev.get("difference")), "; ".join(parts) or dim.summary
     if name == "cost":
         # The mean is what the bill adds up to; the median beside it shows whether a few dear runs made it.
-        big = d.pct(ev.get("relative"), 0, signed=True).replace("pp", "%") + " mean"
-        if d.is_number(ev.get("median_relative")):
-            big += " · " + d.pct(ev["median_relative"], 0, signed=True).replace("pp", "%") + " median"
-        a, b = ev.get("cost_a"), ev.get("cost_b")
-        thousand = lambda v: f"${v * 1000:,.2f}" if v * 1000 >= 0.01 else d.money(v * 1000)  # noqa: E731
+        big = fm.pct(ev.get("relative"), 0, signed=True) + " mean"
+        if fm.is_number(ev.get("median_relative")):
+            big += " · " + fm.pct(ev["median_relative"], 0, signed=True) + " median"
+        a: Any = ev.get("cost_a")
+        b: Any = ev.get("cost_b")
+
+        def thousand(v: float) -> str:
+            return f"${v * 1000:,.2f}" if v * 1000 >= 0.01 else fm.money(v * 1000)
+
         scale = (
             f" ({thousand(a)} → {thousand(b)} per 1,000 cases)"
-            if d.is_number(a) and d.is_number(b) and max(a, b) < 0.01
+            if fm.is_number(a) and fm.is_number(b) and a < 0.01 and b < 0.01
             else ""
         )
         median = ""
-        if d.is_number(ev.get("median_a")) and d.is_number(ev.get("median_b")):
-            median = f"; median {d.money(ev['median_a'])} → {d.money(ev['median_b'])}"
-        return big, f"mean per case {d.money(a)} → {d.money(b)}{scale}{median}. " + dim["summary"]
+        if fm.is_number(ev.get("median_a")) and fm.is_number(ev.get("median_b")):
+            median = f"; median {fm.money(ev['median_a'])} → {fm.money(ev['median_b'])}"
+        return big, f"mean per case {fm.money(a)} → {fm.money(b)}{scale}{median}. " + dim.summary
     fb, fa = ev.get("flip_rate_b"), ev.get("flip_rate_a")
-    big = f"{d.pct(fb, 0)} flip" if d.is_number(fb) else d.MISSING
-    if d.is_number(fb) and d.is_number(fa):
-        big += f" (was {d.pct(fa, 0)})"
-    return big, dim["summary"]
+    big = f"{fm.pct(fb, 0)} flip" if fm.is_number(fb) else fm.MISSING
+    if fm.is_number(fb) and fm.is_number(fa):
+        big += f" (was {fm.pct(fa, 0)})"
+    return big, dim.summary
 
 
 _OP_WORDS = {">=": "≥", "<=": "≤", ">": ">", "<": "<", "==": "=", "!=": "≠"}
@@ -75,34 +86,34 @@ def _rule_card(metric: str) -> str | None:
     return None
 
 
-def _rule_texts(r: Mapping[str, Any]) -> tuple[str, str, str]:
+def _rule_texts(r: RuleOutcome) -> tuple[str, str, str]:
     """A gate rule's name, its condition and its value, each number in the metric's unit."""
     from abbench.gate import metric_unit
 
-    rule = r["rule"]
-    unit = metric_unit(rule["metric"])
-    name = rule.get("name") or rule["metric"]
-    condition = f"{rule['metric']} {_OP_WORDS.get(rule['op'], rule['op'])} {d.in_unit(rule['value'], unit)}"
-    if rule["metric"] == "non_inferior":
+    rule = r.rule
+    unit = metric_unit(rule.metric)
+    name = rule.name or rule.metric
+    condition = f"{rule.metric} {_OP_WORDS.get(rule.op, rule.op)} {fm.in_unit(rule.value, unit, whole=True)}"
+    if rule.metric == "non_inferior":
         from abbench.compare import DEFAULT_MARGIN
 
-        margin = rule.get("margin", DEFAULT_MARGIN)
+        margin = rule.margin if rule.margin is not None else DEFAULT_MARGIN
         condition = f"not worse by more than {margin * 100:g} points (lower bound above −{margin * 100:g})"
-    return name, condition, d.in_unit(r["value"], unit)
+    return name, condition, fm.in_unit(r.value, unit, whole=True)
 
 
-def _rule_sentence(r: Mapping[str, Any]) -> str:
+def _rule_sentence(r: RuleOutcome) -> str:
     """``cost up at most 25%: cost_change is +35.4% (the rule asks for ≤ +25.0%)``."""
     name, _, value = _rule_texts(r)
-    rule = r["rule"]
+    rule = r.rule
     from abbench.gate import metric_unit
 
     wanted = (
-        f"{_OP_WORDS.get(rule['op'], rule['op'])} {d.in_unit(rule['value'], metric_unit(rule['metric']))}"
+        f"{_OP_WORDS.get(rule.op, rule.op)} {fm.in_unit(rule.value, metric_unit(rule.metric), whole=True)}"
     )
-    if r["value"] is None:
-        return f"{name}: {rule['metric']} could not be measured (the rule asks for {wanted})"
-    return f"{name}: {rule['metric']} is {value} (the rule asks for {wanted})"
+    if r.value is None or (isinstance(r.value, float) and not math.isfinite(r.value)):
+        return f"{name}: {rule.metric} could not be measured (the rule asks for {wanted})"
+    return f"{name}: {rule.metric} is {value} (the rule asks for {wanted})"
 
 
 _TONES = {
@@ -114,14 +125,14 @@ _TONES = {
 }
 
 
-def _pair_text(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> str | None:
-    if not b:
+def _pair_text(a: Side | None, b: Side | None) -> str | None:
+    if b is None:
         return None
-    return f"{b.get('arm')} vs {a.get('arm')}" if a else str(b.get("arm"))
+    return f"{b.arm} vs {a.arm}" if a else str(b.arm)
 
 
 def decision_section(
-    gate: Mapping[str, Any] | None,
+    gate: GateResult | None,
     *,
     reason: str | None = None,
     refused: bool = False,
@@ -148,54 +159,75 @@ def decision_section(
         if nothing_ran:
             return [d.decision_html("empty", reason or "Nothing has run yet, so there is no verdict.")]
         return [d.decision_html(None, reason or "No gate could be evaluated for this experiment.")]
-    outcome = gate["outcome"]
-    tone = _TONES.get(outcome, "none")
-    warnings = [
-        r
-        for r in gate["rules"]
-        if r["rule"]["severity"] == "warn"
-        and r["status"] != "pass"
-        and not (r["status"] == "missing" and r["rule"].get("allow_missing"))
-    ]
-    a, b = gate.get("a"), gate.get("b")
-    cov = gate.get("coverage") or {}
-    named_by = (gate.get("pair") or {}).get("named_by")
+    a, b = gate.a, gate.b
+    banner = d.decision_html(
+        _TONES.get(gate.outcome, "none"), _headline(gate), _details(gate), pair=_pair_text(a, b)
+    )
+    parts: list[Part] = [banner, d.cards_html(_cards(gate)), _rules_table(gate)]
+    for note in gate.notes:
+        if note not in shown_notes:
+            parts.append(d.note_html(note))
+    if a:
+        parts.append(d.note_html(HOW_TO_READ))
+    return parts
+
+
+def _headline(gate: GateResult) -> str:
+    """Who against whom, and on how many planned runs the decision rests."""
+    a, b = gate.a, gate.b
+    cov = gate.coverage
+    named_by = gate.pair.named_by
     headline = (
         f"Candidate {_side_name(b)} against baseline {_side_name(a)}"
         if a
         else f"{_side_name(b)} alone: there is no baseline to compare it with"
     )
-    headline += f"; {cov.get('text', 'coverage unknown')}" + (
-        f" (pair named by {named_by})." if named_by else "."
-    )
-    blocking = [r for r in gate["rules"] if r["blocks"]]
+    headline += f"; {cov.text}" + (f" (pair named by {named_by})." if named_by else ".")
+    return headline
+
+
+def _warnings(gate: GateResult) -> list[RuleOutcome]:
+    """The warning rules that did not pass (a measure allowed to be missing is no warning)."""
+    return [
+        r
+        for r in gate.rules
+        if r.rule.severity == "warn"
+        and r.status != "pass"
+        and not (r.status == "missing" and r.rule.allow_missing)
+    ]
+
+
+def _details(gate: GateResult) -> str:
+    """The banner's body: why incomplete or inconclusive, the verdict, the votes, what blocks and warns."""
+    outcome = gate.outcome
+    cov = gate.coverage
+    warnings = _warnings(gate)
+    blocking = [r for r in gate.rules if r.blocks]
     details = ""
     if outcome == "incomplete":
         details += (
             f"<p><b>Incomplete:</b> the decision needs {d.esc(_required(cov))} of each arm graded and rests on "
-            f"{d.pct(cov.get('share'), 0)} ({d.esc(cov.get('gap') or 'nothing planned')}). The figures below are "
+            f"{fm.pct(cov.share, 0)} ({d.esc(cov.gap or 'nothing planned')}). The figures below are "
             "from the runs that did finish: finish the others (abbench run, retry, regrade) or allow less with "
             "min_coverage in the gate file.</p>"
         )
     elif outcome == "inconclusive":
-        unsettled = [
-            r for r in gate["rules"] if r["status"] == "inconclusive" and r["rule"]["severity"] == "block"
-        ]
+        unsettled = [r for r in gate.rules if r.status == "inconclusive" and r.rule.severity == "block"]
         if unsettled:
             details += (
                 "<p><b>Inconclusive:</b> the evidence does not decide (nothing blocks, nothing is shown "
-                "either):</p><ul>" + "".join(f"<li>{d.esc(r['message'])}</li>" for r in unsettled) + "</ul>"
+                "either):</p><ul>" + "".join(f"<li>{d.esc(r.message)}</li>" for r in unsettled) + "</ul>"
             )
         else:
             details += (
                 "<p><b>Inconclusive:</b> no rule could be assessed on these data (see the rules below).</p>"
             )
-    if gate.get("verdict"):
-        details += f"<p>{d.esc(gate['verdict'])}</p>"
-    if gate.get("verdict_outcome"):
-        details += f"<p><b>Outcome</b> — {d.esc(gate['verdict_outcome'])}</p>"
-    if gate.get("votes"):
-        details += f"<p>{d.esc(gate['votes']['text'])}</p>"
+    if gate.verdict:
+        details += f"<p>{d.esc(gate.verdict)}</p>"
+    if gate.verdict_outcome:
+        details += f"<p><b>Outcome</b> — {d.esc(gate.verdict_outcome)}</p>"
+    if gate.votes:
+        details += f"<p>{d.esc(gate.votes.text)}</p>"
     if blocking:
         details += (
             "<p><b>Blocked by:</b></p><ul>"
@@ -208,85 +240,81 @@ def decision_section(
             + "".join(f"<li>{d.esc(_rule_sentence(r))}</li>" for r in warnings)
             + "</ul>"
         )
-    parts: list[Part] = [d.decision_html(tone, headline, details, pair=_pair_text(a, b))]
-    flagged: dict[str, list[Mapping[str, Any]]] = {}
-    for r in gate["rules"]:
-        card = _rule_card(r["rule"]["metric"]) if r["status"] != "pass" else None
+    return details
+
+
+def _cards(gate: GateResult) -> list[str]:
+    """The three dimensions at a glance; a passing card whose gate rule warns or blocks says so."""
+    flagged: dict[str, list[RuleOutcome]] = {}
+    for r in gate.rules:
+        card = _rule_card(r.rule.metric) if r.status != "pass" else None
         if card is not None:
             flagged.setdefault(card, []).append(r)
     cards = []
-    decision = gate["decision"]
+    decision = gate.decision
     for name in ("capability", "cost", "stability"):
-        dim = decision[name]
+        dim: Dimension = getattr(decision, name)
         big, text = _dimension_figures(name, dim)
-        assessed = dim.get("assessed", True)
-        tone_card = "flat" if not assessed else ("good" if dim["conclusion"] == "pass" else "bad")
-        word = "not assessed" if not assessed else dim["conclusion"]
-        rules = [
-            r
-            for r in flagged.get(name) or []
-            if not (r["status"] == "missing" and r["rule"].get("allow_missing"))
-        ]
+        assessed = dim.assessed
+        tone_card = "flat" if not assessed else ("good" if dim.conclusion == "pass" else "bad")
+        word = "not assessed" if not assessed else dim.conclusion
+        rules = [r for r in flagged.get(name) or [] if not (r.status == "missing" and r.rule.allow_missing)]
         if rules and tone_card != "bad":
-            blocks = any(r["blocks"] for r in rules)
+            blocks = any(r.blocks for r in rules)
             tone_card = "bad" if blocks else "warn"
             word += " · gate " + ("blocks" if blocks else "warns")
-            names = "; ".join(r["rule"].get("name") or r["rule"]["metric"] for r in rules)
+            names = "; ".join(r.rule.name or r.rule.metric for r in rules)
             text += f" The gate {'blocks' if blocks else 'warns'}: {names}."
         cards.append(d.card_html(f"{name} · {word}", big, text, tone_card))
-    parts.append(d.cards_html(cards))
+    return cards
+
+
+def _rules_table(gate: GateResult) -> str:
+    """Every gate rule with its value, outcome, condition and severity."""
     rows = []
-    for r in gate["rules"]:
+    for r in gate.rules:
         name, condition, value = _rule_texts(r)
-        if r["blocks"]:
+        if r.blocks:
             said, tone_row = "BLOCKS", "block"
-        elif r["status"] == "pass":
+        elif r.status == "pass":
             said, tone_row = "pass", "pass"
-        elif r["status"] == "inconclusive" and r["rule"]["severity"] == "block":
+        elif r.status == "inconclusive" and r.rule.severity == "block":
             said, tone_row = "INCONCLUSIVE", "warn"
-        elif r["status"] == "missing" and r["rule"].get("allow_missing"):
+        elif r.status == "missing" and r.rule.allow_missing:
             said, tone_row = "not assessed (allowed)", None
-        elif r["status"] == "missing":
+        elif r.status == "missing":
             said, tone_row = "not assessed (warning)", "warn"
         else:
-            said, tone_row = f"{r['status']} (warning)", "warn"
+            said, tone_row = f"{r.status} (warning)", "warn"
         rows.append(
             {
                 "rule": name,
                 "condition": condition,
                 "value": value,
-                "severity": r["rule"]["severity"],
+                "severity": r.rule.severity,
                 "outcome": said,
                 "_tone": tone_row,
             }
         )
-    parts.append(
-        d.table_html(
-            rows,
-            [
-                ("rule", "rule"),
-                ("value", "value", str),
-                ("outcome", "outcome"),
-                ("condition", "condition"),
-                ("severity", "severity"),
-            ],
-            caption=f"Gate rules ({gate['source']})",
-            row_class=lambda r: r["_tone"],
-        )
+    return d.table_html(
+        rows,
+        [
+            ("rule", "rule"),
+            ("value", "value", str),
+            ("outcome", "outcome"),
+            ("condition", "condition"),
+            ("severity", "severity"),
+        ],
+        caption=f"Gate rules ({gate.source})",
+        row_class=lambda r: r["_tone"],
     )
-    for note in gate.get("notes") or ():
-        if note not in shown_notes:
-            parts.append(d.note_html(note))
-    if a:
-        parts.append(d.note_html(HOW_TO_READ))
-    return parts
 
 
-def _required(cov: Mapping[str, Any]) -> str:
-    required = cov.get("required", 1.0)
+def _required(cov: Coverage) -> str:
+    required = cov.required
     return (
         "every planned run"
-        if not d.is_number(required) or required >= 1
+        if not fm.is_number(required) or required >= 1
         else f"{required:.0%} of the planned runs"
     )
 

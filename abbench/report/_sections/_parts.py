@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from abbench import formatting as fm
 from abbench.report import _display as d
 
 Part = Any
@@ -22,15 +23,9 @@ def show_parts(parts: Sequence[Part]) -> None:
 
 def estimate_text(e: Mapping[str, Any] | None, *, share: bool = True) -> str:
     """``72.0% [61.3%, 82.7%]`` (or the score); the reason in words when there is no value."""
-    if not e or not d.is_number(e.get("value")):
-        return (e or {}).get("reason") or d.MISSING
-    fmt = d.pct if share else (lambda v: d.num(v, 2))
+    if not e or not fm.is_number(e.get("value")):
+        return (e or {}).get("reason") or fm.MISSING
+    fmt: Callable[[Any], str] = fm.pct if share else (lambda v: fm.num(v, 2))
     iv = e.get("interval") or {}
-    spread = d.interval(iv.get("low"), iv.get("high"), fmt)
-    return fmt(e["value"]) + ("" if spread == d.MISSING else f" {spread}")
-
-
-def _points(value: Any, unit: str = "points", digits: int = 1) -> str:
-    if not d.is_number(value):
-        return d.MISSING
-    return f"{value * 100:+.{digits}f} pts" if unit == "points" else f"{value:+.3g}"
+    spread = fm.interval(iv.get("low"), iv.get("high"), fmt)
+    return fmt(e["value"]) + ("" if spread == fm.MISSING else f" {spread}")

@@ -1,37 +1,38 @@
-"""Report sections on the runs behind a result and where it came from (run overview, provenance)."""
+"""Report sections on the runs behind a result and where it came from (`RunOverview`, `Provenance`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
+from abbench import formatting as fm
 from abbench.report import _display as d
+from abbench.report._provenance import ArmProvenance, Provenance, RunOverview
 from abbench.report._sections._parts import Part
-from abbench.types import outcome_word
+from abbench.types import RunState, outcome_word
 
 _OUTCOMES = (
-    "pass",
-    "fail",
+    RunState.PASS,
+    RunState.FAIL,
     "execution_failed",
     "grading_failed",
-    "cancelled",
-    "pending",
-    "running",
-    "executed",
-    "evaluating",
+    RunState.CANCELLED,
+    RunState.PENDING,
+    RunState.RUNNING,
+    RunState.EXECUTED,
+    RunState.EVALUATING,
 )
 """Columns of the runs table: outcome keys (`abbench.types.run_outcome`), then the open states."""
 
 
-def _outcomes(overview: Mapping[str, Any]) -> dict[str, dict[str, int]]:
+def _outcomes(overview: RunOverview) -> dict[str, dict[str, int]]:
     """Arm -> outcome -> runs: the store's ``fail`` split into wrong answers and runs without a verdict."""
     out = {}
-    for arm, counts in overview["states"].items():
-        execution = sum((overview["execution_failures"].get(arm) or {}).values())
-        grading = overview["grading_failures"].get(arm, 0)
-        row = {k: v for k, v in counts.items() if k != "fail"}
+    for arm, counts in overview.states.items():
+        execution = sum((overview.execution_failures.get(arm) or {}).values())
+        grading = overview.grading_failures.get(arm, 0)
+        row = {k: v for k, v in counts.items() if k != RunState.FAIL}
         row.update(
-            fail=counts.get("fail", 0) - execution - grading,
+            fail=counts.get(RunState.FAIL, 0) - execution - grading,
             execution_failed=execution,
             grading_failed=grading,
         )
@@ -41,12 +42,12 @@ def _outcomes(overview: Mapping[str, Any]) -> dict[str, dict[str, int]]:
 
 def _imported(text: str | None) -> str:
     if not text:
-        return d.MISSING
+        return fm.MISSING
     when, _, who = text.partition(" by ")
-    return f"{d.when(when) if when != '?' else d.MISSING} by {who or d.MISSING}"
+    return f"{fm.when(when) if when != '?' else fm.MISSING} by {who or fm.MISSING}"
 
 
-def runs_section(overview: Mapping[str, Any]) -> list[Part]:
+def runs_section(overview: RunOverview) -> list[Part]:
     """Runs per arm and state, what did not count and why, and the failed runs."""
     states = _outcomes(overview)
     rows = [{"arm": arm, **counts, "total": sum(counts.values())} for arm, counts in states.items()]
@@ -55,15 +56,15 @@ def runs_section(overview: Mapping[str, Any]) -> list[Part]:
         d.table_html(rows, [("arm", "arm"), *[(s, outcome_word(s)) for s in shown], ("total", "total")]),
         d.states_figure(states),
     ]
-    if overview["complete"] and overview["total"]:
-        parts.append(d.note_html(f"All {overview['total']:,} runs finished and were graded."))
-    elif not overview["total"]:
+    if overview.complete and overview.total:
+        parts.append(d.note_html(f"All {overview.total:,} runs finished and were graded."))
+    elif not overview.total:
         parts.append(d.note_html("The experiment has no run."))
     else:
-        n_exec = sum(sum(c.values()) for c in overview["execution_failures"].values())
-        n_grade = sum(overview["grading_failures"].values())
-        n_cancel = sum(overview["cancelled"].values())
-        n_left = overview["total"] - overview["finished"] - n_cancel
+        n_exec = sum(sum(c.values()) for c in overview.execution_failures.values())
+        n_grade = sum(overview.grading_failures.values())
+        n_cancel = sum(overview.cancelled.values())
+        n_left = overview.total - overview.finished - n_cancel
         said = []
         if n_exec:
             said.append(f"{n_exec:,} execution failed (re-run them: abbench retry EXPERIMENT --failed)")
@@ -80,7 +81,7 @@ def runs_section(overview: Mapping[str, Any]) -> list[Part]:
                 "warn",
             )
         )
-    failures = overview.get("failures") or []
+    failures = overview.failures
     if failures:
         parts.append(
             d.table_html(
@@ -99,76 +100,12 @@ def runs_section(overview: Mapping[str, Any]) -> list[Part]:
     return parts
 
 
-def provenance_section(prov: Mapping[str, Any]) -> list[Part]:
+def provenance_section(prov: Provenance) -> list[Part]:
     """Where the result came from: dataset, mapping, skills (drafts marked), agents, models, dates, people."""
-    cases = prov["dataset_cases"]
-    pairs = [
-        (
-            "experiment",
-            f"{prov['experiment']} · owner {prov['owner']} · status {prov['status']}"
-            + (f": {prov['paused_because']}" if prov.get("paused_because") else ""),
-        ),
-        (
-            "dataset",
-            f"{prov['dataset']} ({prov['n_cases']:,} of {cases if cases is not None else '?'} cases)",
-        ),
-        ("mapping profile", prov["mapping_profile"] or "none recorded"),
-        ("source file", prov["dataset_file"] or "not recorded"),
-        ("imported", _imported(prov.get("dataset_imported"))),
-        ("graders", ", ".join(prov["graders"]) or "no grade written yet"),
-        ("judge models", ", ".join(prov["judge_models"]) or "no judge used"),
-        ("grade batch", prov["batch_id"] or "no grade written yet"),
-        (
-            "runs",
-            f"started {d.when(prov['first_started'])}, last finished {d.when(prov['last_finished'])}, "
-            f"by {', '.join(prov['run_by']) or d.MISSING}",
-        ),
-        (
-            "created",
-            f"{d.when(prov['created_at'])} by {prov['created_by'] or d.MISSING}"
-            + (f", cloned from {prov['parent']}" if prov["parent"] else ""),
-        ),
-        ("tags", ", ".join(prov["tags"]) or "none"),
-        *(
-            ("gold answer", f"arm {a['name']} sees the gold answer: a test double")
-            for a in prov["arms"]
-            if a.get("sees_gold")
-        ),
-        (
-            "report",
-            f"abbench {prov['abbench_version']}, Python {prov['python']}, "
-            f"{d.when(prov['generated_at'])} by {prov['generated_by']}",
-        ),
-    ]
-    rows = []
-    for a in prov["arms"]:
-        skill = (
-            d.esc(a["skill"]) + (" " + d.tag_html("draft", "draft") if a["draft"] else "")
-            if a["skill"]
-            else "no skill"
-        )
-        if a["commit"]:
-            source = f"commit {a['commit'][:12]}" + (f" (tag {a['tag']})" if a["tag"] else "")
-            source += f" · {a['repo']}" if a["repo"] else ""
-        elif a["skill"]:
-            source = "draft: " + (a["draft_reason"] or "not a clean git commit")
-        else:
-            source = d.MISSING
-        rows.append(
-            {
-                "arm": a["name"],
-                "agent": a["agent"],
-                "model": a["model"] or d.MISSING,
-                "seen": ", ".join(a["models_seen"]) or d.MISSING,
-                "skill": skill,
-                "hash": a["snapshot_hash"] or d.MISSING,
-                "source": source,
-            }
-        )
     return [
-        d.kv_html(pairs),
+        d.kv_html(_provenance_pairs(prov)),
         d.table_html(
-            rows,
+            [_arm_row(a) for a in prov.arms],
             [
                 ("arm", "arm"),
                 ("agent", "agent"),
@@ -181,3 +118,69 @@ def provenance_section(prov: Mapping[str, Any]) -> list[Part]:
             caption="Arms",
         ),
     ]
+
+
+def _provenance_pairs(prov: Provenance) -> list[tuple[str, str]]:
+    """The experiment, its dataset, graders, runs and the report itself, label → text."""
+    cases = prov.dataset_cases
+    return [
+        (
+            "experiment",
+            f"{prov.experiment} · owner {prov.owner} · status {prov.status}"
+            + (f": {prov.paused_because}" if prov.paused_because else ""),
+        ),
+        (
+            "dataset",
+            f"{prov.dataset} ({prov.n_cases:,} of {cases if cases is not None else '?'} cases)",
+        ),
+        ("mapping profile", prov.mapping_profile or "none recorded"),
+        ("source file", prov.dataset_file or "not recorded"),
+        ("imported", _imported(prov.dataset_imported)),
+        ("graders", ", ".join(prov.graders) or "no grade written yet"),
+        ("judge models", ", ".join(prov.judge_models) or "no judge used"),
+        ("grade batch", prov.batch_id or "no grade written yet"),
+        (
+            "runs",
+            f"started {fm.when(prov.first_started)}, last finished {fm.when(prov.last_finished)}, "
+            f"by {', '.join(prov.run_by) or fm.MISSING}",
+        ),
+        (
+            "created",
+            f"{fm.when(prov.created_at)} by {prov.created_by or fm.MISSING}"
+            + (f", cloned from {prov.parent}" if prov.parent else ""),
+        ),
+        ("tags", ", ".join(prov.tags) or "none"),
+        *(
+            ("gold answer", f"arm {a.name} sees the gold answer: a test double")
+            for a in prov.arms
+            if a.sees_gold
+        ),
+        (
+            "report",
+            f"abbench {prov.abbench_version}, Python {prov.python}, "
+            f"{fm.when(prov.generated_at)} by {prov.generated_by}",
+        ),
+    ]
+
+
+def _arm_row(a: ArmProvenance) -> dict[str, Any]:
+    """An arm's agent, models and skill, with where the skill came from (a commit, or why it is a draft)."""
+    skill = (
+        d.esc(a.skill) + (" " + d.tag_html("draft", "draft") if a.draft else "") if a.skill else "no skill"
+    )
+    if a.commit:
+        source = f"commit {a.commit[:12]}" + (f" (tag {a.tag})" if a.tag else "")
+        source += f" · {a.repo}" if a.repo else ""
+    elif a.skill:
+        source = "draft: " + (a.draft_reason or "not a clean git commit")
+    else:
+        source = fm.MISSING
+    return {
+        "arm": a.name,
+        "agent": a.agent,
+        "model": a.model or fm.MISSING,
+        "seen": ", ".join(a.models_seen) or fm.MISSING,
+        "skill": skill,
+        "hash": a.snapshot_hash or fm.MISSING,
+        "source": source,
+    }
