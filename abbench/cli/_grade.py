@@ -10,7 +10,7 @@ import click
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.cli._progress import print_summary, with_progress
 from abbench.formatting import money_fixed as _money
-from abbench.types import outcome_word
+from abbench.types import RunState, outcome_word
 
 
 def _grader_specs(texts: tuple[str, ...]) -> list[Any]:
@@ -146,7 +146,7 @@ def grades_cmd(
         for r in shown:
             run = f"{r.run_id}" + (f"~{r.other_run_id}" if r.other_run_id else "")
             verdict = r.verdict or (
-                {True: outcome_word("pass"), False: outcome_word("fail")}.get(r.passed, "-")
+                "-" if r.passed is None else outcome_word(RunState.PASS if r.passed else RunState.FAIL)
             )
             score = "" if r.score is None else f"{r.score:.3g}"
             what = r.error if r.status == "error" else (r.comment or "")

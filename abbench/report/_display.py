@@ -219,7 +219,7 @@ def show(text: str) -> None:
     """Display HTML built by the ``*_html`` functions."""
     from IPython.display import HTML, display
 
-    display(HTML(text))  # type: ignore[no-untyped-call]  # IPython is unannotated
+    display(HTML(text))
 
 
 SUMMARY_MIMETYPE = "application/vnd.abbench.report+json"
@@ -230,14 +230,14 @@ def summary(data: Mapping[str, Any]) -> None:
     """Leave the report's headline (decision, verdict, figures) in the executed notebook for the caller."""
     from IPython.display import display
 
-    display({SUMMARY_MIMETYPE: dict(data)}, raw=True)  # type: ignore[no-untyped-call]  # IPython is unannotated
+    display({SUMMARY_MIMETYPE: dict(data)}, raw=True)
 
 
 def show_figure(fig: Any) -> None:
     """Display a plotly figure (a div and a ``Plotly.newPlot`` call in the page)."""
     from IPython.display import display
 
-    display(fig)  # type: ignore[no-untyped-call]  # IPython is unannotated
+    display(fig)
 
 
 def table(

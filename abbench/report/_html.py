@@ -41,7 +41,7 @@ def _drop_noise_preprocessor() -> Any:
                 cell.outputs = kept
             return cell, resources
 
-    return DropNoise()  # type: ignore[no-untyped-call]  # traitlets' constructors are unannotated
+    return DropNoise()
 
 
 def notebook_to_html(nb: Any, *, title: str) -> str:
@@ -67,14 +67,14 @@ def notebook_to_html(nb: Any, *, title: str) -> str:
     config.HTMLExporter.exclude_output_prompt = True
     config.TagRemovePreprocessor.enabled = True
     config.TagRemovePreprocessor.remove_cell_tags = set(HIDDEN_TAGS)
-    exporter = HTMLExporter(  # type: ignore[no-untyped-call]  # nbconvert's constructors are unannotated
+    exporter = HTMLExporter(
         config=config,
         template_name=TEMPLATE_NAME,
         extra_template_basedirs=[str(TEMPLATES)],
         # include_js/include_css look files up on the template path: plotly.min.js and report.css.
         extra_template_paths=[str(plotly_js_path().parent), str(TEMPLATES / TEMPLATE_NAME)],
     )
-    exporter.register_preprocessor(_drop_noise_preprocessor(), enabled=True)  # type: ignore[no-untyped-call]
+    exporter.register_preprocessor(_drop_noise_preprocessor(), enabled=True)
     body, _ = exporter.from_notebook_node(
         nb, resources={"metadata": {"name": title}, "abbench_version": __version__}
     )

@@ -21,7 +21,7 @@ RENDERER = "abbench_report"
 def _renderer_class() -> type[Any]:
     from plotly.io._base_renderers import MimetypeRenderer
 
-    class ReportRenderer(MimetypeRenderer):  # type: ignore[misc]  # plotly has no types: its base is Any
+    class ReportRenderer(MimetypeRenderer):
         """Renders a figure as ``text/html`` holding only its div and ``Plotly.newPlot`` call."""
 
         def to_mimebundle(self, fig_dict: dict[str, Any]) -> dict[str, str]:

@@ -475,7 +475,7 @@ def _write_page(
         import nbformat
 
         nb_text = tmp_nb.read_text(encoding="utf-8")
-        executed = nbformat.reads(nb_text, as_version=4)  # type: ignore[no-untyped-call]  # nbformat is unannotated
+        executed = nbformat.reads(nb_text, as_version=4)
         page = notebook_to_html(executed, title=title)
         leaked = _refuse_secrets(page, nb_text)
         if leaked:
