@@ -211,14 +211,9 @@ def _outcomes(store: Store, ea: Experiment, arm_a: Arm, eb: Experiment, arm_b: A
 
 
 def _score_lists(store: Store, exp_id: int, arm_id: int, cases: np.ndarray) -> list[np.ndarray]:
-    rows = store.query(
-        "SELECT case_idx, score FROM runs WHERE experiment_id=? AND arm_id=? AND state IN ('pass', 'fail') "
-        "AND passed IS NOT NULL AND score IS NOT NULL ORDER BY case_idx, round",
-        (exp_id, arm_id),
-    )
     grouped: dict[int, list[float]] = {}
-    for idx, score in rows:
-        grouped.setdefault(idx, []).append(float(score))
+    for idx, score in store.graded_scores(exp_id, arm_id):
+        grouped.setdefault(idx, []).append(score)
     return [np.asarray(grouped[int(i)]) for i in cases]
 
 
@@ -636,14 +631,7 @@ def _domains(
 
 
 def _pairwise(store: Store, exp: Experiment, arm_a: Arm, arm_b: Arm) -> tuple[PairwiseSummary, ...]:
-    rows = store.query(
-        "SELECT g.grader, g.verdict, ra.arm_id, rb.arm_id FROM grades g "
-        "JOIN runs ra ON ra.id = g.run_id JOIN runs rb ON rb.id = g.other_run_id "
-        "WHERE g.experiment_id=? AND g.kind='pairwise' AND g.status='ok' AND g.id IN "
-        "(SELECT MAX(id) FROM grades WHERE experiment_id=? AND kind='pairwise' AND other_run_id IS NOT NULL "
-        "GROUP BY run_id, other_run_id, grader)",
-        (exp.id, exp.id),
-    )
+    rows = store.pairwise_verdicts(exp.id)
     tallies: dict[str, list[int]] = {}
     for grader, verdict_, first, second in rows:
         if {first, second} != {arm_a.id, arm_b.id}:
@@ -669,7 +657,7 @@ def _pairwise(store: Store, exp: Experiment, arm_a: Arm, arm_b: Arm) -> tuple[Pa
 
 
 def _agreement(store: Store, exp: Experiment, arm_a: Arm, arm_b: Arm):
-    if store.query_one("SELECT 1 FROM reviews WHERE experiment_id=? LIMIT 1", (exp.id,)) is None:
+    if not store.has_reviews(exp.id):
         return None
     from abbench.review import judge_agreement
 

@@ -93,34 +93,13 @@ def candidate_cases(
     """
     if not same_rounds:
         return None
-    rows = store.query(
-        "SELECT DISTINCT a.case_idx FROM runs a JOIN runs b ON b.experiment_id=? AND b.arm_id=? "
-        "AND b.case_idx=a.case_idx AND b.round=a.round WHERE a.experiment_id=? AND a.arm_id=? "
-        "AND (a.prediction IS NOT b.prediction OR a.reason IS NOT b.reason "
-        "OR a.evidence_refs IS NOT b.evidence_refs)",
-        (exp_b, arm_b, exp_a, arm_a),
-    )
-    return [r[0] for r in rows]
+    return store.differing_answer_cases(exp_a, arm_a, exp_b, arm_b)
 
 
 def _answers(store, exp_id: int, arm_id: int, cases: list[int] | None) -> dict[int, list[tuple[Any, ...]]]:
-    sql = (
-        "SELECT case_idx, round, prediction, reason, evidence_refs FROM runs WHERE experiment_id=? AND arm_id=? "
-        "AND executed_at IS NOT NULL AND NOT (state='fail' AND failure_type IS NOT NULL)"
-    )
     out: dict[int, list[tuple[Any, ...]]] = {}
-    if cases is None:
-        for r in store.query(sql + " ORDER BY case_idx, round", (exp_id, arm_id)):
-            out.setdefault(r[0], []).append(tuple(r))
-        return out
-    for start in range(0, len(cases), 500):
-        chunk = cases[start : start + 500]
-        rows = store.query(
-            sql + " AND case_idx IN ({}) ORDER BY case_idx, round".format(",".join("?" * len(chunk))),
-            (exp_id, arm_id, *chunk),
-        )
-        for r in rows:
-            out.setdefault(r[0], []).append(tuple(r))
+    for r in store.answered_runs(exp_id, arm_id, cases):
+        out.setdefault(r[0], []).append(r)
     return out
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from dataclasses import dataclass
@@ -211,11 +210,10 @@ class ExperimentMetrics(Result):
 
 def dataset_labels(store: Store, dataset_id: int) -> tuple[Any, dict[str, str]]:
     """The dataset's declared label set (or None) and its label value map (source value -> label)."""
-    row = store.query_one("SELECT label_set, label_map FROM datasets WHERE id=?", (dataset_id,))
-    if row is None:
+    settings = store.dataset_label_settings(dataset_id)
+    if settings is None:
         return None, {}
-    label_set = json.loads(row[0]) if row[0] else None
-    label_map = json.loads(row[1]) if row[1] else {}
+    label_set, label_map = settings
     return label_set, {str(k): str(v) for k, v in (label_map or {}).items()}
 
 
@@ -227,24 +225,12 @@ def resolve_outcome(store: Store, exp_id: int, outcome: str) -> str:
         return outcome
     if store.has_verdicts(exp_id):
         return "passed"
-    scored = store.query_one(
-        "SELECT 1 FROM grades WHERE experiment_id=? AND status='ok' AND score IS NOT NULL "
-        "AND other_run_id IS NULL LIMIT 1",
-        (exp_id,),
-    )
-    return "score" if scored else "passed"
+    return "score" if store.has_scores(exp_id) else "passed"
 
 
 def grader_kinds(store: Store, exp_id: int) -> dict[str, str]:
     """The graders that graded the experiment and their kinds (``rule``, ``judge``, ``pairwise``)."""
-    names = [r[0] for r in store.query("SELECT DISTINCT grader FROM grades WHERE experiment_id=?", (exp_id,))]
-    kinds = {}
-    for name in names:
-        row = store.query_one(
-            "SELECT kind FROM grades WHERE experiment_id=? AND grader=? LIMIT 1", (exp_id, name)
-        )
-        kinds[name] = row[0]
-    return kinds
+    return store.grader_kinds(exp_id)
 
 
 def _counts(outcome: np.ndarray, failure_type: np.ndarray) -> RunCounts:
@@ -377,12 +363,7 @@ def _unique_gold(table: RunTable) -> list[Any]:
 def _judge_cost(store: Store, exp_id: int) -> dict[int, float]:
     """What judging each arm's own runs cost (pointwise judges). A pairwise judge compares two arms: its
     cost is the judge's, reported per grader in `ExperimentMetrics.judging`, and charged to neither arm."""
-    rows = store.query(
-        "SELECT r.arm_id, total(g.judge_cost) FROM grades g JOIN runs r ON r.id = g.run_id "
-        "WHERE g.experiment_id=? AND g.kind != 'pairwise' AND g.other_run_id IS NULL GROUP BY r.arm_id",
-        (exp_id,),
-    )
-    return {r[0]: float(r[1]) for r in rows}
+    return store.judge_cost_by_arm(exp_id)
 
 
 def _arm(

@@ -99,14 +99,8 @@ def undo_review(review: Review, *, store: StoreLike = None) -> Review | None:
             f"review {review.id} (review {later[-1].id}: {later[-1].verdict}); undo takes back only the "
             "latest review: add a new review to change it"
         )
-    with store.transaction() as conn:
-        # The same condition again inside the write: a review added meanwhile by another process wins.
-        gone = conn.execute(
-            "DELETE FROM reviews WHERE id=? AND NOT EXISTS (SELECT 1 FROM reviews WHERE experiment_id=? "
-            "AND case_id=? AND COALESCE(arm, '')=COALESCE(?, '') AND id>?)",
-            (review.id, review.experiment_id, review.case_id, review.arm, review.id),
-        ).rowcount
-    if not gone:
+    # The same condition again inside the write: a review added meanwhile by another process wins.
+    if not store.delete_latest_review(review.id, review.experiment_id, review.case_id, review.arm):
         raise UsageError(
             f"case {review.case_id!r} was reviewed again while review {review.id} was being undone; "
             "nothing was removed: add a new review to change it"
@@ -239,28 +233,12 @@ def _judge_verdict(
     if review.run_id is not None:
         run_ids = [review.run_id]
     else:
-        run_ids = [
-            r[0]
-            for r in store.query(
-                "SELECT r.id FROM runs r JOIN arms a ON a.id = r.arm_id WHERE r.experiment_id=? AND r.case_id=? "
-                "AND a.name=?",
-                (exp.id, review.case_id, arm),
-            )
-        ]
+        run_ids = store.case_run_ids(exp.id, review.case_id, arm)
     verdicts = []
     for run_id in run_ids:
-        if grader is None:
-            row = store.query_one(
-                "SELECT passed FROM runs WHERE id=? AND state IN ('pass', 'fail')", (run_id,)
-            )
-        else:
-            row = store.query_one(
-                "SELECT passed FROM grades WHERE run_id=? AND grader=? AND status='ok' AND other_run_id IS NULL "
-                "ORDER BY id DESC LIMIT 1",
-                (run_id, grader),
-            )
-        if row is not None and row[0] is not None:
-            verdicts.append(bool(row[0]))
+        verdict = store.run_verdict(run_id) if grader is None else store.latest_ok_verdict(run_id, grader)
+        if verdict is not None:
+            verdicts.append(verdict)
     if not verdicts:
         return None
     passes = sum(verdicts)

@@ -485,14 +485,11 @@ def case_detail(
     """
     store = open_store(store)
     exp = store.get_experiment(experiment)
-    row = store.query_one(
-        "SELECT case_idx FROM runs WHERE experiment_id=? AND case_id=? LIMIT 1", (exp.id, str(case_id))
-    )
-    if row is None:
+    idx = store.case_position(exp.id, str(case_id))
+    if idx is None:
         raise NotFoundError(
             f"experiment {exp.name!r} has no case {case_id!r}; `abbench disagreements {exp.id}` lists cases"
         )
-    idx = row[0]
     loader = _Loader(store, exp)
     case = loader.cases([idx])[idx]
     runs = loader.runs([idx], None, detail=True).get(idx, [])
@@ -568,28 +565,19 @@ class _Loader:
 
     def cases(self, positions: list[int]) -> dict[int, CaseView]:
         out = {}
-        for start in range(0, len(positions), 500):
-            chunk = positions[start : start + 500]
-            rows = self.store.query(
-                "SELECT idx, case_id, input, expected, domain, history, context, request_id, metadata, source_row, "
-                "source_line FROM cases WHERE dataset_id=? AND idx IN ({})".format(
-                    ",".join("?" * len(chunk))
-                ),
-                (self.exp.dataset_id, *chunk),
+        for r in self.store.case_rows(self.exp.dataset_id, positions):
+            out[r[0]] = CaseView(
+                case_id=r[1],
+                input=r[2],
+                expected=r[3],
+                domain=r[4],
+                history=_json(r[5]),
+                context=_json(r[6]),
+                request_id=r[7],
+                metadata=_json(r[8]),
+                source_row=_json(r[9]),
+                source_line=r[10],
             )
-            for r in rows:
-                out[r[0]] = CaseView(
-                    case_id=r[1],
-                    input=r[2],
-                    expected=r[3],
-                    domain=r[4],
-                    history=_json(r[5]),
-                    context=_json(r[6]),
-                    request_id=r[7],
-                    metadata=_json(r[8]),
-                    source_row=_json(r[9]),
-                    source_line=r[10],
-                )
         return out
 
     def runs(
@@ -597,19 +585,11 @@ class _Loader:
     ) -> dict[int, list[RunView]]:
         out: dict[int, list[RunView]] = {}
         arm_by_id = {a.id: a for a in self.exp.arms}
-        for start in range(0, len(positions), 500):
-            chunk = positions[start : start + 500]
-            rows = self.store.query(
-                "SELECT id, arm_id, case_idx, round, state, failure_type, error, prediction, reason, confidence, "
-                "passed, score, evidence_refs, files_read, sections_read, transcript_summary, transcript_path, cost, "
-                "latency_ms, input_tokens, output_tokens FROM runs WHERE experiment_id=? AND case_idx IN ({}) "
-                "ORDER BY case_idx, arm_id, round".format(",".join("?" * len(chunk))),
-                (self.exp.id, *chunk),
-            )
-            kept = [r for r in rows if arms is None or arm_by_id[r[1]].name in arms]
-            attempts = self.store.run_attempts([r[0] for r in kept]) if detail else {}
-            for r in kept:
-                out.setdefault(r[2], []).append(self._run(r, arm_by_id[r[1]], detail, attempts.get(r[0], [])))
+        rows = self.store.run_rows(self.exp.id, positions)
+        kept = [r for r in rows if arms is None or arm_by_id[r[1]].name in arms]
+        attempts = self.store.run_attempts([r[0] for r in kept]) if detail else {}
+        for r in kept:
+            out.setdefault(r[2], []).append(self._run(r, arm_by_id[r[1]], detail, attempts.get(r[0], [])))
         order = {a.id: a.position for a in self.exp.arms}
         for views in out.values():
             views.sort(key=lambda v: (order.get(self.exp.arm(v.arm).id, 0), v.round))
