@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import re
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from abbench._files import atomic_path
 from abbench.errors import UsageError
 from abbench.export._tables import Table, comparison_table, grades_table, reviews_table, runs_table
 from abbench.export._writers import write_csv, write_jsonl, write_xlsx
@@ -175,22 +174,13 @@ def export(
     path = path.expanduser()
     path.parent.mkdir(parents=True, exist_ok=True)
     # Write beside the target, then rename: a failed export never leaves half a file behind.
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
+    with atomic_path(path) as tmp:
         if fmt == "csv":
             rows = write_csv(table, tmp)
         elif fmt == "xlsx":
             rows = write_xlsx(table, tmp)
         else:
             rows = write_jsonl(table, tmp)
-        os.chmod(tmp, _readable_mode())  # a file to share, not the private temporary one
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
     columns = tuple(c.name for c in table.columns if fmt == "jsonl" or not c.jsonl_only)
     result = ExportResult(
         path=path,
@@ -218,17 +208,3 @@ def _format(format: str | None, out: str | os.PathLike | None) -> str:
     if fmt not in EXPORT_FORMATS:
         raise UsageError(f"unknown export format {format!r}; choose one of {', '.join(EXPORT_FORMATS)}")
     return fmt
-
-
-def _readable_mode() -> int:
-    """The mode a file created normally would get (0o666 less the umask), for files made by mkstemp (0o600)."""
-    try:
-        # /proc reads the umask without changing it; os.umask can only read it by setting it
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return 0o666 & ~int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask
