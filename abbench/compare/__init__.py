@@ -21,6 +21,7 @@ from abbench.compare._model import (
     PairwiseSummary,
     Side,
 )
+from abbench.compare._options import CLUSTERS, CompareOptions
 from abbench.compare._pair import (
     WAYS_TO_NAME,
     Pair,
@@ -49,6 +50,7 @@ from abbench.compare._votes import VOTE_MARGIN, VOTE_MIN_CASES, Votes, vote_deci
 __all__ = [
     "BOOTSTRAP_MAX_CASES",
     "CATEGORIES",
+    "CLUSTERS",
     "DEFAULT_MARGIN",
     "DETAILS_MAX_CASES",
     "MIN_CASES",
@@ -61,6 +63,7 @@ __all__ = [
     "ArmPair",
     "CaseChange",
     "CaseTable",
+    "CompareOptions",
     "Comparison",
     "DomainComparison",
     "EvidenceChange",

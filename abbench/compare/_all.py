@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
 from abbench.compare._api import compare_arms
+from abbench.compare._options import CompareOptions
 from abbench.errors import UsageError
 from abbench.metrics import Estimate, Result, estimate_rate, resolve_outcome
 from abbench.stats import CochransQ, Interval, cochrans_q, holm_correction
@@ -80,11 +82,9 @@ def compare_all(
     experiment: int | str | Experiment,
     *,
     baseline: str | None = None,
-    store: str | os.PathLike | Store | None = None,
-    outcome: str = "auto",
-    confidence: float = 0.95,
-    alpha: float = 0.05,
-    details: bool = False,
+    store: str | os.PathLike[str] | Store | None = None,
+    options: CompareOptions | None = None,
+    **settings: Any,
 ) -> MultiComparison:
     """Compare every arm of an experiment: Cochran's Q for "all arms pass equally often", then each arm
     against the baseline with `compare_arms`, p-values Holm-adjusted over the pairs.
@@ -93,21 +93,25 @@ def compare_all(
         experiment: The experiment.
         baseline: The arm the others are compared with (default: the first).
         store: The store.
-        outcome: ``"auto"``, ``"passed"`` or ``"score"``.
-        confidence: Coverage of the intervals.
-        alpha: Family-wise significance level.
-        details: Also compare reasons and evidence for each pair.
+        options: How to compare each pair (see `CompareOptions`); its ``alpha`` is the family-wise level.
+            Reasons and evidence are compared only with ``details=True``; the usage figures use
+            central-limit intervals.
+        **settings: Any field of `CompareOptions` by name, overriding `options` (``outcome``,
+            ``confidence``, ``alpha``, ``details``, ...).
 
     Raises:
-        UsageError: the experiment has fewer than two arms.
+        UsageError: the experiment has fewer than two arms, or an invalid or unknown option.
     """
+    opts = CompareOptions.of(options, **settings)
+    opts = replace(opts, details=bool(opts.details), bootstrap=False)
+    confidence, alpha = opts.confidence, opts.alpha
     store = open_store(store)
     exp = store.get_experiment(experiment)
     if len(exp.arms) < 2:
         raise UsageError(f"experiment {exp.name!r} has {len(exp.arms)} arm(s): comparing needs at least two")
     base = exp.arm(baseline) if baseline else exp.arms[0]
     arms = [base, *[a for a in exp.arms if a.id != base.id]]
-    kind = resolve_outcome(store, exp.id, outcome)
+    kind = resolve_outcome(store, exp.id, opts.outcome)
     notes = []
     outcomes = store.case_outcomes(exp.id, [a.id for a in arms])
     per_arm = [outcomes.for_arm(a.id) for a in arms]
@@ -135,10 +139,7 @@ def compare_all(
         notes.append("the graders give scores: Cochran's Q (pass/fail) does not apply; see the pairs")
     pairs = []
     for arm in arms[1:]:
-        c = compare_arms(
-            exp, base.name, arm.name, store=store, outcome=kind, confidence=confidence, alpha=alpha,
-            details=details, bootstrap=False,
-        )  # fmt: skip
+        c = compare_arms(exp, base.name, arm.name, store=store, options=replace(opts, outcome=kind))
         main = c.main
         pairs.append((arm.name, c, main))
     holm = holm_correction({name: c.verdict.p_value for name, c, _ in pairs}, alpha=alpha)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from abbench.compare import (
+    CompareOptions,
     Comparison,
     Pair,
     Side,
@@ -359,16 +360,16 @@ def evaluate_gate(
     gate = _gate_of(exp, rules)
     comparison: Comparison | None = None
     notes: list[str] = []
-    options = {"cluster": cluster, "confidence": confidence, "alpha": alpha, "power": power}
+    options = CompareOptions(cluster=cluster, confidence=confidence, alpha=alpha, power=power)
     base = store.get_experiment(vs) if vs is not None else None
     pair, a_name, b_name, pair_notes = _resolve(exp, gate, arms, base)  # refused before anything is measured
     notes.extend(pair_notes)
     metrics_b = experiment_metrics(exp, store=store, cluster=cluster, confidence=confidence)
     if base is not None:
-        comparison = compare_experiments(base, exp, arm_a=a_name, arm_b=b_name, store=store, **options)
+        comparison = compare_experiments(base, exp, arm_a=a_name, arm_b=b_name, store=store, options=options)
         metrics_a = experiment_metrics(base, store=store, cluster=cluster, confidence=confidence)
     elif a_name is not None:
-        comparison = compare_arms(exp, a_name, b_name, store=store, **options)
+        comparison = compare_arms(exp, a_name, b_name, store=store, options=options)
         metrics_a = metrics_b
     else:
         metrics_a = None

@@ -11,8 +11,9 @@ from abbench.errors import UsageError
 from abbench.metrics import Result
 from abbench.stats import Kappa, cohen_kappa
 from abbench.store import Experiment, Review, Store, open_store
+from abbench.types import RunState
 
-HUMAN_LABELS = {"model_correct": "pass", "gold_correct": "fail"}
+HUMAN_LABELS = {"model_correct": RunState.PASS, "gold_correct": RunState.FAIL}
 """The review verdicts that say whether the run's answer is right: the model's (pass) or the gold's (fail).
 
 The other verdicts (``ambiguous_standard``, ``missing_capability_info``, ``unsure``) diagnose a case
@@ -190,8 +191,9 @@ def judge_agreement(
     store = open_store(store)
     exp = store.get_experiment(experiment)
     latest = store.list_reviews(exp.id)
-    excluded: Counter = Counter()
-    judge, human = [], []
+    excluded: Counter[str] = Counter()
+    judge: list[str] = []
+    human: list[str] = []
     single_arm = exp.arms[0].name if len(exp.arms) == 1 else None
     for review in latest:
         label = HUMAN_LABELS.get(review.verdict)
@@ -208,12 +210,12 @@ def judge_agreement(
         if verdict is None:
             excluded["no graded verdict for the reviewed runs (or an even split over rounds)"] += 1
             continue
-        judge.append("pass" if verdict else "fail")
+        judge.append(RunState.PASS if verdict else RunState.FAIL)
         human.append(label)
     n = len(judge)
     if n == 0:
         return JudgeAgreement(0, None, None, 0, 0, dict(excluded), grader, "no review says who is right yet")
-    kappa = cohen_kappa(judge, human, labels=["fail", "pass"])
+    kappa = cohen_kappa(judge, human, labels=[RunState.FAIL, RunState.PASS])
     reason = None
     value: Kappa | None = kappa
     if math.isnan(kappa.kappa):
@@ -223,7 +225,7 @@ def judge_agreement(
         )
     agree = sum(a == b for a, b in zip(judge, human, strict=True)) / n
     return JudgeAgreement(
-        n, value, agree, judge.count("pass"), human.count("pass"), dict(excluded), grader, reason
+        n, value, agree, judge.count(RunState.PASS), human.count(RunState.PASS), dict(excluded), grader, reason
     )
 
 

@@ -28,7 +28,7 @@ from abbench.store import (
     loads,
     open_store,
 )
-from abbench.types import run_outcome
+from abbench.types import RunState, run_outcome
 
 log = logging.getLogger(__name__)
 
@@ -518,7 +518,7 @@ def _kinds_of_case(
         right_answer = _gold_key(r.prediction, label_map) is not None and _gold_key(
             r.prediction, label_map
         ) == _gold_key(expected, label_map)
-        if r.outcome == "fail" and not right_answer:  # see _against_gold
+        if r.outcome == RunState.FAIL and not right_answer:  # see _against_gold
             kinds.add("gold")
         if executed and r.confidence is not None and r.confidence < threshold:
             kinds.add("low_confidence")
@@ -526,7 +526,7 @@ def _kinds_of_case(
             kinds.add("no_evidence")
     modes, verdicts = set(), set()
     for rs in by_arm.values():
-        graded = [r.passed for r in rs if r.outcome in ("pass", "fail")]
+        graded = [bool(r.passed) for r in rs if r.outcome in (RunState.PASS, RunState.FAIL)]
         if len(graded) >= 2 and 0 < sum(graded) < len(graded):
             kinds.add("flaky")
         if graded:
