@@ -225,7 +225,14 @@ def judge_agreement(
         )
     agree = sum(a == b for a, b in zip(judge, human, strict=True)) / n
     return JudgeAgreement(
-        n, value, agree, judge.count(RunState.PASS), human.count(RunState.PASS), dict(excluded), grader, reason
+        n,
+        value,
+        agree,
+        judge.count(RunState.PASS),
+        human.count(RunState.PASS),
+        dict(excluded),
+        grader,
+        reason,
     )
 
 
