@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from abbench.errors import UsageError
-from abbench.types import outcome_word, run_outcome
+from abbench.store import Experiment, RunRecord
+from abbench.types import Case, outcome_word, run_outcome
 
 KINDS = ("text", "int", "float", "bool", "datetime", "json")
 """What a column holds; writers use it to keep numbers numbers and dates dates."""
@@ -106,12 +107,32 @@ def runs_table(store, exp) -> Table:
     cases = dict(enumerate(store.load_cases(exp.dataset_id)))
     latest = store.grades(exp.id, latest=True)
     graders = _grader_columns(exp, latest)
+    per_run = _grades_per_run(latest)
+
+    def rows() -> Iterator[tuple[Any, ...]]:
+        # Arm, round, case order: the first arm's first round lists the cases in dataset order, so a
+        # re-import that keeps the first row of each case id gets the dataset back (RUNS_PROFILE).
+        arm_pos = {a.name: a.position for a in exp.arms}
+        records = sorted(store.runs(exp.id), key=lambda r: (arm_pos.get(r.arm, 0), r.round, r.case_idx, r.id))
+        for r in records:
+            yield _run_row(exp, r, cases.get(r.case_idx), per_run.get(r.id, {}), graders)
+
+    return Table("runs", exp.name, tuple(_run_columns(graders)), rows)
+
+
+def _grades_per_run(latest: list[dict[str, Any]]) -> dict[int, dict[str, dict[str, Any]]]:
+    """Run id -> grader -> its latest grade; a pairwise verdict belongs to both runs of the pair."""
     per_run: dict[int, dict[str, dict[str, Any]]] = {}
     for g in latest:
         per_run.setdefault(g["run_id"], {})[g["grader"]] = g
-        if g["other_run_id"] is not None:  # a pairwise verdict belongs to both runs of the pair
+        if g["other_run_id"] is not None:
             per_run.setdefault(g["other_run_id"], {})[g["grader"]] = g
-    columns = [
+    return per_run
+
+
+def _run_columns(graders: list[tuple[str, list[Column]]]) -> list[Column]:
+    """The columns of `runs_table`, the graders' own between the verdict and the answer."""
+    return [
         Column("run_id", "int", "The run's id in the store."),
         Column("experiment", "text", "The experiment's name."),
         Column("arm", "text", "The arm (control first)."),
@@ -171,59 +192,58 @@ def runs_table(store, exp) -> Table:
         ),
     ]
 
-    def rows() -> Iterator[tuple]:
-        # Arm, round, case order: the first arm's first round lists the cases in dataset order, so a
-        # re-import that keeps the first row of each case id gets the dataset back (RUNS_PROFILE).
-        arm_pos = {a.name: a.position for a in exp.arms}
-        records = sorted(store.runs(exp.id), key=lambda r: (arm_pos.get(r.arm, 0), r.round, r.case_idx, r.id))
-        for r in records:
-            case = cases.get(r.case_idx)
-            out = r.output
-            grades = per_run.get(r.id, {})
-            grade_cells = [cell for name, cols in graders for cell in _grade_cells(grades.get(name), cols, r)]
-            usage = out.usage if out else None
-            yield (
-                r.id,
-                exp.name,
-                r.arm,
-                r.round,
-                r.case_idx,
-                *_case_values(case),
-                r.state,
-                outcome_word(run_outcome(r.state, r.failure_type, r.passed)),
-                r.failure_type,
-                r.error,
-                r.passed,
-                r.score,
-                *grade_cells,
-                out.prediction if out else None,
-                out.reason if out else None,
-                out.confidence if out else None,
-                list(out.evidence_refs) if out else None,
-                list(out.files_read) if out else None,
-                list(out.sections_read) if out else None,
-                out.model if out else None,
-                usage.input_tokens if usage else None,
-                usage.output_tokens if usage else None,
-                usage.total_tokens if usage else None,
-                out.cost if out else None,
-                r.cached_calls,
-                r.cost_saved,
-                out.latency_ms if out else None,
-                r.attempts,
-                out.session_id if out else None,
-                r.started_by,
-                r.started_at,
-                r.executed_at,
-                r.finished_at,
-                out.raw_output if out else None,
-                {name: _plain_grade(g) for name, g in sorted(grades.items())} or None,
-                case.source_line if case is not None else None,
-                case.source_row if case is not None else None,
-                r.transcript_summary or None,
-            )
 
-    return Table("runs", exp.name, tuple(columns), rows)
+def _run_row(
+    exp: Experiment,
+    r: RunRecord,
+    case: Case | None,
+    grades: dict[str, dict[str, Any]],
+    graders: list[tuple[str, list[Column]]],
+) -> tuple[Any, ...]:
+    """One row of `runs_table`, in the order of `_run_columns`."""
+    out = r.output
+    grade_cells = [cell for name, cols in graders for cell in _grade_cells(grades.get(name), cols, r)]
+    usage = out.usage if out else None
+    return (
+        r.id,
+        exp.name,
+        r.arm,
+        r.round,
+        r.case_idx,
+        *_case_values(case),
+        r.state,
+        outcome_word(run_outcome(r.state, r.failure_type, r.passed)),
+        r.failure_type,
+        r.error,
+        r.passed,
+        r.score,
+        *grade_cells,
+        out.prediction if out else None,
+        out.reason if out else None,
+        out.confidence if out else None,
+        list(out.evidence_refs) if out else None,
+        list(out.files_read) if out else None,
+        list(out.sections_read) if out else None,
+        out.model if out else None,
+        usage.input_tokens if usage else None,
+        usage.output_tokens if usage else None,
+        usage.total_tokens if usage else None,
+        out.cost if out else None,
+        r.cached_calls,
+        r.cost_saved,
+        out.latency_ms if out else None,
+        r.attempts,
+        out.session_id if out else None,
+        r.started_by,
+        r.started_at,
+        r.executed_at,
+        r.finished_at,
+        out.raw_output if out else None,
+        {name: _plain_grade(g) for name, g in sorted(grades.items())} or None,
+        case.source_line if case is not None else None,
+        case.source_row if case is not None else None,
+        r.transcript_summary or None,
+    )
 
 
 def _grader_columns(exp, latest: list[dict[str, Any]]) -> list[tuple[str, list[Column]]]:
