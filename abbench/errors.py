@@ -38,7 +38,7 @@ class SchemaVersionError(StoreError):
 class ImportFailed(AbbenchError):
     """Raised when a data file cannot be read or fails validation; carries the validation report."""
 
-    def __init__(self, message: str, report=None):
+    def __init__(self, message: str, report: Any = None):
         super().__init__(message)
         self.report = report
 
@@ -73,7 +73,7 @@ class AgentError(AbbenchError):
         retryable: bool = True,
         *,
         raw_output: str | None = None,
-        transcript: tuple = (),
+        transcript: tuple[Any, ...] = (),
         retry_after: float | None = None,
         spent: Any = None,
     ):
@@ -100,7 +100,7 @@ class GradingError(AbbenchError):
         raw_output: str | None = None,
         retryable: bool = False,
         *,
-        spent: dict | None = None,
+        spent: dict[str, Any] | None = None,
     ):
         super().__init__(message)
         self.raw_output = raw_output

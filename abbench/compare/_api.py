@@ -6,7 +6,7 @@ import math
 import os
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -47,6 +47,9 @@ from abbench.stats import (
 )
 from abbench.store import Arm, CaseOutcomes, Experiment, Store, open_store
 
+if TYPE_CHECKING:
+    from abbench.review import JudgeAgreement
+
 BOOTSTRAP_MAX_CASES = 20_000
 """Above this many paired cases, cost/latency/token differences use the central-limit interval.
 
@@ -75,7 +78,7 @@ def compare_arms(
     a: str | None = None,
     b: str | None = None,
     *,
-    store: str | os.PathLike | Store | None = None,
+    store: str | os.PathLike[str] | Store | None = None,
     options: CompareOptions | None = None,
     **settings: Any,
 ) -> Comparison:
@@ -107,7 +110,8 @@ def compare_arms(
         )
     if a is None and b is None:
         pair = resolve_pair(exp, what="the comparison")
-        arm_a, arm_b = exp.arm(pair.baseline), exp.arm(pair.candidate)
+        baseline = pair.baseline or next(x.name for x in exp.arms if x.name != pair.candidate)
+        arm_a, arm_b = exp.arm(baseline), exp.arm(pair.candidate)
     elif len(exp.arms) > 2 and (a is None or b is None):
         raise UsageError(
             f"experiment {exp.name!r} has {len(exp.arms)} arms ({', '.join(x.name for x in exp.arms)}); name "
@@ -127,7 +131,7 @@ def compare_experiments(
     *,
     arm_a: str | None = None,
     arm_b: str | None = None,
-    store: str | os.PathLike | Store | None = None,
+    store: str | os.PathLike[str] | Store | None = None,
     options: CompareOptions | None = None,
     **settings: Any,
 ) -> Comparison:
@@ -167,7 +171,9 @@ def compare_experiments(
     return _compare(store, "experiments", ea, first, eb, second, opts)
 
 
-def _outcomes(store: Store, ea: Experiment, arm_a: Arm, eb: Experiment, arm_b: Arm, scores: bool):
+def _outcomes(
+    store: Store, ea: Experiment, arm_a: Arm, eb: Experiment, arm_b: Arm, scores: bool
+) -> tuple[CaseOutcomes, CaseOutcomes]:
     """Both sides' per-case sums (one aggregate query per experiment).
 
     Reading the two arms on two threads was measured slower, not faster: SQLite hands the GIL back at
@@ -225,7 +231,8 @@ class _PerCase:
 
     @property
     def delta(self) -> np.ndarray:
-        return self.vb - self.va
+        delta: np.ndarray = self.vb - self.va
+        return delta
 
 
 @dataclass(frozen=True)
@@ -642,7 +649,7 @@ def _usage_differences(
         mean_a, mean_b = float(a.mean()), float(b.mean())
         relative = (mean_b - mean_a) / mean_a if mean_a else None
         med_a, med_b = float(np.median(a)), float(np.median(b))
-        medians = {
+        medians: dict[str, Any] = {
             "median_a": med_a,
             "median_b": med_b,
             "median_relative": (med_b - med_a) / med_a if med_a else None,
@@ -729,8 +736,8 @@ def _domains(
         elif idx.size >= 2:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", StatsWarning)
-                diff = paired_difference(sub_a, sub_b, confidence=confidence, method="t")
-            interval = diff.interval if math.isfinite(diff.se) and diff.se > 0 else None
+                within = paired_difference(sub_a, sub_b, confidence=confidence, method="t")
+            interval = within.interval if math.isfinite(within.se) and within.se > 0 else None
         rows.append((domain, int(idx.size), float(va[mask].mean()), float(vb[mask].mean()), float(d.mean()),
                      interval, fixed, regressed, better - worse))  # fmt: skip
     holm = holm_correction(p_values, alpha=alpha)
@@ -776,7 +783,7 @@ def _pairwise(store: Store, exp: Experiment, arm_a: Arm, arm_b: Arm) -> tuple[Pa
     return tuple(out)
 
 
-def _agreement(store: Store, exp: Experiment, arm_a: Arm, arm_b: Arm):
+def _agreement(store: Store, exp: Experiment, arm_a: Arm, arm_b: Arm) -> JudgeAgreement | None:
     if not store.has_reviews(exp.id):
         return None
     from abbench.review import judge_agreement

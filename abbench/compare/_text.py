@@ -9,6 +9,7 @@ from typing import Any
 
 from abbench.graders import normalise_label
 from abbench.metrics import Result
+from abbench.store import Store
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ def _refs(text: str | None) -> list[str]:
 
 
 def candidate_cases(
-    store, exp_a: int, arm_a: int, exp_b: int, arm_b: int, same_rounds: bool
+    store: Store, exp_a: int, arm_a: int, exp_b: int, arm_b: int, same_rounds: bool
 ) -> list[int] | None:
     """Case positions whose answers' words may differ between the arms; None means "check every case".
 
@@ -96,7 +97,9 @@ def candidate_cases(
     return store.differing_answer_cases(exp_a, arm_a, exp_b, arm_b)
 
 
-def _answers(store, exp_id: int, arm_id: int, cases: list[int] | None) -> dict[int, list[tuple[Any, ...]]]:
+def _answers(
+    store: Store, exp_id: int, arm_id: int, cases: list[int] | None
+) -> dict[int, list[tuple[Any, ...]]]:
     out: dict[int, list[tuple[Any, ...]]] = {}
     for r in store.answered_runs(exp_id, arm_id, cases):
         out.setdefault(r[0], []).append(r)
@@ -142,7 +145,7 @@ def _mode(runs: list[tuple[Any, ...]], norm: _Normaliser) -> tuple[Any, Any]:
 
 
 def text_changes(
-    store,
+    store: Store,
     exp_a: int,
     arm_a: int,
     exp_b: int,

@@ -91,7 +91,7 @@ def cases_to_settle(
     Returns:
         The number of additional paired cases, or None without a finite interval or a difference.
     """
-    if n_cases < 1 or not _finite(difference, low, high):
+    if n_cases < 1 or difference is None or low is None or high is None or not _finite(difference, low, high):
         return None
     needed = []
     w_low, w_high = difference - low, high - difference
@@ -155,7 +155,7 @@ def settle(
     elif significant and difference > 0:
         outcome = "better"
         text = f"better: {name_b} is significantly better than {name_a} ({points(difference, unit)}, {ci})"
-    elif bounded and low > -margin:
+    elif bounded and low is not None and low > -margin:
         outcome = "not worse"
         text = (
             f"not worse: {name_b} is at most {m} worse than {name_a} — the lower bound "

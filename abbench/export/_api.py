@@ -8,12 +8,15 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from abbench._files import atomic_path
 from abbench.errors import UsageError
 from abbench.export._tables import Table, comparison_table, grades_table, reviews_table, runs_table
 from abbench.export._writers import write_csv, write_jsonl, write_xlsx
+
+if TYPE_CHECKING:
+    from abbench.store import Experiment, Store
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +96,13 @@ def _stem(name: str) -> str:
     return stem[:120] or "experiment"
 
 
-def export_table(experiment, what: str = "runs", *, store=None, **options: Any) -> Table:
+def export_table(
+    experiment: int | str | Experiment,
+    what: str = "runs",
+    *,
+    store: str | os.PathLike[str] | Store | None = None,
+    **options: Any,
+) -> Table:
     """The table `export` would write, without writing it (``.to_pandas()`` gives a DataFrame).
 
     Args:
@@ -125,12 +134,12 @@ def export_table(experiment, what: str = "runs", *, store=None, **options: Any) 
 
 
 def export(
-    experiment,
+    experiment: int | str | Experiment,
     what: str = "runs",
     format: str | None = None,
-    out: str | os.PathLike | None = None,
+    out: str | os.PathLike[str] | None = None,
     *,
-    store=None,
+    store: str | os.PathLike[str] | Store | None = None,
     **options: Any,
 ) -> ExportResult:
     """Write an experiment's runs, grades, reviews or comparison lists to a file.
@@ -196,7 +205,7 @@ def export(
     return result
 
 
-def _format(format: str | None, out: str | os.PathLike | None) -> str:
+def _format(format: str | None, out: str | os.PathLike[str] | None) -> str:
     if format is None:
         suffix = Path(out).suffix.lower().lstrip(".") if out is not None else ""
         format = {"xls": "xlsx", "json": "jsonl", "ndjson": "jsonl"}.get(suffix, suffix) or "csv"

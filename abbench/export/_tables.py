@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from abbench.errors import UsageError
-from abbench.store import Experiment, RunRecord
 from abbench.types import Case, outcome_word, run_outcome
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from abbench.store import Experiment, RunRecord, Store
 
 KINDS = ("text", "int", "float", "bool", "datetime", "json")
 """What a column holds; writers use it to keep numbers numbers and dates dates."""
@@ -52,7 +56,7 @@ class Table:
     what: str
     experiment: str
     columns: tuple[Column, ...]
-    rows: Callable[[], Iterator[tuple]] = field(repr=False)
+    rows: Callable[[], Iterator[tuple[Any, ...]]] = field(repr=False)
     notes: tuple[str, ...] = ()
 
     @property
@@ -67,7 +71,7 @@ class Table:
         for row in self.rows():
             yield {n: row[i] for n, i in zip(names, keep, strict=True)}
 
-    def to_pandas(self):
+    def to_pandas(self) -> pd.DataFrame:
         """The table as a pandas DataFrame (JSON columns keep their Python values)."""
         import pandas as pd
 
@@ -87,7 +91,7 @@ def _case_columns() -> list[Column]:
     ]
 
 
-def _case_values(case) -> tuple:
+def _case_values(case: Case | None) -> tuple[Any, ...]:
     if case is None:
         return (None,) * 8
     return (
@@ -102,7 +106,7 @@ def _case_values(case) -> tuple:
     )
 
 
-def runs_table(store, exp) -> Table:
+def runs_table(store: Store, exp: Experiment) -> Table:
     """One row per run (case × round × arm) with the case, the output, the state and the latest grades."""
     cases = dict(enumerate(store.load_cases(exp.dataset_id)))
     latest = store.grades(exp.id, latest=True)
@@ -246,7 +250,7 @@ def _run_row(
     )
 
 
-def _grader_columns(exp, latest: list[dict[str, Any]]) -> list[tuple[str, list[Column]]]:
+def _grader_columns(exp: Experiment, latest: list[dict[str, Any]]) -> list[tuple[str, list[Column]]]:
     """One column per grader (its pass/fail, else its score, else its pairwise verdict); judges that
     both pass and score get a second ``.score`` column."""
     order: list[str] = []
@@ -274,7 +278,7 @@ def _grader_columns(exp, latest: list[dict[str, Any]]) -> list[tuple[str, list[C
     return out
 
 
-def _grade_cells(grade: dict[str, Any] | None, cols: list[Column], run) -> list[Any]:
+def _grade_cells(grade: dict[str, Any] | None, cols: list[Column], run: RunRecord) -> list[Any]:
     if grade is None or grade["status"] != "ok":
         return [None] * len(cols)
     first = cols[0]
@@ -305,7 +309,7 @@ def _plain_grade(g: dict[str, Any]) -> dict[str, Any]:
     return {k: g[k] for k in keep}
 
 
-def grades_table(store, exp) -> Table:
+def grades_table(store: Store, exp: Experiment) -> Table:
     """Every grade of the experiment, old ones included, with its batch and whether it is the latest."""
     runs = {r.id: r for r in store.runs(exp.id)}
     columns = (
@@ -344,7 +348,7 @@ def grades_table(store, exp) -> Table:
         Column("details", "json", "Seed, slot order, both-order verdicts and the like."),
     )
 
-    def rows() -> Iterator[tuple]:
+    def rows() -> Iterator[tuple[Any, ...]]:
         every = store.grades(exp.id, latest=False)
         latest_ids = {g["id"] for g in store.grades(exp.id, latest=True)}
         for g in every:
@@ -383,7 +387,7 @@ def grades_table(store, exp) -> Table:
     return Table("grades", exp.name, columns, rows)
 
 
-def reviews_table(store, exp) -> Table:
+def reviews_table(store: Store, exp: Experiment) -> Table:
     """Every review of the experiment, oldest first (history included, the latest per case and arm
     flagged), with the case and the answer reviewed."""
     cases = {c.case_id: c for c in store.load_cases(exp.dataset_id)}
@@ -409,7 +413,7 @@ def reviews_table(store, exp) -> Table:
         Column("reason", "text", "The reviewed run's reason."),
     )
 
-    def rows() -> Iterator[tuple]:
+    def rows() -> Iterator[tuple[Any, ...]]:
         latest = {r.id for r in store.list_reviews(exp.id, latest=True)}
         for rv in store.list_reviews(exp.id, latest=False):
             case = cases.get(rv.case_id)
@@ -435,7 +439,13 @@ def reviews_table(store, exp) -> Table:
     return Table("reviews", exp.name, columns, rows)
 
 
-def comparison_table(store, exp, *, arms=None, vs=None) -> Table:
+def comparison_table(
+    store: Store,
+    exp: Experiment,
+    *,
+    arms: Sequence[str] | None = None,
+    vs: int | str | Experiment | None = None,
+) -> Table:
     """How every paired case moved between two arms: fixed and regressed first, then the unchanged,
     then the cases left out of the comparison (with why).
 
@@ -482,7 +492,7 @@ def comparison_table(store, exp, *, arms=None, vs=None) -> Table:
     changes = sorted(comparison.cases, key=lambda c: order.get(c.category, len(order)))
     excluded = [(cid, why) for why, ids in comparison.excluded.items() for cid in ids]
 
-    def rows() -> Iterator[tuple]:
+    def rows() -> Iterator[tuple[Any, ...]]:
         for c in changes:
             case = by_id.get(c.case_id)
             yield (

@@ -282,9 +282,9 @@ def _gate_of(exp: Experiment, rules: Any) -> GateSpec:
 
 def decision_pair(
     experiment: int | str | Experiment,
-    rules: str | os.PathLike | list[Any] | dict[str, Any] | None = None,
+    rules: str | os.PathLike[str] | list[Any] | dict[str, Any] | None = None,
     *,
-    store: str | os.PathLike | Store | None = None,
+    store: str | os.PathLike[str] | Store | None = None,
     arms: tuple[str, str] | list[str] | None = None,
     vs: int | str | Experiment | None = None,
 ) -> Pair:
@@ -306,9 +306,9 @@ def decision_pair(
 
 def evaluate_gate(
     experiment: int | str | Experiment,
-    rules: str | os.PathLike | list[Any] | dict[str, Any] | None = None,
+    rules: str | os.PathLike[str] | list[Any] | dict[str, Any] | None = None,
     *,
-    store: str | os.PathLike | Store | None = None,
+    store: str | os.PathLike[str] | Store | None = None,
     arms: tuple[str, str] | list[str] | None = None,
     vs: int | str | Experiment | None = None,
     policy: DecisionPolicy | None = None,
@@ -482,6 +482,8 @@ def _value(
     arm_b: ArmMetrics,
 ) -> tuple[Any, str | None]:
     ref = rule.ref
+    if ref is None:  # never: a rule is read with its metric parsed (`load_gate`)
+        return None, f"rule {rule.text!r} has no metric"
     definition = ref.definition
     if definition.scope == "decision":
         return definition.get(decision, ref.param)
@@ -493,7 +495,7 @@ def _value(
         if arm_a is None:
             return None, "no baseline arm A"
         return definition.get(arm_a, metrics_a, ref.param)
-    if ref.arm == "b":
+    if ref.arm == "b" or ref.arm is None:  # an arm metric always has its arm (`parse_metric`)
         return definition.get(arm_b, metrics_b, ref.param)
     try:
         arm = metrics_b.arm(ref.arm)

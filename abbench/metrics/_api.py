@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
+from abbench._result import Result
 from abbench.dataset import ExpectedKind
 from abbench.errors import NotFoundError, UsageError
 from abbench.metrics._base import (
     Estimate,
-    Result,
     check_level,
     estimate_mean,
     estimate_rate,
@@ -374,7 +374,7 @@ class _Context:
     classes: dict[str, str] | None
     classes_reason: str | None
     label_map: dict[str, str]
-    expected_kind: ExpectedKind
+    expected_kind: ExpectedKind | None
     confidence: float
     low_confidence: float
     cluster: str | None
@@ -507,7 +507,8 @@ def _arm(
 
 
 def _executed(t: RunTable) -> np.ndarray:
-    return ~np.isnan(t.latency_ms)
+    executed: np.ndarray = ~np.isnan(t.latency_ms)
+    return executed
 
 
 def _accuracies(ctx: _Context, runs: _ArmRuns) -> tuple[Estimate, Estimate]:

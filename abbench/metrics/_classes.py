@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
+from abbench._result import Result
 from abbench.dataset import ExpectedKind, gold_kind
 from abbench.graders import normalise_label
-from abbench.metrics._base import Result
 
 OTHER_LABEL = "(other)"
 """The confusion matrix's column for predictions outside the label set (and for no prediction)."""
@@ -208,7 +208,8 @@ def label_space(
         )
     for g in golds:
         key = normalise_label(g, label_map)
-        display.setdefault(key, str(label_map.get(str(g), g)) if label_map else str(g))
+        if key is not None:  # never: a non-blank gold normalises to a label
+            display.setdefault(key, str(label_map.get(str(g), g)) if label_map else str(g))
     return dict(sorted(display.items(), key=lambda kv: kv[1])), None
 
 

@@ -20,7 +20,7 @@ The other verdicts (``ambiguous_standard``, ``missing_capability_info``, ``unsur
 without saying who is right, so they do not count in judge-versus-human agreement.
 """
 
-StoreLike = str | os.PathLike | Store | None
+StoreLike = str | os.PathLike[str] | Store | None
 
 
 def add_review(

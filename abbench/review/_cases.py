@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,7 @@ from abbench.store import (
     OUTCOMES,
     PASSED,
     UNFINISHED,
+    Arm,
     Experiment,
     Review,
     Store,
@@ -342,7 +344,7 @@ def _case_kinds(
         normal = [normalise_label(v, label_map) for v in values]
         dense = {v: i for i, v in enumerate(dict.fromkeys(normal))}
         codes = np.array([dense[v] for v in normal] + [len(dense)], dtype=np.int64)[raw]
-        mode = np.full(size, -1, dtype=np.int64)
+        mode: np.ndarray = np.full(size, -1, dtype=np.int64)
         if codes.size:
             width = len(dense) + 1
             pairs, first, counts = np.unique(
@@ -381,7 +383,7 @@ def _against_gold(table: Any, label_map: dict[str, str]) -> np.ndarray:
     A run can fail with the right answer when another grader fails it (a judge, a trajectory or
     citation check); listing it as "gold ≠ answer" would show a reviewer two equal labels.
     """
-    failed = table.outcome == FAILED
+    failed: np.ndarray = table.outcome == FAILED
     idx = np.flatnonzero(failed)
     if not idx.size:
         return failed
@@ -543,7 +545,7 @@ def _kinds_of_case(
     return tuple(k for k in DISAGREEMENT_KINDS if k in kinds)
 
 
-def _arm_order(exp: Experiment):
+def _arm_order(exp: Experiment) -> Callable[[str], int]:
     order = {a.name: a.position for a in exp.arms}
     return lambda name: order.get(name, len(order))
 
@@ -595,7 +597,7 @@ class _Loader:
             views.sort(key=lambda v: (order.get(self.exp.arm(v.arm).id, 0), v.round))
         return out
 
-    def _run(self, r, arm, detail: bool, attempts=()) -> RunView:
+    def _run(self, r: sqlite3.Row, arm: Arm, detail: bool, attempts: Sequence[Any] = ()) -> RunView:
         state, failure_type, passed = r[4], r[5], r[10]
         outcome = _outcome(state, failure_type, passed)
         summary = loads(r[15]) or {}
@@ -645,7 +647,7 @@ class _Loader:
             attempts=tuple(self._attempt(a) for a in attempts) if detail else None,
         )
 
-    def _attempt(self, a) -> AttemptView:
+    def _attempt(self, a: Any) -> AttemptView:
         usage = a.usage
         return AttemptView(
             attempt=a.attempt,
@@ -665,7 +667,7 @@ class _Loader:
             cost_saved=a.cost_saved,
         )
 
-    def _evidence(self, arm, ref: Any) -> Evidence:
+    def _evidence(self, arm: Arm, ref: Any) -> Evidence:
         ref = str(ref)
         if not arm.snapshot:
             return Evidence(ref, False)
