@@ -3,14 +3,8 @@
 from __future__ import annotations
 
 from abbench.compare._all import ArmPair, MultiComparison, compare_all
-from abbench.compare._api import (
-    BOOTSTRAP_MAX_CASES,
-    DETAILS_MAX_CASES,
-    MIN_CASES,
-    USAGE_METRICS,
-    compare_arms,
-    compare_experiments,
-)
+from abbench.compare._api import DETAILS_MAX_CASES, MIN_CASES, compare_arms, compare_experiments
+from abbench.compare._figures import BOOTSTRAP_MAX_CASES, USAGE_METRICS
 from abbench.compare._model import (
     CATEGORIES,
     CaseChange,
