@@ -186,8 +186,9 @@ def text_changes(
             why_b = [r[3] for r in b if norm.label(r[2]) == mode_b]
             if not ({norm.reason(x) for x in why_a} & {norm.reason(x) for x in why_b}):
                 reasons.append(ReasonChange(cases[idx], raw_a, why_a[0], why_b[0]))
-        raw_a_refs, raw_b_refs = {r[4] for r in a}, {r[4] for r in b}
-        if raw_a_refs == raw_b_refs:
+        # In round order, not a set's: the lists of what appeared and disappeared read the same every run.
+        raw_a_refs, raw_b_refs = dict.fromkeys(r[4] for r in a), dict.fromkeys(r[4] for r in b)
+        if raw_a_refs.keys() == raw_b_refs.keys():
             continue  # the same evidence lists, word for word
         cited_a = dict.fromkeys(ref for text in raw_a_refs for ref in norm.evidence(text))
         cited_b = dict.fromkeys(ref for text in raw_b_refs for ref in norm.evidence(text))
