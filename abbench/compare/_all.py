@@ -103,7 +103,7 @@ def compare_all(
         UsageError: the experiment has fewer than two arms, or an invalid or unknown option.
     """
     opts = CompareOptions.of(options, **settings)
-    opts = replace(opts, details=bool(opts.details), bootstrap=False)
+    opts = replace(opts, details=bool(opts.details), bootstrap=False).checked()
     store = open_store(store)
     exp = store.get_experiment(experiment)
     if len(exp.arms) < 2:
