@@ -117,11 +117,5 @@ class ComparisonRefused(AbbenchError):
     exit_code = 1
 
 
-class GateBlocked(AbbenchError):
-    """Raised by views that turn a blocking gate outcome into an exit status."""
-
-    exit_code = 1
-
-
 class ReportError(AbbenchError):
     """Raised when a report notebook cannot be rendered or exported."""

@@ -3,14 +3,8 @@
 from __future__ import annotations
 
 from abbench.compare._all import ArmPair, MultiComparison, compare_all
-from abbench.compare._api import (
-    BOOTSTRAP_MAX_CASES,
-    DETAILS_MAX_CASES,
-    MIN_CASES,
-    USAGE_METRICS,
-    compare_arms,
-    compare_experiments,
-)
+from abbench.compare._api import DETAILS_MAX_CASES, MIN_CASES, compare_arms, compare_experiments
+from abbench.compare._figures import BOOTSTRAP_MAX_CASES, USAGE_METRICS
 from abbench.compare._model import (
     CATEGORIES,
     CaseChange,
@@ -21,6 +15,7 @@ from abbench.compare._model import (
     PairwiseSummary,
     Side,
 )
+from abbench.compare._options import CLUSTERS, CompareOptions
 from abbench.compare._pair import (
     WAYS_TO_NAME,
     Pair,
@@ -49,6 +44,7 @@ from abbench.compare._votes import VOTE_MARGIN, VOTE_MIN_CASES, Votes, vote_deci
 __all__ = [
     "BOOTSTRAP_MAX_CASES",
     "CATEGORIES",
+    "CLUSTERS",
     "DEFAULT_MARGIN",
     "DETAILS_MAX_CASES",
     "MIN_CASES",
@@ -61,6 +57,7 @@ __all__ = [
     "ArmPair",
     "CaseChange",
     "CaseTable",
+    "CompareOptions",
     "Comparison",
     "DomainComparison",
     "EvidenceChange",

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
 from abbench.compare._api import compare_arms
+from abbench.compare._options import CompareOptions
 from abbench.errors import UsageError
 from abbench.metrics import Estimate, Result, estimate_rate, resolve_outcome
 from abbench.stats import CochransQ, Interval, cochrans_q, holm_correction
-from abbench.store import Experiment, Store, open_store
+from abbench.store import Arm, Experiment, Store, open_store
 
 
 @dataclass(frozen=True)
@@ -80,11 +82,9 @@ def compare_all(
     experiment: int | str | Experiment,
     *,
     baseline: str | None = None,
-    store: str | os.PathLike | Store | None = None,
-    outcome: str = "auto",
-    confidence: float = 0.95,
-    alpha: float = 0.05,
-    details: bool = False,
+    store: str | os.PathLike[str] | Store | None = None,
+    options: CompareOptions | None = None,
+    **settings: Any,
 ) -> MultiComparison:
     """Compare every arm of an experiment: Cochran's Q for "all arms pass equally often", then each arm
     against the baseline with `compare_arms`, p-values Holm-adjusted over the pairs.
@@ -93,22 +93,46 @@ def compare_all(
         experiment: The experiment.
         baseline: The arm the others are compared with (default: the first).
         store: The store.
-        outcome: ``"auto"``, ``"passed"`` or ``"score"``.
-        confidence: Coverage of the intervals.
-        alpha: Family-wise significance level.
-        details: Also compare reasons and evidence for each pair.
+        options: How to compare each pair (see `CompareOptions`); its ``alpha`` is the family-wise level.
+            Reasons and evidence are compared only with ``details=True``; the usage figures use
+            central-limit intervals.
+        **settings: Any field of `CompareOptions` by name, overriding `options` (``outcome``,
+            ``confidence``, ``alpha``, ``details``, ...).
 
     Raises:
-        UsageError: the experiment has fewer than two arms.
+        UsageError: the experiment has fewer than two arms, or an invalid or unknown option.
     """
+    opts = CompareOptions.of(options, **settings)
+    opts = replace(opts, details=bool(opts.details), bootstrap=False).checked()
     store = open_store(store)
     exp = store.get_experiment(experiment)
     if len(exp.arms) < 2:
         raise UsageError(f"experiment {exp.name!r} has {len(exp.arms)} arm(s): comparing needs at least two")
     base = exp.arm(baseline) if baseline else exp.arms[0]
     arms = [base, *[a for a in exp.arms if a.id != base.id]]
-    kind = resolve_outcome(store, exp.id, outcome)
-    notes = []
+    kind = resolve_outcome(store, exp.id, opts.outcome)
+    notes: list[str] = []
+    common, pass_rates, cochran = _cochran(store, exp, arms, kind, opts.confidence, notes)
+    pairs = _pairs(store, exp, arms, replace(opts, outcome=kind))
+    notes.append(f"pairs are Holm-adjusted over {len(pairs)} comparison(s) with the baseline {base.name}")
+    return MultiComparison(
+        experiment=exp.name,
+        experiment_id=exp.id,
+        dataset=exp.dataset,
+        arms=tuple(a.name for a in arms),
+        outcome=kind,
+        n_cases=int(common.size),
+        pass_rates=pass_rates,
+        cochran=cochran,
+        pairs=pairs,
+        notes=tuple(notes),
+    )
+
+
+def _cochran(
+    store: Store, exp: Experiment, arms: list[Arm], kind: str, confidence: float, notes: list[str]
+) -> tuple[np.ndarray, dict[str, Estimate], CochransQ | None]:
+    """The cases graded in every arm, each arm's pass rate on them, and Cochran's Q over them."""
     outcomes = store.case_outcomes(exp.id, [a.id for a in arms])
     per_arm = [outcomes.for_arm(a.id) for a in arms]
     counts = per_arm[0].scored if kind == "score" else per_arm[0].graded
@@ -133,23 +157,23 @@ def compare_all(
         )
     elif kind == "score":
         notes.append("the graders give scores: Cochran's Q (pass/fail) does not apply; see the pairs")
-    pairs = []
-    for arm in arms[1:]:
-        c = compare_arms(
-            exp, base.name, arm.name, store=store, outcome=kind, confidence=confidence, alpha=alpha,
-            details=details, bootstrap=False,
-        )  # fmt: skip
-        main = c.main
-        pairs.append((arm.name, c, main))
-    holm = holm_correction({name: c.verdict.p_value for name, c, _ in pairs}, alpha=alpha)
+    return common, pass_rates, cochran
+
+
+def _pairs(store: Store, exp: Experiment, arms: list[Arm], opts: CompareOptions) -> tuple[ArmPair, ...]:
+    """Every arm against the baseline (the first), p-values Holm-adjusted over the pairs at ``opts.alpha``."""
+    base = arms[0]
+    compared = [compare_arms(exp, base.name, arm.name, store=store, options=opts) for arm in arms[1:]]
+    holm = holm_correction({c.b.name: c.verdict.p_value for c in compared}, alpha=opts.alpha)
     adjusted = holm.by_label()
     out = []
-    for name, c, main in pairs:
-        adj = adjusted[name]
+    for c in compared:
+        main = c.main
+        adj = adjusted[c.b.name]
         out.append(
             ArmPair(
                 a=base.name,
-                b=name,
+                b=c.b.name,
                 n_cases=c.n_cases,
                 difference=main.difference if main else None,
                 interval=c.interval,
@@ -159,19 +183,7 @@ def compare_all(
                 fixed=len(c.fixed),
                 regressed=len(c.regressed),
                 verdict=c.verdict.text,
-                significant=bool(adj is not None and adj == adj and adj < alpha),
+                significant=bool(adj is not None and adj == adj and adj < opts.alpha),
             )
         )
-    notes.append(f"pairs are Holm-adjusted over {len(out)} comparison(s) with the baseline {base.name}")
-    return MultiComparison(
-        experiment=exp.name,
-        experiment_id=exp.id,
-        dataset=exp.dataset,
-        arms=tuple(a.name for a in arms),
-        outcome=kind,
-        n_cases=int(common.size),
-        pass_rates=pass_rates,
-        cochran=cochran,
-        pairs=tuple(out),
-        notes=tuple(notes),
-    )
+    return tuple(out)

@@ -5,25 +5,25 @@ from __future__ import annotations
 import math
 import os
 import warnings
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from abbench.compare._figures import _domains, _usage_differences
 from abbench.compare._model import (
     CaseTable,
     Comparison,
-    DomainComparison,
-    MetricDifference,
     PairwiseSummary,
     Side,
 )
+from abbench.compare._options import CompareOptions
 from abbench.compare._pair import experiment_arm, resolve_pair
-from abbench.compare._text import text_changes
-from abbench.compare._verdict import DEFAULT_MARGIN, verdict
+from abbench.compare._text import TextChanges, text_changes
+from abbench.compare._verdict import Verdict, verdict
 from abbench.errors import ComparisonRefused, UsageError
 from abbench.metrics import (
     NO_DOMAIN,
-    check_level,
     dataset_labels,
     estimate_mean,
     estimate_rate,
@@ -36,23 +36,17 @@ from abbench.stats import (
     Interval,
     StatsWarning,
     estimate_power_inputs,
-    holm_correction,
     mcnemar_exact,
     mcnemar_midp,
-    paired_bootstrap,
     paired_difference,
     paired_outcomes,
     paired_proportion_interval,
 )
 from abbench.store import Arm, CaseOutcomes, Experiment, Store, open_store
 
-BOOTSTRAP_MAX_CASES = 20_000
-"""Above this many paired cases, cost/latency/token differences use the central-limit interval.
+if TYPE_CHECKING:
+    from abbench.review import JudgeAgreement
 
-With tens of thousands of cases the mean's sampling distribution is normal to within a fraction of a
-percent even for skewed latencies, so the bootstrap's interval matches the normal one while costing
-seconds; pass ``bootstrap=True`` to draw it anyway.
-"""
 DETAILS_MAX_CASES = 20_000
 """Above this many cases, reasons and evidence are compared only when asked (``details=True``).
 
@@ -61,8 +55,6 @@ yields lists too long to read, while the counts and tests above do not need it.
 """
 MIN_CASES = 10
 """Fewer paired cases than this give no verdict from an interval (an exact test still decides)."""
-USAGE_METRICS = ("cost", "latency_ms", "tokens")
-"""Continuous per-run figures compared with the paired bootstrap."""
 
 
 def _side(exp: Experiment, arm: Arm) -> Side:
@@ -74,17 +66,9 @@ def compare_arms(
     a: str | None = None,
     b: str | None = None,
     *,
-    store: str | os.PathLike | Store | None = None,
-    outcome: str = "auto",
-    cluster: str | None = None,
-    confidence: float = 0.95,
-    alpha: float = 0.05,
-    power: float = 0.8,
-    iterations: int = 10_000,
-    seed: int = 0,
-    bootstrap: bool | None = None,
-    details: bool | None = None,
-    margin: float = DEFAULT_MARGIN,
+    store: str | os.PathLike[str] | Store | None = None,
+    options: CompareOptions | None = None,
+    **settings: Any,
 ) -> Comparison:
     """Compare arm `b` against arm `a` of one experiment, case by case (differences are b − a).
 
@@ -94,25 +78,17 @@ def compare_arms(
             first of its two arms (three or more arms and no ``decision:`` are refused: name the pair).
         b: The arm compared with it (the candidate).
         store: The store (path or open Store; default ./.abbench or $ABBENCH_STORE).
-        outcome: ``"auto"``, ``"passed"`` or ``"score"`` (see `abbench.metrics.experiment_metrics`).
-        cluster: ``"domain"`` for cluster-robust errors over domains; None for none.
-        confidence: Coverage of the intervals.
-        alpha: Significance level of the tests (and of the minimum detectable effect).
-        power: Power for the minimum detectable effect.
-        iterations: Bootstrap replicates for cost, latency, tokens and score.
-        seed: Bootstrap seed.
-        bootstrap: True always bootstraps the continuous figures, False never (central-limit
-            intervals), None decides by size (see `BOOTSTRAP_MAX_CASES`).
-        details: Also compare the answers' words (reasons and evidence that changed): True, False, or
-            None to decide by size (see `DETAILS_MAX_CASES`).
-        margin: The non-inferiority margin of the verdict's outcome (better, not worse, worse,
-            inconclusive; see `abbench.compare.settle`), in the comparison's unit: 0.02 = 2 points.
+        options: How to compare (see `CompareOptions`; default: its defaults).
+        **settings: Any field of `CompareOptions` by name (``outcome``, ``cluster``, ``confidence``,
+            ``alpha``, ``power``, ``iterations``, ``seed``, ``bootstrap``, ``details``, ``margin``),
+            overriding `options`.
 
     Raises:
         NotFoundError: no such experiment or arm.
         PairNotNamed: three or more arms and no pair named (neither here nor in ``decision:``).
-        UsageError: the same arm twice, or an invalid option.
+        UsageError: the same arm twice, or an invalid or unknown option.
     """
+    opts = CompareOptions.of(options, **settings)
     store = open_store(store)
     exp = store.get_experiment(experiment)
     if len(exp.arms) < 2:
@@ -122,7 +98,8 @@ def compare_arms(
         )
     if a is None and b is None:
         pair = resolve_pair(exp, what="the comparison")
-        arm_a, arm_b = exp.arm(pair.baseline), exp.arm(pair.candidate)
+        baseline = pair.baseline or next(x.name for x in exp.arms if x.name != pair.candidate)
+        arm_a, arm_b = exp.arm(baseline), exp.arm(pair.candidate)
     elif len(exp.arms) > 2 and (a is None or b is None):
         raise UsageError(
             f"experiment {exp.name!r} has {len(exp.arms)} arms ({', '.join(x.name for x in exp.arms)}); name "
@@ -133,11 +110,7 @@ def compare_arms(
         arm_b = exp.arm(b) if b is not None else next(x for x in exp.arms if x.name != arm_a.name)
     if arm_a.id == arm_b.id:
         raise UsageError(f"arm {arm_a.name!r} compared with itself; choose two different arms")
-    return _compare(
-        store, "arms", exp, arm_a, exp, arm_b,
-        outcome=outcome, cluster=cluster, confidence=confidence, alpha=alpha, power=power,
-        iterations=iterations, seed=seed, bootstrap=bootstrap, details=details, margin=margin,
-    )  # fmt: skip
+    return _compare(store, "arms", exp, arm_a, exp, arm_b, opts)
 
 
 def compare_experiments(
@@ -146,17 +119,9 @@ def compare_experiments(
     *,
     arm_a: str | None = None,
     arm_b: str | None = None,
-    store: str | os.PathLike | Store | None = None,
-    outcome: str = "auto",
-    cluster: str | None = None,
-    confidence: float = 0.95,
-    alpha: float = 0.05,
-    power: float = 0.8,
-    iterations: int = 10_000,
-    seed: int = 0,
-    bootstrap: bool | None = None,
-    details: bool | None = None,
-    margin: float = DEFAULT_MARGIN,
+    store: str | os.PathLike[str] | Store | None = None,
+    options: CompareOptions | None = None,
+    **settings: Any,
 ) -> Comparison:
     """Compare an arm of experiment `exp_b` against an arm of `exp_a`, case by case (b − a).
 
@@ -170,14 +135,16 @@ def compare_experiments(
             with three or more arms and no ``decision:``, a refusal).
         arm_b: The arm of `exp_b` (default: chosen the same way).
         store: The store.
-        outcome, cluster, confidence, alpha, power, iterations, seed, bootstrap, details: As for
-            `compare_arms`.
+        options: How to compare (see `CompareOptions`).
+        **settings: Any field of `CompareOptions` by name, overriding `options` (as for `compare_arms`).
 
     Raises:
         ComparisonRefused: the experiments ran on different datasets, or share no case.
         NotFoundError: no such experiment or arm.
         PairNotNamed: an experiment has three or more arms and its arm is not named.
+        UsageError: an invalid or unknown option.
     """
+    opts = CompareOptions.of(options, **settings)
     store = open_store(store)
     ea, eb = store.get_experiment(exp_a), store.get_experiment(exp_b)
     if ea.dataset != eb.dataset:
@@ -189,14 +156,12 @@ def compare_experiments(
     first, second = experiment_arm(ea, arm_a, "baseline"), experiment_arm(eb, arm_b, "candidate")
     if ea.id == eb.id and first.id == second.id:
         raise UsageError(f"arm {first.name!r} of {ea.name!r} compared with itself; choose two different arms")
-    return _compare(
-        store, "experiments", ea, first, eb, second,
-        outcome=outcome, cluster=cluster, confidence=confidence, alpha=alpha, power=power,
-        iterations=iterations, seed=seed, bootstrap=bootstrap, details=details, margin=margin,
-    )  # fmt: skip
+    return _compare(store, "experiments", ea, first, eb, second, opts)
 
 
-def _outcomes(store: Store, ea: Experiment, arm_a: Arm, eb: Experiment, arm_b: Arm, scores: bool):
+def _outcomes(
+    store: Store, ea: Experiment, arm_a: Arm, eb: Experiment, arm_b: Arm, scores: bool
+) -> tuple[CaseOutcomes, CaseOutcomes]:
     """Both sides' per-case sums (one aggregate query per experiment).
 
     Reading the two arms on two threads was measured slower, not faster: SQLite hands the GIL back at
@@ -211,46 +176,167 @@ def _outcomes(store: Store, ea: Experiment, arm_a: Arm, eb: Experiment, arm_b: A
 
 
 def _score_lists(store: Store, exp_id: int, arm_id: int, cases: np.ndarray) -> list[np.ndarray]:
-    rows = store.query(
-        "SELECT case_idx, score FROM runs WHERE experiment_id=? AND arm_id=? AND state IN ('pass', 'fail') "
-        "AND passed IS NOT NULL AND score IS NOT NULL ORDER BY case_idx, round",
-        (exp_id, arm_id),
-    )
     grouped: dict[int, list[float]] = {}
-    for idx, score in rows:
-        grouped.setdefault(idx, []).append(float(score))
+    for idx, score in store.graded_scores(exp_id, arm_id):
+        grouped.setdefault(idx, []).append(score)
     return [np.asarray(grouped[int(i)]) for i in cases]
 
 
+@dataclass(frozen=True)
+class _Paired:
+    """The cases both sides ran, which of them pair up, and why the others were left out."""
+
+    common: np.ndarray
+    paired: np.ndarray
+    ia: np.ndarray
+    ib: np.ndarray
+    ids: dict[int, str]
+    excluded: dict[str, tuple[str, ...]]
+    case_ids: list[str]
+    domains: list[str]
+
+    @property
+    def n(self) -> int:
+        return int(self.paired.size)
+
+
+@dataclass(frozen=True)
+class _PerCase:
+    """Each paired case's outcomes on both sides: right counts ``k`` of ``n`` rounds (or scores)."""
+
+    ka: np.ndarray
+    na: np.ndarray
+    kb: np.ndarray
+    nb: np.ndarray
+    lists_a: Any
+    lists_b: Any
+    va: np.ndarray
+    vb: np.ndarray
+    value_a: Any
+    value_b: Any
+    category: np.ndarray
+    right: tuple[np.ndarray, np.ndarray] | None
+
+    @property
+    def delta(self) -> np.ndarray:
+        delta: np.ndarray = self.vb - self.va
+        return delta
+
+
+@dataclass(frozen=True)
+class _Tests:
+    """The paired tests and the minimum detectable effect."""
+
+    outcomes: Any = None
+    mcnemar: Any = None
+    midp: Any = None
+    difference: Any = None
+    clustered: Any = None
+    inputs: Any = None
+    mde: Any = None
+
+
+@dataclass(frozen=True)
+class _Main:
+    """The test the verdict rests on, its interval and p-value, and the shape of the data behind it."""
+
+    test: str
+    main: Any
+    interval: Interval | None
+    interval_method: str
+    p_value: float | None
+    one_round: bool
+    binary: bool
+
+
 def _compare(
+    store: Store, kind: str, ea: Experiment, arm_a: Arm, eb: Experiment, arm_b: Arm, options: CompareOptions
+) -> Comparison:
+    """Compare arm B of `eb` with arm A of `ea` in named steps: pair the cases, read each case's outcomes,
+    test, pick the main test, then the usage, domain, text, pairwise and review figures, and the verdict."""
+    options = options.checked()
+    outcome = _outcome_kind(store, ea, eb, options.outcome)
+    oa, ob = _outcomes(store, ea, arm_a, eb, arm_b, scores=outcome == "score")
+    notes: list[str] = []
+    pair = _pair_cases(store, ea, arm_a, eb, arm_b, oa, ob, outcome)
+    side_a, side_b = _sides(kind, ea, arm_a, eb, arm_b)
+    per = _per_case(store, ea, arm_a, eb, arm_b, oa, ob, pair, outcome, options.confidence)
+    tests = _tests(per, pair, outcome, options, notes)
+    main = _main_test(per, pair.n, tests, outcome, options, notes)
+    usage = _usage_differences(
+        oa, ob, pair.common, outcome, per.lists_a, per.lists_b, options.confidence, options.iterations,
+        options.seed, options.bootstrap, notes,
+    )  # fmt: skip
+    by_domain = _domains(
+        pair.domains, per.lists_a, per.lists_b, per.va, per.vb, per.category, outcome, main.one_round,
+        main.binary, options.confidence, options.alpha,
+    )  # fmt: skip
+    text = _text(store, ea, arm_a, eb, arm_b, pair, options.details, notes)
+    pairwise: tuple[PairwiseSummary, ...] = ()
+    if ea.id == eb.id and "pairwise" in grader_kinds(store, ea.id).values():
+        pairwise = _pairwise(store, ea, arm_a, arm_b)
+    agreement = _agreement(store, ea, arm_a, arm_b) if ea.id == eb.id else None
+    unit = "points" if outcome == "passed" else "score"
+    return Comparison(
+        kind=kind,
+        a=side_a,
+        b=side_b,
+        dataset=ea.dataset,
+        outcome=outcome,
+        unit=unit,
+        confidence=options.confidence,
+        alpha=options.alpha,
+        power=options.power,
+        n_cases=pair.n,
+        excluded=pair.excluded,
+        value_a=per.value_a,
+        value_b=per.value_b,
+        case_table=_case_table(pair, per),
+        outcomes=tests.outcomes,
+        mcnemar=tests.mcnemar,
+        mcnemar_midp=tests.midp,
+        difference=tests.difference,
+        clustered=tests.clustered,
+        interval=main.interval,
+        interval_method=main.interval_method,
+        power_inputs=tests.inputs,
+        mde=tests.mde,
+        usage=usage,
+        by_domain=by_domain,
+        text=text,
+        pairwise=pairwise,
+        review_agreement=agreement,
+        verdict=_verdict_of(side_a, side_b, pair.n, unit, per, tests, main, options),
+        notes=tuple(notes),
+    )
+
+
+def _case_table(pair: _Paired, per: _PerCase) -> CaseTable:
+    return CaseTable(
+        np.asarray(pair.case_ids, dtype=object), np.asarray(pair.domains, dtype=object), per.category,
+        per.ka, per.na, per.kb, per.nb, per.va, per.vb,
+    )  # fmt: skip
+
+
+def _outcome_kind(store: Store, ea: Experiment, eb: Experiment, outcome: str) -> str:
+    """``passed`` or ``score``; two experiments compare scores when either side has only scores."""
+    kind = resolve_outcome(store, ea.id, outcome)
+    if eb.id != ea.id and kind == "passed" and resolve_outcome(store, eb.id, "auto") == "score":
+        kind = "score"
+    return kind
+
+
+def _pair_cases(
     store: Store,
-    kind: str,
     ea: Experiment,
     arm_a: Arm,
     eb: Experiment,
     arm_b: Arm,
-    *,
+    oa: CaseOutcomes,
+    ob: CaseOutcomes,
     outcome: str,
-    cluster: str | None,
-    confidence: float,
-    alpha: float,
-    power: float,
-    iterations: int,
-    seed: int,
-    bootstrap: bool | None,
-    details: bool | None,
-    margin: float = DEFAULT_MARGIN,
-) -> Comparison:
-    confidence = check_level(confidence)
-    alpha = check_level(alpha, "alpha", "0.05")
-    power = check_level(power, "power", "0.8")
-    if cluster not in (None, "domain"):
-        raise UsageError(f"cluster must be None or 'domain'; got {cluster!r}")
-    outcome = resolve_outcome(store, ea.id, outcome)
-    if eb.id != ea.id and outcome == "passed" and resolve_outcome(store, eb.id, "auto") == "score":
-        outcome = "score"
-    oa, ob = _outcomes(store, ea, arm_a, eb, arm_b, scores=outcome == "score")
-    notes: list[str] = []
+) -> _Paired:
+    """The cases graded on both sides, and the others by the reason they were left out."""
     excluded: dict[str, list[int]] = {}
     in_a, in_b = set(oa.case_idx.tolist()), set(ob.case_idx.tolist())
     if in_a and in_b and not in_a & in_b:
@@ -272,70 +358,91 @@ def _compare(
     excluded["no graded run in either"] = common[~has_a & ~has_b].tolist()
     keep = has_a & has_b
     paired = common[keep]
-    ia, ib = ia[keep], ib[keep]
     fields_ = store.case_fields(ea.id, np.union1d(oa.case_idx, ob.case_idx), expected=False)
     ids = dict(zip(fields_.case_idx.tolist(), fields_.case_id.tolist(), strict=True))
-    excluded_ids = {reason: tuple(ids[i] for i in idx) for reason, idx in excluded.items() if idx}
-    n = int(paired.size)
     at = fields_.positions(paired)
-    case_ids = fields_.case_id[at].tolist()
-    domains = [NO_DOMAIN if d is None else str(d) for d in fields_.domain[at].tolist()]
-    side_a, side_b = _side(ea, arm_a), _side(eb, arm_b)
+    return _Paired(
+        common=common,
+        paired=paired,
+        ia=ia[keep],
+        ib=ib[keep],
+        ids=ids,
+        excluded={reason: tuple(ids[i] for i in idx) for reason, idx in excluded.items() if idx},
+        case_ids=fields_.case_id[at].tolist(),
+        domains=[NO_DOMAIN if d is None else str(d) for d in fields_.domain[at].tolist()],
+    )
+
+
+def _sides(kind: str, ea: Experiment, arm_a: Arm, eb: Experiment, arm_b: Arm) -> tuple[Side, Side]:
+    """Both sides as shown: the arm's name, or ``experiment/arm`` when two experiments are compared."""
     if kind == "experiments":
-        side_a = Side(ea.name, ea.id, f"{ea.name}/{arm_a.name}", arm_a.label, arm_a.snapshot, ea.rounds)
-        side_b = Side(eb.name, eb.id, f"{eb.name}/{arm_b.name}", arm_b.label, arm_b.snapshot, eb.rounds)
-    unit = "points" if outcome == "passed" else "score"
+        return (
+            Side(ea.name, ea.id, f"{ea.name}/{arm_a.name}", arm_a.label, arm_a.snapshot, ea.rounds),
+            Side(eb.name, eb.id, f"{eb.name}/{arm_b.name}", arm_b.label, arm_b.snapshot, eb.rounds),
+        )
+    return _side(ea, arm_a), _side(eb, arm_b)
+
+
+def _per_case(
+    store: Store,
+    ea: Experiment,
+    arm_a: Arm,
+    eb: Experiment,
+    arm_b: Arm,
+    oa: CaseOutcomes,
+    ob: CaseOutcomes,
+    pair: _Paired,
+    outcome: str,
+    confidence: float,
+) -> _PerCase:
+    """Each paired case's rounds on both sides, its value (pass rate or mean score) and its category."""
+    ia, ib = pair.ia, pair.ib
     if outcome == "passed":
         ka, na = oa.passed[ia], oa.graded[ia]
         kb, nb = ob.passed[ib], ob.graded[ib]
         lists_a, lists_b = round_lists(ka, na), round_lists(kb, nb)
         va, vb = ka / np.maximum(na, 1), kb / np.maximum(nb, 1)
-        value_a = estimate_rate(ka, na, confidence)
-        value_b = estimate_rate(kb, nb, confidence)
-    else:
-        ka = np.zeros(n, dtype=np.int64)
-        kb = ka
-        na, nb = oa.scored[ia], ob.scored[ib]
-        lists_a = _score_lists(store, ea.id, arm_a.id, paired)
-        lists_b = _score_lists(store, eb.id, arm_b.id, paired)
-        va, vb = oa.score[ia] / np.maximum(na, 1), ob.score[ib] / np.maximum(nb, 1)
-        value_a = estimate_mean(lists_a, confidence, int(na.sum()))
-        value_b = estimate_mean(lists_b, confidence, int(nb.sum()))
-    delta = vb - va
-    if outcome == "passed":
+        value_a, value_b = estimate_rate(ka, na, confidence), estimate_rate(kb, nb, confidence)
         right_a, right_b = va > 0.5, vb > 0.5
         category = np.where(
             right_a,
             np.where(right_b, "unchanged_right", "regressed"),
             np.where(right_b, "fixed", "unchanged_wrong"),
         )
-    else:
-        category = np.where(delta > 0, "fixed", np.where(delta < 0, "regressed", "unchanged"))
-    table = CaseTable(
-        np.asarray(case_ids, dtype=object),
-        np.asarray(domains, dtype=object),
-        category,
-        ka,
-        na,
-        kb,
-        nb,
-        va,
-        vb,
-    )
+        return _PerCase(
+            ka, na, kb, nb, lists_a, lists_b, va, vb, value_a, value_b, category, (right_a, right_b)
+        )
+    ka = np.zeros(pair.n, dtype=np.int64)
+    kb = ka
+    na, nb = oa.scored[ia], ob.scored[ib]
+    lists_a = _score_lists(store, ea.id, arm_a.id, pair.paired)
+    lists_b = _score_lists(store, eb.id, arm_b.id, pair.paired)
+    va, vb = oa.score[ia] / np.maximum(na, 1), ob.score[ib] / np.maximum(nb, 1)
+    value_a = estimate_mean(lists_a, confidence, int(na.sum()))
+    value_b = estimate_mean(lists_b, confidence, int(nb.sum()))
+    delta = vb - va
+    category = np.where(delta > 0, "fixed", np.where(delta < 0, "regressed", "unchanged"))
+    return _PerCase(ka, na, kb, nb, lists_a, lists_b, va, vb, value_a, value_b, category, None)
+
+
+def _tests(per: _PerCase, pair: _Paired, outcome: str, options: CompareOptions, notes: list[str]) -> _Tests:
+    """McNemar's tests (pass/fail), the paired and clustered differences, and the minimum detectable effect."""
+    n = pair.n
     outcomes = mcnemar = midp = None
-    if outcome == "passed" and n:
-        outcomes = paired_outcomes(right_a, right_b)
+    if outcome == "passed" and n and per.right is not None:
+        outcomes = paired_outcomes(*per.right)
         mcnemar = mcnemar_exact(outcomes.b, outcomes.c)
         midp = mcnemar_midp(outcomes.b, outcomes.c)
     difference = clustered = inputs = mde = None
+    lists_a, lists_b, confidence = per.lists_a, per.lists_b, options.confidence
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", StatsWarning)
         if n:
             difference = paired_difference(lists_a, lists_b, confidence=confidence, method="t")
-        if cluster == "domain" and n:
-            if len(set(domains)) >= 2:
+        if options.cluster == "domain" and n:
+            if len(set(pair.domains)) >= 2:
                 clustered = paired_difference(
-                    lists_a, lists_b, clusters=domains, confidence=confidence, method="t"
+                    lists_a, lists_b, clusters=pair.domains, confidence=confidence, method="t"
                 )
             else:
                 notes.append(
@@ -343,19 +450,31 @@ def _compare(
                 )
         if n >= 2:
             inputs = estimate_power_inputs(lists_a, lists_b)
-            mde = inputs.min_detectable_effect(alpha=alpha, power=power)
+            mde = inputs.min_detectable_effect(alpha=options.alpha, power=options.power)
     for w in caught:
         if issubclass(w.category, FewClustersWarning):
             notes.append(f"{w.message}")
-    same = (
-        "no paired case changed between the arms"
-        if n and not np.any(vb != va)
-        else "every paired case differs by the same amount"
-    )
     if mde is not None and not mde.variance > 0:
         # Miller's formula fed a variance of 0 says "0 points": no spread to estimate it from, not perfect power.
         mde = None
-        notes.append(f"{same}: the smallest detectable difference cannot be estimated from these data")
+        notes.append(
+            f"{_no_spread(per, n)}: the smallest detectable difference cannot be estimated from these data"
+        )
+    return _Tests(outcomes, mcnemar, midp, difference, clustered, inputs, mde)
+
+
+def _no_spread(per: _PerCase, n: int) -> str:
+    """Why the paired differences have no spread, in words."""
+    if n and not np.any(per.vb != per.va):
+        return "no paired case changed between the arms"
+    return "every paired case differs by the same amount"
+
+
+def _main_test(
+    per: _PerCase, n: int, tests: _Tests, outcome: str, options: CompareOptions, notes: list[str]
+) -> _Main:
+    """The test the verdict rests on (clustered, exact McNemar, or the paired difference) and its interval."""
+    na, nb, ka, kb = per.na, per.nb, per.ka, per.kb
     one_round = outcome == "passed" and n > 0 and bool(np.all(na == 1)) and bool(np.all(nb == 1))
     # Pass/fail with one outcome per case and arm (one round, or rounds that always agree): the 2×2 table is
     # the whole of the data, and its interval is Newcombe's, which never collapses to a point.
@@ -365,99 +484,90 @@ def _compare(
         and bool(np.all((ka == 0) | (ka == na)))
         and bool(np.all((kb == 0) | (kb == nb)))
     )
-    if clustered is not None:
-        test, main = "clustered paired difference", clustered
+    if tests.clustered is not None:
+        test, main = "clustered paired difference", tests.clustered
     elif one_round:
-        test, main = "exact McNemar", difference
+        test, main = "exact McNemar", tests.difference
     else:
-        test, main = "paired difference", difference
-    interval, interval_method = _main_interval(main, clustered is not None, binary, outcomes, confidence)
+        test, main = "paired difference", tests.difference
+    interval, interval_method = _main_interval(
+        main, tests.clustered is not None, binary, tests.outcomes, options.confidence
+    )
     if main is not None and interval is None and n >= 2:
-        notes.append(f"{same}: there is no spread to build an interval from")
+        notes.append(f"{_no_spread(per, n)}: there is no spread to build an interval from")
+    mcnemar = tests.mcnemar
     p_value = mcnemar.p_value if test == "exact McNemar" and mcnemar else (main.p_value if main else None)
     if outcome == "passed" and n > 0 and not one_round:
         notes.append(
             "several rounds: a case counts as right when it passed in more than half of its graded rounds "
             "(fixed/regressed and McNemar use that); the paired difference of per-case pass rates is the main test"
         )
-    if mde is not None:
+    if tests.mde is not None:
         notes.append(
-            f"the minimum detectable effect is for {power:.0%} power at the {alpha:g} level, ignoring clusters"
+            f"the minimum detectable effect is for {options.power:.0%} power at the {options.alpha:g} level, "
+            "ignoring clusters"
         )
-    usage = _usage_differences(
-        oa, ob, common, outcome, lists_a, lists_b, confidence, iterations, seed, bootstrap, notes
-    )
-    by_domain = _domains(
-        domains, lists_a, lists_b, va, vb, category, outcome, one_round, binary, confidence, alpha
-    )
-    text = None
+    return _Main(test, main, interval, interval_method, p_value, one_round, binary)
+
+
+def _text(
+    store: Store,
+    ea: Experiment,
+    arm_a: Arm,
+    eb: Experiment,
+    arm_b: Arm,
+    pair: _Paired,
+    details: bool | None,
+    notes: list[str],
+) -> TextChanges | None:
+    """The answers' words that changed, when asked for (or, by default, when the cases are few enough)."""
+    common = pair.common
     if details is None:
         details = common.size <= DETAILS_MAX_CASES
         if not details:
             notes.append(
                 f"{common.size:,} cases: reasons and evidence were not compared (details=True compares them)"
             )
-    if details:
-        label_map = dataset_labels(store, ea.dataset_id)[1]
-        text = text_changes(
-            store, ea.id, arm_a.id, eb.id, arm_b.id, {int(i): ids[int(i)] for i in common}, label_map,
-            ea.rounds == eb.rounds,
-        )  # fmt: skip
-    pairwise = ()
-    if ea.id == eb.id and "pairwise" in grader_kinds(store, ea.id).values():
-        pairwise = _pairwise(store, ea, arm_a, arm_b)
-    agreement = _agreement(store, ea, arm_a, arm_b) if ea.id == eb.id else None
-    result_verdict = verdict(
+    if not details:
+        return None
+    label_map = dataset_labels(store, ea.dataset_id)[1]
+    return text_changes(
+        store, ea.id, arm_a.id, eb.id, arm_b.id, {int(i): pair.ids[int(i)] for i in common}, label_map,
+        ea.rounds == eb.rounds,
+    )  # fmt: skip
+
+
+def _verdict_of(
+    side_a: Side,
+    side_b: Side,
+    n: int,
+    unit: str,
+    per: _PerCase,
+    tests: _Tests,
+    main: _Main,
+    options: CompareOptions,
+) -> Verdict:
+    """The verdict in words, from the main test, its interval and the cases that moved."""
+    outcomes, mcnemar, interval = tests.outcomes, tests.mcnemar, main.interval
+    return verdict(
         name_a=side_a.name,
         name_b=side_b.name,
         n_cases=n,
         unit=unit,
-        difference=main.difference if main is not None else None,
+        difference=main.main.difference if main.main is not None else None,
         low=interval.low if interval is not None else None,
         high=interval.high if interval is not None else None,
-        confidence=confidence,
-        test=test,
-        p_value=p_value,
-        alpha=alpha,
-        mde=mde.delta if mde is not None else None,
-        power=power,
-        fixed=outcomes.fixed if outcomes else int(np.count_nonzero(delta > 0)),
-        regressed=outcomes.regressed if outcomes else int(np.count_nonzero(delta < 0)),
-        mcnemar_p=mcnemar.p_value if mcnemar and test != "exact McNemar" else None,
+        confidence=options.confidence,
+        test=main.test,
+        p_value=main.p_value,
+        alpha=options.alpha,
+        mde=tests.mde.delta if tests.mde is not None else None,
+        power=options.power,
+        fixed=outcomes.fixed if outcomes else int(np.count_nonzero(per.delta > 0)),
+        regressed=outcomes.regressed if outcomes else int(np.count_nonzero(per.delta < 0)),
+        mcnemar_p=mcnemar.p_value if mcnemar and main.test != "exact McNemar" else None,
         min_cases=MIN_CASES,
-        margin=margin,
-    )
-    return Comparison(
-        kind=kind,
-        a=side_a,
-        b=side_b,
-        dataset=ea.dataset,
-        outcome=outcome,
-        unit=unit,
-        confidence=confidence,
-        alpha=alpha,
-        power=power,
-        n_cases=n,
-        excluded=excluded_ids,
-        value_a=value_a,
-        value_b=value_b,
-        case_table=table,
-        outcomes=outcomes,
-        mcnemar=mcnemar,
-        mcnemar_midp=midp,
-        difference=difference,
-        clustered=clustered,
-        interval=interval,
-        interval_method=interval_method,
-        power_inputs=inputs,
-        mde=mde,
-        usage=usage,
-        by_domain=by_domain,
-        text=text,
-        pairwise=pairwise,
-        review_agreement=agreement,
-        verdict=result_verdict,
-        notes=tuple(notes),
+        margin=options.margin,
     )
 
 
@@ -484,166 +594,8 @@ def _main_interval(
     return None, "none"
 
 
-def _usage_differences(
-    oa: CaseOutcomes,
-    ob: CaseOutcomes,
-    common: np.ndarray,
-    outcome: str,
-    lists_a: Any,
-    lists_b: Any,
-    confidence: float,
-    iterations: int,
-    seed: int,
-    bootstrap: bool | None,
-    notes: list[str],
-) -> tuple[MetricDifference, ...]:
-    ia, ib = np.searchsorted(oa.case_idx, common), np.searchsorted(ob.case_idx, common)
-    executed = (oa.executed[ia] > 0) & (ob.executed[ib] > 0)
-    ea, eb = np.maximum(oa.executed[ia], 1), np.maximum(ob.executed[ib], 1)
-    series = {}
-    for metric in USAGE_METRICS:
-        a, b = (getattr(oa, metric)[ia] / ea)[executed], (getattr(ob, metric)[ib] / eb)[executed]
-        known = ~(np.isnan(a) | np.isnan(b))  # cost or tokens an agent did not report are left out
-        series[metric] = (a[known], b[known])
-    if outcome == "score" and len(lists_a):
-        series["score"] = (
-            np.asarray([float(np.mean(v)) for v in lists_a]),
-            np.asarray([float(np.mean(v)) for v in lists_b]),
-        )
-    out = []
-    n_exec = int(executed.sum())
-    use_bootstrap = bootstrap if bootstrap is not None else n_exec <= BOOTSTRAP_MAX_CASES
-    if bootstrap is None and not use_bootstrap:
-        notes.append(
-            f"{n_exec:,} cases: cost, latency and token differences use central-limit intervals "
-            f"(the bootstrap is drawn up to {BOOTSTRAP_MAX_CASES:,} cases; bootstrap=True forces it)"
-        )
-    for metric, (a, b) in series.items():
-        n = int(a.size)
-        if n == 0:
-            why = "no case measured in both arms" if n_exec == 0 else f"{metric} not reported by an agent"
-            out.append(MetricDifference(metric, "none", None, None, None, None, None, None, 0, why))
-            continue
-        mean_a, mean_b = float(a.mean()), float(b.mean())
-        relative = (mean_b - mean_a) / mean_a if mean_a else None
-        med_a, med_b = float(np.median(a)), float(np.median(b))
-        medians = {
-            "median_a": med_a,
-            "median_b": med_b,
-            "median_relative": (med_b - med_a) / med_a if med_a else None,
-            "median_difference": float(np.median(b - a)),
-        }
-        if n < 2:
-            out.append(
-                MetricDifference(
-                    metric, "none", mean_a, mean_b, mean_b - mean_a, relative, None, None, n,
-                    "one case: no interval", **medians,
-                )
-            )  # fmt: skip
-            continue
-        if use_bootstrap:
-            boot = paired_bootstrap(a, b, iterations=iterations, seed=seed, confidence=confidence)
-            out.append(
-                MetricDifference(
-                    metric, "paired bootstrap", mean_a, mean_b, boot.estimate, relative, boot.interval,
-                    boot.p_value, n, **medians,
-                )
-            )  # fmt: skip
-        else:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", StatsWarning)
-                d = paired_difference(a, b, confidence=confidence, method="t")
-            out.append(
-                MetricDifference(
-                    metric, "paired difference", mean_a, mean_b, d.difference, relative,
-                    d.interval if math.isfinite(d.se) else None, d.p_value if math.isfinite(d.p_value) else None, n,
-                    **medians,
-                )
-            )  # fmt: skip
-    return tuple(out)
-
-
-def _domains(
-    domains: list[str],
-    lists_a: Any,
-    lists_b: Any,
-    va: np.ndarray,
-    vb: np.ndarray,
-    category: np.ndarray,
-    outcome: str,
-    one_round: bool,
-    binary: bool,
-    confidence: float,
-    alpha: float,
-) -> tuple[DomainComparison, ...]:
-    if not domains:
-        return ()
-    import pandas as pd
-
-    # Group once by integer codes: comparing an object array with each domain name costs more.
-    codes, names = pd.factorize(np.asarray(domains, dtype=object))
-    order = np.argsort(codes, kind="stable")
-    bounds = np.searchsorted(codes[order], np.arange(len(names) + 1))
-    members = {str(name): order[bounds[i] : bounds[i + 1]] for i, name in enumerate(names)}
-    test = "exact McNemar" if one_round else "exact sign test"
-    rows = []
-    p_values: dict[str, float] = {}
-    for domain in sorted(members, key=str):
-        idx = members[domain]
-        mask = idx
-        sub_a = lists_a[idx] if isinstance(lists_a, np.ndarray) else [lists_a[i] for i in idx]
-        sub_b = lists_b[idx] if isinstance(lists_b, np.ndarray) else [lists_b[i] for i in idx]
-        d = vb[mask] - va[mask]
-        if outcome == "passed":
-            fixed = int(np.count_nonzero(category[mask] == "fixed"))
-            regressed = int(np.count_nonzero(category[mask] == "regressed"))
-        else:
-            fixed, regressed = int(np.count_nonzero(d > 0)), int(np.count_nonzero(d < 0))
-        # The sign test counts cases that moved up or down; with one round it is McNemar's exact test.
-        worse, better = (
-            (regressed, fixed) if one_round else (int(np.count_nonzero(d < 0)), int(np.count_nonzero(d > 0)))
-        )
-        p = mcnemar_exact(worse, better).p_value
-        p_values[domain] = p
-        interval = None
-        if binary:
-            # Domains are small and often have no case that moved: the t interval would be a point there.
-            both = int(np.count_nonzero(category[mask] == "unchanged_right"))
-            neither = int(np.count_nonzero(category[mask] == "unchanged_wrong"))
-            interval = paired_proportion_interval(both, fixed, regressed, neither, confidence)
-        elif idx.size >= 2:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", StatsWarning)
-                diff = paired_difference(sub_a, sub_b, confidence=confidence, method="t")
-            interval = diff.interval if math.isfinite(diff.se) and diff.se > 0 else None
-        rows.append((domain, int(idx.size), float(va[mask].mean()), float(vb[mask].mean()), float(d.mean()),
-                     interval, fixed, regressed, better - worse))  # fmt: skip
-    holm = holm_correction(p_values, alpha=alpha)
-    adjusted = holm.by_label()
-    out = []
-    for domain, n, a, b, diff, interval, fixed, regressed, net in rows:
-        adj = adjusted[domain]
-        significant = adj is not None and math.isfinite(adj) and adj < alpha
-        # The sign test counts cases that moved; with rounds its direction can disagree with the mean's
-        # (many cases a little worse, a few much better). Only a direction both agree on is claimed.
-        out.append(
-            DomainComparison(
-                domain, n, a, b, diff, interval, fixed, regressed, test, p_values[domain], adj,
-                significant and diff < 0 and net < 0, significant and diff > 0 and net > 0,
-            )
-        )  # fmt: skip
-    return tuple(out)
-
-
 def _pairwise(store: Store, exp: Experiment, arm_a: Arm, arm_b: Arm) -> tuple[PairwiseSummary, ...]:
-    rows = store.query(
-        "SELECT g.grader, g.verdict, ra.arm_id, rb.arm_id FROM grades g "
-        "JOIN runs ra ON ra.id = g.run_id JOIN runs rb ON rb.id = g.other_run_id "
-        "WHERE g.experiment_id=? AND g.kind='pairwise' AND g.status='ok' AND g.id IN "
-        "(SELECT MAX(id) FROM grades WHERE experiment_id=? AND kind='pairwise' AND other_run_id IS NOT NULL "
-        "GROUP BY run_id, other_run_id, grader)",
-        (exp.id, exp.id),
-    )
+    rows = store.latest_pairwise_verdicts(exp.id)
     tallies: dict[str, list[int]] = {}
     for grader, verdict_, first, second in rows:
         if {first, second} != {arm_a.id, arm_b.id}:
@@ -668,8 +620,8 @@ def _pairwise(store: Store, exp: Experiment, arm_a: Arm, arm_b: Arm) -> tuple[Pa
     return tuple(out)
 
 
-def _agreement(store: Store, exp: Experiment, arm_a: Arm, arm_b: Arm):
-    if store.query_one("SELECT 1 FROM reviews WHERE experiment_id=? LIMIT 1", (exp.id,)) is None:
+def _agreement(store: Store, exp: Experiment, arm_a: Arm, arm_b: Arm) -> JudgeAgreement | None:
+    if not store.has_reviews(exp.id):
         return None
     from abbench.review import judge_agreement
 

@@ -124,8 +124,8 @@ def resolve_pair(
         chosen, source, where = (arms[0], arms[1]), "--arms", "--arms"
     elif gate_pair is not None:
         chosen, source, where = gate_pair, gate_source, f"{gate_source}: baseline/candidate"
-    elif experiment_pair(exp) is not None:
-        chosen, source = experiment_pair(exp), "experiment decision"
+    elif (named := experiment_pair(exp)) is not None:
+        chosen, source = named, "experiment decision"
         where = f"experiment {exp.name!r}, decision:"
     elif len(exp.arms) == 2:
         chosen, source, where = (exp.arms[0].name, exp.arms[1].name), "the experiment's two arms", ""

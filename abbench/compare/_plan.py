@@ -20,7 +20,7 @@ def plan_from_experiment(
     power: float = 0.8,
     alpha: float = 0.05,
     more: bool = True,
-    store: str | os.PathLike | Any | None = None,
+    store: str | os.PathLike[str] | Any | None = None,
 ) -> Plan:
     """Plan with an experiment's own figures: `plan_experiment` fed its discordance and variances.
 
@@ -60,6 +60,8 @@ def plan_from_experiment(
             raise UsageError(f"{name}: no spread to estimate the detectable difference from; give --effect")
         effect = c.mde.delta
     p_a = c.value_a.value if baseline is None else baseline
+    if p_a is None:
+        raise UsageError(f"{name}: the baseline has no pass rate yet; give --baseline")
     p_a = min(max(float(p_a), 0.005), 0.995)
     planned = c.b.rounds if rounds is None else rounds
     source = f"{c.n_cases} paired cases of {name}, {c.a.arm} vs {c.b.arm} (discordance {discordance:.3g})"

@@ -9,6 +9,7 @@ from typing import Any
 
 from abbench.graders import normalise_label
 from abbench.metrics import Result
+from abbench.store import Store
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ def _refs(text: str | None) -> list[str]:
 
 
 def candidate_cases(
-    store, exp_a: int, arm_a: int, exp_b: int, arm_b: int, same_rounds: bool
+    store: Store, exp_a: int, arm_a: int, exp_b: int, arm_b: int, same_rounds: bool
 ) -> list[int] | None:
     """Case positions whose answers' words may differ between the arms; None means "check every case".
 
@@ -93,34 +94,15 @@ def candidate_cases(
     """
     if not same_rounds:
         return None
-    rows = store.query(
-        "SELECT DISTINCT a.case_idx FROM runs a JOIN runs b ON b.experiment_id=? AND b.arm_id=? "
-        "AND b.case_idx=a.case_idx AND b.round=a.round WHERE a.experiment_id=? AND a.arm_id=? "
-        "AND (a.prediction IS NOT b.prediction OR a.reason IS NOT b.reason "
-        "OR a.evidence_refs IS NOT b.evidence_refs)",
-        (exp_b, arm_b, exp_a, arm_a),
-    )
-    return [r[0] for r in rows]
+    return store.differing_answer_cases(exp_a, arm_a, exp_b, arm_b)
 
 
-def _answers(store, exp_id: int, arm_id: int, cases: list[int] | None) -> dict[int, list[tuple[Any, ...]]]:
-    sql = (
-        "SELECT case_idx, round, prediction, reason, evidence_refs FROM runs WHERE experiment_id=? AND arm_id=? "
-        "AND executed_at IS NOT NULL AND NOT (state='fail' AND failure_type IS NOT NULL)"
-    )
+def _answers(
+    store: Store, exp_id: int, arm_id: int, cases: list[int] | None
+) -> dict[int, list[tuple[Any, ...]]]:
     out: dict[int, list[tuple[Any, ...]]] = {}
-    if cases is None:
-        for r in store.query(sql + " ORDER BY case_idx, round", (exp_id, arm_id)):
-            out.setdefault(r[0], []).append(tuple(r))
-        return out
-    for start in range(0, len(cases), 500):
-        chunk = cases[start : start + 500]
-        rows = store.query(
-            sql + " AND case_idx IN ({}) ORDER BY case_idx, round".format(",".join("?" * len(chunk))),
-            (exp_id, arm_id, *chunk),
-        )
-        for r in rows:
-            out.setdefault(r[0], []).append(tuple(r))
+    for r in store.answered_runs(exp_id, arm_id, cases):
+        out.setdefault(r[0], []).append(r)
     return out
 
 
@@ -163,7 +145,7 @@ def _mode(runs: list[tuple[Any, ...]], norm: _Normaliser) -> tuple[Any, Any]:
 
 
 def text_changes(
-    store,
+    store: Store,
     exp_a: int,
     arm_a: int,
     exp_b: int,
@@ -204,8 +186,9 @@ def text_changes(
             why_b = [r[3] for r in b if norm.label(r[2]) == mode_b]
             if not ({norm.reason(x) for x in why_a} & {norm.reason(x) for x in why_b}):
                 reasons.append(ReasonChange(cases[idx], raw_a, why_a[0], why_b[0]))
-        raw_a_refs, raw_b_refs = {r[4] for r in a}, {r[4] for r in b}
-        if raw_a_refs == raw_b_refs:
+        # In round order, not a set's: the lists of what appeared and disappeared read the same every run.
+        raw_a_refs, raw_b_refs = dict.fromkeys(r[4] for r in a), dict.fromkeys(r[4] for r in b)
+        if raw_a_refs.keys() == raw_b_refs.keys():
             continue  # the same evidence lists, word for word
         cited_a = dict.fromkeys(ref for text in raw_a_refs for ref in norm.evidence(text))
         cited_b = dict.fromkeys(ref for text in raw_b_refs for ref in norm.evidence(text))

@@ -93,7 +93,7 @@ def cases_to_settle(
     Returns:
         The number of additional paired cases, or None without a finite interval or a difference.
     """
-    if n_cases < 1 or not _finite(difference, low, high):
+    if n_cases < 1 or difference is None or low is None or high is None or not _finite(difference, low, high):
         return None
     needed = []
     w_low, w_high = difference - low, high - difference
@@ -157,7 +157,7 @@ def settle(
     elif significant and difference > 0:
         outcome = "better"
         text = f"better: {name_b} is significantly better than {name_a} ({points(difference, unit)}, {ci})"
-    elif bounded and low > -margin:
+    elif bounded and low is not None and low > -margin:
         outcome = "not worse"
         text = (
             f"not worse: {name_b} is at most {m} worse than {name_a} — the lower bound "
@@ -241,73 +241,98 @@ def verdict(
         high=high, significant=significant, margin=margin, confidence=confidence,
         enough=n_cases > 0 and (test == "exact McNemar" or n_cases >= min_cases),
     )  # fmt: skip
-    four = {
-        "outcome": settled.outcome,
-        "margin": margin,
-        "n_more": settled.n_more,
-        "outcome_text": settled.text,
-    }
-    ci = (
-        f"{confidence:.0%} CI {points(low, unit)} to {points(high, unit)}"
-        if low is not None and high is not None and math.isfinite(low) and math.isfinite(high)
-        else "no interval"
-    )
-    moved = ""
-    if fixed is not None and regressed is not None:
-        moved = (
-            f"; {fixed} fixed, {regressed} regressed"
-            if unit == "points"
-            else f"; higher in {fixed} case(s), lower in {regressed}"
+
+    def make(code: str, text: str, significant: bool, p: float | None) -> Verdict:
+        return Verdict(
+            code, text, significant, test, p, settled.outcome, margin, settled.n_more, settled.text
         )
+
+    moved = _moved(fixed, regressed, unit)
+    vs = f"{name_b} vs {name_a}"
     if n_cases == 0:
-        return Verdict(
-            "insufficient_data",
-            f"{name_b} vs {name_a}: no case has a graded run in both, so there is nothing to compare yet.",
-            False,
-            test,
-            None,
-            **four,
-        )
+        return make(
+            "insufficient_data", f"{vs}: no case has a graded run in both, so there is nothing to compare yet.",
+            False, None,
+        )  # fmt: skip
     if test != "exact McNemar" and n_cases < min_cases:
-        return Verdict(
+        return make(
             "insufficient_data",
-            f"{name_b} vs {name_a}: only {n_cases} case(s) are graded in both arms, too few for a paired interval "
+            f"{vs}: only {n_cases} case(s) are graded in both arms, too few for a paired interval "
             f"(at least {min_cases} are needed). {name_b} − {name_a} = {points(difference, unit)}{moved}; "
             "treat this as anecdote, not evidence.",
             False,
-            test,
             p_value,
-            **four,
         )
+    ci = (
+        f"{confidence:.0%} CI {points(low, unit)} to {points(high, unit)}"
+        if _finite(low, high)
+        else "no interval"
+    )
     detail = f"{name_b} − {name_a} = {points(difference, unit)} ({ci}; {test} {_p(p_value)}{moved})"
-    if significant and difference is not None and difference > 0:
-        code, text = "b_better", f"{name_b} is better than {name_a}: {detail}."
-    elif significant and difference is not None and difference < 0:
-        code, text = "b_worse", f"{name_b} is worse than {name_a}: {detail}."
-    elif significant:
-        code, text = (
-            "no_detectable_difference",
-            f"{name_b} vs {name_a}: the test rejects equality but the mean difference is 0: {detail}.",
-        )
+    if significant:
+        code, text = _significant(name_a, name_b, difference, detail)
     else:
         code = "no_detectable_difference"
-        text = f"{name_b} vs {name_a}: no difference detectable at this size: {detail}."
-        if mde is not None and math.isfinite(mde):
-            text += (
-                f" The smallest difference {n_cases} cases can detect ({power:.0%} power, {alpha:g} level) "
-                f"is {magnitude(mde, unit)}"
-                + (
-                    " if they were independent; clustered, it is larger."
-                    if test.startswith("clustered")
-                    else "."
-                )
-            )
-        if low is not None and high is not None and math.isfinite(low) and math.isfinite(high):
-            text += f" The data rule out changes beyond {points(low, unit)} to {points(high, unit)}."
+        text = f"{vs}: no difference detectable at this size: {detail}." + _what_is_ruled_out(
+            n_cases, unit, low, high, test, alpha, mde, power
+        )
+    text += _disagreements(low, high, significant, test, mcnemar_p, alpha)
+    return make(code, text, significant, p_value if p_value is not None and math.isfinite(p_value) else None)
+
+
+def _moved(fixed: int | None, regressed: int | None, unit: str) -> str:
+    """``; 3 fixed, 1 regressed`` (pass rates) or ``; higher in 3 case(s), lower in 1`` (scores)."""
+    if fixed is None or regressed is None:
+        return ""
+    if unit == "points":
+        return f"; {fixed} fixed, {regressed} regressed"
+    return f"; higher in {fixed} case(s), lower in {regressed}"
+
+
+def _significant(name_a: str, name_b: str, difference: float | None, detail: str) -> tuple[str, str]:
+    """The verdict code and sentence of a significant main test."""
+    if difference is not None and difference > 0:
+        return "b_better", f"{name_b} is better than {name_a}: {detail}."
+    if difference is not None and difference < 0:
+        return "b_worse", f"{name_b} is worse than {name_a}: {detail}."
+    return (
+        "no_detectable_difference",
+        f"{name_b} vs {name_a}: the test rejects equality but the mean difference is 0: {detail}.",
+    )
+
+
+def _what_is_ruled_out(
+    n_cases: int,
+    unit: str,
+    low: float | None,
+    high: float | None,
+    test: str,
+    alpha: float,
+    mde: float | None,
+    power: float,
+) -> str:
+    """After "no difference detectable": the smallest difference these cases could detect, and the
+    changes the interval rules out — so the reader never takes it for "equal"."""
+    text = ""
+    if mde is not None and math.isfinite(mde):
+        text += (
+            f" The smallest difference {n_cases} cases can detect ({power:.0%} power, {alpha:g} level) "
+            f"is {magnitude(mde, unit)}"
+            + (" if they were independent; clustered, it is larger." if test.startswith("clustered") else ".")
+        )
+    if _finite(low, high):
+        text += f" The data rule out changes beyond {points(low, unit)} to {points(high, unit)}."
+    return text
+
+
+def _disagreements(
+    low: float | None, high: float | None, significant: bool, test: str, mcnemar_p: float | None, alpha: float
+) -> str:
+    """Where the interval or McNemar's test on majority outcomes says otherwise than the main test."""
+    text = ""
     # Newcombe's interval comes from the margins, the test from the moved cases (McNemar) or the per-case
     # differences: near the threshold they can disagree, and the reader should know which one decided.
-    bounded = low is not None and high is not None and math.isfinite(low) and math.isfinite(high)
-    if bounded and (low > 0 or high < 0) != significant:
+    if low is not None and high is not None and _finite(low, high) and (low > 0 or high < 0) != significant:
         text += f" (The interval and the {test} test disagree at this size; the test decides.)"
     if (
         test != "exact McNemar"
@@ -316,11 +341,4 @@ def verdict(
         and (mcnemar_p < alpha) != significant
     ):
         text += f" McNemar's exact test on majority outcomes gives {_p(mcnemar_p)}."
-    return Verdict(
-        code,
-        text,
-        significant,
-        test,
-        p_value if p_value is not None and math.isfinite(p_value) else None,
-        **four,
-    )
+    return text

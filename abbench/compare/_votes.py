@@ -103,15 +103,15 @@ def vote_decision(
     if decided < min_cases:
         outcome = "inconclusive"
         why = f"only {decided} decided case(s), at least {min_cases} needed"
-    elif net >= margin and p < alpha:
+    elif net is not None and p is not None and net >= margin and p < alpha:
         outcome, why = "better", f"net ≥ {margin:.0%} and p < {alpha:g}"
-    elif net <= -margin and p_worse < alpha:
+    elif net is not None and p_worse is not None and net <= -margin and p_worse < alpha:
         outcome, why = "worse", f"net ≤ −{margin:.0%} and p < {alpha:g} for more losses"
     else:
         outcome = "inconclusive"
         why = (
             f"net below the {margin:.0%} margin"
-            if net < margin
+            if net is None or net < margin
             else f"the sign test is not significant at {alpha:g}"
         )
     net_text = (

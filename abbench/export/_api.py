@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import re
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from abbench._files import atomic_path
 from abbench.errors import UsageError
 from abbench.export._tables import Table, comparison_table, grades_table, reviews_table, runs_table
 from abbench.export._writers import write_csv, write_jsonl, write_xlsx
+
+if TYPE_CHECKING:
+    from abbench.store import Experiment, Store
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +96,13 @@ def _stem(name: str) -> str:
     return stem[:120] or "experiment"
 
 
-def export_table(experiment, what: str = "runs", *, store=None, **options: Any) -> Table:
+def export_table(
+    experiment: int | str | Experiment,
+    what: str = "runs",
+    *,
+    store: str | os.PathLike[str] | Store | None = None,
+    **options: Any,
+) -> Table:
     """The table `export` would write, without writing it (``.to_pandas()`` gives a DataFrame).
 
     Args:
@@ -126,12 +134,12 @@ def export_table(experiment, what: str = "runs", *, store=None, **options: Any) 
 
 
 def export(
-    experiment,
+    experiment: int | str | Experiment,
     what: str = "runs",
     format: str | None = None,
-    out: str | os.PathLike | None = None,
+    out: str | os.PathLike[str] | None = None,
     *,
-    store=None,
+    store: str | os.PathLike[str] | Store | None = None,
     **options: Any,
 ) -> ExportResult:
     """Write an experiment's runs, grades, reviews or comparison lists to a file.
@@ -175,22 +183,13 @@ def export(
     path = path.expanduser()
     path.parent.mkdir(parents=True, exist_ok=True)
     # Write beside the target, then rename: a failed export never leaves half a file behind.
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
+    with atomic_path(path) as tmp:
         if fmt == "csv":
             rows = write_csv(table, tmp)
         elif fmt == "xlsx":
             rows = write_xlsx(table, tmp)
         else:
             rows = write_jsonl(table, tmp)
-        os.chmod(tmp, _readable_mode())  # a file to share, not the private temporary one
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
     columns = tuple(c.name for c in table.columns if fmt == "jsonl" or not c.jsonl_only)
     result = ExportResult(
         path=path,
@@ -206,7 +205,7 @@ def export(
     return result
 
 
-def _format(format: str | None, out: str | os.PathLike | None) -> str:
+def _format(format: str | None, out: str | os.PathLike[str] | None) -> str:
     if format is None:
         suffix = Path(out).suffix.lower().lstrip(".") if out is not None else ""
         format = {"xls": "xlsx", "json": "jsonl", "ndjson": "jsonl"}.get(suffix, suffix) or "csv"
@@ -218,17 +217,3 @@ def _format(format: str | None, out: str | os.PathLike | None) -> str:
     if fmt not in EXPORT_FORMATS:
         raise UsageError(f"unknown export format {format!r}; choose one of {', '.join(EXPORT_FORMATS)}")
     return fmt
-
-
-def _readable_mode() -> int:
-    """The mode a file created normally would get (0o666 less the umask), for files made by mkstemp (0o600)."""
-    try:
-        # /proc reads the umask without changing it; os.umask can only read it by setting it
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return 0o666 & ~int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from abbench.errors import UsageError
-from abbench.types import outcome_word, run_outcome
+from abbench.types import Case, outcome_word, run_outcome
 
 if TYPE_CHECKING:
-    from abbench.store import Grade
+    import pandas as pd
+
+    from abbench.store import Experiment, Grade, RunRecord, Store
 
 KINDS = ("text", "int", "float", "bool", "datetime", "json")
 """What a column holds; writers use it to keep numbers numbers and dates dates."""
@@ -54,7 +56,7 @@ class Table:
     what: str
     experiment: str
     columns: tuple[Column, ...]
-    rows: Callable[[], Iterator[tuple]] = field(repr=False)
+    rows: Callable[[], Iterator[tuple[Any, ...]]] = field(repr=False)
     notes: tuple[str, ...] = ()
 
     @property
@@ -69,7 +71,7 @@ class Table:
         for row in self.rows():
             yield {n: row[i] for n, i in zip(names, keep, strict=True)}
 
-    def to_pandas(self):
+    def to_pandas(self) -> pd.DataFrame:
         """The table as a pandas DataFrame (JSON columns keep their Python values)."""
         import pandas as pd
 
@@ -89,7 +91,7 @@ def _case_columns() -> list[Column]:
     ]
 
 
-def _case_values(case) -> tuple:
+def _case_values(case: Case | None) -> tuple[Any, ...]:
     if case is None:
         return (None,) * 8
     return (
@@ -104,17 +106,37 @@ def _case_values(case) -> tuple:
     )
 
 
-def runs_table(store, exp) -> Table:
+def runs_table(store: Store, exp: Experiment) -> Table:
     """One row per run (case × round × arm) with the case, the output, the state and the latest grades."""
     cases = dict(enumerate(store.load_cases(exp.dataset_id)))
     latest = store.grades(exp.id, latest=True)
     graders = _grader_columns(exp, latest)
+    per_run = _grades_per_run(latest)
+
+    def rows() -> Iterator[tuple[Any, ...]]:
+        # Arm, round, case order: the first arm's first round lists the cases in dataset order, so a
+        # re-import that keeps the first row of each case id gets the dataset back (RUNS_PROFILE).
+        arm_pos = {a.name: a.position for a in exp.arms}
+        records = sorted(store.runs(exp.id), key=lambda r: (arm_pos.get(r.arm, 0), r.round, r.case_idx, r.id))
+        for r in records:
+            yield _run_row(exp, r, cases.get(r.case_idx), per_run.get(r.id, {}), graders)
+
+    return Table("runs", exp.name, tuple(_run_columns(graders)), rows)
+
+
+def _grades_per_run(latest: list[Grade]) -> dict[int, dict[str, Grade]]:
+    """Run id -> grader -> its latest grade; a pairwise verdict belongs to both runs of the pair."""
     per_run: dict[int, dict[str, Grade]] = {}
     for g in latest:
         per_run.setdefault(g.run_id, {})[g.grader] = g
-        if g.other_run_id is not None:  # a pairwise verdict belongs to both runs of the pair
+        if g.other_run_id is not None:
             per_run.setdefault(g.other_run_id, {})[g.grader] = g
-    columns = [
+    return per_run
+
+
+def _run_columns(graders: list[tuple[str, list[Column]]]) -> list[Column]:
+    """The columns of `runs_table`, the graders' own between the verdict and the answer."""
+    return [
         Column("run_id", "int", "The run's id in the store."),
         Column("experiment", "text", "The experiment's name."),
         Column("arm", "text", "The arm (control first)."),
@@ -174,62 +196,61 @@ def runs_table(store, exp) -> Table:
         ),
     ]
 
-    def rows() -> Iterator[tuple]:
-        # Arm, round, case order: the first arm's first round lists the cases in dataset order, so a
-        # re-import that keeps the first row of each case id gets the dataset back (RUNS_PROFILE).
-        arm_pos = {a.name: a.position for a in exp.arms}
-        records = sorted(store.runs(exp.id), key=lambda r: (arm_pos.get(r.arm, 0), r.round, r.case_idx, r.id))
-        for r in records:
-            case = cases.get(r.case_idx)
-            out = r.output
-            grades = per_run.get(r.id, {})
-            grade_cells = [cell for name, cols in graders for cell in _grade_cells(grades.get(name), cols, r)]
-            usage = out.usage if out else None
-            yield (
-                r.id,
-                exp.name,
-                r.arm,
-                r.round,
-                r.case_idx,
-                *_case_values(case),
-                r.state,
-                outcome_word(run_outcome(r.state, r.failure_type, r.passed)),
-                r.failure_type,
-                r.error,
-                r.passed,
-                r.score,
-                *grade_cells,
-                out.prediction if out else None,
-                out.reason if out else None,
-                out.confidence if out else None,
-                list(out.evidence_refs) if out else None,
-                list(out.files_read) if out else None,
-                list(out.sections_read) if out else None,
-                out.model if out else None,
-                usage.input_tokens if usage else None,
-                usage.output_tokens if usage else None,
-                usage.total_tokens if usage else None,
-                out.cost if out else None,
-                r.cached_calls,
-                r.cost_saved,
-                out.latency_ms if out else None,
-                r.attempts,
-                out.session_id if out else None,
-                r.started_by,
-                r.started_at,
-                r.executed_at,
-                r.finished_at,
-                out.raw_output if out else None,
-                {name: _plain_grade(g) for name, g in sorted(grades.items())} or None,
-                case.source_line if case is not None else None,
-                case.source_row if case is not None else None,
-                r.transcript_summary or None,
-            )
 
-    return Table("runs", exp.name, tuple(columns), rows)
+def _run_row(
+    exp: Experiment,
+    r: RunRecord,
+    case: Case | None,
+    grades: dict[str, dict[str, Any]],
+    graders: list[tuple[str, list[Column]]],
+) -> tuple[Any, ...]:
+    """One row of `runs_table`, in the order of `_run_columns`."""
+    out = r.output
+    grade_cells = [cell for name, cols in graders for cell in _grade_cells(grades.get(name), cols, r)]
+    usage = out.usage if out else None
+    return (
+        r.id,
+        exp.name,
+        r.arm,
+        r.round,
+        r.case_idx,
+        *_case_values(case),
+        r.state,
+        outcome_word(run_outcome(r.state, r.failure_type, r.passed)),
+        r.failure_type,
+        r.error,
+        r.passed,
+        r.score,
+        *grade_cells,
+        out.prediction if out else None,
+        out.reason if out else None,
+        out.confidence if out else None,
+        list(out.evidence_refs) if out else None,
+        list(out.files_read) if out else None,
+        list(out.sections_read) if out else None,
+        out.model if out else None,
+        usage.input_tokens if usage else None,
+        usage.output_tokens if usage else None,
+        usage.total_tokens if usage else None,
+        out.cost if out else None,
+        r.cached_calls,
+        r.cost_saved,
+        out.latency_ms if out else None,
+        r.attempts,
+        out.session_id if out else None,
+        r.started_by,
+        r.started_at,
+        r.executed_at,
+        r.finished_at,
+        out.raw_output if out else None,
+        {name: _plain_grade(g) for name, g in sorted(grades.items())} or None,
+        case.source_line if case is not None else None,
+        case.source_row if case is not None else None,
+        r.transcript_summary or None,
+    )
 
 
-def _grader_columns(exp, latest: list[Grade]) -> list[tuple[str, list[Column]]]:
+def _grader_columns(exp: Experiment, latest: list[Grade]) -> list[tuple[str, list[Column]]]:
     """One column per grader (its pass/fail, else its score, else its pairwise verdict); judges that
     both pass and score get a second ``.score`` column."""
     order: list[str] = []
@@ -257,7 +278,7 @@ def _grader_columns(exp, latest: list[Grade]) -> list[tuple[str, list[Column]]]:
     return out
 
 
-def _grade_cells(grade: Grade | None, cols: list[Column], run) -> list[Any]:
+def _grade_cells(grade: Grade | None, cols: list[Column], run: RunRecord) -> list[Any]:
     if grade is None or grade.status != "ok":
         return [None] * len(cols)
     first = cols[0]
@@ -288,7 +309,7 @@ def _plain_grade(g: Grade) -> dict[str, Any]:
     return {k: getattr(g, k) for k in keep}
 
 
-def grades_table(store, exp) -> Table:
+def grades_table(store: Store, exp: Experiment) -> Table:
     """Every grade of the experiment, old ones included, with its batch and whether it is the latest."""
     runs = {r.id: r for r in store.runs(exp.id)}
     columns = (
@@ -327,7 +348,7 @@ def grades_table(store, exp) -> Table:
         Column("details", "json", "Seed, slot order, both-order verdicts and the like."),
     )
 
-    def rows() -> Iterator[tuple]:
+    def rows() -> Iterator[tuple[Any, ...]]:
         every = store.grades(exp.id, latest=False)
         latest_ids = {g.id for g in store.grades(exp.id, latest=True)}
         for g in every:
@@ -366,7 +387,7 @@ def grades_table(store, exp) -> Table:
     return Table("grades", exp.name, columns, rows)
 
 
-def reviews_table(store, exp) -> Table:
+def reviews_table(store: Store, exp: Experiment) -> Table:
     """Every review of the experiment, oldest first (history included, the latest per case and arm
     flagged), with the case and the answer reviewed."""
     cases = {c.case_id: c for c in store.load_cases(exp.dataset_id)}
@@ -392,7 +413,7 @@ def reviews_table(store, exp) -> Table:
         Column("reason", "text", "The reviewed run's reason."),
     )
 
-    def rows() -> Iterator[tuple]:
+    def rows() -> Iterator[tuple[Any, ...]]:
         latest = {r.id for r in store.list_reviews(exp.id, latest=True)}
         for rv in store.list_reviews(exp.id, latest=False):
             case = cases.get(rv.case_id)
@@ -418,7 +439,13 @@ def reviews_table(store, exp) -> Table:
     return Table("reviews", exp.name, columns, rows)
 
 
-def comparison_table(store, exp, *, arms=None, vs=None) -> Table:
+def comparison_table(
+    store: Store,
+    exp: Experiment,
+    *,
+    arms: Sequence[str] | None = None,
+    vs: int | str | Experiment | None = None,
+) -> Table:
     """How every paired case moved between two arms: fixed and regressed first, then the unchanged,
     then the cases left out of the comparison (with why).
 
@@ -465,7 +492,7 @@ def comparison_table(store, exp, *, arms=None, vs=None) -> Table:
     changes = sorted(comparison.cases, key=lambda c: order.get(c.category, len(order)))
     excluded = [(cid, why) for why, ids in comparison.excluded.items() for cid in ids]
 
-    def rows() -> Iterator[tuple]:
+    def rows() -> Iterator[tuple[Any, ...]]:
         for c in changes:
             case = by_id.get(c.case_id)
             yield (

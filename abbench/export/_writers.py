@@ -151,7 +151,7 @@ def write_xlsx(table: Table, out: Path) -> int:
     return n
 
 
-def _xlsx_cell(ws, cell_type, column: Column, value: Any, alignment) -> Any:
+def _xlsx_cell(ws: Any, cell_type: Any, column: Column, value: Any, alignment: Any) -> Any:
     if value is None:
         return None
     if column.kind == "json" or isinstance(value, (list, dict, tuple)):

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from abbench.compare import (
+    CompareOptions,
     Comparison,
     Pair,
     Side,
@@ -281,9 +282,9 @@ def _gate_of(exp: Experiment, rules: Any) -> GateSpec:
 
 def decision_pair(
     experiment: int | str | Experiment,
-    rules: str | os.PathLike | list[Any] | dict[str, Any] | None = None,
+    rules: str | os.PathLike[str] | list[Any] | dict[str, Any] | None = None,
     *,
-    store: str | os.PathLike | Store | None = None,
+    store: str | os.PathLike[str] | Store | None = None,
     arms: tuple[str, str] | list[str] | None = None,
     vs: int | str | Experiment | None = None,
 ) -> Pair:
@@ -305,9 +306,9 @@ def decision_pair(
 
 def evaluate_gate(
     experiment: int | str | Experiment,
-    rules: str | os.PathLike | list[Any] | dict[str, Any] | None = None,
+    rules: str | os.PathLike[str] | list[Any] | dict[str, Any] | None = None,
     *,
-    store: str | os.PathLike | Store | None = None,
+    store: str | os.PathLike[str] | Store | None = None,
     arms: tuple[str, str] | list[str] | None = None,
     vs: int | str | Experiment | None = None,
     policy: DecisionPolicy | None = None,
@@ -357,71 +358,24 @@ def evaluate_gate(
     if arms is not None and len(arms) != 2:
         raise UsageError(f"arms takes two arm names (baseline, candidate); got {list(arms)!r}")
     gate = _gate_of(exp, rules)
-    comparison: Comparison | None = None
-    notes: list[str] = []
-    options = {"cluster": cluster, "confidence": confidence, "alpha": alpha, "power": power}
     base = store.get_experiment(vs) if vs is not None else None
     pair, a_name, b_name, pair_notes = _resolve(exp, gate, arms, base)  # refused before anything is measured
-    notes.extend(pair_notes)
-    metrics_b = experiment_metrics(exp, store=store, cluster=cluster, confidence=confidence)
-    if base is not None:
-        comparison = compare_experiments(base, exp, arm_a=a_name, arm_b=b_name, store=store, **options)
-        metrics_a = experiment_metrics(base, store=store, cluster=cluster, confidence=confidence)
-    elif a_name is not None:
-        comparison = compare_arms(exp, a_name, b_name, store=store, **options)
-        metrics_a = metrics_b
-    else:
-        metrics_a = None
-        notes.append("one arm: comparison metrics have no value (compare it with another experiment: --vs)")
-    arm_b_metrics = metrics_b.arm(b_name)
-    arm_a_metrics = metrics_a.arm(a_name) if metrics_a is not None and a_name is not None else None
-    _check_params(gate.rules, exp, store, [m for m in (metrics_a, metrics_b) if m is not None])
-    sides = [(b_name, arm_b_metrics)]
-    if comparison is not None and arm_a_metrics is not None:
-        sides = [(comparison.a.name, arm_a_metrics), (comparison.b.name, arm_b_metrics)]
-    covered = coverage(sides, gate.min_coverage if gate.min_coverage is not None else FULL)
-    if policy is None:
-        votes = vote_policy(exp)
-        if votes is not None:
-            policy = DecisionPolicy(
-                capability="votes", vote_margin=votes["margin"], vote_min_cases=votes["min_cases"]
-            )
-    decision = replace(decide(comparison, arm_a_metrics, arm_b_metrics, policy), coverage=covered)
-    outcomes = tuple(
-        _check(rule, comparison, decision, metrics_a, metrics_b, arm_a_metrics, arm_b_metrics)
-        for rule in gate.rules
-    )
-    warned = any(
-        o.rule.severity == "warn"
-        and o.status != "pass"
-        and not (o.status == "missing" and o.rule.allow_missing)
-        for o in outcomes
-    )
-    if not covered.complete:
-        outcome = "incomplete"
-    elif not any(o.assessed for o in outcomes):
-        outcome = "inconclusive"
-    elif any(o.blocks for o in outcomes):
-        outcome = "block"
-    elif any(o.status == "inconclusive" and o.rule.severity == "block" for o in outcomes):
-        outcome = "inconclusive"
-    else:
-        # A rule that could not be assessed is allowed (allow_missing), never passed: the gate says so.
-        unassessed = any(o.status == "missing" and o.rule.allow_missing for o in outcomes)
-        outcome = "pass with warnings" if warned or unassessed else "pass"
-    side_b = (
-        comparison.b
-        if comparison is not None
-        else Side(exp.name, exp.id, b_name, exp.arm(b_name).label, exp.arm(b_name).snapshot, exp.rounds)
-    )
+    notes = list(pair_notes)
+    options = CompareOptions(cluster=cluster, confidence=confidence, alpha=alpha, power=power)
+    m = _measure(store, exp, base, a_name, b_name, options, notes)
+    comparison = m.comparison
+    _check_params(gate.rules, exp, store, [x for x in (m.metrics_a, m.metrics_b) if x is not None])
+    covered = _covered(gate, m, b_name)
+    decision = replace(decide(comparison, m.arm_a, m.arm_b, _policy(exp, policy)), coverage=covered)
+    outcomes = tuple(_check(rule, comparison, decision, m) for rule in gate.rules)
     return GateResult(
         experiment=exp.name,
         experiment_id=exp.id,
         a=comparison.a if comparison is not None else None,
-        b=side_b,
+        b=comparison.b if comparison is not None else _one_side(exp, b_name),
         pair=pair,
         source=gate.source,
-        outcome=outcome,
+        outcome=_outcome(covered, outcomes),
         coverage=covered,
         rules=outcomes,
         decision=decision,
@@ -430,6 +384,92 @@ def evaluate_gate(
         verdict_outcome=comparison.verdict.outcome_text if comparison is not None else None,
         votes=decision.votes,
     )
+
+
+@dataclass(frozen=True)
+class _Measured:
+    """The gated pair compared and measured: the comparison (None for one arm), both experiments' metrics
+    (A's None for one arm; the same object when both arms are in one experiment) and each arm's figures."""
+
+    comparison: Comparison | None
+    metrics_a: ExperimentMetrics | None
+    metrics_b: ExperimentMetrics
+    arm_a: ArmMetrics | None
+    arm_b: ArmMetrics
+
+
+def _measure(
+    store: Store,
+    exp: Experiment,
+    base: Experiment | None,
+    a_name: str | None,
+    b_name: str,
+    options: CompareOptions,
+    notes: list[str],
+) -> _Measured:
+    """Compare candidate `b_name` with the baseline (an arm of `exp`, or of `base`) and measure both."""
+    comparison: Comparison | None = None
+    metrics_b = experiment_metrics(exp, store=store, cluster=options.cluster, confidence=options.confidence)
+    metrics_a: ExperimentMetrics | None
+    if base is not None:
+        comparison = compare_experiments(base, exp, arm_a=a_name, arm_b=b_name, store=store, options=options)
+        metrics_a = experiment_metrics(
+            base, store=store, cluster=options.cluster, confidence=options.confidence
+        )
+    elif a_name is not None:
+        comparison = compare_arms(exp, a_name, b_name, store=store, options=options)
+        metrics_a = metrics_b
+    else:
+        metrics_a = None
+        notes.append("one arm: comparison metrics have no value (compare it with another experiment: --vs)")
+    arm_a = metrics_a.arm(a_name) if metrics_a is not None and a_name is not None else None
+    return _Measured(comparison, metrics_a, metrics_b, arm_a, metrics_b.arm(b_name))
+
+
+def _covered(gate: GateSpec, m: _Measured, b_name: str) -> Coverage:
+    """How many of the pair's planned runs are graded, against the gate's ``min_coverage``."""
+    sides = [(b_name, m.arm_b)]
+    if m.comparison is not None and m.arm_a is not None:
+        sides = [(m.comparison.a.name, m.arm_a), (m.comparison.b.name, m.arm_b)]
+    return coverage(sides, gate.min_coverage if gate.min_coverage is not None else FULL)
+
+
+def _one_side(exp: Experiment, name: str) -> Side:
+    """The gated arm as a comparison side, when there is no comparison (one arm)."""
+    arm = exp.arm(name)
+    return Side(exp.name, exp.id, name, arm.label, arm.snapshot, exp.rounds)
+
+
+def _policy(exp: Experiment, policy: DecisionPolicy | None) -> DecisionPolicy | None:
+    """The policy given, else the experiment's ``decision:`` votes policy, else None (the default)."""
+    if policy is None:
+        votes = vote_policy(exp)
+        if votes is not None:
+            return DecisionPolicy(
+                capability="votes", vote_margin=votes["margin"], vote_min_cases=votes["min_cases"]
+            )
+    return policy
+
+
+def _outcome(covered: Coverage, outcomes: tuple[RuleOutcome, ...]) -> str:
+    """The gate's outcome (one of `OUTCOMES`) from its coverage and its rules' outcomes."""
+    if not covered.complete:
+        return "incomplete"
+    if not any(o.assessed for o in outcomes):
+        return "inconclusive"
+    if any(o.blocks for o in outcomes):
+        return "block"
+    if any(o.status == "inconclusive" and o.rule.severity == "block" for o in outcomes):
+        return "inconclusive"
+    warned = any(
+        o.rule.severity == "warn"
+        and o.status != "pass"
+        and not (o.status == "missing" and o.rule.allow_missing)
+        for o in outcomes
+    )
+    # A rule that could not be assessed is allowed (allow_missing), never passed: the gate says so.
+    unassessed = any(o.status == "missing" and o.rule.allow_missing for o in outcomes)
+    return "pass with warnings" if warned or unassessed else "pass"
 
 
 def _value(
@@ -442,6 +482,8 @@ def _value(
     arm_b: ArmMetrics,
 ) -> tuple[Any, str | None]:
     ref = rule.ref
+    if ref is None:  # never: a rule is read with its metric parsed (`load_gate`)
+        return None, f"rule {rule.text!r} has no metric"
     definition = ref.definition
     if definition.scope == "decision":
         return definition.get(decision, ref.param)
@@ -453,7 +495,7 @@ def _value(
         if arm_a is None:
             return None, "no baseline arm A"
         return definition.get(arm_a, metrics_a, ref.param)
-    if ref.arm == "b":
+    if ref.arm == "b" or ref.arm is None:  # an arm metric always has its arm (`parse_metric`)
         return definition.get(arm_b, metrics_b, ref.param)
     try:
         arm = metrics_b.arm(ref.arm)
@@ -462,16 +504,8 @@ def _value(
     return definition.get(arm, metrics_b, ref.param)
 
 
-def _check(
-    rule: GateRule,
-    comparison: Comparison | None,
-    decision: Decision,
-    metrics_a: ExperimentMetrics | None,
-    metrics_b: ExperimentMetrics,
-    arm_a: ArmMetrics | None,
-    arm_b: ArmMetrics,
-) -> RuleOutcome:
-    value, reason = _value(rule, comparison, decision, metrics_a, metrics_b, arm_a, arm_b)
+def _check(rule: GateRule, comparison: Comparison | None, decision: Decision, m: _Measured) -> RuleOutcome:
+    value, reason = _value(rule, comparison, decision, m.metrics_a, m.metrics_b, m.arm_a, m.arm_b)
     if isinstance(value, float) and not math.isfinite(value):
         value, reason = None, reason or "not a finite number"
     label = f"{rule.name}: " if rule.name else ""

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from abbench.gate._metric import MetricDef, Value, _none
+from abbench.metrics import ArmMetrics, Estimate, ExperimentMetrics, Rate
 
 
-def _est(estimate, part: str = "value") -> Value:
+def _est(estimate: Estimate | None, part: str = "value") -> Value:
     if estimate is None:
         return _none("not measured")
     if estimate.value is None:
@@ -17,39 +18,39 @@ def _est(estimate, part: str = "value") -> Value:
     return (estimate.interval.low if part == "low" else estimate.interval.high), None
 
 
-def _summary(arm, field: str, stat: str) -> Value:
+def _summary(arm: ArmMetrics, field: str, stat: str) -> Value:
     s = getattr(arm.usage, field)
     value = getattr(s, stat)
     return (value, None) if value is not None else _none(f"no executed run with a {field}")
 
 
-def _rate_value(r) -> Value:
+def _rate_value(r: Rate) -> Value:
     return (r.value, None) if r.value is not None else _none(r.reason or "not measured")
 
 
-def _stab(arm, field: str) -> Value:
+def _stab(arm: ArmMetrics, field: str) -> Value:
     value = getattr(arm.stability, field)
     if value is None:
         return _none(arm.stability.reason or "not measured")
     return (len(value) if isinstance(value, tuple) else value), None
 
 
-def _finished(arm) -> int:
+def _finished(arm: ArmMetrics) -> int:
     c = arm.counts
-    return c.runs - c.cancelled - c.unfinished
+    return int(c.runs - c.cancelled - c.unfinished)
 
 
 def _share(part: int, whole: int, what: str) -> Value:
     return (part / whole, None) if whole else _none(f"no {what}")
 
 
-def _classes(arm, average: str, field: str) -> Value:
+def _classes(arm: ArmMetrics, average: str, field: str) -> Value:
     if arm.classes is None:
         return _none(arm.classes_reason or "no per-class figures")
     return getattr(getattr(arm.classes, average), field), None
 
 
-def _per_class(arm, field: str, label: str) -> Value:
+def _per_class(arm: ArmMetrics, field: str, label: str) -> Value:
     if arm.classes is None:
         return _none(arm.classes_reason or "no per-class figures")
     scores = arm.classes.per_class.get(label)
@@ -66,7 +67,7 @@ def _per_class(arm, field: str, label: str) -> Value:
     return getattr(scores, field), None
 
 
-def _pass_k(arm, k: str, field: str) -> Value:
+def _pass_k(arm: ArmMetrics, k: str, field: str) -> Value:
     """pass@k or pass^k of the arm (the rule's ``k:``; k > rounds is refused when the gate is read)."""
     found = arm.stability.pass_at(int(k)) if str(k).isdigit() else None
     if found is None:
@@ -74,7 +75,7 @@ def _pass_k(arm, k: str, field: str) -> Value:
     return getattr(found, field), None
 
 
-def _domain_accuracy(arm, label: str, metrics) -> Value:
+def _domain_accuracy(arm: ArmMetrics, label: str, metrics: ExperimentMetrics) -> Value:
     for row in metrics.by_domain:
         if row.arm == arm.arm and str(row.group) == label:
             return _est(row.accuracy)

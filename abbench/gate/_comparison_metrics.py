@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from abbench.gate._metric import MetricDef, Value, _none
 
+if TYPE_CHECKING:
+    from abbench.compare import Comparison
+    from abbench.gate._decision import Decision
 
-def _cmp_main(c, part: str) -> Value:
+
+def _cmp_main(c: Comparison, part: str) -> Value:
     main = c.main
     if main is None:
         return _none("no paired case")
@@ -17,7 +23,7 @@ def _cmp_main(c, part: str) -> Value:
     return (c.interval.low if part == "low" else c.interval.high), None
 
 
-def _non_inferior(c, margin) -> Value:
+def _non_inferior(c: Comparison, margin: float | None) -> Value:
     """True when better or not worse, False when worse, no value when inconclusive (the gate says so)."""
     from abbench.compare import DEFAULT_MARGIN
 
@@ -27,7 +33,7 @@ def _non_inferior(c, margin) -> Value:
     return settled.outcome != "worse", None
 
 
-def _usage(c, metric: str, part: str) -> Value:
+def _usage(c: Comparison, metric: str, part: str) -> Value:
     u = c.usage_metric(metric)
     if u is None or u.difference is None:
         return _none(u.reason if u is not None and u.reason else f"no {metric} measured in both arms")
@@ -40,14 +46,14 @@ def _usage(c, metric: str, part: str) -> Value:
     return (u.interval.low if part == "low" else u.interval.high), None
 
 
-def _domain_diff(c, label: str) -> Value:
+def _domain_diff(c: Comparison, label: str) -> Value:
     for d in c.by_domain:
         if d.domain == label:
             return d.difference, None
     return _none(f"no paired case in domain {label!r}")
 
 
-def _text(c, part: str) -> Value:
+def _text(c: Comparison, part: str) -> Value:
     if c.text is None:
         return _none("reasons and evidence were not compared (details off)")
     if part == "reason":
@@ -284,20 +290,20 @@ COMPARISON_METRICS: list[MetricDef] = [
 ]
 
 
-def _dimension(d, name: str) -> Value:
+def _dimension(d: Decision, name: str) -> Value:
     dim = getattr(d, name)
     if not dim.assessed:
         return _none(dim.summary)
     return dim.conclusion == "pass", None
 
 
-def _overall(d) -> Value:
+def _overall(d: Decision) -> Value:
     if d.conclusion == "inconclusive":
         return _none("no dimension could be assessed")
     return d.conclusion == "pass", None
 
 
-def _coverage(d) -> Value:
+def _coverage(d: Decision) -> Value:
     if d.coverage is None:
         return _none("coverage not measured")
     return d.coverage.share, None

@@ -198,7 +198,7 @@ _usd = partial(money_sig, signed=True)  # a signed cost difference: +$0.00020
 
 def _cost(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
     u = c.usage_metric("cost") if c is not None else None
-    if u is None or u.difference is None:
+    if c is None or u is None or u.difference is None:
         return _not_assessed("cost", "not assessed: cost is not recorded for both arms on the same cases")
     evidence = {
         "cost_a": u.value_a,

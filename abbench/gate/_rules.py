@@ -348,7 +348,7 @@ def _rule(item: Any, where: str, arms: tuple[str, ...] | None) -> GateRule:
     )
 
 
-def _with_k(item: dict, label: str) -> str:
+def _with_k(item: dict[str, Any], label: str) -> str:
     """``pass_hat_k`` with ``k: 3`` as the metric ``pass_hat_k[3]`` (the parameterised form)."""
     metric, k = str(item["metric"]).strip(), item.get("k")
     if metric.split(".")[-1] not in _K_METRICS:

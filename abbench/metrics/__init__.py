@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from abbench._result import plain
+from abbench._result import Result, plain
 from abbench.metrics._api import (
     DEFINITIONS,
     NO_DOMAIN,
@@ -19,7 +19,6 @@ from abbench.metrics._api import (
 from abbench.metrics._base import (
     Estimate,
     Rate,
-    Result,
     check_level,
     estimate_mean,
     estimate_rate,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from dataclasses import dataclass
@@ -10,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
+from abbench._result import Result
 from abbench.dataset import ExpectedKind
 from abbench.errors import NotFoundError, UsageError
 from abbench.metrics._base import (
     Estimate,
-    Result,
     check_level,
     estimate_mean,
     estimate_rate,
@@ -34,6 +33,8 @@ from abbench.store import (
     OUTCOMES,
     PASSED,
     UNFINISHED,
+    Arm,
+    ArmSpend,
     Experiment,
     RunTable,
     Store,
@@ -211,11 +212,10 @@ class ExperimentMetrics(Result):
 
 def dataset_labels(store: Store, dataset_id: int) -> tuple[Any, dict[str, str]]:
     """The dataset's declared label set (or None) and its label value map (source value -> label)."""
-    row = store.query_one("SELECT label_set, label_map FROM datasets WHERE id=?", (dataset_id,))
-    if row is None:
+    settings = store.dataset_label_settings(dataset_id)
+    if settings is None:
         return None, {}
-    label_set = json.loads(row[0]) if row[0] else None
-    label_map = json.loads(row[1]) if row[1] else {}
+    label_set, label_map = settings
     return label_set, {str(k): str(v) for k, v in (label_map or {}).items()}
 
 
@@ -227,24 +227,12 @@ def resolve_outcome(store: Store, exp_id: int, outcome: str) -> str:
         return outcome
     if store.has_verdicts(exp_id):
         return "passed"
-    scored = store.query_one(
-        "SELECT 1 FROM grades WHERE experiment_id=? AND status='ok' AND score IS NOT NULL "
-        "AND other_run_id IS NULL LIMIT 1",
-        (exp_id,),
-    )
-    return "score" if scored else "passed"
+    return "score" if store.has_scores(exp_id) else "passed"
 
 
 def grader_kinds(store: Store, exp_id: int) -> dict[str, str]:
     """The graders that graded the experiment and their kinds (``rule``, ``judge``, ``pairwise``)."""
-    names = [r[0] for r in store.query("SELECT DISTINCT grader FROM grades WHERE experiment_id=?", (exp_id,))]
-    kinds = {}
-    for name in names:
-        row = store.query_one(
-            "SELECT kind FROM grades WHERE experiment_id=? AND grader=? LIMIT 1", (exp_id, name)
-        )
-        kinds[name] = row[0]
-    return kinds
+    return store.grader_kinds(exp_id)
 
 
 def _counts(outcome: np.ndarray, failure_type: np.ndarray) -> RunCounts:
@@ -265,7 +253,7 @@ def _counts(outcome: np.ndarray, failure_type: np.ndarray) -> RunCounts:
 def experiment_metrics(
     experiment: int | str | Experiment,
     *,
-    store: str | os.PathLike | Store | None = None,
+    store: str | os.PathLike[str] | Store | None = None,
     arms: list[str] | None = None,
     confidence: float = 0.95,
     low_confidence: float = LOW_CONFIDENCE,
@@ -289,68 +277,32 @@ def experiment_metrics(
         NotFoundError: no such experiment or arm.
         UsageError: an invalid option (the message lists the valid ones).
     """
-    confidence = check_level(confidence)
-    if cluster not in (None, "domain"):
-        raise UsageError(f"cluster must be None or 'domain'; got {cluster!r}")
-    if not 0.0 <= float(low_confidence) <= 1.0:
-        raise UsageError(
-            f"low_confidence must be a confidence between 0 and 1 (e.g. 0.5); got {low_confidence!r}"
-        )
+    confidence = _check_options(confidence, cluster, low_confidence)
     store = open_store(store)
     exp = store.get_experiment(experiment)
     kind = resolve_outcome(store, exp.id, outcome)
     table = store.load_runs(exp.id, arms=arms)
-    label_set, label_map = dataset_labels(store, exp.dataset_id)
-    arm_objects = [exp.arm(a) for a in table.arms]
     kinds = grader_kinds(store, exp.id)
     grades = store.grade_table(exp.id) if any(k != "rule" for k in kinds.values()) else []
     judge_cost = _judge_cost(store, exp.id) if grades else {}
     spend = store.attempt_spend(exp.id)
-    case_values, case_pos = np.unique(table.case_idx, return_inverse=True)
-    n_cases = case_values.size
-    domains = np.empty(n_cases, dtype=object)
-    domains[case_pos] = table.domain
-    domains = np.where(pd_isna(domains), NO_DOMAIN, domains) if n_cases else domains
-    expected = store.get_dataset(exp.dataset_id).expected_kind
-    classes, classes_reason = label_space(_unique_gold(table), label_set, label_map, expected)
+    ctx, case_pos = _context(store, exp, table, kind, confidence, low_confidence, cluster)
+    arm_objects = [exp.arm(a) for a in table.arms]
     judges = judge_scores(
         grades,
         {a.id: a.name for a in arm_objects},
-        {int(v): i for i, v in enumerate(case_values)},
+        {int(v): i for i, v in enumerate(ctx.case_values)},
         confidence,
     )
     notes = []
     if kind == "score":
         notes.append("the graders give scores, not right/wrong verdicts: the mean score is the main figure")
-    arm_metrics, by_domain, by_round = [], [], []
-    for index, arm in enumerate(arm_objects):
-        mask = table.arm_index == index
-        sub = table.select(mask)
-        pos = case_pos[mask]
-        result, domain_rows, round_rows = _arm(
-            exp,
-            arm,
-            sub,
-            pos,
-            n_cases,
-            domains,
-            kind,
-            classes,
-            classes_reason,
-            label_map,
-            confidence,
-            low_confidence,
-            cluster,
-            judge_cost.get(arm.id, 0.0),
-            tuple(j for j in judges if j.arm == arm.name),
-            spend.get(arm.id),
-        )
-        arm_metrics.append(result)
-        by_domain.extend(domain_rows)
-        by_round.extend(round_rows)
-    for a in arm_metrics:
-        if a.accuracy.reason and a.accuracy.value is not None:
-            notes.append(f"{a.arm}: {a.accuracy.reason}")
+    arm_metrics, by_domain, by_round = _arms(ctx, table, case_pos, arm_objects, judge_cost, judges, spend)
+    notes += [
+        f"{a.arm}: {a.accuracy.reason}"
+        for a in arm_metrics
+        if a.accuracy.reason and a.accuracy.value is not None
+    ]
     return ExperimentMetrics(
         experiment=exp.name,
         experiment_id=exp.id,
@@ -364,8 +316,97 @@ def experiment_metrics(
         by_round=tuple(by_round),
         notes=tuple(notes),
         judging=tuple(judge_costs(exp, store=store)) if kinds and set(kinds.values()) != {"rule"} else (),
-        expected_kind=expected,
+        expected_kind=ctx.expected_kind,
     )
+
+
+def _arms(
+    ctx: _Context,
+    table: RunTable,
+    case_pos: np.ndarray,
+    arm_objects: list[Arm],
+    judge_cost: dict[int, float],
+    judges: tuple[JudgeScore, ...],
+    spend: dict[int, ArmSpend],
+) -> tuple[list[ArmMetrics], list[GroupAccuracy], list[GroupAccuracy]]:
+    """Each arm's figures, and the rows of the per-domain and per-round tables, arm by arm."""
+    arm_metrics: list[ArmMetrics] = []
+    by_domain: list[GroupAccuracy] = []
+    by_round: list[GroupAccuracy] = []
+    for index, arm in enumerate(arm_objects):
+        mask = table.arm_index == index
+        result, domain_rows, round_rows = _arm(
+            ctx,
+            arm,
+            table.select(mask),
+            case_pos[mask],
+            judge_cost.get(arm.id, 0.0),
+            tuple(j for j in judges if j.arm == arm.name),
+            spend.get(arm.id),
+        )
+        arm_metrics.append(result)
+        by_domain.extend(domain_rows)
+        by_round.extend(round_rows)
+    return arm_metrics, by_domain, by_round
+
+
+def _check_options(confidence: float, cluster: str | None, low_confidence: float) -> float:
+    """The confidence level, validated; a UsageError for any invalid option."""
+    confidence = check_level(confidence)
+    if cluster not in (None, "domain"):
+        raise UsageError(f"cluster must be None or 'domain'; got {cluster!r}")
+    if not 0.0 <= float(low_confidence) <= 1.0:
+        raise UsageError(
+            f"low_confidence must be a confidence between 0 and 1 (e.g. 0.5); got {low_confidence!r}"
+        )
+    return confidence
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What every arm's figures are computed against: the experiment's cases, their domains, the label
+    space, and the options."""
+
+    exp: Experiment
+    case_values: np.ndarray
+    domains: np.ndarray
+    kind: str
+    classes: dict[str, str] | None
+    classes_reason: str | None
+    label_map: dict[str, str]
+    expected_kind: ExpectedKind | None
+    confidence: float
+    low_confidence: float
+    cluster: str | None
+
+    @property
+    def n_cases(self) -> int:
+        return int(self.case_values.size)
+
+
+def _context(
+    store: Store,
+    exp: Experiment,
+    table: RunTable,
+    kind: str,
+    confidence: float,
+    low_confidence: float,
+    cluster: str | None,
+) -> tuple[_Context, np.ndarray]:
+    """The arms' shared context, and each run's case position in it."""
+    label_set, label_map = dataset_labels(store, exp.dataset_id)
+    case_values, case_pos = np.unique(table.case_idx, return_inverse=True)
+    n_cases = case_values.size
+    domains = np.empty(n_cases, dtype=object)
+    domains[case_pos] = table.domain
+    domains = np.where(pd_isna(domains), NO_DOMAIN, domains) if n_cases else domains
+    expected = store.get_dataset(exp.dataset_id).expected_kind
+    classes, classes_reason = label_space(_unique_gold(table), label_set, label_map, expected)
+    ctx = _Context(
+        exp, case_values, domains, kind, classes, classes_reason, label_map, expected, confidence,
+        low_confidence, cluster,
+    )  # fmt: skip
+    return ctx, case_pos
 
 
 def _unique_gold(table: RunTable) -> list[Any]:
@@ -377,41 +418,102 @@ def _unique_gold(table: RunTable) -> list[Any]:
 def _judge_cost(store: Store, exp_id: int) -> dict[int, float]:
     """What judging each arm's own runs cost (pointwise judges). A pairwise judge compares two arms: its
     cost is the judge's, reported per grader in `ExperimentMetrics.judging`, and charged to neither arm."""
-    rows = store.query(
-        "SELECT r.arm_id, total(g.judge_cost) FROM grades g JOIN runs r ON r.id = g.run_id "
-        "WHERE g.experiment_id=? AND g.kind != 'pairwise' AND g.other_run_id IS NULL GROUP BY r.arm_id",
-        (exp_id,),
-    )
-    return {r[0]: float(r[1]) for r in rows}
+    return store.judge_cost_by_arm(exp_id)
+
+
+@dataclass(frozen=True)
+class _ArmRuns:
+    """One arm's runs as masks and per-case counts: ``k`` right of ``n`` graded (``n_strict``: failures too)."""
+
+    t: RunTable
+    pos: np.ndarray
+    graded: np.ndarray
+    passed: np.ndarray
+    scored: np.ndarray
+    failures: np.ndarray
+    k: np.ndarray
+    n: np.ndarray
+    n_strict: np.ndarray
+
+    @classmethod
+    def of(cls, t: RunTable, pos: np.ndarray, n_cases: int) -> _ArmRuns:
+        outcome = t.outcome
+        graded = (outcome == PASSED) | (outcome == FAILED)
+        passed = (outcome == PASSED).astype(float)
+        counted = graded | (outcome == EXECUTION_FAILED) | (outcome == GRADING_FAILED)
+        return cls(
+            t=t,
+            pos=pos,
+            graded=graded,
+            passed=passed,
+            scored=graded & ~np.isnan(t.score),
+            failures=(outcome == EXECUTION_FAILED) | (outcome == GRADING_FAILED),
+            k=np.bincount(pos, weights=passed, minlength=n_cases).astype(np.int64),
+            n=np.bincount(pos[graded], minlength=n_cases),
+            n_strict=np.bincount(pos[counted], minlength=n_cases),
+        )
 
 
 def _arm(
-    exp: Experiment,
-    arm,
+    ctx: _Context,
+    arm: Arm,
     t: RunTable,
     pos: np.ndarray,
-    n_cases: int,
-    domains: np.ndarray,
-    kind: str,
-    classes: dict[str, str] | None,
-    classes_reason: str | None,
-    label_map: dict[str, str],
-    confidence: float,
-    low_confidence: float,
-    cluster: str | None,
     judge_cost: float,
     judges: tuple[JudgeScore, ...],
-    spend=None,
+    spend: ArmSpend | None = None,
 ) -> tuple[ArmMetrics, list[GroupAccuracy], list[GroupAccuracy]]:
-    outcome = t.outcome
-    graded = (outcome == PASSED) | (outcome == FAILED)
-    passed = (outcome == PASSED).astype(float)
-    counted = graded | (outcome == EXECUTION_FAILED) | (outcome == GRADING_FAILED)
-    k = np.bincount(pos, weights=passed, minlength=n_cases).astype(np.int64)
-    n = np.bincount(pos[graded], minlength=n_cases)
-    n_strict = np.bincount(pos[counted], minlength=n_cases)
-    clusters = domains if cluster == "domain" else None
-    if kind == "score":
+    """One arm's figures, and its rows of the per-domain and per-round tables."""
+    runs = _ArmRuns.of(t, pos, ctx.n_cases)
+    accuracy, strict = _accuracies(ctx, runs)
+    report = None
+    if ctx.classes is not None and runs.graded.any():
+        report = class_report(t.expected[runs.graded], t.prediction[runs.graded], ctx.classes, ctx.label_map)
+    result = ArmMetrics(
+        arm=arm.name,
+        label=arm.label,
+        snapshot=arm.snapshot,
+        counts=_counts(t.outcome, t.failure_type),
+        accuracy=accuracy,
+        strict_accuracy=strict,
+        score=_score(ctx, runs),
+        classes=report,
+        classes_reason=ctx.classes_reason if report is None else None,
+        stability=_stability(ctx, runs),
+        usage=usage(
+            _executed(t),
+            t.cost,
+            t.input_tokens,
+            t.output_tokens,
+            t.latency_ms,
+            None if ctx.kind == "score" else int(runs.k.sum()),
+            judge_cost,
+            spend,
+        ),
+        grounding=grounding(
+            arm.snapshot is not None,
+            _executed(t),
+            t.evidence_cited,
+            t.confidence,
+            t.read_skill,
+            runs.graded,
+            runs.passed,
+            ctx.low_confidence,
+            ctx.confidence,
+        ),
+        judges=judges,
+    )
+    return result, _by_domain(ctx, arm, runs), _by_round(ctx, arm, runs)
+
+
+def _executed(t: RunTable) -> np.ndarray:
+    executed: np.ndarray = ~np.isnan(t.latency_ms)
+    return executed
+
+
+def _accuracies(ctx: _Context, runs: _ArmRuns) -> tuple[Estimate, Estimate]:
+    """Accuracy and strict accuracy (execution and grading failures counted wrong); none for scores."""
+    if ctx.kind == "score":
         accuracy = Estimate(
             None,
             None,
@@ -422,99 +524,86 @@ def _arm(
             None,
             "the graders give scores, not right/wrong verdicts; see score",
         )
-        strict = accuracy
-    else:
-        accuracy = estimate_rate(k, n, confidence, clusters)
-        strict = estimate_rate(k, n_strict, confidence, clusters)
-    score = None
-    scored = graded & ~np.isnan(t.score)
-    if kind == "score" or (scored.any() and not np.isin(t.score[scored], (0.0, 1.0)).all()):
-        lists, kept = value_lists(t.score[scored], pos[scored], n_cases)
-        score = estimate_mean(
-            lists, confidence, int(scored.sum()), domains[kept].tolist() if clusters is not None else None
-        )
-    report = None
-    if classes is not None and graded.any():
-        report = class_report(t.expected[graded], t.prediction[graded], classes, label_map)
-    executed = ~np.isnan(t.latency_ms)
-    answered = executed & (outcome != EXECUTION_FAILED) & (outcome != CANCELLED)
-    result = ArmMetrics(
-        arm=arm.name,
-        label=arm.label,
-        snapshot=arm.snapshot,
-        counts=_counts(outcome, t.failure_type),
-        accuracy=accuracy,
-        strict_accuracy=strict,
-        score=score,
-        classes=report,
-        classes_reason=classes_reason if report is None else None,
-        # With graders that only score, a run "passes" when no grader failed: that is not a right answer, so
-        # figures built on right and wrong (flaky cases, cost per correct answer) have no value.
-        stability=stability(
-            exp.rounds,
-            t.case_id,
-            pos,
-            t.prediction,
-            answered,
-            passed,
-            graded & (kind != "score"),
-            label_map,
-            (graded | (outcome == EXECUTION_FAILED)) & (kind != "score"),
-        ),
-        usage=usage(
-            executed,
-            t.cost,
-            t.input_tokens,
-            t.output_tokens,
-            t.latency_ms,
-            None if kind == "score" else int(k.sum()),
-            judge_cost,
-            spend,
-        ),
-        grounding=grounding(
-            arm.snapshot is not None,
-            executed,
-            t.evidence_cited,
-            t.confidence,
-            t.read_skill,
-            graded,
-            passed,
-            low_confidence,
-            confidence,
-        ),
-        judges=judges,
+        return accuracy, accuracy
+    clusters = ctx.domains if ctx.cluster == "domain" else None
+    return (
+        estimate_rate(runs.k, runs.n, ctx.confidence, clusters),
+        estimate_rate(runs.k, runs.n_strict, ctx.confidence, clusters),
     )
-    by_domain = []
-    failures = (outcome == EXECUTION_FAILED) | (outcome == GRADING_FAILED)
+
+
+def _score(ctx: _Context, runs: _ArmRuns) -> Estimate | None:
+    """The mean score, when graders score (or give more than 0/1)."""
+    t, scored = runs.t, runs.scored
+    if ctx.kind == "score" or (scored.any() and not np.isin(t.score[scored], (0.0, 1.0)).all()):
+        lists, kept = value_lists(t.score[scored], runs.pos[scored], ctx.n_cases)
+        clustered = ctx.domains[kept].tolist() if ctx.cluster == "domain" else None
+        return estimate_mean(lists, ctx.confidence, int(scored.sum()), clustered)
+    return None
+
+
+def _stability(ctx: _Context, runs: _ArmRuns) -> Stability:
+    """Flips and flaky cases over rounds."""
+    t, outcome = runs.t, runs.t.outcome
+    answered = _executed(t) & (outcome != EXECUTION_FAILED) & (outcome != CANCELLED)
+    verdicts = ctx.kind != "score"
+    # With graders that only score, a run "passes" when no grader failed: that is not a right answer, so
+    # figures built on right and wrong (flaky cases, cost per correct answer) have no value.
+    return stability(
+        ctx.exp.rounds,
+        t.case_id,
+        runs.pos,
+        t.prediction,
+        answered,
+        runs.passed,
+        runs.graded & verdicts,
+        ctx.label_map,
+        (runs.graded | (outcome == EXECUTION_FAILED)) & verdicts,
+    )
+
+
+def _by_domain(ctx: _Context, arm: Arm, runs: _ArmRuns) -> list[GroupAccuracy]:
+    """The arm's accuracy (or mean score) in each domain, domains by name."""
     import pandas as pd
 
+    t, pos, n_cases = runs.t, runs.pos, ctx.n_cases
     # Integer codes per case: comparing object arrays with every domain name costs seconds at scale.
-    codes, names = pd.factorize(domains)
+    codes, names = pd.factorize(ctx.domains)
     run_codes = codes[pos]
+    rows = []
     for code in sorted(range(len(names)), key=lambda c: str(names[c])):
-        domain = names[code]
         in_domain = codes == code
         runs_here = run_codes == code
-        if kind == "score":
-            here = scored & runs_here
+        if ctx.kind == "score":
+            here = runs.scored & runs_here
             lists, _ = value_lists(t.score[here], pos[here], n_cases)
-            estimate = estimate_mean(lists, confidence, int(here.sum()))
+            estimate = estimate_mean(lists, ctx.confidence, int(here.sum()))
         else:
-            estimate = estimate_rate(k[in_domain], n[in_domain], confidence)
-        by_domain.append(
-            GroupAccuracy(arm.name, domain, estimate, int(runs_here.sum()), int((failures & runs_here).sum()))
+            estimate = estimate_rate(runs.k[in_domain], runs.n[in_domain], ctx.confidence)
+        rows.append(
+            GroupAccuracy(
+                arm.name, names[code], estimate, int(runs_here.sum()), int((runs.failures & runs_here).sum())
+            )
         )
-    by_round = []
-    for rnd in range(exp.rounds):
+    return rows
+
+
+def _by_round(ctx: _Context, arm: Arm, runs: _ArmRuns) -> list[GroupAccuracy]:
+    """The arm's accuracy (or mean score) in each round."""
+    t, pos, n_cases = runs.t, runs.pos, ctx.n_cases
+    rows = []
+    for rnd in range(ctx.exp.rounds):
         here = t.round == rnd
-        if kind == "score":
-            sel = scored & here
+        if ctx.kind == "score":
+            sel = runs.scored & here
             lists, _ = value_lists(t.score[sel], pos[sel], n_cases)
-            estimate = estimate_mean(lists, confidence, int(sel.sum()))
+            estimate = estimate_mean(lists, ctx.confidence, int(sel.sum()))
         else:
-            sel = graded & here
-            kr = np.bincount(pos[sel], weights=passed[sel], minlength=n_cases).astype(np.int64)
+            sel = runs.graded & here
+            kr = np.bincount(pos[sel], weights=runs.passed[sel], minlength=n_cases).astype(np.int64)
             nr = np.bincount(pos[sel], minlength=n_cases)
-            estimate = estimate_rate(kr, nr, confidence)
-        by_round.append(GroupAccuracy(arm.name, rnd, estimate, int(here.sum()), int((failures & here).sum())))
-    return result, by_domain, by_round
+            estimate = estimate_rate(kr, nr, ctx.confidence)
+        rows.append(
+            GroupAccuracy(arm.name, rnd, estimate, int(here.sum()), int((runs.failures & here).sum()))
+        )
+    return rows

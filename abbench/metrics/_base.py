@@ -176,18 +176,18 @@ def estimate_rate(
                 warnings.simplefilter("always", FewClustersWarning)
                 # Student t with G − 1 df, as the clustered comparison (and statsmodels' use_t) does: with
                 # few clusters the normal value makes an already optimistic interval narrower still.
-                result = clustered_se(rates, labels.tolist(), confidence, method="t")
+                clustered = clustered_se(rates, labels.tolist(), confidence, method="t")
             few = any(issubclass(w.category, FewClustersWarning) for w in caught)
             caveat = (
-                f"only {result.n_clusters} {cluster_name} clusters: the clustered interval is likely too narrow"
+                f"only {clustered.n_clusters} {cluster_name} clusters: the clustered interval is likely too narrow"
                 if few
                 else None
             )
             return Estimate(
-                result.mean,
-                _clip(result.interval),
-                result.se,
-                f"clustered by {cluster_name} (CR1, {result.n_clusters} clusters)",
+                clustered.mean,
+                _clip(clustered.interval),
+                clustered.se,
+                f"clustered by {cluster_name} (CR1, {clustered.n_clusters} clusters)",
                 cases,
                 values,
                 rounds,
@@ -227,17 +227,17 @@ def estimate_mean(
         means = np.asarray([float(np.mean(v)) for v in lists])
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", FewClustersWarning)
-            result = clustered_se(means, clusters, confidence, method="t")
+            clustered = clustered_se(means, clusters, confidence, method="t")
         few = any(issubclass(w.category, FewClustersWarning) for w in caught)
         return Estimate(
-            result.mean,
-            result.interval,
-            result.se,
-            f"clustered by {cluster_name} (CR1, {result.n_clusters} clusters)",
+            clustered.mean,
+            clustered.interval,
+            clustered.se,
+            f"clustered by {cluster_name} (CR1, {clustered.n_clusters} clusters)",
             n_cases,
             n_values,
             None,
-            f"only {result.n_clusters} clusters: the clustered interval is likely too narrow"
+            f"only {clustered.n_clusters} clusters: the clustered interval is likely too narrow"
             if few
             else None,
         )

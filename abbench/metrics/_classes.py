@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
+from abbench._result import Result
 from abbench.dataset import ExpectedKind, gold_kind
 from abbench.graders import normalise_label
-from abbench.metrics._base import Result
 
 OTHER_LABEL = "(other)"
 """The confusion matrix's column for predictions outside the label set (and for no prediction)."""
@@ -208,7 +208,8 @@ def label_space(
         )
     for g in golds:
         key = normalise_label(g, label_map)
-        display.setdefault(key, str(label_map.get(str(g), g)) if label_map else str(g))
+        if key is not None:  # never: a non-blank gold normalises to a label
+            display.setdefault(key, str(label_map.get(str(g), g)) if label_map else str(g))
     return dict(sorted(display.items(), key=lambda kv: kv[1])), None
 
 
@@ -224,50 +225,19 @@ def class_report(
     its own (F1 0, as it is nobody's gold). The confusion matrix pools those predictions in its
     `OTHER_LABEL` column. Runs whose gold is outside the classes are left out and counted.
     """
-    import pandas as pd
-
     keys = list(classes)
-    index = {k: i for i, k in enumerate(keys)}
     n_keys = len(keys)
-    # Normalise each distinct value once, then work on integer codes: a million runs have few labels.
-    gold_codes_raw, gold_values = pd.factorize(np.asarray(expected, dtype=object), use_na_sentinel=True)
-    pred_codes_raw, pred_values = pd.factorize(np.asarray(prediction, dtype=object), use_na_sentinel=True)
-    gold_class = np.array(
-        [index.get(normalise_label(v, label_map), -1) for v in gold_values] + [-1], dtype=np.int64
-    )
-    # A prediction outside the classes gets a code past them, one per normalised value (missing: its own).
-    outside_keys: dict[str, int] = {}
-    outside_display: list[str] = []
-    pred_class_list = []
-    for v in [*pred_values, None]:
-        key = normalise_label(v, label_map) if v is not None else None
-        if key is not None and key in index:
-            pred_class_list.append(index[key])
-            continue
-        token = "\x00none" if key is None else key  # a key no normalised label can be
-        if token not in outside_keys:
-            outside_keys[token] = n_keys + len(outside_keys)
-            outside_display.append(NO_PREDICTION if key is None else str(v).strip())
-        pred_class_list.append(outside_keys[token])
-    pred_class = np.array(pred_class_list, dtype=np.int64)
-    g_all = gold_class[gold_codes_raw]  # code -1 (missing) picks the appended -1
-    p_all = pred_class[pred_codes_raw]
-    inside = g_all >= 0
-    outside_gold = int(np.count_nonzero(~inside))
-    gold_codes, pred_codes = g_all[inside], p_all[inside]
+    codes = _Codes.of(expected, prediction, keys, label_map)
+    inside = codes.gold >= 0
+    gold_codes, pred_codes = codes.gold[inside], codes.pred[inside]
     # The classes present: gold or predicted by a counted run (scikit-learn's labels=None).
     present = np.zeros(n_keys, dtype=bool)
     present[np.unique(gold_codes)] = True
-    in_set_pred = pred_codes[pred_codes < n_keys]
-    present[np.unique(in_set_pred)] = True
+    present[np.unique(pred_codes[pred_codes < n_keys])] = True
     kept = np.flatnonzero(present)
     outside_used = np.unique(pred_codes[pred_codes >= n_keys])
-    unknown: Counter = Counter()
-    if outside_used.size:
-        other = inside & (p_all >= n_keys)
-        for code, count in zip(*np.unique(pred_codes_raw[other], return_counts=True), strict=True):
-            unknown[NO_PREDICTION if code < 0 else str(pred_values[code])] += int(count)
-    full = np.zeros((n_keys + len(outside_keys), n_keys + len(outside_keys)), dtype=np.int64)
+    size = n_keys + len(codes.outside_display)
+    full = np.zeros((size, size), dtype=np.int64)
     if gold_codes.size:
         np.add.at(full, (gold_codes, pred_codes), 1)
     scored = np.concatenate([kept, outside_used])
@@ -278,48 +248,114 @@ def class_report(
     precision = _divide(true_pos, predicted)
     recall = _divide(true_pos, support)
     f1 = _divide(2 * precision * recall, precision + recall)
-    n_kept = kept.size
     labels = tuple(classes[keys[i]] for i in kept)
-    per_class = {
-        label: ClassScores(float(precision[i]), float(recall[i]), float(f1[i]), int(support[i]))
-        for i, label in enumerate(labels)
-    }
     total = int(support.sum())
-    micro_p = _ratio(true_pos.sum(), predicted.sum())
-    micro_r = _ratio(true_pos.sum(), support.sum())
-    micro_f = _ratio(2 * micro_p * micro_r, micro_p + micro_r)
-    weights = support / support.sum() if support.sum() else np.zeros(scored.size)
+    macro, micro, weighted = _averages(precision, recall, f1, true_pos, predicted, support)
     matrix = full[np.ix_(kept, kept)]
     if outside_used.size:
         matrix = np.hstack([matrix, full[np.ix_(kept, outside_used)].sum(axis=1, keepdims=True)])
     return ClassReport(
         labels=labels,
-        per_class=per_class,
-        macro=ClassScores(
-            float(precision.mean()) if scored.size else 0.0,
-            float(recall.mean()) if scored.size else 0.0,
-            float(f1.mean()) if scored.size else 0.0,
-            total,
-        ),
-        micro=ClassScores(micro_p, micro_r, micro_f, total),
-        weighted=ClassScores(
-            float(np.sum(precision * weights)),
-            float(np.sum(recall * weights)),
-            float(np.sum(f1 * weights)),
-            total,
-        ),
+        per_class={
+            label: ClassScores(float(precision[i]), float(recall[i]), float(f1[i]), int(support[i]))
+            for i, label in enumerate(labels)
+        },
+        macro=macro,
+        micro=micro,
+        weighted=weighted,
         confusion=ConfusionMatrix(
             labels=labels,
             columns=labels + ((OTHER_LABEL,) if outside_used.size else ()),
             counts=tuple(tuple(int(c) for c in row) for row in matrix),
-            unknown_predictions=dict(unknown.most_common()),
-            gold_outside=outside_gold,
+            unknown_predictions=codes.unknown_predictions(inside, n_keys) if outside_used.size else {},
+            gold_outside=int(np.count_nonzero(~inside)),
         ),
         n=total,
-        absent=n_keys - n_kept,
+        absent=n_keys - kept.size,
         absent_labels=tuple(classes[k] for i, k in enumerate(keys) if not present[i]),
-        outside=tuple(outside_display[c - n_keys] for c in outside_used),
+        outside=tuple(codes.outside_display[c - n_keys] for c in outside_used),
     )
+
+
+@dataclass(frozen=True)
+class _Codes:
+    """Each run's gold and prediction as integer class codes: a class's position among the classes, -1 for
+    a gold outside them, and a code past them for each distinct prediction outside them (missing too)."""
+
+    gold: np.ndarray
+    pred: np.ndarray
+    pred_raw: np.ndarray
+    pred_values: Any
+    outside_display: list[str]
+
+    @classmethod
+    def of(
+        cls, expected: np.ndarray, prediction: np.ndarray, keys: list[str], label_map: dict[str, str] | None
+    ) -> _Codes:
+        import pandas as pd
+
+        index = {k: i for i, k in enumerate(keys)}
+        # Normalise each distinct value once, then work on integer codes: a million runs have few labels.
+        gold_raw, gold_values = pd.factorize(np.asarray(expected, dtype=object), use_na_sentinel=True)
+        pred_raw, pred_values = pd.factorize(np.asarray(prediction, dtype=object), use_na_sentinel=True)
+        gold_keys = [normalise_label(v, label_map) for v in gold_values]
+        gold_class = np.array(
+            [-1 if k is None else index.get(k, -1) for k in gold_keys] + [-1], dtype=np.int64
+        )
+        outside_keys: dict[str, int] = {}
+        outside_display: list[str] = []
+        pred_class_list = []
+        for v in [*pred_values, None]:
+            key = normalise_label(v, label_map) if v is not None else None
+            if key is not None and key in index:
+                pred_class_list.append(index[key])
+                continue
+            token = "\x00none" if key is None else key  # a key no normalised label can be
+            if token not in outside_keys:
+                outside_keys[token] = len(keys) + len(outside_keys)
+                outside_display.append(NO_PREDICTION if key is None else str(v).strip())
+            pred_class_list.append(outside_keys[token])
+        pred_class = np.array(pred_class_list, dtype=np.int64)
+        # code -1 (missing) picks the appended entry
+        return cls(gold_class[gold_raw], pred_class[pred_raw], pred_raw, pred_values, outside_display)
+
+    def unknown_predictions(self, inside: np.ndarray, n_keys: int) -> dict[str, int]:
+        """Predictions outside the classes (as written) of runs whose gold is a class, most frequent first."""
+        unknown: Counter[str] = Counter()
+        other = inside & (self.pred >= n_keys)
+        for code, count in zip(*np.unique(self.pred_raw[other], return_counts=True), strict=True):
+            unknown[NO_PREDICTION if code < 0 else str(self.pred_values[code])] += int(count)
+        return dict(unknown.most_common())
+
+
+def _averages(
+    precision: np.ndarray,
+    recall: np.ndarray,
+    f1: np.ndarray,
+    true_pos: np.ndarray,
+    predicted: np.ndarray,
+    support: np.ndarray,
+) -> tuple[ClassScores, ClassScores, ClassScores]:
+    """Macro, micro and support-weighted averages of the per-class scores."""
+    total = int(support.sum())
+    size = support.size
+    micro_p = _ratio(true_pos.sum(), predicted.sum())
+    micro_r = _ratio(true_pos.sum(), support.sum())
+    micro_f = _ratio(2 * micro_p * micro_r, micro_p + micro_r)
+    weights = support / support.sum() if support.sum() else np.zeros(size)
+    macro = ClassScores(
+        float(precision.mean()) if size else 0.0,
+        float(recall.mean()) if size else 0.0,
+        float(f1.mean()) if size else 0.0,
+        total,
+    )
+    weighted = ClassScores(
+        float(np.sum(precision * weights)),
+        float(np.sum(recall * weights)),
+        float(np.sum(f1 * weights)),
+        total,
+    )
+    return macro, ClassScores(micro_p, micro_r, micro_f, total), weighted
 
 
 def _ratio(numerator: float, denominator: float) -> float:

@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from abbench.metrics._base import Estimate, Result, estimate_mean
+from abbench._result import Result
+from abbench.metrics._base import Estimate, estimate_mean
 
 OVERALL = "score"
 """The dimension name under which a judge's overall score is reported."""

@@ -12,9 +12,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from abbench.graders import PairJudgement, PositionBias, measure_position_bias
-from abbench.store import Store, open_store
+from abbench.store import Experiment, Store, open_store
 
-StoreLike = str | os.PathLike | Store | None
+StoreLike = str | os.PathLike[str] | Store | None
 
 
 @dataclass(frozen=True)
@@ -76,14 +76,9 @@ def judge_costs(ref: int | str | Any, *, store: StoreLike = None) -> list[JudgeC
     ]
 
 
-def _graded_arms(store: Store, exp) -> dict[str, tuple[str, ...]]:
+def _graded_arms(store: Store, exp: Experiment) -> dict[str, tuple[str, ...]]:
     """Grader -> the arms whose runs it graded (both arms of a pair), in the experiment's arm order."""
-    rows = store.query(
-        "SELECT DISTINCT g.grader, r.arm_id FROM grades g JOIN runs r ON r.id = g.run_id "
-        "WHERE g.experiment_id=? UNION SELECT DISTINCT g.grader, r.arm_id FROM grades g "
-        "JOIN runs r ON r.id = g.other_run_id WHERE g.experiment_id=?",
-        (exp.id, exp.id),
-    )
+    rows = store.graded_arm_ids(exp.id)
     order = {a.id: (a.position, a.name) for a in exp.arms}
     out: dict[str, list[tuple[int, str]]] = {}
     for grader, arm_id in rows:

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from abbench._result import Result
 from abbench.graders import normalise_label
-from abbench.metrics._base import Result, round_lists
+from abbench.metrics._base import round_lists
 from abbench.stats import PassK, pass_at_k_curve, repeated_se
 
 
@@ -128,7 +129,9 @@ def stability(
     )
 
 
-def _pass_k(rounds: int, case_pos: np.ndarray, passed: np.ndarray, attempted: np.ndarray, n_all: int):
+def _pass_k(
+    rounds: int, case_pos: np.ndarray, passed: np.ndarray, attempted: np.ndarray, n_all: int
+) -> tuple[PassK, ...]:
     if not attempted.any():
         return ()
     c = np.bincount(case_pos[attempted], weights=passed[attempted], minlength=n_all).astype(np.int64)

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from abbench.metrics._base import Estimate, Rate, Result, no_rate, rate
+from abbench._result import Result
+from abbench.metrics._base import Estimate, Rate, no_rate, rate
 from abbench.stats import Summary, summary, wilson_interval
 from abbench.store import ArmSpend
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import abbench
+from abbench._files import publish
 from abbench.errors import AbbenchError, ComparisonRefused, ReportError, UsageError
 from abbench.report._html import TEMPLATES, notebook_to_html
 from abbench.report._secrets import find_secrets
@@ -489,10 +490,8 @@ def _write_page(
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             f.write(page)
         # pages and notebooks are made to be shared: not the private mode of a temporary file
-        os.chmod(tmp_page_name, _readable_mode())
-        os.chmod(tmp_nb, _readable_mode())
-        os.replace(tmp_page_name, html_path)
-        os.replace(tmp_nb, nb_path)
+        publish(tmp_page_name, html_path)
+        publish(tmp_nb, nb_path)
     finally:
         with contextlib.suppress(OSError):
             tmp_nb.unlink()
@@ -553,17 +552,3 @@ def render_reports(
             log.warning("report for %s failed: %s", exp.ref, exc)
             failures.append(ReportFailure(exp.ref, str(exc)))
     return ReportBatch(tuple(results), tuple(failures))
-
-
-def _readable_mode() -> int:
-    """The mode a file created normally would get (0o666 less the umask), for files made by mkstemp (0o600)."""
-    try:
-        # /proc reads the umask without changing it; os.umask can only read it by setting it
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return 0o666 & ~int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask

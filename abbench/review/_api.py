@@ -11,15 +11,16 @@ from abbench.errors import UsageError
 from abbench.metrics import Result
 from abbench.stats import Kappa, cohen_kappa
 from abbench.store import Experiment, Review, Store, open_store
+from abbench.types import RunState
 
-HUMAN_LABELS = {"model_correct": "pass", "gold_correct": "fail"}
+HUMAN_LABELS = {"model_correct": RunState.PASS, "gold_correct": RunState.FAIL}
 """The review verdicts that say whether the run's answer is right: the model's (pass) or the gold's (fail).
 
 The other verdicts (``ambiguous_standard``, ``missing_capability_info``, ``unsure``) diagnose a case
 without saying who is right, so they do not count in judge-versus-human agreement.
 """
 
-StoreLike = str | os.PathLike | Store | None
+StoreLike = str | os.PathLike[str] | Store | None
 
 
 def add_review(
@@ -99,14 +100,8 @@ def undo_review(review: Review, *, store: StoreLike = None) -> Review | None:
             f"review {review.id} (review {later[-1].id}: {later[-1].verdict}); undo takes back only the "
             "latest review: add a new review to change it"
         )
-    with store.transaction() as conn:
-        # The same condition again inside the write: a review added meanwhile by another process wins.
-        gone = conn.execute(
-            "DELETE FROM reviews WHERE id=? AND NOT EXISTS (SELECT 1 FROM reviews WHERE experiment_id=? "
-            "AND case_id=? AND COALESCE(arm, '')=COALESCE(?, '') AND id>?)",
-            (review.id, review.experiment_id, review.case_id, review.arm, review.id),
-        ).rowcount
-    if not gone:
+    # The same condition again inside the write: a review added meanwhile by another process wins.
+    if not store.delete_latest_review(review.id, review.experiment_id, review.case_id, review.arm):
         raise UsageError(
             f"case {review.case_id!r} was reviewed again while review {review.id} was being undone; "
             "nothing was removed: add a new review to change it"
@@ -196,8 +191,9 @@ def judge_agreement(
     store = open_store(store)
     exp = store.get_experiment(experiment)
     latest = store.list_reviews(exp.id)
-    excluded: Counter = Counter()
-    judge, human = [], []
+    excluded: Counter[str] = Counter()
+    judge: list[str] = []
+    human: list[str] = []
     single_arm = exp.arms[0].name if len(exp.arms) == 1 else None
     for review in latest:
         label = HUMAN_LABELS.get(review.verdict)
@@ -214,12 +210,12 @@ def judge_agreement(
         if verdict is None:
             excluded["no graded verdict for the reviewed runs (or an even split over rounds)"] += 1
             continue
-        judge.append("pass" if verdict else "fail")
+        judge.append(RunState.PASS if verdict else RunState.FAIL)
         human.append(label)
     n = len(judge)
     if n == 0:
         return JudgeAgreement(0, None, None, 0, 0, dict(excluded), grader, "no review says who is right yet")
-    kappa = cohen_kappa(judge, human, labels=["fail", "pass"])
+    kappa = cohen_kappa(judge, human, labels=[RunState.FAIL, RunState.PASS])
     reason = None
     value: Kappa | None = kappa
     if math.isnan(kappa.kappa):
@@ -229,7 +225,14 @@ def judge_agreement(
         )
     agree = sum(a == b for a, b in zip(judge, human, strict=True)) / n
     return JudgeAgreement(
-        n, value, agree, judge.count("pass"), human.count("pass"), dict(excluded), grader, reason
+        n,
+        value,
+        agree,
+        judge.count(RunState.PASS),
+        human.count(RunState.PASS),
+        dict(excluded),
+        grader,
+        reason,
     )
 
 
@@ -239,28 +242,12 @@ def _judge_verdict(
     if review.run_id is not None:
         run_ids = [review.run_id]
     else:
-        run_ids = [
-            r[0]
-            for r in store.query(
-                "SELECT r.id FROM runs r JOIN arms a ON a.id = r.arm_id WHERE r.experiment_id=? AND r.case_id=? "
-                "AND a.name=?",
-                (exp.id, review.case_id, arm),
-            )
-        ]
+        run_ids = store.case_run_ids(exp.id, review.case_id, arm)
     verdicts = []
     for run_id in run_ids:
-        if grader is None:
-            row = store.query_one(
-                "SELECT passed FROM runs WHERE id=? AND state IN ('pass', 'fail')", (run_id,)
-            )
-        else:
-            row = store.query_one(
-                "SELECT passed FROM grades WHERE run_id=? AND grader=? AND status='ok' AND other_run_id IS NULL "
-                "ORDER BY id DESC LIMIT 1",
-                (run_id, grader),
-            )
-        if row is not None and row[0] is not None:
-            verdicts.append(bool(row[0]))
+        verdict = store.run_verdict(run_id) if grader is None else store.latest_ok_verdict(run_id, grader)
+        if verdict is not None:
+            verdicts.append(verdict)
     if not verdicts:
         return None
     passes = sum(verdicts)

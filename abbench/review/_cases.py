@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,13 +23,14 @@ from abbench.store import (
     OUTCOMES,
     PASSED,
     UNFINISHED,
+    Arm,
     Experiment,
     Review,
     Store,
     loads,
     open_store,
 )
-from abbench.types import run_outcome
+from abbench.types import RunState, run_outcome
 
 log = logging.getLogger(__name__)
 
@@ -342,7 +344,7 @@ def _case_kinds(
         normal = [normalise_label(v, label_map) for v in values]
         dense = {v: i for i, v in enumerate(dict.fromkeys(normal))}
         codes = np.array([dense[v] for v in normal] + [len(dense)], dtype=np.int64)[raw]
-        mode = np.full(size, -1, dtype=np.int64)
+        mode: np.ndarray = np.full(size, -1, dtype=np.int64)
         if codes.size:
             width = len(dense) + 1
             pairs, first, counts = np.unique(
@@ -381,7 +383,7 @@ def _against_gold(table: Any, label_map: dict[str, str]) -> np.ndarray:
     A run can fail with the right answer when another grader fails it (a judge, a trajectory or
     citation check); listing it as "gold ≠ answer" would show a reviewer two equal labels.
     """
-    failed = table.outcome == FAILED
+    failed: np.ndarray = table.outcome == FAILED
     idx = np.flatnonzero(failed)
     if not idx.size:
         return failed
@@ -485,14 +487,11 @@ def case_detail(
     """
     store = open_store(store)
     exp = store.get_experiment(experiment)
-    row = store.query_one(
-        "SELECT case_idx FROM runs WHERE experiment_id=? AND case_id=? LIMIT 1", (exp.id, str(case_id))
-    )
-    if row is None:
+    idx = store.case_position(exp.id, str(case_id))
+    if idx is None:
         raise NotFoundError(
             f"experiment {exp.name!r} has no case {case_id!r}; `abbench disagreements {exp.id}` lists cases"
         )
-    idx = row[0]
     loader = _Loader(store, exp)
     case = loader.cases([idx])[idx]
     runs = loader.runs([idx], None, detail=True).get(idx, [])
@@ -521,7 +520,7 @@ def _kinds_of_case(
         right_answer = _gold_key(r.prediction, label_map) is not None and _gold_key(
             r.prediction, label_map
         ) == _gold_key(expected, label_map)
-        if r.outcome == "fail" and not right_answer:  # see _against_gold
+        if r.outcome == RunState.FAIL and not right_answer:  # see _against_gold
             kinds.add("gold")
         if executed and r.confidence is not None and r.confidence < threshold:
             kinds.add("low_confidence")
@@ -529,7 +528,7 @@ def _kinds_of_case(
             kinds.add("no_evidence")
     modes, verdicts = set(), set()
     for rs in by_arm.values():
-        graded = [r.passed for r in rs if r.outcome in ("pass", "fail")]
+        graded = [bool(r.passed) for r in rs if r.outcome in (RunState.PASS, RunState.FAIL)]
         if len(graded) >= 2 and 0 < sum(graded) < len(graded):
             kinds.add("flaky")
         if graded:
@@ -546,7 +545,7 @@ def _kinds_of_case(
     return tuple(k for k in DISAGREEMENT_KINDS if k in kinds)
 
 
-def _arm_order(exp: Experiment):
+def _arm_order(exp: Experiment) -> Callable[[str], int]:
     order = {a.name: a.position for a in exp.arms}
     return lambda name: order.get(name, len(order))
 
@@ -568,28 +567,19 @@ class _Loader:
 
     def cases(self, positions: list[int]) -> dict[int, CaseView]:
         out = {}
-        for start in range(0, len(positions), 500):
-            chunk = positions[start : start + 500]
-            rows = self.store.query(
-                "SELECT idx, case_id, input, expected, domain, history, context, request_id, metadata, source_row, "
-                "source_line FROM cases WHERE dataset_id=? AND idx IN ({})".format(
-                    ",".join("?" * len(chunk))
-                ),
-                (self.exp.dataset_id, *chunk),
+        for r in self.store.case_rows(self.exp.dataset_id, positions):
+            out[r[0]] = CaseView(
+                case_id=r[1],
+                input=r[2],
+                expected=r[3],
+                domain=r[4],
+                history=_json(r[5]),
+                context=_json(r[6]),
+                request_id=r[7],
+                metadata=_json(r[8]),
+                source_row=_json(r[9]),
+                source_line=r[10],
             )
-            for r in rows:
-                out[r[0]] = CaseView(
-                    case_id=r[1],
-                    input=r[2],
-                    expected=r[3],
-                    domain=r[4],
-                    history=_json(r[5]),
-                    context=_json(r[6]),
-                    request_id=r[7],
-                    metadata=_json(r[8]),
-                    source_row=_json(r[9]),
-                    source_line=r[10],
-                )
         return out
 
     def runs(
@@ -597,25 +587,17 @@ class _Loader:
     ) -> dict[int, list[RunView]]:
         out: dict[int, list[RunView]] = {}
         arm_by_id = {a.id: a for a in self.exp.arms}
-        for start in range(0, len(positions), 500):
-            chunk = positions[start : start + 500]
-            rows = self.store.query(
-                "SELECT id, arm_id, case_idx, round, state, failure_type, error, prediction, reason, confidence, "
-                "passed, score, evidence_refs, files_read, sections_read, transcript_summary, transcript_path, cost, "
-                "latency_ms, input_tokens, output_tokens FROM runs WHERE experiment_id=? AND case_idx IN ({}) "
-                "ORDER BY case_idx, arm_id, round".format(",".join("?" * len(chunk))),
-                (self.exp.id, *chunk),
-            )
-            kept = [r for r in rows if arms is None or arm_by_id[r[1]].name in arms]
-            attempts = self.store.run_attempts([r[0] for r in kept]) if detail else {}
-            for r in kept:
-                out.setdefault(r[2], []).append(self._run(r, arm_by_id[r[1]], detail, attempts.get(r[0], [])))
+        rows = self.store.run_rows(self.exp.id, positions)
+        kept = [r for r in rows if arms is None or arm_by_id[r[1]].name in arms]
+        attempts = self.store.run_attempts([r[0] for r in kept]) if detail else {}
+        for r in kept:
+            out.setdefault(r[2], []).append(self._run(r, arm_by_id[r[1]], detail, attempts.get(r[0], [])))
         order = {a.id: a.position for a in self.exp.arms}
         for views in out.values():
             views.sort(key=lambda v: (order.get(self.exp.arm(v.arm).id, 0), v.round))
         return out
 
-    def _run(self, r, arm, detail: bool, attempts=()) -> RunView:
+    def _run(self, r: sqlite3.Row, arm: Arm, detail: bool, attempts: Sequence[Any] = ()) -> RunView:
         state, failure_type, passed = r[4], r[5], r[10]
         outcome = _outcome(state, failure_type, passed)
         summary = loads(r[15]) or {}
@@ -665,7 +647,7 @@ class _Loader:
             attempts=tuple(self._attempt(a) for a in attempts) if detail else None,
         )
 
-    def _attempt(self, a) -> AttemptView:
+    def _attempt(self, a: Any) -> AttemptView:
         usage = a.usage
         return AttemptView(
             attempt=a.attempt,
@@ -685,7 +667,7 @@ class _Loader:
             cost_saved=a.cost_saved,
         )
 
-    def _evidence(self, arm, ref: Any) -> Evidence:
+    def _evidence(self, arm: Arm, ref: Any) -> Evidence:
         ref = str(ref)
         if not arm.snapshot:
             return Evidence(ref, False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from abbench.store._analysis import AnalysisMixin
 from abbench.store._attempts import AttemptsMixin
 from abbench.store._base import StoreBase
 from abbench.store._cache import CacheMixin
@@ -30,6 +31,7 @@ class Store(
     ReviewsMixin,
     ResultsMixin,
     CacheMixin,
+    AnalysisMixin,
     StoreBase,
 ):
     """An open abbench store. Use `open_store()` to get one; close it (or use ``with``) when done."""

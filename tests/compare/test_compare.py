@@ -290,6 +290,16 @@ def test_text_changes_reason_and_evidence(store):
     assert compare_arms(exp, store=store, details=False).text is None
 
 
+def test_evidence_changes_list_references_in_round_order(store):
+    # Six rounds citing six references: a set's order would match the rounds' once in 720 hash seeds.
+    refs = [f"SKILL.md#R{i}" for i in range(6)]
+    control = [[{"passed": True, "evidence": ["SKILL.md#X"]} for _ in refs]]
+    treatment = [[{"passed": True, "evidence": [ref]} for ref in refs]]
+    exp = make_experiment(store, "e", cases_of(1), {"control": control, "treatment": treatment})
+    (change,) = compare_arms(exp, store=store).text.evidence
+    assert change.appeared == tuple(refs) and change.disappeared == ("SKILL.md#X",)
+
+
 def test_cost_and_latency_bootstrap_or_central_limit(store):
     rng = np.random.default_rng(9)
     cost_a, cost_b = rng.lognormal(-4, 0.5, 30), rng.lognormal(-3.5, 0.5, 30)

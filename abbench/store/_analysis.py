@@ -1,0 +1,207 @@
+"""Store methods the analysis packages read with (metrics, compare, review): named queries, no SQL outside."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from abbench.store._base import StoreBase, loads
+from abbench.types import RunState
+
+_CHUNK = 500
+"""Positions per ``IN (...)`` list: well under SQLite's limit on bound parameters."""
+
+_GRADED = (RunState.PASS, RunState.FAIL)
+
+_CASE_COLUMNS = (
+    "idx, case_id, input, expected, domain, history, context, request_id, metadata, source_row, source_line"
+)
+_RUN_COLUMNS = (
+    "id, arm_id, case_idx, round, state, failure_type, error, prediction, reason, confidence, passed, score, "
+    "evidence_refs, files_read, sections_read, transcript_summary, transcript_path, cost, latency_ms, "
+    "input_tokens, output_tokens"
+)
+"""The columns of `AnalysisMixin.case_rows` and `AnalysisMixin.run_rows`, in their order."""
+
+
+def _marks(n: int) -> str:
+    return ",".join("?" * n)
+
+
+class AnalysisMixin(StoreBase):
+    """The reads behind metrics, comparisons and reviews; mixed into `Store`."""
+
+    # -- datasets and cases ---------------------------------------------------------------------------
+
+    def dataset_label_settings(self, dataset_id: int) -> tuple[Any, Any] | None:
+        """A dataset's declared label set and label value map (each None when unset); None: no dataset."""
+        row = self.query_one("SELECT label_set, label_map FROM datasets WHERE id=?", (dataset_id,))
+        if row is None:
+            return None
+        return (loads(row[0]) if row[0] else None, loads(row[1]) if row[1] else None)
+
+    def case_position(self, exp_id: int, case_id: str) -> int | None:
+        """The dataset position of the case `case_id` among an experiment's runs (None: it has no run)."""
+        row = self.query_one(
+            "SELECT case_idx FROM runs WHERE experiment_id=? AND case_id=? LIMIT 1", (exp_id, case_id)
+        )
+        return None if row is None else int(row[0])
+
+    def case_rows(self, dataset_id: int, positions: Sequence[int]) -> list[sqlite3.Row]:
+        """The cases at `positions` of a dataset, with the columns of ``_CASE_COLUMNS``."""
+        rows: list[sqlite3.Row] = []
+        for start in range(0, len(positions), _CHUNK):
+            chunk = list(positions[start : start + _CHUNK])
+            rows += self.query(
+                f"SELECT {_CASE_COLUMNS} FROM cases WHERE dataset_id=? AND idx IN ({_marks(len(chunk))})",
+                (dataset_id, *chunk),
+            )
+        return rows
+
+    # -- runs -----------------------------------------------------------------------------------------
+
+    def run_rows(self, exp_id: int, positions: Sequence[int]) -> list[sqlite3.Row]:
+        """Every run of the cases at `positions`, with the columns of ``_RUN_COLUMNS``, by case, arm, round."""
+        rows: list[sqlite3.Row] = []
+        for start in range(0, len(positions), _CHUNK):
+            chunk = list(positions[start : start + _CHUNK])
+            rows += self.query(
+                f"SELECT {_RUN_COLUMNS} FROM runs WHERE experiment_id=? AND case_idx IN ({_marks(len(chunk))}) "
+                "ORDER BY case_idx, arm_id, round",
+                (exp_id, *chunk),
+            )
+        return rows
+
+    def case_run_ids(self, exp_id: int, case_id: str, arm: str) -> list[int]:
+        """The runs (every round) of one case in the arm called `arm`."""
+        rows = self.query(
+            "SELECT r.id FROM runs r JOIN arms a ON a.id = r.arm_id WHERE r.experiment_id=? AND r.case_id=? "
+            "AND a.name=?",
+            (exp_id, case_id, arm),
+        )
+        return [int(r[0]) for r in rows]
+
+    def run_verdict(self, run_id: int) -> bool | None:
+        """A graded run's verdict (None: not graded, or graded without a pass/fail verdict)."""
+        row = self.query_one(
+            f"SELECT passed FROM runs WHERE id=? AND state IN ({_marks(len(_GRADED))})", (run_id, *_GRADED)
+        )
+        return None if row is None or row[0] is None else bool(row[0])
+
+    def graded_scores(self, exp_id: int, arm_id: int) -> list[tuple[int, float]]:
+        """``(case position, score)`` of an arm's graded runs that carry a score, by case and round."""
+        rows = self.query(
+            f"SELECT case_idx, score FROM runs WHERE experiment_id=? AND arm_id=? AND state IN "
+            f"({_marks(len(_GRADED))}) AND passed IS NOT NULL AND score IS NOT NULL ORDER BY case_idx, round",
+            (exp_id, arm_id, *_GRADED),
+        )
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    def differing_answer_cases(self, exp_a: int, arm_a: int, exp_b: int, arm_b: int) -> list[int]:
+        """Case positions where some round of arm A and the same round of arm B differ in prediction,
+        reason or evidence."""
+        rows = self.query(
+            "SELECT DISTINCT a.case_idx FROM runs a JOIN runs b ON b.experiment_id=? AND b.arm_id=? "
+            "AND b.case_idx=a.case_idx AND b.round=a.round WHERE a.experiment_id=? AND a.arm_id=? "
+            "AND (a.prediction IS NOT b.prediction OR a.reason IS NOT b.reason "
+            "OR a.evidence_refs IS NOT b.evidence_refs)",
+            (exp_b, arm_b, exp_a, arm_a),
+        )
+        return [int(r[0]) for r in rows]
+
+    def answered_runs(
+        self, exp_id: int, arm_id: int, positions: Sequence[int] | None = None
+    ) -> list[tuple[Any, ...]]:
+        """``(case position, round, prediction, reason, evidence_refs)`` of an arm's runs that gave an answer
+        (executed, no execution failure), of every case or of the cases at `positions`, by case and round."""
+        sql = (
+            "SELECT case_idx, round, prediction, reason, evidence_refs FROM runs WHERE experiment_id=? "
+            "AND arm_id=? AND executed_at IS NOT NULL AND NOT (state=? AND failure_type IS NOT NULL)"
+        )
+        params: tuple[Any, ...] = (exp_id, arm_id, RunState.FAIL)
+        if positions is None:
+            return [tuple(r) for r in self.query(sql + " ORDER BY case_idx, round", params)]
+        rows: list[tuple[Any, ...]] = []
+        for start in range(0, len(positions), _CHUNK):
+            chunk = list(positions[start : start + _CHUNK])
+            rows += [
+                tuple(r)
+                for r in self.query(
+                    sql + f" AND case_idx IN ({_marks(len(chunk))}) ORDER BY case_idx, round",
+                    (*params, *chunk),
+                )
+            ]
+        return rows
+
+    # -- grades ---------------------------------------------------------------------------------------
+
+    def has_scores(self, exp_id: int) -> bool:
+        """Whether any pointwise grader of the experiment returned a score."""
+        row = self.query_one(
+            "SELECT 1 FROM grades WHERE experiment_id=? AND status='ok' AND score IS NOT NULL "
+            "AND other_run_id IS NULL LIMIT 1",
+            (exp_id,),
+        )
+        return row is not None
+
+    def grader_kinds(self, exp_id: int) -> dict[str, str]:
+        """The graders that graded the experiment and their kinds (``rule``, ``judge``, ``pairwise``)."""
+        names = [
+            r[0] for r in self.query("SELECT DISTINCT grader FROM grades WHERE experiment_id=?", (exp_id,))
+        ]
+        kinds: dict[str, str] = {}
+        for name in names:
+            row = self.query_one(
+                "SELECT kind FROM grades WHERE experiment_id=? AND grader=? LIMIT 1", (exp_id, name)
+            )
+            if row is not None:
+                kinds[name] = row[0]
+        return kinds
+
+    def judge_cost_by_arm(self, exp_id: int) -> dict[int, float]:
+        """Arm id -> what pointwise graders spent judging its runs (every grade, re-grades included)."""
+        rows = self.query(
+            "SELECT r.arm_id, total(g.judge_cost) FROM grades g JOIN runs r ON r.id = g.run_id "
+            "WHERE g.experiment_id=? AND g.kind != 'pairwise' AND g.other_run_id IS NULL GROUP BY r.arm_id",
+            (exp_id,),
+        )
+        return {int(r[0]): float(r[1]) for r in rows}
+
+    def graded_arm_ids(self, exp_id: int) -> list[tuple[str, int]]:
+        """``(grader, arm id)`` for each arm whose runs a grader graded (either run of a pair)."""
+        rows = self.query(
+            "SELECT DISTINCT g.grader, r.arm_id FROM grades g JOIN runs r ON r.id = g.run_id "
+            "WHERE g.experiment_id=? UNION SELECT DISTINCT g.grader, r.arm_id FROM grades g "
+            "JOIN runs r ON r.id = g.other_run_id WHERE g.experiment_id=?",
+            (exp_id, exp_id),
+        )
+        return [(str(r[0]), int(r[1])) for r in rows]
+
+    def latest_ok_verdict(self, run_id: int, grader: str) -> bool | None:
+        """The verdict of a grader's latest successful pointwise grade of a run (None: none, or no verdict)."""
+        row = self.query_one(
+            "SELECT passed FROM grades WHERE run_id=? AND grader=? AND status='ok' AND other_run_id IS NULL "
+            "ORDER BY id DESC LIMIT 1",
+            (run_id, grader),
+        )
+        return None if row is None or row[0] is None else bool(row[0])
+
+    # -- reviews --------------------------------------------------------------------------------------
+
+    def has_reviews(self, exp_id: int) -> bool:
+        """Whether anyone reviewed a case of the experiment."""
+        return self.query_one("SELECT 1 FROM reviews WHERE experiment_id=? LIMIT 1", (exp_id,)) is not None
+
+    def delete_latest_review(self, review_id: int, exp_id: int, case_id: str, arm: str | None) -> bool:
+        """Delete review `review_id` unless a later review of the same (case, arm) exists; whether it went.
+
+        The condition is checked inside the write, so a review added meanwhile by another process wins.
+        """
+        with self.transaction() as conn:
+            gone = conn.execute(
+                "DELETE FROM reviews WHERE id=? AND NOT EXISTS (SELECT 1 FROM reviews WHERE experiment_id=? "
+                "AND case_id=? AND COALESCE(arm, '')=COALESCE(?, '') AND id>?)",
+                (review_id, exp_id, case_id, arm, review_id),
+            ).rowcount
+        return bool(gone)
