@@ -43,6 +43,10 @@ from abbench.widgets._mapping_parts import (
     PATH,
     FieldRow,
     LabelRow,
+    edited_label_map,
+    fit_tag,
+    group_spellings,
+    parse_label_set,
     profile_summary,
     report_html,
     short,
@@ -253,7 +257,7 @@ class MappingWidget(View):
         if self._given is not None:
             options.append((self._given_where or f"profile {self._given.name or '(unnamed)'} (given)", GIVEN))
         for info in self.store.list_profiles():
-            options.append((f"saved profile {info.ref}{_fit_tag(self.matches, info.ref)}", info.ref))
+            options.append((f"saved profile {info.ref}{fit_tag(self.matches, info.ref)}", info.ref))
         self.start_from.set_options(options)
         if self.start_from.intended is None:
             self.start_from.select(SUGGESTED, notify=False)
@@ -550,24 +554,10 @@ class MappingWidget(View):
         return ""
 
     def _label_set(self) -> list[str] | None:
-        text = self.label_set.value.replace("，", ",").replace("、", ",")
-        labels = [t.strip() for t in text.split(",") if t.strip()]
-        return labels or None
+        return parse_label_set(self.label_set.value)
 
     def _label_map(self) -> dict[str, str]:
-        # The profile's entries for values the editor does not list (none read yet, or no editor for
-        # a gold value built by a template or lookup) are kept as they are: the form edits, not drops.
-        shown = {row.key for row in self.label_rows}
-        base = self.base.label_map if self.base is not None else {}
-        out = {k: v for k, v in base.items() if label_key(k) not in shown}
-        for row in self.label_rows:
-            label = row.label.value.strip()
-            if not label:
-                continue
-            differs = [v for v in row.variants if v.strip() != label]
-            if differs:
-                out[differs[0].strip() or differs[0]] = label
-        return out
+        return edited_label_map(self.label_rows, self.base.label_map if self.base is not None else {})
 
     def _rebuild_labels(self) -> None:
         """List the gold column's values with counts, keeping labels typed earlier for the same value."""
@@ -602,9 +592,7 @@ class MappingWidget(View):
         """The counted values with the label each becomes, when they are labels (`gold_kind` decides)."""
         counts = self.counts
         assert counts is not None  # counted by the caller
-        groups: dict[str, dict[str, int]] = {}
-        for value, n in counts.counts.items():
-            groups.setdefault(label_key(value), {})[value] = n
+        groups = group_spellings(counts.counts)
         merged = {key: sum(variants.values()) for key, variants in groups.items()}
         self.kind = gold_kind(merged, declared=self.expected_kind.value or None, label_set=self._label_set())
         if not self.kind.is_label:
@@ -807,15 +795,3 @@ class MappingWidget(View):
         ) + note(info.validation.summary())
         self._list_profiles()
         return info
-
-
-def _fit_tag(matches: ProfileMatches | None, ref: str) -> str:
-    """How a saved profile fits the open file, for its label in the Start from list."""
-    fit: ProfileMatch | None = matches.get(ref) if matches is not None else None
-    if fit is None:
-        return ""
-    if fit.fits:
-        return " · matches this file"
-    if fit.missing:
-        return f" · lacks {', '.join(fit.missing[:2])}" + (" …" if len(fit.missing) > 2 else "")
-    return " · does not fit"

@@ -4,12 +4,22 @@ read-only summary of what the form cannot edit (templates, lookups, defaults).""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import ipywidgets as w
 
 from abbench._text import clip
-from abbench.dataset import MappingProfile, ProblemKind, Source, ValidationReport, compact_locations
+from abbench.dataset import (
+    MappingProfile,
+    ProblemKind,
+    ProfileMatch,
+    ProfileMatches,
+    Source,
+    ValidationReport,
+    compact_locations,
+    label_key,
+)
 from abbench.widgets._base import escape, html_table, note
 
 NOT_MAPPED = ""
@@ -277,3 +287,47 @@ class LabelRow:
     def count(self) -> int:
         """Rows holding any of the spellings."""
         return sum(self.variants.values())
+
+
+def fit_tag(matches: ProfileMatches | None, ref: str) -> str:
+    """How a saved profile fits the open file, for its label in the Start from list."""
+    fit: ProfileMatch | None = matches.get(ref) if matches is not None else None
+    if fit is None:
+        return ""
+    if fit.fits:
+        return " · matches this file"
+    if fit.missing:
+        return f" · lacks {', '.join(fit.missing[:2])}" + (" …" if len(fit.missing) > 2 else "")
+    return " · does not fit"
+
+
+def parse_label_set(text: str) -> list[str] | None:
+    """The labels typed in the label-set box (commas, Chinese commas or 、 between them); None if empty."""
+    labels = [t.strip() for t in text.replace("，", ",").replace("、", ",").split(",") if t.strip()]
+    return labels or None
+
+
+def edited_label_map(rows: Sequence[LabelRow], base: Mapping[str, str]) -> dict[str, str]:
+    """The label map the editor's rows say, over the profile's own (`base`).
+
+    The profile's entries for values the editor does not list (none read yet, or no editor for a gold
+    value built by a template or lookup) are kept as they are: the form edits, it does not drop.
+    """
+    shown = {row.key for row in rows}
+    out = {k: v for k, v in base.items() if label_key(k) not in shown}
+    for row in rows:
+        label = row.label.value.strip()
+        if not label:
+            continue
+        differs = [v for v in row.variants if v.strip() != label]
+        if differs:
+            out[differs[0].strip() or differs[0]] = label
+    return out
+
+
+def group_spellings(counts: Mapping[str, int]) -> dict[str, dict[str, int]]:
+    """Counted gold values grouped by `label_key` (spellings differing in case, width or spaces)."""
+    groups: dict[str, dict[str, int]] = {}
+    for value, n in counts.items():
+        groups.setdefault(label_key(value), {})[value] = n
+    return groups
