@@ -33,8 +33,10 @@ from abbench.store._reviews import Review
 from abbench.store._runs import INTERRUPTED, RunRecord, WorkItem
 from abbench.store._snapshots import load_snapshot, snapshot_skill
 from abbench.store._store import Store, open_store
+from abbench.store._writes import ATTEMPT_COLUMNS, GradeWrite, WriteBatch
 
 __all__ = [
+    "ATTEMPT_COLUMNS",
     "CANCELLED",
     "DEFAULT_STORE",
     "EXECUTION_FAILED",
@@ -57,12 +59,14 @@ __all__ = [
     "CaseFields",
     "CaseOutcomes",
     "Experiment",
+    "GradeWrite",
     "Review",
     "RunRecord",
     "RunSpend",
     "RunTable",
     "Store",
     "WorkItem",
+    "WriteBatch",
     "current_user",
     "dumps",
     "import_dataset",
