@@ -95,7 +95,7 @@ class RunHandle:
 
     def _signal(self, control: str) -> None:
         self.store.set_control(self.experiment.id, control)
-        self._loop.call_soon_threadsafe(self._runner._wake.set)
+        self._loop.call_soon_threadsafe(self._runner.control.wake.set)
 
     def pause(self) -> None:
         """Let running runs finish and start no new ones."""
