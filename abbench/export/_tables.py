@@ -230,7 +230,7 @@ def _grader_columns(exp, latest: list[dict[str, Any]]) -> list[tuple[str, list[C
     """One column per grader (its pass/fail, else its score, else its pairwise verdict); judges that
     both pass and score get a second ``.score`` column."""
     order: list[str] = []
-    for spec in exp.spec.get("graders", []) or []:
+    for spec in exp.spec.graders:
         name = spec if isinstance(spec, str) else (spec.get("name") or spec.get("type"))
         if isinstance(name, str) and ":" not in name and name not in order:
             order.append(name)

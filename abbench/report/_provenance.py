@@ -208,9 +208,9 @@ def _paused_because(exp) -> str | None:
 def _profile_ref(exp, ds) -> str | None:
     if ds.profile_ref:
         return ds.profile_ref
-    name = exp.spec.get("dataset_profile")
+    name = exp.spec.dataset_profile
     if name:
-        version = exp.spec.get("dataset_profile_version")
+        version = exp.spec.dataset_profile_version
         return f"{name}@{version}" if version else name
     return None
 

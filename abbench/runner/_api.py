@@ -269,7 +269,7 @@ def set_budget(
     for name, value in (("budget", max_cost), ("max_tokens", max_tokens)):
         if value is not None and not value > 0:
             raise ExperimentError(f"{name} must be a positive number, not {value!r}")
-    spec = dict(exp.spec)
+    spec = exp.spec.as_json()
     if arm is not None:
         exp.arm(arm)  # an unknown arm is refused, with the arms listed
         arms = {k: dict(v) for k, v in (spec.get("arms") or {}).items()}
@@ -399,7 +399,7 @@ def add_graders(
     """
     store = open_store(store)
     exp = store.get_experiment(ref)
-    specs = list(exp.spec.get("graders", ["label_match"]))
+    specs = list(exp.spec.graders)
     arms = [a.name for a in exp.arms]
     existing = {g.name: spec for g, spec in zip(build_graders(specs, exp.name, arms), specs, strict=True)}
     added = []
@@ -417,7 +417,7 @@ def add_graders(
         specs.append(spec)
         added.append(grader.name)
     if added:
-        store.set_spec(exp.id, {**exp.spec, "graders": specs})
+        store.set_spec(exp.id, exp.spec.model_copy(update={"graders": specs}))
         log.info("experiment %s: added graders %s", exp.ref, ", ".join(added))
     return store.get_experiment(exp.id)
 

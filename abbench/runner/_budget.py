@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from abbench.store import Arm, ArmSpend, Experiment, Store, WorkItem
+from abbench.store import Arm, ArmSpend, BudgetSpec, Experiment, ExperimentSpec, Store, WorkItem
 from abbench.types import RunState
 
 if TYPE_CHECKING:
@@ -40,10 +40,12 @@ class Limits:
     max_tokens: int | None = None
 
     @classmethod
-    def from_spec(cls, spec: dict[str, Any] | None) -> Limits | None:
-        """The limits of a stored ``budget:`` mapping, or None when there is none."""
+    def from_spec(cls, spec: BudgetSpec | dict[str, Any] | None) -> Limits | None:
+        """The limits of a ``budget:`` (the model or its mapping), or None when there is none."""
         if not spec:
             return None
+        if isinstance(spec, BudgetSpec):
+            spec = spec.model_dump()
         cost, tokens = spec.get("max_cost"), spec.get("max_tokens")
         if cost is None and tokens is None:
             return None
@@ -340,13 +342,13 @@ def unknown_cost_note(arm: str, model: str | None, *, tokens_limited: bool) -> s
     return f"arm {arm}: {what}: {then}"
 
 
-def budget_limits(spec: dict[str, Any], arms: Iterable[Arm]) -> tuple[Limits | None, dict[int, Limits]]:
+def budget_limits(spec: ExperimentSpec, arms: Iterable[Arm]) -> tuple[Limits | None, dict[int, Limits]]:
     """The experiment's budget and each arm's (by arm id) from its stored definition."""
-    limits = Limits.from_spec(spec.get("budget"))
-    arm_specs = spec.get("arms") or {}
+    limits = Limits.from_spec(spec.budget)
     arm_limits: dict[int, Limits] = {}
     for arm in arms:
-        own = Limits.from_spec((arm_specs.get(arm.name) or {}).get("budget"))
+        arm_spec = spec.arms.get(arm.name)
+        own = Limits.from_spec(arm_spec.budget if arm_spec is not None else None)
         if own is not None:
             arm_limits[arm.id] = own
     return limits, arm_limits

@@ -19,7 +19,7 @@ from typing import Any
 
 from abbench.errors import UsageError
 from abbench.llm import CachedReply, CallCache, check_cache_mode
-from abbench.store import CacheEntry, CacheStats, Experiment, Store, open_store
+from abbench.store import CacheEntry, CacheStats, Experiment, ExperimentSpec, Store, open_store
 
 FRESH_LIMIT = 20_000
 """Replies kept in this pass that lookups answer from memory (older ones are read from the store)."""
@@ -151,10 +151,9 @@ class RunCaches:
     def __init__(self, store: Store, experiment: Experiment, writer: Callable[[], Any]) -> None:
         spec = experiment.spec
         self.response_cache = StoreResponseCache(store, writer)
-        self.mode = check_cache_mode(spec.get("cache"), "cache")
-        arms = spec.get("arms") or {}
+        self.mode = check_cache_mode(spec.cache, "cache")
         self.arm_modes = {
-            a.id: check_cache_mode((arms.get(a.name) or {}).get("cache"), f"arms.{a.name}.cache") or self.mode
+            a.id: check_cache_mode(_arm_cache(spec, a.name), f"arms.{a.name}.cache") or self.mode
             for a in experiment.arms
         }
 
@@ -165,6 +164,11 @@ class RunCaches:
     def for_judge(self, round: int) -> CallCache:
         """What the judges' calls about a run of `round` go through (a judge's own `cache` wins)."""
         return CallCache(self.response_cache, round, self.mode)
+
+
+def _arm_cache(spec: ExperimentSpec, arm: str) -> str | None:
+    own = spec.arms.get(arm)
+    return own.cache if own is not None else None
 
 
 def run_cache_fields(spending: Any) -> dict[str, Any]:

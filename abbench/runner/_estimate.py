@@ -223,7 +223,7 @@ def estimate_experiment(
         samples = {a.id: _measured([r for r in here if r.arm_id == a.id]) for a in exp.arms}
     else:
         samples = _from_other(store, exp, other, notes)
-    concurrency = int(exp.spec.get("concurrency") or 8)
+    concurrency = int(exp.spec.concurrency)
     arms = tuple(
         _arm_estimate(arm, [r for r in here if r.arm_id == arm.id], samples.get(arm.id, []), confidence)
         for arm in exp.arms

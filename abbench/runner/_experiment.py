@@ -411,7 +411,7 @@ def clone_experiment(
     """
     store = open_store(store)
     source = store.get_experiment(ref)
-    spec = dict(source.spec)
+    spec = source.spec.as_json()
     spec["name"] = name
     if rounds is not None:
         spec["rounds"] = rounds

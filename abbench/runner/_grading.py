@@ -133,9 +133,7 @@ class GradingPlan:
         self.exp = experiment
         self.retries = retries
         arm_names = [a.name for a in experiment.arms]
-        graders = build_graders(
-            list(experiment.spec.get("graders", ["label_match"])), experiment.name, arm_names
-        )
+        graders = build_graders(list(experiment.spec.graders), experiment.name, arm_names)
         selected = graders
         if only:
             unknown = only - {g.name for g in graders}

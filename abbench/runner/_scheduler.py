@@ -175,11 +175,11 @@ class ExperimentRunner:
         self.store = store
         self.exp = experiment
         spec = experiment.spec
-        self.concurrency = int(concurrency or spec.get("concurrency") or 8)
-        self.timeout_s = float(spec.get("timeout_s") or 120.0)
-        self.retries = int(spec.get("retries", 2))
+        self.concurrency = int(concurrency or spec.concurrency)
+        self.timeout_s = float(spec.timeout_s)
+        self.retries = int(spec.retries)
         self.priority = int(experiment.priority)
-        self.seed = int(spec.get("seed", 0))
+        self.seed = int(spec.seed)
         self.started_by = started_by or current_user()
         self.run_ids = run_ids
         self.regrade = regrade

@@ -10,7 +10,7 @@ from typing import Any
 
 from abbench.runner._api import run_experiment
 from abbench.runner._experiment import create_experiment
-from abbench.store import TRY_DATASET, TRY_TAG, Store, open_store
+from abbench.store import DEFAULT_GRADERS, TRY_DATASET, TRY_TAG, Store, open_store
 from abbench.types import Case
 
 TRY_PRIORITY = 10
@@ -91,7 +91,7 @@ def try_input(
                 "name": f"try-{stamp}-{digest}",
                 "dataset": dataset.fingerprint,
                 "arms": {"try": arm},
-                "graders": ["label_match"] if expected is not None else [],
+                "graders": list(DEFAULT_GRADERS) if expected is not None else [],
                 "concurrency": 1,
                 "retries": 0,
                 "priority": TRY_PRIORITY,
