@@ -28,7 +28,7 @@ from abbench.runner import (
     resume_experiment,
     start_experiment,
 )
-from abbench.store import DEFAULT_GRADERS, Experiment
+from abbench.store import DEFAULT_CONCURRENCY, DEFAULT_GRADERS, Experiment
 from abbench.widgets._arm_form import FOLDER, NO_SKILL, ArmRow, parse_graders
 from abbench.widgets._base import STYLE, Choice, StoreLike, View, escape, html_table, log, note
 from abbench.widgets._case_form import CaseForm, selection_text
@@ -104,7 +104,7 @@ class RunControlWidget(View):
         rounds: int = 1,
         cases: int = 0,
         sample: bool = False,
-        concurrency: int = 8,
+        concurrency: int = DEFAULT_CONCURRENCY,
         graders: list[str | dict[str, Any]] | None = None,
         name: str | None = None,
         poll_s: float = 1.0,
