@@ -141,7 +141,7 @@ class RunMoves:
         detail: str | None = None,
     ) -> None:
         """Move the run to `to_state`, with the columns that change alongside."""
-        from_state = self.state(item)
+        from_state = self.states.get(item.run_id, item.state)
         self.states[item.run_id] = to_state
         self.writer.transition(item.run_id, from_state, to_state, fields, detail)
         fields = fields or {}

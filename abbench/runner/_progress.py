@@ -16,6 +16,9 @@ log = logging.getLogger(__name__)
 DONE_STATES = (RunState.PASS, RunState.FAIL)
 """States a run is done in. A cancelled run is not done — nobody answered it — and is counted apart."""
 
+_FAIL = RunState.FAIL
+"""Bound once: the tracker counts every transition, and an enum member lookup costs more than the count."""
+
 
 @dataclass(frozen=True)
 class ArmProgress:
@@ -292,9 +295,9 @@ class Tracker:
             was = self.errors.pop(run_id, None)
             if was is not None:
                 self.error_counts[was[0]][was[1]] -= 1
-            if to_state == RunState.FAIL and outcome in ("execution_failed", "grading_failed"):
+            if to_state == _FAIL and outcome in ("execution_failed", "grading_failed"):
                 self._add_error(run_id, self.arm_names[arm_id], outcome)
-        if to_state in (RunState.PASS, RunState.FAIL):
+        if to_state in DONE_STATES:
             self._done_count += 1
         self.maybe_emit()
 

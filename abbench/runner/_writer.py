@@ -65,7 +65,10 @@ class StoreWriter:
         detail: str | None = None,
     ) -> None:
         """Record that a run moved to `to_state`, with the columns that change alongside."""
-        self._submit(("run", run_id, from_state, to_state, fields, detail, time.time()))
+        # As plain str: SQLite binds a str subclass (a `RunState`) through its adapter lookup, which
+        # costs more per transition than the rest of the bookkeeping.
+        old = None if from_state is None else str(from_state)
+        self._submit(("run", run_id, old, str(to_state), fields, detail, time.time()))
 
     def grade(
         self, experiment_id: int, run_id: int, grader: str, kind: str, status: str, **values: Any
