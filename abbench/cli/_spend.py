@@ -75,7 +75,7 @@ def resume_cmd(
             observers=observers,
         ),
     )  # fmt: skip
-    limits = ctx.store.get_experiment(exp.id).spec
+    limits = ctx.store.get_experiment(exp.id).spec.as_json()
     if arm is not None:
         limits = limits["arms"][arm]
     said = _limits_text(limits.get("budget") or {})

@@ -358,7 +358,7 @@ def _pair_cases(
     excluded["no graded run in either"] = common[~has_a & ~has_b].tolist()
     keep = has_a & has_b
     paired = common[keep]
-    fields_ = store.case_fields(ea.id, np.union1d(oa.case_idx, ob.case_idx), expected=False)
+    fields_ = store.case_fields(ea.id, np.union1d(oa.case_idx, ob.case_idx).tolist(), expected=False)
     ids = dict(zip(fields_.case_idx.tolist(), fields_.case_id.tolist(), strict=True))
     at = fields_.positions(paired)
     return _Paired(

@@ -66,7 +66,7 @@ def vote_policy(exp: Experiment) -> dict[str, Any] | None:
     (the defaults `VOTE_MARGIN` and `VOTE_MIN_CASES` fill what it leaves out)."""
     from abbench.compare._votes import VOTE_MARGIN, VOTE_MIN_CASES
 
-    decision = (exp.spec or {}).get("decision") or {}
+    decision = exp.spec.decision.model_dump() if exp.spec.decision else {}
     if decision.get("policy") != "votes":
         return None
     margin, minimum = decision.get("margin"), decision.get("min_cases")
@@ -78,7 +78,7 @@ def vote_policy(exp: Experiment) -> dict[str, Any] | None:
 
 def experiment_pair(exp: Experiment) -> tuple[str, str] | None:
     """The pair the experiment's definition names (``decision: {baseline, candidate}``), or None."""
-    decision = (exp.spec or {}).get("decision") or {}
+    decision = exp.spec.decision.model_dump() if exp.spec.decision else {}
     if decision.get("baseline") and decision.get("candidate"):
         return str(decision["baseline"]), str(decision["candidate"])
     return None

@@ -201,7 +201,7 @@ def _run_row(
     exp: Experiment,
     r: RunRecord,
     case: Case | None,
-    grades: dict[str, dict[str, Any]],
+    grades: dict[str, Grade],
     graders: list[tuple[str, list[Column]]],
 ) -> tuple[Any, ...]:
     """One row of `runs_table`, in the order of `_run_columns`."""
@@ -254,7 +254,7 @@ def _grader_columns(exp: Experiment, latest: list[Grade]) -> list[tuple[str, lis
     """One column per grader (its pass/fail, else its score, else its pairwise verdict); judges that
     both pass and score get a second ``.score`` column."""
     order: list[str] = []
-    for spec in exp.spec.get("graders", []) or []:
+    for spec in exp.spec.graders:
         name = spec if isinstance(spec, str) else (spec.get("name") or spec.get("type"))
         if isinstance(name, str) and ":" not in name and name not in order:
             order.append(name)

@@ -227,9 +227,9 @@ def _paused_because(exp: Experiment) -> str | None:
 def _profile_ref(exp: Experiment, ds: DatasetInfo) -> str | None:
     if ds.profile_ref:
         return ds.profile_ref
-    name = exp.spec.get("dataset_profile")
+    name = exp.spec.dataset_profile
     if name:
-        version = exp.spec.get("dataset_profile_version")
+        version = exp.spec.dataset_profile_version
         return f"{name}@{version}" if version else name
     return None
 

@@ -6,7 +6,7 @@ import asyncio
 import concurrent.futures
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Coroutine, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ class _LoopThread:
     _lock = threading.Lock()
     _instance: _LoopThread | None = None
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="abbench-runner", daemon=True)
         self.thread.start()
@@ -40,14 +40,14 @@ class _LoopThread:
                 cls._instance = cls()
             return cls._instance
 
-    def submit(self, coro) -> concurrent.futures.Future:
+    def submit(self, coro: Coroutine[Any, Any, RunSummary]) -> concurrent.futures.Future[RunSummary]:
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
 
 class _Latest:
     """Keeps the last progress seen, for handles and status calls."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.progress: Progress | None = None
 
     def on_progress(self, progress: Progress) -> None:
@@ -65,7 +65,7 @@ class RunHandle:
         store: Store,
         experiment: Experiment,
         runner: ExperimentRunner,
-        future: concurrent.futures.Future,
+        future: concurrent.futures.Future[RunSummary],
         latest: _Latest,
         loop: asyncio.AbstractEventLoop,
     ):
@@ -95,7 +95,7 @@ class RunHandle:
 
     def _signal(self, control: str) -> None:
         self.store.set_control(self.experiment.id, control)
-        self._loop.call_soon_threadsafe(self._runner._wake.set)
+        self._loop.call_soon_threadsafe(self._runner.control.wake.set)
 
     def pause(self) -> None:
         """Let running runs finish and start no new ones."""
@@ -110,7 +110,9 @@ class RunHandle:
         self._signal("cancel")
 
 
-def _runner(store: Store, ref, observers, **options) -> ExperimentRunner:
+def _runner(
+    store: Store, ref: int | str | Experiment, observers: Iterable[Observer] | None, **options: Any
+) -> ExperimentRunner:
     exp = store.get_experiment(ref)
     return ExperimentRunner(store, exp, observers=list(observers or []), **options)
 
@@ -158,7 +160,11 @@ def _run_sync(runner: ExperimentRunner) -> RunSummary:
 
 
 async def arun_experiment(
-    ref: int | str | Experiment, *, store: StoreLike = None, observers: Sequence[Observer] = (), **options
+    ref: int | str | Experiment,
+    *,
+    store: StoreLike = None,
+    observers: Sequence[Observer] = (),
+    **options: Any,
 ) -> RunSummary:
     """`run_experiment` for callers already inside an event loop."""
     store = open_store(store)
@@ -269,7 +275,7 @@ def set_budget(
     for name, value in (("budget", max_cost), ("max_tokens", max_tokens)):
         if value is not None and not value > 0:
             raise ExperimentError(f"{name} must be a positive number, not {value!r}")
-    spec = dict(exp.spec)
+    spec = exp.spec.as_json()
     if arm is not None:
         exp.arm(arm)  # an unknown arm is refused, with the arms listed
         arms = {k: dict(v) for k, v in (spec.get("arms") or {}).items()}
@@ -407,7 +413,7 @@ def add_graders(
     """
     store = open_store(store)
     exp = store.get_experiment(ref)
-    specs = list(exp.spec.get("graders", ["label_match"]))
+    specs = list(exp.spec.graders)
     arms = [a.name for a in exp.arms]
     existing = {g.name: spec for g, spec in zip(build_graders(specs, exp.name, arms), specs, strict=True)}
     added = []
@@ -425,7 +431,7 @@ def add_graders(
         specs.append(spec)
         added.append(grader.name)
     if added:
-        store.set_spec(exp.id, {**exp.spec, "graders": specs})
+        store.set_spec(exp.id, exp.spec.model_copy(update={"graders": specs}))
         log.info("experiment %s: added graders %s", exp.ref, ", ".join(added))
     return store.get_experiment(exp.id)
 

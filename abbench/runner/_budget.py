@@ -15,11 +15,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from abbench.formatting import money_trimmed as money
-from abbench.store import ArmSpend
+from abbench.store import Arm, ArmSpend, BudgetSpec, Experiment, ExperimentSpec, Store, WorkItem
+from abbench.types import RunState
+
+if TYPE_CHECKING:
+    from abbench.runner._control import RunControl
 
 log = logging.getLogger(__name__)
 
@@ -35,10 +40,12 @@ class Limits:
     max_tokens: int | None = None
 
     @classmethod
-    def from_spec(cls, spec: dict[str, Any] | None) -> Limits | None:
-        """The limits of a stored ``budget:`` mapping, or None when there is none."""
+    def from_spec(cls, spec: BudgetSpec | dict[str, Any] | None) -> Limits | None:
+        """The limits of a ``budget:`` (the model or its mapping), or None when there is none."""
         if not spec:
             return None
+        if isinstance(spec, BudgetSpec):
+            spec = spec.model_dump()
         cost, tokens = spec.get("max_cost"), spec.get("max_tokens")
         if cost is None and tokens is None:
             return None
@@ -91,8 +98,9 @@ class PauseReason:
         """The command that raises the limit that was reached and goes on."""
         arm = f" --arm {self.arm}" if self.arm else ""
         if self.by == "tokens":
-            return f"abbench resume {handle}{arm} --max-tokens {_suggest(self.max_tokens)}"
-        return f"abbench resume {handle}{arm} --budget {_suggest(self.max_cost):.2f}"
+            tokens = _suggest(self.max_tokens)
+            return f"abbench resume {handle}{arm} --max-tokens {None if tokens is None else int(tokens)}"
+        return f"abbench resume {handle}{arm} --budget {_suggest(self.max_cost) or 0:.2f}"
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready view (what the store keeps), with the text."""
@@ -111,7 +119,7 @@ def _count(value: int | None) -> str:
     return "unknown" if value is None else f"{value:,}"
 
 
-def _suggest(limit):
+def _suggest(limit: float | None) -> float | None:
     return None if limit is None else limit * 2
 
 
@@ -166,7 +174,7 @@ class BudgetGuard:
     arm_models: dict[int, str | None] = field(default_factory=dict)
     arms: dict[int, _Tally] = field(default_factory=dict)
     stopped: dict[int | None, str] = field(default_factory=dict)  # scope (arm id, None) -> limit hit
-    _warned: set = field(default_factory=set)
+    _warned: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         for arm_id in self.arm_names:
@@ -286,7 +294,7 @@ class BudgetGuard:
     def reason(self, scope: int | None, by: str, counts: dict[str, dict[str, int]]) -> PauseReason:
         """The `PauseReason` for a budget reached in `scope`, with the figures now."""
         if scope is None:
-            limits, tallies = self.limits, list(self.arms.values())
+            limits, tallies = self.limits or Limits(), list(self.arms.values())
             runs = list(counts.values())
         else:
             limits, tallies = self.arm_limits[scope], [self.arms[scope]]
@@ -307,7 +315,7 @@ class BudgetGuard:
         )
 
 
-_DONE = ("executed", "evaluating", "pass", "fail")
+_DONE = (RunState.EXECUTED, RunState.EVALUATING, RunState.PASS, RunState.FAIL)
 
 
 def unknown_cost_note(arm: str, model: str | None, *, tokens_limited: bool) -> str:
@@ -322,36 +330,50 @@ def unknown_cost_note(arm: str, model: str | None, *, tokens_limited: bool) -> s
     return f"arm {arm}: {what}: {then}"
 
 
-def budget_limits(spec: dict[str, Any], arms) -> tuple[Limits | None, dict[int, Limits]]:
+def budget_limits(spec: ExperimentSpec, arms: Iterable[Arm]) -> tuple[Limits | None, dict[int, Limits]]:
     """The experiment's budget and each arm's (by arm id) from its stored definition."""
-    limits = Limits.from_spec(spec.get("budget"))
-    arm_specs = spec.get("arms") or {}
-    arm_limits = {}
+    limits = Limits.from_spec(spec.budget)
+    arm_limits: dict[int, Limits] = {}
     for arm in arms:
-        own = Limits.from_spec((arm_specs.get(arm.name) or {}).get("budget"))
+        arm_spec = spec.arms.get(arm.name)
+        own = Limits.from_spec(arm_spec.budget if arm_spec is not None else None)
         if own is not None:
             arm_limits[arm.id] = own
     return limits, arm_limits
 
 
-class BudgetMixin:
-    """The scheduler's side of the budget: admit a run, count each attempt's spend, pause at the end.
+class RunBudget:
+    """The runner's side of the budget: admit a run, count each attempt's spend, say why the work paused.
 
-    Mixed into `ExperimentRunner`, which sets ``budget`` (a `BudgetGuard` or None) before the work.
+    Args:
+        store: The open store (the limits and the spend so far are read from it).
+        experiment: The experiment.
+        control: Pause and cancel of this pass (a cancel ends a wait for budget room).
+        concurrency: Runs in flight at once (the projection's start).
+        grade_only: A grading pass spends nothing on agents: no budget applies.
     """
 
-    budget: BudgetGuard | None = None
+    def __init__(
+        self, store: Store, experiment: Experiment, control: RunControl, *, concurrency: int, grade_only: bool
+    ) -> None:
+        self.store = store
+        self.exp = experiment
+        self.control = control
+        self.concurrency = concurrency
+        self.grade_only = grade_only
+        self.guard: BudgetGuard | None = None
+        self.over_budget: list[WorkItem] = []  # work items not started because a budget would be passed
+        self._models = {a.id: a.model for a in experiment.arms}
+        self._waiters: list[asyncio.Future[None]] = []  # workers waiting for runs in flight to end
 
-    def _start_budget(self) -> None:
+    def start(self) -> None:
         """Build the guard from the stored definition (a resume may have raised it) and spend so far."""
         exp = self.store.get_experiment(self.exp.id)
-        self._spend_waiters: list[asyncio.Future] = []  # workers waiting for runs in flight to end
-        self._over_budget: list = []  # work items not started because a budget would be passed
         limits, arm_limits = budget_limits(exp.spec, exp.arms)
         if self.grade_only or (limits is None and not arm_limits):
-            self.budget = None
+            self.guard = None
             return
-        self.budget = BudgetGuard(
+        self.guard = BudgetGuard(
             limits,
             arm_limits,
             self.store.attempt_spend(exp.id),
@@ -359,33 +381,37 @@ class BudgetMixin:
             self.concurrency,
             {a.id: a.model for a in exp.arms},
         )
-        for note in self.budget.warnings():
+        for note in self.guard.warnings():
             log.warning("experiment %s: %s", exp.name, note)
 
-    def _reload_budget(self) -> None:
+    def reload(self) -> None:
         """A resume may have raised the limits while this runner waited: read them again."""
-        if self.budget is None:
+        if self.guard is None:
             return
         exp = self.store.get_experiment(self.exp.id)
-        self.budget.limits, self.budget.arm_limits = budget_limits(exp.spec, exp.arms)
-        self.budget.stopped.clear()
-        self._wake_spend()
+        self.guard.limits, self.guard.arm_limits = budget_limits(exp.spec, exp.arms)
+        self.guard.stopped.clear()
+        self._wake()
 
-    def _wake_spend(self) -> None:
+    def warnings(self) -> tuple[str, ...]:
+        """The guard's warnings (a cost budget over runs of unknown cost); none without a budget."""
+        return self.guard.warnings() if self.guard is not None else ()
+
+    def _wake(self) -> None:
         # One future per waiter, made before it waits: an event set and cleared at once would be
         # missed by a waiter whose task had not started waiting yet.
-        waiters, self._spend_waiters = self._spend_waiters, []
+        waiters, self._waiters = self._waiters, []
         for fut in waiters:
             if not fut.done():
                 fut.set_result(None)
 
-    async def _admit(self, item) -> bool:
+    async def admit(self, item: WorkItem) -> bool:
         """Whether `item`'s run may start under the budget; waits while runs in flight may free room.
 
-        True counts the run as in flight (`_release` ends that). False: a budget is reached, and the
+        True counts the run as in flight (`release` ends that). False: a budget is reached, and the
         run is left as it is for a later resume.
         """
-        guard = self.budget
+        guard = self.guard
         if guard is None:
             return True
         while True:
@@ -399,7 +425,7 @@ class BudgetMixin:
             if guard.inflight(scope) == 0:
                 # nothing in flight can lower the projection: the budget is reached for this scope
                 guard.stopped.setdefault(scope, by)
-                self._wake_spend()
+                self._wake()
                 log.info(
                     "experiment %s: %s budget reached (%s); no new run starts",
                     self.exp.name,
@@ -407,43 +433,45 @@ class BudgetMixin:
                     by,
                 )
                 return False
-            changed = asyncio.get_running_loop().create_future()
-            self._spend_waiters.append(changed)
-            cancelled = asyncio.ensure_future(self._cancel_event.wait())
-            try:
-                await asyncio.wait((changed, cancelled), return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                changed.cancel()
-                cancelled.cancel()
-            if self._cancelling:
+            changed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.append(changed)
+            await self.control.wait_unless_cancelled(changed)
+            if self.control.cancelling:
                 return False
 
-    def _release(self, item) -> None:
-        """The run admitted by `_admit` is no longer in flight."""
-        if self.budget is not None:
-            self.budget.end(item.arm_id)
-            self._wake_spend()
+    def release(self, item: WorkItem) -> None:
+        """The run admitted by `admit` is no longer in flight."""
+        if self.guard is not None:
+            self.guard.end(item.arm_id)
+            self._wake()
 
-    def _count_spend(self, item, cost, input_tokens, output_tokens, model) -> None:
+    def count_spend(
+        self,
+        item: WorkItem,
+        cost: float | None,
+        input_tokens: int | None,
+        output_tokens: int | None,
+        model: str | None,
+    ) -> None:
         """One attempt of `item` ended having spent this (every attempt counts, failed ones too)."""
-        if self.budget is None:
+        if self.guard is None:
             return
         tokens = None
         if input_tokens is not None or output_tokens is not None:
             tokens = (input_tokens or 0) + (output_tokens or 0)
-        self.budget.spent(item.arm_id, cost, tokens, model or self.arms[item.arm_id].model)
-        self._wake_spend()
+        self.guard.spent(item.arm_id, cost, tokens, model or self._models.get(item.arm_id))
+        self._wake()
 
-    def _budget_pause(self, counts: dict[str, dict[str, int]]) -> PauseReason | None:
+    def pause_reason(self, counts: dict[str, dict[str, int]]) -> PauseReason | None:
         """Why the work stopped short, when a budget left runs unstarted (the experiment's first)."""
-        guard = self.budget
-        if guard is None or not self._over_budget or not guard.stopped:
+        guard = self.guard
+        if guard is None or not self.over_budget or not guard.stopped:
             return None
         scope = None if None in guard.stopped else next(iter(guard.stopped))
         return guard.reason(scope, guard.stopped[scope], counts)
 
 
-def budget_notes(exp, store) -> tuple[str, ...]:
+def budget_notes(exp: Experiment, store: Store) -> tuple[str, ...]:
     """The budget's warnings for a stored experiment (a cost budget over runs of unknown cost)."""
     limits, arm_limits = budget_limits(exp.spec, exp.arms)
     if limits is None and not arm_limits:

@@ -19,7 +19,7 @@ from typing import Any
 
 from abbench.errors import UsageError
 from abbench.llm import CachedReply, CallCache, check_cache_mode
-from abbench.store import CacheEntry, CacheStats, Store, open_store
+from abbench.store import CacheEntry, CacheStats, Experiment, ExperimentSpec, Store, open_store
 
 FRESH_LIMIT = 20_000
 """Replies kept in this pass that lookups answer from memory (older ones are read from the store)."""
@@ -46,7 +46,7 @@ def parse_age(value: str | float | timedelta) -> timedelta:
     return timedelta(**{_UNITS[match.group(2).lower()]: float(match.group(1))})
 
 
-def cache_stats(*, store: str | os.PathLike | Store | None = None) -> CacheStats:
+def cache_stats(*, store: str | os.PathLike[str] | Store | None = None) -> CacheStats:
     """What the store's response cache holds (entries, bytes) and has saved (hits, cost), per model too."""
     return open_store(store).cache_stats()
 
@@ -55,7 +55,7 @@ def clear_cache(
     older_than: str | float | timedelta | None = None,
     *,
     model: str | None = None,
-    store: str | os.PathLike | Store | Path | None = None,
+    store: str | os.PathLike[str] | Store | Path | None = None,
 ) -> int:
     """Drop replies from the store's response cache and return how many went.
 
@@ -139,27 +139,36 @@ class StoreResponseCache:
         self._writer().cache("forget", key)
 
 
-class CacheMixin:
-    """The runner's response cache: the modes of the experiment and its arms; mixed into the scheduler."""
+class RunCaches:
+    """The response cache one runner pass hands its agents and judges, in the modes its definition asks.
 
-    def _prepare_cache(self) -> None:
-        spec = self.exp.spec
-        self.response_cache = StoreResponseCache(self.store, lambda: self.writer)
-        self._cache_mode = check_cache_mode(spec.get("cache"), "cache")
-        arms = spec.get("arms") or {}
-        self._arm_cache = {
-            a.id: check_cache_mode((arms.get(a.name) or {}).get("cache"), f"arms.{a.name}.cache")
-            or self._cache_mode
-            for a in self.exp.arms
+    Args:
+        store: The open store.
+        experiment: The experiment (its ``cache`` mode and its arms' own).
+        writer: Returns the writer that commits what the cache keeps.
+    """
+
+    def __init__(self, store: Store, experiment: Experiment, writer: Callable[[], Any]) -> None:
+        spec = experiment.spec
+        self.response_cache = StoreResponseCache(store, writer)
+        self.mode = check_cache_mode(spec.cache, "cache")
+        self.arm_modes = {
+            a.id: check_cache_mode(_arm_cache(spec, a.name), f"arms.{a.name}.cache") or self.mode
+            for a in experiment.arms
         }
 
-    def _run_cache(self, arm_id: int, round: int) -> CallCache:
+    def for_run(self, arm_id: int, round: int) -> CallCache:
         """What one run's model calls go through (no mode: the adapter's default applies)."""
-        return CallCache(self.response_cache, round, self._arm_cache.get(arm_id))
+        return CallCache(self.response_cache, round, self.arm_modes.get(arm_id))
 
-    def _judge_cache(self, round: int) -> CallCache:
+    def for_judge(self, round: int) -> CallCache:
         """What the judges' calls about a run of `round` go through (a judge's own `cache` wins)."""
-        return CallCache(self.response_cache, round, self._cache_mode)
+        return CallCache(self.response_cache, round, self.mode)
+
+
+def _arm_cache(spec: ExperimentSpec, arm: str) -> str | None:
+    own = spec.arms.get(arm)
+    return own.cache if own is not None else None
 
 
 def run_cache_fields(spending: Any) -> dict[str, Any]:

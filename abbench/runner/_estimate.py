@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from abbench.errors import ExperimentError
-from abbench.runner._budget import Limits, budget_limits, money
-from abbench.store import Experiment, RunSpend, Store, open_store
+from abbench.formatting import money_trimmed as money
+from abbench.runner._budget import Limits, budget_limits
+from abbench.store import Arm, Experiment, RunSpend, Store, open_store
+from abbench.types import RunState
 
 log = logging.getLogger(__name__)
 
@@ -141,14 +143,15 @@ def _interval(values: Sequence[float], left: int, spent: float, confidence: floa
 
 def _sum(parts: Sequence[Projection | None]) -> Projection | None:
     """The projections added up (bounds added: a conservative interval for the total)."""
-    if not parts or any(p is None for p in parts):
+    known = [p for p in parts if p is not None]
+    if not parts or len(known) < len(parts):
         return None
-    lows = [p.low for p in parts]
-    highs = [p.high for p in parts]
+    lows = [p.low for p in known if p.low is not None]
+    highs = [p.high for p in known if p.high is not None]
     return Projection(
-        sum(p.value for p in parts),
-        None if any(v is None for v in lows) else sum(lows),
-        None if any(v is None for v in highs) else sum(highs),
+        sum(p.value for p in known),
+        None if len(lows) < len(known) else sum(lows),
+        None if len(highs) < len(known) else sum(highs),
     )
 
 
@@ -161,12 +164,12 @@ def _pilot(store: Store, exp: Experiment, k: int) -> list[int]:
         mine = sorted(
             (r for r in runs if r.arm_id == arm.id and r.round == first_round), key=lambda r: r.case_idx
         )
-        ids += [r.run_id for r in mine[:k] if r.attempts == 0 and r.state == "pending"]
+        ids += [r.run_id for r in mine[:k] if r.attempts == 0 and r.state == RunState.PENDING]
     return ids
 
 
 def _measured(runs: list[RunSpend]) -> list[RunSpend]:
-    return [r for r in runs if r.attempts > 0 and r.state not in ("running", "cancelled")]
+    return [r for r in runs if r.attempts > 0 and r.state not in (RunState.RUNNING, RunState.CANCELLED)]
 
 
 def estimate_experiment(
@@ -176,7 +179,7 @@ def estimate_experiment(
     pilot: int = 5,
     from_experiment: int | str | Experiment | None = None,
     confidence: float = 0.95,
-    observers: Sequence = (),
+    observers: Sequence[Any] = (),
 ) -> Estimate:
     """Project an experiment's cost, tokens and wall time, per arm, before (or while) it runs.
 
@@ -196,34 +199,24 @@ def estimate_experiment(
     Raises:
         ExperimentError: `pilot` is below 1, or `from_experiment` shares no arm name with `ref`.
     """
-    from abbench.runner._api import run_experiment
-
     if pilot < 1:
         raise ExperimentError(f"the pilot needs at least 1 case per arm, not {pilot}")
     if not 0 < confidence < 1:
         raise ExperimentError(f"confidence must be between 0 and 1, not {confidence}")
     store = open_store(store)
     exp = store.get_experiment(ref)
-    pilot_runs = 0
     notes: list[str] = []
     if from_experiment is None:
-        ids = _pilot(store, exp, pilot)
-        if ids:
-            log.info("experiment %s: pilot of %d runs (%d cases per arm)", exp.ref, len(ids), pilot)
-            summary = run_experiment(exp.id, store=store, run_ids=ids, observers=observers)
-            pilot_runs = summary.executed + summary.failed
-            if summary.pause_reason is not None:
-                notes.append(f"the pilot stopped short: {summary.pause_reason.text}")
+        pilot_runs = _run_pilot(store, exp, pilot, observers, notes)
         source = f"pilot of {pilot} case{'s' if pilot != 1 else ''} per arm"
-    else:
-        other = store.get_experiment(from_experiment)
-        source = f"experiment {other.ref}"
-    here = store.run_spend(exp.id)
-    if from_experiment is None:
+        here = store.run_spend(exp.id)
         samples = {a.id: _measured([r for r in here if r.arm_id == a.id]) for a in exp.arms}
     else:
+        other = store.get_experiment(from_experiment)
+        pilot_runs, source = 0, f"experiment {other.ref}"
+        here = store.run_spend(exp.id)
         samples = _from_other(store, exp, other, notes)
-    concurrency = int(exp.spec.get("concurrency") or 8)
+    concurrency = int(exp.spec.concurrency)
     arms = tuple(
         _arm_estimate(arm, [r for r in here if r.arm_id == arm.id], samples.get(arm.id, []), confidence)
         for arm in exp.arms
@@ -252,6 +245,20 @@ def estimate_experiment(
         tuple(notes),
         pilot_runs,
     )
+
+
+def _run_pilot(store: Store, exp: Experiment, pilot: int, observers: Sequence[Any], notes: list[str]) -> int:
+    """Run the pilot's runs not run yet (`pilot` cases per arm); how many it executed or failed."""
+    from abbench.runner._api import run_experiment
+
+    ids = _pilot(store, exp, pilot)
+    if not ids:
+        return 0
+    log.info("experiment %s: pilot of %d runs (%d cases per arm)", exp.ref, len(ids), pilot)
+    summary = run_experiment(exp.id, store=store, run_ids=ids, observers=observers)
+    if summary.pause_reason is not None:
+        notes.append(f"the pilot stopped short: {summary.pause_reason.text}")
+    return summary.executed + summary.failed
 
 
 def _from_other(
@@ -297,9 +304,9 @@ def _scale(p: Projection, factor: float) -> Projection:
     )
 
 
-def _arm_estimate(arm, runs: list[RunSpend], sample: list[RunSpend], confidence: float) -> ArmEstimate:
+def _arm_estimate(arm: Arm, runs: list[RunSpend], sample: list[RunSpend], confidence: float) -> ArmEstimate:
     done = _measured(runs)
-    left = sum(1 for r in runs if r.attempts == 0 or r.state in ("pending",))
+    left = sum(1 for r in runs if r.attempts == 0 or r.state == RunState.PENDING)
     known_costs = [r.cost for r in done if r.cost is not None]
     spent_cost = sum(known_costs) if known_costs else None
     tok = [r.tokens for r in done if r.tokens is not None]
@@ -313,7 +320,7 @@ def _arm_estimate(arm, runs: list[RunSpend], sample: list[RunSpend], confidence:
             models = sorted({r.model or arm.model or "?" for r in [*sample, *done] if r.cost is None})
             unknown = f"cost unknown (no prices for model {', '.join(models)})"
         else:
-            cost = _interval(costs, left, spent_cost or 0.0, confidence)
+            cost = _interval([c for c in costs if c is not None], left, spent_cost or 0.0, confidence)
         sample_tokens = [r.tokens for r in sample if r.tokens is not None]
         if len(sample_tokens) == len(sample):
             tokens = _interval(sample_tokens, left, float(spent_tokens or 0), confidence)
@@ -333,7 +340,9 @@ def _arm_estimate(arm, runs: list[RunSpend], sample: list[RunSpend], confidence:
     )
 
 
-def _budget_warnings(exp: Experiment, arms, cost: Projection | None, tokens: Projection | None) -> list[str]:
+def _budget_warnings(
+    exp: Experiment, arms: Sequence[ArmEstimate], cost: Projection | None, tokens: Projection | None
+) -> list[str]:
     """Each budget the projection would (or may) reach, in words."""
     limits, arm_limits = budget_limits(exp.spec, exp.arms)
     out = []
@@ -365,7 +374,9 @@ def _budget_warnings(exp: Experiment, arms, cost: Projection | None, tokens: Pro
     return out
 
 
-def _reach(label: str, limit_text: str, limit: float, p: Projection, fmt) -> list[str]:
+def _reach(
+    label: str, limit_text: str, limit: float, p: Projection, fmt: Callable[[float], str]
+) -> list[str]:
     if p.value > limit:
         return [f"{label} of {limit_text} would be reached: projected {fmt(p.value)}{_bounds(p, fmt)}"]
     if p.high is not None and p.high > limit:
@@ -373,7 +384,7 @@ def _reach(label: str, limit_text: str, limit: float, p: Projection, fmt) -> lis
     return []
 
 
-def _bounds(p: Projection, fmt) -> str:
+def _bounds(p: Projection, fmt: Callable[[float], str]) -> str:
     if p.low is None or p.high is None:
         return ""
     return f" ({fmt(p.low)} to {fmt(p.high)})"

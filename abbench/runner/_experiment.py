@@ -12,11 +12,12 @@ from typing import Any
 import yaml
 
 from abbench.agents import make_agent
-from abbench.dataset import gold_kind
+from abbench.dataset import DatasetInfo, gold_kind
 from abbench.errors import AbbenchError, ExperimentError, NotFoundError, UsageError
 from abbench.graders import normalise_label
 from abbench.runner._grading import build_graders
 from abbench.runner._spec import ArmSpec, CaseSelection, DatasetSource, ExperimentSpec, load_spec
+from abbench.snapshot import Snapshot
 from abbench.store import Experiment, Store, current_user, open_store
 from abbench.types import Case
 
@@ -34,7 +35,7 @@ def _resolve_path(text: str, base: Path | None) -> Path | None:
     return None
 
 
-def _resolve_dataset(store: Store, source: str | DatasetSource, base: Path | None):
+def _resolve_dataset(store: Store, source: str | DatasetSource, base: Path | None) -> DatasetInfo:
     if isinstance(source, str):
         return store.get_dataset(source)
     path = _resolve_path(source.file, base)
@@ -59,7 +60,7 @@ def _resolve_dataset(store: Store, source: str | DatasetSource, base: Path | Non
     )
 
 
-def _resolve_skill(store: Store, arm_name: str, arm: ArmSpec, base: Path | None):
+def _resolve_skill(store: Store, arm_name: str, arm: ArmSpec, base: Path | None) -> Snapshot | None:
     """The arm's snapshot: a folder is snapshotted now; otherwise the text names a stored snapshot."""
     if not arm.skill:
         return None
@@ -142,7 +143,7 @@ def _gold_hint(store: Store, dataset: Any, written_out: int = 50) -> str:
 
 def _yaml_reads_as_text(value: str) -> bool:
     try:
-        return yaml.safe_load(f"[{value}]") == [value]
+        return bool(yaml.safe_load(f"[{value}]") == [value])
     except yaml.YAMLError:
         return False
 
@@ -322,28 +323,7 @@ def create_experiment(
     if existing is not None and reuse:
         log.info("reusing experiment %s", existing.ref)
         return existing
-    resolved = spec.model_dump(mode="json", exclude_none=True)
-    resolved["dataset"] = dataset.fingerprint
-    resolved["dataset_profile"] = getattr(dataset, "profile_name", None)
-    resolved["dataset_profile_version"] = getattr(dataset, "profile_version", None)
-    resolved["owner"] = owner
-    arms = []
-    for name, arm in spec.arms.items():
-        snap = snapshots[name]
-        entry = resolved["arms"][name]
-        if snap is not None:
-            entry["snapshot"] = snap.hash
-            entry["skill_source"] = arm.skill
-            entry["skill_label"] = snap.label
-        arms.append(
-            {
-                "name": name,
-                "agent": arm.agent,
-                "model": arm.model,
-                "snapshot": snap.hash if snap else None,
-                "params": arm.params,
-            }
-        )
+    resolved, arms = _resolved(spec, dataset, owner, snapshots)
     with store.transaction():
         exp_id = store.insert_experiment(
             name=spec.name,
@@ -370,6 +350,36 @@ def create_experiment(
         len(exp.arms),
     )
     return exp
+
+
+def _resolved(
+    spec: ExperimentSpec, dataset: DatasetInfo, owner: str, snapshots: dict[str, Snapshot | None]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The definition as stored (dataset fingerprint, profile, owner and each arm's snapshot written
+    in) and the arms' rows."""
+    resolved = spec.model_dump(mode="json", exclude_none=True)
+    resolved["dataset"] = dataset.fingerprint
+    resolved["dataset_profile"] = getattr(dataset, "profile_name", None)
+    resolved["dataset_profile_version"] = getattr(dataset, "profile_version", None)
+    resolved["owner"] = owner
+    arms = []
+    for name, arm in spec.arms.items():
+        snap = snapshots[name]
+        entry = resolved["arms"][name]
+        if snap is not None:
+            entry["snapshot"] = snap.hash
+            entry["skill_source"] = arm.skill
+            entry["skill_label"] = snap.label
+        arms.append(
+            {
+                "name": name,
+                "agent": arm.agent,
+                "model": arm.model,
+                "snapshot": snap.hash if snap else None,
+                "params": arm.params,
+            }
+        )
+    return resolved, arms
 
 
 def load_experiment(ref: int | str, *, store: str | Path | Store | None = None) -> Experiment:
@@ -414,7 +424,7 @@ def clone_experiment(
     """
     store = open_store(store)
     source = store.get_experiment(ref)
-    spec = dict(source.spec)
+    spec = source.spec.as_json()
     spec["name"] = name
     if rounds is not None:
         spec["rounds"] = rounds

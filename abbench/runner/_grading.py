@@ -22,13 +22,18 @@ import asyncio
 import inspect
 import logging
 import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from abbench.errors import ExperimentError, GradingError
 from abbench.graders import GradeContext, Grader, GradeResult, PairContext, make_grader, pair_seed
+from abbench.runner._cache import RunCaches
+from abbench.runner._control import RunControl, RunInputs, RunMoves, Tally
 from abbench.runner._limiter import loop_limiter
-from abbench.store import Grade, RunRecord, WorkItem, now_iso
-from abbench.types import AgentOutput
+from abbench.runner._writer import StoreWriter
+from abbench.store import Experiment, Grade, RunRecord, Store, WorkItem, now_iso
+from abbench.types import AgentOutput, RunState
 
 log = logging.getLogger(__name__)
 
@@ -86,24 +91,58 @@ def _current(grade: Grade | None, attempt: int) -> Grade | None:
     return grade if made_on is None or made_on == attempt else None
 
 
-class GradingMixin:
-    """The grading half of `ExperimentRunner` (it provides store, exp, writer, cases, arms, ...)."""
+@dataclass(frozen=True)
+class GradingOptions:
+    """How one pass grades: what the runner was asked, and the experiment's settings that apply.
 
-    # -- preparing -------------------------------------------------------------------------------------
+    Attributes:
+        retries: Extra tries of a retryable grading failure (the experiment's ``retries``).
+        regrade: Grade again even what already has a grade of the current execution.
+        run_ids: Only these runs (pairs: when either run is one of them); None: every run.
+        priority: The experiment's priority on the shared limiter.
+        concurrency: Pairs judged at once.
+        seed: The experiment's seed (pairwise slot order).
+        backoff: The wait before retry number n of a failed grading.
+    """
 
-    def _prepare_graders(self) -> None:
-        exp = self.exp
-        arm_names = [a.name for a in exp.arms]
-        graders = build_graders(list(exp.spec.get("graders", ["label_match"])), exp.name, arm_names)
+    retries: int
+    regrade: bool
+    run_ids: list[int] | None
+    priority: int
+    concurrency: int
+    seed: int
+    backoff: Callable[[int], float]
+
+
+class GradingPlan:
+    """Which graders grade in this pass and what they must still grade, read before the work starts.
+
+    Args:
+        store: The open store.
+        experiment: The experiment (its graders come from its definition).
+        only: Only these grader names grade (every pointwise grader still counts for the verdict).
+        retries: Ordinary passes retry a retryable grading failure while a run's grade attempts stay
+            within this.
+
+    Raises:
+        ExperimentError: `only` names a grader the experiment lacks, or the graders are invalid.
+    """
+
+    def __init__(self, store: Store, experiment: Experiment, *, only: set[str] | None, retries: int) -> None:
+        self.store = store
+        self.exp = experiment
+        self.retries = retries
+        arm_names = [a.name for a in experiment.arms]
+        graders = build_graders(list(experiment.spec.graders), experiment.name, arm_names)
         selected = graders
-        if self.only_graders:
-            unknown = self.only_graders - {g.name for g in graders}
+        if only:
+            unknown = only - {g.name for g in graders}
             if unknown:
                 raise ExperimentError(
-                    f"experiment {exp.name!r} has no grader {', '.join(sorted(unknown))}; "
+                    f"experiment {experiment.name!r} has no grader {', '.join(sorted(unknown))}; "
                     f"its graders: {', '.join(g.name for g in graders) or '(none)'}"
                 )
-            selected = [g for g in graders if g.name in self.only_graders]
+            selected = [g for g in graders if g.name in only]
         # every pointwise grader counts for the verdict; only the selected ones grade now
         self.all_pointwise = [g for g in graders if g.kind != "pairwise"]
         self.pointwise = [g for g in selected if g.kind != "pairwise"]
@@ -111,10 +150,15 @@ class GradingMixin:
         self.pair_arms: dict[str, tuple[str, ...]] = {
             g.name: tuple(getattr(g, "arms", None) or arm_names[:2]) for g in self.pairwise
         }
-        self._latest: dict[int, dict[str, Grade]] | None = None
-        self._attempts: dict[int, int] = {}
+        self.latest: dict[int, dict[str, Grade]] | None = None
+        self.attempts: dict[int, int] = {}  # run id -> the execution of this pass its grades judge
 
-    def _needs(self, grader: Grader, prior: Grade | None, grade_attempts: int) -> bool:
+    @property
+    def grades_anything(self) -> bool:
+        """Whether the experiment has graders at all (without, its runs stay executed)."""
+        return bool(self.all_pointwise or self.pairwise)
+
+    def needs(self, grader: Grader, prior: Grade | None, grade_attempts: int) -> bool:
         """Whether ordinary grading must call `grader` on a run whose current grade is `prior`."""
         if prior is None:
             return True
@@ -122,39 +166,38 @@ class GradingMixin:
             return False  # nothing new to grade
         return bool(prior.retryable) and grade_attempts <= self.retries
 
-    def _preload_latest(self) -> dict[int, dict[str, Grade]]:
+    def preload_latest(self) -> dict[int, dict[str, Grade]]:
         """The latest pointwise grade of every (run, grader) of the experiment, in one query."""
         latest: dict[int, dict[str, Grade]] = {}
         for row in self.store.grades(self.exp.id):
             if row.other_run_id is None:
                 latest.setdefault(row.run_id, {})[row.grader] = row
-        self._latest = latest
+        self.latest = latest
         return latest
 
-    def _select_for_grading(self, items: list[WorkItem], records: dict[int, RunRecord]) -> list[WorkItem]:
+    def select(self, items: list[WorkItem], records: dict[int, RunRecord], tally: Tally) -> list[WorkItem]:
         """Of stored executions, those some grader must still grade (plus every run left ``executed``).
 
         Loads the latest grades of the experiment once; runs with nothing new to grade are counted as
-        up to date and left exactly as they are.
+        up to date in `tally` and left exactly as they are.
         """
-        latest = self._preload_latest()
+        latest = self.preload_latest()
         attempts = {r.id: r.attempts for r in records.values()}
         chosen = []
         for item in items:
             graded = latest.get(item.run_id, {})
             attempt = attempts.get(item.run_id, item.attempts)
-            if item.state == "executed" or any(
-                self._needs(g, _current(graded.get(g.name), attempt), item.grade_attempts)
+            if item.state == RunState.EXECUTED or any(
+                self.needs(g, _current(graded.get(g.name), attempt), item.grade_attempts)
                 for g in self.pointwise
             ):
                 chosen.append(item)
             else:
-                self._up_to_date += 1
+                tally.up_to_date += 1
         return chosen
 
-    # -- pointwise grading -----------------------------------------------------------------------------
-
-    def _load_outputs(self, items: list[WorkItem]) -> dict[int, RunRecord]:
+    def load_outputs(self, items: list[WorkItem]) -> dict[int, RunRecord]:
+        """The stored runs of `items` (their outputs, transcripts, attempts), by run id."""
         if not items:
             return {}
         records = {}
@@ -164,18 +207,62 @@ class GradingMixin:
                 records[rec.id] = rec
         return records
 
+
+class Grading:
+    """The grading half of a runner pass: grade a run (pointwise) and judge pairs, with bounded retries.
+
+    Args:
+        plan: The graders of this pass and what they must still grade.
+        inputs: The cases, skills and labels the graders see.
+        store: The open store (pairs are read from it).
+        experiment: The experiment.
+        writer: Where the grades go.
+        moves: The runs' state changes.
+        control: Pause and cancel of this pass.
+        tally: The counts of this pass.
+        caches: The response cache the judges' calls go through.
+        options: How this pass grades.
+    """
+
+    def __init__(
+        self,
+        plan: GradingPlan,
+        inputs: RunInputs,
+        *,
+        store: Store,
+        experiment: Experiment,
+        writer: StoreWriter,
+        moves: RunMoves,
+        control: RunControl,
+        tally: Tally,
+        caches: RunCaches,
+        options: GradingOptions,
+    ) -> None:
+        self.plan = plan
+        self.inputs = inputs
+        self.store = store
+        self.exp = experiment
+        self.writer = writer
+        self.moves = moves
+        self.control = control
+        self.tally = tally
+        self.caches = caches
+        self.options = options
+
+    # -- pointwise grading -----------------------------------------------------------------------------
+
     def _context(self, item: WorkItem, output: AgentOutput, record: RunRecord | None) -> GradeContext:
-        arm = self.arms[item.arm_id]
+        arm = self.inputs.arms[item.arm_id]
         if record is not None:
             tool_calls = int(record.transcript_summary.get("tool_calls", 0))
         else:
             tool_calls = sum(len(m.get("tool_calls") or ()) for m in output.transcript if isinstance(m, dict))
         return GradeContext(
-            case=self.cases[item.case_idx],
+            case=self.inputs.cases[item.case_idx],
             output=output,
-            skill=self.skills[item.arm_id],
-            label_map=self.label_map,
-            label_set=self.label_set,
+            skill=self.inputs.skills[item.arm_id],
+            label_map=self.inputs.label_map,
+            label_set=self.inputs.label_set,
             arm=arm.name,
             round=item.round,
             run_id=item.run_id,
@@ -183,53 +270,80 @@ class GradingMixin:
             tool_calls=tool_calls,
             agent=arm.agent,
             model=arm.model,
-            cache=self._judge_cache(item.round),
+            cache=self.caches.for_judge(item.round),
         )
 
     def _attempt(self, item: WorkItem, record: RunRecord | None) -> int:
-        if item.run_id in self._attempts:
-            return self._attempts[item.run_id]
+        if item.run_id in self.plan.attempts:
+            return self.plan.attempts[item.run_id]
         return record.attempts if record is not None else item.attempts
 
-    async def _grade(self, item: WorkItem, output: AgentOutput, record: RunRecord | None) -> None:
-        attempt = self._attempt(item, record)
+    def _existing(self, item: WorkItem, record: RunRecord | None, attempt: int) -> dict[str, Grade]:
+        """The run's latest grades of its current execution, by grader."""
         if record is None:
             existing: dict[str, Grade] = {}  # an execution of this pass has no grades yet
-        elif self._latest is not None:
-            existing = self._latest.get(item.run_id, {})
+        elif self.plan.latest is not None:
+            existing = self.plan.latest.get(item.run_id, {})
         else:
             existing = self.store.latest_grades(item.run_id)
-        existing = {k: v for k, v in existing.items() if _current(v, attempt) is not None}
+        return {k: v for k, v in existing.items() if _current(v, attempt) is not None}
+
+    async def grade(self, item: WorkItem, output: AgentOutput, record: RunRecord | None) -> None:
+        """Grade one executed run with the graders that must, and move it to its verdict."""
+        attempt = self._attempt(item, record)
+        existing = self._existing(item, record, attempt)
         todo = [
             g
-            for g in self.pointwise
-            if self.regrade or self._needs(g, existing.get(g.name), item.grade_attempts)
+            for g in self.plan.pointwise
+            if self.options.regrade or self.plan.needs(g, existing.get(g.name), item.grade_attempts)
         ]
-        from_state = self._states[item.run_id]
-        if not todo and from_state in ("pass", "fail"):
-            self._up_to_date += 1  # nothing new to grade: no transition, no flicker
+        from_state = self.moves.states[item.run_id]
+        if not todo and from_state in (RunState.PASS, RunState.FAIL):
+            self.tally.up_to_date += 1  # nothing new to grade: no transition, no flicker
             return
         ctx = self._context(item, output, record)
-        self._move(item, "evaluating")
+        self.moves.move(item, RunState.EVALUATING)
+        fresh = await self._grade_todo(item, ctx, todo, attempt)
+        if fresh is None:
+            return
+        self._verdict(item, from_state, fresh, existing, graded=bool(todo))
+
+    async def _grade_todo(
+        self, item: WorkItem, ctx: GradeContext, todo: list[Grader], attempt: int
+    ) -> dict[str, tuple[GradeResult | None, str | None]] | None:
+        """Each grader of `todo` on the run; None when a person cancelled it meanwhile."""
         fresh: dict[str, tuple[GradeResult | None, str | None]] = {}
         worker = asyncio.current_task()
-        self._grading[item.run_id] = worker
+        assert worker is not None  # graded inside a worker task
+        self.control.grading[item.run_id] = worker
         try:
             for grader in todo:
                 fresh[grader.name] = await self._grade_one(grader, ctx, item, attempt)
         except asyncio.CancelledError:
-            if item.run_id not in self._cancel_asked:
-                raise  # the runner itself is stopping: _interrupt() records the run
+            if item.run_id not in self.control.cancel_asked:
+                raise  # the runner itself is stopping: the scheduler records the run as interrupted
             if worker.cancelling():
                 worker.uncancel()
             # Cancelled by a person while its graders worked: the execution stays, grading waits
             # (grades already written in this pass are kept and not asked for again).
-            self._move(item, "executed", None, "cancelled while grading: waits for grading")
-            return
+            self.moves.move(item, RunState.EXECUTED, None, "cancelled while grading: waits for grading")
+            return None
         finally:
-            self._grading.pop(item.run_id, None)
+            self.control.grading.pop(item.run_id, None)
+        return fresh
+
+    def _verdict(
+        self,
+        item: WorkItem,
+        from_state: str,
+        fresh: dict[str, tuple[GradeResult | None, str | None]],
+        existing: dict[str, Grade],
+        *,
+        graded: bool,
+    ) -> None:
+        """Combine every pointwise grader's latest grade into the run's verdict and move it there."""
         results: list[tuple[str, GradeResult | None, str | None]] = []
-        for grader in self.all_pointwise:
+        for grader in self.plan.all_pointwise:
             if grader.name in fresh:
                 results.append((grader.name, *fresh[grader.name]))
             elif grader.name in existing:
@@ -239,53 +353,45 @@ class GradingMixin:
         fields: dict[str, Any] = {
             "passed": None if passed is None else int(passed),
             "score": score,
-            "grade_attempts": item.grade_attempts + (1 if todo else 0),
+            "grade_attempts": item.grade_attempts + (1 if graded else 0),
             "finished_at": now_iso(),
             "error": error,
         }
-        if from_state == "fail" or error:
+        if from_state == RunState.FAIL or error:
             fields["failure_type"] = None
-        self._move(item, "pass" if passed else "fail", fields)
+        self.moves.move(item, RunState.PASS if passed else RunState.FAIL, fields)
         if error is None:
-            self._graded += 1
+            self.tally.graded += 1
         else:
-            self._failed += 1
-            self._grading_failed += 1
+            self.tally.failed += 1
+            self.tally.grading_failed += 1
 
     async def _grade_one(
-        self, grader: Grader, ctx: Any, item: WorkItem, attempt: int, other_attempt: int | None = None
+        self,
+        grader: Grader,
+        ctx: GradeContext | PairContext,
+        item: WorkItem,
+        attempt: int,
+        other_attempt: int | None = None,
     ) -> tuple[GradeResult | None, str | None]:
         """Grade with retries for retryable grading failures; the run stays `evaluating` meanwhile."""
-        ids = {"run_attempt": attempt}
+        ids: dict[str, Any] = {"run_attempt": attempt}
         if isinstance(ctx, PairContext):
             ids.update(other_run_id=ctx.b.run_id, other_run_attempt=other_attempt)
         tries = 0
         while True:
             tries += 1
             try:
-                if getattr(grader, "blocking", False):
-                    # A person's plain function may block (a synchronous HTTP call to a judge, a
-                    # sleep): in a thread it cannot stall the other runs, pause/cancel or the watchdog.
-                    result = await asyncio.get_running_loop().run_in_executor(None, grader, ctx)
-                else:
-                    result = grader(ctx)
-                if inspect.isawaitable(result):
-                    result = await result
-                if not isinstance(result, GradeResult):
-                    raise GradingError(
-                        f"grader {grader.name} returned {type(result).__name__}, not a GradeResult"
-                    )
+                result = await _call_grader(grader, ctx)
             except GradingError as exc:
-                if exc.retryable and tries <= self.retries and not self._cancelling:
+                if exc.retryable and tries <= self.options.retries and not self.control.cancelling:
                     log.info("grader %s on run %s: %s; trying again", grader.name, item.run_id, exc)
-                    await asyncio.sleep(self._backoff(tries))
+                    await asyncio.sleep(self.options.backoff(tries))
                     continue
                 spent = {k: v for k, v in exc.spent.items() if k in _SPENT}
-                self.writer.grade(
-                    self.exp.id,
-                    item.run_id,
-                    grader.name,
-                    grader.kind,
+                self._write_grade(
+                    grader,
+                    item,
                     "error",
                     error=str(exc),
                     raw_output=exc.raw_output,
@@ -300,36 +406,31 @@ class GradingMixin:
             except Exception as exc:
                 message = f"{type(exc).__name__}: {exc}"
                 log.warning("grader %s raised on run %s: %s", grader.name, item.run_id, message)
-                self.writer.grade(
-                    self.exp.id,
-                    item.run_id,
-                    grader.name,
-                    grader.kind,
-                    "error",
-                    error=message,
-                    retryable=False,
-                    details={"traceback": traceback.format_exc()},
-                    **ids,
+                details = {"traceback": traceback.format_exc()}
+                self._write_grade(
+                    grader, item, "error", error=message, retryable=False, details=details, **ids
                 )
                 return None, message
-            self.writer.grade(
-                self.exp.id, item.run_id, grader.name, grader.kind, "ok", **_result_values(result), **ids
-            )
+            self._write_grade(grader, item, "ok", **_result_values(result), **ids)
             return result, None
+
+    def _write_grade(self, grader: Grader, item: WorkItem, status: str, **values: Any) -> None:
+        self.writer.grade(self.exp.id, item.run_id, grader.name, grader.kind, status, **values)
 
     # -- pairwise grading ------------------------------------------------------------------------------
 
-    def _pair_jobs(self) -> list[tuple[Grader, int, int, RunRecord, RunRecord]]:
+    def _pair_jobs(self) -> list[_PairJob]:
         exp = self.exp
         records = [r for r in self.store.runs(exp.id) if r.output is not None and not r.execution_failed]
         by_key: dict[tuple[int, int], dict[str, RunRecord]] = {}
         for r in records:
             by_key.setdefault((r.case_idx, r.round), {})[r.arm] = r
         jobs = []
-        for grader in self.pairwise:
-            first, second = self.pair_arms[grader.name]
+        regrade, run_ids = self.options.regrade, self.options.run_ids
+        for grader in self.plan.pairwise:
+            first, second = self.plan.pair_arms[grader.name]
             history: dict[tuple[int, int], list[Grade]] = {}
-            if not self.regrade:
+            if not regrade:
                 for row in self.store.grades(exp.id, grader=grader.name, latest=False):
                     if row.other_run_id is not None:
                         history.setdefault((row.run_id, row.other_run_id), []).append(row)
@@ -337,11 +438,11 @@ class GradingMixin:
                 a, b = runs.get(first), runs.get(second)
                 if a is None or b is None:
                     continue
-                if self.run_ids is not None and a.id not in self.run_ids and b.id not in self.run_ids:
+                if run_ids is not None and a.id not in run_ids and b.id not in run_ids:
                     continue
-                if not self.regrade and not self._pair_needs(history.get((a.id, b.id), []), a, b):
+                if not regrade and not self._pair_needs(history.get((a.id, b.id), []), a, b):
                     continue
-                jobs.append((grader, case_idx, rnd, a, b))
+                jobs.append(_PairJob(grader, case_idx, rnd, a, b))
         return jobs
 
     def _pair_needs(self, rows: list[Grade], a: RunRecord, b: RunRecord) -> bool:
@@ -357,58 +458,89 @@ class GradingMixin:
         if latest.status == "ok":
             return False
         errors = sum(1 for r in rows if r.status == "error")
-        return bool(latest.retryable) and errors <= self.retries
+        return bool(latest.retryable) and errors <= self.options.retries
 
-    async def _grade_pairs(self) -> None:
+    async def grade_pairs(self) -> None:
         """Blind pairwise judging of two arms' outputs on the same case and round (run states unchanged)."""
         self.writer.flush()  # the pairs are read from the store: every execution of this pass must be in it
         jobs = self._pair_jobs()
         if not jobs:
             return
         limiter = loop_limiter()
-        semaphore = asyncio.Semaphore(self.concurrency)
-        self.tracker.pairs_total, self.tracker.pairs_done = len(jobs), 0
-        self.tracker.maybe_emit(force=True)
+        semaphore = asyncio.Semaphore(self.options.concurrency)
+        tracker = self.moves.tracker
+        tracker.pairs_total, tracker.pairs_done = len(jobs), 0
+        tracker.maybe_emit(force=True)
 
-        async def judge(grader, case_idx, rnd, a, b):
+        async def judge(job: _PairJob) -> None:
             async with semaphore:
-                while self._paused and not self._cancelling:  # a pause holds judging as it holds runs
-                    await self._resume.wait()
-                if self._cancelling:
+                while self.control.paused and not self.control.cancelling:  # a pause holds judging too
+                    await self.control.resume.wait()
+                if self.control.cancelling:
                     return
-                await limiter.acquire(self.priority)
+                await limiter.acquire(self.options.priority)
                 try:
-                    items = [
-                        WorkItem(
-                            r.id, r.arm_id, case_idx, r.case_id, rnd, r.state, r.attempts, r.grade_attempts
-                        )
-                        for r in (a, b)
-                    ]
-                    ctx = PairContext(
-                        case=self.cases[case_idx],
-                        a=self._context(items[0], a.output, a),
-                        b=self._context(items[1], b.output, b),
-                        seed=pair_seed(self.seed, a.case_id, rnd),
-                    )
-                    _, error = await self._grade_one(grader, ctx, items[0], a.attempts, b.attempts)
-                    if error is None:
-                        self._pairs_judged += 1
-                    else:
-                        self._pairs_failed += 1
-                    self.tracker.pairs_done += 1
-                    self.tracker.maybe_emit()
+                    await self._judge_pair(job)
                 finally:
                     limiter.release()
 
-        self._pair_judging = asyncio.gather(*(judge(*job) for job in jobs))
+        self.control.pair_judging = asyncio.gather(*(judge(job) for job in jobs))
         try:
-            await self._pair_judging
+            await self.control.pair_judging
         except asyncio.CancelledError:
-            if not self._cancelling:
+            if not self.control.cancelling:
                 raise
             log.info("experiment %s: pairwise judging cancelled", self.exp.name)
         finally:
-            self._pair_judging = None
+            self.control.pair_judging = None
+
+    async def _judge_pair(self, job: _PairJob) -> None:
+        a, b = job.a, job.b
+        assert a.output is not None and b.output is not None  # jobs are made of executed runs
+        items = [
+            WorkItem(
+                r.id, r.arm_id, job.case_idx, r.case_id, job.round, r.state, r.attempts, r.grade_attempts
+            )
+            for r in (a, b)
+        ]
+        ctx = PairContext(
+            case=self.inputs.cases[job.case_idx],
+            a=self._context(items[0], a.output, a),
+            b=self._context(items[1], b.output, b),
+            seed=pair_seed(self.options.seed, a.case_id, job.round),
+        )
+        _, error = await self._grade_one(job.grader, ctx, items[0], a.attempts, b.attempts)
+        if error is None:
+            self.tally.pairs_judged += 1
+        else:
+            self.tally.pairs_failed += 1
+        self.moves.tracker.pairs_done += 1
+        self.moves.tracker.maybe_emit()
+
+
+@dataclass(frozen=True)
+class _PairJob:
+    """Two arms' runs on one case and round, for one pairwise grader."""
+
+    grader: Grader
+    case_idx: int
+    round: int
+    a: RunRecord
+    b: RunRecord
+
+
+async def _call_grader(grader: Grader, ctx: GradeContext | PairContext) -> GradeResult:
+    if getattr(grader, "blocking", False):
+        # A person's plain function may block (a synchronous HTTP call to a judge, a
+        # sleep): in a thread it cannot stall the other runs, pause/cancel or the watchdog.
+        result: Any = await asyncio.get_running_loop().run_in_executor(None, grader, ctx)
+    else:
+        result = grader(ctx)
+    if inspect.isawaitable(result):
+        result = await result
+    if not isinstance(result, GradeResult):
+        raise GradingError(f"grader {grader.name} returned {type(result).__name__}, not a GradeResult")
+    return result
 
 
 _SPENT = ("judge_model", "judge_cost", "input_tokens", "output_tokens", "cached", "cost_saved")

@@ -21,7 +21,7 @@ class PriorityLimiter:
     def __init__(self, limit: int = DEFAULT_OVERALL):
         self.limit = limit
         self.used = 0
-        self._waiters: list[tuple[int, int, asyncio.Future]] = []
+        self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
         self._seq = itertools.count()
 
     async def acquire(self, priority: int = 0) -> None:

@@ -6,7 +6,7 @@ import logging
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from abbench.runner._budget import PauseReason
 from abbench.types import RunState
@@ -15,6 +15,9 @@ log = logging.getLogger(__name__)
 
 DONE_STATES = (RunState.PASS, RunState.FAIL)
 """States a run is done in. A cancelled run is not done — nobody answered it — and is counted apart."""
+
+_FAIL = RunState.FAIL
+"""Bound once: the tracker counts every transition, and an enum member lookup costs more than the count."""
 
 
 @dataclass(frozen=True)
@@ -52,12 +55,12 @@ class ArmProgress:
     @property
     def right(self) -> int:
         """Runs graded right (state ``pass``)."""
-        return self.counts.get("pass", 0)
+        return self.counts.get(RunState.PASS, 0)
 
     @property
     def wrong(self) -> int:
         """Runs graded wrong (state ``fail`` with a verdict)."""
-        return self.counts.get("fail", 0) - self.failed
+        return self.counts.get(RunState.FAIL, 0) - self.failed
 
     @property
     def execution_failed(self) -> int:
@@ -71,7 +74,7 @@ class ArmProgress:
 
     def outcomes(self) -> dict[str, int]:
         """Runs per outcome key (`abbench.types.OUTCOME_WORDS`): pass, fail, execution_failed, ..."""
-        out = {k: v for k, v in self.counts.items() if k != "fail"}
+        out = {k: v for k, v in self.counts.items() if k != RunState.FAIL}
         out.update(
             fail=self.wrong, execution_failed=self.execution_failed, grading_failed=self.grading_failed
         )
@@ -80,12 +83,12 @@ class ArmProgress:
     @property
     def running(self) -> int:
         """Runs executing or being graded now."""
-        return sum(self.counts.get(s, 0) for s in ("running", "evaluating"))
+        return sum(self.counts.get(s, 0) for s in (RunState.RUNNING, RunState.EVALUATING))
 
     @property
     def pending(self) -> int:
         """Runs not started, or executed and waiting for grading."""
-        return self.counts.get("pending", 0) + self.counts.get("executed", 0)
+        return self.counts.get(RunState.PENDING, 0) + self.counts.get(RunState.EXECUTED, 0)
 
 
 @dataclass(frozen=True)
@@ -191,7 +194,7 @@ class Progress:
                 out[k] = out.get(k, 0) + v
         return out
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """A JSON-ready view."""
         return {
             "experiment": self.experiment,
@@ -292,9 +295,9 @@ class Tracker:
             was = self.errors.pop(run_id, None)
             if was is not None:
                 self.error_counts[was[0]][was[1]] -= 1
-            if to_state == "fail" and outcome in ("execution_failed", "grading_failed"):
+            if to_state == _FAIL and outcome in ("execution_failed", "grading_failed"):
                 self._add_error(run_id, self.arm_names[arm_id], outcome)
-        if to_state in ("pass", "fail"):
+        if to_state in DONE_STATES:
             self._done_count += 1
         self.maybe_emit()
 

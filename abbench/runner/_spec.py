@@ -1,273 +1,30 @@
-"""The experiment definition: what a YAML file (or a Python dict) may say, validated with clear messages."""
+"""Reading an experiment definition: a YAML file (or a Python dict) validated with clear messages.
+
+The models themselves live in the store (`abbench.store.ExperimentSpec`), which reads stored
+definitions back as them; they are re-exported here, where people have always found them.
+"""
 
 from __future__ import annotations
 
 import difflib
-import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
-from pydantic import (
-    AliasChoices,
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ValidationError
 
-from abbench.errors import ExperimentError, UsageError
-from abbench.llm import check_cache_mode
+from abbench.errors import ExperimentError
+from abbench.store import ArmSpec, BudgetSpec, CaseSelection, DatasetSource, DecisionSpec, ExperimentSpec
 
-_NAME = re.compile(r"^[^\s/\\][^/\\]{0,199}$")
-
-
-def _cache_mode(value: Any) -> str | None:
-    try:
-        return check_cache_mode(value)
-    except UsageError as exc:
-        raise ValueError(str(exc).removeprefix("cache: ")) from None
-
-
-class DatasetSource(BaseModel):
-    """A dataset given as a file to import (with its mapping profile) instead of a stored fingerprint."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    file: str = Field(description="Path of the CSV/XLSX/JSONL/JSON file, relative to the definition file.")
-    mapping: str | dict[str, Any] | None = Field(
-        None, description="Saved profile name (name or name@version), a profile file, or an inline profile."
-    )
-    name: str | None = Field(None, description="Dataset name (default: the file's stem).")
-    sheet: str | int | None = None
-    header_row: int | None = None
-    encoding: str | None = None
-    recipe: str | None = None
-    skip_invalid: bool = False
-
-
-class CaseSelection(BaseModel):
-    """Which cases of the dataset the experiment runs (all of them by default)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    ids: list[str] | None = Field(None, description="Only these case ids.")
-    domains: list[str] | None = Field(None, description="Only cases of these domains.")
-    labels: list[str] | None = Field(
-        None,
-        validation_alias=AliasChoices("labels", "expected"),
-        description="Only cases whose gold label (`expected`) is one of these; `expected:` is accepted too.",
-    )
-    tag: str | None = Field(
-        None, description="Only cases whose metadata `tags` (or `tag`) include this, e.g. smoke."
-    )
-    limit: int | None = Field(None, ge=1, description="At most this many cases (after the filters above).")
-    sample: int | None = Field(None, ge=1, description="A seeded random sample of this many cases.")
-    seed: int = 0
-
-
-class BudgetSpec(BaseModel):
-    """What an experiment (or one arm) may spend: the scheduler starts no run that would pass it.
-
-    Every execution attempt counts, failed and retried ones included. A cost of unknown price never
-    counts as 0: with runs of unknown cost, `max_cost` counts only the known part (a warning says so)
-    and `max_tokens`, when given, is the limit that holds.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    max_cost: float | None = Field(None, gt=0, description="Money (the prices' currency, e.g. USD).")
-    max_tokens: int | None = Field(None, gt=0, description="Input plus output tokens.")
-
-    @model_validator(mode="after")
-    def _some_limit(self) -> BudgetSpec:
-        if self.max_cost is None and self.max_tokens is None:
-            raise ValueError("a budget needs max_cost and/or max_tokens, e.g. {max_cost: 5.00}")
-        return self
-
-
-class ArmSpec(BaseModel):
-    """One arm: an agent adapter, a model, a skill (or none) and parameters.
-
-    Unknown keys are taken as parameters, so ``{agent: builtin, latency_ms: 20}`` works.
-    ``sees_gold: true`` (a parameter too) lets a ``python`` test double read the gold answer; no
-    other adapter takes it, and the report shows such an arm as a test double.
-    """
-
-    model_config = ConfigDict(extra="allow")
-
-    agent: str = Field(
-        "builtin",
-        description="Adapter name: builtin, openai, command (with preset: opencode, llm, generic-jsonl, "
-        "claude-code, codex), python.",
-    )
-    model: str | None = Field(None, description="Model id, for adapters that take one.")
-    skill: str | None = Field(
-        None,
-        description="A skill folder (snapshotted when the experiment is created) or a snapshot reference.",
-    )
-    git_ref: str | None = Field(None, description="Snapshot the skill folder as it was at this git ref.")
-    params: dict[str, Any] = Field(default_factory=dict, description="Adapter parameters.")
-    cache: str | None = Field(
-        None,
-        description="The response cache for this arm's model calls: on, off, read-only or refresh "
-        "(default: the experiment's; without one, on at temperature 0 and off otherwise).",
-    )
-
-    _cache_ok = field_validator("cache", mode="before")(lambda v: _cache_mode(v))
-    budget: BudgetSpec | None = Field(
-        None, description="What this arm may spend: {max_cost: 5.00, max_tokens: 2_000_000}."
-    )
-
-    @model_validator(mode="after")
-    def _extras_are_params(self) -> ArmSpec:
-        extra = dict(self.__pydantic_extra__ or {})
-        if extra:
-            self.params = {**extra, **self.params}
-            self.__pydantic_extra__.clear()
-        if "sees_gold" in self.params:
-            sees = self.params["sees_gold"]
-            if not isinstance(sees, bool):
-                raise ValueError(f"sees_gold must be true or false, not {sees!r}")
-            if sees and self.agent != "python":
-                raise ValueError(
-                    f"sees_gold is for python test doubles only; the {self.agent} agent never sees the "
-                    "gold answer: remove sees_gold"
-                )
-            if not sees and self.agent != "python":
-                del self.params["sees_gold"]  # false says what every other adapter does anyway
-        return self
-
-
-class DecisionSpec(BaseModel):
-    """The pair the experiment's decision is about: the gate, the report and ``compare`` use it unless
-    a gate file or the command line names another."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    baseline: str | None = Field(
-        None, description="The arm the candidate is compared with (e.g. the current skill version)."
-    )
-    candidate: str | None = Field(
-        None, description="The arm the decision is about (e.g. the new skill version)."
-    )
-    policy: Literal["difference", "votes"] = Field(
-        "difference",
-        description="How capability is decided: the paired difference and its interval (default), or "
-        "per-case votes — wins, ties, losses, an exact sign test and a net-win margin.",
-    )
-    margin: float | None = Field(
-        None,
-        ge=0,
-        le=1,
-        description="With policy votes: the net-win share (wins − losses) / decided cases asked for "
-        "(default 0.2).",
-    )
-    min_cases: int | None = Field(
-        None, ge=1, description="With policy votes: the fewest decided cases to decide on (default 5)."
-    )
-
-    @model_validator(mode="after")
-    def _both_or_neither(self) -> DecisionSpec:
-        if (self.baseline is None) != (self.candidate is None):
-            given = "baseline" if self.baseline is not None else "candidate"
-            other = "candidate" if given == "baseline" else "baseline"
-            raise ValueError(
-                f"decision: names a {given} but no {other}; name both arms of the pair or neither"
-            )
-        if self.policy != "votes" and (self.margin is not None or self.min_cases is not None):
-            raise ValueError(
-                "decision: margin and min_cases belong to policy: votes; add policy: votes, or set a "
-                "non-inferiority margin in a gate rule ({metric: non_inferior, margin: 0.02})"
-            )
-        return self
-
-
-class ExperimentSpec(BaseModel):
-    """An experiment definition (the YAML file's content).
-
-    Example::
-
-        name: routing-v2
-        dataset: demo@3fa9c2e1b0d4
-        rounds: 3
-        arms:
-          control: {agent: builtin}
-          treatment: {agent: builtin, skill: data/demo/skills/fast-slow-routing-v2}
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(description="The experiment's name; with owner and skill version, its identity.")
-    dataset: str | DatasetSource = Field(description="A dataset fingerprint/name, or a file to import.")
-    arms: dict[str, ArmSpec] = Field(description="Arm name -> arm; the first is the control (a).")
-    rounds: int = Field(1, ge=1, le=1000, description="How many times each case is run per arm.")
-    graders: list[str | dict[str, Any]] = Field(default_factory=lambda: ["label_match"])
-    concurrency: int = Field(8, ge=1, le=10_000, description="Runs in flight at once for this experiment.")
-    timeout_s: float = Field(120.0, gt=0, description="Per-run timeout in seconds.")
-    retries: int = Field(2, ge=0, le=20, description="Extra attempts for retryable failures.")
-    priority: int = Field(0, description="Higher runs first when experiments share the machine.")
-    tags: list[str] = Field(default_factory=list)
-    cases: CaseSelection | None = None
-    owner: str | None = Field(None, description="Owner (default: the OS user).")
-    description: str | None = None
-    gate: str | list[dict[str, Any]] | dict[str, Any] | None = Field(
-        None, description="Gate rules, a gate file, or {rules, baseline, candidate, min_coverage}."
-    )
-    decision: DecisionSpec | None = Field(
-        None, description="The pair the decision is about: {baseline: ARM, candidate: ARM}."
-    )
-    seed: int = Field(0, description="Seed for anything random (pairwise order, samples).")
-    cache: str | None = Field(
-        None,
-        description="The response cache for every model call (arms and judges; an arm's or a judge's "
-        "own `cache` wins): on, off, read-only or refresh. Default: on for judges and for arms at "
-        "temperature 0, off otherwise (sampled replies are measured for their spread).",
-    )
-
-    _cache_ok = field_validator("cache", mode="before")(lambda v: _cache_mode(v))
-    budget: BudgetSpec | None = Field(
-        None, description="What the whole experiment may spend: {max_cost: 5.00, max_tokens: 2_000_000}."
-    )
-
-    @field_validator("name")
-    @classmethod
-    def _name_ok(cls, v: str) -> str:
-        v = v.strip()
-        if not _NAME.match(v):
-            raise ValueError("must be 1-200 characters, without slashes, not starting with a space")
-        return v
-
-    @field_validator("arms")
-    @classmethod
-    def _arms_ok(cls, v: dict[str, ArmSpec]) -> dict[str, ArmSpec]:
-        if not v:
-            raise ValueError("needs at least one arm, e.g. {control: {agent: builtin}}")
-        for name in v:
-            if not _NAME.match(str(name)):
-                raise ValueError(f"arm name {name!r} must be 1-200 characters without slashes")
-        return v
-
-    @model_validator(mode="after")
-    def _decision_names_arms(self) -> ExperimentSpec:
-        if self.decision is None:
-            return self
-        arms = list(self.arms)
-        if self.decision.baseline is None:
-            return self
-        for key in ("baseline", "candidate"):
-            name = getattr(self.decision, key)
-            if name not in self.arms:
-                close = difflib.get_close_matches(name, arms, n=1, cutoff=0.5)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
-                raise ValueError(f"decision.{key}: no arm {name!r}{hint}; the arms: {', '.join(arms)}")
-        if self.decision.baseline == self.decision.candidate:
-            raise ValueError(
-                f"decision: {self.decision.baseline!r} is both the baseline and the candidate; name two arms"
-            )
-        return self
+__all__ = [
+    "ArmSpec",
+    "BudgetSpec",
+    "CaseSelection",
+    "DatasetSource",
+    "DecisionSpec",
+    "ExperimentSpec",
+    "load_spec",
+]
 
 
 def load_spec(source: str | Path | dict[str, Any] | ExperimentSpec) -> tuple[ExperimentSpec, Path | None]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from abbench.runner._api import run_experiment
 from abbench.runner._experiment import create_experiment
-from abbench.store import TRY_DATASET, TRY_TAG, Store, open_store
+from abbench.store import DEFAULT_GRADERS, TRY_DATASET, TRY_TAG, Experiment, Store, open_store
 from abbench.types import Case
 
 TRY_PRIORITY = 10
@@ -70,28 +70,37 @@ def try_input(
     """
     store = open_store(store)
     case = Case(case_id="try-1", input=text, expected=expected, history=history, context=context)
+    arm: dict[str, Any] = {"agent": agent, "params": dict(params or {})}
+    if model:
+        arm["model"] = model
+    if skill:
+        arm["skill"] = str(skill)
+    digest = hashlib.sha256(f"{text}\0{skill}\0{agent}\0{model}".encode()).hexdigest()[:6]
+    exp = _create_try(store, case, arm, labels, digest)
+    run_experiment(exp.id, store=store, started_by=started_by)
+    return _try_result(store, exp)
+
+
+def _create_try(
+    store: Store, case: Case, arm: dict[str, Any], labels: list[str] | None, digest: str
+) -> Experiment:
+    """The one-case experiment of a try, with its one-case dataset."""
     # The same input tried again is the same stored dataset, label set included: name the labels in
     # the dataset's name, or a later try with other labels would silently get the first try's.
     name = TRY_DATASET
     if labels:
         name += "-" + hashlib.sha256("\0".join(labels).encode("utf-8")).hexdigest()[:8]
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S-%f")
-    digest = hashlib.sha256(f"{text}\0{skill}\0{agent}\0{model}".encode()).hexdigest()[:6]
-    arm: dict[str, Any] = {"agent": agent, "params": dict(params or {})}
-    if model:
-        arm["model"] = model
-    if skill:
-        arm["skill"] = str(skill)
     # One transaction: a try the experiment checks refuse (no labels, an unknown setting, a skill
     # that is not there) leaves nothing behind, neither its dataset nor the skill's snapshot.
     with store.transaction():
         dataset = store.save_dataset(name, [case], label_set=labels)
-        exp = create_experiment(
+        return create_experiment(
             {
                 "name": f"try-{stamp}-{digest}",
                 "dataset": dataset.fingerprint,
                 "arms": {"try": arm},
-                "graders": ["label_match"] if expected is not None else [],
+                "graders": list(DEFAULT_GRADERS) if case.expected is not None else [],
                 "concurrency": 1,
                 "retries": 0,
                 "priority": TRY_PRIORITY,
@@ -99,7 +108,10 @@ def try_input(
             },
             store=store,
         )
-    run_experiment(exp.id, store=store, started_by=started_by)
+
+
+def _try_result(store: Store, exp: Experiment) -> TryResult:
+    """What the try's one run answered, its evidence resolved against the skill."""
     record = store.runs(exp.id)[0]
     snapshot = store.get_snapshot(exp.arms[0].snapshot) if exp.arms[0].snapshot else None
     out = record.output

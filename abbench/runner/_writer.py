@@ -14,64 +14,19 @@ import os
 import sqlite3
 import threading
 import time
-from collections import defaultdict, deque
+from collections import deque
 from pathlib import Path
 from typing import Any
 
 from abbench.errors import StoreError
-from abbench.store import Store, dumps, now_iso
+from abbench.store import ATTEMPT_COLUMNS, CacheEntry, GradeWrite, Store, WriteBatch
 
 log = logging.getLogger(__name__)
 
-_GRADE_COLUMNS = (
-    "experiment_id",
-    "batch_id",
-    "run_id",
-    "other_run_id",
-    "run_attempt",
-    "other_run_attempt",
-    "grader",
-    "kind",
-    "status",
-    "passed",
-    "score",
-    "verdict",
-    "dimensions",
-    "comment",
-    "raw_output",
-    "error",
-    "retryable",
-    "judge_model",
-    "judge_cost",
-    "input_tokens",
-    "output_tokens",
-    "details",
-    "cached",
-    "cost_saved",
-    "created_at",
-)
+__all__ = ["ATTEMPT_COLUMNS", "StoreWriter", "describe_write_error"]
 
-ATTEMPT_COLUMNS = (
-    "attempt",
-    "outcome",
-    "failure_type",
-    "error",
-    "started_at",
-    "ended_at",
-    "model",
-    "input_tokens",
-    "output_tokens",
-    "cost",
-    "latency_ms",
-    "model_calls",
-    "files_read",
-    "sections_read",
-    "transcript_path",
-    "transcript_summary",
-    "cached_calls",
-    "cost_saved",
-)
-"""The columns of a ``run_attempts`` row the scheduler fills in."""
+_Op = tuple[Any, ...]
+"""One submitted operation: its kind (run, grade, attempt, transcript, experiment, cache), then its values."""
 
 
 class StoreWriter:
@@ -88,7 +43,7 @@ class StoreWriter:
         self.interval = interval
         self.max_batch = max_batch
         # Submitting is lock-free (deque.append is atomic): it sits on the scheduler's hot path.
-        self._ops: deque[tuple] = deque()
+        self._ops: deque[_Op] = deque()
         self._cond = threading.Condition(threading.Lock())
         self._wake = threading.Event()
         self._drained = 0
@@ -110,7 +65,10 @@ class StoreWriter:
         detail: str | None = None,
     ) -> None:
         """Record that a run moved to `to_state`, with the columns that change alongside."""
-        self._submit(("run", run_id, from_state, to_state, fields, detail, time.time()))
+        # As plain str: SQLite binds a str subclass (a `RunState`) through its adapter lookup, which
+        # costs more per transition than the rest of the bookkeeping.
+        old = None if from_state is None else str(from_state)
+        self._submit(("run", run_id, old, str(to_state), fields, detail, time.time()))
 
     def grade(
         self, experiment_id: int, run_id: int, grader: str, kind: str, status: str, **values: Any
@@ -138,7 +96,7 @@ class StoreWriter:
     def _failed(self) -> StoreError:
         return StoreError(describe_write_error(self.error, self.store.path))
 
-    def _submit(self, op: tuple) -> None:
+    def _submit(self, op: _Op) -> None:
         if self.error is not None:
             raise self._failed() from self.error
         self._ops.append(op)
@@ -205,110 +163,40 @@ class StoreWriter:
         finally:
             self.store.close_thread_connection()
 
-    def _write(self, ops: list[tuple]) -> None:
-        runs: dict[int, dict[str, Any]] = {}
-        events: list[tuple] = []
-        grades: list[tuple] = []
-        attempts: list[tuple] = []
-        experiments: dict[int, dict[str, Any]] = defaultdict(dict)
-        cached: dict[str, Any] = {}  # key -> the entry to keep, or None to drop: the last word wins
-        hits: list[tuple[str, float | None]] = []
+    def _write(self, ops: list[_Op]) -> None:
+        """Gather `ops` into one batch and commit it (transcripts are written first, outside it)."""
+        batch = WriteBatch()
+        cached: dict[
+            str, CacheEntry | None
+        ] = {}  # key -> the entry to keep, or None to drop: the last word wins
         for op in ops:
             kind = op[0]
             if kind == "run":
                 _, run_id, from_state, to_state, fields, detail, at = op
-                row = runs.setdefault(run_id, {})
+                row = batch.runs.setdefault(run_id, {})
                 if fields:
                     row.update(fields)
                 row["state"] = to_state
                 row["updated_at"] = at
-                events.append((run_id, at, from_state, to_state, detail))
+                batch.events.append((run_id, at, from_state, to_state, detail))
             elif kind == "grade":
-                grades.append(op)
+                _, exp_id, run_id, grader, grader_kind, status, values = op
+                batch.grades.append(GradeWrite(exp_id, run_id, grader, grader_kind, status, values))
             elif kind == "attempt":
-                _, run_id, values = op
-                attempts.append((run_id, *(values.get(c) for c in ATTEMPT_COLUMNS)))
+                batch.attempts.append((op[1], op[2]))
             elif kind == "transcript":
-                _, path, messages = op
-                _write_transcript(path, messages)
+                _write_transcript(op[1], op[2])
             elif kind == "experiment":
-                experiments[op[1]].update(op[2])
+                batch.experiments[op[1]].update(op[2])
             elif kind == "cache":
                 _, action, value = op
                 if action == "hit":
-                    hits.append(value)
+                    batch.cache_hits.append(value)
                 else:
                     cached[value.key if action == "save" else value] = value if action == "save" else None
-        # Runs with the same set of changed columns share one executemany.
-        by_columns: dict[tuple[str, ...], list[tuple]] = defaultdict(list)
-        for run_id, row in runs.items():
-            cols = tuple(sorted(row))
-            by_columns[cols].append((*(row[c] for c in cols), run_id))
-        with self.store.transaction() as conn:
-            for cols, rows in by_columns.items():
-                sets = ", ".join(f"{c}=?" for c in cols)
-                conn.executemany(f"UPDATE runs SET {sets} WHERE id=?", rows)
-            if events:
-                conn.executemany(
-                    "INSERT INTO run_events (run_id, at, from_state, to_state, detail) VALUES (?,?,?,?,?)",
-                    events,
-                )
-            if attempts:
-                conn.executemany(
-                    f"INSERT INTO run_attempts (run_id, {', '.join(ATTEMPT_COLUMNS)}) "
-                    f"VALUES ({','.join('?' * (len(ATTEMPT_COLUMNS) + 1))})",
-                    attempts,
-                )
-            if grades:
-                batches: dict[int, str] = {}
-                rows = []
-                created = now_iso()
-                for _, exp_id, run_id, grader, kind, status, values in grades:
-                    if exp_id not in batches:
-                        batches[exp_id] = self.store.ensure_batch(exp_id, conn)
-                    rows.append(
-                        (
-                            exp_id,
-                            batches[exp_id],
-                            run_id,
-                            values.get("other_run_id"),
-                            values.get("run_attempt"),
-                            values.get("other_run_attempt"),
-                            grader,
-                            kind,
-                            status,
-                            _bool(values.get("passed")),
-                            values.get("score"),
-                            values.get("verdict"),
-                            dumps(values.get("dimensions")),
-                            values.get("comment"),
-                            values.get("raw_output"),
-                            values.get("error"),
-                            _bool(values.get("retryable")),
-                            values.get("judge_model"),
-                            values.get("judge_cost"),
-                            values.get("input_tokens"),
-                            values.get("output_tokens"),
-                            dumps(values.get("details")),
-                            _bool(values.get("cached")),
-                            values.get("cost_saved"),
-                            created,
-                        )
-                    )
-                conn.executemany(
-                    f"INSERT INTO grades ({', '.join(_GRADE_COLUMNS)}) VALUES ({','.join('?' * len(_GRADE_COLUMNS))})",
-                    rows,
-                )
-            if cached or hits:
-                self.store.cache_write(
-                    [e for e in cached.values() if e is not None],
-                    hits,
-                    [k for k, e in cached.items() if e is None],
-                    conn,
-                )
-            for exp_id, fields in experiments.items():
-                sets = ", ".join(f"{c}=?" for c in fields)
-                conn.execute(f"UPDATE experiments SET {sets} WHERE id=?", (*fields.values(), exp_id))
+        batch.cache_saved = [e for e in cached.values() if e is not None]
+        batch.cache_forgotten = [k for k, e in cached.items() if e is None]
+        self.store.write_batch(batch)
         self.commits += 1
 
 
@@ -342,7 +230,3 @@ def describe_write_error(exc: BaseException | None, store_path: Path) -> str:
             f"the store folder writable; " + again
         )
     return f"the store writer stopped: {exc}; " + again
-
-
-def _bool(value: Any) -> int | None:
-    return None if value is None else int(bool(value))

@@ -12,8 +12,11 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from abbench.errors import ExperimentError, NotFoundError
+from pydantic import ValidationError
+
+from abbench.errors import ExperimentError, NotFoundError, StoreError
 from abbench.store._base import StoreBase, current_user, dumps, inserted_id, loads, now_iso
+from abbench.store._spec import StoredExperimentSpec
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +62,8 @@ class Experiment:
     dataset_id: int
     dataset: str
     profile_id: int | None
-    spec: dict[str, Any]
+    spec: StoredExperimentSpec
+    """Its definition as validated when it was created (with the snapshots and profile recorded)."""
     rounds: int
     status: str
     control: str
@@ -371,7 +375,7 @@ class ExperimentsMixin(StoreBase):
             dataset_id=r[5],
             dataset=r[6],
             profile_id=r[7],
-            spec=loads(r[8]) or {},
+            spec=_read_spec(loads(r[8]) or {}, r[1], r[6], arms),
             rounds=r[9],
             status=r[10],
             control=r[11],
@@ -390,7 +394,7 @@ class ExperimentsMixin(StoreBase):
             pause_reason=loads(r[23]),
         )
 
-    def set_spec(self, exp_id: int, spec: dict[str, Any]) -> None:
+    def set_spec(self, exp_id: int, spec: StoredExperimentSpec | dict[str, Any]) -> None:
         """Replace an experiment's stored definition.
 
         Only for additions that leave its identity and its runs as they are (a new grader, a budget); a
@@ -398,7 +402,8 @@ class ExperimentsMixin(StoreBase):
         """
         with self.transaction() as conn:
             conn.execute(
-                "UPDATE experiments SET spec=?, updated_at=? WHERE id=?", (dumps(spec), now_iso(), exp_id)
+                "UPDATE experiments SET spec=?, updated_at=? WHERE id=?",
+                (dumps(_spec_json(spec)), now_iso(), exp_id),
             )
 
     # -- control, status and the runner's claim ------------------------------------------------------
@@ -505,3 +510,28 @@ class ExperimentsMixin(StoreBase):
                     "UPDATE experiments SET batch_id=? WHERE id=? AND batch_id IS NULL", (proposal, exp_id)
                 )
         return str(conn.execute("SELECT batch_id FROM experiments WHERE id=?", (exp_id,)).fetchone()[0])
+
+
+def _read_spec(data: dict[str, Any], name: str, dataset: str, arms: tuple[Arm, ...]) -> StoredExperimentSpec:
+    """The stored definition as its model; what a partial one lacks (name, dataset, arms) comes from
+    the experiment's own row, which always has them."""
+    if not ("name" in data and "dataset" in data and "arms" in data):
+        data = {
+            "name": name,
+            "dataset": dataset,
+            "arms": {a.name: {"agent": a.agent, "model": a.model, "params": a.params} for a in arms},
+        } | data
+    try:
+        return StoredExperimentSpec.model_validate(data)
+    except ValidationError as exc:
+        raise StoreError(
+            f"experiment {name!r}: its stored definition is not valid ({exc.error_count()} problems: "
+            f"{exc.errors()[0]['msg']}); create it again from its definition file"
+        ) from None
+
+
+def _spec_json(spec: StoredExperimentSpec | dict[str, Any]) -> dict[str, Any]:
+    """A definition as the store keeps it: validated, JSON-ready."""
+    if isinstance(spec, dict):
+        spec = StoredExperimentSpec.model_validate(spec)
+    return spec.as_json()

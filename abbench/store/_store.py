@@ -17,6 +17,7 @@ from abbench.store._results import ResultsMixin
 from abbench.store._reviews import ReviewsMixin
 from abbench.store._runs import RunsMixin
 from abbench.store._snapshots import SnapshotsMixin
+from abbench.store._writes import WritesMixin
 
 
 class Store(
@@ -32,6 +33,7 @@ class Store(
     ResultsMixin,
     CacheMixin,
     AnalysisMixin,
+    WritesMixin,
     StoreBase,
 ):
     """An open abbench store. Use `open_store()` to get one; close it (or use ``with``) when done."""

@@ -30,7 +30,7 @@ from abbench.runner import (
     retry_runs,
     start_experiment,
 )
-from abbench.store import Experiment, RunRecord
+from abbench.store import DEFAULT_CONCURRENCY, DEFAULT_GRADERS, Experiment, RunRecord
 from abbench.widgets._arm_form import FOLDER, NO_SKILL, ArmRow, parse_graders
 from abbench.widgets._base import STYLE, Choice, StoreLike, View, escape, html_table, log, note
 from abbench.widgets._case_form import CaseForm, selection_text
@@ -106,7 +106,7 @@ class RunControlWidget(View):
         rounds: int = 1,
         cases: int = 0,
         sample: bool = False,
-        concurrency: int = 8,
+        concurrency: int = DEFAULT_CONCURRENCY,
         graders: list[str | dict[str, Any]] | None = None,
         name: str | None = None,
         poll_s: float = 1.0,
@@ -117,7 +117,7 @@ class RunControlWidget(View):
         self.handle: RunHandle | None = None
         self.snapshot: RunSnapshot | None = None
         self._clone_of: Experiment | None = None
-        self._graders = list(graders or ["label_match"])
+        self._graders = list(graders or DEFAULT_GRADERS)
         self._poll_s = poll_s
         self._stop_poll = threading.Event()
         self._render_lock = threading.RLock()
@@ -343,7 +343,7 @@ class RunControlWidget(View):
             "arms": arms,
             "rounds": int(self.rounds.value),
             "concurrency": int(self.concurrency.value),
-            "graders": graders or ["label_match"],
+            "graders": graders or list(DEFAULT_GRADERS),
         }
         cases = self.case_form.selection()
         if cases:
@@ -423,8 +423,8 @@ class RunControlWidget(View):
                 for a in exp.arms
             ],
         )
-        spec = yaml.safe_dump(exp.spec, allow_unicode=True, sort_keys=False)
-        chosen = selection_text(exp.spec.get("cases"))
+        spec = yaml.safe_dump(exp.spec.as_json(), allow_unicode=True, sort_keys=False)
+        chosen = selection_text(exp.spec.as_json().get("cases"))
         self.definition_html.value = (
             f"<details><summary>definition of #{exp.id} {escape(exp.name)} ({escape(exp.dataset)}, "
             f"{exp.rounds} round{'' if exp.rounds == 1 else 's'}, cases: {escape(chosen)}, created {escape(_when(exp.created_at))} by "
@@ -609,19 +609,18 @@ class RunControlWidget(View):
             n += 1
         arms: dict[str, dict[str, Any]] = {}
         for arm in source.arms:
-            entry = dict(source.spec.get("arms", {}).get(arm.name, {}))
+            entry = dict(source.spec.as_json()["arms"].get(arm.name, {}))
             entry["snapshot"] = arm.snapshot
             arms[arm.name] = {**entry, "agent": arm.agent, "model": arm.model, "params": arm.params}
         self.arm_rows = []
         for arm_name, entry in arms.items():
             self.add_arm(arm_name, entry)
         self._list_datasets(source.dataset)
-        self.case_form.fill(source.spec.get("cases"))
+        self.case_form.fill(source.spec.as_json().get("cases"))
         self.rounds.value = source.rounds
-        self.concurrency.value = int(source.spec.get("concurrency") or self.concurrency.value)
+        self.concurrency.value = int(source.spec.concurrency)
         self.graders_text.value = ", ".join(
-            g if isinstance(g, str) else json.dumps(g, ensure_ascii=False)
-            for g in source.spec.get("graders", [])
+            g if isinstance(g, str) else json.dumps(g, ensure_ascii=False) for g in source.spec.graders
         )
         self.name.value = f"{source.name}-{n}"
         self.chooser.select(NEW)

@@ -66,7 +66,7 @@ def test_grade_adds_graders_and_skips_what_is_graded(cli, experiment):
     assert summary["graded"] == 6 and summary["executed"] == 0 and summary["up_to_date"] == 0
     store = open_store(cli.store_dir)
     spec = store.get_experiment(experiment.id).spec
-    assert spec["graders"][1:] == [
+    assert spec.graders[1:] == [
         "read_skill",
         {"type": "regex", "pattern": "^(fast|slow)$", "name": "label_shape"},
     ]

@@ -89,7 +89,7 @@ def test_resume_with_a_higher_budget_finishes(store, ten, calls):
     assert summary.status == "finished" and summary.executed == 10 - done
     assert sum(calls.agent.values()) == 10  # no run executed twice
     exp = store.get_experiment(exp.id)
-    assert exp.spec["budget"]["max_cost"] == 1.0 and exp.pause_reason is None
+    assert exp.spec.budget is not None and exp.spec.budget.max_cost == 1.0 and exp.pause_reason is None
     assert experiment_status(exp.id, store=store).status_text == "finished"
 
 

@@ -24,7 +24,7 @@ def test_labels_dataset_is_written_out_as_the_datasets_distinct_gold_labels(stor
         },
         store=store,
     )
-    assert exp.spec["arms"]["base"]["params"]["labels"] == [
+    assert exp.spec.arms["base"].params["labels"] == [
         "fast",
         "slow",
     ]  # the stored definition holds the list
@@ -43,7 +43,7 @@ def test_labels_dataset_uses_the_declared_label_set_when_there_is_one(store):
         },
         store=store,
     )
-    assert exp.spec["arms"]["base"]["params"]["labels"] == ["fast", "slow", "medium"]
+    assert exp.spec.arms["base"].params["labels"] == ["fast", "slow", "medium"]
 
 
 def test_labels_dataset_is_refused_on_free_text_answers_and_the_refusal_proposes_it_on_labels(store):

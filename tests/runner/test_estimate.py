@@ -79,7 +79,7 @@ def test_the_interval_contains_the_actual_total(store, thirty):
         f"the experiment's budget of $0.05 would be reached: projected $0.054 "
         f"({money(arm.cost.low)} to {money(arm.cost.high)})",
     )
-    exp_spec = dict(store.get_experiment(exp.id).spec)
+    exp_spec = store.get_experiment(exp.id).spec.as_json()
     exp_spec.pop("budget")
     store.set_spec(exp.id, exp_spec)  # let it run to the end, to know the actual total
     run_experiment(exp.id, store=store)

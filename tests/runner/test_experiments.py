@@ -26,8 +26,8 @@ def test_experiment_records_what_it_runs(store, definition, skill_dir):
     exp = create_experiment(definition(), store=store)
     treatment = exp.arm("treatment")
     assert treatment.snapshot and exp.arm("control").snapshot is None
-    assert exp.spec["arms"]["treatment"]["snapshot"] == treatment.snapshot
-    assert exp.spec["dataset"] == exp.dataset
+    assert exp.spec.arms["treatment"].snapshot == treatment.snapshot
+    assert exp.spec.dataset == exp.dataset
     assert exp.skill_version == treatment.snapshot[:12]
     assert treatment.params == {"wrong": ["c002"]}
 

@@ -240,7 +240,7 @@ def test_adding_a_grader_grades_only_with_it(store, definition, calls):
         VERDICT.pop("added")
     assert summary.graded == 6 and calls.grader_total("add") == 6 and calls.grader_total("added") == 6
     assert [
-        g if isinstance(g, str) else g.get("name") for g in store.get_experiment(exp.id).spec["graders"]
+        g if isinstance(g, str) else g.get("name") for g in store.get_experiment(exp.id).spec.graders
     ] == [
         None,
         "strict",

@@ -144,7 +144,7 @@ def test_a_cancel_ends_the_wait_before_a_retry(store):
 
         async def wait_forever(seconds: float) -> None:
             asked.append(seconds)
-            runner.request("cancel")  # asked while the run waits; the wait would never end by itself
+            store.set_control(exp.id, "cancel")  # asked while the run waits, which never ends by itself
             await asyncio.Event().wait()
 
         runner.sleep = wait_forever

@@ -195,7 +195,7 @@ def test_clone_fills_the_definition_and_starts_a_child_experiment(store, widget)
     widget.wait(60)
     clone = store.get_experiment("smoke-2")
     assert clone.parent_id == source.id and [a.name for a in clone.arms] == ["control"]
-    assert clone.rounds == 1 and clone.spec["graders"] == GRADERS
+    assert clone.rounds == 1 and clone.spec.graders == GRADERS
     assert widget.experiment.id == clone.id and widget.progress.total == 24
 
 

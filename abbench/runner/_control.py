@@ -1,0 +1,149 @@
+"""What the collaborators of one runner pass share: pause and cancel as asked, runs in flight, state changes, counts.
+
+The scheduler makes one of each per pass and hands them to the collaborators that execute, grade and
+budget runs; none of them reaches back into the scheduler.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from abbench.agents import Agent
+from abbench.runner._progress import Tracker
+from abbench.runner._writer import StoreWriter
+from abbench.snapshot import Snapshot
+from abbench.store import Arm, WorkItem
+from abbench.types import Case, RunState, run_outcome
+
+
+@dataclass(frozen=True)
+class RunInputs:
+    """What the runs of one pass are made of, read once from the store before the work starts.
+
+    Attributes:
+        cases: Case index -> the dataset's case.
+        skills: Arm id -> its skill snapshot (None: no skill).
+        label_map: The dataset's label value map.
+        label_set: The dataset's declared labels, if any.
+        arms: Arm id -> the stored arm.
+        agents: Arm id -> its agent adapter.
+    """
+
+    cases: dict[int, Case]
+    skills: dict[int, Snapshot | None]
+    label_map: dict[str, str]
+    label_set: tuple[str, ...] | None
+    arms: dict[int, Arm]
+    agents: dict[int, Agent]
+
+
+@dataclass
+class Tally:
+    """What this pass did so far (the counts a `RunSummary` reports)."""
+
+    executed: int = 0
+    graded: int = 0
+    failed: int = 0
+    cancelled: int = 0
+    up_to_date: int = 0
+    pairs_judged: int = 0
+    pairs_failed: int = 0
+    execution_failed: int = 0
+    grading_failed: int = 0
+
+
+class RunControl:
+    """Pause and cancel as asked (by this process or another), and the work in flight they stop.
+
+    Attributes:
+        paused: A pause was asked: running runs finish, no new ones start.
+        cancelling: A cancel was asked: runs in flight are cancelled, none start.
+        cancel_event: Set on cancel; wakes runs waiting to be retried or for budget room.
+        resume: Set while not paused; workers wait on it.
+        wake: Set to make the poller read the control column now.
+        inflight: Run id -> the worker task waiting on its agent.
+        grading: Run id -> the worker task waiting on its graders.
+        cancel_asked: Runs a person cancelled (not a timeout, not the runner stopping).
+        deadlines: Run id -> the loop time its agent must answer by.
+        timed_out: Runs the watchdog cancelled for overrunning their timeout.
+        pair_judging: The pairwise judging in flight, cancelled with the rest.
+    """
+
+    def __init__(self) -> None:
+        self.paused = False
+        self.cancelling = False
+        self.cancel_event = asyncio.Event()
+        self.resume = asyncio.Event()
+        self.resume.set()
+        self.wake = asyncio.Event()
+        self.inflight: dict[int, asyncio.Task[Any]] = {}
+        self.grading: dict[int, asyncio.Task[Any]] = {}
+        self.cancel_asked: set[int] = set()
+        self.deadlines: dict[int, float] = {}
+        self.timed_out: set[int] = set()
+        self.pair_judging: asyncio.Future[Any] | None = None
+
+    def cancel_all(self) -> None:
+        """Cancel every run in flight, grading and pairwise judging included."""
+        self.cancelling = True
+        self.cancel_event.set()
+        self.resume.set()
+        for run_id, worker in list(self.inflight.items()):
+            self.cancel_asked.add(run_id)
+            worker.cancel()
+        # Grading in flight stops too (a slow judge must not hold a cancel for minutes); those
+        # runs go back to executed, waiting for grading, their execution kept.
+        for run_id, worker in list(self.grading.items()):
+            self.cancel_asked.add(run_id)
+            worker.cancel()
+        if self.pair_judging is not None:
+            self.pair_judging.cancel()
+
+    async def wait_unless_cancelled(self, awaitable: asyncio.Future[Any]) -> None:
+        """Wait for `awaitable`, or until a cancel is asked (whichever comes first; both end)."""
+        cancelled = asyncio.ensure_future(self.cancel_event.wait())
+        try:
+            await asyncio.wait((awaitable, cancelled), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            awaitable.cancel()
+            cancelled.cancel()
+
+
+class RunMoves:
+    """Every state change of a run in this pass: the in-memory progress and the store writer, together.
+
+    Args:
+        writer: Where the transitions go.
+        tracker: The counts observers are told about.
+    """
+
+    def __init__(self, writer: StoreWriter, tracker: Tracker) -> None:
+        self.writer = writer
+        self.tracker = tracker
+        self.states: dict[int, str] = {}
+
+    def start(self, items: list[WorkItem]) -> None:
+        """Take the stored states of the runs this pass works on."""
+        for item in items:
+            self.states[item.run_id] = item.state
+
+    def state(self, item: WorkItem) -> str:
+        """The run's state now."""
+        return self.states.get(item.run_id, item.state)
+
+    def move(
+        self,
+        item: WorkItem,
+        to_state: RunState,
+        fields: dict[str, Any] | None = None,
+        detail: str | None = None,
+    ) -> None:
+        """Move the run to `to_state`, with the columns that change alongside."""
+        from_state = self.states.get(item.run_id, item.state)
+        self.states[item.run_id] = to_state
+        self.writer.transition(item.run_id, from_state, to_state, fields, detail)
+        fields = fields or {}
+        outcome = run_outcome(to_state, fields.get("failure_type"), fields.get("passed", 0))
+        self.tracker.move(item.arm_id, from_state, to_state, run_id=item.run_id, outcome=outcome)

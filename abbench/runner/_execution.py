@@ -1,0 +1,443 @@
+"""Executing one run inside a runner pass: its attempts, their spend, retries with backoff, the agent's answer.
+
+Every attempt is stored with what it spent (failed, cancelled and interrupted ones too), so a budget
+and the spend reports count what was really used. A retryable failure is tried again after a backoff
+(or the server's ``Retry-After``) while retries remain; a cancel ends the wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+import traceback
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from abbench.agents import Spending, Task, check_output
+from abbench.errors import AgentError
+from abbench.llm import RetryPolicy
+from abbench.runner._budget import RunBudget
+from abbench.runner._cache import RunCaches, attempt_cache_spend, run_cache_fields
+from abbench.runner._control import RunControl, RunInputs, RunMoves, Tally
+from abbench.runner._writer import StoreWriter
+from abbench.store import INTERRUPTED, WorkItem, dumps, now_iso
+from abbench.types import AgentOutput, RunState
+
+BACKOFF_BASE_S = 0.5
+"""The first wait before a failed run is tried again; it doubles with every retry."""
+BACKOFF_MAX_S = 30.0
+"""The longest backoff between two attempts of a run."""
+MAX_RETRY_AFTER_S = RetryPolicy().max_retry_after_s
+"""The longest ``Retry-After`` a run waits for, as at the request level; a server asking for more
+fails the run (``abbench retry EXP --failed`` tries it again later)."""
+
+
+def loop_time() -> float:
+    """The running event loop's clock."""
+    return asyncio.get_running_loop().time()
+
+
+def backoff_s(attempt: int, rng: random.Random | None = None) -> float:
+    """The wait before retry number `attempt` (1-based) of a run: exponential with "equal jitter",
+    as at the request level (`abbench.llm.RetryPolicy.backoff_s`): half of
+    min(max, base × 2^(attempt-1)) fixed, half random."""
+    policy = RetryPolicy(base_delay_s=BACKOFF_BASE_S, max_delay_s=BACKOFF_MAX_S)
+    return policy.backoff_s(max(0, attempt - 1), rng)
+
+
+def retry_wait_s(error: AgentError, attempt: int, rng: random.Random | None = None) -> float | None:
+    """How long to wait before retry number `attempt` of a run that failed with `error`: the
+    server's ``Retry-After`` when it sent one, else `backoff_s`. None when the server asked for
+    more than `MAX_RETRY_AFTER_S` (the run then fails, and can be retried later)."""
+    asked = getattr(error, "retry_after", None)
+    if asked is not None:
+        return float(asked) if asked <= MAX_RETRY_AFTER_S else None
+    return backoff_s(attempt, rng)
+
+
+@dataclass(frozen=True)
+class ExecutionOptions:
+    """How one pass executes runs.
+
+    Attributes:
+        timeout_s: The per-run timeout.
+        retries: Extra attempts for retryable failures.
+        started_by: Recorded on every run.
+        sleep: Awaited with the wait in seconds between two attempts of a run.
+    """
+
+    timeout_s: float
+    retries: int
+    started_by: str
+    sleep: Callable[[float], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class _Attempt:
+    """One attempt of a run now under way: what its failure or interruption stores."""
+
+    item: WorkItem
+    number: int
+    started_at: str
+    began: float
+    spending: Spending
+
+
+class Execution:
+    """The execution half of a runner pass: run one item's agent, with retries, and store each attempt.
+
+    Args:
+        inputs: The cases, skills, labels and agents.
+        store_path: The store folder (transcripts are written under it).
+        writer: Where run changes and attempts go.
+        moves: The runs' state changes.
+        control: Pause, cancel, timeouts and the work in flight.
+        tally: The counts of this pass.
+        budget: Counts each attempt's spend.
+        caches: The response cache the runs' model calls go through.
+        attempts: Run id -> the execution its grades will judge (filled in here).
+        options: How this pass executes.
+    """
+
+    def __init__(
+        self,
+        inputs: RunInputs,
+        *,
+        store_path: Path,
+        writer: StoreWriter,
+        moves: RunMoves,
+        control: RunControl,
+        tally: Tally,
+        budget: RunBudget,
+        caches: RunCaches,
+        attempts: dict[int, int],
+        options: ExecutionOptions,
+    ) -> None:
+        self.inputs = inputs
+        self.store_path = store_path
+        self.writer = writer
+        self.moves = moves
+        self.control = control
+        self.tally = tally
+        self.budget = budget
+        self.caches = caches
+        self.attempts = attempts
+        self.options = options
+        self.live: dict[int, _Attempt] = {}  # run id -> its attempt running now
+
+    async def execute(self, item: WorkItem) -> AgentOutput | None:
+        """Run `item`'s agent until it answers, fails for good or is cancelled; its output, or None."""
+        number = item.attempts
+        tries = 0
+        while True:
+            number += 1
+            tries += 1
+            attempt, task = self._start(item, number)
+            answered = await self._call_agent(item, attempt, task)
+            if answered is None:
+                return None  # cancelled by a person
+            output, error, tb = answered
+            if error is None:
+                output, error = self._checked(item, output)
+            if error is None:
+                assert isinstance(output, AgentOutput)
+                self._executed(attempt, output)
+                return output
+            # what the failed attempt spent is kept, whether or not it is tried again
+            self.failed_attempt(attempt, error)
+            retry = await self._retry(item, number, tries, error)
+            if retry:
+                continue
+            if retry is None:
+                self._fail(item, number, error, tb)
+            return None
+
+    def _start(self, item: WorkItem, number: int) -> tuple[_Attempt, Task]:
+        """Move the run to running (once) and make the attempt's task."""
+        arm = self.inputs.arms[item.arm_id]
+        fields: dict[str, Any] = {
+            "attempts": number,
+            "started_at": now_iso(),
+            "started_by": self.options.started_by,
+        }
+        state = self.moves.states[item.run_id]
+        if state == RunState.FAIL:
+            fields.update(failure_type=None, error=None, traceback=None, retryable=None)
+        if state != RunState.RUNNING:
+            self.moves.move(item, RunState.RUNNING, fields)
+        spending = Spending()
+        task = Task(
+            case=self.inputs.cases[item.case_idx],
+            skill=self.inputs.skills[item.arm_id],
+            arm=arm.name,
+            model=arm.model,
+            params=arm.params or {},
+            round=item.round,
+            session_id=f"{random.getrandbits(64):016x}",
+            run_id=item.run_id,
+            label_set=self.inputs.label_set,
+            timeout_s=self.options.timeout_s,
+            spending=spending,
+            cache=self.caches.for_run(item.arm_id, item.round),
+        )
+        return _Attempt(item, number, fields["started_at"], time.perf_counter(), spending), task
+
+    async def _call_agent(
+        self, item: WorkItem, attempt: _Attempt, task: Task
+    ) -> tuple[Any, AgentError | None, str | None] | None:
+        """The agent's answer, or the error it failed with (and its traceback); None when cancelled.
+
+        The agent runs in this worker's own task (a task per run costs more than the bookkeeping);
+        a cancel asked for by a person cancels the worker while it waits here, and only here. The
+        per-run timeout is enforced by the scheduler's watchdog the same way, so no timer is set per run.
+        """
+        control, run_id = self.control, item.run_id
+        worker = asyncio.current_task()
+        assert worker is not None  # executed inside a worker task
+        control.inflight[run_id] = worker
+        self.live[run_id] = attempt
+        control.deadlines[run_id] = loop_time() + self.options.timeout_s
+        output: Any = None
+        error: AgentError | None = None
+        tb = None
+        try:
+            output = await self.inputs.agents[item.arm_id].run(task)
+            if run_id in control.timed_out or run_id in control.cancel_asked:
+                # the adapter swallowed the cancellation and answered anyway: keep the task clean
+                control.timed_out.discard(run_id)
+                worker.uncancel()
+                if run_id in control.cancel_asked:
+                    raise asyncio.CancelledError
+        except asyncio.CancelledError:
+            if run_id in control.timed_out:
+                control.timed_out.discard(run_id)
+                worker.uncancel()
+                timeout = self.options.timeout_s
+                error = AgentError(f"no answer within {timeout:g} s (timeout_s)", "timeout", retryable=True)
+            elif run_id in control.cancel_asked:
+                if worker.cancelling():
+                    worker.uncancel()
+                self.failed_attempt(attempt, None)
+                self.moves.move(
+                    item, RunState.CANCELLED, {"finished_at": now_iso(), "error": "cancelled while running"}
+                )
+                self.tally.cancelled += 1
+                return None
+            else:
+                # the runner itself is stopping: the scheduler records the run as interrupted; what
+                # the attempt spent is stored here, while its spending is at hand
+                if self.live.pop(run_id, None) is not None:
+                    self.failed_attempt(attempt, interrupted())
+                raise
+        except TimeoutError as exc:  # an adapter's own timeout (an HTTP request, a subprocess)
+            error = AgentError(f"timed out: {exc or 'no answer in time'}", "timeout", retryable=True)
+        except AgentError as exc:
+            error, tb = exc, traceback.format_exc()
+        except Exception as exc:
+            error = AgentError(
+                f"{type(exc).__name__}: {exc}",
+                "agent_error",
+                retryable=isinstance(exc, (OSError, ConnectionError)),
+            )
+            tb = traceback.format_exc()
+        finally:
+            control.inflight.pop(run_id, None)
+            self.live.pop(run_id, None)
+            control.deadlines.pop(run_id, None)
+        return output, error, tb
+
+    def _checked(self, item: WorkItem, output: Any) -> tuple[AgentOutput | None, AgentError | None]:
+        """The answer as checked before it reaches the store, or why it cannot be stored."""
+        if not isinstance(output, AgentOutput):
+            arm = self.inputs.arms[item.arm_id]
+            message = f"agent {arm.agent!r} returned {type(output).__name__}, not an AgentOutput"
+            return None, AgentError(message, "bad_output", retryable=False)
+        try:
+            # what a person's adapter returns is checked before it reaches the store
+            return check_output(output), None
+        except AgentError as exc:
+            case = self.inputs.cases[item.case_idx]
+            return None, AgentError(
+                f"{exc} (case {case.case_id})", exc.failure_type, exc.retryable, raw_output=exc.raw_output
+            )
+
+    def _executed(self, attempt: _Attempt, output: AgentOutput) -> None:
+        """Store the answer: the run moves to executed, the attempt records what it paid."""
+        item, number, spending = attempt.item, attempt.number, attempt.spending
+        fields = self._execution_fields(item, output, attempt.began, number)
+        fields["attempts"] = number
+        fields.update(run_cache_fields(spending))
+        self.attempts[item.run_id] = number  # grades record which execution they judged
+        # What the attempt paid: a call the response cache answered is saved, not spent.
+        paid = {**{k: fields[k] for k in _ATTEMPT_SPEND}, **attempt_cache_spend(spending)}
+        self.budget.count_spend(
+            item, paid["cost"], paid["input_tokens"], paid["output_tokens"], fields["model"]
+        )
+        self.writer.attempt(
+            item.run_id,
+            attempt=number,
+            outcome="executed",
+            started_at=attempt.started_at,
+            ended_at=fields["executed_at"],
+            model_calls=spending.calls or None,
+            **paid,
+        )
+        self.moves.move(item, RunState.EXECUTED, fields)
+        self.tally.executed += 1
+
+    async def _retry(self, item: WorkItem, number: int, tries: int, error: AgentError) -> bool | None:
+        """Wait to try a failed run again: True to try, False when a cancel ended the wait (the run
+        is then cancelled), None when it is not tried again."""
+        wait = retry_wait_s(error, tries) if error.retryable else None
+        if wait is None or tries > self.options.retries or self.control.cancelling:
+            return None
+        asked = " (the server's Retry-After)" if error.retry_after is not None else ""
+        self.writer.transition(
+            item.run_id,
+            RunState.RUNNING,
+            RunState.RUNNING,
+            {"attempts": number},
+            f"attempt {number} failed ({error.failure_type}: {error}); retry in {wait:.1f} s{asked}",
+        )
+        await self.control.wait_unless_cancelled(asyncio.ensure_future(self.options.sleep(wait)))
+        if self.control.cancelling:
+            fields = {"finished_at": now_iso(), "error": "cancelled while waiting to retry"}
+            self.moves.move(item, RunState.CANCELLED, fields)
+            self.tally.cancelled += 1
+            return False
+        return True
+
+    def _fail(self, item: WorkItem, number: int, error: AgentError, tb: str | None) -> None:
+        """The run failed for good: no usable answer."""
+        self.moves.move(
+            item,
+            RunState.FAIL,
+            {
+                "attempts": number,
+                "failure_type": error.failure_type,
+                "error": str(error),
+                "traceback": tb,
+                "retryable": int(bool(error.retryable)),
+                "finished_at": now_iso(),
+                "raw_output": getattr(error, "raw_output", None),
+            },
+        )
+        self.tally.failed += 1
+        self.tally.execution_failed += 1
+
+    def record_interrupted(self) -> None:
+        """The runner is stopping: store every attempt under way as interrupted, with what it spent."""
+        for attempt in list(self.live.values()):
+            self.failed_attempt(attempt, interrupted())
+        self.live.clear()
+
+    def failed_attempt(self, attempt: _Attempt, error: AgentError | None) -> None:
+        """Store one failed (or cancelled, when `error` is None) attempt with what it spent before."""
+        item, spending = attempt.item, attempt.spending
+        spent = error.spent if error is not None and isinstance(error.spent, Spending) else spending
+        transcript = list(spent.transcript) or list(error.transcript if error is not None else ())
+        transcript_path = None
+        if transcript:
+            transcript_path = _transcript_name(item.run_id, attempt.number)
+            self.writer.transcript(self.store_path / transcript_path, transcript)
+        usage = spent.usage
+        input_tokens = usage.input_tokens if usage is not None else None
+        output_tokens = usage.output_tokens if usage is not None else None
+        self.budget.count_spend(item, spent.cost, input_tokens, output_tokens, spent.model)
+        self.writer.attempt(
+            item.run_id,
+            attempt=attempt.number,
+            outcome="cancelled" if error is None else "failed",
+            failure_type=None if error is None else error.failure_type,
+            error="cancelled while running" if error is None else str(error),
+            started_at=attempt.started_at,
+            ended_at=now_iso(),
+            model=spent.model,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cost=spent.cost,
+            latency_ms=(time.perf_counter() - attempt.began) * 1000.0,
+            model_calls=spent.calls or None,
+            files_read=_json_list(spent.files_read),
+            sections_read=_json_list(spent.sections_read),
+            transcript_path=transcript_path,
+            transcript_summary=_summary(transcript, spent.files_read, spent.sections_read),
+            cached_calls=getattr(spent, "cached_calls", 0) or None,
+            cost_saved=getattr(spent, "cost_saved", None),
+        )
+
+    def _execution_fields(
+        self, item: WorkItem, out: AgentOutput, began: float, attempt: int
+    ) -> dict[str, Any]:
+        latency = out.latency_ms or (time.perf_counter() - began) * 1000.0
+        transcript_path = None
+        if out.transcript:
+            transcript_path = _transcript_name(item.run_id, attempt)
+            self.writer.transcript(self.store_path / transcript_path, out.transcript)
+        return {
+            "prediction": out.prediction,
+            "reason": out.reason,
+            "confidence": out.confidence,
+            "evidence_refs": _json_list(out.evidence_refs),
+            "raw_output": out.raw_output,
+            "files_read": _json_list(out.files_read),
+            "sections_read": _json_list(out.sections_read),
+            "input_tokens": out.usage.input_tokens if out.usage is not None else None,
+            "output_tokens": out.usage.output_tokens if out.usage is not None else None,
+            "cost": out.cost,
+            "latency_ms": latency,
+            "session_id": out.session_id,
+            "model": out.model,
+            "transcript_path": transcript_path,
+            # NULL, like the empty lists: smaller rows are cheaper to update
+            "transcript_summary": _summary(list(out.transcript), out.files_read, out.sections_read),
+            "executed_at": now_iso(),
+        }
+
+
+_ATTEMPT_SPEND = (
+    "model",
+    "input_tokens",
+    "output_tokens",
+    "cost",
+    "latency_ms",
+    "files_read",
+    "sections_read",
+    "transcript_path",
+    "transcript_summary",
+)
+
+
+def interrupted() -> AgentError:
+    """The error an attempt the runner stopped under carries."""
+    return AgentError("interrupted: the run was stopped before its execution finished", INTERRUPTED)
+
+
+def _transcript_name(run_id: int, attempt: int) -> str:
+    """Where an attempt's transcript goes, relative to the store: one file per attempt, so a retry
+    never overwrites what an earlier attempt did (the first keeps the plain ``<run id>.jsonl``)."""
+    return f"transcripts/{run_id}.jsonl" if attempt <= 1 else f"transcripts/{run_id}-{attempt}.jsonl"
+
+
+def _summary(transcript: list[Any], files_read: Iterable[str], sections_read: Iterable[str]) -> str | None:
+    files, sections = list(files_read), list(sections_read)
+    if not (transcript or files or sections):
+        return None
+    return dumps(
+        {
+            "messages": len(transcript),
+            "tool_calls": sum(len(m.get("tool_calls") or ()) for m in transcript if isinstance(m, dict)),
+            "files_read": len(files),
+            "sections_read": len(sections),
+            "read_skill": bool(files or sections),
+        }
+    )
+
+
+def _json_list(values: Iterable[Any]) -> str | None:
+    """JSON for a non-empty list; NULL for an empty one (every reader takes NULL as empty)."""
+    values = list(values)
+    return dumps(values) if values else None
