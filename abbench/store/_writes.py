@@ -13,40 +13,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from abbench.store._base import StoreBase, dumps, now_iso
+from abbench.store._grades import GRADE_COLUMNS
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
     from abbench.store._cache import CacheEntry
 
-GRADE_COLUMNS = (
-    "experiment_id",
-    "batch_id",
-    "run_id",
-    "other_run_id",
-    "run_attempt",
-    "other_run_attempt",
-    "grader",
-    "kind",
-    "status",
-    "passed",
-    "score",
-    "verdict",
-    "dimensions",
-    "comment",
-    "raw_output",
-    "error",
-    "retryable",
-    "judge_model",
-    "judge_cost",
-    "input_tokens",
-    "output_tokens",
-    "details",
-    "cached",
-    "cost_saved",
-    "created_at",
-)
-"""The columns of a ``grades`` row, in the order `write_batch` inserts them."""
+_INSERTED = tuple(c for c in GRADE_COLUMNS if c != "id")
+"""The columns `write_batch` gives a new ``grades`` row: every column of a `Grade` but its id."""
 
 ATTEMPT_COLUMNS = (
     "attempt",
@@ -159,7 +134,7 @@ def _insert_grades(store: WritesMixin, conn: sqlite3.Connection, grades: list[Gr
             batches[g.experiment_id] = store.ensure_batch(g.experiment_id, conn)
         rows.append(_grade_row(g, batches[g.experiment_id], created))
     conn.executemany(
-        f"INSERT INTO grades ({', '.join(GRADE_COLUMNS)}) VALUES ({','.join('?' * len(GRADE_COLUMNS))})",
+        f"INSERT INTO grades ({', '.join(_INSERTED)}) VALUES ({','.join('?' * len(_INSERTED))})",
         rows,
     )
 
@@ -176,34 +151,16 @@ def _update_runs(conn: sqlite3.Connection, runs: dict[int, dict[str, Any]]) -> N
 
 
 def _grade_row(g: GradeWrite, batch_id: str, created: str) -> tuple[Any, ...]:
+    """The row of one new grade, in `_INSERTED`'s order; what the grader did not give is NULL."""
     values = g.values
-    return (
-        g.experiment_id,
-        batch_id,
-        g.run_id,
-        values.get("other_run_id"),
-        values.get("run_attempt"),
-        values.get("other_run_attempt"),
-        g.grader,
-        g.kind,
-        g.status,
-        _bool(values.get("passed")),
-        values.get("score"),
-        values.get("verdict"),
-        dumps(values.get("dimensions")),
-        values.get("comment"),
-        values.get("raw_output"),
-        values.get("error"),
-        _bool(values.get("retryable")),
-        values.get("judge_model"),
-        values.get("judge_cost"),
-        values.get("input_tokens"),
-        values.get("output_tokens"),
-        dumps(values.get("details")),
-        _bool(values.get("cached")),
-        values.get("cost_saved"),
-        created,
-    )
+    row: dict[str, Any] = {c: values.get(c) for c in _INSERTED}
+    row.update(experiment_id=g.experiment_id, batch_id=batch_id, run_id=g.run_id, grader=g.grader)
+    row.update(kind=g.kind, status=g.status, created_at=created)
+    for flag in ("passed", "retryable", "cached"):
+        row[flag] = _bool(values.get(flag))
+    for blob in ("dimensions", "details"):
+        row[blob] = dumps(values.get(blob))
+    return tuple(row[c] for c in _INSERTED)
 
 
 def _bool(value: Any) -> int | None:

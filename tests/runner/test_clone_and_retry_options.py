@@ -16,7 +16,7 @@ def test_a_clone_takes_changed_fields_and_a_whole_new_set_of_arms(store, definit
         store=store,
     )
     assert clone.parent_id == exp.id and [a.name for a in clone.arms] == ["only"]
-    assert clone.spec["concurrency"] == 2 and clone.spec["retries"] == 2  # the rest is kept
+    assert clone.spec.concurrency == 2 and clone.spec.retries == 2  # the rest is kept
     assert "cases" not in clone.spec and len(store.runs(clone.id)) == 6  # every case, one round
 
 
