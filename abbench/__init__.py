@@ -29,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     "read_table": "abbench.dataset",
     "suggest_mapping": "abbench.dataset",
     "ChatClient": "abbench.llm",
+    "ExperimentStatus": "abbench.types",
     "RunState": "abbench.types",
     "Section": "abbench.types",
     "Snapshot": "abbench.snapshot",

@@ -88,6 +88,22 @@ class RunState(StrEnum):
         return self in (RunState.PASS, RunState.FAIL, RunState.CANCELLED)
 
 
+class ExperimentStatus(StrEnum):
+    """The states of an experiment (docs/ARCHITECTURE.md, "Experiment status and control").
+
+    ``created`` (nothing run yet) → ``running`` → ``finished``; ``paused`` by a person or a budget,
+    ``cancelled`` by a person; ``interrupted`` when its runner stopped without saying why (a crash, a
+    closed kernel): `run_experiment` picks it up again.
+    """
+
+    CREATED = "created"
+    RUNNING = "running"
+    PAUSED = "paused"
+    CANCELLED = "cancelled"
+    FINISHED = "finished"
+    INTERRUPTED = "interrupted"
+
+
 OUTCOME_WORDS: dict[str, str] = {
     "pass": "right",
     "fail": "wrong",

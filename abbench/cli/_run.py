@@ -9,7 +9,7 @@ import click
 
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.cli._progress import outcome_counts, print_budget, print_failures, print_summary, with_progress
-from abbench.types import RunState, outcome_word
+from abbench.types import ExperimentStatus, RunState, outcome_word
 
 if TYPE_CHECKING:
     from abbench.runner import ArmSpec, Progress, RunSummary
@@ -225,7 +225,10 @@ def _control(command: str, doc: str) -> click.Command:
             alive = runner.pause_experiment(exp.id, store=ctx.store)
             if alive:
                 click.echo(f"pause asked for {exp.ref}")
-            elif exp.status in ("finished", "cancelled"):  # pause_experiment left it as it was
+            elif exp.status in (
+                ExperimentStatus.FINISHED,
+                ExperimentStatus.CANCELLED,
+            ):  # pause_experiment left it as it was
                 click.echo(f"{exp.ref} is {exp.status}; nothing to pause")
             else:
                 click.echo(f"pause asked for {exp.ref} (no process is running it now)")

@@ -10,6 +10,7 @@ import click
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.cli._progress import print_failures, print_summary, with_progress
 from abbench.formatting import duration as _duration
+from abbench.types import ExperimentStatus
 
 if TYPE_CHECKING:
     from abbench.runner import Estimate, Projection
@@ -48,7 +49,7 @@ def resume_cmd(
     exp = ctx.store.get_experiment(experiment)
     handle = ctx.store.experiment_handle(exp)
     raising = budget is not None or max_tokens is not None
-    reason = PauseReason.from_dict(exp.pause_reason) if exp.status == "paused" else None
+    reason = PauseReason.from_dict(exp.pause_reason) if exp.status == ExperimentStatus.PAUSED else None
     if arm is not None and not raising:
         raise click.UsageError("--arm says whose budget to raise: give --budget and/or --max-tokens too")
     if not raising and reason is not None and not exp.runner_alive:

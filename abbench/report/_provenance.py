@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from abbench.store import Experiment, RunRecord, Store, current_user
-from abbench.types import RunState
+from abbench.types import ExperimentStatus, RunState
 
 if TYPE_CHECKING:
     from abbench.dataset import DatasetInfo
@@ -216,7 +216,7 @@ def _graders(s: Store, exp: Experiment) -> tuple[dict[str, str], set[str]]:
 
 
 def _paused_because(exp: Experiment) -> str | None:
-    if exp.status != "paused" or not exp.pause_reason:
+    if exp.status != ExperimentStatus.PAUSED or not exp.pause_reason:
         return None
     from abbench.runner import PauseReason
 

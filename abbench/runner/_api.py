@@ -16,6 +16,7 @@ from abbench.runner._grading import build_graders
 from abbench.runner._progress import ArmProgress, Observer, Progress
 from abbench.runner._scheduler import ExperimentRunner, RunSummary
 from abbench.store import Experiment, Store, open_store
+from abbench.types import ExperimentStatus
 
 log = logging.getLogger(__name__)
 
@@ -202,12 +203,12 @@ def pause_experiment(ref: int | str | Experiment, *, store: StoreLike = None) ->
     """Ask the process running the experiment to pause (seen within a second). True if one is running."""
     store = open_store(store)
     exp = store.get_experiment(ref)
-    if exp.status in ("finished", "cancelled") and not exp.runner_alive:
+    if exp.status in (ExperimentStatus.FINISHED, ExperimentStatus.CANCELLED) and not exp.runner_alive:
         return False  # nothing to pause; a later re-run must not start paused
     store.set_control(exp.id, "pause")
     alive = store.get_experiment(exp.id).runner_alive
     if not alive:
-        store.set_status(exp.id, "paused")
+        store.set_status(exp.id, ExperimentStatus.PAUSED)
     return alive
 
 
@@ -307,7 +308,7 @@ def cancel_experiment(ref: int | str | Experiment, *, store: StoreLike = None) -
     if store.get_experiment(exp.id).runner_alive:
         return None
     n = store.cancel_pending(exp.id)
-    store.set_status(exp.id, "cancelled")
+    store.set_status(exp.id, ExperimentStatus.CANCELLED)
     return n
 
 
@@ -483,9 +484,15 @@ def experiment_status(ref: int | str | Experiment, *, store: StoreLike = None) -
         counts = store.run_counts(exp.id)
         error_runs = store.error_runs(exp.id)
     status = exp.status
-    reason = PauseReason.from_dict(exp.pause_reason) if status == "paused" else None
-    if status in ("running", "paused") and not exp.runner_alive and reason is None:
-        status = "interrupted"  # a budget's pause outlives its runner: it waits for a higher budget
+    reason = PauseReason.from_dict(exp.pause_reason) if status == ExperimentStatus.PAUSED else None
+    if (
+        status in (ExperimentStatus.RUNNING, ExperimentStatus.PAUSED)
+        and not exp.runner_alive
+        and reason is None
+    ):
+        status = (
+            ExperimentStatus.INTERRUPTED
+        )  # a budget's pause outlives its runner: it waits for a higher budget
     errors: dict[str, dict[str, int]] = {}
     for arm, kind in error_runs.values():
         errors.setdefault(arm, {}).setdefault(kind, 0)

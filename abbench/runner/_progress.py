@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from abbench.runner._budget import PauseReason
-from abbench.types import RunState
+from abbench.types import ExperimentStatus, RunState
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ class Progress:
     @property
     def status_text(self) -> str:
         """The status in words, with its reason: ``paused: budget reached — $5.02 of $5.00 spent, …``."""
-        if self.pause_reason is not None and self.status == "paused":
+        if self.pause_reason is not None and self.status == ExperimentStatus.PAUSED:
             return f"paused: {self.pause_reason.text}"
         return self.status
 
@@ -251,7 +251,7 @@ class Tracker:
         self.arm_names = arm_names
         self.observers = observers
         self.interval = interval
-        self.status = "running"
+        self.status: str = ExperimentStatus.RUNNING  # or a phase: cancelling
         self.pause_reason: PauseReason | None = None
         self.notes: tuple[str, ...] = ()
         self.started = time.monotonic()
@@ -321,7 +321,11 @@ class Tracker:
             ArmProgress(a, dict(c), dict(self.error_counts.get(a, {}))) for a, c in self.counts.items()
         )
         left = sum(a.total - a.done - a.cancelled for a in arms)  # cancelled runs will not run
-        eta = left / rate if rate > 0 and self.status == "running" else (0.0 if left == 0 else None)
+        eta = (
+            left / rate
+            if rate > 0 and self.status == ExperimentStatus.RUNNING
+            else (0.0 if left == 0 else None)
+        )
         return Progress(
             self.experiment,
             self.experiment_id,

@@ -37,7 +37,7 @@ from abbench.runner._limiter import loop_limiter
 from abbench.runner._progress import Observer, Progress, Tracker
 from abbench.runner._writer import StoreWriter
 from abbench.store import INTERRUPTED, Experiment, RunRecord, Store, WorkItem, current_user, now_iso
-from abbench.types import AgentOutput, RunState
+from abbench.types import AgentOutput, ExperimentStatus, RunState
 
 log = logging.getLogger(__name__)
 
@@ -214,7 +214,7 @@ class ExperimentRunner:
             self.budget.start()
             store.set_pause_reason(exp.id, None)
             store.set_control(exp.id, "run")
-            store.set_status(exp.id, "running")
+            store.set_status(exp.id, ExperimentStatus.RUNNING)
             if self.writer is None:
                 self.writer = StoreWriter(store)
             self.tracker = Tracker(
@@ -255,16 +255,20 @@ class ExperimentRunner:
     def _finish(self, status: str, prior_status: str, tracker: Tracker, elapsed_s: float) -> RunSummary:
         """Record where the experiment stands after the work, and say what this pass did."""
         store, exp = self.store, self.exp
-        if status == "finished" and self.grade_only:
+        if status == ExperimentStatus.FINISHED and self.grade_only:
             status = self._status_after_grading(prior_status)
         counts = store.run_counts(exp.id)
-        paused_by = self.budget.pause_reason(counts) if status == "finished" else None
+        paused_by = self.budget.pause_reason(counts) if status == ExperimentStatus.FINISHED else None
         some_runs = self.run_ids is not None and not self.grade_only
-        if paused_by is None and status == "finished" and some_runs and _work_left(counts):
+        if paused_by is None and status == ExperimentStatus.FINISHED and some_runs and _work_left(counts):
             # some runs only (a pilot, a re-run): the experiment is finished only when nothing is left
-            status = prior_status if prior_status not in ("running", "paused") else "interrupted"
+            status = (
+                prior_status
+                if prior_status not in (ExperimentStatus.RUNNING, ExperimentStatus.PAUSED)
+                else ExperimentStatus.INTERRUPTED
+            )
         if paused_by is not None:
-            status = "paused"
+            status = ExperimentStatus.PAUSED
             store.set_pause_reason(exp.id, paused_by.as_dict())
             log.warning("experiment %s paused: %s", exp.name, paused_by.text)
         store.set_status(exp.id, status)
@@ -296,9 +300,13 @@ class ExperimentRunner:
 
     def _status_after_grading(self, prior: str) -> str:
         """A grading pass finishes the experiment only when no run has execution work left."""
-        if _work_left(self.store.run_counts(self.exp.id)) or prior == "cancelled":
-            return prior if prior not in ("running", "paused") else "interrupted"
-        return "finished"
+        if _work_left(self.store.run_counts(self.exp.id)) or prior == ExperimentStatus.CANCELLED:
+            return (
+                prior
+                if prior not in (ExperimentStatus.RUNNING, ExperimentStatus.PAUSED)
+                else ExperimentStatus.INTERRUPTED
+            )
+        return ExperimentStatus.FINISHED
 
     def _prepare(self) -> None:
         """Read what the runs are made of, and set up the graders and the response cache."""
@@ -403,9 +411,9 @@ class ExperimentRunner:
             self._cancel_left(queue, moves)
             writer.flush()
             self.store.cancel_pending(self.exp.id)
-            return "cancelled"
+            return ExperimentStatus.CANCELLED
         writer.flush()
-        return "finished"
+        return ExperimentStatus.FINISHED
 
     async def _worker(self, queue: deque[WorkItem], execution: Execution, grading: Grading) -> None:
         limiter = loop_limiter()
@@ -475,15 +483,15 @@ class ExperimentRunner:
                 log.info("experiment %s: pause asked; running runs finish, no new ones start", self.exp.name)
                 control.paused = True
                 control.resume.clear()
-                tracker.status = "paused"
-                writer.experiment(self.exp.id, status="paused", updated_at=now_iso())
+                tracker.status = ExperimentStatus.PAUSED
+                writer.experiment(self.exp.id, status=ExperimentStatus.PAUSED, updated_at=now_iso())
             elif asked == "run" and control.paused:
                 log.info("experiment %s: resumed", self.exp.name)
                 control.paused = False
                 self.budget.reload()
                 control.resume.set()
-                tracker.status = "running"
-                writer.experiment(self.exp.id, status="running", updated_at=now_iso())
+                tracker.status = ExperimentStatus.RUNNING
+                writer.experiment(self.exp.id, status=ExperimentStatus.RUNNING, updated_at=now_iso())
             tracker.maybe_emit(force=True)
 
     def _cancel_left(self, queue: deque[WorkItem], moves: RunMoves) -> None:
@@ -510,7 +518,7 @@ class ExperimentRunner:
                     self._execution.record_interrupted()
                 self._interrupt_states(self.writer)
                 self.writer.flush()
-            self.store.set_status(self.exp.id, "interrupted")
+            self.store.set_status(self.exp.id, ExperimentStatus.INTERRUPTED)
         except Exception as exc:  # the original error matters more
             log.warning("experiment %s: could not record the interruption (%s)", self.exp.name, exc)
 

@@ -14,7 +14,7 @@ import ipywidgets as w
 
 from abbench.formatting import elapsed as duration
 from abbench.runner import ArmProgress, Progress
-from abbench.types import RunState, outcome_word
+from abbench.types import ExperimentStatus, RunState, outcome_word
 from abbench.widgets._base import escape
 
 OUTCOME_COLOURS: dict[str, str] = {
@@ -31,15 +31,15 @@ OUTCOME_COLOURS: dict[str, str] = {
 Pending runs are the bar's empty track."""
 
 PHASE_COLOURS = {
-    "finished": ("#1a6b1a", "#e6f4e6"),
-    "running": ("#174a7c", "#e3eef9"),
+    ExperimentStatus.FINISHED: ("#1a6b1a", "#e6f4e6"),
+    ExperimentStatus.RUNNING: ("#174a7c", "#e3eef9"),
     "resuming": ("#174a7c", "#e3eef9"),
     "pausing": ("#7a5200", "#fdf3dc"),
-    "paused": ("#7a5200", "#fdf3dc"),
+    ExperimentStatus.PAUSED: ("#7a5200", "#fdf3dc"),
     "cancelling": ("#444", "#ececec"),
-    "cancelled": ("#444", "#ececec"),
-    "interrupted": ("#8a3b00", "#fde9dc"),
-    "created": ("#444", "#f6f6f6"),
+    ExperimentStatus.CANCELLED: ("#444", "#ececec"),
+    ExperimentStatus.INTERRUPTED: ("#8a3b00", "#fde9dc"),
+    ExperimentStatus.CREATED: ("#444", "#f6f6f6"),
 }
 """Phase → (text, background) of the status badge: green only for a finished experiment."""
 
@@ -106,13 +106,13 @@ def status_text(p: Progress, phase: str, title: str) -> str:
     """The status line: ``#1 demo: cancelled · incomplete: 114 of 120 runs never ran · 6/120 done ...``."""
     head = f"{title}: {phase}"
     missing = p.cancelled + _pending(p)
-    if phase in ("cancelled", "interrupted") and missing:
+    if phase in (ExperimentStatus.CANCELLED, ExperimentStatus.INTERRUPTED) and missing:
         head += f" · incomplete: {missing:,} of {p.total:,} runs never ran"
     reason = p.pause_reason
-    if phase == "paused" and reason is not None:
+    if phase == ExperimentStatus.PAUSED and reason is not None:
         head += f" · {reason.text}"  # paused by the runner itself (a budget reached), with the figures
-    rate = f" · {p.throughput:.1f} runs/s" if p.throughput and phase == "running" else ""
-    eta = f" · about {duration(p.eta_s)} left" if p.eta_s and phase == "running" else ""
+    rate = f" · {p.throughput:.1f} runs/s" if p.throughput and phase == ExperimentStatus.RUNNING else ""
+    eta = f" · about {duration(p.eta_s)} left" if p.eta_s and phase == ExperimentStatus.RUNNING else ""
     pairs = f" · pairs judged {p.pairs_done:,}/{p.pairs_total:,}" if p.pairs_total else ""
     return (
         f"{head} · {p.done:,}/{p.total:,} done ({100 * p.fraction:.0f} %) · {outcome_text(p)}"

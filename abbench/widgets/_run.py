@@ -31,6 +31,7 @@ from abbench.runner import (
     start_experiment,
 )
 from abbench.store import DEFAULT_CONCURRENCY, DEFAULT_GRADERS, Experiment, RunRecord
+from abbench.types import ExperimentStatus
 from abbench.widgets._arm_form import FOLDER, NO_SKILL, ArmRow, parse_graders
 from abbench.widgets._base import STYLE, Choice, StoreLike, View, escape, html_table, log, note
 from abbench.widgets._case_form import CaseForm, selection_text
@@ -458,7 +459,7 @@ class RunControlWidget(View):
                     labels[exp.id] = snap.label
                     self.chooser.set_options([(label, value) for value, label in labels.items()])
             self.status_html.value = status_html(progress, snap.phase, f"#{exp.id} {exp.name}")
-            if snap.phase not in ("running", "pausing"):
+            if snap.phase not in (ExperimentStatus.RUNNING, "pausing"):
                 self.action_note.value = ""  # "pause asked" said its part once the pause shows
             self.progress_view.show(progress)
             self._list_failures(snap.failures)

@@ -13,15 +13,23 @@ from typing import Any
 
 from abbench.runner import Progress, experiment_status
 from abbench.store import Experiment, RunRecord, Store
+from abbench.types import ExperimentStatus
 
-ENDED = ("finished", "cancelled", "interrupted")
+ENDED = (ExperimentStatus.FINISHED, ExperimentStatus.CANCELLED, ExperimentStatus.INTERRUPTED)
 """Statuses in which no process is running the experiment."""
 FAILURES_SHOWN = 50
 """Failed runs listed at most (the counts say how many there are)."""
 
-PAUSABLE = ("running", "resuming")
-RESUMABLE = ("paused", "pausing", "interrupted", "created")
-CANCELLABLE = ("running", "paused", "pausing", "resuming", "interrupted", "created")
+PAUSABLE = (ExperimentStatus.RUNNING, "resuming")
+RESUMABLE = (ExperimentStatus.PAUSED, "pausing", ExperimentStatus.INTERRUPTED, ExperimentStatus.CREATED)
+CANCELLABLE = (
+    ExperimentStatus.RUNNING,
+    ExperimentStatus.PAUSED,
+    "pausing",
+    "resuming",
+    ExperimentStatus.INTERRUPTED,
+    ExperimentStatus.CREATED,
+)
 
 
 @dataclass(frozen=True)
@@ -66,11 +74,11 @@ class RunSnapshot:
         if self.own:
             return status  # the runner's own tracker says paused / cancelling as it acts
         control = self.experiment.control
-        if control == "cancel" and status in ("running", "paused"):
+        if control == "cancel" and status in (ExperimentStatus.RUNNING, ExperimentStatus.PAUSED):
             return "cancelling"
-        if control == "pause" and status == "running":
+        if control == "pause" and status == ExperimentStatus.RUNNING:
             return "pausing"
-        if control == "run" and status == "paused" and self.progress.pause_reason is None:
+        if control == "run" and status == ExperimentStatus.PAUSED and self.progress.pause_reason is None:
             return "resuming"  # asked to go on; a runner that paused itself (a budget reached) is not
         return status
 
@@ -116,8 +124,8 @@ def _counts(p: Progress) -> tuple[Any, ...]:
 
 def listed_status(exp: Experiment) -> str:
     """An experiment's status as the store says it, *interrupted* when its process is gone."""
-    if exp.status in ("running", "paused") and not exp.runner_alive:
-        return "interrupted"
+    if exp.status in (ExperimentStatus.RUNNING, ExperimentStatus.PAUSED) and not exp.runner_alive:
+        return ExperimentStatus.INTERRUPTED
     return exp.status
 
 
