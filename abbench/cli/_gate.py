@@ -69,7 +69,7 @@ def gate_cmd(ctx: Context, experiment: str | None, rules_file: str | None, arms:
       abbench gate routing-v2 --rules gate.yaml
       abbench gate routing-v2 --vs routing-v1
     """
-    from abbench.gate import evaluate_gate
+    from abbench.gate import GateOutcome, evaluate_gate
 
     if list_metrics:
         _list_metrics(as_json)
@@ -79,7 +79,7 @@ def gate_cmd(ctx: Context, experiment: str | None, rules_file: str | None, arms:
     result = evaluate_gate(
         experiment, rules_file, store=ctx.store, arms=arms or None, vs=baseline, cluster=cluster
     )
-    allowed = result.outcome == "inconclusive" and not fail_on_inconclusive
+    allowed = result.outcome == GateOutcome.INCONCLUSIVE and not fail_on_inconclusive
     emit(as_json, result.as_dict(), lambda: _print_gate(result, allowed))
     if allowed:
         return
@@ -112,18 +112,22 @@ def _list_metrics(as_json: bool) -> None:
 
 def _rule_mark(r: RuleOutcome) -> str:
     """✓ holds, ✗ blocks, · allowed to have no value and has none, ! anything else (a warning)."""
-    if r.status == "pass":
+    from abbench.gate import RuleStatus
+
+    if r.status == RuleStatus.PASS:
         return "✓"
     if r.blocks:
         return "✗"
-    if r.status == "missing" and r.rule.allow_missing:
+    if r.status == RuleStatus.MISSING and r.rule.allow_missing:
         return "·"
     return "!"
 
 
 def _print_gate(result: GateResult, inconclusive_allowed: bool) -> None:
     """A gate's outcome as `abbench gate` prints it."""
-    colour = {"pass": "green", "pass with warnings": "yellow"}.get(result.outcome, "red")
+    from abbench.gate import GateOutcome, Severity
+
+    colour = {GateOutcome.PASS: "green", GateOutcome.PASS_WITH_WARNINGS: "yellow"}.get(result.outcome, "red")
     # The pair first, then the outcome and the coverage it rests on: nobody reads a PASS without its pair.
     click.secho(
         f"{result.pair_text}: GATE {result.outcome.upper()} — {result.coverage.text}",
@@ -134,10 +138,10 @@ def _print_gate(result: GateResult, inconclusive_allowed: bool) -> None:
         f"  {result.experiment} (#{result.experiment_id}); pair named by {result.pair.named_by}; "
         f"rules: {result.source}"
     )
-    if result.outcome != "pass":
+    if result.outcome != GateOutcome.PASS:
         click.echo(f"  {result.outcome}: {result.reason}")
     for r in result.rules:
-        severity = "" if r.rule.severity == "block" else " [warn]"
+        severity = "" if r.rule.severity == Severity.BLOCK else " [warn]"
         click.echo(f"  {_rule_mark(r)} {r.message}{severity}")
     click.echo(f"decision ({result.pair_text}):")
     for d in result.decision.dimensions:

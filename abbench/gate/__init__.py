@@ -34,6 +34,7 @@ from abbench.gate._rules import (
     parse_rules,
     read_gate_file,
 )
+from abbench.gate._words import Conclusion, GateOutcome, RuleStatus, Severity
 
 __all__ = [
     "ARM_METRICS",
@@ -50,16 +51,20 @@ __all__ = [
     "STATUSES",
     "UNITS",
     "ArmCoverage",
+    "Conclusion",
     "Coverage",
     "Decision",
     "DecisionPolicy",
     "Dimension",
+    "GateOutcome",
     "GateResult",
     "GateRule",
     "GateSpec",
     "MetricDef",
     "MetricRef",
     "RuleOutcome",
+    "RuleStatus",
+    "Severity",
     "coverage",
     "decide",
     "decision_pair",

@@ -25,14 +25,15 @@ from abbench.errors import NotFoundError, UsageError
 from abbench.gate._coverage import FULL, Coverage, coverage
 from abbench.gate._decision import Decision, DecisionPolicy, decide
 from abbench.gate._rules import OPS, GateRule, GateSpec, load_gate
+from abbench.gate._words import GateOutcome, RuleStatus, Severity
 from abbench.metrics import ArmMetrics, ExperimentMetrics, Result, experiment_metrics
 from abbench.store import Experiment, Store, open_store
 
-STATUSES = ("pass", "fail", "missing", "inconclusive")
+STATUSES = tuple(RuleStatus)
 """A rule's status: its condition holds, does not hold, its metric has no value, or the evidence does
 not settle it (``non_inferior`` with an interval straddling the margin)."""
 
-OUTCOMES = ("pass", "pass with warnings", "block", "incomplete", "inconclusive")
+OUTCOMES = tuple(GateOutcome)
 """A gate's outcome: every rule holds; they hold but a warning fired; a ``block`` rule failed (or had no
 value); the decision rests on fewer runs than it needs (`min_coverage`); or the evidence does not decide
 (a ``block`` rule is inconclusive — ``non_inferior`` whose interval straddles the margin — and none
@@ -54,14 +55,14 @@ class RuleOutcome(Result):
 
     rule: GateRule
     value: Any
-    status: str
+    status: RuleStatus
     blocks: bool
     message: str
 
     @property
     def assessed(self) -> bool:
         """Whether the rule's metric had a value (a rule without one is not assessed, never passed)."""
-        return self.status != "missing"
+        return self.status != RuleStatus.MISSING
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ class GateResult(Result):
     b: Side
     pair: Pair
     source: str
-    outcome: str
+    outcome: GateOutcome
     coverage: Coverage
     rules: tuple[RuleOutcome, ...]
     decision: Decision
@@ -104,7 +105,7 @@ class GateResult(Result):
     @property
     def passed(self) -> bool:
         """True for ``pass`` and ``pass with warnings``; never for block, incomplete or inconclusive."""
-        return self.outcome in ("pass", "pass with warnings")
+        return self.outcome in (GateOutcome.PASS, GateOutcome.PASS_WITH_WARNINGS)
 
     @property
     def pair_text(self) -> str:
@@ -119,7 +120,7 @@ class GateResult(Result):
     @property
     def reason(self) -> str:
         """Why the outcome is what it is, in one sentence."""
-        if self.outcome == "incomplete":
+        if self.outcome == GateOutcome.INCOMPLETE:
             arms, ref = self.coverage.arms, f"#{self.experiment_id}"
             todo = [
                 (sum(a.cancelled for a in arms), f"abbench retry {ref} --cancelled"),
@@ -133,14 +134,18 @@ class GateResult(Result):
                 f"{self.coverage.share:.0%} ({self.coverage.gap or 'nothing planned'}); finish the runs ({steps}) "
                 "or allow less with min_coverage in the gate file"
             )
-        if self.outcome == "inconclusive":
-            unsettled = [r for r in self.rules if r.status == "inconclusive" and r.rule.severity == "block"]
+        if self.outcome == GateOutcome.INCONCLUSIVE:
+            unsettled = [
+                r
+                for r in self.rules
+                if r.status == RuleStatus.INCONCLUSIVE and r.rule.severity == Severity.BLOCK
+            ]
             if unsettled:
                 return "not decided by the evidence: " + "; ".join(r.message for r in unsettled)
             return "no rule could be assessed: every rule's metric has no value on these data"
-        if self.outcome == "block":
+        if self.outcome == GateOutcome.BLOCK:
             return "blocked by " + "; ".join(r.rule.name or r.rule.text for r in self.blocking)
-        if self.outcome == "pass with warnings":
+        if self.outcome == GateOutcome.PASS_WITH_WARNINGS:
             said = []
             if self.warnings:
                 said.append("warnings: " + "; ".join(r.rule.name or r.rule.text for r in self.warnings))
@@ -159,7 +164,7 @@ class GateResult(Result):
     @property
     def not_assessed(self) -> tuple[RuleOutcome, ...]:
         """The rules allowed to have no value that had none: never a plain *pass* while any is left."""
-        return tuple(r for r in self.rules if r.status == "missing" and r.rule.allow_missing)
+        return tuple(r for r in self.rules if r.status == RuleStatus.MISSING and r.rule.allow_missing)
 
     @property
     def warnings(self) -> tuple[RuleOutcome, ...]:
@@ -167,9 +172,9 @@ class GateResult(Result):
         return tuple(
             r
             for r in self.rules
-            if r.rule.severity == "warn"
-            and r.status != "pass"
-            and not (r.status == "missing" and r.rule.allow_missing)
+            if r.rule.severity == Severity.WARN
+            and r.status != RuleStatus.PASS
+            and not (r.status == RuleStatus.MISSING and r.rule.allow_missing)
         )
 
 
@@ -451,25 +456,25 @@ def _policy(exp: Experiment, policy: DecisionPolicy | None) -> DecisionPolicy | 
     return policy
 
 
-def _outcome(covered: Coverage, outcomes: tuple[RuleOutcome, ...]) -> str:
+def _outcome(covered: Coverage, outcomes: tuple[RuleOutcome, ...]) -> GateOutcome:
     """The gate's outcome (one of `OUTCOMES`) from its coverage and its rules' outcomes."""
     if not covered.complete:
-        return "incomplete"
+        return GateOutcome.INCOMPLETE
     if not any(o.assessed for o in outcomes):
-        return "inconclusive"
+        return GateOutcome.INCONCLUSIVE
     if any(o.blocks for o in outcomes):
-        return "block"
-    if any(o.status == "inconclusive" and o.rule.severity == "block" for o in outcomes):
-        return "inconclusive"
+        return GateOutcome.BLOCK
+    if any(o.status == RuleStatus.INCONCLUSIVE and o.rule.severity == Severity.BLOCK for o in outcomes):
+        return GateOutcome.INCONCLUSIVE
     warned = any(
-        o.rule.severity == "warn"
-        and o.status != "pass"
-        and not (o.status == "missing" and o.rule.allow_missing)
+        o.rule.severity == Severity.WARN
+        and o.status != RuleStatus.PASS
+        and not (o.status == RuleStatus.MISSING and o.rule.allow_missing)
         for o in outcomes
     )
     # A rule that could not be assessed is allowed (allow_missing), never passed: the gate says so.
-    unassessed = any(o.status == "missing" and o.rule.allow_missing for o in outcomes)
-    return "pass with warnings" if warned or unassessed else "pass"
+    unassessed = any(o.status == RuleStatus.MISSING and o.rule.allow_missing for o in outcomes)
+    return GateOutcome.PASS_WITH_WARNINGS if warned or unassessed else GateOutcome.PASS
 
 
 def _value(
@@ -512,14 +517,18 @@ def _check(rule: GateRule, comparison: Comparison | None, decision: Decision, m:
     if value is None and comparison is not None and rule.metric == "non_inferior":
         # Not enough evidence is not evidence of a loss: the rule is inconclusive, and the gate with it
         # unless another rule blocks (`abbench gate --allow-inconclusive` lets such a gate exit 0).
-        then = "INCONCLUSIVE" if rule.severity == "block" else "warn"
-        return RuleOutcome(rule, None, "inconclusive", False, f"{label}{rule.text}: {reason} → {then}")
+        then = "INCONCLUSIVE" if rule.severity == Severity.BLOCK else Severity.WARN
+        return RuleOutcome(
+            rule, None, RuleStatus.INCONCLUSIVE, False, f"{label}{rule.text}: {reason} → {then}"
+        )
     if value is None:
-        blocks = rule.severity == "block" and not rule.allow_missing
+        blocks = rule.severity == Severity.BLOCK and not rule.allow_missing
         then = "allowed (allow_missing)" if rule.allow_missing else ("blocks" if blocks else "warning")
-        return RuleOutcome(rule, None, "missing", blocks, f"{label}{rule.text}: no value ({reason}) → {then}")
+        return RuleOutcome(
+            rule, None, RuleStatus.MISSING, blocks, f"{label}{rule.text}: no value ({reason}) → {then}"
+        )
     ok = bool(OPS[rule.op](value, rule.value))
-    status = "pass" if ok else "fail"
-    blocks = not ok and rule.severity == "block"
-    then = "pass" if ok else ("BLOCK" if blocks else "warn")
+    status = RuleStatus.PASS if ok else RuleStatus.FAIL
+    blocks = not ok and rule.severity == Severity.BLOCK
+    then = RuleStatus.PASS if ok else ("BLOCK" if blocks else Severity.WARN)
     return RuleOutcome(rule, value, status, blocks, f"{label}{rule.text}: {_format(value)} → {then}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from abbench.gate._metric import MetricDef, Value, _none
+from abbench.gate._words import Conclusion
 
 if TYPE_CHECKING:
     from abbench.compare import Comparison
@@ -294,13 +295,13 @@ def _dimension(d: Decision, name: str) -> Value:
     dim = getattr(d, name)
     if not dim.assessed:
         return _none(dim.summary)
-    return dim.conclusion == "pass", None
+    return dim.conclusion == Conclusion.PASS, None
 
 
 def _overall(d: Decision) -> Value:
-    if d.conclusion == "inconclusive":
+    if d.conclusion == Conclusion.INCONCLUSIVE:
         return _none("no dimension could be assessed")
-    return d.conclusion == "pass", None
+    return d.conclusion == Conclusion.PASS, None
 
 
 def _coverage(d: Decision) -> Value:

@@ -10,6 +10,7 @@ from typing import Any
 from abbench.compare import VOTE_MARGIN, VOTE_MIN_CASES, Comparison, Votes, magnitude, points
 from abbench.formatting import money_sig
 from abbench.formatting import money_sig as _money
+from abbench.gate._words import Conclusion
 from abbench.metrics import ArmMetrics, Result
 
 
@@ -56,7 +57,7 @@ class Dimension(Result):
     """
 
     name: str
-    conclusion: str
+    conclusion: Conclusion
     summary: str
     evidence: dict[str, Any] = field(default_factory=dict)
     assessed: bool = True
@@ -76,7 +77,7 @@ class Decision(Result):
         votes: The per-case votes, when capability is decided by votes.
     """
 
-    conclusion: str
+    conclusion: Conclusion
     capability: Dimension
     cost: Dimension
     stability: Dimension
@@ -122,16 +123,16 @@ def decide(
     names = (comparison.a.name, comparison.b.name) if comparison is not None else (None, arm_b.arm)
     stability = _stability(arm_a, arm_b, policy, names)
     dims = (capability, cost, stability)
-    if any(d.conclusion == "block" for d in dims):
-        conclusion = "block"
+    if any(d.conclusion == Conclusion.BLOCK for d in dims):
+        conclusion = Conclusion.BLOCK
     elif not any(d.assessed for d in dims):
-        conclusion = "inconclusive"
+        conclusion = Conclusion.INCONCLUSIVE
     else:
-        conclusion = "pass"
+        conclusion = Conclusion.PASS
     return Decision(conclusion, capability, cost, stability, votes=votes)
 
 
-NOT_ASSESSED = "not assessed"
+NOT_ASSESSED = Conclusion.NOT_ASSESSED
 
 
 def _not_assessed(name: str, summary: str, evidence: dict[str, Any] | None = None) -> Dimension:
@@ -178,8 +179,8 @@ def _capability(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
     if c.verdict.code == "insufficient_data":
         return _not_assessed("capability", f"not assessed: {c.verdict.text}", evidence)
     if reasons:
-        return Dimension("capability", "block", "; ".join(reasons) + ".", evidence)
-    return Dimension("capability", "pass", c.verdict.text, evidence)
+        return Dimension("capability", Conclusion.BLOCK, "; ".join(reasons) + ".", evidence)
+    return Dimension("capability", Conclusion.PASS, c.verdict.text, evidence)
 
 
 def _capability_votes(c: Comparison, votes: Votes) -> Dimension:
@@ -189,8 +190,8 @@ def _capability_votes(c: Comparison, votes: Votes) -> Dimension:
     if votes.decided < votes.min_cases:
         return _not_assessed("capability", f"not assessed: {said}", evidence)
     if votes.passed:
-        return Dimension("capability", "pass", said, evidence)
-    return Dimension("capability", "block", f"{c.b.name} does not win the votes: {said}", evidence)
+        return Dimension("capability", Conclusion.PASS, said, evidence)
+    return Dimension("capability", Conclusion.BLOCK, f"{c.b.name} does not win the votes: {said}", evidence)
 
 
 _usd = partial(money_sig, signed=True)  # a signed cost difference: +$0.00020
@@ -232,7 +233,7 @@ def _cost(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
     if significant_more and beyond and not better:
         return Dimension(
             "cost",
-            "block",
+            Conclusion.BLOCK,
             f"{c.b.name} costs more: {change}{ci}, beyond the {policy.cost_tolerance:.0%} tolerance, "
             "without a significant gain in capability.",
             evidence,
@@ -243,7 +244,7 @@ def _cost(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
         summary = f"{c.b.name} costs more ({change}{ci}), within the {policy.cost_tolerance:.0%} tolerance."
     else:
         summary = f"Cost change {change}{ci}: no significant increase."
-    return Dimension("cost", "pass", summary, evidence)
+    return Dimension("cost", Conclusion.PASS, summary, evidence)
 
 
 def _stability(
@@ -272,12 +273,12 @@ def _stability(
         reasons.append(f"flip rate {sb.flip_rate:.0%} is above the {policy.max_flip_rate:.0%} limit")
     if reasons:
         return Dimension(
-            "stability", "block", "; ".join(reasons) + f"; {len(sb.flaky)} flaky case(s).", evidence
+            "stability", Conclusion.BLOCK, "; ".join(reasons) + f"; {len(sb.flaky)} flaky case(s).", evidence
         )
     against = f" (against {fa:.0%} for {name_a})" if fa is not None else ""
     return Dimension(
         "stability",
-        "pass",
+        Conclusion.PASS,
         f"{name_b} changes its answer across rounds on {sb.flip_rate:.0%} of cases{against}; {len(sb.flaky)} flaky case(s).",
         evidence,
     )

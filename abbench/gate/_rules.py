@@ -13,6 +13,7 @@ from typing import Any
 
 from abbench.errors import UsageError
 from abbench.gate._namespace import MetricRef, parse_metric
+from abbench.gate._words import Severity
 
 OPS: dict[str, Callable[[Any, Any], bool]] = {
     ">=": operator.ge,
@@ -23,7 +24,7 @@ OPS: dict[str, Callable[[Any, Any], bool]] = {
     "!=": operator.ne,
 }
 """The comparison operators a rule may use."""
-SEVERITIES = ("block", "warn")
+SEVERITIES = tuple(Severity)
 """``block`` fails the gate; ``warn`` is reported and never blocks."""
 _FIELDS = {"metric", "op", "value", "severity", "name", "description", "allow_missing", "margin"}
 _K_METRICS = ("pass_at_k", "pass_hat_k")  # ``k:`` in a rule: the attempts these metrics are about
@@ -56,7 +57,7 @@ class GateRule:
     metric: str
     op: str
     value: Any
-    severity: str = "block"
+    severity: str = Severity.BLOCK.value
     name: str | None = None
     description: str | None = None
     allow_missing: bool = False
@@ -105,7 +106,7 @@ DEFAULT_RULES: tuple[dict[str, Any], ...] = (
         "metric": "capability_pass",
         "op": "==",
         "value": True,
-        "severity": "block",
+        "severity": Severity.BLOCK,
         "name": "capability",
         "description": "the candidate is not significantly worse, overall or in a domain",
     },
@@ -113,7 +114,7 @@ DEFAULT_RULES: tuple[dict[str, Any], ...] = (
         "metric": "cost_pass",
         "op": "==",
         "value": True,
-        "severity": "block",
+        "severity": Severity.BLOCK,
         "name": "cost",
         "allow_missing": True,
         "description": "the candidate does not cost significantly more without being better "
@@ -123,7 +124,7 @@ DEFAULT_RULES: tuple[dict[str, Any], ...] = (
         "metric": "cost_change",
         "op": "<=",
         "value": COST_WARN_SHARE,
-        "severity": "warn",
+        "severity": Severity.WARN,
         "name": f"cost up at most {COST_WARN_SHARE:.0%}",
         "allow_missing": True,
         "description": f"warns when the mean cost per case rises more than {COST_WARN_SHARE:.0%}: a budget "
@@ -133,7 +134,7 @@ DEFAULT_RULES: tuple[dict[str, Any], ...] = (
         "metric": "stability_pass",
         "op": "==",
         "value": True,
-        "severity": "block",
+        "severity": Severity.BLOCK,
         "name": "stability",
         "allow_missing": True,
         "description": "the candidate does not change its answers across rounds more than the baseline "
@@ -279,7 +280,7 @@ def _rule(item: Any, where: str, arms: tuple[str, ...] | None) -> GateRule:
             "metric": match.group("metric"),
             "op": match.group("op"),
             "value": _literal(match.group("value")),
-            "severity": match.group("sev") or "block",
+            "severity": match.group("sev") or Severity.BLOCK,
         }
     if not isinstance(item, dict):
         raise UsageError(f"{where}: a rule is a mapping {{metric, op, value, severity}}; got {item!r}")
@@ -328,7 +329,7 @@ def _rule(item: Any, where: str, arms: tuple[str, ...] | None) -> GateRule:
         raise UsageError(
             f"{label}: value: {ref.text} is a number, so the value must be a number; got {value!r}"
         )
-    severity = str(item.get("severity", "block")).strip().lower()
+    severity = str(item.get("severity", Severity.BLOCK)).strip().lower()
     if severity not in SEVERITIES:
         raise UsageError(f"{label}: severity {severity!r} is not one of {', '.join(SEVERITIES)}")
     allow = item.get("allow_missing", False)

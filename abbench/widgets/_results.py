@@ -9,7 +9,15 @@ import ipywidgets as w
 
 from abbench.agents import stand_in_note
 from abbench.errors import AbbenchError, PairNotNamed, UsageError
-from abbench.gate import GateResult, decision_pair, evaluate_gate, metric_unit
+from abbench.gate import (
+    GateOutcome,
+    GateResult,
+    RuleStatus,
+    Severity,
+    decision_pair,
+    evaluate_gate,
+    metric_unit,
+)
 from abbench.metrics import ArmMetrics, Estimate, ExperimentMetrics, GroupAccuracy, experiment_metrics
 from abbench.store import Experiment
 from abbench.widgets._base import (
@@ -45,7 +53,7 @@ RESULTS_CSS = """<style>
 </style>"""
 """A chart wider than the notebook scrolls in its own box; the decision's headline."""
 
-_TONES = {"pass": "ok", "pass with warnings": "warn", "block": "error"}
+_TONES = {GateOutcome.PASS: "ok", GateOutcome.PASS_WITH_WARNINGS: "warn", GateOutcome.BLOCK: "error"}
 """The banner's colour per gate outcome; incomplete and inconclusive are grey: nothing was passed."""
 
 
@@ -68,11 +76,11 @@ def _rule_word(r: Any) -> str:
     """What became of a rule, in the words the report uses."""
     if r.blocks:
         return "BLOCKS"
-    if r.status == "pass":
+    if r.status == RuleStatus.PASS:
         return "pass"
-    if r.status == "inconclusive" and r.rule.severity == "block":
+    if r.status == RuleStatus.INCONCLUSIVE and r.rule.severity == Severity.BLOCK:
         return "INCONCLUSIVE"
-    if r.status == "missing":
+    if r.status == RuleStatus.MISSING:
         return "not assessed (allowed)" if r.rule.allow_missing else "not assessed (warning)"
     return f"{r.status} (warning)"
 
@@ -579,8 +587,8 @@ class ResultsWidget(View):
             f'<div class="abbench-{kind}" style="font-size:16px;font-weight:bold">{escape(g.pair_text)}: gate '
             f"{escape(g.outcome.upper())} — {escape(g.coverage.text)}</div>"
         )
-        if g.outcome != "pass":
-            head += note(f"{g.outcome}: {g.reason}", "error" if g.outcome == "block" else "warn")
+        if g.outcome != GateOutcome.PASS:
+            head += note(f"{g.outcome}: {g.reason}", "error" if g.outcome == GateOutcome.BLOCK else "warn")
         verdict = note(g.verdict) if g.verdict else ""
         dims = html_table(
             ["dimension", "conclusion", "why"],

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from abbench import formatting as fm
+from abbench.gate import Conclusion, GateOutcome, RuleStatus, Severity
 from abbench.report import _display as d
 from abbench.report._sections._parts import Part
 
@@ -40,7 +41,7 @@ def _dimension_figures(name: str, dim: Dimension) -> tuple[str, str]:
         worse = ev.get("domains_significantly_worse") or []
         if worse:
             parts.append("worse in " + ", ".join(map(str, worse[:3])))
-        if dim.conclusion != "pass":
+        if dim.conclusion != Conclusion.PASS:
             parts.append(dim.summary)
         return fm.points(ev.get("difference")), "; ".join(parts) or dim.summary
     if name == "cost":
@@ -117,11 +118,11 @@ def _rule_sentence(r: RuleOutcome) -> str:
 
 
 _TONES = {
-    "pass": "pass",
-    "pass with warnings": "warn",
-    "block": "block",
-    "incomplete": "incomplete",
-    "inconclusive": "inconclusive",
+    GateOutcome.PASS: "pass",
+    GateOutcome.PASS_WITH_WARNINGS: "warn",
+    GateOutcome.BLOCK: "block",
+    GateOutcome.INCOMPLETE: "incomplete",
+    GateOutcome.INCONCLUSIVE: "inconclusive",
 }
 
 
@@ -191,9 +192,9 @@ def _warnings(gate: GateResult) -> list[RuleOutcome]:
     return [
         r
         for r in gate.rules
-        if r.rule.severity == "warn"
-        and r.status != "pass"
-        and not (r.status == "missing" and r.rule.allow_missing)
+        if r.rule.severity == Severity.WARN
+        and r.status != RuleStatus.PASS
+        and not (r.status == RuleStatus.MISSING and r.rule.allow_missing)
     ]
 
 
@@ -204,15 +205,17 @@ def _details(gate: GateResult) -> str:
     warnings = _warnings(gate)
     blocking = [r for r in gate.rules if r.blocks]
     details = ""
-    if outcome == "incomplete":
+    if outcome == GateOutcome.INCOMPLETE:
         details += (
             f"<p><b>Incomplete:</b> the decision needs {d.esc(_required(cov))} of each arm graded and rests on "
             f"{fm.pct(cov.share, 0)} ({d.esc(cov.gap or 'nothing planned')}). The figures below are "
             "from the runs that did finish: finish the others (abbench run, retry, regrade) or allow less with "
             "min_coverage in the gate file.</p>"
         )
-    elif outcome == "inconclusive":
-        unsettled = [r for r in gate.rules if r.status == "inconclusive" and r.rule.severity == "block"]
+    elif outcome == GateOutcome.INCONCLUSIVE:
+        unsettled = [
+            r for r in gate.rules if r.status == RuleStatus.INCONCLUSIVE and r.rule.severity == Severity.BLOCK
+        ]
         if unsettled:
             details += (
                 "<p><b>Inconclusive:</b> the evidence does not decide (nothing blocks, nothing is shown "
@@ -247,7 +250,7 @@ def _cards(gate: GateResult) -> list[str]:
     """The three dimensions at a glance; a passing card whose gate rule warns or blocks says so."""
     flagged: dict[str, list[RuleOutcome]] = {}
     for r in gate.rules:
-        card = _rule_card(r.rule.metric) if r.status != "pass" else None
+        card = _rule_card(r.rule.metric) if r.status != RuleStatus.PASS else None
         if card is not None:
             flagged.setdefault(card, []).append(r)
     cards = []
@@ -256,9 +259,13 @@ def _cards(gate: GateResult) -> list[str]:
         dim: Dimension = getattr(decision, name)
         big, text = _dimension_figures(name, dim)
         assessed = dim.assessed
-        tone_card = "flat" if not assessed else ("good" if dim.conclusion == "pass" else "bad")
+        tone_card = "flat" if not assessed else ("good" if dim.conclusion == Conclusion.PASS else "bad")
         word = "not assessed" if not assessed else dim.conclusion
-        rules = [r for r in flagged.get(name) or [] if not (r.status == "missing" and r.rule.allow_missing)]
+        rules = [
+            r
+            for r in flagged.get(name) or []
+            if not (r.status == RuleStatus.MISSING and r.rule.allow_missing)
+        ]
         if rules and tone_card != "bad":
             blocks = any(r.blocks for r in rules)
             tone_card = "bad" if blocks else "warn"
@@ -276,13 +283,13 @@ def _rules_table(gate: GateResult) -> str:
         name, condition, value = _rule_texts(r)
         if r.blocks:
             said, tone_row = "BLOCKS", "block"
-        elif r.status == "pass":
+        elif r.status == RuleStatus.PASS:
             said, tone_row = "pass", "pass"
-        elif r.status == "inconclusive" and r.rule.severity == "block":
+        elif r.status == RuleStatus.INCONCLUSIVE and r.rule.severity == Severity.BLOCK:
             said, tone_row = "INCONCLUSIVE", "warn"
-        elif r.status == "missing" and r.rule.allow_missing:
+        elif r.status == RuleStatus.MISSING and r.rule.allow_missing:
             said, tone_row = "not assessed (allowed)", None
-        elif r.status == "missing":
+        elif r.status == RuleStatus.MISSING:
             said, tone_row = "not assessed (warning)", "warn"
         else:
             said, tone_row = f"{r.status} (warning)", "warn"
