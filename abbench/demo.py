@@ -16,7 +16,7 @@ from abbench.compare import Comparison, compare_arms
 from abbench.dataset import DatasetInfo
 from abbench.errors import UsageError
 from abbench.formatting import DASH, Bounds, pct, pct_span
-from abbench.gate import GateResult, evaluate_gate
+from abbench.gate import GateResult, RuleStatus, evaluate_gate
 from abbench.metrics import experiment_metrics
 from abbench.runner import Observer, RunSummary, create_experiment, load_spec, run_experiment
 from abbench.snapshot import Snapshot
@@ -204,7 +204,7 @@ def _gate(result: DemoResult, folder: Path, say: Callable[[str], None]) -> None:
     result.gate = gate
     say(
         f"gate      {gate.pair_text}: {gate.outcome.upper()} (data/demo/gate.yaml, {gate.coverage.text}): "
-        f"{sum(r.status == 'pass' for r in gate.rules)}/{len(gate.rules)} rules pass"
+        f"{sum(r.status == RuleStatus.PASS for r in gate.rules)}/{len(gate.rules)} rules pass"
         + (
             f", warnings: {'; '.join(r.rule.name or r.rule.metric for r in gate.warnings)}"
             if gate.warnings

@@ -17,6 +17,7 @@ from typing import IO, TYPE_CHECKING, Any
 import abbench
 from abbench._files import publish
 from abbench.errors import AbbenchError, ComparisonRefused, ReportError, UsageError
+from abbench.gate import GateOutcome
 from abbench.report._html import TEMPLATES, notebook_to_html
 from abbench.report._secrets import find_secrets
 
@@ -85,7 +86,7 @@ class ReportResult:
     @property
     def passed(self) -> bool:
         """Whether the page's decision is a pass (``pass`` or ``pass with warnings``)."""
-        return self.decision in ("pass", "pass with warnings")
+        return self.decision in (GateOutcome.PASS, GateOutcome.PASS_WITH_WARNINGS)
 
     @property
     def warnings(self) -> tuple[str, ...]:
