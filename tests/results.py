@@ -126,7 +126,13 @@ def make_experiment(
             skill_version="",
             dataset_id=ds.id,
             profile_id=None,
-            spec={"name": name, "graders": ["label_match"], "rounds": rounds}
+            spec={
+                "name": name,
+                "dataset": dataset,
+                "arms": {row["name"]: {"agent": "scripted"} for row in arm_rows},
+                "graders": ["label_match"],
+                "rounds": rounds,
+            }
             | ({"decision": decision} if decision else {}),
             rounds=rounds,
             priority=0,

@@ -264,9 +264,10 @@ def _cost(usage: Usage, price_in: float | None, price_out: float | None) -> floa
 
 def _check(settings: dict[str, Any]) -> dict[str, Any]:
     try:
-        for key in ("latency_ms", "temperature", "latency_jitter", "price_in_per_mtok", "price_out_per_mtok"):
-            if settings[key] is not None or not key.startswith("price"):
-                settings[key] = float(settings[key])
+        for key in ("latency_ms", "temperature", "latency_jitter"):
+            settings[key] = float(settings[key])
+        for key in ("price_in_per_mtok", "price_out_per_mtok"):  # no price: the cost is unknown
+            settings[key] = None if settings[key] is None else float(settings[key])
         settings["top_sections"] = int(settings["top_sections"])
     except (TypeError, ValueError) as exc:
         raise UsageError(

@@ -205,7 +205,7 @@ class ExperimentsMixin(StoreBase):
                     skill_version,
                     dataset_id,
                     profile_id,
-                    dumps(spec),
+                    dumps(_spec_json(spec)),
                     rounds,
                     priority,
                     dumps(tags),
@@ -376,7 +376,7 @@ class ExperimentsMixin(StoreBase):
             dataset_id=r[5],
             dataset=r[6],
             profile_id=r[7],
-            spec=_read_spec(loads(r[8]) or {}, r[1], r[6], arms),
+            spec=_read_spec(loads(r[8]) or {}, r[1]),
             rounds=r[9],
             status=r[10],
             control=r[11],
@@ -513,15 +513,8 @@ class ExperimentsMixin(StoreBase):
         return str(conn.execute("SELECT batch_id FROM experiments WHERE id=?", (exp_id,)).fetchone()[0])
 
 
-def _read_spec(data: dict[str, Any], name: str, dataset: str, arms: tuple[Arm, ...]) -> StoredExperimentSpec:
-    """The stored definition as its model; what a partial one lacks (name, dataset, arms) comes from
-    the experiment's own row, which always has them."""
-    if not ("name" in data and "dataset" in data and "arms" in data):
-        data = {
-            "name": name,
-            "dataset": dataset,
-            "arms": {a.name: {"agent": a.agent, "model": a.model, "params": a.params} for a in arms},
-        } | data
+def _read_spec(data: dict[str, Any], name: str) -> StoredExperimentSpec:
+    """The stored definition as its model (every definition is validated when it is written)."""
     try:
         return StoredExperimentSpec.model_validate(data)
     except ValidationError as exc:

@@ -549,9 +549,10 @@ def _elsewhere_flow(page, url: str, gate, seen: dict) -> None:
     options = chooser.locator("option").all_inner_texts()
     chooser.select_option(label=next(t for t in options if "from-the-terminal" in t))
     # Three runs answered before the two held ones arrived, but the child may not have written the third yet:
-    # wait for the widget to show what the store will hold, then check all of it.
+    # wait for the widget to show what the store will hold, then check all of it. The status line and the
+    # buttons arrive in separate widget messages: a page read between them sees the new line, old buttons.
     s = _wait(
-        lambda: (r := _showing(page, "running")) and "3/40 done" in r["status"] and r,
+        lambda: (r := _showing(page, "running")) and "3/40 done" in r["status"] and r["pause"] and r,
         60,
         "the run from the terminal",
     )
