@@ -7,7 +7,8 @@ and blurs the widget when the mouse leaves it, so a key pressed with the mouse e
 JupyterLab, where ``1`` turns the current cell into a heading. Here the keys belong to the box that
 holds the catcher: they act while the focus is in it (it takes the focus when shown and after every
 action), a key typed in a text field stays text (Escape leaves the field), and only the keys asked for
-are kept from JupyterLab.
+are kept from JupyterLab. A caught key's message carries the text fields' values as the page shows them,
+because ipywidgets holds a field's edits back while the kernel is busy and the key would overtake them.
 """
 
 from __future__ import annotations
@@ -67,7 +68,14 @@ function render({ model, el }) {
     if (!model.get("catch").includes(event.key)) return;
     event.preventDefault();
     event.stopPropagation();
-    model.send({ key: event.key });
+    // The text fields as the page has them: ipywidgets holds a field's edits back while the kernel is
+    // busy and this message would overtake them (a note typed just before a verdict lost its end).
+    const values = {};
+    for (const [key, selector] of Object.entries(fields)) {
+      const field = root.querySelector(selector);
+      if (field && typeof field.value === "string") values[key] = field.value;
+    }
+    model.send({ key: event.key, fields: values });
   };
   const attach = () => {
     root = el.closest("." + model.get("root_class"));
@@ -131,6 +139,7 @@ class KeyCatcher(anywidget.AnyWidget):
     def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
         self._handlers: dict[str, Callable[[], Any]] = {}
+        self._field_setters: dict[str, Callable[[str], Any]] = {}
         self.on_msg(self._message)
 
     def on_key(self, key: str, action: Callable[[], Any]) -> None:
@@ -138,6 +147,10 @@ class KeyCatcher(anywidget.AnyWidget):
         self._handlers[key] = action
         if key not in self.catch:
             self.catch = [*self.catch, key]
+
+    def on_field(self, key: str, setter: Callable[[str], Any]) -> None:
+        """Call `setter(text)` with the field's text (the field `key` moves to) before any caught key acts."""
+        self._field_setters[key] = setter
 
     def press(self, key: str) -> Any:
         """Do what pressing `key` does; an unknown key does nothing (as in the browser)."""
@@ -149,5 +162,11 @@ class KeyCatcher(anywidget.AnyWidget):
         self.focus_token += 1
 
     def _message(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if isinstance(content, dict) and isinstance(content.get("key"), str):
-            self.press(content["key"])
+        if not isinstance(content, dict) or not isinstance(content.get("key"), str):
+            return
+        values = content.get("fields")
+        for key, text in values.items() if isinstance(values, dict) else ():
+            setter = self._field_setters.get(key)
+            if setter is not None and isinstance(text, str):
+                setter(text)
+        self.press(content["key"])

@@ -202,6 +202,7 @@ class ReviewWidget(View):
         self.next_button = self.button("Next case", self.next_case, icon="arrow-down", tooltip="key j")
         self.saved_html = w.HTML()
         self.shortcuts = KeyCatcher(fields={NOTE_KEY: ".abbench-review-note textarea"})
+        self.shortcuts.on_field(NOTE_KEY, partial(setattr, self.note, "value"))
         for key, verdict in VERDICT_KEYS.items():
             self.shortcuts.on_key(key, self.guard(f"saving {verdict}", partial(self.save, verdict)))
         self.shortcuts.on_key(UNDO_KEY, self.guard("undoing", self.undo))

@@ -173,9 +173,22 @@ def test_a_long_list_is_capped_and_says_so(widget, monkeypatch):
     assert "holds the first 2" in widget.count_html.value
 
 
-def _message(widget, key):
-    """A key press as the browser sends it: a custom message on the KeyCatcher's comm."""
-    widget.shortcuts._handle_custom_msg({"key": key}, [])
+def _message(widget, key, **fields):
+    """A key press as the browser sends it: a custom message on the KeyCatcher's comm, with the text
+    fields' values as the page shows them."""
+    widget.shortcuts._handle_custom_msg({"key": key, "fields": fields}, [])
+
+
+def test_a_key_saves_the_note_the_page_shows_even_if_its_last_edits_had_not_synced(store, ab, widget):
+    """ipywidgets holds a text box's edits back while the kernel is busy; the verdict key's message
+    overtook them and the note lost its end ("gold says fa"). The key carries the box's text."""
+    widget.cases.select("c01")
+    widget.note.value = "gold says fa"  # what had reached the kernel
+    _message(widget, "1", n="gold says fast: 两个任务")
+    assert widget.errors.message is None
+    assert reviews(ab.id, store=store, case_id="c01")[-1].note == "gold says fast: 两个任务"
+    _message(widget, "2", n="", other="ignored")  # an empty box is no note; unknown fields do nothing
+    assert reviews(ab.id, store=store, case_id="c02")[-1].note is None
 
 
 def test_keys_1_to_5_give_the_verdicts_and_open_the_next_case_not_reviewed(store, ab, widget):
