@@ -19,6 +19,7 @@ from abbench.compare._model import (
 )
 from abbench.compare._options import CompareOptions
 from abbench.compare._pair import experiment_arm, resolve_pair
+from abbench.compare._sequential import monitored, sequential_main
 from abbench.compare._text import TextChanges, text_changes
 from abbench.compare._verdict import Verdict, verdict
 from abbench.errors import ComparisonRefused, UsageError
@@ -263,6 +264,9 @@ def _compare(
     per = _per_case(store, ea, arm_a, eb, arm_b, oa, ob, pair, outcome, options.confidence)
     tests = _tests(per, pair, outcome, options, notes)
     main = _main_test(per, pair.n, tests, outcome, options, notes)
+    sequential = None
+    if outcome == "passed" and pair.n and monitored(ea, arm_a, eb, arm_b):
+        main, sequential = sequential_main(ea, pair.paired, pair.common, per.va, per.vb, main, notes)
     usage = _usage_differences(
         oa, ob, pair.common, outcome, per.lists_a, per.lists_b, options.confidence, options.iterations,
         options.seed, options.bootstrap, notes,
@@ -308,6 +312,7 @@ def _compare(
         review_agreement=agreement,
         verdict=_verdict_of(side_a, side_b, pair.n, unit, per, tests, main, options),
         notes=tuple(notes),
+        sequential=sequential,
     )
 
 

@@ -13,6 +13,7 @@ from abbench.compare._verdict import Settled, Verdict, settle
 from abbench.compare._votes import VOTE_MARGIN, VOTE_MIN_CASES, Votes, vote_decision
 from abbench.metrics import Estimate, Result
 from abbench.stats import (
+    ConfidenceSequence,
     Interval,
     McNemarResult,
     MinDetectableEffect,
@@ -259,6 +260,9 @@ class Comparison(Result):
         review_agreement: Judge-versus-human agreement on reviewed runs of these arms, when reviews exist.
         verdict: The conclusion in words.
         notes: How the figures were made, and caveats found in these data.
+        sequential: For the pair an experiment's ``stopping:`` rule monitored, the anytime-valid
+            confidence sequence whose interval and p-value are `interval` and the verdict's (the
+            ``interval_method`` is ``anytime-valid``); None otherwise.
     """
 
     kind: str
@@ -291,6 +295,7 @@ class Comparison(Result):
     review_agreement: Any
     verdict: Verdict
     notes: tuple[str, ...]
+    sequential: ConfidenceSequence | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready view (see `Result.as_dict`), with every paired case under ``cases``."""

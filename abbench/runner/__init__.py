@@ -30,11 +30,21 @@ from abbench.runner._experiment import (
 from abbench.runner._grading import combine_verdicts
 from abbench.runner._progress import ArmProgress, Observer, Progress
 from abbench.runner._scheduler import ExperimentRunner, RunSummary
-from abbench.runner._spec import ArmSpec, BudgetSpec, CaseSelection, DatasetSource, ExperimentSpec, load_spec
+from abbench.runner._spec import (
+    ArmSpec,
+    BudgetSpec,
+    CaseSelection,
+    DatasetSource,
+    ExperimentSpec,
+    StoppingSpec,
+    load_spec,
+)
+from abbench.runner._stopping import STOPPED_BY_RULE, StopReason
 from abbench.runner._try import TryResult, try_input
 from abbench.runner._writer import StoreWriter
 
 __all__ = [
+    "STOPPED_BY_RULE",
     "ArmEstimate",
     "ArmProgress",
     "ArmSpec",
@@ -50,6 +60,8 @@ __all__ = [
     "Projection",
     "RunHandle",
     "RunSummary",
+    "StopReason",
+    "StoppingSpec",
     "StoreWriter",
     "TryResult",
     "add_graders",

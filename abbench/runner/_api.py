@@ -15,6 +15,7 @@ from abbench.runner._budget import PauseReason, budget_notes
 from abbench.runner._grading import build_graders
 from abbench.runner._progress import ArmProgress, Observer, Progress
 from abbench.runner._scheduler import ExperimentRunner, RunSummary
+from abbench.runner._stopping import StopReason
 from abbench.store import Experiment, Store, open_store
 from abbench.types import ExperimentStatus
 
@@ -498,4 +499,13 @@ def experiment_status(ref: int | str | Experiment, *, store: StoreLike = None) -
         errors.setdefault(arm, {}).setdefault(kind, 0)
         errors[arm][kind] += 1
     arms = tuple(ArmProgress(a, c, errors.get(a, {})) for a, c in counts.items())
-    return Progress(exp.name, exp.id, status, arms, pause_reason=reason, notes=budget_notes(exp, store))
+    stopped = StopReason.from_dict(exp.stop_reason)
+    return Progress(
+        exp.name,
+        exp.id,
+        status,
+        arms,
+        pause_reason=reason,
+        notes=budget_notes(exp, store),
+        stop_reason=stopped,
+    )

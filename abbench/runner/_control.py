@@ -7,6 +7,7 @@ budget runs; none of them reaches back into the scheduler.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +17,8 @@ from abbench.runner._writer import StoreWriter
 from abbench.snapshot import Snapshot
 from abbench.store import Arm, WorkItem
 from abbench.types import Case, RunState, run_outcome
+
+_TERMINAL = (RunState.PASS, RunState.FAIL, RunState.CANCELLED)
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,7 @@ class RunControl:
         deadlines: Run id -> the loop time its agent must answer by.
         timed_out: Runs the watchdog cancelled for overrunning their timeout.
         pair_judging: The pairwise judging in flight, cancelled with the rest.
+        stopped: The stopping rule decided: no new run starts; runs in flight finish.
     """
 
     def __init__(self) -> None:
@@ -84,6 +88,12 @@ class RunControl:
         self.deadlines: dict[int, float] = {}
         self.timed_out: set[int] = set()
         self.pair_judging: asyncio.Future[Any] | None = None
+        self.stopped = False
+
+    def stop(self) -> None:
+        """The stopping rule decided: start no new run (those in flight finish and count)."""
+        self.stopped = True
+        self.resume.set()
 
     def cancel_all(self) -> None:
         """Cancel every run in flight, grading and pairwise judging included."""
@@ -123,6 +133,8 @@ class RunMoves:
         self.writer = writer
         self.tracker = tracker
         self.states: dict[int, str] = {}
+        self.on_finished: Callable[[WorkItem, str, str], None] | None = None
+        """Told of every run reaching pass, fail or cancelled (its state and outcome): the stopping rule."""
 
     def start(self, items: list[WorkItem]) -> None:
         """Take the stored states of the runs this pass works on."""
@@ -147,3 +159,5 @@ class RunMoves:
         fields = fields or {}
         outcome = run_outcome(to_state, fields.get("failure_type"), fields.get("passed", 0))
         self.tracker.move(item.arm_id, from_state, to_state, run_id=item.run_id, outcome=outcome)
+        if self.on_finished is not None and to_state in _TERMINAL:
+            self.on_finished(item, to_state, outcome)

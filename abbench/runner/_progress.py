@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from abbench.runner._budget import PauseReason
+from abbench.runner._stopping import StopReason
 from abbench.types import ExperimentStatus, RunState
 
 log = logging.getLogger(__name__)
@@ -109,6 +110,8 @@ class Progress:
         pause_reason: Why the runner paused by itself (``budget reached``, with the figures); None
             when it was not (a person's pause has no reason to show).
         notes: Warnings to show beside the status (a cost budget over runs of unknown cost).
+        stop_reason: Where the stopping rule decided (``decided after 120 of 500 cases: better …``);
+            None while it has not (or without ``stopping:``).
     """
 
     experiment: str
@@ -123,12 +126,16 @@ class Progress:
     pairs_done: int = 0
     pause_reason: PauseReason | None = None
     notes: tuple[str, ...] = ()
+    stop_reason: StopReason | None = None
 
     @property
     def status_text(self) -> str:
-        """The status in words, with its reason: ``paused: budget reached — $5.02 of $5.00 spent, …``."""
+        """The status in words, with its reason: ``paused: budget reached — $5.02 of $5.00 spent, …``,
+        ``finished: decided after 120 of 500 cases: better (…)``."""
         if self.pause_reason is not None and self.status == ExperimentStatus.PAUSED:
             return f"paused: {self.pause_reason.text}"
+        if self.stop_reason is not None:
+            return f"{self.status}: {self.stop_reason.text}"
         return self.status
 
     @property
@@ -219,6 +226,7 @@ class Progress:
             "pairs_done": self.pairs_done,
             "status_text": self.status_text,
             "pause_reason": None if self.pause_reason is None else self.pause_reason.as_dict(),
+            "stop_reason": None if self.stop_reason is None else self.stop_reason.as_dict(),
             "notes": list(self.notes),
         }
 
@@ -253,6 +261,7 @@ class Tracker:
         self.interval = interval
         self.status: str = ExperimentStatus.RUNNING  # or a phase: cancelling
         self.pause_reason: PauseReason | None = None
+        self.stop_reason: StopReason | None = None
         self.notes: tuple[str, ...] = ()
         self.started = time.monotonic()
         self._last_emit = 0.0
@@ -337,6 +346,7 @@ class Tracker:
             pairs_total=self.pairs_total,
             pairs_done=self.pairs_done,
             pause_reason=self.pause_reason,
+            stop_reason=self.stop_reason,
             notes=self.notes,
         )
 

@@ -35,6 +35,7 @@ from abbench.runner._grading import Grading, GradingOptions, GradingPlan, combin
 from abbench.runner._heartbeat import Heartbeat
 from abbench.runner._limiter import loop_limiter
 from abbench.runner._progress import Observer, Progress, Tracker
+from abbench.runner._stopping import Stopping, StopReason
 from abbench.runner._writer import StoreWriter
 from abbench.store import INTERRUPTED, Experiment, RunRecord, Store, WorkItem, current_user, now_iso
 from abbench.types import AgentOutput, ExperimentStatus, RunState
@@ -78,6 +79,8 @@ class RunSummary:
         pause_reason: Why the runner paused by itself (a budget reached), with the figures; None
             otherwise.
         notes: Warnings about the budget (a cost budget over runs of unknown cost).
+        stop_reason: Where the stopping rule decided (``decided after 120 of 500 cases: better …``);
+            None without ``stopping:``.
     """
 
     experiment: str
@@ -96,11 +99,15 @@ class RunSummary:
     grading_failed: int = 0
     pause_reason: PauseReason | None = None
     notes: tuple[str, ...] = ()
+    stop_reason: StopReason | None = None
 
     @property
     def status_text(self) -> str:
-        """The status, with the reason when the runner paused by itself: ``paused: budget reached — …``."""
-        return f"{self.status}: {self.pause_reason.text}" if self.pause_reason is not None else self.status
+        """The status, with the reason when the runner paused by itself (``paused: budget reached — …``)
+        or the stopping rule decided (``finished: decided after 120 of 500 cases: better …``)."""
+        if self.pause_reason is not None:
+            return f"{self.status}: {self.pause_reason.text}"
+        return f"{self.status}: {self.stop_reason.text}" if self.stop_reason is not None else self.status
 
     @property
     def throughput(self) -> float:
@@ -125,6 +132,7 @@ class RunSummary:
             "execution_failed": self.execution_failed,
             "grading_failed": self.grading_failed,
             "pause_reason": None if self.pause_reason is None else self.pause_reason.as_dict(),
+            "stop_reason": None if self.stop_reason is None else self.stop_reason.as_dict(),
             "notes": list(self.notes),
             "progress": self.progress.as_dict(),
         }
@@ -197,6 +205,7 @@ class ExperimentRunner:
         self._stored_outputs: dict[int, RunRecord] = {}
         self._execution: Execution | None = None
         self._moves: RunMoves | None = None
+        self.stopping: Stopping | None = None
 
     # -- the run ---------------------------------------------------------------------------------------
 
@@ -213,6 +222,8 @@ class ExperimentRunner:
             items = self._select_items()
             self.budget.start()
             store.set_pause_reason(exp.id, None)
+            if self.stopping is not None:
+                store.set_stop_reason(exp.id, None)
             store.set_control(exp.id, "run")
             store.set_status(exp.id, ExperimentStatus.RUNNING)
             if self.writer is None:
@@ -267,6 +278,11 @@ class ExperimentRunner:
                 if prior_status not in (ExperimentStatus.RUNNING, ExperimentStatus.PAUSED)
                 else ExperimentStatus.INTERRUPTED
             )
+        stopped_by = self.stopping.reason if self.stopping is not None else None
+        if stopped_by is not None:
+            paused_by = None  # the runs a budget held back are not needed: the rule decided
+            store.set_stop_reason(exp.id, stopped_by.as_dict())
+            log.info("experiment %s: %s", exp.name, stopped_by.text)
         if paused_by is not None:
             status = ExperimentStatus.PAUSED
             store.set_pause_reason(exp.id, paused_by.as_dict())
@@ -274,6 +290,7 @@ class ExperimentRunner:
         store.set_status(exp.id, status)
         tracker.status = status
         tracker.pause_reason = paused_by
+        tracker.stop_reason = stopped_by
         tracker.notes = self.budget.warnings()
         tracker.counts = counts
         tracker.set_errors(store.error_runs(exp.id))
@@ -296,6 +313,7 @@ class ExperimentRunner:
             t.grading_failed,
             paused_by,
             tracker.notes,
+            stopped_by,
         )
 
     def _status_after_grading(self, prior: str) -> str:
@@ -343,11 +361,18 @@ class ExperimentRunner:
             i for i in store.interrupted_items(exp.id) if self.run_ids is None or i.run_id in self.run_ids
         ]
         items.sort(key=lambda i: (i.round, i.case_idx, i.arm_id))
+        if self.exp.spec.stopping is not None and self.run_ids is None:
+            # sequential stopping: a seeded case order, each case's arms and rounds together
+            self.stopping = Stopping(store, exp, items, self.control.stop)
+            items = self.stopping.ordered(items)
+            self.stopping.advance()  # what earlier passes finished may decide already
         return items
 
     def _collaborators(self, writer: StoreWriter, tracker: Tracker) -> tuple[Execution, Grading]:
         """The execution and grading halves of this pass, handed what they use."""
         moves = self._moves = RunMoves(writer, tracker)
+        if self.stopping is not None:
+            moves.on_finished = self.stopping.finished
         execution = Execution(
             self.inputs,
             store_path=self.store.path,
@@ -407,6 +432,8 @@ class ExperimentRunner:
             watchdog.cancel()
             for w in workers:
                 w.cancel()
+        if self.control.stopped and not self.control.cancelling:
+            self._skip_left([*queue, *self.budget.over_budget], moves)
         if self.control.cancelling:
             self._cancel_left(queue, moves)
             writer.flush()
@@ -418,7 +445,7 @@ class ExperimentRunner:
     async def _worker(self, queue: deque[WorkItem], execution: Execution, grading: Grading) -> None:
         limiter = loop_limiter()
         control = self.control
-        while queue and not control.cancelling:
+        while queue and not control.cancelling and not control.stopped:
             if control.paused:
                 await control.resume.wait()
                 continue
@@ -500,6 +527,16 @@ class ExperimentRunner:
                 fields = {"finished_at": now_iso()}
                 moves.move(item, RunState.CANCELLED, fields, "cancelled before it started")
                 self.tally.cancelled += 1
+
+    def _skip_left(self, left: list[WorkItem], moves: RunMoves) -> None:
+        """The stopping rule decided: the runs not started are not needed (cancelled, not failed)."""
+        reason = self.stopping.reason if self.stopping is not None else None
+        why = f"not run: {reason.text}" if reason is not None else "not run: the stopping rule decided"
+        for item in left:
+            if moves.states.get(item.run_id) == RunState.PENDING:
+                moves.move(item, RunState.CANCELLED, {"finished_at": now_iso(), "error": why}, why)
+                self.tally.cancelled += 1
+        self.budget.over_budget.clear()
 
     async def _interrupt(self) -> None:
         """The runner is stopping abnormally: record runs in flight as interrupted, commit what we have.

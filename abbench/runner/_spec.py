@@ -14,7 +14,15 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from abbench.errors import ExperimentError
-from abbench.store import ArmSpec, BudgetSpec, CaseSelection, DatasetSource, DecisionSpec, ExperimentSpec
+from abbench.store import (
+    ArmSpec,
+    BudgetSpec,
+    CaseSelection,
+    DatasetSource,
+    DecisionSpec,
+    ExperimentSpec,
+    StoppingSpec,
+)
 
 __all__ = [
     "ArmSpec",
@@ -23,6 +31,7 @@ __all__ = [
     "DatasetSource",
     "DecisionSpec",
     "ExperimentSpec",
+    "StoppingSpec",
     "load_spec",
 ]
 
@@ -70,6 +79,7 @@ _UNION_BRANCHES = {
     "CaseSelection",
     "DecisionSpec",
     "BudgetSpec",
+    "StoppingSpec",
     "dict[str,any]",
     "list[dict[str,any]]",
 }
@@ -80,6 +90,7 @@ _MODELS: dict[tuple[str, ...], type[BaseModel]] = {
     ("cases",): CaseSelection,
     ("decision",): DecisionSpec,
     ("budget",): BudgetSpec,
+    ("stopping",): StoppingSpec,
 }
 
 

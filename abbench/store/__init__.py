@@ -56,6 +56,7 @@ from abbench.store._spec import (
     DatasetSource,
     DecisionSpec,
     ExperimentSpec,
+    StoppingSpec,
     StoredArmSpec,
     StoredExperimentSpec,
 )
@@ -103,6 +104,7 @@ __all__ = [
     "RunRecord",
     "RunSpend",
     "RunTable",
+    "StoppingSpec",
     "Store",
     "StoredArmSpec",
     "StoredExperimentSpec",

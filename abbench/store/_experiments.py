@@ -82,6 +82,9 @@ class Experiment:
     heartbeat_at: float | None = None
     pause_reason: dict[str, Any] | None = None
     """Why the runner paused it by itself (``{"reason": "budget reached", ...figures}``), else None."""
+    stop_reason: dict[str, Any] | None = None
+    """Why its stopping rule stopped it (``{"decision": "better", "cases": 120, "total": 500, ...}``),
+    else None (see `abbench.runner.StopReason`)."""
 
     @property
     def is_try(self) -> bool:
@@ -138,7 +141,7 @@ _EXPERIMENT_COLUMNS = (
     "e.id, e.name, e.owner, e.skill, e.skill_version, e.dataset_id, d.fingerprint, e.profile_id, e.spec, "
     "e.rounds, e.status, e.control, e.batch_id, e.priority, e.tags, e.gate, e.parent_id, e.created_at, "
     "e.updated_at, e.created_by, e.runner_pid, e.runner_host, e.heartbeat_at, "
-    "e.pause_reason"
+    "e.pause_reason, e.stop_reason"
 )
 
 
@@ -393,6 +396,7 @@ class ExperimentsMixin(StoreBase):
             runner_host=r[21],
             heartbeat_at=r[22],
             pause_reason=loads(r[23]),
+            stop_reason=loads(r[24]),
         )
 
     def set_spec(self, exp_id: int, spec: StoredExperimentSpec | dict[str, Any]) -> None:
@@ -439,6 +443,14 @@ class ExperimentsMixin(StoreBase):
         with self.transaction() as conn:
             conn.execute(
                 "UPDATE experiments SET pause_reason=?, updated_at=? WHERE id=?",
+                (None if reason is None else dumps(reason), now_iso(), exp_id),
+            )
+
+    def set_stop_reason(self, exp_id: int, reason: dict[str, Any] | None) -> None:
+        """Record why the stopping rule stopped the experiment (its decision and figures), or clear it."""
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE experiments SET stop_reason=?, updated_at=? WHERE id=?",
                 (None if reason is None else dumps(reason), now_iso(), exp_id),
             )
 

@@ -426,6 +426,33 @@ def _latest_grades(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration(9, "stop reason and review samples")
+def _stop_reason_and_samples(conn: sqlite3.Connection) -> None:
+    # Why an experiment stopped by its stopping rule (the decision, the cases it rests on, the
+    # anytime-valid interval and p-value, the order's seed) as JSON, NULL when it was not stopped by one;
+    # and the random samples of judged runs drawn for people to review (prediction-powered inference
+    # needs to know a sample was random: its seed, its runs and the population it was drawn from).
+    _script(
+        conn,
+        """
+        ALTER TABLE experiments ADD COLUMN stop_reason TEXT;
+        CREATE TABLE review_samples (
+            id INTEGER PRIMARY KEY,
+            experiment_id INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+            arm TEXT,
+            seed INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            population INTEGER NOT NULL,
+            run_ids TEXT NOT NULL,
+            grader TEXT,
+            created_by TEXT,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX review_samples_experiment ON review_samples (experiment_id, id);
+        """,
+    )
+
+
 SCHEMA_VERSION = max(m.version for m in MIGRATIONS)
 """The newest schema this abbench writes."""
 

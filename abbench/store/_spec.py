@@ -198,6 +198,36 @@ class DecisionSpec(BaseModel):
         return self
 
 
+class StoppingSpec(BaseModel):
+    """Anytime-valid sequential stopping: run cases in a seeded random order and stop once decided.
+
+    After every `check_every` finished cases (and never before `min_cases`), an anytime-valid confidence
+    sequence on the decision pair's paired difference (`abbench.stats.SequentialTest`) is updated; the
+    experiment stops when it excludes 0 (better / worse), lies inside ±`margin` (equivalent), or at the
+    last case. The runs left are not run (cancelled, recorded as stopped by the rule, not failed).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    rule: Literal["decided"] = Field(
+        "decided", description="``decided``: stop as soon as the confidence sequence decides."
+    )
+    alpha: float = Field(
+        0.05,
+        gt=0,
+        lt=1,
+        description="1 − the coverage of the confidence sequence (the chance of a false verdict).",
+    )
+    margin: float = Field(
+        0.02,
+        ge=0,
+        lt=1,
+        description="Stop as equivalent when the sequence lies inside ±margin (2 points: 0.02).",
+    )
+    min_cases: int = Field(50, ge=1, description="Never stop before this many finished cases.")
+    check_every: int = Field(20, ge=1, description="Look after every this many finished cases.")
+
+
 class ExperimentSpec(BaseModel):
     """An experiment definition (the YAML file's content).
 
@@ -249,6 +279,11 @@ class ExperimentSpec(BaseModel):
     budget: BudgetSpec | None = Field(
         None, description="What the whole experiment may spend: {max_cost: 5.00, max_tokens: 2_000_000}."
     )
+    stopping: StoppingSpec | None = Field(
+        None,
+        description="Stop when decided: {rule: decided, alpha: 0.05, margin: 0.02, min_cases: 50, "
+        "check_every: 20} (cases then run in a seeded random order).",
+    )
 
     @field_validator("name")
     @classmethod
@@ -267,6 +302,24 @@ class ExperimentSpec(BaseModel):
             if not _NAME.match(str(name)):
                 raise ValueError(f"arm name {name!r} must be 1-200 characters without slashes")
         return v
+
+    @model_validator(mode="after")
+    def _stopping_has_a_pair(self) -> ExperimentSpec:
+        if self.stopping is None:
+            return self
+        named = self.decision is not None and self.decision.baseline is not None
+        if len(self.arms) < 2:
+            raise ValueError("stopping: needs two arms to compare; add an arm, or remove stopping:")
+        if len(self.arms) > 2 and not named:
+            raise ValueError(
+                f"stopping: decides on a pair, and there are {len(self.arms)} arms "
+                f"({', '.join(self.arms)}); name it: decision: {{baseline: A, candidate: B}}"
+            )
+        if self.decision is not None and self.decision.policy == "votes":
+            raise ValueError(
+                "stopping: monitors the paired difference; it cannot be combined with decision.policy: votes"
+            )
+        return self
 
     @model_validator(mode="after")
     def _decision_names_arms(self) -> ExperimentSpec:

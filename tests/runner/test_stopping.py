@@ -1,0 +1,105 @@
+"""Sequential stopping through the real runner: a seeded case order, an early stop, and why it stopped."""
+
+from __future__ import annotations
+
+import pytest
+
+from abbench.compare import compare_arms
+from abbench.errors import ExperimentError
+from abbench.runner import StopReason, create_experiment, experiment_status, run_experiment
+from abbench.stats import confidence_sequence, sequential_order
+from abbench.types import Case
+
+N_CASES = 300
+
+
+@pytest.fixture
+def stop_dataset(store):
+    cases = [
+        Case(f"s{i:03d}", f"query {i}", "slow" if i % 2 else "fast", domain=("nav", "car")[i % 2])
+        for i in range(N_CASES)
+    ]
+    return store.save_dataset("stop", cases, label_set=["fast", "slow"])
+
+
+def _definition(dataset, skill_dir, **stopping):
+    agent = {"agent": "python", "function": "tests.runner.stop_agent:answer"}
+    return {
+        "name": "stops",
+        "dataset": dataset.fingerprint,
+        "arms": {"without": dict(agent), "with": {**agent, "skill": str(skill_dir)}},
+        "concurrency": 1,
+        "seed": 7,
+        "stopping": {"rule": "decided", "alpha": 0.05, "margin": 0.02, "min_cases": 40, "check_every": 20,
+                     **stopping},
+    }  # fmt: skip
+
+
+def test_a_real_run_stops_when_decided_and_records_why(store, stop_dataset, skill_dir):
+    exp = create_experiment(_definition(stop_dataset, skill_dir), store=store)
+    summary = run_experiment(exp.id, store=store)
+
+    reason = summary.stop_reason
+    assert isinstance(reason, StopReason)
+    assert reason.decision == "better" and reason.baseline == "without" and reason.candidate == "with"
+    assert reason.cases < N_CASES and reason.cases % 20 == 0 and reason.cases >= 40
+    assert summary.status == "finished"
+    assert summary.status_text.startswith(
+        f"finished: decided after {reason.cases} of {N_CASES} cases: better"
+    )
+
+    # the runs done are exactly the first `cases` of the seeded order (concurrency 1): both arms of each
+    runs = store.runs(exp.id)
+    order = sequential_order(range(N_CASES), 7)
+    first = {f"s{i:03d}" for i in order[: reason.cases].tolist()}
+    done = {r.case_id for r in runs if r.state in ("pass", "fail")}
+    assert done == first
+    skipped = [r for r in runs if r.state == "cancelled"]
+    assert len(skipped) == 2 * (N_CASES - reason.cases)
+    assert all(r.error.startswith("not run: decided after") for r in skipped)
+    assert not any(r.failure_type for r in runs)  # stopped by rule is not a failure
+
+    # the decision is the anytime-valid sequence over those cases, in that order
+    a = [0.0 if int(c[1:]) % 3 == 0 else 1.0 for c in (f"s{i:03d}" for i in order[: reason.cases].tolist())]
+    cs = confidence_sequence(a, [1.0] * len(a), alpha=0.05)
+    assert reason.low == pytest.approx(cs.interval.low) and reason.p_value == pytest.approx(cs.p_value)
+    assert cs.interval.low > 0
+
+    # stored on the experiment, and shown by every view of its status
+    stored = store.get_experiment(exp.id)
+    assert StopReason.from_dict(stored.stop_reason) == reason
+    progress = experiment_status(exp.id, store=store)
+    assert f"decided after {reason.cases} of {N_CASES} cases" in progress.status_text
+
+    # compare reports the anytime-valid interval and p-value, and says so
+    comparison = compare_arms(exp.id, store=store)
+    assert comparison.interval_method == "anytime-valid"
+    assert comparison.interval.low == pytest.approx(cs.interval.low)
+    assert comparison.verdict.p_value == pytest.approx(cs.p_value)
+    assert any("anytime-valid" in note and "stopped by its rule" in note for note in comparison.notes)
+
+
+def test_an_undecided_experiment_runs_every_case(store, stop_dataset, skill_dir):
+    spec = _definition(stop_dataset, skill_dir)
+    spec["arms"]["with"] = dict(spec["arms"]["without"])  # A/A: the same agent on both sides
+    exp = create_experiment(spec, store=store)
+    summary = run_experiment(exp.id, store=store)
+    assert summary.stop_reason is not None and summary.stop_reason.decision in ("equivalent", "undecided")
+    if summary.stop_reason.decision == "undecided":
+        assert summary.stop_reason.cases == N_CASES
+        assert all(r.state in ("pass", "fail") for r in store.runs(exp.id))
+
+
+def test_stopping_is_validated_where_it_is_written(store, stop_dataset, skill_dir):
+    spec = _definition(stop_dataset, skill_dir, check_evry=5)
+    with pytest.raises(
+        ExperimentError, match=r"stopping: unknown key 'check_evry' \(did you mean 'check_every'\?\)"
+    ):
+        create_experiment(spec, store=store)
+    spec = _definition(stop_dataset, skill_dir, alpha=1.5)
+    with pytest.raises(ExperimentError, match=r"stopping\.alpha"):
+        create_experiment(spec, store=store)
+    spec = _definition(stop_dataset, skill_dir)
+    spec["arms"]["third"] = dict(spec["arms"]["without"])
+    with pytest.raises(ExperimentError, match=r"stopping: decides on a pair.*decision: \{baseline"):
+        create_experiment(spec, store=store)
