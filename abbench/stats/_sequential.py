@@ -96,7 +96,7 @@ def _as_unit(values: Any, name: str) -> np.ndarray:
     if bad.any():
         i = np.unravel_index(int(np.flatnonzero(bad)[0]), x.shape)
         raise UsageError(
-            f"{name}[{', '.join(map(str, i))}] = {x[i]!r}: every per-case value must lie in [0, 1]"
+            f"{name}[{', '.join(map(str, i))}] = {float(x[i])!r}: every per-case value must lie in [0, 1]"
         )
     return x
 
