@@ -85,6 +85,8 @@ class GateResult(Result):
         verdict_outcome: The comparison's outcome against its margin in words (better / not worse /
             worse / inconclusive, with how many more cases would settle it); None without a comparison.
         votes: The per-case votes when the experiment's ``decision:`` says ``policy: votes``.
+        stopped: Where the experiment's stopping rule stopped it (``decided after 120 of 500 cases:
+            better …``); its intervals and p-values are then the anytime-valid ones. None otherwise.
     """
 
     experiment: str
@@ -101,6 +103,7 @@ class GateResult(Result):
     notes: tuple[str, ...]
     verdict_outcome: str | None = None
     votes: Any = None
+    stopped: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -115,7 +118,8 @@ class GateResult(Result):
     @property
     def headline(self) -> str:
         """``v2 vs v1: INCOMPLETE — decided on 462 of 1,203 runs per arm``: pair, outcome, coverage."""
-        return f"{self.pair_text}: {self.outcome.upper()} — {self.coverage.text}"
+        stopped = f" — stopped by its rule: {self.stopped}" if self.stopped else ""
+        return f"{self.pair_text}: {self.outcome.upper()} — {self.coverage.text}{stopped}"
 
     @property
     def reason(self) -> str:
@@ -370,7 +374,8 @@ def evaluate_gate(
     m = _measure(store, exp, base, a_name, b_name, options, notes)
     comparison = m.comparison
     _check_params(gate.rules, exp, store, [x for x in (m.metrics_a, m.metrics_b) if x is not None])
-    covered = _covered(gate, m, b_name)
+    stopped = exp.stop_reason if base is None and exp.stop_reason else None
+    covered = _covered(gate, m, b_name, (stopped or {}).get("skipped"))
     decision = replace(decide(comparison, m.arm_a, m.arm_b, _policy(exp, policy)), coverage=covered)
     outcomes = tuple(_check(rule, comparison, decision, m) for rule in gate.rules)
     return GateResult(
@@ -388,6 +393,7 @@ def evaluate_gate(
         notes=tuple(notes) + (comparison.notes if comparison is not None else ()),
         verdict_outcome=comparison.verdict.outcome_text if comparison is not None else None,
         votes=decision.votes,
+        stopped=stopped.get("text") if stopped else None,
     )
 
 
@@ -431,12 +437,13 @@ def _measure(
     return _Measured(comparison, metrics_a, metrics_b, arm_a, metrics_b.arm(b_name))
 
 
-def _covered(gate: GateSpec, m: _Measured, b_name: str) -> Coverage:
-    """How many of the pair's planned runs are graded, against the gate's ``min_coverage``."""
+def _covered(gate: GateSpec, m: _Measured, b_name: str, not_needed: dict[str, int] | None) -> Coverage:
+    """How many of the pair's planned runs are graded, against the gate's ``min_coverage`` (the runs a
+    stopping rule left out once it decided, `not_needed`, are not planned any more)."""
     sides = [(b_name, m.arm_b)]
     if m.comparison is not None and m.arm_a is not None:
         sides = [(m.comparison.a.name, m.arm_a), (m.comparison.b.name, m.arm_b)]
-    return coverage(sides, gate.min_coverage if gate.min_coverage is not None else FULL)
+    return coverage(sides, gate.min_coverage if gate.min_coverage is not None else FULL, not_needed)
 
 
 def _one_side(exp: Experiment, name: str) -> Side:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from abbench.errors import UsageError
@@ -88,24 +88,34 @@ def check_min_coverage(value: object, where: str) -> float:
     return float(value)
 
 
-def _arm(name: str, m: ArmMetrics) -> ArmCoverage:
+def _arm(name: str, m: ArmMetrics, not_needed: int = 0) -> ArmCoverage:
     c = m.counts
     decided = c.passed + c.failed
+    planned = c.runs - not_needed
     return ArmCoverage(
         name,
-        c.runs,
+        planned,
         decided,
-        c.cancelled,
+        c.cancelled - not_needed,
         c.unfinished,
         c.execution_failed,
         c.grading_failed,
-        decided / c.runs if c.runs else 0.0,
+        min(1.0, decided / planned) if planned > 0 else 0.0,
     )
 
 
-def coverage(arms: Sequence[tuple[str, ArmMetrics]], required: float = FULL) -> Coverage:
-    """The coverage of a decision on these arms (baseline first): how many planned runs were decided on."""
-    per = tuple(_arm(name, m) for name, m in arms)
+def coverage(
+    arms: Sequence[tuple[str, ArmMetrics]],
+    required: float = FULL,
+    not_needed: Mapping[str, int] | None = None,
+) -> Coverage:
+    """The coverage of a decision on these arms (baseline first): how many planned runs were decided on.
+
+    `not_needed` (arm → runs) are the runs an experiment's stopping rule left out once it decided: they
+    are not planned any more, so an experiment stopped by its rule is complete on the runs it needed.
+    """
+    skip = dict(not_needed or {})
+    per = tuple(_arm(name, m, skip.get(name, 0)) for name, m in arms)
     share = min((a.share for a in per), default=0.0)
     planned = {a.planned for a in per}
     decided = {a.decided for a in per}
@@ -121,6 +131,9 @@ def coverage(arms: Sequence[tuple[str, ArmMetrics]], required: float = FULL) -> 
         )
     else:
         text = "decided on " + " and ".join(f"{a.decided:,} of {a.planned:,} runs of {a.arm}" for a in per)
+    left_out = sorted({n for n in skip.values() if n})
+    if left_out:
+        text += f" (the stopping rule left out {' and '.join(f'{n:,}' for n in left_out)} runs per arm)"
     gap = "; ".join(f"{a.arm}: {a.gap}" for a in per if a.gap)
     complete = bool(per) and all(a.planned > 0 for a in per) and share >= required - 1e-12
     return Coverage(per, required, share, complete, text, gap)

@@ -13,7 +13,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from abbench.agents import make_agent
@@ -363,7 +363,7 @@ class ExperimentRunner:
         items.sort(key=lambda i: (i.round, i.case_idx, i.arm_id))
         if self.exp.spec.stopping is not None and self.run_ids is None:
             # sequential stopping: a seeded case order, each case's arms and rounds together
-            self.stopping = Stopping(store, exp, items, self.control.stop)
+            self.stopping = Stopping(store, exp, items, self._stopped)
             items = self.stopping.ordered(items)
             self.stopping.advance()  # what earlier passes finished may decide already
         return items
@@ -528,15 +528,28 @@ class ExperimentRunner:
                 moves.move(item, RunState.CANCELLED, fields, "cancelled before it started")
                 self.tally.cancelled += 1
 
+    def _stopped(self) -> None:
+        """The stopping rule decided: start no new run, and tell the views where it decided."""
+        self.control.stop()
+        if self.tracker is not None and self.stopping is not None:
+            self.tracker.stop_reason = self.stopping.reason
+            self.tracker.maybe_emit(force=True)
+
     def _skip_left(self, left: list[WorkItem], moves: RunMoves) -> None:
         """The stopping rule decided: the runs not started are not needed (cancelled, not failed)."""
-        reason = self.stopping.reason if self.stopping is not None else None
+        stopping = self.stopping
+        reason = stopping.reason if stopping is not None else None
         why = f"not run: {reason.text}" if reason is not None else "not run: the stopping rule decided"
+        skipped: dict[str, int] = {}
         for item in left:
             if moves.states.get(item.run_id) == RunState.PENDING:
                 moves.move(item, RunState.CANCELLED, {"finished_at": now_iso(), "error": why}, why)
                 self.tally.cancelled += 1
+                name = self.inputs.arms[item.arm_id].name
+                skipped[name] = skipped.get(name, 0) + 1
         self.budget.over_budget.clear()
+        if stopping is not None and reason is not None:
+            stopping.reason = replace(reason, skipped=skipped)
 
     async def _interrupt(self) -> None:
         """The runner is stopping abnormally: record runs in flight as interrupted, commit what we have.

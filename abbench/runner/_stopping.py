@@ -11,7 +11,7 @@ the rule's reason (stopped by rule, not failed) and the reason is stored on the 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -43,6 +43,7 @@ class StopReason:
         margin: Its equivalence margin.
         seed: The seed of the case order.
         reason: `STOPPED_BY_RULE`.
+        skipped: Arm → runs the rule left out (cancelled, not needed once it decided).
     """
 
     decision: str
@@ -58,6 +59,7 @@ class StopReason:
     margin: float
     seed: int
     reason: str = STOPPED_BY_RULE
+    skipped: dict[str, int] = field(default_factory=dict)
 
     @property
     def saved(self) -> int:
@@ -66,7 +68,7 @@ class StopReason:
 
     @property
     def text(self) -> str:
-        """``decided after 120 of 500 cases: better (v2 − v1 +6.0 points, anytime-valid 95 % [+1.2, +10.9])``."""
+        """``decided after 120 of 500 cases: better (v2 − v1 +6.0 points, anytime-valid 95% [+1.2, +10.9], p = 0.004)``."""
         head = (
             f"decided after {self.cases:,} of {self.total:,} cases"
             if self.decision != "undecided"

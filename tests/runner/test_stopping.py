@@ -103,3 +103,20 @@ def test_stopping_is_validated_where_it_is_written(store, stop_dataset, skill_di
     spec["arms"]["third"] = dict(spec["arms"]["without"])
     with pytest.raises(ExperimentError, match=r"stopping: decides on a pair.*decision: \{baseline"):
         create_experiment(spec, store=store)
+
+
+def test_a_gate_on_a_stopped_experiment_names_the_stop_and_rests_on_the_runs_it_needed(
+    store, stop_dataset, skill_dir
+):
+    from abbench.gate import evaluate_gate
+
+    exp = create_experiment(_definition(stop_dataset, skill_dir), store=store)
+    reason = run_experiment(exp.id, store=store).stop_reason
+    assert reason is not None and sum(reason.skipped.values()) == 2 * (N_CASES - reason.cases)
+    gate = evaluate_gate(exp.id, [{"metric": "diff_ci_low", "op": ">=", "value": 0}], store=store)
+    assert gate.coverage.complete  # the runs the rule left out are not needed
+    assert gate.stopped == reason.text
+    assert f"stopped by its rule: decided after {reason.cases} of {N_CASES} cases: better" in gate.headline
+    assert f"left out {N_CASES - reason.cases} runs per arm" in gate.coverage.text
+    assert gate.outcome == "pass"
+    assert gate.rules[0].value == pytest.approx(reason.low)  # the anytime-valid lower bound

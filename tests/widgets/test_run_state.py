@@ -197,3 +197,17 @@ def test_the_bar_colours_are_the_reports():
     assert OUTCOME_COLOURS["cancelled"] != GREEN and len(set(OUTCOME_COLOURS.values())) == len(
         OUTCOME_COLOURS
     )
+
+
+def test_the_status_line_says_where_the_stopping_rule_decided():
+    from abbench.runner import StopReason
+
+    reason = StopReason("better", 120, 500, "v1", "v2", 0.06, 0.012, 0.109, 0.004, 0.05, 0.02, 7)
+    progress = Progress("x", 1, "finished", (ArmProgress("a", {"pass": 200, "fail": 40, "cancelled": 760}),),
+                        stop_reason=reason)  # fmt: skip
+    line = status_text(progress, "finished", "#1 x")
+    assert (
+        "finished · decided after 120 of 500 cases: better (v2 − v1 +6.0 points, anytime-valid 95% [+1.2, +10.9], p = 0.004)"
+        in line
+    )
+    assert progress.status_text.startswith("finished: decided after 120 of 500 cases: better")
