@@ -44,28 +44,46 @@ def _grade_text(name: str, grade: dict[str, Any]) -> str:
 
 @cli.command("review")
 @click.argument("experiment")
-@click.argument("case_id")
+@click.argument("case_id", required=False)
 @click.option(
     "--verdict",
-    required=True,
     metavar="VERDICT",
     help="gold_correct, model_correct, ambiguous_standard, missing_capability_info or unsure.",
 )
+@click.option(
+    "--sample",
+    "sample_size",
+    type=int,
+    help="Instead of a review: draw a seeded random sample of this many judged runs to review (for the "
+    "judge's accuracy corrected by people).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="The sample's seed (with --sample).")
 @click.option("--note", help="What you saw.")
 @click.option("--arm", help="The arm whose answer you reviewed (default: the case as a whole).")
 @click.option("--run", "run_id", type=int, help="The run you looked at.")
 @click.option("--reviewer", help="Who reviewed (default: the OS user or $ABBENCH_USER).")
 @json_option
 @pass_ctx
-def review_cmd(ctx: Context, experiment: str, case_id: str, verdict: str, note: str | None, arm: str | None,
-               run_id: int | None, reviewer: str | None, as_json: bool) -> None:  # fmt: skip
-    """Record a review of a case (appended; the latest per case and arm is the one shown).
+def review_cmd(ctx: Context, experiment: str, case_id: str | None, verdict: str | None, sample_size: int | None,
+               seed: int, note: str | None, arm: str | None, run_id: int | None, reviewer: str | None,
+               as_json: bool) -> None:  # fmt: skip
+    """Record a review of a case (appended; the latest per case and arm is the one shown), or draw a
+    random sample of judged runs to review (--sample N --seed S).
 
     \b
-    Example:
+    Examples:
       abbench review routing-v2 c017 --verdict gold_correct --arm treatment --note "空调 is slow, gold is right"
+      abbench review routing-v2 --sample 100 --seed 7 --arm treatment
     """
     from abbench.review import add_review
+
+    if sample_size is not None:
+        _draw_sample(ctx, experiment, sample_size, seed, arm, as_json)
+        return
+    if case_id is None or verdict is None:
+        raise click.UsageError(
+            "give a CASE_ID and --verdict VERDICT to review a case, or --sample N --seed S to draw runs to review"
+        )
 
     r = add_review(
         experiment, case_id, verdict, note=note, arm=arm, run_id=run_id, reviewer=reviewer, store=ctx.store
@@ -75,6 +93,27 @@ def review_cmd(ctx: Context, experiment: str, case_id: str, verdict: str, note: 
         r.as_dict(),
         f"review #{r.id} saved: {r.case_id} {r.arm or '(case)'} → {r.verdict} by {r.reviewer}",
     )
+
+
+def _draw_sample(ctx: Context, experiment: str, size: int, seed: int, arm: str | None, as_json: bool) -> None:
+    """Draw, record and list a random review sample, with the command that reviews each run."""
+    from abbench.review import draw_review_sample
+
+    sample = draw_review_sample(experiment, size, seed=seed, arm=arm, store=ctx.store)
+    exp = ctx.store.get_experiment(sample.experiment_id)
+    runs = {r[0]: r for r in ctx.store.judged_runs(exp.id, arm)}
+
+    def human() -> None:
+        click.echo(
+            f"random review sample #{sample.id}: {sample.size} of {sample.population:,} judged runs "
+            f"({arm or 'every arm'}, seed {seed}); review each, then `abbench reviews {exp.id}` shows the "
+            "judge's accuracy corrected by people"
+        )
+        for run_id in sample.run_ids:
+            _, arm_name, case_id, _ = runs[run_id]
+            click.echo(f"  abbench review {exp.id} {case_id} --arm {arm_name} --run {run_id} --verdict ...")
+
+    emit(as_json, sample.as_dict(), human)
 
 
 @cli.command("reviews")
@@ -92,6 +131,7 @@ def reviews_cmd(
 
     rows = reviews(experiment, store=ctx.store, latest=not history, case_id=case_id, arm=arm)
     agreement = judge_agreement(experiment, store=ctx.store)
+    corrected = _corrected(ctx, experiment, arm)
 
     def human() -> None:
         if not rows:
@@ -109,8 +149,22 @@ def reviews_cmd(
             click.echo(
                 f"judge vs people: kappa {kappa} over {agreement.n} review(s), agreement {_pct(agreement.agreement)}"
             )
+        for figure in corrected:
+            click.echo(figure.text)
 
-    emit(as_json, {"reviews": [r.as_dict() for r in rows], "agreement": agreement.as_dict()}, human)
+    data = {"reviews": [r.as_dict() for r in rows], "agreement": agreement.as_dict()}
+    data["corrected_accuracy"] = [c.as_dict() for c in corrected]
+    emit(as_json, data, human)
+
+
+def _corrected(ctx: Context, experiment: str, arm: str | None) -> list[Any]:
+    """The judge's accuracy corrected by the latest random review sample (none without a sample)."""
+    from abbench.review import corrected_accuracy
+
+    exp = ctx.store.get_experiment(experiment)
+    if not ctx.store.review_samples(exp.id):
+        return []
+    return list(corrected_accuracy(exp, arm, store=ctx.store))
 
 
 @cli.command("disagreements")

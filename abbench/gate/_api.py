@@ -306,8 +306,7 @@ def decision_pair(
     """
     store = open_store(store)
     exp = store.get_experiment(experiment)
-    if arms is not None and len(arms) != 2:
-        raise UsageError(f"arms takes two arm names (baseline, candidate); got {list(arms)!r}")
+    _check_arms(arms)
     base = store.get_experiment(vs) if vs is not None else None
     pair, a_name, b_name, _ = _resolve(exp, _gate_of(exp, rules), arms, base)
     return Pair(a_name, b_name, pair.named_by)
@@ -364,8 +363,7 @@ def evaluate_gate(
     """
     store = open_store(store)
     exp = store.get_experiment(experiment)
-    if arms is not None and len(arms) != 2:
-        raise UsageError(f"arms takes two arm names (baseline, candidate); got {list(arms)!r}")
+    _check_arms(arms)
     gate = _gate_of(exp, rules)
     base = store.get_experiment(vs) if vs is not None else None
     pair, a_name, b_name, pair_notes = _resolve(exp, gate, arms, base)  # refused before anything is measured
@@ -374,8 +372,7 @@ def evaluate_gate(
     m = _measure(store, exp, base, a_name, b_name, options, notes)
     comparison = m.comparison
     _check_params(gate.rules, exp, store, [x for x in (m.metrics_a, m.metrics_b) if x is not None])
-    stopped = exp.stop_reason if base is None and exp.stop_reason else None
-    covered = _covered(gate, m, b_name, (stopped or {}).get("skipped"))
+    covered = _covered(gate, m, b_name, _stopped(exp, base).get("skipped"))
     decision = replace(decide(comparison, m.arm_a, m.arm_b, _policy(exp, policy)), coverage=covered)
     outcomes = tuple(_check(rule, comparison, decision, m) for rule in gate.rules)
     return GateResult(
@@ -393,7 +390,7 @@ def evaluate_gate(
         notes=tuple(notes) + (comparison.notes if comparison is not None else ()),
         verdict_outcome=comparison.verdict.outcome_text if comparison is not None else None,
         votes=decision.votes,
-        stopped=stopped.get("text") if stopped else None,
+        stopped=_stopped(exp, base).get("text"),
     )
 
 
@@ -435,6 +432,16 @@ def _measure(
         notes.append("one arm: comparison metrics have no value (compare it with another experiment: --vs)")
     arm_a = metrics_a.arm(a_name) if metrics_a is not None and a_name is not None else None
     return _Measured(comparison, metrics_a, metrics_b, arm_a, metrics_b.arm(b_name))
+
+
+def _check_arms(arms: tuple[str, str] | list[str] | None) -> None:
+    if arms is not None and len(arms) != 2:
+        raise UsageError(f"arms takes two arm names (baseline, candidate); got {list(arms)!r}")
+
+
+def _stopped(exp: Experiment, base: Experiment | None) -> dict[str, Any]:
+    """The experiment's stop reason (`abbench.runner.StopReason` as stored) when its own pair is gated."""
+    return dict(exp.stop_reason or {}) if base is None else {}
 
 
 def _covered(gate: GateSpec, m: _Measured, b_name: str, not_needed: dict[str, int] | None) -> Coverage:

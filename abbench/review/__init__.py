@@ -23,7 +23,8 @@ from abbench.review._cases import (
     case_detail,
     disagreements,
 )
-from abbench.store import Review
+from abbench.review._sample import CorrectedAccuracy, corrected_accuracy, draw_review_sample
+from abbench.store import Review, ReviewSample
 from abbench.types import REVIEW_VERDICTS
 
 __all__ = [
@@ -33,15 +34,19 @@ __all__ = [
     "AttemptView",
     "CaseDetail",
     "CaseView",
+    "CorrectedAccuracy",
     "Disagreement",
     "Evidence",
     "JudgeAgreement",
     "Review",
+    "ReviewSample",
     "RunView",
     "ToolCall",
     "add_review",
     "case_detail",
+    "corrected_accuracy",
     "disagreements",
+    "draw_review_sample",
     "judge_agreement",
     "review_history",
     "reviews",

@@ -41,6 +41,7 @@ from abbench.stats._power import (
     sample_size_paired,
     sample_size_two_proportions,
 )
+from abbench.stats._ppi import PredictionPowered, ppi_mean
 from abbench.stats._sequential import (
     CS_METHOD,
     DECISIONS,
@@ -76,6 +77,7 @@ __all__ = [
     "PassK",
     "Plan",
     "PowerInputs",
+    "PredictionPowered",
     "Proportion",
     "RepeatedSE",
     "SampleSize",
@@ -111,6 +113,7 @@ __all__ = [
     "percentile",
     "plan_experiment",
     "power_paired",
+    "ppi_mean",
     "proportion",
     "repeated_se",
     "sample_size_paired",

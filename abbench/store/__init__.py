@@ -42,7 +42,7 @@ from abbench.store._results import (
     CaseOutcomes,
     RunTable,
 )
-from abbench.store._reviews import Review
+from abbench.store._reviews import Review, ReviewSample
 from abbench.store._runs import INTERRUPTED, RunRecord, WorkItem
 from abbench.store._snapshots import load_snapshot, snapshot_skill
 from abbench.store._spec import (
@@ -101,6 +101,7 @@ __all__ = [
     "Grade",
     "GradeWrite",
     "Review",
+    "ReviewSample",
     "RunRecord",
     "RunSpend",
     "RunTable",

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from abbench.errors import NotFoundError, UsageError
-from abbench.store._base import StoreBase, current_user, inserted_id, now_iso
+from abbench.store._base import StoreBase, current_user, dumps, inserted_id, loads, now_iso
 from abbench.types import REVIEW_VERDICTS
 
 
@@ -50,6 +50,59 @@ class Review:
             "reviewer": self.reviewer,
             "created_at": self.created_at,
         }
+
+
+@dataclass(frozen=True)
+class ReviewSample:
+    """A seeded random sample of judged runs drawn for people to review (what PPI may use).
+
+    Attributes:
+        id: The sample's id.
+        experiment_id: The experiment.
+        arm: The arm drawn from, or None for every arm.
+        seed: The seed it was drawn with.
+        size: Runs drawn.
+        population: Judged runs it was drawn from.
+        run_ids: The runs drawn, in the order drawn.
+        grader: The grader whose verdicts count as the judge's (None: the run's combined verdict).
+        created_by: Who drew it.
+        created_at: When (UTC, ISO-8601).
+    """
+
+    id: int
+    experiment_id: int
+    arm: str | None
+    seed: int
+    size: int
+    population: int
+    run_ids: tuple[int, ...]
+    grader: str | None
+    created_by: str | None
+    created_at: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready view."""
+        return {
+            "id": self.id,
+            "experiment_id": self.experiment_id,
+            "arm": self.arm,
+            "seed": self.seed,
+            "size": self.size,
+            "population": self.population,
+            "run_ids": list(self.run_ids),
+            "grader": self.grader,
+            "created_by": self.created_by,
+            "created_at": self.created_at,
+        }
+
+
+_SAMPLE_COLUMNS = "id, experiment_id, arm, seed, size, population, run_ids, grader, created_by, created_at"
+
+
+def _sample(row: Any) -> ReviewSample:
+    return ReviewSample(
+        row[0], row[1], row[2], row[3], row[4], row[5], tuple(loads(row[6]) or ()), row[7], row[8], row[9]
+    )
 
 
 _REVIEW_COLUMNS = "id, experiment_id, case_id, arm, run_id, verdict, note, reviewer, created_at"
@@ -178,3 +231,57 @@ class ReviewsMixin(StoreBase):
         else:
             sql = f"SELECT {_REVIEW_COLUMNS} FROM reviews WHERE {condition} ORDER BY id"
         return [Review(*r) for r in self.query(sql, params)]
+
+    def judged_runs(self, exp_id: int, arm: str | None = None) -> list[tuple[int, str, str, bool]]:
+        """The runs with a verdict (graded right or wrong), by id: (run id, arm, case id, passed)."""
+        sql = (
+            "SELECT r.id, a.name, r.case_id, r.state FROM runs r JOIN arms a ON a.id = r.arm_id "
+            "WHERE r.experiment_id=? AND (r.state='pass' OR (r.state='fail' AND r.failure_type IS NULL "
+            "AND r.passed IS NOT NULL))"
+        )
+        params: list[Any] = [exp_id]
+        if arm is not None:
+            sql += " AND a.name=?"
+            params.append(arm)
+        return [
+            (int(r[0]), str(r[1]), str(r[2]), r[3] == "pass")
+            for r in self.query(sql + " ORDER BY r.id", params)
+        ]
+
+    def insert_review_sample(
+        self,
+        exp_id: int,
+        *,
+        arm: str | None,
+        seed: int,
+        population: int,
+        run_ids: list[int],
+        grader: str | None = None,
+    ) -> ReviewSample:
+        """Record a random sample of judged runs drawn for review."""
+        with self.transaction() as conn:
+            cur = conn.execute(
+                f"INSERT INTO review_samples ({_SAMPLE_COLUMNS.removeprefix('id, ')}) VALUES (?,?,?,?,?,?,?,?,?)",
+                (exp_id, arm, int(seed), len(run_ids), population, dumps(list(run_ids)), grader, current_user(),
+                 now_iso()),
+            )  # fmt: skip
+            sample_id = inserted_id(cur)
+        return self.get_review_sample(sample_id)
+
+    def get_review_sample(self, sample_id: int) -> ReviewSample:
+        """One review sample by id.
+
+        Raises:
+            NotFoundError: no sample has that id.
+        """
+        row = self.query_one(f"SELECT {_SAMPLE_COLUMNS} FROM review_samples WHERE id=?", (int(sample_id),))
+        if row is None:
+            raise NotFoundError(f"no review sample #{sample_id}")
+        return _sample(row)
+
+    def review_samples(self, exp_id: int) -> list[ReviewSample]:
+        """The experiment's review samples, oldest first."""
+        rows = self.query(
+            f"SELECT {_SAMPLE_COLUMNS} FROM review_samples WHERE experiment_id=? ORDER BY id", (exp_id,)
+        )
+        return [_sample(r) for r in rows]

@@ -1,0 +1,133 @@
+"""The judge's accuracy corrected by people: PPI against ppi_py, random samples, and the refusal of others."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
+
+from abbench.cli import cli
+from abbench.errors import UsageError
+from abbench.review import add_review, corrected_accuracy, draw_review_sample
+from abbench.runner import create_experiment, run_experiment
+from abbench.stats import ppi_mean
+from abbench.types import Case
+
+
+def _judged(rng, n, accuracy=0.7, judge_right=0.85):
+    truth = (rng.random(n) < accuracy).astype(float)
+    return truth, np.where(rng.random(n) < judge_right, truth, 1 - truth)
+
+
+@pytest.mark.parametrize(("lam", "confidence"), [(None, 0.95), (None, 0.9), (1.0, 0.95), (0.0, 0.8)])
+def test_ppi_mean_matches_ppi_py(lam, confidence):
+    rng = np.random.default_rng(42)
+    truth, judge = _judged(rng, 3000)
+    drawn = np.zeros(truth.size, dtype=bool)
+    drawn[rng.choice(truth.size, 200, replace=False)] = True
+    y, yhat, yhat_u = truth[drawn], judge[drawn], judge[~drawn]
+    ours = ppi_mean(y, yhat, yhat_u, confidence=confidence, lam=lam)
+    low, high = ppi_mean_ci(y, yhat, yhat_u, alpha=1 - confidence, lam=lam)
+    assert ours.estimate == pytest.approx(
+        float(ppi_mean_pointestimate(y, yhat, yhat_u, lam=lam)[0]), abs=1e-12
+    )
+    assert ours.interval.low == pytest.approx(float(low[0]), abs=1e-12)
+    assert ours.interval.high == pytest.approx(float(high[0]), abs=1e-12)
+    assert ours.n_labeled == 200 and ours.n_unlabeled == 2800
+
+
+def test_ppi_covers_the_truth_the_judge_alone_misses():
+    """A judge that says right too often: its raw figure is biased; PPI's interval covers the truth."""
+    rng = np.random.default_rng(7)
+    covered = raw_covered = 0
+    for _ in range(300):
+        truth = (rng.random(2000) < 0.6).astype(float)
+        judge = np.where((truth == 0) & (rng.random(2000) < 0.3), 1.0, truth)  # lenient on wrong answers
+        drawn = np.zeros(2000, dtype=bool)
+        drawn[rng.choice(2000, 150, replace=False)] = True
+        r = ppi_mean(truth[drawn], judge[drawn], judge[~drawn])
+        covered += r.interval.contains(truth.mean())
+        raw_covered += abs(judge.mean() - truth.mean()) < 0.02
+    assert covered / 300 > 0.9 and raw_covered == 0
+
+
+def test_ppi_says_what_it_needs():
+    with pytest.raises(UsageError, match="at least 2 reviewed"):
+        ppi_mean([1], [1], [0, 1, 1])
+    with pytest.raises(UsageError, match="lam must lie in"):
+        ppi_mean([1, 0], [1, 0], [0, 1], lam=2)
+
+
+@pytest.fixture
+def judged_experiment(store, tmp_path):
+    cases = [Case(f"p{i:03d}", f"query {i}", "slow" if i % 2 else "fast") for i in range(300)]
+    dataset = store.save_dataset("ppi", cases, label_set=["fast", "slow"])
+    agent = {"agent": "python", "function": "tests.runner.stop_agent:answer"}
+    exp = create_experiment(
+        {"name": "judged", "dataset": dataset.fingerprint, "arms": {"only": agent}, "concurrency": 4},
+        store=store,
+    )
+    run_experiment(exp.id, store=store)
+    return exp
+
+
+def test_corrected_accuracy_from_a_random_sample_matches_ppi_py(store, judged_experiment):
+    exp = judged_experiment
+    with pytest.raises(UsageError, match=r"no random review sample.*not random.*--sample 100 --seed 1"):
+        corrected_accuracy(exp.id, store=store)
+    # reviews chosen by disagreement do not make a random sample: still refused
+    add_review(exp.id, "p000", "gold_correct", arm="only", store=store)
+    with pytest.raises(UsageError, match="no random review sample"):
+        corrected_accuracy(exp.id, store=store)
+
+    sample = draw_review_sample(exp.id, 60, seed=3, store=store)
+    assert sample.size == 60 and sample.population == 300 and len(set(sample.run_ids)) == 60
+    assert draw_review_sample(exp.id, 60, seed=3, store=store).run_ids == sample.run_ids  # seeded
+    judged = {run_id: passed for run_id, _, _, passed in store.judged_runs(exp.id)}
+    case_of = {run_id: case for run_id, _, case, _ in store.judged_runs(exp.id)}
+    # people disagree with the judge on every fifth sampled run; ten sampled runs stay unreviewed
+    y, yhat = [], []
+    for k, run_id in enumerate(sample.run_ids[:50]):
+        right = judged[run_id] != (k % 5 == 0)
+        add_review(exp.id, case_of[run_id], "model_correct" if right else "gold_correct", arm="only",
+                   run_id=run_id, store=store)  # fmt: skip
+        y.append(float(right))
+        yhat.append(float(judged[run_id]))
+    unlabeled = [float(p) for run_id, p in judged.items() if run_id not in set(sample.run_ids)]
+
+    (figure,) = corrected_accuracy(exp.id, store=store)
+    low, high = ppi_mean_ci(np.array(y), np.array(yhat), np.array(unlabeled), alpha=0.05)
+    assert figure.ppi is not None
+    assert figure.ppi.interval.low == pytest.approx(float(low[0]), abs=1e-12)
+    assert figure.ppi.interval.high == pytest.approx(float(high[0]), abs=1e-12)
+    assert figure.reviewed == 50 and figure.not_reviewed == 10 and figure.sampled == 60
+    assert figure.judge_accuracy == pytest.approx(np.mean(list(judged.values())))
+    assert figure.agreement == pytest.approx(0.8)
+    assert f"random review sample #{sample.id + 1} (seed 3, 50 of 60 sampled runs reviewed)" in figure.text
+    assert "10 sampled runs not reviewed yet are left out" in figure.text
+
+
+def test_the_cli_draws_a_sample_and_shows_the_corrected_figure(store, judged_experiment):
+    exp = judged_experiment
+    run = CliRunner().invoke(
+        cli, ["--store", str(store.path), "review", str(exp.id), "--sample", "5", "--seed", "9"]
+    )
+    assert run.exit_code == 0, run.output
+    assert "random review sample #1: 5 of 300 judged runs (every arm, seed 9)" in run.output
+    commands = [line.strip() for line in run.output.splitlines() if line.strip().startswith("abbench review")]
+    assert len(commands) == 5 and all("--run" in c for c in commands)
+    for run_id in store.get_review_sample(1).run_ids:
+        case = next(c for r, _, c, _ in store.judged_runs(exp.id) if r == run_id)
+        add_review(exp.id, case, "model_correct", arm="only", run_id=run_id, store=store)
+    shown = CliRunner().invoke(cli, ["--store", str(store.path), "reviews", str(exp.id)])
+    assert "corrected by people (prediction-powered inference)" in shown.output
+    assert "random review sample #1 (seed 9, 5 of 5 sampled runs reviewed)" in shown.output
+    data = json.loads(
+        CliRunner().invoke(cli, ["--store", str(store.path), "reviews", str(exp.id), "--json"]).output
+    )
+    assert data["corrected_accuracy"][0]["sample_id"] == 1
+    bad = CliRunner().invoke(cli, ["--store", str(store.path), "review", str(exp.id)])
+    assert bad.exit_code == 2 and "--sample N --seed S" in bad.output
