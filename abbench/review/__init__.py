@@ -23,7 +23,7 @@ from abbench.review._cases import (
     case_detail,
     disagreements,
 )
-from abbench.review._sample import CorrectedAccuracy, corrected_accuracy, draw_review_sample
+from abbench.review._sample import CorrectedAccuracy, corrected_accuracy, draw_review_sample, sample_cases
 from abbench.store import Review, ReviewSample
 from abbench.types import REVIEW_VERDICTS
 
@@ -50,5 +50,6 @@ __all__ = [
     "judge_agreement",
     "review_history",
     "reviews",
+    "sample_cases",
     "undo_review",
 ]

@@ -17,6 +17,7 @@ import numpy as np
 from abbench.errors import UsageError
 from abbench.metrics import Result
 from abbench.review._api import HUMAN_LABELS
+from abbench.review._cases import Disagreement, _latest_reviews, _Loader
 from abbench.stats import Interval, PredictionPowered, ppi_mean, wilson_interval
 from abbench.store import Experiment, ReviewSample, Store, open_store
 from abbench.types import RunState
@@ -211,3 +212,33 @@ def _text(
         f"{head}; corrected by people (prediction-powered inference): {ppi.estimate:.1%} "
         f"[{iv.low:.1%}, {iv.high:.1%}] from {where}{agree}{left}"
     )
+
+
+def sample_cases(
+    experiment: int | str | Experiment, sample: int | None = None, *, store: StoreLike = None
+) -> list[Disagreement]:
+    """The cases of a random review sample (default: the latest), listed as the review views list cases.
+
+    Each has the kind ``sample`` and, as its arms, the arms of its sampled runs; empty without a sample.
+    """
+    store = open_store(store)
+    exp = store.get_experiment(experiment)
+    samples = [store.get_review_sample(sample)] if sample is not None else store.review_samples(exp.id)[-1:]
+    if not samples:
+        return []
+    where = store.run_positions(exp.id, list(samples[0].run_ids))
+    arms: dict[int, set[str]] = {}
+    for idx, arm in where.values():
+        arms.setdefault(idx, set()).add(arm)
+    positions = sorted(arms)
+    loader = _Loader(store, exp)
+    cases, runs = loader.cases(positions), loader.runs(positions, None)
+    latest = _latest_reviews(store, exp.id)
+    order = {a.name: a.position for a in exp.arms}
+    return [
+        Disagreement(
+            case=cases[idx], kinds=("sample",), arms=tuple(sorted(arms[idx], key=order.__getitem__)),
+            runs=tuple(runs.get(idx, ())), reviews=tuple(latest.get(cases[idx].case_id, ())),
+        )
+        for idx in positions
+    ]  # fmt: skip

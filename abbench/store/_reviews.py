@@ -285,3 +285,16 @@ class ReviewsMixin(StoreBase):
             f"SELECT {_SAMPLE_COLUMNS} FROM review_samples WHERE experiment_id=? ORDER BY id", (exp_id,)
         )
         return [_sample(r) for r in rows]
+
+    def run_positions(self, exp_id: int, run_ids: list[int]) -> dict[int, tuple[int, str]]:
+        """Run id -> (its case's dataset position, its arm's name), for runs of this experiment."""
+        out: dict[int, tuple[int, str]] = {}
+        for start in range(0, len(run_ids), 500):
+            chunk = [int(i) for i in run_ids[start : start + 500]]
+            rows = self.query(
+                "SELECT r.id, r.case_idx, a.name FROM runs r JOIN arms a ON a.id = r.arm_id "
+                f"WHERE r.experiment_id=? AND r.id IN ({','.join('?' * len(chunk))})",
+                [exp_id, *chunk],
+            )
+            out.update({int(r[0]): (int(r[1]), str(r[2])) for r in rows})
+        return out

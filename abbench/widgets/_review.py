@@ -14,7 +14,17 @@ import ipywidgets as w
 from abbench._text import clip
 from abbench.errors import UsageError
 from abbench.metrics import LOW_CONFIDENCE
-from abbench.review import Disagreement, Review, add_review, disagreements, reviews, undo_review
+from abbench.review import (
+    Disagreement,
+    Review,
+    add_review,
+    corrected_accuracy,
+    disagreements,
+    draw_review_sample,
+    reviews,
+    sample_cases,
+    undo_review,
+)
 from abbench.store import Experiment
 from abbench.types import REVIEW_VERDICTS, RunState
 from abbench.widgets._base import MAX_LISTED, STYLE, Choice, StoreLike, View, escape, note
@@ -27,6 +37,7 @@ KIND_LABELS = {
     "no_evidence": "no evidence",
     "flaky": "flaky rounds",
     "arms": "arms disagree",
+    "sample": "random sample",
     "all": "all",
 }
 SORTS = {
@@ -51,6 +62,16 @@ KEYS_HELP = (
     "keys: 1–5 give the verdict on the buttons · n writes a note (Esc leaves it) · u undoes your last "
     "verdict · j / k next / previous case"
 )
+
+
+def _with_sample(found: list[Disagreement], sampled: list[Disagreement]) -> list[Disagreement]:
+    """The disagreements with the sample's cases merged in (kind ``sample``); the sample's others after them."""
+    by_case = {d.case_id: d for d in found}
+    for d in sampled:
+        had = by_case.get(d.case_id)
+        by_case[d.case_id] = d if had is None else replace(had, kinds=(*had.kinds, "sample"))
+    extra = [d for d in sampled if d.case_id not in {f.case_id for f in found}]
+    return [by_case[d.case_id] for d in found] + [by_case[d.case_id] for d in extra]
 
 
 def _wrong(d: Disagreement) -> int:
@@ -127,6 +148,7 @@ class ReviewWidget(View):
         self._list_controls(kind, threshold)
         self.detail = CaseDetailView(self.store, with_summary=False)
         review_box = self._review_panel()
+        sample_box = self._sample_panel()
         self.add_class(ROOT_CLASS)
         self.children = [
             w.HTML(STYLE),
@@ -134,6 +156,7 @@ class ReviewWidget(View):
             self.kind,
             w.HBox([self.arm.widget, self.state, self.sort]),
             self.search,
+            sample_box,
             self.count_html,
             self.cases.widget,
             review_box,
@@ -157,6 +180,7 @@ class ReviewWidget(View):
             "an arm with a skill cited none of it",
             "an arm was right in some rounds and wrong in others",
             "the arms answer differently, or one is right where another is wrong",
+            "the runs of the latest random review sample (draw one below): what corrects the judge",
             "every case listed for any reason",
         ]
         self.arm = Choice("Arm", on_select=lambda _v: self.guard("filtering", self.refilter)())
@@ -173,6 +197,40 @@ class ReviewWidget(View):
         self.count_html = w.HTML()
         self.cases = Choice(kind=w.Select, on_select=self.guard("opening a case", self._case_chosen), rows=8)
         self.cases.widget.layout.width = "100%"
+
+    def _sample_panel(self) -> Any:
+        """Draw a seeded random sample of judged runs to review, and the judge's accuracy it corrects."""
+        self.sample_size = w.BoundedIntText(value=100, min=1, max=1_000_000, description="Sample")
+        self.sample_seed = w.IntText(value=0, description="Seed")
+        self.sample_button = self.button(
+            "Draw random sample", self.draw_sample, tooltip="a seeded random sample of judged runs to review"
+        )
+        self.sample_html = w.HTML()
+        return w.VBox([w.HBox([self.sample_size, self.sample_seed, self.sample_button]), self.sample_html])
+
+    def draw_sample(self) -> None:
+        """Draw and record a random sample (of the arm filtered on, or of every arm) and list its cases."""
+        if self.experiment is None:
+            raise UsageError("choose an experiment first")
+        draw_review_sample(
+            self.experiment.id, int(self.sample_size.value), seed=int(self.sample_seed.value),
+            arm=self.arm.value or None, store=self.store,
+        )  # fmt: skip
+        self.reload()
+        self.kind.value = "sample"
+
+    def _sample_text(self) -> None:
+        """The latest sample and, per arm, the judge's accuracy corrected by the people's verdicts on it."""
+        exp = self.experiment
+        samples = self.store.review_samples(exp.id) if exp is not None else []
+        if exp is None or not samples:
+            self.sample_html.value = note(
+                "a random sample of judged runs, once reviewed, corrects the judge's accuracy "
+                "(prediction-powered inference); reviews of disagreements cannot, they are not random"
+            )
+            return
+        lines = [figure.text for figure in corrected_accuracy(exp.id, store=self.store)]
+        self.sample_html.value = "".join(note(line) for line in lines)
 
     def _review_panel(self) -> Any:
         """The chosen case's summary with the verdict buttons, the note, undo and the keys."""
@@ -260,10 +318,14 @@ class ReviewWidget(View):
             self.items = []
         else:
             self.experiment = self.store.get_experiment(self.experiment.id)
-            self.items = disagreements(self.experiment.id, "all", store=self.store, threshold=self.threshold)
+            self.items = _with_sample(
+                disagreements(self.experiment.id, "all", store=self.store, threshold=self.threshold),
+                sample_cases(self.experiment.id, store=self.store),
+            )
             self.arm.set_options([("any arm", ""), *((a.name, a.name) for a in self.experiment.arms)])
             if self.arm.intended is None:
                 self.arm.select("", notify=False)
+        self._sample_text()
         counts = Counter(k for d in self.items for k in d.kinds)
         with self._quiet_kind():
             self.kind.options = [
@@ -445,6 +507,7 @@ class ReviewWidget(View):
         target = self._next_unreviewed(d.case_id) if self.advance.value else d.case_id
         self._reread(d.case_id)
         self.refilter()
+        self._sample_text()
         self.cases.select(target or d.case_id)
         if self.advance.value:
             what = f"saved {d.case_id}: {review.arm or 'case'} → {verdict}"

@@ -1,0 +1,38 @@
+"""The review widget draws a random sample of judged runs and shows the judge's accuracy it corrects."""
+
+from __future__ import annotations
+
+from abbench.runner import create_experiment, run_experiment
+from abbench.types import Case
+from abbench.widgets import ReviewWidget
+
+
+def test_the_widget_draws_a_sample_lists_it_and_shows_the_corrected_accuracy(store):
+    cases = [Case(f"w{i:03d}", f"query {i}", "slow" if i % 2 else "fast") for i in range(60)]
+    dataset = store.save_dataset("sampled", cases, label_set=["fast", "slow"])
+    agent = {"agent": "python", "function": "tests.runner.stop_agent:answer"}
+    exp = create_experiment(
+        {"name": "w", "dataset": dataset.fingerprint, "arms": {"only": agent}}, store=store
+    )
+    run_experiment(exp.id, store=store)
+
+    widget = ReviewWidget(store, experiment=exp.id)
+    assert "reviews of disagreements cannot, they are not random" in widget.sample_html.value
+    widget.sample_size.value, widget.sample_seed.value = 8, 4
+    widget.sample_button.click()
+    assert widget.errors.message is None
+    sample = store.review_samples(exp.id)[-1]
+    assert sample.size == 8 and sample.seed == 4
+    assert widget.kind.value == "sample"
+    sampled = {case for run_id, _, case, _ in store.judged_runs(exp.id) if run_id in set(sample.run_ids)}
+    assert {d.case_id for d in widget.shown} == sampled
+    assert dict((k, label) for label, k in widget.kind.options)["sample"] == "random sample (8)"
+    widget.select_case(widget.shown[0].case_id)
+    widget.review_arm.value = "only"  # stays chosen from case to case; each save opens the next one
+    for _ in range(8):
+        widget.save("model_correct")
+    assert "corrected by people (prediction-powered inference)" in widget.sample_html.value
+    assert (
+        f"random review sample #{sample.id} (seed 4, 8 of 8 sampled runs reviewed)"
+        in widget.sample_html.value
+    )
