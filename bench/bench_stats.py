@@ -9,6 +9,12 @@ with 100,000 cases × 5 rounds × 2 arms (rows written straight into the tables,
 times issue 5's targets end to end: ``compare_arms`` including loading from the store (under 2 s) and a
 10,000-iteration paired bootstrap over the 100,000 cases' latencies read from it (under 3 s).
 ``--skip-store`` leaves the second half out; ``--store DIR`` reuses a store built before.
+
+Sequential stopping (issue 16): the anytime-valid confidence sequence updated over 100,000 cases in
+batches of 20, as the runner looks (under 1 s), and 1,000 simulated A/A experiments of 2,000 cases under
+``stopping: {rule: decided, alpha: 0.05, margin: 0.02, min_cases: 50, check_every: 20}`` (under 10 s),
+with their rate of false better/worse verdicts; and, beside them, what stopping saves on a real 5-point
+effect against the fixed-n design of the same power.
 """
 
 from __future__ import annotations
@@ -28,12 +34,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from abbench.compare import compare_arms
 from abbench.stats import (
     FewClustersWarning,
+    SequentialTest,
+    StoppingRule,
     estimate_power_inputs,
     mcnemar_exact,
     paired_bootstrap,
     paired_difference,
     paired_outcomes,
     repeated_se,
+    sample_size_paired,
+    simulate_stopping,
 )
 
 CASES = 100_000
@@ -42,6 +52,8 @@ ITERATIONS = 10_000
 BOOTSTRAP_TARGET_S = 3.0
 COMPARISON_TARGET_S = 2.0  # issue 5's target includes loading from the store; this is the statistics share
 DOMAINS = 60
+SEQUENTIAL_TARGET_S = 1.0
+AA_TARGET_S = 10.0
 
 
 def _time(fn, repeats: int) -> tuple[float, float, object]:
@@ -200,14 +212,52 @@ def store_half(path: Path | None, repeats: int, rng: np.random.Generator) -> Non
     store.close()
 
 
+def sequential_half(repeats: int, rng: np.random.Generator) -> None:
+    """Issue 16's targets: the sequential update, 1,000 A/A simulations, and the saving on a real effect."""
+    a, b = (rng.random(CASES) < 0.8).astype(float), (rng.random(CASES) < 0.82).astype(float)
+
+    def update() -> object:
+        test = SequentialTest(alpha=0.05)
+        for i in range(0, CASES, 20):
+            cs = test.update(a[i : i + 20], b[i : i + 20])
+        return cs
+
+    best, median, cs = _time(update, repeats)
+    _report(f"sequential update, {CASES:,} cases in looks of 20", best, median, SEQUENTIAL_TARGET_S)
+    print(f"    {cs.method}: Δ {cs.difference:+.4f}, {cs.interval}, anytime p = {cs.p_value:.3g}")
+    rule = StoppingRule(alpha=0.05, margin=0.02, min_cases=50, check_every=20)
+    sims = np.random.default_rng(16)
+    xa, xb = (sims.random((1000, 2000)) < 0.8).astype(float), (sims.random((1000, 2000)) < 0.8).astype(float)
+    best, median, aa = _time(lambda: simulate_stopping(xa, xb, rule), repeats)
+    _report("1,000 A/A simulations of 2,000 cases, stopping rule", best, median, AA_TARGET_S)
+    print(f"    false better/worse: {aa.rate('better', 'worse'):.1%} (alpha 5%)")
+    u = sims.random((1000, 2000))
+    ab = simulate_stopping(
+        (u < 0.80).astype(float), ((u < 0.75) | ((u >= 0.80) & (u < 0.90))).astype(float), rule
+    )
+    power = ab.rate("better")
+    fixed = sample_size_paired(0.05, 0.15 - 0.05**2, alpha=0.05, power=power).n
+    mean = float(ab.stopped_at.mean())
+    print(
+        f"    5-point effect (B right 85%, A 80%): 'better' in {power:.1%} of 1,000 experiments, stopping after "
+        f"{mean:,.0f} cases on average (median {np.median(ab.stopped_at):,.0f}) against {fixed:,} for the "
+        f"fixed-n design of the same power — {1 - mean / fixed:.0%} fewer cases"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="runs per timing (best and median are shown)")
     parser.add_argument("--skip-store", action="store_true", help="time only the statistics on arrays")
     parser.add_argument("--store", type=Path, help="build (or reuse) the benchmark store in this folder")
+    parser.add_argument("--only-sequential", action="store_true", help="time only sequential stopping")
     args = parser.parse_args()
     rng = np.random.default_rng(20241101)
-    print(f"abbench.stats benchmark — {CASES:,} cases; numpy {np.__version__}; {os.cpu_count()} CPUs")
+    load = f"; load {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else ""
+    print(f"abbench.stats benchmark — {CASES:,} cases; numpy {np.__version__}; {os.cpu_count()} CPUs{load}")
+    sequential_half(args.repeats, rng)
+    if args.only_sequential:
+        return
 
     a, b = _latencies(rng)
     best, median, boot = _time(lambda: paired_bootstrap(a, b, iterations=ITERATIONS, seed=0), args.repeats)

@@ -294,7 +294,7 @@ def experiment_metrics(
         {int(v): i for i, v in enumerate(ctx.case_values)},
         confidence,
     )
-    notes = []
+    notes = [_stopping_note(exp)] if exp.spec.stopping is not None else []
     if kind == "score":
         notes.append("the graders give scores, not right/wrong verdicts: the mean score is the main figure")
     arm_metrics, by_domain, by_round = _arms(ctx, table, case_pos, arm_objects, judge_cost, judges, spend)
@@ -607,3 +607,17 @@ def _by_round(ctx: _Context, arm: Arm, runs: _ArmRuns) -> list[GroupAccuracy]:
             GroupAccuracy(arm.name, rnd, estimate, int(here.sum()), int((runs.failures & here).sum()))
         )
     return rows
+
+
+def _stopping_note(exp: Experiment) -> str:
+    """What a sequentially monitored experiment's per-arm figures are, and where its decision's are."""
+    stop = exp.stop_reason or {}
+    where = (
+        f"stopped by its rule: {stop['text']}"
+        if stop.get("text") and stop.get("cases", 0) < stop.get("total", 0)
+        else "monitored by a stopping rule"
+    )
+    return (
+        f"{where}; the per-arm accuracies and intervals here are fixed-n descriptions of the cases run, while "
+        "the decision's interval and p-value (compare, gate) are the anytime-valid ones of the confidence sequence"
+    )

@@ -177,26 +177,44 @@ def _scalar_step(xs: list[float], s: _State, log: float) -> _State:
         float(s.vpsi_high),
     )
     low, high, capital = float(s.low), float(s.high), float(s.capital)
-    sqrt, log1p = math.sqrt, math.log1p
+    sqrt, log1p, two_log = math.sqrt, math.log1p, 2 * log
     for x in xs:
         sigma2_prev = (0.25 + sum_sq) / (n + 1)
         mean_prev = sum_x / n if n else 0.0
         n += 1
-        lam = min(TRUNCATION, sqrt(2 * log / (n * log1p(n) * sigma2_prev)))
+        lam = sqrt(two_log / (n * log1p(n) * sigma2_prev))
+        if lam > TRUNCATION:
+            lam = TRUNCATION
         psi = -log1p(-lam) - lam
         sum_x += x
-        sum_sq += (x - (0.5 + sum_x) / (n + 1)) ** 2
-        v = (x - mean_prev) ** 2
+        d = x - (0.5 + sum_x) / (n + 1)
+        sum_sq += d * d
+        v = (x - mean_prev) * (x - mean_prev)
         sum_l += lam
         sum_lx += lam * x
         vpsi_low += v * psi
-        vpsi_high += ((1 - x) ** 2 if n == 1 else v) * psi
+        vpsi_high += ((1 - x) * (1 - x) if n == 1 else v) * psi
         center = sum_lx / sum_l
-        low = max(low, center - (log + vpsi_low) / sum_l)
-        high = min(high, center + (log + vpsi_high) / sum_l)
+        bound = center - (log + vpsi_low) / sum_l
+        if bound > low:
+            low = bound
+        bound = center + (log + vpsi_high) / sum_l
+        if bound < high:
+            high = bound
         drift = sum_lx - 0.5 * sum_l
-        capital = max(capital, drift - vpsi_low, -drift - vpsi_high)
+        if drift - vpsi_low > capital:
+            capital = drift - vpsi_low
+        if -drift - vpsi_high > capital:
+            capital = -drift - vpsi_high
     return _State(n, sum_x, sum_sq, sum_l, sum_lx, vpsi_low, vpsi_high, low, high, capital)
+
+
+def _fast_unit(values: Any, name: str) -> np.ndarray:
+    """`_as_unit` for the runner's small batches: two reductions when every value is in range."""
+    x = np.asarray(values, dtype=float).ravel()
+    if x.size and not (x.min() >= 0.0 and x.max() <= 1.0):  # NaN fails both comparisons
+        return _as_unit(x, name)
+    return x
 
 
 class SequentialTest:
@@ -226,7 +244,7 @@ class SequentialTest:
 
     def update(self, a: Any, b: Any) -> ConfidenceSequence:
         """Feed the next cases (A's and B's per-case values in [0, 1], in order) and return the sequence."""
-        xa, xb = _as_unit(a, "a").ravel(), _as_unit(b, "b").ravel()
+        xa, xb = _fast_unit(a, "a"), _fast_unit(b, "b")
         if xa.size != xb.size:
             raise UsageError(
                 f"length mismatch: a has {xa.size} cases and b has {xb.size}; pair them case by case"

@@ -120,3 +120,14 @@ def test_a_gate_on_a_stopped_experiment_names_the_stop_and_rests_on_the_runs_it_
     assert f"left out {N_CASES - reason.cases} runs per arm" in gate.coverage.text
     assert gate.outcome == "pass"
     assert gate.rules[0].value == pytest.approx(reason.low)  # the anytime-valid lower bound
+
+
+def test_metrics_of_a_stopped_experiment_say_which_figures_are_anytime_valid(store, stop_dataset, skill_dir):
+    from abbench.metrics import experiment_metrics
+
+    exp = create_experiment(_definition(stop_dataset, skill_dir), store=store)
+    reason = run_experiment(exp.id, store=store).stop_reason
+    metrics = experiment_metrics(exp.id, store=store)
+    (note,) = [n for n in metrics.notes if "stopped by its rule" in n]
+    assert reason is not None and reason.text in note
+    assert "fixed-n" in note and "anytime-valid" in note
