@@ -66,6 +66,8 @@ class Provenance:
         status: Its status.
         paused_because: Why the runner paused it by itself (``budget reached — $5.02 of $5.00
             spent, …``); None otherwise.
+        stopped_because: Where its stopping rule stopped it and what that saved (``decided after 120
+            of 500 cases: better (…); 760 runs not needed``); None otherwise.
         rounds: Rounds per case and arm.
         n_cases: Cases the experiment runs.
         dataset: The dataset fingerprint.
@@ -114,6 +116,7 @@ class Provenance:
     generated_at: str
     generated_by: str
     paused_because: str | None = None
+    stopped_because: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -172,6 +175,7 @@ def experiment_provenance(experiment: Experiment | int | str, *, store: StoreLik
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
         generated_by=current_user(),
         paused_because=_paused_because(exp),
+        stopped_because=_stopped_because(exp),
     )
 
 
@@ -222,6 +226,14 @@ def _paused_because(exp: Experiment) -> str | None:
 
     reason = PauseReason.from_dict(exp.pause_reason)
     return None if reason is None else reason.text
+
+
+def _stopped_because(exp: Experiment) -> str | None:
+    stop = exp.stop_reason
+    if not stop or not stop.get("text"):
+        return None
+    saved = sum((stop.get("skipped") or {}).values())
+    return stop["text"] + (f"; {saved:,} runs not needed" if saved else "")
 
 
 def _profile_ref(exp: Experiment, ds: DatasetInfo) -> str | None:

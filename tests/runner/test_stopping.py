@@ -131,3 +131,13 @@ def test_metrics_of_a_stopped_experiment_say_which_figures_are_anytime_valid(sto
     (note,) = [n for n in metrics.notes if "stopped by its rule" in n]
     assert reason is not None and reason.text in note
     assert "fixed-n" in note and "anytime-valid" in note
+
+
+def test_the_reports_provenance_says_where_it_stopped_and_what_it_saved(store, stop_dataset, skill_dir):
+    from abbench.report import experiment_provenance
+
+    exp = create_experiment(_definition(stop_dataset, skill_dir), store=store)
+    reason = run_experiment(exp.id, store=store).stop_reason
+    assert reason is not None
+    prov = experiment_provenance(exp.id, store=store)
+    assert prov.stopped_because == f"{reason.text}; {2 * (N_CASES - reason.cases)} runs not needed"

@@ -127,7 +127,8 @@ def _provenance_pairs(prov: Provenance) -> list[tuple[str, str]]:
         (
             "experiment",
             f"{prov.experiment} · owner {prov.owner} · status {prov.status}"
-            + (f": {prov.paused_because}" if prov.paused_because else ""),
+            + (f": {prov.paused_because}" if prov.paused_because else "")
+            + (f": {prov.stopped_because}" if prov.stopped_because else ""),
         ),
         (
             "dataset",
