@@ -449,6 +449,10 @@ class ExperimentRunner:
             if control.paused:
                 await control.resume.wait()
                 continue
+            if not self._may_start(queue[0]):
+                # sequential stopping: wait for the finished prefix to catch up (or a cancel)
+                await control.wait_unless_cancelled(asyncio.ensure_future(self.stopping.moved.wait()))  # type: ignore[union-attr]
+                continue
             item = queue.popleft()
             executes = item.state in (RunState.PENDING, RunState.FAIL) and not self.grade_only
             if executes and not await self.budget.admit(item):
@@ -528,9 +532,18 @@ class ExperimentRunner:
                 moves.move(item, RunState.CANCELLED, fields, "cancelled before it started")
                 self.tally.cancelled += 1
 
+    def _may_start(self, item: WorkItem) -> bool:
+        """Whether the stopping rule lets `item` start now (always without one, or with nothing in flight)."""
+        stopping, control = self.stopping, self.control
+        if stopping is None or stopping.may_start(item) or self.budget.over_budget:
+            return True
+        return not (control.inflight or control.grading)
+
     def _stopped(self) -> None:
         """The stopping rule decided: start no new run, and tell the views where it decided."""
         self.control.stop()
+        if self.stopping is not None:
+            self.stopping.wake()
         if self.tracker is not None and self.stopping is not None:
             self.tracker.stop_reason = self.stopping.reason
             self.tracker.maybe_emit(force=True)

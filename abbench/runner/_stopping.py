@@ -10,6 +10,7 @@ the rule's reason (stopped by rule, not failed) and the reason is stored on the 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -143,11 +144,24 @@ class Stopping:
         self._buffer: tuple[list[float], list[float]] = ([], [])
         self.last: ConfidenceSequence | None = None
         self.reason: StopReason | None = None
+        self.ahead = max(self.rule.check_every, int(experiment.spec.concurrency))
+        self.moved = asyncio.Event()  # set (and replaced) whenever the finished prefix grows
 
     def ordered(self, items: list[WorkItem]) -> list[WorkItem]:
         """The work in the seeded case order, a case's arms and rounds together."""
         rank, end = self.rank, self.total
         return sorted(items, key=lambda i: (rank.get(i.case_idx, end), i.round, i.arm_id))
+
+    def may_start(self, item: WorkItem) -> bool:
+        """Whether `item`'s case lies within `ahead` cases of the finished prefix: the runner starts
+        nothing further ahead, so a slow case holds the others back instead of letting the whole
+        queue run before the rule can look (and the saving is lost)."""
+        return self.rank.get(item.case_idx, 0) < self.looked + self.ahead
+
+    def wake(self) -> None:
+        """Wake every worker waiting for the prefix to grow."""
+        self.moved.set()
+        self.moved = asyncio.Event()
 
     def finished(self, item: WorkItem, to_state: str, outcome: str) -> None:
         """Count one run of this pass reaching pass, fail or cancelled; look when a checkpoint is reached."""
@@ -163,6 +177,7 @@ class Stopping:
                 tally[1] += 1
         self.left[item.case_idx] = self.left.get(item.case_idx, 1) - 1
         self.advance()
+        self.wake()  # a run less in flight: a worker held back may start now
 
     def advance(self) -> None:
         """Feed the finished prefix of the order, looking at every checkpoint, until it decides or waits."""

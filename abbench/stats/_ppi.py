@@ -1,19 +1,18 @@
-"""Prediction-powered inference: a judge's mean corrected by a random sample that people labelled.
+"""Prediction-powered inference: a judge's mean corrected by a random sample that people labelled."""
 
-Angelopoulos, Bates, Fannjiang, Jordan & Zrnic, "Prediction-powered inference", Science 382 (2023);
-its power-tuned form PPI++ (Angelopoulos, Duchi & Zrnic 2023, arXiv:2311.01453), which Boyeau, Angelopoulos,
-Yosef, Malik & Jordan apply to model evaluation in "AutoEval done right" (2024, arXiv:2403.07008). With
-``n`` runs that people reviewed (their labels ``Y``, the judge's ``Ŷ``) drawn at random from the ``N``
-other judged runs (judge only, ``Ŷᵤ``)::
-
-    θ̂ = λ·mean(Ŷᵤ) + mean(Y − λŶ)        se² = λ²·var(Ŷᵤ)/N + var(Y − λŶ)/n        θ̂ ± z·se
-
-λ = 1 is the original PPI (the judge's mean plus the mean of its errors on the reviewed sample); the
-default tunes λ to the variance-minimising ``cov(Y, Ŷ) / ((1 + n/N)·var(Ŷ))`` clipped to [0, 1], as
-``ppi_py.ppi_mean_ci`` does (λ = 0 is the people's mean alone). The interval is valid only when the
-reviewed runs are a *random* sample of the judged ones: runs chosen because the judge and the gold
-disagree are not, and would bias θ̂.
-"""
+# Angelopoulos, Bates, Fannjiang, Jordan & Zrnic, "Prediction-powered inference", Science 382 (2023);
+# its power-tuned form PPI++ (Angelopoulos, Duchi & Zrnic 2023, arXiv:2311.01453), which Boyeau, Angelopoulos,
+# Yosef, Malik & Jordan apply to model evaluation in "AutoEval done right" (2024, arXiv:2403.07008). With
+# ``n`` runs that people reviewed (their labels ``Y``, the judge's ``Ŷ``) drawn at random from the ``N``
+# other judged runs (judge only, ``Ŷᵤ``)::
+#
+#     θ̂ = λ·mean(Ŷᵤ) + mean(Y − λŶ)        se² = λ²·var(Ŷᵤ)/N + var(Y − λŶ)/n        θ̂ ± z·se
+#
+# λ = 1 is the original PPI (the judge's mean plus the mean of its errors on the reviewed sample); the
+# default tunes λ to the variance-minimising ``cov(Y, Ŷ) / ((1 + n/N)·var(Ŷ))`` clipped to [0, 1], as
+# ``ppi_py.ppi_mean_ci`` does (λ = 0 is the people's mean alone). The interval is valid only when the
+# reviewed runs are a *random* sample of the judged ones: runs chosen because the judge and the gold
+# disagree are not, and would bias θ̂.
 
 from __future__ import annotations
 

@@ -1,33 +1,32 @@
-"""Anytime-valid sequential monitoring: a confidence sequence for the paired difference of bounded outcomes.
+"""Anytime-valid sequential monitoring: a confidence sequence for the paired difference of bounded outcomes."""
 
-A fixed-n interval is valid only at the one sample size fixed in advance; looking at it after every batch
-of cases and stopping when it excludes 0 ("peeking") makes false "better" verdicts far more common than
-its level says. A *confidence sequence* (CS) holds at every sample size at once,
-``P(∀t: Δ ∈ CS_t) ≥ 1 − α``, so it may be looked at after every case and the experiment stopped whenever
-it decides, at any data-dependent time, without spending more than α.
-
-The construction is the predictable plug-in empirical-Bernstein CS (PrPl-EB) of Waudby-Smith & Ramdas,
-"Estimating means of bounded random variables by betting", JRSS-B 86(1), 2024 (arXiv:2010.09686),
-Theorem 2 and eq. (13)-(15), with the truncation λ ≤ 1/2 and the running intersection they recommend;
-it builds on the empirical-Bernstein supermartingale of Howard, Ramdas, McAuliffe & Sekhon,
-"Time-uniform, nonparametric, nonasymptotic confidence sequences", Annals of Statistics 49(2), 2021.
-It is the ``predmix_empbern_twosided_cs`` of the ``confseq`` package (Howard & Waudby-Smith), which the
-tests check it against. For observations ``x_i ∈ [0, 1]`` with conditional mean μ::
-
-    μ̂_t = (1/2 + Σ_{i≤t} x_i) / (t + 1)           σ̂²_t = (1/4 + Σ_{i≤t} (x_i − μ̂_i)²) / (t + 1)
-    λ_t = min(1/2, √(2 log(2/α) / (t log(1 + t) σ̂²_{t−1})))
-    v_t = (x_t − x̄_{t−1})²  (x̄ the plain running mean, x̄_0 = 0)     ψ(λ) = −log(1 − λ) − λ
-    CS_t = Σλ_i x_i / Σλ_i ± (log(2/α) + Σ v_i ψ(λ_i)) / Σλ_i   (the upper side from 1 − x)
-
-A case's paired difference ``d = b − a`` of per-case pass rates (or [0, 1] scores) lies in [−1, 1]; the
-CS is built for ``x = (d + 1) / 2`` and mapped back, ``Δ = 2μ − 1``. The anytime-valid p-value against
-Δ = 0 is ``min(1, 2 / sup_{s≤t} max(M⁺_s, M⁻_s))``, where ``M^±`` are the two one-sided test
-supermartingales behind the CS at μ = 1/2; it is at most α exactly when the running-intersection CS
-excludes 0, and ``P(p_τ ≤ α) ≤ α`` at any stopping time τ (Ville's inequality).
-
-Cases must be fed in an order fixed before their outcomes are seen (`sequential_order`): the runner runs
-them in a seeded random order and feeds the longest finished prefix of it.
-"""
+# A fixed-n interval is valid only at the one sample size fixed in advance; looking at it after every batch
+# of cases and stopping when it excludes 0 ("peeking") makes false "better" verdicts far more common than
+# its level says. A *confidence sequence* (CS) holds at every sample size at once,
+# ``P(∀t: Δ ∈ CS_t) ≥ 1 − α``, so it may be looked at after every case and the experiment stopped whenever
+# it decides, at any data-dependent time, without spending more than α.
+#
+# The construction is the predictable plug-in empirical-Bernstein CS (PrPl-EB) of Waudby-Smith & Ramdas,
+# "Estimating means of bounded random variables by betting", JRSS-B 86(1), 2024 (arXiv:2010.09686),
+# Theorem 2 and eq. (13)-(15), with the truncation λ ≤ 1/2 and the running intersection they recommend;
+# it builds on the empirical-Bernstein supermartingale of Howard, Ramdas, McAuliffe & Sekhon,
+# "Time-uniform, nonparametric, nonasymptotic confidence sequences", Annals of Statistics 49(2), 2021.
+# It is the ``predmix_empbern_twosided_cs`` of the ``confseq`` package (Howard & Waudby-Smith), which the
+# tests check it against. For observations ``x_i ∈ [0, 1]`` with conditional mean μ::
+#
+#     μ̂_t = (1/2 + Σ_{i≤t} x_i) / (t + 1)           σ̂²_t = (1/4 + Σ_{i≤t} (x_i − μ̂_i)²) / (t + 1)
+#     λ_t = min(1/2, √(2 log(2/α) / (t log(1 + t) σ̂²_{t−1})))
+#     v_t = (x_t − x̄_{t−1})²  (x̄ the plain running mean, x̄_0 = 0)     ψ(λ) = −log(1 − λ) − λ
+#     CS_t = Σλ_i x_i / Σλ_i ± (log(2/α) + Σ v_i ψ(λ_i)) / Σλ_i   (the upper side from 1 − x)
+#
+# A case's paired difference ``d = b − a`` of per-case pass rates (or [0, 1] scores) lies in [−1, 1]; the
+# CS is built for ``x = (d + 1) / 2`` and mapped back, ``Δ = 2μ − 1``. The anytime-valid p-value against
+# Δ = 0 is ``min(1, 2 / sup_{s≤t} max(M⁺_s, M⁻_s))``, where ``M^±`` are the two one-sided test
+# supermartingales behind the CS at μ = 1/2; it is at most α exactly when the running-intersection CS
+# excludes 0, and ``P(p_τ ≤ α) ≤ α`` at any stopping time τ (Ville's inequality).
+#
+# Cases must be fed in an order fixed before their outcomes are seen (`sequential_order`): the runner runs
+# them in a seeded random order and feeds the longest finished prefix of it.
 
 from __future__ import annotations
 
@@ -290,6 +289,9 @@ def confidence_sequence_bounds(
     """The sequence's lower and upper bounds for B − A and its anytime p-value after each case.
 
     `a` and `b` may be 2-D (simulations × cases): each row is its own sequence.
+
+    Raises:
+        UsageError: a value outside [0, 1], NaN, or a shape mismatch.
     """
     xa, xb = _as_unit(a, "a"), _as_unit(b, "b")
     if xa.shape != xb.shape:
@@ -303,6 +305,9 @@ def sequential_order(case_indices: Any, seed: int) -> np.ndarray:
     """The seeded random order sequential monitoring runs and feeds the cases in (a permutation of them).
 
     The same cases and seed always give the same order, so the runner and every later analysis agree.
+
+    Raises:
+        ValueError: a case index that is not a whole number.
     """
     cases = np.unique(np.asarray(case_indices, dtype=np.int64))
     order: np.ndarray = np.random.default_rng([int(seed), 0x5E9]).permutation(cases)
@@ -359,8 +364,11 @@ class StoppingSimulation(_Result):
 def simulate_stopping(a: Any, b: Any, rule: StoppingRule) -> StoppingSimulation:
     """Apply `rule` to many experiments at once: rows of `a` and `b` are experiments, columns cases in order.
 
-    Vectorised over the rows (1,000 experiments of 2,000 cases take well under a second), with the same
+    Vectorised over the rows (1,000 experiments of 2,000 cases take a few seconds), with the same
     bounds as `SequentialTest`.
+
+    Raises:
+        UsageError: a value outside [0, 1], NaN, or a shape mismatch.
     """
     xa, xb = _as_unit(np.atleast_2d(a), "a"), _as_unit(np.atleast_2d(b), "b")
     if xa.shape != xb.shape:

@@ -14,3 +14,17 @@ def answer(task):
     if task.skill is None and number % 3 == 0:
         return "slow" if right == "fast" else "fast"
     return right
+
+
+async def answer_slowly(task):
+    """`answer`, after yielding to the loop a few times (so that the other arm's runs get ahead)."""
+    import asyncio
+
+    for _ in range(2000):
+        await asyncio.sleep(0)
+    return answer(task)
+
+
+async def answer_now(task):
+    """`answer` on the loop, at once."""
+    return answer(task)

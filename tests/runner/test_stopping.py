@@ -141,3 +141,21 @@ def test_the_reports_provenance_says_where_it_stopped_and_what_it_saved(store, s
     assert reason is not None
     prov = experiment_provenance(exp.id, store=store)
     assert prov.stopped_because == f"{reason.text}; {2 * (N_CASES - reason.cases)} runs not needed"
+
+
+def test_with_concurrency_a_slow_arm_holds_the_queue_back_so_the_stop_still_saves(
+    store, stop_dataset, skill_dir
+):
+    """With concurrency and one arm slower than the other, the runs done stay within `ahead` cases of the
+    prefix the rule decided on (the runner holds back runs further ahead: `Stopping.may_start`)."""
+    spec = _definition(stop_dataset, skill_dir)
+    spec["concurrency"] = 8
+    spec["arms"]["without"]["function"] = "tests.runner.stop_agent:answer_now"
+    spec["arms"]["with"]["function"] = "tests.runner.stop_agent:answer_slowly"
+    exp = create_experiment(spec, store=store)
+    summary = run_experiment(exp.id, store=store)
+    reason = summary.stop_reason
+    assert reason is not None and reason.decision == "better" and reason.cases < N_CASES
+    ran = {r.case_id for r in store.runs(exp.id) if r.state in ("pass", "fail")}
+    assert len(ran) <= reason.cases + max(20, 8)  # the prefix plus at most `ahead` cases in flight
+    assert sum(reason.skipped.values()) >= 2 * (N_CASES - reason.cases - 20)
