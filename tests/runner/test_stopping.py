@@ -159,3 +159,18 @@ def test_with_concurrency_a_slow_arm_holds_the_queue_back_so_the_stop_still_save
     ran = {r.case_id for r in store.runs(exp.id) if r.state in ("pass", "fail")}
     assert len(ran) <= reason.cases + max(20, 8)  # the prefix plus at most `ahead` cases in flight
     assert sum(reason.skipped.values()) >= 2 * (N_CASES - reason.cases - 20)
+
+
+def test_the_cli_says_where_it_decided(store, stop_dataset, skill_dir):
+    from click.testing import CliRunner
+
+    from abbench.cli import cli
+
+    exp = create_experiment(_definition(stop_dataset, skill_dir), store=store)
+    ran = CliRunner().invoke(cli, ["--store", str(store.path), "run", str(exp.id), "--quiet"])
+    assert ran.exit_code == 0, ran.output
+    reason = StopReason.from_dict(store.get_experiment(exp.id).stop_reason)
+    assert reason is not None
+    assert f"finished: decided after {reason.cases} of {N_CASES} cases: better" in ran.output
+    status = CliRunner().invoke(cli, ["--store", str(store.path), "status", str(exp.id)])
+    assert f"decided after {reason.cases} of {N_CASES} cases" in status.output
