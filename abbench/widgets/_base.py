@@ -16,11 +16,6 @@ from typing import Any
 import ipywidgets as w
 
 from abbench.errors import AbbenchError, StoreError
-from abbench.formatting import in_unit as fmt_unit  # noqa: F401  (the widgets' names for the shared formatting)
-from abbench.formatting import money as fmt_money  # noqa: F401
-from abbench.formatting import ms as fmt_ms  # noqa: F401
-from abbench.formatting import pct as fmt_pct  # noqa: F401
-from abbench.formatting import points as fmt_points  # noqa: F401
 from abbench.store import STORE_ENV, Store, open_store
 
 log = logging.getLogger("abbench.widgets")
