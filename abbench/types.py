@@ -1,4 +1,4 @@
-"""Plain values shared by every layer: cases, skill sections, agent outputs and run states."""
+"""Plain values shared by every layer: cases, skill sections, agent outputs, run and experiment states."""
 
 from __future__ import annotations
 
@@ -102,6 +102,47 @@ class ExperimentStatus(StrEnum):
     CANCELLED = "cancelled"
     FINISHED = "finished"
     INTERRUPTED = "interrupted"
+
+
+class Control(StrEnum):
+    """What someone asked of an experiment (the ``experiments.control`` column): any process may write
+    it (CLI, widget, another notebook) and the runner obeys it between runs."""
+
+    RUN = "run"
+    PAUSE = "pause"
+    CANCEL = "cancel"
+
+
+class Phase(StrEnum):
+    """An experiment between a `Control` asked and the runner's answer, as views show it beside its
+    `ExperimentStatus`: ``pausing`` (runs in flight finishing), ``resuming``, ``cancelling``.
+
+    Never stored: a view derives it from the status and the control (the runner's own tracker says
+    ``cancelling`` while it cancels the runs in flight).
+    """
+
+    PAUSING = "pausing"
+    RESUMING = "resuming"
+    CANCELLING = "cancelling"
+
+
+class GradeStatus(StrEnum):
+    """Whether a grader reached a verdict (the ``grades.status`` column)."""
+
+    OK = "ok"
+    ERROR = "error"
+    """The grader could not reach a verdict: a grading failure, with its error (and maybe retryable)."""
+
+
+class AttemptOutcome(StrEnum):
+    """How one execution attempt of a run ended (the ``run_attempts.outcome`` column)."""
+
+    EXECUTED = "executed"
+    """It produced an answer."""
+    FAILED = "failed"
+    """It gave no usable answer (its ``failure_type`` says why)."""
+    CANCELLED = "cancelled"
+    """It was stopped while it ran."""
 
 
 OUTCOME_WORDS: dict[str, str] = {

@@ -251,7 +251,7 @@ class Tracker:
         self.arm_names = arm_names
         self.observers = observers
         self.interval = interval
-        self.status: str = ExperimentStatus.RUNNING  # or a phase: cancelling
+        self.status: str = ExperimentStatus.RUNNING  # or a phase: Phase.CANCELLING
         self.pause_reason: PauseReason | None = None
         self.notes: tuple[str, ...] = ()
         self.started = time.monotonic()

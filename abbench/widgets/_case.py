@@ -12,9 +12,9 @@ import ipywidgets as w
 
 from abbench.dataset import unpack_source_row
 from abbench.formatting import in_unit
-from abbench.review import CaseDetail, RunView, case_detail
+from abbench.review import CaseDetail, GradeView, RunView, case_detail
 from abbench.store import Experiment, Store
-from abbench.types import RunState, outcome_word
+from abbench.types import AttemptOutcome, RunState, outcome_word
 from abbench.widgets._base import NONE, escape, html_table, note
 
 TRANSCRIPT_CHARS = 200_000
@@ -63,11 +63,10 @@ def _answer_cell(run: RunView) -> str:
     return f'<span class="{css}" style="{style};padding:0 3px">{mark} {escape(text)}</span>'
 
 
-def _grade_word(grade: dict[str, Any]) -> str:
-    passed = grade.get("passed")
-    if passed is None:
-        return str(grade.get("status") or NONE)
-    return outcome_word(RunState.PASS if passed else RunState.FAIL)
+def _grade_word(grade: GradeView) -> str:
+    if grade.passed is None:
+        return grade.status or NONE
+    return outcome_word(RunState.PASS if grade.passed else RunState.FAIL)
 
 
 def _reading_html(run: RunView) -> str:
@@ -379,6 +378,6 @@ class CaseDetailView(w.VBox):  # type: ignore[misc, unused-ignore]  # ipywidgets
 def _spent_lines(run: RunView) -> list[str]:
     """What every attempt of a run spent, when one failed or was replaced (failed attempts cost money too)."""
     attempts = run.attempts or ()
-    if len(attempts) > 1 or any(a.outcome != "executed" for a in attempts):
+    if len(attempts) > 1 or any(a.outcome != AttemptOutcome.EXECUTED for a in attempts):
         return [a.summary for a in attempts]
     return []

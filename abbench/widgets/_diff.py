@@ -20,6 +20,7 @@ from abbench.widgets._base import (
     StoreLike,
     View,
     escape,
+    experiment_options,
     html_table,
     note,
 )
@@ -243,10 +244,7 @@ class DiffWidget(View):
     # -- choosing the sides ----------------------------------------------------------------------------
 
     def _list(self) -> None:
-        options = [
-            (f"#{e.id} {e.name} · {e.dataset} · {len(e.arms)} arms", e.id)
-            for e in self.store.list_experiments()
-        ]
+        options = experiment_options(self.store)
         self.exp_a.set_options(options)
         self.exp_b.set_options(options)
 

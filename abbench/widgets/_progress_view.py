@@ -14,7 +14,7 @@ import ipywidgets as w
 
 from abbench.formatting import elapsed as duration
 from abbench.runner import ArmProgress, Progress
-from abbench.types import ExperimentStatus, RunState, outcome_word
+from abbench.types import ExperimentStatus, Phase, RunState, outcome_word
 from abbench.widgets._base import escape
 
 OUTCOME_COLOURS: dict[str, str] = {
@@ -30,13 +30,13 @@ OUTCOME_COLOURS: dict[str, str] = {
 """Outcome (or open state) → bar colour; the report's `STATE_COLOURS` (a test keeps them equal).
 Pending runs are the bar's empty track."""
 
-PHASE_COLOURS = {
+PHASE_COLOURS: dict[str, tuple[str, str]] = {
     ExperimentStatus.FINISHED: ("#1a6b1a", "#e6f4e6"),
     ExperimentStatus.RUNNING: ("#174a7c", "#e3eef9"),
-    "resuming": ("#174a7c", "#e3eef9"),
-    "pausing": ("#7a5200", "#fdf3dc"),
+    Phase.RESUMING: ("#174a7c", "#e3eef9"),
+    Phase.PAUSING: ("#7a5200", "#fdf3dc"),
     ExperimentStatus.PAUSED: ("#7a5200", "#fdf3dc"),
-    "cancelling": ("#444", "#ececec"),
+    Phase.CANCELLING: ("#444", "#ececec"),
     ExperimentStatus.CANCELLED: ("#444", "#ececec"),
     ExperimentStatus.INTERRUPTED: ("#8a3b00", "#fde9dc"),
     ExperimentStatus.CREATED: ("#444", "#f6f6f6"),

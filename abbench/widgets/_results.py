@@ -28,6 +28,7 @@ from abbench.widgets._base import (
     StoreLike,
     View,
     escape,
+    experiment_options,
     html_table,
     note,
 )
@@ -241,19 +242,11 @@ class ResultsWidget(View):
     # -- choosing --------------------------------------------------------------------------------------
 
     def _list(self) -> None:
-        self.chooser.set_options(
-            [
-                (f"#{e.id} {e.name} · {e.status} · {e.dataset} · {len(e.arms)} arms", e.id)
-                for e in self.store.list_experiments()
-            ]
-        )
+        self.chooser.set_options(experiment_options(self.store, status=True))
 
     def select_experiment(self, ref: int | str | Experiment) -> None:
         """Show an experiment, as choosing it in the list does."""
-        exp = self.store.get_experiment(ref)
-        if exp.id not in self.chooser.values:
-            self._list()
-        self.chooser.select(exp.id)
+        self.chooser.select_listed(self.store.get_experiment(ref).id, self._list)
 
     def _chosen(self, value: Any) -> None:
         previous = self.experiment

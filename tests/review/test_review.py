@@ -178,7 +178,7 @@ def test_case_detail_reads_grades_tool_calls_and_history(store, exp):
         ("read_section", {"ref": "SKILL.md#Rules"}, True)
     ]
     assert view.transcript_path.endswith(f"{run.id}.jsonl")
-    assert view.grades["label_match"]["passed"] is True
+    assert view.grades["label_match"].passed is True
     assert [r.verdict for r in detail.history] == ["unsure", "model_correct"]
     assert [r.verdict for r in detail.reviews] == ["model_correct"]
     assert detail.kinds == ()
