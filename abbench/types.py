@@ -145,13 +145,31 @@ class AttemptOutcome(StrEnum):
     """It was stopped while it ran."""
 
 
+class RunOutcome(StrEnum):
+    """What became of a run (`run_outcome`), in the order of the store's outcome codes
+    (`abbench.store.OUTCOMES`); ``pass``, ``fail`` and ``cancelled`` are also `RunState` names."""
+
+    UNFINISHED = "unfinished"
+    """Pending, running, executed (waiting for grading) or evaluating."""
+    PASS = "pass"
+    """Graded right."""
+    FAIL = "fail"
+    """Graded wrong: a real answer that disagrees with the gold or the judge."""
+    EXECUTION_FAILED = "execution_failed"
+    """The agent gave no usable answer (``failure_type`` says why)."""
+    GRADING_FAILED = "grading_failed"
+    """The answer exists but no grader reached a verdict."""
+    CANCELLED = "cancelled"
+    """Cancelled before or while it ran."""
+
+
 OUTCOME_WORDS: dict[str, str] = {
-    "pass": "right",
-    "fail": "wrong",
-    "execution_failed": "execution failed",
-    "grading_failed": "grading failed",
-    "cancelled": "cancelled",
-    "unfinished": "unfinished",
+    RunOutcome.PASS: "right",
+    RunOutcome.FAIL: "wrong",
+    RunOutcome.EXECUTION_FAILED: "execution failed",
+    RunOutcome.GRADING_FAILED: "grading failed",
+    RunOutcome.CANCELLED: "cancelled",
+    RunOutcome.UNFINISHED: "unfinished",
     "pending": "pending",
     "running": "running",
     "executed": "waiting for grading",
@@ -175,8 +193,8 @@ def run_outcome(state: str, failure_type: str | None = None, passed: Any = None)
     state = str(state)
     if state == RunState.FAIL:
         if failure_type is not None:
-            return "execution_failed"
-        return "grading_failed" if passed is None else "fail"
+            return RunOutcome.EXECUTION_FAILED
+        return RunOutcome.GRADING_FAILED if passed is None else RunOutcome.FAIL
     return state
 
 

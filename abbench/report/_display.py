@@ -14,7 +14,7 @@ from typing import Any
 
 from abbench._text import clip
 from abbench.formatting import MISSING, is_number, num
-from abbench.types import RunState
+from abbench.types import RunOutcome, RunState
 
 PALETTE = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b", "#9d755d")
 """Arm colours, in arm order (control first)."""
@@ -262,8 +262,8 @@ def kv(pairs: Iterable[tuple[str, Any]]) -> None:
 STATE_COLOURS: dict[str, str] = {
     RunState.PASS: "#54a24b",
     RunState.FAIL: "#e45756",
-    "execution_failed": "#f58518",
-    "grading_failed": "#eeca3b",
+    RunOutcome.EXECUTION_FAILED: "#f58518",
+    RunOutcome.GRADING_FAILED: "#eeca3b",
     RunState.CANCELLED: "#9d9d9d",
     RunState.PENDING: "#d0d7de",
     RunState.RUNNING: "#4c78a8",

@@ -31,7 +31,7 @@ from abbench.store import (
     loads,
     open_store,
 )
-from abbench.types import RunState, run_outcome
+from abbench.types import RunOutcome, RunState, run_outcome
 
 log = logging.getLogger(__name__)
 
@@ -556,7 +556,7 @@ def _kinds_of_case(
     by_arm: dict[str, list[RunView]] = {}
     for r in runs:
         by_arm.setdefault(r.arm, []).append(r)
-        executed = r.latency_ms is not None and r.outcome != "execution_failed"
+        executed = r.latency_ms is not None and r.outcome != RunOutcome.EXECUTION_FAILED
         right_answer = _gold_key(r.prediction, label_map) is not None and _gold_key(
             r.prediction, label_map
         ) == _gold_key(expected, label_map)
@@ -576,7 +576,7 @@ def _kinds_of_case(
         answers = [
             normalise_label(r.prediction, label_map)
             for r in rs
-            if r.latency_ms is not None and r.outcome != "execution_failed"
+            if r.latency_ms is not None and r.outcome != RunOutcome.EXECUTION_FAILED
         ]
         if answers:
             modes.add(Counter(answers).most_common(1)[0][0])
