@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from abbench.types import RunState, outcome_word
+from abbench.types import RunOutcome, RunState, outcome_word
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -21,14 +22,21 @@ T = TypeVar("T")
 
 
 class ProgressBar:
-    """A tqdm progress bar fed by the runner's observer interface."""
+    """A tqdm progress bar fed by the runner's observer interface; a plain line per tenth when stderr is
+    not a terminal (a CI log or a pipe would otherwise get every redraw of the bar)."""
 
     def __init__(self, quiet: bool = False):
         self.quiet = quiet
         self.bar: tqdm[Any] | None = None
+        self._tenths = -1
 
     def on_progress(self, progress: Progress) -> None:
         if self.quiet:
+            return
+        arms = " ".join(f"{a.arm}:{a.done}/{a.total}" for a in progress.arms)
+        pairs = f" pairs judged {progress.pairs_done}/{progress.pairs_total}" if progress.pairs_total else ""
+        if not sys.stderr.isatty():
+            self._line(progress, f"{outcome_counts(progress)} · {arms}{pairs}")
             return
         from tqdm import tqdm
 
@@ -37,12 +45,22 @@ class ProgressBar:
                 total=progress.total, unit="run", desc=progress.experiment[:30], dynamic_ncols=True
             )
         self.bar.n = progress.done
-        arms = " ".join(f"{a.arm}:{a.done}/{a.total}" for a in progress.arms)
-        pairs = f" pairs judged {progress.pairs_done}/{progress.pairs_total}" if progress.pairs_total else ""
         self.bar.set_postfix_str(
             f"{progress.status} {outcome_counts(progress, '=')} {arms}{pairs}", refresh=False
         )
         self.bar.refresh()
+
+    def _line(self, progress: Progress, counts: str) -> None:
+        """One line when the work passes a tenth (and at its end), none in between."""
+        tenths = progress.done * 10 // progress.total if progress.total else 10
+        if tenths <= self._tenths:
+            return
+        self._tenths = tenths
+        share = f" ({progress.done / progress.total:.0%})" if progress.total else ""
+        click.echo(
+            f"{progress.experiment}: {progress.done:,} of {progress.total:,} runs{share}, {progress.status} — {counts}",
+            err=True,
+        )
 
     def close(self) -> None:
         if self.bar is not None:
@@ -72,7 +90,10 @@ def outcome_counts(p: Any, sep: str = " ") -> str:
     parts: list[tuple[str, int]] = [(RunState.PASS, p.right), (RunState.FAIL, p.wrong)]
     parts += [
         (k, n)
-        for k, n in (("execution_failed", p.execution_failed), ("grading_failed", p.grading_failed))
+        for k, n in (
+            (RunOutcome.EXECUTION_FAILED, p.execution_failed),
+            (RunOutcome.GRADING_FAILED, p.grading_failed),
+        )
         if n
     ]
     return " ".join(f"{outcome_word(k)}{sep}{n:,}" for k, n in parts)
@@ -92,14 +113,14 @@ def print_summary(summary: RunSummary, handle: str | None = None) -> None:
     click.echo(
         f"{summary.experiment} (#{summary.experiment_id}): {summary.status_text} in {summary.elapsed_s:.1f} s — "
         f"executed {summary.executed}, graded {summary.graded}, "
-        f"{outcome_word('execution_failed')} {summary.execution_failed}, "
-        f"{outcome_word('grading_failed')} {summary.grading_failed}, cancelled {summary.cancelled}"
+        f"{outcome_word(RunOutcome.EXECUTION_FAILED)} {summary.execution_failed}, "
+        f"{outcome_word(RunOutcome.GRADING_FAILED)} {summary.grading_failed}, cancelled {summary.cancelled}"
     )
     for arm in p.arms:
         c = arm.counts
         rest = [
-            ("execution_failed", arm.execution_failed),
-            ("grading_failed", arm.grading_failed),
+            (RunOutcome.EXECUTION_FAILED, arm.execution_failed),
+            (RunOutcome.GRADING_FAILED, arm.grading_failed),
             (RunState.CANCELLED, c.get(RunState.CANCELLED, 0)),
             (RunState.PENDING, c.get(RunState.PENDING, 0)),
             (RunState.EXECUTED, c.get(RunState.EXECUTED, 0)),
