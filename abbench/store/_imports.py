@@ -261,7 +261,8 @@ class ImportsMixin(StoreBase):
             ds_id = inserted_id(cur)
             conn.executemany(
                 "INSERT INTO cases (dataset_id, idx, case_id, input, expected, history, context, domain, "
-                "request_id, metadata, source_row, source_line) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                "request_id, metadata, source_row, source_line, expected_skill) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [_case_row(ds_id, i, c) for i, c in enumerate(cases)],
             )
         return self.get_dataset(ds_id)
@@ -411,6 +412,7 @@ def _case_row(ds_id: int, i: int, c: Case) -> tuple[Any, ...]:
         dumps(c.metadata),
         dumps(c.source_row),
         c.source_line or f"case #{i}",
+        c.expected_skill,
     )
 
 
