@@ -507,7 +507,7 @@ def unpack_source_row(stored: Any, columns: tuple[str, ...] | list[str] | None) 
 
 
 def _line_template(fields: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
-    parts = []
+    parts: list[str] = []
     used = []
     for name in _CANONICAL_ORDER:
         if name == _OMITTED_WHEN_NULL:
