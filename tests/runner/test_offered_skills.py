@@ -80,7 +80,7 @@ def test_an_offered_arm_records_what_each_run_loaded(store, realdata, trigger_se
     run_experiment(exp.id, store=store)
     runs = {(r.arm, r.case_idx): r for r in store.runs(exp.id)}
     cases = store.load_cases(exp.dataset_id)
-    for i, case in enumerate(cases):
+    for i in range(len(cases)):
         none, alone, plugin = (runs[(a, i)] for a in ("none", "alone", "plugin"))
         assert none.skills_offered is None and none.skills_loaded is None and none.first_load_turn is None
         assert alone.skills_offered == ("internal-comms",)
