@@ -107,6 +107,6 @@ def test_a_failed_command_is_an_execution_failure(store, realdata, tmp_path, cli
 
 def test_a_skills_dir_outside_the_workspace_is_refused(store, realdata, tmp_path, cli):
     skill = str(realdata / "skills" / "internal-comms")
-    arms = {"x": _arm(cli, skill=skill, skill_mode="offered", skills_dir="../shared")}
+    arms = {"x": _arm(cli, skill=skill, skill_mode="offered", skills_dir="../discovery")}
     with pytest.raises(ExperimentError, match="inside the run's workspace"):
         create_experiment(_definition(realdata, tmp_path, arms), store=store)
