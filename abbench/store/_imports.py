@@ -277,6 +277,7 @@ class ImportsMixin(StoreBase):
         plan = job.plan
         report = plan.new_report(job.max_problems)
         n, digest = _insert_cases(conn, ds_id, plan, report)
+        _warn_unassessed_skills(conn, ds_id, report)
         result = report.build(skipped=job.skip_invalid)
         check_report(plan.path, result, job.skip_invalid)
         fp = fingerprint(job.ds_name, digest)
@@ -395,6 +396,26 @@ def _check_cases(
             raise UsageError(
                 f"case {case.case_id!r}: gold label {case.expected!r} is not in the label set {sorted(labels)}"
             )
+
+
+def _warn_unassessed_skills(conn: sqlite3.Connection, ds_id: int, report: ReportBuilder) -> None:
+    """Warn when some cases say which skill should activate and others do not (activation is then not
+    assessed on those): a should-trigger row whose skill the file does not name, say."""
+    with_skill, without = conn.execute(
+        "SELECT COUNT(expected_skill), COUNT(*) - COUNT(expected_skill) FROM cases WHERE dataset_id = ?",
+        (ds_id,),
+    ).fetchone()
+    if with_skill and without:
+        report.add(
+            "missing_expected_skill",
+            "file",
+            "expected_skill",
+            None,
+            f"{without} of {with_skill + without} cases have no expected_skill, so activation is not "
+            "assessed on them; map it for every case, or give the mapping `defaults: {expected_skill: "
+            "NAME}` (a trigger eval set names no skill: its should-trigger cases need one)",
+            severity="warning",
+        )
 
 
 def _case_row(ds_id: int, i: int, c: Case) -> tuple[Any, ...]:

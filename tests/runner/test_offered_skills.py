@@ -59,6 +59,14 @@ def test_a_trigger_set_inside_a_skill_folder_names_that_skill(store, realdata, t
     assert {c.expected_skill for c in store.load_cases(info)} == {"internal-comms", "none"}
 
 
+def test_should_trigger_cases_with_no_skill_named_are_warned_about(store, trigger_set):
+    info = store.import_dataset(trigger_set, recipe="skill-creator-triggers")
+    assert [c.expected_skill for c in store.load_cases(info)].count(None) == 6
+    (warning,) = [p for p in info.validation.problems if p.kind == "missing_expected_skill"]
+    assert "6 of 12 cases have no expected_skill" in warning.message
+    assert "defaults: {expected_skill: NAME}" in warning.message
+
+
 def test_expected_skill_leaves_other_fingerprints_alone(store, realdata, trigger_set):
     plain = store.import_dataset(trigger_set, {"recipe": "skill-creator-triggers"}, name="plain")
     with_skill = store.import_dataset(
