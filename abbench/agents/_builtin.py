@@ -69,8 +69,8 @@ _PARAMS = {
     "seed": "extra seed mixed into the temperature noise (default 0)",
     "top_sections": "how many best-matching sections it reads besides SKILL.md (default 3)",
     "labels": "the labels to choose among, or `dataset` for the dataset's (default: its declared label set, else the skill's)",
-    "activation_threshold": "offered skills: the share of the query a skill's name and description must "
-    f"cover for builtin to load it (0..1, default {DEFAULT_ACTIVATION_THRESHOLD})",
+    "activation_threshold": "offered skills: the share of the query's terms a skill's name and description "
+    f"must hold for builtin to load it (0..1, default {DEFAULT_ACTIVATION_THRESHOLD})",
 }
 
 _CACHE_SIZE = 32

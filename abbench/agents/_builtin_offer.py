@@ -1,10 +1,13 @@
 """The builtin agent's offered mode: a catalogue of skills, and a lexical choice of which one to load.
 
 The catalogue shows each skill's name and its SKILL.md description, as a production agent sees them.
-The builtin agent loads the skill whose catalogue entry covers the largest share of the query's
-information (BM25 over the entries, `abbench.agents._lexical`) when that share reaches the arm's
-``activation_threshold`` and no other entry covers as much (a tie is no clear choice); otherwise it loads nothing and answers as a no-skill arm does. Like the rest
-of the builtin agent, a deterministic stand-in that shows the workflow, not a model's judgement.
+The builtin agent loads the skill whose catalogue entry holds the largest share of the query's terms
+(the terms and weights of `abbench.agents._lexical`, so Chinese works as English does) when that share
+reaches the arm's ``activation_threshold`` and no other entry holds as much (a tie is no clear choice);
+otherwise it loads nothing and answers as a no-skill arm does. The share does not depend on how many
+skills are offered, so one skill offered alone and the same skill among siblings are measured alike.
+Like the rest of the builtin agent, a deterministic stand-in that shows the workflow, not a model's
+judgement.
 """
 
 from __future__ import annotations
@@ -15,11 +18,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from abbench.agents._base import Task
-from abbench.agents._lexical import Bm25, query_terms
+from abbench.agents._lexical import query_terms, terms
 from abbench.snapshot import Snapshot
 
-DEFAULT_ACTIVATION_THRESHOLD = 0.05
-"""The share of the query's information a catalogue entry must cover for builtin to load its skill."""
+DEFAULT_ACTIVATION_THRESHOLD = 0.1
+"""The share of the query's terms a catalogue entry must hold for builtin to load its skill."""
 
 
 @dataclass(frozen=True)
@@ -28,7 +31,7 @@ class Choice:
 
     Attributes:
         skill: The skill it loaded, or None.
-        coverage: Per offered skill (catalogue order), the share of the query its entry covers.
+        coverage: Per offered skill (catalogue order), the share of the query's terms its entry holds.
         threshold: The share a skill needed.
     """
 
@@ -49,13 +52,16 @@ def catalogue_text(skills: Sequence[Snapshot]) -> str:
 
 
 def choose(task: Task, skills: Sequence[Snapshot], threshold: float) -> Choice:
-    """The skill whose catalogue entry best covers the case's input, if it reaches `threshold` and
-    leads every other entry (a tie loads nothing); the name counts like the description, with its
-    hyphens read as spaces."""
-    entries = [f"{s.skill_name.replace('-', ' ')} {catalogue_entry(s)}" for s in skills]
-    index = Bm25.build(entries)
-    match = index.match(query_terms([(task.case.input, 1.0)]))
-    coverage = tuple(round(match.coverage(i), 6) for i in range(len(skills)))
+    """The skill whose catalogue entry holds the largest share of the case input's terms, if that
+    share reaches `threshold` and leads every other entry (a tie loads nothing); the name counts like
+    the description, with its hyphens read as spaces."""
+    entries = [set(terms(f"{s.skill_name.replace('-', ' ')} {catalogue_entry(s)}")) for s in skills]
+    query = query_terms([(task.case.input, 1.0)])
+    total = sum(query.values())
+    coverage = tuple(
+        round(sum(w for t, w in query.items() if t in entry) / total, 6) if total > 0 else 0.0
+        for entry in entries
+    )
     ranked = sorted(range(len(skills)), key=lambda i: (-coverage[i], i))
     chosen = None
     if ranked and coverage[ranked[0]] >= threshold:
