@@ -353,7 +353,9 @@ class CommandAgent:
             return {}
         names = [s.skill_name for s in task.offered]
         setup = Setup(workspace=files.root, model="", skill_dir=files.skill_dir)
-        read = [*(reading.files_read if reading is not None else ()), *reported.files_read]
+        # a preset's report is already relative to the skills folder; a plain command's is as it said
+        told = [str(files.skill_dir / p) for p in reading.files_read] if reading is not None else []
+        read = [*told, *reported.files_read]
         if spent.skills_offered is None:
             spent.offer(names)
         for name in offered_loads(read, setup, names):

@@ -110,3 +110,36 @@ def test_a_skills_dir_outside_the_workspace_is_refused(store, realdata, tmp_path
     arms = {"x": _arm(cli, skill=skill, skill_mode="offered", skills_dir="../discovery")}
     with pytest.raises(ExperimentError, match="inside the run's workspace"):
         create_experiment(_definition(realdata, tmp_path, arms), store=store)
+
+
+# A CLI that prints JSON lines, as generic-jsonl reads them: a read event per file, then the text.
+JSONL_CLI = r"""
+import json, os, sys
+case = json.load(sys.stdin)
+root = os.path.join(os.getcwd(), "skills")
+for name in sorted(os.listdir(root)):
+    if name.replace("-", " ") in case["input"].lower():
+        path = os.path.join(root, name, "SKILL.md")
+        open(path, encoding="utf-8").read()
+        print(json.dumps({"type": "read", "path": path}))
+print(json.dumps({"type": "final", "text": json.dumps({"prediction": "true"})}))
+"""
+
+
+def test_a_preset_cli_loads_are_read_from_its_events(store, realdata, tmp_path):
+    script = tmp_path / "jsonl_cli.py"
+    script.write_text(JSONL_CLI, encoding="utf-8")
+    skills = [str(realdata / "skills" / n) for n in ("internal-comms", "brand-guidelines")]
+    arm = {
+        "agent": "command",
+        "preset": "generic-jsonl",
+        "argv": [sys.executable, str(script)],
+        "paths": {"text": "[type=final].text", "files_read": "[type=read].path"},
+        "skills": skills,
+        "skill_mode": "offered",
+    }
+    exp = create_experiment(_definition(realdata, tmp_path, {"x": arm}), store=store)
+    run_experiment(exp.id, store=store)
+    runs = sorted(store.runs(exp.id), key=lambda r: r.case_idx)
+    assert [r.skills_loaded for r in runs] == [("internal-comms",), ("brand-guidelines",), ()]
+    assert runs[0].output.files_read == ("internal-comms/SKILL.md",)
