@@ -364,5 +364,10 @@ class StoredExperimentSpec(ExperimentSpec):
     dataset_profile_version: int | None = Field(None, description="That profile's version.")
 
     def as_json(self) -> dict[str, Any]:
-        """The definition as the store keeps it (JSON-ready; unset optional keys left out)."""
-        return self.model_dump(mode="json", exclude_none=True)
+        """The definition as the store keeps it (JSON-ready; unset optional keys left out, and an
+        arm's ``skill_mode`` when it is the default ``injected``, so injected arms read as before)."""
+        data = self.model_dump(mode="json", exclude_none=True)
+        for arm in data.get("arms", {}).values():
+            if arm.get("skill_mode") == "injected":
+                del arm["skill_mode"]
+        return data
