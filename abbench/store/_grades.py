@@ -120,14 +120,20 @@ class GradesMixin(StoreBase):
             params.append(grader)
         return [Grade.from_row(r) for r in self.conn.execute(sql + " ORDER BY id", params)]
 
-    def grades(self, exp_id: int, *, grader: str | None = None, latest: bool = True) -> list[Grade]:
-        """Grades of an experiment, oldest first: the latest per (run, other run, grader) by default, else all."""
+    def grades(
+        self, exp_id: int, *, grader: str | None = None, latest: bool = True, kind: str | None = None
+    ) -> list[Grade]:
+        """Grades of an experiment, oldest first: the latest per (run, other run, grader) by default, else
+        all; only `grader`'s, or only those of graders of `kind` (``rule``, ``judge``, ``pairwise``)."""
         table = "latest_grades" if latest else "grades"
         sql = f"SELECT {_SELECT} FROM {table} WHERE experiment_id=?"
         params: list[Any] = [exp_id]
         if grader:
             sql += " AND grader=?"
             params.append(grader)
+        if kind:
+            sql += " AND kind=?"
+            params.append(kind)
         return [Grade.from_row(r) for r in self.conn.execute(sql + " ORDER BY id", params)]
 
     def iter_grades(self, exp_id: int, *, chunk: int = 2000) -> Iterator[list[Grade]]:
