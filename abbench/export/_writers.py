@@ -46,6 +46,8 @@ def _text_cell(column: Column, value: Any) -> Any:
     """A value for a CSV cell: text neutralised, numbers as numbers, booleans as true/false."""
     if value is None:
         return ""
+    if type(value) is str and column.kind != "json":  # the common cell, first (a row has ~40)
+        return "'" + value if value and value[0] in FORMULA_PREFIXES else value
     if column.kind == "json" or isinstance(value, (list, dict, tuple)):
         return neutralise_formula(_json_text(value))
     if isinstance(value, bool):
