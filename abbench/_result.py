@@ -3,26 +3,28 @@
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import fields
 from typing import Any
-
-import numpy as np
 
 
 def plain(value: Any) -> Any:
     """A JSON-ready copy of a value: results become dicts, numpy scalars Python ones, NaN and inf None."""
     if hasattr(value, "as_dict") and callable(value.as_dict):
         return value.as_dict()
-    if isinstance(value, bool | np.bool_):
+    # numpy is looked up, not imported: a value cannot be a numpy scalar before numpy is loaded, and
+    # importing it here would cost every command (`abbench --help` included) half a second.
+    np = sys.modules.get("numpy")
+    if isinstance(value, bool) or (np is not None and isinstance(value, np.bool_)):
         return bool(value)
-    if isinstance(value, int | np.integer):
+    if isinstance(value, int) or (np is not None and isinstance(value, np.integer)):
         return int(value)
-    if isinstance(value, float | np.floating):
+    if isinstance(value, float) or (np is not None and isinstance(value, np.floating)):
         value = float(value)
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
         return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | np.ndarray):
+    if isinstance(value, list | tuple) or (np is not None and isinstance(value, np.ndarray)):
         return [plain(v) for v in value]
     return value
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import _thread
-import asyncio
 import contextlib
 import json
 import logging
@@ -75,8 +74,11 @@ def stop_on_termination() -> None:
     """
 
     def stop(signum: int, frame: Any) -> None:
+        aio = sys.modules.get("asyncio")  # not imported: no loop runs (and --help need not load it)
         try:
-            asyncio.get_running_loop()
+            if aio is None:
+                raise RuntimeError("no running event loop")
+            aio.get_running_loop()
         except RuntimeError:
             raise Terminated(signum) from None
         # Inside asyncio.run an exception raised here lands in whatever task is running (an agent's

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from abbench._text import clip
 from abbench.cli._app import Context, cli, emit, json_option, no_color, pass_ctx
-from abbench.snapshot import (
-    DEFAULT_MAX_FILES,
-    Snapshot,
-    build_snapshot,
-    diff_snapshots,
-    human_size,
-)
+
+if TYPE_CHECKING:
+    from abbench.snapshot import Snapshot
+
+MAX_FILES = 5000
+"""``--max-files``'s default: `abbench.snapshot.DEFAULT_MAX_FILES` (a test checks they agree), written out
+so that loading the CLI does not load the snapshot package (a sixth of `abbench --help`'s start-up)."""
 
 _UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "m": 1024**2, "mb": 1024**2, "g": 1024**3, "gb": 1024**3}
 
@@ -43,6 +43,12 @@ def _style(text: str, **kw: Any) -> str:
     return text if no_color() else click.style(text, **kw)
 
 
+def _human_size(n: int) -> str:
+    from abbench.snapshot import human_size
+
+    return human_size(n)
+
+
 def _print_snapshot(snap: Snapshot, n_refs: int, new: bool | None, first_taken: str | None) -> None:
     status = ""
     if new is True:
@@ -67,7 +73,7 @@ def _print_snapshot(snap: Snapshot, n_refs: int, new: bool | None, first_taken: 
     rows.append(
         (
             "files",
-            f"{len(snap.files)} ({human_size(snap.size)})"
+            f"{len(snap.files)} ({_human_size(snap.size)})"
             + (f", {binary} binary (not indexed)" if binary else ""),
         )
     )
@@ -110,7 +116,7 @@ def _print_snapshot(snap: Snapshot, n_refs: int, new: bool | None, first_taken: 
 @click.option(
     "--max-files",
     type=click.IntRange(min=1),
-    default=DEFAULT_MAX_FILES,
+    default=MAX_FILES,
     show_default=True,
     help="Refuse more files.",
 )
@@ -238,6 +244,8 @@ def show_ref_cmd(ctx: Context, snapshot: str, ref: str | None, as_json: bool) ->
 def _side(ctx: Context, arg: str) -> Snapshot:
     # An existing folder is read from disk as it is now; anything else names a stored snapshot.
     if Path(arg).expanduser().is_dir():
+        from abbench.snapshot import build_snapshot
+
         return build_snapshot(arg)
     stored: Snapshot = ctx.store.get_snapshot(arg)
     return stored
@@ -285,6 +293,8 @@ def diff_skill_cmd(ctx: Context, a: str, b: str, stat: bool, context: int, as_js
       abbench diff-skill fast-slow-routing@1a2b3c skills/fast-slow-routing   # stored v1 vs the folder now
       abbench diff-skill data/demo/skill-v1 data/demo/skill-v2 --stat
     """
+    from abbench.snapshot import diff_snapshots
+
     diff = diff_snapshots(_side(ctx, a), _side(ctx, b))
     if as_json:
         emit(True, diff.to_dict(text=not stat))

@@ -107,19 +107,24 @@ def _case_values(case: Case | None) -> tuple[Any, ...]:
 
 
 def runs_table(store: Store, exp: Experiment) -> Table:
-    """One row per run (case × round × arm) with the case, the output, the state and the latest grades."""
+    """One row per run (case × round × arm) with the case, the output, the state and the latest grades.
+
+    The rows stream from the store a chunk at a time (runs, then those runs' latest grades), so writing
+    a table of any size holds one chunk of runs in memory, not the experiment.
+    """
     cases = dict(enumerate(store.load_cases(exp.dataset_id)))
-    latest = store.grades(exp.id, latest=True)
-    graders = _grader_columns(exp, latest)
-    per_run = _grades_per_run(latest)
+    summary = store.grader_summary(exp.id)
+    graders = _grader_columns(exp, summary)
+    pairwise = [grader for grader, kind, _, _ in summary if kind == "pairwise"]
 
     def rows() -> Iterator[tuple[Any, ...]]:
         # Arm, round, case order: the first arm's first round lists the cases in dataset order, so a
         # re-import that keeps the first row of each case id gets the dataset back (RUNS_PROFILE).
-        arm_pos = {a.name: a.position for a in exp.arms}
-        records = sorted(store.runs(exp.id), key=lambda r: (arm_pos.get(r.arm, 0), r.round, r.case_idx, r.id))
-        for r in records:
-            yield _run_row(exp, r, cases.get(r.case_idx), per_run.get(r.id, {}), graders)
+        for chunk in store.iter_runs(exp.id):
+            latest = store.latest_grades_of_runs(exp.id, [r.id for r in chunk], pairwise=pairwise)
+            per_run = _grades_per_run(latest)
+            for r in chunk:
+                yield _run_row(exp, r, cases.get(r.case_idx), per_run.get(r.id, {}), graders)
 
     return Table("runs", exp.name, tuple(_run_columns(graders)), rows)
 
@@ -250,25 +255,25 @@ def _run_row(
     )
 
 
-def _grader_columns(exp: Experiment, latest: list[Grade]) -> list[tuple[str, list[Column]]]:
+def _grader_columns(
+    exp: Experiment, summary: list[tuple[str, str, int, int]]
+) -> list[tuple[str, list[Column]]]:
     """One column per grader (its pass/fail, else its score, else its pairwise verdict); judges that
-    both pass and score get a second ``.score`` column."""
+    both pass and score get a second ``.score`` column. `summary` is `Store.grader_summary`'s."""
     order: list[str] = []
     for spec in exp.spec.graders:
         name = spec if isinstance(spec, str) else (spec.get("name") or spec.get("type"))
         if isinstance(name, str) and ":" not in name and name not in order:
             order.append(name)
-    for g in latest:
-        if g.grader not in order:
-            order.append(g.grader)
+    seen = {grader: (kind, ok, with_verdict) for grader, kind, ok, with_verdict in summary}
+    order += [grader for grader, *_ in summary if grader not in order]
     out = []
     for name in order:
-        mine = [g for g in latest if g.grader == name and g.status == GradeStatus.OK]
-        kind = next((g.kind for g in latest if g.grader == name), "rule")
+        kind, ok, with_verdict = seen.get(name, ("rule", 0, 0))
         col = f"grade.{name}"
         if kind == "pairwise":
             cols = [Column(col, "text", f"Pairwise verdict of {name}: a, b or tie (in arm order).")]
-        elif any(g.passed is not None for g in mine) or not mine:
+        elif with_verdict or not ok:
             cols = [Column(col, "bool", f"Whether {name} graded the run right (latest grade).")]
             if kind == "judge":
                 cols.append(Column(col + ".score", "float", f"The score {name} gave (latest grade)."))
@@ -310,8 +315,11 @@ def _plain_grade(g: Grade) -> dict[str, Any]:
 
 
 def grades_table(store: Store, exp: Experiment) -> Table:
-    """Every grade of the experiment, old ones included, with its batch and whether it is the latest."""
-    runs = {r.id: r for r in store.runs(exp.id)}
+    """Every grade of the experiment, old ones included, with its batch and whether it is the latest.
+
+    The grades stream from the store a chunk at a time; of the runs, only what names them is held.
+    """
+    runs = store.run_keys(exp.id)
     columns = (
         Column("grade_id", "int", "The grade's id (grades are appended, never overwritten)."),
         Column("batch_id", "text", "The experiment's grade batch."),
@@ -349,10 +357,9 @@ def grades_table(store: Store, exp: Experiment) -> Table:
     )
 
     def rows() -> Iterator[tuple[Any, ...]]:
-        every = store.grades(exp.id, latest=False)
-        latest_ids = {g.id for g in store.grades(exp.id, latest=True)}
-        for g in every:
-            run = runs.get(g.run_id)
+        latest_ids = store.latest_grade_ids(exp.id)
+        for g in (g for chunk in store.iter_grades(exp.id) for g in chunk):
+            arm, case_id, round_ = runs.get(g.run_id, (None, None, None))
             other = runs.get(g.other_run_id) if g.other_run_id is not None else None
             yield (
                 g.id,
@@ -361,10 +368,10 @@ def grades_table(store: Store, exp: Experiment) -> Table:
                 exp.name,
                 g.run_id,
                 g.other_run_id,
-                run.arm if run else None,
-                other.arm if other else None,
-                run.case_id if run else None,
-                run.round if run else None,
+                arm,
+                other[0] if other else None,
+                case_id,
+                round_,
                 g.grader,
                 g.kind,
                 g.status,

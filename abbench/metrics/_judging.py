@@ -104,7 +104,7 @@ def position_bias(
     """
     store = open_store(store)
     exp = store.get_experiment(ref)
-    rows = [r for r in store.grades(exp.id, grader=grader) if r.kind == "pairwise"]
+    rows = store.grades(exp.id, grader=grader, kind="pairwise")  # only the pairwise grades are loaded
     names = list(dict.fromkeys(r.grader for r in rows))
     return [
         measure_position_bias(

@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 import platform
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from abbench.store import Experiment, RunRecord, Store, current_user
+from abbench.store import Experiment, Store, current_user
 from abbench.types import ExperimentStatus, RunState
 
 if TYPE_CHECKING:
@@ -136,11 +135,8 @@ def experiment_provenance(experiment: Experiment | int | str, *, store: StoreLik
     s = open_store(store)
     exp = s.get_experiment(experiment)
     ds = s.get_dataset(exp.dataset_id)
-    runs = s.runs(exp.id)
-    started = [r.started_at for r in runs if r.started_at]
-    finished = [t for r in runs if (t := r.finished_at or r.executed_at)]
-    arms = _arm_provenance(s, exp, runs)
-    kinds, judges = _graders(s, exp)
+    facts = s.runs_provenance(exp.id)  # aggregated in SQL: no run or grade is loaded
+    arms = _arm_provenance(s, exp, facts.models_seen)
     profile = _profile_ref(exp, ds)
     parent = None
     if exp.parent_id is not None:
@@ -155,19 +151,19 @@ def experiment_provenance(experiment: Experiment | int | str, *, store: StoreLik
         created_by=exp.created_by,
         status=exp.status,
         rounds=exp.rounds,
-        n_cases=len({r.case_idx for r in runs}),
+        n_cases=facts.n_cases,
         dataset=exp.dataset,
         dataset_cases=ds.n_cases,
         mapping_profile=profile,
         dataset_file=ds.source_file,
         dataset_imported=f"{ds.created_at or '?'} by {ds.created_by or '?'}",
         arms=tuple(arms),
-        graders=tuple(f"{name} ({kind})" for name, kind in kinds.items()),
-        judge_models=tuple(sorted(judges)),
+        graders=tuple(f"{name} ({kind})" for name, kind in facts.graders),
+        judge_models=facts.judge_models,
         batch_id=exp.batch_id,
-        first_started=min(started) if started else None,
-        last_finished=max(finished) if finished else None,
-        run_by=tuple(sorted({r.started_by for r in runs if r.started_by})),
+        first_started=facts.first_started,
+        last_finished=facts.last_finished,
+        run_by=facts.run_by,
         parent=parent,
         tags=tuple(exp.tags),
         abbench_version=__version__,
@@ -179,12 +175,8 @@ def experiment_provenance(experiment: Experiment | int | str, *, store: StoreLik
     )
 
 
-def _arm_provenance(s: Store, exp: Experiment, runs: Sequence[RunRecord]) -> list[ArmProvenance]:
-    """Each arm's agent, model (and the models its runs reported), skill snapshot and parameters."""
-    models: dict[str, set[str]] = {}
-    for r in runs:
-        if r.output is not None and r.output.model:
-            models.setdefault(r.arm, set()).add(r.output.model)
+def _arm_provenance(s: Store, exp: Experiment, models: dict[str, tuple[str, ...]]) -> list[ArmProvenance]:
+    """Each arm's agent, model (and `models`, those its runs reported), skill snapshot and parameters."""
     arms = []
     for arm in exp.arms:
         snap = s.get_snapshot(arm.snapshot) if arm.snapshot else None
@@ -193,7 +185,7 @@ def _arm_provenance(s: Store, exp: Experiment, runs: Sequence[RunRecord]) -> lis
                 name=arm.name,
                 agent=arm.agent,
                 model=arm.model,
-                models_seen=tuple(sorted(models.get(arm.name, ()))),
+                models_seen=models.get(arm.name, ()),
                 skill=snap.label.replace(" (draft)", "") if snap else None,
                 snapshot_hash=snap.hash if snap else None,
                 draft=snap.draft if snap else None,
@@ -206,17 +198,6 @@ def _arm_provenance(s: Store, exp: Experiment, runs: Sequence[RunRecord]) -> lis
             )
         )
     return arms
-
-
-def _graders(s: Store, exp: Experiment) -> tuple[dict[str, str], set[str]]:
-    """The graders that graded (name → kind, in first-grade order) and the judge models they used."""
-    kinds: dict[str, str] = {}
-    judges: set[str] = set()
-    for g in s.grades(exp.id, latest=True):
-        kinds.setdefault(g.grader, g.kind)
-        if g.judge_model:
-            judges.add(g.judge_model)
-    return kinds, judges
 
 
 def _paused_because(exp: Experiment) -> str | None:

@@ -6,7 +6,7 @@ import json
 import logging
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -464,6 +464,7 @@ def disagreements(
     arms: Sequence[str] | None = None,
     threshold: float = LOW_CONFIDENCE,
     limit: int | None = None,
+    exclude: Collection[str] = (),
 ) -> list[Disagreement]:
     """Cases worth a person's look, in dataset order, with everything a case view needs.
 
@@ -474,6 +475,8 @@ def disagreements(
         arms: Only runs of these arms.
         threshold: Confidence below which an answer is low-confidence.
         limit: At most this many cases.
+        exclude: Case ids to leave out (a report lists its regressed cases apart): only the `limit`
+            cases shown are loaded, however many are excluded.
 
     Raises:
         UsageError: an unknown kind (the message lists them).
@@ -485,8 +488,11 @@ def disagreements(
     label_map = dataset_labels(store, exp.dataset_id)[1]
     found = _case_kinds(store, exp, float(threshold), arms, label_map)
     chosen = []
+    skip = set(exclude)
     for idx in sorted(found):
-        kinds, _ = found[idx]
+        kinds, case_id = found[idx]
+        if case_id in skip:
+            continue
         hits = [k for k in DISAGREEMENT_KINDS if k in kinds and k in wanted]
         if hits:
             chosen.append((idx, hits, sorted(set().union(*(kinds[k] for k in hits)), key=_arm_order(exp))))

@@ -449,6 +449,7 @@ class ExperimentRunner:
     async def _worker(self, queue: deque[WorkItem], execution: Execution, grading: Grading) -> None:
         limiter = loop_limiter()
         control = self.control
+        writer = execution.writer
         while queue and not control.cancelling and not control.stopped:
             if control.paused:
                 await control.resume.wait()
@@ -462,6 +463,8 @@ class ExperimentRunner:
             if executes and not await self.budget.admit(item):
                 self.budget.over_budget.append(item)  # left pending: a resume with a higher budget runs it
                 continue
+            if writer.behind:  # back-pressure: the store writer commits before more work starts
+                await writer.room()
             await limiter.acquire(self.priority)
             try:
                 await self._process(item, execution, grading)

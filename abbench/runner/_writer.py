@@ -2,12 +2,19 @@
 
 Bookkeeping, not the agents, is what limits throughput: one transaction per transition costs a
 commit each, while a batch of a few thousand costs one. The scheduler submits and moves on; the writer
-commits every `interval` seconds (or sooner when `max_batch` ops wait). A crash loses at most the last
-interval's transitions, which start-up reconciliation then turns into actionable states.
+commits every `interval` seconds (or sooner when `max_batch` ops wait).
+
+The queue is bounded: once `max_pending` changes wait uncommitted, the scheduler's workers wait
+(`StoreWriter.room`) before they start another run, and the writer, being behind, commits everything
+that waits (up to `max_pending`) in one bigger transaction instead of a batch per interval. So memory
+stays flat however fast the agents answer, and a crash loses at most what waited uncommitted: one
+interval's changes, or `max_pending` of them (plus those of the runs in flight) when the writer was
+behind. Start-up reconciliation turns what was lost into actionable states.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -36,12 +43,20 @@ class StoreWriter:
         store: The store to write to (the writer opens its own connection in its thread).
         interval: Longest time a submitted change waits before it is committed, in seconds.
         max_batch: Commit early once this many changes wait.
+        max_pending: The bound: once this many changes wait uncommitted, `room` holds the workers back
+            (until half of them are committed), and one transaction takes up to this many. `_submit`
+            itself blocks at four times this, so a caller that never awaits `room` cannot outrun it.
     """
 
-    def __init__(self, store: Store, *, interval: float = 0.05, max_batch: int = 4000):
+    def __init__(
+        self, store: Store, *, interval: float = 0.05, max_batch: int = 4000, max_pending: int = 20_000
+    ):
+        if max_pending < 1 or max_batch < 1:
+            raise ValueError(f"max_batch and max_pending must be at least 1, not {max_batch}, {max_pending}")
         self.store = store
         self.interval = interval
         self.max_batch = max_batch
+        self.max_pending = max_pending
         # Submitting is lock-free (deque.append is atomic): it sits on the scheduler's hot path.
         self._ops: deque[_Op] = deque()
         self._cond = threading.Condition(threading.Lock())
@@ -51,6 +66,8 @@ class StoreWriter:
         self._closing = False
         self.error: BaseException | None = None
         self.commits = 0
+        self.waits = 0
+        """How many times `room` held a worker back because the writer was behind."""
         self._thread = threading.Thread(target=self._loop, name="abbench-writer", daemon=True)
         self._thread.start()
 
@@ -93,6 +110,43 @@ class StoreWriter:
         """Update columns of the experiment row (heartbeat, status)."""
         self._submit(("experiment", experiment_id, fields))
 
+    @property
+    def pending(self) -> int:
+        """Changes submitted and not yet committed (queued, or in the transaction being written)."""
+        return len(self._ops) + self._drained - self._committed
+
+    @property
+    def committed(self) -> int:
+        """Changes committed so far."""
+        return self._committed
+
+    @property
+    def behind(self) -> bool:
+        """True when `max_pending` changes wait uncommitted: new work should wait (`room`)."""
+        return self.pending >= self.max_pending
+
+    async def room(self) -> None:
+        """Wait, without blocking the event loop, until the writer is no longer behind.
+
+        Returns at once when it is not (the common case: one comparison). When it is, waits until half of
+        `max_pending` is committed, so the workers resume in a burst instead of one run per commit.
+
+        Raises:
+            StoreError: the writer failed (the cause is chained).
+        """
+        if self.pending >= self.max_pending:
+            self.waits += 1
+            await asyncio.to_thread(self._wait_below, self.max_pending // 2)
+        if self.error is not None:
+            raise self._failed() from self.error
+
+    def _wait_below(self, limit: int) -> None:
+        """Block this thread until at most `limit` changes wait uncommitted, or the writer failed."""
+        self._wake.set()
+        with self._cond:
+            while self.pending > limit and self.error is None and self._thread.is_alive():
+                self._cond.wait(1.0)
+
     def _failed(self) -> StoreError:
         return StoreError(describe_write_error(self.error, self.store.path))
 
@@ -104,6 +158,8 @@ class StoreWriter:
         # fallen behind cost more than the rest of the bookkeeping.
         if len(self._ops) >= self.max_batch and not self._wake.is_set():
             self._wake.set()
+        if len(self._ops) >= 4 * self.max_pending:  # a caller that ignored `room`: hold it here
+            self._wait_below(self.max_pending)
 
     def flush(self, timeout: float | None = 60.0) -> None:
         """Block until everything submitted so far is committed.
@@ -142,7 +198,9 @@ class StoreWriter:
                 self._wake.clear()
                 closing = self._closing
                 with self._cond:
-                    ops = [self._ops.popleft() for _ in range(len(self._ops))]
+                    # behind: everything that waits, up to the bound, in one bigger transaction
+                    take = min(len(self._ops), self.max_pending)
+                    ops = [self._ops.popleft() for _ in range(take)]
                     self._drained += len(ops)
                 if ops:
                     self._write(ops)

@@ -14,6 +14,7 @@ run, grader), as every abbench view shows them; ``grades`` keeps the history.
 
 from __future__ import annotations
 
+from abbench.store._analysis import RunsProvenance
 from abbench.store._attempts import ArmSpend, RunSpend
 from abbench.store._base import (
     DEFAULT_STORE,
@@ -105,6 +106,7 @@ __all__ = [
     "RunRecord",
     "RunSpend",
     "RunTable",
+    "RunsProvenance",
     "StoppingSpec",
     "Store",
     "StoredArmSpec",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from abbench.store._base import StoreBase, loads
@@ -25,6 +26,29 @@ _RUN_COLUMNS = (
 """The columns of `AnalysisMixin.case_rows` and `AnalysisMixin.run_rows`, in their order."""
 
 
+@dataclass(frozen=True)
+class RunsProvenance:
+    """What an experiment's runs say about where its results come from, aggregated in SQL.
+
+    Attributes:
+        n_cases: Distinct cases with a run.
+        first_started: The earliest start of an execution (ISO-8601 UTC), or None.
+        last_finished: The latest end of a run (its grading, else its execution), or None.
+        run_by: Who started runs, sorted.
+        models_seen: Arm name -> the models its executions reported, sorted.
+        graders: (grader, kind) of each grader with a latest grade, in the order of its first grade.
+        judge_models: The judge models of the latest grades, sorted.
+    """
+
+    n_cases: int
+    first_started: str | None
+    last_finished: str | None
+    run_by: tuple[str, ...]
+    models_seen: dict[str, tuple[str, ...]]
+    graders: tuple[tuple[str, str], ...]
+    judge_models: tuple[str, ...]
+
+
 def _marks(n: int) -> str:
     return ",".join("?" * n)
 
@@ -40,6 +64,45 @@ class AnalysisMixin(StoreBase):
         if row is None:
             return None
         return (loads(row[0]) if row[0] else None, loads(row[1]) if row[1] else None)
+
+    def runs_provenance(self, exp_id: int) -> RunsProvenance:
+        """Dates, people, models and graders of an experiment's runs, without loading a run or a grade."""
+        row = self.query_one(
+            "SELECT COUNT(DISTINCT case_idx), MIN(NULLIF(started_at, '')), "
+            "MAX(COALESCE(NULLIF(finished_at, ''), NULLIF(executed_at, ''))) FROM runs WHERE experiment_id=?",
+            (exp_id,),
+        )
+        n_cases, first, last = (0, None, None) if row is None else (int(row[0]), row[1], row[2])
+        people = self.query(
+            "SELECT DISTINCT started_by FROM runs WHERE experiment_id=? AND started_by IS NOT NULL "
+            "AND started_by != ''",
+            (exp_id,),
+        )
+        models: dict[str, list[str]] = {}
+        for arm, model in self.query(
+            "SELECT DISTINCT a.name, r.model FROM runs r JOIN arms a ON a.id = r.arm_id WHERE r.experiment_id=? "
+            "AND r.executed_at IS NOT NULL AND r.model IS NOT NULL AND r.model != ''",
+            (exp_id,),
+        ):
+            models.setdefault(arm, []).append(model)
+        graders = self.query(
+            "SELECT grader, kind, MIN(id) FROM latest_grades WHERE experiment_id=? GROUP BY grader ORDER BY MIN(id)",
+            (exp_id,),
+        )
+        judges = self.query(
+            "SELECT DISTINCT judge_model FROM latest_grades WHERE experiment_id=? AND judge_model IS NOT NULL "
+            "AND judge_model != ''",
+            (exp_id,),
+        )
+        return RunsProvenance(
+            n_cases=n_cases,
+            first_started=first,
+            last_finished=last,
+            run_by=tuple(sorted(r[0] for r in people)),
+            models_seen={arm: tuple(sorted(m)) for arm, m in models.items()},
+            graders=tuple((r[0], r[1]) for r in graders),
+            judge_models=tuple(sorted(r[0] for r in judges)),
+        )
 
     def case_position(self, exp_id: int, case_id: str) -> int | None:
         """The dataset position of the case `case_id` among an experiment's runs (None: it has no run)."""

@@ -8,7 +8,7 @@ grader) was written after it. Every reader below that shows current grades reads
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -120,15 +120,68 @@ class GradesMixin(StoreBase):
             params.append(grader)
         return [Grade.from_row(r) for r in self.conn.execute(sql + " ORDER BY id", params)]
 
-    def grades(self, exp_id: int, *, grader: str | None = None, latest: bool = True) -> list[Grade]:
-        """Grades of an experiment, oldest first: the latest per (run, other run, grader) by default, else all."""
+    def grades(
+        self, exp_id: int, *, grader: str | None = None, latest: bool = True, kind: str | None = None
+    ) -> list[Grade]:
+        """Grades of an experiment, oldest first: the latest per (run, other run, grader) by default, else
+        all; only `grader`'s, or only those of graders of `kind` (``rule``, ``judge``, ``pairwise``)."""
         table = "latest_grades" if latest else "grades"
         sql = f"SELECT {_SELECT} FROM {table} WHERE experiment_id=?"
         params: list[Any] = [exp_id]
         if grader:
             sql += " AND grader=?"
             params.append(grader)
+        if kind:
+            sql += " AND kind=?"
+            params.append(kind)
         return [Grade.from_row(r) for r in self.conn.execute(sql + " ORDER BY id", params)]
+
+    def iter_grades(self, exp_id: int, *, chunk: int = 2000) -> Iterator[list[Grade]]:
+        """Every grade of an experiment (old ones included), oldest first, in chunks of `chunk`."""
+        cursor = self.conn.execute(
+            f"SELECT {_SELECT} FROM grades WHERE experiment_id=? ORDER BY id", (exp_id,)
+        )
+        while rows := cursor.fetchmany(chunk):
+            yield [Grade.from_row(r) for r in rows]
+
+    def latest_grade_ids(self, exp_id: int) -> set[int]:
+        """The ids of an experiment's latest grades (one per run, other run and grader)."""
+        rows = self.conn.execute("SELECT id FROM latest_grades WHERE experiment_id=?", (exp_id,))
+        return {r[0] for r in rows}
+
+    def latest_grades_of_runs(
+        self, exp_id: int, run_ids: Sequence[int], *, pairwise: Sequence[str] = ()
+    ) -> list[Grade]:
+        """The latest grades of an experiment on `run_ids`, by id; with `pairwise` grader names, also their
+        grades whose second run is one of them.
+
+        The first lookup goes through the (run, grader) index, so it costs the same whatever the
+        experiment's size; the second searches those graders' grades (no index serves a second run).
+        """
+        if not run_ids:
+            return []
+        marks = ",".join("?" * len(run_ids))
+        # `+experiment_id`: keep SQLite on the run index rather than scanning the experiment's grades
+        sql = f"SELECT {_SELECT} FROM latest_grades WHERE +experiment_id=? AND run_id IN ({marks})"
+        grades = [Grade.from_row(r) for r in self.conn.execute(sql, (exp_id, *run_ids))]
+        if pairwise:
+            sql = (
+                f"SELECT {_SELECT} FROM latest_grades WHERE experiment_id=? AND grader IN "
+                f"({','.join('?' * len(pairwise))}) AND other_run_id IN ({marks}) AND run_id NOT IN ({marks})"
+            )
+            params = (exp_id, *pairwise, *run_ids, *run_ids)
+            grades += [Grade.from_row(r) for r in self.conn.execute(sql, params)]
+        return sorted(grades, key=lambda g: g.id)
+
+    def grader_summary(self, exp_id: int) -> list[tuple[str, str, int, int]]:
+        """Each grader of an experiment's latest grades, in the order of its first one: ``(grader, kind
+        of that first grade, its successful grades, those with a pass/fail verdict)``."""
+        rows = self.conn.execute(
+            "SELECT grader, kind, MIN(id), SUM(status='ok'), SUM(status='ok' AND passed IS NOT NULL) "
+            "FROM latest_grades WHERE experiment_id=? GROUP BY grader ORDER BY MIN(id)",
+            (exp_id,),
+        )
+        return [(r[0], r[1], r[3], r[4]) for r in rows]
 
     def latest_pairwise_verdicts(self, exp_id: int) -> list[tuple[str, str | None, int, int]]:
         """The latest successful pairwise verdicts of an experiment: ``(grader, verdict, arm id, other arm id)``.

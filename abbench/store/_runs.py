@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -386,6 +386,28 @@ class RunsMixin(StoreBase):
         if where:
             sql += " WHERE " + " AND ".join(where)
         return [self._record(r) for r in self.query(sql + " ORDER BY r.id", params)]
+
+    def iter_runs(self, exp_id: int, *, chunk: int = 2000) -> Iterator[list[RunRecord]]:
+        """An experiment's runs in chunks of `chunk`, in arm, round, case, id order: what an export lists.
+
+        One query read as it goes, so memory holds one chunk however many runs there are.
+        """
+        cursor = self.conn.execute(
+            f"SELECT {_RECORD_COLUMNS} FROM runs r JOIN arms a ON a.id=r.arm_id WHERE r.experiment_id=? "
+            "ORDER BY a.position, r.round, r.case_idx, r.id",
+            (exp_id,),
+        )
+        while rows := cursor.fetchmany(chunk):
+            yield [self._record(r) for r in rows]
+
+    def run_keys(self, exp_id: int) -> dict[int, tuple[str, str, int]]:
+        """Run id -> (arm, case id, round) of every run of an experiment: what names a run, and no more."""
+        rows = self.conn.execute(
+            "SELECT r.id, a.name, r.case_id, r.round FROM runs r JOIN arms a ON a.id=r.arm_id "
+            "WHERE r.experiment_id=?",
+            (exp_id,),
+        )
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
     def _record(self, r: sqlite3.Row) -> RunRecord:
         executed = r[32] is not None

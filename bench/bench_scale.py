@@ -1,0 +1,234 @@
+"""Scale benchmark: whole `abbench` processes on a generated dataset, time and peak RSS beside targets.
+
+Generates a CSV (input, expected, 20 domains, two labels), an experiment of 2 arms × 3 rounds with a
+`python` agent answering at once, and runs each analyst step as its own process:
+import, run, metrics, compare, report, export (xlsx, csv). Prints one table per size (1k and 10k cases;
+100k with --big, slow on a small machine), each figure beside its target, and the ratio to the 10k row.
+
+Also prints the peers' workload: the plain-asyncio-plus-SQLite floor (bench/floor_asyncio.py) against
+`abbench run` whole process, and `python -X importtime`'s top entries for `abbench --help` and `abbench run`.
+
+    python bench/bench_scale.py            # 1k and 10k
+    python bench/bench_scale.py --big      # and 100k (600,000 runs)
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve()
+REPO = HERE.parent.parent
+LABELS = ("fast", "slow")
+# step -> (seconds target or None, peak RSS target in MB or None)
+TARGETS: dict[str, tuple[float | None, float | None]] = {
+    "import": (None, None),
+    "run": (None, 500.0),
+    "metrics": (30.0, None),
+    "compare": (30.0, None),
+    "report": (20.0, 500.0),
+    "export xlsx": (None, 500.0),
+    "export csv": (None, 500.0),
+}
+
+
+_FIRST: list[bool] = []
+
+
+async def instant(task):
+    """The python agent: answers at once (right on most cases, so the arms differ a little).
+
+    The first call writes the time it happened to $BENCH_FIRST_CALL: the run's start-up is measured to it.
+    """
+    if not _FIRST and os.environ.get("BENCH_FIRST_CALL"):
+        _FIRST.append(True)
+        Path(os.environ["BENCH_FIRST_CALL"]).write_text(repr(time.time()), encoding="utf-8")
+    case = task.case
+    if task.arm == "B" and case.case_id.endswith("7"):
+        return LABELS[1 - LABELS.index(case.expected)]
+    return case.expected
+
+
+def write_csv(path: Path, n: int) -> None:
+    """The generated dataset: input, expected (two labels), domain (20 of them)."""
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["case_id", "input", "expected", "domain"])
+        for i in range(n):
+            w.writerow(
+                [f"c{i:06d}", f"请 query number {i} about topic {i % 97}", LABELS[i % 2], f"d{i % 20:02d}"]
+            )
+
+
+def experiment_yaml(path: Path, dataset: str, name: str) -> None:
+    """Two arms of the instant agent, three rounds."""
+    arm = f"{{agent: python, function: '{HERE}:instant', sees_gold: true}}"
+    path.write_text(
+        f"name: {name}\ndataset: {dataset}\nrounds: 3\nconcurrency: 100\n"
+        f"arms:\n  A: {arm}\n  B: {arm}\ndecision: {{baseline: A, candidate: B}}\n",
+        encoding="utf-8",
+    )
+
+
+def timed(argv: list[str], cwd: Path, **extra: str) -> tuple[float, float]:
+    """Run one whole process; return (wall seconds, peak RSS in MB) of that process alone."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TQDM_DISABLE": "1", **extra}
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}):\n{err}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def bench_size(n: int, root: Path) -> dict[str, tuple[float, float]]:
+    """Every step at n cases, each its own process."""
+    root.mkdir(parents=True, exist_ok=True)
+    store = root / "store"
+    data = root / f"scale{n}.csv"
+    write_csv(data, n)
+    ab = [sys.executable, "-m", "abbench", "--store", str(store)]
+    experiment_yaml(root / "exp.yaml", f"scale{n}", f"scale{n}")
+    steps: dict[str, list[str]] = {
+        "import": [*ab, "import", str(data), "--name", f"scale{n}"],
+        "create": [*ab, "create", str(root / "exp.yaml")],
+        "run": [*ab, "run", f"scale{n}", "-q"],
+        "metrics": [*ab, "metrics", f"scale{n}"],
+        "compare": [*ab, "compare", f"scale{n}", "--arms", "A", "B"],
+        "report": [*ab, "report", f"scale{n}", "--out", str(root / "report.html")],
+        "export xlsx": [
+            *ab,
+            "export",
+            f"scale{n}",
+            "--what",
+            "runs",
+            "--format",
+            "xlsx",
+            "--out",
+            str(root / "runs.xlsx"),
+        ],
+        "export csv": [
+            *ab,
+            "export",
+            f"scale{n}",
+            "--what",
+            "runs",
+            "--format",
+            "csv",
+            "--out",
+            str(root / "runs.csv"),
+        ],
+    }
+    out: dict[str, tuple[float, float]] = {}
+    first = root / "first-call"
+    for step, argv in steps.items():
+        started = time.time()
+        out[step] = timed(argv, root, BENCH_FIRST_CALL=str(first))
+        if step == "run" and first.exists():
+            startup = float(first.read_text(encoding="utf-8")) - started
+            print(f"  {n:>7,} run: first agent call after {startup:.2f} s (target < 0.4 s); "
+                  f"{6 * n / out[step][0]:,.0f} runs/s whole process")  # fmt: skip
+        if step != "create":
+            print(f"  {n:>7,} {step:<12} {out[step][0]:7.2f} s {out[step][1]:7.0f} MB", flush=True)
+    return out
+
+
+def peers(root: Path) -> None:
+    """The peers' workload, whole processes: the plain asyncio floor against `abbench run`."""
+    print("\npeers' workload (whole process; floor: bench/floor_asyncio.py)")
+    for n, c, sleep_ms in ((5000, 100, 50), (20000, 100, 0)):
+        folder = root / f"peer{n}"
+        folder.mkdir(parents=True, exist_ok=True)
+        floor, floor_rss = timed([sys.executable, str(HERE.parent / "floor_asyncio.py"), str(n), str(c), str(sleep_ms),
+                                  str(folder / "floor.db")], folder)  # fmt: skip
+        write_csv(folder / "cases.csv", n)
+        ab = [sys.executable, "-m", "abbench", "--store", str(folder / "store")]
+        timed([*ab, "import", str(folder / "cases.csv"), "--name", f"peer{n}"], folder)
+        arm = f"{{agent: python, function: '{HERE}:{'sleepy' if sleep_ms else 'instant'}', sees_gold: true}}"
+        (folder / "exp.yaml").write_text(
+            f"name: peer{n}\ndataset: peer{n}\nrounds: 1\nconcurrency: {c}\narms:\n  A: {arm}\n",
+            encoding="utf-8",
+        )
+        timed([*ab, "create", str(folder / "exp.yaml")], folder)
+        wall, rss = timed([*ab, "run", f"peer{n}", "-q"], folder)
+        what = f"{n:,} runs sleeping {sleep_ms} ms at {c}" if sleep_ms else f"{n:,} instant runs"
+        print(
+            f"  {what:<32} floor {floor:6.2f} s {floor_rss:4.0f} MB · abbench {wall:6.2f} s {rss:4.0f} MB · "
+            f"ratio {wall / floor:.2f} (target ≤ 1.2) · abbench {n / wall:,.0f} runs/s (target ≥ 10,000 instant)"
+        )
+
+
+async def sleepy(task):
+    """The peers' sleeping agent: 50 ms, then the gold label."""
+    import asyncio
+
+    await asyncio.sleep(0.05)
+    return task.case.expected
+
+
+def importtime(argv: list[str], top: int = 12) -> None:
+    """`python -X importtime`'s slowest top-level imports of a command, and its wall time."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "abbench", *argv], env=env,
+                          capture_output=True, text=True, cwd=REPO)  # fmt: skip
+    wall = time.perf_counter() - t0
+    rows = []
+    for line in proc.stderr.splitlines():
+        parts = line.split("|")
+        if len(parts) == 3 and parts[1].strip().isdigit():
+            rows.append((int(parts[1]), parts[2].rstrip()))
+    print(
+        f"\nabbench {' '.join(argv)}: {wall:.2f} s whole process (target < 0.25 s for --help); slowest imports:"
+    )
+    for us, name in sorted(rows, reverse=True)[:top]:
+        print(f"  {us / 1e6:6.3f} s {name}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--big", action="store_true", help="also 100,000 cases (600,000 runs; slow)")
+    parser.add_argument("--sizes", type=int, nargs="*", help="case counts to run instead of 1k/10k")
+    parser.add_argument("--keep", type=Path, help="keep the stores in this folder")
+    parser.add_argument("--no-peers", action="store_true", help="skip the peers' workload")
+    args = parser.parse_args()
+    sizes = args.sizes or [1000, 10000] + ([100000] if args.big else [])
+    with tempfile.TemporaryDirectory() as tmp:
+        base = args.keep or Path(tmp)
+        results = {n: bench_size(n, base / f"n{n}") for n in sizes}
+        print_table(results)
+        importtime(["--help"])
+        if not args.no_peers:
+            peers(base)
+
+
+def print_table(results: dict[int, dict[str, tuple[float, float]]]) -> None:
+    """One row per step and size: time and RSS beside targets, ratios to the 10k row."""
+    ref = results.get(10000)
+    print(
+        f"\n{'step':<12} {'cases':>8} {'time':>9} {'target':>8} {'peak RSS':>9} {'target':>8} {'×10k t':>7} {'×10k mem':>8}"
+    )
+    for step in TARGETS:
+        for n, res in results.items():
+            wall, rss = res[step]
+            t_target, m_target = TARGETS[step]
+            rt = f"{wall / ref[step][0]:.2f}" if ref else "-"
+            rm = f"{rss / ref[step][1]:.2f}" if ref else "-"
+            tt = f"<{t_target:g} s" if t_target else "-"
+            mt = f"<{m_target:g} MB" if m_target else "-"
+            print(f"{step:<12} {n:>8,} {wall:>7.2f} s {tt:>8} {rss:>6.0f} MB {mt:>8} {rt:>7} {rm:>8}")
+
+
+if __name__ == "__main__":
+    main()
