@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abbench.compare._activation import FORMULA, MIRROR_FORMULA, ArmTriggerHelp, TriggerHelp, trigger_help
 from abbench.compare._all import ArmPair, MultiComparison, compare_all
 from abbench.compare._api import DETAILS_MAX_CASES, MIN_CASES, compare_arms, compare_experiments
 from abbench.compare._figures import BOOTSTRAP_MAX_CASES, USAGE_METRICS
@@ -47,7 +48,9 @@ __all__ = [
     "CLUSTERS",
     "DEFAULT_MARGIN",
     "DETAILS_MAX_CASES",
+    "FORMULA",
     "MIN_CASES",
+    "MIRROR_FORMULA",
     "OUTCOMES",
     "USAGE_METRICS",
     "VERDICTS",
@@ -55,6 +58,7 @@ __all__ = [
     "VOTE_MIN_CASES",
     "WAYS_TO_NAME",
     "ArmPair",
+    "ArmTriggerHelp",
     "CaseChange",
     "CaseTable",
     "CompareOptions",
@@ -69,6 +73,7 @@ __all__ = [
     "Settled",
     "Side",
     "TextChanges",
+    "TriggerHelp",
     "Verdict",
     "Votes",
     "cases_to_settle",
@@ -84,6 +89,7 @@ __all__ = [
     "resolve_pair",
     "settle",
     "text_changes",
+    "trigger_help",
     "verdict",
     "vote_decision",
     "vote_policy",

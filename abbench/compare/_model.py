@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from abbench.compare._activation import TriggerHelp
 from abbench.compare._text import TextChanges
 from abbench.compare._verdict import Settled, Verdict, settle
 from abbench.compare._votes import VOTE_MARGIN, VOTE_MIN_CASES, Votes, vote_decision
@@ -259,6 +260,8 @@ class Comparison(Result):
         review_agreement: Judge-versus-human agreement on reviewed runs of these arms, when reviews exist.
         verdict: The conclusion in words.
         notes: How the figures were made, and caveats found in these data.
+        trigger_help: When either arm offers its skills: accuracy intention-to-treat and per protocol
+            per arm, and the effect split into loading more often and helping when loaded (None otherwise).
     """
 
     kind: str
@@ -291,6 +294,7 @@ class Comparison(Result):
     review_agreement: Any
     verdict: Verdict
     notes: tuple[str, ...]
+    trigger_help: TriggerHelp | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready view (see `Result.as_dict`), with every paired case under ``cases``."""
