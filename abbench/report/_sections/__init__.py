@@ -13,6 +13,7 @@ their review (`_cases`), runs and provenance (`_runs`), and what they share (`_p
 
 from __future__ import annotations
 
+from abbench.report._sections._activation import activation_section, trigger_help_parts
 from abbench.report._sections._arms import (
     arms_section,
     domain_section,
@@ -37,6 +38,7 @@ from abbench.report._sections._skill import skill_section
 __all__ = [
     "HOW_TO_READ",
     "Part",
+    "activation_section",
     "agrees_text",
     "arms_section",
     "cases_section",
@@ -56,5 +58,6 @@ __all__ = [
     "show_parts",
     "skill_section",
     "stability_section",
+    "trigger_help_parts",
     "usage_section",
 ]
