@@ -32,7 +32,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -47,6 +47,9 @@ NO_SKILL = "none"
 
 _EXECUTED = frozenset(("pass", "fail", "grading_failed", "executed", "evaluating"))
 """Run outcomes (`abbench.types.run_outcome`) whose execution finished: activation is known."""
+
+_INJECTED = "the arm injects its skill into the task: nothing to activate"
+_NO_SKILL_ARM = "the arm offers no skill"
 
 ACTIVATION_DEFINITIONS = __doc__.split("Definitions, per counted run", 1)[1].split("\n\n", 1)[1].strip()
 """How each activation figure counts (for `abbench metrics` and the report)."""
@@ -99,6 +102,8 @@ class ActivationRun(Result):
 @dataclass(frozen=True)
 class ArmActivation(Result):
     """One arm's activation figures (see the module docstring for how each counts).
+
+    An arm that does not offer skills has no figures (each says why) and only `runs` is counted.
 
     Attributes:
         arm: The arm's name.
@@ -178,11 +183,7 @@ def arm_activation(runs: Sequence[ActivationRun], confidence: float = 0.95) -> A
     is_offered = any(r.skills_offered is not None for r in runs)
     if not is_offered:
         mode = "injected" if any(r.has_skill for r in runs) else "none"
-        reason = (
-            "the arm injects its skill into the task: nothing to activate"
-            if mode == "injected"
-            else "the arm offers no skill"
-        )
+        reason = _INJECTED if mode == "injected" else _NO_SKILL_ARM
         return _not_offered(arm, mode, runs, executed, failed, reason)
     counted = [r for r in executed if r.skills_offered is not None and r.skills_loaded is not None]
     return _offered(arm, offered, runs, counted, len(executed) - len(counted), failed, confidence)
@@ -560,4 +561,22 @@ def experiment_activation(
     store = open_store(store)
     exp = store.get_experiment(experiment)
     names = [exp.arm(a).name for a in arms] if arms is not None else [a.name for a in exp.arms]
-    return activation_report(activation_runs(store, exp, names), names, exp.name, confidence)
+    offered = [n for n in names if arm_offers(exp.arm(n))]
+    if not offered:  # nothing to read: every arm injects its skill or has none
+        totals = {arm: sum(states.values()) for arm, states in store.run_counts(exp.id).items()}
+        return ExperimentActivation(
+            exp.name, confidence, tuple(_stored(exp, n, totals.get(n, 0)) for n in names), ()
+        )
+    runs = activation_runs(store, exp, offered)
+    report = activation_report(runs, offered, exp.name, confidence)
+    totals = {arm: sum(states.values()) for arm, states in store.run_counts(exp.id).items()}
+    per_arm = tuple(report.arm(n) or _stored(exp, n, totals.get(n, 0)) for n in names)
+    return replace(report, arms=per_arm)
+
+
+def _stored(exp: Experiment, name: str, runs: int) -> ArmActivation:
+    """A stored arm that does not offer skills: not assessed (its runs are counted, not read)."""
+    arm = exp.arm(name)
+    if arm.snapshot is not None or getattr(arm, "snapshots", ()):
+        return replace(_not_offered(name, "injected", [], [], 0, _INJECTED), runs=runs)
+    return replace(_not_offered(name, "none", [], [], 0, _NO_SKILL_ARM), runs=runs)
