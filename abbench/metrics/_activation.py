@@ -577,6 +577,6 @@ def experiment_activation(
 def _stored(exp: Experiment, name: str, runs: int) -> ArmActivation:
     """A stored arm that does not offer skills: not assessed (its runs are counted, not read)."""
     arm = exp.arm(name)
-    if arm.snapshot is not None or getattr(arm, "snapshots", ()):
+    if arm.snapshot is not None or bool(getattr(arm, "snapshots", ())):
         return replace(_not_offered(name, "injected", [], [], 0, _INJECTED), runs=runs)
     return replace(_not_offered(name, "none", [], [], 0, _NO_SKILL_ARM), runs=runs)
