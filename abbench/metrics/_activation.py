@@ -51,7 +51,17 @@ _EXECUTED = frozenset(("pass", "fail", "grading_failed", "executed", "evaluating
 _INJECTED = "the arm injects its skill into the task: nothing to activate"
 _NO_SKILL_ARM = "the arm offers no skill"
 
-ACTIVATION_DEFINITIONS = __doc__.split("Definitions, per counted run", 1)[1].split("\n\n", 1)[1].strip()
+ACTIVATION_DEFINITIONS = """\
+- activation rate: the run loaded at least one skill (every case).
+- recall (should-trigger cases, expected_skill = a skill name): the expected skill is
+  among the skills loaded. Runs whose expected skill was not among the offered skills are left out and counted.
+- precision (runs that loaded a skill, on cases with an expected_skill): the expected skill
+  is among them (a load on a must-not-trigger case is never precise).
+- false-activation rate (must-not-trigger cases, expected_skill = none): the run loaded a skill.
+- wrong-skill rate (should-trigger cases of runs offered two or more skills): the *first* skill
+  loaded is not the expected one — a sibling fired first (corrected counts those that loaded the
+  expected one afterwards).
+"""
 """How each activation figure counts (for `abbench metrics` and the report)."""
 
 
