@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from abbench import formatting as fm
 from abbench.cli._activation import print_trigger_help
 from abbench.cli._analysis import _estimate, _num, _pad, _pct
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
+from abbench.formatting import NA
 
 if TYPE_CHECKING:
     from abbench.compare import CaseChange, Comparison, MultiComparison, TextChanges
@@ -93,20 +96,35 @@ def _print_figures(c: Comparison) -> None:
         )
 
 
+def _usage_format(metric: str) -> Callable[..., str]:
+    """How a usage metric reads: dollars, milliseconds or whole tokens (``n/a`` when unknown)."""
+    if metric == "cost":
+        return partial(fm.money, missing=NA)
+    if metric == "latency_ms":
+        return partial(fm.ms, missing=NA)
+    return partial(fm.num, digits=0, missing=NA)
+
+
 def _print_usage(c: Comparison) -> None:
     """Cost, latency and tokens: mean (and median) of each arm and the difference."""
     for u in c.usage:
+        name = "latency" if u.metric == "latency_ms" else u.metric
         if u.difference is None:
-            click.echo(f"{u.metric:<18}n/a ({u.reason})")
+            click.echo(f"{name:<18}n/a ({u.reason})")
             continue
+        f = _usage_format(u.metric)
         rel = f" ({u.relative:+.1%})" if u.relative is not None else ""
-        ci = f" [{_num(u.interval.low)}, {_num(u.interval.high)}]" if u.interval is not None else ""
+        ci = (
+            f" [{f(u.interval.low, signed=True)}, {f(u.interval.high, signed=True)}]"
+            if u.interval is not None
+            else ""
+        )
         median = ""
         if u.median_a is not None and u.median_b is not None:
             mrel = f" ({u.median_relative:+.1%})" if u.median_relative is not None else ""
-            median = f"; median {_num(u.median_a)} → {_num(u.median_b)}{mrel}"
+            median = f"; median {f(u.median_a)} → {f(u.median_b)}{mrel}"
         click.echo(
-            f"{u.metric:<18}mean {_num(u.value_a)} → {_num(u.value_b)}: {u.difference:+.4g}{rel}{ci} ({u.method})"
+            f"{name:<18}mean {f(u.value_a)} → {f(u.value_b)}: {f(u.difference, signed=True)}{rel}{ci} ({u.method})"
             f"{median}"
         )
 

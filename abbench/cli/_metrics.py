@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 import click
 
+from abbench import formatting as fm
 from abbench.cli._activation import print_activation
-from abbench.cli._analysis import _estimate, _num, _pad, _pct
+from abbench.cli._analysis import _estimate, _pad, _pct
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.cli._classes import CLASSES_INLINE, f1_lines
 from abbench.cli._plan import pass_k_line
+from abbench.formatting import NA
 
 if TYPE_CHECKING:
     from abbench.metrics import (
@@ -84,7 +87,9 @@ def _print_metrics(
         click.echo("judging (apart from the arms' execution cost):")
         for j in m.judging:
             whose = " vs ".join(j.arms) if j.kind == "pairwise" else ", ".join(j.arms)
-            click.echo(f"  {_pad(j.grader, 20)}{j.kind:<9} {_num(j.cost)} over {j.grades} grades ({whose})")
+            click.echo(
+                f"  {_pad(j.grader, 20)}{j.kind:<9} {fm.money(j.cost, missing=NA)} over {j.grades} grades ({whose})"
+            )
         click.echo("")
     if by_domain:
         click.echo("per domain:")
@@ -168,35 +173,38 @@ def _print_stability(s: Stability) -> None:
 
 def _print_usage(u: UsageMetrics) -> None:
     """Cost (judges' apart), what the attempts spent, latency and tokens."""
-    judges = f", judges {_num(u.judge_cost)}" if u.judge_cost else ""
+    cash = partial(fm.money, missing=NA)
+    judges = f", judges {cash(u.judge_cost)}" if u.judge_cost else ""
     if u.total_cost is None:
         click.echo(f"  {'cost':<20}not reported by the agent{judges}")
     else:
         click.echo(
-            f"  {'cost':<20}mean {_num(u.cost.mean)}, total {_num(u.total_cost)}, per correct answer "
-            f"{_num(u.cost_per_correct)}{judges}"
+            f"  {'cost':<20}mean {cash(u.cost.mean)}, total {cash(u.total_cost)}, per correct answer "
+            f"{cash(u.cost_per_correct)}{judges}"
         )
     if u.failed_attempts or u.cached_attempts:
         failed = (
             f", execution failed on {u.failed_attempts}"
-            + (f" ({_num(u.spent_on_failures)})" if u.spent_on_failures is not None else "")
+            + (f" ({cash(u.spent_on_failures)})" if u.spent_on_failures is not None else "")
             if u.failed_attempts
             else ""
         )
         saved = (
-            f"; saved {_num(u.saved)} by the response cache ({u.cached_attempts} attempts cached)"
+            f"; saved {cash(u.saved)} by the response cache ({u.cached_attempts} attempts cached)"
             if u.cached_attempts
             else ""
         )
         click.echo(
-            f"  {'spent':<20}{_num(u.spent) if u.spent is not None else 'cost not reported'} over "
+            f"  {'spent':<20}{cash(u.spent) if u.spent is not None else 'cost not reported'} over "
             f"{u.attempts} attempts{failed}{saved}"
         )
+    lat = partial(fm.ms, missing=NA)
     click.echo(
-        f"  {'latency ms':<20}mean {_num(u.latency_ms.mean)}, p50 {_num(u.latency_ms.p50)}, p95 {_num(u.latency_ms.p95)}"
+        f"  {'latency':<20}mean {lat(u.latency_ms.mean)}, p50 {lat(u.latency_ms.p50)}, p95 {lat(u.latency_ms.p95)}"
     )
+    tok = partial(fm.num, digits=0, missing=NA)
     click.echo(
-        f"  {'tokens':<20}mean {_num(u.tokens.mean)}, p50 {_num(u.tokens.p50)}, p95 {_num(u.tokens.p95)}"
+        f"  {'tokens':<20}mean {tok(u.tokens.mean)}, p50 {tok(u.tokens.p50)}, p95 {tok(u.tokens.p95)}"
         if u.tokens.n
         else f"  {'tokens':<20}not reported by the agent"
     )

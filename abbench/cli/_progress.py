@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -21,14 +22,21 @@ T = TypeVar("T")
 
 
 class ProgressBar:
-    """A tqdm progress bar fed by the runner's observer interface."""
+    """A tqdm progress bar fed by the runner's observer interface; a plain line per tenth when stderr is
+    not a terminal (a CI log or a pipe would otherwise get every redraw of the bar)."""
 
     def __init__(self, quiet: bool = False):
         self.quiet = quiet
         self.bar: tqdm[Any] | None = None
+        self._tenths = -1
 
     def on_progress(self, progress: Progress) -> None:
         if self.quiet:
+            return
+        arms = " ".join(f"{a.arm}:{a.done}/{a.total}" for a in progress.arms)
+        pairs = f" pairs judged {progress.pairs_done}/{progress.pairs_total}" if progress.pairs_total else ""
+        if not sys.stderr.isatty():
+            self._line(progress, f"{outcome_counts(progress)} · {arms}{pairs}")
             return
         from tqdm import tqdm
 
@@ -37,12 +45,22 @@ class ProgressBar:
                 total=progress.total, unit="run", desc=progress.experiment[:30], dynamic_ncols=True
             )
         self.bar.n = progress.done
-        arms = " ".join(f"{a.arm}:{a.done}/{a.total}" for a in progress.arms)
-        pairs = f" pairs judged {progress.pairs_done}/{progress.pairs_total}" if progress.pairs_total else ""
         self.bar.set_postfix_str(
             f"{progress.status} {outcome_counts(progress, '=')} {arms}{pairs}", refresh=False
         )
         self.bar.refresh()
+
+    def _line(self, progress: Progress, counts: str) -> None:
+        """One line when the work passes a tenth (and at its end), none in between."""
+        tenths = progress.done * 10 // progress.total if progress.total else 10
+        if tenths <= self._tenths:
+            return
+        self._tenths = tenths
+        share = f" ({progress.done / progress.total:.0%})" if progress.total else ""
+        click.echo(
+            f"{progress.experiment}: {progress.done:,} of {progress.total:,} runs{share}, {progress.status} — {counts}",
+            err=True,
+        )
 
     def close(self) -> None:
         if self.bar is not None:

@@ -52,6 +52,11 @@ class Side(Result):
         """How the side is named in sentences: the arm, or ``experiment/arm`` across experiments."""
         return self.arm
 
+    @property
+    def arm_name(self) -> str:
+        """The arm's own name in its experiment (``v2`` of ``routing-v1/v2``; arm names hold no slash)."""
+        return self.arm.split("/")[-1]
+
 
 @dataclass(frozen=True)
 class CaseChange(Result):

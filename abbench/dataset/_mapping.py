@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring as _enc
@@ -31,6 +32,9 @@ _JSON_FIELDS = frozenset(("history", "context", "metadata"))
 _NO_DEFAULT = object()
 _FAILED = object()
 _CANONICAL_ORDER = tuple(sorted(CASE_FIELDS))
+
+_PLACEHOLDER = re.compile(r"\{[^{}]+\}")
+"""A ``{column}`` placeholder: a plain string holding one meant a template."""
 
 
 class RowProblem(Exception):
@@ -198,6 +202,8 @@ class Mapper:
             for column, fields in fatal.items():
                 close = difflib.get_close_matches(column, self._stream_columns, n=1, cutoff=0.6)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
+                if _PLACEHOLDER.search(column):
+                    hint = f' (a template is written {{template: "{column}"}})'
                 parts.append(f"{column!r} for {', '.join(dict.fromkeys(fields))}{hint}")
             raise MappingError(
                 f"{self.file_name or 'the file'} does not fit {self.label}: missing columns: {'; '.join(parts)}. "

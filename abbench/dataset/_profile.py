@@ -444,7 +444,30 @@ def _explain(exc: ValidationError, where: str, text: str | None) -> str:
         line = _line_of(text, [p for p in loc if not str(p).startswith(("function-",))]) if text else None
         at = f" (line {line})" if line else ""
         lines.append(f"  {dotted or '(top)'}{at}: {msg}")
+    lines += _object_hints(exc, text)
     return "\n".join(dict.fromkeys(lines))
+
+
+def _object_hints(exc: ValidationError, text: str | None) -> list[str]:
+    """A field written as ``{name: source, ...}`` (none of a source's keys) meant an object of named parts."""
+    named = {
+        err["loc"][1]
+        for err in exc.errors()
+        if err["type"] == "extra_forbidden" and len(err["loc"]) >= 2 and err["loc"][0] == "fields"
+    }
+    try:
+        fields = (yaml.safe_load(text) or {}).get("fields") if text else None
+    except (yaml.YAMLError, AttributeError):
+        return []
+    hints = []
+    for name in sorted(str(n) for n in named):
+        given = fields.get(name) if isinstance(fields, dict) else None
+        if isinstance(given, dict) and given and not set(given) & set(Source.model_fields):
+            parts = ", ".join(f"{k}: {v}" for k, v in list(given.items())[:3])
+            hints.append(
+                f"  fields.{name}: to build an object of named parts, write {name}: {{object: {{{parts}}}}}"
+            )
+    return hints
 
 
 def _known_keys(loc: list[Any]) -> str:

@@ -1,4 +1,4 @@
-"""What report cells show: escaped HTML tables, notes, cards and plotly figures, built from plain results.
+"""What report cells show: escaped HTML tables, notes, cards and plotly figures, built from typed results.
 
 Every string that may come from data, models or judges goes through `esc` (HTML) or `label` (plotly
 text, which understands a few tags of its own), so a case holding ``<script>`` shows as text. A number
@@ -10,11 +10,28 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from abbench._text import clip
 from abbench.formatting import MISSING, is_number, num
 from abbench.types import RunState
+
+if TYPE_CHECKING:
+    from abbench.metrics import ConfusionMatrix
+    from abbench.stats import Interval, PairedOutcomes
+
+
+class Point(Protocol):
+    """A figure with its interval, as the dot plots draw it (an `abbench.metrics.Estimate`, a pass@k point)."""
+
+    @property
+    def value(self) -> float | None:
+        """The figure (None or NaN: a gap)."""
+
+    @property
+    def interval(self) -> Interval | None:
+        """Its interval (None, or NaN bounds: no error bar)."""
+
 
 PALETTE = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b", "#9d755d")
 """Arm colours, in arm order (control first)."""
@@ -317,19 +334,21 @@ def colour(index: int) -> str:
 
 
 def _errors(
-    estimates: Sequence[Mapping[str, Any] | None],
+    estimates: Sequence[Point | None],
 ) -> tuple[list[float | None], list[float | None], list[float | None]]:
     """Values and the distances to their interval ends (plotly's asymmetric error bars); None stays a gap."""
     values: list[float | None] = []
     plus: list[float | None] = []
     minus: list[float | None] = []
     for e in estimates:
-        value = (e or {}).get("value")
-        iv = (e or {}).get("interval") or {}
+        value = e.value if e is not None else None
+        iv = e.interval if e is not None else None
+        high, low = (iv.high, iv.low) if iv is not None else (None, None)
         if is_number(value):
-            values.append(value)
-            plus.append(max(0.0, iv["high"] - value) if is_number(iv.get("high")) else 0.0)
-            minus.append(max(0.0, value - iv["low"]) if is_number(iv.get("low")) else 0.0)
+            v = cast(float, value)
+            values.append(v)
+            plus.append(max(0.0, cast(float, high) - v) if is_number(high) else 0.0)
+            minus.append(max(0.0, v - cast(float, low)) if is_number(low) else 0.0)
         else:
             values.append(None)
             plus.append(None)
@@ -339,7 +358,7 @@ def _errors(
 
 def estimate_figure(
     names: Sequence[str],
-    estimates: Sequence[Mapping[str, Any] | None],
+    estimates: Sequence[Point | None],
     *,
     share: bool = True,
     title: str = "",
@@ -381,7 +400,7 @@ def estimate_figure(
 
 def grouped_figure(
     groups: Sequence[str],
-    series: Mapping[str, Sequence[Mapping[str, Any] | None]],
+    series: Mapping[str, Sequence[Point | None]],
     *,
     share: bool = True,
     title: str = "",
@@ -444,11 +463,11 @@ def grouped_figure(
     )
 
 
-def confusion_figure(confusion: Mapping[str, Any], *, title: str = "") -> Any:
+def confusion_figure(confusion: ConfusionMatrix, *, title: str = "") -> Any:
     """A confusion matrix as a heatmap: rows gold, columns predicted; colour by row share, text the counts."""
-    counts = [list(row) for row in confusion.get("counts") or []]
-    rows = [label(x, 24) for x in confusion.get("labels") or []]
-    cols = [label(x, 24) for x in confusion.get("columns") or []]
+    counts = [list(row) for row in confusion.counts]
+    rows = [label(x, 24) for x in confusion.labels]
+    cols = [label(x, 24) for x in confusion.columns]
     shares = []
     for row in counts:
         total = sum(row)
@@ -503,13 +522,13 @@ def show_text(text: str) -> str:
     return f"<p>{esc(text)}</p>"
 
 
-def outcome_figure(outcomes: Mapping[str, Any], a: str, b: str) -> Any:
+def outcome_figure(outcomes: PairedOutcomes, a: str, b: str) -> Any:
     """How cases moved from A to B: fixed, regressed, right in both, wrong in both (one stacked bar)."""
     parts = (
-        ("fixed", outcomes.get("fixed", 0), "#54a24b"),
-        ("regressed", outcomes.get("regressed", 0), "#e45756"),
-        ("right in both", outcomes.get("both_pass", 0), "#c9e3c5"),
-        ("wrong in both", outcomes.get("both_fail", 0), "#f2c4c4"),
+        ("fixed", outcomes.fixed, "#54a24b"),
+        ("regressed", outcomes.regressed, "#e45756"),
+        ("right in both", outcomes.both_pass, "#c9e3c5"),
+        ("wrong in both", outcomes.both_fail, "#f2c4c4"),
     )
     data = [
         {

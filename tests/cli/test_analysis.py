@@ -167,3 +167,15 @@ def test_case_shows_each_graders_verdict_so_a_failed_run_says_why(cli):
     result = cli("case", "why", "c000")
     assert result.exit_code == 0, result.output
     assert "grades: label_match wrong · llm_judge scored 0.25" in result.output
+
+
+def test_usage_reads_in_its_units(stored):
+    """Latency in ms or s, tokens whole and grouped, dollars as money — never `3.524e+04` tokens."""
+    metrics = stored("metrics", "two").output
+    usage = [line for line in metrics.splitlines() if line.lstrip().startswith(("latency", "tokens", "cost"))]
+    assert usage and all("e+" not in line for line in usage), usage
+    assert any(line.lstrip().startswith("latency ") and " ms" in line for line in usage), usage
+    compared = stored("compare", "two", "--arms", "control", "treatment").output
+    lines = [line for line in compared.splitlines() if line.startswith(("latency ", "tokens", "cost"))]
+    assert lines and all("e+" not in line for line in lines), lines
+    assert len(lines) == 3, lines

@@ -58,6 +58,11 @@ def _progress(done: int) -> Progress:
     return Progress("demo", 1, "running", (ArmProgress("v1", {"pass": done, "pending": 4 - done}),))
 
 
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
 def test_the_progress_bar_is_closed_when_the_work_fails(monkeypatch):
     bars: list[ProgressBar] = []
 
@@ -68,7 +73,7 @@ def test_the_progress_bar_is_closed_when_the_work_fails(monkeypatch):
         assert bar.bar is not None  # drawn
         raise RuntimeError("the agent went away")
 
-    monkeypatch.setattr("sys.stderr", io.StringIO())
+    monkeypatch.setattr("sys.stderr", _Terminal())
     with pytest.raises(RuntimeError, match="went away"):
         with_progress(False, work)
     assert bars and bars[0].bar is None
@@ -84,3 +89,16 @@ def test_a_quiet_progress_bar_draws_nothing_and_returns_the_work(monkeypatch):
 
     assert with_progress(True, work) == "summary"
     assert err.getvalue() == ""
+
+
+def test_without_a_terminal_the_progress_is_a_line_per_tenth(monkeypatch):
+    """A CI log or a pipe gets no redraws of the bar: one line as each tenth of the runs is passed."""
+    err = io.StringIO()
+    monkeypatch.setattr("sys.stderr", err)
+    bar = ProgressBar()
+    for done in (0, 1, 1, 2, 3, 4, 4):
+        bar.on_progress(_progress(done))
+    bar.close()
+    lines = err.getvalue().splitlines()
+    assert [line.split(" runs")[0] for line in lines] == [f"demo: {n} of 4" for n in (0, 1, 2, 3, 4)]
+    assert lines[-1] == "demo: 4 of 4 runs (100%), running — right 4 wrong 0 · v1:4/4"

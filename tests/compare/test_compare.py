@@ -237,6 +237,9 @@ def test_two_experiments_pair_on_the_cases_they_share(store):
         conn.execute("DELETE FROM runs WHERE experiment_id=? AND case_id IN ('c004', 'c005')", (two.id,))
     c = compare_experiments(one, two, store=store)
     assert c.kind == "experiments" and c.a.arm == "v1/treatment" and c.b.arm == "v2/treatment"
+    # named in sentences by experiment/arm; the arm's own name is what the experiment calls it
+    assert (c.a.name, c.a.arm_name, c.b.arm_name) == ("v1/treatment", "treatment", "treatment")
+    assert one.arm(c.a.arm_name).name == "treatment"
     assert c.n_cases == 4 and c.excluded == {"only in A": ("c004", "c005")}
     assert [x.case_id for x in c.fixed] == ["c000", "c002"]
 

@@ -263,3 +263,38 @@ def test_profile_object_and_file_are_accepted(write, tmp_path):
     saved = profile.save(tmp_path / "p.yaml")
     assert convert_file(path, profile).content_hash == convert_file(path, saved).content_hash
     assert json.loads(profile.to_json()) == {"fields": {"input": "q"}}
+
+
+def test_a_braced_string_that_is_no_column_is_shown_as_a_template(write):
+    """HWU64's labels are scenario_intent: `expected: "{scenario}_{intent}"` (no `template:`) named a column
+    that does not exist; the error says how a template is written."""
+    path = write("h.csv", "scenario;intent;text\nalarm;query;when is my alarm\n")
+    with pytest.raises(MappingError) as caught:
+        convert_file(path, {"name": "p", "fields": {"input": "text", "expected": "{scenario}_{intent}"}})
+    assert (
+        "'{scenario}_{intent}' for expected (a template is written {template: \"{scenario}_{intent}\"})"
+        in str(caught.value)
+    )
+    cases = convert_file(
+        path, {"name": "p", "fields": {"input": "text", "expected": {"template": "{scenario}_{intent}"}}}
+    ).cases
+    assert [c.expected for c in cases] == ["alarm_query"]
+
+
+def test_named_parts_without_object_get_the_object_form(tmp_path):
+    """`metadata: {annotation: col, said: col}` is none of a source's keys: the error writes it with object."""
+    from abbench.dataset import load_profile
+
+    path = tmp_path / "p.yaml"
+    path.write_text(
+        "name: p\nfields:\n  input: text\n  metadata:\n    annotation: answer_annotation\n    said: answer_from_user\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(MappingError) as caught:
+        load_profile(path)
+    text = str(caught.value)
+    assert "fields.metadata.annotation (line 5): unknown key" in text
+    assert (
+        "fields.metadata: to build an object of named parts, write "
+        "metadata: {object: {annotation: answer_annotation, said: answer_from_user}}" in text
+    )

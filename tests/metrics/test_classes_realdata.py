@@ -157,7 +157,7 @@ def test_views_say_how_many_labels_were_left_out(banking_subset):
     line = f"{m.arm('fine').classes.absent} of the 77 labels are neither gold nor predicted"
     out = CliRunner().invoke(cli, ["--store", str(root / "store"), "metrics", "banking-subset"])
     assert out.exit_code == 0 and line in out.output, out.output
-    html = "".join(str(p) for p in confusion_section(m.as_dict()))
+    html = "".join(str(p) for p in confusion_section(m))
     assert line in html
 
 

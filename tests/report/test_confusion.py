@@ -22,7 +22,7 @@ def _text(parts) -> str:
 
 def test_77_labels_get_top_confusions_and_a_scrolling_matrix(banking_store):
     m = experiment_metrics(NAME, store=banking_store)
-    parts = confusion_section(m.as_dict())
+    parts = confusion_section(m)
     assert all(isinstance(p, str) for p in parts)  # the matrices are drawn into their scrolling boxes
     page = "".join(parts)
     assert page.count(f'<div class="abb-matrix" style="{SCROLL_STYLE}">') == 2
@@ -48,7 +48,7 @@ def test_a_few_labels_keep_one_figure_per_arm(store):
     from tests.results import cases_of, make_experiment, one_round
 
     exp = make_experiment(store, "e", cases_of(6), {"a": one_round([True, False, True, True, False, True])})
-    parts = confusion_section(experiment_metrics(exp, store=store).as_dict())
+    parts = confusion_section(experiment_metrics(exp, store=store))
     figures = [p for p in parts if not isinstance(p, str)]
     assert len(figures) == 1 and figures[0].data[0].type == "heatmap"
     assert "abb-matrix" not in "".join(p for p in parts if isinstance(p, str))

@@ -64,7 +64,11 @@ def test_renderer_is_registered_next_to_the_mimetype():
 
 
 def test_the_outcome_bar_has_its_legend_above_in_bar_order():
-    fig = show.outcome_figure({"fixed": 97, "regressed": 12, "both_pass": 259, "both_fail": 32}, "a", "b")
+    from abbench.stats import PairedOutcomes
+
+    fig = show.outcome_figure(
+        PairedOutcomes(n=400, both_pass=259, fixed=97, regressed=12, both_fail=32), "a", "b"
+    )
     legend = fig.layout.legend
     assert legend.y >= 1 and legend.yanchor == "bottom"  # clear of the x axis title below the bar
     assert legend.traceorder == "normal"
@@ -75,7 +79,10 @@ DOMAINS = ["充电", "地图导航", "天气", "媒体", "日程", "电话", "�
 
 
 def _estimate(value):
-    return {"value": value, "interval": {"low": value - 0.1, "high": value + 0.05}}
+    from abbench.metrics import Estimate
+    from abbench.stats import Interval
+
+    return Estimate(value, Interval(value - 0.1, value + 0.05, 0.95), 0.05, "wilson", 9, 9, 1.0)
 
 
 @pytest.mark.parametrize(

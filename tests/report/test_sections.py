@@ -31,8 +31,7 @@ def results(report_store):
         exp = store.get_experiment(exp_id)
         comparison = compare_arms(exp, exp.arms[0].name, exp.arms[-1].name, store=store, details=True)
         out[shape] = {
-            "metrics": experiment_metrics(exp, store=store).as_dict(),
-            "comparison": comparison.as_dict(),
+            "metrics": experiment_metrics(exp, store=store),
             "compared": comparison,
             "gate": evaluate_gate(exp, store=store, arms=(exp.arms[0].name, exp.arms[-1].name)),
             "multi": compare_all(exp, store=store) if len(exp.arms) > 2 else None,
@@ -108,7 +107,7 @@ def test_every_section_builds(results, shape):
         *section.stability_section(r["metrics"]),
         *section.usage_section(r["metrics"]),
         *section.judges_section(r["metrics"]),
-        *section.pairwise_section(r["comparison"]["pairwise"], []),
+        *section.pairwise_section(r["compared"].pairwise, []),
     ]
     html = _html(parts)
     assert HOSTILE_SCRIPT not in html and "<b onmouseover" not in html
@@ -123,8 +122,8 @@ def test_zero_discordant_pairs_are_said_in_words(results):
     assert "no discordant case" in html
     assert "0 fixed · 0 regressed" in html
     # The interval shown is the comparison's (Newcombe's), never a point at zero claiming certainty.
-    iv = results["no-discordant"]["comparison"]["interval"]
-    assert iv["low"] < 0 < iv["high"] and f"[{100 * iv['low']:+.1f} pts" in html
+    iv = results["no-discordant"]["compared"].interval
+    assert iv.low < 0 < iv.high and f"[{100 * iv.low:+.1f} pts" in html
     assert "[+0.0 pts, +0.0 pts]" not in html
 
 
@@ -166,7 +165,7 @@ def test_judges_and_position_bias(results):
         )
     ]
     assert bias[0].biased
-    html = _html(section.pairwise_section(r["comparison"]["pairwise"], bias))
+    html = _html(section.pairwise_section(r["compared"].pairwise, bias))
     assert "B preferred" in html and "favours a slot" in html and "73.0%" in html
     assert "No judge score" in _html(section.judges_section(results["two-arm"]["metrics"]))
     assert "No pairwise judge" in _html(section.pairwise_section([], []))
@@ -193,32 +192,36 @@ def test_empty_case_lists_say_so():
 
 
 def test_rounds_that_answered_alike_are_shown_once():
+    from abbench.compare import CaseChange
+    from abbench.review import CaseDetail, CaseView, Evidence, RunView
+
     def run(rnd, prediction, passed, reason="按规则判为 fast", arm="v2"):
-        refs = [{"ref": "SKILL.md#规则"}]
-        return {
-            "arm": arm,
-            "round": rnd,
-            "prediction": prediction,
-            "passed": passed,
-            "reason": reason,
-            "evidence": refs,
-        }
+        return RunView(
+            run_id=rnd, arm=arm, round=rnd, state="pass" if passed else "fail",
+            outcome="passed" if passed else "failed", failure_type=None, error=None,
+            prediction=prediction, reason=reason, confidence=0.9, passed=passed, score=None,
+            evidence=(Evidence("SKILL.md#规则", found=True),), files_read=(), sections_read=(),
+            tool_calls=0, transcript_path=None, cost=None, latency_ms=None, tokens=None,
+        )  # fmt: skip
+
+    def detail(case_id, text, runs):
+        case = CaseView(case_id, text, "fast", None, None, None, None, None, None, None)
+        return CaseDetail("e", case, (), tuple(runs), (), ())
 
     details = {
-        "FS-1": {
-            "case": {"input": "打开空调", "expected": "fast"},
-            "runs": [run(0, "fast", True), run(1, "fast", True), run(2, "fast", True)],
-        },
-        "FS-2": {
-            "case": {"input": "放首歌", "expected": "fast"},
-            "runs": [run(0, "fast", True), run(1, "slow", False, "需要推理"), run(2, "fast", True)],
-        },
+        "FS-1": detail(
+            "FS-1", "打开空调", [run(0, "fast", True), run(1, "fast", True), run(2, "fast", True)]
+        ),
+        "FS-2": detail(
+            "FS-2", "放首歌", [run(0, "fast", True), run(1, "slow", False, "需要推理"), run(2, "fast", True)]
+        ),
     }
     changes = [
-        {"case_id": "FS-1", "domain": "车控", "rates": "0/3 → 3/3"},
-        {"case_id": "FS-2", "domain": "媒体", "rates": "0/3 → 2/3"},
+        CaseChange("FS-1", "车控", "fixed", 0, 3, 3, 3, 0.0, 1.0, 1.0),
+        CaseChange("FS-2", "媒体", "fixed", 0, 3, 2, 3, 0.0, 2 / 3, 2 / 3),
     ]
     html = _html(section.cases_section(changes, details, "v1", "v2", total=2, empty="none"))
+    assert "0/3 → 3/3" in html and "0/3 → 2/3" in html and "打开空调" in html
     stable, flaky = html.split("FS-2")
     assert "rounds 1–3: fast ✓" in stable and stable.count("按规则判为 fast") == 1  # was three times
     assert "rounds 1, 3: fast ✓" in flaky and "round 2: slow ✗" in flaky and "需要推理" in flaky
@@ -232,7 +235,7 @@ def test_stability_draws_a_pass_k_curve_per_arm(store):
     exp = make_experiment(
         store, "pk", cases_of(2), {**runs, "solo": [["exec_fail", True, True], [False] * 3]}
     )
-    parts = section.stability_section(experiment_metrics(exp, store=store).as_dict())
+    parts = section.stability_section(experiment_metrics(exp, store=store))
     figures = [f.to_dict() for f in _figures(parts)]
     titles = [f["layout"]["yaxis"]["title"]["text"] for f in figures if f["layout"].get("yaxis")]
     assert "pass@k: one of k attempts right" in titles and "pass^k: all k right" in titles
@@ -243,3 +246,35 @@ def test_stability_draws_a_pass_k_curve_per_arm(store):
     # the failed execution is an attempt that did not pass (else the first case would give pass^2 = 1)
     assert hat["data"][2]["y"] == pytest.approx([100 / 3, 100 / 6, 0.0])
     assert "failed to execute is an attempt that was not right" in _html(parts)
+
+
+def test_skill_section_reads_the_snapshot_diff(report_store):
+    from abbench.snapshot import diff_snapshots
+
+    store, ids, _ = report_store
+    exp = store.get_experiment(ids["three-arm"])
+    diff = diff_snapshots(
+        store.get_snapshot(exp.arm("v1").snapshot), store.get_snapshot(exp.arm("v2").snapshot)
+    )
+    html = _html(section.skill_section(diff))
+    changed = diff.sections_changed
+    assert changed and f"{len(changed)} changed" in html
+    for c in changed:
+        assert f"+{c.lines_added} −{c.lines_removed}" in html
+    assert "Both arms use the same skill text" in _html(section.skill_section(diff_snapshots(diff.a, diff.a)))
+    assert "uses no skill" in _html(section.skill_section(None, reason="control uses no skill"))
+
+
+def test_reviews_and_disagreements_read_the_review_records(report_store):
+    from abbench.review import disagreements, judge_agreement, reviews
+
+    store, ids, _ = report_store
+    exp = store.get_experiment(ids["judges"])
+    items = reviews(exp, store=store)
+    html = _html(section.reviews_section(items, judge_agreement(exp, store=store)))
+    assert f"{len(items):,} reviewed cases" in html
+    assert "the gold label is wrong here" in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "(whole case)" in html and "ambiguous standard" in html
+    sample = disagreements(exp, "gold", store=store, arms=["treatment"])
+    html = _html(section.disagreements_section(sample, "treatment", empty="none"))
+    assert "c005" in html and "model_correct (the gold label is wrong here)" in html

@@ -121,7 +121,7 @@ def test_failed_attempts_keep_their_spend_through_retries(store, dataset, skill_
         assert usage.cost_per_correct == pytest.approx(usage.total_cost / 2)
         from abbench.report._sections._arms import usage_section
 
-        table = "".join(str(p) for p in usage_section(experiment_metrics(exp, store=store).as_dict()))
+        table = "".join(str(p) for p in usage_section(experiment_metrics(exp, store=store)))
         assert "spent, every attempt" in table and "2 attempts whose execution failed" in table
 
         # the case detail shows the failed attempt with what it spent and its tool call

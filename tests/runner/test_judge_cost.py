@@ -56,7 +56,7 @@ def test_pairwise_judge_cost_is_reported_apart_from_both_arms(store, definition)
     data = m.as_dict()
     assert [j["grader"] for j in data["judging"]] == ["llm_judge", "pairwise_judge"]
 
-    note = "".join(str(p) for p in usage_section(data))
+    note = "".join(str(p) for p in usage_section(m))
     assert "Grading cost is the judges&#x27;, apart from the arms&#x27; execution cost" in note
     assert "comparing control and treatment" in note
     out = CliRunner().invoke(cli, ["--store", str(store.path), "metrics", str(exp.id)])

@@ -133,6 +133,7 @@ def test_compare_opens_on_a_pair_when_the_newest_experiment_has_one_arm(tmp_path
     with open_store(store_path) as store:
         solo = create_experiment({"name": "solo", "dataset": "demo", "arms": {"v2": ARMS["v2"]}}, store=store)
         run_experiment(solo.id, store=store)
-    executed = execute("05_compare", tmp_path, store_path=str(store_path))  # the check cell: no error, a pair
+    # arms named as a person editing the top cell would: the earlier experiment's v1 against solo's v2
+    executed = execute("05_compare", tmp_path, store_path=str(store_path), arm_a="v1", arm_b="v2")
     outputs = [o for c in executed.cells for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error" or o.get("name") == "stderr"]

@@ -1,8 +1,10 @@
 """The report's sections: each turns the library's results into HTML and figures.
 
-The comparison, decision, multi-arm, position-bias, run and provenance sections read the typed results
-(`Comparison`, `GateResult`, `MultiComparison`, `PositionBias`, `RunOverview`, `Provenance`); the
-others still read ``.as_dict()`` of theirs.
+Every section reads the library's typed results, by attribute: `ExperimentMetrics` (arms, domains,
+stability, usage, judges, confusion), `Comparison` and its `CaseChange`s and `PairwiseSummary`s,
+`GateResult`, `MultiComparison`, `PositionBias`, `CaseDetail`, `Disagreement`, `Review`,
+`JudgeAgreement`, `SnapshotDiff`, `RunOverview` and `Provenance` — never their ``.as_dict()`` views
+(only a gate dimension's `evidence`, a free-form record of figures in the library too, is read by key).
 
 A section returns a list of parts — HTML text or plotly figures — that `show_parts` displays in order.
 Sections never compute statistics; they choose what to show and say so in a sentence when there is

@@ -45,7 +45,7 @@ def activation_section(report: ExperimentActivation | None, trigger: TriggerHelp
     parts.append(
         d.grouped_figure(
             [word for _, word in _FIGURES],
-            {a.arm: [getattr(a, f).as_dict() for f, _ in _FIGURES] for a in offered},
+            {a.arm: [getattr(a, f) for f, _ in _FIGURES] for a in offered},
             title="share of runs",
         )
     )
@@ -71,7 +71,7 @@ _COLUMNS: list[Any] = [
 def _row(a: ArmActivation) -> dict[str, Any]:
     row: dict[str, Any] = {"arm": a.arm, "offered": ", ".join(a.skills_offered), "counted": a.counted}
     for field, _ in _FIGURES:
-        row[field] = estimate_text(getattr(a, field).as_dict())
+        row[field] = estimate_text(getattr(a, field))
     left = [f"{a.execution_failed} execution failed"]
     if a.not_executed:
         left.append(f"{a.not_executed} not executed")
@@ -118,9 +118,9 @@ def trigger_help_parts(t: TriggerHelp | None) -> list[Part]:
             "arm": s.arm,
             "mode": s.mode,
             "had": fm.MISSING if s.activation is None else fm.pct(s.activation),
-            "itt": estimate_text(s.intention_to_treat.as_dict()),
-            "pp": estimate_text(s.per_protocol.as_dict()),
-            "not": estimate_text(s.not_loaded.as_dict()),
+            "itt": estimate_text(s.intention_to_treat),
+            "pp": estimate_text(s.per_protocol),
+            "not": estimate_text(s.not_loaded),
         }
         for s in (t.a, t.b)
     ]

@@ -2,37 +2,46 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from abbench import formatting as fm
 from abbench.report import _display as d
 from abbench.report._sections._parts import Part, estimate_text
 
+if TYPE_CHECKING:
+    from abbench.metrics import ArmMetrics, Estimate, ExperimentMetrics, GroupAccuracy
+    from abbench.stats import Interval
+
 # -- per-arm metrics -----------------------------------------------------------------------------------
 
 
-def arms_section(metrics: Mapping[str, Any]) -> list[Part]:
+def _main(a: ArmMetrics, by_score: bool) -> Estimate | None:
+    """The arm's headline estimate: its mean score, or its accuracy."""
+    return a.score if by_score else a.accuracy
+
+
+def arms_section(metrics: ExperimentMetrics) -> list[Part]:
     """Per-arm accuracy (or score) with intervals, strict accuracy, counts, and a dot plot."""
-    arms = metrics.get("arms") or []
+    arms = metrics.arms
     if not arms:
         return [d.note_html("The experiment has no arm to report on.")]
-    by_score = metrics.get("outcome") == "score"
+    by_score = metrics.outcome == "score"
     rows = []
     for a in arms:
-        c = a["counts"]
+        c = a.counts
         rows.append(
             {
-                "arm": a["label"],
-                "main": estimate_text(a["score"] if by_score else a["accuracy"], share=not by_score),
-                "strict": estimate_text(a["strict_accuracy"]) if not by_score else fm.MISSING,
-                "graded": f"{c['passed'] + c['failed']:,} of {c['runs']:,}",
-                "failures": c["execution_failed"] + c["grading_failed"],
-                "cancelled": c["cancelled"] + c["unfinished"],
-                "per_correct": fm.money((a.get("usage") or {}).get("cost_per_correct")),
+                "arm": a.label,
+                "main": estimate_text(_main(a, by_score), share=not by_score),
+                "strict": estimate_text(a.strict_accuracy) if not by_score else fm.MISSING,
+                "graded": f"{c.passed + c.failed:,} of {c.runs:,}",
+                "failures": c.execution_failed + c.grading_failed,
+                "cancelled": c.cancelled + c.unfinished,
+                "per_correct": fm.money(a.usage.cost_per_correct),
             }
         )
-    level = f"{metrics.get('confidence', 0.95):.0%}"
+    level = f"{metrics.confidence:.0%}"
     main = "mean score" if by_score else "accuracy"
     columns: list[tuple[str, str] | tuple[str, str, Any]] = [
         ("arm", "arm"),
@@ -43,9 +52,7 @@ def arms_section(metrics: Mapping[str, Any]) -> list[Part]:
         ("cancelled", "cancelled, unfinished"),
         ("per_correct", "cost per right answer"),
     ]
-    methods = sorted(
-        {(a["score"] if by_score else a["accuracy"] or {}).get("method") or "" for a in arms} - {"", "none"}
-    )
+    methods = sorted({(e.method if (e := _main(a, by_score)) else "") or "" for a in arms} - {"", "none"})
     parts = [d.table_html(rows, columns)]
     parts.append(
         d.note_html(
@@ -57,31 +64,27 @@ def arms_section(metrics: Mapping[str, Any]) -> list[Part]:
             + f"Intervals: {', '.join(methods) or 'none'}; "
             + (
                 "every case counts once (per-case means over rounds, Miller 2024)."
-                if metrics.get("rounds", 1) > 1
+                if metrics.rounds > 1
                 else "one answer per case."
             )
         )
     )
-    estimates = [a["score"] if by_score else a["accuracy"] for a in arms]
-    if any(fm.is_number((e or {}).get("value")) for e in estimates):
-        parts.append(d.estimate_figure([a["arm"] for a in arms], estimates, share=not by_score, title=main))
+    estimates = [_main(a, by_score) for a in arms]
+    if any(e is not None and fm.is_number(e.value) for e in estimates):
+        parts.append(d.estimate_figure([a.arm for a in arms], estimates, share=not by_score, title=main))
     return parts
 
 
-def _judging_note(metrics: Mapping[str, Any]) -> list[Part]:
+def _judging_note(metrics: ExperimentMetrics) -> list[Part]:
     """Grading cost per judge, apart from the arms' execution cost (a pairwise judge is charged to no arm)."""
-    judging = [j for j in metrics.get("judging") or [] if j.get("grades")]
+    judging = [j for j in metrics.judging if j.grades]
     if not judging:
         return []
     parts = []
     for j in judging:
-        what = (
-            "comparing " + " and ".join(j.get("arms") or ())
-            if j["kind"] == "pairwise"
-            else "grading " + ", ".join(j.get("arms") or ())
-        )
-        unknown = f", {j['unknown_cost']:,} calls without a price" if j.get("unknown_cost") else ""
-        parts.append(f"{j['grader']} {fm.money(j['cost'])} ({j['grades']:,} grades {what}{unknown})")
+        what = "comparing " + " and ".join(j.arms) if j.kind == "pairwise" else "grading " + ", ".join(j.arms)
+        unknown = f", {j.unknown_cost:,} calls without a price" if j.unknown_cost else ""
+        parts.append(f"{j.grader} {fm.money(j.cost)} ({j.grades:,} grades {what}{unknown})")
     return [
         d.note_html(
             "Grading cost is the judges', apart from the arms' execution cost above: "
@@ -94,22 +97,22 @@ def _judging_note(metrics: Mapping[str, Any]) -> list[Part]:
 # -- per domain ------------------------------------------------------------------------------------------
 
 
-def domain_section(metrics: Mapping[str, Any]) -> list[Part]:
+def domain_section(metrics: ExperimentMetrics) -> list[Part]:
     """Accuracy per domain and arm with intervals: a table and a chart."""
-    rows = metrics.get("by_domain") or []
-    arms = [a["arm"] for a in metrics.get("arms") or []]
-    domains = list(dict.fromkeys(r["group"] for r in rows))
+    rows = metrics.by_domain
+    arms = [a.arm for a in metrics.arms]
+    domains: list[Any] = list(dict.fromkeys(r.group for r in rows))
     if len(domains) < 2:
         return [d.note_html("The cases have no domains (or only one), so there is no per-domain breakdown.")]
-    share = metrics.get("outcome") != "score"
-    cell = {(r["arm"], r["group"]): r for r in rows}
+    share = metrics.outcome != "score"
+    cell: dict[tuple[str, str | int], GroupAccuracy] = {(r.arm, r.group): r for r in rows}
     table = []
     for dom in domains:
         row: dict[str, Any] = {"domain": dom}
         for arm in arms:
             r = cell.get((arm, dom))
-            row[arm] = estimate_text(r["accuracy"], share=share) if r else fm.MISSING
-            row[arm + "#n"] = r["accuracy"]["n_cases"] if r else 0
+            row[arm] = estimate_text(r.accuracy, share=share) if r else fm.MISSING
+            row[arm + "#n"] = r.accuracy.n_cases if r else 0
         row["cases"] = max((row[a + "#n"] for a in arms), default=0)
         table.append(row)
     columns: list[tuple[str, str] | tuple[str, str, Any]] = [
@@ -117,7 +120,7 @@ def domain_section(metrics: Mapping[str, Any]) -> list[Part]:
         ("cases", "cases"),
         *[(a, a, str) for a in arms],
     ]
-    series = {arm: [cell.get((arm, dom), {}).get("accuracy") for dom in domains] for arm in arms}
+    series = {arm: [_accuracy(cell.get((arm, dom))) for dom in domains] for arm in arms}
     return [
         d.table_html(table, columns),
         d.grouped_figure(domains, series, share=share, title="accuracy" if share else "mean score"),
@@ -128,28 +131,31 @@ def domain_section(metrics: Mapping[str, Any]) -> list[Part]:
     ]
 
 
+def _accuracy(group: GroupAccuracy | None) -> Estimate | None:
+    return group.accuracy if group is not None else None
+
+
 # -- stability -------------------------------------------------------------------------------------------
 
 
-def stability_section(metrics: Mapping[str, Any]) -> list[Part]:
+def stability_section(metrics: ExperimentMetrics) -> list[Part]:
     """Agreement, flip and flaky rates per arm, and accuracy round by round."""
-    arms = metrics.get("arms") or []
-    if (metrics.get("rounds") or 1) < 2:
+    arms = metrics.arms
+    if (metrics.rounds or 1) < 2:
         return [
             d.note_html("Each case ran once, so stability across rounds cannot be measured (run 2+ rounds).")
         ]
     rows = []
     for a in arms:
-        s = a["stability"]
+        s = a.stability
         rows.append(
             {
-                "arm": a["arm"],
-                "agreement": s.get("agreement"),
-                "flip": s.get("flip_rate"),
-                "flaky": s.get("flaky_rate"),
-                "cases": s.get("n_cases"),
-                "examples": ", ".join((s.get("flaky") or [])[:8])
-                or ("none" if s.get("flaky_rate") is not None else fm.MISSING),
+                "arm": a.arm,
+                "agreement": s.agreement,
+                "flip": s.flip_rate,
+                "flaky": s.flaky_rate,
+                "cases": s.n_cases,
+                "examples": ", ".join(s.flaky[:8]) or ("none" if fm.is_number(s.flaky_rate) else fm.MISSING),
             }
         )
     parts = [
@@ -171,23 +177,36 @@ def stability_section(metrics: Mapping[str, Any]) -> list[Part]:
         ),
     ]
     parts += pass_k_parts(arms)
-    by_round = metrics.get("by_round") or []
-    rounds = sorted({r["group"] for r in by_round})
-    if len(rounds) >= 2:
-        cell = {(r["arm"], r["group"]): r["accuracy"] for r in by_round}
-        series = {a["arm"]: [cell.get((a["arm"], rnd)) for rnd in rounds] for a in arms}
-        share = metrics.get("outcome") != "score"
-        parts.append(
-            d.grouped_figure(
-                [f"round {r + 1}" for r in rounds], series, share=share, title="accuracy by round", lines=True
-            )
-        )
+    parts += _by_round(metrics)
     return parts
 
 
-def pass_k_parts(arms: list[Mapping[str, Any]]) -> list[Part]:
+def _by_round(metrics: ExperimentMetrics) -> list[Part]:
+    """Accuracy round by round, a line per arm (nothing with fewer than two rounds graded)."""
+    by_round = metrics.by_round
+    rounds = sorted({int(r.group) for r in by_round})
+    if len(rounds) < 2:
+        return []
+    cell = {(r.arm, r.group): r.accuracy for r in by_round}
+    series = {a.arm: [cell.get((a.arm, rnd)) for rnd in rounds] for a in metrics.arms}
+    share = metrics.outcome != "score"
+    return [
+        d.grouped_figure(
+            [f"round {r + 1}" for r in rounds], series, share=share, title="accuracy by round", lines=True
+        )
+    ]
+
+
+class _Point(NamedTuple):
+    """A pass@k (or pass^k) figure with its interval, drawn as `Estimate`s are."""
+
+    value: float | None
+    interval: Interval | None
+
+
+def pass_k_parts(arms: Sequence[ArmMetrics]) -> list[Part]:
     """A curve per arm over k for pass@k and for pass^k, and how they were estimated (none: one round)."""
-    curves = {a["arm"]: (a.get("stability") or {}).get("pass_k") or [] for a in arms}
+    curves = {a.arm: a.stability.pass_k for a in arms}
     top = max((len(c) for c in curves.values()), default=0)
     if top < 2:
         return []
@@ -197,13 +216,13 @@ def pass_k_parts(arms: list[Mapping[str, Any]]) -> list[Part]:
         ("pass_at_k", "pass@k: one of k attempts right"),
         ("pass_hat_k", "pass^k: all k right"),
     ):
-        series = {
-            arm: [{"value": p[field], "interval": p[f"{field}_interval"]} for p in curve]
+        series: dict[str, list[_Point | None]] = {
+            arm: [_Point(getattr(p, field), getattr(p, f"{field}_interval")) for p in curve]
             + [None] * (top - len(curve))
             for arm, curve in curves.items()
         }
         parts.append(d.grouped_figure(ks, series, share=True, title=title, lines=True))
-    short = sorted({p["n_short"] for c in curves.values() for p in c} - {0})
+    short = sorted({p.n_short for c in curves.values() for p in c} - {0})
     parts.append(
         d.note_html(
             "pass@k: the chance that at least one of k attempts at a case is right; pass^k: that all k are "
@@ -219,24 +238,23 @@ def pass_k_parts(arms: list[Mapping[str, Any]]) -> list[Part]:
 # -- cost, tokens, latency -------------------------------------------------------------------------------
 
 
-def usage_section(metrics: Mapping[str, Any]) -> list[Part]:
+def usage_section(metrics: ExperimentMetrics) -> list[Part]:
     """Cost, tokens and latency per arm (mean, median, p95, totals), and a latency chart."""
-    arms = metrics.get("arms") or []
-    rows = [_usage_row(a) for a in arms]
-    if not any(r.get("executed") for r in rows):
+    arms = metrics.arms
+    if not any(a.usage.executed for a in arms):
         return [d.note_html("No run has executed yet, so there is no cost, token or latency figure.")]
     # failed attempts cost money too: show what every attempt spent when some failed
-    cached = any(a["usage"].get("cached_attempts") for a in arms)
+    cached = any(a.usage.cached_attempts for a in arms)
     spent = (
         [("spent", "spent, every attempt", str)]
-        if cached or any(a["usage"].get("failed_attempts") for a in arms)
+        if cached or any(a.usage.failed_attempts for a in arms)
         else []
     )
     # the response cache answered some calls: what it saved is beside what was spent
     spent += [("saved", "saved by the cache", str)] if cached else []
     parts = [
         d.table_html(
-            rows,
+            [_usage_row(a) for a in arms],
             [
                 ("arm", "arm"),
                 ("executed", "executed runs"),
@@ -254,10 +272,10 @@ def usage_section(metrics: Mapping[str, Any]) -> list[Part]:
         ),
         *_judging_note(metrics),
         d.bars_figure(
-            [a["arm"] for a in arms],
+            [a.arm for a in arms],
             {
-                "p50": [a["usage"]["latency_ms"].get("p50") for a in arms],
-                "p95": [a["usage"]["latency_ms"].get("p95") for a in arms],
+                "p50": [_known(a.usage.latency_ms.p50) for a in arms],
+                "p95": [_known(a.usage.latency_ms.p95) for a in arms],
             },
             title="latency",
             suffix=" ms",
@@ -266,13 +284,18 @@ def usage_section(metrics: Mapping[str, Any]) -> list[Part]:
     return parts
 
 
-def _usage_row(a: Mapping[str, Any]) -> dict[str, Any]:
+def _known(value: float | None) -> float | None:
+    """The figure, or None when it is missing or not finite (a gap in a chart, as in the JSON export)."""
+    return value if fm.is_number(value) else None
+
+
+def _usage_row(a: ArmMetrics) -> dict[str, Any]:
     """One arm's cost, tokens and latency cells (an arm with no executed run says so in every cell)."""
-    u = a["usage"]
-    if not u.get("executed"):
+    u = a.usage
+    if not u.executed:
         # An arm with no executed run has no figure: every cell says so (not a raw None).
         return {
-            "arm": a["arm"],
+            "arm": a.arm,
             "executed": 0,
             **dict.fromkeys(
                 (
@@ -286,43 +309,41 @@ def _usage_row(a: Mapping[str, Any]) -> dict[str, Any]:
                 ),
                 "no executed run",
             ),
-            "judge": fm.money(u.get("judge_cost")),
+            "judge": fm.money(u.judge_cost),
         }
     return {
-        "arm": a["arm"],
-        "executed": u["executed"],
-        "cost_mean": fm.money(u["cost"].get("mean")),
-        "cost_total": fm.money(u.get("total_cost")),
-        "per_correct": fm.money(u.get("cost_per_correct"))
-        if u.get("cost_per_correct") is not None
-        else (u.get("reason") or fm.MISSING),
-        "tokens": fm.num(u["tokens"].get("mean"), 0),
-        "tokens_p95": fm.num(u["tokens"].get("p95"), 0),
-        "lat_p50": fm.ms(u["latency_ms"].get("p50"), bare_zero=True),
-        "lat_mean": fm.ms(u["latency_ms"].get("mean"), bare_zero=True),
-        "lat_p95": fm.ms(u["latency_ms"].get("p95"), bare_zero=True),
-        "judge": fm.money(u.get("judge_cost")),
-        "spent": fm.money(u.get("spent"))
-        + (
-            f" ({u['failed_attempts']:,} attempts whose execution failed)" if u.get("failed_attempts") else ""
-        ),
-        "saved": fm.money(u.get("saved"))
-        + (f" ({u['cached_attempts']:,} attempts cached)" if u.get("cached_attempts") else ""),
+        "arm": a.arm,
+        "executed": u.executed,
+        "cost_mean": fm.money(u.cost.mean),
+        "cost_total": fm.money(u.total_cost),
+        "per_correct": fm.money(u.cost_per_correct)
+        if _known(u.cost_per_correct) is not None
+        else (u.reason or fm.MISSING),
+        "tokens": fm.num(u.tokens.mean, 0),
+        "tokens_p95": fm.num(u.tokens.p95, 0),
+        "lat_p50": fm.ms(u.latency_ms.p50, bare_zero=True),
+        "lat_mean": fm.ms(u.latency_ms.mean, bare_zero=True),
+        "lat_p95": fm.ms(u.latency_ms.p95, bare_zero=True),
+        "judge": fm.money(u.judge_cost),
+        "spent": fm.money(u.spent)
+        + (f" ({u.failed_attempts:,} attempts whose execution failed)" if u.failed_attempts else ""),
+        "saved": fm.money(u.saved)
+        + (f" ({u.cached_attempts:,} attempts cached)" if u.cached_attempts else ""),
     }
 
 
 # -- judges ----------------------------------------------------------------------------------------------
 
 
-def judges_section(metrics: Mapping[str, Any]) -> list[Part]:
+def judges_section(metrics: ExperimentMetrics) -> list[Part]:
     """Judge scores per arm, grader and rubric dimension, with intervals."""
-    scores = [j for a in metrics.get("arms") or [] for j in a.get("judges") or []]
+    scores = [j for a in metrics.arms for j in a.judges]
     if not scores:
         return [d.note_html("No judge score: no run of this experiment has been graded by a judge.")]
-    graders = list(dict.fromkeys(j["grader"] for j in scores))
-    dims = list(dict.fromkeys(j["dimension"] for j in scores))
-    arms = list(dict.fromkeys(j["arm"] for j in scores))
-    cell = {(j["arm"], j["grader"], j["dimension"]): j["estimate"] for j in scores}
+    graders = list(dict.fromkeys(j.grader for j in scores))
+    dims = list(dict.fromkeys(j.dimension for j in scores))
+    arms = list(dict.fromkeys(j.arm for j in scores))
+    cell = {(j.arm, j.grader, j.dimension): j.estimate for j in scores}
     rows = []
     for g in graders:
         for dim in dims:

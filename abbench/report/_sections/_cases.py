@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from abbench import formatting as fm
 from abbench.report import _display as d
 from abbench.report._sections._parts import Part
+
+if TYPE_CHECKING:
+    from abbench.compare import CaseChange, Comparison
+    from abbench.metrics import ExperimentMetrics
+    from abbench.review import CaseDetail, Disagreement, JudgeAgreement, RunView
+    from abbench.store import Review
 
 _MARKS: dict[Any, str] = {True: "✓", False: "✗"}
 """A round's mark: right or wrong (a run without a verdict shows ``·``)."""
@@ -23,69 +29,71 @@ def _round_names(rounds: Sequence[int]) -> str:
     return "rounds " + ", ".join(map(str, shown))
 
 
-def _answers(runs: Sequence[Mapping[str, Any]], arm: str) -> str:
+def _answers(runs: Sequence[RunView], arm: str) -> str:
     """The answers of one arm's runs of a case: ``fast ✓ / slow ✗`` with reasons and cited evidence.
 
     Rounds that answered alike (same answer, verdict, reason and evidence) are shown once, as
     ``rounds 1–3``: a stable case reads in three lines instead of nine, and a flaky one stands out.
     """
-    groups: list[tuple[tuple[Any, ...], list[int], Mapping[str, Any]]] = []
+    groups: list[tuple[tuple[Any, ...], list[int], RunView]] = []
     for r in runs:
-        if r.get("arm") != arm:
+        if r.arm != arm:
             continue
-        refs = tuple(e.get("ref") for e in r.get("evidence") or [] if e.get("ref"))
-        key = (r.get("prediction"), r.get("passed"), r.get("failure_type"), r.get("reason"), refs)
+        refs = tuple(e.ref for e in r.evidence if e.ref)
+        key = (r.prediction, r.passed, r.failure_type, r.reason, refs)
         for k, rounds, _ in groups:
             if k == key:
-                rounds.append(r["round"])
+                rounds.append(r.round)
                 break
         else:
-            groups.append((key, [r["round"]], r))
+            groups.append((key, [r.round], r))
     lines = []
     for (_, _, _, _, refs), rounds, r in groups:
-        mark = _MARKS.get(r.get("passed"), "·")
-        head = f"{_round_names(rounds)}: {d.esc(r.get('prediction'))} {mark}"
-        if r.get("failure_type"):
-            head = f"{_round_names(rounds)}: execution failed ({d.esc(r['failure_type'])})"
-        body = f"<div>{d.esc(r.get('reason'))}</div>" if r.get("reason") else ""
+        mark = _MARKS.get(r.passed, "·")
+        head = f"{_round_names(rounds)}: {d.esc(r.prediction)} {mark}"
+        if r.failure_type:
+            head = f"{_round_names(rounds)}: execution failed ({d.esc(r.failure_type)})"
+        body = f"<div>{d.esc(r.reason)}</div>" if r.reason else ""
         if refs:
             body += f'<div class="abb-muted">cites {d.esc(", ".join(refs[:6]))}</div>'
         lines.append(f"<div><b>{head}</b>{body}</div>")
     return "".join(lines) or fm.MISSING
 
 
+def _runs(details: Mapping[str, CaseDetail], case_id: str) -> Sequence[RunView]:
+    detail = details.get(case_id)
+    return detail.runs if detail is not None else ()
+
+
 def cases_section(
-    changes: Sequence[Mapping[str, Any]],
-    details: Mapping[str, Mapping[str, Any]],
+    changes: Sequence[CaseChange],
+    details: Mapping[str, CaseDetail],
     arm_a: str,
     arm_b: str,
     *,
     total: int,
     empty: str,
-    other_details: Mapping[str, Mapping[str, Any]] | None = None,
+    other_details: Mapping[str, CaseDetail] | None = None,
 ) -> list[Part]:
     """A table of cases (case, domain, input, gold, each arm's answers with reasons and evidence).
 
-    `details` maps a case id to its `case_detail(...).as_dict()`; `other_details` gives arm A's runs
+    `details` maps a case id to its `abbench.review.case_detail`; `other_details` gives arm A's runs
     when A is in another experiment.
     """
     if not changes:
         return [d.note_html(empty)]
     rows = []
     for ch in changes:
-        det = details.get(ch["case_id"]) or {}
-        case = det.get("case") or {}
-        runs_a = (other_details or details).get(ch["case_id"], {}).get("runs") or []
-        runs_b = det.get("runs") or []
+        det = details.get(ch.case_id)
+        case = det.case if det is not None else None
         rows.append(
             {
-                "case": f'{d.esc(ch["case_id"])}<div class="abb-muted">{d.esc(ch.get("domain"))}</div>',
-                "input": case.get("input"),
-                "gold": case.get("expected"),
-                "rates": ch.get("rates")
-                or f"{ch.get('a_passed', '?')}/{ch.get('a_graded', '?')} → {ch.get('b_passed', '?')}/{ch.get('b_graded', '?')}",
-                "a": _answers(runs_a, arm_a),
-                "b": _answers(runs_b, arm_b),
+                "case": f'{d.esc(ch.case_id)}<div class="abb-muted">{d.esc(ch.domain)}</div>',
+                "input": case.input if case else None,
+                "gold": case.expected if case else None,
+                "rates": ch.rates,
+                "a": _answers(_runs(other_details or details, ch.case_id), arm_a),
+                "b": _answers(_runs(details, ch.case_id), arm_b),
             }
         )
     parts: list[Part] = [
@@ -106,10 +114,10 @@ def cases_section(
     return parts
 
 
-def no_regression_text(comparison: Mapping[str, Any]) -> str:
+def no_regression_text(comparison: Comparison) -> str:
     """What an empty list of regressed cases says, and never more than the paired cases support."""
-    a, b = comparison["a"]["arm"].split("/")[-1], comparison["b"]["arm"].split("/")[-1]
-    n = comparison.get("n_cases") or 0
+    a, b = comparison.a.arm_name, comparison.b.arm_name
+    n = comparison.n_cases or 0
     if not n:
         return f"No case is graded in both {a} and {b}, so no case can be said to have regressed yet."
     return (
@@ -118,33 +126,31 @@ def no_regression_text(comparison: Mapping[str, Any]) -> str:
     )
 
 
-def agrees_text(metrics: Mapping[str, Any], arm: str, *, listed: bool = False) -> str:
+def agrees_text(metrics: ExperimentMetrics, arm: str, *, listed: bool = False) -> str:
     """What an empty list of disagreements with the gold says: only about runs that were graded."""
-    counts = next((a["counts"] for a in metrics.get("arms") or [] if a["arm"] == arm), None) or {}
-    graded = (counts.get("passed") or 0) + (counts.get("failed") or 0)
+    counts = next((a.counts for a in metrics.arms if a.arm == arm), None)
+    graded = (counts.passed + counts.failed) if counts is not None else 0
     if not graded:
         return f"{arm} has no graded run yet, so nothing can be said about its agreement with the gold."
     rest = " not listed above" if listed else ""
     return f"{arm} agrees with the gold on every one of its {fm.plural(graded, 'graded run')}{rest}."
 
 
-def disagreements_section(items: Sequence[Mapping[str, Any]], arm: str, *, empty: str) -> list[Part]:
+def disagreements_section(items: Sequence[Disagreement], arm: str, *, empty: str) -> list[Part]:
     """A sample of cases whose answer disagrees with the gold (or a judge), with reasons and evidence."""
     if not items:
         return [d.note_html(empty)]
     rows = []
     for it in items:
-        case = it["case"]
-        reviews = ", ".join(
-            f"{r['verdict']}" + (f" ({r['note']})" if r.get("note") else "") for r in it.get("reviews") or []
-        )
+        case = it.case
+        reviews = ", ".join(f"{r.verdict}" + (f" ({r.note})" if r.note else "") for r in it.reviews)
         rows.append(
             {
-                "case": f'{d.esc(case["case_id"])}<div class="abb-muted">{d.esc(case.get("domain"))}</div>',
-                "input": case.get("input"),
-                "gold": case.get("expected"),
-                "why": ", ".join(it.get("kinds") or []),
-                "answers": _answers(it.get("runs") or [], arm),
+                "case": f'{d.esc(case.case_id)}<div class="abb-muted">{d.esc(case.domain)}</div>',
+                "input": case.input,
+                "gold": case.expected,
+                "why": ", ".join(it.kinds),
+                "answers": _answers(it.runs, arm),
                 "review": reviews or "not reviewed",
             }
         )
@@ -166,7 +172,7 @@ def disagreements_section(items: Sequence[Mapping[str, Any]], arm: str, *, empty
 # -- human review ----------------------------------------------------------------------------------------
 
 
-def reviews_section(items: Sequence[Mapping[str, Any]], agreement: Mapping[str, Any] | None) -> list[Part]:
+def reviews_section(items: Sequence[Review], agreement: JudgeAgreement | None) -> list[Part]:
     """Review outcomes per verdict and arm, judge-versus-human agreement, and the reviewers' notes."""
     if not items:
         return [
@@ -174,13 +180,13 @@ def reviews_section(items: Sequence[Mapping[str, Any]], agreement: Mapping[str, 
                 "No one has reviewed a case of this experiment yet (abbench review, or the review widget)."
             )
         ]
-    arms = list(dict.fromkeys(r.get("arm") or "(whole case)" for r in items))
-    verdicts = list(dict.fromkeys(r["verdict"] for r in items))
+    arms = list(dict.fromkeys(r.arm or "(whole case)" for r in items))
+    verdicts = list(dict.fromkeys(r.verdict for r in items))
     table = []
     for v in verdicts:
         row: dict[str, Any] = {"verdict": v.replace("_", " ")}
         for arm in arms:
-            row[arm] = sum(1 for r in items if r["verdict"] == v and (r.get("arm") or "(whole case)") == arm)
+            row[arm] = sum(1 for r in items if r.verdict == v and (r.arm or "(whole case)") == arm)
         table.append(row)
     parts: list[Part] = [
         d.table_html(
@@ -189,29 +195,28 @@ def reviews_section(items: Sequence[Mapping[str, Any]], agreement: Mapping[str, 
             caption=f"{len(items):,} reviewed cases (latest verdict per case and arm)",
         )
     ]
-    if agreement:
-        if agreement.get("kappa"):
-            k = agreement["kappa"]
+    if agreement is not None:
+        if agreement.kappa is not None:
             parts.append(
                 d.note_html(
-                    f"Graders and reviewers agree on {fm.pct(agreement['agreement'])} of {agreement['n']:,} reviewed runs "
-                    f"(Cohen's kappa {fm.num(k.get('kappa'), 2)})."
+                    f"Graders and reviewers agree on {fm.pct(agreement.agreement)} of {agreement.n:,} reviewed runs "
+                    f"(Cohen's kappa {fm.num(agreement.kappa.kappa, 2)})."
                 )
             )
-        elif agreement.get("reason"):
-            parts.append(d.note_html(f"Judge-versus-human agreement: {agreement['reason']}."))
-    notes = [r for r in items if r.get("note")][:20]
+        elif agreement.reason:
+            parts.append(d.note_html(f"Judge-versus-human agreement: {agreement.reason}."))
+    notes = [r for r in items if r.note][:20]
     if notes:
         parts.append(
             d.table_html(
                 [
                     {
-                        "case": r["case_id"],
-                        "arm": r.get("arm") or "(whole case)",
-                        "verdict": r["verdict"],
-                        "note": r["note"],
-                        "who": r.get("reviewer"),
-                        "when": fm.when(r.get("created_at")),
+                        "case": r.case_id,
+                        "arm": r.arm or "(whole case)",
+                        "verdict": r.verdict,
+                        "note": r.note,
+                        "who": r.reviewer,
+                        "when": fm.when(r.created_at),
                     }
                     for r in notes
                 ],

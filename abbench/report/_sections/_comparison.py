@@ -3,23 +3,17 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from abbench import formatting as fm
 from abbench.report import _display as d
-from abbench.report._sections._parts import Part
+from abbench.report._sections._parts import Part, estimate_text
 
 if TYPE_CHECKING:
-    from abbench.compare import Comparison, MultiComparison
+    from abbench.compare import Comparison, MultiComparison, PairwiseSummary
     from abbench.graders import PositionBias
-    from abbench.metrics import Estimate
     from abbench.stats import Interval
-
-
-def _interval_points(iv: Mapping[str, Any] | None, unit: str) -> str:
-    iv = iv or {}
-    return fm.interval(iv.get("low"), iv.get("high"), lambda v: fm.difference(v, unit))
 
 
 def _bounds_points(iv: Interval | None, unit: str) -> str:
@@ -31,16 +25,6 @@ def _bounds_points(iv: Interval | None, unit: str) -> str:
 def _exported(value: Any) -> bool:
     """Whether `value` survives ``as_dict()``: not None, and not a NaN or infinite float (exported as None)."""
     return value is not None and (not isinstance(value, float) or math.isfinite(value))
-
-
-def _estimate_text(e: Estimate | None, *, share: bool = True) -> str:
-    """``72.0% [61.3%, 82.7%]`` (or the score); the reason in words when there is no value."""
-    if e is None or not fm.is_number(e.value):
-        return (e.reason if e is not None else None) or fm.MISSING
-    fmt: Callable[[Any], str] = fm.pct if share else (lambda v: fm.num(v, 2))
-    iv = e.interval
-    spread = fm.interval(iv.low, iv.high, fmt) if iv else fm.MISSING
-    return fmt(e.value) + ("" if spread == fm.MISSING else f" {spread}")
 
 
 def comparison_section(c: Comparison | None, *, reason: str | None = None) -> list[Part]:
@@ -58,7 +42,7 @@ def comparison_section(c: Comparison | None, *, reason: str | None = None) -> li
     o = c.outcomes
     parts.append(d.kv_html(_figures(c, unit, share)))
     if o:
-        parts.append(d.outcome_figure(o.as_dict(), a, b))
+        parts.append(d.outcome_figure(o, a, b))
     parts.extend(_usage_table(c, a, b))
     parts.extend(_domain_table(c, a, b))
     for note in c.notes:
@@ -75,8 +59,8 @@ def _figures(c: Comparison, unit: str, share: bool) -> list[tuple[str, Any]]:
             "compared",
             f"{b} (B) against {a} (A), {fm.plural(c.n_cases, 'paired case')}, differences are B − A",
         ),
-        ("A", _estimate_text(c.value_a, share=share)),
-        ("B", _estimate_text(c.value_b, share=share)),
+        ("A", estimate_text(c.value_a, share=share)),
+        ("B", estimate_text(c.value_b, share=share)),
     ]
     if main:
         pairs.append(
@@ -286,19 +270,19 @@ def multi_section(multi: MultiComparison | None) -> list[Part]:
 # -- pairwise judges and position bias ----------------------------------------------------------------------
 
 
-def pairwise_section(pairwise: Sequence[Mapping[str, Any]], bias: Sequence[PositionBias]) -> list[Part]:
+def pairwise_section(pairwise: Sequence[PairwiseSummary], bias: Sequence[PositionBias]) -> list[Part]:
     """Blind pairwise judges' verdicts between the arms, and how much each judge favours a slot."""
     parts: list[Part] = []
     if pairwise:
         rows = [
             {
-                "grader": p["grader"],
-                "n": p["n"],
-                "wins_a": p["wins_a"],
-                "wins_b": p["wins_b"],
-                "ties": p["ties"],
-                "rate": fm.pct(p.get("b_win_rate")),
-                "p": fm.pvalue(p.get("p_value")),
+                "grader": p.grader,
+                "n": p.n,
+                "wins_a": p.wins_a,
+                "wins_b": p.wins_b,
+                "ties": p.ties,
+                "rate": fm.pct(p.b_win_rate),
+                "p": fm.pvalue(p.p_value),
             }
             for p in pairwise
         ]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from abbench.report import _display as d
 from abbench.report._sections._parts import Part
+
+if TYPE_CHECKING:
+    from abbench.snapshot import SnapshotDiff
 
 _LINE = {"+": "background:#e6ffec", "-": "background:#ffebe9", "@": "color:#6a737d"}
 
@@ -19,48 +21,47 @@ def _diff_pre(text: str) -> str:
     return '<pre style="font-size:12px;line-height:1.4;overflow-x:auto">' + "\n".join(lines) + "</pre>"
 
 
-def skill_section(diff: Mapping[str, Any] | None, *, reason: str | None = None) -> list[Part]:
-    """The skill diff between the compared arms (`abbench.snapshot.SnapshotDiff.to_dict()`), as
+def skill_section(diff: SnapshotDiff | None, *, reason: str | None = None) -> list[Part]:
+    """The skill diff between the compared arms (`abbench.snapshot.SnapshotDiff`), as
     `abbench diff-skill` shows it: a table of the sections added, removed and changed (lines +/−),
     then each changed section as a unified diff; `reason` in words when there is no diff to show."""
-    if not diff:
+    if diff is None:
         return [
             d.note_html(
                 reason or "The two arms compared do not both use a skill: there is no skill text to diff."
             )
         ]
-    head = f"{d.esc(diff['a']['label'])} → {d.esc(diff['b']['label'])}"
-    if diff["identical"]:
+    head = f"{d.esc(diff.a.label)} → {d.esc(diff.b.label)}"
+    if diff.identical:
         return [
             f"<p>{head}</p>",
             d.note_html("Both arms use the same skill text: any difference is not the skill's."),
         ]
-    sections = diff["sections"]
+    added, removed, changed = diff.sections_added, diff.sections_removed, diff.sections_changed
     rows = (
-        [{"change": "added", "ref": s["ref"], "lines": ""} for s in sections["added"]]
-        + [{"change": "removed", "ref": s["ref"], "lines": ""} for s in sections["removed"]]
+        [{"change": "added", "ref": s.ref, "lines": ""} for s in added]
+        + [{"change": "removed", "ref": s.ref, "lines": ""} for s in removed]
         + [
-            {"change": "changed", "ref": c["ref"], "lines": f"+{c['lines_added']} −{c['lines_removed']}"}
-            for c in sections["changed"]
+            {"change": "changed", "ref": c.ref, "lines": f"+{c.lines_added} −{c.lines_removed}"}
+            for c in changed
         ]
     )
-    files = diff["files"]
     front = "".join(
-        f"<li>{d.esc(c['key'])}: {d.esc(c['old'])} → {d.esc(c['new'])}</li>" for c in diff["front_matter"]
+        f"<li>{d.esc(c.key)}: {d.esc(c.old)} → {d.esc(c.new)}</li>" for c in diff.front_matter_changes
     )
     parts: list[Part] = [
-        f"<p>{head}: {len(sections['added'])} sections added, {len(sections['removed'])} removed, "
-        f"{len(sections['changed'])} changed; files {len(files['added'])} added, {len(files['removed'])} "
-        f"removed, {len(files['changed'])} changed.</p>" + (f"<ul>{front}</ul>" if front else ""),
+        f"<p>{head}: {len(added)} sections added, {len(removed)} removed, "
+        f"{len(changed)} changed; files {len(diff.files_added)} added, {len(diff.files_removed)} "
+        f"removed, {len(diff.files_changed)} changed.</p>" + (f"<ul>{front}</ul>" if front else ""),
         d.table_html(rows, [("change", "change"), ("ref", "section (rule)", "text"), ("lines", "lines")]),
     ]
-    for change in sections["changed"]:
+    for change in changed:
         parts.append(
-            f"<details><summary><b>{d.esc(change['ref'])}</b> (+{change['lines_added']} −{change['lines_removed']} "
-            f"lines)</summary>{_diff_pre(change.get('diff', ''))}</details>"
+            f"<details><summary><b>{d.esc(change.ref)}</b> (+{change.lines_added} −{change.lines_removed} "
+            f"lines)</summary>{_diff_pre(change.unified_diff())}</details>"
         )
-    for s in sections["added"]:
+    for s in added:
         parts.append(
-            f"<details><summary><b>+ {d.esc(s['ref'])}</b> (added)</summary><pre>{d.esc(s.get('text', ''))}</pre></details>"
+            f"<details><summary><b>+ {d.esc(s.ref)}</b> (added)</summary><pre>{d.esc(s.text)}</pre></details>"
         )
     return parts
