@@ -1,4 +1,4 @@
-"""Plain values shared by every layer: cases, skill sections, agent outputs and run states."""
+"""Plain values shared by every layer: cases, skill sections, agent outputs, run and experiment states."""
 
 from __future__ import annotations
 
@@ -104,13 +104,72 @@ class ExperimentStatus(StrEnum):
     INTERRUPTED = "interrupted"
 
 
+class Control(StrEnum):
+    """What someone asked of an experiment (the ``experiments.control`` column): any process may write
+    it (CLI, widget, another notebook) and the runner obeys it between runs."""
+
+    RUN = "run"
+    PAUSE = "pause"
+    CANCEL = "cancel"
+
+
+class Phase(StrEnum):
+    """An experiment between a `Control` asked and the runner's answer, as views show it beside its
+    `ExperimentStatus`: ``pausing`` (runs in flight finishing), ``resuming``, ``cancelling``.
+
+    Never stored: a view derives it from the status and the control (the runner's own tracker says
+    ``cancelling`` while it cancels the runs in flight).
+    """
+
+    PAUSING = "pausing"
+    RESUMING = "resuming"
+    CANCELLING = "cancelling"
+
+
+class GradeStatus(StrEnum):
+    """Whether a grader reached a verdict (the ``grades.status`` column)."""
+
+    OK = "ok"
+    ERROR = "error"
+    """The grader could not reach a verdict: a grading failure, with its error (and maybe retryable)."""
+
+
+class AttemptOutcome(StrEnum):
+    """How one execution attempt of a run ended (the ``run_attempts.outcome`` column)."""
+
+    EXECUTED = "executed"
+    """It produced an answer."""
+    FAILED = "failed"
+    """It gave no usable answer (its ``failure_type`` says why)."""
+    CANCELLED = "cancelled"
+    """It was stopped while it ran."""
+
+
+class RunOutcome(StrEnum):
+    """What became of a run (`run_outcome`), in the order of the store's outcome codes
+    (`abbench.store.OUTCOMES`); ``pass``, ``fail`` and ``cancelled`` are also `RunState` names."""
+
+    UNFINISHED = "unfinished"
+    """Pending, running, executed (waiting for grading) or evaluating."""
+    PASS = "pass"
+    """Graded right."""
+    FAIL = "fail"
+    """Graded wrong: a real answer that disagrees with the gold or the judge."""
+    EXECUTION_FAILED = "execution_failed"
+    """The agent gave no usable answer (``failure_type`` says why)."""
+    GRADING_FAILED = "grading_failed"
+    """The answer exists but no grader reached a verdict."""
+    CANCELLED = "cancelled"
+    """Cancelled before or while it ran."""
+
+
 OUTCOME_WORDS: dict[str, str] = {
-    "pass": "right",
-    "fail": "wrong",
-    "execution_failed": "execution failed",
-    "grading_failed": "grading failed",
-    "cancelled": "cancelled",
-    "unfinished": "unfinished",
+    RunOutcome.PASS: "right",
+    RunOutcome.FAIL: "wrong",
+    RunOutcome.EXECUTION_FAILED: "execution failed",
+    RunOutcome.GRADING_FAILED: "grading failed",
+    RunOutcome.CANCELLED: "cancelled",
+    RunOutcome.UNFINISHED: "unfinished",
     "pending": "pending",
     "running": "running",
     "executed": "waiting for grading",
@@ -134,8 +193,8 @@ def run_outcome(state: str, failure_type: str | None = None, passed: Any = None)
     state = str(state)
     if state == RunState.FAIL:
         if failure_type is not None:
-            return "execution_failed"
-        return "grading_failed" if passed is None else "fail"
+            return RunOutcome.EXECUTION_FAILED
+        return RunOutcome.GRADING_FAILED if passed is None else RunOutcome.FAIL
     return state
 
 

@@ -10,7 +10,7 @@ import click
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.cli._progress import print_summary, with_progress
 from abbench.formatting import money_fixed as _money
-from abbench.types import RunState, outcome_word
+from abbench.types import GradeStatus, RunState, outcome_word
 
 
 def _grader_specs(texts: tuple[str, ...]) -> list[Any]:
@@ -149,7 +149,7 @@ def grades_cmd(
                 "-" if r.passed is None else outcome_word(RunState.PASS if r.passed else RunState.FAIL)
             )
             score = "" if r.score is None else f"{r.score:.3g}"
-            what = r.error if r.status == "error" else (r.comment or "")
+            what = r.error if r.status == GradeStatus.ERROR else (r.comment or "")
             what = " ".join(str(what).split())
             click.echo(
                 f"{r.created_at}  run {run:<9} {r.grader:<18} {r.status:<5} {verdict:<5} {score:<6} "

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from abbench.types import RunState, outcome_word
+from abbench.types import RunOutcome, RunState, outcome_word
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -90,7 +90,10 @@ def outcome_counts(p: Any, sep: str = " ") -> str:
     parts: list[tuple[str, int]] = [(RunState.PASS, p.right), (RunState.FAIL, p.wrong)]
     parts += [
         (k, n)
-        for k, n in (("execution_failed", p.execution_failed), ("grading_failed", p.grading_failed))
+        for k, n in (
+            (RunOutcome.EXECUTION_FAILED, p.execution_failed),
+            (RunOutcome.GRADING_FAILED, p.grading_failed),
+        )
         if n
     ]
     return " ".join(f"{outcome_word(k)}{sep}{n:,}" for k, n in parts)
@@ -110,14 +113,14 @@ def print_summary(summary: RunSummary, handle: str | None = None) -> None:
     click.echo(
         f"{summary.experiment} (#{summary.experiment_id}): {summary.status_text} in {summary.elapsed_s:.1f} s — "
         f"executed {summary.executed}, graded {summary.graded}, "
-        f"{outcome_word('execution_failed')} {summary.execution_failed}, "
-        f"{outcome_word('grading_failed')} {summary.grading_failed}, cancelled {summary.cancelled}"
+        f"{outcome_word(RunOutcome.EXECUTION_FAILED)} {summary.execution_failed}, "
+        f"{outcome_word(RunOutcome.GRADING_FAILED)} {summary.grading_failed}, cancelled {summary.cancelled}"
     )
     for arm in p.arms:
         c = arm.counts
         rest = [
-            ("execution_failed", arm.execution_failed),
-            ("grading_failed", arm.grading_failed),
+            (RunOutcome.EXECUTION_FAILED, arm.execution_failed),
+            (RunOutcome.GRADING_FAILED, arm.grading_failed),
             (RunState.CANCELLED, c.get(RunState.CANCELLED, 0)),
             (RunState.PENDING, c.get(RunState.PENDING, 0)),
             (RunState.EXECUTED, c.get(RunState.EXECUTED, 0)),

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from abbench._text import cells
 from abbench.cli._analysis import _cut, _num, _pad, _pct
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
-from abbench.types import RunState, outcome_word
+from abbench.types import AttemptOutcome, GradeStatus, RunState, outcome_word
 
 if TYPE_CHECKING:
-    from abbench.review import AttemptView, CaseDetail, RunView
+    from abbench.review import AttemptView, CaseDetail, GradeView, RunView
 
 _MARKS: dict[str, str] = {RunState.PASS: "✓", RunState.FAIL: "✗"}
 
@@ -24,21 +24,21 @@ def _answer(run: RunView) -> str:
     return f"({run.failure_type or outcome_word(run.state)})"
 
 
-def _grade_text(name: str, grade: dict[str, Any]) -> str:
+def _grade_text(name: str, grade: GradeView) -> str:
     """One grader's latest verdict on a run, as ``abbench case`` lists it."""
-    if grade.get("status") != "ok":
-        return f"{name} grading failed ({grade.get('error') or grade.get('status')})"
-    passed = grade.get("passed")
-    if passed is None and grade.get("verdict") is None and grade.get("score") is None:
+    if grade.status != GradeStatus.OK:
+        return f"{name} grading failed ({grade.error or grade.status})"
+    passed = grade.passed
+    if passed is None and grade.verdict is None and grade.score is None:
         return f"{name} n/a"  # the grader does not apply here (a trajectory check on a no-skill arm)
-    verdict = grade.get("verdict") or (
+    verdict = grade.verdict or (
         outcome_word(RunState.PASS if passed else RunState.FAIL) if passed is not None else "scored"
     )
-    score = grade.get("score")
+    score = grade.score
     text = f"{name} {verdict}"
-    if score is not None and grade.get("kind") != "rule":
+    if score is not None and grade.kind != "rule":
         text += f" {score:.3g}"
-    comment = " ".join(str(grade.get("comment") or "").split())
+    comment = " ".join(str(grade.comment or "").split())
     return text + (f" ({comment[:80]})" if comment else "")
 
 
@@ -168,7 +168,7 @@ def disagreements_cmd(ctx: Context, experiment: str, kinds: tuple[str, ...], arm
 def _attempt_text(a: AttemptView) -> str:
     """One line per execution attempt: how it ended and what it spent (and where its transcript is)."""
     text = a.summary
-    if a.transcript_path and a.outcome != RunState.EXECUTED:
+    if a.transcript_path and a.outcome != AttemptOutcome.EXECUTED:
         text += f"; transcript: {a.transcript_path}"
     return text
 
@@ -228,9 +228,9 @@ def _print_run(r: RunView) -> None:
     if r.transcript_path:
         click.echo(f"    transcript: {r.transcript_path}")
     attempts = r.attempts or ()
-    if len(attempts) > 1 or any(a.outcome != RunState.EXECUTED or a.cached for a in attempts):
+    if len(attempts) > 1 or any(a.outcome != AttemptOutcome.EXECUTED or a.cached for a in attempts):
         # what every attempt spent: a failed one (out of turns, unreadable, timed out) cost money too
         for a in attempts:
             click.echo(f"    {_attempt_text(a)}")
-            for call in a.tool_calls if a.outcome != RunState.EXECUTED else ():
+            for call in a.tool_calls if a.outcome != AttemptOutcome.EXECUTED else ():
                 click.echo(f"      tool {call.name}({call.arguments})")

@@ -66,6 +66,12 @@ class DatasetInfo:
         return self.content_hash[:12]
 
     @property
+    def source_columns(self) -> list[str] | None:
+        """The column names of a table's stored source rows (their cells, in order); None for other files."""
+        columns: list[str] | None = self.read_options.get("columns")
+        return columns
+
+    @property
     def profile_ref(self) -> str | None:
         """``profile@version`` of the mapping used."""
         if self.profile_name is None:

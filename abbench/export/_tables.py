@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from abbench.errors import UsageError
-from abbench.types import Case, outcome_word, run_outcome
+from abbench.types import Case, GradeStatus, outcome_word, run_outcome
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -263,7 +263,7 @@ def _grader_columns(exp: Experiment, latest: list[Grade]) -> list[tuple[str, lis
             order.append(g.grader)
     out = []
     for name in order:
-        mine = [g for g in latest if g.grader == name and g.status == "ok"]
+        mine = [g for g in latest if g.grader == name and g.status == GradeStatus.OK]
         kind = next((g.kind for g in latest if g.grader == name), "rule")
         col = f"grade.{name}"
         if kind == "pairwise":
@@ -279,7 +279,7 @@ def _grader_columns(exp: Experiment, latest: list[Grade]) -> list[tuple[str, lis
 
 
 def _grade_cells(grade: Grade | None, cols: list[Column], run: RunRecord) -> list[Any]:
-    if grade is None or grade.status != "ok":
+    if grade is None or grade.status != GradeStatus.OK:
         return [None] * len(cols)
     first = cols[0]
     if first.kind == "text":

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from abbench.formatting import rate_interval as _fmt_rate
+from abbench.types import GradeStatus
 
 if TYPE_CHECKING:
     from abbench.stats import Interval
@@ -68,7 +69,7 @@ class PairJudgement:
 
     @classmethod
     def from_details(
-        cls, details: Mapping[str, Any] | None, *, verdict: str | None = None, status: str = "ok"
+        cls, details: Mapping[str, Any] | None, *, verdict: str | None = None, status: str = GradeStatus.OK
     ) -> PairJudgement:
         """A pair grade from what `pairwise_judge` writes into ``GradeResult.details``."""
         details = details or {}
@@ -78,7 +79,7 @@ class PairJudgement:
             ),
             verdict=verdict,
             arms=tuple(details.get("arms") or ()),
-            ok=status == "ok",
+            ok=status == GradeStatus.OK,
         )
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from abbench._text import clip
 from abbench.formatting import MISSING, is_number, num
-from abbench.types import RunState
+from abbench.types import RunOutcome, RunState
 
 if TYPE_CHECKING:
     from abbench.metrics import ConfusionMatrix
@@ -279,8 +279,8 @@ def kv(pairs: Iterable[tuple[str, Any]]) -> None:
 STATE_COLOURS: dict[str, str] = {
     RunState.PASS: "#54a24b",
     RunState.FAIL: "#e45756",
-    "execution_failed": "#f58518",
-    "grading_failed": "#eeca3b",
+    RunOutcome.EXECUTION_FAILED: "#f58518",
+    RunOutcome.GRADING_FAILED: "#eeca3b",
     RunState.CANCELLED: "#9d9d9d",
     RunState.PENDING: "#d0d7de",
     RunState.RUNNING: "#4c78a8",

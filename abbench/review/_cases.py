@@ -25,12 +25,13 @@ from abbench.store import (
     UNFINISHED,
     Arm,
     Experiment,
+    Grade,
     Review,
     Store,
     loads,
     open_store,
 )
-from abbench.types import RunState, run_outcome
+from abbench.types import RunOutcome, RunState, run_outcome
 
 log = logging.getLogger(__name__)
 
@@ -113,12 +114,52 @@ class ToolCall(Result):
 
 
 @dataclass(frozen=True)
+class GradeView(Result):
+    """One grader's latest grade of a run, as a case detail view shows it (`abbench.store.Grade` in
+    part: what a person reads, without the raw reply, the judge's spend or the bookkeeping).
+
+    Attributes:
+        kind: ``rule``, ``judge`` or ``pairwise``.
+        status: ``ok``, or ``error`` when the grader could not reach a verdict.
+        passed: The verdict; None when the grader gives a score only (or failed).
+        score: The score, when the grader gives one.
+        verdict: A pairwise verdict: ``a``, ``b`` or ``tie``.
+        comment: The grader's explanation.
+        error: Why grading failed (status ``error``).
+        dimensions: A judge's score per dimension.
+    """
+
+    kind: str
+    status: str
+    passed: bool | None
+    score: float | None
+    verdict: str | None
+    comment: str | None
+    error: str | None
+    dimensions: dict[str, Any] | None
+
+    @classmethod
+    def of(cls, grade: Grade) -> GradeView:
+        """The view of a stored grade."""
+        return cls(
+            kind=grade.kind,
+            status=grade.status,
+            passed=grade.passed,
+            score=grade.score,
+            verdict=grade.verdict,
+            comment=grade.comment,
+            error=grade.error,
+            dimensions=grade.dimensions,
+        )
+
+
+@dataclass(frozen=True)
 class AttemptView(Result):
     """One execution attempt of a run, failed ones included, with what it spent.
 
     Attributes:
         attempt: Its number (1 for the first execution; re-runs go on counting).
-        outcome: ``executed``, ``failed`` or ``cancelled``.
+        outcome: An `abbench.types.AttemptOutcome`: ``executed``, ``failed`` or ``cancelled``.
         failure_type: Why it failed (``max_turns``, ``bad_output``, ``timeout``, ...); None otherwise.
         error: The failure, in words.
         model: The model that answered its last call.
@@ -201,8 +242,7 @@ class RunView(Result):
         cost: Agent cost.
         latency_ms: Wall time.
         tokens: Input plus output tokens.
-        grades: The latest grade of each grader (name -> passed/score/verdict/comment/error), in detail
-            views only.
+        grades: The latest grade of each grader (name -> `GradeView`), in detail views only.
         calls: The tool calls read from the transcript, in detail views only.
         attempts: Every execution attempt with what it spent — failed and replaced ones too, whose
             transcript, tool calls, tokens and cost the run's own fields do not hold — in detail views
@@ -229,7 +269,7 @@ class RunView(Result):
     cost: float | None
     latency_ms: float | None
     tokens: int | None
-    grades: dict[str, dict[str, Any]] | None = None
+    grades: dict[str, GradeView] | None = None
     calls: tuple[ToolCall, ...] | None = None
     attempts: tuple[AttemptView, ...] | None = None
 
@@ -516,7 +556,7 @@ def _kinds_of_case(
     by_arm: dict[str, list[RunView]] = {}
     for r in runs:
         by_arm.setdefault(r.arm, []).append(r)
-        executed = r.latency_ms is not None and r.outcome != "execution_failed"
+        executed = r.latency_ms is not None and r.outcome != RunOutcome.EXECUTION_FAILED
         right_answer = _gold_key(r.prediction, label_map) is not None and _gold_key(
             r.prediction, label_map
         ) == _gold_key(expected, label_map)
@@ -536,7 +576,7 @@ def _kinds_of_case(
         answers = [
             normalise_label(r.prediction, label_map)
             for r in rs
-            if r.latency_ms is not None and r.outcome != "execution_failed"
+            if r.latency_ms is not None and r.outcome != RunOutcome.EXECUTION_FAILED
         ]
         if answers:
             modes.add(Counter(answers).most_common(1)[0][0])
@@ -604,22 +644,7 @@ class _Loader:
         tokens = None if r[19] is None and r[20] is None else int((r[19] or 0) + (r[20] or 0))
         grades = calls = None
         if detail:
-            grades = {
-                name: {
-                    k: getattr(g, k)
-                    for k in (
-                        "kind",
-                        "status",
-                        "passed",
-                        "score",
-                        "verdict",
-                        "comment",
-                        "error",
-                        "dimensions",
-                    )
-                }
-                for name, g in self.store.latest_grades(r[0]).items()
-            }
+            grades = {name: GradeView.of(g) for name, g in self.store.latest_grades(r[0]).items()}
             calls = self._calls(r[16])
         return RunView(
             run_id=r[0],

@@ -16,7 +16,7 @@ from abbench.runner._grading import build_graders
 from abbench.runner._progress import ArmProgress, Observer, Progress
 from abbench.runner._scheduler import ExperimentRunner, RunSummary
 from abbench.store import Experiment, Store, open_store
-from abbench.types import ExperimentStatus
+from abbench.types import Control, ExperimentStatus
 
 log = logging.getLogger(__name__)
 
@@ -100,15 +100,15 @@ class RunHandle:
 
     def pause(self) -> None:
         """Let running runs finish and start no new ones."""
-        self._signal("pause")
+        self._signal(Control.PAUSE)
 
     def resume(self) -> None:
         """Start new runs again after a pause."""
-        self._signal("run")
+        self._signal(Control.RUN)
 
     def cancel(self) -> None:
         """Stop: runs in flight are cancelled and pending ones marked cancelled."""
-        self._signal("cancel")
+        self._signal(Control.CANCEL)
 
 
 def _runner(
@@ -205,7 +205,7 @@ def pause_experiment(ref: int | str | Experiment, *, store: StoreLike = None) ->
     exp = store.get_experiment(ref)
     if exp.status in (ExperimentStatus.FINISHED, ExperimentStatus.CANCELLED) and not exp.runner_alive:
         return False  # nothing to pause; a later re-run must not start paused
-    store.set_control(exp.id, "pause")
+    store.set_control(exp.id, Control.PAUSE)
     alive = store.get_experiment(exp.id).runner_alive
     if not alive:
         store.set_status(exp.id, ExperimentStatus.PAUSED)
@@ -249,7 +249,7 @@ def resume_experiment(
     exp = store.get_experiment(ref)
     if budget is not None or max_tokens is not None:
         set_budget(exp, max_cost=budget, max_tokens=max_tokens, arm=arm, store=store)
-    store.set_control(exp.id, "run")
+    store.set_control(exp.id, Control.RUN)
     alive = store.get_experiment(exp.id).runner_alive
     if alive or not run:
         return alive
@@ -304,7 +304,7 @@ def cancel_experiment(ref: int | str | Experiment, *, store: StoreLike = None) -
     """
     store = open_store(store)
     exp = store.get_experiment(ref)
-    store.set_control(exp.id, "cancel")
+    store.set_control(exp.id, Control.CANCEL)
     if store.get_experiment(exp.id).runner_alive:
         return None
     n = store.cancel_pending(exp.id)

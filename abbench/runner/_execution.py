@@ -24,7 +24,7 @@ from abbench.runner._cache import RunCaches, attempt_cache_spend, run_cache_fiel
 from abbench.runner._control import RunControl, RunInputs, RunMoves, Tally
 from abbench.runner._writer import StoreWriter
 from abbench.store import INTERRUPTED, WorkItem, dumps, now_iso
-from abbench.types import AgentOutput, RunState
+from abbench.types import AgentOutput, AttemptOutcome, RunState
 
 BACKOFF_BASE_S = 0.5
 """The first wait before a failed run is tried again; it doubles with every retry."""
@@ -279,7 +279,7 @@ class Execution:
         self.writer.attempt(
             item.run_id,
             attempt=number,
-            outcome="executed",
+            outcome=AttemptOutcome.EXECUTED,
             started_at=attempt.started_at,
             ended_at=fields["executed_at"],
             model_calls=spending.calls or None,
@@ -350,7 +350,7 @@ class Execution:
         self.writer.attempt(
             item.run_id,
             attempt=attempt.number,
-            outcome="cancelled" if error is None else "failed",
+            outcome=AttemptOutcome.CANCELLED if error is None else AttemptOutcome.FAILED,
             failure_type=None if error is None else error.failure_type,
             error="cancelled while running" if error is None else str(error),
             started_at=attempt.started_at,

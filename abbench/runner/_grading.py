@@ -33,7 +33,7 @@ from abbench.runner._control import RunControl, RunInputs, RunMoves, Tally
 from abbench.runner._limiter import loop_limiter
 from abbench.runner._writer import StoreWriter
 from abbench.store import Experiment, Grade, RunRecord, Store, WorkItem, now_iso
-from abbench.types import AgentOutput, RunState
+from abbench.types import AgentOutput, GradeStatus, RunState
 
 log = logging.getLogger(__name__)
 
@@ -162,7 +162,7 @@ class GradingPlan:
         """Whether ordinary grading must call `grader` on a run whose current grade is `prior`."""
         if prior is None:
             return True
-        if prior.status == "ok":
+        if prior.status == GradeStatus.OK:
             return False  # nothing new to grade
         return bool(prior.retryable) and grade_attempts <= self.retries
 
@@ -408,10 +408,10 @@ class Grading:
                 log.warning("grader %s raised on run %s: %s", grader.name, item.run_id, message)
                 details = {"traceback": traceback.format_exc()}
                 self._write_grade(
-                    grader, item, "error", error=message, retryable=False, details=details, **ids
+                    grader, item, GradeStatus.ERROR, error=message, retryable=False, details=details, **ids
                 )
                 return None, message
-            self._write_grade(grader, item, "ok", **_result_values(result), **ids)
+            self._write_grade(grader, item, GradeStatus.OK, **_result_values(result), **ids)
             return result, None
 
     def _write_grade(self, grader: Grader, item: WorkItem, status: str, **values: Any) -> None:
@@ -455,9 +455,9 @@ class Grading:
         if not rows:
             return True
         latest = rows[-1]
-        if latest.status == "ok":
+        if latest.status == GradeStatus.OK:
             return False
-        errors = sum(1 for r in rows if r.status == "error")
+        errors = sum(1 for r in rows if r.status == GradeStatus.ERROR)
         return bool(latest.retryable) and errors <= self.options.retries
 
     async def grade_pairs(self) -> None:
@@ -565,6 +565,6 @@ def _result_values(result: GradeResult) -> dict[str, Any]:
 
 
 def _result_from_row(row: Grade) -> GradeResult | None:
-    if row.status != "ok":
+    if row.status != GradeStatus.OK:
         return None
     return GradeResult(passed=row.passed, score=row.score, verdict=row.verdict)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from abbench.runner._budget import PauseReason
-from abbench.types import ExperimentStatus, RunState
+from abbench.types import ExperimentStatus, RunOutcome, RunState
 
 log = logging.getLogger(__name__)
 
@@ -65,12 +65,12 @@ class ArmProgress:
     @property
     def execution_failed(self) -> int:
         """Runs whose agent gave no usable answer."""
-        return self.errors.get("execution_failed", 0)
+        return self.errors.get(RunOutcome.EXECUTION_FAILED, 0)
 
     @property
     def grading_failed(self) -> int:
         """Runs with an answer that no grader reached a verdict on."""
-        return self.errors.get("grading_failed", 0)
+        return self.errors.get(RunOutcome.GRADING_FAILED, 0)
 
     def outcomes(self) -> dict[str, int]:
         """Runs per outcome key (`abbench.types.OUTCOME_WORDS`): pass, fail, execution_failed, ..."""
@@ -251,7 +251,7 @@ class Tracker:
         self.arm_names = arm_names
         self.observers = observers
         self.interval = interval
-        self.status: str = ExperimentStatus.RUNNING  # or a phase: cancelling
+        self.status: str = ExperimentStatus.RUNNING  # or a phase: Phase.CANCELLING
         self.pause_reason: PauseReason | None = None
         self.notes: tuple[str, ...] = ()
         self.started = time.monotonic()
@@ -295,7 +295,7 @@ class Tracker:
             was = self.errors.pop(run_id, None)
             if was is not None:
                 self.error_counts[was[0]][was[1]] -= 1
-            if to_state == _FAIL and outcome in ("execution_failed", "grading_failed"):
+            if to_state == _FAIL and outcome in (RunOutcome.EXECUTION_FAILED, RunOutcome.GRADING_FAILED):
                 self._add_error(run_id, self.arm_names[arm_id], outcome)
         if to_state in DONE_STATES:
             self._done_count += 1

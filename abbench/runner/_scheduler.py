@@ -37,7 +37,7 @@ from abbench.runner._limiter import loop_limiter
 from abbench.runner._progress import Observer, Progress, Tracker
 from abbench.runner._writer import StoreWriter
 from abbench.store import INTERRUPTED, Experiment, RunRecord, Store, WorkItem, current_user, now_iso
-from abbench.types import AgentOutput, ExperimentStatus, RunState
+from abbench.types import AgentOutput, Control, ExperimentStatus, Phase, RunState
 
 log = logging.getLogger(__name__)
 
@@ -213,7 +213,7 @@ class ExperimentRunner:
             items = self._select_items()
             self.budget.start()
             store.set_pause_reason(exp.id, None)
-            store.set_control(exp.id, "run")
+            store.set_control(exp.id, Control.RUN)
             store.set_status(exp.id, ExperimentStatus.RUNNING)
             if self.writer is None:
                 self.writer = StoreWriter(store)
@@ -475,17 +475,17 @@ class ExperimentRunner:
                 await asyncio.wait_for(control.wake.wait(), POLL_S)
             control.wake.clear()
             asked = self.store.get_control(self.exp.id)
-            if asked == "cancel" and not control.cancelling:
+            if asked == Control.CANCEL and not control.cancelling:
                 log.info("experiment %s: cancel asked", self.exp.name)
                 control.cancel_all()
-                tracker.status = "cancelling"
-            elif asked == "pause" and not control.paused:
+                tracker.status = Phase.CANCELLING
+            elif asked == Control.PAUSE and not control.paused:
                 log.info("experiment %s: pause asked; running runs finish, no new ones start", self.exp.name)
                 control.paused = True
                 control.resume.clear()
                 tracker.status = ExperimentStatus.PAUSED
                 writer.experiment(self.exp.id, status=ExperimentStatus.PAUSED, updated_at=now_iso())
-            elif asked == "run" and control.paused:
+            elif asked == Control.RUN and control.paused:
                 log.info("experiment %s: resumed", self.exp.name)
                 control.paused = False
                 self.budget.reload()

@@ -13,12 +13,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from abbench.store._base import StoreBase, loads
-from abbench.types import Usage
+from abbench.types import AttemptOutcome, Usage
 
 _N = TypeVar("_N", int, float)
-
-EXECUTED = "executed"
-"""The outcome of an attempt that produced an answer (the others: ``failed``, ``cancelled``)."""
 
 
 @dataclass(frozen=True)
@@ -28,7 +25,7 @@ class AttemptRecord:
     Attributes:
         run_id: The run.
         attempt: Its number (1 for the first execution; re-runs go on counting).
-        outcome: ``executed``, ``failed`` or ``cancelled``.
+        outcome: An `abbench.types.AttemptOutcome`: ``executed``, ``failed`` or ``cancelled``.
         failure_type: Why it failed (``max_turns``, ``bad_output``, ``timeout``, ...); None otherwise.
         error: The failure, in words.
         started_at: When it started (UTC).
@@ -184,8 +181,8 @@ class AttemptsMixin(StoreBase):
         Executions stored without attempt rows (before attempts were recorded) count as one attempt each.
         """
         recorded = self.query(
-            f"SELECT r.arm_id, count(*), total(t.outcome != '{EXECUTED}'), sum(t.cost), count(t.cost), "
-            f"sum(CASE WHEN t.outcome != '{EXECUTED}' THEN t.cost END), sum(t.input_tokens), "
+            f"SELECT r.arm_id, count(*), total(t.outcome != '{AttemptOutcome.EXECUTED}'), sum(t.cost), count(t.cost), "
+            f"sum(CASE WHEN t.outcome != '{AttemptOutcome.EXECUTED}' THEN t.cost END), sum(t.input_tokens), "
             "sum(t.output_tokens), total(t.latency_ms), total(t.cached_calls > 0), total(t.cost_saved), "
             "count(CASE WHEN t.input_tokens IS NOT NULL OR t.output_tokens IS NOT NULL THEN 1 END) "
             "FROM run_attempts t JOIN runs r ON r.id = t.run_id WHERE r.experiment_id=? GROUP BY r.arm_id",

@@ -125,7 +125,7 @@ class DatasetsMixin(StoreBase):
         """
         info = self.get_dataset(ref)
         cur = self.conn.execute(_cases_sql(source_rows), (info.id,))
-        return _to_cases(cur.fetchall(), info.read_options.get("columns"))
+        return _to_cases(cur.fetchall(), info.source_columns)
 
     def iter_cases(
         self, ref: str | int | DatasetInfo, *, batch: int = 1000, source_rows: bool = True
@@ -133,7 +133,7 @@ class DatasetsMixin(StoreBase):
         """The cases of a dataset one at a time, in file order, read `batch` rows at a time."""
         info = self.get_dataset(ref)
         cur = self.conn.execute(_cases_sql(source_rows), (info.id,))
-        columns = info.read_options.get("columns")
+        columns = info.source_columns
         while rows := cur.fetchmany(batch):
             yield from _to_cases(rows, columns)
 
@@ -159,7 +159,7 @@ class DatasetsMixin(StoreBase):
             close = difflib.get_close_matches(str(case_id), ids, n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             raise NotFoundError(f"{info.fingerprint} has no case {case_id!r}{hint}")
-        return _to_cases([row], info.read_options.get("columns"))[0]
+        return _to_cases([row], info.source_columns)[0]
 
     def label_conflicts(self, ref: str | int | DatasetInfo, limit: int = 200) -> list[Problem]:
         """Inputs that occur with different expected labels: gold labels worth a look by a person.

@@ -17,11 +17,11 @@ from pydantic import ValidationError
 from abbench.errors import ExperimentError, NotFoundError, StoreError
 from abbench.store._base import StoreBase, current_user, dumps, inserted_id, loads, now_iso
 from abbench.store._spec import StoredExperimentSpec
-from abbench.types import ExperimentStatus
+from abbench.types import Control, ExperimentStatus
 
 log = logging.getLogger(__name__)
 
-CONTROLS = ("run", "pause", "cancel")
+CONTROLS = tuple(c.value for c in Control)
 STATUSES = tuple(s.value for s in ExperimentStatus)
 TRY_TAG = "try"
 """The tag that marks a try (`abbench try`): a one-case experiment kept out of the default lists."""
@@ -122,7 +122,7 @@ class Experiment:
         rather than "pause first"; a running one can be paused, cancelled or waited for.
         """
         where = f"process {self.runner_pid} on {self.runner_host}"
-        if self.status == ExperimentStatus.PAUSED or self.control == "pause":
+        if self.status == ExperimentStatus.PAUSED or self.control == Control.PAUSE:
             return (
                 f"experiment {self.name!r} is paused in {where}, which still holds it: resume it "
                 f"(abbench resume {self.id}) and let it finish, or cancel it (abbench cancel {self.id}), "

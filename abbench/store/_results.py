@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from abbench.errors import NotFoundError, UsageError
 from abbench.store._base import StoreBase
-from abbench.types import RunState
+from abbench.types import RunOutcome, RunState
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-OUTCOMES = ("unfinished", "pass", "fail", "execution_failed", "grading_failed", "cancelled")
+OUTCOMES: tuple[str, ...] = tuple(o.value for o in RunOutcome)
 """What became of a run, by code (the index into this tuple):
 
 - ``unfinished`` (0): pending, running, executed (waiting for grading) or evaluating;

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from abbench.errors import NotFoundError
 from abbench.store._base import StoreBase, loads
-from abbench.types import AgentOutput, RunState, Usage
+from abbench.types import AgentOutput, RunOutcome, RunState, Usage
 
 if TYPE_CHECKING:
     from abbench.store._attempts import ArmSpend
@@ -163,12 +163,12 @@ class RunsMixin(StoreBase):
         return counts
 
     def error_runs(self, exp_id: int) -> dict[int, tuple[str, str]]:
-        """Runs in ``fail`` that got no verdict: ``{run id: (arm, "execution_failed" | "grading_failed")}``.
+        """Runs in ``fail`` that got no verdict: ``{run id: (arm, RunOutcome.EXECUTION_FAILED | RunOutcome.GRADING_FAILED)}``.
 
         The rest of ``fail`` is graded wrong; `run_counts` with this tells the three apart.
         """
         return {
-            run_id: (arm, "execution_failed" if ftype is not None else "grading_failed")
+            run_id: (arm, RunOutcome.EXECUTION_FAILED if ftype is not None else RunOutcome.GRADING_FAILED)
             for run_id, arm, ftype in self.query(
                 "SELECT r.id, a.name, r.failure_type FROM runs r JOIN arms a ON a.id = r.arm_id "
                 "WHERE r.experiment_id=? AND r.state=? AND (r.failure_type IS NOT NULL OR r.passed IS NULL)",

@@ -16,11 +16,6 @@ from typing import Any
 import ipywidgets as w
 
 from abbench.errors import AbbenchError, StoreError
-from abbench.formatting import in_unit as fmt_unit  # noqa: F401  (the widgets' names for the shared formatting)
-from abbench.formatting import money as fmt_money  # noqa: F401
-from abbench.formatting import ms as fmt_ms  # noqa: F401
-from abbench.formatting import pct as fmt_pct  # noqa: F401
-from abbench.formatting import points as fmt_points  # noqa: F401
 from abbench.store import STORE_ENV, Store, open_store
 
 log = logging.getLogger("abbench.widgets")
@@ -298,6 +293,12 @@ class Choice:
                 self.widget.value = value
             self.intended, self.missing = value, None
 
+    def select_listed(self, value: Any, relist: Callable[[], Any]) -> None:
+        """`select` `value`, calling `relist` first when the options do not hold it yet (made since)."""
+        if value not in self.values:
+            relist()
+        self.select(value)
+
     def show(self, value: Any) -> None:
         """Display `value` (a default the code found, such as the detected sheet) without making it the
         intended choice: the next reload shows what is found then, unless the person chose meanwhile."""
@@ -317,6 +318,20 @@ class Choice:
                 self.widget.value = None
                 self.missing = self.intended
         return bool(self.widget.value != before)
+
+
+def experiment_options(store: Store, *, status: bool = False) -> list[tuple[str, int]]:
+    """The store's experiments as chooser options: ``#3 demo · demo@ab12cd · 2 arms`` → id (the status
+    after the name when asked)."""
+    return [
+        (
+            f"#{e.id} {e.name} · "
+            + (f"{e.status} · " if status else "")
+            + f"{e.dataset} · {len(e.arms)} arms",
+            e.id,
+        )
+        for e in store.list_experiments()
+    ]
 
 
 def notebook_store(path: StoreLike = None, *, create: bool = False) -> Store:

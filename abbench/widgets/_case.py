@@ -12,9 +12,9 @@ import ipywidgets as w
 
 from abbench.dataset import unpack_source_row
 from abbench.formatting import in_unit
-from abbench.review import CaseDetail, RunView, case_detail
+from abbench.review import CaseDetail, GradeView, RunView, case_detail
 from abbench.store import Experiment, Store
-from abbench.types import RunState, outcome_word
+from abbench.types import AttemptOutcome, RunOutcome, RunState, outcome_word
 from abbench.widgets._base import NONE, escape, html_table, note
 
 TRANSCRIPT_CHARS = 200_000
@@ -36,16 +36,16 @@ def outcome_mark(run: RunView) -> str:
     """A run's outcome as a short word for tables: right, WRONG, execution failed (why), grading failed, ..."""
     if run.outcome == RunState.FAIL:
         return outcome_word(RunState.FAIL).upper()
-    if run.outcome == "execution_failed":
-        return f"{outcome_word('execution_failed')} ({run.failure_type})"
+    if run.outcome == RunOutcome.EXECUTION_FAILED:
+        return f"{outcome_word(RunOutcome.EXECUTION_FAILED)} ({run.failure_type})"
     return outcome_word(run.outcome)
 
 
-_MARKS = {
+_MARKS: dict[str, tuple[str, str]] = {
     RunState.PASS: ("✓", "color:#1a6b1a"),
     RunState.FAIL: ("✗", "color:#a40000;background:#fde8e8;font-weight:600"),
-    "execution_failed": ("⚠", "color:#8a5a00;background:#fff4dc"),
-    "grading_failed": ("⚠", "color:#8a5a00;background:#fff4dc"),
+    RunOutcome.EXECUTION_FAILED: ("⚠", "color:#8a5a00;background:#fff4dc"),
+    RunOutcome.GRADING_FAILED: ("⚠", "color:#8a5a00;background:#fff4dc"),
     RunState.CANCELLED: ("–", "color:#777"),
 }
 
@@ -63,11 +63,10 @@ def _answer_cell(run: RunView) -> str:
     return f'<span class="{css}" style="{style};padding:0 3px">{mark} {escape(text)}</span>'
 
 
-def _grade_word(grade: dict[str, Any]) -> str:
-    passed = grade.get("passed")
-    if passed is None:
-        return str(grade.get("status") or NONE)
-    return outcome_word(RunState.PASS if passed else RunState.FAIL)
+def _grade_word(grade: GradeView) -> str:
+    if grade.passed is None:
+        return grade.status or NONE
+    return outcome_word(RunState.PASS if grade.passed else RunState.FAIL)
 
 
 def _reading_html(run: RunView) -> str:
@@ -290,7 +289,7 @@ class CaseDetailView(w.VBox):  # type: ignore[misc, unused-ignore]  # ipywidgets
 
     def _case_html(self, exp: Experiment, detail: CaseDetail) -> str:
         case = detail.case
-        columns = self.store.get_dataset(exp.dataset_id).read_options.get("columns")
+        columns = self.store.get_dataset(exp.dataset_id).source_columns
         raw = unpack_source_row(case.source_row, columns)
         if isinstance(raw, dict):
             raw_html = html_table(list(raw), [[_json_text(v) for v in raw.values()]])
@@ -379,6 +378,6 @@ class CaseDetailView(w.VBox):  # type: ignore[misc, unused-ignore]  # ipywidgets
 def _spent_lines(run: RunView) -> list[str]:
     """What every attempt of a run spent, when one failed or was replaced (failed attempts cost money too)."""
     attempts = run.attempts or ()
-    if len(attempts) > 1 or any(a.outcome != "executed" for a in attempts):
+    if len(attempts) > 1 or any(a.outcome != AttemptOutcome.EXECUTED for a in attempts):
         return [a.summary for a in attempts]
     return []

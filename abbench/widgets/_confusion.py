@@ -13,9 +13,10 @@ from typing import Any
 
 import ipywidgets as w
 
+from abbench import formatting as fm
 from abbench._matrix import LARGE, TOP_CONFUSIONS, large_matrix_figure
 from abbench.metrics import ArmMetrics, ExperimentMetrics
-from abbench.widgets._base import escape, fmt_pct, html_table, note
+from abbench.widgets._base import escape, html_table, note
 from abbench.widgets._figures import confusion_figure, show_figure
 
 MATRIX_HEIGHT = "720px"
@@ -34,7 +35,7 @@ def top_confusions_html(arm: ArmMetrics, limit: int = TOP_CONFUSIONS) -> str:
     if not every:
         return note(f"{arm.arm}: no confusion: every graded run was predicted as its gold label")
     rows = [
-        (c.gold, "→", c.predicted, f"{c.count:,}", f"{fmt_pct(c.share)} of {c.support:,}")
+        (c.gold, "→", c.predicted, f"{c.count:,}", f"{fm.pct(c.share)} of {c.support:,}")
         for c in every[:limit]
     ]
     wrong = sum(c.count for c in every)
@@ -60,10 +61,10 @@ def classes_html(arm: ArmMetrics, *, by_support: bool = False) -> str:
     items = list(arm.classes.per_class.items())
     if by_support:
         items.sort(key=lambda kv: (-kv[1].support, kv[0]))
-    rows = [(label, fmt_pct(s.precision), fmt_pct(s.recall), fmt_pct(s.f1), s.support) for label, s in items]
+    rows = [(label, fm.pct(s.precision), fm.pct(s.recall), fm.pct(s.f1), s.support) for label, s in items]
     macro = arm.classes.macro
     rows.append(
-        ("macro average", fmt_pct(macro.precision), fmt_pct(macro.recall), fmt_pct(macro.f1), arm.classes.n)
+        ("macro average", fm.pct(macro.precision), fm.pct(macro.recall), fm.pct(macro.f1), arm.classes.n)
     )
     table = html_table(["label", "precision", "recall", "F1", "support"], rows, numeric=(1, 2, 3, 4))
     if by_support:

@@ -6,6 +6,7 @@ from typing import Any
 
 import ipywidgets as w
 
+from abbench import formatting as fm
 from abbench._text import clip
 from abbench.compare import Comparison, compare_arms, compare_experiments, experiment_pair
 from abbench.errors import ComparisonRefused, UsageError
@@ -19,9 +20,7 @@ from abbench.widgets._base import (
     StoreLike,
     View,
     escape,
-    fmt_money,
-    fmt_ms,
-    fmt_pct,
+    experiment_options,
     html_table,
     note,
 )
@@ -55,13 +54,13 @@ def _p(value: float | None) -> str:
 def _value(value: float | None, unit: str) -> str:
     if value is None:
         return NONE
-    return fmt_pct(value) if unit == "points" else f"{value:.4g}"
+    return fm.pct(value) if unit == "points" else f"{value:.4g}"
 
 
 # Cost, latency and tokens in their units (a cost of $0.000564 read as 0.0005638 before).
 _USAGE = {
-    "cost": ("cost per run", lambda v, signed=False: fmt_money(v, signed=signed)),
-    "latency_ms": ("latency", lambda v, signed=False: fmt_ms(v, signed=signed)),
+    "cost": ("cost per run", lambda v, signed=False: fm.money(v, signed=signed)),
+    "latency_ms": ("latency", lambda v, signed=False: fm.ms(v, signed=signed)),
     "tokens": (
         "tokens per run",
         lambda v, signed=False: NONE if v is None else f"{v:+,.0f}" if signed else f"{v:,.0f}",
@@ -245,10 +244,7 @@ class DiffWidget(View):
     # -- choosing the sides ----------------------------------------------------------------------------
 
     def _list(self) -> None:
-        options = [
-            (f"#{e.id} {e.name} · {e.dataset} · {len(e.arms)} arms", e.id)
-            for e in self.store.list_experiments()
-        ]
+        options = experiment_options(self.store)
         self.exp_a.set_options(options)
         self.exp_b.set_options(options)
 

@@ -14,14 +14,14 @@ import ipywidgets as w
 
 from abbench.formatting import elapsed as duration
 from abbench.runner import ArmProgress, Progress
-from abbench.types import ExperimentStatus, RunState, outcome_word
+from abbench.types import ExperimentStatus, Phase, RunOutcome, RunState, outcome_word
 from abbench.widgets._base import escape
 
 OUTCOME_COLOURS: dict[str, str] = {
     RunState.PASS: "#54a24b",
     RunState.FAIL: "#e45756",
-    "execution_failed": "#f58518",
-    "grading_failed": "#eeca3b",
+    RunOutcome.EXECUTION_FAILED: "#f58518",
+    RunOutcome.GRADING_FAILED: "#eeca3b",
     RunState.CANCELLED: "#9d9d9d",
     RunState.RUNNING: "#4c78a8",
     RunState.EXECUTED: "#72b7b2",
@@ -30,13 +30,13 @@ OUTCOME_COLOURS: dict[str, str] = {
 """Outcome (or open state) → bar colour; the report's `STATE_COLOURS` (a test keeps them equal).
 Pending runs are the bar's empty track."""
 
-PHASE_COLOURS = {
+PHASE_COLOURS: dict[str, tuple[str, str]] = {
     ExperimentStatus.FINISHED: ("#1a6b1a", "#e6f4e6"),
     ExperimentStatus.RUNNING: ("#174a7c", "#e3eef9"),
-    "resuming": ("#174a7c", "#e3eef9"),
-    "pausing": ("#7a5200", "#fdf3dc"),
+    Phase.RESUMING: ("#174a7c", "#e3eef9"),
+    Phase.PAUSING: ("#7a5200", "#fdf3dc"),
     ExperimentStatus.PAUSED: ("#7a5200", "#fdf3dc"),
-    "cancelling": ("#444", "#ececec"),
+    Phase.CANCELLING: ("#444", "#ececec"),
     ExperimentStatus.CANCELLED: ("#444", "#ececec"),
     ExperimentStatus.INTERRUPTED: ("#8a3b00", "#fde9dc"),
     ExperimentStatus.CREATED: ("#444", "#f6f6f6"),
@@ -62,8 +62,8 @@ BAR_CSS = """<style>
 SEGMENTS: tuple[str, ...] = (
     RunState.PASS,
     RunState.FAIL,
-    "execution_failed",
-    "grading_failed",
+    RunOutcome.EXECUTION_FAILED,
+    RunOutcome.GRADING_FAILED,
     RunState.CANCELLED,
     RunState.RUNNING,
     RunState.EXECUTED,
@@ -77,8 +77,8 @@ def segments(arm: ArmProgress) -> dict[str, int]:
     return {
         RunState.PASS: arm.right,
         RunState.FAIL: arm.wrong,
-        "execution_failed": arm.execution_failed,
-        "grading_failed": arm.grading_failed,
+        RunOutcome.EXECUTION_FAILED: arm.execution_failed,
+        RunOutcome.GRADING_FAILED: arm.grading_failed,
         RunState.CANCELLED: arm.cancelled,
         RunState.RUNNING: c.get(RunState.RUNNING, 0) + c.get(RunState.EVALUATING, 0),
         RunState.EXECUTED: c.get(RunState.EXECUTED, 0),
@@ -90,8 +90,8 @@ def outcome_text(p: Progress | ArmProgress, sep: str = " · ") -> str:
     parts = [
         (RunState.PASS, p.right),
         (RunState.FAIL, p.wrong),
-        ("execution_failed", p.execution_failed),
-        ("grading_failed", p.grading_failed),
+        (RunOutcome.EXECUTION_FAILED, p.execution_failed),
+        (RunOutcome.GRADING_FAILED, p.grading_failed),
         (RunState.CANCELLED, p.cancelled),
     ]
     return sep.join(f"{n:,} {outcome_word(k)}" for k, n in parts if n or k in (RunState.PASS, RunState.FAIL))

@@ -7,6 +7,7 @@ from typing import Any
 
 import ipywidgets as w
 
+from abbench import formatting as fm
 from abbench.agents import stand_in_note
 from abbench.errors import AbbenchError, PairNotNamed, UsageError
 from abbench.gate import (
@@ -28,10 +29,7 @@ from abbench.widgets._base import (
     StoreLike,
     View,
     escape,
-    fmt_money,
-    fmt_ms,
-    fmt_pct,
-    fmt_unit,
+    experiment_options,
     html_table,
     note,
 )
@@ -66,7 +64,7 @@ def fmt_estimate(e: Estimate | None, digits: int = 1, *, share: bool = True) -> 
         return f"{NONE} ({e.reason})" if e.reason else NONE
 
     def fmt(v: float | None) -> str:
-        return fmt_pct(v, digits) if share else NONE if v is None else f"{v:.2f}"
+        return fm.pct(v, digits) if share else NONE if v is None else f"{v:.2f}"
 
     if e.interval is None:
         return fmt(e.value)
@@ -86,18 +84,14 @@ def _rule_word(r: Any) -> str:
     return f"{r.status} (warning)"
 
 
-def _rate(value: float | None) -> str:
-    return fmt_pct(value)
-
-
 def _pass_k_table(m: ExperimentMetrics) -> str:
     """pass@k and pass^k per arm and k (Stability tab); empty with one round or no pass/fail verdicts."""
 
     def cell(value: float, iv: Any) -> str:
         import math
 
-        spread = "" if math.isnan(iv.low) else f" [{_rate(iv.low)}, {_rate(iv.high)}]"
-        return f"{_rate(value)}{spread}"
+        spread = "" if math.isnan(iv.low) else f" [{fm.pct(iv.low)}, {fm.pct(iv.high)}]"
+        return f"{fm.pct(value)}{spread}"
 
     rows = [
         (a.arm, p.k, cell(p.pass_at_k, p.pass_at_k_interval), cell(p.pass_hat_k, p.pass_hat_k_interval),
@@ -253,19 +247,11 @@ class ResultsWidget(View):
     # -- choosing --------------------------------------------------------------------------------------
 
     def _list(self) -> None:
-        self.chooser.set_options(
-            [
-                (f"#{e.id} {e.name} · {e.status} · {e.dataset} · {len(e.arms)} arms", e.id)
-                for e in self.store.list_experiments()
-            ]
-        )
+        self.chooser.set_options(experiment_options(self.store, status=True))
 
     def select_experiment(self, ref: int | str | Experiment) -> None:
         """Show an experiment, as choosing it in the list does."""
-        exp = self.store.get_experiment(ref)
-        if exp.id not in self.chooser.values:
-            self._list()
-        self.chooser.select(exp.id)
+        self.chooser.select_listed(self.store.get_experiment(ref).id, self._list)
 
     def _chosen(self, value: Any) -> None:
         previous = self.experiment
@@ -459,9 +445,9 @@ class ResultsWidget(View):
                 (
                     a.arm,
                     s.rounds,
-                    _rate(s.agreement),
-                    _rate(s.flip_rate),
-                    _rate(s.flaky_rate),
+                    fm.pct(s.agreement),
+                    fm.pct(s.flip_rate),
+                    fm.pct(s.flaky_rate),
                     _num(s.within_variance, 4),
                     flipped or (s.reason or NONE),
                 )
@@ -497,18 +483,18 @@ class ResultsWidget(View):
                 (
                     a.arm,
                     f"{u.executed:,}",
-                    fmt_ms(u.latency_ms.p50),
-                    fmt_ms(u.latency_ms.p95),
-                    fmt_ms(u.latency_ms.mean),
+                    fm.ms(u.latency_ms.p50),
+                    fm.ms(u.latency_ms.p95),
+                    fm.ms(u.latency_ms.mean),
                     _num(u.tokens.mean, 0),
-                    fmt_money(u.cost.mean),
-                    fmt_money(u.cost.p50),
-                    fmt_money(u.total_cost),
-                    fmt_money(u.cost_per_correct),
-                    fmt_money(u.judge_cost),
-                    _rate(g.no_evidence.value),
-                    _rate(g.low_confidence.value),
-                    _rate(g.skill_read.value),
+                    fm.money(u.cost.mean),
+                    fm.money(u.cost.p50),
+                    fm.money(u.total_cost),
+                    fm.money(u.cost_per_correct),
+                    fm.money(u.judge_cost),
+                    fm.pct(g.no_evidence.value),
+                    fm.pct(g.low_confidence.value),
+                    fm.pct(g.skill_read.value),
                 )
             )
         return html_table(
@@ -608,10 +594,10 @@ class ResultsWidget(View):
             [
                 (
                     r.rule.name or r.rule.metric,
-                    fmt_unit(r.value, metric_unit(r.rule.metric)),
+                    fm.in_unit(r.value, metric_unit(r.rule.metric)),
                     _rule_word(r),
                     f"{r.rule.metric} {ops.get(r.rule.op, r.rule.op)} "
-                    f"{fmt_unit(r.rule.value, metric_unit(r.rule.metric))}",
+                    f"{fm.in_unit(r.rule.value, metric_unit(r.rule.metric))}",
                     r.rule.severity,
                 )
                 for r in g.rules

@@ -17,7 +17,7 @@ from abbench.metrics import LOW_CONFIDENCE
 from abbench.review import Disagreement, Review, add_review, disagreements, reviews, undo_review
 from abbench.store import Experiment
 from abbench.types import REVIEW_VERDICTS, RunState
-from abbench.widgets._base import MAX_LISTED, STYLE, Choice, StoreLike, View, escape, note
+from abbench.widgets._base import MAX_LISTED, STYLE, Choice, StoreLike, View, escape, experiment_options, note
 from abbench.widgets._case import CaseDetailView
 from abbench.widgets._keys import ROOT_CLASS, KeyCatcher
 
@@ -227,19 +227,11 @@ class ReviewWidget(View):
     # -- lists -----------------------------------------------------------------------------------------
 
     def _list_experiments(self) -> None:
-        self.chooser.set_options(
-            [
-                (f"#{e.id} {e.name} · {e.dataset} · {len(e.arms)} arms", e.id)
-                for e in self.store.list_experiments()
-            ]
-        )
+        self.chooser.set_options(experiment_options(self.store))
 
     def select_experiment(self, ref: int | str | Experiment) -> None:
         """Review an experiment, as choosing it in the list does."""
-        exp = self.store.get_experiment(ref)
-        if exp.id not in self.chooser.values:
-            self._list_experiments()
-        self.chooser.select(exp.id)
+        self.chooser.select_listed(self.store.get_experiment(ref).id, self._list_experiments)
 
     def select_case(self, case_id: str) -> None:
         """Open a case, as clicking it in the list does (it waits for a filter that hides it)."""

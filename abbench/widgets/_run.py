@@ -31,13 +31,14 @@ from abbench.runner import (
     start_experiment,
 )
 from abbench.store import DEFAULT_CONCURRENCY, DEFAULT_GRADERS, Experiment, RunRecord
-from abbench.types import ExperimentStatus
+from abbench.types import ExperimentStatus, Phase
 from abbench.widgets._arm_form import FOLDER, NO_SKILL, ArmRow, parse_graders
 from abbench.widgets._base import STYLE, Choice, StoreLike, View, escape, html_table, log, note
 from abbench.widgets._case_form import CaseForm, selection_text
 from abbench.widgets._progress_view import ProgressView, status_html
 from abbench.widgets._run_state import (
     ENDED,
+    Buttons,
     Failures,
     RunSnapshot,
     experiment_label,
@@ -358,10 +359,7 @@ class RunControlWidget(View):
         if ref is None or ref == NEW:
             self.chooser.select(NEW)
             return
-        exp = self.store.get_experiment(ref)
-        if exp.id not in self.chooser.values:
-            self.reload()
-        self.chooser.select(exp.id)
+        self.chooser.select_listed(self.store.get_experiment(ref).id, self.reload)
 
     def _chosen(self, value: Any) -> None:
         with self._render_lock:
@@ -438,13 +436,13 @@ class RunControlWidget(View):
         return bool(self.config.selected_index == 0)
 
     def _show_controls(self) -> None:
-        enabled = self.snapshot.enabled() if self.snapshot is not None else {}
-        self.pause_button.disabled = not enabled.get("pause")
-        self.resume_button.disabled = not enabled.get("resume")
-        self.cancel_button.disabled = not enabled.get("cancel")
-        self.clone_button.disabled = not enabled.get("clone")
-        self.rerun_button.disabled = not enabled.get("rerun")
-        self.regrade_button.disabled = not enabled.get("regrade")
+        enabled = self.snapshot.enabled() if self.snapshot is not None else Buttons()
+        self.pause_button.disabled = not enabled.pause
+        self.resume_button.disabled = not enabled.resume
+        self.cancel_button.disabled = not enabled.cancel
+        self.clone_button.disabled = not enabled.clone
+        self.rerun_button.disabled = not enabled.rerun
+        self.regrade_button.disabled = not enabled.regrade
 
     def _render(self, snap: RunSnapshot) -> None:
         """Show `snap` everywhere at once: the chooser's line, the status, the bars, failures, buttons."""
@@ -459,7 +457,7 @@ class RunControlWidget(View):
                     labels[exp.id] = snap.label
                     self.chooser.set_options([(label, value) for value, label in labels.items()])
             self.status_html.value = status_html(progress, snap.phase, f"#{exp.id} {exp.name}")
-            if snap.phase not in (ExperimentStatus.RUNNING, "pausing"):
+            if snap.phase not in (ExperimentStatus.RUNNING, Phase.PAUSING):
                 self.action_note.value = ""  # "pause asked" said its part once the pause shows
             self.progress_view.show(progress)
             self._list_failures(snap.failures)

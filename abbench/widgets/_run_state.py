@@ -8,28 +8,44 @@ work — comes from one `RunSnapshot`, so the widget never shows two states at o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from abbench.runner import Progress, experiment_status
 from abbench.store import Experiment, RunRecord, Store
-from abbench.types import ExperimentStatus
+from abbench.types import Control, ExperimentStatus, Phase
 
 ENDED = (ExperimentStatus.FINISHED, ExperimentStatus.CANCELLED, ExperimentStatus.INTERRUPTED)
 """Statuses in which no process is running the experiment."""
 FAILURES_SHOWN = 50
 """Failed runs listed at most (the counts say how many there are)."""
 
-PAUSABLE = (ExperimentStatus.RUNNING, "resuming")
-RESUMABLE = (ExperimentStatus.PAUSED, "pausing", ExperimentStatus.INTERRUPTED, ExperimentStatus.CREATED)
+PAUSABLE = (ExperimentStatus.RUNNING, Phase.RESUMING)
+RESUMABLE = (ExperimentStatus.PAUSED, Phase.PAUSING, ExperimentStatus.INTERRUPTED, ExperimentStatus.CREATED)
 CANCELLABLE = (
     ExperimentStatus.RUNNING,
     ExperimentStatus.PAUSED,
-    "pausing",
-    "resuming",
+    Phase.PAUSING,
+    Phase.RESUMING,
     ExperimentStatus.INTERRUPTED,
     ExperimentStatus.CREATED,
 )
+
+
+@dataclass(frozen=True)
+class Buttons:
+    """Which of the run widget's buttons work now (all off when no experiment is shown)."""
+
+    pause: bool = False
+    resume: bool = False
+    cancel: bool = False
+    clone: bool = False
+    rerun: bool = False
+    regrade: bool = False
+
+    def as_dict(self) -> dict[str, bool]:
+        """Button name → whether it works."""
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -74,12 +90,16 @@ class RunSnapshot:
         if self.own:
             return status  # the runner's own tracker says paused / cancelling as it acts
         control = self.experiment.control
-        if control == "cancel" and status in (ExperimentStatus.RUNNING, ExperimentStatus.PAUSED):
-            return "cancelling"
-        if control == "pause" and status == ExperimentStatus.RUNNING:
-            return "pausing"
-        if control == "run" and status == ExperimentStatus.PAUSED and self.progress.pause_reason is None:
-            return "resuming"  # asked to go on; a runner that paused itself (a budget reached) is not
+        if control == Control.CANCEL and status in (ExperimentStatus.RUNNING, ExperimentStatus.PAUSED):
+            return Phase.CANCELLING
+        if control == Control.PAUSE and status == ExperimentStatus.RUNNING:
+            return Phase.PAUSING
+        if (
+            control == Control.RUN
+            and status == ExperimentStatus.PAUSED
+            and self.progress.pause_reason is None
+        ):
+            return Phase.RESUMING  # asked to go on; a runner that paused itself (a budget reached) is not
         return status
 
     @property
@@ -87,17 +107,17 @@ class RunSnapshot:
         """Whether nobody runs it now (finished, cancelled or interrupted)."""
         return self.phase in ENDED
 
-    def enabled(self) -> dict[str, bool]:
+    def enabled(self) -> Buttons:
         """Which buttons work now: pause, resume, cancel, clone, rerun, regrade."""
         phase = self.phase
-        return {
-            "pause": phase in PAUSABLE,
-            "resume": phase in RESUMABLE,
-            "cancel": phase in CANCELLABLE,
-            "clone": True,
-            "rerun": bool(self.failures.execution) and phase in ENDED,
-            "regrade": bool(self.failures.grading) and phase in ENDED,
-        }
+        return Buttons(
+            pause=phase in PAUSABLE,
+            resume=phase in RESUMABLE,
+            cancel=phase in CANCELLABLE,
+            clone=True,
+            rerun=bool(self.failures.execution) and phase in ENDED,
+            regrade=bool(self.failures.grading) and phase in ENDED,
+        )
 
     @property
     def label(self) -> str:

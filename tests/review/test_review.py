@@ -178,7 +178,13 @@ def test_case_detail_reads_grades_tool_calls_and_history(store, exp):
         ("read_section", {"ref": "SKILL.md#Rules"}, True)
     ]
     assert view.transcript_path.endswith(f"{run.id}.jsonl")
-    assert view.grades["label_match"]["passed"] is True
+    assert view.grades["label_match"].passed is True
+    # The JSON form of a grade is what it was when grades were dicts: these keys, from the store's grade.
+    stored = store.latest_grades(run.id)["label_match"]
+    assert view.as_dict()["grades"]["label_match"] == {
+        k: getattr(stored, k)
+        for k in ("kind", "status", "passed", "score", "verdict", "comment", "error", "dimensions")
+    }
     assert [r.verdict for r in detail.history] == ["unsure", "model_correct"]
     assert [r.verdict for r in detail.reviews] == ["model_correct"]
     assert detail.kinds == ()

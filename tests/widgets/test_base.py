@@ -5,9 +5,10 @@ from __future__ import annotations
 import ipywidgets as w
 import pytest
 
+from abbench import formatting as fm
 from abbench.errors import NotFoundError, StoreError
 from abbench.widgets import Choice, ErrorArea, View, escape, html_table, notebook_store
-from abbench.widgets._base import STYLE, fmt_money, fmt_ms, fmt_pct, fmt_points
+from abbench.widgets._base import STYLE
 
 
 def test_a_choice_keeps_its_selection_when_the_options_are_reloaded():
@@ -104,19 +105,19 @@ def test_tables_scroll_in_their_own_box_and_keep_long_text_readable():
 @pytest.mark.parametrize(
     ("fmt", "value", "text"),
     [
-        (fmt_pct, 0.9036, "90.4%"),
-        (fmt_pct, None, "—"),
-        (fmt_points, 0.175, "+17.5 pts"),
-        (fmt_points, -0.02, "-2.0 pts"),
-        (fmt_money, 12.4, "$12.40"),
-        (fmt_money, 0.0615, "$0.0615"),
-        (fmt_money, 0.000051, "$0.000051"),
-        (fmt_money, 0.0000005, "$0.00000050"),
-        (fmt_money, 0, "$0"),
-        (fmt_ms, 7.838, "7.8 ms"),
-        (fmt_ms, 63.41, "63 ms"),
-        (fmt_ms, 2400, "2.4 s"),
-        (fmt_ms, float("nan"), "—"),
+        (fm.pct, 0.9036, "90.4%"),
+        (fm.pct, None, "—"),
+        (fm.points, 0.175, "+17.5 pts"),
+        (fm.points, -0.02, "-2.0 pts"),
+        (fm.money, 12.4, "$12.40"),
+        (fm.money, 0.0615, "$0.0615"),
+        (fm.money, 0.000051, "$0.000051"),
+        (fm.money, 0.0000005, "$0.00000050"),
+        (fm.money, 0, "$0"),
+        (fm.ms, 7.838, "7.8 ms"),
+        (fm.ms, 63.41, "63 ms"),
+        (fm.ms, 2400, "2.4 s"),
+        (fm.ms, float("nan"), "—"),
     ],
 )
 def test_numbers_are_shown_in_the_units_people_read(fmt, value, text):

@@ -37,7 +37,7 @@ def shown(w: RunControlWidget) -> dict:
     phase = snap.phase
     assert f" · {phase} · " in label, (label, status)
     assert status.startswith(f"#{snap.experiment.id} {snap.experiment.name}: {phase} · "), (label, status)
-    assert buttons == {k: v for k, v in snap.enabled().items() if k in buttons}, (phase, buttons)
+    assert buttons == {k: v for k, v in snap.enabled().as_dict().items() if k in buttons}, (phase, buttons)
     done = sum(b.value for b in w.bars.values())
     assert f"{done:,}/{snap.progress.total:,} done" in status, (status, done)
     return {"phase": phase, "label": label, "status": status, **buttons, "done": done}

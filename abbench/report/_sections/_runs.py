@@ -8,13 +8,13 @@ from abbench import formatting as fm
 from abbench.report import _display as d
 from abbench.report._provenance import ArmProvenance, Provenance, RunOverview
 from abbench.report._sections._parts import Part
-from abbench.types import RunState, outcome_word
+from abbench.types import RunOutcome, RunState, outcome_word
 
 _OUTCOMES = (
     RunState.PASS,
     RunState.FAIL,
-    "execution_failed",
-    "grading_failed",
+    RunOutcome.EXECUTION_FAILED,
+    RunOutcome.GRADING_FAILED,
     RunState.CANCELLED,
     RunState.PENDING,
     RunState.RUNNING,
