@@ -8,10 +8,11 @@ from typing import Any
 import ipywidgets as w
 import plotly.graph_objects as go
 
+from abbench import formatting as fm
 from abbench.compare import TriggerHelp, compare_arms
 from abbench.metrics import Estimate, ExperimentActivation, ExperimentMetrics, arm_offers
 from abbench.store import Experiment
-from abbench.widgets._base import NONE, fmt_pct, html_table, note
+from abbench.widgets._base import NONE, html_table, note
 from abbench.widgets._figures import show_figure
 
 FIGURES = (
@@ -29,8 +30,8 @@ NOT_OFFERED = (
 def _est(e: Estimate) -> str:
     if e.value is None:
         return f"{NONE} ({e.reason})" if e.reason else NONE
-    spread = "" if e.interval is None else f" [{fmt_pct(e.interval.low)}–{fmt_pct(e.interval.high)}]"
-    return f"{fmt_pct(e.value)}{spread} · {e.n_cases} cases"
+    spread = "" if e.interval is None else f" [{fm.pct(e.interval.low)}–{fm.pct(e.interval.high)}]"
+    return f"{fm.pct(e.value)}{spread} · {e.n_cases} cases"
 
 
 def _points(value: float | None) -> str:
@@ -123,7 +124,7 @@ class ActivationView(w.VBox):
         if t is None:
             return
         rows = [
-            (s.arm, s.mode, NONE if s.activation is None else fmt_pct(s.activation), _est(s.intention_to_treat),
+            (s.arm, s.mode, NONE if s.activation is None else fm.pct(s.activation), _est(s.intention_to_treat),
              _est(s.per_protocol), _est(s.not_loaded))
             for s in (t.a, t.b)
         ]  # fmt: skip
