@@ -70,7 +70,7 @@ def comparison_line(c: ActivationComparison) -> str:
 
 
 def _points(value: float | None) -> str:
-    return "n/a" if value is None else f"{value * 100:+.1f} points"
+    return "n/a" if value is None else f"{round(value * 100, 1) + 0.0:+.1f} points"  # no "−0.0"
 
 
 def print_trigger_help(t: TriggerHelp | None) -> None:

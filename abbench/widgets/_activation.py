@@ -35,7 +35,7 @@ def _est(e: Estimate) -> str:
 
 
 def _points(value: float | None) -> str:
-    return NONE if value is None else f"{value * 100:+.1f} points"
+    return NONE if value is None else f"{round(value * 100, 1) + 0.0:+.1f} points"  # no "−0.0"
 
 
 def activation_figure(report: ExperimentActivation) -> go.Figure | None:

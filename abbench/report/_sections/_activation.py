@@ -106,7 +106,7 @@ def _comparison_row(c: ActivationComparison) -> dict[str, Any]:
 
 
 def _points(value: float | None) -> str:
-    return fm.MISSING if value is None else f"{value * 100:+.1f} points"
+    return fm.MISSING if value is None else f"{round(value * 100, 1) + 0.0:+.1f} points"  # no "−0.0"
 
 
 def trigger_help_parts(t: TriggerHelp | None) -> list[Part]:
