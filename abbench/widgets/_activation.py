@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 from abbench import formatting as fm
 from abbench.compare import TriggerHelp, compare_arms
+from abbench.errors import AbbenchError
 from abbench.metrics import Estimate, ExperimentActivation, ExperimentMetrics, arm_offers
 from abbench.store import Experiment
 from abbench.widgets._base import NONE, html_table, note
@@ -119,7 +120,11 @@ class ActivationView(w.VBox):
         self.split_html.value = ""
         if a is None or b is None or a == b or not (arm_offers(exp.arm(a)) or arm_offers(exp.arm(b))):
             return
-        t = compare_arms(exp.id, a, b, store=store).trigger_help
+        try:
+            t = compare_arms(exp.id, a, b, store=store).trigger_help
+        except AbbenchError as exc:  # no split rather than a stale one; the Decision tab says more
+            self.split_html.value = note(f"no trigger-vs-help split for {b} vs {a}: {exc}", "warn")
+            return
         self.trigger_help = t
         if t is None:
             return

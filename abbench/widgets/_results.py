@@ -558,8 +558,8 @@ class ResultsWidget(View):
             )
             raise
         self.gate_result = result
-        self.activation.show_pair(exp, a, b, self.store)
         self.decision_html.value = self._decision_html(result, self.gate.says(exp))
+        self.activation.show_pair(exp, a, b, self.store)
         tone = _TONES.get(result.outcome, "muted")
         self.headline_html.value = (
             f'<div class="abbench-headline abbench-{tone}">{escape(result.pair_text)}: gate '

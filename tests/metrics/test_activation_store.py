@@ -142,3 +142,15 @@ def test_gate_reads_activation_and_calls_missing_expectations_not_assessed(store
     assert result.outcome == GateOutcome.BLOCK
     assert result.rules[0].status == "pass" and result.rules[1].status == "missing"
     assert "no case has an expected_skill" in result.rules[1].message
+
+
+def test_results_widget_shows_activation_and_the_split(store, activation):
+    from abbench.widgets import ResultsWidget
+
+    w = ResultsWidget(store, experiment="activation", baseline="none", candidate="plugin")
+    assert w.errors.message is None
+    assert "internal-comms, brand-guidelines, theme-factory" in w.activation.table_html.value
+    assert [bar.name for bar in w.activation.figure.data] == ["alone", "plugin"]
+    t = w.activation.trigger_help
+    assert t is not None and t.b.arm == "plugin" and "trigger vs help" in w.activation.split_html.value
+    assert t.loaded_more_often + t.helped_more_when_loaded + t.when_not_loaded == pytest.approx(t.total)
