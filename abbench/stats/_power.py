@@ -14,24 +14,23 @@ from abbench.stats._base import _Result, check_probability
 from abbench.stats._errors import _std, harmonic_rounds, per_case, within_variance
 
 
-def _nonnegative(value: Any, name: str) -> float:
+def _at_least(value: Any, name: str, low: float, what: str, meaning: str) -> float:
+    """`value` as a finite float ≥ `low`, or a `UsageError` saying what `name` must be."""
     try:
         x = float(value)
     except (TypeError, ValueError):
-        raise UsageError(f"{name} must be a number ≥ 0; got {value!r}") from None
-    if not math.isfinite(x) or x < 0:
-        raise UsageError(f"{name} must be a finite number ≥ 0 (a variance); got {value!r}")
+        raise UsageError(f"{name} must be {what}; got {value!r}") from None
+    if not math.isfinite(x) or x < low:
+        raise UsageError(f"{name} must be {meaning}; got {value!r}")
     return x
+
+
+def _nonnegative(value: Any, name: str) -> float:
+    return _at_least(value, name, 0.0, "a number ≥ 0", "a finite number ≥ 0 (a variance)")
 
 
 def _rounds(value: Any, name: str) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise UsageError(f"{name} must be a number of rounds ≥ 1; got {value!r}") from None
-    if not math.isfinite(x) or x < 1:
-        raise UsageError(f"{name} must be ≥ 1 (answers per case); got {value!r}")
-    return x
+    return _at_least(value, name, 1.0, "a number of rounds ≥ 1", "≥ 1 (answers per case)")
 
 
 def _z_sum(alpha: float, power: float) -> float:
