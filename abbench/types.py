@@ -6,8 +6,24 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-CASE_FIELDS = ("case_id", "input", "expected", "history", "context", "domain", "request_id", "metadata")
+CASE_FIELDS = (
+    "case_id",
+    "input",
+    "expected",
+    "history",
+    "context",
+    "domain",
+    "request_id",
+    "metadata",
+    "expected_skill",
+)
 """The fields a mapping profile can fill, in the order they are shown and hashed."""
+
+NO_SKILL = "none"
+"""A case's `expected_skill` when no skill may activate on it (a must-not-trigger case)."""
+
+SKILL_MODES = ("injected", "offered")
+"""How an arm gives the agent its skills: put into the task, or offered in a catalogue to load from."""
 
 REVIEW_VERDICTS = ("gold_correct", "model_correct", "ambiguous_standard", "missing_capability_info", "unsure")
 """What a person may say about a disagreement between gold and prediction."""
@@ -28,6 +44,9 @@ class Case:
         metadata: Free-form JSON object kept with the case.
         source_row: The raw row as read from the file (always kept, never hashed into the case identity).
         source_line: Where the row sits in its file: ``"line 12"``, ``"Sheet1!row 5"``, ``"split test #3"``.
+        expected_skill: The skill that should activate on this case in an offered arm, or ``"none"``
+            (`NO_SKILL`) when no skill may; None when activation is not assessed on it. Gold, like
+            `expected`: no agent sees it.
     """
 
     case_id: str
@@ -40,10 +59,18 @@ class Case:
     metadata: dict[str, Any] | None = None
     source_row: Any = None
     source_line: str | None = None
+    expected_skill: str | None = None
 
     def canonical(self) -> dict[str, Any]:
-        """The case fields that define the dataset's identity (everything but the source row)."""
-        return {name: getattr(self, name) for name in CASE_FIELDS}
+        """The case fields that define the dataset's identity (everything but the source row).
+
+        ``expected_skill`` is left out when it is None, so datasets that never say it keep the
+        fingerprints they had before the field existed.
+        """
+        out = {name: getattr(self, name) for name in CASE_FIELDS}
+        if out["expected_skill"] is None:
+            del out["expected_skill"]
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,6 +262,12 @@ class AgentOutput:
         latency_ms: Wall time of the run.
         session_id: The isolated session this run used.
         model: The model that answered, as the endpoint reported it.
+        skills_offered: The names of the skills an offered arm's catalogue showed; None when the
+            skill was injected (or the arm has none).
+        skills_loaded: The names of the offered skills the agent loaded, in load order (``()``:
+            offered, nothing loaded); None when nothing was offered.
+        first_load_turn: The 1-based model turn (the builtin agent: step) at which the first skill
+            was loaded; None when none was.
     """
 
     prediction: str | None
@@ -250,3 +283,6 @@ class AgentOutput:
     latency_ms: float = 0.0
     session_id: str | None = None
     model: str | None = None
+    skills_offered: tuple[str, ...] | None = None
+    skills_loaded: tuple[str, ...] | None = None
+    first_load_turn: int | None = None

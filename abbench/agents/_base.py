@@ -35,6 +35,10 @@ class Spending:
         model: The model that answered the last call.
         cached_calls: Of `calls`, those answered from the response cache.
         cost_saved: What those would have cost (None when none was cached or a cost is unknown).
+        skills_offered: The names in an offered arm's catalogue (None: nothing offered); the runner
+            fills it before the agent starts.
+        skills_loaded: The offered skills loaded so far, in order (None: nothing offered).
+        first_load_turn: The model turn (1-based) of the first load, once there was one.
     """
 
     transcript: list[dict[str, Any]] = field(default_factory=list)
@@ -47,7 +51,32 @@ class Spending:
     model: str | None = None
     cached_calls: int = 0
     cost_saved: float | None = None
+    skills_offered: list[str] | None = None
+    skills_loaded: list[str] | None = None
+    first_load_turn: int | None = None
     _cost_known: bool = field(default=True, repr=False)
+
+    def offer(self, names: Sequence[str]) -> None:
+        """Record the catalogue of an offered arm: nothing loaded yet."""
+        self.skills_offered = list(names)
+        self.skills_loaded = []
+
+    def load(self, name: str, turn: int) -> None:
+        """Record that the agent loaded the offered skill `name` at model turn `turn` (1-based)."""
+        if self.skills_loaded is None:
+            self.skills_loaded = []
+        if name not in self.skills_loaded:
+            self.skills_loaded.append(name)
+        if self.first_load_turn is None:
+            self.first_load_turn = turn
+
+    def activation(self) -> dict[str, Any]:
+        """What was offered and loaded, as the `AgentOutput` fields of the same names."""
+        return {
+            "skills_offered": None if self.skills_offered is None else tuple(self.skills_offered),
+            "skills_loaded": None if self.skills_loaded is None else tuple(self.skills_loaded),
+            "first_load_turn": self.first_load_turn,
+        }
 
     def add_call(
         self, usage: Usage | None, cost: float | None, model: str | None = None, *, cached: bool = False
@@ -86,17 +115,21 @@ class Spending:
         return not (self.calls or self.transcript or self.files_read or self.sections_read)
 
 
-HIDDEN_FIELDS = ("expected", "metadata", "request_id", "source_row", "source_line")
+HIDDEN_FIELDS = ("expected", "expected_skill", "metadata", "request_id", "source_row", "source_line")
 """The case fields no agent sees: the gold answer, and the row and notes it could be read back from."""
 
 
 @dataclass(frozen=True)
 class Task:
-    """One (case, round, arm) handed to an agent: an isolated session with the skill injected.
+    """One (case, round, arm) handed to an agent: an isolated session with the skill injected (or offered).
 
     Attributes:
         case: The case to answer.
-        skill: The arm's skill snapshot, or None for a no-skill arm.
+        skill: The arm's skill snapshot to inject, or None for a no-skill arm — and for an offered arm,
+            whose skills are in `skills` only, so an adapter that ignores `skill_mode` injects nothing.
+        skills: Every skill of the arm, in order (the catalogue of an offered arm; ``(skill,)`` when
+            injected; () for none).
+        skill_mode: ``injected`` or ``offered``.
         arm: The arm's name (never shown to judges).
         model: The model the arm names, if any.
         params: The arm's parameters (temperature, latency_ms, base_url, ...).
@@ -113,6 +146,8 @@ class Task:
 
     case: Case
     skill: Snapshot | None = None
+    skills: tuple[Snapshot, ...] = ()
+    skill_mode: str = "injected"
     arm: str = "a"
     model: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
@@ -123,6 +158,11 @@ class Task:
     timeout_s: float | None = None
     spending: Spending | None = field(default=None, compare=False, repr=False)
     cache: CallCache | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def offered(self) -> tuple[Snapshot, ...]:
+        """The skills offered in a catalogue: `skills` in the offered mode, else ()."""
+        return self.skills if self.skill_mode == "offered" else ()
 
 
 def agent_case(case: Case) -> Case:

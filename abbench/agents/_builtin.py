@@ -46,11 +46,12 @@ import random
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
 
 from abbench.agents._base import Agent, Task, register_agent
 from abbench.agents._builtin_decision import _baseline, _build_index, _decide, _Decision, _Index
+from abbench.agents._builtin_offer import DEFAULT_ACTIVATION_THRESHOLD, Choice, choose, load_events
 from abbench.agents._builtin_session import _session
 from abbench.agents._parameters import AgentParameter
 from abbench.agents._rules import extract_rules
@@ -68,6 +69,8 @@ _PARAMS = {
     "seed": "extra seed mixed into the temperature noise (default 0)",
     "top_sections": "how many best-matching sections it reads besides SKILL.md (default 3)",
     "labels": "the labels to choose among, or `dataset` for the dataset's (default: its declared label set, else the skill's)",
+    "activation_threshold": "offered skills: the share of the query's terms a skill's name and description "
+    f"must hold for builtin to load it (0..1, default {DEFAULT_ACTIVATION_THRESHOLD})",
 }
 
 _CACHE_SIZE = 32
@@ -89,6 +92,7 @@ class BuiltinAgent:
     temperature: float = 0.0
     params: dict[str, Any] = field(default_factory=dict)
     name: str = "builtin"
+    offers_skills: ClassVar[bool] = True
     _cache: OrderedDict[tuple[str, tuple[str, ...] | None], _Index] = field(
         default_factory=OrderedDict, repr=False
     )
@@ -100,6 +104,14 @@ class BuiltinAgent:
         """Answer one task: decide, simulate latency without blocking the loop, and report."""
         started = time.perf_counter()
         settings = self._settings(task)
+        offered = task.offered
+        choice: Choice | None = None
+        if offered:
+            # the catalogue step: load the best-matching skill (or none), then answer as injected with it
+            choice = choose(task, offered, settings["activation_threshold"])
+            if choice.skill is not None and task.spending is not None:
+                task.spending.load(choice.skill.skill_name, 1)
+            task = replace(task, skill=choice.skill, skills=(), skill_mode="injected")
         await self._warm(task)
         decision, files_read = self._answer(task, settings)
         raw = json.dumps(
@@ -112,6 +124,11 @@ class BuiltinAgent:
             ensure_ascii=False,
         )
         transcript, usage = _session(task, decision, raw, self.model, self._reads(task.skill, decision))
+        if choice is not None:
+            transcript = [
+                *load_events(replace(task, skills=offered, skill_mode="offered"), choice),
+                *transcript,
+            ]
         delay = _latency(task, settings)
         if delay > 0:
             await asyncio.sleep(delay / 1000.0)
@@ -130,6 +147,9 @@ class BuiltinAgent:
             latency_ms=round((time.perf_counter() - started) * 1000.0, 3),
             session_id=task.session_id or None,
             model=self.model,
+            skills_offered=tuple(s.skill_name for s in offered) if offered else None,
+            skills_loaded=None if choice is None else _loaded(choice),
+            first_load_turn=1 if choice is not None and choice.skill is not None else None,
         )
 
     def preflight(self, skill: Snapshot | None, label_set: Sequence[str] | None) -> None:
@@ -167,6 +187,7 @@ class BuiltinAgent:
             "seed": 0,
             "top_sections": 3,
             "labels": None,
+            "activation_threshold": DEFAULT_ACTIVATION_THRESHOLD,
         }
         merged.update(self.params)
         for key in merged:
@@ -254,6 +275,10 @@ class BuiltinAgent:
             self._cache.popitem(last=False)
 
 
+def _loaded(choice: Choice) -> tuple[str, ...]:
+    return () if choice.skill is None else (choice.skill.skill_name,)
+
+
 def _cost(usage: Usage, price_in: float | None, price_out: float | None) -> float | None:
     """What the run would cost at the arm's prices; unknown (None) when the arm names no price — the
     stand-in costs nothing, but an analyst reading "$0" would take it for a measured figure."""
@@ -269,6 +294,10 @@ def _check(settings: dict[str, Any]) -> dict[str, Any]:
         for key in ("price_in_per_mtok", "price_out_per_mtok"):  # no price: the cost is unknown
             settings[key] = None if settings[key] is None else float(settings[key])
         settings["top_sections"] = int(settings["top_sections"])
+        threshold = settings.get("activation_threshold")
+        settings["activation_threshold"] = (
+            DEFAULT_ACTIVATION_THRESHOLD if threshold is None else float(threshold)
+        )
     except (TypeError, ValueError) as exc:
         raise UsageError(
             f"builtin: a numeric setting is not a number ({exc}); settings: {settings}"
@@ -292,6 +321,8 @@ def _check(settings: dict[str, Any]) -> dict[str, Any]:
         problems.append("prices must be ≥ 0")
     if settings["top_sections"] < 1:
         problems.append("top_sections must be ≥ 1")
+    if not 0 <= settings["activation_threshold"] <= 1:
+        problems.append("activation_threshold must be between 0 and 1")
     if problems:
         raise UsageError("builtin: " + "; ".join(problems))
     return settings
@@ -358,6 +389,7 @@ def builtin(
             "seed": params.get("seed", 0),
             "top_sections": params.get("top_sections", 3),
             "labels": params.get("labels"),
+            "activation_threshold": params.get("activation_threshold"),
         }
     )
     extra = {k: settings[k] for k in _PARAMS}
@@ -375,6 +407,7 @@ _DEFAULTS = {
     "price_out_per_mtok": 0.0,
     "seed": 0,
     "top_sections": 3,
+    "activation_threshold": DEFAULT_ACTIVATION_THRESHOLD,
 }
 # What **params accepts, for forms (abbench.agents.agent_parameters); the signature gives the rest.
 builtin.parameters = tuple(  # type: ignore[attr-defined]  # a function attribute agent_parameters reads

@@ -26,12 +26,19 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from abbench._text import clip
 from abbench.agents._answer import Answer, canonical_refs
 from abbench.agents._base import Spending, Task, agent_case, check_settings, register_agent
-from abbench.agents._command_output import Reported, cli_failure, read_cli_answer, read_report, read_stdout
+from abbench.agents._command_output import (
+    Reported,
+    cli_failure,
+    offered_loads,
+    read_cli_answer,
+    read_report,
+    read_stdout,
+)
 from abbench.agents._presets import PRESETS, Preset, Reading, Setup, get_preset
 from abbench.agents._process import Finished, permanent_cause, run_group, tail
 from abbench.agents._prompt import build_prompt
@@ -78,6 +85,7 @@ _SETTINGS = (
     "pattern",
     "permission",
     "preset",
+    "skills_dir",
     "prices",
     "program",
     "stdin",
@@ -148,6 +156,7 @@ class CommandAgent:
     """
 
     name = "command"
+    offers_skills: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -171,6 +180,7 @@ class CommandAgent:
         paths: Mapping[str, str] | None = None,
         permission: Mapping[str, Any] | None = None,
         prices: Any = None,
+        skills_dir: str | None = None,
     ):
         self.preset: Preset | None = get_preset(preset) if preset else None
         self.options: dict[str, Any] = {}
@@ -209,6 +219,7 @@ class CommandAgent:
         self.kill_grace_s = float(kill_grace_s)
         self.keep_workspace = bool(keep_workspace)
         self.max_output_bytes = int(max_output_bytes)
+        self.skills_dir = _skills_dir(skills_dir or getattr(self.preset, "skills_dir", None) or "skills")
         _resolve_paths(self.argv, Path(base_dir or os.getcwd()))
 
     def __repr__(self) -> str:
@@ -260,7 +271,7 @@ class CommandAgent:
                 await asyncio.to_thread(shutil.rmtree, workspace, True)
 
     async def _run_in(self, workspace: Path, task: Task) -> AgentOutput:
-        files = await _Workspace.write(workspace, task)
+        files = await _Workspace.write(workspace, task, self.skills_dir)
         model = self.model or task.model or ""
         values = files.placeholders(task, model)
         if not model and any("{model}" in a for a in self.argv):
@@ -314,6 +325,7 @@ class CommandAgent:
         self._check_finished(where, done, stdout, stderr, reading, timeout, spent)
         answer, reported = self._answer(where, stdout, reading, task, spent)
         transcript.append({"type": "answer", "method": answer.method, "prediction": answer.prediction})
+        activation = self._activation(task, files, reported, reading, spent)
         return AgentOutput(
             prediction=answer.prediction,
             reason=answer.reason,
@@ -328,7 +340,30 @@ class CommandAgent:
             latency_ms=done.elapsed_ms,
             session_id=reported.session_id or task.session_id or None,
             model=reported.model or model or None,
+            **activation,
         )
+
+    @staticmethod
+    def _activation(
+        task: Task, files: _Workspace, reported: Any, reading: Reading | None, spent: Spending
+    ) -> dict[str, Any]:
+        """What an offered run loaded, read from the transcript: the SKILL.md files the CLI read
+        under the skills folder (its own report, or the files it says it read)."""
+        if not task.offered:
+            return {}
+        names = [s.skill_name for s in task.offered]
+        setup = Setup(workspace=files.root, model="", skill_dir=files.skill_dir)
+        # a preset's report is already relative to the skills folder; a plain command's is as it said
+        told = [str(files.skill_dir / p) for p in reading.files_read] if reading is not None else []
+        read = [*told, *reported.files_read]
+        if spent.skills_offered is None:
+            spent.offer(names)
+        for name in offered_loads(read, setup, names):
+            spent.load(name, 1)  # a CLI reports no turns: the first load is counted as its first
+        activation = spent.activation()
+        if not activation["skills_loaded"]:
+            activation["first_load_turn"] = None
+        return activation
 
     def _setup_preset(
         self, files: _Workspace, task: Task, model: str, values: dict[str, str]
@@ -350,7 +385,7 @@ class CommandAgent:
             model=model,
             base_url=self.base_url,
             api_key_env=self.api_key_env,
-            skill_dir=files.skill_dir if task.skill else None,
+            skill_dir=files.skill_dir if files.has_skill else None,
             options=self.options,
         )
         try:
@@ -458,10 +493,11 @@ class _Workspace:
     prompt: str
     case_json: str
     has_skill: bool
+    skills_dir: str | None = None  # offered: the folder (in root) holding one folder per skill
 
     @property
     def skill_dir(self) -> Path:
-        return self.root / "skill"
+        return self.root / self.skills_dir if self.skills_dir else self.root / "skill"
 
     @property
     def prompt_file(self) -> Path:
@@ -472,26 +508,38 @@ class _Workspace:
         return self.root / "case.json"
 
     @classmethod
-    async def write(cls, root: Path, task: Task) -> _Workspace:
-        """Copy the skill into `root` and write the prompt and the case there.
+    async def write(cls, root: Path, task: Task, skills_dir: str = "skills") -> _Workspace:
+        """Copy the skill into `root` (an offered arm's skills into ``<skills_dir>/<name>/``, where
+        the CLI discovers them) and write the prompt and the case there. A no-skill arm's workspace
+        holds no skill at all.
 
         Raises:
-            AgentError: the skill cannot be copied (not retryable).
+            AgentError: a skill cannot be copied (not retryable).
         """
-        skill_dir = root / "skill"
+        offered = task.offered
+        skill_dir = root / skills_dir if offered else root / "skill"
+        copies = [(s, skill_dir / s.skill_name) for s in offered] if offered else []
         if task.skill is not None:
+            copies = [(task.skill, skill_dir)]
+        for snap, dest in copies:
             try:
-                await asyncio.to_thread(_copy_skill, task.skill, skill_dir)
+                await asyncio.to_thread(_copy_skill, snap, dest)
             except OSError as exc:
                 raise AgentError(
-                    f"cannot copy the skill {task.skill.label} from {task.skill.root} into the workspace: "
+                    f"cannot copy the skill {snap.label} from {snap.root} into the workspace: "
                     f"{exc.strerror or exc}; check that the snapshot folder is intact",
                     retryable=False,
                 ) from None
-        shown = str(skill_dir) if task.skill else None
-        prompt = build_prompt(task, tools=False, skill_dir=shown)
-        case_json = json.dumps(case_payload(task, prompt.text, shown), ensure_ascii=False, indent=1)
-        files = cls(root, prompt.text, case_json, task.skill is not None)
+        shown = str(skill_dir) if copies else None
+        prompt = build_prompt(task, tools=False, skill_dir=None if offered else shown)
+        text = prompt.text
+        if offered:
+            text += (
+                f"\n\nThe skills are in {skill_dir}/<name>/: read the SKILL.md of the one that fits "
+                "the case before you answer, or none when none fits."
+            )
+        case_json = json.dumps(case_payload(task, text, shown), ensure_ascii=False, indent=1)
+        files = cls(root, text, case_json, bool(copies), skills_dir if offered else None)
         files.prompt_file.write_text(prompt.text, encoding="utf-8")
         files.case_file.write_text(case_json, encoding="utf-8")
         return files
@@ -541,6 +589,17 @@ def _redact(text: str, secrets: Sequence[str]) -> str:
     for secret in secrets:
         text = text.replace(secret, "***")
     return text
+
+
+def _skills_dir(text: str) -> str:
+    """An offered arm's skills folder inside the workspace: a relative path that stays inside it."""
+    path = Path(str(text))
+    if path.is_absolute() or ".." in path.parts or not path.parts:
+        raise UsageError(
+            f"skills_dir must be a folder inside the run's workspace (e.g. .claude/skills), not {text!r}: "
+            "every run gets its own fresh workspace, so no two runs share a discovery folder"
+        )
+    return path.as_posix()
 
 
 def _copy_skill(skill: Any, dest: Path) -> None:

@@ -227,3 +227,14 @@ def _int(value: Any) -> int:
         return int(value or 0)
     except (TypeError, ValueError):
         return 0
+
+
+def offered_loads(paths: Sequence[str], setup: Setup, names: Sequence[str]) -> list[str]:
+    """The offered skills a CLI loaded, in order: those whose ``<name>/SKILL.md`` it read under the
+    skills folder (`setup.skill_dir`, the folder the offered snapshots were placed in)."""
+    loaded: list[str] = []
+    for rel in _skill_paths(paths, setup):
+        name, _, rest = rel.partition("/")
+        if rest == "SKILL.md" and name in names and name not in loaded:
+            loaded.append(name)
+    return loaded

@@ -2,7 +2,8 @@
 
 The skill's SKILL.md is injected into the prompt; its other files are offered through three tools
 (``list_files``, ``read_file``, ``read_section``), so the transcript shows which files and sections
-the model actually read. Usage is summed over turns and priced; the final answer is read tolerantly.
+the model actually read. An offered arm's model sees a catalogue instead, and a ``load_skill`` tool
+(`abbench.agents._openai_offer`) before the same tools over the skill it loaded. Usage is summed over turns and priced; the final answer is read tolerantly.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ import json
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from abbench.agents._answer import Answer, canonical_refs, parse_answer
 from abbench.agents._base import Spending, Task, agent_task, check_settings, register_agent
+from abbench.agents._openai_offer import OfferedTools
 from abbench.agents._prompt import answer_schema, build_prompt
 from abbench.errors import AgentError, UsageError
 from abbench.llm import ChatClient, ChatResponse, FailureType, RetryPolicy, tool_spec
@@ -207,6 +209,7 @@ class OpenAIAgent:
     """
 
     name = "openai"
+    offers_skills: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -268,7 +271,11 @@ class OpenAIAgent:
         """
         started = time.perf_counter()
         task = agent_task(task)  # the prompt is built from the case every agent sees: no gold answer
-        tools = SkillTools(task.skill) if task.skill is not None else None
+        tools: SkillTools | OfferedTools | None = None
+        if task.offered:
+            tools = OfferedTools(task.offered, task.spending if task.spending is not None else Spending())
+        elif task.skill is not None:
+            tools = SkillTools(task.skill)
         talk = _Conversation.start(task, tools)
         response_format = _response_format(self.response_format, self.client.base_url, task.label_set)
         reply: ChatResponse | None = None
@@ -287,6 +294,8 @@ class OpenAIAgent:
                 if reply.content and reply.content.strip():
                     break  # it answered and asked for more: take the answer
                 raise self._still_calling(talk)
+            if isinstance(tools, OfferedTools):
+                tools.turn = turn  # a load records the turn it came in
             for call in reply.tool_calls:
                 ok, result = self._run_tool(tools, call.name, call.arguments)
                 talk.tool_result(turn, call.id, call.name, call.arguments, ok, result)
@@ -300,7 +309,7 @@ class OpenAIAgent:
         try:
             reply = await self.client.chat(
                 talk.messages,
-                tools=SKILL_TOOLS if talk.tools is not None else None,
+                tools=_specs(talk.tools),
                 tool_choice="none" if (last and talk.tools is not None) else None,
                 response_format=response_format,
                 temperature=self.temperature,
@@ -350,7 +359,7 @@ class OpenAIAgent:
             raise talk.failure(exc, f"{exc}{hint}") from exc
 
     @staticmethod
-    def _run_tool(tools: SkillTools | None, name: str, arguments: str) -> tuple[bool, str]:
+    def _run_tool(tools: SkillTools | OfferedTools | None, name: str, arguments: str) -> tuple[bool, str]:
         if tools is None:
             return False, f"error: {NO_TOOLS} Answer with the JSON object only."
         try:
@@ -370,7 +379,7 @@ class _Conversation:
     """One run's conversation with the model: the messages sent, the transcript, what was spent."""
 
     task: Task
-    tools: SkillTools | None
+    tools: SkillTools | OfferedTools | None
     messages: list[dict[str, Any]]
     transcript: list[dict[str, Any]]
     spent: Spending
@@ -380,12 +389,15 @@ class _Conversation:
     costs: list[float | None] = field(default_factory=list)
 
     @classmethod
-    def start(cls, task: Task, tools: SkillTools | None) -> _Conversation:
+    def start(cls, task: Task, tools: SkillTools | OfferedTools | None) -> _Conversation:
         prompt = build_prompt(task, tools=tools is not None)
         messages: list[dict[str, Any]] = [dict(m) for m in prompt.messages]
         transcript: list[dict[str, Any]] = [{"type": "message", **m} for m in messages]
         # What the attempt uses, kept as it goes: a failure or the run's timeout after some turns keeps it.
-        spent = task.spending if task.spending is not None else Spending()
+        if isinstance(tools, OfferedTools):
+            spent = tools.spent  # where its loads are recorded
+        else:
+            spent = task.spending if task.spending is not None else Spending()
         spent.transcript = transcript
         if tools is not None:
             spent.files_read, spent.sections_read = tools.files_read, tools.sections_read
@@ -455,11 +467,13 @@ class _Conversation:
             }
         )
         tools = self.tools
+        offered = isinstance(tools, OfferedTools)
+        skill = tools.skill if isinstance(tools, OfferedTools) else self.task.skill
         return AgentOutput(
             prediction=answer.prediction,
             reason=answer.reason,
             confidence=answer.confidence,
-            evidence_refs=canonical_refs(answer.evidence_refs, self.task.skill),
+            evidence_refs=canonical_refs(answer.evidence_refs, skill),
             raw_output=reply.content,
             transcript=tuple(self.transcript),
             files_read=tuple(tools.files_read) if tools else (),
@@ -469,7 +483,17 @@ class _Conversation:
             latency_ms=(time.perf_counter() - started) * 1000,
             session_id=self.session_id,
             model=reply.model,
+            **(self.spent.activation() if offered else {}),
         )
+
+
+def _specs(tools: SkillTools | OfferedTools | None) -> list[dict[str, Any]] | None:
+    """The tool definitions sent with each call: none without a skill, ``load_skill`` first when offered."""
+    if tools is None:
+        return None
+    if isinstance(tools, OfferedTools):
+        return tools.specs(SKILL_TOOLS)
+    return list(SKILL_TOOLS)
 
 
 def _call_event(turn: int, reply: ChatResponse) -> dict[str, Any]:

@@ -8,6 +8,7 @@ section references an answer may cite) so an agent is never left to discover it.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -161,6 +162,22 @@ def _skill_part(skill: Snapshot, *, tools: bool, skill_dir: str | None) -> str:
     return "\n\n".join(parts)
 
 
+def catalogue_part(skills: Sequence[Snapshot], *, tools: bool) -> str:
+    """The offered skills as a production agent sees them: a catalogue of names and descriptions, and
+    how to load one (with the ``load_skill`` tool, or by reading its SKILL.md in `skills/<name>/`)."""
+    lines = ["# Skills you may use", "Each skill by its name and what it is for:"]
+    for snap in skills:
+        description = " ".join((snap.description or "").split())
+        lines.append(f"- {snap.skill_name}: {description}" if description else f"- {snap.skill_name}")
+    if tools:
+        lines.append(
+            "When one of them fits the case, load it with load_skill (its name) before you answer; "
+            "then read its files with list_files, read_file and read_section. When none fits, answer "
+            "from what you know."
+        )
+    return "\n".join(lines)
+
+
 def _answer_part(label_set: tuple[str, ...] | None, has_skill: bool) -> str:
     example = {
         "prediction": label_set[0] if label_set else "…",
@@ -212,11 +229,14 @@ def build_prompt(task: Task, *, tools: bool = False, skill_dir: str | None = Non
     intro = (
         "You answer one case of an evaluation. Treat it on its own: nothing from other cases carries over."
     )
-    if task.skill is None:
+    if task.skill is None and task.offered:
+        skill = catalogue_part(task.offered, tools=tools)
+    elif task.skill is None:
         skill = "No skill is provided: answer from what you know."
     else:
         skill = _skill_part(task.skill, tools=tools, skill_dir=skill_dir)
-    system = "\n\n".join([intro, skill, _answer_part(task.label_set, task.skill is not None)])
+    has_skill = task.skill is not None or bool(task.offered)
+    system = "\n\n".join([intro, skill, _answer_part(task.label_set, has_skill)])
     turns = history_turns(task.case.history)
     case = _case_part(task)
     messages = ({"role": "system", "content": system}, *turns, {"role": "user", "content": case})

@@ -10,7 +10,7 @@ import numpy as np
 
 from abbench.compare._activation import TriggerHelp
 from abbench.compare._text import TextChanges
-from abbench.compare._verdict import Settled, Verdict, settle
+from abbench.compare._verdict import Settled, Verdict, VerdictCode, settle
 from abbench.compare._votes import VOTE_MARGIN, VOTE_MIN_CASES, Votes, vote_decision
 from abbench.metrics import Estimate, Result
 from abbench.stats import (
@@ -361,7 +361,7 @@ class Comparison(Result):
             difference=main.difference if main is not None else None,
             low=iv.low if iv is not None else None, high=iv.high if iv is not None else None,
             significant=self.verdict.significant, margin=margin, confidence=self.confidence,
-            enough=self.verdict.code != "insufficient_data",
+            enough=self.verdict.code != VerdictCode.INSUFFICIENT_DATA,
         )  # fmt: skip
 
     def votes(self, margin: float = VOTE_MARGIN, min_cases: int = VOTE_MIN_CASES) -> Votes:

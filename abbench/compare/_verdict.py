@@ -4,15 +4,35 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import partial
 
 from abbench.formatting import NA, difference
 from abbench.metrics import Result
 
-VERDICTS = ("b_better", "b_worse", "no_detectable_difference", "insufficient_data")
+
+class VerdictCode(StrEnum):
+    """A verdict's code: B better, B worse, no difference detectable at this size, too little data to say."""
+
+    B_BETTER = "b_better"
+    B_WORSE = "b_worse"
+    NO_DETECTABLE_DIFFERENCE = "no_detectable_difference"
+    INSUFFICIENT_DATA = "insufficient_data"
+
+
+class Outcome(StrEnum):
+    """A comparison's outcome against a non-inferiority margin (see `OUTCOMES`)."""
+
+    BETTER = "better"
+    NOT_WORSE = "not worse"
+    WORSE = "worse"
+    INCONCLUSIVE = "inconclusive"
+
+
+VERDICTS = tuple(VerdictCode)
 """Verdict codes: B better, B worse, no difference detectable at this size, too little data to say."""
 
-OUTCOMES = ("better", "not worse", "worse", "inconclusive")
+OUTCOMES = tuple(Outcome)
 """The four outcomes of a comparison against a non-inferiority margin (see `settle`): B significantly
 better; B not worse (the interval's lower bound is above −margin); B significantly worse by possibly more
 than the margin; or inconclusive (too few cases, or an interval that straddles the margin)."""
@@ -47,7 +67,7 @@ class Verdict(Result):
     significant: bool
     test: str
     p_value: float | None
-    outcome: str = "inconclusive"
+    outcome: str = Outcome.INCONCLUSIVE
     margin: float = DEFAULT_MARGIN
     n_more: int | None = None
     outcome_text: str = ""
@@ -152,13 +172,13 @@ def settle(
     ci = f"{confidence:.0%} CI {points(low, unit)} to {points(high, unit)}" if bounded else "no interval"
     n_more = None
     if not enough or n_cases == 0 or difference is None:
-        outcome = "inconclusive"
+        outcome = Outcome.INCONCLUSIVE
         text = f"inconclusive: too few paired cases ({n_cases}) to judge {name_b} against the {m} margin"
     elif significant and difference > 0:
-        outcome = "better"
+        outcome = Outcome.BETTER
         text = f"better: {name_b} is significantly better than {name_a} ({points(difference, unit)}, {ci})"
     elif bounded and low is not None and low > -margin:
-        outcome = "not worse"
+        outcome = Outcome.NOT_WORSE
         text = (
             f"not worse: {name_b} is at most {m} worse than {name_a} — the lower bound "
             f"{points(low, unit)} is above −{m}"
@@ -166,13 +186,13 @@ def settle(
         if significant and difference < 0:
             text += f" (significantly lower, {points(difference, unit)}, but within the margin)"
     elif significant and difference < 0:
-        outcome = "worse"
+        outcome = Outcome.WORSE
         text = (
             f"worse: {name_b} is significantly worse than {name_a} ({points(difference, unit)}, {ci}), "
             f"possibly by more than the {m} margin"
         )
     else:
-        outcome = "inconclusive"
+        outcome = Outcome.INCONCLUSIVE
         n_more = cases_to_settle(n_cases, difference, low, high, margin)
         if bounded:
             text = (
@@ -251,12 +271,12 @@ def verdict(
     vs = f"{name_b} vs {name_a}"
     if n_cases == 0:
         return make(
-            "insufficient_data", f"{vs}: no case has a graded run in both, so there is nothing to compare yet.",
+            VerdictCode.INSUFFICIENT_DATA, f"{vs}: no case has a graded run in both, so there is nothing to compare yet.",
             False, None,
         )  # fmt: skip
     if test != "exact McNemar" and n_cases < min_cases:
         return make(
-            "insufficient_data",
+            VerdictCode.INSUFFICIENT_DATA,
             f"{vs}: only {n_cases} case(s) are graded in both arms, too few for a paired interval "
             f"(at least {min_cases} are needed). {name_b} − {name_a} = {points(difference, unit)}{moved}; "
             "treat this as anecdote, not evidence.",
@@ -272,7 +292,7 @@ def verdict(
     if significant:
         code, text = _significant(name_a, name_b, difference, detail)
     else:
-        code = "no_detectable_difference"
+        code = VerdictCode.NO_DETECTABLE_DIFFERENCE
         text = f"{vs}: no difference detectable at this size: {detail}." + _what_is_ruled_out(
             n_cases, unit, low, high, test, alpha, mde, power
         )
@@ -292,11 +312,11 @@ def _moved(fixed: int | None, regressed: int | None, unit: str) -> str:
 def _significant(name_a: str, name_b: str, difference: float | None, detail: str) -> tuple[str, str]:
     """The verdict code and sentence of a significant main test."""
     if difference is not None and difference > 0:
-        return "b_better", f"{name_b} is better than {name_a}: {detail}."
+        return VerdictCode.B_BETTER, f"{name_b} is better than {name_a}: {detail}."
     if difference is not None and difference < 0:
-        return "b_worse", f"{name_b} is worse than {name_a}: {detail}."
+        return VerdictCode.B_WORSE, f"{name_b} is worse than {name_a}: {detail}."
     return (
-        "no_detectable_difference",
+        VerdictCode.NO_DETECTABLE_DIFFERENCE,
         f"{name_b} vs {name_a}: the test rejects equality but the mean difference is 0: {detail}.",
     )
 

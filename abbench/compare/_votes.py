@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from abbench.compare._verdict import Outcome
 from abbench.errors import UsageError
 from abbench.metrics import Result
 
@@ -54,7 +55,7 @@ class Votes(Result):
     @property
     def passed(self) -> bool:
         """Whether the vote policy passes: B wins by the margin, on enough cases, significantly."""
-        return self.outcome == "better"
+        return self.outcome == Outcome.BETTER
 
 
 def vote_decision(
@@ -101,14 +102,14 @@ def vote_decision(
     p = binomtest(wins, decided, 0.5, alternative="greater").pvalue if decided else None
     p_worse = binomtest(wins, decided, 0.5, alternative="less").pvalue if decided else None
     if decided < min_cases:
-        outcome = "inconclusive"
+        outcome = Outcome.INCONCLUSIVE
         why = f"only {decided} decided case(s), at least {min_cases} needed"
     elif net is not None and p is not None and net >= margin and p < alpha:
-        outcome, why = "better", f"net ≥ {margin:.0%} and p < {alpha:g}"
+        outcome, why = Outcome.BETTER, f"net ≥ {margin:.0%} and p < {alpha:g}"
     elif net is not None and p_worse is not None and net <= -margin and p_worse < alpha:
-        outcome, why = "worse", f"net ≤ −{margin:.0%} and p < {alpha:g} for more losses"
+        outcome, why = Outcome.WORSE, f"net ≤ −{margin:.0%} and p < {alpha:g} for more losses"
     else:
-        outcome = "inconclusive"
+        outcome = Outcome.INCONCLUSIVE
         why = (
             f"net below the {margin:.0%} margin"
             if net is None or net < margin

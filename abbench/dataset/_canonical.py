@@ -2,7 +2,8 @@
 
 The canonical form of a case is the JSON object of its `CASE_FIELDS` (never its source row or where
 it sat in the file) with sorted keys, no insignificant whitespace, non-ASCII kept as UTF-8 (not
-``\\u`` escapes), and ``null`` for absent fields. The content hash is the sha256 of the canonical
+``\\u`` escapes), and ``null`` for absent fields (but ``expected_skill``, left out when absent, so that datasets without it
+keep their fingerprints). The content hash is the sha256 of the canonical
 lines of every case in dataset order, each followed by ``\\n``. Two files holding the same cases —
 a CSV and an XLSX with different column names, say — therefore hash the same; one changed character
 in any case field changes the hash.
@@ -37,6 +38,7 @@ def case_line(
     domain: str | None,
     request_id: str | None,
     metadata_json: str | None,
+    expected_skill: str | None = None,
 ) -> str:
     """The canonical line of one case, from its text fields and the canonical JSON of its JSON fields.
 
@@ -52,6 +54,7 @@ def case_line(
         + _str(domain)
         + ',"expected":'
         + _str(expected)
+        + ("" if expected_skill is None else ',"expected_skill":' + _enc(expected_skill))
         + ',"history":'
         + (history_json or "null")
         + ',"input":'

@@ -26,12 +26,13 @@ from abbench.dataset._sources import Extractor, SourceCompiler, maybe_json, text
 from abbench.dataset._text import label_key, normalize_text, normalize_texts, strip_texts
 from abbench.dataset._validate import ReportBuilder
 from abbench.errors import MappingError
-from abbench.types import CASE_FIELDS, Case
+from abbench.types import CASE_FIELDS, NO_SKILL, Case
 
 _JSON_FIELDS = frozenset(("history", "context", "metadata"))
 _NO_DEFAULT = object()
 _FAILED = object()
 _CANONICAL_ORDER = tuple(sorted(CASE_FIELDS))
+_OMITTED_WHEN_NULL = "expected_skill"  # left out of a case's canonical line when absent (see case_line)
 
 _PLACEHOLDER = re.compile(r"\{[^{}]+\}")
 """A ``{column}`` placeholder: a plain string holding one meant a template."""
@@ -252,6 +253,8 @@ class Mapper:
             return to_input
         if field == "expected":
             return self._label_converter()
+        if field == "expected_skill":
+            return _skill_name
         if field in _JSON_FIELDS:
             as_object = field == "metadata"
             wrap_key = source if isinstance(source, str) else "value"
@@ -357,6 +360,7 @@ class Mapper:
                     if (
                         j is not None
                         and fld.name not in _JSON_FIELDS
+                        and fld.name != _OMITTED_WHEN_NULL
                         and all(map(is_, values[fld.name], table_columns[j]))
                     ):
                         reuse[fld.name] = encoded[j]
@@ -452,6 +456,9 @@ class Mapper:
             col = values[name]
             if reuse and name in reuse:
                 encoded.append(reuse[name])
+            elif name == _OMITTED_WHEN_NULL:
+                key = f',"{name}":'
+                encoded.append(["" if v is None else key + _enc(v) for v in col])
             elif name in _JSON_FIELDS:
                 encoded.append(col if all(col) else ["null" if v is None else v for v in col])
             elif all(col):
@@ -482,7 +489,20 @@ class Mapper:
             metadata=loads(data["metadata"]) if data.get("metadata") is not None else None,
             source_row=unpack_source_row(loads(data["source_row"]), self.source_columns),
             source_line=data["source_line"],
+            expected_skill=data.get("expected_skill"),
         )
+
+
+def _skill_name(value: Any) -> Any:
+    """An `expected_skill` cell as a skill name: trimmed text, and ``none`` (in any case) as `NO_SKILL`."""
+    if value is None:
+        return None
+    if isinstance(value, (list, dict)):
+        raise RowProblem("not_text", "expected_skill got a list or an object, not a skill name", value)
+    text = text_of(value).strip() if not isinstance(value, str) else value.strip()
+    if not text:
+        return None
+    return NO_SKILL if text.casefold() == NO_SKILL else text
 
 
 def unpack_source_row(stored: Any, columns: tuple[str, ...] | list[str] | None) -> Any:
@@ -493,10 +513,14 @@ def unpack_source_row(stored: Any, columns: tuple[str, ...] | list[str] | None) 
 
 
 def _line_template(fields: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
-    parts = []
+    parts: list[str] = []
     used = []
     for name in _CANONICAL_ORDER:
-        if name in fields:
+        if name == _OMITTED_WHEN_NULL:
+            if name in fields:  # its key and value, or nothing (see `_lines`), glued to the field before
+                parts[-1] += "%s"
+                used.append(name)
+        elif name in fields:
             parts.append(f'"{name}":%s')
             used.append(name)
         else:

@@ -9,12 +9,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from abbench.dataset._formats import RowChunk
 from abbench.dataset._profile import MappingProfile
 from abbench.dataset._readers import Table
 from abbench.errors import ImportFailed, UsageError
+from abbench.types import NO_SKILL
 
 
 @dataclass(frozen=True)
@@ -189,7 +191,42 @@ def _skill_creator(table: Table) -> RowStream:
 
 
 def _trigger_row(row: dict[str, Any], table: Table) -> dict[str, Any]:
-    return {"query": row.get("query"), "should_trigger": row.get("should_trigger")}
+    should = row.get("should_trigger")
+    skill = row.get("skill") or row.get("skill_name") or table.document.get("skill_name")
+    if should is True or str(should).strip().casefold() == "true":
+        expected_skill = skill or _skill_beside(table.path)
+    elif should is False or str(should).strip().casefold() == "false":
+        expected_skill = NO_SKILL
+    else:
+        expected_skill = None  # not assessed; `should_trigger` itself is then reported as invalid
+    return {"query": row.get("query"), "should_trigger": should, "expected_skill": expected_skill}
+
+
+def _skill_beside(path: Path, levels: int = 3) -> str | None:
+    """The ``name`` in the front matter of the SKILL.md of the skill folder `path` lies in (an eval set
+    kept in ``<skill>/evals/``), looking up to `levels` folders up; None when there is none. A trigger
+    eval set names no skill, so without one its should-trigger cases take the mapping's default
+    (``defaults: {expected_skill: NAME}``)."""
+    folder = path.resolve().parent
+    for _ in range(levels):
+        skill_md = folder / "SKILL.md"
+        if skill_md.is_file():
+            return _front_matter_name(skill_md)
+        folder = folder.parent
+    return None
+
+
+def _front_matter_name(skill_md: Path) -> str | None:
+    lines = skill_md.read_text(encoding="utf-8", errors="replace").splitlines()
+    if not lines or lines[0].strip() != "---":
+        return None
+    for line in lines[1:]:
+        if line.strip() == "---":
+            break
+        key, _, value = line.partition(":")
+        if key.strip() == "name" and value.strip():
+            return value.strip().strip("'\"") or None
+    return None
 
 
 _ESCAPED_COMMA = re.compile(r"(?<!\\),")
@@ -275,13 +312,14 @@ RECIPES: dict[str, Recipe] = {
         ),
         Recipe(
             "skill-creator-triggers",
-            "skill-creator's trigger eval set: [{query, should_trigger}]; expected is true/false",
+            "skill-creator's trigger eval set: [{query, should_trigger}]; expected is true/false, and "
+            "expected_skill the skill (the SKILL.md the file sits under, or the mapping's default) or none",
             _profile(
                 "skill-creator-triggers",
-                {"input": "query", "expected": "should_trigger"},
+                {"input": "query", "expected": "should_trigger", "expected_skill": "expected_skill"},
                 label_set=["true", "false"],
             ),
-            lambda table: _map_rows(table, _trigger_row, ("query", "should_trigger")),
+            lambda table: _map_rows(table, _trigger_row, ("query", "should_trigger", "expected_skill")),
         ),
         Recipe(
             "openai-evals",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from abbench.compare import Outcome, VerdictCode
 from abbench.gate._metric import MetricDef, Value, _none
 from abbench.gate._words import Conclusion
 
@@ -29,9 +30,9 @@ def _non_inferior(c: Comparison, margin: float | None) -> Value:
     from abbench.compare import DEFAULT_MARGIN
 
     settled = c.settle(DEFAULT_MARGIN if margin is None else float(margin))
-    if settled.outcome == "inconclusive":
+    if settled.outcome == Outcome.INCONCLUSIVE:
         return _none(settled.text)
-    return settled.outcome != "worse", None
+    return settled.outcome != Outcome.WORSE, None
 
 
 def _usage(c: Comparison, metric: str, part: str) -> Value:
@@ -106,14 +107,14 @@ COMPARISON_METRICS: list[MetricDef] = [
         "comparison",
         "bool",
         "the main test finds B better",
-        lambda c, p: (c.verdict.code == "b_better", None),
+        lambda c, p: (c.verdict.code == VerdictCode.B_BETTER, None),
     ),
     MetricDef(
         "significant_regression",
         "comparison",
         "bool",
         "the main test finds B worse",
-        lambda c, p: (c.verdict.code == "b_worse", None),
+        lambda c, p: (c.verdict.code == VerdictCode.B_WORSE, None),
     ),
     MetricDef(
         "mcnemar_p",

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from abbench.compare import VOTE_MARGIN, VOTE_MIN_CASES, Comparison, Votes, magnitude, points
+from abbench.compare import VOTE_MARGIN, VOTE_MIN_CASES, Comparison, VerdictCode, Votes, magnitude, points
 from abbench.formatting import money_sig
 from abbench.formatting import money_sig as _money
 from abbench.gate._words import Conclusion
@@ -164,7 +164,7 @@ def _capability(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
         "domains_significantly_worse": [d.domain for d in regressions],
     }
     reasons = []
-    if c.verdict.code == "b_worse":
+    if c.verdict.code == VerdictCode.B_WORSE:
         reasons.append(f"{c.b.name} is significantly worse ({points(main.difference, c.unit)})")
     if regressions:
         listed = ", ".join(f"{d.domain} ({points(d.difference, c.unit)})" for d in regressions[:5])
@@ -176,7 +176,7 @@ def _capability(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
                 f"cannot rule out a loss beyond the {magnitude(policy.capability_margin, c.unit)} margin "
                 f"(lower bound {points(low, c.unit)})"
             )
-    if c.verdict.code == "insufficient_data":
+    if c.verdict.code == VerdictCode.INSUFFICIENT_DATA:
         return _not_assessed("capability", f"not assessed: {c.verdict.text}", evidence)
     if reasons:
         return Dimension("capability", Conclusion.BLOCK, "; ".join(reasons) + ".", evidence)
@@ -229,7 +229,7 @@ def _cost(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
         ci += f"; median per case {_money(u.median_a)} → {_money(u.median_b)}{rel}"
     significant_more = u.interval is not None and u.interval.low > 0
     beyond = u.relative is None or u.relative > policy.cost_tolerance
-    better = c.verdict.code == "b_better"
+    better = c.verdict.code == VerdictCode.B_BETTER
     if significant_more and beyond and not better:
         return Dimension(
             "cost",

@@ -7,7 +7,7 @@ budget runs; none of them reaches back into the scheduler.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from abbench.agents import Agent
@@ -29,6 +29,7 @@ class RunInputs:
         label_set: The dataset's declared labels, if any.
         arms: Arm id -> the stored arm.
         agents: Arm id -> its agent adapter.
+        offered: Arm id -> the skills its catalogue offers, in order (absent or (): not offered).
     """
 
     cases: dict[int, Case]
@@ -37,6 +38,7 @@ class RunInputs:
     label_set: tuple[str, ...] | None
     arms: dict[int, Arm]
     agents: dict[int, Agent]
+    offered: dict[int, tuple[Snapshot, ...]] = field(default_factory=dict)
 
 
 @dataclass

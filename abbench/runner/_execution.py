@@ -152,7 +152,7 @@ class Execution:
             if retry:
                 continue
             if retry is None:
-                self._fail(item, number, error, tb)
+                self._fail(item, number, error, tb, attempt.spending)
             return None
 
     def _start(self, item: WorkItem, number: int) -> tuple[_Attempt, Task]:
@@ -169,9 +169,17 @@ class Execution:
         if state != RunState.RUNNING:
             self.moves.move(item, RunState.RUNNING, fields)
         spending = Spending()
+        offered = self.inputs.offered.get(item.arm_id, ())
+        skill = self.inputs.skills[item.arm_id]
+        if offered:
+            spending.offer([s.skill_name for s in offered])
+        # what this attempt offered and loads (a re-run starts again from nothing loaded)
+        fields.update(_activation_fields(spending.activation()))
         task = Task(
             case=self.inputs.cases[item.case_idx],
-            skill=self.inputs.skills[item.arm_id],
+            skill=None if offered else skill,
+            skills=offered or ((skill,) if skill is not None else ()),
+            skill_mode="offered" if offered else "injected",
             arm=arm.name,
             model=arm.model,
             params=arm.params or {},
@@ -268,6 +276,7 @@ class Execution:
         """Store the answer: the run moves to executed, the attempt records what it paid."""
         item, number, spending = attempt.item, attempt.number, attempt.spending
         fields = self._execution_fields(item, output, attempt.began, number)
+        fields.update(self._activation(item, output, spending))
         fields["attempts"] = number
         fields.update(run_cache_fields(spending))
         self.attempts[item.run_id] = number  # grades record which execution they judged
@@ -287,6 +296,19 @@ class Execution:
         )
         self.moves.move(item, RunState.EXECUTED, fields)
         self.tally.executed += 1
+
+    def _activation(self, item: WorkItem, output: AgentOutput, spending: Spending) -> dict[str, Any]:
+        """What an offered arm's run offered and loaded: the agent's account, else what it recorded as
+        it went; NULL for an arm that offers nothing, whatever its agent says."""
+        if not self.inputs.offered.get(item.arm_id):
+            return _activation_fields({})
+        recorded = spending.activation()
+        said = {
+            "skills_offered": output.skills_offered,
+            "skills_loaded": output.skills_loaded,
+            "first_load_turn": output.first_load_turn,
+        }
+        return _activation_fields({k: recorded[k] if v is None else v for k, v in said.items()})
 
     async def _retry(self, item: WorkItem, number: int, tries: int, error: AgentError) -> bool | None:
         """Wait to try a failed run again: True to try, False when a cancel ended the wait (the run
@@ -310,12 +332,17 @@ class Execution:
             return False
         return True
 
-    def _fail(self, item: WorkItem, number: int, error: AgentError, tb: str | None) -> None:
-        """The run failed for good: no usable answer."""
+    def _fail(
+        self, item: WorkItem, number: int, error: AgentError, tb: str | None, spending: Spending
+    ) -> None:
+        """The run failed for good: no usable answer. What it offered and loaded before the error is
+        kept as recorded so far; the run is an execution failure, never a correct non-activation."""
+        spent = error.spent if isinstance(error.spent, Spending) else spending
         self.moves.move(
             item,
             RunState.FAIL,
             {
+                **_activation_fields(spent.activation() if spent.skills_offered is not None else {}),
                 "attempts": number,
                 "failure_type": error.failure_type,
                 "error": str(error),
@@ -409,6 +436,16 @@ _ATTEMPT_SPEND = (
     "transcript_path",
     "transcript_summary",
 )
+
+
+def _activation_fields(values: dict[str, Any]) -> dict[str, Any]:
+    """The runs columns of `Spending.activation`-shaped values (missing ones NULL); [] stays []."""
+    offered, loaded = values.get("skills_offered"), values.get("skills_loaded")
+    return {
+        "skills_offered": None if offered is None else dumps(list(offered)),
+        "skills_loaded": None if loaded is None else dumps(list(loaded)),
+        "first_load_turn": values.get("first_load_turn"),
+    }
 
 
 def interrupted() -> AgentError:

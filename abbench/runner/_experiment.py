@@ -60,20 +60,34 @@ def _resolve_dataset(store: Store, source: str | DatasetSource, base: Path | Non
     )
 
 
-def _resolve_skill(store: Store, arm_name: str, arm: ArmSpec, base: Path | None) -> Snapshot | None:
-    """The arm's snapshot: a folder is snapshotted now; otherwise the text names a stored snapshot."""
-    if not arm.skill:
-        return None
-    path = _resolve_path(arm.skill, base)
-    if path is not None and path.is_dir():
-        return store.snapshot_skill(path, git_ref=arm.git_ref)
-    try:
-        return store.get_snapshot(arm.skill)
-    except NotFoundError:
+def _resolve_skills(store: Store, arm_name: str, arm: ArmSpec, base: Path | None) -> list[Snapshot]:
+    """Every snapshot of the arm, in order (`skills:`, or the one `skill:`).
+
+    Raises:
+        ExperimentError: a skill is neither a folder nor a stored snapshot, or two offered skills
+            share a name (the catalogue could not tell them apart).
+    """
+    out: list[Snapshot] = []
+    for text in arm.skill_list:
+        path = _resolve_path(text, base)
+        if path is not None and path.is_dir():
+            out.append(store.snapshot_skill(path, git_ref=arm.git_ref))
+            continue
+        try:
+            out.append(store.get_snapshot(text))
+        except NotFoundError:
+            raise ExperimentError(
+                f"arm {arm_name!r}: skill {text!r} is neither a folder (relative to {base or Path.cwd()}) "
+                "nor a stored snapshot (`abbench snapshots` lists them)"
+            ) from None
+    names = [s.skill_name for s in out]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
         raise ExperimentError(
-            f"arm {arm_name!r}: skill {arm.skill!r} is neither a folder (relative to {base or Path.cwd()}) "
-            "nor a stored snapshot (`abbench snapshots` lists them)"
-        ) from None
+            f"arm {arm_name!r}: the skills offered share the name {', '.join(map(repr, twice))}; an "
+            "agent choosing from the catalogue could not tell them apart: offer one version per arm"
+        )
+    return out
 
 
 # Adapters that read files named in their settings: relative paths start at the definition's folder,
@@ -313,7 +327,9 @@ def create_experiment(
     if _dataset_labels(spec, store, dataset):
         agents = _check_arms(spec, base)  # the arms now hold the labels written out
     _check_arm_labels(spec, dataset)
-    snapshots = {name: _resolve_skill(store, name, arm, base) for name, arm in spec.arms.items()}
+    every = {name: _resolve_skills(store, name, arm, base) for name, arm in spec.arms.items()}
+    snapshots = {name: (found[0] if found else None) for name, found in every.items()}
+    _check_offered(spec, agents)
     _preflight(agents, snapshots, store, dataset)
     with_skill = [s for s in snapshots.values() if s is not None]
     skill = with_skill[-1].skill_name if with_skill else ""
@@ -323,7 +339,7 @@ def create_experiment(
     if existing is not None and reuse:
         log.info("reusing experiment %s", existing.ref)
         return existing
-    resolved, arms = _resolved(spec, dataset, owner, snapshots)
+    resolved, arms = _resolved(spec, dataset, owner, every)
     with store.transaction():
         exp_id = store.insert_experiment(
             name=spec.name,
@@ -352,8 +368,22 @@ def create_experiment(
     return exp
 
 
+def _check_offered(spec: ExperimentSpec, agents: dict[str, Any]) -> None:
+    """Refuse an offered arm whose agent cannot offer skills (it would be measured as never loading one).
+
+    Raises:
+        ExperimentError: names the arm and the adapters that can.
+    """
+    for name, arm in spec.arms.items():
+        if arm.skill_mode == "offered" and not getattr(agents[name], "offers_skills", False):
+            raise ExperimentError(
+                f"arm {name!r}: skill_mode: offered, but the {arm.agent} agent cannot offer skills "
+                "(builtin, openai and command agents can); use one of them, or skill_mode: injected"
+            )
+
+
 def _resolved(
-    spec: ExperimentSpec, dataset: DatasetInfo, owner: str, snapshots: dict[str, Snapshot | None]
+    spec: ExperimentSpec, dataset: DatasetInfo, owner: str, every: dict[str, list[Snapshot]]
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The definition as stored (dataset fingerprint, profile, owner and each arm's snapshot written
     in) and the arms' rows."""
@@ -364,12 +394,15 @@ def _resolved(
     resolved["owner"] = owner
     arms = []
     for name, arm in spec.arms.items():
-        snap = snapshots[name]
+        found = every[name]
+        snap = found[0] if found else None
         entry = resolved["arms"][name]
         if snap is not None:
             entry["snapshot"] = snap.hash
-            entry["skill_source"] = arm.skill
+            entry["skill_source"] = arm.skill or arm.skill_list[0]
             entry["skill_label"] = snap.label
+        if arm.skills:
+            entry["snapshots"] = [s.hash for s in found]
         arms.append(
             {
                 "name": name,
@@ -431,9 +464,11 @@ def clone_experiment(
     new_arms: dict[str, Any] = {}
     for arm_name, arm in spec["arms"].items():
         arm = dict(arm)
-        if arm.get("snapshot"):
+        if arm.get("snapshots"):
+            arm["skills"] = list(arm["snapshots"])  # the exact snapshots, as for one skill below
+        elif arm.get("snapshot"):
             arm["skill"] = arm["snapshot"]  # the exact snapshot, not whatever the folder holds now
-        for key in ("snapshot", "skill_source", "skill_label"):
+        for key in ("snapshot", "snapshots", "skill_source", "skill_label"):
             arm.pop(key, None)
         new_arms[arm_name] = arm
     for arm_name, replacement in (arms or {}).items():
@@ -443,7 +478,11 @@ def clone_experiment(
             else dict(replacement)
         )
         merged = {**new_arms.get(arm_name, {}), **data}
-        if "skill" in data and "git_ref" not in data:
+        if "skill" in data:
+            merged.pop("skills", None)  # one skill replaces a list, and a list one skill
+        if "skills" in data:
+            merged.pop("skill", None)
+        if ("skill" in data or "skills" in data) and "git_ref" not in data:
             merged.pop("git_ref", None)  # a new skill does not inherit the old one's git ref
         new_arms[arm_name] = merged
     spec["arms"] = new_arms

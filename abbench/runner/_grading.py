@@ -32,6 +32,7 @@ from abbench.runner._cache import RunCaches
 from abbench.runner._control import RunControl, RunInputs, RunMoves, Tally
 from abbench.runner._limiter import loop_limiter
 from abbench.runner._writer import StoreWriter
+from abbench.snapshot import Snapshot
 from abbench.store import Experiment, Grade, RunRecord, Store, WorkItem, now_iso
 from abbench.types import AgentOutput, GradeStatus, RunState
 
@@ -251,6 +252,15 @@ class Grading:
 
     # -- pointwise grading -----------------------------------------------------------------------------
 
+    def _graded_skill(self, item: WorkItem, output: AgentOutput) -> Snapshot | None:
+        """The skill the run's answer is judged against: the injected one, or the first offered skill
+        the agent loaded (None when it loaded none)."""
+        offered = self.inputs.offered.get(item.arm_id, ())
+        if not offered:
+            return self.inputs.skills[item.arm_id]
+        by_name = {s.skill_name: s for s in offered}
+        return next((by_name[n] for n in output.skills_loaded or () if n in by_name), None)
+
     def _context(self, item: WorkItem, output: AgentOutput, record: RunRecord | None) -> GradeContext:
         arm = self.inputs.arms[item.arm_id]
         if record is not None:
@@ -260,7 +270,7 @@ class Grading:
         return GradeContext(
             case=self.inputs.cases[item.case_idx],
             output=output,
-            skill=self.inputs.skills[item.arm_id],
+            skill=self._graded_skill(item, output),
             label_map=self.inputs.label_map,
             label_set=self.inputs.label_set,
             arm=arm.name,

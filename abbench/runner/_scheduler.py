@@ -314,11 +314,15 @@ class ExperimentRunner:
         dataset = store.get_dataset(exp.dataset_id)
         self.inputs = RunInputs(
             cases=dict(enumerate(store.load_cases(exp.dataset_id))),
-            skills={a.id: store.get_snapshot(a.snapshot) if a.snapshot else None for a in exp.arms},
+            skills={
+                a.id: store.get_snapshot(a.snapshot) if a.snapshot and not a.offered else None
+                for a in exp.arms
+            },
             label_map=dict(dataset.label_map or {}),
             label_set=tuple(dataset.label_set) if dataset.label_set else None,
             arms={a.id: a for a in exp.arms},
             agents={a.id: make_agent(a.agent, model=a.model, **(a.params or {})) for a in exp.arms},
+            offered={a.id: tuple(store.get_snapshot(h) for h in a.snapshots) for a in exp.arms if a.offered},
         )
         self.plan = GradingPlan(store, exp, only=self.only_graders, retries=self.retries)
         self.caches = RunCaches(store, exp, lambda: self.writer)

@@ -26,7 +26,8 @@ from abbench.types import CASE_FIELDS, Case
 if TYPE_CHECKING:
     from abbench.store import Store
 
-_CASE_COLUMNS = (*CASE_FIELDS, "source_row", "source_line")
+# expected_skill (the last case field) is read last, after the source row and its place in the file
+_CASE_COLUMNS = (*CASE_FIELDS[:-1], "source_row", "source_line", CASE_FIELDS[-1])
 _DATASET_COLUMNS = (
     "d.id, d.fingerprint, d.name, d.content_hash, d.n_cases, d.label_set, d.label_map, d.expected_kind, "
     "d.source_file, d.source_sha256, d.upload_path, d.read_options, d.validation, d.created_at, d.created_by, "
@@ -212,7 +213,7 @@ class DatasetsMixin(StoreBase):
 
 
 def _cases_sql(source_rows: bool) -> str:
-    cols = _CASE_COLUMNS if source_rows else (*CASE_FIELDS, "NULL", "source_line")
+    cols = _CASE_COLUMNS if source_rows else (*CASE_FIELDS[:-1], "NULL", "source_line", CASE_FIELDS[-1])
     return f"SELECT {', '.join(cols)} FROM cases WHERE dataset_id = ? ORDER BY idx"
 
 
@@ -220,7 +221,7 @@ def _to_cases(rows: list[sqlite3.Row], columns: list[str] | None) -> list[Case]:
     out: list[Case] = []
     append = out.append
     for r in rows:
-        cid, inp, exp, hist, ctx, dom, rid, meta, src, line = tuple(r)
+        cid, inp, exp, hist, ctx, dom, rid, meta, src, line, skill = tuple(r)
         append(
             Case(
                 cid,
@@ -233,6 +234,7 @@ def _to_cases(rows: list[sqlite3.Row], columns: list[str] | None) -> list[Case]:
                 loads(meta) if meta is not None else None,
                 unpack_source_row(loads(src), columns) if src is not None else None,
                 line,
+                skill,
             )
         )
     return out

@@ -42,12 +42,26 @@ class Arm:
     model: str | None = None
     snapshot: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
+    skill_mode: str = "injected"
+    """``injected`` (the skill is put into the task) or ``offered`` (a catalogue the agent loads from)."""
+    snapshots: tuple[str, ...] = ()
+    """Every skill snapshot of the arm, in order: ``(snapshot,)`` for one skill, () for none."""
+
+    @property
+    def offered(self) -> bool:
+        """True when the arm offers its skills in a catalogue instead of injecting one."""
+        return self.skill_mode == "offered"
 
     @property
     def label(self) -> str:
         """``name (agent/model, skill@hash12)`` for people."""
         bits = [self.agent + (f"/{self.model}" if self.model else "")]
-        bits.append(f"skill {self.snapshot[:12]}" if self.snapshot else "no skill")
+        if len(self.snapshots) > 1:
+            bits.append(f"{len(self.snapshots)} skills")
+        else:
+            bits.append(f"skill {self.snapshot[:12]}" if self.snapshot else "no skill")
+        if self.offered:
+            bits.append("offered")
         return f"{self.name} ({', '.join(bits)})"
 
 
@@ -359,8 +373,9 @@ class ExperimentsMixin(StoreBase):
         return [self._experiment_from_row(r) for r in self.query(sql + " ORDER BY e.id DESC", params)]
 
     def _experiment_from_row(self, r: sqlite3.Row) -> Experiment:
+        spec = _read_spec(loads(r[8]) or {}, r[1])
         arms = tuple(
-            Arm(a[0], a[1], a[2], a[3], a[4], a[5], loads(a[6]) or {})
+            _arm(spec, a)
             for a in self.query(
                 "SELECT id, name, position, agent, model, snapshot, params FROM arms "
                 "WHERE experiment_id=? ORDER BY position",
@@ -376,7 +391,7 @@ class ExperimentsMixin(StoreBase):
             dataset_id=r[5],
             dataset=r[6],
             profile_id=r[7],
-            spec=_read_spec(loads(r[8]) or {}, r[1]),
+            spec=spec,
             rounds=r[9],
             status=r[10],
             control=r[11],
@@ -511,6 +526,16 @@ class ExperimentsMixin(StoreBase):
                     "UPDATE experiments SET batch_id=? WHERE id=? AND batch_id IS NULL", (proposal, exp_id)
                 )
         return str(conn.execute("SELECT batch_id FROM experiments WHERE id=?", (exp_id,)).fetchone()[0])
+
+
+def _arm(spec: StoredExperimentSpec, a: sqlite3.Row) -> Arm:
+    """An arm's row with its skill mode and snapshots from the stored definition."""
+    defined = spec.arms.get(a[1])
+    mode = defined.skill_mode if defined is not None else "injected"
+    hashes = tuple(defined.snapshots or ()) if defined is not None else ()
+    if not hashes and a[5]:
+        hashes = (a[5],)
+    return Arm(a[0], a[1], a[2], a[3], a[4], a[5], loads(a[6]) or {}, mode, hashes)
 
 
 def _read_spec(data: dict[str, Any], name: str) -> StoredExperimentSpec:

@@ -261,7 +261,8 @@ class ImportsMixin(StoreBase):
             ds_id = inserted_id(cur)
             conn.executemany(
                 "INSERT INTO cases (dataset_id, idx, case_id, input, expected, history, context, domain, "
-                "request_id, metadata, source_row, source_line) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                "request_id, metadata, source_row, source_line, expected_skill) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [_case_row(ds_id, i, c) for i, c in enumerate(cases)],
             )
         return self.get_dataset(ds_id)
@@ -276,6 +277,7 @@ class ImportsMixin(StoreBase):
         plan = job.plan
         report = plan.new_report(job.max_problems)
         n, digest = _insert_cases(conn, ds_id, plan, report)
+        _warn_unassessed_skills(conn, ds_id, report)
         result = report.build(skipped=job.skip_invalid)
         check_report(plan.path, result, job.skip_invalid)
         fp = fingerprint(job.ds_name, digest)
@@ -396,6 +398,26 @@ def _check_cases(
             )
 
 
+def _warn_unassessed_skills(conn: sqlite3.Connection, ds_id: int, report: ReportBuilder) -> None:
+    """Warn when some cases say which skill should activate and others do not (activation is then not
+    assessed on those): a should-trigger row whose skill the file does not name, say."""
+    with_skill, without = conn.execute(
+        "SELECT COUNT(expected_skill), COUNT(*) - COUNT(expected_skill) FROM cases WHERE dataset_id = ?",
+        (ds_id,),
+    ).fetchone()
+    if with_skill and without:
+        report.add(
+            "missing_expected_skill",
+            "file",
+            "expected_skill",
+            None,
+            f"{without} of {with_skill + without} cases have no expected_skill, so activation is not "
+            "assessed on them; map it for every case, or give the mapping `defaults: {expected_skill: "
+            "NAME}` (a trigger eval set names no skill: its should-trigger cases need one)",
+            severity="warning",
+        )
+
+
 def _case_row(ds_id: int, i: int, c: Case) -> tuple[Any, ...]:
     """The ``cases`` row of case number `i` saved from Python."""
     return (
@@ -411,6 +433,7 @@ def _case_row(ds_id: int, i: int, c: Case) -> tuple[Any, ...]:
         dumps(c.metadata),
         dumps(c.source_row),
         c.source_line or f"case #{i}",
+        c.expected_skill,
     )
 
 

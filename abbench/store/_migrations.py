@@ -426,6 +426,19 @@ def _latest_grades(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration(8, "skill activation")
+def _skill_activation(conn: sqlite3.Connection) -> None:
+    # Offered skills (an arm's catalogue): which skill a case should activate (a name, or 'none' for a
+    # must-not-trigger case; NULL: not assessed), and per run what was offered and loaded. A run's
+    # skills_offered is the JSON array of the catalogue's skill names (NULL: injected or no skill),
+    # skills_loaded the names loaded in order ([]: offered, nothing loaded; NULL: nothing offered) and
+    # first_load_turn the model turn of the first load (NULL: none).
+    conn.execute("ALTER TABLE cases ADD COLUMN expected_skill TEXT")
+    conn.execute("ALTER TABLE runs ADD COLUMN skills_offered TEXT")
+    conn.execute("ALTER TABLE runs ADD COLUMN skills_loaded TEXT")
+    conn.execute("ALTER TABLE runs ADD COLUMN first_load_turn INTEGER")
+
+
 SCHEMA_VERSION = max(m.version for m in MIGRATIONS)
 """The newest schema this abbench writes."""
 

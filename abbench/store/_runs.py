@@ -36,6 +36,9 @@ EXECUTION_FIELDS = (
     "transcript_path",
     "transcript_summary",
     "executed_at",
+    "skills_offered",
+    "skills_loaded",
+    "first_load_turn",
 )
 _RESET = (
     *EXECUTION_FIELDS,
@@ -91,6 +94,20 @@ class RunRecord:
     finished_at: str | None
     cached_calls: int | None = None
     cost_saved: float | None = None
+    skills_offered: tuple[str, ...] | None = None
+    """The names of the skills the run's catalogue offered; None when injected (or no skill)."""
+    skills_loaded: tuple[str, ...] | None = None
+    """The offered skills the agent loaded, in load order (``()``: none); None when nothing was offered."""
+    first_load_turn: int | None = None
+    """The model turn (1-based) of the first load; None when no skill was loaded."""
+
+    @property
+    def activated(self) -> bool | None:
+        """Whether the agent loaded an offered skill: None when nothing was offered or the execution
+        failed (not assessed: an error is never a correct non-activation)."""
+        if self.skills_loaded is None or self.execution_failed:
+            return None
+        return bool(self.skills_loaded)
 
     @property
     def cached(self) -> bool:
@@ -122,7 +139,8 @@ _RECORD_COLUMNS = (
     "r.retryable, r.attempts, r.grade_attempts, r.prediction, r.reason, r.confidence, r.evidence_refs, "
     "r.raw_output, r.files_read, r.sections_read, r.input_tokens, r.output_tokens, r.cost, r.latency_ms, "
     "r.session_id, r.model, r.transcript_path, r.transcript_summary, r.passed, r.score, r.started_by, "
-    "r.started_at, r.executed_at, r.finished_at, r.cached_calls, r.cost_saved"
+    "r.started_at, r.executed_at, r.finished_at, r.cached_calls, r.cost_saved, r.skills_offered, "
+    "r.skills_loaded, r.first_load_turn"
 )
 
 
@@ -387,6 +405,9 @@ class RunsMixin(StoreBase):
                 latency_ms=r[23] or 0.0,
                 session_id=r[24],
                 model=r[25],
+                skills_offered=_names(r[36]),
+                skills_loaded=_names(r[37]),
+                first_load_turn=r[38],
             )
         return RunRecord(
             id=r[0],
@@ -413,6 +434,9 @@ class RunsMixin(StoreBase):
             finished_at=r[33],
             cached_calls=r[34],
             cost_saved=r[35],
+            skills_offered=_names(r[36]),
+            skills_loaded=_names(r[37]),
+            first_load_turn=r[38],
         )
 
     def run_events(self, run_id: int) -> list[dict[str, Any]]:
@@ -443,3 +467,10 @@ class RunsMixin(StoreBase):
             "input_tokens": int(sum(s.input_tokens or 0 for s in spend)),
             "output_tokens": int(sum(s.output_tokens or 0 for s in spend)),
         }
+
+
+def _names(stored: str | None) -> tuple[str, ...] | None:
+    """A stored JSON array of skill names; None stays None (not offered), ``[]`` is ``()``."""
+    if stored is None:
+        return None
+    return tuple(str(n) for n in loads(stored) or ())

@@ -121,6 +121,16 @@ class ArmSpec(BaseModel):
         None,
         description="A skill folder (snapshotted when the experiment is created) or a snapshot reference.",
     )
+    skills: list[str] | None = Field(
+        None,
+        description="Several skills (folders or snapshot references), offered together in one catalogue "
+        "(the whole-plugin arm); `skill:` is the one-skill shorthand. Needs skill_mode: offered.",
+    )
+    skill_mode: Literal["injected", "offered"] = Field(
+        "injected",
+        description="injected: the skill is put into the task (default); offered: the agent is shown a "
+        "catalogue of the arm's skills (name and description) and may load one.",
+    )
     git_ref: str | None = Field(None, description="Snapshot the skill folder as it was at this git ref.")
     params: dict[str, Any] = Field(default_factory=dict, description="Adapter parameters.")
     cache: str | None = Field(
@@ -133,6 +143,46 @@ class ArmSpec(BaseModel):
     budget: BudgetSpec | None = Field(
         None, description="What this arm may spend: {max_cost: 5.00, max_tokens: 2_000_000}."
     )
+
+    @field_validator("skill_mode", mode="before")
+    @classmethod
+    def _mode_word(cls, v: Any) -> Any:
+        if v is None:
+            return "injected"
+        if isinstance(v, str) and v.strip().casefold() in ("injected", "offered"):
+            return v.strip().casefold()
+        raise ValueError(f"skill_mode is injected or offered, not {v!r}")
+
+    @model_validator(mode="after")
+    def _skills_fit_mode(self) -> ArmSpec:
+        if self.skills is not None:
+            if self.skill is not None:
+                raise ValueError(
+                    "an arm names its skill once: `skill:` for one, or `skills: [...]` for several, not both"
+                )
+            if not self.skills or any(not str(s).strip() for s in self.skills):
+                raise ValueError("skills: lists no skill (or an empty one); list skill folders or snapshots")
+            if len(set(self.skills)) != len(self.skills):
+                twice = sorted({s for s in self.skills if self.skills.count(s) > 1})
+                raise ValueError(f"skills: {', '.join(twice)} listed twice; list each skill once")
+            if len(self.skills) > 1 and self.skill_mode != "offered":
+                raise ValueError(
+                    f"skills: {len(self.skills)} skills can only be offered (a catalogue the agent "
+                    "chooses from), not injected into one task; add skill_mode: offered"
+                )
+        if self.skill_mode == "offered" and not self.skill_list:
+            raise ValueError(
+                "skill_mode: offered, but the arm has no skill to offer; give it `skill:` or "
+                "`skills: [...]`, or leave skill_mode out for a no-skill arm"
+            )
+        return self
+
+    @property
+    def skill_list(self) -> list[str]:
+        """Every skill the arm names, in order (`skills`, or the one `skill`)."""
+        if self.skills:
+            return list(self.skills)
+        return [self.skill] if self.skill else []
 
     @model_validator(mode="after")
     def _extras_are_params(self) -> ArmSpec:
@@ -292,6 +342,9 @@ class StoredArmSpec(ArmSpec):
     """An arm as stored: its definition plus the skill snapshot it was created with."""
 
     snapshot: str | None = Field(None, description="The skill snapshot's hash (recorded when created).")
+    snapshots: list[str] | None = Field(
+        None, description="With `skills:`, every skill's snapshot hash, in order (recorded when created)."
+    )
     skill_source: str | None = Field(
         None, description="The `skill` the definition gave (folder or reference)."
     )
@@ -311,5 +364,10 @@ class StoredExperimentSpec(ExperimentSpec):
     dataset_profile_version: int | None = Field(None, description="That profile's version.")
 
     def as_json(self) -> dict[str, Any]:
-        """The definition as the store keeps it (JSON-ready; unset optional keys left out)."""
-        return self.model_dump(mode="json", exclude_none=True)
+        """The definition as the store keeps it (JSON-ready; unset optional keys left out, and an
+        arm's ``skill_mode`` when it is the default ``injected``, so injected arms read as before)."""
+        data = self.model_dump(mode="json", exclude_none=True)
+        for arm in data.get("arms", {}).values():
+            if arm.get("skill_mode") == "injected":
+                del arm["skill_mode"]
+        return data

@@ -181,6 +181,10 @@ class ArmRow:
         self.skill = w.Dropdown(description="skill", layout={"width": "300px"})
         self.folder = w.Text(placeholder="skill folder", layout={"width": "300px", "display": "none"})
         params = {k: v for k, v in arm.items() if k not in _ARM_KEYS}
+        # an offered arm's mode and skill list are kept as they are (the form edits neither)
+        self._offer = {k: arm[k] for k in _OFFER_KEYS if arm.get(k) not in (None, "injected")}
+        if arm.get("snapshots"):
+            self._offer["skills"] = list(arm["snapshots"])  # the exact snapshots it was created with
         params.update(arm.get("params") or {})
         self._arm_name = name
         self.params = w.Text(
@@ -359,7 +363,22 @@ class ArmRow:
         params = parse_params(self.params.value, arm=name)
         if params:
             arm["params"] = params
+        if "skills" in self._offer:
+            arm.pop("skill", None)  # the list it was created with, not the first skill the form shows
+        arm.update(self._offer)
         return name, arm
 
 
-_ARM_KEYS = ("agent", "model", "skill", "snapshot", "skill_source", "skill_label", "git_ref", "params")
+_OFFER_KEYS = ("skill_mode", "skills")
+_ARM_KEYS = (
+    "agent",
+    "model",
+    "skill",
+    "snapshot",
+    "skill_source",
+    "skill_label",
+    "git_ref",
+    "params",
+    *_OFFER_KEYS,
+    "snapshots",
+)

@@ -8,7 +8,7 @@ import ipywidgets as w
 
 from abbench import formatting as fm
 from abbench._text import clip
-from abbench.compare import Comparison, compare_arms, compare_experiments, experiment_pair
+from abbench.compare import Comparison, VerdictCode, compare_arms, compare_experiments, experiment_pair
 from abbench.errors import ComparisonRefused, UsageError
 from abbench.snapshot import SnapshotDiff, diff_snapshots
 from abbench.store import Experiment
@@ -389,7 +389,7 @@ class DiffWidget(View):
 
     def _show_verdict(self, c: Comparison) -> None:
         self.verdict_html.value = (
-            f'<div class="abbench-{"ok" if c.verdict.code == "b_better" else "warn" if c.verdict.code == "b_worse" else "note"}" '
+            f'<div class="abbench-{"ok" if c.verdict.code == VerdictCode.B_BETTER else "warn" if c.verdict.code == VerdictCode.B_WORSE else "note"}" '
             f'style="font-size:15px"><b>{escape(c.verdict.text)}</b></div>'
             + note(f"A = {c.a.label}; B = {c.b.label}; {c.n_cases:,} paired cases of {c.dataset}")
             + "".join(

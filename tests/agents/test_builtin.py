@@ -286,7 +286,7 @@ def test_builtin_is_registered():
         ({"temperature": "warm"}, "not a number"),
         (
             {"base_url": "http://127.0.0.1:1"},
-            "unknown parameter(s) base_url; valid parameters — labels: the labels to choose among",
+            "unknown parameter(s) base_url; valid parameters — activation_threshold: offered skills",
         ),
     ],
 )

@@ -179,7 +179,8 @@ def test_latency_and_cost_differences_carry_their_medians(store, cli):
     assert u.value_b == pytest.approx(lat.mean()) and u.median_b == pytest.approx(np.median(lat))
     assert u.median_a == u.median_b == 1.0 and u.median_difference == 0.0 and u.median_relative == 0.0
     out = cli("compare", "slow").output
-    assert "median 1 → 1 (+0.0%)" in out.split("latency_ms")[1].splitlines()[0]
+    latency = next(line for line in out.splitlines() if line.startswith("latency "))
+    assert "mean 1.0 ms → 9.0 s" in latency and "median 1.0 ms → 1.0 ms (+0.0%)" in latency, latency
     g = evaluate_gate("slow", store=store)
     cost = g.decision.cost
     assert "median per case $0.0010 → $0.0010 (+0%)" in cost.summary and "(+30%)" in cost.summary

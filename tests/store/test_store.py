@@ -113,3 +113,22 @@ def test_concurrent_writers_do_not_fail(store):
         t.join()
     assert errors == []
     assert store.query_one("SELECT COUNT(*) FROM meta")[0] == 400
+
+
+def test_migration_8_adds_the_activation_columns_empty(tmp_path):
+    path = tmp_path / "v7" / "abbench.db"
+    path.parent.mkdir()
+    conn = sqlite3.connect(path, isolation_level=None)
+    migrate(conn, str(path), upto=7)
+    conn.execute(
+        "INSERT INTO datasets (id, fingerprint, name, content_hash, n_cases, created_at) "
+        "VALUES (1, 'd@000000000000', 'd', '00', 1, '2026-01-01')"
+    )
+    conn.execute("INSERT INTO cases (dataset_id, idx, case_id, input) VALUES (1, 0, 'c1', 'hello')")
+    conn.close()
+    with open_store(tmp_path / "v7") as store:
+        assert store.schema_version() >= 8
+        (case,) = store.load_cases(1)
+        assert case.expected_skill is None
+        columns = {r[1] for r in store.query("PRAGMA table_info(runs)")}
+        assert {"skills_offered", "skills_loaded", "first_load_turn"} <= columns

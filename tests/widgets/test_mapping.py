@@ -39,6 +39,7 @@ def test_the_xlsx_opens_on_its_data_sheet_with_every_field_suggested_and_explain
         "domain": "垂域",
         "request_id": "请求ID",
         "metadata": None,
+        "expected_skill": None,
     }
     assert "人工标签" in xlsx.reasons["expected"] and "suggested" in xlsx.reasons["expected"]
     # header and sample rows: the header row under the merged title, and the first data row

@@ -86,3 +86,11 @@ def test_labels_from_the_form_reach_the_agent(store, small):
     params = w.spec()["arms"]["a"]["params"]
     assert params == {"labels": ["快", "慢"]} and parse_params(params_text(params)) == params
     make_agent("builtin", **params)
+
+
+def test_an_offered_arm_keeps_its_mode_and_skills_through_the_form(store, small):
+    arm = {"agent": "builtin", "skill_mode": "offered", "skills": ["a-hash", "b-hash"], "labels": ["快"]}
+    w = RunControlWidget(store, dataset=small.fingerprint, arms={"p": arm}, name="x")
+    got = w.spec()["arms"]["p"]
+    assert got["skill_mode"] == "offered" and got["skills"] == ["a-hash", "b-hash"]
+    assert "skill" not in got and got["params"] == {"labels": ["快"]}

@@ -73,12 +73,15 @@ class Preset:
         program: The executable looked up on PATH when the arm gives no ``program:``.
         options: Settings of the arm this preset reads (besides base_url, api_key_env, model).
         needs_model: The CLI needs ``model:`` from the arm.
+        skills_dir: Where, inside the run's workspace, the CLI discovers skills: an offered arm's
+            snapshots go to ``<skills_dir>/<name>/`` (the arm's ``skills_dir`` wins).
     """
 
     name = ""
     program = ""
     options: tuple[str, ...] = ()
     needs_model = True
+    skills_dir = "skills"
 
     def check(self, options: dict[str, Any]) -> None:
         """Refuse settings that cannot work (raises `UsageError`), when the arm is defined."""

@@ -170,6 +170,7 @@ class ClaudeCode(Preset):
     """
 
     name = "claude-code"
+    skills_dir = ".claude/skills"  # where Claude Code discovers project skills
     program = "claude"
     PATHS: ClassVar[dict[str, str]] = {
         "text": "[type=result].result",
@@ -234,6 +235,7 @@ class Codex(Preset):
     with the key read from the arm's ``api_key_env``."""
 
     name = "codex"
+    skills_dir = ".codex/skills"
     program = "codex"
     PATHS: ClassVar[dict[str, str]] = {
         "text": "[type=item.completed].item[type=agent_message].text",
