@@ -39,11 +39,8 @@ import numpy as np
 from abbench._result import Result
 from abbench.metrics._base import Estimate, check_level, estimate_rate
 from abbench.stats import Interval, mcnemar_exact, paired_proportion_interval
-from abbench.store import Experiment, Store, open_store
-from abbench.types import run_outcome
-
-NO_SKILL = "none"
-"""A case's ``expected_skill`` when no skill may activate on it (a must-not-trigger case)."""
+from abbench.store import Arm, Experiment, Store, open_store
+from abbench.types import NO_SKILL, run_outcome
 
 _EXECUTED = frozenset(("pass", "fail", "grading_failed", "executed", "evaluating"))
 """Run outcomes (`abbench.types.run_outcome`) whose execution finished: activation is known."""
@@ -497,12 +494,9 @@ class ExperimentActivation(Result):
         return next((a for a in self.arms if a.arm == name), None)
 
 
-def arm_offers(arm: object) -> bool:
+def arm_offers(arm: Arm) -> bool:
     """True when a stored arm offers its skills in a catalogue (``skill_mode: offered``)."""
-    mode = getattr(arm, "skill_mode", None)
-    if mode is None:
-        mode = (getattr(arm, "params", None) or {}).get("skill_mode")
-    return str(mode) == "offered"
+    return arm.offered
 
 
 def activation_report(
@@ -548,7 +542,7 @@ def activation_runs(store: Store, exp: Experiment, arms: Sequence[str] | None = 
                 skills_loaded=rec.skills_loaded if offered is not None else None,
                 first_load_turn=rec.first_load_turn,
                 passed=rec.passed,
-                has_skill=arm.snapshot is not None or bool(getattr(arm, "snapshots", ())),
+                has_skill=arm.snapshot is not None or bool(arm.snapshots),
             )
         )
     return out
@@ -587,6 +581,6 @@ def experiment_activation(
 def _stored(exp: Experiment, name: str, runs: int) -> ArmActivation:
     """A stored arm that does not offer skills: not assessed (its runs are counted, not read)."""
     arm = exp.arm(name)
-    if arm.snapshot is not None or bool(getattr(arm, "snapshots", ())):
+    if arm.snapshot is not None or bool(arm.snapshots):
         return replace(_not_offered(name, "injected", [], [], 0, _INJECTED), runs=runs)
     return replace(_not_offered(name, "none", [], [], 0, _NO_SKILL_ARM), runs=runs)

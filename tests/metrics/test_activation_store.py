@@ -5,22 +5,15 @@ runs' own records (statsmodels for the intervals)."""
 from __future__ import annotations
 
 import json
-from dataclasses import fields
 
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 from abbench.gate import GateOutcome, evaluate_gate
 from abbench.runner import create_experiment, run_experiment
-from abbench.store import RunRecord
 from tests.conftest import run_abbench
 
 SKILLS = ("internal-comms", "brand-guidelines", "theme-factory")
-
-pytestmark = pytest.mark.skipif(
-    "skills_offered" not in {f.name for f in fields(RunRecord)},
-    reason="needs the offered-skill runs of branch offer15 (skill_mode: offered, activation columns)",
-)
 
 
 def _definition(realdata, name, dataset):
