@@ -78,6 +78,7 @@ _EXPORTS: dict[str, str] = {
     "compare_experiments": "abbench.compare",
     "disagreements": "abbench.review",
     "evaluate_gate": "abbench.gate",
+    "experiment_activation": "abbench.metrics",
     "experiment_metrics": "abbench.metrics",
     "judge_agreement": "abbench.review",
     "reviews": "abbench.review",

@@ -59,6 +59,8 @@ class DemoResult:
     comparisons: dict[str, Comparison] = field(default_factory=dict)
     gate: GateResult | None = None
     reports: dict[str, ReportResult] = field(default_factory=dict)
+    stopped: Experiment | None = None
+    activation: Experiment | None = None
 
 
 def run_demo(
@@ -96,6 +98,8 @@ def run_demo(
     result = DemoResult(store, csv, xlsx, snapshots, exp, summary)
     _compare(result, say)
     _gate(result, folder, say)
+    if not latency_ms and rounds is None:
+        _stopping(result, folder, say)
     if report:
         _render_reports(result, folder, Path(out_dir), say)
     return result
@@ -213,6 +217,20 @@ def _gate(result: DemoResult, folder: Path, say: Callable[[str], None]) -> None:
     )
 
 
+def _stopping(result: DemoResult, folder: Path, say: Callable[[str], None]) -> None:
+    """no-skill vs v2 again, stopped by its anytime-valid rule as soon as it is decided (data/demo/stopping.yaml)."""
+    store = result.store
+    exp = create_experiment(folder / "stopping.yaml", store=store, reuse=True)
+    summary = run_experiment(exp.id, store=store)
+    result.stopped = store.get_experiment(exp.id)
+    stop = summary.stop_reason
+    if stop is None:
+        say(f"stopping  {exp.name}: {summary.status_text}")
+        return
+    runs = sum(sum(c.values()) for c in store.run_counts(exp.id).values())
+    say(f"stopping  {exp.name}: {stop.text}; {sum(stop.skipped.values()):,} of {runs:,} runs not needed")
+
+
 def _render_reports(result: DemoResult, folder: Path, out: Path, say: Callable[[str], None]) -> None:
     """The two offline pages: does the skill help, and should v2 replace v1."""
     from abbench.report import render_report  # papermill and nbconvert load only when reports are made
@@ -239,6 +257,14 @@ def _render_reports(result: DemoResult, folder: Path, out: Path, say: Callable[[
         title="Should skill v2 replace v1? (demo)",
     )
     say(_report_line(pages["version"]))
+    if result.stopped is not None:
+        pages["stopping"] = render_report(
+            result.stopped.id,
+            store=result.store,
+            out=out / f"{stem}-stopped.html",
+            title="Stopped when decided: does v2 beat no skill? (demo)",
+        )
+        say(_report_line(pages["stopping"]))
     result.reports.update(pages)
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from abbench import formatting as fm
+from abbench.cli._activation import print_trigger_help
 from abbench.cli._analysis import _estimate, _num, _pad, _pct
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.formatting import NA
@@ -37,6 +38,7 @@ def _print_comparison(
     _print_usage(c)
     _print_agreement(c)
     click.echo("")
+    print_trigger_help(c.trigger_help)
     _print_changes(c, limit)
     if c.text is not None:
         _print_text_changes(c.text, limit)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from abbench import formatting as fm
+from abbench.cli._activation import print_activation
 from abbench.cli._analysis import _estimate, _pad, _pct
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.cli._classes import CLASSES_INLINE, f1_lines
@@ -80,6 +81,7 @@ def _print_metrics(
     for a in m.arms:
         _print_arm(a, m.outcome, classes=classes, confusion=confusion)
         click.echo("")
+    print_activation(m.activation)
     if m.judging:
         # grading cost is the judge's: a pairwise judge compares two arms and is charged to neither
         click.echo("judging (apart from the arms' execution cost):")

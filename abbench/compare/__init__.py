@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abbench.compare._activation import FORMULA, MIRROR_FORMULA, ArmTriggerHelp, TriggerHelp, trigger_help
 from abbench.compare._all import ArmPair, MultiComparison, compare_all
 from abbench.compare._api import DETAILS_MAX_CASES, MIN_CASES, compare_arms, compare_experiments
 from abbench.compare._figures import BOOTSTRAP_MAX_CASES, USAGE_METRICS
@@ -49,7 +50,9 @@ __all__ = [
     "CLUSTERS",
     "DEFAULT_MARGIN",
     "DETAILS_MAX_CASES",
+    "FORMULA",
     "MIN_CASES",
+    "MIRROR_FORMULA",
     "OUTCOMES",
     "USAGE_METRICS",
     "VERDICTS",
@@ -57,6 +60,7 @@ __all__ = [
     "VOTE_MIN_CASES",
     "WAYS_TO_NAME",
     "ArmPair",
+    "ArmTriggerHelp",
     "CaseChange",
     "CaseTable",
     "CompareOptions",
@@ -72,6 +76,7 @@ __all__ = [
     "Settled",
     "Side",
     "TextChanges",
+    "TriggerHelp",
     "Verdict",
     "VerdictCode",
     "Votes",
@@ -88,6 +93,7 @@ __all__ = [
     "resolve_pair",
     "settle",
     "text_changes",
+    "trigger_help",
     "verdict",
     "vote_decision",
     "vote_policy",

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from abbench.compare._activation import TriggerHelp, trigger_help
 from abbench.compare._figures import _domains, _usage_differences
 from abbench.compare._model import (
     CaseTable,
@@ -25,6 +26,8 @@ from abbench.compare._verdict import Verdict, verdict
 from abbench.errors import ComparisonRefused, UsageError
 from abbench.metrics import (
     NO_DOMAIN,
+    activation_runs,
+    arm_offers,
     dataset_labels,
     estimate_mean,
     estimate_rate,
@@ -313,7 +316,26 @@ def _compare(
         verdict=_verdict_of(side_a, side_b, pair.n, unit, per, tests, main, options),
         notes=tuple(notes),
         sequential=sequential,
+        trigger_help=_trigger_help(store, ea, arm_a, eb, arm_b, pair, outcome, options.confidence),
     )
+
+
+def _trigger_help(
+    store: Store,
+    ea: Experiment,
+    arm_a: Arm,
+    eb: Experiment,
+    arm_b: Arm,
+    pair: _Paired,
+    outcome: str,
+    confidence: float,
+) -> TriggerHelp | None:
+    """The trigger-vs-help split, when either arm offers its skills and runs are right or wrong."""
+    if outcome != "passed" or not (arm_offers(arm_a) or arm_offers(arm_b)):
+        return None
+    runs_a = activation_runs(store, ea, [arm_a.name])
+    runs_b = activation_runs(store, eb, [arm_b.name])
+    return trigger_help(runs_a, runs_b, pair.paired.tolist(), confidence)
 
 
 def _case_table(pair: _Paired, per: _PerCase) -> CaseTable:

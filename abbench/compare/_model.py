@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from abbench.compare._activation import TriggerHelp
 from abbench.compare._text import TextChanges
 from abbench.compare._verdict import Settled, Verdict, VerdictCode, settle
 from abbench.compare._votes import VOTE_MARGIN, VOTE_MIN_CASES, Votes, vote_decision
@@ -268,6 +269,8 @@ class Comparison(Result):
         sequential: For the pair an experiment's ``stopping:`` rule monitored, the anytime-valid
             confidence sequence whose interval and p-value are `interval` and the verdict's (the
             ``interval_method`` is ``anytime-valid``); None otherwise.
+        trigger_help: When either arm offers its skills: accuracy intention-to-treat and per protocol
+            per arm, and the effect split into loading more often and helping when loaded (None otherwise).
     """
 
     kind: str
@@ -301,6 +304,7 @@ class Comparison(Result):
     verdict: Verdict
     notes: tuple[str, ...]
     sequential: ConfidenceSequence | None = None
+    trigger_help: TriggerHelp | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready view (see `Result.as_dict`), with every paired case under ``cases``."""

@@ -82,6 +82,16 @@ def _domain_accuracy(arm: ArmMetrics, label: str, metrics: ExperimentMetrics) ->
     return _none(f"no domain {label!r}")
 
 
+def _activation(arm: ArmMetrics, metrics: ExperimentMetrics, field: str) -> Value:
+    """An activation figure of the arm: no value (never a pass) when the arm offers no skills or no
+    case says which skill should trigger."""
+    report = metrics.activation
+    found = report.arm(arm.arm) if report is not None else None
+    if found is None:
+        return _none(f"arm {arm.arm!r} does not offer skills (skill_mode: offered): activation not assessed")
+    return _est(getattr(found, field))
+
+
 ARM_METRICS: list[MetricDef] = [
     MetricDef(
         "accuracy",
@@ -315,6 +325,41 @@ ARM_METRICS: list[MetricDef] = [
         "number",
         "pass rate of runs that did not read it",
         lambda a, m, p: _est(a.grounding.accuracy_when_not_read),
+    ),
+    MetricDef(
+        "activation_rate",
+        "arm",
+        "number",
+        "share of executed runs of an offered arm that loaded a skill",
+        lambda a, m, p: _activation(a, m, "activation"),
+    ),
+    MetricDef(
+        "activation_recall",
+        "arm",
+        "number",
+        "share of should-trigger runs that loaded the expected skill (cases' expected_skill)",
+        lambda a, m, p: _activation(a, m, "recall"),
+    ),
+    MetricDef(
+        "activation_precision",
+        "arm",
+        "number",
+        "share of runs that loaded a skill that loaded the expected one",
+        lambda a, m, p: _activation(a, m, "precision"),
+    ),
+    MetricDef(
+        "false_activation_rate",
+        "arm",
+        "number",
+        "share of must-not-trigger runs (expected_skill: none) that loaded a skill",
+        lambda a, m, p: _activation(a, m, "false_activation"),
+    ),
+    MetricDef(
+        "wrong_skill_rate",
+        "arm",
+        "number",
+        "share of should-trigger runs offered several skills whose first load was another skill",
+        lambda a, m, p: _activation(a, m, "wrong_skill"),
     ),
     MetricDef(
         "macro_f1",

@@ -12,6 +12,7 @@ import numpy as np
 from abbench._result import Result
 from abbench.dataset import ExpectedKind
 from abbench.errors import NotFoundError, UsageError
+from abbench.metrics._activation import ExperimentActivation, arm_offers, experiment_activation
 from abbench.metrics._base import (
     Estimate,
     check_level,
@@ -175,6 +176,8 @@ class ExperimentMetrics(Result):
             the arms' execution cost.
         expected_kind: Whether the dataset's gold values are labels or answers, and why (what decides
             whether there are per-class figures).
+        activation: Skill activation per arm (`abbench.metrics.ExperimentActivation`) when an arm
+            offers its skills in a catalogue; None when every arm injects its skill or has none.
     """
 
     experiment: str
@@ -190,6 +193,7 @@ class ExperimentMetrics(Result):
     notes: tuple[str, ...]
     judging: tuple[JudgeCost, ...] = ()
     expected_kind: ExpectedKind | None = None
+    activation: ExperimentActivation | None = None
 
     @property
     def judge_cost(self) -> float:
@@ -317,6 +321,9 @@ def experiment_metrics(
         notes=tuple(notes),
         judging=tuple(judge_costs(exp, store=store)) if kinds and set(kinds.values()) != {"rule"} else (),
         expected_kind=ctx.expected_kind,
+        activation=experiment_activation(exp, store=store, arms=list(table.arms), confidence=confidence)
+        if any(arm_offers(a) for a in arm_objects)
+        else None,
     )
 
 

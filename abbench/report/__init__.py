@@ -35,6 +35,7 @@ from abbench.report._render import (
 from abbench.report._secrets import SECRET_NAME, find_secrets, secret_values
 from abbench.report._sections import (
     Part,
+    activation_section,
     agrees_text,
     arms_section,
     cases_section,
@@ -70,6 +71,7 @@ __all__ = [
     "ReportFailure",
     "ReportResult",
     "RunOverview",
+    "activation_section",
     "agrees_text",
     "arms_section",
     "cases_section",

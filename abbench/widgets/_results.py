@@ -21,6 +21,7 @@ from abbench.gate import (
 )
 from abbench.metrics import ArmMetrics, Estimate, ExperimentMetrics, GroupAccuracy, experiment_metrics
 from abbench.store import Experiment
+from abbench.widgets._activation import ActivationView
 from abbench.widgets._base import (
     NONE,
     STYLE,
@@ -41,7 +42,7 @@ from abbench.widgets._figures import (
 )
 from abbench.widgets._gate import GatePicker
 
-TABS = ("Arms", "Confusion", "Domains", "Stability", "Cost & latency", "Decision")
+TABS = ("Arms", "Confusion", "Domains", "Stability", "Cost & latency", "Decision", "Activation")
 FLIPPED_SHOWN = 30
 
 RESULTS_CSS = """<style>
@@ -138,6 +139,8 @@ class ResultsWidget(View):
             labels ``confusion:<arm>``, see `ConfusionView`).
         confusion: The Confusion tab (`ConfusionView`).
         tabs: The ``Tab`` holding the sections; ``tabs.selected_index`` is the section shown.
+        activation: The Activation tab (`ActivationView`): offered arms' activation, and the decision
+            pair's trigger-vs-help split.
     """
 
     def __init__(
@@ -217,6 +220,7 @@ class ResultsWidget(View):
         self.stability_html = w.HTML()
         self.usage_html = w.HTML()
         self.decision_html = w.HTML()
+        self.activation = ActivationView()
         self.charts = {name: w.Output() for name in ("domains", "rounds", "latency")}
         for out in self.charts.values():
             out.add_class("abbench-chart")
@@ -236,6 +240,7 @@ class ResultsWidget(View):
                     self.decision_html,
                 ]
             ),
+            self.activation,
         ]
         return w.Tab(children=sections, titles=TABS)
 
@@ -368,6 +373,7 @@ class ResultsWidget(View):
         self.domains_html.value = self._domains_table(m)
         self.stability_html.value = self._stability_table(m)
         self.usage_html.value = self._usage_table(m)
+        self.activation.show(m)
 
     @staticmethod
     def _arms_table(m: ExperimentMetrics) -> str:
@@ -553,6 +559,7 @@ class ResultsWidget(View):
             raise
         self.gate_result = result
         self.decision_html.value = self._decision_html(result, self.gate.says(exp))
+        self.activation.show_pair(exp, a, b, self.store)
         tone = _TONES.get(result.outcome, "muted")
         self.headline_html.value = (
             f'<div class="abbench-headline abbench-{tone}">{escape(result.pair_text)}: gate '

@@ -54,6 +54,7 @@ def test_expected_sections(rendered):
         "Decision",
         "Arms",
         "Paired comparison",
+        "Skill activation",
         "What changed in the skill",
         "Confusion matrices",
         "Per domain",
