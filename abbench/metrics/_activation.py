@@ -99,11 +99,22 @@ class ActivationRun(Result):
         return self.outcome in _EXECUTED
 
     @property
+    def skill(self) -> str | None:
+        """The skill under test in this run's catalogue: the case's expected skill when it names one, else
+        the arm's first skill (the others are its siblings); None when nothing was offered."""
+        if not self.skills_offered:
+            return None
+        if self.expected_skill not in (None, NO_SKILL) and self.expected_skill in self.skills_offered:
+            return self.expected_skill
+        return self.skills_offered[0]
+
+    @property
     def loaded(self) -> bool:
-        """True when the run had its skill: loaded one from the catalogue, or had it injected."""
+        """True when the run had its skill: loaded the skill under test from the catalogue (a sibling
+        loaded instead does not count), or had it injected."""
         if self.skills_offered is None:
             return self.has_skill
-        return bool(self.skills_loaded)
+        return self.skill is not None and self.skill in (self.skills_loaded or ())
 
 
 @dataclass(frozen=True)

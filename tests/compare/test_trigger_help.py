@@ -111,3 +111,34 @@ def test_parts_sum_to_the_total_on_random_rounds(seed):
     for arm in (t.a, t.b):
         acc = arm.activation * (arm.when_loaded or 0) + (1 - arm.activation) * (arm.when_not_loaded or 0)
         assert acc == pytest.approx(arm.intention_to_treat.value, abs=1e-12)
+
+
+def test_a_sibling_loaded_instead_is_not_having_the_skill():
+    """v2 offered beside a decoy: a run that loaded only the decoy did not have the skill under test, so
+    it counts with the runs that did not load it (the demo's 39 decoy loads were counted as loaded)."""
+
+    def offered(case, passed, loaded):
+        return ActivationRun(
+            arm="b", case_idx=case, case_id=f"c{case}", round=0, outcome="pass" if passed else "fail",
+            expected_skill=None, skills_offered=("routing", "decoy"), skills_loaded=loaded, passed=passed,
+        )  # fmt: skip
+
+    b = [
+        offered(0, True, ("routing",)),
+        offered(1, True, ("decoy",)),
+        offered(2, False, ("decoy", "routing")),
+        offered(3, False, ()),
+    ]
+    assert [r.skill for r in b] == ["routing"] * 4 and [r.loaded for r in b] == [True, False, True, False]
+    a = [
+        run("a", i, passed, loaded=True, offered=False) for i, passed in enumerate([True, True, False, True])
+    ]
+    t = trigger_help(a, b, range(4))
+    assert t.b.activation == pytest.approx(0.5) and t.b.when_loaded == pytest.approx(0.5)
+    assert t.b.when_not_loaded == pytest.approx(0.5)
+    assert parts_sum(t) == pytest.approx(t.total) == pytest.approx(-0.25)
+    expected_named = ActivationRun(
+        arm="b", case_idx=0, case_id="c0", round=0, outcome="pass", expected_skill="decoy",
+        skills_offered=("routing", "decoy"), skills_loaded=("decoy",), passed=True,
+    )  # fmt: skip
+    assert expected_named.skill == "decoy" and expected_named.loaded  # the case names the skill it needs

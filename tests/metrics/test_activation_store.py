@@ -95,7 +95,8 @@ def test_compare_json_splits_the_effect_and_the_parts_sum(store, activation):
     base = [r for r in runs if r.arm == "none" and r.passed is not None]
     plugin = [r for r in runs if r.arm == "plugin" and r.passed is not None]
     m_a = sum(r.passed for r in base) / len(base)
-    loaded = [r for r in plugin if r.skills_loaded]
+    # "had the skill": loaded the skill under test (the arm's first, internal-comms), not a sibling
+    loaded = [r for r in plugin if r.skills_offered[0] in (r.skills_loaded or ())]
     p_b, h_b = len(loaded) / len(plugin), sum(r.passed for r in loaded) / len(loaded)
     assert t["a"]["activation"] == 0 and t["b"]["activation"] == pytest.approx(p_b)
     assert t["help_when_loaded"] == pytest.approx(h_b - m_a)
