@@ -569,6 +569,11 @@ class ExperimentRunner:
                 skipped[name] = skipped.get(name, 0) + 1
         self.budget.over_budget.clear()
         if stopping is not None and reason is not None:
+            # A pass after the one that decided finds those runs cancelled already: they still were not needed.
+            before = StopReason.from_dict(self.exp.stop_reason)
+            if before is not None and (before.cases, before.seed) == (reason.cases, reason.seed):
+                for name, n in before.skipped.items():
+                    skipped[name] = skipped.get(name, 0) + n
             stopping.reason = replace(reason, skipped=skipped)
 
     async def _interrupt(self) -> None:

@@ -79,6 +79,19 @@ def test_a_real_run_stops_when_decided_and_records_why(store, stop_dataset, skil
     assert any("anytime-valid" in note and "stopped by its rule" in note for note in comparison.notes)
 
 
+def test_running_a_stopped_experiment_again_keeps_what_it_saved(store, stop_dataset, skill_dir):
+    """A second `run` decides at the same point and finds the left-out runs cancelled already: the reason
+    still says they were not needed (the demo's second run said "0 of 802 runs not needed")."""
+    exp = create_experiment(_definition(stop_dataset, skill_dir), store=store)
+    first = run_experiment(exp.id, store=store).stop_reason
+    again = run_experiment(exp.id, store=store)
+    assert first is not None and again.stop_reason is not None and again.executed == 0
+    assert again.stop_reason.skipped == first.skipped and sum(first.skipped.values()) == 2 * (
+        N_CASES - first.cases
+    )
+    assert StopReason.from_dict(store.get_experiment(exp.id).stop_reason) == first
+
+
 def test_an_undecided_experiment_runs_every_case(store, stop_dataset, skill_dir):
     spec = _definition(stop_dataset, skill_dir)
     spec["arms"]["with"] = dict(spec["arms"]["without"])  # A/A: the same agent on both sides
