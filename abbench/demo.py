@@ -10,14 +10,14 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from abbench.compare import Comparison, compare_arms
 from abbench.dataset import DatasetInfo
 from abbench.errors import UsageError
 from abbench.formatting import DASH, Bounds, pct, pct_span
 from abbench.gate import GateResult, RuleStatus, evaluate_gate
-from abbench.metrics import experiment_metrics
+from abbench.metrics import experiment_activation, experiment_metrics
 from abbench.runner import Observer, RunSummary, create_experiment, load_spec, run_experiment
 from abbench.snapshot import Snapshot
 from abbench.store import Experiment, Store, open_store
@@ -100,6 +100,7 @@ def run_demo(
     _gate(result, folder, say)
     if not latency_ms and rounds is None:
         _stopping(result, folder, say)
+        _activation(result, folder, say)
     if report:
         _render_reports(result, folder, Path(out_dir), say)
     return result
@@ -231,40 +232,82 @@ def _stopping(result: DemoResult, folder: Path, say: Callable[[str], None]) -> N
     say(f"stopping  {exp.name}: {stop.text}; {sum(stop.skipped.values()):,} of {runs:,} runs not needed")
 
 
+def _activation(result: DemoResult, folder: Path, say: Callable[[str], None]) -> None:
+    """v2 injected against v2 offered beside a decoy skill (data/demo/activation.yaml): is it picked up,
+    and how much of the difference is "not loaded" rather than "did not help"."""
+    store = result.store
+    exp = create_experiment(folder / "activation.yaml", store=store, reuse=True)
+    run_experiment(exp.id, store=store)
+    result.activation = store.get_experiment(exp.id)
+    offered = next(a for a in experiment_activation(exp.id, store=store).arms if a.mode == "offered")
+    loads = ", ".join(f"{name} {n:,}" for name, n in sorted(offered.loads.items(), key=lambda kv: -kv[1]))
+    say(
+        f"activation {offered.arm}: loaded a skill in {_pct(offered.activation.value)} of {offered.counted:,} runs"
+        f" ({loads}); recall {_pct(offered.recall.value)} [{_interval(offered.recall.interval)}],"
+        f" wrong skill first {_pct(offered.wrong_skill.value)}"
+    )
+    split = compare_arms(exp.id, store=store).trigger_help
+    if split is not None and split.total is not None:
+        say(
+            f"           {offered.arm} − v2 = {_points(split.total)}: {_points(split.loaded_more_often)} because it was"
+            f" loaded less often, {_points(split.helped_more_when_loaded)} from how it helped when loaded,"
+            f" {_points(split.when_not_loaded)} when not loaded"
+        )
+
+
+def _points(value: float | None) -> str:
+    return f"{100 * value:+.1f} points" if value is not None else DASH
+
+
 def _render_reports(result: DemoResult, folder: Path, out: Path, say: Callable[[str], None]) -> None:
-    """The two offline pages: does the skill help, and should v2 replace v1."""
+    """The offline pages: does the skill help, should v2 replace v1, and (with the demo's extra experiments)
+    where the stopping rule stopped and whether the offered skill was picked up.
+
+    Each page runs its own kernel, so two are rendered at a time (each thread opens the store itself).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
     from abbench.report import render_report  # papermill and nbconvert load only when reports are made
 
     exp = result.experiment
     out.mkdir(parents=True, exist_ok=True)
     stem = "demo" if exp.name == DEMO_EXPERIMENT else exp.name
-    pages = {
-        "skill": render_report(
-            exp.id,
-            store=result.store,
-            arms=(NO_SKILL, CANDIDATE),
-            out=out / f"{stem}.html",
-            title="Does the fast-slow-routing skill help? (demo)",
-        )
+    jobs: dict[str, dict[str, Any]] = {
+        "skill": {
+            "arms": (NO_SKILL, CANDIDATE),
+            "out": f"{stem}.html",
+            "title": "Does the fast-slow-routing skill help? (demo)",
+        },
+        "version": {
+            "arms": (BASELINE, CANDIDATE),
+            "gate": folder / "gate.yaml",
+            "out": f"{stem}-v1-vs-v2.html",
+            "title": "Should skill v2 replace v1? (demo)",
+        },
     }
-    say(_report_line(pages["skill"]))
-    pages["version"] = render_report(
-        exp.id,
-        store=result.store,
-        arms=(BASELINE, CANDIDATE),
-        gate=folder / "gate.yaml",
-        out=out / f"{stem}-v1-vs-v2.html",
-        title="Should skill v2 replace v1? (demo)",
-    )
-    say(_report_line(pages["version"]))
+    ids = dict.fromkeys(jobs, exp.id)
     if result.stopped is not None:
-        pages["stopping"] = render_report(
-            result.stopped.id,
-            store=result.store,
-            out=out / f"{stem}-stopped.html",
-            title="Stopped when decided: does v2 beat no skill? (demo)",
-        )
-        say(_report_line(pages["stopping"]))
+        ids["stopping"] = result.stopped.id
+        jobs["stopping"] = {
+            "out": f"{stem}-stopped.html",
+            "title": "Stopped when decided: does v2 beat no skill? (demo)",
+        }
+    if result.activation is not None:
+        ids["activation"] = result.activation.id
+        jobs["activation"] = {
+            "out": f"{stem}-activation.html",
+            "title": "Is the skill picked up when offered beside another? (demo)",
+        }
+    where = result.store.path
+
+    def render(key: str) -> ReportResult:
+        job = {**jobs[key], "out": out / jobs[key]["out"]}
+        return render_report(ids[key], store=where, **job)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        pages = dict(zip(jobs, pool.map(render, jobs), strict=True))
+    for page in pages.values():
+        say(_report_line(page))
     result.reports.update(pages)
 
 

@@ -35,7 +35,18 @@ def test_demo_end_to_end_and_again(tmp_path):
     )
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert gate_line in readme, gate_line
-    for name in ("demo.html", "demo-v1-vs-v2.html"):
+    # The stopping experiment decides early and says what it saved; the activation one measures pick-up.
+    stop_line = next(line for line in text.splitlines() if line.startswith("stopping "))
+    stopped = re.search(
+        r"decided after (\d+) of 401 cases: better .*; ([\d,]+) of 802 runs not needed", stop_line
+    )
+    assert stopped and int(stopped.group(1)) < 401 and int(stopped.group(2).replace(",", "")) > 0, stop_line
+    act_line = next(line for line in text.splitlines() if line.startswith("activation "))
+    assert re.search(r"v2-offered: loaded a skill in [\d.]+% of 401 runs \(.*fast-slow-routing \d+", act_line)
+    assert "recall" in act_line and "because it was loaded less often" in text
+    for line in (stop_line, act_line):
+        assert line in readme, line
+    for name in ("demo.html", "demo-v1-vs-v2.html", "demo-stopped.html", "demo-activation.html"):
         page = out / name
         html = page.read_text(encoding="utf-8")
         assert page.stat().st_size > 100_000 and "Plotly.newPlot" in html
@@ -54,9 +65,10 @@ def test_demo_end_to_end_and_again(tmp_path):
     store = open_store(store_dir)
     assert store.query_one("SELECT COUNT(*), MAX(id) FROM runs") == runs_before
     assert store.query_one("SELECT COUNT(*) FROM run_events")[0] == events_before
-    assert store.query_one("SELECT COUNT(*) FROM datasets")[0] == 1
-    assert store.query_one("SELECT COUNT(*) FROM snapshots")[0] == 2
-    assert store.query_one("SELECT COUNT(*) FROM experiments")[0] == 1
+    # demo and demo-triggers (the same cases with expected_skill); v1, v2 and the decoy; three experiments
+    assert store.query_one("SELECT COUNT(*) FROM datasets")[0] == 2
+    assert store.query_one("SELECT COUNT(*) FROM snapshots")[0] == 3
+    assert store.query_one("SELECT COUNT(*) FROM experiments")[0] == 3
     store.close()
 
 
