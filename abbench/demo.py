@@ -263,11 +263,10 @@ def _render_reports(result: DemoResult, folder: Path, out: Path, say: Callable[[
     """The offline pages: does the skill help, should v2 replace v1, and (with the demo's extra experiments)
     where the stopping rule stopped and whether the offered skill was picked up.
 
-    Each page runs its own kernel, so two are rendered at a time (each thread opens the store itself).
+    Each page runs its own kernel, so two are rendered at a time, each in a process of its own.
     """
-    from concurrent.futures import ThreadPoolExecutor
-
-    from abbench.report import render_report  # papermill and nbconvert load only when reports are made
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
 
     exp = result.experiment
     out.mkdir(parents=True, exist_ok=True)
@@ -298,17 +297,24 @@ def _render_reports(result: DemoResult, folder: Path, out: Path, say: Callable[[
             "out": f"{stem}-activation.html",
             "title": "Is the skill picked up when offered beside another? (demo)",
         }
-    where = result.store.path
-
-    def render(key: str) -> ReportResult:
-        job = {**jobs[key], "out": out / jobs[key]["out"]}
-        return render_report(ids[key], store=where, **job)
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        pages = dict(zip(jobs, pool.map(render, jobs), strict=True))
+    where = str(result.store.path)
+    # Processes, not threads: papermill changes the working directory of the process it runs in.
+    with ProcessPoolExecutor(max_workers=2, mp_context=get_context("spawn")) as pool:
+        futures = {
+            key: pool.submit(_render_page, where, ids[key], {**job, "out": str(out.resolve() / job["out"])})
+            for key, job in jobs.items()
+        }
+        pages = {key: future.result() for key, future in futures.items()}
     for page in pages.values():
         say(_report_line(page))
     result.reports.update(pages)
+
+
+def _render_page(store: str, exp_id: int, job: dict[str, Any]) -> ReportResult:
+    """One page, in a worker process (it opens the store itself)."""
+    from abbench.report import render_report  # papermill and nbconvert load only when reports are made
+
+    return render_report(exp_id, store=store, **job)
 
 
 def _report_line(page: ReportResult) -> str:
