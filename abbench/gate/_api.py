@@ -370,6 +370,8 @@ def evaluate_gate(
     notes = list(pair_notes)
     options = CompareOptions(cluster=cluster, confidence=confidence, alpha=alpha, power=power)
     m = _measure(store, exp, base, a_name, b_name, options, notes)
+    if any(rule.metric == CORRECTED for rule in gate.rules):
+        m = _with_corrected(m, store, exp, base, options.confidence)
     comparison = m.comparison
     _check_params(gate.rules, exp, store, [x for x in (m.metrics_a, m.metrics_b) if x is not None])
     covered = _covered(gate, m, b_name, _stopped(exp, base).get("skipped"))
@@ -432,6 +434,36 @@ def _measure(
         notes.append("one arm: comparison metrics have no value (compare it with another experiment: --vs)")
     arm_a = metrics_a.arm(a_name) if metrics_a is not None and a_name is not None else None
     return _Measured(comparison, metrics_a, metrics_b, arm_a, metrics_b.arm(b_name))
+
+
+CORRECTED = "corrected_accuracy"
+"""The gate metric read from people's reviews of a random sample (measured only when a rule names it)."""
+
+
+def _with_corrected(
+    m: _Measured, store: Store, exp: Experiment, base: Experiment | None, confidence: float
+) -> _Measured:
+    """`m` with each side's PPI-corrected accuracy per arm (or why there is none) on its metrics."""
+    from abbench.review import corrected_accuracy
+
+    def of(experiment: Experiment, metrics: ExperimentMetrics) -> ExperimentMetrics:
+        try:
+            figures = corrected_accuracy(experiment, store=store, confidence=confidence)
+        except UsageError as exc:  # no random review sample: say so, never a value
+            return replace(metrics, corrected={a.arm: (None, str(exc)) for a in metrics.arms})
+        found: dict[str, tuple[float | None, str | None]] = {
+            f.arm: (f.ppi.estimate, None) if f.ppi is not None else (None, f.text) for f in figures
+        }
+        for a in metrics.arms:
+            found.setdefault(a.arm, (None, f"arm {a.arm!r} is not in the random review sample"))
+        return replace(metrics, corrected=found)
+
+    metrics_b = of(exp, m.metrics_b)
+    metrics_a = m.metrics_a
+    if metrics_a is not None:
+        metrics_a = metrics_b if base is None else of(base, metrics_a)
+    arm_a = metrics_a.arm(m.arm_a.arm) if metrics_a is not None and m.arm_a is not None else None
+    return replace(m, metrics_a=metrics_a, metrics_b=metrics_b, arm_a=arm_a, arm_b=metrics_b.arm(m.arm_b.arm))
 
 
 def _check_arms(arms: tuple[str, str] | list[str] | None) -> None:

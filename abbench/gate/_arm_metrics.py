@@ -82,6 +82,14 @@ def _domain_accuracy(arm: ArmMetrics, label: str, metrics: ExperimentMetrics) ->
     return _none(f"no domain {label!r}")
 
 
+def _corrected(arm: ArmMetrics, metrics: ExperimentMetrics) -> Value:
+    """The arm's judge-scored accuracy corrected by a random review sample (no value without one)."""
+    found = (metrics.corrected or {}).get(arm.arm)
+    if found is None:
+        return _none("no judge-scored accuracy corrected by people for this arm")
+    return found
+
+
 def _activation(arm: ArmMetrics, metrics: ExperimentMetrics, field: str) -> Value:
     """An activation figure of the arm: no value (never a pass) when the arm offers no skills or no
     case says which skill should trigger."""
@@ -325,6 +333,14 @@ ARM_METRICS: list[MetricDef] = [
         "number",
         "pass rate of runs that did not read it",
         lambda a, m, p: _est(a.grounding.accuracy_when_not_read),
+    ),
+    MetricDef(
+        "corrected_accuracy",
+        "arm",
+        "number",
+        "judge-scored accuracy corrected by people's reviews of a random sample (prediction-powered "
+        "inference); no value without a random review sample (abbench review EXP --sample N --seed S)",
+        lambda a, m, p: _corrected(a, m),
     ),
     MetricDef(
         "activation_rate",

@@ -102,6 +102,7 @@ _UNIT_OF: dict[str, str] = {
         [
             "accuracy",
             "accuracy_ci_low",
+            "corrected_accuracy",
             "accuracy_ci_high",
             "strict_accuracy",
             "execution_failure_rate",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -178,6 +179,10 @@ class ExperimentMetrics(Result):
             whether there are per-class figures).
         activation: Skill activation per arm (`abbench.metrics.ExperimentActivation`) when an arm
             offers its skills in a catalogue; None when every arm injects its skill or has none.
+        corrected: Arm → (judge-scored accuracy corrected by people's reviews of a random sample, by
+            prediction-powered inference; or None and why), filled by the gate when a rule asks for
+            ``corrected_accuracy`` (`abbench.review.corrected_accuracy` has the figures in full); None
+            otherwise. Not exported.
     """
 
     experiment: str
@@ -194,6 +199,9 @@ class ExperimentMetrics(Result):
     judging: tuple[JudgeCost, ...] = ()
     expected_kind: ExpectedKind | None = None
     activation: ExperimentActivation | None = None
+    corrected: Mapping[str, tuple[float | None, str | None]] | None = field(
+        default=None, repr=False, metadata={"export": False}
+    )
 
     @property
     def judge_cost(self) -> float:

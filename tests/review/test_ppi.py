@@ -131,3 +131,38 @@ def test_the_cli_draws_a_sample_and_shows_the_corrected_figure(store, judged_exp
     assert data["corrected_accuracy"][0]["sample_id"] == 1
     bad = CliRunner().invoke(cli, ["--store", str(store.path), "review", str(exp.id)])
     assert bad.exit_code == 2 and "--sample N --seed S" in bad.output
+
+
+def test_a_gate_reads_the_corrected_accuracy_and_never_passes_without_a_random_sample(
+    store, judged_experiment
+):
+    from abbench.gate import evaluate_gate
+
+    exp = judged_experiment
+    before = evaluate_gate(exp.id, ["corrected_accuracy >= 0.5"], store=store)
+    (rule,) = before.rules
+    assert rule.status == "missing" and not before.passed and "no random review sample" in rule.message
+    sample = draw_review_sample(exp.id, 40, seed=5, store=store)
+    case_of = {run_id: case for run_id, _, case, _ in store.judged_runs(exp.id)}
+    for run_id in sample.run_ids:
+        add_review(exp.id, case_of[run_id], "model_correct", arm="only", run_id=run_id, store=store)
+    (figure,) = corrected_accuracy(exp.id, store=store)
+    after = evaluate_gate(exp.id, ["corrected_accuracy >= 0.5"], store=store)
+    (rule,) = after.rules
+    assert figure.ppi is not None and rule.value == pytest.approx(figure.ppi.estimate)
+    assert rule.status == ("pass" if figure.ppi.estimate >= 0.5 else "fail")
+
+
+def test_the_reports_review_section_says_the_corrected_figure(store, judged_experiment):
+    from abbench import report
+    from abbench.review import reviews
+
+    exp = judged_experiment
+    sample = draw_review_sample(exp.id, 20, seed=2, store=store)
+    case_of = {run_id: case for run_id, _, case, _ in store.judged_runs(exp.id)}
+    for run_id in sample.run_ids:
+        add_review(exp.id, case_of[run_id], "model_correct", arm="only", run_id=run_id, store=store)
+    corrected = corrected_accuracy(exp.id, store=store)
+    page = " ".join(str(p) for p in report.reviews_section(reviews(exp.id, store=store), None, corrected))
+    assert "only: " in page and "corrected by people (prediction-powered inference)" in page
+    assert "(seed 2, 20 of 20 sampled runs reviewed)" in page, page

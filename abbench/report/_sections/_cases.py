@@ -12,7 +12,7 @@ from abbench.report._sections._parts import Part
 if TYPE_CHECKING:
     from abbench.compare import CaseChange, Comparison
     from abbench.metrics import ExperimentMetrics
-    from abbench.review import CaseDetail, Disagreement, JudgeAgreement, RunView
+    from abbench.review import CaseDetail, CorrectedAccuracy, Disagreement, JudgeAgreement, RunView
     from abbench.store import Review
 
 _MARKS: dict[Any, str] = {True: "✓", False: "✗"}
@@ -172,8 +172,11 @@ def disagreements_section(items: Sequence[Disagreement], arm: str, *, empty: str
 # -- human review ----------------------------------------------------------------------------------------
 
 
-def reviews_section(items: Sequence[Review], agreement: JudgeAgreement | None) -> list[Part]:
-    """Review outcomes per verdict and arm, judge-versus-human agreement, and the reviewers' notes."""
+def reviews_section(
+    items: Sequence[Review], agreement: JudgeAgreement | None, corrected: Sequence[CorrectedAccuracy] = ()
+) -> list[Part]:
+    """Review outcomes per verdict and arm, judge-versus-human agreement, the judge-scored accuracy corrected
+    by a random review sample (prediction-powered inference, when one was drawn), and the reviewers' notes."""
     if not items:
         return [
             d.note_html(
@@ -205,6 +208,7 @@ def reviews_section(items: Sequence[Review], agreement: JudgeAgreement | None) -
             )
         elif agreement.reason:
             parts.append(d.note_html(f"Judge-versus-human agreement: {agreement.reason}."))
+    parts += [d.note_html(f"{figure.arm}: {figure.text}") for figure in corrected]
     notes = [r for r in items if r.note][:20]
     if notes:
         parts.append(
