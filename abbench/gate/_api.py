@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -369,9 +370,7 @@ def evaluate_gate(
     pair, a_name, b_name, pair_notes = _resolve(exp, gate, arms, base)  # refused before anything is measured
     notes = list(pair_notes)
     options = CompareOptions(cluster=cluster, confidence=confidence, alpha=alpha, power=power)
-    m = _measure(store, exp, base, a_name, b_name, options, notes)
-    if any(rule.metric == CORRECTED for rule in gate.rules):
-        m = _with_corrected(m, store, exp, base, options.confidence)
+    m = _measure(store, exp, base, a_name, b_name, options, notes, gate.rules)
     comparison = m.comparison
     _check_params(gate.rules, exp, store, [x for x in (m.metrics_a, m.metrics_b) if x is not None])
     covered = _covered(gate, m, b_name, _stopped(exp, base).get("skipped"))
@@ -416,8 +415,10 @@ def _measure(
     b_name: str,
     options: CompareOptions,
     notes: list[str],
+    rules: Sequence[GateRule] = (),
 ) -> _Measured:
-    """Compare candidate `b_name` with the baseline (an arm of `exp`, or of `base`) and measure both."""
+    """Compare candidate `b_name` with the baseline (an arm of `exp`, or of `base`) and measure both (with
+    people's corrected accuracy when a rule asks for it)."""
     comparison: Comparison | None = None
     metrics_b = experiment_metrics(exp, store=store, cluster=options.cluster, confidence=options.confidence)
     metrics_a: ExperimentMetrics | None
@@ -433,7 +434,10 @@ def _measure(
         metrics_a = None
         notes.append("one arm: comparison metrics have no value (compare it with another experiment: --vs)")
     arm_a = metrics_a.arm(a_name) if metrics_a is not None and a_name is not None else None
-    return _Measured(comparison, metrics_a, metrics_b, arm_a, metrics_b.arm(b_name))
+    measured = _Measured(comparison, metrics_a, metrics_b, arm_a, metrics_b.arm(b_name))
+    if any(rule.metric == CORRECTED for rule in rules):
+        return _with_corrected(measured, store, exp, base, options.confidence)
+    return measured
 
 
 CORRECTED = "corrected_accuracy"
