@@ -2,35 +2,56 @@
 
 from __future__ import annotations
 
-from abbench.snapshot._build import (
-    PreparedSnapshot,
-    SkillInfo,
-    build_snapshot,
-    prepare_snapshot,
-    safe_folder_name,
-    snapshot_from_git,
-)
-from abbench.snapshot._content import (
-    DEFAULT_MAX_FILE_BYTES,
-    DEFAULT_MAX_FILES,
-    DEFAULT_MAX_TOTAL_BYTES,
-    IGNORED_NAMES,
-    IGNORED_PATTERNS,
-    content_hash,
-    human_size,
-    is_ignored,
-)
-from abbench.snapshot._diff import RenamedFile, SectionChange, SkillInfoChange, SnapshotDiff, diff_snapshots
-from abbench.snapshot._model import MARKDOWN_SUFFIXES, Snapshot, SnapshotFile, SnapshotSource
-from abbench.snapshot._sections import front_matter_end, normalize_path, parse_sections, resolve_ref, slug
+import typing
+
+from abbench import _lazy
+
+if typing.TYPE_CHECKING:
+    from abbench.snapshot._build import (
+        PreparedSnapshot,
+        SkillInfo,
+        build_snapshot,
+        prepare_snapshot,
+        safe_folder_name,
+        snapshot_from_git,
+    )
+    from abbench.snapshot._content import (
+        DEFAULT_MAX_FILE_BYTES,
+        DEFAULT_MAX_FILES,
+        DEFAULT_MAX_TOTAL_BYTES,
+        IGNORED_NAMES,
+        IGNORED_PATTERNS,
+        content_hash,
+        human_size,
+        is_ignored,
+    )
+    from abbench.snapshot._diff import (
+        RenamedFile,
+        SectionChange,
+        SkillInfoChange,
+        SnapshotDiff,
+        diff_snapshots,
+    )
+    from abbench.snapshot._fetch import (
+        DEFAULT_SCHEMES,
+        KNOWN_SCHEMES,
+        GitFetchError,
+        prepare_from_url,
+        url_scheme,
+    )
+    from abbench.snapshot._model import MARKDOWN_SUFFIXES, Snapshot, SnapshotFile, SnapshotSource
+    from abbench.snapshot._sections import front_matter_end, normalize_path, parse_sections, resolve_ref, slug
 
 __all__ = [
     "DEFAULT_MAX_FILES",
     "DEFAULT_MAX_FILE_BYTES",
     "DEFAULT_MAX_TOTAL_BYTES",
+    "DEFAULT_SCHEMES",
     "IGNORED_NAMES",
     "IGNORED_PATTERNS",
+    "KNOWN_SCHEMES",
     "MARKDOWN_SUFFIXES",
+    "GitFetchError",
     "PreparedSnapshot",
     "RenamedFile",
     "SectionChange",
@@ -48,9 +69,62 @@ __all__ = [
     "is_ignored",
     "normalize_path",
     "parse_sections",
+    "prepare_from_url",
     "prepare_snapshot",
     "resolve_ref",
     "safe_folder_name",
     "slug",
     "snapshot_from_git",
+    "url_scheme",
 ]
+
+__getattr__, __dir__ = _lazy.exports(
+    __name__,
+    {
+        "abbench.snapshot._build": (
+            "PreparedSnapshot",
+            "SkillInfo",
+            "build_snapshot",
+            "prepare_snapshot",
+            "safe_folder_name",
+            "snapshot_from_git",
+        ),
+        "abbench.snapshot._content": (
+            "DEFAULT_MAX_FILE_BYTES",
+            "DEFAULT_MAX_FILES",
+            "DEFAULT_MAX_TOTAL_BYTES",
+            "IGNORED_NAMES",
+            "IGNORED_PATTERNS",
+            "content_hash",
+            "human_size",
+            "is_ignored",
+        ),
+        "abbench.snapshot._diff": (
+            "RenamedFile",
+            "SectionChange",
+            "SkillInfoChange",
+            "SnapshotDiff",
+            "diff_snapshots",
+        ),
+        "abbench.snapshot._fetch": (
+            "DEFAULT_SCHEMES",
+            "GitFetchError",
+            "KNOWN_SCHEMES",
+            "prepare_from_url",
+            "url_scheme",
+        ),
+        "abbench.snapshot._model": (
+            "MARKDOWN_SUFFIXES",
+            "Snapshot",
+            "SnapshotFile",
+            "SnapshotSource",
+        ),
+        "abbench.snapshot._sections": (
+            "front_matter_end",
+            "normalize_path",
+            "parse_sections",
+            "resolve_ref",
+            "slug",
+        ),
+    },
+)

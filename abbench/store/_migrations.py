@@ -474,6 +474,64 @@ def _runs_case_id(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS runs_experiment_case_id ON runs(experiment_id, case_id)")
 
 
+@migration(11, "owners and keys")
+def _owners(conn: sqlite3.Connection) -> None:
+    # Every dataset, snapshot and experiment belongs to an owner (runs, reviews and exports follow their
+    # experiment). Datasets and snapshots are content-addressed, so two owners importing the same bytes
+    # share one row: `owner` is who brought it first, `holdings` everyone who may see it. A row nobody
+    # was granted (written by the CLI on a local store) belongs to its `created_by`, the local user.
+    _script(
+        conn,
+        """
+        ALTER TABLE datasets ADD COLUMN owner TEXT;
+        ALTER TABLE snapshots ADD COLUMN owner TEXT;
+        UPDATE datasets SET owner = created_by;
+        UPDATE snapshots SET owner = created_by;
+        CREATE TABLE holdings (
+            kind TEXT NOT NULL,                 -- dataset | snapshot
+            ref TEXT NOT NULL,                  -- the dataset's fingerprint, the snapshot's hash
+            owner TEXT NOT NULL,
+            granted_at TEXT NOT NULL,
+            PRIMARY KEY (kind, ref, owner)
+        ) WITHOUT ROWID;
+        CREATE INDEX holdings_owner ON holdings (owner, kind);
+        CREATE INDEX experiments_owner ON experiments (owner, id);
+        CREATE TABLE api_keys (
+            key_id TEXT PRIMARY KEY,            -- the public part of a key (abk_<key_id>_<secret>)
+            owner TEXT NOT NULL,
+            secret_hash TEXT NOT NULL,          -- HMAC-SHA256 of the secret under the pepper, never the key
+            scopes TEXT NOT NULL,               -- comma-separated: read, run, review, admin
+            created_at TEXT NOT NULL,
+            created_by TEXT,
+            expires_at TEXT,
+            revoked_at TEXT,
+            last_used_at TEXT
+        );
+        CREATE INDEX api_keys_owner ON api_keys (owner)
+        """,
+    )
+
+
+@migration(12, "recorded attempts")
+def _recorded_attempts(conn: sqlite3.Connection) -> None:
+    # Outcomes recorded from elsewhere (`abbench.runner.record_runs`, `abbench import-results`): the
+    # external runner's own attempt number and a digest of what it submitted, so that submitting the
+    # same outcome again is a no-op and a different one for a recorded (arm, case, round, attempt) is
+    # refused. NULL for attempts this abbench executed itself. Numbered 12: 11 is taken by work merged
+    # alongside.
+    conn.execute("ALTER TABLE run_attempts ADD COLUMN recorded_attempt INTEGER")
+    conn.execute("ALTER TABLE run_attempts ADD COLUMN recorded_digest TEXT")
+
+
+@migration(13, "where an experiment executes")
+def _experiment_executor(conn: sqlite3.Connection) -> None:
+    # Where the experiment's agents run (`abbench status`, the run widget): NULL for this machine's own
+    # event loop (the local executor), else JSON such as {"executor": "dask", "scheduler":
+    # "tcp://10.0.0.5:8786", "dashboard": "http://10.0.0.5:8787/status", "workers": 4}. Numbered 13:
+    # 11 and 12 are taken by work done alongside.
+    conn.execute("ALTER TABLE experiments ADD COLUMN executor TEXT")
+
+
 SCHEMA_VERSION = max(m.version for m in MIGRATIONS)
 """The newest schema this abbench writes."""
 

@@ -23,7 +23,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from abbench.errors import NotFoundError, StoreError, UsageError
 from abbench.snapshot import (
@@ -33,12 +33,13 @@ from abbench.snapshot import (
     Snapshot,
     SnapshotFile,
     SnapshotSource,
-    prepare_snapshot,
-    safe_folder_name,
 )
 from abbench.store._base import StoreBase, current_user, dumps, loads, now_iso
 from abbench.store._datasets import using_store
 from abbench.types import Section
+
+if TYPE_CHECKING:
+    from abbench.snapshot import PreparedSnapshot
 
 log = logging.getLogger(__name__)
 
@@ -130,6 +131,8 @@ class SnapshotsMixin(StoreBase):
             SnapshotError: the content breaks the snapshot rules, or git cannot provide it.
             UsageError: the arguments do not fit together.
         """
+        from abbench.snapshot import prepare_snapshot  # here: reading snapshots needs no builder (nor yaml)
+
         prepared = prepare_snapshot(
             folder,
             git_ref=git_ref,
@@ -140,8 +143,16 @@ class SnapshotsMixin(StoreBase):
             max_files=max_files,
             exclude=self.path,
         )
+        return self.store_prepared(prepared)
+
+    def store_prepared(self, prepared: PreparedSnapshot) -> Snapshot:
+        """Store content already read and checked (`abbench.snapshot.prepare_snapshot`); as `snapshot_skill`.
+
+        The way in for content whose provenance the caller sets itself: a clone of a git URL
+        (`abbench.snapshot.prepare_from_url`) records the URL, not the temporary clone.
+        """
         if self.read_only:
-            raise self.refuse_write(f"a snapshot of {prepared.source.source_path or folder}")
+            raise self.refuse_write(f"a snapshot of {prepared.source.source_path or prepared.info.name}")
         snapshots_dir = self.path / "snapshots"
         snapshots_dir.mkdir(exist_ok=True)
         self._sweep_stale_tmp(snapshots_dir)
@@ -173,6 +184,8 @@ class SnapshotsMixin(StoreBase):
         self, conn: sqlite3.Connection, built: Snapshot, content: Path, taken_at: str, taken_by: str
     ) -> Path:
         """Insert a new snapshot's rows and move its files into place; the folder it placed."""
+        from abbench.snapshot import safe_folder_name
+
         relative = f"snapshots/{safe_folder_name(built.skill_name)}/{built.hash}"
         final = self.path / relative
         self._insert_snapshot(conn, built, relative, taken_at, taken_by)

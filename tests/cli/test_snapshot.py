@@ -102,7 +102,7 @@ def test_show_ref_prints_the_section_text(cli, skill):
         (("snapshot", "/no/such/folder"), "no folder at /no/such/folder"),
         (("snapshot", ".", "--max-file-size", "lots"), "'lots' is not a size"),
         (("diff-skill", "fast-slow-routing", "nobody"), "no snapshot 'nobody'"),
-        (("snapshot",), "Missing argument 'DIR'"),
+        (("snapshot",), "give the skill folder DIR, or --git URL"),
     ],
 )
 def test_bad_input_exits_2_with_a_clear_message(cli, skill, args, message):

@@ -1,0 +1,100 @@
+"""The command that runs the HTTP service: abbench serve [--host] [--port] [--workers] ..."""
+
+from __future__ import annotations
+
+import click
+
+from abbench.cli._app import Context, cli, pass_ctx
+
+
+@cli.command("serve")
+@click.option(
+    "--host", default="127.0.0.1", show_default=True, help="Address to bind (0.0.0.0: every interface)."
+)
+@click.option("--port", default=8750, show_default=True, type=int)
+@click.option(
+    "--workers", default=2, show_default=True, type=click.IntRange(1, 64), help="Experiments run at once."
+)
+@click.option(
+    "--max-request-mb", default=200, show_default=True, type=click.IntRange(1), help="Largest upload."
+)
+@click.option(
+    "--rate", default=600, show_default=True, type=click.IntRange(1), help="Requests per key per minute."
+)
+@click.option(
+    "--agent",
+    "agents",
+    multiple=True,
+    default=("builtin",),
+    show_default=True,
+    help="An agent adapter callers may use (repeat). command/python run code here; openai reads this "
+    "machine's environment for keys: allow them only for callers you trust.",
+)
+@click.option("--allow-judges", is_flag=True, help="Let callers use graders that call a model.")
+@click.option(
+    "--per-owner", default=4, show_default=True, type=click.IntRange(1), help="Running experiments per owner."
+)
+@click.option(
+    "--runner-nice",
+    default=5,
+    show_default=True,
+    type=click.IntRange(0, 19),
+    help="Lower CPU priority of the runner processes than of the server (0: the same).",
+)
+@click.option(
+    "--git-scheme",
+    "git_schemes",
+    multiple=True,
+    type=click.Choice(["https", "ssh", "http", "git", "file"]),
+    default=("https", "ssh"),
+    show_default=True,
+    help="A URL scheme POST /skill-snapshots may clone from (repeat). file reads this machine's "
+    "repositories; http and git are unauthenticated.",
+)
+@click.option(
+    "--git-timeout",
+    default=120.0,
+    show_default=True,
+    type=click.FloatRange(min=1),
+    help="Seconds the clone of one git snapshot may take.",
+)
+@pass_ctx
+def serve_cmd(
+    ctx: Context,
+    host: str,
+    port: int,
+    workers: int,
+    max_request_mb: int,
+    rate: int,
+    agents: tuple[str, ...],
+    allow_judges: bool,
+    per_owner: int,
+    runner_nice: int,
+    git_schemes: tuple[str, ...],
+    git_timeout: float,
+) -> None:
+    """Serve the store over HTTP (FastAPI): keys from `abbench keys create`, docs at /docs.
+
+    The server is the store's single writer: experiments started over HTTP run in child processes of
+    its own pool, and a restart resumes what the last one left running.
+    """
+    from abbench.server import ServerSettings, serve
+
+    settings = ServerSettings(
+        store=ctx.store.path,
+        workers=workers,
+        max_request_bytes=max_request_mb * 1024 * 1024,
+        rate_per_minute=rate,
+        agents=frozenset(agents) | {"external"},  # recorded runs: never executed here
+        allow_judges=allow_judges,
+        per_owner_running=per_owner,
+        runner_nice=runner_nice,
+        git_schemes=frozenset(git_schemes),
+        git_timeout=git_timeout,
+    )
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        click.secho(
+            f"serving on {host}: reachable from other machines; put TLS in front of it", fg="yellow", err=True
+        )
+    click.echo(f"abbench serving {settings.store} on http://{host}:{port} (docs at /docs)", err=True)
+    serve(settings, host=host, port=port)

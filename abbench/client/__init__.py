@@ -1,0 +1,17 @@
+"""A Python client of `abbench serve` with the local API's names: `Client(base_url, key)`.
+
+    >>> from abbench.client import Client                        # doctest: +SKIP
+    >>> c = Client("http://127.0.0.1:8750", key=os.environ["ABBENCH_KEY"], actor="ci/job-42")
+    >>> ds = c.import_dataset("cases.csv", mapping="mapping.yaml", name="demo")
+    >>> exp = c.create_experiment("experiment.yaml"); c.start(exp["id"]); c.wait(exp["id"])
+    >>> c.evaluate_gate(exp["id"])["outcome"]
+
+Answers are the server's JSON (dicts). An error answer raises `ServerError` with the server's
+problem details (what, where, what to do) and its HTTP status.
+"""
+
+from __future__ import annotations
+
+from abbench.client._client import Client, ServerError
+
+__all__ = ["Client", "ServerError"]

@@ -1,0 +1,314 @@
+"""The client: one method per route, named as the local Python API names the same step."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tarfile
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from abbench.errors import AbbenchError, UsageError
+
+_FINAL = ("finished", "cancelled")
+
+
+class ServerError(AbbenchError):
+    """An error answer: `status` (HTTP) and `problem` (the server's problem details)."""
+
+    def __init__(self, status: int, problem: dict[str, Any]):
+        super().__init__(f"{problem.get('title', 'error')} ({status}): {problem.get('detail', '')}")
+        self.status = status
+        self.problem = problem
+        self.exit_code = 1 if status == 409 else 2
+
+
+def _tar(folder: Path) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and not path.is_symlink():
+                tf.add(path, arcname=f"{folder.name}/{path.relative_to(folder).as_posix()}")
+    return buf.getvalue()
+
+
+def _ref(ref: int | str) -> str:
+    """An experiment's id or name as a path segment; an empty one is refused before any request."""
+    text = str(ref).strip()
+    if not text:
+        raise UsageError("no experiment given: pass its id or name (abbench create prints the id)")
+    return quote(text, safe="")
+
+
+class Client:
+    """A client of an abbench server.
+
+    Args:
+        base_url: The server (``http://127.0.0.1:8750``).
+        key: An API key (``abk_...``; default $ABBENCH_KEY).
+        actor: Who or what is asking (sent as X-Abbench-Actor, recorded on the runs it starts).
+        timeout: Seconds per request.
+    """
+
+    def __init__(
+        self, base_url: str, key: str | None = None, *, actor: str | None = None, timeout: float = 120.0
+    ):
+        key = key or os.environ.get("ABBENCH_KEY")
+        if not key:
+            raise AbbenchError(
+                "no API key: pass key= or set $ABBENCH_KEY (abbench keys create OWNER makes one)"
+            )
+        headers = {"Authorization": f"Bearer {key}"}
+        if actor:
+            headers["X-Abbench-Actor"] = actor
+        self.http = httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout)
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self.http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        response = self.http.request(method, f"/api{path}", **kwargs)
+        if response.status_code >= 400:
+            try:
+                problem = response.json()
+            except ValueError:
+                problem = {"title": "error", "detail": response.text[:500]}
+            raise ServerError(response.status_code, problem)
+        if response.status_code >= 300:  # a redirect is never an answer of this API (a path gone wrong)
+            raise ServerError(
+                response.status_code,
+                {"title": "unexpected answer", "detail": f"{method} {path} answered {response.status_code}"},
+            )
+        if response.headers.get("content-type", "").startswith("application/json"):
+            return response.json()
+        return response
+
+    # -- datasets and snapshots --------------------------------------------------------------------
+
+    def record_runs(self, experiment: int | str, outcomes: list[dict[str, Any]]) -> dict[str, Any]:
+        """Record outcomes of runs executed elsewhere (`abbench.record_runs`'s outcomes), then grade them."""
+        result: dict[str, Any] = self._call(
+            "POST", f"/experiments/{_ref(experiment)}/runs", json={"outcomes": outcomes}
+        )
+        return result
+
+    def import_dataset(
+        self,
+        path: str | os.PathLike[str],
+        mapping: str | os.PathLike[str] | dict[str, Any] | None = None,
+        **options: Any,
+    ) -> dict[str, Any]:
+        """Upload a data file with its mapping (a dict, a .yaml/.json profile file, or a saved name).
+
+        `options` are `abbench.import_dataset`'s: ``name``, ``sheet``, ``header_row``, ``encoding``,
+        ``delimiter``, ``format``, ``recipe``, ``splits`` (a list), ``skip_invalid``.
+        """
+        splits = options.pop("splits", None) or ()
+        form: dict[str, Any] = {k: str(v) for k, v in options.items() if v is not None}
+        if splits:
+            form["split"] = [str(s) for s in splits]
+        if isinstance(mapping, dict):
+            form["mapping"] = json.dumps(mapping, ensure_ascii=False)
+        elif mapping is not None and Path(mapping).is_file():
+            form["mapping"] = Path(mapping).read_text(encoding="utf-8")
+        elif mapping is not None:
+            form["mapping"] = str(mapping)
+        with open(path, "rb") as f:
+            result: dict[str, Any] = self._call(
+                "POST", "/datasets", files={"file": (Path(path).name, f)}, data=form
+            )
+        return result
+
+    def list_datasets(self) -> list[dict[str, Any]]:
+        """The datasets this key's owner holds."""
+        result: list[dict[str, Any]] = self._call("GET", "/datasets")
+        return result
+
+    def snapshot_skill(self, folder: str | os.PathLike[str]) -> dict[str, Any]:
+        """Upload a skill folder (sent as a tar.gz of its plain files)."""
+        folder = Path(folder)
+        data = _tar(folder)
+        result: dict[str, Any] = self._call(
+            "POST", "/skill-snapshots", files={"file": (f"{folder.name}.tgz", data)}
+        )
+        return result
+
+    def snapshot_git(self, url: str, ref: str = "HEAD", path: str | None = None) -> dict[str, Any]:
+        """Snapshot the folder `path` of a git repository at `ref`, cloned by the server.
+
+        The server must reach `url` itself (https or ssh unless it allows more); an unknown ref
+        answers 422 naming it, an unreachable repository 502.
+        """
+        body: dict[str, Any] = {"git": url, "ref": ref}
+        if path is not None:
+            body["path"] = path
+        result: dict[str, Any] = self._call("POST", "/skill-snapshots", json=body)
+        return result
+
+    # -- experiments -------------------------------------------------------------------------------
+
+    def create_experiment(self, definition: str | os.PathLike[str] | dict[str, Any]) -> dict[str, Any]:
+        """Create an experiment from a definition (a dict, or a YAML/JSON file naming uploaded data)."""
+        if isinstance(definition, dict):
+            body, kind = json.dumps(definition, ensure_ascii=False).encode(), "application/json"
+        else:
+            body, kind = Path(definition).read_bytes(), "application/yaml"
+        result: dict[str, Any] = self._call(
+            "POST", "/experiments", content=body, headers={"Content-Type": kind}
+        )
+        return result
+
+    def load_experiment(self, ref: int | str) -> dict[str, Any]:
+        """The experiment with its progress."""
+        result: dict[str, Any] = self._call("GET", f"/experiments/{_ref(ref)}")
+        return result
+
+    def list_experiments(self, *, include_tries: bool = False) -> list[dict[str, Any]]:
+        """This owner's experiments, newest first."""
+        result: list[dict[str, Any]] = self._call("GET", "/experiments", params={"tries": include_tries})
+        return result
+
+    def _control(self, ref: int | str, action: str, **params: Any) -> dict[str, Any]:
+        result: dict[str, Any] = self._call(
+            "POST",
+            f"/experiments/{_ref(ref)}/{action}",
+            params={k: v for k, v in params.items() if v is not None},
+        )
+        return result
+
+    def start(self, ref: int | str) -> dict[str, Any]:
+        """Run the experiment in the server's pool."""
+        return self._control(ref, "start")
+
+    def pause(self, ref: int | str) -> dict[str, Any]:
+        """Pause it (runs in flight finish)."""
+        return self._control(ref, "pause")
+
+    def resume(self, ref: int | str, budget: float | None = None) -> dict[str, Any]:
+        """Resume it, optionally with a higher budget."""
+        return self._control(ref, "resume", budget=budget)
+
+    def cancel(self, ref: int | str) -> dict[str, Any]:
+        """Cancel it."""
+        return self._control(ref, "cancel")
+
+    def retry(self, ref: int | str, *, failed: bool = False, cancelled: bool = False) -> dict[str, Any]:
+        """Re-run failed and/or cancelled runs."""
+        return self._control(ref, "retry", failed=failed or None, cancelled=cancelled or None)
+
+    def regrade(self, ref: int | str, *, failed: bool = False) -> dict[str, Any]:
+        """Grade again from the stored executions."""
+        return self._control(ref, "regrade", failed=failed or None)
+
+    def wait(self, ref: int | str, *, timeout: float | None = None, poll: float = 1.0) -> dict[str, Any]:
+        """Wait until the experiment is finished or cancelled (following its events); returns it."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            with self.http.stream(
+                "GET", f"/api/experiments/{_ref(ref)}/events", params={"every": poll}
+            ) as events:
+                if events.status_code >= 400:
+                    events.read()
+                    raise ServerError(events.status_code, events.json())
+                for line in events.iter_lines():
+                    if line.startswith("event: end"):
+                        return self.load_experiment(ref)
+                    if deadline is not None and time.monotonic() > deadline:
+                        raise TimeoutError(f"experiment {ref} did not finish within {timeout} s")
+
+    def results(self, ref: int | str, **filters: Any) -> dict[str, Any]:
+        """A page of runs (filters: arm, state, moved, disagreement, offset, limit)."""
+        result: dict[str, Any] = self._call("GET", f"/experiments/{_ref(ref)}/results", params=filters)
+        return result
+
+    # -- analysis ----------------------------------------------------------------------------------
+
+    def compare_arms(self, ref: int | str, a: str | None = None, b: str | None = None) -> dict[str, Any]:
+        """The paired comparison of arm `b` against `a`."""
+        result: dict[str, Any] = self._call("POST", "/compare", json={"experiment": str(ref), "a": a, "b": b})
+        return result
+
+    def compare_experiments(
+        self, ref_a: int | str, ref_b: int | str, arm_a: str | None = None, arm_b: str | None = None
+    ) -> dict[str, Any]:
+        """An arm of `ref_b` against an arm of `ref_a` (409 when their datasets differ)."""
+        body = {"experiment": str(ref_a), "vs": str(ref_b), "a": arm_a, "b": arm_b}
+        result: dict[str, Any] = self._call("POST", "/compare", json=body)
+        return result
+
+    def evaluate_gate(
+        self,
+        ref: int | str,
+        rules: str | os.PathLike[str] | list[dict[str, Any]] | dict[str, Any] | None = None,
+        *,
+        arms: list[str] | None = None,
+    ) -> dict[str, Any]:
+        """The gate's outcome (rules: a list, a dict, or a YAML/JSON gate file)."""
+        if isinstance(rules, (str, os.PathLike)):
+            import yaml
+
+            rules = yaml.safe_load(Path(rules).read_text(encoding="utf-8"))
+        result: dict[str, Any] = self._call(
+            "POST", f"/experiments/{_ref(ref)}/gate", json={"rules": rules, "arms": arms}
+        )
+        return result
+
+    def add_review(
+        self, ref: int | str, case_id: str, verdict: str, note: str | None = None, **more: Any
+    ) -> dict[str, Any]:
+        """Record a review verdict on a case."""
+        body = {"case_id": case_id, "verdict": verdict, "note": note, **more}
+        result: dict[str, Any] = self._call("POST", f"/experiments/{_ref(ref)}/reviews", json=body)
+        return result
+
+    def export(
+        self,
+        ref: int | str,
+        what: str = "runs",
+        format: str = "csv",
+        out: str | os.PathLike[str] | None = None,
+    ) -> Path:
+        """Download an export to `out` (default ``<ref>-<what>.<format>``), streamed."""
+        target = Path(out or f"{ref}-{what}.{format}")
+        with self.http.stream(
+            "GET", f"/api/experiments/{_ref(ref)}/export", params={"what": what, "format": format}
+        ) as r:
+            if r.status_code >= 400:
+                r.read()
+                raise ServerError(r.status_code, r.json())
+            with open(target, "wb") as f:
+                for chunk in r.iter_bytes():
+                    f.write(chunk)
+        return target
+
+    def render_report(
+        self,
+        ref: int | str,
+        out: str | os.PathLike[str] | None = None,
+        *,
+        rules: Any = None,
+        arms: list[str] | None = None,
+    ) -> Path:
+        """Render the report on the server and download the HTML to `out` (default ``<ref>.html``)."""
+        self._call("POST", f"/experiments/{_ref(ref)}/report", json={"rules": rules, "arms": arms})
+        response = self._call("GET", f"/experiments/{_ref(ref)}/report")
+        target = Path(out or f"{ref}.html")
+        target.write_bytes(response.content)
+        return target
+
+    def try_input(self, text: str, **options: Any) -> dict[str, Any]:
+        """One input now, as a one-case experiment (skill: a snapshot of yours)."""
+        result: dict[str, Any] = self._call("POST", "/try", json={"input": text, **options})
+        return result

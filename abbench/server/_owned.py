@@ -1,0 +1,153 @@
+"""Objects as one owner sees them: lookups that answer 404 for another owner's, and safe definitions.
+
+Every lookup goes through here. Another owner's dataset, snapshot or experiment is missing, with the
+same words and the same work as a missing one. An experiment definition sent over HTTP may name only
+the caller's own datasets and snapshots (never a file or folder on the server) and only the agents
+and graders the server allows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from abbench.dataset import DatasetInfo
+from abbench.errors import NotFoundError
+from abbench.runner import list_experiments
+from abbench.server._problems import Problem, not_found
+from abbench.server._settings import ServerSettings
+from abbench.snapshot import Snapshot
+from abbench.store import Experiment, Store
+
+
+def experiment(store: Store, ref: str | int, owner: str) -> Experiment:
+    """The owner's experiment `ref` (id, ``#id`` or name: the latest of that name), else a 404."""
+    text = str(ref).strip().lstrip("#")
+    if text.isdigit():
+        try:
+            found = store.get_experiment(int(text))
+        except NotFoundError:
+            found = None
+        if found is not None and found.owner == owner:
+            return found
+        raise not_found("experiment", ref, "experiments")
+    named = [e for e in owned_experiments(store, owner, tries=True) if e.name == text]
+    if not named:
+        raise not_found("experiment", ref, "experiments")
+    return named[0]
+
+
+def owned_experiments(store: Store, owner: str, *, tries: bool = False) -> list[Experiment]:
+    """The owner's experiments, newest first."""
+    return [e for e in list_experiments(store=store, include_tries=tries) if e.owner == owner]
+
+
+def datasets(store: Store, owner: str) -> list[DatasetInfo]:
+    """The datasets the owner holds, oldest first."""
+    held = store.held("dataset", owner)
+    return [d for d in store.list_datasets(include_tries=True) if d.fingerprint in held]
+
+
+def dataset(store: Store, ref: str, owner: str) -> DatasetInfo:
+    """The owner's dataset by fingerprint, name (the latest) or content-hash prefix, else a 404."""
+    mine = datasets(store, owner)
+    for match in (
+        lambda d: d.fingerprint == ref,
+        lambda d: d.name == ref,
+        lambda d: (
+            len(ref) >= 6 and (d.content_hash.startswith(ref) or d.fingerprint.split("@")[-1].startswith(ref))
+        ),
+    ):
+        found = [d for d in mine if match(d)]
+        if found:
+            return found[-1]
+    raise not_found("dataset", ref, "datasets")
+
+
+def snapshots(store: Store, owner: str) -> list[Snapshot]:
+    """The snapshots the owner holds."""
+    held = store.held("snapshot", owner)
+    return [s for s in store.list_snapshots() if s.hash in held]
+
+
+def snapshot(store: Store, ref: str, owner: str) -> Snapshot:
+    """The owner's snapshot by hash (or a prefix of 8+), label or skill name (the latest), else a 404."""
+    text = ref.removesuffix(" (draft)")
+    mine = snapshots(store, owner)
+    for match in (
+        lambda s: s.hash == text or (len(text) >= 8 and s.hash.startswith(text)),
+        lambda s: s.label.removesuffix(" (draft)") == text,
+        lambda s: s.skill_name == text,
+    ):
+        found = [s for s in mine if match(s)]
+        if found:
+            return found[-1]  # a skill name: its latest snapshot
+    raise not_found("snapshot", ref, "skill-snapshots")
+
+
+def _invalid(detail: str) -> Problem:
+    return Problem(422, "invalid definition", detail)
+
+
+def _check_arm(store: Store, name: str, arm: dict[str, Any], owner: str, settings: ServerSettings) -> None:
+    agent = str(arm.get("agent") or "")
+    if agent not in settings.agents:
+        raise _invalid(
+            f"arm {name!r}: agent {agent!r} is not allowed on this server (allowed: "
+            f"{', '.join(sorted(settings.agents))}); whoever runs it can allow more with abbench serve --agent"
+        )
+    if arm.get("git_ref"):
+        raise _invalid(
+            f"arm {name!r}: git_ref reads the server's disk; upload the skill (POST /api/skill-snapshots)"
+        )
+    if arm.get("skill"):
+        arm["skill"] = snapshot(store, str(arm["skill"]), owner).hash
+    if arm.get("skills"):
+        arm["skills"] = [snapshot(store, str(s), owner).hash for s in arm["skills"]]
+
+
+def _check_graders(graders: Any, settings: ServerSettings) -> None:
+    for g in graders or ():
+        kind = str(g.get("type") or g.get("grader") or "") if isinstance(g, dict) else str(g)
+        if ":" in kind:
+            raise _invalid(
+                f"grader {kind!r} is a function on the server's path; over HTTP use a named grader"
+            )
+        if "judge" in kind and not settings.allow_judges:
+            raise _invalid(
+                f"grader {kind!r} calls a model, which this server does not allow over HTTP "
+                "(abbench serve --allow-judges); use rule graders"
+            )
+
+
+def definition(store: Store, spec: Any, owner: str, settings: ServerSettings) -> dict[str, Any]:
+    """The definition, with its dataset and skills resolved among the owner's, and the owner set.
+
+    Raises:
+        Problem: 422 for a file path, another owner, a refused agent or grader; 404 for a dataset or
+            snapshot the owner does not hold.
+    """
+    if not isinstance(spec, dict):
+        raise _invalid("the definition must be a YAML or JSON mapping (name, dataset, arms, ...)")
+    spec = dict(spec)
+    if spec.get("owner") not in (None, owner):
+        raise _invalid(f"the definition names owner {spec['owner']!r}, but this key acts for {owner!r}")
+    spec["owner"] = owner
+    ds = spec.get("dataset")
+    if not isinstance(ds, str) or not ds:
+        raise _invalid(
+            "dataset must name a dataset you uploaded (its fingerprint or name); upload a file with "
+            "POST /api/datasets first"
+        )
+    spec["dataset"] = dataset(store, ds, owner).fingerprint
+    arms = spec.get("arms")
+    if not isinstance(arms, dict) or not arms:
+        raise _invalid("arms must map arm names to arms, e.g. {control: {agent: builtin}}")
+    spec["arms"] = {}
+    for name, arm in arms.items():
+        if not isinstance(arm, dict):
+            raise _invalid(f"arm {name!r} must be a mapping (agent, model, skill, params)")
+        arm = dict(arm)
+        _check_arm(store, str(name), arm, owner, settings)
+        spec["arms"][name] = arm
+    _check_graders(spec.get("graders"), settings)
+    return spec

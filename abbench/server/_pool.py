@@ -1,0 +1,197 @@
+"""The server's runner pool: experiments started over HTTP run in child processes the server supervises.
+
+Each running experiment has a process of its own (`abbench.server._child`), the store's writer while it
+runs, as ``abbench run`` would be; the server only reads its progress (SQLite WAL lets it read while
+the child writes) and asks for pause and cancel through the experiment's control column, which the
+child obeys between runs. A separate interpreter is what keeps both quick: runs and requests never
+wait for one GIL. At most `workers` children run at once, at a lower CPU priority than the server;
+more experiments wait in the queue. When the server starts, experiments left running or interrupted
+by a server that died are reconciled and resumed, as ``abbench run`` does.
+
+A child dies with its server: its standard input is a pipe from the server, which ends when the server
+does (SIGKILL included), and the child then exits at once. Nothing it left is lost or done twice: the
+next server's reconciliation turns its runs in flight into actionable states.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import abbench
+from abbench.runner import list_experiments
+from abbench.server._child import Job
+from abbench.store import Store
+from abbench.types import ExperimentStatus
+
+log = logging.getLogger(__name__)
+
+STOP_TIMEOUT_S = 30.0
+"""How long a shutting-down server waits for its children to record their runs in flight."""
+
+
+@dataclass
+class _Entry:
+    """An experiment the pool holds: queued (no process yet) or running in `proc`."""
+
+    job: Job
+    proc: subprocess.Popen[bytes] | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+def _child_env() -> dict[str, str]:
+    """The server's environment, with this abbench first on the path (the child runs the same code)."""
+    root = str(Path(abbench.__file__).resolve().parent.parent)
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": root if not path else os.pathsep.join((root, path))}
+
+
+class RunnerPool:
+    """Runs experiments for the server in child processes, at most `workers` at once, each once at a time.
+
+    Args:
+        store: The server's store (the children open the same folder).
+        workers: Children running at once; more experiments wait in the queue.
+        nice: How much lower the children's CPU priority is than the server's (Linux nice; 0: the same).
+    """
+
+    def __init__(self, store: Store, workers: int, nice: int = 0):
+        self.store = store
+        self.workers = max(1, workers)
+        self.nice = max(0, nice)
+        self._entries: dict[int, _Entry] = {}
+        self._queue: collections.deque[int] = collections.deque()
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def busy(self, exp_id: int) -> bool:
+        """Whether the pool is running (or has queued) this experiment."""
+        with self._lock:
+            return exp_id in self._entries
+
+    def queued_for(self, owner: str) -> int:
+        """How many experiments of `owner` the pool is running or has queued."""
+        with self._lock:
+            return sum(1 for e in self._entries.values() if e.job.owner == owner)
+
+    def submit(
+        self,
+        exp_id: int,
+        owner: str,
+        *,
+        actor: str = "",
+        regrade: bool = False,
+        graders: tuple[str, ...] = (),
+        failed: bool = False,
+    ) -> bool:
+        """Queue the experiment's remaining work (or, with `regrade`, a re-grade) unless it is held already."""
+        job = Job(
+            exp_id=exp_id,
+            store=str(self.store.path),
+            owner=owner,
+            actor=actor or owner,
+            regrade=regrade,
+            graders=tuple(graders),
+            failed=failed,
+            nice=self.nice,
+        )
+        with self._lock:
+            if self._closed or exp_id in self._entries:
+                return False
+            self._entries[exp_id] = _Entry(job)
+            self._queue.append(exp_id)
+        self._launch()
+        return True
+
+    def _launch(self) -> None:
+        """Start children for queued experiments while fewer than `workers` run."""
+        with self._lock:
+            running = sum(1 for e in self._entries.values() if e.proc is not None)
+            while not self._closed and self._queue and running < self.workers:
+                exp_id = self._queue.popleft()
+                entry = self._entries[exp_id]
+                try:
+                    entry.proc = subprocess.Popen(
+                        [sys.executable, "-m", "abbench.server._child", entry.job.to_json()],
+                        stdin=subprocess.PIPE,  # the lifeline: it ends when this process does
+                        env=_child_env(),
+                        start_new_session=True,  # a Ctrl-C meant for the server reaches it only through us
+                    )
+                except OSError:
+                    log.exception("experiment #%d: cannot start its runner process", exp_id)
+                    del self._entries[exp_id]
+                    entry.done.set()
+                    continue
+                running += 1
+                log.info("experiment #%d runs in process %d", exp_id, entry.proc.pid)
+                threading.Thread(
+                    target=self._reap, args=(exp_id, entry), name=f"abbench-reap-{exp_id}", daemon=True
+                ).start()
+
+    def _reap(self, exp_id: int, entry: _Entry) -> None:
+        """Wait for a child to end, note how it ended, and start the next queued experiment."""
+        assert entry.proc is not None
+        code = entry.proc.wait()
+        if entry.proc.stdin is not None:
+            entry.proc.stdin.close()
+        if code != 0:
+            log.warning(
+                "experiment #%d: its runner process %d ended with code %d", exp_id, entry.proc.pid, code
+            )
+        with self._lock:
+            if self._entries.get(exp_id) is entry:
+                del self._entries[exp_id]
+        entry.done.set()
+        self._launch()
+
+    def wait(self, exp_id: int, timeout: float | None = None) -> None:
+        """Block until the pool's job for the experiment ends (for tests and shutdown)."""
+        with self._lock:
+            entry = self._entries.get(exp_id)
+        if entry is not None:
+            entry.done.wait(timeout)
+
+    def resume_left_over(self) -> list[int]:
+        """Queue every experiment a dead process left running or interrupted; returns their ids."""
+        ids = []
+        for exp in list_experiments(store=self.store, include_tries=True):
+            if (
+                exp.status in (ExperimentStatus.RUNNING, ExperimentStatus.INTERRUPTED)
+                and not exp.runner_alive
+            ):
+                log.info("resuming experiment %s, left %s by a process that stopped", exp.ref, exp.status)
+                self.submit(exp.id, exp.owner)
+                ids.append(exp.id)
+        return ids
+
+    def shutdown(self, timeout: float = STOP_TIMEOUT_S) -> None:
+        """Stop taking work; running children stop as on Ctrl-C (runs in flight recorded as interrupted).
+
+        Queued experiments stay as they are and the next server resumes the interrupted ones. A child
+        that has not stopped within `timeout` seconds is killed (reconciliation covers it too).
+        """
+        with self._lock:
+            self._closed = True
+            self._queue.clear()
+            running = [e for e in self._entries.values() if e.proc is not None]
+        for entry in running:
+            assert entry.proc is not None
+            if entry.proc.poll() is None:
+                entry.proc.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + timeout
+        for entry in running:
+            assert entry.proc is not None
+            try:
+                entry.proc.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                log.warning("experiment #%d: its runner did not stop in time; killed", entry.job.exp_id)
+                entry.proc.kill()
+                entry.proc.wait()

@@ -1,0 +1,205 @@
+"""Routes over the analysis API: reviews, exports (streamed), comparisons (409 across datasets), the gate,
+reports (render, then download) and tries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import FileResponse, JSONResponse
+from pydantic import BaseModel, Field
+from starlette.background import BackgroundTask
+
+from abbench.compare import compare_arms, compare_experiments
+from abbench.export import EXPORT_FORMATS, EXPORT_KINDS, export
+from abbench.gate import evaluate_gate
+from abbench.report import render_report
+from abbench.review import add_review
+from abbench.runner import try_input
+from abbench.server import _owned
+from abbench.server._auth import Caller, require
+from abbench.server._common import answer, experiment_view, settings_of, store_of
+from abbench.server._problems import Problem
+from abbench.server._uploads import remove, temp_folder
+from abbench.store import acting_as
+
+router = APIRouter(prefix="/api", tags=["analysis"])
+Reader = Annotated[Caller, Depends(require("read"))]
+Runner = Annotated[Caller, Depends(require("run"))]
+Reviewer = Annotated[Caller, Depends(require("review"))]
+
+
+class ReviewIn(BaseModel):
+    """A person's verdict on a case."""
+
+    case_id: str
+    verdict: str = Field(
+        description="gold_correct, model_correct, ambiguous_standard, missing_capability_info, unsure"
+    )
+    note: str | None = None
+    arm: str | None = None
+    run_id: int | None = None
+
+
+@router.post(
+    "/experiments/{ref}/reviews", status_code=201, summary="Add a review (appended, never overwriting)"
+)
+def review(request: Request, caller: Reviewer, ref: str, body: ReviewIn) -> JSONResponse:
+    """Record the verdict as the actor named in X-Abbench-Actor (else the key's owner)."""
+    store = store_of(request)
+    exp = _owned.experiment(store, ref, caller.owner)
+    with acting_as(caller.owner):
+        r = add_review(
+            exp.id, body.case_id, body.verdict, body.note, body.arm, body.run_id, caller.actor, store=store
+        )
+    return answer(r.as_dict() if hasattr(r, "as_dict") else r.__dict__, 201)
+
+
+@router.get("/experiments/{ref}/export", summary="Download runs, grades, reviews or comparison lists")
+def download_export(
+    request: Request, caller: Reader, ref: str, what: str = "runs", format: str = "csv"
+) -> FileResponse:
+    """The file `abbench export` writes, streamed from disk and removed once sent."""
+    if what not in EXPORT_KINDS or format not in EXPORT_FORMATS:
+        raise Problem(
+            422,
+            "invalid export",
+            f"what={what!r}, format={format!r}: what is one of {', '.join(EXPORT_KINDS)}, "
+            f"format one of {', '.join(EXPORT_FORMATS)}",
+        )
+    store = store_of(request)
+    exp = _owned.experiment(store, ref, caller.owner)
+    folder = temp_folder(settings_of(request).spool)
+    try:
+        result = export(exp.id, what, format, folder / f"{exp.name}-{what}.{format}", store=store)
+    except BaseException:
+        remove(folder)
+        raise
+    return FileResponse(
+        result.path, filename=Path(result.path).name, background=BackgroundTask(remove, folder)
+    )
+
+
+class CompareIn(BaseModel):
+    """Two arms of one experiment, or an arm of each of two experiments (b − a)."""
+
+    experiment: str
+    vs: str | None = Field(None, description="A second experiment: compare its arm with the first's")
+    a: str | None = None
+    b: str | None = None
+
+
+@router.post("/compare", summary="Compare two arms or two experiments (409 when the datasets differ)")
+def compare(request: Request, caller: Reader, body: CompareIn) -> JSONResponse:
+    """The paired comparison; a comparison across dataset fingerprints is refused with both of them."""
+    store = store_of(request)
+    first = _owned.experiment(store, body.experiment, caller.owner)
+    if body.vs is None:
+        return answer(compare_arms(first.id, body.a, body.b, store=store))
+    other = _owned.experiment(store, body.vs, caller.owner)
+    if first.dataset != other.dataset:
+        raise Problem(
+            409,
+            "comparison refused",
+            f"experiment {first.name!r} ran on dataset {first.dataset} and {other.name!r} on {other.dataset}: a "
+            "paired comparison needs both on the same cases; run one again on the other's dataset",
+            fingerprints=[first.dataset, other.dataset],
+        )
+    return answer(compare_experiments(first.id, other.id, arm_a=body.a, arm_b=body.b, store=store))
+
+
+class GateIn(BaseModel):
+    """A gate: rules (default the experiment's own) and the pair (default its decision)."""
+
+    rules: list[dict[str, Any]] | dict[str, Any] | None = None
+    arms: list[str] | None = None
+    vs: str | None = None
+
+
+@router.post(
+    "/experiments/{ref}/gate", summary="Evaluate a gate: pass, warnings, block, incomplete, inconclusive"
+)
+def gate(request: Request, caller: Reader, ref: str, body: GateIn) -> JSONResponse:
+    """The gate's outcome with its pair, rules and coverage."""
+    store = store_of(request)
+    exp = _owned.experiment(store, ref, caller.owner)
+    vs = _owned.experiment(store, body.vs, caller.owner).id if body.vs else None
+    result = evaluate_gate(exp.id, body.rules, store=store, arms=body.arms, vs=vs)
+    return answer(result)
+
+
+def _report_path(request: Request, exp_id: int) -> Path:
+    return store_of(request).path / "reports" / "served" / f"{exp_id}.html"
+
+
+@router.post("/experiments/{ref}/report", status_code=201, summary="Render the report (download it with GET)")
+def report(request: Request, caller: Reader, ref: str, body: GateIn | None = None) -> JSONResponse:
+    """Render the self-contained HTML report now (a papermill kernel: seconds, not milliseconds)."""
+    store = store_of(request)
+    exp = _owned.experiment(store, ref, caller.owner)
+    body = body or GateIn()
+    vs = _owned.experiment(store, body.vs, caller.owner).id if body.vs else None
+    out = _report_path(request, exp.id)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    rules, arms = body.rules, body.arms
+    if isinstance(rules, dict):  # a gate file's content: its pair, then its rules
+        pair = [rules.get("baseline"), rules.get("candidate")]
+        arms = arms or ([str(a) for a in pair] if all(pair) else None)
+        rules = list(rules.get("rules") or [])
+    result = render_report(exp.id, vs=vs, arms=arms, gate=rules, out=out, store=store)
+    data = result.as_dict()
+    for k in ("html_path", "notebook_path"):
+        data.pop(k, None)
+    return answer({**data, "download": f"/api/experiments/{exp.id}/report"}, 201)
+
+
+@router.get("/experiments/{ref}/report", summary="Download the rendered report (HTML)")
+def report_file(request: Request, caller: Reader, ref: str) -> FileResponse:
+    """The page rendered last by POST; 404 until one was."""
+    exp = _owned.experiment(store_of(request), ref, caller.owner)
+    path = _report_path(request, exp.id)
+    if not path.is_file():
+        raise Problem(404, "not found", f"no report of experiment {exp.id} yet; render one: POST this route")
+    return FileResponse(path, media_type="text/html", filename=f"{exp.name}.html")
+
+
+class TryIn(BaseModel):
+    """One input for one arm: a one-case experiment, kept with the same records."""
+
+    input: str
+    skill: str | None = Field(None, description="A snapshot of yours (hash, label or skill name)")
+    agent: str = "builtin"
+    model: str | None = None
+    expected: str | None = None
+    labels: list[str] | None = None
+
+
+@router.post("/try", status_code=201, summary="Try one input now (a one-case experiment)")
+def try_one(request: Request, caller: Runner, body: TryIn) -> JSONResponse:
+    """Run one input through an agent now and answer with its result."""
+    store, settings = store_of(request), settings_of(request)
+    if body.agent not in settings.agents:
+        raise Problem(422, "invalid input", f"agent {body.agent!r} is not allowed on this server")
+    skill = _owned.snapshot(store, body.skill, caller.owner).hash if body.skill else None
+    with acting_as(caller.owner):
+        result = try_input(
+            body.input,
+            skill=skill,
+            agent=body.agent,
+            model=body.model,
+            expected=body.expected,
+            labels=body.labels,
+            store=store,
+            started_by=caller.actor,
+        )
+    exp = (
+        _owned.experiment(store, result.experiment_id, caller.owner)
+        if hasattr(result, "experiment_id")
+        else None
+    )
+    data = result.as_dict()
+    data.pop("transcript_path", None)
+    if exp is not None:
+        data["experiment"] = experiment_view(exp)
+    return answer(data, 201)

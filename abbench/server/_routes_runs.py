@@ -1,0 +1,375 @@
+"""Routes for experiments: create, list, show, control (start ... regrade), results (paged), events (SSE)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+import yaml
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from starlette.concurrency import run_in_threadpool
+
+from abbench.compare import compare_arms
+from abbench.review import disagreements
+from abbench.runner import (
+    RecordError,
+    cancel_experiment,
+    create_experiment,
+    experiment_status,
+    pause_experiment,
+    record_runs,
+    resume_experiment,
+    retry_runs,
+)
+from abbench.server import _owned
+from abbench.server._auth import Caller, require
+from abbench.server._common import (
+    answer,
+    experiment_view,
+    json_answer,
+    pool_of,
+    recent,
+    rendered,
+    settings_of,
+    shared,
+    store_of,
+)
+from abbench.server._problems import Problem
+from abbench.store import Experiment, RunRecord, acting_as
+from abbench.types import ExperimentStatus
+
+router = APIRouter(prefix="/api", tags=["experiments"])
+Reader = Annotated[Caller, Depends(require("read"))]
+Runner = Annotated[Caller, Depends(require("run"))]
+_FINAL = (ExperimentStatus.FINISHED, ExperimentStatus.CANCELLED)
+
+
+async def _definition(request: Request) -> Any:
+    body = await request.body()
+    text = body.decode("utf-8", errors="replace")
+    try:
+        if "json" in request.headers.get("content-type", ""):
+            return json.loads(text)
+        return yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        raise Problem(422, "invalid definition", f"the definition is not valid JSON or YAML: {exc}") from exc
+
+
+@router.post("/experiments", status_code=201, summary="Create an experiment from its YAML or JSON definition")
+async def create(request: Request, caller: Runner) -> JSONResponse:
+    """The definition names the owner's datasets and snapshots; one pending run per case × round × arm."""
+    raw = await _definition(request)
+
+    def work() -> Experiment:
+        store = store_of(request)
+        spec = _owned.definition(store, raw, caller.owner, settings_of(request))
+        with acting_as(caller.owner):
+            return create_experiment(spec, store=store, owner=caller.owner)
+
+    exp = await run_in_threadpool(work)
+    return answer(experiment_view(exp), 201)
+
+
+@router.get("/experiments", summary="This owner's experiments, newest first")
+def list_all(request: Request, caller: Reader, tries: bool = False) -> JSONResponse:
+    """The owner's experiments (tries only when asked)."""
+    return answer(
+        [experiment_view(e) for e in _owned.owned_experiments(store_of(request), caller.owner, tries=tries)]
+    )
+
+
+@router.get("/experiments/{ref}", summary="One experiment with its progress")
+async def get_one(request: Request, caller: Reader, ref: str) -> JSONResponse:
+    """Status, arms and progress (runs per state, per arm, spend); the progress at most a fifth of a second old."""
+    exp = await _lookup(request, caller, ref)
+    store = store_of(request)
+    progress = await shared(request, ("status", exp.id), lambda: experiment_status(exp.id, store=store))
+    return JSONResponse(experiment_view(exp, progress))  # plain already: `answer` would walk it again
+
+
+async def _lookup(request: Request, caller: Caller, ref: str) -> Experiment:
+    """The caller's experiment: by id on the event loop (one indexed read), by name on a worker thread."""
+    store = store_of(request)
+    if ref.strip().lstrip("#").isdigit():
+        return _owned.experiment(store, ref, caller.owner)
+    return await run_in_threadpool(_owned.experiment, store, ref, caller.owner)
+
+
+def _start(request: Request, caller: Caller, exp: Experiment, **job: Any) -> bool:
+    pool, settings = pool_of(request), settings_of(request)
+    if pool.busy(exp.id):
+        return False
+    if exp.runner_alive:
+        raise Problem(409, "busy", exp.busy_message())
+    if pool.queued_for(caller.owner) >= settings.per_owner_running:
+        raise Problem(
+            429,
+            "owner quota",
+            f"owner {caller.owner} already has {settings.per_owner_running} experiments running or queued on this "
+            "server; wait for one to finish",
+            headers={"Retry-After": "30"},
+        )
+    return pool.submit(exp.id, caller.owner, actor=caller.actor, **job)
+
+
+def _control_answer(request: Request, exp: Experiment, **extra: Any) -> JSONResponse:
+    store = store_of(request)
+    fresh = store.get_experiment(exp.id)
+    return answer({**experiment_view(fresh, experiment_status(exp.id, store=store)), **extra}, 202)
+
+
+@router.post(
+    "/experiments/{ref}/start", status_code=202, summary="Run the remaining work in the server's pool"
+)
+def start(request: Request, caller: Runner, ref: str) -> JSONResponse:
+    """Queue the experiment in the server's runner pool (a no-op when it is already there)."""
+    exp = _owned.experiment(store_of(request), ref, caller.owner)
+    return _control_answer(request, exp, queued=_start(request, caller, exp))
+
+
+@router.post("/experiments/{ref}/pause", status_code=202, summary="Pause: runs in flight finish, no new ones")
+def pause(request: Request, caller: Runner, ref: str) -> JSONResponse:
+    """Ask the runner to pause (it obeys between runs)."""
+    store = store_of(request)
+    exp = _owned.experiment(store, ref, caller.owner)
+    pause_experiment(exp.id, store=store)
+    return _control_answer(request, exp)
+
+
+@router.post("/experiments/{ref}/resume", status_code=202, summary="Resume a paused experiment")
+def resume(request: Request, caller: Runner, ref: str, budget: float | None = None) -> JSONResponse:
+    """Go on; when no runner holds it any more (paused by its budget), queue it again."""
+    store = store_of(request)
+    exp = _owned.experiment(store, ref, caller.owner)
+    alive = resume_experiment(exp.id, store=store, budget=budget)
+    queued = False if alive or pool_of(request).busy(exp.id) else _start(request, caller, exp)
+    return _control_answer(request, exp, queued=queued)
+
+
+@router.post("/experiments/{ref}/cancel", status_code=202, summary="Cancel: pending runs are cancelled")
+def cancel(request: Request, caller: Runner, ref: str) -> JSONResponse:
+    """Cancel the experiment (runs in flight are cancelled, pending ones marked cancelled)."""
+    store = store_of(request)
+    exp = _owned.experiment(store, ref, caller.owner)
+    cancel_experiment(exp.id, store=store)
+    return _control_answer(request, exp)
+
+
+@router.post("/experiments/{ref}/retry", status_code=202, summary="Re-run selected runs in the pool")
+def retry(
+    request: Request,
+    caller: Runner,
+    ref: str,
+    failed: bool = False,
+    execution_failed: bool = False,
+    cancelled: bool = False,
+    cases: Annotated[list[str] | None, Query()] = None,
+) -> JSONResponse:
+    """Reset the selected runs to pending and queue the experiment."""
+    store = store_of(request)
+    exp = _owned.experiment(store, ref, caller.owner)
+    if pool_of(request).busy(exp.id):
+        raise Problem(
+            409, "busy", f"experiment {exp.name!r} is running on this server; wait for it, then retry"
+        )
+    n = retry_runs(
+        exp.id,
+        store=store,
+        failed=failed,
+        execution_failed=execution_failed,
+        cancelled=cancelled,
+        cases=cases,
+        run=False,
+    )
+    return _control_answer(request, exp, reset=n, queued=_start(request, caller, exp))
+
+
+@router.post("/experiments/{ref}/regrade", status_code=202, summary="Grade again from stored executions")
+def regrade(
+    request: Request,
+    caller: Runner,
+    ref: str,
+    failed: bool = False,
+    graders: Annotated[list[str] | None, Query()] = None,
+) -> JSONResponse:
+    """Queue a re-grade (the agent never runs again; grades are appended to the batch)."""
+    store = store_of(request)
+    exp = _owned.experiment(store, ref, caller.owner)
+    queued = _start(request, caller, exp, regrade=True, graders=tuple(graders or ()), failed=failed)
+    return _control_answer(request, exp, queued=queued)
+
+
+@router.post(
+    "/experiments/{ref}/runs",
+    status_code=201,
+    summary="Record outcomes of runs executed elsewhere, then grade",
+)
+async def record(request: Request, caller: Runner, ref: str) -> JSONResponse:
+    """An external runner's outcomes (``{"outcomes": [...]}`` or the list itself), as `abbench.record_runs`.
+
+    Validated like agent answers (422 with every problem, naming case, arm, round and field; nothing is
+    stored then), idempotent per (arm, case, round, attempt), graded by the experiment's graders.
+    """
+    try:
+        body = json.loads(await request.body() or b"null")
+    except json.JSONDecodeError as exc:
+        raise Problem(422, "invalid outcomes", f"the body is not JSON: {exc}") from exc
+    outcomes = body.get("outcomes") if isinstance(body, dict) else body
+    if not isinstance(outcomes, list):
+        raise Problem(
+            422, "invalid outcomes", 'send {"outcomes": [{case_id, arm, round, prediction, ...}, ...]}'
+        )
+
+    def work() -> dict[str, Any]:
+        store = store_of(request)
+        exp = _owned.experiment(store, ref, caller.owner)
+        if pool_of(request).busy(exp.id):
+            raise Problem(
+                409, "busy", f"experiment {exp.name!r} is running on this server; record when it stops"
+            )
+        try:
+            with acting_as(caller.owner):
+                return record_runs(store, exp.id, outcomes, recorded_by=caller.actor).as_dict()
+        except RecordError as exc:
+            raise Problem(422, "invalid outcomes", str(exc), problems=exc.problems) from exc
+
+    return answer(await run_in_threadpool(work), 201)
+
+
+def _run_view(r: RunRecord) -> dict[str, Any]:
+    out = r.output
+    usage = getattr(out, "usage", None) if out else None
+    return {
+        "run_id": r.id,
+        "arm": r.arm,
+        "case_id": r.case_id,
+        "round": r.round,
+        "state": r.state,
+        "failure_type": r.failure_type,
+        "error": r.error,
+        "attempts": r.attempts,
+        "passed": r.passed,
+        "score": r.score,
+        "prediction": out.prediction if out else None,
+        "reason": out.reason if out else None,
+        "confidence": out.confidence if out else None,
+        "evidence_refs": list(out.evidence_refs) if out else [],
+        "cost": out.cost if out else None,
+        "latency_ms": out.latency_ms if out else None,
+        "tokens": getattr(usage, "total_tokens", None),
+        "started_by": r.started_by,
+        "finished_at": r.finished_at,
+    }
+
+
+def _case_filter(store: Any, exp: Experiment, moved: str | None, disagreement: bool) -> set[str] | None:
+    keep: set[str] | None = None
+    if moved:
+        if moved not in ("fixed", "regressed", "moved"):
+            raise Problem(422, "invalid filter", f"moved={moved!r}: choose fixed, regressed or moved")
+        c = compare_arms(exp.id, store=store)
+        changes = {"fixed": c.fixed, "regressed": c.regressed, "moved": (*c.fixed, *c.regressed)}[moved]
+        keep = {ch.case_id for ch in changes}
+    if disagreement:
+        found = {d.case_id for d in disagreements(exp.id, store=store)}
+        keep = found if keep is None else keep & found
+    return keep
+
+
+@router.get("/experiments/{ref}/results", summary="Runs, paged, filtered by arm, state, moved, disagreement")
+async def results(
+    request: Request,
+    caller: Reader,
+    ref: str,
+    arm: str | None = None,
+    state: Annotated[list[str] | None, Query()] = None,
+    moved: str | None = Query(
+        None, description="fixed, regressed or moved (either), between the decision pair"
+    ),
+    disagreement: bool = False,
+    offset: int = Query(0, ge=0),
+    limit: int = Query(100, ge=1, le=1000),
+) -> Response:
+    """A page of runs with the total that match (unfiltered: in arm, round, case order; filtered: in id order).
+
+    The unfiltered page, what pollers ask for, is read and rendered once per fifth of a second for
+    every caller (its total is the progress's, as old).
+    """
+    if arm or state or moved or disagreement:
+        return await run_in_threadpool(
+            _filtered, request, caller, ref, arm, state, moved, disagreement, offset, limit
+        )
+    exp = await _lookup(request, caller, ref)
+    store = store_of(request)
+
+    def render() -> bytes:
+        total = _progress(request, exp.id).total
+        return rendered(_results_view(total, offset, limit, store.run_slice(exp.id, offset, limit)))
+
+    return json_answer(await shared(request, ("page", exp.id, offset, limit), render))
+
+
+def _filtered(
+    request: Request,
+    caller: Caller,
+    ref: str,
+    arm: str | None,
+    state: list[str] | None,
+    moved: str | None,
+    disagreement: bool,
+    offset: int,
+    limit: int,
+) -> JSONResponse:
+    """A page of the runs that pass the filters, read whole (on a worker thread)."""
+    store = store_of(request)
+    exp = _owned.experiment(store, ref, caller.owner)
+    if arm is not None:
+        exp.arm(arm)  # an unknown arm: the message lists the arms
+    runs = store.runs(exp.id, states=state)
+    keep = _case_filter(store, exp, moved, disagreement)
+    chosen = [r for r in runs if (arm is None or r.arm == arm) and (keep is None or r.case_id in keep)]
+    return answer(_results_view(len(chosen), offset, limit, chosen[offset : offset + limit]))
+
+
+def _results_view(total: int, offset: int, limit: int, page: list[RunRecord]) -> dict[str, Any]:
+    return {"total": total, "offset": offset, "limit": limit, "runs": [_run_view(r) for r in page]}
+
+
+def _progress(request: Request, exp_id: int) -> Any:
+    """The experiment's progress, shared by every caller within `Recent.ttl`."""
+    store = store_of(request)
+    return recent(request, ("status", exp_id), lambda: experiment_status(exp_id, store=store))
+
+
+async def _events(request: Request, exp_id: int, every: float) -> AsyncIterator[str]:
+    """The event stream: it waits on the event loop, and reads the store only for a stale progress."""
+    store = store_of(request)
+    last: tuple[Any, ...] | None = None
+    status = None
+    while True:
+        progress = await shared(request, ("status", exp_id), lambda: experiment_status(exp_id, store=store))
+        key = (progress.status, progress.done, progress.total)
+        if progress.status != status:
+            status = progress.status
+            yield f"event: state\ndata: {json.dumps({'status': status})}\n\n"
+        if key != last:
+            last = key
+            yield f"event: progress\ndata: {json.dumps(progress.as_dict(), default=str)}\n\n"
+        if progress.status in _FINAL and not pool_of(request).busy(exp_id):
+            yield f"event: end\ndata: {json.dumps({'status': progress.status})}\n\n"
+            return
+        await asyncio.sleep(every)
+
+
+@router.get("/experiments/{ref}/events", summary="Server-sent events: progress and state changes")
+def events(
+    request: Request, caller: Reader, ref: str, every: float = Query(0.5, ge=0.1, le=10)
+) -> StreamingResponse:
+    """`state` when the status changes, `progress` when runs finish, `end` when it is over."""
+    exp = _owned.experiment(store_of(request), ref, caller.owner)
+    return StreamingResponse(
+        _events(request, exp.id, every), media_type="text/event-stream", headers={"Cache-Control": "no-store"}
+    )

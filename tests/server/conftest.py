@@ -1,0 +1,40 @@
+"""Fixtures: one real server over a store with three owners' keys, and a client per key."""
+
+from __future__ import annotations
+
+import pytest
+
+from abbench.client import Client
+from abbench.store import open_store
+from tests.server.live import LiveServer
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory):
+    """A running server (rate 120 a minute, 2 MB requests) and the keys of alice, bob and carol (read only)."""
+    root = tmp_path_factory.mktemp("svc")
+    store_dir = root / "store"
+    with open_store(store_dir) as s:
+        keys = {
+            "alice": s.create_key("alice", scopes="read,run,review")[1],
+            "bob": s.create_key("bob", scopes="read,run,review")[1],
+            "carol": s.create_key("carol", scopes="read")[1],
+            "dave": s.create_key("dave", scopes="read")[1],
+        }
+    server = LiveServer(store_dir, "--rate", "120", "--max-request-mb", "2", log=root / "server.log").start()
+    yield server, keys
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def alice(live):
+    server, keys = live
+    with Client(server.url, keys["alice"], actor="ci/job-7") as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def bob(live):
+    server, keys = live
+    with Client(server.url, keys["bob"]) as c:
+        yield c

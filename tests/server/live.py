@@ -1,0 +1,80 @@
+"""A real `abbench serve` child process on a free 127.0.0.1 port, waited for on its health route."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    """A port nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class LiveServer:
+    """`abbench --store STORE serve` in a child process; `url` once it answers /api/health."""
+
+    def __init__(self, store: Path, *args: str, log: Path):
+        self.store, self.args, self.log_path = store, args, log
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> LiveServer:
+        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        cmd = [
+            sys.executable,
+            "-m",
+            "abbench",
+            "--store",
+            str(self.store),
+            "serve",
+            "--port",
+            str(self.port),
+            *self.args,
+        ]
+        self.log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(
+            cmd, stdout=self.log, stderr=subprocess.STDOUT, env=env, cwd=self.store.parent
+        )
+        self._wait_healthy()
+        return self
+
+    def _wait_healthy(self) -> None:
+        assert self.proc is not None
+        while True:  # the condition is the server answering; a server that died ends the wait
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"the server exited ({self.proc.returncode}): {self.log_path.read_text()[-3000:]}"
+                )
+            try:
+                if httpx.get(f"{self.url}/api/health", timeout=5).status_code == 200:
+                    return
+            except httpx.TransportError:
+                time.sleep(0.05)
+
+    def kill(self) -> None:
+        """SIGKILL: nothing is cleaned up, as when a machine loses power."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+        self.log.close()
+
+    def stop(self) -> None:
+        """Stop it (SIGTERM, then wait)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=60)
+        if not self.log.closed:
+            self.log.close()

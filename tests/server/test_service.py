@@ -1,0 +1,321 @@
+"""The HTTP service end to end, against a real uvicorn server on 127.0.0.1: every route, two owners."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import httpx
+import pytest
+
+from abbench.client import ServerError
+from tests.conftest import DEMO
+
+MAPPING = (DEMO / "mapping-csv.yaml").read_text(encoding="utf-8")
+
+
+def _definition(name: str, dataset: str, v1: str, v2: str, limit: int = 30) -> dict:
+    return {
+        "name": name,
+        "dataset": dataset,
+        "rounds": 2,
+        "graders": ["label_match"],
+        "cases": {"limit": limit},
+        "arms": {"v1": {"agent": "builtin", "skill": v1}, "v2": {"agent": "builtin", "skill": v2}},
+        "decision": {"baseline": "v1", "candidate": "v2"},
+    }
+
+
+@pytest.fixture(scope="module")
+def done(alice):
+    """Alice's dataset, two snapshots and a finished experiment (30 cases × 2 rounds × 2 arms)."""
+    ds = alice.import_dataset(DEMO / "cases.csv", mapping=MAPPING, name="demo")
+    v1 = alice.snapshot_skill(DEMO / "skills" / "fast-slow-routing-v1")
+    v2 = alice.snapshot_skill(DEMO / "skills" / "fast-slow-routing-v2")
+    exp = alice.create_experiment(_definition("routing", ds["fingerprint"], v1["hash"], v2["hash"]))
+    alice.start(exp["id"])
+    finished = alice.wait(exp["id"])
+    return {"dataset": ds, "v1": v1, "v2": v2, "exp": finished}
+
+
+def test_an_experiment_runs_in_the_server_and_every_read_route_answers(alice, done, tmp_path):
+    exp = done["exp"]
+    assert exp["status"] == "finished" and exp["owner"] == "alice"
+    assert exp["progress"]["total"] == 120 and exp["progress"]["done"] == 120
+    page = alice.results(exp["id"], arm="v2", limit=7, offset=5)
+    assert page["total"] == 60 and len(page["runs"]) == 7
+    assert {r["arm"] for r in page["runs"]} == {"v2"}
+    assert {r["started_by"] for r in page["runs"]} == {"ci/job-7"}  # the actor named, not the service account
+    every = alice.results(exp["id"], limit=1000)["runs"]
+    assert len({(r["arm"], r["case_id"], r["round"]) for r in every}) == 120
+    passed = alice.results(exp["id"], state="pass", limit=1000)
+    assert passed["total"] == sum(r["state"] == "pass" for r in every)
+    comparison = alice.compare_arms(exp["id"], "v1", "v2")
+    assert comparison["n_cases"] == 30 if "n_cases" in comparison else comparison
+    moved = alice.results(exp["id"], moved="moved", limit=1000)["runs"]
+    assert {r["case_id"] for r in moved} <= {r["case_id"] for r in every}
+    gate = alice.evaluate_gate(
+        exp["id"], [{"metric": "b.accuracy", "op": ">=", "value": 0.0, "severity": "block"}]
+    )
+    assert gate["outcome"] in ("pass", "pass_with_warnings", "pass with warnings")
+    out = alice.export(exp["id"], "runs", "csv", tmp_path / "runs.csv")
+    rows = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8-sig"))))
+    assert len(rows) == 120
+    review = alice.add_review(exp["id"], every[0]["case_id"], "gold_correct", "checked by hand")
+    assert review["verdict"] == "gold_correct"
+
+
+def test_the_experiment_events_stream_ends_with_its_state(live, done):
+    server, keys = live
+    headers = {"Authorization": f"Bearer {keys['alice']}"}
+    with httpx.stream(
+        "GET", f"{server.url}/api/experiments/{done['exp']['id']}/events", headers=headers
+    ) as r:
+        assert r.headers["content-type"].startswith("text/event-stream")
+        lines = [line for line in r.iter_lines() if line.startswith("event:")]
+    assert lines[0] == "event: state" and lines[-1] == "event: end"
+
+
+def test_another_owner_sees_nothing_and_gets_the_404_of_a_missing_object(alice, bob, done):
+    exp_id, fp = done["exp"]["id"], done["dataset"]["fingerprint"]
+    assert bob.list_datasets() == [] and bob.list_experiments() == []
+    assert bob.http.get("/api/skill-snapshots").json() == []
+    routes = [
+        ("GET", f"/api/experiments/{exp_id}", None),
+        ("GET", f"/api/experiments/{exp_id}/results", None),
+        ("GET", f"/api/experiments/{exp_id}/events", None),
+        ("GET", f"/api/experiments/{exp_id}/export", None),
+        ("GET", f"/api/experiments/{exp_id}/report", None),
+        ("POST", f"/api/experiments/{exp_id}/start", None),
+        ("POST", f"/api/experiments/{exp_id}/pause", None),
+        ("POST", f"/api/experiments/{exp_id}/resume", None),
+        ("POST", f"/api/experiments/{exp_id}/cancel", None),
+        ("POST", f"/api/experiments/{exp_id}/retry?failed=true", None),
+        ("POST", f"/api/experiments/{exp_id}/regrade", None),
+        ("POST", f"/api/experiments/{exp_id}/gate", {}),
+        ("POST", f"/api/experiments/{exp_id}/report", {}),
+        ("POST", f"/api/experiments/{exp_id}/reviews", {"case_id": "FS-0001", "verdict": "unsure"}),
+        ("POST", "/api/compare", {"experiment": str(exp_id)}),
+        ("GET", f"/api/datasets/{fp}", None),
+    ]
+    missing = 99999
+    for method, path, body in routes:
+        theirs = bob.http.request(method, path, json=body)
+        gone = (
+            {k: (str(missing) if v == str(exp_id) else v) for k, v in (body or {}).items()} if body else body
+        )
+        absent = bob.http.request(
+            method, path.replace(f"/{exp_id}", f"/{missing}").replace(fp, "nope@000000000000"), json=gone
+        )
+        assert theirs.status_code == 404 == absent.status_code, (path, theirs.text)
+        a, b = theirs.json(), absent.json()
+        assert a["title"] == b["title"] and a.keys() == b.keys()
+        assert a["detail"].replace(str(exp_id), "X").replace(fp, "X") == b["detail"].replace(
+            str(missing), "X"
+        ).replace("nope@000000000000", "X")
+    # bob cannot build on alice's dataset or snapshots either
+    with pytest.raises(ServerError) as refused:
+        bob.create_experiment(_definition("theft", fp, done["v1"]["hash"], done["v2"]["hash"]))
+    assert refused.value.status == 404
+    # alice's objects are untouched
+    assert alice.load_experiment(exp_id)["status"] == "finished"
+
+
+def test_the_same_bytes_from_two_owners_are_shared_without_revealing_the_first(alice, bob, done):
+    ds = bob.import_dataset(DEMO / "cases.csv", mapping=MAPPING, name="demo")
+    assert ds["fingerprint"] == done["dataset"]["fingerprint"] and "created_by" not in ds
+    assert [d["fingerprint"] for d in bob.list_datasets()] == [ds["fingerprint"]]
+    assert bob.list_experiments() == []
+    assert [d["fingerprint"] for d in alice.list_datasets()] == [ds["fingerprint"]]
+
+
+def test_experiments_on_different_datasets_are_refused_409_with_both_fingerprints(alice, done, tmp_path):
+    lines = (DEMO / "cases.csv").read_text(encoding="utf-8-sig").splitlines()
+    small = tmp_path / "small.csv"
+    small.write_text("\n".join(lines[:41]) + "\n", encoding="utf-8")
+    other = alice.import_dataset(small, mapping=MAPPING, name="demo-small")
+    exp2 = alice.create_experiment(
+        _definition("routing-small", other["fingerprint"], done["v1"]["hash"], done["v2"]["hash"])
+    )
+    with pytest.raises(ServerError) as refused:
+        alice.compare_experiments(done["exp"]["id"], exp2["id"])
+    assert refused.value.status == 409
+    assert refused.value.problem["fingerprints"] == [done["dataset"]["fingerprint"], other["fingerprint"]]
+
+
+def test_an_invalid_file_answers_422_with_the_report_and_stores_nothing(alice, done, tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text(
+        "case_id,query,route,domain,history,vehicle_state,request_id\n"
+        "A1,hello,fast,x,,,r1\nA1,again,slow,x,,,r2\nA3,,banana,x,,,r3\n",
+        encoding="utf-8",
+    )
+    before = alice.list_datasets()
+    with pytest.raises(ServerError) as refused:
+        alice.import_dataset(bad, mapping=MAPPING, name="bad")
+    assert refused.value.status == 422
+    report = refused.value.problem["report"]
+    assert report["n_invalid"] >= 1 or report["problems"], report
+    assert alice.list_datasets() == before
+
+
+def test_scopes_are_checked_per_route(live, done):
+    server, keys = live
+    carol = {"Authorization": f"Bearer {keys['carol']}"}
+    r = httpx.post(f"{server.url}/api/experiments", headers=carol, content=b"name: x")
+    assert r.status_code == 403 and "run" in r.json()["detail"]
+    assert httpx.get(f"{server.url}/api/experiments", headers=carol).json() == []
+    assert httpx.get(f"{server.url}/api/experiments").status_code == 401
+    wrong = {"Authorization": "Bearer abk_000000000000_" + "x" * 40}
+    assert httpx.get(f"{server.url}/api/experiments", headers=wrong).status_code == 401
+
+
+def test_a_key_over_its_rate_gets_429_with_retry_after(live):
+    server, keys = live
+    headers = {"Authorization": f"Bearer {keys['dave']}"}
+    with httpx.Client(base_url=server.url, headers=headers) as c:
+        codes = [c.get("/api/datasets") for _ in range(130)]
+    limited = [r for r in codes if r.status_code == 429]
+    assert limited and int(limited[0].headers["Retry-After"]) >= 1
+    assert limited[0].headers["content-type"].startswith("application/problem+json")
+
+
+def test_a_definition_naming_server_files_or_unsafe_agents_is_refused(alice, done):
+    fp = done["dataset"]["fingerprint"]
+    cases = [
+        {"name": "f", "dataset": {"file": "/etc/passwd"}, "arms": {"a": {"agent": "builtin"}}},
+        {
+            "name": "c",
+            "dataset": fp,
+            "arms": {"a": {"agent": "command", "params": {"argv": ["sh", "-c", "id"]}}},
+        },
+        {"name": "p", "dataset": fp, "arms": {"a": {"agent": "builtin", "skill": "/etc"}}},
+        {"name": "o", "dataset": fp, "owner": "bob", "arms": {"a": {"agent": "builtin"}}},
+        {"name": "g", "dataset": fp, "graders": ["os:system"], "arms": {"a": {"agent": "builtin"}}},
+    ]
+    for definition in cases:
+        with pytest.raises(ServerError) as refused:
+            alice.create_experiment(definition)
+        assert refused.value.status in (404, 422), definition
+
+
+def test_openapi_and_docs_are_served_without_a_cdn(live):
+    server, _ = live
+    schema = httpx.get(f"{server.url}/openapi.json").json()
+    assert "/api/experiments/{ref}/results" in schema["paths"]
+    docs = httpx.get(f"{server.url}/docs").text
+    assert "/docs-assets/swagger-ui-bundle.js" in docs and "cdn" not in docs.lower()
+    js = httpx.get(f"{server.url}/docs-assets/swagger-ui-bundle.js")
+    assert js.status_code == 200 and len(js.content) > 100_000
+
+
+def test_try_runs_one_input_and_keeps_it(alice, done):
+    result = alice.try_input("导航去公司", skill=done["v2"]["hash"], expected="slow", labels=["fast", "slow"])
+    assert result["state"] in ("pass", "fail") and result["experiment"]["owner"] == "alice"
+    assert result["experiment_id"] not in [e["id"] for e in alice.list_experiments()]
+    assert result["experiment_id"] in [e["id"] for e in alice.list_experiments(include_tries=True)]
+
+
+@pytest.mark.slow
+def test_a_report_renders_on_the_server_and_downloads(alice, done, tmp_path):
+    page = alice.render_report(done["exp"]["id"], tmp_path / "report.html")
+    html = page.read_text(encoding="utf-8")
+    assert "<html" in html.lower() and "routing" in html
+
+
+def test_controls_pause_resume_cancel_retry_regrade_over_http(alice, done):
+    defn = _definition(
+        "controls", done["dataset"]["fingerprint"], done["v1"]["hash"], done["v2"]["hash"], limit=5
+    )
+    exp = alice.create_experiment(defn)
+    assert alice.pause(exp["id"])["status"] == "paused"  # no runner holds it: paused at once
+    resumed = alice.resume(exp["id"])
+    assert resumed["queued"] is True
+    assert alice.wait(exp["id"])["status"] == "finished"
+    exp2 = alice.create_experiment({**defn, "name": "controls-2"})
+    assert alice.cancel(exp2["id"])["status"] == "cancelled"
+    assert {r["state"] for r in alice.results(exp2["id"], limit=100)["runs"]} == {"cancelled"}
+    retried = alice.retry(exp2["id"], cancelled=True)
+    assert retried["reset"] == 20 and retried["queued"] is True
+    assert alice.wait(exp2["id"])["status"] == "finished"
+    regraded = alice.regrade(exp2["id"])
+    assert regraded["queued"] is True
+    final = alice.wait(exp2["id"])
+    assert final["status"] == "finished" and final["progress"]["done"] == 20
+
+
+def test_a_mapping_preview_reads_the_stored_file_and_imports_nothing(alice, done):
+    before = alice.list_datasets()
+    preview = alice._call(
+        "POST", f"/datasets/{done['dataset']['fingerprint']}/mapping", data={"mapping": MAPPING, "n": "3"}
+    )
+    assert len(preview["cases"]) == 3 and preview["cases"][0]["case_id"] == "FS-0001"
+    assert alice.list_datasets() == before
+
+
+def test_cors_is_off(live):
+    server, _ = live
+    r = httpx.options(
+        f"{server.url}/api/experiments",
+        headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "GET"},
+    )
+    assert not any(h.lower().startswith("access-control-") for h in r.headers)
+
+
+def test_an_upload_takes_the_local_import_s_read_options_such_as_json_splits(alice, done, tmp_path):
+    # The ATIS trial: a Rasa NLU file keeps its rows two levels down; the remote import had no --split.
+    doc = {"rasa_nlu_data": {"common_examples": [{"text": f"fly {i}", "intent": "flight"} for i in range(4)]}}
+    doc["rasa_nlu_data"]["regex_features"] = []
+    path = tmp_path / "rasa.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    ds = alice.import_dataset(path, name="rasa", splits=["rasa_nlu_data.common_examples"])
+    assert ds["n_cases"] == 4, ds
+    with pytest.raises(ServerError) as refused:
+        alice.import_dataset(path, name="rasa-bad", splits=["nope"])
+    assert refused.value.status == 422
+    assert "no split 'nope'; its splits: rasa_nlu_data.common_examples (4)" in str(refused.value)
+
+
+def test_runs_executed_elsewhere_are_recorded_graded_and_idempotent(alice, bob, done):
+    cases = [r["case_id"] for r in alice.results(done["exp"]["id"], limit=200)["runs"]][:3]
+    cases = list(dict.fromkeys(cases))
+    definition = {
+        "name": "recorded-elsewhere",
+        "dataset": done["dataset"]["fingerprint"],
+        "graders": ["label_match"],
+        "cases": {"ids": cases},
+        "arms": {"ci-old": {"agent": "external"}, "ci-new": {"agent": "external"}},
+    }
+    exp = alice.create_experiment(definition)
+    outcomes = [
+        {"case_id": c, "arm": arm, "round": 1, "prediction": "fast", "latency_ms": 12.5, "cost": 0.001}
+        for c in cases
+        for arm in ("ci-old", "ci-new")
+    ]
+    first = alice.record_runs(exp["id"], outcomes)
+    assert (first["recorded"], first["unchanged"]) == (2 * len(cases), 0), first
+    again = alice.record_runs(exp["id"], outcomes)  # the same outcomes again: a no-op
+    assert (again["recorded"], again["unchanged"]) == (0, 2 * len(cases)), again
+    runs = alice.results(exp["id"], limit=50)["runs"]
+    assert len(runs) == 2 * len(cases) and {r["state"] for r in runs} <= {"pass", "fail"}, runs  # graded
+    with pytest.raises(ServerError) as refused:
+        alice.record_runs(exp["id"], [{"case_id": cases[0], "arm": "nope", "round": 1, "prediction": "x"}])
+    assert refused.value.status == 422 and "nope" in str(refused.value.problem), refused.value.problem
+    with pytest.raises(ServerError) as hidden:
+        bob.record_runs(exp["id"], outcomes)
+    assert hidden.value.status == 404
+
+
+def test_an_empty_or_odd_experiment_reference_is_refused_plainly(alice, done):
+    """`abbench status "$EXP"` with an empty $EXP (a failed create) printed a traceback: GET /experiments/
+    answered a redirect the client handed on as if it were the experiment."""
+    from abbench.errors import UsageError
+
+    for call in (alice.load_experiment, alice.start, alice.results):
+        with pytest.raises(UsageError, match="no experiment given"):
+            call("  ")
+    with pytest.raises(ServerError) as missing:
+        alice.load_experiment("no such experiment?")  # quoted: a name is one path segment, never a query
+    assert missing.value.status == 404
+    assert alice.load_experiment(done["exp"]["name"])["id"] == done["exp"]["id"]
