@@ -50,6 +50,26 @@ NEW = 0
 """The experiment chooser's value for "define a new experiment"."""
 
 
+def where_html(where: Mapping[str, Any] | None, running: bool = True) -> str:
+    """Where the experiment's agents run (or, when it is not `running`, last ran): nothing for this
+    machine; for Dask, the dashboard link and workers."""
+    if not where or where.get("executor") != "dask":
+        return ""
+    scheduler = escape(str(where.get("scheduler") or "?"))
+    cluster = f"a LocalCluster at {scheduler}" if where.get("local") else scheduler
+    workers = list(where.get("worker_addresses") or ())
+    n = int(where.get("workers") or len(workers))
+    listed = f' title="{escape(", ".join(workers))}"' if workers else ""
+    link = where.get("dashboard")
+    dashboard = (
+        f' · <a href="{escape(str(link))}" target="_blank" rel="noopener">Dask dashboard</a>' if link else ""
+    )
+    return (
+        f'<div class="abb-where">{"executes" if running else "last executed"} on Dask: {cluster}, '
+        f"<span{listed}>{n} worker{'' if n == 1 else 's'}</span>{dashboard}</div>"
+    )
+
+
 def _when(value: str | None) -> str:
     """An ISO-8601 time as people read it: ``2026-11-29 22:37 UTC``."""
     if not value:
@@ -194,6 +214,7 @@ class RunControlWidget(View):
         )
         self.controls = w.HBox([self.pause_button, self.resume_button, self.cancel_button, self.clone_button])
         self.status_html = w.HTML()
+        self.where_html = w.HTML()
         self.action_note = w.HTML()
         self.definition_html = w.HTML()
         self.progress_view = ProgressView()
@@ -206,6 +227,7 @@ class RunControlWidget(View):
         return [
             self.controls,
             self.status_html,
+            self.where_html,
             self.action_note,
             self.bars_box,
             self.definition_html,
@@ -457,6 +479,11 @@ class RunControlWidget(View):
                     labels[exp.id] = snap.label
                     self.chooser.set_options([(label, value) for value, label in labels.items()])
             self.status_html.value = status_html(progress, snap.phase, f"#{exp.id} {exp.name}")
+            own = self._own_run()
+            running = snap.phase in (ExperimentStatus.RUNNING, Phase.PAUSING)
+            self.where_html.value = where_html(
+                own.where if own is not None else snap.experiment.executor, running
+            )
             if snap.phase not in (ExperimentStatus.RUNNING, Phase.PAUSING):
                 self.action_note.value = ""  # "pause asked" said its part once the pause shows
             self.progress_view.show(progress)

@@ -422,3 +422,30 @@ def test_the_status_line_counts_pairs_being_judged(store, small):
     assert "8/8 done" in w.status_html.value and "pairs judged 1/4" in w.status_html.value
     w.on_progress(Progress(exp.name, exp.id, "running", arms))
     assert "pairs judged" not in w.status_html.value  # no pairwise judge, nothing said
+
+
+def test_an_experiment_last_run_on_dask_says_where_with_the_dashboard(store, small):
+    """Finished on a cluster: the widget names it in the past ("last executed on"), as `abbench status`."""
+    from abbench.runner import run_experiment
+
+    exp = create_experiment(
+        {"name": "on-dask", "dataset": small.fingerprint, "arms": {"a": python_arm()}}, store=store
+    )
+    run_experiment(exp.id, store=store)
+    where = {
+        "executor": "dask",
+        "scheduler": "tcp://127.0.0.1:8786",
+        "local": True,
+        "workers": 2,
+        "worker_addresses": ["tcp://127.0.0.1:4001", "tcp://127.0.0.1:4002"],
+        "dashboard": "http://127.0.0.1:8787/status",
+    }
+    store.set_executor(exp.id, where)
+    w = RunControlWidget(store, experiment="on-dask")
+    shown = w.where_html.value
+    assert "last executed on Dask: a LocalCluster at tcp://127.0.0.1:8786" in shown, shown
+    assert "2 workers" in shown and 'title="tcp://127.0.0.1:4001, tcp://127.0.0.1:4002"' in shown
+    assert 'href="http://127.0.0.1:8787/status"' in shown
+    store.set_executor(exp.id, None)
+    w.reload()
+    assert w.where_html.value == ""  # the last pass ran here
