@@ -3,10 +3,13 @@
 Generates a CSV (input, expected, 20 domains, two labels), an experiment of 2 arms × 3 rounds with a
 `python` agent answering at once, and runs each analyst step as its own process:
 import, run, metrics, compare, report, export (xlsx, csv). Prints one table per size (1k and 10k cases;
-100k with --big, slow on a small machine), each figure beside its target, and the ratio to the 10k row.
+100k with --big, slow on a small machine), each figure beside its target, and the ratio to the 10k row;
+exports also in rows per second beside their targets and against the floor measured in the same run
+(plain sqlite3 reading the same rows, nothing converted: no export in Python can be faster).
 
 Also prints the peers' workload: the plain-asyncio-plus-SQLite floor (bench/floor_asyncio.py) against
-`abbench run` whole process, and `python -X importtime`'s top entries for `abbench --help` and `abbench run`.
+`abbench run` whole process, `python -X importtime`'s top entries for `abbench --help` and `abbench run`,
+and the start-up figures of bench/bench_startup.py (beside a baseline checkout's with --baseline DIR).
 
     python bench/bench_scale.py            # 1k and 10k
     python bench/bench_scale.py --big      # and 100k (600,000 runs)
@@ -35,20 +38,29 @@ TARGETS: dict[str, tuple[float | None, float | None]] = {
     "report": (20.0, 500.0),
     "export xlsx": (None, 500.0),
     "export csv": (None, 500.0),
+    "export jsonl": (None, 500.0),
 }
+RATE_TARGETS = {"export xlsx": 50_000, "export csv": 150_000, "export jsonl": 150_000}
+"""Rows per second (whole process) each export must reach; a run of the 6 × n rows it writes."""
 
 
 _FIRST: list[bool] = []
+ARGS: dict[str, Path] = {}
+"""`--repo`: the checkout whose abbench the processes run (default: this one)."""
 
 
 async def instant(task):
     """The python agent: answers at once (right on most cases, so the arms differ a little).
 
-    The first call writes the time it happened to $BENCH_FIRST_CALL: the run's start-up is measured to it.
+    The first call writes the time it happened (and the process's CPU seconds by then) to $BENCH_FIRST_CALL:
+    the run's start-up is measured to it.
     """
     if not _FIRST and os.environ.get("BENCH_FIRST_CALL"):
         _FIRST.append(True)
-        Path(os.environ["BENCH_FIRST_CALL"]).write_text(repr(time.time()), encoding="utf-8")
+        # when (wall clock), and the CPU seconds the process had used by then (load hardly changes those)
+        Path(os.environ["BENCH_FIRST_CALL"]).write_text(
+            f"{time.time()!r} {time.process_time()!r}", encoding="utf-8"
+        )
     case = task.case
     if task.arm == "B" and case.case_id.endswith("7"):
         return LABELS[1 - LABELS.index(case.expected)]
@@ -76,13 +88,20 @@ def experiment_yaml(path: Path, dataset: str, name: str) -> None:
     )
 
 
+CPU: dict[str, float] = {}
+"""The CPU seconds (user + system) of the last process `timed` ran, under "last": the figure load
+hardly changes, where wall time on a shared machine does."""
+
+
 def timed(argv: list[str], cwd: Path, **extra: str) -> tuple[float, float]:
-    """Run one whole process; return (wall seconds, peak RSS in MB) of that process alone."""
-    env = {**os.environ, "PYTHONPATH": str(REPO), "TQDM_DISABLE": "1", **extra}
+    """Run one whole process; return (wall seconds, peak RSS in MB) of that process alone (its CPU
+    seconds in `CPU`)."""
+    env = {**os.environ, "PYTHONPATH": str(ARGS.get("repo", REPO)), "TQDM_DISABLE": "1", **extra}
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
+    CPU["last"] = usage.ru_utime + usage.ru_stime
     proc.returncode = os.waitstatus_to_exitcode(status)
     err = proc.stderr.read().decode() if proc.stderr else ""
     if proc.returncode not in (0, 1):
@@ -90,12 +109,17 @@ def timed(argv: list[str], cwd: Path, **extra: str) -> tuple[float, float]:
     return wall, usage.ru_maxrss / 1024
 
 
-def bench_size(n: int, root: Path) -> dict[str, tuple[float, float]]:
-    """Every step at n cases, each its own process."""
+def bench_size(
+    n: int, root: Path, reuse: bool = False, only: list[str] | None = None
+) -> dict[str, tuple[float, float]]:
+    """Every step at n cases, each its own process (with `reuse` and a store already in `root`, the
+    analyst steps only: import, create and run are not repeated; with `only`, those steps alone)."""
     root.mkdir(parents=True, exist_ok=True)
     store = root / "store"
     data = root / f"scale{n}.csv"
-    write_csv(data, n)
+    reused = reuse and (store / "abbench.db").exists()
+    if not reused:
+        write_csv(data, n)
     ab = [sys.executable, "-m", "abbench", "--store", str(store)]
     experiment_yaml(root / "exp.yaml", f"scale{n}", f"scale{n}")
     steps: dict[str, list[str]] = {
@@ -116,30 +140,63 @@ def bench_size(n: int, root: Path) -> dict[str, tuple[float, float]]:
             "--out",
             str(root / "runs.xlsx"),
         ],
-        "export csv": [
-            *ab,
-            "export",
-            f"scale{n}",
-            "--what",
-            "runs",
-            "--format",
-            "csv",
-            "--out",
-            str(root / "runs.csv"),
-        ],
+        **{
+            f"export {fmt}": [
+                *ab,
+                "export",
+                f"scale{n}",
+                "--what",
+                "runs",
+                "--format",
+                fmt,
+                "--out",
+                str(root / f"runs.{fmt}"),
+            ]
+            for fmt in ("csv", "jsonl")
+        },
     }
     out: dict[str, tuple[float, float]] = {}
     first = root / "first-call"
     for step, argv in steps.items():
+        if reused and step in ("import", "create", "run"):
+            continue
+        if only and step not in only and not (step == "create" and "run" in only):
+            continue
         started = time.time()
         out[step] = timed(argv, root, BENCH_FIRST_CALL=str(first))
         if step == "run" and first.exists():
-            startup = float(first.read_text(encoding="utf-8")) - started
+            startup = float(first.read_text(encoding="utf-8").split()[0]) - started
             print(f"  {n:>7,} run: first agent call after {startup:.2f} s (target < 0.4 s); "
                   f"{6 * n / out[step][0]:,.0f} runs/s whole process")  # fmt: skip
         if step != "create":
-            print(f"  {n:>7,} {step:<12} {out[step][0]:7.2f} s {out[step][1]:7.0f} MB", flush=True)
+            print(f"  {n:>7,} {step:<12} {out[step][0]:7.2f} s {out[step][1]:7.0f} MB "
+                  f"({CPU['last']:.2f} s CPU)", flush=True)  # fmt: skip
+    if only and not any(s.startswith("export") for s in only):
+        return out
+    floor = fetch_floor(store / "abbench.db")
+    print(f"  {n:>7,} floor: SQLite hands the runs' export columns to Python at {floor:,.0f} rows/s")
+    out["floor"] = (floor, 0.0)
     return out
+
+
+def fetch_floor(db: Path) -> float:
+    """Rows per second at which plain sqlite3 reads every run with its case and grade (the columns a
+    runs export writes, as plain tuples, nothing converted): the ceiling of any export in Python."""
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    sql = (
+        "SELECT r.*, c.*, g.status, g.passed, g.score FROM runs r JOIN experiments e ON e.id = r.experiment_id "
+        "LEFT JOIN cases c ON c.dataset_id = e.dataset_id AND c.idx = r.case_idx "
+        "LEFT JOIN grades g ON g.id = (SELECT MAX(id) FROM grades WHERE run_id = r.id)"
+    )
+    t0 = time.perf_counter()
+    cursor = conn.execute(sql)
+    n = 0
+    while rows := cursor.fetchmany(5000):
+        n += len(rows)
+    conn.close()
+    return n / (time.perf_counter() - t0)
 
 
 def peers(root: Path) -> None:
@@ -160,10 +217,12 @@ def peers(root: Path) -> None:
         )
         timed([*ab, "create", str(folder / "exp.yaml")], folder)
         wall, rss = timed([*ab, "run", f"peer{n}", "-q"], folder)
+        cpu = CPU["last"]
         what = f"{n:,} runs sleeping {sleep_ms} ms at {c}" if sleep_ms else f"{n:,} instant runs"
         print(
             f"  {what:<32} floor {floor:6.2f} s {floor_rss:4.0f} MB · abbench {wall:6.2f} s {rss:4.0f} MB · "
-            f"ratio {wall / floor:.2f} (target ≤ 1.2) · abbench {n / wall:,.0f} runs/s (target ≥ 10,000 instant)"
+            f"ratio {wall / floor:.2f} (target ≤ 1.2) · abbench {n / wall:,.0f} runs/s (target ≥ 10,000 instant; "
+            f"{n / cpu:,.0f} per CPU second)"
         )
 
 
@@ -201,14 +260,32 @@ def main() -> None:
     parser.add_argument("--big", action="store_true", help="also 100,000 cases (600,000 runs; slow)")
     parser.add_argument("--sizes", type=int, nargs="*", help="case counts to run instead of 1k/10k")
     parser.add_argument("--keep", type=Path, help="keep the stores in this folder")
+    parser.add_argument(
+        "--reuse", action="store_true", help="with --keep: reuse the stores already there (no import or run)"
+    )
     parser.add_argument("--no-peers", action="store_true", help="skip the peers' workload")
+    parser.add_argument("--repo", type=Path, help="run the abbench of this checkout (before/after)")
+    parser.add_argument(
+        "--steps", nargs="*", choices=list(TARGETS), help="only these steps (run needs import: name both)"
+    )
+    parser.add_argument(
+        "--baseline", type=Path, help="another checkout whose start-up to measure beside this one"
+    )
     args = parser.parse_args()
+    if args.repo:
+        ARGS["repo"] = args.repo.resolve()
     sizes = args.sizes or [1000, 10000] + ([100000] if args.big else [])
     with tempfile.TemporaryDirectory() as tmp:
         base = args.keep or Path(tmp)
-        results = {n: bench_size(n, base / f"n{n}") for n in sizes}
+        results = {n: bench_size(n, base / f"n{n}", args.reuse, args.steps) for n in sizes}
         print_table(results)
+        if args.steps:
+            return  # a subset: the start-up figures and the peers belong to the whole bench
         importtime(["--help"])
+        from bench_startup import startup  # beside this file
+
+        print()
+        startup(args.baseline, repeats=3)
         if not args.no_peers:
             peers(base)
 
@@ -221,13 +298,20 @@ def print_table(results: dict[int, dict[str, tuple[float, float]]]) -> None:
     )
     for step in TARGETS:
         for n, res in results.items():
+            if step not in res:
+                continue
             wall, rss = res[step]
             t_target, m_target = TARGETS[step]
-            rt = f"{wall / ref[step][0]:.2f}" if ref else "-"
-            rm = f"{rss / ref[step][1]:.2f}" if ref else "-"
+            rt = f"{wall / ref[step][0]:.2f}" if ref and step in ref else "-"
+            rm = f"{rss / ref[step][1]:.2f}" if ref and step in ref else "-"
             tt = f"<{t_target:g} s" if t_target else "-"
             mt = f"<{m_target:g} MB" if m_target else "-"
-            print(f"{step:<12} {n:>8,} {wall:>7.2f} s {tt:>8} {rss:>6.0f} MB {mt:>8} {rt:>7} {rm:>8}")
+            rate = ""
+            if step in RATE_TARGETS:
+                rows = 6 * n / wall
+                rate = (f"  {rows:>9,.0f} rows/s (target ≥ {RATE_TARGETS[step]:,}; "
+                        f"{rows / res['floor'][0]:.2f} × the SQLite floor)")  # fmt: skip
+            print(f"{step:<12} {n:>8,} {wall:>7.2f} s {tt:>8} {rss:>6.0f} MB {mt:>8} {rt:>7} {rm:>8}{rate}")
 
 
 if __name__ == "__main__":

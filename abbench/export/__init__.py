@@ -16,8 +16,8 @@ from abbench.export._writers import (
     neutralise_formula,
     write_csv,
     write_jsonl,
-    write_xlsx,
 )
+from abbench.export._xlsx import write_xlsx
 
 __all__ = [
     "EXPORT_FORMATS",

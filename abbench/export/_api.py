@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from abbench._files import atomic_path
 from abbench.errors import UsageError
-from abbench.export._tables import Table, comparison_table, grades_table, reviews_table, runs_table
-from abbench.export._writers import write_csv, write_jsonl, write_xlsx
+from abbench.export._runs import runs_table
+from abbench.export._tables import Table, comparison_table, grades_table, reviews_table
+from abbench.export._writers import write_csv, write_jsonl
+from abbench.export._xlsx import write_xlsx
 
 if TYPE_CHECKING:
     from abbench.store import Experiment, Store

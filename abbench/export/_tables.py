@@ -18,6 +18,13 @@ KINDS = ("text", "int", "float", "bool", "datetime", "json")
 """What a column holds; writers use it to keep numbers numbers and dates dates."""
 
 
+class JsonText(str):
+    """A JSON value already encoded, as the store keeps it (compact, non-ASCII as is): what the CSV and
+    XLSX writers put in a cell, without decoding and encoding it again."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True)
 class Column:
     """One column of an exported table.
@@ -51,6 +58,10 @@ class Table:
         columns: The columns, in order.
         rows: A function returning a fresh iterator over the rows (so a table can be written twice).
         notes: Things a reader of the file should know (e.g. why a table is empty).
+        cells: Optionally, a function returning the same rows for spreadsheets, cheaper to make: JSON
+            values as the `JsonText` the store keeps, the JSONL-only columns None.
+        csv_lines: Optionally, a function returning the CSV's data lines ready made (no line ends), a
+            list at a time: byte for byte what `write_csv` makes of `spreadsheet_rows`.
     """
 
     what: str
@@ -58,6 +69,13 @@ class Table:
     columns: tuple[Column, ...]
     rows: Callable[[], Iterator[tuple[Any, ...]]] = field(repr=False)
     notes: tuple[str, ...] = ()
+    cells: Callable[[], Iterator[tuple[Any, ...]]] | None = field(default=None, repr=False)
+    csv_lines: Callable[[], Iterator[list[str]]] | None = field(default=None, repr=False)
+
+    def spreadsheet_rows(self) -> Iterator[tuple[Any, ...]]:
+        """The rows as CSV and XLSX write them: `cells` when the table has that cheaper form (JSON
+        columns as `JsonText`, the JSONL-only columns left None), else `rows`."""
+        return self.cells() if self.cells is not None else self.rows()
 
     @property
     def names(self) -> list[str]:
@@ -106,8 +124,9 @@ def _case_values(case: Case | None) -> tuple[Any, ...]:
     )
 
 
-def runs_table(store: Store, exp: Experiment) -> Table:
-    """One row per run (case × round × arm) with the case, the output, the state and the latest grades.
+def runs_table_records(store: Store, exp: Experiment) -> Table:
+    """The runs table built from run records (`abbench.export._runs.runs_table` for experiments with a
+    pairwise judge): one row per run with the case, the output, the state and the latest grades.
 
     The rows stream from the store a chunk at a time (runs, then those runs' latest grades), so writing
     a table of any size holds one chunk of runs in memory, not the experiment.

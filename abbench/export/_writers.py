@@ -7,23 +7,22 @@ import json
 import logging
 import math
 import re
+from collections.abc import Callable, Sequence
 from datetime import datetime
+from functools import partial
+from itertools import islice
 from pathlib import Path
 from typing import IO, Any
 
-from abbench.errors import UsageError
-from abbench.export._tables import Column, Table
+from abbench.export._tables import Column, JsonText, Table
+from abbench.export._xlsx import TRUNCATED, XLSX_MAX_CELL
 
 log = logging.getLogger(__name__)
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 """A text cell starting with one of these is a formula to Excel, LibreOffice or Google Sheets."""
 
-XLSX_MAX_ROWS = 1_048_576
-XLSX_MAX_CELL = 32_767
-"""Excel's limits: rows per sheet (header included) and characters per cell."""
-
-_TRUNCATED = "… [truncated: the full text is in the JSONL export]"
+_TRUNCATED = TRUNCATED
 _ILLEGAL_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
@@ -48,6 +47,8 @@ def _text_cell(column: Column, value: Any) -> Any:
         return ""
     if type(value) is str and column.kind != "json":  # the common cell, first (a row has ~40)
         return "'" + value if value and value[0] in FORMULA_PREFIXES else value
+    if isinstance(value, JsonText):
+        return neutralise_formula(value)
     if column.kind == "json" or isinstance(value, (list, dict, tuple)):
         return neutralise_formula(_json_text(value))
     if isinstance(value, bool):
@@ -76,11 +77,46 @@ def write_csv(table: Table, out: IO[str] | Path) -> int:
 def _write_csv(table: Table, columns: list[Column], index: list[int], f: IO[str]) -> int:
     writer = csv.writer(f, dialect="excel")
     writer.writerow([neutralise_formula(c.name) for c in columns])
+    if table.csv_lines is not None:
+        n = 0
+        from abbench.export._lines import unmark
+
+        for lines in table.csv_lines():
+            f.write(unmark("\r\n".join(lines)))
+            f.write("\r\n")
+            n += len(lines)
+        return n
+    convert = _csv_row(table.columns, index)
     n = 0
-    for row in table.rows():
-        writer.writerow([_text_cell(c, row[i]) for c, i in zip(columns, index, strict=True)])
-        n += 1
+    rows = table.spreadsheet_rows()
+    while block := list(islice(rows, 2000)):
+        writer.writerows([convert(row) for row in block])
+        n += len(block)
     return n
+
+
+def _csv_cell_code(i: int, column: Column) -> str:
+    """The expression for cell `i` of row ``r``: the common value of the column's kind as the csv
+    module writes it (None as empty, numbers by repr), anything else through ``C[i]`` (`_text_cell`)."""
+    slow = f"C[{i}](x)"
+    if column.kind == "int":
+        return f"(x if(x:=r[{i}])is None or type(x)is int else {slow})"
+    if column.kind == "float":
+        return f"(x if(x:=r[{i}])is None or(type(x)is float and x-x==0)else {slow})"
+    if column.kind == "bool":
+        return f"(x if(x:=r[{i}])is None else('true'if x else'false')if type(x)is bool else {slow})"
+    kind = "J" if column.kind == "json" else "str"
+    return f"(x if(x:=r[{i}])is None or(type(x)is {kind} and x[:1]not in P)else {slow})"
+
+
+def _csv_row(columns: Sequence[Column], index: list[int]) -> Callable[[tuple[Any, ...]], list[Any]]:
+    """A function giving the CSV cells of a row: one expression per column (`_csv_cell_code`), compiled
+    once, so the common cell costs no Python call."""
+    slow = {i: partial(_text_cell, columns[i]) for i in index}
+    body = ",".join(_csv_cell_code(i, columns[i]) for i in index)
+    scope = {"C": slow, "P": frozenset(FORMULA_PREFIXES), "J": JsonText}
+    convert: Callable[[tuple[Any, ...]], list[Any]] = eval(f"lambda r: [{body}]", scope)  # our own code
+    return convert
 
 
 def _parse_datetime(value: Any) -> Any:
@@ -101,79 +137,6 @@ def _xlsx_text(value: str) -> str:
     return value
 
 
-def write_xlsx(table: Table, out: Path) -> int:
-    """Write `table` as an Excel workbook: typed cells (numbers, booleans, dates), a bold frozen header
-    and a filter on it, one sheet named after the table.
-
-    XlsxWriter in its constant-memory mode writes each row to the file as it comes, so memory stays flat
-    and a row of ~40 columns costs a few dozen microseconds (openpyxl's styled cell objects cost ten times
-    that). Text is stored as text, never as a formula, so a cell such as ``=HYPERLINK(...)`` shows as
-    written. Text longer than Excel's 32,767 characters per cell is cut with a note (JSONL keeps it
-    whole). Numbers keep 16 significant digits (Excel itself shows 15).
-
-    Returns the number of data rows.
-
-    Raises:
-        UsageError: more rows than a sheet holds.
-    """
-    import xlsxwriter
-
-    columns = [c for c in table.columns if not c.jsonl_only]
-    index = [i for i, c in enumerate(table.columns) if not c.jsonl_only]
-    options = {"constant_memory": True, "strings_to_numbers": False, "strings_to_formulas": False}
-    wb = xlsxwriter.Workbook(str(out), {**options, "strings_to_urls": False})
-    try:
-        ws = wb.add_worksheet(table.what[:31])
-        ws.freeze_panes(1, 0)
-        for n, c in enumerate(columns):
-            width = 40 if c.name in ("input", "reason", "raw_output", "note", "comment", "error") else 14
-            ws.set_column(n, n, max(width, min(len(c.name) + 2, 40)))
-        bold = wb.add_format({"bold": True})
-        for n, c in enumerate(columns):
-            ws.write_string(0, n, c.name + (" (UTC)" if c.kind == "datetime" else ""), bold)
-        formats = (wb.add_format({"valign": "top"}), wb.add_format({"num_format": "yyyy-mm-dd hh:mm:ss"}))
-        cells = [(n, c, i) for n, (c, i) in enumerate(zip(columns, index, strict=True))]
-        n = _xlsx_rows(table, ws, cells, formats)
-        if columns:
-            ws.autofilter(0, 0, n, len(columns) - 1)
-    finally:
-        wb.close()
-    return n
-
-
-def _xlsx_rows(table: Table, ws: Any, cells: list[tuple[int, Column, int]], formats: tuple[Any, Any]) -> int:
-    """Write the data rows of `table` below the header; returns how many."""
-    text_format, date_format = formats
-    n = 0
-    for row in table.rows():
-        n += 1
-        if n >= XLSX_MAX_ROWS:
-            raise UsageError(
-                f"the {table.what} of {table.experiment} have more rows than an Excel sheet holds "
-                f"({XLSX_MAX_ROWS - 1:,}); export them as csv or jsonl instead"
-            )
-        for col, column, i in cells:
-            value = row[i]
-            if value is None:
-                continue
-            if column.kind == "json" or isinstance(value, (list, dict, tuple)):
-                value = _json_text(value)
-            elif column.kind == "datetime":
-                value = _parse_datetime(value)
-                if isinstance(value, datetime):
-                    ws.write_datetime(n, col, value, date_format)
-                    continue
-            elif isinstance(value, bool):
-                ws.write_boolean(n, col, value)
-                continue
-            elif isinstance(value, (int, float)):
-                if math.isfinite(value):
-                    ws.write_number(n, col, value)
-                continue
-            ws.write_string(n, col, _xlsx_text(str(value)), text_format)  # text, never a formula
-    return n
-
-
 def write_jsonl(table: Table, out: IO[str] | Path) -> int:
     """Write `table` as JSON Lines: one object per row with every column, nested values kept as JSON,
     non-ASCII text as is (UTF-8, no BOM). Nothing is neutralised or cut: the file is lossless.
@@ -189,9 +152,11 @@ def write_jsonl(table: Table, out: IO[str] | Path) -> int:
 def _write_jsonl(table: Table, f: IO[str]) -> int:
     n = 0
     names = table.names
+    # One encoder for the file: json.dumps with options builds a new one per call.
+    encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
     for row in table.rows():
         record = {name: _finite(v) for name, v in zip(names, row, strict=True)}
-        f.write(json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str))
+        f.write(encode(record))
         f.write("\n")
         n += 1
     return n

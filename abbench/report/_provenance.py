@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import platform
-from collections import Counter
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -130,12 +129,12 @@ def experiment_provenance(experiment: Experiment | int | str, *, store: StoreLik
         store: A `Store`, a store folder, or None for $ABBENCH_STORE / ./.abbench.
     """
     from abbench import __version__
-    from abbench.store import open_store
+    from abbench.store import open_store, runs_facts
 
     s = open_store(store)
     exp = s.get_experiment(experiment)
     ds = s.get_dataset(exp.dataset_id)
-    facts = s.runs_provenance(exp.id)  # aggregated in SQL: no run or grade is loaded
+    facts = runs_facts(s, exp.id)  # aggregated in SQL, one pass over the runs: no run or grade is loaded
     arms = _arm_provenance(s, exp, facts.models_seen)
     profile = _profile_ref(exp, ds)
     parent = None
@@ -269,42 +268,32 @@ def run_overview(
         store: A `Store`, a store folder, or None for $ABBENCH_STORE / ./.abbench.
         limit: How many failed runs to list in detail.
     """
-    from abbench.store import open_store
+    from abbench.store import open_store, run_failures
 
     s = open_store(store)
     exp = s.get_experiment(experiment)
     states = s.run_counts(exp.id)
-    exec_fail: dict[str, Counter[str]] = {a.name: Counter() for a in exp.arms}
-    grade_fail: Counter[str] = Counter()
-    failures: list[dict[str, Any]] = []
-    for r in s.runs(exp.id, states=[RunState.FAIL]):
-        if r.execution_failed:
-            exec_fail.setdefault(r.arm, Counter())[r.failure_type or "unknown"] += 1
-            kind = "execution"
-        elif r.grading_failed:
-            grade_fail[r.arm] += 1
-            kind = "grading"
-        else:
-            continue  # a wrong answer is a graded outcome, not a failure
-        if len(failures) < limit:
-            failures.append(
-                {
-                    "case_id": r.case_id,
-                    "arm": r.arm,
-                    "round": r.round,
-                    "kind": kind,
-                    "failure_type": r.failure_type,
-                    "error": r.error,
-                }
-            )
+    found = run_failures(s, exp.id, limit=limit)  # counted in SQL: no run is loaded, wrong answers not read
+    exec_fail: dict[str, dict[str, int]] = {a.name: {} for a in exp.arms} | found.execution
+    failures = [
+        {
+            "case_id": f.case_id,
+            "arm": f.arm,
+            "round": f.round,
+            "kind": f.kind,
+            "failure_type": f.failure_type,
+            "error": f.error,
+        }
+        for f in found.first
+    ]
     total = sum(sum(c.values()) for c in states.values())
     finished = sum(c.get(RunState.PASS, 0) + c.get(RunState.FAIL, 0) for c in states.values())
     return RunOverview(
         states=states,
         total=total,
         finished=finished,
-        execution_failures={a: dict(c) for a, c in exec_fail.items()},
-        grading_failures={a.name: grade_fail.get(a.name, 0) for a in exp.arms},
+        execution_failures=exec_fail,
+        grading_failures={a.name: found.grading.get(a.name, 0) for a in exp.arms},
         cancelled={a: c.get(RunState.CANCELLED, 0) for a, c in states.items()},
         failures=tuple(failures),
     )

@@ -24,6 +24,7 @@ from abbench.review._cases import (
     case_detail,
     disagreements,
 )
+from abbench.review._pages import PAGE_SORTS, SAMPLE, DisagreementPage, disagreement_page
 from abbench.review._sample import CorrectedAccuracy, corrected_accuracy, draw_review_sample, sample_cases
 from abbench.store import Review, ReviewSample
 from abbench.types import REVIEW_VERDICTS
@@ -31,12 +32,15 @@ from abbench.types import REVIEW_VERDICTS
 __all__ = [
     "DISAGREEMENT_KINDS",
     "HUMAN_LABELS",
+    "PAGE_SORTS",
     "REVIEW_VERDICTS",
+    "SAMPLE",
     "AttemptView",
     "CaseDetail",
     "CaseView",
     "CorrectedAccuracy",
     "Disagreement",
+    "DisagreementPage",
     "Evidence",
     "GradeView",
     "JudgeAgreement",
@@ -47,6 +51,7 @@ __all__ = [
     "add_review",
     "case_detail",
     "corrected_accuracy",
+    "disagreement_page",
     "disagreements",
     "draw_review_sample",
     "judge_agreement",

@@ -338,16 +338,22 @@ def _kinds_arg(kind: str | Sequence[str] | None) -> tuple[str, ...]:
 
 
 def _case_kinds(
-    store: Store, exp: Experiment, threshold: float, arms: Sequence[str] | None, label_map: dict[str, str]
+    store: Store,
+    exp: Experiment,
+    threshold: float,
+    arms: Sequence[str] | None,
+    label_map: dict[str, str],
+    table: Any = None,
 ) -> dict[int, tuple[dict[str, set[str]], str]]:
     """Case position -> ({kind: arms concerned}, case id) for every case with something to review.
 
-    Every kind is a cases × arms table built with numpy from the run columns, so a million runs cost
-    about what loading them costs; Python only walks the cases that are flagged.
+    Every kind is a cases × arms table built with numpy from the run columns (`table`: the store's
+    `load_run_flags` at `threshold`, loaded when not given), so a million runs cost about what loading them costs; Python only walks the cases
+    that are flagged.
     """
     import pandas as pd
 
-    table = store.load_runs(exp.id, arms=arms)
+    table = store.load_run_flags(exp.id, arms=arms, threshold=threshold) if table is None else table
     if not len(table):
         return {}
     n_arms = len(table.arms)
@@ -401,19 +407,43 @@ def _case_kinds(
         differ = answered.any(axis=1) & (highest != lowest)
         involved = present | answered
         flags["arms"] = (split | differ)[:, None] & involved
+    return _flagged(table, case_values, case_pos, flags)
+
+
+def _flagged(
+    table: Any, case_values: np.ndarray, case_pos: np.ndarray, flags: dict[str, np.ndarray]
+) -> dict[int, tuple[dict[str, set[str]], str]]:
+    """The cases with a flag of any kind, from the cases × arms tables of `_case_kinds`."""
+    n_cases = case_values.size
     ids = np.empty(n_cases, dtype=object)
     ids[case_pos[::-1]] = table.case_id[::-1]
     any_flag = np.zeros(n_cases, dtype=bool)
     for grid in flags.values():
         any_flag |= grid.any(axis=1)
+    rows = np.flatnonzero(any_flag)
+    if not rows.size:
+        return {}
+    # Cases share a few patterns of (kind, arm) flags: each distinct pattern is spelled out once, and
+    # each case gets its own copy of it (tens of thousands of cases cost a copy each, not a walk).
+    kinds_ = list(flags)
+    n_arms = len(table.arms)
+    stacked = np.concatenate([flags[kind][rows] for kind in kinds_], axis=1)
+    patterns, which = np.unique(stacked, axis=0, return_inverse=True)
+    names = table.arms
+    spelled = []
+    for pattern in patterns.tolist():
+        spelled.append(
+            [
+                (kind, [names[a] for a in range(n_arms) if pattern[k * n_arms + a]])
+                for k, kind in enumerate(kinds_)
+                if any(pattern[k * n_arms : (k + 1) * n_arms])
+            ]
+        )
     out = {}
-    for c in np.flatnonzero(any_flag).tolist():
-        kinds = {
-            kind: {table.arms[a] for a in np.flatnonzero(grid[c]).tolist()}
-            for kind, grid in flags.items()
-            if grid[c].any()
-        }
-        out[int(case_values[c])] = (kinds, ids[c])
+    for position, case_id, p in zip(
+        case_values[rows].tolist(), ids[rows].tolist(), which.reshape(-1).tolist(), strict=True
+    ):
+        out[int(position)] = ({kind: set(arms) for kind, arms in spelled[p]}, case_id)
     return out
 
 

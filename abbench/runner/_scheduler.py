@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import time
-from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from abbench.agents import make_agent
+from abbench.agents import Agent, make_agent
 from abbench.errors import ExperimentError
 from abbench.runner._budget import PauseReason, RunBudget
 from abbench.runner._cache import RunCaches
@@ -36,8 +36,9 @@ from abbench.runner._heartbeat import Heartbeat
 from abbench.runner._limiter import loop_limiter
 from abbench.runner._progress import Observer, Progress, Tracker
 from abbench.runner._stopping import Stopping, StopReason
+from abbench.runner._work import PAGE_CASES, CasePages, WorkQueue
 from abbench.runner._writer import StoreWriter
-from abbench.store import INTERRUPTED, Experiment, RunRecord, Store, WorkItem, current_user, now_iso
+from abbench.store import INTERRUPTED, Arm, Experiment, RunRecord, Store, WorkItem, current_user, now_iso
 from abbench.types import AgentOutput, Control, ExperimentStatus, Phase, RunState
 
 log = logging.getLogger(__name__)
@@ -55,6 +56,8 @@ __all__ = [
 
 POLL_S = 0.25
 """How often the runner looks for pause / resume / cancel asked by another process."""
+_EXECUTES = (RunState.PENDING, RunState.FAIL)
+"""The states a work item executes from (the others are graded only)."""
 
 
 @dataclass(frozen=True)
@@ -165,6 +168,15 @@ class ExperimentRunner:
     """
 
     sleep: Callable[[float], Awaitable[Any]] = staticmethod(asyncio.sleep)
+    wrap_agents: Callable[[dict[int, Agent], dict[int, Arm]], dict[int, Agent]] | None = None
+    """Turns the arms' agents into the ones the pass calls, once the pass holds the experiment (the
+    Dask executor's proxies: `abbench.runner._dask`)."""
+    executor: Any = None
+    """The executor the agents run on (a `DaskExecutor`; None: this process's own event loop)."""
+    page_runs: int = 10_000
+    """A pass with more runs to do than this reads its work items from the store a page at a time
+    (`Store.work_pages`) instead of holding them all (a pass of selected runs, a grading pass and one
+    under a stopping rule hold theirs)."""
 
     def __init__(
         self,
@@ -182,7 +194,7 @@ class ExperimentRunner:
     ):
         self.store = store
         self.exp = experiment
-        spec = experiment.spec
+        spec = experiment.settings  # read without pydantic: start-up stays fast
         self.concurrency = int(concurrency or spec.concurrency)
         self.timeout_s = float(spec.timeout_s)
         self.retries = int(spec.retries)
@@ -216,10 +228,12 @@ class ExperimentRunner:
             raise ExperimentError(store.get_experiment(exp.id).busy_message())
         started = time.monotonic()
         heartbeat = Heartbeat(store, exp.id).start()
+        quiet = contextlib.ExitStack()
         try:
+            quiet.enter_context(_quiet_collector())
             prior_status = self._reconcile()
             self._prepare()
-            items = self._select_items()
+            queue, count = self._select_items()
             self.budget.start()
             store.set_pause_reason(exp.id, None)
             if self.stopping is not None:
@@ -237,11 +251,13 @@ class ExperimentRunner:
                 errors=store.error_runs(exp.id),
             )
             self.tracker.maybe_emit(force=True)
-            status = await self._work(items, self.writer, self.tracker)
+            gc.freeze()  # what the pass loaded lives as long as it: not walked by the collector either
+            status = await self._work(queue, count, self.writer, self.tracker)
         except BaseException:
             await self._interrupt()
             raise
         finally:
+            quiet.close()
             heartbeat.stop()
             try:
                 if self.writer is not None and self._own_writer:
@@ -331,7 +347,7 @@ class ExperimentRunner:
         store, exp = self.store, self.exp
         dataset = store.get_dataset(exp.dataset_id)
         self.inputs = RunInputs(
-            cases=dict(enumerate(store.load_cases(exp.dataset_id))),
+            cases=CasePages(store, exp.dataset_id),
             skills={
                 a.id: store.get_snapshot(a.snapshot) if a.snapshot and not a.offered else None
                 for a in exp.arms
@@ -342,10 +358,13 @@ class ExperimentRunner:
             agents={a.id: make_agent(a.agent, model=a.model, **(a.params or {})) for a in exp.arms},
             offered={a.id: tuple(store.get_snapshot(h) for h in a.snapshots) for a in exp.arms if a.offered},
         )
+        if self.wrap_agents is not None:
+            self.inputs.agents.update(self.wrap_agents(self.inputs.agents, self.inputs.arms))
         self.plan = GradingPlan(store, exp, only=self.only_graders, retries=self.retries)
         self.caches = RunCaches(store, exp, lambda: self.writer)
 
-    def _select_items(self) -> list[WorkItem]:
+    def _select_items(self) -> tuple[WorkQueue, int]:
+        """The work of this pass in the order it is done, and how many items it holds."""
         store, exp = self.store, self.exp
         if self.grade_only:
             items = store.work_items(
@@ -359,18 +378,36 @@ class ExperimentRunner:
                 self.plan.preload_latest()  # graders not re-graded still count in the verdict
             else:
                 items = self.plan.select(items, self._stored_outputs, self.tally)
-            return items
+            return WorkQueue([items]), len(items)
+        stopping = self.exp.settings.stopping is not None and self.run_ids is None
+        if self.run_ids is None and not stopping:
+            count = store.count_work(exp.id)
+            if count > self.page_runs:
+                return WorkQueue(store.work_pages(exp.id, page_cases=PAGE_CASES), self._took), count
         items = store.work_items(exp.id, (RunState.PENDING, RunState.EXECUTED), run_ids=self.run_ids)
         items += [
             i for i in store.interrupted_items(exp.id) if self.run_ids is None or i.run_id in self.run_ids
         ]
         items.sort(key=lambda i: (i.round, i.case_idx, i.arm_id))
-        if self.exp.spec.stopping is not None and self.run_ids is None:
+        if stopping:
             # sequential stopping: a seeded case order, each case's arms and rounds together
             self.stopping = Stopping(store, exp, items, self._stopped)
             items = self.stopping.ordered(items)
             self.stopping.advance()  # what earlier passes finished may decide already
-        return items
+        return WorkQueue([items], self._took), len(items)
+
+    def _took(self, page: list[WorkItem]) -> None:
+        """A page of work taken in: read the stored outputs its executed runs are graded on."""
+        executed = [i for i in page if i.state == RunState.EXECUTED]
+        if executed:
+            self._stored_outputs.update(self.plan.load_outputs(executed))
+
+    def _forget(self, run_id: int) -> None:
+        """A run is through this pass: drop what the pass kept about it (its memory stays flat in N)."""
+        if self._moves is not None:
+            self._moves.states.pop(run_id, None)
+        self.plan.attempts.pop(run_id, None)
+        self._stored_outputs.pop(run_id, None)
 
     def _collaborators(self, writer: StoreWriter, tracker: Tracker) -> tuple[Execution, Grading]:
         """The execution and grading halves of this pass, handed what they use."""
@@ -411,21 +448,16 @@ class ExperimentRunner:
         )
         return execution, grading
 
-    async def _work(self, items: list[WorkItem], writer: StoreWriter, tracker: Tracker) -> str:
+    async def _work(self, queue: WorkQueue, count: int, writer: StoreWriter, tracker: Tracker) -> str:
         execution, grading = self._collaborators(writer, tracker)
         self._execution, moves = execution, grading.moves
-        queue: deque[WorkItem] = deque(items)
-        moves.start(items)
-        if not self.grade_only:
-            executed = [i for i in items if i.state == RunState.EXECUTED]
-            self._stored_outputs = self.plan.load_outputs(executed)
         poller = asyncio.create_task(self._poll(writer, tracker), name=f"abbench-poll-{self.exp.id}")
         watchdog = asyncio.create_task(self._watchdog(), name=f"abbench-watchdog-{self.exp.id}")
         workers = [
             asyncio.create_task(
                 self._worker(queue, execution, grading), name=f"abbench-worker-{self.exp.id}-{n}"
             )
-            for n in range(min(self.concurrency, max(1, len(items))))
+            for n in range(min(self.concurrency, max(1, count)))
         ]
         try:
             await asyncio.gather(*workers)
@@ -437,7 +469,7 @@ class ExperimentRunner:
             for w in workers:
                 w.cancel()
         if self.control.stopped and not self.control.cancelling:
-            self._skip_left([*queue, *self.budget.over_budget], moves)
+            self._skip_left([*queue.drain(), *self.budget.over_budget], moves)
         if self.control.cancelling:
             self._cancel_left(queue, moves)
             writer.flush()
@@ -446,38 +478,45 @@ class ExperimentRunner:
         writer.flush()
         return ExperimentStatus.FINISHED
 
-    async def _worker(self, queue: deque[WorkItem], execution: Execution, grading: Grading) -> None:
+    async def _worker(self, queue: WorkQueue, execution: Execution, grading: Grading) -> None:
         limiter = loop_limiter()
-        control = self.control
+        control, budget = self.control, self.budget
         writer = execution.writer
+        worker = asyncio.current_task()  # asked once: the runs this worker does are awaited in it
+        assert worker is not None
         while queue and not control.cancelling and not control.stopped:
             if control.paused:
                 await control.resume.wait()
                 continue
-            if not self._may_start(queue[0]):
+            if self.stopping is not None and not self._may_start(queue.peek()):
                 # sequential stopping: wait for the finished prefix to catch up (or a cancel)
-                await control.wait_unless_cancelled(asyncio.ensure_future(self.stopping.moved.wait()))  # type: ignore[union-attr]
+                await control.wait_unless_cancelled(asyncio.ensure_future(self.stopping.moved.wait()))
                 continue
             item = queue.popleft()
-            executes = item.state in (RunState.PENDING, RunState.FAIL) and not self.grade_only
-            if executes and not await self.budget.admit(item):
-                self.budget.over_budget.append(item)  # left pending: a resume with a higher budget runs it
+            executes = item.state in _EXECUTES and not self.grade_only
+            # without a budget `admit` always says yes: not awaiting it saves a coroutine per run
+            if executes and budget.guard is not None and not await budget.admit(item):
+                budget.over_budget.append(item)  # left pending: a resume with a higher budget runs it
                 continue
             if writer.behind:  # back-pressure: the store writer commits before more work starts
                 await writer.room()
-            await limiter.acquire(self.priority)
+            if not limiter.try_acquire():
+                await limiter.acquire(self.priority)
             try:
-                await self._process(item, execution, grading)
+                await self._process(item, execution, grading, worker)
             finally:
                 limiter.release()
                 if executes:
-                    self.budget.release(item)
+                    budget.release(item)
+            self._forget(item.run_id)  # not when it raised: an interrupted pass records its runs in flight
 
-    async def _process(self, item: WorkItem, execution: Execution, grading: Grading) -> None:
+    async def _process(
+        self, item: WorkItem, execution: Execution, grading: Grading, worker: asyncio.Task[Any]
+    ) -> None:
         output: AgentOutput | None = None
         record = self._stored_outputs.get(item.run_id)
-        if item.state in (RunState.PENDING, RunState.FAIL) and not self.grade_only:
-            output = await execution.execute(item)
+        if item.state in _EXECUTES and not self.grade_only:
+            output = await execution.execute(item, worker)
             if output is None:
                 return
         elif record is not None:
@@ -486,7 +525,7 @@ class ExperimentRunner:
             return
         if not self.plan.grades_anything:
             return  # an experiment without graders leaves its runs executed
-        await grading.grade(item, output, record)
+        await grading.grade(item, output, record, worker)
 
     # -- control, shutdown -----------------------------------------------------------------------------
 
@@ -532,9 +571,9 @@ class ExperimentRunner:
                 writer.experiment(self.exp.id, status=ExperimentStatus.RUNNING, updated_at=now_iso())
             tracker.maybe_emit(force=True)
 
-    def _cancel_left(self, queue: deque[WorkItem], moves: RunMoves) -> None:
-        for item in queue:
-            if moves.states.get(item.run_id) == RunState.PENDING:
+    def _cancel_left(self, queue: WorkQueue, moves: RunMoves) -> None:
+        for item in queue.drain():
+            if moves.state(item) == RunState.PENDING:
                 fields = {"finished_at": now_iso()}
                 moves.move(item, RunState.CANCELLED, fields, "cancelled before it started")
                 self.tally.cancelled += 1
@@ -562,7 +601,7 @@ class ExperimentRunner:
         why = f"not run: {reason.text}" if reason is not None else "not run: the stopping rule decided"
         skipped: dict[str, int] = {}
         for item in left:
-            if moves.states.get(item.run_id) == RunState.PENDING:
+            if moves.state(item) == RunState.PENDING:
                 moves.move(item, RunState.CANCELLED, {"finished_at": now_iso(), "error": why}, why)
                 self.tally.cancelled += 1
                 name = self.inputs.arms[item.arm_id].name
@@ -617,6 +656,42 @@ class ExperimentRunner:
                 writer.transition(
                     run_id, RunState.EVALUATING, RunState.EXECUTED, None, "interrupted while grading"
                 )
+
+
+class _Collector:
+    """Passes running in this process, and the collector's thresholds before the first of them began."""
+
+    passes = 0
+    thresholds: tuple[int, ...] = (700, 10, 10)
+
+
+GC_YOUNG = 100_000
+"""The collector's youngest-generation threshold while a pass runs (Python's default is 700)."""
+
+
+@contextlib.contextmanager
+def _quiet_collector() -> Iterator[None]:
+    """Make the garbage collector cheap while runs move, and put it back as it was after the last pass.
+
+    A run's bookkeeping allocates a few dozen short-lived objects; at Python's default threshold the
+    collector ran every ~15 runs, promoted what the writer had not committed yet, and every full
+    collection walked every object loaded (modules, cases, work items). Those are frozen (`gc.freeze`:
+    the collector stops walking them), and the youngest generation is collected less often, so most
+    of a run's objects are freed by reference counting before a collection sees them.
+    """
+    if _Collector.passes == 0:
+        _Collector.thresholds = gc.get_threshold()
+        young, *older = _Collector.thresholds
+        gc.set_threshold(max(young, GC_YOUNG), *older)
+        gc.freeze()
+    _Collector.passes += 1
+    try:
+        yield
+    finally:
+        _Collector.passes -= 1
+        if _Collector.passes == 0:
+            gc.unfreeze()
+            gc.set_threshold(*_Collector.thresholds)
 
 
 def _work_left(counts: dict[str, dict[str, int]]) -> int:

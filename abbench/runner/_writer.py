@@ -27,10 +27,15 @@ from typing import Any
 
 from abbench.errors import StoreError
 from abbench.store import ATTEMPT_COLUMNS, CacheEntry, GradeWrite, Store, WriteBatch
+from abbench.types import RunState
 
 log = logging.getLogger(__name__)
 
 __all__ = ["ATTEMPT_COLUMNS", "StoreWriter", "describe_write_error"]
+
+_PLAIN: dict[str, str] = {str(s): str(s) for s in RunState}
+"""Each state (a `RunState` hashes and compares as its text) -> its plain text, looked up rather than
+converted with ``str()`` on every transition."""
 
 _Op = tuple[Any, ...]
 """One submitted operation: its kind (run, grade, attempt, transcript, experiment, cache), then its values."""
@@ -84,8 +89,10 @@ class StoreWriter:
         """Record that a run moved to `to_state`, with the columns that change alongside."""
         # As plain str: SQLite binds a str subclass (a `RunState`) through its adapter lookup, which
         # costs more per transition than the rest of the bookkeeping.
-        old = None if from_state is None else str(from_state)
-        self._submit(("run", run_id, old, str(to_state), fields, detail, time.time()))
+        old = None if from_state is None else _PLAIN.get(from_state) or str(from_state)
+        new = _PLAIN.get(to_state) or str(to_state)
+        # the run_events row as it is inserted, built once
+        self._submit(("run", (run_id, time.time(), old, new, detail), fields))
 
     def grade(
         self, experiment_id: int, run_id: int, grader: str, kind: str, status: str, **values: Any
@@ -93,8 +100,18 @@ class StoreWriter:
         """Append a grade (the batch id is filled in when it is committed)."""
         self._submit(("grade", experiment_id, run_id, grader, kind, status, values))
 
+    def grade_values(
+        self, experiment_id: int, run_id: int, grader: str, kind: str, status: str, values: dict[str, Any]
+    ) -> None:
+        """`grade` with the grader's values as one dict, which the writer then owns (not copied)."""
+        self._submit(("grade", experiment_id, run_id, grader, kind, status, values))
+
     def attempt(self, run_id: int, **values: Any) -> None:
         """Append one execution attempt of a run with what it spent (see `ATTEMPT_COLUMNS`)."""
+        self._submit(("attempt", run_id, values))
+
+    def attempt_values(self, run_id: int, values: dict[str, Any]) -> None:
+        """`attempt` with its values as one dict, which the writer then owns (not copied)."""
         self._submit(("attempt", run_id, values))
 
     def transcript(self, path: Path, messages: Any) -> None:
@@ -227,16 +244,20 @@ class StoreWriter:
         cached: dict[
             str, CacheEntry | None
         ] = {}  # key -> the entry to keep, or None to drop: the last word wins
+        runs, event = batch.runs, batch.events.append
         for op in ops:
             kind = op[0]
             if kind == "run":
-                _, run_id, from_state, to_state, fields, detail, at = op
-                row = batch.runs.setdefault(run_id, {})
+                _, row_of_event, fields = op
+                run_id, at, _from, to_state, _detail = row_of_event
+                row = runs.get(run_id)
+                if row is None:
+                    row = runs[run_id] = {}
                 if fields:
                     row.update(fields)
                 row["state"] = to_state
                 row["updated_at"] = at
-                batch.events.append((run_id, at, from_state, to_state, detail))
+                event(row_of_event)
             elif kind == "grade":
                 _, exp_id, run_id, grader, grader_kind, status, values = op
                 batch.grades.append(GradeWrite(exp_id, run_id, grader, grader_kind, status, values))

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import contextlib
-import difflib
+import json
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from abbench.dataset import (
     Dataset,
     DatasetInfo,
     ExpectedKind,
-    MappingProfile,
     Problem,
     ValidationReport,
     unpack_source_row,
@@ -24,6 +23,7 @@ from abbench.store._experiments import IS_TRY_SQL
 from abbench.types import CASE_FIELDS, Case
 
 if TYPE_CHECKING:
+    from abbench.dataset import MappingProfile
     from abbench.store import Store
 
 # expected_skill (the last case field) is read last, after the source row and its place in the file
@@ -100,6 +100,8 @@ class DatasetsMixin(StoreBase):
         if not rows:
             return "the store has no datasets yet; import one with abbench import FILE"
         if near:
+            import difflib  # here: only a mistyped name needs it
+
             names = {r["name"]: r["fingerprint"] for r in rows}  # the latest fingerprint per name
             close = difflib.get_close_matches(near.partition("@")[0], list(names), n=3, cutoff=0.6)
             if close:
@@ -125,18 +127,49 @@ class DatasetsMixin(StoreBase):
             source_rows: Also parse each case's raw source row (set False when only the fields matter).
         """
         info = self.get_dataset(ref)
-        cur = self.conn.execute(_cases_sql(source_rows), (info.id,))
-        return _to_cases(cur.fetchall(), info.source_columns)
+        return _to_cases(
+            _plain_cursor(self.conn).execute(_cases_sql(source_rows), (info.id,)).fetchall(),
+            info.source_columns,
+        )
 
     def iter_cases(
         self, ref: str | int | DatasetInfo, *, batch: int = 1000, source_rows: bool = True
     ) -> Iterator[Case]:
         """The cases of a dataset one at a time, in file order, read `batch` rows at a time."""
         info = self.get_dataset(ref)
-        cur = self.conn.execute(_cases_sql(source_rows), (info.id,))
+        cur = _plain_cursor(self.conn).execute(_cases_sql(source_rows), (info.id,))
         columns = info.source_columns
         while rows := cur.fetchmany(batch):
             yield from _to_cases(rows, columns)
+
+    def cases_between(
+        self, ref: str | int | DatasetInfo, start: int, stop: int, *, source_rows: bool = True
+    ) -> dict[int, Case]:
+        """The cases of a dataset at positions `start` to `stop` (excluded), by position: what a runner
+        pass reads a page at a time instead of every case at once."""
+        info = self.get_dataset(ref)
+        sql = (
+            f"SELECT idx, {_case_columns(source_rows)} FROM cases "
+            "WHERE dataset_id = ? AND idx >= ? AND idx < ? ORDER BY idx"
+        )
+        rows = _plain_cursor(self.conn).execute(sql, (info.id, int(start), int(stop))).fetchall()
+        cases = _to_cases([r[1:] for r in rows], info.source_columns)
+        return {r[0]: case for r, case in zip(rows, cases, strict=True)}
+
+    def case_inputs(self, ref: str | int | DatasetInfo, case_ids: Iterable[str]) -> dict[str, Any]:
+        """The inputs of some cases of a dataset by id (ids it does not hold are left out), read in chunks:
+        what a list of a few thousand cases shows beside each id, without loading every case."""
+        info = self.get_dataset(ref)
+        wanted = list(dict.fromkeys(str(c) for c in case_ids))
+        out: dict[str, Any] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            rows = self.query(
+                f"SELECT case_id, input FROM cases WHERE dataset_id = ? AND case_id IN ({','.join('?' * len(chunk))})",
+                (info.id, *chunk),
+            )
+            out.update((r[0], r[1]) for r in rows)
+        return out
 
     def get_case(self, ref: str | int | DatasetInfo, case_id: str) -> Case:
         """One case of a dataset by its id.
@@ -157,10 +190,12 @@ class DatasetsMixin(StoreBase):
                     (info.id, str(case_id)[:2] + "%"),
                 )
             ]
+            import difflib  # here: only a mistyped case id needs it
+
             close = difflib.get_close_matches(str(case_id), ids, n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             raise NotFoundError(f"{info.fingerprint} has no case {case_id!r}{hint}")
-        return _to_cases([row], info.source_columns)[0]
+        return _to_cases([tuple(row)], info.source_columns)[0]
 
     def label_conflicts(self, ref: str | int | DatasetInfo, limit: int = 200) -> list[Problem]:
         """Inputs that occur with different expected labels: gold labels worth a look by a person.
@@ -212,16 +247,29 @@ class DatasetsMixin(StoreBase):
         return {r[0]: r[1] for r in rows}
 
 
-def _cases_sql(source_rows: bool) -> str:
+def _case_columns(source_rows: bool) -> str:
     cols = _CASE_COLUMNS if source_rows else (*CASE_FIELDS[:-1], "NULL", "source_line", CASE_FIELDS[-1])
-    return f"SELECT {', '.join(cols)} FROM cases WHERE dataset_id = ? ORDER BY idx"
+    return ", ".join(cols)
 
 
-def _to_cases(rows: list[sqlite3.Row], columns: list[str] | None) -> list[Case]:
+def _cases_sql(source_rows: bool) -> str:
+    return f"SELECT {_case_columns(source_rows)} FROM cases WHERE dataset_id = ? ORDER BY idx"
+
+
+def _plain_cursor(conn: sqlite3.Connection) -> sqlite3.Cursor:
+    """A cursor giving plain tuples: a `sqlite3.Row` per case cost more than the case made of it."""
+    cur = conn.cursor()
+    cur.row_factory = None
+    return cur
+
+
+def _to_cases(rows: list[tuple[Any, ...]], columns: list[str] | None) -> list[Case]:
     out: list[Case] = []
     append = out.append
-    for r in rows:
-        cid, inp, exp, hist, ctx, dom, rid, meta, src, line, skill = tuple(r)
+    # Every source row in one parse (as the elements of one JSON array, each parsed as alone): a
+    # `json.loads` per row cost more than the text it read.
+    sources = iter(_load_all(r[8] for r in rows))
+    for cid, inp, exp, hist, ctx, dom, rid, meta, src, line, skill in rows:
         append(
             Case(
                 cid,
@@ -232,12 +280,18 @@ def _to_cases(rows: list[sqlite3.Row], columns: list[str] | None) -> list[Case]:
                 dom,
                 rid,
                 loads(meta) if meta is not None else None,
-                unpack_source_row(loads(src), columns) if src is not None else None,
+                unpack_source_row(next(sources), columns) if src is not None else None,
                 line,
                 skill,
             )
         )
     return out
+
+
+def _load_all(texts: Iterable[str | None]) -> list[Any]:
+    """The values of the JSON `texts` that are not None, in their order, parsed at once."""
+    present = [t for t in texts if t is not None]
+    return json.loads("[" + ",".join(present) + "]") if present else []
 
 
 def _info(row: sqlite3.Row) -> DatasetInfo:

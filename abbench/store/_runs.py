@@ -144,6 +144,37 @@ _RECORD_COLUMNS = (
 )
 
 
+_COUNTS_SQL = (
+    "SELECT arm_id, state, COUNT(*) FROM runs WHERE experiment_id=:e AND state IN ('pass','fail','cancelled') "
+    "GROUP BY arm_id, state "
+    "UNION ALL SELECT arm_id, state, COUNT(*) FROM runs INDEXED BY runs_experiment_state "
+    "WHERE experiment_id=:e AND state IN ('running','executed','evaluating') GROUP BY arm_id, state "
+    "UNION ALL SELECT arm_id, '', COUNT(*) FROM runs WHERE experiment_id=:e GROUP BY arm_id"
+)
+"""Finished and in-flight runs per arm and state, and each arm's total (the state ``''``)."""
+
+
+_WORK_STATES = (
+    f"(state IN ('{RunState.PENDING}', '{RunState.EXECUTED}') "
+    f"OR (state = '{RunState.FAIL}' AND failure_type = '{INTERRUPTED}'))"
+)
+"""The runs a runner pass works on: pending, executed (waiting for grading), interrupted executions."""
+
+_COUNT_WORK_SQL = (
+    "SELECT COUNT(*) FROM runs INDEXED BY runs_experiment_state WHERE experiment_id = :e AND "
+    f"state IN ('{RunState.PENDING}', '{RunState.EXECUTED}', '{RunState.FAIL}') AND {_WORK_STATES}"
+)
+
+_WORK_PAGE_SQL = (
+    "SELECT id, arm_id, case_idx, case_id, round, state, attempts, grade_attempts "
+    "FROM runs INDEXED BY runs_experiment_case "
+    f"WHERE experiment_id = :e AND case_idx >= :lo AND case_idx < :hi AND round = :r AND {_WORK_STATES} "
+    "ORDER BY case_idx, arm_id"
+)
+"""One page of `RunsMixin.work_pages`: a range of cases of one round, on the (experiment, case, round)
+index (the state index would walk every pending run of the experiment for each page)."""
+
+
 class RunsMixin(StoreBase):
     """Reading and writing runs; mixed into `Store`."""
 
@@ -168,16 +199,29 @@ class RunsMixin(StoreBase):
         return len(rows)
 
     def run_counts(self, exp_id: int) -> dict[str, dict[str, int]]:
-        """Runs per arm and state: ``{"control": {"pass": 10, "fail": 2, ...}, ...}`` (every state present)."""
-        counts: dict[str, dict[str, int]] = {}
-        for (arm,) in self.query("SELECT name FROM arms WHERE experiment_id=? ORDER BY position", (exp_id,)):
-            counts[arm] = {s.value: 0 for s in RunState}
-        for arm, state, n in self.query(
-            "SELECT a.name, r.state, COUNT(*) FROM runs r JOIN arms a ON a.id = r.arm_id "
-            "WHERE r.experiment_id=? GROUP BY a.name, r.state",
-            (exp_id,),
-        ):
-            counts.setdefault(arm, {s.value: 0 for s in RunState})[state] = n
+        """Runs per arm and state: ``{"control": {"pass": 10, "fail": 2, ...}, ...}`` (every state present).
+
+        One statement over three indexes, never the wide rows (a poll of a running experiment asks for
+        this many times a second): finished runs from the partial index ``runs_results``, the few in
+        flight from ``runs_experiment_state``, each arm's total from the unique index; pending is the rest.
+        """
+        names = {
+            arm_id: name
+            for arm_id, name in self.query(
+                "SELECT id, name FROM arms WHERE experiment_id=? ORDER BY position", (exp_id,)
+            )
+        }
+        counts = {name: {s.value: 0 for s in RunState} for name in names.values()}
+        totals: dict[str, int] = {}
+        for arm_id, state, n in self.query(_COUNTS_SQL, {"e": exp_id}):
+            arm = counts.setdefault(names[arm_id], {s.value: 0 for s in RunState})
+            if state:
+                arm[state] = n
+            else:
+                totals[names[arm_id]] = n
+        for name, total in totals.items():
+            arm = counts[name]
+            arm[RunState.PENDING] = total - sum(n for state, n in arm.items() if state != RunState.PENDING)
         return counts
 
     def error_runs(self, exp_id: int) -> dict[int, tuple[str, str]]:
@@ -210,6 +254,35 @@ class RunsMixin(StoreBase):
         else:
             rows = self.query(sql + " ORDER BY r.round, r.case_idx, r.arm_id", params)
         return [WorkItem(*r) for r in rows]
+
+    def count_work(self, exp_id: int) -> int:
+        """How many runs a runner pass would execute or grade: `work_pages`' items, counted on the
+        state index (never the rows)."""
+        row = self.query_one(_COUNT_WORK_SQL, {"e": exp_id})
+        return int(row[0]) if row is not None else 0
+
+    def work_pages(self, exp_id: int, *, page_cases: int = 2000) -> Iterator[list[WorkItem]]:
+        """The runs a runner pass executes or grades, in round, case, arm order, a page at a time.
+
+        Those of `work_items` in the pending and executed states and `interrupted_items`, in their
+        order, but read `page_cases` cases of one round per query (some pages may be empty): a pass
+        over 600,000 runs holds a page of them, never the whole list. A run is read when its page is,
+        so its state is the one stored then; the pages are disjoint ranges, so none is read twice.
+        """
+        bounds = self.query_one(
+            "SELECT MIN(case_idx), MAX(case_idx), MIN(round), MAX(round) FROM runs WHERE experiment_id=?",
+            (exp_id,),
+        )
+        if bounds is None or bounds[0] is None:
+            return
+        low, high, first_round, last_round = bounds
+        cur = self.conn.cursor()
+        cur.row_factory = None  # plain tuples: a `sqlite3.Row` per run costs more than its work item
+        step = max(1, int(page_cases))
+        for rnd in range(first_round, last_round + 1):
+            for start in range(low, high + 1, step):
+                params = {"e": exp_id, "r": rnd, "lo": start, "hi": start + step}
+                yield [WorkItem(*r) for r in cur.execute(_WORK_PAGE_SQL, params).fetchall()]
 
     def interrupted_items(self, exp_id: int) -> list[WorkItem]:
         """Execution failures left by a crash or kill; resuming the experiment runs them again."""
@@ -399,6 +472,24 @@ class RunsMixin(StoreBase):
         )
         while rows := cursor.fetchmany(chunk):
             yield [self._record(r) for r in rows]
+
+    def run_slice(self, exp_id: int, offset: int, limit: int) -> list[RunRecord]:
+        """Runs `offset` to `offset + limit` of an experiment, in `iter_runs`' order (arm, round, case, id).
+
+        The order is taken over the narrow unique index and only the page's rows are read whole: a page
+        of a large experiment costs its own rows, not a sort of every run with its outputs.
+        """
+        with self.reading():
+            ids = [
+                r[0]
+                for r in self.query(
+                    "SELECT r.id FROM runs r JOIN arms a ON a.id=r.arm_id WHERE r.experiment_id=? "
+                    "ORDER BY a.position, r.round, r.case_idx, r.id LIMIT ? OFFSET ?",
+                    (exp_id, limit, offset),
+                )
+            ]
+            found = {r.id: r for r in self.runs(run_ids=ids)} if ids else {}
+        return [found[i] for i in ids]
 
     def run_keys(self, exp_id: int) -> dict[int, tuple[str, str, int]]:
         """Run id -> (arm, case id, round) of every run of an experiment: what names a run, and no more."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -16,18 +15,17 @@ from abbench.errors import UsageError
 from abbench.metrics import LOW_CONFIDENCE
 from abbench.review import (
     Disagreement,
+    DisagreementPage,
     Review,
     add_review,
     corrected_accuracy,
-    disagreements,
+    disagreement_page,
     draw_review_sample,
-    reviews,
-    sample_cases,
     undo_review,
 )
 from abbench.store import Experiment
-from abbench.types import REVIEW_VERDICTS, RunState
-from abbench.widgets._base import MAX_LISTED, STYLE, Choice, StoreLike, View, escape, experiment_options, note
+from abbench.types import REVIEW_VERDICTS
+from abbench.widgets._base import STYLE, Choice, StoreLike, View, escape, experiment_options, note
 from abbench.widgets._case import CaseDetailView
 from abbench.widgets._keys import ROOT_CLASS, KeyCatcher
 
@@ -58,29 +56,12 @@ WHOLE_CASE = ""
 VERDICT_KEYS = {str(i): verdict for i, verdict in enumerate(REVIEW_VERDICTS, 1)}
 """Keys 1–5 give the five verdicts, in the order of `REVIEW_VERDICTS` (and of the buttons)."""
 NOTE_KEY, UNDO_KEY, NEXT_KEY, PREVIOUS_KEY = "n", "u", "j", "k"
+PAGE_SIZE = 100
+"""Cases the list shows at a time; the pager turns to the others."""
 KEYS_HELP = (
     "keys: 1–5 give the verdict on the buttons · n writes a note (Esc leaves it) · u undoes your last "
     "verdict · j / k next / previous case"
 )
-
-
-def _with_sample(found: list[Disagreement], sampled: list[Disagreement]) -> list[Disagreement]:
-    """The disagreements with the sample's cases merged in (kind ``sample``); the sample's others after them."""
-    by_case = {d.case_id: d for d in found}
-    for d in sampled:
-        had = by_case.get(d.case_id)
-        by_case[d.case_id] = d if had is None else replace(had, kinds=(*had.kinds, "sample"))
-    extra = [d for d in sampled if d.case_id not in {f.case_id for f in found}]
-    return [by_case[d.case_id] for d in found] + [by_case[d.case_id] for d in extra]
-
-
-def _wrong(d: Disagreement) -> int:
-    return sum(r.outcome == RunState.FAIL for r in d.runs)
-
-
-def _lowest_confidence(d: Disagreement) -> float:
-    values = [r.confidence for r in d.runs if r.confidence is not None]
-    return min(values) if values else 1.0
 
 
 def _answers(d: Disagreement) -> str:
@@ -114,10 +95,15 @@ class ReviewWidget(View):
         case: A case to open at once.
         threshold: Confidence below which an answer counts as low-confidence.
 
+    The list is read a page at a time (`abbench.review.disagreement_page`, `PAGE_SIZE` cases): kind,
+    arm, review state, search and sort are applied by the store, the pager turns the pages ("page 3
+    of 120"), and walking past a page's end (``j``, "next case", the advance after a verdict) turns
+    to the next one, so a 100,000-case experiment opens as fast as a small one.
+
     Attributes:
         experiment: The experiment shown.
-        items: Every case listed for review (all kinds), as `Disagreement` values.
-        shown: The cases the list shows now (after kind, arm, review state and search).
+        page: The `DisagreementPage` shown: its cases, the total, every listed case id, the counts.
+        shown: The cases of the page shown (after kind, arm, review state, search and sort).
         detail: The `CaseDetailView` of the chosen case.
         shortcuts: The `KeyCatcher` (``shortcuts.press("1")`` does what the key does in the browser).
         saved: The reviews saved from this widget and not undone, oldest first.
@@ -137,7 +123,7 @@ class ReviewWidget(View):
         if kind not in KIND_LABELS:
             raise UsageError(f"unknown kind {kind!r}; choose one of {', '.join(KIND_LABELS)}")
         self.experiment: Experiment | None = None
-        self.items: list[Disagreement] = []
+        self.page: DisagreementPage | None = None
         self.shown: list[Disagreement] = []
         self.saved: list[Review] = []
         self.threshold = threshold
@@ -158,6 +144,7 @@ class ReviewWidget(View):
             self.search,
             sample_box,
             self.count_html,
+            w.HBox([self.previous_page_button, self.page_html, self.next_page_button]),
             self.cases.widget,
             review_box,
             self.errors,
@@ -197,6 +184,13 @@ class ReviewWidget(View):
         self.count_html = w.HTML()
         self.cases = Choice(kind=w.Select, on_select=self.guard("opening a case", self._case_chosen), rows=8)
         self.cases.widget.layout.width = "100%"
+        self.page_html = w.HTML()
+        self.previous_page_button = self.button(
+            "Previous page", self.previous_page, icon="chevron-left", tooltip="the cases before these"
+        )
+        self.next_page_button = self.button(
+            "Next page", self.next_page, icon="chevron-right", tooltip="the cases after these"
+        )
 
     def _sample_panel(self) -> Any:
         """Draw a seeded random sample of judged runs to review, and the judge's accuracy it corrects."""
@@ -260,7 +254,7 @@ class ReviewWidget(View):
         self.next_button = self.button("Next case", self.next_case, icon="arrow-down", tooltip="key j")
         self.saved_html = w.HTML()
         self.shortcuts = KeyCatcher(fields={NOTE_KEY: ".abbench-review-note textarea"})
-        self.shortcuts.on_field(NOTE_KEY, partial(setattr, self.note, "value"))
+        self.shortcuts.bind_field(NOTE_KEY, self.note)
         for key, verdict in VERDICT_KEYS.items():
             self.shortcuts.on_key(key, self.guard(f"saving {verdict}", partial(self.save, verdict)))
         self.shortcuts.on_key(UNDO_KEY, self.guard("undoing", self.undo))
@@ -292,8 +286,9 @@ class ReviewWidget(View):
         self.chooser.select_listed(self.store.get_experiment(ref).id, self._list_experiments)
 
     def select_case(self, case_id: str) -> None:
-        """Open a case, as clicking it in the list does (it waits for a filter that hides it)."""
-        self.cases.select(case_id)
+        """Open a case, as clicking it in the list does, on the page holding it (it waits for a filter
+        that hides it)."""
+        self.open_listed(case_id)
         if self.cases.missing is not None:
             self._case_chosen(None)
 
@@ -306,25 +301,13 @@ class ReviewWidget(View):
         self._list_experiments()
         if self.chooser.missing is not None:
             self.experiment = None
-        if self.experiment is None:
-            self.items = []
-        else:
+        if self.experiment is not None:
             self.experiment = self.store.get_experiment(self.experiment.id)
-            self.items = _with_sample(
-                disagreements(self.experiment.id, "all", store=self.store, threshold=self.threshold),
-                sample_cases(self.experiment.id, store=self.store),
-            )
             self.arm.set_options([("any arm", ""), *((a.name, a.name) for a in self.experiment.arms)])
             if self.arm.intended is None:
                 self.arm.select("", notify=False)
         self._sample_text()
-        counts = Counter(k for d in self.items for k in d.kinds)
-        with self._quiet_kind():
-            self.kind.options = [
-                (f"{label} ({len(self.items) if k == 'all' else counts.get(k, 0)})", k)
-                for k, label in KIND_LABELS.items()
-            ]
-        self.refilter(reopen=True)
+        self.refilter(reopen=True, page=self.page_number)
 
     @contextmanager
     def _quiet_kind(self) -> Iterator[None]:
@@ -338,53 +321,44 @@ class ReviewWidget(View):
             self.kind.value = value
             self._relabelling = False
 
-    def refilter(self, *, reopen: bool = False) -> None:
+    def _fetch(self, page: int) -> DisagreementPage | None:
+        """One page of the list as the kind, arm, review state, search and sort choose it (from the store)."""
+        if self.experiment is None:
+            return None
+        state = self.state.value
+        return disagreement_page(
+            self.experiment.id, "sample" if self.kind.value == "sample" else self.kind.value,
+            store=self.store, offset=(max(page, 1) - 1) * PAGE_SIZE, limit=PAGE_SIZE,
+            arm=self.arm.value or None, reviewed=None if state == "any" else state == "done",
+            search=self.search.value.strip() or None, sort=self.sort.value, sample=True,
+            threshold=self.threshold,
+        )  # fmt: skip
+
+    def refilter(self, *, reopen: bool = False, page: int | None = None) -> None:
         """Apply the kind, arm, review state, search and sort to the cases, keeping the chosen case.
+
+        The list shows one page (`PAGE_SIZE` cases) read from the store; the page shown is `page`,
+        or else the one holding the chosen case, or else the first.
 
         Args:
             reopen: Read the chosen case's detail again even when the choice did not change (after a reload).
+            page: The page to show (from 1; clamped to the pages there are).
         """
-        kind, arm, state = self.kind.value, self.arm.value, self.state.value
-        words = self.search.value.strip().casefold()
-        shown = []
-        for d in self.items:
-            if kind != "all" and kind not in d.kinds:
-                continue
-            if arm and arm not in d.arms:
-                continue
-            if state != "any" and bool(d.reviews) != (state == "done"):
-                continue
-            if words and not self._matches(d, words):
-                continue
-            shown.append(d)
-        order = self.sort.value
-        if order == "unreviewed":
-            shown.sort(key=lambda d: bool(d.reviews))
-        elif order == "wrong":
-            shown.sort(key=lambda d: -_wrong(d))
-        elif order == "confidence":
-            shown.sort(key=_lowest_confidence)
-        elif order == "domain":
-            shown.sort(key=lambda d: d.case.domain or "")
-        self.shown = shown
-        pool = [d for d in self.items if (kind == "all" or kind in d.kinds) and (not arm or arm in d.arms)]
-        if words:
-            pool = [d for d in pool if self._matches(d, words)]
-        done = sum(bool(d.reviews) for d in pool)
-        self.progress_html.value = (
-            f"<b>{done:,} of {len(pool):,} reviewed</b>"
-            + (" · all done" if pool and done == len(pool) else "")
-            + f" <span class='abbench-muted'>({escape(KIND_LABELS[kind])})</span>"
-        )
+        found = self._fetch(page or 1)
+        wanted = self.cases.intended
+        if found is not None and page is None and wanted is not None:
+            at = found.page_of(wanted)
+            if at is not None and at != found.page:
+                found = self._fetch(at)
+        if found is not None and found.offset >= found.total > 0:  # past the end: the last page
+            found = self._fetch(found.pages)
+        self.page = found
+        self.shown = list(found.items) if found is not None else []
+        self._show_counts(found)
         before = self.cases.value
-        self.cases.set_options([(self._label(d), d.case_id) for d in shown[:MAX_LISTED]])
-        kinds_note = "" if kind == "all" else f" ({KIND_LABELS[kind]})"
-        self.count_html.value = note(f"{len(shown):,} of {len(self.items):,} cases listed{kinds_note}")
-        if len(shown) > MAX_LISTED:
-            self.count_html.value += note(
-                f"the list holds the first {MAX_LISTED:,}: search or filter to reach the others"
-            )
-        if self.cases.missing is not None:
+        self.cases.set_options([(self._label(d), d.case_id) for d in self.shown])
+        self._show_pager(found)
+        if self.cases.missing is not None and (found is None or found.page_of(self.cases.missing) is None):
             self.count_html.value += note(
                 f"{self.cases.missing} (your choice) is not in this list; change the filters to see it again",
                 "warn",
@@ -392,18 +366,51 @@ class ReviewWidget(View):
         if reopen or self.cases.value != before or self.detail.case_id != self.cases.value:
             self._case_chosen(self.cases.value)
 
-    @staticmethod
-    def _matches(d: Disagreement, words: str) -> bool:
-        return any(
-            words in str(text).casefold()
-            for text in (
-                d.case_id,
-                d.case.input,
-                d.case.expected,
-                d.case.domain,
-                *(r.prediction for r in d.runs),
-            )
+    def _show_counts(self, found: DisagreementPage | None) -> None:
+        """The kind buttons' numbers, the "23 of 232 reviewed" counter and how many cases are listed."""
+        kind = self.kind.value
+        counts = found.counts if found is not None else {}
+        with self._quiet_kind():
+            self.kind.options = [(f"{label} ({counts.get(k, 0)})", k) for k, label in KIND_LABELS.items()]
+        done, pool = (found.done, found.pool) if found is not None else (0, 0)
+        self.progress_html.value = (
+            f"<b>{done:,} of {pool:,} reviewed</b>"
+            + (" · all done" if pool and done == pool else "")
+            + f" <span class='abbench-muted'>({escape(KIND_LABELS[kind])})</span>"
         )
+        kinds_note = "" if kind == "all" else f" ({KIND_LABELS[kind]})"
+        total = found.total if found is not None else 0
+        self.count_html.value = note(f"{total:,} of {counts.get('all', 0):,} cases listed{kinds_note}")
+
+    def _show_pager(self, found: DisagreementPage | None) -> None:
+        if found is None or not found.total:
+            self.page_html.value = ""
+            first = last = 0
+        else:
+            first, last = found.offset + 1, found.offset + len(found.items)
+            self.page_html.value = note(
+                f"page {found.page:,} of {found.pages:,} · cases {first:,}–{last:,} of {found.total:,}"
+            )
+        self.previous_page_button.disabled = found is None or found.page <= 1
+        self.next_page_button.disabled = found is None or found.page >= found.pages
+
+    @property
+    def page_number(self) -> int | None:
+        """The page shown, from 1 (None before a list is read)."""
+        return self.page.page if self.page is not None else None
+
+    def next_page(self) -> None:
+        """Show the next page of the list."""
+        self.go_to_page((self.page_number or 1) + 1)
+
+    def previous_page(self) -> None:
+        """Show the page before."""
+        self.go_to_page((self.page_number or 1) - 1)
+
+    def go_to_page(self, number: int) -> None:
+        """Show page `number` (from 1; clamped to the pages there are); the chosen case stays chosen."""
+        pages = self.page.pages if self.page is not None else 1
+        self.refilter(page=max(1, min(int(number), pages)))
 
     def _label(self, d: Disagreement) -> str:
         reviewed = ", ".join(f"{r.arm or 'case'}={r.verdict}" for r in d.reviews)
@@ -411,6 +418,11 @@ class ReviewWidget(View):
         return f"{d.case_id} · {d.case.domain or '—'} · gold {d.case.expected} · {_answers(d)} · {text}" + (
             f" · reviewed {reviewed}" if reviewed else ""
         )
+
+    @property
+    def items(self) -> list[Disagreement]:
+        """The cases of the page shown (as `shown`)."""
+        return self.shown
 
     # -- the case --------------------------------------------------------------------------------------
 
@@ -424,14 +436,16 @@ class ReviewWidget(View):
 
     def _case_chosen(self, case_id: Any) -> None:
         if not case_id or self.experiment is None:
-            self.detail.clear("choose a case in the list" if self.items else "no case to review")
+            self.detail.clear("choose a case in the list" if self.shown else "no case to review")
         else:
             self.detail.show([(self.experiment, None)], case_id)
         self._show_review_panel()
 
     def _show_review_panel(self) -> None:
         d = self.case
-        arms = list(d.arms) if d is not None else []
+        # Every arm that ran the case: a reviewer may judge any answer, not only the kinds' arms.
+        ran = {r.arm for r in d.runs} if d is not None else set()
+        arms = [a.name for a in self.experiment.arms if a.name in ran] if self.experiment is not None else []
         options = [("the case as a whole", WHOLE_CASE), *((f"arm {a}", a) for a in arms)]
         current = self.review_arm.value
         self.review_arm.options = options
@@ -457,27 +471,31 @@ class ReviewWidget(View):
         self._step(-1)
 
     def _step(self, by: int) -> None:
-        ids = self.cases.values
+        ids = list(self.page.case_ids) if self.page is not None else []
         if not ids:
             raise UsageError("the list is empty")
-        at = ids.index(self.cases.value) + by if self.cases.value in ids else (0 if by > 0 else len(ids) - 1)
-        self.cases.select(ids[max(0, min(at, len(ids) - 1))])
+        current = self.cases.value if self.cases.value is not None else self.cases.intended  # on another page
+        at = ids.index(current) + by if current in ids else (0 if by > 0 else len(ids) - 1)
+        self.open_listed(ids[max(0, min(at, len(ids) - 1))])
+
+    def open_listed(self, case_id: str) -> None:
+        """Open a case of the list, turning to the page that holds it."""
+        at = self.page.page_of(case_id) if self.page is not None else None
+        if at is not None and at != self.page_number:
+            self.cases.select(case_id, notify=False)
+            self.refilter(page=at)
+        self.cases.select(case_id)
 
     def _next_unreviewed(self, case_id: str) -> str | None:
-        """The first case after `case_id` in the list (going round) that has no review yet."""
-        listed = self.shown[:MAX_LISTED]
-        ids = [d.case_id for d in listed]
+        """The first case after `case_id` in the list (going round, over every page) with no review yet."""
+        if self.page is None:
+            return None
+        ids, done = list(self.page.case_ids), self.page.reviewed_ids
         start = ids.index(case_id) + 1 if case_id in ids else 0
-        for d in listed[start:] + listed[:start]:
-            if d.case_id != case_id and not d.reviews:
-                return d.case_id
+        for other in ids[start:] + ids[:start]:
+            if other != case_id and other not in done:
+                return other
         return None
-
-    def _reread(self, case_id: str) -> None:
-        """Read one case's reviews again from the store (the rest of the list is unchanged by a review)."""
-        assert self.experiment is not None
-        latest = tuple(reviews(self.experiment.id, store=self.store, case_id=case_id))
-        self.items = [replace(d, reviews=latest) if d.case_id == case_id else d for d in self.items]
 
     def save(self, verdict: str) -> Review:
         """Save a review of the chosen case (arm and note from the form), show it again from the store,
@@ -497,10 +515,9 @@ class ReviewWidget(View):
         self.saved.append(review)
         self.note.value = ""
         target = self._next_unreviewed(d.case_id) if self.advance.value else d.case_id
-        self._reread(d.case_id)
         self.refilter()
         self._sample_text()
-        self.cases.select(target or d.case_id)
+        self.open_listed(target or d.case_id)
         if self.advance.value:
             what = f"saved {d.case_id}: {review.arm or 'case'} → {verdict}"
             self.saved_html.value += note(
@@ -523,9 +540,8 @@ class ReviewWidget(View):
         review = self.saved[-1]
         before = undo_review(review, store=self.store)
         self.saved.pop()
-        self._reread(review.case_id)
         self.refilter()
-        self.cases.select(review.case_id)
+        self.open_listed(review.case_id)
         arms = [v for _, v in self.review_arm.options]
         self.review_arm.value = review.arm if review.arm in arms else WHOLE_CASE
         self.note.value = review.note or ""

@@ -2,7 +2,7 @@
 
 `runs_table` loaded every run and every latest grade up front; `write_xlsx` wrote openpyxl write-only
 cells. Both are kept here verbatim (but for names) so a test can check that the streaming tables and the
-XlsxWriter writer give the same bytes (CSV, JSONL) and the same cell values and types (XLSX).
+streamed XLSX writer give the same bytes (CSV, JSONL) and the same cell values and types (XLSX).
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from typing import Any
 
 from abbench.errors import UsageError
 from abbench.export._tables import Column, Table, _grades_per_run, _run_columns, _run_row
-from abbench.export._writers import XLSX_MAX_ROWS, _json_text, _parse_datetime, _xlsx_text
+from abbench.export._writers import _json_text, _parse_datetime, _xlsx_text
+from abbench.export._xlsx import XLSX_MAX_ROWS
 from abbench.store import Experiment, Grade, Store
 
 

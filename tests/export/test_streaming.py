@@ -52,7 +52,7 @@ def _same(a, b):
     if ta != tb:
         return False
     if isinstance(va, float) and isinstance(vb, float):
-        # XlsxWriter writes 16 significant digits (Excel shows 15), openpyxl 17
+        # the writer keeps 16 significant digits (Excel shows 15), openpyxl 17
         return math.isclose(va, vb, rel_tol=1e-15)
     if isinstance(va, dt.datetime) and isinstance(vb, dt.datetime):
         return abs(va - vb) < dt.timedelta(milliseconds=1)  # both are day fractions in the file

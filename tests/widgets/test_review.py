@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from abbench.review import add_review, reviews
+from abbench.review import add_review, disagreements, reviews
 from abbench.runner import create_experiment, run_experiment
 from abbench.widgets import ReviewWidget
 from tests.widgets.demo import ARMS
@@ -166,11 +166,61 @@ def test_the_transcript_of_a_builtin_run_opens_folded(store, demo):
     assert "message · system" in pane.value and "skill" in pane.value.lower()
 
 
-def test_a_long_list_is_capped_and_says_so(widget, monkeypatch):
-    monkeypatch.setattr("abbench.widgets._review.MAX_LISTED", 2)
-    widget.refilter()
-    assert widget.cases.values == ["c01", "c02"] and len(widget.shown) == 6
-    assert "holds the first 2" in widget.count_html.value
+@pytest.fixture
+def paged(store, ab, monkeypatch):
+    """The review widget with pages of two cases: the six gold cases make three pages."""
+    monkeypatch.setattr("abbench.widgets._review.PAGE_SIZE", 2)
+    w = ReviewWidget(store, experiment="ab")
+    assert w.errors.message is None
+    return w
+
+
+def test_the_list_is_read_a_page_at_a_time_and_the_pager_walks_it(store, ab, paged):
+    whole = [d.case_id for d in disagreements(ab.id, "gold", store=store)]
+    assert whole == ["c01", "c02", "c03", "c04", "c07", "c17"]
+    seen = []
+    for number in (1, 2, 3):
+        assert paged.page_number == number and f"page {number} of 3" in paged.page_html.value
+        assert paged.cases.values == ids(paged) and len(ids(paged)) == 2
+        assert paged.previous_page_button.disabled == (number == 1)
+        assert paged.next_page_button.disabled == (number == 3)
+        seen += ids(paged)
+        paged.next_page_button.click()
+    assert seen == whole and paged.page_number == 3  # the last page stays
+    assert "6 of 9 cases listed (gold ≠ answer)" in paged.count_html.value
+    assert "cases 5–6 of 6" in paged.page_html.value
+    paged.previous_page_button.click()
+    assert ids(paged) == ["c03", "c04"]
+
+
+def test_walking_past_a_page_turns_it_and_a_case_opens_on_its_page(paged):
+    paged.select_case("c17")  # on page 3
+    assert paged.page_number == 3 and paged.cases.value == "c17" and paged.detail.case_id == "c17"
+    paged.shortcuts.press("k")
+    assert paged.cases.value == "c07" and paged.page_number == 3
+    paged.shortcuts.press("k")
+    assert paged.cases.value == "c04" and paged.page_number == 2 and paged.detail.case_id == "c04"
+    paged.go_to_page(1)
+    assert ids(paged) == ["c01", "c02"] and paged.cases.missing == "c04"
+    assert "is not in this list" not in paged.count_html.value  # it is listed, on another page
+    paged.next_case()  # from a case on another page: the one after it
+    assert paged.cases.value == "c07" and paged.page_number == 3
+
+
+def test_filters_are_applied_by_the_store_and_a_verdict_opens_the_next_case_on_the_next_page(
+    store, ab, paged
+):
+    paged.search.value = "QUERY 17"
+    assert ids(paged) == ["c17"] and "page 1 of 1" in paged.page_html.value
+    paged.search.value = ""
+    paged.select_case("c02")
+    paged.shortcuts.press("1")  # a verdict on the last case of page 1
+    assert reviews(ab.id, store=store, case_id="c02")[-1].verdict == "gold_correct"
+    assert paged.cases.value == "c03" and paged.page_number == 2
+    paged.state.value = "done"
+    assert ids(paged) == ["c02"] and "1 of 6 reviewed" in paged.progress_html.value
+    paged.state.value = "open"
+    assert paged.page.total == 5 and "page 1 of 3" in paged.page_html.value
 
 
 def _message(widget, key, **fields):
@@ -292,3 +342,21 @@ def test_the_summary_marks_wrong_answers_and_open_sections_stay_open_after_savin
     assert widget.detail.case_id == "c04" and widget.detail.sections["runs"].selected_index == 0
     again = widget.detail.transcripts.children[1]
     assert again.titles[again.selected_index] == title and again.children[again.selected_index].value
+
+
+def test_a_held_back_edit_of_the_note_arriving_after_the_verdict_does_not_come_back(store, ab, widget):
+    """Under load the browser sent the note's last edit after the verdict key that saved it: the kernel
+    put the saved note back in the box (cleared by the verdict) and the next verdict saved it again."""
+    widget.cases.select("c01")
+    widget.note.set_state({"value": "gold"})  # the first edit reached the kernel; the rest was held back
+    _message(widget, "1", n="gold says fast")
+    assert reviews(ab.id, store=store, case_id="c01")[-1].note == "gold says fast"
+    assert widget.note.value == ""
+    widget.note.set_state({"value": "gold says fast"})  # the held-back edit, late
+    assert widget.note.value == ""
+    _message(widget, "2", n="gold says fast")  # the page had not shown the cleared box yet
+    assert reviews(ab.id, store=store, case_id="c02")[-1].note is None
+    widget.note.set_state({"value": "g"})  # typed anew, even the same words: a note again
+    widget.note.set_state({"value": "gold says fast"})
+    _message(widget, "3", n="gold says fast")
+    assert reviews(ab.id, store=store, case_id="c03")[-1].note == "gold says fast"

@@ -1,0 +1,199 @@
+"""The runs table read in one pass over the store: runs joined with their cases and latest grades in SQL.
+
+`runs_table` builds each row from a plain SQL tuple instead of a `RunRecord`, a `Case` and `Grade`
+objects: at 600,000 runs the objects were most of an export's time. Spreadsheets get `Table.cells`, whose
+JSON values stay the text the store keeps (`JsonText`) and whose JSONL-only columns are left empty;
+`Table.rows` decodes them and adds the full latest grades, the raw source row and the transcript summary.
+An experiment with a pairwise judge keeps the record path (`_tables.runs_table_records`): a pairwise
+verdict belongs to both runs of its pair, which no index of the grades serves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from abbench.export._lines import run_csv_lines
+from abbench.export._tables import (
+    JsonText,
+    Table,
+    _grader_columns,
+    _grades_per_run,
+    _plain_grade,
+    _run_columns,
+    runs_table_records,
+)
+from abbench.types import outcome_word, run_outcome
+
+if TYPE_CHECKING:
+    from abbench.store import Experiment, Store
+
+# Positions in a row of `Store.export_run_rows` (the arm first, then `EXPORT_RUN_COLUMNS`).
+_ID, _CASE_ID, _HISTORY, _CONTEXT, _METADATA = 1, 4, 9, 10, 11
+_STATE, _FAILURE, _PASSED, _EVIDENCE, _FILES, _SECTIONS = 12, 13, 15, 20, 21, 22
+_IN_TOKENS, _OUT_TOKENS, _LATENCY, _EXECUTED = 24, 25, 29, 34
+_SOURCE_LINE, _SOURCE_ROW, _SUMMARY, _GRADES = 37, 38, 39, 40
+_OUTPUT = (17, 18, 19, 23, 26, 31, 36)
+"""prediction, reason, confidence, model, cost, session id, raw output: None unless executed."""
+
+_Decode = Callable[[Any], Any]
+
+
+def runs_table(store: Store, exp: Experiment) -> Table:
+    """One row per run (case × round × arm) with the case, the output, the state and the latest grades.
+
+    The rows stream from the store a chunk at a time, so writing a table of any size holds one chunk of
+    runs in memory, not the experiment.
+    """
+    summary = store.grader_summary(exp.id)
+    if any(kind == "pairwise" for _, kind, _, _ in summary):
+        return runs_table_records(store, exp)
+    graders = _grader_columns(exp, summary)
+    names = [name for name, _ in graders]
+    slots = [(cols[0].kind, len(cols)) for _, cols in graders]
+    info = store.get_dataset(exp.dataset_id)
+    columns = info.source_columns
+
+    def chunks() -> Iterator[list[tuple[Any, ...]]]:
+        return store.export_run_rows(exp.id, exp.dataset_id, names)
+
+    def cells() -> Iterator[tuple[Any, ...]]:
+        outcome = _outcomes()
+        for chunk in chunks():
+            for t in chunk:
+                yield (*_base(exp.name, t, slots, _as_json_text, outcome), None, None, None, None)
+
+    def rows() -> Iterator[tuple[Any, ...]]:
+        from abbench.dataset import unpack_source_row
+
+        outcome, decode = _outcomes(), _decoder()
+        for chunk in chunks():
+            latest = store.latest_grades_of_runs(exp.id, [t[_ID] for t in chunk])
+            per_run = _grades_per_run(latest)
+            for t in chunk:
+                grades = per_run.get(t[_ID], {})
+                source = decode(t[_SOURCE_ROW])
+                yield (
+                    *_base(exp.name, t, slots, decode, outcome),
+                    {name: _plain_grade(g) for name, g in sorted(grades.items())} or None,
+                    t[_SOURCE_LINE] if t[_CASE_ID] is not None else None,
+                    unpack_source_row(source, columns) if source is not None else None,
+                    decode(t[_SUMMARY]) or None,
+                )
+
+    table_columns = tuple(_run_columns(graders))
+    sheet = [c for c in table_columns if not c.jsonl_only]
+    lines = run_csv_lines(
+        store, exp, sheet, [(name, kind, n) for name, (kind, n) in zip(names, slots, strict=True)]
+    )
+    return Table("runs", exp.name, table_columns, rows, cells=cells, csv_lines=lines)
+
+
+def _as_json_text(text: str | None) -> JsonText | None:
+    return None if text is None else JsonText(text)
+
+
+def _decoder() -> _Decode:
+    """JSON text as stored -> its value (None stays None; the common empty list without a parse)."""
+    from abbench.store import loads
+
+    def decode(text: str | None) -> Any:
+        if text is None:
+            return None
+        return [] if text == "[]" else loads(text)
+
+    return decode
+
+
+def _outcomes() -> Callable[[str, str | None, Any], str]:
+    """`outcome_word(run_outcome(...))`, remembered: a run's few (state, failure, verdict) repeat."""
+    seen: dict[tuple[str, str | None, Any], str] = {}
+
+    def word(state: str, failure: str | None, passed: Any) -> str:
+        key = (state, failure, passed)
+        found = seen.get(key)
+        if found is None:
+            found = seen[key] = outcome_word(run_outcome(state, failure, passed))
+        return found
+
+    return word
+
+
+def _base(
+    experiment: str,
+    t: tuple[Any, ...],
+    slots: list[tuple[str, int]],
+    decode: _Decode,
+    outcome: Callable[[str, str | None, Any], str],
+) -> tuple[Any, ...]:
+    """A row of `_run_columns` up to the raw output, from a row of `Store.export_run_rows`."""
+    passed = None if t[_PASSED] is None else bool(t[_PASSED])
+    executed = t[_EXECUTED] is not None
+    if executed:
+        prediction, reason, confidence, model, cost, session, raw = (t[i] for i in _OUTPUT)
+        listed = (decode(t[_EVIDENCE] or "[]"), decode(t[_FILES] or "[]"), decode(t[_SECTIONS] or "[]"))
+        tokens_in, tokens_out = t[_IN_TOKENS], t[_OUT_TOKENS]
+        if tokens_in is None and tokens_out is None:
+            usage: tuple[Any, Any, Any] = (None, None, None)
+        else:
+            usage = (tokens_in or 0, tokens_out or 0, (tokens_in or 0) + (tokens_out or 0))
+        latency = t[_LATENCY] or 0.0
+    else:
+        prediction = reason = confidence = model = cost = session = raw = latency = None
+        listed, usage = (None, None, None), (None, None, None)
+    return (
+        t[_ID],
+        experiment,
+        t[0],
+        t[2],
+        t[3],
+        t[_CASE_ID],
+        t[5],
+        t[6],
+        t[7],
+        t[8],
+        decode(t[_HISTORY]),
+        decode(t[_CONTEXT]),
+        decode(t[_METADATA]),
+        t[_STATE],
+        outcome(t[_STATE], t[_FAILURE], passed),
+        t[_FAILURE],
+        t[14],
+        passed,
+        t[16],
+        *_grade_cells(t, slots),
+        prediction,
+        reason,
+        confidence,
+        *listed,
+        model,
+        *usage,
+        cost,
+        t[27],
+        t[28],
+        latency,
+        t[30],
+        session,
+        t[32],
+        t[33],
+        t[_EXECUTED],
+        t[35],
+        raw,
+    )
+
+
+def _grade_cells(t: tuple[Any, ...], slots: list[tuple[str, int]]) -> list[Any]:
+    """Each grader's cells (`_grade_cells` of the record path): its verdict, and a judge's score beside
+    it; or its score alone; empty without a good latest grade."""
+    out: list[Any] = []
+    at = _GRADES
+    for kind, n in slots:
+        status, passed, score = t[at], t[at + 1], t[at + 2]
+        at += 3
+        if status != "ok":
+            out += [None] * n
+        elif kind == "float":
+            out.append(score)
+        else:
+            out += [None if passed is None else bool(passed), score][:n]
+    return out

@@ -1,0 +1,362 @@
+"""Disagreements a page at a time: the cases worth a look, filtered, sorted and counted, fifty at a time.
+
+`disagreements` builds a full view (the case, every run with its evidence, the reviews) of every
+case it lists: fine for a report's ten, slow for the 60,000 cases a 100,000-case experiment can list.
+`disagreement_page` builds the views of one page only. Which cases are listed, why, and the sort
+keys come from the run columns in one numpy pass (kept while no run or grade is written); the search
+is matched inside SQLite for the case fields (`abbench.store.Store.search_cases`) and once per
+distinct answer for the runs' answers; only the page's cases are then read.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from abbench.errors import UsageError
+from abbench.metrics import LOW_CONFIDENCE, Result, dataset_labels
+from abbench.review._api import StoreLike
+from abbench.review._cases import (
+    DISAGREEMENT_KINDS,
+    Disagreement,
+    _arm_order,
+    _case_kinds,
+    _kinds_arg,
+    _latest_reviews,
+    _Loader,
+)
+from abbench.store import FAILED, Experiment, Store, open_store
+
+SAMPLE = "sample"
+"""The kind of the cases of the latest random review sample (`abbench.review.sample_cases`)."""
+PAGE_SORTS = ("order", "unreviewed", "wrong", "confidence", "domain")
+"""How a page's list is ordered: dataset order, not reviewed first, most wrong runs first, lowest
+confidence first, by domain (each stable, so ties keep dataset order)."""
+
+Entry = tuple[int, str, tuple[str, ...], tuple[str, ...]]
+"""A listed case: its position, id, the kinds asked for that it has, and the arms they concern."""
+
+
+@dataclass(frozen=True)
+class DisagreementPage(Result):
+    """One page of the cases listed for review, and what the whole list holds.
+
+    Attributes:
+        items: The page's cases, as `disagreements` lists them (full views).
+        total: Cases matching every filter, over every page.
+        offset: Cases before this page.
+        limit: The page size.
+        case_ids: Every matching case's id, in list order (what paging and "next" walk through).
+        reviewed_ids: Those of `case_ids` with a review.
+        counts: Cases listed per kind, and ``all``, before any filter (the kind buttons' numbers).
+        pool: Cases matching the kind, arm and search (the review-state filter aside).
+        done: Of `pool`, those with a review ("23 of 232 reviewed").
+    """
+
+    items: tuple[Disagreement, ...]
+    total: int
+    offset: int
+    limit: int
+    case_ids: tuple[str, ...]
+    reviewed_ids: frozenset[str]
+    counts: dict[str, int]
+    pool: int
+    done: int
+
+    @property
+    def page(self) -> int:
+        """This page's number, from 1."""
+        return self.offset // self.limit + 1
+
+    @property
+    def pages(self) -> int:
+        """How many pages the list has (1 for an empty list)."""
+        return max(1, math.ceil(self.total / self.limit))
+
+    def page_of(self, case_id: str) -> int | None:
+        """The page number holding `case_id` (None: it is not listed)."""
+        try:
+            return self.case_ids.index(case_id) // self.limit + 1
+        except ValueError:
+            return None
+
+
+@dataclass(frozen=True)
+class _Listing:
+    """Every case listed for review (any kind), with its sort keys: what filtering and paging need."""
+
+    positions: list[int]
+    case_ids: list[str]
+    kinds: list[dict[str, set[str]]]
+    wrong: dict[int, int]
+    lowest: dict[int, float]
+    domain: dict[int, str]
+    answers: tuple[Any, list[Any], Any]
+    """Each run's answer as a code into the distinct answers, the distinct answers, each run's case."""
+
+    def answered(self, words: str) -> set[int]:
+        """Positions of the cases with an answer containing `words` (casefolded): each distinct answer
+        is compared once, so 600,000 runs of two labels cost two comparisons."""
+        codes, values, case_idx = self.answers
+        folded = words.strip().casefold()
+        hits = [i for i, v in enumerate(values) if v is not None and folded in str(v).casefold()]
+        if not hits:
+            return set()
+        return set(np.unique(case_idx[np.isin(codes, hits)]).tolist())
+
+
+_CACHE: OrderedDict[tuple[Any, ...], _Listing] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+_CACHE_SIZE = 4
+
+
+def _listing(store: Store, exp: Experiment, threshold: float, arms: Sequence[str] | None) -> _Listing:
+    """The listing of an experiment, computed once per state of its runs and grades."""
+    key = (
+        str(store.db_path),
+        exp.id,
+        threshold,
+        None if arms is None else tuple(arms),
+        store.results_stamp(),
+    )
+    with _CACHE_LOCK:
+        if key in _CACHE:
+            _CACHE.move_to_end(key)
+            return _CACHE[key]
+    # Outcomes, answers and flags without the runs' numbers: every kind and sort key is the same.
+    table = store.load_run_flags(exp.id, arms=arms, threshold=threshold)
+    label_map = dataset_labels(store, exp.dataset_id)[1]
+    found = _case_kinds(store, exp, threshold, arms, label_map, table=table)
+    positions = sorted(found)
+    arm_ids = None if arms is None else [exp.arm(a).id for a in arms]
+    listing = _Listing(
+        positions,
+        [found[p][1] for p in positions],
+        [found[p][0] for p in positions],
+        *_sort_keys(table, store.lowest_confidence(exp.id, arm_ids)),
+        answers=_answers(table),
+    )
+    with _CACHE_LOCK:
+        _CACHE[key] = listing
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return listing
+
+
+def _answers(table: Any) -> tuple[Any, list[Any], Any]:
+    """The runs' answers factorised (see `_Listing.answers`)."""
+    import pandas as pd
+
+    codes, values = pd.factorize(np.asarray(table.prediction, dtype=object), use_na_sentinel=True)
+    return codes, list(values), np.asarray(table.case_idx)
+
+
+def _sort_keys(
+    table: Any, stated: tuple[np.ndarray, np.ndarray]
+) -> tuple[dict[int, int], dict[int, float], dict[int, str]]:
+    """Per case position: runs graded wrong, the lowest stated confidence (`stated`: the store's
+    ``lowest_confidence``; capped at 1.0, and 1.0 where none was stated), the domain."""
+    if not len(table):
+        return {}, {}, {}
+    cases, inverse = np.unique(table.case_idx, return_inverse=True)
+    wrong = np.bincount(inverse, weights=table.outcome == FAILED, minlength=cases.size).astype(int)
+    lowest = np.ones(cases.size)
+    with_stated, values = stated
+    at = np.searchsorted(cases, with_stated)
+    inside = (at < cases.size) & (cases[np.minimum(at, cases.size - 1)] == with_stated)
+    lowest[at[inside]] = np.minimum(1.0, values[inside])
+    first = np.unique(inverse, return_index=True)[1]
+    domains = [d or "" for d in table.domain[first]]
+    keys = cases.tolist()
+    return (
+        dict(zip(keys, wrong.tolist(), strict=True)),
+        dict(zip(keys, lowest.tolist(), strict=True)),
+        dict(zip(keys, domains, strict=True)),
+    )
+
+
+def _sampled(store: Store, exp: Experiment) -> dict[int, tuple[str, set[str]]]:
+    """Case position -> (case id, arms of its sampled runs) for the latest review sample."""
+    samples = store.review_samples(exp.id)[-1:]
+    if not samples:
+        return {}
+    where = store.run_positions(exp.id, list(samples[0].run_ids))
+    out: dict[int, tuple[str, set[str]]] = {}
+    fields = store.case_fields(exp.id)
+    for idx, arm in where.values():
+        if idx not in out:
+            out[idx] = (str(fields.case_id[fields.positions(np.asarray([idx]))[0]]), set())
+        out[idx][1].add(arm)
+    return out
+
+
+def _check(kind: str | Sequence[str] | None, sort: str, offset: int, limit: int) -> tuple[str, ...]:
+    if sort not in PAGE_SORTS:
+        raise UsageError(f"unknown sort {sort!r}; choose one of {', '.join(PAGE_SORTS)}")
+    if offset < 0 or limit < 1:
+        raise UsageError(f"a page needs offset >= 0 and limit >= 1 (got offset={offset}, limit={limit})")
+    if kind == SAMPLE or (not isinstance(kind, str) and kind is not None and SAMPLE in kind):
+        rest = [k for k in ([kind] if isinstance(kind, str) else kind) if k != SAMPLE]
+        return (*(_kinds_arg(rest) if rest else ()), SAMPLE)
+    return _kinds_arg(kind)
+
+
+def disagreement_page(
+    experiment: int | str | Experiment,
+    kind: str | Sequence[str] | None = "all",
+    *,
+    store: StoreLike = None,
+    offset: int = 0,
+    limit: int = 50,
+    arms: Sequence[str] | None = None,
+    arm: str | None = None,
+    reviewed: bool | None = None,
+    search: str | None = None,
+    sort: str = "order",
+    sample: bool = False,
+    threshold: float = LOW_CONFIDENCE,
+    exclude: Collection[str] = (),
+) -> DisagreementPage:
+    """One page of the cases worth a person's look: `disagreements`, filtered, sorted and paged.
+
+    With no filter and the dataset order, the pages concatenated are ``disagreements(experiment,
+    kind, arms=arms, threshold=threshold, exclude=exclude)``, case for case; only the page's cases
+    are read in full, so a page of a 100,000-case experiment costs what a page of a small one does.
+
+    Args:
+        experiment: The experiment (id, ``#id``, name, or Experiment).
+        kind: One of `DISAGREEMENT_KINDS`, several, ``"all"``, or ``"sample"`` (the cases of the
+            latest random review sample).
+        store: The store (path or open Store; default ./.abbench or $ABBENCH_STORE).
+        offset: Cases before the page (in list order).
+        limit: The page size.
+        arms: Only runs of these arms (as in `disagreements`).
+        arm: Only cases where this arm is concerned by the kinds asked for.
+        reviewed: True: only cases with a review; False: only those without; None: both.
+        search: Only cases whose id, input, gold, domain or an answer contain these words (any case).
+        sort: One of `PAGE_SORTS`.
+        sample: Also list the latest review sample's cases (kind ``sample``), among the others.
+        threshold: Confidence below which an answer is low-confidence.
+        exclude: Case ids to leave out.
+
+    Raises:
+        UsageError: an unknown kind or sort, or a bad offset or limit.
+        NotFoundError: no such experiment or arm.
+    """
+    wanted = _check(kind, sort, offset, limit)
+    if sample and (kind is None or kind == "all"):
+        wanted = (*wanted, SAMPLE)
+    store = open_store(store)
+    exp = store.get_experiment(experiment)
+    listing = _listing(store, exp, float(threshold), arms)
+    entries = _entries(store, exp, listing, sample or SAMPLE in wanted)
+    latest = _latest_reviews(store, exp.id)
+    found = None
+    if search and search.strip():  # the case fields in SQLite, the answers from the runs read once
+        found = store.search_cases(exp.id, search, answers=False) | listing.answered(search)
+    pool, counts = _filtered(entries, wanted, set(exclude), arm, found, _arm_order(exp))
+    done = sum(e[1] in latest for e in pool)
+    shown = [e for e in pool if reviewed is None or (e[1] in latest) == reviewed]
+    shown = _sorted(shown, sort, listing, latest)
+    chosen = shown[offset : offset + limit]
+    return DisagreementPage(
+        items=_views(store, exp, chosen, arms, latest),
+        total=len(shown),
+        offset=offset,
+        limit=limit,
+        case_ids=tuple(e[1] for e in shown),
+        reviewed_ids=frozenset(e[1] for e in shown if e[1] in latest),
+        counts=counts,
+        pool=len(pool),
+        done=done,
+    )
+
+
+def _filtered(
+    entries: list[tuple[int, str, dict[str, set[str]]]],
+    wanted: tuple[str, ...],
+    skip: set[str],
+    arm: str | None,
+    found: set[int] | None,
+    order: Any,
+) -> tuple[list[Entry], dict[str, int]]:
+    """The cases of the kinds wanted, of `arm`, matching the search; and every kind's count."""
+    pool: list[Entry] = []
+    counts = {k: 0 for k in (*DISAGREEMENT_KINDS, SAMPLE, "all")}
+    for position, case_id, kinds in entries:
+        if case_id in skip:
+            continue
+        counts["all"] += 1
+        for k in kinds:
+            counts[k] += 1
+        hits = [k for k in (*DISAGREEMENT_KINDS, SAMPLE) if k in kinds and k in wanted]
+        concerned = set().union(*(kinds[k] for k in hits)) if hits else set()
+        if not hits or (arm and arm not in concerned) or (found is not None and position not in found):
+            continue
+        pool.append((position, case_id, tuple(hits), tuple(sorted(concerned, key=order))))
+    return pool, counts
+
+
+def _entries(
+    store: Store, exp: Experiment, listing: _Listing, sample: bool
+) -> list[tuple[int, str, dict[str, set[str]]]]:
+    """(position, case id, {kind: arms}) of every listed case, flagged or sampled, in dataset order."""
+    entries = list(zip(listing.positions, listing.case_ids, listing.kinds, strict=True))
+    if not sample:
+        return entries
+    sampled = _sampled(store, exp)
+    if not sampled:
+        return entries
+    merged = [(p, c, {**k, SAMPLE: sampled[p][1]} if p in sampled else k) for p, c, k in entries]
+    flagged = set(listing.positions)
+    extra = [(p, sampled[p][0], {SAMPLE: sampled[p][1]}) for p in sorted(sampled) if p not in flagged]
+    return sorted(merged + extra, key=lambda e: e[0])  # dataset order, the sample's cases among the others
+
+
+def _sorted(
+    shown: list[Entry],
+    sort: str,
+    listing: _Listing,
+    latest: dict[str, Any],
+) -> list[Entry]:
+    """The list in the order asked for; Python's sort is stable, so ties keep the list's order."""
+    if sort == "unreviewed":
+        return sorted(shown, key=lambda e: e[1] in latest)
+    if sort == "wrong":
+        return sorted(shown, key=lambda e: -listing.wrong.get(e[0], 0))
+    if sort == "confidence":
+        return sorted(shown, key=lambda e: listing.lowest.get(e[0], 1.0))
+    if sort == "domain":
+        return sorted(shown, key=lambda e: listing.domain.get(e[0], ""))
+    return shown
+
+
+def _views(
+    store: Store,
+    exp: Experiment,
+    chosen: list[Entry],
+    arms: Sequence[str] | None,
+    latest: dict[str, Any],
+) -> tuple[Disagreement, ...]:
+    """The full views of the page's cases, read for those cases only."""
+    if not chosen:
+        return ()
+    loader = _Loader(store, exp)
+    positions = [e[0] for e in chosen]
+    cases, runs = loader.cases(positions), loader.runs(positions, arms)
+    return tuple(
+        Disagreement(
+            case=cases[p],
+            kinds=hits,
+            arms=concerned,
+            runs=tuple(runs.get(p, ())),
+            reviews=tuple(latest.get(cases[p].case_id, ())),
+        )
+        for p, _, hits, concerned in chosen
+    )

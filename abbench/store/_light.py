@@ -1,0 +1,288 @@
+"""Store methods that read an experiment's runs for metrics and the review listing without their numbers.
+
+`ResultsMixin.load_runs` reads every column of every run. At 600,000 runs the costly part is Python
+objects: a float per number, a string per answer. Metrics and the review listing look at each run's
+outcome, answer and a few yes/no questions (executed? a confidence given, below the threshold?
+evidence cited? skill read?); the numbers whose order matters to floating-point sums (cost, tokens,
+latency) are used by the usage figures only. So `LightMixin.load_run_flags` has SQLite write one
+character per run that packs the outcome, the state, the flags and a 0/1 score, and a second one
+that numbers the answer among the experiment's distinct answers; numpy unpacks both. The runs come
+in `load_runs`' order, so every figure computed from them is the same; `executed_usage` reads the
+usage numbers of one arm in that order.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from abbench.store._base import StoreBase
+from abbench.store._reads import in_asked_order, read_in_snapshot
+from abbench.store._results import (
+    _MISSING,
+    FAILED,
+    OUTCOME_SQL,
+    PASSED,
+    STATE_SQL,
+    CaseFields,
+    RunTable,
+    _empty_table,
+    _nan_missing,
+    _objects,
+    _plain_cursor,
+    _RunReader,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+
+MAX_ANSWER_CODES = 256
+"""Above this many distinct answers, `load_run_flags` reads the answers as text (free-text answers)."""
+
+_EMPTY_VALUES = ("", "[]")
+"""What an empty list column holds (`abbench.store._results`' ``_EMPTY_LIST``, as values)."""
+_INJECTED_VALUES = ("", "[]", '["SKILL.md"]')
+"""A ``files_read`` that is no reading (``_INJECTED_ONLY``, as values): SKILL.md alone is injected."""
+
+
+def _none_of(column: str, values: tuple[str, ...]) -> str:
+    """``column <> v1 AND column <> v2 ...``: for a value that is not NULL, what ``column NOT IN (...)``
+    says, in a third of the time per run (SQLite probes an ephemeral table for an IN list)."""
+    return " AND ".join(f"{column} <> '{v}'" for v in values)
+
+
+# Bits of a run's flags: executed (a latency recorded), a confidence given, below the threshold, cited
+# evidence, read a skill file, read a skill section; then the score (0: none, 1: 0.0, 2: 1.0, 3: other).
+_CODE_SQL = (
+    f"({OUTCOME_SQL}) + 8 * ({STATE_SQL}) + 64 * ((latency_ms IS NOT NULL) + 2 * (confidence IS NOT NULL) "
+    "+ 4 * IFNULL(confidence < ?, 0) "
+    f"+ 8 * (evidence_refs IS NOT NULL AND {_none_of('evidence_refs', _EMPTY_VALUES)}) "
+    f"+ 16 * (files_read IS NOT NULL AND {_none_of('files_read', _INJECTED_VALUES)}) "
+    f"+ 32 * (sections_read IS NOT NULL AND {_none_of('sections_read', _EMPTY_VALUES)})) "
+    "+ 4096 * (CASE WHEN score IS NULL THEN 0 WHEN score = 0 THEN 1 WHEN score = 1 THEN 2 ELSE 3 END)"
+)
+
+
+def _wide_codes(text: str | None) -> np.ndarray:
+    """One code per character of `text` (characters from SQLite's ``char(48 + code)``)."""
+    import numpy as np
+
+    return np.frombuffer((text or "").encode("utf-32-le"), dtype=np.uint32).astype(np.int64) - 48
+
+
+class LightMixin(StoreBase):
+    """Runs read as packed codes (no numbers), and the usage numbers apart; mixed into `Store`."""
+
+    if TYPE_CHECKING:
+
+        def _arm_ids(self, exp_id: int, arms: Sequence[str] | None) -> tuple[list[int], list[str]]: ...
+        def case_fields(
+            self, exp_id: int, case_idx: Sequence[int] | None = None, *, expected: bool = True
+        ) -> CaseFields: ...
+
+    def load_run_flags(
+        self, exp_id: int, *, arms: Sequence[str] | None = None, threshold: float = 0.5
+    ) -> RunTable:
+        """An experiment's runs as `load_runs` gives them, in the same order, without the numbers.
+
+        Every column is `load_runs`' except:
+
+        - ``confidence`` says only how the run's confidence compares with `threshold`: NaN when none
+          was given, -inf when below it, +inf otherwise (so ``confidence < threshold`` is the run's own);
+        - ``latency_ms`` is 0.0 for an executed run (NaN otherwise); ``cost`` and the token columns are
+          NaN: `executed_usage` reads them in this order.
+
+        Raises:
+            NotFoundError: no such experiment or arm.
+        """
+
+        arm_ids, names = self._arm_ids(exp_id, arms)
+        if not arm_ids:
+            return _empty_table(exp_id, tuple(names), False)
+        table = read_in_snapshot(
+            self.conn, lambda c: self._read_flags(c, exp_id, arm_ids, tuple(names), float(threshold))
+        )
+        if table is None:
+            return _empty_table(exp_id, tuple(names), False)
+        return in_asked_order(table, arm_ids)
+
+    def _read_flags(
+        self,
+        cursor: sqlite3.Cursor,
+        exp_id: int,
+        arm_ids: list[int],
+        names: tuple[str, ...],
+        threshold: float,
+    ) -> RunTable | None:
+        import numpy as np
+
+        reader = _RunReader(cursor, exp_id, arm_ids)
+        n, first_round, last_round = reader.count()
+        if not n:
+            return None
+        cases = self.case_fields(exp_id)
+        arm_id, case_idx, rnd = _keys(reader, n, cases, first_round, last_round)
+        by_id = sorted(arm_ids)
+        position = {a: i for i, a in enumerate(arm_ids)}
+        arm_index = np.asarray([position[a] for a in by_id], dtype=np.int64)[np.searchsorted(by_id, arm_id)]
+        select = f"FROM runs WHERE {reader.where} {reader.order}"
+        code, prediction = _codes_and_answers(cursor, select, reader.params, threshold, n)
+        outcome, state, flags, score_code = code & 7, (code >> 3) & 7, (code >> 6) & 63, code >> 12
+        score = np.array([np.nan, 0.0, 1.0, np.nan])[score_code]
+        if (score_code == 3).any():  # a judge's number: read the scores themselves
+            score = _nan_missing(
+                np.fromiter(
+                    (
+                        r[0]
+                        for r in cursor.execute(f"SELECT IFNULL(score, {_MISSING}) {select}", reader.params)
+                    ),
+                    dtype=float,
+                    count=n,
+                )
+            )
+        at = cases.positions(case_idx)
+        given, low = (flags & 2).astype(bool), (flags & 4).astype(bool)
+        nan = np.full(n, np.nan)
+        return RunTable(
+            experiment_id=exp_id,
+            arms=names,
+            run_id=np.full(n, -1, dtype=np.int64),
+            arm_index=arm_index,
+            arm_id=arm_id,
+            case_idx=case_idx,
+            case_id=cases.case_id[at],
+            round=rnd,
+            domain=cases.domain[at],
+            expected=cases.expected[at],
+            outcome=outcome,
+            state=state,
+            failure_type=reader.failure_types(n, arm_id, case_idx, rnd),
+            passed=np.where(outcome == PASSED, 1.0, np.where(outcome == FAILED, 0.0, np.nan)),
+            score=score,
+            prediction=prediction,
+            confidence=np.where(given, np.where(low, -np.inf, np.inf), np.nan),
+            cost=nan,
+            input_tokens=nan,
+            output_tokens=nan,
+            tokens=nan,
+            latency_ms=np.where(flags & 1, 0.0, np.nan),
+            evidence_cited=(flags & 8).astype(bool),
+            read_file=(flags & 16).astype(bool),
+            read_section=(flags & 32).astype(bool),
+            read_skill=(flags & 48).astype(bool),
+            text={},
+        )
+
+    def executed_usage(
+        self, exp_id: int, arm_id: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Cost, input tokens, output tokens and latency of an arm's executed runs (a latency recorded),
+        in `load_runs`' order (case, round); NaN where unknown. A column no run reported is not read."""
+        import numpy as np
+
+        where = "experiment_id=? AND arm_id=? AND latency_ms IS NOT NULL"
+        cursor = _plain_cursor(self.conn)
+        n, *known = cursor.execute(
+            f"SELECT count(*), count(cost), count(input_tokens), count(output_tokens) FROM runs WHERE {where}",
+            (exp_id, arm_id),
+        ).fetchone()
+        names = [c for c, k in zip(("cost", "input_tokens", "output_tokens"), known, strict=True) if k]
+        columns = [f"IFNULL({c}, {_MISSING})" for c in names] + ["latency_ms"]
+        rows = cursor.execute(
+            f"SELECT {', '.join(columns)} FROM runs WHERE {where} ORDER BY case_idx, round", (exp_id, arm_id)
+        )
+        if not names:  # latency alone (no run reported cost or tokens): plain floats convert faster
+            read, latency = {}, np.fromiter((r[0] for r in rows), dtype=float, count=n)
+        else:
+            values = np.fromiter(
+                rows, dtype=np.dtype([(f"f{i}", "f8") for i in range(len(columns))]), count=n
+            )
+            read = {name: _nan_missing(np.ascontiguousarray(values[f"f{i}"])) for i, name in enumerate(names)}
+            latency = np.ascontiguousarray(values[f"f{len(names)}"])
+        cost, tin, tout = (read.get(c, np.full(n, np.nan)) for c in ("cost", "input_tokens", "output_tokens"))
+        return cost, tin, tout, latency
+
+    def lowest_confidence(
+        self, exp_id: int, arm_ids: Sequence[int] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The case positions whose runs (of these arms) stated a confidence, in order, and the lowest
+        confidence stated for each."""
+        import numpy as np
+
+        where, params = "experiment_id=? AND confidence IS NOT NULL", [exp_id]
+        if arm_ids is not None:
+            where += " AND arm_id IN ({})".format(",".join("?" * len(arm_ids)))
+            params.extend(arm_ids)
+        rows = _plain_cursor(self.conn).execute(
+            f"SELECT case_idx, min(confidence) FROM runs WHERE {where} GROUP BY case_idx ORDER BY case_idx",
+            params,
+        )
+        found = np.fromiter(rows, dtype=np.dtype([("c", "i8"), ("v", "f8")]))
+        return np.ascontiguousarray(found["c"]), np.ascontiguousarray(found["v"])
+
+
+def _keys(
+    reader: _RunReader, n: int, cases: CaseFields, first_round: int, last_round: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Arm id, case position and round of every run (not read when every combination exists)."""
+    import numpy as np
+
+    rounds = last_round + 1
+    n_cases = cases.case_idx.size
+    if first_round == 0 and n == len(reader.arm_ids) * n_cases * rounds:
+        arm_id = np.repeat(np.asarray(reader.arm_ids, dtype=np.int64), n_cases * rounds)
+        case_idx = np.tile(np.repeat(cases.case_idx, rounds), len(reader.arm_ids))
+        rnd = np.tile(np.arange(rounds, dtype=np.int64), len(reader.arm_ids) * n_cases)
+        return arm_id, case_idx, rnd
+    rows = reader.conn.execute(
+        f"SELECT arm_id, case_idx, round FROM runs WHERE {reader.where} {reader.order}", reader.params
+    )
+    keys = np.fromiter(rows, dtype=np.dtype([("a", "i8"), ("c", "i8"), ("r", "i8")]), count=n)
+    arm_id, case_idx, rnd = (np.ascontiguousarray(keys[k]) for k in "acr")
+    return arm_id, case_idx, rnd
+
+
+def _distinct_answers(cursor: sqlite3.Cursor, select: str, params: tuple[Any, ...]) -> list[Any] | None:
+    """The distinct answers as stored and as text (`load_runs` reads them as text), None when there are
+    more than `MAX_ANSWER_CODES` of them."""
+    distinct = cursor.execute(
+        f"SELECT DISTINCT prediction, CAST(prediction AS TEXT) {select.split(' ORDER BY ')[0]} "
+        f"AND prediction IS NOT NULL LIMIT {MAX_ANSWER_CODES + 1}",
+        params,
+    ).fetchall()
+    return None if len(distinct) > MAX_ANSWER_CODES else distinct
+
+
+def _codes_and_answers(
+    cursor: sqlite3.Cursor, select: str, params: tuple[Any, ...], threshold: float, n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each run's packed code (`_CODE_SQL`) and its answer, in one pass over the runs: two characters a
+    run, its code and its answer numbered among the distinct answers. With more distinct answers than
+    `MAX_ANSWER_CODES`, the answers are read as text in a second pass."""
+    import numpy as np
+
+    distinct = _distinct_answers(cursor, select, params)
+    if not distinct:  # none, or too many to number
+        code = _wide_codes(
+            cursor.execute(
+                f"SELECT group_concat(char(48 + c), '') FROM (SELECT {_CODE_SQL} AS c {select})",
+                (threshold, *params),
+            ).fetchone()[0]
+        )
+        if distinct is None:
+            rows = cursor.execute(f"SELECT prediction {select}", params)
+            return code, _objects([None if r[0] is None else str(r[0]) for r in rows])
+        return code, np.full(n, None, dtype=object)
+    values = np.empty(len(distinct) + 1, dtype=object)
+    values[1:] = [text for _, text in distinct]
+    case = " ".join(f"WHEN ? THEN {i}" for i in range(1, len(distinct) + 1))
+    both = _wide_codes(
+        cursor.execute(
+            f"SELECT group_concat(char(48 + c, 48 + p), '') FROM (SELECT {_CODE_SQL} AS c, "
+            f"(CASE prediction {case} ELSE 0 END) AS p {select})",
+            (threshold, *[v for v, _ in distinct], *params),
+        ).fetchone()[0]
+    )
+    answers: np.ndarray = values[both[1::2]]
+    return np.ascontiguousarray(both[0::2]), answers
