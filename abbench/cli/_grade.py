@@ -196,9 +196,10 @@ def judge_report_cmd(ctx: Context, experiment: str, confidence: float, as_json: 
             click.echo("  no judge grades yet")
         for c in report.judge_costs:
             unknown = f" + {c.unknown_cost} calls without a price" if c.unknown_cost else ""
+            saved = f" (cache saved {_money(c.saved)})" if c.saved else ""
             click.echo(
                 f"  {c.grader:<20} {c.kind:<9} {c.grades:>6} grades {c.errors:>4} grading failed  "
-                f"{_money(c.cost)}{unknown}  tokens {c.input_tokens}/{c.output_tokens}  "
+                f"{_money(c.cost)}{unknown}{saved}  tokens {c.input_tokens}/{c.output_tokens}  "
                 f"{', '.join(c.models) or '-'}"
             )
         agent = report.agent

@@ -2,31 +2,36 @@
 
 from __future__ import annotations
 
-from abbench.llm._cache import (
-    CACHE_MODES,
-    CachedReply,
-    CallCache,
-    MemoryCache,
-    ResponseCache,
-    cache_endpoint,
-    cache_key,
-    check_cache_mode,
-    default_cache_mode,
-)
-from abbench.llm._client import DEFAULT_BASE_URL, ChatClient, expand_env, normalize_base_url, tool_spec
-from abbench.llm._failures import FAILURE_TYPES, FailureType, classify_failure, parse_retry_after
-from abbench.llm._pool import close_connections, shared_http_client
-from abbench.llm._prices import (
-    BUILTIN_PRICES,
-    BUILTIN_PRICES_AS_OF,
-    PRICES_ENV,
-    Price,
-    PriceTable,
-    load_prices,
-    price_table,
-    user_prices_path,
-)
-from abbench.llm._replies import ChatResponse, RetryPolicy, RetryRecord, ToolCall
+import typing
+
+from abbench import _lazy
+
+if typing.TYPE_CHECKING:
+    from abbench.llm._cache import (
+        CACHE_MODES,
+        CachedReply,
+        CallCache,
+        MemoryCache,
+        ResponseCache,
+        cache_endpoint,
+        cache_key,
+        check_cache_mode,
+        default_cache_mode,
+    )
+    from abbench.llm._client import DEFAULT_BASE_URL, ChatClient, expand_env, normalize_base_url, tool_spec
+    from abbench.llm._failures import FAILURE_TYPES, FailureType, classify_failure, parse_retry_after
+    from abbench.llm._pool import close_connections, shared_http_client
+    from abbench.llm._prices import (
+        BUILTIN_PRICES,
+        BUILTIN_PRICES_AS_OF,
+        PRICES_ENV,
+        Price,
+        PriceTable,
+        load_prices,
+        price_table,
+        user_prices_path,
+    )
+    from abbench.llm._replies import ChatResponse, RetryPolicy, RetryRecord, ToolCall
 
 __all__ = [
     "BUILTIN_PRICES",
@@ -62,3 +67,53 @@ __all__ = [
     "tool_spec",
     "user_prices_path",
 ]
+
+__getattr__, __dir__ = _lazy.exports(
+    __name__,
+    {
+        "abbench.llm._cache": (
+            "CACHE_MODES",
+            "CachedReply",
+            "CallCache",
+            "MemoryCache",
+            "ResponseCache",
+            "cache_endpoint",
+            "cache_key",
+            "check_cache_mode",
+            "default_cache_mode",
+        ),
+        "abbench.llm._client": (
+            "DEFAULT_BASE_URL",
+            "ChatClient",
+            "expand_env",
+            "normalize_base_url",
+            "tool_spec",
+        ),
+        "abbench.llm._failures": (
+            "FAILURE_TYPES",
+            "FailureType",
+            "classify_failure",
+            "parse_retry_after",
+        ),
+        "abbench.llm._pool": (
+            "close_connections",
+            "shared_http_client",
+        ),
+        "abbench.llm._prices": (
+            "BUILTIN_PRICES",
+            "BUILTIN_PRICES_AS_OF",
+            "PRICES_ENV",
+            "Price",
+            "PriceTable",
+            "load_prices",
+            "price_table",
+            "user_prices_path",
+        ),
+        "abbench.llm._replies": (
+            "ChatResponse",
+            "RetryPolicy",
+            "RetryRecord",
+            "ToolCall",
+        ),
+    },
+)

@@ -20,6 +20,11 @@ no figure and saves their cost. An agent sampled at a higher temperature (or the
 which is usually 1) is *measured* for its spread: serving a repeat from the cache would hide it, so it
 is cached only when the arm says ``cache: on`` (and even then per round, so rounds stay distinct).
 
+Two identical calls in flight at once (two arms whose judge prompts match, a pair whose answers are
+the same in both orders) are asked once: the second waits for the first and takes its reply from the
+cache (`asking_now`, `one_asking`), so what an experiment pays does not depend on which call happened
+to start first.
+
 Only replies that parsed as a chat completion are kept: an error, a 429 (until a retry succeeds), a
 stream cut in the middle never are. A streamed reply is kept as the completion it assembled to. The
 key hashes the endpoint and the body; the stored row holds the reply (with the key redacted, as every
@@ -28,9 +33,11 @@ text the client keeps), its usage and cost — never a request header, so never 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit, urlunsplit
@@ -82,12 +89,15 @@ def cache_endpoint(base_url: str) -> str:
     return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
 
 
-def cache_key(base_url: str, model: str, body: Mapping[str, Any], round: int) -> str:
+def cache_key(base_url: str, model: str, body: Mapping[str, Any], round: int, scope: str = "") -> str:
     """The cache key of one request: SHA-256 over the endpoint, the model, the canonical body (keys
-    sorted, transport fields dropped) and the round."""
+    sorted, transport fields dropped), the round and the scope (`CallCache.scope`; none: not in the key)."""
     request = {k: v for k, v in body.items() if k not in _TRANSPORT_FIELDS}
+    keyed: dict[str, Any] = {"endpoint": base_url.rstrip("/"), "model": model, "round": int(round)}
+    if scope:
+        keyed["scope"] = scope
     canonical = json.dumps(
-        {"endpoint": base_url.rstrip("/"), "model": model, "round": int(round), "body": request},
+        {**keyed, "body": request},
         sort_keys=True,
         ensure_ascii=False,
         separators=(",", ":"),
@@ -179,12 +189,47 @@ class CallCache:
         round: The run's round (part of every key).
         mode: One of `CACHE_MODES`; None leaves the choice to the caller's default
             (`default_cache_mode`).
+        scope: Part of every key when set: calls in different scopes never share a reply (a judge
+            scores each arm's runs in the arm's own scope, so arms stay apart).
     """
 
     cache: ResponseCache
     round: int = 0
     mode: str | None = None
+    scope: str = ""
 
     def resolved(self, default: str) -> str:
         """The mode in force: this one's, or `default` when it names none."""
         return self.mode or default
+
+
+# the calls being asked right now, by (cache, key): a twin waits for the first instead of asking again
+_ASKING: dict[tuple[int, str], asyncio.Future[None]] = {}
+
+
+def asking_now(cache: CallCache, key: str) -> asyncio.Future[None] | None:
+    """The call with `key` that this event loop is asking through `cache` right now (None: none is).
+
+    Await it (through `asyncio.shield`), then look in the cache: an answer that was kept is there; a
+    failed or unkept one is not, and the caller asks itself.
+    """
+    asking = _ASKING.get((id(cache.cache), key))
+    if asking is None or asking.done() or asking.get_loop() is not asyncio.get_running_loop():
+        return None
+    return asking
+
+
+@contextlib.contextmanager
+def one_asking(cache: CallCache, key: str) -> Iterator[None]:
+    """Mark the call with `key` as being asked through `cache` while the block runs (see `asking_now`)."""
+    slot = (id(cache.cache), key)
+    if slot in _ASKING:  # asked on another event loop: not shared
+        yield
+        return
+    asking: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    _ASKING[slot] = asking
+    try:
+        yield
+    finally:
+        del _ASKING[slot]
+        asking.set_result(None)

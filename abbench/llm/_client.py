@@ -10,6 +10,7 @@ server that echoes it is redacted.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
 import json
@@ -25,7 +26,15 @@ import httpx
 
 from abbench._text import clip, sentence
 from abbench.errors import AgentError, UsageError
-from abbench.llm._cache import CachedReply, CallCache, cache_endpoint, cache_key, default_cache_mode
+from abbench.llm._cache import (
+    CachedReply,
+    CallCache,
+    asking_now,
+    cache_endpoint,
+    cache_key,
+    default_cache_mode,
+    one_asking,
+)
 from abbench.llm._failures import (
     _ADVICE,
     _REFUSED,
@@ -475,16 +484,21 @@ class ChatClient:
         mode = cache.resolved(default_cache_mode(temperature)) if cache is not None else "off"
         key = None
         if cache is not None and mode != "off":
-            key = cache_key(self.base_url, self.model, build(as_asked=True), cache.round)
+            key = cache_key(self.base_url, self.model, build(as_asked=True), cache.round, cache.scope)
             kept = self._from_cache(cache, key, started) if mode in ("on", "read-only") else None
+            while kept is None and mode == "on" and (twin := asking_now(cache, key)) is not None:
+                await asyncio.shield(twin)  # the same call is being asked: take its reply
+                kept = self._from_cache(cache, key, started)
             if kept is not None:
                 return kept
-        response, retries = await self._request("POST", "/chat/completions", build, timeout_s, streaming)
-        result = await self._read_reply(response, retries, started, timeout_s, streaming)
-        if cache is not None and key is not None:
-            result = dataclasses.replace(result, cache_key=key)
-            if mode in ("on", "refresh"):
-                self._keep(cache, key, result)
+        shared = cache is not None and key is not None and mode == "on"
+        with one_asking(cache, key) if cache and key and shared else contextlib.nullcontext():
+            response, retries = await self._request("POST", "/chat/completions", build, timeout_s, streaming)
+            result = await self._read_reply(response, retries, started, timeout_s, streaming)
+            if cache is not None and key is not None:
+                result = dataclasses.replace(result, cache_key=key)
+                if mode in ("on", "refresh"):
+                    self._keep(cache, key, result)
         return result
 
     def _from_cache(self, cache: CallCache, key: str, started: float) -> ChatResponse | None:

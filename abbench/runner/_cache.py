@@ -19,7 +19,7 @@ from typing import Any
 
 from abbench.errors import UsageError
 from abbench.llm import CachedReply, CallCache, check_cache_mode
-from abbench.store import CacheEntry, CacheStats, Experiment, ExperimentSpec, Store, open_store
+from abbench.store import CacheEntry, CacheStats, Experiment, RunSettings, Store, open_store
 
 FRESH_LIMIT = 20_000
 """Replies kept in this pass that lookups answer from memory (older ones are read from the store)."""
@@ -149,24 +149,42 @@ class RunCaches:
     """
 
     def __init__(self, store: Store, experiment: Experiment, writer: Callable[[], Any]) -> None:
-        spec = experiment.spec
+        spec = experiment.settings
         self.response_cache = StoreResponseCache(store, writer)
         self.mode = check_cache_mode(spec.cache, "cache")
         self.arm_modes = {
             a.id: check_cache_mode(_arm_cache(spec, a.name), f"arms.{a.name}.cache") or self.mode
             for a in experiment.arms
         }
+        self._made: dict[tuple[int | str, int], CallCache] = {}
 
     def for_run(self, arm_id: int, round: int) -> CallCache:
-        """What one run's model calls go through (no mode: the adapter's default applies)."""
-        return CallCache(self.response_cache, round, self.arm_modes.get(arm_id))
+        """What one run's model calls go through (no mode: the adapter's default applies).
 
-    def for_judge(self, round: int) -> CallCache:
-        """What the judges' calls about a run of `round` go through (a judge's own `cache` wins)."""
-        return CallCache(self.response_cache, round, self.mode)
+        A `CallCache` is frozen: one per arm and round is made, and shared by its runs.
+        """
+        key = (arm_id, round)
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = CallCache(self.response_cache, round, self.arm_modes.get(arm_id))
+        return made
+
+    def for_judge(self, round: int, arm: str) -> CallCache:
+        """What the judges' calls about a run of `round` in the arm named `arm` go through (a judge's own
+        `cache` wins).
+
+        The arm's name is the scope (so a new experiment with the same arms finds the replies): two arms that answered alike are still judged apart, so each arm's
+        judge cost is its own and does not depend on which arm was judged first. A pairwise judge
+        asks in its first arm's scope, so a pair's two orders of identical answers are asked once.
+        """
+        key = (arm, round)
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = CallCache(self.response_cache, round, self.mode, scope=f"arm {arm}")
+        return made
 
 
-def _arm_cache(spec: ExperimentSpec, arm: str) -> str | None:
+def _arm_cache(spec: RunSettings, arm: str) -> str | None:
     own = spec.arms.get(arm)
     return own.cache if own is not None else None
 

@@ -128,13 +128,16 @@ def test_judge_report_shows_judge_cost_apart_and_bias(cli, experiment):
     report = json.loads(cli("judge-report", experiment.id, "--json").output)
     costs = {c["grader"]: c for c in report["judge_costs"]}
     assert costs["llm_judge"]["cost"] == pytest.approx(6 * 110 / 1e6)
-    assert costs["pairwise_judge"]["cost"] == pytest.approx(6 * 110 / 1e6)
+    # the arms answer c0 and c2 alike: those pairs are the same prompt in both orders, asked once
+    assert costs["pairwise_judge"]["cost"] == pytest.approx((6 - 2) * 110 / 1e6)
+    assert costs["pairwise_judge"]["saved"] == pytest.approx(2 * 110 / 1e6)
     assert report["agent_cost"] == pytest.approx(0.006) and report["batches"] == 1
     (bias,) = report["position_bias"]
     assert bias["first_win_rate"] == 1.0 and bias["flips"] == 3 and bias["verdicts"]["tie"] == 3
     text = cli("judge-report", experiment.id).output
     assert "first-slot win rate 1.00 [" in text and "both orders: 3 pairs, flip rate 1.00" in text
-    assert "judges $0.0013 · agents $0.0060 (6 executions" in text
+    assert "judges $0.0011 · agents $0.0060 (6 executions" in text
+    assert "$0.0004 (cache saved $0.0002)  tokens 400/20" in text
 
 
 def test_unknown_experiment_exits_2_in_a_real_process(tmp_path):

@@ -209,3 +209,49 @@ def test_an_unknown_mode_is_refused_with_the_choices():
         UsageError, match=r"arms\.a\.cache: 'sometimes' is not a cache mode; choose one of: on, off"
     ):
         check_cache_mode("sometimes", "arms.a.cache")
+
+
+class Held:
+    """A reply callable that holds every request until the test lets it go (the n-th gets `script[n]`)."""
+
+    def __init__(self, *script: Reply):
+        import threading
+
+        self.script = list(script)
+        self.arrived = threading.Semaphore(0)
+        self.release = threading.Event()
+
+    def __call__(self, request):
+        self.arrived.release()
+        self.release.wait(60)
+        return self.script[min(request.index, len(self.script) - 1)]
+
+
+async def _twins(c: ChatClient, memory: MemoryCache, held: Held):
+    first = asyncio.create_task(c.chat(HI, cache=CallCache(memory, mode="on"), temperature=0))
+    await asyncio.to_thread(held.arrived.acquire)  # the first call is at the server, held there
+    second = asyncio.create_task(c.chat(HI, cache=CallCache(memory, mode="on"), temperature=0))
+    await asyncio.sleep(0)  # the second has started: it waits for the first (or, without that, asks)
+    held.release.set()
+    return await asyncio.gather(first, second, return_exceptions=True)
+
+
+def test_two_identical_calls_in_flight_at_once_are_asked_once():
+    memory, held = MemoryCache(), Held(Reply.text("only once", usage=(100, 10)))
+    with ScriptedOpenAIServer(held) as server:
+        first, second = asyncio.run(_twins(client(server), memory, held))
+        assert len(server.chat_requests) == 1
+    assert (first.content, first.cached) == ("only once", False)
+    assert (second.content, second.cached) == ("only once", True)
+    assert (memory.hits, memory.saved) == (1, pytest.approx(first.cost))
+
+
+def test_a_twin_whose_first_call_failed_asks_itself():
+    memory = MemoryCache()
+    held = Held(Reply.error(400, "bad request"), Reply.text("second try", usage=(100, 10)))
+    with ScriptedOpenAIServer(held) as server:
+        first, second = asyncio.run(_twins(client(server, retry=RetryPolicy(max_retries=0)), memory, held))
+        assert len(server.chat_requests) == 2
+    assert isinstance(first, AgentError) and first.failure_type == "bad_request"
+    assert (second.content, second.cached) == ("second try", False)
+    assert memory.hits == 0 and len(memory.replies) == 1
