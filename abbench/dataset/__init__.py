@@ -5,55 +5,61 @@ Pure functions only: nothing here touches the store (``Store.import_dataset`` wr
 
 from __future__ import annotations
 
-from abbench.dataset._canonical import (
-    ContentHasher,
-    canonical_json,
-    case_line,
-    content_hash,
-    fingerprint,
-    generated_case_id,
-)
-from abbench.dataset._convert import (
-    Conversion,
-    ImportPlan,
-    Preview,
-    ProfileLike,
-    check_report,
-    convert_file,
-    default_name,
-    load_profile,
-    plan_import,
-    preview_import,
-)
-from abbench.dataset._csv import DELIMITERS, sniff_delimiter
-from abbench.dataset._formats import FORMATS, RowChunk, column_letter
-from abbench.dataset._info import Dataset, DatasetInfo, ProfileInfo
-from abbench.dataset._jsonpath import JsonPath, PathError, parse_path
-from abbench.dataset._kind import EXPECTED_KINDS, ExpectedKind, gold_kind, looks_like_labels
-from abbench.dataset._mapping import Converted, Mapper, MemoryIds, resolve_duplicates, unpack_source_row
-from abbench.dataset._match import ProfileMatch, ProfileMatches, match_profile, match_profiles
-from abbench.dataset._profile import SPECIAL_SOURCES, Lookup, MappingProfile, ReadSpec, Shape, Source
-from abbench.dataset._readers import (
-    CHUNK_SIZE,
-    Row,
-    Table,
-    ValueCounts,
-    check_data_file,
-    read_table,
-    sheet_names,
-)
-from abbench.dataset._recipes import RECIPES, Recipe, RowStream, get_recipe
-from abbench.dataset._suggest import SYNONYMS, Suggestion, suggest_mapping
-from abbench.dataset._text import Encoding, detect_encoding, label_key, normalize_text
-from abbench.dataset._validate import (
-    PROBLEM_HINTS,
-    PROBLEM_KINDS,
-    Problem,
-    ProblemKind,
-    ReportBuilder,
-    ValidationReport,
-    compact_locations,
-)
+import typing
+
+from abbench import _lazy
+
+if typing.TYPE_CHECKING:
+    from abbench.dataset._canonical import (
+        ContentHasher,
+        canonical_json,
+        case_line,
+        content_hash,
+        fingerprint,
+        generated_case_id,
+        unpack_source_row,
+    )
+    from abbench.dataset._convert import (
+        Conversion,
+        ImportPlan,
+        Preview,
+        ProfileLike,
+        check_report,
+        convert_file,
+        default_name,
+        load_profile,
+        plan_import,
+        preview_import,
+    )
+    from abbench.dataset._csv import DELIMITERS, sniff_delimiter
+    from abbench.dataset._formats import FORMATS, RowChunk, column_letter
+    from abbench.dataset._info import Dataset, DatasetInfo, ProfileInfo
+    from abbench.dataset._jsonpath import JsonPath, PathError, parse_path
+    from abbench.dataset._kind import EXPECTED_KINDS, ExpectedKind, gold_kind, looks_like_labels
+    from abbench.dataset._mapping import Converted, Mapper, MemoryIds, resolve_duplicates
+    from abbench.dataset._match import ProfileMatch, ProfileMatches, match_profile, match_profiles
+    from abbench.dataset._profile import SPECIAL_SOURCES, Lookup, MappingProfile, ReadSpec, Shape, Source
+    from abbench.dataset._readers import (
+        CHUNK_SIZE,
+        Row,
+        Table,
+        ValueCounts,
+        check_data_file,
+        read_table,
+        sheet_names,
+    )
+    from abbench.dataset._recipes import RECIPES, Recipe, RowStream, get_recipe
+    from abbench.dataset._suggest import SYNONYMS, Suggestion, suggest_mapping
+    from abbench.dataset._text import Encoding, detect_encoding, label_key, normalize_text
+    from abbench.dataset._validate import (
+        PROBLEM_HINTS,
+        PROBLEM_KINDS,
+        Problem,
+        ProblemKind,
+        ReportBuilder,
+        ValidationReport,
+        compact_locations,
+    )
 
 __all__ = [
     "CHUNK_SIZE",
@@ -128,3 +134,110 @@ __all__ = [
     "suggest_mapping",
     "unpack_source_row",
 ]
+
+__getattr__, __dir__ = _lazy.exports(
+    __name__,
+    {
+        "abbench.dataset._canonical": (
+            "ContentHasher",
+            "canonical_json",
+            "case_line",
+            "content_hash",
+            "fingerprint",
+            "generated_case_id",
+            "unpack_source_row",
+        ),
+        "abbench.dataset._convert": (
+            "Conversion",
+            "ImportPlan",
+            "Preview",
+            "ProfileLike",
+            "check_report",
+            "convert_file",
+            "default_name",
+            "load_profile",
+            "plan_import",
+            "preview_import",
+        ),
+        "abbench.dataset._csv": (
+            "DELIMITERS",
+            "sniff_delimiter",
+        ),
+        "abbench.dataset._formats": (
+            "FORMATS",
+            "RowChunk",
+            "column_letter",
+        ),
+        "abbench.dataset._info": (
+            "Dataset",
+            "DatasetInfo",
+            "ProfileInfo",
+        ),
+        "abbench.dataset._jsonpath": (
+            "JsonPath",
+            "PathError",
+            "parse_path",
+        ),
+        "abbench.dataset._kind": (
+            "EXPECTED_KINDS",
+            "ExpectedKind",
+            "gold_kind",
+            "looks_like_labels",
+        ),
+        "abbench.dataset._mapping": (
+            "Converted",
+            "Mapper",
+            "MemoryIds",
+            "resolve_duplicates",
+        ),
+        "abbench.dataset._match": (
+            "ProfileMatch",
+            "ProfileMatches",
+            "match_profile",
+            "match_profiles",
+        ),
+        "abbench.dataset._profile": (
+            "SPECIAL_SOURCES",
+            "Lookup",
+            "MappingProfile",
+            "ReadSpec",
+            "Shape",
+            "Source",
+        ),
+        "abbench.dataset._readers": (
+            "CHUNK_SIZE",
+            "Row",
+            "Table",
+            "ValueCounts",
+            "check_data_file",
+            "read_table",
+            "sheet_names",
+        ),
+        "abbench.dataset._recipes": (
+            "RECIPES",
+            "Recipe",
+            "RowStream",
+            "get_recipe",
+        ),
+        "abbench.dataset._suggest": (
+            "SYNONYMS",
+            "Suggestion",
+            "suggest_mapping",
+        ),
+        "abbench.dataset._text": (
+            "Encoding",
+            "detect_encoding",
+            "label_key",
+            "normalize_text",
+        ),
+        "abbench.dataset._validate": (
+            "PROBLEM_HINTS",
+            "PROBLEM_KINDS",
+            "Problem",
+            "ProblemKind",
+            "ReportBuilder",
+            "ValidationReport",
+            "compact_locations",
+        ),
+    },
+)

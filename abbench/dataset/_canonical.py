@@ -117,3 +117,10 @@ def generated_case_id(input: str, history_json: str | None = None, context_json:
         else f"{input}\x1e{history_json}\x1e{context_json}"
     )
     return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
+
+
+def unpack_source_row(stored: Any, columns: tuple[str, ...] | list[str] | None) -> Any:
+    """A stored source row as the user sees it: a table row's cells back under their column names."""
+    if columns is not None and isinstance(stored, list):
+        return dict(zip(columns, stored, strict=False))
+    return stored

@@ -226,7 +226,34 @@ def _columns(
     # trailing blank header cells are not columns (cells under them are still reported if filled).
     while first and not first[-1].strip():
         first = first[:-1]
+    if header_row is None and not two_rows:
+        _note_data_as_header(n, first, after, notes)
     return header_names(first, 0, notes), (n + 1 if two_rows else n)
+
+
+def _note_data_as_header(n: int, first: list[str], after: list[list[str]], notes: list[str]) -> None:
+    """Say so when the header row reads like data: two or more of its cells are numbers, or values that
+    recur in their own column below (a file without column names, e.g. GLUE's CoLA TSVs)."""
+    below = [{rec[i].strip() for rec in after if i < len(rec)} for i in range(len(first))]
+    datalike = [
+        cell.strip()
+        for i, cell in enumerate(first)
+        if cell.strip() and (_is_number(cell.strip()) or cell.strip() in below[i])
+    ]
+    if len(datalike) >= 2:
+        shown = ", ".join(repr(c) for c in datalike[:4])
+        notes.append(
+            f"line {n} reads like data, not column names ({shown} are values, as in the rows below): "
+            "if the file has no header row, use --header-row 0 (columns A, B, C …) so that row is a case too"
+        )
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _chunks(

@@ -173,18 +173,41 @@ def _first_line_is_json(text: str) -> bool:
 
 
 def _parts(path: Path, doc: Any) -> tuple[dict[str | None, list[Any]], dict[str, Any]]:
-    """The lists of rows (``None``: the document is the one list) and the document's other top values."""
+    """The lists of rows (``None``: the document is the one list) and the document's other top values.
+
+    An object whose values hold no list is searched below, as Rasa NLU's
+    ``{"rasa_nlu_data": {"common_examples": [...]}}`` is: each list found is a split named by its path.
+    """
     if isinstance(doc, list):
         return {None: doc}, {}
     if isinstance(doc, dict):
         parts: dict[str | None, list[Any]] = {k: v for k, v in doc.items() if isinstance(v, list)}
+        if parts:
+            return parts, {k: v for k, v in doc.items() if not isinstance(v, list)}
+        parts = dict(_nested_lists(doc, "", NESTED_DEPTH))
         if not parts:
             raise ImportFailed(
-                f"{path.name} is a JSON object without any list in it; expected an array of rows, "
-                "or an object whose values are lists of rows (named splits such as train/test)"
+                f"{path.name} is a JSON object without any list in it (searched {NESTED_DEPTH} levels "
+                "down); expected an array of rows, or an object whose values are lists of rows "
+                "(named splits such as train/test)"
             )
-        return parts, {k: v for k, v in doc.items() if not isinstance(v, list)}
+        return parts, {k: v for k, v in doc.items() if not isinstance(v, dict)}
     raise ImportFailed(f"{path.name} holds a single {type(doc).__name__}; expected an array of rows")
+
+
+NESTED_DEPTH = 4
+
+
+def _nested_lists(node: dict[str, Any], prefix: str, depth: int) -> Iterator[tuple[str, list[Any]]]:
+    """The lists inside an object's nested objects, named by their dotted path (``a.b``)."""
+    if depth <= 0:
+        return
+    for key, value in node.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, list):
+            yield name, value
+        elif isinstance(value, dict):
+            yield from _nested_lists(value, f"{name}.", depth - 1)
 
 
 def _chosen_splits(

@@ -18,7 +18,7 @@ from json.encoder import encode_basestring as _enc
 from operator import is_
 from typing import Any
 
-from abbench.dataset._canonical import canonical_json, generated_case_id
+from abbench.dataset._canonical import canonical_json, generated_case_id, unpack_source_row
 from abbench.dataset._formats import RowChunk
 from abbench.dataset._jsonpath import PathError
 from abbench.dataset._profile import MappingProfile, Source, SourceLike
@@ -503,13 +503,6 @@ def _skill_name(value: Any) -> Any:
     if not text:
         return None
     return NO_SKILL if text.casefold() == NO_SKILL else text
-
-
-def unpack_source_row(stored: Any, columns: tuple[str, ...] | list[str] | None) -> Any:
-    """A stored source row as the user sees it: a table row's cells back under their column names."""
-    if columns is not None and isinstance(stored, list):
-        return dict(zip(columns, stored, strict=False))
-    return stored
 
 
 def _line_template(fields: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:

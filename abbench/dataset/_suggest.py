@@ -228,6 +228,8 @@ def suggest_mapping(
     fields = proposal.fields()
     proposal.closing_notes(fields)
     spec: dict[str, Any] = {**base, "fields": fields}
+    if proposal.splits is not None:
+        spec["splits"] = proposal.splits
     defaults = _defaults(table, fields, proposal.values)
     if defaults:
         spec["defaults"] = defaults
@@ -265,6 +267,8 @@ class _Proposal:
         self.reasons: dict[str, str] = {}
         self.notes: list[str] = list(table.notes)
         self.used: set[str] = set()
+        self.splits: list[str] | None = None  # the splits to import, when not all of them
+        self.kept_keys: set[str] | None = None  # the keys their records have
 
     def take(self, fld: str, source: Any, reason: str, col: str | None = None) -> None:
         """Map `fld` to `source` (reading column `col`) for `reason`."""
@@ -381,13 +385,18 @@ class _Proposal:
         """The chosen fields, with the split and the columns left over kept as metadata."""
         table = self.table
         fields: dict[str, Any] = dict(self.chosen)
+        self.keep_splits()
         leftovers = [c for c in self.columns if c not in self.used and c not in _referenced(self.chosen)]
+        if self.kept_keys is not None:
+            leftovers = [c for c in leftovers if c in self.kept_keys]
         meta: dict[str, Any] = {}
-        if len(table.splits) > 1:
+        splits = self.splits or table.splits
+        if len(splits) > 1:
             meta["split"] = "$split"
-            sizes = ", ".join(f"{s} ({table.split_sizes.get(s, '?')})" for s in table.splits)
+            sizes = ", ".join(f"{s} ({table.split_sizes.get(s, '?')})" for s in splits)
+            chosen = "" if self.splits is None else " chosen"
             self.notes.append(
-                f"the file holds splits {sizes}; all are imported unless you choose (splits= / --split)"
+                f"the file holds{chosen} splits {sizes}; all are imported unless you choose (splits= / --split)"
             )
         if "metadata" not in fields and (leftovers or meta):
             if leftovers and table.tabular:
@@ -409,6 +418,24 @@ class _Proposal:
         if "case_id" not in fields:
             self.reasons["case_id"] = "(generated from the input: no id column found)"
         return fields
+
+    def keep_splits(self) -> None:
+        """Leave out the splits whose records have no input column (Rasa's ``regex_features`` beside
+        its ``common_examples``): importing them could only fail."""
+        col = self.chosen.get("input")
+        if len(self.table.splits) < 2 or not isinstance(col, str) or col not in self.columns:
+            return
+        keys = _split_keys(self.table)
+        kept = [s for s in self.table.splits if col in keys.get(s, ())]
+        if not kept or len(kept) == len(self.table.splits):
+            return
+        self.splits = kept
+        self.kept_keys = set().union(*(keys[s] for s in kept))
+        left = [s for s in self.table.splits if s not in kept]
+        sizes = ", ".join(f"{s} ({self.table.split_sizes.get(s, '?')})" for s in left)
+        self.notes.append(
+            f"left out the splits {sizes}: their records have no {col!r} (splits: in the profile)"
+        )
 
     def closing_notes(self, fields: dict[str, Any]) -> None:
         """What to try when the file may need a recipe or has no input."""
@@ -465,6 +492,20 @@ def _is_chunks(values: list[Any]) -> bool:
         isinstance(v, list) and v and all(isinstance(m, dict) and isinstance(m.get("text"), str) for m in v)
         for v in present
     )
+
+
+def _split_keys(table: Table) -> dict[str, set[str]]:
+    """The keys of each split's first `_SAMPLE_PER_SPLIT` records."""
+    keys: dict[str, set[str]] = {s: set() for s in table.splits}
+    looked: Counter[str | None] = Counter()
+    for chunk in table.chunks(1000):
+        if chunk.split is None or looked[chunk.split] >= _SAMPLE_PER_SPLIT:
+            continue
+        for r in chunk.rows[: _SAMPLE_PER_SPLIT - looked[chunk.split]]:
+            if isinstance(r := table.as_record(r), dict):
+                keys.setdefault(chunk.split, set()).update(map(str, r))
+        looked[chunk.split] += len(chunk.rows)
+    return keys
 
 
 def _columns(table: Table, rows: list[Any]) -> tuple[str, ...]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import pytest
 
@@ -190,6 +191,36 @@ def test_json_object_of_splits(write):
     assert [r.value[0] for r in only.rows()] == ["b", "c"]
     with pytest.raises(UsageError, match=r"no split 'dev'; its splits: train \(1\), test \(2\)"):
         read_table(path, splits=["dev"])
+
+
+def test_json_lists_nested_below_an_object_are_splits_named_by_path(write):
+    # Rasa NLU's layout (the ATIS trial): the rows sit two levels down, beside empty lists.
+    doc = {
+        "version": 2,
+        "rasa_nlu_data": {
+            "common_examples": [
+                {"text": "fly to denver", "intent": "flight"},
+                {"text": "fare?", "intent": "airfare"},
+            ],
+            "regex_features": [],
+            "meta": {"deep": [{"text": "x"}]},
+        },
+    }
+    path = write("rasa.json", json.dumps(doc))
+    table = read_table(path)
+    assert table.splits == (
+        "rasa_nlu_data.common_examples",
+        "rasa_nlu_data.regex_features",
+        "rasa_nlu_data.meta.deep",
+    )
+    assert table.document == {"version": 2}
+    only = read_table(path, splits=["rasa_nlu_data.common_examples"])
+    assert [(r.value["intent"], r.location) for r in only.rows()] == [
+        ("flight", "split rasa_nlu_data.common_examples #1"),
+        ("airfare", "split rasa_nlu_data.common_examples #2"),
+    ]
+    with pytest.raises(ImportFailed, match=r"without any list in it \(searched 4 levels"):
+        read_table(write("deep.json", json.dumps({"a": {"b": {"c": {"d": {"e": [1]}}}}})))
 
 
 def test_json_errors_have_line_and_column(write):

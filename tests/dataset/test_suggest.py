@@ -123,6 +123,26 @@ def test_known_layouts_get_their_recipe(write):
     assert triggers.profile.recipe == "skill-creator-triggers"
 
 
+def test_a_first_row_of_data_is_said_to_be_no_header_and_header_row_0_reads_it_as_a_case(write):
+    """GLUE's CoLA TSVs (and their translations, e.g. PLUE) have no header row: line 1 is a case whose
+    source code and label recur below. The suggestion says so instead of naming columns after it."""
+    rows = [
+        ("gj04", "1", "", "Os marinheiros cavalgaram a brisa."),
+        ("gj04", "0", "*", "A boneca soltou-se mecânica."),
+    ]
+    rows += [("ks08", str(i % 2), "", f"Frase número {i} sobre o tempo.") for i in range(8)]
+    path = write("cola.tsv", "".join("\t".join(r) + "\n" for r in rows))
+    notes = suggest_mapping(path).notes
+    said = [n for n in notes if "reads like data" in n]
+    assert said and "'gj04', '1'" in said[0] and "--header-row 0" in said[0], notes
+    headerless = suggest_mapping(path, header_row=0)
+    assert headerless.profile.fields["input"] == "D" and not any(
+        "reads like data" in n for n in headerless.notes
+    )
+    named = write("named.tsv", "source\tlabel\tmark\tsentence\n" + "".join("\t".join(r) + "\n" for r in rows))
+    assert not any("reads like data" in n for n in suggest_mapping(named).notes)
+
+
 def test_describe_lists_fields_and_notes(write):
     text = suggest_mapping(write("s.csv", "query,label\na,x\nb,y\n")).describe()
     assert "input" in text and "'query'" in text and "expected" in text
@@ -153,3 +173,33 @@ def test_value_counts_say_when_they_come_from_the_first_rows_only(write):
     assert "values in the 2,000 rows looked at: fast (1333), slow (667)" in long.reasons["expected"]
     short = suggest_mapping(write("short.csv", "query,label\n" + rows[: rows.index("question 30,")]))
     assert "values: fast (20), slow (10)" in short.reasons["expected"]
+
+
+def test_splits_whose_records_have_no_input_are_left_out(write, tmp_path):
+    """Rasa's JSON keeps regex features and synonyms beside the examples: only the examples are cases."""
+    import json
+
+    from abbench.store import import_dataset
+
+    examples = [
+        {"text": f"find me food {i}", "intent": "search" if i % 2 else "greet", "entities": []}
+        for i in range(6)
+    ]
+    data = {
+        "rasa_nlu_data": {
+            "regex_features": [{"name": "zipcode", "pattern": "[0-9]{5}"}],
+            "entity_synonyms": [{"value": "chinese", "synonyms": ["chines"]}],
+            "common_examples": examples,
+        }
+    }
+    path = write("nlu.json", json.dumps(data))
+    s = suggest_mapping(path)
+    assert s.profile.fields["input"] == "text" and s.profile.fields["expected"] == "intent"
+    assert s.profile.splits == ["rasa_nlu_data.common_examples"]
+    assert any(
+        "left out the splits rasa_nlu_data.regex_features (1), rasa_nlu_data.entity_synonyms (1)" in n
+        for n in s.notes
+    )
+    assert "pattern" not in str(s.profile.fields.get("metadata"))  # a left-out split's keys are not metadata
+    info = import_dataset(path, s.profile, name="nlu", store=tmp_path / "store")
+    assert info.n_cases == 6
