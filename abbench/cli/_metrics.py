@@ -108,6 +108,8 @@ def _print_arm(a: ArmMetrics, outcome: str, *, classes: bool, confusion: bool) -
     _print_runs(a.counts)
     if a.classes is not None:
         _print_classes(a.classes, full=classes)
+        if a.classes_note:
+            click.echo(f"  {'':<20}{a.classes_note}")
     elif a.classes_reason:
         click.echo(f"  {'classes':<20}n/a ({a.classes_reason})")
     _print_stability(a.stability)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from abbench._result import Result, plain
 from abbench.metrics._activation import (
     ACTIVATION_DEFINITIONS,
+    ACTIVATION_FIGURES,
     COMPARED,
     NO_SKILL,
     ActivationComparison,
@@ -58,6 +59,7 @@ from abbench.metrics._usage import LOW_CONFIDENCE, GroundingMetrics, UsageMetric
 
 __all__ = [
     "ACTIVATION_DEFINITIONS",
+    "ACTIVATION_FIGURES",
     "COMPARED",
     "DEFINITIONS",
     "LOW_CONFIDENCE",

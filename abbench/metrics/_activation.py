@@ -62,6 +62,16 @@ ACTIVATION_DEFINITIONS = """\
 """How each activation figure counts (for `abbench metrics` and the report)."""
 
 
+ACTIVATION_FIGURES: tuple[tuple[str, str], ...] = (
+    ("activation", "activation rate"),
+    ("recall", "recall"),
+    ("precision", "precision"),
+    ("false_activation", "false activation"),
+    ("wrong_skill", "wrong skill"),
+)
+"""The figures of an `ArmActivation` (attribute, then what every view calls it), in the order shown."""
+
+
 @dataclass(frozen=True)
 class ActivationRun(Result):
     """What activation analysis needs of one run: its case, its outcome and what the agent loaded.

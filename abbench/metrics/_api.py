@@ -137,6 +137,21 @@ class ArmMetrics(Result):
     grounding: GroundingMetrics
     judges: tuple[JudgeScore, ...]
 
+    @property
+    def classes_note(self) -> str | None:
+        """Why micro F1 and accuracy differ, when they do: F1 compares labels alone, while a run is right
+        only when every grader passes (a skill-read check, a judge). None when they agree."""
+        c = self.classes
+        if c is None or not c.n:
+            return None
+        gold = round(c.micro.f1 * c.n)
+        if gold == self.counts.passed:
+            return None
+        return (
+            f"F1 compares labels alone: {gold:,} of {c.n:,} graded runs have the gold label; "
+            f"{self.counts.passed:,} pass every grader, which accuracy counts"
+        )
+
 
 @dataclass(frozen=True)
 class GroupAccuracy(Result):
@@ -293,7 +308,9 @@ def experiment_metrics(
     store = open_store(store)
     exp = store.get_experiment(experiment)
     kind = resolve_outcome(store, exp.id, outcome)
-    table = store.load_runs(exp.id, arms=arms)
+    # The runs without their numbers (the same order and figures, a fraction of the objects), and each
+    # arm's usage numbers apart, in that order.
+    table = store.load_run_flags(exp.id, arms=arms, threshold=low_confidence)
     kinds = grader_kinds(store, exp.id)
     grades = store.grade_table(exp.id) if any(k != "rule" for k in kinds.values()) else []
     judge_cost = _judge_cost(store, exp.id) if grades else {}
@@ -309,7 +326,10 @@ def experiment_metrics(
     notes = [_stopping_note(exp)] if exp.spec.stopping is not None else []
     if kind == "score":
         notes.append("the graders give scores, not right/wrong verdicts: the mean score is the main figure")
-    arm_metrics, by_domain, by_round = _arms(ctx, table, case_pos, arm_objects, judge_cost, judges, spend)
+    numbers = {a.id: store.executed_usage(exp.id, a.id) for a in arm_objects}
+    arm_metrics, by_domain, by_round = _arms(
+        ctx, table, case_pos, arm_objects, judge_cost, judges, spend, numbers
+    )
     notes += [
         f"{a.arm}: {a.accuracy.reason}"
         for a in arm_metrics
@@ -343,8 +363,10 @@ def _arms(
     judge_cost: dict[int, float],
     judges: tuple[JudgeScore, ...],
     spend: dict[int, ArmSpend],
+    numbers: Mapping[int, tuple[np.ndarray, ...]],
 ) -> tuple[list[ArmMetrics], list[GroupAccuracy], list[GroupAccuracy]]:
-    """Each arm's figures, and the rows of the per-domain and per-round tables, arm by arm."""
+    """Each arm's figures, and the rows of the per-domain and per-round tables, arm by arm (`numbers`:
+    each arm's usage numbers, `abbench.store.Store.executed_usage`)."""
     arm_metrics: list[ArmMetrics] = []
     by_domain: list[GroupAccuracy] = []
     by_round: list[GroupAccuracy] = []
@@ -358,6 +380,7 @@ def _arms(
             judge_cost.get(arm.id, 0.0),
             tuple(j for j in judges if j.arm == arm.name),
             spend.get(arm.id),
+            numbers[arm.id],
         )
         arm_metrics.append(result)
         by_domain.extend(domain_rows)
@@ -476,10 +499,13 @@ def _arm(
     pos: np.ndarray,
     judge_cost: float,
     judges: tuple[JudgeScore, ...],
-    spend: ArmSpend | None = None,
+    spend: ArmSpend | None,
+    numbers: tuple[np.ndarray, ...],
 ) -> tuple[ArmMetrics, list[GroupAccuracy], list[GroupAccuracy]]:
-    """One arm's figures, and its rows of the per-domain and per-round tables."""
+    """One arm's figures, and its rows of the per-domain and per-round tables (`numbers`: cost, input and
+    output tokens and latency of its executed runs, in the runs' order)."""
     runs = _ArmRuns.of(t, pos, ctx.n_cases)
+    cost, input_tokens, output_tokens, latency_ms = numbers
     accuracy, strict = _accuracies(ctx, runs)
     report = None
     if ctx.classes is not None and runs.graded.any():
@@ -496,11 +522,11 @@ def _arm(
         classes_reason=ctx.classes_reason if report is None else None,
         stability=_stability(ctx, runs),
         usage=usage(
-            _executed(t),
-            t.cost,
-            t.input_tokens,
-            t.output_tokens,
-            t.latency_ms,
+            np.ones(latency_ms.size, dtype=bool),
+            cost,
+            input_tokens,
+            output_tokens,
+            latency_ms,
             None if ctx.kind == "score" else int(runs.k.sum()),
             judge_cost,
             spend,

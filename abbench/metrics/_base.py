@@ -256,7 +256,13 @@ def _clip(interval: Interval) -> Interval:
 
 
 def pd_isna(values: np.ndarray) -> np.ndarray:
-    """Which entries of an object array are None or NaN."""
-    return np.fromiter(
-        (v is None or (isinstance(v, float) and math.isnan(v)) for v in values), dtype=bool, count=len(values)
+    """Which entries of an object array are None or NaN (each distinct value looked at once)."""
+    import pandas as pd
+
+    codes, uniques = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=False)
+    missing = np.fromiter(
+        (v is None or (isinstance(v, float) and math.isnan(v)) for v in uniques),
+        dtype=bool,
+        count=len(uniques),
     )
+    return missing[codes] if codes.size else np.zeros(0, dtype=bool)

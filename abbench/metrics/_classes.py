@@ -137,7 +137,8 @@ class ClassReport(Result):
         labels: The classes of the set present in these runs, in the set's order.
         per_class: Class -> its precision, recall, F1 and support (the classes of `labels`).
         macro: Unweighted mean over `labels` and `outside`.
-        micro: Pooled over runs (equals accuracy: every prediction counts).
+        micro: Pooled over runs (the share of runs with the gold label: every prediction counts; accuracy
+            differs when other graders must pass too, see `ArmMetrics.classes_note`).
         weighted: Mean over classes weighted by support.
         confusion: The confusion matrix over `labels`, predictions outside them pooled in one column.
         n: Graded runs counted.

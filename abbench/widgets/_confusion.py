@@ -81,6 +81,8 @@ def classes_html(arm: ArmMetrics, *, by_support: bool = False) -> str:
         )
     if arm.classes.absent_note:
         parts.append(note(arm.classes.absent_note))
+    if arm.classes_note:
+        parts.append(note(arm.classes_note))
     return "".join(parts)
 
 
@@ -99,25 +101,38 @@ class ConfusionView(w.VBox):  # type: ignore[misc, unused-ignore]  # ipywidgets 
         self.figures: dict[str, Any] = {}
         self.classes_html = w.HTML()
         self.large = False
+        self._metrics: ExperimentMetrics | None = None
 
-    def show(self, metrics: ExperimentMetrics) -> dict[str, Any]:
-        """Show the experiment's matrices and per-class tables; returns `figures`."""
-        arms = [(a, a.classes) for a in metrics.arms if a.classes is not None]
-        self.large = any(len(classes.labels) > LARGE for _, classes in arms)
+    def show(self, metrics: ExperimentMetrics, *, draw: bool = True) -> dict[str, Any]:
+        """Show the experiment's per-class tables, and its matrices (``draw=False`` leaves the matrices
+        for `draw`: building plotly figures is what costs); returns `figures` (empty until drawn)."""
+        self._metrics = metrics
+        self.large = any(len(a.classes.labels) > LARGE for a in metrics.arms if a.classes is not None)
+        self.classes_html.value = "".join(classes_html(a, by_support=self.large) for a in metrics.arms)
+        self.figures = {}
+        self.children = [self.classes_html]
+        return self.draw() if draw else self.figures
+
+    def draw(self) -> dict[str, Any]:
+        """Draw the matrices of the experiment last shown (once); returns `figures`."""
+        metrics, self._metrics = self._metrics, None
+        if metrics is None:
+            return self.figures
         if not self.large:
             figure = confusion_figure(metrics.arms)
             out = w.Output()
             show_figure(out, figure)
             self.figures = {"confusion": figure}
-            self.classes_html.value = "".join(classes_html(a) for a in metrics.arms)
             self.children = [out, self.classes_html]
             return self.figures
         self.figures = {"confusion": None}
         children: list[w.Widget] = []
-        for arm, classes in arms:
-            cm = classes.confusion
+        for arm in metrics.arms:
+            if arm.classes is None:
+                continue
+            cm = arm.classes.confusion
             figure = large_matrix_figure(
-                cm, title=f"{arm.arm}: {len(cm.labels)} labels × {classes.n:,} graded runs"
+                cm, title=f"{arm.arm}: {len(cm.labels)} labels × {arm.classes.n:,} graded runs"
             )
             self.figures[f"confusion:{arm.arm}"] = figure
             out = w.Output()
@@ -139,6 +154,5 @@ class ConfusionView(w.VBox):  # type: ignore[misc, unused-ignore]  # ipywidgets 
                 ),
                 box,
             ]
-        self.classes_html.value = "".join(classes_html(a, by_support=True) for a in metrics.arms)
         self.children = [*children, self.classes_html]
         return self.figures

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from abbench.errors import UsageError
+from abbench.graders import GradeContext, read_skill
 from abbench.metrics import NO_DOMAIN, OTHER_LABEL, experiment_metrics
 from abbench.stats import repeated_se, wilson_interval
-from abbench.types import Case
+from abbench.types import AgentOutput, Case
 from tests.results import cases_of, make_experiment, one_round
 
 
@@ -214,10 +215,27 @@ def test_cost_latency_and_tokens(store):
 
 def test_grounding_evidence_confidence_and_skill_read(store):
     runs = [
-        [{"passed": True, "evidence": ["SKILL.md#Rules"], "files_read": ["SKILL.md"], "confidence": 0.9}],
+        [
+            {
+                "passed": True,
+                "evidence": ["SKILL.md#Rules"],
+                "files_read": ["SKILL.md", "refs/a.md"],
+                "confidence": 0.9,
+            }
+        ],
+        # SKILL.md alone is the injected prompt, not a read (as the read_skill grader holds): the ATIS trial
+        # showed "skill read 100%" beside a read_skill grade failing 22 of 1,786 runs.
         [{"passed": True, "evidence": [], "files_read": ["SKILL.md"], "confidence": 0.2}],
         [{"passed": False, "evidence": [], "files_read": [], "confidence": None}],
-        [{"passed": True, "evidence": ["SKILL.md#Rules"], "files_read": [], "confidence": 0.4}],
+        [
+            {
+                "passed": True,
+                "evidence": ["SKILL.md#Rules"],
+                "files_read": [],
+                "sections_read": ["SKILL.md#Rules"],
+                "confidence": 0.4,
+            }
+        ],
     ]
     snapshot = _snapshot(store)
     exp = make_experiment(
@@ -229,6 +247,17 @@ def test_grounding_evidence_confidence_and_skill_read(store):
     assert (g.low_confidence.k, g.low_confidence.n, g.confidence_missing) == (2, 3, 1)
     assert (g.skill_read.k, g.skill_read.n) == (2, 4)
     assert g.accuracy_when_read.value == 1.0 and g.accuracy_when_not_read.value == 0.5
+    # The same runs through the read_skill grader: the metric and the grader count the same reads.
+    skill = store.get_snapshot(snapshot)
+    grader = read_skill()
+    outputs = [
+        AgentOutput(
+            "x", files_read=tuple(r[0]["files_read"]), sections_read=tuple(r[0].get("sections_read", []))
+        )
+        for r in runs
+    ]
+    verdicts = [grader(GradeContext(cases_of(1)[0], o, skill=skill)).passed for o in outputs]  # type: ignore[union-attr]
+    assert verdicts.count(True) == g.skill_read.k
     none = m.arm("none").grounding
     assert none.no_evidence.value is None and "no skill" in none.no_evidence.reason
 

@@ -57,6 +57,8 @@ def confusion_section(metrics: ExperimentMetrics) -> list[Part]:
             )
         if classes.absent:
             parts.append(d.note_html(f"{a.arm}: {_absent_line(classes)}."))
+        if a.classes_note:
+            parts.append(d.note_html(f"{a.arm}: {a.classes_note}."))
     if not parts:
         return [
             d.note_html(
