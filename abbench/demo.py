@@ -9,9 +9,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from abbench import formatting as fm
 from abbench.compare import Comparison, compare_arms
 from abbench.dataset import DatasetInfo
 from abbench.errors import UsageError
@@ -255,8 +257,7 @@ def _activation(result: DemoResult, folder: Path, say: Callable[[str], None]) ->
         )
 
 
-def _points(value: float | None) -> str:
-    return f"{100 * value:+.1f} points" if value is not None else DASH
+_points = partial(fm.difference, word="points", missing=DASH, zero_sign=False)
 
 
 def _render_reports(result: DemoResult, folder: Path, out: Path, say: Callable[[str], None]) -> None:

@@ -118,19 +118,40 @@ def difference(
     word: str = "pts",
     precision: int = 3,
     missing: str = MISSING,
+    zero_sign: bool = True,
 ) -> str:
     """A signed difference in a comparison's unit: shares in percentage points (``+4.0 pts``; `word` names
-    them), scores with `precision` significant digits (``+0.12``)."""
+    them), scores with `precision` significant digits (``+0.12``). `zero_sign=False` shows a difference that
+    rounds to zero as ``+0.0``, never ``-0.0``."""
     if not is_number(value):
         return missing
     if unit == "points":
-        return f"{value * 100:+.{digits}f} {word}"
+        shown = (
+            round(value * 100, digits) + 0.0 if not zero_sign else value * 100
+        )  # + 0.0 turns -0.0 into 0.0
+        return f"{shown:+.{digits}f} {word}"
     return f"{value:+.{precision}g}"
 
 
 def points(value: Any, digits: int = 1, *, missing: str = MISSING) -> str:
     """A difference of shares in percentage points (``0.175`` → ``+17.5 pts``)."""
     return difference(value, "points", digits=digits, missing=missing)
+
+
+USAGE_NAMES = {"cost": "cost per run", "latency_ms": "latency", "tokens": "tokens per run"}
+"""What a comparison's usage metrics (`abbench.compare.USAGE_METRICS`) are called in every view."""
+
+
+def usage(
+    metric: str, value: Any, *, signed: bool = False, bare_zero: bool = False, missing: str = MISSING
+) -> str:
+    """A usage figure in its unit: ``cost`` in dollars, ``latency_ms`` as a duration, ``tokens`` whole and
+    grouped, anything else (``score``) with two decimals. `bare_zero`: see `ms`."""
+    if metric == "cost":
+        return money(value, signed=signed, missing=missing)
+    if metric == "latency_ms":
+        return ms(value, signed=signed, bare_zero=bare_zero, missing=missing)
+    return num(value, 0 if metric == "tokens" else 2, signed=signed, missing=missing)
 
 
 def interval(low: Any, high: Any, fmt: Callable[[Any], str] = pct, *, missing: str = MISSING) -> str:

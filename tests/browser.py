@@ -42,6 +42,11 @@ def require_chromium() -> Path:
     return CHROMIUM
 
 
+# Playwright's waits are on conditions (a page loaded, a figure drawn); their timeout only ends a test
+# that hangs, so it is long: a loaded CI machine took over 30 s (the default) to load a report from file.
+HANG_MS = 600_000
+
+
 @contextmanager
 def chromium() -> Iterator:
     """A headless Chromium (Playwright `Browser`) with a fresh profile, closed afterwards."""
@@ -78,6 +83,7 @@ def offline_page(browser, *, allow_hosts: tuple[str, ...] = (), viewport=None, *
     (and `allow_hosts` on 127.0.0.1). Every other request is aborted and recorded in ``network.blocked``;
     JavaScript errors land in `errors`."""
     context = browser.new_context(viewport=viewport or {"width": 1280, "height": 900}, **context_options)
+    context.set_default_timeout(HANG_MS)  # waits are on conditions; this only ends a hung test
     network = NetworkLog()
     errors: list[str] = []
 

@@ -161,7 +161,7 @@ def make_experiment(
                             f["confidence"] if f["executed"] else None,
                             json.dumps(f["evidence"]) if f["executed"] else None,
                             json.dumps(f["files_read"]) if f["executed"] else None,
-                            "[]" if f["executed"] else None,
+                            json.dumps(spec.get("sections_read", []) if isinstance(spec, dict) else []) if f["executed"] else None,
                             f["input_tokens"] if f["executed"] else None,
                             f["output_tokens"] if f["executed"] else None,
                             f["cost"], f["latency_ms"], f["passed"],

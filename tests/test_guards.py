@@ -16,7 +16,14 @@ from abbench.cli import cli
 
 from .conftest import REPO, subprocess_env
 
-VIEWS = {"abbench.cli", "abbench.widgets", "abbench.report", "abbench.demo"}
+VIEWS = {
+    "abbench.cli",
+    "abbench.widgets",
+    "abbench.report",
+    "abbench.demo",
+    "abbench.server",
+    "abbench.client",
+}
 # click is not here: httpx imports it for its own command line.
 FORBIDDEN_IN_CORE = (
     "ipywidgets",
@@ -28,6 +35,9 @@ FORBIDDEN_IN_CORE = (
     "abbench.cli",
     "abbench.widgets",
     "abbench.report",
+    "abbench.server",
+    "fastapi",
+    "uvicorn",
     "tqdm",
     "plotly",
 )
@@ -56,7 +66,7 @@ def _subpackages() -> list[str]:
 def test_public_names_match_all(module):
     mod = importlib.import_module(module)
     declared = set(getattr(mod, "__all__", ()))
-    public = {n for n in vars(mod) if not n.startswith("_") and n != "annotations"}
+    public = {n for n in dir(mod) if not n.startswith("_") and n != "annotations"}  # dir: lazy names too
     public -= {n for n in public if isinstance(getattr(mod, n), type(sys))}  # submodules
     assert declared == public, f"{module}: __all__ differs from its public names: {declared ^ public}"
     for name in declared:

@@ -2,37 +2,42 @@
 
 from __future__ import annotations
 
-from abbench.agents._answer import (
-    Answer,
-    answer_from_mapping,
-    canonical_refs,
-    check_output,
-    json_readings,
-    last_json_object,
-    load_object,
-    match_label,
-    parse_answer,
-    strip_thinking,
-)
-from abbench.agents._base import (
-    HIDDEN_FIELDS,
-    Agent,
-    AgentFactory,
-    Spending,
-    Task,
-    agent_case,
-    agent_names,
-    agent_task,
-    make_agent,
-    register_agent,
-)
-from abbench.agents._builtin import builtin, stand_in_note
-from abbench.agents._command import CommandAgent
-from abbench.agents._openai import SKILL_TOOLS, OpenAIAgent, SkillTools
-from abbench.agents._parameters import AgentParameter, agent_parameters
-from abbench.agents._prompt import Prompt, answer_schema, build_prompt, history_turns
-from abbench.agents._python import PythonAgent, load_callable
-from abbench.agents._rules import Rule, SkillRules, extract_rules
+import typing
+
+from abbench import _lazy
+
+if typing.TYPE_CHECKING:
+    from abbench.agents._answer import (
+        Answer,
+        answer_from_mapping,
+        canonical_refs,
+        check_output,
+        json_readings,
+        last_json_object,
+        load_object,
+        match_label,
+        parse_answer,
+        strip_thinking,
+    )
+    from abbench.agents._base import (
+        HIDDEN_FIELDS,
+        Agent,
+        AgentFactory,
+        Spending,
+        Task,
+        agent_case,
+        agent_names,
+        agent_task,
+        make_agent,
+        register_agent,
+    )
+    from abbench.agents._builtin import builtin, stand_in_note
+    from abbench.agents._command import CommandAgent
+    from abbench.agents._openai import SKILL_TOOLS, OpenAIAgent, SkillTools
+    from abbench.agents._parameters import AgentParameter, agent_parameters
+    from abbench.agents._prompt import Prompt, answer_schema, build_prompt, history_turns
+    from abbench.agents._python import PythonAgent, load_callable
+    from abbench.agents._rules import Rule, SkillRules, extract_rules
 
 __all__ = [
     "HIDDEN_FIELDS",
@@ -73,3 +78,62 @@ __all__ = [
     "stand_in_note",
     "strip_thinking",
 ]
+
+__getattr__, __dir__ = _lazy.exports(
+    __name__,
+    {
+        "abbench.agents._answer": (
+            "Answer",
+            "answer_from_mapping",
+            "canonical_refs",
+            "check_output",
+            "json_readings",
+            "last_json_object",
+            "load_object",
+            "match_label",
+            "parse_answer",
+            "strip_thinking",
+        ),
+        "abbench.agents._base": (
+            "HIDDEN_FIELDS",
+            "Agent",
+            "AgentFactory",
+            "Spending",
+            "Task",
+            "agent_case",
+            "agent_names",
+            "agent_task",
+            "make_agent",
+            "register_agent",
+        ),
+        "abbench.agents._builtin": (
+            "builtin",
+            "stand_in_note",
+        ),
+        "abbench.agents._command": ("CommandAgent",),
+        "abbench.agents._openai": (
+            "SKILL_TOOLS",
+            "OpenAIAgent",
+            "SkillTools",
+        ),
+        "abbench.agents._parameters": (
+            "AgentParameter",
+            "agent_parameters",
+        ),
+        "abbench.agents._prompt": (
+            "Prompt",
+            "answer_schema",
+            "build_prompt",
+            "history_turns",
+        ),
+        "abbench.agents._python": (
+            "PythonAgent",
+            "load_callable",
+        ),
+        "abbench.agents._rules": (
+            "Rule",
+            "SkillRules",
+            "extract_rules",
+        ),
+    },
+)

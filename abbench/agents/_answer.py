@@ -587,7 +587,8 @@ def _clean(o: AgentOutput) -> bool:
 
 
 def _all_text(value: Any) -> bool:
-    return type(value) is tuple and all(type(v) is str for v in value)
+    # most answers read no file: an empty tuple makes no generator
+    return type(value) is tuple and (not value or all(type(v) is str for v in value))
 
 
 def _texts_or_items(value: Any) -> list[Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -197,6 +198,14 @@ AgentFactory = Callable[..., Agent]
 """Builds an adapter from an arm's settings: ``factory(model=..., **params)``."""
 
 _REGISTRY: dict[str, AgentFactory] = {}
+_BUILTIN = {
+    "builtin": "abbench.agents._builtin",
+    "command": "abbench.agents._command",
+    "openai": "abbench.agents._openai",
+    "python": "abbench.agents._python",
+}
+"""The adapters abbench ships, by the module that registers each: imported when first asked for, so a
+run of `python` arms never loads the HTTP client behind `openai` (``abbench.agents`` loads lazily)."""
 
 
 def register_agent(name: str) -> Callable[[AgentFactory], AgentFactory]:
@@ -211,7 +220,7 @@ def register_agent(name: str) -> Callable[[AgentFactory], AgentFactory]:
 
 def agent_names() -> list[str]:
     """The names arms may use in ``agent:``."""
-    return sorted(_REGISTRY)
+    return sorted(set(_REGISTRY) | set(_BUILTIN))
 
 
 def make_agent(name: str, **settings: Any) -> Agent:
@@ -229,6 +238,8 @@ def agent_factory(name: str) -> AgentFactory:
     Raises:
         UsageError: no adapter has that name (the message lists the valid ones).
     """
+    if name not in _REGISTRY and name in _BUILTIN:
+        importlib.import_module(_BUILTIN[name])  # registers it
     try:
         return _REGISTRY[name]
     except KeyError:

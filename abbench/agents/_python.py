@@ -210,6 +210,9 @@ class PythonAgent:
     """
 
     name = "python"
+    inline = False
+    """Call a plain (not async) function in the calling thread instead of the shared thread pool: set by
+    a Dask worker, whose task thread is the call's own (no hop to a pool thread and back per run)."""
 
     def __init__(
         self,
@@ -237,6 +240,7 @@ class PythonAgent:
         self.model = model
         self.sees_gold = sees_gold
         self.params = params
+        self._async = _is_async(self.function)  # asked once: `inspect` costs more than a call
 
     def __repr__(self) -> str:
         return f"PythonAgent({self.ref!r})"
@@ -250,10 +254,12 @@ class PythonAgent:
         """
         seen = task if self.sees_gold else agent_task(task)
         try:
-            if _is_async(self.function):
+            if self._async:
                 started = time.perf_counter()
                 result = await self.function(seen)
                 elapsed = time.perf_counter() - started
+            elif self.inline:
+                result, elapsed = _timed(self.function, seen)
             else:
                 loop = asyncio.get_running_loop()
                 call = functools.partial(contextvars.copy_context().run, _timed, self.function, seen)

@@ -4,20 +4,8 @@ from __future__ import annotations
 
 from abbench.cli._app import cli
 
-# Each module registers its commands on `cli` when imported, in the order of the flow.
-from abbench.cli import _data  # noqa: F401  isort: skip
-from abbench.cli import _snapshot  # noqa: F401  isort: skip
-from abbench.cli import _run  # noqa: F401  isort: skip
-from abbench.cli import _spend  # noqa: F401  isort: skip
-from abbench.cli import _grade  # noqa: F401  isort: skip
-from abbench.cli import _plan  # noqa: F401  isort: skip
-from abbench.cli import _compare  # noqa: F401  isort: skip
-from abbench.cli import _metrics  # noqa: F401  isort: skip
-from abbench.cli import _gate  # noqa: F401  isort: skip
-from abbench.cli import _review  # noqa: F401  isort: skip
-from abbench.cli import _cache  # noqa: F401  isort: skip
-from abbench.cli import _report  # noqa: F401  isort: skip
-from abbench.cli import _demo  # noqa: F401  isort: skip
+# Each module registers its commands on `cli` when one of them is first used (abbench/cli/_commands.py
+# says which module defines which command): `abbench --help` imports none of them.
 
 
 def main() -> None:

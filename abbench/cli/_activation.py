@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 import click
 
+from abbench import formatting as fm
 from abbench.cli._analysis import _estimate, _pct
 
 if TYPE_CHECKING:
     from abbench.compare import TriggerHelp
     from abbench.metrics import ActivationComparison, ArmActivation, ExperimentActivation
-
-_FIGURES = (
-    ("activation", "activation rate"),
-    ("recall", "recall"),
-    ("precision", "precision"),
-    ("false_activation", "false activation"),
-    ("wrong_skill", "wrong skill"),
-)
 
 
 def print_activation(report: ExperimentActivation | None) -> None:
@@ -36,11 +30,13 @@ def print_activation(report: ExperimentActivation | None) -> None:
 
 
 def _print_arm(a: ArmActivation) -> None:
+    from abbench.metrics import ACTIVATION_FIGURES  # loads numpy: only when figures are printed
+
     if not a.offered:
         click.echo(f"  {a.arm}: not assessed ({a.reason})")
         return
     click.echo(f"  {a.arm}: offered {', '.join(a.skills_offered) or '(not yet known)'}")
-    for field, word in _FIGURES:
+    for field, word in ACTIVATION_FIGURES:
         est = getattr(a, field)
         counted = f"  ({est.n_cases} cases, {est.method})" if est.value is not None else ""
         click.echo(f"    {word:<18}{_estimate(est)}{counted}")
@@ -69,8 +65,7 @@ def comparison_line(c: ActivationComparison) -> str:
     )
 
 
-def _points(value: float | None) -> str:
-    return "n/a" if value is None else f"{round(value * 100, 1) + 0.0:+.1f} points"  # no "−0.0"
+_points = partial(fm.difference, word="points", missing="n/a", zero_sign=False)
 
 
 def print_trigger_help(t: TriggerHelp | None) -> None:

@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import _thread
 import contextlib
-import json
-import logging
+import importlib
 import os
 import signal
-import sqlite3
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from abbench import __version__
-from abbench._result import plain
+from abbench.cli._commands import COMMANDS
 from abbench.errors import AbbenchError
 
 if TYPE_CHECKING:
@@ -28,9 +26,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 class Context:
     """What every command receives: the store path (opened on first use) and output preferences."""
 
-    def __init__(self, store_path: str | None, verbose: int):
+    def __init__(self, store_path: str | None, verbose: int, server: str | None = None):
         self.store_path = store_path
         self.verbose = verbose
+        self.server = server
         self._store: Store | None = None
 
     @property
@@ -121,6 +120,8 @@ class Group(click.Group):
             sys.exit(1)
         except OSError as exc:
             # The machine, not abbench or its input: a full disk, a permission, a vanished folder.
+            import logging
+
             logging.getLogger("abbench").debug("stopped by an OS error", exc_info=True)
             where = f": {exc.filename}" if exc.filename else ""
             click.secho(
@@ -130,7 +131,14 @@ class Group(click.Group):
                 err=True,
             )
             sys.exit(2)
-        except sqlite3.OperationalError as exc:
+        except Exception as exc:
+            # sqlite3 is not imported for this: `--help` needs no database, and no database error
+            # happens before something imported sqlite3
+            sqlite = sys.modules.get("sqlite3")
+            if sqlite is None or not isinstance(exc, sqlite.OperationalError):
+                raise
+            import logging
+
             logging.getLogger("abbench").debug("stopped by a database error", exc_info=True)
             click.secho(
                 f"error: the store database failed: {exc}; check the store folder's permissions and the free "
@@ -140,8 +148,64 @@ class Group(click.Group):
             )
             sys.exit(2)
 
+    # -- commands load lazily: `--help` imports none of them, `abbench run` only the module of `run` ---
+
+    @property  # click's attribute, read through a property that loads them all
+    def commands(self) -> MutableMapping[str, click.Command]:
+        """Every command, each module that defines one imported (what introspection and tests see)."""
+        for module in dict.fromkeys(module for module, _ in COMMANDS.values()):
+            importlib.import_module(f"abbench.cli.{module}")
+        # in the order of the flow, whichever module was imported first
+        ordered = {name: self._commands[name] for name in COMMANDS if name in self._commands}
+        ordered.update(self._commands)
+        self._commands.clear()
+        self._commands.update(ordered)
+        return self._commands
+
+    @commands.setter
+    def commands(self, value: MutableMapping[str, click.Command]) -> None:
+        self._commands = value
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        """Register a command (its module calls this when imported)."""
+        name = name or cmd.name
+        if name is None:
+            raise TypeError("Command has no name.")
+        self._commands[name] = cmd
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command called `cmd_name`, its module imported on first use."""
+        if cmd_name not in self._commands and cmd_name in COMMANDS:
+            importlib.import_module(f"abbench.cli.{COMMANDS[cmd_name][0]}")
+        return self._commands.get(cmd_name)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """With ``--server``, the command of that name in the remote group (`abbench.cli._remote`)."""
+        if ctx.params.get("server") and args and args[0] in COMMANDS:
+            from abbench.cli._remote import remote
+
+            command = remote.commands.get(args[0])
+            if command is None:
+                raise click.UsageError(
+                    f"{args[0]!r} works on a local store only; with --server use one of: {', '.join(remote.commands)}"
+                )
+            return args[0], command, args[1:]
+        return super().resolve_command(ctx, args)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(self.commands)  # in the order they were registered: the order of the flow
+        return list(COMMANDS)  # the order of the flow
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The list of commands in ``--help``, from their first help paragraphs (no command imported)."""
+        limit = formatter.width - 6 - max(len(name) for name in COMMANDS)
+        rows = [
+            (name, click.Command(name, help=summary).get_short_help_str(limit))
+            for name, (_, summary) in COMMANDS.items()
+        ]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -152,19 +216,27 @@ class Group(click.Group):
     metavar="DIR",
     help="Store folder (default ./.abbench, or $ABBENCH_STORE).",
 )
+@click.option(
+    "--server",
+    envvar="ABBENCH_SERVER",
+    metavar="URL",
+    help="Work on an abbench server instead of a local store (key from $ABBENCH_KEY).",
+)
 @click.option("-v", "--verbose", count=True, help="Log more (-v info, -vv debug) to stderr.")
 @click.version_option(__version__, prog_name="abbench")
 @click.pass_context
-def cli(ctx: click.Context, store_path: str | None, verbose: int) -> None:
+def cli(ctx: click.Context, store_path: str | None, server: str | None, verbose: int) -> None:
     """abbench: A/B test agent skills, with statistics a sceptic accepts.
 
     \b
     The flow:  import → snapshot → run → compare → gate → review → report
     Exit codes: 0 success · 1 gate blocked or comparison refused · 2 usage or input error
     """
+    import logging  # here, not at the top: `--help` never configures logging
+
     level = logging.WARNING - 10 * min(verbose, 2)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    ctx.obj = Context(store_path, verbose)
+    ctx.obj = Context(store_path, verbose, server)
     ctx.call_on_close(ctx.obj.close)
 
 
@@ -173,10 +245,44 @@ def json_option(fn: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(fn)
 
 
+def read_options(fn: F) -> F:
+    """Add the import's read options (``--sheet`` ... ``--split``): the local and the remote `import` share them."""
+    options = [
+        click.option("--sheet", help="Excel sheet: name, or index from 0 (default: the first)."),
+        click.option(
+            "--header-row",
+            type=click.IntRange(min=0),
+            help="Row holding the column names, from 1; 0 for none.",
+        ),
+        click.option("--encoding", help="Text encoding, e.g. gb18030, gbk, utf-8-sig (default: detected)."),
+        click.option("--delimiter", help="CSV delimiter, e.g. ',' ';' or '\\t' (default: sniffed)."),
+        click.option(
+            "--format",
+            "file_format",
+            type=click.Choice(["csv", "xlsx", "jsonl", "json"]),
+            help="Read the file as this format (default: from its suffix).",
+        ),
+        click.option(
+            "--recipe",
+            help="Recipe for layouts that are not one row per case (see 'abbench profiles --recipes').",
+        ),
+        click.option(
+            "--split", "splits", multiple=True, metavar="S", help="JSON split to import (repeat for several)."
+        ),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
 def emit(as_json: bool, data: Any, human: Callable[[], None] | str | None = None) -> None:
     """Print `data` as JSON, or the human rendering (a string, or a function that echoes)."""
     if as_json or human is None:
         # plain(): NaN and inf as null (bare NaN is not JSON), numpy scalars as plain numbers
+        import json
+
+        from abbench._result import plain
+
         click.echo(json.dumps(plain(data), ensure_ascii=False, indent=2, default=str, allow_nan=False))
     elif callable(human):
         human()

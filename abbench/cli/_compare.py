@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -96,23 +96,14 @@ def _print_figures(c: Comparison) -> None:
         )
 
 
-def _usage_format(metric: str) -> Callable[..., str]:
-    """How a usage metric reads: dollars, milliseconds or whole tokens (``n/a`` when unknown)."""
-    if metric == "cost":
-        return partial(fm.money, missing=NA)
-    if metric == "latency_ms":
-        return partial(fm.ms, missing=NA)
-    return partial(fm.num, digits=0, missing=NA)
-
-
 def _print_usage(c: Comparison) -> None:
     """Cost, latency and tokens: mean (and median) of each arm and the difference."""
     for u in c.usage:
-        name = "latency" if u.metric == "latency_ms" else u.metric
+        name = fm.USAGE_NAMES.get(u.metric, u.metric)
         if u.difference is None:
             click.echo(f"{name:<18}n/a ({u.reason})")
             continue
-        f = _usage_format(u.metric)
+        f = partial(fm.usage, u.metric, missing=NA)
         rel = f" ({u.relative:+.1%})" if u.relative is not None else ""
         ci = (
             f" [{f(u.interval.low, signed=True)}, {f(u.interval.high, signed=True)}]"

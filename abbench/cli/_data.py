@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 import click
 
 from abbench._text import clip, fit
-from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
+from abbench.cli._app import Context, cli, emit, json_option, pass_ctx, read_options
 from abbench.errors import ImportFailed, UsageError
 
 if TYPE_CHECKING:
@@ -93,24 +93,7 @@ def _read_options(**given: Any) -> dict[str, Any]:
 )
 @click.option("--suggest", is_flag=True, help="Show the suggested mapping with its reasons; import nothing.")
 @click.option("--name", "-n", help="Dataset name (default: the file's stem).")
-@click.option("--sheet", help="Excel sheet: name, or index from 0 (default: the first).")
-@click.option(
-    "--header-row", type=click.IntRange(min=0), help="Row holding the column names, from 1; 0 for none."
-)
-@click.option("--encoding", help="Text encoding, e.g. gb18030, gbk, utf-8-sig (default: detected).")
-@click.option("--delimiter", help="CSV delimiter, e.g. ',' ';' or '\\t' (default: sniffed).")
-@click.option(
-    "--format",
-    "file_format",
-    type=click.Choice(["csv", "xlsx", "jsonl", "json"]),
-    help="Read the file as this format (default: from its suffix).",
-)
-@click.option(
-    "--recipe", help="Recipe for layouts that are not one row per case (see 'abbench profiles --recipes')."
-)
-@click.option(
-    "--split", "splits", multiple=True, metavar="S", help="JSON split to import (repeat for several)."
-)
+@read_options
 @click.option(
     "--skip-invalid", is_flag=True, help="Import the valid rows and keep the report, instead of refusing."
 )
@@ -265,10 +248,10 @@ def _suggest(
             list(suggestion.notes),
             suggestion.labels,
         )
-    fitting = _fitting_profile(ctx, file, options, splits)
     saved = None
     if save_profile:
         saved = ctx.store.save_profile(profile, name=save_profile)
+    fitting = _fitting_profile(ctx, file, options, splits)  # after saving: a new version is the latest
     data = {
         "profile": profile.spec(),
         "reasons": reasons,
@@ -330,14 +313,9 @@ def _source_text(source: Any) -> str:
     return f"{kind} {spec[kind]!r}" if kind != "unmapped" else "the other columns"
 
 
-def _echo_info(
-    info: DatasetInfo,
-    labels: dict[str | None, int] | None = None,
-    domains: dict[str | None, int] | None = None,
-    store: Store | None = None,
-) -> None:
-    opts = info.read_options
-    how = ", ".join(
+def read_text(opts: dict[str, Any]) -> str:
+    """How a file was read, as `import` and `datasets` say it: format, sheet, encoding, delimiter …"""
+    return ", ".join(
         str(x)
         for x in (
             opts.get("format"),
@@ -352,6 +330,15 @@ def _echo_info(
         )
         if x
     )
+
+
+def _echo_info(
+    info: DatasetInfo,
+    labels: dict[str | None, int] | None = None,
+    domains: dict[str | None, int] | None = None,
+    store: Store | None = None,
+) -> None:
+    how = read_text(info.read_options)
     click.echo(f"  mapping     {info.profile_ref}")
     if store is not None and info.profile_name:
         profile = store.get_profile(info.profile_name, info.profile_version)

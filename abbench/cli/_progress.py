@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -79,7 +78,10 @@ def progress_bar(quiet: bool) -> Iterator[ProgressBar]:
 
 
 def with_progress(quiet: bool, work: Callable[[list[Any]], T]) -> T:
-    """`work(observers)` with a progress bar among the observers (none drawn when `quiet`)."""
+    """`work(observers)` with a progress bar among the observers (none when `quiet`: the runner then
+    never builds a progress snapshot for nobody)."""
+    if quiet:
+        return work([])
     with progress_bar(quiet) as bar:
         return work([bar])
 
@@ -132,31 +134,27 @@ def print_summary(summary: RunSummary, handle: str | None = None) -> None:
     print_budget(summary.pause_reason, summary.notes, handle or f"#{summary.experiment_id}")
 
 
-def print_failures(ctx: Context, exp_id: int) -> None:
+def print_failures(ctx: Context, exp_id: int, limit: int = 10) -> None:
     """Execution and grading failures by kind, with one error of each kind and what to do.
 
     The store's state ``fail`` holds wrong answers and runs that never got one alike; a new user
-    needs to be told that these are errors, not wrong answers, and which.
+    needs to be told that these are errors, not wrong answers, and which. The store summarises the
+    failed runs alone (the runs that got a verdict are not read); past `limit` kinds, "and N more".
     """
-    failed = [
-        r for r in ctx.store.runs(exp_id, states=[RunState.FAIL]) if r.execution_failed or r.grading_failed
-    ]
-    if not failed:
+    failures = ctx.store.failures(exp_id, limit=limit)
+    if not failures.total:
         return
-    kinds: dict[tuple[str, str], list[Any]] = {}
-    for r in failed:
-        kind = "execution" if r.execution_failed else "grading"
-        kinds.setdefault((kind, r.failure_type or "grading_error"), []).append(r)
-    click.echo(f"failures: {len(failed):,} run(s) got no verdict (errors, not wrong answers):")
-    for (kind, ftype), runs in sorted(kinds.items(), key=lambda kv: -len(kv[1])):
-        arms = ", ".join(f"{a} {n:,}" for a, n in Counter(r.arm for r in runs).items())
-        first = runs[0]
-        error = " ".join(str(first.error or "").split())
-        click.echo(f"  {kind} {ftype}: {len(runs):,} ({arms})")
+    click.echo(f"failures: {failures.total:,} run(s) got no verdict (errors, not wrong answers):")
+    for k in failures.kinds:
+        arms = ", ".join(f"{a} {n:,}" for a, n in k.arms)
+        error = " ".join(str(k.error or "").split())
+        click.echo(f"  {k.kind} {k.failure_type}: {k.runs:,} ({arms})")
         if error:
-            click.echo(f"    e.g. case {first.case_id}: {error[:240]}{'…' if len(error) > 240 else ''}")
+            click.echo(f"    e.g. case {k.case_id}: {error[:240]}{'…' if len(error) > 240 else ''}")
+    if failures.more_kinds:
+        click.echo(f"  and {failures.more_kinds:,} more kind(s): {failures.more_runs:,} run(s)")
     handle = ctx.store.experiment_handle(ctx.store.get_experiment(exp_id))
-    if any(k == "execution" for k, _ in kinds):
+    if failures.execution:
         click.echo(f"  re-run them: abbench retry {handle} --failed")
-    if any(k == "grading" for k, _ in kinds):
+    if failures.grading:
         click.echo(f"  re-grade them: abbench regrade {handle} --failed")

@@ -29,10 +29,11 @@ def _parse_params(pairs: tuple[str, ...]) -> dict[str, Any]:
 
 
 def _experiment_or_file(ctx: Context, ref: str, reuse: bool) -> Experiment:
-    from abbench.runner import create_experiment
-
     path = Path(ref)
     if path.suffix.lower() in (".yaml", ".yml", ".json") and path.is_file():
+        # imported here: a stored experiment runs without the definition models (and pydantic)
+        from abbench.runner import create_experiment
+
         return create_experiment(path, store=ctx.store, reuse=reuse)
     return ctx.store.get_experiment(ref)
 
@@ -149,6 +150,20 @@ def _experiment_line(exp: Experiment, p: Progress, indent: str = "") -> str:
 @click.option("--reuse", is_flag=True, help="With a definition file: continue the experiment if it exists.")
 @click.option("--concurrency", type=int, help="Runs in flight at once (overrides the definition).")
 @click.option("--as", "started_by", metavar="NAME", help="Who is running it (default: the OS user).")
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "dask"]),
+    help="Where the agents run: this process (local) or tasks on a Dask cluster (default: the definition's).",
+)
+@click.option(
+    "--scheduler", metavar="ADDRESS", help="A running Dask scheduler (tcp://HOST:8786); implies dask."
+)
+@click.option(
+    "--dask-local",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Start a LocalCluster of N worker processes.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @json_option
 @pass_ctx
@@ -158,6 +173,9 @@ def run_cmd(
     reuse: bool,
     concurrency: int | None,
     started_by: str | None,
+    executor: str | None,
+    scheduler: str | None,
+    dask_local: int | None,
     quiet: bool,
     as_json: bool,
 ) -> None:
@@ -170,6 +188,11 @@ def run_cmd(
     Examples:
       abbench run data/demo/experiment.yaml
       abbench run routing-v2 --concurrency 16
+      abbench run routing-v2 --dask-local 4
+      abbench run routing-v2 --executor dask --scheduler tcp://10.0.0.5:8786
+
+    With Dask, each run's agent call is a task on the cluster; this process still writes the store,
+    grades and shows progress (docs/running.md, "Running on a Dask cluster").
     """
     from abbench.runner import run_experiment
 
@@ -177,9 +200,10 @@ def run_cmd(
     summary = with_progress(
         quiet or as_json,
         lambda observers: run_experiment(
-            exp.id, store=ctx.store, observers=observers, concurrency=concurrency, started_by=started_by
+            exp.id, store=ctx.store, observers=observers, concurrency=concurrency, started_by=started_by,
+            executor=executor, scheduler=scheduler, dask_local=dask_local,
         ),
-    )
+    )  # fmt: skip
 
     def human() -> None:
         print_summary(summary, ctx.store.experiment_handle(exp))
@@ -206,11 +230,30 @@ def status_cmd(ctx: Context, experiment: str, as_json: bool) -> None:
         for arm in p.arms:
             states = ", ".join(f"{outcome_word(k)} {v}" for k, v in arm.outcomes().items() if v)
             click.echo(f"  {arm.arm:<14} {states}")
-        handle = ctx.store.experiment_handle(ctx.store.get_experiment(p.experiment_id))
+        exp = ctx.store.get_experiment(p.experiment_id)
+        click.echo(_where_line(exp))
+        handle = ctx.store.experiment_handle(exp)
         print_budget(p.pause_reason, p.notes, handle)
         print_failures(ctx, p.experiment_id)
 
-    emit(as_json, p.as_dict(), human)
+    executor = ctx.store.get_experiment(p.experiment_id).executor if as_json else None
+    emit(as_json, {**p.as_dict(), "executor": executor}, human)
+
+
+def _where_line(exp: Experiment) -> str:
+    """Where the experiment's agents run (or last ran): this machine, or a Dask cluster with its dashboard."""
+    where = exp.executor
+    running = exp.runner_alive and exp.status in (ExperimentStatus.RUNNING, ExperimentStatus.PAUSED)
+    verb = "executing" if running else "last executed"
+    host = f" (runner on {exp.runner_host}, pid {exp.runner_pid})" if running and exp.runner_host else ""
+    if not where or where.get("executor") != "dask":
+        if running or exp.runner_host:
+            return f"  {verb} locally{host}"
+        return f"  executes {'on Dask' if exp.spec.executor == 'dask' else 'locally'} when run (not started)"
+    cluster = f"a LocalCluster at {where.get('scheduler')}" if where.get("local") else where.get("scheduler")
+    workers = where.get("workers") or 0
+    dashboard = f", dashboard {where['dashboard']}" if where.get("dashboard") else ""
+    return f"  {verb} on Dask: {cluster}, {workers} worker{'s' if workers != 1 else ''}{dashboard}{host}"
 
 
 def _control(command: str, doc: str) -> click.Command:

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from abbench.compare._model import DomainComparison, MetricDifference
+from abbench.metrics import NO_DOMAIN
 from abbench.stats import (
     StatsWarning,
     holm_correction,
@@ -122,7 +123,7 @@ def _domains(
     confidence: float,
     alpha: float,
 ) -> tuple[DomainComparison, ...]:
-    if not domains:
+    if not domains or set(domains) == {NO_DOMAIN}:  # no case has a domain: nothing to break down
         return ()
     import pandas as pd
 

@@ -166,6 +166,10 @@ def text_changes(
         label_map: The dataset's label map (answers compare as `label_match` compares them).
         same_rounds: Whether both arms ran the same rounds (then only differing cases are read).
     """
+    if not (store.arm_gives_text(exp_a, arm_a) or store.arm_gives_text(exp_b, arm_b)):
+        # No reason anywhere (every normalised reason is "", which both arms share) and no reference
+        # cited: nothing can have changed, whatever the answers did. Label-only agents are read no further.
+        return TextChanges((), (), len(cases))
     candidates = candidate_cases(store, exp_a, arm_a, exp_b, arm_b, same_rounds)
     if candidates is not None:
         candidates = sorted(c for c in candidates if c in cases)

@@ -14,7 +14,15 @@ gate exits 0 with ``--allow-inconclusive``), 2 on a usage error. An experiment w
 
 from __future__ import annotations
 
-from abbench.gate._api import OUTCOMES, STATUSES, GateResult, RuleOutcome, decision_pair, evaluate_gate
+from abbench.gate._api import (
+    OUTCOMES,
+    STATUSES,
+    GateResult,
+    Measured,
+    RuleOutcome,
+    decision_pair,
+    evaluate_gate,
+)
 from abbench.gate._arm_metrics import ARM_METRICS
 from abbench.gate._comparison_metrics import COMPARISON_METRICS, DECISION_METRICS
 from abbench.gate._coverage import ArmCoverage, Coverage, coverage
@@ -60,6 +68,7 @@ __all__ = [
     "GateResult",
     "GateRule",
     "GateSpec",
+    "Measured",
     "MetricDef",
     "MetricRef",
     "RuleOutcome",

@@ -6,7 +6,7 @@ import difflib
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +88,8 @@ class GateResult(Result):
         votes: The per-case votes when the experiment's ``decision:`` says ``policy: votes``.
         stopped: Where the experiment's stopping rule stopped it (``decided after 120 of 500 cases:
             better …``); its intervals and p-values are then the anytime-valid ones. None otherwise.
+        comparison: The comparison the gate decided on (None for one arm), for views that show more of it
+            than the gate's figures (not exported: `abbench compare --json` has it).
     """
 
     experiment: str
@@ -105,6 +107,7 @@ class GateResult(Result):
     verdict_outcome: str | None = None
     votes: Any = None
     stopped: str | None = None
+    comparison: Comparison | None = field(default=None, repr=False, compare=False, metadata={"export": False})
 
     @property
     def passed(self) -> bool:
@@ -325,6 +328,7 @@ def evaluate_gate(
     confidence: float = 0.95,
     alpha: float = 0.05,
     power: float = 0.8,
+    measured: Measured | None = None,
 ) -> GateResult:
     """Decide whether an experiment's candidate arm passes its gate.
 
@@ -353,6 +357,7 @@ def evaluate_gate(
         confidence: Coverage of the intervals.
         alpha: Significance level.
         power: Power for the minimum detectable effect.
+        measured: Figures the caller has (`Measured`), each used only when of this pair and options.
 
     Raises:
         PairNotNamed: three or more arms and no pair named anywhere (the message lists the arms and the
@@ -370,7 +375,7 @@ def evaluate_gate(
     pair, a_name, b_name, pair_notes = _resolve(exp, gate, arms, base)  # refused before anything is measured
     notes = list(pair_notes)
     options = CompareOptions(cluster=cluster, confidence=confidence, alpha=alpha, power=power)
-    m = _measure(store, exp, base, a_name, b_name, options, notes, gate.rules)
+    m = _measure(store, exp, base, a_name, b_name, options, notes, gate.rules, measured or Measured())
     comparison = m.comparison
     _check_params(gate.rules, exp, store, [x for x in (m.metrics_a, m.metrics_b) if x is not None])
     covered = _covered(gate, m, b_name, _stopped(exp, base).get("skipped"))
@@ -379,7 +384,6 @@ def evaluate_gate(
     return GateResult(
         experiment=exp.name,
         experiment_id=exp.id,
-        a=comparison.a if comparison is not None else None,
         b=comparison.b if comparison is not None else _one_side(exp, b_name),
         pair=pair,
         source=gate.source,
@@ -387,12 +391,62 @@ def evaluate_gate(
         coverage=covered,
         rules=outcomes,
         decision=decision,
-        verdict=comparison.verdict.text if comparison is not None else None,
         notes=tuple(notes) + (comparison.notes if comparison is not None else ()),
-        verdict_outcome=comparison.verdict.outcome_text if comparison is not None else None,
         votes=decision.votes,
         stopped=_stopped(exp, base).get("text"),
+        **_from_comparison(comparison),
     )
+
+
+def _from_comparison(c: Comparison | None) -> dict[str, Any]:
+    """What a `GateResult` takes from the comparison it decided on (nothing for one arm)."""
+    if c is None:
+        return {"a": None, "verdict": None, "verdict_outcome": None, "comparison": None}
+    return {"a": c.a, "verdict": c.verdict.text, "verdict_outcome": c.verdict.outcome_text, "comparison": c}
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Figures a caller of `evaluate_gate` already has, so the gate does not measure them again.
+
+    Attributes:
+        metrics: `experiment_metrics` of the gated experiment.
+        base_metrics: Of the baseline experiment (with ``vs``).
+        comparison: The pair's comparison (`compare_arms`, or `compare_experiments` with ``vs``).
+    """
+
+    metrics: ExperimentMetrics | None = None
+    base_metrics: ExperimentMetrics | None = None
+    comparison: Comparison | None = None
+
+    def metrics_of(
+        self, exp: Experiment, given: ExperimentMetrics | None, options: CompareOptions, store: Store
+    ) -> ExperimentMetrics:
+        """`given` when it is `exp`'s, measured with these options; else `exp`'s metrics measured now."""
+        if (
+            given is not None
+            and given.experiment_id == exp.id
+            and given.cluster == options.cluster
+            and given.confidence == options.confidence
+        ):
+            return given
+        return experiment_metrics(exp, store=store, cluster=options.cluster, confidence=options.confidence)
+
+    def comparison_of(
+        self, a: Experiment, a_name: str, b: Experiment, b_name: str, options: CompareOptions
+    ) -> Comparison | None:
+        """The given comparison when it is of this pair, with these options; else None."""
+        c = self.comparison
+        if c is None or (c.a.experiment_id, c.a.arm, c.b.experiment_id, c.b.arm) != (
+            a.id,
+            a_name,
+            b.id,
+            b_name,
+        ):
+            return None
+        if (c.confidence, c.alpha, c.power) != (options.confidence, options.alpha, options.power):
+            return None
+        return c if (c.clustered is not None) == (options.cluster is not None) else None
 
 
 @dataclass(frozen=True)
@@ -416,19 +470,22 @@ def _measure(
     options: CompareOptions,
     notes: list[str],
     rules: Sequence[GateRule] = (),
+    given: Measured = Measured(),
 ) -> _Measured:
     """Compare candidate `b_name` with the baseline (an arm of `exp`, or of `base`) and measure both (with
-    people's corrected accuracy when a rule asks for it)."""
+    people's corrected accuracy when a rule asks for it), reusing what `given` holds of them."""
     comparison: Comparison | None = None
-    metrics_b = experiment_metrics(exp, store=store, cluster=options.cluster, confidence=options.confidence)
+    metrics_b = given.metrics_of(exp, given.metrics, options, store)
     metrics_a: ExperimentMetrics | None
     if base is not None:
-        comparison = compare_experiments(base, exp, arm_a=a_name, arm_b=b_name, store=store, options=options)
-        metrics_a = experiment_metrics(
-            base, store=store, cluster=options.cluster, confidence=options.confidence
+        comparison = given.comparison_of(base, a_name or "", exp, b_name, options) or compare_experiments(
+            base, exp, arm_a=a_name, arm_b=b_name, store=store, options=options
         )
+        metrics_a = given.metrics_of(base, given.base_metrics, options, store)
     elif a_name is not None:
-        comparison = compare_arms(exp, a_name, b_name, store=store, options=options)
+        comparison = given.comparison_of(exp, a_name, exp, b_name, options) or compare_arms(
+            exp, a_name, b_name, store=store, options=options
+        )
         metrics_a = metrics_b
     else:
         metrics_a = None

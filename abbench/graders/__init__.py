@@ -12,50 +12,61 @@ Every factory here is registered by name, so an experiment definition can say::
 
 from __future__ import annotations
 
-from abbench.graders._anonymise import DEFAULT_IDENTITIES, Anonymised, Anonymiser, context_terms
-from abbench.graders._base import (
-    KINDS,
-    FunctionGrader,
-    GradeContext,
-    Grader,
-    GradeResult,
-    PairContext,
-    as_result,
-    grader_names,
-    label_match,
-    make_grader,
-    normalise_label,
-    register_grader,
-)
-from abbench.graders._bias import Judgement, PairJudgement, PositionBias, describe_bias, measure_position_bias
-from abbench.graders._judge import JudgeScores, LLMJudge, llm_judge, parse_scores
-from abbench.graders._judge_settings import JUDGE_OPTIONS, JudgeOptions, JudgeSettings, JudgeSpend
-from abbench.graders._pairwise import (
-    VERDICTS,
-    PairReply,
-    PairwiseJudge,
-    pair_seed,
-    pairwise_judge,
-    parse_pair,
-    read_winner,
-    slot_order,
-)
-from abbench.graders._rubric import DEFAULT_RUBRIC, Dimension, Rubric
-from abbench.graders._rules import (
-    TEXT_FIELDS,
-    cited_evidence,
-    contains,
-    exact,
-    json_schema,
-    max_tokens,
-    max_tool_calls,
-    numeric,
-    parse_number,
-    read_skill,
-    regex,
-    tool_calls_in,
-)
-from abbench.graders._schema import validate_json
+import typing
+
+from abbench import _lazy
+
+if typing.TYPE_CHECKING:
+    from abbench.graders._anonymise import DEFAULT_IDENTITIES, Anonymised, Anonymiser, context_terms
+    from abbench.graders._base import (
+        KINDS,
+        FunctionGrader,
+        GradeContext,
+        Grader,
+        GradeResult,
+        PairContext,
+        as_result,
+        grader_names,
+        label_match,
+        make_grader,
+        normalise_label,
+        register_grader,
+    )
+    from abbench.graders._bias import (
+        Judgement,
+        PairJudgement,
+        PositionBias,
+        describe_bias,
+        measure_position_bias,
+    )
+    from abbench.graders._judge import JudgeScores, LLMJudge, llm_judge, parse_scores
+    from abbench.graders._judge_settings import JUDGE_OPTIONS, JudgeOptions, JudgeSettings, JudgeSpend
+    from abbench.graders._pairwise import (
+        VERDICTS,
+        PairReply,
+        PairwiseJudge,
+        pair_seed,
+        pairwise_judge,
+        parse_pair,
+        read_winner,
+        slot_order,
+    )
+    from abbench.graders._rubric import DEFAULT_RUBRIC, Dimension, Rubric
+    from abbench.graders._rules import (
+        TEXT_FIELDS,
+        cited_evidence,
+        contains,
+        exact,
+        json_schema,
+        max_tokens,
+        max_tool_calls,
+        numeric,
+        parse_number,
+        read_skill,
+        regex,
+        tool_calls_in,
+    )
+    from abbench.graders._schema import validate_json
 
 __all__ = [
     "DEFAULT_IDENTITIES",
@@ -112,3 +123,78 @@ __all__ = [
     "tool_calls_in",
     "validate_json",
 ]
+
+__getattr__, __dir__ = _lazy.exports(
+    __name__,
+    {
+        "abbench.graders._anonymise": (
+            "DEFAULT_IDENTITIES",
+            "Anonymised",
+            "Anonymiser",
+            "context_terms",
+        ),
+        "abbench.graders._base": (
+            "KINDS",
+            "FunctionGrader",
+            "GradeContext",
+            "Grader",
+            "GradeResult",
+            "PairContext",
+            "as_result",
+            "grader_names",
+            "label_match",
+            "make_grader",
+            "normalise_label",
+            "register_grader",
+        ),
+        "abbench.graders._bias": (
+            "Judgement",
+            "PairJudgement",
+            "PositionBias",
+            "describe_bias",
+            "measure_position_bias",
+        ),
+        "abbench.graders._judge": (
+            "JudgeScores",
+            "LLMJudge",
+            "llm_judge",
+            "parse_scores",
+        ),
+        "abbench.graders._judge_settings": (
+            "JUDGE_OPTIONS",
+            "JudgeOptions",
+            "JudgeSettings",
+            "JudgeSpend",
+        ),
+        "abbench.graders._pairwise": (
+            "VERDICTS",
+            "PairReply",
+            "PairwiseJudge",
+            "pair_seed",
+            "pairwise_judge",
+            "parse_pair",
+            "read_winner",
+            "slot_order",
+        ),
+        "abbench.graders._rubric": (
+            "DEFAULT_RUBRIC",
+            "Dimension",
+            "Rubric",
+        ),
+        "abbench.graders._rules": (
+            "TEXT_FIELDS",
+            "cited_evidence",
+            "contains",
+            "exact",
+            "json_schema",
+            "max_tokens",
+            "max_tool_calls",
+            "numeric",
+            "parse_number",
+            "read_skill",
+            "regex",
+            "tool_calls_in",
+        ),
+        "abbench.graders._schema": ("validate_json",),
+    },
+)

@@ -151,6 +151,8 @@ class FunctionGrader:
 
     def __call__(self, ctx: Any) -> GradeResult | Awaitable[GradeResult]:
         value = self.fn(ctx)
+        if type(value) is GradeResult:  # a rule's answer, once per run: nothing to await or convert
+            return value
         if inspect.isawaitable(value):
             return _await_result(value)
         return as_result(value)
@@ -183,7 +185,7 @@ def normalise_label(value: Any, label_map: dict[str, str] | None = None) -> str 
     case-folded, mapped through the value map — as the import normalises gold labels."""
     if value is None:
         return None
-    text = " ".join(unicodedata.normalize("NFKC", str(value)).split())
+    text = _normal(value)
     if label_map:
         for candidate in (text, text.casefold()):
             if candidate in label_map:
@@ -195,7 +197,25 @@ def normalise_label(value: Any, label_map: dict[str, str] | None = None) -> str 
 
 
 def _label_key(value: Any) -> str:
-    return " ".join(unicodedata.normalize("NFKC", str(value)).split()).casefold()
+    return _normal(value).casefold()
+
+
+_NORMAL: dict[str, str] = {}
+"""Short texts already normalised by `_normal`: labels repeat on every run, and NFKC is the cost."""
+_NORMAL_MAX = 65_536
+_NORMAL_LEN = 256
+
+
+def _normal(value: Any) -> str:
+    """`value` as text, NFKC-normalised, with its whitespace runs made one space and trimmed."""
+    if type(value) is str and len(value) <= _NORMAL_LEN:
+        hit = _NORMAL.get(value)
+        if hit is None:
+            if len(_NORMAL) >= _NORMAL_MAX:
+                _NORMAL.clear()
+            hit = _NORMAL[value] = " ".join(unicodedata.normalize("NFKC", value).split())
+        return hit
+    return " ".join(unicodedata.normalize("NFKC", str(value)).split())
 
 
 def label_match(name: str = "label_match") -> Grader:
@@ -220,6 +240,20 @@ def label_match(name: str = "label_match") -> Grader:
 
 
 _REGISTRY: dict[str, Callable[..., Grader]] = {"label_match": label_match}
+_RULES = "abbench.graders._rules"
+_BUILTIN = {
+    **dict.fromkeys(
+        [
+            *("exact", "contains", "regex", "json_schema", "numeric"),
+            *("read_skill", "cited_evidence", "max_tool_calls", "max_tokens"),
+        ],
+        _RULES,
+    ),
+    "llm_judge": "abbench.graders._judge",
+    "pairwise_judge": "abbench.graders._pairwise",
+}
+"""The graders abbench ships, by the module that registers each: imported when first asked for, so an
+experiment graded by rules never loads the judges' HTTP client (``abbench.graders`` loads lazily)."""
 
 
 def register_grader(name: str) -> Callable[[Callable[..., Grader]], Callable[..., Grader]]:
@@ -234,7 +268,7 @@ def register_grader(name: str) -> Callable[[Callable[..., Grader]], Callable[...
 
 def grader_names() -> list[str]:
     """The grader names an experiment definition may use."""
-    return sorted(_REGISTRY)
+    return sorted(set(_REGISTRY) | set(_BUILTIN))
 
 
 def make_grader(spec: str | dict[str, Any] | Grader) -> Grader:
@@ -254,6 +288,8 @@ def make_grader(spec: str | dict[str, Any] | Grader) -> Grader:
             raise UsageError(f"a grader definition needs a `type`: {spec!r}")
     else:
         kind = str(spec)
+    if kind not in _REGISTRY and kind in _BUILTIN:
+        importlib.import_module(_BUILTIN[kind])  # registers it
     if kind in _REGISTRY:
         factory = _REGISTRY[kind]
         valid = _options_of(factory)

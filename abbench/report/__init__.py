@@ -4,58 +4,85 @@ The report notebook (``templates/experiment.ipynb``) builds its page from the na
 (``*_section``, each a list of parts that `show_parts` displays) and the page's own pieces (`setup_kernel`,
 `show_html`, `show_note`, `title_html`, `note_html`, `escape`, `leave_summary`); numbers go through
 `abbench.formatting`.
+
+The names load lazily (`abbench._lazy`): the process that renders a page imports `render_report` and
+none of the sections, metrics or statistics, which only the report's kernel needs.
 """
 
 from __future__ import annotations
 
-from abbench.report._display import esc as escape
-from abbench.report._display import note as show_note
-from abbench.report._display import note_html, title_html
-from abbench.report._display import setup as setup_kernel
-from abbench.report._display import show as show_html
-from abbench.report._display import summary as leave_summary
-from abbench.report._html import TEMPLATES, notebook_to_html
-from abbench.report._plotly import FIGURE_CONFIG, RENDERER, figure_html, plotly_js_path, use_report_renderer
-from abbench.report._provenance import (
-    ArmProvenance,
-    Provenance,
-    RunOverview,
-    experiment_provenance,
-    run_overview,
-)
-from abbench.report._render import (
-    EXPERIMENT_TEMPLATE,
-    KERNEL_NAME,
-    ReportBatch,
-    ReportFailure,
-    ReportResult,
-    render_report,
-    render_reports,
-)
-from abbench.report._secrets import SECRET_NAME, find_secrets, secret_values
-from abbench.report._sections import (
-    Part,
-    activation_section,
-    agrees_text,
-    arms_section,
-    cases_section,
-    comparison_section,
-    confusion_section,
-    decision_section,
-    disagreements_section,
-    domain_section,
-    judges_section,
-    multi_section,
-    no_regression_text,
-    pairwise_section,
-    provenance_section,
-    reviews_section,
-    runs_section,
-    show_parts,
-    skill_section,
-    stability_section,
-    usage_section,
-)
+import typing
+
+from abbench import _lazy
+
+if typing.TYPE_CHECKING:
+    from abbench.report._display import (
+        escape,
+        leave_summary,
+        note_html,
+        setup_kernel,
+        show_html,
+        show_note,
+        title_html,
+    )
+    from abbench.report._html import (
+        TEMPLATES,
+        notebook_to_html,
+    )
+    from abbench.report._plotly import (
+        FIGURE_CONFIG,
+        RENDERER,
+        figure_html,
+        plotly_js_path,
+        use_report_renderer,
+    )
+    from abbench.report._provenance import (
+        ArmProvenance,
+        Provenance,
+        RunOverview,
+        experiment_provenance,
+        run_overview,
+    )
+    from abbench.report._render import (
+        EXPERIMENT_TEMPLATE,
+        KERNEL_NAME,
+        ReportBatch,
+        ReportFailure,
+        ReportResult,
+        render_report,
+        render_reports,
+    )
+    from abbench.report._sample import (
+        disagreement_sample,
+    )
+    from abbench.report._secrets import (
+        SECRET_NAME,
+        find_secrets,
+        secret_values,
+    )
+    from abbench.report._sections import (
+        Part,
+        activation_section,
+        agrees_text,
+        arms_section,
+        cases_section,
+        comparison_section,
+        confusion_section,
+        decision_section,
+        disagreements_section,
+        domain_section,
+        judges_section,
+        multi_section,
+        no_regression_text,
+        pairwise_section,
+        provenance_section,
+        reviews_section,
+        runs_section,
+        show_parts,
+        skill_section,
+        stability_section,
+        usage_section,
+    )
 
 __all__ = [
     "EXPERIMENT_TEMPLATE",
@@ -78,6 +105,7 @@ __all__ = [
     "comparison_section",
     "confusion_section",
     "decision_section",
+    "disagreement_sample",
     "disagreements_section",
     "domain_section",
     "escape",
@@ -109,3 +137,74 @@ __all__ = [
     "usage_section",
     "use_report_renderer",
 ]
+
+__getattr__, __dir__ = _lazy.exports(
+    __name__,
+    {
+        "abbench.report._display": (
+            "escape",
+            "leave_summary",
+            "note_html",
+            "setup_kernel",
+            "show_html",
+            "show_note",
+            "title_html",
+        ),
+        "abbench.report._html": (
+            "TEMPLATES",
+            "notebook_to_html",
+        ),
+        "abbench.report._plotly": (
+            "FIGURE_CONFIG",
+            "RENDERER",
+            "figure_html",
+            "plotly_js_path",
+            "use_report_renderer",
+        ),
+        "abbench.report._provenance": (
+            "ArmProvenance",
+            "Provenance",
+            "RunOverview",
+            "experiment_provenance",
+            "run_overview",
+        ),
+        "abbench.report._render": (
+            "EXPERIMENT_TEMPLATE",
+            "KERNEL_NAME",
+            "ReportBatch",
+            "ReportFailure",
+            "ReportResult",
+            "render_report",
+            "render_reports",
+        ),
+        "abbench.report._sample": ("disagreement_sample",),
+        "abbench.report._secrets": (
+            "SECRET_NAME",
+            "find_secrets",
+            "secret_values",
+        ),
+        "abbench.report._sections": (
+            "Part",
+            "activation_section",
+            "agrees_text",
+            "arms_section",
+            "cases_section",
+            "comparison_section",
+            "confusion_section",
+            "decision_section",
+            "disagreements_section",
+            "domain_section",
+            "judges_section",
+            "multi_section",
+            "no_regression_text",
+            "pairwise_section",
+            "provenance_section",
+            "reviews_section",
+            "runs_section",
+            "show_parts",
+            "skill_section",
+            "stability_section",
+            "usage_section",
+        ),
+    },
+)

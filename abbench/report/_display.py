@@ -226,10 +226,11 @@ def figure(data: list[dict[str, Any]], **layout: Any) -> Any:
 
 
 def setup() -> None:
-    """Prepare a report kernel: the report's plotly renderer (see `abbench.report.use_report_renderer`)."""
-    from abbench.report._plotly import use_report_renderer
+    """Prepare a report kernel: figures display as the report renderer shows them (`figure_bundle`),
+    without importing plotly's renderers (see `abbench.report._plotly.show_report_figures`)."""
+    from abbench.report._plotly import show_report_figures
 
-    use_report_renderer()
+    show_report_figures()
 
 
 def show(text: str) -> None:
@@ -251,10 +252,13 @@ def summary(data: Mapping[str, Any]) -> None:
 
 
 def show_figure(fig: Any) -> None:
-    """Display a plotly figure (a div and a ``Plotly.newPlot`` call in the page)."""
+    """Display a plotly figure: a div and a ``Plotly.newPlot`` call in the page, the plotly mimetype for
+    JupyterLab (`abbench.report._plotly.figure_bundle`)."""
     from IPython.display import display
 
-    display(fig)
+    from abbench.report._plotly import figure_bundle
+
+    display(figure_bundle(fig), raw=True)
 
 
 def table(
@@ -554,3 +558,12 @@ def outcome_figure(outcomes: PairedOutcomes, a: str, b: str) -> Any:
         # above the bar, in the bar's order: below it, the legend ran into the axis title
         legend={"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom", "traceorder": "normal"},
     )
+
+
+# -- the names the report notebook calls these by (`abbench.report`) ------------------------------------
+
+escape = esc
+leave_summary = summary
+setup_kernel = setup
+show_html = show
+show_note = note

@@ -6,9 +6,10 @@ import contextlib
 import logging
 import os
 import re
+import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -17,7 +18,6 @@ from typing import IO, TYPE_CHECKING, Any
 import abbench
 from abbench._files import publish
 from abbench.errors import AbbenchError, ComparisonRefused, ReportError, UsageError
-from abbench.gate import GateOutcome
 from abbench.report._html import TEMPLATES, notebook_to_html
 from abbench.report._secrets import find_secrets
 
@@ -86,6 +86,8 @@ class ReportResult:
     @property
     def passed(self) -> bool:
         """Whether the page's decision is a pass (``pass`` or ``pass with warnings``)."""
+        from abbench.gate import GateOutcome  # here: the process that renders needs no metrics or scipy
+
         return self.decision in (GateOutcome.PASS, GateOutcome.PASS_WITH_WARNINGS)
 
     @property
@@ -194,11 +196,33 @@ def _tail(f: IO[str], n: int = 1500) -> str:
     return text[-n:].strip()
 
 
+@contextlib.contextmanager
+def _without_iri_syntax() -> Iterator[None]:
+    """Import papermill (and nbformat, and its jsonschema) without jsonschema's optional IRI syntax check.
+
+    jsonschema imports ``rfc3987_syntax`` when it is installed (Jupyter's server pulls it in), and that
+    module builds some forty lark grammars at import: 1-3 s of every report, for the ``iri`` format,
+    which no notebook schema uses. While papermill is imported the module reads as missing, so
+    jsonschema leaves that one format check out; anything importing it afterwards gets it as usual.
+    Nothing changes when jsonschema is already loaded.
+    """
+    if "jsonschema" in sys.modules or "rfc3987_syntax" in sys.modules:
+        yield
+        return
+    sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]  # `import` raises ImportError
+    try:
+        yield
+    finally:
+        if "rfc3987_syntax" in sys.modules and sys.modules["rfc3987_syntax"] is None:
+            del sys.modules["rfc3987_syntax"]
+
+
 def _execute(
     template: Path, output: Path, parameters: dict[str, Any], *, progress: bool, timeout: float
 ) -> None:
     try:
-        import papermill
+        with _without_iri_syntax():
+            import papermill
         from jupyter_client.kernelspec import NoSuchKernel
         from papermill.exceptions import PapermillExecutionError
     except ImportError as exc:  # pragma: no cover - depends on the install

@@ -2,46 +2,53 @@
 
 from __future__ import annotations
 
-from abbench.runner._api import (
-    RunHandle,
-    add_graders,
-    arun_experiment,
-    cancel_experiment,
-    experiment_status,
-    grade_experiment,
-    pause_experiment,
-    regrade_experiment,
-    resume_experiment,
-    retry_runs,
-    run_experiment,
-    set_budget,
-    start_experiment,
-)
-from abbench.runner._budget import PauseReason
-from abbench.runner._cache import cache_stats, clear_cache
-from abbench.runner._estimate import ArmEstimate, Estimate, Projection, estimate_experiment
-from abbench.runner._experiment import (
-    clone_experiment,
-    create_experiment,
-    list_experiments,
-    load_experiment,
-    select_cases,
-)
-from abbench.runner._grading import combine_verdicts
-from abbench.runner._progress import ArmProgress, Observer, Progress
-from abbench.runner._scheduler import ExperimentRunner, RunSummary
-from abbench.runner._spec import (
-    ArmSpec,
-    BudgetSpec,
-    CaseSelection,
-    DatasetSource,
-    ExperimentSpec,
-    StoppingSpec,
-    load_spec,
-)
-from abbench.runner._stopping import STOPPED_BY_RULE, StopReason
-from abbench.runner._try import TryResult, try_input
-from abbench.runner._writer import StoreWriter
+import typing
+
+from abbench import _lazy
+
+if typing.TYPE_CHECKING:
+    from abbench.runner._api import (
+        RunHandle,
+        add_graders,
+        arun_experiment,
+        cancel_experiment,
+        experiment_status,
+        grade_experiment,
+        pause_experiment,
+        regrade_experiment,
+        resume_experiment,
+        retry_runs,
+        run_experiment,
+        set_budget,
+        start_experiment,
+    )
+    from abbench.runner._budget import PauseReason
+    from abbench.runner._cache import cache_stats, clear_cache
+    from abbench.runner._estimate import ArmEstimate, Estimate, Projection, estimate_experiment
+    from abbench.runner._experiment import (
+        clone_experiment,
+        create_experiment,
+        list_experiments,
+        load_experiment,
+        select_cases,
+    )
+    from abbench.runner._grading import combine_verdicts
+    from abbench.runner._outcomes import ExternalAgent
+    from abbench.runner._progress import ArmProgress, Observer, Progress
+    from abbench.runner._record import RecordError, RecordSummary, record_runs
+    from abbench.runner._scheduler import ExperimentRunner, RunSummary
+    from abbench.runner._spec import (
+        ArmSpec,
+        BudgetSpec,
+        CaseSelection,
+        DatasetSource,
+        ExperimentSpec,
+        StoppingSpec,
+        load_spec,
+    )
+    from abbench.runner._stopping import STOPPED_BY_RULE, StopReason
+    from abbench.runner._try import TryResult, try_input
+    from abbench.runner._writer import StoreWriter
 
 __all__ = [
     "STOPPED_BY_RULE",
@@ -54,10 +61,13 @@ __all__ = [
     "Estimate",
     "ExperimentRunner",
     "ExperimentSpec",
+    "ExternalAgent",
     "Observer",
     "PauseReason",
     "Progress",
     "Projection",
+    "RecordError",
+    "RecordSummary",
     "RunHandle",
     "RunSummary",
     "StopReason",
@@ -79,6 +89,7 @@ __all__ = [
     "load_experiment",
     "load_spec",
     "pause_experiment",
+    "record_runs",
     "regrade_experiment",
     "resume_experiment",
     "retry_runs",
@@ -88,3 +99,72 @@ __all__ = [
     "start_experiment",
     "try_input",
 ]
+
+__getattr__, __dir__ = _lazy.exports(
+    __name__,
+    {
+        "abbench.runner._api": (
+            "RunHandle",
+            "add_graders",
+            "arun_experiment",
+            "cancel_experiment",
+            "experiment_status",
+            "grade_experiment",
+            "pause_experiment",
+            "regrade_experiment",
+            "resume_experiment",
+            "retry_runs",
+            "run_experiment",
+            "set_budget",
+            "start_experiment",
+        ),
+        "abbench.runner._budget": ("PauseReason",),
+        "abbench.runner._outcomes": ("ExternalAgent",),
+        "abbench.runner._record": ("RecordError", "RecordSummary", "record_runs"),
+        "abbench.runner._cache": (
+            "cache_stats",
+            "clear_cache",
+        ),
+        "abbench.runner._estimate": (
+            "ArmEstimate",
+            "Estimate",
+            "Projection",
+            "estimate_experiment",
+        ),
+        "abbench.runner._experiment": (
+            "clone_experiment",
+            "create_experiment",
+            "list_experiments",
+            "load_experiment",
+            "select_cases",
+        ),
+        "abbench.runner._grading": ("combine_verdicts",),
+        "abbench.runner._progress": (
+            "ArmProgress",
+            "Observer",
+            "Progress",
+        ),
+        "abbench.runner._scheduler": (
+            "ExperimentRunner",
+            "RunSummary",
+        ),
+        "abbench.runner._spec": (
+            "ArmSpec",
+            "BudgetSpec",
+            "CaseSelection",
+            "DatasetSource",
+            "ExperimentSpec",
+            "StoppingSpec",
+            "load_spec",
+        ),
+        "abbench.runner._stopping": (
+            "STOPPED_BY_RULE",
+            "StopReason",
+        ),
+        "abbench.runner._try": (
+            "TryResult",
+            "try_input",
+        ),
+        "abbench.runner._writer": ("StoreWriter",),
+    },
+)

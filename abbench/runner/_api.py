@@ -6,7 +6,7 @@ import asyncio
 import concurrent.futures
 import logging
 import threading
-from collections.abc import Coroutine, Iterable, Sequence
+from collections.abc import Awaitable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from abbench.runner._grading import build_graders
 from abbench.runner._progress import ArmProgress, Observer, Progress
 from abbench.runner._scheduler import ExperimentRunner, RunSummary
 from abbench.runner._stopping import StopReason
+from abbench.runner._where import dask_settings, run_coroutine
 from abbench.store import Experiment, Store, open_store
 from abbench.types import Control, ExperimentStatus
 
@@ -42,8 +43,12 @@ class _LoopThread:
                 cls._instance = cls()
             return cls._instance
 
-    def submit(self, coro: Coroutine[Any, Any, RunSummary]) -> concurrent.futures.Future[RunSummary]:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+    def submit(self, coro: Awaitable[RunSummary]) -> concurrent.futures.Future[RunSummary]:
+        return asyncio.run_coroutine_threadsafe(_awaited(coro), self.loop)
+
+
+async def _awaited(awaitable: Awaitable[RunSummary]) -> RunSummary:
+    return await awaitable
 
 
 class _Latest:
@@ -82,6 +87,13 @@ class RunHandle:
     def progress(self) -> Progress:
         """The latest progress (from the store when the run has not reported yet)."""
         return self._latest.progress or experiment_status(self.experiment.id, store=self.store)
+
+    @property
+    def where(self) -> dict[str, Any] | None:
+        """Where the agents run: None on this process's own loop (or until the Dask cluster is
+        connected), else the Dask executor's scheduler, dashboard link and workers."""
+        executor = self._runner.executor
+        return None if executor is None or executor.client is None else dict(executor.where())
 
     def done(self) -> bool:
         """Whether the run has ended (finished, cancelled or failed)."""
@@ -127,6 +139,9 @@ def run_experiment(
     concurrency: int | None = None,
     run_ids: list[int] | None = None,
     started_by: str | None = None,
+    executor: str | None = None,
+    scheduler: str | None = None,
+    dask_local: int | None = None,
 ) -> RunSummary:
     """Run an experiment's remaining work in the foreground and return when it is done.
 
@@ -140,13 +155,21 @@ def run_experiment(
         concurrency: Overrides the experiment's concurrency.
         run_ids: Only these runs.
         started_by: Recorded on every run (default: the OS user).
+        executor: Where the agents run: ``local`` (this process) or ``dask`` (default: the
+            definition's ``executor:``, else local). This process stays the one that writes the store.
+        scheduler: A running Dask scheduler's address (``tcp://HOST:8786``); implies ``dask``.
+        dask_local: Start a LocalCluster of this many worker processes for the run; implies ``dask``.
+
+    Raises:
+        ExperimentError: the Dask cluster cannot be reached or runs other versions (before any run starts).
     """
     store = open_store(store)
     runner = _runner(store, ref, observers, concurrency=concurrency, run_ids=run_ids, started_by=started_by)
-    return _run_sync(runner)
+    where = dask_settings(runner.exp, executor=executor, scheduler=scheduler, dask_local=dask_local)
+    return _run_sync(runner, run_coroutine(runner, where))
 
 
-def _run_sync(runner: ExperimentRunner) -> RunSummary:
+def _run_sync(runner: ExperimentRunner, work: Awaitable[RunSummary] | None = None) -> RunSummary:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -155,10 +178,10 @@ def _run_sync(runner: ExperimentRunner) -> RunSummary:
         in_loop = True
     if in_loop:
         # Called from inside a running loop (a notebook cell): run on the background loop and wait.
-        return _LoopThread.get().submit(runner.run()).result()
+        return _LoopThread.get().submit(work or runner.run()).result()
     # Not inside the `except`: every error raised while the experiment runs would otherwise be
     # chained to "no running event loop", and open each stored traceback with it.
-    return asyncio.run(runner.run())
+    return asyncio.run(_awaited(work or runner.run()))
 
 
 async def arun_experiment(
@@ -166,11 +189,16 @@ async def arun_experiment(
     *,
     store: StoreLike = None,
     observers: Sequence[Observer] = (),
+    executor: str | None = None,
+    scheduler: str | None = None,
+    dask_local: int | None = None,
     **options: Any,
 ) -> RunSummary:
     """`run_experiment` for callers already inside an event loop."""
     store = open_store(store)
-    return await _runner(store, ref, observers, **options).run()
+    runner = _runner(store, ref, observers, **options)
+    where = dask_settings(runner.exp, executor=executor, scheduler=scheduler, dask_local=dask_local)
+    return await run_coroutine(runner, where)
 
 
 def start_experiment(
@@ -182,8 +210,15 @@ def start_experiment(
     run_ids: list[int] | None = None,
     started_by: str | None = None,
     regrade: bool = False,
+    executor: str | None = None,
+    scheduler: str | None = None,
+    dask_local: int | None = None,
 ) -> RunHandle:
-    """Start running an experiment in the background; returns a handle to watch and control it."""
+    """Start running an experiment in the background; returns a handle to watch and control it.
+
+    `executor`, `scheduler` and `dask_local` are `run_experiment`'s: with Dask, the handle's
+    `RunHandle.where` says where it executes (the dashboard's address, the workers) once connected.
+    """
     store = open_store(store)
     latest = _Latest()
     runner = _runner(
@@ -195,8 +230,9 @@ def start_experiment(
         started_by=started_by,
         regrade=regrade,
     )
+    where = dask_settings(runner.exp, executor=executor, scheduler=scheduler, dask_local=dask_local)
     background = _LoopThread.get()
-    future = background.submit(runner.run())
+    future = background.submit(run_coroutine(runner, where))
     return RunHandle(store, runner.exp, runner, future, latest, background.loop)
 
 

@@ -20,11 +20,12 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from abbench.formatting import money_trimmed as money
-from abbench.store import Arm, ArmSpend, BudgetSpec, Experiment, ExperimentSpec, Store, WorkItem
+from abbench.store import Arm, ArmSpend, Experiment, RunSettings, Store, WorkItem
 from abbench.types import RunState
 
 if TYPE_CHECKING:
     from abbench.runner._control import RunControl
+    from abbench.store import BudgetSpec
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,7 @@ class Limits:
         """The limits of a ``budget:`` (the model or its mapping), or None when there is none."""
         if not spec:
             return None
-        if isinstance(spec, BudgetSpec):
+        if not isinstance(spec, dict):  # a BudgetSpec
             spec = spec.model_dump()
         cost, tokens = spec.get("max_cost"), spec.get("max_tokens")
         if cost is None and tokens is None:
@@ -330,7 +331,7 @@ def unknown_cost_note(arm: str, model: str | None, *, tokens_limited: bool) -> s
     return f"arm {arm}: {what}: {then}"
 
 
-def budget_limits(spec: ExperimentSpec, arms: Iterable[Arm]) -> tuple[Limits | None, dict[int, Limits]]:
+def budget_limits(spec: RunSettings, arms: Iterable[Arm]) -> tuple[Limits | None, dict[int, Limits]]:
     """The experiment's budget and each arm's (by arm id) from its stored definition."""
     limits = Limits.from_spec(spec.budget)
     arm_limits: dict[int, Limits] = {}
@@ -369,7 +370,7 @@ class RunBudget:
     def start(self) -> None:
         """Build the guard from the stored definition (a resume may have raised it) and spend so far."""
         exp = self.store.get_experiment(self.exp.id)
-        limits, arm_limits = budget_limits(exp.spec, exp.arms)
+        limits, arm_limits = budget_limits(exp.settings, exp.arms)
         if self.grade_only or (limits is None and not arm_limits):
             self.guard = None
             return
@@ -389,7 +390,7 @@ class RunBudget:
         if self.guard is None:
             return
         exp = self.store.get_experiment(self.exp.id)
-        self.guard.limits, self.guard.arm_limits = budget_limits(exp.spec, exp.arms)
+        self.guard.limits, self.guard.arm_limits = budget_limits(exp.settings, exp.arms)
         self.guard.stopped.clear()
         self._wake()
 
@@ -473,7 +474,7 @@ class RunBudget:
 
 def budget_notes(exp: Experiment, store: Store) -> tuple[str, ...]:
     """The budget's warnings for a stored experiment (a cost budget over runs of unknown cost)."""
-    limits, arm_limits = budget_limits(exp.spec, exp.arms)
+    limits, arm_limits = budget_limits(exp.settings, exp.arms)
     if limits is None and not arm_limits:
         return ()
     spend = store.attempt_spend(exp.id)

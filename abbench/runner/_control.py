@@ -7,7 +7,7 @@ budget runs; none of them reaches back into the scheduler.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +19,7 @@ from abbench.store import Arm, WorkItem
 from abbench.types import Case, RunState, run_outcome
 
 _TERMINAL = (RunState.PASS, RunState.FAIL, RunState.CANCELLED)
+_FAIL = RunState.FAIL
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class RunInputs:
     """What the runs of one pass are made of, read once from the store before the work starts.
 
     Attributes:
-        cases: Case index -> the dataset's case.
+        cases: Case index -> the dataset's case (read a page at a time: `abbench.runner._work.CasePages`).
         skills: Arm id -> its skill snapshot (None: no skill).
         label_map: The dataset's label value map.
         label_set: The dataset's declared labels, if any.
@@ -35,7 +36,7 @@ class RunInputs:
         offered: Arm id -> the skills its catalogue offers, in order (absent or (): not offered).
     """
 
-    cases: dict[int, Case]
+    cases: Mapping[int, Case]
     skills: dict[int, Snapshot | None]
     label_map: dict[str, str]
     label_set: tuple[str, ...] | None
@@ -135,13 +136,10 @@ class RunMoves:
         self.writer = writer
         self.tracker = tracker
         self.states: dict[int, str] = {}
+        """Run id -> its state, for the runs this pass moved and is not through with (the scheduler
+        forgets a run once it is: `state` then falls back to the work item's stored state)."""
         self.on_finished: Callable[[WorkItem, str, str], None] | None = None
         """Told of every run reaching pass, fail or cancelled (its state and outcome): the stopping rule."""
-
-    def start(self, items: list[WorkItem]) -> None:
-        """Take the stored states of the runs this pass works on."""
-        for item in items:
-            self.states[item.run_id] = item.state
 
     def state(self, item: WorkItem) -> str:
         """The run's state now."""
@@ -155,11 +153,16 @@ class RunMoves:
         detail: str | None = None,
     ) -> None:
         """Move the run to `to_state`, with the columns that change alongside."""
-        from_state = self.states.get(item.run_id, item.state)
-        self.states[item.run_id] = to_state
-        self.writer.transition(item.run_id, from_state, to_state, fields, detail)
-        fields = fields or {}
-        outcome = run_outcome(to_state, fields.get("failure_type"), fields.get("passed", 0))
-        self.tracker.move(item.arm_id, from_state, to_state, run_id=item.run_id, outcome=outcome)
+        run_id = item.run_id
+        states = self.states
+        from_state = states.get(run_id, item.state)
+        states[run_id] = to_state
+        self.writer.transition(run_id, from_state, to_state, fields, detail)
+        if to_state == _FAIL:
+            fields = fields or {}
+            outcome = run_outcome(to_state, fields.get("failure_type"), fields.get("passed", 0))
+        else:  # as `run_outcome`: every state but fail is its own outcome
+            outcome = str(to_state)
+        self.tracker.move(item.arm_id, from_state, to_state, run_id, outcome)  # positional: hot path
         if self.on_finished is not None and to_state in _TERMINAL:
             self.on_finished(item, to_state, outcome)

@@ -216,7 +216,7 @@ def estimate_experiment(
         pilot_runs, source = 0, f"experiment {other.ref}"
         here = store.run_spend(exp.id)
         samples = _from_other(store, exp, other, notes)
-    concurrency = int(exp.spec.concurrency)
+    concurrency = int(exp.settings.concurrency)
     arms = tuple(
         _arm_estimate(arm, [r for r in here if r.arm_id == arm.id], samples.get(arm.id, []), confidence)
         for arm in exp.arms
@@ -344,7 +344,7 @@ def _budget_warnings(
     exp: Experiment, arms: Sequence[ArmEstimate], cost: Projection | None, tokens: Projection | None
 ) -> list[str]:
     """Each budget the projection would (or may) reach, in words."""
-    limits, arm_limits = budget_limits(exp.spec, exp.arms)
+    limits, arm_limits = budget_limits(exp.settings, exp.arms)
     out = []
     scopes: list[tuple[str, Limits, Projection | None, Projection | None, bool]] = []
     if limits is not None:

@@ -22,6 +22,7 @@ from abbench.llm import RetryPolicy
 from abbench.runner._budget import RunBudget
 from abbench.runner._cache import RunCaches, attempt_cache_spend, run_cache_fields
 from abbench.runner._control import RunControl, RunInputs, RunMoves, Tally
+from abbench.runner._frozen import make_frozen
 from abbench.runner._writer import StoreWriter
 from abbench.store import INTERRUPTED, WorkItem, dumps, now_iso
 from abbench.types import AgentOutput, AttemptOutcome, RunState
@@ -127,16 +128,23 @@ class Execution:
         self.attempts = attempts
         self.options = options
         self.live: dict[int, _Attempt] = {}  # run id -> its attempt running now
+        self._arm_task: dict[int, dict[str, Any]] = {}  # arm id -> what every task of the arm shares
 
-    async def execute(self, item: WorkItem) -> AgentOutput | None:
-        """Run `item`'s agent until it answers, fails for good or is cancelled; its output, or None."""
+    async def execute(self, item: WorkItem, worker: asyncio.Task[Any] | None = None) -> AgentOutput | None:
+        """Run `item`'s agent until it answers, fails for good or is cancelled; its output, or None.
+
+        `worker` is the task this is awaited in (default: the current one), which a cancel cancels.
+        """
+        if worker is None:
+            worker = asyncio.current_task()
+            assert worker is not None  # executed inside a worker task
         number = item.attempts
         tries = 0
         while True:
             number += 1
             tries += 1
             attempt, task = self._start(item, number)
-            answered = await self._call_agent(item, attempt, task)
+            answered = await self._call_agent(item, attempt, task, worker)
             if answered is None:
                 return None  # cancelled by a person
             output, error, tb = answered
@@ -155,46 +163,59 @@ class Execution:
                 self._fail(item, number, error, tb, attempt.spending)
             return None
 
+    def _shared(self, arm_id: int) -> dict[str, Any]:
+        """The fields of a `Task` that every run of the arm has alike, made once per arm."""
+        arm = self.inputs.arms[arm_id]
+        offered = self.inputs.offered.get(arm_id, ())
+        skill = self.inputs.skills[arm_id]
+        return {
+            "skill": None if offered else skill,
+            "skills": offered or ((skill,) if skill is not None else ()),
+            "skill_mode": "offered" if offered else "injected",
+            "arm": arm.name,
+            "model": arm.model,
+            "params": arm.params,  # or a dict of the task's own (below)
+            "label_set": self.inputs.label_set,
+            "timeout_s": self.options.timeout_s,
+        }
+
     def _start(self, item: WorkItem, number: int) -> tuple[_Attempt, Task]:
         """Move the run to running (once) and make the attempt's task."""
-        arm = self.inputs.arms[item.arm_id]
         fields: dict[str, Any] = {
             "attempts": number,
             "started_at": now_iso(),
             "started_by": self.options.started_by,
         }
-        state = self.moves.states[item.run_id]
+        state = self.moves.states.get(item.run_id, item.state)
         if state == RunState.FAIL:
             fields.update(failure_type=None, error=None, traceback=None, retryable=None)
         if state != RunState.RUNNING:
             self.moves.move(item, RunState.RUNNING, fields)
         spending = Spending()
         offered = self.inputs.offered.get(item.arm_id, ())
-        skill = self.inputs.skills[item.arm_id]
+        # what this attempt offered and loads (a re-run starts again from nothing loaded)
         if offered:
             spending.offer([s.skill_name for s in offered])
-        # what this attempt offered and loads (a re-run starts again from nothing loaded)
-        fields.update(_activation_fields(spending.activation()))
-        task = Task(
-            case=self.inputs.cases[item.case_idx],
-            skill=None if offered else skill,
-            skills=offered or ((skill,) if skill is not None else ()),
-            skill_mode="offered" if offered else "injected",
-            arm=arm.name,
-            model=arm.model,
-            params=arm.params or {},
-            round=item.round,
-            session_id=f"{random.getrandbits(64):016x}",
-            run_id=item.run_id,
-            label_set=self.inputs.label_set,
-            timeout_s=self.options.timeout_s,
-            spending=spending,
-            cache=self.caches.for_run(item.arm_id, item.round),
-        )
+            fields.update(_activation_fields(spending.activation()))
+        elif state != RunState.PENDING:  # a pending run's activation columns are NULL already
+            fields.update(_NO_ACTIVATION)
+        shared = self._arm_task.get(item.arm_id)
+        if shared is None:
+            shared = self._arm_task[item.arm_id] = self._shared(item.arm_id)
+        values = shared.copy()
+        if not values["params"]:
+            values["params"] = {}
+        values["case"] = self.inputs.cases[item.case_idx]
+        values["round"] = item.round
+        values["session_id"] = f"{random.getrandbits(64):016x}"
+        values["run_id"] = item.run_id
+        values["spending"] = spending
+        values["cache"] = self.caches.for_run(item.arm_id, item.round)
+        task = make_frozen(Task, values)
         return _Attempt(item, number, fields["started_at"], time.perf_counter(), spending), task
 
     async def _call_agent(
-        self, item: WorkItem, attempt: _Attempt, task: Task
+        self, item: WorkItem, attempt: _Attempt, task: Task, worker: asyncio.Task[Any]
     ) -> tuple[Any, AgentError | None, str | None] | None:
         """The agent's answer, or the error it failed with (and its traceback); None when cancelled.
 
@@ -203,11 +224,9 @@ class Execution:
         per-run timeout is enforced by the scheduler's watchdog the same way, so no timer is set per run.
         """
         control, run_id = self.control, item.run_id
-        worker = asyncio.current_task()
-        assert worker is not None  # executed inside a worker task
         control.inflight[run_id] = worker
         self.live[run_id] = attempt
-        control.deadlines[run_id] = loop_time() + self.options.timeout_s
+        control.deadlines[run_id] = worker.get_loop().time() + self.options.timeout_s
         output: Any = None
         error: AgentError | None = None
         tb = None
@@ -276,24 +295,30 @@ class Execution:
         """Store the answer: the run moves to executed, the attempt records what it paid."""
         item, number, spending = attempt.item, attempt.number, attempt.spending
         fields = self._execution_fields(item, output, attempt.began, number)
-        fields.update(self._activation(item, output, spending))
-        fields["attempts"] = number
         fields.update(run_cache_fields(spending))
         self.attempts[item.run_id] = number  # grades record which execution they judged
         # What the attempt paid: a call the response cache answered is saved, not spent.
-        paid = {**{k: fields[k] for k in _ATTEMPT_SPEND}, **attempt_cache_spend(spending)}
-        self.budget.count_spend(
-            item, paid["cost"], paid["input_tokens"], paid["output_tokens"], fields["model"]
-        )
-        self.writer.attempt(
-            item.run_id,
-            attempt=number,
-            outcome=AttemptOutcome.EXECUTED,
-            started_at=attempt.started_at,
-            ended_at=fields["executed_at"],
-            model_calls=spending.calls or None,
-            **paid,
-        )
+        paid = {k: fields[k] for k in _ATTEMPT_SPEND}
+        activation = self._activation(item, output, spending)
+        if item.state == RunState.PENDING:
+            fields = without_nulls(fields)
+            if activation is not _NO_ACTIVATION:  # else NULL already, as `without_nulls` says
+                fields.update(activation)
+        else:
+            fields.update(activation)
+        fields["attempts"] = number
+        if spending.cached_calls:
+            paid.update(attempt_cache_spend(spending))
+        if self.budget.guard is not None:
+            self.budget.count_spend(
+                item, paid["cost"], paid["input_tokens"], paid["output_tokens"], fields.get("model")
+            )
+        paid["attempt"] = number
+        paid["outcome"] = _EXECUTED
+        paid["started_at"] = attempt.started_at
+        paid["ended_at"] = fields["executed_at"]
+        paid["model_calls"] = spending.calls or None
+        self.writer.attempt_values(item.run_id, paid)
         self.moves.move(item, RunState.EXECUTED, fields)
         self.tally.executed += 1
 
@@ -301,7 +326,7 @@ class Execution:
         """What an offered arm's run offered and loaded: the agent's account, else what it recorded as
         it went; NULL for an arm that offers nothing, whatever its agent says."""
         if not self.inputs.offered.get(item.arm_id):
-            return _activation_fields({})
+            return _NO_ACTIVATION
         recorded = spending.activation()
         said = {
             "skills_offered": output.skills_offered,
@@ -404,23 +429,28 @@ class Execution:
         if out.transcript:
             transcript_path = _transcript_name(item.run_id, attempt)
             self.writer.transcript(self.store_path / transcript_path, out.transcript)
+        usage = out.usage
         return {
             "prediction": out.prediction,
             "reason": out.reason,
             "confidence": out.confidence,
-            "evidence_refs": _json_list(out.evidence_refs),
+            "evidence_refs": _json_list(out.evidence_refs) if out.evidence_refs else None,
             "raw_output": out.raw_output,
-            "files_read": _json_list(out.files_read),
-            "sections_read": _json_list(out.sections_read),
-            "input_tokens": out.usage.input_tokens if out.usage is not None else None,
-            "output_tokens": out.usage.output_tokens if out.usage is not None else None,
+            "files_read": _json_list(out.files_read) if out.files_read else None,
+            "sections_read": _json_list(out.sections_read) if out.sections_read else None,
+            "input_tokens": usage.input_tokens if usage is not None else None,
+            "output_tokens": usage.output_tokens if usage is not None else None,
             "cost": out.cost,
             "latency_ms": latency,
             "session_id": out.session_id,
             "model": out.model,
             "transcript_path": transcript_path,
             # NULL, like the empty lists: smaller rows are cheaper to update
-            "transcript_summary": _summary(list(out.transcript), out.files_read, out.sections_read),
+            "transcript_summary": (
+                _summary(list(out.transcript), out.files_read, out.sections_read)
+                if out.transcript or out.files_read or out.sections_read
+                else None
+            ),
             "executed_at": now_iso(),
         }
 
@@ -436,6 +466,21 @@ _ATTEMPT_SPEND = (
     "transcript_path",
     "transcript_summary",
 )
+
+
+def without_nulls(fields: dict[str, Any]) -> dict[str, Any]:
+    """`fields` without its NULLs, for a run that entered the pass ``pending``.
+
+    A pending run's execution and verdict columns are NULL (a new run's are; `Store.reset_runs` sets
+    them so), and nothing in the pass sets them before its execution is stored: setting NULL again
+    would change nothing, and a narrower update of the row costs half as much.
+    """
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+_EXECUTED = str(AttemptOutcome.EXECUTED)
+_NO_ACTIVATION: dict[str, Any] = {"skills_offered": None, "skills_loaded": None, "first_load_turn": None}
+"""The activation columns of a run whose arm offers nothing (as `_activation_fields({})`; never mutated)."""
 
 
 def _activation_fields(values: dict[str, Any]) -> dict[str, Any]:

@@ -27,9 +27,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from abbench.errors import ExperimentError, GradingError
-from abbench.graders import GradeContext, Grader, GradeResult, PairContext, make_grader, pair_seed
+from abbench.graders import GradeContext, Grader, GradeResult, PairContext, make_grader
 from abbench.runner._cache import RunCaches
 from abbench.runner._control import RunControl, RunInputs, RunMoves, Tally
+from abbench.runner._execution import without_nulls
+from abbench.runner._frozen import make_frozen
 from abbench.runner._limiter import loop_limiter
 from abbench.runner._writer import StoreWriter
 from abbench.snapshot import Snapshot
@@ -47,6 +49,13 @@ def combine_verdicts(
     A grading failure of any grader fails the run as a grading failure (passed None); otherwise the run
     passes when no grader says it failed. The score is the first grader's.
     """
+    if len(results) == 1:  # one grader, the common case: the same verdict without the lists
+        name, res, err = results[0]
+        if err is not None:
+            return None, None, f"grading failed — {name}: {err}"
+        if res is None or res.passed is None:
+            return True, None if res is None else res.score, None
+        return bool(res.passed), res.score, None
     errors = [f"{name}: {err}" for name, res, err in results if err is not None]
     if errors:
         return None, None, "grading failed — " + "; ".join(errors)
@@ -134,7 +143,7 @@ class GradingPlan:
         self.exp = experiment
         self.retries = retries
         arm_names = [a.name for a in experiment.arms]
-        graders = build_graders(list(experiment.spec.graders), experiment.name, arm_names)
+        graders = build_graders(list(experiment.settings.graders), experiment.name, arm_names)
         selected = graders
         if only:
             unknown = only - {g.name for g in graders}
@@ -265,22 +274,27 @@ class Grading:
         arm = self.inputs.arms[item.arm_id]
         if record is not None:
             tool_calls = int(record.transcript_summary.get("tool_calls", 0))
-        else:
+        elif output.transcript:
             tool_calls = sum(len(m.get("tool_calls") or ()) for m in output.transcript if isinstance(m, dict))
-        return GradeContext(
-            case=self.inputs.cases[item.case_idx],
-            output=output,
-            skill=self._graded_skill(item, output),
-            label_map=self.inputs.label_map,
-            label_set=self.inputs.label_set,
-            arm=arm.name,
-            round=item.round,
-            run_id=item.run_id,
-            transcript_path=record.transcript_path if record is not None else None,
-            tool_calls=tool_calls,
-            agent=arm.agent,
-            model=arm.model,
-            cache=self.caches.for_judge(item.round),
+        else:
+            tool_calls = 0
+        return make_frozen(
+            GradeContext,
+            {
+                "case": self.inputs.cases[item.case_idx],
+                "output": output,
+                "skill": self._graded_skill(item, output),
+                "label_map": self.inputs.label_map,
+                "label_set": self.inputs.label_set,
+                "arm": arm.name,
+                "round": item.round,
+                "run_id": item.run_id,
+                "transcript_path": record.transcript_path if record is not None else None,
+                "tool_calls": tool_calls,
+                "agent": arm.agent,
+                "model": arm.model,
+                "cache": self.caches.for_judge(item.round, arm.name),
+            },
         )
 
     def _attempt(self, item: WorkItem, record: RunRecord | None) -> int:
@@ -291,40 +305,58 @@ class Grading:
     def _existing(self, item: WorkItem, record: RunRecord | None, attempt: int) -> dict[str, Grade]:
         """The run's latest grades of its current execution, by grader."""
         if record is None:
-            existing: dict[str, Grade] = {}  # an execution of this pass has no grades yet
-        elif self.plan.latest is not None:
+            return {}  # an execution of this pass has no grades yet
+        if self.plan.latest is not None:
             existing = self.plan.latest.get(item.run_id, {})
         else:
             existing = self.store.latest_grades(item.run_id)
         return {k: v for k, v in existing.items() if _current(v, attempt) is not None}
 
-    async def grade(self, item: WorkItem, output: AgentOutput, record: RunRecord | None) -> None:
-        """Grade one executed run with the graders that must, and move it to its verdict."""
+    async def grade(
+        self,
+        item: WorkItem,
+        output: AgentOutput,
+        record: RunRecord | None,
+        worker: asyncio.Task[Any] | None = None,
+    ) -> None:
+        """Grade one executed run with the graders that must, and move it to its verdict.
+
+        `worker` is the task this is awaited in (default: the current one), which a cancel cancels.
+        """
         attempt = self._attempt(item, record)
         existing = self._existing(item, record, attempt)
-        todo = [
-            g
-            for g in self.plan.pointwise
-            if self.options.regrade or self.plan.needs(g, existing.get(g.name), item.grade_attempts)
-        ]
-        from_state = self.moves.states[item.run_id]
+        if not existing:  # no grade yet: every grader grades (`GradingPlan.needs` of no prior grade)
+            todo = self.plan.pointwise
+        else:
+            todo = [
+                g
+                for g in self.plan.pointwise
+                if self.options.regrade or self.plan.needs(g, existing.get(g.name), item.grade_attempts)
+            ]
+        from_state = self.moves.states.get(item.run_id, item.state)
         if not todo and from_state in (RunState.PASS, RunState.FAIL):
             self.tally.up_to_date += 1  # nothing new to grade: no transition, no flicker
             return
         ctx = self._context(item, output, record)
         self.moves.move(item, RunState.EVALUATING)
-        fresh = await self._grade_todo(item, ctx, todo, attempt)
+        fresh = await self._grade_todo(item, ctx, todo, attempt, worker)
         if fresh is None:
             return
         self._verdict(item, from_state, fresh, existing, graded=bool(todo))
 
     async def _grade_todo(
-        self, item: WorkItem, ctx: GradeContext, todo: list[Grader], attempt: int
+        self,
+        item: WorkItem,
+        ctx: GradeContext,
+        todo: list[Grader],
+        attempt: int,
+        worker: asyncio.Task[Any] | None,
     ) -> dict[str, tuple[GradeResult | None, str | None]] | None:
         """Each grader of `todo` on the run; None when a person cancelled it meanwhile."""
         fresh: dict[str, tuple[GradeResult | None, str | None]] = {}
-        worker = asyncio.current_task()
-        assert worker is not None  # graded inside a worker task
+        if worker is None:
+            worker = asyncio.current_task()
+            assert worker is not None  # graded inside a worker task
         self.control.grading[item.run_id] = worker
         try:
             for grader in todo:
@@ -369,6 +401,8 @@ class Grading:
         }
         if from_state == RunState.FAIL or error:
             fields["failure_type"] = None
+        if item.state == RunState.PENDING:  # executed in this pass: its verdict columns are NULL
+            fields = without_nulls(fields)
         self.moves.move(item, RunState.PASS if passed else RunState.FAIL, fields)
         if error is None:
             self.tally.graded += 1
@@ -421,11 +455,13 @@ class Grading:
                     grader, item, GradeStatus.ERROR, error=message, retryable=False, details=details, **ids
                 )
                 return None, message
-            self._write_grade(grader, item, GradeStatus.OK, **_result_values(result), **ids)
+            values = _result_values(result)
+            values.update(ids)
+            self.writer.grade_values(self.exp.id, item.run_id, grader.name, grader.kind, _OK, values)
             return result, None
 
     def _write_grade(self, grader: Grader, item: WorkItem, status: str, **values: Any) -> None:
-        self.writer.grade(self.exp.id, item.run_id, grader.name, grader.kind, status, **values)
+        self.writer.grade_values(self.exp.id, item.run_id, grader.name, grader.kind, status, values)
 
     # -- pairwise grading ------------------------------------------------------------------------------
 
@@ -505,6 +541,8 @@ class Grading:
             self.control.pair_judging = None
 
     async def _judge_pair(self, job: _PairJob) -> None:
+        from abbench.graders import pair_seed  # here: a run judged by rules never loads the pairwise judge
+
         a, b = job.a, job.b
         assert a.output is not None and b.output is not None  # jobs are made of executed runs
         items = [
@@ -546,12 +584,16 @@ async def _call_grader(grader: Grader, ctx: GradeContext | PairContext) -> Grade
         result: Any = await asyncio.get_running_loop().run_in_executor(None, grader, ctx)
     else:
         result = grader(ctx)
+    if type(result) is GradeResult:  # a rule's answer, on the hot path: no awaitable to look for
+        return result
     if inspect.isawaitable(result):
         result = await result
     if not isinstance(result, GradeResult):
         raise GradingError(f"grader {grader.name} returned {type(result).__name__}, not a GradeResult")
     return result
 
+
+_OK = str(GradeStatus.OK)
 
 _SPENT = ("judge_model", "judge_cost", "input_tokens", "output_tokens", "cached", "cost_saved")
 

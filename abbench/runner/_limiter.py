@@ -24,6 +24,13 @@ class PriorityLimiter:
         self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
         self._seq = itertools.count()
 
+    def try_acquire(self) -> bool:
+        """Take a slot when one is free and nobody waits (True); else False, and `acquire` must wait."""
+        if self.used < self.limit and not self._waiters:
+            self.used += 1
+            return True
+        return False
+
     async def acquire(self, priority: int = 0) -> None:
         """Wait for a slot."""
         if self.used < self.limit and not self._waiters:

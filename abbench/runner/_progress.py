@@ -255,6 +255,7 @@ class Tracker:
     ):
         self.experiment = experiment
         self.experiment_id = experiment_id
+        self._arm_counts: dict[int, dict[str, int]] = {}  # arm id -> its dict of `counts`, looked up once
         self.counts = {arm: dict(c) for arm, c in counts.items()}
         self.arm_names = arm_names
         self.observers = observers
@@ -275,6 +276,16 @@ class Tracker:
         self.error_counts: dict[str, dict[str, int]] = {}  # arm -> kind -> runs
         self.set_errors(errors or {})
 
+    @property
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Arm name -> state -> runs."""
+        return self._counts
+
+    @counts.setter
+    def counts(self, counts: dict[str, dict[str, int]]) -> None:
+        self._counts = counts
+        self._arm_counts = {}
+
     def set_errors(self, errors: dict[int, tuple[str, str]]) -> None:
         """Start from these runs in fail without a verdict (``{run id: (arm, kind)}``, from the store)."""
         self.errors, self.error_counts = {}, {}
@@ -291,24 +302,27 @@ class Tracker:
         arm_id: int,
         from_state: str | None,
         to_state: str,
-        *,
         run_id: int | None = None,
         outcome: str = "",
     ) -> None:
         """Count one run moving between states (`outcome`: its `run_outcome` key when it lands in fail)."""
-        c = self.counts[self.arm_names[arm_id]]
+        c = self._arm_counts.get(arm_id)
+        if c is None:
+            c = self._arm_counts[arm_id] = self.counts[self.arm_names[arm_id]]
         if from_state is not None:
             c[from_state] -= 1
         c[to_state] = c.get(to_state, 0) + 1
         if run_id is not None:
-            was = self.errors.pop(run_id, None)
-            if was is not None:
-                self.error_counts[was[0]][was[1]] -= 1
+            if self.errors:
+                was = self.errors.pop(run_id, None)
+                if was is not None:
+                    self.error_counts[was[0]][was[1]] -= 1
             if to_state == _FAIL and outcome in (RunOutcome.EXECUTION_FAILED, RunOutcome.GRADING_FAILED):
                 self._add_error(run_id, self.arm_names[arm_id], outcome)
         if to_state in DONE_STATES:
             self._done_count += 1
-        self.maybe_emit()
+        if self.observers:
+            self.maybe_emit()
 
     def bulk(self, arm_id: int, from_state: str, to_state: str, n: int) -> None:
         """Count `n` runs moving at once."""

@@ -18,6 +18,7 @@ from abbench.store import (
     ArmSpec,
     BudgetSpec,
     CaseSelection,
+    DaskSpec,
     DatasetSource,
     DecisionSpec,
     ExperimentSpec,
@@ -28,6 +29,7 @@ __all__ = [
     "ArmSpec",
     "BudgetSpec",
     "CaseSelection",
+    "DaskSpec",
     "DatasetSource",
     "DecisionSpec",
     "ExperimentSpec",
@@ -80,6 +82,7 @@ _UNION_BRANCHES = {
     "DecisionSpec",
     "BudgetSpec",
     "StoppingSpec",
+    "DaskSpec",
     "dict[str,any]",
     "list[dict[str,any]]",
 }
@@ -91,6 +94,7 @@ _MODELS: dict[tuple[str, ...], type[BaseModel]] = {
     ("decision",): DecisionSpec,
     ("budget",): BudgetSpec,
     ("stopping",): StoppingSpec,
+    ("dask",): DaskSpec,
 }
 
 

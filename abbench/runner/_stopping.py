@@ -13,13 +13,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from abbench.stats import ConfidenceSequence, SequentialTest, StoppingRule, sequential_order
 from abbench.store import Experiment, Store, WorkItem
 from abbench.types import RunState
+
+if TYPE_CHECKING:
+    from abbench.stats import ConfidenceSequence
 
 STOPPED_BY_RULE = "stopped by rule"
 """The reason a stopped experiment carries, and what the runs it left out say."""
@@ -115,6 +115,9 @@ class Stopping:
     def __init__(
         self, store: Store, experiment: Experiment, items: list[WorkItem], stop: Callable[[], None]
     ) -> None:
+        # imported here: only an experiment with a stopping rule needs numpy and scipy (start-up stays fast)
+        from abbench.stats import SequentialTest, StoppingRule, sequential_order
+
         spec = experiment.spec.stopping
         assert spec is not None
         self.rule = StoppingRule(spec.alpha, spec.margin, spec.min_cases, spec.check_every)
@@ -197,6 +200,8 @@ class Stopping:
                 self._look(n)
 
     def _look(self, n: int) -> None:
+        import numpy as np
+
         buf_a, buf_b = self._buffer
         cs = self.test.update(np.asarray(buf_a), np.asarray(buf_b))
         self._buffer = ([], [])

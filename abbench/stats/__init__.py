@@ -10,51 +10,56 @@ for repeated rounds, paired differences, and power analysis. Only numpy and scip
 
 from __future__ import annotations
 
-from abbench.stats._agreement import Kappa, cohen_kappa
-from abbench.stats._base import FEW_CLUSTERS, FewClustersWarning, Interval, StatsWarning
-from abbench.stats._bootstrap import BOOTSTRAP_STATISTICS, BootstrapResult, paired_bootstrap
-from abbench.stats._describe import Summary, percentile, summary
-from abbench.stats._errors import ClusteredSE, MeanSE, RepeatedSE, clustered_se, mean_se, repeated_se
-from abbench.stats._intervals import Proportion, paired_proportion_interval, proportion, wilson_interval
-from abbench.stats._mcnemar import (
-    CochransQ,
-    McNemarResult,
-    PairedOutcomes,
-    cochrans_q,
-    mcnemar_exact,
-    mcnemar_midp,
-    paired_outcomes,
-)
-from abbench.stats._paired import PairedDifference, paired_difference
-from abbench.stats._passk import PassK, pass_at_k, pass_at_k_case, pass_at_k_curve, pass_hat_k_case
-from abbench.stats._plan import Plan, independent_discordance, plan_experiment
-from abbench.stats._power import (
-    MinDetectableEffect,
-    PowerInputs,
-    SampleSize,
-    TwoProportionMDE,
-    TwoProportionSampleSize,
-    estimate_power_inputs,
-    min_detectable_effect,
-    min_detectable_effect_two_proportions,
-    power_paired,
-    sample_size_paired,
-    sample_size_two_proportions,
-)
-from abbench.stats._ppi import PredictionPowered, ppi_mean
-from abbench.stats._sequential import (
-    CS_METHOD,
-    DECISIONS,
-    ConfidenceSequence,
-    SequentialTest,
-    StoppingRule,
-    StoppingSimulation,
-    confidence_sequence,
-    confidence_sequence_bounds,
-    sequential_order,
-    simulate_stopping,
-)
-from abbench.stats._tests import HolmCorrection, TwoProportionTest, holm_correction, two_proportion_test
+import typing
+
+from abbench import _lazy
+
+if typing.TYPE_CHECKING:
+    from abbench.stats._agreement import Kappa, cohen_kappa
+    from abbench.stats._base import FEW_CLUSTERS, FewClustersWarning, Interval, StatsWarning
+    from abbench.stats._bootstrap import BOOTSTRAP_STATISTICS, BootstrapResult, paired_bootstrap
+    from abbench.stats._describe import Summary, percentile, summary
+    from abbench.stats._errors import ClusteredSE, MeanSE, RepeatedSE, clustered_se, mean_se, repeated_se
+    from abbench.stats._intervals import Proportion, paired_proportion_interval, proportion, wilson_interval
+    from abbench.stats._mcnemar import (
+        CochransQ,
+        McNemarResult,
+        PairedOutcomes,
+        cochrans_q,
+        mcnemar_exact,
+        mcnemar_midp,
+        paired_outcomes,
+    )
+    from abbench.stats._paired import PairedDifference, paired_difference
+    from abbench.stats._passk import PassK, pass_at_k, pass_at_k_case, pass_at_k_curve, pass_hat_k_case
+    from abbench.stats._plan import Plan, independent_discordance, plan_experiment
+    from abbench.stats._power import (
+        MinDetectableEffect,
+        PowerInputs,
+        SampleSize,
+        TwoProportionMDE,
+        TwoProportionSampleSize,
+        estimate_power_inputs,
+        min_detectable_effect,
+        min_detectable_effect_two_proportions,
+        power_paired,
+        sample_size_paired,
+        sample_size_two_proportions,
+    )
+    from abbench.stats._ppi import PredictionPowered, ppi_mean
+    from abbench.stats._sequential import (
+        CS_METHOD,
+        DECISIONS,
+        ConfidenceSequence,
+        SequentialTest,
+        StoppingRule,
+        StoppingSimulation,
+        confidence_sequence,
+        confidence_sequence_bounds,
+        sequential_order,
+        simulate_stopping,
+    )
+    from abbench.stats._tests import HolmCorrection, TwoProportionTest, holm_correction, two_proportion_test
 
 __all__ = [
     "BOOTSTRAP_STATISTICS",
@@ -124,3 +129,103 @@ __all__ = [
     "two_proportion_test",
     "wilson_interval",
 ]
+
+__getattr__, __dir__ = _lazy.exports(
+    __name__,
+    {
+        "abbench.stats._agreement": (
+            "Kappa",
+            "cohen_kappa",
+        ),
+        "abbench.stats._base": (
+            "FEW_CLUSTERS",
+            "FewClustersWarning",
+            "Interval",
+            "StatsWarning",
+        ),
+        "abbench.stats._bootstrap": (
+            "BOOTSTRAP_STATISTICS",
+            "BootstrapResult",
+            "paired_bootstrap",
+        ),
+        "abbench.stats._describe": (
+            "Summary",
+            "percentile",
+            "summary",
+        ),
+        "abbench.stats._errors": (
+            "ClusteredSE",
+            "MeanSE",
+            "RepeatedSE",
+            "clustered_se",
+            "mean_se",
+            "repeated_se",
+        ),
+        "abbench.stats._intervals": (
+            "Proportion",
+            "paired_proportion_interval",
+            "proportion",
+            "wilson_interval",
+        ),
+        "abbench.stats._mcnemar": (
+            "CochransQ",
+            "McNemarResult",
+            "PairedOutcomes",
+            "cochrans_q",
+            "mcnemar_exact",
+            "mcnemar_midp",
+            "paired_outcomes",
+        ),
+        "abbench.stats._paired": (
+            "PairedDifference",
+            "paired_difference",
+        ),
+        "abbench.stats._passk": (
+            "PassK",
+            "pass_at_k",
+            "pass_at_k_case",
+            "pass_at_k_curve",
+            "pass_hat_k_case",
+        ),
+        "abbench.stats._plan": (
+            "Plan",
+            "independent_discordance",
+            "plan_experiment",
+        ),
+        "abbench.stats._power": (
+            "MinDetectableEffect",
+            "PowerInputs",
+            "SampleSize",
+            "TwoProportionMDE",
+            "TwoProportionSampleSize",
+            "estimate_power_inputs",
+            "min_detectable_effect",
+            "min_detectable_effect_two_proportions",
+            "power_paired",
+            "sample_size_paired",
+            "sample_size_two_proportions",
+        ),
+        "abbench.stats._ppi": (
+            "PredictionPowered",
+            "ppi_mean",
+        ),
+        "abbench.stats._sequential": (
+            "CS_METHOD",
+            "DECISIONS",
+            "ConfidenceSequence",
+            "SequentialTest",
+            "StoppingRule",
+            "StoppingSimulation",
+            "confidence_sequence",
+            "confidence_sequence_bounds",
+            "sequential_order",
+            "simulate_stopping",
+        ),
+        "abbench.stats._tests": (
+            "HolmCorrection",
+            "TwoProportionTest",
+            "holm_correction",
+            "two_proportion_test",
+        ),
+    },
+)

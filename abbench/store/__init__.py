@@ -14,55 +14,84 @@ run, grader), as every abbench view shows them; ``grades`` keeps the history.
 
 from __future__ import annotations
 
-from abbench.store._analysis import RunsProvenance
-from abbench.store._attempts import ArmSpend, RunSpend
-from abbench.store._base import (
-    DEFAULT_STORE,
-    STORE_ENV,
-    current_user,
-    dumps,
-    loads,
-    now_iso,
-    resolve_store_path,
-)
-from abbench.store._cache import CacheEntry, CacheModelStats, CacheStats
-from abbench.store._datasets import TRY_DATASET, import_dataset, list_datasets, load_cases, load_dataset
-from abbench.store._experiments import TRY_TAG, Arm, Experiment
-from abbench.store._grades import GRADE_COLUMNS, Grade
-from abbench.store._migrations import SCHEMA_VERSION
-from abbench.store._results import (
-    CANCELLED,
-    EXECUTION_FAILED,
-    FAILED,
-    GRADING_FAILED,
-    OUTCOMES,
-    PASSED,
-    STATES,
-    UNFINISHED,
-    CaseFields,
-    CaseOutcomes,
-    RunTable,
-)
-from abbench.store._reviews import Review, ReviewSample
-from abbench.store._runs import INTERRUPTED, RunRecord, WorkItem
-from abbench.store._snapshots import load_snapshot, snapshot_skill
-from abbench.store._spec import (
-    DEFAULT_CONCURRENCY,
-    DEFAULT_GRADERS,
-    DEFAULT_RETRIES,
-    DEFAULT_TIMEOUT_S,
-    ArmSpec,
-    BudgetSpec,
-    CaseSelection,
-    DatasetSource,
-    DecisionSpec,
-    ExperimentSpec,
-    StoppingSpec,
-    StoredArmSpec,
-    StoredExperimentSpec,
-)
-from abbench.store._store import Store, open_store
-from abbench.store._writes import ATTEMPT_COLUMNS, GradeWrite, WriteBatch
+import typing
+
+from abbench import _lazy
+
+if typing.TYPE_CHECKING:
+    from abbench.store._analysis import RunsProvenance
+    from abbench.store._attempts import ArmSpend, RunSpend
+    from abbench.store._base import (
+        DEFAULT_STORE,
+        STORE_ENV,
+        current_user,
+        dumps,
+        loads,
+        now_iso,
+        resolve_store_path,
+    )
+    from abbench.store._cache import CacheEntry, CacheModelStats, CacheStats
+    from abbench.store._datasets import TRY_DATASET, import_dataset, list_datasets, load_cases, load_dataset
+    from abbench.store._experiments import TRY_TAG, Arm, Experiment
+    from abbench.store._failures import FailureKind, Failures
+    from abbench.store._grades import GRADE_COLUMNS, Grade
+    from abbench.store._migrations import SCHEMA_VERSION
+    from abbench.store._owners import (
+        SCOPES,
+        ApiKey,
+        acting_as,
+        check_owner,
+        parse_expiry,
+        parse_scopes,
+        pepper_path,
+    )
+    from abbench.store._pages import RunPage
+    from abbench.store._report_queries import (
+        FailedRun,
+        RunFailures,
+        WrongAnswer,
+        run_failures,
+        runs_facts,
+        wrong_answers,
+    )
+    from abbench.store._results import (
+        CANCELLED,
+        EXECUTION_FAILED,
+        FAILED,
+        GRADING_FAILED,
+        OUTCOMES,
+        PASSED,
+        STATES,
+        UNFINISHED,
+        CaseFields,
+        CaseOutcomes,
+        RunTable,
+    )
+    from abbench.store._reviews import Review, ReviewSample
+    from abbench.store._runs import INTERRUPTED, RunRecord, WorkItem
+    from abbench.store._settings import (
+        DEFAULT_CONCURRENCY,
+        DEFAULT_GRADERS,
+        DEFAULT_RETRIES,
+        DEFAULT_TIMEOUT_S,
+        ArmSettings,
+        RunSettings,
+    )
+    from abbench.store._snapshots import load_snapshot, snapshot_skill
+    from abbench.store._spec import (
+        ArmSpec,
+        BudgetSpec,
+        CaseSelection,
+        DaskSpec,
+        DatasetSource,
+        DecisionSpec,
+        ExperimentSpec,
+        StoppingSpec,
+        StoredArmSpec,
+        StoredExperimentSpec,
+    )
+    from abbench.store._store import Store, open_store
+    from abbench.store._writes import ATTEMPT_COLUMNS, GradeWrite, WriteBatch
 
 __all__ = [
     "ATTEMPT_COLUMNS",
@@ -80,12 +109,15 @@ __all__ = [
     "OUTCOMES",
     "PASSED",
     "SCHEMA_VERSION",
+    "SCOPES",
     "STATES",
     "STORE_ENV",
     "TRY_DATASET",
     "TRY_TAG",
     "UNFINISHED",
+    "ApiKey",
     "Arm",
+    "ArmSettings",
     "ArmSpec",
     "ArmSpend",
     "BudgetSpec",
@@ -95,15 +127,22 @@ __all__ = [
     "CaseFields",
     "CaseOutcomes",
     "CaseSelection",
+    "DaskSpec",
     "DatasetSource",
     "DecisionSpec",
     "Experiment",
     "ExperimentSpec",
+    "FailedRun",
+    "FailureKind",
+    "Failures",
     "Grade",
     "GradeWrite",
     "Review",
     "ReviewSample",
+    "RunFailures",
+    "RunPage",
     "RunRecord",
+    "RunSettings",
     "RunSpend",
     "RunTable",
     "RunsProvenance",
@@ -113,6 +152,9 @@ __all__ = [
     "StoredExperimentSpec",
     "WorkItem",
     "WriteBatch",
+    "WrongAnswer",
+    "acting_as",
+    "check_owner",
     "current_user",
     "dumps",
     "import_dataset",
@@ -123,6 +165,131 @@ __all__ = [
     "loads",
     "now_iso",
     "open_store",
+    "parse_expiry",
+    "parse_scopes",
+    "pepper_path",
     "resolve_store_path",
+    "run_failures",
+    "runs_facts",
     "snapshot_skill",
+    "wrong_answers",
 ]
+
+__getattr__, __dir__ = _lazy.exports(
+    __name__,
+    {
+        "abbench.store._analysis": ("RunsProvenance",),
+        "abbench.store._attempts": (
+            "ArmSpend",
+            "RunSpend",
+        ),
+        "abbench.store._base": (
+            "DEFAULT_STORE",
+            "STORE_ENV",
+            "current_user",
+            "dumps",
+            "loads",
+            "now_iso",
+            "resolve_store_path",
+        ),
+        "abbench.store._cache": (
+            "CacheEntry",
+            "CacheModelStats",
+            "CacheStats",
+        ),
+        "abbench.store._datasets": (
+            "TRY_DATASET",
+            "import_dataset",
+            "list_datasets",
+            "load_cases",
+            "load_dataset",
+        ),
+        "abbench.store._experiments": (
+            "TRY_TAG",
+            "Arm",
+            "Experiment",
+        ),
+        "abbench.store._failures": (
+            "FailureKind",
+            "Failures",
+        ),
+        "abbench.store._grades": (
+            "GRADE_COLUMNS",
+            "Grade",
+        ),
+        "abbench.store._migrations": ("SCHEMA_VERSION",),
+        "abbench.store._owners": (
+            "SCOPES",
+            "ApiKey",
+            "acting_as",
+            "check_owner",
+            "parse_expiry",
+            "parse_scopes",
+            "pepper_path",
+        ),
+        "abbench.store._pages": ("RunPage",),
+        "abbench.store._report_queries": (
+            "FailedRun",
+            "RunFailures",
+            "WrongAnswer",
+            "run_failures",
+            "runs_facts",
+            "wrong_answers",
+        ),
+        "abbench.store._results": (
+            "CANCELLED",
+            "EXECUTION_FAILED",
+            "FAILED",
+            "GRADING_FAILED",
+            "OUTCOMES",
+            "PASSED",
+            "STATES",
+            "UNFINISHED",
+            "CaseFields",
+            "CaseOutcomes",
+            "RunTable",
+        ),
+        "abbench.store._reviews": (
+            "Review",
+            "ReviewSample",
+        ),
+        "abbench.store._runs": (
+            "INTERRUPTED",
+            "RunRecord",
+            "WorkItem",
+        ),
+        "abbench.store._snapshots": (
+            "load_snapshot",
+            "snapshot_skill",
+        ),
+        "abbench.store._settings": (
+            "DEFAULT_CONCURRENCY",
+            "DEFAULT_GRADERS",
+            "DEFAULT_RETRIES",
+            "DEFAULT_TIMEOUT_S",
+            "ArmSettings",
+            "RunSettings",
+        ),
+        "abbench.store._spec": (
+            "ArmSpec",
+            "BudgetSpec",
+            "CaseSelection",
+            "DaskSpec",
+            "DatasetSource",
+            "DecisionSpec",
+            "ExperimentSpec",
+            "StoppingSpec",
+            "StoredArmSpec",
+            "StoredExperimentSpec",
+        ),
+        "abbench.store._store": (
+            "Store",
+            "open_store",
+        ),
+        "abbench.store._writes": (
+            "ATTEMPT_COLUMNS",
+            "GradeWrite",
+            "WriteBatch",
+        ),
+    },
+)

@@ -175,6 +175,19 @@ class AttemptsMixin(StoreBase):
                 )
         return out
 
+    def recorded_attempts(self, exp_id: int) -> dict[int, dict[int, str]]:
+        """The outcomes recorded from elsewhere (`abbench.runner.record_runs`) of an experiment:
+        ``{run id: {the external runner's attempt number: digest of what it submitted}}``."""
+        out: dict[int, dict[int, str]] = {}
+        for run_id, attempt, digest in self.query(
+            "SELECT a.run_id, a.recorded_attempt, a.recorded_digest FROM run_attempts a "
+            "JOIN runs r ON r.id = a.run_id "
+            "WHERE r.experiment_id=? AND a.recorded_attempt IS NOT NULL ORDER BY a.id",
+            (exp_id,),
+        ):
+            out.setdefault(run_id, {})[int(attempt)] = str(digest)
+        return out
+
     def attempt_spend(self, exp_id: int) -> dict[int, ArmSpend]:
         """What each arm's agent spent over every attempt (failed and replaced ones included), by arm id.
 
@@ -192,8 +205,9 @@ class AttemptsMixin(StoreBase):
             "SELECT r.arm_id, count(*), 0, sum(r.cost), count(r.cost), NULL, sum(r.input_tokens), "
             "sum(r.output_tokens), total(r.latency_ms), 0, 0, "
             "count(CASE WHEN r.input_tokens IS NOT NULL OR r.output_tokens IS NOT NULL THEN 1 END) FROM runs r WHERE r.experiment_id=? "
-            "AND r.executed_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM run_attempts t WHERE t.run_id = r.id) "
-            "GROUP BY r.arm_id",
+            # The attempts first (the index has them): the wide run row is read only for a run without any.
+            "AND CASE WHEN EXISTS (SELECT 1 FROM run_attempts t WHERE t.run_id = r.id) THEN 0 "
+            "ELSE r.executed_at IS NOT NULL END GROUP BY r.arm_id",
             (exp_id,),
         )
         out: dict[int, ArmSpend] = {}

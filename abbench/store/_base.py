@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
@@ -46,9 +47,16 @@ def now_iso() -> str:
     return _last_iso[1]
 
 
+ACTING_USER: ContextVar[str | None] = ContextVar("abbench_acting_user", default=None)
+"""Who a server request acts for (the key's owner), set by `abbench.store.acting_as`; None outside one."""
+
+
 def current_user() -> str:
-    """The OS user running abbench (or $ABBENCH_USER), recorded as who created or ran something."""
-    name = os.environ.get("ABBENCH_USER")
+    """Who is acting: the owner a server request acts for, else $ABBENCH_USER, else the OS user.
+
+    Recorded as who created or ran something, and the owner of what a local store holds.
+    """
+    name = ACTING_USER.get() or os.environ.get("ABBENCH_USER")
     if name:
         return name
     try:

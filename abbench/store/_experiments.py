@@ -10,14 +10,16 @@ import sqlite3
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
-
-from pydantic import ValidationError
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from abbench.errors import ExperimentError, NotFoundError, StoreError
 from abbench.store._base import StoreBase, current_user, dumps, inserted_id, loads, now_iso
-from abbench.store._spec import StoredExperimentSpec
+from abbench.store._settings import RunSettings
 from abbench.types import Control, ExperimentStatus
+
+if TYPE_CHECKING:
+    from abbench.store._spec import StoredExperimentSpec
 
 log = logging.getLogger(__name__)
 
@@ -77,8 +79,10 @@ class Experiment:
     dataset_id: int
     dataset: str
     profile_id: int | None
-    spec: StoredExperimentSpec
-    """Its definition as validated when it was created (with the snapshots and profile recorded)."""
+    definition: dict[str, Any]
+    """Its definition as stored (JSON); `spec` is the same as its validated model."""
+    settings: RunSettings
+    """What a run reads of its definition, read without pydantic (start-up stays fast)."""
     rounds: int
     status: str
     control: str
@@ -99,6 +103,20 @@ class Experiment:
     stop_reason: dict[str, Any] | None = None
     """Why its stopping rule stopped it (``{"decision": "better", "cases": 120, "total": 500, ...}``),
     else None (see `abbench.runner.StopReason`)."""
+    executor: dict[str, Any] | None = None
+    """Where its agents run, as the last runner recorded it (``{"executor": "dask", "scheduler": ...,
+    "dashboard": ..., "workers": 4}``); None: on the runner's own machine (the local executor)."""
+
+    @cached_property
+    def spec(self) -> StoredExperimentSpec:
+        """Its definition as validated when it was created (with the snapshots and profile recorded).
+
+        Built on first use: the runner reads `settings` instead, so running loads no pydantic model.
+
+        Raises:
+            StoreError: the stored definition is not valid.
+        """
+        return _read_spec(self.definition, self.name)
 
     @property
     def is_try(self) -> bool:
@@ -155,7 +173,7 @@ _EXPERIMENT_COLUMNS = (
     "e.id, e.name, e.owner, e.skill, e.skill_version, e.dataset_id, d.fingerprint, e.profile_id, e.spec, "
     "e.rounds, e.status, e.control, e.batch_id, e.priority, e.tags, e.gate, e.parent_id, e.created_at, "
     "e.updated_at, e.created_by, e.runner_pid, e.runner_host, e.heartbeat_at, "
-    "e.pause_reason, e.stop_reason"
+    "e.pause_reason, e.stop_reason, e.executor"
 )
 
 
@@ -171,7 +189,21 @@ def _pid_alive(pid: int) -> bool:
         return False
     except PermissionError:  # alive, owned by someone else
         return True
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """Whether `pid` has exited but was never reaped (Linux): it runs nothing, so it holds nothing.
+
+    A runner whose parent died (a server's child after a SIGKILL) is adopted by init, and an init that
+    does not reap (some containers) leaves it a zombie that `kill(pid, 0)` still finds.
+    """
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:  # not Linux, or gone already
+        return False
+    return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] == b"Z"
 
 
 class ExperimentsMixin(StoreBase):
@@ -376,9 +408,10 @@ class ExperimentsMixin(StoreBase):
         return [self._experiment_from_row(r) for r in self.query(sql + " ORDER BY e.id DESC", params)]
 
     def _experiment_from_row(self, r: sqlite3.Row) -> Experiment:
-        spec = _read_spec(loads(r[8]) or {}, r[1])
+        definition = loads(r[8]) or {}
+        settings = RunSettings.from_json(definition)
         arms = tuple(
-            _arm(spec, a)
+            _arm(settings, a)
             for a in self.query(
                 "SELECT id, name, position, agent, model, snapshot, params FROM arms "
                 "WHERE experiment_id=? ORDER BY position",
@@ -394,7 +427,8 @@ class ExperimentsMixin(StoreBase):
             dataset_id=r[5],
             dataset=r[6],
             profile_id=r[7],
-            spec=spec,
+            definition=definition,
+            settings=settings,
             rounds=r[9],
             status=r[10],
             control=r[11],
@@ -412,6 +446,7 @@ class ExperimentsMixin(StoreBase):
             heartbeat_at=r[22],
             pause_reason=loads(r[23]),
             stop_reason=loads(r[24]),
+            executor=loads(r[25]),
         )
 
     def set_spec(self, exp_id: int, spec: StoredExperimentSpec | dict[str, Any]) -> None:
@@ -459,6 +494,14 @@ class ExperimentsMixin(StoreBase):
             conn.execute(
                 "UPDATE experiments SET pause_reason=?, updated_at=? WHERE id=?",
                 (None if reason is None else dumps(reason), now_iso(), exp_id),
+            )
+
+    def set_executor(self, exp_id: int, where: dict[str, Any] | None) -> None:
+        """Record where the experiment's agents run now (None: the local executor)."""
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE experiments SET executor=?, updated_at=? WHERE id=?",
+                (None if where is None else dumps(where), now_iso(), exp_id),
             )
 
     def set_stop_reason(self, exp_id: int, reason: dict[str, Any] | None) -> None:
@@ -540,9 +583,9 @@ class ExperimentsMixin(StoreBase):
         return str(conn.execute("SELECT batch_id FROM experiments WHERE id=?", (exp_id,)).fetchone()[0])
 
 
-def _arm(spec: StoredExperimentSpec, a: sqlite3.Row) -> Arm:
+def _arm(settings: RunSettings, a: sqlite3.Row) -> Arm:
     """An arm's row with its skill mode and snapshots from the stored definition."""
-    defined = spec.arms.get(a[1])
+    defined = settings.arms.get(a[1])
     mode = defined.skill_mode if defined is not None else "injected"
     hashes = tuple(defined.snapshots or ()) if defined is not None else ()
     if not hashes and a[5]:
@@ -552,6 +595,10 @@ def _arm(spec: StoredExperimentSpec, a: sqlite3.Row) -> Arm:
 
 def _read_spec(data: dict[str, Any], name: str) -> StoredExperimentSpec:
     """The stored definition as its model (every definition is validated when it is written)."""
+    from pydantic import ValidationError
+
+    from abbench.store._spec import StoredExperimentSpec
+
     try:
         return StoredExperimentSpec.model_validate(data)
     except ValidationError as exc:
@@ -563,6 +610,8 @@ def _read_spec(data: dict[str, Any], name: str) -> StoredExperimentSpec:
 
 def _spec_json(spec: StoredExperimentSpec | dict[str, Any]) -> dict[str, Any]:
     """A definition as the store keeps it: validated, JSON-ready."""
+    from abbench.store._spec import StoredExperimentSpec
+
     if isinstance(spec, dict):
         spec = StoredExperimentSpec.model_validate(spec)
     return spec.as_json()

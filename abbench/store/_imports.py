@@ -15,24 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from abbench.dataset import (
-    EXPECTED_KINDS,
-    ContentHasher,
-    DatasetInfo,
-    ImportPlan,
-    MappingProfile,
-    ReportBuilder,
-    check_data_file,
-    check_report,
-    default_name,
-    fingerprint,
-    gold_kind,
-    plan_import,
-    resolve_duplicates,
-)
+from abbench.dataset import EXPECTED_KINDS, ContentHasher, DatasetInfo, ReportBuilder, fingerprint, gold_kind
 from abbench.errors import ImportFailed, UsageError
 from abbench.store._base import StoreBase, current_user, dumps, inserted_id, now_iso
 from abbench.types import Case
+
+if TYPE_CHECKING:
+    from abbench.dataset import ImportPlan, MappingProfile
+
+# The readers and mappers (and pydantic behind the mapping profile) are imported where a file is
+# imported: opening a store to run an experiment loads none of them.
 
 log = logging.getLogger(__name__)
 
@@ -144,6 +136,8 @@ class ImportsMixin(StoreBase):
             NotFoundError: a named profile does not exist.
             UsageError: an option does not fit the file.
         """
+        from abbench.dataset import check_data_file, default_name, plan_import
+
         src = Path(path).expanduser()
         check_data_file(src)
         if self.read_only:
@@ -279,6 +273,8 @@ class ImportsMixin(StoreBase):
         n, digest = _insert_cases(conn, ds_id, plan, report)
         _warn_unassessed_skills(conn, ds_id, report)
         result = report.build(skipped=job.skip_invalid)
+        from abbench.dataset import check_report
+
         check_report(plan.path, result, job.skip_invalid)
         fp = fingerprint(job.ds_name, digest)
         existing = conn.execute(
@@ -477,6 +473,8 @@ def _insert_cases(
         except sqlite3.IntegrityError:
             # A case id repeats: redo this chunk row by row to find (and rename or report) them.
             conn.execute("ROLLBACK TO import_chunk")
+            from abbench.dataset import resolve_duplicates
+
             rows = resolve_duplicates(mapper, done.rows, claim, report)
             lines = [mapper.line(r) for r in rows]
         else:

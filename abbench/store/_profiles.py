@@ -7,11 +7,14 @@ import logging
 import os
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from abbench.dataset import MappingProfile, ProfileInfo, load_profile
+from abbench.dataset import ProfileInfo
 from abbench.errors import MappingError, NotFoundError, UsageError
 from abbench.store._base import StoreBase, current_user, dumps, loads, now_iso
+
+if TYPE_CHECKING:
+    from abbench.dataset import MappingProfile
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +36,8 @@ class ProfilesMixin(StoreBase):
         Raises:
             UsageError: the profile has no name and none is given.
         """
+        from abbench.dataset import MappingProfile  # here: pydantic loads only when profiles are used
+
         if name is not None:
             profile = profile.evolve(name=name)
         if not profile.name:
@@ -66,6 +71,8 @@ class ProfilesMixin(StoreBase):
         Raises:
             NotFoundError: no such profile or version; the message lists what exists.
         """
+        from abbench.dataset import MappingProfile
+
         row = self._profile_row(name, version)
         profile = MappingProfile.from_dict(loads(row["spec"]), where=f"stored profile {row['name']}")
         return profile.model_copy(update={"version": row["version"]})
@@ -112,6 +119,8 @@ class ProfilesMixin(StoreBase):
             )
             + "ORDER BY p.name, p.version"
         )
+        from abbench.dataset import MappingProfile
+
         out = []
         for row in rows:
             profile = MappingProfile.from_dict(loads(row["spec"]), where=f"stored profile {row['name']}")
@@ -134,6 +143,8 @@ class ProfilesMixin(StoreBase):
             MappingError: a profile file is missing or invalid.
             NotFoundError: no saved profile has that name or version.
         """
+        from abbench.dataset import MappingProfile, load_profile
+
         if profile is None or isinstance(profile, (MappingProfile, dict)):
             return load_profile(profile) if profile is not None else None
         text = os.fspath(profile)

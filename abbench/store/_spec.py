@@ -21,15 +21,7 @@ from pydantic import (
 )
 
 from abbench.errors import UsageError
-
-DEFAULT_GRADERS: tuple[str, ...] = ("label_match",)
-"""The graders of an experiment whose definition names none."""
-DEFAULT_CONCURRENCY = 8
-"""Runs in flight at once when the definition does not say."""
-DEFAULT_TIMEOUT_S = 120.0
-"""The per-run timeout when the definition does not say."""
-DEFAULT_RETRIES = 2
-"""Extra attempts for retryable failures when the definition does not say."""
+from abbench.store._settings import DEFAULT_CONCURRENCY, DEFAULT_GRADERS, DEFAULT_RETRIES, DEFAULT_TIMEOUT_S
 
 _NAME = re.compile(r"^[^\s/\\][^/\\]{0,199}$")
 
@@ -248,6 +240,39 @@ class DecisionSpec(BaseModel):
         return self
 
 
+class DaskSpec(BaseModel):
+    """Where ``executor: dask`` sends the agent calls: an existing scheduler, or a cluster made for the run.
+
+    Example::
+
+        executor: dask
+        dask: {scheduler: tcp://10.0.0.5:8786}      # or {local: 4}: a LocalCluster of 4 processes
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    scheduler: str | None = Field(
+        None, description="The address of a running Dask scheduler (tcp://HOST:8786)."
+    )
+    local: int | None = Field(
+        None, ge=1, le=1024, description="Start a LocalCluster of this many worker processes for the run."
+    )
+    shared_store: str | None = Field(
+        None,
+        description="The store folder as the workers see it (a shared file system): snapshots are "
+        "read from there, their hash checked, instead of being sent through the scheduler.",
+    )
+    connect_timeout_s: float = Field(
+        10.0, gt=0, description="How long to wait for the scheduler and its first worker."
+    )
+
+    @model_validator(mode="after")
+    def _one_cluster(self) -> DaskSpec:
+        if self.scheduler is not None and self.local is not None:
+            raise ValueError("give scheduler (an existing cluster) or local (a LocalCluster), not both")
+        return self
+
+
 class StoppingSpec(BaseModel):
     """Anytime-valid sequential stopping: run cases in a seeded random order and stop once decided.
 
@@ -307,6 +332,12 @@ class ExperimentSpec(BaseModel):
     timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0, description="Per-run timeout in seconds.")
     retries: int = Field(DEFAULT_RETRIES, ge=0, le=20, description="Extra attempts for retryable failures.")
     priority: int = Field(0, description="Higher runs first when experiments share the machine.")
+    executor: Literal["local", "dask"] | None = Field(
+        None,
+        description="Where the agents run: local (this process, the default) or dask (tasks on a Dask "
+        "cluster; this process stays the one that writes the store).",
+    )
+    dask: DaskSpec | None = Field(None, description="The Dask cluster (with executor: dask).")
     tags: list[str] = Field(default_factory=list)
     cases: CaseSelection | None = None
     owner: str | None = Field(None, description="Owner (default: the OS user).")

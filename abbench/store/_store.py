@@ -10,8 +10,13 @@ from abbench.store._base import StoreBase
 from abbench.store._cache import CacheMixin
 from abbench.store._datasets import DatasetsMixin
 from abbench.store._experiments import ExperimentsMixin
+from abbench.store._failures import FailuresMixin
 from abbench.store._grades import GradesMixin
 from abbench.store._imports import ImportsMixin
+from abbench.store._light import LightMixin
+from abbench.store._lines import LinesMixin
+from abbench.store._owners import OwnersMixin
+from abbench.store._pages import PagesMixin
 from abbench.store._profiles import ProfilesMixin
 from abbench.store._results import ResultsMixin
 from abbench.store._reviews import ReviewsMixin
@@ -27,13 +32,18 @@ class Store(
     SnapshotsMixin,
     ExperimentsMixin,
     RunsMixin,
+    FailuresMixin,
     AttemptsMixin,
     GradesMixin,
     ReviewsMixin,
     ResultsMixin,
+    LightMixin,
     CacheMixin,
     AnalysisMixin,
+    PagesMixin,
+    LinesMixin,
     WritesMixin,
+    OwnersMixin,
     StoreBase,
 ):
     """An open abbench store. Use `open_store()` to get one; close it (or use ``with``) when done."""

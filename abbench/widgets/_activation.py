@@ -3,26 +3,18 @@ trigger-vs-help split of the decision pair's effect."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import ipywidgets as w
 import plotly.graph_objects as go
 
 from abbench import formatting as fm
-from abbench.compare import TriggerHelp, compare_arms
-from abbench.errors import AbbenchError
-from abbench.metrics import Estimate, ExperimentActivation, ExperimentMetrics, arm_offers
-from abbench.store import Experiment
+from abbench.compare import Comparison, TriggerHelp
+from abbench.metrics import ACTIVATION_FIGURES, Estimate, ExperimentActivation, ExperimentMetrics
 from abbench.widgets._base import NONE, html_table, note
 from abbench.widgets._figures import show_figure
 
-FIGURES = (
-    ("activation", "activation rate"),
-    ("recall", "recall"),
-    ("precision", "precision"),
-    ("false_activation", "false activation"),
-    ("wrong_skill", "wrong skill"),
-)
 NOT_OFFERED = (
     "every arm injects its skill (or has none): activation is not measured (skill_mode: offered measures it)"
 )
@@ -35,8 +27,7 @@ def _est(e: Estimate) -> str:
     return f"{fm.pct(e.value)}{spread} · {e.n_cases} cases"
 
 
-def _points(value: float | None) -> str:
-    return NONE if value is None else f"{round(value * 100, 1) + 0.0:+.1f} points"  # no "−0.0"
+_points = partial(fm.difference, word="points", missing=NONE, zero_sign=False)
 
 
 def activation_figure(report: ExperimentActivation) -> go.Figure | None:
@@ -46,10 +37,10 @@ def activation_figure(report: ExperimentActivation) -> go.Figure | None:
         return None
     fig = go.Figure()
     for a in offered:
-        values = [getattr(a, f) for f, _ in FIGURES]
+        values = [getattr(a, f) for f, _ in ACTIVATION_FIGURES]
         fig.add_bar(
             name=a.arm,
-            x=[word for _, word in FIGURES],
+            x=[word for _, word in ACTIVATION_FIGURES],
             y=[None if e.value is None else e.value * 100 for e in values],
             error_y={
                 "type": "data",
@@ -100,34 +91,34 @@ class ActivationView(w.VBox):
         rows = []
         for a in report.arms:
             if not a.offered:
-                rows.append((a.arm, a.reason or NONE, *([NONE] * len(FIGURES)), NONE))
+                rows.append((a.arm, a.reason or NONE, *([NONE] * len(ACTIVATION_FIGURES)), NONE))
                 continue
             left = f"{a.execution_failed} execution failed" + (
                 f", {a.not_executed} not run" if a.not_executed else ""
             )
             rows.append(
-                (a.arm, ", ".join(a.skills_offered), *(_est(getattr(a, f)) for f, _ in FIGURES), left)
+                (
+                    a.arm,
+                    ", ".join(a.skills_offered),
+                    *(_est(getattr(a, f)) for f, _ in ACTIVATION_FIGURES),
+                    left,
+                )
             )
         self.table_html.value = note(
             "over executed runs: an execution failure is left out, never a correct non-trigger"
-        ) + html_table(["arm", "skills offered", *(word for _, word in FIGURES), "left out"], rows)
+        ) + html_table(["arm", "skills offered", *(word for _, word in ACTIVATION_FIGURES), "left out"], rows)
         self.figure = activation_figure(report)
         show_figure(self.chart, self.figure)
 
-    def show_pair(self, exp: Experiment, a: str | None, b: str | None, store: Any) -> None:
-        """The trigger-vs-help split of `b` vs `a`, when either offers its skills (else nothing)."""
-        self.trigger_help = None
-        self.split_html.value = ""
-        if a is None or b is None or a == b or not (arm_offers(exp.arm(a)) or arm_offers(exp.arm(b))):
-            return
-        try:
-            t = compare_arms(exp.id, a, b, store=store).trigger_help
-        except AbbenchError as exc:  # no split rather than a stale one; the Decision tab says more
-            self.split_html.value = note(f"no trigger-vs-help split for {b} vs {a}: {exc}", "warn")
-            return
+    def show_pair(self, comparison: Comparison | None) -> None:
+        """The trigger-vs-help split of the compared pair (the decision's: the gate's comparison), when
+        either arm offers its skills (else nothing)."""
+        t = comparison.trigger_help if comparison is not None else None
         self.trigger_help = t
-        if t is None:
+        self.split_html.value = ""
+        if comparison is None or t is None:
             return
+        a, b = comparison.a.arm_name, comparison.b.arm_name
         rows = [
             (s.arm, s.mode, NONE if s.activation is None else fm.pct(s.activation), _est(s.intention_to_treat),
              _est(s.per_protocol), _est(s.not_loaded))

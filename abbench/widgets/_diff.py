@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import ipywidgets as w
@@ -57,20 +59,12 @@ def _value(value: float | None, unit: str) -> str:
     return fm.pct(value) if unit == "points" else f"{value:.4g}"
 
 
-# Cost, latency and tokens in their units (a cost of $0.000564 read as 0.0005638 before).
-_USAGE = {
-    "cost": ("cost per run", lambda v, signed=False: fm.money(v, signed=signed)),
-    "latency_ms": ("latency", lambda v, signed=False: fm.ms(v, signed=signed)),
-    "tokens": (
-        "tokens per run",
-        lambda v, signed=False: NONE if v is None else f"{v:+,.0f}" if signed else f"{v:,.0f}",
-    ),
-}
-
-
 def _usage_row(u: Any) -> tuple[str, ...]:
-    name, fmt = _USAGE.get(
-        u.metric, (u.metric, lambda v, signed=False: _signed(v, "score") if signed else _value(v, "score"))
+    name = fm.USAGE_NAMES.get(u.metric, u.metric)
+    fmt: Callable[..., str] = (
+        partial(fm.usage, u.metric)  # cost, latency, tokens in their units
+        if u.metric in fm.USAGE_NAMES
+        else lambda v, signed=False: _signed(v, "score") if signed else _value(v, "score")
     )
     interval = (
         f"[{fmt(u.interval.low, signed=True)}, {fmt(u.interval.high, signed=True)}]" if u.interval else NONE
@@ -474,12 +468,18 @@ class DiffWidget(View):
     def _show_case_lists(self, c: Comparison) -> None:
         """The fixed, regressed, reason-changed and evidence lists, each case with its input shortened."""
         text = c.text
-        # Each case by its input too (shortened; the chosen case's full input is the list's tooltip).
+        # Each listed case by its input too (shortened; the chosen case's full input is the list's tooltip):
+        # only the cases the lists show are read, not every case of the dataset.
+        fixed, regressed = c.fixed, c.regressed
+        shown = [x.case_id for x in (*fixed[:MAX_LISTED], *regressed[:MAX_LISTED])]
+        if text:
+            shown += [x.case_id for x in text.reason_changed[:MAX_LISTED]]
+            shown += [x.case_id for x in text.evidence_appeared[:MAX_LISTED]]
+            shown += [x.case_id for x in text.evidence_disappeared[:MAX_LISTED]]
+        dataset = self.store.get_experiment(self.exp_b.value).dataset_id
         self._inputs = {
-            x.case_id: " ".join(str(x.input).split())
-            for x in self.store.load_cases(
-                self.store.get_experiment(self.exp_b.value).dataset_id, source_rows=False
-            )
+            case_id: " ".join(str(value).split())
+            for case_id, value in self.store.case_inputs(dataset, shown).items()
         }
 
         def said(case_id: str) -> str:
@@ -487,10 +487,10 @@ class DiffWidget(View):
 
         entries: dict[str, list[tuple[str, str]]] = {
             "fixed": [
-                (x.case_id, f"{x.case_id} · {said(x.case_id)} · {x.domain} · {x.rates}") for x in c.fixed
+                (x.case_id, f"{x.case_id} · {said(x.case_id)} · {x.domain} · {x.rates}") for x in fixed
             ],
             "regressed": [
-                (x.case_id, f"{x.case_id} · {said(x.case_id)} · {x.domain} · {x.rates}") for x in c.regressed
+                (x.case_id, f"{x.case_id} · {said(x.case_id)} · {x.domain} · {x.rates}") for x in regressed
             ],
             "reason changed": [
                 (x.case_id, f"{x.case_id} · {said(x.case_id)} · {x.prediction} · {(x.reason_b or '')[:80]}")

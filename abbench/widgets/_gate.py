@@ -31,18 +31,36 @@ MAX_FOLDERS = 400
 MAX_BYTES = 64_000
 
 
+_SEEN: dict[tuple[str, int, int], bool] = {}
+"""`is_gate_file`'s answers by (path, modification time, size): a picker scans its folders at every reload."""
+
+
 def is_gate_file(path: Path) -> bool:
     """Whether a YAML/JSON file reads as a gate: a list of rules, or a mapping whose ``rules`` is one and
     whose other keys are gate keys. Unreadable files are not gates (choosing one by path says why)."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return False
+    if stat.st_size > MAX_BYTES:
+        return False
+    key = (str(path), stat.st_mtime_ns, stat.st_size)
+    if key not in _SEEN:
+        if len(_SEEN) > 10 * MAX_FILES:
+            _SEEN.clear()
+        _SEEN[key] = _reads_as_gate(path)
+    return _SEEN[key]
+
+
+def _reads_as_gate(path: Path) -> bool:
     import json
 
     import yaml
 
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when built with it
     try:
-        if path.stat().st_size > MAX_BYTES:
-            return False
         text = path.read_text(encoding="utf-8-sig")
-        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.load(text, Loader=loader)
     except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
         return False
     if isinstance(data, dict):

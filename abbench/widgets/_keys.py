@@ -14,6 +14,7 @@ because ipywidgets holds a field's edits back while the kernel is busy and the k
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import anywidget
@@ -139,7 +140,8 @@ class KeyCatcher(anywidget.AnyWidget):
     def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
         self._handlers: dict[str, Callable[[], Any]] = {}
-        self._field_setters: dict[str, Callable[[str], Any]] = {}
+        self._fields: dict[str, Any] = {}
+        self._stale: dict[str, str] = {}
         self.on_msg(self._message)
 
     def on_key(self, key: str, action: Callable[[], Any]) -> None:
@@ -148,9 +150,28 @@ class KeyCatcher(anywidget.AnyWidget):
         if key not in self.catch:
             self.catch = [*self.catch, key]
 
-    def on_field(self, key: str, setter: Callable[[str], Any]) -> None:
-        """Call `setter(text)` with the field's text (the field `key` moves to) before any caught key acts."""
-        self._field_setters[key] = setter
+    def bind_field(self, key: str, field: Any) -> None:
+        """Keep `field` (a text widget: the one key `key` moves to) as the page shows it when a key acts.
+
+        A caught key's message carries the field's text and sets it before the key acts. The page's own
+        edits of the field that ipywidgets held back while the kernel was busy reach the kernel *after*
+        that message; one that only repeats the text the key already used, once the key's action has
+        changed the field (a verdict clears the note), is stale and is undone, so a note saved with one
+        case does not come back and get saved with the next.
+        """
+        self._fields[key] = field
+        field.observe(partial(self._field_changed, key), names="value")
+
+    def _field_changed(self, key: str, change: Any) -> None:
+        field = self._fields[key]
+        if "value" not in getattr(field, "_property_lock", {}):
+            return  # set here in the kernel, not by the page
+        stale = self._stale.get(key)
+        if stale == change["new"]:
+            field.value = change["old"]  # a held-back edit older than the key: the page gets the value back
+            self._stale[key] = change["new"]  # (setting it back came through here too)
+        else:
+            self._stale.pop(key, None)  # typed anew
 
     def press(self, key: str) -> Any:
         """Do what pressing `key` does; an unknown key does nothing (as in the browser)."""
@@ -165,8 +186,20 @@ class KeyCatcher(anywidget.AnyWidget):
         if not isinstance(content, dict) or not isinstance(content.get("key"), str):
             return
         values = content.get("fields")
-        for key, text in values.items() if isinstance(values, dict) else ():
-            setter = self._field_setters.get(key)
-            if setter is not None and isinstance(text, str):
-                setter(text)
-        self.press(content["key"])
+        texts = {
+            key: text
+            for key, text in (values.items() if isinstance(values, dict) else ())
+            if key in self._fields and isinstance(text, str)
+        }
+        for key, text in texts.items():
+            field = self._fields[key]
+            if self._stale.get(key) != text or text == field.value:  # else the page had not caught up yet
+                field.value = text
+        try:
+            self.press(content["key"])
+        finally:
+            for key, text in texts.items():
+                if self._fields[key].value != text:
+                    self._stale[key] = text  # what the key used, now replaced: the page may send it again
+                else:
+                    self._stale.pop(key, None)

@@ -13,6 +13,7 @@ from abbench.errors import AbbenchError, PairNotNamed, UsageError
 from abbench.gate import (
     GateOutcome,
     GateResult,
+    Measured,
     RuleStatus,
     Severity,
     decision_pair,
@@ -136,7 +137,8 @@ class ResultsWidget(View):
         gate_result: The `GateResult` for the chosen arms (None when it could not be evaluated).
         gate: The gate picker (`GatePicker`); ``gate.says(experiment)`` names the rules deciding.
         figures: Chart name → plotly figure (``confusion``, ``domains``, ``rounds``, ``latency``; with many
-            labels ``confusion:<arm>``, see `ConfusionView`).
+            labels ``confusion:<arm>``, see `ConfusionView`). A chart tab is drawn when it is first shown;
+            reading `figures` draws them all.
         confusion: The Confusion tab (`ConfusionView`).
         tabs: The ``Tab`` holding the sections; ``tabs.selected_index`` is the section shown.
         activation: The Activation tab (`ActivationView`): offered arms' activation, and the decision
@@ -158,7 +160,8 @@ class ResultsWidget(View):
         self.experiment: Experiment | None = None
         self.metrics: ExperimentMetrics | None = None
         self.gate_result: GateResult | None = None
-        self.figures: dict[str, Any] = {}
+        self._charted: dict[str, Any] = {}  # the charts of `charts` drawn, by name
+        self._undrawn: dict[int, Any] = {}  # tab index → what draws its charts when the tab is first shown
         self._cluster = cluster
         self._arms_by_person = bool(baseline or candidate)
         self._refusal: str | None = None
@@ -171,6 +174,9 @@ class ResultsWidget(View):
         self._decision_controls(baseline, candidate, gate)
         self.summary_html = w.HTML()
         self.tabs = self._sections()
+        self.tabs.observe(
+            self.guard("drawing the charts", lambda c: self._draw_tab(c["new"])), "selected_index"
+        )
         self.add_class("abbench-results")
         self.children = [
             w.HTML(STYLE + RESULTS_CSS),
@@ -362,18 +368,42 @@ class ResultsWidget(View):
         if stand_in:
             self.summary_html.value += note(stand_in, "warn")
         self.arms_html.value = self._arms_table(m)
-        self.figures = {
-            **self.confusion.show(m),
-            "domains": domain_figure(m),
-            "rounds": rounds_figure(m),
-            "latency": latency_figure(m.arms),
+        # Plotly figures are what costs: a chart tab is drawn when it is first shown (or `figures` read).
+        self.confusion.show(m, draw=False)
+        self._charted = {}
+        for out in self.charts.values():
+            out.outputs = ()
+        self._undrawn = {
+            TABS.index("Confusion"): self.confusion.draw,
+            TABS.index("Domains"): lambda: self._chart("domains", domain_figure(m)),
+            TABS.index("Stability"): lambda: self._chart("rounds", rounds_figure(m)),
+            TABS.index("Cost & latency"): lambda: self._chart("latency", latency_figure(m.arms)),
         }
-        for name, out in self.charts.items():
-            show_figure(out, self.figures[name])
+        self._draw_tab(self.tabs.selected_index)
         self.domains_html.value = self._domains_table(m)
         self.stability_html.value = self._stability_table(m)
         self.usage_html.value = self._usage_table(m)
         self.activation.show(m)
+
+    @property
+    def figures(self) -> dict[str, Any]:
+        """Chart name → plotly figure (see the class docstring); reading it draws every chart not drawn yet."""
+        self.draw_charts()
+        return {**self.confusion.figures, **{n: self._charted[n] for n in self.charts if n in self._charted}}
+
+    def draw_charts(self) -> None:
+        """Draw every chart not drawn yet (a chart tab is otherwise drawn when it is first shown)."""
+        for index in list(self._undrawn):
+            self._draw_tab(index)
+
+    def _draw_tab(self, index: int | None) -> None:
+        draw = self._undrawn.pop(index, None) if index is not None else None
+        if draw is not None:
+            draw()
+
+    def _chart(self, name: str, figure: Any) -> None:
+        self._charted[name] = figure
+        show_figure(self.charts[name], figure)
 
     @staticmethod
     def _arms_table(m: ExperimentMetrics) -> str:
@@ -544,7 +574,11 @@ class ResultsWidget(View):
         arms = (a, b) if len(exp.arms) >= 2 and not named else None
         try:
             rules = self.rules()
-            result = evaluate_gate(exp.id, rules, store=self.store, arms=arms, cluster=self._cluster)
+            # The metrics shown above (read at the last reload) are the gate's: measured once, not twice.
+            result = evaluate_gate(
+                exp.id, rules, store=self.store, arms=arms, cluster=self._cluster,
+                measured=Measured(metrics=self.metrics),
+            )  # fmt: skip
         except Exception as exc:
             # No verdict at all rather than the last one: a stale PASS under a broken gate misleads.
             why = str(exc) if isinstance(exc, AbbenchError) else f"{type(exc).__name__}: {exc}"
@@ -559,7 +593,7 @@ class ResultsWidget(View):
             raise
         self.gate_result = result
         self.decision_html.value = self._decision_html(result, self.gate.says(exp))
-        self.activation.show_pair(exp, a, b, self.store)
+        self.activation.show_pair(result.comparison)
         tone = _TONES.get(result.outcome, "muted")
         self.headline_html.value = (
             f'<div class="abbench-headline abbench-{tone}">{escape(result.pair_text)}: gate '

@@ -28,6 +28,9 @@ class _Copy:
         self.figures = 0
 
     def html(self, widget: Any) -> str:
+        draw = getattr(widget, "draw_charts", None)
+        if callable(draw):
+            draw()  # charts a view draws only when their tab is shown (`ResultsWidget`) are copied too
         layout = getattr(widget, "layout", None)
         if layout is not None and getattr(layout, "display", None) == "none":
             return ""

@@ -108,6 +108,23 @@ def test_a_callable_can_be_given_directly(task):  # noqa: F811
     assert run(agent, task).prediction == "fast" and "inline" in agent.ref
 
 
+def test_an_inline_agent_calls_a_plain_function_in_the_calling_thread(task):  # noqa: F811
+    """As a Dask worker sets it: the task thread is the call's own, so no hop to a pool thread."""
+    import threading
+
+    def where(t):
+        return str(threading.get_ident())
+
+    async def both() -> tuple[object, object, int]:
+        pooled = await PythonAgent(where).run(task)
+        agent = PythonAgent(where)
+        agent.inline = True
+        return pooled.prediction, (await agent.run(task)).prediction, threading.get_ident()
+
+    pooled, inline, loop_thread = asyncio.run(both())
+    assert inline == str(loop_thread) and pooled != str(loop_thread)
+
+
 def test_sync_functions_run_in_threads_and_do_not_block_the_loop(module_file, task):  # noqa: F811
     agent = make_agent("python", function=f"{module_file}:together")
     loop_ran = agent.function.__globals__["LOOP_RAN"]

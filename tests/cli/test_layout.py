@@ -7,7 +7,7 @@ import io
 import pytest
 
 from abbench.cli import cli
-from abbench.cli._progress import ProgressBar, with_progress
+from abbench.cli._progress import ProgressBar, progress_bar, with_progress
 from abbench.runner import ArmProgress, Progress
 
 FLOW = [
@@ -33,6 +33,7 @@ FLOW = [
     "grade",
     "grades",
     "judge-report",
+    "import-results",
     "plan",
     "compare",
     "metrics",
@@ -45,6 +46,8 @@ FLOW = [
     "export",
     "report",
     "demo",
+    "keys",
+    "serve",
 ]
 
 
@@ -79,16 +82,25 @@ def test_the_progress_bar_is_closed_when_the_work_fails(monkeypatch):
     assert bars and bars[0].bar is None
 
 
-def test_a_quiet_progress_bar_draws_nothing_and_returns_the_work(monkeypatch):
+def test_a_quiet_run_gets_no_observer_draws_nothing_and_returns_the_work(monkeypatch):
+    """Quiet, the runner is handed no observer at all: it builds no progress snapshot for nobody."""
     err = io.StringIO()
     monkeypatch.setattr("sys.stderr", err)
+    handed: list[list[ProgressBar]] = []
 
     def work(observers: list[ProgressBar]) -> str:
-        observers[0].on_progress(_progress(2))
+        handed.append(observers)
+        for obs in observers:
+            obs.on_progress(_progress(2))
         return "summary"
 
     assert with_progress(True, work) == "summary"
+    assert handed == [[]]
     assert err.getvalue() == ""
+    # a quiet bar, where one is still made (`progress_bar(True)`), draws nothing either
+    with progress_bar(True) as bar:
+        bar.on_progress(_progress(2))
+    assert bar.bar is None and err.getvalue() == ""
 
 
 def test_without_a_terminal_the_progress_is_a_line_per_tenth(monkeypatch):

@@ -11,6 +11,7 @@ import pytest
 from abbench.agents import register_agent
 from abbench.compare import CATEGORIES, compare_all, compare_arms, compare_experiments
 from abbench.errors import ComparisonRefused, UsageError
+from abbench.gate import evaluate_gate
 from abbench.stats import estimate_power_inputs, paired_proportion_interval
 from abbench.types import AgentOutput, Case, Usage
 from tests.results import cases_of, make_experiment, one_round, table_2x2
@@ -101,6 +102,17 @@ def test_a_domain_is_called_better_or_worse_only_when_the_sign_test_and_the_mean
     (row,) = compare_arms(exp, store=store).by_domain
     assert row.p_adjusted < 0.05 and row.difference > 0
     assert not row.significant_improvement and not row.significant_regression
+
+
+def test_cases_without_domains_get_no_domain_breakdown(store):
+    # a dataset without domains (Rasa's NLU examples): no "(none)" domain repeats the main test
+    a = [[True]] * 20
+    b = [[False]] * 8 + [[True]] * 12
+    exp = make_experiment(store, "e", cases_of(20, domains=()), {"control": a, "treatment": b})
+    c = compare_arms(exp, store=store)
+    assert c.verdict.code == "b_worse" and c.by_domain == () and c.significant_domain_regressions() == ()
+    gate = evaluate_gate(exp, {"rules": [{"metric": "diff", "op": ">=", "value": 0}]}, store=store)
+    assert "domain" not in gate.decision.capability.summary
 
 
 def test_domains_without_a_moved_case_get_an_interval_not_a_point(store):

@@ -490,3 +490,30 @@ def test_metric_units(metric, unit):
     from abbench.gate import metric_unit
 
     assert metric_unit(metric) == unit
+
+
+def test_figures_given_to_the_gate_are_reused_only_when_they_are_the_gate_s_own(store, better, monkeypatch):
+    import abbench.gate._api as gate_api
+    from abbench.gate import Measured
+    from abbench.metrics import experiment_metrics
+
+    fresh = evaluate_gate(better, store=store)
+    metrics = experiment_metrics(better, store=store)
+    comparison = compare_arms(better, "control", "treatment", store=store, details=True)
+    calls: list[str] = []
+    real_metrics, real_compare = gate_api.experiment_metrics, gate_api.compare_arms
+    monkeypatch.setattr(
+        gate_api, "experiment_metrics", lambda *a, **k: calls.append("m") or real_metrics(*a, **k)
+    )
+    monkeypatch.setattr(gate_api, "compare_arms", lambda *a, **k: calls.append("c") or real_compare(*a, **k))
+    reused = evaluate_gate(better, store=store, measured=Measured(metrics=metrics, comparison=comparison))
+    assert calls == []  # the report's figures were the gate's: nothing measured twice
+    assert reused.as_dict() == fresh.as_dict()
+    # figures of another pair, or made with other options, are not the gate's: measured afresh
+    swapped = compare_arms(better, "treatment", "control", store=store)
+    other = evaluate_gate(better, store=store, measured=Measured(metrics=metrics, comparison=swapped))
+    assert calls == ["c"] and other.as_dict() == fresh.as_dict()
+    calls.clear()
+    at_90 = experiment_metrics(better, store=store, confidence=0.9)
+    assert evaluate_gate(better, store=store, measured=Measured(metrics=at_90)).as_dict() == fresh.as_dict()
+    assert calls == ["m", "c"]

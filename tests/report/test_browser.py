@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import chromium, offline_page
+from tests.browser import HANG_MS, chromium, offline_page
 from tests.conftest import REPO
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("reports")]
@@ -26,7 +26,7 @@ def test_figures_draw_offline(rendered, shape):
         page.wait_for_function(
             "() => [...document.querySelectorAll('.plotly-graph-div')]"
             ".every(d => d.querySelector('svg.main-svg'))",
-            timeout=20_000,
+            timeout=HANG_MS,
         )
         drawn = page.evaluate(
             "() => [...document.querySelectorAll('.plotly-graph-div')]"
@@ -58,7 +58,7 @@ def test_readable_on_a_phone(rendered):
     ):
         page.goto(result.html_path.as_uri(), wait_until="load")
         page.wait_for_function(
-            "() => document.querySelector('.plotly-graph-div svg.main-svg')", timeout=20_000
+            "() => document.querySelector('.plotly-graph-div svg.main-svg')", timeout=HANG_MS
         )
         # the page itself never scrolls sideways: wide tables scroll inside their own box
         widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")

@@ -401,3 +401,19 @@ def test_retry_then_grade_regrades_the_new_execution(store, definition, calls):
     run = next(r for r in store.runs(exp.id) if r.case_id == "c000")
     assert [g.run_attempt for g in store.grade_history(run.id)] == [1, 2]
     assert calls.grader[("rerun", "c000", 0, "a")] == 2 and calls.agent_total("rerun") == 7
+
+
+@pytest.mark.parametrize("passed", [True, False, None, 1, 0])
+@pytest.mark.parametrize("score", [None, 0.0, 0.5])
+@pytest.mark.parametrize("error", [None, "boom"])
+@pytest.mark.parametrize("no_result", [False, True])
+def test_one_graders_verdict_is_the_same_as_beside_a_grader_with_no_say(passed, score, error, no_result):
+    """One grader's verdict takes a shortcut; a second grader that reached nothing and said nothing
+    (no result, no error) changes no verdict, so the general path must agree with the shortcut."""
+    from abbench.runner import combine_verdicts
+
+    result = None if no_result else GradeResult(passed=passed, score=score)
+    alone = combine_verdicts([("g", result, error)])
+    beside = combine_verdicts([("g", result, error), ("silent", None, None)])
+    assert alone == beside
+    assert type(alone[0]) is type(beside[0])

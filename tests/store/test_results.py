@@ -139,19 +139,21 @@ def test_states_and_read_flags(store):
     from abbench.store import STATES
 
     runs = [
-        [{"passed": True, "files_read": ["SKILL.md"]}],
+        [{"passed": True, "files_read": ["SKILL.md", "refs/a.md"]}],
         ["pending"],
         ["cancelled"],
         [{"passed": False, "state": "fail"}],
+        # SKILL.md alone is the injected prompt, not a read (as the read_skill grader holds)
+        [{"passed": True, "files_read": ["SKILL.md"]}],
     ]
-    exp = make_experiment(store, "s", cases_of(4), {"only": runs})
+    exp = make_experiment(store, "s", cases_of(5), {"only": runs})
     with store.transaction() as conn:
         conn.execute(
             "UPDATE runs SET sections_read='[\"SKILL.md#Rules\"]', files_read='[]' WHERE case_id='c003'"
         )
     table = store.load_runs(exp.id)
-    assert [STATES[s] for s in table.state] == ["pass", "pending", "cancelled", "fail"]
-    assert list(table.read_file) == [True, False, False, False]
-    assert list(table.read_section) == [False, False, False, True]
-    assert list(table.read_skill) == [True, False, False, True]
-    assert list(table.to_frame()["state"]) == ["pass", "pending", "cancelled", "fail"]
+    assert [STATES[s] for s in table.state] == ["pass", "pending", "cancelled", "fail", "pass"]
+    assert list(table.read_file) == [True, False, False, False, False]
+    assert list(table.read_section) == [False, False, False, True, False]
+    assert list(table.read_skill) == [True, False, False, True, False]
+    assert list(table.to_frame()["state"]) == ["pass", "pending", "cancelled", "fail", "pass"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+from tests.browser import HANG_MS
+
 SHOWN = (
     "() => { const el = document.querySelector('.abbench-case-summary .widget-html-content');"
     " const t = el ? el.innerText : ''; return t.startsWith('Case ') ? t.split(/\\s/)[1] : null; }"
@@ -27,7 +29,7 @@ def open_notebook(page, url: str, name: str) -> None:
         " const k = w && w.context && w.context.path === name && w.sessionContext.session"
         " && w.sessionContext.session.kernel; return !!k && k.status === 'idle'; }",
         arg=name,
-        timeout=120_000,
+        timeout=HANG_MS,
     )
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     page.wait_for_function(
@@ -35,7 +37,7 @@ def open_notebook(page, url: str, name: str) -> None:
         " const cells = w.content.widgets.filter(c => c.model.type === 'code');"
         " return cells.every(c => c.model.executionCount !== null)"
         " && w.sessionContext.session.kernel.status === 'idle'; }",
-        timeout=120_000,
+        timeout=HANG_MS,
     )
 
 

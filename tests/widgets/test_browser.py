@@ -21,7 +21,7 @@ import pytest
 from abbench.gate import evaluate_gate
 from abbench.review import REVIEW_VERDICTS, disagreements, reviews
 from abbench.store import open_store
-from tests.browser import chromium, offline_page, require_chromium
+from tests.browser import HANG_MS, chromium, offline_page, require_chromium
 from tests.conftest import DEMO, REPO
 from tests.widgets.demo import build_demo_store, build_priced_demo
 from tests.widgets.lab import jupyterlab, parameterized
@@ -58,7 +58,7 @@ def _open(page, url: str, name: str) -> None:
         " const k = w && w.context && w.context.path === name && w.sessionContext.session"
         " && w.sessionContext.session.kernel; return !!k && k.status === 'idle'; }"
     )
-    page.wait_for_function(kernel_idle, arg=name, timeout=120_000)
+    page.wait_for_function(kernel_idle, arg=name, timeout=HANG_MS)
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     page.wait_for_function(
         "(name) => { const w = window.jupyterapp.shell.currentWidget;"
@@ -66,7 +66,7 @@ def _open(page, url: str, name: str) -> None:
         " return cells.every(c => c.model.executionCount !== null)"
         " && w.sessionContext.session.kernel.status === 'idle'; }",
         arg=name,
-        timeout=120_000,
+        timeout=HANG_MS,
     )
 
 
@@ -244,7 +244,7 @@ def test_review_ten_cases_by_keyboard_alone(tmp_path):
         page.set_default_timeout(60_000)
         try:
             rk.open_notebook(page, url, "04_review.ipynb")
-            page.wait_for_selector(".abbench-keys-on", timeout=60_000)  # the widget took the focus
+            page.wait_for_selector(".abbench-keys-on", timeout=HANG_MS)  # the widget took the focus
             cells = page.evaluate(rk.CELL_TYPES)
             seen, times = [], []
             first, _ = rk.press(page, "j")
@@ -463,7 +463,7 @@ def test_a_gate_file_chosen_in_03_results_gives_the_reports_verdict(tmp_path):
         phone.goto(report.as_uri(), wait_until="load")
         phone.wait_for_function(
             "() => [...document.querySelectorAll('.plotly-graph-div')].every(d => d.querySelector('svg.main-svg'))",
-            timeout=60_000,
+            timeout=HANG_MS,
         )
         widths = phone.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
         assert widths[0] <= widths[1], widths

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from tests.browser import chromium, offline_page, require_chromium
+from tests.browser import HANG_MS, chromium, offline_page, require_chromium
 from tests.conftest import REPO, subprocess_env
 from tests.widgets.demo import build_demo_store
 
@@ -77,7 +77,7 @@ def test_a_plain_nbconvert_export_shows_its_tables_and_figures_offline(name, dem
             page.wait_for_function(
                 "() => [...document.querySelectorAll('.abbench-static .plotly-graph-div')]"
                 ".every(d => d.querySelector('.main-svg'))",
-                timeout=60_000,
+                timeout=HANG_MS,
             )
         # Only the CDN scripts fail; nothing on the page itself throws.
         assert all("ERR_INTERNET_DISCONNECTED" in e for e in errors), errors

@@ -78,6 +78,41 @@ def test_domains_with_intervals_and_stability_across_rounds(widget):
     assert " ms</td>" in widget.usage_html.value  # a unit with every latency
 
 
+def test_a_chart_tab_is_drawn_when_first_shown_with_the_figure_drawn_at_once_before(store, ab):
+    import plotly.io as pio
+
+    from abbench.widgets._figures import confusion_figure, domain_figure, latency_figure, rounds_figure
+
+    MIME = "application/vnd.plotly.v1+json"
+
+    widget = ResultsWidget(store, experiment="ab")
+    assert widget.tabs.selected_index == 0
+    assert all(not out.outputs for out in widget.charts.values())  # nothing drawn that is not shown
+    assert len(widget.confusion.children) == 1 and "precision" in widget.classes_html.value
+    m = widget.metrics
+    expected = {
+        "confusion": confusion_figure(m.arms),
+        "domains": domain_figure(m),
+        "rounds": rounds_figure(m),
+        "latency": latency_figure(m.arms),
+    }
+    for tab, name in ((2, "domains"), (3, "rounds"), (4, "latency")):
+        widget.tabs.selected_index = tab
+        (shown,) = widget.charts[name].outputs
+        want = pio.renderers["plotly_mimetype"].to_mimebundle(expected[name].to_dict())
+        assert shown["data"][MIME] == want[MIME]  # the chart shown is the one drawn at once before
+    assert not widget.confusion.figures  # the Confusion tab has not been shown yet
+    widget.tabs.selected_index = 1
+    assert len(widget.confusion.children) == 2 and widget.confusion.children[0].outputs
+    figures = widget.figures
+    assert list(figures) == ["confusion", "domains", "rounds", "latency"]
+    assert {k: f.to_dict() for k, f in figures.items()} == {k: f.to_dict() for k, f in expected.items()}
+    widget.reload()  # a reload draws the tab shown, and only it
+    assert widget.confusion.children[0].outputs and not widget.charts["domains"].outputs
+    assert widget.figures["domains"].to_dict() == expected["domains"].to_dict()
+    assert widget.charts["domains"].outputs  # reading `figures` drew every chart
+
+
 def test_the_decision_follows_the_arms_chosen_and_keeps_them_across_reloads(widget):
     g = widget.gate_result
     # Two arms: the first is the baseline without anyone naming it; the banner opens with the pair.

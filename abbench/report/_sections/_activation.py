@@ -5,9 +5,11 @@ Reads the typed results: `abbench.metrics.ExperimentActivation` and `abbench.com
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from abbench import formatting as fm
+from abbench.metrics import ACTIVATION_FIGURES
 from abbench.report import _display as d
 from abbench.report._sections._parts import Part, estimate_text
 
@@ -15,13 +17,6 @@ if TYPE_CHECKING:
     from abbench.compare import TriggerHelp
     from abbench.metrics import ActivationComparison, ArmActivation, ExperimentActivation
 
-_FIGURES = (
-    ("activation", "activation rate"),
-    ("recall", "recall"),
-    ("precision", "precision"),
-    ("false_activation", "false activation"),
-    ("wrong_skill", "wrong skill"),
-)
 NOT_OFFERED = (
     "Every arm injects its skill into the task (or has none): whether the agent would pick the skill up "
     "is not measured. An arm with skill_mode: offered shows the agent a catalogue and measures it."
@@ -44,8 +39,8 @@ def activation_section(report: ExperimentActivation | None, trigger: TriggerHelp
         parts.append(d.note_html("No case has an expected_skill: only the activation rate is measured."))
     parts.append(
         d.grouped_figure(
-            [word for _, word in _FIGURES],
-            {a.arm: [getattr(a, f) for f, _ in _FIGURES] for a in offered},
+            [word for _, word in ACTIVATION_FIGURES],
+            {a.arm: [getattr(a, f) for f, _ in ACTIVATION_FIGURES] for a in offered},
             title="share of runs",
         )
     )
@@ -62,7 +57,7 @@ def activation_section(report: ExperimentActivation | None, trigger: TriggerHelp
 _COLUMNS: list[Any] = [
     ("arm", "arm"),
     ("offered", "skills offered", "text"),
-    *[(field, word) for field, word in _FIGURES],
+    *[(field, word) for field, word in ACTIVATION_FIGURES],
     ("counted", "runs counted"),
     ("left", "left out", "text"),
 ]
@@ -70,7 +65,7 @@ _COLUMNS: list[Any] = [
 
 def _row(a: ArmActivation) -> dict[str, Any]:
     row: dict[str, Any] = {"arm": a.arm, "offered": ", ".join(a.skills_offered), "counted": a.counted}
-    for field, _ in _FIGURES:
+    for field, _ in ACTIVATION_FIGURES:
         row[field] = estimate_text(getattr(a, field))
     left = [f"{a.execution_failed} execution failed"]
     if a.not_executed:
@@ -105,8 +100,7 @@ def _comparison_row(c: ActivationComparison) -> dict[str, Any]:
     }
 
 
-def _points(value: float | None) -> str:
-    return fm.MISSING if value is None else f"{round(value * 100, 1) + 0.0:+.1f} points"  # no "−0.0"
+_points = partial(fm.difference, word="points", missing=fm.MISSING, zero_sign=False)
 
 
 def trigger_help_parts(t: TriggerHelp | None) -> list[Part]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from abbench import formatting as fm
@@ -123,24 +124,14 @@ def _usage_table(c: Comparison, a: str, b: str) -> list[Part]:
     usage = [u for u in c.usage if _exported(u.difference) or u.reason]
     if not usage:
         return []
-    fmt: dict[str, Callable[[Any], str]] = {
-        "cost": fm.money,
-        "latency_ms": lambda v: fm.ms(v, bare_zero=True),
-        "tokens": lambda v: fm.num(v, 0),
-        "score": lambda v: fm.num(v, 2),
-    }
     rows = []
     for u in usage:
-        f: Callable[[Any], str] = fmt.get(u.metric, fm.num)
+        f: Callable[[Any], str] = partial(fm.usage, u.metric, bare_zero=True)
         iv = u.interval
         diff = u.difference
         rows.append(
             {
-                "metric": {
-                    "latency_ms": "latency",
-                    "tokens": "tokens per run",
-                    "cost": "cost per run",
-                }.get(u.metric, u.metric),
+                "metric": fm.USAGE_NAMES.get(u.metric, u.metric),
                 "a": f(u.value_a),
                 "b": f(u.value_b),
                 "diff": (("+" if (diff or 0) > 0 else "") + f(diff))
