@@ -5,7 +5,9 @@ answers are compared (exact, contains, a judge) and get none of those. The mappi
 (``expected_kind: label | answer``, or ``label_set:``, which implies labels); otherwise the values
 decide, never a fixed number of classes: labels are short, and shared by several cases, so that there
 are few distinct values relative to the cases (77 intents over 3,080 cases are labels; 60 different
-sentences over 60 cases are answers).
+sentences over 60 cases are answers). Long values are labels too when many cases share each one: a
+FAQ dataset whose gold values are its 222 canonical questions, each the gold of ~14 cases, is a set
+of classes, however long each reads; free-text reference answers are not repeated like that.
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ LABEL_CHARS = 40
 """Labels average at most this many characters; longer gold values read as answers."""
 CASES_PER_LABEL = 2.0
 """Labels are shared: the cases are at least this many times the distinct values (beyond two values)."""
+LONG_LABEL_CASES = 5.0
+"""Long values are labels when the cases are at least this many times the distinct values ..."""
+LONG_LABELS_MIN = 5
+"""... and there are at least this many of them (two long sentences five times each stay answers)."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +82,8 @@ def gold_kind(
 
     From the values: labels average at most `LABEL_CHARS` characters, and there are at most half as
     many distinct values as cases (`CASES_PER_LABEL`; two values are labels however few the cases).
+    Longer values are labels when at least `LONG_LABELS_MIN` of them are each shared by
+    `LONG_LABEL_CASES` cases on average (canonical FAQ questions as classes).
 
     Args:
         counts: How many cases hold each gold value (``Store.value_counts``, ``Table.value_counts``);
@@ -101,11 +109,22 @@ def gold_kind(
     if not values:
         return ExpectedKind(None, "no case has a gold value")
     mean = sum(len(str(v)) for v in values) / distinct
+    shared = distinct >= LONG_LABELS_MIN and cases >= LONG_LABEL_CASES * distinct
+    if mean > LABEL_CHARS and shared:
+        return ExpectedKind(
+            "label",
+            f"{distinct:,} distinct values over {cases:,} cases ({cases / distinct:,.1f} each on average): "
+            f"labels — long ones (averaging {mean:.0f} characters), but each shared by many cases",
+            False,
+            distinct,
+            cases,
+        )
     if mean > LABEL_CHARS:
         return ExpectedKind(
             "answer",
-            f"{distinct:,} distinct values averaging {mean:.0f} characters: reference answers rather "
-            f"than labels (labels average at most {LABEL_CHARS})",
+            f"{distinct:,} distinct values averaging {mean:.0f} characters, {cases / distinct:,.1f} cases "
+            f"each: reference answers rather than labels (labels average at most {LABEL_CHARS} "
+            f"characters, or are each shared by {LONG_LABEL_CASES:.0f}+ cases)",
             False,
             distinct,
             cases,

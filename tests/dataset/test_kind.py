@@ -24,11 +24,23 @@ from abbench.types import Case
         ({f"answer number {i}": 1 for i in range(60)}, "answer"),  # one case per value
         ({f"value {i}": 3 for i in range(30)} | {f"x{i}": 1 for i in range(5)}, "label"),  # a long tail
         ({"The capital of France is Paris, on the Seine.": 5, "x" * 80: 5}, "answer"),  # long
+        ({f"Is the vaccine safe for people with condition number {i}?": 27 for i in range(117)}, "label"),
+        ({f"A long reference answer, written out in full, number {i}": 4 for i in range(30)}, "answer"),
         ({None: 4, "": 2, "  ": 1}, None),
     ],
 )
 def test_the_values_decide_labels_or_answers(counts, kind):
     assert gold_kind(counts).kind == kind
+
+
+def test_long_canonical_questions_shared_by_many_cases_are_labels(store, realdata):
+    # IBM's VIRA: the gold of each question is one of 222 canonical questions, 45 characters on average.
+    # They read as free-text answers by length alone, so the dataset got no F1 or confusion matrix.
+    csv = realdata / "vira" / "validation.csv"
+    info = store.import_dataset(csv, {"fields": {"input": "sentence", "expected": "label"}}, name="vira")
+    kind = info.expected_kind
+    assert (kind.kind, kind.distinct, kind.cases) == ("label", 222, 3140), kind
+    assert "long ones (averaging 45 characters)" in kind.reason and "14.1 each" in kind.reason, kind.reason
 
 
 def test_the_mapping_overrides_the_values_and_says_so():
