@@ -34,8 +34,13 @@ def f1_lines(report: Any, *, full: bool) -> list[str]:
     def listed(pairs: list[tuple[str, Any]]) -> str:
         return ", ".join(f"{k} {v.f1:.2f} (n={v.support})" for k, v in pairs)
 
+    # the macro averages over the predictions outside the classes too (scikit-learn's labels=None)
+    others = len(getattr(report, "outside", ()))
+    count = f"over {len(items) + others:,} classes" + (
+        f" ({len(items):,} labels, {others:,} other predictions)" if others else ""
+    )
     return [
-        f"  {'F1':<20}{averages} over {len(items):,} classes",
+        f"  {'F1':<20}{averages} {count}",
         f"  {'':<20}lowest: {listed(ranked[:5])}",
         f"  {'':<20}highest: {listed(best[:5])}",
         f"  {'':<20}(--classes for every class; --json for the figures)",

@@ -149,12 +149,14 @@ def _print_runs(c: RunCounts) -> None:
 
 
 def _print_classes(report: ClassReport, *, full: bool) -> None:
-    """Per-class F1, predictions outside the labels, and the labels left out."""
+    """Per-class F1, predictions that are the gold of no run counted, and the labels left out."""
     for line in f1_lines(report, full=full):
         click.echo(line)
     if report.confusion.unknown_predictions:
         odd = ", ".join(f"{k!r} ×{v}" for k, v in list(report.confusion.unknown_predictions.items())[:5])
-        click.echo(f"  {'outside the labels':<20}{odd} (each a class with F1 0 in the macro)")
+        click.echo(
+            f"  {'other predictions':<20}{odd} (the gold of no run counted: each a class with F1 0 in the macro)"
+        )
     if report.absent_note:
         click.echo(f"  {'labels left out':<20}{report.absent_note}")
 

@@ -74,7 +74,7 @@ def classes_html(arm: ArmMetrics, *, by_support: bool = False) -> str:
     if unknown:
         parts.append(
             note(
-                "predictions outside the label set (each a class with F1 0 in the macro average): "
+                "predictions that are the gold of no run counted (each a class with F1 0 in the macro average): "
                 + ", ".join(f"{k} ×{v}" for k, v in unknown.items()),
                 "warn",
             )

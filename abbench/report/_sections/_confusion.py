@@ -51,8 +51,8 @@ def confusion_section(metrics: ExperimentMetrics) -> list[Part]:
             listed = ", ".join(f"{k} ×{v}" for k, v in list(unknown.items())[:8])
             parts.append(
                 d.note_html(
-                    f"{a.arm}: predictions outside the labels (column (other); each a class with F1 0 "
-                    f"in the macro average): {listed}."
+                    f"{a.arm}: predictions that are the gold of no run counted (column (other); each a class "
+                    f"with F1 0 in the macro average): {listed}."
                 )
             )
         if classes.absent:

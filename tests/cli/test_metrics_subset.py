@@ -1,0 +1,79 @@
+"""`abbench metrics` on a sample of a dataset with long labels and no label set (IBM's VIRA).
+
+A trial on VIRA (60 of 3,140 cases, 222 canonical questions as labels, the real `llm` CLI) printed
+"F1 … over 51 classes" while the macro averaged over 72 (the 21 predictions that were labels of the
+dataset but the gold of none of the 60 cases count as classes with F1 0, as scikit-learn's
+``labels=None`` counts them), and called those predictions "outside the labels". The figures are
+checked against scikit-learn.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from click.testing import CliRunner
+from sklearn.metrics import f1_score
+
+from abbench.cli import cli
+from abbench.graders import normalise_label
+from abbench.runner import create_experiment, run_experiment
+from abbench.store import open_store
+from abbench.store._results import FAILED, PASSED
+
+AGENT = """
+import csv, hashlib
+GOLD = {}
+with open(CSV, encoding="utf-8", newline="") as f:
+    for row in csv.DictReader(f):
+        GOLD.setdefault(row["sentence"], row["label"])
+LABELS = sorted(set(GOLD.values()))
+
+def route(task):  # the agent never sees the gold: it looks the sentence up, and is wrong 40% of the time
+    text = task.case.input
+    h = int(hashlib.sha1(f"{text}|{task.round}".encode()).hexdigest(), 16)
+    return LABELS[h % len(LABELS)] if h % 100 < 40 else GOLD[text]
+"""
+
+
+@pytest.fixture(scope="module")
+def vira(realdata, tmp_path_factory):
+    root = tmp_path_factory.mktemp("vira")
+    csv_path = realdata / "vira" / "validation.csv"
+    (root / "agent.py").write_text(f"CSV = {str(csv_path)!r}\n" + AGENT, encoding="utf-8")
+    store = open_store(root / "store")
+    store.import_dataset(csv_path, {"fields": {"input": "sentence", "expected": "label"}}, name="vira")
+    spec = {
+        "name": "vira-sample",
+        "dataset": "vira",
+        "graders": ["label_match"],
+        "rounds": 2,
+        "cases": {"sample": 60, "seed": 3},
+        "arms": {"agent": {"agent": "python", "function": f"{root / 'agent.py'}:route"}},
+    }
+    exp = create_experiment(spec, store=store)
+    run_experiment(exp, store=store)
+    t = store.load_runs(exp.id)
+    assert set(t.outcome) <= {PASSED, FAILED}, "every run is graded"
+    graded = (t.outcome == PASSED) | (t.outcome == FAILED)
+    gold = [normalise_label(g) for g in t.expected[graded]]
+    pred = [normalise_label(p) for p in t.prediction[graded]]
+    store.close()
+    yield root / "store", gold, pred
+
+
+def test_the_class_count_is_the_one_the_macro_averages_over(vira):
+    store, gold, pred = vira
+    out = CliRunner().invoke(cli, ["--store", str(store), "metrics", "vira-sample"])
+    assert out.exit_code == 0, out.output
+    line = next(x for x in out.output.splitlines() if x.strip().startswith("F1"))
+    golds, others = set(gold), set(pred) - set(gold)
+    assert len(golds) > 12 and others, (len(golds), others)
+    total = len(golds | set(pred))
+    assert f"over {total} classes ({len(golds)} labels, {len(others)} other predictions)" in line, line
+    macro, weighted, micro = (float(v) for v in re.findall(r"(?:macro|weighted|micro) ([0-9.]+)", line))
+    assert macro == pytest.approx(f1_score(gold, pred, average="macro"), abs=5e-4)
+    assert weighted == pytest.approx(f1_score(gold, pred, average="weighted"), abs=5e-4)
+    assert micro == pytest.approx(f1_score(gold, pred, average="micro"), abs=5e-4)
+    listed = next(x for x in out.output.splitlines() if x.strip().startswith("other predictions"))
+    assert "the gold of no run counted" in listed and "outside the labels" not in out.output
