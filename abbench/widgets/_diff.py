@@ -12,10 +12,12 @@ from abbench import formatting as fm
 from abbench._text import clip
 from abbench.compare import Comparison, VerdictCode, compare_arms, compare_experiments, experiment_pair
 from abbench.errors import ComparisonRefused, UsageError
+from abbench.metrics import NO_DOMAIN
 from abbench.snapshot import SnapshotDiff, diff_snapshots
 from abbench.store import Experiment
 from abbench.widgets._base import (
     MAX_LISTED,
+    NO_DOMAINS,
     NONE,
     STYLE,
     Choice,
@@ -440,6 +442,9 @@ class DiffWidget(View):
 
     def _show_domains(self, c: Comparison) -> None:
         unit = c.unit
+        if len(c.by_domain) < 2:  # none, or one that only repeats the main test
+            self.domains_html.value = "<b>Per domain</b>" + note(NO_DOMAINS)
+            return
         self.domains_html.value = "<b>Per domain</b>" + html_table(
             ["domain", "cases", "A", "B", "B − A", "interval", "fixed", "regressed", "p (Holm)", ""],
             numeric=(1, 2, 3, 4, 6, 7, 8),
@@ -485,12 +490,16 @@ class DiffWidget(View):
         def said(case_id: str) -> str:
             return clip(self._inputs.get(case_id, ""), INPUT_SHOWN)
 
+        def domain(name: str) -> str:  # no "· (none) ·" on every line of a dataset without domains
+            return "" if name == NO_DOMAIN else f" · {name}"
+
         entries: dict[str, list[tuple[str, str]]] = {
             "fixed": [
-                (x.case_id, f"{x.case_id} · {said(x.case_id)} · {x.domain} · {x.rates}") for x in fixed
+                (x.case_id, f"{x.case_id} · {said(x.case_id)}{domain(x.domain)} · {x.rates}") for x in fixed
             ],
             "regressed": [
-                (x.case_id, f"{x.case_id} · {said(x.case_id)} · {x.domain} · {x.rates}") for x in regressed
+                (x.case_id, f"{x.case_id} · {said(x.case_id)}{domain(x.domain)} · {x.rates}")
+                for x in regressed
             ],
             "reason changed": [
                 (x.case_id, f"{x.case_id} · {said(x.case_id)} · {x.prediction} · {(x.reason_b or '')[:80]}")

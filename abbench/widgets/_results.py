@@ -24,6 +24,7 @@ from abbench.metrics import ArmMetrics, Estimate, ExperimentMetrics, GroupAccura
 from abbench.store import Experiment
 from abbench.widgets._activation import ActivationView
 from abbench.widgets._base import (
+    NO_DOMAINS,
     NONE,
     STYLE,
     Choice,
@@ -452,6 +453,8 @@ class ResultsWidget(View):
         domains: dict[Any, dict[str, GroupAccuracy]] = {}
         for g in m.by_domain:
             domains.setdefault(g.group, {})[g.arm] = g
+        if len(domains) < 2:  # as the report says it: one row would only repeat the Arms tab
+            return note(NO_DOMAINS)
         rows = []
         for domain, per_arm in domains.items():
             cells = [domain]
