@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 POLL_S = 0.005
-SAFETY_NET_S = 120.0
+SAFETY_NET_S = 600.0
 """How long a test waits for a condition before it fails (never reached when the code works)."""
 
 

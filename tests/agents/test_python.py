@@ -21,7 +21,7 @@ AGENTS = """
 import asyncio, threading
 from abbench.types import AgentOutput
 
-TOGETHER = threading.Barrier(8, timeout=120)
+TOGETHER = threading.Barrier(8, timeout=600)
 LOOP_RAN = threading.Event()
 
 VERSION = "1.0"

@@ -301,7 +301,7 @@ def test_a_run_stopped_mid_session_resumes_from_the_cache_and_the_key_is_never_s
         try:
             assert arrived.wait(120), "the second model call never came"
             proc.send_signal(signal.SIGINT)
-            _out, err = proc.communicate(timeout=60)
+            _out, err = proc.communicate(timeout=600)
         finally:
             release.set()
             if proc.poll() is None:

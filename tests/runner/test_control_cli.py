@@ -58,7 +58,7 @@ def test_pause_resume_cancel_from_another_process(tmp_path):
         assert done() == 3
         cancelled = run_abbench("--store", store_dir, "cancel", exp.id)
         assert cancelled.returncode == 0
-        out, err = proc.communicate(timeout=120)
+        out, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, err
         assert "cancelled" in out
     finally:

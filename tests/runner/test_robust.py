@@ -197,7 +197,7 @@ def test_sigterm_and_ctrl_c_stop_cleanly_and_a_new_run_finishes_the_rest(tmp_pat
         env=subprocess_env(CRASH_LOG=str(log), TQDM_DISABLE="1"),
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,
     )
     assert again.returncode == 0, again.stderr
     assert set(_states(store, exp.id)) <= {"pass", "fail"}
@@ -229,7 +229,7 @@ def test_a_transcripts_folder_that_refuses_writes_stops_the_run_with_a_message(t
             env=subprocess_env(TQDM_DISABLE="1"),
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=600,
         )
     finally:
         transcripts.chmod(0o755)
@@ -246,7 +246,7 @@ def test_a_transcripts_folder_that_refuses_writes_stops_the_run_with_a_message(t
         env=subprocess_env(TQDM_DISABLE="1"),
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,
     )
     assert again.returncode == 0, again.stderr
     assert set(_states(store, exp.id)) <= {"pass", "fail"}

@@ -196,7 +196,7 @@ def test_run_pause_resume_and_review_in_jupyterlab(tmp_path):
         page.set_default_timeout(60_000)
         try:
             _elsewhere_flow(page, url, gate, seen)
-            _, err = proc.communicate(timeout=120)
+            _, err = proc.communicate(timeout=600)
             assert proc.returncode == 0, err
             _flow(page, url, store_dir, seen)
         except BaseException:

@@ -91,7 +91,7 @@ def test_a_run_in_another_process_paused_and_resumed_from_the_widget_is_followed
         assert w.errors.message is None
         wait_for(lambda: shown(w)["phase"] == "running", "the child to resume")
         gate.open()
-        _, err = proc.communicate(timeout=120)
+        _, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, err
         # the widget was not told by the child: it reads the store, and gets there by itself
         state = wait_for(lambda: (s := shown(w))["phase"] == "finished" and s, "the widget to show the end")
@@ -123,7 +123,7 @@ def test_a_run_in_another_process_cancelled_from_the_widget_reads_incomplete_in_
         wait_for(lambda: shown(w).get("done") == 3, "the three answers")
         w.cancel_button.click()
         assert w.errors.message is None
-        _, err = proc.communicate(timeout=120)
+        _, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, err
         state = wait_for(lambda: (s := shown(w))["phase"] == "cancelled" and s, "the cancel to show")
     finally:
