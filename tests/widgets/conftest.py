@@ -90,3 +90,19 @@ def ab(store, small, skill):
     )
     run_experiment(exp.id, store=store)
     return store.get_experiment(exp.id)
+
+
+@pytest.fixture
+def no_domains(store):
+    """Experiment "plain": 12 cases without a domain (as IBM's VIRA), arm a wrong on c01, arm b right."""
+    from abbench.runner import create_experiment, run_experiment
+
+    cases = [Case(f"c{i:02d}", f"question {i}", "fast" if i % 2 else "slow") for i in range(12)]
+    ds = store.save_dataset("plain", cases, label_set=["fast", "slow"])
+    spec = {
+        "name": "plain",
+        "dataset": ds.fingerprint,
+        "arms": {"a": python_arm(wrong=["c01"]), "b": python_arm()},
+    }
+    run_experiment(create_experiment(spec, store=store).id, store=store)
+    return "plain"

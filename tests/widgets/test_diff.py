@@ -250,17 +250,9 @@ def test_the_skill_text_diff_between_the_two_sides_is_shown(store, small):
     assert widget.errors.message is None and widget.skill_diff is not None
 
 
-def test_cases_without_domains_get_a_note_not_an_empty_table_or_none_on_every_line(store):
+def test_cases_without_domains_get_a_note_not_an_empty_table_or_none_on_every_line(store, no_domains):
     # A trial on IBM's VIRA (no domain column): an empty "Per domain" table, and "· (none) ·" in every list line.
-    cases = [Case(f"c{i:02d}", f"question {i}", "fast" if i % 2 else "slow") for i in range(12)]
-    ds = store.save_dataset("plain", cases, label_set=["fast", "slow"])
-    spec = {
-        "name": "plain",
-        "dataset": ds.fingerprint,
-        "arms": {"a": python_arm(wrong=["c01"]), "b": python_arm()},
-    }
-    run_experiment(create_experiment(spec, store=store).id, store=store)
-    w = DiffWidget(store, a="plain")
+    w = DiffWidget(store, a=no_domains)
     assert "no per-domain breakdown: the cases have no domains" in w.domains_html.value
     assert "<table" not in w.domains_html.value
     (label,) = w.case_lists["fixed"].labels

@@ -353,21 +353,10 @@ def test_arms_nobody_chose_follow_the_pair_a_gate_file_names(store, ab, tmp_path
     assert (w.gate_result.a.arm, w.gate_result.b.arm) == ("b", "a")
 
 
-def test_cases_without_domains_get_a_note_in_the_domains_tab(store):
-    from abbench.runner import create_experiment, run_experiment
-    from abbench.types import Case
+def test_cases_without_domains_get_a_note_in_the_domains_tab(store, no_domains):
     from abbench.widgets import ResultsWidget
-    from tests.widgets.conftest import python_arm
 
-    cases = [Case(f"c{i:02d}", f"question {i}", "fast" if i % 2 else "slow") for i in range(12)]
-    ds = store.save_dataset("plain", cases, label_set=["fast", "slow"])
-    spec = {
-        "name": "plain",
-        "dataset": ds.fingerprint,
-        "arms": {"a": python_arm(wrong=["c01"]), "b": python_arm()},
-    }
-    run_experiment(create_experiment(spec, store=store).id, store=store)
-    w = ResultsWidget(store, experiment="plain")
+    w = ResultsWidget(store, experiment=no_domains)
     w.tabs.selected_index = w.tabs.titles.index("Domains")
     assert "no per-domain breakdown: the cases have no domains" in w.domains_html.value
     assert "(none)" not in w.domains_html.value
