@@ -13,24 +13,7 @@ import pytest
 
 from abbench.compare import DEFAULT_MARGIN, compare_arms
 from abbench.gate import Measured, evaluate_gate
-from tests.results import cases_of, make_experiment, table_2x2
-
-
-def _rows(*groups: tuple[int, tuple]) -> list[list]:
-    """Per-case runs: ``(count, (round 0, round 1))`` repeated `count` times."""
-    return [list(runs) for n, runs in groups for _ in range(n)]
-
-
-def _vira(store, name: str = "vira", b_last=(True, False)):
-    """As the new-user trial on IBM VIRA: 60 cases, 2 rounds, doc-skill +8.3 points on no-skill with a 95 %
-    CI of about −7.6 to +24.3 points (t interval, 4 cases flip in each arm): not significantly worse, and
-    nowhere near showing it is not 2 points worse (MDE about 22 points). `b_last`: doc-skill's runs of
-    the last 4 cases."""
-    a = _rows(
-        (20, (True, True)), (14, (False, False)), (9, (True, True)), (13, (False, False)), (4, (False, True))
-    )
-    b = _rows((20, (True, True)), (14, (True, True)), (9, (False, False)), (13, (False, False)), (4, b_last))
-    return make_experiment(store, name, cases_of(60), {"no-skill": a, "doc-skill": b}, dataset=name)
+from tests.results import cases_of, make_experiment, table_2x2, underpowered
 
 
 def _twice(runs: list[list[bool]]) -> list[list[bool]]:
@@ -39,7 +22,7 @@ def _twice(runs: list[list[bool]]) -> list[list[bool]]:
 
 
 def test_an_underpowered_candidate_is_inconclusive_never_a_pass(store):
-    g = evaluate_gate(_vira(store), store=store)
+    g = evaluate_gate(underpowered(store), store=store)
     c = g.comparison
     assert c.verdict.outcome == "inconclusive" and c.verdict.margin == DEFAULT_MARGIN
     assert c.verdict.code == "no_detectable_difference" and c.mde.delta > 0.2  # not significantly worse
@@ -67,7 +50,7 @@ def test_an_underpowered_candidate_is_inconclusive_never_a_pass(store):
 
 
 def test_the_decision_metric_and_spelled_out_rules_keep_their_meaning(store):
-    exp = _vira(store)
+    exp = underpowered(store)
     g = evaluate_gate(exp, ["decision_pass == true"], store=store)
     assert g.outcome == "inconclusive" and g.rules[0].status == "inconclusive"
     assert "capability: inconclusive: the 95% CI" in g.rules[0].message
@@ -85,7 +68,7 @@ def test_the_decision_metric_and_spelled_out_rules_keep_their_meaning(store):
 
 
 def test_a_comparison_on_another_margin_is_not_reused(store):
-    exp = _vira(store)
+    exp = underpowered(store)
     wide = compare_arms(exp, "no-skill", "doc-skill", store=store, margin=0.3)
     assert wide.verdict.outcome == "not worse"
     g = evaluate_gate(exp, store=store, measured=Measured(comparison=wide))
@@ -94,7 +77,7 @@ def test_a_comparison_on_another_margin_is_not_reused(store):
 
 
 def test_the_cli_says_why_and_exits_1_or_0_with_allow_inconclusive(store, cli):
-    _vira(store)
+    underpowered(store)
     n_more = evaluate_gate("vira", store=store).comparison.verdict.n_more
     result = cli("gate", "vira")
     assert result.exit_code == 1, result.output
@@ -164,8 +147,8 @@ def test_one_arm_or_an_unfinished_experiment_never_passes(store, cli):
     unfinished = make_experiment(store, "unfinished", cases_of(60), {"control": a, "treatment": b_pending})
     g = evaluate_gate(unfinished, store=store)
     assert g.outcome == "incomplete" and not g.passed
-    underpowered = _vira(store, "vira-unfinished", b_last=("pending", "pending"))
-    g = evaluate_gate(underpowered, store=store)
+    thin = underpowered(store, "vira-unfinished", b_last=("pending", "pending"))
+    g = evaluate_gate(thin, store=store)
     assert g.outcome == "incomplete" and not g.passed
     for name, said in (
         ("solo", "INCONCLUSIVE"),
