@@ -161,3 +161,15 @@ def test_one_arm_or_an_unfinished_experiment_never_passes(store, cli):
             "gate", name, "--allow-inconclusive"
         )  # lets an inconclusive gate exit 0, never passes it
         assert allowed.exit_code == (0 if said == "INCONCLUSIVE" else 1) and "PASS" not in allowed.output
+
+
+def test_a_significant_loss_within_the_margin_still_blocks(store):
+    # 5,000 cases, 25 fixed and 75 regressed: −1.0 point, interval about −1.4 to −0.6. The comparison calls
+    # it not worse (within the 2-point margin); the default gate, as before, never passes a measured loss.
+    a, b = table_2x2(4000, 25, 75, 900)
+    g = evaluate_gate(
+        make_experiment(store, "small-loss", cases_of(5000), {"control": a, "treatment": b}), store=store
+    )
+    assert g.comparison.verdict.outcome == "not worse" and g.comparison.verdict.code == "b_worse"
+    assert g.decision.capability.conclusion == "block" and g.outcome == "block"
+    assert "treatment is significantly worse (-1.0 points)" in g.decision.capability.summary
