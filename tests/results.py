@@ -216,3 +216,20 @@ def table_2x2(
     a = [True] * both + [False] * fixed + [True] * regressed + [False] * neither
     b = [True] * both + [True] * fixed + [False] * regressed + [False] * neither
     return one_round(a), one_round(b)
+
+
+def _rows(*groups: tuple[int, tuple[Any, ...]]) -> list[list[Any]]:
+    """Per-case runs: ``(count, (round 0, round 1, …))`` repeated `count` times."""
+    return [list(runs) for n, runs in groups for _ in range(n)]
+
+
+def underpowered(store, name: str = "vira", b_last: tuple[Any, Any] = (True, False)):
+    """As the new-user trial on IBM VIRA: arms no-skill and doc-skill, 60 cases, 2 rounds; doc-skill is
+    +8.3 points with a 95 % CI of about −7.6 to +24.3 points (t interval: 4 cases flip in each arm), so
+    it is not significantly worse and nowhere near shown to be within 2 points (MDE about 22 points).
+    `b_last`: doc-skill's runs of the last 4 cases (``("pending", "pending")`` leaves them unfinished)."""
+    a = _rows(
+        (20, (True, True)), (14, (False, False)), (9, (True, True)), (13, (False, False)), (4, (False, True))
+    )
+    b = _rows((20, (True, True)), (14, (True, True)), (9, (False, False)), (13, (False, False)), (4, b_last))
+    return make_experiment(store, name, cases_of(60), {"no-skill": a, "doc-skill": b}, dataset=name)

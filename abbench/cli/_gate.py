@@ -54,8 +54,9 @@ def gate_cmd(ctx: Context, experiment: str | None, rules_file: str | None, arms:
     arms need no name (first is the baseline); three or more and no name is refused (exit 2).
     Outcomes: pass, pass with warnings (exit 0); block, incomplete (fewer runs graded than the gate's
     min_coverage, default all) (exit 1); inconclusive — a block rule the evidence does not settle
-    (non_inferior with an interval straddling its margin) and none blocking, or no rule assessed at all —
-    exit 1 with --fail-on-inconclusive (the default), 0 with --allow-inconclusive. A usage error exits 2.
+    (non_inferior, or the default capability rule, with an interval straddling the margin; the line says
+    about how many more cases would settle it) and none blocking, or no rule assessed at all — exit 1
+    with --fail-on-inconclusive (the default), 0 with --allow-inconclusive. A usage error exits 2.
 
     \b
     A gate file (YAML or JSON) lists rules; warnings never block:
@@ -111,13 +112,16 @@ def _list_metrics(as_json: bool) -> None:
 
 
 def _rule_mark(r: RuleOutcome) -> str:
-    """✓ holds, ✗ blocks, · allowed to have no value and has none, ! anything else (a warning)."""
-    from abbench.gate import RuleStatus
+    """✓ holds, ✗ blocks, ? a block rule the evidence does not settle, · allowed to have no value and has
+    none, ! anything else (a warning)."""
+    from abbench.gate import RuleStatus, Severity
 
     if r.status == RuleStatus.PASS:
         return "✓"
     if r.blocks:
         return "✗"
+    if r.status == RuleStatus.INCONCLUSIVE and r.rule.severity == Severity.BLOCK:
+        return "?"
     if r.status == RuleStatus.MISSING and r.rule.allow_missing:
         return "·"
     return "!"

@@ -227,7 +227,7 @@ def gate_cmd(ctx: Context, experiment: str, rules: str | None, as_json: bool) ->
         sys.exit(1)
 
 
-_MARKS = {"pass": "✓", "fail": "✗", "warn": "!", "missing": "?"}
+_MARKS = {"pass": "✓", "fail": "✗", "warn": "!", "missing": "?", "inconclusive": "?"}
 
 
 def _print_gate(result: dict[str, Any]) -> None:

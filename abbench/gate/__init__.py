@@ -6,9 +6,10 @@ default; ``warn`` never blocks), or the shorthand ``"p95_latency_ms <= 8000 (war
 listed by `metric_names()` and ``abbench gate --list-metrics``; unprefixed arm metrics are about the
 candidate arm B. ``{metric: non_inferior, margin: 0.02}`` asks that B be better or not more than the
 margin worse (the interval's lower bound above −margin); it fails when B is worse and is *inconclusive*
-when the interval straddles the margin. A gate is *pass*, *pass with warnings*, *block*, *incomplete* or
-*inconclusive* (see `OUTCOMES`); ``abbench gate`` exits 0 for the first two, 1 otherwise (an inconclusive
-gate exits 0 with ``--allow-inconclusive``), 2 on a usage error. An experiment whose ``decision:`` says
+when the interval straddles the margin — as the default rules' ``capability_pass`` is, which follows the
+comparison's outcome (`abbench.compare.Verdict.outcome`). A gate is *pass*, *pass with warnings*,
+*block*, *incomplete* or *inconclusive* (see `OUTCOMES`); ``abbench gate`` exits 0 for the first two, 1
+otherwise (an inconclusive gate exits 0 with ``--allow-inconclusive``), 2 on a usage error. An experiment whose ``decision:`` says
 ``policy: votes`` has its capability decided by per-case votes (see `abbench.compare.vote_decision`).
 """
 

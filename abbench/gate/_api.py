@@ -25,6 +25,7 @@ from abbench.compare import (
 from abbench.errors import NotFoundError, UsageError
 from abbench.gate._coverage import FULL, Coverage, coverage
 from abbench.gate._decision import Decision, DecisionPolicy, decide
+from abbench.gate._metric import Unsettled
 from abbench.gate._rules import OPS, GateRule, GateSpec, load_gate
 from abbench.gate._words import GateOutcome, RuleStatus, Severity
 from abbench.metrics import ArmMetrics, ExperimentMetrics, Result, experiment_metrics
@@ -32,14 +33,15 @@ from abbench.store import Experiment, Store, open_store
 
 STATUSES = tuple(RuleStatus)
 """A rule's status: its condition holds, does not hold, its metric has no value, or the evidence does
-not settle it (``non_inferior`` with an interval straddling the margin)."""
+not settle it (``non_inferior`` or ``capability_pass`` with an interval straddling the margin)."""
 
 OUTCOMES = tuple(GateOutcome)
 """A gate's outcome: every rule holds; they hold but a warning fired; a ``block`` rule failed (or had no
 value); the decision rests on fewer runs than it needs (`min_coverage`); or the evidence does not decide
-(a ``block`` rule is inconclusive — ``non_inferior`` whose interval straddles the margin — and none
-blocks, or no rule could be assessed at all). Only the first two are a pass. As NVIDIA NeMo Evaluator's
-gate (PASS / WARN / BLOCK / INCONCLUSIVE), not enough evidence is told apart from evidence of a loss."""
+(a ``block`` rule is inconclusive — ``non_inferior``, or the default rules' ``capability_pass``, with an
+interval straddling the margin — and none blocks, or no rule could be assessed at all). Only the first two
+are a pass. As NVIDIA NeMo Evaluator's gate (PASS / WARN / BLOCK / INCONCLUSIVE), not enough evidence is
+told apart from evidence of a loss."""
 
 
 @dataclass(frozen=True)
@@ -49,9 +51,11 @@ class RuleOutcome(Result):
     Attributes:
         rule: The rule.
         value: The metric's value (None when it could not be computed).
-        status: ``pass``, ``fail`` or ``missing`` (see `STATUSES`).
+        status: ``pass``, ``fail``, ``missing`` or ``inconclusive`` (see `STATUSES`).
         blocks: Whether this outcome blocks the gate (a failing or missing ``block`` rule).
         message: One line for people: the rule, the value and the outcome (and why a value is missing).
+        reason: Why the metric has no value — missing, or not settled by the evidence (the interval and
+            about how many more cases would settle it); None with a value. Part of `message`, not exported.
     """
 
     rule: GateRule
@@ -59,6 +63,7 @@ class RuleOutcome(Result):
     status: RuleStatus
     blocks: bool
     message: str
+    reason: str | None = field(default=None, compare=False, metadata={"export": False})
 
     @property
     def assessed(self) -> bool:
@@ -149,7 +154,11 @@ class GateResult(Result):
                 if r.status == RuleStatus.INCONCLUSIVE and r.rule.severity == Severity.BLOCK
             ]
             if unsettled:
-                return "not decided by the evidence: " + "; ".join(r.message for r in unsettled)
+                said = [
+                    f"{r.rule.name or r.rule.text}: {(r.reason or '').removeprefix('inconclusive: ')}"
+                    for r in unsettled
+                ]
+                return "not decided by the evidence: " + "; ".join(said)
             return "no rule could be assessed: every rule's metric has no value on these data"
         if self.outcome == GateOutcome.BLOCK:
             return "blocked by " + "; ".join(r.rule.name or r.rule.text for r in self.blocking)
@@ -337,10 +346,10 @@ def evaluate_gate(
     one with three or more and no name is refused. The candidate is compared with the baseline, measured,
     and decided on in three dimensions; then every rule is checked. The outcome (see `OUTCOMES`) is
     *incomplete* while fewer of the pair's planned runs are graded than the gate's ``min_coverage``
-    (default: all of them), *inconclusive* when no rule could be assessed, *block* when a ``block`` rule
-    fails — or has no value, unless it says ``allow_missing`` — and otherwise *pass* (*with warnings*
-    when a ``warn`` rule did not hold or a rule allowed to have no value had none: a gate is never a
-    plain *pass* while something it names was not assessed).
+    (default: all of them), *block* when a ``block`` rule fails — or has no value, unless it says
+    ``allow_missing`` — *inconclusive* when no rule was assessed or a ``block`` rule is left unsettled
+    (an interval straddling the margin), else *pass* (*with warnings* when a ``warn`` rule did not hold
+    or a rule allowed to have no value had none: never a plain *pass* while something was not assessed).
 
     Args:
         experiment: The gated experiment.
@@ -444,8 +453,13 @@ class Measured:
             b_name,
         ):
             return None
-        if (c.confidence, c.alpha, c.power) != (options.confidence, options.alpha, options.power):
-            return None
+        if (c.confidence, c.alpha, c.power, c.verdict.margin) != (
+            options.confidence,
+            options.alpha,
+            options.power,
+            options.margin,
+        ):
+            return None  # the capability dimension follows the verdict's outcome, judged on its margin
         return c if (c.clustered is not None) == (options.cluster is not None) else None
 
 
@@ -621,18 +635,23 @@ def _check(rule: GateRule, comparison: Comparison | None, decision: Decision, m:
     if isinstance(value, float) and not math.isfinite(value):
         value, reason = None, reason or "not a finite number"
     label = f"{rule.name}: " if rule.name else ""
-    if value is None and comparison is not None and rule.metric == "non_inferior":
+    if value is None and isinstance(reason, Unsettled):
         # Not enough evidence is not evidence of a loss: the rule is inconclusive, and the gate with it
         # unless another rule blocks (`abbench gate --allow-inconclusive` lets such a gate exit 0).
         then = "INCONCLUSIVE" if rule.severity == Severity.BLOCK else Severity.WARN
         return RuleOutcome(
-            rule, None, RuleStatus.INCONCLUSIVE, False, f"{label}{rule.text}: {reason} → {then}"
+            rule, None, RuleStatus.INCONCLUSIVE, False, f"{label}{rule.text}: {reason} → {then}", str(reason)
         )
     if value is None:
         blocks = rule.severity == Severity.BLOCK and not rule.allow_missing
         then = "allowed (allow_missing)" if rule.allow_missing else ("blocks" if blocks else "warning")
         return RuleOutcome(
-            rule, None, RuleStatus.MISSING, blocks, f"{label}{rule.text}: no value ({reason}) → {then}"
+            rule,
+            None,
+            RuleStatus.MISSING,
+            blocks,
+            f"{label}{rule.text}: no value ({reason}) → {then}",
+            reason,
         )
     ok = bool(OPS[rule.op](value, rule.value))
     status = RuleStatus.PASS if ok else RuleStatus.FAIL

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from abbench.compare import Outcome, VerdictCode
-from abbench.gate._metric import MetricDef, Value, _none
+from abbench.gate._metric import MetricDef, Value, _none, _unsettled
 from abbench.gate._words import Conclusion
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ def _non_inferior(c: Comparison, margin: float | None) -> Value:
 
     settled = c.settle(DEFAULT_MARGIN if margin is None else float(margin))
     if settled.outcome == Outcome.INCONCLUSIVE:
-        return _none(settled.text)
+        return _unsettled(settled.text)
     return settled.outcome != Outcome.WORSE, None
 
 
@@ -294,6 +294,8 @@ COMPARISON_METRICS: list[MetricDef] = [
 
 def _dimension(d: Decision, name: str) -> Value:
     dim = getattr(d, name)
+    if dim.conclusion == Conclusion.INCONCLUSIVE:
+        return _unsettled(dim.summary)
     if not dim.assessed:
         return _none(dim.summary)
     return dim.conclusion == Conclusion.PASS, None
@@ -301,7 +303,10 @@ def _dimension(d: Decision, name: str) -> Value:
 
 def _overall(d: Decision) -> Value:
     if d.conclusion == Conclusion.INCONCLUSIVE:
-        return _none("no dimension could be assessed")
+        unsettled = [
+            f"{x.name}: {x.summary}" for x in d.dimensions if x.conclusion == Conclusion.INCONCLUSIVE
+        ]
+        return _unsettled("; ".join(unsettled)) if unsettled else _none("no dimension could be assessed")
     return d.conclusion == Conclusion.PASS, None
 
 
@@ -316,7 +321,9 @@ DECISION_METRICS: list[MetricDef] = [
         "capability_pass",
         "decision",
         "bool",
-        "the capability dimension passes (no value when it could not be assessed)",
+        "the capability dimension passes: B better or not worse within the comparison's margin and no "
+        "domain significantly worse (inconclusive when the interval straddles the margin; no value when it "
+        "could not be assessed)",
         lambda d, p: _dimension(d, "capability"),
     ),
     MetricDef(
@@ -337,7 +344,7 @@ DECISION_METRICS: list[MetricDef] = [
         "decision_pass",
         "decision",
         "bool",
-        "no dimension blocks and at least one was assessed",
+        "no dimension blocks, none is inconclusive and at least one was assessed",
         lambda d, p: _overall(d),
     ),
     MetricDef(

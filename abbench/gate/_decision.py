@@ -7,7 +7,16 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from abbench.compare import VOTE_MARGIN, VOTE_MIN_CASES, Comparison, VerdictCode, Votes, magnitude, points
+from abbench.compare import (
+    VOTE_MARGIN,
+    VOTE_MIN_CASES,
+    Comparison,
+    Outcome,
+    VerdictCode,
+    Votes,
+    magnitude,
+    points,
+)
 from abbench.formatting import money_sig
 from abbench.formatting import money_sig as _money
 from abbench.gate._words import Conclusion
@@ -19,9 +28,13 @@ class DecisionPolicy:
     """When each dimension blocks.
 
     Attributes:
-        capability_margin: None (the default) blocks only when B is significantly worse overall or in a
-            domain; a number makes it a non-inferiority test: block unless the difference's lower bound
-            is above ``−margin`` (0.02 = "not more than 2 points worse").
+        capability_margin: None (the default) follows the comparison's outcome against its own margin
+            (`abbench.compare.Verdict.outcome`, `abbench.compare.DEFAULT_MARGIN` unless the comparison
+            was given another): capability passes when B is better or not worse, blocks when B is
+            significantly worse overall or in a domain, and is *inconclusive* when the interval straddles
+            the margin (the summary says about how many more cases would settle it). A number makes it a
+            strict non-inferiority test: block unless the difference's lower bound is above ``−margin``
+            (0.02 = "not more than 2 points worse").
         cost_tolerance: Block when B costs significantly more per case by more than this share of A's
             cost (0.10 = 10 %) without being significantly better.
         flip_tolerance: Block when B's flip rate exceeds A's by more than this (absolute, 0.05 = 5 points).
@@ -49,11 +62,13 @@ class Dimension(Result):
 
     Attributes:
         name: ``capability``, ``cost`` or ``stability``.
-        conclusion: ``pass``, ``block`` or ``not assessed`` (the data could not speak to it: `summary`
-            says why). Not assessed is never a pass: the gate rule on the dimension has no value.
+        conclusion: ``pass``, ``block``, ``inconclusive`` (the evidence was weighed and does not settle
+            it: capability with an interval straddling the margin) or ``not assessed`` (the data could not
+            speak to it). `summary` says why. Neither is a pass: the gate rule on the dimension has no
+            value, and is inconclusive or missing.
         summary: The evidence in one or two sentences.
         evidence: The figures behind it.
-        assessed: False when the conclusion is ``not assessed``.
+        assessed: False when the conclusion is ``not assessed`` (an inconclusive dimension was assessed).
     """
 
     name: str
@@ -68,8 +83,9 @@ class Decision(Result):
     """Capability, cost and stability, and the overall conclusion.
 
     Attributes:
-        conclusion: ``block`` if any dimension blocks, ``inconclusive`` if none could be assessed, else
-            ``pass`` (a dimension not assessed is shown as such, never as passed).
+        conclusion: ``block`` if any dimension blocks, else ``inconclusive`` if one is inconclusive or
+            none could be assessed, else ``pass`` (a dimension not assessed is shown as such, never as
+            passed).
         capability: Is B at least as good?
         cost: Does B cost more without paying for itself?
         stability: Does B answer less consistently across rounds?
@@ -125,7 +141,7 @@ def decide(
     dims = (capability, cost, stability)
     if any(d.conclusion == Conclusion.BLOCK for d in dims):
         conclusion = Conclusion.BLOCK
-    elif not any(d.assessed for d in dims):
+    elif not any(d.assessed for d in dims) or any(d.conclusion == Conclusion.INCONCLUSIVE for d in dims):
         conclusion = Conclusion.INCONCLUSIVE
     else:
         conclusion = Conclusion.PASS
@@ -162,6 +178,9 @@ def _capability(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
         "regressed": c.count("regressed"),
         "mde": _f(c.mde.delta) if c.mde else None,
         "domains_significantly_worse": [d.domain for d in regressions],
+        "outcome": str(c.verdict.outcome),
+        "margin": c.verdict.margin,
+        "n_more": c.verdict.n_more,
     }
     reasons = []
     if c.verdict.code == VerdictCode.B_WORSE:
@@ -180,6 +199,11 @@ def _capability(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
         return _not_assessed("capability", f"not assessed: {c.verdict.text}", evidence)
     if reasons:
         return Dimension("capability", Conclusion.BLOCK, "; ".join(reasons) + ".", evidence)
+    if policy.capability_margin is None and c.verdict.outcome == Outcome.INCONCLUSIVE:
+        # Not significantly worse is not shown not worse: an interval that straddles the margin could
+        # hide a loss larger than it, so the dimension is unsettled — never a pass (the outcome's text
+        # says why, and about how many more cases would settle it).
+        return Dimension("capability", Conclusion.INCONCLUSIVE, c.verdict.outcome_text, evidence)
     return Dimension("capability", Conclusion.PASS, c.verdict.text, evidence)
 
 

@@ -29,5 +29,20 @@ class MetricDef:
     get: Callable[..., Value]
 
 
+class Unsettled(str):
+    """A reason a metric has no value because the evidence does not settle it, not because it is missing.
+
+    A ``block`` rule on such a metric is *inconclusive* (`abbench.gate.RuleStatus.INCONCLUSIVE`), not
+    blocking: ``non_inferior`` or ``capability_pass`` with an interval straddling the margin.
+    """
+
+    __slots__ = ()
+
+
 def _none(reason: str) -> Value:
     return None, reason
+
+
+def _unsettled(reason: str) -> Value:
+    """No value, because the evidence does not settle the metric (see `Unsettled`)."""
+    return None, Unsettled(reason)

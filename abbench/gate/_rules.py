@@ -108,7 +108,9 @@ DEFAULT_RULES: tuple[dict[str, Any], ...] = (
         "value": True,
         "severity": Severity.BLOCK,
         "name": "capability",
-        "description": "the candidate is not significantly worse, overall or in a domain",
+        "description": "the candidate is better or not worse than the baseline within the comparison's "
+        "non-inferiority margin, and no domain is significantly worse (inconclusive when the interval "
+        "straddles the margin: too few cases to show it is not worse)",
     },
     {
         "metric": "cost_pass",
@@ -142,8 +144,9 @@ DEFAULT_RULES: tuple[dict[str, Any], ...] = (
     },
 )
 """The rules used when neither a gate file nor the experiment's own gate gives any: the three dimensions
-(cost and stability are not assessed, rather than blocking, when there is no cost or one round) and a
-warning on a cost increase above `COST_WARN_SHARE`."""
+(capability is inconclusive, never passed, while the interval straddles the comparison's margin; cost and
+stability are not assessed, rather than blocking, when there is no cost or one round) and a warning on a
+cost increase above `COST_WARN_SHARE`."""
 
 GATE_KEYS = ("rules", "name", "description", "baseline", "candidate", "min_coverage")
 """What a gate file may hold beside its rules: the pair it decides on and the coverage it needs."""

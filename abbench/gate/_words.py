@@ -11,7 +11,7 @@ from enum import StrEnum
 
 class RuleStatus(StrEnum):
     """A rule's status: its condition holds, does not hold, its metric has no value, or the evidence does
-    not settle it (``non_inferior`` with an interval straddling the margin)."""
+    not settle it (``non_inferior`` or ``capability_pass`` with an interval straddling the margin)."""
 
     PASS = "pass"
     FAIL = "fail"
@@ -37,8 +37,10 @@ class Severity(StrEnum):
 
 
 class Conclusion(StrEnum):
-    """What the decision concludes: a dimension is `PASS`, `BLOCK` or `NOT_ASSESSED` (the data could not
-    speak to it); the overall decision is `PASS`, `BLOCK` or `INCONCLUSIVE` (no dimension assessed)."""
+    """What the decision concludes: a dimension is `PASS`, `BLOCK`, `INCONCLUSIVE` (the evidence does not
+    settle it: capability with an interval straddling the margin) or `NOT_ASSESSED` (the data could not
+    speak to it); the overall decision is `PASS`, `BLOCK` or `INCONCLUSIVE` (a dimension inconclusive and
+    none blocking, or no dimension assessed)."""
 
     PASS = "pass"
     BLOCK = "block"

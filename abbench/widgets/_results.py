@@ -598,9 +598,14 @@ class ResultsWidget(View):
         self.decision_html.value = self._decision_html(result, self.gate.says(exp))
         self.activation.show_pair(result.comparison)
         tone = _TONES.get(result.outcome, "muted")
+        # Why, under anything but a plain pass: an inconclusive gate says what the evidence leaves open and
+        # about how many more cases would settle it, so nobody reads it as a near-pass or a near-block.
+        kind = "error" if result.outcome == GateOutcome.BLOCK else "warn"
+        why = note(f"{result.outcome}: {result.reason}", kind) if result.outcome != GateOutcome.PASS else ""
         self.headline_html.value = (
             f'<div class="abbench-headline abbench-{tone}">{escape(result.pair_text)}: gate '
             f"{escape(result.outcome.upper())} — {escape(result.coverage.text)}</div>"
+            + why
             + note(f"{self.gate.says(exp)} · pair named by {self._named_by(result)}")
         )
 

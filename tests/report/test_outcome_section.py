@@ -1,10 +1,10 @@
-"""The report's decision section shows an inconclusive non-inferiority rule, the outcome and the votes."""
+"""The report's decision section shows an inconclusive non-inferiority or capability rule, the outcome and the votes."""
 
 from __future__ import annotations
 
 from abbench.gate import evaluate_gate
 from abbench.report import _sections as section
-from tests.results import cases_of, make_experiment, table_2x2
+from tests.results import cases_of, make_experiment, table_2x2, underpowered
 
 
 def _html(parts) -> str:
@@ -40,3 +40,17 @@ def test_the_paired_comparison_says_its_outcome(store):
     exp = make_experiment(store, "even", cases_of(200), {"control": a, "treatment": b})
     html = _html(section.comparison_section(compare_arms(exp, store=store, margin=0.05)))
     assert "Outcome — not worse: treatment is at most 5.0 points worse than control" in html
+
+
+def test_the_default_gate_on_too_few_cases_is_inconclusive_with_the_cases_that_would_settle_it(store):
+    gate = evaluate_gate(underpowered(store), store=store)  # default rules; 60 cases, CI about −7.6 to +24.3
+    n_more = gate.comparison.verdict.n_more
+    html = _html(section.decision_section(gate))
+    assert ">INCONCLUSIVE<" in html and "PASS" not in html
+    assert "the evidence does not decide" in html
+    assert "capability: capability_pass == true: inconclusive: the 95% CI -7.6 points to +24.3 points" in html
+    assert f"about {n_more:,} more paired cases would likely settle it" in html
+    # The capability card says inconclusive (amber), not pass (green) nor a loss (red), and why.
+    assert '<div class="abb-card warn"><h4>capability · inconclusive</h4>' in html
+    assert "straddles the margin of −2.0 points, so these 60 cases can neither show" in html
+    assert '<tr class="warn"><td>capability</td><td class="n">—</td><td>INCONCLUSIVE</td>' in html

@@ -117,12 +117,21 @@ def test_the_decision_follows_the_arms_chosen_and_keeps_them_across_reloads(widg
     g = widget.gate_result
     # Two arms: the first is the baseline without anyone naming it; the banner opens with the pair.
     assert (g.a.arm, g.b.arm) == ("a", "b") and g.pair.named_by == "the experiment's two arms"
-    # 1 fixed, 2 regressed of 24: not worse; stable enough; but no cost recorded, so not a plain pass.
-    assert g.outcome == "pass with warnings" and [r.rule.name for r in g.not_assessed] == [
+    # 1 fixed, 2 regressed of 24: the interval (about −15 to +11 points) straddles the 2-point margin, so
+    # capability is inconclusive, never a pass; stable enough; no cost recorded, so cost is not assessed.
+    assert g.outcome == "inconclusive" and [r.rule.name for r in g.not_assessed] == [
         "cost",
         "cost up at most 25%",
     ]
-    assert "b vs a: gate PASS WITH WARNINGS — decided on 48 of 48 runs per arm" in widget.decision_html.value
+    assert g.decision.capability.conclusion == "inconclusive"
+    assert "b vs a: gate INCONCLUSIVE — decided on 48 of 48 runs per arm" in widget.decision_html.value
+    # The headline says why, and about how many more cases would settle it (the comparison's own figure).
+    n_more = g.comparison.verdict.n_more
+    headline = _text(widget.headline_html.value)
+    assert "b vs a: gate INCONCLUSIVE" in headline and "PASS" not in headline
+    assert "inconclusive: not decided by the evidence: capability: the 95% CI" in headline
+    assert "straddles the margin of −2.0 points" in headline
+    assert n_more and f"about {n_more:,} more paired cases would likely settle it" in headline
     cost = g.decision.cost
     assert cost.conclusion == "not assessed" and "not assessed (allowed)" in widget.decision_html.value
     for d in g.decision.dimensions:
@@ -279,8 +288,8 @@ def test_the_experiments_own_gate_decides_by_default_and_the_defaults_can_be_cho
 
 def test_a_bad_gate_file_says_what_where_and_what_to_do_and_leaves_no_verdict(store, ab, tmp_path):
     w = ResultsWidget(store, experiment="ab")
-    # default rules; no cost recorded, so cost is not assessed: a pass with warnings, never a plain pass
-    assert w.gate_result.outcome == "pass with warnings" and "gate PASS" in _text(w.headline_html.value)
+    # default rules: 24 cases cannot show b is not worse (the interval straddles the margin): inconclusive
+    assert w.gate_result.outcome == "inconclusive" and "gate INCONCLUSIVE" in _text(w.headline_html.value)
     bad = tmp_path / "release.yaml"
     bad.write_text(
         "rules:\n  - {metric: accuracy, op: '>=', value: 0.9}\n  - {metric: acuracy, op: '>=', value: 1}\n"

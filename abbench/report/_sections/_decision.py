@@ -117,6 +117,9 @@ def _rule_sentence(r: RuleOutcome) -> str:
     return f"{name}: {rule.metric} is {value} (the rule asks for {wanted})"
 
 
+_CARD_TONES = {Conclusion.PASS: "good", Conclusion.INCONCLUSIVE: "warn", Conclusion.BLOCK: "bad"}
+"""A dimension card's colour: an inconclusive dimension is neither a pass nor a loss shown."""
+
 _TONES = {
     GateOutcome.PASS: "pass",
     GateOutcome.PASS_WITH_WARNINGS: "warn",
@@ -198,6 +201,13 @@ def _warnings(gate: GateResult) -> list[RuleOutcome]:
     ]
 
 
+def _unsettled(gate: GateResult) -> list[RuleOutcome]:
+    """The block rules the evidence does not settle (each message says why and what would settle it)."""
+    return [
+        r for r in gate.rules if r.status == RuleStatus.INCONCLUSIVE and r.rule.severity == Severity.BLOCK
+    ]
+
+
 def _details(gate: GateResult) -> str:
     """The banner's body: why incomplete or inconclusive, the verdict, the votes, what blocks and warns."""
     outcome = gate.outcome
@@ -213,9 +223,7 @@ def _details(gate: GateResult) -> str:
             "min_coverage in the gate file.</p>"
         )
     elif outcome == GateOutcome.INCONCLUSIVE:
-        unsettled = [
-            r for r in gate.rules if r.status == RuleStatus.INCONCLUSIVE and r.rule.severity == Severity.BLOCK
-        ]
+        unsettled = _unsettled(gate)
         if unsettled:
             details += (
                 "<p><b>Inconclusive:</b> the evidence does not decide (nothing blocks, nothing is shown "
@@ -259,7 +267,7 @@ def _cards(gate: GateResult) -> list[str]:
         dim: Dimension = getattr(decision, name)
         big, text = _dimension_figures(name, dim)
         assessed = dim.assessed
-        tone_card = "flat" if not assessed else ("good" if dim.conclusion == Conclusion.PASS else "bad")
+        tone_card = "flat" if not assessed else _CARD_TONES.get(dim.conclusion, "bad")
         word = "not assessed" if not assessed else dim.conclusion
         rules = [
             r
