@@ -153,7 +153,7 @@ class _Listing:
         hits = [i for i, v in enumerate(values) if v is not None and folded in str(v).casefold()]
         if not hits:
             return set()
-        return set(np.unique(case_idx[np.isin(codes, hits)]).tolist())
+        return set(np.unique(case_idx[np.isin(codes, hits)], return_index=True)[0].tolist())
 
 
 _CACHE: OrderedDict[tuple[Any, ...], _Listing] = OrderedDict()
