@@ -8,6 +8,11 @@ whole list (what the widgets did before paging) as the baseline measured in the 
     python bench/bench_paging.py                 # 100,000 cases
     python bench/bench_paging.py --cases 10000   # another size (its own cached store)
     python bench/bench_paging.py --rebuild       # build the store again
+    python bench/bench_paging.py --before /path/to/older/checkout   # each cold call, both trees
+
+With ``--before``, each call is also timed cold (a fresh process that opens the store and makes that
+call first) with this tree's code and with the older checkout's, in turns, so both meet the same load;
+the medians of wall and CPU time are printed side by side with their ratio.
 
 The agent is wrong in arm B on case ids ending in 7 (gold and arms disagreements), wrong in arm A's
 second round on ids ending in 3 (flaky), and unsure (confidence 0.3) on ids ending in 5.
@@ -109,8 +114,13 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=100_000)
     parser.add_argument("--rebuild", action="store_true")
     parser.add_argument("--no-baseline", action="store_true", help="skip the unpaged calls (slow at 100k)")
+    parser.add_argument("--before", type=Path, help="an older checkout: time each cold call with both trees")
+    parser.add_argument("--repeat", type=int, default=3, help="cold processes per call and tree (--before)")
     args = parser.parse_args()
     store_dir = build(args.cases, args.rebuild)
+    if args.before:
+        cold_against(store_dir, args.before.resolve(), args.repeat)
+        return
     sys.path.insert(0, str(REPO))
     measure(store_dir, baseline=not args.no_baseline)
     print(
@@ -213,6 +223,68 @@ def _widgets(store: Any, exp: Any) -> None:
     timed("ReviewWidget: j (next case)", lambda: review.shortcuts.press("j"))
     timed("ResultsWidget: open the experiment", lambda: ResultsWidget(store, experiment=exp.id))
     timed("DiffWidget: compare A and B", lambda: DiffWidget(store, a=exp.id))
+
+
+COLD_CALLS = {
+    "disagreement_page(all) page 1": "disagreement_page(exp.id, 'all', limit=100, store=store)",
+    "disagreement_page(all) page 1, lowest confidence first": (
+        "disagreement_page(exp.id, 'all', limit=100, sort='confidence', store=store)"
+    ),
+    "experiment_metrics": "experiment_metrics(exp.id, store=store)",
+    "compare_arms(A, B, details=True)": "compare_arms(exp.id, 'A', 'B', store=store, details=True)",
+    "ReviewWidget(kind='all')": "ReviewWidget(store, experiment=exp.id, kind='all')",
+    "ResultsWidget: open the experiment": "ResultsWidget(store, experiment=exp.id)",
+    "DiffWidget: compare A and B": "DiffWidget(store, a=exp.id)",
+}
+"""The calls `cold_against` times, each the first call of a fresh process on the opened store."""
+
+_COLD = """
+import json, sys, time
+import plotly.io, pandas, scipy.stats
+from abbench.compare import compare_arms
+from abbench.metrics import experiment_metrics
+from abbench.review import disagreement_page
+from abbench.store import open_store
+from abbench.widgets import DiffWidget, ResultsWidget, ReviewWidget
+store = open_store(sys.argv[1], create=False)
+exp = store.get_experiment("paging")
+t0, c0 = time.perf_counter(), time.process_time()
+{call}
+print(json.dumps([time.perf_counter() - t0, time.process_time() - c0]))
+"""
+
+
+def _cold(tree: Path, store_dir: Path, call: str) -> tuple[float, float]:
+    """Wall and CPU seconds of `call`, the first call of a fresh process running `tree`'s code."""
+    import json
+
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    out = subprocess.run(
+        [sys.executable, "-c", _COLD.format(call=call), str(store_dir)],
+        env=env, cwd=tree, check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    wall, cpu = json.loads(out.stdout.strip().splitlines()[-1])
+    return float(wall), float(cpu)
+
+
+def cold_against(store_dir: Path, before: Path, repeat: int) -> None:
+    """Each call of `COLD_CALLS` timed cold with the older checkout `before` and with this tree, in turns."""
+    import statistics
+
+    print(f"cold calls, median of {repeat} fresh processes each; before: {before}, after: {REPO}")
+    print(f"  {'call':<56} {'before wall/cpu':>17} {'after wall/cpu':>17}  cpu ratio")
+    for label, call in COLD_CALLS.items():
+        times: dict[Path, list[tuple[float, float]]] = {before: [], REPO: []}
+        for _ in range(repeat):
+            for tree in (before, REPO):
+                times[tree].append(_cold(tree, store_dir, call))
+        (bw, bc), (aw, ac) = (
+            (statistics.median(t[0] for t in times[tree]), statistics.median(t[1] for t in times[tree]))
+            for tree in (before, REPO)
+        )
+        print(f"  {label:<56} {bw:7.3f} / {bc:6.3f} s {aw:7.3f} / {ac:6.3f} s  {bc / ac:5.2f}×", flush=True)
+    load = os.getloadavg()
+    print(f"  machine load: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (1/5/15 min)")
 
 
 def _set(review: Any, kind: str, arm: str) -> None:

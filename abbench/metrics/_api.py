@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +41,7 @@ from abbench.store import (
     Experiment,
     RunTable,
     Store,
+    StoreState,
     open_store,
 )
 
@@ -306,7 +308,45 @@ def experiment_metrics(
     """
     confidence = _check_options(confidence, cluster, low_confidence)
     store = open_store(store)
+    # Read before anything else: a write while the figures are worked out changes the next call's state.
+    state = store.state_stamp()
     exp = store.get_experiment(experiment)
+    key = (str(store.db_path), exp.id, None if arms is None else tuple(arms), confidence, float(low_confidence),
+           cluster, outcome)  # fmt: skip
+    if state.in_transaction:
+        # A transaction's writes count in `total_changes` even once rolled back: figures read inside
+        # one are neither kept nor taken from what was kept.
+        return _measure(store, exp, arms, confidence, low_confidence, cluster, outcome)
+    with _MEMO_LOCK:
+        kept = _MEMO.get(key)
+    if kept is not None and kept[0].same(state):
+        return kept[1]
+    result = _measure(store, exp, arms, confidence, low_confidence, cluster, outcome)
+    with _MEMO_LOCK:
+        _MEMO[key] = (state, result)
+        _MEMO.move_to_end(key)
+        while len(_MEMO) > _MEMO_SIZE:
+            _MEMO.popitem(last=False)
+    return result
+
+
+_MEMO: OrderedDict[tuple[Any, ...], tuple[StoreState, ExperimentMetrics]] = OrderedDict()
+"""The latest figures per store, experiment and options, with the store's state they were read in: a
+view that reads them again (a reload, another tab) gets them back while nothing was written."""
+_MEMO_LOCK = threading.Lock()
+_MEMO_SIZE = 8
+
+
+def _measure(
+    store: Store,
+    exp: Experiment,
+    arms: list[str] | None,
+    confidence: float,
+    low_confidence: float,
+    cluster: str | None,
+    outcome: str,
+) -> ExperimentMetrics:
+    """`experiment_metrics`' figures, read from the store."""
     kind = resolve_outcome(store, exp.id, outcome)
     # The runs without their numbers (the same order and figures, a fraction of the objects), and each
     # arm's usage numbers apart, in that order.

@@ -233,14 +233,18 @@ def class_report(
     gold_codes, pred_codes = codes.gold[inside], codes.pred[inside]
     # The classes present: gold or predicted by a counted run (scikit-learn's labels=None).
     present = np.zeros(n_keys, dtype=bool)
-    present[np.unique(gold_codes)] = True
-    present[np.unique(pred_codes[pred_codes < n_keys])] = True
+    present[gold_codes] = True
+    present[pred_codes[pred_codes < n_keys]] = True
     kept = np.flatnonzero(present)
-    outside_used = np.unique(pred_codes[pred_codes >= n_keys])
+    # return_index takes numpy's sorting path (the plain call hashes, slowly on many runs)
+    outside_used = np.unique(pred_codes[pred_codes >= n_keys], return_index=True)[0]
     size = n_keys + len(codes.outside_display)
-    full = np.zeros((size, size), dtype=np.int64)
-    if gold_codes.size:
-        np.add.at(full, (gold_codes, pred_codes), 1)
+    # One count per (gold, prediction) cell, as np.add.at would add them, in a single bincount.
+    full = (
+        np.bincount(gold_codes * size + pred_codes, minlength=size * size)
+        .astype(np.int64)
+        .reshape(size, size)
+    )
     scored = np.concatenate([kept, outside_used])
     square = full[np.ix_(scored, scored)]
     true_pos = np.diag(square).astype(float)

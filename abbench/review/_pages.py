@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,6 +87,53 @@ class DisagreementPage(Result):
             return None
 
 
+class _SortKeys:
+    """Per case position: runs graded wrong, the lowest stated confidence, the domain; each worked out
+    when a sort first asks for it (most pages keep the dataset order, and the lowest confidence is a
+    query of its own over every run)."""
+
+    def __init__(self, table: Any, arm_ids: list[int] | None):
+        cases, inverse = np.unique(table.case_idx, return_inverse=True)
+        self._cases = cases
+        self._wrong = np.bincount(inverse, weights=table.outcome == FAILED, minlength=cases.size)
+        self._domains = table.domain[np.unique(inverse, return_index=True)[1]]
+        self._arm_ids = arm_ids
+        self._lock = threading.Lock()
+        self._built: dict[str, dict[int, Any]] = {}
+
+    def _once(self, name: str, build: Callable[[], dict[int, Any]]) -> dict[int, Any]:
+        with self._lock:
+            if name not in self._built:
+                self._built[name] = build()
+            return self._built[name]
+
+    def wrong(self) -> dict[int, int]:
+        """Runs graded wrong per case position."""
+        keys = self._cases.tolist()
+        return self._once("wrong", lambda: dict(zip(keys, self._wrong.astype(int).tolist(), strict=True)))
+
+    def domain(self) -> dict[int, str]:
+        """The domain per case position ("" for none)."""
+        keys = self._cases.tolist()
+        return self._once("domain", lambda: dict(zip(keys, [d or "" for d in self._domains], strict=True)))
+
+    def lowest(self, store: Store, exp_id: int) -> dict[int, float]:
+        """The lowest stated confidence per case position (the store's ``lowest_confidence``), capped
+        at 1.0, and 1.0 where none was stated."""
+
+        def build() -> dict[int, float]:
+            cases = self._cases
+            with_stated, values = store.lowest_confidence(exp_id, self._arm_ids)
+            lowest = np.ones(cases.size)
+            if cases.size:
+                at = np.searchsorted(cases, with_stated)
+                inside = (at < cases.size) & (cases[np.minimum(at, cases.size - 1)] == with_stated)
+                lowest[at[inside]] = np.minimum(1.0, values[inside])
+            return dict(zip(cases.tolist(), lowest.tolist(), strict=True))
+
+        return self._once("lowest", build)
+
+
 @dataclass(frozen=True)
 class _Listing:
     """Every case listed for review (any kind), with its sort keys: what filtering and paging need."""
@@ -94,9 +141,7 @@ class _Listing:
     positions: list[int]
     case_ids: list[str]
     kinds: list[dict[str, set[str]]]
-    wrong: dict[int, int]
-    lowest: dict[int, float]
-    domain: dict[int, str]
+    keys: _SortKeys
     answers: tuple[Any, list[Any], Any]
     """Each run's answer as a code into the distinct answers, the distinct answers, each run's case."""
 
@@ -108,7 +153,7 @@ class _Listing:
         hits = [i for i, v in enumerate(values) if v is not None and folded in str(v).casefold()]
         if not hits:
             return set()
-        return set(np.unique(case_idx[np.isin(codes, hits)]).tolist())
+        return set(np.unique(case_idx[np.isin(codes, hits)], return_index=True)[0].tolist())
 
 
 _CACHE: OrderedDict[tuple[Any, ...], _Listing] = OrderedDict()
@@ -139,7 +184,7 @@ def _listing(store: Store, exp: Experiment, threshold: float, arms: Sequence[str
         positions,
         [found[p][1] for p in positions],
         [found[p][0] for p in positions],
-        *_sort_keys(table, store.lowest_confidence(exp.id, arm_ids)),
+        _SortKeys(table, arm_ids),
         answers=_answers(table),
     )
     with _CACHE_LOCK:
@@ -155,30 +200,6 @@ def _answers(table: Any) -> tuple[Any, list[Any], Any]:
 
     codes, values = pd.factorize(np.asarray(table.prediction, dtype=object), use_na_sentinel=True)
     return codes, list(values), np.asarray(table.case_idx)
-
-
-def _sort_keys(
-    table: Any, stated: tuple[np.ndarray, np.ndarray]
-) -> tuple[dict[int, int], dict[int, float], dict[int, str]]:
-    """Per case position: runs graded wrong, the lowest stated confidence (`stated`: the store's
-    ``lowest_confidence``; capped at 1.0, and 1.0 where none was stated), the domain."""
-    if not len(table):
-        return {}, {}, {}
-    cases, inverse = np.unique(table.case_idx, return_inverse=True)
-    wrong = np.bincount(inverse, weights=table.outcome == FAILED, minlength=cases.size).astype(int)
-    lowest = np.ones(cases.size)
-    with_stated, values = stated
-    at = np.searchsorted(cases, with_stated)
-    inside = (at < cases.size) & (cases[np.minimum(at, cases.size - 1)] == with_stated)
-    lowest[at[inside]] = np.minimum(1.0, values[inside])
-    first = np.unique(inverse, return_index=True)[1]
-    domains = [d or "" for d in table.domain[first]]
-    keys = cases.tolist()
-    return (
-        dict(zip(keys, wrong.tolist(), strict=True)),
-        dict(zip(keys, lowest.tolist(), strict=True)),
-        dict(zip(keys, domains, strict=True)),
-    )
 
 
 def _sampled(store: Store, exp: Experiment) -> dict[int, tuple[str, set[str]]]:
@@ -263,7 +284,7 @@ def disagreement_page(
     pool, counts = _filtered(entries, wanted, set(exclude), arm, found, _arm_order(exp))
     done = sum(e[1] in latest for e in pool)
     shown = [e for e in pool if reviewed is None or (e[1] in latest) == reviewed]
-    shown = _sorted(shown, sort, listing, latest)
+    shown = _sorted(shown, sort, listing, latest, store, exp.id)
     chosen = shown[offset : offset + limit]
     return DisagreementPage(
         items=_views(store, exp, chosen, arms, latest),
@@ -324,16 +345,21 @@ def _sorted(
     sort: str,
     listing: _Listing,
     latest: dict[str, Any],
+    store: Store,
+    exp_id: int,
 ) -> list[Entry]:
     """The list in the order asked for; Python's sort is stable, so ties keep the list's order."""
     if sort == "unreviewed":
         return sorted(shown, key=lambda e: e[1] in latest)
     if sort == "wrong":
-        return sorted(shown, key=lambda e: -listing.wrong.get(e[0], 0))
+        wrong = listing.keys.wrong()
+        return sorted(shown, key=lambda e: -wrong.get(e[0], 0))
     if sort == "confidence":
-        return sorted(shown, key=lambda e: listing.lowest.get(e[0], 1.0))
+        lowest = listing.keys.lowest(store, exp_id)
+        return sorted(shown, key=lambda e: lowest.get(e[0], 1.0))
     if sort == "domain":
-        return sorted(shown, key=lambda e: listing.domain.get(e[0], ""))
+        domain = listing.keys.domain()
+        return sorted(shown, key=lambda e: domain.get(e[0], ""))
     return shown
 
 

@@ -45,7 +45,7 @@ if typing.TYPE_CHECKING:
         parse_scopes,
         pepper_path,
     )
-    from abbench.store._pages import RunPage
+    from abbench.store._pages import RunPage, StoreState
     from abbench.store._report_queries import (
         FailedRun,
         RunFailures,
@@ -148,6 +148,7 @@ __all__ = [
     "RunsProvenance",
     "StoppingSpec",
     "Store",
+    "StoreState",
     "StoredArmSpec",
     "StoredExperimentSpec",
     "WorkItem",
@@ -227,7 +228,7 @@ __getattr__, __dir__ = _lazy.exports(
             "parse_scopes",
             "pepper_path",
         ),
-        "abbench.store._pages": ("RunPage",),
+        "abbench.store._pages": ("RunPage", "StoreState"),
         "abbench.store._report_queries": (
             "FailedRun",
             "RunFailures",

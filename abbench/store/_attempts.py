@@ -193,25 +193,36 @@ class AttemptsMixin(StoreBase):
 
         Executions stored without attempt rows (before attempts were recorded) count as one attempt each.
         """
+        # The runs in index order (arm, case, round), each with its attempts: the order the sums add in.
+        # The last column counts the runs without any attempt: when there is none, no execution was
+        # stored before attempts were recorded, and the second query (a probe per run) is not needed.
         recorded = self.query(
-            f"SELECT r.arm_id, count(*), total(t.outcome != '{AttemptOutcome.EXECUTED}'), sum(t.cost), count(t.cost), "
-            f"sum(CASE WHEN t.outcome != '{AttemptOutcome.EXECUTED}' THEN t.cost END), sum(t.input_tokens), "
-            "sum(t.output_tokens), total(t.latency_ms), total(t.cached_calls > 0), total(t.cost_saved), "
-            "count(CASE WHEN t.input_tokens IS NOT NULL OR t.output_tokens IS NOT NULL THEN 1 END) "
-            "FROM run_attempts t JOIN runs r ON r.id = t.run_id WHERE r.experiment_id=? GROUP BY r.arm_id",
+            f"SELECT r.arm_id, count(t.id), total(t.outcome != '{AttemptOutcome.EXECUTED}'), sum(t.cost), "
+            f"count(t.cost), sum(CASE WHEN t.outcome != '{AttemptOutcome.EXECUTED}' THEN t.cost END), "
+            "sum(t.input_tokens), sum(t.output_tokens), total(t.latency_ms), total(t.cached_calls > 0), "
+            "total(t.cost_saved), "
+            "count(CASE WHEN t.input_tokens IS NOT NULL OR t.output_tokens IS NOT NULL THEN 1 END), "
+            "total(t.id IS NULL) FROM runs r LEFT JOIN run_attempts t ON t.run_id = r.id "
+            "WHERE r.experiment_id=? GROUP BY r.arm_id",
             (exp_id,),
         )
-        legacy = self.query(
-            "SELECT r.arm_id, count(*), 0, sum(r.cost), count(r.cost), NULL, sum(r.input_tokens), "
-            "sum(r.output_tokens), total(r.latency_ms), 0, 0, "
-            "count(CASE WHEN r.input_tokens IS NOT NULL OR r.output_tokens IS NOT NULL THEN 1 END) FROM runs r WHERE r.experiment_id=? "
-            # The attempts first (the index has them): the wide run row is read only for a run without any.
-            "AND CASE WHEN EXISTS (SELECT 1 FROM run_attempts t WHERE t.run_id = r.id) THEN 0 "
-            "ELSE r.executed_at IS NOT NULL END GROUP BY r.arm_id",
-            (exp_id,),
+        without = sum(float(row[-1]) for row in recorded)
+        attempted = [tuple(row)[:-1] for row in recorded if row[1]]
+        legacy: list[Any] = (
+            []
+            if not without
+            else self.query(
+                "SELECT r.arm_id, count(*), 0, sum(r.cost), count(r.cost), NULL, sum(r.input_tokens), "
+                "sum(r.output_tokens), total(r.latency_ms), 0, 0, "
+                "count(CASE WHEN r.input_tokens IS NOT NULL OR r.output_tokens IS NOT NULL THEN 1 END) FROM runs r WHERE r.experiment_id=? "
+                # The attempts first (the index has them): the wide run row is read only for a run without any.
+                "AND CASE WHEN EXISTS (SELECT 1 FROM run_attempts t WHERE t.run_id = r.id) THEN 0 "
+                "ELSE r.executed_at IS NOT NULL END GROUP BY r.arm_id",
+                (exp_id,),
+            )
         )
         out: dict[int, ArmSpend] = {}
-        for row in [*recorded, *legacy]:
+        for row in [*attempted, *legacy]:
             arm, n, failed, cost, known, failed_cost, tin, tout, latency, cached, saved, with_tokens = row
             prior = out.get(arm, ArmSpend())
             out[arm] = ArmSpend(

@@ -53,15 +53,18 @@ def _none_of(column: str, values: tuple[str, ...]) -> str:
 
 
 # Bits of a run's flags: executed (a latency recorded), a confidence given, below the threshold, cited
-# evidence, read a skill file, read a skill section; then the score (0: none, 1: 0.0, 2: 1.0, 3: other).
+# evidence, read a skill file, read a skill section; then the score (0: none, 1: 0.0, 2: 1.0, 3: other),
+# then whether a failure type is stored (the failure types are read only when one is).
 _CODE_SQL = (
     f"({OUTCOME_SQL}) + 8 * ({STATE_SQL}) + 64 * ((latency_ms IS NOT NULL) + 2 * (confidence IS NOT NULL) "
     "+ 4 * IFNULL(confidence < ?, 0) "
     f"+ 8 * (evidence_refs IS NOT NULL AND {_none_of('evidence_refs', _EMPTY_VALUES)}) "
     f"+ 16 * (files_read IS NOT NULL AND {_none_of('files_read', _INJECTED_VALUES)}) "
     f"+ 32 * (sections_read IS NOT NULL AND {_none_of('sections_read', _EMPTY_VALUES)})) "
-    "+ 4096 * (CASE WHEN score IS NULL THEN 0 WHEN score = 0 THEN 1 WHEN score = 1 THEN 2 ELSE 3 END)"
+    "+ 4096 * (CASE WHEN score IS NULL THEN 0 WHEN score = 0 THEN 1 WHEN score = 1 THEN 2 ELSE 3 END) "
+    "+ 16384 * (failure_type IS NOT NULL)"
 )
+# The largest code, 32767, stays below the surrogates (U+D800) that char() cannot give back as text.
 
 
 def _wide_codes(text: str | None) -> np.ndarray:
@@ -118,7 +121,12 @@ class LightMixin(StoreBase):
         import numpy as np
 
         reader = _RunReader(cursor, exp_id, arm_ids)
-        n, first_round, last_round = reader.count()
+        select = f"FROM runs WHERE {reader.where} {reader.order}"
+        # The codes first: the same pass counts the runs and finds their first and last round.
+        code, prediction, first_round, last_round = _codes_and_answers(
+            cursor, select, reader.params, threshold
+        )
+        n = int(code.size)
         if not n:
             return None
         cases = self.case_fields(exp_id)
@@ -126,9 +134,8 @@ class LightMixin(StoreBase):
         by_id = sorted(arm_ids)
         position = {a: i for i, a in enumerate(arm_ids)}
         arm_index = np.asarray([position[a] for a in by_id], dtype=np.int64)[np.searchsorted(by_id, arm_id)]
-        select = f"FROM runs WHERE {reader.where} {reader.order}"
-        code, prediction = _codes_and_answers(cursor, select, reader.params, threshold, n)
-        outcome, state, flags, score_code = code & 7, (code >> 3) & 7, (code >> 6) & 63, code >> 12
+        outcome, state, flags, score_code = code & 7, (code >> 3) & 7, (code >> 6) & 63, (code >> 12) & 3
+        typed = (code >> 14).astype(bool)
         score = np.array([np.nan, 0.0, 1.0, np.nan])[score_code]
         if (score_code == 3).any():  # a judge's number: read the scores themselves
             score = _nan_missing(
@@ -157,7 +164,9 @@ class LightMixin(StoreBase):
             expected=cases.expected[at],
             outcome=outcome,
             state=state,
-            failure_type=reader.failure_types(n, arm_id, case_idx, rnd),
+            failure_type=reader.failure_types(n, arm_id, case_idx, rnd)
+            if typed.any()
+            else np.full(n, None, dtype=object),
             passed=np.where(outcome == PASSED, 1.0, np.where(outcome == FAILED, 0.0, np.nan)),
             score=score,
             prediction=prediction,
@@ -255,34 +264,39 @@ def _distinct_answers(cursor: sqlite3.Cursor, select: str, params: tuple[Any, ..
 
 
 def _codes_and_answers(
-    cursor: sqlite3.Cursor, select: str, params: tuple[Any, ...], threshold: float, n: int
-) -> tuple[np.ndarray, np.ndarray]:
+    cursor: sqlite3.Cursor, select: str, params: tuple[Any, ...], threshold: float
+) -> tuple[np.ndarray, np.ndarray, int, int]:
     """Each run's packed code (`_CODE_SQL`) and its answer, in one pass over the runs: two characters a
     run, its code and its answer numbered among the distinct answers. With more distinct answers than
-    `MAX_ANSWER_CODES`, the answers are read as text in a second pass."""
+    `MAX_ANSWER_CODES`, the answers are read as text in a second pass. Also the runs' first and last
+    round (0 and -1 without runs)."""
     import numpy as np
 
     distinct = _distinct_answers(cursor, select, params)
     if not distinct:  # none, or too many to number
-        code = _wide_codes(
-            cursor.execute(
-                f"SELECT group_concat(char(48 + c), '') FROM (SELECT {_CODE_SQL} AS c {select})",
-                (threshold, *params),
-            ).fetchone()[0]
-        )
+        text, first, last = cursor.execute(
+            f"SELECT group_concat(char(48 + c), ''), min(r), max(r) FROM (SELECT {_CODE_SQL} AS c, "
+            f"round AS r {select})",
+            (threshold, *params),
+        ).fetchone()
+        code = _wide_codes(text)
+        rounds = _round(first, 0), _round(last, -1)
         if distinct is None:
             rows = cursor.execute(f"SELECT prediction {select}", params)
-            return code, _objects([None if r[0] is None else str(r[0]) for r in rows])
-        return code, np.full(n, None, dtype=object)
+            return code, _objects([None if r[0] is None else str(r[0]) for r in rows]), *rounds
+        return code, np.full(code.size, None, dtype=object), *rounds
     values = np.empty(len(distinct) + 1, dtype=object)
     values[1:] = [text for _, text in distinct]
     case = " ".join(f"WHEN ? THEN {i}" for i in range(1, len(distinct) + 1))
-    both = _wide_codes(
-        cursor.execute(
-            f"SELECT group_concat(char(48 + c, 48 + p), '') FROM (SELECT {_CODE_SQL} AS c, "
-            f"(CASE prediction {case} ELSE 0 END) AS p {select})",
-            (threshold, *[v for v, _ in distinct], *params),
-        ).fetchone()[0]
-    )
+    text, first, last = cursor.execute(
+        f"SELECT group_concat(char(48 + c, 48 + p), ''), min(r), max(r) FROM (SELECT {_CODE_SQL} AS c, "
+        f"(CASE prediction {case} ELSE 0 END) AS p, round AS r {select})",
+        (threshold, *[v for v, _ in distinct], *params),
+    ).fetchone()
+    both = _wide_codes(text)
     answers: np.ndarray = values[both[1::2]]
-    return np.ascontiguousarray(both[0::2]), answers
+    return np.ascontiguousarray(both[0::2]), answers, int(first), int(last)
+
+
+def _round(value: Any, default: int) -> int:
+    return default if value is None else int(value)

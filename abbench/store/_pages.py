@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from abbench.errors import UsageError
@@ -52,6 +52,28 @@ class RunPage:
     total: int
     offset: int
     limit: int
+
+
+@dataclass(frozen=True)
+class StoreState:
+    """The state of the database as one connection sees it (`PagesMixin.state_stamp`).
+
+    Attributes:
+        conn: The connection the figures below are its own (another connection's are not comparable).
+        data_version: SQLite's ``PRAGMA data_version``: changes when another connection commits.
+        changes: The rows this connection wrote (``total_changes``), committed or not.
+        in_transaction: Whether the connection was inside a transaction (whose rows, once rolled
+            back, still count in `changes`: what was read inside one must not be kept).
+    """
+
+    conn: sqlite3.Connection = field(compare=False, repr=False)
+    data_version: int
+    changes: int
+    in_transaction: bool = False
+
+    def same(self, other: StoreState) -> bool:
+        """Whether nothing was written between the two, on the same connection."""
+        return self.conn is other.conn and self == other
 
 
 def _check_page(offset: int, limit: int) -> None:
@@ -157,6 +179,19 @@ class PagesMixin(StoreBase):
             "SELECT (SELECT max(id) FROM runs), (SELECT max(id) FROM run_events), (SELECT max(id) FROM grades)"
         )
         return (0, 0, 0) if row is None else (int(row[0] or 0), int(row[1] or 0), int(row[2] or 0))
+
+    def state_stamp(self) -> StoreState:
+        """What changes whenever the database may have changed, as this thread's connection sees it.
+
+        ``PRAGMA data_version`` changes when another connection (another thread's, another
+        process's) commits; the connection's ``total_changes`` grows with each row it writes itself,
+        inside a transaction too. A view may keep what it computed while both stay the same on the
+        same connection, outside a transaction: rolled back rows still count in ``total_changes``, so
+        the figures read inside one must not be kept.
+        """
+        conn = self.conn
+        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        return StoreState(conn, int(version), int(conn.total_changes), conn.in_transaction)
 
     def query_plan(self, sql: str, params: Any = ()) -> list[str]:
         """SQLite's plan for a query (``EXPLAIN QUERY PLAN``), one line per step: which index serves it."""
