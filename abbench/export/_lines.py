@@ -87,3 +87,74 @@ def run_csv_lines(
         )
 
     return lines
+
+
+def _general_json(source_columns: tuple[str, ...] | list[str] | None) -> Callable[[str, Any], str]:
+    """The value function the store calls for a JSONL value SQLite cannot write exactly (see
+    `abbench.store.JsonCell`): the value converted as the runs table converts it, then encoded as
+    `write_jsonl` encodes it."""
+    from abbench.dataset import unpack_source_row
+    from abbench.export._writers import _finite, _json_encoder
+    from abbench.store import loads
+
+    encode = _json_encoder()
+
+    def decode(text: Any) -> Any:
+        return [] if text == "[]" else loads(text)
+
+    def source(text: Any) -> Any:
+        row = decode(text)
+        return unpack_source_row(row, source_columns) if row is not None else None
+
+    rules: dict[str, Callable[[Any], Any]] = {
+        "plain": _finite,
+        "bool": lambda v: None if v is None else bool(v),
+        "json": lambda v: _finite(decode(v)),
+        "summary": lambda v: _finite(decode(v) or None),
+        "source": lambda v: _finite(source(v)),
+        "nested": lambda v: v,
+        "nested_bool": lambda v: None if v is None else bool(v),
+        "nested_json": loads,
+    }
+
+    def cell(rule: str, value: Any) -> str:
+        if type(value) is float and rule in ("plain", "nested") and value - value == 0:
+            return repr(value)  # the common call: a finite float
+        return encode(rules[rule](value))
+
+    return cell
+
+
+def run_jsonl_lines(
+    store: Store,
+    exp: Experiment,
+    columns: Sequence[Column],
+    graders: Sequence[tuple[str, str, int]],
+    source_columns: tuple[str, ...] | list[str] | None,
+) -> Callable[[], Iterator[list[str]]]:
+    """A function returning the runs JSONL's lines (no line ends), a chunk at a time: byte for byte
+    what `write_jsonl` writes of the table's rows.
+
+    `columns` are all the runs table's columns (the run id, experiment and arm first); `graders` as
+    for `run_csv_lines`; `source_columns` the dataset's source columns (for the raw rows).
+    """
+    from abbench.export._writers import _json_encoder
+
+    encode = _json_encoder()
+    keys = [encode(c.name) for c in columns]
+
+    def head(arm: str) -> str:
+        return f",{keys[1]}:{encode(exp.name)},{keys[2]}:{encode(arm)}"
+
+    def lines() -> Iterator[list[str]]:
+        return store.export_run_jsonl_lines(
+            exp.id,
+            exp.dataset_id,
+            graders,
+            keys=keys,
+            head=head,
+            cell=_general_json(source_columns),
+            outcome_words=OUTCOME_WORDS,
+        )
+
+    return lines
