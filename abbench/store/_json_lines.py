@@ -137,7 +137,7 @@ class JsonLinesMixin(StoreBase):
         head: Callable[[str], str],
         cell: JsonCell,
         outcome_words: Mapping[str, str],
-        chunk: int = 20000,
+        chunk: int = 4096,
     ) -> Iterator[list[str]]:
         """An experiment's runs as JSONL lines (no line ends) in export order, `chunk` cases a list.
 
@@ -151,7 +151,7 @@ class JsonLinesMixin(StoreBase):
             head: The experiment and arm members' text (``,"experiment":…,"arm":…``) from an arm's name.
             cell: The general path of a value (see `JsonCell`).
             outcome_words: The word of each outcome key or open state (`abbench.types.OUTCOME_WORDS`).
-            chunk: Cases per list.
+            chunk: Cases per list (a JSONL line is long: ~1 kB for a short case, so lists stay small).
         """
         values = _csv_values(outcome_words, [(k, n) for _, k, n in graders])
         by_name = sorted(range(len(graders)), key=lambda i: graders[i][0])
