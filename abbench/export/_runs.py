@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from abbench.export._lines import run_csv_lines, run_jsonl_lines
+from abbench.export._lines import run_csv_lines
 from abbench.export._tables import (
     JsonText,
     Table,
@@ -45,7 +45,7 @@ def runs_table(store: Store, exp: Experiment) -> Table:
     The rows stream from the store a chunk at a time, so writing a table of any size holds one chunk of
     runs in memory, not the experiment.
     """
-    summary, linked = store.grader_summary_and_links(exp.id)
+    summary = store.grader_summary(exp.id)
     if any(kind == "pairwise" for _, kind, _, _ in summary):
         return runs_table_records(store, exp)
     graders = _grader_columns(exp, summary)
@@ -83,11 +83,10 @@ def runs_table(store: Store, exp: Experiment) -> Table:
 
     table_columns = tuple(_run_columns(graders))
     sheet = [c for c in table_columns if not c.jsonl_only]
-    kinds = [(name, kind, n) for name, (kind, n) in zip(names, slots, strict=True)]
-    lines = run_csv_lines(store, exp, sheet, kinds)
-    # a grade naming a second run belongs to both runs of its pair: the Python path gives it to both
-    json_lines = None if linked else run_jsonl_lines(store, exp, table_columns, kinds, columns)
-    return Table("runs", exp.name, table_columns, rows, cells=cells, csv_lines=lines, jsonl_lines=json_lines)
+    lines = run_csv_lines(
+        store, exp, sheet, [(name, kind, n) for name, (kind, n) in zip(names, slots, strict=True)]
+    )
+    return Table("runs", exp.name, table_columns, rows, cells=cells, csv_lines=lines)
 
 
 def _as_json_text(text: str | None) -> JsonText | None:

@@ -62,7 +62,6 @@ class Table:
             values as the `JsonText` the store keeps, the JSONL-only columns None.
         csv_lines: Optionally, a function returning the CSV's data lines ready made (no line ends), a
             list at a time: byte for byte what `write_csv` makes of `spreadsheet_rows`.
-        jsonl_lines: Optionally, the same for JSONL: byte for byte what `write_jsonl` makes of `rows`.
     """
 
     what: str
@@ -72,7 +71,6 @@ class Table:
     notes: tuple[str, ...] = ()
     cells: Callable[[], Iterator[tuple[Any, ...]]] | None = field(default=None, repr=False)
     csv_lines: Callable[[], Iterator[list[str]]] | None = field(default=None, repr=False)
-    jsonl_lines: Callable[[], Iterator[list[str]]] | None = field(default=None, repr=False)
 
     def spreadsheet_rows(self) -> Iterator[tuple[Any, ...]]:
         """The rows as CSV and XLSX write them: `cells` when the table has that cheaper form (JSON

@@ -149,22 +149,11 @@ def write_jsonl(table: Table, out: IO[str] | Path) -> int:
     return _write_jsonl(table, out)
 
 
-def _json_encoder() -> Callable[[Any], str]:
-    """The JSONL writer's encoder: compact, non-ASCII as is, unknown types as their text. (One per
-    file: json.dumps with options builds a new one per call.)"""
-    return json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
-
-
 def _write_jsonl(table: Table, f: IO[str]) -> int:
     n = 0
-    if table.jsonl_lines is not None:
-        for lines in table.jsonl_lines():
-            f.write("\n".join(lines))
-            f.write("\n")
-            n += len(lines)
-        return n
     names = table.names
-    encode = _json_encoder()
+    # One encoder for the file: json.dumps with options builds a new one per call.
+    encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
     for row in table.rows():
         record = {name: _finite(v) for name, v in zip(names, row, strict=True)}
         f.write(encode(record))

@@ -176,17 +176,12 @@ class GradesMixin(StoreBase):
     def grader_summary(self, exp_id: int) -> list[tuple[str, str, int, int]]:
         """Each grader of an experiment's latest grades, in the order of its first one: ``(grader, kind
         of that first grade, its successful grades, those with a pass/fail verdict)``."""
-        return self.grader_summary_and_links(exp_id)[0]
-
-    def grader_summary_and_links(self, exp_id: int) -> tuple[list[tuple[str, str, int, int]], bool]:
-        """`grader_summary`, and whether any latest grade names a second run (read in the same pass)."""
         rows = self.conn.execute(
-            "SELECT grader, kind, MIN(id), SUM(status='ok'), SUM(status='ok' AND passed IS NOT NULL), "
-            "MAX(other_run_id IS NOT NULL) FROM latest_grades WHERE experiment_id=? GROUP BY grader "
-            "ORDER BY MIN(id)",
+            "SELECT grader, kind, MIN(id), SUM(status='ok'), SUM(status='ok' AND passed IS NOT NULL) "
+            "FROM latest_grades WHERE experiment_id=? GROUP BY grader ORDER BY MIN(id)",
             (exp_id,),
-        ).fetchall()
-        return [(r[0], r[1], r[3], r[4]) for r in rows], any(r[5] for r in rows)
+        )
+        return [(r[0], r[1], r[3], r[4]) for r in rows]
 
     def latest_pairwise_verdicts(self, exp_id: int) -> list[tuple[str, str | None, int, int]]:
         """The latest successful pairwise verdicts of an experiment: ``(grader, verdict, arm id, other arm id)``.

@@ -13,7 +13,6 @@ writer would write.
 from __future__ import annotations
 
 import queue
-import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -127,23 +126,6 @@ def _csv_values(
     ]
 
 
-def export_slices(conn: sqlite3.Connection, exp_id: int, chunk: int) -> list[tuple[int, str, int, int, int]]:
-    """``(arm id, arm name, round, first case, end case)`` of each slice of an experiment's runs in
-    export order (arm, round, case), `chunk` case positions a slice."""
-    plan = conn.execute(
-        "SELECT a.id, a.name, (SELECT group_concat(DISTINCT round) FROM runs WHERE experiment_id = ?), "
-        "(SELECT max(case_idx) FROM runs WHERE experiment_id = ?) "
-        "FROM arms a WHERE a.experiment_id = ? ORDER BY a.position",
-        (exp_id, exp_id, exp_id),
-    ).fetchall()
-    return [
-        (arm_id, arm, rnd, start, start + chunk)
-        for arm_id, arm, rounds, last in plan
-        for rnd in sorted(int(x) for x in (rounds or "").split(",") if x)
-        for start in range(0, int(last or 0) + 1, chunk)
-    ]
-
-
 class LinesMixin(StoreBase):
     """Export lines built inside SQLite (see the module docstring)."""
 
@@ -180,10 +162,18 @@ class LinesMixin(StoreBase):
             "LEFT JOIN cases c ON c.dataset_id = ? AND c.idx = r.case_idx"
             f"{grade_joins} WHERE r.experiment_id = ? AND r.arm_id = ? AND r.round = ?"
         )
+        plan = self.conn.execute(
+            "SELECT a.id, a.name, (SELECT group_concat(DISTINCT round) FROM runs WHERE experiment_id = ?), "
+            "(SELECT max(case_idx) FROM runs WHERE experiment_id = ?) "
+            "FROM arms a WHERE a.experiment_id = ? ORDER BY a.position",
+            (exp_id, exp_id, exp_id),
+        ).fetchall()
         names = [name for name, _, _ in graders]
         slices = [
-            (head(arm), dataset_id, *names, exp_id, arm_id, rnd, start, end)
-            for arm_id, arm, rnd, start, end in export_slices(self.conn, exp_id, chunk)
+            (head(arm), dataset_id, *names, exp_id, arm_id, rnd, start, start + chunk)
+            for arm_id, arm, rounds, last in plan
+            for rnd in sorted(int(x) for x in (rounds or "").split(",") if x)
+            for start in range(0, int(last or 0) + 1, chunk)
         ]
         sql += " AND r.case_idx >= ? AND r.case_idx < ? ORDER BY r.case_idx"
 

@@ -13,7 +13,6 @@ from abbench.store._experiments import ExperimentsMixin
 from abbench.store._failures import FailuresMixin
 from abbench.store._grades import GradesMixin
 from abbench.store._imports import ImportsMixin
-from abbench.store._json_lines import JsonLinesMixin
 from abbench.store._light import LightMixin
 from abbench.store._lines import LinesMixin
 from abbench.store._owners import OwnersMixin
@@ -43,7 +42,6 @@ class Store(
     AnalysisMixin,
     PagesMixin,
     LinesMixin,
-    JsonLinesMixin,
     WritesMixin,
     OwnersMixin,
     StoreBase,
