@@ -1,7 +1,8 @@
 """Runs exports, whole processes, of an existing store: this checkout against a baseline, same run.
 
 Each export is `abbench export EXP --what runs --format F --out PATH --store DIR` in its own process
-(start-up included), timed on the wall clock and in CPU seconds, with its peak RSS. With
+(start-up included), timed on the wall clock and in CPU seconds (user + system, the figure a shared
+machine's load changes least), with its peak RSS. With
 ``--baseline DIR`` (a checkout, e.g. a worktree of main) the same exports run from there too,
 alternating, and the outputs are compared byte for byte.
 
