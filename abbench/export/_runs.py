@@ -15,11 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from abbench.export._lines import run_csv_lines
 from abbench.export._tables import (
+    PLAIN_GRADE_FIELDS,
     JsonText,
     Table,
     _grader_columns,
-    _grades_per_run,
-    _plain_grade,
     _run_columns,
     runs_table_records,
 )
@@ -68,14 +67,13 @@ def runs_table(store: Store, exp: Experiment) -> Table:
 
         outcome, decode = _outcomes(), _decoder()
         for chunk in chunks():
-            latest = store.latest_grades_of_runs(exp.id, [t[_ID] for t in chunk])
-            per_run = _grades_per_run(latest)
+            per_run = _plain_grades_per_run(store, exp.id, [t[_ID] for t in chunk])
             for t in chunk:
                 grades = per_run.get(t[_ID], {})
                 source = decode(t[_SOURCE_ROW])
                 yield (
                     *_base(exp.name, t, slots, decode, outcome),
-                    {name: _plain_grade(g) for name, g in sorted(grades.items())} or None,
+                    {name: grades[name] for name in sorted(grades)} or None,
                     t[_SOURCE_LINE] if t[_CASE_ID] is not None else None,
                     unpack_source_row(source, columns) if source is not None else None,
                     decode(t[_SUMMARY]) or None,
@@ -87,6 +85,27 @@ def runs_table(store: Store, exp: Experiment) -> Table:
         store, exp, sheet, [(name, kind, n) for name, (kind, n) in zip(names, slots, strict=True)]
     )
     return Table("runs", exp.name, table_columns, rows, cells=cells, csv_lines=lines)
+
+
+def _plain_grades_per_run(
+    store: Store, exp_id: int, run_ids: list[int]
+) -> dict[int, dict[str, dict[str, Any]]]:
+    """Run id -> grader -> its latest grade as `_plain_grade` gives it, read as plain rows (a `Grade`
+    each cost more than the rest of a JSONL row); a verdict naming a second run belongs to both runs
+    (`_grades_per_run`)."""
+    from abbench.store import loads
+
+    per_run: dict[int, dict[str, dict[str, Any]]] = {}
+    for run_id, other, grader, *values in store.latest_grade_fields_of_runs(
+        exp_id, run_ids, PLAIN_GRADE_FIELDS
+    ):
+        grade = dict(zip(PLAIN_GRADE_FIELDS, values, strict=True))
+        grade["passed"] = None if grade["passed"] is None else bool(grade["passed"])
+        grade["dimensions"] = loads(grade["dimensions"])
+        per_run.setdefault(run_id, {})[grader] = grade
+        if other is not None:
+            per_run.setdefault(other, {})[grader] = grade
+    return per_run
 
 
 def _as_json_text(text: str | None) -> JsonText | None:

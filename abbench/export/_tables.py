@@ -313,24 +313,27 @@ def _grade_cells(grade: Grade | None, cols: list[Column], run: RunRecord) -> lis
     return [grade.passed, grade.score][: len(cols)]
 
 
+PLAIN_GRADE_FIELDS = (
+    "id",
+    "batch_id",
+    "kind",
+    "status",
+    "passed",
+    "score",
+    "verdict",
+    "dimensions",
+    "comment",
+    "error",
+    "judge_model",
+    "judge_cost",
+    "other_run_id",
+    "created_at",
+)
+"""The fields of a grade in a runs JSONL's ``grades``, in order."""
+
+
 def _plain_grade(g: Grade) -> dict[str, Any]:
-    keep = (
-        "id",
-        "batch_id",
-        "kind",
-        "status",
-        "passed",
-        "score",
-        "verdict",
-        "dimensions",
-        "comment",
-        "error",
-        "judge_model",
-        "judge_cost",
-        "other_run_id",
-        "created_at",
-    )
-    return {k: getattr(g, k) for k in keep}
+    return {k: getattr(g, k) for k in PLAIN_GRADE_FIELDS}
 
 
 def grades_table(store: Store, exp: Experiment) -> Table:

@@ -153,12 +153,29 @@ def _write_jsonl(table: Table, f: IO[str]) -> int:
     n = 0
     names = table.names
     # One encoder for the file: json.dumps with options builds a new one per call.
-    encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+    options: dict[str, Any] = {"ensure_ascii": False, "separators": (",", ":"), "default": str}
+    encode = json.JSONEncoder(**options).encode
+    # The common row has no NaN or infinity anywhere: encoded as it is, without a look at each of its
+    # ~45 values; the encoder refuses one it finds, and that row alone takes the careful way.
+    finite = json.JSONEncoder(allow_nan=False, **options).encode
+    lines: list[str] = []
     for row in table.rows():
-        record = {name: _finite(v) for name, v in zip(names, row, strict=True)}
-        f.write(encode(record))
+        try:
+            lines.append(finite(dict(zip(names, row, strict=True))))
+        except ValueError:  # (a row of the wrong width fails again below, as it always did)
+            lines.append(encode({name: _finite(v) for name, v in zip(names, row, strict=True)}))
+        if len(lines) == 2000:
+            n += _write_lines(f, lines)
+    return n + _write_lines(f, lines)
+
+
+def _write_lines(f: IO[str], lines: list[str]) -> int:
+    """Write `lines` each ended by a newline, then empty the list; returns how many."""
+    n = len(lines)
+    if n:
+        f.write("\n".join(lines))
         f.write("\n")
-        n += 1
+        lines.clear()
     return n
 
 

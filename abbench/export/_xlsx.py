@@ -40,6 +40,8 @@ _BLOCK = 2000
 # back as the character they name: a literal one gets its underscore escaped (as Excel does).
 _ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 _EXCEL_ESCAPE = re.compile("(_x[0-9a-fA-F]{4}_)")
+_ESCAPED = re.compile("[&<>\r]")
+"""What `_text` changes in a cell's text short enough to keep whole."""
 
 _STYLE_HEADER, _STYLE_TEXT, _STYLE_DATE = 1, 2, 3
 _STYLES = (
@@ -167,9 +169,10 @@ def _cell_code(n: int, column: Column, i: int) -> str:
     slow = f"A[{n}](x, f'{ref}')"
     if column.kind in ("text", "json"):
         kind = "str" if column.kind == "text" else "J"
-        text = (
-            f'<c r="{ref}" s="{_STYLE_TEXT}" t="inlineStr"><is><t xml:space="preserve">{{T(x)}}</t></is></c>'
-        )
+        # the common text needs no escape and no cut: tested in C (a regex, a length), not by `_text`
+        escaped = "x if len(x)<=M and not E(x) else T(x)"
+        text = f'<c r="{ref}" s="{_STYLE_TEXT}" t="inlineStr"><is><t xml:space="preserve">{{{escaped}}}</t></is></c>'
+
         return f"(''if(x:=r[{i}])is None else f'{text}'if type(x)is {kind} and x else {slow})"
     if column.kind in ("int", "float"):
         number = f'<c r="{ref}"><v>{{x:.16G}}</v></c>'
@@ -194,7 +197,7 @@ def _row_writer(
     ]  # one bound column each
     body = "+".join(_cell_code(n, c, i) for n, (c, i) in enumerate(zip(columns, index, strict=True))) or "''"
     source = f"lambda r, n_: f'<row r=\"{{n_}}\">'+{body}+'</row>'"
-    scope = {"A": slow, "T": _text, "D": dates, "J": JsonText}
+    scope = {"A": slow, "T": _text, "D": dates, "J": JsonText, "E": _ESCAPED.search, "M": XLSX_MAX_CELL}
     writer: Callable[[tuple[Any, ...], int], str] = eval(
         source, scope
     )  # our own expressions, from column kinds

@@ -173,6 +173,26 @@ class GradesMixin(StoreBase):
             grades += [Grade.from_row(r) for r in self.conn.execute(sql, params)]
         return sorted(grades, key=lambda g: g.id)
 
+    def latest_grade_fields_of_runs(
+        self, exp_id: int, run_ids: Sequence[int], columns: Sequence[str]
+    ) -> list[tuple[Any, ...]]:
+        """``(run_id, other_run_id, grader, *fields)`` of the grades `latest_grades_of_runs` gives (without
+        pairwise names), by id, as stored: the rows an export makes plain dicts of, without a `Grade`
+        each. `columns` are names of `GRADE_COLUMNS`."""
+        if not run_ids:
+            return []
+        unknown = set(columns) - set(GRADE_COLUMNS)
+        if unknown:
+            raise ValueError(f"not grade columns: {sorted(unknown)}")
+        marks = ",".join("?" * len(run_ids))
+        cursor = self.conn.cursor()
+        cursor.row_factory = None  # plain tuples
+        return cursor.execute(
+            f"SELECT run_id, other_run_id, grader, {', '.join(columns)} FROM latest_grades "
+            f"WHERE +experiment_id=? AND run_id IN ({marks}) ORDER BY id",
+            (exp_id, *run_ids),
+        ).fetchall()
+
     def grader_summary(self, exp_id: int) -> list[tuple[str, str, int, int]]:
         """Each grader of an experiment's latest grades, in the order of its first one: ``(grader, kind
         of that first grade, its successful grades, those with a pass/fail verdict)``."""

@@ -112,10 +112,9 @@ ODDITIES = (
 )
 
 
-@pytest.fixture(scope="module")
-def edge(tmp_path_factory):
-    """A store with a finished 1,000-case, 2-arm, 2-round experiment of edge values; its id."""
-    folder = tmp_path_factory.mktemp("csv-lines")
+def build_edge(folder, oddities=ODDITIES):
+    """A store with a finished 1,000-case, 2-arm, 2-round experiment of edge values, `oddities` then
+    written into it; ``(store, its id)``."""
     store = open_store(folder / "store")
     cases = [
         Case(
@@ -141,9 +140,16 @@ def edge(tmp_path_factory):
     exp = create_experiment(spec, store=store)
     run_experiment(exp, store=store)
     with store.transaction() as conn:
-        for sql in ODDITIES:
+        for sql in oddities:
             conn.execute(sql)
-    yield store, exp.id
+    return store, exp.id
+
+
+@pytest.fixture(scope="module")
+def edge(tmp_path_factory):
+    """A store with a finished 1,000-case, 2-arm, 2-round experiment of edge values; its id."""
+    store, exp_id = build_edge(tmp_path_factory.mktemp("csv-lines"))
+    yield store, exp_id
     store.close()
 
 

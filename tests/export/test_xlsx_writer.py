@@ -146,3 +146,16 @@ def test_more_rows_than_a_sheet_holds_is_refused(tmp_path, monkeypatch):
     table = Table("runs", "big", (Column("n", "int"),), lambda: iter([(i,) for i in range(20)]))
     with pytest.raises(UsageError, match="more rows than an Excel sheet holds"):
         write_xlsx(table, tmp_path / "big.xlsx")
+
+
+@pytest.mark.parametrize("kind", ["text", "json"])
+def test_a_text_cell_is_the_general_cells_xml(kind):
+    """The compiled cell's short way (text kept as it is) and `_string_cell` write the same XML."""
+    from abbench.export._xlsx import _Dates, _row_writer, _string_cell
+
+    texts = ["plain", "a&b", "<x>", "1 > 0", "cr\rhere", "crlf\r\n", "&amp;", "中文 😀", "_x0041_", "\t\n",
+             "x" * XLSX_MAX_CELL, "x" * (XLSX_MAX_CELL + 1), "<" * (XLSX_MAX_CELL + 5)]  # fmt: skip
+    write = _row_writer([Column("t", kind)], [0], _Dates())
+    for text in texts:
+        value = JsonText(text) if kind == "json" else text
+        assert write((value,), 7) == f'<row r="7">{_string_cell("A7", text)}</row>', text[:20]
