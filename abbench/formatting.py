@@ -63,6 +63,9 @@ NA = "n/a"
 DASH = "–"
 """What a missing number shows as in the demo's summary (an en dash)."""
 
+NO_DOMAINS = "no per-domain breakdown: the cases have no domains (or only one)"
+"""What a view shows instead of a per-domain table when there is nothing to break down."""
+
 
 class Bounds(Protocol):
     """Anything with a `low` and a `high` end (`abbench.stats.Interval`)."""

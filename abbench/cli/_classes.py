@@ -35,7 +35,7 @@ def f1_lines(report: Any, *, full: bool) -> list[str]:
         return ", ".join(f"{k} {v.f1:.2f} (n={v.support})" for k, v in pairs)
 
     # the macro averages over the predictions outside the classes too (scikit-learn's labels=None)
-    others = len(getattr(report, "outside", ()))
+    others = len(report.outside)
     count = f"over {len(items) + others:,} classes" + (
         f" ({len(items):,} labels, {others:,} other predictions)" if others else ""
     )

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import os
-import threading
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from abbench._memo import Memo
 from abbench._result import Result
 from abbench.dataset import ExpectedKind
 from abbench.errors import NotFoundError, UsageError
@@ -221,6 +221,12 @@ class ExperimentMetrics(Result):
     )
 
     @property
+    def domains(self) -> tuple[str, ...]:
+        """The domains of `by_domain`, in its order: fewer than two (none, or `NO_DOMAIN` alone when no
+        case has one) is no breakdown, only the arms' own figures again."""
+        return tuple(dict.fromkeys(str(g.group) for g in self.by_domain))
+
+    @property
     def judge_cost(self) -> float:
         """Known judge cost over every judge, apart from the arms' execution cost."""
         return float(sum(j.cost for j in self.judging))
@@ -317,24 +323,17 @@ def experiment_metrics(
         # A transaction's writes count in `total_changes` even once rolled back: figures read inside
         # one are neither kept nor taken from what was kept.
         return _measure(store, exp, arms, confidence, low_confidence, cluster, outcome)
-    with _MEMO_LOCK:
-        kept = _MEMO.get(key)
-    if kept is not None and kept[0].same(state):
-        return kept[1]
-    result = _measure(store, exp, arms, confidence, low_confidence, cluster, outcome)
-    with _MEMO_LOCK:
-        _MEMO[key] = (state, result)
-        _MEMO.move_to_end(key)
-        while len(_MEMO) > _MEMO_SIZE:
-            _MEMO.popitem(last=False)
-    return result
+    return _MEMO.get(
+        key,
+        state,
+        lambda: _measure(store, exp, arms, confidence, low_confidence, cluster, outcome),
+        same=StoreState.same,
+    )
 
 
-_MEMO: OrderedDict[tuple[Any, ...], tuple[StoreState, ExperimentMetrics]] = OrderedDict()
+_MEMO: Memo[ExperimentMetrics] = Memo(8)
 """The latest figures per store, experiment and options, with the store's state they were read in: a
 view that reads them again (a reload, another tab) gets them back while nothing was written."""
-_MEMO_LOCK = threading.Lock()
-_MEMO_SIZE = 8
 
 
 def _measure(

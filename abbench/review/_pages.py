@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import math
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from abbench._memo import Memo
 from abbench.errors import UsageError
 from abbench.metrics import LOW_CONFIDENCE, Result, dataset_labels
 from abbench.review._api import StoreLike
@@ -156,42 +156,31 @@ class _Listing:
         return set(np.unique(case_idx[np.isin(codes, hits)], return_index=True)[0].tolist())
 
 
-_CACHE: OrderedDict[tuple[Any, ...], _Listing] = OrderedDict()
-_CACHE_LOCK = threading.Lock()
-_CACHE_SIZE = 4
+_CACHE: Memo[_Listing] = Memo(4)
+"""The latest listings, each with the stamp of the runs and grades it was read from."""
 
 
 def _listing(store: Store, exp: Experiment, threshold: float, arms: Sequence[str] | None) -> _Listing:
     """The listing of an experiment, computed once per state of its runs and grades."""
-    key = (
-        str(store.db_path),
-        exp.id,
-        threshold,
-        None if arms is None else tuple(arms),
-        store.results_stamp(),
-    )
-    with _CACHE_LOCK:
-        if key in _CACHE:
-            _CACHE.move_to_end(key)
-            return _CACHE[key]
+    key = (str(store.db_path), exp.id, threshold, None if arms is None else tuple(arms))
+    return _CACHE.get(key, store.results_stamp(), lambda: _read_listing(store, exp, threshold, arms))
+
+
+def _read_listing(store: Store, exp: Experiment, threshold: float, arms: Sequence[str] | None) -> _Listing:
+    """The listing read from the store (`_listing` keeps it)."""
     # Outcomes, answers and flags without the runs' numbers: every kind and sort key is the same.
     table = store.load_run_flags(exp.id, arms=arms, threshold=threshold)
     label_map = dataset_labels(store, exp.dataset_id)[1]
     found = _case_kinds(store, exp, threshold, arms, label_map, table=table)
     positions = sorted(found)
     arm_ids = None if arms is None else [exp.arm(a).id for a in arms]
-    listing = _Listing(
+    return _Listing(
         positions,
         [found[p][1] for p in positions],
         [found[p][0] for p in positions],
         _SortKeys(table, arm_ids),
         answers=_answers(table),
     )
-    with _CACHE_LOCK:
-        _CACHE[key] = listing
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    return listing
 
 
 def _answers(table: Any) -> tuple[Any, list[Any], Any]:

@@ -27,7 +27,6 @@ log.addHandler(logging.NullHandler())
 StoreLike = str | os.PathLike[str] | Store | None
 
 NONE = "—"
-NO_DOMAINS = "no per-domain breakdown: the cases have no domains (or only one)"
 """What a table cell shows for a missing value."""
 
 MAX_LISTED = 2000

@@ -17,7 +17,6 @@ from abbench.snapshot import SnapshotDiff, diff_snapshots
 from abbench.store import Experiment
 from abbench.widgets._base import (
     MAX_LISTED,
-    NO_DOMAINS,
     NONE,
     STYLE,
     Choice,
@@ -443,7 +442,7 @@ class DiffWidget(View):
     def _show_domains(self, c: Comparison) -> None:
         unit = c.unit
         if len(c.by_domain) < 2:  # none, or one that only repeats the main test
-            self.domains_html.value = "<b>Per domain</b>" + note(NO_DOMAINS)
+            self.domains_html.value = "<b>Per domain</b>" + note(fm.NO_DOMAINS)
             return
         self.domains_html.value = "<b>Per domain</b>" + html_table(
             ["domain", "cases", "A", "B", "B − A", "interval", "fixed", "regressed", "p (Holm)", ""],

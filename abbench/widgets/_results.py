@@ -24,7 +24,6 @@ from abbench.metrics import ArmMetrics, Estimate, ExperimentMetrics, GroupAccura
 from abbench.store import Experiment
 from abbench.widgets._activation import ActivationView
 from abbench.widgets._base import (
-    NO_DOMAINS,
     NONE,
     STYLE,
     Choice,
@@ -450,11 +449,11 @@ class ResultsWidget(View):
     @staticmethod
     def _domains_table(m: ExperimentMetrics) -> str:
         arms = [a.arm for a in m.arms]
+        if len(m.domains) < 2:  # as the report says it: one row would only repeat the Arms tab
+            return note(fm.NO_DOMAINS)
         domains: dict[Any, dict[str, GroupAccuracy]] = {}
         for g in m.by_domain:
             domains.setdefault(g.group, {})[g.arm] = g
-        if len(domains) < 2:  # as the report says it: one row would only repeat the Arms tab
-            return note(NO_DOMAINS)
         rows = []
         for domain, per_arm in domains.items():
             cells = [domain]

@@ -102,8 +102,8 @@ def domain_section(metrics: ExperimentMetrics) -> list[Part]:
     rows = metrics.by_domain
     arms = [a.arm for a in metrics.arms]
     domains: list[Any] = list(dict.fromkeys(r.group for r in rows))
-    if len(domains) < 2:
-        return [d.note_html("The cases have no domains (or only one), so there is no per-domain breakdown.")]
+    if len(metrics.domains) < 2:
+        return [d.note_html(fm.NO_DOMAINS.capitalize() + ".")]
     share = metrics.outcome != "score"
     cell: dict[tuple[str, str | int], GroupAccuracy] = {(r.arm, r.group): r for r in rows}
     table = []
