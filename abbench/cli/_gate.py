@@ -142,23 +142,53 @@ def _print_gate(result: GateResult, inconclusive_allowed: bool) -> None:
         f"  {result.experiment} (#{result.experiment_id}); pair named by {result.pair.named_by}; "
         f"rules: {result.source}"
     )
+    said = _Said()
     if result.outcome != GateOutcome.PASS:
-        click.echo(f"  {result.outcome}: {result.reason}")
+        click.echo(f"  {result.outcome}: {said(result.reason)}")
     for r in result.rules:
         severity = "" if r.rule.severity == Severity.BLOCK else " [warn]"
-        click.echo(f"  {_rule_mark(r)} {r.message}{severity}")
+        click.echo(f"  {_rule_mark(r)} {said(r.message)}{severity}")
     click.echo(f"decision ({result.pair_text}):")
     for d in result.decision.dimensions:
         # a summary that opens with its own conclusion ("not assessed: ...") is not told twice
         summary = d.summary.removeprefix(f"{d.conclusion}: ") if d.conclusion else d.summary
-        click.echo(f"  {d.name:<11}{d.conclusion:<13}{summary}")
+        click.echo(f"  {d.name:<11}{d.conclusion:<13}{said(summary)}")
     if result.votes is not None:
         click.echo(f"  {result.votes.text}")
     if result.verdict:
         click.echo(f"verdict: {result.verdict}")
     if result.verdict_outcome:
-        click.echo(f"outcome: {result.verdict_outcome}")
+        click.echo(f"outcome: {said(result.verdict_outcome)}")
     for note in result.notes:
         click.echo(f"note: {note}")
     if inconclusive_allowed:
         click.echo("note: inconclusive allowed (--allow-inconclusive): exit 0")
+
+
+class _Said:
+    """Tells a long explanation once: a later line that repeats one already printed points back to it.
+
+    The inconclusive reason (the interval, the margin, how many more cases would settle it) reaches the
+    outcome line, its rule's line, the decision and the comparison's outcome; printed four times it buries
+    the rest of the gate.
+    """
+
+    LONG = 60  # shorter clauses (a rule's value, "true") read better repeated than referred to
+
+    def __init__(self) -> None:
+        self._said: list[str] = []
+
+    def __call__(self, text: str) -> str:
+        told = [clause for clause in self._said if clause in text]
+        if told:
+            return text.replace(max(told, key=len), "(as above)")
+        self._said.extend(c for c in _clauses(text) if len(c) >= self.LONG)
+        return text
+
+
+def _clauses(text: str) -> list[str]:
+    """The explanations a line may share with a later one: the line up to its arrow ("→ pass"), and what
+    follows each of its "label: " prefixes."""
+    body = text.split(" → ")[0]
+    parts = body.split(": ")
+    return [": ".join(parts[i:]) for i in range(len(parts))]

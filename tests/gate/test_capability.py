@@ -87,9 +87,12 @@ def test_the_cli_says_why_and_exits_1_or_0_with_allow_inconclusive(store, cli):
         "  inconclusive: not decided by the evidence: capability: the 95% CI -7.6 points to +24.3 points"
         in out
     )
-    assert "  ? capability: capability_pass == true: inconclusive: the 95% CI" in out
     assert f"about {n_more:,} more paired cases would likely settle it" in out
-    assert "  capability inconclusive the 95% CI" in out and "PASS" not in out
+    # The reason is told once; the rule's line, the decision and the outcome point back to it.
+    assert out.count("straddles the margin") == 1
+    assert "  ? capability: capability_pass == true: inconclusive: (as above) → INCONCLUSIVE" in out
+    assert "  capability inconclusive (as above)\n" in out and "outcome: inconclusive: (as above)" in out
+    assert "PASS" not in out
     allowed = cli("gate", "vira", "--allow-inconclusive")
     assert allowed.exit_code == 0 and "inconclusive allowed (--allow-inconclusive): exit 0" in allowed.output
     data = json.loads(cli("gate", "vira", "--json").output)

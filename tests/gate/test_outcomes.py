@@ -96,12 +96,14 @@ def test_gate_exit_codes(tmp_path):
 
     passed = gate("even", "wide")
     assert passed.returncode == 0, passed.stderr
-    assert "GATE PASS" in passed.stdout and "outcome: inconclusive: the 95% CI" in passed.stdout
+    assert "GATE PASS" in passed.stdout and "  capability inconclusive the 95% CI" in passed.stdout
+    assert "outcome: inconclusive: (as above)" in passed.stdout  # the decision said it: told once
     blocked = gate("worse", "wide")
     assert blocked.returncode == 1 and "GATE BLOCK" in blocked.stdout
     unsettled = gate("even", "tight")
     assert unsettled.returncode == 1 and "GATE INCONCLUSIVE" in unsettled.stdout
-    assert "non_inferior (margin 0.02): inconclusive: the 95% CI" in unsettled.stdout
+    assert "not decided by the evidence: non_inferior (margin 0.02): the 95% CI" in unsettled.stdout
+    assert "? non_inferior (margin 0.02): inconclusive: (as above) → INCONCLUSIVE" in unsettled.stdout
     assert gate("even", "tight", "--fail-on-inconclusive").returncode == 1
     allowed = gate("even", "tight", "--allow-inconclusive")
     assert allowed.returncode == 0 and "inconclusive allowed (--allow-inconclusive): exit 0" in allowed.stdout
