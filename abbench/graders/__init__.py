@@ -54,6 +54,7 @@ if typing.TYPE_CHECKING:
     from abbench.graders._rubric import DEFAULT_RUBRIC, Dimension, Rubric
     from abbench.graders._rules import (
         TEXT_FIELDS,
+        answer_number,
         cited_evidence,
         contains,
         exact,
@@ -94,6 +95,7 @@ __all__ = [
     "PairwiseJudge",
     "PositionBias",
     "Rubric",
+    "answer_number",
     "as_result",
     "cited_evidence",
     "contains",
@@ -183,6 +185,7 @@ __getattr__, __dir__ = _lazy.exports(
         ),
         "abbench.graders._rules": (
             "TEXT_FIELDS",
+            "answer_number",
             "cited_evidence",
             "contains",
             "exact",

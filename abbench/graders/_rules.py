@@ -363,12 +363,51 @@ def parse_number(text: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
+# Where a worked solution states its final answer: GSM8K's "#### 18", MATH's "\\boxed{18}", "Answer: 18",
+# "the answer is 18", "答案是 18".
+_ANSWER_MARKS = (
+    re.compile(r"####"),
+    re.compile(r"\\boxed\{"),
+    re.compile(r"\b(?:final\s+)?answer(?:\s+is)?(?![a-z])\s*[:：=]?|答案(?:是|为)?\s*[:：]?", re.I),
+)
+_PICKS = ("answer", "first", "last")
+
+
+def answer_number(text: Any, pick: str = "answer") -> tuple[float | None, str]:
+    """The number a text gives as its answer, and how it was found.
+
+    ``pick="answer"`` (the default) reads a worked solution as graders of maths benchmarks do: the first
+    number after the last answer mark (``####``, ``\\boxed{``, ``answer:`` / ``the answer is``, ``答案``),
+    else the last number written — "9 * 2 = 18" answers 18, not 9. ``"first"`` and ``"last"`` take the
+    first or last number whatever the text says.
+    """
+    if text is None:
+        return None, "no text"
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return float(text), "a number"
+    body = unicodedata.normalize("NFKC", str(text))
+    if pick == "first":
+        return parse_number(body), "the first number"
+    if pick == "answer":
+        for mark in _ANSWER_MARKS:
+            found = list(mark.finditer(body))
+            if found:
+                number = parse_number(body[found[-1].end() :])
+                if number is not None:
+                    return number, f"after {found[-1].group(0).strip()!r}"
+    numbers = [m for m in _NUMBER.finditer(body) if parse_number(m.group(0)) is not None]
+    if not numbers:
+        return None, "no number"
+    return parse_number(numbers[-1].group(0)), "the only number" if len(numbers) == 1 else "the last number"
+
+
 @register_grader("numeric")
 def numeric(
     tolerance: float = 0.0,
     *,
     relative: bool = False,
     value: float | str | None = None,
+    pick: str = "answer",
     field: str = "prediction",
     name: str = "numeric",
 ) -> Grader:
@@ -379,10 +418,15 @@ def numeric(
             ``relative=True``: 0.05 is 5 %).
         relative: Read `tolerance` as a fraction of the gold value.
         value: The number to compare with; default the number in the case's gold value.
+        pick: Which number a text means, in the gold and the output alike (see `answer_number`):
+            ``answer`` (after the last ``####`` / ``\\boxed{`` / ``answer:`` mark, else the last number),
+            ``first`` or ``last``.
         field: ``prediction`` (default), ``reason`` or ``raw_output``.
         name: The grader's name in the experiment.
     """
     _field(name, field)
+    if pick not in _PICKS:
+        raise UsageError(f"{name}: pick must be one of {', '.join(_PICKS)}, not {pick!r}")
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not tolerance >= 0:
         raise UsageError(f"{name}: tolerance must be a number ≥ 0, not {tolerance!r}")
     fixed = None
@@ -396,14 +440,14 @@ def numeric(
             want = fixed
         else:
             gold = _expected(ctx, name, "give the grader a `value`")
-            parsed = parse_number(gold)
+            parsed, _ = answer_number(gold, pick)
             if parsed is None:
                 raise GradingError(
                     f"case {ctx.case.case_id}: the gold value {_shown(gold)} has no number for {name}"
                 )
             want = parsed
         text = _output_text(ctx, field)
-        got = parse_number(text)
+        got, how = answer_number(text, pick)
         if got is None:
             return _verdict(False, f"{field} {_shown(text)} has no number (expected {want:g})", expected=want)
         allowed = tolerance * abs(want) if relative else tolerance
@@ -412,8 +456,9 @@ def numeric(
         comment = None
         if not ok:
             limit = f"{tolerance:g} × {abs(want):g} = {allowed:g}" if relative else f"{allowed:g}"
-            comment = f"{field} {got:g} is {diff:g} from {want:g}, more than the tolerance {limit}"
-        return _verdict(ok, comment, expected=want, got=got, difference=diff)
+            read = "" if how in ("the only number", "a number") else f" ({how})"
+            comment = f"{field} {got:g}{read} is {diff:g} from {want:g}, more than the tolerance {limit}"
+        return _verdict(ok, comment, expected=want, got=got, difference=diff, read=how)
 
     return FunctionGrader(name, grade, "rule")
 

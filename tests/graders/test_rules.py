@@ -66,7 +66,12 @@ def test_comments_say_what_was_wrong():
     assert "must not" in r.comment and "抱歉" in r.comment
     r = grade({"type": "numeric", "tolerance": 0.5}, make_ctx("43.2", expected="42"))
     assert r.comment == "prediction 43.2 is 1.2 from 42, more than the tolerance 0.5"
-    assert r.details == {"expected": 42.0, "got": 43.2, "difference": pytest.approx(1.2)}
+    assert r.details == {
+        "expected": 42.0,
+        "got": 43.2,
+        "difference": pytest.approx(1.2),
+        "read": "the only number",
+    }
     assert "has no number" in grade("numeric", make_ctx("不知道", expected="42")).comment
 
 
@@ -80,6 +85,51 @@ def test_a_case_without_gold_is_a_grading_failure_not_a_pass(spec):
 def test_numeric_gold_without_a_number_is_a_grading_failure():
     with pytest.raises(GradingError, match="has no number for numeric"):
         grade("numeric", make_ctx("3", expected="三"))
+
+
+@pytest.mark.parametrize(
+    ("prediction", "gold", "pick", "passed"),
+    [
+        # a worked solution answers with its last number, not its first (GSM8K's gold ends in "#### 18")
+        ("16 - 3 - 4 = 9 eggs; 9 * 2 = 18", "She sells 16 - 3 - 4 = <<16-3-4=9>>9.\n#### 18", "answer", True),
+        ("The answer is 18, from 16 - 3 - 4 = 9 eggs at $2", "18", "answer", True),
+        ("so the total is \\boxed{1,200} dollars (3 boxes)", "1200", "answer", True),
+        ("Final answer: -3. (I checked 5 times)", "-3", "answer", True),
+        ("答案是 12 个，共 3 盒", "12", "answer", True),
+        ("I answered 3 questions, 7 left", "7", "answer", True),  # "answered" is no answer mark
+        ("16 - 3 - 4 = 9 eggs; 9 * 2 = 18", "#### 18", "first", False),
+        ("16 - 3 - 4 = 9 eggs; 9 * 2 = 18", "16", "first", True),
+        ("18 dollars, from 9 eggs", "9", "last", True),
+    ],
+)
+def test_numeric_reads_the_final_answer(prediction, gold, pick, passed):
+    result = grade({"type": "numeric", "pick": pick}, make_ctx(prediction, expected=gold))
+    assert result.passed is passed, result.comment
+
+
+def test_numeric_says_which_number_it_read():
+    r = grade("numeric", make_ctx("16 - 3 - 4 = 9 eggs; 9 * 2 = 19", expected="#### 18"))
+    assert r.comment == "prediction 19 (the last number) is 1 from 18, more than the tolerance 0"
+    assert r.details["read"] == "the last number"
+    with pytest.raises(UsageError, match="pick must be one of answer, first, last, not 'middle'"):
+        make_grader({"type": "numeric", "pick": "middle"})
+
+
+def test_numeric_gold_of_gsm8k_is_its_final_answer(realdata):
+    """On GSM8K's own test file, the gold the grader reads is what lm-eval's `#### (-?[0-9.,]+)` takes."""
+    import re
+
+    from abbench.graders import answer_number
+
+    lines = (realdata / "gsm8k" / "test_head60.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in lines]
+    assert len(rows) == 60
+    for row in rows:
+        want = float(re.search(r"#### (\-?[0-9\.\,]+)", row["answer"]).group(1).replace(",", ""))
+        assert answer_number(row["answer"]) == (want, "after '####'")
+        assert grade("numeric", make_ctx(f"{want:g}", expected=row["answer"])).passed
+    # the first number of a solution (what the grader used to read) is seldom its answer
+    assert sum(parse_number(r["answer"]) != answer_number(r["answer"])[0] for r in rows) > 50
 
 
 @pytest.mark.parametrize(
