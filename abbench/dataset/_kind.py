@@ -123,8 +123,8 @@ def gold_kind(
         return ExpectedKind(
             "answer",
             f"{distinct:,} distinct values averaging {mean:.0f} characters, {cases / distinct:,.1f} cases "
-            f"each: reference answers rather than labels (labels average at most {LABEL_CHARS} "
-            f"characters, or are each shared by {LONG_LABEL_CASES:.0f}+ cases)",
+            f"each: reference answers rather than labels, which average at most {LABEL_CHARS} "
+            f"characters or are each shared by {LONG_LABEL_CASES:.0f}+ cases",
             False,
             distinct,
             cases,

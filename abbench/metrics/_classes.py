@@ -204,8 +204,8 @@ def label_space(
         kind = gold_kind(Counter(map(str, golds)))
     if not kind.is_label:
         return None, (
-            f"the gold values are answers, not labels ({kind.reason}); per-class figures need labels "
-            "(declare `expected_kind: label` or `label_set:` in the mapping profile to force them)"
+            f"the gold values are answers, not labels: {kind.reason}. Per-class figures need labels: "
+            "declare `expected_kind: label` or `label_set:` in the mapping profile to force them"
         )
     for g in golds:
         key = normalise_label(g, label_map)
