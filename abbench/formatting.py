@@ -236,6 +236,8 @@ def ms(value: Any, *, signed: bool = False, bare_zero: bool = False, missing: st
     sign = "+" if signed and value > 0 else ""
     if abs(value) >= 1000:
         return f"{sign}{value / 1000:.1f} s"
+    if 0 < abs(value) < 0.05:  # an in-process agent's microseconds: "0.012 ms", never "0.0 ms" beside "-49%"
+        return f"{sign}{value:.2g} ms"
     small = 0 < abs(value) < 10 if bare_zero else abs(value) < 10
     return f"{sign}{value:.1f} ms" if small else f"{sign}{value:.0f} ms"
 
