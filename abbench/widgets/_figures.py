@@ -93,8 +93,9 @@ def _interval_bars(
 
 
 def domain_figure(metrics: ExperimentMetrics) -> go.Figure | None:
-    """Accuracy per domain and arm, with each estimate's interval."""
-    if not metrics.by_domain:
+    """Accuracy per domain and arm, with each estimate's interval; None without two domains (one bar of
+    "(none)" would only repeat the Arms tab)."""
+    if not metrics.by_domain or len(metrics.domains) < 2:
         return None
     fig = go.Figure()
     for arm in metrics.arms:

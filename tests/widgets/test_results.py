@@ -369,3 +369,4 @@ def test_cases_without_domains_get_a_note_in_the_domains_tab(store, no_domains):
     w.tabs.selected_index = w.tabs.titles.index("Domains")
     assert "no per-domain breakdown: the cases have no domains" in w.domains_html.value
     assert "(none)" not in w.domains_html.value
+    assert w.figures.get("domains") is None  # no chart of one "(none)" bar either
