@@ -144,7 +144,10 @@ def _print_gate(result: GateResult, inconclusive_allowed: bool) -> None:
     )
     said = _Said()
     if result.outcome != GateOutcome.PASS:
-        click.echo(f"  {result.outcome}: {said(result.reason)}")
+        click.echo(f"  {result.outcome}: {result.reason}")
+        # the rules' reasons that line gave (an inconclusive gate's reason is made of its unsettled rules')
+        reasons = ((r.reason or "").removeprefix("inconclusive: ") for r in result.rules)
+        said.tell(*(c for c in reasons if c and c in result.reason))
     for r in result.rules:
         severity = "" if r.rule.severity == Severity.BLOCK else " [warn]"
         click.echo(f"  {_rule_mark(r)} {said(r.message)}{severity}")
@@ -153,6 +156,7 @@ def _print_gate(result: GateResult, inconclusive_allowed: bool) -> None:
         # a summary that opens with its own conclusion ("not assessed: ...") is not told twice
         summary = d.summary.removeprefix(f"{d.conclusion}: ") if d.conclusion else d.summary
         click.echo(f"  {d.name:<11}{d.conclusion:<13}{said(summary)}")
+        said.tell(summary)
     if result.votes is not None:
         click.echo(f"  {result.votes.text}")
     if result.verdict:
@@ -166,29 +170,20 @@ def _print_gate(result: GateResult, inconclusive_allowed: bool) -> None:
 
 
 class _Said:
-    """Tells a long explanation once: a later line that repeats one already printed points back to it.
+    """Tells a long explanation once: a later line that repeats one already told points back to it.
 
     The inconclusive reason (the interval, the margin, how many more cases would settle it) reaches the
     outcome line, its rule's line, the decision and the comparison's outcome; printed four times it buries
     the rest of the gate.
     """
 
-    LONG = 60  # shorter clauses (a rule's value, "true") read better repeated than referred to
-
     def __init__(self) -> None:
-        self._said: list[str] = []
+        self._told: list[str] = []
+
+    def tell(self, *clauses: str) -> None:
+        """Remember explanations just printed (the rules' reasons, a decision's summary)."""
+        self._told.extend(c for c in clauses if c)
 
     def __call__(self, text: str) -> str:
-        told = [clause for clause in self._said if clause in text]
-        if told:
-            return text.replace(max(told, key=len), "(as above)")
-        self._said.extend(c for c in _clauses(text) if len(c) >= self.LONG)
-        return text
-
-
-def _clauses(text: str) -> list[str]:
-    """The explanations a line may share with a later one: the line up to its arrow ("→ pass"), and what
-    follows each of its "label: " prefixes."""
-    body = text.split(" → ")[0]
-    parts = body.split(": ")
-    return [": ".join(parts[i:]) for i in range(len(parts))]
+        told = [clause for clause in self._told if clause in text]
+        return text.replace(max(told, key=len), "(as above)") if told else text

@@ -395,10 +395,10 @@ def answer_number(text: Any, pick: str = "answer") -> tuple[float | None, str]:
                 number = parse_number(body[found[-1].end() :])
                 if number is not None:
                     return number, f"after {found[-1].group(0).strip()!r}"
-    numbers = [m for m in _NUMBER.finditer(body) if parse_number(m.group(0)) is not None]
+    numbers = [n for m in _NUMBER.finditer(body) if (n := parse_number(m.group(0))) is not None]
     if not numbers:
         return None, "no number"
-    return parse_number(numbers[-1].group(0)), "the only number" if len(numbers) == 1 else "the last number"
+    return numbers[-1], "the only number" if len(numbers) == 1 else "the last number"
 
 
 @register_grader("numeric")

@@ -227,6 +227,11 @@ class ExperimentMetrics(Result):
         return tuple(dict.fromkeys(str(g.group) for g in self.by_domain))
 
     @property
+    def has_domain_breakdown(self) -> bool:
+        """Whether per-domain figures say more than the arms' own: two domains or more (see `domains`)."""
+        return len(self.domains) >= 2
+
+    @property
     def judge_cost(self) -> float:
         """Known judge cost over every judge, apart from the arms' execution cost."""
         return float(sum(j.cost for j in self.judging))

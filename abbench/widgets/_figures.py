@@ -95,7 +95,7 @@ def _interval_bars(
 def domain_figure(metrics: ExperimentMetrics) -> go.Figure | None:
     """Accuracy per domain and arm, with each estimate's interval; None without two domains (one bar of
     "(none)" would only repeat the Arms tab)."""
-    if not metrics.by_domain or len(metrics.domains) < 2:
+    if not metrics.has_domain_breakdown:
         return None
     fig = go.Figure()
     for arm in metrics.arms:

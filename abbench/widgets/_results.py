@@ -449,7 +449,7 @@ class ResultsWidget(View):
     @staticmethod
     def _domains_table(m: ExperimentMetrics) -> str:
         arms = [a.arm for a in m.arms]
-        if len(m.domains) < 2:  # as the report says it: one row would only repeat the Arms tab
+        if not m.has_domain_breakdown:  # as the report says it: one row would only repeat the Arms tab
             return note(fm.NO_DOMAINS)
         domains: dict[Any, dict[str, GroupAccuracy]] = {}
         for g in m.by_domain:

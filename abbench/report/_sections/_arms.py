@@ -102,7 +102,7 @@ def domain_section(metrics: ExperimentMetrics) -> list[Part]:
     rows = metrics.by_domain
     arms = [a.arm for a in metrics.arms]
     domains: list[Any] = list(dict.fromkeys(r.group for r in rows))
-    if len(metrics.domains) < 2:
+    if not metrics.has_domain_breakdown:
         return [d.note_html(fm.NO_DOMAINS.capitalize() + ".")]
     share = metrics.outcome != "score"
     cell: dict[tuple[str, str | int], GroupAccuracy] = {(r.arm, r.group): r for r in rows}
