@@ -146,8 +146,7 @@ def _print_gate(result: GateResult, inconclusive_allowed: bool) -> None:
     if result.outcome != GateOutcome.PASS:
         click.echo(f"  {result.outcome}: {result.reason}")
         # the rules' reasons that line gave (an inconclusive gate's reason is made of its unsettled rules')
-        reasons = ((r.reason or "").removeprefix("inconclusive: ") for r in result.rules)
-        said.tell(*(c for c in reasons if c and c in result.reason))
+        said.tell(*(r.explanation for r in result.rules if r.explanation in result.reason))
     for r in result.rules:
         severity = "" if r.rule.severity == Severity.BLOCK else " [warn]"
         click.echo(f"  {_rule_mark(r)} {said(r.message)}{severity}")

@@ -70,6 +70,11 @@ class RuleOutcome(Result):
         """Whether the rule's metric had a value (a rule without one is not assessed, never passed)."""
         return self.status != RuleStatus.MISSING
 
+    @property
+    def explanation(self) -> str:
+        """`reason` without its ``inconclusive:`` opening: the clause the gate's own reason quotes."""
+        return (self.reason or "").removeprefix("inconclusive: ")
+
 
 @dataclass(frozen=True)
 class GateResult(Result):
@@ -154,10 +159,7 @@ class GateResult(Result):
                 if r.status == RuleStatus.INCONCLUSIVE and r.rule.severity == Severity.BLOCK
             ]
             if unsettled:
-                said = [
-                    f"{r.rule.name or r.rule.text}: {(r.reason or '').removeprefix('inconclusive: ')}"
-                    for r in unsettled
-                ]
+                said = [f"{r.rule.name or r.rule.text}: {r.explanation}" for r in unsettled]
                 return "not decided by the evidence: " + "; ".join(said)
             return "no rule could be assessed: every rule's metric has no value on these data"
         if self.outcome == GateOutcome.BLOCK:

@@ -99,11 +99,11 @@ def _judging_note(metrics: ExperimentMetrics) -> list[Part]:
 
 def domain_section(metrics: ExperimentMetrics) -> list[Part]:
     """Accuracy per domain and arm with intervals: a table and a chart."""
+    if not metrics.has_domain_breakdown:
+        return [d.note_html(fm.NO_DOMAINS.capitalize() + ".")]
     rows = metrics.by_domain
     arms = [a.arm for a in metrics.arms]
     domains: list[Any] = list(dict.fromkeys(r.group for r in rows))
-    if not metrics.has_domain_breakdown:
-        return [d.note_html(fm.NO_DOMAINS.capitalize() + ".")]
     share = metrics.outcome != "score"
     cell: dict[tuple[str, str | int], GroupAccuracy] = {(r.arm, r.group): r for r in rows}
     table = []
