@@ -377,6 +377,12 @@ class Comparison(Result):
         """The comparison of one continuous figure (``cost``, ``latency_ms``, ``tokens``, ``score``)."""
         return next((u for u in self.usage if u.metric == metric), None)
 
+    @property
+    def has_domain_breakdown(self) -> bool:
+        """Whether per-domain comparisons say more than the main one: two domains or more (one domain
+        would only repeat the main test); `abbench.metrics.ExperimentMetrics.has_domain_breakdown`'s rule."""
+        return len(self.by_domain) >= 2
+
     def significant_domain_regressions(self) -> tuple[DomainComparison, ...]:
         """Domains where B is significantly worse after Holm's adjustment."""
         return tuple(d for d in self.by_domain if d.significant_regression)

@@ -441,7 +441,7 @@ class DiffWidget(View):
 
     def _show_domains(self, c: Comparison) -> None:
         unit = c.unit
-        if len(c.by_domain) < 2:  # none, or one that only repeats the main test
+        if not c.has_domain_breakdown:
             self.domains_html.value = "<b>Per domain</b>" + note(fm.NO_DOMAINS)
             return
         self.domains_html.value = "<b>Per domain</b>" + html_table(

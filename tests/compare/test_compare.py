@@ -99,9 +99,11 @@ def test_a_domain_is_called_better_or_worse_only_when_the_sign_test_and_the_mean
     a = [[True] * 3] * 20 + [[False] * 3] * 8
     b = [[True, True, False]] * 20 + [[True] * 3] * 8
     exp = make_experiment(store, "e", cases_of(28, domains=("导航",)), {"control": a, "treatment": b})
-    (row,) = compare_arms(exp, store=store).by_domain
+    c = compare_arms(exp, store=store)
+    (row,) = c.by_domain
     assert row.p_adjusted < 0.05 and row.difference > 0
     assert not row.significant_improvement and not row.significant_regression
+    assert not c.has_domain_breakdown  # one domain only repeats the main test: views show no table
 
 
 def test_cases_without_domains_get_no_domain_breakdown(store):
@@ -111,6 +113,7 @@ def test_cases_without_domains_get_no_domain_breakdown(store):
     exp = make_experiment(store, "e", cases_of(20, domains=()), {"control": a, "treatment": b})
     c = compare_arms(exp, store=store)
     assert c.verdict.code == "b_worse" and c.by_domain == () and c.significant_domain_regressions() == ()
+    assert not c.has_domain_breakdown
     gate = evaluate_gate(exp, {"rules": [{"metric": "diff", "op": ">=", "value": 0}]}, store=store)
     assert "domain" not in gate.decision.capability.summary
 
@@ -119,7 +122,9 @@ def test_domains_without_a_moved_case_get_an_interval_not_a_point(store):
     # cases_of cycles the domains nav, car, media: six nav cases are fixed, nothing else moves.
     a = [[not (i % 3 == 0 and i < 18)] for i in range(45)]
     exp = make_experiment(store, "e", cases_of(45), {"control": a, "treatment": [[True]] * 45})
-    rows = {d.domain: d for d in compare_arms(exp, store=store).by_domain}
+    c = compare_arms(exp, store=store)
+    assert c.has_domain_breakdown
+    rows = {d.domain: d for d in c.by_domain}
     assert rows["nav"].interval == paired_proportion_interval(9, 6, 0, 0)
     for quiet in ("car", "media"):
         assert rows[quiet].difference == 0 and rows[quiet].interval == paired_proportion_interval(15, 0, 0, 0)

@@ -176,8 +176,7 @@ def _domain_table(c: Comparison, a: str, b: str) -> list[Part]:
     """Per domain, paired (with two domains or more), the significant moves marked."""
     unit = c.unit
     share = unit == "points"
-    domains = c.by_domain
-    if len(domains) < 2:
+    if not c.has_domain_breakdown:
         return []
     rows = [
         {
@@ -193,7 +192,7 @@ def _domain_table(c: Comparison, a: str, b: str) -> list[Part]:
             else ("significantly better" if r.significant_improvement else ""),
             "_tone": "block" if r.significant_regression else ("pass" if r.significant_improvement else None),
         }
-        for r in domains
+        for r in c.by_domain
     ]
     return [
         d.table_html(
