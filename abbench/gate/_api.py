@@ -385,7 +385,7 @@ def evaluate_gate(
     base = store.get_experiment(vs) if vs is not None else None
     pair, a_name, b_name, pair_notes = _resolve(exp, gate, arms, base)  # refused before anything is measured
     notes = list(pair_notes)
-    options = CompareOptions(cluster=cluster, confidence=confidence, alpha=alpha, power=power)
+    options = _options(gate.rules, cluster, confidence, alpha, power)
     m = _measure(store, exp, base, a_name, b_name, options, notes, gate.rules, measured or Measured())
     comparison = m.comparison
     _check_params(gate.rules, exp, store, [x for x in (m.metrics_a, m.metrics_b) if x is not None])
@@ -566,6 +566,24 @@ def _one_side(exp: Experiment, name: str) -> Side:
     """The gated arm as a comparison side, when there is no comparison (one arm)."""
     arm = exp.arm(name)
     return Side(exp.name, exp.id, name, arm.label, arm.snapshot, exp.rounds)
+
+
+def _options(
+    rules: Sequence[GateRule], cluster: str | None, confidence: float, alpha: float, power: float
+) -> CompareOptions:
+    """The pair's comparison options. Its verdict and the capability dimension are judged on the margin
+    of the gate's ``block`` ``non_inferior`` rules (the narrowest, when they differ), so a gate that passes
+    on its own margin never shows its decision unsettled at another; else on
+    `abbench.compare.DEFAULT_MARGIN`. A ``warn`` rule's margin neither loosens nor tightens what blocks."""
+    from abbench.compare import DEFAULT_MARGIN
+
+    margins = [
+        DEFAULT_MARGIN if r.margin is None else r.margin
+        for r in rules
+        if r.metric == "non_inferior" and r.severity == Severity.BLOCK
+    ]
+    margin = min(margins, default=DEFAULT_MARGIN)
+    return CompareOptions(cluster=cluster, confidence=confidence, alpha=alpha, power=power, margin=margin)
 
 
 def _policy(exp: Experiment, policy: DecisionPolicy | None) -> DecisionPolicy | None:

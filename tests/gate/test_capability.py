@@ -65,6 +65,21 @@ def test_the_decision_metric_and_spelled_out_rules_keep_their_meaning(store):
     # A non_inferior rule with its own wider margin settles what the default margin cannot.
     g = evaluate_gate(exp, [{"metric": "non_inferior", "margin": 0.1}], store=store)
     assert g.outcome == "pass" and g.rules[0].value is True
+    # ... and the decision beside it is judged on that margin, not unsettled at the default one.
+    dim = g.decision.capability
+    assert dim.conclusion == "pass" and dim.evidence["margin"] == 0.1 and g.comparison.verdict.margin == 0.1
+    assert g.comparison.verdict.outcome == compare_arms(exp, store=store, margin=0.1).verdict.outcome
+
+
+def test_the_decision_takes_the_narrowest_blocking_margin_and_no_warning_margin(store):
+    exp = underpowered(store)
+    wide, narrow = {"metric": "non_inferior", "margin": 0.1}, {"metric": "non_inferior", "margin": 0.05}
+    g = evaluate_gate(exp, [wide, narrow], store=store)
+    assert g.comparison.verdict.margin == 0.05 and g.decision.capability.evidence["margin"] == 0.05
+    assert [r.rule.margin for r in g.rules] == [0.1, 0.05]  # each rule still settled on its own margin
+    g = evaluate_gate(exp, [wide | {"severity": "warn"}, "n_paired >= 10"], store=store)
+    assert g.comparison.verdict.margin == DEFAULT_MARGIN
+    assert g.decision.capability.conclusion == "inconclusive"
 
 
 def test_a_comparison_on_another_margin_is_not_reused(store):
