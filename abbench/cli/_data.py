@@ -309,8 +309,9 @@ def _source_text(source: Any) -> str:
     if isinstance(source, str):
         return source
     spec = source.model_dump(exclude_unset=True)
-    kind = next(iter(spec))
-    return f"{kind} {spec[kind]!r}" if kind != "unmapped" else "the other columns"
+    kind = source.kind
+    text = f"{kind} {spec.get(kind)!r}" if kind != "unmapped" else "the other columns"
+    return text if source.match is None else f"{text}, match `{source.match}`"
 
 
 def read_text(opts: dict[str, Any]) -> str:

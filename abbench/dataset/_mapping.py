@@ -580,7 +580,7 @@ def _apply_errors(
     default = fld.default
     for i, exc in errors.items():
         # A default stands in for a value the row lacks, not for one the mapping cannot use.
-        if default is not _NO_DEFAULT and getattr(exc, "kind", None) != "not_text":
+        if default is not _NO_DEFAULT and getattr(exc, "kind", None) not in ("not_text", "no_match"):
             out[i] = default
         else:
             out[i] = _FAILED

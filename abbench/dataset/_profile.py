@@ -16,13 +16,15 @@ A field's source is a string (a column, else a JSON path such as ``data.query`` 
 ``input[-1].content``; ``$split``, ``$location``, ``$row`` and ``$file`` name the split, the row's
 location, the whole raw row and the file name) or an object with exactly one of ``column``, ``path``,
 ``const``, ``template``, ``concat``, ``join``, ``lookup`` (with ``key``), ``object``, ``columns`` or
-``unmapped``.
+``unmapped``, and optionally ``match``: a regular expression whose first group (or whole match)
+is kept, e.g. ``expected: {column: answer, match: "####\\s*(.+)$"}`` for GSM8K's final answers.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, Union
@@ -67,6 +69,11 @@ class Source(BaseModel):
         object: A JSON object built from named sources (for ``metadata`` or ``context``).
         columns: A JSON object of these columns, by their names.
         unmapped: A JSON object of every column no other field uses (for ``metadata``).
+        match: A regular expression searched in the value's text: its capturing group (or, without
+            one, the whole match) is the value, stripped. A row it finds nothing in is a ``no_match``
+            problem (a default does not stand in: the row has a value the mapping cannot use). GSM8K
+            keeps its final answer after ``####`` at the end of a worked solution:
+            ``{column: answer, match: "####\\s*(.+)$"}``.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -83,6 +90,22 @@ class Source(BaseModel):
     object: dict[str, SourceLike] | None = None
     columns: list[str] | None = None
     unmapped: bool | None = None
+    match: str | None = None
+
+    @field_validator("match")
+    @classmethod
+    def _pattern(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        try:
+            groups = re.compile(value).groups
+        except re.error as exc:
+            raise ValueError(f"match: {value!r} is not a regular expression ({exc})") from None
+        if groups > 1:
+            raise ValueError(
+                f"match: {value!r} has {groups} capturing groups; keep one, and write the others as (?:...)"
+            )
+        return value
 
     @model_validator(mode="after")
     def _one_kind(self) -> Source:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
+from abbench._text import clip
 from abbench.dataset._canonical import canonical_json
 from abbench.dataset._formats import RowChunk
 from abbench.dataset._jsonpath import JsonPath, MissingKey, PathError, parse_path
@@ -127,6 +129,27 @@ class LookupTable:
             raise err from None
 
 
+def _matching(get: Getter, pattern: str) -> Getter:
+    """`get`'s value cut to what `pattern` finds in its text: the capturing group (or the whole match),
+    stripped; None stays None (a missing value is the field's own problem, or its default)."""
+    search = re.compile(pattern).search
+
+    def cut(row: Any, loc: str, split: str | None) -> Any:
+        value = get(row, loc, split)
+        if value is None:
+            return None
+        text = text_of(value)
+        found = search(text)
+        if found is None:
+            err = PathError(f"match: the pattern `{pattern}` finds nothing in {clip(text, 60)!r}")
+            err.kind = "no_match"  # type: ignore[attr-defined]
+            err.value = text  # type: ignore[attr-defined]
+            raise err
+        return found.group(1 if found.re.groups else 0).strip()
+
+    return cut
+
+
 def _const(value: Any) -> Getter:
     return lambda row, loc, split: value
 
@@ -160,6 +183,8 @@ class SourceCompiler:
             if self.tabular and source in self.index:
                 self.referenced.add(source)
                 return Extractor(column=self.index[source])
+        elif source.match is not None:
+            pass  # every value goes through the pattern (`compile`)
         elif source.kind == "const":
             return Extractor(const=source.const)
         elif source.kind == "column" and self.tabular and source.column in self.index:
@@ -171,6 +196,8 @@ class SourceCompiler:
         """A getter for any source."""
         if isinstance(source, str):
             return self.compile_name(source, field)
+        if source.match is not None:
+            return _matching(self.compile(source.model_copy(update={"match": None}), field), source.match)
         # A source's kind says which of its fields is set (validated when the profile is read).
         kind = source.kind
         if kind == "column" and source.column is not None:

@@ -361,7 +361,16 @@ class _Proposal:
         col = self.chosen.get("expected")
         if not (isinstance(col, str) and col in self.values):
             return {}, {}
-        counts = Counter(_key(v) for v in self.values[col] if v not in (None, ""))
+        values = self.values[col]
+        answers = _final_answers(values)
+        if answers is not None:
+            self.chosen["expected"] = {"column": col, "match": FINAL_ANSWER}
+            self.reasons["expected"] += (
+                "; every value ends in '#### <answer>' (a worked solution and its final answer, as GSM8K's): "
+                f"the answer is kept as the gold (match: `{FINAL_ANSWER}`)"
+            )
+            values = answers
+        counts = Counter(_key(v) for v in values if v not in (None, ""))
         labels = dict(counts.most_common())
         label_map = _variants(counts) if len(counts) <= 200 else {}
         if label_map:
@@ -698,11 +707,29 @@ def _variants(counts: Counter[str]) -> dict[str, str]:
     return out
 
 
+FINAL_ANSWER = r"####\s*(.+)$"
+"""Where a worked solution ends in its final answer (GSM8K's ``… #### 18``), as a mapping's ``match``."""
+_FINAL_ANSWER = re.compile(r"\n?####[ \t]*([^\n]+?)\s*$")
+
+
+def _final_answers(values: list[Any]) -> list[str] | None:
+    """The final answers when every value is a text ending in ``#### <answer>`` after some working, else None."""
+    found = []
+    for v in values:
+        m = _FINAL_ANSWER.search(v) if isinstance(v, str) and v else None
+        if m is None or m.start() == 0:
+            return None
+        found.append(m[1])
+    return found or None
+
+
 def _referenced(chosen: dict[str, Any]) -> set[str]:
     out = set()
     for src in chosen.values():
         if isinstance(src, dict) and isinstance(src.get("join"), str):
             src = src["join"]
+        elif isinstance(src, dict) and isinstance(src.get("column"), str):
+            src = src["column"]
         if isinstance(src, str):
             out.add(src)
             out.add(re.split(r"[.\[]", src, maxsplit=1)[0])

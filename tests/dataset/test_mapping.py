@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -298,3 +299,60 @@ def test_named_parts_without_object_get_the_object_form(tmp_path):
         "fields.metadata: to build an object of named parts, write "
         "metadata: {object: {annotation: answer_annotation, said: answer_from_user}}" in text
     )
+
+
+def test_match_keeps_gsm8k_final_answer_as_the_gold(realdata, tmp_path):
+    """On GSM8K's own test file, `match` stores what lm-eval's `#### (-?[0-9.,]+)` reads as the answer."""
+    path = realdata / "gsm8k" / "test_head60.jsonl"
+    profile = {"fields": {"input": "question", "expected": {"column": "answer", "match": r"####\s*(.+)$"}}}
+    cases = convert_file(path, profile).cases
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert len(cases) == len(rows) == 60
+    for case, row in zip(cases, rows, strict=True):
+        assert case.expected == re.search(r"#### (\-?[0-9\.\,]+)", row["answer"]).group(1)
+        assert case.input.split() == row["question"].split()  # (the input's spaces are normalised)
+    saved = MappingProfile.model_validate(profile)
+    assert MappingProfile.model_validate(saved.spec()).fields == saved.fields  # saved and read back
+
+
+def test_match_on_paths_and_templates_without_a_group_and_its_problems(write):
+    text = (
+        '{"id": "a", "q": "Q1", "sol": {"text": "so  #### 1,200 "}}\n'
+        '{"id": "b", "q": "Q2", "sol": {"text": "no final mark"}}\n'
+        '{"id": "c", "q": "Q3", "sol": {"text": "so #### 7"}}\n'
+        '{"id": "d", "q": "Q4", "sol": {"text": "and #### x"}}\n'
+    )
+    profile = {
+        "fields": {
+            "case_id": "id",
+            "input": {"template": "{q} ({id})", "match": r"Q\d"},  # no group: the whole match
+            "expected": {"path": "sol.text", "match": r"####\s*(\d[\d,]*)"},
+        },
+        "defaults": {"expected": "never used for a value the pattern cannot read"},
+    }
+    with pytest.raises(ImportFailed) as err:
+        convert_file(write("s.jsonl", text), profile)
+    report = err.value.report
+    assert [(p.kind, p.location, p.field, p.value) for p in report.errors] == [
+        ("no_match", "line 2", "expected", "no final mark"),
+        ("no_match", "line 4", "expected", "and #### x"),
+    ]
+    assert (
+        report.errors[0].message == r"match: the pattern `####\s*(\d[\d,]*)` finds nothing in 'no final mark'"
+    )
+    good = convert_file(write("g.jsonl", text.splitlines()[0] + "\n"), profile).cases
+    assert [(c.input, c.expected) for c in good] == [("Q1", "1,200")]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "message"),
+    [
+        ("#### (", "is not a regular expression"),
+        (r"(\d+)\.(\d+)", "has 2 capturing groups; keep one, and write the others as (?:...)"),
+    ],
+)
+def test_a_bad_match_pattern_is_refused_when_the_profile_is_read(pattern, message):
+    with pytest.raises((MappingError, ValueError), match=re.escape(message)):
+        MappingProfile.model_validate(
+            {"fields": {"input": "q", "expected": {"column": "a", "match": pattern}}}
+        )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from abbench.dataset import convert_file, suggest_mapping
+from abbench.dataset._suggest import FINAL_ANSWER
 from abbench.errors import ImportFailed
 
 
@@ -203,3 +204,20 @@ def test_splits_whose_records_have_no_input_are_left_out(write, tmp_path):
     assert "pattern" not in str(s.profile.fields.get("metadata"))  # a left-out split's keys are not metadata
     info = import_dataset(path, s.profile, name="nlu", store=tmp_path / "store")
     assert info.n_cases == 6
+
+
+def test_worked_solutions_ending_in_a_final_answer_are_suggested_with_match(realdata, write):
+    """GSM8K's answers end in '#### 18': the suggestion keeps the final answer as the gold, and a file
+    where one value lacks the mark keeps the whole texts (a pattern would refuse that row)."""
+    path = realdata / "gsm8k" / "test_head60.jsonl"
+    s = suggest_mapping(path)
+    assert s.profile.fields["expected"].model_dump(exclude_unset=True) == {
+        "column": "answer",
+        "match": FINAL_ANSWER,
+    }
+    assert "every value ends in '#### <answer>'" in s.reasons["expected"]
+    cases = convert_file(path, s.profile).cases
+    assert [c.expected for c in cases[:3]] == ["18", "3", "70000"]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    mixed = write("mixed.jsonl", "\n".join([*lines[:5], '{"question": "q", "answer": "no mark"}']) + "\n")
+    assert suggest_mapping(mixed).profile.fields["expected"] == "answer"
