@@ -240,9 +240,10 @@ class FieldRow:
     def show(self, source: Any, columns: tuple[str, ...]) -> None:
         """Point the row at `source` (a profile's source for this field)."""
         self.kept = None
-        if isinstance(source, Source) and source.kind == "column" and source.column in columns:
+        plain = isinstance(source, Source) and source.match is None  # a pattern is kept, never dropped
+        if plain and source.kind == "column" and source.column in columns:
             source = source.column
-        elif isinstance(source, Source) and source.kind == "path":
+        elif plain and source.kind == "path":
             source = source.path
         if isinstance(source, Source):
             self.kept = source

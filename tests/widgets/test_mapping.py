@@ -482,3 +482,14 @@ def test_the_gold_panel_lists_77_banking_intents_as_labels_and_follows_the_decla
     assert widget.errors.message is None
     info = store.get_dataset("banking77")
     assert info.expected_kind.kind == "label" and info.expected_kind.declared
+
+
+def test_a_suggested_pattern_is_kept_by_the_form_and_imported(store, realdata):
+    # GSM8K's answers end in '#### 18': the form keeps the suggested {column, match} whole, never the
+    # bare column (which would store the worked solutions as the gold).
+    widget = MappingWidget(store, path=realdata / "gsm8k" / "test_head60.jsonl")
+    row = widget.fields["expected"]
+    assert row.choice.value == "keep" and row.source.match is not None and row.source.column == "answer"
+    info = widget.do_import()
+    cases = list(store.iter_cases(info.id))
+    assert len(cases) == 60 and [c.expected for c in cases[:3]] == ["18", "3", "70000"]
