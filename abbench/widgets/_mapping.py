@@ -466,7 +466,7 @@ class MappingWidget(View):
         columns = get_recipe(self.base.recipe).transform(table).columns if self.base.recipe else table.columns
         with self._hold():
             for name, row in self.fields.items():
-                row.show(self.base.fields.get(name), columns)
+                row.show(self.base.fields.get(name), columns, "the profile" if chosen else "the suggestion")
             if not self.label_set.value or chosen is not None:
                 self.label_set.value = ", ".join(self.base.label_set or ())
             if not self.expected_kind.value or chosen is not None:

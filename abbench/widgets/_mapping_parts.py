@@ -228,18 +228,19 @@ class FieldRow:
         self.path.layout.display = "none"
         self.reason = w.HTML()
         self.kept: Any = None
+        self.kept_from = "the profile"
         self.box = w.HBox([self.choice, self.path, self.reason])
 
     def set_columns(self, columns: tuple[str, ...]) -> None:
         """Offer `columns` (and the profile's own source, when it is not one of them)."""
         options = [("— not mapped —", NOT_MAPPED), *((c, f"col:{c}") for c in columns), ("JSON path…", PATH)]
         if self.kept is not None:
-            options.append((f"as in the profile: {short(source_text(self.kept), 60)}", KEEP))
+            options.append((f"as in {self.kept_from}: {short(source_text(self.kept), 60)}", KEEP))
         self.choice.options = options
 
-    def show(self, source: Any, columns: tuple[str, ...]) -> None:
-        """Point the row at `source` (a profile's source for this field)."""
-        self.kept = None
+    def show(self, source: Any, columns: tuple[str, ...], kept_from: str = "the profile") -> None:
+        """Point the row at `source` (the source for this field of a profile, or of `kept_from`)."""
+        self.kept, self.kept_from = None, kept_from
         plain = isinstance(source, Source) and source.match is None  # a pattern is kept, never dropped
         if plain and source.kind == "column" and source.column in columns:
             source = source.column

@@ -490,6 +490,7 @@ def test_a_suggested_pattern_is_kept_by_the_form_and_imported(store, realdata):
     widget = MappingWidget(store, path=realdata / "gsm8k" / "test_head60.jsonl")
     row = widget.fields["expected"]
     assert row.choice.value == "keep" and row.source.match is not None and row.source.column == "answer"
+    assert row.choice.label.startswith("as in the suggestion: ")
     info = widget.do_import()
     cases = list(store.iter_cases(info.id))
     assert len(cases) == 60 and [c.expected for c in cases[:3]] == ["18", "3", "70000"]
