@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -370,9 +370,15 @@ def _measure(
     notes = [_stopping_note(exp)] if exp.spec.stopping is not None else []
     if kind == "score":
         notes.append("the graders give scores, not right/wrong verdicts: the mean score is the main figure")
-    numbers = {a.id: store.executed_usage(exp.id, a.id) for a in arm_objects}
     arm_metrics, by_domain, by_round = _arms(
-        ctx, table, case_pos, arm_objects, judge_cost, judges, spend, numbers
+        ctx,
+        table,
+        case_pos,
+        arm_objects,
+        judge_cost,
+        judges,
+        spend,
+        lambda arm_id: store.executed_usage(exp.id, arm_id),
     )
     notes += [
         f"{a.arm}: {a.accuracy.reason}"
@@ -407,24 +413,25 @@ def _arms(
     judge_cost: dict[int, float],
     judges: tuple[JudgeScore, ...],
     spend: dict[int, ArmSpend],
-    numbers: Mapping[int, tuple[np.ndarray, ...]],
+    numbers: Callable[[int], tuple[np.ndarray, ...]],
 ) -> tuple[list[ArmMetrics], list[GroupAccuracy], list[GroupAccuracy]]:
     """Each arm's figures, and the rows of the per-domain and per-round tables, arm by arm (`numbers`:
-    each arm's usage numbers, `abbench.store.Store.executed_usage`)."""
+    an arm's usage numbers by arm id, `abbench.store.Store.executed_usage`, read when its turn comes so
+    that one arm's are held at a time). Each arm's runs are views of `table`'s rows, not copies."""
     arm_metrics: list[ArmMetrics] = []
     by_domain: list[GroupAccuracy] = []
     by_round: list[GroupAccuracy] = []
     for index, arm in enumerate(arm_objects):
-        mask = table.arm_index == index
+        rows = table.arm_rows(index)
         result, domain_rows, round_rows = _arm(
             ctx,
             arm,
-            table.select(mask),
-            case_pos[mask],
+            table.select(rows),
+            case_pos[rows],
             judge_cost.get(arm.id, 0.0),
             tuple(j for j in judges if j.arm == arm.name),
             spend.get(arm.id),
-            numbers[arm.id],
+            numbers(arm.id),
         )
         arm_metrics.append(result)
         by_domain.extend(domain_rows)
@@ -477,7 +484,7 @@ def _context(
 ) -> tuple[_Context, np.ndarray]:
     """The arms' shared context, and each run's case position in it."""
     label_set, label_map = dataset_labels(store, exp.dataset_id)
-    case_values, case_pos = np.unique(table.case_idx, return_inverse=True)
+    case_values, case_pos = _case_positions(table.case_idx)
     n_cases = case_values.size
     domains = np.empty(n_cases, dtype=object)
     domains[case_pos] = table.domain
@@ -491,10 +498,26 @@ def _context(
     return ctx, case_pos
 
 
+def _case_positions(case_idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct case positions, sorted, and where each run's case sits among them: what
+    ``np.unique(case_idx, return_inverse=True)`` gives, by marking the positions present rather than
+    sorting every run (case positions are small non-negative integers)."""
+    if not case_idx.size:
+        return np.unique(case_idx, return_inverse=True)
+    present = np.zeros(int(case_idx.max()) + 1, dtype=bool)
+    present[case_idx] = True
+    rank = np.cumsum(present) - 1
+    return np.flatnonzero(present), rank[case_idx]
+
+
 def _unique_gold(table: RunTable) -> list[Any]:
+    """The runs' distinct gold values in the order they first appear. A case's runs sit side by side
+    and share its gold, so only the first run of each stretch is looked at."""
     import pandas as pd
 
-    return [v for v in pd.unique(table.expected) if v is not None and v == v]
+    first = np.ones(len(table), dtype=bool)
+    first[1:] = table.case_idx[1:] != table.case_idx[:-1]
+    return [v for v in pd.unique(table.expected[first]) if v is not None and v == v]
 
 
 def _judge_cost(store: Store, exp_id: int) -> dict[int, float]:

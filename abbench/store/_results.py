@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
@@ -184,8 +184,17 @@ class RunTable:
 
         return np.asarray(self.arms, dtype=object)[self.arm_index] if self.arms else np.empty(0, object)
 
-    def select(self, mask: np.ndarray) -> RunTable:
-        """The runs where `mask` is true (a boolean array or index array), as a new table."""
+    def arm_rows(self, index: int) -> slice:
+        """The rows of the arm at `index` in `arms`, as a slice: the runs are ordered by arm, and a
+        slice makes `select` give views of the columns rather than copies of them."""
+        import numpy as np
+
+        start, stop = np.searchsorted(self.arm_index, (index, index + 1))
+        return slice(int(start), int(stop))
+
+    def select(self, mask: np.ndarray | slice) -> RunTable:
+        """The runs where `mask` is true (a boolean array or index array), as a new table; a slice
+        gives a table of views."""
         import numpy as np
 
         values = {}
@@ -321,16 +330,21 @@ def _int_list(text: str | None) -> np.ndarray:
     return np.array(text.split(","), dtype=np.int64)
 
 
-def _split_texts(joined: str | None, n: int) -> np.ndarray | None:
+def _split_texts(joined: str | None, n: int, *, repeated: bool = False) -> np.ndarray | None:
     """Texts concatenated by SQLite with the record separator (NULL written as the group separator).
 
-    None when the pieces do not come out as `n` (a text contained the separator itself).
+    None when the pieces do not come out as `n` (a text contained the separator itself). With
+    `repeated` (domains, gold labels: a few values over many cases), equal texts are one object, not
+    one per case.
     """
     import numpy as np
 
     parts = (joined or "").split("\x1e") if n else []
     if len(parts) != n:
         return None
+    if repeated:
+        one: dict[str, str] = {}
+        parts = [one.setdefault(p, p) for p in parts]
     out = np.empty(n, dtype=object)
     out[:] = parts
     out[out == "\x1d"] = None
@@ -556,7 +570,11 @@ class ResultsMixin(StoreBase):
             (row[0],),
         ).fetchone()
         idx = _int_list(ids)
-        split = [_split_texts(j, n) for j in (joined_ids, joined_domains, joined_gold)]
+        split = [
+            _split_texts(joined_ids, n),
+            _split_texts(joined_domains, n, repeated=True),
+            _split_texts(joined_gold, n, repeated=True),
+        ]
         texts = [t for t in split if t is not None]
         if len(texts) < len(split):  # a field holds the separator itself: read row by row
             rows = cursor.execute(
@@ -677,9 +695,11 @@ class ResultsMixin(StoreBase):
             "FROM runs {} WHERE " + where + " AND state IN {} GROUP BY arm_id, case_idx"
         )
         cursor = _plain_cursor(self.conn)
-        finished = cursor.execute(sums.format("", FINISHED_STATES), params).fetchall()
+        finished = _sums_table(cursor.execute(sums.format("", FINISHED_STATES), params))
         # Runs still open are usually few (none once an experiment is done): find them by state.
-        rest = cursor.execute(sums.format("INDEXED BY runs_experiment_state", OPEN_STATES), params).fetchall()
+        rest = _sums_table(
+            cursor.execute(sums.format("INDEXED BY runs_experiment_state", OPEN_STATES), params)
+        )
         return _case_sums(exp_id, finished, rest)
 
 
@@ -699,20 +719,27 @@ _SUMS_FIELDS = (
 """The columns of `Store.case_outcomes`' sums query, in its order, with the type each is read as."""
 
 
-def _case_sums(exp_id: int, finished: list[tuple[Any, ...]], rest: list[tuple[Any, ...]]) -> CaseOutcomes:
-    """`CaseOutcomes` from the per-(arm, case) sums of finished runs plus those of open runs."""
+def _sums_table(rows: Iterable[tuple[Any, ...]]) -> np.ndarray:
+    """The rows of `Store.case_outcomes`' sums query as a record array, straight from the cursor: one
+    pass (each field converted as its own column would be), a third of the time of splitting the rows
+    into columns first, and no list of a few hundred thousand tuples held beside it."""
     import numpy as np
 
-    rows = finished + rest
-    # One pass over the rows into a record array (each field converted as its own column would be):
-    # a third of the time of splitting the rows into columns first.
-    table = np.fromiter(rows, dtype=np.dtype(list(_SUMS_FIELDS)), count=len(rows))
+    return np.fromiter(rows, dtype=np.dtype(list(_SUMS_FIELDS)))
+
+
+def _case_sums(exp_id: int, finished: np.ndarray, rest: np.ndarray) -> CaseOutcomes:
+    """`CaseOutcomes` from the per-(arm, case) sums of finished runs plus those of open runs
+    (`_sums_table` records)."""
+    import numpy as np
+
+    table = np.concatenate([finished, rest]) if rest.size else finished
     arm_id, case_idx = np.ascontiguousarray(table["arm_id"]), np.ascontiguousarray(table["case_idx"])
     ints = np.stack([table[name] for name in ("runs", "packed", "executed", "scored")])
     floats = np.stack([table[name] for name in ("cost", "latency", "tokens", "score", "score_sq")])
     for unknown in (0, 2):  # cost, tokens: -1 is "no run of the case reported it"
         floats[unknown][floats[unknown] < 0] = np.nan
-    if rest:  # a case with finished and open runs has two rows: add them up
+    if rest.size:  # a case with finished and open runs has two rows: add them up
         keys = arm_id * (int(case_idx.max()) + 1) + case_idx
         unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
         if unique.size < keys.size:
