@@ -99,7 +99,8 @@ class LightMixin(StoreBase):
           was given, -inf when below it, +inf otherwise (so ``confidence < threshold`` is the run's own);
         - ``latency_ms`` is 0.0 for an executed run (NaN otherwise); ``cost`` and the token columns are
           NaN: `executed_usage` reads them in this order;
-        - ``outcome`` and ``state`` are 8-bit codes, and the columns of one value (``run_id``, -1: not
+        - ``outcome``, ``state``, ``arm_index`` and ``round`` are the narrowest integers that hold
+          them (8 bits for up to 128 arms or rounds), and the columns of one value (``run_id``, -1: not
           read; ``cost`` and the tokens; ``failure_type`` when no run has one) are read-only views of
           that value: at a million runs each 64-bit column is 8 MB.
 
@@ -140,8 +141,9 @@ class LightMixin(StoreBase):
         arm_id, case_idx, rnd = _keys(reader, n, cases, first_round, last_round)
         by_id = sorted(arm_ids)
         position = {a: i for i, a in enumerate(arm_ids)}
-        arm_index = np.asarray([position[a] for a in by_id], dtype=np.int64)[np.searchsorted(by_id, arm_id)]
-        # Outcome and state codes are below 8: one byte a run each.
+        arm_index = np.asarray([position[a] for a in by_id], dtype=_small(len(names)))[
+            np.searchsorted(by_id, arm_id)
+        ]
         outcome, state = (code & 7).astype(np.int8), ((code >> 3) & 7).astype(np.int8)
         flags, score_code = (code >> 6) & 63, (code >> 12) & 3
         typed = (code >> 14).astype(bool)
@@ -170,7 +172,7 @@ class LightMixin(StoreBase):
             arm_id=arm_id,
             case_idx=case_idx,
             case_id=cases.case_id[at],
-            round=rnd,
+            round=rnd.astype(_small(last_round + 1), copy=False),
             domain=cases.domain[at],
             expected=cases.expected[at],
             outcome=outcome,
@@ -220,7 +222,8 @@ class LightMixin(StoreBase):
             )
             read = {name: _nan_missing(np.ascontiguousarray(values[f"f{i}"])) for i, name in enumerate(names)}
             latency = np.ascontiguousarray(values[f"f{len(names)}"])
-        cost, tin, tout = (read.get(c, np.full(n, np.nan)) for c in ("cost", "input_tokens", "output_tokens"))
+        unknown = np.broadcast_to(np.nan, n)  # a column no run reported: one NaN seen n times (read-only)
+        cost, tin, tout = (read.get(c, unknown) for c in ("cost", "input_tokens", "output_tokens"))
         return cost, tin, tout, latency
 
     def lowest_confidence(
@@ -240,6 +243,17 @@ class LightMixin(StoreBase):
         )
         found = np.fromiter(rows, dtype=np.dtype([("c", "i8"), ("v", "f8")]))
         return np.ascontiguousarray(found["c"]), np.ascontiguousarray(found["v"])
+
+
+def _small(count: int) -> type[np.signedinteger[Any]]:
+    """The narrowest integer type that numbers `count` things from 0: a byte a run for arms, rounds,
+    outcomes and states (eight for int64)."""
+    import numpy as np
+
+    for dtype in (np.int8, np.int16, np.int32):
+        if count - 1 <= np.iinfo(dtype).max:
+            return dtype
+    return np.int64
 
 
 def _keys(
