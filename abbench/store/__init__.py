@@ -36,6 +36,7 @@ if typing.TYPE_CHECKING:
     from abbench.store._failures import FailureKind, Failures
     from abbench.store._grades import GRADE_COLUMNS, Grade
     from abbench.store._migrations import SCHEMA_VERSION
+    from abbench.store._outcomes import CaseOutcomes
     from abbench.store._owners import (
         SCOPES,
         ApiKey,
@@ -64,7 +65,6 @@ if typing.TYPE_CHECKING:
         STATES,
         UNFINISHED,
         CaseFields,
-        CaseOutcomes,
         RunTable,
     )
     from abbench.store._reviews import Review, ReviewSample
@@ -228,6 +228,7 @@ __getattr__, __dir__ = _lazy.exports(
             "parse_scopes",
             "pepper_path",
         ),
+        "abbench.store._outcomes": ("CaseOutcomes",),
         "abbench.store._pages": ("RunPage", "StoreState"),
         "abbench.store._report_queries": (
             "FailedRun",
@@ -247,7 +248,6 @@ __getattr__, __dir__ = _lazy.exports(
             "STATES",
             "UNFINISHED",
             "CaseFields",
-            "CaseOutcomes",
             "RunTable",
         ),
         "abbench.store._reviews": (

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
 
@@ -320,3 +322,66 @@ def test_spend_counts_executions_stored_without_attempts_summed_in_the_runs_orde
             latency += sum((lat or 0.0 for _, lat in part), 0.0)
         assert got.cost == cost and got.latency_ms == latency  # bit for bit
     assert bare > 0
+
+
+@pytest.mark.parametrize(
+    "case_idx",
+    [[], [0], [5, 5, 5], [0, 0, 1, 1, 2, 2], [3, 1, 3, 7, 0, 7], [9, 2, 2, 40, 2, 9, 0], [2**20, 1, 2**20]],
+)
+def test_case_positions_are_what_numpy_unique_gives(case_idx):
+    from abbench.metrics._api import _case_positions
+
+    values = np.asarray(case_idx, dtype=np.int64)
+    got, want = _case_positions(values), np.unique(values, return_inverse=True)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype and g.shape == w.shape and np.array_equal(g, w)
+
+
+@pytest.mark.parametrize("arms", [None, ["c", "a"], ["b"]])
+def test_each_arm_seen_as_views_holds_the_rows_a_mask_picks(recorded, arms):
+    from abbench.metrics._api import _unique_gold
+
+    store, exp, _ = recorded
+    for table in (store.load_runs(exp.id, arms=arms), store.load_run_flags(exp.id, arms=arms)):
+        gold = [v for v in pd.unique(table.expected) if v is not None and v == v]
+        assert _unique_gold(table) == gold
+        for index in range(len(table.arms)):
+            view, copy = table.select(table.arm_rows(index)), table.select(table.arm_index == index)
+            assert len(view) == len(copy) > 0
+            for name in ("arm_id", "case_idx", "round", "outcome", "passed", "score", "latency_ms"):
+                assert np.array_equal(getattr(view, name), getattr(copy, name), equal_nan=True), name
+            for name in ("case_id", "domain", "expected", "prediction", "failure_type"):
+                assert getattr(view, name).tolist() == getattr(copy, name).tolist(), name
+
+
+@pytest.mark.parametrize(
+    ("case_idx", "expected"),
+    [
+        ([], []),
+        ([0, 0, 1, 1], ["b", "b", None, None]),
+        ([0, 1, 2, 0, 1, 2], ["x", float("nan"), "X", "x", float("nan"), "X"]),
+        ([4, 4, 2, 2, 4], ["é\x1e", "é\x1e", "", "", "é\x1e"]),
+        (
+            [1, 2, 3, 1, 2, 3],
+            ["=1+2", "Card Arrival", "card_arrival", "=1+2", "Card Arrival", "card_arrival"],
+        ),
+    ],
+)
+def test_unique_gold_keeps_the_order_values_first_appear_in(case_idx, expected):
+    from abbench.metrics._api import _unique_gold
+
+    column = np.empty(len(expected), dtype=object)
+    column[:] = expected
+    got = _unique_gold(_Runs(np.asarray(case_idx, dtype=np.int64), column))
+    assert got == [v for v in pd.unique(column) if v is not None and v == v]
+
+
+@dataclass(frozen=True)
+class _Runs:
+    """The two columns `_unique_gold` reads, of runs side by side per case."""
+
+    case_idx: np.ndarray
+    expected: np.ndarray
+
+    def __len__(self) -> int:
+        return self.case_idx.size
