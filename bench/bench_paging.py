@@ -9,6 +9,7 @@ whole list (what the widgets did before paging) as the baseline measured in the 
     python bench/bench_paging.py --cases 10000   # another size (its own cached store)
     python bench/bench_paging.py --rebuild       # build the store again
     python bench/bench_paging.py --before /path/to/older/checkout   # each cold call, both trees
+    python bench/bench_paging.py --store /tmp/copy/store   # a store of your own (experiment "paging")
 
 With ``--before``, each call is also timed cold (a fresh process that opens the store and makes that
 call first) with this tree's code and with the older checkout's, in turns, so both meet the same load;
@@ -116,8 +117,11 @@ def main() -> None:
     parser.add_argument("--no-baseline", action="store_true", help="skip the unpaged calls (slow at 100k)")
     parser.add_argument("--before", type=Path, help="an older checkout: time each cold call with both trees")
     parser.add_argument("--repeat", type=int, default=3, help="cold processes per call and tree (--before)")
+    parser.add_argument(
+        "--store", type=Path, help="time this store instead (its experiment named paging; a copy, say)"
+    )
     args = parser.parse_args()
-    store_dir = build(args.cases, args.rebuild)
+    store_dir = args.store.resolve() if args.store else build(args.cases, args.rebuild)
     if args.before:
         cold_against(store_dir, args.before.resolve(), args.repeat)
         return
