@@ -381,7 +381,8 @@ class ExperimentRunner:
             return WorkQueue([items]), len(items)
         stopping = self.exp.settings.stopping is not None and self.run_ids is None
         if self.run_ids is None and not stopping:
-            count = store.count_work(exp.id)
+            # counted only as far as the pass asks: whether to page, how many workers to start
+            count = store.count_work(exp.id, at_most=max(self.page_runs, self.concurrency) + 1)
             if count > self.page_runs:
                 return WorkQueue(store.work_pages(exp.id, page_cases=PAGE_CASES), self._took), count
         items = store.work_items(exp.id, (RunState.PENDING, RunState.EXECUTED), run_ids=self.run_ids)

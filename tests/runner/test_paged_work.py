@@ -46,6 +46,11 @@ def test_work_pages_are_the_materialised_work_in_its_order(store, definition, pa
     flat = [i for p in pages for i in p]
     assert flat == _materialised(store, exp.id)
     assert len(flat) == store.count_work(exp.id)
+    assert [store.count_work(exp.id, at_most=k) for k in (1, len(flat), len(flat) + 1)] == [
+        1,
+        len(flat),
+        len(flat),
+    ]
     assert all(len({i.case_idx for i in p}) <= page_cases and len({i.round for i in p}) <= 1 for p in pages)
 
 
