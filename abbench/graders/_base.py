@@ -115,6 +115,12 @@ class GradeResult:
     cost_saved: float | None = None
 
 
+RIGHT = GradeResult(passed=True, score=1.0)
+"""A rule's pass, with nothing else to say: one object for every run (a result is frozen)."""
+WRONG = GradeResult(passed=False, score=0.0)
+"""A rule's fail, with nothing else to say."""
+
+
 @runtime_checkable
 class Grader(Protocol):
     """Grades one run (kind ``rule``/``judge``) or one pair of runs (kind ``pairwise``).
@@ -233,8 +239,7 @@ def label_match(name: str = "label_match") -> Grader:
             )
         gold = normalise_label(ctx.case.expected, ctx.label_map)
         pred = normalise_label(ctx.output.prediction, ctx.label_map)
-        ok = pred is not None and pred == gold
-        return GradeResult(passed=ok, score=1.0 if ok else 0.0)
+        return RIGHT if pred is not None and pred == gold else WRONG
 
     return FunctionGrader(name, grade, "rule")
 

@@ -21,7 +21,15 @@ from typing import Any
 
 from abbench._text import clip
 from abbench.errors import GradingError, UsageError
-from abbench.graders._base import FunctionGrader, GradeContext, Grader, GradeResult, register_grader
+from abbench.graders._base import (
+    RIGHT,
+    WRONG,
+    FunctionGrader,
+    GradeContext,
+    Grader,
+    GradeResult,
+    register_grader,
+)
 from abbench.graders._schema import ENGINES, check_schema, validate_json
 
 TEXT_FIELDS = ("prediction", "reason", "raw_output")
@@ -88,6 +96,8 @@ def _fold(text: str, case_sensitive: bool) -> str:
 
 
 def _verdict(ok: bool, comment: str | None, **details: Any) -> GradeResult:
+    if comment is None and not details:
+        return RIGHT if ok else WRONG
     return GradeResult(passed=ok, score=1.0 if ok else 0.0, comment=comment, details=details or None)
 
 

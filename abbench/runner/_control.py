@@ -161,8 +161,8 @@ class RunMoves:
         if to_state == _FAIL:
             fields = fields or {}
             outcome = run_outcome(to_state, fields.get("failure_type"), fields.get("passed", 0))
-        else:  # as `run_outcome`: every state but fail is its own outcome
-            outcome = str(to_state)
+        else:  # as `run_outcome`: every state but fail is its own outcome (a state is its text)
+            outcome = to_state
         self.tracker.move(item.arm_id, from_state, to_state, run_id, outcome)  # positional: hot path
         if self.on_finished is not None and to_state in _TERMINAL:
             self.on_finished(item, to_state, outcome)

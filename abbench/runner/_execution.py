@@ -23,6 +23,7 @@ from abbench.runner._budget import RunBudget
 from abbench.runner._cache import RunCaches, attempt_cache_spend, run_cache_fields
 from abbench.runner._control import RunControl, RunInputs, RunMoves, Tally
 from abbench.runner._frozen import make_frozen
+from abbench.runner._states import EXECUTED, FAIL, PENDING, RUNNING
 from abbench.runner._writer import StoreWriter
 from abbench.store import INTERRUPTED, WorkItem, dumps, now_iso
 from abbench.types import AgentOutput, AttemptOutcome, RunState
@@ -76,9 +77,10 @@ class ExecutionOptions:
     sleep: Callable[[float], Awaitable[Any]]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Attempt:
-    """One attempt of a run now under way: what its failure or interruption stores."""
+    """One attempt of a run now under way: what its failure or interruption stores (never changed;
+    not frozen, which would set each field through ``object.__setattr__``, once an attempt)."""
 
     item: WorkItem
     number: int
@@ -187,18 +189,18 @@ class Execution:
             "started_by": self.options.started_by,
         }
         state = self.moves.states.get(item.run_id, item.state)
-        if state == RunState.FAIL:
+        if state == FAIL:
             fields.update(failure_type=None, error=None, traceback=None, retryable=None)
-        if state != RunState.RUNNING:
-            self.moves.move(item, RunState.RUNNING, fields)
         spending = Spending()
         offered = self.inputs.offered.get(item.arm_id, ())
         # what this attempt offered and loads (a re-run starts again from nothing loaded)
         if offered:
             spending.offer([s.skill_name for s in offered])
             fields.update(_activation_fields(spending.activation()))
-        elif state != RunState.PENDING:  # a pending run's activation columns are NULL already
+        elif state != PENDING:  # a pending run's activation columns are NULL already
             fields.update(_NO_ACTIVATION)
+        if state != RUNNING:  # after `fields` is whole: the writer's thread owns it from here on
+            self.moves.move(item, RUNNING, fields)
         shared = self._arm_task.get(item.arm_id)
         if shared is None:
             shared = self._arm_task[item.arm_id] = self._shared(item.arm_id)
@@ -300,7 +302,7 @@ class Execution:
         # What the attempt paid: a call the response cache answered is saved, not spent.
         paid = {k: fields[k] for k in _ATTEMPT_SPEND}
         activation = self._activation(item, output, spending)
-        if item.state == RunState.PENDING:
+        if item.state == PENDING:
             fields = without_nulls(fields)
             if activation is not _NO_ACTIVATION:  # else NULL already, as `without_nulls` says
                 fields.update(activation)
@@ -319,7 +321,7 @@ class Execution:
         paid["ended_at"] = fields["executed_at"]
         paid["model_calls"] = spending.calls or None
         self.writer.attempt_values(item.run_id, paid)
-        self.moves.move(item, RunState.EXECUTED, fields)
+        self.moves.move(item, EXECUTED, fields)
         self.tally.executed += 1
 
     def _activation(self, item: WorkItem, output: AgentOutput, spending: Spending) -> dict[str, Any]:

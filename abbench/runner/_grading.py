@@ -33,6 +33,7 @@ from abbench.runner._control import RunControl, RunInputs, RunMoves, Tally
 from abbench.runner._execution import without_nulls
 from abbench.runner._frozen import make_frozen
 from abbench.runner._limiter import loop_limiter
+from abbench.runner._states import EVALUATING, FAIL, PASS, PENDING
 from abbench.runner._writer import StoreWriter
 from abbench.snapshot import Snapshot
 from abbench.store import Experiment, Grade, RunRecord, Store, WorkItem, now_iso
@@ -258,6 +259,7 @@ class Grading:
         self.tally = tally
         self.caches = caches
         self.options = options
+        self._shared: dict[tuple[int, int], dict[str, Any]] = {}  # (arm id, round) -> `_shared_context`
 
     # -- pointwise grading -----------------------------------------------------------------------------
 
@@ -271,31 +273,44 @@ class Grading:
         return next((by_name[n] for n in output.skills_loaded or () if n in by_name), None)
 
     def _context(self, item: WorkItem, output: AgentOutput, record: RunRecord | None) -> GradeContext:
-        arm = self.inputs.arms[item.arm_id]
         if record is not None:
             tool_calls = int(record.transcript_summary.get("tool_calls", 0))
         elif output.transcript:
             tool_calls = sum(len(m.get("tool_calls") or ()) for m in output.transcript if isinstance(m, dict))
         else:
             tool_calls = 0
-        return make_frozen(
-            GradeContext,
-            {
-                "case": self.inputs.cases[item.case_idx],
-                "output": output,
-                "skill": self._graded_skill(item, output),
-                "label_map": self.inputs.label_map,
-                "label_set": self.inputs.label_set,
-                "arm": arm.name,
-                "round": item.round,
-                "run_id": item.run_id,
-                "transcript_path": record.transcript_path if record is not None else None,
-                "tool_calls": tool_calls,
-                "agent": arm.agent,
-                "model": arm.model,
-                "cache": self.caches.for_judge(item.round, arm.name),
-            },
-        )
+        shared = self._shared.get((item.arm_id, item.round))
+        if shared is None:
+            shared = self._shared[item.arm_id, item.round] = self._shared_context(item)
+        values = shared.copy()
+        values["case"] = self.inputs.cases[item.case_idx]
+        values["output"] = output
+        if item.arm_id in self.inputs.offered:  # the skill it loaded, if any: this run's own
+            values["skill"] = self._graded_skill(item, output)
+        values["run_id"] = item.run_id
+        values["transcript_path"] = record.transcript_path if record is not None else None
+        values["tool_calls"] = tool_calls
+        return make_frozen(GradeContext, values)
+
+    def _shared_context(self, item: WorkItem) -> dict[str, Any]:
+        """The fields of a `GradeContext` that every run of the item's arm and round has alike, in the
+        order of its fields (made once for each: a context per run is on the hot path)."""
+        arm = self.inputs.arms[item.arm_id]
+        return {
+            "case": None,
+            "output": None,
+            "skill": self.inputs.skills[item.arm_id],
+            "label_map": self.inputs.label_map,
+            "label_set": self.inputs.label_set,
+            "arm": arm.name,
+            "round": item.round,
+            "run_id": None,
+            "transcript_path": None,
+            "tool_calls": 0,
+            "agent": arm.agent,
+            "model": arm.model,
+            "cache": self.caches.for_judge(item.round, arm.name),
+        }
 
     def _attempt(self, item: WorkItem, record: RunRecord | None) -> int:
         if item.run_id in self.plan.attempts:
@@ -334,11 +349,11 @@ class Grading:
                 if self.options.regrade or self.plan.needs(g, existing.get(g.name), item.grade_attempts)
             ]
         from_state = self.moves.states.get(item.run_id, item.state)
-        if not todo and from_state in (RunState.PASS, RunState.FAIL):
+        if not todo and from_state in (PASS, FAIL):
             self.tally.up_to_date += 1  # nothing new to grade: no transition, no flicker
             return
         ctx = self._context(item, output, record)
-        self.moves.move(item, RunState.EVALUATING)
+        self.moves.move(item, EVALUATING)
         fresh = await self._grade_todo(item, ctx, todo, attempt, worker)
         if fresh is None:
             return
@@ -399,11 +414,11 @@ class Grading:
             "finished_at": now_iso(),
             "error": error,
         }
-        if from_state == RunState.FAIL or error:
+        if from_state == FAIL or error:
             fields["failure_type"] = None
-        if item.state == RunState.PENDING:  # executed in this pass: its verdict columns are NULL
+        if item.state == PENDING:  # executed in this pass: its verdict columns are NULL
             fields = without_nulls(fields)
-        self.moves.move(item, RunState.PASS if passed else RunState.FAIL, fields)
+        self.moves.move(item, PASS if passed else FAIL, fields)
         if error is None:
             self.tally.graded += 1
         else:
@@ -426,7 +441,9 @@ class Grading:
         while True:
             tries += 1
             try:
-                result = await _call_grader(grader, ctx)
+                result = _call_grader(grader, ctx)
+                if type(result) is not GradeResult:  # a rule's answer is one already: nothing to await
+                    result = await _grade_result(grader, result)
             except GradingError as exc:
                 if exc.retryable and tries <= self.options.retries and not self.control.cancelling:
                     log.info("grader %s on run %s: %s; trying again", grader.name, item.run_id, exc)
@@ -577,15 +594,20 @@ class _PairJob:
     b: RunRecord
 
 
-async def _call_grader(grader: Grader, ctx: GradeContext | PairContext) -> GradeResult:
+def _call_grader(grader: Grader, ctx: GradeContext | PairContext) -> Any:
+    """Start grading: the grader's answer, or what to await for it (`_grade_result`).
+
+    Called, not awaited: a rule answers at once, and a coroutine per run cost more than the rule.
+    """
     if getattr(grader, "blocking", False):
         # A person's plain function may block (a synchronous HTTP call to a judge, a
         # sleep): in a thread it cannot stall the other runs, pause/cancel or the watchdog.
-        result: Any = await asyncio.get_running_loop().run_in_executor(None, grader, ctx)
-    else:
-        result = grader(ctx)
-    if type(result) is GradeResult:  # a rule's answer, on the hot path: no awaitable to look for
-        return result
+        return asyncio.get_running_loop().run_in_executor(None, grader, ctx)
+    return grader(ctx)
+
+
+async def _grade_result(grader: Grader, result: Any) -> GradeResult:
+    """The `GradeResult` a grader's answer (`_call_grader`) stands for, awaited when it must be."""
     if inspect.isawaitable(result):
         result = await result
     if not isinstance(result, GradeResult):

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, replace
@@ -230,7 +231,7 @@ class ExperimentRunner:
         heartbeat = Heartbeat(store, exp.id).start()
         quiet = contextlib.ExitStack()
         try:
-            quiet.enter_context(_quiet_collector())
+            quiet.enter_context(_tuned_interpreter())
             prior_status = self._reconcile()
             self._prepare()
             queue, count = self._select_items()
@@ -659,40 +660,52 @@ class ExperimentRunner:
                 )
 
 
-class _Collector:
-    """Passes running in this process, and the collector's thresholds before the first of them began."""
+class _Tuning:
+    """Passes running in this process, and the interpreter's settings before the first of them began."""
 
     passes = 0
     thresholds: tuple[int, ...] = (700, 10, 10)
+    switch_s = 0.005
 
 
 GC_YOUNG = 100_000
 """The collector's youngest-generation threshold while a pass runs (Python's default is 700)."""
+SWITCH_S = 0.001
+"""The interpreter's switch interval while a pass runs (Python's default is 5 ms)."""
 
 
 @contextlib.contextmanager
-def _quiet_collector() -> Iterator[None]:
-    """Make the garbage collector cheap while runs move, and put it back as it was after the last pass.
+def _tuned_interpreter() -> Iterator[None]:
+    """Tune the interpreter for moving runs, and put it back as it was after the last pass.
 
-    A run's bookkeeping allocates a few dozen short-lived objects; at Python's default threshold the
-    collector ran every ~15 runs, promoted what the writer had not committed yet, and every full
-    collection walked every object loaded (modules, cases, work items). Those are frozen (`gc.freeze`:
-    the collector stops walking them), and the youngest generation is collected less often, so most
-    of a run's objects are freed by reference counting before a collection sees them.
+    The garbage collector: a run's bookkeeping allocates a few dozen short-lived objects; at Python's
+    default threshold the collector ran every ~15 runs, promoted what the writer had not committed yet,
+    and every full collection walked every object loaded (modules, cases, work items). Those are frozen
+    (`gc.freeze`: the collector stops walking them), and the youngest generation is collected less
+    often, so most of a run's objects are freed by reference counting before a collection sees them.
+
+    The switch interval: the store writer's thread gives up the interpreter's lock while SQLite works
+    and queues for it again after each statement, behind an event loop that never waits when agents
+    answer at once — up to the switch interval each time. At the default 5 ms it fell behind, and the
+    runs waited for it (`StoreWriter.room`) hundreds of times a pass, so the two threads took turns
+    instead of working side by side. At 1 ms it keeps up.
     """
-    if _Collector.passes == 0:
-        _Collector.thresholds = gc.get_threshold()
-        young, *older = _Collector.thresholds
+    if _Tuning.passes == 0:
+        _Tuning.thresholds = gc.get_threshold()
+        young, *older = _Tuning.thresholds
         gc.set_threshold(max(young, GC_YOUNG), *older)
         gc.freeze()
-    _Collector.passes += 1
+        _Tuning.switch_s = sys.getswitchinterval()
+        sys.setswitchinterval(min(_Tuning.switch_s, SWITCH_S))
+    _Tuning.passes += 1
     try:
         yield
     finally:
-        _Collector.passes -= 1
-        if _Collector.passes == 0:
+        _Tuning.passes -= 1
+        if _Tuning.passes == 0:
             gc.unfreeze()
-            gc.set_threshold(*_Collector.thresholds)
+            gc.set_threshold(*_Tuning.thresholds)
+            sys.setswitchinterval(_Tuning.switch_s)
 
 
 def _work_left(counts: dict[str, dict[str, int]]) -> int:

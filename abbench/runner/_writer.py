@@ -62,6 +62,7 @@ class StoreWriter:
         self.interval = interval
         self.max_batch = max_batch
         self.max_pending = max_pending
+        self._crowd = min(max_batch, 4 * max_pending)  # `_submit` looks further only from here on
         # Submitting is lock-free (deque.append is atomic): it sits on the scheduler's hot path.
         self._ops: deque[_Op] = deque()
         self._cond = threading.Condition(threading.Lock())
@@ -140,7 +141,7 @@ class StoreWriter:
     @property
     def behind(self) -> bool:
         """True when `max_pending` changes wait uncommitted: new work should wait (`room`)."""
-        return self.pending >= self.max_pending
+        return len(self._ops) + self._drained - self._committed >= self.max_pending  # `pending`, once a run
 
     async def room(self) -> None:
         """Wait, without blocking the event loop, until the writer is no longer behind.
@@ -170,12 +171,18 @@ class StoreWriter:
     def _submit(self, op: _Op) -> None:
         if self.error is not None:
             raise self._failed() from self.error
-        self._ops.append(op)
+        ops = self._ops
+        ops.append(op)
+        if len(ops) >= self._crowd:
+            self._crowded(len(ops))
+
+    def _crowded(self, waiting: int) -> None:
+        """Many changes wait: wake the writer, and hold back a caller that ignored `room`."""
         # is_set() is a plain read; set() takes a lock, which on every submit of a writer that has
         # fallen behind cost more than the rest of the bookkeeping.
-        if len(self._ops) >= self.max_batch and not self._wake.is_set():
+        if waiting >= self.max_batch and not self._wake.is_set():
             self._wake.set()
-        if len(self._ops) >= 4 * self.max_pending:  # a caller that ignored `room`: hold it here
+        if waiting >= 4 * self.max_pending:  # a caller that ignored `room`: hold it here
             self._wait_below(self.max_pending)
 
     def flush(self, timeout: float | None = 60.0) -> None:

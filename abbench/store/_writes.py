@@ -21,12 +21,13 @@ if TYPE_CHECKING:
 
     from abbench.store._cache import CacheEntry
 
-_INSERTED = tuple(c for c in GRADE_COLUMNS if c != "id")
+_FIXED = ("experiment_id", "batch_id", "run_id", "grader", "kind", "status", "created_at")
+"""The columns of a new ``grades`` row that the writer, not the grader, fills in."""
+_VALUED = tuple(c for c in GRADE_COLUMNS if c not in ("id", *_FIXED))
+"""The columns of a new ``grades`` row that the grader's values fill in."""
+_INSERTED = (*_FIXED, *_VALUED)
 """The columns `write_batch` gives a new ``grades`` row: every column of a `Grade` but its id."""
 _AT = {c: i for i, c in enumerate(_INSERTED)}
-_FIXED = tuple(
-    _AT[c] for c in ("experiment_id", "batch_id", "run_id", "grader", "kind", "status", "created_at")
-)
 _FLAGS = tuple(_AT[c] for c in ("passed", "retryable", "cached"))
 _BLOBS = tuple(_AT[c] for c in ("dimensions", "details"))
 
@@ -189,22 +190,24 @@ def execute_rows(conn: sqlite3.Connection, head: str, tail: str, rows: Sequence[
     `head` ends where the ``(?,...),(?,...)`` list goes (``INSERT INTO t (a, b) VALUES ``), `tail`
     follows it. One statement over a hundred rows costs half of what a hundred executions of a one-row
     statement do (`executemany` binds, steps and resets each), and SQLite then works through them with the
-    interpreter's lock released once, not once a row: the writer's thread no longer queues for the lock
-    behind the event loop after every row. Rows left over (fewer than a statement's worth) go through
-    `executemany` of the one-row statement, so only two statements are ever prepared.
+    interpreter's lock released once, not once a row. The rows left over (fewer than a statement's worth)
+    go in statements of 64, 32, ... 1 rows, the binary digits of their count: `executemany` took them one
+    at a time, and each time the writer's thread queued for the lock behind the event loop again (up
+    to the interpreter's switch interval, 5 ms) — hundreds of times a batch, which kept the writer
+    behind. A statement of each size is prepared once and kept in the connection's statement cache.
     """
     if not rows:
         return
     width = len(rows[0])
     row_sql = f"({','.join('?' * width)})"
     per = max(1, min(ROWS_PER_STATEMENT, MAX_PARAMETERS // width))
-    full = len(rows) - len(rows) % per
-    if full > 0:
-        sql = head + ",".join([row_sql] * per) + tail
-        for i in range(0, full, per):
-            conn.execute(sql, list(chain.from_iterable(rows[i : i + per])))
-    if full < len(rows):
-        conn.executemany(head + row_sql + tail, rows[full:])
+    done, total = 0, len(rows)
+    while done < total:
+        left = total - done
+        n = per if left >= per else 1 << (left.bit_length() - 1)
+        sql = head + ",".join([row_sql] * n) + tail
+        conn.execute(sql, list(chain.from_iterable(rows[done : done + n])))
+        done += n
 
 
 def _update_runs(conn: sqlite3.Connection, runs: dict[int, dict[str, Any]]) -> None:
@@ -231,11 +234,16 @@ def _grade_row(g: GradeWrite, batch_id: str, created: str) -> list[Any]:
 
     Built by position, not as a dict: one grade per run is written, and the dict cost more than the insert.
     """
-    values = g.values
-    row = list(map(values.get, _INSERTED))
-    fixed = (g.experiment_id, batch_id, g.run_id, g.grader, g.kind, g.status, created)
-    for i, value in zip(_FIXED, fixed, strict=True):
-        row[i] = value
+    row = [
+        g.experiment_id,
+        batch_id,
+        g.run_id,
+        g.grader,
+        g.kind,
+        g.status,
+        created,
+        *map(g.values.get, _VALUED),
+    ]
     for i in _FLAGS:
         flag = row[i]
         if flag is not None:
