@@ -16,6 +16,17 @@ _GRADE_VALUES = (
 )
 
 
+_AWKWARD = (
+    *(float("nan"), float("inf"), -0.0, 1e16, 1e-5, 0.1 + 0.2, 2**62, -(2**63), None, ""),
+    *("同意 ü", "a\x00b\x1f", "q\"uo'te", "a,b", "l1\nl2\r\n", "=1+2", "+x", "-x", "@x", "\tx", "\rx"),
+)
+"""Values that change type, NULL-ness and text from row to row: the statements' shapes and leftovers too."""
+
+
+def _awkward(n: int) -> object:
+    return _AWKWARD[n % len(_AWKWARD)]
+
+
 def _batch(run_ids: list[int], exp_id: int) -> WriteBatch:
     """Every kind of row, more of them than one statement takes, with NULLs in changing places."""
     batch = WriteBatch()
@@ -24,16 +35,21 @@ def _batch(run_ids: list[int], exp_id: int) -> WriteBatch:
         batch.runs[run_id] = {"attempts": 1, "state": "executed", "updated_at": at, "prediction": f"p{n}"}
         if n % 3 == 0:
             batch.runs[run_id].update(passed=n % 2, score=None, error="x" if n % 6 else None)
+        if n % 5 == 1:
+            batch.runs[run_id].update(reason=_awkward(n), cost=_awkward(n + 1))
         for step, (old, new) in enumerate((("pending", "running"), ("running", "executed"))):
             batch.events.append((run_id, at + step, old, new, None if n % 4 else f"detail {n}"))
         values = dict.fromkeys(ATTEMPT_COLUMNS)
         values.update(attempt=1, outcome="executed", latency_ms=n / 3, cost=None if n % 5 else 0.01 * n)
+        if n % 4 == 3:
+            values.update(error=_awkward(n), cost=_awkward(n + 2), model=_awkward(n + 3))
         batch.attempts.append((run_id, values))
         # long stretches of one shape (a statement of a hundred), and now and then the same grader
         # twice on one run in another shape: the later one must stay the later id
         twice = (_GRADE_VALUES[(n // 150) % 3], _GRADE_VALUES[(n // 150 + 1) % 3])
         for values in twice if n % 50 == 7 else twice[:1]:
-            batch.grades.append(GradeWrite(exp_id, run_id, "label_match", "rule", "ok", dict(values)))
+            odd = {"comment": _awkward(n), "score": _awkward(n + 5)} if n % 9 == 4 else {}
+            batch.grades.append(GradeWrite(exp_id, run_id, "label_match", "rule", "ok", {**values, **odd}))
     return batch
 
 
