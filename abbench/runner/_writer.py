@@ -215,10 +215,16 @@ class StoreWriter:
     # -- the writer thread -----------------------------------------------------------------------------
 
     def _loop(self) -> None:
+        last = time.monotonic()  # when the changes of the last commit were taken
         try:
             while True:
-                if not self._ops and not self._closing:
-                    self._wake.wait(self.interval)
+                if not self._closing:
+                    if not self._ops:
+                        self._wake.wait(self.interval)
+                    elif len(self._ops) < self.max_batch:
+                        # an interval after the last commit, not at once: a writer that keeps up
+                        # otherwise commits a few runs at a time, each commit and update a cost of its own
+                        self._wake.wait(self.interval - (time.monotonic() - last))
                 self._wake.clear()
                 closing = self._closing
                 with self._cond:
@@ -226,6 +232,7 @@ class StoreWriter:
                     take = min(len(self._ops), self.max_pending)
                     ops = [self._ops.popleft() for _ in range(take)]
                     self._drained += len(ops)
+                last = time.monotonic()
                 if ops:
                     self._write(ops)
                     with self._cond:
