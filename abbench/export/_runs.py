@@ -22,6 +22,7 @@ from abbench.export._tables import (
     _run_columns,
     runs_table_records,
 )
+from abbench.export._xlsx_rows import run_sheet_rows
 from abbench.types import outcome_word, run_outcome
 
 if TYPE_CHECKING:
@@ -81,10 +82,10 @@ def runs_table(store: Store, exp: Experiment) -> Table:
 
     table_columns = tuple(_run_columns(graders))
     sheet = [c for c in table_columns if not c.jsonl_only]
-    lines = run_csv_lines(
-        store, exp, sheet, [(name, kind, n) for name, (kind, n) in zip(names, slots, strict=True)]
-    )
-    return Table("runs", exp.name, table_columns, rows, cells=cells, csv_lines=lines)
+    kinds = [(name, kind, n) for name, (kind, n) in zip(names, slots, strict=True)]
+    lines = run_csv_lines(store, exp, sheet, kinds)
+    made = run_sheet_rows(store, exp, sheet, kinds)
+    return Table("runs", exp.name, table_columns, rows, cells=cells, csv_lines=lines, xlsx_rows=made)
 
 
 def _plain_grades_per_run(

@@ -62,6 +62,9 @@ class Table:
             values as the `JsonText` the store keeps, the JSONL-only columns None.
         csv_lines: Optionally, a function returning the CSV's data lines ready made (no line ends), a
             list at a time: byte for byte what `write_csv` makes of `spreadsheet_rows`.
+        xlsx_rows: Optionally, a function returning the sheet's data rows ready made (``<row>``
+            elements numbered from 2, UTF-8), a list at a time: byte for byte what `write_xlsx` makes
+            of `spreadsheet_rows`.
     """
 
     what: str
@@ -71,6 +74,7 @@ class Table:
     notes: tuple[str, ...] = ()
     cells: Callable[[], Iterator[tuple[Any, ...]]] | None = field(default=None, repr=False)
     csv_lines: Callable[[], Iterator[list[str]]] | None = field(default=None, repr=False)
+    xlsx_rows: Callable[[], Iterator[list[bytes]]] | None = field(default=None, repr=False)
 
     def spreadsheet_rows(self) -> Iterator[tuple[Any, ...]]:
         """The rows as CSV and XLSX write them: `cells` when the table has that cheaper form (JSON

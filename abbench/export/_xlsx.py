@@ -105,35 +105,41 @@ def _text(value: str) -> str:
 
 
 def _string_cell(ref: str, value: str, style: int = _STYLE_TEXT) -> str:
+    """A text cell (an inline string) at `ref`."""
     return f'<c r="{ref}" s="{style}" t="inlineStr"><is><t xml:space="preserve">{_text(value)}</t></is></c>'
 
 
-class _Dates:
-    """ISO-8601 text -> an Excel serial date (UTC: Excel has no time zones), remembered (runs share
-    their seconds); None for text that is not a date."""
+def _number_cell(ref: str, digits: str) -> str:
+    """A number cell at `ref`, written `digits`."""
+    return f'<c r="{ref}"><v>{digits}</v></c>'
+
+
+def _bool_cell(ref: str, bit: str) -> str:
+    """A boolean cell at `ref`: `bit` is 1 or 0."""
+    return f'<c r="{ref}" t="b"><v>{bit}</v></c>'
+
+
+class _Dates(dict[str, str | None]):
+    """ISO-8601 text -> its Excel serial date (UTC: Excel has no time zones) as the sheet writes it, 16
+    significant digits; None for text that is not a date. Remembered (runs share their seconds), and
+    read as a dict, the cheapest lookup a cell can make."""
 
     _EPOCH = datetime(1899, 12, 31)
 
-    def __init__(self) -> None:
-        self.seen: dict[str, float | None] = {}
-
-    def __call__(self, text: str) -> float | None:
-        found = self.seen.get(text, 0.0)
-        if found != 0.0:
-            return found
-        if len(self.seen) > 100_000:
-            self.seen.clear()
+    def __missing__(self, text: str) -> str | None:
+        if len(self) > 100_000:
+            self.clear()
         try:
             moment = datetime.fromisoformat(text).replace(tzinfo=None)
         except ValueError:
-            self.seen[text] = None
+            self[text] = None
             return None
         delta = moment - self._EPOCH
         serial = delta.days + (float(delta.seconds) + float(delta.microseconds) / 1e6) / 86400
         if serial > 59:  # Excel counts 29 February 1900
             serial += 1
-        self.seen[text] = serial
-        return serial
+        digits = self[text] = f"{serial:.16G}"
+        return digits
 
 
 def _any_cell(column: Column, value: Any, ref: str, dates: _Dates) -> str:
@@ -149,15 +155,15 @@ def _any_cell(column: Column, value: Any, ref: str, dates: _Dates) -> str:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
         return _string_cell(ref, text)
     if column.kind == "datetime":
-        serial = dates(value) if isinstance(value, str) else None
+        serial = dates[value] if isinstance(value, str) else None
         if serial is not None:
-            return f'<c r="{ref}" s="{_STYLE_DATE}"><v>{serial:.16G}</v></c>'
+            return f'<c r="{ref}" s="{_STYLE_DATE}"><v>{serial}</v></c>'
         if isinstance(value, datetime):
             return _any_cell(column, value.isoformat(), ref, dates)
     elif isinstance(value, bool):
-        return f'<c r="{ref}" t="b"><v>{int(value)}</v></c>'
+        return _bool_cell(ref, str(int(value)))
     elif isinstance(value, (int, float)):
-        return f'<c r="{ref}"><v>{value:.16G}</v></c>' if math.isfinite(value) else ""
+        return _number_cell(ref, f"{value:.16G}") if math.isfinite(value) else ""
     return _string_cell(ref, str(value))
 
 
@@ -175,13 +181,13 @@ def _cell_code(n: int, column: Column, i: int) -> str:
 
         return f"(''if(x:=r[{i}])is None else f'{text}'if type(x)is {kind} and x else {slow})"
     if column.kind in ("int", "float"):
-        number = f'<c r="{ref}"><v>{{x:.16G}}</v></c>'
+        number = _number_cell(ref, "{x:.16G}")
         return f"(''if(x:=r[{i}])is None else f'{number}'if(type(x)is int or type(x)is float)and x-x==0 else {slow})"
     if column.kind == "bool":
-        true, false = f'<c r="{ref}" t="b"><v>1</v></c>', f'<c r="{ref}" t="b"><v>0</v></c>'
+        true, false = _bool_cell(ref, "1"), _bool_cell(ref, "0")
         return f"(''if(x:=r[{i}])is None else(f'{true}'if x else f'{false}')if type(x)is bool else {slow})"
-    date = f'<c r="{ref}" s="{_STYLE_DATE}"><v>{{d:.16G}}</v></c>'
-    return f"(''if(x:=r[{i}])is None else f'{date}'if type(x)is str and(d:=D(x))is not None else {slow})"
+    date = f'<c r="{ref}" s="{_STYLE_DATE}"><v>{{d}}</v></c>'
+    return f"(''if(x:=r[{i}])is None else f'{date}'if type(x)is str and(d:=D[x])is not None else {slow})"
 
 
 def _row_writer(
@@ -192,16 +198,30 @@ def _row_writer(
     It is compiled from one expression per column (`_cell_code`), so a row costs no Python call per
     cell beyond the text escaping.
     """
+    body = "+".join(_cell_code(n, c, i) for n, (c, i) in enumerate(zip(columns, index, strict=True))) or "''"
+    writer: Callable[[tuple[Any, ...], int], str] = _compile(
+        f"lambda r, n_: f'<row r=\"{{n_}}\">'+{body}+'</row>'", columns, dates
+    )
+    return writer
+
+
+def cells_writer(
+    columns: list[Column], n: int, count: int, dates: _Dates
+) -> Callable[[tuple[Any, ...], int], str]:
+    """The `count` cells from sheet column `n` on as `_row_writer` writes them, from a row holding just
+    their values."""
+    body = "+".join(_cell_code(n + i, columns[n + i], i) for i in range(count)) or "''"
+    writer: Callable[[tuple[Any, ...], int], str] = _compile(f"lambda r, n_: {body}", columns, dates)
+    return writer
+
+
+def _compile(source: str, columns: list[Column], dates: _Dates) -> Any:
+    """`source` (made of `_cell_code` expressions for `columns`) evaluated with the names they use."""
     slow = [
         (lambda column: lambda x, ref: _any_cell(column, x, ref, dates))(c) for c in columns
     ]  # one bound column each
-    body = "+".join(_cell_code(n, c, i) for n, (c, i) in enumerate(zip(columns, index, strict=True))) or "''"
-    source = f"lambda r, n_: f'<row r=\"{{n_}}\">'+{body}+'</row>'"
     scope = {"A": slow, "T": _text, "D": dates, "J": JsonText, "E": _ESCAPED.search, "M": XLSX_MAX_CELL}
-    writer: Callable[[tuple[Any, ...], int], str] = eval(
-        source, scope
-    )  # our own expressions, from column kinds
-    return writer
+    return eval(source, scope)  # our own expressions, from column kinds
 
 
 def _sheet_head(columns: list[Column]) -> str:
@@ -278,7 +298,11 @@ def write_xlsx(table: Table, out: Path) -> int:
             zf.writestr(_entry(name), text)
         with zf.open(_entry("xl/worksheets/sheet1.xml"), "w", force_zip64=True) as raw:
             raw.write(_sheet_head(columns).encode("utf-8"))
-            n = _write_rows(table, columns, index, raw)
+            n = (
+                _write_rows(table, columns, index, raw)
+                if table.xlsx_rows is None
+                else _write_made(table, raw)
+            )
             filter_ref = f"A1:{column_letter(len(columns) - 1)}{n + 1}" if columns else None
             tail = f'<autoFilter ref="{filter_ref}"/>' if filter_ref else ""
             raw.write(f"</sheetData>{tail}</worksheet>".encode())
@@ -312,6 +336,17 @@ def _write_rows(table: Table, columns: list[Column], index: list[int], raw: IO[b
     _check_rows(table, n)
     raw.write(_clean("".join(block)).encode("utf-8"))
     return n - 1
+
+
+def _write_made(table: Table, raw: IO[bytes]) -> int:
+    """Write the data rows `table.xlsx_rows` made (sheet rows from 2, as bytes); returns how many."""
+    assert table.xlsx_rows is not None
+    n = 0
+    for rows in table.xlsx_rows():
+        n += len(rows)
+        _check_rows(table, n + 1)
+        raw.write(b"".join(rows))
+    return n
 
 
 def _check_rows(table: Table, n: int) -> None:

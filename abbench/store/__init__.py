@@ -77,6 +77,7 @@ if typing.TYPE_CHECKING:
         ArmSettings,
         RunSettings,
     )
+    from abbench.store._sheet_rows import SheetCell, SheetCells
     from abbench.store._snapshots import load_snapshot, snapshot_skill
     from abbench.store._spec import (
         ArmSpec,
@@ -146,6 +147,8 @@ __all__ = [
     "RunSpend",
     "RunTable",
     "RunsProvenance",
+    "SheetCell",
+    "SheetCells",
     "StoppingSpec",
     "Store",
     "StoreState",
@@ -258,6 +261,10 @@ __getattr__, __dir__ = _lazy.exports(
             "INTERRUPTED",
             "RunRecord",
             "WorkItem",
+        ),
+        "abbench.store._sheet_rows": (
+            "SheetCell",
+            "SheetCells",
         ),
         "abbench.store._snapshots": (
             "load_snapshot",

@@ -21,6 +21,7 @@ from abbench.store._profiles import ProfilesMixin
 from abbench.store._results import ResultsMixin
 from abbench.store._reviews import ReviewsMixin
 from abbench.store._runs import RunsMixin
+from abbench.store._sheet_rows import SheetRowsMixin
 from abbench.store._snapshots import SnapshotsMixin
 from abbench.store._writes import WritesMixin
 
@@ -42,6 +43,7 @@ class Store(
     AnalysisMixin,
     PagesMixin,
     LinesMixin,
+    SheetRowsMixin,
     WritesMixin,
     OwnersMixin,
     StoreBase,
