@@ -64,25 +64,27 @@ def _cell(n: int, v: str, kind: str, formats: tuple[str, ...], cells: SheetCells
     it passes the same tests itself."""
     slow = f"{_CELL}({n},n_,{v})"
     fmt = ["'" + f.replace("'", "''") + "'" for f in formats]
-    exact = f"typeof({v})='integer' AND {v} BETWEEN -{_EXACT} AND {_EXACT}"
     if kind == "bool":
         return (
             f"(CASE {v} WHEN 1 THEN printf({fmt[0]},n_) WHEN 0 THEN printf({fmt[1]},n_) "
             f"ELSE (CASE WHEN {v} IS NOT NULL THEN {slow} END) END)"
         )
+    # by typeof first: a value that is a whole expression is worked out once per use
+    integer = f"(CASE WHEN {v} BETWEEN -{_EXACT} AND {_EXACT} THEN printf({fmt[0]},n_,{v}) ELSE {slow} END)"
     if kind == "int":
-        return f"(CASE WHEN {v} IS NULL THEN '' WHEN {exact} THEN printf({fmt[0]},n_,{v}) ELSE {slow} END)"
+        return f"(CASE typeof({v}) WHEN 'null' THEN '' WHEN 'integer' THEN {integer} ELSE {slow} END)"
     if kind == "float":
-        return (
-            f"(CASE WHEN {v} IS NULL THEN '' WHEN {exact} THEN printf({fmt[0]},n_,{v}) "
-            f"WHEN typeof({v})='real' AND {v}!=0 AND {v} BETWEEN -{_EXACT}.0 AND {_EXACT}.0 "
-            f"AND {v}=CAST({v} AS INTEGER) THEN printf({fmt[0]},n_,CAST({v} AS INTEGER)) ELSE {slow} END)"
+        whole = (
+            f"(CASE WHEN {v}!=0 AND {v} BETWEEN -{_EXACT}.0 AND {_EXACT}.0 AND {v}=CAST({v} AS INTEGER) "
+            f"THEN printf({fmt[0]},n_,CAST({v} AS INTEGER)) ELSE {slow} END)"
         )
-    plain = f"length({v})<={cells.max_text}" + ("" if checked else f" AND {_plain(v, cells)}")
-    return (
-        f"(CASE WHEN {v} IS NULL THEN '' WHEN typeof({v})='text' AND {v}!='' AND {plain} "
-        f"THEN printf({fmt[0]},n_,{v}) ELSE {slow} END)"
-    )
+        return (
+            f"(CASE typeof({v}) WHEN 'null' THEN '' WHEN 'integer' THEN {integer} WHEN 'real' THEN {whole} "
+            f"ELSE {slow} END)"
+        )
+    plain = f"length({v}) BETWEEN 1 AND {cells.max_text}" + ("" if checked else f" AND {_plain(v, cells)}")
+    text = f"(CASE WHEN {plain} THEN printf({fmt[0]},n_,{v}) ELSE {slow} END)"
+    return f"(CASE typeof({v}) WHEN 'text' THEN {text} WHEN 'null' THEN '' ELSE {slow} END)"
 
 
 def _plain(v: str, cells: SheetCells) -> str:
