@@ -6,20 +6,21 @@ formats the export passes (`SheetCells`), with the cells SQLite can write exactl
 escape, no cut and no replaced character; integers a double holds exactly (the writer's ``.16G`` goes
 through a double); integral non-zero floats; verdicts. Every other cell — most floats (SQLite's float
 text is not Python's), dates, empty text, values of an unexpected type — goes through the export's
-own cell function, so a row is the one the Python writer would write. The rows come back as bytes, the
-way they go into the file, and the row numbers are counted in SQL (a window over each slice, after
-the rows of the slices before it).
+own cell function, so a row is the one the Python writer would write. A row's texts are first tested
+together (`_plain_row`); a row that fails takes the careful cell tests. The rows come back as bytes,
+the way they go into the file, numbered in SQL: by case in a slice holding a run of each of its
+cases, else by a window, after the rows of the slices before it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from abbench.store._analysis import latest_grade_joins
 from abbench.store._base import StoreBase
-from abbench.store._lines import _csv_values, _in_order
+from abbench.store._lines import _csv_values
 
 SheetCell = Callable[..., str]
 """``(cell position, sheet row, *values) -> the XML of the cells from that position, as the writer
@@ -154,8 +155,7 @@ class SheetRowsMixin(StoreBase):
         chunk: int = 2000,
     ) -> Iterator[list[bytes]]:
         """An experiment's runs as sheet rows (UTF-8 ``<row>`` elements numbered from `first_row`), in
-        the order and with the cells of `export_run_rows`' rows, up to `chunk` cases' runs at a time
-        (read by two threads, a few slices ahead).
+        the order and with the cells of `export_run_rows`' rows, up to `chunk` cases' runs at a time.
 
         Args:
             exp_id: The experiment.
@@ -199,20 +199,14 @@ class SheetRowsMixin(StoreBase):
         common |= names | marks
         slices = [{**common, **s} for s in self._sheet_slices(exp_id, chunk, first_row)]
 
-        def read(params: dict[str, Any]) -> list[bytes]:
-            conn = self.conn  # this thread's own connection
-            conn.create_function(_CELL, -1, cells.cell, deterministic=True)
-            cursor = conn.cursor()
-            cursor.row_factory = None
+        # Read in this thread: SQLite's allocator takes one lock for every connection, and a row's
+        # ~150 allocations made two readers cost more CPU time than they saved wall time.
+        self.conn.create_function(_CELL, -1, cells.cell, deterministic=True)
+        cursor = self.conn.cursor()
+        cursor.row_factory = None
+        for params in slices:
             rows = cursor.execute(dense if params["dense"] else sparse, params).fetchall()
-            return [r[0] for r in rows]
-
-        # `_in_order` hands back whatever `read` returns, in order: here lists of bytes
-        reader = cast(Callable[[tuple[Any, ...]], list[str]], read)
-        yield from cast(
-            Iterator[list[bytes]],
-            _in_order(reader, cast(list[tuple[Any, ...]], slices), self.close_thread_connection),
-        )
+            yield [r[0] for r in rows]
 
     def _sheet_slices(self, exp_id: int, chunk: int, first_row: int) -> list[dict[str, Any]]:
         """The slices of an experiment's runs in export order (arm, round, case), each with the sheet
