@@ -210,17 +210,52 @@ class SheetRowsMixin(StoreBase):
 
     def _sheet_slices(self, exp_id: int, chunk: int, first_row: int) -> list[dict[str, Any]]:
         """The slices of an experiment's runs in export order (arm, round, case), each with the sheet
-        rows before it: one count per slice, read along the (experiment, arm, case, round) index."""
-        counts = self.conn.execute(
-            "SELECT a.id, a.name, r.round, r.case_idx / ?, count(*), min(r.case_idx), max(r.case_idx) FROM arms a "
-            "JOIN runs r ON r.experiment_id = a.experiment_id AND r.arm_id = a.id "
-            "WHERE a.experiment_id = ? GROUP BY a.id, r.round, r.case_idx / ? "
-            "ORDER BY a.position, r.round, r.case_idx / ?",
-            (chunk, exp_id, chunk, chunk),
-        ).fetchall()
+        rows before it. An arm's round with a run of every case between its first and last (the
+        common one: rows numbered by case) is counted in one pass along the (experiment, arm, case,
+        round) index and sliced by arithmetic; any other is counted slice by slice."""
         slices: list[dict[str, Any]] = []
         before = first_row - 1
-        for arm_id, arm, rnd, k, n, first, last in counts:
+        plan = self.conn.execute(
+            "SELECT a.id, a.name, (SELECT group_concat(DISTINCT round) FROM runs WHERE experiment_id = ?) "
+            "FROM arms a WHERE a.experiment_id = ? ORDER BY a.position",
+            (exp_id, exp_id),
+        ).fetchall()
+        for arm_id, arm, rounds in plan:
+            for rnd in sorted(int(x) for x in (rounds or "").split(",") if x):
+                before = self._arm_round_slices(exp_id, arm_id, arm, rnd, chunk, before, slices)
+        return slices
+
+    def _arm_round_slices(
+        self,
+        exp_id: int,
+        arm_id: int,
+        arm: str,
+        rnd: int,
+        chunk: int,
+        before: int,
+        slices: list[dict[str, Any]],
+    ) -> int:
+        """Append the slices of one arm's round to `slices` (see `_sheet_slices`); the rows after them."""
+        n, low, high = self.conn.execute(
+            "SELECT count(*), min(case_idx), max(case_idx) FROM runs WHERE experiment_id = ? AND arm_id = ? "
+            "AND round = ?",
+            (exp_id, arm_id, rnd),
+        ).fetchone()
+        if not n:
+            return before
+        dense = n == high - low + 1
+        if dense:
+            parts = [
+                (k, min(high + 1, (k + 1) * chunk) - max(low, k * chunk), max(low, k * chunk))
+                for k in range(low // chunk, high // chunk + 1)
+            ]
+        else:
+            parts = self.conn.execute(
+                "SELECT case_idx / ?, count(*), min(case_idx) FROM runs WHERE experiment_id = ? "
+                "AND arm_id = ? AND round = ? GROUP BY 1 ORDER BY 1",
+                (chunk, exp_id, arm_id, rnd),
+            ).fetchall()
+        for k, count, first in parts:
             slices.append(
                 {
                     "arm_id": arm_id,
@@ -230,8 +265,8 @@ class SheetRowsMixin(StoreBase):
                     "stop": (k + 1) * chunk,
                     "before": before,
                     "base": before + 1 - first,
-                    "dense": n == last - first + 1,
+                    "dense": dense,
                 }
             )
-            before += n
-        return slices
+            before += count
+        return before
