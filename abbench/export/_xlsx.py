@@ -23,7 +23,7 @@ from typing import IO, Any
 from xml.sax.saxutils import escape, quoteattr
 
 from abbench.dataset import column_letter
-from abbench.errors import UsageError
+from abbench.errors import StoreError, UsageError
 from abbench.export._tables import Column, JsonText, Table
 
 XLSX_MAX_ROWS = 1_048_576
@@ -345,8 +345,26 @@ def _write_made(table: Table, raw: IO[bytes]) -> int:
     for rows in table.xlsx_rows():
         n += len(rows)
         _check_rows(table, n + 1)
-        raw.write(b"".join(rows))
+        block = b"".join(rows)
+        try:  # SQLite hands its text over as stored: a file Excel cannot open is refused here instead
+            block.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            bad = next(i for i, r in enumerate(rows) if not _is_utf8(r))
+            raise StoreError(
+                f"the {table.what} of {table.experiment}: sheet row {n - len(rows) + bad + 2:,} holds text "
+                f"that is not UTF-8 ({exc.reason}); the store was written by another tool: fix that run's "
+                "text, or export csv or jsonl"
+            ) from None
+        raw.write(block)
     return n
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _check_rows(table: Table, n: int) -> None:

@@ -137,3 +137,22 @@ def test_the_glob_names_what_the_writer_changes():
         c = chr(k)
         (globbed,) = conn.execute("SELECT ? GLOB ?", (f"a{c}b", UNSAFE)).fetchone()
         assert bool(globbed) == bool(_ESCAPED.match(c) or _ILLEGAL.match(c) or c == "\ufffd"), hex(k)
+
+
+def test_text_that_is_not_utf8_is_refused_not_written(store, tmp_path):
+    # Only another tool can store such text (Python's sqlite3 writes UTF-8): bytes passed through as
+    # they are would make a file Excel refuses to open, so the export stops and says where.
+    from abbench.errors import StoreError
+    from tests.results import cases_of, make_experiment, table_2x2
+
+    a, b = table_2x2(3, 1, 1, 3)
+    exp = make_experiment(store, "e", cases_of(len(a)), {"control": a, "treatment": b})
+    table = export_table(exp.id, "runs", store=store)
+    assert table.xlsx_rows is not None
+    write_xlsx(table, tmp_path / "good.xlsx")
+    with store.conn:
+        store.conn.execute(
+            "UPDATE runs SET session_id = CAST(x'61ff62' AS TEXT) WHERE id = (SELECT min(id) FROM runs)"
+        )
+    with pytest.raises(StoreError, match=r"sheet row 2 holds text that is not UTF-8 \(invalid start byte\)"):
+        write_xlsx(export_table(exp.id, "runs", store=store), tmp_path / "bad.xlsx")
