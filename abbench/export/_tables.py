@@ -12,7 +12,7 @@ from abbench.types import Case, GradeStatus, outcome_word, run_outcome
 if TYPE_CHECKING:
     import pandas as pd
 
-    from abbench.store import Experiment, Grade, RunRecord, Store
+    from abbench.store import Experiment, Grade, LineBlock, RunRecord, Store
 
 KINDS = ("text", "int", "float", "bool", "datetime", "json")
 """What a column holds; writers use it to keep numbers numbers and dates dates."""
@@ -60,8 +60,8 @@ class Table:
         notes: Things a reader of the file should know (e.g. why a table is empty).
         cells: Optionally, a function returning the same rows for spreadsheets, cheaper to make: JSON
             values as the `JsonText` the store keeps, the JSONL-only columns None.
-        csv_lines: Optionally, a function returning the CSV's data lines ready made (no line ends), a
-            list at a time: byte for byte what `write_csv` makes of `spreadsheet_rows`.
+        csv_lines: Optionally, a function returning the CSV's data lines ready made, a block of them at
+            a time: byte for byte what `write_csv` makes of `spreadsheet_rows`.
         xlsx_rows: Optionally, a function returning the sheet's data rows ready made (``<row>``
             elements numbered from 2, UTF-8), a list at a time: byte for byte what `write_xlsx` makes
             of `spreadsheet_rows`.
@@ -73,7 +73,7 @@ class Table:
     rows: Callable[[], Iterator[tuple[Any, ...]]] = field(repr=False)
     notes: tuple[str, ...] = ()
     cells: Callable[[], Iterator[tuple[Any, ...]]] | None = field(default=None, repr=False)
-    csv_lines: Callable[[], Iterator[list[str]]] | None = field(default=None, repr=False)
+    csv_lines: Callable[[], Iterator[LineBlock]] | None = field(default=None, repr=False)
     xlsx_rows: Callable[[], Iterator[list[bytes]]] | None = field(default=None, repr=False)
 
     def spreadsheet_rows(self) -> Iterator[tuple[Any, ...]]:

@@ -79,12 +79,10 @@ def _write_csv(table: Table, columns: list[Column], index: list[int], f: IO[str]
     writer.writerow([neutralise_formula(c.name) for c in columns])
     if table.csv_lines is not None:
         n = 0
-        from abbench.export._lines import unmark
-
         for lines in table.csv_lines():
-            f.write(unmark("\r\n".join(lines)))
+            f.write(lines.text)
             f.write("\r\n")
-            n += len(lines)
+            n += lines.lines
         return n
     convert = _csv_row(table.columns, index)
     n = 0

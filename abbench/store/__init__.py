@@ -35,6 +35,7 @@ if typing.TYPE_CHECKING:
     from abbench.store._experiments import TRY_TAG, Arm, Experiment
     from abbench.store._failures import FailureKind, Failures
     from abbench.store._grades import GRADE_COLUMNS, Grade
+    from abbench.store._lines import LineBlock, mark_line
     from abbench.store._migrations import SCHEMA_VERSION
     from abbench.store._outcomes import CaseOutcomes
     from abbench.store._owners import (
@@ -138,6 +139,7 @@ __all__ = [
     "Failures",
     "Grade",
     "GradeWrite",
+    "LineBlock",
     "Review",
     "ReviewSample",
     "RunFailures",
@@ -167,6 +169,7 @@ __all__ = [
     "load_dataset",
     "load_snapshot",
     "loads",
+    "mark_line",
     "now_iso",
     "open_store",
     "parse_expiry",
@@ -221,6 +224,7 @@ __getattr__, __dir__ = _lazy.exports(
             "GRADE_COLUMNS",
             "Grade",
         ),
+        "abbench.store._lines": ("LineBlock", "mark_line"),
         "abbench.store._migrations": ("SCHEMA_VERSION",),
         "abbench.store._owners": (
             "SCOPES",

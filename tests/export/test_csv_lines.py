@@ -21,6 +21,7 @@ from abbench.export import export_table, write_csv
 from abbench.export._lines import csv_field
 from abbench.runner import create_experiment, run_experiment
 from abbench.store import open_store
+from abbench.store._lines import _Shape
 from abbench.types import AgentOutput, Case, Usage
 from tests.experiments import save_cases
 
@@ -175,6 +176,45 @@ def test_the_fixture_experiments_give_the_same_bytes(finished, tmp_path):
             continue
         sql, python = _both(table, tmp_path)
         assert sql == python, shape
+
+
+@pytest.fixture
+def ways(monkeypatch):
+    """How the slices of the exports made meanwhile were read: ``first``, ``(lines, lines read again)``
+    of each slice read with its text cells as they are; ``blocks``, how many slices were finished (those
+    not in ``first`` were read by the CSV rules at once)."""
+    seen = {"first": [], "blocks": 0}
+    check, finish = _Shape.unchecked, _Shape.block
+
+    def unchecked(self, rows, head):
+        redo = check(self, rows, head)
+        seen["first"].append((len(rows), len(redo)))
+        return redo
+
+    def block(self, rows):
+        seen["blocks"] += 1
+        return finish(self, rows)
+
+    monkeypatch.setattr(_Shape, "unchecked", unchecked)
+    monkeypatch.setattr(_Shape, "block", block)
+    return seen
+
+
+def test_every_way_of_reading_a_slice_gives_the_python_writers_bytes(edge, finished, tmp_path, ways):
+    store, exp_id = edge
+    sql, python = _both(export_table(exp_id, "runs", store=store), tmp_path)
+    assert sql == python
+    clean_store, ids = finished
+    for exp_id in ids.values():
+        table = export_table(exp_id, "runs", store=clean_store)
+        if table.csv_lines is not None:
+            sql, python = _both(table, tmp_path)
+            assert sql == python
+    first = ways["first"]
+    assert any(n and redo == 0 for n, redo in first)  # every line taken as SQL first wrote it
+    assert any(0 < redo < n for n, redo in first)  # some lines read again by the rules
+    assert any(2 * redo > n for n, redo in first)  # most: that reader's next slice read by the rules
+    assert ways["blocks"] > len(first)
 
 
 def test_the_edge_store_holds_what_the_lines_must_handle(edge):
