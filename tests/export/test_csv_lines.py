@@ -92,6 +92,8 @@ ODDITIES = (
     "UPDATE runs SET raw_output = 'a \"b\", c' || char(10) WHERE id % 29 = 1",
     "UPDATE runs SET reason = 'mark ' || char(65534) || '0 ' || char(65534) || '1' WHERE id % 29 = 2",
     "UPDATE runs SET reason = 'both ' || char(0) || char(65534) || ',' WHERE id % 29 = 3",
+    "UPDATE runs SET prediction = 'place ' || char(65534) || '2 of a float' WHERE id % 29 = 4",
+    "UPDATE runs SET score = 7, confidence = x'41' WHERE id % 29 = 5",
     "UPDATE runs SET model = x'00ff' WHERE id % 31 = 0",
     "UPDATE runs SET executed_at = NULL WHERE id % 37 = 0",
     "UPDATE runs SET evidence_refs = '' WHERE id % 41 = 0",
