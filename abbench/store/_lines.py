@@ -276,10 +276,12 @@ def _select(values: list[tuple[str, str]], careful: bool) -> str:
     """SQL: SELECT a run's line (its id, the experiment and arm cells' parameter, `_cell` of each of
     `values`), then what goes in each place of the line, in order: a float cell's value, a JSON cell
     written by the CSV rules (a list or object with anything in it holds quotes, which would fail
-    Python's check of the line)."""
+    Python's check of the line; the common empty list needs no rule)."""
     cells = [None if kind == "json" else _cell(n, v, kind, careful) for n, (v, kind) in enumerate(values)]
     placed = [
-        v if kind == "float" else _cell(n, v, kind, True)
+        v
+        if kind == "float"
+        else f"(CASE WHEN {v} IS NULL OR {v} = '[]' THEN {v} ELSE {_cell(n, v, kind, True)} END)"
         for n, (v, kind) in enumerate(values)
         if kind in ("float", "json")
     ]
