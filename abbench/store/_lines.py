@@ -285,7 +285,7 @@ def _select(values: list[tuple[str, str]], careful: bool) -> str:
         for n, (v, kind) in enumerate(values)
         if kind in ("float", "json")
     ]
-    return f"SELECT {', '.join([_printf(['r.id', '?', *cells]), *placed])}"  # type: ignore[list-item]
+    return f"SELECT {', '.join([_printf(['r.id', '?', *cells]), *placed])}"
 
 
 class _Shape:
