@@ -60,6 +60,8 @@ def load_spec(source: str | Path | dict[str, Any] | ExperimentSpec) -> tuple[Exp
             mark = getattr(exc, "problem_mark", None)
             where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
             raise ExperimentError(f"{path}{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from exc
+        if isinstance(data, dict) and isinstance(data.get("arms"), dict):
+            _arm_names_are_text(path, data["arms"])
         base = path.resolve().parent
         origin = str(path)
     else:
@@ -71,6 +73,33 @@ def load_spec(source: str | Path | dict[str, Any] | ExperimentSpec) -> tuple[Exp
         return ExperimentSpec.model_validate(data), base
     except ValidationError as exc:
         raise ExperimentError(f"{origin}: {'; '.join(_problems(exc))}") from None
+
+
+_YAML_KINDS = {"bool": "a boolean", "int": "a number", "float": "a number", "null": "nothing (null)"}
+
+
+def _arm_names_are_text(path: Path, arms: dict[Any, Any]) -> None:
+    """Raise, with the line of each, if YAML read an arm's name as something else than text: ``yes``,
+    ``no``, ``on``, ``off`` are booleans to YAML 1.1 and ``1`` a number, so the arm would not be the
+    one the file names."""
+    odd = [name for name in arms if not isinstance(name, str)]
+    if not odd:
+        return
+    node = yaml.compose(path.read_text(encoding="utf-8"))
+    places: list[str] = []
+    for key, value in node.value if isinstance(node, yaml.MappingNode) else []:
+        if key.value == "arms" and isinstance(value, yaml.MappingNode):
+            for name, _ in value.value:
+                if name.tag != "tag:yaml.org,2002:str":
+                    kind = name.tag.rsplit(":", 1)[-1]
+                    places.append(
+                        f"line {name.start_mark.line + 1}, column {name.start_mark.column + 1}: "
+                        f"{name.value!r} is read as {_YAML_KINDS.get(kind, kind)}, not a name"
+                    )
+    raise ExperimentError(
+        f"{path}: arm names must be text — {'; '.join(places) or ', '.join(map(repr, odd))}; "
+        f'put each in quotes (e.g. "yes":)'
+    )
 
 
 # Where pydantic names the branch of a union in an error's location ("dataset.str"), not a key.

@@ -89,6 +89,23 @@ def test_definition_errors_name_their_place(tmp_path):
         load_spec(broken)
 
 
+def test_an_arm_name_yaml_reads_as_a_boolean_is_refused_with_its_line(tmp_path):
+    """``yes:`` / ``no:`` are booleans to YAML 1.1: the arm would be named True, not the file's word."""
+    spec = tmp_path / "exp.yaml"
+    spec.write_text(
+        "name: x\ndataset: d\narms:\n  yes: {agent: builtin}\n  'no': {agent: builtin}\n  2: {agent: builtin}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ExperimentError) as err:
+        load_spec(spec)
+    message = str(err.value)
+    assert "line 4, column 3: 'yes' is read as a boolean" in message
+    assert "line 6, column 3: '2' is read as a number" in message
+    assert "'no'" not in message.split("—")[1].split(";")[0]  # the quoted name is text
+    spec.write_text("name: x\ndataset: d\narms:\n  'yes': {agent: builtin}\n", encoding="utf-8")
+    assert list(load_spec(spec)[0].arms) == ["yes"]
+
+
 def test_arm_extras_become_parameters():
     spec, _ = load_spec({"name": "x", "dataset": "d", "arms": {"a": {"agent": "builtin", "latency_ms": 20}}})
     assert spec.arms["a"].params == {"latency_ms": 20}
