@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -352,19 +352,25 @@ def _measure(
 ) -> ExperimentMetrics:
     """`experiment_metrics`' figures, read from the store."""
     kind = resolve_outcome(store, exp.id, outcome)
+    # Two helper threads while this one reads the runs: what every attempt spent (one aggregate answered
+    # in a row per arm) and each arm's usage numbers (turned into arrays in Python while SQLite, which
+    # hands back the GIL, packs the runs' codes here).
+    spending = store.read_aside(lambda: store.attempt_spend(exp.id))
+    usage_ids = [a.id for a in exp.arms if arms is None or a.name in arms]
+    usages = store.read_aside(lambda: {i: store.executed_usage(exp.id, i) for i in usage_ids})
     # The runs without their numbers (the same order and figures, a fraction of the objects), and each
     # arm's usage numbers apart, in that order.
     table = store.load_run_flags(exp.id, arms=arms, threshold=low_confidence)
     kinds = grader_kinds(store, exp.id)
     grades = store.grade_table(exp.id) if any(k != "rule" for k in kinds.values()) else []
     judge_cost = _judge_cost(store, exp.id) if grades else {}
-    spend = store.attempt_spend(exp.id)
+    spend = spending.result()
     ctx, case_pos = _context(store, exp, table, kind, confidence, low_confidence, cluster)
     arm_objects = [exp.arm(a) for a in table.arms]
     judges = judge_scores(
         grades,
         {a.id: a.name for a in arm_objects},
-        {int(v): i for i, v in enumerate(ctx.case_values)},
+        {int(v): i for i, v in enumerate(ctx.case_values)} if grades else {},
         confidence,
     )
     notes = [_stopping_note(exp)] if exp.spec.stopping is not None else []
@@ -378,7 +384,7 @@ def _measure(
         judge_cost,
         judges,
         spend,
-        lambda arm_id: store.executed_usage(exp.id, arm_id),
+        usages.result(),
     )
     notes += [
         f"{a.arm}: {a.accuracy.reason}"
@@ -413,11 +419,11 @@ def _arms(
     judge_cost: dict[int, float],
     judges: tuple[JudgeScore, ...],
     spend: dict[int, ArmSpend],
-    numbers: Callable[[int], tuple[np.ndarray, ...]],
+    numbers: Mapping[int, tuple[np.ndarray, ...]],
 ) -> tuple[list[ArmMetrics], list[GroupAccuracy], list[GroupAccuracy]]:
     """Each arm's figures, and the rows of the per-domain and per-round tables, arm by arm (`numbers`:
-    an arm's usage numbers by arm id, `abbench.store.Store.executed_usage`, read when its turn comes so
-    that one arm's are held at a time). Each arm's runs are views of `table`'s rows, not copies."""
+    each arm's usage numbers by arm id, `abbench.store.Store.executed_usage`). Each arm's runs are views
+    of `table`'s rows, not copies."""
     arm_metrics: list[ArmMetrics] = []
     by_domain: list[GroupAccuracy] = []
     by_round: list[GroupAccuracy] = []
@@ -431,7 +437,7 @@ def _arms(
             judge_cost.get(arm.id, 0.0),
             tuple(j for j in judges if j.arm == arm.name),
             spend.get(arm.id),
-            numbers(arm.id),
+            numbers[arm.id],
         )
         arm_metrics.append(result)
         by_domain.extend(domain_rows)

@@ -232,8 +232,16 @@ class AnalysisMixin(StoreBase):
 
     def grader_kinds(self, exp_id: int) -> dict[str, str]:
         """The graders that graded the experiment and their kinds (``rule``, ``judge``, ``pairwise``)."""
+        # The names walked in the grades_experiment index (experiment, grader), each found by seeking the
+        # first one above the last: a few seeks, not a pass over every grade.
         names = [
-            r[0] for r in self.query("SELECT DISTINCT grader FROM grades WHERE experiment_id=?", (exp_id,))
+            r[0]
+            for r in self.query(
+                "WITH RECURSIVE g(name) AS (SELECT min(grader) FROM grades WHERE experiment_id=:e UNION ALL "
+                "SELECT (SELECT min(grader) FROM grades WHERE experiment_id=:e AND grader > g.name) FROM g "
+                "WHERE g.name IS NOT NULL) SELECT name FROM g WHERE name IS NOT NULL",
+                {"e": exp_id},
+            )
         ]
         kinds: dict[str, str] = {}
         for name in names:

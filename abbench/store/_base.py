@@ -11,10 +11,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from contextvars import ContextVar
+from contextvars import ContextVar, copy_context
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Generic, Self, TypeVar
 from urllib.parse import quote
 
 from abbench.errors import SchemaVersionError, StoreError
@@ -344,6 +344,32 @@ class StoreBase:
                     log.warning("could not undo a write after a rollback", exc_info=True)
         self._local.undo = keep
 
+    def read_aside(self, read: Callable[[], _T]) -> Aside[_T]:
+        """Start `read` (reads of this store only) on a helper thread with a connection of its own, and
+        return at once: `Aside.result` waits for its value (or raises its error).
+
+        SQLite hands the GIL back while it steps a query, so an aggregate that answers in a few rows
+        (each arm's spend over every attempt) runs beside the caller's own reads on the other core.
+        Inside a transaction open on this thread, `read` runs here and now: the helper's connection
+        would not see what the transaction wrote.
+        """
+        aside: Aside[_T] = Aside()
+        if self.conn.in_transaction:
+            aside.run(read)
+            return aside
+        context = copy_context()  # the caller's owner (`acting_as`) scopes the helper's reads too
+
+        def work() -> None:
+            try:
+                context.run(aside.run, read)
+            finally:
+                self.close_thread_connection()
+
+        thread = threading.Thread(target=work, name="abbench-read-aside", daemon=True)
+        aside.thread = thread
+        thread.start()
+        return aside
+
     def query(self, sql: str, params: Any = ()) -> list[sqlite3.Row]:
         """Rows of a read-only query on this thread's connection."""
         return self.conn.execute(sql, params).fetchall()
@@ -366,3 +392,31 @@ class StoreBase:
     def abspath(self, relative: str) -> Path:
         """The absolute path of a file the tables name relative to the store folder."""
         return self.path / relative
+
+
+_T = TypeVar("_T")
+
+
+class Aside(Generic[_T]):
+    """A read started by `StoreBase.read_aside`: its value once `result` is called."""
+
+    def __init__(self) -> None:
+        self.thread: threading.Thread | None = None
+        self._value: Any = None
+        self._error: BaseException | None = None
+
+    def run(self, read: Callable[[], _T]) -> None:
+        """Run `read`, keeping its value or its error for `result`."""
+        try:
+            self._value = read()
+        except BaseException as exc:  # handed to the caller by `result`
+            self._error = exc
+
+    def result(self) -> _T:
+        """The read's value, once it is done; its error raised here when it failed."""
+        if self.thread is not None:
+            self.thread.join()
+        if self._error is not None:
+            raise self._error
+        value: _T = self._value
+        return value

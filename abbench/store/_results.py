@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
+from abbench._memo import Memo
 from abbench.errors import NotFoundError
 from abbench.store._base import StoreBase
 from abbench.store._outcomes import CaseOutcomes, _case_sums, _sums_table
@@ -23,6 +24,8 @@ from abbench.types import RunOutcome, RunState
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
+
+    from abbench.store._pages import StoreState
 
 OUTCOMES: tuple[str, ...] = tuple(o.value for o in RunOutcome)
 """What became of a run, by code (the index into this tuple):
@@ -460,8 +463,17 @@ class _RunReader:
         return extra
 
 
+_FIELDS: Memo[tuple[np.ndarray, list[np.ndarray]]] = Memo(4)
+"""The latest datasets' case fields (`ResultsMixin._dataset_fields`), each with the store's state it was
+read in."""
+
+
 class ResultsMixin(StoreBase):
     """Loading an experiment's results for metrics and comparisons; mixed into `Store`."""
+
+    if TYPE_CHECKING:
+
+        def state_stamp(self) -> StoreState: ...
 
     def _arm_ids(self, exp_id: int, arms: Sequence[str] | None) -> tuple[list[int], list[str]]:
         rows = self.query("SELECT id, name FROM arms WHERE experiment_id=? ORDER BY position", (exp_id,))
@@ -509,28 +521,9 @@ class ResultsMixin(StoreBase):
             wanted = np.asarray(case_idx, dtype=np.int64)
         # return_index takes numpy's sorting path: the plain call hashes, 10× slower on 100,000 cases
         wanted = np.unique(wanted, return_index=True)[0]
-        gold = "expected" if expected else "NULL"
-        # Three concatenated columns instead of a row per case: a hundred thousand cases read in one go.
-        ids, joined_ids, joined_domains, joined_gold, n = cursor.execute(
-            "SELECT group_concat(idx), group_concat(case_id, char(30)), "
-            "group_concat(IFNULL(domain, char(29)), char(30)), "
-            f"group_concat(IFNULL({gold}, char(29)), char(30)), count(*) "
-            "FROM (SELECT idx, case_id, domain, expected FROM cases WHERE dataset_id=? ORDER BY idx)",
-            (row[0],),
-        ).fetchone()
-        idx = _int_list(ids)
-        split = [
-            _split_texts(joined_ids, n),
-            _split_texts(joined_domains, n, repeated=True),
-            _split_texts(joined_gold, n, repeated=True),
-        ]
-        texts = [t for t in split if t is not None]
-        if len(texts) < len(split):  # a field holds the separator itself: read row by row
-            rows = cursor.execute(
-                f"SELECT case_id, domain, {gold} FROM cases WHERE dataset_id=? ORDER BY idx", (row[0],)
-            ).fetchall()
-            columns = list(zip(*rows, strict=True)) if rows else [(), (), ()]
-            texts = [_objects(c) for c in columns]
+        idx, texts = self._dataset_fields(cursor, row[0])
+        if not expected:
+            texts = [texts[0], texts[1], np.full(idx.size, None, dtype=object)]
         keep = np.isin(idx, wanted)
         if keep.sum() != wanted.size:
             missing = np.setdiff1d(wanted, idx)
@@ -539,6 +532,19 @@ class ResultsMixin(StoreBase):
                 f"({', '.join(map(str, missing[:5]))}); the dataset was changed under the store"
             )
         return CaseFields(idx[keep], texts[0][keep], texts[1][keep], texts[2][keep])
+
+    def _dataset_fields(self, cursor: sqlite3.Cursor, dataset_id: int) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Position, then id, domain and gold of every case of a dataset, kept while nothing is written
+        (`_FIELDS`): the results widget's figures and its comparison both read them."""
+        state = self.state_stamp()
+        if state.in_transaction:  # what is read inside one must not be kept (see `StoreState`)
+            return _read_dataset_fields(cursor, dataset_id)
+        return _FIELDS.get(
+            (str(self.db_path), dataset_id),
+            state,
+            lambda: _read_dataset_fields(cursor, dataset_id),
+            same=lambda kept, now: bool(kept.same(now)),
+        )
 
     def load_runs(self, exp_id: int, *, arms: Sequence[str] | None = None, text: bool = False) -> RunTable:
         """An experiment's runs as numpy columns (see `RunTable`), ordered by arm, case and round.
@@ -650,6 +656,32 @@ class ResultsMixin(StoreBase):
             cursor.execute(sums.format("INDEXED BY runs_experiment_state", OPEN_STATES), params)
         )
         return _case_sums(exp_id, finished, rest)
+
+
+def _read_dataset_fields(cursor: sqlite3.Cursor, dataset_id: int) -> tuple[np.ndarray, list[np.ndarray]]:
+    """`ResultsMixin._dataset_fields` read from the store."""
+    # Three concatenated columns instead of a row per case: a hundred thousand cases read in one go.
+    ids, joined_ids, joined_domains, joined_gold, n = cursor.execute(
+        "SELECT group_concat(idx), group_concat(case_id, char(30)), "
+        "group_concat(IFNULL(domain, char(29)), char(30)), "
+        "group_concat(IFNULL(expected, char(29)), char(30)), count(*) "
+        "FROM (SELECT idx, case_id, domain, expected FROM cases WHERE dataset_id=? ORDER BY idx)",
+        (dataset_id,),
+    ).fetchone()
+    idx = _int_list(ids)
+    split = [
+        _split_texts(joined_ids, n),
+        _split_texts(joined_domains, n, repeated=True),
+        _split_texts(joined_gold, n, repeated=True),
+    ]
+    texts = [t for t in split if t is not None]
+    if len(texts) < len(split):  # a field holds the separator itself: read row by row
+        rows = cursor.execute(
+            "SELECT case_id, domain, expected FROM cases WHERE dataset_id=? ORDER BY idx", (dataset_id,)
+        ).fetchall()
+        columns = list(zip(*rows, strict=True)) if rows else [(), (), ()]
+        texts = [_objects(c) for c in columns]
+    return idx, texts
 
 
 def _empty_table(exp_id: int, arms: tuple[str, ...], text: bool) -> RunTable:
