@@ -105,6 +105,15 @@ class Decision(Result):
         """The three dimensions in order."""
         return (self.capability, self.cost, self.stability)
 
+    @property
+    def headline(self) -> str:
+        """The conclusion as a heading says it: a pass names the dimensions it did not assess, so that
+        it never reads as a pass on all three."""
+        missing = [d.name for d in self.dimensions if not d.assessed]
+        if self.conclusion == "pass" and missing:
+            return f"pass on what was assessed — not assessed: {', '.join(missing)}"
+        return self.conclusion
+
 
 def _f(value: Any) -> float | None:
     if value is None:

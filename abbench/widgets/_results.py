@@ -649,7 +649,7 @@ class ResultsWidget(View):
         return (
             head
             + verdict
-            + f"<b>Decision ({escape(g.pair_text)}): {escape(g.decision.conclusion)}</b>"
+            + f"<b>Decision ({escape(g.pair_text)}): {escape(g.decision.headline)}</b>"
             + dims
             + f'<b title="{escape(g.source)}">Rules</b> ({escape(says.removeprefix("rules: "))})'
             + rules

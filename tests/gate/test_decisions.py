@@ -148,6 +148,8 @@ def test_the_default_gate_shows_what_it_could_not_assess_and_warns_on_a_dearer_c
     # One round: stability is not assessed, shown as such, and neither passes nor blocks.
     assert g.decision.stability.conclusion == "not assessed"
     assert any(line.startswith("  stability  not assessed ") for line in lines), result.output
+    assert g.decision.conclusion == "pass"  # on capability and cost; the heading says what is missing
+    assert g.decision.headline == "pass on what was assessed — not assessed: stability"
     assert any(line.startswith("  · stability: stability_pass == true: no value") for line in lines)
     # The skill's injected text makes every call dearer: the default rules warn above the stated share.
     change = next(r for r in g.rules if r.rule.metric == "cost_change")
