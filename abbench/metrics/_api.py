@@ -352,19 +352,20 @@ def _measure(
 ) -> ExperimentMetrics:
     """`experiment_metrics`' figures, read from the store."""
     kind = resolve_outcome(store, exp.id, outcome)
-    # Two helper threads while this one reads the runs: what every attempt spent (one aggregate answered
+    # On a helper thread while this one reads the runs: what every attempt spent (one aggregate answered
     # in a row per arm) and each arm's usage numbers (turned into arrays in Python while SQLite, which
     # hands back the GIL, packs the runs' codes here).
-    spending = store.read_aside(lambda: store.attempt_spend(exp.id))
     usage_ids = [a.id for a in exp.arms if arms is None or a.name in arms]
-    usages = store.read_aside(lambda: {i: store.executed_usage(exp.id, i) for i in usage_ids})
+    aside = store.read_aside(
+        lambda: (store.attempt_spend(exp.id), {i: store.executed_usage(exp.id, i) for i in usage_ids})
+    )
     # The runs without their numbers (the same order and figures, a fraction of the objects), and each
     # arm's usage numbers apart, in that order.
     table = store.load_run_flags(exp.id, arms=arms, threshold=low_confidence)
     kinds = grader_kinds(store, exp.id)
     grades = store.grade_table(exp.id) if any(k != "rule" for k in kinds.values()) else []
     judge_cost = _judge_cost(store, exp.id) if grades else {}
-    spend = spending.result()
+    spend, usages = aside.result()
     ctx, case_pos = _context(store, exp, table, kind, confidence, low_confidence, cluster)
     arm_objects = [exp.arm(a) for a in table.arms]
     judges = judge_scores(
@@ -384,7 +385,7 @@ def _measure(
         judge_cost,
         judges,
         spend,
-        usages.result(),
+        usages,
     )
     notes += [
         f"{a.arm}: {a.accuracy.reason}"

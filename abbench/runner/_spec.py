@@ -54,52 +54,46 @@ def load_spec(source: str | Path | dict[str, Any] | ExperimentSpec) -> tuple[Exp
         path = Path(source)
         if not path.exists():
             raise ExperimentError(f"experiment definition {path} does not exist")
+        text = path.read_text(encoding="utf-8")
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
             raise ExperimentError(f"{path}{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from exc
-        if isinstance(data, dict) and isinstance(data.get("arms"), dict):
-            _arm_names_are_text(path, data["arms"])
         base = path.resolve().parent
         origin = str(path)
     else:
-        data = source
+        data, text = source, None
         origin = "experiment definition"
     if not isinstance(data, dict):
         raise ExperimentError(f"{origin}: expected a mapping with name, dataset and arms")
     try:
         return ExperimentSpec.model_validate(data), base
     except ValidationError as exc:
-        raise ExperimentError(f"{origin}: {'; '.join(_problems(exc))}") from None
+        raise ExperimentError(f"{origin}: {'; '.join(_problems(exc, text))}") from None
 
 
-_YAML_KINDS = {"bool": "a boolean", "int": "a number", "float": "a number", "null": "nothing (null)"}
+_KINDS = {bool: "a boolean", int: "a number", float: "a number", type(None): "nothing (null)"}
 
 
-def _arm_names_are_text(path: Path, arms: dict[Any, Any]) -> None:
-    """Raise, with the line of each, if YAML read an arm's name as something else than text: ``yes``,
-    ``no``, ``on``, ``off`` are booleans to YAML 1.1 and ``1`` a number, so the arm would not be the
-    one the file names."""
-    odd = [name for name in arms if not isinstance(name, str)]
-    if not odd:
-        return
-    node = yaml.compose(path.read_text(encoding="utf-8"))
-    places: list[str] = []
-    for key, value in node.value if isinstance(node, yaml.MappingNode) else []:
-        if key.value == "arms" and isinstance(value, yaml.MappingNode):
-            for name, _ in value.value:
-                if name.tag != "tag:yaml.org,2002:str":
-                    kind = name.tag.rsplit(":", 1)[-1]
-                    places.append(
-                        f"line {name.start_mark.line + 1}, column {name.start_mark.column + 1}: "
-                        f"{name.value!r} is read as {_YAML_KINDS.get(kind, kind)}, not a name"
-                    )
-    raise ExperimentError(
-        f"{path}: arm names must be text — {'; '.join(places) or ', '.join(map(repr, odd))}; "
-        f'put each in quotes (e.g. "yes":)'
-    )
+def _key_not_text(parent: list[str], key: Any, text: str | None) -> str:
+    """The problem of a mapping key YAML read as something else than text (``yes``, ``no``, ``on`` and
+    ``off`` are booleans to YAML 1.1, ``2`` a number): the name would not be the one the file shows.
+    With the file's `text`, the key's line and column and its word as written."""
+    said = repr(key)
+    node = yaml.compose(text) if text else None
+    for part in parent:  # down to the mapping holding the key
+        found = (
+            [v for k, v in node.value if str(k.value) == part] if isinstance(node, yaml.MappingNode) else []
+        )
+        node = found[0] if found else None
+    for name, _ in node.value if isinstance(node, yaml.MappingNode) else []:
+        if name.tag != "tag:yaml.org,2002:str" and yaml.safe_load(name.value) == key:
+            said = f"line {name.start_mark.line + 1}, column {name.start_mark.column + 1}: {name.value!r}"
+            break
+    kind = _KINDS.get(type(key), type(key).__name__)
+    return f'{".".join(parent) or "(top)"}: {said} is read as {kind}, not a name — put it in quotes (e.g. "yes":)'
 
 
 # Where pydantic names the branch of a union in an error's location ("dataset.str"), not a key.
@@ -127,11 +121,17 @@ _MODELS: dict[tuple[str, ...], type[BaseModel]] = {
 }
 
 
-def _problems(exc: ValidationError) -> list[str]:
-    """Each validation error as ``place: what is wrong`` — unknown keys with the valid ones listed."""
+def _problems(exc: ValidationError, text: str | None = None) -> list[str]:
+    """Each validation error as ``place: what is wrong`` — unknown keys with the valid ones listed, a key
+    that is not text with its line in the definition's `text` (when it came from a file)."""
     problems: list[str] = []
     for err in exc.errors():
         loc = [str(p) for p in err["loc"]]
+        if loc[-1:] == ["[key]"] and not isinstance(err.get("input"), str):
+            problems.append(
+                _key_not_text([p for p in loc[:-2] if p not in _UNION_BRANCHES], err["input"], text)
+            )
+            continue
         branch = next((p for p in loc if p in _UNION_BRANCHES), None)
         # A mapping given where a union also allows a string: the string branch's complaint is noise.
         if branch in ("str", "int") and isinstance(err.get("input"), (dict, list)):
