@@ -1,7 +1,7 @@
 """CSV lines of a runs export built inside SQLite (`abbench.store.Store.export_run_csv_lines`).
 
 The store builds each line in C by the rules of `abbench.export.write_csv`'s cells and hands every
-cell it cannot write exactly (values of an unexpected type, text holding a NUL) to `_general_cell`
+cell it cannot write exactly (values of an unexpected type, text holding a NUL) to `_GeneralCell`
 here, which is the Python writer's own rule: the lines are byte for byte what the Python writer
 writes from the same table (the export tests compare both on every kind of value).
 """
@@ -30,21 +30,22 @@ def csv_field(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
 
-def _general_cell(columns: Sequence[Column]) -> Callable[[int, Any], str]:
+class _GeneralCell:
     """The cell function the store calls for cell `n` (of `columns`) of a line: the value converted
-    as the runs table converts it (verdicts to booleans, JSON text kept as text), then `_text_cell`."""
+    as the runs table converts it (verdicts to booleans, JSON text kept as text), then `_text_cell`.
+    A class, not a closure, so that an export's worker processes can be handed it."""
 
-    kinds = [c.kind for c in columns]
+    def __init__(self, columns: Sequence[Column]) -> None:
+        self.columns = list(columns)
+        self.kinds = [c.kind for c in columns]
 
-    def cell(n: int, value: Any) -> str:
-        kind = kinds[n]
+    def __call__(self, n: int, value: Any) -> str:
+        kind = self.kinds[n]
         if value is not None and kind == "bool":
             value = bool(value)
         elif value is not None and kind == "json":
             value = JsonText(value)
-        return mark_line(csv_field(_text_cell(columns[n], value)))
-
-    return cell
+        return mark_line(csv_field(_text_cell(self.columns[n], value)))
 
 
 def run_csv_lines(
@@ -67,7 +68,7 @@ def run_csv_lines(
             exp.dataset_id,
             graders,
             head=head,
-            cell=_general_cell(columns[3:]),
+            cell=_GeneralCell(columns[3:]),
             outcome_words=OUTCOME_WORDS,
         )
 

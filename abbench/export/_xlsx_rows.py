@@ -2,7 +2,7 @@
 
 The store writes each ``<row>`` by the cell markup of `abbench.export._xlsx` (its printf formats made
 here from the writer's own cell functions) and hands every cell it cannot write exactly to
-`_general_cell`, which is the writer's compiled cell with its block clean-up: the rows are byte for
+`_GeneralCell`, which is the writer's compiled cell with its block clean-up: the rows are byte for
 byte what `write_xlsx` writes from the same table (the export tests compare both on every kind of
 value).
 """
@@ -26,7 +26,7 @@ from abbench.export._xlsx import (
 from abbench.types import OUTCOME_WORDS
 
 if TYPE_CHECKING:
-    from abbench.store import Experiment, SheetCell, SheetCells, Store
+    from abbench.store import Experiment, SheetCells, Store
 
 UNSAFE = "*[&<>\r\x01-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]*"
 """GLOB of the text `_xlsx._text` escapes or `_xlsx._clean` replaces, NUL aside (a GLOB cannot hold
@@ -35,23 +35,30 @@ MARKS = ("&", "<", ">", "_x", "\ufffe", "\uffff")
 """Text `_xlsx._text` escapes or `_xlsx._clean` changes, sought as it is."""
 
 
-def _general_cell(columns: Sequence[Column], dates: _Dates) -> SheetCell:
+class _GeneralCell:
     """The cell function the store calls for the cells from `n` (of `columns`) of sheet row `row`: a
     value converted as the runs table converts it (verdicts to booleans, JSON text kept as text), then
-    the writer's own cells, cleaned as the writer cleans its blocks (only text can need it)."""
-    kinds = [c.kind for c in columns]
-    writers: dict[tuple[int, int], Callable[[tuple[Any, ...], int], str]] = {}
+    the writer's own cells, cleaned as the writer cleans its blocks (only text can need it). A class,
+    not a closure, so that an export's worker processes can be handed it (without its compiled cells,
+    which each process makes again)."""
 
-    def cell(n: int, row: int, *values: Any) -> str:
-        write = writers.get((n, len(values)))
+    def __init__(self, columns: Sequence[Column], dates: _Dates) -> None:
+        self.columns, self.dates = list(columns), dates
+        self.kinds = [c.kind for c in columns]
+        self.writers: dict[tuple[int, int], Callable[[tuple[Any, ...], int], str]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "writers": {}}
+
+    def __call__(self, n: int, row: int, *values: Any) -> str:
+        write = self.writers.get((n, len(values)))
         if write is None:
-            write = writers[n, len(values)] = cells_writer(list(columns), n, len(values), dates)
-        if kinds[n] in ("bool", "json") and values[0] is not None:
-            values = (bool(values[0]) if kinds[n] == "bool" else JsonText(values[0]),)
+            write = self.writers[n, len(values)] = cells_writer(self.columns, n, len(values), self.dates)
+        kind = self.kinds[n]
+        if kind in ("bool", "json") and values[0] is not None:
+            values = (bool(values[0]) if kind == "bool" else JsonText(values[0]),)
         xml = write(values, row)
         return _clean(xml) if "inlineStr" in xml else xml
-
-    return cell
 
 
 def _formats(n: int, column: Column) -> tuple[str, ...]:
@@ -77,7 +84,7 @@ def sheet_cells(columns: Sequence[Column]) -> SheetCells:
         unsafe=UNSAFE,
         marks=MARKS,
         max_text=XLSX_MAX_CELL,
-        cell=_general_cell(columns, _Dates()),
+        cell=_GeneralCell(columns, _Dates()),
     )
 
 

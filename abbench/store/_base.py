@@ -221,6 +221,13 @@ class StoreBase:
             return conn
         raise StoreError(f"cannot read {self.db_path} ({error}); is it an abbench store?")
 
+    def reader_uri(self) -> str:
+        """The SQLite URI another process reads this store's database by (read-only)."""
+        uri = f"file:{quote(str(self.db_path))}?mode=ro"
+        if self._immutable:
+            uri += "&immutable=1"
+        return uri
+
     def close(self) -> None:
         """Close this thread's connection and those of threads that have ended.
 

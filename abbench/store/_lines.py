@@ -10,28 +10,33 @@ Reading 600,000 runs as tuples of ~40 Python objects costs more than a CSV expor
 - The lines that fail those checks are read again with every text cell written by the CSV rules in
   SQL; once most lines of a slice failed, a reader reads its next slices that way at once.
 
-Floats never become SQL text (SQLite's float text is not Python's repr, nor fast): the line holds a
-place for each float cell, the value comes back beside the line, and Python writes its ``repr`` there.
-A JSON cell, written by the CSV rules in SQL (a list or object with anything in it holds quotes), comes
-back beside the line the same way, so that Python's check of the line sees text cells alone.
+Floats become SQL text only when whole (``%d`` and ``.0`` is their repr; SQLite's other float text is
+not Python's repr, nor fast): the line holds a place for any other float cell, the value comes back
+beside the line, and Python writes its ``repr`` there. A JSON cell with anything in it, written by
+the CSV rules in SQL (a list or object holds quotes), comes back beside the line the same way, so that
+Python's check of the line sees text cells alone; an empty list or no value is written in the line.
 Every other cell SQL cannot write exactly (values of an unexpected type, text holding a NUL or `MARK`)
 goes through the `CsvCell` function the export passes, which is the Python writer's own rule, so a line
 is the one the Python writer would write.
+
+A big export's slices are read by two worker processes (`abbench.store._workers`), a small one's in
+the caller's thread: the job (`_CsvSlices`) and the cell function are picklable for that.
 """
 
 from __future__ import annotations
 
-import math
-import queue
 import re
-import threading
+import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from itertools import chain
+from operator import is_not
 from typing import Any
 
 from abbench.store._analysis import latest_grade_joins
 from abbench.store._base import StoreBase
+from abbench.store._workers import read_slices, worker_count
 
 CsvCell = Callable[[int, Any], str]
 """``(cell position, value) -> the cell as the CSV writer writes it``: the general path of a cell."""
@@ -75,13 +80,14 @@ _CELL = "abbench_csv_cell"
 _QUOTED = "'*[,\"' || char(10) || char(13) || ']*'"
 _FORMULA_CODES = "(61,43,45,64,9,13)"  # = + - @ tab CR: `abbench.export.FORMULA_PREFIXES`
 _FORMULA_AFTER_COMMA = re.compile(",[=+\\-@\t]")  # (a CR anywhere fails the count of line breaks)
-_NOT_WRITTEN = {None: "", math.inf: "", -math.inf: ""}
-"""Float cells a repr does not write: empty (SQLite holds no NaN)."""
+_WHOLE = 1e15
+"""A whole float below it in size is written by SQL, as its repr writes it (``%d`` and ``.0``)."""
 
 
-def _cell(n: int, v: str, kind: str, careful: bool) -> str | None:
+def _cell(n: int, v: str, kind: str, careful: bool) -> str:
     """SQL: cell `n` of a CSV line from value `v` of a column of `kind`, for ``printf('%s')`` (which
-    writes NULL as nothing); None for a float cell, a place in the line that Python fills.
+    writes NULL as nothing); for a float cell SQL's repr cannot match, or a JSON cell with anything in
+    it, a place (`_FLOAT`) that Python fills from `_placed`.
 
     The common value of the kind is written as it is, `careful` text by the CSV rules (else as it is,
     for Python to check for quotes, commas, line breaks and formula prefixes), anything else through
@@ -93,7 +99,12 @@ def _cell(n: int, v: str, kind: str, careful: bool) -> str | None:
     if kind == "int":
         return f"(CASE WHEN typeof({v}) IN ('integer','null') THEN {v} ELSE {slow} END)"
     if kind == "float":
-        return None
+        return (
+            f"(CASE typeof({v}) WHEN 'null' THEN NULL WHEN 'real' THEN (CASE WHEN {_whole(v)} "
+            f"THEN printf('%d.0',{v}) ELSE '{_FLOAT}' END) ELSE {slow} END)"
+        )
+    if kind == "json":
+        return f"(CASE WHEN {v} IS NULL OR {v} = '[]' THEN {v} ELSE '{_FLOAT}' END)"
     text = f"NOT instr({v},char(0)) AND {v} < x''"  # (NULL for NULL)
     if not careful:
         return f"(CASE WHEN {text} THEN {v} WHEN {v} IS NOT NULL THEN {slow} END)"
@@ -107,15 +118,26 @@ def _cell(n: int, v: str, kind: str, careful: bool) -> str | None:
     )
 
 
-def _printf(args: list[str | None]) -> str:
-    """SQL: the args joined by commas, None as a float cell's place, in one ``printf`` per 100
-    (SQLite's limit is 127 arguments): one string built once, not a copy per ``||``."""
+def _whole(v: str) -> str:
+    """SQL: whether real `v` is a whole number `_cell` writes (REAL columns hold no -0.0: SQLite reads
+    a whole REAL back from its integer form, so ``0.0`` is the only zero)."""
+    return f"{v} = CAST({v} AS INTEGER) AND {v} BETWEEN -{_WHOLE} AND {_WHOLE}"
+
+
+def _placed(n: int, v: str, kind: str) -> str:
+    """SQL: what Python writes in the place `_cell` left for cell `n` (a float or a JSON cell), NULL
+    when it left none: the float itself; the JSON text by the CSV rules (a list or object with
+    anything in it holds quotes, which would fail Python's check of the line)."""
+    if kind == "float":
+        return f"(CASE WHEN typeof({v}) = 'real' AND NOT ({_whole(v)}) THEN {v} END)"
+    return f"(CASE WHEN {v} IS NULL OR {v} = '[]' THEN NULL ELSE {_cell(n, v, 'text', True)} END)"
+
+
+def _printf(args: list[str]) -> str:
+    """SQL: the args joined by commas, in one ``printf`` per 100 (SQLite's limit is 127 arguments):
+    one string built once, not a copy per ``||``."""
     parts = [args[i : i + 100] for i in range(0, len(args), 100)]
-    return " || ',' || ".join(
-        f"printf('{','.join(_FLOAT if a is None else '%s' for a in p)}', "
-        f"{', '.join(a for a in p if a is not None)})"
-        for p in parts
-    )
+    return " || ',' || ".join(f"printf('{','.join('%s' for _ in p)}', {', '.join(p)})" for p in parts)
 
 
 _EXECUTED = "r.executed_at IS NOT NULL"
@@ -240,31 +262,45 @@ class LinesMixin(StoreBase):
             for rnd in sorted(int(x) for x in (rounds or "").split(",") if x)
             for start in range(0, int(last or 0) + 1, chunk)
         ]
-        shape = _Shape(values, cell)
-        care = threading.local()  # per reader: whether most lines of its last slice needed care
+        rows = self.conn.execute("SELECT count(*) FROM runs WHERE experiment_id = ?", (exp_id,)).fetchone()[0]
+        job = _CsvSlices(fast, careful, in_slice, _Shape(values, cell))
+        for block in read_slices(
+            job, slices, conn=lambda: self.conn, uri=self.reader_uri(), workers=worker_count(rows)
+        ):
+            if block.lines:
+                yield block
 
-        def read(params: tuple[Any, ...]) -> LineBlock:
-            conn = self.conn  # this thread's own connection
-            conn.create_function(_CELL, 2, cell, deterministic=True)
-            cursor = conn.cursor()
-            cursor.row_factory = None
-            if getattr(care, "first", False):
-                return shape.block(cursor.execute(careful + in_slice, params).fetchall())
-            rows = cursor.execute(fast + in_slice, params).fetchall()
-            redo = shape.unchecked(rows, params[0])
-            if redo:
-                care.first = 2 * len(redo) > len(rows)
-                ids = [_run_id(rows[i]) for i in redo]
-                again = cursor.execute(
-                    careful + " AND r.id IN (SELECT value FROM json_each(?))",
-                    (*params[:-2], "[" + ",".join(ids) + "]"),
-                ).fetchall()
-                by_id = {_run_id(row): row for row in again}
-                for i, run in zip(redo, ids, strict=True):
-                    rows[i] = by_id.get(run, rows[i])  # (a run deleted meanwhile keeps its first line)
-            return shape.block(rows)
 
-        yield from _in_order(read, slices, self.close_thread_connection)
+class _CsvSlices:
+    """Reads a slice's lines (a `read_slices` job): first with text cells as they are, then the lines
+    that fail `_Shape.unchecked` again with every text cell written by the CSV rules; once most lines
+    of a slice failed, the next slices are read that way at once."""
+
+    def __init__(self, fast: str, careful: str, in_slice: str, shape: _Shape) -> None:
+        self.fast, self.careful, self.in_slice, self.shape = fast, careful, in_slice, shape
+        self.care_first = False
+
+    def prepare(self, conn: sqlite3.Connection) -> None:
+        conn.create_function(_CELL, 2, self.shape.cell, deterministic=True)
+
+    def read(self, conn: sqlite3.Connection, params: tuple[Any, ...]) -> LineBlock:
+        cursor = conn.cursor()
+        cursor.row_factory = None
+        if self.care_first:
+            return self.shape.block(cursor.execute(self.careful + self.in_slice, params).fetchall())
+        rows = cursor.execute(self.fast + self.in_slice, params).fetchall()
+        redo = self.shape.unchecked(rows, params[0])
+        if redo:
+            self.care_first = 2 * len(redo) > len(rows)
+            ids = [_run_id(rows[i]) for i in redo]
+            again = cursor.execute(
+                self.careful + " AND r.id IN (SELECT value FROM json_each(?))",
+                (*params[:-2], "[" + ",".join(ids) + "]"),
+            ).fetchall()
+            by_id = {_run_id(row): row for row in again}
+            for i, run in zip(redo, ids, strict=True):
+                rows[i] = by_id.get(run, rows[i])  # (a run deleted meanwhile keeps its first line)
+        return self.shape.block(rows)
 
 
 def _run_id(row: tuple[Any, ...]) -> str:
@@ -274,72 +310,58 @@ def _run_id(row: tuple[Any, ...]) -> str:
 
 def _select(values: list[tuple[str, str]], careful: bool) -> str:
     """SQL: SELECT a run's line (its id, the experiment and arm cells' parameter, `_cell` of each of
-    `values`), then what goes in each place of the line, in order: a float cell's value, a JSON cell
-    written by the CSV rules (a list or object with anything in it holds quotes, which would fail
-    Python's check of the line; the common empty list needs no rule)."""
-    cells = [None if kind == "json" else _cell(n, v, kind, careful) for n, (v, kind) in enumerate(values)]
-    placed = [
-        v
-        if kind == "float"
-        else f"(CASE WHEN {v} IS NULL OR {v} = '[]' THEN {v} ELSE {_cell(n, v, kind, True)} END)"
-        for n, (v, kind) in enumerate(values)
-        if kind in ("float", "json")
-    ]
+    `values`), then `_placed` of each float and JSON cell, in order."""
+    cells = [_cell(n, v, kind, careful) for n, (v, kind) in enumerate(values)]
+    placed = [_placed(n, v, kind) for n, (v, kind) in enumerate(values) if kind in ("float", "json")]
     return f"SELECT {', '.join([_printf(['r.id', '?', *cells]), *placed])}"
 
 
 class _Shape:
-    """The cells of a slice's rows as SQL gives them (a line, then what goes in each of its places), to
-    check lines and to finish them."""
+    """The cells of a slice's rows as SQL gives them (a line, then what goes in each float and JSON
+    cell's place, NULL where the line has none), to check lines and to finish them."""
 
     def __init__(self, values: list[tuple[str, str]], cell: CsvCell) -> None:
         self.cell = cell
-        self.places = [(n, kind) for n, (_, kind) in enumerate(values) if kind in ("float", "json")]
+        self.places = sum(kind in ("float", "json") for _, kind in values)
         self.commas = len(values) + 1  # between the run id, the experiment, the arm and the cells
 
     def unchecked(self, rows: list[tuple[Any, ...]], head: str) -> list[int]:
         """The positions of the rows whose line, its text cells written as they are, may not be what the
         CSV rules write: with a quote, a line break, a formula prefix, or a comma or mark that is not
-        the line's own (`head`, the experiment and arm cells, holds its own)."""
+        the line's own (`head`, the experiment and arm cells, holds its own; a place is one mark)."""
         per_line = {c: head.count(c) for c in (",", '"', "\n", "\r", MARK)}
         per_line[","] += self.commas
-        per_line[MARK] += len(self.places)
-
         formulas = len(_FORMULA_AFTER_COMMA.findall(head))
 
-        def met(text: str, n: int) -> bool:
+        def met(text: str, n: int, places: int) -> bool:
             return (
                 text.count(",") == n * per_line[","]
-                and text.count(MARK) == n * per_line[MARK]
+                and text.count(MARK) == n * per_line[MARK] + places
                 and text.count("\n") == n * per_line["\n"] + n - 1
                 and text.count("\r") == n * per_line["\r"]
                 and text.count('"') == n * per_line['"']
                 and len(_FORMULA_AFTER_COMMA.findall(text)) == n * formulas
             )
 
-        if met("\n".join([row[0] for row in rows]), len(rows)):
+        if met("\n".join([row[0] for row in rows]), len(rows), len(self._placed(rows))):
             return []
-        return [i for i, row in enumerate(rows) if not met(row[0], 1)]
+        return [i for i, row in enumerate(rows) if not met(row[0], 1, len(self._placed([row])))]
+
+    def _placed(self, rows: list[tuple[Any, ...]]) -> list[Any]:
+        """The values of the places in `rows`' lines, in order."""
+        if not self.places:
+            return []
+        values = list(chain.from_iterable(rows))
+        del values[:: self.places + 1]  # the lines
+        return list(filter(partial(is_not, None), values))
 
     def block(self, rows: list[tuple[Any, ...]]) -> LineBlock:
-        """The rows' lines joined by CRLF, each place filled (a float cell's repr, a JSON cell's text),
-        the marks undone."""
+        """The rows' lines joined by CRLF, each place filled (a float cell's repr, empty for an
+        infinity; a JSON cell's text), the marks undone."""
         text = "\r\n".join([row[0] for row in rows])
-        k = len(self.places)
-        if k:
-            values = list(chain.from_iterable(rows))
-            del values[:: k + 1]
-            written: list[Any] = [None] * len(values)
-            for at, (n, kind) in enumerate(self.places):
-                got = values[at::k]
-                if kind != "float":
-                    written[at::k] = map(_NOT_WRITTEN.get, got, got)
-                    continue
-                written[at::k] = map(_NOT_WRITTEN.get, got, map(repr, got))
-                if not {float, type(None)}.issuperset(map(type, got)):
-                    for j in range(at, len(values), k):  # another number, or text, in a float column
-                        if type(values[j]) is not float and values[j] is not None:
-                            written[j] = self.cell(n, values[j])
+        placed = self._placed(rows)
+        if placed:
+            written = [x if type(x) is str else repr(x) if x - x == 0 else "" for x in placed]
             pieces = text.split(_FLOAT)
             if len(pieces) != len(written) + 1:
                 raise AssertionError("a place in a line without its cell")  # (a bug, not the data)
@@ -347,51 +369,3 @@ class _Shape:
             joined[::2], joined[1::2] = pieces, written
             text = "".join(joined)
         return LineBlock(len(rows), unmark(text))
-
-
-def _in_order(
-    read: Callable[[tuple[Any, ...]], LineBlock], slices: list[tuple[Any, ...]], done: Callable[[], None]
-) -> Iterator[LineBlock]:
-    """`read` of each slice, in order, read by two threads a few slices ahead: SQLite builds lines
-    without holding the GIL, so two readers keep both cores of a small machine busy. Each thread
-    closes its connection (`done`) when it has no slice left or the caller stopped reading."""
-    stop = threading.Event()
-    results: list[queue.Queue[tuple[LineBlock | None, BaseException | None]]] = [
-        queue.Queue(2),
-        queue.Queue(2),
-    ]
-
-    def work(k: int) -> None:
-        try:
-            for params in slices[k::2]:
-                try:
-                    item: tuple[LineBlock | None, BaseException | None] = (read(params), None)
-                except BaseException as exc:  # handed to the reader, which raises it
-                    item = (None, exc)
-                while not stop.is_set():
-                    try:
-                        results[k].put(item, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set() or item[1] is not None:
-                    return
-        finally:
-            done()
-
-    threads = [
-        threading.Thread(target=work, args=(k,), name=f"abbench-export-{k}", daemon=True) for k in (0, 1)
-    ]
-    for t in threads:
-        t.start()
-    try:
-        for i in range(len(slices)):
-            block, error = results[i % 2].get()
-            if error is not None:
-                raise error
-            if block is not None and block.lines:
-                yield block
-    finally:
-        stop.set()
-        for t in threads:
-            t.join()

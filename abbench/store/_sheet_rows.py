@@ -14,6 +14,7 @@ cases, else by a window, after the rows of the slices before it.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,7 @@ from typing import Any
 from abbench.store._analysis import latest_grade_joins
 from abbench.store._base import StoreBase
 from abbench.store._lines import _csv_values
+from abbench.store._workers import read_slices, worker_count
 
 SheetCell = Callable[..., str]
 """``(cell position, sheet row, *values) -> the XML of the cells from that position, as the writer
@@ -56,6 +58,23 @@ class SheetCells:
     marks: tuple[str, ...]
     max_text: int
     cell: SheetCell
+
+
+class _SheetSlices:
+    """Reads a slice's sheet rows (a `read_slices` job): by case when the slice is dense, else by a
+    window."""
+
+    def __init__(self, dense: str, sparse: str, cell: SheetCell) -> None:
+        self.dense, self.sparse, self.cell = dense, sparse, cell
+
+    def prepare(self, conn: sqlite3.Connection) -> None:
+        conn.create_function(_CELL, -1, self.cell, deterministic=True)
+
+    def read(self, conn: sqlite3.Connection, params: dict[str, Any]) -> list[bytes]:
+        cursor = conn.cursor()
+        cursor.row_factory = None
+        rows = cursor.execute(self.dense if params["dense"] else self.sparse, params).fetchall()
+        return [r[0] for r in rows]
 
 
 def _cell(n: int, v: str, kind: str, formats: tuple[str, ...], cells: SheetCells, checked: bool) -> str:
@@ -199,14 +218,11 @@ class SheetRowsMixin(StoreBase):
         common |= names | marks
         slices = [{**common, **s} for s in self._sheet_slices(exp_id, chunk, first_row)]
 
-        # Read in this thread: SQLite's allocator takes one lock for every connection, and a row's
-        # ~150 allocations made two readers cost more CPU time than they saved wall time.
-        self.conn.create_function(_CELL, -1, cells.cell, deterministic=True)
-        cursor = self.conn.cursor()
-        cursor.row_factory = None
-        for params in slices:
-            rows = cursor.execute(dense if params["dense"] else sparse, params).fetchall()
-            yield [r[0] for r in rows]
+        rows = sum(s["rows"] for s in slices)
+        job = _SheetSlices(dense, sparse, cells.cell)
+        yield from read_slices(
+            job, slices, conn=lambda: self.conn, uri=self.reader_uri(), workers=worker_count(rows)
+        )
 
     def _sheet_slices(self, exp_id: int, chunk: int, first_row: int) -> list[dict[str, Any]]:
         """The slices of an experiment's runs in export order (arm, round, case), each with the sheet
@@ -266,6 +282,7 @@ class SheetRowsMixin(StoreBase):
                     "before": before,
                     "base": before + 1 - first,
                     "dense": dense,
+                    "rows": count,
                 }
             )
             before += count

@@ -1,0 +1,173 @@
+"""A big export's slices read by worker processes (`abbench.store._workers`) give the bytes of the
+in-thread read, and a worker that fails, dies or is abandoned never leaves a wrong file or a process
+behind.
+
+The byte comparisons run the edge experiment of `test_csv_lines` / `test_xlsx_rows` (values of every
+kind, oddities written straight into the store, slices with runs missing) with two workers, which
+`ABBENCH_EXPORT_WORKERS` turns on below the size an export would use them at by itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sqlite3
+
+import pytest
+
+from abbench.errors import StoreError
+from abbench.export import export_table, write_csv, write_xlsx
+from abbench.store import _workers
+from abbench.store._workers import read_slices, worker_count
+from tests.export.test_csv_lines import ODDITIES, build_edge
+from tests.export.test_xlsx_rows import SHEET_ODDITIES, _parts
+
+
+@pytest.fixture(scope="module")
+def edge(tmp_path_factory):
+    store, exp_id = build_edge(tmp_path_factory.mktemp("workers"), ODDITIES + SHEET_ODDITIES)
+    yield store, exp_id
+    store.close()
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """The worker processes started meanwhile."""
+    started = []
+    start = _workers._start
+
+    def counting(*args):
+        procs = start(*args)
+        started.extend(procs)
+        return procs
+
+    monkeypatch.setattr(_workers, "_start", counting)
+    return started
+
+
+def _export(write, table, path, workers, monkeypatch):
+    monkeypatch.setenv("ABBENCH_EXPORT_WORKERS", str(workers))
+    count = write(table, path)
+    return count, path.read_bytes()
+
+
+@pytest.mark.parametrize("write", [write_csv, write_xlsx], ids=["csv", "xlsx"])
+def test_two_workers_write_the_bytes_of_one_thread(edge, tmp_path, monkeypatch, counted, write):
+    store, exp_id = edge
+    table = export_table(exp_id, "runs", store=store)
+    here = _export(write, table, tmp_path / "here", 0, monkeypatch)
+    assert counted == []
+    apart = _export(write, table, tmp_path / "apart", 2, monkeypatch)
+    assert len(counted) == 2 and all(p.returncode == 0 for p in counted)  # both ran and ended
+    assert apart == here
+    # and both are the Python writer's bytes
+    python = dataclasses.replace(table, csv_lines=None, xlsx_rows=None)
+    assert write(python, tmp_path / "python") == here[0]
+    if write is write_csv:
+        assert (tmp_path / "python").read_bytes() == here[1]
+    else:
+        assert _parts(tmp_path / "python") == _parts(tmp_path / "here")
+
+
+def test_an_export_below_the_worker_size_reads_in_this_thread(edge, tmp_path, monkeypatch, counted):
+    monkeypatch.delenv("ABBENCH_EXPORT_WORKERS", raising=False)
+    store, exp_id = edge
+    assert worker_count(3999) == 0 and worker_count(_workers.WORKER_ROWS - 1) == 0
+    write_csv(export_table(exp_id, "runs", store=store), tmp_path / "small.csv")
+    assert counted == []
+
+
+def test_a_worker_count_that_is_not_a_number_is_refused(monkeypatch):
+    monkeypatch.setenv("ABBENCH_EXPORT_WORKERS", "two")
+    with pytest.raises(StoreError, match=r"ABBENCH_EXPORT_WORKERS='two' is not a number.*set it to 0"):
+        worker_count(10)
+    monkeypatch.setenv("ABBENCH_EXPORT_WORKERS", " 0 ")
+    assert worker_count(10**9) == 0
+
+
+class Job:
+    """A `read_slices` job over a table of numbers: a slice is ``(first, last, what)``; `what` tells
+    the worker to answer, fail, die or print."""
+
+    def prepare(self, conn: sqlite3.Connection) -> None:
+        conn.create_function("twice", 1, lambda x: 2 * x, deterministic=True)
+
+    def read(self, conn: sqlite3.Connection, params):
+        first, last, what = params
+        if what == "fail":
+            raise ValueError(f"slice {first} refused")
+        if what == "unpicklable":
+            error = ValueError("cannot travel")
+            error.hook = lambda: None  # a lambda does not pickle
+            raise error
+        if what == "die":
+            os._exit(3)
+        if what == "print":
+            print("noise on stdout")  # must not reach the results
+        rows = conn.execute("SELECT twice(n) FROM t WHERE n BETWEEN ? AND ? ORDER BY n", (first, last))
+        return os.getpid(), [n for (n,) in rows], "x" * (1 << 20 if what == "big" else 0)
+
+
+@pytest.fixture
+def numbers(tmp_path):
+    path = tmp_path / "n.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE t (n INTEGER)")
+        conn.executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(100)])
+    conn.close()
+    return path
+
+
+def _read(path, slices, workers=2):
+    return read_slices(
+        Job(),
+        slices,
+        conn=lambda: sqlite3.connect(path),
+        uri=f"file:{path}?mode=ro",
+        workers=workers,
+    )
+
+
+def test_slices_come_back_in_order_from_both_workers(numbers, counted):
+    slices = [(i, i + 9, "ok") for i in range(0, 100, 10)]
+    got = list(_read(numbers, slices))
+    assert [values for _, values, _ in got] == [[2 * n for n in range(i, i + 10)] for i in range(0, 100, 10)]
+    assert len({pid for pid, _, _ in got}) == 2 and os.getpid() not in {pid for pid, _, _ in got}
+    assert list(_read(numbers, slices, workers=0)) == [(os.getpid(), v, "") for _, v, _ in got]
+
+
+def test_what_a_worker_prints_does_not_reach_the_results(numbers):
+    got = list(_read(numbers, [(0, 1, "print"), (2, 3, "print"), (4, 5, "ok")]))
+    assert [v for _, v, _ in got] == [[0, 2], [4, 6], [8, 10]]
+
+
+def test_a_workers_error_is_raised_in_the_reader_after_the_slices_before_it(numbers, counted):
+    got = []
+    with pytest.raises(ValueError, match="slice 20 refused"):
+        for item in _read(numbers, [(0, 9, "ok"), (10, 19, "ok"), (20, 29, "fail"), (30, 39, "ok")]):
+            got.append(item[1][0])
+    assert got == [0, 20]
+    assert all(p.poll() is not None for p in counted)  # no worker left running
+
+
+def test_an_error_that_cannot_travel_is_named(numbers):
+    with pytest.raises(StoreError, match="an export worker failed: ValueError\\('cannot travel'\\)"):
+        list(_read(numbers, [(0, 9, "ok"), (10, 19, "unpicklable")]))
+
+
+def test_a_worker_that_dies_is_a_store_error_that_says_what_to_do(numbers, counted):
+    with pytest.raises(StoreError, match=r"exit code 3.*ABBENCH_EXPORT_WORKERS=0"):
+        list(_read(numbers, [(0, 9, "ok"), (10, 19, "die"), (20, 29, "ok"), (30, 39, "ok")]))
+    assert all(p.poll() is not None for p in counted)
+
+
+def test_a_reader_that_stops_early_leaves_no_worker_behind(numbers, counted):
+    # Each result is a megabyte, more than a pipe holds: the workers are blocked writing when the
+    # reader stops after the first.
+    results = _read(numbers, [(i, i, "big") for i in range(40)])
+    first = next(results)
+    assert first[1] == [0]
+    results.close()
+    assert len(counted) == 2
+    assert all(p.returncode is not None for p in counted)
+    assert all(p.stdout.closed and p.stdin.closed for p in counted)
