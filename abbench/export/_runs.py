@@ -22,6 +22,7 @@ from abbench.export._tables import (
     _run_columns,
     runs_table_records,
 )
+from abbench.export._writers import JsonLine
 from abbench.export._xlsx_rows import run_sheet_rows
 from abbench.types import outcome_word, run_outcome
 
@@ -64,42 +65,86 @@ def runs_table(store: Store, exp: Experiment) -> Table:
                 yield (*_base(exp.name, t, slots, _as_json_text, outcome), None, None, None, None)
 
     def rows() -> Iterator[tuple[Any, ...]]:
-        from abbench.dataset import unpack_source_row
-
-        outcome, decode = _outcomes(), _decoder()
+        full = _FullRows(exp.name, slots, columns)
         for chunk in chunks():
-            per_run = _plain_grades_per_run(store, exp.id, [t[_ID] for t in chunk])
-            for t in chunk:
-                grades = per_run.get(t[_ID], {})
-                source = decode(t[_SOURCE_ROW])
-                yield (
-                    *_base(exp.name, t, slots, decode, outcome),
-                    {name: grades[name] for name in sorted(grades)} or None,
-                    t[_SOURCE_LINE] if t[_CASE_ID] is not None else None,
-                    unpack_source_row(source, columns) if source is not None else None,
-                    decode(t[_SUMMARY]) or None,
-                )
+            ids = [t[_ID] for t in chunk]
+            yield from full(chunk, store.latest_grade_fields_of_runs(exp.id, ids, PLAIN_GRADE_FIELDS))
 
     table_columns = tuple(_run_columns(graders))
     sheet = [c for c in table_columns if not c.jsonl_only]
     kinds = [(name, kind, n) for name, (kind, n) in zip(names, slots, strict=True)]
     lines = run_csv_lines(store, exp, sheet, kinds)
     made = run_sheet_rows(store, exp, sheet, kinds)
-    return Table("runs", exp.name, table_columns, rows, cells=cells, csv_lines=lines, xlsx_rows=made)
+    block = _JsonBlock(_FullRows(exp.name, slots, columns), JsonLine([c.name for c in table_columns]))
+
+    def json_lines() -> Iterator[tuple[bytes, int]]:
+        return store.export_run_json_blocks(exp.id, exp.dataset_id, names, PLAIN_GRADE_FIELDS, block=block)
+
+    return Table(
+        "runs",
+        exp.name,
+        table_columns,
+        rows,
+        cells=cells,
+        csv_lines=lines,
+        xlsx_rows=made,
+        json_lines=json_lines,
+    )
 
 
-def _plain_grades_per_run(
-    store: Store, exp_id: int, run_ids: list[int]
-) -> dict[int, dict[str, dict[str, Any]]]:
-    """Run id -> grader -> its latest grade as `_plain_grade` gives it, read as plain rows (a `Grade`
-    each cost more than the rest of a JSONL row); a verdict naming a second run belongs to both runs
-    (`_grades_per_run`)."""
+class _FullRows:
+    """The runs table's full rows (`Table.rows`: JSON decoded, the latest grades, the raw source row and
+    the transcript summary) of a chunk of `Store.export_run_rows` rows and their latest grades'
+    ``(run_id, other_run_id, grader, *PLAIN_GRADE_FIELDS)``. A class, not a closure, so that an
+    export's worker processes can be handed it."""
+
+    def __init__(self, experiment: str, slots: list[tuple[str, int]], columns: Any) -> None:
+        self.experiment, self.slots, self.columns = experiment, slots, columns
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"experiment": self.experiment, "slots": self.slots, "columns": self.columns}
+
+    def __call__(
+        self, chunk: list[tuple[Any, ...]], grade_rows: list[tuple[Any, ...]]
+    ) -> Iterator[tuple[Any, ...]]:
+        from abbench.dataset import unpack_source_row
+
+        if "_outcome" not in self.__dict__:  # the remembered outcome words last as long as this
+            self._outcome, self._decode = _outcomes(), _decoder()
+        outcome, decode, columns = self._outcome, self._decode, self.columns
+        per_run = _plain_grades(grade_rows)
+        for t in chunk:
+            grades = per_run.get(t[_ID], {})
+            source = decode(t[_SOURCE_ROW])
+            yield (
+                *_base(self.experiment, t, self.slots, decode, outcome),
+                {name: grades[name] for name in sorted(grades)} or None,
+                t[_SOURCE_LINE] if t[_CASE_ID] is not None else None,
+                unpack_source_row(source, columns) if source is not None else None,
+                decode(t[_SUMMARY]) or None,
+            )
+
+
+class _JsonBlock:
+    """A slice's JSON lines (`abbench.store.JsonBlock`): its full rows, each as `write_jsonl` writes it."""
+
+    def __init__(self, rows: _FullRows, line: JsonLine) -> None:
+        self.rows, self.line = rows, line
+
+    def __call__(self, chunk: list[tuple[Any, ...]], grade_rows: list[tuple[Any, ...]]) -> bytes:
+        line = self.line
+        text = "\n".join([line(row) for row in self.rows(chunk, grade_rows)])
+        return (text + "\n").encode("utf-8") if chunk else b""
+
+
+def _plain_grades(rows: list[tuple[Any, ...]]) -> dict[int, dict[str, dict[str, Any]]]:
+    """Run id -> grader -> its latest grade as `_plain_grade` gives it, from the plain rows of
+    `Store.latest_grade_fields_of_runs` (a `Grade` each cost more than the rest of a JSONL row); a
+    verdict naming a second run belongs to both runs (`_grades_per_run`)."""
     from abbench.store import loads
 
     per_run: dict[int, dict[str, dict[str, Any]]] = {}
-    for run_id, other, grader, *values in store.latest_grade_fields_of_runs(
-        exp_id, run_ids, PLAIN_GRADE_FIELDS
-    ):
+    for run_id, other, grader, *values in rows:
         grade = dict(zip(PLAIN_GRADE_FIELDS, values, strict=True))
         grade["passed"] = None if grade["passed"] is None else bool(grade["passed"])
         grade["dimensions"] = loads(grade["dimensions"])

@@ -65,6 +65,9 @@ class Table:
         xlsx_rows: Optionally, a function returning the sheet's data rows ready made (``<row>``
             elements numbered from 2, UTF-8), a list at a time: byte for byte what `write_xlsx` makes
             of `spreadsheet_rows`.
+        json_lines: Optionally, a function returning the JSONL's lines ready made (UTF-8, each ended by
+            a newline), ``(lines, how many)`` at a time: byte for byte what `write_jsonl` makes of
+            `rows`.
     """
 
     what: str
@@ -75,6 +78,7 @@ class Table:
     cells: Callable[[], Iterator[tuple[Any, ...]]] | None = field(default=None, repr=False)
     csv_lines: Callable[[], Iterator[LineBlock]] | None = field(default=None, repr=False)
     xlsx_rows: Callable[[], Iterator[list[bytes]]] | None = field(default=None, repr=False)
+    json_lines: Callable[[], Iterator[tuple[bytes, int]]] | None = field(default=None, repr=False)
 
     def spreadsheet_rows(self) -> Iterator[tuple[Any, ...]]:
         """The rows as CSV and XLSX write them: `cells` when the table has that cheaper form (JSON

@@ -148,23 +148,56 @@ def write_jsonl(table: Table, out: IO[str] | Path) -> int:
 
 
 def _write_jsonl(table: Table, f: IO[str]) -> int:
+    if table.json_lines is not None:
+        n = 0
+        # A UTF-8 file takes the lines as the bytes they come as; anything else as text.
+        utf8 = str(getattr(f, "encoding", "")).lower().replace("-", "") in ("utf8", "utf_8")
+        raw = getattr(f, "buffer", None) if utf8 else None
+        f.flush()
+        for data, count in table.json_lines():
+            if raw is not None:
+                raw.write(data)
+            else:
+                f.write(data.decode("utf-8"))
+            n += count
+        return n
     n = 0
-    names = table.names
-    # One encoder for the file: json.dumps with options builds a new one per call.
-    options: dict[str, Any] = {"ensure_ascii": False, "separators": (",", ":"), "default": str}
-    encode = json.JSONEncoder(**options).encode
-    # The common row has no NaN or infinity anywhere: encoded as it is, without a look at each of its
-    # ~45 values; the encoder refuses one it finds, and that row alone takes the careful way.
-    finite = json.JSONEncoder(allow_nan=False, **options).encode
+    line = JsonLine(table.names)
     lines: list[str] = []
     for row in table.rows():
-        try:
-            lines.append(finite(dict(zip(names, row, strict=True))))
-        except ValueError:  # (a row of the wrong width fails again below, as it always did)
-            lines.append(encode({name: _finite(v) for name, v in zip(names, row, strict=True)}))
+        lines.append(line(row))
         if len(lines) == 2000:
             n += _write_lines(f, lines)
     return n + _write_lines(f, lines)
+
+
+class JsonLine:
+    """A row of columns `names` as one JSON Lines object (as `write_jsonl` writes it, without its line
+    end). A class, not a closure, so that an export's worker processes can be handed it."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = list(names)
+        self._encoders: tuple[Callable[[Any], str], Callable[[Any], str]] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_encoders": None}
+
+    def __call__(self, row: Sequence[Any]) -> str:
+        if self._encoders is None:
+            # One encoder for the file: json.dumps with options builds a new one per call.
+            options: dict[str, Any] = {"ensure_ascii": False, "separators": (",", ":"), "default": str}
+            self._encoders = (
+                json.JSONEncoder(allow_nan=False, **options).encode,
+                json.JSONEncoder(**options).encode,
+            )
+        finite, encode = self._encoders
+        names = self.names
+        # The common row has no NaN or infinity anywhere: encoded as it is, without a look at each of
+        # its ~45 values; the encoder refuses one it finds, and that row alone takes the careful way.
+        try:
+            return finite(dict(zip(names, row, strict=True)))
+        except ValueError:  # (a row of the wrong width fails again below, as it always did)
+            return encode({name: _finite(v) for name, v in zip(names, row, strict=True)})
 
 
 def _write_lines(f: IO[str], lines: list[str]) -> int:

@@ -16,7 +16,7 @@ import sqlite3
 import pytest
 
 from abbench.errors import StoreError
-from abbench.export import export_table, write_csv, write_xlsx
+from abbench.export import export_table, write_csv, write_jsonl, write_xlsx
 from abbench.store import _workers
 from abbench.store._workers import read_slices, worker_count
 from tests.export.test_csv_lines import ODDITIES, build_edge
@@ -51,7 +51,7 @@ def _export(write, table, path, workers, monkeypatch):
     return count, path.read_bytes()
 
 
-@pytest.mark.parametrize("write", [write_csv, write_xlsx], ids=["csv", "xlsx"])
+@pytest.mark.parametrize("write", [write_csv, write_xlsx, write_jsonl], ids=["csv", "xlsx", "jsonl"])
 def test_two_workers_write_the_bytes_of_one_thread(edge, tmp_path, monkeypatch, counted, write):
     store, exp_id = edge
     table = export_table(exp_id, "runs", store=store)
@@ -61,9 +61,9 @@ def test_two_workers_write_the_bytes_of_one_thread(edge, tmp_path, monkeypatch, 
     assert len(counted) == 2 and all(p.returncode == 0 for p in counted)  # both ran and ended
     assert apart == here
     # and both are the Python writer's bytes
-    python = dataclasses.replace(table, csv_lines=None, xlsx_rows=None)
+    python = dataclasses.replace(table, csv_lines=None, xlsx_rows=None, json_lines=None)
     assert write(python, tmp_path / "python") == here[0]
-    if write is write_csv:
+    if write is not write_xlsx:
         assert (tmp_path / "python").read_bytes() == here[1]
     else:
         assert _parts(tmp_path / "python") == _parts(tmp_path / "here")

@@ -1,0 +1,112 @@
+"""Store method that hands a JSONL export its lines made a slice at a time, in worker processes when big.
+
+A JSONL line is lossless: every value decoded from its stored JSON and encoded again, the full latest
+grades and the raw source row beside the columns, which only Python does exactly (SQLite's JSON prints
+a float with 15 digits: 0.30000000000000004 comes out as 0.3). So the lines are made by the export's
+own function (`JsonBlock`), as before; what changes is where. `export_run_json_blocks` cuts the runs
+into the slices of a runs XLSX (arm, round, a range of cases) and hands each slice's rows and latest
+grades to that function — in two worker processes for a big export (`abbench.store._workers`), each
+making every other slice, so the lines are made on two cores and the file is the one a single process
+writes.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from abbench.store._analysis import EXPORT_RUN_COLUMNS
+from abbench.store._base import StoreBase
+from abbench.store._grades import GRADE_COLUMNS
+from abbench.store._sheet_rows import _named_joins
+from abbench.store._workers import read_slices, worker_count
+
+JsonBlock = Callable[[list[tuple[Any, ...]], list[tuple[Any, ...]]], bytes]
+"""``(rows, grades) -> UTF-8 JSON lines``: a slice's rows (those of `export_run_rows`) and the
+``(run_id, other_run_id, grader, *fields)`` of their latest grades (`latest_grade_fields_of_runs`'s
+rows, by id) made into the slice's lines, each ended by a newline. Picklable: workers are handed it."""
+
+
+class _JsonSlices:
+    """Reads a slice's runs and their latest grades and makes its lines (a `read_slices` job)."""
+
+    def __init__(self, runs: str, grades: str, block: JsonBlock) -> None:
+        self.runs, self.grades, self.block = runs, grades, block
+
+    def prepare(self, conn: sqlite3.Connection) -> None:
+        """Nothing to register: the lines are made in Python."""
+
+    def read(self, conn: sqlite3.Connection, params: dict[str, Any]) -> tuple[bytes, int]:
+        cursor = conn.cursor()
+        cursor.row_factory = None  # plain tuples
+        # One snapshot for both reads, so the grades are those of the runs read (a caller's own
+        # transaction is one already).
+        begun = not conn.in_transaction
+        if begun:
+            cursor.execute("BEGIN")
+        try:
+            rows = cursor.execute(self.runs, params).fetchall()
+            grades = cursor.execute(self.grades, params).fetchall() if rows else []
+        finally:
+            if begun:
+                cursor.execute("COMMIT")
+        return self.block(rows, grades), len(rows)
+
+
+class JsonRowsMixin(StoreBase):
+    """JSONL lines made a slice at a time (see the module docstring)."""
+
+    if TYPE_CHECKING:
+
+        def _sheet_slices(self, exp_id: int, chunk: int, first_row: int) -> list[dict[str, Any]]: ...
+
+    def export_run_json_blocks(
+        self,
+        exp_id: int,
+        dataset_id: int,
+        graders: Sequence[str],
+        grade_fields: Sequence[str],
+        *,
+        block: JsonBlock,
+        chunk: int = 2000,
+    ) -> Iterator[tuple[bytes, int]]:
+        """An experiment's runs as JSONL, ``(lines, how many)`` a slice of up to `chunk` cases' runs at
+        a time, in `export_run_rows`' order.
+
+        Args:
+            exp_id: The experiment.
+            dataset_id: Its dataset.
+            graders: The non-pairwise graders whose latest grade's status, passed and score end each
+                row (as in `export_run_rows`).
+            grade_fields: The fields of each latest grade handed to `block` (names of `GRADE_COLUMNS`).
+            block: Makes a slice's lines (see `JsonBlock`).
+            chunk: Cases per slice.
+
+        Raises:
+            ValueError: a field that is no grade column.
+        """
+        unknown = set(grade_fields) - set(GRADE_COLUMNS)
+        if unknown:
+            raise ValueError(f"not grade columns: {sorted(unknown)}")
+        grade_cols = "".join(f", g{i}.status, g{i}.passed, g{i}.score" for i in range(len(graders)))
+        in_slice = (
+            "r.experiment_id = :exp AND r.arm_id = :arm_id AND r.round = :round "
+            "AND r.case_idx >= :start AND r.case_idx < :stop"
+        )
+        runs = (
+            f"SELECT :arm, {EXPORT_RUN_COLUMNS}{grade_cols} FROM runs r "
+            "LEFT JOIN cases c ON c.dataset_id = :dataset AND c.idx = r.case_idx"
+            f"{_named_joins(len(graders))} WHERE {in_slice} ORDER BY r.case_idx"
+        )
+        grades = (
+            f"SELECT run_id, other_run_id, grader, {', '.join(grade_fields)} FROM latest_grades "
+            f"WHERE +experiment_id = :exp AND run_id IN (SELECT r.id FROM runs r WHERE {in_slice}) ORDER BY id"
+        )
+        common = {"dataset": dataset_id, "exp": exp_id} | {f"g{i}": name for i, name in enumerate(graders)}
+        slices = [{**common, **s} for s in self._sheet_slices(exp_id, chunk, 2)]
+        rows = sum(s["rows"] for s in slices)
+        job = _JsonSlices(runs, grades, block)
+        yield from read_slices(
+            job, slices, conn=lambda: self.conn, uri=self.reader_uri(), workers=worker_count(rows)
+        )
