@@ -195,13 +195,38 @@ class GradesMixin(StoreBase):
 
     def grader_summary(self, exp_id: int) -> list[tuple[str, str, int, int]]:
         """Each grader of an experiment's latest grades, in the order of its first one: ``(grader, kind
-        of that first grade, its successful grades, those with a pass/fail verdict)``."""
-        rows = self.conn.execute(
-            "SELECT grader, kind, MIN(id), SUM(status='ok'), SUM(status='ok' AND passed IS NOT NULL) "
-            "FROM latest_grades WHERE experiment_id=? GROUP BY grader ORDER BY MIN(id)",
-            (exp_id,),
-        )
-        return [(r[0], r[1], r[3], r[4]) for r in rows]
+        of that first grade, whether any is successful, whether any successful one has a pass/fail
+        verdict)``, the two flags 1 or 0.
+
+        Every question is a seek along the (experiment, grader) index that stops at the first grade
+        answering it (every export asks them: a pass over 600,000 latest grades took 0.45 s); only a
+        grader none of whose latest grades answers one is read whole for it.
+        """
+        conn = self.conn
+        names: list[str] = []
+        (name,) = conn.execute("SELECT min(grader) FROM grades WHERE experiment_id=?", (exp_id,)).fetchone()
+        while name is not None:
+            names.append(name)
+            (name,) = conn.execute(
+                "SELECT min(grader) FROM grades WHERE experiment_id=? AND grader > ?", (exp_id, name)
+            ).fetchone()
+        found = []
+        for name in names:
+            first = conn.execute(
+                "SELECT id, kind FROM latest_grades WHERE experiment_id=? AND grader=? ORDER BY id LIMIT 1",
+                (exp_id, name),
+            ).fetchone()
+            if first is None:
+                continue
+            ok, verdict = (
+                conn.execute(
+                    f"SELECT EXISTS (SELECT 1 FROM latest_grades WHERE experiment_id=? AND grader=? AND {cond})",
+                    (exp_id, name),
+                ).fetchone()[0]
+                for cond in ("status = 'ok'", "status = 'ok' AND passed IS NOT NULL")
+            )
+            found.append((first[0], name, first[1], ok, verdict))
+        return [(name, kind, ok, verdict) for _, name, kind, ok, verdict in sorted(found)]
 
     def latest_pairwise_verdicts(self, exp_id: int) -> list[tuple[str, str | None, int, int]]:
         """The latest successful pairwise verdicts of an experiment: ``(grader, verdict, arm id, other arm id)``.
