@@ -29,6 +29,22 @@ def publish(tmp: str | os.PathLike[str], target: str | os.PathLike[str]) -> None
     os.replace(tmp, target)
 
 
+def keep_empty(path: str, flags: int) -> int:
+    """An ``open(..., opener=keep_empty)`` that empties a file only when it holds something.
+
+    Writing a new temporary file is the common case, and truncating even an empty file costs its
+    close on ext4 (which then allocates and starts writing every block at once, ~0.3 s for 700 MB).
+    """
+    fd = os.open(path, flags & ~os.O_TRUNC, 0o666)
+    try:
+        if flags & os.O_TRUNC and os.fstat(fd).st_size:
+            os.ftruncate(fd, 0)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 @contextlib.contextmanager
 def atomic_path(target: Path, suffix: str = ".tmp") -> Iterator[Path]:
     """A temporary path beside `target` to write to; published as `target` when the block succeeds.

@@ -14,6 +14,7 @@ from itertools import islice
 from pathlib import Path
 from typing import IO, Any
 
+from abbench._files import keep_empty
 from abbench.export._tables import Column, JsonText, Table
 from abbench.export._xlsx import TRUNCATED, XLSX_MAX_CELL
 
@@ -68,7 +69,7 @@ def write_csv(table: Table, out: IO[str] | Path) -> int:
     columns = [c for c in table.columns if not c.jsonl_only]
     index = [i for i, c in enumerate(table.columns) if not c.jsonl_only]
     if isinstance(out, Path):
-        with out.open("w", encoding="utf-8-sig", newline="") as f:
+        with open(out, "w", encoding="utf-8-sig", newline="", opener=keep_empty) as f:
             return _write_csv(table, columns, index, f)
     out.write("\ufeff")
     return _write_csv(table, columns, index, out)
@@ -142,7 +143,7 @@ def write_jsonl(table: Table, out: IO[str] | Path) -> int:
     Returns the number of rows.
     """
     if isinstance(out, Path):
-        with out.open("w", encoding="utf-8", newline="\n") as f:
+        with open(out, "w", encoding="utf-8", newline="\n", opener=keep_empty) as f:
             return _write_jsonl(table, f)
     return _write_jsonl(table, out)
 

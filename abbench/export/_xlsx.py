@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 from xml.sax.saxutils import escape, quoteattr
 
+from abbench._files import keep_empty
 from abbench.dataset import column_letter
 from abbench.errors import StoreError, UsageError
 from abbench.export._tables import Column, JsonText, Table
@@ -288,7 +289,10 @@ def write_xlsx(table: Table, out: Path) -> int:
     columns = [c for c in table.columns if not c.jsonl_only]
     index = [i for i, c in enumerate(table.columns) if not c.jsonl_only]
     sheet = _ILLEGAL.sub("\ufffd", table.what[:31]) or "Sheet1"
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+    with (
+        open(out, "w+b", opener=keep_empty) as file,
+        zipfile.ZipFile(file, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf,
+    ):
         for name, text in (
             ("[Content_Types].xml", _CONTENT_TYPES),
             ("_rels/.rels", _ROOT_RELS),
