@@ -20,6 +20,7 @@ import contextlib
 import os
 import pickle
 import sqlite3
+import stat
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -67,17 +68,49 @@ def read_slices(
     conn: Callable[[], sqlite3.Connection],
     uri: str,
     workers: int,
+    owner: Callable[[Any], int] | None = None,
+    out: BinaryIO | None = None,
 ) -> Iterator[Any]:
     """`job.read` of each slice, in order: in `workers` processes reading the database at `uri`
-    (a read-only SQLite URI), or in this thread on `conn()` when `workers` is 0 or 1."""
+    (a read-only SQLite URI), or in this thread on `conn()` when `workers` is 0 or 1.
+
+    `owner` numbers the slices a worker should read together (a worker reads those whose number is
+    its own modulo the workers: what it remembers from one serves the others); by default, every n-th
+    slice.
+
+    With `out`, a file the results go to, each result must be ``(data, n)`` (bytes, or a list of the
+    parts of the bytes, and what they count): when workers read the slices and `out` is a regular file,
+    they write their data into it themselves, each at its place after what `out` held, and hand back
+    ``(b"", n)``; `out` is left after the last. Bytes then cross no pipe and this process copies none.
+    Otherwise data in parts is handed back joined.
+    """
     if workers < 2 or len(slices) < 2:
         yield from _here(job, slices, conn())
         return
-    procs = _start(job, slices, uri, min(workers, len(slices)))
+    n = min(workers, len(slices))
+    owners = [owner(s) % n if owner else i % n for i, s in enumerate(slices)]
+    shares = [[s for s, o in zip(slices, owners, strict=True) if o == k] for k in range(n)]
+    fd = _file_of(out)
+    at = 0
+    if fd is not None and out is not None:
+        out.flush()
+        at = out.tell()
+    procs = _start(job, shares, uri, fd)
     handed = False
     try:
-        for i in range(len(slices)):
-            yield _receive(procs[i % len(procs)])
+        for k in owners:
+            result = _receive(procs[k])
+            if fd is None:
+                yield result
+                continue
+            size, count = result
+            _send_offset(procs[k], at)  # the worker writes there, then reads its next slice
+            at += size
+            yield b"", count
+        if fd is not None and out is not None:
+            for k in range(n):  # each worker's last write is done once it has ended
+                _receive_end(procs[k])
+            out.seek(at)
         handed = True
     finally:
         for proc in procs:
@@ -89,30 +122,74 @@ def read_slices(
                     stream.close()
 
 
+def _file_of(out: BinaryIO | None) -> int | None:
+    """The descriptor of `out` when workers can write into it at their places (a regular file)."""
+    if out is None:
+        return None
+    try:
+        fd = out.fileno()
+        return fd if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    except (OSError, AttributeError, ValueError):  # io.BytesIO and other files without a descriptor
+        return None
+
+
+def _send_offset(proc: subprocess.Popen[bytes], at: int) -> None:
+    assert proc.stdin is not None
+    proc.stdin.write(at.to_bytes(8, "little"))
+    proc.stdin.flush()
+
+
+def _receive_end(proc: subprocess.Popen[bytes]) -> None:
+    """Wait for a writing worker's word that its last write is done."""
+    assert proc.stdout is not None
+    try:
+        ok, value = pickle.load(proc.stdout)
+    except EOFError:
+        code = proc.wait()
+        raise StoreError(
+            f"an export worker process ended (exit code {code}) before it finished writing; run the "
+            "export again, or set ABBENCH_EXPORT_WORKERS=0 to make it in one process"
+        ) from None
+    if not ok:
+        raise value
+
+
 def _here(job: SliceJob, slices: Sequence[Any], conn: sqlite3.Connection) -> Iterator[Any]:
     job.prepare(conn)
     for params in slices:
-        yield job.read(conn, params)
+        yield _joined(job.read(conn, params))
 
 
-def _start(job: SliceJob, slices: Sequence[Any], uri: str, n: int) -> list[subprocess.Popen[bytes]]:
-    """Start `n` workers, each sent the job and its share of the slices."""
+def _joined(result: Any) -> Any:
+    """A result with data in parts (a list of bytes) as one bytes."""
+    if isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], list):
+        return b"".join(result[0]), result[1]
+    return result
+
+
+def _start(job: SliceJob, shares: list[list[Any]], uri: str, fd: int | None) -> list[subprocess.Popen[bytes]]:
+    """Start a worker for each share of the slices, each sent the job and its share (and, to write
+    into, the descriptor `fd`, which it inherits)."""
     root = str(Path(__file__).resolve().parents[2])  # where this abbench is imported from
     path = os.environ.get("PYTHONPATH")
     env = {**os.environ, "PYTHONPATH": root + (os.pathsep + path if path else "")}
     procs: list[subprocess.Popen[bytes]] = []
     try:
-        for k in range(n):
+        for share in shares:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "abbench.store._workers"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env=env,
+                pass_fds=() if fd is None else (fd,),
             )
             procs.append(proc)
             assert proc.stdin is not None
-            pickle.dump((uri, job, list(slices[k::n])), proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
-            proc.stdin.close()
+            pickle.dump((uri, job, share, fd), proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+            if fd is None:
+                proc.stdin.close()
+            else:
+                proc.stdin.flush()  # (left open: the offsets to write at follow)
     except BaseException:
         for proc in procs:
             proc.kill()
@@ -139,15 +216,26 @@ def _receive(proc: subprocess.Popen[bytes]) -> Any:
 
 
 def _work(source: BinaryIO, out: BinaryIO) -> None:
-    """A worker's life: read the job and its slices from `source`, write each result to `out`."""
-    uri, job, slices = pickle.load(source)
+    """A worker's life: read the job and its slices from `source`, write each result to `out` (or,
+    given a file to write into, each result's data there, at the offset `source` then sends)."""
+    uri, job, slices, fd = pickle.load(source)
     try:
         conn = sqlite3.connect(uri, uri=True, isolation_level=None)
         conn.execute("PRAGMA query_only=ON")
         job.prepare(conn)
         for params in slices:
-            pickle.dump((True, job.read(conn, params)), out, protocol=pickle.HIGHEST_PROTOCOL)
+            result = job.read(conn, params)
+            if fd is None:
+                pickle.dump((True, _joined(result)), out, protocol=pickle.HIGHEST_PROTOCOL)
+                out.flush()
+                continue
+            data, count = result
+            parts = data if isinstance(data, list) else [data]
+            pickle.dump((True, (sum(map(len, parts)), count)), out, protocol=pickle.HIGHEST_PROTOCOL)
             out.flush()
+            _write_at(fd, parts, int.from_bytes(_read_exactly(source, 8), "little"))
+        if fd is not None:
+            pickle.dump((True, None), out, protocol=pickle.HIGHEST_PROTOCOL)  # every write is done
     except Exception as exc:
         try:
             data = pickle.dumps((False, exc))
@@ -155,6 +243,36 @@ def _work(source: BinaryIO, out: BinaryIO) -> None:
             data = pickle.dumps((False, StoreError(f"an export worker failed: {exc!r}")))
         out.write(data)
     out.flush()
+
+
+def _write_at(fd: int, parts: list[bytes], at: int) -> None:
+    """Write `parts` one after another into `fd` from offset `at` (a few system calls, no copy)."""
+    if not hasattr(os, "pwritev"):  # (not on every system)
+        parts = [b"".join(parts)]
+        while parts[0]:
+            written = os.pwrite(fd, parts[0], at)
+            parts[0], at = parts[0][written:], at + written
+        return
+    limit = min(os.sysconf("SC_IOV_MAX"), 1024) if hasattr(os, "sysconf") else 16
+    parts = [p for p in parts if p]
+    while parts:
+        batch = parts[:limit]
+        written = os.pwritev(fd, batch, at)
+        at += written
+        for i, part in enumerate(batch):  # drop what was written (a short write leaves a part's tail)
+            if written < len(part):
+                parts = [part[written:], *parts[i + 1 :]]
+                break
+            written -= len(part)
+        else:
+            parts = parts[len(batch) :]
+
+
+def _read_exactly(source: BinaryIO, n: int) -> bytes:
+    data = source.read(n)
+    if len(data) != n:
+        raise StoreError("an export worker lost its reader before it was told where to write")
+    return data
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ kind, oddities written straight into the store, slices with runs missing) with t
 from __future__ import annotations
 
 import dataclasses
+import io
 import os
 import sqlite3
 
@@ -171,3 +172,83 @@ def test_a_reader_that_stops_early_leaves_no_worker_behind(numbers, counted):
     assert len(counted) == 2
     assert all(p.returncode is not None for p in counted)
     assert all(p.stdout.closed and p.stdin.closed for p in counted)
+
+
+class WriteJob:
+    """A job whose results are file data, ``(data, n)``: slice ``(first, last, what)`` gives the lines
+    ``"<pid> <n>\\n"`` of its numbers, as bytes or, with `what` "parts", as a list of them."""
+
+    def prepare(self, conn: sqlite3.Connection) -> None:
+        """Nothing to register."""
+
+    def read(self, conn: sqlite3.Connection, params):
+        first, last, what = params
+        if what == "die":
+            os._exit(4)
+        lines = [f"{os.getpid()} {n}\n".encode() for (n,) in conn.execute(
+            "SELECT n FROM t WHERE n BETWEEN ? AND ? ORDER BY n", (first, last)
+        )]  # fmt: skip
+        return (lines if what == "parts" else b"".join(lines)), len(lines)
+
+
+def _write(path, slices, out, workers=2, owner=None):
+    return read_slices(
+        WriteJob(),
+        slices,
+        conn=lambda: sqlite3.connect(path),
+        uri=f"file:{path}?mode=ro",
+        workers=workers,
+        owner=owner,
+        out=out,
+    )
+
+
+@pytest.mark.parametrize("what", ["whole", "parts"])
+def test_workers_write_into_a_file_after_what_it_holds(numbers, tmp_path, counted, what):
+    slices = [(i, i + 9, what) for i in range(0, 100, 10)]
+    with open(tmp_path / "out", "w+b") as out:
+        out.write(b"header\n")
+        got = list(_write(numbers, slices, out))
+        assert out.tell() == out.seek(0, os.SEEK_END)  # left after the last line
+        out.write(b"footer\n")
+    assert got == [(b"", 10)] * 10  # no data crossed the pipes
+    lines = (tmp_path / "out").read_bytes().splitlines()
+    assert lines[0] == b"header" and lines[-1] == b"footer"
+    assert [int(line.split()[1]) for line in lines[1:-1]] == list(range(100))
+    writers = {int(line.split()[0]) for line in lines[1:-1]}
+    assert len(writers) == 2 and os.getpid() not in writers and len(counted) == 2
+
+
+def test_a_file_workers_cannot_write_into_gets_the_data_back(numbers):
+    out = io.BytesIO()  # no descriptor: the data comes back through the pipes, joined
+    got = list(_write(numbers, [(0, 4, "parts"), (5, 9, "whole")], out))
+    assert [n for _, n in got] == [5, 5]
+    assert b"".join(data for data, _ in got).count(b"\n") == 10 and out.getvalue() == b""
+
+
+def test_slices_of_one_owner_go_to_one_worker(numbers, tmp_path):
+    # slices of ranges 0-9, 10-19, ... in two "rounds"; a worker owns a range in both rounds
+    slices = [(i, i + 9, "whole") for _ in range(2) for i in range(0, 60, 10)]
+    with open(tmp_path / "out", "wb") as out:
+        list(_write(numbers, slices, out, owner=lambda s: s[0] // 10))
+    lines = (tmp_path / "out").read_bytes().splitlines()
+    by_range: dict[int, set[int]] = {}
+    for line in lines:
+        pid, n = map(int, line.split())
+        by_range.setdefault(n // 10, set()).add(pid)
+    assert all(len(pids) == 1 for pids in by_range.values())
+    assert len(set.union(*by_range.values())) == 2
+    assert [int(line.split()[1]) for line in lines] == [n for _ in range(2) for n in range(60)]
+
+
+def test_a_worker_that_dies_while_writing_is_a_store_error(numbers, tmp_path, counted):
+    with open(tmp_path / "out", "wb") as out, pytest.raises(StoreError, match=r"exit code 4"):
+        list(_write(numbers, [(0, 9, "whole"), (10, 19, "die"), (20, 29, "whole"), (30, 39, "whole")], out))
+    assert all(p.poll() is not None for p in counted)
+
+
+def test_one_process_writes_the_same_lines(numbers, tmp_path):
+    slices = [(i, i + 9, "parts") for i in range(0, 100, 10)]
+    got = list(_write(numbers, slices, None, workers=0))
+    assert [n for _, n in got] == [10] * 10
+    assert b"".join(d for d, _ in got) == b"".join(f"{os.getpid()} {n}\n".encode() for n in range(100))
