@@ -9,7 +9,7 @@ writes from the same table (the export tests compare both on every kind of value
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from abbench.export._tables import Column, JsonText
 from abbench.export._writers import _text_cell
@@ -17,7 +17,7 @@ from abbench.store import mark_line
 from abbench.types import OUTCOME_WORDS
 
 if TYPE_CHECKING:
-    from abbench.store import Experiment, LineBlock, Store
+    from abbench.store import Experiment, Store
 
 _QUOTED = frozenset(',"\r\n')
 
@@ -50,9 +50,10 @@ class _GeneralCell:
 
 def run_csv_lines(
     store: Store, exp: Experiment, columns: Sequence[Column], graders: Sequence[tuple[str, str, int]]
-) -> Callable[[], Iterator[LineBlock]]:
-    """A function returning the runs CSV's data lines, a chunk at a time joined by CRLF (no line end
-    after a chunk's last line).
+) -> Callable[..., Iterator[tuple[bytes, int]]]:
+    """A function returning the runs CSV's data lines, ``(UTF-8 lines each ended by CRLF, how many)`` a
+    chunk at a time; given the binary file they go to, worker processes may write them into it
+    themselves (see `Store.export_run_csv_lines`).
 
     `columns` are the runs table's spreadsheet columns (the run id, experiment and arm first);
     `graders` each grader's ``(name, kind of its first cell, cells)``.
@@ -62,7 +63,7 @@ def run_csv_lines(
     def head(arm: str) -> str:
         return experiment + "," + csv_field(_text_cell(columns[2], arm))
 
-    def lines() -> Iterator[LineBlock]:
+    def lines(out: BinaryIO | None = None) -> Iterator[tuple[bytes, int]]:
         return store.export_run_csv_lines(
             exp.id,
             exp.dataset_id,
@@ -70,6 +71,7 @@ def run_csv_lines(
             head=head,
             cell=_GeneralCell(columns[3:]),
             outcome_words=OUTCOME_WORDS,
+            out=out,
         )
 
     return lines

@@ -11,7 +11,7 @@ verdict belongs to both runs of its pair, which no index of the grades serves.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from abbench.export._lines import run_csv_lines
 from abbench.export._tables import (
@@ -77,7 +77,7 @@ def runs_table(store: Store, exp: Experiment) -> Table:
     made = run_sheet_rows(store, exp, sheet, kinds)
     block = _JsonBlock(_FullRows(exp.name, slots, columns), JsonLine([c.name for c in table_columns]))
 
-    def json_lines() -> Iterator[tuple[bytes, int]]:
+    def json_lines(out: BinaryIO | None = None) -> Iterator[tuple[bytes, int]]:
         return store.export_run_json_blocks(exp.id, exp.dataset_id, names, PLAIN_GRADE_FIELDS, block=block)
 
     return Table(

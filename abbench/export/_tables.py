@@ -12,7 +12,7 @@ from abbench.types import Case, GradeStatus, outcome_word, run_outcome
 if TYPE_CHECKING:
     import pandas as pd
 
-    from abbench.store import Experiment, Grade, LineBlock, RunRecord, Store
+    from abbench.store import Experiment, Grade, RunRecord, Store
 
 KINDS = ("text", "int", "float", "bool", "datetime", "json")
 """What a column holds; writers use it to keep numbers numbers and dates dates."""
@@ -60,14 +60,17 @@ class Table:
         notes: Things a reader of the file should know (e.g. why a table is empty).
         cells: Optionally, a function returning the same rows for spreadsheets, cheaper to make: JSON
             values as the `JsonText` the store keeps, the JSONL-only columns None.
-        csv_lines: Optionally, a function returning the CSV's data lines ready made, a block of them at
-            a time: byte for byte what `write_csv` makes of `spreadsheet_rows`.
+        csv_lines: Optionally, a function returning the CSV's data lines ready made (UTF-8, each ended
+            by CRLF), ``(lines, how many)`` at a time: byte for byte what `write_csv` makes of
+            `spreadsheet_rows`. Given the binary file they go to, it may write them into it itself, as
+            `json_lines` may.
         xlsx_rows: Optionally, a function returning the sheet's data rows ready made (``<row>``
             elements numbered from 2, UTF-8), a list at a time: byte for byte what `write_xlsx` makes
             of `spreadsheet_rows`.
         json_lines: Optionally, a function returning the JSONL's lines ready made (UTF-8, each ended by
             a newline), ``(lines, how many)`` at a time: byte for byte what `write_jsonl` makes of
-            `rows`.
+            `rows`. Given the binary file they go to, it may write them into it itself (from worker
+            processes) and hand back empty bytes with their counts, leaving the file after them.
     """
 
     what: str
@@ -76,9 +79,9 @@ class Table:
     rows: Callable[[], Iterator[tuple[Any, ...]]] = field(repr=False)
     notes: tuple[str, ...] = ()
     cells: Callable[[], Iterator[tuple[Any, ...]]] | None = field(default=None, repr=False)
-    csv_lines: Callable[[], Iterator[LineBlock]] | None = field(default=None, repr=False)
+    csv_lines: Callable[..., Iterator[tuple[bytes, int]]] | None = field(default=None, repr=False)
     xlsx_rows: Callable[[], Iterator[list[bytes]]] | None = field(default=None, repr=False)
-    json_lines: Callable[[], Iterator[tuple[bytes, int]]] | None = field(default=None, repr=False)
+    json_lines: Callable[..., Iterator[tuple[bytes, int]]] | None = field(default=None, repr=False)
 
     def spreadsheet_rows(self) -> Iterator[tuple[Any, ...]]:
         """The rows as CSV and XLSX write them: `cells` when the table has that cheaper form (JSON

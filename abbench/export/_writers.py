@@ -7,7 +7,7 @@ import json
 import logging
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from functools import partial
 from itertools import islice
@@ -79,12 +79,7 @@ def _write_csv(table: Table, columns: list[Column], index: list[int], f: IO[str]
     writer = csv.writer(f, dialect="excel")
     writer.writerow([neutralise_formula(c.name) for c in columns])
     if table.csv_lines is not None:
-        n = 0
-        for lines in table.csv_lines():
-            f.write(lines.text)
-            f.write("\r\n")
-            n += lines.lines
-        return n
+        return _write_ready(f, table.csv_lines)
     convert = _csv_row(table.columns, index)
     n = 0
     rows = table.spreadsheet_rows()
@@ -150,18 +145,7 @@ def write_jsonl(table: Table, out: IO[str] | Path) -> int:
 
 def _write_jsonl(table: Table, f: IO[str]) -> int:
     if table.json_lines is not None:
-        n = 0
-        # A UTF-8 file takes the lines as the bytes they come as; anything else as text.
-        utf8 = str(getattr(f, "encoding", "")).lower().replace("-", "") in ("utf8", "utf_8")
-        raw = getattr(f, "buffer", None) if utf8 else None
-        f.flush()
-        for data, count in table.json_lines():
-            if raw is not None:
-                raw.write(data)
-            else:
-                f.write(data.decode("utf-8"))
-            n += count
-        return n
+        return _write_ready(f, table.json_lines)
     n = 0
     line = JsonLine(table.names)
     lines: list[str] = []
@@ -170,6 +154,23 @@ def _write_jsonl(table: Table, f: IO[str]) -> int:
         if len(lines) == 2000:
             n += _write_lines(f, lines)
     return n + _write_lines(f, lines)
+
+
+def _write_ready(f: IO[str], lines: Callable[..., Iterator[tuple[bytes, int]]]) -> int:
+    """Write lines made ready (UTF-8, ``(bytes, how many)`` at a time) after what `f` holds; returns
+    how many. A UTF-8 file takes them as the bytes they come as — or from the worker processes that
+    made them, which write into it themselves (`Table.json_lines`) — anything else as text."""
+    encoding = str(getattr(f, "encoding", "")).lower().replace("-", "").replace("_", "")
+    raw = getattr(f, "buffer", None) if encoding in ("utf8", "utf8sig") else None
+    f.flush()
+    n = 0
+    for data, count in lines(raw) if raw is not None else lines():
+        if raw is not None:
+            raw.write(data)
+        else:
+            f.write(data.decode("utf-8"))
+        n += count
+    return n
 
 
 class JsonLine:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import partial
 from itertools import chain
 from operator import is_not
-from typing import Any
+from typing import Any, BinaryIO
 
 from abbench.store._analysis import latest_grade_joins
 from abbench.store._base import StoreBase
@@ -227,9 +227,11 @@ class LinesMixin(StoreBase):
         cell: CsvCell,
         outcome_words: Mapping[str, str],
         chunk: int = 5000,
-    ) -> Iterator[LineBlock]:
+        out: BinaryIO | None = None,
+    ) -> Iterator[tuple[bytes, int]]:
         """An experiment's runs as CSV lines, in the order and with the cells of `export_run_rows`' rows
-        as the runs CSV export writes them, joined by CRLF, the lines of up to `chunk` cases at a time.
+        as the runs CSV export writes them, ``(UTF-8 lines each ended by CRLF, how many)`` for up to
+        `chunk` cases at a time.
 
         Args:
             exp_id: The experiment.
@@ -241,6 +243,8 @@ class LinesMixin(StoreBase):
             cell: The general path of a cell (see `CsvCell`); position 0 is the round.
             outcome_words: The word of each outcome key or open state (`abbench.types.OUTCOME_WORDS`).
             chunk: Cases per block (one line per run of the cases): a few blocks are in memory at once.
+            out: The file the lines go to: worker processes write theirs into it themselves when it
+                is a regular file, and hand back no bytes (see `read_slices`).
         """
         values = _csv_values(outcome_words, [(k, n) for _, k, n in graders])
         names = [name for name, _, _ in graders]
@@ -250,6 +254,29 @@ class LinesMixin(StoreBase):
         )
         in_slice = " AND r.case_idx >= ? AND r.case_idx < ? ORDER BY r.case_idx"
         fast, careful = (_select(values, care) + source for care in (False, True))
+        cut, rows = self._case_slices(exp_id, chunk)
+        slices = [
+            (
+                mark_line(head(s["arm"])),
+                dataset_id,
+                *names,
+                exp_id,
+                s["arm_id"],
+                s["round"],
+                s["start"],
+                s["stop"],
+            )
+            for s in cut
+        ]
+        job = _CsvSlices(fast, careful, in_slice, _Shape(values, cell))
+        yield from read_slices(
+            job, slices, conn=lambda: self.conn, uri=self.reader_uri(), workers=worker_count(rows), out=out
+        )
+
+    def _case_slices(self, exp_id: int, chunk: int) -> tuple[list[dict[str, Any]], int]:
+        """An experiment's runs cut in export order (arm, round, a range of `chunk` cases), each slice
+        ``{"arm_id", "arm", "round", "start", "stop"}`` (it may hold no run); and how many runs there are.
+        Nothing is counted per slice: a few index seeks and one count."""
         plan = self.conn.execute(
             "SELECT a.id, a.name, (SELECT group_concat(DISTINCT round) FROM runs WHERE experiment_id = ?), "
             "(SELECT max(case_idx) FROM runs WHERE experiment_id = ?) "
@@ -257,18 +284,13 @@ class LinesMixin(StoreBase):
             (exp_id, exp_id, exp_id),
         ).fetchall()
         slices = [
-            (mark_line(head(arm)), dataset_id, *names, exp_id, arm_id, rnd, start, start + chunk)
+            {"arm_id": arm_id, "arm": arm, "round": rnd, "start": start, "stop": start + chunk}
             for arm_id, arm, rounds, last in plan
             for rnd in sorted(int(x) for x in (rounds or "").split(",") if x)
             for start in range(0, int(last or 0) + 1, chunk)
         ]
         rows = self.conn.execute("SELECT count(*) FROM runs WHERE experiment_id = ?", (exp_id,)).fetchone()[0]
-        job = _CsvSlices(fast, careful, in_slice, _Shape(values, cell))
-        for block in read_slices(
-            job, slices, conn=lambda: self.conn, uri=self.reader_uri(), workers=worker_count(rows)
-        ):
-            if block.lines:
-                yield block
+        return slices, rows
 
 
 class _CsvSlices:
@@ -283,7 +305,13 @@ class _CsvSlices:
     def prepare(self, conn: sqlite3.Connection) -> None:
         conn.create_function(_CELL, 2, self.shape.cell, deterministic=True)
 
-    def read(self, conn: sqlite3.Connection, params: tuple[Any, ...]) -> LineBlock:
+    def read(self, conn: sqlite3.Connection, params: tuple[Any, ...]) -> tuple[bytes, int]:
+        block = self._block(conn, params)
+        if not block.lines:
+            return b"", 0
+        return (block.text + "\r\n").encode("utf-8"), block.lines
+
+    def _block(self, conn: sqlite3.Connection, params: tuple[Any, ...]) -> LineBlock:
         cursor = conn.cursor()
         cursor.row_factory = None
         if self.care_first:
