@@ -10,7 +10,9 @@ verdict belongs to both runs of its pair, which no index of the grades serves.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import json
+import math
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from abbench.export._lines import run_csv_lines
@@ -24,7 +26,7 @@ from abbench.export._tables import (
 )
 from abbench.export._writers import JsonLine
 from abbench.export._xlsx_rows import run_sheet_rows
-from abbench.types import outcome_word, run_outcome
+from abbench.types import OUTCOME_WORDS, outcome_word, run_outcome
 
 if TYPE_CHECKING:
     from abbench.store import Experiment, Store
@@ -77,8 +79,25 @@ def runs_table(store: Store, exp: Experiment) -> Table:
     made = run_sheet_rows(store, exp, sheet, kinds)
     block = _JsonBlock(_FullRows(exp.name, slots, columns), JsonLine([c.name for c in table_columns]))
 
+    keys = [c.name for c in table_columns]
+
     def json_lines(out: BinaryIO | None = None) -> Iterator[tuple[bytes, int]]:
-        return store.export_run_json_blocks(exp.id, exp.dataset_id, names, PLAIN_GRADE_FIELDS, block=block)
+        if len(set(keys)) < len(keys):  # (a grader named like another's score column: a row's dict keeps one)
+            return store.export_run_json_blocks(
+                exp.id, exp.dataset_id, names, PLAIN_GRADE_FIELDS, block=block
+            )
+        return store.export_run_json_lines(
+            exp.id,
+            exp.dataset_id,
+            kinds,
+            names=keys,
+            experiment=exp.name,
+            outcome_words=OUTCOME_WORDS,
+            grade_fields=PLAIN_GRADE_FIELDS,
+            values=_JsonValues(columns),
+            block=block,
+            out=out,
+        )
 
     return Table(
         "runs",
@@ -135,6 +154,77 @@ class _JsonBlock:
         line = self.line
         text = "\n".join([line(row) for row in self.rows(chunk, grade_rows)])
         return (text + "\n").encode("utf-8") if chunk else b""
+
+
+class _JsonValues:
+    """Writes stored values of a JSON line built in SQL (`abbench.store.JsonValues`) as `_FullRows` and
+    `JsonLine` make them, by the kind of their column (`abbench.store.PLACE_KINDS`). A class, not a
+    closure, so that an export's worker processes can be handed it."""
+
+    def __init__(self, columns: Any) -> None:
+        self.columns = columns
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"columns": self.columns}
+
+    def __call__(self, kind: str, value: Any) -> bytes:
+        if "_value" not in self.__dict__:
+            self._setup()
+        return self._encode(self._value[kind](value)).encode("utf-8")
+
+    def members(self, fields: Sequence[tuple[str, str, Any]]) -> bytes:
+        """``"key":value`` of each ``(key, kind, value)``, joined by commas: one encoder call."""
+        if "_value" not in self.__dict__:
+            self._setup()
+        value = self._value
+        made = {key: v if kind == "text" else value[kind](v) for key, kind, v in fields}
+        return self._encode(made)[1:-1].encode("utf-8")
+
+    def _setup(self) -> None:
+        from abbench.dataset import unpack_source_row
+        from abbench.store import loads
+
+        self._encode = _encoder()
+        decode = _decoder()
+        columns = self.columns
+
+        def top(v: Any) -> Any:  # a column of the row: NaN and infinities as null (`JsonLine`)
+            return None if isinstance(v, float) and not math.isfinite(v) else v
+
+        def source_row(v: Any) -> Any:
+            source = decode(v)
+            return top(unpack_source_row(source, columns) if source is not None else None)
+
+        self._value: dict[str, Callable[[Any], Any]] = {
+            "text": lambda v: v,
+            "top": top,
+            "nested": lambda v: v,
+            "json": lambda v: top(decode(v)),
+            "list": lambda v: top(decode(v or "[]")),
+            "latency": lambda v: top(v or 0.0),
+            "summary": lambda v: top(decode(v) or None),
+            "dimensions": loads,
+            "source_row": source_row,
+        }
+
+
+def _encoder() -> Callable[[Any], str]:
+    """``json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode``, its C
+    encoder made once (``encode`` makes one a call, half the cost of a short value)."""
+    from json import encoder
+
+    slow = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+    make = getattr(encoder, "c_make_encoder", None)
+    if make is None:
+        return slow
+    fast = make(None, str, encoder.encode_basestring, None, ":", ",", False, False, True)
+
+    def encode(value: Any) -> str:
+        if isinstance(value, str):
+            return slow(value)
+        return "".join(fast(value, 0))
+
+    return encode
 
 
 def _plain_grades(rows: list[tuple[Any, ...]]) -> dict[int, dict[str, dict[str, Any]]]:

@@ -1,13 +1,11 @@
-"""Store method that hands a JSONL export its lines made a slice at a time, in worker processes when big.
+"""The Python path of a JSONL export's lines: a slice at a time, in worker processes when big.
 
 A JSONL line is lossless: every value decoded from its stored JSON and encoded again, the full latest
-grades and the raw source row beside the columns, which only Python does exactly (SQLite's JSON prints
-a float with 15 digits: 0.30000000000000004 comes out as 0.3). So the lines are made by the export's
-own function (`JsonBlock`), as before; what changes is where. `export_run_json_blocks` cuts the runs
-into the slices of a runs XLSX (arm, round, a range of cases) and hands each slice's rows and latest
-grades to that function — in two worker processes for a big export (`abbench.store._workers`), each
-making every other slice, so the lines are made on two cores and the file is the one a single process
-writes.
+grades and the raw source row beside the columns. Here the lines are made by the export's own function
+(`JsonBlock`) from each slice's rows and latest grades: `export_run_json_blocks` cuts the runs into the
+slices of a runs XLSX (arm, round, a range of cases) and hands them to it, in two worker processes for a
+big export (`abbench.store._workers`). The lines SQLite builds (`abbench.store._json_lines`) fall back
+to this path, a slice or a few runs of it (`_JsonSlices.lines_of`), for what SQLite cannot judge.
 """
 
 from __future__ import annotations
@@ -38,6 +36,31 @@ class _JsonSlices:
         """Nothing to register: the lines are made in Python."""
 
     def read(self, conn: sqlite3.Connection, params: dict[str, Any]) -> tuple[bytes, int]:
+        rows, grades = self._rows(conn, self.runs, self.grades, params)
+        return self.block(rows, grades), len(rows)
+
+    def lines_of(
+        self, conn: sqlite3.Connection, params: dict[str, Any], run_ids: Sequence[int]
+    ) -> dict[int, bytes]:
+        """The lines of the runs `run_ids` of the slice `params`, by run id (without their line ends)."""
+        if not run_ids:
+            return {}
+        ids = {"ids": "[" + ",".join(str(int(i)) for i in run_ids) + "]"}
+        runs, grades = (
+            sql.replace(
+                " AND r.case_idx >= :start",
+                " AND r.id IN (SELECT value FROM json_each(:ids)) AND r.case_idx >= :start",
+            )
+            for sql in (self.runs, self.grades)
+        )
+        rows, found = self._rows(conn, runs, grades, params | ids)
+        lines = self.block(rows, found).split(b"\n")
+        return {row[1]: line for row, line in zip(rows, lines, strict=False)}
+
+    @staticmethod
+    def _rows(
+        conn: sqlite3.Connection, runs: str, grades: str, params: dict[str, Any]
+    ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
         cursor = conn.cursor()
         cursor.row_factory = None  # plain tuples
         # One snapshot for both reads, so the grades are those of the runs read (a caller's own
@@ -46,12 +69,12 @@ class _JsonSlices:
         if begun:
             cursor.execute("BEGIN")
         try:
-            rows = cursor.execute(self.runs, params).fetchall()
-            grades = cursor.execute(self.grades, params).fetchall() if rows else []
+            rows = cursor.execute(runs, params).fetchall()
+            found = cursor.execute(grades, params).fetchall() if rows else []
         finally:
             if begun:
                 cursor.execute("COMMIT")
-        return self.block(rows, grades), len(rows)
+        return rows, found
 
 
 class JsonRowsMixin(StoreBase):
@@ -86,6 +109,22 @@ class JsonRowsMixin(StoreBase):
         Raises:
             ValueError: a field that is no grade column.
         """
+        job, common = self._json_fallback(exp_id, dataset_id, graders, grade_fields, block)
+        slices = [{**common, **s} for s in self._sheet_slices(exp_id, chunk, 2)]
+        rows = sum(s["rows"] for s in slices)
+        yield from read_slices(
+            job, slices, conn=lambda: self.conn, uri=self.reader_uri(), workers=worker_count(rows)
+        )
+
+    def _json_fallback(
+        self,
+        exp_id: int,
+        dataset_id: int,
+        graders: Sequence[str],
+        grade_fields: Sequence[str],
+        block: JsonBlock,
+    ) -> tuple[_JsonSlices, dict[str, Any]]:
+        """The job making a slice's lines in Python, and the parameters every slice of it shares."""
         unknown = set(grade_fields) - set(GRADE_COLUMNS)
         if unknown:
             raise ValueError(f"not grade columns: {sorted(unknown)}")
@@ -104,9 +143,4 @@ class JsonRowsMixin(StoreBase):
             f"WHERE +experiment_id = :exp AND run_id IN (SELECT r.id FROM runs r WHERE {in_slice}) ORDER BY id"
         )
         common = {"dataset": dataset_id, "exp": exp_id} | {f"g{i}": name for i, name in enumerate(graders)}
-        slices = [{**common, **s} for s in self._sheet_slices(exp_id, chunk, 2)]
-        rows = sum(s["rows"] for s in slices)
-        job = _JsonSlices(runs, grades, block)
-        yield from read_slices(
-            job, slices, conn=lambda: self.conn, uri=self.reader_uri(), workers=worker_count(rows)
-        )
+        return _JsonSlices(runs, grades, block), common

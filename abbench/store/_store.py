@@ -13,6 +13,7 @@ from abbench.store._experiments import ExperimentsMixin
 from abbench.store._failures import FailuresMixin
 from abbench.store._grades import GradesMixin
 from abbench.store._imports import ImportsMixin
+from abbench.store._json_lines import JsonLinesMixin
 from abbench.store._json_rows import JsonRowsMixin
 from abbench.store._light import LightMixin
 from abbench.store._lines import LinesMixin
@@ -46,6 +47,7 @@ class Store(
     LinesMixin,
     SheetRowsMixin,
     JsonRowsMixin,
+    JsonLinesMixin,
     WritesMixin,
     OwnersMixin,
     StoreBase,

@@ -1,0 +1,601 @@
+"""Store method that hands a JSONL export its lines built inside SQLite, with places Python fills.
+
+Made in Python, a runs JSONL line cost ~40 µs (decoding ~45 values, a dict, the JSON encoder): three
+times what a big export may spend. `export_run_json_lines` asks SQLite for each line whole, as the
+bytes that go into the file, built by ``json_object`` in C: keys, text escaped exactly as Python's
+encoder escapes it (``ensure_ascii=False``), integers, verdicts, nulls. What SQLite cannot write as
+Python does is left to Python as a *place* (`PLACE`, a JSON number no line holds), whose value comes
+back beside the line and is written by the kind of its column (`PLACE_KINDS`): a float (SQLite's
+float text is not Python's ``repr``; 0.0 and 1.0 it writes itself), a stored JSON value (decoded and
+encoded again, as the Python path does, so a value another tool wrote comes out canonical). The case's
+own fields are a place too: each case's are made once per worker (`JsonValues`), from one read of its
+range of cases, and written into every run of the case, in every arm and round.
+
+A line is first built on the assumption that every value has its column's type. A value that has not
+(a real in an INTEGER column, a blob where text belongs, a verdict that is not an integer, a grade of
+another experiment or of a pair) stops that query, and the slice is built again carefully: such a
+value then writes `BAD`, and its row alone is made by the Python path (`JsonBlock`), as is a row whose
+text holds `PLACE` itself. Text that is not UTF-8 (which only another tool can store) is refused,
+naming its run or case, as the Python path refused it.
+
+A big export's slices are made by two worker processes (`abbench.store._workers`), each owning every
+other range of cases in every arm and round (so what it made of a case serves all its runs), each
+writing its lines into the file itself.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from itertools import chain, compress, cycle, repeat
+from operator import is_not
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
+
+from abbench.errors import StoreError
+from abbench.store._base import StoreBase
+from abbench.store._json_rows import JsonBlock, _JsonSlices
+from abbench.store._sheet_rows import _named_joins
+from abbench.store._workers import read_slices, worker_count
+
+PLACE = b"1e999999"
+"""A place in a line: a JSON number (so ``json_object`` takes it as JSON) that Python never writes."""
+BAD = b"1e999998"
+"""A value SQLite cannot judge, in a slice built carefully: its row is made by the Python path."""
+
+PLACE_KINDS = ("text", "top", "nested", "json", "list", "latency", "summary", "dimensions", "source_row")
+"""What `JsonValues` makes of a stored value, by its column:
+
+- ``text``: the value of a TEXT column (text, NULL or a blob: none is changed);
+- ``top``: the value, a column of the row (a float that is not finite is null there);
+- ``nested``: the value inside a grade (a float that is not finite is NaN or ±Infinity, as the encoder
+  writes it);
+- ``json``: the stored JSON decoded, a column of the row;
+- ``list``: the same of ``value or "[]"`` (a run's evidence, files and sections);
+- ``latency``: ``value or 0.0``, a column of the row;
+- ``summary``: the stored JSON decoded, or null when that is empty;
+- ``dimensions``: the stored JSON decoded, inside a grade;
+- ``source_row``: the stored raw row decoded and unpacked under its columns, a column of the row.
+"""
+
+CASE_FIELDS = (
+    ("case_id", "text"),
+    ("input", "text"),
+    ("expected", "text"),
+    ("domain", "text"),
+    ("request_id", "text"),
+    ("history", "json"),
+    ("context", "json"),
+    ("metadata", "json"),
+)
+"""The case's columns of a line after the case index, with the kind of each."""
+CASE_TAIL = (("source_line", "text"), ("source_row", "source_row"))
+"""The case's columns of a line after its grades, with the kind of each."""
+
+_FLOAT_KINDS = frozenset({"top", "nested", "latency"})
+_CASE, _CASE_TAIL = "case", "case_tail"
+_REMEMBER = 100_000
+"""Cases (and stored JSON values) a worker keeps what it made of: some 50 MB at most."""
+_MAX_PAIRS = 60
+"""Key-value pairs per ``json_object`` call (SQLite takes at most 127 arguments)."""
+
+
+class JsonValues(Protocol):
+    """Writes stored values as the Python path writes them: picklable, so that workers can be handed it."""
+
+    def __call__(self, kind: str, value: Any) -> bytes:
+        """The JSON text (UTF-8) of `value`, a value of a column of kind `kind` (`PLACE_KINDS`)."""
+
+    def members(self, fields: Sequence[tuple[str, str, Any]]) -> bytes:
+        """The members ``"key":value`` (UTF-8, joined by commas) of ``(key, kind, value)`` each."""
+
+
+@dataclass(frozen=True)
+class _Col:
+    """A column of a line: its SQL in an executed run and in one that is not, and the kind and SQL of
+    the value of its place (none when it never has one)."""
+
+    name: str
+    sql: str
+    unexecuted: str
+    kind: str | None = None
+    placed: str | None = None
+
+
+_EXECUTED = "r.executed_at IS NOT NULL"
+_J_TRUE, _J_FALSE, _J_EMPTY = "json('true')", "json('false')", "json('[]')"
+_J_ZERO, _J_ONE = "json('0.0')", "json('1.0')"
+_PLACE = f"json('{PLACE.decode()}')"
+
+
+class _Sql:
+    """The SQL of a line's values, fast (a value of an unexpected type stops the query) or careful
+    (it writes `BAD`)."""
+
+    def __init__(self, careful: bool) -> None:
+        self.careful = careful
+        self.bad = f"json('{BAD.decode()}')" if careful else "json('stop')"  # (malformed: raises)
+
+    def as_text(self, v: str) -> str:
+        """A TEXT column (text, NULL, or a blob, which ``json_object`` refuses)."""
+        return f"iif(typeof({v}) = 'blob', {self.bad}, {v})" if self.careful else v
+
+    def as_int(self, v: str) -> str:
+        """An INTEGER column: integers, text and NULL as they are; a real is SQLite's text, not repr."""
+        return f"(CASE typeof({v}) WHEN 'real' THEN {self.bad} WHEN 'blob' THEN {self.bad} ELSE {v} END)"
+
+    def as_bool(self, v: str) -> str:
+        """A verdict: ``bool(value)`` of an integer; anything else is for Python."""
+        return (
+            f"(CASE {v} WHEN 1 THEN {_J_TRUE} WHEN 0 THEN {_J_FALSE} ELSE (CASE typeof({v}) "
+            f"WHEN 'integer' THEN {_J_TRUE} WHEN 'null' THEN NULL ELSE {self.bad} END) END)"
+        )
+
+    def as_float(self, name: str, v: str, kind: str = "top", gated: bool = False) -> _Col:
+        """A REAL column: any value is a place (Python writes floats; ``value or 0.0`` for latency)."""
+        sql = f"iif({v} IS NULL, {_J_ZERO if kind == 'latency' else 'NULL'}, {_PLACE})"
+        if gated:
+            return _Col(name, sql, "NULL", kind, f"iif({_EXECUTED}, {v}, NULL)")
+        return _Col(name, sql, sql, kind, v)
+
+    def as_score(self, name: str, v: str, kind: str = "top") -> _Col:
+        """A score: 0.0 and 1.0 (a verdict's) written here, any other value a place."""
+        sql = f"(CASE {v} WHEN 1.0 THEN {_J_ONE} WHEN 0.0 THEN {_J_ZERO} ELSE iif({v} IS NULL, NULL, {_PLACE}) END)"
+        return _Col(name, sql, sql, kind, f"(CASE WHEN {v} IN (1.0, 0.0) THEN NULL ELSE {v} END)")
+
+    def middle(
+        self, outcome_words: dict[str, str], graders: Sequence[tuple[str, int]], names: Sequence[str]
+    ) -> list[_Col]:
+        """The columns after the case's and before the grades, named `names`. `graders` are each
+        grader's sheet cells: ``float`` for a score alone, else a verdict and, with 2 cells, its score."""
+        words = " ".join(f"WHEN '{k}' THEN '{w}'" for k, w in outcome_words.items())
+        outcome = (
+            "(CASE WHEN r.state = 'fail' THEN (CASE WHEN r.failure_type IS NOT NULL THEN 'execution failed' "
+            f"WHEN r.passed IS NULL THEN 'grading failed' ELSE 'wrong' END) ELSE (CASE r.state {words} "
+            f"ELSE {self.as_text('r.state')} END) END)"
+        )
+        cols: list[_Col] = []
+        named = iter(names)
+
+        def plain(sql: str, gated: bool = False) -> None:
+            cols.append(_Col(next(named), sql, "NULL" if gated else sql))
+
+        plain(self.as_text("r.state"))
+        plain(outcome)
+        plain(self.as_text("r.failure_type"))
+        plain(self.as_text("r.error"))
+        plain(self.as_bool("r.passed"))
+        cols.append(self.as_score(next(named), "r.score"))
+        for i, (kind, n) in enumerate(graders):
+            ok = f"g{i}.status = 'ok'"
+            if kind != "float":
+                plain(f"iif({ok}, {self.as_bool(f'g{i}.passed')}, NULL)")
+            if kind == "float" or n > 1:
+                cols.append(self.as_score(next(named), f"iif({ok}, g{i}.score, NULL)"))
+        plain(self.as_text("r.prediction"), gated=True)
+        plain(self.as_text("r.reason"), gated=True)
+        cols.append(self.as_float(next(named), "r.confidence", gated=True))
+        for c in ("evidence_refs", "files_read", "sections_read"):
+            v = f"r.{c}"
+            sql = f"(CASE WHEN {v} IS NULL OR {v} = '' OR {v} = '[]' THEN {_J_EMPTY} ELSE {_PLACE} END)"
+            placed = f"iif({_EXECUTED} AND {v} <> '' AND {v} <> '[]', {v}, NULL)"
+            cols.append(_Col(next(named), sql, "NULL", "list", placed))
+        plain(self.as_text("r.model"), gated=True)
+        tokens = "r.input_tokens IS NULL AND r.output_tokens IS NULL"
+        whole = (
+            "typeof(r.input_tokens) IN ('integer','null') AND typeof(r.output_tokens) IN ('integer','null') "
+            "AND typeof(ifnull(r.input_tokens, 0) + ifnull(r.output_tokens, 0)) = 'integer'"
+        )
+        for v in (
+            "ifnull(r.input_tokens, 0)",
+            "ifnull(r.output_tokens, 0)",
+            "ifnull(r.input_tokens, 0) + ifnull(r.output_tokens, 0)",
+        ):
+            plain(f"(CASE WHEN {tokens} THEN NULL WHEN {whole} THEN {v} ELSE {self.bad} END)", gated=True)
+        cols.append(self.as_float(next(named), "r.cost", gated=True))
+        plain(self.as_int("r.cached_calls"))
+        cols.append(self.as_float(next(named), "r.cost_saved"))
+        cols.append(self.as_float(next(named), "r.latency_ms", "latency", gated=True))
+        plain(self.as_int("r.attempts"))
+        plain(self.as_text("r.session_id"), gated=True)
+        for c in ("started_by", "started_at", "executed_at", "finished_at"):
+            plain(self.as_text(f"r.{c}"))
+        plain(self.as_text("r.raw_output"), gated=True)
+        if next(named, None) is not None or len(cols) != len(names):
+            raise ValueError(f"{len(names)} column names for the {len(cols)} columns of a runs JSONL line")
+        return cols
+
+    def grade(self, i: int, fields: Sequence[str]) -> list[_Col]:
+        """The fields of grader ``g<i>``'s latest grade, as the runs JSONL's ``grades`` writes them."""
+        g = f"g{i}"
+        out = []
+        for f in fields:
+            v = f"{g}.{f}"
+            if f == "score":
+                out.append(self.as_score(f, v, "nested"))
+            elif f == "judge_cost":
+                out.append(self.as_float(f, v, "nested"))
+            elif f == "dimensions":
+                out.append(_Col(f, f"iif({v} IS NULL, NULL, {_PLACE})", "", "dimensions", v))
+            elif f == "passed":
+                out.append(_Col(f, self.as_bool(v), ""))
+            elif f == "other_run_id":  # (a verdict on a pair belongs to both runs: the Python path's)
+                out.append(_Col(f, f"iif({v} IS NULL, NULL, {self.bad})", ""))
+            elif f == "id":
+                out.append(_Col(f, v, ""))
+            else:
+                out.append(_Col(f, self.as_text(v), ""))  # the others are TEXT columns
+        return out
+
+    def grades(self, graders: Sequence[str], fields: Sequence[str]) -> tuple[str, list[_Col]]:
+        """SQL: the ``grades`` object (text); and the columns of its places, in order."""
+        order = sorted(range(len(graders)), key=lambda i: graders[i])  # by name, as Python sorts them
+        if not order:
+            return "'null'", []
+        cols = {i: self.grade(i, fields) for i in order}
+        entries = [
+            f"(CASE WHEN g{i}.id IS NULL THEN NULL WHEN g{i}.experiment_id IS NOT :exp THEN {self.bad} "
+            f"ELSE {_quote(_key(graders[i]))} || {_object(cols[i], executed=True)} END)"
+            for i in order
+        ]
+        places = [c for i in order for c in cols[i]]
+        if len(entries) == 1:
+            return f"ifnull('{{' || {entries[0]} || '}}', 'null')", places
+        joined = " || ".join(f"ifnull(',' || {e}, '')" for e in entries)
+        none = " AND ".join(f"g{i}.id IS NULL" for i in order)
+        return f"(CASE WHEN {none} THEN 'null' ELSE '{{' || substr({joined}, 2) || '}}' END)", places
+
+
+def _key(name: str) -> str:
+    """A key as Python's encoder writes it, with its colon."""
+    return json.dumps(name, ensure_ascii=False) + ":"
+
+
+def _quote(text: str) -> str:
+    """An SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _object(cols: Sequence[_Col], *, executed: bool) -> str:
+    """SQL: a JSON object of `cols` (one ``json_object`` per `_MAX_PAIRS` pairs, spliced), as in an
+    executed run or one that is not."""
+    parts = [cols[i : i + _MAX_PAIRS] for i in range(0, len(cols), _MAX_PAIRS)]
+    made = [
+        f"json_object({', '.join(f'{_quote(c.name)}, {c.sql if executed else c.unexecuted}' for c in part)})"
+        for part in parts
+    ]
+    if len(made) == 1:
+        return made[0]
+    # No part ends with an object of its own, so the brace cut off is the part's.
+    return (
+        " || ',' || ".join(f"substr(rtrim({m}, '}}'), {1 if k == 0 else 2})" for k, m in enumerate(made))
+        + " || '}'"
+    )
+
+
+def _inner(sql: str) -> str:
+    """SQL: an object's members, without its braces."""
+    return f"substr(rtrim({sql}, '}}'), 2)"
+
+
+def _line(
+    sql: _Sql,
+    names: Sequence[str],
+    outcome_words: dict[str, str],
+    graders: Sequence[tuple[str, str, int]],
+    grade_fields: Sequence[str],
+) -> tuple[str, list[tuple[str, str]]]:
+    """SQL: a runs JSONL line, as a blob, and the (kind, SQL value) of each of its places, in order.
+
+    `names` are the runs table's columns: the run's five, the case's (`CASE_FIELDS`), the rest before
+    ``grades``, ``grades``, the case's tail (`CASE_TAIL`), the transcript summary.
+    """
+    n_case, n_tail = len(CASE_FIELDS), len(CASE_TAIL)
+    if [n for n, _ in CASE_FIELDS] != list(names[5 : 5 + n_case]) or [n for n, _ in CASE_TAIL] != list(
+        names[-1 - n_tail : -1]
+    ):
+        raise ValueError(f"not the columns of a runs JSONL line: {list(names)}")
+    middle = sql.middle(outcome_words, [(k, n) for _, k, n in graders], names[5 + n_case : -2 - n_tail])
+    grades, grade_cols = sql.grades([g for g, _, _ in graders], grade_fields)
+    mid = f"(CASE WHEN {_EXECUTED} THEN {_object(middle, executed=True)} ELSE {_object(middle, executed=False)} END)"
+
+    def key(name: str) -> str:
+        return _key(name).replace("%", "%%")
+
+    # One printf joins the parts (each || copied the line so far). The experiment and the arm, the same
+    # in every line of a slice, come written by Python; so do the case's columns, in their places. (A
+    # slice's runs have an integer round, the one asked for; a case index may be a real in a foreign store.)
+    place = PLACE.decode()
+    case_idx = f"(CASE typeof(r.case_idx) WHEN 'integer' THEN r.case_idx ELSE {sql.bad} END)"
+    fmt = (
+        f"{{{key(names[0])}%d,{key(names[1])}%s,{key(names[2])}%s,{key(names[3])}%d,{key(names[4])}%s,"
+        f"{place},%s,{key(names[-2 - n_tail])}%s,{place},{key(names[-1])}%s}}"
+    )
+    line = (
+        f"CAST(printf({_quote(fmt)}, r.id, :experiment_json, :arm_json, r.round, {case_idx}, "
+        f"{_inner(mid)}, {grades}, iif(r.transcript_summary IS NULL, 'null', {_quote(place)})) AS BLOB)"
+    )
+    places = [(_CASE, "r.case_idx")]
+    places += [(str(c.kind), str(c.placed)) for c in (*middle, *grade_cols) if c.placed is not None]
+    places += [(_CASE_TAIL, "r.case_idx"), ("summary", "r.transcript_summary")]
+    return line, places
+
+
+class _LineSlices:
+    """Reads a slice's lines built in SQL and fills their places; a slice SQLite could not build fast
+    is built carefully, and its rows SQLite could not judge made by the Python path (a `read_slices`
+    job)."""
+
+    def __init__(
+        self, fast: str, careful: str, kinds: list[str], fallback: _JsonSlices, values: JsonValues, cases: str
+    ) -> None:
+        self.fast, self.careful, self.kinds, self.fallback = fast, careful, kinds, fallback
+        self.values, self.cases = values, cases
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+
+    def prepare(self, conn: sqlite3.Connection) -> None:
+        """Nothing to register: the places are filled in Python."""
+
+    def read(self, conn: sqlite3.Connection, params: dict[str, Any]) -> tuple[bytes | list[bytes], int]:
+        """The slice's lines, as bytes or as the list of their parts (see `read_slices`), and how many."""
+        # One snapshot for the lines and any row read again (a caller's own transaction is one already).
+        begun = not conn.in_transaction
+        if begun:
+            conn.execute("BEGIN")
+        try:
+            return self._read(conn, params)
+        finally:
+            if begun:
+                conn.execute("COMMIT")
+
+    def _read(self, conn: sqlite3.Connection, params: dict[str, Any]) -> tuple[bytes | list[bytes], int]:
+        cursor = conn.cursor()
+        cursor.row_factory = None  # plain tuples
+        careful = False
+        try:
+            rows = cursor.execute(self.fast, params).fetchall()
+        except sqlite3.OperationalError:  # a value of an unexpected type: built carefully
+            careful = True
+            rows = cursor.execute(self.careful, params).fetchall()
+        if not rows:
+            return b"", 0
+        columns = list(zip(*rows, strict=True))
+        text = b"\n".join(columns[0])
+        if not text.isascii():  # (what Python adds is UTF-8: only text SQLite hands over may not be)
+            try:
+                text.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                bad = next(line for line in columns[0] if not _is_utf8(line))
+                raise StoreError(
+                    f"run {_run_id(bad)} holds text that is not UTF-8 ({exc.reason}): another tool wrote it "
+                    "into the store; correct that run's text, then export again"
+                ) from None
+        self._remember_cases(conn, params)
+        if careful and BAD in text:  # (a fast query never writes BAD: it stops)
+            return self._by_row(conn, params, rows) + b"\n", len(rows)
+        pieces = text.split(PLACE)
+        pieces[-1] += b"\n"
+        full = [j for j, col in enumerate(columns[1:]) if col.count(None) != len(rows)]
+        if all(columns[1 + j].count(None) == 0 for j in full) and len(pieces) == len(full) * len(rows) + 1:
+            # every row has the same places (the common case): written a column at a time
+            written: list[bytes] = [b""] * (len(pieces) - 1)
+            for at, j in enumerate(full):
+                written[at :: len(full)] = self._column(self.kinds[j], columns[1 + j])
+            return _interleave(pieces, written), len(rows)
+        values = list(chain.from_iterable(rows))
+        del values[:: len(self.kinds) + 1]  # the lines
+        if len(pieces) != len(values) - values.count(None) + 1:
+            return self._by_row(conn, params, rows) + b"\n", len(rows)
+        return self._filled(pieces, values), len(rows)
+
+    def _filled(self, pieces: list[bytes], values: list[Any]) -> list[bytes]:
+        """The lines cut at their places (`pieces`) joined again, each place written from `values` (the
+        lines' place values, None where a line has none)."""
+        present = list(map(is_not, values, repeat(None)))
+        return _interleave(
+            pieces, self._write(compress(cycle(self.kinds), present), compress(values, present))
+        )
+
+    def _column(self, kind: str, values: Sequence[Any]) -> list[bytes]:
+        """The JSON text of a column of places (every row's)."""
+        if kind == _CASE:
+            return list(map(self._heads.get, values, repeat(self._no_case[0])))
+        if kind == _CASE_TAIL:
+            return list(map(self._tails.get, values, repeat(self._no_case[1])))
+        if kind in _FLOAT_KINDS and set(map(type, values)) == {float}:
+            text = ",".join(map(float.__repr__, values))
+            if "n" not in text:  # all finite ('inf', 'nan'): the encoder writes a finite float's repr
+                return text.encode().split(b",")
+        return self._write(repeat(kind, len(values)), iter(values))
+
+    def _write(self, kinds: Iterator[str], values: Iterator[Any]) -> list[bytes]:
+        """The JSON text of each place."""
+        if "_memo" not in self.__dict__:
+            self._memo: dict[tuple[str, Any], bytes] = {}
+        memo, write = self._memo, self.values
+        out: list[bytes] = []
+        append = out.append
+        for kind, v in zip(kinds, values, strict=True):
+            if type(v) is float and v - v == 0 and kind in _FLOAT_KINDS:
+                append(repr(v).encode())  # a finite float, as the encoder writes it
+            elif kind == _CASE:
+                append(self._heads.get(v, self._no_case[0]))
+            elif kind == _CASE_TAIL:
+                append(self._tails.get(v, self._no_case[1]))
+            else:
+                key = (kind, v)
+                made = memo.get(key)
+                if made is None:
+                    made = write(kind, v)
+                    if type(v) is str:  # a stored JSON text: met again in other runs
+                        if len(memo) >= _REMEMBER:
+                            memo.clear()
+                        memo[key] = made
+                append(made)
+        return out
+
+    def _remember_cases(self, conn: sqlite3.Connection, params: dict[str, Any]) -> None:
+        """Make the case columns of the slice's range of cases, unless made already."""
+        if "_heads" not in self.__dict__:
+            self._heads: dict[Any, bytes] = {}
+            self._tails: dict[Any, bytes] = {}
+            self._ranges: set[tuple[int, int]] = set()
+            self._no_case = (
+                b",".join(_key(n).encode() + b"null" for n, _ in CASE_FIELDS),
+                b",".join(_key(n).encode() + b"null" for n, _ in CASE_TAIL),
+            )
+        span = (params["start"], params["stop"])
+        if span in self._ranges:
+            return
+        if len(self._heads) >= _REMEMBER:
+            self._heads.clear()
+            self._tails.clear()
+            self._ranges.clear()
+        self._ranges.add(span)
+        cursor = conn.cursor()
+        cursor.row_factory = None
+        members, n = self.values.members, len(CASE_FIELDS)
+        fields = CASE_FIELDS + CASE_TAIL
+        try:
+            found = cursor.execute(self.cases, params).fetchall()
+        except sqlite3.OperationalError as exc:  # ("Could not decode to UTF-8 column ...")
+            raise StoreError(
+                f"a case at positions {span[0]:,} to {span[1] - 1:,} of the dataset holds text that SQLite cannot "
+                f"hand over ({exc}): another tool wrote it into the store; correct that case's text, then "
+                "export again"
+            ) from None
+        for idx, *values in found:
+            named = [(name, kind, v) for (name, kind), v in zip(fields, values, strict=True)]
+            self._heads[idx], self._tails[idx] = members(named[:n]), members(named[n:])
+
+    def _by_row(self, conn: sqlite3.Connection, params: dict[str, Any], rows: list[tuple[Any, ...]]) -> bytes:
+        """The lines of `rows`, each holding `BAD` or a `PLACE` that is no place made by the Python path
+        (its run read again, in the same snapshot), the others filled."""
+        redo = [
+            i
+            for i, row in enumerate(rows)
+            if BAD in row[0] or row[0].count(PLACE) != len(row) - 1 - row.count(None)
+        ]
+        again = self.fallback.lines_of(conn, params, [_run_id(rows[i][0]) for i in redo])
+        lines = [row[0] for row in rows]
+        for i in redo:
+            lines[i] = again[_run_id(lines[i])]
+        keep = sorted(set(range(len(rows))) - set(redo))
+        if keep:
+            values = list(chain.from_iterable(rows[i] for i in keep))
+            del values[:: len(self.kinds) + 1]
+            filled = b"".join(self._filled(b"\n".join([lines[i] for i in keep]).split(PLACE), values)).split(
+                b"\n"
+            )
+            for i, line in zip(keep, filled, strict=True):
+                lines[i] = line
+        return b"\n".join(lines)
+
+
+def _interleave(pieces: list[bytes], written: list[bytes]) -> list[bytes]:
+    """`pieces` with `written` between them (one fewer), in order: the parts of the text."""
+    if len(pieces) != len(written) + 1:
+        raise AssertionError("a place in a line without its value")  # (a bug, not the data)
+    joined: list[bytes] = [b""] * (2 * len(pieces) - 1)
+    joined[::2], joined[1::2] = pieces, written
+    return joined
+
+
+def _case_range(params: dict[str, Any]) -> int:
+    """Which range of cases a slice covers: one worker makes that range in every arm and round."""
+    return int(params["start"]) // max(1, int(params["stop"]) - int(params["start"]))
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _run_id(line: bytes) -> int:
+    """The run id a line starts with (``{"run_id":<id>,``)."""
+    return int(line[line.index(b":") + 1 : line.index(b",")])
+
+
+class JsonLinesMixin(StoreBase):
+    """JSONL lines built inside SQLite (see the module docstring)."""
+
+    if TYPE_CHECKING:
+
+        def _case_slices(self, exp_id: int, chunk: int) -> tuple[list[dict[str, Any]], int]: ...
+
+        def _json_fallback(
+            self,
+            exp_id: int,
+            dataset_id: int,
+            graders: Sequence[str],
+            grade_fields: Sequence[str],
+            block: JsonBlock,
+        ) -> tuple[_JsonSlices, dict[str, Any]]: ...
+
+    def export_run_json_lines(
+        self,
+        exp_id: int,
+        dataset_id: int,
+        graders: Sequence[tuple[str, str, int]],
+        *,
+        names: Sequence[str],
+        experiment: str,
+        outcome_words: dict[str, str],
+        grade_fields: Sequence[str],
+        values: JsonValues,
+        block: JsonBlock,
+        chunk: int = 2000,
+        out: BinaryIO | None = None,
+    ) -> Iterator[tuple[bytes, int]]:
+        """An experiment's runs as JSONL, ``(lines, how many)`` a slice of up to `chunk` cases' runs at
+        a time, in `export_run_rows`' order: byte for byte the lines `block` makes of those rows.
+
+        Args:
+            exp_id: The experiment.
+            dataset_id: Its dataset.
+            graders: ``(name, kind, cells)`` of each non-pairwise grader, in the runs table's order:
+                ``float`` for a score alone, else a verdict and, with 2 cells, its score.
+            names: The runs table's column names, the line's keys (see `_line`).
+            experiment: The experiment's name.
+            outcome_words: The word of each outcome key or open state (`abbench.types.OUTCOME_WORDS`).
+            grade_fields: The fields of each latest grade in ``grades`` (names of `GRADE_COLUMNS`).
+            values: Writes a place's value (`JsonValues`).
+            block: The Python path, for the rows SQLite cannot build (see `JsonBlock`).
+            chunk: Cases per slice.
+            out: The file the lines go to: worker processes write theirs into it themselves when it
+                is a regular file, and hand back no bytes (see `read_slices`).
+        """
+        fallback, common = self._json_fallback(
+            exp_id, dataset_id, [g for g, _, _ in graders], grade_fields, block
+        )
+        built = []
+        for careful in (False, True):
+            line, placed = _line(_Sql(careful), names, outcome_words, graders, grade_fields)
+            built.append(
+                f"SELECT {', '.join([line, *(p for _, p in placed)])} FROM runs r"
+                f"{_named_joins(len(graders))} WHERE r.experiment_id = :exp AND r.arm_id = :arm_id "
+                "AND r.round = :round AND r.case_idx >= :start AND r.case_idx < :stop ORDER BY r.case_idx"
+            )
+        cases = (
+            f"SELECT idx, {', '.join(n for n, _ in CASE_FIELDS + CASE_TAIL)} FROM cases "
+            "WHERE dataset_id = :dataset AND idx >= :start AND idx < :stop"
+        )
+        common |= {"experiment_json": json.dumps(experiment, ensure_ascii=False)}
+        cut, rows = self._case_slices(exp_id, chunk)
+        slices = [common | s | {"arm_json": json.dumps(s["arm"], ensure_ascii=False)} for s in cut]
+        job = _LineSlices(built[0], built[1], [k for k, _ in placed], fallback, values, cases)
+        yield from read_slices(
+            job,
+            slices,
+            conn=lambda: self.conn,
+            uri=self.reader_uri(),
+            workers=worker_count(rows),
+            owner=_case_range,
+            out=out,
+        )
