@@ -291,7 +291,7 @@ def _grader_columns(
     """One column per grader (its pass/fail, else its score, else its pairwise verdict); judges that
     both pass and score get a second ``.score`` column. `summary` is `Store.grader_summary`'s."""
     order: list[str] = []
-    for spec in exp.spec.graders:
+    for spec in exp.settings.graders:  # (the definition as stored: no pydantic model to load)
         name = spec if isinstance(spec, str) else (spec.get("name") or spec.get("type"))
         if isinstance(name, str) and ":" not in name and name not in order:
             order.append(name)
