@@ -35,7 +35,7 @@ if typing.TYPE_CHECKING:
     from abbench.store._experiments import TRY_TAG, Arm, Experiment
     from abbench.store._failures import FailureKind, Failures
     from abbench.store._grades import GRADE_COLUMNS, Grade
-    from abbench.store._lines import LineBlock, mark_line
+    from abbench.store._lines import mark_line
     from abbench.store._migrations import SCHEMA_VERSION
     from abbench.store._outcomes import CaseOutcomes
     from abbench.store._owners import (
@@ -139,7 +139,6 @@ __all__ = [
     "Failures",
     "Grade",
     "GradeWrite",
-    "LineBlock",
     "Review",
     "ReviewSample",
     "RunFailures",
@@ -224,7 +223,7 @@ __getattr__, __dir__ = _lazy.exports(
             "GRADE_COLUMNS",
             "Grade",
         ),
-        "abbench.store._lines": ("LineBlock", "mark_line"),
+        "abbench.store._lines": ("mark_line",),
         "abbench.store._migrations": ("SCHEMA_VERSION",),
         "abbench.store._owners": (
             "SCOPES",

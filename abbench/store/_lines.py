@@ -28,12 +28,12 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from functools import partial
 from itertools import chain
 from operator import is_not
 from typing import Any, BinaryIO
 
+from abbench.errors import StoreError
 from abbench.store._analysis import latest_grade_joins
 from abbench.store._base import StoreBase
 from abbench.store._workers import read_slices, worker_count
@@ -45,8 +45,10 @@ MARK = "\ufffe"
 """SQLite's printf ends its text at a NUL: a `CsvCell` writes NUL as MARK + "0" and MARK itself as
 MARK + "1" (`mark_line`), so the marks can be undone exactly (`unmark`). MARK + "2" is a float cell's place
 in a line, which no marked text holds."""
-_MARKED = re.compile(MARK + "([01])")
-_FLOAT = MARK + "2"
+_MARKED = re.compile((MARK + "([01])").encode())
+_PLACE = MARK + "2"
+_FLOAT = _PLACE.encode()
+_MARK = MARK.encode()
 
 
 def mark_line(text: str) -> str:
@@ -56,30 +58,17 @@ def mark_line(text: str) -> str:
     return text
 
 
-def unmark(text: str) -> str:
-    """`text` with the marks of `mark_line` undone (NUL and MARK as they were)."""
-    if MARK not in text:
+def unmark(text: bytes) -> bytes:
+    """`text` (UTF-8) with the marks of `mark_line` undone (NUL and MARK as they were)."""
+    if _MARK not in text:
         return text
-    return _MARKED.sub(lambda m: "\x00" if m[1] == "0" else MARK, text)
-
-
-@dataclass(frozen=True)
-class LineBlock:
-    """Lines of an export file, written as they are.
-
-    Attributes:
-        lines: How many lines (rows) the text holds; a cell may hold line breaks of its own.
-        text: The lines joined by the file's line end, none after the last.
-    """
-
-    lines: int
-    text: str
+    return _MARKED.sub(lambda m: b"\x00" if m[1] == b"0" else _MARK, text)
 
 
 _CELL = "abbench_csv_cell"
 _QUOTED = "'*[,\"' || char(10) || char(13) || ']*'"
 _FORMULA_CODES = "(61,43,45,64,9,13)"  # = + - @ tab CR: `abbench.export.FORMULA_PREFIXES`
-_FORMULA_AFTER_COMMA = re.compile(",[=+\\-@\t]")  # (a CR anywhere fails the count of line breaks)
+_FORMULA_AFTER_COMMA = re.compile(b",[=+\\-@\t]")  # (a CR anywhere fails the count of line breaks)
 _WHOLE = 1e15
 """A whole float below it in size is written by SQL, as its repr writes it (``%d`` and ``.0``)."""
 
@@ -87,7 +76,7 @@ _WHOLE = 1e15
 def _cell(n: int, v: str, kind: str, careful: bool) -> str:
     """SQL: cell `n` of a CSV line from value `v` of a column of `kind`, for ``printf('%s')`` (which
     writes NULL as nothing); for a float cell SQL's repr cannot match, or a JSON cell with anything in
-    it, a place (`_FLOAT`) that Python fills from `_placed`.
+    it, a place (`_PLACE`) that Python fills from `_placed`.
 
     The common value of the kind is written as it is, `careful` text by the CSV rules (else as it is,
     for Python to check for quotes, commas, line breaks and formula prefixes), anything else through
@@ -101,10 +90,10 @@ def _cell(n: int, v: str, kind: str, careful: bool) -> str:
     if kind == "float":
         return (
             f"(CASE typeof({v}) WHEN 'null' THEN NULL WHEN 'real' THEN (CASE WHEN {_whole(v)} "
-            f"THEN printf('%d.0',{v}) ELSE '{_FLOAT}' END) ELSE {slow} END)"
+            f"THEN printf('%d.0',{v}) ELSE '{_PLACE}' END) ELSE {slow} END)"
         )
     if kind == "json":
-        return f"(CASE WHEN {v} IS NULL OR {v} = '[]' THEN {v} ELSE '{_FLOAT}' END)"
+        return f"(CASE WHEN {v} IS NULL OR {v} = '[]' THEN {v} ELSE '{_PLACE}' END)"
     text = f"NOT instr({v},char(0)) AND {v} < x''"  # (NULL for NULL)
     if not careful:
         return f"(CASE WHEN {text} THEN {v} WHEN {v} IS NOT NULL THEN {slow} END)"
@@ -306,18 +295,17 @@ class _CsvSlices:
         conn.create_function(_CELL, 2, self.shape.cell, deterministic=True)
 
     def read(self, conn: sqlite3.Connection, params: tuple[Any, ...]) -> tuple[bytes, int]:
-        block = self._block(conn, params)
-        if not block.lines:
-            return b"", 0
-        return (block.text + "\r\n").encode("utf-8"), block.lines
-
-    def _block(self, conn: sqlite3.Connection, params: tuple[Any, ...]) -> LineBlock:
+        """The slice's lines (UTF-8, each ended by CRLF) and how many."""
         cursor = conn.cursor()
         cursor.row_factory = None
         if self.care_first:
-            return self.shape.block(cursor.execute(self.careful + self.in_slice, params).fetchall())
+            rows = cursor.execute(self.careful + self.in_slice, params).fetchall()
+            return self.shape.block(rows, self.shape.placed(rows)), len(rows)
         rows = cursor.execute(self.fast + self.in_slice, params).fetchall()
-        redo = self.shape.unchecked(rows, params[0])
+        if not rows:
+            return b"", 0
+        placed = self.shape.placed(rows)
+        redo = self.shape.unchecked(rows, params[0], len(placed))
         if redo:
             self.care_first = 2 * len(redo) > len(rows)
             ids = [_run_id(rows[i]) for i in redo]
@@ -328,20 +316,22 @@ class _CsvSlices:
             by_id = {_run_id(row): row for row in again}
             for i, run in zip(redo, ids, strict=True):
                 rows[i] = by_id.get(run, rows[i])  # (a run deleted meanwhile keeps its first line)
-        return self.shape.block(rows)
+            placed = self.shape.placed(rows)
+        return self.shape.block(rows, placed), len(rows)
 
 
 def _run_id(row: tuple[Any, ...]) -> str:
-    line: str = row[0]
-    return line[: line.index(",")]
+    line: bytes = row[0]
+    return line[: line.index(b",")].decode()
 
 
 def _select(values: list[tuple[str, str]], careful: bool) -> str:
-    """SQL: SELECT a run's line (its id, the experiment and arm cells' parameter, `_cell` of each of
-    `values`), then `_placed` of each float and JSON cell, in order."""
+    """SQL: SELECT a run's line as UTF-8 bytes (its id, the experiment and arm cells' parameter,
+    `_cell` of each of `values`), then `_placed` of each float and JSON cell, in order."""
     cells = [_cell(n, v, kind, careful) for n, (v, kind) in enumerate(values)]
     placed = [_placed(n, v, kind) for n, (v, kind) in enumerate(values) if kind in ("float", "json")]
-    return f"SELECT {', '.join([_printf(['r.id', '?', *cells]), *placed])}"
+    line = f"CAST({_printf(['r.id', '?', *cells])} AS BLOB)"
+    return f"SELECT {', '.join([line, *placed])}"
 
 
 class _Shape:
@@ -353,29 +343,31 @@ class _Shape:
         self.places = sum(kind in ("float", "json") for _, kind in values)
         self.commas = len(values) + 1  # between the run id, the experiment, the arm and the cells
 
-    def unchecked(self, rows: list[tuple[Any, ...]], head: str) -> list[int]:
+    def unchecked(self, rows: list[tuple[Any, ...]], head: str, places: int) -> list[int]:
         """The positions of the rows whose line, its text cells written as they are, may not be what the
         CSV rules write: with a quote, a line break, a formula prefix, or a comma or mark that is not
-        the line's own (`head`, the experiment and arm cells, holds its own; a place is one mark)."""
-        per_line = {c: head.count(c) for c in (",", '"', "\n", "\r", MARK)}
-        per_line[","] += self.commas
-        formulas = len(_FORMULA_AFTER_COMMA.findall(head))
+        the line's own (`head`, the experiment and arm cells, holds its own; a place is one mark);
+        `places` is how many places the rows' lines hold."""
+        own = head.encode()
+        per_line = {c: own.count(c) for c in (b",", b'"', b"\n", b"\r", _MARK)}
+        per_line[b","] += self.commas
+        formulas = len(_FORMULA_AFTER_COMMA.findall(own))
 
-        def met(text: str, n: int, places: int) -> bool:
+        def met(text: bytes, n: int, places: int) -> bool:
             return (
-                text.count(",") == n * per_line[","]
-                and text.count(MARK) == n * per_line[MARK] + places
-                and text.count("\n") == n * per_line["\n"] + n - 1
-                and text.count("\r") == n * per_line["\r"]
-                and text.count('"') == n * per_line['"']
+                text.count(b",") == n * per_line[b","]
+                and text.count(_MARK) == n * per_line[_MARK] + places
+                and text.count(b"\n") == n * per_line[b"\n"] + n - 1
+                and text.count(b"\r") == n * per_line[b"\r"]
+                and text.count(b'"') == n * per_line[b'"']
                 and len(_FORMULA_AFTER_COMMA.findall(text)) == n * formulas
             )
 
-        if met("\n".join([row[0] for row in rows]), len(rows), len(self._placed(rows))):
+        if met(b"\n".join([row[0] for row in rows]), len(rows), places):
             return []
-        return [i for i, row in enumerate(rows) if not met(row[0], 1, len(self._placed([row])))]
+        return [i for i, row in enumerate(rows) if not met(row[0], 1, len(self.placed([row])))]
 
-    def _placed(self, rows: list[tuple[Any, ...]]) -> list[Any]:
+    def placed(self, rows: list[tuple[Any, ...]]) -> list[Any]:
         """The values of the places in `rows`' lines, in order."""
         if not self.places:
             return []
@@ -383,17 +375,39 @@ class _Shape:
         del values[:: self.places + 1]  # the lines
         return list(filter(partial(is_not, None), values))
 
-    def block(self, rows: list[tuple[Any, ...]]) -> LineBlock:
-        """The rows' lines joined by CRLF, each place filled (a float cell's repr, empty for an
-        infinity; a JSON cell's text), the marks undone."""
-        text = "\r\n".join([row[0] for row in rows])
-        placed = self._placed(rows)
+    def block(self, rows: list[tuple[Any, ...]], placed: list[Any]) -> bytes:
+        """The rows' lines, each ended by CRLF, each place filled from `placed` (a float cell's repr,
+        empty for an infinity; a JSON cell's text), the marks undone.
+
+        Raises:
+            StoreError: a line holds text that is not UTF-8 (only another tool can store it).
+        """
+        text = b"\r\n".join([row[0] for row in rows])
+        if not text.isascii():
+            try:
+                text.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                bad = next(row for row in rows if not _is_utf8(row[0]))
+                raise StoreError(
+                    f"run {_run_id(bad)} holds text that is not UTF-8 ({exc.reason}): another tool wrote it "
+                    "into the store; correct that run's text, then export again"
+                ) from None
         if placed:
-            written = [x if type(x) is str else repr(x) if x - x == 0 else "" for x in placed]
+            written = [
+                x.encode() if type(x) is str else repr(x).encode() if x - x == 0 else b"" for x in placed
+            ]
             pieces = text.split(_FLOAT)
             if len(pieces) != len(written) + 1:
                 raise AssertionError("a place in a line without its cell")  # (a bug, not the data)
-            joined = [""] * (2 * len(pieces) - 1)
+            joined = [b""] * (2 * len(pieces) - 1)
             joined[::2], joined[1::2] = pieces, written
-            text = "".join(joined)
-        return LineBlock(len(rows), unmark(text))
+            text = b"".join(joined)
+        return unmark(text) + b"\r\n"
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True

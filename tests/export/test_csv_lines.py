@@ -17,7 +17,7 @@ import io
 import pytest
 
 from abbench.agents import register_agent
-from abbench.export import export_table, write_csv
+from abbench.export import export, export_table, write_csv
 from abbench.export._lines import csv_field
 from abbench.runner import create_experiment, run_experiment
 from abbench.store import open_store
@@ -188,14 +188,14 @@ def ways(monkeypatch):
     seen = {"first": [], "blocks": 0}
     check, finish = _Shape.unchecked, _Shape.block
 
-    def unchecked(self, rows, head):
-        redo = check(self, rows, head)
+    def unchecked(self, rows, head, places):
+        redo = check(self, rows, head, places)
         seen["first"].append((len(rows), len(redo)))
         return redo
 
-    def block(self, rows):
+    def block(self, rows, placed):
         seen["blocks"] += 1
-        return finish(self, rows)
+        return finish(self, rows, placed)
 
     monkeypatch.setattr(_Shape, "unchecked", unchecked)
     monkeypatch.setattr(_Shape, "block", block)
@@ -236,3 +236,26 @@ def test_csv_field_is_the_csv_modules_field(text):
     out = io.StringIO()
     csv.writer(out, dialect="excel").writerow([text, "x"])
     assert out.getvalue() == csv_field(text) + ",x\r\n"
+
+
+def test_text_that_is_not_utf8_is_refused_naming_the_run(tmp_path):
+    # Only another tool can store such text: the lines come from SQLite as bytes, checked before they
+    # are written, and the run is named.
+    from abbench.errors import StoreError
+
+    store, exp_id = build_edge(tmp_path, ())
+    try:
+        with store.conn:
+            run = store.conn.execute(
+                "SELECT min(id) FROM runs WHERE id > 7 AND executed_at IS NOT NULL"
+            ).fetchone()[0]
+            store.conn.execute("UPDATE runs SET prediction = CAST(x'61ff62' AS TEXT) WHERE id = ?", (run,))
+        with pytest.raises(
+            StoreError, match=rf"run {run} holds text that is not UTF-8 \(invalid start byte\)"
+        ):
+            write_csv(export_table(exp_id, "runs", store=store), tmp_path / "bad.csv")
+        with pytest.raises(StoreError, match=rf"run {run} holds text"):  # and an export leaves no file
+            export(exp_id, "runs", "csv", tmp_path / "out" / "bad.csv", store=store)
+        assert list((tmp_path / "out").iterdir()) == []
+    finally:
+        store.close()
