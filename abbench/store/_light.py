@@ -37,6 +37,8 @@ from abbench.store._results import (
 if TYPE_CHECKING:
     import numpy as np
 
+    from abbench.store._pages import StoreState
+
 MAX_ANSWER_CODES = 256
 """Above this many distinct answers, `load_run_flags` reads the answers as text (free-text answers)."""
 
@@ -83,6 +85,7 @@ class LightMixin(StoreBase):
 
     if TYPE_CHECKING:
 
+        def state_stamp(self) -> StoreState: ...
         def _arm_ids(self, exp_id: int, arms: Sequence[str] | None) -> tuple[list[int], list[str]]: ...
         def case_fields(
             self, exp_id: int, case_idx: Sequence[int] | None = None, *, expected: bool = True
@@ -112,7 +115,9 @@ class LightMixin(StoreBase):
         if not arm_ids:
             return _empty_table(exp_id, tuple(names), False)
         table = read_in_snapshot(
-            self.conn, lambda c: self._read_flags(c, exp_id, arm_ids, tuple(names), float(threshold))
+            self.conn,
+            lambda c: self._read_flags(c, exp_id, arm_ids, tuple(names), float(threshold)),
+            self.state_stamp,
         )
         if table is None:
             return _empty_table(exp_id, tuple(names), False)

@@ -18,7 +18,7 @@ from abbench._memo import Memo
 from abbench.errors import NotFoundError
 from abbench.store._base import StoreBase
 from abbench.store._outcomes import CaseOutcomes, _case_sums, _sums_table
-from abbench.store._reads import in_asked_order, read_in_snapshot
+from abbench.store._reads import in_asked_order, keep_read, read_in_snapshot
 from abbench.types import RunOutcome, RunState
 
 if TYPE_CHECKING:
@@ -537,10 +537,15 @@ class ResultsMixin(StoreBase):
         """Position, then id, domain and gold of every case of a dataset, kept while nothing is written
         (`_FIELDS`): the results widget's figures and its comparison both read them."""
         state = self.state_stamp()
-        if state.in_transaction:  # what is read inside one must not be kept (see `StoreState`)
-            return _read_dataset_fields(cursor, dataset_id)
+        key = (str(self.db_path), dataset_id)
+        if state.in_transaction:
+            # What is read inside a transaction is kept only when it is a snapshot of `read_in_snapshot`
+            # that nobody wrote beside (`keep_read`): metrics read the fields inside theirs.
+            fields = _read_dataset_fields(cursor, dataset_id)
+            keep_read(_FIELDS, key, lambda: fields)
+            return fields
         return _FIELDS.get(
-            (str(self.db_path), dataset_id),
+            key,
             state,
             lambda: _read_dataset_fields(cursor, dataset_id),
             same=lambda kept, now: bool(kept.same(now)),
@@ -564,7 +569,9 @@ class ResultsMixin(StoreBase):
         arm_ids, names = self._arm_ids(exp_id, arms)
         if not arm_ids:
             return _empty_table(exp_id, tuple(names), text)
-        table = read_in_snapshot(self.conn, lambda c: self._read_runs(c, exp_id, arm_ids, tuple(names), text))
+        table = read_in_snapshot(
+            self.conn, lambda c: self._read_runs(c, exp_id, arm_ids, tuple(names), text), self.state_stamp
+        )
         if table is None:
             return _empty_table(exp_id, tuple(names), text)
         return in_asked_order(table, arm_ids)
