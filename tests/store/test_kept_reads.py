@@ -1,6 +1,7 @@
 """What a snapshot read (`read_in_snapshot`) keeps for the next reader while nothing is written: the
-case fields that metrics read inside theirs serve the comparison after them. A commit while the
-snapshot is open, or a transaction around it, keeps nothing."""
+case fields that metrics read inside theirs serve the comparison after them, as do the per-case counts
+of the runs' codes (tests/store/test_kept_counts.py). A commit while the snapshot is open, or a
+transaction around it, keeps nothing."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from abbench.store import _light as light
 from abbench.store import open_store
+from abbench.store._outcomes import KEPT_COUNTS
 from abbench.store._results import _FIELDS
 from tests.results import cases_of, make_experiment
 
@@ -17,8 +19,10 @@ from tests.results import cases_of, make_experiment
 @pytest.fixture(autouse=True)
 def _nothing_kept():
     _FIELDS.clear()
+    KEPT_COUNTS.clear()
     yield
     _FIELDS.clear()
+    KEPT_COUNTS.clear()
 
 
 @pytest.fixture
@@ -41,6 +45,10 @@ def _kept_fields(store, exp):
     return _FIELDS.kept((str(store.db_path), exp.dataset_id), store.state_stamp(), lambda a, b: a.same(b))
 
 
+def _kept_counts(store, exp):
+    return KEPT_COUNTS.kept((str(store.db_path), exp.id), store.state_stamp(), lambda a, b: a.same(b))
+
+
 @pytest.mark.parametrize("read", ["load_run_flags", "load_runs"])
 def test_case_fields_read_in_a_snapshot_serve_the_next_reader(store, exp, read):
     getattr(store, read)(exp.id)
@@ -57,7 +65,9 @@ def test_case_fields_read_in_a_snapshot_serve_the_next_reader(store, exp, read):
 def test_a_read_inside_the_callers_transaction_keeps_nothing(store, exp):
     with store.transaction():
         store.load_run_flags(exp.id)
-    assert _kept_fields(store, exp) is None
+    assert _kept_fields(store, exp) is None and _kept_counts(store, exp) is None
+    store.load_run_flags(exp.id)
+    assert _kept_fields(store, exp) is not None and _kept_counts(store, exp) is not None
 
 
 @pytest.mark.parametrize("when", ["before the snapshot's first read", "after it"])
@@ -68,6 +78,7 @@ def test_a_commit_while_the_snapshot_is_open_keeps_nothing(store, exp, monkeypat
         found = distinct(*args) if when == "after it" else None
         other = sqlite3.connect(store.db_path)
         other.execute("UPDATE cases SET domain='moved' WHERE idx=1")
+        other.execute("UPDATE runs SET state='cancelled', passed=NULL WHERE id=(SELECT min(id) FROM runs)")
         other.commit()
         other.close()
         return found if when == "after it" else distinct(*args)
@@ -75,8 +86,9 @@ def test_a_commit_while_the_snapshot_is_open_keeps_nothing(store, exp, monkeypat
     monkeypatch.setattr(light, "_distinct_answers", committing)
     store.load_run_flags(exp.id)
     monkeypatch.undo()
-    assert _kept_fields(store, exp) is None
+    assert _kept_fields(store, exp) is None and _kept_counts(store, exp) is None
     assert store.case_fields(exp.id, [1]).domain.tolist() == ["moved"]
     other = open_store(store.path, create=False)
     assert store.load_run_flags(exp.id).domain.tolist() == other.load_run_flags(exp.id).domain.tolist()
+    assert store.case_outcomes(exp.id).cancelled.tolist() == other.case_outcomes(exp.id).cancelled.tolist()
     other.close()
