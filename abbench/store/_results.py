@@ -509,13 +509,12 @@ class ResultsMixin(StoreBase):
             raise NotFoundError(f"no experiment #{exp_id}; `abbench experiments` lists them")
         cursor = _plain_cursor(self.conn)
         if case_idx is None:
-            wanted = _ints(
-                [
-                    r[0]
-                    for r in cursor.execute(
-                        "SELECT DISTINCT case_idx FROM runs WHERE experiment_id=?", (exp_id,)
-                    )
-                ]
+            # Concatenated by SQLite: a hundred thousand positions in one value, not a row each.
+            wanted = _int_list(
+                cursor.execute(
+                    "SELECT group_concat(case_idx) FROM (SELECT DISTINCT case_idx FROM runs WHERE experiment_id=?)",
+                    (exp_id,),
+                ).fetchone()[0]
             )
         else:
             wanted = np.asarray(case_idx, dtype=np.int64)
