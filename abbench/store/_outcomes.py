@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from abbench._memo import Memo
 from abbench.errors import UsageError
@@ -86,23 +86,43 @@ _NO_VALUE = {"cost": -1.0, "tokens": -1.0}
 """What the sums query gives for a case none of whose runs has a cost, or tokens (0 for the others)."""
 
 
-def _sums_table(rows: Iterable[tuple[Any, ...]], names: Sequence[str] | None = None) -> np.ndarray:
+@overload
+def _sums_table(rows: Iterable[tuple[Any, ...]], names: Sequence[str] | None = None) -> np.ndarray: ...
+@overload
+def _sums_table(
+    rows: Iterable[tuple[Any, ...]], names: Sequence[str] | None, keys: tuple[np.ndarray, np.ndarray] | None
+) -> np.ndarray | None: ...
+def _sums_table(
+    rows: Iterable[tuple[Any, ...]],
+    names: Sequence[str] | None = None,
+    keys: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray | None:
     """The rows of `Store.case_outcomes`' sums query as a record array, straight from the cursor: one
     pass (each field converted as its own column would be), a third of the time of splitting the rows
     into columns first, and no list of a few hundred thousand tuples held beside it.
 
     With `names`, the rows hold the arm, the case and these fields only; each other field is what the
-    query gives when no run has a value for it (`_NO_VALUE`)."""
+    query gives when no run has a value for it (`_NO_VALUE`). With `keys` too, the rows hold no arm and
+    case: `keys` are theirs, in order (None when the rows are not as many)."""
     import numpy as np
 
     every = np.dtype(list(_SUMS_FIELDS))
     if names is None:
         return np.fromiter(rows, dtype=every)
     types = dict(_SUMS_FIELDS)
-    read = np.fromiter(rows, dtype=np.dtype([(n, types[n]) for n in ("arm_id", "case_idx", *names)]))
+    read = np.fromiter(
+        rows,
+        dtype=np.dtype(
+            [(n, types[n]) for n in (() if keys is not None else ("arm_id", "case_idx")) + tuple(names)]
+        ),
+    )
+    if keys is not None and read.size != keys[0].size:
+        return None
     table = np.zeros(read.size, dtype=every)
     for name, value in _NO_VALUE.items():
         table[name] = value
+    if keys is not None:
+        table["arm_id"], table["case_idx"] = keys
     for name in read.dtype.names or ():
         table[name] = read[name]
     return table
@@ -261,6 +281,13 @@ class CaseCounts:
             cost_known=known[0] > 0,
             tokens_known=known[1] > 0,
         )
+
+    def groups(self) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+        """The (arm id, case) pairs with a finished run, then those with an open run, in order: the
+        rows of `Store.case_outcomes`' two sums queries."""
+        finished = self.passed + self.failed + self.execution_failed + self.grading_failed + self.cancelled
+        some, open_ = finished > 0, self.runs > finished
+        return (self.arm_id[some], self.case_idx[some]), (self.arm_id[open_], self.case_idx[open_])
 
     def for_arms(self, arm_ids: Sequence[int]) -> CaseCounts | None:
         """The counts of these arms' cases, None when any of them was not read."""

@@ -12,7 +12,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from abbench._memo import Memo
 from abbench.errors import NotFoundError
@@ -674,9 +674,10 @@ class ResultsMixin(StoreBase):
             names += ["scored", "score", "score_sq"]
         if not names:
             return counts.outcomes_with(exp_id, None, scores)
-        finished, rest = read_in_snapshot(self.conn, lambda c: _read_sums(c, exp_id, arm_ids, names))
-        if not self.state_stamp().same(state):  # written meanwhile: the sums may not be the counts'
-            return None
+        groups = counts.groups()
+        finished, rest = read_in_snapshot(self.conn, lambda c: _read_sums(c, exp_id, arm_ids, names, groups))
+        if not self.state_stamp().same(state) or finished is None or rest is None:
+            return None  # written meanwhile: the sums may not be the counts'
         return counts.outcomes_with(exp_id, _case_sums(exp_id, finished, rest), scores)
 
 
@@ -700,26 +701,47 @@ _SUM_SQL = {
 _SUM_NAMES = tuple(_SUM_SQL)
 
 
+@overload
 def _read_sums(
     cursor: sqlite3.Cursor, exp_id: int, arm_ids: Sequence[int] | None, names: Sequence[str]
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray]: ...
+@overload
+def _read_sums(
+    cursor: sqlite3.Cursor,
+    exp_id: int,
+    arm_ids: Sequence[int] | None,
+    names: Sequence[str],
+    groups: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
+) -> tuple[np.ndarray | None, np.ndarray | None]: ...
+def _read_sums(
+    cursor: sqlite3.Cursor,
+    exp_id: int,
+    arm_ids: Sequence[int] | None,
+    names: Sequence[str],
+    groups: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None,
+) -> tuple[np.ndarray | None, np.ndarray | None]:
     """`case_outcomes`' sums `names` per (arm, case) of the finished runs, then of the open ones, as
-    `_sums_table` records."""
+    `_sums_table` records. With `groups` (each query's (arm, case) pairs, in order: `CaseCounts.groups`),
+    the arms and cases are not read (a third of the time of a sum's rows), and a query whose rows are
+    not as many gives None."""
     where, params = "experiment_id=?", [exp_id]
     if arm_ids is not None:
         where += " AND arm_id IN ({})".format(",".join("?" * len(arm_ids)))
         params.extend(arm_ids)
+    keys = "" if groups is not None else "arm_id, case_idx, "
     sql = (
-        f"SELECT arm_id, case_idx, {', '.join(_SUM_SQL[n] for n in names)} FROM runs {{}} WHERE {where} "
-        "AND state IN {} GROUP BY arm_id, case_idx"
+        f"SELECT {keys}{', '.join(_SUM_SQL[n] for n in names)} FROM runs {{}} WHERE {where} "
+        "AND state IN {} GROUP BY arm_id, case_idx ORDER BY arm_id, case_idx"
     )
-    every = None if tuple(names) == _SUM_NAMES else names
-    finished = _sums_table(cursor.execute(sql.format("", FINISHED_STATES), params), every)
-    # Runs still open are usually few (none once an experiment is done): find them by state.
-    rest = _sums_table(
-        cursor.execute(sql.format("INDEXED BY runs_experiment_state", OPEN_STATES), params), every
-    )
-    return finished, rest
+    every = None if groups is None and tuple(names) == _SUM_NAMES else names
+    found = []
+    # Runs still open are usually few (none once an experiment is done): found by state.
+    for i, (hint, states) in enumerate(
+        (("", FINISHED_STATES), ("INDEXED BY runs_experiment_state", OPEN_STATES))
+    ):
+        rows = cursor.execute(sql.format(hint, states), params)
+        found.append(_sums_table(rows, every, None if groups is None else groups[i]))
+    return found[0], found[1]
 
 
 def _read_dataset_fields(cursor: sqlite3.Cursor, dataset_id: int) -> tuple[np.ndarray, list[np.ndarray]]:

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from abbench.store import CaseOutcomes, open_store
-from abbench.store._outcomes import KEPT_COUNTS
+from abbench.store._outcomes import KEPT_COUNTS, _sums_table
 from tests.results import cases_of, make_experiment
 
 PACKED = "16777216"
@@ -218,3 +218,13 @@ def test_inside_a_transaction_the_counts_are_neither_kept_nor_used(tmp_path):
     assert any(PACKED in s for s in sql)
     _assert_same(after, before)
     store.close()
+
+
+def test_sums_whose_rows_are_not_the_counts_pairs_give_way_to_the_full_read():
+    """The rows of the sums read beside kept counts carry no arm and case: as many as the pairs, or none."""
+    keys = (np.array([1, 1, 2]), np.array([0, 5, 0]))
+    table = _sums_table([(1.5,), (2.0,), (0.25,)], ["latency"], keys)
+    assert table is not None
+    assert table["case_idx"].tolist() == [0, 5, 0] and table["latency"].tolist() == [1.5, 2.0, 0.25]
+    assert table["cost"].tolist() == [-1.0] * 3  # not read: what the query gives when no run has one
+    assert _sums_table([(1.5,), (2.0,)], ["latency"], keys) is None
