@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from abbench.store._base import StoreBase
-from abbench.store._outcomes import KEPT_COUNTS, CaseCounts
+from abbench.store._outcomes import KEPT_CODES, RunCodes
 from abbench.store._reads import in_asked_order, keep_read, read_in_snapshot
 from abbench.store._results import (
     _MISSING,
@@ -154,11 +154,13 @@ class LightMixin(StoreBase):
         flags, score_code = (code >> 6) & 63, (code >> 12) & 3
         typed = (code >> 14).astype(bool)
         del code
-        # What a comparison of these runs counts per case, kept for `case_outcomes` (see `CaseCounts`).
+        # What a comparison of these runs counts per case, kept for `case_outcomes` (see `RunCodes`).
         keep_read(
-            KEPT_COUNTS,
+            KEPT_CODES,
             (str(self.db_path), exp_id),
-            lambda: CaseCounts.of(arm_ids, arm_id, case_idx, outcome, flags & 1, score_code, known),
+            lambda: RunCodes(
+                frozenset(arm_ids), arm_id, case_idx, outcome, (flags & 1).astype(bool), score_code, known
+            ),
         )
         score = np.array([np.nan, 0.0, 1.0, np.nan])[score_code]
         if (score_code == 3).any():  # a judge's number: read the scores themselves
@@ -303,7 +305,7 @@ def _distinct_answers(cursor: sqlite3.Cursor, select: str, params: tuple[Any, ..
     return None if len(distinct) > MAX_ANSWER_CODES else distinct
 
 
-# Beside the codes, the same pass counts the runs with a cost and with tokens (`CaseCounts`): sums
+# Beside the codes, the same pass counts the runs with a cost and with tokens (`RunCodes`): sums
 # of a column no run has need not be read.
 _KNOWN_SQL = ("count(k), count(t)", "cost AS k, input_tokens + output_tokens AS t")
 

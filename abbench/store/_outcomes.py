@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, overload
 
 from abbench._memo import Memo
@@ -186,11 +187,9 @@ def _check_rounds(exp_id: int, runs: np.ndarray) -> None:
 @dataclass(frozen=True)
 class CaseCounts:
     """What `CaseOutcomes` counts of each (arm, case), worked out from the runs' codes that
-    `Store.load_run_flags` read (one pass over the runs), ordered by arm id and case as it is.
-
-    Kept in `KEPT_COUNTS` while nothing is written, so that `Store.case_outcomes` after the figures
-    (the results widget's gate compares the pair the figures were read for) reads only the sums no
-    code carries: cost, latency and tokens (and scores other than 0 and 1), and only those some run has.
+    `Store.load_run_flags` read (`RunCodes.counts`), ordered by arm id and case as it is: with them,
+    `Store.case_outcomes` reads only the sums no code carries (cost, latency and tokens, and scores
+    other than 0 and 1), and only those some run has.
 
     Attributes:
         arm_ids: The arms whose runs were read.
@@ -332,5 +331,40 @@ _COUNTED = ("runs", "passed", "failed", "execution_failed", "grading_failed", "c
 _PER_CASE = ("arm_id", "case_idx", *_COUNTED, "scored", "ones")
 """The attributes of `CaseCounts` with a value per (arm, case)."""
 
-KEPT_COUNTS: Memo[CaseCounts] = Memo(2)
-"""The latest experiments' `CaseCounts` by store and experiment, each with the store's state it was read in."""
+
+@dataclass(frozen=True)
+class RunCodes:
+    """What `Store.load_run_flags` read of each run that `CaseOutcomes` counts, in its order (arm id,
+    case, round). Kept in `KEPT_CODES` while nothing is written, so that `Store.case_outcomes` after the
+    figures (the results widget's gate compares the pair the figures were read for) need not sum every
+    run's outcome again; counted per case only then (`counts`), so a read nobody compares after pays
+    nothing for it.
+
+    Attributes:
+        arm_ids: The arms whose runs were read.
+        arm_id: Each run's arm id.
+        case_idx: Its case position.
+        outcome: Its outcome code (`abbench.store.OUTCOMES`).
+        executed: Whether it has a latency.
+        score_code: 0 no score, 1 a score of 0, 2 of 1, 3 another.
+        known: How many of the runs have a cost, and how many input and output tokens.
+    """
+
+    arm_ids: frozenset[int]
+    arm_id: np.ndarray
+    case_idx: np.ndarray
+    outcome: np.ndarray
+    executed: np.ndarray
+    score_code: np.ndarray
+    known: tuple[int, int]
+
+    @cached_property
+    def counts(self) -> CaseCounts:
+        """The runs counted per (arm, case)."""
+        return CaseCounts.of(
+            self.arm_ids, self.arm_id, self.case_idx, self.outcome, self.executed, self.score_code, self.known
+        )
+
+
+KEPT_CODES: Memo[RunCodes] = Memo(2)
+"""The latest experiments' `RunCodes` by store and experiment, each with the store's state it was read in."""

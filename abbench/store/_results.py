@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, overload
 from abbench._memo import Memo
 from abbench.errors import NotFoundError
 from abbench.store._base import StoreBase
-from abbench.store._outcomes import KEPT_COUNTS, CaseOutcomes, _case_sums, _sums_table
+from abbench.store._outcomes import KEPT_CODES, CaseOutcomes, _case_sums, _sums_table
 from abbench.store._reads import in_asked_order, keep_read, read_in_snapshot
 from abbench.types import RunOutcome, RunState
 
@@ -631,7 +631,7 @@ class ResultsMixin(StoreBase):
         Finished runs are summed from the ``runs_results`` index alone (a million runs come back as a
         few hundred thousand rows of sums, which is what paired statistics need); runs not finished yet
         are read from the table and added in. Right after `load_run_flags` read the arms' runs, with
-        nothing written since, what their codes count is taken from that read (`CaseCounts`), and only
+        nothing written since, what their codes count is taken from that read (`RunCodes`), and only
         the sums no code carries are read.
 
         Args:
@@ -650,16 +650,16 @@ class ResultsMixin(StoreBase):
     def _counted_outcomes(
         self, exp_id: int, arm_ids: Sequence[int] | None, scores: bool
     ) -> CaseOutcomes | None:
-        """`case_outcomes` from the counts `load_run_flags` kept (`CaseCounts`) and the sums no code
-        carries, read now; None when no counts of these arms are kept for the store's state, or when the
-        store was written while the sums were read."""
+        """`case_outcomes` from the codes `load_run_flags` kept (`RunCodes`), counted per case, and the
+        sums no code carries, read now; None when no codes of these arms are kept for the store's state,
+        or when the store was written while the sums were read."""
         state = self.state_stamp()
         if state.in_transaction:
             return None
-        kept = KEPT_COUNTS.kept((str(self.db_path), exp_id), state, same=lambda a, b: bool(a.same(b)))
+        kept = KEPT_CODES.kept((str(self.db_path), exp_id), state, same=lambda a, b: bool(a.same(b)))
         if kept is None:
             return None
-        counts = kept.for_arms(self._arm_ids(exp_id, None)[0] if arm_ids is None else arm_ids)
+        counts = kept.counts.for_arms(self._arm_ids(exp_id, None)[0] if arm_ids is None else arm_ids)
         if counts is None:
             return None
         # A sum of a column no run has is what the query gives for it (`_read_sums`): only the others

@@ -13,7 +13,7 @@ from abbench.compare import compare_arms
 from abbench.gate import evaluate_gate
 from abbench.metrics import experiment_metrics
 from abbench.store import open_store
-from abbench.store._outcomes import KEPT_COUNTS
+from abbench.store._outcomes import KEPT_CODES
 from tests.results import cases_of, make_experiment
 
 
@@ -50,11 +50,11 @@ def test_compare_and_gate_after_the_figures_are_those_read_afresh(store, scores)
         store, "after", cases_of(80), {"A": _runs(rng, 80, scores=scores), "B": _runs(rng, 80, scores=scores)}
     )
     options = {"outcome": "score"} if scores else {}
-    KEPT_COUNTS.clear()
+    KEPT_CODES.clear()
     metrics = experiment_metrics(exp.id, store=store)
     after = compare_arms(exp.id, "A", "B", store=store, **options)
     gated = evaluate_gate(exp.id, store=store, arms=("A", "B"))
-    assert KEPT_COUNTS.kept((str(store.db_path), exp.id), store.state_stamp(), lambda a, b: a.same(b))
+    assert KEPT_CODES.kept((str(store.db_path), exp.id), store.state_stamp(), lambda a, b: a.same(b))
     with open_store(store.path, create=False) as fresh:
         assert json.dumps(experiment_metrics(exp.id, store=fresh).as_dict(), default=repr) == json.dumps(
             metrics.as_dict(), default=repr

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from abbench.store import CaseOutcomes, open_store
-from abbench.store._outcomes import KEPT_COUNTS, _sums_table
+from abbench.store._outcomes import KEPT_CODES, _sums_table
 from tests.results import cases_of, make_experiment
 
 PACKED = "16777216"
@@ -79,9 +79,9 @@ def built(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def _nothing_kept():
-    KEPT_COUNTS.clear()
+    KEPT_CODES.clear()
     yield
-    KEPT_COUNTS.clear()
+    KEPT_CODES.clear()
 
 
 def _fresh(store, exp_id, arm_ids, scores):
@@ -213,7 +213,7 @@ def test_inside_a_transaction_the_counts_are_neither_kept_nor_used(tmp_path):
         assert any(PACKED in s for s in sql)
         assert inside.failed.sum() == before.failed.sum() + 1
         raise RuntimeError("roll back")
-    assert KEPT_COUNTS.kept((str(store.db_path), exp.id), store.state_stamp(), lambda a, b: a.same(b)) is None
+    assert KEPT_CODES.kept((str(store.db_path), exp.id), store.state_stamp(), lambda a, b: a.same(b)) is None
     after, sql = _statements(store, lambda: store.case_outcomes(exp.id))
     assert any(PACKED in s for s in sql)
     _assert_same(after, before)

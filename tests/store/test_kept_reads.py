@@ -11,7 +11,7 @@ import pytest
 
 from abbench.store import _light as light
 from abbench.store import open_store
-from abbench.store._outcomes import KEPT_COUNTS
+from abbench.store._outcomes import KEPT_CODES
 from abbench.store._results import _FIELDS
 from tests.results import cases_of, make_experiment
 
@@ -19,10 +19,10 @@ from tests.results import cases_of, make_experiment
 @pytest.fixture(autouse=True)
 def _nothing_kept():
     _FIELDS.clear()
-    KEPT_COUNTS.clear()
+    KEPT_CODES.clear()
     yield
     _FIELDS.clear()
-    KEPT_COUNTS.clear()
+    KEPT_CODES.clear()
 
 
 @pytest.fixture
@@ -46,7 +46,7 @@ def _kept_fields(store, exp):
 
 
 def _kept_counts(store, exp):
-    return KEPT_COUNTS.kept((str(store.db_path), exp.id), store.state_stamp(), lambda a, b: a.same(b))
+    return KEPT_CODES.kept((str(store.db_path), exp.id), store.state_stamp(), lambda a, b: a.same(b))
 
 
 @pytest.mark.parametrize("read", ["load_run_flags", "load_runs"])

@@ -13,7 +13,7 @@ from abbench.gate import DEFAULT_RULES, evaluate_gate
 from abbench.metrics import experiment_metrics
 from abbench.runner import cancel_experiment, create_experiment, run_experiment
 from abbench.store import open_store
-from abbench.store._outcomes import KEPT_COUNTS
+from abbench.store._outcomes import KEPT_CODES
 from abbench.widgets import ResultsWidget
 from abbench.widgets._gate import DEFAULTS, OWN, find_gate_files
 from abbench.widgets._results import fmt_estimate
@@ -220,7 +220,7 @@ def test_the_decision_counts_the_runs_the_figures_read_and_is_a_fresh_gates(stor
     """Opening an experiment reads its runs once: the gate's comparison counts each case from what the
     figures read (no second pass summing the outcomes), and decides exactly as `evaluate_gate` does
     on the store read afresh."""
-    KEPT_COUNTS.clear()
+    KEPT_CODES.clear()
     sql: list[str] = []
     store.conn.set_trace_callback(sql.append)
     try:
