@@ -154,14 +154,16 @@ class LightMixin(StoreBase):
         flags, score_code = (code >> 6) & 63, (code >> 12) & 3
         typed = (code >> 14).astype(bool)
         del code
-        # What a comparison of these runs counts per case, kept for `case_outcomes` (see `RunCodes`).
+        # What a comparison of these runs counts per case, kept for `case_outcomes` (see `RunCodes`);
+        # copies of the table's own columns, which its reader may change.
         keep_read(
             KEPT_CODES,
             (str(self.db_path), exp_id),
             lambda: RunCodes(
-                frozenset(arm_ids), arm_id, case_idx, outcome, (flags & 1).astype(bool), score_code, known
+                frozenset(arm_ids), arm_id.copy(), case_idx.copy(), outcome.copy(), (flags & 1).astype(bool),
+                score_code, known,
             ),
-        )
+        )  # fmt: skip
         score = np.array([np.nan, 0.0, 1.0, np.nan])[score_code]
         if (score_code == 3).any():  # a judge's number: read the scores themselves
             score = _nan_missing(
