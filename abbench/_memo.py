@@ -33,18 +33,29 @@ class Memo(Generic[T]):
         same: Callable[[Any, Any], bool] = operator.eq,
     ) -> T:
         """The result kept for `key` when `same(kept stamp, stamp)`, else `make()` (kept with `stamp`)."""
+        kept = self.kept(key, stamp, same)
+        if kept is not None:
+            return kept
+        value = make()
+        self.keep(key, stamp, value)
+        return value
+
+    def kept(self, key: Hashable, stamp: Any, same: Callable[[Any, Any], bool] = operator.eq) -> T | None:
+        """The result kept for `key` when `same(kept stamp, stamp)`, else None."""
         with self._lock:
             kept = self._kept.get(key)
             if kept is not None and same(kept[0], stamp):
                 self._kept.move_to_end(key)
                 return kept[1]
-        value = make()
+        return None
+
+    def keep(self, key: Hashable, stamp: Any, value: T) -> None:
+        """Keep `value` for `key`, read in the state `stamp`."""
         with self._lock:
             self._kept[key] = (stamp, value)
             self._kept.move_to_end(key)
             while len(self._kept) > self._size:
                 self._kept.popitem(last=False)
-        return value
 
     def __len__(self) -> int:
         with self._lock:

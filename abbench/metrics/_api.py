@@ -685,21 +685,19 @@ def _by_domain(ctx: _Context, arm: Arm, runs: _ArmRuns) -> list[GroupAccuracy]:
     # Integer codes per case: comparing object arrays with every domain name costs seconds at scale.
     codes, names = pd.factorize(ctx.domains)
     run_codes = codes[pos]
+    # Runs and failures of every domain counted in one pass each, not a pass over the runs per domain.
+    in_runs = np.bincount(run_codes, minlength=len(names))
+    failed = np.bincount(run_codes[runs.failures], minlength=len(names))
     rows = []
     for code in sorted(range(len(names)), key=lambda c: str(names[c])):
         in_domain = codes == code
-        runs_here = run_codes == code
         if ctx.kind == "score":
-            here = runs.scored & runs_here
+            here = runs.scored & (run_codes == code)
             lists, _ = value_lists(t.score[here], pos[here], n_cases)
             estimate = estimate_mean(lists, ctx.confidence, int(here.sum()))
         else:
             estimate = estimate_rate(runs.k[in_domain], runs.n[in_domain], ctx.confidence)
-        rows.append(
-            GroupAccuracy(
-                arm.name, names[code], estimate, int(runs_here.sum()), int((runs.failures & runs_here).sum())
-            )
-        )
+        rows.append(GroupAccuracy(arm.name, names[code], estimate, int(in_runs[code]), int(failed[code])))
     return rows
 
 

@@ -149,10 +149,26 @@ def pass_at_k(passed: Any, attempts: Any, k: int, confidence: float = 0.95) -> P
         raise UsageError(
             f"pass@{k}: no case has {k} attempts (the most any case has is {most}); use k ≤ {most}"
         )
-    at, hat = pass_at_k_case(n[enough], c[enough], k), pass_hat_k_case(n[enough], c[enough], k)
+    at, hat = (_by_pair(per_case, n[enough], c[enough], k) for per_case in (pass_at_k_case, pass_hat_k_case))
     m_at, i_at = _mean_interval(at, confidence)
     m_hat, i_hat = _mean_interval(hat, confidence)
     return PassK(k, m_at, i_at, m_hat, i_hat, int(enough.sum()), short)
+
+
+def _by_pair(per_case: Any, n: np.ndarray, c: np.ndarray, k: int) -> np.ndarray:
+    """`per_case(n, c, k)`, each distinct (n, c) worked out once: a case's figure depends on its pair
+    alone, and a hundred thousand cases of a few rounds share a few pairs (the same numbers, a
+    fraction of the time). With many distinct attempt counts, case by case."""
+    width = int(n.max()) + 1
+    if width * width > n.size:
+        result: np.ndarray = per_case(n, c, k)
+        return result
+    attempts, passes = np.divmod(np.arange(width * width, dtype=np.int64), width)
+    valid = (passes <= attempts) & (attempts >= k)
+    table = np.zeros(width * width)
+    table[valid] = per_case(attempts[valid], passes[valid], k)
+    found: np.ndarray = table[n * width + c]
+    return found
 
 
 def pass_at_k_curve(passed: Any, attempts: Any, confidence: float = 0.95) -> tuple[PassK, ...]:

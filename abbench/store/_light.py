@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from abbench.store._base import StoreBase
-from abbench.store._reads import in_asked_order, read_in_snapshot
+from abbench.store._outcomes import KEPT_CODES, RunCodes
+from abbench.store._reads import in_asked_order, keep_read, read_in_snapshot
 from abbench.store._results import (
     _MISSING,
     FAILED,
@@ -36,6 +37,8 @@ from abbench.store._results import (
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from abbench.store._pages import StoreState
 
 MAX_ANSWER_CODES = 256
 """Above this many distinct answers, `load_run_flags` reads the answers as text (free-text answers)."""
@@ -83,6 +86,7 @@ class LightMixin(StoreBase):
 
     if TYPE_CHECKING:
 
+        def state_stamp(self) -> StoreState: ...
         def _arm_ids(self, exp_id: int, arms: Sequence[str] | None) -> tuple[list[int], list[str]]: ...
         def case_fields(
             self, exp_id: int, case_idx: Sequence[int] | None = None, *, expected: bool = True
@@ -112,7 +116,9 @@ class LightMixin(StoreBase):
         if not arm_ids:
             return _empty_table(exp_id, tuple(names), False)
         table = read_in_snapshot(
-            self.conn, lambda c: self._read_flags(c, exp_id, arm_ids, tuple(names), float(threshold))
+            self.conn,
+            lambda c: self._read_flags(c, exp_id, arm_ids, tuple(names), float(threshold)),
+            self.state_stamp,
         )
         if table is None:
             return _empty_table(exp_id, tuple(names), False)
@@ -131,7 +137,7 @@ class LightMixin(StoreBase):
         reader = _RunReader(cursor, exp_id, arm_ids)
         select = f"FROM runs WHERE {reader.where} {reader.order}"
         # The codes first: the same pass counts the runs and finds their first and last round.
-        code, prediction, first_round, last_round = _codes_and_answers(
+        code, prediction, first_round, last_round, known = _codes_and_answers(
             cursor, select, reader.params, threshold
         )
         n = int(code.size)
@@ -148,6 +154,16 @@ class LightMixin(StoreBase):
         flags, score_code = (code >> 6) & 63, (code >> 12) & 3
         typed = (code >> 14).astype(bool)
         del code
+        # What a comparison of these runs counts per case, kept for `case_outcomes` (see `RunCodes`);
+        # copies of the table's own columns, which its reader may change.
+        keep_read(
+            KEPT_CODES,
+            (str(self.db_path), exp_id),
+            lambda: RunCodes(
+                frozenset(arm_ids), arm_id.copy(), case_idx.copy(), outcome.copy(), (flags & 1).astype(bool),
+                score_code, known,
+            ),
+        )  # fmt: skip
         score = np.array([np.nan, 0.0, 1.0, np.nan])[score_code]
         if (score_code == 3).any():  # a judge's number: read the scores themselves
             score = _nan_missing(
@@ -291,39 +307,46 @@ def _distinct_answers(cursor: sqlite3.Cursor, select: str, params: tuple[Any, ..
     return None if len(distinct) > MAX_ANSWER_CODES else distinct
 
 
+# Beside the codes, the same pass counts the runs with a cost and with tokens (`RunCodes`): sums
+# of a column no run has need not be read.
+_KNOWN_SQL = ("count(k), count(t)", "cost AS k, input_tokens + output_tokens AS t")
+
+
 def _codes_and_answers(
     cursor: sqlite3.Cursor, select: str, params: tuple[Any, ...], threshold: float
-) -> tuple[np.ndarray, np.ndarray, int, int]:
+) -> tuple[np.ndarray, np.ndarray, int, int, tuple[int, int]]:
     """Each run's packed code (`_CODE_SQL`) and its answer, in one pass over the runs: two characters a
     run, its code and its answer numbered among the distinct answers. With more distinct answers than
     `MAX_ANSWER_CODES`, the answers are read as text in a second pass. Also the runs' first and last
-    round (0 and -1 without runs)."""
+    round (0 and -1 without runs), and how many runs have a cost and how many tokens."""
     import numpy as np
 
+    counts, columns = _KNOWN_SQL
     distinct = _distinct_answers(cursor, select, params)
     if not distinct:  # none, or too many to number
-        text, first, last = cursor.execute(
-            f"SELECT group_concat(char(48 + c), ''), min(r), max(r) FROM (SELECT {_CODE_SQL} AS c, "
-            f"round AS r {select})",
+        text, first, last, costs, tokens = cursor.execute(
+            f"SELECT group_concat(char(48 + c), ''), min(r), max(r), {counts} FROM (SELECT {_CODE_SQL} AS c, "
+            f"round AS r, {columns} {select})",
             (threshold, *params),
         ).fetchone()
         code = _wide_codes(text)
         rounds = _round(first, 0), _round(last, -1)
+        known = int(costs), int(tokens)
         if distinct is None:
             rows = cursor.execute(f"SELECT prediction {select}", params)
-            return code, _objects([None if r[0] is None else str(r[0]) for r in rows]), *rounds
-        return code, np.full(code.size, None, dtype=object), *rounds
+            return code, _objects([None if r[0] is None else str(r[0]) for r in rows]), *rounds, known
+        return code, np.full(code.size, None, dtype=object), *rounds, known
     values = np.empty(len(distinct) + 1, dtype=object)
     values[1:] = [text for _, text in distinct]
     case = " ".join(f"WHEN ? THEN {i}" for i in range(1, len(distinct) + 1))
-    text, first, last = cursor.execute(
-        f"SELECT group_concat(char(48 + c, 48 + p), ''), min(r), max(r) FROM (SELECT {_CODE_SQL} AS c, "
-        f"(CASE prediction {case} ELSE 0 END) AS p, round AS r {select})",
+    text, first, last, costs, tokens = cursor.execute(
+        f"SELECT group_concat(char(48 + c, 48 + p), ''), min(r), max(r), {counts} FROM (SELECT {_CODE_SQL} "
+        f"AS c, (CASE prediction {case} ELSE 0 END) AS p, round AS r, {columns} {select})",
         (threshold, *[v for v, _ in distinct], *params),
     ).fetchone()
     both = _wide_codes(text)
     answers: np.ndarray = values[both[1::2]]
-    return np.ascontiguousarray(both[0::2]), answers, int(first), int(last)
+    return np.ascontiguousarray(both[0::2]), answers, int(first), int(last), (int(costs), int(tokens))
 
 
 def _round(value: Any, default: int) -> int:

@@ -12,13 +12,13 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from abbench._memo import Memo
 from abbench.errors import NotFoundError
 from abbench.store._base import StoreBase
-from abbench.store._outcomes import CaseOutcomes, _case_sums, _sums_table
-from abbench.store._reads import in_asked_order, read_in_snapshot
+from abbench.store._outcomes import KEPT_CODES, CaseOutcomes, _case_sums, _sums_table
+from abbench.store._reads import in_asked_order, keep_read, read_in_snapshot
 from abbench.types import RunOutcome, RunState
 
 if TYPE_CHECKING:
@@ -509,13 +509,12 @@ class ResultsMixin(StoreBase):
             raise NotFoundError(f"no experiment #{exp_id}; `abbench experiments` lists them")
         cursor = _plain_cursor(self.conn)
         if case_idx is None:
-            wanted = _ints(
-                [
-                    r[0]
-                    for r in cursor.execute(
-                        "SELECT DISTINCT case_idx FROM runs WHERE experiment_id=?", (exp_id,)
-                    )
-                ]
+            # Concatenated by SQLite: a hundred thousand positions in one value, not a row each.
+            wanted = _int_list(
+                cursor.execute(
+                    "SELECT group_concat(case_idx) FROM (SELECT DISTINCT case_idx FROM runs WHERE experiment_id=?)",
+                    (exp_id,),
+                ).fetchone()[0]
             )
         else:
             wanted = np.asarray(case_idx, dtype=np.int64)
@@ -537,10 +536,15 @@ class ResultsMixin(StoreBase):
         """Position, then id, domain and gold of every case of a dataset, kept while nothing is written
         (`_FIELDS`): the results widget's figures and its comparison both read them."""
         state = self.state_stamp()
-        if state.in_transaction:  # what is read inside one must not be kept (see `StoreState`)
-            return _read_dataset_fields(cursor, dataset_id)
+        key = (str(self.db_path), dataset_id)
+        if state.in_transaction:
+            # What is read inside a transaction is kept only when it is a snapshot of `read_in_snapshot`
+            # that nobody wrote beside (`keep_read`): metrics read the fields inside theirs.
+            fields = _read_dataset_fields(cursor, dataset_id)
+            keep_read(_FIELDS, key, lambda: fields)
+            return fields
         return _FIELDS.get(
-            (str(self.db_path), dataset_id),
+            key,
             state,
             lambda: _read_dataset_fields(cursor, dataset_id),
             same=lambda kept, now: bool(kept.same(now)),
@@ -564,7 +568,9 @@ class ResultsMixin(StoreBase):
         arm_ids, names = self._arm_ids(exp_id, arms)
         if not arm_ids:
             return _empty_table(exp_id, tuple(names), text)
-        table = read_in_snapshot(self.conn, lambda c: self._read_runs(c, exp_id, arm_ids, tuple(names), text))
+        table = read_in_snapshot(
+            self.conn, lambda c: self._read_runs(c, exp_id, arm_ids, tuple(names), text), self.state_stamp
+        )
         if table is None:
             return _empty_table(exp_id, tuple(names), text)
         return in_asked_order(table, arm_ids)
@@ -624,7 +630,9 @@ class ResultsMixin(StoreBase):
 
         Finished runs are summed from the ``runs_results`` index alone (a million runs come back as a
         few hundred thousand rows of sums, which is what paired statistics need); runs not finished yet
-        are read from the table and added in.
+        are read from the table and added in. Right after `load_run_flags` read the arms' runs, with
+        nothing written since, what their codes count is taken from that read (`RunCodes`), and only
+        the sums no code carries are read.
 
         Args:
             exp_id: The experiment's id.
@@ -632,30 +640,108 @@ class ResultsMixin(StoreBase):
             scores: Also sum the graded scores (False leaves ``scored``/``score``/``score_sq`` at 0: a
                 pass/fail comparison does not need them, and three fewer sums make the query faster).
         """
-        where, params = "experiment_id=?", [exp_id]
-        if arm_ids is not None:
-            where += " AND arm_id IN ({})".format(",".join("?" * len(arm_ids)))
-            params.extend(arm_ids)
-        score_sums = "count(score), total(score), total(score * score)" if scores else "0, 0.0, 0.0"
-        # Outcome counts are packed 12 bits each into one integer sum: one aggregate instead of five
-        # keeps the query fast. A case has at most 1000 rounds (4095 fit), checked below.
-        sums = (
-            "SELECT arm_id, case_idx, count(*), "
-            f"sum(CASE state WHEN '{RunState.PASS}' THEN 1 WHEN '{RunState.FAIL}' THEN "
-            "CASE WHEN failure_type IS NOT NULL THEN 16777216 WHEN passed IS NULL THEN 68719476736 ELSE 4096 END "
-            f"WHEN '{RunState.CANCELLED}' THEN 281474976710656 ELSE 0 END), "
-            # cost and tokens an agent did not report stay unknown (-1, read back as NaN), not zero
-            "count(latency_ms), ifnull(sum(cost), -1), total(latency_ms), "
-            f"ifnull(sum(input_tokens + output_tokens), -1), {score_sums} "
-            "FROM runs {} WHERE " + where + " AND state IN {} GROUP BY arm_id, case_idx"
-        )
-        cursor = _plain_cursor(self.conn)
-        finished = _sums_table(cursor.execute(sums.format("", FINISHED_STATES), params))
-        # Runs still open are usually few (none once an experiment is done): find them by state.
-        rest = _sums_table(
-            cursor.execute(sums.format("INDEXED BY runs_experiment_state", OPEN_STATES), params)
-        )
+        counted = self._counted_outcomes(exp_id, arm_ids, scores)
+        if counted is not None:
+            return counted
+        names = _SUM_NAMES if scores else _SUM_NAMES[:-3]
+        finished, rest = _read_sums(_plain_cursor(self.conn), exp_id, arm_ids, names)
         return _case_sums(exp_id, finished, rest)
+
+    def _counted_outcomes(
+        self, exp_id: int, arm_ids: Sequence[int] | None, scores: bool
+    ) -> CaseOutcomes | None:
+        """`case_outcomes` from the codes `load_run_flags` kept (`RunCodes`), counted per case, and the
+        sums no code carries, read now; None when no codes of these arms are kept for the store's state,
+        or when the store was written while the sums were read."""
+        state = self.state_stamp()
+        if state.in_transaction:
+            return None
+        kept = KEPT_CODES.kept((str(self.db_path), exp_id), state, same=lambda a, b: bool(a.same(b)))
+        if kept is None:
+            return None
+        counts = kept.counts.for_arms(self._arm_ids(exp_id, None)[0] if arm_ids is None else arm_ids)
+        if counts is None:
+            return None
+        # A sum of a column no run has is what the query gives for it (`_read_sums`): only the others
+        # are read, by the same query over the same rows in the same order, so they are the same sums.
+        known = {
+            "cost": counts.cost_known,
+            "latency": bool(counts.executed.any()),
+            "tokens": counts.tokens_known,
+        }
+        names = [name for name, some in known.items() if some]
+        if scores and counts.fractional:  # else the score sums are counts of scores of 0 and 1
+            names += ["scored", "score", "score_sq"]
+        if not names:
+            return counts.outcomes_with(exp_id, None, scores)
+        groups = counts.groups()
+        finished, rest = read_in_snapshot(self.conn, lambda c: _read_sums(c, exp_id, arm_ids, names, groups))
+        if not self.state_stamp().same(state) or finished is None or rest is None:
+            return None  # written meanwhile: the sums may not be the counts'
+        return counts.outcomes_with(exp_id, _case_sums(exp_id, finished, rest), scores)
+
+
+_SUM_SQL = {
+    "runs": "count(*)",
+    # Outcome counts are packed 12 bits each into one integer sum: one aggregate instead of five keeps
+    # the query fast. A case has at most 1000 rounds (4095 fit), checked by `_case_sums`.
+    "packed": f"sum(CASE state WHEN '{RunState.PASS}' THEN 1 WHEN '{RunState.FAIL}' THEN "
+    "CASE WHEN failure_type IS NOT NULL THEN 16777216 WHEN passed IS NULL THEN 68719476736 ELSE 4096 END "
+    f"WHEN '{RunState.CANCELLED}' THEN 281474976710656 ELSE 0 END)",
+    "executed": "count(latency_ms)",
+    # cost and tokens an agent did not report stay unknown (-1, read back as NaN), not zero
+    "cost": "ifnull(sum(cost), -1)",
+    "latency": "total(latency_ms)",
+    "tokens": "ifnull(sum(input_tokens + output_tokens), -1)",
+    "scored": "count(score)",
+    "score": "total(score)",
+    "score_sq": "total(score * score)",
+}
+"""Each sum of `case_outcomes`' query by its field of `_sums_table`'s records."""
+_SUM_NAMES = tuple(_SUM_SQL)
+
+
+@overload
+def _read_sums(
+    cursor: sqlite3.Cursor, exp_id: int, arm_ids: Sequence[int] | None, names: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray]: ...
+@overload
+def _read_sums(
+    cursor: sqlite3.Cursor,
+    exp_id: int,
+    arm_ids: Sequence[int] | None,
+    names: Sequence[str],
+    groups: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
+) -> tuple[np.ndarray | None, np.ndarray | None]: ...
+def _read_sums(
+    cursor: sqlite3.Cursor,
+    exp_id: int,
+    arm_ids: Sequence[int] | None,
+    names: Sequence[str],
+    groups: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None,
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """`case_outcomes`' sums `names` per (arm, case) of the finished runs, then of the open ones, as
+    `_sums_table` records. With `groups` (each query's (arm, case) pairs, in order: `CaseCounts.groups`),
+    the arms and cases are not read (a third of the time of a sum's rows), and a query whose rows are
+    not as many gives None."""
+    where, params = "experiment_id=?", [exp_id]
+    if arm_ids is not None:
+        where += " AND arm_id IN ({})".format(",".join("?" * len(arm_ids)))
+        params.extend(arm_ids)
+    keys = "" if groups is not None else "arm_id, case_idx, "
+    sql = (
+        f"SELECT {keys}{', '.join(_SUM_SQL[n] for n in names)} FROM runs {{}} WHERE {where} "
+        "AND state IN {} GROUP BY arm_id, case_idx ORDER BY arm_id, case_idx"
+    )
+    every = None if groups is None and tuple(names) == _SUM_NAMES else names
+    found = []
+    # Runs still open are usually few (none once an experiment is done): found by state.
+    for i, (hint, states) in enumerate(
+        (("", FINISHED_STATES), ("INDEXED BY runs_experiment_state", OPEN_STATES))
+    ):
+        rows = cursor.execute(sql.format(hint, states), params)
+        found.append(_sums_table(rows, every, None if groups is None else groups[i]))
+    return found[0], found[1]
 
 
 def _read_dataset_fields(cursor: sqlite3.Cursor, dataset_id: int) -> tuple[np.ndarray, list[np.ndarray]]:

@@ -304,6 +304,20 @@ def test_per_domain_and_per_round(store):
     assert rounds == {0: pytest.approx(2 / 3), 1: pytest.approx(1 / 3)}
 
 
+@pytest.mark.parametrize("judged", [False, True])
+def test_per_domain_rows_count_the_domains_runs_and_failures(store, judged):
+    runs = [[True, "exec_fail"], [True, True], ["grade_fail", "cancelled"], [False, "exec_fail"]]
+    if judged:  # scores, not verdicts: the same counts
+        runs = [
+            [{"passed": r, "score": 0.5} if isinstance(r, bool) else r for r in rounds] for rounds in runs
+        ]
+    cases = cases_of(4, domains=("nav", None, "nav", "car"))
+    exp = make_experiment(store, "e", cases, {"only": runs})
+    m = experiment_metrics(exp, store=store, outcome="score" if judged else "auto")
+    counts = {r.group: (r.runs, r.failures) for r in m.by_domain}
+    assert counts == {"car": (2, 1), "nav": (4, 2), NO_DOMAIN: (2, 0)}
+
+
 def test_judge_scores_by_dimension_and_score_outcome(store):
     runs = [
         [

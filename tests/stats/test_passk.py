@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import itertools
+import json
 import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.special import comb
 
 from abbench.errors import UsageError
-from abbench.stats import pass_at_k, pass_at_k_case, pass_at_k_curve, pass_hat_k_case
+from abbench.stats import PassK, pass_at_k, pass_at_k_case, pass_at_k_curve, pass_hat_k_case
+from abbench.stats._passk import _mean_interval
 
 
 @pytest.mark.parametrize("n", range(1, 8))
@@ -104,3 +108,20 @@ def test_cases_with_fewer_attempts_than_k_are_left_out_and_counted():
 def test_bad_input_is_refused(args, match):
     with pytest.raises(UsageError, match=match):
         pass_at_k(*args)
+
+
+@settings(max_examples=60, deadline=None)
+@given(cases=st.integers(1, 3000), rounds=st.integers(1, 12), seed=st.integers(0, 2**32 - 1))
+def test_figures_worked_out_once_per_pair_are_the_per_case_figures_averaged(cases, rounds, seed):
+    """pass_at_k works out each distinct (attempts, passes) once: the same numbers, bit for bit, as
+    the per-case functions averaged over every case with enough attempts."""
+    rng = np.random.default_rng(seed)
+    n = rng.integers(0, rounds + 1, cases)
+    c = np.minimum((rng.random(cases) * (n + 1)).astype(np.int64), n)
+    for k in range(1, int(n.max()) + 1):
+        enough = n >= k
+        at, hat = pass_at_k_case(n[enough], c[enough], k), pass_hat_k_case(n[enough], c[enough], k)
+        (m_at, i_at), (m_hat, i_hat) = _mean_interval(at, 0.95), _mean_interval(hat, 0.95)
+        short = int(((n > 0) & ~enough).sum())
+        by_case = PassK(k, m_at, i_at, m_hat, i_hat, int(enough.sum()), short)
+        assert json.dumps(pass_at_k(c, n, k).as_dict()) == json.dumps(by_case.as_dict())

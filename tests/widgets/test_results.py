@@ -13,6 +13,7 @@ from abbench.gate import DEFAULT_RULES, evaluate_gate
 from abbench.metrics import experiment_metrics
 from abbench.runner import cancel_experiment, create_experiment, run_experiment
 from abbench.store import open_store
+from abbench.store._outcomes import KEPT_CODES
 from abbench.widgets import ResultsWidget
 from abbench.widgets._gate import DEFAULTS, OWN, find_gate_files
 from abbench.widgets._results import fmt_estimate
@@ -213,6 +214,30 @@ def _same_decision(widget_result, other: dict) -> None:
         (r["rule"]["metric"], r["value"], r["status"]) for r in other["rules"]
     ]
     assert mine["decision"]["conclusion"] == other["decision"]["conclusion"]
+
+
+def test_the_decision_counts_the_runs_the_figures_read_and_is_a_fresh_gates(store, ab):
+    """Opening an experiment reads its runs once: the gate's comparison counts each case from what the
+    figures read (no second pass summing the outcomes), and decides exactly as `evaluate_gate` does
+    on the store read afresh."""
+    KEPT_CODES.clear()
+    sql: list[str] = []
+    store.conn.set_trace_callback(sql.append)
+    try:
+        w = ResultsWidget(store, experiment="ab")
+    finally:
+        store.conn.set_trace_callback(None)
+    assert w.errors.message is None and w.gate_result is not None
+    assert any("GROUP BY arm_id, case_idx" in q for q in sql)  # the sums no code carries: latency
+    assert not any("16777216" in q for q in sql)  # the outcome counts summed in SQL: not asked for
+    with open_store(store.path, create=False) as fresh:
+        g = evaluate_gate("ab", store=fresh)
+
+    def plain(value):
+        return json.dumps(value.as_dict(), sort_keys=True, default=repr)
+
+    assert plain(w.gate_result) == plain(g)
+    assert plain(w.gate_result.comparison) == plain(g.comparison)
 
 
 @pytest.mark.slow
