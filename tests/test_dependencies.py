@@ -23,6 +23,7 @@ IMPORT_NAMES = {
     "beautifulsoup4": "bs4",
     "pillow": "PIL",
     "python-dateutil": "dateutil",
+    "pysqlite3-binary": "pysqlite3",
 }
 
 

@@ -327,6 +327,8 @@ class _LineSlices:
     is built carefully, and its rows SQLite could not judge made by the Python path (a `read_slices`
     job)."""
 
+    bundled_sqlite = True  # (see `abbench.store._workers.sqlite_module`)
+
     def __init__(
         self, fast: str, careful: str, kinds: list[str], fallback: _JsonSlices, values: JsonValues, cases: str
     ) -> None:
@@ -357,7 +359,7 @@ class _LineSlices:
         careful = False
         try:
             rows = cursor.execute(self.fast, params).fetchall()
-        except sqlite3.OperationalError:  # a value of an unexpected type: built carefully
+        except conn.OperationalError:  # a value of an unexpected type: built carefully (any SQLite module's)
             careful = True
             rows = cursor.execute(self.careful, params).fetchall()
         if not rows:
@@ -461,7 +463,7 @@ class _LineSlices:
         fields = CASE_FIELDS + CASE_TAIL
         try:
             found = cursor.execute(self.cases, params).fetchall()
-        except sqlite3.OperationalError as exc:  # ("Could not decode to UTF-8 column ...")
+        except conn.OperationalError as exc:  # ("Could not decode to UTF-8 column ...")
             raise StoreError(
                 f"a case at positions {span[0]:,} to {span[1] - 1:,} of the dataset holds text that SQLite cannot "
                 f"hand over ({exc}): another tool wrote it into the store; correct that case's text, then "

@@ -29,6 +29,8 @@ rows, by id) made into the slice's lines, each ended by a newline. Picklable: wo
 class _JsonSlices:
     """Reads a slice's runs and their latest grades and makes its lines (a `read_slices` job)."""
 
+    bundled_sqlite = True  # (see `abbench.store._workers.sqlite_module`)
+
     def __init__(self, runs: str, grades: str, block: JsonBlock) -> None:
         self.runs, self.grades, self.block = runs, grades, block
 

@@ -82,7 +82,7 @@ def _cell(n: int, v: str, kind: str, careful: bool) -> str:
     for Python to check for quotes, commas, line breaks and formula prefixes), anything else through
     the export's own cell function. Text cells come from TEXT columns, which hold no numbers (SQLite
     stores a number given to one as its text): what is below a blob is text."""
-    slow = f"{_CELL}({n},{v})"
+    slow = f"{_CELL}({n},iif(typeof({v}) = 'text', CAST({v} AS BLOB), {v}),typeof({v}) = 'text')"
     if kind == "bool":
         return f"(CASE {v} WHEN 1 THEN 'true' WHEN 0 THEN 'false' ELSE (CASE WHEN {v} IS NOT NULL THEN {slow} END) END)"
     if kind == "int":
@@ -282,17 +282,30 @@ class LinesMixin(StoreBase):
         return slices, rows
 
 
+class _TextCell:
+    """The `CsvCell` as SQL calls it: with text as its UTF-8 bytes and a flag saying it is text (the
+    sqlite3 module of the bundled SQLite ends a function's text argument at its first NUL)."""
+
+    def __init__(self, cell: CsvCell) -> None:
+        self.cell = cell
+
+    def __call__(self, n: int, value: Any, text: int) -> str:
+        return self.cell(n, bytes(value).decode("utf-8") if text else value)
+
+
 class _CsvSlices:
     """Reads a slice's lines (a `read_slices` job): first with text cells as they are, then the lines
     that fail `_Shape.unchecked` again with every text cell written by the CSV rules; once most lines
     of a slice failed, the next slices are read that way at once."""
+
+    bundled_sqlite = True  # (see `abbench.store._workers.sqlite_module`)
 
     def __init__(self, fast: str, careful: str, in_slice: str, shape: _Shape) -> None:
         self.fast, self.careful, self.in_slice, self.shape = fast, careful, in_slice, shape
         self.care_first = False
 
     def prepare(self, conn: sqlite3.Connection) -> None:
-        conn.create_function(_CELL, 2, self.shape.cell, deterministic=True)
+        conn.create_function(_CELL, 3, _TextCell(self.shape.cell), deterministic=True)
 
     def read(self, conn: sqlite3.Connection, params: tuple[Any, ...]) -> tuple[bytes, int]:
         """The slice's lines (UTF-8, each ended by CRLF) and how many."""

@@ -19,7 +19,7 @@ import pytest
 from abbench.errors import StoreError
 from abbench.export import export_table, write_csv, write_jsonl, write_xlsx
 from abbench.store import _workers
-from abbench.store._workers import read_slices, worker_count
+from abbench.store._workers import read_slices, sqlite_module, worker_count
 from tests.export.test_csv_lines import ODDITIES, build_edge
 from tests.export.test_xlsx_rows import SHEET_ODDITIES, _parts
 
@@ -52,8 +52,12 @@ def _export(write, table, path, workers, monkeypatch):
     return count, path.read_bytes()
 
 
+@pytest.mark.parametrize("sqlite", ["bundled", "system"])
 @pytest.mark.parametrize("write", [write_csv, write_xlsx, write_jsonl], ids=["csv", "xlsx", "jsonl"])
-def test_two_workers_write_the_bytes_of_one_thread(edge, tmp_path, monkeypatch, counted, write):
+def test_two_workers_write_the_bytes_of_one_thread(edge, tmp_path, monkeypatch, counted, write, sqlite):
+    # The workers read with the bundled SQLite (3.51) where it is installed, this thread with Python's:
+    # the bytes are the same either way, NULs in text handed to the cell functions included.
+    monkeypatch.setenv(_workers.SQLITE_ENV, sqlite)
     store, exp_id = edge
     table = export_table(exp_id, "runs", store=store)
     here = _export(write, table, tmp_path / "here", 0, monkeypatch)
@@ -252,3 +256,45 @@ def test_one_process_writes_the_same_lines(numbers, tmp_path):
     got = list(_write(numbers, slices, None, workers=0))
     assert [n for _, n in got] == [10] * 10
     assert b"".join(d for d, _ in got) == b"".join(f"{os.getpid()} {n}\n".encode() for n in range(100))
+
+
+class SqlJob:
+    """A job whose SQL fails in the worker, read by the bundled SQLite when it is installed."""
+
+    bundled_sqlite = True
+
+    def prepare(self, conn: sqlite3.Connection) -> None:
+        """Nothing to register."""
+
+    def read(self, conn: sqlite3.Connection, params):
+        return conn.execute("SELECT json('not json')").fetchone(), sqlite_module(self).sqlite_version
+
+
+def test_the_bundled_sqlite_reads_the_jobs_that_can_use_it(monkeypatch):
+    monkeypatch.delenv(_workers.SQLITE_ENV, raising=False)
+    bundled = pytest.importorskip("pysqlite3.dbapi2")
+    assert sqlite_module(SqlJob()) is bundled and bundled.sqlite_version > sqlite3.sqlite_version
+    assert sqlite_module(Job()) is sqlite3  # it registers functions: Python's module
+    monkeypatch.setenv(_workers.SQLITE_ENV, "system")
+    assert sqlite_module(SqlJob()) is sqlite3
+
+
+def test_an_sqlite_setting_that_is_no_choice_is_refused_before_workers_start(numbers, monkeypatch, counted):
+    monkeypatch.setenv(_workers.SQLITE_ENV, "newest")
+    with pytest.raises(
+        StoreError, match=r"ABBENCH_EXPORT_SQLITE='newest' is not a choice: set it to bundled"
+    ):
+        list(_read(numbers, [(0, 9, "ok"), (10, 19, "ok")]))
+    assert counted == []
+
+
+def test_an_error_of_the_bundled_sqlite_comes_back_as_pythons(numbers):
+    got = read_slices(
+        SqlJob(),
+        [(0,), (1,)],
+        conn=lambda: sqlite3.connect(numbers),
+        uri=f"file:{numbers}?mode=ro",
+        workers=2,
+    )
+    with pytest.raises(sqlite3.OperationalError, match="malformed JSON"):
+        list(got)
