@@ -164,18 +164,7 @@ class LightMixin(StoreBase):
                 score_code, known,
             ),
         )  # fmt: skip
-        score = np.array([np.nan, 0.0, 1.0, np.nan])[score_code]
-        if (score_code == 3).any():  # a judge's number: read the scores themselves
-            score = _nan_missing(
-                np.fromiter(
-                    (
-                        r[0]
-                        for r in cursor.execute(f"SELECT IFNULL(score, {_MISSING}) {select}", reader.params)
-                    ),
-                    dtype=float,
-                    count=n,
-                )
-            )
+        score = _scores(cursor, select, reader.params, score_code)
         at = cases.positions(case_idx)
         given, low = (flags & 2).astype(bool), (flags & 4).astype(bool)
         # Columns of one value are one element seen n times (read-only): no memory per run.
@@ -270,6 +259,18 @@ def _small(count: int) -> type[np.signedinteger[Any]]:
         if count - 1 <= np.iinfo(dtype).max:
             return dtype
     return np.int64
+
+
+def _scores(cursor: sqlite3.Cursor, select: str, params: Sequence[Any], score_code: np.ndarray) -> np.ndarray:
+    """Each run's score: 0 or 1 from its code, NaN without one; when a judge gave a number, the scores
+    themselves, read along the same runs (`select` and `params`, in the codes' order)."""
+    import numpy as np
+
+    if not (score_code == 3).any():
+        known: np.ndarray = np.array([np.nan, 0.0, 1.0, np.nan])[score_code]
+        return known
+    rows = cursor.execute(f"SELECT IFNULL(score, {_MISSING}) {select}", params)
+    return _nan_missing(np.fromiter((r[0] for r in rows), dtype=float, count=int(score_code.size)))
 
 
 def _keys(

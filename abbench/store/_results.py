@@ -12,12 +12,18 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any
 
 from abbench._memo import Memo
 from abbench.errors import NotFoundError
 from abbench.store._base import StoreBase
-from abbench.store._outcomes import KEPT_CODES, CaseOutcomes, _case_sums, _sums_table
+from abbench.store._outcomes import (
+    _SUM_NAMES,
+    KEPT_CODES,
+    CaseOutcomes,
+    _case_sums,
+    _read_sums,
+)
 from abbench.store._reads import in_asked_order, keep_read, read_in_snapshot
 from abbench.types import RunOutcome, RunState
 
@@ -45,14 +51,6 @@ OUTCOME_SQL = (
     f"THEN 3 WHEN passed IS NULL THEN 4 ELSE 2 END WHEN '{RunState.CANCELLED}' THEN 5 ELSE 0 END"
 )
 
-
-def _sql_states(*states: RunState) -> str:
-    return "(" + ", ".join(f"'{s}'" for s in states) + ")"
-
-
-FINISHED_STATES = _sql_states(RunState.PASS, RunState.FAIL, RunState.CANCELLED)
-"""The states the partial ``runs_results`` index covers (its WHERE clause, written the same way)."""
-OPEN_STATES = _sql_states(RunState.PENDING, RunState.RUNNING, RunState.EXECUTED, RunState.EVALUATING)
 
 STATES: tuple[str, ...] = tuple(s.value for s in RunState)
 """Run states by code (`RunTable.state` indexes into it), in `abbench.types.RunState` order."""
@@ -679,69 +677,6 @@ class ResultsMixin(StoreBase):
         if not self.state_stamp().same(state) or finished is None or rest is None:
             return None  # written meanwhile: the sums may not be the counts'
         return counts.outcomes_with(exp_id, _case_sums(exp_id, finished, rest), scores)
-
-
-_SUM_SQL = {
-    "runs": "count(*)",
-    # Outcome counts are packed 12 bits each into one integer sum: one aggregate instead of five keeps
-    # the query fast. A case has at most 1000 rounds (4095 fit), checked by `_case_sums`.
-    "packed": f"sum(CASE state WHEN '{RunState.PASS}' THEN 1 WHEN '{RunState.FAIL}' THEN "
-    "CASE WHEN failure_type IS NOT NULL THEN 16777216 WHEN passed IS NULL THEN 68719476736 ELSE 4096 END "
-    f"WHEN '{RunState.CANCELLED}' THEN 281474976710656 ELSE 0 END)",
-    "executed": "count(latency_ms)",
-    # cost and tokens an agent did not report stay unknown (-1, read back as NaN), not zero
-    "cost": "ifnull(sum(cost), -1)",
-    "latency": "total(latency_ms)",
-    "tokens": "ifnull(sum(input_tokens + output_tokens), -1)",
-    "scored": "count(score)",
-    "score": "total(score)",
-    "score_sq": "total(score * score)",
-}
-"""Each sum of `case_outcomes`' query by its field of `_sums_table`'s records."""
-_SUM_NAMES = tuple(_SUM_SQL)
-
-
-@overload
-def _read_sums(
-    cursor: sqlite3.Cursor, exp_id: int, arm_ids: Sequence[int] | None, names: Sequence[str]
-) -> tuple[np.ndarray, np.ndarray]: ...
-@overload
-def _read_sums(
-    cursor: sqlite3.Cursor,
-    exp_id: int,
-    arm_ids: Sequence[int] | None,
-    names: Sequence[str],
-    groups: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
-) -> tuple[np.ndarray | None, np.ndarray | None]: ...
-def _read_sums(
-    cursor: sqlite3.Cursor,
-    exp_id: int,
-    arm_ids: Sequence[int] | None,
-    names: Sequence[str],
-    groups: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None,
-) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """`case_outcomes`' sums `names` per (arm, case) of the finished runs, then of the open ones, as
-    `_sums_table` records. With `groups` (each query's (arm, case) pairs, in order: `CaseCounts.groups`),
-    the arms and cases are not read (a third of the time of a sum's rows), and a query whose rows are
-    not as many gives None."""
-    where, params = "experiment_id=?", [exp_id]
-    if arm_ids is not None:
-        where += " AND arm_id IN ({})".format(",".join("?" * len(arm_ids)))
-        params.extend(arm_ids)
-    keys = "" if groups is not None else "arm_id, case_idx, "
-    sql = (
-        f"SELECT {keys}{', '.join(_SUM_SQL[n] for n in names)} FROM runs {{}} WHERE {where} "
-        "AND state IN {} GROUP BY arm_id, case_idx ORDER BY arm_id, case_idx"
-    )
-    every = None if groups is None and tuple(names) == _SUM_NAMES else names
-    found = []
-    # Runs still open are usually few (none once an experiment is done): found by state.
-    for i, (hint, states) in enumerate(
-        (("", FINISHED_STATES), ("INDEXED BY runs_experiment_state", OPEN_STATES))
-    ):
-        rows = cursor.execute(sql.format(hint, states), params)
-        found.append(_sums_table(rows, every, None if groups is None else groups[i]))
-    return found[0], found[1]
 
 
 def _read_dataset_fields(cursor: sqlite3.Cursor, dataset_id: int) -> tuple[np.ndarray, list[np.ndarray]]:
