@@ -232,20 +232,27 @@ def _columns(
 
 
 def _note_data_as_header(n: int, first: list[str], after: list[list[str]], notes: list[str]) -> None:
-    """Say so when the header row reads like data: two or more of its cells are numbers, or values that
-    recur in their own column below (a file without column names, e.g. GLUE's CoLA TSVs)."""
+    """Say so when the header row reads like data: two or more of its cells — or half of them, in a
+    file of two or three columns — are numbers, values that recur in their own column below, or
+    sentences (a file without column names, e.g. GLUE's CoLA and SST-2 TSVs: label, sentence)."""
     below = [{rec[i].strip() for rec in after if i < len(rec)} for i in range(len(first))]
+    named = [cell.strip() for cell in first if cell.strip()]
     datalike = [
         cell.strip()
         for i, cell in enumerate(first)
-        if cell.strip() and (_is_number(cell.strip()) or cell.strip() in below[i])
+        if cell.strip()
+        and (_is_number(cell.strip()) or cell.strip() in below[i] or len(cell.split()) >= _SENTENCE_WORDS)
     ]
-    if len(datalike) >= 2:
+    if len(datalike) >= 2 or (datalike and 2 * len(datalike) >= len(named)):
         shown = ", ".join(repr(c) for c in datalike[:4])
         notes.append(
             f"line {n} reads like data, not column names ({shown} are values, as in the rows below): "
             "if the file has no header row, use --header-row 0 (columns A, B, C …) so that row is a case too"
         )
+
+
+_SENTENCE_WORDS = 8
+"""A header cell of this many words or more reads like a case's text, not a column's name."""
 
 
 def _is_number(text: str) -> bool:

@@ -144,6 +144,27 @@ def test_a_first_row_of_data_is_said_to_be_no_header_and_header_row_0_reads_it_a
     assert not any("reads like data" in n for n in suggest_mapping(named).notes)
 
 
+def test_a_headerless_file_of_a_label_and_a_sentence_is_said_to_be_one(write):
+    """GLUE's SST-2 TSVs as many repositories keep them: ``label<TAB>sentence``, no header row. Line 1
+    is a case (its label recurs below, its text is a sentence), not the columns' names."""
+    rows = [("1", "a stirring , funny and finally transporting re-imagining of beauty and the beast")]
+    rows += [
+        (str(i % 2), f"review number {i} says the film is good or bad , as reviews do") for i in range(39)
+    ]
+    path = write("sst2.tsv", "".join("\t".join(r) + "\n" for r in rows))
+    said = [n for n in suggest_mapping(path).notes if "reads like data" in n]
+    assert said and "--header-row 0" in said[0]
+    headerless = suggest_mapping(path, header_row=0)
+    assert headerless.profile.fields["input"] == "B" and not any(
+        "reads like data" in n for n in headerless.notes
+    )
+    named = write("named.tsv", "label\tsentence\n" + "".join("\t".join(r) + "\n" for r in rows))
+    assert not any("reads like data" in n for n in suggest_mapping(named).notes)
+    # a header of a few plain names over numbers is no sentence
+    plain = write("plain.csv", "id,score\n" + "".join(f"{i},{i / 10}\n" for i in range(5)))
+    assert not any("reads like data" in n for n in suggest_mapping(plain).notes)
+
+
 def test_describe_lists_fields_and_notes(write):
     text = suggest_mapping(write("s.csv", "query,label\na,x\nb,y\n")).describe()
     assert "input" in text and "'query'" in text and "expected" in text
