@@ -140,7 +140,9 @@ def value_lists(values: np.ndarray, group: np.ndarray, n_groups: int) -> tuple[A
     kept = np.flatnonzero(counts > 0)
     sorted_values = values[order]
     present = counts[kept]
-    if present.size and np.all(present == present[0]):
+    if not present.size:  # (np.split would give one empty group: a case without a value)
+        return [], kept
+    if np.all(present == present[0]):
         return sorted_values.reshape(kept.size, int(present[0])), kept
     return np.split(sorted_values, np.cumsum(present)[:-1]), kept
 

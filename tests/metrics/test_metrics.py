@@ -351,6 +351,27 @@ def test_scores_only_experiment_reports_the_mean_score(store):
     assert a.accuracy.value is None and a.score.value == pytest.approx(0.5)
 
 
+def test_a_domain_without_a_scored_run_has_no_score_and_no_error(store):
+    # Scores for the nav and car cases only: the media domain's runs could not be graded. Its row says
+    # "no scored run" (it raised "scores_by_case is empty" for the whole experiment).
+    runs = [
+        ["grade_fail" if i % 3 == 2 else {"passed": None, "state": "pass", "score": 0.1 * i, "grade": None}]
+        for i in range(6)
+    ]
+    exp = make_experiment(store, "e", cases_of(6), {"only": runs})
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO grades (experiment_id, batch_id, run_id, grader, kind, status, score, created_at) "
+            "SELECT experiment_id, 'b', id, 'judge', 'judge', 'ok', score, 'now' FROM runs WHERE score IS NOT NULL"
+        )
+    m = experiment_metrics(exp, store=store, outcome="score")
+    rows = {d.group: d.accuracy for d in m.by_domain if d.arm == "only"}
+    assert rows["media"].value is None and rows["media"].reason == "no scored run"
+    assert rows["nav"].value == pytest.approx(np.mean([0.0, 0.3])) and rows["car"].value == pytest.approx(
+        0.25
+    )
+
+
 def test_a_score_only_judge_makes_no_run_right_or_wrong(store):
     from abbench.gate import evaluate_gate
 
