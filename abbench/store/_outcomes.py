@@ -276,8 +276,8 @@ class CaseCounts:
 
         return cls(
             arm_ids=frozenset(int(a) for a in arm_ids),
-            arm_id=arm_id[starts],
-            case_idx=case_idx[starts],
+            arm_id=arm_id[starts].astype(np.int64),  # (kept in 32 bits: handed on as the store reads them)
+            case_idx=case_idx[starts].astype(np.int64),
             runs=kept(np.diff(starts, append=n)),
             passed=kept(outcomes[:, PASSED]),
             failed=kept(outcomes[:, FAILED]),
