@@ -18,14 +18,16 @@ import re
 import zipfile
 from collections.abc import Callable, Iterable
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import IO, Any
 from xml.sax.saxutils import escape, quoteattr
 
 from abbench._files import keep_empty
 from abbench.dataset import column_letter
-from abbench.errors import StoreError, UsageError
+from abbench.errors import UsageError
 from abbench.export._tables import Column, JsonText, Table
+from abbench.store import check_utf8
 
 XLSX_MAX_ROWS = 1_048_576
 XLSX_MAX_CELL = 32_767
@@ -350,25 +352,15 @@ def _write_made(table: Table, raw: IO[bytes]) -> int:
         n += len(rows)
         _check_rows(table, n + 1)
         block = b"".join(rows)
-        try:  # SQLite hands its text over as stored: a file Excel cannot open is refused here instead
-            block.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            bad = next(i for i, r in enumerate(rows) if not _is_utf8(r))
-            raise StoreError(
-                f"the {table.what} of {table.experiment}: sheet row {n - len(rows) + bad + 2:,} holds text "
-                f"that is not UTF-8 ({exc.reason}); the store was written by another tool: fix that run's "
-                "text, or export csv or jsonl"
-            ) from None
+        # SQLite hands its text over as stored: a file Excel cannot open is refused here instead
+        check_utf8(block, rows, partial(_sheet_row, table, n - len(rows) + 2))
         raw.write(block)
     return n
 
 
-def _is_utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
+def _sheet_row(table: Table, first: int, i: int) -> str:
+    """Where row `i` of a block whose first row is sheet row `first` is, in words."""
+    return f"the {table.what} of {table.experiment}: sheet row {first + i:,}"
 
 
 def _check_rows(table: Table, n: int) -> None:

@@ -93,6 +93,7 @@ if typing.TYPE_CHECKING:
         StoredExperimentSpec,
     )
     from abbench.store._store import Store, open_store
+    from abbench.store._utf8 import check_utf8
     from abbench.store._writes import ATTEMPT_COLUMNS, GradeWrite, WriteBatch
 
 __all__ = [
@@ -160,6 +161,7 @@ __all__ = [
     "WrongAnswer",
     "acting_as",
     "check_owner",
+    "check_utf8",
     "current_user",
     "dumps",
     "import_dataset",
@@ -273,6 +275,7 @@ __getattr__, __dir__ = _lazy.exports(
             "load_snapshot",
             "snapshot_skill",
         ),
+        "abbench.store._utf8": ("check_utf8",),
         "abbench.store._settings": (
             "DEFAULT_CONCURRENCY",
             "DEFAULT_GRADERS",

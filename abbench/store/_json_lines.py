@@ -37,6 +37,7 @@ from abbench.errors import StoreError
 from abbench.store._base import StoreBase
 from abbench.store._json_rows import JsonBlock, _JsonSlices
 from abbench.store._sheet_rows import _named_joins
+from abbench.store._utf8 import check_utf8
 from abbench.store._workers import read_slices, worker_count
 
 PLACE = b"1e999999"
@@ -366,15 +367,8 @@ class _LineSlices:
             return b"", 0
         columns = list(zip(*rows, strict=True))
         text = b"\n".join(columns[0])
-        if not text.isascii():  # (what Python adds is UTF-8: only text SQLite hands over may not be)
-            try:
-                text.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                bad = next(line for line in columns[0] if not _is_utf8(line))
-                raise StoreError(
-                    f"run {_run_id(bad)} holds text that is not UTF-8 ({exc.reason}): another tool wrote it "
-                    "into the store; correct that run's text, then export again"
-                ) from None
+        # (what Python adds is UTF-8: only the text SQLite hands over may not be)
+        check_utf8(text, columns[0], lambda i: f"run {_run_id(columns[0][i])}")
         self._remember_cases(conn, params)
         if careful and BAD in text:  # (a fast query never writes BAD: it stops)
             return self._by_row(conn, params, rows) + b"\n", len(rows)
@@ -509,14 +503,6 @@ def _interleave(pieces: list[bytes], written: list[bytes]) -> list[bytes]:
 def _case_range(params: dict[str, Any]) -> int:
     """Which range of cases a slice covers: one worker makes that range in every arm and round."""
     return int(params["start"]) // max(1, int(params["stop"]) - int(params["start"]))
-
-
-def _is_utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def _run_id(line: bytes) -> int:

@@ -2,8 +2,8 @@
 
 A JSONL line is lossless: every value decoded from its stored JSON and encoded again, the full latest
 grades and the raw source row beside the columns. Here the lines are made by the export's own function
-(`JsonBlock`) from each slice's rows and latest grades: `export_run_json_blocks` cuts the runs into the
-slices of a runs XLSX (arm, round, a range of cases) and hands them to it, in two worker processes for a
+(`JsonBlock`) from each slice's rows and latest grades: `export_run_json_blocks` cuts the runs into
+slices (arm, round, a range of cases) and hands them to it, in two worker processes for a
 big export (`abbench.store._workers`). The lines SQLite builds (`abbench.store._json_lines`) fall back
 to this path, a slice or a few runs of it (`_JsonSlices.lines_of`), for what SQLite cannot judge.
 """
@@ -84,7 +84,7 @@ class JsonRowsMixin(StoreBase):
 
     if TYPE_CHECKING:
 
-        def _sheet_slices(self, exp_id: int, chunk: int, first_row: int) -> list[dict[str, Any]]: ...
+        def _case_slices(self, exp_id: int, chunk: int) -> tuple[list[dict[str, Any]], int]: ...
 
     def export_run_json_blocks(
         self,
@@ -112,8 +112,8 @@ class JsonRowsMixin(StoreBase):
             ValueError: a field that is no grade column.
         """
         job, common = self._json_fallback(exp_id, dataset_id, graders, grade_fields, block)
-        slices = [{**common, **s} for s in self._sheet_slices(exp_id, chunk, 2)]
-        rows = sum(s["rows"] for s in slices)
+        cut, rows = self._case_slices(exp_id, chunk)
+        slices = [common | s for s in cut]
         yield from read_slices(
             job, slices, conn=lambda: self.conn, uri=self.reader_uri(), workers=worker_count(rows)
         )

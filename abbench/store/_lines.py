@@ -33,9 +33,9 @@ from itertools import chain
 from operator import is_not
 from typing import Any, BinaryIO
 
-from abbench.errors import StoreError
 from abbench.store._analysis import latest_grade_joins
 from abbench.store._base import StoreBase
+from abbench.store._utf8 import check_utf8
 from abbench.store._workers import read_slices, worker_count
 
 CsvCell = Callable[[int, Any], str]
@@ -396,15 +396,7 @@ class _Shape:
             StoreError: a line holds text that is not UTF-8 (only another tool can store it).
         """
         text = b"\r\n".join([row[0] for row in rows])
-        if not text.isascii():
-            try:
-                text.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                bad = next(row for row in rows if not _is_utf8(row[0]))
-                raise StoreError(
-                    f"run {_run_id(bad)} holds text that is not UTF-8 ({exc.reason}): another tool wrote it "
-                    "into the store; correct that run's text, then export again"
-                ) from None
+        check_utf8(text, [row[0] for row in rows], lambda i: f"run {_run_id(rows[i])}")
         if placed:
             written = [
                 x.encode() if type(x) is str else repr(x).encode() if x - x == 0 else b"" for x in placed
@@ -416,11 +408,3 @@ class _Shape:
             joined[::2], joined[1::2] = pieces, written
             text = b"".join(joined)
         return unmark(text) + b"\r\n"
-
-
-def _is_utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True

@@ -111,8 +111,8 @@ def read_slices(
             at += size
             yield b"", count
         if fd is not None and out is not None:
-            for k in range(n):  # each worker's last write is done once it has ended
-                _receive_end(procs[k])
+            for k in range(n):  # each worker's last write is done once it says so
+                _receive(procs[k])
             out.seek(at)
         handed = True
     finally:
@@ -140,21 +140,6 @@ def _send_offset(proc: subprocess.Popen[bytes], at: int) -> None:
     assert proc.stdin is not None
     proc.stdin.write(at.to_bytes(8, "little"))
     proc.stdin.flush()
-
-
-def _receive_end(proc: subprocess.Popen[bytes]) -> None:
-    """Wait for a writing worker's word that its last write is done."""
-    assert proc.stdout is not None
-    try:
-        ok, value = pickle.load(proc.stdout)
-    except EOFError:
-        code = proc.wait()
-        raise StoreError(
-            f"an export worker process ended (exit code {code}) before it finished writing; run the "
-            "export again, or set ABBENCH_EXPORT_WORKERS=0 to make it in one process"
-        ) from None
-    if not ok:
-        raise value
 
 
 def _here(job: SliceJob, slices: Sequence[Any], conn: sqlite3.Connection) -> Iterator[Any]:
@@ -209,7 +194,7 @@ def _receive(proc: subprocess.Popen[bytes]) -> Any:
     except EOFError:
         code = proc.wait()
         raise StoreError(
-            f"an export worker process ended (exit code {code}) before it handed over all its slices; "
+            f"an export worker process ended (exit code {code}) before it handed over or wrote all its slices; "
             "nothing was left half-written in the store: run the export again, or set "
             "ABBENCH_EXPORT_WORKERS=0 to read it in one process"
         ) from None
