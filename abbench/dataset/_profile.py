@@ -32,6 +32,8 @@ from typing import Any, Literal, Union
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from abbench._utf8 import read_utf8
+from abbench._yaml import compose_yaml, load_yaml
 from abbench.dataset._canonical import canonical_json
 from abbench.errors import MappingError
 from abbench.types import CASE_FIELDS
@@ -375,7 +377,7 @@ class MappingProfile(BaseModel):
     def from_text(cls, text: str, *, where: str = "mapping profile") -> MappingProfile:
         """A profile from JSON or YAML text."""
         try:
-            data = yaml.safe_load(text)
+            data = load_yaml(text)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             at = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -387,7 +389,7 @@ class MappingProfile(BaseModel):
         """A profile from a ``.json``/``.yaml`` file; lookup files are read relative to it and kept inline."""
         p = Path(path).expanduser()
         try:
-            text = p.read_text(encoding="utf-8-sig")
+            text = read_utf8(p, MappingError)
         except OSError as exc:
             raise MappingError(f"cannot read mapping profile {p}: {exc.strerror or exc}") from None
         profile = cls.from_text(text, where=str(p))
@@ -479,7 +481,7 @@ def _object_hints(exc: ValidationError, text: str | None) -> list[str]:
         if err["type"] == "extra_forbidden" and len(err["loc"]) >= 2 and err["loc"][0] == "fields"
     }
     try:
-        fields = (yaml.safe_load(text) or {}).get("fields") if text else None
+        fields = (load_yaml(text) or {}).get("fields") if text else None
     except (yaml.YAMLError, AttributeError):
         return []
     hints = []
@@ -509,7 +511,7 @@ def _known_keys(loc: list[Any]) -> str:
 def _line_of(text: str, loc: list[Any]) -> int | None:
     """The 1-based line of the YAML/JSON node at `loc`, for error messages."""
     try:
-        node = yaml.compose(text)
+        node = compose_yaml(text)
     except yaml.YAMLError:
         return None
     line = None

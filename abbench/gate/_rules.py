@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from abbench._utf8 import read_utf8
 from abbench.errors import UsageError
 from abbench.gate._namespace import MetricRef, parse_metric
 from abbench.gate._words import Severity
@@ -180,8 +181,10 @@ def _line_numbers(text: str) -> list[int | None]:
     """The line of each rule in a YAML/JSON gate file, read from the YAML node tree (None when unknown)."""
     import yaml
 
+    from abbench._yaml import compose_yaml
+
     try:
-        node = yaml.compose(text)
+        node = compose_yaml(text)
     except yaml.YAMLError:
         return []
     if isinstance(node, yaml.MappingNode):
@@ -197,12 +200,14 @@ def _line_numbers(text: str) -> list[int | None]:
 def _read_gate(path: str | Path) -> tuple[dict[str, Any], list[int | None]]:
     import yaml
 
+    from abbench._yaml import load_yaml
+
     path = Path(path)
     if not path.is_file():
         raise UsageError(f"gate file {path} does not exist")
-    text = path.read_text(encoding="utf-8-sig")
+    text = read_utf8(path)
     try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+        data = json.loads(text) if path.suffix.lower() == ".json" else load_yaml(text)
     except json.JSONDecodeError as exc:
         raise UsageError(
             f"{path}, line {exc.lineno}, column {exc.colno}: not valid JSON ({exc.msg})"

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from abbench._text import clip
+from abbench._utf8 import read_utf8
 from abbench.errors import GradingError, UsageError
 from abbench.graders._base import (
     RIGHT,
@@ -271,12 +272,12 @@ def _load_schema(schema: Any, grader: str) -> Any:
         path = Path(schema).expanduser()
         if not path.is_file():
             raise UsageError(f"{grader}: schema file {str(path)!r} does not exist")
-        text = path.read_text(encoding="utf-8")
+        text = read_utf8(path)
         try:
             if path.suffix.lower() in (".yaml", ".yml"):
-                import yaml
+                from abbench._yaml import load_yaml
 
-                return yaml.safe_load(text)
+                return load_yaml(text)
             return json.loads(text)
         except Exception as exc:
             raise UsageError(f"{grader}: schema file {str(path)!r} does not parse: {exc}") from None
