@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, Union
@@ -32,6 +31,7 @@ from typing import Any, Literal, Union
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from abbench._regex import PatternError, compile_pattern
 from abbench._utf8 import read_utf8
 from abbench._yaml import compose_yaml, load_yaml
 from abbench.dataset._canonical import canonical_json
@@ -100,9 +100,9 @@ class Source(BaseModel):
         if value is None:
             return value
         try:
-            groups = re.compile(value).groups
-        except re.error as exc:
-            raise ValueError(f"match: {value!r} is not a regular expression ({exc})") from None
+            groups = compile_pattern(value).groups
+        except PatternError as exc:
+            raise ValueError(f"match: {exc}") from None
         if groups > 1:
             raise ValueError(
                 f"match: {value!r} has {groups} capturing groups; keep one, and write the others as (?:...)"

@@ -19,6 +19,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
+from abbench._regex import PatternError, compile_pattern
 from abbench._text import clip
 from abbench._utf8 import read_utf8
 from abbench.errors import GradingError, UsageError
@@ -245,12 +246,9 @@ def regex(
     if not isinstance(pattern, str) or not pattern:
         raise UsageError(f"{name}: pattern must be a non-empty regular expression, not {pattern!r}")
     try:
-        compiled = re.compile(pattern, compiled_flags)
-    except re.error as exc:
-        where = f" at position {exc.pos}" if exc.pos is not None else ""
-        raise UsageError(
-            f"{name}: the pattern {pattern!r} is not a valid regular expression: {exc.msg}{where}"
-        ) from None
+        compiled = compile_pattern(pattern, compiled_flags)  # RE2: linear in the output, whatever the pattern
+    except PatternError as exc:
+        raise UsageError(f"{name}: the pattern {exc}") from None
 
     def grade(ctx: GradeContext) -> GradeResult:
         text = _output_text(ctx, field)
