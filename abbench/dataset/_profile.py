@@ -32,6 +32,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from abbench._regex import PatternError, compile_pattern
+from abbench._text import control_character
 from abbench._utf8 import read_utf8
 from abbench._yaml import compose_yaml, load_yaml
 from abbench.dataset._canonical import canonical_json
@@ -291,10 +292,14 @@ class MappingProfile(BaseModel):
                 raise ValueError(
                     "a profile name is non-empty text without '@' or '/' (the version goes after '@')"
                 )
+            bad = control_character(value)
+            if bad is not None:
+                raise ValueError(f"the profile name {value!r} holds {bad}; a name is one line of text")
         return value
 
     @model_validator(mode="after")
     def _consistent(self) -> MappingProfile:
+        _no_twins(self.label_map, self.label_set)
         if self.label_set is not None:
             if not self.label_set:
                 raise ValueError("label_set is empty; list the allowed labels or leave it out")
@@ -434,6 +439,32 @@ def invert_lookup(data: dict[str, Any]) -> dict[str, Any]:
         else:
             out[_label_text(key)] = value
     return out
+
+
+_SAME = "the same after normalisation (case, full-width forms and spaces are ignored)"
+
+
+def _no_twins(label_map: dict[str, str], label_set: list[str] | None) -> None:
+    """Refuse label_map keys that read as one but map to different labels, and label_set entries that
+    read as one: either would silently rewrite the gold or count a label twice."""
+    from abbench.dataset._text import label_key
+
+    seen: dict[str, str] = {}
+    for key, target in label_map.items():
+        first = seen.setdefault(label_key(key), key)
+        if first != key and label_key(label_map[first]) != label_key(target):
+            raise ValueError(
+                f"label_map: the keys {first!r} and {key!r} are {_SAME} but map to {label_map[first]!r} and "
+                f"{target!r}; keep one of them"
+            )
+    labels: dict[str, str] = {}
+    for label in label_set or ():
+        key = label_key(label)
+        if key in labels:
+            first = labels[key]
+            twins = f"lists {label!r} twice" if first == label else f"lists {first!r} and {label!r}, {_SAME}"
+            raise ValueError(f"label_set {twins}: one label; keep one of them")
+        labels[key] = label
 
 
 def _lookups_used(source: SourceLike) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import operator
 import re
 from collections.abc import Callable
@@ -268,6 +269,11 @@ def parse_rules(
         raw = [raw]
     if not isinstance(raw, list | tuple):
         raise UsageError(f"{origin}: gate rules must be a list; got {type(raw).__name__}")
+    if not raw:
+        raise UsageError(
+            f"{origin}: the gate has no rule, so it would pass anything; list at least one rule, or give no "
+            "gate to apply the default rules"
+        )
     rules = []
     for i, item in enumerate(raw, start=1):
         line = lines[i - 1] if lines and i - 1 < len(lines) else None
@@ -337,6 +343,11 @@ def _rule(item: Any, where: str, arms: tuple[str, ...] | None) -> GateRule:
         raise UsageError(
             f"{label}: value: {ref.text} is a number, so the value must be a number; got {value!r}"
         )
+    elif not math.isfinite(value):
+        raise UsageError(
+            f"{label}: value: {value!r} is not a finite number; NaN compares false with everything and "
+            "infinity with nothing it could be, so the rule would never decide — give a number"
+        )
     severity = str(item.get("severity", Severity.BLOCK)).strip().lower()
     if severity not in SEVERITIES:
         raise UsageError(f"{label}: severity {severity!r} is not one of {', '.join(SEVERITIES)}")
@@ -386,7 +397,7 @@ def _literal(text: str) -> Any:
 def _spec(
     data: dict[str, Any], origin: str, lines: list[int | None] | None, arms: tuple[str, ...] | None
 ) -> GateSpec:
-    rules = parse_rules(data.get("rules") or [], origin=origin, lines=lines, arms=arms)
+    rules = parse_rules(data.get("rules", []), origin=origin, lines=lines, arms=arms)
     pair = {}
     for key in ("baseline", "candidate"):
         value = data.get(key)
