@@ -87,3 +87,38 @@ def test_a_skill_with_an_alias_bomb_in_its_front_matter_is_answered_at_once(live
     r = answered["r"]
     assert r.status_code == 201, r.text
     assert any("front matter is refused" in w and "alias bomb" in w for w in r.json()["warnings"]), r.json()
+
+
+def test_workbook_bombs_are_answered_and_the_server_keeps_serving(live, tmp_path):
+    from tests.dataset.crafted import sheet_xml, write_book
+    from tests.dataset.test_hostile_xlsx import XXE, far_cell_book
+
+    server, keys = live
+    far = far_cell_book(tmp_path / "far.xlsx").read_bytes()
+    cells = {r: {"A": ("raw", f'<c r="A{r}" t="s"><v>0</v></c>')} for r in range(1, 2001)}
+    bomb = write_book(tmp_path / "bomb.xlsx", sheet_xml(cells), shared=["x" * 10_000_000]).read_bytes()
+    xxe = write_book(
+        tmp_path / "xxe.xlsx",
+        sheet_xml(
+            {1: {"A": "query"}, 2: {"A": ("raw", '<c r="A2" t="inlineStr"><is><t>&xxe;</t></is></c>')}},
+            prolog=XXE,
+        ),
+    ).read_bytes()
+    answered: dict[str, httpx.Response] = {}
+
+    def hostile() -> None:
+        # before: the first aborted the server (SIGABRT: a 549 GB allocation), the second asked ~20 GB
+        answered["far"] = _upload(server, keys["alice"], "far.xlsx", far, skip_invalid="true")
+        answered["bomb"] = _upload(server, keys["alice"], "bomb.xlsx", bomb)
+        answered["xxe"] = _upload(server, keys["alice"], "xxe.xlsx", xxe)
+
+    caller = threading.Thread(target=hostile)
+    caller.start()
+    _other_caller_answers(server, keys["bob"])
+    caller.join()
+    assert answered["far"].status_code == 201, answered["far"].text
+    assert answered["far"].json()["n_cases"] == 2
+    assert answered["bomb"].status_code == 422 and "xl/sharedStrings.xml expands" in answered["bomb"].text
+    assert answered["xxe"].status_code == 422 and "declares a DTD" in answered["xxe"].text
+    assert server.proc.poll() is None
+    _other_caller_answers(server, keys["bob"])
