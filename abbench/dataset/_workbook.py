@@ -76,6 +76,7 @@ class SheetScan:
             when they are the same cell).
         text: Characters its shared strings expand to.
         implicit: Some cells give no reference (their place is counted); the box is then an upper bound.
+        sparse_ok: The sheet can be read sparsely (OOXML); an OpenDocument sheet cannot.
     """
 
     part: str
@@ -90,6 +91,7 @@ class SheetScan:
     _far_col: str = ""
     text: int = 0
     implicit: bool = False
+    sparse_ok: bool = True
 
     @property
     def area(self) -> int:
@@ -115,6 +117,15 @@ class Workbook:
         if self.zip is not None:
             try:
                 self._check_archive(self.zip)
+                names = {n.lower() for n in self.zip.namelist()}
+                if "content.xml" in names and "xl/workbook.xml" not in names:
+                    # calamine reads every table of an OpenDocument file when it opens it: all are checked now
+                    self._scans.update(scan_ods(self.zip))
+                    for name in list(self._scans):
+                        self.plan(name)
+            except ImportFailed:
+                self.zip.close()
+                raise
             except (zipfile.BadZipFile, OSError, EOFError) as exc:
                 self.zip.close()
                 raise ImportFailed(
@@ -165,6 +176,8 @@ class Workbook:
         if sheet in self._scans:
             return self._scans[sheet]
         part = self.part_of(sheet)
+        if part is None and self.zip is not None and "content.xml" in self.zip.namelist():
+            return self._scans.get(sheet)
         if part is None or self.zip is None or not part.endswith(".xml"):
             return None
         try:
@@ -212,7 +225,7 @@ class Workbook:
             f"{scan.last_col - scan.first_col + 1:,} columns ({scan.area:,} cells, {scan.cells:,} of them "
             f"filled)"
         )
-        if scan.cells <= MAX_SPARSE_CELLS:
+        if scan.cells <= MAX_SPARSE_CELLS and scan.sparse_ok:
             return "sparse"
         raise ImportFailed(
             f"{where}: {box}, past the {MAX_DENSE_CELLS:,} cells this reader holds; delete what lies past your "
@@ -356,3 +369,67 @@ def _add_refs(scan: SheetScan, found: list[tuple[bytes, bytes]], columns: set[by
         scan._far_row = b"".join(next(t for t in found if int(t[1]) == high)).decode()
         scan.last_row = high
     scan.cells += len(found)
+
+
+def scan_ods(zf: zipfile.ZipFile) -> dict[str, SheetScan]:
+    """Each table of an OpenDocument spreadsheet: the box of its cells holding a value, with their
+    repeats counted (``number-rows-repeated``, ``number-columns-repeated``: calamine writes each repeat
+    out, so a 1 KB file can ask for a billion cells). Empty repeated cells, which LibreOffice writes to
+    the sheet's edge, do not count."""
+    from xml.parsers import expat
+
+    scans: dict[str, SheetScan] = {}
+    at = {"row": 0, "col": 0, "repeat": 1}
+    current: list[SheetScan] = []
+
+    def start(name: str, attrs: dict[str, str]) -> None:
+        local = name.rsplit(" ", 1)[-1]
+        if local == "table":
+            current[:] = [
+                scans.setdefault(
+                    attrs.get(_ODS_TABLE + " name", ""), SheetScan("content.xml", sparse_ok=False)
+                )
+            ]
+            at["row"] = 0
+        elif local == "table-row" and current:
+            at["repeat"] = _repeat(attrs.get(_ODS_TABLE + " number-rows-repeated"))
+            at["col"] = 0
+        elif local in ("table-cell", "covered-table-cell") and current:
+            cols = _repeat(attrs.get(_ODS_TABLE + " number-columns-repeated"))
+            if any(k.endswith(" value-type") for k in attrs):
+                scan = current[0]
+                first, last = at["row"] + 1, at["row"] + at["repeat"]
+                scan.first_row = min(scan.first_row, first) if scan.cells else first
+                scan.first_col = min(scan.first_col, at["col"]) if scan.cells else at["col"]
+                scan.last_row, scan.last_col = (
+                    max(scan.last_row, last),
+                    max(scan.last_col, at["col"] + cols - 1),
+                )
+                scan.cells += cols * at["repeat"]
+                scan.far = f"{column_letter(scan.last_col)}{scan.last_row}"
+            at["col"] += cols
+
+    def end(name: str) -> None:
+        if name.rsplit(" ", 1)[-1] == "table-row":
+            at["row"] += at["repeat"]
+
+    parser = expat.ParserCreate(namespace_separator=" ")
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+    parser.StartElementHandler, parser.EndElementHandler = start, end
+    try:
+        with zf.open("content.xml") as fh:
+            while block := fh.read(_CHUNK):
+                parser.Parse(block, False)
+            parser.Parse(b"", True)
+    except expat.ExpatError as exc:
+        raise ImportFailed(
+            f"content.xml is not well-formed XML ({exc}); open the file and save it again"
+        ) from None
+    return scans
+
+
+_ODS_TABLE = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
+
+
+def _repeat(value: str | None) -> int:
+    return int(value) if value and value.isdigit() else 1

@@ -261,3 +261,57 @@ def test_an_ordinary_workbook_is_still_read_by_calamine(tmp_path):
     assert (scan.cells, scan.first_row, scan.last_row, scan.area) == (9, 1, 3, 9)
     guard.close()
     assert io.BytesIO  # keep the import for the inflating test's clarity
+
+
+def _ods(path: Path, rows: str) -> Path:
+    content = (
+        '<?xml version="1.0" encoding="UTF-8"?><office:document-content '
+        'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+        'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
+        'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" office:version="1.2"><office:body>'
+        f'<office:spreadsheet><table:table table:name="S">{rows}</table:table></office:spreadsheet>'
+        "</office:body></office:document-content>"
+    )
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("mimetype", "application/vnd.oasis.opendocument.spreadsheet")
+        zf.writestr("content.xml", content)
+        zf.writestr(
+            "META-INF/manifest.xml",
+            '<?xml version="1.0"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0">'
+            '<manifest:file-entry manifest:full-path="/" '
+            'manifest:media-type="application/vnd.oasis.opendocument.spreadsheet"/>'
+            '<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/></manifest:manifest>',
+        )
+    return path
+
+
+def _ods_row(*cells: str, repeat: int = 1, cols: int = 1) -> str:
+    rep = f' table:number-rows-repeated="{repeat}"' if repeat > 1 else ""
+    crep = f' table:number-columns-repeated="{cols}"' if cols > 1 else ""
+    body = "".join(
+        f'<table:table-cell office:value-type="string"{crep}><text:p>{c}</text:p></table:table-cell>'
+        for c in cells
+    )
+    return f"<table:table-row{rep}>{body}</table:table-row>"
+
+
+def test_an_opendocument_sheet_repeating_a_value_a_billion_times_is_refused(tmp_path):
+    # calamine writes each repeat out: this 1 KB file asked for 1,048,576 × 16,384 cells
+    rows = _ods_row("query") + _ods_row("打开空调") + _ods_row("x", repeat=1_048_574, cols=16_384)
+    path = _ods(tmp_path / "rep.ods", rows)
+    assert path.stat().st_size < 2000
+    with pytest.raises(
+        ImportFailed, match=r"rep.ods!S: the cell XFD1048576 stretches it to 1,048,576 rows × 16,384"
+    ):
+        open_excel(path, ReadSpec())
+
+
+def test_an_opendocument_sheet_with_empty_repeats_to_its_edge_still_reads(tmp_path):
+    edge = '<table:table-cell table:number-columns-repeated="1020"/>'
+    rows = (
+        _ods_row("query", "label").replace("</table:table-row>", edge + "</table:table-row>")
+        + _ods_row("打开空调", "fast")
+        + '<table:table-row table:number-rows-repeated="1048574"><table:table-cell table:number-columns-repeated="1024"/></table:table-row>'
+    )
+    preview = preview_import(_ods(tmp_path / "ok.ods", rows))
+    assert [c.input for c in preview.cases] == ["打开空调"]
