@@ -101,6 +101,10 @@ class SheetScan:
         return (self.last_row - self.first_row + 1) * (self.last_col - self.first_col + 1)
 
 
+_CHECKED: dict[tuple[str, int, int], dict[str, SheetScan]] = {}
+"""Workbooks whose archive passed, by (path, mtime, size), with their sheets scanned so far."""
+
+
 class Workbook:
     """A workbook's archive checked, and its sheets scanned on demand (`plan`)."""
 
@@ -114,7 +118,11 @@ class Workbook:
             self.zip = zipfile.ZipFile(path) if zipfile.is_zipfile(path) else None
         except (zipfile.BadZipFile, OSError):
             self.zip = None  # the reader says what is wrong with it
-        if self.zip is not None:
+        stat = path.stat()
+        self._key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+        if self._key in _CHECKED:  # read again (the import after its preview): checked already
+            self._scans = _CHECKED[self._key]
+        elif self.zip is not None:
             try:
                 self._check_archive(self.zip)
                 names = {n.lower() for n in self.zip.namelist()}
@@ -131,6 +139,9 @@ class Workbook:
                 raise ImportFailed(
                     f"{path.name}: the workbook is damaged ({exc}); open it in Excel and save it again"
                 ) from None
+            if len(_CHECKED) >= 16:
+                _CHECKED.pop(next(iter(_CHECKED)))
+            _CHECKED[self._key] = self._scans
 
     def close(self) -> None:
         """Close the archive."""

@@ -332,22 +332,7 @@ def _rule(item: Any, where: str, arms: tuple[str, ...] | None) -> GateRule:
     if op not in OPS:
         raise UsageError(f"{label}: op {op!r} is not an operator; use one of {', '.join(OPS)}")
     value = item["value"]
-    if ref.definition.kind == "bool":
-        if not isinstance(value, bool):
-            raise UsageError(
-                f"{label}: value: {ref.text} is yes/no, so the value must be true or false; got {value!r}"
-            )
-        if op not in ("==", "!="):
-            raise UsageError(f"{label}: op: {ref.text} is yes/no; compare it with == or !=, not {op}")
-    elif isinstance(value, bool) or not isinstance(value, int | float):
-        raise UsageError(
-            f"{label}: value: {ref.text} is a number, so the value must be a number; got {value!r}"
-        )
-    elif not math.isfinite(value):
-        raise UsageError(
-            f"{label}: value: {value!r} is not a finite number; NaN compares false with everything and "
-            "infinity with nothing it could be, so the rule would never decide — give a number"
-        )
+    _check_value(ref, op, value, label)
     severity = str(item.get("severity", Severity.BLOCK)).strip().lower()
     if severity not in SEVERITIES:
         raise UsageError(f"{label}: severity {severity!r} is not one of {', '.join(SEVERITIES)}")
@@ -366,6 +351,26 @@ def _rule(item: Any, where: str, arms: tuple[str, ...] | None) -> GateRule:
         ref=ref,
         margin=float(margin) if margin is not None else None,
     )
+
+
+def _check_value(ref: MetricRef, op: str, value: Any, label: str) -> None:
+    """A yes/no metric takes true or false with == or !=; any other a finite number."""
+    if ref.definition.kind == "bool":
+        if not isinstance(value, bool):
+            raise UsageError(
+                f"{label}: value: {ref.text} is yes/no, so the value must be true or false; got {value!r}"
+            )
+        if op not in ("==", "!="):
+            raise UsageError(f"{label}: op: {ref.text} is yes/no; compare it with == or !=, not {op}")
+    elif isinstance(value, bool) or not isinstance(value, int | float):
+        raise UsageError(
+            f"{label}: value: {ref.text} is a number, so the value must be a number; got {value!r}"
+        )
+    elif not math.isfinite(value):
+        raise UsageError(
+            f"{label}: value: {value!r} is not a finite number; NaN compares false with everything and "
+            "infinity with nothing it could be, so the rule would never decide — give a number"
+        )
 
 
 def _with_k(item: dict[str, Any], label: str) -> str:

@@ -229,7 +229,8 @@ def regex(
     """Passes when a regular expression matches an output field (or, with ``negate``, when it does not).
 
     Args:
-        pattern: A Python regular expression, searched anywhere in the field.
+        pattern: A regular expression in Python's syntax, searched anywhere in the field; it runs on RE2
+            (linear time), and what RE2 cannot run (backreferences, lookaround) is refused here.
         field: ``prediction`` (default), ``reason`` or ``raw_output``.
         flags: Any of ``i`` (ignore case), ``m`` (multi-line), ``s`` (dot matches newline), ``x`` (verbose).
         full_match: The whole field must match, not just a part of it.
