@@ -269,11 +269,6 @@ def parse_rules(
         raw = [raw]
     if not isinstance(raw, list | tuple):
         raise UsageError(f"{origin}: gate rules must be a list; got {type(raw).__name__}")
-    if not raw:
-        raise UsageError(
-            f"{origin}: the gate has no rule, so it would pass anything; list at least one rule, or give no "
-            "gate to apply the default rules"
-        )
     rules = []
     for i, item in enumerate(raw, start=1):
         line = lines[i - 1] if lines and i - 1 < len(lines) else None
@@ -400,9 +395,19 @@ def _literal(text: str) -> Any:
 
 
 def _spec(
-    data: dict[str, Any], origin: str, lines: list[int | None] | None, arms: tuple[str, ...] | None
+    data: dict[str, Any],
+    origin: str,
+    lines: list[int | None] | None,
+    arms: tuple[str, ...] | None,
+    empty_ok: bool = False,
 ) -> GateSpec:
-    rules = parse_rules(data.get("rules", []), origin=origin, lines=lines, arms=arms)
+    # A gate file or mapping with no rule would pass anything; a caller's empty list means "the pair only"
+    if not data.get("rules") and not empty_ok:
+        raise UsageError(
+            f"{origin}: the gate has no rule, so it would pass anything; list at least one rule, or give no "
+            "gate to apply the default rules"
+        )
+    rules = parse_rules(data.get("rules") or [], origin=origin, lines=lines, arms=arms)
     pair = {}
     for key in ("baseline", "candidate"):
         value = data.get(key)
@@ -452,7 +457,7 @@ def load_gate(
                 )
             return _spec(source, origin, None, arms)
         source = [source]
-    return _spec({"rules": list(source)}, origin, None, arms)
+    return _spec({"rules": list(source)}, origin, None, arms, empty_ok=True)
 
 
 def load_rules(
