@@ -67,7 +67,10 @@ def _sheet(path: Path, book: Any, guard: Workbook, name: str) -> Any:
 
         scan = guard.scan(name)
         assert guard.zip is not None and scan is not None
-        return read_sparse(guard.zip, scan)
+        try:
+            return read_sparse(guard.zip, scan)
+        except ImportFailed as exc:
+            raise ImportFailed(f"{path.name}!{name}: {exc}") from None
     try:
         return book.get_sheet_by_name(name)
     except Exception as exc:

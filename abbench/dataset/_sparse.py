@@ -24,6 +24,7 @@ _DATE, _DURATION = "date", "duration"
 _BUILTIN_FORMATS = {**dict.fromkeys((*range(14, 23), 45, 47), _DATE), 46: _DURATION}
 _REF = re.compile(r"\$?([A-Z]{1,3})\$?([0-9]{1,7})")
 _CHUNK = 1 << 20
+_LAST_COLUMN, _LAST_ROW = 16_383, 1_048_576
 
 
 def format_kind(code: str) -> str | None:
@@ -200,6 +201,11 @@ class SparseSheet:
                 row, col = (
                     (int(found[2]), column_index(found[1])) if found else (where["row"], where["col"] + 1)
                 )
+                if col > _LAST_COLUMN or row > _LAST_ROW:
+                    raise ImportFailed(
+                        f"the part {part} has a cell past XFD1048576, the last cell a sheet has (row {row}, "
+                        f"column {col + 1:,}); a crafted file? Open it in Excel and save it again"
+                    )
                 where["col"] = col
                 cell.clear()
                 cell.update(row=row, col=col, t=attrs.get("t", "n"), s=attrs.get("s"))

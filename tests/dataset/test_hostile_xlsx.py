@@ -315,3 +315,22 @@ def test_an_opendocument_sheet_with_empty_repeats_to_its_edge_still_reads(tmp_pa
     )
     preview = preview_import(_ods(tmp_path / "ok.ods", rows))
     assert [c.input for c in preview.cases] == ["打开空调"]
+
+
+def test_cells_without_references_are_placed_and_one_past_the_last_column_is_refused(tmp_path):
+    # a producer may leave out a cell's reference: it sits after the one before it in its row
+    row = '<row r="3">' + "".join(f"<c><v>{i}.5</v></c>" for i in range(16_385)) + "</row>"
+    far = sheet_xml({1: {"A": "query"}, 2: {"A": "打开空调"}}).replace(
+        "</sheetData>", row + '<row r="9000"><c><v>7</v></c></row></sheetData>'
+    )
+    path = write_book(tmp_path / "bare.xlsx", far)
+    with pytest.raises(
+        ImportFailed, match=r"bare.xlsx!Sheet1: the part xl/worksheets/sheet1.xml has a cell past XFD1048576"
+    ):
+        open_excel(path, ReadSpec())
+    near = sheet_xml({1: {"A": "query", "B": "n"}, 2: {"A": "打开空调", "B": 1}}).replace(
+        "</sheetData>",
+        '<row r="3"><c t="inlineStr"><is><t>导航回家</t></is></c><c><v>2</v></c></row></sheetData>',
+    )
+    preview = preview_import(write_book(tmp_path / "near.xlsx", near))
+    assert [(c.input, c.source_row["n"]) for c in preview.cases] == [("打开空调", 1), ("导航回家", 2)]
