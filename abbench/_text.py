@@ -71,3 +71,18 @@ def sentence(text: str) -> str:
     """`text` ending with one full stop: a message that already ends a sentence gets no second one."""
     text = text.rstrip()
     return text if not text or text.endswith(_ENDS) else text + "."
+
+
+_CONTROL_NAMES = {"\n": "a line break (\\n)", "\r": "a carriage return (\\r)", "\t": "a tab (\\t)"}
+
+
+def control_character(text: str) -> str | None:
+    """The first control character in `text` and where (``a line break (\\n) at character 6``), or None.
+
+    A name holding one would forge a line, or move the cursor, in every list that prints it.
+    """
+    for i, ch in enumerate(text):
+        if unicodedata.category(ch) == "Cc" or ch in "\u2028\u2029\u0085":
+            name = _CONTROL_NAMES.get(ch, f"the control character U+{ord(ch):04X}")
+            return f"{name} at character {i + 1}"
+    return None

@@ -24,6 +24,7 @@ IMPORT_NAMES = {
     "pillow": "PIL",
     "python-dateutil": "dateutil",
     "pysqlite3-binary": "pysqlite3",
+    "google-re2": "re2",
 }
 
 

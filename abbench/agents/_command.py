@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from abbench._regex import PatternError, UserPattern, compile_pattern
 from abbench._text import clip
 from abbench.agents._answer import Answer, canonical_refs
 from abbench.agents._base import Spending, Task, agent_case, check_settings, register_agent
@@ -670,14 +671,15 @@ def _stdin_mode(stdin: str | None, used: set[str]) -> str:
     return stdin
 
 
-def _answer_pattern(pattern: str | None) -> re.Pattern[str] | None:
-    """The compiled answer regex, which must have a ``prediction`` group."""
+def _answer_pattern(pattern: str | None) -> UserPattern | None:
+    """The compiled answer regex (on RE2, so stdout never makes it backtrack), which must have a
+    ``prediction`` group."""
     if pattern is None:
         return None
     try:
-        compiled = re.compile(pattern, re.M)
-    except re.error as exc:
-        raise UsageError(f"pattern {pattern!r} is not a valid regex: {exc}") from None
+        compiled = compile_pattern(pattern, re.M)
+    except PatternError as exc:
+        raise UsageError(f"pattern {exc}") from None
     if "prediction" not in compiled.groupindex:
         groups = ", ".join(compiled.groupindex) or "none"
         raise UsageError(

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from abbench._regex import UserPattern
 from abbench._text import clip
 from abbench.agents._answer import Answer, answer_from_mapping, last_json_object, parse_answer
 from abbench.agents._base import Spending
@@ -45,7 +45,7 @@ class Reported:
 
 
 def read_stdout(
-    stdout: str, pattern: re.Pattern[str] | None, label_set: Sequence[str] | None
+    stdout: str, pattern: UserPattern | None, label_set: Sequence[str] | None
 ) -> tuple[Answer, Reported]:
     """The answer in a plain command's stdout: the last match of `pattern`, else the last JSON
     object with an answer (or a text field to read one from), else the text itself.
@@ -78,7 +78,7 @@ def read_stdout(
 
 
 def read_cli_answer(
-    reading: Reading, pattern: re.Pattern[str] | None, label_set: Sequence[str] | None, cli: str
+    reading: Reading, pattern: UserPattern | None, label_set: Sequence[str] | None, cli: str
 ) -> tuple[Answer, Reported]:
     """The answer in the text a preset CLI (called `cli`) printed, and what its report says.
 

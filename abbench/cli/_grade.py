@@ -17,12 +17,15 @@ def _grader_specs(texts: tuple[str, ...]) -> list[Any]:
     """Grader definitions from the command line: a name, module:function, inline YAML, or a YAML/JSON file."""
     import yaml
 
+    from abbench._utf8 import read_utf8
+    from abbench._yaml import load_yaml
+
     specs: list[Any] = []
     for text in texts:
         path = Path(text)
         if path.suffix.lower() in (".yaml", ".yml", ".json") and path.is_file():
             try:
-                data = yaml.safe_load(path.read_text(encoding="utf-8"))
+                data = load_yaml(read_utf8(path))
             except yaml.YAMLError as exc:
                 raise click.BadParameter(
                     f"{text}: not valid YAML/JSON ({exc})", param_hint="--add-grader"
@@ -30,7 +33,7 @@ def _grader_specs(texts: tuple[str, ...]) -> list[Any]:
             specs.extend(data if isinstance(data, list) else [data])
             continue
         try:
-            data = yaml.safe_load(text)
+            data = load_yaml(text)
         except yaml.YAMLError as exc:
             raise click.BadParameter(
                 f"{text!r} is neither a grader name nor valid inline YAML ({exc})", param_hint="--add-grader"

@@ -278,8 +278,9 @@ def report_cmd(ctx: Context, experiment: str, rules: str | None, out: str | None
     """Render the report on the server and download it; prints the file written."""
     gate = None
     if rules:
-        import yaml
+        from abbench._utf8 import read_utf8
+        from abbench._yaml import load_yaml
 
-        gate = yaml.safe_load(Path(rules).read_text(encoding="utf-8"))
+        gate = load_yaml(read_utf8(rules))
     with _client(ctx) as c:
         click.echo(c.render_report(experiment, out, rules=gate))

@@ -17,14 +17,14 @@ if TYPE_CHECKING:
 
 
 def _parse_params(pairs: tuple[str, ...]) -> dict[str, Any]:
-    import yaml
+    from abbench._yaml import load_yaml
 
     out: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--param")
-        out[key.strip()] = yaml.safe_load(value)
+        out[key.strip()] = load_yaml(value)
     return out
 
 

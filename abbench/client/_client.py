@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 import httpx
 
+from abbench._utf8 import read_utf8
 from abbench.errors import AbbenchError, UsageError
 
 _FINAL = ("finished", "cancelled")
@@ -122,7 +123,7 @@ class Client:
         if isinstance(mapping, dict):
             form["mapping"] = json.dumps(mapping, ensure_ascii=False)
         elif mapping is not None and Path(mapping).is_file():
-            form["mapping"] = Path(mapping).read_text(encoding="utf-8")
+            form["mapping"] = read_utf8(mapping)
         elif mapping is not None:
             form["mapping"] = str(mapping)
         with open(path, "rb") as f:
@@ -164,7 +165,7 @@ class Client:
         if isinstance(definition, dict):
             body, kind = json.dumps(definition, ensure_ascii=False).encode(), "application/json"
         else:
-            body, kind = Path(definition).read_bytes(), "application/yaml"
+            body, kind = read_utf8(definition).encode(), "application/yaml"
         result: dict[str, Any] = self._call(
             "POST", "/experiments", content=body, headers={"Content-Type": kind}
         )
@@ -257,9 +258,9 @@ class Client:
     ) -> dict[str, Any]:
         """The gate's outcome (rules: a list, a dict, or a YAML/JSON gate file)."""
         if isinstance(rules, (str, os.PathLike)):
-            import yaml
+            from abbench._yaml import load_yaml
 
-            rules = yaml.safe_load(Path(rules).read_text(encoding="utf-8"))
+            rules = load_yaml(read_utf8(rules))
         result: dict[str, Any] = self._call(
             "POST", f"/experiments/{_ref(ref)}/gate", json={"rules": rules, "arms": arms}
         )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import partial
 from itertools import islice
 from pathlib import Path
@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 from abbench.dataset._formats import OpenedFile, RowChunk, column_letter, header_names
 from abbench.dataset._headers import second_header, two_row_names, two_row_note
 from abbench.dataset._profile import ReadSpec
+from abbench.dataset._workbook import Workbook
 from abbench.errors import ImportFailed, UsageError
 
 
@@ -33,18 +34,22 @@ def _excel_value(value: Any) -> Any:
 def open_excel(path: Path, read: ReadSpec) -> OpenedFile:
     """Inspect a workbook (xlsx, xlsm, xlsb, xls, ods): `read`'s sheet (or the first with data), its header row, its columns."""
     header_row = read.header_row
-    book = _open_book(path)
+    guard = Workbook(path)  # the archive checked before the reader opens it
     try:
-        names, visible = list(book.sheet_names), _visible_sheets(book)
-        name = _choose_sheet(path, names, visible, read.sheet)
-        data = book.get_sheet_by_name(name)
-        notes: list[str] = []
-        if read.sheet is None and not _has_cells(data):
-            name = _only_filled_sheet(path, book, visible, name, notes)
-            data = book.get_sheet_by_name(name)
-        head_rows, last_row = _head_rows(data, header_row)
+        book = _open_book(path)
+        try:
+            names, visible = list(book.sheet_names), _visible_sheets(book)
+            name = _choose_sheet(path, names, visible, read.sheet)
+            data = _sheet(path, book, guard, name)
+            notes: list[str] = []
+            if read.sheet is None and not _has_cells(data):
+                name = _only_filled_sheet(path, book, guard, visible, name, notes)
+                data = _sheet(path, book, guard, name)
+            head_rows, last_row = _head_rows(data, header_row)
+        finally:
+            book.close()
     finally:
-        book.close()
+        guard.close()
     if not head_rows:
         _refuse_empty(path, name, names, header_row, last_row)
     columns, data_from = _sheet_columns(path, name, data, head_rows, header_row, notes)
@@ -52,6 +57,26 @@ def open_excel(path: Path, read: ReadSpec) -> OpenedFile:
     # The sheet parsed for the header serves the first read too: parsing is most of an Excel read.
     chunks = partial(_chunks, path, name, [data], data_from, len(columns))
     return OpenedFile("xlsx", columns, True, chunks, options, notes=notes)
+
+
+def _sheet(path: Path, book: Any, guard: Workbook, name: str) -> Any:
+    """The sheet called `name`: read by calamine when its box is small enough, else sparsely; a reader
+    error becomes an `ImportFailed` naming the sheet."""
+    if guard.plan(name) == "sparse":
+        from abbench.dataset._sparse import read_sparse
+
+        scan = guard.scan(name)
+        assert guard.zip is not None and scan is not None
+        try:
+            return read_sparse(guard.zip, scan)
+        except ImportFailed as exc:
+            raise ImportFailed(f"{path.name}!{name}: {exc}") from None
+    try:
+        return book.get_sheet_by_name(name)
+    except Exception as exc:
+        raise ImportFailed(
+            f"{path.name}!{name}: the sheet cannot be read ({exc}); open the file in Excel and save it again"
+        ) from None
 
 
 def _open_book(path: Path) -> Any:
@@ -94,12 +119,14 @@ def _choose_sheet(path: Path, names: list[str], visible: list[str], sheet: str |
     )
 
 
-def _only_filled_sheet(path: Path, book: Any, visible: list[str], name: str, notes: list[str]) -> str:
+def _only_filled_sheet(
+    path: Path, book: Any, guard: Workbook, visible: list[str], name: str, notes: list[str]
+) -> str:
     """The sheet to read when the first is empty (a cover left blank, data on "Sheet2").
 
     The only sheet that holds anything is what was meant; with several, the user chooses.
     """
-    filled = [n for n in visible if n != name and _has_cells(book.get_sheet_by_name(n))]
+    filled = [n for n in visible if n != name and _has_cells(_sheet(path, book, guard, n))]
     if len(filled) == 1:
         notes.append(
             f"the first sheet {name!r} is empty; read sheet {filled[0]!r}, the only one holding data"
@@ -117,7 +144,7 @@ def _head_rows(data: Any, header_row: int | None) -> tuple[list[tuple[int, list[
     """The first filled rows (1-based number, cells), up to the header asked for; and the last row seen."""
     head_rows: list[tuple[int, list[Any]]] = []
     number = 0
-    for number, cells in enumerate(data.iter_rows(), start=1):
+    for number, cells in _numbered(data):
         if header_row and number < header_row:
             continue
         if not any(c != "" for c in cells):
@@ -155,9 +182,10 @@ def _sheet_columns(
     the first data row."""
     first_col = data.start[1] if data.start else 0
     sheet_width = data.width if data.start else 0
+    letters = getattr(data, "letters", None)  # a sheet read sparsely keeps only the columns holding a value
     if header_row == 0:
         width = max([sheet_width, *(len(c) for _, c in head_rows)])
-        return tuple(column_letter(first_col + i) for i in range(width)), 1
+        return tuple(letters or (column_letter(first_col + i) for i in range(width))), 1
     if header_row:
         match = [(n, c) for n, c in head_rows if n == header_row]
         if not match:
@@ -188,7 +216,7 @@ def _sheet_columns(
             cells = two_row_names(cells, list(nxt[1]), len(cells), merged)
             notes.append(two_row_note(number, cells, merged=bool(merged)))
             data_from = nxt[0] + 1
-    return header_names(cells, first_col, notes), data_from
+    return header_names(cells, first_col, notes, letters), data_from
 
 
 def _chunks(
@@ -198,14 +226,21 @@ def _chunks(
     if parsed:
         sheet_data = parsed.pop()
     else:
-        book = _open_book(path)
+        guard = Workbook(path)
         try:
-            sheet_data = book.get_sheet_by_name(name)
+            book = _open_book(path)
+            try:
+                sheet_data = _sheet(path, book, guard, name)
+            finally:
+                book.close()
         finally:
-            book.close()
+            guard.close()
+    prefix = f"{name}!row "
+    if hasattr(sheet_data, "numbered_rows"):
+        yield from _sparse_chunks(sheet_data.numbered_rows(), data_from, width, size, prefix, keep_blank)
+        return
     rows_iter = sheet_data.iter_rows()
     del sheet_data
-    prefix = f"{name}!row "
     for _ in islice(rows_iter, data_from - 1):
         pass
     number = data_from
@@ -233,6 +268,41 @@ def _chunks(
 _PLAIN_CELLS = {str, int, bool}
 
 
+def _numbered(data: Any) -> Iterator[tuple[int, list[Any]]]:
+    """A sheet's rows with their 1-based numbers (a sheet read sparsely gives only its filled rows)."""
+    numbered = getattr(data, "numbered_rows", None)
+    return numbered() if numbered is not None else enumerate(data.iter_rows(), start=1)
+
+
+def _sparse_chunks(
+    rows: Iterator[tuple[int, list[Any]]],
+    data_from: int,
+    width: int,
+    size: int,
+    prefix: str,
+    keep_blank: bool,
+) -> Iterator[RowChunk]:
+    """`_chunks` for a sheet read sparsely: its filled rows (and one blank row for each gap), numbered."""
+    seen_data = False
+    block: list[list[Any]] = []
+    numbers: list[int] = []
+    for number, cells in rows:
+        if number < data_from:
+            continue
+        block.append(cells)
+        numbers.append(number)
+        if len(block) >= size:
+            chunk = _tidy_excel(block, numbers, width, prefix, keep_blank, seen_data)
+            seen_data = seen_data or bool(chunk.rows)
+            block, numbers = [], []
+            if chunk.rows or chunk.bad:
+                yield chunk
+    if block:
+        chunk = _tidy_excel(block, numbers, width, prefix, keep_blank, seen_data)
+        if chunk.rows or chunk.bad:
+            yield chunk
+
+
 def _not_a_workbook(path: Path) -> str:
     """What a file that calamine cannot open seems to be instead, and what to do."""
     with path.open("rb") as fh:
@@ -253,11 +323,16 @@ def _not_a_workbook(path: Path) -> str:
 
 
 def _has_cells(data: Any) -> bool:
-    return bool(data.start) and any(any(c != "" for c in cells) for cells in data.iter_rows())
+    return bool(data.start) and any(any(c != "" for c in cells) for _, cells in _numbered(data))
 
 
 def _tidy_excel(
-    block: list[list[Any]], numbers: range, width: int, prefix: str, keep_blank: bool, after_data: bool
+    block: list[list[Any]],
+    numbers: Sequence[int],
+    width: int,
+    prefix: str,
+    keep_blank: bool,
+    after_data: bool,
 ) -> RowChunk:
     """A block of sheet rows, row by row: values converted, blank rows dropped (or kept), cells
     outside the header's columns reported."""

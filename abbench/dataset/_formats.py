@@ -8,7 +8,7 @@ it is called.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,13 +65,17 @@ def column_letter(index: int) -> str:
     return name
 
 
-def header_names(cells: list[Any], first_col: int, notes: list[str]) -> tuple[str, ...]:
+def header_names(
+    cells: list[Any], first_col: int, notes: list[str], letters: Sequence[str] | None = None
+) -> tuple[str, ...]:
+    """The column names of a header row; a blank cell is named by its column's letters (`letters`, when
+    the columns are not consecutive from `first_col`)."""
     names: list[str] = []
     seen: dict[str, int] = {}
     for i, cell in enumerate(cells):
         name = _cell_text(cell).strip().lstrip("\ufeff")
         if not name:
-            name = column_letter(first_col + i)
+            name = letters[i] if letters is not None and i < len(letters) else column_letter(first_col + i)
             notes.append(f"column {name} has no header; it is called {name!r}")
         if name in seen:
             seen[name] += 1

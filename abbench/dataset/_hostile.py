@@ -4,6 +4,7 @@ lone UTF-16 surrogates, NUL bytes in text. Each becomes an error that says where
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -25,9 +26,27 @@ def _refuse_constant(name: str) -> Any:
     raise _NotStandardJson(name)
 
 
+class _InfiniteNumber(ValueError):
+    """Raised by the decoder for a number beyond a float's range (1e999), which would become infinity."""
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (math.inf, -math.inf):
+        raise _InfiniteNumber(text)
+    return value
+
+
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
-decode_json = _DECODER.decode
-"""`json.loads` that refuses NaN and Infinity (Python writes them; no other JSON reader takes them)."""
+_FINITE_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite)
+# A float past 1.8e308 has an exponent of three digits or 309 digits: only then is each float checked
+_MAYBE_HUGE = re.compile(r"[0-9][eE]\+?[0-9]{3}|[0-9]{309}")
+
+
+def decode_json(text: str) -> Any:
+    """`json.loads` that refuses NaN and Infinity (Python writes them; no other JSON reader takes them)
+    and numbers beyond a float's range (``1e999``), which would be stored as infinity."""
+    return (_FINITE_DECODER if _MAYBE_HUGE.search(text) else _DECODER).decode(text)
 
 
 def _offset_of(text: str, pattern: re.Pattern[str], group: int = 0) -> int:
@@ -59,6 +78,11 @@ def json_problem(text: str, exc: BaseException) -> tuple[int, str] | None:
         return where or 0, (
             f"the JSON is nested {deepest:,} levels deep (it passes {DEPTH_SHOWN} here), deeper than it can be "
             "read; rows are objects or arrays a few levels deep — check how the file was made"
+        )
+    if isinstance(exc, _InfiniteNumber):
+        return text.find(str(exc)), (
+            f"{exc} is beyond the largest number a float holds (it would be stored as infinity); write it "
+            "as a text (quoted), or as a smaller number"
         )
     if isinstance(exc, _NotStandardJson):
         return _offset_of(text, _CONSTANT, 1), (
@@ -159,3 +183,74 @@ def check_no_nul(path: Path) -> None:
                 f"{path.name}, line {line}, column {col}: a NUL byte (\\x00), which no text file holds; the file "
                 "is binary, cut off mid-write, or UTF-16 without a byte order mark (then give --encoding utf-16-le)"
             )
+
+
+_MAGIC = (
+    (
+        b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1",
+        "an OLE file: an old Excel .xls, another Office file or a password-protected workbook",
+        "save it as .xlsx (unprotected) and import that",
+    ),
+    (b"%PDF-", "a PDF document", "export the table from it as CSV or XLSX"),
+    (b"\x1f\x8b", "a gzip archive", "unpack it (gunzip) and import the file inside"),
+    (b"BZh", "a bzip2 archive", "unpack it and import the file inside"),
+    (b"\xfd7zXZ\x00", "an xz archive", "unpack it and import the file inside"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive", "unpack it and import the file inside"),
+    (b"Rar!\x1a\x07", "a RAR archive", "unpack it and import the file inside"),
+    (b"SQLite format 3\x00", "an SQLite database", "export the table as CSV"),
+    (b"PAR1", "a Parquet file", "export it as CSV or JSONL (pandas: df.to_csv)"),
+    (b"\x89PNG", "a PNG image", "import the data file itself"),
+    (b"\xff\xd8\xff", "a JPEG image", "import the data file itself"),
+    (b"GIF8", "a GIF image", "import the data file itself"),
+    (b"\x7fELF", "a program (ELF)", "import the data file itself"),
+)
+
+
+def _reads_as_text(head: bytes) -> bool:
+    if b"\x00" in head:
+        return False
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start > len(head) - 4  # a character cut at the end of the block
+    return True
+
+
+def binary_kind(path: Path) -> str | None:
+    """What a file given as text (CSV, JSON) is instead, when its first bytes say it is binary (a zip, an
+    Office file, an archive, an image, a database), and what to do; None for anything else."""
+    with path.open("rb") as fh:
+        head = fh.read(4096)
+    if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        import zipfile
+
+        try:
+            with zipfile.ZipFile(path) as zf:
+                names = zf.namelist()
+        except (zipfile.BadZipFile, OSError):
+            names = []
+        if "xl/workbook.xml" in names or "xl/workbook.bin" in names:
+            return (
+                f"a zip archive holding an Excel workbook (xl/workbook.xml): rename it {path.stem}.xlsx, "
+                "or give --format xlsx (format=)"
+            )
+        if "content.xml" in names and "mimetype" in names:
+            return f"an OpenDocument file (a zip archive): rename it {path.stem}.ods, or give --format xlsx (format=)"
+        shown = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
+        return f"a zip archive ({len(names)} files: {shown}): unzip it and import the data file inside"
+    for magic, kind, todo in _MAGIC:
+        # a text file may start with these letters (a header "PAR1,..."): then it must not read as text
+        if head.startswith(magic) and (not magic.isascii() or not _reads_as_text(head)):
+            return f"{kind}: {todo}"
+    return None
+
+
+def refuse_binary(path: Path, fmt: str) -> None:
+    """Refuse a file given as text that is binary, saying what it is (never "name the encoding").
+
+    Raises:
+        ImportFailed: ``cases.csv is a zip archive holding an Excel workbook ...``.
+    """
+    kind = binary_kind(path)
+    if kind is not None:
+        raise ImportFailed(f"{path.name} is {kind}; it is not a {fmt} file, whatever its name says")

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, Union
@@ -32,6 +31,10 @@ from typing import Any, Literal, Union
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from abbench._regex import PatternError, compile_pattern
+from abbench._text import control_character
+from abbench._utf8 import read_utf8
+from abbench._yaml import compose_yaml, load_yaml
 from abbench.dataset._canonical import canonical_json
 from abbench.errors import MappingError
 from abbench.types import CASE_FIELDS
@@ -98,9 +101,9 @@ class Source(BaseModel):
         if value is None:
             return value
         try:
-            groups = re.compile(value).groups
-        except re.error as exc:
-            raise ValueError(f"match: {value!r} is not a regular expression ({exc})") from None
+            groups = compile_pattern(value).groups
+        except PatternError as exc:
+            raise ValueError(f"match: {exc}") from None
         if groups > 1:
             raise ValueError(
                 f"match: {value!r} has {groups} capturing groups; keep one, and write the others as (?:...)"
@@ -289,10 +292,14 @@ class MappingProfile(BaseModel):
                 raise ValueError(
                     "a profile name is non-empty text without '@' or '/' (the version goes after '@')"
                 )
+            bad = control_character(value)
+            if bad is not None:
+                raise ValueError(f"the profile name {value!r} holds {bad}; a name is one line of text")
         return value
 
     @model_validator(mode="after")
     def _consistent(self) -> MappingProfile:
+        _no_twins(self.label_map, self.label_set)
         if self.label_set is not None:
             if not self.label_set:
                 raise ValueError("label_set is empty; list the allowed labels or leave it out")
@@ -375,7 +382,7 @@ class MappingProfile(BaseModel):
     def from_text(cls, text: str, *, where: str = "mapping profile") -> MappingProfile:
         """A profile from JSON or YAML text."""
         try:
-            data = yaml.safe_load(text)
+            data = load_yaml(text)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             at = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -387,7 +394,7 @@ class MappingProfile(BaseModel):
         """A profile from a ``.json``/``.yaml`` file; lookup files are read relative to it and kept inline."""
         p = Path(path).expanduser()
         try:
-            text = p.read_text(encoding="utf-8-sig")
+            text = read_utf8(p, MappingError)
         except OSError as exc:
             raise MappingError(f"cannot read mapping profile {p}: {exc.strerror or exc}") from None
         profile = cls.from_text(text, where=str(p))
@@ -432,6 +439,32 @@ def invert_lookup(data: dict[str, Any]) -> dict[str, Any]:
         else:
             out[_label_text(key)] = value
     return out
+
+
+_SAME = "the same after normalisation (case, full-width forms and spaces are ignored)"
+
+
+def _no_twins(label_map: dict[str, str], label_set: list[str] | None) -> None:
+    """Refuse label_map keys that read as one but map to different labels, and label_set entries that
+    read as one: either would silently rewrite the gold or count a label twice."""
+    from abbench.dataset._text import label_key
+
+    seen: dict[str, str] = {}
+    for key, target in label_map.items():
+        first = seen.setdefault(label_key(key), key)
+        if first != key and label_key(label_map[first]) != label_key(target):
+            raise ValueError(
+                f"label_map: the keys {first!r} and {key!r} are {_SAME} but map to {label_map[first]!r} and "
+                f"{target!r}; keep one of them"
+            )
+    labels: dict[str, str] = {}
+    for label in label_set or ():
+        key = label_key(label)
+        if key in labels:
+            first = labels[key]
+            twins = f"lists {label!r} twice" if first == label else f"lists {first!r} and {label!r}, {_SAME}"
+            raise ValueError(f"label_set {twins}: one label; keep one of them")
+        labels[key] = label
 
 
 def _lookups_used(source: SourceLike) -> list[str]:
@@ -479,7 +512,7 @@ def _object_hints(exc: ValidationError, text: str | None) -> list[str]:
         if err["type"] == "extra_forbidden" and len(err["loc"]) >= 2 and err["loc"][0] == "fields"
     }
     try:
-        fields = (yaml.safe_load(text) or {}).get("fields") if text else None
+        fields = (load_yaml(text) or {}).get("fields") if text else None
     except (yaml.YAMLError, AttributeError):
         return []
     hints = []
@@ -509,7 +542,7 @@ def _known_keys(loc: list[Any]) -> str:
 def _line_of(text: str, loc: list[Any]) -> int | None:
     """The 1-based line of the YAML/JSON node at `loc`, for error messages."""
     try:
-        node = yaml.compose(text)
+        node = compose_yaml(text)
     except yaml.YAMLError:
         return None
     line = None

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from abbench._utf8 import read_utf8
 from abbench.dataset._csv import open_csv
 from abbench.dataset._excel import open_excel
 from abbench.dataset._formats import FORMATS, OpenedFile, RowChunk, sniff_format
@@ -327,14 +328,16 @@ def load_json_file(path: str | os.PathLike[str]) -> Any:
     """A small JSON (or YAML) file such as a lookup table, with a clear error when it does not parse."""
     p = Path(path).expanduser()
     try:
-        text = p.read_text(encoding="utf-8-sig")
+        text = read_utf8(p, ImportFailed)
     except OSError as exc:
         raise ImportFailed(f"cannot read {p}: {exc.strerror or exc}") from None
     if p.suffix.lower() in (".yaml", ".yml"):
         import yaml
 
+        from abbench._yaml import load_yaml
+
         try:
-            return yaml.safe_load(text)
+            return load_yaml(text)
         except yaml.YAMLError as exc:
             raise ImportFailed(f"{p.name}: not valid YAML ({exc})") from None
     try:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from typing import Any
 
+from abbench._regex import compile_pattern
 from abbench._text import clip
 from abbench.dataset._canonical import canonical_json
 from abbench.dataset._formats import RowChunk
@@ -132,7 +132,8 @@ class LookupTable:
 def _matching(get: Getter, pattern: str) -> Getter:
     """`get`'s value cut to what `pattern` finds in its text: the capturing group (or the whole match),
     stripped; None stays None (a missing value is the field's own problem, or its default)."""
-    search = re.compile(pattern).search
+    compiled = compile_pattern(pattern)  # RE2: linear in the text, whatever the pattern
+    search, whole = compiled.search, 1 if compiled.groups else 0
 
     def cut(row: Any, loc: str, split: str | None) -> Any:
         value = get(row, loc, split)
@@ -145,7 +146,7 @@ def _matching(get: Getter, pattern: str) -> Getter:
             err.kind = "no_match"  # type: ignore[attr-defined]
             err.value = text  # type: ignore[attr-defined]
             raise err
-        return found.group(1 if found.re.groups else 0).strip()
+        return found.group(whole).strip()
 
     return cut
 

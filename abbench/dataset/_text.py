@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from abbench.dataset._hostile import binary_kind
 from abbench.errors import ImportFailed, UsageError
 
 _BLOCK = 1 << 20
@@ -75,6 +76,11 @@ def detect_encoding(path: Path, declared: str | None = None) -> Encoding:
     """
     with path.open("rb") as fh:
         head = fh.read(4)
+    kind = binary_kind(path)
+    if kind is not None:
+        raise ImportFailed(
+            f"{path.name} is {kind}; it is not a text file (CSV, JSON), whatever its name says"
+        )
     if declared:
         codec = check_codec(declared)
         if codec in ("utf-8", "utf_8") and head.startswith(codecs.BOM_UTF8):
@@ -98,6 +104,8 @@ def detect_encoding(path: Path, declared: str | None = None) -> Encoding:
         except ImportFailed as exc:
             failures.append(str(exc))
             continue
+        if codec != "utf-8":
+            refuse_mixed(path)  # UTF-8 failed: are only some lines legacy (a line pasted from elsewhere)?
         return Encoding(codec, "detected")
     raise ImportFailed(
         f"{path.name}: cannot tell its text encoding; {'; '.join(failures)}. "
@@ -110,6 +118,11 @@ def decode_error(path: Path, encoding: Encoding) -> ImportFailed:
 
     Called when reading meets a bad byte past the sample `detect_encoding` looked at.
     """
+    if encoding.how == "detected" and encoding.codec == "utf-8":
+        try:
+            refuse_mixed(path)
+        except ImportFailed as exc:
+            return exc
     try:
         _check_decodes(path, encoding.codec, named=encoding.how == "named")
     except ImportFailed as exc:
@@ -224,3 +237,72 @@ def label_key(value: str) -> str:
     """
     value = unicodedata.normalize("NFKC", value).casefold()
     return " ".join(value.split())
+
+
+_SHOWN_LINES = 5
+
+
+def refuse_mixed(path: Path) -> None:
+    """Refuse a text file whose lines are in two encodings: UTF-8 lines and GBK/GB18030 lines (one pasted
+    from another program). Read whole as either, the other's lines would be stored as mojibake.
+
+    A line counts as UTF-8 when it decodes so and holds a character of three bytes or more (a CJK
+    character; a GBK line rarely decodes so by chance), or does not read as GB18030 at all.
+
+    Raises:
+        ImportFailed: naming the first lines of each kind and what each would turn into.
+    """
+    utf8 = _Lines()
+    legacy = _Lines()
+    with path.open("rb") as fh:
+        for number, line in enumerate(fh, start=1):
+            if line.isascii():
+                continue
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError:
+                legacy.add(number, line)
+                continue
+            if max(line) >= 0xE0 or not _decodes(line, "gb18030"):
+                utf8.add(number, line)
+    if not utf8.count or not legacy.count:
+        return
+    (at_legacy, bad), (at_utf8, good) = legacy.first[0], utf8.first[0]
+    raise ImportFailed(
+        f"{path.name} mixes two encodings: {legacy} GBK/GB18030 and {utf8} UTF-8. Read whole as GB18030, "
+        f"line {at_utf8} would be stored as {_shown(good, 'gb18030')!r} (it says {_shown(good, 'utf-8')!r}); "
+        f"as UTF-8, line {at_legacy} cannot be read (it says {_shown(bad, 'gb18030')!r}). Save the file in "
+        "one encoding (UTF-8), or name one with encoding= (CLI: --encoding) to read it so anyway"
+    )
+
+
+class _Lines:
+    """How many lines of one kind, and the first few (number, bytes)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first: list[tuple[int, bytes]] = []
+
+    def add(self, number: int, line: bytes) -> None:
+        self.count += 1
+        if len(self.first) < _SHOWN_LINES:
+            self.first.append((number, line))
+
+    def __str__(self) -> str:
+        numbers = ", ".join(str(n) for n, _ in self.first)
+        more = f" and {self.count - len(self.first):,} more" if self.count > len(self.first) else ""
+        return f"line{'s' if self.count > 1 else ''} {numbers}{more} {'are' if self.count > 1 else 'is'}"
+
+
+def _decodes(data: bytes, codec: str) -> bool:
+    try:
+        data.decode(codec)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _shown(line: bytes, codec: str) -> str:
+    from abbench._text import clip
+
+    return clip(line.decode(codec, errors="replace").strip(), 40)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import operator
 import re
 from collections.abc import Callable
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from abbench._utf8 import read_utf8
 from abbench.errors import UsageError
 from abbench.gate._namespace import MetricRef, parse_metric
 from abbench.gate._words import Severity
@@ -180,8 +182,10 @@ def _line_numbers(text: str) -> list[int | None]:
     """The line of each rule in a YAML/JSON gate file, read from the YAML node tree (None when unknown)."""
     import yaml
 
+    from abbench._yaml import compose_yaml
+
     try:
-        node = yaml.compose(text)
+        node = compose_yaml(text)
     except yaml.YAMLError:
         return []
     if isinstance(node, yaml.MappingNode):
@@ -197,12 +201,14 @@ def _line_numbers(text: str) -> list[int | None]:
 def _read_gate(path: str | Path) -> tuple[dict[str, Any], list[int | None]]:
     import yaml
 
+    from abbench._yaml import load_yaml
+
     path = Path(path)
     if not path.is_file():
         raise UsageError(f"gate file {path} does not exist")
-    text = path.read_text(encoding="utf-8-sig")
+    text = read_utf8(path)
     try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+        data = json.loads(text) if path.suffix.lower() == ".json" else load_yaml(text)
     except json.JSONDecodeError as exc:
         raise UsageError(
             f"{path}, line {exc.lineno}, column {exc.colno}: not valid JSON ({exc.msg})"
@@ -321,17 +327,7 @@ def _rule(item: Any, where: str, arms: tuple[str, ...] | None) -> GateRule:
     if op not in OPS:
         raise UsageError(f"{label}: op {op!r} is not an operator; use one of {', '.join(OPS)}")
     value = item["value"]
-    if ref.definition.kind == "bool":
-        if not isinstance(value, bool):
-            raise UsageError(
-                f"{label}: value: {ref.text} is yes/no, so the value must be true or false; got {value!r}"
-            )
-        if op not in ("==", "!="):
-            raise UsageError(f"{label}: op: {ref.text} is yes/no; compare it with == or !=, not {op}")
-    elif isinstance(value, bool) or not isinstance(value, int | float):
-        raise UsageError(
-            f"{label}: value: {ref.text} is a number, so the value must be a number; got {value!r}"
-        )
+    _check_value(ref, op, value, label)
     severity = str(item.get("severity", Severity.BLOCK)).strip().lower()
     if severity not in SEVERITIES:
         raise UsageError(f"{label}: severity {severity!r} is not one of {', '.join(SEVERITIES)}")
@@ -350,6 +346,26 @@ def _rule(item: Any, where: str, arms: tuple[str, ...] | None) -> GateRule:
         ref=ref,
         margin=float(margin) if margin is not None else None,
     )
+
+
+def _check_value(ref: MetricRef, op: str, value: Any, label: str) -> None:
+    """A yes/no metric takes true or false with == or !=; any other a finite number."""
+    if ref.definition.kind == "bool":
+        if not isinstance(value, bool):
+            raise UsageError(
+                f"{label}: value: {ref.text} is yes/no, so the value must be true or false; got {value!r}"
+            )
+        if op not in ("==", "!="):
+            raise UsageError(f"{label}: op: {ref.text} is yes/no; compare it with == or !=, not {op}")
+    elif isinstance(value, bool) or not isinstance(value, int | float):
+        raise UsageError(
+            f"{label}: value: {ref.text} is a number, so the value must be a number; got {value!r}"
+        )
+    elif not math.isfinite(value):
+        raise UsageError(
+            f"{label}: value: {value!r} is not a finite number; NaN compares false with everything and "
+            "infinity with nothing it could be, so the rule would never decide — give a number"
+        )
 
 
 def _with_k(item: dict[str, Any], label: str) -> str:
@@ -379,8 +395,18 @@ def _literal(text: str) -> Any:
 
 
 def _spec(
-    data: dict[str, Any], origin: str, lines: list[int | None] | None, arms: tuple[str, ...] | None
+    data: dict[str, Any],
+    origin: str,
+    lines: list[int | None] | None,
+    arms: tuple[str, ...] | None,
+    empty_ok: bool = False,
 ) -> GateSpec:
+    # A gate file or mapping with no rule would pass anything; a caller's empty list means "the pair only"
+    if not data.get("rules") and not empty_ok:
+        raise UsageError(
+            f"{origin}: the gate has no rule, so it would pass anything; list at least one rule, or give no "
+            "gate to apply the default rules"
+        )
     rules = parse_rules(data.get("rules") or [], origin=origin, lines=lines, arms=arms)
     pair = {}
     for key in ("baseline", "candidate"):
@@ -431,7 +457,7 @@ def load_gate(
                 )
             return _spec(source, origin, None, arms)
         source = [source]
-    return _spec({"rules": list(source)}, origin, None, arms)
+    return _spec({"rules": list(source)}, origin, None, arms, empty_ok=True)
 
 
 def load_rules(

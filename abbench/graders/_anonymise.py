@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+
+from abbench._regex import compile_pattern
 
 DEFAULT_IDENTITIES: tuple[str, ...] = (
     # Anthropic
@@ -81,8 +83,53 @@ SELF_PLACEHOLDER = "[self-reference]"
 
 _ID = "\x00{}\x00"  # names become numbered markers first, so phrases around them can be found
 _MARK = re.compile("\x00(\\d+)\x00")
-_LEFT = r"(?<![A-Za-z0-9])"
-_RIGHT = r"(?![A-Za-z0-9])"
+# An ASCII name stands as a word: no ASCII letter or digit right before or after it. RE2 has no
+# lookaround, so the edges are matched (a non-alphanumeric character, or the text's start or end) and
+# the name is group 1.
+_EDGED = r"(?:\A|[^A-Za-z0-9])({})(?:[^A-Za-z0-9]|\Z)"
+
+
+class _Names:
+    """Finds names as one alternation of `re` would (leftmost; at one place, the first alternative that
+    matches), each alternative a user's pattern on RE2 (`abbench._regex`), so none can backtrack."""
+
+    def __init__(self, alternatives: Sequence[tuple[str, bool]]):
+        self._patterns = [
+            compile_pattern(_EDGED.format(p) if edged else f"({p})", re.IGNORECASE)
+            for p, edged in alternatives
+        ]
+
+    def _next(self, k: int, text: str, pos: int) -> tuple[int, int] | None:
+        """The span of alternative `k`'s first non-empty name starting at `pos` or later."""
+        start = max(pos - 1, 0)  # the character before `pos` may be the edge in front of the name
+        while start <= len(text):
+            m = self._patterns[k].search(text, start)
+            if m is None:
+                return None
+            s, e = m.span(1)
+            if s >= pos and e > s:
+                return s, e
+            start = m.start() + 1
+        return None
+
+    def sub(self, repl: Callable[[str], str], text: str) -> str:
+        """`text` with each name replaced by ``repl(name)``."""
+        out: list[str] = []
+        pos = 0
+        ahead: list[tuple[int, int] | None] = [(-1, -1)] * len(self._patterns)
+        while True:
+            for k, found in enumerate(ahead):
+                if found is not None and found[0] < pos:
+                    ahead[k] = self._next(k, text, pos)
+            spans = [(f[0], k, f[1]) for k, f in enumerate(ahead) if f is not None]
+            if not spans:
+                break
+            s, _, e = min(spans)
+            out += [text[pos:s], repl(text[s:e])]
+            pos = e
+        out.append(text[pos:])
+        return "".join(out)
+
 
 _EN_INTRO = (
     r"(?:\bas|\bi\s+am|\bi['’]m|\bim|\bthis\s+is|\bspeaking\s+as|\bmy\s+name\s+is|\bi\s+was\s+"
@@ -173,16 +220,10 @@ class Anonymiser:
         return replace(self, terms=(*self.terms, *dict.fromkeys(extra)))
 
     @cached_property
-    def _names(self) -> re.Pattern[str] | None:
-        alternatives = []
-        for term in sorted(self.terms, key=len, reverse=True):
-            escaped = re.escape(term)
-            alternatives.append(_LEFT + escaped + _RIGHT if term.isascii() else escaped)
-        for pattern in (*self.patterns, *self.identities):
-            alternatives.append(_LEFT + f"(?:{pattern})" + _RIGHT)
-        if not alternatives:
-            return None
-        return re.compile("|".join(alternatives), re.IGNORECASE)
+    def _names(self) -> _Names | None:
+        alternatives = [(re.escape(t), t.isascii()) for t in sorted(self.terms, key=len, reverse=True)]
+        alternatives += [(f"(?:{p})", True) for p in (*self.patterns, *self.identities)]
+        return _Names(alternatives) if alternatives else None
 
     def anonymise(self, text: str | None, *, keep: str | None = None) -> Anonymised:
         """Mask `text`.
@@ -199,8 +240,8 @@ class Anonymiser:
         kept = (keep or "").casefold()
 
         # 1. names -> numbered markers, so that the phrases around them can be recognised
-        def mark(match: re.Match[str]) -> str:
-            found.append(match.group(0))
+        def mark(name: str) -> str:
+            found.append(name)
             return _ID.format(len(found) - 1)
 
         out = self._names.sub(mark, text) if self._names is not None else text

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Unpack
 
+from abbench._regex import PatternError, compile_pattern
 from abbench.errors import GradingError, UsageError
 from abbench.graders._anonymise import DEFAULT_IDENTITIES, Anonymiser, context_terms
 from abbench.graders._base import GradeResult, PairContext, register_grader
@@ -464,14 +465,13 @@ def _anonymiser(
     identities: Sequence[str] | None,
     mask_paths: bool,
 ) -> Anonymiser:
-    """The pair's anonymiser; each mask pattern must be a valid regular expression."""
-    for pattern in mask_patterns:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise UsageError(
-                f"{name}: mask pattern {pattern!r} is not a valid regular expression: {exc}"
-            ) from None
+    """The pair's anonymiser; each mask pattern (and identity) must be a regular expression RE2 can run."""
+    for kind, patterns in (("mask pattern", mask_patterns), ("identity", identities or ())):
+        for pattern in patterns:
+            try:
+                compile_pattern(pattern, re.IGNORECASE)
+            except PatternError as exc:
+                raise UsageError(f"{name}: {kind} {exc}") from None
     return Anonymiser(
         terms=tuple(str(t) for t in mask),
         patterns=tuple(mask_patterns),

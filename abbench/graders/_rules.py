@@ -19,7 +19,9 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
+from abbench._regex import PatternError, compile_pattern
 from abbench._text import clip
+from abbench._utf8 import read_utf8
 from abbench.errors import GradingError, UsageError
 from abbench.graders._base import (
     RIGHT,
@@ -227,7 +229,8 @@ def regex(
     """Passes when a regular expression matches an output field (or, with ``negate``, when it does not).
 
     Args:
-        pattern: A Python regular expression, searched anywhere in the field.
+        pattern: A regular expression in Python's syntax, searched anywhere in the field; it runs on RE2
+            (linear time), and what RE2 cannot run (backreferences, lookaround) is refused here.
         field: ``prediction`` (default), ``reason`` or ``raw_output``.
         flags: Any of ``i`` (ignore case), ``m`` (multi-line), ``s`` (dot matches newline), ``x`` (verbose).
         full_match: The whole field must match, not just a part of it.
@@ -244,12 +247,9 @@ def regex(
     if not isinstance(pattern, str) or not pattern:
         raise UsageError(f"{name}: pattern must be a non-empty regular expression, not {pattern!r}")
     try:
-        compiled = re.compile(pattern, compiled_flags)
-    except re.error as exc:
-        where = f" at position {exc.pos}" if exc.pos is not None else ""
-        raise UsageError(
-            f"{name}: the pattern {pattern!r} is not a valid regular expression: {exc.msg}{where}"
-        ) from None
+        compiled = compile_pattern(pattern, compiled_flags)  # RE2: linear in the output, whatever the pattern
+    except PatternError as exc:
+        raise UsageError(f"{name}: the pattern {exc}") from None
 
     def grade(ctx: GradeContext) -> GradeResult:
         text = _output_text(ctx, field)
@@ -271,12 +271,12 @@ def _load_schema(schema: Any, grader: str) -> Any:
         path = Path(schema).expanduser()
         if not path.is_file():
             raise UsageError(f"{grader}: schema file {str(path)!r} does not exist")
-        text = path.read_text(encoding="utf-8")
+        text = read_utf8(path)
         try:
             if path.suffix.lower() in (".yaml", ".yml"):
-                import yaml
+                from abbench._yaml import load_yaml
 
-                return yaml.safe_load(text)
+                return load_yaml(text)
             return json.loads(text)
         except Exception as exc:
             raise UsageError(f"{grader}: schema file {str(path)!r} does not parse: {exc}") from None

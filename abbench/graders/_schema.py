@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Mapping
 from typing import Any
 
+from abbench._regex import compile_pattern
 from abbench._text import clip
 from abbench.errors import UsageError
+from abbench.graders._schema_re2 import check_patterns, re2_validator
 
 ENGINES = ("auto", "jsonschema", "builtin")
 """Which validator `validate_json` uses: ``auto`` prefers `jsonschema` when it is installed."""
@@ -44,6 +45,7 @@ def check_schema(schema: Any, engine: str = "auto") -> None:
         raise UsageError(f"json_schema engine {engine!r} is unknown; choose one of: {', '.join(ENGINES)}")
     if not isinstance(schema, (Mapping, bool)):
         raise UsageError(f"a JSON schema must be an object, not {type(schema).__name__}: {schema!r:.100}")
+    check_patterns(schema)  # on RE2, as they will be matched; refused now, not met while grading
     if _engine(engine) == "jsonschema":
         from jsonschema import exceptions, validators
 
@@ -66,9 +68,7 @@ def validate_json(instance: Any, schema: Any, *, engine: str = "auto", limit: in
         limit: At most this many problems are returned.
     """
     if _engine(engine) == "jsonschema":
-        from jsonschema import validators
-
-        cls = validators.validator_for(schema)
+        cls = re2_validator(schema)
         errors = sorted(cls(schema).iter_errors(instance), key=lambda e: list(e.absolute_path))
         return [f"{_path(e.absolute_path)}: {e.message}" for e in errors[:limit]]
     problems: list[str] = []
@@ -104,11 +104,6 @@ def _check_builtin(schema: Any, where: str) -> None:
             raise UsageError(
                 f"the JSON schema is invalid at {where}/type: {t!r} is not one of {', '.join(_TYPES)}"
             )
-    if "pattern" in schema:
-        try:
-            re.compile(schema["pattern"])
-        except (re.error, TypeError) as exc:
-            raise UsageError(f"the JSON schema is invalid at {where}/pattern: {exc}") from None
     for key in ("properties", "patternProperties", "$defs", "definitions"):
         for name, sub in (schema.get(key) or {}).items():
             _check_builtin(sub, f"{where}/{key}/{name}")
@@ -192,7 +187,7 @@ class _Builtin:
             self.add(path, f"{_show(x)} is shorter than {s['minLength']} characters")
         if "maxLength" in s and len(x) > s["maxLength"]:
             self.add(path, f"{_show(x)} is longer than {s['maxLength']} characters")
-        if "pattern" in s and not re.search(s["pattern"], x):
+        if "pattern" in s and not compile_pattern(s["pattern"]).search(x):
             self.add(path, f"{_show(x)} does not match {s['pattern']!r}")
 
     def _number(self, x: float, s: Mapping[str, Any], path: list[str | int]) -> None:
@@ -250,7 +245,7 @@ class _Builtin:
                 matched = True
                 self.check(value, props[key], [*path, key])
             for pattern, sub in patterns.items():
-                if re.search(pattern, key):
+                if compile_pattern(pattern).search(key):
                     matched = True
                     self.check(value, sub, [*path, key])
             if not matched:

@@ -26,6 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from abbench._utf8 import read_utf8
+from abbench._yaml import load_yaml
+
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
@@ -216,11 +219,11 @@ def load_prices(path: str | os.PathLike[str]) -> dict[str, Price]:
     """
     path = Path(path).expanduser()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_utf8(path)
     except OSError as exc:
         raise UsageError(f"cannot read prices file {str(path)!r}: {exc.strerror or exc}") from None
     try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+        data = json.loads(text) if path.suffix.lower() == ".json" else load_yaml(text)
     except (ValueError, yaml.YAMLError) as exc:
         raise UsageError(f"prices file {str(path)!r} does not parse: {exc}") from None
     return _entries(data or {}, str(path))

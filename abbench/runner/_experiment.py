@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from abbench._yaml import load_yaml
 from abbench.agents import make_agent
 from abbench.dataset import DatasetInfo, gold_kind
 from abbench.errors import AbbenchError, ExperimentError, NotFoundError, UsageError
@@ -157,7 +158,7 @@ def _gold_hint(store: Store, dataset: Any, written_out: int = 50) -> str:
 
 def _yaml_reads_as_text(value: str) -> bool:
     try:
-        return bool(yaml.safe_load(f"[{value}]") == [value])
+        return bool(load_yaml(f"[{value}]") == [value])
     except yaml.YAMLError:
         return False
 

@@ -13,6 +13,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from abbench._utf8 import read_utf8
+from abbench._yaml import compose_yaml, load_yaml
 from abbench.errors import ExperimentError
 from abbench.store import (
     ArmSpec,
@@ -54,9 +56,9 @@ def load_spec(source: str | Path | dict[str, Any] | ExperimentSpec) -> tuple[Exp
         path = Path(source)
         if not path.exists():
             raise ExperimentError(f"experiment definition {path} does not exist")
-        text = path.read_text(encoding="utf-8")
+        text = read_utf8(path, ExperimentError)
         try:
-            data = yaml.safe_load(text)
+            data = load_yaml(text)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -82,14 +84,14 @@ def _key_not_text(parent: list[str], key: Any, text: str | None) -> str:
     ``off`` are booleans to YAML 1.1, ``2`` a number): the name would not be the one the file shows.
     With the file's `text`, the key's line and column and its word as written."""
     said = repr(key)
-    node = yaml.compose(text) if text else None
+    node = compose_yaml(text) if text else None
     for part in parent:  # down to the mapping holding the key
         found = (
             [v for k, v in node.value if str(k.value) == part] if isinstance(node, yaml.MappingNode) else []
         )
         node = found[0] if found else None
     for name, _ in node.value if isinstance(node, yaml.MappingNode) else []:
-        if name.tag != "tag:yaml.org,2002:str" and yaml.safe_load(name.value) == key:
+        if name.tag != "tag:yaml.org,2002:str" and load_yaml(name.value) == key:
             said = f"line {name.start_mark.line + 1}, column {name.start_mark.column + 1}: {name.value!r}"
             break
     kind = _KINDS.get(type(key), type(key).__name__)

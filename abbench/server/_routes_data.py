@@ -12,6 +12,7 @@ from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
+from abbench._yaml import load_yaml
 from abbench.dataset import preview_import
 from abbench.server import _owned
 from abbench.server._auth import Caller, require
@@ -41,7 +42,7 @@ def _mapping(text: str | None) -> Any:
             ) from exc
     if "\n" in stripped or ": " in stripped:
         try:
-            loaded = yaml.safe_load(stripped)
+            loaded = load_yaml(stripped)
         except yaml.YAMLError as exc:
             raise Problem(422, "invalid mapping", f"the mapping is not valid YAML: {exc}") from exc
         if isinstance(loaded, dict):

@@ -12,6 +12,8 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
+from abbench._utf8 import not_utf8
+from abbench._yaml import load_yaml
 from abbench.compare import compare_arms
 from abbench.review import disagreements
 from abbench.runner import (
@@ -49,11 +51,14 @@ _FINAL = (ExperimentStatus.FINISHED, ExperimentStatus.CANCELLED)
 
 async def _definition(request: Request) -> Any:
     body = await request.body()
-    text = body.decode("utf-8", errors="replace")
+    try:
+        text = body.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise Problem(422, "invalid definition", not_utf8("the definition", body, exc)) from None
     try:
         if "json" in request.headers.get("content-type", ""):
             return json.loads(text)
-        return yaml.safe_load(text)
+        return load_yaml(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise Problem(422, "invalid definition", f"the definition is not valid JSON or YAML: {exc}") from exc
 

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from abbench._archive import MAX_RATIO, ArchiveRefused, check_ratio, read_limited
 from abbench.server._problems import Problem, problem_response
 from abbench.snapshot import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_FILES, DEFAULT_MAX_TOTAL_BYTES
 
@@ -27,8 +28,6 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-MAX_RATIO = 200
-"""A member expanding more than this many times its compressed size is taken for a zip bomb."""
 _CHUNK = 1 << 20
 
 
@@ -147,18 +146,19 @@ class _Budget:
             raise _bad(
                 name, f"takes the content past the {DEFAULT_MAX_TOTAL_BYTES:,} bytes a snapshot may hold"
             )
-        if compressed is not None and size > 1 << 16 and size > MAX_RATIO * max(compressed, 1):
-            raise _bad(name, f"expands {size // max(compressed, 1):,} times (a zip bomb?)")
+        if compressed is not None:
+            try:
+                check_ratio(name, size, compressed)
+            except ArchiveRefused as exc:
+                raise _bad(exc.member, exc.why) from None
 
 
 def _copy_limited(src: Any, dst: Path, name: str, limit: int) -> None:
-    written = 0
     with open(dst, "wb") as out:
-        while chunk := src.read(_CHUNK):
-            written += len(chunk)
-            if written > limit:
-                raise _bad(name, "holds more bytes than its header says (a zip bomb?)")
-            out.write(chunk)
+        try:
+            read_limited(src, name, limit, out)
+        except ArchiveRefused as exc:
+            raise _bad(exc.member, exc.why) from None
 
 
 def _unzip(path: Path, root: Path) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from abbench._yaml import YamlRefused, load_yaml
 from abbench.errors import SnapshotError, UsageError
 from abbench.snapshot._content import (
     DEFAULT_MAX_FILE_BYTES,
@@ -70,12 +71,13 @@ def read_skill_info(content: FolderContent, fallback_name: str) -> SkillInfo:
         warnings.append("SKILL.md has no YAML front matter (--- name: ... description: ... ---)")
     else:
         try:
-            loaded = yaml.safe_load("\n".join(lines[1 : end - 1])) if end > 1 else None
+            loaded = load_yaml("\n".join(lines[1 : end - 1])) if end > 1 else None
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f" at line {mark.line + 2}, column {mark.column + 1}" if mark is not None else ""
             problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            warnings.append(f"SKILL.md front matter is not valid YAML{where}: {problem}")
+            why = "is refused" if isinstance(exc, YamlRefused) else "is not valid YAML"
+            warnings.append(f"SKILL.md front matter {why}{where}: {problem}")
             loaded = None
         if isinstance(loaded, dict):
             # dates and other YAML types become strings, so a stored snapshot reads back the same

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from abbench._text import control_character
 from abbench.dataset import EXPECTED_KINDS, ContentHasher, DatasetInfo, ReportBuilder, fingerprint, gold_kind
 from abbench.errors import ImportFailed, UsageError
 from abbench.store._base import StoreBase, current_user, dumps, inserted_id, now_iso
@@ -355,6 +356,9 @@ def _dataset_name(name: str) -> str:
     name = name.strip()
     if not name or "@" in name:
         raise UsageError(f"a dataset name is non-empty text without '@', got {name!r}")
+    bad = control_character(name)
+    if bad is not None:
+        raise UsageError(f"the dataset name {name!r} holds {bad}; a name is one line of text")
     return name
 
 

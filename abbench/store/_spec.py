@@ -20,6 +20,7 @@ from pydantic import (
     model_validator,
 )
 
+from abbench._text import control_character
 from abbench.errors import UsageError
 from abbench.store._settings import DEFAULT_CONCURRENCY, DEFAULT_GRADERS, DEFAULT_RETRIES, DEFAULT_TIMEOUT_S
 
@@ -370,7 +371,10 @@ class ExperimentSpec(BaseModel):
     @classmethod
     def _name_ok(cls, v: str) -> str:
         v = v.strip()
-        if not _NAME.match(v):
+        bad = control_character(v)
+        if bad is not None:
+            raise ValueError(f"{v!r} holds {bad}; a name is one line of text")
+        if not _NAME.fullmatch(v):
             raise ValueError("must be 1-200 characters, without slashes, not starting with a space")
         return v
 
@@ -380,7 +384,10 @@ class ExperimentSpec(BaseModel):
         if not v:
             raise ValueError("needs at least one arm, e.g. {control: {agent: builtin}}")
         for name in v:
-            if not _NAME.match(str(name)):
+            bad = control_character(str(name))
+            if bad is not None:
+                raise ValueError(f"arm name {name!r} holds {bad}; a name is one line of text")
+            if not _NAME.fullmatch(str(name)):
                 raise ValueError(f"arm name {name!r} must be 1-200 characters without slashes")
         return v
 

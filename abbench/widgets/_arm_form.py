@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import ipywidgets as w
 import yaml
 
+from abbench._yaml import load_yaml
 from abbench.agents import agent_names, agent_parameters
 from abbench.errors import UsageError
 from abbench.widgets._base import NONE, note
@@ -98,7 +99,7 @@ def parse_params(text: str, *, arm: str = "") -> dict[str, Any]:
     if not all("=" in p.partition(":")[0] for p in pairs if p.strip()) and (":" in text or text[0] in "{"):
         one_line = "\n" not in text and not text.startswith("{")
         try:
-            value = yaml.safe_load("{" + text + "}" if one_line else text)
+            value = load_yaml("{" + text + "}" if one_line else text)
         except yaml.YAMLError as exc:
             raise _yaml_error(exc, arm, shift=int(one_line)) from None  # the brace added in front
         if not isinstance(value, dict):
@@ -125,7 +126,7 @@ def _scalar(raw: str, arm: str) -> Any:
         pass
     if raw[:1] in "[{":
         try:
-            return yaml.safe_load(raw)
+            return load_yaml(raw)
         except yaml.YAMLError as exc:
             raise _yaml_error(exc, arm) from None
     return raw
@@ -152,7 +153,7 @@ def parse_graders(text: str) -> list[str | dict[str, Any]]:
     if not text:
         return []
     try:
-        value = yaml.safe_load(text if text.startswith("[") else f"[{text}]")
+        value = load_yaml(text if text.startswith("[") else f"[{text}]")
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at column {mark.column}" if mark is not None else ""
@@ -313,7 +314,7 @@ class ArmRow:
                 params[key] = raw
             else:
                 try:
-                    params[key] = yaml.safe_load(raw)
+                    params[key] = load_yaml(raw)
                 except yaml.YAMLError as exc:
                     raise UsageError(
                         f"{key}: {raw!r} is not a value ({getattr(exc, 'problem', exc)})"

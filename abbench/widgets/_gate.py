@@ -57,10 +57,11 @@ def _reads_as_gate(path: Path) -> bool:
 
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when built with it
+    from abbench._yaml import load_yaml
+
     try:
         text = path.read_text(encoding="utf-8-sig")
-        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.load(text, Loader=loader)
+        data = json.loads(text) if path.suffix.lower() == ".json" else load_yaml(text)
     except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
         return False
     if isinstance(data, dict):

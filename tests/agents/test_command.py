@@ -313,7 +313,7 @@ def test_a_relative_executable_is_found_from_the_arms_folder(tmp_path, task):  #
         ({"argv": []}, "needs `argv:`"),
         ({"argv": ["x", "{promt}"]}, r"unknown placeholder\(s\) \{promt\}; valid: \{case_file\}"),
         ({"argv": ["x"], "stdin": "file"}, "case, prompt, none"),
-        ({"argv": ["x"], "pattern": "(unclosed"}, "not a valid regex"),
+        ({"argv": ["x"], "pattern": "(unclosed"}, "not a valid regular expression"),
         (
             {"argv": ["x"], "pattern": r"(?P<label>\w+)"},
             r"needs a named group \(\?P<prediction>...\); its named groups: label",

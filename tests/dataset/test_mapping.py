@@ -347,7 +347,7 @@ def test_match_on_paths_and_templates_without_a_group_and_its_problems(write):
 @pytest.mark.parametrize(
     ("pattern", "message"),
     [
-        ("#### (", "is not a regular expression"),
+        ("#### (", "is not a valid regular expression"),
         (r"(\d+)\.(\d+)", "has 2 capturing groups; keep one, and write the others as (?:...)"),
     ],
 )
