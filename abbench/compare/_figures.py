@@ -12,6 +12,7 @@ from abbench.compare._model import DomainComparison, MetricDifference
 from abbench.metrics import NO_DOMAIN
 from abbench.stats import (
     StatsWarning,
+    exact_means,
     holm_correction,
     mcnemar_exact,
     paired_bootstrap,
@@ -54,8 +55,8 @@ def _usage_differences(
         series[metric] = (a[known], b[known])
     if outcome == "score" and len(lists_a):
         series["score"] = (
-            np.asarray([float(np.mean(v)) for v in lists_a]),
-            np.asarray([float(np.mean(v)) for v in lists_b]),
+            exact_means(np.concatenate(lists_a), [len(v) for v in lists_a]),
+            exact_means(np.concatenate(lists_b), [len(v) for v in lists_b]),
         )
     out = []
     n_exec = int(executed.sum())
@@ -137,38 +138,38 @@ def _domains(
     p_values: dict[str, float] = {}
     for domain in sorted(members, key=str):
         idx = members[domain]
-        mask = idx
         sub_a = lists_a[idx] if isinstance(lists_a, np.ndarray) else [lists_a[i] for i in idx]
         sub_b = lists_b[idx] if isinstance(lists_b, np.ndarray) else [lists_b[i] for i in idx]
-        d = vb[mask] - va[mask]
+        d = vb[idx] - va[idx]  # per-case values are exact means: a tie is exactly 0
         if outcome == "passed":
-            fixed = int(np.count_nonzero(category[mask] == "fixed"))
-            regressed = int(np.count_nonzero(category[mask] == "regressed"))
+            fixed = int(np.count_nonzero(category[idx] == "fixed"))
+            regressed = int(np.count_nonzero(category[idx] == "regressed"))
         else:
             fixed, regressed = int(np.count_nonzero(d > 0)), int(np.count_nonzero(d < 0))
-        # The sign test counts cases that moved up or down; with one round it is McNemar's exact test.
-        worse, better = (
-            (regressed, fixed) if one_round else (int(np.count_nonzero(d < 0)), int(np.count_nonzero(d > 0)))
-        )
-        p = mcnemar_exact(worse, better).p_value
+        # The sign test counts the cases whose pass rate (or score) went up or down; with one round these
+        # are the cases fixed and regressed, and the test is McNemar's exact test.
+        up, down = int(np.count_nonzero(d > 0)), int(np.count_nonzero(d < 0))
+        p = mcnemar_exact(down, up).p_value
         p_values[domain] = p
         interval = None
         if binary:
             # Domains are small and often have no case that moved: the t interval would be a point there.
-            both = int(np.count_nonzero(category[mask] == "unchanged_right"))
-            neither = int(np.count_nonzero(category[mask] == "unchanged_wrong"))
+            both = int(np.count_nonzero(category[idx] == "unchanged_right"))
+            neither = int(np.count_nonzero(category[idx] == "unchanged_wrong"))
             interval = paired_proportion_interval(both, fixed, regressed, neither, confidence)
         elif idx.size >= 2:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", StatsWarning)
                 within = paired_difference(sub_a, sub_b, confidence=confidence, method="t")
             interval = within.interval if math.isfinite(within.se) and within.se > 0 else None
-        rows.append((domain, int(idx.size), float(va[mask].mean()), float(vb[mask].mean()), float(d.mean()),
-                     interval, fixed, regressed, better - worse))  # fmt: skip
+        size = [int(idx.size)]
+        mean_a, mean_b = float(exact_means(va[idx], size)[0]), float(exact_means(vb[idx], size)[0])
+        rows.append((domain, int(idx.size), mean_a, mean_b, float(exact_means(d, size)[0]), interval, fixed,
+                     regressed, up, down))  # fmt: skip
     holm = holm_correction(p_values, alpha=alpha)
     adjusted = holm.by_label()
     out = []
-    for domain, n, a, b, diff, interval, fixed, regressed, net in rows:
+    for domain, n, a, b, diff, interval, fixed, regressed, up, down in rows:
         adj = adjusted[domain]
         significant = adj is not None and math.isfinite(adj) and adj < alpha
         # The sign test counts cases that moved; with rounds its direction can disagree with the mean's
@@ -176,7 +177,7 @@ def _domains(
         out.append(
             DomainComparison(
                 domain, n, a, b, diff, interval, fixed, regressed, test, p_values[domain], adj,
-                significant and diff < 0 and net < 0, significant and diff > 0 and net > 0,
+                significant and diff < 0 and up < down, significant and diff > 0 and up > down, up, down,
             )
         )  # fmt: skip
     return tuple(out)
