@@ -30,6 +30,7 @@ seconds; pass ``bootstrap=True`` to draw it anyway.
 """
 USAGE_METRICS = ("cost", "latency_ms", "tokens")
 """Continuous per-run figures compared with the paired bootstrap."""
+_WORD = {"cost": "cost", "latency_ms": "latency", "tokens": "tokens"}
 
 
 def _usage_differences(
@@ -47,12 +48,15 @@ def _usage_differences(
 ) -> tuple[MetricDifference, ...]:
     ia, ib = np.searchsorted(oa.case_idx, common), np.searchsorted(ob.case_idx, common)
     executed = (oa.executed[ia] > 0) & (ob.executed[ib] > 0)
-    ea, eb = np.maximum(oa.executed[ia], 1), np.maximum(ob.executed[ib], 1)
-    series = {}
-    for metric in USAGE_METRICS:
-        a, b = (getattr(oa, metric)[ia] / ea)[executed], (getattr(ob, metric)[ib] / eb)[executed]
-        known = ~(np.isnan(a) | np.isnan(b))  # cost or tokens an agent did not report are left out
+    series, unknown = {}, {}
+    for metric, reported in zip(USAGE_METRICS, ("cost_runs", "latency_runs", "token_runs"), strict=True):
+        # A case's figure is its mean over the runs that reported it: a run with no cost (or latency, or
+        # tokens) is left out, never counted as 0; a case where an arm reported it in no run is left out.
+        na, nb = getattr(oa, reported)[ia], getattr(ob, reported)[ib]
+        a, b = getattr(oa, metric)[ia] / np.maximum(na, 1), getattr(ob, metric)[ib] / np.maximum(nb, 1)
+        known = executed & (na > 0) & (nb > 0)
         series[metric] = (a[known], b[known])
+        unknown[metric] = int((oa.executed[ia] - na)[executed].sum() + (ob.executed[ib] - nb)[executed].sum())
     if outcome == "score" and len(lists_a):
         series["score"] = (
             exact_means(np.concatenate(lists_a), [len(v) for v in lists_a]),
@@ -72,6 +76,11 @@ def _usage_differences(
             why = "no case measured in both arms" if n_exec == 0 else f"{metric} not reported by an agent"
             out.append(MetricDifference(metric, "none", None, None, None, None, None, None, 0, why))
             continue
+        if unknown.get(metric):
+            notes.append(
+                f"{_WORD[metric]}: {unknown[metric]:,} executed run(s) of the paired cases reported none; each case's "
+                f"{_WORD[metric]} is the mean over the runs that reported it, on the {n:,} case(s) both arms reported"
+            )
         mean_a, mean_b = float(a.mean()), float(b.mean())
         relative = (mean_b - mean_a) / mean_a if mean_a else None
         med_a, med_b = float(np.median(a)), float(np.median(b))

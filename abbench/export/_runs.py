@@ -201,7 +201,7 @@ class _JsonValues:
             "nested": lambda v: v,
             "json": lambda v: top(decode(v)),
             "list": lambda v: top(decode(v or "[]")),
-            "latency": lambda v: top(v or 0.0),
+            "latency": lambda v: None if v is None else top(v or 0.0),  # unknown stays null, not 0 ms
             "summary": lambda v: top(decode(v) or None),
             "dimensions": loads,
             "source_row": source_row,
@@ -292,7 +292,7 @@ def _base(
             usage: tuple[Any, Any, Any] = (None, None, None)
         else:
             usage = (tokens_in or 0, tokens_out or 0, (tokens_in or 0) + (tokens_out or 0))
-        latency = t[_LATENCY] or 0.0
+        latency = None if t[_LATENCY] is None else (t[_LATENCY] or 0.0)  # unknown is not 0 ms
     else:
         prediction = reason = confidence = model = cost = session = raw = latency = None
         listed, usage = (None, None, None), (None, None, None)

@@ -213,7 +213,7 @@ def _answer(
             sections_read=tuple(raw.get("sections_read") or ()),
             usage=usage,
             cost=raw.get("cost"),
-            latency_ms=0.0 if latency is None else latency,
+            latency_ms=latency,  # None: not reported, stored as unknown (never 0 ms)
             session_id=None if raw.get("session_id") is None else str(raw["session_id"]),
             model=None if raw.get("model") is None else str(raw["model"]),
             skills_offered=_names(raw.get("skills_offered")),

@@ -165,10 +165,12 @@ class AnalysisMixin(StoreBase):
         return None if row is None or row[0] is None else bool(row[0])
 
     def graded_scores(self, exp_id: int, arm_id: int) -> list[tuple[int, float]]:
-        """``(case position, score)`` of an arm's graded runs that carry a score, by case and round."""
+        """``(case position, score)`` of an arm's graded runs that carry a score, by case and round: runs
+        graded right or wrong, and runs scored without a verdict (in pass; a grading failure is not)."""
         rows = self.query(
             f"SELECT case_idx, score FROM runs WHERE experiment_id=? AND arm_id=? AND state IN "
-            f"({_marks(len(_GRADED))}) AND passed IS NOT NULL AND score IS NOT NULL ORDER BY case_idx, round",
+            f"({_marks(len(_GRADED))}) AND (passed IS NOT NULL OR state = '{RunState.PASS}') "
+            "AND score IS NOT NULL ORDER BY case_idx, round",
             (exp_id, arm_id, *_GRADED),
         )
         return [(int(r[0]), float(r[1])) for r in rows]

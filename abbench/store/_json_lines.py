@@ -54,7 +54,7 @@ PLACE_KINDS = ("text", "top", "nested", "json", "list", "latency", "summary", "d
   writes it);
 - ``json``: the stored JSON decoded, a column of the row;
 - ``list``: the same of ``value or "[]"`` (a run's evidence, files and sections);
-- ``latency``: ``value or 0.0``, a column of the row;
+- ``latency``: ``value or 0.0`` (null stays null: never reported), a column of the row;
 - ``summary``: the stored JSON decoded, or null when that is empty;
 - ``dimensions``: the stored JSON decoded, inside a grade;
 - ``source_row``: the stored raw row decoded and unpacked under its columns, a column of the row.
@@ -134,8 +134,9 @@ class _Sql:
         )
 
     def as_float(self, name: str, v: str, kind: str = "top", gated: bool = False) -> _Col:
-        """A REAL column: any value is a place (Python writes floats; ``value or 0.0`` for latency)."""
-        sql = f"iif({v} IS NULL, {_J_ZERO if kind == 'latency' else 'NULL'}, {_PLACE})"
+        """A REAL column: any value is a place (Python writes floats; ``value or 0.0`` for a latency,
+        NULL — never reported — as null)."""
+        sql = f"iif({v} IS NULL, NULL, {_PLACE})"
         if gated:
             return _Col(name, sql, "NULL", kind, f"iif({_EXECUTED}, {v}, NULL)")
         return _Col(name, sql, sql, kind, v)
@@ -153,7 +154,9 @@ class _Sql:
         words = " ".join(f"WHEN '{k}' THEN '{w}'" for k, w in outcome_words.items())
         outcome = (
             "(CASE WHEN r.state = 'fail' THEN (CASE WHEN r.failure_type IS NOT NULL THEN 'execution failed' "
-            f"WHEN r.passed IS NULL THEN 'grading failed' ELSE 'wrong' END) ELSE (CASE r.state {words} "
+            f"WHEN r.passed IS NULL THEN 'grading failed' ELSE 'wrong' END) "
+            f"WHEN r.state = 'pass' AND r.passed IS NULL THEN '{outcome_words.get('scored', 'scored')}' "
+            f"ELSE (CASE r.state {words} "
             f"ELSE {self.as_text('r.state')} END) END)"
         )
         cols: list[_Col] = []
