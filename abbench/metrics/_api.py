@@ -164,7 +164,7 @@ class GroupAccuracy(Result):
 
     Attributes:
         arm: The arm.
-        group: The domain name or the round number.
+        group: The domain name, or the round number counted from 1 (as every view shows rounds).
         accuracy: The estimate with its interval.
         runs: Runs of the arm in the group.
         failures: Execution and grading failures among them.
@@ -619,6 +619,7 @@ def _arm(
             runs.passed,
             ctx.low_confidence,
             ctx.confidence,
+            runs.pos,
         ),
         judges=judges,
     )
@@ -726,8 +727,8 @@ def _by_round(ctx: _Context, arm: Arm, runs: _ArmRuns) -> list[GroupAccuracy]:
             kr = np.bincount(pos[sel], weights=runs.passed[sel], minlength=n_cases).astype(np.int64)
             nr = np.bincount(pos[sel], minlength=n_cases)
             estimate = estimate_rate(kr, nr, ctx.confidence)
-        rows.append(
-            GroupAccuracy(arm.name, rnd, estimate, int(here.sum()), int((runs.failures & here).sum()))
+        rows.append(  # rounds from 1, as every view shows them
+            GroupAccuracy(arm.name, rnd + 1, estimate, int(here.sum()), int((runs.failures & here).sum()))
         )
     return rows
 

@@ -167,8 +167,10 @@ def grounding(
     passed: np.ndarray,
     threshold: float,
     confidence_level: float,
+    case_pos: np.ndarray | None = None,
 ) -> GroundingMetrics:
-    """Grounding figures of one arm's runs."""
+    """Grounding figures of one arm's runs (`case_pos`: each run's case, to count the cases behind the
+    accuracy when the skill was read or not; without it each run counts as a case)."""
     n_exec = int(executed.sum())
     given = executed & ~np.isnan(confidence)
     low = int(np.count_nonzero(confidence[given] < threshold))
@@ -182,9 +184,11 @@ def grounding(
     for mask in (graded & read_skill, graded & ~read_skill):
         k, n = int(passed[mask].sum()), int(mask.sum())
         if n:
-            # Runs pooled over rounds (a case's rounds may fall on both sides of the split).
+            # Runs pooled over rounds (a case's rounds may fall on both sides of the split): n runs, from
+            # how many cases they came.
             interval = wilson_interval(k, n, confidence_level)
-            split.append(Estimate(k / n, interval, None, "wilson over runs", n, n, None))
+            cases = n if case_pos is None else int(np.unique(case_pos[mask]).size)
+            split.append(Estimate(k / n, interval, None, "wilson over runs", cases, n, None))
         else:
             split.append(_none_estimate())
     if n_exec and not has_skill:

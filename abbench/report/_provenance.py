@@ -281,7 +281,7 @@ def run_overview(
         {
             "case_id": f.case_id,
             "arm": f.arm,
-            "round": f.round,
+            "round": f.round + 1,  # from 1, as every view shows rounds
             "kind": f.kind,
             "failure_type": f.failure_type,
             "error": f.error,

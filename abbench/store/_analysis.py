@@ -31,7 +31,7 @@ EXPORT_RUN_COLUMNS = (
     "r.confidence, r.evidence_refs, r.files_read, r.sections_read, r.model, r.input_tokens, "
     "r.output_tokens, r.cost, r.cached_calls, r.cost_saved, r.latency_ms, r.attempts, r.session_id, "
     "r.started_by, r.started_at, r.executed_at, r.finished_at, r.raw_output, c.source_line, c.source_row, "
-    "r.transcript_summary"
+    "r.transcript_summary, r.skills_offered, r.skills_loaded, r.first_load_turn"
 )
 """The columns of `AnalysisMixin.export_run_rows`, after the arm's name that leads each row."""
 

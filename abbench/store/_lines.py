@@ -178,7 +178,10 @@ def _csv_values(
         f"(CASE WHEN r.latency_ms IS NULL THEN NULL WHEN {_falsy('r.latency_ms')} THEN 0.0 ELSE r.latency_ms END)"
     )  # a latency never reported stays empty: unknown is not 0 ms
     return [
-        ("r.round", "int"),
+        (
+            "r.round + 1",
+            "int",
+        ),  # rounds from 1, as the Python writer and every view (the store counts from 0)
         ("r.case_idx", "int"),
         *[(f"c.{c}", "text") for c in ("case_id", "input", "expected", "domain", "request_id")],
         *[(f"c.{c}", "json") for c in ("history", "context", "metadata")],

@@ -488,7 +488,7 @@ class ResultsWidget(View):
         by_round: dict[str, list[str]] = {}
         for g in m.by_round:
             by_round.setdefault(g.arm, []).append(
-                f"round {int(g.group) + 1}: {fmt_estimate(g.accuracy, share=m.outcome == 'passed')}"
+                f"round {int(g.group)}: {fmt_estimate(g.accuracy, share=m.outcome == 'passed')}"
             )
         return (
             html_table(

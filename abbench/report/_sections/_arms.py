@@ -193,7 +193,7 @@ def _by_round(metrics: ExperimentMetrics) -> list[Part]:
     share = metrics.outcome != "score"
     return [
         d.grouped_figure(
-            [f"round {r + 1}" for r in rounds], series, share=share, title="accuracy by round", lines=True
+            [f"round {r}" for r in rounds], series, share=share, title="accuracy by round", lines=True
         )
     ]
 
