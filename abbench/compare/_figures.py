@@ -33,19 +33,11 @@ USAGE_METRICS = ("cost", "latency_ms", "tokens")
 _WORD = {"cost": "cost", "latency_ms": "latency", "tokens": "tokens"}
 
 
-def _usage_differences(
-    oa: CaseOutcomes,
-    ob: CaseOutcomes,
-    common: np.ndarray,
-    outcome: str,
-    lists_a: Any,
-    lists_b: Any,
-    confidence: float,
-    iterations: int,
-    seed: int,
-    bootstrap: bool | None,
-    notes: list[str],
-) -> tuple[MetricDifference, ...]:
+def _usage_series(
+    oa: CaseOutcomes, ob: CaseOutcomes, common: np.ndarray, outcome: str, lists_a: Any, lists_b: Any
+) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], dict[str, int], int]:
+    """Each figure's per-case values in both arms over the cases both reported it; how many executed runs
+    of the paired cases reported none of each; how many cases both arms executed."""
     ia, ib = np.searchsorted(oa.case_idx, common), np.searchsorted(ob.case_idx, common)
     executed = (oa.executed[ia] > 0) & (ob.executed[ib] > 0)
     series, unknown = {}, {}
@@ -62,8 +54,24 @@ def _usage_differences(
             exact_means(np.concatenate(lists_a), [len(v) for v in lists_a]),
             exact_means(np.concatenate(lists_b), [len(v) for v in lists_b]),
         )
+    return series, unknown, int(executed.sum())
+
+
+def _usage_differences(
+    oa: CaseOutcomes,
+    ob: CaseOutcomes,
+    common: np.ndarray,
+    outcome: str,
+    lists_a: Any,
+    lists_b: Any,
+    confidence: float,
+    iterations: int,
+    seed: int,
+    bootstrap: bool | None,
+    notes: list[str],
+) -> tuple[MetricDifference, ...]:
+    series, unknown, n_exec = _usage_series(oa, ob, common, outcome, lists_a, lists_b)
     out = []
-    n_exec = int(executed.sum())
     use_bootstrap = bootstrap if bootstrap is not None else n_exec <= BOOTSTRAP_MAX_CASES
     if bootstrap is None and not use_bootstrap:
         notes.append(

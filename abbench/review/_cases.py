@@ -273,12 +273,9 @@ class RunView(Result):
 
     @property
     def executed(self) -> bool:
-        """Whether its execution finished with an answer (graded, being graded, or waiting for it): a run
-        recorded from elsewhere without a latency is executed too."""
-        return self.state in (RunState.EXECUTED, RunState.EVALUATING, RunState.PASS) or self.outcome in (
-            RunOutcome.FAIL,
-            RunOutcome.GRADING_FAILED,
-        )
+        """Whether its execution finished with an answer (a run recorded without a latency too)."""
+        not_yet = (RunState.PENDING, RunState.RUNNING, RunState.CANCELLED)
+        return self.state not in not_yet and self.outcome != RunOutcome.EXECUTION_FAILED
 
     @property
     def spent(self) -> float | None:

@@ -59,9 +59,9 @@ def test_runs_csv_is_excel_safe_utf8(finished, tmp_path):
     assert list(rows[0])[:5] == ["run_id", "experiment", "arm", "round", "case_idx"]
     by_case = {(r["case_id"], r["arm"], r["round"]): r for r in rows}
     assert by_case[("c003", "control", "1")]["input"] == "'" + FORMULA
-    assert by_case[("c001", "control", "0")]["input"].startswith(HOSTILE_SCRIPT)
-    assert by_case[("c000", "control", "0")]["input"].startswith("第0号请求")
-    first = by_case[("c000", "control", "0")]
+    assert by_case[("c001", "control", "1")]["input"].startswith(HOSTILE_SCRIPT)
+    assert by_case[("c000", "control", "1")]["input"].startswith("第0号请求")
+    first = by_case[("c000", "control", "1")]
     assert float(first["cost"]) > 0 and int(first["input_tokens"]) > 100
     assert first["grade.label_match"] == "true" and first["passed"] == "true"
     assert json.loads(first["metadata"]) == {"tags": ["smoke"], "source": "fixture"}
