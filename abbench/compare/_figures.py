@@ -81,7 +81,11 @@ def _usage_differences(
     for metric, (a, b) in series.items():
         n = int(a.size)
         if n == 0:
-            why = "no case measured in both arms" if n_exec == 0 else f"{metric} not reported by an agent"
+            why = (
+                "no case measured in both arms"
+                if n_exec == 0
+                else f"{_WORD.get(metric, metric)} not reported by an agent"
+            )
             out.append(MetricDifference(metric, "none", None, None, None, None, None, None, 0, why))
             continue
         if unknown.get(metric):
