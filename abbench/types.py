@@ -188,6 +188,9 @@ class RunOutcome(StrEnum):
     """The answer exists but no grader reached a verdict."""
     CANCELLED = "cancelled"
     """Cancelled before or while it ran."""
+    SCORED = "scored"
+    """Graded with a score and no verdict: every grader that answered only scored it (a judge without a
+    threshold, a recorded score without ``passed``). Neither right nor wrong; the mean score counts it."""
 
 
 OUTCOME_WORDS: dict[str, str] = {
@@ -196,6 +199,7 @@ OUTCOME_WORDS: dict[str, str] = {
     RunOutcome.EXECUTION_FAILED: "execution failed",
     RunOutcome.GRADING_FAILED: "grading failed",
     RunOutcome.CANCELLED: "cancelled",
+    RunOutcome.SCORED: "scored",
     RunOutcome.UNFINISHED: "unfinished",
     "pending": "pending",
     "running": "running",
@@ -214,14 +218,18 @@ def run_outcome(state: str, failure_type: str | None = None, passed: Any = None)
     """What became of a run, as a key of `OUTCOME_WORDS`.
 
     ``pass`` (graded right), ``fail`` (graded wrong), ``execution_failed`` (`failure_type` set: the
-    agent gave no usable answer), ``grading_failed`` (state ``fail`` without a verdict), ``cancelled``;
-    an open run (pending, running, executed, evaluating) keeps its state's name.
+    agent gave no usable answer), ``grading_failed`` (state ``fail`` without a verdict), ``scored``
+    (state ``pass`` without a verdict: graded with a score only), ``cancelled``; an open run (pending,
+    running, executed, evaluating) keeps its state's name. `passed` is the run's verdict column: pass it
+    for a run in ``pass`` or ``fail``.
     """
     state = str(state)
     if state == RunState.FAIL:
         if failure_type is not None:
             return RunOutcome.EXECUTION_FAILED
         return RunOutcome.GRADING_FAILED if passed is None else RunOutcome.FAIL
+    if state == RunState.PASS and passed is None:
+        return RunOutcome.SCORED
     return state
 
 
@@ -259,7 +267,8 @@ class AgentOutput:
         usage: Tokens spent; None when the agent reported none (unknown, not zero).
         cost: Money spent, in the price table's currency (USD by default); None when unknown (the
             agent reported none, or the model has no price).
-        latency_ms: Wall time of the run.
+        latency_ms: Wall time of the run (an adapter's 0.0: the runner measures it); None when unknown
+            (a run recorded from elsewhere that reported none): unknown is not 0 ms.
         session_id: The isolated session this run used.
         model: The model that answered, as the endpoint reported it.
         skills_offered: The names of the skills an offered arm's catalogue showed; None when the
@@ -280,7 +289,7 @@ class AgentOutput:
     sections_read: tuple[str, ...] = ()
     usage: Usage | None = None
     cost: float | None = None
-    latency_ms: float = 0.0
+    latency_ms: float | None = 0.0
     session_id: str | None = None
     model: str | None = None
     skills_offered: tuple[str, ...] | None = None

@@ -1,4 +1,5 @@
-"""Agent adapters: builtin (offline reference), openai (any compatible endpoint), command, python."""
+"""Agent adapters: builtin (offline reference), openai (any compatible endpoint), command, python, and
+external (runs recorded from elsewhere)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ if typing.TYPE_CHECKING:
     )
     from abbench.agents._builtin import builtin, stand_in_note
     from abbench.agents._command import CommandAgent
+    from abbench.agents._external import NOT_RECORDED, ExternalAgent, external_agent
     from abbench.agents._openai import SKILL_TOOLS, OpenAIAgent, SkillTools
     from abbench.agents._parameters import AgentParameter, agent_parameters
     from abbench.agents._prompt import Prompt, answer_schema, build_prompt, history_turns
@@ -41,12 +43,14 @@ if typing.TYPE_CHECKING:
 
 __all__ = [
     "HIDDEN_FIELDS",
+    "NOT_RECORDED",
     "SKILL_TOOLS",
     "Agent",
     "AgentFactory",
     "AgentParameter",
     "Answer",
     "CommandAgent",
+    "ExternalAgent",
     "OpenAIAgent",
     "Prompt",
     "PythonAgent",
@@ -65,6 +69,7 @@ __all__ = [
     "builtin",
     "canonical_refs",
     "check_output",
+    "external_agent",
     "extract_rules",
     "history_turns",
     "json_readings",
@@ -111,6 +116,7 @@ __getattr__, __dir__ = _lazy.exports(
             "stand_in_note",
         ),
         "abbench.agents._command": ("CommandAgent",),
+        "abbench.agents._external": ("NOT_RECORDED", "ExternalAgent", "external_agent"),
         "abbench.agents._openai": (
             "SKILL_TOOLS",
             "OpenAIAgent",

@@ -546,7 +546,7 @@ def check_output(output: AgentOutput) -> AgentOutput:
             if o.cost is None or (type(o.cost) is float and 0 <= o.cost < math.inf)
             else _amount("cost", o.cost),
             latency_ms=o.latency_ms
-            if type(o.latency_ms) is float and 0 <= o.latency_ms < math.inf
+            if o.latency_ms is None or (type(o.latency_ms) is float and 0 <= o.latency_ms < math.inf)
             else _amount("latency_ms", o.latency_ms or 0),
             session_id=_text(o.session_id),
             model=_text(o.model),
@@ -576,8 +576,7 @@ def _clean(o: AgentOutput) -> bool:
         and _is_text(o.model)
         and (c is None or (type(c) is float and 0.0 <= c <= 1.0))
         and (o.cost is None or (type(o.cost) is float and 0.0 <= o.cost < math.inf))
-        and type(o.latency_ms) is float
-        and 0.0 <= o.latency_ms < math.inf
+        and (o.latency_ms is None or (type(o.latency_ms) is float and 0.0 <= o.latency_ms < math.inf))
         and (u is None or (type(u) is Usage and type(u.input_tokens) is int and type(u.output_tokens) is int))
         and type(o.transcript) is tuple
         and _all_text(o.evidence_refs)

@@ -201,6 +201,7 @@ _REGISTRY: dict[str, AgentFactory] = {}
 _BUILTIN = {
     "builtin": "abbench.agents._builtin",
     "command": "abbench.agents._command",
+    "external": "abbench.agents._external",
     "openai": "abbench.agents._openai",
     "python": "abbench.agents._python",
 }

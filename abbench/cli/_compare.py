@@ -171,7 +171,7 @@ def _print_domains(c: Comparison) -> None:
     unit = c.unit
     click.echo(
         f"{'domain':<16}{'cases':>6}  {_pad(c.a.name, 12, '>')}  {_pad(c.b.name, 12, '>')}  {'diff':>13}  "
-        "fixed/regr  p (Holm)"
+        f"{'moved (tested)':<22}  p (Holm)"
     )
     for d in c.by_domain:
         flag = (
@@ -183,7 +183,12 @@ def _print_domains(c: Comparison) -> None:
         b = _pct(d.value_b) if unit == "points" else _num(d.value_b)
         click.echo(
             f"{_pad(d.domain, 16)}{d.n_cases:>6}  {a:>12}  {b:>12}  {points(d.difference, unit):>13}  "
-            f"{d.fixed:>5}/{d.regressed:<4}  {_num(d.p_value, 3)} ({_num(d.p_adjusted, 3)}){flag}"
+            f"{d.moved_text:<22}  {_num(d.p_value, 3)} ({_num(d.p_adjusted, 3)}){flag}"
+        )
+    if c.by_domain and c.by_domain[0].test != "exact McNemar":
+        click.echo(
+            "  moved: cases whose per-case pass rate (or mean score) rose or fell, the counts the exact sign "
+            "test uses"
         )
 
 

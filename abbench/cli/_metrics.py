@@ -142,7 +142,9 @@ def _print_runs(c: RunCounts) -> None:
     """How the arm's runs ended: right, wrong, and each way of getting no verdict."""
     failures = ", ".join(f"{k} {v}" for k, v in c.failure_types.items())
     click.echo(
-        f"  {'runs':<20}{c.runs}: {c.passed} right, {c.failed} wrong, {c.execution_failed} execution failed"
+        f"  {'runs':<20}{c.runs}: "
+        + (f"{c.scored} scored (no verdict), " if c.scored else "")
+        + f"{c.passed} right, {c.failed} wrong, {c.execution_failed} execution failed"
         f"{' (' + failures + ')' if failures else ''}, {c.grading_failed} grading failed, {c.cancelled} cancelled, "
         f"{c.unfinished} unfinished"
     )
@@ -186,6 +188,8 @@ def _print_usage(u: UsageMetrics) -> None:
             f"  {'cost':<20}mean {cash(u.cost.mean)}, total {cash(u.total_cost)}, per correct answer "
             f"{cash(u.cost_per_correct)}{judges}"
         )
+        if u.cost.missing:
+            click.echo(f"  {'':<20}{u.cost_gap}")
     if u.failed_attempts or u.cached_attempts:
         failed = (
             f", execution failed on {u.failed_attempts}"
@@ -205,13 +209,22 @@ def _print_usage(u: UsageMetrics) -> None:
     lat = partial(fm.ms, missing=NA)
     click.echo(
         f"  {'latency':<20}mean {lat(u.latency_ms.mean)}, p50 {lat(u.latency_ms.p50)}, p95 {lat(u.latency_ms.p95)}"
+        + _unreported(u.latency_ms.missing, u.executed)
+        if u.latency_ms.n
+        else f"  {'latency':<20}not reported by the agent"
     )
     tok = partial(fm.num, digits=0, missing=NA)
     click.echo(
         f"  {'tokens':<20}mean {tok(u.tokens.mean)}, p50 {tok(u.tokens.p50)}, p95 {tok(u.tokens.p95)}"
+        + _unreported(u.tokens.missing, u.executed)
         if u.tokens.n
         else f"  {'tokens':<20}not reported by the agent"
     )
+
+
+def _unreported(missing: int, executed: int) -> str:
+    """`` (over the 148 of 240 runs that reported it)`` when some executed runs did not."""
+    return f" (over the {executed - missing:,} of {executed:,} runs that reported it)" if missing else ""
 
 
 def _print_grounding(g: GroundingMetrics) -> None:

@@ -93,6 +93,7 @@ def outcome_counts(p: Any, sep: str = " ") -> str:
     parts += [
         (k, n)
         for k, n in (
+            (RunOutcome.SCORED, p.scored),
             (RunOutcome.EXECUTION_FAILED, p.execution_failed),
             (RunOutcome.GRADING_FAILED, p.grading_failed),
         )
@@ -121,6 +122,7 @@ def print_summary(summary: RunSummary, handle: str | None = None) -> None:
     for arm in p.arms:
         c = arm.counts
         rest = [
+            (RunOutcome.SCORED, arm.scored),
             (RunOutcome.EXECUTION_FAILED, arm.execution_failed),
             (RunOutcome.GRADING_FAILED, arm.grading_failed),
             (RunState.CANCELLED, c.get(RunState.CANCELLED, 0)),

@@ -214,7 +214,7 @@ def disagreements_cmd(ctx: Context, experiment: str, kinds: tuple[str, ...], arm
             )
             click.echo(f"{'':<{id_width}}{_cut(' '.join(str(d.case.input).split()), 100, pad=False)}")
         more = f" (--limit {limit}: there may be more)" if limit is not None and len(found) >= limit else ""
-        click.echo(f"{len(found)} case(s){more}; answers per arm are by round: round 0/round 1/…")
+        click.echo(f"{len(found)} case(s){more}; answers per arm are by round: round 1/round 2/…")
 
     emit(as_json, [d.as_dict() for d in found], human)
 
@@ -262,7 +262,7 @@ def _print_run(r: RunView) -> None:
     """One run of the case: its answer and verdict, grades, evidence, what it read and called."""
     verdict = _MARKS.get(r.outcome) or outcome_word(r.outcome)
     conf = f" conf {r.confidence:.2f}" if r.confidence is not None else ""
-    click.echo(f"  {r.arm} round {r.round}: {_answer(r)} {verdict}{conf}  {r.reason or ''}")
+    click.echo(f"  {r.arm} round {r.round + 1}: {_answer(r)} {verdict}{conf}  {r.reason or ''}")
     if r.error:
         click.echo(f"    error: {r.error}")
     if r.grades:

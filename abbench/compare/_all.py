@@ -148,7 +148,7 @@ def _cochran(
             at = np.searchsorted(o.case_idx, common)
             k, n = o.passed[at], o.graded[at]
             pass_rates[arm.name] = estimate_rate(k, n, confidence)
-            columns.append(k / n > 0.5)
+            columns.append(2 * k > n)  # right in more than half of its graded rounds, in whole numbers
         if common.size >= 2:
             cochran = cochrans_q(np.column_stack(columns))
         notes.append(

@@ -40,6 +40,7 @@ from abbench.stats import (
     Interval,
     StatsWarning,
     estimate_power_inputs,
+    exact_means,
     mcnemar_exact,
     mcnemar_midp,
     paired_difference,
@@ -432,7 +433,7 @@ def _per_case(
         lists_a, lists_b = round_lists(ka, na), round_lists(kb, nb)
         va, vb = ka / np.maximum(na, 1), kb / np.maximum(nb, 1)
         value_a, value_b = estimate_rate(ka, na, confidence), estimate_rate(kb, nb, confidence)
-        right_a, right_b = va > 0.5, vb > 0.5
+        right_a, right_b = 2 * ka > na, 2 * kb > nb  # in whole numbers: a majority is exact
         category = np.where(
             right_a,
             np.where(right_b, "unchanged_right", "regressed"),
@@ -446,12 +447,21 @@ def _per_case(
     na, nb = oa.scored[ia], ob.scored[ib]
     lists_a = _score_lists(store, ea.id, arm_a.id, pair.paired)
     lists_b = _score_lists(store, eb.id, arm_b.id, pair.paired)
-    va, vb = oa.score[ia] / np.maximum(na, 1), ob.score[ib] / np.maximum(nb, 1)
+    # Each case's mean from its scores, exactly (not the store's float sums, whose last bit depends on
+    # the order SQLite added them in): a case scored the same in both arms is a tie, never a win by 1e-16.
+    va, vb = _exact_case_means(lists_a), _exact_case_means(lists_b)
     value_a = estimate_mean(lists_a, confidence, int(na.sum()))
     value_b = estimate_mean(lists_b, confidence, int(nb.sum()))
     delta = vb - va
     category = np.where(delta > 0, "fixed", np.where(delta < 0, "regressed", "unchanged"))
     return _PerCase(ka, na, kb, nb, lists_a, lists_b, va, vb, value_a, value_b, category, None)
+
+
+def _exact_case_means(lists: list[np.ndarray]) -> np.ndarray:
+    """Each case's mean score, exact then rounded once (`abbench.stats.exact_means`)."""
+    if not lists:
+        return np.zeros(0)
+    return exact_means(np.concatenate(lists), [len(v) for v in lists])
 
 
 def _tests(per: _PerCase, pair: _Paired, outcome: str, options: CompareOptions, notes: list[str]) -> _Tests:

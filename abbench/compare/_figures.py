@@ -12,6 +12,7 @@ from abbench.compare._model import DomainComparison, MetricDifference
 from abbench.metrics import NO_DOMAIN
 from abbench.stats import (
     StatsWarning,
+    exact_means,
     holm_correction,
     mcnemar_exact,
     paired_bootstrap,
@@ -29,6 +30,31 @@ seconds; pass ``bootstrap=True`` to draw it anyway.
 """
 USAGE_METRICS = ("cost", "latency_ms", "tokens")
 """Continuous per-run figures compared with the paired bootstrap."""
+_WORD = {"cost": "cost", "latency_ms": "latency", "tokens": "tokens"}
+
+
+def _usage_series(
+    oa: CaseOutcomes, ob: CaseOutcomes, common: np.ndarray, outcome: str, lists_a: Any, lists_b: Any
+) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], dict[str, int], int]:
+    """Each figure's per-case values in both arms over the cases both reported it; how many executed runs
+    of the paired cases reported none of each; how many cases both arms executed."""
+    ia, ib = np.searchsorted(oa.case_idx, common), np.searchsorted(ob.case_idx, common)
+    executed = (oa.executed[ia] > 0) & (ob.executed[ib] > 0)
+    series, unknown = {}, {}
+    for metric, reported in zip(USAGE_METRICS, ("cost_runs", "latency_runs", "token_runs"), strict=True):
+        # A case's figure is its mean over the runs that reported it: a run with no cost (or latency, or
+        # tokens) is left out, never counted as 0; a case where an arm reported it in no run is left out.
+        na, nb = getattr(oa, reported)[ia], getattr(ob, reported)[ib]
+        a, b = getattr(oa, metric)[ia] / np.maximum(na, 1), getattr(ob, metric)[ib] / np.maximum(nb, 1)
+        known = executed & (na > 0) & (nb > 0)
+        series[metric] = (a[known], b[known])
+        unknown[metric] = int((oa.executed[ia] - na)[executed].sum() + (ob.executed[ib] - nb)[executed].sum())
+    if outcome == "score" and len(lists_a):
+        series["score"] = (
+            exact_means(np.concatenate(lists_a), [len(v) for v in lists_a]),
+            exact_means(np.concatenate(lists_b), [len(v) for v in lists_b]),
+        )
+    return series, unknown, int(executed.sum())
 
 
 def _usage_differences(
@@ -44,21 +70,8 @@ def _usage_differences(
     bootstrap: bool | None,
     notes: list[str],
 ) -> tuple[MetricDifference, ...]:
-    ia, ib = np.searchsorted(oa.case_idx, common), np.searchsorted(ob.case_idx, common)
-    executed = (oa.executed[ia] > 0) & (ob.executed[ib] > 0)
-    ea, eb = np.maximum(oa.executed[ia], 1), np.maximum(ob.executed[ib], 1)
-    series = {}
-    for metric in USAGE_METRICS:
-        a, b = (getattr(oa, metric)[ia] / ea)[executed], (getattr(ob, metric)[ib] / eb)[executed]
-        known = ~(np.isnan(a) | np.isnan(b))  # cost or tokens an agent did not report are left out
-        series[metric] = (a[known], b[known])
-    if outcome == "score" and len(lists_a):
-        series["score"] = (
-            np.asarray([float(np.mean(v)) for v in lists_a]),
-            np.asarray([float(np.mean(v)) for v in lists_b]),
-        )
+    series, unknown, n_exec = _usage_series(oa, ob, common, outcome, lists_a, lists_b)
     out = []
-    n_exec = int(executed.sum())
     use_bootstrap = bootstrap if bootstrap is not None else n_exec <= BOOTSTRAP_MAX_CASES
     if bootstrap is None and not use_bootstrap:
         notes.append(
@@ -68,9 +81,18 @@ def _usage_differences(
     for metric, (a, b) in series.items():
         n = int(a.size)
         if n == 0:
-            why = "no case measured in both arms" if n_exec == 0 else f"{metric} not reported by an agent"
+            why = (
+                "no case measured in both arms"
+                if n_exec == 0
+                else f"{_WORD.get(metric, metric)} not reported by an agent"
+            )
             out.append(MetricDifference(metric, "none", None, None, None, None, None, None, 0, why))
             continue
+        if unknown.get(metric):
+            notes.append(
+                f"{_WORD[metric]}: {unknown[metric]:,} executed run(s) of the paired cases reported none; each case's "
+                f"{_WORD[metric]} is the mean over the runs that reported it, on the {n:,} case(s) both arms reported"
+            )
         mean_a, mean_b = float(a.mean()), float(b.mean())
         relative = (mean_b - mean_a) / mean_a if mean_a else None
         med_a, med_b = float(np.median(a)), float(np.median(b))
@@ -137,38 +159,38 @@ def _domains(
     p_values: dict[str, float] = {}
     for domain in sorted(members, key=str):
         idx = members[domain]
-        mask = idx
         sub_a = lists_a[idx] if isinstance(lists_a, np.ndarray) else [lists_a[i] for i in idx]
         sub_b = lists_b[idx] if isinstance(lists_b, np.ndarray) else [lists_b[i] for i in idx]
-        d = vb[mask] - va[mask]
+        d = vb[idx] - va[idx]  # per-case values are exact means: a tie is exactly 0
         if outcome == "passed":
-            fixed = int(np.count_nonzero(category[mask] == "fixed"))
-            regressed = int(np.count_nonzero(category[mask] == "regressed"))
+            fixed = int(np.count_nonzero(category[idx] == "fixed"))
+            regressed = int(np.count_nonzero(category[idx] == "regressed"))
         else:
             fixed, regressed = int(np.count_nonzero(d > 0)), int(np.count_nonzero(d < 0))
-        # The sign test counts cases that moved up or down; with one round it is McNemar's exact test.
-        worse, better = (
-            (regressed, fixed) if one_round else (int(np.count_nonzero(d < 0)), int(np.count_nonzero(d > 0)))
-        )
-        p = mcnemar_exact(worse, better).p_value
+        # The sign test counts the cases whose pass rate (or score) went up or down; with one round these
+        # are the cases fixed and regressed, and the test is McNemar's exact test.
+        up, down = int(np.count_nonzero(d > 0)), int(np.count_nonzero(d < 0))
+        p = mcnemar_exact(down, up).p_value
         p_values[domain] = p
         interval = None
         if binary:
             # Domains are small and often have no case that moved: the t interval would be a point there.
-            both = int(np.count_nonzero(category[mask] == "unchanged_right"))
-            neither = int(np.count_nonzero(category[mask] == "unchanged_wrong"))
+            both = int(np.count_nonzero(category[idx] == "unchanged_right"))
+            neither = int(np.count_nonzero(category[idx] == "unchanged_wrong"))
             interval = paired_proportion_interval(both, fixed, regressed, neither, confidence)
         elif idx.size >= 2:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", StatsWarning)
                 within = paired_difference(sub_a, sub_b, confidence=confidence, method="t")
             interval = within.interval if math.isfinite(within.se) and within.se > 0 else None
-        rows.append((domain, int(idx.size), float(va[mask].mean()), float(vb[mask].mean()), float(d.mean()),
-                     interval, fixed, regressed, better - worse))  # fmt: skip
+        size = [int(idx.size)]
+        mean_a, mean_b = float(exact_means(va[idx], size)[0]), float(exact_means(vb[idx], size)[0])
+        rows.append((domain, int(idx.size), mean_a, mean_b, float(exact_means(d, size)[0]), interval, fixed,
+                     regressed, up, down))  # fmt: skip
     holm = holm_correction(p_values, alpha=alpha)
     adjusted = holm.by_label()
     out = []
-    for domain, n, a, b, diff, interval, fixed, regressed, net in rows:
+    for domain, n, a, b, diff, interval, fixed, regressed, up, down in rows:
         adj = adjusted[domain]
         significant = adj is not None and math.isfinite(adj) and adj < alpha
         # The sign test counts cases that moved; with rounds its direction can disagree with the mean's
@@ -176,7 +198,7 @@ def _domains(
         out.append(
             DomainComparison(
                 domain, n, a, b, diff, interval, fixed, regressed, test, p_values[domain], adj,
-                significant and diff < 0 and net < 0, significant and diff > 0 and net > 0,
+                significant and diff < 0 and up < down, significant and diff > 0 and up > down, up, down,
             )
         )  # fmt: skip
     return tuple(out)

@@ -181,13 +181,17 @@ class DomainComparison(Result):
         difference: ``value_b − value_a``.
         interval: Interval of the difference: Newcombe's square-and-add for pass/fail cases with one
             outcome per arm, else Student t with n − 1 df (domains are small); None without spread.
-        fixed: Cases fixed there.
+        fixed: Cases fixed there (with rounds: right in the majority of B's rounds and not of A's; for
+            scores: a higher mean).
         regressed: Cases regressed there.
         test: ``exact McNemar`` (pass/fail answered once) or ``exact sign test`` (per-case differences).
-        p_value: The exact test's p-value.
+        p_value: The exact test's p-value, on `up` and `down`.
         p_adjusted: Holm-adjusted over the domains tested.
         significant_regression: B worse there after adjustment.
         significant_improvement: B better there after adjustment.
+        up: Cases whose pass rate (or mean score) is higher in B: what the test counts (with one round,
+            the cases fixed).
+        down: Cases whose pass rate (or mean score) is lower in B (with one round, the cases regressed).
     """
 
     domain: str
@@ -203,6 +207,17 @@ class DomainComparison(Result):
     p_adjusted: float | None
     significant_regression: bool
     significant_improvement: bool
+    up: int = 0
+    down: int = 0
+
+    @property
+    def moved_text(self) -> str:
+        """The cases that moved, as the test counted them: ``8 fixed, 2 regressed`` with one round,
+        ``19 up, 4 down`` when cases ran several rounds or are scored (their pass rate or mean score
+        rose or fell; the majority's fixed/regressed is a coarser count the test did not use)."""
+        if self.test == "exact McNemar":
+            return f"{self.up} fixed, {self.down} regressed"
+        return f"{self.up} up, {self.down} down"
 
 
 @dataclass(frozen=True)

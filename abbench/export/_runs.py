@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 _ID, _CASE_ID, _HISTORY, _CONTEXT, _METADATA = 1, 4, 9, 10, 11
 _STATE, _FAILURE, _PASSED, _EVIDENCE, _FILES, _SECTIONS = 12, 13, 15, 20, 21, 22
 _IN_TOKENS, _OUT_TOKENS, _LATENCY, _EXECUTED = 24, 25, 29, 34
-_SOURCE_LINE, _SOURCE_ROW, _SUMMARY, _GRADES = 37, 38, 39, 40
+_SOURCE_LINE, _SOURCE_ROW, _SUMMARY, _OFFERED, _LOADED, _FIRST_LOAD, _GRADES = 37, 38, 39, 40, 41, 42, 43
 _OUTPUT = (17, 18, 19, 23, 26, 31, 36)
 """prediction, reason, confidence, model, cost, session id, raw output: None unless executed."""
 
@@ -141,6 +141,9 @@ class _FullRows:
                 t[_SOURCE_LINE] if t[_CASE_ID] is not None else None,
                 unpack_source_row(source, columns) if source is not None else None,
                 decode(t[_SUMMARY]) or None,
+                decode(t[_OFFERED]),
+                decode(t[_LOADED]),
+                t[_FIRST_LOAD],
             )
 
 
@@ -201,7 +204,7 @@ class _JsonValues:
             "nested": lambda v: v,
             "json": lambda v: top(decode(v)),
             "list": lambda v: top(decode(v or "[]")),
-            "latency": lambda v: top(v or 0.0),
+            "latency": lambda v: None if v is None else top(v or 0.0),  # unknown stays null, not 0 ms
             "summary": lambda v: top(decode(v) or None),
             "dimensions": loads,
             "source_row": source_row,
@@ -292,7 +295,7 @@ def _base(
             usage: tuple[Any, Any, Any] = (None, None, None)
         else:
             usage = (tokens_in or 0, tokens_out or 0, (tokens_in or 0) + (tokens_out or 0))
-        latency = t[_LATENCY] or 0.0
+        latency = None if t[_LATENCY] is None else (t[_LATENCY] or 0.0)  # unknown is not 0 ms
     else:
         prediction = reason = confidence = model = cost = session = raw = latency = None
         listed, usage = (None, None, None), (None, None, None)
@@ -300,7 +303,7 @@ def _base(
         t[_ID],
         experiment,
         t[0],
-        t[2],
+        t[2] + 1,  # rounds from 1, as every view shows them (the store counts from 0)
         t[3],
         t[_CASE_ID],
         t[5],

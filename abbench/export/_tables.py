@@ -175,7 +175,7 @@ def _run_columns(graders: list[tuple[str, list[Column]]]) -> list[Column]:
         Column("run_id", "int", "The run's id in the store."),
         Column("experiment", "text", "The experiment's name."),
         Column("arm", "text", "The arm (control first)."),
-        Column("round", "int", "The round, from 0."),
+        Column("round", "int", "The round, from 1 (as record_runs and every view count them)."),
         Column("case_idx", "int", "The case's position in the dataset, from 0."),
         *_case_columns(),
         Column(
@@ -229,6 +229,24 @@ def _run_columns(graders: list[tuple[str, list[Column]]]) -> list[Column]:
         Column(
             "transcript_summary", "json", "Counts of the session's messages and tool calls.", jsonl_only=True
         ),
+        Column(
+            "skills_offered",
+            "json",
+            "The skills an offered arm's catalogue showed (null when the skill was injected or none).",
+            jsonl_only=True,
+        ),
+        Column(
+            "skills_loaded",
+            "json",
+            "The offered skills the agent loaded, in load order ([]: none; null when nothing was offered).",
+            jsonl_only=True,
+        ),
+        Column(
+            "first_load_turn",
+            "int",
+            "The model turn at which the first skill was loaded, from 1.",
+            jsonl_only=True,
+        ),
     ]
 
 
@@ -247,7 +265,7 @@ def _run_row(
         r.id,
         exp.name,
         r.arm,
-        r.round,
+        r.round + 1,  # rounds from 1, as every view shows them (the store counts from 0)
         r.case_idx,
         *_case_values(case),
         r.state,
@@ -282,6 +300,9 @@ def _run_row(
         case.source_line if case is not None else None,
         case.source_row if case is not None else None,
         r.transcript_summary or None,
+        None if r.skills_offered is None else list(r.skills_offered),
+        None if r.skills_loaded is None else list(r.skills_loaded),
+        r.first_load_turn,
     )
 
 
@@ -365,7 +386,7 @@ def grades_table(store: Store, exp: Experiment) -> Table:
         Column("arm", "text", "The graded run's arm."),
         Column("other_arm", "text", "For pairwise graders: the second run's arm."),
         Column("case_id", "text", "The case."),
-        Column("round", "int", "The round, from 0."),
+        Column("round", "int", "The round, from 1 (as record_runs and every view count them)."),
         Column("grader", "text", "The grader's name."),
         Column("kind", "text", "rule, judge or pairwise."),
         Column("status", "text", "ok, or error when the grader could not reach a verdict."),
@@ -404,7 +425,7 @@ def grades_table(store: Store, exp: Experiment) -> Table:
                 arm,
                 other[0] if other else None,
                 case_id,
-                round_,
+                None if round_ is None else round_ + 1,
                 g.grader,
                 g.kind,
                 g.status,

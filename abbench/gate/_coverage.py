@@ -19,12 +19,14 @@ class ArmCoverage(Result):
     Attributes:
         arm: The arm (``experiment/arm`` across experiments).
         planned: Runs planned (case × round).
-        decided: Runs with a verdict (graded right or wrong): what the decision rests on.
+        decided: Runs with a verdict (graded right or wrong; when the graders only score, graded with a
+            score): what the decision rests on.
         cancelled: Cancelled runs.
         unfinished: Pending, running or waiting for grading.
         execution_failed: Runs the agent could not answer (re-run them).
         grading_failed: Runs no grader reached a verdict on (re-grade them).
         share: ``decided / planned`` (0 when nothing is planned).
+        scored: Runs graded with a score and no verdict, beside verdicts the decision rests on.
     """
 
     arm: str
@@ -35,6 +37,7 @@ class ArmCoverage(Result):
     execution_failed: int
     grading_failed: int
     share: float
+    scored: int = 0
 
     @property
     def gap(self) -> str:
@@ -44,6 +47,7 @@ class ArmCoverage(Result):
             (self.unfinished, "not finished"),
             (self.execution_failed, "execution failed"),
             (self.grading_failed, "grading failed"),
+            (self.scored, "scored without a verdict"),
         ]
         return ", ".join(f"{n:,} {word}" for n, word in parts if n)
 
@@ -90,7 +94,8 @@ def check_min_coverage(value: object, where: str) -> float:
 
 def _arm(name: str, m: ArmMetrics, not_needed: int = 0) -> ArmCoverage:
     c = m.counts
-    decided = c.passed + c.failed
+    by_score = m.accuracy.value is None and m.score is not None  # graders that only score: scores decide
+    decided = c.passed + c.failed + (c.scored if by_score else 0)
     planned = c.runs - not_needed
     return ArmCoverage(
         name,
@@ -101,6 +106,7 @@ def _arm(name: str, m: ArmMetrics, not_needed: int = 0) -> ArmCoverage:
         c.execution_failed,
         c.grading_failed,
         min(1.0, decided / planned) if planned > 0 else 0.0,
+        0 if by_score else c.scored,
     )
 
 

@@ -51,6 +51,7 @@ if typing.TYPE_CHECKING:
         read_winner,
         slot_order,
     )
+    from abbench.graders._recorded import VERDICT_ROLE, recorded
     from abbench.graders._rubric import DEFAULT_RUBRIC, Dimension, Rubric
     from abbench.graders._rules import (
         TEXT_FIELDS,
@@ -76,6 +77,7 @@ __all__ = [
     "KINDS",
     "TEXT_FIELDS",
     "VERDICTS",
+    "VERDICT_ROLE",
     "Anonymised",
     "Anonymiser",
     "Dimension",
@@ -119,6 +121,7 @@ __all__ = [
     "parse_scores",
     "read_skill",
     "read_winner",
+    "recorded",
     "regex",
     "register_grader",
     "slot_order",
@@ -178,6 +181,7 @@ __getattr__, __dir__ = _lazy.exports(
             "read_winner",
             "slot_order",
         ),
+        "abbench.graders._recorded": ("VERDICT_ROLE", "recorded"),
         "abbench.graders._rubric": (
             "DEFAULT_RUBRIC",
             "Dimension",

@@ -256,6 +256,7 @@ _BUILTIN = {
     ),
     "llm_judge": "abbench.graders._judge",
     "pairwise_judge": "abbench.graders._pairwise",
+    "recorded": "abbench.graders._recorded",
 }
 """The graders abbench ships, by the module that registers each: imported when first asked for, so an
 experiment graded by rules never loads the judges' HTTP client (``abbench.graders`` loads lazily)."""

@@ -35,6 +35,7 @@ from abbench.store import (
     GRADING_FAILED,
     OUTCOMES,
     PASSED,
+    SCORED,
     UNFINISHED,
     Arm,
     ArmSpend,
@@ -84,10 +85,11 @@ class RunCounts(Result):
         passed: Graded as right.
         failed: Graded as wrong.
         execution_failed: The agent produced no usable answer (re-run these).
-        grading_failed: No grader reached a verdict (re-grade these).
+        grading_failed: A grader failed, or none gave a verdict or a score (re-grade these).
         cancelled: Cancelled.
         unfinished: Pending, running, or waiting for grading.
         failure_types: Execution failures by kind (``timeout``, ``agent_error``, ...).
+        scored: Graded with a score and no verdict (graders that only score): neither right nor wrong.
     """
 
     runs: int
@@ -98,6 +100,7 @@ class RunCounts(Result):
     cancelled: int
     unfinished: int
     failure_types: dict[str, int]
+    scored: int = 0
 
     @property
     def graded(self) -> int:
@@ -161,7 +164,7 @@ class GroupAccuracy(Result):
 
     Attributes:
         arm: The arm.
-        group: The domain name or the round number.
+        group: The domain name, or the round number counted from 1 (as every view shows rounds).
         accuracy: The estimate with its interval.
         runs: Runs of the arm in the group.
         failures: Execution and grading failures among them.
@@ -287,6 +290,7 @@ def _counts(outcome: np.ndarray, failure_type: np.ndarray) -> RunCounts:
         cancelled=int(c[CANCELLED]),
         unfinished=int(c[UNFINISHED]),
         failure_types=dict(kinds.most_common()),
+        scored=int(c[SCORED]),
     )
 
 
@@ -558,7 +562,7 @@ class _ArmRuns:
             pos=pos,
             graded=graded,
             passed=passed,
-            scored=graded & ~np.isnan(t.score),
+            scored=(graded | (outcome == SCORED)) & ~np.isnan(t.score),
             failures=(outcome == EXECUTION_FAILED) | (outcome == GRADING_FAILED),
             k=np.bincount(pos, weights=passed, minlength=n_cases).astype(np.int64),
             n=np.bincount(pos[graded], minlength=n_cases),
@@ -601,7 +605,7 @@ def _arm(
             input_tokens,
             output_tokens,
             latency_ms,
-            None if ctx.kind == "score" else int(runs.k.sum()),
+            None if ctx.kind == "score" else _right_of_executed(t, latency_ms.size),
             judge_cost,
             spend,
         ),
@@ -615,15 +619,22 @@ def _arm(
             runs.passed,
             ctx.low_confidence,
             ctx.confidence,
+            runs.pos,
         ),
         judges=judges,
     )
     return result, _by_domain(ctx, arm, runs), _by_round(ctx, arm, runs)
 
 
+def _right_of_executed(t: RunTable, n: int) -> np.ndarray | int:
+    """Whether each executed run (in the order of `executed_usage`'s numbers) was graded right; only how
+    many were, when a run finished between the two reads (a running experiment) and they do not align."""
+    right: np.ndarray = (t.outcome == PASSED)[t.executed]
+    return right if right.size == n else int(np.count_nonzero(right))
+
+
 def _executed(t: RunTable) -> np.ndarray:
-    executed: np.ndarray = ~np.isnan(t.latency_ms)
-    return executed
+    return t.executed  # from the run's state: a run recorded without a latency is executed too
 
 
 def _accuracies(ctx: _Context, runs: _ArmRuns) -> tuple[Estimate, Estimate]:
@@ -662,8 +673,8 @@ def _stability(ctx: _Context, runs: _ArmRuns) -> Stability:
     t, outcome = runs.t, runs.t.outcome
     answered = _executed(t) & (outcome != EXECUTION_FAILED) & (outcome != CANCELLED)
     verdicts = ctx.kind != "score"
-    # With graders that only score, a run "passes" when no grader failed: that is not a right answer, so
-    # figures built on right and wrong (flaky cases, cost per correct answer) have no value.
+    # With graders that only score there is no right answer, so figures built on right and wrong (flaky
+    # cases, cost per correct answer) have no value.
     return stability(
         ctx.exp.rounds,
         t.case_id,
@@ -716,8 +727,8 @@ def _by_round(ctx: _Context, arm: Arm, runs: _ArmRuns) -> list[GroupAccuracy]:
             kr = np.bincount(pos[sel], weights=runs.passed[sel], minlength=n_cases).astype(np.int64)
             nr = np.bincount(pos[sel], minlength=n_cases)
             estimate = estimate_rate(kr, nr, ctx.confidence)
-        rows.append(
-            GroupAccuracy(arm.name, rnd, estimate, int(here.sum()), int((runs.failures & here).sum()))
+        rows.append(  # rounds from 1, as every view shows them
+            GroupAccuracy(arm.name, rnd + 1, estimate, int(here.sum()), int((runs.failures & here).sum()))
         )
     return rows
 

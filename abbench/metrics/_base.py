@@ -15,6 +15,7 @@ from abbench.stats import (
     FewClustersWarning,
     Interval,
     clustered_se,
+    exact_means,
     repeated_se,
     wilson_interval,
 )
@@ -226,7 +227,9 @@ def estimate_mean(
     if n_cases == 0:
         return Estimate(None, None, None, "none", 0, 0, None, "no scored run")
     if clusters is not None and len(set(clusters)) >= 2:
-        means = np.asarray([float(np.mean(v)) for v in lists])
+        means = exact_means(
+            np.concatenate([np.asarray(v, dtype=float).ravel() for v in lists]), [np.size(v) for v in lists]
+        )
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", FewClustersWarning)
             clustered = clustered_se(means, clusters, confidence, method="t")

@@ -26,10 +26,12 @@ class UsageMetrics(Result):
         input_tokens: Input tokens per run.
         output_tokens: Output tokens per run.
         latency_ms: Wall time per run in milliseconds.
-        total_cost: Sum of the agent cost over every executed run (failed gradings included); None
-            when no run reported a cost (unknown is not free).
-        cost_per_correct: `total_cost` divided by the runs graded as right; None when none was right
-            or the cost is unknown.
+        total_cost: Sum of the agent cost over the executed runs that reported one (failed gradings
+            included); None when no run reported a cost (unknown is not free). ``cost.missing`` runs
+            did not report one: the total is a lower bound then.
+        cost_per_correct: The cost of the runs that reported one divided by how many of those runs
+            were graded right — the runs without a cost are left out of both, never counted as free;
+            None when none was right or no cost is known.
         judge_cost: What pointwise judges spent grading this arm's runs, apart from the agent cost (a
             pairwise judge compares two arms: its cost is in `ExperimentMetrics.judging`, not here).
         reason: Why `cost_per_correct` is None.
@@ -62,6 +64,19 @@ class UsageMetrics(Result):
     saved: float = 0.0
     cached_attempts: int = 0
 
+    @property
+    def cost_gap(self) -> str:
+        """What the cost figures leave out, in words (empty when every executed run reported a cost):
+        ``92 of 240 runs reported no cost: the total counts only the other 148 (a lower bound), and the
+        cost per correct answer is over them``."""
+        missing, n = self.cost.missing, self.executed
+        if not missing or self.total_cost is None:
+            return ""
+        return (
+            f"{missing:,} of {n:,} runs reported no cost: the total counts only the other {n - missing:,} "
+            "(a lower bound), and the cost per correct answer is over them"
+        )
+
 
 def usage(
     executed: np.ndarray,
@@ -69,19 +84,25 @@ def usage(
     input_tokens: np.ndarray,
     output_tokens: np.ndarray,
     latency_ms: np.ndarray,
-    passes: int | None,
+    right: np.ndarray | int | None,
     judge_cost: float,
     spend: ArmSpend | None = None,
 ) -> UsageMetrics:
-    """Usage figures of one arm's runs (values of runs not executed are skipped); `passes` is None when the
-    graders only score, so no run is right or wrong; `spend` is what every attempt spent (the store's
-    ``attempt_spend``), failed ones included."""
+    """Usage figures of one arm's runs (values of runs not executed are skipped); `right` says which runs
+    were graded right (None when the graders only score, so no run is right or wrong; a count when the
+    runs cannot be told apart: the cost per correct answer then divides the known cost by every right
+    run); `spend` is what every attempt spent (the store's ``attempt_spend``), failed ones included."""
     spend = spend or ArmSpend()
     spent = cost[executed]
-    known = int(np.count_nonzero(~np.isnan(spent)))
+    priced = ~np.isnan(spent)
+    known = int(np.count_nonzero(priced))
     total = float(np.nansum(spent)) if known else (None if executed.any() else 0.0)
     reason = None
     per_correct = None
+    if right is None or isinstance(right, int):
+        passes, any_right = right, bool(right)
+    else:
+        passes, any_right = int(np.count_nonzero(right[executed] & priced)), bool(right[executed].any())
     if total is None:
         reason = "the agent reported no cost for any run"
     elif passes is None:
@@ -89,7 +110,7 @@ def usage(
     elif passes:
         per_correct = total / passes
     else:
-        reason = "no run was graded as right"
+        reason = "no run graded right reported a cost" if any_right else "no run was graded as right"
     return UsageMetrics(
         executed=int(executed.sum()),
         cost=summary(cost[executed]),
@@ -146,8 +167,10 @@ def grounding(
     passed: np.ndarray,
     threshold: float,
     confidence_level: float,
+    case_pos: np.ndarray | None = None,
 ) -> GroundingMetrics:
-    """Grounding figures of one arm's runs."""
+    """Grounding figures of one arm's runs (`case_pos`: each run's case, to count the cases behind the
+    accuracy when the skill was read or not; without it each run counts as a case)."""
     n_exec = int(executed.sum())
     given = executed & ~np.isnan(confidence)
     low = int(np.count_nonzero(confidence[given] < threshold))
@@ -161,9 +184,11 @@ def grounding(
     for mask in (graded & read_skill, graded & ~read_skill):
         k, n = int(passed[mask].sum()), int(mask.sum())
         if n:
-            # Runs pooled over rounds (a case's rounds may fall on both sides of the split).
+            # Runs pooled over rounds (a case's rounds may fall on both sides of the split): n runs, from
+            # how many cases they came.
             interval = wilson_interval(k, n, confidence_level)
-            split.append(Estimate(k / n, interval, None, "wilson over runs", n, n, None))
+            cases = n if case_pos is None else int(np.unique(case_pos[mask]).size)
+            split.append(Estimate(k / n, interval, None, "wilson over runs", cases, n, None))
         else:
             split.append(_none_estimate())
     if n_exec and not has_skill:

@@ -283,6 +283,7 @@ def kv(pairs: Iterable[tuple[str, Any]]) -> None:
 STATE_COLOURS: dict[str, str] = {
     RunState.PASS: "#54a24b",
     RunState.FAIL: "#e45756",
+    RunOutcome.SCORED: "#9d755d",
     RunOutcome.EXECUTION_FAILED: "#f58518",
     RunOutcome.GRADING_FAILED: "#eeca3b",
     RunState.CANCELLED: "#9d9d9d",

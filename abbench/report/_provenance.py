@@ -238,6 +238,7 @@ class RunOverview:
         grading_failures: Arm -> runs whose execution succeeded but grading reached no verdict.
         cancelled: Arm -> cancelled runs.
         failures: Up to `limit` failed runs: case, arm, round, kind, failure type, error.
+        scored: Arm -> runs graded with a score and no verdict (in ``pass``, but not right).
     """
 
     states: dict[str, dict[str, int]]
@@ -247,6 +248,7 @@ class RunOverview:
     grading_failures: dict[str, int]
     cancelled: dict[str, int]
     failures: tuple[dict[str, Any], ...]
+    scored: dict[str, int] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -279,7 +281,7 @@ def run_overview(
         {
             "case_id": f.case_id,
             "arm": f.arm,
-            "round": f.round,
+            "round": f.round + 1,  # from 1, as every view shows rounds
             "kind": f.kind,
             "failure_type": f.failure_type,
             "error": f.error,
@@ -296,4 +298,5 @@ def run_overview(
         grading_failures={a.name: found.grading.get(a.name, 0) for a in exp.arms},
         cancelled={a: c.get(RunState.CANCELLED, 0) for a, c in states.items()},
         failures=tuple(failures),
+        scored={a.name: found.scored.get(a.name, 0) for a in exp.arms},
     )

@@ -17,8 +17,6 @@ from abbench.graders import normalise_label
 from abbench.metrics import LOW_CONFIDENCE, Result, dataset_labels
 from abbench.review._api import StoreLike
 from abbench.store import (
-    CANCELLED,
-    EXECUTION_FAILED,
     FAILED,
     OUTCOMES,
     PASSED,
@@ -274,6 +272,12 @@ class RunView(Result):
     attempts: tuple[AttemptView, ...] | None = None
 
     @property
+    def executed(self) -> bool:
+        """Whether its execution finished with an answer (a run recorded without a latency too)."""
+        not_yet = (RunState.PENDING, RunState.RUNNING, RunState.CANCELLED)
+        return self.state not in not_yet and self.outcome != RunOutcome.EXECUTION_FAILED
+
+    @property
     def spent(self) -> float | None:
         """The known cost of every attempt (None when no attempt reported one, or attempts are not loaded)."""
         costs = [a.cost for a in self.attempts or () if a.cost is not None]
@@ -367,9 +371,7 @@ def _case_kinds(
 
     skilled = {a.name for a in exp.arms if a.snapshot}
     has_skill = np.isin(table.arm_index, [i for i, a in enumerate(table.arms) if a in skilled])
-    executed = (
-        ~np.isnan(table.latency_ms) & (table.outcome != EXECUTION_FAILED) & (table.outcome != CANCELLED)
-    )
+    executed = table.executed  # from its state: a run recorded without a latency is executed too
     graded = (table.outcome == PASSED) | (table.outcome == FAILED)
     flags = {
         "gold": table_of(_against_gold(table, label_map)),
@@ -592,7 +594,7 @@ def _kinds_of_case(
     by_arm: dict[str, list[RunView]] = {}
     for r in runs:
         by_arm.setdefault(r.arm, []).append(r)
-        executed = r.latency_ms is not None and r.outcome != RunOutcome.EXECUTION_FAILED
+        executed = r.executed
         right_answer = _gold_key(r.prediction, label_map) is not None and _gold_key(
             r.prediction, label_map
         ) == _gold_key(expected, label_map)
@@ -609,11 +611,7 @@ def _kinds_of_case(
             kinds.add("flaky")
         if graded:
             verdicts.add(sum(graded) * 2 > len(graded))
-        answers = [
-            normalise_label(r.prediction, label_map)
-            for r in rs
-            if r.latency_ms is not None and r.outcome != RunOutcome.EXECUTION_FAILED
-        ]
+        answers = [normalise_label(r.prediction, label_map) for r in rs if r.executed]
         if answers:
             modes.add(Counter(answers).most_common(1)[0][0])
     if len(by_arm) >= 2 and (len(modes) > 1 or len(verdicts) > 1):

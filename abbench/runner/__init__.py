@@ -33,7 +33,6 @@ if typing.TYPE_CHECKING:
         select_cases,
     )
     from abbench.runner._grading import combine_verdicts
-    from abbench.runner._outcomes import ExternalAgent
     from abbench.runner._progress import ArmProgress, Observer, Progress
     from abbench.runner._record import RecordError, RecordSummary, record_runs
     from abbench.runner._scheduler import ExperimentRunner, RunSummary
@@ -61,7 +60,6 @@ __all__ = [
     "Estimate",
     "ExperimentRunner",
     "ExperimentSpec",
-    "ExternalAgent",
     "Observer",
     "PauseReason",
     "Progress",
@@ -119,7 +117,6 @@ __getattr__, __dir__ = _lazy.exports(
             "start_experiment",
         ),
         "abbench.runner._budget": ("PauseReason",),
-        "abbench.runner._outcomes": ("ExternalAgent",),
         "abbench.runner._record": ("RecordError", "RecordSummary", "record_runs"),
         "abbench.runner._cache": (
             "cache_stats",

@@ -19,7 +19,7 @@ from abbench.store import Arm, WorkItem
 from abbench.types import Case, RunState, run_outcome
 
 _TERMINAL = (RunState.PASS, RunState.FAIL, RunState.CANCELLED)
-_FAIL = RunState.FAIL
+_FAIL, _PASS = RunState.FAIL, RunState.PASS
 
 
 @dataclass(frozen=True)
@@ -161,7 +161,9 @@ class RunMoves:
         if to_state == _FAIL:
             fields = fields or {}
             outcome = run_outcome(to_state, fields.get("failure_type"), fields.get("passed", 0))
-        else:  # as `run_outcome`: every state but fail is its own outcome (a state is its text)
+        elif to_state == _PASS:  # a verdict of right, or a score alone (its NULL verdict may be left out)
+            outcome = run_outcome(to_state, None, (fields or {}).get("passed"))
+        else:  # as `run_outcome`: every state but fail and pass is its own outcome (a state is its text)
             outcome = to_state
         self.tracker.move(item.arm_id, from_state, to_state, run_id, outcome)  # positional: hot path
         if self.on_finished is not None and to_state in _TERMINAL:

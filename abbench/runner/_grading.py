@@ -48,22 +48,34 @@ def combine_verdicts(
     """The run's verdict from its graders' latest grades: (passed, score, grading error).
 
     A grading failure of any grader fails the run as a grading failure (passed None); otherwise the run
-    passes when no grader says it failed. The score is the first grader's.
+    passes when every grader that reached a verdict says it passed, and fails when one says it failed.
+    When none reached a verdict the run has none (passed None, never a pass): with a score it is
+    *scored* (a judge without a threshold, a recorded score alone; so is a run with no grader of its
+    own, judged only in pairs), without one grading failed. The score is the first grader's.
     """
     if len(results) == 1:  # one grader, the common case: the same verdict without the lists
         name, res, err = results[0]
         if err is not None:
             return None, None, f"grading failed — {name}: {err}"
         if res is None or res.passed is None:
-            return True, None if res is None else res.score, None
+            return _no_verdict(None if res is None else res.score, [name])
         return bool(res.passed), res.score, None
     errors = [f"{name}: {err}" for name, res, err in results if err is not None]
     if errors:
         return None, None, "grading failed — " + "; ".join(errors)
     verdicts = [res.passed for _, res, _ in results if res is not None and res.passed is not None]
-    passed = all(verdicts) if verdicts else True
     score = next((res.score for _, res, _ in results if res is not None and res.score is not None), None)
-    return passed, score, None
+    if not verdicts:
+        return _no_verdict(score, [name for name, _, _ in results])
+    return all(verdicts), score, None
+
+
+def _no_verdict(score: float | None, names: list[str]) -> tuple[None, float | None, str | None]:
+    """No grader reached a verdict: the run is scored when one gave a score (or when it has no grader
+    of its own: pairwise judges only), else its grading failed."""
+    if score is not None or not names:
+        return None, score, None
+    return None, None, "grading failed — no grader reached a verdict or gave a score"
 
 
 def build_graders(specs: list[Any], experiment: str, arms: list[str] | None = None) -> list[Grader]:
@@ -418,7 +430,9 @@ class Grading:
             fields["failure_type"] = None
         if item.state == PENDING:  # executed in this pass: its verdict columns are NULL
             fields = without_nulls(fields)
-        self.moves.move(item, PASS if passed else FAIL, fields)
+        # A verdict of right, or a score without a verdict (outcome *scored*, passed NULL), ends in pass;
+        # a wrong answer and a grading failure in fail.
+        self.moves.move(item, FAIL if error or passed is False else PASS, fields)
         if error is None:
             self.tally.graded += 1
         else:

@@ -6,8 +6,10 @@ with the same checks an adapter's answer gets (`abbench.agents.check_output`), o
 failure; every problem names the case id, arm, round and field, so a whole submission is refused with
 one grouped message before anything is stored.
 
-Also here: the ``external`` agent (an arm whose runs are recorded from elsewhere: it executes nothing)
-and the ``recorded`` grader (the verdict the external tool reached, kept in the run's transcript).
+The ``external`` agent (an arm whose runs are recorded from elsewhere) is `abbench.agents.ExternalAgent`;
+the ``recorded`` grader (the verdict the external tool reached, kept in the run's transcript) is
+`abbench.graders.recorded`. Both register with the others, so a definition naming them works in a fresh
+process.
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from abbench.agents import Task, check_output, register_agent
-from abbench.errors import AgentError, GradingError
-from abbench.graders import FunctionGrader, GradeContext, Grader, GradeResult, register_grader
+from abbench.agents import check_output
+from abbench.errors import AgentError
+from abbench.graders import VERDICT_ROLE
 from abbench.types import AgentOutput, Usage
 
 FIELDS = (
@@ -54,12 +56,8 @@ FIELDS = (
 )
 """What an outcome may say. ``case_id`` and ``arm`` are required, then ``prediction`` or ``error``."""
 
-NOT_RECORDED = "not_recorded"
-"""The failure type of a run of an ``external`` arm that `abbench run` was asked to execute."""
 RECORDED_FAILURE = "external_error"
 """The failure type of a recorded failure that names none."""
-VERDICT_ROLE = "verdict"
-"""The transcript entries that hold an external tool's verdicts (read by the ``recorded`` grader)."""
 
 
 @dataclass(frozen=True)
@@ -215,7 +213,7 @@ def _answer(
             sections_read=tuple(raw.get("sections_read") or ()),
             usage=usage,
             cost=raw.get("cost"),
-            latency_ms=0.0 if latency is None else latency,
+            latency_ms=latency,  # None: not reported, stored as unknown (never 0 ms)
             session_id=None if raw.get("session_id") is None else str(raw["session_id"]),
             model=None if raw.get("model") is None else str(raw["model"]),
             skills_offered=_names(raw.get("skills_offered")),
@@ -293,64 +291,3 @@ def read_outcome(
         ),
         [],
     )
-
-
-class ExternalAgent:
-    """The agent of an arm whose runs are recorded from elsewhere: it executes nothing.
-
-    `abbench run` on such an arm fails its pending runs as ``not_recorded`` (not retryable), saying
-    how to record them; recording an outcome later replaces that failure.
-    """
-
-    name = "external"
-    offers_skills = True  # what an external agent offered and loaded is whatever it reports
-
-    def __init__(self, **settings: Any) -> None:
-        self.settings = settings
-
-    async def run(self, task: Task) -> AgentOutput:
-        """Refuse: the runs of this arm are recorded from elsewhere."""
-        raise AgentError(
-            f"arm {task.arm!r} is run elsewhere (agent: external); record its outcomes with "
-            "abbench.record_runs, POST /api/experiments/{id}/runs or abbench import-results",
-            NOT_RECORDED,
-            retryable=False,
-        )
-
-
-@register_agent("external")
-def external_agent(**settings: Any) -> ExternalAgent:
-    """Build the ``external`` adapter (any settings are kept as the arm's description: model, tool)."""
-    return ExternalAgent(**settings)
-
-
-@register_grader("recorded")
-def recorded(name: str = "recorded", *, grader: str | None = None) -> Grader:
-    """The verdict an external tool reached on the run (its scorer, assertion or expectation), as it
-    was recorded with the outcome (`record_runs`'s ``grades``). A run recorded without one fails
-    grading — not assessed, never passed.
-
-    Args:
-        name: The grader's name in the experiment (the key of the outcome's ``grades``).
-        grader: The recorded verdict to read, when it differs from `name`.
-    """
-    wanted = grader or name
-
-    def grade(ctx: GradeContext) -> GradeResult:
-        for entry in reversed(ctx.transcript):
-            if (
-                isinstance(entry, dict)
-                and entry.get("role") == VERDICT_ROLE
-                and entry.get("grader") == wanted
-            ):
-                passed, score = entry.get("passed"), entry.get("score")
-                if score is None and passed is not None:
-                    score = float(passed)
-                return GradeResult(passed=passed, score=score, comment=entry.get("comment"))
-        raise GradingError(
-            f"no verdict {wanted!r} was recorded for run {ctx.run_id} (case {ctx.case.case_id}, arm "
-            f"{ctx.arm}); record it with the outcome's `grades`, or grade the run with another grader",
-            retryable=False,
-        )
-
-    return FunctionGrader(name, grade, "rule")

@@ -17,16 +17,19 @@ log = logging.getLogger(__name__)
 DONE_STATES = (RunState.PASS, RunState.FAIL)
 """States a run is done in. A cancelled run is not done — nobody answered it — and is counted apart."""
 
-_FAIL = RunState.FAIL
+_FAIL, _PASS = RunState.FAIL, RunState.PASS
 """Bound once: the tracker counts every transition, and an enum member lookup costs more than the count."""
+_NO_VERDICT = (RunOutcome.EXECUTION_FAILED, RunOutcome.GRADING_FAILED, RunOutcome.SCORED)
+"""The outcomes of finished runs without a verdict, which the tracker counts run by run."""
 
 
 @dataclass(frozen=True)
 class ArmProgress:
-    """Counts of one arm's runs by state, and of its runs in ``fail`` that got no verdict.
+    """Counts of one arm's runs by state, and of its finished runs that got no verdict.
 
-    `errors` counts ``execution_failed`` and ``grading_failed`` (see `abbench.types.run_outcome`);
-    the rest of ``fail`` is graded wrong.
+    `errors` counts ``execution_failed`` and ``grading_failed`` (runs in ``fail``; the rest of ``fail``
+    is graded wrong) and ``scored`` (runs in ``pass`` with a score and no verdict; the rest of ``pass``
+    is graded right; see `abbench.types.run_outcome`).
     """
 
     arm: str
@@ -55,8 +58,13 @@ class ArmProgress:
 
     @property
     def right(self) -> int:
-        """Runs graded right (state ``pass``)."""
-        return self.counts.get(RunState.PASS, 0)
+        """Runs graded right (state ``pass`` with a verdict)."""
+        return self.counts.get(RunState.PASS, 0) - self.scored
+
+    @property
+    def scored(self) -> int:
+        """Runs graded with a score and no verdict (state ``pass``): neither right nor wrong."""
+        return self.errors.get(RunOutcome.SCORED, 0)
 
     @property
     def wrong(self) -> int:
@@ -79,6 +87,8 @@ class ArmProgress:
         out.update(
             fail=self.wrong, execution_failed=self.execution_failed, grading_failed=self.grading_failed
         )
+        if self.scored:
+            out[RunState.PASS], out[RunOutcome.SCORED] = self.right, self.scored
         return out
 
     @property
@@ -179,6 +189,11 @@ class Progress:
         return sum(a.grading_failed for a in self.arms)
 
     @property
+    def scored(self) -> int:
+        """Runs graded with a score and no verdict (neither right nor wrong)."""
+        return sum(a.scored for a in self.arms)
+
+    @property
     def running(self) -> int:
         """Runs in flight."""
         return sum(a.running for a in self.arms)
@@ -215,6 +230,7 @@ class Progress:
             "wrong": self.wrong,
             "execution_failed": self.execution_failed,
             "grading_failed": self.grading_failed,
+            "scored": self.scored,
             "running": self.running,
             "pending": self.pending,
             "throughput": round(self.throughput, 3),
@@ -272,7 +288,7 @@ class Tracker:
         self.pairs_done = 0
         self.errors: dict[
             int, tuple[str, str]
-        ] = {}  # run id -> (arm, kind) of the runs in fail without a verdict
+        ] = {}  # run id -> (arm, kind) of the finished runs without a verdict
         self.error_counts: dict[str, dict[str, int]] = {}  # arm -> kind -> runs
         self.set_errors(errors or {})
 
@@ -287,7 +303,7 @@ class Tracker:
         self._arm_counts = {}
 
     def set_errors(self, errors: dict[int, tuple[str, str]]) -> None:
-        """Start from these runs in fail without a verdict (``{run id: (arm, kind)}``, from the store)."""
+        """Start from these finished runs without a verdict (``{run id: (arm, kind)}``, from the store)."""
         self.errors, self.error_counts = {}, {}
         for run_id, (arm, kind) in errors.items():
             self._add_error(run_id, arm, kind)
@@ -317,7 +333,7 @@ class Tracker:
                 was = self.errors.pop(run_id, None)
                 if was is not None:
                     self.error_counts[was[0]][was[1]] -= 1
-            if to_state == _FAIL and outcome in (RunOutcome.EXECUTION_FAILED, RunOutcome.GRADING_FAILED):
+            if outcome in _NO_VERDICT and to_state in (_FAIL, _PASS):
                 self._add_error(run_id, self.arm_names[arm_id], outcome)
         if to_state in DONE_STATES:
             self._done_count += 1

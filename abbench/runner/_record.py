@@ -18,10 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from abbench.agents import NOT_RECORDED
 from abbench.errors import ExperimentError
+from abbench.graders import VERDICT_ROLE
 from abbench.runner._api import _run_sync
 from abbench.runner._execution import _activation_fields, _json_list, _summary, _transcript_name
-from abbench.runner._outcomes import NOT_RECORDED, VERDICT_ROLE, Outcome, read_outcome, where_of
+from abbench.runner._outcomes import Outcome, read_outcome, where_of
 from abbench.runner._scheduler import ExperimentRunner, RunSummary
 from abbench.runner._writer import StoreWriter
 from abbench.store import INTERRUPTED, Experiment, RunRecord, Store, current_user, dumps, now_iso, open_store

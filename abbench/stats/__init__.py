@@ -20,6 +20,7 @@ if typing.TYPE_CHECKING:
     from abbench.stats._bootstrap import BOOTSTRAP_STATISTICS, BootstrapResult, paired_bootstrap
     from abbench.stats._describe import Summary, percentile, summary
     from abbench.stats._errors import ClusteredSE, MeanSE, RepeatedSE, clustered_se, mean_se, repeated_se
+    from abbench.stats._exact import exact_means
     from abbench.stats._intervals import Proportion, paired_proportion_interval, proportion, wilson_interval
     from abbench.stats._mcnemar import (
         CochransQ,
@@ -100,6 +101,7 @@ __all__ = [
     "confidence_sequence",
     "confidence_sequence_bounds",
     "estimate_power_inputs",
+    "exact_means",
     "holm_correction",
     "independent_discordance",
     "mcnemar_exact",
@@ -153,6 +155,7 @@ __getattr__, __dir__ = _lazy.exports(
             "percentile",
             "summary",
         ),
+        "abbench.stats._exact": ("exact_means",),
         "abbench.stats._errors": (
             "ClusteredSE",
             "MeanSE",

@@ -23,6 +23,7 @@ from abbench.stats._base import (
     is_nested,
     labels_of,
 )
+from abbench.stats._exact import exact_means
 
 
 @dataclass(frozen=True)
@@ -189,7 +190,7 @@ def _balanced(matrix: np.ndarray, name: str) -> CaseScores:
         raise UsageError(f"{name} is empty: at least one case with one round score is needed")
     matrix = as_scores(matrix.ravel(), name).reshape(matrix.shape)
     counts = np.full(n_cases, n_rounds, dtype=np.intp)
-    means = matrix.mean(axis=1)
+    means = exact_means(matrix, counts)  # not matrix.mean: equal rounds in another order give equal means
     within = matrix.var(axis=1, ddof=1) if n_rounds > 1 else np.full(len(means), math.nan)
     return CaseScores(means, counts, within)
 
@@ -226,7 +227,7 @@ def per_case(values: Any, name: str) -> CaseScores:
             as_scores(r, f"{name}[{i}]")
         raise UsageError(f"{name} must hold one flat list of round scores per case")
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    means = np.add.reduceat(flat, starts) / counts
+    means = exact_means(flat, counts)
     deviations = flat - np.repeat(means, counts)
     squares = np.add.reduceat(deviations * deviations, starts)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -31,7 +31,7 @@ EXPORT_RUN_COLUMNS = (
     "r.confidence, r.evidence_refs, r.files_read, r.sections_read, r.model, r.input_tokens, "
     "r.output_tokens, r.cost, r.cached_calls, r.cost_saved, r.latency_ms, r.attempts, r.session_id, "
     "r.started_by, r.started_at, r.executed_at, r.finished_at, r.raw_output, c.source_line, c.source_row, "
-    "r.transcript_summary"
+    "r.transcript_summary, r.skills_offered, r.skills_loaded, r.first_load_turn"
 )
 """The columns of `AnalysisMixin.export_run_rows`, after the arm's name that leads each row."""
 
@@ -165,10 +165,12 @@ class AnalysisMixin(StoreBase):
         return None if row is None or row[0] is None else bool(row[0])
 
     def graded_scores(self, exp_id: int, arm_id: int) -> list[tuple[int, float]]:
-        """``(case position, score)`` of an arm's graded runs that carry a score, by case and round."""
+        """``(case position, score)`` of an arm's graded runs that carry a score, by case and round: runs
+        graded right or wrong, and runs scored without a verdict (in pass; a grading failure is not)."""
         rows = self.query(
             f"SELECT case_idx, score FROM runs WHERE experiment_id=? AND arm_id=? AND state IN "
-            f"({_marks(len(_GRADED))}) AND passed IS NOT NULL AND score IS NOT NULL ORDER BY case_idx, round",
+            f"({_marks(len(_GRADED))}) AND (passed IS NOT NULL OR state = '{RunState.PASS}') "
+            "AND score IS NOT NULL ORDER BY case_idx, round",
             (exp_id, arm_id, *_GRADED),
         )
         return [(int(r[0]), float(r[1])) for r in rows]

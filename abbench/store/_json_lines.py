@@ -54,7 +54,7 @@ PLACE_KINDS = ("text", "top", "nested", "json", "list", "latency", "summary", "d
   writes it);
 - ``json``: the stored JSON decoded, a column of the row;
 - ``list``: the same of ``value or "[]"`` (a run's evidence, files and sections);
-- ``latency``: ``value or 0.0``, a column of the row;
+- ``latency``: ``value or 0.0`` (null stays null: never reported), a column of the row;
 - ``summary``: the stored JSON decoded, or null when that is empty;
 - ``dimensions``: the stored JSON decoded, inside a grade;
 - ``source_row``: the stored raw row decoded and unpacked under its columns, a column of the row.
@@ -73,6 +73,8 @@ CASE_FIELDS = (
 """The case's columns of a line after the case index, with the kind of each."""
 CASE_TAIL = (("source_line", "text"), ("source_row", "source_row"))
 """The case's columns of a line after its grades, with the kind of each."""
+ACTIVATION = ("skills_offered", "skills_loaded", "first_load_turn")
+"""The last columns of a line, after the transcript summary: what an offered arm showed and loaded."""
 
 _FLOAT_KINDS = frozenset({"top", "nested", "latency"})
 _CASE, _CASE_TAIL = "case", "case_tail"
@@ -134,8 +136,9 @@ class _Sql:
         )
 
     def as_float(self, name: str, v: str, kind: str = "top", gated: bool = False) -> _Col:
-        """A REAL column: any value is a place (Python writes floats; ``value or 0.0`` for latency)."""
-        sql = f"iif({v} IS NULL, {_J_ZERO if kind == 'latency' else 'NULL'}, {_PLACE})"
+        """A REAL column: any value is a place (Python writes floats; ``value or 0.0`` for a latency,
+        NULL — never reported — as null)."""
+        sql = f"iif({v} IS NULL, NULL, {_PLACE})"
         if gated:
             return _Col(name, sql, "NULL", kind, f"iif({_EXECUTED}, {v}, NULL)")
         return _Col(name, sql, sql, kind, v)
@@ -153,7 +156,9 @@ class _Sql:
         words = " ".join(f"WHEN '{k}' THEN '{w}'" for k, w in outcome_words.items())
         outcome = (
             "(CASE WHEN r.state = 'fail' THEN (CASE WHEN r.failure_type IS NOT NULL THEN 'execution failed' "
-            f"WHEN r.passed IS NULL THEN 'grading failed' ELSE 'wrong' END) ELSE (CASE r.state {words} "
+            f"WHEN r.passed IS NULL THEN 'grading failed' ELSE 'wrong' END) "
+            f"WHEN r.state = 'pass' AND r.passed IS NULL THEN '{outcome_words.get('scored', 'scored')}' "
+            f"ELSE (CASE r.state {words} "
             f"ELSE {self.as_text('r.state')} END) END)"
         )
         cols: list[_Col] = []
@@ -290,14 +295,19 @@ def _line(
     """SQL: a runs JSONL line, as a blob, and the (kind, SQL value) of each of its places, in order.
 
     `names` are the runs table's columns: the run's five, the case's (`CASE_FIELDS`), the rest before
-    ``grades``, ``grades``, the case's tail (`CASE_TAIL`), the transcript summary.
+    ``grades``, ``grades``, the case's tail (`CASE_TAIL`), the transcript summary, the skills offered and
+    loaded (`ACTIVATION`).
     """
-    n_case, n_tail = len(CASE_FIELDS), len(CASE_TAIL)
-    if [n for n, _ in CASE_FIELDS] != list(names[5 : 5 + n_case]) or [n for n, _ in CASE_TAIL] != list(
-        names[-1 - n_tail : -1]
+    n_case, n_tail, n_act = len(CASE_FIELDS), len(CASE_TAIL), len(ACTIVATION)
+    if (
+        [n for n, _ in CASE_FIELDS] != list(names[5 : 5 + n_case])
+        or [n for n, _ in CASE_TAIL] != list(names[-1 - n_act - n_tail : -1 - n_act])
+        or tuple(names[-n_act:]) != ACTIVATION
     ):
         raise ValueError(f"not the columns of a runs JSONL line: {list(names)}")
-    middle = sql.middle(outcome_words, [(k, n) for _, k, n in graders], names[5 + n_case : -2 - n_tail])
+    middle = sql.middle(
+        outcome_words, [(k, n) for _, k, n in graders], names[5 + n_case : -2 - n_act - n_tail]
+    )
     grades, grade_cols = sql.grades([g for g, _, _ in graders], grade_fields)
     mid = f"(CASE WHEN {_EXECUTED} THEN {_object(middle, executed=True)} ELSE {_object(middle, executed=False)} END)"
 
@@ -311,15 +321,20 @@ def _line(
     case_idx = f"(CASE typeof(r.case_idx) WHEN 'integer' THEN r.case_idx ELSE {sql.bad} END)"
     fmt = (
         f"{{{key(names[0])}%d,{key(names[1])}%s,{key(names[2])}%s,{key(names[3])}%d,{key(names[4])}%s,"
-        f"{place},%s,{key(names[-2 - n_tail])}%s,{place},{key(names[-1])}%s}}"
+        f"{place},%s,{key(names[-2 - n_act - n_tail])}%s,{place},{key(names[-1 - n_act])}%s,"
+        + ",".join(f"{key(n)}%s" for n in ACTIVATION)
+        + "}"
     )
+    stored = [f"iif(r.{c} IS NULL, 'null', {_quote(place)})" for c in ("transcript_summary", *ACTIVATION[:2])]
+    turn = f"(CASE typeof(r.first_load_turn) WHEN 'integer' THEN r.first_load_turn WHEN 'null' THEN 'null' ELSE {sql.bad} END)"
     line = (
-        f"CAST(printf({_quote(fmt)}, r.id, :experiment_json, :arm_json, r.round, {case_idx}, "
-        f"{_inner(mid)}, {grades}, iif(r.transcript_summary IS NULL, 'null', {_quote(place)})) AS BLOB)"
+        f"CAST(printf({_quote(fmt)}, r.id, :experiment_json, :arm_json, r.round + 1, {case_idx}, "
+        f"{_inner(mid)}, {grades}, {', '.join(stored)}, {turn}) AS BLOB)"
     )
     places = [(_CASE, "r.case_idx")]
     places += [(str(c.kind), str(c.placed)) for c in (*middle, *grade_cols) if c.placed is not None]
     places += [(_CASE_TAIL, "r.case_idx"), ("summary", "r.transcript_summary")]
+    places += [("json", f"r.{c}") for c in ACTIVATION[:2]]
     return line, places
 
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from abbench.store._base import StoreBase
-from abbench.store._outcomes import KEPT_CODES, RunCodes
+from abbench.store._outcomes import EXECUTED_SQL, KEPT_CODES, RunCodes
 from abbench.store._reads import in_asked_order, keep_read, read_in_snapshot
 from abbench.store._results import (
     _MISSING,
@@ -55,11 +55,11 @@ def _none_of(column: str, values: tuple[str, ...]) -> str:
     return " AND ".join(f"{column} <> '{v}'" for v in values)
 
 
-# Bits of a run's flags: executed (a latency recorded), a confidence given, below the threshold, cited
+# Bits of a run's flags: executed (an answer stored: `EXECUTED_SQL`), a confidence given, below the threshold, cited
 # evidence, read a skill file, read a skill section; then the score (0: none, 1: 0.0, 2: 1.0, 3: other),
 # then whether a failure type is stored (the failure types are read only when one is).
 _CODE_SQL = (
-    f"({OUTCOME_SQL}) + 8 * ({STATE_SQL}) + 64 * ((latency_ms IS NOT NULL) + 2 * (confidence IS NOT NULL) "
+    f"({OUTCOME_SQL}) + 8 * ({STATE_SQL}) + 64 * ({EXECUTED_SQL} + 2 * (confidence IS NOT NULL) "
     "+ 4 * IFNULL(confidence < ?, 0) "
     f"+ 8 * (evidence_refs IS NOT NULL AND {_none_of('evidence_refs', _EMPTY_VALUES)}) "
     f"+ 16 * (files_read IS NOT NULL AND {_none_of('files_read', _INJECTED_VALUES)}) "
@@ -205,31 +205,41 @@ class LightMixin(StoreBase):
     def executed_usage(
         self, exp_id: int, arm_id: int
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Cost, input tokens, output tokens and latency of an arm's executed runs (a latency recorded),
-        in `load_runs`' order (case, round); NaN where unknown. A column no run reported is not read."""
+        """Cost, input tokens, output tokens and latency of an arm's executed runs (`EXECUTED_SQL`), in
+        `load_runs`' order (case, round); NaN where unknown (a run recorded from elsewhere may report no
+        latency: unknown, not 0 ms). A column no run reported is not read."""
         import numpy as np
 
-        where = "experiment_id=? AND arm_id=? AND latency_ms IS NOT NULL"
+        where = f"experiment_id=? AND arm_id=? AND {EXECUTED_SQL}"
         cursor = _plain_cursor(self.conn)
         n, *known = cursor.execute(
-            f"SELECT count(*), count(cost), count(input_tokens), count(output_tokens) FROM runs WHERE {where}",
+            "SELECT count(*), count(cost), count(input_tokens), count(output_tokens), count(latency_ms) "
+            f"FROM runs WHERE {where}",
             (exp_id, arm_id),
         ).fetchone()
-        names = [c for c, k in zip(("cost", "input_tokens", "output_tokens"), known, strict=True) if k]
-        columns = [f"IFNULL({c}, {_MISSING})" for c in names] + ["latency_ms"]
-        rows = cursor.execute(
-            f"SELECT {', '.join(columns)} FROM runs WHERE {where} ORDER BY case_idx, round", (exp_id, arm_id)
-        )
-        if not names:  # latency alone (no run reported cost or tokens): plain floats convert faster
-            read, latency = {}, np.fromiter((r[0] for r in rows), dtype=float, count=n)
+        every = ("cost", "input_tokens", "output_tokens", "latency_ms")
+        names = [c for c, k in zip(every, known, strict=True) if k]
+        if not names:
+            read: dict[str, np.ndarray] = {}
+        elif (
+            names == ["latency_ms"] and known[-1] == n
+        ):  # latency alone, every run's: plain floats convert faster
+            rows = cursor.execute(
+                f"SELECT latency_ms FROM runs WHERE {where} ORDER BY case_idx, round", (exp_id, arm_id)
+            )
+            read = {"latency_ms": np.fromiter((r[0] for r in rows), dtype=float, count=n)}
         else:
+            columns = [f"IFNULL({c}, {_MISSING})" for c in names]
+            rows = cursor.execute(
+                f"SELECT {', '.join(columns)} FROM runs WHERE {where} ORDER BY case_idx, round",
+                (exp_id, arm_id),
+            )
             values = np.fromiter(
                 rows, dtype=np.dtype([(f"f{i}", "f8") for i in range(len(columns))]), count=n
             )
             read = {name: _nan_missing(np.ascontiguousarray(values[f"f{i}"])) for i, name in enumerate(names)}
-            latency = np.ascontiguousarray(values[f"f{len(names)}"])
         unknown = np.broadcast_to(np.nan, n)  # a column no run reported: one NaN seen n times (read-only)
-        cost, tin, tout = (read.get(c, unknown) for c in ("cost", "input_tokens", "output_tokens"))
+        cost, tin, tout, latency = (read.get(c, unknown) for c in every)
         return cost, tin, tout, latency
 
     def lowest_confidence(

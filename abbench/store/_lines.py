@@ -148,7 +148,9 @@ def _csv_values(
     words = " ".join(f"WHEN '{k}' THEN '{w}'" for k, w in outcome_words.items())
     outcome = (
         "(CASE WHEN r.state = 'fail' THEN (CASE WHEN r.failure_type IS NOT NULL THEN 'execution failed' "
-        f"WHEN r.passed IS NULL THEN 'grading failed' ELSE 'wrong' END) ELSE (CASE r.state {words} "
+        f"WHEN r.passed IS NULL THEN 'grading failed' ELSE 'wrong' END) "
+        f"WHEN r.state = 'pass' AND r.passed IS NULL THEN '{outcome_words.get('scored', 'scored')}' "
+        f"ELSE (CASE r.state {words} "
         "ELSE r.state END) END)"
     )
     grade_cells: list[tuple[str, str]] = []
@@ -172,9 +174,14 @@ def _csv_values(
         _if_executed(f"(CASE WHEN r.{c} IS NULL OR r.{c} = '' THEN '[]' ELSE r.{c} END)")
         for c in ("evidence_refs", "files_read", "sections_read")
     ]
-    latency = _if_executed(f"(CASE WHEN {_falsy('r.latency_ms')} THEN 0.0 ELSE r.latency_ms END)")
+    latency = _if_executed(
+        f"(CASE WHEN r.latency_ms IS NULL THEN NULL WHEN {_falsy('r.latency_ms')} THEN 0.0 ELSE r.latency_ms END)"
+    )  # a latency never reported stays empty: unknown is not 0 ms
     return [
-        ("r.round", "int"),
+        (
+            "r.round + 1",
+            "int",
+        ),  # rounds from 1, as the Python writer and every view (the store counts from 0)
         ("r.case_idx", "int"),
         *[(f"c.{c}", "text") for c in ("case_id", "input", "expected", "domain", "request_id")],
         *[(f"c.{c}", "json") for c in ("history", "context", "metadata")],

@@ -36,18 +36,24 @@ class CaseOutcomes:
         arm_id: The arm's id in the store.
         case_idx: Position of the case in the dataset.
         runs: Runs of the case in that arm (its rounds).
-        passed: Runs graded as right.
+        passed: Runs graded as right (a run graded with a score and no verdict is in none of these
+            counts: see `scored`).
         failed: Runs graded as wrong.
         execution_failed: Runs whose execution failed.
         grading_failed: Runs whose grading failed.
         cancelled: Runs cancelled.
-        executed: Runs with a finished execution (a latency recorded).
-        cost: Sum of the agent's cost over executed runs.
-        latency_ms: Sum of latencies over executed runs.
-        tokens: Sum of input plus output tokens over executed runs.
+        executed: Runs with a finished execution (an answer stored: `EXECUTED_SQL`).
+        cost: Sum of the agent's cost over the runs that reported one (NaN when none did).
+        latency_ms: Sum of latencies over the runs that reported one.
+        tokens: Sum of input plus output tokens over the runs that reported both (NaN when none did).
         scored: Graded runs with a score.
-        score: Sum of those scores.
+        score: Sum of those scores, as SQLite adds floats (its last bit depends on the order: a
+            comparison takes each case's mean from the scores themselves, `abbench.stats.exact_means`).
         score_sq: Sum of their squares.
+        cost_runs: Runs that reported a cost: a case's mean cost is ``cost / cost_runs`` (unknown is not
+            $0, so a run without a cost is left out, never counted as free).
+        latency_runs: Runs that reported a latency (a run recorded from elsewhere may not).
+        token_runs: Runs that reported input and output tokens.
     """
 
     arm_id: np.ndarray
@@ -65,6 +71,9 @@ class CaseOutcomes:
     scored: np.ndarray
     score: np.ndarray
     score_sq: np.ndarray
+    cost_runs: np.ndarray
+    latency_runs: np.ndarray
+    token_runs: np.ndarray
 
     @property
     def graded(self) -> np.ndarray:
@@ -89,7 +98,8 @@ def _nan_sums(groups: Any, values: Any, size: int) -> Any:
 
 _SUMS_FIELDS = (
     ("arm_id", "i8"), ("case_idx", "i8"), ("runs", "i8"), ("packed", "i8"), ("executed", "i8"), ("cost", "f8"),
-    ("latency", "f8"), ("tokens", "f8"), ("scored", "i8"), ("score", "f8"), ("score_sq", "f8"),
+    ("cost_runs", "i8"), ("latency", "f8"), ("latency_runs", "i8"), ("tokens", "f8"), ("token_runs", "i8"),
+    ("scored", "i8"), ("score", "f8"), ("score_sq", "f8"),
 )  # fmt: skip
 """The columns of `Store.case_outcomes`' sums query, in its order, with the type each is read as."""
 
@@ -147,7 +157,12 @@ def _case_sums(exp_id: int, finished: np.ndarray, rest: np.ndarray) -> CaseOutco
 
     table = np.concatenate([finished, rest]) if rest.size else finished
     arm_id, case_idx = np.ascontiguousarray(table["arm_id"]), np.ascontiguousarray(table["case_idx"])
-    ints = np.stack([table[name] for name in ("runs", "packed", "executed", "scored")])
+    ints = np.stack(
+        [
+            table[name]
+            for name in ("runs", "packed", "executed", "scored", "cost_runs", "latency_runs", "token_runs")
+        ]
+    )
     floats = np.stack([table[name] for name in ("cost", "latency", "tokens", "score", "score_sq")])
     for unknown in (0, 2):  # cost, tokens: -1 is "no run of the case reported it"
         floats[unknown][floats[unknown] < 0] = np.nan
@@ -183,6 +198,9 @@ def _case_sums(exp_id: int, finished: np.ndarray, rest: np.ndarray) -> CaseOutco
         scored=ints[3],
         score=floats[3],
         score_sq=floats[4],
+        cost_runs=ints[4],
+        latency_runs=ints[5],
+        token_runs=ints[6],
     )
 
 
@@ -213,6 +231,8 @@ class CaseCounts:
         execution_failed: Whose execution failed.
         grading_failed: Whose grading failed.
         cancelled: Cancelled.
+        no_verdict: Graded with a score and no verdict (outcome ``scored``): finished, in none of the
+            counts above.
         executed: Its runs with a latency recorded.
         scored: Its runs with a score.
         ones: Its runs with a score of 1.
@@ -230,6 +250,7 @@ class CaseCounts:
     execution_failed: np.ndarray
     grading_failed: np.ndarray
     cancelled: np.ndarray
+    no_verdict: np.ndarray
     executed: np.ndarray
     scored: np.ndarray
     ones: np.ndarray
@@ -259,6 +280,7 @@ class CaseCounts:
             GRADING_FAILED,
             OUTCOMES,
             PASSED,
+            SCORED,
         )
 
         n = int(arm_id.size)
@@ -284,6 +306,7 @@ class CaseCounts:
             execution_failed=kept(outcomes[:, EXECUTION_FAILED]),
             grading_failed=kept(outcomes[:, GRADING_FAILED]),
             cancelled=kept(outcomes[:, CANCELLED]),
+            no_verdict=kept(outcomes[:, SCORED]),
             executed=kept(np.bincount(group[executed.astype(bool)], minlength=size)),
             scored=kept(np.bincount(group[score_code != 0], minlength=size)),
             ones=kept(np.bincount(group[score_code == 2], minlength=size)),
@@ -295,7 +318,14 @@ class CaseCounts:
     def groups(self) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
         """The (arm id, case) pairs with a finished run, then those with an open run, in order: the
         rows of `Store.case_outcomes`' two sums queries."""
-        finished = self.passed + self.failed + self.execution_failed + self.grading_failed + self.cancelled
+        finished = (
+            self.passed
+            + self.failed
+            + self.execution_failed
+            + self.grading_failed
+            + self.cancelled
+            + self.no_verdict
+        )
         some, open_ = finished > 0, self.runs > finished
         return (self.arm_id[some], self.case_idx[some]), (self.arm_id[open_], self.case_idx[open_])
 
@@ -339,7 +369,7 @@ class CaseCounts:
 
 _COUNTED = ("runs", "passed", "failed", "execution_failed", "grading_failed", "cancelled", "executed")
 """The fields of `CaseOutcomes` that `CaseCounts` has as they are."""
-_PER_CASE = ("arm_id", "case_idx", *_COUNTED, "scored", "ones")
+_PER_CASE = ("arm_id", "case_idx", *_COUNTED, "no_verdict", "scored", "ones")
 """The attributes of `CaseCounts` with a value per (arm, case)."""
 
 
@@ -381,18 +411,32 @@ KEPT_CODES: Memo[RunCodes] = Memo(2)
 """The latest experiments' `RunCodes` by store and experiment, each with the store's state it was read in."""
 
 
+EXECUTED_SQL = (
+    f"(state IN ('{RunState.EXECUTED}', '{RunState.EVALUATING}', '{RunState.PASS}') "
+    f"OR (state = '{RunState.FAIL}' AND failure_type IS NULL))"
+)
+"""Whether a run's execution finished with an answer, from its state alone (columns of the ``runs_results``
+index): executed, being graded, graded, or failed without a failure type (a wrong answer, a grading
+failure). Its latency may still be unknown: a run recorded from elsewhere may not say it."""
+
+
 _SUM_SQL = {
     "runs": "count(*)",
     # Outcome counts are packed 12 bits each into one integer sum: one aggregate instead of five keeps
     # the query fast. A case has at most 1000 rounds (4095 fit), checked by `_case_sums`.
-    "packed": f"sum(CASE state WHEN '{RunState.PASS}' THEN 1 WHEN '{RunState.FAIL}' THEN "
+    # A run in pass without a verdict (scored) is counted in none of them, as `CaseCounts` does.
+    "packed": f"sum(CASE state WHEN '{RunState.PASS}' THEN passed IS NOT NULL WHEN '{RunState.FAIL}' THEN "
     "CASE WHEN failure_type IS NOT NULL THEN 16777216 WHEN passed IS NULL THEN 68719476736 ELSE 4096 END "
     f"WHEN '{RunState.CANCELLED}' THEN 281474976710656 ELSE 0 END)",
-    "executed": "count(latency_ms)",
-    # cost and tokens an agent did not report stay unknown (-1, read back as NaN), not zero
+    "executed": f"total({EXECUTED_SQL})",
+    # cost and tokens an agent did not report stay unknown (-1, read back as NaN), not zero; each is
+    # counted where reported, so a case's mean is over the runs that reported it
     "cost": "ifnull(sum(cost), -1)",
+    "cost_runs": "count(cost)",
     "latency": "total(latency_ms)",
+    "latency_runs": "count(latency_ms)",
     "tokens": "ifnull(sum(input_tokens + output_tokens), -1)",
+    "token_runs": "count(input_tokens + output_tokens)",
     "scored": "count(score)",
     "score": "total(score)",
     "score_sq": "total(score * score)",

@@ -9,7 +9,7 @@ until the page has what it shows, and the provenance's facts come from one pass 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from abbench.store._analysis import RunsProvenance
@@ -55,11 +55,14 @@ class RunFailures:
             order of their first such run (by run id).
         grading: Arm -> runs executed whose grading reached no verdict (arms that have some).
         first: The first failed runs by run id, at most the limit asked.
+        scored: Arm -> runs graded with a score and no verdict (in ``pass``; arms that have some): not
+            failures, but not right either.
     """
 
     execution: dict[str, dict[str, int]]
     grading: dict[str, int]
     first: tuple[FailedRun, ...]
+    scored: dict[str, int] = field(default_factory=dict)
 
 
 def run_failures(store: Store, exp_id: int, *, limit: int = 50) -> RunFailures:
@@ -85,7 +88,15 @@ def run_failures(store: Store, exp_id: int, *, limit: int = 50) -> RunFailures:
     first = tuple(
         FailedRun(r[0], r[1], r[2], "grading" if r[3] is None else "execution", r[3], r[4]) for r in rows
     )
-    return RunFailures(execution, grading, first)
+    scored: dict[str, int] = {
+        str(arm): int(n)
+        for arm, n in store.query(
+            "SELECT a.name, COUNT(*) FROM runs r JOIN arms a ON a.id = r.arm_id WHERE r.experiment_id = ? "
+            f"AND r.state = '{RunState.PASS}' AND r.passed IS NULL GROUP BY r.arm_id ORDER BY r.arm_id",
+            (exp_id,),
+        )
+    }
+    return RunFailures(execution, grading, first, scored)
 
 
 @dataclass(frozen=True)

@@ -41,16 +41,17 @@ OUTCOMES: tuple[str, ...] = tuple(o.value for o in RunOutcome)
 - ``fail`` (2): graded as wrong (a real answer that disagrees with the gold or the judge);
 - ``execution_failed`` (3): the agent produced no usable answer (``failure_type`` says why);
 - ``grading_failed`` (4): the answer exists but no grader reached a verdict;
-- ``cancelled`` (5): cancelled before or while it ran.
+- ``cancelled`` (5): cancelled before or while it ran;
+- ``scored`` (6): graded with a score and no verdict (state ``pass``, ``passed`` NULL): neither right nor wrong.
 """
-UNFINISHED, PASSED, FAILED, EXECUTION_FAILED, GRADING_FAILED, CANCELLED = range(6)
+UNFINISHED, PASSED, FAILED, EXECUTION_FAILED, GRADING_FAILED, CANCELLED, SCORED = range(7)
 
 # One expression, evaluated inside SQLite, that turns (state, failure_type, passed) into the codes above.
 OUTCOME_SQL = (
-    f"CASE state WHEN '{RunState.PASS}' THEN 1 WHEN '{RunState.FAIL}' THEN CASE WHEN failure_type IS NOT NULL "
+    f"CASE state WHEN '{RunState.PASS}' THEN CASE WHEN passed IS NULL THEN 6 ELSE 1 END "
+    f"WHEN '{RunState.FAIL}' THEN CASE WHEN failure_type IS NOT NULL "
     f"THEN 3 WHEN passed IS NULL THEN 4 ELSE 2 END WHEN '{RunState.CANCELLED}' THEN 5 ELSE 0 END"
 )
-
 
 STATES: tuple[str, ...] = tuple(s.value for s in RunState)
 """Run states by code (`RunTable.state` indexes into it), in `abbench.types.RunState` order."""
@@ -138,7 +139,8 @@ class RunTable:
         input_tokens: Prompt tokens (NaN when not executed).
         output_tokens: Completion tokens (NaN when not executed).
         tokens: Input plus output tokens.
-        latency_ms: Wall time of the execution (NaN when not executed).
+        latency_ms: Wall time of the execution (NaN when not executed, or not reported: `executed` says
+            which runs finished their execution).
         evidence_cited: Whether the answer cited at least one skill reference.
         read_file: Whether the agent opened a skill file during the run (SKILL.md alone is not opening:
             it is injected into the prompt).
@@ -178,6 +180,22 @@ class RunTable:
 
     def __len__(self) -> int:
         return int(self.run_id.size)
+
+    @property
+    def executed(self) -> np.ndarray:
+        """Whether each run's execution finished with an answer (`EXECUTED_SQL`, from its state): its
+        latency, cost or tokens may still be unknown (NaN), which never makes it unexecuted."""
+        import numpy as np
+
+        done = (
+            STATES.index(RunState.EXECUTED),
+            STATES.index(RunState.EVALUATING),
+            STATES.index(RunState.PASS),
+        )
+        executed: np.ndarray = (
+            np.isin(self.state, done) | (self.outcome == FAILED) | (self.outcome == GRADING_FAILED)
+        )
+        return executed
 
     @property
     def arm(self) -> np.ndarray:
@@ -667,7 +685,8 @@ class ResultsMixin(StoreBase):
             "latency": bool(counts.executed.any()),
             "tokens": counts.tokens_known,
         }
-        names = [name for name, some in known.items() if some]
+        runs_of = {"cost": "cost_runs", "latency": "latency_runs", "tokens": "token_runs"}
+        names = [n for name, some in known.items() if some for n in (name, runs_of[name])]
         if scores and counts.fractional:  # else the score sums are counts of scores of 0 and 1
             names += ["scored", "score", "score_sq"]
         if not names:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from abbench.errors import NotFoundError
 from abbench.store._base import StoreBase, loads
-from abbench.types import AgentOutput, RunOutcome, RunState, Usage
+from abbench.types import AgentOutput, RunState, Usage, run_outcome
 
 if TYPE_CHECKING:
     from abbench.store._attempts import ArmSpend
@@ -236,16 +236,18 @@ class RunsMixin(StoreBase):
         return counts
 
     def error_runs(self, exp_id: int) -> dict[int, tuple[str, str]]:
-        """Runs in ``fail`` that got no verdict: ``{run id: (arm, RunOutcome.EXECUTION_FAILED | RunOutcome.GRADING_FAILED)}``.
+        """Finished runs that got no verdict: ``{run id: (arm, RunOutcome.EXECUTION_FAILED |
+        RunOutcome.GRADING_FAILED | RunOutcome.SCORED)}`` (scored: in ``pass`` with a score alone).
 
-        The rest of ``fail`` is graded wrong; `run_counts` with this tells the three apart.
+        The rest of ``fail`` is graded wrong, the rest of ``pass`` right; `run_counts` with this tells
+        them apart.
         """
         return {
-            run_id: (arm, RunOutcome.EXECUTION_FAILED if ftype is not None else RunOutcome.GRADING_FAILED)
-            for run_id, arm, ftype in self.query(
-                "SELECT r.id, a.name, r.failure_type FROM runs r JOIN arms a ON a.id = r.arm_id "
-                "WHERE r.experiment_id=? AND r.state=? AND (r.failure_type IS NOT NULL OR r.passed IS NULL)",
-                (exp_id, RunState.FAIL),
+            run_id: (arm, run_outcome(state, ftype, None))
+            for run_id, arm, state, ftype in self.query(
+                "SELECT r.id, a.name, r.state, r.failure_type FROM runs r JOIN arms a ON a.id = r.arm_id "
+                "WHERE r.experiment_id=? AND r.state IN (?, ?) AND (r.failure_type IS NOT NULL OR r.passed IS NULL)",
+                (exp_id, RunState.FAIL, RunState.PASS),
             )
         }
 
@@ -532,7 +534,7 @@ class RunsMixin(StoreBase):
                 # unknown is not zero: NULL tokens and cost stay None (exports, graders and views say so)
                 usage=None if r[20] is None and r[21] is None else Usage(r[20] or 0, r[21] or 0),
                 cost=r[22],
-                latency_ms=r[23] or 0.0,
+                latency_ms=None if r[23] is None else (r[23] or 0.0),  # unknown is not 0 ms
                 session_id=r[24],
                 model=r[25],
                 skills_offered=_names(r[36]),

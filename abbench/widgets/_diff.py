@@ -445,8 +445,8 @@ class DiffWidget(View):
             self.domains_html.value = "<b>Per domain</b>" + note(fm.NO_DOMAINS)
             return
         self.domains_html.value = "<b>Per domain</b>" + html_table(
-            ["domain", "cases", "A", "B", "B − A", "interval", "fixed", "regressed", "p (Holm)", ""],
-            numeric=(1, 2, 3, 4, 6, 7, 8),
+            ["domain", "cases", "A", "B", "B − A", "interval", "moved (tested)", "p (Holm)", ""],
+            numeric=(1, 2, 3, 4, 7),
             nowrap=(5,),
             rows=[
                 (
@@ -456,8 +456,7 @@ class DiffWidget(View):
                     _value(d.value_b, unit),
                     _signed(d.difference, unit),
                     _interval(d.interval, unit),
-                    d.fixed,
-                    d.regressed,
+                    d.moved_text,
                     _p(d.p_adjusted),
                     "significantly worse"
                     if d.significant_regression

@@ -85,7 +85,7 @@ def _interval_bars(
         value, low, high = g.accuracy.value, g.accuracy.low, g.accuracy.high
         if g.arm != arm or value is None:
             continue
-        x.append(g.group + 1 if isinstance(g.group, int) else g.group)
+        x.append(g.group)  # a domain, or a round already counted from 1
         y.append(value)
         up.append(high - value if high is not None else 0)
         down.append(value - low if low is not None else 0)

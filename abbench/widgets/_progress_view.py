@@ -20,6 +20,7 @@ from abbench.widgets._base import escape
 OUTCOME_COLOURS: dict[str, str] = {
     RunState.PASS: "#54a24b",
     RunState.FAIL: "#e45756",
+    RunOutcome.SCORED: "#9d755d",
     RunOutcome.EXECUTION_FAILED: "#f58518",
     RunOutcome.GRADING_FAILED: "#eeca3b",
     RunState.CANCELLED: "#9d9d9d",
@@ -62,6 +63,7 @@ BAR_CSS = """<style>
 SEGMENTS: tuple[str, ...] = (
     RunState.PASS,
     RunState.FAIL,
+    RunOutcome.SCORED,
     RunOutcome.EXECUTION_FAILED,
     RunOutcome.GRADING_FAILED,
     RunState.CANCELLED,
@@ -77,6 +79,7 @@ def segments(arm: ArmProgress) -> dict[str, int]:
     return {
         RunState.PASS: arm.right,
         RunState.FAIL: arm.wrong,
+        RunOutcome.SCORED: arm.scored,
         RunOutcome.EXECUTION_FAILED: arm.execution_failed,
         RunOutcome.GRADING_FAILED: arm.grading_failed,
         RunState.CANCELLED: arm.cancelled,
@@ -90,6 +93,7 @@ def outcome_text(p: Progress | ArmProgress, sep: str = " · ") -> str:
     parts = [
         (RunState.PASS, p.right),
         (RunState.FAIL, p.wrong),
+        (RunOutcome.SCORED, p.scored),
         (RunOutcome.EXECUTION_FAILED, p.execution_failed),
         (RunOutcome.GRADING_FAILED, p.grading_failed),
         (RunState.CANCELLED, p.cancelled),

@@ -418,7 +418,8 @@ class ResultsWidget(View):
                     fmt_estimate(a.strict_accuracy),
                     fmt_estimate(a.score, share=False) if a.score is not None else NONE,
                     f"{c.runs:,}",
-                    f"{c.passed:,} / {c.failed:,}",
+                    f"{c.passed:,} / {c.failed:,}"
+                    + (f" ({c.scored:,} scored, no verdict)" if c.scored else ""),
                     f"{c.execution_failed:,}"
                     + (
                         f" ({', '.join(f'{k} {v}' for k, v in c.failure_types.items())})"
@@ -487,7 +488,7 @@ class ResultsWidget(View):
         by_round: dict[str, list[str]] = {}
         for g in m.by_round:
             by_round.setdefault(g.arm, []).append(
-                f"round {int(g.group) + 1}: {fmt_estimate(g.accuracy, share=m.outcome == 'passed')}"
+                f"round {int(g.group)}: {fmt_estimate(g.accuracy, share=m.outcome == 'passed')}"
             )
         return (
             html_table(
@@ -548,7 +549,7 @@ class ResultsWidget(View):
             ],
             rows,
             numeric=tuple(range(1, 14)),
-        )
+        ) + "".join(note(f"{a.arm}: {a.usage.cost_gap}") for a in m.arms if a.usage.cost_gap)
 
     def _decide(self) -> None:
         exp = self.experiment

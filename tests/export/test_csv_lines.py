@@ -102,6 +102,7 @@ ODDITIES = (
     "UPDATE runs SET failure_type = '+bad', error = '@err' WHERE id % 47 = 0",
     "UPDATE runs SET state = 'fail', passed = NULL WHERE id % 53 = 0",
     "UPDATE runs SET state = 'fail', passed = 0, failure_type = NULL WHERE id % 53 = 1",
+    "UPDATE runs SET state = 'pass', passed = NULL, failure_type = NULL WHERE id % 53 = 2",  # scored
     "UPDATE runs SET input_tokens = NULL, output_tokens = NULL WHERE id % 59 = 0",
     "UPDATE runs SET input_tokens = 0, output_tokens = NULL WHERE id % 59 = 1",
     "UPDATE runs SET started_at = '-2026', finished_at = '' WHERE id % 61 = 0",

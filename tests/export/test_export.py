@@ -58,10 +58,10 @@ def test_runs_csv_is_excel_safe_utf8(finished, tmp_path):
     assert result.rows == len(rows) == 120
     assert list(rows[0])[:5] == ["run_id", "experiment", "arm", "round", "case_idx"]
     by_case = {(r["case_id"], r["arm"], r["round"]): r for r in rows}
-    assert by_case[("c003", "control", "0")]["input"] == "'" + FORMULA
-    assert by_case[("c001", "control", "0")]["input"].startswith(HOSTILE_SCRIPT)
-    assert by_case[("c000", "control", "0")]["input"].startswith("第0号请求")
-    first = by_case[("c000", "control", "0")]
+    assert by_case[("c003", "control", "1")]["input"] == "'" + FORMULA
+    assert by_case[("c001", "control", "1")]["input"].startswith(HOSTILE_SCRIPT)
+    assert by_case[("c000", "control", "1")]["input"].startswith("第0号请求")
+    first = by_case[("c000", "control", "1")]
     assert float(first["cost"]) > 0 and int(first["input_tokens"]) > 100
     assert first["grade.label_match"] == "true" and first["passed"] == "true"
     assert json.loads(first["metadata"]) == {"tags": ["smoke"], "source": "fixture"}
@@ -96,7 +96,7 @@ def test_runs_xlsx_has_types_and_a_frozen_header(finished, tmp_path):
     rows = list(ws.iter_rows(min_row=2))
     assert len(rows) == 120
     cells = {(r[col["case_id"]].value, r[col["arm"]].value, r[col["round"]].value): r for r in rows}
-    row = cells[("c003", "control", 0)]
+    row = cells[("c003", "control", 1)]
     assert row[col["input"]].value == FORMULA and row[col["input"]].data_type == "s"  # text, not a formula
     row = cells[("c000", "treatment", 1)]
     assert isinstance(row[col["run_id"]].value, int)
@@ -138,7 +138,7 @@ def test_runs_jsonl_is_lossless(finished, tmp_path):
     assert isinstance(c003["metadata"], dict)
     # the first arm's first round comes first, in dataset order
     assert [r["case_id"] for r in records[:30]] == [f"c{i:03d}" for i in range(30)]
-    assert {r["arm"] for r in records[:30]} == {"control"} and {r["round"] for r in records[:30]} == {0}
+    assert {r["arm"] for r in records[:30]} == {"control"} and {r["round"] for r in records[:30]} == {1}
 
 
 def test_runs_jsonl_imports_back_to_the_same_fingerprint(finished, tmp_path):

@@ -53,7 +53,7 @@ def _overview_from_records(store, exp, limit):
             continue
         if len(failures) < limit:
             failures.append(
-                {"case_id": r.case_id, "arm": r.arm, "round": r.round, "kind": kind,
+                {"case_id": r.case_id, "arm": r.arm, "round": r.round + 1, "kind": kind,
                  "failure_type": r.failure_type, "error": r.error}
             )  # fmt: skip
     return (

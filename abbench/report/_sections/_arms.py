@@ -35,7 +35,7 @@ def arms_section(metrics: ExperimentMetrics) -> list[Part]:
                 "arm": a.label,
                 "main": estimate_text(_main(a, by_score), share=not by_score),
                 "strict": estimate_text(a.strict_accuracy) if not by_score else fm.MISSING,
-                "graded": f"{c.passed + c.failed:,} of {c.runs:,}",
+                "graded": f"{c.passed + c.failed + (c.scored if by_score else 0):,} of {c.runs:,}",
                 "failures": c.execution_failed + c.grading_failed,
                 "cancelled": c.cancelled + c.unfinished,
                 "per_correct": fm.money(a.usage.cost_per_correct),
@@ -67,6 +67,7 @@ def arms_section(metrics: ExperimentMetrics) -> list[Part]:
                 if metrics.rounds > 1
                 else "one answer per case."
             )
+            + "".join(f" {a.arm}: {a.usage.cost_gap}." for a in arms if a.usage.cost_gap)
         )
     )
     estimates = [_main(a, by_score) for a in arms]
@@ -192,7 +193,7 @@ def _by_round(metrics: ExperimentMetrics) -> list[Part]:
     share = metrics.outcome != "score"
     return [
         d.grouped_figure(
-            [f"round {r + 1}" for r in rounds], series, share=share, title="accuracy by round", lines=True
+            [f"round {r}" for r in rounds], series, share=share, title="accuracy by round", lines=True
         )
     ]
 

@@ -185,7 +185,7 @@ def _domain_table(c: Comparison, a: str, b: str) -> list[Part]:
             "a": fm.pct(r.value_a) if share else fm.num(r.value_a),
             "b": fm.pct(r.value_b) if share else fm.num(r.value_b),
             "diff": f"{fm.difference(r.difference, unit)} {_bounds_points(r.interval, unit)}",
-            "moved": f"{r.fixed} fixed, {r.regressed} regressed",
+            "moved": r.moved_text,
             "p": fm.pvalue(r.p_adjusted),
             "flag": "significantly worse"
             if r.significant_regression
@@ -207,7 +207,13 @@ def _domain_table(c: Comparison, a: str, b: str) -> list[Part]:
                 ("p", "p (Holm-adjusted)", str),
                 ("flag", ""),
             ],
-            caption="Per domain, paired",
+            caption="Per domain, paired"
+            + (
+                ""
+                if c.by_domain[0].test == "exact McNemar"
+                else " (cases moved: whose per-case pass rate or mean score rose or fell, the counts of the "
+                "exact sign test beside them)"
+            ),
             row_class=lambda r: r["_tone"],
         )
     ]

@@ -13,6 +13,7 @@ from abbench.types import RunOutcome, RunState, outcome_word
 _OUTCOMES = (
     RunState.PASS,
     RunState.FAIL,
+    RunOutcome.SCORED,
     RunOutcome.EXECUTION_FAILED,
     RunOutcome.GRADING_FAILED,
     RunState.CANCELLED,
@@ -30,12 +31,15 @@ def _outcomes(overview: RunOverview) -> dict[str, dict[str, int]]:
     for arm, counts in overview.states.items():
         execution = sum((overview.execution_failures.get(arm) or {}).values())
         grading = overview.grading_failures.get(arm, 0)
+        scored = overview.scored.get(arm, 0)
         row = {k: v for k, v in counts.items() if k != RunState.FAIL}
         row.update(
             fail=counts.get(RunState.FAIL, 0) - execution - grading,
             execution_failed=execution,
             grading_failed=grading,
         )
+        row[RunState.PASS] = counts.get(RunState.PASS, 0) - scored
+        row[RunOutcome.SCORED] = scored
         out[arm] = row
     return out
 
