@@ -387,6 +387,7 @@ class _Conversation:
     input_tokens: int = 0
     output_tokens: int = 0
     costs: list[float | None] = field(default_factory=list)
+    usage_known: bool = True
 
     @classmethod
     def start(cls, task: Task, tools: SkillTools | OfferedTools | None) -> _Conversation:
@@ -413,8 +414,11 @@ class _Conversation:
         """Record a reply: its tokens and cost, the call, and its message."""
         self.input_tokens += reply.usage.input_tokens
         self.output_tokens += reply.usage.output_tokens
+        # a reply without usage makes the run's tokens unknown: a sum with an unknown term is unknown
+        self.usage_known = self.usage_known and reply.usage_reported
         self.costs.append(reply.cost)
-        self.spent.add_call(reply.usage, reply.cost, reply.model, cached=reply.cached)
+        usage = reply.usage if reply.usage_reported else None
+        self.spent.add_call(usage, reply.cost, reply.model, cached=reply.cached)
         self.transcript.append(_call_event(turn, reply))
         self.messages.append(reply.message)
         self.transcript.append({"type": "message", **reply.message})
@@ -478,7 +482,7 @@ class _Conversation:
             transcript=tuple(self.transcript),
             files_read=tuple(tools.files_read) if tools else (),
             sections_read=tuple(tools.sections_read) if tools else (),
-            usage=Usage(self.input_tokens, self.output_tokens),
+            usage=Usage(self.input_tokens, self.output_tokens) if self.usage_known else None,
             cost=sum(c for c in self.costs if c is not None) if known else None,
             latency_ms=(time.perf_counter() - started) * 1000,
             session_id=self.session_id,

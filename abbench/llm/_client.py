@@ -591,6 +591,13 @@ class ChatClient:
             await response.aclose()
         if broke is None and not sse.complete:
             broke = "the body ended without a finish reason or [DONE]"
+        elif broke is None and sse.finish_reason is None:
+            # llama-cpp-python's interrupt_requests (on by default) ends a running stream this way when
+            # another request waits: the model did not stop, the server did
+            broke = (
+                "the server ended it with [DONE] and no finish reason, as llama-cpp-python does when "
+                "another request waits (start it with --interrupt_requests false, or lower the concurrency)"
+            )
         result = self._parse(
             json.dumps(sse.as_completion(), ensure_ascii=False), retries, started, streamed=sse.chunks
         )
@@ -665,8 +672,14 @@ class ChatClient:
         )
         model = str(data.get("model") or self.model)
         price = self.prices.lookup(self.model) or self.prices.lookup(model)
-        cost = price.cost(usage) if price else self.prices.cost(self.model, usage)
-        assistant: dict[str, Any] = {"role": "assistant", "content": content}
+        if usage_data is None:
+            # no usage (llama-cpp-python never sends a usage chunk when streaming): the tokens and the
+            # cost are unknown, never 0 — `usage_reported` says so and `cost` is None
+            cost = None
+        else:
+            cost = price.cost(usage) if price else self.prices.cost(self.model, usage)
+        # "" rather than null beside tool calls: llama-cpp-python's server refuses a null content (HTTP 500)
+        assistant: dict[str, Any] = {"role": "assistant", "content": content if content is not None else ""}
         if calls:
             assistant["tool_calls"] = [
                 {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}

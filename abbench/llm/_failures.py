@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -95,6 +96,9 @@ def _server_message(text: str) -> tuple[str, str | None]:
     return clip(snippet, 300) or "(empty body)", None
 
 
+_VALIDATION = re.compile(r"\b\d+ validation errors?\b|\brequestvalidationerror\b|\bvalidation error for\b")
+
+
 def classify_failure(status: int, message: str, code: str | None) -> tuple[FailureType, bool]:
     """The failure type of an HTTP error and whether trying again may help."""
     blob = f"{code or ''} {message}".lower()
@@ -108,6 +112,10 @@ def classify_failure(status: int, message: str, code: str | None) -> tuple[Failu
         return FailureType.NOT_FOUND, False
     if status == 408:
         return FailureType.TIMEOUT, True
+    if status >= 500 and _VALIDATION.search(blob):
+        # a server that answers a request it cannot read with a 500 (llama-cpp-python: FastAPI's
+        # validation error, caught by its route handler): the same request fails the same way again
+        return FailureType.BAD_REQUEST, False
     if status == 409 or status >= 500:
         return FailureType.SERVER_ERROR, True
     return FailureType.BAD_REQUEST, False

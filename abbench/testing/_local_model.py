@@ -56,6 +56,8 @@ class ServedRequest:
         interrupted: A stream ended early because another request waited (``interrupt_requests``).
         ms: Milliseconds the server spent on it.
         error: The error message of a refused request.
+        roles: The roles of the messages it was sent, in order.
+        tool_calls: Tool calls in the reply.
     """
 
     status: int
@@ -66,6 +68,8 @@ class ServedRequest:
     interrupted: bool
     ms: float | None
     error: str | None
+    roles: tuple[str, ...] = ()
+    tool_calls: int = 0
 
 
 def _tools_folder(root: Path | str | None) -> Path:
@@ -244,6 +248,8 @@ class LocalModelServer:
                         interrupted=bool(entry.get("interrupted")),
                         ms=entry.get("ms"),
                         error=entry.get("error"),
+                        roles=tuple(entry.get("roles") or ()),
+                        tool_calls=int(entry.get("tool_calls") or 0),
                     )
                 )
         return out

@@ -10,7 +10,8 @@
 // --quirks llama-cpp-python (the default) answers as llama-cpp-python 0.3's server does, checked
 // against it: an assistant message with "content": null and a response_format of type json_schema are
 // refused with HTTP 500 and a validation body; a stream never carries a usage chunk; a prompt that
-// does not fit is a 400 context_length_exceeded; --interrupt-requests ends a running stream with
+// does not fit is a 400 context_length_exceeded; tools are left out of the prompt unless tool_choice
+// forces a call ("required" or a named function: then a grammar makes the reply that call); --interrupt-requests ends a running stream with
 // [DONE] and no finish_reason when another request waits. --quirks openai answers as the OpenAI API
 // does (null content and json_schema accepted, usage sent when stream_options.include_usage asks).
 //
@@ -69,9 +70,10 @@ class HttpError extends Error {
     }
 }
 
-function validationError(loc, msg, input) {
-    // FastAPI's RequestValidationError, caught by llama-cpp-python's route handler: a 500
-    const detail = `1 validation error:\n  {'type': 'value_error', 'loc': ${loc}, 'msg': '${msg}', 'input': ${JSON.stringify(input)}}`;
+function validationError(loc, type, msg, input) {
+    // FastAPI's RequestValidationError, caught by llama-cpp-python's route handler: a 500 whose message
+    // is pydantic's list of errors
+    const detail = `1 validation error:\n  {'type': '${type}', 'loc': ${loc}, 'msg': "${msg}", 'input': ${JSON.stringify(input)}}\n`;
     return new HttpError(500, {error: {message: detail, type: "internal_server_error", param: null, code: null}});
 }
 
@@ -90,7 +92,7 @@ function history(messages) {
     const out = [];
     messages.forEach((m, i) => {
         if (LLAMA_QUIRKS && m?.role === "assistant" && "content" in m && m.content === null)
-            throw validationError(`('body', 'messages', ${i}, 'typed-dict', 'content')`, "Input should be a valid string", null);
+            throw validationError(`('body', 'messages', ${i}, 'ChatCompletionRequestAssistantMessage', 'content')`, "string_type", "Input should be a valid string", null);
         if (m?.role === "system" || m?.role === "developer") out.push({type: "system", text: text(m.content)});
         else if (m?.role === "user") out.push({type: "user", text: text(m.content)});
         else if (m?.role === "assistant") {
@@ -151,7 +153,7 @@ async function grammarFor(body) {
     if (!format || format.type === "text") return {};
     if (format.type === "json_schema") {
         if (LLAMA_QUIRKS)
-            throw validationError("('body', 'response_format', 'type')", "Input should be 'text' or 'json_object'", "json_schema");
+            throw validationError("('body', 'response_format', 'type')", "literal_error", "Input should be 'text' or 'json_object'", "json_schema");
         return {grammar: await llama.createGrammarForJsonSchema(gbnfSchema(format.json_schema?.schema))};
     }
     if (format.type === "json_object")
@@ -164,7 +166,10 @@ const FINISH = {maxTokens: "length", functionCalls: "tool_calls", eogToken: "sto
 async function complete(body, onText, signal) {
     const chatHistory = history(body.messages);
     const {grammar, toolCall} = await grammarFor(body);
-    const functions = !grammar && body.tool_choice !== "none" ? functionsOf(body.tools) : null;
+    // llama-cpp-python with the model's own chat template leaves tools out of the prompt unless a call is
+    // forced; node-llama-cpp's own function calling documents them (~500 tokens) for the openai quirks
+    const offered = !grammar && !LLAMA_QUIRKS && body.tool_choice !== "none";
+    const functions = offered ? functionsOf(body.tools) : null;
     const state = wrapper.generateContextState({chatHistory, availableFunctions: functions ?? undefined, documentFunctionParams: true});
     const promptTokens = state.contextText.tokenize(model.tokenizer).length;
     if (promptTokens >= CTX) {
@@ -223,6 +228,7 @@ async function chatCompletions(req, res, body) {
     const chunk = (delta, finish) => `data: ${JSON.stringify({id, object: "chat.completion.chunk", created, model: opt.alias,
         choices: [{index: 0, delta, finish_reason: finish, logprobs: null}]})}\n\n`;
     const onText = stream ? (t) => {
+        if (!t) return;
         if (!res.headersSent) {
             res.writeHead(200, {"content-type": "text/event-stream", "cache-control": "no-cache"});
             res.write(chunk({role: "assistant", content: ""}, null));
@@ -235,7 +241,7 @@ async function chatCompletions(req, res, body) {
                    total_tokens: out.promptTokens + out.completionTokens};
     log({path: req.url, status: 200, stream, prompt_tokens: out.promptTokens, completion_tokens: out.completionTokens,
          finish_reason: interrupted ? null : out.finish, interrupted, ms: performance.now() - started,
-         tool_calls: out.calls.length});
+         tool_calls: out.calls.length, roles: body.messages.map((m) => m?.role)});
     if (!stream) {
         const message = {role: "assistant", content: out.calls.length ? null : out.content,
                          ...(out.calls.length ? {tool_calls: toolCalls(out.calls)} : {})};
@@ -292,7 +298,8 @@ const server = http.createServer((req, res) => {
             waiting -= 1;
             try { await chatCompletions(req, res, body); } catch (e) {
                 const status = e instanceof HttpError ? e.status : 500;
-                log({path: req.url, status, stream: body?.stream === true, error: e.message});
+                log({path: req.url, status, stream: body?.stream === true, error: e.message,
+                     roles: Array.isArray(body?.messages) ? body.messages.map((m) => m?.role) : []});
                 send(res, status, e instanceof HttpError ? e.body : {error: {message: String(e?.message ?? e), type: "internal_server_error", param: null, code: null}});
             }
         });
