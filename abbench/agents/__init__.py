@@ -8,7 +8,9 @@ from abbench import _lazy
 
 if typing.TYPE_CHECKING:
     from abbench.agents._answer import (
+        ANSWER_FORMATS,
         Answer,
+        answer_format,
         answer_from_mapping,
         canonical_refs,
         check_output,
@@ -40,17 +42,18 @@ if typing.TYPE_CHECKING:
     from abbench.agents._rules import Rule, SkillRules, extract_rules
 
 __all__ = [
-    "HIDDEN_FIELDS",
-    "SKILL_TOOLS",
+    "ANSWER_FORMATS",
     "Agent",
     "AgentFactory",
     "AgentParameter",
     "Answer",
     "CommandAgent",
+    "HIDDEN_FIELDS",
     "OpenAIAgent",
     "Prompt",
     "PythonAgent",
     "Rule",
+    "SKILL_TOOLS",
     "SkillRules",
     "SkillTools",
     "Spending",
@@ -59,6 +62,7 @@ __all__ = [
     "agent_names",
     "agent_parameters",
     "agent_task",
+    "answer_format",
     "answer_from_mapping",
     "answer_schema",
     "build_prompt",
@@ -83,7 +87,9 @@ __getattr__, __dir__ = _lazy.exports(
     __name__,
     {
         "abbench.agents._answer": (
+            "ANSWER_FORMATS",
             "Answer",
+            "answer_format",
             "answer_from_mapping",
             "canonical_refs",
             "check_output",

@@ -44,6 +44,7 @@ from abbench.llm._failures import (
     _refused_feature,
     _server_message,
     classify_failure,
+    is_validation_error,
     parse_retry_after,
 )
 from abbench.llm._pool import shared_http_client
@@ -311,7 +312,8 @@ class ChatClient:
         now leaves out (the request is sent again without it)."""
         text = self.redact(response.text)
         message, code = _server_message(text)
-        if method == "POST" and response.status_code in (400, 422) and payload is not None:
+        refusal = response.status_code in (400, 422) or (response.status_code >= 500 and is_validation_error(message))
+        if method == "POST" and refusal and payload is not None:
             feature = _refused_feature(message, payload)
             if feature and feature not in self._refused:
                 log.info("%s refused %s (%s); sending again without it", self._where(path), feature, message)
@@ -407,7 +409,10 @@ class ChatClient:
                 body["tool_choice"] = tool_choice
         if response_format is not None and "response_format" not in refused:
             if response_format.get("type") == "json_schema" and "json_schema" in refused:
-                body["response_format"] = {"type": "json_object"}
+                # JSON mode with the same schema: llama-cpp-python takes the schema there (and
+                # constrains the reply with it); a server that ignores the key still answers in JSON
+                schema = (response_format.get("json_schema") or {}).get("schema")
+                body["response_format"] = {"type": "json_object", **({"schema": schema} if schema else {})}
             else:
                 body["response_format"] = dict(response_format)
         if temperature is not None and "temperature" not in refused:
