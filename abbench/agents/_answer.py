@@ -456,7 +456,9 @@ def parse_answer(
     if refused is not None:
         raise _bad_output(f"{refused}; got {_snippet(body)!r}", raw, retryable)
     if strict:
-        raise _bad_output(f"the reply is not one JSON object with a prediction: {_snippet(body)!r}", raw, retryable)
+        raise _bad_output(
+            f"the reply is not one JSON object with a prediction: {_snippet(body)!r}", raw, retryable
+        )
     if label_set:
         folded = _folded(body)
         for label in label_set:

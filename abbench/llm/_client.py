@@ -312,7 +312,9 @@ class ChatClient:
         now leaves out (the request is sent again without it)."""
         text = self.redact(response.text)
         message, code = _server_message(text)
-        refusal = response.status_code in (400, 422) or (response.status_code >= 500 and is_validation_error(message))
+        refusal = response.status_code in (400, 422) or (
+            response.status_code >= 500 and is_validation_error(message)
+        )
         if method == "POST" and refusal and payload is not None:
             feature = _refused_feature(message, payload)
             if feature and feature not in self._refused:

@@ -111,8 +111,13 @@ def test_strict_reading_takes_only_one_whole_json_object():
 
 @pytest.mark.parametrize(
     ("method", "structured", "word"),
-    [("json", False, "strict"), ("json", True, "structured"), ("lenient_json", False, "fallback"),
-     ("key_value", True, "fallback"), ("label_mention", False, "fallback")],
+    [
+        ("json", False, "strict"),
+        ("json", True, "structured"),
+        ("lenient_json", False, "fallback"),
+        ("key_value", True, "fallback"),
+        ("label_mention", False, "fallback"),
+    ],
 )
 def test_answer_format_words(method, structured, word):
     assert answer_format(method, structured=structured) == word
