@@ -115,6 +115,8 @@ def _print_arm(a: ArmMetrics, outcome: str, *, classes: bool, confusion: bool) -
     _print_stability(a.stability)
     _print_usage(a.usage)
     _print_grounding(a.grounding)
+    if a.format_adherence is not None:
+        click.echo(f"  {'format adherence':<20}{a.format_adherence.text}")
     for j in a.judges:
         # a long grader and dimension name still leaves a space before the figure
         click.echo(f"  {'judge ' + j.grader + ' ' + j.dimension:<19} {_estimate(j.estimate, 'score')}")

@@ -57,6 +57,16 @@ class FormatAdherence(Result):
         """The share of read runs with this reading (None when no run was read)."""
         return self.counts.get(reading, 0) / self.runs if self.runs else None
 
+    @property
+    def text(self) -> str:
+        """One line for people: ``40.0% [19.8–64.3] of 10 read replies (strict 4, structured 0, …)``."""
+        e = self.adherence
+        if e.value is None:
+            return f"n/a ({e.reason})"
+        span = f" [{e.interval.low:.1%}–{e.interval.high:.1%}]" if e.interval is not None else ""
+        parts = ", ".join(f"{r} {self.counts.get(r, 0)}" for r in READINGS)
+        return f"{e.value:.1%}{span} of {self.runs} read replies ({parts})"
+
 
 @dataclass(frozen=True)
 class FormatDifference(Result):
@@ -87,6 +97,22 @@ class FormatDifference(Result):
     p_value: float | None
     gained: int | None = None
     lost: int | None = None
+
+    @property
+    def text(self) -> str:
+        """One line for people: ``+30.0 points [+2.1, +51.3] (70.0% vs 40.0%, 10 cases, newcombe, p = 0.03)``."""
+        if self.difference is None:
+            return "n/a (no case had a read reply in both arms)"
+        span = (
+            f" [{self.interval[0] * 100:+.1f}, {self.interval[1] * 100:+.1f}]"
+            if self.interval is not None
+            else ""
+        )
+        p = f", p = {self.p_value:.3g}" if self.p_value is not None else ""
+        return (
+            f"{self.difference * 100:+.1f} points{span} ({self.adherence_b:.1%} vs {self.adherence_a:.1%}, "
+            f"{self.n_cases} cases, {self.method}{p})"
+        )
 
 
 def _per_case(rows: Sequence[AnswerReading]) -> dict[int, list[float]]:
