@@ -100,7 +100,7 @@ $(LOCAL_MODEL):
 	touch $@
 
 ## bench: the performance benchmarks, printing their figures
-bench: $(STAMP)
+bench: $(STAMP) local-model
 	for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 ## lab: JupyterLab on the notebooks, against the demo store
