@@ -211,6 +211,7 @@ def _print_usage(u: UsageMetrics) -> None:
     tok = partial(fm.num, digits=0, missing=NA)
     click.echo(
         f"  {'tokens':<20}mean {tok(u.tokens.mean)}, p50 {tok(u.tokens.p50)}, p95 {tok(u.tokens.p95)}"
+        f" (prompt {tok(u.input_tokens.mean)}, completion {tok(u.output_tokens.mean)} per run)"
         if u.tokens.n
         else f"  {'tokens':<20}not reported by the agent"
     )

@@ -27,6 +27,7 @@ from abbench.metrics._classes import ClassReport, class_report, label_space
 from abbench.metrics._format import FormatAdherence, with_format_adherence
 from abbench.metrics._judges import JudgeScore, judge_scores
 from abbench.metrics._judging import JudgeCost, judge_costs
+from abbench.metrics._skill_cost import skill_prompt_notes
 from abbench.metrics._stability import Stability, stability
 from abbench.metrics._usage import LOW_CONFIDENCE, GroundingMetrics, UsageMetrics, grounding, usage
 from abbench.store import (
@@ -394,6 +395,7 @@ def _measure(
     arm_metrics = with_format_adherence(
         store, exp.id, arm_metrics, {a.id: a.name for a in arm_objects}, confidence
     )
+    notes += skill_prompt_notes(arm_objects, spend)
     notes += [
         f"{a.arm}: {a.accuracy.reason}"
         for a in arm_metrics

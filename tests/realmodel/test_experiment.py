@@ -134,3 +134,43 @@ def test_compare_gate_and_cli_speak_of_format_adherence(experiment):
         cli, ["--store", str(store.path), "metrics", str(exp.id)], catch_exceptions=False
     )
     assert out.exit_code == 0 and out.output.count("format adherence") == 2
+
+
+def test_what_a_skill_costs_in_prompt_tokens_is_shown(local_model, tmp_path):
+    from abbench.store import open_store
+    from tests.agents.adapter_fixtures import SKILL_FILES, write_skill
+
+    write_skill(tmp_path / "skill", SKILL_FILES)
+    with open_store(tmp_path / "store") as store:
+        cases = [Case(case_id=f"c{i}", input=q, expected=label) for i, (q, label) in enumerate(QUERIES[:2])]
+        ds = store.save_dataset("routing", cases, label_set=["fast", "slow"])
+        spec = {
+            "name": "skill-cost",
+            "dataset": ds.fingerprint,
+            "rounds": 1,
+            "retries": 0,
+            "concurrency": 1,
+            "arms": {
+                "none": arm(local_model, max_tokens=4),
+                "skill": arm(local_model, max_tokens=4, skill=str(tmp_path / "skill")),
+            },
+        }
+        mark = local_model.requests
+        exp = create_experiment(spec, store=store)
+        run_experiment(exp.id, store=store)
+        served = served_since(local_model, mark)
+        m = experiment_metrics(exp.id, store=store)
+        runs = store.runs(exp.id)
+    # the server's own prompt counts, per arm, in the order the runs were asked (concurrency 1)
+    assert len(served) == len(runs)
+    arms = [r.arm for r in sorted(runs, key=lambda r: r.started_at)]
+    prompt = {
+        a: [s.prompt_tokens for s, x in zip(served, arms, strict=True) if x == a] for a in ("none", "skill")
+    }
+    diff = sum(prompt["skill"]) / 2 - sum(prompt["none"]) / 2
+    (note,) = [n for n in m.notes if n.startswith("skill: its injected skill costs")]
+    assert f"{diff:+,.0f} prompt tokens per run" in note
+    out = CliRunner().invoke(
+        cli, ["--store", str(tmp_path / "store"), "metrics", "skill-cost"], catch_exceptions=False
+    )
+    assert "skill costs" in out.output and "prompt tokens per run" in out.output
