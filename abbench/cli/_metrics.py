@@ -188,7 +188,7 @@ def _print_usage(u: UsageMetrics) -> None:
             f"  {'cost':<20}mean {cash(u.cost.mean)}, total {cash(u.total_cost)}, per correct answer "
             f"{cash(u.cost_per_correct)}{judges}"
         )
-    if u.failed_attempts or u.cached_attempts:
+    if u.failed_attempts or u.cached_attempts or u.unknown_cost_attempts:
         failed = (
             f", execution failed on {u.failed_attempts}"
             + (f" ({cash(u.spent_on_failures)})" if u.spent_on_failures is not None else "")
@@ -200,9 +200,15 @@ def _print_usage(u: UsageMetrics) -> None:
             if u.cached_attempts
             else ""
         )
+        unknown = (
+            f"; {u.unknown_cost_attempts} attempts of unknown cost not counted (killed or cancelled before "
+            "their call answered, no usage reported, or no prices)"
+            if u.unknown_cost_attempts
+            else ""
+        )
         click.echo(
             f"  {'spent':<20}{cash(u.spent) if u.spent is not None else 'cost not reported'} over "
-            f"{u.attempts} attempts{failed}{saved}"
+            f"{u.attempts} attempts{failed}{saved}{unknown}"
         )
     lat = partial(fm.ms, missing=NA)
     click.echo(
