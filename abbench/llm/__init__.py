@@ -95,8 +95,6 @@ __getattr__, __dir__ = _lazy.exports(
             "DEFAULT_BASE_URL",
             "ChatClient",
             "expand_env",
-            "is_context_overflow",
-            "is_validation_error",
             "normalize_base_url",
             "tool_spec",
         ),
