@@ -72,7 +72,14 @@ def experiment(local_model, tmp_path_factory):
             "plain": arm(local_model),
             # the answer's schema as structured output: llama-cpp-python refuses json_schema (500), and
             # takes json_object with the schema, whose enum keeps the prediction among the labels
-            "structured": arm(local_model, response_format="json_schema", max_tokens=96),
+            # (a model name of its own: a refusal is remembered per endpoint and model for the process)
+            "structured": arm(
+                local_model,
+                model="smollm2-structured-exp",
+                prices={"smollm2-structured-exp": {"input": 1.0, "output": 2.0}},
+                response_format="json_schema",
+                max_tokens=96,
+            ),
         },
     }
     mark = local_model.requests

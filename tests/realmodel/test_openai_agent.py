@@ -24,13 +24,13 @@ PRICES = {"input": 1.0, "output": 2.0}  # USD per million tokens
 FAST_RETRY = {"base_delay_s": 0.01, "max_delay_s": 0.02}
 
 
-def agent(server, **kw):
+def agent(server, model=MODEL, **kw):
     kw.setdefault("max_tokens", 24)
     kw.setdefault("temperature", 0)
     kw.setdefault("timeout_s", 300)
-    kw.setdefault("prices", {MODEL: PRICES})
+    kw.setdefault("prices", {model: PRICES})
     kw.setdefault("retry", FAST_RETRY)
-    return make_agent("openai", model=MODEL, base_url=server.base_url, **kw)
+    return make_agent("openai", model=model, base_url=server.base_url, **kw)
 
 
 def task(text: str, skill=None, history=None) -> Task:
@@ -122,7 +122,9 @@ def test_structured_output_falls_back_to_json_object_with_the_labels(local_model
     # llama-cpp-python refuses json_schema with a 500 validation error: asked again (not retried as a
     # server error) with json_object and the schema, whose enum makes the prediction one of the labels
     mark = local_model.requests
-    out = outcome(agent(local_model, response_format="json_schema", max_tokens=96), task("Close the window."))
+    # a model name of its own: a refusal is remembered per endpoint and model for the whole process
+    a = agent(local_model, model="smollm2-structured-agent", response_format="json_schema", max_tokens=96)
+    out = outcome(a, task("Close the window."))
     served = served_since(local_model, mark)
     assert [s.status for s in served][:2] == [500, 200]
     assert "validation error" in served[0].error
