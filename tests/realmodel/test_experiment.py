@@ -149,7 +149,7 @@ def test_what_a_skill_costs_in_prompt_tokens_is_shown(local_model, tmp_path):
 
     write_skill(tmp_path / "skill", SKILL_FILES)
     with open_store(tmp_path / "store") as store:
-        cases = [Case(case_id=f"c{i}", input=q, expected=label) for i, (q, label) in enumerate(QUERIES[:2])]
+        cases = [Case(case_id="c0", input=QUERIES[0][0], expected=QUERIES[0][1])]
         ds = store.save_dataset("routing", cases, label_set=["fast", "slow"])
         spec = {
             "name": "skill-cost",
@@ -174,7 +174,7 @@ def test_what_a_skill_costs_in_prompt_tokens_is_shown(local_model, tmp_path):
     prompt = {
         a: [s.prompt_tokens for s, x in zip(served, arms, strict=True) if x == a] for a in ("none", "skill")
     }
-    diff = sum(prompt["skill"]) / 2 - sum(prompt["none"]) / 2
+    diff = prompt["skill"][0] - prompt["none"][0]
     (note,) = [n for n in m.notes if n.startswith("skill: its injected skill costs")]
     assert f"{diff:+,.0f} prompt tokens per run" in note
     out = CliRunner().invoke(
