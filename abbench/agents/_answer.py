@@ -84,7 +84,8 @@ class Answer:
         reason: The stated reason, if any.
         confidence: 0..1, or None when absent or unreadable (80% and 80 are read as 0.8).
         evidence_refs: Cited references, as written (deduplicated, order kept).
-        method: How it was read: ``json``, ``fenced_json``, ``embedded_json``, ``key_value``,
+        method: How it was read: ``json`` (the whole reply), ``lenient_json`` (the whole reply, a
+            Python-style dict or with a trailing comma), ``fenced_json``, ``embedded_json``, ``key_value``,
             ``label`` (the whole reply is a label), ``label_mention`` (exactly one label is named),
             ``plain_text`` (no label set: the reply is the answer), or ``object``.
         in_label_set: Whether the prediction is one of the declared labels (None when none are declared).
@@ -228,7 +229,8 @@ def answer_from_mapping(
     prediction key holds another object (``{"answer": {"prediction": …}}``) is read through.
 
     Raises:
-        AgentError: ``bad_output`` when the prediction key is there but empty.
+        AgentError: ``bad_output`` when the prediction key is there but empty, or names no declared
+            label (with a label set).
     """
     fields = _fields(obj)
     if isinstance(fields.get("prediction"), Mapping):
@@ -246,6 +248,16 @@ def answer_from_mapping(
             raw_output=json.dumps(obj, ensure_ascii=False),
         )
     matched = match_label(prediction, label_set)
+    if label_set and matched is None:
+        # a value outside the declared labels is not an answer: `{`, `306897524` or the prompt's own
+        # instruction echoed back were once read as labels, graded wrong and never retried
+        labels = ", ".join(list(label_set)[:20])
+        raise AgentError(
+            f"the agent's prediction {clip(prediction, 80)!r} is not one of the labels ({labels})",
+            FailureType.BAD_OUTPUT,
+            retryable=True,
+            raw_output=json.dumps(obj, ensure_ascii=False, default=str),
+        )
     reason = fields.get("reason")
     return Answer(
         prediction=matched or prediction,
@@ -330,7 +342,8 @@ def last_json_object(text: str) -> dict[str, Any] | None:
     return None
 
 
-def _from_key_values(text: str, label_set: Sequence[str] | None) -> Answer | None:
+def _key_values(text: str) -> dict[str, str]:
+    """The answer fields written as ``key: value`` lines (the first of each)."""
     found: dict[str, str] = {}
     for line in text.splitlines():
         m = _KV.match(line)
@@ -340,9 +353,7 @@ def _from_key_values(text: str, label_set: Sequence[str] | None) -> Answer | Non
         value = m.group(2).strip().strip("*_`").strip().rstrip(",").strip().strip("\"'“”")
         if name and value and name not in found:
             found[name] = value
-    if "prediction" not in found:
-        return None
-    return answer_from_mapping(found, label_set, method="key_value")
+    return found if "prediction" in found else {}
 
 
 def strip_thinking(text: str) -> str:
@@ -358,8 +369,50 @@ def _bad_output(message: str, raw: str, retryable: bool) -> AgentError:
     return AgentError(message, FailureType.BAD_OUTPUT, retryable=retryable, raw_output=raw)
 
 
+ANSWER_FORMATS = ("strict", "structured", "fallback")
+"""How an answer was read, for format adherence: ``strict`` (the whole reply is the JSON object asked
+for), ``structured`` (the same, asked with a ``response_format``), ``fallback`` (the tolerant reader
+found it in prose, a code fence, ``key: value`` lines or a bare label)."""
+
+
+def answer_format(method: str, *, structured: bool = False) -> str:
+    """The format-adherence word (one of `ANSWER_FORMATS`) of an `Answer.method`."""
+    if method == "json":
+        return "structured" if structured else "strict"
+    return "fallback"
+
+
+def _candidates(body: str, strict: bool) -> Iterable[tuple[str, Any]]:
+    """The objects an answer may be read from, in order of trust: the whole reply as JSON (``json``;
+    a Python-style dict or trailing comma is ``lenient_json``), then — unless `strict` — JSON in code
+    fences and in prose (the last written first), then ``key: value`` lines."""
+    try:
+        whole = json.loads(body)
+    except ValueError:
+        whole = None
+    if isinstance(whole, dict):
+        yield "json", whole
+    elif not strict:
+        lenient = _load_object(body)
+        if isinstance(lenient, dict):
+            yield "lenient_json", lenient
+    if strict:
+        return
+    for m in reversed(list(_FENCE.finditer(body))):
+        value = _load_object(m.group(2))
+        if isinstance(value, dict):
+            yield "fenced_json", value
+    for span in reversed(_objects(body)):
+        value = _load_object(span)
+        if isinstance(value, dict):
+            yield "embedded_json", value
+    found = _key_values(body)
+    if found:
+        yield "key_value", found
+
+
 def parse_answer(
-    text: str | None, label_set: Sequence[str] | None = None, *, retryable: bool = True
+    text: str | None, label_set: Sequence[str] | None = None, *, retryable: bool = True, strict: bool = False
 ) -> Answer:
     """Read an agent's final answer.
 
@@ -369,10 +422,17 @@ def parse_answer(
     being a label; the reply naming exactly one label. With no label set declared, a reply that is
     not broken JSON is taken as the answer itself (``plain_text``). ``<think>`` blocks are ignored.
 
+    With a label set, an explicit prediction wins over anything written later: the first one found
+    that names a declared label is the answer, and when every explicit prediction names something else
+    (``{``, a number, the prompt's instruction echoed back) the reply is ``bad_output`` — never read as
+    a label, never read past to a label mentioned in passing.
+
     Args:
         text: The raw reply.
         label_set: The declared labels; predictions are matched to them (see `match_label`).
         retryable: The `AgentError.retryable` to raise with when nothing parses.
+        strict: Accept only the whole reply as one JSON object (a reply cut at ``max_tokens`` is never
+            read loosely).
 
     Raises:
         AgentError: ``bad_output`` holding the raw text in `raw_output`, when the reply is empty or
@@ -384,26 +444,21 @@ def parse_answer(
         raise _bad_output(
             "the agent's reply is empty" + (" (only a <think> block)" if raw.strip() else ""), raw, retryable
         )
-    whole = _load_object(body)
-    if isinstance(whole, dict):
-        answer = answer_from_mapping(whole, label_set, method="json")
+    refused: AgentError | None = None
+    for method, value in _candidates(body, strict):
+        try:
+            answer = answer_from_mapping(value, label_set, method=method)
+        except AgentError as exc:
+            refused = refused or exc
+            continue
         if answer is not None:
             return answer
-    for m in reversed(list(_FENCE.finditer(body))):
-        value = _load_object(m.group(2))
-        if isinstance(value, dict):
-            answer = answer_from_mapping(value, label_set, method="fenced_json")
-            if answer is not None:
-                return answer
-    for span in reversed(_objects(body)):
-        value = _load_object(span)
-        if isinstance(value, dict):
-            answer = answer_from_mapping(value, label_set, method="embedded_json")
-            if answer is not None:
-                return answer
-    answer = _from_key_values(body, label_set)
-    if answer is not None:
-        return answer
+    if refused is not None:
+        raise _bad_output(f"{refused}; got {_snippet(body)!r}", raw, retryable)
+    if strict:
+        raise _bad_output(
+            f"the reply is not one JSON object with a prediction: {_snippet(body)!r}", raw, retryable
+        )
     if label_set:
         folded = _folded(body)
         for label in label_set:

@@ -41,10 +41,10 @@ from abbench.agents._command_output import (
     read_stdout,
 )
 from abbench.agents._presets import PRESETS, Preset, Reading, Setup, get_preset
-from abbench.agents._process import Finished, permanent_cause, run_group, tail
+from abbench.agents._process import CallCounter, Finished, permanent_cause, run_group, tail
 from abbench.agents._prompt import build_prompt
 from abbench.errors import AgentError, UsageError
-from abbench.llm import FailureType, expand_env, normalize_base_url
+from abbench.llm import FailureType, expand_env, is_context_overflow, normalize_base_url
 from abbench.types import AgentOutput
 
 PLACEHOLDERS = (
@@ -79,6 +79,7 @@ _SETTINGS = (
     "env",
     "keep_workspace",
     "kill_grace_s",
+    "max_model_calls",
     "max_output_bytes",
     "model",
     "pass_env",
@@ -92,7 +93,23 @@ _SETTINGS = (
     "stdin",
     "timeout_s",
 )
-_PRESET_SETTINGS = ("api_key_env", "args", "base_url", "paths", "permission", "prices", "program")
+_PRESET_SETTINGS = (
+    "api_key_env",
+    "args",
+    "base_url",
+    "max_model_calls",
+    "paths",
+    "permission",
+    "prices",
+    "program",
+)
+
+DEFAULT_MAX_MODEL_CALLS = 50
+"""Model calls one attempt of a CLI whose preset counts them (opencode) may make before it is stopped."""
+
+CALLS_BEFORE_NO_RETRY = 3
+"""A timed-out attempt that made more model calls than this is not retried: it was not waiting on one
+slow call but looping (an opencode arm whose prompt overflows the context: 1,737 calls in 300 s)."""
 
 
 def case_payload(task: Task, prompt: str | None = None, skill_dir: str | None = None) -> dict[str, Any]:
@@ -182,8 +199,14 @@ class CommandAgent:
         permission: Mapping[str, Any] | None = None,
         prices: Any = None,
         skills_dir: str | None = None,
+        max_model_calls: int | None = DEFAULT_MAX_MODEL_CALLS,
     ):
         self.preset: Preset | None = get_preset(preset) if preset else None
+        if max_model_calls is not None and int(max_model_calls) < 1:
+            raise UsageError(
+                f"max_model_calls must be at least 1 (or null for no cap), not {max_model_calls!r}"
+            )
+        self.max_model_calls = None if max_model_calls is None else int(max_model_calls)
         self.options: dict[str, Any] = {}
         if self.preset is None:
             _check_plain(
@@ -296,6 +319,8 @@ class CommandAgent:
         spent = task.spending if task.spending is not None else Spending()
         spent.transcript = transcript
         # the latency is the command's own: from its start to its end, not the workspace set-up
+        marker = getattr(self.preset, "call_marker", None)
+        counter = CallCounter(marker, self.max_model_calls) if marker else None
         try:
             done = await run_group(
                 argv,
@@ -305,6 +330,7 @@ class CommandAgent:
                 timeout_s=timeout,
                 kill_grace_s=self.kill_grace_s,
                 max_output_bytes=self.max_output_bytes,
+                counter=counter,
             )
         except OSError as exc:
             raise _cannot_start(argv[0], exc, transcript, spent) from None
@@ -323,6 +349,8 @@ class CommandAgent:
         reading = None
         if self.preset is not None and setup is not None:
             reading = read_report(self.preset, self.prices, stdout, stderr, setup, spent, model)
+        if counter is not None:
+            _check_calls(where, counter, done, transcript, spent)
         self._check_finished(where, done, stdout, stderr, reading, timeout, spent)
         answer, reported = self._answer(where, stdout, reading, task, spent)
         transcript.append({"type": "answer", "method": answer.method, "prediction": answer.prediction})
@@ -456,8 +484,10 @@ class CommandAgent:
             said = tail(stderr) + tail(stdout, "stdout")
             permanent = permanent_cause(returncode, stderr + "\n" + stdout)
             why = f" Not retried: {permanent}." if permanent else ""
+            overflow = is_context_overflow(stderr + "\n" + stdout)
             raise failed(
                 f"{where} {how}.{why}{said or ' It wrote nothing to stderr or stdout.'}",
+                FailureType.BAD_REQUEST if overflow else FailureType.AGENT_ERROR,
                 retryable=permanent is None,
             )
 
@@ -702,6 +732,32 @@ def _resolve_paths(argv: list[str], root: Path) -> None:
         candidate = root / arg
         if looks_like_path and (candidate.is_file() if i > 0 else candidate.exists()):
             argv[i] = str(candidate.resolve())
+
+
+def _check_calls(
+    where: str, counter: CallCounter, done: Finished, transcript: list[dict[str, Any]], spent: Spending
+) -> None:
+    """Fail an attempt stopped at its cap of model calls, or one that timed out while looping.
+
+    Raises:
+        AgentError: ``max_turns``, not retried.
+    """
+    if counter.capped:
+        message = (
+            f"{where} made more than max_model_calls={counter.cap} model calls in one attempt and was "
+            "stopped; not retried: it was looping (a prompt that overflows the context does this) — "
+            "check the server's log, or raise max_model_calls"
+        )
+    elif done.timed_out and counter.calls > CALLS_BEFORE_NO_RETRY:
+        message = (
+            f"{where} timed out after {counter.calls} model calls in one attempt; not retried: it was "
+            "looping, not waiting on a slow call (a prompt that overflows the context does this)"
+        )
+    else:
+        return
+    raise AgentError(
+        message, FailureType.MAX_TURNS, retryable=False, transcript=tuple(transcript), spent=spent
+    )
 
 
 @register_agent("command")

@@ -17,7 +17,7 @@ from abbench.agents._answer import Answer, answer_from_mapping, last_json_object
 from abbench.agents._base import Spending
 from abbench.agents._presets import Preset, Reading, Setup, json_lines
 from abbench.errors import AgentError
-from abbench.llm import FailureType, classify_failure, price_table
+from abbench.llm import FailureType, classify_failure, is_context_overflow, price_table
 from abbench.types import Usage
 
 _TEXT_KEYS = ("result", "output", "text", "content", "response", "message", "completion", "final")
@@ -218,6 +218,10 @@ def cli_failure(error: Mapping[str, Any]) -> tuple[FailureType, bool]:
     status = error.get("status")
     if isinstance(status, int) and status >= 400:
         return classify_failure(status, str(error.get("message") or ""), None)
+    if is_context_overflow(str(error.get("message") or "")):
+        # an in-process model (llm's llama-cpp plugins) says so without a status: the openai adapter's
+        # bad_request, never a retried agent_error
+        return FailureType.BAD_REQUEST, False
     retryable = error.get("retryable")
     return FailureType.AGENT_ERROR, True if retryable is None else bool(retryable)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
-from abbench.agents._answer import Answer, canonical_refs, parse_answer
+from abbench.agents._answer import Answer, answer_format, canonical_refs, parse_answer
 from abbench.agents._base import Spending, Task, agent_task, check_settings, register_agent
 from abbench.agents._openai_offer import OfferedTools
 from abbench.agents._prompt import answer_schema, build_prompt
@@ -29,7 +29,12 @@ MAX_TOOL_CHARS = 50_000
 """A tool result longer than this is cut, with a note saying how much was left out."""
 
 RESPONSE_FORMATS = ("auto", "json_schema", "json_object", "none")
-"""What the ``response_format`` setting accepts (``auto``: a JSON schema for the OpenAI API, none elsewhere)."""
+"""What the ``response_format`` setting accepts (``auto``: a JSON schema for the OpenAI API, none elsewhere).
+
+``json_schema`` sends the answer's schema (the labels as an enum of ``prediction``) as structured
+output; a server that refuses it (llama-cpp-python: HTTP 500 with a validation error) is asked again
+with ``json_object`` and the same schema, which llama-cpp-python honours. ``json_object`` sends that
+form directly."""
 
 SKILL_TOOLS = (
     tool_spec(
@@ -175,7 +180,9 @@ def _response_format(setting: str, base_url: str, label_set: tuple[str, ...] | N
             "json_schema": {"name": "answer", "schema": answer_schema(label_set), "strict": True},
         }
     if setting == "json_object":
-        return {"type": "json_object"}
+        # JSON mode, with the answer's schema beside it: llama-cpp-python constrains the reply with it
+        # (its labels as an enum); servers that do not know the key answer in plain JSON mode
+        return {"type": "json_object", "schema": answer_schema(label_set)}
     return None
 
 
@@ -300,7 +307,8 @@ class OpenAIAgent:
                 ok, result = self._run_tool(tools, call.name, call.arguments)
                 talk.tool_result(turn, call.id, call.name, call.arguments, ok, result)
         assert reply is not None
-        return talk.output(self._answer(talk, task, reply), reply, started)
+        answer = self._answer(talk, task, reply)
+        return talk.output(answer, reply, started, structured=response_format is not None)
 
     async def _ask(
         self, talk: _Conversation, task: Task, turn: int, last: bool, response_format: dict[str, Any] | None
@@ -344,19 +352,28 @@ class OpenAIAgent:
         )
 
     def _answer(self, talk: _Conversation, task: Task, reply: ChatResponse) -> Answer:
-        """The answer in the last reply; one that cannot be read is dropped from the cache."""
+        """The answer in the last reply; one that cannot be read is dropped from the cache.
+
+        A reply cut at ``max_tokens`` is read strictly (one whole JSON object) or fails as
+        ``truncated``; an unreadable reply at temperature 0 is not retried, since the same question
+        would get the same answer.
+        """
+        cut = reply.finish_reason == "length"
+        retry = not (self.temperature is not None and self.temperature <= 0)
         try:
-            return parse_answer(reply.content, task.label_set)
+            return parse_answer(reply.content, task.label_set, strict=cut, retryable=retry)
         except AgentError as exc:
             if reply.cache_key is not None and task.cache is not None:
                 # a retry should ask the model again, not be handed the same unreadable answer
                 task.cache.cache.forget(reply.cache_key)
-            hint = (
-                f"; the reply was cut at max_tokens={self.max_tokens} — raise it"
-                if reply.finish_reason == "length"
-                else ""
-            )
-            raise talk.failure(exc, f"{exc}{hint}") from exc
+            why = str(exc)
+            if cut:
+                why = f"the reply was cut at max_tokens={self.max_tokens} before its answer was whole — raise it: {exc}"
+                exc = AgentError(why, FailureType.TRUNCATED, retryable=retry, raw_output=exc.raw_output)
+            if not retry:
+                why += "; not retried: at temperature 0 the model would answer the same (raise the temperature to retry)"
+            talk.transcript.append({"type": "answer", "format": str(exc.failure_type), "error": why[:300]})
+            raise talk.failure(exc, why) from exc
 
     @staticmethod
     def _run_tool(tools: SkillTools | OfferedTools | None, name: str, arguments: str) -> tuple[bool, str]:
@@ -387,6 +404,7 @@ class _Conversation:
     input_tokens: int = 0
     output_tokens: int = 0
     costs: list[float | None] = field(default_factory=list)
+    usage_known: bool = True
 
     @classmethod
     def start(cls, task: Task, tools: SkillTools | OfferedTools | None) -> _Conversation:
@@ -413,8 +431,11 @@ class _Conversation:
         """Record a reply: its tokens and cost, the call, and its message."""
         self.input_tokens += reply.usage.input_tokens
         self.output_tokens += reply.usage.output_tokens
+        # a reply without usage makes the run's tokens unknown: a sum with an unknown term is unknown
+        self.usage_known = self.usage_known and reply.usage_reported
         self.costs.append(reply.cost)
-        self.spent.add_call(reply.usage, reply.cost, reply.model, cached=reply.cached)
+        usage = reply.usage if reply.usage_reported else None
+        self.spent.add_call(usage, reply.cost, reply.model, cached=reply.cached)
         self.transcript.append(_call_event(turn, reply))
         self.messages.append(reply.message)
         self.transcript.append({"type": "message", **reply.message})
@@ -454,13 +475,16 @@ class _Conversation:
             spent=self.spent,
         )
 
-    def output(self, answer: Answer, reply: ChatResponse, started: float) -> AgentOutput:
+    def output(
+        self, answer: Answer, reply: ChatResponse, started: float, *, structured: bool = False
+    ) -> AgentOutput:
         """The run's output: the answer, the whole transcript, the tokens and cost of every reply."""
         known = all(c is not None for c in self.costs)
         self.transcript.append(
             {
                 "type": "answer",
                 "method": answer.method,
+                "format": answer_format(answer.method, structured=structured),
                 "prediction": answer.prediction,
                 "in_label_set": answer.in_label_set,
                 "cost_known": known,
@@ -478,7 +502,7 @@ class _Conversation:
             transcript=tuple(self.transcript),
             files_read=tuple(tools.files_read) if tools else (),
             sections_read=tuple(tools.sections_read) if tools else (),
-            usage=Usage(self.input_tokens, self.output_tokens),
+            usage=Usage(self.input_tokens, self.output_tokens) if self.usage_known else None,
             cost=sum(c for c in self.costs if c is not None) if known else None,
             latency_ms=(time.perf_counter() - started) * 1000,
             session_id=self.session_id,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from abbench._text import clip, clip_start
+from abbench.llm import is_context_overflow
 
 PERMANENT_EXIT_CODES = {
     2: "exit code 2 is a usage error (a wrong option, or a file in argv that does not exist); fix the arm's argv",
@@ -55,6 +56,36 @@ class Finished:
     elapsed_ms: float
 
 
+@dataclass
+class CallCounter:
+    """Counts a CLI's model calls in its stdout as it prints them (a preset's `marker`, one per call),
+    so an attempt that keeps calling can be stopped at `cap` instead of at its timeout.
+
+    Attributes:
+        marker: The bytes one model call prints (opencode: a ``step_start`` event).
+        cap: Stop the command past this many calls; None counts without a cap.
+        calls: Calls counted so far.
+    """
+
+    marker: bytes
+    cap: int | None = None
+    calls: int = 0
+    _tail: bytes = b""
+    _stop: asyncio.Future[None] | None = None
+
+    def feed(self, chunk: bytes) -> bool:
+        """Count the calls in `chunk` (a marker split over two chunks counts once); True past the cap."""
+        data = self._tail + chunk
+        self.calls += data.count(self.marker) - self._tail.count(self.marker)
+        self._tail = data[-(len(self.marker) - 1) :] if len(self.marker) > 1 else b""
+        return self.capped
+
+    @property
+    def capped(self) -> bool:
+        """Whether the calls went past the cap."""
+        return self.cap is not None and self.calls > self.cap
+
+
 async def run_group(
     argv: Sequence[str],
     *,
@@ -64,11 +95,15 @@ async def run_group(
     timeout_s: float,
     kill_grace_s: float,
     max_output_bytes: int,
+    counter: CallCounter | None = None,
 ) -> Finished:
     """Run `argv` in a new process group and wait for it, at most `timeout_s`.
 
     On the timeout the group gets SIGTERM, then SIGKILL after `kill_grace_s`; on a cancellation it
     gets SIGKILL at once. Whatever it left running in the background is killed when it ends.
+
+    With a `counter`, its stdout is counted as it arrives, and the group gets SIGTERM (then SIGKILL)
+    once the counter passes its cap.
 
     Raises:
         OSError: the command could not be started.
@@ -85,7 +120,7 @@ async def run_group(
     )
     out, err = bytearray(), bytearray()
     readers = [
-        asyncio.create_task(_drain(proc.stdout, out, max_output_bytes)),
+        asyncio.create_task(_drain(proc.stdout, out, max_output_bytes, counter, proc, kill_grace_s)),
         asyncio.create_task(_drain(proc.stderr, err, max_output_bytes)),
     ]
     if stdin is not None:
@@ -136,6 +171,8 @@ def permanent_cause(returncode: int, output: str) -> str | None:
     setting, a program not found), or None when it may be transient."""
     if returncode in PERMANENT_EXIT_CODES:
         return PERMANENT_EXIT_CODES[returncode]
+    if is_context_overflow(output):
+        return "the prompt does not fit the model's context, which a retry cannot change"
     found = _MISSING_SETTING.search(output)
     if found:
         return f"it says {clip(' '.join(found.group(0).split()), 80)!r}, which a retry cannot fix; set what it asks for"
@@ -152,10 +189,21 @@ def tail(text: str, stream: str = "stderr", lines: int = 20, chars: int = 2000) 
     return f" Last lines of {stream}{more}:\n{end}"
 
 
-async def _drain(stream: asyncio.StreamReader | None, buf: bytearray, cap: int) -> None:
+async def _drain(
+    stream: asyncio.StreamReader | None,
+    buf: bytearray,
+    cap: int,
+    counter: CallCounter | None = None,
+    proc: asyncio.subprocess.Process | None = None,
+    grace_s: float = 2.0,
+) -> None:
     if stream is None:
         return
+    stopping = False
     while chunk := await stream.read(65536):
+        if counter is not None and counter.feed(chunk) and not stopping and proc is not None:
+            stopping = True  # past its cap of model calls: end it as a timeout would
+            counter._stop = asyncio.ensure_future(_terminate_group(proc, grace_s))
         buf += chunk
         if len(buf) > cap:
             del buf[: len(buf) - cap]  # keep the end: that is where answers and errors are

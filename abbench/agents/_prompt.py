@@ -39,7 +39,12 @@ _ROLE_ALIASES = {
     "gpt": "assistant",
     "answer": "assistant",
     "助手": "assistant",
-    "system": "system",
+    # In dialogue datasets (MultiWOZ, SGD) the "system" speaker is the bot's side of the conversation:
+    # dataset text is never promoted to the chat's system role, where it would outrank the instructions.
+    "system": "assistant",
+    "sys": "assistant",
+    "系统": "assistant",
+    "客服": "assistant",
 }
 
 
@@ -67,8 +72,9 @@ class Prompt:
 def history_turns(history: Any) -> list[dict[str, str]]:
     """A case's history as chat turns (``{"role", "content"}``).
 
-    Accepts a list of ``{"role", "content"}`` dicts (roles such as ``human``/``bot``/``用户`` are mapped
-    to user/assistant), a list of strings (alternating user, assistant), a ``{"messages": [...]}``
+    Accepts a list of ``{"role", "content"}`` dicts (speakers such as ``human``/``bot``/``用户`` are
+    mapped to user/assistant; a dataset's ``system`` speaker — the bot side in MultiWOZ and SGD — is
+    the assistant, never a chat system message; an unknown speaker takes the alternating role), a list of strings (alternating user, assistant), a ``{"messages": [...]}``
     object, a JSON string of any of these, or plain text (one earlier user turn).
     """
     if history is None or history == "" or history == []:
@@ -179,15 +185,17 @@ def catalogue_part(skills: Sequence[Snapshot], *, tools: bool) -> str:
 
 
 def _answer_part(label_set: tuple[str, ...] | None, has_skill: bool) -> str:
+    # Placeholders, never a value a model could copy as its answer: an example that showed the first label
+    # and "…" as the reason primed weak models to answer the first label and to give "…" as their reason.
     example = {
-        "prediction": label_set[0] if label_set else "…",
-        "reason": "…",
-        "confidence": 0.8,
-        "evidence_refs": ["SKILL.md#…"] if has_skill else [],
+        "prediction": "<one of the labels>" if label_set else "<your answer>",
+        "reason": "<one or two sentences>",
+        "confidence": "<a number from 0 to 1>",
+        "evidence_refs": ["<path#heading>"] if has_skill else [],
     }
     lines = [
         "# Answer",
-        "Reply with one JSON object and nothing else, for example:",
+        "Reply with one JSON object and nothing else, of this shape (replace each <…> with your value):",
         json.dumps(example, ensure_ascii=False),
     ]
     if label_set:

@@ -36,6 +36,8 @@ def _print_comparison(
     click.echo("")
     _print_figures(c)
     _print_usage(c)
+    if c.format_adherence is not None:
+        click.echo(f"{'format adherence':<18}{c.format_adherence.text}")
     _print_agreement(c)
     click.echo("")
     print_trigger_help(c.trigger_help)

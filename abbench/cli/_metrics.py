@@ -115,6 +115,8 @@ def _print_arm(a: ArmMetrics, outcome: str, *, classes: bool, confusion: bool) -
     _print_stability(a.stability)
     _print_usage(a.usage)
     _print_grounding(a.grounding)
+    if a.format_adherence is not None:
+        click.echo(f"  {'format adherence':<20}{a.format_adherence.text}")
     for j in a.judges:
         # a long grader and dimension name still leaves a space before the figure
         click.echo(f"  {'judge ' + j.grader + ' ' + j.dimension:<19} {_estimate(j.estimate, 'score')}")
@@ -190,7 +192,7 @@ def _print_usage(u: UsageMetrics) -> None:
         )
         if u.cost.missing:
             click.echo(f"  {'':<20}{u.cost_gap}")
-    if u.failed_attempts or u.cached_attempts:
+    if u.failed_attempts or u.cached_attempts or u.unknown_cost_attempts:
         failed = (
             f", execution failed on {u.failed_attempts}"
             + (f" ({cash(u.spent_on_failures)})" if u.spent_on_failures is not None else "")
@@ -202,9 +204,15 @@ def _print_usage(u: UsageMetrics) -> None:
             if u.cached_attempts
             else ""
         )
+        unknown = (
+            f"; {u.unknown_cost_attempts} attempts of unknown cost not counted (killed or cancelled before "
+            "their call answered, no usage reported, or no prices)"
+            if u.unknown_cost_attempts
+            else ""
+        )
         click.echo(
             f"  {'spent':<20}{cash(u.spent) if u.spent is not None else 'cost not reported'} over "
-            f"{u.attempts} attempts{failed}{saved}"
+            f"{u.attempts} attempts{failed}{saved}{unknown}"
         )
     lat = partial(fm.ms, missing=NA)
     click.echo(
@@ -216,6 +224,7 @@ def _print_usage(u: UsageMetrics) -> None:
     tok = partial(fm.num, digits=0, missing=NA)
     click.echo(
         f"  {'tokens':<20}mean {tok(u.tokens.mean)}, p50 {tok(u.tokens.p50)}, p95 {tok(u.tokens.p95)}"
+        + f" (prompt {tok(u.input_tokens.mean)}, completion {tok(u.output_tokens.mean)} per run)"
         + _unreported(u.tokens.missing, u.executed)
         if u.tokens.n
         else f"  {'tokens':<20}not reported by the agent"

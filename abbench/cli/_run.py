@@ -16,6 +16,10 @@ if TYPE_CHECKING:
     from abbench.store import Experiment
 
 
+EXIT_BUDGET_PAUSED = 3
+"""`abbench run`'s exit code when the experiment paused on its budget (its work is not done)."""
+
+
 def _parse_params(pairs: tuple[str, ...]) -> dict[str, Any]:
     from abbench._yaml import load_yaml
 
@@ -210,6 +214,9 @@ def run_cmd(
         print_failures(ctx, exp.id)
 
     emit(as_json, summary.as_dict(), human)
+    if summary.pause_reason is not None:
+        # its work is not done: a script (CI) must not read the pause as success
+        raise SystemExit(EXIT_BUDGET_PAUSED)
 
 
 @cli.command("status")

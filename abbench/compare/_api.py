@@ -12,6 +12,7 @@ import numpy as np
 
 from abbench.compare._activation import TriggerHelp, trigger_help
 from abbench.compare._figures import _domains, _usage_differences
+from abbench.compare._format import format_comparison
 from abbench.compare._model import (
     CaseTable,
     Comparison,
@@ -318,6 +319,7 @@ def _compare(
         notes=tuple(notes),
         sequential=sequential,
         trigger_help=_trigger_help(store, ea, arm_a, eb, arm_b, pair, outcome, options.confidence),
+        format_adherence=format_comparison(store, ea.id, arm_a, eb.id, arm_b, options.confidence),
     )
 
 

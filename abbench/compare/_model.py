@@ -12,7 +12,7 @@ from abbench.compare._activation import TriggerHelp
 from abbench.compare._text import TextChanges
 from abbench.compare._verdict import Settled, Verdict, VerdictCode, settle
 from abbench.compare._votes import VOTE_MARGIN, VOTE_MIN_CASES, Votes, vote_decision
-from abbench.metrics import Estimate, Result
+from abbench.metrics import Estimate, FormatDifference, Result
 from abbench.stats import (
     ConfidenceSequence,
     Interval,
@@ -286,6 +286,9 @@ class Comparison(Result):
             ``interval_method`` is ``anytime-valid``); None otherwise.
         trigger_help: When either arm offers its skills: accuracy intention-to-treat and per protocol
             per arm, and the effect split into loading more often and helping when loaded (None otherwise).
+        format_adherence: How much more often B's model answered in the format asked for than A's, paired
+            over the cases both arms' replies were read on (`abbench.metrics.FormatDifference`); None
+            when neither arm's replies were read (builtin, python agents).
     """
 
     kind: str
@@ -320,6 +323,7 @@ class Comparison(Result):
     notes: tuple[str, ...]
     sequential: ConfidenceSequence | None = None
     trigger_help: TriggerHelp | None = None
+    format_adherence: FormatDifference | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready view (see `Result.as_dict`), with every paired case under ``cases``."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abbench.gate._format_metrics import FORMAT_ARM_METRICS
 from abbench.gate._metric import MetricDef, Value, _none
 from abbench.metrics import ArmMetrics, Estimate, ExperimentMetrics, Rate
 
@@ -443,3 +444,5 @@ ARM_METRICS: list[MetricDef] = [
         lambda a, m, p: _domain_accuracy(a, p, m),
     ),
 ]
+
+ARM_METRICS.extend(FORMAT_ARM_METRICS)

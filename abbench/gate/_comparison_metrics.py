@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from abbench.compare import Outcome, VerdictCode
+from abbench.gate._format_metrics import FORMAT_COMPARISON_METRICS
 from abbench.gate._metric import MetricDef, Value, _none, _unsettled
 from abbench.gate._words import Conclusion
 
@@ -315,6 +316,8 @@ def _coverage(d: Decision) -> Value:
         return _none("coverage not measured")
     return d.coverage.share, None
 
+
+COMPARISON_METRICS.extend(FORMAT_COMPARISON_METRICS)
 
 DECISION_METRICS: list[MetricDef] = [
     MetricDef(

@@ -135,6 +135,11 @@ _UNIT_OF: dict[str, str] = {
         ],
         "share",
     ),
+    **dict.fromkeys(
+        ["format_adherence", "format_adherence_ci_low", "fallback_rate", "truncated_rate", "unreadable_rate"],
+        "share",
+    ),
+    **dict.fromkeys(["format_adherence_diff", "format_adherence_diff_ci_low"], "points"),
     **dict.fromkeys(["diff", "diff_ci_low", "diff_ci_high", "mde", "domain_diff[]"], "points"),
     **dict.fromkeys(["score", "score_ci_low", "score_diff"], "score"),
     **dict.fromkeys(

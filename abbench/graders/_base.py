@@ -279,7 +279,8 @@ def grader_names() -> list[str]:
 
 def make_grader(spec: str | dict[str, Any] | Grader) -> Grader:
     """A grader from its definition: a registered name, ``{"type": name, **options}``, or
-    ``module:function`` (a user's function taking a `GradeContext`).
+    ``module:function`` (a user's function taking a `GradeContext`). ``advisory: true`` (any grader)
+    makes it graded and shown but never deciding a run's verdict.
 
     Raises:
         UsageError: the name is unknown or the options do not fit (the message lists valid names).
@@ -287,13 +288,26 @@ def make_grader(spec: str | dict[str, Any] | Grader) -> Grader:
     if isinstance(spec, Grader) and not isinstance(spec, (str, dict)):
         return spec
     options: dict[str, Any] = {}
+    advisory = False
     if isinstance(spec, dict):
         options = dict(spec)
         kind = options.pop("type", None) or options.pop("grader", None)
         if not kind:
             raise UsageError(f"a grader definition needs a `type`: {spec!r}")
+        advisory = options.pop("advisory", False)
+        if not isinstance(advisory, bool):
+            raise UsageError(f"grader {kind!r}: advisory must be true or false, not {advisory!r}")
     else:
         kind = str(spec)
+    grader = _make(kind, options)
+    if advisory:
+        # graded and shown, never deciding a run (`abbench.runner.combine_verdicts`)
+        object.__setattr__(grader, "advisory", True)
+    return grader
+
+
+def _make(kind: str, options: dict[str, Any]) -> Grader:
+    """The grader `kind` with `options` (see `make_grader`)."""
     if kind not in _REGISTRY and kind in _BUILTIN:
         importlib.import_module(_BUILTIN[kind])  # registers it
     if kind in _REGISTRY:

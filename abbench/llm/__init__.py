@@ -19,7 +19,14 @@ if typing.TYPE_CHECKING:
         default_cache_mode,
     )
     from abbench.llm._client import DEFAULT_BASE_URL, ChatClient, expand_env, normalize_base_url, tool_spec
-    from abbench.llm._failures import FAILURE_TYPES, FailureType, classify_failure, parse_retry_after
+    from abbench.llm._failures import (
+        FAILURE_TYPES,
+        FailureType,
+        classify_failure,
+        is_context_overflow,
+        is_validation_error,
+        parse_retry_after,
+    )
     from abbench.llm._pool import close_connections, shared_http_client
     from abbench.llm._prices import (
         BUILTIN_PRICES,
@@ -59,6 +66,8 @@ __all__ = [
     "close_connections",
     "default_cache_mode",
     "expand_env",
+    "is_context_overflow",
+    "is_validation_error",
     "load_prices",
     "normalize_base_url",
     "parse_retry_after",
@@ -93,6 +102,8 @@ __getattr__, __dir__ = _lazy.exports(
             "FAILURE_TYPES",
             "FailureType",
             "classify_failure",
+            "is_context_overflow",
+            "is_validation_error",
             "parse_retry_after",
         ),
         "abbench.llm._pool": (

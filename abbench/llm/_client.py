@@ -44,6 +44,7 @@ from abbench.llm._failures import (
     _refused_feature,
     _server_message,
     classify_failure,
+    is_validation_error,
     parse_retry_after,
 )
 from abbench.llm._pool import shared_http_client
@@ -311,7 +312,10 @@ class ChatClient:
         now leaves out (the request is sent again without it)."""
         text = self.redact(response.text)
         message, code = _server_message(text)
-        if method == "POST" and response.status_code in (400, 422) and payload is not None:
+        refusal = response.status_code in (400, 422) or (
+            response.status_code >= 500 and is_validation_error(message)
+        )
+        if method == "POST" and refusal and payload is not None:
             feature = _refused_feature(message, payload)
             if feature and feature not in self._refused:
                 log.info("%s refused %s (%s); sending again without it", self._where(path), feature, message)
@@ -407,7 +411,10 @@ class ChatClient:
                 body["tool_choice"] = tool_choice
         if response_format is not None and "response_format" not in refused:
             if response_format.get("type") == "json_schema" and "json_schema" in refused:
-                body["response_format"] = {"type": "json_object"}
+                # JSON mode with the same schema: llama-cpp-python takes the schema there (and
+                # constrains the reply with it); a server that ignores the key still answers in JSON
+                schema = (response_format.get("json_schema") or {}).get("schema")
+                body["response_format"] = {"type": "json_object", **({"schema": schema} if schema else {})}
             else:
                 body["response_format"] = dict(response_format)
         if temperature is not None and "temperature" not in refused:
@@ -591,6 +598,13 @@ class ChatClient:
             await response.aclose()
         if broke is None and not sse.complete:
             broke = "the body ended without a finish reason or [DONE]"
+        elif broke is None and sse.finish_reason is None:
+            # llama-cpp-python's interrupt_requests (on by default) ends a running stream this way when
+            # another request waits: the model did not stop, the server did
+            broke = (
+                "the server ended it with [DONE] and no finish reason, as llama-cpp-python does when "
+                "another request waits (start it with --interrupt_requests false, or lower the concurrency)"
+            )
         result = self._parse(
             json.dumps(sse.as_completion(), ensure_ascii=False), retries, started, streamed=sse.chunks
         )
@@ -665,8 +679,14 @@ class ChatClient:
         )
         model = str(data.get("model") or self.model)
         price = self.prices.lookup(self.model) or self.prices.lookup(model)
-        cost = price.cost(usage) if price else self.prices.cost(self.model, usage)
-        assistant: dict[str, Any] = {"role": "assistant", "content": content}
+        if usage_data is None:
+            # no usage (llama-cpp-python never sends a usage chunk when streaming): the tokens and the
+            # cost are unknown, never 0 — `usage_reported` says so and `cost` is None
+            cost = None
+        else:
+            cost = price.cost(usage) if price else self.prices.cost(self.model, usage)
+        # "" rather than null beside tool calls: llama-cpp-python's server refuses a null content (HTTP 500)
+        assistant: dict[str, Any] = {"role": "assistant", "content": content if content is not None else ""}
         if calls:
             assistant["tool_calls"] = [
                 {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -32,6 +33,9 @@ class FailureType(StrEnum):
     SERVER_ERROR = "server_error"
     STREAM_INTERRUPTED = "stream_interrupted"
     TIMEOUT = "timeout"
+    TRUNCATED = "truncated"
+    """The model's reply was cut at ``max_tokens`` (``finish_reason: length``) and is not one whole
+    JSON answer: never read loosely."""
 
 
 FAILURE_TYPES = tuple(
@@ -95,6 +99,28 @@ def _server_message(text: str) -> tuple[str, str | None]:
     return clip(snippet, 300) or "(empty body)", None
 
 
+_VALIDATION = re.compile(r"\b\d+ validation errors?\b|\brequestvalidationerror\b|\bvalidation error for\b")
+
+
+_OVERFLOW = re.compile(
+    r"context_length_exceeded|maximum context length|exceeds? (?:the )?context (?:window|length)|"
+    r"requested tokens \(\d+\) exceed|prompt is too long|too many tokens"
+)
+
+
+def is_context_overflow(message: str) -> bool:
+    """Whether an error says the prompt does not fit the model's context (OpenAI's
+    ``context_length_exceeded``, llama-cpp-python's "Requested tokens (N) exceed context window"):
+    the same request fails the same way again, whatever status or CLI it came through."""
+    return _OVERFLOW.search(message.lower()) is not None
+
+
+def is_validation_error(message: str) -> bool:
+    """Whether a server's error message is a request-validation error (pydantic's "N validation
+    errors"), whatever status it came with: llama-cpp-python answers those with HTTP 500."""
+    return _VALIDATION.search(message.lower()) is not None
+
+
 def classify_failure(status: int, message: str, code: str | None) -> tuple[FailureType, bool]:
     """The failure type of an HTTP error and whether trying again may help."""
     blob = f"{code or ''} {message}".lower()
@@ -108,6 +134,12 @@ def classify_failure(status: int, message: str, code: str | None) -> tuple[Failu
         return FailureType.NOT_FOUND, False
     if status == 408:
         return FailureType.TIMEOUT, True
+    if is_context_overflow(blob):
+        return FailureType.BAD_REQUEST, False
+    if status >= 500 and is_validation_error(blob):
+        # a server that answers a request it cannot read with a 500 (llama-cpp-python: FastAPI's
+        # validation error, caught by its route handler): the same request fails the same way again
+        return FailureType.BAD_REQUEST, False
     if status == 409 or status >= 500:
         return FailureType.SERVER_ERROR, True
     return FailureType.BAD_REQUEST, False
@@ -165,6 +197,7 @@ _ADVICE: dict[str, str] = {
     FailureType.TIMEOUT: "no answer in time; raise timeout_s or check the server",
     FailureType.CONNECTION_ERROR: "cannot reach the endpoint; check base_url and that the server is running",
     FailureType.BAD_OUTPUT: "the server's reply is not a chat completion; check that base_url points at an OpenAI-compatible API",
+    FailureType.TRUNCATED: "the reply was cut at max_tokens before its answer was whole; raise the arm's max_tokens",
     FailureType.STREAM_INTERRUPTED: "the stream broke off before its end; what arrived is kept with the attempt, "
     "and the run may be retried",
 }

@@ -52,6 +52,14 @@ from abbench.metrics._classes import (
     class_report,
     label_space,
 )
+from abbench.metrics._format import (
+    ADHERENT,
+    READINGS,
+    FormatAdherence,
+    FormatDifference,
+    format_adherence,
+    format_difference,
+)
 from abbench.metrics._judges import OVERALL, JudgeScore, judge_scores
 from abbench.metrics._judging import JudgeCost, JudgeReport, judge_costs, judge_report, position_bias
 from abbench.metrics._stability import Stability, stability
@@ -60,6 +68,7 @@ from abbench.metrics._usage import LOW_CONFIDENCE, GroundingMetrics, UsageMetric
 __all__ = [
     "ACTIVATION_DEFINITIONS",
     "ACTIVATION_FIGURES",
+    "ADHERENT",
     "COMPARED",
     "DEFINITIONS",
     "LOW_CONFIDENCE",
@@ -69,6 +78,7 @@ __all__ = [
     "OTHER_LABEL",
     "OUTCOME_KINDS",
     "OVERALL",
+    "READINGS",
     "ActivationComparison",
     "ActivationRun",
     "ArmActivation",
@@ -80,6 +90,8 @@ __all__ = [
     "Estimate",
     "ExperimentActivation",
     "ExperimentMetrics",
+    "FormatAdherence",
+    "FormatDifference",
     "GroundingMetrics",
     "GroupAccuracy",
     "JudgeCost",
@@ -103,6 +115,8 @@ __all__ = [
     "estimate_rate",
     "experiment_activation",
     "experiment_metrics",
+    "format_adherence",
+    "format_difference",
     "grader_kinds",
     "judge_costs",
     "judge_report",

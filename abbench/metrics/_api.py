@@ -24,8 +24,10 @@ from abbench.metrics._base import (
     value_lists,
 )
 from abbench.metrics._classes import ClassReport, class_report, label_space
+from abbench.metrics._format import FormatAdherence, with_format_adherence
 from abbench.metrics._judges import JudgeScore, judge_scores
 from abbench.metrics._judging import JudgeCost, judge_costs
+from abbench.metrics._skill_cost import skill_prompt_notes
 from abbench.metrics._stability import Stability, stability
 from abbench.metrics._usage import LOW_CONFIDENCE, GroundingMetrics, UsageMetrics, grounding, usage
 from abbench.store import (
@@ -126,6 +128,8 @@ class ArmMetrics(Result):
         usage: Cost, tokens and latency.
         grounding: Evidence cited, confidence, skill read.
         judges: Judge scores by grader and dimension.
+        format_adherence: How its answers were read (strict JSON, structured output, the fallback reader,
+            unreadable, truncated); None when no run's reply was read (builtin and python agents).
     """
 
     arm: str
@@ -141,6 +145,7 @@ class ArmMetrics(Result):
     usage: UsageMetrics
     grounding: GroundingMetrics
     judges: tuple[JudgeScore, ...]
+    format_adherence: FormatAdherence | None = None
 
     @property
     def classes_note(self) -> str | None:
@@ -391,6 +396,10 @@ def _measure(
         spend,
         usages,
     )
+    arm_metrics = with_format_adherence(
+        store, exp.id, arm_metrics, {a.id: a.name for a in arm_objects}, confidence
+    )
+    notes += skill_prompt_notes(arm_objects, spend)
     notes += [
         f"{a.arm}: {a.accuracy.reason}"
         for a in arm_metrics

@@ -44,6 +44,8 @@ class UsageMetrics(Result):
         saved: What the response cache saved: the cost of the model calls it answered, which is in
             the runs' `cost` (the answer's cost) but not in `spent`.
         cached_attempts: Attempts the response cache answered model calls of.
+        unknown_cost_attempts: Attempts whose cost is unknown and left out of `spent`: killed or cancelled
+            before their call answered, a server that reported no usage, a model without prices.
     """
 
     executed: int
@@ -63,6 +65,7 @@ class UsageMetrics(Result):
     spent_tokens: int | None = None
     saved: float = 0.0
     cached_attempts: int = 0
+    unknown_cost_attempts: int = 0
 
     @property
     def cost_gap(self) -> str:
@@ -131,6 +134,7 @@ def usage(
         else int((spend.input_tokens or 0) + (spend.output_tokens or 0)),
         saved=float(spend.saved),
         cached_attempts=spend.cached_attempts,
+        unknown_cost_attempts=spend.unknown_cost,
     )
 
 

@@ -165,6 +165,7 @@ class BudgetGuard:
         arm_names: Arm id -> name, for the reasons it gives.
         concurrency: How many runs may start before any attempt has finished.
         arm_models: Arm id -> its model, named when its cost is unknown.
+        priced: The arms whose definition gives prices (their unknown costs come from unknown usage).
     """
 
     limits: Limits | None
@@ -173,6 +174,9 @@ class BudgetGuard:
     arm_names: dict[int, str]
     concurrency: int
     arm_models: dict[int, str | None] = field(default_factory=dict)
+    priced: frozenset[int] = (
+        frozenset()
+    )  # arms whose definition gives prices: an unknown cost is unknown usage
     arms: dict[int, _Tally] = field(default_factory=dict)
     stopped: dict[int | None, str] = field(default_factory=dict)  # scope (arm id, None) -> limit hit
     _warned: set[int] = field(default_factory=set)
@@ -277,6 +281,7 @@ class BudgetGuard:
         return unknown_cost_note(
             self.arm_names[arm_id],
             model or self.arm_models.get(arm_id),
+            priced=arm_id in self.priced,
             tokens_limited=any(
                 lim is not None and lim.max_tokens is not None
                 for lim in (self.arm_limits.get(arm_id), self.limits)
@@ -319,9 +324,13 @@ class BudgetGuard:
 _DONE = (RunState.EXECUTED, RunState.EVALUATING, RunState.PASS, RunState.FAIL)
 
 
-def unknown_cost_note(arm: str, model: str | None, *, tokens_limited: bool) -> str:
-    """The warning for a cost budget over runs whose cost is unknown (no prices)."""
-    what = f"cost unknown (no prices for model {model})" if model else "cost unknown (no prices)"
+def unknown_cost_note(arm: str, model: str | None, *, tokens_limited: bool, priced: bool = False) -> str:
+    """The warning for a cost budget over runs whose cost is unknown: no prices, or — for an arm that
+    has prices — no usage reported by the server (a stream without a usage chunk)."""
+    if priced:
+        what = "cost unknown (the server reported no token usage for some calls; the arm's prices are set)"
+    else:
+        what = f"cost unknown (no prices for model {model})" if model else "cost unknown (no prices)"
     then = (
         "the cost budget counts only known costs; the max_tokens budget is what holds"
         if tokens_limited
@@ -329,6 +338,10 @@ def unknown_cost_note(arm: str, model: str | None, *, tokens_limited: bool) -> s
         "(prices: {input, output}) or a max_tokens budget"
     )
     return f"arm {arm}: {what}: {then}"
+
+
+def _priced(arms: Iterable[Arm]) -> frozenset[int]:
+    return frozenset(a.id for a in arms if a.params.get("prices"))
 
 
 def budget_limits(spec: RunSettings, arms: Iterable[Arm]) -> tuple[Limits | None, dict[int, Limits]]:
@@ -381,6 +394,7 @@ class RunBudget:
             {a.id: a.name for a in exp.arms},
             self.concurrency,
             {a.id: a.model for a in exp.arms},
+            _priced(exp.arms),
         )
         for note in self.guard.warnings():
             log.warning("experiment %s: %s", exp.name, note)
@@ -481,6 +495,7 @@ def budget_notes(exp: Experiment, store: Store) -> tuple[str, ...]:
     if not any(s.unknown_cost for s in spend.values()):
         return ()
     guard = BudgetGuard(
-        limits, arm_limits, spend, {a.id: a.name for a in exp.arms}, 1, {a.id: a.model for a in exp.arms}
-    )
+        limits, arm_limits, spend, {a.id: a.name for a in exp.arms}, 1, {a.id: a.model for a in exp.arms},
+        _priced(exp.arms),
+    )  # fmt: skip
     return guard.warnings()

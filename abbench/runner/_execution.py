@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from abbench.agents import Spending, Task, check_output
+from abbench.agents import Spending, Task, answer_format, check_output
 from abbench.errors import AgentError
 from abbench.llm import RetryPolicy
 from abbench.runner._budget import RunBudget
@@ -510,15 +510,28 @@ def _summary(transcript: list[Any], files_read: Iterable[str], sections_read: It
     files, sections = list(files_read), list(sections_read)
     if not (transcript or files or sections):
         return None
-    return dumps(
-        {
-            "messages": len(transcript),
-            "tool_calls": sum(len(m.get("tool_calls") or ()) for m in transcript if isinstance(m, dict)),
-            "files_read": len(files),
-            "sections_read": len(sections),
-            "read_skill": bool(files or sections),
-        }
-    )
+    summary: dict[str, Any] = {
+        "messages": len(transcript),
+        "tool_calls": sum(len(m.get("tool_calls") or ()) for m in transcript if isinstance(m, dict)),
+        "files_read": len(files),
+        "sections_read": len(sections),
+        "read_skill": bool(files or sections),
+    }
+    read = _answer_format(transcript)
+    if read is not None:
+        summary["answer_format"] = read
+    return dumps(summary)
+
+
+def _answer_format(transcript: list[Any]) -> str | None:
+    """How the session's final answer was read (`abbench.agents.ANSWER_FORMATS`, or the failure that
+    left none: ``bad_output``, ``truncated``), from its last ``answer`` event; None when it has none."""
+    for event in reversed(transcript):
+        if isinstance(event, dict) and event.get("type") == "answer":
+            if event.get("format"):
+                return str(event["format"])
+            return answer_format(str(event["method"])) if event.get("method") else None
+    return None
 
 
 def _json_list(values: Iterable[Any]) -> str | None:

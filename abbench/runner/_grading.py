@@ -44,29 +44,35 @@ log = logging.getLogger(__name__)
 
 def combine_verdicts(
     results: list[tuple[str, GradeResult | None, str | None]],
+    advisory: frozenset[str] | set[str] = frozenset(),
 ) -> tuple[bool | None, float | None, str | None]:
     """The run's verdict from its graders' latest grades: (passed, score, grading error).
 
-    A grading failure of any grader fails the run as a grading failure (passed None); otherwise the run
-    passes when every grader that reached a verdict says it passed, and fails when one says it failed.
-    When none reached a verdict the run has none (passed None, never a pass): with a score it is
-    *scored* (a judge without a threshold, a recorded score alone; so is a run with no grader of its
-    own, judged only in pairs), without one grading failed. The score is the first grader's.
+    The run is decided by the graders that reached a verdict: it passes when every one of them says it
+    passed, and fails when one says it failed. A grader that failed (no verdict: a judge whose reply did
+    not parse) does not erase the others' verdicts; the run is a grading failure only when no grader
+    reached one and some failed — as the docs define it. When none failed and none reached a verdict the
+    run has none (passed None, never a pass): with a score it is *scored* (a judge without a threshold, a
+    recorded score alone; so is a run with no grader of its own, judged only in pairs), without one
+    grading failed. `advisory` graders are graded and shown but never decide the run, and their failures
+    never fail it. The score is the first deciding grader's.
     """
-    if len(results) == 1:  # one grader, the common case: the same verdict without the lists
+    if len(results) == 1 and not advisory:  # one grader, the common case: the same verdict without the lists
         name, res, err = results[0]
         if err is not None:
             return None, None, f"grading failed — {name}: {err}"
         if res is None or res.passed is None:
             return _no_verdict(None if res is None else res.score, [name])
         return bool(res.passed), res.score, None
-    errors = [f"{name}: {err}" for name, res, err in results if err is not None]
-    if errors:
+    deciding = [(name, res, err) for name, res, err in results if name not in advisory]
+    errors = [f"{name}: {err}" for name, res, err in deciding if err is not None]
+    reached = [(name, res) for name, res, err in deciding if err is None and res is not None]
+    verdicts = [res.passed for _, res in reached if res.passed is not None]
+    if errors and not verdicts:
         return None, None, "grading failed — " + "; ".join(errors)
-    verdicts = [res.passed for _, res, _ in results if res is not None and res.passed is not None]
-    score = next((res.score for _, res, _ in results if res is not None and res.score is not None), None)
+    score = next((res.score for _, res in reached if res.score is not None), None)
     if not verdicts:
-        return _no_verdict(score, [name for name, _, _ in results])
+        return _no_verdict(score, [name for name, _, _ in deciding])
     return all(verdicts), score, None
 
 
@@ -166,8 +172,9 @@ class GradingPlan:
                     f"its graders: {', '.join(g.name for g in graders) or '(none)'}"
                 )
             selected = [g for g in graders if g.name in only]
-        # every pointwise grader counts for the verdict; only the selected ones grade now
+        # every pointwise grader counts for the verdict (but the advisory ones); only the selected grade now
         self.all_pointwise = [g for g in graders if g.kind != "pairwise"]
+        self.advisory = frozenset(g.name for g in graders if getattr(g, "advisory", False))
         self.pointwise = [g for g in selected if g.kind != "pairwise"]
         self.pairwise = [g for g in selected if g.kind == "pairwise"]
         self.pair_arms: dict[str, tuple[str, ...]] = {
@@ -418,7 +425,11 @@ class Grading:
             elif grader.name in existing:
                 prior = existing[grader.name]
                 results.append((grader.name, _result_from_row(prior), prior.error))
-        passed, score, error = combine_verdicts(results)
+        passed, score, error = combine_verdicts(results, self.plan.advisory)
+        failed = [name for name, _, err in results if err is not None]
+        if error is None and failed:
+            # decided by the graders that reached a verdict; the ones that did not are kept as grades
+            log.info("run %s decided without grader(s) %s (no verdict)", item.run_id, ", ".join(failed))
         fields: dict[str, Any] = {
             "passed": None if passed is None else int(passed),
             "score": score,

@@ -34,6 +34,7 @@ if typing.TYPE_CHECKING:
     from abbench.store._datasets import TRY_DATASET, import_dataset, list_datasets, load_cases, load_dataset
     from abbench.store._experiments import TRY_TAG, Arm, Experiment
     from abbench.store._failures import FailureKind, Failures
+    from abbench.store._formats import AnswerReading
     from abbench.store._grades import GRADE_COLUMNS, Grade
     from abbench.store._lines import mark_line
     from abbench.store._migrations import SCHEMA_VERSION
@@ -120,6 +121,7 @@ __all__ = [
     "TRY_DATASET",
     "TRY_TAG",
     "UNFINISHED",
+    "AnswerReading",
     "ApiKey",
     "Arm",
     "ArmSettings",
@@ -223,6 +225,7 @@ __getattr__, __dir__ = _lazy.exports(
             "FailureKind",
             "Failures",
         ),
+        "abbench.store._formats": ("AnswerReading",),
         "abbench.store._grades": (
             "GRADE_COLUMNS",
             "Grade",

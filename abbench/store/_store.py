@@ -11,6 +11,7 @@ from abbench.store._cache import CacheMixin
 from abbench.store._datasets import DatasetsMixin
 from abbench.store._experiments import ExperimentsMixin
 from abbench.store._failures import FailuresMixin
+from abbench.store._formats import FormatsMixin
 from abbench.store._grades import GradesMixin
 from abbench.store._imports import ImportsMixin
 from abbench.store._json_lines import JsonLinesMixin
@@ -36,6 +37,7 @@ class Store(
     ExperimentsMixin,
     RunsMixin,
     FailuresMixin,
+    FormatsMixin,
     AttemptsMixin,
     GradesMixin,
     ReviewsMixin,

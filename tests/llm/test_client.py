@@ -315,8 +315,8 @@ def test_a_refused_response_format_is_dropped_and_remembered():
         chat(c, response_format=schema)
         chat(c, response_format=schema)
     formats = [r.body.get("response_format") for r in server.requests]
-    # json_schema refused -> json_object refused -> none; the next call goes straight to none
-    assert formats == [schema, {"type": "json_object"}, None, None]
+    # json_schema refused -> json_object (with the same schema) refused -> none; the next call goes straight to none
+    assert formats == [schema, {"type": "json_object", "schema": {"type": "object"}}, None, None]
 
 
 def test_max_tokens_becomes_max_completion_tokens_where_required():
@@ -410,6 +410,7 @@ def test_failure_types_are_stored_as_their_words():
         "server_error",
         "stream_interrupted",
         "timeout",
+        "truncated",
     )
     assert FailureType.TIMEOUT == "timeout" and json.dumps(FailureType.AGENT_ERROR) == '"agent_error"'
     assert f"{FailureType.MAX_TURNS}" == "max_turns"

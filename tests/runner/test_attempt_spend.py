@@ -291,3 +291,30 @@ def test_a_run_that_times_out_while_a_model_call_hangs_keeps_the_calls_it_made(s
     )
     usage = experiment_metrics(exp, store=store).arm("gpt").usage
     assert usage.spent == pytest.approx(cost(100, 10)) and usage.failed_attempts == 1
+
+
+def killed_mid_call(task):
+    """Fails after a model call whose usage never came (a stream without usage, a kill mid-call)."""
+    from abbench.agents import Spending
+    from abbench.errors import AgentError
+
+    spent = task.spending if task.spending is not None else Spending()
+    spent.add_call(None, None, "m")
+    raise AgentError("the call never answered", "interrupted", retryable=False, spent=spent)
+
+
+def test_attempts_of_unknown_cost_are_said_not_silently_left_out(store, dataset):
+    spec = {
+        "name": "unknown-spend",
+        "dataset": dataset.fingerprint,
+        "rounds": 1,
+        "retries": 0,
+        "cases": {"ids": ["c000", "c001"]},
+        "arms": {"a": {"agent": "python", "function": "tests.runner.test_attempt_spend:killed_mid_call"}},
+    }
+    exp = create_experiment(spec, store=store)
+    run_experiment(exp.id, store=store)
+    usage = experiment_metrics(exp, store=store).arm("a").usage
+    assert usage.unknown_cost_attempts == 2 and usage.spent is None
+    out = CliRunner().invoke(cli, ["--store", str(store.path), "metrics", str(exp.id)])
+    assert "2 attempts of unknown cost not counted" in out.output

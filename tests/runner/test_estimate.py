@@ -131,3 +131,33 @@ def test_a_pilot_leaves_the_experiment_unfinished(store, thirty):
     estimate_experiment(exp.id, store=store, pilot=2)
     progress = experiment_status(exp.id, store=store)
     assert progress.status == "created" and progress.done == 2 and progress.pending == 28
+
+
+def alike(task):
+    """Every run costs the same: a pilot of these shows no spread at all."""
+    return AgentOutput(prediction="fast", usage=Usage(10, 2), cost=0.001)
+
+
+def half_graded(ctx):
+    """Reaches no verdict on odd cases (a grading failure after a successful execution)."""
+    from abbench.errors import GradingError
+    from abbench.graders import GradeResult
+
+    if int(ctx.case.case_id[1:]) % 2:
+        raise GradingError("no verdict on odd cases")
+    return GradeResult(passed=True)
+
+
+def test_alike_pilot_runs_give_an_honest_interval_and_are_counted_once(store, thirty):
+    arms = {"only": {"agent": "python", "function": "tests.runner.test_estimate:alike", "model": "m1"}}
+    graders = ["tests.runner.test_estimate:half_graded"]
+    exp = create_experiment(_spec(thirty, arms, graders=graders), store=store)
+    est = estimate_experiment(exp.id, store=store, pilot=5)
+    # 5 runs, 2 of them not graded: 5 runs, not 7
+    assert est.pilot_runs == 5
+    (arm,) = est.arms
+    rest = 25 * 0.001
+    assert arm.cost.value == pytest.approx(0.005 + rest)
+    # no spread in the pilot, yet not ±0: at least 3/5 of the rest either side
+    assert arm.cost.high - arm.cost.value >= 0.6 * rest * (1 - 1e-9)
+    assert arm.cost.value - arm.cost.low >= 0.6 * rest * (1 - 1e-9)

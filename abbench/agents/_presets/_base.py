@@ -82,6 +82,9 @@ class Preset:
     options: tuple[str, ...] = ()
     needs_model = True
     skills_dir = "skills"
+    call_marker: bytes | None = None
+    """What one model call prints on stdout as it happens (None: the CLI prints nothing per call), so an
+    attempt can be stopped at the arm's ``max_model_calls``."""
 
     def check(self, options: dict[str, Any]) -> None:
         """Refuse settings that cannot work (raises `UsageError`), when the arm is defined."""

@@ -29,6 +29,7 @@ class OpenCode(Preset):
     """opencode (npm ``opencode-ai``), run once per task in the workspace."""
 
     name = "opencode"
+    call_marker = b'"type":"step_start"'
     program = "opencode"
     options = ("permission",)
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from abbench import formatting as fm
 from abbench.report import _display as d
+from abbench.report._sections._format import format_parts
 from abbench.report._sections._parts import Part, estimate_text
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ def arms_section(metrics: ExperimentMetrics) -> list[Part]:
     estimates = [_main(a, by_score) for a in arms]
     if any(e is not None and fm.is_number(e.value) for e in estimates):
         parts.append(d.estimate_figure([a.arm for a in arms], estimates, share=not by_score, title=main))
-    return parts
+    return parts + format_parts(arms)
 
 
 def _judging_note(metrics: ExperimentMetrics) -> list[Part]:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from abbench import formatting as fm
 from abbench.report import _display as d
+from abbench.report._sections._format import format_comparison_parts
 from abbench.report._sections._parts import Part, estimate_text
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ def comparison_section(c: Comparison | None, *, reason: str | None = None) -> li
     if o:
         parts.append(d.outcome_figure(o, a, b))
     parts.extend(_usage_table(c, a, b))
+    parts.extend(format_comparison_parts(c))
     parts.extend(_domain_table(c, a, b))
     for note in c.notes:
         parts.append(d.note_html(note))
