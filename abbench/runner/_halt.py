@@ -18,6 +18,7 @@ import os
 import signal
 import socket
 import sys
+import weakref
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -30,8 +31,8 @@ ORIGINS = ("cli", "server", "python")
 _ORIGIN = ["python"]
 _ASKED: list[tuple[int, Halt]] = []
 """Signals that asked this process to stop, with what each means (the last one is the halt)."""
-_STOPPING: set[int] = set()
-"""The event loops already told to stop (by id)."""
+_STOPPING: weakref.WeakSet[Any] = weakref.WeakSet()
+"""The event loops already told to stop."""
 
 _WORDS: dict[str, str] = {
     Halt.KILLED: "its process died without a word (killed, out of memory, or a lost machine)",
@@ -137,9 +138,9 @@ def stop_for_signal(signum: int, halt: Halt = Halt.STOPPED) -> None:
             loop = None
     if loop is None or loop.is_closed():
         raise Terminated(signum)
-    if id(loop) in _STOPPING:
+    if loop in _STOPPING:
         return  # a second signal while the pass records what it did: let it finish (SIGKILL will not wait)
-    _STOPPING.add(id(loop))
+    _STOPPING.add(loop)
     loop.call_soon_threadsafe(_terminate, signum)
 
 

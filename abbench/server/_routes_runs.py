@@ -253,6 +253,9 @@ async def record(request: Request, caller: Runner, ref: str) -> JSONResponse:
             raise Problem(
                 409, "busy", f"experiment {exp.name!r} is running on this server; record when it stops"
             )
+        refused = pool_of(request).refusal(exp.id, regrade=True)  # the outcomes are graded here
+        if refused is not None:
+            raise Problem(422, "not allowed on this server", refused)
         try:
             with acting_as(caller.owner):
                 return record_runs(store, exp.id, outcomes, recorded_by=caller.actor).as_dict()

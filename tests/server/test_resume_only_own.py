@@ -63,6 +63,15 @@ def test_a_server_does_not_resume_what_abbench_run_left_nor_run_agents_it_does_n
         proc.wait(timeout=SAFETY_NET_S)
         left[how] = (exp, gate, proc.pid)
     assert store.get_experiment(left["stopped"][0].id).halt["why"] == "stopped"
+    graded_here = create_experiment(  # builtin, but graded by a function on the server's path
+        {
+            "name": "own-grader",
+            "dataset": ds.fingerprint,
+            "graders": ["tests.runner.crash_agent:slow_grade"],
+            "arms": {"a": {"agent": "builtin", "labels": ["fast", "slow"]}},
+        },
+        store=store,
+    )
 
     server = LiveServer(store_dir, log=tmp_path / "server.log").start()  # builtin agents only
     try:
@@ -77,6 +86,16 @@ def test_a_server_does_not_resume_what_abbench_run_left_nor_run_agents_it_does_n
                     c.start(left[how][0].id)
                 assert refused.value.status == 422
                 assert "arm 'a' runs the 'python' agent" in refused.value.problem["detail"]
+            for attempt in (
+                lambda: c.regrade(graded_here.id),
+                lambda: c.record_runs(
+                    graded_here.id, [{"case_id": "c000", "arm": "a", "prediction": "fast"}]
+                ),
+            ):
+                with pytest.raises(ServerError) as refused:  # its grader would run code on the server
+                    attempt()
+                assert refused.value.status == 422
+                assert "is a function on the server's path" in refused.value.problem["detail"]
             view = c.load_experiment(left["stopped"][0].id)
             assert view["progress"]["status_text"].startswith("interrupted: stopped on purpose (SIGTERM")
     finally:
