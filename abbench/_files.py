@@ -1,12 +1,22 @@
-"""Writing files others read: beside the target first, then renamed into place with a normal file's mode."""
+"""Writing files others read: beside the target first, then renamed into place with a normal file's mode;
+temporary files a killed process left, removed by the next writer; and whether a folder has room."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import logging
 import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # not Unix: no lock tells a live writer's file from a dead one's
+    fcntl = None  # type: ignore[assignment]
+
+log = logging.getLogger(__name__)
 
 
 def readable_mode() -> int:
@@ -50,10 +60,11 @@ def atomic_path(target: Path, suffix: str = ".tmp") -> Iterator[Path]:
     """A temporary path beside `target` to write to; published as `target` when the block succeeds.
 
     A failed write never leaves half a file behind: on any exception the temporary file is removed.
+    What a killed process left beside `target` (its temporary files, which nobody holds any more) is
+    removed first (`sweep_stale`); another live process's is left alone.
     """
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=target.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
+    sweep_stale(target.parent, f".{target.name}.*{suffix}")
+    fd, tmp = claimed_temp(target.parent, prefix=f".{target.name}.", suffix=suffix)
     try:
         yield tmp
         publish(tmp, target)
@@ -61,3 +72,102 @@ def atomic_path(target: Path, suffix: str = ".tmp") -> Iterator[Path]:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
+    finally:
+        os.close(fd)
+
+
+def _hold(fd: int) -> bool:
+    """Take the lock that says "a live process writes this file" (kept until `fd` closes, or the
+    process ends, however it ends); False when another holds it. Always True without ``fcntl``."""
+    if fcntl is None:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _linked(fd: int, path: str | os.PathLike[str]) -> bool:
+    """Whether `path` still names the file open as `fd` (a sweeper did not remove it meanwhile)."""
+    try:
+        return os.stat(path).st_ino == os.fstat(fd).st_ino
+    except OSError:
+        return False
+
+
+def claimed_temp(folder: Path, *, prefix: str, suffix: str) -> tuple[int, Path]:
+    """A new temporary file in `folder`, held (locked) by this process for as long as the descriptor
+    stays open: `sweep_stale` never removes it while this process lives. Close the descriptor when done.
+    """
+    while True:
+        fd, name = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=folder)
+        if _hold(fd) and _linked(fd, name):
+            return fd, Path(name)
+        os.close(fd)  # a sweeper took it between its creation and the lock: make another
+
+
+def sweep_stale(folder: Path, pattern: str) -> int:
+    """Remove the files in `folder` matching `pattern` that no live process holds (`claimed_temp`):
+    what a killed process left. Returns how many; none without ``fcntl`` (a lock cannot tell).
+    """
+    if fcntl is None or not folder.is_dir():
+        return 0
+    removed = 0
+    for path in folder.glob(pattern):
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            continue
+        try:
+            if _hold(fd) and _linked(fd, path):
+                path.unlink()
+                removed += 1
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+    if removed:
+        log.info("removed %d temporary files a stopped process left in %s", removed, folder)
+    return removed
+
+
+ROOM_BYTES = 16 * 2**20
+"""Free space a store must have before a pass calls an agent: a batch of the runner's writer and its
+transcripts fit in it many times over (a pass that could not record what it paid for would pay again)."""
+
+
+def check_room(folder: Path, nbytes: int = ROOM_BYTES) -> None:
+    """Raise the OSError a write of `nbytes` more into `folder` would meet (a full disk, a quota, a
+    file-size limit, a read-only folder); return when it fits.
+
+    The space is reserved and given back at once (``posix_fallocate`` on an unnamed file, so a kill
+    leaves nothing behind): it costs no write of data, and no fsync.
+    """
+    fd, named = _scratch(folder)
+    try:
+        if hasattr(os, "posix_fallocate"):
+            os.posix_fallocate(fd, 0, nbytes)
+        else:  # no fallocate (macOS): write the zeros
+            chunk = bytes(2**20)
+            for _ in range(0, nbytes, len(chunk)):
+                os.write(fd, chunk)
+    finally:
+        os.close(fd)
+        if named is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(named)
+
+
+def _scratch(folder: Path) -> tuple[int, str | None]:
+    """A file to probe `folder` with: unnamed where the system allows (Linux ``O_TMPFILE``), else a
+    hidden one (its name, to remove)."""
+    if hasattr(os, "O_TMPFILE"):
+        try:
+            return os.open(folder, os.O_TMPFILE | os.O_WRONLY, 0o600), None
+        except OSError as exc:
+            if exc.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
+                raise  # ENOSPC, EROFS, EACCES: that is the answer
+    sweep_stale(folder, ".room-*.tmp")
+    fd, path = claimed_temp(folder, prefix=".room-", suffix=".tmp")
+    return fd, str(path)

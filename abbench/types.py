@@ -153,6 +153,23 @@ class Phase(StrEnum):
     CANCELLING = "cancelling"
 
 
+class Halt(StrEnum):
+    """Why an experiment's execution stopped before it was done (the ``experiments.halt`` column, with
+    the process and the signal): what every view says beside ``interrupted``, and what decides whether
+    anything but a person may resume it.
+    """
+
+    KILLED = "killed"
+    """Its process died without a word: SIGKILL, out of memory, a lost machine (never written: it is
+    what a dead runner that recorded nothing means)."""
+    STOPPED = "stopped"
+    """Stopped on purpose: Ctrl-C, SIGTERM or SIGHUP to the process running it. Only a person resumes it."""
+    SERVER_STOPPED = "server stopped"
+    """The server running it in its pool shut down; that server resumes it when it starts again."""
+    ERROR = "error"
+    """Its runner stopped on an error (a store it could not write, a full disk); a person resumes it."""
+
+
 class GradeStatus(StrEnum):
     """Whether a grader reached a verdict (the ``grades.status`` column)."""
 
@@ -170,6 +187,9 @@ class AttemptOutcome(StrEnum):
     """It gave no usable answer (its ``failure_type`` says why)."""
     CANCELLED = "cancelled"
     """It was stopped while it ran."""
+    RUNNING = "running"
+    """It is under way (recorded when it starts, so a process killed under it still leaves its attempt:
+    reconciliation then records it ``failed``, ``interrupted``)."""
 
 
 class RunOutcome(StrEnum):

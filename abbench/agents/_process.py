@@ -1,5 +1,9 @@
 """A command run in its own process group: stdin fed, output drained (its end kept), the whole
 group killed on a timeout or a cancellation, grandchildren included; and why a failure would repeat.
+
+The command's answer is what it printed by the time it exited. Whatever it left behind — a child in its
+process group, or one that escaped it (``setsid``, a daemon) still holding its output pipes — is killed
+when it exits, so a background process can neither hold the run until its timeout nor outlive it.
 """
 
 from __future__ import annotations
@@ -109,7 +113,10 @@ async def run_group(
         OSError: the command could not be started.
     """
     started = time.perf_counter()
-    proc = await asyncio.create_subprocess_exec(
+    loop = asyncio.get_running_loop()
+    exited: asyncio.Future[int | None] = loop.create_future()
+    transport, protocol = await loop.subprocess_exec(
+        lambda: _Protocol(exited, loop),
         *argv,
         cwd=cwd,
         env=dict(env),
@@ -118,14 +125,17 @@ async def run_group(
         stderr=asyncio.subprocess.PIPE,
         start_new_session=True,  # its own process group, so a kill reaches grandchildren
     )
+    proc = asyncio.subprocess.Process(transport, protocol, loop)
     out, err = bytearray(), bytearray()
     readers = [
-        asyncio.create_task(_drain(proc.stdout, out, max_output_bytes, counter, proc, kill_grace_s)),
+        asyncio.create_task(
+            _drain(proc.stdout, out, max_output_bytes, counter, (proc, exited), kill_grace_s)
+        ),
         asyncio.create_task(_drain(proc.stderr, err, max_output_bytes)),
     ]
     if stdin is not None:
         readers.append(asyncio.create_task(_feed(proc.stdin, stdin.encode("utf-8"))))
-    timed_out = await _wait(proc, readers, timeout_s, kill_grace_s)
+    timed_out = await _wait(proc, exited, readers, timeout_s, kill_grace_s)
     return Finished(
         returncode=proc.returncode,
         stdout=out.decode("utf-8", errors="replace"),
@@ -135,23 +145,54 @@ async def run_group(
     )
 
 
+class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """asyncio's protocol for a subprocess's streams, telling when the process itself exits.
+
+    `Process.wait` waits for the output pipes to close as well, which a child that inherited them (a
+    daemon the command started) holds open long after the command answered and exited.
+    """
+
+    def __init__(self, exited: asyncio.Future[int | None], loop: asyncio.AbstractEventLoop):
+        super().__init__(limit=2**16, loop=loop)
+        self._exited = exited
+        self._process: asyncio.SubprocessTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        self._process = transport  # type: ignore[assignment]  # a SubprocessTransport, here
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        if not self._exited.done():
+            self._exited.set_result(self._process.get_returncode() if self._process is not None else None)
+
+
 async def _wait(
-    proc: asyncio.subprocess.Process, readers: list[asyncio.Task[None]], timeout_s: float, grace_s: float
+    proc: asyncio.subprocess.Process,
+    exited: asyncio.Future[int | None],
+    readers: list[asyncio.Task[None]],
+    timeout_s: float,
+    grace_s: float,
 ) -> bool:
-    """Wait for `proc` and its output; True when it was killed for running out of time."""
+    """Wait for `proc` to exit and for its output; True when it was killed for running out of time."""
     timed_out = False
     try:
         try:
             async with asyncio.timeout(timeout_s):
-                await proc.wait()
+                await asyncio.shield(exited)
         except TimeoutError:
             timed_out = True
-            await _terminate_group(proc, grace_s)
-        # children that inherited the pipes may still be writing: give them a moment, then end them
-        _, pending = await asyncio.wait(readers, timeout=2.0)
+            await _terminate_group(proc, exited, grace_s)
+        _, pending = await asyncio.wait(readers, timeout=0.1)
         if pending:
+            # It exited, and what it printed is in the pipes; someone it left behind holds them open.
+            # The answer is what it printed by its exit: the group goes, and so does any process
+            # outside it still holding its output (a setsid child, a daemon).
             _signal_group(proc.pid, signal.SIGKILL)
+            _kill_pipe_holders(proc)
             await asyncio.wait(pending, timeout=2.0)
+        with contextlib.suppress(TimeoutError):  # the pipes closed, or someone we cannot kill holds them
+            await asyncio.wait_for(proc.wait(), 5)
     except BaseException:
         # cancelled by the scheduler (or anything else): nothing of the command may outlive the run
         _signal_group(proc.pid, signal.SIGKILL)
@@ -194,16 +235,16 @@ async def _drain(
     buf: bytearray,
     cap: int,
     counter: CallCounter | None = None,
-    proc: asyncio.subprocess.Process | None = None,
+    stoppable: tuple[asyncio.subprocess.Process, asyncio.Future[int | None]] | None = None,
     grace_s: float = 2.0,
 ) -> None:
     if stream is None:
         return
     stopping = False
     while chunk := await stream.read(65536):
-        if counter is not None and counter.feed(chunk) and not stopping and proc is not None:
+        if counter is not None and counter.feed(chunk) and not stopping and stoppable is not None:
             stopping = True  # past its cap of model calls: end it as a timeout would
-            counter._stop = asyncio.ensure_future(_terminate_group(proc, grace_s))
+            counter._stop = asyncio.ensure_future(_terminate_group(*stoppable, grace_s))
         buf += chunk
         if len(buf) > cap:
             del buf[: len(buf) - cap]  # keep the end: that is where answers and errors are
@@ -230,17 +271,56 @@ def _signal_group(pgid: int, sig: signal.Signals) -> bool:
         return False
 
 
-async def _terminate_group(proc: asyncio.subprocess.Process, grace_s: float) -> None:
+async def _terminate_group(
+    proc: asyncio.subprocess.Process, exited: asyncio.Future[int | None], grace_s: float
+) -> None:
     """SIGTERM the group, give it `grace_s` to go, then SIGKILL whatever is left."""
     if _signal_group(proc.pid, signal.SIGTERM):
         deadline = time.monotonic() + grace_s
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(proc.wait(), grace_s)
+            await asyncio.wait_for(asyncio.shield(exited), grace_s)
         while time.monotonic() < deadline and _group_alive(proc.pid):
             await asyncio.sleep(0.05)
     _signal_group(proc.pid, signal.SIGKILL)
+    _kill_pipe_holders(proc)
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(proc.wait(), 5)
+        await asyncio.wait_for(asyncio.shield(exited), 5)
+
+
+def _pipe_inodes(proc: asyncio.subprocess.Process) -> set[str]:
+    """``pipe:[inode]`` of the command's stdout and stderr pipes (as /proc shows a descriptor of them)."""
+    found = set()
+    transport = getattr(proc, "_transport", None)
+    for fd_number in (1, 2):
+        pipe = transport.get_pipe_transport(fd_number) if transport is not None else None
+        handle = pipe.get_extra_info("pipe") if pipe is not None else None
+        if handle is None:
+            continue
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            found.add(f"pipe:[{os.fstat(handle.fileno()).st_ino}]")
+    return found
+
+
+def _kill_pipe_holders(proc: asyncio.subprocess.Process) -> None:
+    """SIGKILL every process, outside this one, that holds the command's output pipes (Linux: /proc).
+
+    A child that left the command's process group (``setsid``, a double fork) is reached this way: as
+    long as it holds the pipe it can only be the command's.
+    """
+    pipes = _pipe_inodes(proc)
+    proc_dir = Path("/proc")
+    if not pipes or not proc_dir.is_dir():
+        return
+    me = os.getpid()
+    for entry in proc_dir.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        with contextlib.suppress(OSError):
+            for fd in (entry / "fd").iterdir():
+                with contextlib.suppress(OSError):
+                    if os.readlink(fd) in pipes:
+                        os.kill(int(entry.name), signal.SIGKILL)
+                        break
 
 
 def _group_alive(pgid: int) -> bool:

@@ -3,7 +3,11 @@
 The callable receives the `Task` and returns an `AgentOutput`, a dict of its fields, or the
 prediction as a string. Async callables run on the scheduler's loop; sync ones run in a worker
 thread so they never block it (a sync callable cannot be interrupted: on timeout the run is
-abandoned but the thread finishes on its own).
+abandoned but the thread finishes on its own). Those threads are daemons: a callable that never
+returns does not keep the process alive once the experiment is over.
+
+Whatever the callable raises is the run's failure, never the experiment's end: ``SystemExit`` and
+``KeyboardInterrupt`` raised by the callable itself fail the run like any other exception.
 
 The task's case is the one every agent sees (`agent_case`): no gold answer, source row or metadata.
 A test double that needs the gold says so with ``sees_gold: true`` on its arm, and the report's
@@ -25,11 +29,12 @@ import importlib.util
 import inspect
 import json
 import os
+import queue
 import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future
 from pathlib import Path
 from typing import Any, cast
 
@@ -45,19 +50,69 @@ MAX_THREADS = 128
 OUTPUT_FIELDS = tuple(f.name for f in dataclasses.fields(AgentOutput))
 """The keys a callable's dict may use."""
 
-_executor: ThreadPoolExecutor | None = None
-_executor_lock = threading.Lock()
 _file_modules: dict[tuple[str, float], Any] = {}
 
 # Exceptions that mean the callable itself is broken: trying it again will not help.
 _BUGS = (TypeError, AttributeError, NameError, ImportError, SyntaxError, NotImplementedError, AssertionError)
+# Exceptions that would stop the interpreter, raised by the callable itself: its run fails, nothing more.
+_EXITS = (SystemExit, KeyboardInterrupt)
 
 
-def _threads() -> ThreadPoolExecutor:
+class DaemonThreads(Executor):
+    """Worker threads for sync callables that never keep the process alive (a `ThreadPoolExecutor`'s are
+    joined when the interpreter exits, so one callable that never returns held the process forever).
+
+    A thread is started when a call finds none idle, up to `max_threads`; idle ones wait for the next.
+
+    Args:
+        max_threads: The most threads at once.
+        name: Their names' prefix.
+    """
+
+    def __init__(self, max_threads: int = MAX_THREADS, name: str = "abbench-python-agent"):
+        self.max_threads = max_threads
+        self.name = name
+        self._calls: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]]] = queue.SimpleQueue()
+        self._idle = threading.Semaphore(0)
+        self._lock = threading.Lock()
+        self._threads = 0
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        """Call ``fn(*args, **kwargs)`` in one of the threads; its future."""
+        future: Future[Any] = Future()
+        self._calls.put((future, functools.partial(fn, *args, **kwargs)))
+        if not self._idle.acquire(blocking=False):  # no thread waiting: start one (while below the cap)
+            with self._lock:
+                if self._threads < self.max_threads:
+                    self._threads += 1
+                    threading.Thread(
+                        target=self._work, name=f"{self.name}-{self._threads}", daemon=True
+                    ).start()
+        return future
+
+    def _work(self) -> None:
+        while True:
+            future, call = self._calls.get()
+            if future.set_running_or_notify_cancel():
+                try:
+                    result = call()
+                except BaseException as exc:  # SystemExit too: it belongs to the run, not to this thread
+                    future.set_exception(exc)
+                else:
+                    future.set_result(result)
+                del future, call  # nothing of a finished call is kept while the thread waits
+            self._idle.release()
+
+
+_executor: DaemonThreads | None = None
+_executor_lock = threading.Lock()
+
+
+def _threads() -> DaemonThreads:
     global _executor
     with _executor_lock:
         if _executor is None:
-            _executor = ThreadPoolExecutor(MAX_THREADS, thread_name_prefix="abbench-python-agent")
+            _executor = DaemonThreads(MAX_THREADS)
         return _executor
 
 
@@ -270,14 +325,19 @@ class PythonAgent:
                     elapsed += time.perf_counter() - started
         except AgentError:
             raise
-        except Exception as exc:
+        except (Exception, *_EXITS) as exc:
             raise AgentError(
-                f"{self.ref} raised {type(exc).__name__}: {exc} (case {task.case.case_id})",
-                retryable=not isinstance(exc, _BUGS),
+                f"{self.ref} raised {type(exc).__name__}{f': {exc}' if str(exc) else ''} "
+                f"(case {task.case.case_id})",
+                retryable=not isinstance(exc, (*_BUGS, *_EXITS)),
             ) from exc
         try:
             return self._output(result, task, elapsed * 1000)
-        except (TypeError, ValueError) as exc:  # a dict whose values do not fit (usage of "many" tokens)
+        except (
+            TypeError,
+            ValueError,
+            OverflowError,
+        ) as exc:  # a dict whose values do not fit ("many" tokens)
             raise self._bad(
                 f"returned a {type(result).__name__} that cannot be read ({exc})", result, task
             ) from None

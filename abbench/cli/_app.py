@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import _thread
 import contextlib
 import importlib
 import os
@@ -36,8 +35,10 @@ class Context:
     def store(self) -> Store:
         """The open store (created when missing)."""
         if self._store is None:
+            from abbench.runner import set_origin
             from abbench.store import open_store
 
+            set_origin("cli")  # what an experiment this process runs records as its runner's kind
             self._store = open_store(self.store_path)
         return self._store
 
@@ -50,46 +51,27 @@ class Context:
 pass_ctx = click.make_pass_decorator(Context)
 
 
-class Terminated(KeyboardInterrupt):
-    """Raised in the main thread when the process is asked to stop (SIGTERM, SIGHUP).
-
-    A KeyboardInterrupt, so a run stops exactly as on Ctrl-C: runs in flight are recorded as
-    interrupted, what was done is committed, and the runner's claim is released.
-    """
-
-    def __init__(self, signum: int):
-        super().__init__(signum)
-        self.signum = signum
-
-
-_TERMINATED: list[int] = []
-"""Signals that asked a running event loop to stop (reported by `Group.invoke` with their exit code)."""
-
-
 def stop_on_termination() -> None:
-    """Make SIGTERM and SIGHUP stop the command as Ctrl-C does, instead of killing it mid-write.
+    """Make SIGTERM, SIGHUP and Ctrl-C stop the command as Ctrl-C always did, instead of killing it
+    mid-write: a run records its runs in flight as interrupted and why it stopped (`abbench.runner.
+    stop_on_signals`), also when SIGINT is ignored (a script's background job), and exits 128 + the
+    signal's number.
 
-    Signals a parent set to be ignored (``nohup`` ignores SIGHUP) stay ignored.
+    Signals a parent set to be ignored (``nohup`` ignores SIGHUP, a non-interactive shell SIGINT in
+    its background jobs) stay ignored. Nothing is imported until a signal comes (``--help`` stays light).
     """
 
     def stop(signum: int, frame: Any) -> None:
-        aio = sys.modules.get("asyncio")  # not imported: no loop runs (and --help need not load it)
-        try:
-            if aio is None:
-                raise RuntimeError("no running event loop")
-            aio.get_running_loop()
-        except RuntimeError:
-            raise Terminated(signum) from None
-        # Inside asyncio.run an exception raised here lands in whatever task is running (an agent's
-        # coroutine), which dies with it and is logged with a traceback as never retrieved. Stop as
-        # asyncio.run stops on Ctrl-C instead: its SIGINT handler cancels the main task cleanly, and
-        # the exit code still names this signal.
-        _TERMINATED.append(signum)
-        _thread.interrupt_main()
+        from abbench.runner import stop_for_signal
 
-    for name in ("SIGTERM", "SIGHUP"):
+        stop_for_signal(signum)
+
+    for name in ("SIGTERM", "SIGHUP", "SIGINT"):
         sig = getattr(signal, name, None)
-        if sig is not None and signal.getsignal(sig) is signal.SIG_DFL:
+        if sig is None:
+            continue
+        current = signal.getsignal(sig)
+        if current is signal.SIG_DFL or (sig == signal.SIGINT and current is signal.default_int_handler):
             signal.signal(sig, stop)
 
 
@@ -102,17 +84,14 @@ class Group(click.Group):
         except AbbenchError as exc:
             click.secho(f"error: {exc}", fg="red", err=True)
             sys.exit(exc.exit_code)
-        except Terminated as exc:
-            name = signal.Signals(exc.signum).name
-            click.secho(f"terminated ({name}); what was done is kept", fg="yellow", err=True)
-            sys.exit(128 + exc.signum)
-        except KeyboardInterrupt:
-            if _TERMINATED:  # a SIGTERM/SIGHUP that stopped a running loop the way Ctrl-C does
-                name = signal.Signals(_TERMINATED[-1]).name
+        except KeyboardInterrupt as exc:
+            signum = getattr(exc, "signum", signal.SIGINT)  # `abbench.runner.Terminated` says which
+            if signum == signal.SIGINT:
+                click.secho("interrupted; what was done is kept", fg="yellow", err=True)
+            else:
+                name = signal.Signals(signum).name
                 click.secho(f"terminated ({name}); what was done is kept", fg="yellow", err=True)
-                sys.exit(128 + _TERMINATED[-1])
-            click.secho("interrupted; what was done is kept", fg="yellow", err=True)
-            sys.exit(130)
+            sys.exit(128 + signum)
         except BrokenPipeError:
             # the reader of our output went away (| head): nothing to say, and nobody to say it to
             with contextlib.suppress(OSError):

@@ -39,7 +39,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Pause a running experiment: running runs finish, no new ones start (seen within a second).",
     ),
     "cancel": ("_run", "Cancel an experiment: runs in flight stop and pending runs become cancelled."),
-    "retry": ("_run", "Re-run selected runs: they execute again (their old grades stay readable)."),
+    "retry": (
+        "_run",
+        "Retry runs: execution failures run again, grading failures are re-graded (no agent run).",
+    ),
     "regrade": ("_run", "Grade runs again from their stored executions (the agent is not run again)."),
     "clone": ("_run", "Clone an experiment with one arm replaced (a new skill version, a new model)."),
     "try": (

@@ -240,6 +240,8 @@ def status_cmd(ctx: Context, experiment: str, as_json: bool) -> None:
         exp = ctx.store.get_experiment(p.experiment_id)
         click.echo(_where_line(exp))
         handle = ctx.store.experiment_handle(exp)
+        if p.halt_reason is not None:
+            click.echo(f"  {p.halt_reason.hint(handle)}")
         print_budget(p.pause_reason, p.notes, handle)
         print_failures(ctx, p.experiment_id)
 
@@ -297,7 +299,17 @@ _control("cancel", "Cancel an experiment: runs in flight stop and pending runs b
 
 @cli.command("retry")
 @click.argument("experiment")
-@click.option("--failed", is_flag=True, help="Re-run failed runs (execution or grading failures).")
+@click.option(
+    "--failed",
+    is_flag=True,
+    help="Runs that failed: re-run the execution failures, re-grade the grading failures (no agent run).",
+)
+@click.option("--execution-failed", is_flag=True, help="Re-run the runs whose execution failed.")
+@click.option(
+    "--grading-failed",
+    is_flag=True,
+    help="Re-grade the runs no grader reached a verdict on, from their stored answers (no agent run).",
+)
 @click.option("--cancelled", is_flag=True, help="Re-run cancelled runs.")
 @click.option("--disagreements", is_flag=True, help="Re-run runs whose prediction disagrees with gold.")
 @click.option("--cases", "cases", multiple=True, metavar="ID", help="Only these case ids (repeatable).")
@@ -309,6 +321,8 @@ def retry_cmd(
     ctx: Context,
     experiment: str,
     failed: bool,
+    execution_failed: bool,
+    grading_failed: bool,
     cancelled: bool,
     disagreements: bool,
     cases: tuple[str, ...],
@@ -316,11 +330,15 @@ def retry_cmd(
     quiet: bool,
     as_json: bool,
 ) -> None:
-    """Re-run selected runs: they execute again (their old grades stay readable).
+    """Retry runs: execution failures run again, grading failures are re-graded (no agent run).
+
+    The runs chosen (--cancelled, --disagreements, --cases) execute again; a grading failure is graded
+    again from its stored answer, never paid for twice. Old grades stay readable.
 
     \b
     Examples:
       abbench retry routing-v2 --failed
+      abbench retry routing-v2 --grading-failed
       abbench retry routing-v2 --cases c017 --cases c042 --arm treatment
     """
     from abbench.runner import retry_runs
@@ -328,12 +346,19 @@ def retry_cmd(
     ran = with_progress(
         quiet or as_json,
         lambda observers: retry_runs(
-            experiment, store=ctx.store, failed=failed, cancelled=cancelled, disagreements=disagreements,
+            experiment, store=ctx.store, failed=failed, execution_failed=execution_failed,
+            grading_failed=grading_failed, cancelled=cancelled, disagreements=disagreements,
             cases=list(cases) or None, arms=list(arms) or None, observers=observers,
         ),
     )  # fmt: skip
     summary = cast("RunSummary", ran)  # a count only with run=False, which the command never asks
-    emit(as_json, summary.as_dict(), lambda: print_summary(summary))
+
+    def human() -> None:
+        print_summary(summary)
+        if summary.retried is not None:
+            click.echo(f"retried: {summary.retried.done_text}")
+
+    emit(as_json, summary.as_dict(), human)
 
 
 @cli.command("regrade")

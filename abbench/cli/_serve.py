@@ -97,4 +97,19 @@ def serve_cmd(
             f"serving on {host}: reachable from other machines; put TLS in front of it", fg="yellow", err=True
         )
     click.echo(f"abbench serving {settings.store} on http://{host}:{port} (docs at /docs)", err=True)
+    _signals_to_uvicorn()
     serve(settings, host=host, port=port)
+
+
+def _signals_to_uvicorn() -> None:
+    """Leave SIGTERM and Ctrl-C to uvicorn, which shuts the server down (its runners first, recorded as
+    stopped by their server) and then re-raises them; a SIGHUP does what a SIGTERM does. The CLI's own
+    handler (`stop_on_termination`) would stop the server's loop under it instead."""
+    import signal
+
+    for sig, default in ((signal.SIGTERM, signal.SIG_DFL), (signal.SIGINT, signal.default_int_handler)):
+        if signal.getsignal(sig) is not signal.SIG_IGN:
+            signal.signal(sig, default)
+    hup = getattr(signal, "SIGHUP", None)
+    if hup is not None and signal.getsignal(hup) is not signal.SIG_IGN:
+        signal.signal(hup, lambda signum, frame: signal.raise_signal(signal.SIGTERM))

@@ -205,9 +205,25 @@ class Client:
         """Cancel it."""
         return self._control(ref, "cancel")
 
-    def retry(self, ref: int | str, *, failed: bool = False, cancelled: bool = False) -> dict[str, Any]:
-        """Re-run failed and/or cancelled runs."""
-        return self._control(ref, "retry", failed=failed or None, cancelled=cancelled or None)
+    def retry(
+        self,
+        ref: int | str,
+        *,
+        failed: bool = False,
+        execution_failed: bool = False,
+        grading_failed: bool = False,
+        cancelled: bool = False,
+    ) -> dict[str, Any]:
+        """Retry runs: execution failures and cancelled runs run again, grading failures are re-graded
+        from their stored answers (``failed``: both kinds of failure)."""
+        return self._control(
+            ref,
+            "retry",
+            failed=failed or None,
+            execution_failed=execution_failed or None,
+            grading_failed=grading_failed or None,
+            cancelled=cancelled or None,
+        )
 
     def regrade(self, ref: int | str, *, failed: bool = False) -> dict[str, Any]:
         """Grade again from the stored executions."""

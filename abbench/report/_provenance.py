@@ -66,6 +66,8 @@ class Provenance:
             spent, …``); None otherwise.
         stopped_because: Where its stopping rule stopped it and what that saved (``decided after 120
             of 500 cases: better (…); 760 runs not needed``); None otherwise.
+        halted_because: Why its execution stopped before it was done (``stopped on purpose (SIGTERM
+            to abbench, pid 4242 …)``, ``its process died without a word …``); None otherwise.
         rounds: Rounds per case and arm.
         n_cases: Cases the experiment runs.
         dataset: The dataset fingerprint.
@@ -115,6 +117,7 @@ class Provenance:
     generated_by: str
     paused_because: str | None = None
     stopped_because: str | None = None
+    halted_because: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -171,6 +174,7 @@ def experiment_provenance(experiment: Experiment | int | str, *, store: StoreLik
         generated_by=current_user(),
         paused_because=_paused_because(exp),
         stopped_because=_stopped_because(exp),
+        halted_because=_halted_because(exp),
     )
 
 
@@ -206,6 +210,13 @@ def _paused_because(exp: Experiment) -> str | None:
 
     reason = PauseReason.from_dict(exp.pause_reason)
     return None if reason is None else reason.text
+
+
+def _halted_because(exp: Experiment) -> str | None:
+    from abbench.runner import halt_of
+
+    halt = halt_of(exp)
+    return None if halt is None else halt.text
 
 
 def _stopped_because(exp: Experiment) -> str | None:

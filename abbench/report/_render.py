@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import abbench
-from abbench._files import publish
+from abbench._files import claimed_temp, publish, sweep_stale
 from abbench.errors import AbbenchError, ComparisonRefused, ReportError, UsageError
 from abbench.report._html import TEMPLATES, notebook_to_html
 from abbench.report._secrets import find_secrets
@@ -489,9 +489,10 @@ def _write_page(
     Both are written to temporary files first, so a failure leaves nothing half-written (a failed
     notebook is kept for whoever debugs it, unless it holds a secret).
     """
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{nb_path.stem}.", suffix=".ipynb", dir=html_path.parent)
-    os.close(fd)
-    tmp_nb = Path(tmp_name)
+    # what a killed render left here (never another live render's notebook), then this one's
+    sweep_stale(html_path.parent, f".{nb_path.stem}.*.ipynb")
+    sweep_stale(html_path.parent, f".{html_path.stem}.*.html")
+    held, tmp_nb = claimed_temp(html_path.parent, prefix=f".{nb_path.stem}.", suffix=".ipynb")
     try:
         t0 = time.perf_counter()
         try:
@@ -512,17 +513,22 @@ def _write_page(
                 f"refusing to write {html_path}: the report holds the value of ${', $'.join(leaked)}; "
                 "remove it from the data (or unset the variable) and render again — nothing was written"
             )
-        fd, tmp_page_name = tempfile.mkstemp(
-            prefix=f".{html_path.stem}.", suffix=".html", dir=html_path.parent
-        )
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(page)
-        # pages and notebooks are made to be shared: not the private mode of a temporary file
-        publish(tmp_page_name, html_path)
+        fd, tmp_page = claimed_temp(html_path.parent, prefix=f".{html_path.stem}.", suffix=".html")
+        try:  # held (locked) until it is in place
+            with tmp_page.open("w", encoding="utf-8", newline="\n") as f:
+                f.write(page)
+            # pages and notebooks are made to be shared: not the private mode of a temporary file
+            publish(tmp_page, html_path)
+        except BaseException:
+            tmp_page.unlink(missing_ok=True)
+            raise
+        finally:
+            os.close(fd)
         publish(tmp_nb, nb_path)
     finally:
         with contextlib.suppress(OSError):
             tmp_nb.unlink()
+        os.close(held)
     return _Written(page, executed, execute_s)
 
 

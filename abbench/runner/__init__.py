@@ -33,8 +33,17 @@ if typing.TYPE_CHECKING:
         select_cases,
     )
     from abbench.runner._grading import combine_verdicts
+    from abbench.runner._halt import (
+        HaltReason,
+        Terminated,
+        halt_of,
+        set_origin,
+        stop_for_signal,
+        stop_on_signals,
+    )
     from abbench.runner._progress import ArmProgress, Observer, Progress
     from abbench.runner._record import RecordError, RecordSummary, record_runs
+    from abbench.runner._retry import RetrySelection, select_retry
     from abbench.runner._scheduler import ExperimentRunner, RunSummary
     from abbench.runner._spec import (
         ArmSpec,
@@ -60,17 +69,20 @@ __all__ = [
     "Estimate",
     "ExperimentRunner",
     "ExperimentSpec",
+    "HaltReason",
     "Observer",
     "PauseReason",
     "Progress",
     "Projection",
     "RecordError",
     "RecordSummary",
+    "RetrySelection",
     "RunHandle",
     "RunSummary",
     "StopReason",
     "StoppingSpec",
     "StoreWriter",
+    "Terminated",
     "TryResult",
     "add_graders",
     "arun_experiment",
@@ -83,6 +95,7 @@ __all__ = [
     "estimate_experiment",
     "experiment_status",
     "grade_experiment",
+    "halt_of",
     "list_experiments",
     "load_experiment",
     "load_spec",
@@ -93,8 +106,12 @@ __all__ = [
     "retry_runs",
     "run_experiment",
     "select_cases",
+    "select_retry",
     "set_budget",
+    "set_origin",
     "start_experiment",
+    "stop_for_signal",
+    "stop_on_signals",
     "try_input",
 ]
 
@@ -118,6 +135,7 @@ __getattr__, __dir__ = _lazy.exports(
         ),
         "abbench.runner._budget": ("PauseReason",),
         "abbench.runner._record": ("RecordError", "RecordSummary", "record_runs"),
+        "abbench.runner._retry": ("RetrySelection", "select_retry"),
         "abbench.runner._cache": (
             "cache_stats",
             "clear_cache",
@@ -136,6 +154,14 @@ __getattr__, __dir__ = _lazy.exports(
             "select_cases",
         ),
         "abbench.runner._grading": ("combine_verdicts",),
+        "abbench.runner._halt": (
+            "HaltReason",
+            "Terminated",
+            "halt_of",
+            "set_origin",
+            "stop_for_signal",
+            "stop_on_signals",
+        ),
         "abbench.runner._progress": (
             "ArmProgress",
             "Observer",

@@ -7,13 +7,16 @@ import concurrent.futures
 import logging
 import threading
 from collections.abc import Awaitable, Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from abbench.errors import ExperimentError
 from abbench.runner._budget import PauseReason, budget_notes
 from abbench.runner._grading import build_graders
+from abbench.runner._halt import halt_of
 from abbench.runner._progress import ArmProgress, Observer, Progress
+from abbench.runner._retry import select_retry
 from abbench.runner._scheduler import ExperimentRunner, RunSummary
 from abbench.runner._stopping import StopReason
 from abbench.runner._where import dask_settings, run_coroutine
@@ -142,6 +145,7 @@ def run_experiment(
     executor: str | None = None,
     scheduler: str | None = None,
     dask_local: int | None = None,
+    regrade_ids: Sequence[int] | None = None,
 ) -> RunSummary:
     """Run an experiment's remaining work in the foreground and return when it is done.
 
@@ -159,12 +163,22 @@ def run_experiment(
             definition's ``executor:``, else local). This process stays the one that writes the store.
         scheduler: A running Dask scheduler's address (``tcp://HOST:8786``); implies ``dask``.
         dask_local: Start a LocalCluster of this many worker processes for the run; implies ``dask``.
+        regrade_ids: Runs whose grading failed, to grade again from their stored executions in this
+            pass (never executed): what `retry_runs` asks of grading failures.
 
     Raises:
         ExperimentError: the Dask cluster cannot be reached or runs other versions (before any run starts).
     """
     store = open_store(store)
-    runner = _runner(store, ref, observers, concurrency=concurrency, run_ids=run_ids, started_by=started_by)
+    runner = _runner(
+        store,
+        ref,
+        observers,
+        concurrency=concurrency,
+        run_ids=run_ids,
+        started_by=started_by,
+        regrade_ids=list(regrade_ids) if regrade_ids else None,
+    )
     where = dask_settings(runner.exp, executor=executor, scheduler=scheduler, dask_local=dask_local)
     return _run_sync(runner, run_coroutine(runner, where))
 
@@ -355,6 +369,7 @@ def retry_runs(
     store: StoreLike = None,
     failed: bool = False,
     execution_failed: bool = False,
+    grading_failed: bool = False,
     cancelled: bool = False,
     disagreements: bool = False,
     cases: Sequence[str] | None = None,
@@ -362,16 +377,25 @@ def retry_runs(
     observers: Sequence[Observer] = (),
     run: bool = True,
 ) -> RunSummary | int:
-    """Re-run selected runs: they go back to pending and execute again (old grades stay readable).
+    """Retry selected runs: execution failures (and the other runs chosen) execute again, grading
+    failures are graded again from their stored executions — the agent never runs again for a grader's
+    failure. Old grades stay readable.
 
     Args:
-        failed: Runs that failed (execution or grading).
-        execution_failed: Runs whose execution failed (the agent gave no usable answer).
-        cancelled: Runs that were cancelled.
-        disagreements: Runs whose prediction disagrees with the gold label.
-        cases: Only these case ids.
+        failed: Runs that failed: execution failures are re-run, grading failures re-graded (a wrong
+            answer is not a failure: `disagreements` re-runs those).
+        execution_failed: Runs whose execution failed (the agent gave no usable answer): re-run.
+        grading_failed: Runs that no grader reached a verdict on: re-graded, never re-run.
+        cancelled: Runs that were cancelled: re-run.
+        disagreements: Runs whose prediction disagrees with the gold label: re-run.
+        cases: Only these case ids (alone: every run of them is re-run).
         arms: Only these arms.
-        run: Run them now (default); False only resets them and returns how many.
+        run: Do it now (default); False only resets the runs to re-run and returns how many (grading
+            failures are re-graded by `run_experiment`'s ``regrade_ids``).
+
+    Returns:
+        The summary of the pass, its `RunSummary.retried` saying what it re-ran and re-graded; with
+        ``run=False``, how many runs were reset.
 
     Raises:
         ExperimentError: nothing was selected, or the experiment is running elsewhere.
@@ -380,23 +404,30 @@ def retry_runs(
     exp = store.get_experiment(ref)
     if exp.runner_alive:
         raise ExperimentError(exp.busy_message())
-    if not (failed or execution_failed or cancelled or disagreements or cases):
-        raise ExperimentError("say which runs to re-run: failed, cancelled, disagreements and/or cases")
-    ids = store.select_runs(
-        exp.id,
+    chosen = select_retry(
+        exp,
+        store=store,
         failed=failed,
         execution_failed=execution_failed,
+        grading_failed=grading_failed,
         cancelled=cancelled,
         disagreements=disagreements,
         cases=cases,
         arms=arms,
     )
-    if not ids:
-        raise ExperimentError(f"no run of {exp.name!r} matches; nothing to re-run")
-    store.reset_runs(ids, "re-run requested")
+    log.info("experiment %s: %s", exp.ref, chosen.text)
+    if chosen.rerun:
+        store.reset_runs(list(chosen.rerun), "re-run requested")
     if not run:
-        return len(ids)
-    return run_experiment(exp.id, store=store, observers=observers, run_ids=ids)
+        return len(chosen.rerun)
+    summary = run_experiment(
+        exp.id,
+        store=store,
+        observers=observers,
+        run_ids=[*chosen.rerun, *chosen.regrade],
+        regrade_ids=chosen.regrade,
+    )
+    return replace(summary, retried=chosen)
 
 
 def regrade_experiment(
@@ -544,4 +575,5 @@ def experiment_status(ref: int | str | Experiment, *, store: StoreLike = None) -
         pause_reason=reason,
         notes=budget_notes(exp, store),
         stop_reason=stopped,
+        halt_reason=halt_of(exp) if status == ExperimentStatus.INTERRUPTED else None,
     )

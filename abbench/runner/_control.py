@@ -75,7 +75,9 @@ class RunControl:
         deadlines: Run id -> the loop time its agent must answer by.
         timed_out: Runs the watchdog cancelled for overrunning their timeout.
         pair_judging: The pairwise judging in flight, cancelled with the rest.
-        stopped: The stopping rule decided: no new run starts; runs in flight finish.
+        stopped: The stopping rule decided (or `halted`): no new run starts; runs in flight finish.
+        halted: Why the pass must end once its runs in flight are recorded (its store running out
+            of room); None otherwise.
     """
 
     def __init__(self) -> None:
@@ -92,11 +94,18 @@ class RunControl:
         self.timed_out: set[int] = set()
         self.pair_judging: asyncio.Future[Any] | None = None
         self.stopped = False
+        self.halted: BaseException | None = None
 
     def stop(self) -> None:
         """The stopping rule decided: start no new run (those in flight finish and count)."""
         self.stopped = True
         self.resume.set()
+
+    def halt(self, error: BaseException) -> None:
+        """Start no new run: those in flight finish and are recorded, then the pass ends with `error`."""
+        if self.halted is None:
+            self.halted = error
+        self.stop()
 
     def cancel_all(self) -> None:
         """Cancel every run in flight, grading and pairwise judging included."""

@@ -28,6 +28,8 @@ from abbench.runner._writer import StoreWriter
 from abbench.store import INTERRUPTED, WorkItem, dumps, now_iso
 from abbench.types import AgentOutput, AttemptOutcome, RunState
 
+MAX_STORED_INT = 2**63 - 1
+"""The largest integer SQLite stores: a token count beyond it is not one."""
 BACKOFF_BASE_S = 0.5
 """The first wait before a failed run is tried again; it doubles with every retry."""
 BACKOFF_MAX_S = 30.0
@@ -200,7 +202,9 @@ class Execution:
         elif state != PENDING:  # a pending run's activation columns are NULL already
             fields.update(_NO_ACTIVATION)
         if state != RUNNING:  # after `fields` is whole: the writer's thread owns it from here on
-            self.moves.move(item, RUNNING, fields)
+            self.moves.move(item, RUNNING, fields)  # which also says its attempt started
+        else:  # a retry: the run is running already, its new attempt starts now
+            self.writer.attempt_started(item.run_id, number, fields["started_at"])
         shared = self._arm_task.get(item.arm_id)
         if shared is None:
             shared = self._arm_task[item.arm_id] = self._shared(item.arm_id)
@@ -265,7 +269,9 @@ class Execution:
             error = AgentError(f"timed out: {exc or 'no answer in time'}", "timeout", retryable=True)
         except AgentError as exc:
             error, tb = exc, traceback.format_exc()
-        except Exception as exc:
+        except (Exception, SystemExit, KeyboardInterrupt) as exc:
+            # An agent that raises SystemExit or KeyboardInterrupt fails its run; it does not stop the
+            # experiment (a signal stops it by cancelling the pass, never by raising inside an agent).
             error = AgentError(
                 f"{type(exc).__name__}: {exc}",
                 "agent_error",
@@ -286,12 +292,24 @@ class Execution:
             return None, AgentError(message, "bad_output", retryable=False)
         try:
             # what a person's adapter returns is checked before it reaches the store
-            return check_output(output), None
+            checked = check_output(output)
+            usage = checked.usage
+            if usage is not None and not (
+                0 <= usage.input_tokens <= MAX_STORED_INT and 0 <= usage.output_tokens <= MAX_STORED_INT
+            ):
+                raise ValueError(
+                    f"usage {usage.input_tokens}, {usage.output_tokens} is not a count of tokens"
+                )
+            return checked, None
         except AgentError as exc:
             case = self.inputs.cases[item.case_idx]
             return None, AgentError(
                 f"{exc} (case {case.case_id})", exc.failure_type, exc.retryable, raw_output=exc.raw_output
             )
+        except Exception as exc:  # a value no check foresaw (a confidence of 10**400): the run's fault
+            case = self.inputs.cases[item.case_idx]
+            message = f"the agent returned an answer that cannot be stored ({type(exc).__name__}: {exc})"
+            return None, AgentError(f"{message} (case {case.case_id})", "bad_output", retryable=False)
 
     def _executed(self, attempt: _Attempt, output: AgentOutput) -> None:
         """Store the answer: the run moves to executed, the attempt records what it paid."""

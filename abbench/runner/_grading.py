@@ -28,6 +28,7 @@ from typing import Any
 
 from abbench.errors import ExperimentError, GradingError
 from abbench.graders import GradeContext, Grader, GradeResult, PairContext, make_grader
+from abbench.runner import _outcomes  # noqa: F401  (registers the `recorded` grader any pass may need)
 from abbench.runner._cache import RunCaches
 from abbench.runner._control import RunControl, RunInputs, RunMoves, Tally
 from abbench.runner._execution import without_nulls
@@ -132,6 +133,8 @@ class GradingOptions:
         concurrency: Pairs judged at once.
         seed: The experiment's seed (pairwise slot order).
         backoff: The wait before retry number n of a failed grading.
+        regrade_ids: Runs graded again in a pass that otherwise grades as usual (a retry of grading
+            failures), as `regrade` grades every run.
     """
 
     retries: int
@@ -141,6 +144,7 @@ class GradingOptions:
     concurrency: int
     seed: int
     backoff: Callable[[int], float]
+    regrade_ids: frozenset[int] = frozenset()
 
 
 class GradingPlan:
@@ -362,10 +366,11 @@ class Grading:
         if not existing:  # no grade yet: every grader grades (`GradingPlan.needs` of no prior grade)
             todo = self.plan.pointwise
         else:
+            again = self.options.regrade or item.run_id in self.options.regrade_ids
             todo = [
                 g
                 for g in self.plan.pointwise
-                if self.options.regrade or self.plan.needs(g, existing.get(g.name), item.grade_attempts)
+                if again or self.plan.needs(g, existing.get(g.name), item.grade_attempts)
             ]
         from_state = self.moves.states.get(item.run_id, item.state)
         if not todo and from_state in (PASS, FAIL):

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from abbench.runner._budget import PauseReason
+from abbench.runner._halt import HaltReason
 from abbench.runner._stopping import StopReason
 from abbench.types import ExperimentStatus, RunOutcome, RunState
 
@@ -122,6 +123,8 @@ class Progress:
         notes: Warnings to show beside the status (a cost budget over runs of unknown cost).
         stop_reason: Where the stopping rule decided (``decided after 120 of 500 cases: better …``);
             None while it has not (or without ``stopping:``).
+        halt_reason: Why an interrupted experiment stopped (stopped on purpose, its server stopped,
+            killed, an error: `HaltReason`); None while it runs or once it is done.
     """
 
     experiment: str
@@ -137,13 +140,17 @@ class Progress:
     pause_reason: PauseReason | None = None
     notes: tuple[str, ...] = ()
     stop_reason: StopReason | None = None
+    halt_reason: HaltReason | None = None
 
     @property
     def status_text(self) -> str:
         """The status in words, with its reason: ``paused: budget reached — $5.02 of $5.00 spent, …``,
-        ``finished: decided after 120 of 500 cases: better (…)``."""
+        ``finished: decided after 120 of 500 cases: better (…)``, ``interrupted: stopped on purpose
+        (SIGTERM to abbench, pid 4242 …)``."""
         if self.pause_reason is not None and self.status == ExperimentStatus.PAUSED:
             return f"paused: {self.pause_reason.text}"
+        if self.halt_reason is not None and self.status == ExperimentStatus.INTERRUPTED:
+            return f"interrupted: {self.halt_reason.text}"
         if self.stop_reason is not None:
             return f"{self.status}: {self.stop_reason.text}"
         return self.status
@@ -243,6 +250,7 @@ class Progress:
             "status_text": self.status_text,
             "pause_reason": None if self.pause_reason is None else self.pause_reason.as_dict(),
             "stop_reason": None if self.stop_reason is None else self.stop_reason.as_dict(),
+            "halt_reason": None if self.halt_reason is None else self.halt_reason.as_dict(),
             "notes": list(self.notes),
         }
 

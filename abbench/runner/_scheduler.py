@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from abbench.agents import Agent, make_agent
 from abbench.errors import ExperimentError
@@ -33,6 +33,7 @@ from abbench.runner._execution import (
     retry_wait_s,
 )
 from abbench.runner._grading import Grading, GradingOptions, GradingPlan, combine_verdicts
+from abbench.runner._halt import HaltReason, halt_of, last_signal, process_origin, signals_asked
 from abbench.runner._heartbeat import Heartbeat
 from abbench.runner._limiter import loop_limiter
 from abbench.runner._progress import Observer, Progress, Tracker
@@ -40,7 +41,10 @@ from abbench.runner._stopping import Stopping, StopReason
 from abbench.runner._work import PAGE_CASES, CasePages, WorkQueue
 from abbench.runner._writer import StoreWriter
 from abbench.store import INTERRUPTED, Arm, Experiment, RunRecord, Store, WorkItem, current_user, now_iso
-from abbench.types import AgentOutput, Control, ExperimentStatus, Phase, RunState
+from abbench.types import AgentOutput, Control, ExperimentStatus, Halt, Phase, RunState
+
+if TYPE_CHECKING:
+    from abbench.runner._retry import RetrySelection
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +61,9 @@ __all__ = [
 
 POLL_S = 0.25
 """How often the runner looks for pause / resume / cancel asked by another process."""
-_EXECUTES = (RunState.PENDING, RunState.FAIL)
-"""The states a work item executes from (the others are graded only)."""
+_PENDING, _FAIL = str(RunState.PENDING), str(RunState.FAIL)
+"""The states a work item executes from (the others are graded only; a failed one is re-graded
+instead when a retry asked: `ExperimentRunner.regrade_ids`)."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,8 @@ class RunSummary:
         notes: Warnings about the budget (a cost budget over runs of unknown cost).
         stop_reason: Where the stopping rule decided (``decided after 120 of 500 cases: better …``);
             None without ``stopping:``.
+        retried: With `abbench.runner.retry_runs`, the runs it re-ran and the grading failures it
+            re-graded; None otherwise.
     """
 
     experiment: str
@@ -104,6 +111,7 @@ class RunSummary:
     pause_reason: PauseReason | None = None
     notes: tuple[str, ...] = ()
     stop_reason: StopReason | None = None
+    retried: RetrySelection | None = None
 
     @property
     def status_text(self) -> str:
@@ -139,6 +147,9 @@ class RunSummary:
             "stop_reason": None if self.stop_reason is None else self.stop_reason.as_dict(),
             "notes": list(self.notes),
             "progress": self.progress.as_dict(),
+            "retried": None
+            if self.retried is None
+            else {"rerun": len(self.retried.rerun), "regraded": len(self.retried.regrade)},
         }
 
 
@@ -162,6 +173,8 @@ class ExperimentRunner:
         concurrency: Overrides the experiment's concurrency.
         started_by: Recorded on every run (default: the OS user).
         writer: A writer to use (default: one made and closed by this runner).
+        regrade_ids: Runs whose grading failed, graded again from their stored executions in this
+            pass (never executed again): a retry of grading failures beside the runs it executes.
 
     Attributes:
         sleep: Awaited with the wait in seconds between two attempts of a run (`asyncio.sleep`);
@@ -192,6 +205,7 @@ class ExperimentRunner:
         concurrency: int | None = None,
         started_by: str | None = None,
         writer: StoreWriter | None = None,
+        regrade_ids: list[int] | None = None,
     ):
         self.store = store
         self.exp = experiment
@@ -203,6 +217,7 @@ class ExperimentRunner:
         self.seed = int(spec.seed)
         self.started_by = started_by or current_user()
         self.run_ids = run_ids
+        self.regrade_ids = frozenset(regrade_ids or ())
         self.regrade = regrade
         self.grade_only = grade_only or regrade
         self.only_graders = set(graders) if graders else None
@@ -219,19 +234,29 @@ class ExperimentRunner:
         self._execution: Execution | None = None
         self._moves: RunMoves | None = None
         self.stopping: Stopping | None = None
+        self._signals_before = 0
+        self._prior_halt: dict[str, Any] | None = None
 
     # -- the run ---------------------------------------------------------------------------------------
 
     async def run(self) -> RunSummary:
         """Do the work; returns when everything selected is done, or the experiment is cancelled."""
         store, exp = self.store, self.exp
-        if not store.claim_runner(exp.id):
+        # A pass that executes takes the experiment over (who runs it, no halt yet); a grading pass
+        # leaves the last execution's halt, which still says why its runs are unfinished.
+        self._signals_before = signals_asked()
+        prior = halt_of(exp)  # as read when this runner was made, just before: recorded, or killed
+        self._prior_halt = exp.halt if prior is None else prior.as_dict()
+        if not store.claim_runner(exp.id, origin=None if self.grade_only else process_origin()):
             raise ExperimentError(store.get_experiment(exp.id).busy_message())
         started = time.monotonic()
         heartbeat = Heartbeat(store, exp.id).start()
         quiet = contextlib.ExitStack()
         try:
             quiet.enter_context(_tuned_interpreter())
+            # before anything is paid for: a store that cannot record what the agents do (a full
+            # disk) is refused here, not after the first runs were paid and lost
+            store.check_room()
             prior_status = self._reconcile()
             self._prepare()
             queue, count = self._select_items()
@@ -254,8 +279,8 @@ class ExperimentRunner:
             self.tracker.maybe_emit(force=True)
             gc.freeze()  # what the pass loaded lives as long as it: not walked by the collector either
             status = await self._work(queue, count, self.writer, self.tracker)
-        except BaseException:
-            await self._interrupt()
+        except BaseException as exc:
+            await self._interrupt(exc)
             raise
         finally:
             quiet.close()
@@ -279,6 +304,17 @@ class ExperimentRunner:
                 reconciled.waiting_for_grading,
             )
         return self.store.get_experiment(self.exp.id).status
+
+    def _halt(self, exc: BaseException) -> HaltReason:
+        """Why this pass is stopping before its work is done: the signal this process received, a
+        cancel from outside (Ctrl-C), or the error."""
+        if signals_asked() > self._signals_before:
+            asked = last_signal()
+            assert asked is not None
+            return HaltReason.here(asked[1], signum=asked[0])
+        if isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt)):
+            return HaltReason.here(Halt.STOPPED)
+        return HaltReason.here(Halt.ERROR, error=str(exc) or type(exc).__name__)
 
     def _finish(self, status: str, prior_status: str, tracker: Tracker, elapsed_s: float) -> RunSummary:
         """Record where the experiment stands after the work, and say what this pass did."""
@@ -304,6 +340,9 @@ class ExperimentRunner:
             status = ExperimentStatus.PAUSED
             store.set_pause_reason(exp.id, paused_by.as_dict())
             log.warning("experiment %s paused: %s", exp.name, paused_by.text)
+        if status == ExperimentStatus.INTERRUPTED and not self.grade_only:
+            # some runs only, the rest still unfinished: why they are is what stopped them before
+            store.set_halt(exp.id, self._prior_halt)
         store.set_status(exp.id, status)
         tracker.status = status
         tracker.pause_reason = paused_by
@@ -381,7 +420,7 @@ class ExperimentRunner:
                 items = self.plan.select(items, self._stored_outputs, self.tally)
             return WorkQueue([items]), len(items)
         stopping = self.exp.settings.stopping is not None and self.run_ids is None
-        if self.run_ids is None and not stopping:
+        if self.run_ids is None and not stopping and not self.regrade_ids:
             # counted only as far as the pass asks: whether to page, how many workers to start
             count = store.count_work(exp.id, at_most=max(self.page_runs, self.concurrency) + 1)
             if count > self.page_runs:
@@ -390,6 +429,10 @@ class ExperimentRunner:
         items += [
             i for i in store.interrupted_items(exp.id) if self.run_ids is None or i.run_id in self.run_ids
         ]
+        if self.regrade_ids:  # grading failures to grade again: their execution is kept
+            again = store.work_items(exp.id, (RunState.FAIL,), run_ids=list(self.regrade_ids))
+            seen = {i.run_id for i in items}
+            items += [i for i in again if i.run_id not in seen]
         items.sort(key=lambda i: (i.round, i.case_idx, i.arm_id))
         if stopping:
             # sequential stopping: a seeded case order, each case's arms and rounds together
@@ -400,7 +443,7 @@ class ExperimentRunner:
 
     def _took(self, page: list[WorkItem]) -> None:
         """A page of work taken in: read the stored outputs its executed runs are graded on."""
-        executed = [i for i in page if i.state == RunState.EXECUTED]
+        executed = [i for i in page if i.state == RunState.EXECUTED or i.run_id in self.regrade_ids]
         if executed:
             self._stored_outputs.update(self.plan.load_outputs(executed))
 
@@ -446,6 +489,7 @@ class ExperimentRunner:
                 concurrency=self.concurrency,
                 seed=self.seed,
                 backoff=backoff_s,
+                regrade_ids=self.regrade_ids,
             ),
         )
         return execution, grading
@@ -470,6 +514,9 @@ class ExperimentRunner:
             watchdog.cancel()
             for w in workers:
                 w.cancel()
+        if self.control.halted is not None:
+            writer.flush()  # the runs in flight are recorded; those not started stay pending
+            raise self.control.halted
         if self.control.stopped and not self.control.cancelling:
             self._skip_left([*queue.drain(), *self.budget.over_budget], moves)
         if self.control.cancelling:
@@ -494,18 +541,21 @@ class ExperimentRunner:
                 # sequential stopping: wait for the finished prefix to catch up (or a cancel)
                 await control.wait_unless_cancelled(asyncio.ensure_future(self.stopping.moved.wait()))
                 continue
+            if writer.behind:  # back-pressure: the store writer commits before more work starts
+                await writer.room()
+                if writer.room_error is not None:  # its store is nearly full: record, start nothing
+                    control.halt(writer.room_error)
+                    break
             item = queue.popleft()
-            executes = item.state in _EXECUTES and not self.grade_only
+            executes = self._executes(item)
             # without a budget `admit` always says yes: not awaiting it saves a coroutine per run
             if executes and budget.guard is not None and not await budget.admit(item):
                 budget.over_budget.append(item)  # left pending: a resume with a higher budget runs it
                 continue
-            if writer.behind:  # back-pressure: the store writer commits before more work starts
-                await writer.room()
             if not limiter.try_acquire():
                 await limiter.acquire(self.priority)
             try:
-                await self._process(item, execution, grading, worker)
+                await self._process(item, execution, grading, worker, executes)
             finally:
                 limiter.release()
                 if executes:
@@ -513,11 +563,16 @@ class ExperimentRunner:
             self._forget(item.run_id)  # not when it raised: an interrupted pass records its runs in flight
 
     async def _process(
-        self, item: WorkItem, execution: Execution, grading: Grading, worker: asyncio.Task[Any]
+        self,
+        item: WorkItem,
+        execution: Execution,
+        grading: Grading,
+        worker: asyncio.Task[Any],
+        executes: bool,
     ) -> None:
         output: AgentOutput | None = None
         record = self._stored_outputs.get(item.run_id)
-        if item.state in _EXECUTES and not self.grade_only:
+        if executes:
             output = await execution.execute(item, worker)
             if output is None:
                 return
@@ -528,6 +583,13 @@ class ExperimentRunner:
         if not self.plan.grades_anything:
             return  # an experiment without graders leaves its runs executed
         await grading.grade(item, output, record, worker)
+
+    def _executes(self, item: WorkItem) -> bool:
+        """Whether this pass runs `item`'s agent (else it grades its stored execution)."""
+        if self.grade_only:
+            return False
+        state = item.state
+        return state == _PENDING or (state == _FAIL and item.run_id not in self.regrade_ids)
 
     # -- control, shutdown -----------------------------------------------------------------------------
 
@@ -617,8 +679,9 @@ class ExperimentRunner:
                     skipped[name] = skipped.get(name, 0) + n
             stopping.reason = replace(reason, skipped=skipped)
 
-    async def _interrupt(self) -> None:
-        """The runner is stopping abnormally: record runs in flight as interrupted, commit what we have.
+    async def _interrupt(self, exc: BaseException) -> None:
+        """The runner is stopping abnormally: record runs in flight as interrupted, commit what we have,
+        and why it stopped (the experiment's halt).
 
         Never raises: the error that stopped the runner is the one to report. When the writer itself
         failed (a full disk, a read-only store), what it could not commit is left to start-up
@@ -627,6 +690,13 @@ class ExperimentRunner:
         for task in list(self.control.inflight.values()):
             task.cancel()
         if self.writer is None or self.tracker is None:
+            # Stopped before any run started: a refusal (a cluster out of reach) leaves the experiment
+            # as it was, its last halt included; a signal or an error says why all the same.
+            refused = isinstance(exc, ExperimentError)
+            with contextlib.suppress(Exception):
+                self.store.set_halt(self.exp.id, self._prior_halt if refused else self._halt(exc).as_dict())
+                if not (refused or self.grade_only):  # it was to run, and stopped: say so everywhere
+                    self.store.set_status(self.exp.id, ExperimentStatus.INTERRUPTED)
             return
         try:
             if self.writer.error is None:
@@ -635,8 +705,9 @@ class ExperimentRunner:
                 self._interrupt_states(self.writer)
                 self.writer.flush()
             self.store.set_status(self.exp.id, ExperimentStatus.INTERRUPTED)
-        except Exception as exc:  # the original error matters more
-            log.warning("experiment %s: could not record the interruption (%s)", self.exp.name, exc)
+            self.store.set_halt(self.exp.id, self._halt(exc).as_dict())
+        except Exception as error:  # the original error matters more
+            log.warning("experiment %s: could not record the interruption (%s)", self.exp.name, error)
 
     def _interrupt_states(self, writer: StoreWriter) -> None:
         """Runs running go to fail (interrupted, retryable); runs being graded wait for grading again."""

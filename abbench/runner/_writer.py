@@ -15,6 +15,7 @@ behind. Start-up reconciliation turns what was lost into actionable states.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import os
@@ -27,7 +28,7 @@ from typing import Any
 
 from abbench.errors import StoreError
 from abbench.store import ATTEMPT_COLUMNS, CacheEntry, GradeWrite, Store, WriteBatch
-from abbench.types import RunState
+from abbench.types import AttemptOutcome, RunState
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +37,11 @@ __all__ = ["ATTEMPT_COLUMNS", "StoreWriter", "describe_write_error"]
 _PLAIN: dict[str, str] = {str(s): str(s) for s in RunState}
 """Each state (a `RunState` hashes and compares as its text) -> its plain text, looked up rather than
 converted with ``str()`` on every transition."""
+
+_RUNNING = str(RunState.RUNNING)
+_STARTED = str(AttemptOutcome.RUNNING)
+ROOM_EVERY_S = 5.0
+"""How often, while it commits, the writer asks whether the store still has room (`Store.check_room`)."""
 
 _Op = tuple[Any, ...]
 """One submitted operation: its kind (run, grade, attempt, transcript, experiment, cache), then its values."""
@@ -51,10 +57,18 @@ class StoreWriter:
         max_pending: The bound: once this many changes wait uncommitted, `room` holds the workers back
             (until half of them are committed), and one transaction takes up to this many. `_submit`
             itself blocks at four times this, so a caller that never awaits `room` cannot outrun it.
+        room_every: Seconds between two checks that the store still has room (`Store.check_room`;
+            default `ROOM_EVERY_S`; 0: never). Out of room, no new run starts (`room_error`).
     """
 
     def __init__(
-        self, store: Store, *, interval: float = 0.05, max_batch: int = 4000, max_pending: int = 20_000
+        self,
+        store: Store,
+        *,
+        interval: float = 0.05,
+        max_batch: int = 4000,
+        max_pending: int = 20_000,
+        room_every: float | None = None,
     ):
         if max_pending < 1 or max_batch < 1:
             raise ValueError(f"max_batch and max_pending must be at least 1, not {max_batch}, {max_pending}")
@@ -71,6 +85,13 @@ class StoreWriter:
         self._committed = 0
         self._closing = False
         self.error: BaseException | None = None
+        self.room_every = ROOM_EVERY_S if room_every is None else room_every
+        self.room_error: BaseException | None = None
+        """Set when the store has run out of room (`Store.check_room`, asked every `room_every` seconds
+        while it commits): the writer still commits, but no new run should start (`behind` says so)."""
+        self._room_checked = time.monotonic()
+        self._open: set[tuple[int, int]] = set()
+        """(run id, attempt) of the attempts committed as started and not yet finished."""
         self.commits = 0
         self.waits = 0
         """How many times `room` held a worker back because the writer was behind."""
@@ -115,6 +136,16 @@ class StoreWriter:
         """`attempt` with its values as one dict, which the writer then owns (not copied)."""
         self._submit(("attempt", run_id, values))
 
+    def attempt_started(self, run_id: int, attempt: int, started_at: str) -> None:
+        """Record that attempt number `attempt` of a run has started (a retry: the run is running already).
+
+        The first attempt of a run needs no call: its move to ``running`` with ``attempts`` and
+        ``started_at`` says it. Either way the attempt is stored ``running`` unless it ends in the same
+        batch (then only its end is written), and its end (`attempt`) completes that row: a process
+        killed under it leaves the attempt, which reconciliation records as interrupted.
+        """
+        self._submit(("started", run_id, attempt, started_at))
+
     def transcript(self, path: Path, messages: Any) -> None:
         """Write a run's transcript as JSON lines (before the rows that point at it are committed)."""
         self._submit(("transcript", path, messages))
@@ -140,8 +171,12 @@ class StoreWriter:
 
     @property
     def behind(self) -> bool:
-        """True when `max_pending` changes wait uncommitted: new work should wait (`room`)."""
-        return len(self._ops) + self._drained - self._committed >= self.max_pending  # `pending`, once a run
+        """True when `max_pending` changes wait uncommitted (new work should wait: `room`), or when the
+        store has run out of room (`room_error`: new work should not start)."""
+        return (
+            len(self._ops) + self._drained - self._committed >= self.max_pending  # `pending`, once a run
+            or self.room_error is not None
+        )
 
     async def room(self) -> None:
         """Wait, without blocking the event loop, until the writer is no longer behind.
@@ -240,6 +275,8 @@ class StoreWriter:
                         self._cond.notify_all()
                 elif closing:
                     return
+                if self.room_every and last - self._room_checked >= self.room_every:
+                    self._check_room(last)  # also while the runs in flight take their time
         except BaseException as exc:  # surfaced to the scheduler through .error / flush()
             if isinstance(exc, (OSError, sqlite3.OperationalError)):
                 # a full disk or a read-only store: the message says it all, the traceback is noise
@@ -252,6 +289,18 @@ class StoreWriter:
         finally:
             self.store.close_thread_connection()
 
+    def _check_room(self, now: float) -> None:
+        """Ask the store for room (a few times a minute, from this thread): none left stops new runs."""
+        self._room_checked = now
+        try:
+            self.store.check_room()
+        except StoreError as exc:
+            if self.room_error is None:
+                log.warning("%s", exc)
+            self.room_error = exc
+        else:
+            self.room_error = None
+
     def _write(self, ops: list[_Op]) -> None:
         """Gather `ops` into one batch and commit it (transcripts are written first, outside it)."""
         batch = WriteBatch()
@@ -259,6 +308,8 @@ class StoreWriter:
             str, CacheEntry | None
         ] = {}  # key -> the entry to keep, or None to drop: the last word wins
         runs, event = batch.runs, batch.events.append
+        started: dict[tuple[int, int], str] = {}  # attempts started in this batch -> when
+        ended: list[tuple[int, int]] = []  # attempts committed as started before, ended in this batch
         for op in ops:
             kind = op[0]
             if kind == "run":
@@ -269,6 +320,8 @@ class StoreWriter:
                     row = runs[run_id] = {}
                 if fields:
                     row.update(fields)
+                    if to_state == _RUNNING and "started_at" in fields:  # its first attempt starts
+                        started[run_id, fields["attempts"]] = fields["started_at"]
                 row["state"] = to_state
                 row["updated_at"] = at
                 event(row_of_event)
@@ -276,7 +329,14 @@ class StoreWriter:
                 _, exp_id, run_id, grader, grader_kind, status, values = op
                 batch.grades.append(GradeWrite(exp_id, run_id, grader, grader_kind, status, values))
             elif kind == "attempt":
-                batch.attempts.append((op[1], op[2]))
+                key = (op[1], op[2].get("attempt"))
+                if started.pop(key, None) is None and key in self._open:
+                    batch.attempts_ended.append((op[1], op[2]))
+                    ended.append(key)
+                else:  # started and ended in this batch (the common case), or never said to start
+                    batch.attempts.append((op[1], op[2]))
+            elif kind == "started":
+                started[op[1], op[2]] = op[3]
             elif kind == "transcript":
                 _write_transcript(op[1], op[2])
             elif kind == "experiment":
@@ -289,16 +349,75 @@ class StoreWriter:
                     cached[value.key if action == "save" else value] = value if action == "save" else None
         batch.cache_saved = [e for e in cached.values() if e is not None]
         batch.cache_forgotten = [k for k, e in cached.items() if e is None]
-        self.store.write_batch(batch)
+        for (run_id, number), at in started.items():  # still under way when the batch commits
+            batch.attempts.append((run_id, {"attempt": number, "outcome": _STARTED, "started_at": at}))
+        try:
+            self.store.write_batch(batch)
+        except (UnicodeEncodeError, OverflowError) as exc:
+            # A value SQLite cannot take (a lone surrogate in an agent's or grader's text, an integer
+            # past 64 bits) rolled the batch back. One run's value must not end the experiment: the
+            # batch is written again with such values made storable (the text escaped, the number NULL).
+            log.warning("a value could not be stored as given (%s); it is stored escaped or as unknown", exc)
+            self.store.write_batch(storable_batch(batch))
+        self._open.difference_update(ended)
+        self._open.update(started)
         self.commits += 1
 
 
+_MIN_INT, _MAX_INT = -(2**63), 2**63 - 1
+
+
+def storable(value: Any) -> Any:
+    """`value` as SQLite can store it: text with lone surrogates escaped (``\\ud800``), an integer
+    beyond 64 bits as None (unknown); anything else as it is."""
+    if type(value) is str:
+        if value.isascii():
+            return value
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return value
+    if type(value) is int and not _MIN_INT <= value <= _MAX_INT:
+        return None
+    return value
+
+
+def storable_batch(batch: WriteBatch) -> WriteBatch:
+    """`batch` with every value made `storable` (the slow path, after SQLite refused one of them)."""
+
+    def row(values: dict[str, Any]) -> dict[str, Any]:
+        return {k: storable(v) for k, v in values.items()}
+
+    def entry(e: Any) -> Any:
+        return dataclasses.replace(e, **{f.name: storable(getattr(e, f.name)) for f in dataclasses.fields(e)})
+
+    out = WriteBatch(
+        runs={run_id: row(values) for run_id, values in batch.runs.items()},
+        events=[tuple(map(storable, e)) for e in batch.events],
+        attempts=[(run_id, row(values)) for run_id, values in batch.attempts],
+        attempts_ended=[(run_id, row(values)) for run_id, values in batch.attempts_ended],
+        grades=[
+            dataclasses.replace(g, grader=storable(g.grader), values=row(g.values)) for g in batch.grades
+        ],
+        cache_saved=[entry(e) for e in batch.cache_saved],
+        cache_hits=list(batch.cache_hits),
+        cache_forgotten=list(batch.cache_forgotten),
+    )
+    for exp_id, fields in batch.experiments.items():
+        out.experiments[exp_id].update(row(fields))
+    return out
+
+
 def _write_transcript(path: Path, messages: Any) -> None:
-    """Write a transcript whole or not at all: a full disk must not leave half a file behind."""
+    """Write a transcript whole or not at all: a full disk must not leave half a file behind.
+
+    Text that is not valid Unicode (a lone surrogate an agent returned) is written as its JSON escape.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
     try:
-        with partial.open("w", encoding="utf-8") as f:
+        with partial.open("w", encoding="utf-8", errors="backslashreplace") as f:
             for m in messages:
                 f.write(json.dumps(m, ensure_ascii=False, default=str) + "\n")
         os.replace(partial, path)

@@ -71,7 +71,7 @@ def _docs(app: FastAPI) -> None:
 def create_app(settings: ServerSettings, store: Store | None = None) -> FastAPI:
     """The application over the store in `settings` (opened, migrated; its left-over runs resumed on start)."""
     store = store or open_store(settings.store)
-    pool = RunnerPool(store, settings.workers, settings.runner_nice)
+    pool = RunnerPool(store, settings.workers, settings.runner_nice, settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -8,8 +8,10 @@ heartbeat, and obeys pause and cancel through the experiment's control column. I
 It imports the runner and the store only, never FastAPI. Its standard input is a pipe from the server
 that stays open as long as the server lives: when it ends (the server died, SIGKILL included), the
 child stops at once, as if the machine had lost power, leaving its runs to the next server's
-reconciliation. SIGINT (the server shutting down) stops it as Ctrl-C stops ``abbench run``: runs in
-flight are recorded as interrupted, and the next server resumes them.
+reconciliation. SIGINT or SIGTERM (the server shutting down) stops it as Ctrl-C stops ``abbench run``:
+runs in flight are recorded as interrupted, with the halt ``server stopped``, and the next server
+resumes them. Its claim records that a server's pool runs the experiment (origin ``server``): a server
+resumes only those, never an experiment a person ran elsewhere or stopped on purpose.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ import threading
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from abbench.runner import regrade_experiment, run_experiment
+from abbench.runner import regrade_experiment, run_experiment, set_origin, stop_on_signals
 from abbench.store import acting_as, open_store
+from abbench.types import Halt
 
 log = logging.getLogger("abbench.server.child")
 
@@ -45,6 +48,7 @@ class Job:
         graders: With `regrade`, only these graders (empty: all).
         failed: With `regrade`, only runs that failed.
         nice: How much lower the child's CPU priority is than the server's (Linux nice).
+        regrade_ids: Grading failures a retry asked to grade again in this run (never executed again).
     """
 
     exp_id: int
@@ -55,6 +59,7 @@ class Job:
     graders: tuple[str, ...] = ()
     failed: bool = False
     nice: int = 0
+    regrade_ids: tuple[int, ...] = ()
 
     def to_json(self) -> str:
         """The job as the child's command-line argument."""
@@ -65,6 +70,7 @@ class Job:
         """The job a server sent."""
         data: dict[str, Any] = json.loads(text)
         data["graders"] = tuple(data.get("graders") or ())
+        data["regrade_ids"] = tuple(data.get("regrade_ids") or ())
         return cls(**data)
 
 
@@ -72,8 +78,11 @@ def _watch_lifeline() -> None:
     """Exit at once when standard input ends: the server holding its other end is gone."""
 
     def watch() -> None:
-        with contextlib.suppress(OSError, ValueError):
-            while sys.stdin.buffer.read(4096):
+        # The descriptor, not sys.stdin: a thread blocked in a buffered read holds the buffer's lock,
+        # and the interpreter, flushing its standard streams at exit, then aborts (SIGABRT, "could
+        # not acquire lock for <stdin> at interpreter shutdown") — every child, even one that finished.
+        with contextlib.suppress(OSError):
+            while os.read(0, 4096):
                 pass
         os._exit(ORPHANED_EXIT)  # no clean-up: the next server reconciles, as after a power loss
 
@@ -93,7 +102,12 @@ def run_job(job: Job) -> None:
                     job.exp_id, store=store, graders=list(job.graders) or None, failed=job.failed
                 )
             else:
-                run_experiment(job.exp_id, store=store, started_by=job.actor or job.owner)
+                run_experiment(
+                    job.exp_id,
+                    store=store,
+                    started_by=job.actor or job.owner,
+                    regrade_ids=job.regrade_ids or None,
+                )
     finally:
         store.close()
 
@@ -103,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     job = Job.from_json(args[0])
+    set_origin("server")
+    stop_on_signals(("SIGINT", "SIGTERM"), halt=Halt.SERVER_STOPPED, override=True)
     _watch_lifeline()
     try:
         run_job(job)

@@ -5,8 +5,13 @@ runs, as ``abbench run`` would be; the server only reads its progress (SQLite WA
 the child writes) and asks for pause and cancel through the experiment's control column, which the
 child obeys between runs. A separate interpreter is what keeps both quick: runs and requests never
 wait for one GIL. At most `workers` children run at once, at a lower CPU priority than the server;
-more experiments wait in the queue. When the server starts, experiments left running or interrupted
-by a server that died are reconciled and resumed, as ``abbench run`` does.
+more experiments wait in the queue.
+
+When the server starts, it resumes what its own pool was running when the last server stopped (killed
+with it, or stopped by its shutdown), as ``abbench run`` does — and nothing else: not an experiment a
+CLI or a notebook ran, not one a person stopped on purpose, not one whose runner a kill took while
+its server lived (`abbench.runner.HaltReason.resumable_by_server`). Every experiment the pool runs,
+resumes or re-grades must use only the agents and graders the server allows (`_allowed.refusal`).
 
 A child dies with its server: its standard input is a pipe from the server, which ends when the server
 does (SIGKILL included), and the child then exits at once. Nothing it left is lost or done twice: the
@@ -27,10 +32,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import abbench
-from abbench.runner import list_experiments
+from abbench.runner import HaltReason, halt_of, list_experiments
+from abbench.server._allowed import refusal
 from abbench.server._child import Job
-from abbench.store import Store
-from abbench.types import ExperimentStatus
+from abbench.server._settings import ServerSettings
+from abbench.store import Store, now_iso
+from abbench.types import ExperimentStatus, Halt
 
 log = logging.getLogger(__name__)
 
@@ -61,12 +68,15 @@ class RunnerPool:
         store: The server's store (the children open the same folder).
         workers: Children running at once; more experiments wait in the queue.
         nice: How much lower the children's CPU priority is than the server's (Linux nice; 0: the same).
+        settings: The agents and graders the server allows (default: builtin and external agents, rule
+            graders: `ServerSettings`' defaults).
     """
 
-    def __init__(self, store: Store, workers: int, nice: int = 0):
+    def __init__(self, store: Store, workers: int, nice: int = 0, settings: ServerSettings | None = None):
         self.store = store
         self.workers = max(1, workers)
         self.nice = max(0, nice)
+        self.settings = settings or ServerSettings(store=store.path)
         self._entries: dict[int, _Entry] = {}
         self._queue: collections.deque[int] = collections.deque()
         self._lock = threading.Lock()
@@ -82,6 +92,10 @@ class RunnerPool:
         with self._lock:
             return sum(1 for e in self._entries.values() if e.job.owner == owner)
 
+    def refusal(self, exp_id: int, *, regrade: bool = False) -> str | None:
+        """Why this server does not run the experiment (an agent or grader it does not allow), or None."""
+        return refusal(self.store.get_experiment(exp_id), self.settings, regrade=regrade)
+
     def submit(
         self,
         exp_id: int,
@@ -91,8 +105,14 @@ class RunnerPool:
         regrade: bool = False,
         graders: tuple[str, ...] = (),
         failed: bool = False,
+        regrade_ids: tuple[int, ...] = (),
     ) -> bool:
-        """Queue the experiment's remaining work (or, with `regrade`, a re-grade) unless it is held already."""
+        """Queue the experiment's remaining work (or, with `regrade`, a re-grade) unless it is held
+        already or uses an agent or grader this server does not allow (logged; `refusal` says why)."""
+        refused = self.refusal(exp_id, regrade=regrade)
+        if refused is not None:
+            log.warning("not run: %s", refused)
+            return False
         job = Job(
             exp_id=exp_id,
             store=str(self.store.path),
@@ -102,6 +122,7 @@ class RunnerPool:
             graders=tuple(graders),
             failed=failed,
             nice=self.nice,
+            regrade_ids=tuple(regrade_ids),
         )
         with self._lock:
             if self._closed or exp_id in self._entries:
@@ -146,6 +167,8 @@ class RunnerPool:
             log.warning(
                 "experiment #%d: its runner process %d ended with code %d", exp_id, entry.proc.pid, code
             )
+        if code < 0 and not self._closed:
+            self._note_killed(exp_id, entry.proc.pid, -code)
         with self._lock:
             if self._entries.get(exp_id) is entry:
                 del self._entries[exp_id]
@@ -159,21 +182,55 @@ class RunnerPool:
         if entry is not None:
             entry.done.wait(timeout)
 
+    def _note_killed(self, exp_id: int, pid: int, signum: int) -> None:
+        """A runner died by a signal while this server lived (a person's kill, out of memory): say so,
+        and that no server resumes it on its own (it was not lost to a server's end)."""
+        try:
+            exp = self.store.get_experiment(exp_id)
+            if exp.runner_pid != pid or exp.halt or exp.runner_alive:
+                return  # it recorded its own end, or someone else holds it now
+            try:
+                name = signal.Signals(signum).name
+            except ValueError:
+                name = f"signal {signum}"
+            halt = HaltReason(
+                why=str(Halt.KILLED), origin="server", pid=pid, host=exp.runner_host, signal=name,
+                at=now_iso(), while_server_ran=True,
+            )  # fmt: skip
+            self.store.set_halt(exp_id, halt.as_dict())
+        except Exception:  # a busy store: the experiment shows as killed all the same
+            log.exception("experiment #%d: could not record how its runner ended", exp_id)
+
     def resume_left_over(self) -> list[int]:
-        """Queue every experiment a dead process left running or interrupted; returns their ids."""
+        """Queue what this server's pool was running when the last server stopped (killed with it, or
+        stopped by its shutdown); returns their ids.
+
+        Left for a person, each with a line in the log: experiments a CLI or a notebook ran, those
+        stopped on purpose or by an error, those whose runner a kill took while its server lived, and
+        those using an agent or grader this server does not allow.
+        """
         ids = []
         for exp in list_experiments(store=self.store, include_tries=True):
-            if (
-                exp.status in (ExperimentStatus.RUNNING, ExperimentStatus.INTERRUPTED)
-                and not exp.runner_alive
-            ):
-                log.info("resuming experiment %s, left %s by a process that stopped", exp.ref, exp.status)
-                self.submit(exp.id, exp.owner)
+            if exp.status not in (ExperimentStatus.RUNNING, ExperimentStatus.INTERRUPTED):
+                continue
+            halt = halt_of(exp)
+            if halt is None:
+                continue  # a live runner holds it, or an older abbench left it: nothing to resume here
+            if not halt.resumable_by_server:
+                log.warning("experiment %s is left as it is: %s; a person resumes it", exp.ref, halt.text)
+                continue
+            refused = refusal(exp, self.settings)
+            if refused is not None:
+                log.warning("experiment %s is left as it is: %s", exp.ref, refused)
+                continue
+            log.info("resuming experiment %s (%s)", exp.ref, halt.text)
+            if self.submit(exp.id, exp.owner):
                 ids.append(exp.id)
         return ids
 
     def shutdown(self, timeout: float = STOP_TIMEOUT_S) -> None:
-        """Stop taking work; running children stop as on Ctrl-C (runs in flight recorded as interrupted).
+        """Stop taking work; running children stop as on Ctrl-C (runs in flight recorded as interrupted,
+        the halt ``server stopped``, which the next server resumes).
 
         Queued experiments stay as they are and the next server resumes the interrupted ones. A child
         that has not stopped within `timeout` seconds is killed (reconciliation covers it too).
@@ -185,7 +242,9 @@ class RunnerPool:
         for entry in running:
             assert entry.proc is not None
             if entry.proc.poll() is None:
-                entry.proc.send_signal(signal.SIGINT)
+                # SIGTERM, not SIGINT: a server started as a script's background job passes an ignored
+                # SIGINT on to its children (the child handles both all the same)
+                entry.proc.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + timeout
         for entry in running:
             assert entry.proc is not None

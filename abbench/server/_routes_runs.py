@@ -24,7 +24,7 @@ from abbench.runner import (
     pause_experiment,
     record_runs,
     resume_experiment,
-    retry_runs,
+    select_retry,
 )
 from abbench.server import _owned
 from abbench.server._auth import Caller, require
@@ -46,7 +46,9 @@ from abbench.types import ExperimentStatus
 router = APIRouter(prefix="/api", tags=["experiments"])
 Reader = Annotated[Caller, Depends(require("read"))]
 Runner = Annotated[Caller, Depends(require("run"))]
-_FINAL = (ExperimentStatus.FINISHED, ExperimentStatus.CANCELLED)
+_FINAL = (ExperimentStatus.FINISHED, ExperimentStatus.CANCELLED, ExperimentStatus.INTERRUPTED)
+"""Where an event stream ends once the pool does not hold the experiment: done, or stopped with nothing
+that would go on without someone asking (its halt says why), so a waiting client is not held forever."""
 
 
 async def _definition(request: Request) -> Any:
@@ -109,6 +111,9 @@ def _start(request: Request, caller: Caller, exp: Experiment, **job: Any) -> boo
         return False
     if exp.runner_alive:
         raise Problem(409, "busy", exp.busy_message())
+    refused = pool.refusal(exp.id, regrade=bool(job.get("regrade")))
+    if refused is not None:  # made elsewhere (the CLI, a notebook) with an agent this server does not run
+        raise Problem(422, "not allowed on this server", refused)
     if pool.queued_for(caller.owner) >= settings.per_owner_running:
         raise Problem(
             429,
@@ -170,26 +175,39 @@ def retry(
     ref: str,
     failed: bool = False,
     execution_failed: bool = False,
+    grading_failed: bool = False,
     cancelled: bool = False,
     cases: Annotated[list[str] | None, Query()] = None,
 ) -> JSONResponse:
-    """Reset the selected runs to pending and queue the experiment."""
+    """Queue a retry: execution failures (and cancelled runs, named cases) go back to pending and run
+    again; grading failures are graded again from their stored answers, never re-run (``failed``
+    asks for both). The answer says how many of each (``reset``, ``regrade``)."""
     store = store_of(request)
     exp = _owned.experiment(store, ref, caller.owner)
     if pool_of(request).busy(exp.id):
         raise Problem(
             409, "busy", f"experiment {exp.name!r} is running on this server; wait for it, then retry"
         )
-    n = retry_runs(
-        exp.id,
+    if exp.runner_alive:
+        raise Problem(409, "busy", exp.busy_message())
+    chosen = select_retry(
+        exp,
         store=store,
         failed=failed,
         execution_failed=execution_failed,
+        grading_failed=grading_failed,
         cancelled=cancelled,
         cases=cases,
-        run=False,
     )
-    return _control_answer(request, exp, reset=n, queued=_start(request, caller, exp))
+    refused = pool_of(request).refusal(exp.id, regrade=not chosen.rerun)
+    if refused is not None:
+        raise Problem(422, "not allowed on this server", refused)
+    if chosen.rerun:
+        store.reset_runs(list(chosen.rerun), "re-run requested")
+    queued = _start(request, caller, exp, regrade_ids=chosen.regrade)
+    return _control_answer(
+        request, exp, reset=len(chosen.rerun), regrade=len(chosen.regrade), retried=chosen.text, queued=queued
+    )
 
 
 @router.post("/experiments/{ref}/regrade", status_code=202, summary="Grade again from stored executions")
@@ -235,6 +253,9 @@ async def record(request: Request, caller: Runner, ref: str) -> JSONResponse:
             raise Problem(
                 409, "busy", f"experiment {exp.name!r} is running on this server; record when it stops"
             )
+        refused = pool_of(request).refusal(exp.id, regrade=True)  # the outcomes are graded here
+        if refused is not None:
+            raise Problem(422, "not allowed on this server", refused)
         try:
             with acting_as(caller.owner):
                 return record_runs(store, exp.id, outcomes, recorded_by=caller.actor).as_dict()

@@ -25,7 +25,8 @@ class AttemptRecord:
     Attributes:
         run_id: The run.
         attempt: Its number (1 for the first execution; re-runs go on counting).
-        outcome: An `abbench.types.AttemptOutcome`: ``executed``, ``failed`` or ``cancelled``.
+        outcome: An `abbench.types.AttemptOutcome`: ``executed``, ``failed``, ``cancelled`` (or ``running``:
+            under way, or left by a process killed under it and not reconciled yet).
         failure_type: Why it failed (``max_turns``, ``bad_output``, ``timeout``, ...); None otherwise.
         error: The failure, in words.
         started_at: When it started (UTC).
@@ -133,6 +134,10 @@ class RunSpend:
     model: str | None
 
 
+_NOT_FAILED = f"'{AttemptOutcome.EXECUTED}', '{AttemptOutcome.RUNNING}'"
+"""Attempts that count as neither failed nor cancelled: answered, or under way now."""
+
+
 class AttemptsMixin(StoreBase):
     """Reading execution attempts; mixed into `Store` (the runner's writer appends them)."""
 
@@ -197,8 +202,8 @@ class AttemptsMixin(StoreBase):
         # The last column counts the runs without any attempt: when there is none, no execution was
         # stored before attempts were recorded, and the second query (a probe per run) is not needed.
         recorded = self.query(
-            f"SELECT r.arm_id, count(t.id), total(t.outcome != '{AttemptOutcome.EXECUTED}'), sum(t.cost), "
-            f"count(t.cost), sum(CASE WHEN t.outcome != '{AttemptOutcome.EXECUTED}' THEN t.cost END), "
+            f"SELECT r.arm_id, count(t.id), total(t.outcome NOT IN ({_NOT_FAILED})), sum(t.cost), "
+            f"count(t.cost), sum(CASE WHEN t.outcome NOT IN ({_NOT_FAILED}) THEN t.cost END), "
             "sum(t.input_tokens), sum(t.output_tokens), total(t.latency_ms), total(t.cached_calls > 0), "
             "total(t.cost_saved), "
             "count(CASE WHEN t.input_tokens IS NOT NULL OR t.output_tokens IS NOT NULL THEN 1 END), "

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Generic, Self, TypeVar
 from urllib.parse import quote
 
+from abbench._files import ROOM_BYTES, check_room
 from abbench.errors import SchemaVersionError, StoreError
 from abbench.store._migrations import SCHEMA_VERSION, current_version, migrate
 
@@ -162,6 +163,24 @@ class StoreBase:
             f"the store {self.path} is read-only for this user, so {what} cannot be saved; make the folder "
             f"and abbench.db writable, or copy the store (cp -r {self.path} COPY) and use --store COPY"
         )
+
+    def check_room(self, nbytes: int = ROOM_BYTES) -> None:
+        """Make sure the store can take `nbytes` more before anything is paid for that it must record.
+
+        Raises:
+            StoreError: the store is read-only, or its disk is full (or a quota or a file-size limit
+                reached): what, where and what to do.
+        """
+        if self.read_only:
+            raise self.refuse_write("what runs execute")
+        try:
+            check_room(self.path, nbytes)
+        except OSError as exc:
+            raise StoreError(
+                f"the store {self.path} cannot take {nbytes // 2**20} MB more ({exc.strerror or exc}), so "
+                "nothing would be recorded of what the agents did and paid: free disk space (or raise the "
+                "quota) first; what was committed is kept, and abbench run continues where it stopped"
+            ) from exc
 
     # -- connections -------------------------------------------------------------------------------
 

@@ -106,6 +106,13 @@ class Experiment:
     executor: dict[str, Any] | None = None
     """Where its agents run, as the last runner recorded it (``{"executor": "dask", "scheduler": ...,
     "dashboard": ..., "workers": 4}``); None: on the runner's own machine (the local executor)."""
+    runner_origin: str | None = None
+    """What kind of process holds (or last held) it: ``cli``, ``server`` (a server's runner pool) or
+    ``python``; None before any ran it."""
+    halt: dict[str, Any] | None = None
+    """Why its last runner stopped before the work was done (``{"why": "stopped", "signal": "SIGTERM",
+    "origin": "cli", "pid": ..., "host": ..., "at": ...}``, see `abbench.runner.HaltReason`); None while
+    one runs, once it finished, and when its runner died without a word."""
 
     @cached_property
     def spec(self) -> StoredExperimentSpec:
@@ -173,7 +180,7 @@ _EXPERIMENT_COLUMNS = (
     "e.id, e.name, e.owner, e.skill, e.skill_version, e.dataset_id, d.fingerprint, e.profile_id, e.spec, "
     "e.rounds, e.status, e.control, e.batch_id, e.priority, e.tags, e.gate, e.parent_id, e.created_at, "
     "e.updated_at, e.created_by, e.runner_pid, e.runner_host, e.heartbeat_at, "
-    "e.pause_reason, e.stop_reason, e.executor"
+    "e.pause_reason, e.stop_reason, e.executor, e.runner_origin, e.halt"
 )
 
 
@@ -447,6 +454,8 @@ class ExperimentsMixin(StoreBase):
             pause_reason=loads(r[23]),
             stop_reason=loads(r[24]),
             executor=loads(r[25]),
+            runner_origin=r[26],
+            halt=loads(r[27]),
         )
 
     def set_spec(self, exp_id: int, spec: StoredExperimentSpec | dict[str, Any]) -> None:
@@ -512,11 +521,22 @@ class ExperimentsMixin(StoreBase):
                 (None if reason is None else dumps(reason), now_iso(), exp_id),
             )
 
-    def claim_runner(self, exp_id: int) -> bool:
+    def set_halt(self, exp_id: int, halt: dict[str, Any] | None) -> None:
+        """Record why the experiment's runner stopped before the work was done (see `Experiment.halt`)."""
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE experiments SET halt=?, updated_at=? WHERE id=?",
+                (None if halt is None else dumps(halt), now_iso(), exp_id),
+            )
+
+    def claim_runner(self, exp_id: int, origin: str | None = None) -> bool:
         """Become the experiment's runner unless a live one holds it; True when claimed.
 
         A holder is dead when its heartbeat is stale, or at once when it ran on this host and its
         process is gone (a kill leaves a fresh heartbeat behind; restarting should not wait for it).
+        A claim to execute gives the kind of process this is (`origin`: ``cli``, ``server``,
+        ``python``), recorded in its place, and clears the last runner's halt: from now on, a runner
+        that dies without a word was killed. A claim to grade or record (no `origin`) leaves both.
         """
         now = time.time()
         host = socket.gethostname()
@@ -532,10 +552,17 @@ class ExperimentsMixin(StoreBase):
                 alive = False
             if alive:
                 return False
-            conn.execute(
-                "UPDATE experiments SET runner_pid=?, runner_host=?, heartbeat_at=? WHERE id=?",
-                (os.getpid(), host, now, exp_id),
-            )
+            if origin is None:
+                conn.execute(
+                    "UPDATE experiments SET runner_pid=?, runner_host=?, heartbeat_at=? WHERE id=?",
+                    (os.getpid(), host, now, exp_id),
+                )
+            else:
+                conn.execute(
+                    "UPDATE experiments SET runner_pid=?, runner_host=?, heartbeat_at=?, runner_origin=?, "
+                    "halt=NULL WHERE id=?",
+                    (os.getpid(), host, now, origin, exp_id),
+                )
             return True
 
     def beat_runner(self, exp_id: int) -> bool:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from abbench._files import claimed_temp, sweep_stale
 from abbench._text import control_character
 from abbench.dataset import EXPECTED_KINDS, ContentHasher, DatasetInfo, ReportBuilder, fingerprint, gold_kind
 from abbench.errors import ImportFailed, UsageError
@@ -176,7 +177,8 @@ class ImportsMixin(StoreBase):
         src = job.src
         uploads = self.path / "uploads"
         uploads.mkdir(exist_ok=True)
-        tmp = uploads / f".import-{uuid.uuid4().hex}{src.suffix.lower()}"
+        sweep_stale(uploads, ".import-*")  # copies a killed import left (never a live import's)
+        held, tmp = claimed_temp(uploads, prefix=".import-", suffix=src.suffix.lower())
         created: Path | None = None
         try:
             before = src.stat()
@@ -198,6 +200,7 @@ class ImportsMixin(StoreBase):
             raise
         finally:
             tmp.unlink(missing_ok=True)
+            os.close(held)
 
     def save_dataset(
         self,

@@ -549,6 +549,18 @@ def _figure_indexes(conn: sqlite3.Connection) -> None:
     )
 
 
+@migration(15, "who runs an experiment and why it stopped")
+def _runner_origin_and_halt(conn: sqlite3.Connection) -> None:
+    # runner_origin: what kind of process holds (or last held) the experiment, written with its claim:
+    # `cli` (abbench run and the other commands), `server` (a child of abbench serve's runner pool) or
+    # `python` (a notebook, a script). A server resumes at start only what its own pool was running.
+    # halt: why the last runner stopped before the work was done, as JSON ({"why": "stopped", "signal":
+    # "SIGTERM", "origin": "cli", "pid": 4242, "host": ..., "at": ...}); NULL while one runs, after it
+    # finished, and when it died without a word (killed: what a dead runner with no halt means).
+    conn.execute("ALTER TABLE experiments ADD COLUMN runner_origin TEXT")
+    conn.execute("ALTER TABLE experiments ADD COLUMN halt TEXT")
+
+
 SCHEMA_VERSION = max(m.version for m in MIGRATIONS)
 """The newest schema this abbench writes."""
 

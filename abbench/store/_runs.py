@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from abbench.errors import NotFoundError
 from abbench.store._base import StoreBase, loads
-from abbench.types import AgentOutput, RunState, Usage, run_outcome
+from abbench.types import AgentOutput, AttemptOutcome, RunState, Usage, run_outcome
 
 if TYPE_CHECKING:
     from abbench.store._attempts import ArmSpend
@@ -343,6 +343,21 @@ class RunsMixin(StoreBase):
                         now,
                         "interrupted: the process running it stopped before its execution finished",
                         rid,
+                    )
+                    for rid in running
+                ],
+            )
+            # Their attempts, stored `running` when they started, end as interrupted: what they spent
+            # is unknown (never $0), and they count among the experiment's attempts.
+            conn.executemany(
+                "UPDATE run_attempts SET outcome=?, failure_type=?, error=? WHERE run_id=? AND outcome=?",
+                [
+                    (
+                        AttemptOutcome.FAILED,
+                        INTERRUPTED,
+                        "interrupted: the process running it stopped before its execution finished",
+                        rid,
+                        AttemptOutcome.RUNNING,
                     )
                     for rid in running
                 ],

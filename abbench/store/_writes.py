@@ -77,6 +77,8 @@ class WriteBatch:
         runs: Run id -> the columns that change (``state`` and ``updated_at`` included).
         events: ``run_events`` rows: (run id, at, from state, to state, detail).
         attempts: Run id and its attempt's values (see `ATTEMPT_COLUMNS`), in submission order.
+        attempts_ended: Run id and the values of an attempt stored ``running`` by an earlier batch,
+            which it now completes (its ``attempt`` number says which).
         grades: Grades to append, in submission order.
         experiments: Experiment id -> the columns that change (heartbeat, status).
         cache_saved: Response-cache entries to keep.
@@ -87,6 +89,7 @@ class WriteBatch:
     runs: dict[int, dict[str, Any]] = field(default_factory=dict)
     events: list[tuple[int, float, str | None, str, str | None]] = field(default_factory=list)
     attempts: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    attempts_ended: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
     grades: list[GradeWrite] = field(default_factory=list)
     experiments: dict[int, dict[str, Any]] = field(default_factory=lambda: defaultdict(dict))
     cache_saved: list[CacheEntry] = field(default_factory=list)
@@ -126,6 +129,8 @@ class WritesMixin(StoreBase):
                     _ATTEMPT_INSERTED,
                     [(run_id, *map(values.get, ATTEMPT_COLUMNS)) for run_id, values in batch.attempts],
                 )
+            if batch.attempts_ended:
+                _end_attempts(conn, batch.attempts_ended)
             if batch.grades:
                 _insert_grades(self, conn, batch.grades)
             if batch.cache_saved or batch.cache_hits or batch.cache_forgotten:
@@ -133,6 +138,19 @@ class WritesMixin(StoreBase):
             for exp_id, fields in batch.experiments.items():
                 sets = ", ".join(f"{c}=?" for c in fields)
                 conn.execute(f"UPDATE experiments SET {sets} WHERE id=?", (*fields.values(), exp_id))
+
+
+def _end_attempts(conn: sqlite3.Connection, ended: list[tuple[int, dict[str, Any]]]) -> None:
+    """Complete attempts stored ``running`` (a run slower than one batch) with how they ended."""
+    by_columns: dict[tuple[str, ...], list[tuple[Any, ...]]] = defaultdict(list)
+    for run_id, values in ended:
+        cols = tuple(c for c in ATTEMPT_COLUMNS if c != "attempt" and c in values)
+        by_columns[cols].append((*(values[c] for c in cols), run_id, values["attempt"]))
+    for cols, rows in by_columns.items():
+        sets = ", ".join(f"{c}=?" for c in cols)
+        conn.executemany(
+            f"UPDATE run_attempts SET {sets} WHERE run_id=? AND attempt=? AND outcome='running'", rows
+        )
 
 
 def _insert_grades(store: WritesMixin, conn: sqlite3.Connection, grades: list[GradeWrite]) -> None:

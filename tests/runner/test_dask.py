@@ -257,9 +257,8 @@ def test_coordinator_sigkilled_and_restarted_records_no_duplicate_execution(tmp_
         attempts = store.query(
             "SELECT attempt, outcome FROM run_attempts WHERE run_id=? ORDER BY attempt", (run_id,)
         )
-        assert [tuple(a) for a in attempts] == [(2, "executed")], (
-            attempts
-        )  # attempt 1 died with its coordinator
+        # attempt 1 died with its coordinator: kept (stored when it started), recorded as interrupted
+        assert [tuple(a) for a in attempts] == [(1, "failed"), (2, "executed")], [tuple(a) for a in attempts]
         details = [r[0] for r in store.query("SELECT detail FROM run_events WHERE run_id=?", (run_id,))]
         assert "reconciled: interrupted" in details, details
 

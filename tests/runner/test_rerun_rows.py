@@ -65,7 +65,7 @@ def test_a_rerun_row_equals_a_first_run_row(store, definition):
     assert before["c000"]["reason"] == "because" and before["c002"]["passed"] == 0
 
     _MODE["rich"] = False
-    retry_runs(exp.id, store=store, failed=True, run=False)  # the failure and the wrong answer
+    retry_runs(exp.id, store=store, failed=True, disagreements=True, run=False)  # failure, wrong answer
     retry_runs(exp.id, store=store, cases=["c000"], run=False)  # and a right one
     run_experiment(exp.id, store=store)
     fresh = create_experiment(definition(name="exp-fresh", arms=arms, rounds=1, retries=0), store=store)

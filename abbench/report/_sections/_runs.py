@@ -130,7 +130,8 @@ def _provenance_pairs(prov: Provenance) -> list[tuple[str, str]]:
     return [
         (
             "experiment",
-            f"{prov.experiment} · owner {prov.owner} · status {prov.status}"
+            f"{prov.experiment} · owner {prov.owner} · status "
+            + (f"interrupted: {prov.halted_because}" if prov.halted_because else prov.status)
             + (f": {prov.paused_because}" if prov.paused_because else "")
             + (f": {prov.stopped_because}" if prov.stopped_because else ""),
         ),
