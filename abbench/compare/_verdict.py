@@ -396,8 +396,10 @@ def _disagreements(
         and math.isfinite(mcnemar_p)
         and (mcnemar_p < alpha) != significant
     ):
-        text += (
-            f" McNemar's exact test on majority outcomes gives {_p(mcnemar_p)}: it is more cautious when few cases "
-            f"moved; the {test} test and its interval decide."
+        why = (
+            "it is more cautious when few cases moved"
+            if test == "McNemar"
+            else "it sees only whether each case's majority moved, not its rounds"
         )
+        text += f" McNemar's exact test on majority outcomes gives {_p(mcnemar_p)}: {why}; the {test} test and its interval decide."
     return text
