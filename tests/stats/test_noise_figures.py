@@ -140,7 +140,7 @@ def test_pass_at_k_without_spread_is_wilson_over_the_cases_not_a_point():
 
     # every case passed all 3 attempts: the t interval over cases would be [1, 1]
     r = pass_at_k([3] * 12, [3] * 12, k=2)
-    low, high = proportion_confint(12, 12, alpha=0.05, method="wilson")
+    low, _ = proportion_confint(12, 12, alpha=0.05, method="wilson")
     assert (
         r.pass_at_k == 1.0
         and r.pass_at_k_interval.low == pytest.approx(low)
