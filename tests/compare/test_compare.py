@@ -86,7 +86,11 @@ def test_rounds_that_always_agree_are_decided_by_mcnemar_and_its_own_interval(st
     exp = make_experiment(store, "e", cases_of(20), {"control": a, "treatment": b})
     c = compare_arms(exp, store=store)
     ref = mcnemar([[0, 0], [4, 16]], exact=False, correction=False).pvalue
-    assert c.verdict.test == "McNemar" and c.verdict.p_value == pytest.approx(ref) and c.verdict.code == "b_better"
+    assert (
+        c.verdict.test == "McNemar"
+        and c.verdict.p_value == pytest.approx(ref)
+        and c.verdict.code == "b_better"
+    )
     assert c.interval_method == "score" and c.interval.low > 0
     assert "McNemar's exact test on majority outcomes gives p = 0.125: it is more cautious" in c.verdict.text
 
