@@ -71,12 +71,15 @@ def heterogeneity(delta: np.ndarray, domains: list[str], alpha: float = 0.05) ->
         The test, or None when it cannot be made: fewer than two domains, no case left to estimate the
         spread within domains (every domain has one case), or no spread at all.
     """
+    import pandas as pd
     from scipy.stats import f_oneway
 
-    names = np.asarray(domains, dtype=object)
-    if not names.size or set(names.tolist()) <= {NO_DOMAIN}:
+    # Group by integer codes (comparing an object array with each name costs more, at 100,000 cases).
+    codes, names = pd.factorize(np.asarray(domains, dtype=object))
+    if not len(names) or set(names.tolist()) <= {NO_DOMAIN}:
         return None
-    groups = [delta[names == d] for d in dict.fromkeys(names.tolist())]
+    order = np.argsort(codes, kind="stable")
+    groups = np.split(delta[order], np.searchsorted(codes[order], np.arange(1, len(names))))
     k, n = len(groups), int(delta.size)
     if k < 2 or n <= k:
         return None
