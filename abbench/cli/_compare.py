@@ -96,6 +96,8 @@ def _print_figures(c: Comparison) -> None:
         click.echo(
             f"{'detectable (MDE)':<18}{points(c.mde.delta, unit).lstrip('+')} with {c.power:.0%} power at {c.alpha:g}"
         )
+    if c.heterogeneity is not None:
+        click.echo(f"{'across domains':<18}{c.heterogeneity.text}")
 
 
 def _print_usage(c: Comparison) -> None:

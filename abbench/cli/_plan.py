@@ -25,7 +25,12 @@ def pass_k_line(stability: Stability) -> str | None:
     hat = " / ".join(pct(p.pass_hat_k) for p in curve)
     short = [f"k={p.k}: {p.n_short}" for p in curve if p.n_short]
     tail = f" (cases with fewer attempts, left out: {', '.join(short)})" if short else ""
-    return f"pass@k {at}% · pass^k {hat}% for k = 1..{curve[-1].k}{tail}"
+    most = max(p.n_cases for p in curve)
+    fewer = [
+        f"k={p.k} on {p.n_cases:,} case{'s' if p.n_cases != 1 else ''}" for p in curve if p.n_cases < most
+    ]
+    rests = f"; each on {most:,} cases" + (f" except {', '.join(fewer)}" if fewer else "")
+    return f"pass@k {at}% · pass^k {hat}% for k = 1..{curve[-1].k}{rests}{tail}"
 
 
 @cli.command("plan")

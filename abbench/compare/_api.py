@@ -13,6 +13,7 @@ import numpy as np
 from abbench.compare._activation import TriggerHelp, trigger_help
 from abbench.compare._figures import _domains, _usage_differences
 from abbench.compare._format import format_comparison
+from abbench.compare._heterogeneity import heterogeneity, what_it_answers
 from abbench.compare._model import (
     CaseTable,
     Comparison,
@@ -44,6 +45,7 @@ from abbench.stats import (
     exact_means,
     mcnemar_exact,
     mcnemar_midp,
+    mcnemar_score,
     paired_difference,
     paired_outcomes,
     paired_proportion_interval,
@@ -281,6 +283,9 @@ def _compare(
         main.binary, options.confidence, options.alpha,
     )  # fmt: skip
     text = _text(store, ea, arm_a, eb, arm_b, pair, options.details, notes)
+    het = heterogeneity(per.delta, pair.domains, options.alpha) if pair.n else None
+    if tests.clustered is not None:
+        notes.append(what_it_answers(None, clustered=True).strip())
     pairwise: tuple[PairwiseSummary, ...] = ()
     if ea.id == eb.id and "pairwise" in grader_kinds(store, ea.id).values():
         pairwise = _pairwise(store, ea, arm_a, arm_b)
@@ -315,8 +320,9 @@ def _compare(
         text=text,
         pairwise=pairwise,
         review_agreement=agreement,
-        verdict=_verdict_of(side_a, side_b, pair.n, unit, per, tests, main, options),
+        verdict=_verdict_of(side_a, side_b, pair.n, unit, per, tests, main, options, het),
         notes=tuple(notes),
+        heterogeneity=het,
         sequential=sequential,
         trigger_help=_trigger_help(store, ea, arm_a, eb, arm_b, pair, outcome, options.confidence),
         format_adherence=format_comparison(store, ea.id, arm_a, eb.id, arm_b, options.confidence),
@@ -514,11 +520,14 @@ def _no_spread(per: _PerCase, n: int) -> str:
 def _main_test(
     per: _PerCase, n: int, tests: _Tests, outcome: str, options: CompareOptions, notes: list[str]
 ) -> _Main:
-    """The test the verdict rests on (clustered, exact McNemar, or the paired difference) and its interval."""
+    """The test the verdict rests on (clustered, McNemar's, or the paired difference) and its interval.
+
+    Pass/fail cases with one outcome per arm (one round, or rounds that always agree) are a 2×2 table:
+    McNemar's score test decides and Tango's score interval, its inversion, is the interval, so the two
+    never disagree (below `MIN_CASES` paired cases the exact test decides instead). Otherwise the paired
+    difference of per-case means decides with its own Student t interval (clustered when asked)."""
     na, nb, ka, kb = per.na, per.nb, per.ka, per.kb
     one_round = outcome == "passed" and n > 0 and bool(np.all(na == 1)) and bool(np.all(nb == 1))
-    # Pass/fail with one outcome per case and arm (one round, or rounds that always agree): the 2×2 table is
-    # the whole of the data, and its interval is Newcombe's, which never collapses to a point.
     binary = (
         outcome == "passed"
         and n > 0
@@ -527,8 +536,8 @@ def _main_test(
     )
     if tests.clustered is not None:
         test, main = "clustered paired difference", tests.clustered
-    elif one_round:
-        test, main = "exact McNemar", tests.difference
+    elif binary:
+        test, main = ("McNemar" if n >= MIN_CASES else "exact McNemar"), tests.difference
     else:
         test, main = "paired difference", tests.difference
     interval, interval_method = _main_interval(
@@ -536,9 +545,17 @@ def _main_test(
     )
     if main is not None and interval is None and n >= 2:
         notes.append(f"{_no_spread(per, n)}: there is no spread to build an interval from")
-    mcnemar = tests.mcnemar
-    p_value = mcnemar.p_value if test == "exact McNemar" and mcnemar else (main.p_value if main else None)
-    if outcome == "passed" and n > 0 and not one_round:
+    p_value = main.p_value if main else None
+    if test == "exact McNemar" and tests.mcnemar is not None:
+        p_value = tests.mcnemar.p_value
+    elif test == "McNemar" and tests.outcomes is not None:
+        p_value = mcnemar_score(tests.outcomes.b, tests.outcomes.c).p_value
+    if binary and not one_round and tests.clustered is None:
+        notes.append(
+            "every case's rounds agree in both arms: each case is one pass/fail outcome per arm, so McNemar's "
+            "test on the 2×2 table decides (the t test would treat identical rounds as independent evidence)"
+        )
+    elif outcome == "passed" and n > 0 and not one_round:
         notes.append(
             "several rounds: a case counts as right when it passed in more than half of its graded rounds "
             "(fixed/regressed and McNemar use that); the paired difference of per-case pass rates is the main test"
@@ -587,8 +604,10 @@ def _verdict_of(
     tests: _Tests,
     main: _Main,
     options: CompareOptions,
+    het: Any = None,
 ) -> Verdict:
-    """The verdict in words, from the main test, its interval and the cases that moved."""
+    """The verdict in words, from the main test, its interval and the cases that moved (and, when the
+    effect differs across domains or is clustered by them, what the interval is the effect on)."""
     outcomes, mcnemar, interval = tests.outcomes, tests.mcnemar, main.interval
     return verdict(
         name_a=side_a.name,
@@ -609,6 +628,7 @@ def _verdict_of(
         mcnemar_p=mcnemar.p_value if mcnemar and main.test != "exact McNemar" else None,
         min_cases=MIN_CASES,
         margin=options.margin,
+        estimand=what_it_answers(het, clustered=tests.clustered is not None),
     )
 
 
@@ -617,22 +637,32 @@ def _main_interval(
 ) -> tuple[Interval | None, str]:
     """The interval of the difference the verdict rests on, and how it was made.
 
-    Pass/fail cases with one outcome per arm get Newcombe's square-and-add interval on the 2×2 table
-    (unless clustering was asked for and has spread to work with); otherwise the paired difference's
-    Student t interval. ``d̄ ± t·se`` with no spread between cases is a point, which would claim certainty
-    the data do not have: with pass/fail outcomes Newcombe's interval stands in, otherwise there is none.
+    Pass/fail cases with one outcome per arm get Tango's score interval on the 2×2 table (unless
+    clustering was asked for and has spread to work with): it is the inversion of McNemar's score test
+    that decides there, and it never collapses to a point. Otherwise the paired difference's Student t
+    interval. ``d̄ ± t·se`` with no spread between cases is a point, which would claim certainty the data
+    do not have: with pass/fail outcomes the score interval stands in, otherwise there is none. A
+    difference of pass rates lies in [−1, 1], and so does its interval (a t interval over a few cases
+    can reach past it).
     """
     spread = main is not None and math.isfinite(main.se) and main.se > 0
     if clustered and spread:
-        return main.interval, "clustered t"
+        return _within_rates(main.interval, outcomes), "clustered t"
     if binary and outcomes is not None:
         o = outcomes
         return paired_proportion_interval(
-            o.both_pass, o.fixed, o.regressed, o.both_fail, confidence
-        ), "newcombe"
+            o.both_pass, o.fixed, o.regressed, o.both_fail, confidence, method="score"
+        ), "score"
     if spread:
-        return main.interval, "t"
+        return _within_rates(main.interval, outcomes), "t"
     return None, "none"
+
+
+def _within_rates(interval: Interval, outcomes: Any) -> Interval:
+    """A difference of pass rates' interval clipped to [−1, 1] (scores, `outcomes` None, are left as they are)."""
+    if outcomes is None:
+        return interval
+    return Interval(max(-1.0, interval.low), min(1.0, interval.high), interval.confidence)
 
 
 def _pairwise(store: Store, exp: Experiment, arm_a: Arm, arm_b: Arm) -> tuple[PairwiseSummary, ...]:

@@ -11,6 +11,7 @@ import numpy as np
 from abbench.compare._model import DomainComparison, MetricDifference
 from abbench.metrics import NO_DOMAIN
 from abbench.stats import (
+    Interval,
     StatsWarning,
     exact_means,
     holm_correction,
@@ -18,6 +19,7 @@ from abbench.stats import (
     paired_bootstrap,
     paired_difference,
     paired_proportion_interval,
+    paired_ratio_interval,
 )
 from abbench.store import CaseOutcomes
 
@@ -101,6 +103,7 @@ def _usage_differences(
             "median_b": med_b,
             "median_relative": (med_b - med_a) / med_a if med_a else None,
             "median_difference": float(np.median(b - a)),
+            "relative_interval": _relative_interval(a, b, confidence) if metric != "score" else None,
         }
         if n < 2:
             out.append(
@@ -130,6 +133,14 @@ def _usage_differences(
                 )
             )  # fmt: skip
     return tuple(out)
+
+
+def _relative_interval(a: np.ndarray, b: np.ndarray, confidence: float) -> Interval | None:
+    """Fieller's interval of B's mean over A's, minus 1 (None with fewer than 2 cases, or unbounded)."""
+    ratio = paired_ratio_interval(a, b, confidence) if a.size >= 2 else None
+    if ratio is None or not (math.isfinite(ratio.low) and math.isfinite(ratio.high)):
+        return None
+    return Interval(ratio.low - 1.0, ratio.high - 1.0, confidence)
 
 
 def _domains(
@@ -183,6 +194,8 @@ def _domains(
                 warnings.simplefilter("ignore", StatsWarning)
                 within = paired_difference(sub_a, sub_b, confidence=confidence, method="t")
             interval = within.interval if math.isfinite(within.se) and within.se > 0 else None
+            if interval is not None and outcome == "passed":  # a t interval over a few cases can pass ±100
+                interval = Interval(max(-1.0, interval.low), min(1.0, interval.high), interval.confidence)
         size = [int(idx.size)]
         mean_a, mean_b = float(exact_means(va[idx], size)[0]), float(exact_means(vb[idx], size)[0])
         rows.append((domain, int(idx.size), mean_a, mean_b, float(exact_means(d, size)[0]), interval, fixed,

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from abbench.compare._activation import TriggerHelp
+from abbench.compare._heterogeneity import Heterogeneity
 from abbench.compare._text import TextChanges
 from abbench.compare._verdict import Settled, Verdict, VerdictCode, settle
 from abbench.compare._votes import VOTE_MARGIN, VOTE_MIN_CASES, Votes, vote_decision
@@ -151,6 +152,9 @@ class MetricDifference(Result):
         median_b: B's.
         median_relative: ``(median_b − median_a) / median_a`` (None when A's median is 0).
         median_difference: The median of the per-case differences B − A.
+        relative_interval: Interval of `relative` (B's mean over A's, minus 1): Fieller's interval for
+            the ratio of the paired means (`abbench.stats.paired_ratio_interval`), so that "B costs more than
+            10 % extra" is tested with A's own uncertainty (None for scores, or when unbounded).
     """
 
     metric: str
@@ -167,6 +171,7 @@ class MetricDifference(Result):
     median_b: float | None = None
     median_relative: float | None = None
     median_difference: float | None = None
+    relative_interval: Interval | None = None
 
 
 @dataclass(frozen=True)
@@ -268,10 +273,11 @@ class Comparison(Result):
         difference: Paired difference of per-case means (Student t).
         clustered: The same, with cluster-robust errors (when clustering was asked for).
         interval: The interval of the difference the verdict and the gate use (``diff_ci_low``): for
-            pass/fail cases with one outcome per arm (one round, or rounds that always agree) Newcombe's
-            square-and-add interval on the 2×2 table, which stays honest when no case moved; otherwise
-            `main`'s Student t interval. None when it cannot be computed (one case, or no spread at all).
-        interval_method: ``newcombe``, ``t``, ``clustered t`` or ``none``.
+            pass/fail cases with one outcome per arm (one round, or rounds that always agree) Tango's score
+            interval on the 2×2 table — the inversion of McNemar's score test that decides there, honest
+            when no case moved; otherwise `main`'s Student t interval. Within [−1, 1] for pass rates. None
+            when it cannot be computed (one case, or no spread at all).
+        interval_method: ``score``, ``t``, ``clustered t``, ``anytime-valid`` or ``none``.
         power_inputs: ω², σ² and rounds estimated from these data.
         mde: The smallest difference this many cases detect with the chosen power.
         usage: Cost, latency, tokens (and score) differences.
@@ -289,6 +295,9 @@ class Comparison(Result):
         format_adherence: How much more often B's model answered in the format asked for than A's, paired
             over the cases both arms' replies were read on (`abbench.metrics.FormatDifference`); None
             when neither arm's replies were read (builtin, python agents).
+        heterogeneity: Whether B − A differs across domains (the arm × domain interaction test), None
+            without two domains to tell apart; when significant the verdict says what its interval is the
+            effect on (these cases, or a new domain with ``cluster="domain"``).
     """
 
     kind: str
@@ -324,6 +333,7 @@ class Comparison(Result):
     sequential: ConfidenceSequence | None = None
     trigger_help: TriggerHelp | None = None
     format_adherence: FormatDifference | None = None
+    heterogeneity: Heterogeneity | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready view (see `Result.as_dict`), with every paired case under ``cases``."""

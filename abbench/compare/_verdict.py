@@ -111,10 +111,14 @@ def cases_to_settle(
     planned design).
 
     Returns:
-        The number of additional paired cases, or None without a finite interval or a difference.
+        The number of additional paired cases; None without a finite interval or a difference, or when
+        the interval already clears −margin or lies below 0 (nothing to project: if the comparison is
+        still unsettled, it is the test that disagrees with its interval, and the verdict says so).
     """
     if n_cases < 1 or difference is None or low is None or high is None or not _finite(difference, low, high):
         return None
+    if low > -margin or high < 0:
+        return None  # the interval already settles it (a test that disagrees is said by the verdict)
     needed = []
     w_low, w_high = difference - low, high - difference
     if difference + margin > 0 and w_low > 0:
@@ -194,16 +198,29 @@ def settle(
     else:
         outcome = Outcome.INCONCLUSIVE
         n_more = cases_to_settle(n_cases, difference, low, high, margin)
-        if bounded:
-            text = (
-                f"inconclusive: the {ci} straddles the margin of −{m}, so these {n_cases} cases can neither show "
-                f"{name_b} is not worse than {name_a} nor that it is worse"
-            )
-        else:
-            text = f"inconclusive: no interval, so nothing shows {name_b} is within {m} of {name_a}"
-        if n_more is not None:
-            text += f"; about {n_more:,} more paired cases would likely settle it if the difference holds"
+        text = _unsettled(name_a, name_b, n_cases, ci, m, high if bounded else None, n_more)
     return Settled(outcome, margin, n_more, text + ".")
+
+
+def _unsettled(
+    name_a: str, name_b: str, n_cases: int, ci: str, m: str, high: float | None, n_more: int | None
+) -> str:
+    """Why a comparison is inconclusive, and about how many more cases would settle it."""
+    if high is not None and high < 0:
+        text = (
+            f"inconclusive: the {ci} lies below 0, but the test that decides does not find {name_b} "
+            f"worse than {name_a} at this size (see the verdict), so these {n_cases} cases settle neither way"
+        )
+    elif high is not None:
+        text = (
+            f"inconclusive: the {ci} straddles the margin of −{m}, so these {n_cases} cases can neither show "
+            f"{name_b} is not worse than {name_a} nor that it is worse"
+        )
+    else:
+        text = f"inconclusive: no interval, so nothing shows {name_b} is within {m} of {name_a}"
+    if n_more is not None:
+        text += f"; about {n_more:,} more paired cases would likely settle it if the difference holds"
+    return text
 
 
 points = partial(difference, word="points", missing=NA)
@@ -245,15 +262,18 @@ def verdict(
     mcnemar_p: float | None,
     min_cases: int,
     margin: float = DEFAULT_MARGIN,
+    estimand: str = "",
 ) -> Verdict:
     """Word the conclusion of a paired comparison of B against A.
 
-    The main test decides (exact McNemar for pass/fail answered once per case, otherwise the paired
-    difference of per-case means); the interval and the minimum detectable effect say how large a
+    The main test decides (McNemar's score test for pass/fail with one outcome per case and arm — the
+    exact test below `min_cases` cases —, otherwise the paired difference of per-case means); the
+    interval, the inversion of the same test, and the minimum detectable effect say how large a
     difference the data can or cannot rule out, so "no significant difference" never reads as "equal".
     The outcome against `margin` (better, not worse, worse, inconclusive) comes from `settle`: "no
     difference detectable at this size" is *not worse* when the interval's lower bound clears −margin
-    and *inconclusive* otherwise; too little data is inconclusive.
+    and *inconclusive* otherwise; too little data is inconclusive. `estimand` (a sentence) says what the
+    interval is the effect on when that needs saying: the effect differs across domains, or is clustered.
     """
     significant = p_value is not None and math.isfinite(p_value) and p_value < alpha
     settled = settle(
@@ -296,7 +316,7 @@ def verdict(
         text = f"{vs}: no difference detectable at this size: {detail}." + _what_is_ruled_out(
             n_cases, unit, low, high, test, alpha, mde, power
         )
-    text += _disagreements(low, high, significant, test, mcnemar_p, alpha)
+    text += _disagreements(low, high, significant, test, mcnemar_p, alpha, confidence) + estimand
     return make(code, text, significant, p_value if p_value is not None and math.isfinite(p_value) else None)
 
 
@@ -346,19 +366,40 @@ def _what_is_ruled_out(
 
 
 def _disagreements(
-    low: float | None, high: float | None, significant: bool, test: str, mcnemar_p: float | None, alpha: float
+    low: float | None,
+    high: float | None,
+    significant: bool,
+    test: str,
+    mcnemar_p: float | None,
+    alpha: float,
+    confidence: float = 0.95,
 ) -> str:
-    """Where the interval or McNemar's test on majority outcomes says otherwise than the main test."""
+    """Where the interval or McNemar's exact test on majority outcomes says otherwise than the main test,
+    which of them decided and why."""
     text = ""
-    # Newcombe's interval comes from the margins, the test from the moved cases (McNemar) or the per-case
-    # differences: near the threshold they can disagree, and the reader should know which one decided.
+    # The interval is the inversion of the main test (Tango's score interval for McNemar's score test, the t
+    # interval for the t test): they part only when the exact test decides (too few cases for the score
+    # test) or when the interval's coverage is not 1 − alpha.
     if low is not None and high is not None and _finite(low, high) and (low > 0 or high < 0) != significant:
-        text += f" (The interval and the {test} test disagree at this size; the test decides.)"
+        said = "excludes" if low > 0 or high < 0 else "includes"
+        does = "rejects" if significant else "does not reject"
+        if abs(confidence - (1 - alpha)) > 1e-9:
+            why = f"the interval is a {confidence:.0%} one and the test is at the {alpha:g} level"
+        elif test == "exact McNemar":
+            why = "with so few paired cases only the exact test is trusted"
+        else:
+            why = "they are different methods"
+        text += f" (The {confidence:.0%} interval {said} 0 while the {test} test {does} no difference: the test decides — {why}.)"
     if (
         test != "exact McNemar"
         and mcnemar_p is not None
         and math.isfinite(mcnemar_p)
         and (mcnemar_p < alpha) != significant
     ):
-        text += f" McNemar's exact test on majority outcomes gives {_p(mcnemar_p)}."
+        why = (
+            "it is more cautious when few cases moved"
+            if test == "McNemar"
+            else "it sees only whether each case's majority moved, not its rounds"
+        )
+        text += f" McNemar's exact test on majority outcomes gives {_p(mcnemar_p)}: {why}; the {test} test and its interval decide."
     return text

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import math
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -64,6 +65,23 @@ class RuleOutcome(Result):
     blocks: bool
     message: str
     reason: str | None = field(default=None, compare=False, metadata={"export": False})
+    speaks_of: tuple[str, ...] = ()
+
+    @property
+    def cited(self) -> str:
+        """The rule by its name with its figure and what it asks for: ``at most 15 cases regressed
+        (regressed 16; the rule asks ≤ 15)`` — and, when its name speaks of an arm outside the pair decided
+        on, which arms (the figure is always the decided pair's)."""
+        from abbench.formatting import in_unit
+        from abbench.gate._namespace import metric_unit
+
+        rule = self.rule
+        unit = metric_unit(rule.metric)
+        figure = in_unit(self.value, unit, missing="no value")
+        words = {">=": "≥", "<=": "≤", "==": "=", "!=": "≠"}
+        asked = f"{words.get(rule.op, rule.op)} {in_unit(rule.value, unit)}"
+        named = f" [its name speaks of {', '.join(self.speaks_of)}]" if self.speaks_of else ""
+        return f"{rule.name or rule.text} ({rule.metric} {figure}; the rule asks {asked}){named}"
 
     @property
     def assessed(self) -> bool:
@@ -163,11 +181,11 @@ class GateResult(Result):
                 return "not decided by the evidence: " + "; ".join(said)
             return "no rule could be assessed: every rule's metric has no value on these data"
         if self.outcome == GateOutcome.BLOCK:
-            return "blocked by " + "; ".join(r.rule.name or r.rule.text for r in self.blocking)
+            return f"blocked on {self.pair_text} by " + "; ".join(r.cited for r in self.blocking)
         if self.outcome == GateOutcome.PASS_WITH_WARNINGS:
             said = []
             if self.warnings:
-                said.append("warnings: " + "; ".join(r.rule.name or r.rule.text for r in self.warnings))
+                said.append(f"warnings on {self.pair_text}: " + "; ".join(r.cited for r in self.warnings))
             if self.not_assessed:
                 said.append(
                     "not assessed: " + "; ".join(r.rule.name or r.rule.text for r in self.not_assessed)
@@ -371,11 +389,9 @@ def evaluate_gate(
         measured: Figures the caller has (`Measured`), each used only when of this pair and options.
 
     Raises:
-        PairNotNamed: three or more arms and no pair named anywhere (the message lists the arms and the
-            three ways to name it).
+        PairNotNamed: three or more arms and no pair named anywhere (listing the arms and ways to name it).
         ComparisonRefused: the baseline ran on another dataset.
-        UsageError: an invalid rule (named, with its line and field), an unknown arm, class or domain
-            (with "did you mean"), or an invalid option.
+        UsageError: an invalid rule (with its line and field) or option; an unknown arm, class or domain.
         NotFoundError: no such experiment or arm.
     """
     store = open_store(store)
@@ -383,15 +399,14 @@ def evaluate_gate(
     _check_arms(arms)
     gate = _gate_of(exp, rules)
     base = store.get_experiment(vs) if vs is not None else None
-    pair, a_name, b_name, pair_notes = _resolve(exp, gate, arms, base)  # refused before anything is measured
-    notes = list(pair_notes)
+    pair, a_name, b_name, notes = _resolve(exp, gate, arms, base)  # refused before anything is measured
     options = _options(gate.rules, cluster, confidence, alpha, power)
     m = _measure(store, exp, base, a_name, b_name, options, notes, gate.rules, measured or Measured())
     comparison = m.comparison
     _check_params(gate.rules, exp, store, [x for x in (m.metrics_a, m.metrics_b) if x is not None])
     covered = _covered(gate, m, b_name, _stopped(exp, base).get("skipped"))
     decision = replace(decide(comparison, m.arm_a, m.arm_b, _policy(exp, policy)), coverage=covered)
-    outcomes = tuple(_check(rule, comparison, decision, m) for rule in gate.rules)
+    outcomes = _rule_outcomes(gate, decision, m, notes)
     return GateResult(
         experiment=exp.name,
         experiment_id=exp.id,
@@ -407,6 +422,64 @@ def evaluate_gate(
         stopped=_stopped(exp, base).get("text"),
         **_from_comparison(comparison),
     )
+
+
+def _rule_outcomes(
+    gate: GateSpec, decision: Decision, m: _Measured, notes: list[str]
+) -> tuple[RuleOutcome, ...]:
+    """Every rule checked on the pair's figures, each whose name speaks of another arm marked so."""
+    return _named_for_another_pair(
+        tuple(_check(r, m.comparison, decision, m) for r in gate.rules), gate, m, notes
+    )
+
+
+def _named_for_another_pair(
+    outcomes: tuple[RuleOutcome, ...], gate: GateSpec, m: _Measured, notes: list[str]
+) -> tuple[RuleOutcome, ...]:
+    """The rules whose names speak of an arm the figure is not about, marked.
+
+    A gate file written for v1 → v2 and applied with ``--arms no-skill v2`` keeps names that say v1 (and,
+    applied to v2 → no-skill, names that say "v2 accuracy" over no-skill's accuracy). A rule's name is
+    suspect when it names an arm outside the pair decided on, or any arm at all when the pair is not the
+    one the gate file names; its message then says whose figure it is, and a note says it once."""
+    c = m.comparison
+    if c is None:
+        return outcomes
+    decided = (c.a.arm_name, c.b.arm_name)
+    arms = {a.arm for x in (m.metrics_a, m.metrics_b) if x is not None for a in x.arms}
+    moved = gate.pair is not None and tuple(gate.pair) != decided
+    suspects = sorted(arms if moved else arms - set(decided), key=len, reverse=True)
+    if moved and gate.pair is not None:
+        notes.append(
+            f"{gate.source} names {gate.pair[1]} vs {gate.pair[0]}; this gate decides {c.b.name} vs {c.a.name}: "
+            f"every figure is {c.b.name} vs {c.a.name}'s (an unprefixed arm metric is {c.b.name}'s), whatever a "
+            "rule's name says"
+        )
+    marked = []
+    for o in outcomes:
+        name = o.rule.name or ""
+        hits = {a: re.search(rf"(?<![\w.-]){re.escape(a)}(?![\w.-])", name) for a in suspects}
+        at = {a: hit.start() for a, hit in hits.items() if hit is not None}
+        found = tuple(sorted(at, key=at.__getitem__))  # in the order the name says them
+        if found:
+            whose = _whose(o.rule, c)
+            o = replace(
+                o, speaks_of=found, message=f"{o.message} [its name speaks of {', '.join(found)}; {whose}]"
+            )
+        marked.append(o)
+    return tuple(marked)
+
+
+def _whose(rule: GateRule, c: Comparison) -> str:
+    """Whose figure a rule reads: ``the figure is no-skill's`` or ``the figure is v2 vs no-skill's``."""
+    ref = rule.ref
+    if ref is None or ref.definition.scope != "arm":
+        return f"the figure is {c.b.name} vs {c.a.name}'s"
+    if ref.arm == "a":
+        return f"the figure is {c.a.name}'s"
+    if ref.arm in (None, "b"):
+        return f"the figure is {c.b.name}'s"
+    return f"the figure is {ref.arm}'s"
 
 
 def _from_comparison(c: Comparison | None) -> dict[str, Any]:

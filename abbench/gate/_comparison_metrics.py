@@ -44,6 +44,11 @@ def _usage(c: Comparison, metric: str, part: str) -> Value:
         return u.difference, None
     if part == "relative":
         return (u.relative, None) if u.relative is not None else _none(f"A's {metric} is 0")
+    if part in ("relative_low", "relative_high"):
+        iv = u.relative_interval
+        if iv is None:
+            return _none(f"no interval of B's {metric} over A's (too few cases, or A's is not clear of 0)")
+        return (iv.low if part == "relative_low" else iv.high), None
     if u.interval is None:
         return _none(u.reason or "no interval")
     return (u.interval.low if part == "low" else u.interval.high), None
@@ -205,6 +210,20 @@ COMPARISON_METRICS: list[MetricDef] = [
         "number",
         "relative cost change (B − A) / A",
         lambda c, p: _usage(c, "cost", "relative"),
+    ),
+    MetricDef(
+        "cost_change_ci_low",
+        "comparison",
+        "number",
+        "lower bound of the relative cost change (Fieller's interval of B's mean cost over A's, minus 1)",
+        lambda c, p: _usage(c, "cost", "relative_low"),
+    ),
+    MetricDef(
+        "cost_change_ci_high",
+        "comparison",
+        "number",
+        "upper bound of the relative cost change",
+        lambda c, p: _usage(c, "cost", "relative_high"),
     ),
     MetricDef(
         "latency_diff_ms",

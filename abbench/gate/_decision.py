@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+import numpy as np
+
 from abbench.compare import (
     VOTE_MARGIN,
     VOTE_MIN_CASES,
@@ -21,6 +23,7 @@ from abbench.formatting import money_sig
 from abbench.formatting import money_sig as _money
 from abbench.gate._words import Conclusion
 from abbench.metrics import ArmMetrics, Result
+from abbench.stats import paired_proportion_interval, wilson_interval
 
 
 @dataclass(frozen=True)
@@ -35,10 +38,16 @@ class DecisionPolicy:
             the margin (the summary says about how many more cases would settle it). A number makes it a
             strict non-inferiority test: block unless the difference's lower bound is above ``−margin``
             (0.02 = "not more than 2 points worse").
-        cost_tolerance: Block when B costs significantly more per case by more than this share of A's
-            cost (0.10 = 10 %) without being significantly better.
-        flip_tolerance: Block when B's flip rate exceeds A's by more than this (absolute, 0.05 = 5 points).
-        max_flip_rate: Also block when B's flip rate is above this (None: no absolute limit).
+        cost_tolerance: Block when B's mean cost per case is shown to exceed A's by more than this share
+            (0.10 = 10 %): the lower bound of the interval of B's cost over A's (Fieller's, see
+            `abbench.compare.MetricDifference.relative_interval`) is above ``1 + cost_tolerance`` — and B
+            is not significantly better.
+        flip_tolerance: Block when B's flip rate is shown to exceed A's by more than this (absolute, 0.05 =
+            5 points): on the cases both arms answered in two or more rounds, the lower bound of the score
+            interval of the paired difference of flip rates is above it. A margin the noise must clear,
+            so identical arms almost never block on it.
+        max_flip_rate: Also block when B's flip rate is shown to be above this: the lower bound of its
+            Wilson interval is (None: no absolute limit).
         capability: ``difference`` (the paired difference, above) or ``votes``: capability passes only
             when B wins the per-case votes — at least `vote_min_cases` decided cases, a net-win share of at
             least `vote_margin`, and an exact sign test below the comparison's alpha (see
@@ -146,7 +155,7 @@ def decide(
         capability = _capability(comparison, policy)
     cost = _cost(comparison, policy)
     names = (comparison.a.name, comparison.b.name) if comparison is not None else (None, arm_b.arm)
-    stability = _stability(arm_a, arm_b, policy, names)
+    stability = _stability(comparison, arm_a, arm_b, policy, names)
     dims = (capability, cost, stability)
     if any(d.conclusion == Conclusion.BLOCK for d in dims):
         conclusion = Conclusion.BLOCK
@@ -217,14 +226,31 @@ def _capability(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
 
 
 def _capability_votes(c: Comparison, votes: Votes) -> Dimension:
-    """Capability by per-case votes: pass only when B wins them (see `abbench.compare.vote_decision`)."""
+    """Capability by per-case votes (see `abbench.compare.vote_decision`): pass when B wins them, block when
+    it loses them, and inconclusive when they do not decide — not enough evidence is never a block."""
     evidence = {"policy": "votes", **{k: v for k, v in votes.as_dict().items() if k != "text"}}
     said = f"{votes.text}."
     if votes.decided < votes.min_cases:
         return _not_assessed("capability", f"not assessed: {said}", evidence)
-    if votes.passed:
+    if votes.outcome == Outcome.BETTER:
         return Dimension("capability", Conclusion.PASS, said, evidence)
-    return Dimension("capability", Conclusion.BLOCK, f"{c.b.name} does not win the votes: {said}", evidence)
+    if votes.outcome == Outcome.WORSE:
+        return Dimension("capability", Conclusion.BLOCK, f"{c.b.name} loses the votes: {said}", evidence)
+    other = ""
+    if c.verdict.code in (VerdictCode.B_BETTER, VerdictCode.B_WORSE):
+        word = "better" if c.verdict.code == VerdictCode.B_BETTER else "worse"
+        p = c.verdict.p_value
+        other = (
+            f" The {c.verdict.test} test says {word}"
+            + (f" (p = {p:.3f})" if p is not None else "")
+            + ", but this experiment decides by votes."
+        )
+    return Dimension(
+        "capability",
+        Conclusion.INCONCLUSIVE,
+        f"inconclusive: the votes do not decide whether {c.b.name} wins — {said}{other}",
+        evidence,
+    )
 
 
 _usd = partial(money_sig, signed=True)  # a signed cost difference: +$0.00020
@@ -258,37 +284,79 @@ def _cost(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
     if u.median_a is not None and u.median_b is not None:
         # The mean is what the bill adds up to, the median what a typical case costs: a few dear runs move
         # the first and not the second, and the reader should see both before being alarmed or reassured.
-        rel = f" ({u.median_relative:+.0%})" if u.median_relative is not None else ""
-        ci += f"; median per case {_money(u.median_a)} → {_money(u.median_b)}{rel}"
+        mrel = f" ({u.median_relative:+.0%})" if u.median_relative is not None else ""
+        ci += f"; median per case {_money(u.median_a)} → {_money(u.median_b)}{mrel}"
+    rel = u.relative_interval
+    evidence["relative_ci_low"] = rel.low if rel is not None else None
+    evidence["relative_ci_high"] = rel.high if rel is not None else None
     significant_more = u.interval is not None and u.interval.low > 0
-    beyond = u.relative is None or u.relative > policy.cost_tolerance
+    # The tolerance is a margin the noise must clear: blocked only when the interval of B's cost over A's
+    # lies beyond it, so identical arms (whose ratio is 1) almost never block, whatever their spread.
+    beyond = rel is not None and rel.low > policy.cost_tolerance
+    ratio = (
+        f"; B's cost over A's {rel.low:+.0%} to {rel.high:+.0%} ({c.confidence:.0%} CI, Fieller)"
+        if rel is not None
+        else ""
+    )
     better = c.verdict.code == VerdictCode.B_BETTER
-    if significant_more and beyond and not better:
+    tolerance = f"the {policy.cost_tolerance:.0%} tolerance"
+    if beyond and not better:
         return Dimension(
             "cost",
             Conclusion.BLOCK,
-            f"{c.b.name} costs more: {change}{ci}, beyond the {policy.cost_tolerance:.0%} tolerance, "
-            "without a significant gain in capability.",
+            f"{c.b.name} costs more: {change}{ci}{ratio} — beyond {tolerance} even at the interval's lower "
+            "bound, without a significant gain in capability.",
             evidence,
         )
     if significant_more and better:
-        summary = f"{c.b.name} costs more ({change}{ci}) and is significantly better."
+        summary = f"{c.b.name} costs more ({change}{ci}{ratio}) and is significantly better."
+    elif significant_more and u.relative is not None and u.relative > policy.cost_tolerance:
+        summary = f"{c.b.name} costs more ({change}{ci}{ratio}), not shown beyond {tolerance}."
     elif significant_more:
-        summary = f"{c.b.name} costs more ({change}{ci}), within the {policy.cost_tolerance:.0%} tolerance."
+        summary = f"{c.b.name} costs more ({change}{ci}{ratio}), within {tolerance}."
     else:
-        summary = f"Cost change {change}{ci}: no significant increase."
+        summary = f"Cost change {change}{ci}{ratio}: no significant increase."
     return Dimension("cost", Conclusion.PASS, summary, evidence)
 
 
+def _paired_flips(
+    c: Comparison | None, a: ArmMetrics | None, b: ArmMetrics
+) -> tuple[int, int, int, int] | None:
+    """Both arms' flips on the paired cases graded in two or more rounds in each: (both flipped, only B,
+    only A, neither) — None when no case was answered twice by both."""
+    if c is None or a is None:
+        return None
+    t = c.case_table
+    twice = (t.a_graded >= 2) & (t.b_graded >= 2)
+    if not twice.any():
+        return None
+    ids = t.case_id[twice].tolist()
+    in_a, in_b = set(a.stability.flipped), set(b.stability.flipped)
+    fa = np.fromiter((i in in_a for i in ids), dtype=bool, count=len(ids))
+    fb = np.fromiter((i in in_b for i in ids), dtype=bool, count=len(ids))
+    return (
+        int(np.count_nonzero(fa & fb)),
+        int(np.count_nonzero(fb & ~fa)),
+        int(np.count_nonzero(fa & ~fb)),
+        int(np.count_nonzero(~fa & ~fb)),
+    )
+
+
 def _stability(
-    a: ArmMetrics | None, b: ArmMetrics, policy: DecisionPolicy, names: tuple[str | None, str]
+    c: Comparison | None,
+    a: ArmMetrics | None,
+    b: ArmMetrics,
+    policy: DecisionPolicy,
+    names: tuple[str | None, str],
 ) -> Dimension:
+    """Stability: B blocks only when the data show it flips more than A by more than the tolerance (the
+    paired score interval's lower bound is above it), or more often than ``max_flip_rate`` (Wilson's)."""
     name_a, name_b = names[0] or (a.arm if a is not None else "A"), names[1]
     sb = b.stability
     if sb.flip_rate is None:
         return _not_assessed("stability", f"not assessed: {sb.reason or 'no case answered twice'}")
     fa = a.stability.flip_rate if a is not None else None
-    evidence = {
+    evidence: dict[str, Any] = {
         "flip_rate_b": sb.flip_rate,
         "flip_rate_a": fa,
         "flaky_b": len(sb.flaky),
@@ -296,22 +364,42 @@ def _stability(
         "tolerance": policy.flip_tolerance,
         "max_flip_rate": policy.max_flip_rate,
     }
-    reasons = []
-    if fa is not None and sb.flip_rate > fa + policy.flip_tolerance:
-        reasons.append(
-            f"{name_b} changes its answer across rounds on {sb.flip_rate:.0%} of cases against {fa:.0%} for {name_a} "
-            f"(more than {policy.flip_tolerance:.0%} worse)"
+    confidence = c.confidence if c is not None else 0.95
+    tol = f"{policy.flip_tolerance * 100:g}-point tolerance"
+    said, reasons = [], []
+    paired = _paired_flips(c, a, b)
+    if paired is not None:
+        both, only_b, only_a, neither = paired
+        n = sum(paired)
+        rate_b, rate_a, diff = (both + only_b) / n, (both + only_a) / n, (only_b - only_a) / n
+        iv = paired_proportion_interval(both, only_b, only_a, neither, confidence, method="score")
+        evidence.update(paired_cases=n, paired_flip_rate_b=rate_b, paired_flip_rate_a=rate_a, difference=diff)
+        evidence.update(ci_low=iv.low, ci_high=iv.high)
+        figures = (
+            f"on the {n:,} cases both answered in two or more rounds, {name_b} changes its answer on "
+            f"{rate_b:.0%} against {rate_a:.0%} for {name_a}: {diff * 100:+.1f} points ({confidence:.0%} CI "
+            f"{iv.low * 100:+.1f} to {iv.high * 100:+.1f})"
         )
-    if policy.max_flip_rate is not None and sb.flip_rate > policy.max_flip_rate:
-        reasons.append(f"flip rate {sb.flip_rate:.0%} is above the {policy.max_flip_rate:.0%} limit")
+        if iv.low > policy.flip_tolerance:
+            reasons.append(f"{figures}, beyond the {tol} even at the interval's lower bound")
+        elif diff > policy.flip_tolerance:
+            said.append(f"{figures}: not shown beyond the {tol}")
+        else:
+            said.append(figures)
+    else:
+        against = f" (against {fa:.0%} for {name_a})" if fa is not None else ""
+        said.append(f"{name_b} changes its answer across rounds on {sb.flip_rate:.0%} of cases{against}")
+    if policy.max_flip_rate is not None and sb.n_cases:
+        low = wilson_interval(len(sb.flipped), sb.n_cases, confidence).low
+        evidence["flip_rate_b_ci_low"] = low
+        if low > policy.max_flip_rate:
+            reasons.append(
+                f"flip rate {sb.flip_rate:.0%} is above the {policy.max_flip_rate:.0%} limit (lower bound {low:.0%})"
+            )
     if reasons:
         return Dimension(
             "stability", Conclusion.BLOCK, "; ".join(reasons) + f"; {len(sb.flaky)} flaky case(s).", evidence
         )
-    against = f" (against {fa:.0%} for {name_a})" if fa is not None else ""
     return Dimension(
-        "stability",
-        Conclusion.PASS,
-        f"{name_b} changes its answer across rounds on {sb.flip_rate:.0%} of cases{against}; {len(sb.flaky)} flaky case(s).",
-        evidence,
+        "stability", Conclusion.PASS, "; ".join(said) + f"; {len(sb.flaky)} flaky case(s).", evidence
     )

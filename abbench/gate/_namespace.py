@@ -167,7 +167,10 @@ _UNIT_OF: dict[str, str] = {
         ],
         "ms",
     ),
-    **dict.fromkeys(["cost_change", "latency_change", "tokens_change"], "relative"),
+    **dict.fromkeys(
+        ["cost_change", "cost_change_ci_low", "cost_change_ci_high", "latency_change", "tokens_change"],
+        "relative",
+    ),
     **dict.fromkeys(["avg_tokens", "p50_tokens", "p95_tokens", "tokens_diff"], "tokens"),
     **dict.fromkeys(["p_value", "mcnemar_p"], "p"),
 }

@@ -97,7 +97,8 @@ class GateRule:
 
 
 COST_WARN_SHARE = 0.25
-"""The default rules warn when the candidate's mean cost per case is more than this share above the baseline's.
+"""The default rules warn when the candidate's mean cost per case is shown to be more than this share above the
+baseline's: the lower bound of the interval of its relative change (`cost_change_ci_low`) is above it.
 
 A quarter more per case is what a budget notices, and well above the run-to-run wobble of token counts;
 the mean (not the median) is compared because cost is billed as a sum. The warning holds even when the
@@ -121,18 +122,19 @@ DEFAULT_RULES: tuple[dict[str, Any], ...] = (
         "severity": Severity.BLOCK,
         "name": "cost",
         "allow_missing": True,
-        "description": "the candidate does not cost significantly more without being better "
-        "(not assessed when no cost is recorded)",
+        "description": "the candidate is not shown to cost more than 10 % extra (the lower bound of the "
+        "interval of its cost over the baseline's) without being better (not assessed when no cost is recorded)",
     },
     {
-        "metric": "cost_change",
+        "metric": "cost_change_ci_low",
         "op": "<=",
         "value": COST_WARN_SHARE,
         "severity": Severity.WARN,
         "name": f"cost up at most {COST_WARN_SHARE:.0%}",
         "allow_missing": True,
-        "description": f"warns when the mean cost per case rises more than {COST_WARN_SHARE:.0%}: a budget "
-        "notices that, and cost is billed as a sum, so the mean is compared (the median is shown beside it)",
+        "description": f"warns when the mean cost per case is shown to rise more than {COST_WARN_SHARE:.0%} (the "
+        "lower bound of its relative change is above it, so noise alone does not warn): a budget notices that, "
+        "and cost is billed as a sum, so the mean is compared (the median is shown beside it)",
     },
     {
         "metric": "stability_pass",
@@ -141,8 +143,8 @@ DEFAULT_RULES: tuple[dict[str, Any], ...] = (
         "severity": Severity.BLOCK,
         "name": "stability",
         "allow_missing": True,
-        "description": "the candidate does not change its answers across rounds more than the baseline "
-        "(not assessed with one round)",
+        "description": "the candidate is not shown to change its answers across rounds more often than the "
+        "baseline by more than 5 points (the lower bound of the paired interval; not assessed with one round)",
     },
 )
 """The rules used when neither a gate file nor the experiment's own gate gives any: the three dimensions

@@ -21,7 +21,14 @@ if typing.TYPE_CHECKING:
     from abbench.stats._describe import Summary, percentile, summary
     from abbench.stats._errors import ClusteredSE, MeanSE, RepeatedSE, clustered_se, mean_se, repeated_se
     from abbench.stats._exact import exact_means
-    from abbench.stats._intervals import Proportion, paired_proportion_interval, proportion, wilson_interval
+    from abbench.stats._intervals import (
+        PAIRED_INTERVAL_METHODS,
+        Proportion,
+        paired_proportion_interval,
+        paired_score_interval,
+        proportion,
+        wilson_interval,
+    )
     from abbench.stats._mcnemar import (
         CochransQ,
         McNemarResult,
@@ -29,12 +36,15 @@ if typing.TYPE_CHECKING:
         cochrans_q,
         mcnemar_exact,
         mcnemar_midp,
+        mcnemar_score,
         paired_outcomes,
     )
-    from abbench.stats._paired import PairedDifference, paired_difference
+    from abbench.stats._paired import PairedDifference, paired_difference, paired_ratio_interval
     from abbench.stats._passk import PassK, pass_at_k, pass_at_k_case, pass_at_k_curve, pass_hat_k_case
     from abbench.stats._plan import Plan, independent_discordance, plan_experiment
     from abbench.stats._power import (
+        RULE_OF_THUMB,
+        WHY_THEY_DIFFER,
         MinDetectableEffect,
         PowerInputs,
         SampleSize,
@@ -44,6 +54,8 @@ if typing.TYPE_CHECKING:
         min_detectable_effect,
         min_detectable_effect_two_proportions,
         power_paired,
+        rule_of_thumb_mde,
+        rule_of_thumb_n,
         sample_size_paired,
         sample_size_two_proportions,
     )
@@ -67,6 +79,9 @@ __all__ = [
     "CS_METHOD",
     "DECISIONS",
     "FEW_CLUSTERS",
+    "PAIRED_INTERVAL_METHODS",
+    "RULE_OF_THUMB",
+    "WHY_THEY_DIFFER",
     "BootstrapResult",
     "ClusteredSE",
     "CochransQ",
@@ -106,6 +121,7 @@ __all__ = [
     "independent_discordance",
     "mcnemar_exact",
     "mcnemar_midp",
+    "mcnemar_score",
     "mean_se",
     "min_detectable_effect",
     "min_detectable_effect_two_proportions",
@@ -113,6 +129,8 @@ __all__ = [
     "paired_difference",
     "paired_outcomes",
     "paired_proportion_interval",
+    "paired_ratio_interval",
+    "paired_score_interval",
     "pass_at_k",
     "pass_at_k_case",
     "pass_at_k_curve",
@@ -123,6 +141,8 @@ __all__ = [
     "ppi_mean",
     "proportion",
     "repeated_se",
+    "rule_of_thumb_mde",
+    "rule_of_thumb_n",
     "sample_size_paired",
     "sample_size_two_proportions",
     "sequential_order",
@@ -165,8 +185,10 @@ __getattr__, __dir__ = _lazy.exports(
             "repeated_se",
         ),
         "abbench.stats._intervals": (
+            "PAIRED_INTERVAL_METHODS",
             "Proportion",
             "paired_proportion_interval",
+            "paired_score_interval",
             "proportion",
             "wilson_interval",
         ),
@@ -177,11 +199,13 @@ __getattr__, __dir__ = _lazy.exports(
             "cochrans_q",
             "mcnemar_exact",
             "mcnemar_midp",
+            "mcnemar_score",
             "paired_outcomes",
         ),
         "abbench.stats._paired": (
             "PairedDifference",
             "paired_difference",
+            "paired_ratio_interval",
         ),
         "abbench.stats._passk": (
             "PassK",
@@ -196,6 +220,8 @@ __getattr__, __dir__ = _lazy.exports(
             "plan_experiment",
         ),
         "abbench.stats._power": (
+            "RULE_OF_THUMB",
+            "WHY_THEY_DIFFER",
             "MinDetectableEffect",
             "PowerInputs",
             "SampleSize",
@@ -205,6 +231,8 @@ __getattr__, __dir__ = _lazy.exports(
             "min_detectable_effect",
             "min_detectable_effect_two_proportions",
             "power_paired",
+            "rule_of_thumb_mde",
+            "rule_of_thumb_n",
             "sample_size_paired",
             "sample_size_two_proportions",
         ),

@@ -14,6 +14,7 @@ from abbench.stats._base import (
     _Result,
     check_confidence,
     check_method,
+    critical_value,
     estimate_interval,
     ratio_statistic,
     two_sided_p,
@@ -147,3 +148,45 @@ def paired_difference(
         few_clusters=few,
         method=method,
     )
+
+
+def paired_ratio_interval(a: Any, b: Any, confidence: float = 0.95) -> Interval | None:
+    """Fieller's interval for the ratio of two paired means, ``mean(b) / mean(a)`` (e.g. B's cost over A's).
+
+    Every ratio ``r`` that the paired t test of ``b − r·a`` does not reject (Fieller 1954): the roots of
+    ``(m_b − r·m_a)² = t²·(s_bb − 2r·s_ab + r²·s_aa)/n`` with the sample (co)variances of the per-case
+    values and Student's t with n − 1 df. Unlike dividing the difference's interval by A's mean, it
+    carries A's own uncertainty; a test of "B costs more than 10 % extra" is its lower bound above 1.10.
+
+    Args:
+        a: Arm A's per-case values (one per case; for rounds, per-case means).
+        b: Arm B's, same cases in the same order.
+        confidence: Coverage of the interval.
+
+    Returns:
+        The interval, or None when it is not a finite interval: fewer than 2 cases, or A's mean is not
+        significantly different from 0 (the set of ratios is then unbounded).
+
+    Raises:
+        UsageError: the arms have different numbers of cases, or hold NaN/None/text.
+    """
+    confidence = check_confidence(confidence)
+    x, y = per_case(a, "a").means, per_case(b, "b").means
+    n = x.size
+    if y.size != n:
+        raise UsageError(f"length mismatch: a has {n} cases and b has {y.size}; pair them case by case")
+    if n < 2:
+        return None
+    t2 = critical_value(confidence, "t", n - 1) ** 2 / n
+    mx, my = float(x.mean()), float(y.mean())
+    cov = np.cov(x, y, ddof=1)
+    sxx, sxy, syy = float(cov[0, 0]), float(cov[0, 1]), float(cov[1, 1])
+    qa = mx * mx - t2 * sxx
+    qb = mx * my - t2 * sxy
+    qc = my * my - t2 * syy
+    if qa <= 0:
+        return None
+    # With qa > 0 the ratio of the means satisfies the inequality, so two real roots exist: a negative
+    # discriminant is rounding (no spread at all gives a point), never an empty set.
+    root = math.sqrt(max(0.0, qb * qb - qa * qc))
+    return Interval((qb - root) / qa, (qb + root) / qa, confidence)

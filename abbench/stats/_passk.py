@@ -10,6 +10,7 @@ import numpy as np
 
 from abbench.errors import UsageError
 from abbench.stats._base import Interval, _Result, check_confidence, critical_value
+from abbench.stats._intervals import wilson_interval
 
 
 def _counts(passed: Any, attempts: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -86,10 +87,11 @@ class PassK(_Result):
     Attributes:
         k: Attempts per case the figures are about.
         pass_at_k: Mean over cases of the unbiased chance that at least one of k attempts passes.
-        pass_at_k_interval: Its t-interval over cases (NaN bounds with one case), clipped to [0, 1].
+        pass_at_k_interval: Its t-interval over cases, clipped to [0, 1]; Wilson's over the cases when
+            they have no spread (one case, or every case the same estimate), never a point.
         pass_hat_k: Mean over cases of the unbiased chance that all k attempts pass.
-        pass_hat_k_interval: Its t-interval over cases.
-        n_cases: Cases with at least k attempts (the ones averaged).
+        pass_hat_k_interval: Its interval, as `pass_at_k_interval`.
+        n_cases: Cases with at least k attempts (the ones averaged): on how many cases the figure rests.
         n_short: Cases left out because they have fewer than k attempts (and at least one).
     """
 
@@ -103,11 +105,15 @@ class PassK(_Result):
 
 
 def _mean_interval(values: np.ndarray, confidence: float) -> tuple[float, Interval]:
+    """The mean of per-case estimates and its t interval over cases — or, with one case or no spread
+    between cases (every case passed every time, say), Wilson's on the cases, each counted once: a t
+    interval there is a point, and certainty is what one or a few identical cases do not give."""
     m = values.size
     mean = float(values.mean())
-    if m < 2:
-        return mean, Interval(math.nan, math.nan, confidence)
-    half = critical_value(confidence, "t", m - 1) * float(values.std(ddof=1)) / math.sqrt(m)
+    sd = float(values.std(ddof=1)) if m > 1 else 0.0
+    if m < 2 or not sd > 0:
+        return mean, wilson_interval(round(mean * m), m, confidence)
+    half = critical_value(confidence, "t", m - 1) * sd / math.sqrt(m)
     return mean, Interval(max(0.0, mean - half), min(1.0, mean + half), confidence)
 
 
@@ -122,7 +128,8 @@ def pass_at_k(passed: Any, attempts: Any, k: int, confidence: float = 0.95) -> P
     independent and bounded, and their mean is what is reported (Miller 2024, "Adding Error Bars to
     Evals", §2). A t-interval rather than a bootstrap over cases because it needs no seed, agrees with
     the package's other intervals over cases, and with few cases is wider than the normal one, as it
-    should be; with one case its bounds are NaN.
+    should be. With one case, or no spread between the cases' estimates (all 1 or all 0, typically), a
+    t-interval is a point: Wilson's interval over the cases (each case counted once) stands in.
 
     Args:
         passed: Passes per case (c).

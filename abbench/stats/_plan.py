@@ -10,7 +10,14 @@ from scipy import special
 
 from abbench.errors import UsageError
 from abbench.stats._base import _Result, check_probability
-from abbench.stats._power import PowerInputs, _rounds, sample_size_two_proportions
+from abbench.stats._power import (
+    RULE_OF_THUMB,
+    WHY_THEY_DIFFER,
+    PowerInputs,
+    _rounds,
+    rule_of_thumb_n,
+    sample_size_two_proportions,
+)
 
 
 @dataclass(frozen=True)
@@ -22,6 +29,9 @@ class Plan(_Result):
         n_exact: The formula's unrounded value.
         n_unpaired: Cases per arm if the arms ran on *different* cases (the two-proportion bound); None
             when ``baseline + effect`` leaves (0, 1).
+        n_rule_of_thumb: Cases per arm by the symmetric rule of thumb `abbench.stats.RULE_OF_THUMB`,
+            ``(z_α/2 + z_β)²·2p(1−p)/δ²`` (the same for a rise or a fall), beside `n_unpaired`; the text
+            says why they differ (`abbench.stats.WHY_THEY_DIFFER`).
         baseline: Arm A's expected pass rate.
         effect: The difference worth detecting, b − a.
         rounds: Rounds per case planned.
@@ -48,6 +58,7 @@ class Plan(_Result):
     alpha: float
     power: float
     notes: tuple[str, ...] = ()
+    n_rule_of_thumb: int | None = None
 
     @property
     def more(self) -> int:
@@ -66,6 +77,11 @@ class Plan(_Result):
                 f"({self.n} in all; {self.have} run)"
             )
         unpaired = f"; {self.n_unpaired} per arm on different cases" if self.n_unpaired else ""
+        if self.n_unpaired and self.n_rule_of_thumb:
+            unpaired += (
+                f" (the rule of thumb {RULE_OF_THUMB} says {self.n_rule_of_thumb} per arm for a rise or a fall: "
+                f"{WHY_THEY_DIFFER})"
+            )
         return (
             f"to detect {points} from {self.baseline:.0%} with {self.power:.0%} power (α = {self.alpha:g}) "
             f"you need about {self.n} cases, each run in both arms{unpaired}"
@@ -182,13 +198,15 @@ def plan_experiment(
         sizing = _mcnemar_size(p_a, p_b, delta, rounds, alpha, power, discordance, notes, source)
         discordance = sizing.discordance
     n_exact, method, src = sizing.n_exact, sizing.method, sizing.source
-    unpaired = None
+    unpaired = thumb = None
     if 0.0 < p_b < 1.0:
         unpaired = sample_size_two_proportions(p_a, p_b, alpha=alpha, power=power).n_a
+        thumb = math.ceil(rule_of_thumb_n(p_a, delta, alpha, power) - 1e-9)
     n = max(2, math.ceil(n_exact - 1e-9))
     return Plan(
-        n, n_exact, unpaired, p_a, delta, rounds, discordance, method, src, have, alpha, power, tuple(notes)
-    )
+        n, n_exact, unpaired, p_a, delta, rounds, discordance, method, src, have, alpha, power, tuple(notes),
+        thumb,
+    )  # fmt: skip
 
 
 class _Sizing(NamedTuple):

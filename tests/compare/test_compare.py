@@ -36,7 +36,13 @@ def test_mcnemar_on_a_known_table_equals_statsmodels(store, both, fixed, regress
     assert (c.count("unchanged_right"), c.count("unchanged_wrong")) == (both, neither)
     ref = contingency.mcnemar([[both, regressed], [fixed, neither]], exact=True)
     assert c.mcnemar.p_value == pytest.approx(ref.pvalue)
-    assert c.verdict.test == "exact McNemar" and c.verdict.p_value == pytest.approx(ref.pvalue)
+    # At least 10 paired cases: McNemar's score test decides (the asymptotic one, without continuity
+    # correction), and Tango's score interval is its inversion.
+    # correction), and Tango's score interval is its inversion. No moved case: statsmodels' 0/0 is NaN, ours 1.
+    score = contingency.mcnemar([[both, regressed], [fixed, neither]], exact=False, correction=False)
+    expected = score.pvalue if fixed + regressed else 1.0
+    assert c.verdict.test == "McNemar" and c.verdict.p_value == pytest.approx(expected)
+    assert c.interval_method == "score" and (c.interval.low > 0 or c.interval.high < 0) == (expected < 0.05)
     assert c.difference.difference == pytest.approx((fixed - regressed) / len(a))
     _json(c)
 
@@ -49,8 +55,8 @@ def test_zero_discordant_pairs_detect_nothing_and_claim_no_certainty(store):
     assert c.verdict.code == "no_detectable_difference" and not c.verdict.significant
     assert "treatment vs control: no difference detectable at this size" in c.verdict.text
     # d̄ ± t·se is [0, 0] here and Miller's formula gives an MDE of 0: both would claim the arms are
-    # certainly equal. Newcombe's interval on the 2×2 table does not; the MDE is left out with a note.
-    assert c.interval_method == "newcombe" and c.interval.low < -0.03 and c.interval.high > 0.03
+    # certainly equal. The score interval on the 2×2 table does not; the MDE is left out with a note.
+    assert c.interval_method == "score" and c.interval.low < -0.03 and c.interval.high > 0.03
     assert "+0.0 points to +0.0 points" not in c.verdict.text and "0.0 points." not in c.verdict.text
     assert c.mde is None and any("cannot be estimated" in n for n in c.notes)
 
@@ -69,20 +75,24 @@ def test_all_right_in_both_arms_gives_an_interval_as_wide_as_the_accuracy_allows
     assert f"{(1 - low) * 100:.1f} points" in c.verdict.text
 
 
-def test_the_verdict_says_when_its_interval_and_its_test_disagree(store):
-    # Deterministic rounds: 4 of 20 cases go from 0/2 to 2/2. The paired t test gives p = 0.042, while
-    # Newcombe's interval on the 2×2 table just includes 0: the verdict follows its test and says so.
+def test_rounds_that_always_agree_are_decided_by_mcnemar_and_its_own_interval(store):
+    # Deterministic rounds: 4 of 20 cases go from 0/2 to 2/2. Each case is one outcome per arm, so the
+    # 2×2 table decides: McNemar's score test (z = 2, p = 0.0455) and Tango's interval, its inversion,
+    # agree; the exact test's more cautious p = 0.125 is said beside it, with which one decided.
+    from statsmodels.stats.contingency_tables import mcnemar
+
     a = [[False, False]] * 20
     b = [[True, True]] * 4 + [[False, False]] * 16
     exp = make_experiment(store, "e", cases_of(20), {"control": a, "treatment": b})
     c = compare_arms(exp, store=store)
-    assert c.verdict.test == "paired difference" and c.verdict.p_value < 0.05 and c.verdict.code == "b_better"
-    assert c.interval_method == "newcombe" and c.interval.low < 0 < c.interval.high
+    ref = mcnemar([[0, 0], [4, 16]], exact=False, correction=False).pvalue
     assert (
-        "The interval and the paired difference test disagree at this size; the test decides."
-        in c.verdict.text
+        c.verdict.test == "McNemar"
+        and c.verdict.p_value == pytest.approx(ref)
+        and c.verdict.code == "b_better"
     )
-    assert "McNemar's exact test on majority outcomes gives p = 0.125" in c.verdict.text
+    assert c.interval_method == "score" and c.interval.low > 0
+    assert "McNemar's exact test on majority outcomes gives p = 0.125: it is more cautious" in c.verdict.text
 
 
 def test_every_case_fixed_is_not_certain_to_be_exactly_100_points(store):
@@ -90,7 +100,7 @@ def test_every_case_fixed_is_not_certain_to_be_exactly_100_points(store):
     exp = make_experiment(store, "e", cases_of(12), {"control": a, "treatment": b})
     c = compare_arms(exp, store=store)
     assert c.verdict.code == "b_better" and c.interval.high == 1.0 and c.interval.low < 0.8
-    assert c.interval == paired_proportion_interval(0, 12, 0, 0)
+    assert c.interval == paired_proportion_interval(0, 12, 0, 0, method="score")
 
 
 def test_a_domain_is_called_better_or_worse_only_when_the_sign_test_and_the_mean_agree(store):

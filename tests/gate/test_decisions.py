@@ -152,9 +152,10 @@ def test_the_default_gate_shows_what_it_could_not_assess_and_warns_on_a_dearer_c
     assert g.decision.headline == "pass on what was assessed — not assessed: stability"
     assert any(line.startswith("  · stability: stability_pass == true: no value") for line in lines)
     # The skill's injected text makes every call dearer: the default rules warn above the stated share.
-    change = next(r for r in g.rules if r.rule.metric == "cost_change")
+    change = next(r for r in g.rules if r.rule.metric == "cost_change_ci_low")
     c = compare_arms("three", "no-skill", "v2", store=store)
-    assert change.value == pytest.approx(c.usage_metric("cost").relative) and change.value > COST_WARN_SHARE
+    low = c.usage_metric("cost").relative_interval.low
+    assert change.value == pytest.approx(low) and change.value > COST_WARN_SHARE
     assert g.outcome == "pass with warnings" and result.exit_code == 0
     assert lines[0] == "v2 vs no-skill: GATE PASS WITH WARNINGS — decided on 60 of 60 runs per arm"
     assert f"cost up at most {COST_WARN_SHARE:.0%}" in result.output

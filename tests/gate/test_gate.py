@@ -113,8 +113,8 @@ def test_rules_from_yaml_with_warnings_that_never_block(store, better, tmp_path)
 def better_ci_low(store, exp) -> float:
     from abbench.stats import paired_proportion_interval
 
-    # One round of pass/fail: the gate reads Newcombe's interval on the 2×2 table of the `better` fixture.
-    return paired_proportion_interval(30, 12, 3, 5).low
+    # One round of pass/fail: the gate reads the score interval on the 2×2 table of the `better` fixture.
+    return paired_proportion_interval(30, 12, 3, 5, method="score").low
 
 
 def test_json_rules_and_a_missing_value_blocks_unless_allowed(store, better, tmp_path):

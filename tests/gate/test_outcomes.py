@@ -137,13 +137,21 @@ def test_the_vote_policy_decides_capability(store, votes):
     json.dumps(g.as_dict(), allow_nan=False)
 
 
-def test_the_vote_policy_blocks_without_a_net_win_and_is_not_assessed_on_too_few(store):
-    a, b = table_2x2(80, 6, 4, 10)  # net +20 % of decided, sign test p = 0.38
+def test_the_vote_policy_blocks_only_on_lost_votes_and_is_not_assessed_on_too_few(store):
+    # net +20 % of decided, sign test p = 0.38: the votes do not decide — inconclusive, never a block
+    a, b = table_2x2(80, 6, 4, 10)
     exp = make_experiment(store, "near", cases_of(100), {"control": a, "treatment": b}, dataset="n",
                           decision={"policy": "votes"})  # fmt: skip
     g = evaluate_gate(exp, store=store)
+    assert g.decision.capability.conclusion == "inconclusive" and g.outcome == "inconclusive"
+    assert "the votes do not decide" in g.decision.capability.summary
+    # 2 wins, 14 losses: the one-sided sign test of more losses gives p = 0.002 and net −75 %: a block
+    a, b = table_2x2(80, 2, 14, 4)
+    lost = make_experiment(store, "lost", cases_of(100), {"control": a, "treatment": b}, dataset="l",
+                           decision={"policy": "votes"})  # fmt: skip
+    g = evaluate_gate(lost, store=store)
     assert g.decision.capability.conclusion == "block" and g.outcome == "block"
-    assert "does not win the votes" in g.decision.capability.summary
+    assert "loses the votes" in g.decision.capability.summary
     a, b = table_2x2(90, 3, 0, 7)
     few = make_experiment(store, "few", cases_of(100), {"control": a, "treatment": b}, dataset="f",
                           decision={"policy": "votes", "min_cases": 5})  # fmt: skip

@@ -199,8 +199,10 @@ def test_batch_since_a_date(report_store, tmp_path):
 def test_against_a_baseline_experiment(rendered, report_store):
     _, ids, _ = report_store
     result, page = rendered("two-arm", vs=ids["no-discordant"])
-    # the default gate blocks: no difference is detectable between the two treatments at this size
-    assert result.title == "two-arm vs no-discordant" and result.decision == "block"
+    # The two treatments differ only in two cases that flip between rounds in one of them: 2 of 30 is not
+    # shown to pass the 5-point stability tolerance (it blocked before issue 37), and 30 cases cannot show
+    # the candidate is not worse by 2 points: the default gate is inconclusive, never a block on noise.
+    assert result.title == "two-arm vs no-discordant" and result.decision == "inconclusive"
     assert "against no-discordant" in page.text and "no-discordant (baseline)" in page.text
     assert "Candidate treatment" in page.text
     assert not NOT_A_NUMBER.search(page.text)

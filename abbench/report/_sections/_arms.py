@@ -225,13 +225,21 @@ def pass_k_parts(arms: Sequence[ArmMetrics]) -> list[Part]:
         }
         parts.append(d.grouped_figure(ks, series, share=True, title=title, lines=True))
     short = sorted({p.n_short for c in curves.values() for p in c} - {0})
+    fewer = [
+        f"{arm}'s k = {p.k} on {p.n_cases:,} case{'s' if p.n_cases != 1 else ''}"
+        for arm, curve in curves.items()
+        for p in curve
+        if curve and p.n_cases < max(q.n_cases for q in curve)
+    ]
     parts.append(
         d.note_html(
             "pass@k: the chance that at least one of k attempts at a case is right; pass^k: that all k are "
             "(the reliability an agent needs when one wrong answer costs). Unbiased per-case estimators "
-            "(Chen et al. 2021; τ-bench, Yao et al. 2024) averaged over cases, with t-intervals over cases. "
+            "(Chen et al. 2021; τ-bench, Yao et al. 2024) averaged over cases, with t-intervals over cases "
+            "(Wilson's over the cases when they do not differ, never a point). "
             "A run that failed to execute is an attempt that was not right; a grading failure is no attempt"
-            + (", and a case with fewer attempts than k is left out of that k." if short else ".")
+            + (", and a case with fewer attempts than k is left out of that k" if short else "")
+            + (f"; figures on fewer cases: {', '.join(fewer)}." if fewer else ".")
         )
     )
     return parts

@@ -30,8 +30,9 @@ def _exported(value: Any) -> bool:
 
 
 def comparison_section(c: Comparison | None, *, reason: str | None = None) -> list[Part]:
-    """Fixed and regressed cases, exact McNemar, the paired difference with its interval, the minimum
-    detectable effect in plain words, cost/latency/token differences, domains and pairwise judges."""
+    """Fixed and regressed cases, McNemar, the paired difference with its interval, whether it differs across
+    domains, the minimum detectable effect in plain words, cost/latency/token differences, domains and
+    pairwise judges."""
     if c is None:
         return [d.note_html(reason or "There is no second arm or experiment to compare with.")]
     unit = c.unit
@@ -100,6 +101,8 @@ def _figures(c: Comparison, unit: str, share: bool) -> list[tuple[str, Any]]:
             pairs.append(
                 ("exact McNemar", "no discordant case: every case has the same outcome in both arms (p = 1)")
             )
+    if c.heterogeneity is not None:
+        pairs.append(("across domains", c.heterogeneity.text))
     mde = c.mde
     if mde and fm.is_number(mde.delta):
         size = fm.difference(mde.delta, unit).lstrip("+")

@@ -103,8 +103,9 @@ def _rule_texts(r: RuleOutcome) -> tuple[str, str, str]:
     return name, condition, fm.in_unit(r.value, unit, whole=True)
 
 
-def _rule_sentence(r: RuleOutcome) -> str:
-    """``cost up at most 25%: cost_change is +35.4% (the rule asks for ≤ +25.0%)``."""
+def _rule_sentence(r: RuleOutcome, pair: str) -> str:
+    """``cost up at most 25%: cost_change is +35.4% on v2 vs v1 (the rule asks for ≤ +25.0%)``: the figure
+    is always the pair's, and a rule whose name speaks of another arm says so."""
     name, _, value = _rule_texts(r)
     rule = r.rule
     from abbench.gate import metric_unit
@@ -112,9 +113,10 @@ def _rule_sentence(r: RuleOutcome) -> str:
     wanted = (
         f"{_OP_WORDS.get(rule.op, rule.op)} {fm.in_unit(rule.value, metric_unit(rule.metric), whole=True)}"
     )
+    named = f" [its name speaks of {', '.join(r.speaks_of)}]" if r.speaks_of else ""
     if r.value is None or (isinstance(r.value, float) and not math.isfinite(r.value)):
-        return f"{name}: {rule.metric} could not be measured (the rule asks for {wanted})"
-    return f"{name}: {rule.metric} is {value} (the rule asks for {wanted})"
+        return f"{name}: {rule.metric} could not be measured on {pair} (the rule asks for {wanted}){named}"
+    return f"{name}: {rule.metric} is {value} on {pair} (the rule asks for {wanted}){named}"
 
 
 _CARD_TONES = {Conclusion.PASS: "good", Conclusion.INCONCLUSIVE: "warn", Conclusion.BLOCK: "bad"}
@@ -242,13 +244,13 @@ def _details(gate: GateResult) -> str:
     if blocking:
         details += (
             "<p><b>Blocked by:</b></p><ul>"
-            + "".join(f"<li>{d.esc(_rule_sentence(r))}</li>" for r in blocking)
+            + "".join(f"<li>{d.esc(_rule_sentence(r, gate.pair_text))}</li>" for r in blocking)
             + "</ul>"
         )
     if warnings:
         details += (
             "<p><b>Warnings</b> (they do not block):</p><ul>"
-            + "".join(f"<li>{d.esc(_rule_sentence(r))}</li>" for r in warnings)
+            + "".join(f"<li>{d.esc(_rule_sentence(r, gate.pair_text))}</li>" for r in warnings)
             + "</ul>"
         )
     return details
