@@ -546,6 +546,7 @@ class ExperimentRunner:
                 if writer.room_error is not None:  # its store is nearly full: record, start nothing
                     control.halt(writer.room_error)
                     break
+                continue  # while it waited, other workers may have taken what was left
             item = queue.popleft()
             executes = self._executes(item)
             # without a budget `admit` always says yes: not awaiting it saves a coroutine per run
