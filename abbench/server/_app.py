@@ -101,7 +101,9 @@ def create_app(settings: ServerSettings, store: Store | None = None) -> FastAPI:
     def health() -> JSONResponse:
         return JSONResponse({"status": "ok", "version": __version__, "schema": SCHEMA_VERSION})
 
-    app.add_middleware(BodyLimit, limit=settings.max_request_bytes)
+    app.add_middleware(
+        BodyLimit, limit=settings.max_request_bytes, document_limit=settings.max_document_bytes
+    )
     return app
 
 

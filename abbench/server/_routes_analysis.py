@@ -17,7 +17,7 @@ from abbench.gate import evaluate_gate
 from abbench.report import render_report
 from abbench.review import add_review
 from abbench.runner import try_input
-from abbench.server import _owned
+from abbench.server import _owned, _policy
 from abbench.server._auth import Caller, require
 from abbench.server._common import answer, experiment_view, settings_of, store_of
 from abbench.server._problems import Problem
@@ -125,8 +125,16 @@ def gate(request: Request, caller: Reader, ref: str, body: GateIn) -> JSONRespon
     store = store_of(request)
     exp = _owned.experiment(store, ref, caller.owner)
     vs = _owned.experiment(store, body.vs, caller.owner).id if body.vs else None
+    _own_gate_inline(exp, body.rules)
     result = evaluate_gate(exp.id, body.rules, store=store, arms=body.arms, vs=vs)
     return answer(result)
+
+
+def _own_gate_inline(exp: Any, rules: Any) -> None:
+    """Without rules, the experiment's own gate is used: refused when it is a file's name (an experiment
+    created from the command line may name one), which the server would read."""
+    if rules is None and isinstance(exp.gate, str):
+        raise _policy.refused_path(f"experiment {exp.name!r}: gate", "gate")
 
 
 def _report_path(request: Request, exp_id: int) -> Path:
@@ -143,6 +151,7 @@ def report(request: Request, caller: Reader, ref: str, body: GateIn | None = Non
     out = _report_path(request, exp.id)
     out.parent.mkdir(parents=True, exist_ok=True)
     rules, arms = body.rules, body.arms
+    _own_gate_inline(exp, rules)
     if isinstance(rules, dict):  # a gate file's content: its pair, then its rules
         pair = [rules.get("baseline"), rules.get("candidate")]
         arms = arms or ([str(a) for a in pair] if all(pair) else None)
@@ -179,8 +188,7 @@ class TryIn(BaseModel):
 def try_one(request: Request, caller: Runner, body: TryIn) -> JSONResponse:
     """Run one input through an agent now and answer with its result."""
     store, settings = store_of(request), settings_of(request)
-    if body.agent not in settings.agents:
-        raise Problem(422, "invalid input", f"agent {body.agent!r} is not allowed on this server")
+    _policy.check_try(body.agent, settings)
     skill = _owned.snapshot(store, body.skill, caller.owner).hash if body.skill else None
     with acting_as(caller.owner):
         result = try_input(

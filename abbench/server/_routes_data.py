@@ -3,51 +3,40 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
-import yaml
 from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from abbench._yaml import load_yaml
-from abbench.dataset import preview_import
-from abbench.server import _owned
+from abbench.dataset import MappingProfile, preview_import
+from abbench.server import _owned, _policy
 from abbench.server._auth import Caller, require
 from abbench.server._common import answer, dataset_view, settings_of, snapshot_view, store_of
+from abbench.server._documents import load_document, load_json
 from abbench.server._problems import Problem
 from abbench.server._uploads import remove, safe_filename, save_upload, temp_folder, unpack_skill
-from abbench.store import acting_as
+from abbench.store import Store, acting_as
 
 router = APIRouter(prefix="/api", tags=["data"])
 Reader = Annotated[Caller, Depends(require("read"))]
 Runner = Annotated[Caller, Depends(require("run"))]
 
 
-def _mapping(text: str | None) -> Any:
-    """A mapping given as JSON or YAML text (a profile), a saved profile's name, or nothing (the suggestion)."""
+def _mapping(store: Store, text: str | None, owner: str) -> MappingProfile | None:
+    """A mapping given as JSON or YAML text (a profile), the name of a profile the owner saved, or nothing
+    (the suggestion). A profile never names a file of the server's (`abbench.server._policy`)."""
     if text is None or not text.strip():
         return None
     stripped = text.strip()
-    if stripped.startswith("{"):
-        try:
-            return json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            raise Problem(
-                422,
-                "invalid mapping",
-                f"the mapping is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}",
-            ) from exc
-    if "\n" in stripped or ": " in stripped:
-        try:
-            loaded = load_yaml(stripped)
-        except yaml.YAMLError as exc:
-            raise Problem(422, "invalid mapping", f"the mapping is not valid YAML: {exc}") from exc
-        if isinstance(loaded, dict):
-            return loaded
-    return stripped
+    if stripped.startswith(("{", "[")) or "\n" in stripped or ": " in stripped:
+        data = load_document(stripped, "mapping")
+        if not isinstance(data, str):
+            profile = MappingProfile.from_dict(data, where="the mapping")
+            _policy.check_profile(profile)
+            return profile
+    return _owned.profile(store, stripped, owner)
 
 
 def _options(**given: Any) -> dict[str, Any]:
@@ -80,7 +69,7 @@ def upload_dataset(
         with acting_as(caller.owner):
             info = store.import_dataset(
                 path,
-                _mapping(mapping),
+                _mapping(store, mapping, caller.owner),
                 **_options(
                     name=name or Path(path).stem,
                     sheet=sheet,
@@ -131,7 +120,8 @@ def preview_mapping(
         for k, v in (info.read_options or {}).items()
         if k in ("format", "sheet", "encoding", "delimiter")
     }
-    preview = preview_import(store.abspath(info.upload_path), _mapping(mapping), n=n, **options)
+    profile = _mapping(store, mapping, caller.owner)
+    preview = preview_import(store.abspath(info.upload_path), profile, n=n, **options)
     return answer(
         {
             "cases": [dataclasses.asdict(c) for c in preview.cases],
@@ -210,10 +200,12 @@ async def _json_body(request: Request) -> Any:
             "send the skill folder as a multipart 'file' (a .zip or .tar.gz), or a JSON body "
             '{"git": URL, "ref": REF, "path": SUBFOLDER}',
         )
-    try:
-        return json.loads(await request.body())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise Problem(422, "invalid request", f"the body is not valid JSON: {exc}") from exc
+    body, limit = await request.body(), settings_of(request).max_document_bytes
+    if len(body) > limit:
+        raise Problem(
+            413, "request too large", f"a git snapshot's JSON body is over {limit:,} bytes", limit=limit
+        )
+    return await run_in_threadpool(load_json, body, "request")
 
 
 def _git_body(body: Any) -> tuple[str, str, str | None]:

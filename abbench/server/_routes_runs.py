@@ -7,13 +7,10 @@ import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-import yaml
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from abbench._utf8 import not_utf8
-from abbench._yaml import load_yaml
 from abbench.compare import compare_arms
 from abbench.review import disagreements
 from abbench.runner import (
@@ -26,7 +23,7 @@ from abbench.runner import (
     resume_experiment,
     select_retry,
 )
-from abbench.server import _owned
+from abbench.server import _owned, _policy
 from abbench.server._auth import Caller, require
 from abbench.server._common import (
     answer,
@@ -39,6 +36,7 @@ from abbench.server._common import (
     shared,
     store_of,
 )
+from abbench.server._documents import load_document, load_json
 from abbench.server._problems import Problem
 from abbench.store import Experiment, RunRecord, acting_as
 from abbench.types import ExperimentStatus
@@ -51,27 +49,27 @@ _FINAL = (ExperimentStatus.FINISHED, ExperimentStatus.CANCELLED, ExperimentStatu
 that would go on without someone asking (its halt says why), so a waiting client is not held forever."""
 
 
-async def _definition(request: Request) -> Any:
-    body = await request.body()
+def _definition(body: bytes, content_type: str) -> Any:
+    """The definition a caller sent (JSON, or YAML), read within the bounds of `load_document`."""
     try:
-        text = body.decode("utf-8-sig")
+        text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise Problem(422, "invalid definition", not_utf8("the definition", body, exc)) from None
-    try:
-        if "json" in request.headers.get("content-type", ""):
-            return json.loads(text)
-        return load_yaml(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise Problem(422, "invalid definition", f"the definition is not valid JSON or YAML: {exc}") from exc
+        raise Problem(
+            422, "invalid definition", f"the definition is not UTF-8 (byte {exc.start}); send it as UTF-8"
+        ) from None
+    if "json" in content_type:
+        return load_json(text, "definition")
+    return load_document(text, "definition")
 
 
 @router.post("/experiments", status_code=201, summary="Create an experiment from its YAML or JSON definition")
 async def create(request: Request, caller: Runner) -> JSONResponse:
     """The definition names the owner's datasets and snapshots; one pending run per case × round × arm."""
-    raw = await _definition(request)
+    body, content_type = await request.body(), request.headers.get("content-type", "")
 
     def work() -> Experiment:
         store = store_of(request)
+        raw = _definition(body, content_type)
         spec = _owned.definition(store, raw, caller.owner, settings_of(request))
         with acting_as(caller.owner):
             return create_experiment(spec, store=store, owner=caller.owner)
@@ -109,6 +107,8 @@ def _start(request: Request, caller: Caller, exp: Experiment, **job: Any) -> boo
     pool, settings = pool_of(request), settings_of(request)
     if pool.busy(exp.id):
         return False
+    # whoever created it, the server runs only what it allows: the arms unless it is a re-grade
+    _policy.check_execution(exp.spec, settings, arms=not (job.get("regrade") or job.get("regrade_ids")))
     if exp.runner_alive:
         raise Problem(409, "busy", exp.busy_message())
     refused = pool.refusal(exp.id, regrade=bool(job.get("regrade")))
@@ -154,6 +154,7 @@ def resume(request: Request, caller: Runner, ref: str, budget: float | None = No
     """Go on; when no runner holds it any more (paused by its budget), queue it again."""
     store = store_of(request)
     exp = _owned.experiment(store, ref, caller.owner)
+    _policy.check_execution(exp.spec, settings_of(request))  # refused before its control changes
     alive = resume_experiment(exp.id, store=store, budget=budget)
     queued = False if alive or pool_of(request).busy(exp.id) else _start(request, caller, exp)
     return _control_answer(request, exp, queued=queued)
@@ -199,6 +200,8 @@ def retry(
         cancelled=cancelled,
         cases=cases,
     )
+    # refused before any run is reset: a pure re-grade runs the graders only
+    _policy.check_execution(exp.spec, settings_of(request), arms=bool(chosen.rerun))
     refused = pool_of(request).refusal(exp.id, regrade=not chosen.rerun)
     if refused is not None:
         raise Problem(422, "not allowed on this server", refused)
@@ -236,23 +239,22 @@ async def record(request: Request, caller: Runner, ref: str) -> JSONResponse:
     Validated like agent answers (422 with every problem, naming case, arm, round and field; nothing is
     stored then), idempotent per (arm, case, round, attempt), graded by the experiment's graders.
     """
-    try:
-        body = json.loads(await request.body() or b"null")
-    except json.JSONDecodeError as exc:
-        raise Problem(422, "invalid outcomes", f"the body is not JSON: {exc}") from exc
-    outcomes = body.get("outcomes") if isinstance(body, dict) else body
-    if not isinstance(outcomes, list):
-        raise Problem(
-            422, "invalid outcomes", 'send {"outcomes": [{case_id, arm, round, prediction, ...}, ...]}'
-        )
+    text = await request.body()
 
     def work() -> dict[str, Any]:
+        body = load_json(text or b"null", "outcomes")
+        outcomes = body.get("outcomes") if isinstance(body, dict) else body
+        if not isinstance(outcomes, list):
+            raise Problem(
+                422, "invalid outcomes", 'send {"outcomes": [{case_id, arm, round, prediction, ...}, ...]}'
+            )
         store = store_of(request)
         exp = _owned.experiment(store, ref, caller.owner)
         if pool_of(request).busy(exp.id):
             raise Problem(
                 409, "busy", f"experiment {exp.name!r} is running on this server; record when it stops"
             )
+        _policy.check_execution(exp.spec, settings_of(request), arms=False)  # its graders run here
         refused = pool_of(request).refusal(exp.id, regrade=True)  # the outcomes are graded here
         if refused is not None:
             raise Problem(422, "not allowed on this server", refused)

@@ -1,0 +1,146 @@
+"""JSON and YAML a caller sends, read within bounds: depth, numbers SQLite can hold, no YAML aliases.
+
+A definition, a mapping profile, outcomes or a gate arrive as text. Before anything walks what they
+hold, the text is read here: nested at most `MAX_DEPTH` deep (a document 100,000 levels deep would
+exhaust the interpreter's stack), every integer within SQLite's 64-bit range (a larger one cannot be
+stored), every number finite (``NaN``, ``Infinity``, ``1e999`` and YAML's ``.inf`` name no value a
+run, a gate or a budget can use), and no YAML alias (``*name``: a few hundred bytes of aliases expand
+to gigabytes). A refusal says which limit and where, as a 422 problem.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import yaml
+
+from abbench.server._problems import Problem
+
+MAX_DEPTH = 64
+"""How deeply lists and mappings may nest in a document a caller sends (a definition nests about 6
+levels, a transcript's tool call about 8; a JSON Schema given inline rarely passes 20)."""
+
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+"""The integers SQLite stores (64-bit signed): the range every whole number a caller sends must fit."""
+
+
+def _refused(what: str, detail: str) -> Problem:
+    return Problem(422, f"invalid {what}", f"the {what} {detail}")
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader that refuses aliases and nesting deeper than `MAX_DEPTH` while composing,
+    before anything is expanded or constructed."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.YAMLError(
+                f"line {event.start_mark.line + 1}: an alias (*{event.anchor}) repeats an earlier part; "
+                "aliases are not accepted here, write the value out"
+            )
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                mark = self.peek_event().start_mark
+                raise yaml.YAMLError(f"line {mark.line + 1}: nests deeper than {MAX_DEPTH} levels")
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
+def _constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON can carry; send a finite number or null")
+
+
+def load_json(text: str | bytes, what: str) -> Any:
+    """A JSON document, read within the bounds (see the module).
+
+    Raises:
+        Problem: 422 naming the line and column of a syntax error, or the limit passed.
+    """
+    try:
+        value = json.loads(text, parse_constant=_constant)
+    except json.JSONDecodeError as exc:
+        raise _refused(
+            what, f"is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}"
+        ) from None
+    except RecursionError:
+        raise _refused(what, f"nests deeper than {MAX_DEPTH} levels; flatten it") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise _refused(what, f"cannot be read: {exc}") from None
+    check_bounds(value, what)
+    return value
+
+
+def load_yaml(text: str, what: str) -> Any:
+    """A YAML (or JSON) document, read within the bounds (see the module); aliases are refused.
+
+    Raises:
+        Problem: 422 naming the line of a syntax error, an alias, or the limit passed.
+    """
+    try:
+        value = yaml.load(text, Loader=_BoundedLoader)  # a SafeLoader, bounded
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        raise _refused(what, f"is not valid YAML{where}: {getattr(exc, 'problem', None) or exc}") from None
+    except RecursionError:
+        raise _refused(what, f"nests deeper than {MAX_DEPTH} levels; flatten it") from None
+    check_bounds(value, what)
+    return value
+
+
+def load_document(text: str, what: str) -> Any:
+    """JSON when it reads as JSON (an object or a list: the fast parser), else YAML."""
+    if text.lstrip()[:1] in ("{", "["):
+        return load_json(text, what)
+    return load_yaml(text, what)
+
+
+def check_bounds(value: Any, what: str) -> None:
+    """Refuse (422) a value nested deeper than `MAX_DEPTH`, an integer outside SQLite's range or a
+    number that is not finite: walked without recursion, so the walk itself is bounded."""
+    # Each entry: (value, depth, where it sits as (parent entry, key)), the path made only for a refusal.
+    stack: list[tuple[Any, int, Any]] = [(value, 0, None)]
+    while stack:
+        entry = stack.pop()
+        node, depth, _ = entry
+        kind = type(node)
+        if kind is str or kind is bool or node is None:
+            continue
+        if kind is int or isinstance(node, int):
+            if not INT_MIN <= node <= INT_MAX:
+                raise _refused(
+                    what,
+                    f"has {_at(entry)}a whole number of {len(str(abs(node)))} digits, beyond the "
+                    f"{INT_MIN:,} to {INT_MAX:,} a store can hold",
+                )
+        elif kind is float or isinstance(node, float):
+            if not math.isfinite(node):
+                raise _refused(what, f"has {_at(entry)}{node}, not a finite number")
+        elif isinstance(node, (dict, list)):
+            if depth >= MAX_DEPTH:
+                raise _refused(what, f"nests deeper than {MAX_DEPTH} levels {_at(entry)}; flatten it")
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            stack.extend((v, depth + 1, (entry, k)) for k, v in items)
+            if isinstance(node, dict):
+                stack.extend((k, depth + 1, (entry, k)) for k in node if type(k) is not str)
+
+
+def _at(entry: tuple[Any, int, Any]) -> str:
+    """``at arms.a.params[2] `` for the value `entry` holds (empty at the top)."""
+    keys: list[Any] = []
+    where = entry[2]
+    while where is not None:
+        parent, key = where
+        keys.append(key)
+        where = parent[2]
+    path = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in reversed(keys)).lstrip(".")
+    return f"at {path[:200]} " if path else ""
