@@ -73,9 +73,7 @@ def svc(tmp_path_factory, paths):
         )
 
     alice, bob, reader = client("alice"), client("bob"), client("bob-reader")
-    upload = bob.post(
-        "/datasets", files={"file": ("cases.csv", (DEMO / "cases.csv").read_bytes())}, data={"name": "bd"}
-    )
+    upload = bob.post("/datasets", files=_csv(), data={"name": "bd", "mapping": json.dumps(MAPPING)})
     assert upload.status_code == 201, upload.text
     yield {
         "server": server,
@@ -105,7 +103,13 @@ def _with_lookup(path: str) -> str:
 
 
 def _definition(svc: dict, name: str, **extra) -> dict:
-    return {"name": name, "dataset": svc["dataset"], "cases": {"limit": 1}, "arms": {"a": {}}, **extra}
+    return {
+        "name": name,
+        "dataset": svc["dataset"],
+        "cases": {"limit": 1},
+        "arms": {"a": {"agent": "builtin"}},
+        **extra,
+    }
 
 
 # Every field that could name a server path, sent as each of the four kinds of path.
