@@ -68,6 +68,10 @@ BASE_ENV = ("HOME", "LANG", "LC_ALL", "LC_CTYPE", "LOGNAME", "PATH", "SYSTEMROOT
 DEFAULT_TIMEOUT_S = 600.0
 """The timeout when neither the arm nor the run sets one."""
 
+MAX_OUTPUT_BYTES = 5_000_000
+"""The most of an agent's output abbench keeps: what a command agent keeps of its CLI's stdout (and of
+its stderr) by default, and what one outcome recorded from elsewhere may hold as JSON."""
+
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW", re.I)
 _SETTINGS = (
@@ -188,7 +192,7 @@ class CommandAgent:
         timeout_s: float | None = None,
         kill_grace_s: float = 2.0,
         keep_workspace: bool = False,
-        max_output_bytes: int = 5_000_000,
+        max_output_bytes: int = MAX_OUTPUT_BYTES,
         base_dir: str | os.PathLike[str] | None = None,
         preset: str | None = None,
         program: str | None = None,
