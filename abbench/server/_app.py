@@ -17,9 +17,10 @@ from abbench import __version__
 from abbench.server import _problems, _routes_analysis, _routes_data, _routes_runs
 from abbench.server._auth import KeyCache, RateLimiter
 from abbench.server._common import Recent
+from abbench.server._documents import DocumentBounds
 from abbench.server._pool import RunnerPool
 from abbench.server._settings import DEFAULT_HOST, DEFAULT_PORT, ServerSettings
-from abbench.server._uploads import BodyLimit
+from abbench.server._uploads import BodyLimit, is_large
 from abbench.store import SCHEMA_VERSION, Store, open_store
 
 log = logging.getLogger(__name__)
@@ -101,7 +102,8 @@ def create_app(settings: ServerSettings, store: Store | None = None) -> FastAPI:
     def health() -> JSONResponse:
         return JSONResponse({"status": "ok", "version": __version__, "schema": SCHEMA_VERSION})
 
-    app.add_middleware(
+    app.add_middleware(DocumentBounds, large=is_large)
+    app.add_middleware(  # added last: the outermost, so a body is counted before anything reads it
         BodyLimit, limit=settings.max_request_bytes, document_limit=settings.max_document_bytes
     )
     return app

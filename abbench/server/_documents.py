@@ -12,11 +12,19 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 import yaml
+from starlette.concurrency import run_in_threadpool
 
-from abbench.server._problems import Problem
+from abbench.server._problems import Problem, problem_response
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 MAX_DEPTH = 64
 """How deeply lists and mappings may nest in a document a caller sends (a definition nests about 6
@@ -144,3 +152,56 @@ def _at(entry: tuple[Any, int, Any]) -> str:
         where = parent[2]
     path = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in reversed(keys)).lstrip(".")
     return f"at {path[:200]} " if path else ""
+
+
+class DocumentBounds:
+    """ASGI middleware: a JSON body a route reads as a model (a gate, a comparison, a review, a try)
+    is checked against the bounds before the framework parses it, so a body nested 100,000 deep or
+    holding a 400-digit number answers 422 with the limit instead of failing inside a route.
+
+    Bodies of the routes in `large` (uploads and outcomes, which are read elsewhere) pass untouched;
+    the others are small (`abbench.server.ServerSettings.max_document_bytes`), and are checked on a
+    worker thread.
+    """
+
+    def __init__(self, app: ASGIApp, large: Callable[[Scope], bool]):
+        self.app = app
+        self.large = large
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = dict(scope.get("headers") or []) if scope["type"] == "http" else {}
+        if (
+            scope["type"] != "http"
+            or scope.get("method") not in ("POST", "PUT", "PATCH")
+            or b"json" not in headers.get(b"content-type", b"")
+            or self.large(scope)
+        ):
+            await self.app(scope, receive, send)
+            return
+        chunks = []
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                await self.app(scope, receive, send)  # the client went away: let the app see it
+                return
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        body = b"".join(chunks)
+        if body.strip():
+            try:
+                await run_in_threadpool(load_json, body, "request body")
+            except Problem as exc:
+                response = problem_response(exc.status, exc.title, exc.detail, scope.get("path", ""))
+                await response(scope, receive, send)
+                return
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)

@@ -14,6 +14,7 @@ from abbench.dataset import DatasetInfo, MappingProfile
 from abbench.errors import NotFoundError
 from abbench.runner import list_experiments, load_spec
 from abbench.server import _policy
+from abbench.server._documents import INT_MAX
 from abbench.server._problems import Problem, not_found
 from abbench.server._settings import ServerSettings
 from abbench.snapshot import Snapshot
@@ -23,9 +24,9 @@ from abbench.store import Experiment, Store
 def experiment(store: Store, ref: str | int, owner: str) -> Experiment:
     """The owner's experiment `ref` (id, ``#id`` or name: the latest of that name), else a 404."""
     text = str(ref).strip().lstrip("#")
-    if text.isdigit():
+    if text.isascii() and text.isdigit():
         try:
-            found = store.get_experiment(int(text))
+            found = store.get_experiment(int(text)) if int(text) <= INT_MAX else None
         except NotFoundError:
             found = None
         if found is not None and found.owner == owner:

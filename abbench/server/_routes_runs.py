@@ -36,7 +36,7 @@ from abbench.server._common import (
     shared,
     store_of,
 )
-from abbench.server._documents import load_document, load_json
+from abbench.server._documents import INT_MAX, load_document, load_json
 from abbench.server._problems import Problem
 from abbench.store import Experiment, RunRecord, acting_as
 from abbench.types import ExperimentStatus
@@ -98,7 +98,7 @@ async def get_one(request: Request, caller: Reader, ref: str) -> JSONResponse:
 async def _lookup(request: Request, caller: Caller, ref: str) -> Experiment:
     """The caller's experiment: by id on the event loop (one indexed read), by name on a worker thread."""
     store = store_of(request)
-    if ref.strip().lstrip("#").isdigit():
+    if ref.strip().lstrip("#").isascii() and ref.strip().lstrip("#").isdigit():
         return _owned.experiment(store, ref, caller.owner)
     return await run_in_threadpool(_owned.experiment, store, ref, caller.owner)
 
@@ -150,7 +150,12 @@ def pause(request: Request, caller: Runner, ref: str) -> JSONResponse:
 
 
 @router.post("/experiments/{ref}/resume", status_code=202, summary="Resume a paused experiment")
-def resume(request: Request, caller: Runner, ref: str, budget: float | None = None) -> JSONResponse:
+def resume(
+    request: Request,
+    caller: Runner,
+    ref: str,
+    budget: float | None = Query(None, gt=0, allow_inf_nan=False, description="A new budget (max_cost)."),
+) -> JSONResponse:
     """Go on; when no runner holds it any more (paused by its budget), queue it again."""
     store = store_of(request)
     exp = _owned.experiment(store, ref, caller.owner)
@@ -318,7 +323,7 @@ async def results(
         None, description="fixed, regressed or moved (either), between the decision pair"
     ),
     disagreement: bool = False,
-    offset: int = Query(0, ge=0),
+    offset: int = Query(0, ge=0, le=INT_MAX),
     limit: int = Query(100, ge=1, le=1000),
 ) -> Response:
     """A page of runs with the total that match (unfiltered: in arm, round, case order; filtered: in id order).

@@ -40,6 +40,11 @@ _LARGE = re.compile(r"^/api/(datasets|skill-snapshots|experiments/[^/]+/runs)/?$
 process of their own). Every other body is a document (a definition, a gate, a review ...)."""
 
 
+def is_large(scope: Scope) -> bool:
+    """Whether the request is an upload or outcomes (`_LARGE`), whose bodies are read elsewhere."""
+    return scope.get("method") == "POST" and _LARGE.match(scope.get("path", "")) is not None
+
+
 class BodyLimit:
     """ASGI middleware: a request body over its route's limit answers 413, read or not yet read.
 
@@ -58,11 +63,10 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        large = scope.get("method") == "POST" and _LARGE.match(scope.get("path", "")) is not None
-        limit = self.limit if large else self.document_limit
+        limit = self.limit if is_large(scope) else self.document_limit
         headers = dict(scope.get("headers") or [])
         declared = headers.get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
+        if declared is not None and declared.isascii() and declared.isdigit() and int(declared) > limit:
             await self._refuse(scope, receive, send, limit)
             return
         seen = 0
