@@ -114,6 +114,49 @@ def _rules(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
     type=click.FloatRange(min=1),
     help="Seconds the clone of one git snapshot may take.",
 )
+@click.option(
+    "--request-workers",
+    default=2,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Requests read in a process of their own at once (imports, previews, snapshots, definitions, "
+    "outcomes); one at a time per key.",
+)
+@click.option(
+    "--request-cpu",
+    default=120.0,
+    show_default=True,
+    type=click.FloatRange(min=1),
+    help="CPU seconds one such request may take (a 200 MB CSV imports in about 30).",
+)
+@click.option(
+    "--request-memory-mb",
+    default=4096,
+    show_default=True,
+    type=click.IntRange(256),
+    help="Megabytes of memory one such request may take.",
+)
+@click.option(
+    "--request-timeout",
+    default=600.0,
+    show_default=True,
+    type=click.FloatRange(min=1),
+    help="Seconds one such request may take in all.",
+)
+@click.option(
+    "--max-runs",
+    default=1_000_000,
+    show_default=True,
+    type=click.IntRange(1),
+    help="The most runs (cases × rounds × arms) an experiment created over HTTP may have.",
+)
+@click.option(
+    "--max-inflight",
+    default=8,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Requests one key may have in flight at once (event streams aside); more answer 429.",
+)
 @pass_ctx
 def serve_cmd(
     ctx: Context,
@@ -131,6 +174,12 @@ def serve_cmd(
     runner_nice: int,
     git_schemes: tuple[str, ...],
     git_timeout: float,
+    request_workers: int,
+    request_cpu: float,
+    request_memory_mb: int,
+    request_timeout: float,
+    max_runs: int,
+    max_inflight: int,
 ) -> None:
     """Serve the store over HTTP (FastAPI): keys from `abbench keys create`, docs at /docs.
 
@@ -152,6 +201,12 @@ def serve_cmd(
         runner_nice=runner_nice,
         git_schemes=frozenset(git_schemes),
         git_timeout=git_timeout,
+        request_workers=request_workers,
+        request_cpu_s=request_cpu,
+        request_memory_mb=request_memory_mb,
+        request_timeout_s=request_timeout,
+        max_runs=max_runs,
+        max_inflight=max_inflight,
     )
     if host not in ("127.0.0.1", "localhost", "::1"):
         click.secho(

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from fastapi import Request
 
-from abbench.server._problems import Problem
+from abbench.server._problems import Problem, problem_response
 from abbench.store import ApiKey, Store
 
 log = logging.getLogger(__name__)
@@ -53,6 +55,53 @@ class RateLimiter:
                 return 0.0
             self._buckets[key_id] = (tokens, now)
             return (1.0 - tokens) / self.rate
+
+
+_KEY_ID = re.compile(rb"^\s*bearer\s+abk_([0-9a-f]{12})_", re.IGNORECASE)
+
+
+class InFlight:
+    """ASGI middleware: at most `per_key` requests of one key in flight at once; more answer 429.
+
+    A request holds a worker thread (or a work process) while it runs: a caller sending forty slow
+    requests at once would otherwise hold every thread the server has, and every other caller would
+    wait. Event streams are left out (they wait on the event loop and hold no thread). The key is
+    read from the header here, unchecked: a wrong one is refused by the route, as before.
+    """
+
+    def __init__(self, app: Any, per_key: int):
+        self.app = app
+        self.per_key = per_key
+        self._counts: dict[bytes, int] = {}
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or str(scope.get("path", "")).endswith("/events"):
+            await self.app(scope, receive, send)
+            return
+        header = dict(scope.get("headers") or []).get(b"authorization", b"")
+        found = _KEY_ID.match(header)
+        if found is None:
+            await self.app(scope, receive, send)
+            return
+        key = found.group(1)
+        if self._counts.get(key, 0) >= self.per_key:
+            response = problem_response(
+                429,
+                "too many requests",
+                f"key {key.decode()} has {self.per_key} requests in flight, this server's limit at once "
+                "(--max-inflight); send the next when one is answered",
+                scope.get("path", ""),
+            )
+            response.headers["Retry-After"] = "1"
+            await response(scope, receive, send)
+            return
+        self._counts[key] = self._counts.get(key, 0) + 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self._counts[key] -= 1
+            if not self._counts[key]:
+                del self._counts[key]
 
 
 class KeyCache:

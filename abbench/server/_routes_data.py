@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import dataclasses
+import os
+import shutil
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -10,50 +11,42 @@ from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from abbench.dataset import MappingProfile, preview_import
-from abbench.server import _owned, _policy
+from abbench.server import _owned
 from abbench.server._auth import Caller, require
-from abbench.server._common import answer, dataset_view, settings_of, snapshot_view, store_of
-from abbench.server._documents import load_document, load_json
+from abbench.server._common import answer, dataset_view, settings_of, snapshot_view, store_of, work_of
+from abbench.server._documents import load_json
 from abbench.server._problems import Problem
-from abbench.server._uploads import remove, safe_filename, save_upload, temp_folder, unpack_skill
-from abbench.store import Store, acting_as
+from abbench.server._uploads import remove, safe_filename, save_upload, temp_folder
 
 router = APIRouter(prefix="/api", tags=["data"])
 Reader = Annotated[Caller, Depends(require("read"))]
 Runner = Annotated[Caller, Depends(require("run"))]
 
 
-def _mapping(store: Store, text: str | None, owner: str) -> MappingProfile | None:
-    """A mapping given as JSON or YAML text (a profile), the name of a profile the owner saved, or nothing
-    (the suggestion). A profile never names a file of the server's (`abbench.server._policy`)."""
-    if text is None or not text.strip():
-        return None
-    stripped = text.strip()
-    if stripped.startswith(("{", "[")) or "\n" in stripped or ": " in stripped:
-        data = load_document(stripped, "mapping")
-        if not isinstance(data, str):
-            profile = MappingProfile.from_dict(data, where="the mapping")
-            _policy.check_profile(profile)
-            return profile
-    return _owned.profile(store, stripped, owner)
-
-
 def _options(**given: Any) -> dict[str, Any]:
     return {k: v for k, v in given.items() if v not in (None, "")}
 
 
+def _inbox(folder: Path) -> Path:
+    """Where a request's file is put: three folders down in its own folder, so that nothing a reader
+    looks for beside or above a data file (a recipe reads the SKILL.md of the skill folder an eval set
+    lies in, up to three folders up) is ever a file of the server's."""
+    inbox = folder / "in" / "in" / "in"
+    inbox.mkdir(parents=True, exist_ok=True)
+    return inbox
+
+
 @router.post("/datasets", status_code=201, summary="Upload a data file with a mapping: import it")
-def upload_dataset(
+async def upload_dataset(
     request: Request,
     caller: Runner,
     file: Annotated[UploadFile, File(description="A CSV/TSV, XLSX, JSONL or JSON file.")],
     mapping: Annotated[
-        str | None, Form(description="A mapping profile as JSON, or a saved profile's name.")
+        str | None, Form(description="A mapping profile as JSON or YAML, or a name you saved one under.")
     ] = None,
     name: Annotated[str | None, Form()] = None,
     sheet: Annotated[str | None, Form()] = None,
-    header_row: Annotated[int | None, Form()] = None,
+    header_row: Annotated[int | None, Form(ge=0, le=1_048_576)] = None,
     encoding: Annotated[str | None, Form()] = None,
     delimiter: Annotated[str | None, Form()] = None,
     format: Annotated[str | None, Form()] = None,
@@ -61,31 +54,35 @@ def upload_dataset(
     split: Annotated[list[str] | None, Form(description="JSON splits to import (repeat the field).")] = None,
     skip_invalid: Annotated[bool, Form()] = False,
 ) -> JSONResponse:
-    """Import the file as the CLI does: an invalid file answers 422 with the validation report, storing nothing."""
-    store = store_of(request)
+    """Import the file as the CLI does: an invalid file answers 422 with the validation report, storing
+    nothing. The file is read in a process of its own, within this server's limits."""
     folder = temp_folder(settings_of(request).spool)
     try:
-        path = save_upload(file, folder, safe_filename(file.filename, "data.csv"))
-        with acting_as(caller.owner):
-            info = store.import_dataset(
-                path,
-                _mapping(store, mapping, caller.owner),
-                **_options(
-                    name=name or Path(path).stem,
-                    sheet=sheet,
-                    header_row=header_row,
-                    encoding=encoding,
-                    delimiter=delimiter,
-                    format=format,
-                    recipe=recipe,
-                    splits=[s for s in split or () if s] or None,
-                ),
-                skip_invalid=skip_invalid,
-            )
-            store.grant("dataset", info.fingerprint, caller.owner)
+        path = await run_in_threadpool(
+            save_upload, file, _inbox(folder), safe_filename(file.filename, "data.csv")
+        )
+        options = _options(
+            name=name or Path(path).stem,
+            sheet=sheet,
+            header_row=header_row,
+            encoding=encoding,
+            delimiter=delimiter,
+            format=format,
+            recipe=recipe,
+            splits=[s for s in split or () if s] or None,
+        )
+        view = await work_of(request).run(
+            caller.key.key_id,
+            "import_dataset",
+            owner=caller.owner,
+            path=str(path),
+            mapping=mapping,
+            options=options,
+            skip_invalid=skip_invalid,
+        )
     finally:
-        remove(folder)
-    return answer(dataset_view(info), 201)
+        await run_in_threadpool(remove, folder)
+    return answer(view, 201)
 
 
 @router.get("/datasets", summary="The datasets this key's owner holds")
@@ -101,16 +98,17 @@ def get_dataset(request: Request, caller: Reader, ref: str) -> JSONResponse:
 
 
 @router.post("/datasets/{ref}/mapping", summary="Preview a mapping on a dataset's stored file")
-def preview_mapping(
+async def preview_mapping(
     request: Request,
     caller: Reader,
     ref: str,
     mapping: Annotated[str | None, Form()] = None,
     n: Annotated[int, Form(ge=1, le=200)] = 10,
 ) -> JSONResponse:
-    """The first `n` cases the dataset's original file gives under `mapping`, with the validation report."""
+    """The first `n` cases the dataset's original file gives under `mapping`, with the validation report
+    (read in a process of its own, within this server's limits)."""
     store = store_of(request)
-    info = _owned.dataset(store, ref, caller.owner)
+    info = await run_in_threadpool(_owned.dataset, store, ref, caller.owner)
     if not info.upload_path:
         raise Problem(
             422, "no stored file", f"dataset {info.fingerprint} keeps no copy of its file to map again"
@@ -120,15 +118,31 @@ def preview_mapping(
         for k, v in (info.read_options or {}).items()
         if k in ("format", "sheet", "encoding", "delimiter")
     }
-    profile = _mapping(store, mapping, caller.owner)
-    preview = preview_import(store.abspath(info.upload_path), profile, n=n, **options)
-    return answer(
-        {
-            "cases": [dataclasses.asdict(c) for c in preview.cases],
-            "report": preview.report.to_dict(),
-            "columns": list(getattr(preview, "columns", ()) or ()),
-        }
-    )
+    folder = temp_folder(settings_of(request).spool)
+    try:
+        path = await run_in_threadpool(_linked, store.abspath(info.upload_path), _inbox(folder))
+        found = await work_of(request).run(
+            caller.key.key_id,
+            "preview",
+            owner=caller.owner,
+            path=str(path),
+            mapping=mapping,
+            n=n,
+            options=options,
+        )
+    finally:
+        await run_in_threadpool(remove, folder)
+    return answer(found)
+
+
+def _linked(stored: Path, inbox: Path) -> Path:
+    """The stored file, linked into a request's folder (copied where a link cannot be made)."""
+    target = inbox / Path(stored).name
+    try:
+        os.link(stored, target)
+    except OSError:
+        shutil.copyfile(stored, target)
+    return target
 
 
 _GIT_BODY = {
@@ -159,14 +173,6 @@ _GIT_BODY = {
     }
 }
 
-_GIT_STATUS = {
-    "refused": (422, "git URL refused"),
-    "unknown-ref": (422, "unknown git ref"),
-    "unreachable": (502, "repository unreachable"),
-    "timeout": (502, "repository too slow"),
-    "too-large": (413, "repository too large"),
-}
-
 
 @router.post(
     "/skill-snapshots",
@@ -184,12 +190,23 @@ async def upload_snapshot(
     """Snapshot an uploaded folder (checked for traversal, links, bombs and the snapshot limits), or a
     JSON body ``{"git": URL, "ref": REF, "path": SUBFOLDER}``: the server clones REF (shallow) and
     snapshots that folder with the same checks; the snapshot records the URL and the commit."""
-    if file is not None:
-        snap = await run_in_threadpool(_snapshot_upload, request, caller, file)
-    else:
+    work = work_of(request)
+    if file is None:
         url, ref, path = _git_body(await _json_body(request))
-        snap = await run_in_threadpool(_snapshot_git, request, caller, url, ref, path)
-    return answer(snapshot_view(snap), 201)
+        view = await work.run(
+            caller.key.key_id, "snapshot_git", owner=caller.owner, url=url, ref=ref, path=path
+        )
+        return answer(view, 201)
+    folder = temp_folder(settings_of(request).spool)
+    try:
+        archive = await run_in_threadpool(save_upload, file, folder, "archive")
+        stem = safe_filename(file.filename, "skill").split(".")[0] or "skill"
+        view = await work.run(
+            caller.key.key_id, "snapshot_archive", owner=caller.owner, archive=str(archive), stem=stem
+        )
+    finally:
+        await run_in_threadpool(remove, folder)
+    return answer(view, 201)
 
 
 async def _json_body(request: Request) -> Any:
@@ -219,45 +236,6 @@ def _git_body(body: Any) -> tuple[str, str, str | None]:
     if not isinstance(ref, str) or not (path is None or isinstance(path, str)):
         raise Problem(422, "invalid request", '"ref" and "path" must be strings')
     return body["git"], ref, path
-
-
-def _snapshot_upload(request: Request, caller: Caller, file: UploadFile) -> Any:
-    store = store_of(request)
-    folder = temp_folder(settings_of(request).spool)
-    try:
-        archive = save_upload(file, folder, "archive")
-        stem = safe_filename(file.filename, "skill").split(".")[0] or "skill"
-        skill = unpack_skill(archive, folder / stem)
-        with acting_as(caller.owner):
-            snap = store.snapshot_skill(skill)
-            store.grant("snapshot", snap.hash, caller.owner)
-    finally:
-        remove(folder)
-    return snap
-
-
-def _snapshot_git(request: Request, caller: Caller, url: str, ref: str, path: str | None) -> Any:
-    from abbench.snapshot import GitFetchError, prepare_from_url
-
-    settings = settings_of(request)
-    store = store_of(request)
-    try:
-        prepared = prepare_from_url(
-            url,
-            ref,
-            path,
-            workdir=settings.spool,
-            schemes=settings.git_schemes,
-            timeout=settings.git_timeout,
-            max_fetch_bytes=settings.max_request_bytes,
-        )
-    except GitFetchError as exc:
-        status, title = _GIT_STATUS.get(exc.kind, (422, "invalid input"))
-        raise Problem(status, title, str(exc).replace(str(settings.spool), "(the server)")) from None
-    with acting_as(caller.owner):
-        snap = store.store_prepared(prepared)
-        store.grant("snapshot", snap.hash, caller.owner)
-    return snap
 
 
 @router.get("/skill-snapshots", summary="The snapshots this key's owner holds")

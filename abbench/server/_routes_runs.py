@@ -14,12 +14,9 @@ from starlette.concurrency import run_in_threadpool
 from abbench.compare import compare_arms
 from abbench.review import disagreements
 from abbench.runner import (
-    RecordError,
     cancel_experiment,
-    create_experiment,
     experiment_status,
     pause_experiment,
-    record_runs,
     resume_experiment,
     select_retry,
 )
@@ -35,10 +32,12 @@ from abbench.server._common import (
     settings_of,
     shared,
     store_of,
+    work_of,
 )
-from abbench.server._documents import INT_MAX, load_document, load_json
+from abbench.server._documents import INT_MAX
 from abbench.server._problems import Problem
-from abbench.store import Experiment, RunRecord, acting_as
+from abbench.server._uploads import remove, temp_folder
+from abbench.store import Experiment, RunRecord
 from abbench.types import ExperimentStatus
 
 router = APIRouter(prefix="/api", tags=["experiments"])
@@ -49,33 +48,14 @@ _FINAL = (ExperimentStatus.FINISHED, ExperimentStatus.CANCELLED, ExperimentStatu
 that would go on without someone asking (its halt says why), so a waiting client is not held forever."""
 
 
-def _definition(body: bytes, content_type: str) -> Any:
-    """The definition a caller sent (JSON, or YAML), read within the bounds of `load_document`."""
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise Problem(
-            422, "invalid definition", f"the definition is not UTF-8 (byte {exc.start}); send it as UTF-8"
-        ) from None
-    if "json" in content_type:
-        return load_json(text, "definition")
-    return load_document(text, "definition")
-
-
 @router.post("/experiments", status_code=201, summary="Create an experiment from its YAML or JSON definition")
 async def create(request: Request, caller: Runner) -> JSONResponse:
     """The definition names the owner's datasets and snapshots; one pending run per case × round × arm."""
     body, content_type = await request.body(), request.headers.get("content-type", "")
-
-    def work() -> Experiment:
-        store = store_of(request)
-        raw = _definition(body, content_type)
-        spec = _owned.definition(store, raw, caller.owner, settings_of(request))
-        with acting_as(caller.owner):
-            return create_experiment(spec, store=store, owner=caller.owner)
-
-    exp = await run_in_threadpool(work)
-    return answer(experiment_view(exp), 201)
+    view = await work_of(request).run(
+        caller.key.key_id, "create", owner=caller.owner, body=body, content_type=content_type
+    )
+    return answer(view, 201)
 
 
 @router.get("/experiments", summary="This owner's experiments, newest first")
@@ -244,32 +224,29 @@ async def record(request: Request, caller: Runner, ref: str) -> JSONResponse:
     Validated like agent answers (422 with every problem, naming case, arm, round and field; nothing is
     stored then), idempotent per (arm, case, round, attempt), graded by the experiment's graders.
     """
-    text = await request.body()
-
-    def work() -> dict[str, Any]:
-        body = load_json(text or b"null", "outcomes")
-        outcomes = body.get("outcomes") if isinstance(body, dict) else body
-        if not isinstance(outcomes, list):
-            raise Problem(
-                422, "invalid outcomes", 'send {"outcomes": [{case_id, arm, round, prediction, ...}, ...]}'
-            )
-        store = store_of(request)
-        exp = _owned.experiment(store, ref, caller.owner)
-        if pool_of(request).busy(exp.id):
-            raise Problem(
-                409, "busy", f"experiment {exp.name!r} is running on this server; record when it stops"
-            )
-        _policy.check_execution(exp.spec, settings_of(request), arms=False)  # its graders run here
-        refused = pool_of(request).refusal(exp.id, regrade=True)  # the outcomes are graded here
-        if refused is not None:
-            raise Problem(422, "not allowed on this server", refused)
-        try:
-            with acting_as(caller.owner):
-                return record_runs(store, exp.id, outcomes, recorded_by=caller.actor).as_dict()
-        except RecordError as exc:
-            raise Problem(422, "invalid outcomes", str(exc), problems=exc.problems) from exc
-
-    return answer(await run_in_threadpool(work), 201)
+    exp = await _lookup(request, caller, ref)
+    if pool_of(request).busy(exp.id):
+        raise Problem(409, "busy", f"experiment {exp.name!r} is running on this server; record when it stops")
+    refused = pool_of(request).refusal(exp.id, regrade=True)  # the outcomes are graded here
+    if refused is not None:
+        raise Problem(422, "not allowed on this server", refused)
+    folder = temp_folder(settings_of(request).spool)
+    try:
+        body = folder / "outcomes.json"
+        with open(body, "wb") as out:  # the body as it arrives (counted by BodyLimit), then read apart
+            async for chunk in request.stream():
+                out.write(chunk)
+        summary = await work_of(request).run(
+            caller.key.key_id,
+            "record",
+            owner=caller.owner,
+            actor=caller.actor,
+            exp_id=exp.id,
+            body_path=str(body),
+        )
+    finally:
+        await run_in_threadpool(remove, folder)
+    return answer(summary, 201)
 
 
 def _run_view(r: RunRecord) -> dict[str, Any]:

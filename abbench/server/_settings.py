@@ -138,6 +138,15 @@ class ServerSettings:
             machine's repositories, ``http`` and ``git`` are unauthenticated: allow them knowingly).
             ``ext::`` and ``fd::`` URLs are never accepted.
         git_timeout: Seconds the git calls of one snapshot may take together.
+        request_workers: Requests whose bodies are read in a process of their own (imports, previews,
+            snapshots, definitions, recorded outcomes) that run at once; one at a time per key.
+        request_cpu_s: CPU seconds one such request may take (a 200 MB CSV, the largest upload by
+            default, imports in about 30 s of CPU).
+        request_memory_mb: Megabytes of address space one such request may take.
+        request_timeout_s: Seconds one such request may take in all.
+        max_runs: The most runs an experiment created over HTTP may have (cases × rounds × arms).
+        max_inflight: Requests one key may have in flight at once (event streams aside); more
+            answer 429, so that no caller holds every worker thread.
     """
 
     store: Path
@@ -153,6 +162,12 @@ class ServerSettings:
     upload_dir: Path | None = None
     git_schemes: frozenset[str] = frozenset({"https", "ssh"})
     git_timeout: float = 120.0
+    request_workers: int = 2
+    request_cpu_s: float = 120.0
+    request_memory_mb: int = 4096
+    request_timeout_s: float = 600.0
+    max_runs: int = 1_000_000
+    max_inflight: int = 8
 
     @property
     def spool(self) -> Path:
