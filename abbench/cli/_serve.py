@@ -115,6 +115,15 @@ def _rules(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
     help="Seconds the clone of one git snapshot may take.",
 )
 @click.option(
+    "--git-credentials",
+    "git_credentials",
+    multiple=True,
+    metavar="HOST[/PATH]",
+    help="Let git snapshots of repositories under HOST[/PATH] (*.host: any name under it) use this "
+    "machine's git credentials: its SSH keys and agent, ~/.netrc (repeat). Every other URL is cloned "
+    "anonymously.",
+)
+@click.option(
     "--request-workers",
     default=2,
     show_default=True,
@@ -174,6 +183,7 @@ def serve_cmd(
     runner_nice: int,
     git_schemes: tuple[str, ...],
     git_timeout: float,
+    git_credentials: tuple[str, ...],
     request_workers: int,
     request_cpu: float,
     request_memory_mb: int,
@@ -201,6 +211,7 @@ def serve_cmd(
         runner_nice=runner_nice,
         git_schemes=frozenset(git_schemes),
         git_timeout=git_timeout,
+        git_credentials=tuple(git_credentials),
         request_workers=request_workers,
         request_cpu_s=request_cpu,
         request_memory_mb=request_memory_mb,

@@ -111,6 +111,7 @@ def snapshot_git(
             schemes=settings.git_schemes,
             timeout=settings.git_timeout,
             max_fetch_bytes=settings.max_request_bytes,
+            anonymous=not _policy.git_credentials(url, settings.git_credentials),
         )
     except GitFetchError as exc:
         status, title = _GIT_STATUS.get(exc.kind, (422, "invalid input"))

@@ -22,8 +22,10 @@ added without a class, so nothing new slips through unread.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from abbench.errors import UsageError
 from abbench.llm import resolve_endpoint
@@ -386,3 +388,35 @@ def check_profile(profile: Any) -> None:
 def check_try(agent: str, settings: ServerSettings) -> None:
     """Refuse a try with an agent the server does not allow, or whose default endpoint it does not."""
     check_arm("try", agent, {}, settings)
+
+
+_SCP_URL = re.compile(r"^(?:[\w.-]+@)?(?P<host>[\w.-]+):(?!//)(?P<path>.*)$")
+
+
+def git_credentials(url: str, patterns: Iterable[str]) -> bool:
+    """Whether a git snapshot of `url` may use this machine's credentials (its SSH keys and agent,
+    ``~/.netrc``): only when `url` is under one of `patterns` (``host`` or ``host/path``, ``*.host``
+    for any name under it), which whoever runs the server names (``--git-credentials``). Every other
+    URL a caller names is cloned anonymously: a caller never borrows the server's identity elsewhere."""
+    found = _SCP_URL.match(url) if "://" not in url else None
+    if found is not None:
+        host, path = found["host"], found["path"]
+    else:
+        parts = urlsplit(url)
+        host, path = parts.hostname or "", parts.path
+    host = host.lower().rstrip(".")
+    path = path.strip("/").removesuffix(".git")
+    if any(seg in (".", "..") or "%" in seg for seg in path.split("/")):
+        return False  # a path that climbs (or hides a climb) is under no prefix
+    for pattern in patterns:
+        want_host, _, want_path = pattern.strip().strip("/").partition("/")
+        want_host = want_host.lower()
+        if want_host.startswith("*."):
+            if not host.endswith(want_host[1:]):
+                continue
+        elif host != want_host:
+            continue
+        want_path = want_path.strip("/").removesuffix(".git")
+        if not want_path or path == want_path or path.startswith(want_path + "/"):
+            return True
+    return False

@@ -138,6 +138,10 @@ class ServerSettings:
             machine's repositories, ``http`` and ``git`` are unauthenticated: allow them knowingly).
             ``ext::`` and ``fd::`` URLs are never accepted.
         git_timeout: Seconds the git calls of one snapshot may take together.
+        git_credentials: Repositories (``host`` or ``host/path``; ``*.host``) a git snapshot may clone
+            with this machine's own credentials (its SSH keys and agent, ``~/.netrc``). Every other
+            URL is cloned anonymously: a caller never borrows the server's identity for a host of
+            its choosing.
         request_workers: Requests whose bodies are read in a process of their own (imports, previews,
             snapshots, definitions, recorded outcomes) that run at once; one at a time per key.
         request_cpu_s: CPU seconds one such request may take (a 200 MB CSV, the largest upload by
@@ -162,6 +166,7 @@ class ServerSettings:
     upload_dir: Path | None = None
     git_schemes: frozenset[str] = frozenset({"https", "ssh"})
     git_timeout: float = 120.0
+    git_credentials: tuple[str, ...] = ()
     request_workers: int = 2
     request_cpu_s: float = 120.0
     request_memory_mb: int = 4096
