@@ -168,6 +168,22 @@ def record(settings: ServerSettings, owner: str, actor: str, exp_id: int, body_p
         return summary
 
 
+def report(
+    settings: ServerSettings, exp_id: int, vs: int | None, arms: Any, rules: Any, out: str
+) -> dict[str, Any]:
+    """Render an experiment's report to `out` (a papermill kernel, started from this process)."""
+    from abbench.report import render_report
+
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    with _store(settings) as store:
+        data: dict[str, Any] = render_report(
+            exp_id, vs=vs, arms=arms, gate=rules, out=Path(out), store=store
+        ).as_dict()
+    for k in ("html_path", "notebook_path"):
+        data.pop(k, None)
+    return data
+
+
 JOBS: dict[str, Callable[..., Any]] = {
     "import_dataset": import_dataset,
     "preview": preview,
@@ -175,5 +191,6 @@ JOBS: dict[str, Callable[..., Any]] = {
     "snapshot_git": snapshot_git,
     "create": create,
     "record": record,
+    "report": report,
 }
 """Every job a work process runs, by name."""
