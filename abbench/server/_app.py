@@ -74,7 +74,7 @@ def create_app(settings: ServerSettings, store: Store | None = None) -> FastAPI:
     """The application over the store in `settings` (opened, migrated; its left-over runs resumed on start)."""
     store = store or open_store(settings.store)
     pool = RunnerPool(store, settings.workers, settings.runner_nice, settings)
-    work = WorkPool(settings)
+    work = WorkPool(settings, store)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

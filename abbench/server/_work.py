@@ -36,6 +36,7 @@ from typing import Any
 from abbench.errors import AbbenchError
 from abbench.server._problems import Problem, abbench_problem, scrub_paths
 from abbench.server._settings import ServerSettings
+from abbench.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -98,11 +99,12 @@ class WorkPool:
     """Runs request jobs in bounded child processes (see the module): at most `request_workers` at once.
 
     Args:
-        settings: The server's settings (the store, the bounds, the number of slots).
+        settings: The server's settings (the bounds, the number of slots).
+        store: The server's store (the jobs open the same folder).
     """
 
-    def __init__(self, settings: ServerSettings):
-        self.settings = settings
+    def __init__(self, settings: ServerSettings, store: Store):
+        self.settings, self.store = settings, store
         self.limits = Limits(settings.request_cpu_s, settings.request_memory_mb << 20, settings.runner_nice)
         self._context = multiprocessing.get_context("forkserver")
         self._context.set_forkserver_preload(["__main__", "abbench.server._jobs"])
@@ -180,6 +182,8 @@ class WorkPool:
             proc.join(10)
             with self._lock:
                 self._live.discard(proc)
+        if answer[0] not in ("ok", "problem") and proc.pid is not None:
+            self.store.discard_partial(proc.pid)  # what it was writing when it was stopped
         return self._answer(job, answer, proc.exitcode)
 
     def _answer(self, job: str, answer: tuple[Any, ...], code: int | None) -> Any:
