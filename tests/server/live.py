@@ -98,3 +98,31 @@ def store_state(store: Path) -> dict[str, object]:
         if p.is_file() and not p.name.startswith("abbench.db")
     )
     return {"rows": rows, "files": files}
+
+
+def _parents() -> dict[int, int]:
+    """pid -> parent pid of every process (Linux /proc)."""
+    found = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue  # it ended meanwhile
+        found[int(stat.parent.name)] = int(text.rpartition(")")[2].split()[1])
+    return found
+
+
+def work_processes(server_pid: int) -> list[int]:
+    """The server's work processes now (jobs reading a caller's request): children of its fork server."""
+    parents = _parents()
+    forkservers = set()
+    for pid, parent in parents.items():
+        if parent != server_pid:
+            continue
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"forkserver" in cmdline:
+            forkservers.add(pid)
+    return [pid for pid, parent in parents.items() if parent in forkservers]
