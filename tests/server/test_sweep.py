@@ -303,20 +303,25 @@ def test_one_job_per_key_at_a_time_and_another_caller_gets_the_other_slot(svc):
     assert answer["r"].status_code == 422
 
 
-def _raw(server: LiveServer, key: str, method: str, path: str, length: int) -> socket.socket:
-    """A request whose headers say `length` bytes of body, of which only the first KB is sent."""
+def _raw(
+    server: LiveServer, key: str, method: str, path: str, length: int, upload: bool = False
+) -> socket.socket:
+    """A request whose headers say `length` bytes of body, of which only the first KB is sent (a JSON
+    document, or with `upload` a multipart upload, which a framework reads before any route)."""
     sock = socket.create_connection(("127.0.0.1", server.port), timeout=120)
+    kind = "multipart/form-data; boundary=b0undary" if upload else "application/json"
     head = (
         f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {key}\r\n"
-        f"Content-Type: application/json\r\nContent-Length: {length}\r\n\r\n"
+        f"Content-Type: {kind}\r\nContent-Length: {length}\r\n\r\n"
     )
-    sock.sendall(head.encode() + b"[" * 1024)
+    part = b'--b0undary\r\nContent-Disposition: form-data; name="file"; filename="x.csv"\r\n\r\n'
+    sock.sendall(head.encode() + (part + b"q," * 512 if upload else b"[" * 1024))
     return sock
 
 
 def test_a_body_without_a_valid_key_is_refused_before_it_is_read(svc):
     forged = svc["keys"]["attacker"][:-4] + "AAAA"  # a key id that exists, a secret that does not
-    with _raw(svc["server"], forged, "POST", "/api/experiments", 900_000) as sock:
+    with _raw(svc["server"], forged, "POST", "/api/datasets", 10_000_000, upload=True) as sock:
         reply = sock.recv(4096).decode("latin-1")  # the answer comes before the body is complete
     assert reply.startswith("HTTP/1.1 401"), reply
 
