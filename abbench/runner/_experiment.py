@@ -328,13 +328,7 @@ def create_experiment(
     dataset = _resolve_dataset(store, spec.dataset, base)
     cases = store.load_cases(dataset.id)
     selected = select_cases(cases, spec.cases)
-    runs = len(selected) * spec.rounds * len(spec.arms)
-    if max_runs is not None and runs > max_runs:
-        raise ExperimentError(
-            f"{spec.name}: {len(selected):,} cases × {spec.rounds} rounds × {len(spec.arms)} arms make "
-            f"{runs:,} runs, over the {max_runs:,} one experiment may have here; select fewer cases "
-            "(cases: {limit: N} or {sample: N}), rounds or arms, or split it into several experiments"
-        )
+    _check_size(spec, len(selected), max_runs)
     if _dataset_labels(spec, store, dataset):
         agents = _check_arms(spec, base)  # the arms now hold the labels written out
     _check_arm_labels(spec, dataset)
@@ -377,6 +371,17 @@ def create_experiment(
         len(exp.arms),
     )
     return exp
+
+
+def _check_size(spec: ExperimentSpec, cases: int, max_runs: int | None) -> None:
+    """Refuse an experiment of more runs (cases × rounds × arms) than `max_runs`, saying how many."""
+    runs = cases * spec.rounds * len(spec.arms)
+    if max_runs is not None and runs > max_runs:
+        raise ExperimentError(
+            f"{spec.name}: {cases:,} cases × {spec.rounds} rounds × {len(spec.arms)} arms make "
+            f"{runs:,} runs, over the {max_runs:,} one experiment may have here; select fewer cases "
+            "(cases: {limit: N} or {sample: N}), rounds or arms, or split it into several experiments"
+        )
 
 
 def _check_offered(spec: ExperimentSpec, agents: dict[str, Any]) -> None:

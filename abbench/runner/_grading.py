@@ -34,7 +34,6 @@ from abbench.runner._control import RunControl, RunInputs, RunMoves, Tally
 from abbench.runner._execution import without_nulls
 from abbench.runner._frozen import make_frozen
 from abbench.runner._limiter import loop_limiter
-from abbench.runner._outcomes import ExternalAgent  # noqa: F401 - registers `external` and `recorded`
 from abbench.runner._states import EVALUATING, FAIL, PASS, PENDING
 from abbench.runner._writer import StoreWriter
 from abbench.snapshot import Snapshot

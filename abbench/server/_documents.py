@@ -4,8 +4,8 @@ A definition, a mapping profile, outcomes or a gate arrive as text. Before anyth
 hold, the text is read here: nested at most `MAX_DEPTH` deep (a document 100,000 levels deep would
 exhaust the interpreter's stack), every integer within SQLite's 64-bit range (a larger one cannot be
 stored), every number finite (``NaN``, ``Infinity``, ``1e999`` and YAML's ``.inf`` name no value a
-run, a gate or a budget can use), and no YAML alias (``*name``: a few hundred bytes of aliases expand
-to gigabytes). A refusal says which limit and where, as a 422 problem.
+run, a gate or a budget can use), and YAML read by abbench's bounded loader (`abbench._yaml`: no alias
+bomb). A refusal says which limit and where, as a 422 problem.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 from starlette.concurrency import run_in_threadpool
 
+from abbench import _yaml
 from abbench.server._problems import Problem, problem_response
 
 Scope = MutableMapping[str, Any]
@@ -36,31 +37,6 @@ INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 
 def _refused(what: str, detail: str) -> Problem:
     return Problem(422, f"invalid {what}", f"the {what} {detail}")
-
-
-class _BoundedLoader(yaml.SafeLoader):
-    """PyYAML's safe loader that refuses aliases and nesting deeper than `MAX_DEPTH` while composing,
-    before anything is expanded or constructed."""
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self.depth = 0
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.YAMLError(
-                f"line {event.start_mark.line + 1}: an alias (*{event.anchor}) repeats an earlier part; "
-                "aliases are not accepted here, write the value out"
-            )
-        self.depth += 1
-        try:
-            if self.depth > MAX_DEPTH:
-                mark = self.peek_event().start_mark
-                raise yaml.YAMLError(f"line {mark.line + 1}: nests deeper than {MAX_DEPTH} levels")
-            return super().compose_node(parent, index)
-        finally:
-            self.depth -= 1
 
 
 def _constant(name: str) -> Any:
@@ -88,13 +64,14 @@ def load_json(text: str | bytes, what: str) -> Any:
 
 
 def load_yaml(text: str, what: str) -> Any:
-    """A YAML (or JSON) document, read within the bounds (see the module); aliases are refused.
+    """A YAML (or JSON) document, read by abbench's bounded YAML loader (`abbench._yaml`: no alias
+    bomb, no value containing itself), then within the bounds (see the module).
 
     Raises:
-        Problem: 422 naming the line of a syntax error, an alias, or the limit passed.
+        Problem: 422 naming the line of a syntax error, an alias bomb, or the limit passed.
     """
     try:
-        value = yaml.load(text, Loader=_BoundedLoader)  # a SafeLoader, bounded
+        value = _yaml.load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""

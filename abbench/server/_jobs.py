@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from abbench._utf8 import not_utf8
 from abbench.dataset import MappingProfile, preview_import
 from abbench.server import _owned, _policy
 from abbench.server._common import dataset_view, experiment_view, snapshot_view
@@ -125,11 +126,9 @@ def snapshot_git(
 def definition(body: bytes, content_type: str) -> Any:
     """The definition a caller sent (JSON, or YAML), read within the bounds of `load_document`."""
     try:
-        text = body.decode("utf-8")
+        text = body.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise Problem(
-            422, "invalid definition", f"the definition is not UTF-8 (byte {exc.start}); send it as UTF-8"
-        ) from None
+        raise Problem(422, "invalid definition", not_utf8("the definition", body, exc)) from None
     if "json" in content_type:
         return load_json(text, "definition")
     return load_document(text, "definition")
