@@ -9,8 +9,8 @@ import json
 import select
 import socket
 import threading
-import time
 import zipfile
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import openpyxl
@@ -24,6 +24,7 @@ from tests.server.live import LiveServer, store_state, work_processes
 MAPPING = yaml.safe_load((DEMO / "mapping-csv.yaml").read_text(encoding="utf-8"))
 OPTIONS = (
     *("--rate", "100000", "--max-request-mb", "20", "--max-document-mb", "1", "--max-runs", "5000"),
+    *("--git-scheme", "http", "--git-timeout", "300"),
     *("--request-cpu", "5", "--request-memory-mb", "1024", "--request-workers", "2", "--max-inflight", "4"),
 )
 
@@ -283,32 +284,56 @@ def test_a_file_that_would_crash_or_hang_its_reader_ends_only_its_own_process(sv
     assert store_state(server.store) == before
 
 
-@pytest.mark.slow
-def test_one_job_per_key_at_a_time_and_another_caller_gets_the_other_slot(svc):
-    server, attacker, victim = svc["server"], svc["attacker"], svc["victim"]
+class _HeldHost(BaseHTTPRequestHandler):
+    """A git host that answers nothing until released: a request that hangs, for as long as a test needs."""
+
+    asked = threading.Event()
+    release = threading.Event()
+
+    def do_GET(self) -> None:
+        type(self).asked.set()
+        type(self).release.wait()
+        self.send_response(404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def held_host():
+    _HeldHost.asked.clear()
+    _HeldHost.release.clear()
+    host = ThreadingHTTPServer(("127.0.0.1", 0), _HeldHost)
+    threading.Thread(target=host.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{host.server_address[1]}/repo.git"
+    _HeldHost.release.set()
+    host.shutdown()
+
+
+def test_a_request_that_hangs_holds_one_slot_of_its_key_and_nothing_else(svc, held_host):
+    attacker, victim = svc["attacker"], svc["victim"]
     answer: dict = {}
-    sent = threading.Thread(target=lambda: answer.update(r=_bombs(svc)["a backtracking match"]()))
-    sent.start()
-    while not work_processes(server.proc.pid):
-        assert sent.is_alive(), answer
-    second = attacker.post("/datasets", files=_csv(), data={"name": "again", "mapping": json.dumps(MAPPING)})
-    assert second.status_code == 429 and second.headers["Retry-After"], second.text
-    theirs: dict = {}
-    imported = threading.Thread(
-        target=lambda: theirs.update(
-            r=victim.post("/datasets", files=_csv(), data={"name": "mine", "mapping": json.dumps(MAPPING)})
-        )
+    sent = threading.Thread(
+        target=lambda: answer.update(r=attacker.post("/skill-snapshots", json={"git": held_host}))
     )
-    imported.start()
-    side_by_side = False
-    while imported.is_alive():  # the condition: both jobs read at once, or the victim's done first
-        side_by_side = side_by_side or len(work_processes(server.proc.pid)) >= 2
-        time.sleep(0.01)
-    side_by_side = side_by_side or sent.is_alive()
-    sent.join()
-    assert theirs["r"].status_code == 201, theirs["r"].text
-    assert side_by_side, "the victim's import waited for the attacker's job"
-    assert answer["r"].status_code == 422
+    sent.start()
+    assert _HeldHost.asked.wait(120), "the clone never reached the git host"
+    try:
+        second = attacker.post(
+            "/datasets", files=_csv(), data={"name": "again", "mapping": json.dumps(MAPPING)}
+        )
+        assert second.status_code == 429 and second.headers["Retry-After"], second.text
+        theirs = victim.post("/datasets", files=_csv(), data={"name": "mine", "mapping": json.dumps(MAPPING)})
+        assert theirs.status_code == 201, theirs.text
+        for _ in range(3):
+            assert victim.get("/datasets").status_code == 200
+        assert sent.is_alive()  # all of that while the attacker's request still hangs
+    finally:
+        _HeldHost.release.set()
+        sent.join()
+    assert answer["r"].status_code == 502, answer["r"].text
 
 
 def _raw(
