@@ -338,7 +338,12 @@ def check_grader(where: str, grader: Any, settings: ServerSettings) -> None:
             f"{where}: grader {kind!r} calls a model, which this server does not allow over HTTP "
             "(abbench serve --allow-judges); use rule graders"
         )
-    classes = GRADER_OPTIONS.get(kind, {})
+    classes = GRADER_OPTIONS.get(kind)
+    if classes is None:  # a grader registered by other code: its options are not classified here
+        raise _refused(
+            f"{where}: grader {kind!r} is not one this server can check over HTTP; use one of "
+            f"{', '.join(sorted(GRADER_OPTIONS))}"
+        )
     for option, value in options.items():
         if classes.get(option) == INLINE and _names_file(option, value):
             raise refused_path(f"{where}: {option}", option)

@@ -72,6 +72,8 @@ def test_every_option_of_every_grader_is_classified():
     make_grader({"type": "pairwise_judge", "model": "m", "base_url": "http://127.0.0.1:9/v1"})
     assert set(grader_names()) <= set(_REGISTRY)
     for name in grader_names():
+        if not _REGISTRY[name].__module__.startswith("abbench."):
+            continue  # registered by a test or a plugin: refused over HTTP (see test_reach)
         options = _options_of(_REGISTRY[name])
         assert options is not None, name
         assert set(options) == set(GRADER_OPTIONS[name]), f"classify every option of grader {name}"
