@@ -83,17 +83,23 @@ async def _lookup(request: Request, caller: Caller, ref: str) -> Experiment:
     return await run_in_threadpool(_owned.experiment, store, ref, caller.owner)
 
 
+def _allowed(request: Request, exp: Experiment, *, arms: bool = True) -> None:
+    """Refuse (422) an experiment this server may not execute, whoever made it: an agent or grader it
+    was not started to allow (the pool's own rule), then an endpoint, key variable or server file it
+    names (`_policy`). `arms` False: a re-grade, which runs the graders only."""
+    refused = pool_of(request).refusal(exp.id, regrade=not arms)
+    if refused is not None:  # made elsewhere (the CLI, a notebook) with an agent this server does not run
+        raise Problem(422, "not allowed on this server", refused)
+    _policy.check_execution(exp.spec, settings_of(request), arms=arms)
+
+
 def _start(request: Request, caller: Caller, exp: Experiment, **job: Any) -> bool:
     pool, settings = pool_of(request), settings_of(request)
     if pool.busy(exp.id):
         return False
-    # whoever created it, the server runs only what it allows: the arms unless it is a re-grade
-    _policy.check_execution(exp.spec, settings, arms=not (job.get("regrade") or job.get("regrade_ids")))
     if exp.runner_alive:
         raise Problem(409, "busy", exp.busy_message())
-    refused = pool.refusal(exp.id, regrade=bool(job.get("regrade")))
-    if refused is not None:  # made elsewhere (the CLI, a notebook) with an agent this server does not run
-        raise Problem(422, "not allowed on this server", refused)
+    _allowed(request, exp, arms=not job.get("regrade"))
     if pool.queued_for(caller.owner) >= settings.per_owner_running:
         raise Problem(
             429,
@@ -139,7 +145,7 @@ def resume(
     """Go on; when no runner holds it any more (paused by its budget), queue it again."""
     store = store_of(request)
     exp = _owned.experiment(store, ref, caller.owner)
-    _policy.check_execution(exp.spec, settings_of(request))  # refused before its control changes
+    _allowed(request, exp)  # refused before its control changes
     alive = resume_experiment(exp.id, store=store, budget=budget)
     queued = False if alive or pool_of(request).busy(exp.id) else _start(request, caller, exp)
     return _control_answer(request, exp, queued=queued)
@@ -185,11 +191,7 @@ def retry(
         cancelled=cancelled,
         cases=cases,
     )
-    # refused before any run is reset: a pure re-grade runs the graders only
-    _policy.check_execution(exp.spec, settings_of(request), arms=bool(chosen.rerun))
-    refused = pool_of(request).refusal(exp.id, regrade=not chosen.rerun)
-    if refused is not None:
-        raise Problem(422, "not allowed on this server", refused)
+    _allowed(request, exp, arms=bool(chosen.rerun))  # refused before any run is reset
     if chosen.rerun:
         store.reset_runs(list(chosen.rerun), "re-run requested")
     queued = _start(request, caller, exp, regrade_ids=chosen.regrade)
@@ -227,9 +229,7 @@ async def record(request: Request, caller: Runner, ref: str) -> JSONResponse:
     exp = await _lookup(request, caller, ref)
     if pool_of(request).busy(exp.id):
         raise Problem(409, "busy", f"experiment {exp.name!r} is running on this server; record when it stops")
-    refused = pool_of(request).refusal(exp.id, regrade=True)  # the outcomes are graded here
-    if refused is not None:
-        raise Problem(422, "not allowed on this server", refused)
+    _allowed(request, exp, arms=False)  # the outcomes are graded here
     folder = temp_folder(settings_of(request).spool)
     try:
         body = folder / "outcomes.json"
