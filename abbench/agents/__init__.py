@@ -24,6 +24,7 @@ if typing.TYPE_CHECKING:
     )
     from abbench.agents._base import (
         HIDDEN_FIELDS,
+        MAX_OUTPUT_BYTES,
         Agent,
         AgentFactory,
         Spending,
@@ -35,7 +36,7 @@ if typing.TYPE_CHECKING:
         register_agent,
     )
     from abbench.agents._builtin import builtin, stand_in_note
-    from abbench.agents._command import MAX_OUTPUT_BYTES, CommandAgent
+    from abbench.agents._command import CommandAgent
     from abbench.agents._external import NOT_RECORDED, ExternalAgent, external_agent
     from abbench.agents._openai import SKILL_TOOLS, OpenAIAgent, SkillTools
     from abbench.agents._parameters import AgentParameter, agent_parameters
@@ -108,6 +109,7 @@ __getattr__, __dir__ = _lazy.exports(
         ),
         "abbench.agents._base": (
             "HIDDEN_FIELDS",
+            "MAX_OUTPUT_BYTES",
             "Agent",
             "AgentFactory",
             "Spending",
@@ -122,10 +124,7 @@ __getattr__, __dir__ = _lazy.exports(
             "builtin",
             "stand_in_note",
         ),
-        "abbench.agents._command": (
-            "MAX_OUTPUT_BYTES",
-            "CommandAgent",
-        ),
+        "abbench.agents._command": ("CommandAgent",),
         "abbench.agents._external": ("NOT_RECORDED", "ExternalAgent", "external_agent"),
         "abbench.agents._openai": (
             "SKILL_TOOLS",

@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 from abbench._regex import PatternError, UserPattern, compile_pattern
 from abbench._text import clip
 from abbench.agents._answer import Answer, canonical_refs
-from abbench.agents._base import Spending, Task, agent_case, check_settings, register_agent
+from abbench.agents._base import MAX_OUTPUT_BYTES, Spending, Task, agent_case, check_settings, register_agent
 from abbench.agents._command_output import (
     Reported,
     cli_failure,
@@ -67,10 +67,6 @@ BASE_ENV = ("HOME", "LANG", "LC_ALL", "LC_CTYPE", "LOGNAME", "PATH", "SYSTEMROOT
 
 DEFAULT_TIMEOUT_S = 600.0
 """The timeout when neither the arm nor the run sets one."""
-
-MAX_OUTPUT_BYTES = 5_000_000
-"""The most of an agent's output abbench keeps: what a command agent keeps of its CLI's stdout (and of
-its stderr) by default, and what one outcome recorded from elsewhere may hold as JSON."""
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW", re.I)
