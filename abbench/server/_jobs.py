@@ -98,9 +98,10 @@ _GIT_STATUS = {
 
 
 def snapshot_git(
-    settings: ServerSettings, owner: str, url: str, ref: str, path: str | None
+    settings: ServerSettings, owner: str, url: str, ref: str, path: str | None, workdir: str
 ) -> dict[str, Any]:
-    """Clone `ref` of `url` (the allowed schemes, within the timeout and size) and snapshot `path` in it."""
+    """Clone `ref` of `url` (the allowed schemes, within the timeout and size) into `workdir` (the
+    request's folder) and snapshot `path` in it."""
     from abbench.snapshot import GitFetchError, prepare_from_url
 
     try:
@@ -108,7 +109,7 @@ def snapshot_git(
             url,
             ref,
             path,
-            workdir=settings.spool,
+            workdir=workdir,
             schemes=settings.git_schemes,
             timeout=settings.git_timeout,
             max_fetch_bytes=settings.max_request_bytes,

@@ -191,14 +191,20 @@ async def upload_snapshot(
     JSON body ``{"git": URL, "ref": REF, "path": SUBFOLDER}``: the server clones REF (shallow) and
     snapshots that folder with the same checks; the snapshot records the URL and the commit."""
     work = work_of(request)
-    if file is None:
-        url, ref, path = _git_body(await _json_body(request))
-        view = await work.run(
-            caller.key.key_id, "snapshot_git", owner=caller.owner, url=url, ref=ref, path=path
-        )
-        return answer(view, 201)
-    folder = temp_folder(settings_of(request).spool)
+    folder = temp_folder(settings_of(request).spool)  # the request's own: removed however its job ends
     try:
+        if file is None:
+            url, ref, path = _git_body(await _json_body(request))
+            view = await work.run(
+                caller.key.key_id,
+                "snapshot_git",
+                owner=caller.owner,
+                url=url,
+                ref=ref,
+                path=path,
+                workdir=str(folder),
+            )
+            return answer(view, 201)
         archive = await run_in_threadpool(save_upload, file, folder, "archive")
         stem = safe_filename(file.filename, "skill").split(".")[0] or "skill"
         view = await work.run(

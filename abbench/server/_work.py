@@ -54,7 +54,12 @@ class Limits:
 
 
 def _bounded(limits: Limits) -> None:
-    """Apply `limits` to this process (a job's child), and end it when its fork server is gone."""
+    """Apply `limits` to this process (a job's child), and end it when its fork server is gone.
+
+    It leads a process group of its own: what it starts (git, a report's kernel) is stopped with it.
+    """
+    with contextlib.suppress(OSError):
+        os.setsid()
     cpu = max(1, int(limits.cpu_s))
     with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 2))  # SIGXCPU, then SIGKILL
@@ -178,7 +183,7 @@ class WorkPool:
         finally:
             receiver.close()
             if answer[0] not in ("ok", "problem"):
-                proc.kill()
+                _kill_group(proc)
             proc.join(10)
             with self._lock:
                 self._live.discard(proc)
@@ -216,9 +221,16 @@ class WorkPool:
         with self._lock:
             live = list(self._live)
         for proc in live:
-            with contextlib.suppress(Exception):
-                proc.kill()
+            _kill_group(proc)
         self._threads.shutdown(wait=False, cancel_futures=True)
+
+
+def _kill_group(proc: Any) -> None:
+    """Kill a job's process and everything it started (its process group: git, a kernel)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError, TypeError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(Exception):
+        proc.kill()
 
 
 def _ended(code: int | None) -> str:
