@@ -24,6 +24,7 @@ if typing.TYPE_CHECKING:
     )
     from abbench.agents._base import (
         HIDDEN_FIELDS,
+        MAX_OUTPUT_BYTES,
         Agent,
         AgentFactory,
         Spending,
@@ -46,6 +47,7 @@ if typing.TYPE_CHECKING:
 __all__ = [
     "ANSWER_FORMATS",
     "HIDDEN_FIELDS",
+    "MAX_OUTPUT_BYTES",
     "NOT_RECORDED",
     "SKILL_TOOLS",
     "Agent",
@@ -107,6 +109,7 @@ __getattr__, __dir__ = _lazy.exports(
         ),
         "abbench.agents._base": (
             "HIDDEN_FIELDS",
+            "MAX_OUTPUT_BYTES",
             "Agent",
             "AgentFactory",
             "Spending",

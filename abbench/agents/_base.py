@@ -116,6 +116,10 @@ class Spending:
         return not (self.calls or self.transcript or self.files_read or self.sections_read)
 
 
+MAX_OUTPUT_BYTES = 5_000_000
+"""The most of an agent's output abbench keeps: what a command agent keeps of its CLI's stdout (and of
+its stderr) by default, and what one outcome recorded from elsewhere may hold as JSON."""
+
 HIDDEN_FIELDS = ("expected", "expected_skill", "metadata", "request_id", "source_row", "source_line")
 """The case fields no agent sees: the gold answer, and the row and notes it could be read back from."""
 

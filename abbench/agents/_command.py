@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 from abbench._regex import PatternError, UserPattern, compile_pattern
 from abbench._text import clip
 from abbench.agents._answer import Answer, canonical_refs
-from abbench.agents._base import Spending, Task, agent_case, check_settings, register_agent
+from abbench.agents._base import MAX_OUTPUT_BYTES, Spending, Task, agent_case, check_settings, register_agent
 from abbench.agents._command_output import (
     Reported,
     cli_failure,
@@ -188,7 +188,7 @@ class CommandAgent:
         timeout_s: float | None = None,
         kill_grace_s: float = 2.0,
         keep_workspace: bool = False,
-        max_output_bytes: int = 5_000_000,
+        max_output_bytes: int = MAX_OUTPUT_BYTES,
         base_dir: str | os.PathLike[str] | None = None,
         preset: str | None = None,
         program: str | None = None,

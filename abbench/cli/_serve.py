@@ -2,9 +2,34 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from abbench.cli._app import Context, cli, pass_ctx
+
+if TYPE_CHECKING:
+    from abbench.server import EndpointRule
+
+
+def _rules(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[EndpointRule, ...]:
+    """``--key-env NAME=URL`` / ``--endpoint URL`` as endpoint rules (a bad pattern is a usage error)."""
+    from abbench.server import EndpointRule
+
+    rules = []
+    for text in values:
+        if param.name == "key_env" and "=" not in text:
+            raise click.BadParameter(
+                f"{text!r}: write NAME=URL, e.g. OPENAI_API_KEY=https://api.openai.com/v1"
+            )
+        try:
+            rule = EndpointRule.parse(text)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
+        if param.name == "endpoints" and rule.key_env is not None:
+            raise click.BadParameter(f"{text!r}: a key variable goes with --key-env {text}")
+        rules.append(rule)
+    return tuple(rules)
 
 
 @cli.command("serve")
@@ -16,7 +41,18 @@ from abbench.cli._app import Context, cli, pass_ctx
     "--workers", default=2, show_default=True, type=click.IntRange(1, 64), help="Experiments run at once."
 )
 @click.option(
-    "--max-request-mb", default=200, show_default=True, type=click.IntRange(1), help="Largest upload."
+    "--max-request-mb",
+    default=200,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Largest upload (a data file, a skill archive) or body of recorded outcomes.",
+)
+@click.option(
+    "--max-document-mb",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Largest body of any other request (a definition, a gate, a review ...).",
 )
 @click.option(
     "--rate", default=600, show_default=True, type=click.IntRange(1), help="Requests per key per minute."
@@ -31,6 +67,26 @@ from abbench.cli._app import Context, cli, pass_ctx
     "machine's environment for keys: allow them only for callers you trust.",
 )
 @click.option("--allow-judges", is_flag=True, help="Let callers use graders that call a model.")
+@click.option(
+    "--key-env",
+    "key_env",
+    multiple=True,
+    metavar="NAME=URL",
+    callback=_rules,
+    help="Let callers' openai arms and judges send this environment variable's value as their key, to "
+    "endpoints matching URL only (repeat). URL: scheme://host[:port][/path]; *.example.com is any name "
+    "under it, :* any port, a path covers what is below it. Nothing else of this machine's "
+    "environment ever leaves.",
+)
+@click.option(
+    "--endpoint",
+    "endpoints",
+    multiple=True,
+    metavar="URL",
+    callback=_rules,
+    help="Let callers' openai arms and judges call endpoints matching URL without a key of this "
+    "machine's (repeat; same patterns as --key-env). Endpoints neither option names are refused.",
+)
 @click.option(
     "--per-owner", default=4, show_default=True, type=click.IntRange(1), help="Running experiments per owner."
 )
@@ -58,6 +114,58 @@ from abbench.cli._app import Context, cli, pass_ctx
     type=click.FloatRange(min=1),
     help="Seconds the clone of one git snapshot may take.",
 )
+@click.option(
+    "--git-credentials",
+    "git_credentials",
+    multiple=True,
+    metavar="HOST[/PATH]",
+    help="Let git snapshots of repositories under HOST[/PATH] (*.host: any name under it) use this "
+    "machine's git credentials: its SSH keys and agent, ~/.netrc (repeat). Every other URL is cloned "
+    "anonymously.",
+)
+@click.option(
+    "--request-workers",
+    default=2,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Requests read in a process of their own at once (imports, previews, snapshots, definitions, "
+    "outcomes); one at a time per key.",
+)
+@click.option(
+    "--request-cpu",
+    default=120.0,
+    show_default=True,
+    type=click.FloatRange(min=1),
+    help="CPU seconds one such request may take (a 200 MB CSV imports in about 30).",
+)
+@click.option(
+    "--request-memory-mb",
+    default=4096,
+    show_default=True,
+    type=click.IntRange(256),
+    help="Megabytes of memory one such request may take.",
+)
+@click.option(
+    "--request-timeout",
+    default=600.0,
+    show_default=True,
+    type=click.FloatRange(min=1),
+    help="Seconds one such request may take in all.",
+)
+@click.option(
+    "--max-runs",
+    default=1_000_000,
+    show_default=True,
+    type=click.IntRange(1),
+    help="The most runs (cases × rounds × arms) an experiment created over HTTP may have.",
+)
+@click.option(
+    "--max-inflight",
+    default=8,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Requests one key may have in flight at once (event streams aside); more answer 429.",
+)
 @pass_ctx
 def serve_cmd(
     ctx: Context,
@@ -65,13 +173,23 @@ def serve_cmd(
     port: int,
     workers: int,
     max_request_mb: int,
+    max_document_mb: int,
     rate: int,
     agents: tuple[str, ...],
     allow_judges: bool,
+    key_env: tuple[EndpointRule, ...],
+    endpoints: tuple[EndpointRule, ...],
     per_owner: int,
     runner_nice: int,
     git_schemes: tuple[str, ...],
     git_timeout: float,
+    git_credentials: tuple[str, ...],
+    request_workers: int,
+    request_cpu: float,
+    request_memory_mb: int,
+    request_timeout: float,
+    max_runs: int,
+    max_inflight: int,
 ) -> None:
     """Serve the store over HTTP (FastAPI): keys from `abbench keys create`, docs at /docs.
 
@@ -84,13 +202,22 @@ def serve_cmd(
         store=ctx.store.path,
         workers=workers,
         max_request_bytes=max_request_mb * 1024 * 1024,
+        max_document_bytes=max_document_mb * 1024 * 1024,
         rate_per_minute=rate,
         agents=frozenset(agents) | {"external"},  # recorded runs: never executed here
         allow_judges=allow_judges,
+        endpoints=endpoints + key_env,
         per_owner_running=per_owner,
         runner_nice=runner_nice,
         git_schemes=frozenset(git_schemes),
         git_timeout=git_timeout,
+        git_credentials=tuple(git_credentials),
+        request_workers=request_workers,
+        request_cpu_s=request_cpu,
+        request_memory_mb=request_memory_mb,
+        request_timeout_s=request_timeout,
+        max_runs=max_runs,
+        max_inflight=max_inflight,
     )
     if host not in ("127.0.0.1", "localhost", "::1"):
         click.secho(

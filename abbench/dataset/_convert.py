@@ -22,6 +22,10 @@ from abbench.types import Case
 if TYPE_CHECKING:  # pandas loads only when a frame is asked for
     import pandas as pd
 
+MAX_COLUMNS = 16_384
+"""The most columns (or keys of a JSON row) a data file may have: Excel's own limit. A file ten times
+as wide took minutes to map, a column at a time."""
+
 ProfileLike = MappingProfile | dict[str, Any] | str | os.PathLike[str] | None
 """What a mapping can be given as: a profile, a dict of one, a path to a JSON/YAML file, or None."""
 
@@ -121,6 +125,11 @@ def plan_import(
     )
     chosen_splits = list(splits) if splits else (prof.splits if prof is not None else None)
     table = read_table(p, read=_read_spec(p, rcp, prof, given), splits=chosen_splits)
+    if len(table.columns) > MAX_COLUMNS:
+        raise ImportFailed(
+            f"{p.name} has {len(table.columns):,} columns, more than the {MAX_COLUMNS:,} a data file may have "
+            "(Excel's own limit); keep the columns the cases need (input, gold, id, context) and import that"
+        )
     suggestion = None
     if prof is None and rcp is None:
         suggestion = _suggest(p, table)

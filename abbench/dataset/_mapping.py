@@ -215,9 +215,9 @@ class Mapper:
         shape = self.profile.shape
         if shape is None or not shape.columns or not self.tabular:
             return
-        have = set(self._stream_columns)
+        have, had = set(self._stream_columns), set(shape.columns)  # sets: a wide file is not quadratic
         gone = [c for c in shape.columns if c not in have and c not in sources.missing]
-        new = [c for c in self._stream_columns if c not in shape.columns]
+        new = [c for c in self._stream_columns if c not in had]
         if gone:
             self.warnings.append(
                 (

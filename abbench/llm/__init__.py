@@ -18,7 +18,15 @@ if typing.TYPE_CHECKING:
         check_cache_mode,
         default_cache_mode,
     )
-    from abbench.llm._client import DEFAULT_BASE_URL, ChatClient, expand_env, normalize_base_url, tool_spec
+    from abbench.llm._client import ChatClient, tool_spec
+    from abbench.llm._endpoint import (
+        DEFAULT_BASE_URL,
+        OPENAI_KEY_ENV,
+        Endpoint,
+        expand_env,
+        normalize_base_url,
+        resolve_endpoint,
+    )
     from abbench.llm._failures import (
         FAILURE_TYPES,
         FailureType,
@@ -46,11 +54,13 @@ __all__ = [
     "CACHE_MODES",
     "DEFAULT_BASE_URL",
     "FAILURE_TYPES",
+    "OPENAI_KEY_ENV",
     "PRICES_ENV",
     "CachedReply",
     "CallCache",
     "ChatClient",
     "ChatResponse",
+    "Endpoint",
     "FailureType",
     "MemoryCache",
     "Price",
@@ -72,6 +82,7 @@ __all__ = [
     "normalize_base_url",
     "parse_retry_after",
     "price_table",
+    "resolve_endpoint",
     "shared_http_client",
     "tool_spec",
     "user_prices_path",
@@ -92,11 +103,16 @@ __getattr__, __dir__ = _lazy.exports(
             "default_cache_mode",
         ),
         "abbench.llm._client": (
-            "DEFAULT_BASE_URL",
             "ChatClient",
+            "tool_spec",
+        ),
+        "abbench.llm._endpoint": (
+            "DEFAULT_BASE_URL",
+            "OPENAI_KEY_ENV",
+            "Endpoint",
             "expand_env",
             "normalize_base_url",
-            "tool_spec",
+            "resolve_endpoint",
         ),
         "abbench.llm._failures": (
             "FAILURE_TYPES",

@@ -16,11 +16,9 @@ import functools
 import json
 import logging
 import os
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 
@@ -35,6 +33,7 @@ from abbench.llm._cache import (
     default_cache_mode,
     one_asking,
 )
+from abbench.llm._endpoint import ENV_REF, expand_env, resolve_endpoint
 from abbench.llm._failures import (
     _ADVICE,
     _REFUSED,
@@ -54,51 +53,6 @@ from abbench.llm._stream import StreamAssembler, StreamError
 from abbench.types import Usage
 
 log = logging.getLogger(__name__)
-
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
-"""Where requests go when neither the arm nor ``$OPENAI_BASE_URL`` names an endpoint."""
-
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-def expand_env(value: str, unset: Callable[[str], Exception], used: list[str] | None = None) -> str:
-    """`value` with each ``${VAR}`` replaced by that environment variable (how an arm's settings
-    name a key without holding it); the values put in are added to `used` (to redact them later).
-
-    Raises:
-        Exception: ``unset(VAR)`` for a variable that is not set.
-    """
-
-    def put(match: re.Match[str]) -> str:
-        var = match.group(1)
-        if var not in os.environ:
-            raise unset(var)
-        if used is not None:
-            used.append(os.environ[var])
-        return os.environ[var]
-
-    return _ENV_REF.sub(put, value)
-
-
-def normalize_base_url(base_url: str) -> str:
-    """The API root for `base_url`: ``http://host:port`` gains ``/v1``; a trailing
-    ``/chat/completions`` or ``/`` is dropped.
-
-    Raises:
-        UsageError: it is not an http(s) URL.
-    """
-    url = base_url.strip().rstrip("/")
-    if url.endswith("/chat/completions"):
-        url = url[: -len("/chat/completions")]
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise UsageError(
-            f"base_url {base_url!r} is not an http(s) URL; write it like http://127.0.0.1:8000/v1 "
-            "or https://api.openai.com/v1"
-        )
-    if parts.path in ("", "/"):
-        url += "/v1"
-    return url
 
 
 def _content_text(content: Any) -> str | None:
@@ -154,14 +108,10 @@ class ChatClient:
             raise UsageError("an OpenAI-compatible client needs a model id; set `model:` on the arm")
         if timeout_s is None or float(timeout_s) <= 0:
             raise UsageError(f"timeout_s must be a positive number of seconds, not {timeout_s!r}")
-        env_base = os.environ.get("OPENAI_BASE_URL")
         self.model = str(model).strip()
-        self.base_url = normalize_base_url(base_url or env_base or DEFAULT_BASE_URL)
-        if api_key_env is None and (
-            urlsplit(self.base_url).hostname == "api.openai.com" or (base_url is None and env_base)
-        ):
-            api_key_env = "OPENAI_API_KEY"
-        self.api_key_env = api_key_env or None
+        endpoint = resolve_endpoint(base_url, api_key_env)
+        self.base_url = endpoint.base_url
+        self.api_key_env = endpoint.key_env
         self.timeout_s = float(timeout_s)
         self.retry = retry or RetryPolicy()
         self.headers = dict(headers or {})
@@ -181,7 +131,7 @@ class ChatClient:
         if self.api_key_env and os.environ.get(self.api_key_env):
             values.append(os.environ[self.api_key_env].strip())
         for value in self.headers.values():
-            for name in _ENV_REF.findall(str(value)):
+            for name in ENV_REF.findall(str(value)):
                 if os.environ.get(name):
                     values.append(os.environ[name])
         return [v for v in values if len(v) >= 4]

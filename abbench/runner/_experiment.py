@@ -301,6 +301,7 @@ def create_experiment(
     reuse: bool = False,
     owner: str | None = None,
     parent_id: int | None = None,
+    max_runs: int | None = None,
 ) -> Experiment:
     """Create an experiment (and one pending run per case × round × arm) from its definition.
 
@@ -314,9 +315,11 @@ def create_experiment(
         reuse: When an experiment with the same identity exists, return it instead of refusing.
         owner: Owner for the identity (default: the definition's, else the OS user).
         parent_id: The experiment this one was cloned from.
+        max_runs: The most runs it may have (a server's limit on what one request stores); None: any.
 
     Raises:
-        ExperimentError: the definition is invalid, or its identity is taken and `reuse` is False.
+        ExperimentError: the definition is invalid, it has more runs than `max_runs`, or its identity is
+            taken and `reuse` is False.
     """
     spec, base = load_spec(definition)
     build_graders(list(spec.graders), spec.name, list(spec.arms))  # refused now, not mid-run
@@ -325,6 +328,7 @@ def create_experiment(
     dataset = _resolve_dataset(store, spec.dataset, base)
     cases = store.load_cases(dataset.id)
     selected = select_cases(cases, spec.cases)
+    _check_size(spec, len(selected), max_runs)
     if _dataset_labels(spec, store, dataset):
         agents = _check_arms(spec, base)  # the arms now hold the labels written out
     _check_arm_labels(spec, dataset)
@@ -367,6 +371,17 @@ def create_experiment(
         len(exp.arms),
     )
     return exp
+
+
+def _check_size(spec: ExperimentSpec, cases: int, max_runs: int | None) -> None:
+    """Refuse an experiment of more runs (cases × rounds × arms) than `max_runs`, saying how many."""
+    runs = cases * spec.rounds * len(spec.arms)
+    if max_runs is not None and runs > max_runs:
+        raise ExperimentError(
+            f"{spec.name}: {cases:,} cases × {spec.rounds} rounds × {len(spec.arms)} arms make "
+            f"{runs:,} runs, over the {max_runs:,} one experiment may have here; select fewer cases "
+            "(cases: {limit: N} or {sample: N}), rounds or arms, or split it into several experiments"
+        )
 
 
 def _check_offered(spec: ExperimentSpec, agents: dict[str, Any]) -> None:

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from abbench.agents import check_output
+from abbench.agents import MAX_OUTPUT_BYTES, check_output
 from abbench.errors import AgentError
 from abbench.graders import VERDICT_ROLE
 from abbench.types import AgentOutput, Usage
@@ -234,6 +234,27 @@ def _names(value: Any) -> tuple[str, ...] | None:
     return None if value is None else tuple(str(v) for v in value)
 
 
+def _size(value: Any) -> int:
+    """Bytes `value` takes as UTF-8 text (a string) or as JSON (anything else)."""
+    if isinstance(value, str):
+        return len(value.encode("utf-8", errors="replace"))
+    return len(json.dumps(value, ensure_ascii=False, default=str).encode("utf-8", errors="replace"))
+
+
+def _too_large(raw: Mapping[str, Any]) -> str | None:
+    """The problem of an outcome larger than an agent's output may be (`MAX_OUTPUT_BYTES` as JSON),
+    naming its largest field; None when it fits."""
+    sizes = {str(k): _size(v) for k, v in raw.items()}
+    if sum(sizes.values()) <= MAX_OUTPUT_BYTES:
+        return None
+    field, size = max(sizes.items(), key=lambda kv: kv[1])
+    return (
+        f"the outcome holds {sum(sizes.values()):,} bytes ({field}: {size:,}), over the {MAX_OUTPUT_BYTES:,} "
+        "an agent's output may hold (what abbench keeps of a command agent's output); record it shorter, "
+        "e.g. the end of the output, or keep the whole elsewhere and record where"
+    )
+
+
 def read_outcome(
     raw: Any, index: int, arms: Mapping[str, int], recorded: set[str]
 ) -> tuple[Outcome | None, list[str]]:
@@ -247,6 +268,9 @@ def read_outcome(
     """
     if not isinstance(raw, Mapping):
         return None, [f"must be a mapping with case_id, arm, round, prediction …, not {type(raw).__name__}"]
+    too_large = _too_large(raw)
+    if too_large:
+        return None, [too_large]
     problems: list[str] = []
     unknown = sorted(set(raw) - set(FIELDS))
     if unknown:

@@ -18,14 +18,22 @@ from abbench import _lazy
 
 if typing.TYPE_CHECKING:
     from abbench.server._app import RedactKeys, create_app, serve
-    from abbench.server._settings import DEFAULT_HOST, DEFAULT_PORT, ServerSettings
+    from abbench.server._settings import DEFAULT_HOST, DEFAULT_PORT, EndpointRule, ServerSettings
 
-__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "RedactKeys", "ServerSettings", "create_app", "serve"]
+__all__ = [
+    "DEFAULT_HOST",
+    "DEFAULT_PORT",
+    "EndpointRule",
+    "RedactKeys",
+    "ServerSettings",
+    "create_app",
+    "serve",
+]
 
 __getattr__, __dir__ = _lazy.exports(
     __name__,
     {
         "abbench.server._app": ("RedactKeys", "create_app", "serve"),
-        "abbench.server._settings": ("DEFAULT_HOST", "DEFAULT_PORT", "ServerSettings"),
+        "abbench.server._settings": ("DEFAULT_HOST", "DEFAULT_PORT", "EndpointRule", "ServerSettings"),
     },
 )

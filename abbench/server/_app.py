@@ -15,11 +15,13 @@ from fastapi.staticfiles import StaticFiles
 
 from abbench import __version__
 from abbench.server import _problems, _routes_analysis, _routes_data, _routes_runs
-from abbench.server._auth import KeyCache, RateLimiter
+from abbench.server._auth import InFlight, KeyCache, RateLimiter
 from abbench.server._common import Recent
+from abbench.server._documents import DocumentBounds
 from abbench.server._pool import RunnerPool
 from abbench.server._settings import DEFAULT_HOST, DEFAULT_PORT, ServerSettings
-from abbench.server._uploads import BodyLimit
+from abbench.server._uploads import BodyLimit, is_large
+from abbench.server._work import WorkPool
 from abbench.store import SCHEMA_VERSION, Store, open_store
 
 log = logging.getLogger(__name__)
@@ -72,13 +74,16 @@ def create_app(settings: ServerSettings, store: Store | None = None) -> FastAPI:
     """The application over the store in `settings` (opened, migrated; its left-over runs resumed on start)."""
     store = store or open_store(settings.store)
     pool = RunnerPool(store, settings.workers, settings.runner_nice, settings)
+    work = WorkPool(settings, store)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        work.warm()
         resumed = pool.resume_left_over()
         if resumed:
             log.info("resumed %d experiments left over by the last server", len(resumed))
         yield
+        work.shutdown()
         pool.shutdown()
 
     app = FastAPI(
@@ -89,7 +94,7 @@ def create_app(settings: ServerSettings, store: Store | None = None) -> FastAPI:
         redoc_url=None,
         lifespan=lifespan,
     )
-    app.state.store, app.state.settings, app.state.pool = store, settings, pool
+    app.state.store, app.state.settings, app.state.pool, app.state.work = store, settings, pool, work
     app.state.keys, app.state.limiter = KeyCache(store), RateLimiter(settings.rate_per_minute)
     app.state.recent = Recent()
     _problems.install(app)
@@ -101,7 +106,11 @@ def create_app(settings: ServerSettings, store: Store | None = None) -> FastAPI:
     def health() -> JSONResponse:
         return JSONResponse({"status": "ok", "version": __version__, "schema": SCHEMA_VERSION})
 
-    app.add_middleware(BodyLimit, limit=settings.max_request_bytes)
+    app.add_middleware(DocumentBounds, large=is_large)
+    app.add_middleware(InFlight, per_key=settings.max_inflight)
+    app.add_middleware(  # added last: the outermost, so a body is counted before anything reads it
+        BodyLimit, limit=settings.max_request_bytes, document_limit=settings.max_document_bytes
+    )
     return app
 
 

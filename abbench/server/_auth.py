@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from fastapi import Request
 
-from abbench.server._problems import Problem
+from abbench.server._problems import Problem, problem_response
 from abbench.store import ApiKey, Store
 
 log = logging.getLogger(__name__)
@@ -55,6 +57,78 @@ class RateLimiter:
             return (1.0 - tokens) / self.rate
 
 
+_KEY_ID = re.compile(rb"^\s*bearer\s+abk_([0-9a-f]{12})_", re.IGNORECASE)
+_BODIES = ("POST", "PUT", "PATCH")
+STREAMS_PER_REQUEST = 4
+"""Event streams one key may hold open, as a multiple of its requests in flight."""
+
+
+class InFlight:
+    """ASGI middleware: who may send a body, and how many requests one key has in flight.
+
+    - A request with a body is answered 401 before its body is read unless its key is valid: nobody
+      without a key makes the server read (and spool) an upload it would refuse anyway.
+    - At most `per_key` requests of one key are in flight at once, and `STREAMS_PER_REQUEST` times as
+      many event streams; more answer 429. A request holds a worker thread (or a work process) while
+      it runs: a caller sending forty slow requests at once would otherwise hold every thread, and
+      every other caller would wait.
+    """
+
+    def __init__(self, app: Any, per_key: int):
+        self.app = app
+        self.per_key = per_key
+        self._counts: dict[tuple[bytes, bool], int] = {}
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        path = str(scope.get("path", ""))
+        if scope["type"] != "http" or not path.startswith("/api/") or path == "/api/health":
+            await self.app(scope, receive, send)
+            return
+        header = dict(scope.get("headers") or []).get(b"authorization", b"")
+        if scope.get("method") in _BODIES and not self._valid(scope, header):
+            await self._refuse(scope, receive, send, 401, _unauthorized(_NO_KEY).detail, "unauthorized")
+            return
+        found = _KEY_ID.match(header)
+        if found is None:
+            await self.app(scope, receive, send)  # no key: the route says what is missing
+            return
+        stream = path.endswith("/events")
+        slot = (found.group(1), stream)
+        limit = self.per_key * (STREAMS_PER_REQUEST if stream else 1)
+        if self._counts.get(slot, 0) >= limit:
+            what = "event streams open" if stream else "requests in flight"
+            detail = (
+                f"key {slot[0].decode()} has {limit} {what}, this server's limit at once (--max-inflight); "
+                "send the next when one is answered"
+            )
+            await self._refuse(scope, receive, send, 429, detail, "too many requests")
+            return
+        self._counts[slot] = self._counts.get(slot, 0) + 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self._counts[slot] -= 1
+            if not self._counts[slot]:
+                del self._counts[slot]
+
+    @staticmethod
+    def _valid(scope: Any, header: bytes) -> bool:
+        kind, _, token = header.decode("latin-1").partition(" ")
+        if kind.lower() != "bearer" or not token.strip():
+            return False
+        keys: KeyCache = scope["app"].state.keys  # the application, set in the scope before any middleware
+        return keys.check(token.strip()) is not None
+
+    @staticmethod
+    async def _refuse(scope: Any, receive: Any, send: Any, status: int, detail: str, title: str) -> None:
+        response = problem_response(status, title, detail, scope.get("path", ""))
+        if status == 429:
+            response.headers["Retry-After"] = "1"
+        else:
+            response.headers["WWW-Authenticate"] = 'Bearer realm="abbench"'
+        await response(scope, receive, send)
+
+
 class KeyCache:
     """Authenticates keys against the store, and notes their use at most once a minute.
 
@@ -83,6 +157,12 @@ class KeyCache:
             log.warning("key %s: its last use was not recorded (%s)", key_id, exc)
         finally:
             self.store.close_thread_connection()
+
+
+_NO_KEY = (
+    "this route needs a valid API key: send Authorization: Bearer abk_...; make one with "
+    "abbench keys create OWNER on the server's store"
+)
 
 
 def _unauthorized(detail: str) -> Problem:

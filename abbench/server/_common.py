@@ -15,6 +15,7 @@ from starlette.concurrency import run_in_threadpool
 from abbench._result import plain
 from abbench.server._pool import RunnerPool
 from abbench.server._settings import ServerSettings
+from abbench.server._work import WorkPool
 from abbench.store import Store
 
 
@@ -106,6 +107,12 @@ def pool_of(request: Request) -> RunnerPool:
     """The server's runner pool."""
     pool: RunnerPool = request.app.state.pool
     return pool
+
+
+def work_of(request: Request) -> WorkPool:
+    """The server's pool of work processes (what reads a caller's files and documents)."""
+    work: WorkPool = request.app.state.work
+    return work
 
 
 def answer(data: Any, status: int = 200) -> JSONResponse:

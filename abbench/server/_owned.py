@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from abbench.dataset import DatasetInfo
+from abbench.dataset import DatasetInfo, MappingProfile
 from abbench.errors import NotFoundError
-from abbench.runner import list_experiments
+from abbench.runner import list_experiments, load_spec
+from abbench.server import _policy
+from abbench.server._documents import INT_MAX
 from abbench.server._problems import Problem, not_found
 from abbench.server._settings import ServerSettings
 from abbench.snapshot import Snapshot
@@ -22,9 +24,9 @@ from abbench.store import Experiment, Store
 def experiment(store: Store, ref: str | int, owner: str) -> Experiment:
     """The owner's experiment `ref` (id, ``#id`` or name: the latest of that name), else a 404."""
     text = str(ref).strip().lstrip("#")
-    if text.isdigit():
+    if text.isascii() and text.isdigit():
         try:
-            found = store.get_experiment(int(text))
+            found = store.get_experiment(int(text)) if int(text) <= INT_MAX else None
         except NotFoundError:
             found = None
         if found is not None and found.owner == owner:
@@ -63,6 +65,22 @@ def dataset(store: Store, ref: str, owner: str) -> DatasetInfo:
     raise not_found("dataset", ref, "datasets")
 
 
+def profile(store: Store, ref: str, owner: str) -> MappingProfile:
+    """The mapping profile the owner saved as `ref` (``name``: the latest version, ``name@3``), else a 404.
+
+    Another owner's profile of the name is missing, as a name nobody saved: never found, never listed.
+    """
+    try:
+        return store.get_profile(ref, owner=owner)
+    except NotFoundError:
+        raise Problem(
+            404,
+            "not found",
+            f"no saved mapping profile {ref!r} for this key's owner; send the profile itself (JSON or YAML) "
+            "— an import saves it under its name (or the dataset's) for next time",
+        ) from None
+
+
 def snapshots(store: Store, owner: str) -> list[Snapshot]:
     """The snapshots the owner holds."""
     held = store.held("snapshot", owner)
@@ -88,43 +106,22 @@ def _invalid(detail: str) -> Problem:
     return Problem(422, "invalid definition", detail)
 
 
-def _check_arm(store: Store, name: str, arm: dict[str, Any], owner: str, settings: ServerSettings) -> None:
-    agent = str(arm.get("agent") or "")
-    if agent not in settings.agents:
-        raise _invalid(
-            f"arm {name!r}: agent {agent!r} is not allowed on this server (allowed: "
-            f"{', '.join(sorted(settings.agents))}); whoever runs it can allow more with abbench serve --agent"
-        )
-    if arm.get("git_ref"):
-        raise _invalid(
-            f"arm {name!r}: git_ref reads the server's disk; upload the skill (POST /api/skill-snapshots)"
-        )
-    if arm.get("skill"):
-        arm["skill"] = snapshot(store, str(arm["skill"]), owner).hash
-    if arm.get("skills"):
+def _resolve_skills(store: Store, arm: dict[str, Any], owner: str) -> None:
+    if isinstance(arm.get("skill"), str) and arm["skill"]:
+        arm["skill"] = snapshot(store, arm["skill"], owner).hash
+    elif arm.get("skill") is not None:
+        raise _invalid("an arm's skill names one of your snapshots (its hash, label or skill name)")
+    if isinstance(arm.get("skills"), list):
         arm["skills"] = [snapshot(store, str(s), owner).hash for s in arm["skills"]]
-
-
-def _check_graders(graders: Any, settings: ServerSettings) -> None:
-    for g in graders or ():
-        kind = str(g.get("type") or g.get("grader") or "") if isinstance(g, dict) else str(g)
-        if ":" in kind:
-            raise _invalid(
-                f"grader {kind!r} is a function on the server's path; over HTTP use a named grader"
-            )
-        if "judge" in kind and not settings.allow_judges:
-            raise _invalid(
-                f"grader {kind!r} calls a model, which this server does not allow over HTTP "
-                "(abbench serve --allow-judges); use rule graders"
-            )
 
 
 def definition(store: Store, spec: Any, owner: str, settings: ServerSettings) -> dict[str, Any]:
     """The definition, with its dataset and skills resolved among the owner's, and the owner set.
 
     Raises:
-        Problem: 422 for a file path, another owner, a refused agent or grader; 404 for a dataset or
-            snapshot the owner does not hold.
+        Problem: 422 for a server file, another owner, or an agent, grader or endpoint the server does
+            not allow (`abbench.server._policy`); 404 for a dataset or snapshot the owner does not hold.
+        ExperimentError: the definition is invalid (422, each problem named).
     """
     if not isinstance(spec, dict):
         raise _invalid("the definition must be a YAML or JSON mapping (name, dataset, arms, ...)")
@@ -133,6 +130,8 @@ def definition(store: Store, spec: Any, owner: str, settings: ServerSettings) ->
         raise _invalid(f"the definition names owner {spec['owner']!r}, but this key acts for {owner!r}")
     spec["owner"] = owner
     ds = spec.get("dataset")
+    if isinstance(ds, dict):
+        raise _policy.refused_path("dataset", "dataset")
     if not isinstance(ds, str) or not ds:
         raise _invalid(
             "dataset must name a dataset you uploaded (its fingerprint or name); upload a file with "
@@ -147,7 +146,8 @@ def definition(store: Store, spec: Any, owner: str, settings: ServerSettings) ->
         if not isinstance(arm, dict):
             raise _invalid(f"arm {name!r} must be a mapping (agent, model, skill, params)")
         arm = dict(arm)
-        _check_arm(store, str(name), arm, owner, settings)
+        _resolve_skills(store, arm, owner)
         spec["arms"][name] = arm
-    _check_graders(spec.get("graders"), settings)
+    checked, _ = load_spec(spec)
+    _policy.check_definition(checked, settings)
     return spec

@@ -63,11 +63,31 @@ def _status(exc: AbbenchError) -> tuple[int, str]:
     return (422, "invalid input") if exc.exit_code == 2 else (409, "refused")
 
 
-def _no_paths(request: Request, text: str) -> str:
+def scrub_paths(settings: Any, text: str) -> str:
     """`text` without the server's folders: an upload is named as the caller sent it."""
-    settings = request.app.state.settings
-    text = re.sub(re.escape(str(settings.spool)) + r"/req-[^/\s]+/", "", text)
+    text = re.sub(re.escape(str(settings.spool)) + r"/req-[^/\s]+/(?:in/)*", "", text)
+    text = text.replace(str(settings.spool), "(the server)")
     return text.replace(str(settings.store), "(the server's store)")
+
+
+def _no_paths(request: Request, text: str) -> str:
+    return scrub_paths(request.app.state.settings, text)
+
+
+def abbench_problem(exc: AbbenchError) -> tuple[int, str, str, dict[str, Any]]:
+    """The status, title, detail and extra members of the problem an `AbbenchError` answers with
+    (the server's folders not yet taken out of the detail: `scrub_paths`)."""
+    status, title = _status(exc)
+    if status == 404:  # the library's words may name other owners' objects: say only what is missing
+        return 404, title, "not found for this key's owner", {}
+    extra: dict[str, Any] = {}
+    report = getattr(exc, "report", None)
+    if report is not None:
+        extra["report"] = report.to_dict()
+    problems = getattr(exc, "problems", None)
+    if isinstance(problems, list):
+        extra["problems"] = problems
+    return status, title, str(exc), extra
 
 
 def install(app: FastAPI) -> None:
@@ -81,14 +101,8 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(AbbenchError)
     async def _abbench(request: Request, exc: AbbenchError) -> JSONResponse:
-        status, title = _status(exc)
-        if status == 404:  # the library's words may name other owners' objects: say only what is missing
-            return problem_response(404, title, "not found for this key's owner", request.url.path)
-        extra: dict[str, Any] = {}
-        report = getattr(exc, "report", None)
-        if report is not None:
-            extra["report"] = report.to_dict()
-        return problem_response(status, title, _no_paths(request, str(exc)), request.url.path, **extra)
+        status, title, detail, extra = abbench_problem(exc)
+        return problem_response(status, title, _no_paths(request, detail), request.url.path, **extra)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -10,16 +10,16 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import FileResponse, JSONResponse
 from pydantic import BaseModel, Field
 from starlette.background import BackgroundTask
+from starlette.concurrency import run_in_threadpool
 
 from abbench.compare import compare_arms, compare_experiments
 from abbench.export import EXPORT_FORMATS, EXPORT_KINDS, export
 from abbench.gate import evaluate_gate
-from abbench.report import render_report
 from abbench.review import add_review
 from abbench.runner import try_input
-from abbench.server import _owned
+from abbench.server import _owned, _policy
 from abbench.server._auth import Caller, require
-from abbench.server._common import answer, experiment_view, settings_of, store_of
+from abbench.server._common import answer, experiment_view, settings_of, store_of, work_of
 from abbench.server._problems import Problem
 from abbench.server._uploads import remove, temp_folder
 from abbench.store import acting_as
@@ -125,8 +125,16 @@ def gate(request: Request, caller: Reader, ref: str, body: GateIn) -> JSONRespon
     store = store_of(request)
     exp = _owned.experiment(store, ref, caller.owner)
     vs = _owned.experiment(store, body.vs, caller.owner).id if body.vs else None
+    _own_gate_inline(exp, body.rules)
     result = evaluate_gate(exp.id, body.rules, store=store, arms=body.arms, vs=vs)
     return answer(result)
+
+
+def _own_gate_inline(exp: Any, rules: Any) -> None:
+    """Without rules, the experiment's own gate is used: refused when it is a file's name (an experiment
+    created from the command line may name one), which the server would read."""
+    if rules is None and isinstance(exp.gate, str):
+        raise _policy.refused_path(f"experiment {exp.name!r}: gate", "gate")
 
 
 def _report_path(request: Request, exp_id: int) -> Path:
@@ -134,23 +142,23 @@ def _report_path(request: Request, exp_id: int) -> Path:
 
 
 @router.post("/experiments/{ref}/report", status_code=201, summary="Render the report (download it with GET)")
-def report(request: Request, caller: Reader, ref: str, body: GateIn | None = None) -> JSONResponse:
-    """Render the self-contained HTML report now (a papermill kernel: seconds, not milliseconds)."""
+async def report(request: Request, caller: Reader, ref: str, body: GateIn | None = None) -> JSONResponse:
+    """Render the self-contained HTML report now (a papermill kernel: seconds, not milliseconds), in a
+    work process within this server's limits, one at a time per key."""
     store = store_of(request)
-    exp = _owned.experiment(store, ref, caller.owner)
+    exp = await run_in_threadpool(_owned.experiment, store, ref, caller.owner)
     body = body or GateIn()
-    vs = _owned.experiment(store, body.vs, caller.owner).id if body.vs else None
-    out = _report_path(request, exp.id)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    vs = (await run_in_threadpool(_owned.experiment, store, body.vs, caller.owner)).id if body.vs else None
     rules, arms = body.rules, body.arms
+    _own_gate_inline(exp, rules)
     if isinstance(rules, dict):  # a gate file's content: its pair, then its rules
         pair = [rules.get("baseline"), rules.get("candidate")]
         arms = arms or ([str(a) for a in pair] if all(pair) else None)
         rules = list(rules.get("rules") or [])
-    result = render_report(exp.id, vs=vs, arms=arms, gate=rules, out=out, store=store)
-    data = result.as_dict()
-    for k in ("html_path", "notebook_path"):
-        data.pop(k, None)
+    out = _report_path(request, exp.id)
+    data = await work_of(request).run(
+        caller.key.key_id, "report", exp_id=exp.id, vs=vs, arms=arms, rules=rules, out=str(out)
+    )
     return answer({**data, "download": f"/api/experiments/{exp.id}/report"}, 201)
 
 
@@ -179,8 +187,7 @@ class TryIn(BaseModel):
 def try_one(request: Request, caller: Runner, body: TryIn) -> JSONResponse:
     """Run one input through an agent now and answer with its result."""
     store, settings = store_of(request), settings_of(request)
-    if body.agent not in settings.agents:
-        raise Problem(422, "invalid input", f"agent {body.agent!r} is not allowed on this server")
+    _policy.check_try(body.agent, settings)
     skill = _owned.snapshot(store, body.skill, caller.owner).hash if body.skill else None
     with acting_as(caller.owner):
         result = try_input(

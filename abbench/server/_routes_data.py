@@ -2,69 +2,51 @@
 
 from __future__ import annotations
 
-import dataclasses
-import json
+import os
+import shutil
 from pathlib import Path
 from typing import Annotated, Any
 
-import yaml
 from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from abbench._yaml import load_yaml
-from abbench.dataset import preview_import
 from abbench.server import _owned
 from abbench.server._auth import Caller, require
-from abbench.server._common import answer, dataset_view, settings_of, snapshot_view, store_of
+from abbench.server._common import answer, dataset_view, settings_of, snapshot_view, store_of, work_of
+from abbench.server._documents import load_json
 from abbench.server._problems import Problem
-from abbench.server._uploads import remove, safe_filename, save_upload, temp_folder, unpack_skill
-from abbench.store import acting_as
+from abbench.server._uploads import remove, safe_filename, save_upload, temp_folder
 
 router = APIRouter(prefix="/api", tags=["data"])
 Reader = Annotated[Caller, Depends(require("read"))]
 Runner = Annotated[Caller, Depends(require("run"))]
 
 
-def _mapping(text: str | None) -> Any:
-    """A mapping given as JSON or YAML text (a profile), a saved profile's name, or nothing (the suggestion)."""
-    if text is None or not text.strip():
-        return None
-    stripped = text.strip()
-    if stripped.startswith("{"):
-        try:
-            return json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            raise Problem(
-                422,
-                "invalid mapping",
-                f"the mapping is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}",
-            ) from exc
-    if "\n" in stripped or ": " in stripped:
-        try:
-            loaded = load_yaml(stripped)
-        except yaml.YAMLError as exc:
-            raise Problem(422, "invalid mapping", f"the mapping is not valid YAML: {exc}") from exc
-        if isinstance(loaded, dict):
-            return loaded
-    return stripped
-
-
 def _options(**given: Any) -> dict[str, Any]:
     return {k: v for k, v in given.items() if v not in (None, "")}
 
 
+def _inbox(folder: Path) -> Path:
+    """Where a request's file is put: three folders down in its own folder, so that nothing a reader
+    looks for beside or above a data file (a recipe reads the SKILL.md of the skill folder an eval set
+    lies in, up to three folders up) is ever a file of the server's."""
+    inbox = folder / "in" / "in" / "in"
+    inbox.mkdir(parents=True, exist_ok=True)
+    return inbox
+
+
 @router.post("/datasets", status_code=201, summary="Upload a data file with a mapping: import it")
-def upload_dataset(
+async def upload_dataset(
     request: Request,
     caller: Runner,
     file: Annotated[UploadFile, File(description="A CSV/TSV, XLSX, JSONL or JSON file.")],
     mapping: Annotated[
-        str | None, Form(description="A mapping profile as JSON, or a saved profile's name.")
+        str | None, Form(description="A mapping profile as JSON or YAML, or a name you saved one under.")
     ] = None,
     name: Annotated[str | None, Form()] = None,
     sheet: Annotated[str | None, Form()] = None,
-    header_row: Annotated[int | None, Form()] = None,
+    header_row: Annotated[int | None, Form(ge=0, le=1_048_576)] = None,
     encoding: Annotated[str | None, Form()] = None,
     delimiter: Annotated[str | None, Form()] = None,
     format: Annotated[str | None, Form()] = None,
@@ -72,31 +54,35 @@ def upload_dataset(
     split: Annotated[list[str] | None, Form(description="JSON splits to import (repeat the field).")] = None,
     skip_invalid: Annotated[bool, Form()] = False,
 ) -> JSONResponse:
-    """Import the file as the CLI does: an invalid file answers 422 with the validation report, storing nothing."""
-    store = store_of(request)
+    """Import the file as the CLI does: an invalid file answers 422 with the validation report, storing
+    nothing. The file is read in a process of its own, within this server's limits."""
     folder = temp_folder(settings_of(request).spool)
     try:
-        path = save_upload(file, folder, safe_filename(file.filename, "data.csv"))
-        with acting_as(caller.owner):
-            info = store.import_dataset(
-                path,
-                _mapping(mapping),
-                **_options(
-                    name=name or Path(path).stem,
-                    sheet=sheet,
-                    header_row=header_row,
-                    encoding=encoding,
-                    delimiter=delimiter,
-                    format=format,
-                    recipe=recipe,
-                    splits=[s for s in split or () if s] or None,
-                ),
-                skip_invalid=skip_invalid,
-            )
-            store.grant("dataset", info.fingerprint, caller.owner)
+        path = await run_in_threadpool(
+            save_upload, file, _inbox(folder), safe_filename(file.filename, "data.csv")
+        )
+        options = _options(
+            name=name or Path(path).stem,
+            sheet=sheet,
+            header_row=header_row,
+            encoding=encoding,
+            delimiter=delimiter,
+            format=format,
+            recipe=recipe,
+            splits=[s for s in split or () if s] or None,
+        )
+        view = await work_of(request).run(
+            caller.key.key_id,
+            "import_dataset",
+            owner=caller.owner,
+            path=str(path),
+            mapping=mapping,
+            options=options,
+            skip_invalid=skip_invalid,
+        )
     finally:
-        remove(folder)
-    return answer(dataset_view(info), 201)
+        await run_in_threadpool(remove, folder)
+    return answer(view, 201)
 
 
 @router.get("/datasets", summary="The datasets this key's owner holds")
@@ -112,16 +98,17 @@ def get_dataset(request: Request, caller: Reader, ref: str) -> JSONResponse:
 
 
 @router.post("/datasets/{ref}/mapping", summary="Preview a mapping on a dataset's stored file")
-def preview_mapping(
+async def preview_mapping(
     request: Request,
     caller: Reader,
     ref: str,
     mapping: Annotated[str | None, Form()] = None,
     n: Annotated[int, Form(ge=1, le=200)] = 10,
 ) -> JSONResponse:
-    """The first `n` cases the dataset's original file gives under `mapping`, with the validation report."""
+    """The first `n` cases the dataset's original file gives under `mapping`, with the validation report
+    (read in a process of its own, within this server's limits)."""
     store = store_of(request)
-    info = _owned.dataset(store, ref, caller.owner)
+    info = await run_in_threadpool(_owned.dataset, store, ref, caller.owner)
     if not info.upload_path:
         raise Problem(
             422, "no stored file", f"dataset {info.fingerprint} keeps no copy of its file to map again"
@@ -131,14 +118,31 @@ def preview_mapping(
         for k, v in (info.read_options or {}).items()
         if k in ("format", "sheet", "encoding", "delimiter")
     }
-    preview = preview_import(store.abspath(info.upload_path), _mapping(mapping), n=n, **options)
-    return answer(
-        {
-            "cases": [dataclasses.asdict(c) for c in preview.cases],
-            "report": preview.report.to_dict(),
-            "columns": list(getattr(preview, "columns", ()) or ()),
-        }
-    )
+    folder = temp_folder(settings_of(request).spool)
+    try:
+        path = await run_in_threadpool(_linked, store.abspath(info.upload_path), _inbox(folder))
+        found = await work_of(request).run(
+            caller.key.key_id,
+            "preview",
+            owner=caller.owner,
+            path=str(path),
+            mapping=mapping,
+            n=n,
+            options=options,
+        )
+    finally:
+        await run_in_threadpool(remove, folder)
+    return answer(found)
+
+
+def _linked(stored: Path, inbox: Path) -> Path:
+    """The stored file, linked into a request's folder (copied where a link cannot be made)."""
+    target = inbox / Path(stored).name
+    try:
+        os.link(stored, target)
+    except OSError:
+        shutil.copyfile(stored, target)
+    return target
 
 
 _GIT_BODY = {
@@ -169,14 +173,6 @@ _GIT_BODY = {
     }
 }
 
-_GIT_STATUS = {
-    "refused": (422, "git URL refused"),
-    "unknown-ref": (422, "unknown git ref"),
-    "unreachable": (502, "repository unreachable"),
-    "timeout": (502, "repository too slow"),
-    "too-large": (413, "repository too large"),
-}
-
 
 @router.post(
     "/skill-snapshots",
@@ -194,12 +190,29 @@ async def upload_snapshot(
     """Snapshot an uploaded folder (checked for traversal, links, bombs and the snapshot limits), or a
     JSON body ``{"git": URL, "ref": REF, "path": SUBFOLDER}``: the server clones REF (shallow) and
     snapshots that folder with the same checks; the snapshot records the URL and the commit."""
-    if file is not None:
-        snap = await run_in_threadpool(_snapshot_upload, request, caller, file)
-    else:
-        url, ref, path = _git_body(await _json_body(request))
-        snap = await run_in_threadpool(_snapshot_git, request, caller, url, ref, path)
-    return answer(snapshot_view(snap), 201)
+    work = work_of(request)
+    folder = temp_folder(settings_of(request).spool)  # the request's own: removed however its job ends
+    try:
+        if file is None:
+            url, ref, path = _git_body(await _json_body(request))
+            view = await work.run(
+                caller.key.key_id,
+                "snapshot_git",
+                owner=caller.owner,
+                url=url,
+                ref=ref,
+                path=path,
+                workdir=str(folder),
+            )
+            return answer(view, 201)
+        archive = await run_in_threadpool(save_upload, file, folder, "archive")
+        stem = safe_filename(file.filename, "skill").split(".")[0] or "skill"
+        view = await work.run(
+            caller.key.key_id, "snapshot_archive", owner=caller.owner, archive=str(archive), stem=stem
+        )
+    finally:
+        await run_in_threadpool(remove, folder)
+    return answer(view, 201)
 
 
 async def _json_body(request: Request) -> Any:
@@ -210,10 +223,12 @@ async def _json_body(request: Request) -> Any:
             "send the skill folder as a multipart 'file' (a .zip or .tar.gz), or a JSON body "
             '{"git": URL, "ref": REF, "path": SUBFOLDER}',
         )
-    try:
-        return json.loads(await request.body())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise Problem(422, "invalid request", f"the body is not valid JSON: {exc}") from exc
+    body, limit = await request.body(), settings_of(request).max_document_bytes
+    if len(body) > limit:
+        raise Problem(
+            413, "request too large", f"a git snapshot's JSON body is over {limit:,} bytes", limit=limit
+        )
+    return await run_in_threadpool(load_json, body, "request")
 
 
 def _git_body(body: Any) -> tuple[str, str, str | None]:
@@ -227,45 +242,6 @@ def _git_body(body: Any) -> tuple[str, str, str | None]:
     if not isinstance(ref, str) or not (path is None or isinstance(path, str)):
         raise Problem(422, "invalid request", '"ref" and "path" must be strings')
     return body["git"], ref, path
-
-
-def _snapshot_upload(request: Request, caller: Caller, file: UploadFile) -> Any:
-    store = store_of(request)
-    folder = temp_folder(settings_of(request).spool)
-    try:
-        archive = save_upload(file, folder, "archive")
-        stem = safe_filename(file.filename, "skill").split(".")[0] or "skill"
-        skill = unpack_skill(archive, folder / stem)
-        with acting_as(caller.owner):
-            snap = store.snapshot_skill(skill)
-            store.grant("snapshot", snap.hash, caller.owner)
-    finally:
-        remove(folder)
-    return snap
-
-
-def _snapshot_git(request: Request, caller: Caller, url: str, ref: str, path: str | None) -> Any:
-    from abbench.snapshot import GitFetchError, prepare_from_url
-
-    settings = settings_of(request)
-    store = store_of(request)
-    try:
-        prepared = prepare_from_url(
-            url,
-            ref,
-            path,
-            workdir=settings.spool,
-            schemes=settings.git_schemes,
-            timeout=settings.git_timeout,
-            max_fetch_bytes=settings.max_request_bytes,
-        )
-    except GitFetchError as exc:
-        status, title = _GIT_STATUS.get(exc.kind, (422, "invalid input"))
-        raise Problem(status, title, str(exc).replace(str(settings.spool), "(the server)")) from None
-    with acting_as(caller.owner):
-        snap = store.store_prepared(prepared)
-        store.grant("snapshot", snap.hash, caller.owner)
-    return snap
 
 
 @router.get("/skill-snapshots", summary="The snapshots this key's owner holds")

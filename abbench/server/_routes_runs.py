@@ -7,26 +7,20 @@ import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-import yaml
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from abbench._utf8 import not_utf8
-from abbench._yaml import load_yaml
 from abbench.compare import compare_arms
 from abbench.review import disagreements
 from abbench.runner import (
-    RecordError,
     cancel_experiment,
-    create_experiment,
     experiment_status,
     pause_experiment,
-    record_runs,
     resume_experiment,
     select_retry,
 )
-from abbench.server import _owned
+from abbench.server import _owned, _policy
 from abbench.server._auth import Caller, require
 from abbench.server._common import (
     answer,
@@ -38,9 +32,12 @@ from abbench.server._common import (
     settings_of,
     shared,
     store_of,
+    work_of,
 )
+from abbench.server._documents import INT_MAX
 from abbench.server._problems import Problem
-from abbench.store import Experiment, RunRecord, acting_as
+from abbench.server._uploads import remove, temp_folder
+from abbench.store import Experiment, RunRecord
 from abbench.types import ExperimentStatus
 
 router = APIRouter(prefix="/api", tags=["experiments"])
@@ -51,33 +48,14 @@ _FINAL = (ExperimentStatus.FINISHED, ExperimentStatus.CANCELLED, ExperimentStatu
 that would go on without someone asking (its halt says why), so a waiting client is not held forever."""
 
 
-async def _definition(request: Request) -> Any:
-    body = await request.body()
-    try:
-        text = body.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise Problem(422, "invalid definition", not_utf8("the definition", body, exc)) from None
-    try:
-        if "json" in request.headers.get("content-type", ""):
-            return json.loads(text)
-        return load_yaml(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise Problem(422, "invalid definition", f"the definition is not valid JSON or YAML: {exc}") from exc
-
-
 @router.post("/experiments", status_code=201, summary="Create an experiment from its YAML or JSON definition")
 async def create(request: Request, caller: Runner) -> JSONResponse:
     """The definition names the owner's datasets and snapshots; one pending run per case × round × arm."""
-    raw = await _definition(request)
-
-    def work() -> Experiment:
-        store = store_of(request)
-        spec = _owned.definition(store, raw, caller.owner, settings_of(request))
-        with acting_as(caller.owner):
-            return create_experiment(spec, store=store, owner=caller.owner)
-
-    exp = await run_in_threadpool(work)
-    return answer(experiment_view(exp), 201)
+    body, content_type = await request.body(), request.headers.get("content-type", "")
+    view = await work_of(request).run(
+        caller.key.key_id, "create", owner=caller.owner, body=body, content_type=content_type
+    )
+    return answer(view, 201)
 
 
 @router.get("/experiments", summary="This owner's experiments, newest first")
@@ -100,9 +78,19 @@ async def get_one(request: Request, caller: Reader, ref: str) -> JSONResponse:
 async def _lookup(request: Request, caller: Caller, ref: str) -> Experiment:
     """The caller's experiment: by id on the event loop (one indexed read), by name on a worker thread."""
     store = store_of(request)
-    if ref.strip().lstrip("#").isdigit():
+    if ref.strip().lstrip("#").isascii() and ref.strip().lstrip("#").isdigit():
         return _owned.experiment(store, ref, caller.owner)
     return await run_in_threadpool(_owned.experiment, store, ref, caller.owner)
+
+
+def _allowed(request: Request, exp: Experiment, *, arms: bool = True) -> None:
+    """Refuse (422) an experiment this server may not execute, whoever made it: an agent or grader it
+    was not started to allow (the pool's own rule), then an endpoint, key variable or server file it
+    names (`_policy`). `arms` False: a re-grade, which runs the graders only."""
+    refused = pool_of(request).refusal(exp.id, regrade=not arms)
+    if refused is not None:  # made elsewhere (the CLI, a notebook) with an agent this server does not run
+        raise Problem(422, "not allowed on this server", refused)
+    _policy.check_execution(exp.spec, settings_of(request), arms=arms)
 
 
 def _start(request: Request, caller: Caller, exp: Experiment, **job: Any) -> bool:
@@ -111,9 +99,7 @@ def _start(request: Request, caller: Caller, exp: Experiment, **job: Any) -> boo
         return False
     if exp.runner_alive:
         raise Problem(409, "busy", exp.busy_message())
-    refused = pool.refusal(exp.id, regrade=bool(job.get("regrade")))
-    if refused is not None:  # made elsewhere (the CLI, a notebook) with an agent this server does not run
-        raise Problem(422, "not allowed on this server", refused)
+    _allowed(request, exp, arms=not job.get("regrade"))
     if pool.queued_for(caller.owner) >= settings.per_owner_running:
         raise Problem(
             429,
@@ -150,10 +136,16 @@ def pause(request: Request, caller: Runner, ref: str) -> JSONResponse:
 
 
 @router.post("/experiments/{ref}/resume", status_code=202, summary="Resume a paused experiment")
-def resume(request: Request, caller: Runner, ref: str, budget: float | None = None) -> JSONResponse:
+def resume(
+    request: Request,
+    caller: Runner,
+    ref: str,
+    budget: float | None = Query(None, gt=0, allow_inf_nan=False, description="A new budget (max_cost)."),
+) -> JSONResponse:
     """Go on; when no runner holds it any more (paused by its budget), queue it again."""
     store = store_of(request)
     exp = _owned.experiment(store, ref, caller.owner)
+    _allowed(request, exp)  # refused before its control changes
     alive = resume_experiment(exp.id, store=store, budget=budget)
     queued = False if alive or pool_of(request).busy(exp.id) else _start(request, caller, exp)
     return _control_answer(request, exp, queued=queued)
@@ -199,9 +191,7 @@ def retry(
         cancelled=cancelled,
         cases=cases,
     )
-    refused = pool_of(request).refusal(exp.id, regrade=not chosen.rerun)
-    if refused is not None:
-        raise Problem(422, "not allowed on this server", refused)
+    _allowed(request, exp, arms=bool(chosen.rerun))  # refused before any run is reset
     if chosen.rerun:
         store.reset_runs(list(chosen.rerun), "re-run requested")
     queued = _start(request, caller, exp, regrade_ids=chosen.regrade)
@@ -236,33 +226,27 @@ async def record(request: Request, caller: Runner, ref: str) -> JSONResponse:
     Validated like agent answers (422 with every problem, naming case, arm, round and field; nothing is
     stored then), idempotent per (arm, case, round, attempt), graded by the experiment's graders.
     """
+    exp = await _lookup(request, caller, ref)
+    if pool_of(request).busy(exp.id):
+        raise Problem(409, "busy", f"experiment {exp.name!r} is running on this server; record when it stops")
+    _allowed(request, exp, arms=False)  # the outcomes are graded here
+    folder = temp_folder(settings_of(request).spool)
     try:
-        body = json.loads(await request.body() or b"null")
-    except json.JSONDecodeError as exc:
-        raise Problem(422, "invalid outcomes", f"the body is not JSON: {exc}") from exc
-    outcomes = body.get("outcomes") if isinstance(body, dict) else body
-    if not isinstance(outcomes, list):
-        raise Problem(
-            422, "invalid outcomes", 'send {"outcomes": [{case_id, arm, round, prediction, ...}, ...]}'
+        body = folder / "outcomes.json"
+        with open(body, "wb") as out:  # the body as it arrives (counted by BodyLimit), then read apart
+            async for chunk in request.stream():
+                out.write(chunk)
+        summary = await work_of(request).run(
+            caller.key.key_id,
+            "record",
+            owner=caller.owner,
+            actor=caller.actor,
+            exp_id=exp.id,
+            body_path=str(body),
         )
-
-    def work() -> dict[str, Any]:
-        store = store_of(request)
-        exp = _owned.experiment(store, ref, caller.owner)
-        if pool_of(request).busy(exp.id):
-            raise Problem(
-                409, "busy", f"experiment {exp.name!r} is running on this server; record when it stops"
-            )
-        refused = pool_of(request).refusal(exp.id, regrade=True)  # the outcomes are graded here
-        if refused is not None:
-            raise Problem(422, "not allowed on this server", refused)
-        try:
-            with acting_as(caller.owner):
-                return record_runs(store, exp.id, outcomes, recorded_by=caller.actor).as_dict()
-        except RecordError as exc:
-            raise Problem(422, "invalid outcomes", str(exc), problems=exc.problems) from exc
-
-    return answer(await run_in_threadpool(work), 201)
+    finally:
+        await run_in_threadpool(remove, folder)
+    return answer(summary, 201)
 
 
 def _run_view(r: RunRecord) -> dict[str, Any]:
@@ -316,7 +300,7 @@ async def results(
         None, description="fixed, regressed or moved (either), between the decision pair"
     ),
     disagreement: bool = False,
-    offset: int = Query(0, ge=0),
+    offset: int = Query(0, ge=0, le=INT_MAX),
     limit: int = Query(100, ge=1, le=1000),
 ) -> Response:
     """A page of runs with the total that match (unfiltered: in arm, round, case order; filtered: in id order).

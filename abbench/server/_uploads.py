@@ -35,21 +35,39 @@ class _TooLarge(Exception):
     pass
 
 
-class BodyLimit:
-    """ASGI middleware: a request body over `limit` bytes answers 413, read or not yet read."""
+_LARGE = re.compile(r"^/api/(datasets|skill-snapshots|experiments/[^/]+/runs)/?$")
+"""The routes whose bodies may be as large as `BodyLimit.limit`: uploads, and outcomes (read in a
+process of their own). Every other body is a document (a definition, a gate, a review ...)."""
 
-    def __init__(self, app: ASGIApp, limit: int):
+
+def is_large(scope: Scope) -> bool:
+    """Whether the request is an upload or outcomes (`_LARGE`), whose bodies are read elsewhere."""
+    return scope.get("method") == "POST" and _LARGE.match(scope.get("path", "")) is not None
+
+
+class BodyLimit:
+    """ASGI middleware: a request body over its route's limit answers 413, read or not yet read.
+
+    Uploads and outcomes may be `limit` bytes; every other body (a definition, a gate, a comparison,
+    a review, a try) `document_limit`: what the server parses itself stays small enough to parse at
+    once. The body is counted as it arrives, before any route reads it, whether it declares its
+    length or not.
+    """
+
+    def __init__(self, app: ASGIApp, limit: int, document_limit: int | None = None):
         self.app = app
         self.limit = limit
+        self.document_limit = document_limit if document_limit is not None else limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self.limit if is_large(scope) else self.document_limit
         headers = dict(scope.get("headers") or [])
         declared = headers.get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await self._refuse(scope, receive, send)
+        if declared is not None and declared.isascii() and declared.isdigit() and int(declared) > limit:
+            await self._refuse(scope, receive, send, limit)
             return
         seen = 0
         started = False
@@ -59,7 +77,7 @@ class BodyLimit:
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.limit:
+                if seen > limit:
                     raise _TooLarge
             return message
 
@@ -72,15 +90,20 @@ class BodyLimit:
             await self.app(scope, counted, watched)
         except _TooLarge:
             if not started:
-                await self._refuse(scope, receive, send)
+                await self._refuse(scope, receive, send, limit)
 
-    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send, limit: int) -> None:
+        what, option = (
+            ("an upload", "--max-request-mb") if limit == self.limit else ("a document", "--max-document-mb")
+        )
         response = problem_response(
             413,
             "request too large",
-            f"the request body is over this server's limit of {self.limit:,} bytes; send a smaller file, "
-            "or ask whoever runs the server to raise --max-request-mb",
+            f"the request body is over this server's limit of {limit:,} bytes for {what}; send less "
+            f"(outcomes in several requests, a smaller file), or ask whoever runs the server to raise "
+            f"{option}",
             scope.get("path", ""),
+            limit=limit,
         )
         await response(scope, receive, send)
 

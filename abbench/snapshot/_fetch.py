@@ -76,15 +76,46 @@ def _git_args(schemes: frozenset[str]) -> list[str]:
     return [*args, "-c", "credential.helper=", "-c", "core.hooksPath=/dev/null", "-c", "init.templateDir="]
 
 
-class _Fetch:
-    """One clone: its folder, the allowed schemes, the deadline and the byte budget."""
+_CREDENTIAL_ENV = ("SSH_AUTH_SOCK", "GIT_SSH", "GIT_SSH_VARIANT", "GIT_ASKPASS", "SSH_ASKPASS", "NETRC")
 
-    def __init__(self, url: str, dest: Path, schemes: frozenset[str], timeout: float, max_bytes: int):
+
+def anonymous_env(home: Path) -> dict[str, str]:
+    """What git runs with when it may use none of this machine's credentials: a `home` of its own (no
+    ``~/.netrc`` for https, no ``~/.ssh`` config), no SSH agent, and ssh told to offer no key.
+
+    ssh reads its keys from the account's home whatever ``$HOME`` says, so it is told explicitly:
+    no config file, no identity file, no agent; an unknown host key is accepted into a known-hosts
+    file of the clone's own (no credential goes to it either way).
+    """
+    home.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k not in _CREDENTIAL_ENV}
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
+    env["GIT_SSH_COMMAND"] = (
+        "ssh -F /dev/null -o BatchMode=yes -o IdentitiesOnly=yes -o IdentityFile=none -o IdentityAgent=none "
+        f"-o GlobalKnownHostsFile=/dev/null -o UserKnownHostsFile={home / 'known_hosts'} "
+        "-o StrictHostKeyChecking=accept-new"
+    )
+    return env
+
+
+class _Fetch:
+    """One clone: its folder, the allowed schemes, the deadline, the byte budget and whose credentials."""
+
+    def __init__(
+        self,
+        url: str,
+        dest: Path,
+        schemes: frozenset[str],
+        timeout: float,
+        max_bytes: int,
+        anonymous: bool = False,
+    ):
         self.url, self.dest, self.schemes = url, dest, schemes
         self.shown = clean_remote_url(url)  # in messages: never a token a URL carried
         self.timeout, self.deadline, self.max_bytes = timeout, time.monotonic() + timeout, max_bytes
+        base = anonymous_env(dest.parent / "home") if anonymous else os.environ
         # neither the machine's nor the user's git config (url.*.insteadOf, helpers) takes part
-        self.env = {**_env(), "GIT_ASKPASS": "true", "SSH_ASKPASS": "true", "GIT_CONFIG_NOSYSTEM": "1"}
+        self.env = {**_env(base), "GIT_ASKPASS": "true", "SSH_ASKPASS": "true", "GIT_CONFIG_NOSYSTEM": "1"}
         self.env["GIT_CONFIG_GLOBAL"] = os.devnull
         self.env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
 
@@ -238,6 +269,7 @@ def prepare_from_url(
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
     max_files: int = DEFAULT_MAX_FILES,
+    anonymous: bool = False,
 ) -> PreparedSnapshot:
     """Clone `ref` of the git repository at `url` and read its folder `path` as a snapshot's content.
 
@@ -249,6 +281,8 @@ def prepare_from_url(
         schemes: The URL schemes allowed.
         timeout: Seconds all git calls may take together.
         max_fetch_bytes: The clone is stopped once its folder holds more.
+        anonymous: Clone without this machine's credentials (its SSH keys and agent, ``~/.netrc``):
+            what a server does for a URL a caller chose (`anonymous_env`).
 
     Raises:
         GitFetchError: a refused URL or path, an unknown ref, an unreachable repository, a timeout or
@@ -269,7 +303,7 @@ def prepare_from_url(
         Path(workdir).mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="git-", dir=workdir))
     try:
-        fetch = _Fetch(url, tmp / "repo", schemes, timeout, max_fetch_bytes)
+        fetch = _Fetch(url, tmp / "repo", schemes, timeout, max_fetch_bytes, anonymous)
         commit = clone_ref(fetch, ref)
         try:
             prepared = prepare_snapshot(

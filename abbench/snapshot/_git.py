@@ -13,6 +13,7 @@ import posixpath
 import subprocess
 import tarfile
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -32,8 +33,8 @@ log = logging.getLogger(__name__)
 _DUBIOUS = "dubious ownership"
 
 
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
+def _env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ if base is None else base)
     # A GIT_DIR inherited from a hook or a parent git command would point every call at the wrong repository.
     for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_CEILING_DIRECTORIES"):
         env.pop(name, None)

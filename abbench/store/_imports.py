@@ -7,6 +7,7 @@ import gc
 import hashlib
 import logging
 import os
+import shutil
 import sqlite3
 import uuid
 from collections import Counter
@@ -201,6 +202,20 @@ class ImportsMixin(StoreBase):
         finally:
             tmp.unlink(missing_ok=True)
             os.close(held)
+
+    def discard_partial(self, pid: int) -> int:
+        """Remove what process `pid` left half-written in the store when it was killed part way: the copy
+        of a file it was importing, a snapshot folder it was writing. Its database writes need nothing:
+        a transaction that did not commit is not there. Returns how many were removed.
+
+        Only for a process that has ended (a server's work process past its limits): a live one's
+        files would be taken from under it.
+        """
+        folders = list((self.path / "snapshots").glob(f".tmp-{pid}-*"))
+        for path in folders:
+            shutil.rmtree(path, ignore_errors=True)
+        # the copies of imported files no live process holds (`claimed_temp`): the stopped one's among them
+        return len(folders) + sweep_stale(self.path / "uploads", ".import-*")
 
     def save_dataset(
         self,

@@ -43,61 +43,88 @@ class ProfilesMixin(StoreBase):
         if not profile.name:
             raise UsageError("a profile needs a name to be saved: save_profile(profile, name='...')")
         profile = profile.with_lookups_loaded(Path.cwd()).model_copy(update={"version": None})
+        creator = current_user()
         with self.transaction() as conn:
+            # The same content as its creator's latest version of the name is that version; another
+            # owner's profile of the name is never reused nor changed (the versions count on, globally).
             latest = conn.execute(
-                "SELECT version, spec FROM mapping_profiles WHERE name = ? ORDER BY version DESC LIMIT 1",
-                (profile.name,),
+                "SELECT version, spec FROM mapping_profiles WHERE name = ? AND created_by = ? "
+                "ORDER BY version DESC LIMIT 1",
+                (profile.name, creator),
             ).fetchone()
+            last = conn.execute(
+                "SELECT MAX(version) FROM mapping_profiles WHERE name = ?", (profile.name,)
+            ).fetchone()[0]
             if latest is not None:
                 stored = MappingProfile.from_dict(
                     loads(latest["spec"]), where=f"stored profile {profile.name}"
                 )
                 if stored.identity() == profile.identity():
                     return stored.model_copy(update={"version": latest["version"]})
-            version = (latest["version"] if latest is not None else 0) + 1
+            version = (last or 0) + 1
             saved = profile.model_copy(update={"version": version})
             shape = saved.shape.model_dump(mode="json") if saved.shape is not None else None
             conn.execute(
                 "INSERT INTO mapping_profiles (name, version, spec, shape, created_at, created_by) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
-                (saved.name, version, saved.to_json(), dumps(shape), now_iso(), current_user()),
+                (saved.name, version, saved.to_json(), dumps(shape), now_iso(), creator),
             )
         log.info("saved mapping profile %s", saved.ref)
         return saved
 
-    def get_profile(self, name: str, version: int | None = None) -> MappingProfile:
+    def get_profile(
+        self, name: str, version: int | None = None, *, owner: str | None = None
+    ) -> MappingProfile:
         """A saved profile: ``name`` (latest version), ``name@3``, or `name` with `version`.
 
+        Args:
+            name: The name, or ``name@version``.
+            version: The version (default: the latest).
+            owner: Only among the profiles this owner saved (a server resolves a caller's names so);
+                None: among every profile of the store.
+
         Raises:
-            NotFoundError: no such profile or version; the message lists what exists.
+            NotFoundError: no such profile or version; the message lists what exists (of `owner`'s).
         """
         from abbench.dataset import MappingProfile
 
-        row = self._profile_row(name, version)
+        row = self._profile_row(name, version, owner)
         profile = MappingProfile.from_dict(loads(row["spec"]), where=f"stored profile {row['name']}")
         return profile.model_copy(update={"version": row["version"]})
 
-    def _profile_row(self, name: str, version: int | None = None) -> sqlite3.Row:
+    def _profile_row(self, name: str, version: int | None = None, owner: str | None = None) -> sqlite3.Row:
         if version is None and "@" in name:
             name, _, v = name.rpartition("@")
             if not v.isdigit():
                 raise UsageError(f"a profile version is a number: {name}@{v} → e.g. {name}@1")
             version = int(v)
+        mine = "" if owner is None else " AND created_by = ?"
+        of = () if owner is None else (owner,)
         if version is None:
             row = self.query_one(
-                "SELECT * FROM mapping_profiles WHERE name = ? ORDER BY version DESC LIMIT 1", (name,)
+                f"SELECT * FROM mapping_profiles WHERE name = ?{mine} ORDER BY version DESC LIMIT 1",
+                (name, *of),
             )
         else:
             row = self.query_one(
-                "SELECT * FROM mapping_profiles WHERE name = ? AND version = ?", (name, version)
+                f"SELECT * FROM mapping_profiles WHERE name = ? AND version = ?{mine}", (name, version, *of)
             )
         if row is None:
             versions = [
-                r[0] for r in self.query("SELECT version FROM mapping_profiles WHERE name = ?", (name,))
+                r[0]
+                for r in self.query(f"SELECT version FROM mapping_profiles WHERE name = ?{mine}", (name, *of))
             ]
             if versions:
                 raise NotFoundError(f"profile {name!r} has no version {version}; versions: {versions}")
-            names = [r[0] for r in self.query("SELECT DISTINCT name FROM mapping_profiles ORDER BY name")]
+            names = [
+                r[0]
+                for r in self.query(
+                    "SELECT DISTINCT name FROM mapping_profiles"
+                    + (" WHERE created_by = ?" if owner is not None else "")
+                    + " ORDER BY name",
+                    of,
+                )
+            ]
             close = difflib.get_close_matches(name, names, n=3)
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
             raise NotFoundError(

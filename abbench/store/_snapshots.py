@@ -158,7 +158,7 @@ class SnapshotsMixin(StoreBase):
         self._sweep_stale_tmp(snapshots_dir)
         source = prepared.source
         taken_at, taken_by = now_iso(), current_user()
-        tmp = Path(tempfile.mkdtemp(prefix=_TMP_PREFIX, dir=snapshots_dir))
+        tmp = Path(tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}{os.getpid()}-", dir=snapshots_dir))
         placed: Path | None = None  # a folder this call moved into place, removed again if the rows fail
         try:
             content = prepared.write_to(tmp / "content")

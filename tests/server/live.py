@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -25,14 +26,14 @@ def free_port() -> int:
 class LiveServer:
     """`abbench --store STORE serve` in a child process; `url` once it answers /api/health."""
 
-    def __init__(self, store: Path, *args: str, log: Path):
-        self.store, self.args, self.log_path = store, args, log
+    def __init__(self, store: Path, *args: str, log: Path, env: dict[str, str] | None = None):
+        self.store, self.args, self.log_path, self.env = store, args, log, env or {}
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> LiveServer:
-        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        env = {**os.environ, **self.env, "PYTHONPATH": str(REPO)}
         cmd = [
             sys.executable,
             "-m",
@@ -78,3 +79,50 @@ class LiveServer:
             self.proc.wait(timeout=60)
         if not self.log.closed:
             self.log.close()
+
+
+def store_state(store: Path) -> dict[str, object]:
+    """What a store holds: the rows of every table and the files beside the database (a refused
+    request must leave it exactly so). Read through a read-only connection, as another process would."""
+    uri = f"file:{store / 'abbench.db'}?mode=ro"
+    with sqlite3.connect(uri, uri=True) as conn:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        rows = {t: conn.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in sorted(tables)}
+        rows["experiments.control"] = conn.execute(
+            "SELECT group_concat(id || ':' || status || ':' || control) FROM experiments"
+        ).fetchone()[0]
+        rows["runs.state"] = conn.execute("SELECT group_concat(state) FROM runs").fetchone()[0]
+    files = sorted(
+        str(p.relative_to(store))
+        for p in store.rglob("*")
+        if p.is_file() and not p.name.startswith("abbench.db")
+    )
+    return {"rows": rows, "files": files}
+
+
+def _parents() -> dict[int, int]:
+    """pid -> parent pid of every process (Linux /proc)."""
+    found = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue  # it ended meanwhile
+        found[int(stat.parent.name)] = int(text.rpartition(")")[2].split()[1])
+    return found
+
+
+def work_processes(server_pid: int) -> list[int]:
+    """The server's work processes now (jobs reading a caller's request): children of its fork server."""
+    parents = _parents()
+    forkservers = set()
+    for pid, parent in parents.items():
+        if parent != server_pid:
+            continue
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"forkserver" in cmdline:
+            forkservers.add(pid)
+    return [pid for pid, parent in parents.items() if parent in forkservers]
