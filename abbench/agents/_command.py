@@ -81,6 +81,7 @@ _SETTINGS = (
     "kill_grace_s",
     "max_model_calls",
     "max_output_bytes",
+    "max_tokens",
     "model",
     "pass_env",
     "paths",
@@ -98,6 +99,7 @@ _PRESET_SETTINGS = (
     "args",
     "base_url",
     "max_model_calls",
+    "max_tokens",
     "paths",
     "permission",
     "prices",
@@ -200,6 +202,7 @@ class CommandAgent:
         prices: Any = None,
         skills_dir: str | None = None,
         max_model_calls: int | None = DEFAULT_MAX_MODEL_CALLS,
+        max_tokens: int | None = None,
     ):
         self.preset: Preset | None = get_preset(preset) if preset else None
         if max_model_calls is not None and int(max_model_calls) < 1:
@@ -217,9 +220,12 @@ class CommandAgent:
                 paths=paths,
                 permission=permission,
                 prices=prices,
+                max_tokens=max_tokens,
             )
         else:
-            self.options = _preset_options(self.preset, paths=paths, permission=permission)
+            self.options = _preset_options(
+                self.preset, paths=paths, permission=permission, max_tokens=max_tokens
+            )
             if isinstance(args, str):
                 raise UsageError(f"args must be a list of arguments, not the string {args!r}")
             if argv is None:
@@ -655,15 +661,25 @@ def _check_plain(**settings: Any) -> None:
 
 
 def _preset_options(
-    preset: Preset, *, paths: Mapping[str, str] | None, permission: Mapping[str, Any] | None
+    preset: Preset,
+    *,
+    paths: Mapping[str, str] | None,
+    permission: Mapping[str, Any] | None,
+    max_tokens: int | None = None,
 ) -> dict[str, Any]:
-    """The preset's own options (``paths``, ``permission``), checked by the preset."""
+    """The preset's own options (``paths``, ``permission``, ``max_tokens``), checked by the preset."""
     options: dict[str, Any] = {}
     for key, value in (("paths", paths), ("permission", permission)):
         if value and key not in preset.options:
             raise UsageError(f"`{key}:` does not apply to preset {preset.name}")
         if value:
             options[key] = dict(value)
+    if max_tokens is not None:
+        if "max_tokens" not in preset.options:
+            raise UsageError(f"`max_tokens:` does not apply to preset {preset.name}: give it in its `args`")
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+            raise UsageError(f"max_tokens must be a whole number of at least 1, not {max_tokens!r}")
+        options["max_tokens"] = max_tokens
     preset.check(options)
     return options
 

@@ -47,6 +47,8 @@ class Reading:
         model: The model the CLI says answered.
         error: ``{"message", "status", "retryable", "retry_after"}`` when the CLI reported a failure.
         steps: Model calls (steps, turns) the CLI reported.
+        unreported: Steps the CLI counted 0 tokens for: their server sent no usage, so the run's tokens
+            are unknown, never 0.
     """
 
     text: str | None = None
@@ -58,11 +60,19 @@ class Reading:
     model: str | None = None
     error: dict[str, Any] | None = None
     steps: int = 0
+    unreported: int = 0
 
     def add_usage(self, input_tokens: int, output_tokens: int) -> None:
-        """Count tokens of one step."""
+        """Count tokens of one step (nothing once a step's were unknown: the sum is unknown too)."""
+        if self.unreported:
+            return
         old = self.usage or Usage()
         self.usage = Usage(old.input_tokens + input_tokens, old.output_tokens + output_tokens)
+
+    def unknown_usage(self) -> None:
+        """A step whose tokens nobody reported: the run's tokens are unknown, never the others' sum."""
+        self.unreported += 1
+        self.usage = None
 
 
 class Preset:
