@@ -153,29 +153,12 @@ class ImportsMixin(StoreBase):
         if name is not None:
             name = _dataset_name(name)
         given = self.resolve_profile(profile)
-        plan = plan_import(
-            src,
-            given,
-            recipe=recipe,
-            format=format,
-            sheet=sheet,
-            header_row=header_row,
-            encoding=encoding,
-            delimiter=delimiter,
-            splits=splits,
-        )
+        plan = plan_import(src, given, recipe=recipe, format=format, sheet=sheet, header_row=header_row,
+                           encoding=encoding, delimiter=delimiter, splits=splits)  # fmt: skip
         ds_name = name or default_name(src)
         to_save = _named(plan.profile, save_profile_as or plan.profile.name or ds_name)
-        job = _ImportJob(
-            src,
-            plan,
-            ds_name,
-            to_save,
-            skip_invalid,
-            max_problems,
-            any_name=name is None,
-            chosen=given is None,
-        )
+        # any name reuses a stored dataset of these cases when none was given; no mapping: labels inferred
+        job = _ImportJob(src, plan, ds_name, to_save, skip_invalid, max_problems, name is None, given is None)
         try:
             ds_id = self._import_file(job)
         except _Reuse as reuse:
