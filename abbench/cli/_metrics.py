@@ -183,7 +183,11 @@ def _print_usage(u: UsageMetrics) -> None:
     """Cost (judges' apart), what the attempts spent, latency and tokens."""
     cash = partial(fm.money, missing=NA)
     judges = f", judges {cash(u.judge_cost)}" if u.judge_cost else ""
-    if u.total_cost is None:
+    if not u.executed:  # unknown, never $0 beside what the attempts spent
+        from abbench.metrics import NO_RUN_EXECUTED
+
+        click.echo(f"  {'cost':<20}n/a: {NO_RUN_EXECUTED}{judges}")
+    elif u.total_cost is None:
         click.echo(f"  {'cost':<20}not reported by the agent{judges}")
     else:
         click.echo(

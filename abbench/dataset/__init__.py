@@ -35,7 +35,15 @@ if typing.TYPE_CHECKING:
     from abbench.dataset._formats import FORMATS, RowChunk, column_letter
     from abbench.dataset._info import Dataset, DatasetInfo, ProfileInfo
     from abbench.dataset._jsonpath import JsonPath, PathError, parse_path
-    from abbench.dataset._kind import EXPECTED_KINDS, ExpectedKind, gold_kind, looks_like_labels
+    from abbench.dataset._kind import (
+        EXPECTED_KINDS,
+        INFERRED_LABELS_MAX,
+        ExpectedKind,
+        InferredLabels,
+        gold_kind,
+        infer_label_set,
+        looks_like_labels,
+    )
     from abbench.dataset._mapping import Converted, Mapper, MemoryIds, resolve_duplicates
     from abbench.dataset._match import ProfileMatch, ProfileMatches, match_profile, match_profiles
     from abbench.dataset._profile import SPECIAL_SOURCES, Lookup, MappingProfile, ReadSpec, Shape, Source
@@ -66,6 +74,7 @@ __all__ = [
     "DELIMITERS",
     "EXPECTED_KINDS",
     "FORMATS",
+    "INFERRED_LABELS_MAX",
     "PROBLEM_HINTS",
     "PROBLEM_KINDS",
     "RECIPES",
@@ -79,6 +88,7 @@ __all__ = [
     "Encoding",
     "ExpectedKind",
     "ImportPlan",
+    "InferredLabels",
     "JsonPath",
     "Lookup",
     "Mapper",
@@ -118,6 +128,7 @@ __all__ = [
     "generated_case_id",
     "get_recipe",
     "gold_kind",
+    "infer_label_set",
     "label_key",
     "load_profile",
     "looks_like_labels",
@@ -180,8 +191,11 @@ __getattr__, __dir__ = _lazy.exports(
         ),
         "abbench.dataset._kind": (
             "EXPECTED_KINDS",
+            "INFERRED_LABELS_MAX",
             "ExpectedKind",
+            "InferredLabels",
             "gold_kind",
+            "infer_label_set",
             "looks_like_labels",
         ),
         "abbench.dataset._mapping": (

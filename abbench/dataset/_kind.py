@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from abbench._result import Result
+from abbench.dataset._text import label_key
 
 EXPECTED_KINDS = ("label", "answer")
 """What ``expected_kind:`` takes: ``label`` (a class among a set) or ``answer`` (free text)."""
@@ -29,6 +30,9 @@ LONG_LABEL_CASES = 5.0
 """Long values are labels when the cases are at least this many times the distinct values ..."""
 LONG_LABELS_MIN = 5
 """... and there are at least this many of them (two long sentences five times each stay answers)."""
+INFERRED_LABELS_MAX = 20
+"""An import given no mapping declares the labels it finds as the label set up to this many of them;
+past it (77 intents) it says how to declare them rather than guess: a long list is worth a look."""
 
 
 @dataclass(frozen=True)
@@ -147,6 +151,71 @@ def gold_kind(
         distinct,
         cases,
     )
+
+
+@dataclass(frozen=True)
+class InferredLabels(Result):
+    """The label set an import declares for gold values that read as labels, or why it declares none.
+
+    Attributes:
+        labels: The labels to declare (in text order, so that the same labels make the same profile), or None.
+        reason: Why, or why not, in words a person can check (empty for answers: nothing to declare).
+        kind: What the values are (`gold_kind`).
+    """
+
+    labels: tuple[str, ...] | None
+    reason: str
+    kind: ExpectedKind
+
+
+def infer_label_set(counts: Mapping[Any, int]) -> InferredLabels:
+    """The label set gold values that read as labels make: a small, closed set, every case holding one.
+
+    Declared only when nothing about it is a guess: the values read as labels (`gold_kind`), there are
+    at most `INFERRED_LABELS_MAX` of them, every case has one (a label set makes a gold value required),
+    no two are one label spelled twice (``True``/``true``: which is right is the analyst's call), and
+    they are not a handful of numbers beyond two (``0``/``1`` are labels; 3, 7, 12 … read as answers).
+
+    Args:
+        counts: How many cases hold each gold value (None or blank: cases without one).
+    """
+    kind = gold_kind(counts)
+    if not kind.is_label:
+        return InferredLabels(None, "", kind)
+    values = {str(v): n for v, n in counts.items() if v is not None and str(v).strip() != ""}
+    order = sorted(values, key=lambda v: (-values[v], v))
+    shown = ", ".join(order[:8]) + (f", … {len(order) - 8} more" if len(order) > 8 else "")
+    blank = sum(n for v, n in counts.items() if v is None or str(v).strip() == "")
+    twins = _twins(order)
+    if blank:
+        why = f"{blank:,} of {blank + kind.cases:,} cases have no gold value, and a label set makes one required"
+    elif len(values) > INFERRED_LABELS_MAX:
+        why = f"{len(values):,} labels are more than the {INFERRED_LABELS_MAX} an import declares by itself"
+    elif twins is not None:
+        why = f"{twins} read as one label spelled twice"
+    elif len(values) > 2 and all(_is_number(v) for v in values):
+        why = "the values are numbers, which read as answers as often as labels"
+    else:
+        return InferredLabels(tuple(sorted(order)), f"{shown} ({kind.reason})", kind)
+    return InferredLabels(None, f"the gold values read as labels ({shown}) but {why}", kind)
+
+
+def _twins(values: Sequence[str]) -> str | None:
+    """Two values that are one label to the mapping (`label_key`), said as ``'True' and 'true'``."""
+    seen: dict[str, str] = {}
+    for value in values:
+        first = seen.setdefault(label_key(value), value)
+        if first != value:
+            return f"{first!r} and {value!r}"
+    return None
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text.replace(",", ""))
+    except ValueError:
+        return False
+    return True
 
 
 def looks_like_labels(counts: Mapping[Any, int]) -> bool:

@@ -47,6 +47,7 @@ if typing.TYPE_CHECKING:
         user_prices_path,
     )
     from abbench.llm._replies import ChatResponse, RetryPolicy, RetryRecord, ToolCall
+    from abbench.llm._waits import WaitClock, not_working, timed_by
 
 __all__ = [
     "BUILTIN_PRICES",
@@ -69,6 +70,7 @@ __all__ = [
     "RetryPolicy",
     "RetryRecord",
     "ToolCall",
+    "WaitClock",
     "cache_endpoint",
     "cache_key",
     "check_cache_mode",
@@ -80,10 +82,12 @@ __all__ = [
     "is_validation_error",
     "load_prices",
     "normalize_base_url",
+    "not_working",
     "parse_retry_after",
     "price_table",
     "resolve_endpoint",
     "shared_http_client",
+    "timed_by",
     "tool_spec",
     "user_prices_path",
 ]
@@ -141,6 +145,11 @@ __getattr__, __dir__ = _lazy.exports(
             "RetryPolicy",
             "RetryRecord",
             "ToolCall",
+        ),
+        "abbench.llm._waits": (
+            "WaitClock",
+            "not_working",
+            "timed_by",
         ),
     },
 )

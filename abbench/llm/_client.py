@@ -50,6 +50,7 @@ from abbench.llm._pool import shared_http_client
 from abbench.llm._prices import PriceTable, price_table
 from abbench.llm._replies import ChatResponse, RetryPolicy, RetryRecord, ToolCall
 from abbench.llm._stream import StreamAssembler, StreamError
+from abbench.llm._waits import not_working
 from abbench.types import Usage
 
 log = logging.getLogger(__name__)
@@ -218,7 +219,8 @@ class ChatClient:
                     attempt,
                     wait,
                 )
-                await asyncio.sleep(wait)
+                with not_working():  # waiting out a rate limit is not the run's work
+                    await asyncio.sleep(wait)
 
     async def _send(
         self,
@@ -444,7 +446,8 @@ class ChatClient:
             key = cache_key(self.base_url, self.model, build(as_asked=True), cache.round, cache.scope)
             kept = self._from_cache(cache, key, started) if mode in ("on", "read-only") else None
             while kept is None and mode == "on" and (twin := asking_now(cache, key)) is not None:
-                await asyncio.shield(twin)  # the same call is being asked: take its reply
+                with not_working():  # the same call is being asked: take its reply
+                    await asyncio.shield(twin)
                 kept = self._from_cache(cache, key, started)
             if kept is not None:
                 return kept

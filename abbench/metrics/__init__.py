@@ -63,7 +63,7 @@ from abbench.metrics._format import (
 from abbench.metrics._judges import OVERALL, JudgeScore, judge_scores
 from abbench.metrics._judging import JudgeCost, JudgeReport, judge_costs, judge_report, position_bias
 from abbench.metrics._stability import Stability, stability
-from abbench.metrics._usage import LOW_CONFIDENCE, GroundingMetrics, UsageMetrics
+from abbench.metrics._usage import LOW_CONFIDENCE, NO_RUN_EXECUTED, GroundingMetrics, UsageMetrics
 
 __all__ = [
     "ACTIVATION_DEFINITIONS",
@@ -74,6 +74,7 @@ __all__ = [
     "LOW_CONFIDENCE",
     "NO_DOMAIN",
     "NO_PREDICTION",
+    "NO_RUN_EXECUTED",
     "NO_SKILL",
     "OTHER_LABEL",
     "OUTCOME_KINDS",

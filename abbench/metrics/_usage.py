@@ -11,6 +11,9 @@ from abbench.metrics._base import Estimate, Rate, no_rate, rate
 from abbench.stats import Summary, summary, wilson_interval
 from abbench.store import ArmSpend
 
+NO_RUN_EXECUTED = "no run executed"
+"""Why an arm has no cost figures when none of its runs executed: unknown, never $0."""
+
 LOW_CONFIDENCE = 0.5
 """Default threshold: an answer with a confidence below it counts as low-confidence."""
 
@@ -27,14 +30,15 @@ class UsageMetrics(Result):
         output_tokens: Output tokens per run.
         latency_ms: Wall time per run in milliseconds.
         total_cost: Sum of the agent cost over the executed runs that reported one (failed gradings
-            included); None when no run reported a cost (unknown is not free). ``cost.missing`` runs
-            did not report one: the total is a lower bound then.
+            included); None when no run reported a cost, or none executed (unknown is not free: `reason`
+            says which). ``cost.missing`` runs did not report one: the total is a lower bound then.
         cost_per_correct: The cost of the runs that reported one divided by how many of those runs
             were graded right — the runs without a cost are left out of both, never counted as free;
             None when none was right or no cost is known.
         judge_cost: What pointwise judges spent grading this arm's runs, apart from the agent cost (a
             pairwise judge compares two arms: its cost is in `ExperimentMetrics.judging`, not here).
-        reason: Why `cost_per_correct` is None.
+        reason: Why `cost_per_correct` is None (`NO_RUN_EXECUTED` when no run executed: then
+            `total_cost` is None too).
         attempts: Execution attempts, failed and retried ones included.
         failed_attempts: Of those, attempts that failed (or were cancelled while running).
         spent: What the agent spent over every attempt — failed ones too, which `total_cost` leaves
@@ -99,14 +103,17 @@ def usage(
     spent = cost[executed]
     priced = ~np.isnan(spent)
     known = int(np.count_nonzero(priced))
-    total = float(np.nansum(spent)) if known else (None if executed.any() else 0.0)
+    # Nothing executed (all pending, cancelled, or failed before a reply) costs an unknown amount, not 0.
+    total = float(np.nansum(spent)) if known else None
     reason = None
     per_correct = None
     if right is None or isinstance(right, int):
         passes, any_right = right, bool(right)
     else:
         passes, any_right = int(np.count_nonzero(right[executed] & priced)), bool(right[executed].any())
-    if total is None:
+    if not executed.any():
+        reason = NO_RUN_EXECUTED
+    elif total is None:
         reason = "the agent reported no cost for any run"
     elif passes is None:
         reason = "the graders give scores, not pass/fail verdicts: no run is right or wrong"

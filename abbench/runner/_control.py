@@ -7,6 +7,7 @@ budget runs; none of them reaches back into the scheduler.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,6 +61,47 @@ class Tally:
     grading_failed: int = 0
 
 
+class RunClock:
+    """One attempt's timeout clock: it stops while the agent's calls wait rather than work.
+
+    Told by `abbench.llm.not_working` (a rate limit's ``Retry-After``, a backoff, a twin call's
+    answer): while any such wait lasts the run has no deadline, and when it ends the deadline is
+    what was left of it. So ``timeout_s`` bounds the time the agent works, as the time the run waited
+    for a slot before its attempt started was never counted.
+    """
+
+    def __init__(self, control: RunControl, run_id: int, loop: asyncio.AbstractEventLoop) -> None:
+        self.control = control
+        self.run_id = run_id
+        self.loop = loop
+        self.depth = 0
+        self.left: float | None = None
+        self.waited_s = 0.0
+        self._since = 0.0
+
+    def waiting(self) -> None:
+        """A wait starts: the deadline is put aside (nested waits count once)."""
+        self.depth += 1
+        if self.depth > 1:
+            return
+        self._since = now = self.loop.time()
+        deadline = self.control.deadlines.get(self.run_id)
+        if deadline is not None:
+            self.left = deadline - now
+            self.control.deadlines[self.run_id] = math.inf
+
+    def working(self) -> None:
+        """The wait is over: the deadline is what was left of it when the wait started."""
+        self.depth -= 1
+        if self.depth > 0:
+            return
+        now = self.loop.time()
+        self.waited_s += now - self._since
+        if self.left is not None and self.run_id in self.control.deadlines:
+            self.control.deadlines[self.run_id] = now + self.left
+        self.left = None
+
+
 class RunControl:
     """Pause and cancel as asked (by this process or another), and the work in flight they stop.
 
@@ -72,7 +114,7 @@ class RunControl:
         inflight: Run id -> the worker task waiting on its agent.
         grading: Run id -> the worker task waiting on its graders.
         cancel_asked: Runs a person cancelled (not a timeout, not the runner stopping).
-        deadlines: Run id -> the loop time its agent must answer by.
+        deadlines: Run id -> the loop time its agent must answer by (infinite while a `RunClock` waits).
         timed_out: Runs the watchdog cancelled for overrunning their timeout.
         pair_judging: The pairwise judging in flight, cancelled with the rest.
         stopped: The stopping rule decided (or `halted`): no new run starts; runs in flight finish.

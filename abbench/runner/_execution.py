@@ -18,10 +18,10 @@ from typing import Any
 
 from abbench.agents import Spending, Task, answer_format, check_output
 from abbench.errors import AgentError
-from abbench.llm import RetryPolicy
+from abbench.llm import RetryPolicy, timed_by
 from abbench.runner._budget import RunBudget
 from abbench.runner._cache import RunCaches, attempt_cache_spend, run_cache_fields
-from abbench.runner._control import RunControl, RunInputs, RunMoves, Tally
+from abbench.runner._control import RunClock, RunControl, RunInputs, RunMoves, Tally
 from abbench.runner._frozen import make_frozen
 from abbench.runner._states import EXECUTED, FAIL, PENDING, RUNNING
 from abbench.runner._writer import StoreWriter
@@ -232,12 +232,14 @@ class Execution:
         control, run_id = self.control, item.run_id
         control.inflight[run_id] = worker
         self.live[run_id] = attempt
-        control.deadlines[run_id] = worker.get_loop().time() + self.options.timeout_s
+        loop = worker.get_loop()
+        control.deadlines[run_id] = loop.time() + self.options.timeout_s  # from the attempt's start
         output: Any = None
         error: AgentError | None = None
         tb = None
         try:
-            output = await self.inputs.agents[item.arm_id].run(task)
+            with timed_by(RunClock(control, run_id, loop)):  # its calls' waits are not its work
+                output = await self.inputs.agents[item.arm_id].run(task)
             if run_id in control.timed_out or run_id in control.cancel_asked:
                 # the adapter swallowed the cancellation and answered anyway: keep the task clean
                 control.timed_out.discard(run_id)
@@ -249,7 +251,11 @@ class Execution:
                 control.timed_out.discard(run_id)
                 worker.uncancel()
                 timeout = self.options.timeout_s
-                error = AgentError(f"no answer within {timeout:g} s (timeout_s)", "timeout", retryable=True)
+                error = AgentError(
+                    f"no answer within {timeout:g} s of work (timeout_s; waits for rate limits not counted)",
+                    "timeout",
+                    retryable=True,
+                )
             elif run_id in control.cancel_asked:
                 if worker.cancelling():
                     worker.uncancel()

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import hashlib
+import json
 import logging
 import os
 import shutil
@@ -30,6 +32,9 @@ if TYPE_CHECKING:
 # imported: opening a store to run an experiment loads none of them.
 
 log = logging.getLogger(__name__)
+
+_DECLARE_SHOWN = 12
+"""Labels written out in the `label_set:` line a note proposes (the rest as ``...``)."""
 
 
 class _Reuse(Exception):
@@ -147,20 +152,13 @@ class ImportsMixin(StoreBase):
             raise self.refuse_write(f"a dataset imported from {src.name}")
         if name is not None:
             name = _dataset_name(name)
-        plan = plan_import(
-            src,
-            self.resolve_profile(profile),
-            recipe=recipe,
-            format=format,
-            sheet=sheet,
-            header_row=header_row,
-            encoding=encoding,
-            delimiter=delimiter,
-            splits=splits,
-        )
+        given = self.resolve_profile(profile)
+        plan = plan_import(src, given, recipe=recipe, format=format, sheet=sheet, header_row=header_row,
+                           encoding=encoding, delimiter=delimiter, splits=splits)  # fmt: skip
         ds_name = name or default_name(src)
         to_save = _named(plan.profile, save_profile_as or plan.profile.name or ds_name)
-        job = _ImportJob(src, plan, ds_name, to_save, skip_invalid, max_problems, any_name=name is None)
+        # any name reuses a stored dataset of these cases when none was given; no mapping: labels inferred
+        job = _ImportJob(src, plan, ds_name, to_save, skip_invalid, max_problems, name is None, given is None)
         try:
             ds_id = self._import_file(job)
         except _Reuse as reuse:
@@ -291,6 +289,12 @@ class ImportsMixin(StoreBase):
         report = plan.new_report(job.max_problems)
         n, digest = _insert_cases(conn, ds_id, plan, report)
         _warn_unassessed_skills(conn, ds_id, report)
+        counts = dict(
+            conn.execute(
+                "SELECT expected, COUNT(*) FROM cases WHERE dataset_id = ? GROUP BY expected", (ds_id,)
+            ).fetchall()
+        )
+        profile = _with_labels(job, counts, report)
         result = report.build(skipped=job.skip_invalid)
         from abbench.dataset import check_report
 
@@ -303,35 +307,31 @@ class ImportsMixin(StoreBase):
         ).fetchone()
         if existing is not None:
             raise _Reuse(self.get_dataset(existing[0]))
-        counts = dict(
-            conn.execute(
-                "SELECT expected, COUNT(*) FROM cases WHERE dataset_id = ? GROUP BY expected", (ds_id,)
-            ).fetchall()
-        )
-        kind = gold_kind(counts, declared=job.to_save.expected_kind, label_set=job.to_save.label_set)
+        kind = gold_kind(counts, declared=profile.expected_kind, label_set=profile.label_set)
+        if profile.label_set is not None and job.to_save.label_set is None:  # declared from the values
+            kind = gold_kind(counts)
+            kind = dataclasses.replace(kind, reason=f"{kind.reason}, declared as the label set at import")
+        # Saved once the labels are settled, so that an import never leaves a version it did not use.
+        saved = self.save_profile(profile)
+        profile_id = conn.execute(
+            "SELECT id FROM mapping_profiles WHERE name = ? AND version = ?", (saved.name, saved.version)
+        ).fetchone()[0]
         conn.execute(
             "UPDATE datasets SET fingerprint = ?, content_hash = ?, n_cases = ?, validation = ?, "
-            "expected_kind = ? WHERE id = ?",
-            (fp, digest, n, dumps(result.to_dict()), kind.to_json(), ds_id),
-        )
+            "expected_kind = ?, profile_id = ?, label_set = ?, label_map = ? WHERE id = ?",
+            (fp, digest, n, dumps(result.to_dict()), kind.to_json(), profile_id, dumps(saved.label_set),
+             dumps(saved.label_map or None), ds_id),
+        )  # fmt: skip
         return ds_id
 
     def _insert_pending_dataset(self, conn: sqlite3.Connection, job: _ImportJob, source_sha: str) -> int:
         """The dataset row of an import, under a placeholder fingerprint until its cases are in; its id."""
-        saved = self.save_profile(job.to_save)
-        profile_id = conn.execute(
-            "SELECT id FROM mapping_profiles WHERE name = ? AND version = ?", (saved.name, saved.version)
-        ).fetchone()[0]
         cur = conn.execute(
-            "INSERT INTO datasets (fingerprint, name, content_hash, n_cases, label_set, label_map, profile_id, "
-            "source_file, source_sha256, read_options, created_at, created_by) "
-            "VALUES (?, ?, '', 0, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO datasets (fingerprint, name, content_hash, n_cases, source_file, source_sha256, "
+            "read_options, created_at, created_by) VALUES (?, ?, '', 0, ?, ?, ?, ?, ?)",
             (
                 f"{job.ds_name}@pending-{uuid.uuid4().hex}",
                 job.ds_name,
-                dumps(saved.label_set),
-                dumps(saved.label_map or None),
-                profile_id,
                 job.plan.path.name,
                 source_sha,
                 dumps(job.plan.read_options),
@@ -354,6 +354,47 @@ class _ImportJob:
     max_problems: int
     any_name: bool
     """Reuse a stored dataset with the same cases under any name (no name was given)."""
+    chosen: bool = False
+    """abbench chose the mapping (the suggestion, or a recipe's own): it may declare the labels it finds."""
+
+
+def _with_labels(job: _ImportJob, counts: dict[Any, int], report: ReportBuilder) -> MappingProfile:
+    """The profile to save: the labels the gold values make declared, when abbench chose the mapping.
+
+    An analyst who gave no mapping gets the label set the values make (`infer_label_set`), said in a
+    note: without one the agents are not told the labels and a reply of ``False.`` is compared as
+    written. A mapping the analyst gave is never changed: when its gold values read as labels and it
+    declares neither ``label_set:`` nor ``expected_kind:``, a note says how to declare them.
+    """
+    from abbench.dataset import infer_label_set
+
+    profile = job.to_save
+    if profile.label_set is not None or profile.expected_kind is not None:
+        return profile
+    inferred = infer_label_set(counts)
+    if not inferred.kind.is_label:
+        return profile
+    if job.chosen and inferred.labels is not None:
+        report.label_set = inferred.labels
+        report.notes.append(
+            f"label set declared from the gold values: {inferred.reason}; agents choose among them. If they "
+            "are answers, import with a mapping that says `expected_kind: answer` (save this one with "
+            "--suggest --save-profile NAME, edit it, then import with --mapping NAME)"
+        )
+        return profile.evolve(label_set=list(inferred.labels))
+    labels = inferred.labels or tuple(sorted(str(v) for v in counts if v is not None and str(v).strip()))
+    listed = ", ".join(json.dumps(v, ensure_ascii=False) for v in labels[:_DECLARE_SHOWN])
+    declare = f"label_set: [{listed}{', ...' if len(labels) > _DECLARE_SHOWN else ''}]"
+    why = (
+        f"the gold values read as labels, {inferred.reason}, but the mapping declares no label set"
+        if inferred.labels is not None
+        else f"{inferred.reason}, so no label set was declared"
+    )
+    report.notes.append(
+        f"{why}: agents are not told the labels, and a reply is compared as written ({labels[0] + '.'!r} is "
+        f"not {labels[0]!r}). Declare them in the mapping, `{declare}`, or say `expected_kind: answer` if they are answers"
+    )
+    return profile
 
 
 def _named(profile: MappingProfile, name: str) -> MappingProfile:

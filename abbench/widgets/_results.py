@@ -20,7 +20,14 @@ from abbench.gate import (
     evaluate_gate,
     metric_unit,
 )
-from abbench.metrics import ArmMetrics, Estimate, ExperimentMetrics, GroupAccuracy, experiment_metrics
+from abbench.metrics import (
+    NO_RUN_EXECUTED,
+    ArmMetrics,
+    Estimate,
+    ExperimentMetrics,
+    GroupAccuracy,
+    experiment_metrics,
+)
 from abbench.store import Experiment
 from abbench.widgets._activation import ActivationView
 from abbench.widgets._base import (
@@ -512,6 +519,8 @@ class ResultsWidget(View):
         rows = []
         for a in m.arms:
             u, g = a.usage, a.grounding
+            # nothing executed: the cost is unknown, never $0 (the figures below would read as free)
+            cash = fm.money if u.executed else (lambda _value: NO_RUN_EXECUTED)
             rows.append(
                 (
                     a.arm,
@@ -520,11 +529,11 @@ class ResultsWidget(View):
                     fm.ms(u.latency_ms.p95),
                     fm.ms(u.latency_ms.mean),
                     _num(u.tokens.mean, 0),
-                    fm.money(u.cost.mean),
-                    fm.money(u.cost.p50),
-                    fm.money(u.total_cost),
-                    fm.money(u.cost_per_correct),
-                    fm.money(u.judge_cost),
+                    cash(u.cost.mean),
+                    cash(u.cost.p50),
+                    cash(u.total_cost),
+                    cash(u.cost_per_correct),
+                    cash(u.judge_cost),
                     fm.pct(g.no_evidence.value),
                     fm.pct(g.low_confidence.value),
                     fm.pct(g.skill_read.value),

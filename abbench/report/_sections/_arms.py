@@ -303,7 +303,9 @@ def _usage_row(a: ArmMetrics) -> dict[str, Any]:
     """One arm's cost, tokens and latency cells (an arm with no executed run says so in every cell)."""
     u = a.usage
     if not u.executed:
-        # An arm with no executed run has no figure: every cell says so (not a raw None).
+        from abbench.metrics import NO_RUN_EXECUTED
+
+        # An arm with no executed run has no figure: every cell says so (not a raw None, never $0).
         return {
             "arm": a.arm,
             "executed": 0,
@@ -317,9 +319,12 @@ def _usage_row(a: ArmMetrics) -> dict[str, Any]:
                     "lat_p50",
                     "lat_p95",
                 ),
-                "no executed run",
+                NO_RUN_EXECUTED,
             ),
-            "judge": fm.money(u.judge_cost),
+            "judge": NO_RUN_EXECUTED,  # judges grade executed runs only
+            # what failed attempts spent is real money, known or not: said beside, never as the arm's cost
+            "spent": fm.money(u.spent)
+            + (f" ({u.failed_attempts:,} attempts whose execution failed)" if u.failed_attempts else ""),
         }
     return {
         "arm": a.arm,
