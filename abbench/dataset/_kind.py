@@ -30,9 +30,10 @@ LONG_LABEL_CASES = 5.0
 """Long values are labels when the cases are at least this many times the distinct values ..."""
 LONG_LABELS_MIN = 5
 """... and there are at least this many of them (two long sentences five times each stay answers)."""
-INFERRED_LABELS_MAX = 20
+INFERRED_LABELS_MAX = 200
 """An import given no mapping declares the labels it finds as the label set up to this many of them;
-past it (77 intents) it says how to declare them rather than guess: a long list is worth a look."""
+past it (a free-text column of short answers repeated often) it says how to declare them rather than
+guess. 200 holds the intent sets analysts import: SNIPS 7, banking77 77, CLINC150 151."""
 
 
 @dataclass(frozen=True)
