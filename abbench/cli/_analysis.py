@@ -6,6 +6,8 @@ import math
 from functools import partial
 from typing import TYPE_CHECKING
 
+import click
+
 from abbench._text import fit
 from abbench.formatting import NA, pct
 
@@ -45,3 +47,17 @@ def _estimate(e: Estimate | None, unit: str = "points") -> str:
     if e.interval is not None:
         text += f" [{_num(e.interval.low)}–{_num(e.interval.high)}]"
     return text
+
+
+grader_option = click.option(
+    "--grader",
+    metavar="NAME",
+    help="The figures as this grader alone graded the runs (e.g. label_match, or the judge), not by the "
+    "runs' verdicts; runs it did not grade, or failed to, are not assessed and counted.",
+)
+"""``--grader NAME`` of metrics, compare and report."""
+
+
+def grader_header(grader: str, what: str = "every verdict below") -> str:
+    """The line that says whose grades the figures (`what`) are."""
+    return f"grader: {grader} alone — {what} is its grade, not the run's combined verdict"

@@ -10,7 +10,7 @@ import click
 
 from abbench import formatting as fm
 from abbench.cli._activation import print_trigger_help
-from abbench.cli._analysis import _estimate, _num, _pad, _pct
+from abbench.cli._analysis import _estimate, _num, _pad, _pct, grader_header, grader_option
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.formatting import NA
 
@@ -60,6 +60,8 @@ def _print_comparison(
 def _print_verdict(c: Comparison, votes: dict[str, Any] | None) -> None:
     """What was compared, the verdict and its outcome (and the votes, when the experiment counts them)."""
     click.echo(f"{c.b.name} vs {c.a.name} on {c.dataset}: {c.n_cases} paired case(s), outcome {c.outcome}")
+    if c.grader is not None:
+        click.secho(grader_header(c.grader), bold=True)
     click.secho(c.verdict.text, bold=True)
     click.echo(f"outcome: {c.verdict.outcome_text}")
     if votes is not None:
@@ -203,6 +205,8 @@ def _print_all(m: MultiComparison) -> None:
     click.echo(
         f"{m.experiment} (#{m.experiment_id}) on {m.dataset}: {len(m.arms)} arms, {m.n_cases} case(s) graded in all"
     )
+    if m.grader is not None:
+        click.secho(grader_header(m.grader), bold=True)
     if m.cochran is not None:
         click.secho(
             f"Cochran's Q = {m.cochran.statistic:.3f}, df {m.cochran.df}, p = {_num(m.cochran.p_value, 3)} "
@@ -265,12 +269,13 @@ def _print_all(m: MultiComparison) -> None:
 )
 @click.option("--details/--no-details", default=None, help="Compare reasons and evidence (default: by size).")
 @click.option("--limit", type=int, default=20, show_default=True, help="Case ids listed per list.")
+@grader_option
 @json_option
 @pass_ctx
 def compare_cmd(ctx: Context, experiment: str, other: str | None, arms: tuple[str, str] | None, by_domain: bool,
                 cluster: str | None, outcome: str, confidence: float, alpha: float, margin: float, power: float,
                 iterations: int, seed: int, bootstrap: bool | None, details: bool | None, limit: int,
-                as_json: bool) -> None:  # fmt: skip
+                grader: str | None, as_json: bool) -> None:  # fmt: skip
     """Compare two arms, or two experiments on the same dataset: the verdict first, then the figures.
 
     \b
@@ -280,12 +285,13 @@ def compare_cmd(ctx: Context, experiment: str, other: str | None, arms: tuple[st
       abbench compare routing-v1 routing-v2 --arms treatment treatment --by-domain
       abbench compare demo                             # three or more arms and no decision: pair:
                                                        # Cochran's Q and each vs the first
+      abbench compare routing-v2 --grader label_match  # as label_match alone graded the runs
     Exit code 1 when the experiments ran on different datasets.
     """
     from abbench.compare import compare_all, compare_arms, compare_experiments, experiment_pair, vote_policy
 
     options: dict[str, Any] = dict(
-        store=ctx.store, outcome=outcome, confidence=confidence, alpha=alpha,
+        store=ctx.store, outcome=outcome, confidence=confidence, alpha=alpha, grader=grader,
     )  # fmt: skip
     stats_options: dict[str, Any] = dict(
         power=power, iterations=iterations, seed=seed, bootstrap=bootstrap, details=details, cluster=cluster,
@@ -300,7 +306,9 @@ def compare_cmd(ctx: Context, experiment: str, other: str | None, arms: tuple[st
     else:
         exp = ctx.store.get_experiment(experiment)
         if not arms and len(exp.arms) > 2 and experiment_pair(exp) is None:
-            m = compare_all(exp, store=ctx.store, outcome=outcome, confidence=confidence, alpha=alpha)
+            m = compare_all(
+                exp, store=ctx.store, outcome=outcome, confidence=confidence, alpha=alpha, grader=grader
+            )
             emit(as_json, m.as_dict(), lambda: _print_all(m))
             return
         c = compare_arms(

@@ -10,7 +10,7 @@ import click
 
 from abbench import formatting as fm
 from abbench.cli._activation import print_activation
-from abbench.cli._analysis import _estimate, _pad, _pct
+from abbench.cli._analysis import _estimate, _pad, _pct, grader_header, grader_option
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.cli._classes import CLASSES_INLINE, f1_lines
 from abbench.cli._plan import pass_k_line
@@ -45,22 +45,24 @@ if TYPE_CHECKING:
     "--low-confidence", type=float, default=0.5, show_default=True, help="Confidence below this is low."
 )
 @click.option("--confidence", type=float, default=0.95, show_default=True, help="Coverage of the intervals.")
+@grader_option
 @json_option
 @pass_ctx
 def metrics_cmd(ctx: Context, experiment: str, arms: tuple[str, ...], by_domain: bool, by_round: bool,
                 confusion: bool, classes: bool, cluster: str | None, low_confidence: float, confidence: float,
-                as_json: bool) -> None:  # fmt: skip
+                grader: str | None, as_json: bool) -> None:  # fmt: skip
     """Per-arm metrics: accuracy with intervals, failures, classes, stability, cost, latency, grounding.
 
     \b
-    Example:
+    Examples:
       abbench metrics routing-v2 --by-domain --confusion
+      abbench metrics routing-v2 --grader label_match   # as label_match alone graded the runs
     """
     from abbench.metrics import experiment_metrics
 
     m = experiment_metrics(
         experiment, store=ctx.store, arms=list(arms) or None, confidence=confidence,
-        low_confidence=low_confidence, cluster=cluster,
+        low_confidence=low_confidence, cluster=cluster, grader=grader,
     )  # fmt: skip
 
     def human() -> None:
@@ -77,6 +79,8 @@ def _print_metrics(
     click.echo(
         f"{m.experiment} (#{m.experiment_id}) on {m.dataset}: {m.rounds} round(s), outcome {m.outcome}"
     )
+    if m.grader is not None:
+        click.secho(grader_header(m.grader), bold=True)
     click.echo("")
     for a in m.arms:
         _print_arm(a, m.outcome, classes=classes, confusion=confusion)
@@ -148,7 +152,7 @@ def _print_runs(c: RunCounts) -> None:
         + (f"{c.scored} scored (no verdict), " if c.scored else "")
         + f"{c.passed} right, {c.failed} wrong, {c.execution_failed} execution failed"
         f"{' (' + failures + ')' if failures else ''}, {c.grading_failed} grading failed, {c.cancelled} cancelled, "
-        f"{c.unfinished} unfinished"
+        f"{c.unfinished} unfinished" + (f", {c.not_graded} not graded by it" if c.not_graded else "")
     )
 
 

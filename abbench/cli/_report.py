@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from abbench.cli._analysis import grader_header, grader_option
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 
 if TYPE_CHECKING:
@@ -126,6 +127,7 @@ def _rows(n: int, what: str) -> str:
     help="Exit 1 when a report's gate does not pass — block, incomplete or inconclusive (the pages are "
     "written all the same): for nightly jobs.",
 )
+@grader_option
 @json_option
 @pass_ctx
 def report_cmd(
@@ -139,6 +141,7 @@ def report_cmd(
     since: str | None,
     out_dir: str,
     fail_on_block: bool,
+    grader: str | None,
     as_json: bool,
 ) -> None:
     """Render a self-contained HTML report (and keep the executed notebook beside it).
@@ -153,12 +156,15 @@ def report_cmd(
       abbench report routing-v2 --arms control v2 --gate gates/release.yaml
       abbench report routing-v2 --vs routing-v1
       abbench report --all-since 2026-11-01 --out-dir reports/nightly --fail-on-block
+      abbench report routing-v2 --grader label_match   # figures as label_match alone graded the runs
 
     \b
     The decision is on the pair --arms names, else the gate file's baseline:/candidate:, else the
     experiment's decision:; three or more arms and no pair named: the page is written without a decision
     and the command exits 2, saying how to name one. A page on an experiment with nothing run yet says so
-    at its top, shows no verdict, and the command warns.
+    at its top, shows no verdict, and the command warns. With --grader the page's figures are that
+    grader's grades alone (said at its top; default file <experiment>-by-<grader>.html); the decision
+    stays the gate's, on the runs' own verdicts.
 
     \b
     Exit codes: 0 written (whatever the verdict, unless --fail-on-block) · 1 a gate did not pass (block,
@@ -172,16 +178,19 @@ def report_cmd(
         raise click.UsageError("give experiments or --all-since DATE, not both")
     if not batch:
         _report_one(ctx, experiments[0], vs=vs, arms=arms, gate=gate, title=title, out=out,
-                    fail_on_block=fail_on_block, as_json=as_json)  # fmt: skip
+                    fail_on_block=fail_on_block, as_json=as_json, grader=grader)  # fmt: skip
         return
-    if out or vs or arms or title:
-        raise click.UsageError("--out, --vs, --arms and --title are for one report; a batch uses --out-dir")
+    if out or vs or arms or title or grader:
+        raise click.UsageError(
+            "--out, --vs, --arms, --title and --grader are for one report; a batch uses --out-dir"
+        )
     _report_batch(ctx, experiments, since=since, out_dir=out_dir, gate=gate, fail_on_block=fail_on_block,
                   as_json=as_json)  # fmt: skip
 
 
 def _report_one(ctx: Context, experiment: str, *, vs: str | None, arms: tuple[str, str] | None, gate: str | None,
-                title: str | None, out: str | None, fail_on_block: bool, as_json: bool) -> None:  # fmt: skip
+                title: str | None, out: str | None, fail_on_block: bool, as_json: bool,
+                grader: str | None = None) -> None:  # fmt: skip
     """One page: what was written and the decision; exit 2 on a refusal, 1 on a block with --fail-on-block."""
     from abbench.report import render_report
 
@@ -194,8 +203,11 @@ def _report_one(ctx: Context, experiment: str, *, vs: str | None, arms: tuple[st
         title=title,
         store=ctx.store,
         progress=not as_json and sys.stderr.isatty(),
+        grader=grader,
     )
     lines = [f"wrote {r.html_path} ({_size(r.size_bytes)}, {r.figures} figures) in {r.seconds:.1f} s"]
+    if r.grader is not None:
+        lines.append(grader_header(r.grader, "every figure of the page (the decision is the gate's)"))
     if r.decision:
         lines.append(f"decision: {r.verdict_line}" + (f" — {r.headline}" if r.headline else ""))
     lines.append(f"executed notebook: {r.notebook_path}")

@@ -252,16 +252,26 @@ class Client:
 
     # -- analysis ----------------------------------------------------------------------------------
 
-    def compare_arms(self, ref: int | str, a: str | None = None, b: str | None = None) -> dict[str, Any]:
-        """The paired comparison of arm `b` against `a`."""
-        result: dict[str, Any] = self._call("POST", "/compare", json={"experiment": str(ref), "a": a, "b": b})
+    def compare_arms(
+        self, ref: int | str, a: str | None = None, b: str | None = None, *, grader: str | None = None
+    ) -> dict[str, Any]:
+        """The paired comparison of arm `b` against `a` (as `grader` alone graded the runs, when named)."""
+        body = {"experiment": str(ref), "a": a, "b": b, "grader": grader}
+        result: dict[str, Any] = self._call("POST", "/compare", json=body)
         return result
 
     def compare_experiments(
-        self, ref_a: int | str, ref_b: int | str, arm_a: str | None = None, arm_b: str | None = None
+        self,
+        ref_a: int | str,
+        ref_b: int | str,
+        arm_a: str | None = None,
+        arm_b: str | None = None,
+        *,
+        grader: str | None = None,
     ) -> dict[str, Any]:
-        """An arm of `ref_b` against an arm of `ref_a` (409 when their datasets differ)."""
-        body = {"experiment": str(ref_a), "vs": str(ref_b), "a": arm_a, "b": arm_b}
+        """An arm of `ref_b` against an arm of `ref_a` (409 when their datasets differ; as `grader` alone
+        graded the runs, when named)."""
+        body = {"experiment": str(ref_a), "vs": str(ref_b), "a": arm_a, "b": arm_b, "grader": grader}
         result: dict[str, Any] = self._call("POST", "/compare", json=body)
         return result
 
@@ -317,9 +327,14 @@ class Client:
         *,
         rules: Any = None,
         arms: list[str] | None = None,
+        grader: str | None = None,
     ) -> Path:
-        """Render the report on the server and download the HTML to `out` (default ``<ref>.html``)."""
-        self._call("POST", f"/experiments/{_ref(ref)}/report", json={"rules": rules, "arms": arms})
+        """Render the report on the server and download the HTML to `out` (default ``<ref>.html``); its
+        figures as `grader` alone graded the runs, when named."""
+        body: dict[str, Any] = {"rules": rules, "arms": arms}
+        if grader is not None:
+            body["grader"] = grader
+        self._call("POST", f"/experiments/{_ref(ref)}/report", json=body)
         response = self._call("GET", f"/experiments/{_ref(ref)}/report")
         target = Path(out or f"{ref}.html")
         target.write_bytes(response.content)

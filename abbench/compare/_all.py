@@ -11,7 +11,7 @@ import numpy as np
 from abbench.compare._api import compare_arms
 from abbench.compare._options import CompareOptions
 from abbench.errors import UsageError
-from abbench.metrics import Estimate, Result, estimate_rate, resolve_outcome
+from abbench.metrics import Estimate, Result, check_grader, estimate_rate, resolve_outcome
 from abbench.stats import CochransQ, Interval, cochrans_q, holm_correction
 from abbench.store import Arm, Experiment, Store, open_store
 
@@ -64,6 +64,7 @@ class MultiComparison(Result):
         cochran: Cochran's Q over per-case majority outcomes; None for scores or fewer than 2 cases.
         pairs: Every arm against the baseline.
         notes: How it was computed.
+        grader: The grader whose grades alone the arms were compared by; None: the runs' verdicts.
     """
 
     experiment: str
@@ -76,6 +77,7 @@ class MultiComparison(Result):
     cochran: CochransQ | None
     pairs: tuple[ArmPair, ...]
     notes: tuple[str, ...]
+    grader: str | None = None
 
 
 def compare_all(
@@ -110,9 +112,11 @@ def compare_all(
         raise UsageError(f"experiment {exp.name!r} has {len(exp.arms)} arm(s): comparing needs at least two")
     base = exp.arm(baseline) if baseline else exp.arms[0]
     arms = [base, *[a for a in exp.arms if a.id != base.id]]
-    kind = resolve_outcome(store, exp.id, opts.outcome)
+    if opts.grader is not None:
+        check_grader(exp, opts.grader, store)
+    kind = resolve_outcome(store, exp.id, opts.outcome, opts.grader)
     notes: list[str] = []
-    common, pass_rates, cochran = _cochran(store, exp, arms, kind, opts.confidence, notes)
+    common, pass_rates, cochran = _cochran(store, exp, arms, kind, opts, notes)
     pairs = _pairs(store, exp, arms, replace(opts, outcome=kind))
     notes.append(f"pairs are Holm-adjusted over {len(pairs)} comparison(s) with the baseline {base.name}")
     return MultiComparison(
@@ -126,14 +130,20 @@ def compare_all(
         cochran=cochran,
         pairs=pairs,
         notes=tuple(notes),
+        grader=opts.grader,
     )
 
 
 def _cochran(
-    store: Store, exp: Experiment, arms: list[Arm], kind: str, confidence: float, notes: list[str]
+    store: Store, exp: Experiment, arms: list[Arm], kind: str, opts: CompareOptions, notes: list[str]
 ) -> tuple[np.ndarray, dict[str, Estimate], CochransQ | None]:
-    """The cases graded in every arm, each arm's pass rate on them, and Cochran's Q over them."""
+    """The cases graded in every arm (by ``opts.grader`` alone, when named), each arm's pass rate on them,
+    and Cochran's Q over them."""
+    confidence = opts.confidence
     outcomes = store.case_outcomes(exp.id, [a.id for a in arms])
+    if opts.grader is not None:
+        outcomes = store.grader_verdicts(exp.id, opts.grader, [a.id for a in arms]).case_outcomes(outcomes)
+        notes.append(f"figures from {opts.grader}'s grades alone (not the runs' verdicts)")
     per_arm = [outcomes.for_arm(a.id) for a in arms]
     counts = per_arm[0].scored if kind == "score" else per_arm[0].graded
     common = per_arm[0].case_idx[counts > 0]

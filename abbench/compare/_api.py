@@ -13,6 +13,7 @@ import numpy as np
 from abbench.compare._activation import TriggerHelp, trigger_help
 from abbench.compare._figures import _domains, _usage_differences
 from abbench.compare._format import format_comparison
+from abbench.compare._grader import GraderSides, grader_comparison_note, grader_sides
 from abbench.compare._heterogeneity import heterogeneity, what_it_answers
 from abbench.compare._model import (
     CaseTable,
@@ -88,13 +89,14 @@ def compare_arms(
         store: The store (path or open Store; default ./.abbench or $ABBENCH_STORE).
         options: How to compare (see `CompareOptions`; default: its defaults).
         **settings: Any field of `CompareOptions` by name (``outcome``, ``cluster``, ``confidence``,
-            ``alpha``, ``power``, ``iterations``, ``seed``, ``bootstrap``, ``details``, ``margin``),
-            overriding `options`.
+            ``alpha``, ``power``, ``iterations``, ``seed``, ``bootstrap``, ``details``, ``margin``,
+            ``grader``), overriding `options`.
 
     Raises:
         NotFoundError: no such experiment or arm.
         PairNotNamed: three or more arms and no pair named (neither here nor in ``decision:``).
-        UsageError: the same arm twice, or an invalid or unknown option.
+        UsageError: the same arm twice, an invalid or unknown option, or a ``grader`` the experiment
+            lacks (the message lists its graders).
     """
     opts = CompareOptions.of(options, **settings)
     store = open_store(store)
@@ -183,9 +185,15 @@ def _outcomes(
     )
 
 
-def _score_lists(store: Store, exp_id: int, arm_id: int, cases: np.ndarray) -> list[np.ndarray]:
+def _score_lists(
+    store: Store, exp_id: int, arm_id: int, cases: np.ndarray, sides: GraderSides | None, side: str
+) -> list[np.ndarray]:
+    """Each case's graded scores (the named grader's, with `sides`)."""
     grouped: dict[int, list[float]] = {}
-    for idx, score in store.graded_scores(exp_id, arm_id):
+    graded = (
+        store.graded_scores(exp_id, arm_id) if sides is None else getattr(sides, side).graded_scores(arm_id)
+    )
+    for idx, score in graded:
         grouped.setdefault(idx, []).append(score)
     return [np.asarray(grouped[int(i)]) for i in cases]
 
@@ -263,12 +271,17 @@ def _compare(
     """Compare arm B of `eb` with arm A of `ea` in named steps: pair the cases, read each case's outcomes,
     test, pick the main test, then the usage, domain, text, pairwise and review figures, and the verdict."""
     options = options.checked()
-    outcome = _outcome_kind(store, ea, eb, options.outcome)
+    sides = grader_sides(store, ea, arm_a, eb, arm_b, options.grader)
+    outcome = _outcome_kind(store, ea, eb, options.outcome, options.grader)
     oa, ob = _outcomes(store, ea, arm_a, eb, arm_b, scores=outcome == "score")
+    if sides is not None:  # each run's verdict and score the named grader's
+        oa, ob = sides.outcomes(oa, ob)
     notes: list[str] = []
     pair = _pair_cases(store, ea, arm_a, eb, arm_b, oa, ob, outcome)
     side_a, side_b = _sides(kind, ea, arm_a, eb, arm_b)
-    per = _per_case(store, ea, arm_a, eb, arm_b, oa, ob, pair, outcome, options.confidence)
+    if sides is not None:
+        notes.append(grader_comparison_note(sides, side_a.name, side_b.name))
+    per = _per_case(store, ea, arm_a, eb, arm_b, oa, ob, pair, outcome, options.confidence, sides)
     tests = _tests(per, pair, outcome, options, notes)
     main = _main_test(per, pair.n, tests, outcome, options, notes)
     sequential = None
@@ -326,6 +339,7 @@ def _compare(
         sequential=sequential,
         trigger_help=_trigger_help(store, ea, arm_a, eb, arm_b, pair, outcome, options.confidence),
         format_adherence=format_comparison(store, ea.id, arm_a, eb.id, arm_b, options.confidence),
+        grader=options.grader,
     )
 
 
@@ -354,10 +368,13 @@ def _case_table(pair: _Paired, per: _PerCase) -> CaseTable:
     )  # fmt: skip
 
 
-def _outcome_kind(store: Store, ea: Experiment, eb: Experiment, outcome: str) -> str:
-    """``passed`` or ``score``; two experiments compare scores when either side has only scores."""
-    kind = resolve_outcome(store, ea.id, outcome)
-    if eb.id != ea.id and kind == "passed" and resolve_outcome(store, eb.id, "auto") == "score":
+def _outcome_kind(
+    store: Store, ea: Experiment, eb: Experiment, outcome: str, grader: str | None = None
+) -> str:
+    """``passed`` or ``score``; two experiments compare scores when either side has only scores (of
+    `grader` alone, when named)."""
+    kind = resolve_outcome(store, ea.id, outcome, grader)
+    if eb.id != ea.id and kind == "passed" and resolve_outcome(store, eb.id, "auto", grader) == "score":
         kind = "score"
     return kind
 
@@ -432,6 +449,7 @@ def _per_case(
     pair: _Paired,
     outcome: str,
     confidence: float,
+    sides: GraderSides | None = None,
 ) -> _PerCase:
     """Each paired case's rounds on both sides, its value (pass rate or mean score) and its category."""
     ia, ib = pair.ia, pair.ib
@@ -453,8 +471,8 @@ def _per_case(
     ka = np.zeros(pair.n, dtype=np.int64)
     kb = ka
     na, nb = oa.scored[ia], ob.scored[ib]
-    lists_a = _score_lists(store, ea.id, arm_a.id, pair.paired)
-    lists_b = _score_lists(store, eb.id, arm_b.id, pair.paired)
+    lists_a = _score_lists(store, ea.id, arm_a.id, pair.paired, sides, "a")
+    lists_b = _score_lists(store, eb.id, arm_b.id, pair.paired, sides, "b")
     # Each case's mean from its scores, exactly (not the store's float sums, whose last bit depends on
     # the order SQLite added them in): a case scored the same in both arms is a tie, never a win by 1e-16.
     va, vb = _exact_case_means(lists_a), _exact_case_means(lists_b)

@@ -298,6 +298,8 @@ class Comparison(Result):
         heterogeneity: Whether B − A differs across domains (the arm × domain interaction test), None
             without two domains to tell apart; when significant the verdict says what its interval is the
             effect on (these cases, or a new domain with ``cluster="domain"``).
+        grader: The grader whose grades alone the arms were compared by (``grader=``); None: the runs'
+            verdicts, which combine every deciding grader.
     """
 
     kind: str
@@ -334,6 +336,7 @@ class Comparison(Result):
     trigger_help: TriggerHelp | None = None
     format_adherence: FormatDifference | None = None
     heterogeneity: Heterogeneity | None = None
+    grader: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready view (see `Result.as_dict`), with every paired case under ``cases``."""

@@ -34,6 +34,8 @@ class CompareOptions:
             None to decide by size (see `DETAILS_MAX_CASES`).
         margin: The non-inferiority margin of the verdict's outcome (better, not worse, worse,
             inconclusive; see `abbench.compare.settle`), in the comparison's unit: 0.02 = 2 points.
+        grader: Compare the arms as this grader alone graded their runs (its latest grade of each run's
+            current execution), not by the runs' verdicts; None: the runs' verdicts.
     """
 
     outcome: str = "auto"
@@ -46,6 +48,7 @@ class CompareOptions:
     bootstrap: bool | None = None
     details: bool | None = None
     margin: float = DEFAULT_MARGIN
+    grader: str | None = None
 
     @classmethod
     def of(cls, options: CompareOptions | None = None, **settings: Any) -> CompareOptions:

@@ -509,6 +509,7 @@ class Measured:
         """`given` when it is `exp`'s, measured with these options; else `exp`'s metrics measured now."""
         if (
             given is not None
+            and given.grader is None  # one grader's figures are a view, never the gate's
             and given.experiment_id == exp.id
             and given.cluster == options.cluster
             and given.confidence == options.confidence
@@ -521,7 +522,9 @@ class Measured:
     ) -> Comparison | None:
         """The given comparison when it is of this pair, with these options; else None."""
         c = self.comparison
-        if c is None or (c.a.experiment_id, c.a.arm, c.b.experiment_id, c.b.arm) != (
+        if c is None or c.grader is not None:  # one grader's comparison is a view, never the gate's
+            return None
+        if (c.a.experiment_id, c.a.arm, c.b.experiment_id, c.b.arm) != (
             a.id,
             a_name,
             b.id,

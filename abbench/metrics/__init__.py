@@ -60,6 +60,7 @@ from abbench.metrics._format import (
     format_adherence,
     format_difference,
 )
+from abbench.metrics._grader import MAX_GRADER_NAME, check_grader, experiment_graders
 from abbench.metrics._judges import OVERALL, JudgeScore, judge_scores
 from abbench.metrics._judging import JudgeCost, JudgeReport, judge_costs, judge_report, position_bias
 from abbench.metrics._stability import Stability, stability
@@ -72,6 +73,7 @@ __all__ = [
     "COMPARED",
     "DEFINITIONS",
     "LOW_CONFIDENCE",
+    "MAX_GRADER_NAME",
     "NO_DOMAIN",
     "NO_PREDICTION",
     "NO_RUN_EXECUTED",
@@ -108,6 +110,7 @@ __all__ = [
     "activation_runs",
     "arm_activation",
     "arm_offers",
+    "check_grader",
     "check_level",
     "class_report",
     "compare_activation",
@@ -115,6 +118,7 @@ __all__ = [
     "estimate_mean",
     "estimate_rate",
     "experiment_activation",
+    "experiment_graders",
     "experiment_metrics",
     "format_adherence",
     "format_difference",

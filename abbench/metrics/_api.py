@@ -25,6 +25,7 @@ from abbench.metrics._base import (
 )
 from abbench.metrics._classes import ClassReport, class_report, label_space
 from abbench.metrics._format import FormatAdherence, with_format_adherence
+from abbench.metrics._grader import check_grader, grader_note
 from abbench.metrics._judges import JudgeScore, judge_scores
 from abbench.metrics._judging import JudgeCost, judge_costs
 from abbench.metrics._skill_cost import skill_prompt_notes
@@ -92,6 +93,8 @@ class RunCounts(Result):
         unfinished: Pending, running, or waiting for grading.
         failure_types: Execution failures by kind (``timeout``, ``agent_error``, ...).
         scored: Graded with a score and no verdict (graders that only score): neither right nor wrong.
+        not_graded: With figures from one grader (``grader=``): answered runs it has not graded (not
+            assessed, apart from `unfinished`); 0 otherwise.
     """
 
     runs: int
@@ -103,6 +106,7 @@ class RunCounts(Result):
     unfinished: int
     failure_types: dict[str, int]
     scored: int = 0
+    not_graded: int = 0
 
     @property
     def graded(self) -> int:
@@ -208,6 +212,8 @@ class ExperimentMetrics(Result):
             prediction-powered inference; or None and why), filled by the gate when a rule asks for
             ``corrected_accuracy`` (`abbench.review.corrected_accuracy` has the figures in full); None
             otherwise. Not exported.
+        grader: The grader whose grades alone the figures come from (``grader=``); None: the runs' own
+            verdicts, which combine every deciding grader.
     """
 
     experiment: str
@@ -227,6 +233,7 @@ class ExperimentMetrics(Result):
     corrected: Mapping[str, tuple[float | None, str | None]] | None = field(
         default=None, repr=False, metadata={"export": False}
     )
+    grader: str | None = None
 
     @property
     def domains(self) -> tuple[str, ...]:
@@ -267,15 +274,16 @@ def dataset_labels(store: Store, dataset_id: int) -> tuple[Any, dict[str, str]]:
     return label_set, {str(k): str(v) for k, v in (label_map or {}).items()}
 
 
-def resolve_outcome(store: Store, exp_id: int, outcome: str) -> str:
-    """``passed`` or ``score``: what decides whether a run is right (``auto`` looks at the grades)."""
+def resolve_outcome(store: Store, exp_id: int, outcome: str, grader: str | None = None) -> str:
+    """``passed`` or ``score``: what decides whether a run is right (``auto`` looks at the grades, of
+    `grader` alone when given)."""
     if outcome not in OUTCOME_KINDS:
         raise UsageError(f"outcome must be one of {', '.join(OUTCOME_KINDS)}; got {outcome!r}")
     if outcome != "auto":
         return outcome
-    if store.has_verdicts(exp_id):
+    if store.has_verdicts(exp_id, grader):
         return "passed"
-    return "score" if store.has_scores(exp_id) else "passed"
+    return "score" if store.has_scores(exp_id, grader) else "passed"
 
 
 def grader_kinds(store: Store, exp_id: int) -> dict[str, str]:
@@ -283,7 +291,7 @@ def grader_kinds(store: Store, exp_id: int) -> dict[str, str]:
     return store.grader_kinds(exp_id)
 
 
-def _counts(outcome: np.ndarray, failure_type: np.ndarray) -> RunCounts:
+def _counts(outcome: np.ndarray, failure_type: np.ndarray, not_graded: int = 0) -> RunCounts:
     c = np.bincount(outcome, minlength=len(OUTCOMES))
     kinds = Counter(str(f) for f in failure_type[outcome == EXECUTION_FAILED] if f is not None)
     return RunCounts(
@@ -293,9 +301,10 @@ def _counts(outcome: np.ndarray, failure_type: np.ndarray) -> RunCounts:
         execution_failed=int(c[EXECUTION_FAILED]),
         grading_failed=int(c[GRADING_FAILED]),
         cancelled=int(c[CANCELLED]),
-        unfinished=int(c[UNFINISHED]),
+        unfinished=int(c[UNFINISHED]) - not_graded,
         failure_types=dict(kinds.most_common()),
         scored=int(c[SCORED]),
+        not_graded=not_graded,
     )
 
 
@@ -308,6 +317,7 @@ def experiment_metrics(
     low_confidence: float = LOW_CONFIDENCE,
     cluster: str | None = None,
     outcome: str = "auto",
+    grader: str | None = None,
 ) -> ExperimentMetrics:
     """Every figure of an experiment: per arm, per domain and per round, from the store.
 
@@ -321,26 +331,32 @@ def experiment_metrics(
             independent); None for none.
         outcome: ``"auto"`` (pass/fail when a grader gives verdicts, else the judge score), ``"passed"``
             or ``"score"``.
+        grader: The figures as this grader alone graded the runs (its latest grade of each run's
+            current execution), not by the runs' verdicts; answered runs it has not graded, or failed
+            to grade, are not assessed and counted (`RunCounts.not_graded`, ``grading_failed``).
 
     Raises:
         NotFoundError: no such experiment or arm.
-        UsageError: an invalid option (the message lists the valid ones).
+        UsageError: an invalid option (the message lists the valid ones), or `grader` is no grader of
+            the experiment that grades runs (the message lists them).
     """
     confidence = _check_options(confidence, cluster, low_confidence)
     store = open_store(store)
     # Read before anything else: a write while the figures are worked out changes the next call's state.
     state = store.state_stamp()
     exp = store.get_experiment(experiment)
+    if grader is not None:
+        grader = check_grader(exp, grader, store)
     key = (str(store.db_path), exp.id, None if arms is None else tuple(arms), confidence, float(low_confidence),
-           cluster, outcome)  # fmt: skip
+           cluster, outcome, grader)  # fmt: skip
     if state.in_transaction:
         # A transaction's writes count in `total_changes` even once rolled back: figures read inside
         # one are neither kept nor taken from what was kept.
-        return _measure(store, exp, arms, confidence, low_confidence, cluster, outcome)
+        return _measure(store, exp, arms, confidence, low_confidence, cluster, outcome, grader)
     return _MEMO.get(
         key,
         state,
-        lambda: _measure(store, exp, arms, confidence, low_confidence, cluster, outcome),
+        lambda: _measure(store, exp, arms, confidence, low_confidence, cluster, outcome, grader),
         same=StoreState.same,
     )
 
@@ -358,9 +374,10 @@ def _measure(
     low_confidence: float,
     cluster: str | None,
     outcome: str,
+    grader: str | None = None,
 ) -> ExperimentMetrics:
-    """`experiment_metrics`' figures, read from the store."""
-    kind = resolve_outcome(store, exp.id, outcome)
+    """`experiment_metrics`' figures, read from the store (as `grader` alone graded the runs, when named)."""
+    kind = resolve_outcome(store, exp.id, outcome, grader)
     # On a helper thread while this one reads the runs: what every attempt spent (one aggregate answered
     # in a row per arm) and each arm's usage numbers (turned into arrays in Python while SQLite, which
     # hands back the GIL, packs the runs' codes here).
@@ -371,11 +388,13 @@ def _measure(
     # The runs without their numbers (the same order and figures, a fraction of the objects), and each
     # arm's usage numbers apart, in that order.
     table = store.load_run_flags(exp.id, arms=arms, threshold=low_confidence)
+    if grader is not None:  # each run's outcome and score that grader's (`abbench.store.GraderVerdicts`)
+        table = store.grader_verdicts(exp.id, grader, [exp.arm(a).id for a in table.arms]).on(table)
     kinds = grader_kinds(store, exp.id)
     grades = store.grade_table(exp.id) if any(k != "rule" for k in kinds.values()) else []
     judge_cost = _judge_cost(store, exp.id) if grades else {}
     spend, usages = aside.result()
-    ctx, case_pos = _context(store, exp, table, kind, confidence, low_confidence, cluster)
+    ctx, case_pos = _context(store, exp, table, kind, confidence, low_confidence, cluster, grader)
     arm_objects = [exp.arm(a) for a in table.arms]
     judges = judge_scores(
         grades,
@@ -384,6 +403,9 @@ def _measure(
         confidence,
     )
     notes = [_stopping_note(exp)] if exp.spec.stopping is not None else []
+    if grader is not None:
+        unassessed = table.executed & (table.outcome == UNFINISHED)
+        notes.append(grader_note(grader, int(unassessed.sum()), int((table.outcome == GRADING_FAILED).sum())))
     if kind == "score":
         notes.append("the graders give scores, not right/wrong verdicts: the mean score is the main figure")
     arm_metrics, by_domain, by_round = _arms(
@@ -422,6 +444,7 @@ def _measure(
         activation=experiment_activation(exp, store=store, arms=list(table.arms), confidence=confidence)
         if any(arm_offers(a) for a in arm_objects)
         else None,
+        grader=grader,
     )
 
 
@@ -487,6 +510,7 @@ class _Context:
     confidence: float
     low_confidence: float
     cluster: str | None
+    grader: str | None = None
 
     @property
     def n_cases(self) -> int:
@@ -501,6 +525,7 @@ def _context(
     confidence: float,
     low_confidence: float,
     cluster: str | None,
+    grader: str | None = None,
 ) -> tuple[_Context, np.ndarray]:
     """The arms' shared context, and each run's case position in it."""
     label_set, label_map = dataset_labels(store, exp.dataset_id)
@@ -513,7 +538,7 @@ def _context(
     classes, classes_reason = label_space(_unique_gold(table), label_set, label_map, expected)
     ctx = _Context(
         exp, case_values, domains, kind, classes, classes_reason, label_map, expected, confidence,
-        low_confidence, cluster,
+        low_confidence, cluster, grader,
     )  # fmt: skip
     return ctx, case_pos
 
@@ -601,7 +626,7 @@ def _arm(
         arm=arm.name,
         label=arm.label,
         snapshot=arm.snapshot,
-        counts=_counts(t.outcome, t.failure_type),
+        counts=_counts(t.outcome, t.failure_type, _not_graded(ctx, t)),
         accuracy=accuracy,
         strict_accuracy=strict,
         score=_score(ctx, runs),
@@ -633,6 +658,11 @@ def _arm(
         judges=judges,
     )
     return result, _by_domain(ctx, arm, runs), _by_round(ctx, arm, runs)
+
+
+def _not_graded(ctx: _Context, t: RunTable) -> int:
+    """Answered runs the named grader has not graded (0 for the runs' own verdicts)."""
+    return int(np.count_nonzero(t.executed & (t.outcome == UNFINISHED))) if ctx.grader is not None else 0
 
 
 def _right_of_executed(t: RunTable, n: int) -> np.ndarray | int:

@@ -10,7 +10,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -55,6 +55,7 @@ class ReportResult:
         nothing_ran: True when no run has executed: the page says so at the top and shows no verdict.
         coverage: ``decided on 462 of 1,203 runs per arm`` (None without a decision).
         pair: ``v2 vs v1``: the pair decided on (None without a decision).
+        grader: The grader whose grades alone the page's figures are (``grader=``), else None.
     """
 
     html_path: Path
@@ -71,6 +72,7 @@ class ReportResult:
     nothing_ran: bool = False
     coverage: str | None = None
     pair: str | None = None
+    grader: str | None = None
 
     @property
     def verdict_line(self) -> str | None:
@@ -298,6 +300,7 @@ def render_report(
     template: str | os.PathLike[str] | None = None,
     progress: bool = False,
     timeout: float = 900.0,
+    grader: str | None = None,
 ) -> ReportResult:
     """Render an experiment's report: a self-contained HTML page, with the executed notebook beside it.
 
@@ -323,6 +326,8 @@ def render_report(
         template: Another report notebook with the same parameters (default `EXPERIMENT_TEMPLATE`).
         progress: Show papermill's progress bar (off for batches and in tests).
         timeout: Seconds any one cell may run.
+        grader: The page's figures (arms, comparison) as this grader alone graded the runs, said at its
+            top; the decision stays the gate's, on the runs' verdicts. Default path and title name it.
 
     Example:
         >>> r = render_report("routing-v2", out="reports/routing-v2.html")   # doctest: +SKIP
@@ -331,20 +336,26 @@ def render_report(
 
     Raises:
         NotFoundError: no such experiment, or no such arm.
-        UsageError: not exactly two arms, a missing gate file.
+        UsageError: not exactly two arms, a missing gate file, a `grader` the experiment lacks.
         ComparisonRefused: `vs` ran on another dataset.
         ReportError: the notebook failed (the message names the cell and where the executed notebook
             is), no ``python3`` kernel, or a secret in the output.
     """
+    from abbench.metrics import check_grader
     from abbench.store import open_store
 
     started = time.perf_counter()
     s = open_store(store)
     exp, other, arms = _chosen(s, experiment, vs, arms)
-    html_path = _page_path(exp, other, arms, out)
+    for checked in (exp, other) if grader is not None else ():
+        if checked is not None:  # refused before a kernel starts, listing the graders
+            check_grader(checked, grader, s)
+    html_path = _page_path(exp, other, arms, out, grader)
     nb_path = html_path.with_suffix(".ipynb")
-    title = title if title is not None else _default_title(exp, other, arms)
+    title = title if title is not None else _default_title(exp, other, arms, grader)
     parameters = _parameters(s, exp, other, arms, gate, title)
+    if grader is not None:  # (only then: another template with the old parameters still renders)
+        parameters["grader"] = grader
     html_path.parent.mkdir(parents=True, exist_ok=True)
     template_path = Path(template) if template is not None else EXPERIMENT_TEMPLATE
     if not template_path.is_file():
@@ -352,7 +363,9 @@ def render_report(
     written = _write_page(
         template_path, parameters, html_path, nb_path, title=title, progress=progress, timeout=timeout
     )
-    result = _result(written, exp, title, html_path, nb_path, seconds=time.perf_counter() - started)
+    result = replace(
+        _result(written, exp, title, html_path, nb_path, seconds=time.perf_counter() - started), grader=grader
+    )
     log.info(
         "wrote %s (%d bytes, %d figures) in %.1f s",
         html_path,
@@ -446,22 +459,33 @@ def _gate_parameter(gate: str | os.PathLike[str] | list[dict[str, Any]] | None) 
 
 
 def _page_path(
-    exp: Experiment, other: Experiment | None, arms: list[str] | None, out: str | os.PathLike[str] | None
+    exp: Experiment,
+    other: Experiment | None,
+    arms: list[str] | None,
+    out: str | os.PathLike[str] | None,
+    grader: str | None = None,
 ) -> Path:
-    """Where the page goes: `out` (with ``.html`` added if it lacks it), else named after what it compares."""
+    """Where the page goes: `out` (with ``.html`` added if it lacks it), else named after what it compares
+    (and the grader whose figures it shows)."""
     name = exp.name + (f"-vs-{other.name}" if other is not None else "")
     if arms:
         name += f"-{arms[0]}-vs-{arms[1]}"
+    if grader is not None:
+        name += f"-by-{grader}"
     html_path = Path(out).expanduser() if out is not None else DEFAULT_OUT_DIR / f"{_stem(name)}.html"
     if html_path.suffix.lower() not in (".html", ".htm"):
         html_path = html_path.with_name(html_path.name + ".html")
     return html_path.resolve()
 
 
-def _default_title(exp: Experiment, other: Experiment | None, arms: list[str] | None) -> str:
+def _default_title(
+    exp: Experiment, other: Experiment | None, arms: list[str] | None, grader: str | None = None
+) -> str:
     title = exp.name + (f" vs {other.name}" if other is not None else "")
     if arms:
         title += f": {arms[1]} vs {arms[0]}"
+    if grader is not None:
+        title += f" (graded by {grader} alone)"
     return title
 
 

@@ -169,15 +169,22 @@ def record(settings: ServerSettings, owner: str, actor: str, exp_id: int, body_p
 
 
 def report(
-    settings: ServerSettings, exp_id: int, vs: int | None, arms: Any, rules: Any, out: str
+    settings: ServerSettings,
+    exp_id: int,
+    vs: int | None,
+    arms: Any,
+    rules: Any,
+    out: str,
+    grader: str | None = None,
 ) -> dict[str, Any]:
-    """Render an experiment's report to `out` (a papermill kernel, started from this process)."""
+    """Render an experiment's report to `out` (a papermill kernel, started from this process), its
+    figures `grader`'s alone when named."""
     from abbench.report import render_report
 
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     with _store(settings) as store:
         data: dict[str, Any] = render_report(
-            exp_id, vs=vs, arms=arms, gate=rules, out=Path(out), store=store
+            exp_id, vs=vs, arms=arms, gate=rules, out=Path(out), store=store, grader=grader
         ).as_dict()
     for k in ("html_path", "notebook_path"):
         data.pop(k, None)

@@ -15,6 +15,7 @@ from starlette.concurrency import run_in_threadpool
 from abbench.compare import compare_arms, compare_experiments
 from abbench.export import EXPORT_FORMATS, EXPORT_KINDS, export
 from abbench.gate import evaluate_gate
+from abbench.metrics import MAX_GRADER_NAME, check_grader
 from abbench.review import add_review
 from abbench.runner import try_input
 from abbench.server import _owned, _policy
@@ -88,6 +89,12 @@ class CompareIn(BaseModel):
     vs: str | None = Field(None, description="A second experiment: compare its arm with the first's")
     a: str | None = None
     b: str | None = None
+    grader: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_GRADER_NAME,
+        description="Compare as this grader alone graded the runs (a grader of the experiment; 422 lists them)",
+    )
 
 
 @router.post("/compare", summary="Compare two arms or two experiments (409 when the datasets differ)")
@@ -96,7 +103,7 @@ def compare(request: Request, caller: Reader, body: CompareIn) -> JSONResponse:
     store = store_of(request)
     first = _owned.experiment(store, body.experiment, caller.owner)
     if body.vs is None:
-        return answer(compare_arms(first.id, body.a, body.b, store=store))
+        return answer(compare_arms(first.id, body.a, body.b, store=store, grader=body.grader))
     other = _owned.experiment(store, body.vs, caller.owner)
     if first.dataset != other.dataset:
         raise Problem(
@@ -106,7 +113,9 @@ def compare(request: Request, caller: Reader, body: CompareIn) -> JSONResponse:
             "paired comparison needs both on the same cases; run one again on the other's dataset",
             fingerprints=[first.dataset, other.dataset],
         )
-    return answer(compare_experiments(first.id, other.id, arm_a=body.a, arm_b=body.b, store=store))
+    return answer(
+        compare_experiments(first.id, other.id, arm_a=body.a, arm_b=body.b, store=store, grader=body.grader)
+    )
 
 
 class GateIn(BaseModel):
@@ -137,17 +146,28 @@ def _own_gate_inline(exp: Any, rules: Any) -> None:
         raise _policy.refused_path(f"experiment {exp.name!r}: gate", "gate")
 
 
+class ReportIn(GateIn):
+    """A report: the gate's rules and pair, and the grader whose grades alone the page's figures are."""
+
+    grader: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_GRADER_NAME,
+        description="The page's figures as this grader alone graded the runs (the decision stays the gate's)",
+    )
+
+
 def _report_path(request: Request, exp_id: int) -> Path:
     return store_of(request).path / "reports" / "served" / f"{exp_id}.html"
 
 
 @router.post("/experiments/{ref}/report", status_code=201, summary="Render the report (download it with GET)")
-async def report(request: Request, caller: Reader, ref: str, body: GateIn | None = None) -> JSONResponse:
+async def report(request: Request, caller: Reader, ref: str, body: ReportIn | None = None) -> JSONResponse:
     """Render the self-contained HTML report now (a papermill kernel: seconds, not milliseconds), in a
     work process within this server's limits, one at a time per key."""
     store = store_of(request)
     exp = await run_in_threadpool(_owned.experiment, store, ref, caller.owner)
-    body = body or GateIn()
+    body = body or ReportIn()
     vs = (await run_in_threadpool(_owned.experiment, store, body.vs, caller.owner)).id if body.vs else None
     rules, arms = body.rules, body.arms
     _own_gate_inline(exp, rules)
@@ -156,9 +176,12 @@ async def report(request: Request, caller: Reader, ref: str, body: GateIn | None
         arms = arms or ([str(a) for a in pair] if all(pair) else None)
         rules = list(rules.get("rules") or [])
     out = _report_path(request, exp.id)
+    if body.grader is not None:  # refused before a work process starts, listing the graders
+        await run_in_threadpool(check_grader, exp, body.grader, store)
     data = await work_of(request).run(
-        caller.key.key_id, "report", exp_id=exp.id, vs=vs, arms=arms, rules=rules, out=str(out)
-    )
+        caller.key.key_id, "report", exp_id=exp.id, vs=vs, arms=arms, rules=rules, out=str(out),
+        grader=body.grader,
+    )  # fmt: skip
     return answer({**data, "download": f"/api/experiments/{exp.id}/report"}, 201)
 
 

@@ -35,6 +35,7 @@ if typing.TYPE_CHECKING:
     from abbench.store._experiments import TRY_TAG, Arm, Experiment
     from abbench.store._failures import FailureKind, Failures
     from abbench.store._formats import AnswerReading
+    from abbench.store._grader_view import GraderVerdicts
     from abbench.store._grades import GRADE_COLUMNS, Grade
     from abbench.store._lines import mark_line
     from abbench.store._migrations import SCHEMA_VERSION
@@ -144,6 +145,7 @@ __all__ = [
     "Failures",
     "Grade",
     "GradeWrite",
+    "GraderVerdicts",
     "Review",
     "ReviewSample",
     "RunFailures",
@@ -226,6 +228,7 @@ __getattr__, __dir__ = _lazy.exports(
             "Failures",
         ),
         "abbench.store._formats": ("AnswerReading",),
+        "abbench.store._grader_view": ("GraderVerdicts",),
         "abbench.store._grades": (
             "GRADE_COLUMNS",
             "Grade",

@@ -223,12 +223,12 @@ class AnalysisMixin(StoreBase):
 
     # -- grades ---------------------------------------------------------------------------------------
 
-    def has_scores(self, exp_id: int) -> bool:
-        """Whether any pointwise grader of the experiment returned a score."""
+    def has_scores(self, exp_id: int, grader: str | None = None) -> bool:
+        """Whether any pointwise grader of the experiment (`grader`, when given) returned a score."""
         row = self.query_one(
             "SELECT 1 FROM grades WHERE experiment_id=? AND status='ok' AND score IS NOT NULL "
-            "AND other_run_id IS NULL LIMIT 1",
-            (exp_id,),
+            "AND other_run_id IS NULL" + (" AND grader=?" if grader is not None else "") + " LIMIT 1",
+            (exp_id,) if grader is None else (exp_id, grader),
         )
         return row is not None
 

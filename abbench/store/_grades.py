@@ -241,12 +241,13 @@ class GradesMixin(StoreBase):
         ).fetchall()
         return [(r[0], r[1], r[2], r[3]) for r in rows]
 
-    def has_verdicts(self, exp_id: int) -> bool:
-        """Whether any grader of the experiment returned a pass/fail verdict (not only a score)."""
+    def has_verdicts(self, exp_id: int, grader: str | None = None) -> bool:
+        """Whether any grader of the experiment (`grader`, when given) returned a pass/fail verdict (not
+        only a score)."""
         row = self.conn.execute(
             "SELECT 1 FROM grades WHERE experiment_id=? AND status='ok' AND passed IS NOT NULL "
-            "AND other_run_id IS NULL LIMIT 1",
-            (exp_id,),
+            "AND other_run_id IS NULL" + (" AND grader=?" if grader is not None else "") + " LIMIT 1",
+            (exp_id,) if grader is None else (exp_id, grader),
         ).fetchone()
         return row is not None
 

@@ -148,6 +148,9 @@ class RunTable:
         read_skill: Either of the two.
         text: The heavy columns when loaded (``reason``, ``evidence_refs`` as tuples, ..., and
             ``tool_calls``, the tool calls each session made), else empty.
+        execution_done: Whether each run's execution finished, kept when `outcome` holds one grader's
+            verdicts rather than the run's own (`GraderVerdicts.on`); None: `executed` reads it from
+            the state and the outcome.
     """
 
     experiment_id: int
@@ -177,6 +180,7 @@ class RunTable:
     read_section: np.ndarray
     read_skill: np.ndarray
     text: dict[str, np.ndarray]
+    execution_done: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.run_id.size)
@@ -187,6 +191,8 @@ class RunTable:
         latency, cost or tokens may still be unknown (NaN), which never makes it unexecuted."""
         import numpy as np
 
+        if self.execution_done is not None:
+            return self.execution_done
         done = (
             STATES.index(RunState.EXECUTED),
             STATES.index(RunState.EVALUATING),

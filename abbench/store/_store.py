@@ -12,6 +12,7 @@ from abbench.store._datasets import DatasetsMixin
 from abbench.store._experiments import ExperimentsMixin
 from abbench.store._failures import FailuresMixin
 from abbench.store._formats import FormatsMixin
+from abbench.store._grader_view import GraderViewMixin
 from abbench.store._grades import GradesMixin
 from abbench.store._imports import ImportsMixin
 from abbench.store._json_lines import JsonLinesMixin
@@ -40,6 +41,7 @@ class Store(
     FormatsMixin,
     AttemptsMixin,
     GradesMixin,
+    GraderViewMixin,
     ReviewsMixin,
     ResultsMixin,
     LightMixin,

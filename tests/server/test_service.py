@@ -122,6 +122,30 @@ def test_another_owner_sees_nothing_and_gets_the_404_of_a_missing_object(alice, 
     assert alice.load_experiment(exp_id)["status"] == "finished"
 
 
+def test_compare_takes_a_grader_of_the_experiment_and_refuses_another(alice, done):
+    exp_id = done["exp"]["id"]
+    own = alice.compare_arms(exp_id, "v1", "v2")
+    by = alice.compare_arms(exp_id, "v1", "v2", grader="label_match")
+    # its one grader decides every run: the view is the runs' own verdicts, and says whose it is
+    assert by["grader"] == "label_match" and own["grader"] is None
+    assert (by["n_cases"], by["value_b"]["value"], by["verdict"]["p_value"]) == (
+        own["n_cases"],
+        own["value_b"]["value"],
+        own["verdict"]["p_value"],
+    )
+    for grader in ("x" * 201, ""):  # bounded before anything is read
+        with pytest.raises(ServerError) as refused:
+            alice.compare_arms(exp_id, "v1", "v2", grader=grader)
+        assert refused.value.status == 422, grader
+    with pytest.raises(ServerError) as refused:
+        alice.compare_arms(exp_id, "v1", "v2", grader="judge")
+    assert refused.value.status == 422
+    assert "has no grader 'judge'; its graders: label_match" in refused.value.problem["detail"]
+    # a report is refused before a kernel starts
+    r = alice.http.post(f"/api/experiments/{exp_id}/report", json={"grader": "judge"})
+    assert r.status_code == 422 and "its graders: label_match" in r.json()["detail"]
+
+
 def test_the_same_bytes_from_two_owners_are_shared_without_revealing_the_first(alice, bob, done):
     ds = bob.import_dataset(DEMO / "cases.csv", mapping=MAPPING, name="demo")
     assert ds["fingerprint"] == done["dataset"]["fingerprint"] and "created_by" not in ds
