@@ -341,21 +341,15 @@ def render_report(
         ReportError: the notebook failed (the message names the cell and where the executed notebook
             is), no ``python3`` kernel, or a secret in the output.
     """
-    from abbench.metrics import check_grader
     from abbench.store import open_store
 
     started = time.perf_counter()
     s = open_store(store)
-    exp, other, arms = _chosen(s, experiment, vs, arms)
-    for checked in (exp, other) if grader is not None else ():
-        if checked is not None:  # refused before a kernel starts, listing the graders
-            check_grader(checked, grader, s)
+    exp, other, arms = _chosen(s, experiment, vs, arms, grader)
     html_path = _page_path(exp, other, arms, out, grader)
     nb_path = html_path.with_suffix(".ipynb")
     title = title if title is not None else _default_title(exp, other, arms, grader)
-    parameters = _parameters(s, exp, other, arms, gate, title)
-    if grader is not None:  # (only then: another template with the old parameters still renders)
-        parameters["grader"] = grader
+    parameters = _parameters(s, exp, other, arms, gate, title, grader)
     html_path.parent.mkdir(parents=True, exist_ok=True)
     template_path = Path(template) if template is not None else EXPERIMENT_TEMPLATE
     if not template_path.is_file():
@@ -363,9 +357,8 @@ def render_report(
     written = _write_page(
         template_path, parameters, html_path, nb_path, title=title, progress=progress, timeout=timeout
     )
-    result = replace(
-        _result(written, exp, title, html_path, nb_path, seconds=time.perf_counter() - started), grader=grader
-    )
+    result = _result(written, exp, title, html_path, nb_path, seconds=time.perf_counter() - started)
+    result = replace(result, grader=grader)
     log.info(
         "wrote %s (%d bytes, %d figures) in %.1f s",
         html_path,
@@ -400,11 +393,16 @@ def _result(
 
 
 def _chosen(
-    s: Store, experiment: Any, vs: Any, arms: Sequence[str] | None
+    s: Store, experiment: Any, vs: Any, arms: Sequence[str] | None, grader: str | None = None
 ) -> tuple[Experiment, Experiment | None, list[str] | None]:
-    """The experiment, the baseline experiment (`vs`) and the two arms named, each checked to exist."""
+    """The experiment, the baseline experiment (`vs`) and the two arms named, each checked to exist (and
+    `grader` to be a grader of both experiments: refused before a kernel starts, listing the graders)."""
+    from abbench.metrics import check_grader
+
     exp = s.get_experiment(experiment)
     other = None
+    if grader is not None:
+        check_grader(exp, grader, s)
     if vs is not None:
         other = s.get_experiment(vs)
         if other.dataset != exp.dataset:
@@ -413,6 +411,8 @@ def _chosen(
                 f"experiment {exp.name!r} ran on dataset {exp.dataset} and {other.name!r} on {other.dataset}: "
                 "a paired comparison needs both on the same cases (the same fingerprint)"
             )
+        if grader is not None:
+            check_grader(other, grader, s)
     if arms is None:
         return exp, other, None
     pair = list(arms)
@@ -434,8 +434,10 @@ def _parameters(
     arms: list[str] | None,
     gate: str | os.PathLike[str] | list[dict[str, Any]] | None,
     title: str,
+    grader: str | None = None,
 ) -> dict[str, Any]:
-    """The report notebook's parameters (its ``parameters`` cell): ids and paths, never objects."""
+    """The report notebook's parameters (its ``parameters`` cell): ids and paths, never objects. `grader`
+    only when named: another template with the older parameters still renders."""
     return {
         "store": str(s.path),
         "experiment": exp.id,
@@ -443,7 +445,7 @@ def _parameters(
         "arms": arms,
         "gate": _gate_parameter(gate),
         "title": title,
-    }
+    } | ({"grader": grader} if grader is not None else {})
 
 
 def _gate_parameter(gate: str | os.PathLike[str] | list[dict[str, Any]] | None) -> Any:
