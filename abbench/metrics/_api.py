@@ -134,6 +134,7 @@ class ArmMetrics(Result):
         judges: Judge scores by grader and dimension.
         format_adherence: How its answers were read (strict JSON, structured output, the fallback reader,
             unreadable, truncated); None when no run's reply was read (builtin and python agents).
+        grader: The grader whose grades alone the figures come from, or None (the runs' verdicts).
     """
 
     arm: str
@@ -150,6 +151,7 @@ class ArmMetrics(Result):
     grounding: GroundingMetrics
     judges: tuple[JudgeScore, ...]
     format_adherence: FormatAdherence | None = None
+    grader: str | None = None
 
     @property
     def classes_note(self) -> str | None:
@@ -163,7 +165,7 @@ class ArmMetrics(Result):
             return None
         return (
             f"F1 compares labels alone: {gold:,} of {c.n:,} graded runs have the gold label; "
-            f"{self.counts.passed:,} pass every grader, which accuracy counts"
+            f"{self.counts.passed:,} pass {self.grader or 'every grader'}, which accuracy counts"
         )
 
 
@@ -656,6 +658,7 @@ def _arm(
             runs.pos,
         ),
         judges=judges,
+        grader=ctx.grader,
     )
     return result, _by_domain(ctx, arm, runs), _by_round(ctx, arm, runs)
 

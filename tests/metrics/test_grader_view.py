@@ -180,6 +180,10 @@ def test_an_unknown_or_pairwise_grader_is_refused_with_the_graders(two_graders):
             call()
     with pytest.raises(UsageError, match="at most 200 characters"):
         experiment_metrics(exp.name, store=store, grader="x" * 201)
+    pairwise = {"type": "pairwise_judge", "model": "m", "base_url": "http://127.0.0.1:9/v1", "name": "pw"}
+    add_graders(exp, [pairwise], store=store)  # defined, never run: its kind is read from the definition
+    with pytest.raises(UsageError, match=r"pw is a pairwise judge .* name one of label_match, judge"):
+        compare_arms(exp.name, "a", "b", store=store, grader="pw")
 
 
 def test_runs_a_grader_has_not_graded_are_counted_not_assessed(two_graders):
@@ -207,7 +211,11 @@ def test_the_gate_never_takes_one_graders_figures_for_its_own(two_graders):
     )
     given = evaluate_gate(exp.name, store=store, measured=judged)
     assert judged.comparison.verdict.text != own.verdict  # the two graders' comparisons differ
-    assert (given.verdict, given.outcome, given.coverage.text) == (own.verdict, own.outcome, own.coverage.text)
+    assert (given.verdict, given.outcome, given.coverage.text) == (
+        own.verdict,
+        own.outcome,
+        own.coverage.text,
+    )
 
 
 def cli_out(store, *args: str) -> tuple[int, str]:
@@ -222,6 +230,7 @@ def test_the_commands_name_the_grader(two_graders):
     code, out = cli_out(store, "metrics", exp.name, "--grader", "judge")
     k, n, failed = expected("b", "judge")
     assert code == 0 and "grader: judge alone" in out.splitlines()[1]
+    assert f"{k} pass judge, which accuracy counts" in out  # not "pass every grader"
     assert f"{N}: {k} right, {n - k} wrong, 0 execution failed, {failed} grading failed" in out
     code, out = cli_out(store, "metrics", exp.name, "--grader", "judge", "--json")
     assert code == 0 and json.loads(out)["grader"] == "judge"
