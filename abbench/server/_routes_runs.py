@@ -132,6 +132,7 @@ def pause(request: Request, caller: Runner, ref: str) -> JSONResponse:
     store = store_of(request)
     exp = _owned.experiment(store, ref, caller.owner)
     pause_experiment(exp.id, store=store)
+    pool_of(request).unqueue(exp.id)  # not started yet: it stays paused (its status says so)
     return _control_answer(request, exp)
 
 
@@ -157,6 +158,7 @@ def cancel(request: Request, caller: Runner, ref: str) -> JSONResponse:
     store = store_of(request)
     exp = _owned.experiment(store, ref, caller.owner)
     cancel_experiment(exp.id, store=store)
+    pool_of(request).unqueue(exp.id)
     return _control_answer(request, exp)
 
 
@@ -368,7 +370,8 @@ async def _events(request: Request, exp_id: int, every: float) -> AsyncIterator[
         if key != last:
             last = key
             yield f"event: progress\ndata: {json.dumps(progress.as_dict(), default=str)}\n\n"
-        if progress.status in _FINAL and not pool_of(request).busy(exp_id):
+        left = progress.queued is not None and progress.queued.not_started  # a server did not start it
+        if (progress.status in _FINAL or left) and not pool_of(request).busy(exp_id):
             yield f"event: end\ndata: {json.dumps({'status': progress.status})}\n\n"
             return
         await asyncio.sleep(every)
