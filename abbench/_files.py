@@ -1,5 +1,6 @@
 """Writing files others read: beside the target first, then renamed into place with a normal file's mode;
-temporary files a killed process left, removed by the next writer; and whether a folder has room."""
+temporary files and folders a killed process left, removed by the next writer; and whether a folder has
+room."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import contextlib
 import errno
 import logging
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -129,6 +131,44 @@ def sweep_stale(folder: Path, pattern: str) -> int:
             os.close(fd)
     if removed:
         log.info("removed %d temporary files a stopped process left in %s", removed, folder)
+    return removed
+
+
+def claimed_folder(parent: Path, *, prefix: str) -> tuple[int, Path]:
+    """A new private folder in `parent`, held (locked) by this process for as long as the returned
+    descriptor stays open: `sweep_stale_folders` never removes it while this process lives. Close the
+    descriptor once the folder is removed."""
+    while True:
+        folder = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+        try:
+            fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError:
+            continue  # a sweeper took it between its creation and the open: make another
+        if _hold(fd) and _linked(fd, folder):
+            return fd, folder
+        os.close(fd)
+
+
+def sweep_stale_folders(parent: Path, pattern: str) -> int:
+    """Remove the folders in `parent` matching `pattern` that no live process holds (`claimed_folder`):
+    what a killed process left. Returns how many; none without ``fcntl`` (a lock cannot tell).
+    """
+    if fcntl is None or not parent.is_dir():
+        return 0
+    removed = 0
+    for path in parent.glob(pattern):
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            continue  # not a folder (or a link to one), or gone meanwhile
+        try:
+            if _hold(fd) and _linked(fd, path):
+                shutil.rmtree(path, ignore_errors=True)
+                removed += 1
+        finally:
+            os.close(fd)
+    if removed:
+        log.info("removed %d folders a stopped process left in %s", removed, parent)
     return removed
 
 
