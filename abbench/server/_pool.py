@@ -290,11 +290,13 @@ class RunnerPool:
         not allow. Work a person paused or cancelled before it started says so already
         (`abbench.runner.pause_experiment`, `cancel_experiment`), and is never started.
         """
-        ids = []
+        waiting = []
         for exp in list_experiments(store=self.store, include_tries=True):
             queued = QueuedWork.from_dict(exp.queued)
-            if queued is None or queued.not_started:
-                continue
+            if queued is not None and not queued.not_started and not self.busy(exp.id):
+                waiting.append((queued.at, exp.id, exp, queued))
+        ids = []
+        for _, _, exp, queued in sorted(waiting):  # in the order they were accepted
             why = self._why_not_start(exp, queued)
             if why is not None:
                 self._not_started(exp.id, f"the server restarted and left it: {why}")
@@ -314,17 +316,18 @@ class RunnerPool:
         return ids
 
     def resume_left_over(self) -> list[int]:
-        """Start what the last server accepted and never started (`start_queued`), and queue what its
-        pool was running when it stopped (killed with it, or stopped by its shutdown); returns their ids.
+        """Queue what the last server's pool was running when it stopped (killed with it, or stopped
+        by its shutdown), then what it accepted and never started (`start_queued`), in the order they
+        were in; returns their ids.
 
         Left for a person, each with a line in the log: experiments a CLI or a notebook ran, those
         stopped on purpose or by an error, those whose runner a kill took while its server lived, and
         those using an agent or grader this server does not allow.
         """
-        ids = self.start_queued()
-        for exp in list_experiments(store=self.store, include_tries=True):
-            if exp.id in ids or exp.queued:
-                continue  # started above, or left with why it was not
+        ids = []
+        for exp in sorted(list_experiments(store=self.store, include_tries=True), key=lambda e: e.id):
+            if exp.queued:
+                continue  # accepted and never started since: `start_queued` decides
             if exp.status not in (ExperimentStatus.RUNNING, ExperimentStatus.INTERRUPTED):
                 continue
             halt = halt_of(exp)
@@ -340,15 +343,15 @@ class RunnerPool:
             log.info("resuming experiment %s (%s)", exp.ref, halt.text)
             if self.submit(exp.id, exp.owner):
                 ids.append(exp.id)
-        return ids
+        return ids + self.start_queued()
 
     def shutdown(self, timeout: float = STOP_TIMEOUT_S) -> None:
         """Stop taking work; running children stop as on Ctrl-C (runs in flight recorded as interrupted,
         the halt ``server stopped``, which the next server resumes).
 
         Queued experiments stay recorded as queued: the next server starts them, and resumes the
-        interrupted ones. A child
-        that has not stopped within `timeout` seconds is killed (reconciliation covers it too).
+        interrupted ones. A child that has not stopped within `timeout` seconds is killed
+        (reconciliation covers it too).
         """
         with self._lock:
             self._closed = True
