@@ -26,7 +26,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from abbench._files import claimed_temp, readable_mode, sweep_stale
+from abbench._files import claimed_file, sweep_stale
 from abbench.errors import StoreError
 from abbench.store import ATTEMPT_COLUMNS, CacheEntry, GradeWrite, Store, WriteBatch
 from abbench.types import AttemptOutcome, RunState
@@ -96,8 +96,6 @@ class StoreWriter:
         self.commits = 0
         self.waits = 0
         """How many times `room` held a worker back because the writer was behind."""
-        self._mode = readable_mode()
-        """The mode a transcript gets (a normal file's, not its temporary file's private one)."""
         self._thread = threading.Thread(target=self._loop, name="abbench-writer", daemon=True)
         self._thread.start()
 
@@ -345,7 +343,7 @@ class StoreWriter:
             elif kind == "started":
                 started[op[1], op[2]] = op[3]
             elif kind == "transcript":
-                _write_transcript(op[1], op[2], self._mode)
+                _write_transcript(op[1], op[2])
             elif kind == "experiment":
                 batch.experiments[op[1]].update(op[2])
             elif kind == "cache":
@@ -416,22 +414,20 @@ def storable_batch(batch: WriteBatch) -> WriteBatch:
     return out
 
 
-def _write_transcript(path: Path, messages: Any, mode: int) -> None:
+def _write_transcript(path: Path, messages: Any) -> None:
     """Write a transcript whole or not at all: a full disk must not leave half a file behind.
 
-    It is written to a hidden ``.<name>.*.partial`` beside it, held (locked) by this process while it
-    is written (`claimed_temp`), then renamed into place with a normal file's `mode`: a process killed
-    half way leaves a partial file no live process holds, which the next writer removes
-    (`sweep_transcripts`). Text that is not valid Unicode (a lone surrogate an agent returned) is
-    written as its JSON escape.
+    It is written to a hidden ``.<name>.<pid>-<n>.partial`` beside it, held (locked) by this process
+    while it is written (`claimed_file`), then renamed into place: a process killed half way leaves a
+    partial file no live process holds, which the next writer removes (`sweep_transcripts`). Text that
+    is not valid Unicode (a lone surrogate an agent returned) is written as its JSON escape.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, partial = claimed_temp(path.parent, prefix=f".{path.name}.", suffix=".partial")
+    fd, partial = claimed_file(path.parent, prefix=f".{path.name}.", suffix=".partial")
     try:
         with open(fd, "w", encoding="utf-8", errors="backslashreplace", closefd=False) as f:
             for m in messages:
                 f.write(json.dumps(m, ensure_ascii=False, default=str) + "\n")
-        os.fchmod(fd, mode)
         os.replace(partial, path)
     except BaseException:
         partial.unlink(missing_ok=True)
