@@ -347,7 +347,7 @@ def _store_round(exp: Experiment, asked: int) -> int:
             422,
             "invalid filter",
             f"round={asked}: rounds are numbered from 1; experiment {exp.name!r} has "
-            + (f"rounds 1 to {exp.rounds}" if exp.rounds > 1 else "one round, round=1"),
+            + (f"rounds 1 to {exp.rounds}" if exp.rounds > 1 else "one round (round=1)"),
         )
     return asked - 1
 
