@@ -240,7 +240,10 @@ def status_cmd(ctx: Context, experiment: str, as_json: bool) -> None:
         exp = ctx.store.get_experiment(p.experiment_id)
         click.echo(_where_line(exp))
         handle = ctx.store.experiment_handle(exp)
-        if p.halt_reason is not None:
+        if p.queued is not None:  # a server's pool holds it, or did not start it (and says why)
+            if p.queued.not_started:
+                click.echo(f"  {p.queued.hint(handle)}")
+        elif p.halt_reason is not None:
             click.echo(f"  {p.halt_reason.hint(handle)}")
         print_budget(p.pause_reason, p.notes, handle)
         print_failures(ctx, p.experiment_id)

@@ -246,7 +246,7 @@ class Client:
                         raise TimeoutError(f"experiment {ref} did not finish within {timeout} s")
 
     def results(self, ref: int | str, **filters: Any) -> dict[str, Any]:
-        """A page of runs (filters: arm, state, moved, disagreement, offset, limit)."""
+        """A page of runs (filters: arm, state, round (from 1), moved, disagreement, offset, limit)."""
         result: dict[str, Any] = self._call("GET", f"/experiments/{_ref(ref)}/results", params=filters)
         return result
 

@@ -42,6 +42,7 @@ if typing.TYPE_CHECKING:
         stop_on_signals,
     )
     from abbench.runner._progress import ArmProgress, Observer, Progress
+    from abbench.runner._queued import QueuedWork
     from abbench.runner._record import RecordError, RecordSummary, record_runs
     from abbench.runner._retry import RetrySelection, select_retry
     from abbench.runner._scheduler import ExperimentRunner, RunSummary
@@ -74,6 +75,7 @@ __all__ = [
     "PauseReason",
     "Progress",
     "Projection",
+    "QueuedWork",
     "RecordError",
     "RecordSummary",
     "RetrySelection",
@@ -134,6 +136,7 @@ __getattr__, __dir__ = _lazy.exports(
             "start_experiment",
         ),
         "abbench.runner._budget": ("PauseReason",),
+        "abbench.runner._queued": ("QueuedWork",),
         "abbench.runner._record": ("RecordError", "RecordSummary", "record_runs"),
         "abbench.runner._retry": ("RetrySelection", "select_retry"),
         "abbench.runner._cache": (

@@ -16,6 +16,7 @@ from abbench.runner._budget import PauseReason, budget_notes
 from abbench.runner._grading import build_graders
 from abbench.runner._halt import halt_of
 from abbench.runner._progress import ArmProgress, Observer, Progress
+from abbench.runner._queued import QueuedWork
 from abbench.runner._retry import select_retry
 from abbench.runner._scheduler import ExperimentRunner, RunSummary
 from abbench.runner._stopping import StopReason
@@ -251,7 +252,11 @@ def start_experiment(
 
 
 def pause_experiment(ref: int | str | Experiment, *, store: StoreLike = None) -> bool:
-    """Ask the process running the experiment to pause (seen within a second). True if one is running."""
+    """Ask the process running the experiment to pause (seen within a second). True if one is running.
+
+    When none is, work a server accepted for it and has not started is never started on its own
+    (its status says it was paused before it started).
+    """
     store = open_store(store)
     exp = store.get_experiment(ref)
     if exp.status in (ExperimentStatus.FINISHED, ExperimentStatus.CANCELLED) and not exp.runner_alive:
@@ -260,6 +265,7 @@ def pause_experiment(ref: int | str | Experiment, *, store: StoreLike = None) ->
     alive = store.get_experiment(exp.id).runner_alive
     if not alive:
         store.set_status(exp.id, ExperimentStatus.PAUSED)
+        store.leave_queued(exp.id, "paused before it started")  # no server starts it on its own now
     return alive
 
 
@@ -351,7 +357,8 @@ def cancel_experiment(ref: int | str | Experiment, *, store: StoreLike = None) -
     """Cancel an experiment: its runner stops and pending runs become cancelled.
 
     Returns how many pending runs were cancelled here when no process is running it, else None (the
-    running process cancels them within a second).
+    running process cancels them within a second). Work a server accepted for it and has not started
+    is never started then (its status says it was cancelled before it started).
     """
     store = open_store(store)
     exp = store.get_experiment(ref)
@@ -360,6 +367,7 @@ def cancel_experiment(ref: int | str | Experiment, *, store: StoreLike = None) -
         return None
     n = store.cancel_pending(exp.id)
     store.set_status(exp.id, ExperimentStatus.CANCELLED)
+    store.leave_queued(exp.id, "cancelled before it started")
     return n
 
 
@@ -576,4 +584,5 @@ def experiment_status(ref: int | str | Experiment, *, store: StoreLike = None) -
         notes=budget_notes(exp, store),
         stop_reason=stopped,
         halt_reason=halt_of(exp) if status == ExperimentStatus.INTERRUPTED else None,
+        queued=QueuedWork.from_dict(exp.queued),
     )

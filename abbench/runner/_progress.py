@@ -10,6 +10,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from abbench.runner._budget import PauseReason
 from abbench.runner._halt import HaltReason
+from abbench.runner._queued import QueuedWork
 from abbench.runner._stopping import StopReason
 from abbench.types import ExperimentStatus, RunOutcome, RunState
 
@@ -125,6 +126,8 @@ class Progress:
             None while it has not (or without ``stopping:``).
         halt_reason: Why an interrupted experiment stopped (stopped on purpose, its server stopped,
             killed, an error: `HaltReason`); None while it runs or once it is done.
+        queued: Work a server's pool accepted and no process has started yet (waiting for a runner,
+            or not started by a restarted server, with why: `QueuedWork`); None otherwise.
     """
 
     experiment: str
@@ -141,12 +144,16 @@ class Progress:
     notes: tuple[str, ...] = ()
     stop_reason: StopReason | None = None
     halt_reason: HaltReason | None = None
+    queued: QueuedWork | None = None
 
     @property
     def status_text(self) -> str:
         """The status in words, with its reason: ``paused: budget reached — $5.02 of $5.00 spent, …``,
         ``finished: decided after 120 of 500 cases: better (…)``, ``interrupted: stopped on purpose
-        (SIGTERM to abbench, pid 4242 …)``."""
+        (SIGTERM to abbench, pid 4242 …)``, ``created: queued on a server (…) for its remaining runs:
+        waiting for a free runner``."""
+        if self.queued is not None:  # newer than any halt: someone asked a server to go on since
+            return f"{self.status}: {self.queued.text}"
         if self.pause_reason is not None and self.status == ExperimentStatus.PAUSED:
             return f"paused: {self.pause_reason.text}"
         if self.halt_reason is not None and self.status == ExperimentStatus.INTERRUPTED:
@@ -251,6 +258,7 @@ class Progress:
             "pause_reason": None if self.pause_reason is None else self.pause_reason.as_dict(),
             "stop_reason": None if self.stop_reason is None else self.stop_reason.as_dict(),
             "halt_reason": None if self.halt_reason is None else self.halt_reason.as_dict(),
+            "queued": None if self.queued is None else self.queued.as_dict(),
             "notes": list(self.notes),
         }
 

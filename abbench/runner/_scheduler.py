@@ -247,7 +247,8 @@ class ExperimentRunner:
         self._signals_before = signals_asked()
         prior = halt_of(exp)  # as read when this runner was made, just before: recorded, or killed
         self._prior_halt = exp.halt if prior is None else prior.as_dict()
-        if not store.claim_runner(exp.id, origin=None if self.grade_only else process_origin()):
+        origin = None if self.grade_only else process_origin()
+        if not store.claim_runner(exp.id, origin=origin, takes_queued=True):
             raise ExperimentError(store.get_experiment(exp.id).busy_message())
         started = time.monotonic()
         heartbeat = Heartbeat(store, exp.id).start()

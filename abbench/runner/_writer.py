@@ -26,6 +26,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
+from abbench._files import claimed_file, sweep_stale
 from abbench.errors import StoreError
 from abbench.store import ATTEMPT_COLUMNS, CacheEntry, GradeWrite, Store, WriteBatch
 from abbench.types import AttemptOutcome, RunState
@@ -251,6 +252,10 @@ class StoreWriter:
 
     def _loop(self) -> None:
         last = time.monotonic()  # when the changes of the last commit were taken
+        try:  # what killed writers left: done here, so a pass never waits for it
+            sweep_transcripts(self.store.path)
+        except OSError:
+            log.warning("could not remove the partial transcripts left in %s", self.store.path, exc_info=True)
         try:
             while True:
                 if not self._closing:
@@ -412,18 +417,31 @@ def storable_batch(batch: WriteBatch) -> WriteBatch:
 def _write_transcript(path: Path, messages: Any) -> None:
     """Write a transcript whole or not at all: a full disk must not leave half a file behind.
 
-    Text that is not valid Unicode (a lone surrogate an agent returned) is written as its JSON escape.
+    It is written to a hidden ``.<name>.<pid>-<n>.partial`` beside it, held (locked) by this process
+    while it is written (`claimed_file`), then renamed into place: a process killed half way leaves a
+    partial file no live process holds, which the next writer removes (`sweep_transcripts`). Text that
+    is not valid Unicode (a lone surrogate an agent returned) is written as its JSON escape.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
+    fd, partial = claimed_file(path.parent, prefix=f".{path.name}.", suffix=".partial")
     try:
-        with partial.open("w", encoding="utf-8", errors="backslashreplace") as f:
+        with open(fd, "w", encoding="utf-8", errors="backslashreplace", closefd=False) as f:
             for m in messages:
                 f.write(json.dumps(m, ensure_ascii=False, default=str) + "\n")
         os.replace(partial, path)
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
+    finally:
+        os.close(fd)
+
+
+def sweep_transcripts(store_path: Path) -> int:
+    """Remove the partial transcripts killed processes left in the store (never a live writer's)."""
+    folder = store_path / "transcripts"
+    # hidden and held while written; `<name>.partial`: written by an abbench before the lock, whose
+    # writers only ran while they held their experiment (and nothing that still runs writes those)
+    return sweep_stale(folder, ".*.partial") + sweep_stale(folder, "*.jsonl.partial")
 
 
 def describe_write_error(exc: BaseException | None, store_path: Path) -> str:

@@ -20,7 +20,7 @@ from abbench.server._common import Recent
 from abbench.server._documents import DocumentBounds
 from abbench.server._pool import RunnerPool
 from abbench.server._settings import DEFAULT_HOST, DEFAULT_PORT, ServerSettings
-from abbench.server._uploads import BodyLimit, is_large
+from abbench.server._uploads import BodyLimit, is_large, sweep_spool
 from abbench.server._work import WorkPool
 from abbench.store import SCHEMA_VERSION, Store, open_store
 
@@ -79,6 +79,7 @@ def create_app(settings: ServerSettings, store: Store | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         work.warm()
+        sweep_spool(settings.spool)  # what a killed server's requests left there (never a live one's)
         resumed = pool.resume_left_over()
         if resumed:
             log.info("resumed %d experiments left over by the last server", len(resumed))

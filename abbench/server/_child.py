@@ -25,7 +25,7 @@ import threading
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from abbench.runner import regrade_experiment, run_experiment, set_origin, stop_on_signals
+from abbench.runner import QueuedWork, regrade_experiment, run_experiment, set_origin, stop_on_signals
 from abbench.store import acting_as, open_store
 from abbench.types import Halt
 
@@ -96,6 +96,10 @@ def run_job(job: Job) -> None:
             os.nice(job.nice)
     store = open_store(job.store)
     try:
+        queued = QueuedWork.from_dict(store.get_experiment(job.exp_id).queued)
+        if queued is not None and queued.not_started:  # a person paused or cancelled it meanwhile
+            log.info("experiment #%d: not started: %s", job.exp_id, queued.not_started)
+            return
         with acting_as(job.owner):
             if job.regrade:
                 regrade_experiment(

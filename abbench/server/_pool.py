@@ -7,10 +7,14 @@ child obeys between runs. A separate interpreter is what keeps both quick: runs 
 wait for one GIL. At most `workers` children run at once, at a lower CPU priority than the server;
 more experiments wait in the queue.
 
-When the server starts, it resumes what its own pool was running when the last server stopped (killed
-with it, or stopped by its shutdown), as ``abbench run`` does — and nothing else: not an experiment a
-CLI or a notebook ran, not one a person stopped on purpose, not one whose runner a kill took while
-its server lived (`abbench.runner.HaltReason.resumable_by_server`). Every experiment the pool runs,
+Every experiment the pool accepts is recorded as queued with it (`abbench.runner.QueuedWork`) before
+the caller's 202, and stays so until the pass that does the work claims it. When the server starts,
+it starts what the last server accepted and never started (unless a person paused or cancelled it
+meanwhile, or it is no longer allowed: then its status says why it was not started), and resumes
+what its own pool was running when the last server stopped (killed with it, or stopped by its
+shutdown), as ``abbench run`` does — and nothing else: not an experiment a CLI or a notebook ran,
+not one a person stopped on purpose, not one whose runner a kill took while its server lived
+(`abbench.runner.HaltReason.resumable_by_server`). Every experiment the pool runs,
 resumes or re-grades must use only the agents and graders the server allows (`_allowed.refusal`).
 
 A child dies with its server: its standard input is a pipe from the server, which ends when the server
@@ -32,11 +36,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import abbench
-from abbench.runner import HaltReason, halt_of, list_experiments
+from abbench.runner import HaltReason, QueuedWork, halt_of, list_experiments
+from abbench.server import _policy
 from abbench.server._allowed import refusal
 from abbench.server._child import Job
+from abbench.server._problems import Problem
 from abbench.server._settings import ServerSettings
-from abbench.store import Store, now_iso
+from abbench.store import Experiment, Store, now_iso
 from abbench.types import ExperimentStatus, Halt
 
 log = logging.getLogger(__name__)
@@ -52,6 +58,18 @@ class _Entry:
     job: Job
     proc: subprocess.Popen[bytes] | None = None
     done: threading.Event = field(default_factory=threading.Event)
+
+
+def _queued(job: Job) -> QueuedWork:
+    """What the pool records when it accepts `job`."""
+    return QueuedWork.here(
+        job.owner,
+        job.actor,
+        regrade=job.regrade,
+        graders=job.graders,
+        failed=job.failed,
+        regrade_ids=job.regrade_ids,
+    )
 
 
 def _child_env() -> dict[str, str]:
@@ -108,7 +126,11 @@ class RunnerPool:
         regrade_ids: tuple[int, ...] = (),
     ) -> bool:
         """Queue the experiment's remaining work (or, with `regrade`, a re-grade) unless it is held
-        already or uses an agent or grader this server does not allow (logged; `refusal` says why)."""
+        already or uses an agent or grader this server does not allow (logged; `refusal` says why).
+
+        The work is recorded with the experiment (`QueuedWork`) before it can start: a server killed
+        before its pool gets to it starts it at its next start.
+        """
         refused = self.refusal(exp_id, regrade=regrade)
         if refused is not None:
             log.warning("not run: %s", refused)
@@ -124,12 +146,33 @@ class RunnerPool:
             nice=self.nice,
             regrade_ids=tuple(regrade_ids),
         )
+        entry = _Entry(job)
         with self._lock:
             if self._closed or exp_id in self._entries:
                 return False
-            self._entries[exp_id] = _Entry(job)
+            self._entries[exp_id] = entry  # held, not yet in the queue: nothing launches it before
+        try:  # it is recorded, so the claim of its runner always comes after (and clears) the record
+            self.store.set_queued(exp_id, _queued(job).as_dict())
+        except BaseException:
+            with self._lock:
+                del self._entries[exp_id]
+            entry.done.set()
+            raise
+        with self._lock:
             self._queue.append(exp_id)
         self._launch()
+        return True
+
+    def unqueue(self, exp_id: int) -> bool:
+        """Drop the experiment from the queue when no runner has started it yet (a person paused or
+        cancelled it, which its queued record says: it must not start later); True when dropped."""
+        with self._lock:
+            entry = self._entries.get(exp_id)
+            if entry is None or entry.proc is not None or exp_id not in self._queue:
+                return False
+            self._queue.remove(exp_id)
+            del self._entries[exp_id]
+        entry.done.set()
         return True
 
     def _launch(self) -> None:
@@ -146,9 +189,10 @@ class RunnerPool:
                         env=_child_env(),
                         start_new_session=True,  # a Ctrl-C meant for the server reaches it only through us
                     )
-                except OSError:
+                except OSError as exc:
                     log.exception("experiment #%d: cannot start its runner process", exp_id)
                     del self._entries[exp_id]
+                    self._not_started(exp_id, f"the server could not start its runner process ({exc})")
                     entry.done.set()
                     continue
                 running += 1
@@ -169,6 +213,8 @@ class RunnerPool:
             )
         if code < 0 and not self._closed:
             self._note_killed(exp_id, entry.proc.pid, -code)
+        if not self._closed:
+            self._settle_queued(exp_id, entry.proc.pid, code)
         with self._lock:
             if self._entries.get(exp_id) is entry:
                 del self._entries[exp_id]
@@ -201,16 +247,87 @@ class RunnerPool:
         except Exception:  # a busy store: the experiment shows as killed all the same
             log.exception("experiment #%d: could not record how its runner ended", exp_id)
 
+    def _not_started(self, exp_id: int, why: str) -> None:
+        """Record why the work queued for the experiment was not started (its status shows it)."""
+        try:
+            self.store.leave_queued(exp_id, why)
+        except Exception:  # a busy store: the log says it all the same
+            log.exception("experiment #%d: could not record why it was not started", exp_id)
+
+    def _settle_queued(self, exp_id: int, pid: int, code: int) -> None:
+        """A runner ended without claiming its experiment (the claim clears what was queued): with
+        nothing to do (code 0) the queued work is done; otherwise say it was not started, and why."""
+        try:
+            queued = QueuedWork.from_dict(self.store.get_experiment(exp_id).queued)
+        except Exception:
+            log.exception("experiment #%d: could not read what was queued for it", exp_id)
+            return
+        if queued is None or queued.not_started:
+            return  # its runner claimed it (or said already): its halt says what became of it
+        if code == 0:
+            self.store.set_queued(exp_id, None)
+        else:
+            self._not_started(exp_id, f"its runner process {pid} ended with code {code} before it started")
+
+    def _why_not_start(self, exp: Experiment, queued: QueuedWork) -> str | None:
+        """Why a starting server does not start the work the last one queued, or None when it may."""
+        if exp.runner_alive:
+            return f"process {exp.runner_pid} on {exp.runner_host} runs it now"
+        refused = refusal(exp, self.settings, regrade=queued.regrade)
+        if refused is not None:
+            return refused
+        try:
+            _policy.check_execution(exp.spec, self.settings, arms=not queued.regrade)
+        except Problem as problem:
+            return problem.detail
+        return None
+
+    def start_queued(self) -> list[int]:
+        """Start what the last server accepted (202) and never started; returns their ids.
+
+        Left, with why in its status (`QueuedWork.not_started`) and the log: an experiment another
+        process runs now, and one using an agent, grader, endpoint or key variable this server does
+        not allow. Work a person paused or cancelled before it started says so already
+        (`abbench.runner.pause_experiment`, `cancel_experiment`), and is never started.
+        """
+        waiting = []
+        for exp in list_experiments(store=self.store, include_tries=True):
+            queued = QueuedWork.from_dict(exp.queued)
+            if queued is not None and not queued.not_started and not self.busy(exp.id):
+                waiting.append((queued.at, exp.id, exp, queued))
+        ids = []
+        for _, _, exp, queued in sorted(waiting):  # in the order they were accepted
+            why = self._why_not_start(exp, queued)
+            if why is not None:
+                self._not_started(exp.id, f"the server restarted and left it: {why}")
+                log.warning("experiment %s is not started: %s; a person starts it", exp.ref, why)
+                continue
+            log.info("starting experiment %s: %s", exp.ref, queued.text)
+            if self.submit(
+                exp.id,
+                queued.owner,
+                actor=queued.actor,
+                regrade=queued.regrade,
+                graders=queued.graders,
+                failed=queued.failed,
+                regrade_ids=queued.regrade_ids,
+            ):
+                ids.append(exp.id)
+        return ids
+
     def resume_left_over(self) -> list[int]:
-        """Queue what this server's pool was running when the last server stopped (killed with it, or
-        stopped by its shutdown); returns their ids.
+        """Queue what the last server's pool was running when it stopped (killed with it, or stopped
+        by its shutdown), then what it accepted and never started (`start_queued`), in the order they
+        were in; returns their ids.
 
         Left for a person, each with a line in the log: experiments a CLI or a notebook ran, those
         stopped on purpose or by an error, those whose runner a kill took while its server lived, and
         those using an agent or grader this server does not allow.
         """
         ids = []
-        for exp in list_experiments(store=self.store, include_tries=True):
+        for exp in sorted(list_experiments(store=self.store, include_tries=True), key=lambda e: e.id):
+            if exp.queued:
+                continue  # accepted and never started since: `start_queued` decides
             if exp.status not in (ExperimentStatus.RUNNING, ExperimentStatus.INTERRUPTED):
                 continue
             halt = halt_of(exp)
@@ -226,14 +343,15 @@ class RunnerPool:
             log.info("resuming experiment %s (%s)", exp.ref, halt.text)
             if self.submit(exp.id, exp.owner):
                 ids.append(exp.id)
-        return ids
+        return ids + self.start_queued()
 
     def shutdown(self, timeout: float = STOP_TIMEOUT_S) -> None:
         """Stop taking work; running children stop as on Ctrl-C (runs in flight recorded as interrupted,
         the halt ``server stopped``, which the next server resumes).
 
-        Queued experiments stay as they are and the next server resumes the interrupted ones. A child
-        that has not stopped within `timeout` seconds is killed (reconciliation covers it too).
+        Queued experiments stay recorded as queued: the next server starts them, and resumes the
+        interrupted ones. A child that has not stopped within `timeout` seconds is killed
+        (reconciliation covers it too).
         """
         with self._lock:
             self._closed = True

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -132,6 +133,7 @@ def pause(request: Request, caller: Runner, ref: str) -> JSONResponse:
     store = store_of(request)
     exp = _owned.experiment(store, ref, caller.owner)
     pause_experiment(exp.id, store=store)
+    pool_of(request).unqueue(exp.id)  # not started yet: it stays paused (its status says so)
     return _control_answer(request, exp)
 
 
@@ -157,6 +159,7 @@ def cancel(request: Request, caller: Runner, ref: str) -> JSONResponse:
     store = store_of(request)
     exp = _owned.experiment(store, ref, caller.owner)
     cancel_experiment(exp.id, store=store)
+    pool_of(request).unqueue(exp.id)
     return _control_answer(request, exp)
 
 
@@ -256,7 +259,7 @@ def _run_view(r: RunRecord) -> dict[str, Any]:
         "run_id": r.id,
         "arm": r.arm,
         "case_id": r.case_id,
-        "round": r.round,
+        "round": r.round + 1,  # from 1, as every view shows rounds (the store counts from 0)
         "state": r.state,
         "failure_type": r.failure_type,
         "error": r.error,
@@ -289,13 +292,16 @@ def _case_filter(store: Any, exp: Experiment, moved: str | None, disagreement: b
     return keep
 
 
-@router.get("/experiments/{ref}/results", summary="Runs, paged, filtered by arm, state, moved, disagreement")
+@router.get(
+    "/experiments/{ref}/results", summary="Runs, paged, filtered by arm, state, round, moved, disagreement"
+)
 async def results(
     request: Request,
     caller: Reader,
     ref: str,
     arm: str | None = None,
     state: Annotated[list[str] | None, Query()] = None,
+    round: int | None = Query(None, description="One round, numbered from 1 as every view shows them"),
     moved: str | None = Query(
         None, description="fixed, regressed or moved (either), between the decision pair"
     ),
@@ -304,13 +310,14 @@ async def results(
     limit: int = Query(100, ge=1, le=1000),
 ) -> Response:
     """A page of runs with the total that match (unfiltered: in arm, round, case order; filtered: in id order).
+    Rounds are numbered from 1, in the runs and in the filter.
 
     The unfiltered page, what pollers ask for, is read and rendered once per fifth of a second for
     every caller (its total is the progress's, as old).
     """
-    if arm or state or moved or disagreement:
+    if arm or state or round is not None or moved or disagreement:
         return await run_in_threadpool(
-            _filtered, request, caller, ref, arm, state, moved, disagreement, offset, limit
+            _filtered, request, caller, ref, _Filters(arm, state, round, moved, disagreement), offset, limit
         )
     exp = await _lookup(request, caller, ref)
     store = store_of(request)
@@ -322,25 +329,48 @@ async def results(
     return json_answer(await shared(request, ("page", exp.id, offset, limit), render))
 
 
+@dataclass(frozen=True)
+class _Filters:
+    """What a results page is filtered by (`round` numbered from 1, as the caller sent it)."""
+
+    arm: str | None
+    state: list[str] | None
+    round: int | None
+    moved: str | None
+    disagreement: bool
+
+
+def _store_round(exp: Experiment, asked: int) -> int:
+    """The store's 0-based round for the 1-based round a caller asked for; 422 outside the experiment's."""
+    if not 1 <= asked <= exp.rounds:
+        raise Problem(
+            422,
+            "invalid filter",
+            f"round={asked}: rounds are numbered from 1; experiment {exp.name!r} has "
+            + (f"rounds 1 to {exp.rounds}" if exp.rounds > 1 else "one round (round=1)"),
+        )
+    return asked - 1
+
+
 def _filtered(
-    request: Request,
-    caller: Caller,
-    ref: str,
-    arm: str | None,
-    state: list[str] | None,
-    moved: str | None,
-    disagreement: bool,
-    offset: int,
-    limit: int,
+    request: Request, caller: Caller, ref: str, filters: _Filters, offset: int, limit: int
 ) -> JSONResponse:
     """A page of the runs that pass the filters, read whole (on a worker thread)."""
     store = store_of(request)
     exp = _owned.experiment(store, ref, caller.owner)
+    arm = filters.arm
     if arm is not None:
         exp.arm(arm)  # an unknown arm: the message lists the arms
-    runs = store.runs(exp.id, states=state)
-    keep = _case_filter(store, exp, moved, disagreement)
-    chosen = [r for r in runs if (arm is None or r.arm == arm) and (keep is None or r.case_id in keep)]
+    rnd = None if filters.round is None else _store_round(exp, filters.round)
+    runs = store.runs(exp.id, states=filters.state)
+    keep = _case_filter(store, exp, filters.moved, filters.disagreement)
+    chosen = [
+        r
+        for r in runs
+        if (arm is None or r.arm == arm)
+        and (rnd is None or r.round == rnd)
+        and (keep is None or r.case_id in keep)
+    ]
     return answer(_results_view(len(chosen), offset, limit, chosen[offset : offset + limit]))
 
 
@@ -368,7 +398,8 @@ async def _events(request: Request, exp_id: int, every: float) -> AsyncIterator[
         if key != last:
             last = key
             yield f"event: progress\ndata: {json.dumps(progress.as_dict(), default=str)}\n\n"
-        if progress.status in _FINAL and not pool_of(request).busy(exp_id):
+        left = progress.queued is not None and progress.queued.not_started  # a server did not start it
+        if (progress.status in _FINAL or left) and not pool_of(request).busy(exp_id):
             yield f"event: end\ndata: {json.dumps({'status': progress.status})}\n\n"
             return
         await asyncio.sleep(every)

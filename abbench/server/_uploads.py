@@ -12,13 +12,14 @@ import os
 import re
 import shutil
 import tarfile
-import tempfile
+import threading
 import zipfile
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from abbench._archive import MAX_RATIO, ArchiveRefused, check_ratio, read_limited
+from abbench._files import claimed_folder, sweep_stale_folders
 from abbench.server._problems import Problem, problem_response
 from abbench.snapshot import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_FILES, DEFAULT_MAX_TOTAL_BYTES
 
@@ -128,10 +129,24 @@ def save_upload(upload: Any, folder: Path, name: str) -> Path:
     return path
 
 
+_HELD: dict[Path, int] = {}
+"""Each live request's folder -> the descriptor whose lock says a live server uses it."""
+_HELD_LOCK = threading.Lock()
+
+
 def temp_folder(spool: Path) -> Path:
-    """A fresh private folder under `spool` for one request's files."""
+    """A fresh private folder under `spool` for one request's files, held by this process (a lock)
+    until `remove`: a server starting on the same spool never takes it (`sweep_spool`)."""
     spool.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix="req-", dir=spool))
+    fd, folder = claimed_folder(spool, prefix="req-")
+    with _HELD_LOCK:
+        _HELD[folder] = fd
+    return folder
+
+
+def sweep_spool(spool: Path) -> int:
+    """Remove the request folders a killed server left in `spool` (never a live server's); how many."""
+    return sweep_stale_folders(spool, "req-*")
 
 
 def _bad(member: str, why: str) -> Problem:
@@ -251,7 +266,11 @@ def unpack_skill(archive: Path, root: Path) -> Path:
 
 
 def remove(path: Path) -> None:
-    """Remove a request's folder (quietly: it may already be gone)."""
+    """Remove a request's folder (quietly: it may already be gone), then let go of its lock."""
     shutil.rmtree(path, ignore_errors=True)
     if path.exists():
         os.remove(path)
+    with _HELD_LOCK:
+        fd = _HELD.pop(path, None)
+    if fd is not None:
+        os.close(fd)

@@ -113,6 +113,10 @@ class Experiment:
     """Why its last runner stopped before the work was done (``{"why": "stopped", "signal": "SIGTERM",
     "origin": "cli", "pid": ..., "host": ..., "at": ...}``, see `abbench.runner.HaltReason`); None while
     one runs, once it finished, and when its runner died without a word."""
+    queued: dict[str, Any] | None = None
+    """Work a server's runner pool accepted for it and no process has started yet (``{"by": "server",
+    "at": ..., "actor": ..., "regrade": false, ...}``, see `abbench.runner.QueuedWork`), with
+    ``not_started`` when a restarted server did not start it; None once a pass claims it."""
 
     @cached_property
     def spec(self) -> StoredExperimentSpec:
@@ -180,7 +184,7 @@ _EXPERIMENT_COLUMNS = (
     "e.id, e.name, e.owner, e.skill, e.skill_version, e.dataset_id, d.fingerprint, e.profile_id, e.spec, "
     "e.rounds, e.status, e.control, e.batch_id, e.priority, e.tags, e.gate, e.parent_id, e.created_at, "
     "e.updated_at, e.created_by, e.runner_pid, e.runner_host, e.heartbeat_at, "
-    "e.pause_reason, e.stop_reason, e.executor, e.runner_origin, e.halt"
+    "e.pause_reason, e.stop_reason, e.executor, e.runner_origin, e.halt, e.queued"
 )
 
 
@@ -456,6 +460,7 @@ class ExperimentsMixin(StoreBase):
             executor=loads(r[25]),
             runner_origin=r[26],
             halt=loads(r[27]),
+            queued=loads(r[28]),
         )
 
     def set_spec(self, exp_id: int, spec: StoredExperimentSpec | dict[str, Any]) -> None:
@@ -529,7 +534,27 @@ class ExperimentsMixin(StoreBase):
                 (None if halt is None else dumps(halt), now_iso(), exp_id),
             )
 
-    def claim_runner(self, exp_id: int, origin: str | None = None) -> bool:
+    def set_queued(self, exp_id: int, queued: dict[str, Any] | None) -> None:
+        """Record the work a server's pool accepted for the experiment and has not started (or None:
+        nothing is queued; see `Experiment.queued`)."""
+        with self.transaction() as conn:
+            conn.execute(
+                "UPDATE experiments SET queued=?, updated_at=? WHERE id=?",
+                (None if queued is None else dumps(queued), now_iso(), exp_id),
+            )
+
+    def leave_queued(self, exp_id: int, why: str) -> bool:
+        """Say why the work queued for the experiment was not started (`Experiment.queued` keeps it,
+        with ``not_started``, until a pass claims the experiment); False when nothing is queued."""
+        with self.transaction() as conn:
+            cur = conn.execute(
+                "UPDATE experiments SET queued=json_set(queued, '$.not_started', ?), updated_at=? "
+                "WHERE id=? AND queued IS NOT NULL",
+                (why, now_iso(), exp_id),
+            )
+            return cur.rowcount > 0
+
+    def claim_runner(self, exp_id: int, origin: str | None = None, *, takes_queued: bool = False) -> bool:
         """Become the experiment's runner unless a live one holds it; True when claimed.
 
         A holder is dead when its heartbeat is stale, or at once when it ran on this host and its
@@ -537,9 +562,13 @@ class ExperimentsMixin(StoreBase):
         A claim to execute gives the kind of process this is (`origin`: ``cli``, ``server``,
         ``python``), recorded in its place, and clears the last runner's halt: from now on, a runner
         that dies without a word was killed. A claim to grade or record (no `origin`) leaves both.
+        A pass that does the experiment's work (`takes_queued`: it executes or grades) takes over
+        what a server's pool had queued for it (`Experiment.queued`): from then on its halt says
+        what became of it.
         """
         now = time.time()
         host = socket.gethostname()
+        queued = ", queued=NULL" if takes_queued else ""
         with self.transaction() as conn:
             row = conn.execute(
                 "SELECT runner_pid, runner_host, heartbeat_at FROM experiments WHERE id=?", (exp_id,)
@@ -554,13 +583,13 @@ class ExperimentsMixin(StoreBase):
                 return False
             if origin is None:
                 conn.execute(
-                    "UPDATE experiments SET runner_pid=?, runner_host=?, heartbeat_at=? WHERE id=?",
+                    f"UPDATE experiments SET runner_pid=?, runner_host=?, heartbeat_at=?{queued} WHERE id=?",
                     (os.getpid(), host, now, exp_id),
                 )
             else:
                 conn.execute(
                     "UPDATE experiments SET runner_pid=?, runner_host=?, heartbeat_at=?, runner_origin=?, "
-                    "halt=NULL WHERE id=?",
+                    f"halt=NULL{queued} WHERE id=?",
                     (os.getpid(), host, now, origin, exp_id),
                 )
             return True

@@ -561,6 +561,16 @@ def _runner_origin_and_halt(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE experiments ADD COLUMN halt TEXT")
 
 
+@migration(16, "work a server accepted and has not started")
+def _queued(conn: sqlite3.Connection) -> None:
+    # queued: the work a server's runner pool accepted for the experiment (a start, resume, retry or
+    # re-grade asked over HTTP) that no process has started yet, as JSON ({"by": "server", "at": ...,
+    # "owner": ..., "actor": ..., "regrade": false, ...}, see `abbench.runner.QueuedWork`). Written
+    # when the pool accepts it, cleared by the claim of the pass that does it: a server killed before
+    # its pool got to it starts it at its next start. "not_started" says why a server did not.
+    conn.execute("ALTER TABLE experiments ADD COLUMN queued TEXT")
+
+
 SCHEMA_VERSION = max(m.version for m in MIGRATIONS)
 """The newest schema this abbench writes."""
 

@@ -119,6 +119,8 @@ def status_text(p: Progress, phase: str, title: str) -> str:
         head += f" · {p.stop_reason.text}"  # the stopping rule decided: "decided after 120 of 500 cases"
     if phase == ExperimentStatus.INTERRUPTED and p.halt_reason is not None:
         head += f" · {p.halt_reason.text}"  # why: stopped on purpose, its process killed, an error
+    if p.queued is not None:
+        head += f" · {p.queued.text}"  # a server's pool holds it, or did not start it and says why
     rate = f" · {p.throughput:.1f} runs/s" if p.throughput and phase == ExperimentStatus.RUNNING else ""
     eta = f" · about {duration(p.eta_s)} left" if p.eta_s and phase == ExperimentStatus.RUNNING else ""
     pairs = f" · pairs judged {p.pairs_done:,}/{p.pairs_total:,}" if p.pairs_total else ""

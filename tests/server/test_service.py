@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from abbench.client import ServerError
+from abbench.store import open_store
 from tests.conftest import DEMO
 
 MAPPING = (DEMO / "mapping-csv.yaml").read_text(encoding="utf-8")
@@ -64,6 +65,27 @@ def test_an_experiment_runs_in_the_server_and_every_read_route_answers(alice, do
     assert len(rows) == 120
     review = alice.add_review(exp["id"], every[0]["case_id"], "gold_correct", "checked by hand")
     assert review["verdict"] == "gold_correct"
+
+
+def test_results_number_rounds_from_1_as_every_view_does_and_filter_by_them(live, alice, done):
+    exp = done["exp"]  # 2 rounds
+    every = alice.results(exp["id"], limit=1000)["runs"]
+    with open_store(live[0].store) as s:  # the store counts from 0, read as another process would
+        stored = {r.id: r.round for r in s.runs(exp["id"])}
+    assert sorted({r["round"] for r in every}) == [1, 2]
+    assert all(r["round"] == stored[r["run_id"]] + 1 for r in every)
+    second = alice.results(exp["id"], round=2, limit=1000)
+    assert second["total"] == 60 and {r["round"] for r in second["runs"]} == {2}
+    assert {r["run_id"] for r in second["runs"]} == {i for i, n in stored.items() if n == 1}
+    assert alice.results(exp["id"], round=1, arm="v1")["total"] == 30
+    for bad, words in (
+        (0, "round=0: rounds are numbered from 1; experiment 'routing' has rounds 1 to 2"),
+        (3, "round=3: rounds are numbered from 1"),
+        (-1, "round=-1: rounds are numbered from 1"),
+    ):
+        with pytest.raises(ServerError) as refused:
+            alice.results(exp["id"], round=bad)
+        assert refused.value.status == 422 and words in refused.value.problem["detail"], refused.value.problem
 
 
 def test_the_experiment_events_stream_ends_with_its_state(live, done):
