@@ -39,6 +39,7 @@ __all__ = [
     "in_unit",
     "interval",
     "is_number",
+    "judge_cost",
     "money",
     "money_fixed",
     "money_sig",
@@ -192,6 +193,19 @@ def money(value: Any, *, signed: bool = False, missing: str = MISSING) -> str:
     sign = ("+" if value > 0 else "-") if signed else ("-" if value < 0 else "")
     digits = 2 if size >= 1 else 4 if size >= 0.01 else min(10, max(6, 1 - math.floor(math.log10(size))))
     return f"{sign}${size:,.{digits}f}"
+
+
+def judge_cost(cost: Any, *, cash: Callable[[Any], str] | None = None) -> str:
+    """What a judge's calls cost (`abbench.metrics.JudgeCost`): its known cost, and the calls whose model
+    had no price — all of them: ``unknown (20 calls without a price)``, never ``$0``. `cash` formats the
+    known cost (default `money`)."""
+    cash = cash or money
+    unknown = int(getattr(cost, "unknown_cost", 0) or 0)
+    if not unknown:
+        return cash(cost.cost)
+    if not cost.cost:
+        return f"unknown ({unknown:,} calls without a price)"
+    return f"{cash(cost.cost)} + {unknown:,} calls without a price"
 
 
 def _sig_digits(size: float, most: int) -> int:

@@ -197,9 +197,10 @@ def make_experiment(
                         j = spec["judge"]
                         conn.execute(
                             "INSERT INTO grades (experiment_id, batch_id, run_id, grader, kind, status, score, "
-                            "dimensions, judge_cost, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                            "dimensions, judge_cost, judge_model, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                             (exp_id, batch, run_id, judge, "judge", "ok", j.get("score"),
-                             json.dumps(j.get("dimensions")) if j.get("dimensions") else None, j.get("cost"), now),
+                             json.dumps(j.get("dimensions")) if j.get("dimensions") else None, j.get("cost"),
+                             j.get("model"), now),
                         )  # fmt: skip
     return store.get_experiment(exp_id)
 

@@ -9,6 +9,7 @@ import click
 
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.cli._progress import print_summary, with_progress
+from abbench.formatting import judge_cost as _judge_cost
 from abbench.formatting import money_fixed as _money
 from abbench.types import GradeStatus, RunState, outcome_word
 
@@ -198,16 +199,15 @@ def judge_report_cmd(ctx: Context, experiment: str, confidence: float, as_json: 
         if not report.judge_costs:
             click.echo("  no judge grades yet")
         for c in report.judge_costs:
-            unknown = f" + {c.unknown_cost} calls without a price" if c.unknown_cost else ""
             saved = f" (cache saved {_money(c.saved)})" if c.saved else ""
             click.echo(
                 f"  {c.grader:<20} {c.kind:<9} {c.grades:>6} grades {c.errors:>4} grading failed  "
-                f"{_money(c.cost)}{unknown}{saved}  tokens {c.input_tokens}/{c.output_tokens}  "
+                f"{_judge_cost(c, cash=_money)}{saved}  tokens {c.input_tokens}/{c.output_tokens}  "
                 f"{', '.join(c.models) or '-'}"
             )
         agent = report.agent
         click.echo(
-            f"  judges {_money(report.judge_cost)} · agents {_money(report.agent_cost)} "
+            f"  judges {_judges_total(report)} · agents {_money(report.agent_cost)} "
             f"({agent['executions']} executions, tokens {agent['input_tokens']}/{agent['output_tokens']})"
         )
         click.echo("position bias")
@@ -217,3 +217,13 @@ def judge_report_cmd(ctx: Context, experiment: str, confidence: float, as_json: 
             click.echo("  " + describe_bias(bias).replace("\n", "\n  "))
 
     emit(as_json, report.as_dict(), human)
+
+
+def _judges_total(report: Any) -> str:
+    """The judges' known cost, and how many of their calls had no price (never a bare $0 for those)."""
+    unknown = sum(c.unknown_cost for c in report.judge_costs)
+    if not unknown:
+        return _money(report.judge_cost)
+    if not report.judge_cost:
+        return f"unknown ({unknown:,} calls without a price)"
+    return f"{_money(report.judge_cost)} + {unknown:,} calls without a price"

@@ -92,7 +92,7 @@ def _print_metrics(
         for j in m.judging:
             whose = " vs ".join(j.arms) if j.kind == "pairwise" else ", ".join(j.arms)
             click.echo(
-                f"  {_pad(j.grader, 20)}{j.kind:<9} {fm.money(j.cost, missing=NA)} over {j.grades} grades ({whose})"
+                f"  {_pad(j.grader, 20)}{j.kind:<9} {fm.judge_cost(j)} over {j.grades} grades ({whose})"
             )
         click.echo("")
     if by_domain:
@@ -186,7 +186,13 @@ def _print_stability(s: Stability) -> None:
 def _print_usage(u: UsageMetrics) -> None:
     """Cost (judges' apart), what the attempts spent, latency and tokens."""
     cash = partial(fm.money, missing=NA)
-    judges = f", judges {cash(u.judge_cost)}" if u.judge_cost else ""
+    judges = (
+        ", judges unknown (a judge call had no price)"
+        if u.judge_cost is None
+        else f", judges {cash(u.judge_cost)}"
+        if u.judge_cost
+        else ""
+    )
     if not u.executed:  # unknown, never $0 beside what the attempts spent
         from abbench.metrics import NO_RUN_EXECUTED
 

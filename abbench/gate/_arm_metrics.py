@@ -225,7 +225,10 @@ ARM_METRICS: list[MetricDef] = [
         "arm",
         "number",
         "what grading the arm's runs cost",
-        lambda a, m, p: (a.usage.judge_cost, None),
+        lambda a, m, p: (
+            a.usage.judge_cost,
+            None if a.usage.judge_cost is not None else "a judge call had no price: its cost is unknown",
+        ),
     ),
     MetricDef(
         "avg_latency_ms",

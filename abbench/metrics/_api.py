@@ -455,7 +455,7 @@ def _arms(
     table: RunTable,
     case_pos: np.ndarray,
     arm_objects: list[Arm],
-    judge_cost: dict[int, float],
+    judge_cost: dict[int, float | None],
     judges: tuple[JudgeScore, ...],
     spend: dict[int, ArmSpend],
     numbers: Mapping[int, tuple[np.ndarray, ...]],
@@ -567,7 +567,7 @@ def _unique_gold(table: RunTable) -> list[Any]:
     return [v for v in pd.unique(table.expected[first]) if v is not None and v == v]
 
 
-def _judge_cost(store: Store, exp_id: int) -> dict[int, float]:
+def _judge_cost(store: Store, exp_id: int) -> dict[int, float | None]:
     """What judging each arm's own runs cost (pointwise judges). A pairwise judge compares two arms: its
     cost is the judge's, reported per grader in `ExperimentMetrics.judging`, and charged to neither arm."""
     return store.judge_cost_by_arm(exp_id)
@@ -611,7 +611,7 @@ def _arm(
     arm: Arm,
     t: RunTable,
     pos: np.ndarray,
-    judge_cost: float,
+    judge_cost: float | None,
     judges: tuple[JudgeScore, ...],
     spend: ArmSpend | None,
     numbers: tuple[np.ndarray, ...],

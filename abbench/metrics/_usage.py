@@ -36,7 +36,8 @@ class UsageMetrics(Result):
             were graded right — the runs without a cost are left out of both, never counted as free;
             None when none was right or no cost is known.
         judge_cost: What pointwise judges spent grading this arm's runs, apart from the agent cost (a
-            pairwise judge compares two arms: its cost is in `ExperimentMetrics.judging`, not here).
+            pairwise judge compares two arms: its cost is in `ExperimentMetrics.judging`, not here);
+            None when a judge call had no price (unknown, never 0).
         reason: Why `cost_per_correct` is None (`NO_RUN_EXECUTED` when no run executed: then
             `total_cost` is None too).
         attempts: Execution attempts, failed and retried ones included.
@@ -60,7 +61,7 @@ class UsageMetrics(Result):
     latency_ms: Summary
     total_cost: float | None
     cost_per_correct: float | None
-    judge_cost: float
+    judge_cost: float | None
     reason: str | None = None
     attempts: int = 0
     failed_attempts: int = 0
@@ -92,7 +93,7 @@ def usage(
     output_tokens: np.ndarray,
     latency_ms: np.ndarray,
     right: np.ndarray | int | None,
-    judge_cost: float,
+    judge_cost: float | None,
     spend: ArmSpend | None = None,
 ) -> UsageMetrics:
     """Usage figures of one arm's runs (values of runs not executed are skipped); `right` says which runs
@@ -130,7 +131,7 @@ def usage(
         latency_ms=summary(latency_ms[executed]),
         total_cost=total,
         cost_per_correct=per_correct,
-        judge_cost=float(judge_cost),
+        judge_cost=None if judge_cost is None else float(judge_cost),
         reason=reason,
         attempts=spend.attempts,
         failed_attempts=spend.failed_attempts,

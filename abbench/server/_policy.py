@@ -127,7 +127,7 @@ FIELDS: dict[str, dict[str, str]] = {
         ("metric", "op", "value", "severity", "name", "description", "allow_missing", "margin"), PLAIN
     ),
     "GateIn": {"rules": PLAIN, "arms": PLAIN, "vs": OWNED},  # rules inline: load_gate reads no file then
-    "CompareIn": {"experiment": OWNED, "vs": OWNED, "a": PLAIN, "b": PLAIN},
+    "CompareIn": {"experiment": OWNED, "vs": OWNED, "a": PLAIN, "b": PLAIN, "grader": PLAIN},
     "ReviewIn": dict.fromkeys(("case_id", "verdict", "note", "arm", "run_id"), PLAIN),
     "TryIn": {
         "input": PLAIN,

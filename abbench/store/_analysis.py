@@ -254,14 +254,16 @@ class AnalysisMixin(StoreBase):
                 kinds[name] = row[0]
         return kinds
 
-    def judge_cost_by_arm(self, exp_id: int) -> dict[int, float]:
-        """Arm id -> what pointwise graders spent judging its runs (every grade, re-grades included)."""
+    def judge_cost_by_arm(self, exp_id: int) -> dict[int, float | None]:
+        """Arm id -> what pointwise graders spent judging its runs (every grade, re-grades included); None
+        when a judge call had no price (its cost is unknown, so the sum is too — never the others' sum)."""
         rows = self.query(
-            "SELECT r.arm_id, total(g.judge_cost) FROM grades g JOIN runs r ON r.id = g.run_id "
+            "SELECT r.arm_id, total(g.judge_cost), SUM(g.judge_model IS NOT NULL AND g.judge_cost IS NULL) "
+            "FROM grades g JOIN runs r ON r.id = g.run_id "
             "WHERE g.experiment_id=? AND g.kind != 'pairwise' AND g.other_run_id IS NULL GROUP BY r.arm_id",
             (exp_id,),
         )
-        return {int(r[0]): float(r[1]) for r in rows}
+        return {int(r[0]): None if r[2] else float(r[1]) for r in rows}
 
     def graded_arm_ids(self, exp_id: int) -> list[tuple[str, int]]:
         """``(grader, arm id)`` for each arm whose runs a grader graded (either run of a pair)."""

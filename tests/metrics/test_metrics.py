@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -338,6 +339,24 @@ def test_judge_scores_by_dimension_and_score_outcome(store):
     assert scores[("rubric", "grounded")].value == pytest.approx(2.0)
     assert scores[("rubric", "helpful")].se == pytest.approx(np.std([1, 2, 4, 5], ddof=1) / 2)
     assert m.arm("only").usage.judge_cost == pytest.approx(0.04)
+
+
+def test_a_judge_without_a_price_costs_unknown_never_zero(store):
+    from abbench.formatting import judge_cost
+    from abbench.metrics import judge_costs
+
+    priced = {"passed": True, "judge": {"score": 1.0, "cost": 0.01, "model": "big"}}
+    unpriced = {"passed": True, "judge": {"score": 1.0, "cost": None, "model": "smollm2"}}
+    arms = {"priced": [[priced], [priced]], "mixed": [[priced], [unpriced]], "none": [[unpriced], [unpriced]]}
+    exp = make_experiment(store, "e", cases_of(2), arms, judge="rubric")
+    m = experiment_metrics(exp, store=store)
+    assert m.arm("priced").usage.judge_cost == pytest.approx(0.02)
+    assert m.arm("mixed").usage.judge_cost is None and m.arm("none").usage.judge_cost is None
+    (cost,) = judge_costs(exp, store=store)
+    assert (cost.cost, cost.unknown_cost) == (pytest.approx(0.03), 3)
+    assert judge_cost(cost) == "$0.0300 + 3 calls without a price"
+    nothing = dataclasses.replace(cost, cost=0.0)
+    assert judge_cost(nothing) == "unknown (3 calls without a price)"
 
 
 def test_scores_only_experiment_reports_the_mean_score(store):

@@ -85,8 +85,7 @@ def _judging_note(metrics: ExperimentMetrics) -> list[Part]:
     parts = []
     for j in judging:
         what = "comparing " + " and ".join(j.arms) if j.kind == "pairwise" else "grading " + ", ".join(j.arms)
-        unknown = f", {j.unknown_cost:,} calls without a price" if j.unknown_cost else ""
-        parts.append(f"{j.grader} {fm.money(j.cost)} ({j.grades:,} grades {what}{unknown})")
+        parts.append(f"{j.grader} {fm.judge_cost(j)} ({j.grades:,} grades {what})")
     return [
         d.note_html(
             "Grading cost is the judges', apart from the arms' execution cost above: "
@@ -339,7 +338,7 @@ def _usage_row(a: ArmMetrics) -> dict[str, Any]:
         "lat_p50": fm.ms(u.latency_ms.p50, bare_zero=True),
         "lat_mean": fm.ms(u.latency_ms.mean, bare_zero=True),
         "lat_p95": fm.ms(u.latency_ms.p95, bare_zero=True),
-        "judge": fm.money(u.judge_cost),
+        "judge": fm.money(u.judge_cost, missing="unknown (no price)"),
         "spent": fm.money(u.spent)
         + (f" ({u.failed_attempts:,} attempts whose execution failed)" if u.failed_attempts else ""),
         "saved": fm.money(u.saved)
