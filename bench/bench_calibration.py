@@ -1,7 +1,8 @@
 """Calibration of the default gate and the comparison's interval, by simulation through the public API.
 
-Run ``python bench/bench_calibration.py`` (``--quick`` for a smaller run, ``--experiments N`` for N
-per design). Each simulated experiment is a real one: a stored dataset, an experiment with two
+Run ``python bench/bench_calibration.py`` (or ``make bench-calibration``) for the full table, about an
+hour on 2 cores; ``--quick`` for a smaller run (what ``make bench`` runs), ``--experiments N`` for N
+per design. Each simulated experiment is a real one: a stored dataset, an experiment with two
 ``external`` arms, its runs recorded with `abbench.record_runs` (graded by ``label_match``), then
 `abbench.compare.compare_arms` and `abbench.gate.evaluate_gate` with the default rules, exactly as a
 CI job would call them: every figure but ``interval cover`` (below) is what abbench says.

@@ -7,15 +7,20 @@ machine's load changes least), with its peak RSS. With
 alternating, and the outputs are compared byte for byte.
 
     python bench/bench_export.py --store /tmp/x/store --experiment scale10000 --baseline /work/main
+
+Without ``--store`` (as ``make bench`` runs it) it builds its own first: bench/bench_scale.py's generated
+experiment of ``--cases`` cases (default 10,000) × 2 arms × 3 rounds, imported and run by whole processes.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import filecmp
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -41,14 +46,43 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--store", type=Path, required=True)
-    parser.add_argument("--experiment", required=True)
-    parser.add_argument("--rows", type=int, required=True, help="runs in the experiment")
+    parser.add_argument(
+        "--store", type=Path, help="an existing store (default: one built first, see --cases)"
+    )
+    parser.add_argument("--experiment", help="the experiment to export (with --store)")
+    parser.add_argument("--rows", type=int, help="runs in the experiment (with --store)")
+    parser.add_argument(
+        "--cases",
+        type=int,
+        default=10_000,
+        help="without --store: cases of the experiment built (× 2 arms × 3 rounds)",
+    )
     parser.add_argument("--baseline", type=Path, help="another checkout to time beside this one")
     parser.add_argument("--formats", default="csv,jsonl,xlsx")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--out", type=Path, default=Path("/tmp/bench_export"))
     args = parser.parse_args()
+    if args.store is not None and (args.experiment is None or args.rows is None):
+        parser.error("--store needs --experiment and --rows")
+    with contextlib.ExitStack() as stack:
+        if args.store is None:
+            root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="abbench-bench-export-")))
+            args.store, args.experiment, args.rows = built_store(root, args.cases)
+        export_all(args)
+
+
+def built_store(root: Path, cases: int) -> tuple[Path, str, int]:
+    """bench_scale's generated experiment of `cases` cases, imported and run: (store, experiment, runs)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_scale import bench_size  # beside this file
+
+    print(f"building a store of {cases:,} cases × 2 arms × 3 rounds (not timed below)", flush=True)
+    bench_size(cases, root, only=["import", "run"])
+    return root / "store", f"scale{cases}", 6 * cases
+
+
+def export_all(args: argparse.Namespace) -> None:
+    """Each format's export, from this checkout and the baseline, alternating; the best of --repeat."""
     args.out.mkdir(parents=True, exist_ok=True)
     repos = [("this", REPO)] + ([("baseline", args.baseline)] if args.baseline else [])
     for fmt in args.formats.split(","):

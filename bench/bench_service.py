@@ -100,6 +100,20 @@ def floor(root: Path, rounds: int) -> tuple[int, float]:
     return runs, seconds
 
 
+def _client(fn):
+    """A client thread's body: its first error is kept for the report (a client that died polls no more,
+    and a bench that lost its clients measures an idle server)."""
+
+    def run(*args: object, errors: list[str]) -> None:
+        try:
+            fn(*args)
+        except Exception as exc:  # any failure: reported at the end
+            errors.append(f"{type(exc).__name__}: {exc}")
+
+    return run
+
+
+@_client
 def _poller(url: str, key: str, exp_id: int, stop: threading.Event, latencies: list[float]) -> None:
     with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=30) as c:
         while not stop.is_set():
@@ -111,19 +125,24 @@ def _poller(url: str, key: str, exp_id: int, stop: threading.Event, latencies: l
             stop.wait(0.5)
 
 
+@_client
 def _follower(url: str, key: str, exp_id: int, stop: threading.Event) -> None:
     headers = {"Authorization": f"Bearer {key}"}
     with httpx.stream("GET", f"{url}/api/experiments/{exp_id}/events", headers=headers, timeout=None) as r:
+        r.raise_for_status()
         for line in r.iter_lines():
             if stop.is_set() or line.startswith("event: end"):
                 return
 
 
-def served(root: Path, rounds: int, clients: int, nice: int) -> tuple[int, float, list[float]]:
-    """The experiment run by a server under `clients` clients: (runs, seconds, GET latencies)."""
+def served(root: Path, rounds: int, clients: int, nice: int) -> tuple[int, float, list[float], list[str]]:
+    """The experiment run by a server under `clients` clients: (runs, seconds, GET latencies, the
+    clients' errors). Each client has its own key of the same owner, as people watching one experiment
+    would: the server bounds the requests one key has in flight (--max-inflight)."""
     store = root / "server-store"
     with open_store(store) as s:
         key = s.create_key("bench")[1]
+        keys = [s.create_key("bench", scopes="read")[1] for _ in range(clients)]
     server = LiveServer(
         store, "--rate", "1000000", "--workers", "1", "--runner-nice", str(nice), log=root / "server.log"
     ).start()
@@ -136,12 +155,24 @@ def served(root: Path, rounds: int, clients: int, nice: int) -> tuple[int, float
             exp = c.create_experiment(_definition("served", ds["fingerprint"], rounds, skill))
             stop = threading.Event()
             followers = min(10, clients // 5)
+            errors: list[str] = []
+            # daemon threads: a failed run must not leave an event stream holding the process open
             threads = [
-                threading.Thread(target=_poller, args=(server.url, key, exp["id"], stop, latencies))
-                for _ in range(clients - followers)
+                threading.Thread(
+                    target=_poller,
+                    args=(server.url, keys[i], exp["id"], stop, latencies),
+                    kwargs={"errors": errors},
+                    daemon=True,
+                )
+                for i in range(clients - followers)
             ] + [
-                threading.Thread(target=_follower, args=(server.url, key, exp["id"], stop))
-                for _ in range(followers)
+                threading.Thread(
+                    target=_follower,
+                    args=(server.url, keys[clients - followers + i], exp["id"], stop),
+                    kwargs={"errors": errors},
+                    daemon=True,
+                )
+                for i in range(followers)
             ]
             for t in threads:
                 t.start()
@@ -151,8 +182,8 @@ def served(root: Path, rounds: int, clients: int, nice: int) -> tuple[int, float
             seconds = time.perf_counter() - t0
             stop.set()
             for t in threads:
-                t.join()
-            return final["progress"]["done"], seconds, latencies
+                t.join(timeout=60)
+            return final["progress"]["done"], seconds, latencies, errors
     finally:
         server.stop()
 
@@ -168,7 +199,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         n_floor, s_floor = floor(root, args.rounds)
-        n_served, s_served, lat = served(root, args.rounds, args.clients, args.runner_nice)
+        n_served, s_served, lat, errors = served(root, args.rounds, args.clients, args.runner_nice)
         span_floor, span_served = span(root / "cli-store", "floor"), span(root / "server-store", "served")
     q = statistics.quantiles([x * 1000 for x in lat], n=100) if len(lat) > 1 else [float("nan")] * 99
     floor_rate, served_rate = n_floor / span_floor, n_served / span_served
@@ -185,6 +216,8 @@ def main() -> None:
         f"GET /api/experiments/{{id}}: {len(lat):,} requests, p50 {q[49]:.1f} ms, p95 {q[94]:.1f} ms (target p95 < 100)"
     )
     print("load:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+    if errors:
+        raise SystemExit(f"{len(errors)} of {args.clients} clients failed; the first: {errors[0]}")
 
 
 if __name__ == "__main__":

@@ -52,6 +52,7 @@ ITERATIONS = 10_000
 BOOTSTRAP_TARGET_S = 3.0
 COMPARISON_TARGET_S = 2.0  # issue 5's target includes loading from the store; this is the statistics share
 DOMAINS = 60
+FINGERPRINT = "bench@000000000000"
 SEQUENTIAL_TARGET_S = 1.0
 AA_TARGET_S = 10.0
 
@@ -129,23 +130,38 @@ def build_store(path: Path, rng: np.random.Generator) -> int:
     with store.transaction() as conn:
         ds = conn.execute(
             "INSERT INTO datasets (fingerprint, name, content_hash, n_cases, label_set, created_at) VALUES (?,?,?,?,?,?)",
-            ("bench@000000000000", "bench", "0" * 64, CASES, dumps(["fast", "slow"]), now),
+            (FINGERPRINT, "bench", "0" * 64, CASES, dumps(["fast", "slow"]), now),
         ).lastrowid
         conn.executemany(
             "INSERT INTO cases (dataset_id, idx, case_id, input, expected, domain) VALUES (?,?,?,?,?,?)",
             ((ds, i, f"c{i:06d}", f"query {i}", gold[i], f"域{i % DOMAINS}") for i in range(CASES)),
         )
-        exp = conn.execute(
-            "INSERT INTO experiments (name, owner, dataset_id, spec, rounds, created_at, updated_at) "
-            "VALUES ('bench', 'bench', ?, '{}', ?, ?, ?)",
-            (ds, ROUNDS, now, now),
-        ).lastrowid
+        # The experiment goes through the store's own writer, so its definition is one the store reads back.
+        arms = {"control": {"agent": "builtin"}, "treatment": {"agent": "builtin"}}
+        exp = store.insert_experiment(
+            name="bench",
+            owner="bench",
+            skill="",
+            skill_version="",
+            dataset_id=ds,
+            profile_id=None,
+            spec={
+                "name": "bench",
+                "dataset": FINGERPRINT,
+                "rounds": ROUNDS,
+                "arms": arms,
+                "graders": ["label_match"],
+            },
+            rounds=ROUNDS,
+            priority=0,
+            tags=[],
+            gate=None,
+            arms=[{"name": name, **arm} for name, arm in arms.items()],
+        )
         batch = store.ensure_batch(exp, conn)
+        arm_ids = dict(conn.execute("SELECT name, id FROM arms WHERE experiment_id=?", (exp,)).fetchall())
         for position, (arm, lift) in enumerate((("control", 0.0), ("treatment", 0.01))):
-            arm_id = conn.execute(
-                "INSERT INTO arms (experiment_id, name, position, agent) VALUES (?,?,?,'bench')",
-                (exp, arm, position),
-            ).lastrowid
+            arm_id = arm_ids[arm]
             passed = rng.random((CASES, ROUNDS)) < np.clip(difficulty + lift, 0, 1)[:, None]
             cost = rng.lognormal(-6.0, 0.3, (CASES, ROUNDS)).tolist()
             latency = rng.lognormal(7.0, 0.6, (CASES, ROUNDS)).tolist()

@@ -474,15 +474,33 @@ def _read_sums(
         params.extend(arm_ids)
     keys = "" if groups is not None else "arm_id, case_idx, "
     sql = (
-        f"SELECT {keys}{', '.join(_SUM_SQL[n] for n in names)} FROM runs {{}} WHERE {where} "
-        "AND state IN {} GROUP BY arm_id, case_idx ORDER BY arm_id, case_idx"
+        f"SELECT {keys}{{2}} FROM runs {{0}} WHERE {where} "
+        "AND state IN {1} GROUP BY arm_id, case_idx ORDER BY arm_id, case_idx"
     )
-    every = None if groups is None and tuple(names) == _SUM_NAMES else names
     found = []
     # Runs still open are usually few (none once an experiment is done): found by state.
     for i, (hint, states) in enumerate(
         (("", FINISHED_STATES), ("INDEXED BY runs_experiment_state", OPEN_STATES))
     ):
-        rows = cursor.execute(sql.format(hint, states), params)
-        found.append(_sums_table(rows, every, None if groups is None else groups[i]))
+        derived = i == 0 and set(names) >= _EXECUTED_OF_FINISHED
+        asked = [n for n in names if n != "executed"] if derived else list(names)
+        every = None if groups is None and tuple(asked) == _SUM_NAMES else asked
+        rows = cursor.execute(sql.format(hint, states, ", ".join(_SUM_SQL[n] for n in asked)), params)
+        table = _sums_table(rows, every, None if groups is None else groups[i])
+        if derived and table is not None:
+            table["executed"] = _executed_of_finished(table)
+        found.append(table)
     return found[0], found[1]
+
+
+_EXECUTED_OF_FINISHED = {"runs", "packed", "executed"}
+"""The sums a finished run's `executed` is worked out of (`_executed_of_finished`) instead of summed."""
+
+
+def _executed_of_finished(table: np.ndarray) -> np.ndarray:
+    """`EXECUTED_SQL`'s sum over finished runs from their counts: a finished run (pass, fail, cancelled)
+    executed unless it was cancelled or failed with a failure type (an execution failure). Its own
+    aggregate was a fifth of the sums query's time at a million runs."""
+    packed = table["packed"]
+    executed: np.ndarray = table["runs"] - ((packed >> 24) & 0xFFF) - ((packed >> 48) & 0xFFF)
+    return executed

@@ -9,7 +9,7 @@ import pytest
 
 from abbench.errors import NotFoundError
 from abbench.store import OUTCOMES
-from abbench.store._outcomes import FINISHED_STATES
+from abbench.store._outcomes import EXECUTED_SQL, FINISHED_STATES
 from tests.results import cases_of, make_experiment
 
 SPECS = [True, False, "exec_fail", "grade_fail", "cancelled", "pending"]
@@ -119,6 +119,35 @@ def test_case_outcomes_are_the_sums_of_the_runs(store, mixed):
         spent = table.cost[mine]
         known = ~np.isnan(spent)  # no run of the case reporting a cost leaves it unknown, not 0
         assert cost == pytest.approx(np.nansum(spent) if known.any() else np.nan, nan_ok=True)
+
+
+def test_executed_sums_equal_the_runs_executed_sql_counts(store):
+    """A finished run's `executed` is worked out of the outcome counts, not summed: it must be what
+    `EXECUTED_SQL` counts, for every state, failure and a pass graded with a score and no verdict."""
+    finished = [
+        True,
+        False,
+        "exec_fail",
+        "grade_fail",
+        "cancelled",
+        {"failure_type": "truncated", "passed": False},
+    ]
+    runs = [[finished[(i + r) % 6] for r in range(3)] + ["pending", {"state": "executed"}] for i in range(6)]
+    exp = make_experiment(store, "executed", cases_of(6), {"only": runs})
+    with store.transaction() as conn:  # scored: in pass with a score and no verdict
+        scored = conn.execute("UPDATE runs SET passed=NULL, score=0.4 WHERE case_id='c001' AND round=0")
+        assert scored.rowcount == 1
+    want = store.query(
+        f"SELECT arm_id, case_idx, count(*), sum({EXECUTED_SQL}) FROM runs WHERE experiment_id=? "
+        "GROUP BY arm_id, case_idx ORDER BY arm_id, case_idx",
+        (exp.id,),
+    )
+    sums = store.case_outcomes(exp.id)
+    got = zip(
+        sums.arm_id.tolist(), sums.case_idx.tolist(), sums.runs.tolist(), sums.executed.tolist(), strict=True
+    )
+    assert [tuple(r) for r in want] == list(got)
+    assert 0 < sums.executed.sum() < sums.runs.sum()
 
 
 def test_unknown_experiment(store):
