@@ -66,4 +66,8 @@ def test_the_widget_and_the_report_say_no_run_executed(store, half_run):
 
     m = experiment_metrics(half_run.name, store=store)
     (idle,) = [a for a in m.arms if a.arm == "idle"]
-    assert _usage_row(idle)["cost_total"] == NO_RUN_EXECUTED
+    row = _usage_row(idle)
+    assert row["cost_total"] == NO_RUN_EXECUTED
+    (ran,) = [a for a in m.arms if a.arm != "idle"]
+    assert set(row) == set(_usage_row(ran))  # every column the table shows has a cell: no raw None
+    assert all(v is not None for v in row.values())

@@ -316,6 +316,7 @@ def _usage_row(a: ArmMetrics) -> dict[str, Any]:
                     "tokens",
                     "tokens_p95",
                     "lat_p50",
+                    "lat_mean",
                     "lat_p95",
                 ),
                 NO_RUN_EXECUTED,
@@ -324,6 +325,8 @@ def _usage_row(a: ArmMetrics) -> dict[str, Any]:
             # what failed attempts spent is real money, known or not: said beside, never as the arm's cost
             "spent": fm.money(u.spent)
             + (f" ({u.failed_attempts:,} attempts whose execution failed)" if u.failed_attempts else ""),
+            "saved": fm.money(u.saved)
+            + (f" ({u.cached_attempts:,} attempts cached)" if u.cached_attempts else ""),
         }
     return {
         "arm": a.arm,
