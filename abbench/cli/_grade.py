@@ -207,7 +207,7 @@ def judge_report_cmd(ctx: Context, experiment: str, confidence: float, as_json: 
             )
         agent = report.agent
         click.echo(
-            f"  judges {_judges_total(report)} · agents {_money(report.agent_cost)} "
+            f"  judges {_judges_total(report)} · agents {_agents_total(report.agent)} "
             f"({agent['executions']} executions, tokens {agent['input_tokens']}/{agent['output_tokens']})"
         )
         click.echo("position bias")
@@ -227,3 +227,14 @@ def _judges_total(report: Any) -> str:
     if not report.judge_cost:
         return f"unknown ({unknown:,} calls without a price)"
     return f"{_money(report.judge_cost)} + {unknown:,} calls without a price"
+
+
+def _agents_total(agent: dict[str, Any]) -> str:
+    """What the agents' attempts cost, and how many had an unknown cost (never a bare $0 for those)."""
+    unknown = int(agent.get("unknown_cost") or 0)
+    cost = float(agent.get("cost") or 0.0)
+    if not unknown:
+        return _money(cost)
+    if not cost:
+        return f"unknown ({unknown:,} attempts of unknown cost)"
+    return f"{_money(cost)} + {unknown:,} attempts of unknown cost"

@@ -599,8 +599,8 @@ class RunsMixin(StoreBase):
     def agent_usage(self, exp_id: int) -> dict[str, Any]:
         """What the agents of an experiment spent over every execution attempt (failed and replaced ones
         included): ``executions`` (stored executions), ``attempts``, ``failed_attempts``, ``cost``
-        (known cost of every attempt), ``failed_cost``, ``input_tokens``, ``output_tokens``. Judge cost is
-        kept apart, in the grades."""
+        (known cost of every attempt), ``unknown_cost`` (attempts whose cost is unknown: not in ``cost``),
+        ``failed_cost``, ``input_tokens``, ``output_tokens``. Judge cost is kept apart, in the grades."""
         (executions,) = self.conn.execute(
             "SELECT COUNT(*) FROM runs WHERE experiment_id=? AND executed_at IS NOT NULL", (exp_id,)
         ).fetchone()
@@ -610,6 +610,7 @@ class RunsMixin(StoreBase):
             "attempts": sum(s.attempts for s in spend),
             "failed_attempts": sum(s.failed_attempts for s in spend),
             "cost": float(sum(s.cost or 0.0 for s in spend)),
+            "unknown_cost": int(sum(s.unknown_cost for s in spend)),
             "failed_cost": float(sum(s.failed_cost or 0.0 for s in spend)),
             "input_tokens": int(sum(s.input_tokens or 0 for s in spend)),
             "output_tokens": int(sum(s.output_tokens or 0 for s in spend)),

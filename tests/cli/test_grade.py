@@ -143,3 +143,17 @@ def test_judge_report_shows_judge_cost_apart_and_bias(cli, experiment):
 def test_unknown_experiment_exits_2_in_a_real_process(tmp_path):
     result = run_abbench("--store", tmp_path / "s", "judge-report", "nope")
     assert result.returncode == 2 and "no experiment named 'nope'" in result.stderr
+
+
+def test_judge_report_says_unknown_for_agents_without_a_price(cli):
+    store = open_store(cli.store_dir)
+    dataset = store.save_dataset("unpriced", [Case("c0", "q", "fast")], label_set=["fast", "slow"])
+    arm = {"agent": "python", "function": "tests.graders.callables:unpriced"}
+    exp = create_experiment(
+        {"name": "unpriced", "dataset": dataset.fingerprint, "arms": {"a": arm}}, store=store
+    )
+    run_experiment(exp.id, store=store)
+    assert store.agent_usage(exp.id)["unknown_cost"] == 1
+    store.close()
+    text = cli("judge-report", "unpriced").output
+    assert "agents unknown (1 attempts of unknown cost)" in text and "agents $0" not in text

@@ -20,6 +20,11 @@ def answer(task) -> AgentOutput:
     )
 
 
+def unpriced(task) -> AgentOutput:
+    """Answers with the gold label and reports tokens but no cost (a model without a price)."""
+    return AgentOutput(prediction=task.case.expected, usage=Usage(10, 2), cost=None)
+
+
 def shouty(ctx):
     """A user's grader: passes when the prediction is in capitals (returns a bool)."""
     return bool(ctx.output.prediction) and ctx.output.prediction.isupper()
