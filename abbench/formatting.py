@@ -46,6 +46,7 @@ __all__ = [
     "money_trimmed",
     "ms",
     "num",
+    "partly_known",
     "pct",
     "pct_span",
     "plural",
@@ -199,13 +200,22 @@ def judge_cost(cost: Any, *, cash: Callable[[Any], str] | None = None) -> str:
     """What a judge's calls cost (`abbench.metrics.JudgeCost`): its known cost, and the calls whose model
     had no price — all of them: ``unknown (20 calls without a price)``, never ``$0``. `cash` formats the
     known cost (default `money`)."""
+    return partly_known(
+        cost.cost, int(getattr(cost, "unknown_cost", 0) or 0), "calls without a price", cash=cash
+    )
+
+
+def partly_known(
+    known: float | None, unknown: int, what: str, *, cash: Callable[[Any], str] | None = None
+) -> str:
+    """A cost summed over what had one, beside how many had none: ``$0.03 + 3 calls without a price``;
+    ``unknown (3 calls without a price)`` when nothing had one — never a bare ``$0`` for unknowns."""
     cash = cash or money
-    unknown = int(getattr(cost, "unknown_cost", 0) or 0)
     if not unknown:
-        return cash(cost.cost)
-    if not cost.cost:
-        return f"unknown ({unknown:,} calls without a price)"
-    return f"{cash(cost.cost)} + {unknown:,} calls without a price"
+        return cash(known or 0.0)
+    if not known:
+        return f"unknown ({unknown:,} {what})"
+    return f"{cash(known)} + {unknown:,} {what}"
 
 
 def _sig_digits(size: float, most: int) -> int:

@@ -11,6 +11,7 @@ from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.cli._progress import print_summary, with_progress
 from abbench.formatting import judge_cost as _judge_cost
 from abbench.formatting import money_fixed as _money
+from abbench.formatting import partly_known as _partly_known
 from abbench.types import GradeStatus, RunState, outcome_word
 
 
@@ -222,19 +223,10 @@ def judge_report_cmd(ctx: Context, experiment: str, confidence: float, as_json: 
 def _judges_total(report: Any) -> str:
     """The judges' known cost, and how many of their calls had no price (never a bare $0 for those)."""
     unknown = sum(c.unknown_cost for c in report.judge_costs)
-    if not unknown:
-        return _money(report.judge_cost)
-    if not report.judge_cost:
-        return f"unknown ({unknown:,} calls without a price)"
-    return f"{_money(report.judge_cost)} + {unknown:,} calls without a price"
+    return _partly_known(report.judge_cost, unknown, "calls without a price", cash=_money)
 
 
 def _agents_total(agent: dict[str, Any]) -> str:
     """What the agents' attempts cost, and how many had an unknown cost (never a bare $0 for those)."""
     unknown = int(agent.get("unknown_cost") or 0)
-    cost = float(agent.get("cost") or 0.0)
-    if not unknown:
-        return _money(cost)
-    if not cost:
-        return f"unknown ({unknown:,} attempts of unknown cost)"
-    return f"{_money(cost)} + {unknown:,} attempts of unknown cost"
+    return _partly_known(agent.get("cost"), unknown, "attempts of unknown cost", cash=_money)
