@@ -112,12 +112,12 @@ def _import_datasets(
     store: Store, folder: Path, say: Callable[[str], None]
 ) -> tuple[DatasetInfo, DatasetInfo]:
     """The demo cases from the CSV and from the XLSX (other column names, labels 快/慢): one fingerprint."""
-    csv = store.import_dataset(folder / "cases.csv", folder / "mapping-csv.yaml", name="demo")
+    csv = store.datasets.import_file(folder / "cases.csv", folder / "mapping-csv.yaml", name="demo")
     say(
         f"dataset   {csv.fingerprint}: {csv.n_cases} cases from cases.csv"
         + (" (already stored)" if csv.reused else "")
     )
-    xlsx = store.import_dataset(folder / "cases.xlsx", folder / "mapping-xlsx.yaml", name="demo")
+    xlsx = store.datasets.import_file(folder / "cases.xlsx", folder / "mapping-xlsx.yaml", name="demo")
     same = (
         "the same fingerprint"
         if xlsx.fingerprint == csv.fingerprint
@@ -131,7 +131,7 @@ def _snapshot_skills(store: Store, folder: Path, say: Callable[[str], None]) -> 
     """Both versions of the demo skill, frozen."""
     snapshots = {}
     for version in (BASELINE, CANDIDATE):
-        snap = store.snapshot_skill(folder / "skills" / f"fast-slow-routing-{version}")
+        snap = store.snapshots.freeze(folder / "skills" / f"fast-slow-routing-{version}")
         snapshots[version] = snap
         say(f"skill     {snap.label}  {snap.source}  {len(snap.files)} files, {len(snap.refs)} references")
     return snapshots
@@ -165,7 +165,7 @@ def _create_experiment(
     if rounds is not None and rounds != spec.rounds:
         definition["name"] = f"{definition['name']}-r{rounds}"
     exp = create_experiment(definition, store=store, reuse=True)
-    counts = store.run_counts(exp.id)
+    counts = store.runs.counts(exp.id)
     total = sum(sum(c.values()) for c in counts.values())
     say(
         f"experiment {exp.ref}: {len(exp.arms)} arms × {exp.rounds} rounds × {total // len(exp.arms) // exp.rounds}"
@@ -225,12 +225,12 @@ def _stopping(result: DemoResult, folder: Path, say: Callable[[str], None]) -> N
     store = result.store
     exp = create_experiment(folder / "stopping.yaml", store=store, reuse=True)
     summary = run_experiment(exp.id, store=store)
-    result.stopped = store.get_experiment(exp.id)
+    result.stopped = store.experiments.get(exp.id)
     stop = summary.stop_reason
     if stop is None:
         say(f"stopping  {exp.name}: {summary.status_text}")
         return
-    runs = sum(sum(c.values()) for c in store.run_counts(exp.id).values())
+    runs = sum(sum(c.values()) for c in store.runs.counts(exp.id).values())
     say(f"stopping  {exp.name}: {stop.text}; {sum(stop.skipped.values()):,} of {runs:,} runs not needed")
 
 
@@ -240,7 +240,7 @@ def _activation(result: DemoResult, folder: Path, say: Callable[[str], None]) ->
     store = result.store
     exp = create_experiment(folder / "activation.yaml", store=store, reuse=True)
     run_experiment(exp.id, store=store)
-    result.activation = store.get_experiment(exp.id)
+    result.activation = store.experiments.get(exp.id)
     offered = next(a for a in experiment_activation(exp.id, store=store).arms if a.mode == "offered")
     loads = ", ".join(f"{name} {n:,}" for name, n in sorted(offered.loads.items(), key=lambda kv: -kv[1]))
     say(

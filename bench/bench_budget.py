@@ -30,7 +30,7 @@ async def priced(task):
 def run(root: Path, n: int, budget: dict | None) -> tuple[float, int]:
     store = open_store(root)
     cases = [Case(f"c{i:06d}", f"query {i}", "fast" if i % 2 else "slow") for i in range(n)]
-    ds = store.save_dataset("bench", cases, label_set=["fast", "slow"])
+    ds = store.datasets.save("bench", cases, label_set=["fast", "slow"])
     spec = {
         "name": "budget",
         "dataset": ds.fingerprint,

@@ -65,7 +65,7 @@ def main() -> None:
             Case(f"c{i:05d}", f"route request number {i}: play the news", "fast" if i % 2 else "slow")
             for i in range(n)
         ]
-        ds = store.save_dataset("bench", cases, label_set=["fast", "slow"])
+        ds = store.datasets.save("bench", cases, label_set=["fast", "slow"])
         with ScriptedOpenAIServer(answer) as server:
             arm = {
                 "agent": "openai",
@@ -89,9 +89,9 @@ def main() -> None:
         resumed = run_experiment(exp.id, store=store)
         cached = time.perf_counter() - t0
         assert resumed.executed == n and resumed.execution_failed == 0, resumed
-        hits = store.cache_stats().hits
+        hits = store.cache.stats().hits
         assert hits == n, hits
-        saved = sum(r.cost_saved or 0 for r in store.runs(exp.id))
+        saved = sum(r.cost_saved or 0 for r in store.runs.records(exp.id))
         print(
             f"2. resumed: {n:,} runs, {hits:,} cache hits, no request sent, cost saved {saved:.4f}: "
             f"{cached:.2f} s ({n / cached:,.0f} runs/s)"

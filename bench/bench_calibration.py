@@ -142,7 +142,7 @@ def _dataset(store: Store, folder: Path, cases: int) -> str:
         for i in range(cases):
             w.writerow([f"c{i:04d}", f"question {i}", GOLD, f"domain-{i % DOMAINS:02d}"])
     profile = {"fields": {"case_id": "id", "input": "question", "expected": "gold", "domain": "domain"}}
-    return store.import_dataset(path, profile, name=f"calibration-{cases}").fingerprint
+    return store.datasets.import_file(path, profile, name=f"calibration-{cases}").fingerprint
 
 
 def _answers(rng: np.random.Generator, p: np.ndarray, rounds: int, copy: float) -> np.ndarray:

@@ -101,7 +101,7 @@ def through_abbench(
 ) -> tuple[float, dict]:
     store = open_store(tmp / "store")
     cases = [Case(f"c{i:04d}", "打开空调", "fast") for i in range(runs)]
-    dataset = store.save_dataset("bench", cases, label_set=["fast", "slow"])
+    dataset = store.datasets.save("bench", cases, label_set=["fast", "slow"])
     arm = {
         "agent": "command",
         "preset": cli,
@@ -124,7 +124,7 @@ def through_abbench(
     started = time.perf_counter()
     run_experiment(exp.id, store=store)
     elapsed = time.perf_counter() - started
-    done = store.runs(exp.id)
+    done = store.runs.records(exp.id)
     failed = [r for r in done if r.failure_type]
     tokens = sum(r.output.usage.total_tokens for r in done if r.output and r.output.usage)
     return elapsed, {

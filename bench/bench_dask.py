@@ -101,7 +101,7 @@ def one_pass(root: Path, name: str, runs: int, arm: dict, client=None, **where) 
     """One experiment of `runs` cases with `arm`, on the executor `where` names (`client`: to its workers)."""
     store = open_store(root / name)
     cases = [Case(f"c{i:05d}", f"query {i}", "fast") for i in range(runs)]
-    ds = store.save_dataset(name, cases, label_set=["fast", "slow"])
+    ds = store.datasets.save(name, cases, label_set=["fast", "slow"])
     exp = create_experiment(
         {"name": name, "dataset": ds.fingerprint, "concurrency": 8, "arms": {"a": arm}}, store=store
     )

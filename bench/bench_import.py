@@ -145,7 +145,7 @@ def one(fmt: str, n: int, workdir: Path, trace: bool) -> dict:
         tracemalloc.start()
     store = open_store(store_dir)
     start, cpu_start = time.perf_counter(), time.process_time()
-    info = store.import_dataset(data, PROFILE, name=f"bench-{fmt}")
+    info = store.datasets.import_file(data, PROFILE, name=f"bench-{fmt}")
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     peak = tracemalloc.get_traced_memory()[1] if trace else None
     store.close()

@@ -148,8 +148,8 @@ def measure(store_dir: Path, *, baseline: bool) -> None:
         f"  imports (widgets, plotly.io), once per kernel: {time.perf_counter() - t0:.2f} s, not counted below"
     )
     store = open_store(store_dir, create=False)
-    exp = store.get_experiment("paging")
-    total = store.run_page(exp.id, limit=1).total
+    exp = store.experiments.get("paging")
+    total = store.runs.page(exp.id, limit=1).total
     print(f"store {store_dir} · experiment {exp.name} · {total:,} runs · {len(exp.arms)} arms")
     print("library calls:")
     whole = None
@@ -188,7 +188,7 @@ def measure(store_dir: Path, *, baseline: bool) -> None:
     )
     timed(
         "Store.run_page: runs 300,000-300,100 and the total",
-        lambda: store.run_page(exp.id, offset=total // 2, limit=100),
+        lambda: store.runs.page(exp.id, offset=total // 2, limit=100),
     )
     first, late, n = _chunk_times(store, exp.id)
     mark = "ok" if max(first, late) < TARGET_S else "SLOW"
@@ -201,7 +201,7 @@ def measure(store_dir: Path, *, baseline: bool) -> None:
 def _chunk_times(store: Any, exp_id: int) -> tuple[float, float, int]:
     """Seconds for the first chunk of 2,000 runs and for the 150th (keyset paging: the same), chunks read."""
     times, t0, n = [], time.perf_counter(), 0
-    for n, _chunk in enumerate(store.iter_run_pages(exp_id, chunk=2000), 1):
+    for n, _chunk in enumerate(store.runs.pages(exp_id, chunk=2000), 1):
         now = time.perf_counter()
         times.append(now - t0)
         t0 = now
@@ -251,7 +251,7 @@ from abbench.review import disagreement_page
 from abbench.store import open_store
 from abbench.widgets import DiffWidget, ResultsWidget, ReviewWidget
 store = open_store(sys.argv[1], create=False)
-exp = store.get_experiment("paging")
+exp = store.experiments.get("paging")
 t0, c0 = time.perf_counter(), time.process_time()
 {call}
 print(json.dumps([time.perf_counter() - t0, time.process_time() - c0]))

@@ -80,7 +80,7 @@ async def floor(base_url: str, payloads: list[dict], concurrency: int) -> float:
 
 def abbench_run(base_url: str, cs: list[Case], max_tokens: int, concurrency: int) -> float:
     with tempfile.TemporaryDirectory() as tmp, open_store(Path(tmp) / "store") as store:
-        ds = store.save_dataset("bench", cs, label_set=list(LABELS))
+        ds = store.datasets.save("bench", cs, label_set=list(LABELS))
         arm = {"agent": "openai", "model": "smollm2", "base_url": base_url, "temperature": 0,
                "max_tokens": max_tokens, "timeout_s": 600, "cache": "off",
                "prices": {"smollm2": {"input": 0.0, "output": 0.0}}}  # fmt: skip

@@ -53,7 +53,7 @@ def make_store(root: Path, n_cases: int):
         Case(f"c{i:06d}", f"query number {i}", "fast" if i % 2 else "slow", domain=f"d{i % 7}")
         for i in range(n_cases)
     ]
-    return store, store.save_dataset("bench", cases, label_set=["fast", "slow"])
+    return store, store.datasets.save("bench", cases, label_set=["fast", "slow"])
 
 
 def bench_sleep(root: Path, n: int = 5000, c: int = 100, sleep_ms: int = 50) -> float:

@@ -53,7 +53,7 @@ def span(store: Path, name: str) -> float:
     from datetime import datetime
 
     with open_store(store) as s:
-        runs = s.runs(s.get_experiment(name).id)
+        runs = s.runs.records(s.experiments.get(name).id)
     first = min(datetime.fromisoformat(r.started_at) for r in runs if r.started_at)
     last = max(datetime.fromisoformat(r.finished_at) for r in runs if r.finished_at)
     return max((last - first).total_seconds(), 1.0)
@@ -88,7 +88,7 @@ def floor(root: Path, rounds: int) -> tuple[int, float]:
 
     skill = json.loads(snap.stdout)["hash"]
     with open_store(store) as s:
-        dataset = s.list_datasets()[0].fingerprint
+        dataset = s.datasets.all()[0].fingerprint
     definition = root / "floor.json"
     definition.write_text(json.dumps(_definition("floor", dataset, rounds, skill)))
     subprocess.run([*cmd, "create", str(definition)], env=ENV, check=True, capture_output=True)
@@ -96,7 +96,7 @@ def floor(root: Path, rounds: int) -> tuple[int, float]:
     subprocess.run([*cmd, "run", "floor", "-q"], env=ENV, check=True, capture_output=True)
     seconds = time.perf_counter() - t0
     with open_store(store) as s:
-        runs = len(s.runs(s.get_experiment("floor").id))
+        runs = len(s.runs.records(s.experiments.get("floor").id))
     return runs, seconds
 
 
@@ -141,8 +141,8 @@ def served(root: Path, rounds: int, clients: int, nice: int) -> tuple[int, float
     would: the server bounds the requests one key has in flight (--max-inflight)."""
     store = root / "server-store"
     with open_store(store) as s:
-        key = s.create_key("bench")[1]
-        keys = [s.create_key("bench", scopes="read")[1] for _ in range(clients)]
+        key = s.keys.create("bench")[1]
+        keys = [s.keys.create("bench", scopes="read")[1] for _ in range(clients)]
     server = LiveServer(
         store, "--rate", "1000000", "--workers", "1", "--runner-nice", str(nice), log=root / "server.log"
     ).start()

@@ -138,7 +138,7 @@ def build_store(path: Path, rng: np.random.Generator) -> int:
         )
         # The experiment goes through the store's own writer, so its definition is one the store reads back.
         arms = {"control": {"agent": "builtin"}, "treatment": {"agent": "builtin"}}
-        exp = store.insert_experiment(
+        exp = store.experiments.insert(
             name="bench",
             owner="bench",
             skill="",
@@ -158,7 +158,7 @@ def build_store(path: Path, rng: np.random.Generator) -> int:
             gate=None,
             arms=[{"name": name, **arm} for name, arm in arms.items()],
         )
-        batch = store.ensure_batch(exp, conn)
+        batch = store.experiments.ensure_batch(exp, conn)
         arm_ids = dict(conn.execute("SELECT name, id FROM arms WHERE experiment_id=?", (exp,)).fetchall())
         for position, (arm, lift) in enumerate((("control", 0.0), ("treatment", 0.01))):
             arm_id = arm_ids[arm]
@@ -205,7 +205,7 @@ def store_half(path: Path | None, repeats: int, rng: np.random.Generator) -> Non
     best, median, result = _time(lambda: compare_arms(exp, "control", "treatment", store=store), repeats)
     _report(f"compare_arms incl. loading, {CASES:,} × {ROUNDS} × 2 runs", best, median, COMPARISON_TARGET_S)
     print(f"    {result.verdict.text}")
-    best, median, sums = _time(lambda: store.case_outcomes(exp, scores=False), repeats)
+    best, median, sums = _time(lambda: store.runs.case_outcomes(exp, scores=False), repeats)
     print(
         f"    of which reading the per-case sums of 1,000,000 runs: best {best:.2f} s, median {median:.2f} s"
     )

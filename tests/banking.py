@@ -21,7 +21,7 @@ def build_banking_store(root: Path, *, cases: int = 300, seed: int = 7) -> Path:
     """A store at `root` holding banking77 and a finished two-arm experiment `NAME` over `cases` cases."""
     categories = json.loads((BANKING / "categories.json").read_text(encoding="utf-8"))
     with open_store(root) as store:
-        store.import_dataset(
+        store.datasets.import_file(
             BANKING / "test.csv", {"fields": {"input": "text", "expected": "category"}}, name="banking77"
         )
         spec = {

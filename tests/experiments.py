@@ -153,7 +153,7 @@ def save_cases(store, name: str, cases: list[Case], folder: Path):
         "label_set": ["fast", "slow"],
         "normalize_input": False,
     }
-    return store.import_dataset(path, profile, name=name)
+    return store.datasets.import_file(path, profile, name=name)
 
 
 def _skill(folder: Path, name: str, text: str) -> Path:
@@ -231,7 +231,7 @@ def build_all(store, folder: Path, only: tuple[str, ...] = SHAPES) -> dict[str, 
         },
     )
     if exp is not None:
-        runs = store.runs(exp)
+        runs = store.runs.records(exp)
         run_experiment(exp, store=store, run_ids=[r.id for r in runs if r.case_idx < 20])
         cancel_experiment(exp, store=store)
 

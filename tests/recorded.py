@@ -28,7 +28,7 @@ def write_dataset(
         for i in range(n):
             w.writerow([f"q{i:03d}", f"question number {i}", "yes" if i % 2 else "no", domains[i]])
     profile = {"fields": {"case_id": "id", "input": "question", "expected": "gold", "domain": "area"}}
-    return store.import_dataset(path, profile, name=name)
+    return store.datasets.import_file(path, profile, name=name)
 
 
 def recorded_experiment(
@@ -64,4 +64,4 @@ def recorded_experiment(
                 if o is not None:
                     outcomes.append({"case_id": f"q{i:03d}", "arm": arm, "round": r, **o})
     record_runs(store, exp, outcomes)
-    return store.get_experiment(exp.id)
+    return store.experiments.get(exp.id)

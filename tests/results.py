@@ -106,7 +106,7 @@ def make_experiment(
         judge: Also write a pointwise judge grade named so for runs whose spec has ``judge``.
         decision: The definition's ``decision:`` (e.g. ``{"policy": "votes"}``).
     """
-    ds = store.save_dataset(
+    ds = store.datasets.save(
         dataset,
         cases,
         label_set=list(label_set) if label_set else None,
@@ -119,7 +119,7 @@ def make_experiment(
         for arm in arms
     ]
     with store.transaction():
-        exp_id = store.insert_experiment(
+        exp_id = store.experiments.insert(
             name=name,
             owner="tester",
             skill="",
@@ -140,10 +140,10 @@ def make_experiment(
             gate=gate,
             arms=arm_rows,
         )
-    exp = store.get_experiment(exp_id)
-    batch = store.ensure_batch(exp_id)
+    exp = store.experiments.get(exp_id)
+    batch = store.experiments.ensure_batch(exp_id)
     now = now_iso()
-    index = {c.case_id: i for i, c in enumerate(store.load_cases(ds.id))}
+    index = {c.case_id: i for i, c in enumerate(store.datasets.load_cases(ds.id))}
     with store.transaction() as conn:
         for arm in exp.arms:
             for case, per_round in zip(cases, arms[arm.name], strict=True):
@@ -202,7 +202,7 @@ def make_experiment(
                              json.dumps(j.get("dimensions")) if j.get("dimensions") else None, j.get("cost"),
                              j.get("model"), now),
                         )  # fmt: skip
-    return store.get_experiment(exp_id)
+    return store.experiments.get(exp_id)
 
 
 def one_round(outcomes: list[bool]) -> list[list[bool]]:

@@ -41,7 +41,7 @@ def test_the_stats_bench_store_is_compared_as_its_rows_say(bench_stats, tmp_path
     assert bench_stats.build_store(tmp_path / "store", np.random.default_rng(6)) == exp  # reused, not rebuilt
     store = open_store(tmp_path / "store")
     try:
-        experiment = store.get_experiment(exp)
+        experiment = store.experiments.get(exp)
         assert experiment.spec.rounds == bench_stats.ROUNDS
         assert [a.name for a in experiment.arms] == ["control", "treatment"]
         result = compare_arms(exp, "control", "treatment", store=store)

@@ -99,7 +99,7 @@ EXAMPLES: dict[str, Example] = {
         prelude="user_id = 'u-42'",
         swap={
             '"c017"': '"FS-0017"',
-            "store.load_runs(exp_id)": "abbench.open_store().load_runs(abbench.open_store().get_experiment('routing-v2').id)",
+            "store.runs.table(exp_id)": "abbench.open_store().runs.table(abbench.open_store().experiments.get('routing-v2').id)",
         },
     ),
     "README.md:abbench.record_runs(store": Example(

@@ -49,7 +49,7 @@ def _killed_and_live(folder: Path, prefix: str, suffix: str, tmp_path: Path):
 @pytest.fixture
 def finished(tmp_path):
     store = open_store(tmp_path / "store")
-    ds = store.import_dataset(DEMO / "cases.csv", DEMO / "mapping-csv.yaml")
+    ds = store.datasets.import_file(DEMO / "cases.csv", DEMO / "mapping-csv.yaml")
     exp = create_experiment(
         {
             "name": "temp",
@@ -191,8 +191,8 @@ def test_a_server_removes_the_request_folders_a_killed_server_left_and_nothing_e
 
     store_dir = tmp_path / "store"
     with open_store(store_dir) as s:
-        key = s.create_key(current_user())[1]
-        ds = s.save_dataset("spool", make_cases(3), label_set=["fast", "slow"])
+        key = s.keys.create(current_user())[1]
+        ds = s.datasets.save("spool", make_cases(3), label_set=["fast", "slow"])
         arm = {"agent": "external"}
         exp = create_experiment({"name": "spool", "dataset": ds.fingerprint, "arms": {"a": arm}}, store=s)
     spool = tmp_path / "store.incoming"  # the default: beside the store

@@ -302,9 +302,9 @@ def compare_cmd(ctx: Context, experiment: str, other: str | None, arms: tuple[st
             experiment, other, arm_a=arms[0] if arms else None, arm_b=arms[1] if arms else None,
             **options, **stats_options,
         )  # fmt: skip
-        votes = vote_policy(ctx.store.get_experiment(other))
+        votes = vote_policy(ctx.store.experiments.get(other))
     else:
-        exp = ctx.store.get_experiment(experiment)
+        exp = ctx.store.experiments.get(experiment)
         if not arms and len(exp.arms) > 2 and experiment_pair(exp) is None:
             m = compare_all(
                 exp, store=ctx.store, outcome=outcome, confidence=confidence, alpha=alpha, grader=grader

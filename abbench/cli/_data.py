@@ -136,12 +136,12 @@ def import_command(ctx: Context, file: Path, mapping: str | None, suggest: bool,
     if suggest:
         _suggest(ctx, file, options, save_profile, as_json)
         return
-    profile = ctx.store.resolve_profile(mapping) if mapping else None
+    profile = ctx.store.profiles.resolve(mapping) if mapping else None
     if preview:
         _preview(file, profile, mapping, preview, options, as_json)
         return
     try:
-        info = ctx.store.import_dataset(
+        info = ctx.store.datasets.import_file(
             file,
             profile,
             name=name,
@@ -178,9 +178,9 @@ class _Tally(NamedTuple):
     @classmethod
     def of(cls, store: Store, info: DatasetInfo) -> _Tally:
         return cls(
-            store.value_counts(info, "expected"),
-            store.value_counts(info, "domain"),
-            store.label_conflicts(info),
+            store.datasets.value_counts(info, "expected"),
+            store.datasets.value_counts(info, "domain"),
+            store.datasets.label_conflicts(info),
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -250,7 +250,7 @@ def _suggest(
         )
     saved = None
     if save_profile:
-        saved = ctx.store.save_profile(profile, name=save_profile)
+        saved = ctx.store.profiles.save(profile, name=save_profile)
     fitting = _fitting_profile(ctx, file, options, splits)  # after saving: a new version is the latest
     data = {
         "profile": profile.spec(),
@@ -296,7 +296,7 @@ def _fitting_profile(ctx: Context, file: Path, options: dict[str, Any], splits: 
     """The saved profile that fits the file best (`match_profiles`), or why none does; None without any."""
     from abbench.dataset import match_profiles, read_table
 
-    saved = ctx.store.list_profiles()
+    saved = ctx.store.profiles.all()
     if not saved:
         return None
     matches = match_profiles(read_table(file, splits=splits, **options), [p.profile for p in saved])
@@ -342,7 +342,7 @@ def _echo_info(
     how = read_text(info.read_options)
     click.echo(f"  mapping     {info.profile_ref}")
     if store is not None and info.profile_name:
-        profile = store.get_profile(info.profile_name, info.profile_version)
+        profile = store.profiles.get(info.profile_name, info.profile_version)
         fields = " · ".join(f"{f} ← {_source_text(src)}" for f, src in profile.fields.items())
         click.echo(f"  fields      {fields}" + (f"  (recipe {profile.recipe})" if profile.recipe else ""))
     click.echo(f"  read        {how}")
@@ -392,7 +392,7 @@ def datasets_command(ctx: Context, ref: str | None, n_cases: int, show_all: bool
     """
     store = ctx.store
     if ref is None:
-        infos = store.list_datasets(include_tries=show_all)
+        infos = store.datasets.all(include_tries=show_all)
 
         def human() -> None:
             if not infos:
@@ -407,9 +407,9 @@ def datasets_command(ctx: Context, ref: str | None, n_cases: int, show_all: bool
 
         emit(as_json, [i.to_dict() for i in infos], human)
         return
-    info = store.get_dataset(ref)
+    info = store.datasets.get(ref)
     cases: list[Case] = []
-    for case in store.iter_cases(info, batch=max(n_cases, 1)):
+    for case in store.datasets.iter_cases(info, batch=max(n_cases, 1)):
         if len(cases) >= n_cases:
             break
         cases.append(case)
@@ -471,7 +471,7 @@ def profiles_command(
     if name is None:
         if export:
             raise UsageError("--export needs a profile NAME")
-        infos = store.list_profiles(all_versions=all_versions)
+        infos = store.profiles.all(all_versions=all_versions)
 
         def human() -> None:
             if not infos:
@@ -487,7 +487,7 @@ def profiles_command(
 
         emit(as_json, [i.to_dict() for i in infos], human)
         return
-    profile = store.get_profile(name)
+    profile = store.profiles.get(name)
     if export:
         profile.save(export)
     data = {"ref": profile.ref, "spec": profile.spec(), "exported_to": str(export) if export else None}

@@ -138,8 +138,8 @@ def grades_cmd(
       abbench grades routing-v2 --run 17 --history
     """
     store = ctx.store
-    exp = store.get_experiment(experiment)
-    rows = store.grades(exp.id, grader=grader, latest=not history)
+    exp = store.experiments.get(experiment)
+    rows = store.grades.records(exp.id, grader=grader, latest=not history)
     if run_id is not None:
         rows = [r for r in rows if run_id in (r.run_id, r.other_run_id)]
 

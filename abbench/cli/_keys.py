@@ -29,7 +29,7 @@ def keys_group() -> None:
 @pass_ctx
 def keys_create_cmd(ctx: Context, owner: str, scopes: str, expires: str, as_json: bool) -> None:
     """Make a key for OWNER and print it once (store it in your CI's secrets: it is not kept)."""
-    key, text = ctx.store.create_key(owner, scopes=scopes, expires=expires)
+    key, text = ctx.store.keys.create(owner, scopes=scopes, expires=expires)
     data = {**key.as_dict(), "key": text}
 
     def human() -> None:
@@ -49,7 +49,7 @@ def keys_create_cmd(ctx: Context, owner: str, scopes: str, expires: str, as_json
 @pass_ctx
 def keys_list_cmd(ctx: Context, owner: str | None, as_json: bool) -> None:
     """List keys (ids, owners, scopes, expiry, last use; never a secret)."""
-    keys = ctx.store.list_keys(owner)
+    keys = ctx.store.keys.all(owner)
 
     def human() -> None:
         if not keys:
@@ -70,5 +70,5 @@ def keys_list_cmd(ctx: Context, owner: str | None, as_json: bool) -> None:
 @pass_ctx
 def keys_revoke_cmd(ctx: Context, key_id: str, as_json: bool) -> None:
     """Revoke the key KEY_ID (the 12 hex after abk_); a server refuses it from its next request."""
-    key = ctx.store.revoke_key(key_id)
+    key = ctx.store.keys.revoke(key_id)
     emit(as_json, key.as_dict(), f"revoked key {key.key_id} of {key.owner} at {key.revoked_at}")

@@ -143,7 +143,7 @@ def print_failures(ctx: Context, exp_id: int, limit: int = 10) -> None:
     needs to be told that these are errors, not wrong answers, and which. The store summarises the
     failed runs alone (the runs that got a verdict are not read); past `limit` kinds, "and N more".
     """
-    failures = ctx.store.failures(exp_id, limit=limit)
+    failures = ctx.store.runs.failures(exp_id, limit=limit)
     if not failures.total:
         return
     click.echo(f"failures: {failures.total:,} run(s) got no verdict (errors, not wrong answers):")
@@ -155,7 +155,7 @@ def print_failures(ctx: Context, exp_id: int, limit: int = 10) -> None:
             click.echo(f"    e.g. case {k.case_id}: {error[:240]}{'…' if len(error) > 240 else ''}")
     if failures.more_kinds:
         click.echo(f"  and {failures.more_kinds:,} more kind(s): {failures.more_runs:,} run(s)")
-    handle = ctx.store.experiment_handle(ctx.store.get_experiment(exp_id))
+    handle = ctx.store.experiments.handle(ctx.store.experiments.get(exp_id))
     if failures.execution:
         click.echo(f"  re-run them: abbench retry {handle} --failed")
     if failures.grading:

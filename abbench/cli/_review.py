@@ -100,8 +100,8 @@ def _draw_sample(ctx: Context, experiment: str, size: int, seed: int, arm: str |
     from abbench.review import draw_review_sample
 
     sample = draw_review_sample(experiment, size, seed=seed, arm=arm, store=ctx.store)
-    exp = ctx.store.get_experiment(sample.experiment_id)
-    runs = {r[0]: r for r in ctx.store.judged_runs(exp.id, arm)}
+    exp = ctx.store.experiments.get(sample.experiment_id)
+    runs = {r[0]: r for r in ctx.store.reviews.judged_runs(exp.id, arm)}
 
     def human() -> None:
         click.echo(
@@ -161,8 +161,8 @@ def _corrected(ctx: Context, experiment: str, arm: str | None) -> list[Corrected
     """The judge's accuracy corrected by the latest random review sample (none without a sample)."""
     from abbench.review import corrected_accuracy
 
-    exp = ctx.store.get_experiment(experiment)
-    if not ctx.store.review_samples(exp.id):
+    exp = ctx.store.experiments.get(experiment)
+    if not ctx.store.reviews.samples(exp.id):
         return []
     return list(corrected_accuracy(exp, arm, store=ctx.store))
 

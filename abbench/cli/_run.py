@@ -39,7 +39,7 @@ def _experiment_or_file(ctx: Context, ref: str, reuse: bool) -> Experiment:
         from abbench.runner import create_experiment
 
         return create_experiment(path, store=ctx.store, reuse=reuse)
-    return ctx.store.get_experiment(ref)
+    return ctx.store.experiments.get(ref)
 
 
 @cli.command("create")
@@ -64,7 +64,7 @@ def create_cmd(ctx: Context, definition: str, reuse: bool, as_json: bool) -> Non
     from abbench.runner import create_experiment
 
     exp = create_experiment(definition, store=ctx.store, reuse=reuse)
-    counts = ctx.store.run_counts(exp.id)
+    counts = ctx.store.runs.counts(exp.id)
     total = sum(sum(c.values()) for c in counts.values())
     emit(
         as_json,
@@ -93,7 +93,7 @@ def experiments_cmd(ctx: Context, since: str | None, show_all: bool, as_json: bo
 
     listed = [
         (exp, experiment_status(exp.id, store=ctx.store))
-        for exp in ctx.store.list_experiments(since=since, include_tries=show_all)
+        for exp in ctx.store.experiments.all(since=since, include_tries=show_all)
     ]
 
     def human() -> None:
@@ -210,7 +210,7 @@ def run_cmd(
     )  # fmt: skip
 
     def human() -> None:
-        print_summary(summary, ctx.store.experiment_handle(exp))
+        print_summary(summary, ctx.store.experiments.handle(exp))
         print_failures(ctx, exp.id)
 
     emit(as_json, summary.as_dict(), human)
@@ -237,9 +237,9 @@ def status_cmd(ctx: Context, experiment: str, as_json: bool) -> None:
         for arm in p.arms:
             states = ", ".join(f"{outcome_word(k)} {v}" for k, v in arm.outcomes().items() if v)
             click.echo(f"  {arm.arm:<14} {states}")
-        exp = ctx.store.get_experiment(p.experiment_id)
+        exp = ctx.store.experiments.get(p.experiment_id)
         click.echo(_where_line(exp))
-        handle = ctx.store.experiment_handle(exp)
+        handle = ctx.store.experiments.handle(exp)
         if p.queued is not None:  # a server's pool holds it, or did not start it (and says why)
             if p.queued.not_started:
                 click.echo(f"  {p.queued.hint(handle)}")
@@ -248,7 +248,7 @@ def status_cmd(ctx: Context, experiment: str, as_json: bool) -> None:
         print_budget(p.pause_reason, p.notes, handle)
         print_failures(ctx, p.experiment_id)
 
-    executor = ctx.store.get_experiment(p.experiment_id).executor if as_json else None
+    executor = ctx.store.experiments.get(p.experiment_id).executor if as_json else None
     emit(as_json, {**p.as_dict(), "executor": executor}, human)
 
 
@@ -275,7 +275,7 @@ def _control(command: str, doc: str) -> click.Command:
     def control(ctx: Context, experiment: str) -> None:
         from abbench import runner
 
-        exp = ctx.store.get_experiment(experiment)
+        exp = ctx.store.experiments.get(experiment)
         if command == "pause":
             alive = runner.pause_experiment(exp.id, store=ctx.store)
             if alive:

@@ -167,7 +167,7 @@ def snapshot_cmd(
             raise click.UsageError("give the skill folder DIR, or --git URL [--ref REF] [--path SUB]")
         if ref or sub:
             raise click.UsageError("--ref and --path go with --git URL (for a local repository: --git-ref)")
-        snap = store.snapshot_skill(
+        snap = store.snapshots.freeze(
             folder,
             git_ref=git_ref,
             repo=repo,
@@ -175,8 +175,8 @@ def snapshot_cmd(
             max_total_bytes=max_total_size,
             max_files=max_files,
         )
-    sources = store.snapshot_sources(snap)
-    n_refs = len(store.list_references(snap))
+    sources = store.snapshots.sources(snap)
+    n_refs = len(store.snapshots.references(snap))
     new = len(sources) == 1
     data = {**snap.to_dict(files=False), "n_refs": n_refs, "new": new, "times_taken": len(sources)}
     emit(as_json, data, lambda: _print_snapshot(snap, n_refs, new, sources[0].taken_at))
@@ -198,7 +198,7 @@ def _snapshot_url(
     if folder is not None or git_ref is not None or repo is not None:
         raise click.UsageError("--git URL takes --ref and --path, not DIR, --git-ref or --repo")
     prepared = prepare_from_url(url, ref or "HEAD", sub, schemes=KNOWN_SCHEMES, **limits)  # clone in $TMPDIR
-    snap: Snapshot = store.store_prepared(prepared)
+    snap: Snapshot = store.snapshots.add_prepared(prepared)
     return snap
 
 
@@ -215,8 +215,8 @@ def snapshots_cmd(ctx: Context, skill: str | None, as_json: bool) -> None:
       abbench snapshots --skill fast-slow-routing --json
     """
     store = ctx.store
-    snaps = store.list_snapshots(skill)
-    refs = {s.hash: len(store.list_references(s)) for s in snaps}
+    snaps = store.snapshots.all(skill)
+    refs = {s.hash: len(store.snapshots.references(s)) for s in snaps}
     data = [{**s.to_dict(files=False), "n_refs": refs[s.hash]} for s in snaps]
 
     def human() -> None:
@@ -260,12 +260,12 @@ def show_ref_cmd(ctx: Context, snapshot: str, ref: str | None, as_json: bool) ->
       abbench show-ref 1a2b3c4d                       # list the references
     """
     store = ctx.store
-    snap = store.get_snapshot(snapshot)
+    snap = store.snapshots.get(snapshot)
     if ref is None:
-        refs = store.list_references(snap)
+        refs = store.snapshots.references(snap)
         emit(as_json, {"snapshot": snap.label, "hash": snap.hash, "refs": refs}, "\n".join(refs))
         return
-    section = store.resolve_reference(snap, ref)
+    section = store.snapshots.resolve_reference(snap, ref)
     data = {
         "snapshot": snap.label,
         "hash": snap.hash,
@@ -287,7 +287,7 @@ def _side(ctx: Context, arg: str) -> Snapshot:
         from abbench.snapshot import build_snapshot
 
         return build_snapshot(arg)
-    stored: Snapshot = ctx.store.get_snapshot(arg)
+    stored: Snapshot = ctx.store.snapshots.get(arg)
     return stored
 
 

@@ -46,8 +46,8 @@ def resume_cmd(
     """
     from abbench.runner import PauseReason, resume_experiment
 
-    exp = ctx.store.get_experiment(experiment)
-    handle = ctx.store.experiment_handle(exp)
+    exp = ctx.store.experiments.get(experiment)
+    handle = ctx.store.experiments.handle(exp)
     raising = budget is not None or max_tokens is not None
     reason = PauseReason.from_dict(exp.pause_reason) if exp.status == ExperimentStatus.PAUSED else None
     if arm is not None and not raising:
@@ -76,7 +76,7 @@ def resume_cmd(
             observers=observers,
         ),
     )  # fmt: skip
-    limits = ctx.store.get_experiment(exp.id).spec.as_json()
+    limits = ctx.store.experiments.get(exp.id).spec.as_json()
     if arm is not None:
         limits = limits["arms"][arm]
     said = _limits_text(limits.get("budget") or {})

@@ -107,7 +107,7 @@ def compare_all(
     opts = CompareOptions.of(options, **settings)
     opts = replace(opts, details=bool(opts.details), bootstrap=False).checked()
     store = open_store(store)
-    exp = store.get_experiment(experiment)
+    exp = store.experiments.get(experiment)
     if len(exp.arms) < 2:
         raise UsageError(f"experiment {exp.name!r} has {len(exp.arms)} arm(s): comparing needs at least two")
     base = exp.arm(baseline) if baseline else exp.arms[0]
@@ -140,9 +140,9 @@ def _cochran(
     """The cases graded in every arm (by ``opts.grader`` alone, when named), each arm's pass rate on them,
     and Cochran's Q over them."""
     confidence = opts.confidence
-    outcomes = store.case_outcomes(exp.id, [a.id for a in arms])
+    outcomes = store.runs.case_outcomes(exp.id, [a.id for a in arms])
     if opts.grader is not None:
-        outcomes = store.grader_verdicts(exp.id, opts.grader, [a.id for a in arms]).case_outcomes(outcomes)
+        outcomes = store.grades.verdicts(exp.id, opts.grader, [a.id for a in arms]).case_outcomes(outcomes)
         notes.append(f"figures from {opts.grader}'s grades alone (not the runs' verdicts)")
     per_arm = [outcomes.for_arm(a.id) for a in arms]
     counts = per_arm[0].scored if kind == "score" else per_arm[0].graded

@@ -100,7 +100,7 @@ def compare_arms(
     """
     opts = CompareOptions.of(options, **settings)
     store = open_store(store)
-    exp = store.get_experiment(experiment)
+    exp = store.experiments.get(experiment)
     if len(exp.arms) < 2:
         raise UsageError(
             f"experiment {exp.name!r} has a single arm ({exp.arms[0].name if exp.arms else 'none'}); "
@@ -156,7 +156,7 @@ def compare_experiments(
     """
     opts = CompareOptions.of(options, **settings)
     store = open_store(store)
-    ea, eb = store.get_experiment(exp_a), store.get_experiment(exp_b)
+    ea, eb = store.experiments.get(exp_a), store.experiments.get(exp_b)
     if ea.dataset != eb.dataset:
         raise ComparisonRefused(
             f"experiment {ea.name!r} ran on dataset {ea.dataset} and {eb.name!r} on {eb.dataset}: a paired "
@@ -178,9 +178,9 @@ def _outcomes(
     every result row, and two threads convoy on it.
     """
     if ea.id == eb.id:
-        both = store.case_outcomes(ea.id, [arm_a.id, arm_b.id], scores=scores)
+        both = store.runs.case_outcomes(ea.id, [arm_a.id, arm_b.id], scores=scores)
         return both.for_arm(arm_a.id), both.for_arm(arm_b.id)
-    return store.case_outcomes(ea.id, [arm_a.id], scores=scores), store.case_outcomes(
+    return store.runs.case_outcomes(ea.id, [arm_a.id], scores=scores), store.runs.case_outcomes(
         eb.id, [arm_b.id], scores=scores
     )
 
@@ -191,7 +191,9 @@ def _score_lists(
     """Each case's graded scores (the named grader's, with `sides`)."""
     grouped: dict[int, list[float]] = {}
     graded = (
-        store.graded_scores(exp_id, arm_id) if sides is None else getattr(sides, side).graded_scores(arm_id)
+        store.analysis.graded_scores(exp_id, arm_id)
+        if sides is None
+        else getattr(sides, side).graded_scores(arm_id)
     )
     for idx, score in graded:
         grouped.setdefault(idx, []).append(score)
@@ -413,7 +415,7 @@ def _pair_cases(
     keep = has_a & has_b
     paired = common[keep]
     both = np.unique(np.concatenate([oa.case_idx, ob.case_idx]), return_index=True)[0]  # np.union1d, sorting
-    fields_ = store.case_fields(ea.id, both.tolist(), expected=False)
+    fields_ = store.runs.case_fields(ea.id, both.tolist(), expected=False)
     ids = dict(zip(fields_.case_idx.tolist(), fields_.case_id.tolist(), strict=True))
     at = fields_.positions(paired)
     return _Paired(
@@ -684,7 +686,7 @@ def _within_rates(interval: Interval, outcomes: Any) -> Interval:
 
 
 def _pairwise(store: Store, exp: Experiment, arm_a: Arm, arm_b: Arm) -> tuple[PairwiseSummary, ...]:
-    rows = store.latest_pairwise_verdicts(exp.id)
+    rows = store.grades.pairwise_verdicts(exp.id)
     tallies: dict[str, list[int]] = {}
     for grader, verdict_, first, second in rows:
         if {first, second} != {arm_a.id, arm_b.id}:
@@ -710,7 +712,7 @@ def _pairwise(store: Store, exp: Experiment, arm_a: Arm, arm_b: Arm) -> tuple[Pa
 
 
 def _agreement(store: Store, exp: Experiment, arm_a: Arm, arm_b: Arm) -> JudgeAgreement | None:
-    if not store.has_reviews(exp.id):
+    if not store.analysis.has_reviews(exp.id):
         return None
     from abbench.review import judge_agreement
 

@@ -11,8 +11,8 @@ def format_comparison(
 ) -> FormatDifference | None:
     """B − A in format adherence over the cases both arms' replies were read on; None when neither
     arm's replies were read (agents that read no model reply: builtin, python)."""
-    rows_a = store.answer_readings(exp_a, [arm_a.id])
-    rows_b = store.answer_readings(exp_b, [arm_b.id])
+    rows_a = store.grades.answer_readings(exp_a, [arm_a.id])
+    rows_b = store.grades.answer_readings(exp_b, [arm_b.id])
     if not rows_a and not rows_b:
         return None
     return format_difference(arm_a.name, rows_a, arm_b.name, rows_b, confidence)

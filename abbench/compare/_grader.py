@@ -42,8 +42,8 @@ def grader_sides(
         check_grader(eb, grader, store)
     return GraderSides(
         grader,
-        store.grader_verdicts(ea.id, grader, [arm_a.id]),
-        store.grader_verdicts(eb.id, grader, [arm_b.id]),
+        store.grades.verdicts(ea.id, grader, [arm_a.id]),
+        store.grades.verdicts(eb.id, grader, [arm_b.id]),
     )
 
 

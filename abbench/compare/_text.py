@@ -94,14 +94,14 @@ def candidate_cases(
     """
     if not same_rounds:
         return None
-    return store.differing_answer_cases(exp_a, arm_a, exp_b, arm_b)
+    return store.analysis.differing_answer_cases(exp_a, arm_a, exp_b, arm_b)
 
 
 def _answers(
     store: Store, exp_id: int, arm_id: int, cases: list[int] | None
 ) -> dict[int, list[tuple[Any, ...]]]:
     out: dict[int, list[tuple[Any, ...]]] = {}
-    for r in store.answered_runs(exp_id, arm_id, cases):
+    for r in store.analysis.answered_runs(exp_id, arm_id, cases):
         out.setdefault(r[0], []).append(r)
     return out
 
@@ -166,7 +166,7 @@ def text_changes(
         label_map: The dataset's label map (answers compare as `label_match` compares them).
         same_rounds: Whether both arms ran the same rounds (then only differing cases are read).
     """
-    if not (store.arm_gives_text(exp_a, arm_a) or store.arm_gives_text(exp_b, arm_b)):
+    if not (store.analysis.arm_gives_text(exp_a, arm_a) or store.analysis.arm_gives_text(exp_b, arm_b)):
         # No reason anywhere (every normalised reason is "", which both arms share) and no reference
         # cited: nothing can have changed, whatever the answers did. Label-only agents are read no further.
         return TextChanges((), (), len(cases))

@@ -132,7 +132,7 @@ def match_profiles(table: Table, profiles: Iterable[MappingProfile]) -> ProfileM
 
     Args:
         table: The opened file (`read_table`).
-        profiles: Saved profiles (``[p.profile for p in store.list_profiles()]``).
+        profiles: Saved profiles (``[p.profile for p in store.profiles.all()]``).
 
     Returns:
         The matches, best first; ``.best`` is the profile to propose (None when none fits) and

@@ -125,7 +125,7 @@ def export_table(
     if options and what != "comparison":
         raise UsageError(f"{', '.join(sorted(options))} only apply to the comparison export, not to {what}")
     s = open_store(store)
-    exp = s.get_experiment(experiment)
+    exp = s.experiments.get(experiment)
     if what == "runs":
         return runs_table(s, exp)
     if what == "grades":

@@ -64,7 +64,7 @@ def run_csv_lines(
         return experiment + "," + csv_field(_text_cell(columns[2], arm))
 
     def lines(out: BinaryIO | None = None) -> Iterator[tuple[bytes, int]]:
-        return store.export_run_csv_lines(
+        return store.exports.csv_lines(
             exp.id,
             exp.dataset_id,
             graders,

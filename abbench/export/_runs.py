@@ -48,17 +48,17 @@ def runs_table(store: Store, exp: Experiment) -> Table:
     The rows stream from the store a chunk at a time, so writing a table of any size holds one chunk of
     runs in memory, not the experiment.
     """
-    summary = store.grader_summary(exp.id)
+    summary = store.grades.summary(exp.id)
     if any(kind == "pairwise" for _, kind, _, _ in summary):
         return runs_table_records(store, exp)
     graders = _grader_columns(exp, summary)
     names = [name for name, _ in graders]
     slots = [(cols[0].kind, len(cols)) for _, cols in graders]
-    info = store.get_dataset(exp.dataset_id)
+    info = store.datasets.get(exp.dataset_id)
     columns = info.source_columns
 
     def chunks() -> Iterator[list[tuple[Any, ...]]]:
-        return store.export_run_rows(exp.id, exp.dataset_id, names)
+        return store.analysis.export_rows(exp.id, exp.dataset_id, names)
 
     def cells() -> Iterator[tuple[Any, ...]]:
         outcome = _outcomes()
@@ -70,7 +70,7 @@ def runs_table(store: Store, exp: Experiment) -> Table:
         full = _FullRows(exp.name, slots, columns)
         for chunk in chunks():
             ids = [t[_ID] for t in chunk]
-            yield from full(chunk, store.latest_grade_fields_of_runs(exp.id, ids, PLAIN_GRADE_FIELDS))
+            yield from full(chunk, store.grades.latest_fields_of_runs(exp.id, ids, PLAIN_GRADE_FIELDS))
 
     table_columns = tuple(_run_columns(graders))
     sheet = [c for c in table_columns if not c.jsonl_only]
@@ -83,10 +83,8 @@ def runs_table(store: Store, exp: Experiment) -> Table:
 
     def json_lines(out: BinaryIO | None = None) -> Iterator[tuple[bytes, int]]:
         if len(set(keys)) < len(keys):  # (a grader named like another's score column: a row's dict keeps one)
-            return store.export_run_json_blocks(
-                exp.id, exp.dataset_id, names, PLAIN_GRADE_FIELDS, block=block
-            )
-        return store.export_run_json_lines(
+            return store.exports.json_blocks(exp.id, exp.dataset_id, names, PLAIN_GRADE_FIELDS, block=block)
+        return store.exports.json_lines(
             exp.id,
             exp.dataset_id,
             kinds,

@@ -142,16 +142,16 @@ def runs_table_records(store: Store, exp: Experiment) -> Table:
     The rows stream from the store a chunk at a time (runs, then those runs' latest grades), so writing
     a table of any size holds one chunk of runs in memory, not the experiment.
     """
-    cases = dict(enumerate(store.load_cases(exp.dataset_id)))
-    summary = store.grader_summary(exp.id)
+    cases = dict(enumerate(store.datasets.load_cases(exp.dataset_id)))
+    summary = store.grades.summary(exp.id)
     graders = _grader_columns(exp, summary)
     pairwise = [grader for grader, kind, _, _ in summary if kind == "pairwise"]
 
     def rows() -> Iterator[tuple[Any, ...]]:
         # Arm, round, case order: the first arm's first round lists the cases in dataset order, so a
         # re-import that keeps the first row of each case id gets the dataset back (RUNS_PROFILE).
-        for chunk in store.iter_runs(exp.id):
-            latest = store.latest_grades_of_runs(exp.id, [r.id for r in chunk], pairwise=pairwise)
+        for chunk in store.runs.iter_records(exp.id):
+            latest = store.grades.latest_of_runs(exp.id, [r.id for r in chunk], pairwise=pairwise)
             per_run = _grades_per_run(latest)
             for r in chunk:
                 yield _run_row(exp, r, cases.get(r.case_idx), per_run.get(r.id, {}), graders)
@@ -373,7 +373,7 @@ def grades_table(store: Store, exp: Experiment) -> Table:
 
     The grades stream from the store a chunk at a time; of the runs, only what names them is held.
     """
-    runs = store.run_keys(exp.id)
+    runs = store.runs.keys(exp.id)
     columns = (
         Column("grade_id", "int", "The grade's id (grades are appended, never overwritten)."),
         Column("batch_id", "text", "The experiment's grade batch."),
@@ -411,8 +411,8 @@ def grades_table(store: Store, exp: Experiment) -> Table:
     )
 
     def rows() -> Iterator[tuple[Any, ...]]:
-        latest_ids = store.latest_grade_ids(exp.id)
-        for g in (g for chunk in store.iter_grades(exp.id) for g in chunk):
+        latest_ids = store.grades.latest_ids(exp.id)
+        for g in (g for chunk in store.grades.iter_records(exp.id) for g in chunk):
             arm, case_id, round_ = runs.get(g.run_id, (None, None, None))
             other = runs.get(g.other_run_id) if g.other_run_id is not None else None
             yield (
@@ -451,8 +451,8 @@ def grades_table(store: Store, exp: Experiment) -> Table:
 def reviews_table(store: Store, exp: Experiment) -> Table:
     """Every review of the experiment, oldest first (history included, the latest per case and arm
     flagged), with the case and the answer reviewed."""
-    cases = {c.case_id: c for c in store.load_cases(exp.dataset_id)}
-    runs = {r.id: r for r in store.runs(exp.id)}
+    cases = {c.case_id: c for c in store.datasets.load_cases(exp.dataset_id)}
+    runs = {r.id: r for r in store.runs.records(exp.id)}
     columns = (
         Column("review_id", "int", "The review's id (reviews are appended, never overwritten)."),
         Column("latest", "bool", "Whether this is the latest verdict on its case and arm (the one shown)."),
@@ -475,8 +475,8 @@ def reviews_table(store: Store, exp: Experiment) -> Table:
     )
 
     def rows() -> Iterator[tuple[Any, ...]]:
-        latest = {r.id for r in store.list_reviews(exp.id, latest=True)}
-        for rv in store.list_reviews(exp.id, latest=False):
+        latest = {r.id for r in store.reviews.all(exp.id, latest=True)}
+        for rv in store.reviews.all(exp.id, latest=False):
             case = cases.get(rv.case_id)
             run = runs.get(rv.run_id) if rv.run_id is not None else None
             out = run.output if run else None
@@ -528,7 +528,7 @@ def comparison_table(
         # Without arms, the experiment's decision: pair (or its two arms); three or more arms are refused.
         a_arm, b_arm = tuple(arms) if arms else (None, None)
         comparison = compare_arms(exp, a_arm, b_arm, store=store, details=False)
-    by_id = {c.case_id: c for c in store.load_cases(exp.dataset_id)}
+    by_id = {c.case_id: c for c in store.datasets.load_cases(exp.dataset_id)}
     a_name, b_name = comparison.a.arm, comparison.b.arm
     order = {name: i for i, name in enumerate(CATEGORIES)}
     columns = (

@@ -99,7 +99,7 @@ def run_sheet_rows(
     """
 
     def rows() -> Iterator[list[bytes]]:
-        return store.export_run_sheet_rows(
+        return store.exports.sheet_rows(
             exp.id,
             exp.dataset_id,
             graders,

@@ -260,7 +260,9 @@ def _check_params(
                 # from the measured runs is a metric without a value, not a misspelling.
                 labels = {str(x) for x in dataset_labels(store, exp.dataset_id)[0] or []}
                 labels |= {
-                    str(c.expected) for c in store.load_cases(exp.dataset_id) if c.expected is not None
+                    str(c.expected)
+                    for c in store.datasets.load_cases(exp.dataset_id)
+                    if c.expected is not None
                 }
                 for m in metrics:
                     for a in m.arms:
@@ -276,7 +278,7 @@ def _check_params(
             continue
         elif name in ("domain_accuracy[]", "domain_diff[]"):
             if domains is None:
-                domains = {str(c.domain) for c in store.load_cases(exp.dataset_id) if c.domain}
+                domains = {str(c.domain) for c in store.datasets.load_cases(exp.dataset_id) if c.domain}
             known, what = domains, "domain"
         else:
             continue
@@ -338,9 +340,9 @@ def decision_pair(
         UsageError: an unknown arm (with "did you mean"), or an invalid gate.
     """
     store = open_store(store)
-    exp = store.get_experiment(experiment)
+    exp = store.experiments.get(experiment)
     _check_arms(arms)
-    base = store.get_experiment(vs) if vs is not None else None
+    base = store.experiments.get(vs) if vs is not None else None
     pair, a_name, b_name, _ = _resolve(exp, _gate_of(exp, rules), arms, base)
     return Pair(a_name, b_name, pair.named_by)
 
@@ -395,10 +397,10 @@ def evaluate_gate(
         NotFoundError: no such experiment or arm.
     """
     store = open_store(store)
-    exp = store.get_experiment(experiment)
+    exp = store.experiments.get(experiment)
     _check_arms(arms)
     gate = _gate_of(exp, rules)
-    base = store.get_experiment(vs) if vs is not None else None
+    base = store.experiments.get(vs) if vs is not None else None
     pair, a_name, b_name, notes = _resolve(exp, gate, arms, base)  # refused before anything is measured
     options = _options(gate.rules, cluster, confidence, alpha, power)
     m = _measure(store, exp, base, a_name, b_name, options, notes, gate.rules, measured or Measured())

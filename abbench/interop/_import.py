@@ -119,7 +119,7 @@ def import_results(
     if dataset is None:
         info, ids = _create_dataset(st, found), {c: c for c in found.cases}
     else:
-        info = st.get_dataset(dataset)
+        info = st.datasets.get(dataset)
         ids = _match_cases(st, info, found)
     used = sorted({ids[r.case_id] for r in found.runs})
     rounds = max(r.round for r in found.runs)
@@ -129,7 +129,7 @@ def import_results(
     outcomes = [{"case_id": ids[r.case_id], "arm": r.arm, "round": r.round, **r.outcome} for r in found.runs]
     recording = record_runs(st, exp, outcomes)
     log.info("imported %d runs of %s into experiment %s", recording.recorded, format, exp.ref)
-    exp = st.get_experiment(exp.id)
+    exp = st.experiments.get(exp.id)
     return ImportedResults(exp, info, dataset is None, tuple(found.arms), len(used), rounds, recording)
 
 
@@ -198,7 +198,7 @@ def _create_dataset(store: Store, found: ImportedLog) -> DatasetInfo:
                 "metadata": "metadata",
             },
         }
-        return store.import_dataset(path, profile, name=f"{found.tool}-{found.name}")
+        return store.datasets.import_file(path, profile, name=f"{found.tool}-{found.name}")
 
 
 def _fold(text: str) -> str:
@@ -212,7 +212,7 @@ def _match_cases(store: Store, info: DatasetInfo, found: ImportedLog) -> dict[st
     Raises:
         ImportFailed: some cases match none, or an input matches several cases.
     """
-    cases = store.load_cases(info, source_rows=False)
+    cases = store.datasets.load_cases(info, source_rows=False)
     by_id = {c.case_id: c.input[:40] for c in cases}
     by_input: dict[str, list[str]] = {}
     for c in cases:

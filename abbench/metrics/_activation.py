@@ -540,11 +540,11 @@ def activation_report(
 
 def activation_runs(store: Store, exp: Experiment, arms: Sequence[str] | None = None) -> list[ActivationRun]:
     """The activation view of an experiment's runs (of `arms`, default all), with each case's expected skill."""
-    expected = [c.expected_skill for c in store.load_cases(exp.dataset_id, source_rows=False)]
+    expected = [c.expected_skill for c in store.datasets.load_cases(exp.dataset_id, source_rows=False)]
     by_name = {a.name: a for a in exp.arms}
     wanted = set(arms) if arms is not None else set(by_name)
     out = []
-    for rec in store.runs(exp.id):
+    for rec in store.runs.records(exp.id):
         arm = by_name.get(rec.arm)
         if arm is None or rec.arm not in wanted:
             continue
@@ -584,17 +584,17 @@ def experiment_activation(
     """
     confidence = check_level(confidence)
     store = open_store(store)
-    exp = store.get_experiment(experiment)
+    exp = store.experiments.get(experiment)
     names = [exp.arm(a).name for a in arms] if arms is not None else [a.name for a in exp.arms]
     offered = [n for n in names if arm_offers(exp.arm(n))]
     if not offered:  # nothing to read: every arm injects its skill or has none
-        totals = {arm: sum(states.values()) for arm, states in store.run_counts(exp.id).items()}
+        totals = {arm: sum(states.values()) for arm, states in store.runs.counts(exp.id).items()}
         return ExperimentActivation(
             exp.name, confidence, tuple(_stored(exp, n, totals.get(n, 0)) for n in names), ()
         )
     runs = activation_runs(store, exp, offered)
     report = activation_report(runs, offered, exp.name, confidence)
-    totals = {arm: sum(states.values()) for arm, states in store.run_counts(exp.id).items()}
+    totals = {arm: sum(states.values()) for arm, states in store.runs.counts(exp.id).items()}
     per_arm = tuple(report.arm(n) or _stored(exp, n, totals.get(n, 0)) for n in names)
     return replace(report, arms=per_arm)
 

@@ -269,7 +269,7 @@ class ExperimentMetrics(Result):
 
 def dataset_labels(store: Store, dataset_id: int) -> tuple[Any, dict[str, str]]:
     """The dataset's declared label set (or None) and its label value map (source value -> label)."""
-    settings = store.dataset_label_settings(dataset_id)
+    settings = store.analysis.dataset_label_settings(dataset_id)
     if settings is None:
         return None, {}
     label_set, label_map = settings
@@ -283,14 +283,14 @@ def resolve_outcome(store: Store, exp_id: int, outcome: str, grader: str | None 
         raise UsageError(f"outcome must be one of {', '.join(OUTCOME_KINDS)}; got {outcome!r}")
     if outcome != "auto":
         return outcome
-    if store.has_verdicts(exp_id, grader):
+    if store.grades.has_verdicts(exp_id, grader):
         return "passed"
-    return "score" if store.has_scores(exp_id, grader) else "passed"
+    return "score" if store.analysis.has_scores(exp_id, grader) else "passed"
 
 
 def grader_kinds(store: Store, exp_id: int) -> dict[str, str]:
     """The graders that graded the experiment and their kinds (``rule``, ``judge``, ``pairwise``)."""
-    return store.grader_kinds(exp_id)
+    return store.analysis.grader_kinds(exp_id)
 
 
 def _counts(outcome: np.ndarray, failure_type: np.ndarray, not_graded: int = 0) -> RunCounts:
@@ -346,7 +346,7 @@ def experiment_metrics(
     store = open_store(store)
     # Read before anything else: a write while the figures are worked out changes the next call's state.
     state = store.state_stamp()
-    exp = store.get_experiment(experiment)
+    exp = store.experiments.get(experiment)
     if grader is not None:
         grader = check_grader(exp, grader, store)
     key = (str(store.db_path), exp.id, None if arms is None else tuple(arms), confidence, float(low_confidence),
@@ -385,15 +385,18 @@ def _measure(
     # hands back the GIL, packs the runs' codes here).
     usage_ids = [a.id for a in exp.arms if arms is None or a.name in arms]
     aside = store.read_aside(
-        lambda: (store.attempt_spend(exp.id), {i: store.executed_usage(exp.id, i) for i in usage_ids})
+        lambda: (
+            store.attempts.spend_by_run(exp.id),
+            {i: store.runs.executed_usage(exp.id, i) for i in usage_ids},
+        )
     )
     # The runs without their numbers (the same order and figures, a fraction of the objects), and each
     # arm's usage numbers apart, in that order.
-    table = store.load_run_flags(exp.id, arms=arms, threshold=low_confidence)
+    table = store.runs.load_run_flags(exp.id, arms=arms, threshold=low_confidence)
     if grader is not None:  # each run's outcome and score that grader's (`abbench.store.GraderVerdicts`)
-        table = store.grader_verdicts(exp.id, grader, [exp.arm(a).id for a in table.arms]).on(table)
+        table = store.grades.verdicts(exp.id, grader, [exp.arm(a).id for a in table.arms]).on(table)
     kinds = grader_kinds(store, exp.id)
-    grades = store.grade_table(exp.id) if any(k != "rule" for k in kinds.values()) else []
+    grades = store.grades.table(exp.id) if any(k != "rule" for k in kinds.values()) else []
     judge_cost = _judge_cost(store, exp.id) if grades else {}
     spend, usages = aside.result()
     ctx, case_pos = _context(store, exp, table, kind, confidence, low_confidence, cluster, grader)
@@ -536,7 +539,7 @@ def _context(
     domains = np.empty(n_cases, dtype=object)
     domains[case_pos] = table.domain
     domains = np.where(pd_isna(domains), NO_DOMAIN, domains) if n_cases else domains
-    expected = store.get_dataset(exp.dataset_id).expected_kind
+    expected = store.datasets.get(exp.dataset_id).expected_kind
     classes, classes_reason = label_space(_unique_gold(table), label_set, label_map, expected)
     ctx = _Context(
         exp, case_values, domains, kind, classes, classes_reason, label_map, expected, confidence,
@@ -570,7 +573,7 @@ def _unique_gold(table: RunTable) -> list[Any]:
 def _judge_cost(store: Store, exp_id: int) -> dict[int, float | None]:
     """What judging each arm's own runs cost (pointwise judges). A pairwise judge compares two arms: its
     cost is the judge's, reported per grader in `ExperimentMetrics.judging`, and charged to neither arm."""
-    return store.judge_cost_by_arm(exp_id)
+    return store.analysis.judge_cost_by_arm(exp_id)
 
 
 @dataclass(frozen=True)

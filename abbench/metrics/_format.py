@@ -185,7 +185,7 @@ def with_format_adherence(
     """`arms` with their `ArmMetrics.format_adherence`, read from the store (unchanged when no run of
     theirs had its reply read)."""
     by_arm: dict[str, list[AnswerReading]] = {}
-    for r in store.answer_readings(exp_id, list(names)):
+    for r in store.grades.answer_readings(exp_id, list(names)):
         by_arm.setdefault(names[r.arm_id], []).append(r)
     return [
         dataclasses.replace(a, format_adherence=format_adherence(a.arm, by_arm[a.arm], confidence))

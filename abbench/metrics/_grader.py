@@ -15,7 +15,7 @@ def experiment_graders(exp: Experiment, store: Store) -> dict[str, str]:
     """The graders of an experiment and their kinds (``rule``, ``judge``, ``pairwise``): those its
     definition names (also when they have graded nothing yet), then any other that graded its runs (a
     grader added by `abbench grade --add-grader`, a function's own name)."""
-    graded = store.grader_kinds(exp.id)
+    graded = store.analysis.grader_kinds(exp.id)
     found: dict[str, str] = {}
     for spec in exp.settings.graders:  # the definition as stored: no grader is built to name it
         name, kind = _named(spec)

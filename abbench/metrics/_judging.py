@@ -62,7 +62,7 @@ class JudgeCost:
 def judge_costs(ref: int | str | Any, *, store: StoreLike = None) -> list[JudgeCost]:
     """Judge cost and tokens per grader of an experiment (rule graders cost nothing and are left out)."""
     store = open_store(store)
-    exp = store.get_experiment(ref)
+    exp = store.experiments.get(ref)
     arms_of = _graded_arms(store, exp)
     return [
         JudgeCost(
@@ -71,14 +71,14 @@ def judge_costs(ref: int | str | Any, *, store: StoreLike = None) -> list[JudgeC
             saved=row["cost_saved"],
             arms=arms_of.get(row["grader"], ()),
         )
-        for row in store.judge_usage(exp.id)
+        for row in store.grades.judge_usage(exp.id)
         if row["kind"] != "rule" or row["models"]
     ]
 
 
 def _graded_arms(store: Store, exp: Experiment) -> dict[str, tuple[str, ...]]:
     """Grader -> the arms whose runs it graded (both arms of a pair), in the experiment's arm order."""
-    rows = store.graded_arm_ids(exp.id)
+    rows = store.analysis.graded_arm_ids(exp.id)
     order = {a.id: (a.position, a.name) for a in exp.arms}
     out: dict[str, list[tuple[int, str]]] = {}
     for grader, arm_id in rows:
@@ -103,8 +103,8 @@ def position_bias(
         confidence: Of the intervals.
     """
     store = open_store(store)
-    exp = store.get_experiment(ref)
-    rows = store.grades(exp.id, grader=grader, kind="pairwise")  # only the pairwise grades are loaded
+    exp = store.experiments.get(ref)
+    rows = store.grades.records(exp.id, grader=grader, kind="pairwise")  # only the pairwise grades are loaded
     names = list(dict.fromkeys(r.grader for r in rows))
     return [
         measure_position_bias(
@@ -175,13 +175,13 @@ def judge_report(ref: int | str | Any, *, store: StoreLike = None, confidence: f
     Reading never grades or starts anything.
     """
     store = open_store(store)
-    exp = store.get_experiment(ref)
+    exp = store.experiments.get(ref)
     return JudgeReport(
         experiment=exp.name,
         experiment_id=exp.id,
         batch_id=exp.batch_id,
-        batches=len(store.batches(exp.id)),
+        batches=len(store.grades.batches(exp.id)),
         position_bias=tuple(position_bias(exp.id, store=store, confidence=confidence)),
         judge_costs=tuple(judge_costs(exp.id, store=store)),
-        agent=store.agent_usage(exp.id),
+        agent=store.runs.agent_usage(exp.id),
     )

@@ -135,15 +135,15 @@ def experiment_provenance(experiment: Experiment | int | str, *, store: StoreLik
     from abbench.store import open_store, runs_facts
 
     s = open_store(store)
-    exp = s.get_experiment(experiment)
-    ds = s.get_dataset(exp.dataset_id)
+    exp = s.experiments.get(experiment)
+    ds = s.datasets.get(exp.dataset_id)
     facts = runs_facts(s, exp.id)  # aggregated in SQL, one pass over the runs: no run or grade is loaded
     arms = _arm_provenance(s, exp, facts.models_seen)
     profile = _profile_ref(exp, ds)
     parent = None
     if exp.parent_id is not None:
         try:
-            parent = s.get_experiment(exp.parent_id).ref
+            parent = s.experiments.get(exp.parent_id).ref
         except Exception:  # the parent may have been deleted; provenance still renders
             parent = f"#{exp.parent_id}"
     return Provenance(
@@ -182,7 +182,7 @@ def _arm_provenance(s: Store, exp: Experiment, models: dict[str, tuple[str, ...]
     """Each arm's agent, model (and `models`, those its runs reported), skill snapshot and parameters."""
     arms = []
     for arm in exp.arms:
-        snap = s.get_snapshot(arm.snapshot) if arm.snapshot else None
+        snap = s.snapshots.get(arm.snapshot) if arm.snapshot else None
         arms.append(
             ArmProvenance(
                 name=arm.name,
@@ -284,8 +284,8 @@ def run_overview(
     from abbench.store import open_store, run_failures
 
     s = open_store(store)
-    exp = s.get_experiment(experiment)
-    states = s.run_counts(exp.id)
+    exp = s.experiments.get(experiment)
+    states = s.runs.counts(exp.id)
     found = run_failures(s, exp.id, limit=limit)  # counted in SQL: no run is loaded, wrong answers not read
     exec_fail: dict[str, dict[str, int]] = {a.name: {} for a in exp.arms} | found.execution
     failures = [

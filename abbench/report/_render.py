@@ -399,12 +399,12 @@ def _chosen(
     `grader` to be a grader of both experiments: refused before a kernel starts, listing the graders)."""
     from abbench.metrics import check_grader
 
-    exp = s.get_experiment(experiment)
+    exp = s.experiments.get(experiment)
     other = None
     if grader is not None:
         check_grader(exp, grader, s)
     if vs is not None:
-        other = s.get_experiment(vs)
+        other = s.experiments.get(vs)
         if other.dataset != exp.dataset:
             # Refused before a kernel starts: a page comparing different cases would mislead.
             raise ComparisonRefused(
@@ -594,9 +594,9 @@ def render_reports(
             date.fromisoformat(text[:10])
         except ValueError:
             raise UsageError(f"{since!r} is not a date; write it as YYYY-MM-DD, e.g. 2026-11-01") from None
-        chosen = list(reversed(s.list_experiments(since=text)))
+        chosen = list(reversed(s.experiments.all(since=text)))
     else:
-        chosen = [s.get_experiment(e) for e in experiments or ()]
+        chosen = [s.experiments.get(e) for e in experiments or ()]
     names = [e.name for e in chosen]
     out = Path(out_dir)
     results, failures = [], []

@@ -44,7 +44,7 @@ def disagreement_sample(
     from abbench.store import open_store, wrong_answers
 
     s = open_store(store)
-    exp = s.get_experiment(experiment)
+    exp = s.experiments.get(experiment)
     label_map = dataset_labels(s, exp.dataset_id)[1]
 
     def label(value: Any) -> str | None:  # as label_match compares it; None: not a label

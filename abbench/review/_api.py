@@ -52,8 +52,10 @@ def add_review(
         NotFoundError: no such experiment, case, arm or run.
     """
     store = open_store(store)
-    exp = store.get_experiment(experiment)
-    return store.insert_review(exp.id, case_id, verdict, note=note, arm=arm, run_id=run_id, reviewer=reviewer)
+    exp = store.experiments.get(experiment)
+    return store.reviews.insert(
+        exp.id, case_id, verdict, note=note, arm=arm, run_id=run_id, reviewer=reviewer
+    )
 
 
 def undo_review(review: Review, *, store: StoreLike = None) -> Review | None:
@@ -82,7 +84,7 @@ def undo_review(review: Review, *, store: StoreLike = None) -> Review | None:
         NotFoundError: no such review (already undone, or never added).
     """
     store = open_store(store)
-    stored = store.get_review(review.id)
+    stored = store.reviews.get(review.id)
     if stored != review:
         raise UsageError(
             f"review {review.id} of case {review.case_id!r} reads differently in the store now; "
@@ -91,7 +93,7 @@ def undo_review(review: Review, *, store: StoreLike = None) -> Review | None:
     key = (review.case_id, review.arm)
     later = [
         r
-        for r in store.list_reviews(review.experiment_id, latest=False, case_id=review.case_id)
+        for r in store.reviews.all(review.experiment_id, latest=False, case_id=review.case_id)
         if (r.case_id, r.arm) == key and r.id > review.id
     ]
     if later:
@@ -101,14 +103,14 @@ def undo_review(review: Review, *, store: StoreLike = None) -> Review | None:
             "latest review: add a new review to change it"
         )
     # The same condition again inside the write: a review added meanwhile by another process wins.
-    if not store.delete_latest_review(review.id, review.experiment_id, review.case_id, review.arm):
+    if not store.analysis.delete_latest(review.id, review.experiment_id, review.case_id, review.arm):
         raise UsageError(
             f"case {review.case_id!r} was reviewed again while review {review.id} was being undone; "
             "nothing was removed: add a new review to change it"
         )
     before = [
         r
-        for r in store.list_reviews(review.experiment_id, case_id=review.case_id)
+        for r in store.reviews.all(review.experiment_id, case_id=review.case_id)
         if (r.case_id, r.arm) == key
     ]
     return before[-1] if before else None
@@ -132,8 +134,8 @@ def reviews(
         arm: Only this arm.
     """
     store = open_store(store)
-    exp = store.get_experiment(experiment)
-    return store.list_reviews(exp.id, latest=latest, case_id=case_id, arm=arm)
+    exp = store.experiments.get(experiment)
+    return store.reviews.all(exp.id, latest=latest, case_id=case_id, arm=arm)
 
 
 def review_history(
@@ -189,8 +191,8 @@ def judge_agreement(
         grader: Compare this grader's latest verdicts instead of the run's combined verdict.
     """
     store = open_store(store)
-    exp = store.get_experiment(experiment)
-    latest = store.list_reviews(exp.id)
+    exp = store.experiments.get(experiment)
+    latest = store.reviews.all(exp.id)
     excluded: Counter[str] = Counter()
     judge: list[str] = []
     human: list[str] = []
@@ -242,10 +244,14 @@ def _judge_verdict(
     if review.run_id is not None:
         run_ids = [review.run_id]
     else:
-        run_ids = store.case_run_ids(exp.id, review.case_id, arm)
+        run_ids = store.analysis.case_run_ids(exp.id, review.case_id, arm)
     verdicts = []
     for run_id in run_ids:
-        verdict = store.run_verdict(run_id) if grader is None else store.latest_ok_verdict(run_id, grader)
+        verdict = (
+            store.analysis.run_verdict(run_id)
+            if grader is None
+            else store.analysis.latest_ok_verdict(run_id, grader)
+        )
         if verdict is not None:
             verdicts.append(verdict)
     if not verdicts:

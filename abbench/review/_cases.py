@@ -357,7 +357,7 @@ def _case_kinds(
     """
     import pandas as pd
 
-    table = store.load_run_flags(exp.id, arms=arms, threshold=threshold) if table is None else table
+    table = store.runs.load_run_flags(exp.id, arms=arms, threshold=threshold) if table is None else table
     if not len(table):
         return {}
     n_arms = len(table.arms)
@@ -516,7 +516,7 @@ def disagreements(
     """
     wanted = _kinds_arg(kind)
     store = open_store(store)
-    exp = store.get_experiment(experiment)
+    exp = store.experiments.get(experiment)
     label_map = dataset_labels(store, exp.dataset_id)[1]
     found = _case_kinds(store, exp, float(threshold), arms, label_map)
     chosen = []
@@ -564,8 +564,8 @@ def case_detail(
         NotFoundError: no such experiment, or the experiment did not run that case.
     """
     store = open_store(store)
-    exp = store.get_experiment(experiment)
-    idx = store.case_position(exp.id, str(case_id))
+    exp = store.experiments.get(experiment)
+    idx = store.analysis.case_position(exp.id, str(case_id))
     if idx is None:
         raise NotFoundError(
             f"experiment {exp.name!r} has no case {case_id!r}; `abbench disagreements {exp.id}` lists cases"
@@ -575,7 +575,7 @@ def case_detail(
     runs = loader.runs([idx], None, detail=True).get(idx, [])
     label_map = dataset_labels(store, exp.dataset_id)[1]
     kinds = _kinds_of_case(runs, exp, threshold, label_map, case.expected)
-    history = store.list_reviews(exp.id, latest=False, case_id=case.case_id)
+    history = store.reviews.all(exp.id, latest=False, case_id=case.case_id)
     return CaseDetail(
         experiment=exp.name,
         case=case,
@@ -626,7 +626,7 @@ def _arm_order(exp: Experiment) -> Callable[[str], int]:
 
 def _latest_reviews(store: Store, exp_id: int, case_id: str | None = None) -> dict[str, list[Review]]:
     out: dict[str, list[Review]] = {}
-    for review in store.list_reviews(exp_id, case_id=case_id):
+    for review in store.reviews.all(exp_id, case_id=case_id):
         out.setdefault(review.case_id, []).append(review)
     return out
 
@@ -641,7 +641,7 @@ class _Loader:
 
     def cases(self, positions: list[int]) -> dict[int, CaseView]:
         out = {}
-        for r in self.store.case_rows(self.exp.dataset_id, positions):
+        for r in self.store.analysis.case_rows(self.exp.dataset_id, positions):
             out[r[0]] = CaseView(
                 case_id=r[1],
                 input=r[2],
@@ -661,9 +661,9 @@ class _Loader:
     ) -> dict[int, list[RunView]]:
         out: dict[int, list[RunView]] = {}
         arm_by_id = {a.id: a for a in self.exp.arms}
-        rows = self.store.run_rows(self.exp.id, positions)
+        rows = self.store.analysis.run_rows(self.exp.id, positions)
         kept = [r for r in rows if arms is None or arm_by_id[r[1]].name in arms]
-        attempts = self.store.run_attempts([r[0] for r in kept]) if detail else {}
+        attempts = self.store.attempts.of_run([r[0] for r in kept]) if detail else {}
         for r in kept:
             out.setdefault(r[2], []).append(self._run(r, arm_by_id[r[1]], detail, attempts.get(r[0], [])))
         order = {a.id: a.position for a in self.exp.arms}
@@ -678,7 +678,7 @@ class _Loader:
         tokens = None if r[19] is None and r[20] is None else int((r[19] or 0) + (r[20] or 0))
         grades = calls = None
         if detail:
-            grades = {name: GradeView.of(g) for name, g in self.store.latest_grades(r[0]).items()}
+            grades = {name: GradeView.of(g) for name, g in self.store.grades.latest(r[0]).items()}
             calls = self._calls(r[16])
         return RunView(
             run_id=r[0],
@@ -733,7 +733,7 @@ class _Loader:
         snap = self._snapshots.get(arm.snapshot)
         if snap is None and arm.snapshot not in self._snapshots:
             try:
-                snap = self.store.get_snapshot(arm.snapshot)
+                snap = self.store.snapshots.get(arm.snapshot)
             except AbbenchError as exc:
                 log.warning("cannot resolve evidence of arm %s: %s", arm.name, exc)
                 snap = None

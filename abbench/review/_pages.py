@@ -123,7 +123,7 @@ class _SortKeys:
 
         def build() -> dict[int, float]:
             cases = self._cases
-            with_stated, values = store.lowest_confidence(exp_id, self._arm_ids)
+            with_stated, values = store.runs.lowest_confidence(exp_id, self._arm_ids)
             lowest = np.ones(cases.size)
             if cases.size:
                 at = np.searchsorted(cases, with_stated)
@@ -169,7 +169,7 @@ def _listing(store: Store, exp: Experiment, threshold: float, arms: Sequence[str
 def _read_listing(store: Store, exp: Experiment, threshold: float, arms: Sequence[str] | None) -> _Listing:
     """The listing read from the store (`_listing` keeps it)."""
     # Outcomes, answers and flags without the runs' numbers: every kind and sort key is the same.
-    table = store.load_run_flags(exp.id, arms=arms, threshold=threshold)
+    table = store.runs.load_run_flags(exp.id, arms=arms, threshold=threshold)
     label_map = dataset_labels(store, exp.dataset_id)[1]
     found = _case_kinds(store, exp, threshold, arms, label_map, table=table)
     positions = sorted(found)
@@ -193,12 +193,12 @@ def _answers(table: Any) -> tuple[Any, list[Any], Any]:
 
 def _sampled(store: Store, exp: Experiment) -> dict[int, tuple[str, set[str]]]:
     """Case position -> (case id, arms of its sampled runs) for the latest review sample."""
-    samples = store.review_samples(exp.id)[-1:]
+    samples = store.reviews.samples(exp.id)[-1:]
     if not samples:
         return {}
-    where = store.run_positions(exp.id, list(samples[0].run_ids))
+    where = store.reviews.run_positions(exp.id, list(samples[0].run_ids))
     out: dict[int, tuple[str, set[str]]] = {}
-    fields = store.case_fields(exp.id)
+    fields = store.runs.case_fields(exp.id)
     for idx, arm in where.values():
         if idx not in out:
             out[idx] = (str(fields.case_id[fields.positions(np.asarray([idx]))[0]]), set())
@@ -263,13 +263,13 @@ def disagreement_page(
     if sample and (kind is None or kind == "all"):
         wanted = (*wanted, SAMPLE)
     store = open_store(store)
-    exp = store.get_experiment(experiment)
+    exp = store.experiments.get(experiment)
     listing = _listing(store, exp, float(threshold), arms)
     entries = _entries(store, exp, listing, sample or SAMPLE in wanted)
     latest = _latest_reviews(store, exp.id)
     found = None
     if search and search.strip():  # the case fields in SQLite, the answers from the runs read once
-        found = store.search_cases(exp.id, search, answers=False) | listing.answered(search)
+        found = store.runs.search_cases(exp.id, search, answers=False) | listing.answered(search)
     pool, counts = _filtered(entries, wanted, set(exclude), arm, found, _arm_order(exp))
     done = sum(e[1] in latest for e in pool)
     shown = [e for e in pool if reviewed is None or (e[1] in latest) == reviewed]

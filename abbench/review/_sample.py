@@ -47,19 +47,19 @@ def draw_review_sample(
         NotFoundError: no such experiment or arm.
     """
     store = open_store(store)
-    exp = store.get_experiment(experiment)
+    exp = store.experiments.get(experiment)
     if arm is not None:
         exp.arm(arm)  # an unknown arm is refused with the arm names
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
         raise UsageError(f"--sample takes a number of runs ≥ 1; got {size!r}")
-    population = store.judged_runs(exp.id, arm)
+    population = store.reviews.judged_runs(exp.id, arm)
     if not population:
         raise UsageError(
             f"experiment {exp.name!r} has no judged run{f' of arm {arm}' if arm else ''} to sample"
         )
     ids = np.array([r[0] for r in population], dtype=np.int64)
     drawn = np.random.default_rng(int(seed)).choice(ids, size=min(size, ids.size), replace=False)
-    return store.insert_review_sample(
+    return store.reviews.insert_sample(
         exp.id, arm=arm, seed=int(seed), population=int(ids.size), run_ids=drawn.tolist()
     )
 
@@ -120,7 +120,7 @@ def corrected_accuracy(
         NotFoundError: no such experiment, arm or sample.
     """
     store = open_store(store)
-    exp = store.get_experiment(experiment)
+    exp = store.experiments.get(experiment)
     chosen = _sample_of(store, exp, sample)
     arms = [exp.arm(arm).name] if arm is not None else [a.name for a in exp.arms]
     if chosen.arm is not None:
@@ -131,13 +131,13 @@ def corrected_accuracy(
 
 def _sample_of(store: Store, exp: Experiment, sample: int | None) -> ReviewSample:
     if sample is not None:
-        chosen = store.get_review_sample(sample)
+        chosen = store.reviews.get_sample(sample)
         if chosen.experiment_id != exp.id:
             raise UsageError(
                 f"review sample #{sample} is of experiment #{chosen.experiment_id}, not {exp.ref}"
             )
         return chosen
-    samples = store.review_samples(exp.id)
+    samples = store.reviews.samples(exp.id)
     if not samples:
         raise UsageError(
             f"experiment {exp.name!r} has no random review sample: the judge's accuracy is corrected only from "
@@ -150,7 +150,7 @@ def _sample_of(store: Store, exp: Experiment, sample: int | None) -> ReviewSampl
 def _labels(store: Store, exp: Experiment) -> dict[tuple[str, str | None, int | None], bool]:
     """The latest right/wrong review per (case, arm, run): True when people say the answer is right."""
     out: dict[tuple[str, str | None, int | None], bool] = {}
-    for review in store.list_reviews(exp.id, latest=False):  # oldest first: later reviews win
+    for review in store.reviews.all(exp.id, latest=False):  # oldest first: later reviews win
         label = HUMAN_LABELS.get(review.verdict)
         key = (review.case_id, review.arm, review.run_id)
         if label is None:
@@ -168,7 +168,7 @@ def _arm_figure(
     labels: dict[tuple[str, str | None, int | None], bool],
     confidence: float,
 ) -> CorrectedAccuracy:
-    runs = store.judged_runs(exp.id, arm)
+    runs = store.reviews.judged_runs(exp.id, arm)
     drawn = set(sample.run_ids)
     y, yhat, unlabeled, missing, sampled = [], [], [], 0, 0
     one_round = exp.rounds == 1
@@ -222,11 +222,11 @@ def sample_cases(
     Each has the kind ``sample`` and, as its arms, the arms of its sampled runs; empty without a sample.
     """
     store = open_store(store)
-    exp = store.get_experiment(experiment)
-    samples = [store.get_review_sample(sample)] if sample is not None else store.review_samples(exp.id)[-1:]
+    exp = store.experiments.get(experiment)
+    samples = [store.reviews.get_sample(sample)] if sample is not None else store.reviews.samples(exp.id)[-1:]
     if not samples:
         return []
-    where = store.run_positions(exp.id, list(samples[0].run_ids))
+    where = store.reviews.run_positions(exp.id, list(samples[0].run_ids))
     arms: dict[int, set[str]] = {}
     for idx, arm in where.values():
         arms.setdefault(idx, set()).add(arm)

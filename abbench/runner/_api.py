@@ -112,7 +112,7 @@ class RunHandle:
         return self._future.exception() if self._future.done() else None
 
     def _signal(self, control: str) -> None:
-        self.store.set_control(self.experiment.id, control)
+        self.store.experiments.set_control(self.experiment.id, control)
         self._loop.call_soon_threadsafe(self._runner.control.wake.set)
 
     def pause(self) -> None:
@@ -131,7 +131,7 @@ class RunHandle:
 def _runner(
     store: Store, ref: int | str | Experiment, observers: Iterable[Observer] | None, **options: Any
 ) -> ExperimentRunner:
-    exp = store.get_experiment(ref)
+    exp = store.experiments.get(ref)
     return ExperimentRunner(store, exp, observers=list(observers or []), **options)
 
 
@@ -258,14 +258,16 @@ def pause_experiment(ref: int | str | Experiment, *, store: StoreLike = None) ->
     (its status says it was paused before it started).
     """
     store = open_store(store)
-    exp = store.get_experiment(ref)
+    exp = store.experiments.get(ref)
     if exp.status in (ExperimentStatus.FINISHED, ExperimentStatus.CANCELLED) and not exp.runner_alive:
         return False  # nothing to pause; a later re-run must not start paused
-    store.set_control(exp.id, Control.PAUSE)
-    alive = store.get_experiment(exp.id).runner_alive
+    store.experiments.set_control(exp.id, Control.PAUSE)
+    alive = store.experiments.get(exp.id).runner_alive
     if not alive:
-        store.set_status(exp.id, ExperimentStatus.PAUSED)
-        store.leave_queued(exp.id, "paused before it started")  # no server starts it on its own now
+        store.experiments.set_status(exp.id, ExperimentStatus.PAUSED)
+        store.experiments.leave_queued(
+            exp.id, "paused before it started"
+        )  # no server starts it on its own now
     return alive
 
 
@@ -303,11 +305,11 @@ def resume_experiment(
         ExperimentError: a limit is not a positive number, or `arm` names no arm.
     """
     store = open_store(store)
-    exp = store.get_experiment(ref)
+    exp = store.experiments.get(ref)
     if budget is not None or max_tokens is not None:
         set_budget(exp, max_cost=budget, max_tokens=max_tokens, arm=arm, store=store)
-    store.set_control(exp.id, Control.RUN)
-    alive = store.get_experiment(exp.id).runner_alive
+    store.experiments.set_control(exp.id, Control.RUN)
+    alive = store.experiments.get(exp.id).runner_alive
     if alive or not run:
         return alive
     return run_experiment(exp.id, store=store, observers=observers)
@@ -329,7 +331,7 @@ def set_budget(
         ExperimentError: a limit is not a positive number, or `arm` names no arm.
     """
     store = open_store(store)
-    exp = store.get_experiment(ref)
+    exp = store.experiments.get(ref)
     for name, value in (("budget", max_cost), ("max_tokens", max_tokens)):
         if value is not None and not value > 0:
             raise ExperimentError(f"{name} must be a positive number, not {value!r}")
@@ -348,9 +350,9 @@ def set_budget(
     target["budget"] = limits
     if arm is not None:
         spec["arms"] = arms
-    store.set_spec(exp.id, spec)
+    store.experiments.set_spec(exp.id, spec)
     log.info("experiment %s: budget%s now %s", exp.ref, f" of arm {arm}" if arm else "", limits)
-    return store.get_experiment(exp.id)
+    return store.experiments.get(exp.id)
 
 
 def cancel_experiment(ref: int | str | Experiment, *, store: StoreLike = None) -> int | None:
@@ -361,13 +363,13 @@ def cancel_experiment(ref: int | str | Experiment, *, store: StoreLike = None) -
     is never started then (its status says it was cancelled before it started).
     """
     store = open_store(store)
-    exp = store.get_experiment(ref)
-    store.set_control(exp.id, Control.CANCEL)
-    if store.get_experiment(exp.id).runner_alive:
+    exp = store.experiments.get(ref)
+    store.experiments.set_control(exp.id, Control.CANCEL)
+    if store.experiments.get(exp.id).runner_alive:
         return None
-    n = store.cancel_pending(exp.id)
-    store.set_status(exp.id, ExperimentStatus.CANCELLED)
-    store.leave_queued(exp.id, "cancelled before it started")
+    n = store.runs.cancel_pending(exp.id)
+    store.experiments.set_status(exp.id, ExperimentStatus.CANCELLED)
+    store.experiments.leave_queued(exp.id, "cancelled before it started")
     return n
 
 
@@ -409,7 +411,7 @@ def retry_runs(
         ExperimentError: nothing was selected, or the experiment is running elsewhere.
     """
     store = open_store(store)
-    exp = store.get_experiment(ref)
+    exp = store.experiments.get(ref)
     if exp.runner_alive:
         raise ExperimentError(exp.busy_message())
     chosen = select_retry(
@@ -425,7 +427,7 @@ def retry_runs(
     )
     log.info("experiment %s: %s", exp.ref, chosen.text)
     if chosen.rerun:
-        store.reset_runs(list(chosen.rerun), "re-run requested")
+        store.runs.reset(list(chosen.rerun), "re-run requested")
     if not run:
         return len(chosen.rerun)
     summary = run_experiment(
@@ -458,10 +460,10 @@ def regrade_experiment(
         cases: Only these case ids.
     """
     store = open_store(store)
-    exp = store.get_experiment(ref)
+    exp = store.experiments.get(ref)
     ids = None
     if failed or cases:
-        ids = store.select_runs(exp.id, failed=failed, cases=cases)
+        ids = store.runs.select(exp.id, failed=failed, cases=cases)
     runner = ExperimentRunner(
         store,
         exp,
@@ -489,7 +491,7 @@ def add_graders(
         ExperimentError: a grader of that name is already there with a different definition.
     """
     store = open_store(store)
-    exp = store.get_experiment(ref)
+    exp = store.experiments.get(ref)
     specs = list(exp.spec.graders)
     arms = [a.name for a in exp.arms]
     existing = {g.name: spec for g, spec in zip(build_graders(specs, exp.name, arms), specs, strict=True)}
@@ -508,9 +510,9 @@ def add_graders(
         specs.append(spec)
         added.append(grader.name)
     if added:
-        store.set_spec(exp.id, exp.spec.model_copy(update={"graders": specs}))
+        store.experiments.set_spec(exp.id, exp.spec.model_copy(update={"graders": specs}))
         log.info("experiment %s: added graders %s", exp.ref, ", ".join(added))
-    return store.get_experiment(exp.id)
+    return store.experiments.get(exp.id)
 
 
 def grade_experiment(
@@ -543,7 +545,7 @@ def grade_experiment(
         ExperimentError: a new grader's name is taken, or the experiment is running elsewhere.
     """
     store = open_store(store)
-    exp = store.get_experiment(ref)
+    exp = store.experiments.get(ref)
     if exp.runner_alive:
         raise ExperimentError(exp.busy_message())
     if graders:
@@ -556,9 +558,9 @@ def experiment_status(ref: int | str | Experiment, *, store: StoreLike = None) -
     """Where an experiment stands, read from the store (reading never starts or reconciles anything)."""
     store = open_store(store)
     with store.reading():  # the status and the counts from one state of the store
-        exp = store.get_experiment(ref)
-        counts = store.run_counts(exp.id)
-        error_runs = store.error_runs(exp.id)
+        exp = store.experiments.get(ref)
+        counts = store.runs.counts(exp.id)
+        error_runs = store.runs.errors(exp.id)
     status = exp.status
     reason = PauseReason.from_dict(exp.pause_reason) if status == ExperimentStatus.PAUSED else None
     if (

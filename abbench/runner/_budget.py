@@ -382,7 +382,7 @@ class RunBudget:
 
     def start(self) -> None:
         """Build the guard from the stored definition (a resume may have raised it) and spend so far."""
-        exp = self.store.get_experiment(self.exp.id)
+        exp = self.store.experiments.get(self.exp.id)
         limits, arm_limits = budget_limits(exp.settings, exp.arms)
         if self.grade_only or (limits is None and not arm_limits):
             self.guard = None
@@ -390,7 +390,7 @@ class RunBudget:
         self.guard = BudgetGuard(
             limits,
             arm_limits,
-            self.store.attempt_spend(exp.id),
+            self.store.attempts.spend_by_run(exp.id),
             {a.id: a.name for a in exp.arms},
             self.concurrency,
             {a.id: a.model for a in exp.arms},
@@ -403,7 +403,7 @@ class RunBudget:
         """A resume may have raised the limits while this runner waited: read them again."""
         if self.guard is None:
             return
-        exp = self.store.get_experiment(self.exp.id)
+        exp = self.store.experiments.get(self.exp.id)
         self.guard.limits, self.guard.arm_limits = budget_limits(exp.settings, exp.arms)
         self.guard.stopped.clear()
         self._wake()
@@ -491,7 +491,7 @@ def budget_notes(exp: Experiment, store: Store) -> tuple[str, ...]:
     limits, arm_limits = budget_limits(exp.settings, exp.arms)
     if limits is None and not arm_limits:
         return ()
-    spend = store.attempt_spend(exp.id)
+    spend = store.attempts.spend_by_run(exp.id)
     if not any(s.unknown_cost for s in spend.values()):
         return ()
     guard = BudgetGuard(

@@ -48,7 +48,7 @@ def parse_age(value: str | float | timedelta) -> timedelta:
 
 def cache_stats(*, store: str | os.PathLike[str] | Store | None = None) -> CacheStats:
     """What the store's response cache holds (entries, bytes) and has saved (hits, cost), per model too."""
-    return open_store(store).cache_stats()
+    return open_store(store).cache.stats()
 
 
 def clear_cache(
@@ -68,7 +68,7 @@ def clear_cache(
         UsageError: `older_than` is not an age.
     """
     age = parse_age(older_than) if older_than is not None else None
-    return open_store(store).cache_clear(age, model=model)
+    return open_store(store).cache.clear(age, model=model)
 
 
 class StoreResponseCache:
@@ -96,7 +96,7 @@ class StoreResponseCache:
         """The reply kept under `key`, or None."""
         if key in self._fresh:
             return self._fresh[key]
-        entry = self.store.cache_lookup(key)
+        entry = self.store.cache.lookup(key)
         if entry is None:
             return None
         return CachedReply(

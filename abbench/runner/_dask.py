@@ -591,7 +591,7 @@ async def run_on_dask(runner: ExperimentRunner, settings: DaskSpec) -> RunSummar
     exp_id = runner.exp.id
 
     def wrap(agents: dict[int, Agent], arms: dict[int, Arm]) -> dict[int, Agent]:
-        runner.store.set_executor(exp_id, executor.where())  # the pass holds the experiment now
+        runner.store.experiments.set_executor(exp_id, executor.where())  # the pass holds the experiment now
         return executor.wrap(agents, arms)
 
     runner.wrap_agents = wrap

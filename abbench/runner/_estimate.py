@@ -170,7 +170,7 @@ def _sum(parts: Sequence[Projection | None]) -> Projection | None:
 
 def _pilot(store: Store, exp: Experiment, k: int) -> list[int]:
     """The runs of the pilot still to execute: the first `k` cases of the first round, per arm."""
-    runs = store.run_spend(exp.id)
+    runs = store.attempts.spend_of_runs(exp.id)
     first_round = min((r.round for r in runs), default=0)
     ids = []
     for arm in exp.arms:
@@ -217,17 +217,17 @@ def estimate_experiment(
     if not 0 < confidence < 1:
         raise ExperimentError(f"confidence must be between 0 and 1, not {confidence}")
     store = open_store(store)
-    exp = store.get_experiment(ref)
+    exp = store.experiments.get(ref)
     notes: list[str] = []
     if from_experiment is None:
         pilot_runs = _run_pilot(store, exp, pilot, observers, notes)
         source = f"pilot of {pilot} case{'s' if pilot != 1 else ''} per arm"
-        here = store.run_spend(exp.id)
+        here = store.attempts.spend_of_runs(exp.id)
         samples = {a.id: _measured([r for r in here if r.arm_id == a.id]) for a in exp.arms}
     else:
-        other = store.get_experiment(from_experiment)
+        other = store.experiments.get(from_experiment)
         pilot_runs, source = 0, f"experiment {other.ref}"
-        here = store.run_spend(exp.id)
+        here = store.attempts.spend_of_runs(exp.id)
         samples = _from_other(store, exp, other, notes)
     concurrency = int(exp.settings.concurrency)
     arms = tuple(
@@ -286,7 +286,7 @@ def _from_other(
             f"experiment {other.ref} has no arm named as {exp.ref}'s ({', '.join(a.name for a in exp.arms)}); "
             f"its arms: {', '.join(theirs)}. Estimate from an experiment on the same arms, or run a pilot"
         )
-    runs = store.run_spend(other.id)
+    runs = store.attempts.spend_of_runs(other.id)
     out = {}
     for arm in common:
         old = theirs[arm.name]

@@ -38,7 +38,7 @@ def _resolve_path(text: str, base: Path | None) -> Path | None:
 
 def _resolve_dataset(store: Store, source: str | DatasetSource, base: Path | None) -> DatasetInfo:
     if isinstance(source, str):
-        return store.get_dataset(source)
+        return store.datasets.get(source)
     path = _resolve_path(source.file, base)
     if path is None:
         raise ExperimentError(
@@ -49,7 +49,7 @@ def _resolve_dataset(store: Store, source: str | DatasetSource, base: Path | Non
         mapping_path = _resolve_path(mapping, base)
         if mapping_path is not None and mapping_path.is_file():
             mapping = str(mapping_path)
-    return store.import_dataset(
+    return store.datasets.import_file(
         path,
         mapping,
         name=source.name,
@@ -72,10 +72,10 @@ def _resolve_skills(store: Store, arm_name: str, arm: ArmSpec, base: Path | None
     for text in arm.skill_list:
         path = _resolve_path(text, base)
         if path is not None and path.is_dir():
-            out.append(store.snapshot_skill(path, git_ref=arm.git_ref))
+            out.append(store.snapshots.freeze(path, git_ref=arm.git_ref))
             continue
         try:
-            out.append(store.get_snapshot(text))
+            out.append(store.snapshots.get(text))
         except NotFoundError:
             raise ExperimentError(
                 f"arm {arm_name!r}: skill {text!r} is neither a folder (relative to {base or Path.cwd()}) "
@@ -137,7 +137,7 @@ def _preflight(agents: dict[str, Any], snapshots: dict[str, Any], store: Store, 
 
 def _gold_hint(store: Store, dataset: Any, written_out: int = 50) -> str:
     """The dataset's gold values written as the `labels:` an arm could be given, when they are labels."""
-    counts = {k: n for k, n in store.value_counts(dataset.id).items() if k is not None}
+    counts = {k: n for k, n in store.datasets.value_counts(dataset.id).items() if k is not None}
     kind = dataset.expected_kind if dataset.expected_kind is not None else gold_kind(counts)
     if not kind.is_label:
         return ""  # answers rather than labels
@@ -243,7 +243,7 @@ def _dataset_labels(spec: ExperimentSpec, store: Store, dataset: Any) -> bool:
     if dataset.label_set:
         labels = list(dataset.label_set)
     else:
-        counts = {k: n for k, n in store.value_counts(dataset.id).items() if k not in (None, "")}
+        counts = {k: n for k, n in store.datasets.value_counts(dataset.id).items() if k not in (None, "")}
         kind = dataset.expected_kind if dataset.expected_kind is not None else gold_kind(counts)
         if not kind.is_label:
             raise ExperimentError(
@@ -326,7 +326,7 @@ def create_experiment(
     agents = _check_arms(spec, base)  # an unknown agent or a misspelt setting is refused now, not mid-run
     store = open_store(store)
     dataset = _resolve_dataset(store, spec.dataset, base)
-    cases = store.load_cases(dataset.id)
+    cases = store.datasets.load_cases(dataset.id)
     selected = select_cases(cases, spec.cases)
     _check_size(spec, len(selected), max_runs)
     if _dataset_labels(spec, store, dataset):
@@ -340,13 +340,13 @@ def create_experiment(
     skill = with_skill[-1].skill_name if with_skill else ""
     skill_version = with_skill[-1].short if with_skill else ""
     owner = spec.owner or owner or current_user()
-    existing = store.find_experiment(owner=owner, skill=skill, skill_version=skill_version, name=spec.name)
+    existing = store.experiments.find(owner=owner, skill=skill, skill_version=skill_version, name=spec.name)
     if existing is not None and reuse:
         log.info("reusing experiment %s", existing.ref)
         return existing
     resolved, arms = _resolved(spec, dataset, owner, every)
     with store.transaction():
-        exp_id = store.insert_experiment(
+        exp_id = store.experiments.insert(
             name=spec.name,
             owner=owner,
             skill=skill,
@@ -361,8 +361,8 @@ def create_experiment(
             arms=arms,
             parent_id=parent_id,
         )
-        exp = store.get_experiment(exp_id)
-        store.create_runs(exp_id, [a.id for a in exp.arms], selected, spec.rounds)
+        exp = store.experiments.get(exp_id)
+        store.runs.create(exp_id, [a.id for a in exp.arms], selected, spec.rounds)
     log.info(
         "created experiment %s: %d cases × %d rounds × %d arms",
         exp.ref,
@@ -437,7 +437,7 @@ def load_experiment(ref: int | str, *, store: str | Path | Store | None = None) 
     A name shared by several experiments (one per skill version) gives the latest, and a logged
     note names the others. Reading never starts any work.
     """
-    return open_store(store).get_experiment(ref)
+    return open_store(store).experiments.get(ref)
 
 
 def list_experiments(
@@ -447,7 +447,7 @@ def list_experiments(
 
     Tries (`try_input`) are left out unless `include_tries`.
     """
-    return open_store(store).list_experiments(since=since, include_tries=include_tries)
+    return open_store(store).experiments.all(since=since, include_tries=include_tries)
 
 
 def clone_experiment(
@@ -472,7 +472,7 @@ def clone_experiment(
             ``graders``, ``cases``, ``concurrency``; ``arms`` replaces every arm at once).
     """
     store = open_store(store)
-    source = store.get_experiment(ref)
+    source = store.experiments.get(ref)
     spec = source.spec.as_json()
     spec["name"] = name
     if rounds is not None:

@@ -203,7 +203,7 @@ class GradingPlan:
     def preload_latest(self) -> dict[int, dict[str, Grade]]:
         """The latest pointwise grade of every (run, grader) of the experiment, in one query."""
         latest: dict[int, dict[str, Grade]] = {}
-        for row in self.store.grades(self.exp.id):
+        for row in self.store.grades.records(self.exp.id):
             if row.other_run_id is None:
                 latest.setdefault(row.run_id, {})[row.grader] = row
         self.latest = latest
@@ -237,7 +237,7 @@ class GradingPlan:
         records = {}
         ids = [i.run_id for i in items]
         for start in range(0, len(ids), 900):
-            for rec in self.store.runs(run_ids=ids[start : start + 900]):
+            for rec in self.store.runs.records(run_ids=ids[start : start + 900]):
                 records[rec.id] = rec
         return records
 
@@ -347,7 +347,7 @@ class Grading:
         if self.plan.latest is not None:
             existing = self.plan.latest.get(item.run_id, {})
         else:
-            existing = self.store.latest_grades(item.run_id)
+            existing = self.store.grades.latest(item.run_id)
         return {k: v for k, v in existing.items() if _current(v, attempt) is not None}
 
     async def grade(
@@ -514,7 +514,9 @@ class Grading:
 
     def _pair_jobs(self) -> list[_PairJob]:
         exp = self.exp
-        records = [r for r in self.store.runs(exp.id) if r.output is not None and not r.execution_failed]
+        records = [
+            r for r in self.store.runs.records(exp.id) if r.output is not None and not r.execution_failed
+        ]
         by_key: dict[tuple[int, int], dict[str, RunRecord]] = {}
         for r in records:
             by_key.setdefault((r.case_idx, r.round), {})[r.arm] = r
@@ -524,7 +526,7 @@ class Grading:
             first, second = self.plan.pair_arms[grader.name]
             history: dict[tuple[int, int], list[Grade]] = {}
             if not regrade:
-                for row in self.store.grades(exp.id, grader=grader.name, latest=False):
+                for row in self.store.grades.records(exp.id, grader=grader.name, latest=False):
                     if row.other_run_id is not None:
                         history.setdefault((row.run_id, row.other_run_id), []).append(row)
             for (case_idx, rnd), runs in sorted(by_key.items()):

@@ -49,7 +49,7 @@ class Heartbeat:
         try:
             while not self._stop.wait(self.interval):
                 try:
-                    if not self.store.beat_runner(self.exp_id):
+                    if not self.store.experiments.beat_runner(self.exp_id):
                         log.warning(
                             "experiment #%s: this process no longer holds its runner claim", self.exp_id
                         )

@@ -110,20 +110,20 @@ def record_runs(
         ExperimentError: the experiment is running in another process.
     """
     st = open_store(store)
-    exp = st.get_experiment(experiment)
+    exp = st.experiments.get(experiment)
     raws = list(outcomes)
     checked, problems = _check_all(exp, raws)
-    runs = {(r.arm, r.case_id, r.round): r for r in st.runs(exp.id)}
+    runs = {(r.arm, r.case_id, r.round): r for r in st.runs.records(exp.id)}
     fresh, unchanged = _new_attempts(st, exp, checked, runs, problems)
     _refuse(exp, problems, len(raws))
     if not fresh:
         return RecordSummary(exp.name, exp.id, 0, unchanged)
-    if not st.claim_runner(exp.id):
-        raise ExperimentError(st.get_experiment(exp.id).busy_message())
+    if not st.experiments.claim_runner(exp.id):
+        raise ExperimentError(st.experiments.get(exp.id).busy_message())
     try:
         _write(st, exp, fresh, recorded_by or current_user())
     finally:
-        st.release_runner(exp.id)
+        st.experiments.release_runner(exp.id)
     ids = sorted({r.id for r, _ in fresh})
     grading = _grade(st, exp, ids)
     return RecordSummary(exp.name, exp.id, len(fresh), unchanged, tuple(ids), grading)
@@ -175,7 +175,7 @@ def _new_attempts(
 ) -> tuple[list[tuple[RunRecord, Outcome]], int]:
     """The outcomes still to record, with their runs (in attempt order), and how many were no-ops;
     conflicts are added to `problems`."""
-    done = store.recorded_attempts(exp.id)
+    done = store.attempts.recorded(exp.id)
     seen: dict[tuple[str, str, int, int], Outcome] = {}
     fresh: list[tuple[RunRecord, Outcome]] = []
     unchanged = 0
@@ -232,7 +232,7 @@ def _write(store: Store, exp: Experiment, fresh: list[tuple[RunRecord, Outcome]]
     """Store every new attempt through the runner's writer, in one batch per commit."""
     reset = sorted({run.id for run, _ in fresh if run.state != RunState.PENDING})
     if reset:
-        store.reset_runs(reset, "recorded from elsewhere: a new attempt")
+        store.runs.reset(reset, "recorded from elsewhere: a new attempt")
     writer = StoreWriter(store)
     try:
         by_run: dict[int, list[Outcome]] = {}
@@ -365,5 +365,5 @@ def _failed(writer: StoreWriter, run: RunRecord, o: Outcome, number: int, starte
 
 def _grade(store: Store, exp: Experiment, run_ids: list[int]) -> RunSummary:
     """An ordinary grading pass over the runs just recorded, with the experiment's graders."""
-    runner = ExperimentRunner(store, store.get_experiment(exp.id), grade_only=True, run_ids=run_ids)
+    runner = ExperimentRunner(store, store.experiments.get(exp.id), grade_only=True, run_ids=run_ids)
     return _run_sync(runner)

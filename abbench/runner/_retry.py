@@ -70,7 +70,7 @@ def select_retry(
         ExperimentError: nothing was asked for, or nothing matches.
     """
     store = open_store(store)
-    exp = store.get_experiment(ref)
+    exp = store.experiments.get(ref)
     if not (failed or execution_failed or grading_failed or cancelled or disagreements or cases):
         raise ExperimentError(
             "say which runs to retry: failed (execution and grading failures), execution_failed, "
@@ -84,13 +84,13 @@ def select_retry(
     regrading = failed or grading_failed
     rerun: list[int] = []
     if any(kinds.values()) or not regrading:
-        rerun = store.select_runs(exp.id, **kinds, cases=cases, arms=arms)
+        rerun = store.runs.select(exp.id, **kinds, cases=cases, arms=arms)
     regrade: list[int] = []
     if regrading:
         taken = set(rerun)
         regrade = [
             i
-            for i in store.select_runs(exp.id, grading_failed=True, cases=cases, arms=arms)
+            for i in store.runs.select(exp.id, grading_failed=True, cases=cases, arms=arms)
             if i not in taken
         ]
     if not (rerun or regrade):

@@ -248,8 +248,8 @@ class ExperimentRunner:
         prior = halt_of(exp)  # as read when this runner was made, just before: recorded, or killed
         self._prior_halt = exp.halt if prior is None else prior.as_dict()
         origin = None if self.grade_only else process_origin()
-        if not store.claim_runner(exp.id, origin=origin, takes_queued=True):
-            raise ExperimentError(store.get_experiment(exp.id).busy_message())
+        if not store.experiments.claim_runner(exp.id, origin=origin, takes_queued=True):
+            raise ExperimentError(store.experiments.get(exp.id).busy_message())
         started = time.monotonic()
         heartbeat = Heartbeat(store, exp.id).start()
         quiet = contextlib.ExitStack()
@@ -262,20 +262,20 @@ class ExperimentRunner:
             self._prepare()
             queue, count = self._select_items()
             self.budget.start()
-            store.set_pause_reason(exp.id, None)
+            store.experiments.set_pause_reason(exp.id, None)
             if self.stopping is not None:
-                store.set_stop_reason(exp.id, None)
-            store.set_control(exp.id, Control.RUN)
-            store.set_status(exp.id, ExperimentStatus.RUNNING)
+                store.experiments.set_stop_reason(exp.id, None)
+            store.experiments.set_control(exp.id, Control.RUN)
+            store.experiments.set_status(exp.id, ExperimentStatus.RUNNING)
             if self.writer is None:
                 self.writer = StoreWriter(store)
             self.tracker = Tracker(
                 exp.name,
                 exp.id,
-                store.run_counts(exp.id),
+                store.runs.counts(exp.id),
                 {a.id: a.name for a in exp.arms},
                 self.observers,
-                errors=store.error_runs(exp.id),
+                errors=store.runs.errors(exp.id),
             )
             self.tracker.maybe_emit(force=True)
             gc.freeze()  # what the pass loaded lives as long as it: not walked by the collector either
@@ -291,12 +291,12 @@ class ExperimentRunner:
                     self.writer.close()
             finally:
                 # even when the writer failed: a claim left behind would block the next run
-                store.release_runner(exp.id)
+                store.experiments.release_runner(exp.id)
         return self._finish(status, prior_status, self.tracker, time.monotonic() - started)
 
     def _reconcile(self) -> str:
         """Turn what a crashed runner left into actionable states; the experiment's status before."""
-        reconciled = self.store.reconcile_runs(self.exp.id)
+        reconciled = self.store.runs.reconcile(self.exp.id)
         if reconciled.interrupted or reconciled.waiting_for_grading:
             log.info(
                 "experiment %s: %d interrupted runs will run again, %d wait for grading",
@@ -304,7 +304,7 @@ class ExperimentRunner:
                 reconciled.interrupted,
                 reconciled.waiting_for_grading,
             )
-        return self.store.get_experiment(self.exp.id).status
+        return self.store.experiments.get(self.exp.id).status
 
     def _halt(self, exc: BaseException) -> HaltReason:
         """Why this pass is stopping before its work is done: the signal this process received, a
@@ -322,7 +322,7 @@ class ExperimentRunner:
         store, exp = self.store, self.exp
         if status == ExperimentStatus.FINISHED and self.grade_only:
             status = self._status_after_grading(prior_status)
-        counts = store.run_counts(exp.id)
+        counts = store.runs.counts(exp.id)
         paused_by = self.budget.pause_reason(counts) if status == ExperimentStatus.FINISHED else None
         some_runs = self.run_ids is not None and not self.grade_only
         if paused_by is None and status == ExperimentStatus.FINISHED and some_runs and _work_left(counts):
@@ -335,22 +335,22 @@ class ExperimentRunner:
         stopped_by = self.stopping.reason if self.stopping is not None else None
         if stopped_by is not None:
             paused_by = None  # the runs a budget held back are not needed: the rule decided
-            store.set_stop_reason(exp.id, stopped_by.as_dict())
+            store.experiments.set_stop_reason(exp.id, stopped_by.as_dict())
             log.info("experiment %s: %s", exp.name, stopped_by.text)
         if paused_by is not None:
             status = ExperimentStatus.PAUSED
-            store.set_pause_reason(exp.id, paused_by.as_dict())
+            store.experiments.set_pause_reason(exp.id, paused_by.as_dict())
             log.warning("experiment %s paused: %s", exp.name, paused_by.text)
         if status == ExperimentStatus.INTERRUPTED and not self.grade_only:
             # some runs only, the rest still unfinished: why they are is what stopped them before
-            store.set_halt(exp.id, self._prior_halt)
-        store.set_status(exp.id, status)
+            store.experiments.set_halt(exp.id, self._prior_halt)
+        store.experiments.set_status(exp.id, status)
         tracker.status = status
         tracker.pause_reason = paused_by
         tracker.stop_reason = stopped_by
         tracker.notes = self.budget.warnings()
         tracker.counts = counts
-        tracker.set_errors(store.error_runs(exp.id))
+        tracker.set_errors(store.runs.errors(exp.id))
         tracker.maybe_emit(force=True)
         t = self.tally
         return RunSummary(
@@ -375,7 +375,7 @@ class ExperimentRunner:
 
     def _status_after_grading(self, prior: str) -> str:
         """A grading pass finishes the experiment only when no run has execution work left."""
-        if _work_left(self.store.run_counts(self.exp.id)) or prior == ExperimentStatus.CANCELLED:
+        if _work_left(self.store.runs.counts(self.exp.id)) or prior == ExperimentStatus.CANCELLED:
             return (
                 prior
                 if prior not in (ExperimentStatus.RUNNING, ExperimentStatus.PAUSED)
@@ -386,18 +386,18 @@ class ExperimentRunner:
     def _prepare(self) -> None:
         """Read what the runs are made of, and set up the graders and the response cache."""
         store, exp = self.store, self.exp
-        dataset = store.get_dataset(exp.dataset_id)
+        dataset = store.datasets.get(exp.dataset_id)
         self.inputs = RunInputs(
             cases=CasePages(store, exp.dataset_id),
             skills={
-                a.id: store.get_snapshot(a.snapshot) if a.snapshot and not a.offered else None
+                a.id: store.snapshots.get(a.snapshot) if a.snapshot and not a.offered else None
                 for a in exp.arms
             },
             label_map=dict(dataset.label_map or {}),
             label_set=tuple(dataset.label_set) if dataset.label_set else None,
             arms={a.id: a for a in exp.arms},
             agents={a.id: make_agent(a.agent, model=a.model, **(a.params or {})) for a in exp.arms},
-            offered={a.id: tuple(store.get_snapshot(h) for h in a.snapshots) for a in exp.arms if a.offered},
+            offered={a.id: tuple(store.snapshots.get(h) for h in a.snapshots) for a in exp.arms if a.offered},
         )
         if self.wrap_agents is not None:
             self.inputs.agents.update(self.wrap_agents(self.inputs.agents, self.inputs.arms))
@@ -408,11 +408,11 @@ class ExperimentRunner:
         """The work of this pass in the order it is done, and how many items it holds."""
         store, exp = self.store, self.exp
         if self.grade_only:
-            items = store.work_items(
+            items = store.runs.work_items(
                 exp.id, (RunState.EXECUTED, RunState.PASS, RunState.FAIL), run_ids=self.run_ids
             )
             # only runs whose execution succeeded can be graded (again)
-            failed_exec = set(store.select_runs(exp.id, execution_failed=True))
+            failed_exec = set(store.runs.select(exp.id, execution_failed=True))
             items = [i for i in items if i.run_id not in failed_exec]
             self._stored_outputs = self.plan.load_outputs(items)
             if self.regrade:
@@ -423,15 +423,17 @@ class ExperimentRunner:
         stopping = self.exp.settings.stopping is not None and self.run_ids is None
         if self.run_ids is None and not stopping and not self.regrade_ids:
             # counted only as far as the pass asks: whether to page, how many workers to start
-            count = store.count_work(exp.id, at_most=max(self.page_runs, self.concurrency) + 1)
+            count = store.runs.count_work(exp.id, at_most=max(self.page_runs, self.concurrency) + 1)
             if count > self.page_runs:
-                return WorkQueue(store.work_pages(exp.id, page_cases=PAGE_CASES), self._took), count
-        items = store.work_items(exp.id, (RunState.PENDING, RunState.EXECUTED), run_ids=self.run_ids)
+                return WorkQueue(store.runs.work_pages(exp.id, page_cases=PAGE_CASES), self._took), count
+        items = store.runs.work_items(exp.id, (RunState.PENDING, RunState.EXECUTED), run_ids=self.run_ids)
         items += [
-            i for i in store.interrupted_items(exp.id) if self.run_ids is None or i.run_id in self.run_ids
+            i
+            for i in store.runs.interrupted_items(exp.id)
+            if self.run_ids is None or i.run_id in self.run_ids
         ]
         if self.regrade_ids:  # grading failures to grade again: their execution is kept
-            again = store.work_items(exp.id, (RunState.FAIL,), run_ids=list(self.regrade_ids))
+            again = store.runs.work_items(exp.id, (RunState.FAIL,), run_ids=list(self.regrade_ids))
             seen = {i.run_id for i in items}
             items += [i for i in again if i.run_id not in seen]
         items.sort(key=lambda i: (i.round, i.case_idx, i.arm_id))
@@ -523,7 +525,7 @@ class ExperimentRunner:
         if self.control.cancelling:
             self._cancel_left(queue, moves)
             writer.flush()
-            self.store.cancel_pending(self.exp.id)
+            self.store.runs.cancel_pending(self.exp.id)
             return ExperimentStatus.CANCELLED
         writer.flush()
         return ExperimentStatus.FINISHED
@@ -617,7 +619,7 @@ class ExperimentRunner:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(control.wake.wait(), POLL_S)
             control.wake.clear()
-            asked = self.store.get_control(self.exp.id)
+            asked = self.store.experiments.get_control(self.exp.id)
             if asked == Control.CANCEL and not control.cancelling:
                 log.info("experiment %s: cancel asked", self.exp.name)
                 control.cancel_all()
@@ -696,9 +698,11 @@ class ExperimentRunner:
             # as it was, its last halt included; a signal or an error says why all the same.
             refused = isinstance(exc, ExperimentError)
             with contextlib.suppress(Exception):
-                self.store.set_halt(self.exp.id, self._prior_halt if refused else self._halt(exc).as_dict())
+                self.store.experiments.set_halt(
+                    self.exp.id, self._prior_halt if refused else self._halt(exc).as_dict()
+                )
                 if not (refused or self.grade_only):  # it was to run, and stopped: say so everywhere
-                    self.store.set_status(self.exp.id, ExperimentStatus.INTERRUPTED)
+                    self.store.experiments.set_status(self.exp.id, ExperimentStatus.INTERRUPTED)
             return
         try:
             if self.writer.error is None:
@@ -706,8 +710,8 @@ class ExperimentRunner:
                     self._execution.record_interrupted()
                 self._interrupt_states(self.writer)
                 self.writer.flush()
-            self.store.set_status(self.exp.id, ExperimentStatus.INTERRUPTED)
-            self.store.set_halt(self.exp.id, self._halt(exc).as_dict())
+            self.store.experiments.set_status(self.exp.id, ExperimentStatus.INTERRUPTED)
+            self.store.experiments.set_halt(self.exp.id, self._halt(exc).as_dict())
         except Exception as error:  # the original error matters more
             log.warning("experiment %s: could not record the interruption (%s)", self.exp.name, error)
 

@@ -125,7 +125,7 @@ class Stopping:
         self.arm_a, self.arm_b = stopping_pair(experiment)
         self.names = {a.id: a.name for a in experiment.arms}
         self._stop = stop
-        outcomes = store.case_outcomes(experiment.id, scores=False)
+        outcomes = store.runs.case_outcomes(experiment.id, scores=False)
         self.order = sequential_order(outcomes.case_idx, self.seed)
         self.rank = {int(c): i for i, c in enumerate(self.order.tolist())}
         self.total = int(self.order.size)

@@ -94,7 +94,7 @@ def _create_try(
     # One transaction: a try the experiment checks refuse (no labels, an unknown setting, a skill
     # that is not there) leaves nothing behind, neither its dataset nor the skill's snapshot.
     with store.transaction():
-        dataset = store.save_dataset(name, [case], label_set=labels)
+        dataset = store.datasets.save(name, [case], label_set=labels)
         return create_experiment(
             {
                 "name": f"try-{stamp}-{digest}",
@@ -112,8 +112,8 @@ def _create_try(
 
 def _try_result(store: Store, exp: Experiment) -> TryResult:
     """What the try's one run answered, its evidence resolved against the skill."""
-    record = store.runs(exp.id)[0]
-    snapshot = store.get_snapshot(exp.arms[0].snapshot) if exp.arms[0].snapshot else None
+    record = store.runs.records(exp.id)[0]
+    snapshot = store.snapshots.get(exp.arms[0].snapshot) if exp.arms[0].snapshot else None
     out = record.output
     evidence = []
     for ref in out.evidence_refs if out else ():

@@ -82,7 +82,9 @@ async def _run_local(runner: ExperimentRunner) -> RunSummary:
 
     def wrap(agents: dict[int, Agent], arms: dict[int, Arm]) -> dict[int, Agent]:
         if runner.exp.executor is not None and not runner.grade_only:
-            store.set_executor(exp_id, None)  # this pass executes here, not where the last one did
+            store.experiments.set_executor(
+                exp_id, None
+            )  # this pass executes here, not where the last one did
         return agents
 
     runner.wrap_agents = wrap

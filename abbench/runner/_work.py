@@ -93,7 +93,7 @@ class CasePages(Mapping[int, Case]):
         self.dataset_id = dataset_id
         self.size = size
         self.keep = keep
-        self.n = store.get_dataset(dataset_id).n_cases
+        self.n = store.datasets.get(dataset_id).n_cases
         self._pages: OrderedDict[int, dict[int, Case]] = OrderedDict()
         self._last: tuple[int, dict[int, Case]] = (-1, {})  # the page asked for last: most runs ask it again
         self.reads = 0
@@ -106,7 +106,7 @@ class CasePages(Mapping[int, Case]):
             got = self._pages.get(number)
             if got is None:
                 start = number * self.size
-                got = self.store.cases_between(self.dataset_id, start, start + self.size)
+                got = self.store.datasets.cases_between(self.dataset_id, start, start + self.size)
                 self._pages[number] = got
                 self.reads += 1
                 while len(self._pages) > self.keep:

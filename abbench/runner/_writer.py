@@ -357,13 +357,13 @@ class StoreWriter:
         for (run_id, number), at in started.items():  # still under way when the batch commits
             batch.attempts.append((run_id, {"attempt": number, "outcome": _STARTED, "started_at": at}))
         try:
-            self.store.write_batch(batch)
+            self.store.runs.write_batch(batch)
         except (UnicodeEncodeError, OverflowError) as exc:
             # A value SQLite cannot take (a lone surrogate in an agent's or grader's text, an integer
             # past 64 bits) rolled the batch back. One run's value must not end the experiment: the
             # batch is written again with such values made storable (the text escaped, the number NULL).
             log.warning("a value could not be stored as given (%s); it is stored escaped or as unknown", exc)
-            self.store.write_batch(storable_batch(batch))
+            self.store.runs.write_batch(storable_batch(batch))
         self._open.difference_update(ended)
         self._open.update(started)
         self.commits += 1

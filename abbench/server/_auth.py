@@ -142,7 +142,7 @@ class KeyCache:
 
     def check(self, token: str) -> ApiKey | None:
         """The active key `token` is, or None."""
-        key = self.store.authenticate_key(token)
+        key = self.store.keys.authenticate(token)
         if key is not None and time.monotonic() - self._touched.get(key.key_id, -1e9) > _TOUCH_EVERY_S:
             self._touched[key.key_id] = time.monotonic()
             threading.Thread(
@@ -152,7 +152,7 @@ class KeyCache:
 
     def _touch(self, key_id: str) -> None:
         try:
-            self.store.touch_key(key_id)
+            self.store.keys.touch(key_id)
         except Exception as exc:  # a busy store: the next use notes it
             log.warning("key %s: its last use was not recorded (%s)", key_id, exc)
         finally:

@@ -96,7 +96,7 @@ def run_job(job: Job) -> None:
             os.nice(job.nice)
     store = open_store(job.store)
     try:
-        queued = QueuedWork.from_dict(store.get_experiment(job.exp_id).queued)
+        queued = QueuedWork.from_dict(store.experiments.get(job.exp_id).queued)
         if queued is not None and queued.not_started:  # a person paused or cancelled it meanwhile
             log.info("experiment #%d: not started: %s", job.exp_id, queued.not_started)
             return

@@ -59,10 +59,10 @@ def import_dataset(
 ) -> dict[str, Any]:
     """Import an uploaded file as the CLI does; the dataset as the caller sees it."""
     with _store(settings) as store, acting_as(owner):
-        info = store.import_dataset(
+        info = store.datasets.import_file(
             path, read_mapping(store, mapping, owner), **options, skip_invalid=skip_invalid
         )
-        store.grant("dataset", info.fingerprint, owner)
+        store.keys.grant("dataset", info.fingerprint, owner)
         return dataset_view(info)
 
 
@@ -83,8 +83,8 @@ def snapshot_archive(settings: ServerSettings, owner: str, archive: str, stem: s
     """Unpack an uploaded skill archive (checked for traversal, links and bombs) and snapshot it."""
     skill = unpack_skill(Path(archive), Path(archive).parent / stem)
     with _store(settings) as store, acting_as(owner):
-        snap = store.snapshot_skill(skill)
-        store.grant("snapshot", snap.hash, owner)
+        snap = store.snapshots.freeze(skill)
+        store.keys.grant("snapshot", snap.hash, owner)
         return snapshot_view(snap)
 
 
@@ -119,8 +119,8 @@ def snapshot_git(
         status, title = _GIT_STATUS.get(exc.kind, (422, "invalid input"))
         raise Problem(status, title, str(exc)) from None
     with _store(settings) as store, acting_as(owner):
-        snap = store.store_prepared(prepared)
-        store.grant("snapshot", snap.hash, owner)
+        snap = store.snapshots.add_prepared(prepared)
+        store.keys.grant("snapshot", snap.hash, owner)
         return snapshot_view(snap)
 
 
@@ -158,7 +158,7 @@ def record(settings: ServerSettings, owner: str, actor: str, exp_id: int, body_p
             422, "invalid outcomes", 'send {"outcomes": [{case_id, arm, round, prediction, ...}, ...]}'
         )
     with _store(settings) as store:
-        exp = store.get_experiment(exp_id)
+        exp = store.experiments.get(exp_id)
         _policy.check_execution(exp.spec, settings, arms=False)  # its graders run here
         try:
             with acting_as(owner):

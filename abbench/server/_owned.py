@@ -26,7 +26,7 @@ def experiment(store: Store, ref: str | int, owner: str) -> Experiment:
     text = str(ref).strip().lstrip("#")
     if text.isascii() and text.isdigit():
         try:
-            found = store.get_experiment(int(text)) if int(text) <= INT_MAX else None
+            found = store.experiments.get(int(text)) if int(text) <= INT_MAX else None
         except NotFoundError:
             found = None
         if found is not None and found.owner == owner:
@@ -45,8 +45,8 @@ def owned_experiments(store: Store, owner: str, *, tries: bool = False) -> list[
 
 def datasets(store: Store, owner: str) -> list[DatasetInfo]:
     """The datasets the owner holds, oldest first."""
-    held = store.held("dataset", owner)
-    return [d for d in store.list_datasets(include_tries=True) if d.fingerprint in held]
+    held = store.keys.held("dataset", owner)
+    return [d for d in store.datasets.all(include_tries=True) if d.fingerprint in held]
 
 
 def dataset(store: Store, ref: str, owner: str) -> DatasetInfo:
@@ -71,7 +71,7 @@ def profile(store: Store, ref: str, owner: str) -> MappingProfile:
     Another owner's profile of the name is missing, as a name nobody saved: never found, never listed.
     """
     try:
-        return store.get_profile(ref, owner=owner)
+        return store.profiles.get(ref, owner=owner)
     except NotFoundError:
         raise Problem(
             404,
@@ -83,8 +83,8 @@ def profile(store: Store, ref: str, owner: str) -> MappingProfile:
 
 def snapshots(store: Store, owner: str) -> list[Snapshot]:
     """The snapshots the owner holds."""
-    held = store.held("snapshot", owner)
-    return [s for s in store.list_snapshots() if s.hash in held]
+    held = store.keys.held("snapshot", owner)
+    return [s for s in store.snapshots.all() if s.hash in held]
 
 
 def snapshot(store: Store, ref: str, owner: str) -> Snapshot:

@@ -112,7 +112,7 @@ class RunnerPool:
 
     def refusal(self, exp_id: int, *, regrade: bool = False) -> str | None:
         """Why this server does not run the experiment (an agent or grader it does not allow), or None."""
-        return refusal(self.store.get_experiment(exp_id), self.settings, regrade=regrade)
+        return refusal(self.store.experiments.get(exp_id), self.settings, regrade=regrade)
 
     def submit(
         self,
@@ -152,7 +152,7 @@ class RunnerPool:
                 return False
             self._entries[exp_id] = entry  # held, not yet in the queue: nothing launches it before
         try:  # it is recorded, so the claim of its runner always comes after (and clears) the record
-            self.store.set_queued(exp_id, _queued(job).as_dict())
+            self.store.experiments.set_queued(exp_id, _queued(job).as_dict())
         except BaseException:
             with self._lock:
                 del self._entries[exp_id]
@@ -232,7 +232,7 @@ class RunnerPool:
         """A runner died by a signal while this server lived (a person's kill, out of memory): say so,
         and that no server resumes it on its own (it was not lost to a server's end)."""
         try:
-            exp = self.store.get_experiment(exp_id)
+            exp = self.store.experiments.get(exp_id)
             if exp.runner_pid != pid or exp.halt or exp.runner_alive:
                 return  # it recorded its own end, or someone else holds it now
             try:
@@ -243,14 +243,14 @@ class RunnerPool:
                 why=str(Halt.KILLED), origin="server", pid=pid, host=exp.runner_host, signal=name,
                 at=now_iso(), while_server_ran=True,
             )  # fmt: skip
-            self.store.set_halt(exp_id, halt.as_dict())
+            self.store.experiments.set_halt(exp_id, halt.as_dict())
         except Exception:  # a busy store: the experiment shows as killed all the same
             log.exception("experiment #%d: could not record how its runner ended", exp_id)
 
     def _not_started(self, exp_id: int, why: str) -> None:
         """Record why the work queued for the experiment was not started (its status shows it)."""
         try:
-            self.store.leave_queued(exp_id, why)
+            self.store.experiments.leave_queued(exp_id, why)
         except Exception:  # a busy store: the log says it all the same
             log.exception("experiment #%d: could not record why it was not started", exp_id)
 
@@ -258,14 +258,14 @@ class RunnerPool:
         """A runner ended without claiming its experiment (the claim clears what was queued): with
         nothing to do (code 0) the queued work is done; otherwise say it was not started, and why."""
         try:
-            queued = QueuedWork.from_dict(self.store.get_experiment(exp_id).queued)
+            queued = QueuedWork.from_dict(self.store.experiments.get(exp_id).queued)
         except Exception:
             log.exception("experiment #%d: could not read what was queued for it", exp_id)
             return
         if queued is None or queued.not_started:
             return  # its runner claimed it (or said already): its halt says what became of it
         if code == 0:
-            self.store.set_queued(exp_id, None)
+            self.store.experiments.set_queued(exp_id, None)
         else:
             self._not_started(exp_id, f"its runner process {pid} ended with code {code} before it started")
 

@@ -114,7 +114,7 @@ def _start(request: Request, caller: Caller, exp: Experiment, **job: Any) -> boo
 
 def _control_answer(request: Request, exp: Experiment, **extra: Any) -> JSONResponse:
     store = store_of(request)
-    fresh = store.get_experiment(exp.id)
+    fresh = store.experiments.get(exp.id)
     return answer({**experiment_view(fresh, experiment_status(exp.id, store=store)), **extra}, 202)
 
 
@@ -196,7 +196,7 @@ def retry(
     )
     _allowed(request, exp, arms=bool(chosen.rerun))  # refused before any run is reset
     if chosen.rerun:
-        store.reset_runs(list(chosen.rerun), "re-run requested")
+        store.runs.reset(list(chosen.rerun), "re-run requested")
     queued = _start(request, caller, exp, regrade_ids=chosen.regrade)
     return _control_answer(
         request, exp, reset=len(chosen.rerun), regrade=len(chosen.regrade), retried=chosen.text, queued=queued
@@ -324,7 +324,7 @@ async def results(
 
     def render() -> bytes:
         total = _progress(request, exp.id).total
-        return rendered(_results_view(total, offset, limit, store.run_slice(exp.id, offset, limit)))
+        return rendered(_results_view(total, offset, limit, store.runs.slice(exp.id, offset, limit)))
 
     return json_answer(await shared(request, ("page", exp.id, offset, limit), render))
 
@@ -362,7 +362,7 @@ def _filtered(
     if arm is not None:
         exp.arm(arm)  # an unknown arm: the message lists the arms
     rnd = None if filters.round is None else _store_round(exp, filters.round)
-    runs = store.runs(exp.id, states=filters.state)
+    runs = store.runs.records(exp.id, states=filters.state)
     keep = _case_filter(store, exp, filters.moved, filters.disagreement)
     chosen = [
         r

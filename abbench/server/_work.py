@@ -188,7 +188,7 @@ class WorkPool:
             with self._lock:
                 self._live.discard(proc)
         if answer[0] not in ("ok", "problem") and proc.pid is not None:
-            self.store.discard_partial(proc.pid)  # what it was writing when it was stopped
+            self.store.datasets.discard_partial(proc.pid)  # what it was writing when it was stopped
         return self._answer(job, answer, proc.exitcode)
 
     def _answer(self, job: str, answer: tuple[Any, ...], code: int | None) -> Any:

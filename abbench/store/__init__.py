@@ -24,6 +24,7 @@ if typing.TYPE_CHECKING:
     from abbench.store._base import (
         DEFAULT_STORE,
         STORE_ENV,
+        StoreState,
         current_user,
         dumps,
         loads,
@@ -49,7 +50,7 @@ if typing.TYPE_CHECKING:
         parse_scopes,
         pepper_path,
     )
-    from abbench.store._pages import RunPage, StoreState
+    from abbench.store._pages import RunPage
     from abbench.store._report_queries import (
         FailedRun,
         RunFailures,
@@ -200,6 +201,7 @@ __getattr__, __dir__ = _lazy.exports(
         "abbench.store._base": (
             "DEFAULT_STORE",
             "STORE_ENV",
+            "StoreState",
             "current_user",
             "dumps",
             "loads",
@@ -245,7 +247,7 @@ __getattr__, __dir__ = _lazy.exports(
             "pepper_path",
         ),
         "abbench.store._outcomes": ("CaseOutcomes",),
-        "abbench.store._pages": ("RunPage", "StoreState"),
+        "abbench.store._pages": ("RunPage",),
         "abbench.store._report_queries": (
             "FailedRun",
             "RunFailures",

@@ -7,7 +7,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from abbench.store._base import StoreBase, loads
+from abbench.store._base import loads
+from abbench.store._noun import Noun
 from abbench.types import RunState
 
 _CHUNK = 500
@@ -23,7 +24,7 @@ _RUN_COLUMNS = (
     "evidence_refs, files_read, sections_read, transcript_summary, transcript_path, cost, latency_ms, "
     "input_tokens, output_tokens"
 )
-"""The columns of `AnalysisMixin.case_rows` and `AnalysisMixin.run_rows`, in their order."""
+"""The columns of `AnalysisMixin.analysis.case_rows` and `AnalysisMixin.analysis.run_rows`, in their order."""
 
 EXPORT_RUN_COLUMNS = (
     "r.id, r.round, r.case_idx, c.case_id, c.input, c.expected, c.domain, c.request_id, c.history, "
@@ -33,7 +34,7 @@ EXPORT_RUN_COLUMNS = (
     "r.started_by, r.started_at, r.executed_at, r.finished_at, r.raw_output, c.source_line, c.source_row, "
     "r.transcript_summary, r.skills_offered, r.skills_loaded, r.first_load_turn"
 )
-"""The columns of `AnalysisMixin.export_run_rows`, after the arm's name that leads each row."""
+"""The columns of `AnalysisMixin.analysis.export_rows`, after the arm's name that leads each row."""
 
 
 @dataclass(frozen=True)
@@ -63,43 +64,43 @@ def _marks(n: int) -> str:
     return ",".join("?" * n)
 
 
-class AnalysisMixin(StoreBase):
+class Analysis(Noun):
     """The reads behind metrics, comparisons and reviews; mixed into `Store`."""
 
     # -- datasets and cases ---------------------------------------------------------------------------
 
     def dataset_label_settings(self, dataset_id: int) -> tuple[Any, Any] | None:
         """A dataset's declared label set and label value map (each None when unset); None: no dataset."""
-        row = self.query_one("SELECT label_set, label_map FROM datasets WHERE id=?", (dataset_id,))
+        row = self._store.query_one("SELECT label_set, label_map FROM datasets WHERE id=?", (dataset_id,))
         if row is None:
             return None
         return (loads(row[0]) if row[0] else None, loads(row[1]) if row[1] else None)
 
     def runs_provenance(self, exp_id: int) -> RunsProvenance:
         """Dates, people, models and graders of an experiment's runs, without loading a run or a grade."""
-        row = self.query_one(
+        row = self._store.query_one(
             "SELECT COUNT(DISTINCT case_idx), MIN(NULLIF(started_at, '')), "
             "MAX(COALESCE(NULLIF(finished_at, ''), NULLIF(executed_at, ''))) FROM runs WHERE experiment_id=?",
             (exp_id,),
         )
         n_cases, first, last = (0, None, None) if row is None else (int(row[0]), row[1], row[2])
-        people = self.query(
+        people = self._store.query(
             "SELECT DISTINCT started_by FROM runs WHERE experiment_id=? AND started_by IS NOT NULL "
             "AND started_by != ''",
             (exp_id,),
         )
         models: dict[str, list[str]] = {}
-        for arm, model in self.query(
+        for arm, model in self._store.query(
             "SELECT DISTINCT a.name, r.model FROM runs r JOIN arms a ON a.id = r.arm_id WHERE r.experiment_id=? "
             "AND r.executed_at IS NOT NULL AND r.model IS NOT NULL AND r.model != ''",
             (exp_id,),
         ):
             models.setdefault(arm, []).append(model)
-        graders = self.query(
+        graders = self._store.query(
             "SELECT grader, kind, MIN(id) FROM latest_grades WHERE experiment_id=? GROUP BY grader ORDER BY MIN(id)",
             (exp_id,),
         )
-        judges = self.query(
+        judges = self._store.query(
             "SELECT DISTINCT judge_model FROM latest_grades WHERE experiment_id=? AND judge_model IS NOT NULL "
             "AND judge_model != ''",
             (exp_id,),
@@ -116,7 +117,7 @@ class AnalysisMixin(StoreBase):
 
     def case_position(self, exp_id: int, case_id: str) -> int | None:
         """The dataset position of the case `case_id` among an experiment's runs (None: it has no run)."""
-        row = self.query_one(
+        row = self._store.query_one(
             "SELECT case_idx FROM runs WHERE experiment_id=? AND case_id=? LIMIT 1", (exp_id, case_id)
         )
         return None if row is None else int(row[0])
@@ -126,7 +127,7 @@ class AnalysisMixin(StoreBase):
         rows: list[sqlite3.Row] = []
         for start in range(0, len(positions), _CHUNK):
             chunk = list(positions[start : start + _CHUNK])
-            rows += self.query(
+            rows += self._store.query(
                 f"SELECT {_CASE_COLUMNS} FROM cases WHERE dataset_id=? AND idx IN ({_marks(len(chunk))})",
                 (dataset_id, *chunk),
             )
@@ -141,7 +142,7 @@ class AnalysisMixin(StoreBase):
             chunk = list(positions[start : start + _CHUNK])
             # INDEXED BY: for one position, without statistics, SQLite picks the (experiment, arm, case,
             # round) unique index to save a sort and reads every run of the experiment (0.1 s at 600,000)
-            rows += self.query(
+            rows += self._store.query(
                 f"SELECT {_RUN_COLUMNS} FROM runs INDEXED BY runs_experiment_case WHERE experiment_id=? "
                 f"AND case_idx IN ({_marks(len(chunk))}) ORDER BY case_idx, arm_id, round",
                 (exp_id, *chunk),
@@ -150,7 +151,7 @@ class AnalysisMixin(StoreBase):
 
     def case_run_ids(self, exp_id: int, case_id: str, arm: str) -> list[int]:
         """The runs (every round) of one case in the arm called `arm`."""
-        rows = self.query(
+        rows = self._store.query(
             "SELECT r.id FROM runs r JOIN arms a ON a.id = r.arm_id WHERE r.experiment_id=? AND r.case_id=? "
             "AND a.name=?",
             (exp_id, case_id, arm),
@@ -159,7 +160,7 @@ class AnalysisMixin(StoreBase):
 
     def run_verdict(self, run_id: int) -> bool | None:
         """A graded run's verdict (None: not graded, or graded without a pass/fail verdict)."""
-        row = self.query_one(
+        row = self._store.query_one(
             f"SELECT passed FROM runs WHERE id=? AND state IN ({_marks(len(_GRADED))})", (run_id, *_GRADED)
         )
         return None if row is None or row[0] is None else bool(row[0])
@@ -167,7 +168,7 @@ class AnalysisMixin(StoreBase):
     def graded_scores(self, exp_id: int, arm_id: int) -> list[tuple[int, float]]:
         """``(case position, score)`` of an arm's graded runs that carry a score, by case and round: runs
         graded right or wrong, and runs scored without a verdict (in pass; a grading failure is not)."""
-        rows = self.query(
+        rows = self._store.query(
             f"SELECT case_idx, score FROM runs WHERE experiment_id=? AND arm_id=? AND state IN "
             f"({_marks(len(_GRADED))}) AND (passed IS NOT NULL OR state = '{RunState.PASS}') "
             "AND score IS NOT NULL ORDER BY case_idx, round",
@@ -178,7 +179,7 @@ class AnalysisMixin(StoreBase):
     def differing_answer_cases(self, exp_a: int, arm_a: int, exp_b: int, arm_b: int) -> list[int]:
         """Case positions where some round of arm A and the same round of arm B differ in prediction,
         reason or evidence."""
-        rows = self.query(
+        rows = self._store.query(
             "SELECT DISTINCT a.case_idx FROM runs a JOIN runs b ON b.experiment_id=? AND b.arm_id=? "
             "AND b.case_idx=a.case_idx AND b.round=a.round WHERE a.experiment_id=? AND a.arm_id=? "
             "AND (a.prediction IS NOT b.prediction OR a.reason IS NOT b.reason "
@@ -190,7 +191,7 @@ class AnalysisMixin(StoreBase):
     def arm_gives_text(self, exp_id: int, arm_id: int) -> bool:
         """Whether any run of an arm carries a reason or evidence references (NULL or empty reasons and
         empty reference lists aside): when neither arm of a comparison does, no reason or evidence changed."""
-        row = self.query_one(
+        row = self._store.query_one(
             "SELECT 1 FROM runs WHERE experiment_id=? AND arm_id=? AND ((reason IS NOT NULL AND reason != '') "
             "OR (evidence_refs IS NOT NULL AND evidence_refs NOT IN ('', '[]', 'null'))) LIMIT 1",
             (exp_id, arm_id),
@@ -208,13 +209,13 @@ class AnalysisMixin(StoreBase):
         )
         params: tuple[Any, ...] = (exp_id, arm_id, RunState.FAIL)
         if positions is None:
-            return [tuple(r) for r in self.query(sql + " ORDER BY case_idx, round", params)]
+            return [tuple(r) for r in self._store.query(sql + " ORDER BY case_idx, round", params)]
         rows: list[tuple[Any, ...]] = []
         for start in range(0, len(positions), _CHUNK):
             chunk = list(positions[start : start + _CHUNK])
             rows += [
                 tuple(r)
-                for r in self.query(
+                for r in self._store.query(
                     sql + f" AND case_idx IN ({_marks(len(chunk))}) ORDER BY case_idx, round",
                     (*params, *chunk),
                 )
@@ -225,7 +226,7 @@ class AnalysisMixin(StoreBase):
 
     def has_scores(self, exp_id: int, grader: str | None = None) -> bool:
         """Whether any pointwise grader of the experiment (`grader`, when given) returned a score."""
-        row = self.query_one(
+        row = self._store.query_one(
             "SELECT 1 FROM grades WHERE experiment_id=? AND status='ok' AND score IS NOT NULL "
             "AND other_run_id IS NULL" + (" AND grader=?" if grader is not None else "") + " LIMIT 1",
             (exp_id,) if grader is None else (exp_id, grader),
@@ -238,7 +239,7 @@ class AnalysisMixin(StoreBase):
         # first one above the last: a few seeks, not a pass over every grade.
         names = [
             r[0]
-            for r in self.query(
+            for r in self._store.query(
                 "WITH RECURSIVE g(name) AS (SELECT min(grader) FROM grades WHERE experiment_id=:e UNION ALL "
                 "SELECT (SELECT min(grader) FROM grades WHERE experiment_id=:e AND grader > g.name) FROM g "
                 "WHERE g.name IS NOT NULL) SELECT name FROM g WHERE name IS NOT NULL",
@@ -247,7 +248,7 @@ class AnalysisMixin(StoreBase):
         ]
         kinds: dict[str, str] = {}
         for name in names:
-            row = self.query_one(
+            row = self._store.query_one(
                 "SELECT kind FROM grades WHERE experiment_id=? AND grader=? LIMIT 1", (exp_id, name)
             )
             if row is not None:
@@ -257,7 +258,7 @@ class AnalysisMixin(StoreBase):
     def judge_cost_by_arm(self, exp_id: int) -> dict[int, float | None]:
         """Arm id -> what pointwise graders spent judging its runs (every grade, re-grades included); None
         when a judge call had no price (its cost is unknown, so the sum is too — never the others' sum)."""
-        rows = self.query(
+        rows = self._store.query(
             "SELECT r.arm_id, total(g.judge_cost), SUM(g.judge_model IS NOT NULL AND g.judge_cost IS NULL) "
             "FROM grades g JOIN runs r ON r.id = g.run_id "
             "WHERE g.experiment_id=? AND g.kind != 'pairwise' AND g.other_run_id IS NULL GROUP BY r.arm_id",
@@ -267,7 +268,7 @@ class AnalysisMixin(StoreBase):
 
     def graded_arm_ids(self, exp_id: int) -> list[tuple[str, int]]:
         """``(grader, arm id)`` for each arm whose runs a grader graded (either run of a pair)."""
-        rows = self.query(
+        rows = self._store.query(
             "SELECT DISTINCT g.grader, r.arm_id FROM grades g JOIN runs r ON r.id = g.run_id "
             "WHERE g.experiment_id=? UNION SELECT DISTINCT g.grader, r.arm_id FROM grades g "
             "JOIN runs r ON r.id = g.other_run_id WHERE g.experiment_id=?",
@@ -277,7 +278,7 @@ class AnalysisMixin(StoreBase):
 
     def latest_ok_verdict(self, run_id: int, grader: str) -> bool | None:
         """The verdict of a grader's latest successful pointwise grade of a run (None: none, or no verdict)."""
-        row = self.query_one(
+        row = self._store.query_one(
             "SELECT passed FROM grades WHERE run_id=? AND grader=? AND status='ok' AND other_run_id IS NULL "
             "ORDER BY id DESC LIMIT 1",
             (run_id, grader),
@@ -288,14 +289,17 @@ class AnalysisMixin(StoreBase):
 
     def has_reviews(self, exp_id: int) -> bool:
         """Whether anyone reviewed a case of the experiment."""
-        return self.query_one("SELECT 1 FROM reviews WHERE experiment_id=? LIMIT 1", (exp_id,)) is not None
+        return (
+            self._store.query_one("SELECT 1 FROM reviews WHERE experiment_id=? LIMIT 1", (exp_id,))
+            is not None
+        )
 
-    def delete_latest_review(self, review_id: int, exp_id: int, case_id: str, arm: str | None) -> bool:
+    def delete_latest(self, review_id: int, exp_id: int, case_id: str, arm: str | None) -> bool:
         """Delete review `review_id` unless a later review of the same (case, arm) exists; whether it went.
 
         The condition is checked inside the write, so a review added meanwhile by another process wins.
         """
-        with self.transaction() as conn:
+        with self._store.transaction() as conn:
             gone = conn.execute(
                 "DELETE FROM reviews WHERE id=? AND NOT EXISTS (SELECT 1 FROM reviews WHERE experiment_id=? "
                 "AND case_id=? AND COALESCE(arm, '')=COALESCE(?, '') AND id>?)",
@@ -305,7 +309,7 @@ class AnalysisMixin(StoreBase):
 
     # -- exports --------------------------------------------------------------------------------------
 
-    def export_run_rows(
+    def export_rows(
         self, exp_id: int, dataset_id: int, graders: Sequence[str], *, chunk: int = 5000
     ) -> Iterator[list[tuple[Any, ...]]]:
         """An experiment's runs joined with their cases and latest grades, in chunks of plain tuples, in
@@ -323,14 +327,14 @@ class AnalysisMixin(StoreBase):
             "LEFT JOIN cases c ON c.dataset_id = ? AND c.idx = r.case_idx"
             f"{grade_joins} WHERE r.experiment_id = ? AND r.arm_id = ? AND r.round = ? ORDER BY r.case_idx"
         )
-        plan = self.conn.execute(
+        plan = self._store.conn.execute(
             "SELECT a.id, a.name, (SELECT group_concat(DISTINCT round) FROM runs WHERE experiment_id = ?) "
             "FROM arms a WHERE a.experiment_id = ? ORDER BY a.position",
             (exp_id, exp_id),
         ).fetchall()
         for arm_id, arm, rounds in plan:
             for rnd in sorted(int(x) for x in (rounds or "").split(",") if x):
-                cursor = self.conn.cursor()
+                cursor = self._store.conn.cursor()
                 cursor.row_factory = None  # plain tuples: sqlite3.Row costs time on big reads
                 cursor.execute(sql, (arm, dataset_id, *graders, exp_id, arm_id, rnd))
                 while rows := cursor.fetchmany(chunk):

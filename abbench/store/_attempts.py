@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from abbench.store._base import StoreBase, loads
+from abbench.store._base import loads
+from abbench.store._noun import Noun
 from abbench.types import AttemptOutcome, Usage
 
 _N = TypeVar("_N", int, float)
@@ -138,16 +139,16 @@ _NOT_FAILED = f"'{AttemptOutcome.EXECUTED}', '{AttemptOutcome.RUNNING}'"
 """Attempts that count as neither failed nor cancelled: answered, or under way now."""
 
 
-class AttemptsMixin(StoreBase):
+class Attempts(Noun):
     """Reading execution attempts; mixed into `Store` (the runner's writer appends them)."""
 
-    def run_attempts(self, run_ids: Sequence[int]) -> dict[int, list[AttemptRecord]]:
+    def of_run(self, run_ids: Sequence[int]) -> dict[int, list[AttemptRecord]]:
         """Every recorded attempt of these runs, oldest first, by run id (runs without any are absent)."""
         out: dict[int, list[AttemptRecord]] = {}
         ids = list(run_ids)
         for start in range(0, len(ids), 900):  # SQLite's limit on parameters
             chunk = ids[start : start + 900]
-            rows = self.query(
+            rows = self._store.query(
                 "SELECT run_id, attempt, outcome, failure_type, error, started_at, ended_at, model, "
                 "input_tokens, output_tokens, cost, latency_ms, model_calls, files_read, sections_read, "
                 "transcript_path, transcript_summary, cached_calls, cost_saved FROM run_attempts "
@@ -172,7 +173,7 @@ class AttemptsMixin(StoreBase):
                         model_calls=r[12],
                         files_read=tuple(loads(r[13]) or ()),
                         sections_read=tuple(loads(r[14]) or ()),
-                        transcript_path=self.abspath(r[15]) if r[15] else None,
+                        transcript_path=self._store.abspath(r[15]) if r[15] else None,
                         transcript_summary=loads(r[16]) or {},
                         cached_calls=r[17],
                         cost_saved=r[18],
@@ -180,11 +181,11 @@ class AttemptsMixin(StoreBase):
                 )
         return out
 
-    def recorded_attempts(self, exp_id: int) -> dict[int, dict[int, str]]:
+    def recorded(self, exp_id: int) -> dict[int, dict[int, str]]:
         """The outcomes recorded from elsewhere (`abbench.runner.record_runs`) of an experiment:
         ``{run id: {the external runner's attempt number: digest of what it submitted}}``."""
         out: dict[int, dict[int, str]] = {}
-        for run_id, attempt, digest in self.query(
+        for run_id, attempt, digest in self._store.query(
             "SELECT a.run_id, a.recorded_attempt, a.recorded_digest FROM run_attempts a "
             "JOIN runs r ON r.id = a.run_id "
             "WHERE r.experiment_id=? AND a.recorded_attempt IS NOT NULL ORDER BY a.id",
@@ -193,7 +194,7 @@ class AttemptsMixin(StoreBase):
             out.setdefault(run_id, {})[int(attempt)] = str(digest)
         return out
 
-    def attempt_spend(self, exp_id: int) -> dict[int, ArmSpend]:
+    def spend_by_run(self, exp_id: int) -> dict[int, ArmSpend]:
         """What each arm's agent spent over every attempt (failed and replaced ones included), by arm id.
 
         Executions stored without attempt rows (before attempts were recorded) count as one attempt each.
@@ -201,7 +202,7 @@ class AttemptsMixin(StoreBase):
         # The runs in index order (arm, case, round), each with its attempts: the order the sums add in.
         # The last column counts the runs without any attempt: when there is none, no execution was
         # stored before attempts were recorded, and the second query (a probe per run) is not needed.
-        recorded = self.query(
+        recorded = self._store.query(
             f"SELECT r.arm_id, count(t.id), total(t.outcome NOT IN ({_NOT_FAILED})), sum(t.cost), "
             f"count(t.cost), sum(CASE WHEN t.outcome NOT IN ({_NOT_FAILED}) THEN t.cost END), "
             "sum(t.input_tokens), sum(t.output_tokens), total(t.latency_ms), total(t.cached_calls > 0), "
@@ -216,7 +217,7 @@ class AttemptsMixin(StoreBase):
         legacy: list[Any] = (
             []
             if not without
-            else self.query(
+            else self._store.query(
                 "SELECT r.arm_id, count(*), 0, sum(r.cost), count(r.cost), NULL, sum(r.input_tokens), "
                 "sum(r.output_tokens), total(r.latency_ms), 0, 0, "
                 "count(CASE WHEN r.input_tokens IS NOT NULL OR r.output_tokens IS NOT NULL THEN 1 END) FROM runs r WHERE r.experiment_id=? "
@@ -245,9 +246,9 @@ class AttemptsMixin(StoreBase):
             )
         return out
 
-    def run_spend(self, exp_id: int) -> list[RunSpend]:
+    def spend_of_runs(self, exp_id: int) -> list[RunSpend]:
         """What every run of the experiment spent over all its attempts, in id order."""
-        rows = self.query(
+        rows = self._store.query(
             "SELECT r.id, r.arm_id, r.case_idx, r.round, r.state, "
             "count(t.id), sum(t.cost), count(t.cost), "
             "sum(coalesce(t.input_tokens, 0) + coalesce(t.output_tokens, 0)), "

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar, copy_context
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Generic, Self, TypeVar
@@ -97,6 +98,28 @@ def _json_default(value: Any) -> Any:
     if hasattr(value, "item"):  # numpy scalars
         return value.item()
     raise TypeError(f"cannot store a {type(value).__name__} as JSON")
+
+
+@dataclass(frozen=True)
+class StoreState:
+    """The state of the database as one connection sees it (`PagesMixin.state_stamp`).
+
+    Attributes:
+        conn: The connection the figures below are its own (another connection's are not comparable).
+        data_version: SQLite's ``PRAGMA data_version``: changes when another connection commits.
+        changes: The rows this connection wrote (``total_changes``), committed or not.
+        in_transaction: Whether the connection was inside a transaction (whose rows, once rolled
+            back, still count in `changes`: what was read inside one must not be kept).
+    """
+
+    conn: sqlite3.Connection = field(compare=False, repr=False)
+    data_version: int
+    changes: int
+    in_transaction: bool = False
+
+    def same(self, other: StoreState) -> bool:
+        """Whether nothing was written between the two, on the same connection."""
+        return self.conn is other.conn and self == other
 
 
 class StoreBase:
@@ -406,6 +429,36 @@ class StoreBase:
         return row
 
     # -- meta --------------------------------------------------------------------------------------
+
+    # -- read snapshots ----------------------------------------------------------------------------
+
+    def results_stamp(self) -> tuple[int, int, int]:
+        """What changes whenever a run or grade is written (the newest run, transition and grade ids).
+
+        Every change of a run's state is recorded as a transition and every verdict appended as a
+        grade, so a view may keep what it computed from the runs while the stamp stays the same.
+        """
+        row = self.query_one(
+            "SELECT (SELECT max(id) FROM runs), (SELECT max(id) FROM run_events), (SELECT max(id) FROM grades)"
+        )
+        return (0, 0, 0) if row is None else (int(row[0] or 0), int(row[1] or 0), int(row[2] or 0))
+
+    def state_stamp(self) -> StoreState:
+        """What changes whenever the database may have changed, as this thread's connection sees it.
+
+        ``PRAGMA data_version`` changes when another connection (another thread's, another
+        process's) commits; the connection's ``total_changes`` grows with each row it writes itself,
+        inside a transaction too. A view may keep what it computed while both stay the same on the
+        same connection, outside a transaction: rolled back rows still count in ``total_changes``, so
+        the figures read inside one must not be kept.
+        """
+        conn = self.conn
+        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        return StoreState(conn, int(version), int(conn.total_changes), conn.in_transaction)
+
+    def query_plan(self, sql: str, params: Any = ()) -> list[str]:
+        """SQLite's plan for a query (``EXPLAIN QUERY PLAN``), one line per step: which index serves it."""
+        return [str(r[3]) for r in self.query(f"EXPLAIN QUERY PLAN {sql}", params)]
 
     def schema_version(self) -> int:
         """The schema version of the open database."""

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from abbench.store._base import StoreBase, now_iso
+from abbench.store._base import now_iso
+from abbench.store._noun import Noun
 
 _COLUMNS = (
     "key",
@@ -113,12 +114,12 @@ class CacheStats:
         }
 
 
-class CacheMixin(StoreBase):
+class Cache(Noun):
     """The response cache; mixed into `Store`."""
 
-    def cache_lookup(self, key: str) -> CacheEntry | None:
+    def lookup(self, key: str) -> CacheEntry | None:
         """The reply kept under `key`, or None."""
-        row = self.query_one(
+        row = self._store.query_one(
             "SELECT key, endpoint, model, round, response, streamed, input_tokens, output_tokens, cost, "
             "created_at, hits, cost_saved FROM response_cache WHERE key=?",
             (key,),
@@ -140,7 +141,7 @@ class CacheMixin(StoreBase):
             row[11],
         )
 
-    def cache_write(
+    def write(
         self,
         saves: Sequence[CacheEntry] = (),
         hits: Iterable[tuple[str, float | None]] = (),
@@ -150,8 +151,8 @@ class CacheMixin(StoreBase):
         """Keep `saves` (replacing entries under the same key), count `hits` as ``(key, cost saved)``
         and drop `forgets`, in `conn`'s open transaction or a new one."""
         if conn is None:
-            with self.transaction() as own:
-                self.cache_write(saves, hits, forgets, own)
+            with self._store.transaction() as own:
+                self.write(saves, hits, forgets, own)
             return
         at = now_iso()
         if saves:
@@ -190,9 +191,9 @@ class CacheMixin(StoreBase):
         if forgets:
             conn.executemany("DELETE FROM response_cache WHERE key=?", [(k,) for k in forgets])
 
-    def cache_stats(self) -> CacheStats:
+    def stats(self) -> CacheStats:
         """What the response cache holds and has saved, in total and per endpoint and model."""
-        rows = self.query(
+        rows = self._store.query(
             "SELECT endpoint, model, count(*), total(bytes), total(hits), total(cost_saved), total(cost), "
             "min(created_at), max(created_at) FROM response_cache GROUP BY endpoint, model "
             "ORDER BY count(*) DESC, endpoint, model"
@@ -211,7 +212,7 @@ class CacheMixin(StoreBase):
             by_model=by_model,
         )
 
-    def cache_clear(self, older_than: timedelta | None = None, *, model: str | None = None) -> int:
+    def clear(self, older_than: timedelta | None = None, *, model: str | None = None) -> int:
         """Drop kept replies — all of them, or those kept more than `older_than` ago, or only `model`'s —
         and return how many went."""
         where, params = [], []
@@ -223,5 +224,5 @@ class CacheMixin(StoreBase):
             where.append("model = ?")
             params.append(model)
         sql = "DELETE FROM response_cache" + (f" WHERE {' AND '.join(where)}" if where else "")
-        with self.transaction() as conn:
+        with self._store.transaction() as conn:
             return conn.execute(sql, params).rowcount

@@ -18,8 +18,9 @@ from abbench.dataset import (
     unpack_source_row,
 )
 from abbench.errors import NotFoundError, UsageError
-from abbench.store._base import StoreBase, loads
+from abbench.store._base import loads
 from abbench.store._experiments import IS_TRY_SQL
+from abbench.store._noun import Noun
 from abbench.types import CASE_FIELDS, Case
 
 if TYPE_CHECKING:
@@ -43,10 +44,10 @@ _IS_TRY_DATASET_SQL = (
 """SQL true for a dataset `d` that only tries use (saved by a try, no other experiment runs on it)."""
 
 
-class DatasetsMixin(StoreBase):
+class DatasetReads(Noun):
     """Reading stored datasets and their cases; mixed into `Store`."""
 
-    def get_dataset(self, ref: str | int | DatasetInfo) -> DatasetInfo:
+    def get(self, ref: str | int | DatasetInfo) -> DatasetInfo:
         """A stored dataset by fingerprint (``name@abc123def456``), name (its latest import), content
         hash prefix (at least 6 hex), or id.
 
@@ -60,26 +61,28 @@ class DatasetsMixin(StoreBase):
         )
         done = " AND d.fingerprint NOT LIKE '%@pending-%'"
         if isinstance(ref, int):
-            row = self.query_one(select + "WHERE d.id = ?" + done, (ref,))
+            row = self._store.query_one(select + "WHERE d.id = ?" + done, (ref,))
             if row is None:
                 raise NotFoundError(f"no dataset with id {ref}; {self._dataset_listing()}")
             return _info(row)
         text = str(ref).strip()
         row = None
         if "@" in text:
-            row = self.query_one(select + "WHERE d.fingerprint = ?" + done, (text,))
+            row = self._store.query_one(select + "WHERE d.fingerprint = ?" + done, (text,))
             if row is None:
                 nm, _, prefix = text.rpartition("@")
                 if len(prefix) >= 4 and set(prefix.lower()) <= _HEX:
-                    rows = self.query(
+                    rows = self._store.query(
                         select + "WHERE d.name = ? AND d.content_hash LIKE ?" + done + " ORDER BY d.id DESC",
                         (nm, prefix.lower() + "%"),
                     )
                     row = rows[0] if rows else None
         if row is None:
-            row = self.query_one(select + "WHERE d.name = ?" + done + " ORDER BY d.id DESC LIMIT 1", (text,))
+            row = self._store.query_one(
+                select + "WHERE d.name = ?" + done + " ORDER BY d.id DESC LIMIT 1", (text,)
+            )
         if row is None and len(text) >= 6 and set(text.lower()) <= _HEX:
-            rows = self.query(
+            rows = self._store.query(
                 select + "WHERE d.content_hash LIKE ?" + done + " ORDER BY d.id DESC", (text.lower() + "%",)
             )
             if len({r["content_hash"] for r in rows}) > 1:
@@ -88,13 +91,13 @@ class DatasetsMixin(StoreBase):
                 )
             row = rows[0] if rows else None
         if row is None and text.isdigit():
-            row = self.query_one(select + "WHERE d.id = ?" + done, (int(text),))
+            row = self._store.query_one(select + "WHERE d.id = ?" + done, (int(text),))
         if row is None:
             raise NotFoundError(f"no dataset {text!r}; {self._dataset_listing(text)}")
         return _info(row)
 
     def _dataset_listing(self, near: str | None = None) -> str:
-        rows = self.query(
+        rows = self._store.query(
             "SELECT fingerprint, name FROM datasets WHERE fingerprint NOT LIKE '%@pending-%' ORDER BY id"
         )
         if not rows:
@@ -109,9 +112,9 @@ class DatasetsMixin(StoreBase):
         shown = [r["fingerprint"] for r in rows[-10:]]
         return "datasets: " + ", ".join(shown) + (" ..." if len(rows) > 10 else "")
 
-    def list_datasets(self, *, include_tries: bool = False) -> list[DatasetInfo]:
+    def all(self, *, include_tries: bool = False) -> list[DatasetInfo]:
         """Every stored dataset, oldest first; those only tries use are left out unless `include_tries`."""
-        rows = self.query(
+        rows = self._store.query(
             f"SELECT {_DATASET_COLUMNS} FROM datasets d LEFT JOIN mapping_profiles p ON p.id = d.profile_id "
             "WHERE d.fingerprint NOT LIKE '%@pending-%'"
             + ("" if include_tries else f" AND NOT {_IS_TRY_DATASET_SQL}")
@@ -126,9 +129,9 @@ class DatasetsMixin(StoreBase):
             ref: Fingerprint, name, hash prefix or id (see `get_dataset`).
             source_rows: Also parse each case's raw source row (set False when only the fields matter).
         """
-        info = self.get_dataset(ref)
+        info = self.get(ref)
         return _to_cases(
-            _plain_cursor(self.conn).execute(_cases_sql(source_rows), (info.id,)).fetchall(),
+            _plain_cursor(self._store.conn).execute(_cases_sql(source_rows), (info.id,)).fetchall(),
             info.source_columns,
         )
 
@@ -136,8 +139,8 @@ class DatasetsMixin(StoreBase):
         self, ref: str | int | DatasetInfo, *, batch: int = 1000, source_rows: bool = True
     ) -> Iterator[Case]:
         """The cases of a dataset one at a time, in file order, read `batch` rows at a time."""
-        info = self.get_dataset(ref)
-        cur = _plain_cursor(self.conn).execute(_cases_sql(source_rows), (info.id,))
+        info = self.get(ref)
+        cur = _plain_cursor(self._store.conn).execute(_cases_sql(source_rows), (info.id,))
         columns = info.source_columns
         while rows := cur.fetchmany(batch):
             yield from _to_cases(rows, columns)
@@ -147,24 +150,24 @@ class DatasetsMixin(StoreBase):
     ) -> dict[int, Case]:
         """The cases of a dataset at positions `start` to `stop` (excluded), by position: what a runner
         pass reads a page at a time instead of every case at once."""
-        info = self.get_dataset(ref)
+        info = self.get(ref)
         sql = (
             f"SELECT idx, {_case_columns(source_rows)} FROM cases "
             "WHERE dataset_id = ? AND idx >= ? AND idx < ? ORDER BY idx"
         )
-        rows = _plain_cursor(self.conn).execute(sql, (info.id, int(start), int(stop))).fetchall()
+        rows = _plain_cursor(self._store.conn).execute(sql, (info.id, int(start), int(stop))).fetchall()
         cases = _to_cases([r[1:] for r in rows], info.source_columns)
         return {r[0]: case for r, case in zip(rows, cases, strict=True)}
 
     def case_inputs(self, ref: str | int | DatasetInfo, case_ids: Iterable[str]) -> dict[str, Any]:
         """The inputs of some cases of a dataset by id (ids it does not hold are left out), read in chunks:
         what a list of a few thousand cases shows beside each id, without loading every case."""
-        info = self.get_dataset(ref)
+        info = self.get(ref)
         wanted = list(dict.fromkeys(str(c) for c in case_ids))
         out: dict[str, Any] = {}
         for start in range(0, len(wanted), 500):
             chunk = wanted[start : start + 500]
-            rows = self.query(
+            rows = self._store.query(
                 f"SELECT case_id, input FROM cases WHERE dataset_id = ? AND case_id IN ({','.join('?' * len(chunk))})",
                 (info.id, *chunk),
             )
@@ -177,15 +180,15 @@ class DatasetsMixin(StoreBase):
         Raises:
             NotFoundError: no such case; the message names close ids.
         """
-        info = self.get_dataset(ref)
-        row = self.query_one(
+        info = self.get(ref)
+        row = self._store.query_one(
             f"SELECT {', '.join(_CASE_COLUMNS)} FROM cases WHERE dataset_id = ? AND case_id = ?",
             (info.id, str(case_id)),
         )
         if row is None:
             ids = [
                 r[0]
-                for r in self.query(
+                for r in self._store.query(
                     "SELECT case_id FROM cases WHERE dataset_id = ? AND case_id LIKE ? LIMIT 200",
                     (info.id, str(case_id)[:2] + "%"),
                 )
@@ -207,9 +210,9 @@ class DatasetsMixin(StoreBase):
             One warning (kind ``conflicting_labels``) per such input, at its first row, in file order;
             at most `limit`. The message names two of its labels.
         """
-        info = self.get_dataset(ref)
+        info = self.get(ref)
         # MIN <> MAX finds the groups with two labels without tracking distinct values per group.
-        rows = self.query(
+        rows = self._store.query(
             "SELECT input, MIN(expected) AS low, MAX(expected) AS high, MIN(idx) AS first FROM cases "
             "WHERE dataset_id = ? AND expected IS NOT NULL "
             "GROUP BY input HAVING low <> high ORDER BY first LIMIT ?",
@@ -217,7 +220,7 @@ class DatasetsMixin(StoreBase):
         )
         out = []
         for row in rows:
-            (where,) = self.conn.execute(
+            (where,) = self._store.conn.execute(
                 "SELECT source_line FROM cases WHERE dataset_id = ? AND idx = ?", (info.id, row["first"])
             ).fetchone()
             out.append(
@@ -239,8 +242,8 @@ class DatasetsMixin(StoreBase):
             raise UsageError(
                 f"value_counts counts a text field: expected, domain, request_id or case_id; got {field!r}"
             )
-        info = self.get_dataset(ref)
-        rows = self.query(
+        info = self.get(ref)
+        rows = self._store.query(
             f"SELECT {field}, COUNT(*) FROM cases WHERE dataset_id = ? GROUP BY {field} ORDER BY COUNT(*) DESC, {field}",
             (info.id,),
         )
@@ -350,23 +353,23 @@ def import_dataset(
         'banking77@3f0c...'
     """
     with using_store(store) as s:
-        return s.import_dataset(path, profile, **options)
+        return s.datasets.import_file(path, profile, **options)
 
 
 def load_dataset(ref: str | int | DatasetInfo, store: Any = None) -> Dataset:
     """A stored dataset with its cases (fingerprint, name, hash prefix or id)."""
     with using_store(store) as s:
-        info = s.get_dataset(ref)
-        return Dataset(info, tuple(s.load_cases(info)))
+        info = s.datasets.get(ref)
+        return Dataset(info, tuple(s.datasets.load_cases(info)))
 
 
 def load_cases(ref: str | int | DatasetInfo, store: Any = None) -> list[Case]:
     """The cases of a stored dataset, in file order."""
     with using_store(store) as s:
-        return s.load_cases(ref)
+        return s.datasets.load_cases(ref)
 
 
 def list_datasets(store: Any = None, *, include_tries: bool = False) -> list[DatasetInfo]:
     """Every dataset in a store, oldest first (those only tries use when `include_tries`)."""
     with using_store(store) as s:
-        return s.list_datasets(include_tries=include_tries)
+        return s.datasets.all(include_tries=include_tries)

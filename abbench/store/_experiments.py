@@ -14,12 +14,14 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from abbench.errors import ExperimentError, NotFoundError, StoreError
-from abbench.store._base import StoreBase, current_user, dumps, inserted_id, loads, now_iso
+from abbench.store._base import current_user, dumps, inserted_id, loads, now_iso
+from abbench.store._noun import Noun
 from abbench.store._settings import RunSettings
 from abbench.types import Control, ExperimentStatus
 
 if TYPE_CHECKING:
     from abbench.store._spec import StoredExperimentSpec
+    from abbench.store._store import Store
 
 log = logging.getLogger(__name__)
 
@@ -217,10 +219,15 @@ def _zombie(pid: int) -> bool:
     return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] == b"Z"
 
 
-class ExperimentsMixin(StoreBase):
-    """Reading and writing experiments and arms; mixed into `Store`."""
+class Experiments(Noun):
+    """``store.experiments``: reading and writing experiments and arms, and the runner's claim on one."""
 
-    def insert_experiment(
+    def __init__(self, store: Store) -> None:
+        super().__init__(store)
+        # (name asked for, the experiments it matched): said once per store (`_note_same_name`)
+        self._same_name_noted: set[tuple[str, tuple[int, ...]]] = set()
+
+    def insert(
         self,
         *,
         name: str,
@@ -243,7 +250,7 @@ class ExperimentsMixin(StoreBase):
             ExperimentError: the (owner, skill, skill version, name) identity is taken.
         """
         now = now_iso()
-        taken = self.query_one(
+        taken = self._store.query_one(
             "SELECT id FROM experiments WHERE owner=? AND skill=? AND skill_version=? AND name=?",
             (owner, skill, skill_version, name),
         )
@@ -253,7 +260,7 @@ class ExperimentsMixin(StoreBase):
                 f"version {skill_version or '(none)'!r} (#{taken[0]}); choose another name, or reuse it "
                 "(--reuse / reuse=True) to continue that one"
             )
-        with self.transaction() as conn:
+        with self._store.transaction() as conn:
             cur = conn.execute(
                 "INSERT INTO experiments (name, owner, skill, skill_version, dataset_id, profile_id, spec, rounds, "
                 "priority, tags, gate, parent_id, created_at, updated_at, created_by) "
@@ -295,15 +302,15 @@ class ExperimentsMixin(StoreBase):
             )
         return exp_id
 
-    def find_experiment(self, *, owner: str, skill: str, skill_version: str, name: str) -> Experiment | None:
+    def find(self, *, owner: str, skill: str, skill_version: str, name: str) -> Experiment | None:
         """The experiment with exactly this identity, or None."""
-        row = self.query_one(
+        row = self._store.query_one(
             "SELECT id FROM experiments WHERE owner=? AND skill=? AND skill_version=? AND name=?",
             (owner, skill, skill_version, name),
         )
-        return self.get_experiment(row[0]) if row else None
+        return self.get(row[0]) if row else None
 
-    def get_experiment(self, ref: int | str | Experiment) -> Experiment:
+    def get(self, ref: int | str | Experiment) -> Experiment:
         """An experiment by id (``12`` or ``#12``), name, or ``NAME@<skill version>``.
 
         The one place an experiment is looked up by what a person typed (every command and the Python
@@ -321,12 +328,12 @@ class ExperimentsMixin(StoreBase):
         select = f"SELECT {_EXPERIMENT_COLUMNS} FROM experiments e JOIN datasets d ON d.id = e.dataset_id "
         rows: list[sqlite3.Row] = []
         if text.lstrip("#").isdigit():
-            rows = self.query(select + "WHERE e.id = ?", (int(text.lstrip("#")),))
+            rows = self._store.query(select + "WHERE e.id = ?", (int(text.lstrip("#")),))
             if not rows and text.startswith("#"):
                 raise NotFoundError(f"no experiment {text}; `abbench experiments` lists them")
             if rows:
                 return self._experiment_from_row(rows[0])
-        rows = self.query(select + "WHERE e.name = ? ORDER BY e.id DESC", (text,))
+        rows = self._store.query(select + "WHERE e.name = ? ORDER BY e.id DESC", (text,))
         if not rows and "@" in text:
             rows = self._by_skill_version(select, text)
         if not rows:
@@ -351,12 +358,14 @@ class ExperimentsMixin(StoreBase):
             if skill:
                 cond += " AND e.skill = ?"
                 params = (*params, skill)
-            rows += self.query(select + f"WHERE e.name = ? AND {cond} ORDER BY e.id DESC", (name, *params))
+            rows += self._store.query(
+                select + f"WHERE e.name = ? AND {cond} ORDER BY e.id DESC", (name, *params)
+            )
         return sorted({r[0]: r for r in rows}.values(), key=lambda r: -r[0])
 
     def _experiment_hint(self, text: str) -> str:
         """The closest stored names ("did you mean"), else where to look."""
-        names = [r[0] for r in self.query("SELECT DISTINCT name FROM experiments ORDER BY name")]
+        names = [r[0] for r in self._store.query("SELECT DISTINCT name FROM experiments ORDER BY name")]
         if not names:
             return "the store has no experiments yet; create one with `abbench create FILE.yaml`"
         close = difflib.get_close_matches(text.partition("@")[0], names, n=3, cutoff=0.6)
@@ -366,10 +375,7 @@ class ExperimentsMixin(StoreBase):
 
     def _note_same_name(self, text: str, rows: list[sqlite3.Row]) -> None:
         """Say once per store and name that `text` picked the latest of several experiments, and how to pick another."""
-        noted: set[tuple[str, tuple[int, ...]]] | None = getattr(self, "_same_name_noted", None)
-        if noted is None:
-            noted = set()
-            self._same_name_noted = noted
+        noted = self._same_name_noted
         key = (text, tuple(r[0] for r in rows))
         if key in noted:
             return
@@ -396,12 +402,14 @@ class ExperimentsMixin(StoreBase):
             name,
         )
 
-    def experiment_handle(self, exp: Experiment) -> str:
+    def handle(self, exp: Experiment) -> str:
         """The shortest text that names `exp` in a command: its name when no other has it, else ``#id``."""
-        (n,) = self.conn.execute("SELECT COUNT(*) FROM experiments WHERE name = ?", (exp.name,)).fetchone()
+        (n,) = self._store.conn.execute(
+            "SELECT COUNT(*) FROM experiments WHERE name = ?", (exp.name,)
+        ).fetchone()
         return exp.name if n == 1 else f"#{exp.id}"
 
-    def list_experiments(self, *, since: str | None = None, include_tries: bool = False) -> list[Experiment]:
+    def all(self, *, since: str | None = None, include_tries: bool = False) -> list[Experiment]:
         """Every experiment, newest first (created at or after `since`, an ISO date, when given).
 
         Tries (`abbench try`, `try_input`, tagged ``try``) are left out unless `include_tries`.
@@ -416,14 +424,14 @@ class ExperimentsMixin(StoreBase):
             where.append(f"NOT {IS_TRY_SQL}")
         if where:
             sql += " WHERE " + " AND ".join(where)
-        return [self._experiment_from_row(r) for r in self.query(sql + " ORDER BY e.id DESC", params)]
+        return [self._experiment_from_row(r) for r in self._store.query(sql + " ORDER BY e.id DESC", params)]
 
     def _experiment_from_row(self, r: sqlite3.Row) -> Experiment:
         definition = loads(r[8]) or {}
         settings = RunSettings.from_json(definition)
         arms = tuple(
             _arm(settings, a)
-            for a in self.query(
+            for a in self._store.query(
                 "SELECT id, name, position, agent, model, snapshot, params FROM arms "
                 "WHERE experiment_id=? ORDER BY position",
                 (r[0],),
@@ -469,7 +477,7 @@ class ExperimentsMixin(StoreBase):
         Only for additions that leave its identity and its runs as they are (a new grader, a budget); a
         different dataset, arm or round count is a new experiment (`clone_experiment`).
         """
-        with self.transaction() as conn:
+        with self._store.transaction() as conn:
             conn.execute(
                 "UPDATE experiments SET spec=?, updated_at=? WHERE id=?",
                 (dumps(_spec_json(spec)), now_iso(), exp_id),
@@ -481,14 +489,14 @@ class ExperimentsMixin(StoreBase):
         """Ask whoever runs the experiment to ``run``, ``pause`` or ``cancel`` (seen within a second)."""
         if control not in CONTROLS:
             raise ExperimentError(f"unknown control {control!r}; choose one of {', '.join(CONTROLS)}")
-        with self.transaction() as conn:
+        with self._store.transaction() as conn:
             conn.execute(
                 "UPDATE experiments SET control=?, updated_at=? WHERE id=?", (control, now_iso(), exp_id)
             )
 
     def get_control(self, exp_id: int) -> str:
         """The control state last asked for."""
-        row = self.query_one("SELECT control FROM experiments WHERE id=?", (exp_id,))
+        row = self._store.query_one("SELECT control FROM experiments WHERE id=?", (exp_id,))
         if row is None:
             raise NotFoundError(f"no experiment #{exp_id}")
         return str(row[0])
@@ -497,14 +505,14 @@ class ExperimentsMixin(StoreBase):
         """Record the experiment's status (created, running, paused, cancelled, finished, interrupted)."""
         if status not in STATUSES:
             raise ExperimentError(f"unknown status {status!r}")
-        with self.transaction() as conn:
+        with self._store.transaction() as conn:
             conn.execute(
                 "UPDATE experiments SET status=?, updated_at=? WHERE id=?", (status, now_iso(), exp_id)
             )
 
     def set_pause_reason(self, exp_id: int, reason: dict[str, Any] | None) -> None:
         """Record why the runner paused the experiment by itself (a budget reached), or clear it (None)."""
-        with self.transaction() as conn:
+        with self._store.transaction() as conn:
             conn.execute(
                 "UPDATE experiments SET pause_reason=?, updated_at=? WHERE id=?",
                 (None if reason is None else dumps(reason), now_iso(), exp_id),
@@ -512,7 +520,7 @@ class ExperimentsMixin(StoreBase):
 
     def set_executor(self, exp_id: int, where: dict[str, Any] | None) -> None:
         """Record where the experiment's agents run now (None: the local executor)."""
-        with self.transaction() as conn:
+        with self._store.transaction() as conn:
             conn.execute(
                 "UPDATE experiments SET executor=?, updated_at=? WHERE id=?",
                 (None if where is None else dumps(where), now_iso(), exp_id),
@@ -520,7 +528,7 @@ class ExperimentsMixin(StoreBase):
 
     def set_stop_reason(self, exp_id: int, reason: dict[str, Any] | None) -> None:
         """Record why the stopping rule stopped the experiment (its decision and figures), or clear it."""
-        with self.transaction() as conn:
+        with self._store.transaction() as conn:
             conn.execute(
                 "UPDATE experiments SET stop_reason=?, updated_at=? WHERE id=?",
                 (None if reason is None else dumps(reason), now_iso(), exp_id),
@@ -528,7 +536,7 @@ class ExperimentsMixin(StoreBase):
 
     def set_halt(self, exp_id: int, halt: dict[str, Any] | None) -> None:
         """Record why the experiment's runner stopped before the work was done (see `Experiment.halt`)."""
-        with self.transaction() as conn:
+        with self._store.transaction() as conn:
             conn.execute(
                 "UPDATE experiments SET halt=?, updated_at=? WHERE id=?",
                 (None if halt is None else dumps(halt), now_iso(), exp_id),
@@ -537,7 +545,7 @@ class ExperimentsMixin(StoreBase):
     def set_queued(self, exp_id: int, queued: dict[str, Any] | None) -> None:
         """Record the work a server's pool accepted for the experiment and has not started (or None:
         nothing is queued; see `Experiment.queued`)."""
-        with self.transaction() as conn:
+        with self._store.transaction() as conn:
             conn.execute(
                 "UPDATE experiments SET queued=?, updated_at=? WHERE id=?",
                 (None if queued is None else dumps(queued), now_iso(), exp_id),
@@ -546,7 +554,7 @@ class ExperimentsMixin(StoreBase):
     def leave_queued(self, exp_id: int, why: str) -> bool:
         """Say why the work queued for the experiment was not started (`Experiment.queued` keeps it,
         with ``not_started``, until a pass claims the experiment); False when nothing is queued."""
-        with self.transaction() as conn:
+        with self._store.transaction() as conn:
             cur = conn.execute(
                 "UPDATE experiments SET queued=json_set(queued, '$.not_started', ?), updated_at=? "
                 "WHERE id=? AND queued IS NOT NULL",
@@ -569,7 +577,7 @@ class ExperimentsMixin(StoreBase):
         now = time.time()
         host = socket.gethostname()
         queued = ", queued=NULL" if takes_queued else ""
-        with self.transaction() as conn:
+        with self._store.transaction() as conn:
             row = conn.execute(
                 "SELECT runner_pid, runner_host, heartbeat_at FROM experiments WHERE id=?", (exp_id,)
             ).fetchone()
@@ -596,7 +604,7 @@ class ExperimentsMixin(StoreBase):
 
     def beat_runner(self, exp_id: int) -> bool:
         """Refresh this process's runner claim on the experiment; False when it no longer holds it."""
-        with self.transaction() as conn:
+        with self._store.transaction() as conn:
             cur = conn.execute(
                 "UPDATE experiments SET heartbeat_at=? WHERE id=? AND runner_pid=? AND runner_host=?",
                 (time.time(), exp_id, os.getpid(), socket.gethostname()),
@@ -605,7 +613,7 @@ class ExperimentsMixin(StoreBase):
 
     def release_runner(self, exp_id: int) -> None:
         """Give up the runner claim (at the end of a run)."""
-        with self.transaction() as conn:
+        with self._store.transaction() as conn:
             conn.execute(
                 "UPDATE experiments SET runner_pid=NULL, runner_host=NULL, heartbeat_at=NULL "
                 "WHERE id=? AND runner_pid=? AND runner_host=?",
@@ -620,7 +628,7 @@ class ExperimentsMixin(StoreBase):
         Safe under concurrency: every caller proposes an id, only the first UPDATE finds the column
         empty, and everyone reads back the one that was stored.
         """
-        conn = conn or self.conn
+        conn = conn or self._store.conn
         row = conn.execute("SELECT batch_id FROM experiments WHERE id=?", (exp_id,)).fetchone()
         if row is None:
             raise NotFoundError(f"no experiment #{exp_id}")
@@ -632,7 +640,7 @@ class ExperimentsMixin(StoreBase):
                 "UPDATE experiments SET batch_id=? WHERE id=? AND batch_id IS NULL", (proposal, exp_id)
             )
         else:
-            with self.transaction() as c:
+            with self._store.transaction() as c:
                 c.execute(
                     "UPDATE experiments SET batch_id=? WHERE id=? AND batch_id IS NULL", (proposal, exp_id)
                 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from abbench.store._base import StoreBase
+from abbench.store._noun import Noun
 from abbench.types import RunState
 
 GRADING_ERROR = "grading_error"
@@ -62,7 +62,7 @@ class Failures:
     more_runs: int
 
 
-class FailuresMixin(StoreBase):
+class RunFailures(Noun):
     """The summary of an experiment's failed runs; mixed into `Store`."""
 
     def failures(self, exp_id: int, *, limit: int = 10) -> Failures:
@@ -72,7 +72,7 @@ class FailuresMixin(StoreBase):
         """
         groups: dict[tuple[str, str], list[tuple[str, int]]] = {}
         order: dict[tuple[str, str], tuple[int, int]] = {}  # (runs, first run id)
-        for kind, ftype, arm, n, first in self.query(
+        for kind, ftype, arm, n, first in self._store.query(
             f"SELECT {_KIND}, {_TYPE}, a.name, COUNT(*), MIN(r.id) FROM runs r JOIN arms a ON a.id = r.arm_id "
             f"WHERE {_FAILED} GROUP BY 1, 2, a.id ORDER BY MIN(r.id)",
             (exp_id,),
@@ -96,7 +96,7 @@ class FailuresMixin(StoreBase):
 
     def _failure_examples(self, exp_id: int) -> dict[tuple[str, str], tuple[str, str | None]]:
         """(kind, type) -> (case id, error) of the first failed run of each."""
-        rows = self.query(
+        rows = self._store.query(
             f"SELECT kind, ftype, case_id, error FROM (SELECT {_KIND} AS kind, {_TYPE} AS ftype, r.case_id, "
             f"r.error, ROW_NUMBER() OVER (PARTITION BY {_KIND}, {_TYPE} ORDER BY r.id) AS nth FROM runs r "
             f"WHERE {_FAILED}) WHERE nth = 1",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from abbench.store._base import StoreBase
+from abbench.store._noun import Noun
 from abbench.types import RunState
 
 _READING = (
@@ -40,7 +40,7 @@ class AnswerReading:
     reading: str
 
 
-class FormatsMixin(StoreBase):
+class AnswerFormats(Noun):
     """The answer readings of an experiment's runs."""
 
     def answer_readings(self, exp_id: int, arm_ids: Sequence[int] | None = None) -> list[AnswerReading]:
@@ -52,7 +52,7 @@ class FormatsMixin(StoreBase):
         if arm_ids is not None:
             where += f" AND r.arm_id IN ({', '.join('?' for _ in arm_ids)})"
             params += list(arm_ids)
-        rows = self.query(
+        rows = self._store.query(
             f"SELECT r.arm_id, r.case_idx, r.round, {_READING} AS reading FROM runs r "
             f"WHERE {where} AND reading IS NOT NULL ORDER BY r.arm_id, r.case_idx, r.round",
             params,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from abbench.store._base import StoreBase
+from abbench.store._noun import Noun
 from abbench.store._outcomes import EXECUTED_SQL, CaseOutcomes
 from abbench.store._results import (
     _MISSING,
@@ -154,10 +154,10 @@ class GraderVerdicts:
         return [(int(c), float(s)) for c, s in zip(self.case_idx[keep], self.score[keep], strict=True)]
 
 
-class GraderViewMixin(StoreBase):
+class GraderVerdictReads(Noun):
     """One grader's verdicts on an experiment's runs; mixed into `Store`."""
 
-    def grader_verdicts(self, exp_id: int, grader: str, arm_ids: Sequence[int]) -> GraderVerdicts:
+    def verdicts(self, exp_id: int, grader: str, arm_ids: Sequence[int]) -> GraderVerdicts:
         """The latest grade by `grader` of each run of these arms, as `GraderVerdicts`.
 
         Args:
@@ -169,7 +169,7 @@ class GraderViewMixin(StoreBase):
 
         ids = list(arm_ids)
         marks = ",".join("?" * len(ids)) or "NULL"
-        rows = _plain_cursor(self.conn).execute(
+        rows = _plain_cursor(self._store.conn).execute(
             f"SELECT r.arm_id, r.case_idx, r.round, {_VERDICT_SQL}, {_SCORE_SQL} FROM runs r "
             "LEFT JOIN grades g ON g.id = (SELECT MAX(id) FROM grades WHERE run_id = r.id AND grader = ? "
             f"AND other_run_id IS NULL) WHERE r.experiment_id = ? AND r.arm_id IN ({marks}) "

@@ -12,7 +12,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from abbench.store._base import StoreBase, loads
+from abbench.store._base import loads
+from abbench.store._noun import Noun
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,26 +102,26 @@ def _bool(value: int | None) -> bool | None:
     return None if value is None else bool(value)
 
 
-class GradesMixin(StoreBase):
+class GradeRecords(Noun):
     """Reading grades; mixed into `Store` (the runner's writer appends them)."""
 
-    def latest_grades(self, run_id: int) -> dict[str, Grade]:
+    def latest(self, run_id: int) -> dict[str, Grade]:
         """The latest grade of each grader on one run: ``{grader: grade}``."""
-        rows = self.conn.execute(
+        rows = self._store.conn.execute(
             f"SELECT {_SELECT} FROM latest_grades WHERE run_id=? ORDER BY grader, id", (run_id,)
         ).fetchall()
         return {g.grader: g for g in map(Grade.from_row, rows)}
 
-    def grade_history(self, run_id: int, grader: str | None = None) -> list[Grade]:
+    def history(self, run_id: int, grader: str | None = None) -> list[Grade]:
         """Every grade of a run (of one grader when given), oldest first — older grades stay readable."""
         sql = f"SELECT {_SELECT} FROM grades WHERE run_id=?"
         params: list[Any] = [run_id]
         if grader:
             sql += " AND grader=?"
             params.append(grader)
-        return [Grade.from_row(r) for r in self.conn.execute(sql + " ORDER BY id", params)]
+        return [Grade.from_row(r) for r in self._store.conn.execute(sql + " ORDER BY id", params)]
 
-    def grades(
+    def records(
         self, exp_id: int, *, grader: str | None = None, latest: bool = True, kind: str | None = None
     ) -> list[Grade]:
         """Grades of an experiment, oldest first: the latest per (run, other run, grader) by default, else
@@ -134,22 +135,22 @@ class GradesMixin(StoreBase):
         if kind:
             sql += " AND kind=?"
             params.append(kind)
-        return [Grade.from_row(r) for r in self.conn.execute(sql + " ORDER BY id", params)]
+        return [Grade.from_row(r) for r in self._store.conn.execute(sql + " ORDER BY id", params)]
 
-    def iter_grades(self, exp_id: int, *, chunk: int = 2000) -> Iterator[list[Grade]]:
+    def iter_records(self, exp_id: int, *, chunk: int = 2000) -> Iterator[list[Grade]]:
         """Every grade of an experiment (old ones included), oldest first, in chunks of `chunk`."""
-        cursor = self.conn.execute(
+        cursor = self._store.conn.execute(
             f"SELECT {_SELECT} FROM grades WHERE experiment_id=? ORDER BY id", (exp_id,)
         )
         while rows := cursor.fetchmany(chunk):
             yield [Grade.from_row(r) for r in rows]
 
-    def latest_grade_ids(self, exp_id: int) -> set[int]:
+    def latest_ids(self, exp_id: int) -> set[int]:
         """The ids of an experiment's latest grades (one per run, other run and grader)."""
-        rows = self.conn.execute("SELECT id FROM latest_grades WHERE experiment_id=?", (exp_id,))
+        rows = self._store.conn.execute("SELECT id FROM latest_grades WHERE experiment_id=?", (exp_id,))
         return {r[0] for r in rows}
 
-    def latest_grades_of_runs(
+    def latest_of_runs(
         self, exp_id: int, run_ids: Sequence[int], *, pairwise: Sequence[str] = ()
     ) -> list[Grade]:
         """The latest grades of an experiment on `run_ids`, by id; with `pairwise` grader names, also their
@@ -163,17 +164,17 @@ class GradesMixin(StoreBase):
         marks = ",".join("?" * len(run_ids))
         # `+experiment_id`: keep SQLite on the run index rather than scanning the experiment's grades
         sql = f"SELECT {_SELECT} FROM latest_grades WHERE +experiment_id=? AND run_id IN ({marks})"
-        grades = [Grade.from_row(r) for r in self.conn.execute(sql, (exp_id, *run_ids))]
+        grades = [Grade.from_row(r) for r in self._store.conn.execute(sql, (exp_id, *run_ids))]
         if pairwise:
             sql = (
                 f"SELECT {_SELECT} FROM latest_grades WHERE experiment_id=? AND grader IN "
                 f"({','.join('?' * len(pairwise))}) AND other_run_id IN ({marks}) AND run_id NOT IN ({marks})"
             )
             params = (exp_id, *pairwise, *run_ids, *run_ids)
-            grades += [Grade.from_row(r) for r in self.conn.execute(sql, params)]
+            grades += [Grade.from_row(r) for r in self._store.conn.execute(sql, params)]
         return sorted(grades, key=lambda g: g.id)
 
-    def latest_grade_fields_of_runs(
+    def latest_fields_of_runs(
         self, exp_id: int, run_ids: Sequence[int], columns: Sequence[str]
     ) -> list[tuple[Any, ...]]:
         """``(run_id, other_run_id, grader, *fields)`` of the grades `latest_grades_of_runs` gives (without
@@ -185,7 +186,7 @@ class GradesMixin(StoreBase):
         if unknown:
             raise ValueError(f"not grade columns: {sorted(unknown)}")
         marks = ",".join("?" * len(run_ids))
-        cursor = self.conn.cursor()
+        cursor = self._store.conn.cursor()
         cursor.row_factory = None  # plain tuples
         return cursor.execute(
             f"SELECT run_id, other_run_id, grader, {', '.join(columns)} FROM latest_grades "
@@ -193,7 +194,7 @@ class GradesMixin(StoreBase):
             (exp_id, *run_ids),
         ).fetchall()
 
-    def grader_summary(self, exp_id: int) -> list[tuple[str, str, int, int]]:
+    def summary(self, exp_id: int) -> list[tuple[str, str, int, int]]:
         """Each grader of an experiment's latest grades, in the order of its first one: ``(grader, kind
         of that first grade, whether any is successful, whether any successful one has a pass/fail
         verdict)``, the two flags 1 or 0.
@@ -202,7 +203,7 @@ class GradesMixin(StoreBase):
         answering it (every export asks them: a pass over 600,000 latest grades took 0.45 s); only a
         grader none of whose latest grades answers one is read whole for it.
         """
-        conn = self.conn
+        conn = self._store.conn
         names: list[str] = []
         (name,) = conn.execute("SELECT min(grader) FROM grades WHERE experiment_id=?", (exp_id,)).fetchone()
         while name is not None:
@@ -228,12 +229,12 @@ class GradesMixin(StoreBase):
             found.append((first[0], name, first[1], ok, verdict))
         return [(name, kind, ok, verdict) for _, name, kind, ok, verdict in sorted(found)]
 
-    def latest_pairwise_verdicts(self, exp_id: int) -> list[tuple[str, str | None, int, int]]:
+    def pairwise_verdicts(self, exp_id: int) -> list[tuple[str, str | None, int, int]]:
         """The latest successful pairwise verdicts of an experiment: ``(grader, verdict, arm id, other arm id)``.
 
         The arms are those of the grade's first and second run (the grade's ``a`` is its first run).
         """
-        rows = self.conn.execute(
+        rows = self._store.conn.execute(
             "SELECT g.grader, g.verdict, ra.arm_id, rb.arm_id FROM latest_grades g "
             "JOIN runs ra ON ra.id = g.run_id JOIN runs rb ON rb.id = g.other_run_id "
             "WHERE g.experiment_id=? AND g.kind='pairwise' AND g.status='ok'",
@@ -244,14 +245,14 @@ class GradesMixin(StoreBase):
     def has_verdicts(self, exp_id: int, grader: str | None = None) -> bool:
         """Whether any grader of the experiment (`grader`, when given) returned a pass/fail verdict (not
         only a score)."""
-        row = self.conn.execute(
+        row = self._store.conn.execute(
             "SELECT 1 FROM grades WHERE experiment_id=? AND status='ok' AND passed IS NOT NULL "
             "AND other_run_id IS NULL" + (" AND grader=?" if grader is not None else "") + " LIMIT 1",
             (exp_id,) if grader is None else (exp_id, grader),
         ).fetchone()
         return row is not None
 
-    def grade_table(self, exp_id: int, *, kinds: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    def table(self, exp_id: int, *, kinds: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """The latest grade of each (run, grader) with its run's arm, case and round.
 
         Args:
@@ -263,7 +264,7 @@ class GradesMixin(StoreBase):
         if kinds:
             where += " AND g.kind IN ({})".format(",".join("?" * len(kinds)))
             params.extend(kinds)
-        rows = self.conn.execute(
+        rows = self._store.conn.execute(
             "SELECT g.run_id, g.other_run_id, g.grader, g.kind, g.status, g.passed, g.score, g.verdict, "
             "g.dimensions, g.judge_cost, g.details, r.arm_id, r.case_idx, r.round "
             f"FROM latest_grades g JOIN runs r ON r.id = g.run_id WHERE {where} ORDER BY g.id",
@@ -291,7 +292,9 @@ class GradesMixin(StoreBase):
 
     def batches(self, exp_id: int) -> list[str]:
         """The distinct batch ids of an experiment's grades (one, by design)."""
-        rows = self.conn.execute("SELECT DISTINCT batch_id FROM grades WHERE experiment_id=?", (exp_id,))
+        rows = self._store.conn.execute(
+            "SELECT DISTINCT batch_id FROM grades WHERE experiment_id=?", (exp_id,)
+        )
         return [r[0] for r in rows]
 
     def judge_usage(self, exp_id: int) -> list[dict[str, Any]]:
@@ -302,7 +305,7 @@ class GradesMixin(StoreBase):
         ``input_tokens`` / ``output_tokens`` (spent), ``cached`` (grades whose judge replies all came
         from the response cache) and ``cost_saved`` (what those would have cost).
         """
-        rows = self.conn.execute(
+        rows = self._store.conn.execute(
             "SELECT grader, kind, COUNT(*), SUM(status='error'), GROUP_CONCAT(DISTINCT judge_model), "
             "COALESCE(SUM(judge_cost), 0), SUM(judge_model IS NOT NULL AND judge_cost IS NULL), "
             "COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0), TOTAL(cached), "

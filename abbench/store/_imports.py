@@ -22,7 +22,8 @@ from abbench._files import claimed_temp, sweep_stale
 from abbench._text import control_character
 from abbench.dataset import EXPECTED_KINDS, ContentHasher, DatasetInfo, ReportBuilder, fingerprint, gold_kind
 from abbench.errors import ImportFailed, UsageError
-from abbench.store._base import StoreBase, current_user, dumps, inserted_id, now_iso
+from abbench.store._base import current_user, dumps, inserted_id, now_iso
+from abbench.store._noun import Noun
 from abbench.types import Case
 
 if TYPE_CHECKING:
@@ -82,18 +83,10 @@ def _sha256_copy(src: Path, dst: Path | None) -> str:
     return sha.hexdigest()
 
 
-class ImportsMixin(StoreBase):
+class DatasetImports(Noun):
     """Importing files and saving cases as datasets; mixed into `Store`."""
 
-    if TYPE_CHECKING:  # provided by DatasetsMixin and ProfilesMixin (mypy checks that they agree)
-
-        def get_dataset(self, ref: str | int | DatasetInfo) -> DatasetInfo: ...
-
-        def save_profile(self, profile: MappingProfile, *, name: str | None = None) -> MappingProfile: ...
-
-        def resolve_profile(self, profile: Any) -> MappingProfile | None: ...
-
-    def import_dataset(
+    def import_file(
         self,
         path: str | os.PathLike[str],
         profile: MappingProfile | dict[str, Any] | str | os.PathLike[str] | None = None,
@@ -148,11 +141,11 @@ class ImportsMixin(StoreBase):
 
         src = Path(path).expanduser()
         check_data_file(src)
-        if self.read_only:
-            raise self.refuse_write(f"a dataset imported from {src.name}")
+        if self._store.read_only:
+            raise self._store.refuse_write(f"a dataset imported from {src.name}")
         if name is not None:
             name = _dataset_name(name)
-        given = self.resolve_profile(profile)
+        given = self._store.profiles.resolve(profile)
         plan = plan_import(src, given, recipe=recipe, format=format, sheet=sheet, header_row=header_row,
                            encoding=encoding, delimiter=delimiter, splits=splits)  # fmt: skip
         ds_name = name or default_name(src)
@@ -163,7 +156,7 @@ class ImportsMixin(StoreBase):
             ds_id = self._import_file(job)
         except _Reuse as reuse:
             return _reused(reuse.info, to_save, src.name, ds_name)
-        result = self.get_dataset(ds_id)
+        result = self._store.datasets.get(ds_id)
         log.info("imported %s: %d cases from %s", result.fingerprint, result.n_cases, src.name)
         return result
 
@@ -174,7 +167,7 @@ class ImportsMixin(StoreBase):
         content-addressed one only when the transaction commits.
         """
         src = job.src
-        uploads = self.path / "uploads"
+        uploads = self._store.path / "uploads"
         uploads.mkdir(exist_ok=True)
         sweep_stale(uploads, ".import-*")  # copies a killed import left (never a live import's)
         held, tmp = claimed_temp(uploads, prefix=".import-", suffix=src.suffix.lower())
@@ -182,7 +175,7 @@ class ImportsMixin(StoreBase):
         try:
             before = src.stat()
             source_sha = _sha256_copy(src, tmp)
-            with _gc_paused(), _foreign_keys_off(self.conn), self.transaction() as conn:
+            with _gc_paused(), _foreign_keys_off(self._store.conn), self._store.transaction() as conn:
                 ds_id = self._write_dataset(conn, job, source_sha)
                 after = src.stat()
                 if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
@@ -191,7 +184,9 @@ class ImportsMixin(StoreBase):
                 if not final.exists():
                     os.replace(tmp, final)
                     created = final
-                conn.execute("UPDATE datasets SET upload_path = ? WHERE id = ?", (self.relpath(final), ds_id))
+                conn.execute(
+                    "UPDATE datasets SET upload_path = ? WHERE id = ?", (self._store.relpath(final), ds_id)
+                )
             return ds_id
         except BaseException:
             if created is not None:
@@ -209,13 +204,13 @@ class ImportsMixin(StoreBase):
         Only for a process that has ended (a server's work process past its limits): a live one's
         files would be taken from under it.
         """
-        folders = list((self.path / "snapshots").glob(f".tmp-{pid}-*"))
+        folders = list((self._store.path / "snapshots").glob(f".tmp-{pid}-*"))
         for path in folders:
             shutil.rmtree(path, ignore_errors=True)
         # the copies of imported files no live process holds (`claimed_temp`): the stopped one's among them
-        return len(folders) + sweep_stale(self.path / "uploads", ".import-*")
+        return len(folders) + sweep_stale(self._store.path / "uploads", ".import-*")
 
-    def save_dataset(
+    def save(
         self,
         name: str,
         cases: Iterable[Case],
@@ -245,14 +240,14 @@ class ImportsMixin(StoreBase):
             Counter(c.expected for c in cases), declared=expected_kind, label_set=label_set
         ).to_json()
         fp = fingerprint(name, digest)
-        held = self.query_one("SELECT id FROM datasets WHERE fingerprint = ?", (fp,))
+        held = self._store.query_one("SELECT id FROM datasets WHERE fingerprint = ?", (fp,))
         if held is not None:
-            return DatasetInfo(**{**self.get_dataset(held[0]).__dict__, "reused": True})
-        with self.transaction() as conn:
+            return DatasetInfo(**{**self._store.datasets.get(held[0]).__dict__, "reused": True})
+        with self._store.transaction() as conn:
             # Looked up again under the write lock: another process may have saved the same cases since.
             held = conn.execute("SELECT id FROM datasets WHERE fingerprint = ?", (fp,)).fetchone()
             if held is not None:
-                return DatasetInfo(**{**self.get_dataset(held[0]).__dict__, "reused": True})
+                return DatasetInfo(**{**self._store.datasets.get(held[0]).__dict__, "reused": True})
             cur = conn.execute(
                 "INSERT INTO datasets (fingerprint, name, content_hash, n_cases, label_set, label_map, "
                 "expected_kind, read_options, created_at, created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -276,7 +271,7 @@ class ImportsMixin(StoreBase):
                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [_case_row(ds_id, i, c) for i, c in enumerate(cases)],
             )
-        return self.get_dataset(ds_id)
+        return self._store.datasets.get(ds_id)
 
     def _write_dataset(self, conn: sqlite3.Connection, job: _ImportJob, source_sha: str) -> int:
         """Insert the dataset of an import and its cases; its id.
@@ -306,13 +301,13 @@ class ImportsMixin(StoreBase):
             (digest, ds_id, fp, job.any_name),
         ).fetchone()
         if existing is not None:
-            raise _Reuse(self.get_dataset(existing[0]))
+            raise _Reuse(self._store.datasets.get(existing[0]))
         kind = gold_kind(counts, declared=profile.expected_kind, label_set=profile.label_set)
         if profile.label_set is not None and job.to_save.label_set is None:  # declared from the values
             kind = gold_kind(counts)
             kind = dataclasses.replace(kind, reason=f"{kind.reason}, declared as the label set at import")
         # Saved once the labels are settled, so that an import never leaves a version it did not use.
-        saved = self.save_profile(profile)
+        saved = self._store.profiles.save(profile)
         profile_id = conn.execute(
             "SELECT id FROM mapping_profiles WHERE name = ? AND version = ?", (saved.name, saved.version)
         ).fetchone()[0]

@@ -31,11 +31,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain, compress, cycle, repeat
 from operator import is_not
-from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
+from typing import Any, BinaryIO, Protocol
 
 from abbench.errors import StoreError
-from abbench.store._base import StoreBase
 from abbench.store._json_rows import JsonBlock, _JsonSlices
+from abbench.store._noun import Noun
 from abbench.store._sheet_rows import _named_joins
 from abbench.store._utf8 import check_utf8
 from abbench.store._workers import read_slices, worker_count
@@ -525,23 +525,10 @@ def _run_id(line: bytes) -> int:
     return int(line[line.index(b":") + 1 : line.index(b",")])
 
 
-class JsonLinesMixin(StoreBase):
+class JsonLines(Noun):
     """JSONL lines built inside SQLite (see the module docstring)."""
 
-    if TYPE_CHECKING:
-
-        def _case_slices(self, exp_id: int, chunk: int) -> tuple[list[dict[str, Any]], int]: ...
-
-        def _json_fallback(
-            self,
-            exp_id: int,
-            dataset_id: int,
-            graders: Sequence[str],
-            grade_fields: Sequence[str],
-            block: JsonBlock,
-        ) -> tuple[_JsonSlices, dict[str, Any]]: ...
-
-    def export_run_json_lines(
+    def json_lines(
         self,
         exp_id: int,
         dataset_id: int,
@@ -574,7 +561,7 @@ class JsonLinesMixin(StoreBase):
             out: The file the lines go to: worker processes write theirs into it themselves when it
                 is a regular file, and hand back no bytes (see `read_slices`).
         """
-        fallback, common = self._json_fallback(
+        fallback, common = self._store.exports._json_fallback(
             exp_id, dataset_id, [g for g, _, _ in graders], grade_fields, block
         )
         built = []
@@ -590,14 +577,14 @@ class JsonLinesMixin(StoreBase):
             "WHERE dataset_id = :dataset AND idx >= :start AND idx < :stop"
         )
         common |= {"experiment_json": json.dumps(experiment, ensure_ascii=False)}
-        cut, rows = self._case_slices(exp_id, chunk)
+        cut, rows = self._store.exports._case_slices(exp_id, chunk)
         slices = [common | s | {"arm_json": json.dumps(s["arm"], ensure_ascii=False)} for s in cut]
         job = _LineSlices(built[0], built[1], [k for k, _ in placed], fallback, values, cases)
         yield from read_slices(
             job,
             slices,
-            conn=lambda: self.conn,
-            uri=self.reader_uri(),
+            conn=lambda: self._store.conn,
+            uri=self._store.reader_uri(),
             workers=worker_count(rows),
             owner=_case_range,
             out=out,

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from abbench.store._analysis import EXPORT_RUN_COLUMNS
-from abbench.store._base import StoreBase
 from abbench.store._grades import GRADE_COLUMNS
+from abbench.store._noun import Noun
 from abbench.store._sheet_rows import _named_joins
 from abbench.store._workers import read_slices, worker_count
 
@@ -79,14 +79,10 @@ class _JsonSlices:
         return rows, found
 
 
-class JsonRowsMixin(StoreBase):
+class JsonBlocks(Noun):
     """JSONL lines made a slice at a time (see the module docstring)."""
 
-    if TYPE_CHECKING:
-
-        def _case_slices(self, exp_id: int, chunk: int) -> tuple[list[dict[str, Any]], int]: ...
-
-    def export_run_json_blocks(
+    def json_blocks(
         self,
         exp_id: int,
         dataset_id: int,
@@ -112,10 +108,14 @@ class JsonRowsMixin(StoreBase):
             ValueError: a field that is no grade column.
         """
         job, common = self._json_fallback(exp_id, dataset_id, graders, grade_fields, block)
-        cut, rows = self._case_slices(exp_id, chunk)
+        cut, rows = self._store.exports._case_slices(exp_id, chunk)
         slices = [common | s for s in cut]
         yield from read_slices(
-            job, slices, conn=lambda: self.conn, uri=self.reader_uri(), workers=worker_count(rows)
+            job,
+            slices,
+            conn=lambda: self._store.conn,
+            uri=self._store.reader_uri(),
+            workers=worker_count(rows),
         )
 
     def _json_fallback(

@@ -1,6 +1,6 @@
 """Store methods that read an experiment's runs for metrics and the review listing without their numbers.
 
-`ResultsMixin.load_runs` reads every column of every run. At 600,000 runs the costly part is Python
+`ResultsMixin.runs.table` reads every column of every run. At 600,000 runs the costly part is Python
 objects: a float per number, a string per answer. Metrics and the review listing look at each run's
 outcome, answer and a few yes/no questions (executed? a confidence given, below the threshold?
 evidence cited? skill read?); the numbers whose order matters to floating-point sums (cost, tokens,
@@ -17,7 +17,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from abbench.store._base import StoreBase
+from abbench.store._noun import Noun
 from abbench.store._outcomes import EXECUTED_SQL, KEPT_CODES, RunCodes
 from abbench.store._reads import in_asked_order, keep_read, read_in_snapshot
 from abbench.store._results import (
@@ -38,7 +38,6 @@ from abbench.store._results import (
 if TYPE_CHECKING:
     import numpy as np
 
-    from abbench.store._pages import StoreState
 
 MAX_ANSWER_CODES = 256
 """Above this many distinct answers, `load_run_flags` reads the answers as text (free-text answers)."""
@@ -81,16 +80,8 @@ def _wide_codes(text: str | None) -> np.ndarray:
     return codes
 
 
-class LightMixin(StoreBase):
+class RunFlags(Noun):
     """Runs read as packed codes (no numbers), and the usage numbers apart; mixed into `Store`."""
-
-    if TYPE_CHECKING:
-
-        def state_stamp(self) -> StoreState: ...
-        def _arm_ids(self, exp_id: int, arms: Sequence[str] | None) -> tuple[list[int], list[str]]: ...
-        def case_fields(
-            self, exp_id: int, case_idx: Sequence[int] | None = None, *, expected: bool = True
-        ) -> CaseFields: ...
 
     def load_run_flags(
         self, exp_id: int, *, arms: Sequence[str] | None = None, threshold: float = 0.5
@@ -112,13 +103,13 @@ class LightMixin(StoreBase):
             NotFoundError: no such experiment or arm.
         """
 
-        arm_ids, names = self._arm_ids(exp_id, arms)
+        arm_ids, names = self._store.runs._arm_ids(exp_id, arms)
         if not arm_ids:
             return _empty_table(exp_id, tuple(names), False)
         table = read_in_snapshot(
-            self.conn,
+            self._store.conn,
             lambda c: self._read_flags(c, exp_id, arm_ids, tuple(names), float(threshold)),
-            self.state_stamp,
+            self._store.state_stamp,
         )
         if table is None:
             return _empty_table(exp_id, tuple(names), False)
@@ -143,7 +134,7 @@ class LightMixin(StoreBase):
         n = int(code.size)
         if not n:
             return None
-        cases = self.case_fields(exp_id)
+        cases = self._store.runs.case_fields(exp_id)
         arm_id, case_idx, rnd = _keys(reader, n, cases, first_round, last_round)
         by_id = sorted(arm_ids)
         position = {a: i for i, a in enumerate(arm_ids)}
@@ -159,7 +150,7 @@ class LightMixin(StoreBase):
         # that hold them (kept beside the table: at 600,000 runs 64-bit copies cost 10 MB).
         keep_read(
             KEPT_CODES,
-            (str(self.db_path), exp_id),
+            (str(self._store.db_path), exp_id),
             lambda: RunCodes(
                 frozenset(arm_ids), _compact(arm_id), _compact(case_idx), outcome.copy(),
                 (flags & 1).astype(bool), score_code.astype(np.int8), known,
@@ -211,7 +202,7 @@ class LightMixin(StoreBase):
         import numpy as np
 
         where = f"experiment_id=? AND arm_id=? AND {EXECUTED_SQL}"
-        cursor = _plain_cursor(self.conn)
+        cursor = _plain_cursor(self._store.conn)
         n, *known = cursor.execute(
             "SELECT count(*), count(cost), count(input_tokens), count(output_tokens), count(latency_ms) "
             f"FROM runs WHERE {where}",
@@ -253,7 +244,7 @@ class LightMixin(StoreBase):
         if arm_ids is not None:
             where += " AND arm_id IN ({})".format(",".join("?" * len(arm_ids)))
             params.extend(arm_ids)
-        rows = _plain_cursor(self.conn).execute(
+        rows = _plain_cursor(self._store.conn).execute(
             f"SELECT case_idx, min(confidence) FROM runs WHERE {where} GROUP BY case_idx ORDER BY case_idx",
             params,
         )

@@ -34,7 +34,7 @@ from operator import is_not
 from typing import Any, BinaryIO
 
 from abbench.store._analysis import latest_grade_joins
-from abbench.store._base import StoreBase
+from abbench.store._noun import Noun
 from abbench.store._utf8 import check_utf8
 from abbench.store._workers import read_slices, worker_count
 
@@ -210,10 +210,10 @@ def _csv_values(
     ]
 
 
-class LinesMixin(StoreBase):
+class CsvLines(Noun):
     """Export lines built inside SQLite (see the module docstring)."""
 
-    def export_run_csv_lines(
+    def csv_lines(
         self,
         exp_id: int,
         dataset_id: int,
@@ -266,14 +266,19 @@ class LinesMixin(StoreBase):
         ]
         job = _CsvSlices(fast, careful, in_slice, _Shape(values, cell))
         yield from read_slices(
-            job, slices, conn=lambda: self.conn, uri=self.reader_uri(), workers=worker_count(rows), out=out
+            job,
+            slices,
+            conn=lambda: self._store.conn,
+            uri=self._store.reader_uri(),
+            workers=worker_count(rows),
+            out=out,
         )
 
     def _case_slices(self, exp_id: int, chunk: int) -> tuple[list[dict[str, Any]], int]:
         """An experiment's runs cut in export order (arm, round, a range of `chunk` cases), each slice
         ``{"arm_id", "arm", "round", "start", "stop"}`` (it may hold no run); and how many runs there are.
         Nothing is counted per slice: a few index seeks and one count."""
-        plan = self.conn.execute(
+        plan = self._store.conn.execute(
             "SELECT a.id, a.name, (SELECT group_concat(DISTINCT round) FROM runs WHERE experiment_id = ?), "
             "(SELECT max(case_idx) FROM runs WHERE experiment_id = ?) "
             "FROM arms a WHERE a.experiment_id = ? ORDER BY a.position",
@@ -285,7 +290,9 @@ class LinesMixin(StoreBase):
             for rnd in sorted(int(x) for x in (rounds or "").split(",") if x)
             for start in range(0, int(last or 0) + 1, chunk)
         ]
-        rows = self.conn.execute("SELECT count(*) FROM runs WHERE experiment_id = ?", (exp_id,)).fetchone()[0]
+        rows = self._store.conn.execute(
+            "SELECT count(*) FROM runs WHERE experiment_id = ?", (exp_id,)
+        ).fetchone()[0]
         return slices, rows
 
 

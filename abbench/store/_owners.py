@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from abbench.errors import StoreError
-from abbench.store._base import ACTING_USER, StoreBase, current_user, now_iso
+from abbench.store._base import ACTING_USER, current_user, now_iso
+from abbench.store._noun import Noun
 
 PEPPER_ENV = "ABBENCH_KEY_PEPPER"
 SCOPES = ("read", "run", "review", "admin")
@@ -181,17 +182,17 @@ def _key(row: Any) -> ApiKey:
 _TABLE = {"dataset": ("datasets", "fingerprint"), "snapshot": ("snapshots", "hash")}
 
 
-class OwnersMixin(StoreBase):
+class Keys(Noun):
     """Keys and holdings: `create_key`, `authenticate_key`, `grant`, `holds`, `held`."""
 
     _pepper: bytes | None = None
 
     def _key_pepper(self, create: bool) -> bytes:
         if self._pepper is None:
-            self._pepper = load_pepper(self.path, create=create)
+            self._pepper = load_pepper(self._store.path, create=create)
         return self._pepper
 
-    def create_key(
+    def create(
         self,
         owner: str,
         *,
@@ -208,7 +209,7 @@ class OwnersMixin(StoreBase):
         expires_at = parse_expiry(expires)
         pepper = self._key_pepper(create=True)
         key_id, secret = secrets.token_hex(6), secrets.token_urlsafe(30)
-        with self.transaction() as conn:
+        with self._store.transaction() as conn:
             conn.execute(
                 "INSERT INTO api_keys (key_id, owner, secret_hash, scopes, created_at, created_by, expires_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -222,50 +223,52 @@ class OwnersMixin(StoreBase):
                     expires_at,
                 ),
             )
-        return self.get_key(key_id), f"abk_{key_id}_{secret}"
+        return self.get(key_id), f"abk_{key_id}_{secret}"
 
-    def get_key(self, key_id: str) -> ApiKey:
+    def get(self, key_id: str) -> ApiKey:
         """The stored key `key_id` (the part after ``abk_``).
 
         Raises:
             StoreError: no such key.
         """
-        row = self.query_one("SELECT * FROM api_keys WHERE key_id=?", (key_id.removeprefix("abk_")[:12],))
+        row = self._store.query_one(
+            "SELECT * FROM api_keys WHERE key_id=?", (key_id.removeprefix("abk_")[:12],)
+        )
         if row is None:
-            raise StoreError(f"no key {key_id!r} in {self.path}; list them with abbench keys list")
+            raise StoreError(f"no key {key_id!r} in {self._store.path}; list them with abbench keys list")
         return _key(row)
 
-    def list_keys(self, owner: str | None = None) -> list[ApiKey]:
+    def all(self, owner: str | None = None) -> list[ApiKey]:
         """Every key (or `owner`'s), newest first."""
         sql = (
             "SELECT * FROM api_keys"
             + (" WHERE owner=?" if owner else "")
             + " ORDER BY created_at DESC, key_id"
         )
-        return [_key(r) for r in self.query(sql, (owner,) if owner else ())]
+        return [_key(r) for r in self._store.query(sql, (owner,) if owner else ())]
 
-    def revoke_key(self, key_id: str) -> ApiKey:
+    def revoke(self, key_id: str) -> ApiKey:
         """Revoke a key now (a server refuses it from its next request).
 
         Raises:
             StoreError: no such key.
         """
-        key = self.get_key(key_id)
-        with self.transaction() as conn:
+        key = self.get(key_id)
+        with self._store.transaction() as conn:
             conn.execute(
                 "UPDATE api_keys SET revoked_at=COALESCE(revoked_at, ?) WHERE key_id=?",
                 (now_iso(), key.key_id),
             )
-        return self.get_key(key.key_id)
+        return self.get(key.key_id)
 
-    def authenticate_key(self, token: str) -> ApiKey | None:
+    def authenticate(self, token: str) -> ApiKey | None:
         """The active key `token` is, or None (unknown, wrong secret, revoked, expired).
 
         Unknown keys cost the same HMAC as known ones, so timing does not tell them apart.
         """
         m = _KEY.match(token.strip())
         pepper = self._key_pepper(create=False)
-        row = self.query_one("SELECT * FROM api_keys WHERE key_id=?", (m.group(1),)) if m else None
+        row = self._store.query_one("SELECT * FROM api_keys WHERE key_id=?", (m.group(1),)) if m else None
         secret = m.group(2) if m else token
         ok = hmac.compare_digest(_digest(pepper, secret), row["secret_hash"] if row else _DUMMY_HASH)
         if not ok or row is None:
@@ -273,9 +276,9 @@ class OwnersMixin(StoreBase):
         key = _key(row)
         return key if key.active else None
 
-    def touch_key(self, key_id: str) -> None:
+    def touch(self, key_id: str) -> None:
         """Record that the key was used now (at most once a minute is enough: callers throttle)."""
-        with self.transaction() as conn:
+        with self._store.transaction() as conn:
             conn.execute("UPDATE api_keys SET last_used_at=? WHERE key_id=?", (now_iso(), key_id))
 
     # -- holdings ----------------------------------------------------------------------------------
@@ -287,7 +290,7 @@ class OwnersMixin(StoreBase):
         """
         table, column = _TABLE[kind]
         now = now_iso()
-        with self.transaction() as conn:
+        with self._store.transaction() as conn:
             row = conn.execute(f"SELECT created_by FROM {table} WHERE {column}=?", (ref,)).fetchone()
             if row is None:
                 raise StoreError(f"no {kind} {ref!r} to grant")
@@ -304,19 +307,20 @@ class OwnersMixin(StoreBase):
     def holds(self, kind: str, ref: str, owner: str) -> bool:
         """Whether `owner` may see the dataset or snapshot `ref` (see the module's docstring)."""
         table, column = _TABLE[kind]
-        rows = self.query("SELECT owner FROM holdings WHERE kind=? AND ref=?", (kind, ref))
+        rows = self._store.query("SELECT owner FROM holdings WHERE kind=? AND ref=?", (kind, ref))
         if rows:
             return any(r["owner"] == owner for r in rows)
-        row = self.query_one(f"SELECT created_by FROM {table} WHERE {column}=?", (ref,))
+        row = self._store.query_one(f"SELECT created_by FROM {table} WHERE {column}=?", (ref,))
         return row is not None and row["created_by"] == owner
 
     def held(self, kind: str, owner: str) -> set[str]:
         """The refs (fingerprints or hashes) of every dataset or snapshot `owner` may see."""
         table, column = _TABLE[kind]
         granted = {
-            r["ref"] for r in self.query("SELECT ref FROM holdings WHERE kind=? AND owner=?", (kind, owner))
+            r["ref"]
+            for r in self._store.query("SELECT ref FROM holdings WHERE kind=? AND owner=?", (kind, owner))
         }
-        local = self.query(
+        local = self._store.query(
             f"SELECT {column} AS ref FROM {table} t WHERE created_by=? AND NOT EXISTS "
             f"(SELECT 1 FROM holdings h WHERE h.kind=? AND h.ref=t.{column})",
             (owner, kind),

@@ -9,13 +9,12 @@ contain some words, matched inside SQLite).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from abbench.errors import UsageError
-from abbench.store._base import StoreBase
+from abbench.store._noun import Noun
 from abbench.store._runs import _RECORD_COLUMNS, RunRecord
 
 _FOLDS = "abbench_folds"
@@ -54,28 +53,6 @@ class RunPage:
     limit: int
 
 
-@dataclass(frozen=True)
-class StoreState:
-    """The state of the database as one connection sees it (`PagesMixin.state_stamp`).
-
-    Attributes:
-        conn: The connection the figures below are its own (another connection's are not comparable).
-        data_version: SQLite's ``PRAGMA data_version``: changes when another connection commits.
-        changes: The rows this connection wrote (``total_changes``), committed or not.
-        in_transaction: Whether the connection was inside a transaction (whose rows, once rolled
-            back, still count in `changes`: what was read inside one must not be kept).
-    """
-
-    conn: sqlite3.Connection = field(compare=False, repr=False)
-    data_version: int
-    changes: int
-    in_transaction: bool = False
-
-    def same(self, other: StoreState) -> bool:
-        """Whether nothing was written between the two, on the same connection."""
-        return self.conn is other.conn and self == other
-
-
 def _check_page(offset: int, limit: int) -> None:
     if offset < 0 or limit < 1:
         raise UsageError(f"a page needs offset >= 0 and limit >= 1 (got offset={offset}, limit={limit})")
@@ -92,14 +69,10 @@ def _run_filter(exp_id: int, states: Sequence[str] | None) -> tuple[str, list[An
     return where, params
 
 
-class PagesMixin(StoreBase):
+class RunPages(Noun):
     """Paged and streaming reads of long lists (see the module docstring)."""
 
-    if TYPE_CHECKING:  # provided by RunsMixin (mypy checks that they agree)
-
-        def _record(self, r: sqlite3.Row) -> RunRecord: ...
-
-    def run_page(
+    def page(
         self, exp_id: int, *, states: Sequence[str] | None = None, offset: int = 0, limit: int = 100
     ) -> RunPage:
         """One page of an experiment's runs (those in `states`, if given), in run id order, with the total.
@@ -111,15 +84,17 @@ class PagesMixin(StoreBase):
         """
         _check_page(offset, limit)
         where, params = _run_filter(exp_id, states)
-        total = self.query_one(f"SELECT count(*) FROM runs r WHERE {where.lstrip('+')}", params)
-        rows = self.query(
+        total = self._store.query_one(f"SELECT count(*) FROM runs r WHERE {where.lstrip('+')}", params)
+        rows = self._store.query(
             f"SELECT {_RECORD_COLUMNS} FROM runs r JOIN arms a ON a.id=r.arm_id WHERE {where} "
             "ORDER BY r.id LIMIT ? OFFSET ?",
             [*params, limit, offset],
         )
-        return RunPage(tuple(self._record(r) for r in rows), int(total[0]) if total else 0, offset, limit)
+        return RunPage(
+            tuple(self._store.runs._record(r) for r in rows), int(total[0]) if total else 0, offset, limit
+        )
 
-    def iter_run_pages(
+    def pages(
         self, exp_id: int, *, states: Sequence[str] | None = None, chunk: int = 2000
     ) -> Iterator[list[RunRecord]]:
         """Every run of an experiment (those in `states`, if given) in run id order, `chunk` at a time.
@@ -133,14 +108,14 @@ class PagesMixin(StoreBase):
         where, params = _run_filter(exp_id, states)
         after = -1
         while True:
-            rows = self.query(
+            rows = self._store.query(
                 f"SELECT {_RECORD_COLUMNS} FROM runs r JOIN arms a ON a.id=r.arm_id WHERE {where} "
                 "AND r.id > ? ORDER BY r.id LIMIT ?",
                 [*params, after, chunk],
             )
             if not rows:
                 return
-            yield [self._record(r) for r in rows]
+            yield [self._store.runs._record(r) for r in rows]
             if len(rows) < chunk:
                 return
             after = int(rows[-1][0])
@@ -160,7 +135,7 @@ class PagesMixin(StoreBase):
         folded = words.strip().casefold()
         if not folded:
             return set()
-        conn = self.conn
+        conn = self._store.conn
         conn.create_function(_FOLDS, 2, _folds, deterministic=True)
         cases = " OR ".join(_contains(c) for c in ("case_id", "input", "expected", "domain"))
         sql = f"SELECT idx FROM cases WHERE dataset_id=(SELECT dataset_id FROM experiments WHERE id=:e) AND ({cases})"
@@ -168,31 +143,3 @@ class PagesMixin(StoreBase):
             sql += f" UNION SELECT case_idx FROM runs WHERE experiment_id=:e AND {_contains('prediction')}"
         rows = conn.execute(sql, {"e": exp_id, "w": folded}).fetchall()
         return {int(r[0]) for r in rows}
-
-    def results_stamp(self) -> tuple[int, int, int]:
-        """What changes whenever a run or grade is written (the newest run, transition and grade ids).
-
-        Every change of a run's state is recorded as a transition and every verdict appended as a
-        grade, so a view may keep what it computed from the runs while the stamp stays the same.
-        """
-        row = self.query_one(
-            "SELECT (SELECT max(id) FROM runs), (SELECT max(id) FROM run_events), (SELECT max(id) FROM grades)"
-        )
-        return (0, 0, 0) if row is None else (int(row[0] or 0), int(row[1] or 0), int(row[2] or 0))
-
-    def state_stamp(self) -> StoreState:
-        """What changes whenever the database may have changed, as this thread's connection sees it.
-
-        ``PRAGMA data_version`` changes when another connection (another thread's, another
-        process's) commits; the connection's ``total_changes`` grows with each row it writes itself,
-        inside a transaction too. A view may keep what it computed while both stay the same on the
-        same connection, outside a transaction: rolled back rows still count in ``total_changes``, so
-        the figures read inside one must not be kept.
-        """
-        conn = self.conn
-        version = conn.execute("PRAGMA data_version").fetchone()[0]
-        return StoreState(conn, int(version), int(conn.total_changes), conn.in_transaction)
-
-    def query_plan(self, sql: str, params: Any = ()) -> list[str]:
-        """SQLite's plan for a query (``EXPLAIN QUERY PLAN``), one line per step: which index serves it."""
-        return [str(r[3]) for r in self.query(f"EXPLAIN QUERY PLAN {sql}", params)]

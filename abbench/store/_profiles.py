@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from abbench.dataset import ProfileInfo
 from abbench.errors import MappingError, NotFoundError, UsageError
-from abbench.store._base import StoreBase, current_user, dumps, loads, now_iso
+from abbench.store._base import current_user, dumps, loads, now_iso
+from abbench.store._noun import Noun
 
 if TYPE_CHECKING:
     from abbench.dataset import MappingProfile
@@ -19,10 +20,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class ProfilesMixin(StoreBase):
+class Profiles(Noun):
     """Saving and finding mapping profiles; mixed into `Store`."""
 
-    def save_profile(self, profile: MappingProfile, *, name: str | None = None) -> MappingProfile:
+    def save(self, profile: MappingProfile, *, name: str | None = None) -> MappingProfile:
         """Save a mapping profile under its name; return it with its version.
 
         Saving a profile that differs from the latest version of its name makes version n+1;
@@ -44,7 +45,7 @@ class ProfilesMixin(StoreBase):
             raise UsageError("a profile needs a name to be saved: save_profile(profile, name='...')")
         profile = profile.with_lookups_loaded(Path.cwd()).model_copy(update={"version": None})
         creator = current_user()
-        with self.transaction() as conn:
+        with self._store.transaction() as conn:
             # The same content as its creator's latest version of the name is that version; another
             # owner's profile of the name is never reused nor changed (the versions count on, globally).
             latest = conn.execute(
@@ -72,9 +73,7 @@ class ProfilesMixin(StoreBase):
         log.info("saved mapping profile %s", saved.ref)
         return saved
 
-    def get_profile(
-        self, name: str, version: int | None = None, *, owner: str | None = None
-    ) -> MappingProfile:
+    def get(self, name: str, version: int | None = None, *, owner: str | None = None) -> MappingProfile:
         """A saved profile: ``name`` (latest version), ``name@3``, or `name` with `version`.
 
         Args:
@@ -101,24 +100,26 @@ class ProfilesMixin(StoreBase):
         mine = "" if owner is None else " AND created_by = ?"
         of = () if owner is None else (owner,)
         if version is None:
-            row = self.query_one(
+            row = self._store.query_one(
                 f"SELECT * FROM mapping_profiles WHERE name = ?{mine} ORDER BY version DESC LIMIT 1",
                 (name, *of),
             )
         else:
-            row = self.query_one(
+            row = self._store.query_one(
                 f"SELECT * FROM mapping_profiles WHERE name = ? AND version = ?{mine}", (name, version, *of)
             )
         if row is None:
             versions = [
                 r[0]
-                for r in self.query(f"SELECT version FROM mapping_profiles WHERE name = ?{mine}", (name, *of))
+                for r in self._store.query(
+                    f"SELECT version FROM mapping_profiles WHERE name = ?{mine}", (name, *of)
+                )
             ]
             if versions:
                 raise NotFoundError(f"profile {name!r} has no version {version}; versions: {versions}")
             names = [
                 r[0]
-                for r in self.query(
+                for r in self._store.query(
                     "SELECT DISTINCT name FROM mapping_profiles"
                     + (" WHERE created_by = ?" if owner is not None else "")
                     + " ORDER BY name",
@@ -133,9 +134,9 @@ class ProfilesMixin(StoreBase):
             )
         return row
 
-    def list_profiles(self, *, all_versions: bool = False) -> list[ProfileInfo]:
+    def all(self, *, all_versions: bool = False) -> list[ProfileInfo]:
         """Saved profiles, by name: the latest version of each (or every version)."""
-        rows = self.query(
+        rows = self._store.query(
             "SELECT p.*, (SELECT COUNT(*) FROM mapping_profiles q WHERE q.name = p.name) AS n_versions, "
             "(SELECT COUNT(*) FROM datasets d WHERE d.profile_id = p.id) AS n_datasets "
             "FROM mapping_profiles p "
@@ -162,7 +163,7 @@ class ProfilesMixin(StoreBase):
             )
         return out
 
-    def resolve_profile(self, profile: Any) -> MappingProfile | None:
+    def resolve(self, profile: Any) -> MappingProfile | None:
         """The profile meant by `profile`: a `MappingProfile`, a dict, a ``.yaml``/``.json`` file, or a
         saved name (``name`` for the latest version, ``name@3``); None stays None.
 
@@ -180,4 +181,4 @@ class ProfilesMixin(StoreBase):
             return MappingProfile.from_file(path)
         if path.suffix.lower() in (".json", ".yaml", ".yml"):
             raise MappingError(f"no mapping profile file {path}")
-        return self.get_profile(text)
+        return self.get(text)

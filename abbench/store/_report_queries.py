@@ -125,7 +125,7 @@ def wrong_answers(store: Store, exp_id: int, arm: str, *, chunk: int = 200) -> I
     Raises:
         NotFoundError: no such experiment or arm.
     """
-    exp = store.get_experiment(exp_id)
+    exp = store.experiments.get(exp_id)
     arm_id = exp.arm(arm).id
     cursor = store.conn.execute(
         "SELECT r.case_idx, r.case_id, CAST(r.prediction AS TEXT), CAST(c.expected AS TEXT) "
@@ -162,7 +162,7 @@ def runs_facts(store: Store, exp_id: int) -> RunsProvenance:
     )
     assert cases is not None and scan is not None  # an aggregate without GROUP BY always has its row
     first, last, people, models = scan
-    arms = {a.id: a.name for a in store.get_experiment(exp_id).arms}
+    arms = {a.id: a.name for a in store.experiments.get(exp_id).arms}
     seen: dict[str, list[str]] = {}
     for pair in filter(None, json.loads(models)):
         arm_id, _, model = pair.partition(":")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from abbench._memo import Memo
 from abbench.errors import NotFoundError
-from abbench.store._base import StoreBase
+from abbench.store._noun import Noun
 from abbench.store._outcomes import (
     _SUM_NAMES,
     KEPT_CODES,
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-    from abbench.store._pages import StoreState
 
 OUTCOMES: tuple[str, ...] = tuple(o.value for o in RunOutcome)
 """What became of a run, by code (the index into this tuple):
@@ -360,7 +359,7 @@ def _json_lists(column: Sequence[Any]) -> np.ndarray:
 
 
 class _RunReader:
-    """The steps of `ResultsMixin.load_runs`: each reads one group of columns of the chosen runs.
+    """The steps of `ResultsMixin.runs.table`: each reads one group of columns of the chosen runs.
 
     Every query reads the runs in the order of the ``runs_results`` index (arm, case, round), so
     the columns line up without sorting.
@@ -490,17 +489,15 @@ _FIELDS: Memo[tuple[np.ndarray, list[np.ndarray]]] = Memo(4)
 read in."""
 
 
-class ResultsMixin(StoreBase):
+class RunResults(Noun):
     """Loading an experiment's results for metrics and comparisons; mixed into `Store`."""
 
-    if TYPE_CHECKING:
-
-        def state_stamp(self) -> StoreState: ...
-
     def _arm_ids(self, exp_id: int, arms: Sequence[str] | None) -> tuple[list[int], list[str]]:
-        rows = self.query("SELECT id, name FROM arms WHERE experiment_id=? ORDER BY position", (exp_id,))
+        rows = self._store.query(
+            "SELECT id, name FROM arms WHERE experiment_id=? ORDER BY position", (exp_id,)
+        )
         if not rows:
-            if self.query_one("SELECT 1 FROM experiments WHERE id=?", (exp_id,)) is None:
+            if self._store.query_one("SELECT 1 FROM experiments WHERE id=?", (exp_id,)) is None:
                 raise NotFoundError(f"no experiment #{exp_id}; `abbench experiments` lists them")
             return [], []
         if arms is None:
@@ -526,10 +523,10 @@ class ResultsMixin(StoreBase):
         """
         import numpy as np
 
-        row = self.query_one("SELECT dataset_id FROM experiments WHERE id=?", (exp_id,))
+        row = self._store.query_one("SELECT dataset_id FROM experiments WHERE id=?", (exp_id,))
         if row is None:
             raise NotFoundError(f"no experiment #{exp_id}; `abbench experiments` lists them")
-        cursor = _plain_cursor(self.conn)
+        cursor = _plain_cursor(self._store.conn)
         if case_idx is None:
             # Concatenated by SQLite: a hundred thousand positions in one value, not a row each.
             wanted = _int_list(
@@ -557,8 +554,8 @@ class ResultsMixin(StoreBase):
     def _dataset_fields(self, cursor: sqlite3.Cursor, dataset_id: int) -> tuple[np.ndarray, list[np.ndarray]]:
         """Position, then id, domain and gold of every case of a dataset, kept while nothing is written
         (`_FIELDS`): the results widget's figures and its comparison both read them."""
-        state = self.state_stamp()
-        key = (str(self.db_path), dataset_id)
+        state = self._store.state_stamp()
+        key = (str(self._store.db_path), dataset_id)
         if state.in_transaction:
             # What is read inside a transaction is kept only when it is a snapshot of `read_in_snapshot`
             # that nobody wrote beside (`keep_read`): metrics read the fields inside theirs.
@@ -572,7 +569,7 @@ class ResultsMixin(StoreBase):
             same=lambda kept, now: bool(kept.same(now)),
         )
 
-    def load_runs(self, exp_id: int, *, arms: Sequence[str] | None = None, text: bool = False) -> RunTable:
+    def table(self, exp_id: int, *, arms: Sequence[str] | None = None, text: bool = False) -> RunTable:
         """An experiment's runs as numpy columns (see `RunTable`), ordered by arm, case and round.
 
         Everything is read in one read transaction, so the columns agree with each other even while
@@ -591,7 +588,9 @@ class ResultsMixin(StoreBase):
         if not arm_ids:
             return _empty_table(exp_id, tuple(names), text)
         table = read_in_snapshot(
-            self.conn, lambda c: self._read_runs(c, exp_id, arm_ids, tuple(names), text), self.state_stamp
+            self._store.conn,
+            lambda c: self._read_runs(c, exp_id, arm_ids, tuple(names), text),
+            self._store.state_stamp,
         )
         if table is None:
             return _empty_table(exp_id, tuple(names), text)
@@ -666,7 +665,7 @@ class ResultsMixin(StoreBase):
         if counted is not None:
             return counted
         names = _SUM_NAMES if scores else _SUM_NAMES[:-3]
-        finished, rest = _read_sums(_plain_cursor(self.conn), exp_id, arm_ids, names)
+        finished, rest = _read_sums(_plain_cursor(self._store.conn), exp_id, arm_ids, names)
         return _case_sums(exp_id, finished, rest)
 
     def _counted_outcomes(
@@ -675,10 +674,10 @@ class ResultsMixin(StoreBase):
         """`case_outcomes` from the codes `load_run_flags` kept (`RunCodes`), counted per case, and the
         sums no code carries, read now; None when no codes of these arms are kept for the store's state,
         or when the store was written while the sums were read."""
-        state = self.state_stamp()
+        state = self._store.state_stamp()
         if state.in_transaction:
             return None
-        kept = KEPT_CODES.kept((str(self.db_path), exp_id), state, same=lambda a, b: bool(a.same(b)))
+        kept = KEPT_CODES.kept((str(self._store.db_path), exp_id), state, same=lambda a, b: bool(a.same(b)))
         if kept is None:
             return None
         counts = kept.counts.for_arms(self._arm_ids(exp_id, None)[0] if arm_ids is None else arm_ids)
@@ -698,8 +697,10 @@ class ResultsMixin(StoreBase):
         if not names:
             return counts.outcomes_with(exp_id, None, scores)
         groups = counts.groups()
-        finished, rest = read_in_snapshot(self.conn, lambda c: _read_sums(c, exp_id, arm_ids, names, groups))
-        if not self.state_stamp().same(state) or finished is None or rest is None:
+        finished, rest = read_in_snapshot(
+            self._store.conn, lambda c: _read_sums(c, exp_id, arm_ids, names, groups)
+        )
+        if not self._store.state_stamp().same(state) or finished is None or rest is None:
             return None  # written meanwhile: the sums may not be the counts'
         return counts.outcomes_with(exp_id, _case_sums(exp_id, finished, rest), scores)
 

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from abbench.errors import NotFoundError, UsageError
-from abbench.store._base import StoreBase, current_user, dumps, inserted_id, loads, now_iso
+from abbench.store._base import current_user, dumps, inserted_id, loads, now_iso
+from abbench.store._noun import Noun
 from abbench.types import REVIEW_VERDICTS
 
 
@@ -108,10 +109,10 @@ def _sample(row: Any) -> ReviewSample:
 _REVIEW_COLUMNS = "id, experiment_id, case_id, arm, run_id, verdict, note, reviewer, created_at"
 
 
-class ReviewsMixin(StoreBase):
+class Reviews(Noun):
     """Reading and writing reviews; mixed into `Store`."""
 
-    def insert_review(
+    def insert(
         self,
         exp_id: int,
         case_id: str,
@@ -137,13 +138,13 @@ class ReviewsMixin(StoreBase):
                 f"unknown review verdict {verdict!r}{hint}; choose one of {', '.join(REVIEW_VERDICTS)}"
             )
         case_id = str(case_id)
-        exists = self.query_one(
+        exists = self._store.query_one(
             "SELECT 1 FROM runs WHERE experiment_id=? AND case_id=? LIMIT 1", (exp_id, case_id)
         )
         if exists is None:
             ids = [
                 r[0]
-                for r in self.query(
+                for r in self._store.query(
                     "SELECT DISTINCT case_id FROM runs WHERE experiment_id=? AND case_id LIKE ? LIMIT 500",
                     (exp_id, case_id[:2] + "%"),
                 )
@@ -153,18 +154,18 @@ class ReviewsMixin(StoreBase):
             raise NotFoundError(f"experiment #{exp_id} has no case {case_id!r}{hint}")
         arm_id = None
         if arm is not None:
-            row = self.query_one("SELECT id FROM arms WHERE experiment_id=? AND name=?", (exp_id, arm))
+            row = self._store.query_one("SELECT id FROM arms WHERE experiment_id=? AND name=?", (exp_id, arm))
             if row is None:
                 names = [
                     r[0]
-                    for r in self.query(
+                    for r in self._store.query(
                         "SELECT name FROM arms WHERE experiment_id=? ORDER BY position", (exp_id,)
                     )
                 ]
                 raise NotFoundError(f"experiment #{exp_id} has no arm {arm!r}; its arms: {', '.join(names)}")
             arm_id = row[0]
         if run_id is not None:
-            row = self.query_one(
+            row = self._store.query_one(
                 "SELECT r.case_id, a.name, r.arm_id FROM runs r JOIN arms a ON a.id = r.arm_id "
                 "WHERE r.id=? AND r.experiment_id=?",
                 (int(run_id), exp_id),
@@ -176,27 +177,27 @@ class ReviewsMixin(StoreBase):
             if arm_id is not None and row[2] != arm_id:
                 raise UsageError(f"run {run_id} is of arm {row[1]!r}, not {arm!r}")
             arm = row[1]
-        with self.transaction() as conn:
+        with self._store.transaction() as conn:
             cur = conn.execute(
                 "INSERT INTO reviews (experiment_id, case_id, arm, run_id, verdict, note, reviewer, created_at) "
                 "VALUES (?,?,?,?,?,?,?,?)",
                 (exp_id, case_id, arm, run_id, verdict, note, reviewer or current_user(), now_iso()),
             )
             review_id = inserted_id(cur)
-        return self.get_review(review_id)
+        return self.get(review_id)
 
-    def get_review(self, review_id: int) -> Review:
+    def get(self, review_id: int) -> Review:
         """One review by id.
 
         Raises:
             NotFoundError: no review has that id.
         """
-        row = self.query_one(f"SELECT {_REVIEW_COLUMNS} FROM reviews WHERE id=?", (review_id,))
+        row = self._store.query_one(f"SELECT {_REVIEW_COLUMNS} FROM reviews WHERE id=?", (review_id,))
         if row is None:
             raise NotFoundError(f"no review {review_id}")
         return Review(*row)
 
-    def list_reviews(
+    def all(
         self,
         exp_id: int,
         *,
@@ -230,7 +231,7 @@ class ReviewsMixin(StoreBase):
             )
         else:
             sql = f"SELECT {_REVIEW_COLUMNS} FROM reviews WHERE {condition} ORDER BY id"
-        return [Review(*r) for r in self.query(sql, params)]
+        return [Review(*r) for r in self._store.query(sql, params)]
 
     def judged_runs(self, exp_id: int, arm: str | None = None) -> list[tuple[int, str, str, bool]]:
         """The runs with a verdict (graded right or wrong), by id: (run id, arm, case id, passed)."""
@@ -245,10 +246,10 @@ class ReviewsMixin(StoreBase):
             params.append(arm)
         return [
             (int(r[0]), str(r[1]), str(r[2]), r[3] == "pass")
-            for r in self.query(sql + " ORDER BY r.id", params)
+            for r in self._store.query(sql + " ORDER BY r.id", params)
         ]
 
-    def insert_review_sample(
+    def insert_sample(
         self,
         exp_id: int,
         *,
@@ -259,29 +260,31 @@ class ReviewsMixin(StoreBase):
         grader: str | None = None,
     ) -> ReviewSample:
         """Record a random sample of judged runs drawn for review."""
-        with self.transaction() as conn:
+        with self._store.transaction() as conn:
             cur = conn.execute(
                 f"INSERT INTO review_samples ({_SAMPLE_COLUMNS.removeprefix('id, ')}) VALUES (?,?,?,?,?,?,?,?,?)",
                 (exp_id, arm, int(seed), len(run_ids), population, dumps(list(run_ids)), grader, current_user(),
                  now_iso()),
             )  # fmt: skip
             sample_id = inserted_id(cur)
-        return self.get_review_sample(sample_id)
+        return self.get_sample(sample_id)
 
-    def get_review_sample(self, sample_id: int) -> ReviewSample:
+    def get_sample(self, sample_id: int) -> ReviewSample:
         """One review sample by id.
 
         Raises:
             NotFoundError: no sample has that id.
         """
-        row = self.query_one(f"SELECT {_SAMPLE_COLUMNS} FROM review_samples WHERE id=?", (int(sample_id),))
+        row = self._store.query_one(
+            f"SELECT {_SAMPLE_COLUMNS} FROM review_samples WHERE id=?", (int(sample_id),)
+        )
         if row is None:
             raise NotFoundError(f"no review sample #{sample_id}")
         return _sample(row)
 
-    def review_samples(self, exp_id: int) -> list[ReviewSample]:
+    def samples(self, exp_id: int) -> list[ReviewSample]:
         """The experiment's review samples, oldest first."""
-        rows = self.query(
+        rows = self._store.query(
             f"SELECT {_SAMPLE_COLUMNS} FROM review_samples WHERE experiment_id=? ORDER BY id", (exp_id,)
         )
         return [_sample(r) for r in rows]
@@ -291,7 +294,7 @@ class ReviewsMixin(StoreBase):
         out: dict[int, tuple[int, str]] = {}
         for start in range(0, len(run_ids), 500):
             chunk = [int(i) for i in run_ids[start : start + 500]]
-            rows = self.query(
+            rows = self._store.query(
                 "SELECT r.id, r.case_idx, a.name FROM runs r JOIN arms a ON a.id = r.arm_id "
                 f"WHERE r.experiment_id=? AND r.id IN ({','.join('?' * len(chunk))})",
                 [exp_id, *chunk],

@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from abbench.errors import NotFoundError
-from abbench.store._base import StoreBase, loads
+from abbench.store._base import loads
+from abbench.store._noun import Noun
 from abbench.types import AgentOutput, AttemptOutcome, RunState, Usage, run_outcome
 
 if TYPE_CHECKING:
-    from abbench.store._attempts import ArmSpend
+    pass
 
 INTERRUPTED = "interrupted"
 """failure_type of a run whose process stopped before its execution finished."""
@@ -172,7 +173,7 @@ _WORK_PAGE_SQL = (
     f"WHERE experiment_id = :e AND case_idx >= :lo AND case_idx < :hi AND round = :r AND {_WORK_STATES} "
     "ORDER BY case_idx, arm_id"
 )
-"""One page of `RunsMixin.work_pages`: a range of cases of one round, on the (experiment, case, round)
+"""One page of `RunsMixin.runs.work_pages`: a range of cases of one round, on the (experiment, case, round)
 index (the state index would walk every pending run of the experiment for each page)."""
 
 _BOUNDS_SQL = (
@@ -180,20 +181,16 @@ _BOUNDS_SQL = (
     "FROM (SELECT MIN(case_idx) AS lo FROM runs WHERE experiment_id = :e) "
     "LEFT JOIN runs ON experiment_id = :e AND case_idx = lo"
 )
-"""The cases and rounds `RunsMixin.work_pages` pages through, in seeks of the (experiment, case, round)
+"""The cases and rounds `RunsMixin.runs.work_pages` pages through, in seeks of the (experiment, case, round)
 index: one statement taking the four bounds at once walked its 600,000 entries (120 ms before the first
 agent call). The rounds are those of the first case: runs are made for every case in every round
-(`RunsMixin.create_runs`), so they are every case's."""
+(`RunsMixin.runs.create`), so they are every case's."""
 
 
-class RunsMixin(StoreBase):
+class RunRecords(Noun):
     """Reading and writing runs; mixed into `Store`."""
 
-    if TYPE_CHECKING:  # provided by AttemptsMixin (mypy checks that they agree)
-
-        def attempt_spend(self, exp_id: int) -> dict[int, ArmSpend]: ...
-
-    def create_runs(
+    def create(
         self, exp_id: int, arm_ids: Sequence[int], cases: Sequence[tuple[int, str]], rounds: int
     ) -> int:
         """One pending run per case × round × arm (inside the caller's transaction); returns how many."""
@@ -203,13 +200,13 @@ class RunsMixin(StoreBase):
             for idx, case_id in cases
             for rnd in range(rounds)
         ]
-        with self.transaction() as conn:
+        with self._store.transaction() as conn:
             conn.executemany(
                 "INSERT INTO runs (experiment_id, arm_id, case_idx, case_id, round) VALUES (?,?,?,?,?)", rows
             )
         return len(rows)
 
-    def run_counts(self, exp_id: int) -> dict[str, dict[str, int]]:
+    def counts(self, exp_id: int) -> dict[str, dict[str, int]]:
         """Runs per arm and state: ``{"control": {"pass": 10, "fail": 2, ...}, ...}`` (every state present).
 
         One statement over three indexes, never the wide rows (a poll of a running experiment asks for
@@ -218,13 +215,13 @@ class RunsMixin(StoreBase):
         """
         names = {
             arm_id: name
-            for arm_id, name in self.query(
+            for arm_id, name in self._store.query(
                 "SELECT id, name FROM arms WHERE experiment_id=? ORDER BY position", (exp_id,)
             )
         }
         counts = {name: {s.value: 0 for s in RunState} for name in names.values()}
         totals: dict[str, int] = {}
-        for arm_id, state, n in self.query(_COUNTS_SQL, {"e": exp_id}):
+        for arm_id, state, n in self._store.query(_COUNTS_SQL, {"e": exp_id}):
             arm = counts.setdefault(names[arm_id], {s.value: 0 for s in RunState})
             if state:
                 arm[state] = n
@@ -235,7 +232,7 @@ class RunsMixin(StoreBase):
             arm[RunState.PENDING] = total - sum(n for state, n in arm.items() if state != RunState.PENDING)
         return counts
 
-    def error_runs(self, exp_id: int) -> dict[int, tuple[str, str]]:
+    def errors(self, exp_id: int) -> dict[int, tuple[str, str]]:
         """Finished runs that got no verdict: ``{run id: (arm, RunOutcome.EXECUTION_FAILED |
         RunOutcome.GRADING_FAILED | RunOutcome.SCORED)}`` (scored: in ``pass`` with a score alone).
 
@@ -244,7 +241,7 @@ class RunsMixin(StoreBase):
         """
         return {
             run_id: (arm, run_outcome(state, ftype, None))
-            for run_id, arm, state, ftype in self.query(
+            for run_id, arm, state, ftype in self._store.query(
                 "SELECT r.id, a.name, r.state, r.failure_type FROM runs r JOIN arms a ON a.id = r.arm_id "
                 "WHERE r.experiment_id=? AND r.state IN (?, ?) AND (r.failure_type IS NOT NULL OR r.passed IS NULL)",
                 (exp_id, RunState.FAIL, RunState.PASS),
@@ -263,9 +260,9 @@ class RunsMixin(StoreBase):
         params: list[Any] = [exp_id, *states]
         if run_ids is not None:
             ids = set(run_ids)
-            rows = [r for r in self.query(sql, params) if r[0] in ids]
+            rows = [r for r in self._store.query(sql, params) if r[0] in ids]
         else:
-            rows = self.query(sql + " ORDER BY r.round, r.case_idx, r.arm_id", params)
+            rows = self._store.query(sql + " ORDER BY r.round, r.case_idx, r.arm_id", params)
         return [WorkItem(*r) for r in rows]
 
     def count_work(self, exp_id: int, *, at_most: int | None = None) -> int:
@@ -278,9 +275,11 @@ class RunsMixin(StoreBase):
         ``min(count, at_most)``).
         """
         if at_most is None:
-            row = self.query_one(_COUNT_WORK_SQL, {"e": exp_id})
+            row = self._store.query_one(_COUNT_WORK_SQL, {"e": exp_id})
         else:
-            row = self.query_one(f"SELECT COUNT(*) FROM ({_WORK_SQL} LIMIT :n)", {"e": exp_id, "n": at_most})
+            row = self._store.query_one(
+                f"SELECT COUNT(*) FROM ({_WORK_SQL} LIMIT :n)", {"e": exp_id, "n": at_most}
+            )
         return int(row[0]) if row is not None else 0
 
     def work_pages(self, exp_id: int, *, page_cases: int = 2000) -> Iterator[list[WorkItem]]:
@@ -291,11 +290,11 @@ class RunsMixin(StoreBase):
         over 600,000 runs holds a page of them, never the whole list. A run is read when its page is,
         so its state is the one stored then; the pages are disjoint ranges, so none is read twice.
         """
-        bounds = self.query_one(_BOUNDS_SQL, {"e": exp_id})
+        bounds = self._store.query_one(_BOUNDS_SQL, {"e": exp_id})
         if bounds is None or bounds[0] is None:
             return
         low, high, first_round, last_round = bounds
-        cur = self.conn.cursor()
+        cur = self._store.conn.cursor()
         cur.row_factory = None  # plain tuples: a `sqlite3.Row` per run costs more than its work item
         step = max(1, int(page_cases))
         for rnd in range(first_round, last_round + 1):
@@ -305,14 +304,14 @@ class RunsMixin(StoreBase):
 
     def interrupted_items(self, exp_id: int) -> list[WorkItem]:
         """Execution failures left by a crash or kill; resuming the experiment runs them again."""
-        rows = self.query(
+        rows = self._store.query(
             "SELECT id, arm_id, case_idx, case_id, round, state, attempts, grade_attempts FROM runs "
             "WHERE experiment_id=? AND state=? AND failure_type=? ORDER BY round, case_idx, arm_id",
             (exp_id, RunState.FAIL, INTERRUPTED),
         )
         return [WorkItem(*r) for r in rows]
 
-    def reconcile_runs(self, exp_id: int) -> Reconciled:
+    def reconcile(self, exp_id: int) -> Reconciled:
         """Turn a crashed process's leftovers into actionable states (docs/ARCHITECTURE.md, "Run states").
 
         A run with no finished execution (``running``) becomes an execution failure of type
@@ -321,7 +320,7 @@ class RunsMixin(StoreBase):
         Only call this when no live process is running the experiment.
         """
         now = time.time()
-        with self.transaction() as conn:
+        with self._store.transaction() as conn:
             running = [
                 r[0]
                 for r in conn.execute(
@@ -379,7 +378,7 @@ class RunsMixin(StoreBase):
     def cancel_pending(self, exp_id: int) -> int:
         """Cancel every run of the experiment that has not started; returns how many."""
         now = time.time()
-        with self.transaction() as conn:
+        with self._store.transaction() as conn:
             ids = [
                 r[0]
                 for r in conn.execute(
@@ -396,13 +395,13 @@ class RunsMixin(StoreBase):
             )
         return len(ids)
 
-    def reset_runs(self, run_ids: Sequence[int], detail: str = "re-run") -> int:
+    def reset(self, run_ids: Sequence[int], detail: str = "re-run") -> int:
         """Send runs back to ``pending`` for re-execution (their old grades stay readable)."""
         if not run_ids:
             return 0
         now = time.time()
         sets = ", ".join(f"{c}=NULL" for c in _RESET)
-        with self.transaction() as conn:
+        with self._store.transaction() as conn:
             states = dict(
                 conn.execute(
                     "SELECT id, state FROM runs WHERE id IN ({})".format(",".join("?" * len(run_ids))),
@@ -419,7 +418,7 @@ class RunsMixin(StoreBase):
             )
         return len(states)
 
-    def select_runs(
+    def select(
         self,
         exp_id: int,
         *,
@@ -453,24 +452,24 @@ class RunsMixin(StoreBase):
         if arms:
             where.append("a.name IN ({})".format(",".join("?" * len(arms))))
             params.extend(arms)
-        rows = self.query(
+        rows = self._store.query(
             f"SELECT r.id FROM runs r JOIN arms a ON a.id=r.arm_id WHERE {' AND '.join(where)} ORDER BY r.id",
             params,
         )
         return [r[0] for r in rows]
 
-    def get_run(self, run_id: int) -> RunRecord:
+    def get(self, run_id: int) -> RunRecord:
         """One run with its execution.
 
         Raises:
             NotFoundError: no run has that id.
         """
-        rows = self.runs(run_ids=[run_id])
+        rows = self.records(run_ids=[run_id])
         if not rows:
             raise NotFoundError(f"no run {run_id}")
         return rows[0]
 
-    def runs(
+    def records(
         self,
         exp_id: int | None = None,
         *,
@@ -492,14 +491,14 @@ class RunsMixin(StoreBase):
         sql = f"SELECT {_RECORD_COLUMNS} FROM runs r JOIN arms a ON a.id=r.arm_id"
         if where:
             sql += " WHERE " + " AND ".join(where)
-        return [self._record(r) for r in self.query(sql + " ORDER BY r.id", params)]
+        return [self._record(r) for r in self._store.query(sql + " ORDER BY r.id", params)]
 
-    def iter_runs(self, exp_id: int, *, chunk: int = 2000) -> Iterator[list[RunRecord]]:
+    def iter_records(self, exp_id: int, *, chunk: int = 2000) -> Iterator[list[RunRecord]]:
         """An experiment's runs in chunks of `chunk`, in arm, round, case, id order: what an export lists.
 
         One query read as it goes, so memory holds one chunk however many runs there are.
         """
-        cursor = self.conn.execute(
+        cursor = self._store.conn.execute(
             f"SELECT {_RECORD_COLUMNS} FROM runs r JOIN arms a ON a.id=r.arm_id WHERE r.experiment_id=? "
             "ORDER BY a.position, r.round, r.case_idx, r.id",
             (exp_id,),
@@ -507,27 +506,27 @@ class RunsMixin(StoreBase):
         while rows := cursor.fetchmany(chunk):
             yield [self._record(r) for r in rows]
 
-    def run_slice(self, exp_id: int, offset: int, limit: int) -> list[RunRecord]:
+    def slice(self, exp_id: int, offset: int, limit: int) -> list[RunRecord]:
         """Runs `offset` to `offset + limit` of an experiment, in `iter_runs`' order (arm, round, case, id).
 
         The order is taken over the narrow unique index and only the page's rows are read whole: a page
         of a large experiment costs its own rows, not a sort of every run with its outputs.
         """
-        with self.reading():
+        with self._store.reading():
             ids = [
                 r[0]
-                for r in self.query(
+                for r in self._store.query(
                     "SELECT r.id FROM runs r JOIN arms a ON a.id=r.arm_id WHERE r.experiment_id=? "
                     "ORDER BY a.position, r.round, r.case_idx, r.id LIMIT ? OFFSET ?",
                     (exp_id, limit, offset),
                 )
             ]
-            found = {r.id: r for r in self.runs(run_ids=ids)} if ids else {}
+            found = {r.id: r for r in self.records(run_ids=ids)} if ids else {}
         return [found[i] for i in ids]
 
-    def run_keys(self, exp_id: int) -> dict[int, tuple[str, str, int]]:
+    def keys(self, exp_id: int) -> dict[int, tuple[str, str, int]]:
         """Run id -> (arm, case id, round) of every run of an experiment: what names a run, and no more."""
-        rows = self.conn.execute(
+        rows = self._store.conn.execute(
             "SELECT r.id, a.name, r.case_id, r.round FROM runs r JOIN arms a ON a.id=r.arm_id "
             "WHERE r.experiment_id=?",
             (exp_id,),
@@ -571,7 +570,7 @@ class RunsMixin(StoreBase):
             attempts=r[11],
             grade_attempts=r[12],
             output=output,
-            transcript_path=self.abspath(r[26]) if r[26] else None,
+            transcript_path=self._store.abspath(r[26]) if r[26] else None,
             transcript_summary=loads(r[27]) or {},
             passed=None if r[28] is None else bool(r[28]),
             score=r[29],
@@ -586,11 +585,11 @@ class RunsMixin(StoreBase):
             first_load_turn=r[38],
         )
 
-    def run_events(self, run_id: int) -> list[dict[str, Any]]:
+    def events(self, run_id: int) -> list[dict[str, Any]]:
         """Every state transition of a run, oldest first."""
         return [
             {"at": r[0], "from": r[1], "to": r[2], "detail": r[3]}
-            for r in self.query(
+            for r in self._store.query(
                 "SELECT at, from_state, to_state, detail FROM run_events WHERE run_id=? ORDER BY id",
                 (run_id,),
             )
@@ -601,10 +600,10 @@ class RunsMixin(StoreBase):
         included): ``executions`` (stored executions), ``attempts``, ``failed_attempts``, ``cost``
         (known cost of every attempt), ``unknown_cost`` (attempts whose cost is unknown: not in ``cost``),
         ``failed_cost``, ``input_tokens``, ``output_tokens``. Judge cost is kept apart, in the grades."""
-        (executions,) = self.conn.execute(
+        (executions,) = self._store.conn.execute(
             "SELECT COUNT(*) FROM runs WHERE experiment_id=? AND executed_at IS NOT NULL", (exp_id,)
         ).fetchone()
-        spend = list(self.attempt_spend(exp_id).values())
+        spend = list(self._store.attempts.spend_by_run(exp_id).values())
         return {
             "executions": int(executions),
             "attempts": sum(s.attempts for s in spend),

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from abbench.store._analysis import latest_grade_joins
-from abbench.store._base import StoreBase
 from abbench.store._lines import _csv_values
+from abbench.store._noun import Noun
 from abbench.store._workers import read_slices, worker_count
 
 SheetCell = Callable[..., str]
@@ -158,10 +158,10 @@ def _named_joins(n: int) -> str:
     return joins
 
 
-class SheetRowsMixin(StoreBase):
+class SheetRows(Noun):
     """Sheet rows built inside SQLite (see the module docstring)."""
 
-    def export_run_sheet_rows(
+    def sheet_rows(
         self,
         exp_id: int,
         dataset_id: int,
@@ -221,7 +221,11 @@ class SheetRowsMixin(StoreBase):
         rows = sum(s["rows"] for s in slices)
         job = _SheetSlices(dense, sparse, cells.cell)
         yield from read_slices(
-            job, slices, conn=lambda: self.conn, uri=self.reader_uri(), workers=worker_count(rows)
+            job,
+            slices,
+            conn=lambda: self._store.conn,
+            uri=self._store.reader_uri(),
+            workers=worker_count(rows),
         )
 
     def _sheet_slices(self, exp_id: int, chunk: int, first_row: int) -> list[dict[str, Any]]:
@@ -231,7 +235,7 @@ class SheetRowsMixin(StoreBase):
         round) index and sliced by arithmetic; any other is counted slice by slice."""
         slices: list[dict[str, Any]] = []
         before = first_row - 1
-        plan = self.conn.execute(
+        plan = self._store.conn.execute(
             "SELECT a.id, a.name, (SELECT group_concat(DISTINCT round) FROM runs WHERE experiment_id = ?) "
             "FROM arms a WHERE a.experiment_id = ? ORDER BY a.position",
             (exp_id, exp_id),
@@ -252,7 +256,7 @@ class SheetRowsMixin(StoreBase):
         slices: list[dict[str, Any]],
     ) -> int:
         """Append the slices of one arm's round to `slices` (see `_sheet_slices`); the rows after them."""
-        n, low, high = self.conn.execute(
+        n, low, high = self._store.conn.execute(
             "SELECT count(*), min(case_idx), max(case_idx) FROM runs WHERE experiment_id = ? AND arm_id = ? "
             "AND round = ?",
             (exp_id, arm_id, rnd),
@@ -266,7 +270,7 @@ class SheetRowsMixin(StoreBase):
                 for k in range(low // chunk, high // chunk + 1)
             ]
         else:
-            parts = self.conn.execute(
+            parts = self._store.conn.execute(
                 "SELECT case_idx / ?, count(*), min(case_idx) FROM runs WHERE experiment_id = ? "
                 "AND arm_id = ? AND round = ? GROUP BY 1 ORDER BY 1",
                 (chunk, exp_id, arm_id, rnd),

@@ -34,8 +34,9 @@ from abbench.snapshot import (
     SnapshotFile,
     SnapshotSource,
 )
-from abbench.store._base import StoreBase, current_user, dumps, loads, now_iso
+from abbench.store._base import current_user, dumps, loads, now_iso
 from abbench.store._datasets import using_store
+from abbench.store._noun import Noun
 from abbench.types import Section
 
 if TYPE_CHECKING:
@@ -95,12 +96,12 @@ def _insert_source(
     )
 
 
-class SnapshotsMixin(StoreBase):
+class Snapshots(Noun):
     """Reading and writing snapshots; mixed into `Store`."""
 
     # -- writing -----------------------------------------------------------------------------------
 
-    def snapshot_skill(
+    def freeze(
         self,
         folder: str | os.PathLike[str] | None = None,
         *,
@@ -141,19 +142,21 @@ class SnapshotsMixin(StoreBase):
             max_file_bytes=max_file_bytes,
             max_total_bytes=max_total_bytes,
             max_files=max_files,
-            exclude=self.path,
+            exclude=self._store.path,
         )
-        return self.store_prepared(prepared)
+        return self.add_prepared(prepared)
 
-    def store_prepared(self, prepared: PreparedSnapshot) -> Snapshot:
+    def add_prepared(self, prepared: PreparedSnapshot) -> Snapshot:
         """Store content already read and checked (`abbench.snapshot.prepare_snapshot`); as `snapshot_skill`.
 
         The way in for content whose provenance the caller sets itself: a clone of a git URL
         (`abbench.snapshot.prepare_from_url`) records the URL, not the temporary clone.
         """
-        if self.read_only:
-            raise self.refuse_write(f"a snapshot of {prepared.source.source_path or prepared.info.name}")
-        snapshots_dir = self.path / "snapshots"
+        if self._store.read_only:
+            raise self._store.refuse_write(
+                f"a snapshot of {prepared.source.source_path or prepared.info.name}"
+            )
+        snapshots_dir = self._store.path / "snapshots"
         snapshots_dir.mkdir(exist_ok=True)
         self._sweep_stale_tmp(snapshots_dir)
         source = prepared.source
@@ -163,7 +166,7 @@ class SnapshotsMixin(StoreBase):
         try:
             content = prepared.write_to(tmp / "content")
             built = prepared.to_snapshot(content)
-            with self.transaction() as conn:
+            with self._store.transaction() as conn:
                 row = conn.execute("SELECT * FROM snapshots WHERE hash = ?", (built.hash,)).fetchone()
                 if row is None:
                     placed = self._store_new_snapshot(conn, built, content, taken_at, taken_by)
@@ -178,7 +181,7 @@ class SnapshotsMixin(StoreBase):
             raise
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        return self.get_snapshot(built.hash)
+        return self.get(built.hash)
 
     def _store_new_snapshot(
         self, conn: sqlite3.Connection, built: Snapshot, content: Path, taken_at: str, taken_by: str
@@ -187,20 +190,20 @@ class SnapshotsMixin(StoreBase):
         from abbench.snapshot import safe_folder_name
 
         relative = f"snapshots/{safe_folder_name(built.skill_name)}/{built.hash}"
-        final = self.path / relative
+        final = self._store.path / relative
         self._insert_snapshot(conn, built, relative, taken_at, taken_by)
         if final.exists():  # left by a crash between rename and commit: no row points at it
             shutil.rmtree(final)
         final.parent.mkdir(parents=True, exist_ok=True)
         _move_into_place(content, final)
         # inside a caller's transaction (a try) that may still roll back: the files go too
-        self.on_rollback(lambda: shutil.rmtree(final, ignore_errors=True))
+        self._store.on_rollback(lambda: shutil.rmtree(final, ignore_errors=True))
         log.info("stored snapshot %s in %s", built.label, relative)
         return final
 
     def _restore_files(self, row: sqlite3.Row, content: Path) -> None:
         """Put a stored snapshot's files back when someone deleted them: the same bytes restore them."""
-        stored = self.path / row["path"]
+        stored = self._store.path / row["path"]
         if not stored.is_dir():
             stored.parent.mkdir(parents=True, exist_ok=True)
             _move_into_place(content, stored)
@@ -282,7 +285,7 @@ class SnapshotsMixin(StoreBase):
         return Snapshot(
             hash=row["hash"],
             skill_name=row["skill_name"],
-            root=self.path / row["path"],
+            root=self._store.path / row["path"],
             files=files,
             description=row["description"],
             draft=bool(row["draft"]),
@@ -300,14 +303,16 @@ class SnapshotsMixin(StoreBase):
         )
 
     def _skill_names(self) -> list[str]:
-        return [r[0] for r in self.query("SELECT DISTINCT skill_name FROM snapshots ORDER BY skill_name")]
+        return [
+            r[0] for r in self._store.query("SELECT DISTINCT skill_name FROM snapshots ORDER BY skill_name")
+        ]
 
     def _labels(self, rows: Sequence[sqlite3.Row], limit: int = 20) -> str:
         labels = [f"{r['skill_name']}@{r['hash'][:12]}" + (" (draft)" if r["draft"] else "") for r in rows]
         more = f" and {len(labels) - limit} more" if len(labels) > limit else ""
         return ", ".join(labels[:limit]) + more
 
-    def get_snapshot(self, ref: str | Snapshot) -> Snapshot:
+    def get(self, ref: str | Snapshot) -> Snapshot:
         """A stored snapshot, by reference.
 
         `ref` may be the full hash, a hash prefix of at least 6 hex digits, ``name@prefix`` (at
@@ -331,12 +336,14 @@ class SnapshotsMixin(StoreBase):
                 raise UsageError(
                     f"{text!r}: after '@' give at least 4 hex digits of the hash (as in {name}@1a2b3c)"
                 )
-            rows = self.query(
+            rows = self._store.query(
                 "SELECT * FROM snapshots WHERE skill_name = ? AND hash LIKE ? ORDER BY created_at",
                 (name, prefix + "%"),
             )
             if not rows:
-                same = self.query("SELECT * FROM snapshots WHERE skill_name = ? ORDER BY created_at", (name,))
+                same = self._store.query(
+                    "SELECT * FROM snapshots WHERE skill_name = ? ORDER BY created_at", (name,)
+                )
                 if same:
                     raise NotFoundError(f"no snapshot {text!r}; snapshots of {name}: {self._labels(same)}")
                 raise NotFoundError(f"no skill named {name!r} in the store; skills: {self._known()}")
@@ -344,11 +351,11 @@ class SnapshotsMixin(StoreBase):
             rows = []
             lowered = text.lower()
             if _HEX.fullmatch(lowered) and len(lowered) >= MIN_PREFIX:
-                rows = self.query(
+                rows = self._store.query(
                     "SELECT * FROM snapshots WHERE hash LIKE ? ORDER BY created_at", (lowered + "%",)
                 )
             if not rows:
-                rows = self.query(
+                rows = self._store.query(
                     f"SELECT * FROM snapshots WHERE skill_name = ? ORDER BY {latest} LIMIT 1", (text,)
                 )
             if not rows:
@@ -369,26 +376,28 @@ class SnapshotsMixin(StoreBase):
             return "none yet (take one with: abbench snapshot DIR)"
         return ", ".join(names[:30]) + (f" and {len(names) - 30} more" if len(names) > 30 else "")
 
-    def list_snapshots(self, skill: str | None = None) -> list[Snapshot]:
+    def all(self, skill: str | None = None) -> list[Snapshot]:
         """Every stored snapshot (of one skill, if given), by skill name, oldest first within a skill."""
         if skill is None:
-            rows = self.query("SELECT * FROM snapshots ORDER BY skill_name, created_at, rowid")
+            rows = self._store.query("SELECT * FROM snapshots ORDER BY skill_name, created_at, rowid")
         else:
-            rows = self.query(
+            rows = self._store.query(
                 "SELECT * FROM snapshots WHERE skill_name = ? ORDER BY created_at, rowid", (skill,)
             )
         return [self._snapshot_from_row(r) for r in rows]
 
-    def snapshot_sources(self, ref: str | Snapshot) -> list[SnapshotSource]:
+    def sources(self, ref: str | Snapshot) -> list[SnapshotSource]:
         """Every taking of a snapshot's content, oldest first (where the same bytes came from)."""
-        snap = self.get_snapshot(ref)
-        rows = self.query("SELECT * FROM snapshot_sources WHERE snapshot = ? ORDER BY id", (snap.hash,))
+        snap = self.get(ref)
+        rows = self._store.query(
+            "SELECT * FROM snapshot_sources WHERE snapshot = ? ORDER BY id", (snap.hash,)
+        )
         return [_source_from_row(r) for r in rows]
 
-    def list_references(self, ref: str | Snapshot) -> list[str]:
+    def references(self, ref: str | Snapshot) -> list[str]:
         """Every stable reference (``path#heading``) of a snapshot, from the reference index."""
-        snap = self.get_snapshot(ref)
-        rows = self.query(
+        snap = self.get(ref)
+        rows = self._store.query(
             "SELECT ref FROM snapshot_refs WHERE snapshot = ? ORDER BY path != 'SKILL.md', path, start_line",
             (snap.hash,),
         )
@@ -403,7 +412,7 @@ class SnapshotsMixin(StoreBase):
             NotFoundError: no such snapshot, file or heading (the message lists what exists).
             StoreError: the snapshot's files are missing from the store folder.
         """
-        snap = self.get_snapshot(snapshot_ref)
+        snap = self.get(snapshot_ref)
         if not snap.root.is_dir():
             raise StoreError(
                 f"the files of {snap.label} are missing from {snap.root}; take the snapshot again to restore them"
@@ -411,7 +420,7 @@ class SnapshotsMixin(StoreBase):
         section = snap.resolve(ref)
         if section is not None:
             return section
-        refs = self.list_references(snap)
+        refs = self.references(snap)
         path = ref.strip().partition("#")[0]
         in_file = [r for r in refs if r == path or r.startswith(path + "#")]
         if in_file:
@@ -459,7 +468,7 @@ def snapshot_skill(
         UsageError: the arguments do not fit together.
     """
     with using_store(store) as s:
-        return s.snapshot_skill(
+        return s.snapshots.freeze(
             folder,
             git_ref=git_ref,
             repo=repo,
@@ -483,4 +492,4 @@ def load_snapshot(ref: str | Snapshot, store: Any = None) -> Snapshot:
         StoreError: there is no store there.
     """
     with using_store(store, create=False) as s:
-        return s.get_snapshot(ref)
+        return s.snapshots.get(ref)

@@ -1,62 +1,74 @@
-"""The Store class: the base connection handling plus one mixin per concept."""
+"""The Store: the core (connections, transactions, read snapshots, migrations) and the nouns it hands out."""
 
 from __future__ import annotations
 
 import os
 
-from abbench.store._analysis import AnalysisMixin
-from abbench.store._attempts import AttemptsMixin
+from abbench.store._analysis import Analysis
+from abbench.store._attempts import Attempts
 from abbench.store._base import StoreBase
-from abbench.store._cache import CacheMixin
-from abbench.store._datasets import DatasetsMixin
-from abbench.store._experiments import ExperimentsMixin
-from abbench.store._failures import FailuresMixin
-from abbench.store._formats import FormatsMixin
-from abbench.store._grader_view import GraderViewMixin
-from abbench.store._grades import GradesMixin
-from abbench.store._imports import ImportsMixin
-from abbench.store._json_lines import JsonLinesMixin
-from abbench.store._json_rows import JsonRowsMixin
-from abbench.store._light import LightMixin
-from abbench.store._lines import LinesMixin
-from abbench.store._owners import OwnersMixin
-from abbench.store._pages import PagesMixin
-from abbench.store._profiles import ProfilesMixin
-from abbench.store._results import ResultsMixin
-from abbench.store._reviews import ReviewsMixin
-from abbench.store._runs import RunsMixin
-from abbench.store._sheet_rows import SheetRowsMixin
-from abbench.store._snapshots import SnapshotsMixin
-from abbench.store._writes import WritesMixin
+from abbench.store._cache import Cache
+from abbench.store._datasets import DatasetReads
+from abbench.store._experiments import Experiments
+from abbench.store._failures import RunFailures
+from abbench.store._formats import AnswerFormats
+from abbench.store._grader_view import GraderVerdictReads
+from abbench.store._grades import GradeRecords
+from abbench.store._imports import DatasetImports
+from abbench.store._json_lines import JsonLines
+from abbench.store._json_rows import JsonBlocks
+from abbench.store._light import RunFlags
+from abbench.store._lines import CsvLines
+from abbench.store._owners import Keys
+from abbench.store._pages import RunPages
+from abbench.store._profiles import Profiles
+from abbench.store._results import RunResults
+from abbench.store._reviews import Reviews
+from abbench.store._runs import RunRecords
+from abbench.store._sheet_rows import SheetRows
+from abbench.store._snapshots import Snapshots
+from abbench.store._writes import RunWrites
 
 
-class Store(
-    ProfilesMixin,
-    DatasetsMixin,
-    ImportsMixin,
-    SnapshotsMixin,
-    ExperimentsMixin,
-    RunsMixin,
-    FailuresMixin,
-    FormatsMixin,
-    AttemptsMixin,
-    GradesMixin,
-    GraderViewMixin,
-    ReviewsMixin,
-    ResultsMixin,
-    LightMixin,
-    CacheMixin,
-    AnalysisMixin,
-    PagesMixin,
-    LinesMixin,
-    SheetRowsMixin,
-    JsonRowsMixin,
-    JsonLinesMixin,
-    WritesMixin,
-    OwnersMixin,
-    StoreBase,
-):
-    """An open abbench store. Use `open_store()` to get one; close it (or use ``with``) when done."""
+class Datasets(DatasetReads, DatasetImports):
+    """``store.datasets``: the imported datasets and their cases; importing and saving new ones."""
+
+
+class Runs(RunRecords, RunResults, RunFlags, RunPages, RunFailures, RunWrites):
+    """``store.runs.records``: the runs of experiments — the runner's queue, their records, tables and pages."""
+
+
+class Grades(GradeRecords, GraderVerdictReads, AnswerFormats):
+    """``store.grades.records``: the graders' verdicts (appended, never overwritten) and what is read from them."""
+
+
+class Exports(CsvLines, SheetRows, JsonBlocks, JsonLines):
+    """``store.exports``: the bulk export engines (CSV lines, sheet rows, JSON blocks and lines) SQLite builds."""
+
+
+class Store(StoreBase):
+    """An open abbench store. Use `open_store()` to get one; close it (or use ``with``) when done.
+
+    The core holds the connections, transactions, read snapshots and migrations; everything else is
+    a noun it hands out, each with its SQL and its records: `datasets`, `profiles`, `snapshots`,
+    `experiments`, `runs`, `attempts`, `grades`, `reviews`, `analysis` (the queries behind metrics,
+    comparisons and reports), `cache`, `keys` (API keys and grants) and `exports`.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, create: bool = True):
+        super().__init__(path, create=create)
+        self.datasets = Datasets(self)
+        self.profiles = Profiles(self)
+        self.snapshots = Snapshots(self)
+        self.experiments = Experiments(self)
+        self.runs = Runs(self)
+        self.attempts = Attempts(self)
+        self.grades = Grades(self)
+        self.reviews = Reviews(self)
+        self.analysis = Analysis(self)
+        self.cache = Cache(self)
+        self.keys = Keys(self)
+        self.exports = Exports(self)
 
 
 def open_store(path: str | os.PathLike[str] | Store | None = None, *, create: bool = True) -> Store:

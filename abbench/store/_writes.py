@@ -13,13 +13,15 @@ from dataclasses import dataclass, field
 from itertools import chain, compress, groupby
 from typing import TYPE_CHECKING, Any
 
-from abbench.store._base import StoreBase, dumps, now_iso
+from abbench.store._base import dumps, now_iso
 from abbench.store._grades import GRADE_COLUMNS
+from abbench.store._noun import Noun
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Sequence
 
     from abbench.store._cache import CacheEntry
+    from abbench.store._store import Store
 
 _FIXED = ("experiment_id", "batch_id", "run_id", "grader", "kind", "status", "created_at")
 """The columns of a new ``grades`` row that the writer, not the grader, fills in."""
@@ -97,23 +99,12 @@ class WriteBatch:
     cache_forgotten: list[str] = field(default_factory=list)
 
 
-class WritesMixin(StoreBase):
+class RunWrites(Noun):
     """The writer's batch commit (mixed into `Store`)."""
-
-    if TYPE_CHECKING:  # provided by the other parts of `Store`
-
-        def ensure_batch(self, exp_id: int, conn: sqlite3.Connection | None = None) -> str: ...
-        def cache_write(
-            self,
-            saves: Sequence[CacheEntry] = (),
-            hits: Iterable[tuple[str, float | None]] = (),
-            forgets: Iterable[str] = (),
-            conn: sqlite3.Connection | None = None,
-        ) -> None: ...
 
     def write_batch(self, batch: WriteBatch) -> None:
         """Commit one batch of the runner's writer in a single transaction (all of it or none)."""
-        with self.transaction() as conn:
+        with self._store.transaction() as conn:
             _update_runs(conn, batch.runs)
             if batch.events:
                 execute_rows(
@@ -132,9 +123,9 @@ class WritesMixin(StoreBase):
             if batch.attempts_ended:
                 _end_attempts(conn, batch.attempts_ended)
             if batch.grades:
-                _insert_grades(self, conn, batch.grades)
+                _insert_grades(self._store, conn, batch.grades)
             if batch.cache_saved or batch.cache_hits or batch.cache_forgotten:
-                self.cache_write(batch.cache_saved, batch.cache_hits, batch.cache_forgotten, conn)
+                self._store.cache.write(batch.cache_saved, batch.cache_hits, batch.cache_forgotten, conn)
             for exp_id, fields in batch.experiments.items():
                 sets = ", ".join(f"{c}=?" for c in fields)
                 conn.execute(f"UPDATE experiments SET {sets} WHERE id=?", (*fields.values(), exp_id))
@@ -153,14 +144,14 @@ def _end_attempts(conn: sqlite3.Connection, ended: list[tuple[int, dict[str, Any
         )
 
 
-def _insert_grades(store: WritesMixin, conn: sqlite3.Connection, grades: list[GradeWrite]) -> None:
+def _insert_grades(store: Store, conn: sqlite3.Connection, grades: list[GradeWrite]) -> None:
     """Append grades, each with its experiment's current grade batch and one creation time."""
     batches: dict[int, str] = {}
     created = now_iso()
     rows = []
     for g in grades:
         if g.experiment_id not in batches:
-            batches[g.experiment_id] = store.ensure_batch(g.experiment_id, conn)
+            batches[g.experiment_id] = store.experiments.ensure_batch(g.experiment_id, conn)
         rows.append(_grade_row(g, batches[g.experiment_id], created))
     insert_rows(conn, "grades", _INSERTED, rows)
 

@@ -330,7 +330,7 @@ def experiment_options(store: Store, *, status: bool = False) -> list[tuple[str,
             + f"{e.dataset} · {len(e.arms)} arms",
             e.id,
         )
-        for e in store.list_experiments()
+        for e in store.experiments.all()
     ]
 
 

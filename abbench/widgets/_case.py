@@ -289,7 +289,7 @@ class CaseDetailView(w.VBox):  # type: ignore[misc, unused-ignore]  # ipywidgets
 
     def _case_html(self, exp: Experiment, detail: CaseDetail) -> str:
         case = detail.case
-        columns = self.store.get_dataset(exp.dataset_id).source_columns
+        columns = self.store.datasets.get(exp.dataset_id).source_columns
         raw = unpack_source_row(case.source_row, columns)
         if isinstance(raw, dict):
             raw_html = html_table(list(raw), [[_json_text(v) for v in raw.values()]])

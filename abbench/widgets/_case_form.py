@@ -99,9 +99,11 @@ class CaseForm:
             self.domains.options, self.labels.options, self._cases = [], [], None
             self.count_selected()
             return
-        info = store.get_dataset(ref)
-        domains = {k: n for k, n in store.value_counts(info, "domain").items() if k not in (None, "")}
-        gold = {k: n for k, n in store.value_counts(info, "expected").items() if k not in (None, "")}
+        info = store.datasets.get(ref)
+        domains = {
+            k: n for k, n in store.datasets.value_counts(info, "domain").items() if k not in (None, "")
+        }
+        gold = {k: n for k, n in store.datasets.value_counts(info, "expected").items() if k not in (None, "")}
         free_text = not info.label_set and (len(gold) > MAX_LABELS or len(gold) > max(info.n_cases, 1) / 2)
         keep_domains, keep_labels = set(self.domains.value), set(self.labels.value)
         self.domains.options = [(f"{d} ({n:,})", d) for d, n in domains.items()]
@@ -117,7 +119,9 @@ class CaseForm:
             else ""
         )
         self._n = info.n_cases
-        self._cases = store.load_cases(info, source_rows=False) if info.n_cases <= COUNTED_UP_TO else None
+        self._cases = (
+            store.datasets.load_cases(info, source_rows=False) if info.n_cases <= COUNTED_UP_TO else None
+        )
         self.count_selected()
 
     def selection(self) -> dict[str, Any] | None:

@@ -89,20 +89,20 @@ def default_pair(store: Any, a: Any = None, b: Any = None) -> tuple[Experiment, 
     A single experiment with one arm gets the sentence: what to run so that there is something to compare.
     """
     if a is not None:
-        ea = store.get_experiment(a)
+        ea = store.experiments.get(a)
         if b is not None:
-            return ea, store.get_experiment(b)
+            return ea, store.experiments.get(b)
         if len(ea.arms) >= 2:
             return ea, ea
         newest = ea
     else:
-        experiments = store.list_experiments()
+        experiments = store.experiments.all()
         if not experiments:
             return "nothing to compare yet: run an experiment first (02_run, or abbench run)"
         newest = experiments[0]
         if len(newest.arms) >= 2:
             return newest, newest
-    earlier = [e for e in store.list_experiments() if e.id != newest.id and e.dataset == newest.dataset]
+    earlier = [e for e in store.experiments.all() if e.id != newest.id and e.dataset == newest.dataset]
     if earlier:
         return earlier[0], newest
     return (
@@ -280,8 +280,8 @@ class DiffWidget(View):
         arm_b: str | None = None,
     ) -> None:
         """Compare experiment `b` (default `a`) against `a`, with these arms, as choosing them in the form does."""
-        ea = self.store.get_experiment(a)
-        eb = self.store.get_experiment(b) if b is not None else ea
+        ea = self.store.experiments.get(a)
+        eb = self.store.experiments.get(b) if b is not None else ea
         self._quiet = True
         try:
             self.exp_a.select(ea.id, notify=False)
@@ -298,8 +298,8 @@ class DiffWidget(View):
     def _sides_changed(self) -> None:
         if self._quiet:
             return
-        ea = self.store.get_experiment(self.exp_a.value) if self.exp_a.value is not None else None
-        eb = self.store.get_experiment(self.exp_b.value) if self.exp_b.value is not None else None
+        ea = self.store.experiments.get(self.exp_a.value) if self.exp_a.value is not None else None
+        eb = self.store.experiments.get(self.exp_b.value) if self.exp_b.value is not None else None
         self._quiet = True
         try:
             self.arm_a.intended = self.arm_b.intended = None  # arms belong to their experiment
@@ -479,10 +479,10 @@ class DiffWidget(View):
             shown += [x.case_id for x in text.reason_changed[:MAX_LISTED]]
             shown += [x.case_id for x in text.evidence_appeared[:MAX_LISTED]]
             shown += [x.case_id for x in text.evidence_disappeared[:MAX_LISTED]]
-        dataset = self.store.get_experiment(self.exp_b.value).dataset_id
+        dataset = self.store.experiments.get(self.exp_b.value).dataset_id
         self._inputs = {
             case_id: " ".join(str(value).split())
-            for case_id, value in self.store.case_inputs(dataset, shown).items()
+            for case_id, value in self.store.datasets.case_inputs(dataset, shown).items()
         }
 
         def said(case_id: str) -> str:
@@ -524,8 +524,8 @@ class DiffWidget(View):
 
     def _show_skill_diff(self) -> None:
         """Which rules changed between the two sides' skills (the question behind a version comparison)."""
-        ea = self.store.get_experiment(self.exp_a.value)
-        eb = self.store.get_experiment(self.exp_b.value)
+        ea = self.store.experiments.get(self.exp_a.value)
+        eb = self.store.experiments.get(self.exp_b.value)
         snap_a, snap_b = ea.arm(self.arm_a.value).snapshot, eb.arm(self.arm_b.value).snapshot
         self.skill_diff = None
         head = "<b>Skill text: what changed from A to B</b>"
@@ -535,12 +535,12 @@ class DiffWidget(View):
         if snap_a is None or snap_b is None:
             side, only = ("A", snap_a) if snap_a is not None else ("B", snap_b)
             assert only is not None  # one side has a skill
-            with_skill = self.store.get_snapshot(only)
+            with_skill = self.store.snapshots.get(only)
             self.skill_html.value = head + note(
                 f"only {side} uses a skill ({with_skill.label}): every rule in it is what differs"
             )
             return
-        self.skill_diff = diff_snapshots(self.store.get_snapshot(snap_a), self.store.get_snapshot(snap_b))
+        self.skill_diff = diff_snapshots(self.store.snapshots.get(snap_a), self.store.snapshots.get(snap_b))
         self.skill_html.value = head + skill_diff_html(self.skill_diff)
 
     def report_options(self) -> dict[str, Any]:
@@ -571,8 +571,8 @@ class DiffWidget(View):
         if not case_id or self.comparison is None:
             self.detail.clear("choose a case in a list to see it on both sides" if self.comparison else "")
             return
-        ea = self.store.get_experiment(self.exp_a.value)
-        eb = self.store.get_experiment(self.exp_b.value)
+        ea = self.store.experiments.get(self.exp_a.value)
+        eb = self.store.experiments.get(self.exp_b.value)
         self.detail.show([(ea, [self.arm_a.value]), (eb, [self.arm_b.value])], case_id)
 
     def open_case(self, list_name: str, case_id: str) -> None:

@@ -256,14 +256,14 @@ class MappingWidget(View):
         options: list[tuple[str, Any]] = [("suggested mapping", SUGGESTED)]
         if self._given is not None:
             options.append((self._given_where or f"profile {self._given.name or '(unnamed)'} (given)", GIVEN))
-        for info in self.store.list_profiles():
+        for info in self.store.profiles.all():
             options.append((f"saved profile {info.ref}{fit_tag(self.matches, info.ref)}", info.ref))
         self.start_from.set_options(options)
         if self.start_from.intended is None:
             self.start_from.select(SUGGESTED, notify=False)
 
     def _choose_profile(self, profile: Any) -> None:
-        resolved = self.store.resolve_profile(profile)
+        resolved = self.store.profiles.resolve(profile)
         if resolved is None:
             return  # nothing to start from: the suggestion stays
         self._list_profiles()
@@ -355,7 +355,7 @@ class MappingWidget(View):
         self._reload()
 
     def _match_saved(self, table: Table) -> None:
-        self.matches = match_profiles(table, [info.profile for info in self.store.list_profiles()])
+        self.matches = match_profiles(table, [info.profile for info in self.store.profiles.all()])
 
     def _propose(self, table: Table) -> None:
         """Choose the profile to start from for a newly opened file, and say why.
@@ -417,7 +417,7 @@ class MappingWidget(View):
         ref = self.start_from.value
         if ref == GIVEN:
             return self._given
-        return self.store.get_profile(ref) if ref and ref != SUGGESTED else None
+        return self.store.profiles.get(ref) if ref and ref != SUGGESTED else None
 
     def _read_options(self, base: MappingProfile | None) -> dict[str, Any]:
         header = self.header_row.value.strip()
@@ -756,7 +756,7 @@ class MappingWidget(View):
         profile = self.profile
         if self.table is not None:
             profile = profile.model_copy(update={"shape": Shape(**self.table.shape)})
-        saved = self.store.save_profile(profile, name=name)
+        saved = self.store.profiles.save(profile, name=name)
         self.saved = saved
         self.result_html.value = note(f"saved mapping profile {saved.ref}", "ok")
         if self.table is not None:
@@ -770,7 +770,7 @@ class MappingWidget(View):
             raise UsageError("open a file first")
         name = self.dataset_name.value.strip() or None
         try:
-            info = self.store.import_dataset(
+            info = self.store.datasets.import_file(
                 self.path,
                 self.profile,
                 name=name,

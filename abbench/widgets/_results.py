@@ -264,11 +264,11 @@ class ResultsWidget(View):
 
     def select_experiment(self, ref: int | str | Experiment) -> None:
         """Show an experiment, as choosing it in the list does."""
-        self.chooser.select_listed(self.store.get_experiment(ref).id, self._list)
+        self.chooser.select_listed(self.store.experiments.get(ref).id, self._list)
 
     def _chosen(self, value: Any) -> None:
         previous = self.experiment
-        self.experiment = self.store.get_experiment(value) if value else None
+        self.experiment = self.store.experiments.get(value) if value else None
         if previous is not None and self.experiment is not None and previous.id != self.experiment.id:
             # Arms belong to their experiment: another experiment starts from its own first and last arm.
             self.baseline.intended = self.candidate.intended = None
@@ -325,7 +325,7 @@ class ResultsWidget(View):
                 "warn" if self.chooser.missing is not None else "note",
             )
             return
-        self.experiment = self.store.get_experiment(self.experiment.id)
+        self.experiment = self.store.experiments.get(self.experiment.id)
         names = [a.name for a in self.experiment.arms]
         self.baseline.set_options([(n, n) for n in names])
         self.candidate.set_options([(n, n) for n in names])

@@ -216,7 +216,7 @@ class ReviewWidget(View):
     def _sample_text(self) -> None:
         """The latest sample and, per arm, the judge's accuracy corrected by the people's verdicts on it."""
         exp = self.experiment
-        samples = self.store.review_samples(exp.id) if exp is not None else []
+        samples = self.store.reviews.samples(exp.id) if exp is not None else []
         if exp is None or not samples:
             self.sample_html.value = note(
                 "a random sample of judged runs, once reviewed, corrects the judge's accuracy "
@@ -283,7 +283,7 @@ class ReviewWidget(View):
 
     def select_experiment(self, ref: int | str | Experiment) -> None:
         """Review an experiment, as choosing it in the list does."""
-        self.chooser.select_listed(self.store.get_experiment(ref).id, self._list_experiments)
+        self.chooser.select_listed(self.store.experiments.get(ref).id, self._list_experiments)
 
     def select_case(self, case_id: str) -> None:
         """Open a case, as clicking it in the list does, on the page holding it (it waits for a filter
@@ -293,7 +293,7 @@ class ReviewWidget(View):
             self._case_chosen(None)
 
     def _chosen(self, value: Any) -> None:
-        self.experiment = self.store.get_experiment(value) if value else None
+        self.experiment = self.store.experiments.get(value) if value else None
         self.reload()
 
     def reload(self) -> None:
@@ -302,7 +302,7 @@ class ReviewWidget(View):
         if self.chooser.missing is not None:
             self.experiment = None
         if self.experiment is not None:
-            self.experiment = self.store.get_experiment(self.experiment.id)
+            self.experiment = self.store.experiments.get(self.experiment.id)
             self.arm.set_options([("any arm", ""), *((a.name, a.name) for a in self.experiment.arms)])
             if self.arm.intended is None:
                 self.arm.select("", notify=False)

@@ -272,7 +272,7 @@ class RunControlWidget(View):
 
     def _list_skills(self) -> None:
         options = [("no skill", NO_SKILL)]
-        for snap in self.store.list_snapshots():
+        for snap in self.store.snapshots.all():
             version = snap.front_matter.get("version") if snap.front_matter else None
             label = f"{snap.skill_name}" + (f" {version}" if version else "") + f" @{snap.short}"
             options.append((label + (" (draft)" if snap.draft else ""), snap.hash))
@@ -284,7 +284,7 @@ class RunControlWidget(View):
         return list(getattr(self, "_skill_options", [("no skill", NO_SKILL), ("a folder…", FOLDER)]))
 
     def _list_datasets(self, wanted: str | None = None) -> None:
-        infos = list(reversed(self.store.list_datasets()))
+        infos = list(reversed(self.store.datasets.all()))
         before = self.dataset.value
         self.dataset.set_options(
             [
@@ -293,7 +293,7 @@ class RunControlWidget(View):
             ]
         )
         if wanted:
-            self.dataset.select(self.store.get_dataset(wanted).fingerprint, notify=False)
+            self.dataset.select(self.store.datasets.get(wanted).fingerprint, notify=False)
         elif self.dataset.intended is None and infos:
             self.dataset.select(infos[0].fingerprint, notify=False)  # the newest, said so in the list order
         if not self.name.value and self.dataset.value:
@@ -318,7 +318,7 @@ class RunControlWidget(View):
         self._list_datasets()
         with self._render_lock:
             options: list[tuple[str, int]] = [("— new experiment —", NEW)]
-            options += [(experiment_label(exp), exp.id) for exp in self.store.list_experiments()]
+            options += [(experiment_label(exp), exp.id) for exp in self.store.experiments.all()]
             self.chooser.set_options(options)
             if self.chooser.missing is not None and self.chooser.missing != NEW:
                 self.status_html.value = note(
@@ -381,14 +381,14 @@ class RunControlWidget(View):
         if ref is None or ref == NEW:
             self.chooser.select(NEW)
             return
-        self.chooser.select_listed(self.store.get_experiment(ref).id, self.reload)
+        self.chooser.select_listed(self.store.experiments.get(ref).id, self.reload)
 
     def _chosen(self, value: Any) -> None:
         with self._render_lock:
             if not value:
                 self.experiment = None
                 self.snapshot = None
-                if self.name.value.strip() in {e.name for e in self.store.list_experiments()}:
+                if self.name.value.strip() in {e.name for e in self.store.experiments.all()}:
                     self.name.value = self._default_name()  # that name is taken: a new one for the new one
                 self.config.selected_index = 0
                 self.status_html.value = self.definition_html.value = self.action_note.value = ""
@@ -397,7 +397,7 @@ class RunControlWidget(View):
                 self.failure_actions.layout.display = "none"
                 self._show_controls()
                 return
-            self.experiment = self.store.get_experiment(value)
+            self.experiment = self.store.experiments.get(value)
             self.snapshot = None
             self.action_note.value = ""
             self.config.selected_index = None
@@ -581,7 +581,7 @@ class RunControlWidget(View):
         assert exp is not None
         with self._render_lock:  # the follower must not draw the store's older state over the run's
             self.handle = start_experiment(exp.id, store=self.store, observers=[self], **options)
-            self.experiment = self.store.get_experiment(exp.id)
+            self.experiment = self.store.experiments.get(exp.id)
         return self.handle
 
     def _require(self) -> Experiment:
@@ -608,7 +608,7 @@ class RunControlWidget(View):
         if own is not None:
             own.resume()
             return
-        fresh = self.store.get_experiment(exp.id)
+        fresh = self.store.experiments.get(exp.id)
         if fresh.runner_alive:
             resume_experiment(exp.id, store=self.store)
             self.refresh()
@@ -629,7 +629,7 @@ class RunControlWidget(View):
     def clone(self) -> None:
         """Fill the definition from the shown experiment (a new name), to change and start as a new one."""
         source = self._require()
-        names = {e.name for e in self.store.list_experiments()}
+        names = {e.name for e in self.store.experiments.all()}
         n = 2
         while f"{source.name}-{n}" in names:
             n += 1
@@ -667,7 +667,7 @@ class RunControlWidget(View):
     def rerun_failed(self) -> RunHandle:
         """Run the execution failures again (they go back to pending; old grades stay readable)."""
         exp = self._require()
-        ids = self.store.select_runs(exp.id, execution_failed=True)
+        ids = self.store.runs.select(exp.id, execution_failed=True)
         if not ids:
             raise NotFoundError(f"experiment {exp.name!r} has no execution failure to re-run")
         retry_runs(exp, store=self.store, execution_failed=True, run=False)
@@ -676,7 +676,7 @@ class RunControlWidget(View):
     def regrade_failed(self) -> RunHandle:
         """Grade the grading failures again from their stored executions (the agent does not run)."""
         exp = self._require()
-        ids = self.store.select_runs(exp.id, grading_failed=True)
+        ids = self.store.runs.select(exp.id, grading_failed=True)
         if not ids:
             raise NotFoundError(f"experiment {exp.name!r} has no grading failure to re-grade")
         return self._run(run_ids=ids, regrade=True)

@@ -158,10 +158,10 @@ def experiment_label(exp: Experiment, status: str | None = None) -> str:
 
 def read_failures(store: Store, exp_id: int) -> Failures:
     """The experiment's execution and grading failures: counts, and the first `FAILURES_SHOWN` runs."""
-    execution = store.select_runs(exp_id, execution_failed=True)
-    grading = store.select_runs(exp_id, grading_failed=True)
+    execution = store.runs.select(exp_id, execution_failed=True)
+    grading = store.runs.select(exp_id, grading_failed=True)
     first = sorted({*execution, *grading})[:FAILURES_SHOWN]
-    shown = tuple(store.runs(run_ids=first)) if first else ()
+    shown = tuple(store.runs.records(run_ids=first)) if first else ()
     return Failures(len(execution), len(grading), shown)
 
 
@@ -172,7 +172,7 @@ def read_snapshot(store: Store, exp_id: int, previous: RunSnapshot | None = None
     costly part on a large experiment).
     """
     with store.reading():
-        exp = store.get_experiment(exp_id)
+        exp = store.experiments.get(exp_id)
         progress = experiment_status(exp, store=store)
         snap = RunSnapshot(exp, progress, previous.failures if previous is not None else Failures())
         if previous is None or previous.experiment.id != exp_id or not snap.same_as(previous):

@@ -243,7 +243,7 @@ def test_a_skill_ab_experiment_runs_end_to_end_through_opencode(store):
     program = cli_path("opencode")
     demo = Path(__file__).resolve().parents[2] / "data" / "demo" / "skills"
     cases = [Case("c1", "打开空调", expected="fast"), Case("c2", "到目的地电量够不够", expected="slow")]
-    dataset = store.save_dataset("cars", cases, label_set=["fast", "slow"])
+    dataset = store.datasets.save("cars", cases, label_set=["fast", "slow"])
 
     def reply(request):
         if not answer_request(request):
@@ -284,7 +284,7 @@ def test_a_skill_ab_experiment_runs_end_to_end_through_opencode(store):
         }
         exp = create_experiment(spec, store=store)
         run_experiment(exp.id, store=store)
-    runs = store.runs(exp.id)
+    runs = store.runs.records(exp.id)
     assert len(runs) == 4 and [r.failure_type for r in runs] == [None] * 4
     for r in runs:
         gold = "fast" if r.case_id == "c1" else "slow"

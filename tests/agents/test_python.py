@@ -215,7 +215,7 @@ GOLD_READER = "def answer(task):\n    return task.case.expected or 'no gold'\n"
 def _gold_experiment(store, tmp_path, **arm):
     (tmp_path / "gold.py").write_text(GOLD_READER, encoding="utf-8")
     cases = [Case(f"c{i}", f"query {i}", "fast" if i else "slow") for i in range(3)]
-    dataset = store.save_dataset("gold", cases, label_set=["fast", "slow"])
+    dataset = store.datasets.save("gold", cases, label_set=["fast", "slow"])
     spec = {
         "name": "gold",
         "dataset": dataset.fingerprint,
@@ -230,7 +230,7 @@ def _gold_experiment(store, tmp_path, **arm):
 def test_only_an_arm_that_declares_sees_gold_reads_the_gold_and_the_report_says_so(store, tmp_path):
     exp = _gold_experiment(store, tmp_path, sees_gold=True)
     run_experiment(exp.id, store=store)
-    predictions = {(r.arm, r.case_id): r.output.prediction for r in store.runs(exp.id)}
+    predictions = {(r.arm, r.case_id): r.output.prediction for r in store.runs.records(exp.id)}
     assert {p for (arm, _), p in predictions.items() if arm == "honest"} == {"no gold"}
     assert [predictions["double", c] for c in ("c0", "c1", "c2")] == ["slow", "fast", "fast"]
     prov = experiment_provenance(exp.id, store=store)
@@ -286,7 +286,7 @@ async def busy(task):
 
 def test_the_latency_of_a_sync_function_is_its_own_work_not_its_wait_for_a_busy_loop(store, tmp_path):
     (tmp_path / "timed.py").write_text(TIMED, encoding="utf-8")
-    dataset = store.save_dataset("one", [Case("c0", "query", "fast")], label_set=["fast", "slow"])
+    dataset = store.datasets.save("one", [Case("c0", "query", "fast")], label_set=["fast", "slow"])
     exp = create_experiment(
         {
             "name": "latency",
@@ -301,7 +301,7 @@ def test_the_latency_of_a_sync_function_is_its_own_work_not_its_wait_for_a_busy_
         store=store,
     )
     run_experiment(exp.id, store=store)
-    runs = {r.arm: r for r in store.runs(exp.id)}
+    runs = {r.arm: r for r in store.runs.records(exp.id)}
     assert {r.state for r in runs.values()} == {"pass", "fail"}, [r.error for r in runs.values()]
     own_ms = float(runs["timed"].output.reason)
     blocked_ms = float(runs["busy"].output.reason)
@@ -317,7 +317,7 @@ def test_a_stored_traceback_opens_with_the_agents_own_error(store, tmp_path):
         "async def answer(task):\n    raise ValueError('the upstream service refused case ' + task.case.case_id)\n",
         encoding="utf-8",
     )
-    dataset = store.save_dataset("tb", [Case("c0", "query", "fast")], label_set=["fast", "slow"])
+    dataset = store.datasets.save("tb", [Case("c0", "query", "fast")], label_set=["fast", "slow"])
     exp = create_experiment(
         {
             "name": "tb",

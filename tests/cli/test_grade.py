@@ -24,7 +24,7 @@ def experiment(cli, tmp_path):
     (skill / "SKILL.md").write_text("---\nname: tiny\n---\n# Rules\n- 打开空调: fast\n", encoding="utf-8")
     store = open_store(cli.store_dir)
     cases = [Case(f"c{i}", f"query {i}", "fast" if i else "slow") for i in range(3)]
-    dataset = store.save_dataset("cli", cases, label_set=["fast", "slow"])
+    dataset = store.datasets.save("cli", cases, label_set=["fast", "slow"])
     exp = create_experiment(
         {
             "name": "graded",
@@ -65,18 +65,18 @@ def test_grade_adds_graders_and_skips_what_is_graded(cli, experiment):
     summary = json.loads(result.output)
     assert summary["graded"] == 6 and summary["executed"] == 0 and summary["up_to_date"] == 0
     store = open_store(cli.store_dir)
-    spec = store.get_experiment(experiment.id).spec
+    spec = store.experiments.get(experiment.id).spec
     assert spec.graders[1:] == [
         "read_skill",
         {"type": "regex", "pattern": "^(fast|slow)$", "name": "label_shape"},
     ]
     # the wrong answer fails label_shape too; the others pass every grader
-    assert {r.case_id: r.state for r in store.runs(experiment.id) if r.arm == "control"} == {
+    assert {r.case_id: r.state for r in store.runs.records(experiment.id) if r.arm == "control"} == {
         "c0": "pass",
         "c1": "fail",
         "c2": "pass",
     }
-    assert len(store.batches(experiment.id)) == 1
+    assert len(store.grades.batches(experiment.id)) == 1
 
 
 def test_grader_file_and_bad_specs(cli, experiment, tmp_path):
@@ -147,13 +147,13 @@ def test_unknown_experiment_exits_2_in_a_real_process(tmp_path):
 
 def test_judge_report_says_unknown_for_agents_without_a_price(cli):
     store = open_store(cli.store_dir)
-    dataset = store.save_dataset("unpriced", [Case("c0", "q", "fast")], label_set=["fast", "slow"])
+    dataset = store.datasets.save("unpriced", [Case("c0", "q", "fast")], label_set=["fast", "slow"])
     arm = {"agent": "python", "function": "tests.graders.callables:unpriced"}
     exp = create_experiment(
         {"name": "unpriced", "dataset": dataset.fingerprint, "arms": {"a": arm}}, store=store
     )
     run_experiment(exp.id, store=store)
-    assert store.agent_usage(exp.id)["unknown_cost"] == 1
+    assert store.runs.agent_usage(exp.id)["unknown_cost"] == 1
     store.close()
     text = cli("judge-report", "unpriced").output
     assert "agents unknown (1 attempts of unknown cost)" in text and "agents $0" not in text

@@ -42,7 +42,7 @@ def many(realdata, tmp_path_factory):
     (root / "agent.py").write_text(f"CSV = {str(csv_path)!r}\n" + AGENT, encoding="utf-8")
     store = open_store(root / "store")
     categories = json.loads((realdata / "banking77" / "categories.json").read_text())
-    store.import_dataset(
+    store.datasets.import_file(
         csv_path, {"fields": {"input": "text", "expected": "category"}, "label_set": categories}, name="b77"
     )
     spec = {
@@ -54,7 +54,7 @@ def many(realdata, tmp_path_factory):
     }
     exp = create_experiment(spec, store=store)
     run_experiment(exp, store=store)
-    t = store.load_runs(exp.id)
+    t = store.runs.table(exp.id)
     graded = (t.outcome == PASSED) | (t.outcome == FAILED)
     gold = [normalise_label(g) for g in t.expected[graded]]
     pred = [NO_PREDICTION if p is None else normalise_label(p) for p in t.prediction[graded]]

@@ -42,7 +42,7 @@ def vira(realdata, tmp_path_factory):
     csv_path = realdata / "vira" / "validation.csv"
     (root / "agent.py").write_text(f"CSV = {str(csv_path)!r}\n" + AGENT, encoding="utf-8")
     store = open_store(root / "store")
-    store.import_dataset(csv_path, {"fields": {"input": "sentence", "expected": "label"}}, name="vira")
+    store.datasets.import_file(csv_path, {"fields": {"input": "sentence", "expected": "label"}}, name="vira")
     spec = {
         "name": "vira-sample",
         "dataset": "vira",
@@ -53,7 +53,7 @@ def vira(realdata, tmp_path_factory):
     }
     exp = create_experiment(spec, store=store)
     run_experiment(exp, store=store)
-    t = store.load_runs(exp.id)
+    t = store.runs.table(exp.id)
     assert set(t.outcome) <= {PASSED, FAILED}, "every run is graded"
     graded = (t.outcome == PASSED) | (t.outcome == FAILED)
     gold = [normalise_label(g) for g in t.expected[graded]]

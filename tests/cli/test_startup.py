@@ -135,8 +135,8 @@ def test_run_reaches_its_first_agent_call_without_heavy_modules(probe_store):
 def test_the_run_did_its_work_and_lists_its_failures_capped(probe_store):
     store, _, result = probe_store
     with open_store(store) as s:
-        exp = s.get_experiment("probe")
-        runs = s.runs(exp.id)
+        exp = s.experiments.get("probe")
+        runs = s.runs.records(exp.id)
     assert len(runs) == 800
     assert Counter(r.state for r in runs) == {RunState.PASS: 640, RunState.FAIL: 160}
     out = result.stdout
@@ -156,7 +156,7 @@ def test_the_run_did_its_work_and_lists_its_failures_capped(probe_store):
 def _failures_from_every_run(store_path, exp_id):
     """The same summary computed the old way, from every run record (the reference)."""
     with open_store(store_path) as s:
-        failed = [r for r in s.runs(exp_id) if r.execution_failed or r.grading_failed]
+        failed = [r for r in s.runs.records(exp_id) if r.execution_failed or r.grading_failed]
     kinds: dict[tuple[str, str], list] = {}
     for r in failed:
         kind = "execution" if r.execution_failed else "grading"
@@ -170,8 +170,8 @@ def _failures_from_every_run(store_path, exp_id):
 def test_the_failures_query_agrees_with_every_run_read(probe_store, limit):
     store, _, _ = probe_store
     with open_store(store) as s:
-        exp_id = s.get_experiment("probe").id
-        got = s.failures(exp_id, limit=limit)
+        exp_id = s.experiments.get("probe").id
+        got = s.runs.failures(exp_id, limit=limit)
     failed, expected = _failures_from_every_run(store, exp_id)
     assert got.total == len(failed) == 160
     assert got.execution == sum(1 for r in failed if r.execution_failed) == 80
@@ -185,7 +185,7 @@ def test_the_failures_query_agrees_with_every_run_read(probe_store, limit):
 def test_an_experiment_without_failures_has_an_empty_summary(probe_store):
     store, _, _ = probe_store
     with open_store(store) as s:
-        assert s.failures(10**6).total == 0
+        assert s.runs.failures(10**6).total == 0
 
 
 # -- the lazy tables ----------------------------------------------------------------------------------
@@ -336,7 +336,7 @@ def test_run_settings_read_a_stored_definition_as_its_model_does(tmp_path):
     made.append(create_experiment(budgeted, store=store))
     with open_store(store) as s:
         for exp in made:
-            stored = s.get_experiment(exp.id)
+            stored = s.experiments.get(exp.id)
             assert stored.settings == _settings_of(stored.spec), exp.name
             assert stored.settings == RunSettings.from_json(stored.spec.as_json())
     assert made[1].settings.stopping == {"rule": "decided", "alpha": 0.05, "margin": 0.02, "min_cases": 50,

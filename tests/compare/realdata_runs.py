@@ -67,8 +67,8 @@ def build(store: Store, realdata: Path) -> dict[str, Any]:
     """Import banking77 and record experiment ``cmp`` (arms a, b, c; 3 rounds) and ``cmp2`` (arm d, 2 rounds)."""
     categories = json.loads((realdata / "banking77" / "categories.json").read_text())
     profile = {"fields": {"input": "text", "expected": "category"}, "label_set": categories}
-    info = store.import_dataset(realdata / "banking77" / "test.csv", profile, name="banking77")
-    cases = [c for c in store.load_cases(info) if c.expected in SUBSET]
+    info = store.datasets.import_file(realdata / "banking77" / "test.csv", profile, name="banking77")
+    cases = [c for c in store.datasets.load_cases(info) if c.expected in SUBSET]
     arms = {name: {"agent": "external", "model": f"m-{name}"} for name in ("a", "b", "c")}
     exp = create_experiment(
         {

@@ -362,7 +362,7 @@ def test_pairwise_judge_verdicts_are_mapped_onto_the_arms(store):
     exp = make_experiment(
         store, "e", cases_of(6), {"control": one_round([True] * 6), "treatment": one_round([True] * 6)}
     )
-    runs = {(r.arm, r.case_id): r.id for r in store.runs(exp.id)}
+    runs = {(r.arm, r.case_id): r.id for r in store.runs.records(exp.id)}
     with store.transaction() as conn:
         for i, verdict in enumerate(["b", "b", "b", "a", "tie", "b"]):
             a, b = runs[("control", f"c{i:03d}")], runs[("treatment", f"c{i:03d}")]
@@ -402,7 +402,7 @@ def test_end_to_end_through_the_runner(store, tmp_path):
     skill = tmp_path / "skill"
     skill.mkdir()
     (skill / "SKILL.md").write_text("# Rules\n- fast is fast\n", encoding="utf-8")
-    ds = store.save_dataset("e2e", cases_of(24), label_set=["fast", "slow"])
+    ds = store.datasets.save("e2e", cases_of(24), label_set=["fast", "slow"])
     spec = {
         "name": "e2e",
         "dataset": ds.fingerprint,

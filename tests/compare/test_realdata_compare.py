@@ -30,7 +30,7 @@ def recorded(realdata, tmp_path_factory):
 
 def _answered(store, exp, arm):
     """Each case's answered runs of an arm, by round: (prediction, reason, evidence_refs), read from `load_runs`."""
-    t = store.load_runs(exp.id, arms=[arm], text=True)
+    t = store.runs.table(exp.id, arms=[arm], text=True)
     text = t.text
     out: dict[str, list[tuple]] = {}
     for i in range(t.run_id.size):
@@ -95,7 +95,7 @@ def _text_of(c):
 
 def _compared_ids(store, ea, arm_a, eb, arm_b):
     """The cases both sides ran, in dataset order."""
-    ta, tb = store.load_runs(ea.id, arms=[arm_a]), store.load_runs(eb.id, arms=[arm_b])
+    ta, tb = store.runs.table(ea.id, arms=[arm_a]), store.runs.table(eb.id, arms=[arm_b])
     both = np.intersect1d(ta.case_idx, tb.case_idx)
     at = {int(i): str(c) for i, c in zip(ta.case_idx, ta.case_id, strict=True)}
     return [at[int(i)] for i in both]
@@ -121,8 +121,8 @@ def test_experiments_with_different_rounds_compare_every_case(recorded):
 
 def test_case_sums_equal_the_runs_added_up(recorded):
     store, exp, _ = recorded
-    outcomes = store.case_outcomes(exp.id)
-    t = store.load_runs(exp.id)
+    outcomes = store.runs.case_outcomes(exp.id)
+    t = store.runs.table(exp.id)
     for k, (arm_id, case_idx) in enumerate(zip(outcomes.arm_id, outcomes.case_idx, strict=True)):
         mine = (t.arm_id == arm_id) & (t.case_idx == case_idx)
         assert outcomes.runs[k] == np.count_nonzero(mine)
@@ -142,8 +142,8 @@ def test_arms_without_reasons_or_references_have_no_text_changes(realdata, tmp_p
     store = open_store(tmp_path / "store")
     categories = json.loads((realdata / "banking77" / "categories.json").read_text())
     profile = {"fields": {"input": "text", "expected": "category"}, "label_set": categories}
-    info = store.import_dataset(realdata / "banking77" / "test.csv", profile, name="banking77")
-    cases = store.load_cases(info)[:120]
+    info = store.datasets.import_file(realdata / "banking77" / "test.csv", profile, name="banking77")
+    cases = store.datasets.load_cases(info)[:120]
     exp = create_experiment(
         {
             "name": "labels",
@@ -163,8 +163,8 @@ def test_arms_without_reasons_or_references_have_no_text_changes(realdata, tmp_p
     if reason_in_b:
         rows[2]["reason"] = rows[3]["reason"] = "the card has not come"  # case 0, arm b, both rounds
     record_runs(store, exp, rows)
-    assert not store.arm_gives_text(exp.id, exp.arm("a").id)
-    assert store.arm_gives_text(exp.id, exp.arm("b").id) == reason_in_b
+    assert not store.analysis.arm_gives_text(exp.id, exp.arm("a").id)
+    assert store.analysis.arm_gives_text(exp.id, exp.arm("b").id) == reason_in_b
     c = compare_arms(exp.id, "a", "b", store=store, details=True)
     ids = _compared_ids(store, exp, "a", exp, "b")
     assert _text_of(c) == _reference_text(store, exp, "a", exp, "b", ids)
@@ -180,13 +180,15 @@ def test_the_compare_widget_lists_each_case_with_its_own_input(recorded):
     store, exp, _ = recorded
     w = DiffWidget(store, a=exp.id, arm_a="a", arm_b="b")
     assert w.errors.message is None
-    inputs = {x.case_id: " ".join(str(x.input).split()) for x in store.load_cases(exp.dataset_id)}
+    inputs = {x.case_id: " ".join(str(x.input).split()) for x in store.datasets.load_cases(exp.dataset_id)}
     seen = 0
     for name, choice in w.case_lists.items():
         for label, case_id in zip(choice.labels, w.lists[name], strict=False):
             assert label.startswith(f"{case_id} · {clip(inputs[case_id], INPUT_SHOWN)} · ")
             seen += 1
     assert seen > 50
-    first = store.load_cases(exp.dataset_id)[:700]  # more than one chunk of ids
-    read = store.case_inputs(exp.dataset_id, ["no such case", *(x.case_id for x in first), first[0].case_id])
+    first = store.datasets.load_cases(exp.dataset_id)[:700]  # more than one chunk of ids
+    read = store.datasets.case_inputs(
+        exp.dataset_id, ["no such case", *(x.case_id for x in first), first[0].case_id]
+    )
     assert read == {x.case_id: x.input for x in first}

@@ -8,12 +8,12 @@ from tests.conftest import DEMO
 
 
 def test_csv_and_xlsx_import_to_the_same_fingerprint(store):
-    csv = store.import_dataset(DEMO / "cases.csv", DEMO / "mapping-csv.yaml", name="demo")
-    xlsx = store.import_dataset(DEMO / "cases.xlsx", DEMO / "mapping-xlsx.yaml", name="demo")
+    csv = store.datasets.import_file(DEMO / "cases.csv", DEMO / "mapping-csv.yaml", name="demo")
+    xlsx = store.datasets.import_file(DEMO / "cases.xlsx", DEMO / "mapping-xlsx.yaml", name="demo")
     assert xlsx.fingerprint == csv.fingerprint and xlsx.reused
     assert csv.validation.ok and csv.n_cases == 401
-    assert store.value_counts(csv) == {"fast": 230, "slow": 171}
-    cases = store.load_cases(csv)
+    assert store.datasets.value_counts(csv) == {"fast": 230, "slow": 171}
+    cases = store.datasets.load_cases(csv)
     assert sum(c.history is not None for c in cases) == 20
     assert sum(c.context is not None for c in cases) == 94
     assert Counter(c.domain for c in cases)["车控"] == 72
@@ -21,8 +21,8 @@ def test_csv_and_xlsx_import_to_the_same_fingerprint(store):
 
 
 def test_the_xlsx_title_row_is_found_without_being_told(store):
-    info = store.import_dataset(DEMO / "cases.xlsx", name="demo-xlsx")  # the suggested mapping
+    info = store.datasets.import_file(DEMO / "cases.xlsx", name="demo-xlsx")  # the suggested mapping
     assert info.read_options["header_row"] == 2 and info.read_options["sheet"] == "评测集"
-    profile = store.get_profile(info.profile_name, info.profile_version)
+    profile = store.profiles.get(info.profile_name, info.profile_version)
     assert profile.fields["input"] == "用户query" and profile.fields["expected"] == "人工标签"
     assert profile.fields["case_id"] == "用例ID" and profile.fields["context"] == "车辆状态"

@@ -37,7 +37,9 @@ def test_long_canonical_questions_shared_by_many_cases_are_labels(store, realdat
     # IBM's VIRA: the gold of each question is one of 222 canonical questions, 45 characters on average.
     # They read as free-text answers by length alone, so the dataset got no F1 or confusion matrix.
     csv = realdata / "vira" / "validation.csv"
-    info = store.import_dataset(csv, {"fields": {"input": "sentence", "expected": "label"}}, name="vira")
+    info = store.datasets.import_file(
+        csv, {"fields": {"input": "sentence", "expected": "label"}}, name="vira"
+    )
     kind = info.expected_kind
     assert (kind.kind, kind.distinct, kind.cases) == ("label", 222, 3140), kind
     assert "long ones (averaging 45 characters)" in kind.reason and "14.1 each" in kind.reason, kind.reason
@@ -66,30 +68,34 @@ def test_the_profile_key_is_checked():
 def test_an_import_keeps_the_kind_with_the_dataset(store, realdata, tmp_path):
     csv = realdata / "banking77" / "test.csv"
     fields = {"input": "text", "expected": "category"}
-    info = store.import_dataset(csv, {"fields": fields}, name="banking77")
+    info = store.datasets.import_file(csv, {"fields": fields}, name="banking77")
     assert info.expected_kind.kind == "label" and not info.expected_kind.declared
     assert info.to_dict()["expected_kind"]["distinct"] == 77
-    answers = store.import_dataset(csv, {"fields": fields, "expected_kind": "answer"}, name="banking-answers")
+    answers = store.datasets.import_file(
+        csv, {"fields": fields, "expected_kind": "answer"}, name="banking-answers"
+    )
     assert answers.expected_kind.kind == "answer" and answers.expected_kind.declared
-    assert store.get_dataset("banking-answers").expected_kind == answers.expected_kind
+    assert store.datasets.get("banking-answers").expected_kind == answers.expected_kind
 
 
 def test_a_reimport_declaring_another_kind_warns(store, realdata, caplog):
     csv = realdata / "banking77" / "test.csv"
     fields = {"input": "text", "expected": "category"}
-    store.import_dataset(csv, {"fields": fields}, name="banking77")
+    store.datasets.import_file(csv, {"fields": fields}, name="banking77")
     with caplog.at_level(logging.WARNING, logger="abbench.store._imports"):
-        again = store.import_dataset(csv, {"fields": fields, "expected_kind": "answer"}, name="banking77")
+        again = store.datasets.import_file(
+            csv, {"fields": fields, "expected_kind": "answer"}, name="banking77"
+        )
     assert again.reused and again.expected_kind.kind == "label"
     assert "expected_kind: answer is not applied" in caplog.text
 
 
 def test_cases_saved_from_python_get_a_kind(store):
     cases = [Case(f"c{i}", f"q {i}", f"the answer is {i}") for i in range(10)]
-    assert store.save_dataset("free", cases).expected_kind.kind == "answer"
-    assert store.save_dataset("forced", cases, expected_kind="label").expected_kind.is_label
+    assert store.datasets.save("free", cases).expected_kind.kind == "answer"
+    assert store.datasets.save("forced", cases, expected_kind="label").expected_kind.is_label
     with pytest.raises(UsageError, match="expected_kind is one of label, answer"):
-        store.save_dataset("bad", cases, expected_kind="text")
+        store.datasets.save("bad", cases, expected_kind="text")
 
 
 def test_a_store_from_before_the_kind_gets_it_from_its_values(tmp_path):
@@ -108,7 +114,7 @@ def test_a_store_from_before_the_kind_gets_it_from_its_values(tmp_path):
     )
     conn.close()
     with open_store(tmp_path / "old") as store:
-        many, none = store.get_dataset("many"), store.get_dataset("none")
+        many, none = store.datasets.get("many"), store.datasets.get("none")
         assert many.expected_kind.kind == "label" and many.expected_kind.distinct == 77
         assert none.expected_kind.kind is None
         stored = store.query_one("SELECT expected_kind FROM datasets WHERE id = 1")[0]

@@ -20,45 +20,45 @@ def test_clinc150_splits_with_domains_from_domains_json(store, realdata, tmp_pat
         },
         "lookups": {"domains": {"file": str(realdata / "clinc150" / "domains.json"), "default": "oos"}},
     }
-    info = store.import_dataset(
+    info = store.datasets.import_file(
         realdata / "clinc150" / "data_full.json", profile, name="clinc150", splits=["test", "oos_test"]
     )
     assert info.n_cases == 4500 + 1000
     assert info.read_options["splits"] == ["test", "oos_test"]
-    cases = store.load_cases(info)
+    cases = store.datasets.load_cases(info)
     assert cases[0].source_line == "split test #1" and cases[0].metadata == {"split": "test"}
     assert (
         cases[-1].source_line == "split oos_test #1000"
         and cases[-1].expected == "oos"
         and cases[-1].domain == "oos"
     )
-    domains = store.value_counts(info, "domain")
+    domains = store.datasets.value_counts(info, "domain")
     assert (
         len(domains) == 11
         and domains["oos"] == 1000
         and all(n == 450 for d, n in domains.items() if d != "oos")
     )
-    assert len(store.value_counts(info, "expected")) == 151
+    assert len(store.datasets.value_counts(info, "expected")) == 151
     assert isinstance(cases[0].source_row, list) and len(cases[0].source_row) == 2
 
 
 def test_clinc150_every_split(store, realdata):
-    info = store.import_dataset(
+    info = store.datasets.import_file(
         realdata / "clinc150" / "data_full.json",
         {"fields": {"input": "0", "expected": "1", "metadata": {"object": {"split": "$split"}}}},
     )
     assert info.n_cases == 15000 + 3000 + 4500 + 100 + 100 + 1000
     # The same utterance with two intents across splits is worth a look, not a refusal.
-    assert len(store.label_conflicts(info)) >= 1
+    assert len(store.datasets.label_conflicts(info)) >= 1
 
 
 def test_banking77_test_csv(store, realdata):
-    info = store.import_dataset(realdata / "banking77" / "test.csv", name="banking77")
+    info = store.datasets.import_file(realdata / "banking77" / "test.csv", name="banking77")
     assert info.n_cases == 3080
     assert info.read_options["delimiter"] == ","
     categories = json.loads((realdata / "banking77" / "categories.json").read_text())
-    assert set(store.value_counts(info, "expected")) == set(categories)
-    case = store.load_cases(info)[0]
+    assert set(store.datasets.value_counts(info, "expected")) == set(categories)
+    case = store.datasets.load_cases(info)[0]
     assert (case.input, case.expected, case.source_line) == (
         "How do I locate my card?",
         "card_arrival",
@@ -68,8 +68,8 @@ def test_banking77_test_csv(store, realdata):
 
 def test_botfuel_tripplanner_intent_blocks(store, realdata):
     path = realdata / "xlsx" / "botfuel_tripplanner_intents.xlsx"
-    info = store.import_dataset(path, recipe="intent-blocks", name="tripplanner")
-    cases = store.load_cases(info)
+    info = store.datasets.import_file(path, recipe="intent-blocks", name="tripplanner")
+    cases = store.datasets.load_cases(info)
     assert len(cases) == 19
     assert Counter(c.expected for c in cases) == {"trip": 12, "name": 1, "greetings": 6}
     first = cases[0]
@@ -83,10 +83,10 @@ def test_botfuel_tripplanner_intent_blocks(store, realdata):
 
 
 def test_botfuel_customerservice_qa_blocks(store, realdata):
-    info = store.import_dataset(
+    info = store.datasets.import_file(
         realdata / "xlsx" / "botfuel_customerservice_intents.xlsx", recipe="qa-blocks"
     )
-    cases = store.load_cases(info)
+    cases = store.datasets.load_cases(info)
     assert len(cases) == 17
     assert cases[0].input == "What is your shipping policy ?"
     assert cases[0].expected.startswith("Your purchase can be shipped worldwide")
@@ -99,28 +99,28 @@ def test_botfuel_customerservice_qa_blocks(store, realdata):
 )
 def test_openai_evals_jsonl(store, realdata, name, rows, labels):
     path = realdata / "eval_formats" / "openai_evals" / f"{name}.samples.jsonl"
-    info = store.import_dataset(path)  # the suggestion reads the chat messages
-    cases = store.load_cases(info)
+    info = store.datasets.import_file(path)  # the suggestion reads the chat messages
+    cases = store.datasets.load_cases(info)
     assert len(cases) == rows
     sample = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
     assert cases[0].input == sample["input"][-1]["content"]
     assert cases[0].history == sample["input"][:-1]
     assert cases[0].expected == sample["ideal"]
     if labels:
-        assert set(store.value_counts(info, "expected")) == labels
-    with_recipe = store.import_dataset(path, recipe="openai-evals", name=f"{name}-recipe")
+        assert set(store.datasets.value_counts(info, "expected")) == labels
+    with_recipe = store.datasets.import_file(path, recipe="openai-evals", name=f"{name}-recipe")
     assert with_recipe.content_hash == info.content_hash  # same cases either way
 
 
 def test_promptfoo_csvs(store, realdata):
     folder = realdata / "eval_formats" / "promptfoo"
-    meta = store.load_cases(store.import_dataset(folder / "csv-metadata_tests.csv"))
+    meta = store.datasets.load_cases(store.datasets.import_file(folder / "csv-metadata_tests.csv"))
     assert [c.input for c in meta] == ["machine learning", "quantum physics", "climate change"]
     assert meta[1].expected == "contains: quantum"
     assert meta[1].metadata["assertions"][1].startswith("llm-rubric:")
     assert meta[1].metadata["tags"] == ["physics", "advanced,theory", "quantum"]  # escaped comma kept
     assert meta[1].metadata["category"] == "science"
-    grading = store.load_cases(store.import_dataset(folder / "eval-self-grading_tests.csv"))
+    grading = store.datasets.load_cases(store.datasets.import_file(folder / "eval-self-grading_tests.csv"))
     assert len(grading) == 10
     assert grading[0].input == "Can you help me find a specific product on your website?"
     assert grading[0].context == {"name": "Bob", "question": grading[0].input}
@@ -130,10 +130,10 @@ def test_promptfoo_csvs(store, realdata):
 def test_inspect_ai_jsonl(store, realdata):
     path = realdata / "eval_formats" / "inspect_ai" / "wikipedia.jsonl"
     for info in (
-        store.import_dataset(path),
-        store.import_dataset(path, recipe="inspect", name="wikipedia-inspect"),
+        store.datasets.import_file(path),
+        store.datasets.import_file(path, recipe="inspect", name="wikipedia-inspect"),
     ):
-        cases = store.load_cases(info)
+        cases = store.datasets.load_cases(info)
         assert len(cases) == 3
         assert cases[0].input == "What's the difference between tennis and pickleball?"
         assert cases[0].expected.startswith("While they are similar sports")
@@ -153,9 +153,9 @@ def test_skill_creator_evals_json(store, realdata, tmp_path):
     )
     path = tmp_path / "evals.json"
     path.write_text(json.dumps(evals, ensure_ascii=False), encoding="utf-8")
-    info = store.import_dataset(path)  # recognised as skill-creator's layout
+    info = store.datasets.import_file(path)  # recognised as skill-creator's layout
     assert info.read_options["recipe"] == "skill-creator"
-    first, second = store.load_cases(info)
+    first, second = store.datasets.load_cases(info)
     assert (first.case_id, first.input, first.expected) == (
         "1",
         "User's example prompt",
@@ -177,9 +177,9 @@ def test_skill_creator_trigger_eval_set(store, tmp_path):
     ]
     path = tmp_path / "triggers.json"
     path.write_text(json.dumps(rows))
-    info = store.import_dataset(path)
+    info = store.datasets.import_file(path)
     assert info.label_set == ("true", "false")
-    assert [c.expected for c in store.load_cases(info)] == ["true", "false"]
+    assert [c.expected for c in store.datasets.load_cases(info)] == ["true", "false"]
 
 
 def test_askubuntu_rows_without_the_optional_keys_import_through_the_suggested_mapping(store, realdata):
@@ -192,9 +192,9 @@ def test_askubuntu_rows_without_the_optional_keys_import_through_the_suggested_m
     rows = json.loads(path.read_text(encoding="utf-8"))["sentences"]
     suggestion = suggest_mapping(path, name="askubuntu")
     assert suggestion.profile.fields["input"] == "text" and suggestion.profile.fields["expected"] == "intent"
-    info = store.import_dataset(path, suggestion.profile, name="askubuntu")
+    info = store.datasets.import_file(path, suggestion.profile, name="askubuntu")
     assert info.n_cases == len(rows) == 162
-    cases = store.load_cases(info)
+    cases = store.datasets.load_cases(info)
     assert Counter(c.expected for c in cases) == Counter(r["intent"] for r in rows)
     assert Counter(c.expected for c in cases)["None"] == 8  # a label named None, not a missing value
     lacking = [i for i, r in enumerate(rows) if "author" not in r]
@@ -212,4 +212,4 @@ def test_a_field_whose_key_a_row_lacks_is_still_a_problem_outside_metadata(store
     path = realdata / "nlu_corpora" / "AskUbuntuCorpus.json"
     profile = {"name": "ask-author", "fields": {"input": "author", "expected": "intent"}}
     with pytest.raises(ImportFailed, match=r"#14, 38, 42 \(3×\).*no key 'author'"):
-        store.import_dataset(path, profile, name="ask-author")
+        store.datasets.import_file(path, profile, name="ask-author")

@@ -22,14 +22,16 @@ from abbench.store import Experiment, Grade, Store
 
 def reference_runs_table(store, exp) -> Table:
     """The runs table, every run and grade loaded first and sorted in Python."""
-    cases = dict(enumerate(store.load_cases(exp.dataset_id)))
-    latest = store.grades(exp.id, latest=True)
+    cases = dict(enumerate(store.datasets.load_cases(exp.dataset_id)))
+    latest = store.grades.records(exp.id, latest=True)
     graders = _reference_grader_columns(exp, latest)
     per_run = _grades_per_run(latest)
 
     def rows() -> Iterator[tuple[Any, ...]]:
         arm_pos = {a.name: a.position for a in exp.arms}
-        records = sorted(store.runs(exp.id), key=lambda r: (arm_pos.get(r.arm, 0), r.round, r.case_idx, r.id))
+        records = sorted(
+            store.runs.records(exp.id), key=lambda r: (arm_pos.get(r.arm, 0), r.round, r.case_idx, r.id)
+        )
         for r in records:
             yield _run_row(exp, r, cases.get(r.case_idx), per_run.get(r.id, {}), graders)
 
@@ -139,7 +141,7 @@ def _xlsx_cell(ws: Any, cell_type: Any, column: Column, value: Any, alignment: A
 
 def reference_grades_table(store: Store, exp: Experiment) -> Table:
     """Every grade of the experiment, old ones included, with its batch and whether it is the latest."""
-    runs = {r.id: r for r in store.runs(exp.id)}
+    runs = {r.id: r for r in store.runs.records(exp.id)}
     columns = (
         Column("grade_id", "int", "The grade's id (grades are appended, never overwritten)."),
         Column("batch_id", "text", "The experiment's grade batch."),
@@ -177,8 +179,8 @@ def reference_grades_table(store: Store, exp: Experiment) -> Table:
     )
 
     def rows() -> Iterator[tuple[Any, ...]]:
-        every = store.grades(exp.id, latest=False)
-        latest_ids = {g.id for g in store.grades(exp.id, latest=True)}
+        every = store.grades.records(exp.id, latest=False)
+        latest_ids = {g.id for g in store.grades.records(exp.id, latest=True)}
         for g in every:
             run = runs.get(g.run_id)
             other = runs.get(g.other_run_id) if g.other_run_id is not None else None

@@ -125,7 +125,7 @@ def test_runs_jsonl_is_lossless(finished, tmp_path):
     lines = result.path.read_text(encoding="utf-8").splitlines()
     records = [json.loads(line) for line in lines]
     assert len(records) == result.rows == 120
-    stored = {r.id: r for r in store.runs(ids["judges"])}
+    stored = {r.id: r for r in store.runs.records(ids["judges"])}
     for rec in records:
         run = stored[rec["run_id"]]
         assert rec["prediction"] == run.output.prediction
@@ -146,14 +146,14 @@ def test_runs_jsonl_imports_back_to_the_same_fingerprint(finished, tmp_path):
 
     store, ids = finished
     result = export(ids["two-arm"], "runs", "jsonl", tmp_path / "runs.jsonl", store=store)
-    exp = store.get_experiment(ids["two-arm"])
-    original = store.get_dataset(exp.dataset_id)
+    exp = store.experiments.get(ids["two-arm"])
+    original = store.datasets.get(exp.dataset_id)
     fresh = open_store(tmp_path / "fresh")
     try:
-        again = fresh.import_dataset(result.path, RUNS_PROFILE, name=original.name, skip_invalid=True)
+        again = fresh.datasets.import_file(result.path, RUNS_PROFILE, name=original.name, skip_invalid=True)
         assert again.fingerprint == original.fingerprint
-        back = [c.canonical() for c in fresh.load_cases(again.id)]
-        assert back == [c.canonical() for c in store.load_cases(original.id)]
+        back = [c.canonical() for c in fresh.datasets.load_cases(again.id)]
+        assert back == [c.canonical() for c in store.datasets.load_cases(original.id)]
         assert again.n_cases == original.n_cases == 30
     finally:
         fresh.close()
@@ -190,7 +190,7 @@ def test_reviews_export_keeps_history(store, tmp_path):
         store=store,
     )
     run_experiment(exp, store=store)
-    run = next(r for r in store.runs(exp.id) if r.case_id == "c001")
+    run = next(r for r in store.runs.records(exp.id) if r.case_id == "c001")
     add_review(exp, "c001", "unsure", arm="a", run_id=run.id, reviewer="ana", store=store)
     add_review(exp, "c001", "gold_correct", "=the agent missed 车窗", arm="a", run_id=run.id, store=store)
     result = export(exp, "reviews", "csv", tmp_path / "reviews.csv", store=store)

@@ -25,7 +25,7 @@ def test_the_fixture_experiments_are_summed_up_as_one_pass_did(finished):
     store, ids = finished
     kinds = set()
     for exp_id in ids.values():
-        summary = store.grader_summary(exp_id)
+        summary = store.grades.summary(exp_id)
         assert summary == _by_pass(store, exp_id)
         kinds |= {k for _, k, _, _ in summary}
     assert {"rule", "judge", "pairwise"} <= kinds  # every kind of grader was met
@@ -71,7 +71,7 @@ def rewritten(finished, tmp_path):
 
 def test_rewritten_grades_are_summed_up_as_one_pass_did(rewritten):
     store, exp = rewritten
-    summary = store.grader_summary(exp)
+    summary = store.grades.summary(exp)
     assert summary == _by_pass(store, exp)
     flags = {g: (k, ok, v) for g, k, ok, v in summary}
     assert flags["broken"] == ("judge", 0, 0)
@@ -82,4 +82,4 @@ def test_rewritten_grades_are_summed_up_as_one_pass_did(rewritten):
 
 def test_an_experiment_without_grades_has_no_graders(finished, tmp_path):
     store, _ = finished
-    assert store.grader_summary(10**6) == []
+    assert store.grades.summary(10**6) == []

@@ -22,7 +22,7 @@ from tests.export.reference_export import (
 
 
 def _tables(store, exp_id, what):
-    exp = store.get_experiment(exp_id)
+    exp = store.experiments.get(exp_id)
     ref = reference_runs_table(store, exp) if what == "runs" else reference_grades_table(store, exp)
     return export_table(exp_id, what, store=store), ref
 

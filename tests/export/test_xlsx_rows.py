@@ -85,12 +85,12 @@ def test_every_slicing_gives_the_same_rows(edge, tmp_path, chunk):
     numbered by a window), give the rows of the Python writer."""
     store, exp_id = edge
     table = export_table(exp_id, "runs", store=store)
-    exp = store.get_experiment(exp_id)
+    exp = store.experiments.get(exp_id)
     columns = [c for c in table.columns if not c.jsonl_only]
     graders = [("label_match", "bool", 1)]
 
     def rows():
-        return store.export_run_sheet_rows(
+        return store.exports.sheet_rows(
             exp.id,
             exp.dataset_id,
             graders,

@@ -119,7 +119,7 @@ def test_edge_values_read_back_as_the_csv_says(tmp_path):
 def test_fixture_exports_read_back_as_the_csv_says(finished, tmp_path, what):
     store, ids = finished
     for shape, exp_id in ids.items():
-        if what == "comparison" and len(store.get_experiment(exp_id).arms) != 2:
+        if what == "comparison" and len(store.experiments.get(exp_id).arms) != 2:
             continue
         folder = tmp_path / shape
         folder.mkdir()

@@ -32,7 +32,7 @@ def cancelled(tmp_path_factory):
     """``(store, experiment)``: v1 vs v2 on 40 demo cases, cancelled after 30 of its 80 runs were graded."""
     folder = tmp_path_factory.mktemp("cancelled")
     store = open_store(folder / "store")
-    ds = store.import_dataset(DEMO / "cases.csv", DEMO / "mapping-csv.yaml", name="demo")
+    ds = store.datasets.import_file(DEMO / "cases.csv", DEMO / "mapping-csv.yaml", name="demo")
     valve = open_valve(ANSWERED, CONCURRENCY)
     arm = {"agent": "python", "function": "tests.gate.blocking:answer", "token": valve.token}
     exp = create_experiment(
@@ -51,16 +51,16 @@ def cancelled(tmp_path_factory):
         assert valve.all_held.wait(300), "the agent never held a run"
 
         def graded() -> int:
-            counts = store.run_counts(exp.id)
+            counts = store.runs.counts(exp.id)
             return sum(c.get("pass", 0) + c.get("fail", 0) for c in counts.values())
 
         _wait_for(lambda: graded() >= ANSWERED, f"{ANSWERED} runs graded")
         cancel_experiment(exp.id, store=store)
-        _wait_for(lambda: store.get_experiment(exp.id).status == "cancelled", "the cancellation")
+        _wait_for(lambda: store.experiments.get(exp.id).status == "cancelled", "the cancellation")
     finally:
         valve.release.set()
         handle.wait(300)
-    yield store, store.get_experiment(exp.id)
+    yield store, store.experiments.get(exp.id)
     store.close()
 
 
@@ -75,7 +75,7 @@ def test_progress_does_not_count_cancelled_runs_as_done(cancelled):
 
 def test_the_gate_is_incomplete_and_says_its_coverage_first(cancelled, cli):
     store, exp = cancelled
-    counts = store.run_counts(exp.id)
+    counts = store.runs.counts(exp.id)
     decided = {arm: c.get("pass", 0) + c.get("fail", 0) for arm, c in counts.items()}
     g = evaluate_gate(exp.id, store=store)
     assert g.outcome == "incomplete" and not g.passed

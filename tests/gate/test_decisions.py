@@ -37,7 +37,7 @@ def demo_store(tmp_path_factory):
     names no pair, `named` says ``decision: {baseline: v1, candidate: v2}``."""
     folder = tmp_path_factory.mktemp("decisions")
     store = open_store(folder / "store")
-    ds = store.import_dataset(DEMO / "cases.csv", DEMO / "mapping-csv.yaml", name="demo")
+    ds = store.datasets.import_file(DEMO / "cases.csv", DEMO / "mapping-csv.yaml", name="demo")
     base = {"dataset": ds.fingerprint, "rounds": 1, "cases": {"limit": 60}, "arms": _arms()}
     for name, extra in (("three", {}), ("named", {"decision": {"baseline": "v1", "candidate": "v2"}})):
         exp = create_experiment({"name": name, **base, **extra}, store=store)
@@ -108,7 +108,7 @@ def test_unknown_arms_in_a_gate_file_or_a_definition_get_did_you_mean(demo_store
     result = _gate(cli, store, "three", "--rules", half)
     assert result.exit_code == 2 and "names a candidate but no baseline" in result.output
     definition = tmp_path / "exp.yaml"
-    fingerprint = store.get_experiment("three").dataset
+    fingerprint = store.experiments.get("three").dataset
     definition.write_text(
         f"name: typo\ndataset: {fingerprint}\narms:\n  v1: {{agent: builtin}}\n  v2: {{agent: builtin}}\n"
         "decision: {baseline: v1, candidate: V2}\n",

@@ -117,7 +117,7 @@ def _simulate(store, folder, experiments: int, cases: int, rounds: int, seed: in
         w.writerow(["id", "question", "gold", "domain"])
         w.writerows([f"c{i}", f"question {i}", "right", f"d{i % 4}"] for i in range(cases))
     profile = {"fields": {"case_id": "id", "input": "question", "expected": "gold", "domain": "domain"}}
-    fingerprint = store.import_dataset(path, profile, name="aa").fingerprint
+    fingerprint = store.datasets.import_file(path, profile, name="aa").fingerprint
     rng = np.random.default_rng(seed)
     gates = []
     for e in range(experiments):

@@ -21,7 +21,7 @@ SKILL_CREATOR = REALDATA / "skill-creator" / "iteration-1"
 
 
 def _pass_rate(store, exp, arm):
-    runs = [r for r in store.runs(exp.id) if r.arm == arm]
+    runs = [r for r in store.runs.records(exp.id) if r.arm == arm]
     return sum(r.state == "pass" for r in runs) / len(runs)
 
 
@@ -39,12 +39,12 @@ def test_inspect_logs_become_an_experiment_with_epochs_as_rounds(store):
         accuracy = lg.results.scores[0].metrics["accuracy"].value
         assert _pass_rate(store, exp, arm) == pytest.approx(accuracy)
         assert experiment_metrics(exp.name, store=store).arm(arm).accuracy.value == pytest.approx(accuracy)
-        runs = {(r.case_id, r.round): r for r in store.runs(exp.id) if r.arm == arm}
+        runs = {(r.case_id, r.round): r for r in store.runs.records(exp.id) if r.arm == arm}
         for s in lg.samples:
             run = runs[(str(s.id), s.epoch - 1)]
             assert run.output.prediction == s.output.completion
             assert run.output.usage.input_tokens == s.model_usage["mockllm/model"].input_tokens
-    cases = {c.case_id: c for c in store.load_cases(result.dataset)}
+    cases = {c.case_id: c for c in store.datasets.load_cases(result.dataset)}
     assert cases["FS-0001"].input == "我老婆刚发的那个位置，导航过去" and cases["FS-0001"].expected == "slow"
     # importing the same logs again records nothing new
     again = import_results("inspect", INSPECT, store=store)
@@ -78,7 +78,7 @@ def test_promptfoo_output_providers_become_arms_and_repeats_rounds(store):
     for arm in result.arms:
         mine = [r for r in rows if r["provider"]["label"] == arm]
         assert _pass_rate(store, exp, arm) == pytest.approx(sum(r["success"] for r in mine) / len(mine))
-    runs = store.runs(exp.id)
+    runs = store.runs.records(exp.id)
     assert sum(r.state == "pass" for r in runs) == data["results"]["stats"]["successes"]
     assert sum(r.state == "fail" for r in runs) == data["results"]["stats"]["failures"]
     # promptfoo writes cost 0 for a provider that reports none: unknown here, never free
@@ -100,16 +100,18 @@ def test_skill_creator_benchmark_folder_with_skill_against_without(store, cli):
     assert (exp.spec.decision.baseline, exp.spec.decision.candidate) == ("without_skill", "with_skill")
     for arm in result.arms:
         # the score is skill-creator's pass rate: its own aggregate is the mean over runs
-        scores = [r.score for r in store.runs(exp.id) if r.arm == arm]
+        scores = [r.score for r in store.runs.records(exp.id) if r.arm == arm]
         assert statistics.mean(scores) == pytest.approx(
             bench["run_summary"][arm]["pass_rate"]["mean"], abs=1e-4
         )
         runs = [r for r in bench["runs"] if r["configuration"] == arm]
-        assert sum(r.state == "pass" for r in store.runs(exp.id) if r.arm == arm) == sum(
+        assert sum(r.state == "pass" for r in store.runs.records(exp.id) if r.arm == arm) == sum(
             r["result"]["passed"] == r["result"]["total"] for r in runs
         )
     run = next(
-        r for r in store.runs(exp.id) if (r.case_id, r.arm, r.round) == ("incident-note", "with_skill", 0)
+        r
+        for r in store.runs.records(exp.id)
+        if (r.case_id, r.arm, r.round) == ("incident-note", "with_skill", 0)
     )
     assert run.output.latency_ms == pytest.approx(30_000.0)  # timing.json: executor duration
     assert run.transcript_summary["tool_calls"] == 5
@@ -147,7 +149,7 @@ def test_runs_on_cases_the_dataset_lacks_are_refused(store):
     pytest.importorskip("inspect_ai")
     from ..conftest import DEMO
 
-    demo = store.import_dataset(DEMO / "cases.csv", DEMO / "mapping-csv.yaml", name="demo")
+    demo = store.datasets.import_file(DEMO / "cases.csv", DEMO / "mapping-csv.yaml", name="demo")
     with pytest.raises(ImportFailed) as caught:
         import_results("inspect", INSPECT, store=store, dataset=demo.fingerprint)
     text = str(caught.value)
@@ -178,7 +180,7 @@ def test_a_run_without_grading_is_an_execution_failure_not_a_pass(store, tmp_pat
     result = import_results("skill-creator", [folder], store=store)
     run = next(
         r
-        for r in store.runs(result.experiment.id)
+        for r in store.runs.records(result.experiment.id)
         if (r.case_id, r.arm, r.round) == ("weekly-update", "with_skill", 1)
     )
     assert run.state == "fail" and run.failure_type == "not_graded" and run.execution_failed
@@ -202,7 +204,7 @@ def test_a_promptfoo_row_whose_provider_failed_is_an_execution_failure(store, tm
     path = tmp_path / "out.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     result = import_results("promptfoo", [path], store=store)
-    runs = [r for r in store.runs(result.experiment.id) if r.state == "fail" and r.execution_failed]
+    runs = [r for r in store.runs.records(result.experiment.id) if r.state == "fail" and r.execution_failed]
     assert len(runs) == 1 and runs[0].error == "API error: 503 Service Unavailable"
     assert runs[0].arm == row["provider"]["label"] and runs[0].case_id == row["testCase"]["description"]
 

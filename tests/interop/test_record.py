@@ -17,8 +17,8 @@ ARMS = {"ci-old": {"agent": "external", "model": "m-old"}, "ci-new": {"agent": "
 
 @pytest.fixture
 def demo(store):
-    info = store.import_dataset(DEMO / "cases.csv", DEMO / "mapping-csv.yaml", name="demo")
-    return store, info, store.load_cases(info)[:30]
+    info = store.datasets.import_file(DEMO / "cases.csv", DEMO / "mapping-csv.yaml", name="demo")
+    return store, info, store.datasets.load_cases(info)[:30]
 
 
 def _experiment(store, info, cases, rounds=1, graders=None, arms=None, name="ci"):
@@ -69,18 +69,18 @@ def test_recorded_runs_end_graded_and_compare_like_agent_runs(demo):
     summary = record_runs(store, exp, outcomes)
     assert (summary.recorded, summary.unchanged) == (60, 0)
     assert summary.grading is not None and summary.grading.status == "finished"
-    runs = store.runs(exp.id)
+    runs = store.runs.records(exp.id)
     assert {r.state for r in runs} <= {RunState.PASS, RunState.FAIL}
     # the state machine: every transition of a run kept, as for an agent's run
     run = runs[0]
-    events = [(e["from"], e["to"]) for e in store.run_events(run.id)]
+    events = [(e["from"], e["to"]) for e in store.runs.events(run.id)]
     assert events == [
         ("pending", "running"),
         ("running", "executed"),
         ("executed", "evaluating"),
         ("evaluating", run.state),
     ]
-    attempts = store.run_attempts([run.id])[run.id]
+    attempts = store.attempts.of_run([run.id])[run.id]
     assert [(a.attempt, a.outcome, a.usage.input_tokens) for a in attempts] == [(1, "executed", 100)]
     # the figures from the outcomes themselves, independently of abbench
     right = {
@@ -109,12 +109,12 @@ def test_submitting_the_same_outcomes_again_is_a_no_op(demo):
     exp = _experiment(store, info, cases[:5], rounds=2)
     outcomes = _outcomes(cases[:5], rounds=2)
     record_runs(store, exp, outcomes)
-    before = [(r.id, r.state, r.attempts) for r in store.runs(exp.id)]
-    events = sum(len(store.run_events(r.id)) for r in store.runs(exp.id))
+    before = [(r.id, r.state, r.attempts) for r in store.runs.records(exp.id)]
+    events = sum(len(store.runs.events(r.id)) for r in store.runs.records(exp.id))
     again = record_runs(store, exp, list(reversed(outcomes)))
     assert (again.recorded, again.unchanged, again.grading) == (0, 20, None)
-    assert [(r.id, r.state, r.attempts) for r in store.runs(exp.id)] == before
-    assert sum(len(store.run_events(r.id)) for r in store.runs(exp.id)) == events
+    assert [(r.id, r.state, r.attempts) for r in store.runs.records(exp.id)] == before
+    assert sum(len(store.runs.events(r.id)) for r in store.runs.records(exp.id)) == events
 
 
 def test_a_different_outcome_for_a_recorded_key_is_refused_and_nothing_is_stored(demo):
@@ -130,14 +130,14 @@ def test_a_different_outcome_for_a_recorded_key_is_refused_and_nothing_is_stored
         caught.value
     )
     assert "attempt 2" in str(caught.value)  # what to do: submit it as a new attempt
-    assert {r.state for r in store.runs(exp.id) if r.case_id not in {c.case_id for c in cases[:2]}} == {
-        "pending"
-    }
+    assert {
+        r.state for r in store.runs.records(exp.id) if r.case_id not in {c.case_id for c in cases[:2]}
+    } == {"pending"}
     # as a new attempt it is recorded, and the run's current execution is the new one
     record_runs(store, exp, [dict(changed, attempt=2)])
-    run = next(r for r in store.runs(exp.id) if (r.case_id, r.arm) == (c0, "ci-old"))
+    run = next(r for r in store.runs.records(exp.id) if (r.case_id, r.arm) == (c0, "ci-old"))
     assert (run.attempts, run.output.prediction) == (2, changed["prediction"])
-    assert [a.attempt for a in store.run_attempts([run.id])[run.id]] == [1, 2]
+    assert [a.attempt for a in store.attempts.of_run([run.id])[run.id]] == [1, 2]
 
 
 def test_invalid_outcomes_are_refused_together_naming_case_arm_round_and_field(demo):
@@ -184,7 +184,7 @@ def test_invalid_outcomes_are_refused_together_naming_case_arm_round_and_field(d
         "case missing-case, arm ci-old, round 1, attempt 1: the experiment has no run for this case" in text
     )
     assert len(caught.value.problems) == 8
-    assert {r.state for r in store.runs(exp.id)} == {"pending"}
+    assert {r.state for r in store.runs.records(exp.id)} == {"pending"}
 
 
 def test_a_failed_attempt_is_an_execution_failure_and_a_retry_replaces_it(demo):
@@ -193,7 +193,7 @@ def test_a_failed_attempt_is_an_execution_failure_and_a_retry_replaces_it(demo):
     c0 = cases[0].case_id
     failed = {"case_id": c0, "arm": "ci-new", "error": "the sandbox ran out of memory", "failure_type": "oom"}
     record_runs(store, exp, [failed])
-    run = next(r for r in store.runs(exp.id) if (r.case_id, r.arm) == (c0, "ci-new"))
+    run = next(r for r in store.runs.records(exp.id) if (r.case_id, r.arm) == (c0, "ci-new"))
     assert (run.state, run.failure_type, run.execution_failed) == ("fail", "oom", True)
     retried = {
         "case_id": c0,
@@ -203,16 +203,16 @@ def test_a_failed_attempt_is_an_execution_failure_and_a_retry_replaces_it(demo):
         "grades": {"ci_check": True},
     }
     record_runs(store, exp, [failed, retried])  # the first is already there: a no-op
-    run = store.get_run(run.id)
+    run = store.runs.get(run.id)
     assert (run.state, run.attempts, run.failure_type) == ("pass", 2, None)
-    assert [a.outcome for a in store.run_attempts([run.id])[run.id]] == ["failed", "executed"]
+    assert [a.outcome for a in store.attempts.of_run([run.id])[run.id]] == ["failed", "executed"]
 
 
 def test_a_recorded_grader_without_a_verdict_fails_grading_never_passes(demo):
     store, info, cases = demo
     exp = _experiment(store, info, cases[:1], graders=[{"type": "recorded", "name": "ci_check"}])
     record_runs(store, exp, [{"case_id": cases[0].case_id, "arm": "ci-old", "prediction": cases[0].expected}])
-    run = next(r for r in store.runs(exp.id) if r.arm == "ci-old")
+    run = next(r for r in store.runs.records(exp.id) if r.arm == "ci-old")
     assert run.state == "fail" and not run.execution_failed
     assert "no verdict 'ci_check' was recorded" in run.error
 
@@ -222,12 +222,12 @@ def test_running_an_external_arm_fails_its_runs_until_they_are_recorded(demo):
     exp = _experiment(store, info, cases[:2])
     summary = run_experiment(exp.id, store=store)
     assert summary.execution_failed == 4
-    assert {r.failure_type for r in store.runs(exp.id)} == {"not_recorded"}
-    assert "record its outcomes with abbench.record_runs" in store.runs(exp.id)[0].error
+    assert {r.failure_type for r in store.runs.records(exp.id)} == {"not_recorded"}
+    assert "record its outcomes with abbench.record_runs" in store.runs.records(exp.id)[0].error
     recorded = record_runs(store, exp, _outcomes(cases[:2]))
     assert recorded.recorded == 4
-    assert {r.state for r in store.runs(exp.id)} <= {"pass", "fail"}
-    assert not any(r.execution_failed for r in store.runs(exp.id))
+    assert {r.state for r in store.runs.records(exp.id)} <= {"pass", "fail"}
+    assert not any(r.execution_failed for r in store.runs.records(exp.id))
 
 
 def test_a_run_its_own_agent_executed_is_not_overwritten(demo):

@@ -44,8 +44,8 @@ def activation(store, realdata):
 
 def _by_hand(store, exp, arm):
     """Recall, precision and false activation counted straight from the stored runs and cases."""
-    expected = [c.expected_skill for c in store.load_cases(exp.dataset_id)]
-    runs = [r for r in store.runs(exp.id) if r.arm == arm and not r.execution_failed]
+    expected = [c.expected_skill for c in store.datasets.load_cases(exp.dataset_id)]
+    runs = [r for r in store.runs.records(exp.id) if r.arm == arm and not r.execution_failed]
     should = [r for r in runs if expected[r.case_idx] not in (None, "none")]
     must_not = [r for r in runs if expected[r.case_idx] == "none"]
     loading = [r for r in runs if r.skills_loaded and expected[r.case_idx] is not None]
@@ -91,7 +91,7 @@ def test_compare_json_splits_the_effect_and_the_parts_sum(store, activation):
     parts = t["loaded_more_often"] + t["helped_more_when_loaded"] + t["when_not_loaded"]
     assert parts == pytest.approx(t["total"], abs=1e-12)
     # by hand from the stored runs: p_B, h_B and m_A over the paired cases
-    runs = store.runs(activation.id)
+    runs = store.runs.records(activation.id)
     base = [r for r in runs if r.arm == "none" and r.passed is not None]
     plugin = [r for r in runs if r.arm == "plugin" and r.passed is not None]
     m_a = sum(r.passed for r in base) / len(base)

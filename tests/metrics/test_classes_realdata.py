@@ -62,7 +62,7 @@ def banking_subset(realdata, tmp_path_factory):
     store = open_store(root / "store")
     categories = json.loads((realdata / "banking77" / "categories.json").read_text())
     profile = {"fields": {"input": "text", "expected": "category"}, "label_set": categories}
-    store.import_dataset(csv_path, profile, name="banking77")
+    store.datasets.import_file(csv_path, profile, name="banking77")
     spec = {
         "name": "banking-subset",
         "dataset": "banking77",
@@ -82,7 +82,7 @@ def banking_subset(realdata, tmp_path_factory):
 
 
 def _graded(store, exp, arm):
-    t = store.load_runs(exp.id, arms=[arm])
+    t = store.runs.table(exp.id, arms=[arm])
     graded = (t.outcome == PASSED) | (t.outcome == FAILED)
     gold = [normalise_label(g) for g in t.expected[graded]]
     pred = [NO_PREDICTION if p is None else normalise_label(p) for p in t.prediction[graded]]

@@ -150,7 +150,9 @@ def _old_reads(store):
     """The store as the widgets' calls read it before: every run with `load_runs`, every sort key
     from every run, the attempt sums with the probe per run."""
     old = open_store(store.path, create=False)
-    full = store.__class__.load_runs
+
+    def full(s, exp_id, **kw):
+        return type(s.runs).table(s.runs, exp_id, **kw)
 
     def executed_usage(exp_id, arm_id):
         t = full(old, exp_id)
@@ -165,10 +167,10 @@ def _old_reads(store):
         np.minimum.at(lowest, np.searchsorted(cases, t.case_idx[keep]), t.confidence[keep])
         return cases, lowest
 
-    old.load_run_flags = lambda exp_id, *, arms=None, threshold=0.5: full(old, exp_id, arms=arms)
-    old.executed_usage = executed_usage
-    old.lowest_confidence = lowest_confidence
-    old.attempt_spend = lambda exp_id: _old_attempt_spend(old, exp_id)
+    old.runs.load_run_flags = lambda exp_id, *, arms=None, threshold=0.5: full(old, exp_id, arms=arms)
+    old.runs.executed_usage = executed_usage
+    old.runs.lowest_confidence = lowest_confidence
+    old.attempts.spend_by_run = lambda exp_id: _old_attempt_spend(old, exp_id)
     return old
 
 
@@ -178,12 +180,12 @@ def _json(value) -> str:
 
 def test_the_store_has_what_the_reads_must_get_right(built):
     store, two, _ = built
-    runs = store.load_runs(two.id)
+    runs = store.runs.table(two.id)
     assert set(runs.outcome.tolist()) == {0, 1, 2, 3, 4, 5}  # pending (unfinished) to cancelled
     assert np.isnan(runs.confidence).any() and np.isnan(runs.cost).any()
     assert None in runs.prediction.tolist() and len(set(runs.expected.tolist())) == 3
     assert set(runs.failure_type.tolist()) == {None, "agent_error"}
-    with_attempts = {a: s.attempts for a, s in store.attempt_spend(two.id).items()}
+    with_attempts = {a: s.attempts for a, s in store.attempts.spend_by_run(two.id).items()}
     assert with_attempts and all(n > 0 for n in with_attempts.values())
 
 
@@ -191,7 +193,7 @@ def test_the_store_has_what_the_reads_must_get_right(built):
 def test_attempt_sums_equal_the_earlier_two_queries(built, name):
     store, two, one = built
     exp = two if name == "two" else one
-    assert store.attempt_spend(exp.id) == _old_attempt_spend(store, exp.id)
+    assert store.attempts.spend_by_run(exp.id) == _old_attempt_spend(store, exp.id)
 
 
 @pytest.mark.parametrize(

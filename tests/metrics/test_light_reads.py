@@ -79,8 +79,8 @@ def recorded(realdata, tmp_path_factory):
     store = open_store(tmp_path_factory.mktemp("light") / "store")
     categories = json.loads((realdata / "banking77" / "categories.json").read_text())
     profile = {"fields": {"input": "text", "expected": "category"}, "label_set": categories}
-    info = store.import_dataset(realdata / "banking77" / "test.csv", profile, name="banking77")
-    cases = [c for c in store.load_cases(info) if c.expected in SUBSET]
+    info = store.datasets.import_file(realdata / "banking77" / "test.csv", profile, name="banking77")
+    cases = [c for c in store.datasets.load_cases(info) if c.expected in SUBSET]
     arms = {name: {"agent": "external", "model": f"m-{name}"} for name in ("a", "b", "c")}
     exp = create_experiment(
         {
@@ -131,15 +131,15 @@ def _old_reads(store):
     """The store as metrics and the review listing read it before: every run with `load_runs`."""
 
     def load_run_flags(exp_id, *, arms=None, threshold=0.5):
-        return store.__class__.load_runs(store, exp_id, arms=arms)
+        return type(store.runs).table(store.runs, exp_id, arms=arms)
 
     def executed_usage(exp_id, arm_id):
-        t = store.__class__.load_runs(store, exp_id)
+        t = type(store.runs).table(store.runs, exp_id)
         ex = (t.arm_id == arm_id) & ~np.isnan(t.latency_ms)
         return t.cost[ex], t.input_tokens[ex], t.output_tokens[ex], t.latency_ms[ex]
 
     def lowest_confidence(exp_id, arm_ids=None):
-        t = store.__class__.load_runs(store, exp_id)
+        t = type(store.runs).table(store.runs, exp_id)
         keep = ~np.isnan(t.confidence) & (True if arm_ids is None else np.isin(t.arm_id, arm_ids))
         cases = np.unique(t.case_idx[keep])
         lowest = np.full(cases.size, np.inf)
@@ -147,9 +147,9 @@ def _old_reads(store):
         return cases, lowest
 
     old = open_store(store.path, create=False)
-    old.load_run_flags = load_run_flags
-    old.executed_usage = executed_usage
-    old.lowest_confidence = lowest_confidence
+    old.runs.load_run_flags = load_run_flags
+    old.runs.executed_usage = executed_usage
+    old.runs.lowest_confidence = lowest_confidence
     store = old
     return old
 
@@ -171,8 +171,8 @@ def _same_columns(full, light, threshold):
 @pytest.mark.parametrize("threshold", [0.5, 0.9])
 def test_packed_reads_hold_the_runs_columns(recorded, arms, threshold):
     store, exp, _ = recorded
-    full = store.load_runs(exp.id, arms=arms)
-    light = store.load_run_flags(exp.id, arms=arms, threshold=threshold)
+    full = store.runs.table(exp.id, arms=arms)
+    light = store.runs.load_run_flags(exp.id, arms=arms, threshold=threshold)
     assert len(full) == len(light) > 0
     _same_columns(full, light, threshold)
     assert set(full.outcome.tolist()) == {0, 1, 2, 3, 4}  # unfinished, right, wrong, both failures
@@ -184,19 +184,19 @@ def test_packed_reads_hold_the_runs_columns(recorded, arms, threshold):
         arm_id = exp.arm(name).id
         ex = (full.arm_id == arm_id) & ~np.isnan(full.latency_ms)
         expected = (full.cost[ex], full.input_tokens[ex], full.output_tokens[ex], full.latency_ms[ex])
-        for got, want in zip(store.executed_usage(exp.id, arm_id), expected, strict=True):
+        for got, want in zip(store.runs.executed_usage(exp.id, arm_id), expected, strict=True):
             assert np.array_equal(got, want, equal_nan=True)
 
 
 def test_free_text_answers_and_judge_scores_are_read_as_they_are(recorded):
     store, _, free = recorded
-    full, light = store.load_runs(free.id), store.load_run_flags(free.id)
+    full, light = store.runs.table(free.id), store.runs.load_run_flags(free.id)
     assert len(set(full.prediction.tolist())) > 256  # past the answers SQLite numbers: read as text
     assert not set(np.unique(full.score[~np.isnan(full.score)]).tolist()) <= {0.0, 1.0}
     _same_columns(full, light, 0.5)
     # No run reported cost or tokens: the latencies alone are read, and the rest is unknown (NaN).
     ex = ~np.isnan(full.latency_ms)
-    got = store.executed_usage(free.id, free.arm("solo").id)
+    got = store.runs.executed_usage(free.id, free.arm("solo").id)
     assert np.isnan(full.cost[ex]).all() and np.isnan(full.tokens[ex]).all() and ex.sum() > 0
     for got_column, want in zip(
         got, (full.cost[ex], full.input_tokens[ex], full.output_tokens[ex], full.latency_ms[ex]), strict=True
@@ -234,7 +234,7 @@ def test_metrics_equal_those_computed_from_every_run(recorded, options):
 def test_per_class_figures_equal_scikit_learn_on_the_raw_runs(recorded):
     store, exp, _ = recorded
     metrics = experiment_metrics(exp.id, store=store)
-    runs = store.load_runs(exp.id)
+    runs = store.runs.table(exp.id)
     for index, name in enumerate(runs.arms):
         graded = (runs.arm_index == index) & np.isin(runs.outcome, [PASSED, FAILED])
         gold = [normalise_label(g, {}) for g in runs.expected[graded]]
@@ -304,7 +304,7 @@ def test_spend_counts_executions_stored_without_attempts_summed_in_the_runs_orde
     ):
         attempts.setdefault(run_id, []).append((cost, latency))
     conn.close()
-    spend = open_store(tmp_path / "copy", create=False).attempt_spend(exp.id)
+    spend = open_store(tmp_path / "copy", create=False).attempts.spend_by_run(exp.id)
     bare = 0
     for arm in exp.arms:
         mine = [r for r in runs if r[0] == arm.id]
@@ -343,7 +343,7 @@ def test_each_arm_seen_as_views_holds_the_rows_a_mask_picks(recorded, arms):
     from abbench.metrics._api import _unique_gold
 
     store, exp, _ = recorded
-    for table in (store.load_runs(exp.id, arms=arms), store.load_run_flags(exp.id, arms=arms)):
+    for table in (store.runs.table(exp.id, arms=arms), store.runs.load_run_flags(exp.id, arms=arms)):
         gold = [v for v in pd.unique(table.expected) if v is not None and v == v]
         assert _unique_gold(table) == gold
         for index in range(len(table.arms)):

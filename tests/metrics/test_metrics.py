@@ -249,7 +249,7 @@ def test_grounding_evidence_confidence_and_skill_read(store):
     assert (g.skill_read.k, g.skill_read.n) == (2, 4)
     assert g.accuracy_when_read.value == 1.0 and g.accuracy_when_not_read.value == 0.5
     # The same runs through the read_skill grader: the metric and the grader count the same reads.
-    skill = store.get_snapshot(snapshot)
+    skill = store.snapshots.get(snapshot)
     grader = read_skill()
     outputs = [
         AgentOutput(
@@ -270,7 +270,7 @@ def _snapshot(store) -> str:
     folder = Path(tempfile.mkdtemp()) / "skill"
     folder.mkdir()
     (folder / "SKILL.md").write_text("# Rules\n- fast things are fast\n", encoding="utf-8")
-    return store.snapshot_skill(folder).hash
+    return store.snapshots.freeze(folder).hash
 
 
 def test_clustered_accuracy_equals_statsmodels_ols_cluster(store):

@@ -19,7 +19,7 @@ ANSWER = json.dumps({"prediction": "fast", "reason": "a command"})
 def half_run(store):
     """Arm ``paid`` executed (priced: a known cost), arm ``idle`` never ran (its runs pending)."""
     cases = [Case(f"c{i}", f"打开空调 {i}", "fast") for i in range(3)]
-    dataset = store.save_dataset("half", cases, label_set=["fast", "slow"])
+    dataset = store.datasets.save("half", cases, label_set=["fast", "slow"])
     with ScriptedOpenAIServer(lambda request: ANSWER) as server:
         arm = {
             "agent": "openai",
@@ -29,7 +29,7 @@ def half_run(store):
         }
         spec = {"name": "half", "dataset": dataset.fingerprint, "arms": {"paid": arm, "idle": dict(arm)}}
         exp = create_experiment(spec, store=store)
-        paid = [r.id for r in store.runs(exp.id) if r.arm == "paid"]
+        paid = [r.id for r in store.runs.records(exp.id) if r.arm == "paid"]
         run_experiment(exp.id, store=store, run_ids=paid)
     return exp
 

@@ -42,8 +42,8 @@ def arm(server, **kw):
 
 def readings_from_transcripts(store, exp_id):
     """Each run's reading, from its last attempt's transcript (independent of the store's query)."""
-    runs = store.runs(exp_id)
-    attempts = store.run_attempts([r.id for r in runs])
+    runs = store.runs.records(exp_id)
+    attempts = store.attempts.of_run([r.id for r in runs])
     out: dict[str, dict[str, int]] = {}
     for r in runs:
         last = attempts[r.id][-1]
@@ -61,7 +61,7 @@ def experiment(local_model, tmp_path_factory):
 
     store = open_store(tmp_path_factory.mktemp("realmodel") / "store")
     cases = [Case(case_id=f"c{i}", input=q, expected=label) for i, (q, label) in enumerate(QUERIES)]
-    ds = store.save_dataset("routing", cases, label_set=["fast", "slow"])
+    ds = store.datasets.save("routing", cases, label_set=["fast", "slow"])
     spec = {
         "name": "formats",
         "dataset": ds.fingerprint,
@@ -107,7 +107,7 @@ def test_format_adherence_per_arm_equals_the_transcripts(experiment):
 
 def test_unreadable_answers_at_temperature_0_are_not_asked_again(experiment):
     store, exp, served = experiment
-    runs = store.runs(exp.id)
+    runs = store.runs.records(exp.id)
     # one request per run, and one json_schema refusal before the structured arm's first answer
     assert len(served) == len(runs) + 1
     assert [s.status for s in served].count(500) == 1
@@ -150,7 +150,7 @@ def test_what_a_skill_costs_in_prompt_tokens_is_shown(local_model, tmp_path):
     write_skill(tmp_path / "skill", SKILL_FILES)
     with open_store(tmp_path / "store") as store:
         cases = [Case(case_id="c0", input=QUERIES[0][0], expected=QUERIES[0][1])]
-        ds = store.save_dataset("routing", cases, label_set=["fast", "slow"])
+        ds = store.datasets.save("routing", cases, label_set=["fast", "slow"])
         spec = {
             "name": "skill-cost",
             "dataset": ds.fingerprint,
@@ -167,7 +167,7 @@ def test_what_a_skill_costs_in_prompt_tokens_is_shown(local_model, tmp_path):
         run_experiment(exp.id, store=store)
         served = served_since(local_model, mark)
         m = experiment_metrics(exp.id, store=store)
-        runs = store.runs(exp.id)
+        runs = store.runs.records(exp.id)
     # the server's own prompt counts, per arm, in the order the runs were asked (concurrency 1)
     assert len(served) == len(runs)
     arms = [r.arm for r in sorted(runs, key=lambda r: r.started_at)]

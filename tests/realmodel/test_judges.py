@@ -33,7 +33,7 @@ def judge(server, kind="llm_judge", **kw):
 
 def run(store, server, graders, arms=None):
     cases = [Case(case_id=f"c{i}", input=q, expected=label) for i, (q, label) in enumerate(QUERIES)]
-    ds = store.save_dataset("routing", cases, label_set=["fast", "slow"])
+    ds = store.datasets.save("routing", cases, label_set=["fast", "slow"])
     spec = {
         "name": f"judged-{len(store.query('SELECT id FROM experiments'))}",
         "dataset": ds.fingerprint,
@@ -52,8 +52,8 @@ def test_a_failing_judge_does_not_erase_the_label_graders_verdict(store, local_m
     exp = run(store, local_model, ["label_match", judge(local_model, pass_threshold=0.6)])
     served = served_since(local_model, mark)
     assert len(served) == len(QUERIES)  # the judge was asked once per run
-    runs = store.runs(exp.id)
-    grades = {(g.run_id, g.grader): g for g in store.grades(exp.id)}
+    runs = store.runs.records(exp.id)
+    grades = {(g.run_id, g.grader): g for g in store.grades.records(exp.id)}
     failed_judge = [r for r in runs if grades[(r.id, "llm_judge")].status == "error"]
     for r in runs:
         label = grades[(r.id, "label_match")]
@@ -66,8 +66,8 @@ def test_a_failing_judge_does_not_erase_the_label_graders_verdict(store, local_m
 
 def test_an_advisory_judge_never_decides(store, local_model):
     exp = run(store, local_model, ["label_match", judge(local_model, pass_threshold=0.99, advisory=True)])
-    grades = {(g.run_id, g.grader): g for g in store.grades(exp.id)}
-    for r in store.runs(exp.id):
+    grades = {(g.run_id, g.grader): g for g in store.grades.records(exp.id)}
+    for r in store.runs.records(exp.id):
         assert (r.id, "llm_judge") in grades  # graded and kept
         assert bool(r.passed) == bool(grades[(r.id, "label_match")].passed) and not r.grading_failed
 
@@ -77,8 +77,8 @@ def test_the_pairwise_judge_runs_on_the_real_model(store, local_model):
     arms = {"a": {"agent": "builtin"}, "b": {"agent": "builtin", "seed": 1}}
     exp = run(store, local_model, ["label_match", judge(local_model, "pairwise_judge")], arms=arms)
     served = served_since(local_model, mark)
-    pair = [g for g in store.grades(exp.id) if g.grader == "pairwise_judge"]
+    pair = [g for g in store.grades.records(exp.id) if g.grader == "pairwise_judge"]
     assert pair and len(served) >= len(QUERIES)
     assert all(g.status in ("ok", "error") for g in pair)
     # the pairwise judge never decides a run: label_match does
-    assert all(not r.grading_failed for r in store.runs(exp.id))
+    assert all(not r.grading_failed for r in store.runs.records(exp.id))

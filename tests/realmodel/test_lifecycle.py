@@ -31,7 +31,7 @@ PRICES = {MODEL: {"input": 1.0, "output": 2.0}}
 def make(store_dir, server, name, **spec):
     with open_store(store_dir) as store:
         cases = [Case(case_id=f"c{i}", input=q, expected=label) for i, (q, label) in enumerate(QUERIES)]
-        ds = store.save_dataset("routing", cases, label_set=["fast", "slow"])
+        ds = store.datasets.save("routing", cases, label_set=["fast", "slow"])
         arm = {"agent": "openai", "model": MODEL, "base_url": server.base_url, "temperature": 0,
                "max_tokens": 12, "timeout_s": 300, "prices": PRICES}  # fmt: skip
         definition = {"name": name, "dataset": ds.fingerprint, "rounds": 1, "retries": 0, "concurrency": 1,
@@ -48,8 +48,8 @@ def abbench(store_dir, *args, **kw):
 
 def runs(store_dir, name):
     with open_store(store_dir) as store:
-        exp = store.get_experiment(name)
-        return exp, store.runs(exp.id)
+        exp = store.experiments.get(name)
+        return exp, store.runs.records(exp.id)
 
 
 def test_a_budget_pauses_with_its_own_exit_code_and_resume_asks_nothing_twice(local_model, tmp_path):
@@ -70,7 +70,7 @@ def test_a_budget_pauses_with_its_own_exit_code_and_resume_asks_nothing_twice(lo
     # the tokens the store counted are the server's own
     served = local_model.log()[mark:]
     with open_store(store_dir) as store:
-        spend = store.attempt_spend(exp.id)
+        spend = store.attempts.spend_by_run(exp.id)
     (arm_spend,) = spend.values()
     assert arm_spend.input_tokens == sum(s.prompt_tokens for s in served)
     assert arm_spend.output_tokens == sum(s.completion_tokens for s in served)

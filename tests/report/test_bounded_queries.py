@@ -42,7 +42,7 @@ def _overview_from_records(store, exp, limit):
     exec_fail = {a.name: Counter() for a in exp.arms}
     grade_fail: Counter[str] = Counter()
     failures = []
-    for r in store.runs(exp.id, states=["fail"]):
+    for r in store.runs.records(exp.id, states=["fail"]):
         if r.execution_failed:
             exec_fail.setdefault(r.arm, Counter())[r.failure_type or "unknown"] += 1
             kind = "execution"
@@ -112,13 +112,13 @@ def test_a_right_answer_failed_by_another_grader_is_read_but_not_sampled(store, 
 
 
 def test_run_facts_are_the_stored_provenance(store, mixed):
-    assert runs_facts(store, mixed.id) == store.runs_provenance(mixed.id)
+    assert runs_facts(store, mixed.id) == store.analysis.runs_provenance(mixed.id)
 
 
 def test_run_facts_over_the_fixture_experiments(report_store):
     store, ids, _ = report_store
     for shape, exp_id in ids.items():
-        assert runs_facts(store, exp_id) == store.runs_provenance(exp_id), shape
+        assert runs_facts(store, exp_id) == store.analysis.runs_provenance(exp_id), shape
 
 
 def test_a_figure_displays_as_the_report_renderer_shows_it():

@@ -30,7 +30,7 @@ VACUOUS = (
 def demo_cli(cli):
     """The `cli` fixture over a store holding the demo's cases."""
     store = open_store(cli.store_dir)
-    ds = store.import_dataset(DEMO / "cases.csv", DEMO / "mapping-csv.yaml", name="demo")
+    ds = store.datasets.import_file(DEMO / "cases.csv", DEMO / "mapping-csv.yaml", name="demo")
     cli.fingerprint = ds.fingerprint
     cli.store = store
     yield cli

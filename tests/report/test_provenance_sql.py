@@ -9,7 +9,7 @@ from abbench.review import disagreements
 
 def _from_records(store, exp):
     """The provenance figures the way the report computed them before: every run and grade loaded."""
-    runs = store.runs(exp.id)
+    runs = store.runs.records(exp.id)
     started = [r.started_at for r in runs if r.started_at]
     finished = [t for r in runs if (t := r.finished_at or r.executed_at)]
     models: dict[str, set[str]] = {}
@@ -18,7 +18,7 @@ def _from_records(store, exp):
             models.setdefault(r.arm, set()).add(r.output.model)
     kinds: dict[str, str] = {}
     judges: set[str] = set()
-    for g in store.grades(exp.id, latest=True):
+    for g in store.grades.records(exp.id, latest=True):
         kinds.setdefault(g.grader, g.kind)
         if g.judge_model:
             judges.add(g.judge_model)
@@ -36,7 +36,7 @@ def _from_records(store, exp):
 def test_provenance_matches_the_runs_and_grades(report_store):
     store, ids, _ = report_store
     for shape, exp_id in ids.items():
-        exp = store.get_experiment(exp_id)
+        exp = store.experiments.get(exp_id)
         prov = experiment_provenance(exp, store=store)
         expected = _from_records(store, exp)
         got = {k: getattr(prov, k) for k in expected if k != "models_seen"}
@@ -47,9 +47,9 @@ def test_provenance_matches_the_runs_and_grades(report_store):
 
 def test_position_bias_reads_only_the_pairwise_grades(report_store):
     store, ids, _ = report_store
-    exp = store.get_experiment(ids["judges"])
-    pairwise = [g for g in store.grades(exp.id) if g.kind == "pairwise"]
-    assert pairwise and store.grades(exp.id, kind="pairwise") == pairwise
+    exp = store.experiments.get(ids["judges"])
+    pairwise = [g for g in store.grades.records(exp.id) if g.kind == "pairwise"]
+    assert pairwise and store.grades.records(exp.id, kind="pairwise") == pairwise
     assert [b.grader for b in position_bias(exp, store=store)] == list(
         dict.fromkeys(g.grader for g in pairwise)
     )

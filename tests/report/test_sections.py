@@ -28,7 +28,7 @@ def results(report_store):
     store, ids, _ = report_store
     out = {}
     for shape, exp_id in ids.items():
-        exp = store.get_experiment(exp_id)
+        exp = store.experiments.get(exp_id)
         comparison = compare_arms(exp, exp.arms[0].name, exp.arms[-1].name, store=store, details=True)
         out[shape] = {
             "metrics": experiment_metrics(exp, store=store),
@@ -252,9 +252,9 @@ def test_skill_section_reads_the_snapshot_diff(report_store):
     from abbench.snapshot import diff_snapshots
 
     store, ids, _ = report_store
-    exp = store.get_experiment(ids["three-arm"])
+    exp = store.experiments.get(ids["three-arm"])
     diff = diff_snapshots(
-        store.get_snapshot(exp.arm("v1").snapshot), store.get_snapshot(exp.arm("v2").snapshot)
+        store.snapshots.get(exp.arm("v1").snapshot), store.snapshots.get(exp.arm("v2").snapshot)
     )
     html = _html(section.skill_section(diff))
     changed = diff.sections_changed
@@ -269,7 +269,7 @@ def test_reviews_and_disagreements_read_the_review_records(report_store):
     from abbench.review import disagreements, judge_agreement, reviews
 
     store, ids, _ = report_store
-    exp = store.get_experiment(ids["judges"])
+    exp = store.experiments.get(ids["judges"])
     items = reviews(exp, store=store)
     html = _html(section.reviews_section(items, judge_agreement(exp, store=store)))
     assert f"{len(items):,} reviewed cases" in html

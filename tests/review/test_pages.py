@@ -54,7 +54,7 @@ def exp(store, tmp_path):
     folder = tmp_path / "skill"
     folder.mkdir()
     (folder / "SKILL.md").write_text("# Rules\n- 空调 requests are slow\n", encoding="utf-8")
-    skill = store.snapshot_skill(folder)
+    skill = store.snapshots.freeze(folder)
     cases = _cases(150)
     rng = random.Random(11)
     arms = {
@@ -110,8 +110,8 @@ def test_the_search_matches_what_casefold_finds_in_case_fields_and_answers(store
     assert paged == whole and first.total == len(whole) > 0
     # the store's own search, answers included, finds the same listed cases
     listed = {d.case.case_id: i for i, d in enumerate(disagreements(exp.id, "all", store=store))}
-    by_store = store.search_cases(exp.id, words)
-    positions = {store.case_position(exp.id, c) for c in first.case_ids}
+    by_store = store.runs.search_cases(exp.id, words)
+    positions = {store.analysis.case_position(exp.id, c) for c in first.case_ids}
     assert positions <= by_store and len(positions) == len(whole) <= len(listed)
 
 
@@ -155,7 +155,7 @@ def test_a_written_run_or_review_shows_in_the_next_page(store, exp):
     target = whole[len(whole) // 2]
     before = disagreement_page(exp.id, "all", store=store, limit=5)
     assert target.case_id in before.case_ids
-    store.reset_runs([r.run_id for r in target.runs])  # re-run the case: nothing is left to review yet
+    store.runs.reset([r.run_id for r in target.runs])  # re-run the case: nothing is left to review yet
     after = disagreement_page(exp.id, "all", store=store, limit=5)
     assert target.case_id not in after.case_ids and after.total == before.total - 1
     assert after.case_ids == tuple(d.case_id for d in disagreements(exp.id, "all", store=store))
@@ -185,22 +185,22 @@ def test_a_page_beyond_the_end_is_empty_and_bad_pages_are_refused(store, exp):
 
 
 def test_run_pages_and_chunks_equal_store_runs(store, exp):
-    every = store.runs(exp.id)
+    every = store.runs.records(exp.id)
     assert len(every) == 900
     paged, offset = [], 0
     while offset < 900:
-        page = store.run_page(exp.id, offset=offset, limit=128)
+        page = store.runs.page(exp.id, offset=offset, limit=128)
         assert page.total == 900
         paged.extend(page.runs)
         offset += 128
     assert paged == every
-    assert [r for chunk in store.iter_run_pages(exp.id, chunk=100) for r in chunk] == every
-    failed = store.runs(exp.id, states=[RunState.FAIL])
-    chunks = list(store.iter_run_pages(exp.id, states=[RunState.FAIL], chunk=13))
+    assert [r for chunk in store.runs.pages(exp.id, chunk=100) for r in chunk] == every
+    failed = store.runs.records(exp.id, states=[RunState.FAIL])
+    chunks = list(store.runs.pages(exp.id, states=[RunState.FAIL], chunk=13))
     assert [r for c in chunks for r in c] == failed and max(len(c) for c in chunks) == 13
-    assert store.run_page(exp.id, states=[RunState.FAIL], limit=5).total == len(failed)
+    assert store.runs.page(exp.id, states=[RunState.FAIL], limit=5).total == len(failed)
     with pytest.raises(UsageError):
-        store.run_page(exp.id, limit=0)
+        store.runs.page(exp.id, limit=0)
 
 
 def test_every_query_of_a_case_detail_is_served_by_an_index(store, exp):

@@ -64,7 +64,7 @@ def test_ppi_says_what_it_needs():
 @pytest.fixture
 def judged_experiment(store, tmp_path):
     cases = [Case(f"p{i:03d}", f"query {i}", "slow" if i % 2 else "fast") for i in range(300)]
-    dataset = store.save_dataset("ppi", cases, label_set=["fast", "slow"])
+    dataset = store.datasets.save("ppi", cases, label_set=["fast", "slow"])
     agent = {"agent": "python", "function": "tests.runner.stop_agent:answer"}
     exp = create_experiment(
         {"name": "judged", "dataset": dataset.fingerprint, "arms": {"only": agent}, "concurrency": 4},
@@ -86,8 +86,8 @@ def test_corrected_accuracy_from_a_random_sample_matches_ppi_py(store, judged_ex
     sample = draw_review_sample(exp.id, 60, seed=3, store=store)
     assert sample.size == 60 and sample.population == 300 and len(set(sample.run_ids)) == 60
     assert draw_review_sample(exp.id, 60, seed=3, store=store).run_ids == sample.run_ids  # seeded
-    judged = {run_id: passed for run_id, _, _, passed in store.judged_runs(exp.id)}
-    case_of = {run_id: case for run_id, _, case, _ in store.judged_runs(exp.id)}
+    judged = {run_id: passed for run_id, _, _, passed in store.reviews.judged_runs(exp.id)}
+    case_of = {run_id: case for run_id, _, case, _ in store.reviews.judged_runs(exp.id)}
     # people disagree with the judge on every fifth sampled run; ten sampled runs stay unreviewed
     y, yhat = [], []
     for k, run_id in enumerate(sample.run_ids[:50]):
@@ -119,8 +119,8 @@ def test_the_cli_draws_a_sample_and_shows_the_corrected_figure(store, judged_exp
     assert "random review sample #1: 5 of 300 judged runs (every arm, seed 9)" in run.output
     commands = [line.strip() for line in run.output.splitlines() if line.strip().startswith("abbench review")]
     assert len(commands) == 5 and all("--run" in c for c in commands)
-    for run_id in store.get_review_sample(1).run_ids:
-        case = next(c for r, _, c, _ in store.judged_runs(exp.id) if r == run_id)
+    for run_id in store.reviews.get_sample(1).run_ids:
+        case = next(c for r, _, c, _ in store.reviews.judged_runs(exp.id) if r == run_id)
         add_review(exp.id, case, "model_correct", arm="only", run_id=run_id, store=store)
     shown = CliRunner().invoke(cli, ["--store", str(store.path), "reviews", str(exp.id)])
     assert "corrected by people (prediction-powered inference)" in shown.output
@@ -143,7 +143,7 @@ def test_a_gate_reads_the_corrected_accuracy_and_never_passes_without_a_random_s
     (rule,) = before.rules
     assert rule.status == "missing" and not before.passed and "no random review sample" in rule.message
     sample = draw_review_sample(exp.id, 40, seed=5, store=store)
-    case_of = {run_id: case for run_id, _, case, _ in store.judged_runs(exp.id)}
+    case_of = {run_id: case for run_id, _, case, _ in store.reviews.judged_runs(exp.id)}
     for run_id in sample.run_ids:
         add_review(exp.id, case_of[run_id], "model_correct", arm="only", run_id=run_id, store=store)
     (figure,) = corrected_accuracy(exp.id, store=store)
@@ -159,7 +159,7 @@ def test_the_reports_review_section_says_the_corrected_figure(store, judged_expe
 
     exp = judged_experiment
     sample = draw_review_sample(exp.id, 20, seed=2, store=store)
-    case_of = {run_id: case for run_id, _, case, _ in store.judged_runs(exp.id)}
+    case_of = {run_id: case for run_id, _, case, _ in store.reviews.judged_runs(exp.id)}
     for run_id in sample.run_ids:
         add_review(exp.id, case_of[run_id], "model_correct", arm="only", run_id=run_id, store=store)
     corrected = corrected_accuracy(exp.id, store=store)

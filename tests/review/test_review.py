@@ -27,7 +27,7 @@ def skill(store, tmp_path):
     (folder / "SKILL.md").write_text(
         "# Rules\n- 空调 requests are slow\n\n## Fast\nnavigation is fast\n", encoding="utf-8"
     )
-    return store.snapshot_skill(folder)
+    return store.snapshots.freeze(folder)
 
 
 @pytest.fixture
@@ -91,7 +91,7 @@ def test_bad_reviews_are_refused_with_the_valid_choices(store, exp, kwargs, erro
 
 
 def test_a_run_of_another_case_or_arm_is_refused_and_a_run_names_its_arm(store, exp):
-    runs = {(r.arm, r.case_id, r.round): r.id for r in store.runs(exp.id)}
+    runs = {(r.arm, r.case_id, r.round): r.id for r in store.runs.records(exp.id)}
     with pytest.raises(UsageError, match="is of case 'c000'"):
         add_review(exp.id, "c001", "unsure", run_id=runs[("control", "c000", 0)], store=store)
     with pytest.raises(UsageError, match="is of arm 'control'"):
@@ -148,7 +148,9 @@ def test_unknown_evidence_is_marked_not_found(store, exp):
 
 
 def test_case_detail_reads_grades_tool_calls_and_history(store, exp):
-    run = next(r for r in store.runs(exp.id) if r.case_id == "c000" and r.arm == "treatment" and r.round == 0)
+    run = next(
+        r for r in store.runs.records(exp.id) if r.case_id == "c000" and r.arm == "treatment" and r.round == 0
+    )
     path = store.path / "transcripts" / f"{run.id}.jsonl"
     events = [
         {"type": "message", "role": "user", "content": "q"},
@@ -180,7 +182,7 @@ def test_case_detail_reads_grades_tool_calls_and_history(store, exp):
     assert view.transcript_path.endswith(f"{run.id}.jsonl")
     assert view.grades["label_match"].passed is True
     # The JSON form of a grade is what it was when grades were dicts: these keys, from the store's grade.
-    stored = store.latest_grades(run.id)["label_match"]
+    stored = store.grades.latest(run.id)["label_match"]
     assert view.as_dict()["grades"]["label_match"] == {
         k: getattr(stored, k)
         for k in ("kind", "status", "passed", "score", "verdict", "comment", "error", "dimensions")

@@ -154,7 +154,7 @@ def make_cases(n: int, domains=("nav", "car", "media")) -> list[Case]:
 @pytest.fixture
 def dataset(store):
     """A stored 6-case dataset."""
-    return store.save_dataset("small", make_cases(6), label_set=["fast", "slow"])
+    return store.datasets.save("small", make_cases(6), label_set=["fast", "slow"])
 
 
 @pytest.fixture

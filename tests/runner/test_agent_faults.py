@@ -25,7 +25,7 @@ from .conftest import make_cases
 def _run(tmp_path: Path, arm: dict, *, timeout_s: float = 600, **env: str) -> tuple:
     store_dir = tmp_path / "store"
     store = open_store(store_dir)
-    ds = store.save_dataset("faults", make_cases(4), label_set=["fast", "slow"])
+    ds = store.datasets.save("faults", make_cases(4), label_set=["fast", "slow"])
     exp = create_experiment(
         {
             "name": "faults",
@@ -49,8 +49,8 @@ def _run(tmp_path: Path, arm: dict, *, timeout_s: float = 600, **env: str) -> tu
     finally:
         if proc.poll() is None:
             proc.kill()
-    runs = {r.case_id: r for r in store.runs(exp.id)}
-    status = store.get_experiment(exp.id).status
+    runs = {r.case_id: r for r in store.runs.records(exp.id)}
+    status = store.experiments.get(exp.id).status
     store.close()
     return proc.returncode, out, err, runs, status
 

@@ -27,7 +27,7 @@ from .conftest import make_cases
 
 def _gated(store, tmp_path, n: int = 20, allowed: int = 0):
     gate = Gate(tmp_path / "gate", allowed=allowed)
-    ds = store.save_dataset("attempts", make_cases(n), label_set=["fast", "slow"])
+    ds = store.datasets.save("attempts", make_cases(n), label_set=["fast", "slow"])
     exp = create_experiment(
         {
             "name": "attempts",
@@ -76,7 +76,7 @@ def test_an_attempt_killed_in_flight_is_kept_and_counted(tmp_path):
         if proc.poll() is None:
             proc.kill()
     assert all(a[1] == 1 and a[4] for a in in_flight)  # the first attempt, with when it started
-    before = store.attempt_spend(exp.id)[exp.arms[0].id]
+    before = store.attempts.spend_by_run(exp.id)[exp.arms[0].id]
     assert before.attempts == 5  # two answered, three under way when it died: all counted
     gate.open()
     rerun = run_abbench("--store", store.path, "run", exp.id, "-q", TQDM_DISABLE="1")
@@ -87,7 +87,7 @@ def test_an_attempt_killed_in_flight_is_kept_and_counted(tmp_path):
         mine = [a for a in after if a[0] == run_id]
         assert [(a[1], a[2], a[3]) for a in mine] == [(1, "failed", "interrupted"), (2, "executed", None)]
     assert "running" not in {a[2] for a in after}
-    spend = store.attempt_spend(exp.id)[exp.arms[0].id]
+    spend = store.attempts.spend_by_run(exp.id)[exp.arms[0].id]
     assert spend.attempts == 20 + 3 and spend.failed_attempts == 3
     store.close()
 
@@ -103,7 +103,7 @@ def _limited_files(limit: int):
 @pytest.mark.slow
 def test_a_store_that_cannot_take_more_is_refused_before_any_agent_call(tmp_path):
     store = open_store(tmp_path / "store")
-    ds = store.save_dataset("full", make_cases(30), label_set=["fast", "slow"])
+    ds = store.datasets.save("full", make_cases(30), label_set=["fast", "slow"])
     calls = tmp_path / "calls.log"
     exp = create_experiment(
         {
@@ -131,8 +131,8 @@ def test_a_store_that_cannot_take_more_is_refused_before_any_agent_call(tmp_path
     assert "cannot take 16 MB more" in ran.stderr and "free disk space" in ran.stderr
     assert not calls.exists()  # no agent was called: nothing was paid that could not be recorded
     with open_store(tmp_path / "store") as s:
-        left = s.get_experiment(exp.id)
-        assert s.run_counts(exp.id)["a"]["pending"] == 30
+        left = s.experiments.get(exp.id)
+        assert s.runs.counts(exp.id)["a"]["pending"] == 30
         assert left.halt is not None and left.halt["why"] == "error"
 
 
@@ -159,10 +159,10 @@ def test_a_store_that_fills_up_during_a_pass_records_the_runs_in_flight_and_star
     gate.open()  # the three in flight answer; nothing new may start
     with pytest.raises(StoreError, match="cannot take 16 MB more"):
         handle.wait(SAFETY_NET_S)
-    counts = store.run_counts(exp.id)["a"]
+    counts = store.runs.counts(exp.id)["a"]
     assert counts.get("pass", 0) + counts.get("fail", 0) == 5 and counts["pending"] == 15, counts
     assert gate.arrived() == 5
-    stopped = store.get_experiment(exp.id)
+    stopped = store.experiments.get(exp.id)
     assert stopped.status == "interrupted" and stopped.halt["why"] == "error"
     assert "cannot take 16 MB more" in stopped.halt["error"]
     store.close()

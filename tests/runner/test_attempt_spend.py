@@ -87,10 +87,10 @@ def test_failed_attempts_keep_their_spend_through_retries(store, dataset, skill_
         exp = create_experiment(spec, store=store)
         run_experiment(exp.id, store=store)
 
-        runs = {r.case_id: r for r in store.runs(exp.id)}
+        runs = {r.case_id: r for r in store.runs.records(exp.id)}
         assert runs["c000"].execution_failed and runs["c000"].failure_type == "max_turns"
         assert runs["c001"].state == "pass" and runs["c002"].state == "pass"
-        attempts = store.run_attempts([r.id for r in runs.values()])
+        attempts = store.attempts.of_run([r.id for r in runs.values()])
         first = attempts[runs["c000"].id]
         assert [(a.attempt, a.outcome, a.failure_type) for a in first] == [(1, "failed", "max_turns")]
         a = first[0]
@@ -139,12 +139,12 @@ def test_failed_attempts_keep_their_spend_through_retries(store, dataset, skill_
         from abbench.widgets._case import CaseDetailView
 
         view = CaseDetailView(store)
-        view.show([(store.get_experiment(exp.id), None)], "c000")
+        view.show([(store.experiments.get(exp.id), None)], "c000")
         assert "attempt 1 failed (max_turns): 2 model calls, 1 tool calls, tokens 242" in view.runs_html.value
 
         # a re-run answers; what the first attempt spent stays counted
         retry_runs(exp.id, store=store, failed=True)
-        again = store.run_attempts([runs["c000"].id])[runs["c000"].id]
+        again = store.attempts.of_run([runs["c000"].id])[runs["c000"].id]
         assert [(x.attempt, x.outcome) for x in again] == [(1, "failed"), (2, "executed")]
         usage = experiment_metrics(exp, store=store).arm("gpt").usage
         assert usage.spent == pytest.approx(spent + cost(50, 5))
@@ -186,9 +186,9 @@ def test_a_run_cancelled_while_a_model_call_hangs_keeps_the_calls_it_made(store,
             handle.wait(120)
         finally:
             release.set()
-    (run,) = store.runs(exp.id)
+    (run,) = store.runs.records(exp.id)
     assert run.state == "cancelled"
-    (a,) = store.run_attempts([run.id])[run.id]
+    (a,) = store.attempts.of_run([run.id])[run.id]
     assert a.outcome == "cancelled" and (a.usage.input_tokens, a.usage.output_tokens) == (100, 10)
     assert a.cost == pytest.approx(cost(100, 10)) and a.sections_read == ("SKILL.md#Rules",)
     usage = experiment_metrics(exp, store=store).arm("gpt").usage
@@ -244,9 +244,9 @@ def test_ctrl_c_while_a_model_call_hangs_keeps_the_interrupted_attempts_spend(
             if proc.poll() is None:
                 proc.kill()
     assert proc.returncode == 130, err
-    (run,) = store.runs(exp.id)
+    (run,) = store.runs.records(exp.id)
     assert run.failure_type == "interrupted"
-    (a,) = store.run_attempts([run.id])[run.id]
+    (a,) = store.attempts.of_run([run.id])[run.id]
     assert (a.outcome, a.failure_type) == ("failed", "interrupted")
     assert (a.usage.input_tokens, a.usage.output_tokens) == (70, 7) and a.cost == pytest.approx(cost(70, 7))
     assert a.sections_read == ("SKILL.md#Rules",) and a.transcript_path.exists()
@@ -282,9 +282,9 @@ def test_a_run_that_times_out_while_a_model_call_hangs_keeps_the_calls_it_made(s
         finally:
             release.set()
         assert len(server.chat_requests) == 2
-    (run,) = store.runs(exp.id)
+    (run,) = store.runs.records(exp.id)
     assert run.failure_type == "timeout"
-    (a,) = store.run_attempts([run.id])[run.id]
+    (a,) = store.attempts.of_run([run.id])[run.id]
     assert a.outcome == "failed" and a.failure_type == "timeout"
     assert (a.usage.input_tokens, a.usage.output_tokens) == (100, 10) and a.cost == pytest.approx(
         cost(100, 10)

@@ -53,7 +53,7 @@ def _spec(dataset, arm, **over):
 def ten(store):
     from tests.runner.conftest import make_cases
 
-    return store.save_dataset("ten", make_cases(10), label_set=["fast", "slow"])
+    return store.datasets.save("ten", make_cases(10), label_set=["fast", "slow"])
 
 
 def test_budget_stops_new_runs_when_the_next_would_pass_it(store, ten, tmp_path):
@@ -88,7 +88,7 @@ def test_resume_with_a_higher_budget_finishes(store, ten, calls):
     summary = resume_experiment(exp.id, store=store, budget=1.0, run=True)
     assert summary.status == "finished" and summary.executed == 10 - done
     assert sum(calls.agent.values()) == 10  # no run executed twice
-    exp = store.get_experiment(exp.id)
+    exp = store.experiments.get(exp.id)
     assert exp.spec.budget is not None and exp.spec.budget.max_cost == 1.0 and exp.pause_reason is None
     assert experiment_status(exp.id, store=store).status_text == "finished"
 
@@ -169,7 +169,7 @@ def test_a_runner_paused_by_a_person_takes_the_raised_budget_on_resume(store, te
     handle = start_experiment(exp.id, store=store)
     gate.wait_arrived(1)
     handle.pause()
-    wait_for(lambda: store.get_experiment(exp.id).status == "paused", "the runner to pause")
+    wait_for(lambda: store.experiments.get(exp.id).status == "paused", "the runner to pause")
     assert resume_experiment(exp.id, store=store, budget=1.0) is True  # the runner is alive: it goes on
     gate.open()
     summary = handle.wait(120)

@@ -21,7 +21,7 @@ PRICED = {"agent": "python", "function": "tests.runner.test_budget:priced"}  # 0
 def test_run_pauses_status_says_why_and_resume_with_a_higher_budget_finishes(tmp_path):
     store_dir = tmp_path / "store"
     store = open_store(store_dir)
-    ds = store.save_dataset("cli", make_cases(10), label_set=["fast", "slow"])
+    ds = store.datasets.save("cli", make_cases(10), label_set=["fast", "slow"])
     spec = {
         "name": "capped",
         "dataset": ds.fingerprint,
@@ -45,12 +45,12 @@ def test_run_pauses_status_says_why_and_resume_with_a_higher_budget_finishes(tmp
     # going on without a higher budget would stop at once: the command says what to do instead
     again = run_abbench("--store", store_dir, "resume", exp.id)
     assert again.returncode == 0 and "raise the budget to go on" in again.stdout
-    assert store.run_counts(exp.id)["only"]["pending"] == 7
+    assert store.runs.counts(exp.id)["only"]["pending"] == 7
 
     resumed = run_abbench("--store", store_dir, "resume", exp.id, "--budget", "8.00", "-q")
     assert resumed.returncode == 0, resumed.stderr
     assert "budget of #1 capped now $8.00" in resumed.stdout and ": finished in" in resumed.stdout
-    counts = store.run_counts(exp.id)["only"]
+    counts = store.runs.counts(exp.id)["only"]
     assert counts["pending"] == 0 and counts["pass"] + counts["fail"] == 10
     assert run_abbench("--store", store_dir, "status", exp.id).stdout.startswith("capped (#1): finished")
 
@@ -59,7 +59,7 @@ def test_run_pauses_status_says_why_and_resume_with_a_higher_budget_finishes(tmp
 def test_estimate_in_a_child_process_warns_of_the_budget(tmp_path):
     store_dir = tmp_path / "store"
     store = open_store(store_dir)
-    ds = store.save_dataset("cli", make_cases(20), label_set=["fast", "slow"])
+    ds = store.datasets.save("cli", make_cases(20), label_set=["fast", "slow"])
     spec = {"name": "est", "dataset": ds.fingerprint, "arms": {"only": PRICED}, "budget": {"max_cost": 0.01}}
     exp = create_experiment(spec, store=store)
     out = run_abbench("--store", store_dir, "estimate", exp.id, "--pilot", "4", "-q")
@@ -68,11 +68,11 @@ def test_estimate_in_a_child_process_warns_of_the_budget(tmp_path):
     assert "$0.02" in out.stdout  # 20 runs at 0.001
     assert "warning: the experiment's budget of $0.01 would be reached: projected $0.02" in out.stdout
     # the pilot's runs are the experiment's: four of twenty are done
-    assert store.run_counts(exp.id)["only"]["pending"] == 16
+    assert store.runs.counts(exp.id)["only"]["pending"] == 16
 
 
 def test_failed_openai_attempts_count_against_the_budget(store, skill_dir):
-    ds = store.save_dataset("oa", make_cases(6), label_set=["fast", "slow"])
+    ds = store.datasets.save("oa", make_cases(6), label_set=["fast", "slow"])
     # every reply is unreadable: 1,000 tokens in and 100 out at $1/$2 per million = $0.0012 per call
     with ScriptedOpenAIServer(lambda request: Reply.text("no idea at all", usage=(1000, 100))) as server:
         arm = {
@@ -94,7 +94,7 @@ def test_failed_openai_attempts_count_against_the_budget(store, skill_dir):
         exp = create_experiment(spec, store=store)
         summary = run_experiment(exp.id, store=store)
         calls = len(server.requests)
-    spent = store.attempt_spend(exp.id)[exp.arms[0].id]
+    spent = store.attempts.spend_by_run(exp.id)[exp.arms[0].id]
     assert summary.status == "paused" and summary.executed == 0
     assert spent.failed_attempts == spent.attempts and spent.cost == pytest.approx(calls * 0.0012)
     assert spent.cost <= 0.005 < spent.cost + 0.0012 * (calls / summary.failed)  # stopped at the limit

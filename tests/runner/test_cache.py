@@ -92,7 +92,7 @@ def spec(name, dataset, arms, **kw):
 
 
 def reasons(store, exp):
-    return {(r.case_id, r.round): r.output.reason for r in store.runs(exp.id)}
+    return {(r.case_id, r.round): r.output.reason for r in store.runs.records(exp.id)}
 
 
 def cli_out(store, *args):
@@ -118,18 +118,18 @@ def test_a_rerun_a_regrade_and_a_second_experiment_pay_for_nothing(store, datase
         run_experiment(exp.id, store=store)
         assert len(server.chat_requests) == 3 * 2 + 3  # a skill read and an answer per run, a judge each
         first = reasons(store, exp)
-        assert not any(r.cached for r in store.runs(exp.id))
+        assert not any(r.cached for r in store.runs.records(exp.id))
 
         regrade_experiment(exp.id, store=store)
         assert len(server.chat_requests) == 9  # the judges' replies came from the cache
 
         summary = retry_runs(exp.id, store=store, cases=["c000", "c001", "c002"])
         assert summary.executed == 3 and len(server.chat_requests) == 9
-        runs = store.runs(exp.id)
+        runs = store.runs.records(exp.id)
         assert reasons(store, exp) == first and all(r.cached and r.cached_calls == 2 for r in runs)
         assert all(r.output.cost == pytest.approx(2 * cost(AGENT_USAGE)) for r in runs)  # the answer's cost
         assert all(r.cost_saved == pytest.approx(2 * cost(AGENT_USAGE)) for r in runs)
-        attempts = store.run_attempts([r.id for r in runs])
+        attempts = store.attempts.of_run([r.id for r in runs])
         for run in runs:
             paid, served = attempts[run.id]
             assert (paid.cached_calls, paid.cost) == (None, pytest.approx(2 * cost(AGENT_USAGE)))
@@ -168,7 +168,7 @@ def test_a_rerun_a_regrade_and_a_second_experiment_pay_for_nothing(store, datase
         store, "cache", "clear", "--older-than", "7d"
     )
     assert "dropped 9 cached replies" in cli_out(store, "cache", "clear")
-    assert store.cache_stats().entries == 0
+    assert store.cache.stats().entries == 0
 
 
 @pytest.mark.slow
@@ -188,7 +188,7 @@ def test_rounds_are_distinct_calls_and_each_is_reused(store, dataset):
         run_experiment(more.id, store=store)
         assert len(server.chat_requests) == 4  # only round 4 is new
         assert {k: v for k, v in reasons(store, more).items() if k[1] < 3} == first
-    assert store.cache_stats().entries == 4
+    assert store.cache.stats().entries == 4
 
 
 @pytest.mark.slow
@@ -211,22 +211,22 @@ def test_refresh_read_only_and_off_as_the_experiment_and_the_arm_say(store, data
         refreshed = run("refresh", exp_cache="refresh")
         assert len(server.chat_requests) == 2 and refreshed != kept
         assert run("on again") == refreshed and len(server.chat_requests) == 2  # it was overwritten
-        hits = store.cache_stats().hits
+        hits = store.cache.stats().hits
 
         # read-only: round 1 is answered from the cache, round 2 is asked and not kept
         read_only = run("read-only", rounds=2, cache="read-only")
         assert len(server.chat_requests) == 3 and read_only[("c000", 0)] == refreshed[("c000", 0)]
-        assert store.cache_stats().entries == 1 and store.cache_stats().hits == hits + 1
+        assert store.cache.stats().entries == 1 and store.cache.stats().hits == hits + 1
 
         # off: asked again, nothing read or written; the arm's word beats the experiment's
         run("off", exp_cache="on", cache="off")
         assert len(server.chat_requests) == 4
-        assert (store.cache_stats().entries, store.cache_stats().hits) == (1, hits + 1)
+        assert (store.cache.stats().entries, store.cache.stats().hits) == (1, hits + 1)
 
         # a sampled arm (temperature 0.7) is not cached unless it says so
         run("sampled", temperature=0.7)
         run("sampled again", temperature=0.7)
-        assert len(server.chat_requests) == 6 and store.cache_stats().entries == 1
+        assert len(server.chat_requests) == 6 and store.cache.stats().entries == 1
 
 
 @pytest.mark.slow
@@ -249,7 +249,7 @@ def test_an_error_is_never_cached_and_a_429_only_once_it_succeeds(store, dataset
             store=store,
         )
         run_experiment(exp.id, store=store)
-        runs = {r.case_id: r for r in store.runs(exp.id)}
+        runs = {r.case_id: r for r in store.runs.records(exp.id)}
         assert runs["c000"].failure_type == "bad_request" and runs["c001"].state == "pass"
         assert len(server.chat_requests) == 3  # the 400; the 429 and its retry
         (entry,) = store.query("SELECT response FROM response_cache")
@@ -259,7 +259,7 @@ def test_an_error_is_never_cached_and_a_429_only_once_it_succeeds(store, dataset
 
         retry_runs(exp.id, store=store, failed=True)
         assert len(server.chat_requests) == 4  # the 400 was not kept: asked again
-        assert not any(r.execution_failed for r in store.runs(exp.id))
+        assert not any(r.execution_failed for r in store.runs.records(exp.id))
         retry_runs(exp.id, store=store, cases=["c000", "c001"])
         assert len(server.chat_requests) == 4
 
@@ -320,9 +320,9 @@ def test_a_run_stopped_mid_session_resumes_from_the_cache_and_the_key_is_never_s
         finally:
             del os.environ["ABBENCH_TEST_KEY"]
         assert len(server.chat_requests) == 3  # the skill read came from the cache
-        (run,) = store.runs(exp.id)
+        (run,) = store.runs.records(exp.id)
         assert run.executed_at and not run.execution_failed and run.cached_calls == 1
-        interrupted, resumed = store.run_attempts([run.id])[run.id]
+        interrupted, resumed = store.attempts.of_run([run.id])[run.id]
         assert interrupted.failure_type == "interrupted" and interrupted.cost == pytest.approx(
             cost(AGENT_USAGE)
         )

@@ -14,9 +14,9 @@ def test_f1_over_labels_and_accuracy_over_every_grader_are_told_apart(store, def
     exp = create_experiment(definition(rounds=1, graders=["label_match", only_fast]), store=store)
     run_experiment(exp.id, store=store)
     m = experiment_metrics(exp.id, store=store)
-    cases = {c.case_id: c.expected for c in store.load_cases(exp.dataset)}
+    cases = {c.case_id: c.expected for c in store.datasets.load_cases(exp.dataset)}
     for arm in m.arms:
-        runs = [r for r in store.runs(exp.id) if r.arm == arm.arm]
+        runs = [r for r in store.runs.records(exp.id) if r.arm == arm.arm]
         gold = [cases[r.case_id] for r in runs]
         said = [r.output.prediction for r in runs]
         assert arm.classes.micro.f1 == accuracy_score(gold, said)

@@ -17,7 +17,7 @@ def test_a_clone_takes_changed_fields_and_a_whole_new_set_of_arms(store, definit
     )
     assert clone.parent_id == exp.id and [a.name for a in clone.arms] == ["only"]
     assert clone.spec.concurrency == 2 and clone.spec.retries == 2  # the rest is kept
-    assert "cases" not in clone.spec and len(store.runs(clone.id)) == 6  # every case, one round
+    assert "cases" not in clone.spec and len(store.runs.records(clone.id)) == 6  # every case, one round
 
 
 def test_a_retry_of_execution_failures_leaves_wrong_answers_alone(store, definition):
@@ -25,5 +25,5 @@ def test_a_retry_of_execution_failures_leaves_wrong_answers_alone(store, definit
     exp = create_experiment(definition(arms=arms, rounds=1), store=store)
     run_experiment(exp.id, store=store)
     assert retry_runs(exp.id, store=store, execution_failed=True, run=False) == 1
-    states = {r.case_id: r.state for r in store.runs(exp.id)}
+    states = {r.case_id: r.state for r in store.runs.records(exp.id)}
     assert states["c000"] == RunState.PENDING and states["c001"] == RunState.FAIL

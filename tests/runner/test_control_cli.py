@@ -19,7 +19,7 @@ from .conftest import make_cases
 def test_pause_resume_cancel_from_another_process(tmp_path):
     store_dir = tmp_path / "store"
     store = open_store(store_dir)
-    ds = store.save_dataset("ctl", make_cases(30), label_set=["fast", "slow"])
+    ds = store.datasets.save("ctl", make_cases(30), label_set=["fast", "slow"])
     gate = Gate(tmp_path / "gate")  # closed: the runs in flight wait here until the test lets them go
     exp = create_experiment(
         {
@@ -46,7 +46,7 @@ def test_pause_resume_cancel_from_another_process(tmp_path):
 
         paused = run_abbench("--store", store_dir, "pause", exp.id)
         assert paused.returncode == 0 and "pause asked" in paused.stdout and "no process" not in paused.stdout
-        wait_for(lambda: store.get_experiment(exp.id).status == "paused", "the runner to pause")
+        wait_for(lambda: store.experiments.get(exp.id).status == "paused", "the runner to pause")
         gate.allow(3)  # the runs in flight finish ...
         wait_for(lambda: done() == 3, "the three runs in flight to finish")
         # ... and no new one starts: a runner that ignored the pause would have started the next
@@ -68,5 +68,5 @@ def test_pause_resume_cancel_from_another_process(tmp_path):
     # the three let through answered; the three held when cancel came and the 114 pending are cancelled
     assert counts.get("pass", 0) + counts.get("fail", 0) == 3 and counts["cancelled"] == 117, counts
     assert gate.arrived() == 6
-    assert store.get_experiment(exp.id).status == "cancelled"
+    assert store.experiments.get(exp.id).status == "cancelled"
     store.close()

@@ -23,7 +23,7 @@ def test_sigkill_then_restart_loses_nothing_and_executes_nothing_twice(tmp_path)
     store_dir = tmp_path / "store"
     log = tmp_path / "executions.log"
     store = open_store(store_dir)
-    ds = store.save_dataset("crash", make_cases(40), label_set=["fast", "slow"])
+    ds = store.datasets.save("crash", make_cases(40), label_set=["fast", "slow"])
     total = 40 * 2 * 2
     gate = Gate(tmp_path / "gate", allowed=total * 0.4)  # 64 runs go through; then six wait in flight
     slow_echo = {
@@ -54,7 +54,7 @@ def test_sigkill_then_restart_loses_nothing_and_executes_nothing_twice(tmp_path)
     proc.wait()
     assert proc.returncode == -signal.SIGKILL
 
-    at_kill = {r.id: r for r in store.runs(exp.id)}
+    at_kill = {r.id: r for r in store.runs.records(exp.id)}
     states_at_kill = Counter(r.state for r in at_kill.values())
     assert states_at_kill["pass"] + states_at_kill["fail"] <= 64, states_at_kill
     gate.open()
@@ -67,7 +67,7 @@ def test_sigkill_then_restart_loses_nothing_and_executes_nothing_twice(tmp_path)
     restart = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=SAFETY_NET_S)
     assert restart.returncode == 0, restart.stderr
 
-    after = {r.id: r for r in store.runs(exp.id)}
+    after = {r.id: r for r in store.runs.records(exp.id)}
     # every run ends in a terminal state
     assert {r.state for r in after.values()} <= {"pass", "fail"}
     # nothing finished was lost
@@ -83,10 +83,10 @@ def test_sigkill_then_restart_loses_nothing_and_executes_nothing_twice(tmp_path)
     assert set(executed) == set(after) and set(executed.values()) == {1}
     # reconciliation gave the states docs/ARCHITECTURE.md names
     for rid in in_flight:
-        details = [e["detail"] for e in store.run_events(rid)]
+        details = [e["detail"] for e in store.runs.events(rid)]
         assert "reconciled: interrupted" in details
     for rid in grading:
-        events = store.run_events(rid)
+        events = store.runs.events(rid)
         assert "reconciled: waiting for grading" in [e["detail"] for e in events]
         assert [e["to"] for e in events].count("running") == 1  # graded again, never re-executed
     # the agent really ran each (case, round, arm) at least once, and at most twice (only if killed mid-run)

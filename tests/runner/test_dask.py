@@ -68,7 +68,7 @@ def _scrub(value):
 @pytest.mark.slow
 def test_400_runs_on_dask_local_2_equal_the_local_executor(tmp_path):
     store = open_store(tmp_path / "store")
-    ds = store.save_dataset("equal", make_cases(100), label_set=["fast", "slow"])
+    ds = store.datasets.save("equal", make_cases(100), label_set=["fast", "slow"])
 
     def make(name, **extra):
         definition = {
@@ -95,7 +95,7 @@ def test_400_runs_on_dask_local_2_equal_the_local_executor(tmp_path):
                 r.passed,
                 tuple(r.output.evidence_refs),
             )
-            for r in store.runs(exp_id)
+            for r in store.runs.records(exp_id)
         }
 
     assert outcomes(local.id) == outcomes(farmed.id)
@@ -103,9 +103,9 @@ def test_400_runs_on_dask_local_2_equal_the_local_executor(tmp_path):
     assert _scrub(experiment_metrics(local.id, store=store).as_dict()["arms"]) == _scrub(
         experiment_metrics(farmed.id, store=store).as_dict()["arms"]
     )
-    where = store.get_experiment(farmed.id).executor
+    where = store.experiments.get(farmed.id).executor
     assert where["executor"] == "dask" and where["local"] == 2 and where["workers"] == 2
-    assert store.get_experiment(local.id).executor is None
+    assert store.experiments.get(local.id).executor is None
     assert all(n == 1 for n in _executions(store, farmed.id).values())
 
 
@@ -113,7 +113,7 @@ def test_400_runs_on_dask_local_2_equal_the_local_executor(tmp_path):
 def test_pause_resume_and_cancel_on_an_existing_scheduler(tmp_path, cluster):
     made, client = cluster
     store = open_store(tmp_path / "store")
-    ds = store.save_dataset("control", make_cases(12), label_set=["fast", "slow"])
+    ds = store.datasets.save("control", make_cases(12), label_set=["fast", "slow"])
     gate = Gate(tmp_path / "gate")
     exp = create_experiment(
         {
@@ -130,7 +130,7 @@ def test_pause_resume_and_cancel_on_an_existing_scheduler(tmp_path, cluster):
     assert handle.where["dashboard"] == made.dashboard_link
 
     handle.pause()
-    wait_for(lambda: store.get_experiment(exp.id).status == "paused", "the pause")
+    wait_for(lambda: store.experiments.get(exp.id).status == "paused", "the pause")
     gate.allow(2)  # the two in flight finish; nothing new is submitted while paused
     wait_for(lambda: _done(store, exp.id) == 2, "the runs in flight to finish")
     assert gate.arrived() == 2
@@ -140,7 +140,7 @@ def test_pause_resume_and_cancel_on_an_existing_scheduler(tmp_path, cluster):
     handle.cancel()
     summary = handle.wait(SAFETY_NET_S)
     assert summary.status == "cancelled"
-    states = Counter(r.state for r in store.runs(exp.id))
+    states = Counter(r.state for r in store.runs.records(exp.id))
     assert states == {"pass": 2, "cancelled": 10} or states == {"pass": 1, "fail": 1, "cancelled": 10}
     assert gate.arrived() == 4  # the cancel stopped the submitting too
     cancelled_running = store.query(
@@ -156,13 +156,13 @@ def test_pause_resume_and_cancel_on_an_existing_scheduler(tmp_path, cluster):
 
 
 def _done(store, exp_id) -> int:
-    return sum(1 for r in store.runs(exp_id) if r.state in ("pass", "fail", "cancelled"))
+    return sum(1 for r in store.runs.records(exp_id) if r.state in ("pass", "fail", "cancelled"))
 
 
 @pytest.mark.slow
 def test_a_worker_killed_mid_run_loses_nothing_and_executes_nothing_twice(tmp_path):
     store = open_store(tmp_path / "store")
-    ds = store.save_dataset("kill", make_cases(10), label_set=["fast", "slow"])
+    ds = store.datasets.save("kill", make_cases(10), label_set=["fast", "slow"])
     gate = Gate(tmp_path / "gate")
     exp = create_experiment(
         {
@@ -190,7 +190,7 @@ def test_a_worker_killed_mid_run_loses_nothing_and_executes_nothing_twice(tmp_pa
     summary = handle.wait(SAFETY_NET_S)
 
     assert summary.status == "finished"
-    runs = store.runs(exp.id)
+    runs = store.runs.records(exp.id)
     assert len(runs) == 10 and {r.state for r in runs} == {"pass"}  # 0 lost: every run terminal and right
     executed = _executions(store, exp.id)
     assert set(executed) == {r.id for r in runs} and set(executed.values()) == {1}  # 0 duplicated
@@ -213,7 +213,7 @@ def test_coordinator_sigkilled_and_restarted_records_no_duplicate_execution(tmp_
     made, _ = cluster
     store_dir = tmp_path / "store"
     store = open_store(store_dir)
-    ds = store.save_dataset("crash", make_cases(12), label_set=["fast", "slow"])
+    ds = store.datasets.save("crash", make_cases(12), label_set=["fast", "slow"])
     gate = Gate(tmp_path / "gate", allowed=6)  # six runs finish; then two wait on the workers
     exp = create_experiment(
         {
@@ -243,13 +243,13 @@ def test_coordinator_sigkilled_and_restarted_records_no_duplicate_execution(tmp_
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert proc.returncode == -signal.SIGKILL
-    held = {r.id for r in store.runs(exp.id) if r.state == "running"}
+    held = {r.id for r in store.runs.records(exp.id) if r.state == "running"}
     assert len(held) == 2
     gate.open()  # the two orphaned calls now finish on the workers, with no coordinator to take them
 
     restart = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=SAFETY_NET_S)
     assert restart.returncode == 0, restart.stderr
-    runs = store.runs(exp.id)
+    runs = store.runs.records(exp.id)
     assert {r.state for r in runs} <= {"pass", "fail"} and len(runs) == 12
     executed = _executions(store, exp.id)
     assert set(executed) == {r.id for r in runs} and set(executed.values()) == {1}
@@ -271,7 +271,7 @@ def _closed_port() -> int:
 
 def test_an_unreachable_scheduler_is_refused_before_any_run(tmp_path):
     store = open_store(tmp_path / "store")
-    ds = store.save_dataset("nowhere", make_cases(3), label_set=["fast", "slow"])
+    ds = store.datasets.save("nowhere", make_cases(3), label_set=["fast", "slow"])
     exp = create_experiment(
         {
             "name": "nowhere",
@@ -284,14 +284,14 @@ def test_an_unreachable_scheduler_is_refused_before_any_run(tmp_path):
     )
     with pytest.raises(ExperimentError, match=r"cannot reach the Dask scheduler at tcp://127\.0\.0\.1:\d+"):
         run_experiment(exp.id, store=store)
-    assert {r.state for r in store.runs(exp.id)} == {"pending"}
-    after = store.get_experiment(exp.id)
+    assert {r.state for r in store.runs.records(exp.id)} == {"pending"}
+    after = store.experiments.get(exp.id)
     assert (after.status, after.runner_pid, after.executor) == ("created", None, None)
 
 
 def test_the_executor_options_are_checked(tmp_path):
     store = open_store(tmp_path / "store")
-    ds = store.save_dataset("opts", make_cases(2), label_set=["fast", "slow"])
+    ds = store.datasets.save("opts", make_cases(2), label_set=["fast", "slow"])
     exp = create_experiment(
         {"name": "opts", "dataset": ds.fingerprint, "arms": {"a": {"agent": "builtin"}}}, store=store
     )
@@ -321,13 +321,13 @@ def test_the_executor_options_are_checked(tmp_path):
             },
             store=store,
         )
-    assert {r.state for r in store.runs(exp.id)} == {"pending"}
+    assert {r.state for r in store.runs.records(exp.id)} == {"pending"}
 
 
 @pytest.mark.slow
 def test_a_worker_with_another_abbench_is_refused_before_any_run(tmp_path):
     store = open_store(tmp_path / "store")
-    ds = store.save_dataset("versions", make_cases(3), label_set=["fast", "slow"])
+    ds = store.datasets.save("versions", make_cases(3), label_set=["fast", "slow"])
     exp = create_experiment(
         {"name": "versions", "dataset": ds.fingerprint, "arms": {"a": {"agent": "builtin"}}}, store=store
     )
@@ -342,8 +342,8 @@ def test_a_worker_with_another_abbench_is_refused_before_any_run(tmp_path):
         ),
     ):
         run_experiment(exp.id, store=store, scheduler=other.scheduler_address)
-    assert {r.state for r in store.runs(exp.id)} == {"pending"}
-    assert store.get_experiment(exp.id).status == "created"
+    assert {r.state for r in store.runs.records(exp.id)} == {"pending"}
+    assert store.experiments.get(exp.id).status == "created"
 
 
 @pytest.mark.slow
@@ -351,7 +351,7 @@ def test_cli_runs_on_a_scheduler_and_status_says_where(tmp_path, cluster):
     made, _ = cluster
     store_dir = tmp_path / "store"
     store = open_store(store_dir)
-    ds = store.save_dataset("cli", make_cases(4), label_set=["fast", "slow"])
+    ds = store.datasets.save("cli", make_cases(4), label_set=["fast", "slow"])
     exp = create_experiment(
         {"name": "cli", "dataset": ds.fingerprint, "arms": {"a": {"agent": "builtin", "skill": str(SKILL)}}},
         store=store,

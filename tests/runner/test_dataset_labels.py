@@ -15,7 +15,7 @@ from tests.runner.conftest import make_cases
 
 
 def test_labels_dataset_is_written_out_as_the_datasets_distinct_gold_labels(store):
-    ds = store.save_dataset("undeclared", make_cases(12))  # gold fast/slow, no label set
+    ds = store.datasets.save("undeclared", make_cases(12))  # gold fast/slow, no label set
     exp = create_experiment(
         {
             "name": "dl",
@@ -30,11 +30,11 @@ def test_labels_dataset_is_written_out_as_the_datasets_distinct_gold_labels(stor
     ]  # the stored definition holds the list
     summary = run_experiment(exp.id, store=store)
     assert summary.executed == 12
-    assert {r.output.prediction for r in store.runs(exp.id)} <= {"fast", "slow"}
+    assert {r.output.prediction for r in store.runs.records(exp.id)} <= {"fast", "slow"}
 
 
 def test_labels_dataset_uses_the_declared_label_set_when_there_is_one(store):
-    ds = store.save_dataset("declared", make_cases(6), label_set=["fast", "slow", "medium"])
+    ds = store.datasets.save("declared", make_cases(6), label_set=["fast", "slow", "medium"])
     exp = create_experiment(
         {
             "name": "dl",
@@ -50,7 +50,7 @@ def test_labels_dataset_is_refused_on_free_text_answers_and_the_refusal_proposes
     answers = [
         Case(f"c{i}", f"question {i}", f"a long free-text answer number {i} about things") for i in range(8)
     ]
-    ds = store.save_dataset("answers", answers)
+    ds = store.datasets.save("answers", answers)
     with pytest.raises(ExperimentError, match="free-text answers, not labels"):
         create_experiment(
             {
@@ -61,7 +61,7 @@ def test_labels_dataset_is_refused_on_free_text_answers_and_the_refusal_proposes
             store=store,
         )
     many = [Case(f"c{i}", f"query {i}", f"intent_{i % 60}") for i in range(600)]
-    ds = store.save_dataset("many", many)
+    ds = store.datasets.save("many", many)
     with pytest.raises(ExperimentError, match="give the arm `labels: dataset`"):
         create_experiment(
             {"name": "y", "dataset": ds.fingerprint, "arms": {"b": {"agent": "builtin"}}}, store=store

@@ -31,12 +31,12 @@ def demo_dataset(store):
         )
         for r in rows
     ]
-    return store.save_dataset("demo", cases, label_set=["fast", "slow"])
+    return store.datasets.save("demo", cases, label_set=["fast", "slow"])
 
 
 def accuracy(store, exp_id, arm):
-    grades = [g for g in store.grades(exp_id, grader="label_match")]
-    runs = {r.id: r.arm for r in store.runs(exp_id)}
+    grades = [g for g in store.grades.records(exp_id, grader="label_match")]
+    runs = {r.id: r.arm for r in store.runs.records(exp_id)}
     mine = [g.passed for g in grades if runs[g.run_id] == arm]
     return sum(mine) / len(mine)
 
@@ -60,9 +60,9 @@ def test_the_demo_is_graded_by_label_match_and_trajectory_checks(store, demo_dat
     )
     summary = run_experiment(exp.id, store=store)
     assert summary.status == "finished" and summary.executed == 3 * 401
-    assert len(store.batches(exp.id)) == 1 and len(store.grades(exp.id)) == 3 * 3 * 401
-    runs = store.runs(exp.id)
-    latest = {r.id: store.latest_grades(r.id) for r in runs}
+    assert len(store.grades.batches(exp.id)) == 1 and len(store.grades.records(exp.id)) == 3 * 3 * 401
+    runs = store.runs.records(exp.id)
+    latest = {r.id: store.grades.latest(r.id) for r in runs}
     for r in runs:
         g = latest[r.id]
         if r.arm == "no-skill":
@@ -134,9 +134,9 @@ def test_a_demo_experiment_with_a_pointwise_and_a_pairwise_judge_end_to_end(stor
         for r in pairwise
     )
     assert len(requests) - len(pairwise) == 160 and len(pairwise) + alike == 80 * 2 and alike > 0
-    runs = store.runs(exp.id)
+    runs = store.runs.records(exp.id)
     for r in runs:
-        g = store.latest_grades(r.id)
+        g = store.grades.latest(r.id)
         # the judge agrees with label match on every run here, because it reads the reference
         assert g["llm_judge"].passed is g["label_match"].passed
     report = judge_report(exp.id, store=store)
@@ -147,7 +147,7 @@ def test_a_demo_experiment_with_a_pointwise_and_a_pairwise_judge_end_to_end(stor
     (bias,) = report.position_bias
     # a judge that reads content is consistent across orders and shows no position bias
     assert bias.inconsistent == 0 and bias.flip_rate == 0.0
-    passed = {(r.case_id, r.round, r.arm): store.latest_grades(r.id)["label_match"].passed for r in runs}
+    passed = {(r.case_id, r.round, r.arm): store.grades.latest(r.id)["label_match"].passed for r in runs}
     wins = collections.Counter(
         "tie"
         if passed[(c, rnd, "v1")] == passed[(c, rnd, "v2")]

@@ -17,7 +17,7 @@ def banking(store, realdata):
     """banking77's test split with its 77 categories declared as the label set."""
     labels = json.loads((realdata / "banking77" / "categories.json").read_text(encoding="utf-8"))
     profile = {"name": "banking", "fields": {"input": "text", "expected": "category"}, "label_set": labels}
-    store.import_dataset(realdata / "banking77" / "test.csv", profile, name="banking77")
+    store.datasets.import_file(realdata / "banking77" / "test.csv", profile, name="banking77")
     return labels
 
 
@@ -37,7 +37,7 @@ def test_a_misspelt_case_label_offers_the_closest(store, banking):
     )
     assert message.count("card_arrival") == 2  # the suggestion, and the set printed once (clipped)
     assert "… (57 more)" in message
-    assert store.list_experiments() == []
+    assert store.experiments.all() == []
 
 
 def test_a_misspelt_domain_offers_the_closest(store):
@@ -66,7 +66,7 @@ def test_an_arms_labels_outside_the_label_set_are_refused(store, banking):
         "arm 'no-skill': labels: 'lost_or_stolen_crd' (did you mean 'lost_or_stolen_card'?), 'xyzzy' are "
         "not in the label set of dataset banking77@"
     )
-    assert store.list_experiments() == []
+    assert store.experiments.all() == []
     # spelled another way that the grader reads as the same label: accepted
     fine = {"no-skill": {"agent": "builtin", "labels": ["Card_Arrival", " pin_blocked"]}}
     exp = create_experiment(_definition(arms=fine, cases={"limit": 5}), store=store)
@@ -74,7 +74,7 @@ def test_an_arms_labels_outside_the_label_set_are_refused(store, banking):
 
 
 def test_a_dataset_without_a_label_set_takes_any_labels(store, realdata):
-    store.import_dataset(
+    store.datasets.import_file(
         realdata / "banking77" / "test.csv",
         {"name": "plain", "fields": {"input": "text", "expected": "category"}},
         name="plain",

@@ -36,7 +36,7 @@ VARIED = {"agent": "python", "function": "tests.runner.test_estimate:varied", "m
 
 @pytest.fixture
 def thirty(store):
-    return store.save_dataset("thirty", make_cases(30), label_set=["fast", "slow"])
+    return store.datasets.save("thirty", make_cases(30), label_set=["fast", "slow"])
 
 
 def _spec(dataset, arms, **over):
@@ -46,7 +46,7 @@ def _spec(dataset, arms, **over):
 
 
 def _actual(store, exp_id) -> tuple[float, int]:
-    spend = store.attempt_spend(exp_id)
+    spend = store.attempts.spend_by_run(exp_id)
     return (
         sum(s.cost or 0 for s in spend.values()),
         sum((s.input_tokens or 0) + (s.output_tokens or 0) for s in spend.values()),
@@ -79,9 +79,9 @@ def test_the_interval_contains_the_actual_total(store, thirty):
         f"the experiment's budget of $0.05 would be reached: projected $0.054 "
         f"({money(arm.cost.low)} to {money(arm.cost.high)})",
     )
-    exp_spec = store.get_experiment(exp.id).spec.as_json()
+    exp_spec = store.experiments.get(exp.id).spec.as_json()
     exp_spec.pop("budget")
-    store.set_spec(exp.id, exp_spec)  # let it run to the end, to know the actual total
+    store.experiments.set_spec(exp.id, exp_spec)  # let it run to the end, to know the actual total
     run_experiment(exp.id, store=store)
     cost, tokens = _actual(store, exp.id)
     assert cost == pytest.approx(0.060) and tokens == 600

@@ -14,7 +14,7 @@ from tests.runner.conftest import make_cases
 
 def test_a_run_exists_for_every_case_round_and_arm(store, definition):
     exp = create_experiment(definition(cases={"ids": ["c000", "c001"]}), store=store)
-    runs = store.runs(exp.id)
+    runs = store.runs.records(exp.id)
     assert len(runs) == 8  # 2 cases × 2 rounds × 2 arms
     assert {(r.case_id, r.round, r.arm) for r in runs} == {
         (c, rnd, a) for c in ("c000", "c001") for rnd in (0, 1) for a in ("control", "treatment")
@@ -51,7 +51,7 @@ def test_clone_replaces_one_arm_and_keeps_the_rest(store, definition, tmp_path):
     assert clone.arm("control").snapshot is None
     assert clone.arm("treatment").snapshot not in (None, exp.arm("treatment").snapshot)
     assert clone.arm("treatment").params == {"wrong": ["c002"]}
-    assert len(store.runs(clone.id)) == len(store.runs(exp.id))
+    assert len(store.runs.records(clone.id)) == len(store.runs.records(exp.id))
 
 
 @pytest.mark.parametrize(
@@ -69,7 +69,7 @@ def test_case_subsets(store, definition, selection, expected):
     exp = create_experiment(
         definition(cases=selection, rounds=1, arms={"a": {"agent": "scripted"}}), store=store
     )
-    assert [r.case_id for r in store.runs(exp.id)] == expected
+    assert [r.case_id for r in store.runs.records(exp.id)] == expected
 
 
 def test_unknown_case_ids_are_refused(store, definition):
@@ -157,18 +157,18 @@ def test_a_misspelt_arm_setting_is_refused_when_created_not_mid_run(store, defin
         create_experiment(definition(arms=arms), store=store)
     assert "arm 'a': builtin: unknown parameter(s) skil" in str(err.value)
     assert "did you mean 'skill'?" in str(err.value)
-    assert store.list_experiments() == []
+    assert store.experiments.all() == []
 
 
 def test_a_builtin_arm_with_nothing_to_choose_from_is_refused_when_created(store, definition):
-    unlabelled = store.save_dataset("unlabelled", make_cases(4))
+    unlabelled = store.datasets.save("unlabelled", make_cases(4))
     with pytest.raises(ExperimentError, match="arm 'a': the builtin agent without a skill") as err:
         create_experiment(
             definition(dataset=unlabelled.fingerprint, arms={"a": {"agent": "builtin"}}), store=store
         )
     # the gold values are offered as the labels to give, written so YAML reads them back as text
     assert "Its gold values are fast (2), slow (2): e.g. `labels: [fast, slow]`" in str(err.value)
-    yes_no = store.save_dataset(
+    yes_no = store.datasets.save(
         "yes-no",
         [Case(f"q{i}", f"question {i}", expected=("True", "False", "null")[i % 3]) for i in range(6)],
     )
@@ -177,7 +177,7 @@ def test_a_builtin_arm_with_nothing_to_choose_from_is_refused_when_created(store
             definition(dataset=yes_no.fingerprint, arms={"a": {"agent": "builtin"}}), store=store
         )
     assert 'e.g. `labels: ["False", "True", "null"]`' in str(err.value)
-    answers = store.save_dataset(
+    answers = store.datasets.save(
         "answers", [Case(f"q{i}", f"question {i}", expected=f"answer number {i}") for i in range(6)]
     )
     with pytest.raises(ExperimentError) as err:
@@ -191,7 +191,7 @@ def test_a_builtin_arm_with_nothing_to_choose_from_is_refused_when_created(store
         ),
         store=store,
     )
-    assert len(store.runs(exp.id)) == 8
+    assert len(store.runs.records(exp.id)) == 8
 
 
 def test_a_command_arms_files_are_found_beside_the_definition(store, dataset, tmp_path, monkeypatch):
@@ -209,7 +209,7 @@ def test_a_command_arms_files_are_found_beside_the_definition(store, dataset, tm
     monkeypatch.chdir(tmp_path)  # not the definition's folder
     exp = create_experiment(folder / "exp.yaml", store=store)
     run_experiment(exp.id, store=store)
-    runs = store.runs(exp.id)
+    runs = store.runs.records(exp.id)
     assert [r.failure_type for r in runs] == [None] * 6 and {r.state for r in runs} == {"pass", "fail"}
 
 
@@ -224,7 +224,7 @@ def test_a_python_arms_file_is_found_beside_the_definition(store, dataset, tmp_p
     monkeypatch.chdir(tmp_path)
     exp = create_experiment(folder / "exp.yaml", store=store)
     run_experiment(exp.id, store=store)
-    assert [r.output.prediction for r in store.runs(exp.id)] == ["fast"] * 6
+    assert [r.output.prediction for r in store.runs.records(exp.id)] == ["fast"] * 6
 
 
 @pytest.mark.parametrize(
@@ -267,4 +267,4 @@ def test_a_python_agent_file_next_to_the_definition_is_found_from_any_folder(
 
     summary = run_experiment(exp.id, store=store)
     assert (summary.executed, summary.failed) == (6, 0)
-    assert {r.output.prediction for r in store.runs(exp.id)} == {"fast"}
+    assert {r.output.prediction for r in store.runs.records(exp.id)} == {"fast"}

@@ -23,9 +23,9 @@ def test_each_run_is_graded_on_its_own_context(store, definition):
     exp = create_experiment(spec, store=store)
     run_experiment(exp.id, store=store)
     arms = {a.name: a for a in exp.arms}
-    cases = {c.case_id: c for c in store.load_cases(store.get_dataset(exp.dataset_id))}
-    label_map = dict(store.get_dataset(exp.dataset_id).label_map or {})
-    runs = store.runs(exp.id)
+    cases = {c.case_id: c for c in store.datasets.load_cases(store.datasets.get(exp.dataset_id))}
+    label_map = dict(store.datasets.get(exp.dataset_id).label_map or {})
+    runs = store.runs.records(exp.id)
     assert sorted(SEEN) == sorted(r.id for r in runs)
     for r in runs:
         arm = arms[r.arm]
@@ -33,7 +33,7 @@ def test_each_run_is_graded_on_its_own_context(store, definition):
         expected = {
             "case": cases[r.case_id],
             "output": seen.output,  # the agent's own answer: its fields are checked below
-            "skill": store.get_snapshot(arm.snapshot) if arm.snapshot else None,
+            "skill": store.snapshots.get(arm.snapshot) if arm.snapshot else None,
             "label_map": label_map,
             "label_set": seen.label_set,
             "arm": r.arm,

@@ -56,11 +56,11 @@ def scripted_grader(
 
 
 def events(store, exp_id):
-    return sum(len(store.run_events(r.id)) for r in store.runs(exp_id))
+    return sum(len(store.runs.events(r.id)) for r in store.runs.records(exp_id))
 
 
 def states(store, exp_id):
-    return {(r.case_id, r.round, r.arm): r.state for r in store.runs(exp_id)}
+    return {(r.case_id, r.round, r.arm): r.state for r in store.runs.records(exp_id)}
 
 
 def one_arm(definition, tag, graders, **overrides):
@@ -96,16 +96,16 @@ def test_one_batch_under_many_graders_runs_and_concurrency_then_regrade_restart_
         ),
         store=store,
     )
-    assert store.get_experiment(exp.id).batch_id is None and store.batches(exp.id) == []
+    assert store.experiments.get(exp.id).batch_id is None and store.grades.batches(exp.id) == []
     run_experiment(exp.id, store=store)
-    runs = store.runs(exp.id)
+    runs = store.runs.records(exp.id)
     assert len(runs) == 6 * 10 * 3
-    batch = store.get_experiment(exp.id).batch_id
-    assert batch and store.batches(exp.id) == [batch]
-    assert len(store.grades(exp.id)) == 180 * 5
+    batch = store.experiments.get(exp.id).batch_id
+    assert batch and store.grades.batches(exp.id) == [batch]
+    assert len(store.grades.records(exp.id)) == 180 * 5
 
     regrade_experiment(exp.id, store=store, graders=["g1"])
-    assert store.batches(exp.id) == [batch]
+    assert store.grades.batches(exp.id) == [batch]
     # a restart: a crash left some runs mid-grading
     with store.transaction() as conn:
         conn.execute(
@@ -116,15 +116,15 @@ def test_one_batch_under_many_graders_runs_and_concurrency_then_regrade_restart_
     grade_experiment(
         exp.id, store=store, graders=[{"type": "scripted_grader", "tag": "batch3", "name": "g3"}]
     )
-    assert store.batches(exp.id) == [batch] == [store.get_experiment(exp.id).batch_id]
-    assert len(store.grades(exp.id)) == 180 * 6
-    assert len(store.grades(exp.id, latest=False)) == 180 * 5 + 180 + 180  # + g1 again + g3
+    assert store.grades.batches(exp.id) == [batch] == [store.experiments.get(exp.id).batch_id]
+    assert len(store.grades.records(exp.id)) == 180 * 6
+    assert len(store.grades.records(exp.id, latest=False)) == 180 * 5 + 180 + 180  # + g1 again + g3
 
 
 def test_concurrent_writers_on_a_fresh_experiment_agree_on_one_batch(store, definition):
     """Writers with their own connections (as separate processes have) race to write the first grade."""
     exp = create_experiment(definition(rounds=5), store=store)
-    run_ids = [r.id for r in store.runs(exp.id)]
+    run_ids = [r.id for r in store.runs.records(exp.id)]
     writers = [StoreWriter(open_store(store.path), interval=0.001) for _ in range(6)]
     start = threading.Barrier(len(writers))
 
@@ -141,8 +141,8 @@ def test_concurrent_writers_on_a_fresh_experiment_agree_on_one_batch(store, defi
         t.join()
     for w in writers:
         w.close()
-    assert len(store.batches(exp.id)) == 1
-    assert len(store.grades(exp.id)) == len(run_ids) * 6
+    assert len(store.grades.batches(exp.id)) == 1
+    assert len(store.grades.records(exp.id)) == len(run_ids) * 6
 
 
 @pytest.mark.slow
@@ -152,7 +152,7 @@ def test_processes_racing_for_the_batch_get_the_same_id(store, definition, tmp_p
     code = (
         "from abbench.store import open_store; from tests.blocking import pass_gate_sync\n"
         f"s = open_store({str(store.path)!r}); pass_gate_sync({gate.params!r})\n"
-        f"print(s.ensure_batch({exp.id}))"
+        f"print(s.experiments.ensure_batch({exp.id}))"
     )
     procs = [
         subprocess.Popen(
@@ -163,7 +163,7 @@ def test_processes_racing_for_the_batch_get_the_same_id(store, definition, tmp_p
     gate.wait_arrived(5)
     gate.open()  # all five race for the first batch at once
     ids = {p.communicate(timeout=SAFETY_NET_S)[0].strip() for p in procs}
-    assert len(ids) == 1 and ids == {store.get_experiment(exp.id).batch_id}
+    assert len(ids) == 1 and ids == {store.experiments.get(exp.id).batch_id}
 
 
 # -- history, ordinary grading, re-grading ---------------------------------------------------------------
@@ -179,13 +179,13 @@ def test_latest_grade_is_shown_and_older_ones_stay_readable(store, definition):
         regrade_experiment(exp.id, store=store)
     finally:
         VERDICT.pop("hist")
-    run = store.runs(exp.id)[0]
+    run = store.runs.records(exp.id)[0]
     assert run.state == "fail" and run.passed is False
-    history = store.grade_history(run.id, "scripted_grader")
+    history = store.grades.history(run.id, "scripted_grader")
     assert [(g.passed, g.comment) for g in history] == [(True, "call 1"), (False, "call 2")]
-    assert store.latest_grades(run.id)["scripted_grader"].comment == "call 2"
-    assert [g.comment for g in store.grades(exp.id) if g.run_id == run.id] == ["call 2"]
-    assert len(store.grades(exp.id, latest=False)) == 12
+    assert store.grades.latest(run.id)["scripted_grader"].comment == "call 2"
+    assert [g.comment for g in store.grades.records(exp.id) if g.run_id == run.id] == ["call 2"]
+    assert len(store.grades.records(exp.id, latest=False)) == 12
 
 
 def test_ordinary_grading_skips_what_is_graded_and_moves_nothing(store, definition, calls):
@@ -196,7 +196,7 @@ def test_ordinary_grading_skips_what_is_graded_and_moves_nothing(store, definiti
     before = (
         calls.grader_total("skip"),
         events(store, exp.id),
-        len(store.grades(exp.id, latest=False)),
+        len(store.grades.records(exp.id, latest=False)),
         states(store, exp.id),
     )
     summary = grade_experiment(exp.id, store=store)
@@ -205,10 +205,10 @@ def test_ordinary_grading_skips_what_is_graded_and_moves_nothing(store, definiti
     assert (
         calls.grader_total("skip"),
         events(store, exp.id),
-        len(store.grades(exp.id, latest=False)),
+        len(store.grades.records(exp.id, latest=False)),
         states(store, exp.id),
     ) == before
-    assert store.get_experiment(exp.id).status == "finished"
+    assert store.experiments.get(exp.id).status == "finished"
 
 
 def test_explicit_regrade_always_grades_again_and_never_runs_the_agent(store, definition, calls):
@@ -222,8 +222,8 @@ def test_explicit_regrade_always_grades_again_and_never_runs_the_agent(store, de
         assert summary.graded == 6 and summary.executed == 0
         assert calls.grader_total("rg") == 6 * n
     assert calls.agent_total("rg") == 6
-    run = store.runs(exp.id)[0]
-    assert [e["to"] for e in store.run_events(run.id)][-2:] == ["evaluating", "pass"]
+    run = store.runs.records(exp.id)[0]
+    assert [e["to"] for e in store.runs.events(run.id)][-2:] == ["evaluating", "pass"]
 
 
 def test_adding_a_grader_grades_only_with_it(store, definition, calls):
@@ -240,7 +240,7 @@ def test_adding_a_grader_grades_only_with_it(store, definition, calls):
         VERDICT.pop("added")
     assert summary.graded == 6 and calls.grader_total("add") == 6 and calls.grader_total("added") == 6
     assert [
-        g if isinstance(g, str) else g.get("name") for g in store.get_experiment(exp.id).spec.graders
+        g if isinstance(g, str) else g.get("name") for g in store.experiments.get(exp.id).spec.graders
     ] == [
         None,
         "strict",
@@ -281,19 +281,19 @@ def test_nothing_new_to_grade_is_not_a_failure(store, definition, calls):
         one_arm(definition, "nn", [{"type": "scripted_grader", "tag": "nn"}]), store=store
     )
     run_experiment(exp.id, store=store)
-    run = store.runs(exp.id)[0]
+    run = store.runs.records(exp.id)[0]
     with store.transaction() as conn:
         conn.execute("UPDATE runs SET state='evaluating' WHERE id=?", (run.id,))
     summary = run_experiment(exp.id, store=store)
     assert summary.graded == 1 and summary.failed == 0 and calls.grader_total("nn") == 6
-    assert store.get_run(run.id).state == "pass"
-    assert len(store.grade_history(run.id)) == 1
+    assert store.runs.get(run.id).state == "pass"
+    assert len(store.grades.history(run.id)) == 1
 
 
 def test_a_new_execution_is_never_judged_by_an_old_grade(store, definition):
     exp = create_experiment(one_arm(definition, "stale", ["label_match"]), store=store)
     run_experiment(exp.id, store=store)
-    run = store.runs(exp.id)[0]
+    run = store.runs.records(exp.id)[0]
     assert run.state == "pass"
     # a re-execution stored its (now wrong) answer, then the process died before grading it
     with store.transaction() as conn:
@@ -301,15 +301,15 @@ def test_a_new_execution_is_never_judged_by_an_old_grade(store, definition):
             "UPDATE runs SET state='executed', attempts=attempts+1, prediction='wrong' WHERE id=?", (run.id,)
         )
     run_experiment(exp.id, store=store)
-    after = store.get_run(run.id)
+    after = store.runs.get(run.id)
     assert after.state == "fail" and after.passed is False
-    assert [g.run_attempt for g in store.grade_history(run.id)] == [1, 2]
+    assert [g.run_attempt for g in store.grades.history(run.id)] == [1, 2]
 
 
 def test_status_after_grading_only_says_finished_when_nothing_is_left(store, definition):
     exp = create_experiment(one_arm(definition, "status", ["label_match"]), store=store)
     summary = grade_experiment(exp.id, store=store)  # nothing executed yet
-    assert summary.graded == 0 and store.get_experiment(exp.id).status == "created"
+    assert summary.graded == 0 and store.experiments.get(exp.id).status == "created"
     assert set(states(store, exp.id).values()) == {"pending"}
 
 
@@ -321,12 +321,12 @@ def test_a_final_grading_failure_stays_failed_until_someone_regrades(store, defi
     exp = create_experiment(one_arm(definition, "final", graders), store=store)
     summary = run_experiment(exp.id, store=store)
     assert summary.failed == 1 and summary.graded == 5
-    run = next(r for r in store.runs(exp.id) if r.case_id == "c001")
+    run = next(r for r in store.runs.records(exp.id) if r.case_id == "c001")
     assert (
         run.state == "fail" and run.failure_type is None and run.grading_failed and not run.execution_failed
     )
     assert "scripted failure on c001" in run.error
-    (grade,) = store.grade_history(run.id)
+    (grade,) = store.grades.history(run.id)
     assert grade.status == "error" and grade.raw_output == "raw!" and grade.retryable is False
     assert calls.grader[("final", "c001", 0, "a")] == 1  # not retried
     before = events(store, exp.id)
@@ -341,15 +341,15 @@ def test_a_retryable_failure_is_retried_in_place_without_flicker(store, definiti
     graders = [{"type": "scripted_grader", "tag": "flaky", "flaky": 1}]
     exp = create_experiment(one_arm(definition, "flaky", graders), store=store)
     run_experiment(exp.id, store=store)
-    run = store.runs(exp.id)[0]
+    run = store.runs.records(exp.id)[0]
     assert run.state == "pass" and calls.grader[("flaky", run.case_id, 0, "a")] == 2
-    assert [(e["from"], e["to"]) for e in store.run_events(run.id)] == [
+    assert [(e["from"], e["to"]) for e in store.runs.events(run.id)] == [
         ("pending", "running"),
         ("running", "executed"),
         ("executed", "evaluating"),
         ("evaluating", "pass"),
     ]
-    assert [g.status for g in store.grade_history(run.id)] == ["ok"]
+    assert [g.status for g in store.grades.history(run.id)] == ["ok"]
 
 
 def test_retryable_failures_come_back_only_while_retries_remain(store, definition, calls):
@@ -357,16 +357,16 @@ def test_retryable_failures_come_back_only_while_retries_remain(store, definitio
     exp = create_experiment(one_arm(definition, "budget", graders), store=store)  # retries: 1
     run_experiment(exp.id, store=store)
     key = ("budget", "c000", 0, "a")
-    run = next(r for r in store.runs(exp.id) if r.case_id == "c000")
+    run = next(r for r in store.runs.records(exp.id) if r.case_id == "c000")
     assert calls.grader[key] == 2  # one try and one retry, in place
     assert run.state == "fail" and run.grading_failed and run.grade_attempts == 1
-    assert store.latest_grades(run.id)["scripted_grader"].retryable is True
+    assert store.grades.latest(run.id)["scripted_grader"].retryable is True
     grade_experiment(exp.id, store=store)  # retries remain (1 pass ≤ retries 1): grade again
-    assert calls.grader[key] == 4 and store.get_run(run.id).grade_attempts == 2
+    assert calls.grader[key] == 4 and store.runs.get(run.id).grade_attempts == 2
     before = events(store, exp.id)
     summary = grade_experiment(exp.id, store=store)  # out of retries: stays failed, untouched
     assert calls.grader[key] == 4 and events(store, exp.id) == before and summary.up_to_date == 6
-    assert store.get_run(run.id).state == "fail"
+    assert store.runs.get(run.id).state == "fail"
 
 
 def test_graders_are_checked_when_the_experiment_is_defined(store, definition):
@@ -389,7 +389,7 @@ def test_graders_are_checked_when_the_experiment_is_defined(store, definition):
             ),
             store=store,
         )
-    assert store.list_experiments() == []
+    assert store.experiments.all() == []
 
 
 def test_retry_then_grade_regrades_the_new_execution(store, definition, calls):
@@ -398,8 +398,8 @@ def test_retry_then_grade_regrades_the_new_execution(store, definition, calls):
     )
     run_experiment(exp.id, store=store)
     retry_runs(exp.id, store=store, cases=["c000"])
-    run = next(r for r in store.runs(exp.id) if r.case_id == "c000")
-    assert [g.run_attempt for g in store.grade_history(run.id)] == [1, 2]
+    run = next(r for r in store.runs.records(exp.id) if r.case_id == "c000")
+    assert [g.run_attempt for g in store.grades.history(run.id)] == [1, 2]
     assert calls.grader[("rerun", "c000", 0, "a")] == 2 and calls.agent_total("rerun") == 7
 
 

@@ -13,14 +13,14 @@ from abbench.types import Halt
 def left(store, definition):
     """An experiment whose runner stopped half way: status running, no live runner."""
     exp = create_experiment(definition(rounds=1), store=store)
-    store.set_status(exp.id, "running")
+    store.experiments.set_status(exp.id, "running")
     return exp
 
 
 def _halted(store, exp, **fields):
-    store.set_status(exp.id, "interrupted")
-    store.set_halt(exp.id, HaltReason(**fields).as_dict())
-    return store.get_experiment(exp.id)
+    store.experiments.set_status(exp.id, "interrupted")
+    store.experiments.set_halt(exp.id, HaltReason(**fields).as_dict())
+    return store.experiments.get(exp.id)
 
 
 def test_a_stop_on_purpose_is_said_with_its_signal_and_process_everywhere(store, left):
@@ -38,13 +38,13 @@ def test_a_stop_on_purpose_is_said_with_its_signal_and_process_everywhere(store,
 
 
 def test_a_runner_that_died_without_a_word_reads_as_killed(store, left):
-    exp = store.get_experiment(left.id)
+    exp = store.experiments.get(left.id)
     unknown = halt_of(exp)  # left running by an abbench from before origins were recorded
     assert unknown.why == Halt.KILLED and unknown.origin is None and not unknown.resumable_by_server
-    store.claim_runner(exp.id, origin="server")
+    store.experiments.claim_runner(exp.id, origin="server")
     with store.transaction() as conn:  # the claim of a process that is gone (its heartbeat stale)
         conn.execute("UPDATE experiments SET runner_pid=999999999, heartbeat_at=0 WHERE id=?", (exp.id,))
-    exp = store.get_experiment(exp.id)
+    exp = store.experiments.get(exp.id)
     halt = halt_of(exp)
     assert halt.why == Halt.KILLED and halt.origin == "server" and halt.resumable_by_server
     assert experiment_status(exp.id, store=store).status_text.startswith(

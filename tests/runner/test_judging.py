@@ -73,17 +73,17 @@ def test_an_experiment_with_rules_and_judges_end_to_end(store, definition, calls
         twins = 5 * 2
         assert len(server.chat_requests) == 24 + (12 * 2 - twins)
 
-        runs = store.runs(exp.id)
+        runs = store.runs.records(exp.id)
         assert {r.state for r in runs} <= {"pass", "fail"} and not any(r.grading_failed for r in runs)
         wrong = {("control", "c001"), ("control", "c002"), ("treatment", "c002")}
         for r in runs:
-            latest = store.latest_grades(r.id)
+            latest = store.grades.latest(r.id)
             assert latest["label_match"].passed is ((r.arm, r.case_id) not in wrong)
             assert latest["llm_judge"].dimensions == {"correctness": 1 if (r.arm, r.case_id) in wrong else 5}
             assert latest["cited_evidence"].passed is (True if r.arm == "treatment" else None)
             assert r.state == ("fail" if (r.arm, r.case_id) in wrong else "pass")
-        exp_now = store.get_experiment(exp.id)
-        assert store.batches(exp.id) == [exp_now.batch_id]
+        exp_now = store.experiments.get(exp.id)
+        assert store.grades.batches(exp.id) == [exp_now.batch_id]
 
         report = judge_report(exp.id, store=store)
         costs = {c.grader: c for c in report.judge_costs}
@@ -111,15 +111,15 @@ def test_an_experiment_with_rules_and_judges_end_to_end(store, definition, calls
         assert again.executed == 0 and again.graded == 24 and again.pairs_judged == 12
         assert calls.agent_total("e2e") == before_agent
         assert len(server.chat_requests) == before_requests
-        assert store.batches(exp.id) == [exp_now.batch_id]
-        assert len(store.grades(exp.id)) == 24 * 3 + 12
-        assert len(store.grades(exp.id, latest=False)) == 2 * (24 * 3 + 12)
+        assert store.grades.batches(exp.id) == [exp_now.batch_id]
+        assert len(store.grades.records(exp.id)) == 24 * 3 + 12
+        assert len(store.grades.records(exp.id, latest=False)) == 2 * (24 * 3 + 12)
         regraded = {c.grader: c for c in judge_report(exp.id, store=store).judge_costs}
         assert regraded["llm_judge"].cost == pytest.approx(costs["llm_judge"].cost)
         assert regraded["llm_judge"].saved == pytest.approx(costs["llm_judge"].cost)
         assert (regraded["llm_judge"].cached, regraded["pairwise_judge"].cached) == (24, 12)
         assert regraded["pairwise_judge"].saved == pytest.approx((twins + 24) * pairwise)
-        assert store.latest_grades(runs[0].id)["llm_judge"].cached is True
+        assert store.grades.latest(runs[0].id)["llm_judge"].cached is True
 
         # ordinary grading has nothing new to do
         quiet = grade_experiment(exp.id, store=store)
@@ -129,8 +129,8 @@ def test_an_experiment_with_rules_and_judges_end_to_end(store, definition, calls
         # scripted agents answer as before, the judges are asked the same and answered from the cache
         retry_runs(exp.id, store=store, cases=["c000"])
         assert len(server.chat_requests) == before_requests
-        assert len(store.grades(exp.id, latest=False)) == 2 * (24 * 3 + 12) + 4 * 3 + 2
-        assert store.batches(exp.id) == [exp_now.batch_id]
+        assert len(store.grades.records(exp.id, latest=False)) == 2 * (24 * 3 + 12) + 4 * 3 + 2
+        assert store.grades.batches(exp.id) == [exp_now.batch_id]
 
 
 @pytest.mark.parametrize("both_orders", [False, True])
@@ -142,7 +142,7 @@ def test_a_judge_that_prefers_the_first_slot_is_measured_as_biased(store, defini
         run_experiment(exp.id, store=store)
         before = {
             (g.run_id, g.other_run_id): g.details["slots"]
-            for g in store.grades(exp.id, grader="pairwise_judge")
+            for g in store.grades.records(exp.id, grader="pairwise_judge")
         }
         regrade_experiment(exp.id, store=store, graders=["pairwise_judge"])
     (bias,) = position_bias(exp.id, store=store)
@@ -150,7 +150,7 @@ def test_a_judge_that_prefers_the_first_slot_is_measured_as_biased(store, defini
     assert bias.first_win_rate == 1.0
     assert bias.first_win_interval.low > 0.8 and not bias.first_win_interval.contains(0.5)
     assert bias.biased is True
-    pairs = [g for g in store.grades(exp.id) if g.kind == "pairwise"]
+    pairs = [g for g in store.grades.records(exp.id) if g.kind == "pairwise"]
     if both_orders:
         assert {g.verdict for g in pairs} == {"tie"} and bias.flip_rate == 1.0
     else:
@@ -159,7 +159,7 @@ def test_a_judge_that_prefers_the_first_slot_is_measured_as_biased(store, defini
         assert bias.both_orders == 0 and bias.flip_rate is None
     # each pair's seed comes from the experiment's seed, case and round: the re-grade showed the same order
     assert {(g.run_id, g.other_run_id): g.details["slots"] for g in pairs} == before
-    assert len(store.grades(exp.id, grader="pairwise_judge", latest=False)) == 36
+    assert len(store.grades.records(exp.id, grader="pairwise_judge", latest=False)) == 36
 
 
 def test_judge_failures_are_grading_failures_that_keep_the_raw_reply(store, definition):
@@ -175,13 +175,13 @@ def test_judge_failures_are_grading_failures_that_keep_the_raw_reply(store, defi
         exp = create_experiment(spec, store=store)
         summary = run_experiment(exp.id, store=store)
         requests = len(server.chat_requests)
-    runs = store.runs(exp.id)
+    runs = store.runs.records(exp.id)
     assert {r.state for r in runs} == {"fail"} and all(r.grading_failed for r in runs)
     assert all("grading failed — llm_judge: the judge call failed (server_error)" in r.error for r in runs)
-    grade = store.latest_grades(runs[0].id)["llm_judge"]
+    grade = store.grades.latest(runs[0].id)["llm_judge"]
     assert grade.status == "error" and grade.retryable is True
     assert summary.failed == 12 and summary.pairs_failed == 6 and summary.pairs_judged == 0
-    pair = next(g for g in store.grades(exp.id) if g.kind == "pairwise")
+    pair = next(g for g in store.grades.records(exp.id) if g.kind == "pairwise")
     assert pair.status == "error" and pair.raw_output == "I refuse to pick." and pair.retryable is False
     assert pair.judge_cost > 0  # the unreadable reply was paid for, and the cost report says so
     # each pointwise grade: 1 request + 1 retry in place (experiment retries: 1); each pair: 1 request

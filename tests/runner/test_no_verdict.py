@@ -40,7 +40,7 @@ def judged(store, tmp_path):
 
 def test_a_recorded_score_without_a_verdict_is_never_right(judged):
     store, _, exp = judged
-    runs = store.runs(exp.id)
+    runs = store.runs.records(exp.id)
     assert {(r.state, r.passed) for r in runs} == {(RunState.PASS, None)}
     m = experiment_metrics(exp.name, store=store)
     assert m.outcome == "score"
@@ -112,7 +112,7 @@ def test_an_agents_run_graded_by_a_score_only_function_is_scored(store, tmp_path
         store=store,
     )
     run_experiment(exp.id, store=store)
-    runs = store.runs(exp.id)
+    runs = store.runs.records(exp.id)
     assert {(r.state, r.passed) for r in runs} == {(RunState.PASS, None)}
     m = experiment_metrics(exp.name, store=store).arm("only")
     assert m.counts.scored == 12 and m.counts.passed == 0

@@ -76,7 +76,7 @@ def test_offered_skills_sit_in_each_runs_own_workspace(store, realdata, tmp_path
     arms["plugin"]["skills_dir"] = ".claude/skills"
     exp = create_experiment(_definition(realdata, tmp_path, arms), store=store)
     run_experiment(exp.id, store=store)
-    runs = {(r.arm, r.case_idx): r for r in store.runs(exp.id)}
+    runs = {(r.arm, r.case_idx): r for r in store.runs.records(exp.id)}
     said = {k: json.loads(r.output.raw_output) for k, r in runs.items()}
     assert len({s["workspace"] for s in said.values()}) == len(runs)  # no shared discovery folder
     for i in range(3):
@@ -100,7 +100,7 @@ def test_a_failed_command_is_an_execution_failure(store, realdata, tmp_path, cli
     arms = {"x": _arm(cli, skill=skill, skill_mode="offered", env={"FAIL_AFTER_READ": "1"})}
     exp = create_experiment(_definition(realdata, tmp_path, arms), store=store)
     run_experiment(exp.id, store=store)
-    for run in store.runs(exp.id):
+    for run in store.runs.records(exp.id):
         assert run.execution_failed and run.activated is None
         assert run.skills_offered == ("internal-comms",)
 
@@ -140,6 +140,6 @@ def test_a_preset_cli_loads_are_read_from_its_events(store, realdata, tmp_path):
     }
     exp = create_experiment(_definition(realdata, tmp_path, {"x": arm}), store=store)
     run_experiment(exp.id, store=store)
-    runs = sorted(store.runs(exp.id), key=lambda r: r.case_idx)
+    runs = sorted(store.runs.records(exp.id), key=lambda r: r.case_idx)
     assert [r.skills_loaded for r in runs] == [("internal-comms",), ("brand-guidelines",), ()]
     assert runs[0].output.files_read == ("internal-comms/SKILL.md",)

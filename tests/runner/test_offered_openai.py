@@ -39,7 +39,7 @@ def test_load_skill_then_read_its_files_after_a_first_non_skill_tool_call(store,
         )
         run_experiment(exp.id, store=store)
         requests = server.chat_requests
-    (run,) = store.runs(exp.id)
+    (run,) = store.runs.records(exp.id)
     assert run.state == "pass" and not run.execution_failed
     assert run.skills_offered == ("internal-comms", "brand-guidelines")
     assert run.skills_loaded == ("internal-comms",)
@@ -69,7 +69,7 @@ def test_an_offered_run_that_loads_nothing_records_an_empty_list(store, realdata
             _definition(realdata, server, {"skill": skill, "skill_mode": "offered"}), store=store
         )
         run_experiment(exp.id, store=store)
-    (run,) = store.runs(exp.id)
+    (run,) = store.runs.records(exp.id)
     assert run.skills_offered == ("brand-guidelines",) and run.skills_loaded == ()
     assert run.first_load_turn is None and run.activated is False
 
@@ -86,7 +86,7 @@ def test_an_execution_error_is_an_execution_failure_not_a_non_activation(store, 
             store=store,
         )
         run_experiment(exp.id, store=store)
-    (run,) = store.runs(exp.id)
+    (run,) = store.runs.records(exp.id)
     assert run.execution_failed and run.activated is None
     assert run.skills_offered == ("internal-comms",)
     assert run.skills_loaded == ("internal-comms",) and run.first_load_turn == 1  # recorded so far
@@ -98,7 +98,7 @@ def test_a_no_skill_arm_cannot_read_a_skill(store, realdata):
         exp = create_experiment(_definition(realdata, server, {}), store=store)
         run_experiment(exp.id, store=store)
         requests = server.chat_requests
-    (run,) = store.runs(exp.id)
+    (run,) = store.runs.records(exp.id)
     assert "tools" not in requests[0].body
     (result,) = [m for m in requests[-1].messages if m["role"] == "tool"]
     assert result["content"].startswith("error: this arm offers no tools")

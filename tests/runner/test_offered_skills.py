@@ -38,15 +38,15 @@ def _definition(realdata, trigger_set, **arms):
 
 def test_the_trigger_recipe_fills_expected_skill(store, trigger_set):
     rows = json.loads(trigger_set.read_text(encoding="utf-8"))
-    info = store.import_dataset(
+    info = store.datasets.import_file(
         trigger_set, {"recipe": "skill-creator-triggers", "defaults": {"expected_skill": "internal-comms"}}
     )
-    cases = store.load_cases(info)
+    cases = store.datasets.load_cases(info)
     assert [c.expected_skill for c in cases] == [
         "internal-comms" if r["should_trigger"] else "none" for r in rows
     ]
     assert [c.expected for c in cases] == [str(r["should_trigger"]).lower() for r in rows]
-    again = store.get_case(info, cases[0].case_id)
+    again = store.datasets.get_case(info, cases[0].case_id)
     assert again.expected_skill == "internal-comms"
 
 
@@ -55,21 +55,21 @@ def test_a_trigger_set_inside_a_skill_folder_names_that_skill(store, realdata, t
     shutil.copytree(realdata / "skills" / "internal-comms", skill)
     (skill / "evals").mkdir()
     shutil.copy(trigger_set, skill / "evals" / "trigger_eval.json")
-    info = store.import_dataset(skill / "evals" / "trigger_eval.json", recipe="skill-creator-triggers")
-    assert {c.expected_skill for c in store.load_cases(info)} == {"internal-comms", "none"}
+    info = store.datasets.import_file(skill / "evals" / "trigger_eval.json", recipe="skill-creator-triggers")
+    assert {c.expected_skill for c in store.datasets.load_cases(info)} == {"internal-comms", "none"}
 
 
 def test_should_trigger_cases_with_no_skill_named_are_warned_about(store, trigger_set):
-    info = store.import_dataset(trigger_set, recipe="skill-creator-triggers")
-    assert [c.expected_skill for c in store.load_cases(info)].count(None) == 6
+    info = store.datasets.import_file(trigger_set, recipe="skill-creator-triggers")
+    assert [c.expected_skill for c in store.datasets.load_cases(info)].count(None) == 6
     (warning,) = [p for p in info.validation.problems if p.kind == "missing_expected_skill"]
     assert "6 of 12 cases have no expected_skill" in warning.message
     assert "defaults: {expected_skill: NAME}" in warning.message
 
 
 def test_expected_skill_leaves_other_fingerprints_alone(store, realdata, trigger_set):
-    plain = store.import_dataset(trigger_set, {"recipe": "skill-creator-triggers"}, name="plain")
-    with_skill = store.import_dataset(
+    plain = store.datasets.import_file(trigger_set, {"recipe": "skill-creator-triggers"}, name="plain")
+    with_skill = store.datasets.import_file(
         trigger_set,
         {"recipe": "skill-creator-triggers", "defaults": {"expected_skill": "internal-comms"}},
         name="plain",
@@ -78,16 +78,16 @@ def test_expected_skill_leaves_other_fingerprints_alone(store, realdata, trigger
     assert plain.content_hash != with_skill.content_hash
     from abbench.dataset import content_hash
 
-    cases = store.load_cases(plain)
+    cases = store.datasets.load_cases(plain)
     assert content_hash(cases) == plain.content_hash  # the Python and the import paths agree
-    assert content_hash(store.load_cases(with_skill)) == with_skill.content_hash
+    assert content_hash(store.datasets.load_cases(with_skill)) == with_skill.content_hash
 
 
 def test_an_offered_arm_records_what_each_run_loaded(store, realdata, trigger_set):
     exp = create_experiment(_definition(realdata, trigger_set), store=store)
     run_experiment(exp.id, store=store)
-    runs = {(r.arm, r.case_idx): r for r in store.runs(exp.id)}
-    cases = store.load_cases(exp.dataset_id)
+    runs = {(r.arm, r.case_idx): r for r in store.runs.records(exp.id)}
+    cases = store.datasets.load_cases(exp.dataset_id)
     for i in range(len(cases)):
         none, alone, plugin = (runs[(a, i)] for a in ("none", "alone", "plugin"))
         assert none.skills_offered is None and none.skills_loaded is None and none.first_load_turn is None

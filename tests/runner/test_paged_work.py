@@ -16,14 +16,14 @@ from tests.runner.conftest import make_cases
 
 def _materialised(store, exp_id):
     """The work a pass held before paging: pending and executed runs, then interrupted ones, sorted."""
-    items = store.work_items(exp_id, (RunState.PENDING, RunState.EXECUTED))
-    items += store.interrupted_items(exp_id)
+    items = store.runs.work_items(exp_id, (RunState.PENDING, RunState.EXECUTED))
+    items += store.runs.interrupted_items(exp_id)
     return sorted(items, key=lambda i: (i.round, i.case_idx, i.arm_id))
 
 
 def _mix_states(store, exp_id):
     """Some runs of every kind a pass meets: done, executed, interrupted, failed for good, cancelled."""
-    ids = [r.id for r in store.runs(exp_id)]
+    ids = [r.id for r in store.runs.records(exp_id)]
     with store.transaction() as conn:
         for n, rid in enumerate(ids):
             state, ftype = [
@@ -42,11 +42,11 @@ def _mix_states(store, exp_id):
 def test_work_pages_are_the_materialised_work_in_its_order(store, definition, page_cases):
     exp = create_experiment(definition(rounds=3), store=store)
     _mix_states(store, exp.id)
-    pages = list(store.work_pages(exp.id, page_cases=page_cases))
+    pages = list(store.runs.work_pages(exp.id, page_cases=page_cases))
     flat = [i for p in pages for i in p]
     assert flat == _materialised(store, exp.id)
-    assert len(flat) == store.count_work(exp.id)
-    assert [store.count_work(exp.id, at_most=k) for k in (1, len(flat), len(flat) + 1)] == [
+    assert len(flat) == store.runs.count_work(exp.id)
+    assert [store.runs.count_work(exp.id, at_most=k) for k in (1, len(flat), len(flat) + 1)] == [
         1,
         len(flat),
         len(flat),
@@ -55,21 +55,21 @@ def test_work_pages_are_the_materialised_work_in_its_order(store, definition, pa
 
 
 def test_work_pages_of_an_experiment_without_runs_are_none(store):
-    assert list(store.work_pages(12345)) == []
-    assert store.count_work(12345) == 0
+    assert list(store.runs.work_pages(12345)) == []
+    assert store.runs.count_work(12345) == 0
 
 
 def test_cases_between_are_the_loaded_cases(store):
-    info = store.save_dataset("many", make_cases(23), label_set=["fast", "slow"])
-    cases = store.load_cases(info)
-    assert store.cases_between(info.id, 5, 12) == {i: cases[i] for i in range(5, 12)}
-    assert store.cases_between(info.id, 20, 40) == {i: cases[i] for i in range(20, 23)}
-    assert store.cases_between(info.id, 30, 40) == {}
+    info = store.datasets.save("many", make_cases(23), label_set=["fast", "slow"])
+    cases = store.datasets.load_cases(info)
+    assert store.datasets.cases_between(info.id, 5, 12) == {i: cases[i] for i in range(5, 12)}
+    assert store.datasets.cases_between(info.id, 20, 40) == {i: cases[i] for i in range(20, 23)}
+    assert store.datasets.cases_between(info.id, 30, 40) == {}
 
 
 def test_case_pages_read_a_page_at_a_time_and_read_a_dropped_page_again(store):
-    info = store.save_dataset("many", make_cases(23), label_set=["fast", "slow"])
-    cases = store.load_cases(info)
+    info = store.datasets.save("many", make_cases(23), label_set=["fast", "slow"])
+    cases = store.datasets.load_cases(info)
     pages = CasePages(store, info.id, size=5, keep=2)
     assert [pages[i] for i in range(23)] == cases
     assert pages.reads == 5 and len(pages._pages) == 2
@@ -113,7 +113,7 @@ def _results(store, exp_id):
             r.output.prediction if r.output else None,
             r.passed,
         )
-        for r in store.runs(exp_id)
+        for r in store.runs.records(exp_id)
     )
 
 
@@ -132,13 +132,13 @@ def test_a_paged_pass_does_what_a_held_one_does(store, definition, monkeypatch):
     assert summary.status == "finished"
     assert _events(store, paged.id) == _events(store, held.id)
     assert _results(store, paged.id) == _results(store, held.id)
-    assert len(store.grades(paged.id)) == len(store.grades(held.id))
+    assert len(store.grades.records(paged.id)) == len(store.grades.records(held.id))
 
 
 def test_a_pass_forgets_each_run_it_is_through_with(store, definition, monkeypatch):
     monkeypatch.setattr(ExperimentRunner, "page_runs", 0)
     exp = create_experiment(definition(rounds=3), store=store)
-    runner = ExperimentRunner(store, store.get_experiment(exp.id))
+    runner = ExperimentRunner(store, store.experiments.get(exp.id))
     summary = asyncio.run(runner.run())
     assert summary.executed == 36 and summary.graded == 36
     assert runner._moves is not None and runner._moves.states == {}

@@ -40,14 +40,14 @@ def _failed_both_ways(store, definition):
         store=store,
     )
     run_experiment(exp.id, store=store)
-    runs = {r.case_id: r for r in store.runs(exp.id)}
+    runs = {r.case_id: r for r in store.runs.records(exp.id)}
     assert runs["c000"].execution_failed and runs["c001"].grading_failed
     assert runs["c000"].attempts == runs["c001"].attempts == 1
     return exp
 
 
 def _attempts(store, exp_id):
-    return {r.case_id: r.attempts for r in store.runs(exp_id)}
+    return {r.case_id: r.attempts for r in store.runs.records(exp_id)}
 
 
 def test_retry_failed_regrades_grading_failures_and_reruns_execution_failures(store, definition, calls):
@@ -100,4 +100,4 @@ def test_a_wrong_answer_is_not_a_failure_to_retry(cli, store, definition, flag):
     result = cli("retry", exp.id, flag)
     assert result.exit_code == 2 and "nothing to retry" in result.output
     with open_store(store.path) as s:
-        assert {r.attempts for r in s.runs(exp.id)} == {1}
+        assert {r.attempts for r in s.runs.records(exp.id)} == {1}

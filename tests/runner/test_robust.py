@@ -24,7 +24,7 @@ def _wait(predicate, timeout=SAFETY_NET_S):
 
 
 def _experiment(store, name, n=8, graders=("label_match",), **arm):
-    ds = store.save_dataset(name, make_cases(n), label_set=["fast", "slow"])
+    ds = store.datasets.save(name, make_cases(n), label_set=["fast", "slow"])
     arm = arm or {"agent": "scripted"}
     return create_experiment(
         {
@@ -77,7 +77,7 @@ def test_cancel_stops_grading_in_flight_and_keeps_the_executions(store, monkeypa
 def test_cancel_stops_pairwise_judging_in_flight(store, monkeypatch, tmp_path):
     judges = Gate(tmp_path / "judges")  # never opened: only the cancel can end the judging
     monkeypatch.setenv("JUDGE_GATE", str(judges.folder))
-    ds = store.save_dataset("pairs", make_cases(4), label_set=["fast", "slow"])
+    ds = store.datasets.save("pairs", make_cases(4), label_set=["fast", "slow"])
     exp = create_experiment(
         {
             "name": "pairs",
@@ -121,14 +121,14 @@ def test_a_runner_that_blocks_its_loop_keeps_its_claim(tmp_path):
     )
     try:
         block.wait_arrived(1)  # the child's event loop is blocked inside the grader from now on
-        beat = lambda: store.get_experiment(exp.id).heartbeat_at  # noqa: E731
+        beat = lambda: store.experiments.get(exp.id).heartbeat_at  # noqa: E731
         first = _wait(beat)
         second = _wait(lambda: (beat() or 0) > first and beat())
         _wait(lambda: (beat() or 0) > second)  # two fresh beats while the loop cannot run anything
         assert block.arrived() == 1 and proc.poll() is None
-        assert store.get_experiment(exp.id).runner_alive
+        assert store.experiments.get(exp.id).runner_alive
         assert experiment_status(exp.id, store=store).status == "running"
-        assert store.claim_runner(exp.id) is False
+        assert store.experiments.claim_runner(exp.id) is False
         block.open()
         _out, err = proc.communicate(timeout=SAFETY_NET_S)
         assert proc.returncode == 0, err
@@ -136,7 +136,7 @@ def test_a_runner_that_blocks_its_loop_keeps_its_claim(tmp_path):
         if proc.poll() is None:
             proc.kill()
     assert _states(store, exp.id) == {"pass": 2}
-    assert store.get_experiment(exp.id).runner_pid is None
+    assert store.experiments.get(exp.id).runner_pid is None
 
 
 def _start_run(store_dir, exp_id, log, **env):
@@ -159,7 +159,7 @@ def test_sigterm_and_ctrl_c_stop_cleanly_and_a_new_run_finishes_the_rest(tmp_pat
     store_dir = tmp_path / "store"
     log = tmp_path / "executions.log"
     store = open_store(store_dir)
-    ds = store.save_dataset("sig", make_cases(30), label_set=["fast", "slow"])
+    ds = store.datasets.save("sig", make_cases(30), label_set=["fast", "slow"])
     gate = Gate(tmp_path / "gate", allowed=12)  # twelve runs answer, then four wait in flight
     exp = create_experiment(
         {
@@ -183,7 +183,7 @@ def test_sigterm_and_ctrl_c_stop_cleanly_and_a_new_run_finishes_the_rest(tmp_pat
     assert proc.returncode == code, err
     assert "Traceback" not in err
     assert ("terminated" if sig == signal.SIGTERM else "interrupted") in err
-    stopped = store.get_experiment(exp.id)
+    stopped = store.experiments.get(exp.id)
     assert stopped.status == "interrupted" and stopped.runner_pid is None
     states = _states(store, exp.id)
     assert states["running"] == 0 and states["evaluating"] == 0, states  # nothing left half-way
@@ -237,7 +237,7 @@ def test_a_transcripts_folder_that_refuses_writes_stops_the_run_with_a_message(t
     assert "Traceback" not in run.stderr
     assert str(transcripts) in run.stderr and "ermission denied" in run.stderr
     assert "run the experiment again" in run.stderr
-    stopped = store.get_experiment(exp.id)
+    stopped = store.experiments.get(exp.id)
     assert stopped.runner_pid is None and stopped.status == "interrupted"
 
     again = subprocess.run(
@@ -255,7 +255,7 @@ def test_a_transcripts_folder_that_refuses_writes_stops_the_run_with_a_message(t
 
 
 def _careless_experiment(store, kinds):
-    ds = store.save_dataset("careless", make_cases(3), label_set=["fast", "slow"])
+    ds = store.datasets.save("careless", make_cases(3), label_set=["fast", "slow"])
     return create_experiment(
         {
             "name": "careless",
@@ -360,7 +360,7 @@ def test_pausing_a_finished_experiment_leaves_it_finished(store, definition):
 def test_a_pause_holds_pairwise_judging_until_resumed(store, monkeypatch, tmp_path):
     judges = Gate(tmp_path / "judges")
     monkeypatch.setenv("JUDGE_GATE", str(judges.folder))
-    ds = store.save_dataset("pairs-pause", make_cases(6), label_set=["fast", "slow"])
+    ds = store.datasets.save("pairs-pause", make_cases(6), label_set=["fast", "slow"])
     exp = create_experiment(
         {
             "name": "pairs-pause",

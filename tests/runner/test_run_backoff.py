@@ -21,7 +21,7 @@ ANSWER = json.dumps({"prediction": "fast", "reason": "a command", "confidence": 
 
 
 def _experiment(store, arm, retries=3):
-    dataset = store.save_dataset("one", [Case("c0", "打开空调", "fast")], label_set=["fast", "slow"])
+    dataset = store.datasets.save("one", [Case("c0", "打开空调", "fast")], label_set=["fast", "slow"])
     spec = {"name": "backoff", "dataset": dataset.fingerprint, "retries": retries, "arms": {"a": arm}}
     return create_experiment(spec, store=store)
 
@@ -33,7 +33,7 @@ def _run(store, exp) -> list[float]:
     async def record(seconds: float) -> None:
         asked.append(seconds)
 
-    runner = ExperimentRunner(store, store.get_experiment(exp.id))
+    runner = ExperimentRunner(store, store.experiments.get(exp.id))
     runner.sleep = record
     asyncio.run(runner.run())
     return asked
@@ -50,9 +50,9 @@ def test_a_retry_after_in_seconds_is_what_the_run_waits(store):
         exp = _experiment(store, _openai_arm(server))
         asked = _run(store, exp)
     assert asked == [7.0, 2.5]
-    (run,) = store.runs(exp.id)
+    (run,) = store.runs.records(exp.id)
     assert (run.state, run.attempts, run.output.prediction) == ("pass", 3, "fast")
-    details = [e["detail"] for e in store.run_events(run.id) if e["detail"]]
+    details = [e["detail"] for e in store.runs.events(run.id) if e["detail"]]
     assert any("retry in 7.0 s (the server's Retry-After)" in d for d in details), details
 
 
@@ -78,7 +78,7 @@ def test_a_retry_after_as_an_http_date_is_honoured(store):
     # it: however slow the machine, the wait asked for is 100 s less that time (and that second).
     assert len(asked) == 1 and len(written) == 1, (asked, written)
     assert 100 - (read_by - written[0]) - 1 <= asked[0] <= 100, asked
-    assert store.runs(exp.id)[0].state == "pass"
+    assert store.runs.records(exp.id)[0].state == "pass"
 
 
 def test_without_retry_after_the_waits_grow_exponentially_with_jitter(store):
@@ -90,7 +90,7 @@ def test_without_retry_after_the_waits_grow_exponentially_with_jitter(store):
     for n, wait in enumerate(asked):
         cap = BACKOFF_BASE_S * 2**n  # equal jitter: half of the cap fixed, half random
         assert cap / 2 <= wait <= cap, (n, wait, asked)
-    assert store.runs(exp.id)[0].attempts == 4
+    assert store.runs.records(exp.id)[0].attempts == 4
 
 
 def test_a_retry_after_longer_than_the_limit_fails_the_run_and_says_why(store):
@@ -99,7 +99,7 @@ def test_a_retry_after_longer_than_the_limit_fails_the_run_and_says_why(store):
         asked = _run(store, exp)
         assert len(server.chat_requests) == 1
     assert asked == []
-    (run,) = store.runs(exp.id)
+    (run,) = store.runs.records(exp.id)
     assert (run.state, run.attempts, run.failure_type) == ("fail", 1, "rate_limited")
     assert f"the server asked to wait {MAX_RETRY_AFTER_S * 10:g}s" in run.error
 
@@ -120,7 +120,7 @@ def test_a_command_failing_for_a_permanent_cause_is_tried_once(store, tmp_path, 
     argv = [sys.executable, str(script if printed else tmp_path / "missing.py")]
     exp = _experiment(store, {"agent": "command", "argv": argv})
     asked = _run(store, exp)
-    (run,) = store.runs(exp.id)
+    (run,) = store.runs.records(exp.id)
     assert (run.state, run.attempts, asked) == ("fail", 1, [])
     assert "Not retried:" in run.error
 
@@ -132,25 +132,27 @@ def test_a_transient_command_failure_is_retried(store, tmp_path):
     )
     exp = _experiment(store, {"agent": "command", "argv": [sys.executable, str(script)]}, retries=2)
     asked = _run(store, exp)
-    (run,) = store.runs(exp.id)
+    (run,) = store.runs.records(exp.id)
     assert (run.state, run.attempts, len(asked)) == ("fail", 3, 2)
 
 
 def test_a_cancel_ends_the_wait_before_a_retry(store):
     with ScriptedOpenAIServer([Reply.error(429, retry_after=MAX_RETRY_AFTER_S), ANSWER]) as server:
         exp = _experiment(store, _openai_arm(server))
-        runner = ExperimentRunner(store, store.get_experiment(exp.id))
+        runner = ExperimentRunner(store, store.experiments.get(exp.id))
         asked: list[float] = []
 
         async def wait_forever(seconds: float) -> None:
             asked.append(seconds)
-            store.set_control(exp.id, "cancel")  # asked while the run waits, which never ends by itself
+            store.experiments.set_control(
+                exp.id, "cancel"
+            )  # asked while the run waits, which never ends by itself
             await asyncio.Event().wait()
 
         runner.sleep = wait_forever
         summary = asyncio.run(runner.run())
         assert len(server.chat_requests) == 1
     assert asked == [MAX_RETRY_AFTER_S] and summary.status == "cancelled"
-    (run,) = store.runs(exp.id)
+    (run,) = store.runs.records(exp.id)
     assert (run.state, run.attempts) == ("cancelled", 1)
     assert run.error == "cancelled while waiting to retry"

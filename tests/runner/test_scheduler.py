@@ -25,14 +25,14 @@ from tests.blocking import SAFETY_NET_S, Gate, wait_for
 
 
 def _states(store, exp_id):
-    return {(r.case_id, r.round, r.arm): r.state for r in store.runs(exp_id)}
+    return {(r.case_id, r.round, r.arm): r.state for r in store.runs.records(exp_id)}
 
 
 def test_run_grades_every_run_into_one_batch(store, definition):
     exp = create_experiment(definition(), store=store)
     summary = run_experiment(exp.id, store=store)
     assert summary.status == "finished"
-    runs = store.runs(exp.id)
+    runs = store.runs.records(exp.id)
     assert len(runs) == 24
     wrong = {("control", "c001"), ("control", "c002"), ("treatment", "c002")}
     for r in runs:
@@ -41,10 +41,10 @@ def test_run_grades_every_run_into_one_batch(store, definition):
         assert r.output.prediction in ("fast", "slow", "wrong")
         assert r.started_by and r.attempts == 1
     assert summary.executed == 24 and summary.graded == 24
-    assert store.batches(exp.id) == [store.get_experiment(exp.id).batch_id]
-    assert len(store.grades(exp.id)) == 24
+    assert store.grades.batches(exp.id) == [store.experiments.get(exp.id).batch_id]
+    assert len(store.grades.records(exp.id)) == 24
     # every state transition is kept, in order
-    events = store.run_events(runs[0].id)
+    events = store.runs.events(runs[0].id)
     assert [(e["from"], e["to"]) for e in events] == [
         ("pending", "running"),
         ("running", "executed"),
@@ -56,7 +56,7 @@ def test_run_grades_every_run_into_one_batch(store, definition):
     lines = r.transcript_path.read_text(encoding="utf-8").splitlines()
     assert [json.loads(x)["role"] for x in lines] == ["user", "assistant"]
     assert r.transcript_summary["messages"] == 2
-    assert store.get_experiment(exp.id).status == "finished"
+    assert store.experiments.get(exp.id).status == "finished"
 
 
 def test_retryable_failures_are_retried_and_others_fail_once(store, definition):
@@ -69,7 +69,7 @@ def test_retryable_failures_are_retried_and_others_fail_once(store, definition):
         store=store,
     )
     run_experiment(exp.id, store=store)
-    runs = {r.case_id: r for r in store.runs(exp.id)}
+    runs = {r.case_id: r for r in store.runs.records(exp.id)}
     assert runs["c000"].state == "pass" and runs["c000"].attempts == 2
     failed = runs["c003"]
     assert failed.state == "fail" and failed.failure_type == "agent_error" and failed.retryable is False
@@ -85,7 +85,7 @@ def test_exhausted_retries_fail_as_retryable(store, definition):
         store=store,
     )
     run_experiment(exp.id, store=store)
-    (run,) = store.runs(exp.id)
+    (run,) = store.runs.records(exp.id)
     assert run.state == "fail" and run.failure_type == "rate_limited" and run.retryable and run.attempts == 2
 
 
@@ -96,7 +96,7 @@ def test_timeout_is_an_execution_failure(store, definition):
     )
     # the agent hangs for an hour on c001: only the timeout can end the run (the wait is a safety net)
     assert start_experiment(exp.id, store=store).wait(SAFETY_NET_S).status == "finished"
-    runs = {r.case_id: r for r in store.runs(exp.id)}
+    runs = {r.case_id: r for r in store.runs.records(exp.id)}
     assert runs["c001"].failure_type == "timeout" and runs["c001"].state == "fail"
     assert runs["c000"].state == "pass"
 
@@ -170,7 +170,7 @@ def test_reconciliation_after_a_crash(store, definition, calls):
         definition(rounds=1, arms={"a": {"agent": "scripted", "tag": "crash"}}), store=store
     )
     run_experiment(exp.id, store=store)
-    runs = {r.case_id: r for r in store.runs(exp.id)}
+    runs = {r.case_id: r for r in store.runs.records(exp.id)}
     with store.transaction() as conn:
         # what a SIGKILL leaves: one run mid-execution, one mid-grading, one never started
         conn.execute("UPDATE runs SET state='running', executed_at=NULL WHERE id=?", (runs["c000"].id,))
@@ -181,21 +181,21 @@ def test_reconciliation_after_a_crash(store, definition, calls):
     assert experiment_status(exp.id, store=store).counts()["running"] == 1
     summary = run_experiment(exp.id, store=store)
     assert summary.status == "finished"
-    after = {r.case_id: r for r in store.runs(exp.id)}
+    after = {r.case_id: r for r in store.runs.records(exp.id)}
     assert {r.state for r in after.values()} <= {"pass", "fail"}
     assert before == {"c000": 1, "c001": 1, "c002": 1}
     after_calls = calls.agent
     assert after_calls[("crash", "c000", 0, "a")] == 2  # re-executed
     assert after_calls[("crash", "c001", 0, "a")] == 1  # graded from its stored execution
     assert after_calls[("crash", "c002", 0, "a")] == 2
-    assert [e["to"] for e in store.run_events(runs["c000"].id)][-5:] == [
+    assert [e["to"] for e in store.runs.events(runs["c000"].id)][-5:] == [
         "fail",
         "running",
         "executed",
         "evaluating",
         "pass",
     ]
-    assert [e["detail"] for e in store.run_events(runs["c001"].id)][-3] == "reconciled: waiting for grading"
+    assert [e["detail"] for e in store.runs.events(runs["c001"].id)][-3] == "reconciled: waiting for grading"
 
 
 def test_regrade_reuses_executions_and_appends_to_the_batch(store, definition, calls):
@@ -204,14 +204,14 @@ def test_regrade_reuses_executions_and_appends_to_the_batch(store, definition, c
     )
     run_experiment(exp.id, store=store)
     assert calls.agent_total("regrade") == 6
-    batch = store.get_experiment(exp.id).batch_id
+    batch = store.experiments.get(exp.id).batch_id
     summary = regrade_experiment(exp.id, store=store)
     assert summary.graded == 6 and summary.executed == 0
     assert calls.agent_total("regrade") == 6
-    assert store.batches(exp.id) == [batch]
-    run = store.runs(exp.id)[0]
-    assert len(store.grade_history(run.id, "label_match")) == 2
-    assert len(store.grades(exp.id)) == 6
+    assert store.grades.batches(exp.id) == [batch]
+    run = store.runs.records(exp.id)[0]
+    assert len(store.grades.history(run.id, "label_match")) == 2
+    assert len(store.grades.records(exp.id)) == 6
 
 
 def test_retry_failed_reexecutes_only_those(store, definition, calls):
@@ -236,8 +236,8 @@ def test_many_concurrent_graders_make_one_batch(store, definition):
         store=store,
     )
     run_experiment(exp.id, store=store)
-    assert len(store.batches(exp.id)) == 1
-    assert len(store.grades(exp.id)) == 6 * 20 * 2 * 2
+    assert len(store.grades.batches(exp.id)) == 1
+    assert len(store.grades.records(exp.id)) == 6 * 20 * 2 * 2
 
 
 def test_observer_sees_progress_to_the_end(store, definition):
@@ -283,7 +283,7 @@ def test_an_adapter_that_swallows_its_timeout_keeps_its_answer_and_its_worker_cl
         store=store,
     )
     summary = run_experiment(exp.id, store=store)
-    runs = store.runs(exp.id)
+    runs = store.runs.records(exp.id)
     # every run answered (late); one worker did them all in turn without a stray cancellation
     assert summary.status == "finished" and [r.output is not None for r in runs] == [True] * 6
     assert {r.state for r in runs} <= {"pass", "fail"} and all(r.failure_type is None for r in runs)

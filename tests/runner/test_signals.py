@@ -28,14 +28,14 @@ def _background_job() -> None:
 
 
 def _done(store, exp_id: int) -> int:
-    counts = store.run_counts(exp_id)["a"]
+    counts = store.runs.counts(exp_id)["a"]
     return counts.get("pass", 0) + counts.get("fail", 0)
 
 
 def _held_run(tmp_path, *, background: bool):
     store_dir = tmp_path / "store"
     store = open_store(store_dir)
-    ds = store.save_dataset("sig", make_cases(20), label_set=["fast", "slow"])
+    ds = store.datasets.save("sig", make_cases(20), label_set=["fast", "slow"])
     gate = Gate(tmp_path / "gate", allowed=2)  # two answer; the next runs wait, held in flight
     exp = create_experiment(
         {
@@ -73,7 +73,7 @@ def test_a_background_run_stops_on_sigterm_with_sigint_ignored(tmp_path, sig):
     assert proc.returncode == 128 + sig, (proc.returncode, err)
     assert f"terminated ({sig.name}); what was done is kept" in err
     # what was done is kept; the three in flight are recorded as interrupted; the rest wait
-    assert store.run_counts(exp.id)["a"].get("pending") == 15
+    assert store.runs.counts(exp.id)["a"].get("pending") == 15
     ended = store.query(
         "SELECT r.state, r.failure_type, a.outcome, a.failure_type FROM run_attempts a "
         "JOIN runs r ON r.id = a.run_id WHERE r.experiment_id=? ORDER BY r.id",
@@ -82,7 +82,7 @@ def test_a_background_run_stops_on_sigterm_with_sigint_ignored(tmp_path, sig):
     outcomes = sorted(tuple(str(v) for v in row) for row in ended)
     assert outcomes.count(("fail", "interrupted", "failed", "interrupted")) == 3, outcomes
     assert sorted(o[2] for o in outcomes) == ["executed", "executed", "failed", "failed", "failed"], outcomes
-    stopped = store.get_experiment(exp.id)
+    stopped = store.experiments.get(exp.id)
     assert stopped.status == "interrupted" and stopped.runner_pid is None
     assert stopped.halt["why"] == "stopped" and stopped.halt["signal"] == sig.name
     assert stopped.halt["origin"] == "cli" and stopped.halt["pid"] == proc.pid
@@ -106,7 +106,7 @@ def test_ctrl_c_of_a_run_in_a_terminal_stops_it_as_before(tmp_path):
             proc.kill()
     assert proc.returncode == 130, err
     assert "interrupted; what was done is kept" in err
-    stopped = store.get_experiment(exp.id)
+    stopped = store.experiments.get(exp.id)
     assert stopped.status == "interrupted"
     assert stopped.halt["why"] == "stopped" and stopped.halt["signal"] == "SIGINT"
     interrupted = store.query("SELECT COUNT(*) FROM runs WHERE failure_type='interrupted'")[0][0]
@@ -119,7 +119,7 @@ def test_a_run_killed_with_sigkill_says_so_and_a_person_continues_it(tmp_path):
     store, exp, gate, proc = _held_run(tmp_path, background=True)
     proc.kill()
     proc.wait(timeout=SAFETY_NET_S)
-    killed = store.get_experiment(exp.id)
+    killed = store.experiments.get(exp.id)
     assert killed.status == "running" and killed.halt is None  # a killed process says nothing
     progress = experiment_status(exp.id, store=store)
     assert progress.status == "interrupted"
@@ -130,6 +130,6 @@ def test_a_run_killed_with_sigkill_says_so_and_a_person_continues_it(tmp_path):
     gate.open()
     rerun = run_abbench("--store", store.path, "run", exp.id, "-q", TQDM_DISABLE="1")
     assert rerun.returncode == 0, rerun.stderr
-    done = store.get_experiment(exp.id)
+    done = store.experiments.get(exp.id)
     assert done.status == "finished" and done.halt is None
     store.close()

@@ -19,7 +19,7 @@ def stop_dataset(store):
         Case(f"s{i:03d}", f"query {i}", "slow" if i % 2 else "fast", domain=("nav", "car")[i % 2])
         for i in range(N_CASES)
     ]
-    return store.save_dataset("stop", cases, label_set=["fast", "slow"])
+    return store.datasets.save("stop", cases, label_set=["fast", "slow"])
 
 
 def _definition(dataset, skill_dir, **stopping):
@@ -49,7 +49,7 @@ def test_a_real_run_stops_when_decided_and_records_why(store, stop_dataset, skil
     )
 
     # the runs done are exactly the first `cases` of the seeded order (concurrency 1): both arms of each
-    runs = store.runs(exp.id)
+    runs = store.runs.records(exp.id)
     order = sequential_order(range(N_CASES), 7)
     first = {f"s{i:03d}" for i in order[: reason.cases].tolist()}
     done = {r.case_id for r in runs if r.state in ("pass", "fail")}
@@ -66,7 +66,7 @@ def test_a_real_run_stops_when_decided_and_records_why(store, stop_dataset, skil
     assert cs.interval.low > 0
 
     # stored on the experiment, and shown by every view of its status
-    stored = store.get_experiment(exp.id)
+    stored = store.experiments.get(exp.id)
     assert StopReason.from_dict(stored.stop_reason) == reason
     progress = experiment_status(exp.id, store=store)
     assert f"decided after {reason.cases} of {N_CASES} cases" in progress.status_text
@@ -89,7 +89,7 @@ def test_running_a_stopped_experiment_again_keeps_what_it_saved(store, stop_data
     assert again.stop_reason.skipped == first.skipped and sum(first.skipped.values()) == 2 * (
         N_CASES - first.cases
     )
-    assert StopReason.from_dict(store.get_experiment(exp.id).stop_reason) == first
+    assert StopReason.from_dict(store.experiments.get(exp.id).stop_reason) == first
 
 
 def test_an_undecided_experiment_runs_every_case(store, stop_dataset, skill_dir):
@@ -100,7 +100,7 @@ def test_an_undecided_experiment_runs_every_case(store, stop_dataset, skill_dir)
     assert summary.stop_reason is not None and summary.stop_reason.decision in ("equivalent", "undecided")
     if summary.stop_reason.decision == "undecided":
         assert summary.stop_reason.cases == N_CASES
-        assert all(r.state in ("pass", "fail") for r in store.runs(exp.id))
+        assert all(r.state in ("pass", "fail") for r in store.runs.records(exp.id))
 
 
 def test_stopping_is_validated_where_it_is_written(store, stop_dataset, skill_dir):
@@ -169,7 +169,7 @@ def test_with_concurrency_a_slow_arm_holds_the_queue_back_so_the_stop_still_save
     summary = run_experiment(exp.id, store=store)
     reason = summary.stop_reason
     assert reason is not None and reason.decision == "better" and reason.cases < N_CASES
-    ran = {r.case_id for r in store.runs(exp.id) if r.state in ("pass", "fail")}
+    ran = {r.case_id for r in store.runs.records(exp.id) if r.state in ("pass", "fail")}
     assert len(ran) <= reason.cases + max(20, 8)  # the prefix plus at most `ahead` cases in flight
     assert sum(reason.skipped.values()) >= 2 * (N_CASES - reason.cases - 20)
 
@@ -182,7 +182,7 @@ def test_the_cli_says_where_it_decided(store, stop_dataset, skill_dir):
     exp = create_experiment(_definition(stop_dataset, skill_dir), store=store)
     ran = CliRunner().invoke(cli, ["--store", str(store.path), "run", str(exp.id), "--quiet"])
     assert ran.exit_code == 0, ran.output
-    reason = StopReason.from_dict(store.get_experiment(exp.id).stop_reason)
+    reason = StopReason.from_dict(store.experiments.get(exp.id).stop_reason)
     assert reason is not None
     assert f"finished: decided after {reason.cases} of {N_CASES} cases: better" in ran.output
     status = CliRunner().invoke(cli, ["--store", str(store.path), "status", str(exp.id)])

@@ -36,21 +36,21 @@ def test_the_stored_definition_is_the_spec_model_with_its_defaults(store, defini
 
 def test_a_changed_definition_is_stored_validated(store, definition):
     exp = create_experiment(definition(), store=store)
-    store.set_spec(exp.id, exp.spec.model_copy(update={"retries": 5}))
-    assert store.get_experiment(exp.id).spec.retries == 5
+    store.experiments.set_spec(exp.id, exp.spec.model_copy(update={"retries": 5}))
+    assert store.experiments.get(exp.id).spec.retries == 5
     with pytest.raises(Exception, match="retries"):
-        store.set_spec(exp.id, {**exp.spec.as_json(), "retries": -1})
-    assert store.get_experiment(exp.id).spec.retries == 5
+        store.experiments.set_spec(exp.id, {**exp.spec.as_json(), "retries": -1})
+    assert store.experiments.get(exp.id).spec.retries == 5
 
 
 def test_a_write_batch_is_committed_whole_or_not_at_all(store, definition):
     exp = create_experiment(definition(), store=store)
-    run_id = store.runs(exp.id)[0].id
+    run_id = store.runs.records(exp.id)[0].id
     batch = WriteBatch()
     batch.runs[run_id] = {"state": "running", "updated_at": 1.0}
     batch.events.append((run_id, 1.0, "pending", "running", None))
     batch.experiments[exp.id]["no_such_column"] = 1  # the last statement of the batch fails
     with pytest.raises(sqlite3.OperationalError):
-        store.write_batch(batch)
-    assert store.runs(exp.id)[0].state == "pending"
+        store.runs.write_batch(batch)
+    assert store.runs.records(exp.id)[0].state == "pending"
     assert store.query_one("SELECT COUNT(*) FROM run_events WHERE run_id=?", (run_id,))[0] == 0

@@ -19,7 +19,7 @@ TIMEOUT_S = 4.0
 
 
 def _experiment(store, server, *, cases=1, concurrency=1):
-    dataset = store.save_dataset(
+    dataset = store.datasets.save(
         "waits", [Case(f"c{i}", f"打开空调 {i}", "fast") for i in range(cases)], label_set=["fast", "slow"]
     )
     arm = {"agent": "openai", "model": "scripted", "base_url": server.base_url, "max_retries": 1}
@@ -41,9 +41,9 @@ def test_waiting_out_a_rate_limit_is_not_counted_against_the_timeout(store):
     script = [Reply.error(429, "rate limited", retry_after=TIMEOUT_S + 1), ANSWER]
     with ScriptedOpenAIServer(script) as server:
         exp = _experiment(store, server)
-        asyncio.run(ExperimentRunner(store, store.get_experiment(exp.id)).run())
+        asyncio.run(ExperimentRunner(store, store.experiments.get(exp.id)).run())
         assert len(server.chat_requests) == 2  # the call was made again after the wait
-    (run,) = store.runs(exp.id)
+    (run,) = store.runs.records(exp.id)
     assert (run.state, run.failure_type, run.output.prediction) == ("pass", None, "fast")
     assert run.attempts == 1
 
@@ -65,7 +65,7 @@ def test_the_clock_starts_with_the_attempt_not_in_the_queue(store):
 
     with ScriptedOpenAIServer(replies) as server:
         exp = _experiment(store, server, cases=2, concurrency=1)
-        runner = holder["runner"] = ExperimentRunner(store, store.get_experiment(exp.id))
+        runner = holder["runner"] = ExperimentRunner(store, store.experiments.get(exp.id))
 
         async def main() -> float:
             loop = asyncio.get_running_loop()
@@ -80,4 +80,4 @@ def test_the_clock_starts_with_the_attempt_not_in_the_queue(store):
     assert len(deadlines) == 1, deadlines  # the first run is through; the second holds the only deadline
     (second,) = deadlines.values()
     assert second >= released_at + TIMEOUT_S
-    assert {r.state for r in store.runs(exp.id)} == {"pass"}
+    assert {r.state for r in store.runs.records(exp.id)} == {"pass"}

@@ -20,9 +20,9 @@ def test_try_answers_with_resolved_evidence_and_keeps_an_experiment(store):
     assert result.evidence and all(e["text"] for e in result.evidence)
     assert result.evidence[0]["text"].lstrip().startswith("#")  # the cited section's own text
     assert "SKILL.md" in result.files_read
-    exp = store.get_experiment(result.experiment_id)
+    exp = store.experiments.get(result.experiment_id)
     assert exp.tags == ("try",) and [a.name for a in exp.arms] == ["try"] and exp.arms[0].snapshot
-    (run,) = store.runs(exp.id)
+    (run,) = store.runs.records(exp.id)
     assert run.id == result.run_id and run.case_id == "try-1" and run.output.prediction == result.prediction
     again = try_input("到目的地电量够不够", skill=V2, store=store)
     assert again.experiment_id != result.experiment_id  # each try is kept

@@ -85,12 +85,12 @@ def test_regrading_from_the_store_still_reads_unknown_tokens_as_unknown(store, e
     from abbench import regrade_experiment
 
     regrade_experiment(experiment.id, store=store)
-    latest = store.grades(experiment.id, latest=True)
-    silent_runs = {r.id for r in store.runs(experiment.id) if r.arm == "silent"}
+    latest = store.grades.records(experiment.id, latest=True)
+    silent_runs = {r.id for r in store.runs.records(experiment.id) if r.arm == "silent"}
     mine = [g for g in latest if g.grader == "max_tokens" and g.run_id in silent_runs]
     assert mine and {g.status for g in mine} == {"error"}
     assert all(
         r.output.usage is None and r.output.cost is None
-        for r in store.runs(experiment.id)
+        for r in store.runs.records(experiment.id)
         if r.id in silent_runs
     )

@@ -70,7 +70,7 @@ def _one_row_at_a_time(store, batch: WriteBatch) -> None:
                 f"VALUES ({','.join('?' * (len(ATTEMPT_COLUMNS) + 1))})",
                 (run_id, *map(values.get, ATTEMPT_COLUMNS)),
             )
-        batch_id = store.ensure_batch(batch.grades[0].experiment_id, conn)
+        batch_id = store.experiments.ensure_batch(batch.grades[0].experiment_id, conn)
         for g in batch.grades:
             row = [g.experiment_id, batch_id, g.run_id, g.grader, g.kind, g.status, "now"]
             row += [_writes._grade_row(g, batch_id, "now")[_writes._AT[c]] for c in _GRADED]
@@ -86,7 +86,7 @@ _GRADED = ("passed", "score", "comment", "details", "dimensions", "cached", "run
 
 def _tables(store, exp_id: int) -> dict[str, list[tuple]]:
     """One experiment's rows in id order, each run named by its arm, case and round instead of its id."""
-    key = {r.id: (r.arm, r.case_idx, r.round) for r in store.runs(exp_id)}
+    key = {r.id: (r.arm, r.case_idx, r.round) for r in store.runs.records(exp_id)}
     ids = {"id", "experiment_id", "arm_id", "run_id", "created_at", "batch_id"}
     out = {}
     for table in ("runs", "run_events", "run_attempts", "grades"):
@@ -103,10 +103,10 @@ def test_the_batch_stores_what_one_row_at_a_time_stores(store, definition, monke
     tables = []
     for name in ("batched", "reference"):
         exp = create_experiment(definition(name=name, rounds=40), store=store)  # 4 cases × 2 arms × 40 rounds
-        run_ids = [r.id for r in store.runs(exp.id)]
+        run_ids = [r.id for r in store.runs.records(exp.id)]
         assert len(run_ids) > 2 * _writes.ROWS_PER_STATEMENT and len(run_ids) % _writes.ROWS_PER_STATEMENT
         batch = _batch(run_ids, exp.id)
-        store.write_batch(batch) if name == "batched" else _one_row_at_a_time(store, batch)
+        store.runs.write_batch(batch) if name == "batched" else _one_row_at_a_time(store, batch)
         tables.append(_tables(store, exp.id))
     batched, reference = tables
     assert batched == reference
@@ -123,11 +123,11 @@ def test_left_out_columns_default_to_null(store):
 
 def test_a_failing_row_fails_the_batch_whole(store, definition):
     exp = create_experiment(definition(rounds=40), store=store)
-    run_ids = [r.id for r in store.runs(exp.id)]
+    run_ids = [r.id for r in store.runs.records(exp.id)]
     batch = _batch(run_ids, exp.id)
     batch.events.append((10**9, 1.0, "running", "executed", None))  # no such run
     with pytest.raises(sqlite3.IntegrityError):
-        store.write_batch(batch)
+        store.runs.write_batch(batch)
     assert store.query_one("SELECT COUNT(*) FROM run_events")[0] == 0
     assert store.query_one("SELECT COUNT(*) FROM grades")[0] == 0
-    assert {r.state for r in store.runs(exp.id)} == {"pending"}
+    assert {r.state for r in store.runs.records(exp.id)} == {"pending"}

@@ -47,7 +47,7 @@ def _grades(store, exp_id):
 def test_sigkill_while_the_writer_is_behind_loses_at_most_its_bound(tmp_path):
     store_dir, log, marker = tmp_path / "store", tmp_path / "executions.log", tmp_path / "behind"
     store = open_store(store_dir)
-    ds = store.save_dataset("writer-crash", make_cases(600), label_set=["fast", "slow"])
+    ds = store.datasets.save("writer-crash", make_cases(600), label_set=["fast", "slow"])
     arm = {"agent": "python", "function": "tests.runner.writer_child:instant", "sees_gold": True}
     exp = create_experiment(
         {
@@ -85,7 +85,7 @@ def test_sigkill_while_the_writer_is_behind_loses_at_most_its_bound(tmp_path):
         timeout=SAFETY_NET_S,
     )
     assert restart.returncode == 0, restart.stderr
-    runs = store.runs(exp.id)
+    runs = store.runs.records(exp.id)
     assert len(runs) == total and {r.state for r in runs} == {"pass"}
     # no duplicates: one recorded execution per run, one grade per run and grader
     after = _executed_events(store, exp.id)

@@ -22,14 +22,14 @@ async def gold(task):
 
 def test_workers_woken_by_the_writer_leave_no_work_undone(tmp_path):
     store = open_store(tmp_path / "store")
-    ds = store.save_dataset("room-race", make_cases(6), label_set=["fast", "slow"])
+    ds = store.datasets.save("room-race", make_cases(6), label_set=["fast", "slow"])
     arm = {"agent": "python", "function": "tests.runner.test_writer_room_race:gold", "sees_gold": True}
     exp = create_experiment(
         {"name": "room-race", "dataset": ds.fingerprint, "rounds": 1, "concurrency": 8, "arms": {"a": arm}},
         store=store,
     )
     writer = StoreWriter(store, max_pending=1)  # behind after every run: every worker waits each time
-    runner = ExperimentRunner(store, store.get_experiment(exp.id), writer=writer)
+    runner = ExperimentRunner(store, store.experiments.get(exp.id), writer=writer)
     try:
         status = asyncio.run(runner.run())
     finally:

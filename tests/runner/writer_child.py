@@ -45,7 +45,7 @@ def main(store_dir: str, experiment_id: str, max_pending: str, marker: str) -> N
     writer = StoreWriter(store, max_pending=int(max_pending))
     stop = threading.Event()
     threading.Thread(target=_watch, args=(writer, Path(marker), stop), daemon=True).start()
-    runner = ExperimentRunner(store, store.get_experiment(int(experiment_id)), writer=writer)
+    runner = ExperimentRunner(store, store.experiments.get(int(experiment_id)), writer=writer)
     try:
         asyncio.run(runner.run())
     finally:

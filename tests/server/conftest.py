@@ -16,10 +16,10 @@ def live(tmp_path_factory):
     store_dir = root / "store"
     with open_store(store_dir) as s:
         keys = {
-            "alice": s.create_key("alice", scopes="read,run,review")[1],
-            "bob": s.create_key("bob", scopes="read,run,review")[1],
-            "carol": s.create_key("carol", scopes="read")[1],
-            "dave": s.create_key("dave", scopes="read")[1],
+            "alice": s.keys.create("alice", scopes="read,run,review")[1],
+            "bob": s.keys.create("bob", scopes="read,run,review")[1],
+            "carol": s.keys.create("carol", scopes="read")[1],
+            "dave": s.keys.create("dave", scopes="read")[1],
         }
     server = LiveServer(store_dir, "--rate", "120", "--max-request-mb", "2", log=root / "server.log").start()
     yield server, keys

@@ -34,7 +34,7 @@ def _child(store_dir, exp_id: int) -> subprocess.Popen[str]:
 
 def _experiment(tmp_path, arm: dict, n: int = 6):
     store = open_store(tmp_path / "store")
-    ds = store.save_dataset("child", make_cases(n), label_set=["fast", "slow"])
+    ds = store.datasets.save("child", make_cases(n), label_set=["fast", "slow"])
     exp = create_experiment(
         {"name": "child", "dataset": ds.fingerprint, "concurrency": 2, "arms": {"a": arm}}, store=store
     )
@@ -54,7 +54,7 @@ def test_a_child_whose_experiment_finished_exits_0_not_sigabrt(tmp_path):
         proc.stdin.close()
     assert "Fatal Python error" not in err
     assert proc.returncode == 0, err[-2000:]
-    done = store.get_experiment(exp.id)
+    done = store.experiments.get(exp.id)
     assert done.status == "finished" and done.runner_origin == "server" and done.halt is None
     store.close()
 
@@ -74,7 +74,7 @@ def test_a_child_stopped_by_its_server_records_server_stopped_and_exits_130(tmp_
         proc.stdin.close()
     err = proc.stderr.read()
     assert proc.returncode == 130, err[-2000:]
-    stopped = store.get_experiment(exp.id)
+    stopped = store.experiments.get(exp.id)
     assert stopped.status == "interrupted" and stopped.runner_origin == "server"
     assert stopped.halt["why"] == "server stopped" and stopped.halt["signal"] == "SIGTERM"
     store.close()
@@ -93,6 +93,6 @@ def test_a_child_whose_server_is_gone_exits_at_once(tmp_path):
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 75
-    left = store.get_experiment(exp.id)
+    left = store.experiments.get(exp.id)
     assert left.status == "running" and left.halt is None  # as after a power loss: the next server resumes it
     store.close()

@@ -22,7 +22,7 @@ def test_the_readme_ci_recipe_creates_runs_gates_and_keeps_the_report(tmp_path):
     assert recipe, "the README's CI recipe block is missing"
     store_dir = tmp_path / "server-store"
     with open_store(store_dir) as s:
-        key = s.create_key("ci", scopes="read,run")[1]
+        key = s.keys.create("ci", scopes="read,run")[1]
     server = LiveServer(store_dir, log=tmp_path / "server.log").start()
     work = tmp_path / "checkout"
     shutil.copytree(REPO / "data" / "demo", work / "data" / "demo")

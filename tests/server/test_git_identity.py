@@ -48,7 +48,7 @@ def svc(tmp_path_factory):
     threading.Thread(target=host.serve_forever, daemon=True).start()
     store_dir = root / "store"
     with open_store(store_dir) as s:
-        key = s.create_key("mallory", scopes="read,run")[1]
+        key = s.keys.create("mallory", scopes="read,run")[1]
     server = LiveServer(
         store_dir,
         *("--git-scheme", "http", "--git-credentials", "localhost/acme", "--git-timeout", "60"),

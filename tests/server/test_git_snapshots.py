@@ -63,7 +63,7 @@ def gitserver(tmp_path_factory):
     root = tmp_path_factory.mktemp("gitsvc")
     store_dir = root / "store"
     with open_store(store_dir) as s:
-        keys = {o: s.create_key(o, scopes="read,run")[1] for o in ("ann", "ben")}
+        keys = {o: s.keys.create(o, scopes="read,run")[1] for o in ("ann", "ben")}
     args = ("--git-scheme", "file", "--git-scheme", "https", "--max-request-mb", "2")
     server = LiveServer(store_dir, *args, log=root / "server.log").start()
     yield server, keys

@@ -43,53 +43,57 @@ def test_keys_create_prints_the_key_once_and_the_store_keeps_only_a_peppered_has
         stored == hmac.new(pepper.read_text().strip().encode(), secret.encode(), hashlib.sha256).hexdigest()
     )
     with open_store(store_dir) as s:
-        assert s.authenticate_key(key).owner == "alice"
-        assert s.authenticate_key(key[:-1] + ("A" if key[-1] != "A" else "B")) is None
-        assert s.authenticate_key("abk_" + key_id + "_" + "x" * 40) is None
+        assert s.keys.authenticate(key).owner == "alice"
+        assert s.keys.authenticate(key[:-1] + ("A" if key[-1] != "A" else "B")) is None
+        assert s.keys.authenticate("abk_" + key_id + "_" + "x" * 40) is None
     revoked = runner.invoke(cli, ["--store", str(store_dir), "keys", "revoke", key_id])
     assert revoked.exit_code == 0 and "revoked" in revoked.output
     with open_store(store_dir) as s:
-        assert s.authenticate_key(key) is None
+        assert s.keys.authenticate(key) is None
 
 
 def test_a_pepper_others_can_read_is_refused_and_the_env_pepper_wins(tmp_path, monkeypatch):
     with open_store(tmp_path / "st") as s:
-        s.create_key("bob")
+        s.keys.create("bob")
     pepper = pepper_path(tmp_path / "st")
     pepper.chmod(0o644)
     with open_store(tmp_path / "st") as s, pytest.raises(StoreError, match="chmod 600"):
-        s.create_key("bob")
+        s.keys.create("bob")
     monkeypatch.setenv("ABBENCH_KEY_PEPPER", "from-the-environment")
     with open_store(tmp_path / "st2") as s:
-        _, key = s.create_key("carol", expires="never")
-        assert s.authenticate_key(key).expires_at is None
+        _, key = s.keys.create("carol", expires="never")
+        assert s.keys.authenticate(key).expires_at is None
     assert not pepper_path(tmp_path / "st2").exists()
 
 
 def test_bad_owner_scope_and_expiry_say_what_to_write(store):
     with pytest.raises(StoreError, match="scopes"):
-        store.create_key("a", scopes="read,write")
+        store.keys.create("a", scopes="read,write")
     with pytest.raises(StoreError, match="90d"):
-        store.create_key("a", expires="soon")
+        store.keys.create("a", expires="soon")
     with pytest.raises(StoreError, match="owner name"):
-        store.create_key("a b")
-    key, _ = store.create_key("a", expires="12h")
+        store.keys.create("a b")
+    key, _ = store.keys.create("a", expires="12h")
     assert key.active and key.expires_at > key.created_at
 
 
 def test_a_local_store_is_owned_by_its_user_until_someone_else_is_granted(store):
-    info = store.import_dataset(DEMO / "cases.csv", DEMO / "mapping-csv.yaml", name="demo")
+    info = store.datasets.import_file(DEMO / "cases.csv", DEMO / "mapping-csv.yaml", name="demo")
     me = current_user()
-    assert store.holds("dataset", info.fingerprint, me)
-    assert not store.holds("dataset", info.fingerprint, "bob")
-    store.grant("dataset", info.fingerprint, "bob")  # bob brought the same bytes over HTTP
-    assert store.holds("dataset", info.fingerprint, me) and store.holds("dataset", info.fingerprint, "bob")
-    assert store.held("dataset", "bob") == {info.fingerprint} == store.held("dataset", me)
+    assert store.keys.holds("dataset", info.fingerprint, me)
+    assert not store.keys.holds("dataset", info.fingerprint, "bob")
+    store.keys.grant("dataset", info.fingerprint, "bob")  # bob brought the same bytes over HTTP
+    assert store.keys.holds("dataset", info.fingerprint, me) and store.keys.holds(
+        "dataset", info.fingerprint, "bob"
+    )
+    assert store.keys.held("dataset", "bob") == {info.fingerprint} == store.keys.held("dataset", me)
     with acting_as("carol"):
         assert current_user() == "carol"
-        snap = store.snapshot_skill(DEMO / "skills" / "fast-slow-routing-v1")
+        snap = store.snapshots.freeze(DEMO / "skills" / "fast-slow-routing-v1")
     assert current_user() == me
-    assert store.holds("snapshot", snap.hash, "carol") and not store.holds("snapshot", snap.hash, me)
+    assert store.keys.holds("snapshot", snap.hash, "carol") and not store.keys.holds(
+        "snapshot", snap.hash, me
+    )
 
 
 def test_migration_11_gives_existing_rows_their_creator_as_owner(tmp_path):
@@ -106,6 +110,6 @@ def test_migration_11_gives_existing_rows_their_creator_as_owner(tmp_path):
     conn.close()
     with open_store(store_dir) as s:
         assert s.schema_version() >= 11
-        assert s.holds("dataset", "d@000000000000", "olduser")
-        assert not s.holds("dataset", "d@000000000000", os.environ.get("USER", "someone-else") + "-x")
+        assert s.keys.holds("dataset", "d@000000000000", "olduser")
+        assert not s.keys.holds("dataset", "d@000000000000", os.environ.get("USER", "someone-else") + "-x")
         assert s.query_one("SELECT owner FROM datasets")["owner"] == "olduser"

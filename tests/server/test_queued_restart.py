@@ -43,8 +43,8 @@ def _executions(store_dir: Path, exp_id: int) -> dict[int, int]:
 def test_work_queued_when_the_server_was_killed_starts_once_at_restart_and_nothing_else(tmp_path):
     store_dir = tmp_path / "store"
     with open_store(store_dir) as s:
-        key = s.create_key(current_user())[1]  # the local user's dataset is this key's
-        ds = s.save_dataset("queued", make_cases(6), label_set=["fast", "slow"])
+        key = s.keys.create(current_user())[1]  # the local user's dataset is this key's
+        ds = s.datasets.save("queued", make_cases(6), label_set=["fast", "slow"])
     held, never = Gate(tmp_path / "held"), Gate(tmp_path / "never")
     first = LiveServer(
         store_dir, "--workers", "1", "--agent", "builtin", "--agent", "python", log=tmp_path / "s1.log"
@@ -70,7 +70,7 @@ def test_work_queued_when_the_server_was_killed_starts_once_at_restart_and_nothi
         assert "queued on a server (asked by ci/job-9" in waiting["status_text"]
         assert "waiting for a free runner" in waiting["status_text"]
     with open_store(store_dir) as s:
-        runner = s.get_experiment(running).runner_pid
+        runner = s.experiments.get(running).runner_pid
     first.kill()
     wait_for(lambda: not _running(runner), "the orphaned runner to exit")
 
@@ -96,5 +96,5 @@ def test_work_queued_when_the_server_was_killed_starts_once_at_restart_and_nothi
     assert "arm 'a' runs the 'python' agent" in text and left["progress"]["queued"]["not_started"]
     assert "not started: paused before it started" in stopped["progress"]["status_text"]
     with open_store(store_dir) as s:  # the experiment it ran when killed: its python agent not allowed
-        assert s.get_experiment(running).runner_origin == "server"
-        assert s.get_experiment(running).status == "running"  # left as the dead server had it
+        assert s.experiments.get(running).runner_origin == "server"
+        assert s.experiments.get(running).status == "running"  # left as the dead server had it

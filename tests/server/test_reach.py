@@ -47,12 +47,12 @@ def svc(tmp_path_factory, paths):
     attacker = ScriptedOpenAIServer(['{"prediction": "fast"}'] * 50).__enter__()
     with open_store(store_dir) as s:
         keys = {
-            "alice": s.create_key("alice", scopes="read,run")[1],
-            "bob": s.create_key("bob", scopes="read,run")[1],
-            "bob-reader": s.create_key("bob", scopes="read")[1],
+            "alice": s.keys.create("alice", scopes="read,run")[1],
+            "bob": s.keys.create("bob", scopes="read,run")[1],
+            "bob-reader": s.keys.create("bob", scopes="read")[1],
         }
-        ds = s.import_dataset(DEMO / "cases.csv", MAPPING, name="demo")
-        s.grant("dataset", ds.fingerprint, "alice")
+        ds = s.datasets.import_file(DEMO / "cases.csv", MAPPING, name="demo")
+        s.keys.grant("dataset", ds.fingerprint, "alice")
         base = {"dataset": ds.fingerprint, "cases": {"limit": 2}, "owner": "alice"}
         local = {  # made on the command line by alice: what her local user may use
             "gate-file": {**base, "name": "gate-file", "arms": {"a": {}}, "gate": paths["file"]},

@@ -31,7 +31,7 @@ def _done(line: str) -> int:
 def test_sigkill_mid_experiment_then_restart_loses_and_duplicates_nothing(tmp_path):
     store_dir = tmp_path / "store"
     with open_store(store_dir) as s:
-        key = s.create_key("alice")[1]
+        key = s.keys.create("alice")[1]
     # The runs wait at a gate the test opens (tests/blocking.py): some are done and some held in flight
     # when the server is killed, however fast the machine.
     gate = Gate(tmp_path / "gate", allowed=20)
@@ -61,11 +61,11 @@ def test_sigkill_mid_experiment_then_restart_loses_and_duplicates_nothing(tmp_pa
                     break
         gate.wait_arrived(20 + 4)  # and four more are held in flight
     with open_store(store_dir) as s:
-        runner = s.get_experiment(exp["id"]).runner_pid
+        runner = s.experiments.get(exp["id"]).runner_pid
     assert runner is not None and runner != server.proc.pid  # its own child process runs it
     server.kill()
     with open_store(store_dir) as s:
-        assert s.get_experiment(exp["id"]).status == "running"  # left as the dead process had it
+        assert s.experiments.get(exp["id"]).status == "running"  # left as the dead process had it
     while _running(runner):  # the condition: the orphaned runner exits once its server's pipe ends
         time.sleep(0.05)
     gate.open()

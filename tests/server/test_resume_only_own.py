@@ -48,8 +48,8 @@ def _cli_run(store_dir: Path, exp_id: int) -> subprocess.Popen[str]:
 def test_a_server_does_not_resume_what_abbench_run_left_nor_run_agents_it_does_not_allow(tmp_path):
     store_dir = tmp_path / "store"
     store = open_store(store_dir)
-    key = store.create_key(current_user())[1]  # the local user's experiments are this key's
-    ds = store.save_dataset("cli", make_cases(12), label_set=["fast", "slow"])
+    key = store.keys.create(current_user())[1]  # the local user's experiments are this key's
+    ds = store.datasets.save("cli", make_cases(12), label_set=["fast", "slow"])
     left = {}
     for how in ("killed", "stopped"):
         gate = Gate(tmp_path / how)
@@ -62,7 +62,7 @@ def test_a_server_does_not_resume_what_abbench_run_left_nor_run_agents_it_does_n
         proc.send_signal(signal.SIGKILL if how == "killed" else signal.SIGTERM)
         proc.wait(timeout=SAFETY_NET_S)
         left[how] = (exp, gate, proc.pid)
-    assert store.get_experiment(left["stopped"][0].id).halt["why"] == "stopped"
+    assert store.experiments.get(left["stopped"][0].id).halt["why"] == "stopped"
     graded_here = create_experiment(  # builtin, but graded by a function on the server's path
         {
             "name": "own-grader",
@@ -101,9 +101,9 @@ def test_a_server_does_not_resume_what_abbench_run_left_nor_run_agents_it_does_n
     finally:
         server.stop()
     for how, (exp, gate, _pid) in left.items():
-        after = store.get_experiment(exp.id)
+        after = store.experiments.get(exp.id)
         assert after.runner_origin == "cli" and gate.arrived() == 2, how  # nothing ran it
-    assert store.get_experiment(left["killed"][0].id).halt is None
+    assert store.experiments.get(left["killed"][0].id).halt is None
     store.close()
 
 
@@ -124,7 +124,7 @@ def _follow_until(c: Client, exp_id: int, done: int) -> None:
 def test_a_server_resumes_its_own_pools_experiments_only_and_only_with_agents_it_allows(tmp_path):
     store_dir = tmp_path / "store"
     with open_store(store_dir) as s:
-        key = s.create_key("alice")[1]
+        key = s.keys.create("alice")[1]
     python = ("--agent", "builtin", "--agent", "python")
     gate = Gate(tmp_path / "gate", allowed=4)
     lost = Gate(tmp_path / "lost")  # the experiment whose runner a person kills while the server lives
@@ -144,12 +144,12 @@ def test_a_server_resumes_its_own_pools_experiments_only_and_only_with_agents_it
         gate.wait_arrived(4 + 2)  # four answered, two held in flight
         lost.wait_arrived(2)
     with open_store(store_dir) as s:
-        runner = s.get_experiment(other).runner_pid
+        runner = s.experiments.get(other).runner_pid
     os.kill(runner, signal.SIGKILL)  # a person's kill (or the OOM killer) while its server lives
     with open_store(store_dir) as s:
-        wait_for(lambda: s.get_experiment(other).halt is not None, "the server to note how its runner ended")
-        assert s.get_experiment(other).halt["while_server_ran"] is True
-        own_runner = s.get_experiment(own).runner_pid
+        wait_for(lambda: s.experiments.get(other).halt is not None, "the server to note how its runner ended")
+        assert s.experiments.get(other).halt["while_server_ran"] is True
+        own_runner = s.experiments.get(own).runner_pid
     server.kill()  # the server dies: its runner of `own` follows it (its lifeline ends)
     wait_for(lambda: not _running(own_runner), "the orphaned runner to exit")
 
@@ -167,9 +167,9 @@ def test_a_server_resumes_its_own_pools_experiments_only_and_only_with_agents_it
     finally:
         again.stop()  # SIGTERM: its pool stops the runner as Ctrl-C would
     with open_store(store_dir) as s:
-        held = s.get_experiment(own)
+        held = s.experiments.get(own)
         assert held.status == "interrupted" and held.halt["why"] == "server stopped"
-        assert s.get_experiment(other).halt["while_server_ran"] is True
+        assert s.experiments.get(other).halt["while_server_ran"] is True
     assert lost.arrived() == 2
     gate.open()
     last = LiveServer(store_dir, *python, log=tmp_path / "s4.log").start()

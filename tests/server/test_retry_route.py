@@ -14,7 +14,7 @@ from tests.server.live import LiveServer
 def test_retrying_grading_failures_over_http_grades_again_and_pays_no_agent_run(tmp_path):
     store_dir = tmp_path / "store"
     with open_store(store_dir) as s:
-        key = s.create_key("alice")[1]
+        key = s.keys.create("alice")[1]
     server = LiveServer(store_dir, "--agent", "python", log=tmp_path / "server.log").start()
     try:
         with Client(server.url, key) as c:
@@ -39,6 +39,6 @@ def test_retrying_grading_failures_over_http_grades_again_and_pays_no_agent_run(
         server.stop()
     assert again["progress"]["grading_failed"] == 5
     with open_store(store_dir) as s:
-        runs = s.runs(exp["id"])
+        runs = s.runs.records(exp["id"])
         assert {r.attempts for r in runs} == {1}  # never executed again
-        assert all(len(s.grade_history(r.id)) == 2 for r in runs)  # graded twice
+        assert all(len(s.grades.history(r.id)) == 2 for r in runs)  # graded twice

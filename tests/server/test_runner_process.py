@@ -37,7 +37,7 @@ def test_a_running_experiment_is_a_child_process_that_obeys_pause_resume_and_can
     or cancels is known, however fast the machine (a builtin experiment once finished before its pause)."""
     store_dir = tmp_path / "store"
     with open_store(store_dir) as s:
-        key = s.create_key("alice")[1]
+        key = s.keys.create("alice")[1]
     server = LiveServer(store_dir, "--agent", "builtin", "--agent", "python", log=tmp_path / "server.log")
     server.start()
     try:
@@ -56,7 +56,7 @@ def test_a_running_experiment_is_a_child_process_that_obeys_pause_resume_and_can
             _follow(c, exp["id"], lambda p: p["done"] >= 3)
             gate.wait_arrived(3 + 4)  # three answered, four held at the gate
             with open_store(store_dir) as s:
-                held = s.get_experiment(exp["id"])
+                held = s.experiments.get(exp["id"])
             assert held.runner_pid != server.proc.pid and _parent_of(held.runner_pid) == server.proc.pid
             c.pause(exp["id"])
             _follow(c, exp["id"], lambda p: p["status"] == "paused")  # the child saw the pause

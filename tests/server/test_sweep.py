@@ -35,8 +35,8 @@ def svc(tmp_path_factory):
     store_dir = root / "store"
     with open_store(store_dir) as s:
         keys = {
-            "attacker": s.create_key("mallory", scopes="read,run")[1],
-            "victim": s.create_key("victor", scopes="read,run")[1],
+            "attacker": s.keys.create("mallory", scopes="read,run")[1],
+            "victim": s.keys.create("victor", scopes="read,run")[1],
         }
     server = LiveServer(store_dir, *OPTIONS, log=root / "server.log").start()
 

@@ -18,7 +18,7 @@ def svc(tmp_path_factory):
     root = tmp_path_factory.mktemp("bounds")
     store_dir = root / "store"
     with open_store(store_dir) as s:
-        key = s.create_key("mallory", scopes="read,run")[1]
+        key = s.keys.create("mallory", scopes="read,run")[1]
     server = LiveServer(
         store_dir,
         "--git-scheme",

@@ -12,7 +12,7 @@ def test_case_lookup_uses_the_case_id_index_and_finds_the_case(tmp_path):
     store = open_store(tmp_path / "store")
     assert store.schema_version() == SCHEMA_VERSION >= 10
     cases = [Case(f"q{i:03d}", f"query {i}", "fast" if i % 2 else "slow") for i in range(30)]
-    ds = store.save_dataset("lookup", cases, label_set=["fast", "slow"])
+    ds = store.datasets.save("lookup", cases, label_set=["fast", "slow"])
     exp = create_experiment(
         {"name": "lookup", "dataset": ds.fingerprint, "rounds": 2, "arms": {"a": {"agent": "builtin"}}},
         store=store,
@@ -26,7 +26,7 @@ def test_case_lookup_uses_the_case_id_index_and_finds_the_case(tmp_path):
         )
     )
     assert "runs_experiment_case_id" in plan, plan
-    assert store.case_position(exp.id, "q017") == 17
+    assert store.analysis.case_position(exp.id, "q017") == 17
     detail = case_detail(exp.id, "q017", store=store)
     assert detail.case.case_id == "q017" and len(detail.runs) == 2
     assert {r.round for r in detail.runs} == {0, 1}

@@ -34,7 +34,7 @@ def _counts(store) -> dict[str, int]:
 
 
 def test_import_stores_cases_profile_and_the_file(store, csv_file):
-    info = store.import_dataset(csv_file, PROFILE, name="routing")
+    info = store.datasets.import_file(csv_file, PROFILE, name="routing")
     assert info.fingerprint == f"routing@{info.content_hash[:12]}" and info.short == info.content_hash[:12]
     assert (info.n_cases, info.label_set, info.label_map) == (
         3,
@@ -47,11 +47,11 @@ def test_import_stores_cases_profile_and_the_file(store, csv_file):
     assert info.upload_path == f"uploads/{info.source_sha256}.csv"
     assert info.read_options["encoding"] == "utf-8" and info.read_options["delimiter"] == ","
     assert info.validation.ok and info.validation.n_valid == 3
-    cases = store.load_cases("routing")
+    cases = store.datasets.load_cases("routing")
     assert [(c.case_id, c.expected) for c in cases] == [("1", "fast"), ("2", "fast"), ("3", "slow")]
     assert cases[0].source_row == {"id": "1", "问题": "导航去公司", "标签": "快", "垂域": "地图导航"}
-    assert store.value_counts(info) == {"fast": 2, "slow": 1}
-    assert store.value_counts(info, "domain") == {"地图导航": 2, "车控": 1}
+    assert store.datasets.value_counts(info) == {"fast": 2, "slow": 1}
+    assert store.datasets.value_counts(info, "domain") == {"地图导航": 2, "车控": 1}
 
 
 def test_invalid_file_is_refused_and_leaves_nothing(store, tmp_path):
@@ -59,7 +59,7 @@ def test_invalid_file_is_refused_and_leaves_nothing(store, tmp_path):
     path.write_text(CSV + "4,,快,车控\n5,播放音乐,medium,媒体\n", encoding="utf-8")
     before = _counts(store)
     with pytest.raises(ImportFailed) as err:
-        store.import_dataset(path, PROFILE)
+        store.datasets.import_file(path, PROFILE)
     assert [(p.kind, p.location) for p in err.value.report.errors] == [
         ("empty_input", "line 5"),
         ("label_not_in_set", "line 6"),
@@ -73,7 +73,7 @@ def test_failure_half_way_leaves_nothing(store, tmp_path):
     rows = "".join(f"query {i}\n" for i in range(6000))
     path.write_text("q\n" + rows + '"never closed\n' + "x" * (17 << 20) + "\n", encoding="utf-8")
     with pytest.raises(ImportFailed, match="quote that is never closed"):
-        store.import_dataset(path, {"fields": {"input": "q"}})
+        store.datasets.import_file(path, {"fields": {"input": "q"}})
     assert _counts(store) == {"datasets": 0, "cases": 0, "mapping_profiles": 0, "uploads": 0}
 
 
@@ -81,30 +81,30 @@ def test_long_cells_are_read(store, tmp_path):
     path = tmp_path / "long.csv"
     passage = "长文本" * 100_000  # 300,000 characters, past the csv module's default limit
     path.write_text(f'q,context\nwhat does it say?,"{passage}"\n', encoding="utf-8")
-    info = store.import_dataset(path, {"fields": {"input": "q", "context": "context"}})
-    assert store.load_cases(info)[0].context == passage
+    info = store.datasets.import_file(path, {"fields": {"input": "q", "context": "context"}})
+    assert store.datasets.load_cases(info)[0].context == passage
 
 
 def test_skip_invalid_imports_the_valid_rows_and_keeps_the_report(store, tmp_path):
     path = tmp_path / "bad.csv"
     path.write_text(CSV + "4,,快,车控\n", encoding="utf-8")
-    info = store.import_dataset(path, PROFILE, skip_invalid=True)
+    info = store.datasets.import_file(path, PROFILE, skip_invalid=True)
     assert info.n_cases == 3
-    stored = store.get_dataset(info.fingerprint).validation
+    stored = store.datasets.get(info.fingerprint).validation
     assert (stored.n_rows, stored.n_skipped, stored.counts) == (4, 1, {"empty_input": 1})
     assert stored.errors[0].location == "line 5"
 
 
 def test_identical_content_is_not_stored_twice(store, csv_file, tmp_path):
-    first = store.import_dataset(csv_file, PROFILE, name="routing")
-    again = store.import_dataset(csv_file, PROFILE, name="routing")
+    first = store.datasets.import_file(csv_file, PROFILE, name="routing")
+    again = store.datasets.import_file(csv_file, PROFILE, name="routing")
     assert again.reused and again.fingerprint == first.fingerprint and again.id == first.id
     # The same cases under another file name and without a name: the stored dataset is returned.
     copy = tmp_path / "copy.csv"
     copy.write_bytes(csv_file.read_bytes())
-    assert store.import_dataset(copy, PROFILE).fingerprint == first.fingerprint
+    assert store.datasets.import_file(copy, PROFILE).fingerprint == first.fingerprint
     # Asked for under another name, the same cases become a dataset of that name.
-    other = store.import_dataset(copy, PROFILE, name="routing-copy")
+    other = store.datasets.import_file(copy, PROFILE, name="routing-copy")
     assert (
         not other.reused
         and other.content_hash == first.content_hash
@@ -117,11 +117,11 @@ def test_file_case_ids_must_be_unique(store, tmp_path):
     path = tmp_path / "dup.csv"
     path.write_text("id,q\n" + "".join(f"{i},q{i}\n" for i in range(7000)) + "12,again\n", encoding="utf-8")
     with pytest.raises(ImportFailed) as err:
-        store.import_dataset(path, {"fields": {"case_id": "id", "input": "q"}})
+        store.datasets.import_file(path, {"fields": {"case_id": "id", "input": "q"}})
     (problem,) = err.value.report.errors
     assert (problem.kind, problem.location, problem.value) == ("duplicate_case_id", "line 7002", "12")
     assert "already used at line 14" in problem.message
-    info = store.import_dataset(path, {"fields": {"case_id": "id", "input": "q"}}, skip_invalid=True)
+    info = store.datasets.import_file(path, {"fields": {"case_id": "id", "input": "q"}}, skip_invalid=True)
     assert info.n_cases == 7000
 
 
@@ -131,8 +131,8 @@ def test_generated_ids_match_the_store_less_conversion(store, tmp_path):
     path = tmp_path / "gen.csv"
     lines = [f"q{i % 4000}" for i in range(9000)]  # repeats across chunks
     path.write_text("q\n" + "\n".join(lines) + "\n", encoding="utf-8")
-    info = store.import_dataset(path, {"fields": {"input": "q"}})
-    cases = store.load_cases(info)
+    info = store.datasets.import_file(path, {"fields": {"input": "q"}})
+    cases = store.datasets.load_cases(info)
     assert len({c.case_id for c in cases}) == 9000
     assert cases[4000].case_id == cases[0].case_id + "-2" and cases[8000].case_id == cases[0].case_id + "-3"
     memory = convert_file(path, {"fields": {"input": "q"}})
@@ -141,7 +141,7 @@ def test_generated_ids_match_the_store_less_conversion(store, tmp_path):
 
 
 def test_dataset_refs(store, csv_file, tmp_path):
-    info = store.import_dataset(csv_file, PROFILE, name="routing")
+    info = store.datasets.import_file(csv_file, PROFILE, name="routing")
     for ref in (
         info.fingerprint,
         "routing",
@@ -152,59 +152,59 @@ def test_dataset_refs(store, csv_file, tmp_path):
         info,
         f"routing@{info.short[:6]}",
     ):
-        assert store.get_dataset(ref).id == info.id
+        assert store.datasets.get(ref).id == info.id
     newer_file = tmp_path / "v2.csv"
     newer_file.write_text(CSV.replace("打开空调", "关闭空调"), encoding="utf-8")
-    newer = store.import_dataset(newer_file, PROFILE, name="routing")
-    assert store.get_dataset("routing").id == newer.id  # a name means its latest import
-    assert store.get_dataset(info.fingerprint).id == info.id
+    newer = store.datasets.import_file(newer_file, PROFILE, name="routing")
+    assert store.datasets.get("routing").id == newer.id  # a name means its latest import
+    assert store.datasets.get(info.fingerprint).id == info.id
     with pytest.raises(NotFoundError, match="did you mean routing@"):
-        store.get_dataset("routng")
+        store.datasets.get("routng")
     with pytest.raises(NotFoundError, match="no dataset with id 99"):
-        store.get_dataset(99)
+        store.datasets.get(99)
 
 
 def test_empty_store_says_how_to_start(store):
     with pytest.raises(NotFoundError, match="no datasets yet; import one"):
-        store.get_dataset("x")
+        store.datasets.get("x")
 
 
 def test_reading_cases(store, csv_file):
-    info = store.import_dataset(csv_file, PROFILE)
-    assert [c.case_id for c in store.iter_cases(info, batch=2)] == ["1", "2", "3"]
-    assert store.get_case(info, "2").input == "打开空调"
-    assert store.load_cases(info, source_rows=False)[0].source_row is None
+    info = store.datasets.import_file(csv_file, PROFILE)
+    assert [c.case_id for c in store.datasets.iter_cases(info, batch=2)] == ["1", "2", "3"]
+    assert store.datasets.get_case(info, "2").input == "打开空调"
+    assert store.datasets.load_cases(info, source_rows=False)[0].source_row is None
     with pytest.raises(NotFoundError, match="has no case '9'"):
-        store.get_case(info, "9")
-    assert [i.fingerprint for i in store.list_datasets()] == [info.fingerprint]
+        store.datasets.get_case(info, "9")
+    assert [i.fingerprint for i in store.datasets.all()] == [info.fingerprint]
 
 
 def test_profiles_are_versioned(store):
     profile = MappingProfile.from_dict(PROFILE)
-    v1 = store.save_profile(profile)
+    v1 = store.profiles.save(profile)
     assert v1.version == 1 and v1.ref == "routing@1"
-    assert store.save_profile(profile).version == 1  # identical: reused
-    assert store.save_profile(profile.evolve(description="只改描述也算新版本")).version == 2
-    v3 = store.save_profile(profile.evolve(label_set=["fast", "slow", "unsure"]))
+    assert store.profiles.save(profile).version == 1  # identical: reused
+    assert store.profiles.save(profile.evolve(description="只改描述也算新版本")).version == 2
+    v3 = store.profiles.save(profile.evolve(label_set=["fast", "slow", "unsure"]))
     assert v3.version == 3
-    assert store.get_profile("routing").version == 3
-    assert store.get_profile("routing@1").label_set == ["fast", "slow"]
-    assert store.get_profile("routing", 2).description == "只改描述也算新版本"
-    assert [(i.ref, i.n_versions) for i in store.list_profiles()] == [("routing@3", 3)]
-    assert len(store.list_profiles(all_versions=True)) == 3
+    assert store.profiles.get("routing").version == 3
+    assert store.profiles.get("routing@1").label_set == ["fast", "slow"]
+    assert store.profiles.get("routing", 2).description == "只改描述也算新版本"
+    assert [(i.ref, i.n_versions) for i in store.profiles.all()] == [("routing@3", 3)]
+    assert len(store.profiles.all(all_versions=True)) == 3
     with pytest.raises(NotFoundError, match=r"no version 9; versions: \[1, 2, 3\]"):
-        store.get_profile("routing@9")
+        store.profiles.get("routing@9")
     with pytest.raises(NotFoundError, match="did you mean routing"):
-        store.get_profile("routin")
+        store.profiles.get("routin")
     with pytest.raises(UsageError, match="needs a name"):
-        store.save_profile(MappingProfile.from_dict({"fields": {"input": "q"}}))
+        store.profiles.save(MappingProfile.from_dict({"fields": {"input": "q"}}))
 
 
 def test_saved_profile_is_reused_on_the_next_file_of_the_same_shape(store, csv_file, tmp_path):
-    store.import_dataset(csv_file, PROFILE, name="week1")
+    store.datasets.import_file(csv_file, PROFILE, name="week1")
     week2 = tmp_path / "week2.csv"
     week2.write_text(CSV.replace("导航去公司", "导航回家"), encoding="utf-8")
-    info = store.import_dataset(week2, "routing", name="week2")
+    info = store.datasets.import_file(week2, "routing", name="week2")
     assert info.profile_ref == "routing@1" and info.n_cases == 3
     # A file missing a mapped column is refused with the column named; an extra column is a warning.
     renamed = tmp_path / "week3.csv"
@@ -212,45 +212,47 @@ def test_saved_profile_is_reused_on_the_next_file_of_the_same_shape(store, csv_f
     with pytest.raises(
         MappingError, match=r"missing columns: '垂域' for domain.*The file has: id, 问题, 标签, 领域"
     ):
-        store.import_dataset(renamed, "routing@1")
+        store.datasets.import_file(renamed, "routing@1")
     extra = tmp_path / "week4.csv"
     extra.write_text(CSV.replace("垂域\n", "垂域,备注\n"), encoding="utf-8")
-    warned = store.import_dataset(extra, "routing", name="week4")
+    warned = store.datasets.import_file(extra, "routing", name="week4")
     assert any("new columns" in p.message and "备注" in p.message for p in warned.validation.warnings)
 
 
 def test_profile_given_as_a_file_or_a_missing_name(store, csv_file, tmp_path):
     (tmp_path / "p.yaml").write_text(MappingProfile.from_dict(PROFILE).to_yaml(), encoding="utf-8")
-    assert store.import_dataset(csv_file, tmp_path / "p.yaml").profile_ref == "routing@1"
+    assert store.datasets.import_file(csv_file, tmp_path / "p.yaml").profile_ref == "routing@1"
     with pytest.raises(MappingError, match="no mapping profile file"):
-        store.import_dataset(csv_file, tmp_path / "nope.yaml")
+        store.datasets.import_file(csv_file, tmp_path / "nope.yaml")
     with pytest.raises(NotFoundError, match="no saved mapping profile 'nope'"):
-        store.import_dataset(csv_file, "nope")
+        store.datasets.import_file(csv_file, "nope")
 
 
 def test_suggested_profile_is_saved_under_the_dataset_name(store, csv_file):
-    info = store.import_dataset(csv_file, name="routing-auto")
+    info = store.datasets.import_file(csv_file, name="routing-auto")
     assert info.profile_ref == "routing-auto@1"
-    assert store.get_profile("routing-auto").fields["input"] == "问题"
+    assert store.profiles.get("routing-auto").fields["input"] == "问题"
 
 
 def test_file_without_an_input_column_is_refused_clearly(store, tmp_path):
     path = tmp_path / "n.jsonl"
     path.write_text('{"n": 1}\n{"n": 2}\n')
     with pytest.raises(ImportFailed, match=r"none could be suggested.*--mapping"):
-        store.import_dataset(path)
+        store.datasets.import_file(path)
 
 
 def test_bad_names(store, csv_file):
     with pytest.raises(UsageError, match="without '@'"):
-        store.import_dataset(csv_file, PROFILE, name="a@b")
+        store.datasets.import_file(csv_file, PROFILE, name="a@b")
 
 
 def test_validation_report_round_trips_through_the_store(store, tmp_path):
     path = tmp_path / "s.csv"
     path.write_text("q,label\nx,a\n,b\ny,a\n", encoding="utf-8")
-    info = store.import_dataset(path, {"fields": {"input": "q", "expected": "label"}}, skip_invalid=True)
-    (error,) = store.get_dataset(info.id).validation.errors
+    info = store.datasets.import_file(
+        path, {"fields": {"input": "q", "expected": "label"}}, skip_invalid=True
+    )
+    (error,) = store.datasets.get(info.id).validation.errors
     assert (error.kind, error.location) == ("empty_input", "line 3")
     raw = store.query_one("SELECT validation FROM datasets WHERE id = ?", (info.id,))[0]
     assert json.loads(raw)["counts"] == {"empty_input": 1}
@@ -259,8 +261,8 @@ def test_validation_report_round_trips_through_the_store(store, tmp_path):
 def test_label_conflicts(store, tmp_path):
     path = tmp_path / "c.csv"
     path.write_text("q,label\nx,a\nz,c\nx,b\ny,a\nz,c\n", encoding="utf-8")
-    info = store.import_dataset(path, {"fields": {"input": "q", "expected": "label"}})
-    (warning,) = store.label_conflicts(info)
+    info = store.datasets.import_file(path, {"fields": {"input": "q", "expected": "label"}})
+    (warning,) = store.datasets.label_conflicts(info)
     assert (warning.kind, warning.location, warning.value, warning.severity) == (
         "conflicting_labels",
         "line 2",
@@ -272,7 +274,7 @@ def test_label_conflicts(store, tmp_path):
 
 def test_concurrent_reader_sees_nothing_until_commit(store, csv_file):
     other = sqlite3.connect(store.db_path)
-    store.import_dataset(csv_file, PROFILE)
+    store.datasets.import_file(csv_file, PROFILE)
     assert other.execute("SELECT COUNT(*) FROM cases").fetchone()[0] == 3
     assert (
         other.execute("SELECT COUNT(*) FROM datasets WHERE fingerprint LIKE '%pending%'").fetchone()[0] == 0
@@ -294,12 +296,12 @@ def test_public_functions_open_and_close_a_store(tmp_path, csv_file, monkeypatch
 
 
 def test_foreign_keys_are_on_again_after_an_import(store, csv_file, tmp_path):
-    store.import_dataset(csv_file, PROFILE)
+    store.datasets.import_file(csv_file, PROFILE)
     assert store.query_one("PRAGMA foreign_keys")[0] == 1
     bad = tmp_path / "bad.csv"
     bad.write_text("id,问题,标签,垂域\n1,,快,x\n", encoding="utf-8")
     with pytest.raises(ImportFailed):
-        store.import_dataset(bad, PROFILE)
+        store.datasets.import_file(bad, PROFILE)
     assert store.query_one("PRAGMA foreign_keys")[0] == 1
     fk = store.query("PRAGMA foreign_key_check(cases)")
     assert fk == []
@@ -307,10 +309,10 @@ def test_foreign_keys_are_on_again_after_an_import(store, csv_file, tmp_path):
 
 def test_a_reimport_whose_mapping_declares_other_labels_says_they_are_not_applied(store, csv_file, caplog):
     unlabelled = {k: v for k, v in PROFILE.items() if k != "label_set"}
-    first = store.import_dataset(csv_file, unlabelled, name="routing")
+    first = store.datasets.import_file(csv_file, unlabelled, name="routing")
     assert first.label_set is None
     with caplog.at_level("WARNING"):
-        again = store.import_dataset(csv_file, PROFILE, name="routing")
+        again = store.datasets.import_file(csv_file, PROFILE, name="routing")
     assert again.reused and again.label_set is None  # a stored dataset never changes
     warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert (
@@ -320,17 +322,17 @@ def test_a_reimport_whose_mapping_declares_other_labels_says_they_are_not_applie
     )
     caplog.clear()
     with caplog.at_level("WARNING"):
-        store.import_dataset(csv_file, unlabelled, name="routing")  # the same mapping: nothing to say
+        store.datasets.import_file(csv_file, unlabelled, name="routing")  # the same mapping: nothing to say
     assert not [r for r in caplog.records if r.levelname == "WARNING"]
-    labelled = store.import_dataset(csv_file, PROFILE, name="routing-labelled")
+    labelled = store.datasets.import_file(csv_file, PROFILE, name="routing-labelled")
     assert not labelled.reused and labelled.label_set == ("fast", "slow")
 
 
 def test_a_reimport_with_only_another_label_map_is_noted_not_warned(store, csv_file, caplog):
-    first = store.import_dataset(csv_file, PROFILE, name="routing")
+    first = store.datasets.import_file(csv_file, PROFILE, name="routing")
     remapped = {**PROFILE, "label_map": {"快": "fast", "慢": "slow", "quick": "fast"}}
     with caplog.at_level("INFO"):
-        again = store.import_dataset(csv_file, remapped, name="routing")
+        again = store.datasets.import_file(csv_file, remapped, name="routing")
     assert again.reused and again.fingerprint == first.fingerprint
     said = [(r.levelname, r.getMessage()) for r in caplog.records if "is not applied" in r.getMessage()]
     assert [level for level, _ in said] == ["INFO"] and "label map is not applied" in said[0][1]
@@ -348,7 +350,7 @@ def test_the_same_cases_saved_at_once_from_two_threads_are_stored_once(store):
         def save(cases=cases, gate=gate, results=results, errors=errors, attempt=attempt):
             gate.wait()
             try:
-                results.append(store.save_dataset(f"race{attempt}", cases))
+                results.append(store.datasets.save(f"race{attempt}", cases))
             except Exception as exc:  # what the race used to raise: a unique-constraint error
                 errors.append(exc)
 

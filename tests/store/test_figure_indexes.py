@@ -34,7 +34,7 @@ def test_a_store_at_version_13_gains_the_figure_indexes(tmp_path):
 def _experiment(store, answers, arms=("a", "b")):
     """An experiment over 300 cases whose runs answer `answers(case, arm)` (None: no answer)."""
     cases = [Case(f"q{i:03d}", f"query {i}", "fast" if i % 2 else "slow") for i in range(300)]
-    ds = store.save_dataset("walk", cases, label_set=["fast", "slow"])
+    ds = store.datasets.save("walk", cases, label_set=["fast", "slow"])
     exp = create_experiment(
         {"name": "walk", "dataset": ds.fingerprint, "arms": {a: {"agent": "builtin"} for a in arms}},
         store=store,

@@ -19,7 +19,7 @@ def graded(store):
 
 def add_grade(store, exp, run_id, grader, *, other=None, kind="rule", status="ok", passed=None, **values):
     """Append one grade, as the runner's writer does; returns its id."""
-    fields = {"experiment_id": exp.id, "batch_id": store.ensure_batch(exp.id), "run_id": run_id}
+    fields = {"experiment_id": exp.id, "batch_id": store.experiments.ensure_batch(exp.id), "run_id": run_id}
     fields |= {"other_run_id": other, "grader": grader, "kind": kind, "status": status, "passed": passed}
     fields |= {"created_at": "2026-01-01T00:00:00+00:00"} | values
     with store.transaction() as conn:
@@ -37,12 +37,12 @@ def test_grade_fields_are_the_columns_of_the_grades_table(store):
 
 
 def test_grades_are_frozen_records_with_booleans_and_json_decoded(store, graded):
-    run = store.runs(graded.id)[0]
+    run = store.runs.records(graded.id)[0]
     gid = add_grade(
         store, graded, run.id, "judge", kind="judge", passed=1, retryable=0, cached=None,
         dimensions='{"correctness": 4}', details='{"seed": 7}', judge_cost=0.25,
     )  # fmt: skip
-    grade = store.latest_grades(run.id)["judge"]
+    grade = store.grades.latest(run.id)["judge"]
     assert isinstance(grade, Grade) and grade.id == gid
     assert grade.passed is True and grade.retryable is False and grade.cached is False
     assert grade.dimensions == {"correctness": 4} and grade.details == {"seed": 7}
@@ -53,35 +53,37 @@ def test_grades_are_frozen_records_with_booleans_and_json_decoded(store, graded)
 
 
 def test_a_regrade_replaces_the_latest_and_keeps_the_history(store, graded):
-    run = store.runs(graded.id)[0]
-    first = store.latest_grades(run.id)["label_match"]
+    run = store.runs.records(graded.id)[0]
+    first = store.grades.latest(run.id)["label_match"]
     again = add_grade(store, graded, run.id, "label_match", passed=0, comment="again")
-    latest = store.latest_grades(run.id)["label_match"]
+    latest = store.grades.latest(run.id)["label_match"]
     assert latest.id == again and latest.passed is False and latest.comment == "again"
-    assert [g.id for g in store.grade_history(run.id, "label_match")] == [first.id, again]
-    current = [g for g in store.grades(graded.id) if g.run_id == run.id]
+    assert [g.id for g in store.grades.history(run.id, "label_match")] == [first.id, again]
+    current = [g for g in store.grades.records(graded.id) if g.run_id == run.id]
     assert [g.id for g in current] == [again]
-    assert len(store.grades(graded.id, latest=False)) == len(store.grades(graded.id)) + 1
-    assert {g["run_id"] for g in store.grade_table(graded.id)} == {r.id for r in store.runs(graded.id)}
-    assert [g["passed"] for g in store.grade_table(graded.id) if g["run_id"] == run.id] == [False]
+    assert len(store.grades.records(graded.id, latest=False)) == len(store.grades.records(graded.id)) + 1
+    assert {g["run_id"] for g in store.grades.table(graded.id)} == {
+        r.id for r in store.runs.records(graded.id)
+    }
+    assert [g["passed"] for g in store.grades.table(graded.id) if g["run_id"] == run.id] == [False]
 
 
 def test_the_latest_pairwise_grade_is_kept_per_pair(store, graded):
-    runs = {(r.arm, r.case_id): r.id for r in store.runs(graded.id)}
+    runs = {(r.arm, r.case_id): r.id for r in store.runs.records(graded.id)}
     a0, b0 = runs[("a", "c000")], runs[("b", "c000")]
     a1, b1 = runs[("a", "c001")], runs[("b", "c001")]
     add_grade(store, graded, a0, "pair", other=b0, kind="pairwise", verdict="a")
     add_grade(store, graded, a1, "pair", other=b1, kind="pairwise", verdict="b")
     add_grade(store, graded, a0, "pair", other=b0, kind="pairwise", verdict="tie")  # re-graded
     add_grade(store, graded, a1, "pair", other=b1, kind="pairwise", status="error", error="no verdict")
-    pairs = store.grades(graded.id, grader="pair")
+    pairs = store.grades.records(graded.id, grader="pair")
     assert [(g.run_id, g.other_run_id, g.verdict, g.status) for g in pairs] == [
         (a0, b0, "tie", "ok"),
         (a1, b1, None, "error"),
     ]
     arm = {a.name: a.id for a in graded.arms}
     # a failed latest grade is no verdict: the pair of case c001 drops out
-    assert store.latest_pairwise_verdicts(graded.id) == [("pair", "tie", arm["a"], arm["b"])]
+    assert store.grades.pairwise_verdicts(graded.id) == [("pair", "tie", arm["a"], arm["b"])]
 
 
 def test_migration_7_adds_the_view_to_a_store_of_version_6(tmp_path):
@@ -94,4 +96,4 @@ def test_migration_7_adds_the_view_to_a_store_of_version_6(tmp_path):
     with open_store(path) as store:
         assert store.schema_version() >= 7
         assert store.query_one("SELECT type FROM sqlite_master WHERE name='latest_grades'")[0] == "view"
-        assert store.grades(1) == []
+        assert store.grades.records(1) == []

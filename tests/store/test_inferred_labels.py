@@ -42,22 +42,22 @@ def _notes(info) -> str:
 
 @pytest.mark.parametrize("recipe", [None, "openai-evals"])
 def test_an_import_without_a_mapping_declares_the_labels_it_finds(store, mrpc, recipe):
-    info = store.import_dataset(mrpc, recipe=recipe)
+    info = store.datasets.import_file(mrpc, recipe=recipe)
     assert info.label_set == ("False", "True")
     assert info.expected_kind.kind == "label"
     assert "declared as the label set at import" in info.expected_kind.reason
-    profile = store.get_profile(info.profile_name, info.profile_version)
+    profile = store.profiles.get(info.profile_name, info.profile_version)
     assert profile.label_set == ["False", "True"]  # saved in the mapping, so the next import keeps it
     assert "label set declared from the gold values: True, False" in _notes(info)
     # the cases are those the same mapping without a label set makes: only the declaration is new
     given = profile.evolve(label_set=None, name="plain")
-    plain = store.import_dataset(mrpc, given, name="plain")
+    plain = store.datasets.import_file(mrpc, given, name="plain")
     assert plain.content_hash == info.content_hash
     assert plain.label_set is None
 
 
 def test_a_given_mapping_is_not_changed_and_a_note_says_how_to_declare(store, mrpc):
-    info = store.import_dataset(mrpc, {"fields": {"input": "input[-1].content", "expected": "ideal"}})
+    info = store.datasets.import_file(mrpc, {"fields": {"input": "input[-1].content", "expected": "ideal"}})
     assert info.label_set is None
     notes = _notes(info)
     assert "the mapping declares no label set" in notes
@@ -67,7 +67,7 @@ def test_a_given_mapping_is_not_changed_and_a_note_says_how_to_declare(store, mr
 
 def test_a_mapping_that_says_answers_gets_no_label_set_and_no_note(store, mrpc):
     spec = {"fields": {"input": "input[-1].content", "expected": "ideal"}, "expected_kind": "answer"}
-    info = store.import_dataset(mrpc, spec)
+    info = store.datasets.import_file(mrpc, spec)
     assert info.label_set is None and info.expected_kind.kind == "answer"
     assert "label" not in _notes(info)
 
@@ -107,7 +107,7 @@ def test_an_undeclarable_set_is_said_at_import(store, tmp_path):
     path = tmp_path / "gaps.jsonl"
     rows = [{"input": f"question {i}", "ideal": ["yes", "no", "maybe", ""][i % 4]} for i in range(12)]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    info = store.import_dataset(path)
+    info = store.datasets.import_file(path)
     assert info.label_set is None
     notes = _notes(info)
     assert "3 of 12 cases have no gold value" in notes and "no label set was declared" in notes
@@ -116,7 +116,7 @@ def test_an_undeclarable_set_is_said_at_import(store, tmp_path):
 
 def test_the_agent_is_told_the_labels_and_a_trailing_full_stop_is_the_label(store, mrpc):
     """The trial end to end: imported with no mapping, run by an openai agent replying ``False.``."""
-    info = store.import_dataset(mrpc)
+    info = store.datasets.import_file(mrpc)
     with ScriptedOpenAIServer(lambda request: "False.") as server:
         arm = {"agent": "openai", "model": "scripted", "base_url": server.base_url, "max_retries": 0}
         exp = create_experiment(
@@ -125,8 +125,8 @@ def test_the_agent_is_told_the_labels_and_a_trailing_full_stop_is_the_label(stor
         run_experiment(exp.id, store=store)
         system = server.chat_requests[0].messages[0]["content"]
     assert '"False", "True"' in system  # the labels to choose among
-    runs = store.runs(exp.id)
-    gold = {c.case_id: c.expected for c in store.load_cases(info)}
+    runs = store.runs.records(exp.id)
+    gold = {c.case_id: c.expected for c in store.datasets.load_cases(info)}
     assert {r.output.prediction for r in runs} == {"False"}
     assert {r.state for r in runs if gold[r.case_id] == "False"} == {"pass"}
     assert {r.state for r in runs if gold[r.case_id] == "True"} == {"fail"}

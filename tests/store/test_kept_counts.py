@@ -88,7 +88,7 @@ def _fresh(store, exp_id, arm_ids, scores):
     """`case_outcomes` read by another store object: its own connection, nothing kept for it."""
     other = open_store(store.path, create=False)
     try:
-        return other.case_outcomes(exp_id, arm_ids, scores=scores)
+        return other.runs.case_outcomes(exp_id, arm_ids, scores=scores)
     finally:
         other.close()
 
@@ -112,18 +112,18 @@ def _statements(store, call):
 
 def test_the_runs_have_what_the_sums_must_get_right(built):
     store, exps = built
-    runs = store.load_runs(exps["usage"].id)
+    runs = store.runs.table(exps["usage"].id)
     assert set(runs.outcome.tolist()) == {0, 1, 2, 3, 4, 5}
     assert np.isnan(runs.cost).any() and not np.isnan(runs.cost).all()
     assert np.isnan(runs.tokens).any() and not np.isnan(runs.tokens).all()
-    sums = store.case_outcomes(exps["usage"].id)
+    sums = store.runs.case_outcomes(exps["usage"].id)
     assert ((sums.runs > sums.passed + sums.failed + sums.cancelled) & (sums.passed > 0)).any()  # open beside
     # SQLite adds a case's latencies in its index's order, not the rounds': summed in round order, some
     # cases' sums differ in their last bits, so only the same query gives the same sums.
     _, case = np.unique(runs.arm_id * 1000 + runs.case_idx, return_inverse=True)
     in_rounds = np.bincount(case, weights=np.nan_to_num(runs.latency_ms))
     assert (in_rounds != sums.latency_ms).any()
-    scored = store.load_runs(exps["scores"].id).score
+    scored = store.runs.table(exps["scores"].id).score
     assert not np.isin(scored[~np.isnan(scored)], (0.0, 1.0)).all()
 
 
@@ -137,8 +137,8 @@ def test_sums_from_the_kept_counts_equal_those_read_afresh(built, kind, scores, 
     store, exps = built
     exp = exps[kind]
     arm_ids = None if asked is None else [exp.arm(a).id for a in asked]
-    store.load_run_flags(exp.id, arms=read)
-    got, sql = _statements(store, lambda: store.case_outcomes(exp.id, arm_ids, scores=scores))
+    store.runs.load_run_flags(exp.id, arms=read)
+    got, sql = _statements(store, lambda: store.runs.case_outcomes(exp.id, arm_ids, scores=scores))
     assert not any(PACKED in s for s in sql)  # counted from the codes, not summed again
     if kind == "waiting":
         assert not any("GROUP BY" in s for s in sql)  # no run has a sum to read
@@ -148,9 +148,9 @@ def test_sums_from_the_kept_counts_equal_those_read_afresh(built, kind, scores, 
 def test_counts_of_arms_the_flags_did_not_read_are_not_made_up(built):
     store, exps = built
     exp = exps["usage"]
-    store.load_run_flags(exp.id, arms=["A", "B"])
+    store.runs.load_run_flags(exp.id, arms=["A", "B"])
     for asked in (None, [exp.arm("A").id, exp.arm("C").id]):
-        got, sql = _statements(store, lambda: store.case_outcomes(exp.id, asked))  # noqa: B023
+        got, sql = _statements(store, lambda: store.runs.case_outcomes(exp.id, asked))  # noqa: B023
         assert any(PACKED in s for s in sql)
         _assert_same(got, _fresh(store, exp.id, asked, True))
 
@@ -183,13 +183,13 @@ def test_a_write_after_the_flags_read_is_seen(tmp_path, where):
         cases_of(30),
         {a: [[_run(i, n, r, "usage") for r in range(3)] for i in range(30)] for n, a in enumerate("AB")},
     )
-    store.load_run_flags(exp.id)
-    before = store.case_outcomes(exp.id)
+    store.runs.load_run_flags(exp.id)
+    before = store.runs.case_outcomes(exp.id)
     if where == "same connection":
         _fail_a_passed_run(store.conn, exp.id)  # autocommit: no transaction around it
     else:
         _write_elsewhere(store.db_path, exp.id)
-    after, sql = _statements(store, lambda: store.case_outcomes(exp.id))
+    after, sql = _statements(store, lambda: store.runs.case_outcomes(exp.id))
     assert any(PACKED in s for s in sql)
     assert after.failed.sum() == before.failed.sum() + 1
     _assert_same(after, _fresh(store, exp.id, None, True))
@@ -204,17 +204,17 @@ def test_inside_a_transaction_the_counts_are_neither_kept_nor_used(tmp_path):
         cases_of(30),
         {a: [[_run(i, n, r, "usage") for r in range(3)] for i in range(30)] for n, a in enumerate("AB")},
     )
-    store.load_run_flags(exp.id)
-    before = store.case_outcomes(exp.id)
+    store.runs.load_run_flags(exp.id)
+    before = store.runs.case_outcomes(exp.id)
     with pytest.raises(RuntimeError), store.transaction() as conn:
         _fail_a_passed_run(conn, exp.id)
-        store.load_run_flags(exp.id)  # read inside: nothing kept
-        inside, sql = _statements(store, lambda: store.case_outcomes(exp.id))
+        store.runs.load_run_flags(exp.id)  # read inside: nothing kept
+        inside, sql = _statements(store, lambda: store.runs.case_outcomes(exp.id))
         assert any(PACKED in s for s in sql)
         assert inside.failed.sum() == before.failed.sum() + 1
         raise RuntimeError("roll back")
     assert KEPT_CODES.kept((str(store.db_path), exp.id), store.state_stamp(), lambda a, b: a.same(b)) is None
-    after, sql = _statements(store, lambda: store.case_outcomes(exp.id))
+    after, sql = _statements(store, lambda: store.runs.case_outcomes(exp.id))
     assert any(PACKED in s for s in sql)
     _assert_same(after, before)
     store.close()

@@ -49,24 +49,24 @@ def _kept_counts(store, exp):
     return KEPT_CODES.kept((str(store.db_path), exp.id), store.state_stamp(), lambda a, b: a.same(b))
 
 
-@pytest.mark.parametrize("read", ["load_run_flags", "load_runs"])
+@pytest.mark.parametrize("read", ["load_run_flags", "table"])
 def test_case_fields_read_in_a_snapshot_serve_the_next_reader(store, exp, read):
-    getattr(store, read)(exp.id)
-    fields_, sql = _statements(store, lambda: store.case_fields(exp.id, [3, 1, 2], expected=False))
+    getattr(store.runs, read)(exp.id)
+    fields_, sql = _statements(store, lambda: store.runs.case_fields(exp.id, [3, 1, 2], expected=False))
     assert not any("FROM cases" in s for s in sql)  # kept from the snapshot: not read again
     assert fields_.case_idx.tolist() == [1, 2, 3]
     assert fields_.case_id.tolist() == ["c001", "c002", "c003"]
     store.conn.execute("UPDATE cases SET domain='moved' WHERE idx=1")  # a write: read again
-    fields_, sql = _statements(store, lambda: store.case_fields(exp.id, [1], expected=False))
+    fields_, sql = _statements(store, lambda: store.runs.case_fields(exp.id, [1], expected=False))
     assert any("FROM cases" in s for s in sql)
     assert fields_.domain.tolist() == ["moved"]
 
 
 def test_a_read_inside_the_callers_transaction_keeps_nothing(store, exp):
     with store.transaction():
-        store.load_run_flags(exp.id)
+        store.runs.load_run_flags(exp.id)
     assert _kept_fields(store, exp) is None and _kept_counts(store, exp) is None
-    store.load_run_flags(exp.id)
+    store.runs.load_run_flags(exp.id)
     assert _kept_fields(store, exp) is not None and _kept_counts(store, exp) is not None
 
 
@@ -84,11 +84,16 @@ def test_a_commit_while_the_snapshot_is_open_keeps_nothing(store, exp, monkeypat
         return found if when == "after it" else distinct(*args)
 
     monkeypatch.setattr(light, "_distinct_answers", committing)
-    store.load_run_flags(exp.id)
+    store.runs.load_run_flags(exp.id)
     monkeypatch.undo()
     assert _kept_fields(store, exp) is None and _kept_counts(store, exp) is None
-    assert store.case_fields(exp.id, [1]).domain.tolist() == ["moved"]
+    assert store.runs.case_fields(exp.id, [1]).domain.tolist() == ["moved"]
     other = open_store(store.path, create=False)
-    assert store.load_run_flags(exp.id).domain.tolist() == other.load_run_flags(exp.id).domain.tolist()
-    assert store.case_outcomes(exp.id).cancelled.tolist() == other.case_outcomes(exp.id).cancelled.tolist()
+    assert (
+        store.runs.load_run_flags(exp.id).domain.tolist() == other.runs.load_run_flags(exp.id).domain.tolist()
+    )
+    assert (
+        store.runs.case_outcomes(exp.id).cancelled.tolist()
+        == other.runs.case_outcomes(exp.id).cancelled.tolist()
+    )
     other.close()

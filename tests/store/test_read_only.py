@@ -18,7 +18,7 @@ def read_only_store(tmp_path_factory):
     root = tmp_path_factory.mktemp("ro")
     store_dir = root / "store"
     store = open_store(store_dir)
-    store.import_dataset(DEMO / "cases.csv", DEMO / "mapping-csv.yaml", name="demo")
+    store.datasets.import_file(DEMO / "cases.csv", DEMO / "mapping-csv.yaml", name="demo")
     exp = create_experiment(
         {
             "name": "ro",

@@ -37,8 +37,8 @@ def mixed(store):
 
 
 def test_every_run_comes_back_with_its_outcome(store, mixed):
-    table = store.load_runs(mixed.id)
-    records = {r.id: r for r in store.runs(mixed.id)}
+    table = store.runs.table(mixed.id)
+    records = {r.id: r for r in store.runs.records(mixed.id)}
     assert len(table) == len(records) == 24
     for i, run_id in enumerate(table.run_id):
         rec = records[int(run_id)]
@@ -63,7 +63,7 @@ def test_every_run_comes_back_with_its_outcome(store, mixed):
 
 
 def test_rows_are_ordered_by_arm_case_round_and_carry_case_fields(store, mixed):
-    table = store.load_runs(mixed.id)
+    table = store.runs.table(mixed.id)
     keys = list(zip(table.arm_index, table.case_idx, table.round, strict=True))
     assert keys == sorted(keys)
     assert set(table.domain) == {"nav", "car", "media"}
@@ -71,20 +71,20 @@ def test_rows_are_ordered_by_arm_case_round_and_carry_case_fields(store, mixed):
 
 
 def test_arms_can_be_chosen_and_reordered(store, mixed):
-    table = store.load_runs(mixed.id, arms=["treatment", "control"])
+    table = store.runs.table(mixed.id, arms=["treatment", "control"])
     assert table.arms == ("treatment", "control")
     assert list(table.arm[:1]) == ["treatment"] and list(table.arm[-1:]) == ["control"]
     assert (np.diff(table.arm_index) >= 0).all()
     with pytest.raises(NotFoundError, match="no arm 'nope'; its arms: control, treatment"):
-        store.load_runs(mixed.id, arms=["nope"])
+        store.runs.table(mixed.id, arms=["nope"])
 
 
 def test_a_missing_run_is_read_through_the_keys(store, mixed):
-    full = store.load_runs(mixed.id)
+    full = store.runs.table(mixed.id)
     gone = int(full.run_id[3])
     with store.transaction() as conn:
         conn.execute("DELETE FROM runs WHERE id=?", (gone,))
-    partial = store.load_runs(mixed.id)
+    partial = store.runs.table(mixed.id)
     keep = full.run_id != gone
     assert list(partial.run_id) == list(full.run_id[keep])
     assert list(partial.outcome) == list(full.outcome[keep])
@@ -92,10 +92,10 @@ def test_a_missing_run_is_read_through_the_keys(store, mixed):
 
 
 def test_text_columns_only_when_asked_and_separators_survive(store, mixed):
-    assert store.load_runs(mixed.id).text == {}
+    assert store.runs.table(mixed.id).text == {}
     with store.transaction() as conn:
         conn.execute("UPDATE runs SET prediction=? WHERE id=(SELECT MIN(id) FROM runs)", ("a\x1eb",))
-    table = store.load_runs(mixed.id, text=True)
+    table = store.runs.table(mixed.id, text=True)
     assert table.prediction[0] == "a\x1eb"
     assert table.text["evidence_refs"][-1] == ()
     assert any(refs == ("SKILL.md#Rules",) for refs in table.text["evidence_refs"])
@@ -105,8 +105,8 @@ def test_text_columns_only_when_asked_and_separators_survive(store, mixed):
 
 
 def test_case_outcomes_are_the_sums_of_the_runs(store, mixed):
-    sums = store.case_outcomes(mixed.id)
-    table = store.load_runs(mixed.id)
+    sums = store.runs.case_outcomes(mixed.id)
+    table = store.runs.table(mixed.id)
     for arm_id, idx, runs, passed, failed, ef, gf, cancelled, executed, cost in zip(
         sums.arm_id, sums.case_idx, sums.runs, sums.passed, sums.failed, sums.execution_failed,
         sums.grading_failed, sums.cancelled, sums.executed, sums.cost, strict=True,
@@ -142,7 +142,7 @@ def test_executed_sums_equal_the_runs_executed_sql_counts(store):
         "GROUP BY arm_id, case_idx ORDER BY arm_id, case_idx",
         (exp.id,),
     )
-    sums = store.case_outcomes(exp.id)
+    sums = store.runs.case_outcomes(exp.id)
     got = zip(
         sums.arm_id.tolist(), sums.case_idx.tolist(), sums.runs.tolist(), sums.executed.tolist(), strict=True
     )
@@ -152,7 +152,7 @@ def test_executed_sums_equal_the_runs_executed_sql_counts(store):
 
 def test_unknown_experiment(store):
     with pytest.raises(NotFoundError, match="no experiment #99"):
-        store.load_runs(99)
+        store.runs.table(99)
 
 
 def test_finished_runs_are_summed_from_the_partial_covering_index(store, mixed):
@@ -180,7 +180,7 @@ def test_states_and_read_flags(store):
         conn.execute(
             "UPDATE runs SET sections_read='[\"SKILL.md#Rules\"]', files_read='[]' WHERE case_id='c003'"
         )
-    table = store.load_runs(exp.id)
+    table = store.runs.table(exp.id)
     assert [STATES[s] for s in table.state] == ["pass", "pending", "cancelled", "fail", "pass"]
     assert list(table.read_file) == [True, False, False, False, False]
     assert list(table.read_section) == [False, False, False, True, False]

@@ -26,8 +26,8 @@ def every_state(store):
 
 
 def test_run_counts_agree_with_the_runs_read_whole(store, every_state):
-    counted = Counter((r.arm, r.state) for r in store.runs(every_state.id))
-    counts = store.run_counts(every_state.id)
+    counted = Counter((r.arm, r.state) for r in store.runs.records(every_state.id))
+    counts = store.runs.counts(every_state.id)
     assert list(counts) == ["control", "treatment", "third"]  # arm order
     for arm, states in counts.items():
         assert states == {s.value: counted[(arm, s.value)] for s in RunState}
@@ -36,7 +36,7 @@ def test_run_counts_agree_with_the_runs_read_whole(store, every_state):
 
 def test_run_counts_of_an_experiment_without_runs_name_its_arms(store, every_state):
     store.conn.execute("DELETE FROM runs WHERE experiment_id=?", (every_state.id,))
-    assert store.run_counts(every_state.id) == {
+    assert store.runs.counts(every_state.id) == {
         a: {s.value: 0 for s in RunState} for a in ("control", "treatment", "third")
     }
 
@@ -45,6 +45,6 @@ def test_run_counts_of_an_experiment_without_runs_name_its_arms(store, every_sta
     ("offset", "limit"), [(0, 1), (0, 10), (7, 13), (17, 100), (53, 5), (54, 5), (500, 10)]
 )
 def test_a_page_is_the_slice_of_every_run_in_order(store, every_state, offset, limit):
-    every = [r for chunk in store.iter_runs(every_state.id, chunk=7) for r in chunk]
+    every = [r for chunk in store.runs.iter_records(every_state.id, chunk=7) for r in chunk]
     assert len(every) == 54
-    assert store.run_slice(every_state.id, offset, limit) == every[offset : offset + limit]
+    assert store.runs.slice(every_state.id, offset, limit) == every[offset : offset + limit]

@@ -128,7 +128,7 @@ def test_migration_8_adds_the_activation_columns_empty(tmp_path):
     conn.close()
     with open_store(tmp_path / "v7") as store:
         assert store.schema_version() >= 8
-        (case,) = store.load_cases(1)
+        (case,) = store.datasets.load_cases(1)
         assert case.expected_skill is None
         columns = {r[1] for r in store.query("PRAGMA table_info(runs)")}
         assert {"skills_offered", "skills_loaded", "first_load_turn"} <= columns

@@ -39,13 +39,13 @@ def make_cases(n: int) -> list[Case]:
 @pytest.fixture
 def small(store):
     """A dataset of 24 cases."""
-    return store.save_dataset("small", make_cases(24), label_set=["fast", "slow"])
+    return store.datasets.save("small", make_cases(24), label_set=["fast", "slow"])
 
 
 @pytest.fixture
 def demo(store):
     """The demo dataset imported from cases.csv with its mapping profile."""
-    return store.import_dataset(DEMO / "cases.csv", DEMO / "mapping-csv.yaml", name="demo")
+    return store.datasets.import_file(DEMO / "cases.csv", DEMO / "mapping-csv.yaml", name="demo")
 
 
 def python_arm(skill: str | None = None, **params) -> dict:
@@ -89,7 +89,7 @@ def ab(store, small, skill):
         store=store,
     )
     run_experiment(exp.id, store=store)
-    return store.get_experiment(exp.id)
+    return store.experiments.get(exp.id)
 
 
 @pytest.fixture
@@ -98,7 +98,7 @@ def no_domains(store):
     from abbench.runner import create_experiment, run_experiment
 
     cases = [Case(f"c{i:02d}", f"question {i}", "fast" if i % 2 else "slow") for i in range(12)]
-    ds = store.save_dataset("plain", cases, label_set=["fast", "slow"])
+    ds = store.datasets.save("plain", cases, label_set=["fast", "slow"])
     spec = {
         "name": "plain",
         "dataset": ds.fingerprint,

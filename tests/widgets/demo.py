@@ -23,7 +23,7 @@ def build_demo_store(path: Path, *, rounds: int = 3, run: bool = True) -> Path:
     on the same dataset.
     """
     with open_store(path) as store:
-        store.import_dataset(DEMO / "cases.csv", DEMO / "mapping-csv.yaml", name="demo")
+        store.datasets.import_file(DEMO / "cases.csv", DEMO / "mapping-csv.yaml", name="demo")
         if run:
             exp = create_experiment(
                 {
@@ -58,7 +58,7 @@ def build_priced_demo(path: Path, *, rounds: int = 2, cases: int | None = None) 
     from abbench.runner import load_spec
 
     with open_store(path) as store:
-        ds = store.import_dataset(DEMO / "cases.csv", DEMO / "mapping-csv.yaml", name="demo")
+        ds = store.datasets.import_file(DEMO / "cases.csv", DEMO / "mapping-csv.yaml", name="demo")
         spec, _ = load_spec(DEMO / "experiment.yaml")
         definition = spec.model_dump(mode="json", exclude_none=True)
         definition.update(dataset=ds.fingerprint, rounds=rounds)

@@ -105,9 +105,9 @@ def _flow(page, url: str, store_dir: Path, seen: dict) -> None:
         )[0]
 
     with open_store(store_dir) as store:
-        exp = store.list_experiments()[0]
+        exp = store.experiments.all()[0]
         assert exp.status == "paused"
-        stored_done = sum(c["pass"] + c["fail"] + c["cancelled"] for c in store.run_counts(exp.id).values())
+        stored_done = sum(c["pass"] + c["fail"] + c["cancelled"] for c in store.runs.counts(exp.id).values())
         started_at_pause = started(store, exp.id)
     assert stored_done == done_at_pause < total
     # nothing moved while the page showed the pause: no run started, the count did not change
@@ -153,7 +153,7 @@ def _flow(page, url: str, store_dir: Path, seen: dict) -> None:
     seen["review"] = f"{case_id}: {saved}"
     page.screenshot(path=str(REPORTS / "widgets-review.png"), full_page=True)
     with open_store(store_dir) as store:
-        exp = store.list_experiments()[0]
+        exp = store.experiments.all()[0]
         (review,) = reviews(exp.id, store=store)
     assert (review.case_id, review.verdict, review.note) == (
         case_id,
@@ -277,7 +277,7 @@ def test_review_ten_cases_by_keyboard_alone(tmp_path):
         assert network.blocked == [], f"the page tried to leave the machine: {network.blocked[:5]}"
     reviewed = seen[:10]
     with open_store(store_dir) as store:
-        exp = store.get_experiment("demo")
+        exp = store.experiments.get("demo")
         latest = reviews(exp.id, store=store)
         history = reviews(exp.id, store=store, latest=False)
     verdicts = dict(zip("12345", REVIEW_VERDICTS, strict=True))
@@ -327,7 +327,7 @@ def test_the_import_report_is_grouped_under_one_screen(tmp_path):
         widget.check_button.click()
         widget.import_button.click()
         assert "was not imported" in widget.errors.message
-        assert store.list_datasets() == []  # refused: nothing stored
+        assert store.datasets.all() == []  # refused: nothing stored
     page_html = (
         f"<html><body style='font-family:sans-serif; font-size:13px'>{STYLE}"
         f"<div id='report' style='width:1000px'>{widget.report_html.value}</div>"

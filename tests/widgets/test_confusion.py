@@ -34,7 +34,7 @@ def banking(banking_store):
 
 
 def _graded(store, exp_id, arm):
-    t = store.load_runs(exp_id, arms=[arm])
+    t = store.runs.table(exp_id, arms=[arm])
     graded = (t.outcome == PASSED) | (t.outcome == FAILED)
     gold = [normalise_label(g) for g in t.expected[graded]]
     pred = [NO_PREDICTION if p is None else normalise_label(p) for p in t.prediction[graded]]

@@ -42,7 +42,7 @@ def test_each_listed_case_shows_its_input_shortened_and_whole_on_hover(store):
         "打开空调然后导航到最近的充电站，顺便播放我收藏的歌单，再把座椅加热打开，最后提醒我明天早上八点开会"
     )
     cases = [Case(f"c{i:02d}", f"{i}: {long_input}", "fast", domain="导航") for i in range(4)]
-    ds = store.save_dataset("long", cases, label_set=["fast", "slow"])
+    ds = store.datasets.save("long", cases, label_set=["fast", "slow"])
     exp = create_experiment(
         {
             "name": "long",
@@ -119,7 +119,7 @@ def test_two_experiments_on_the_same_dataset_are_compared(store, ab, small):
 
 
 def test_experiments_on_different_datasets_are_refused_with_why(store, ab):
-    other_ds = store.save_dataset("other", make_cases(10), label_set=["fast", "slow"])
+    other_ds = store.datasets.save("other", make_cases(10), label_set=["fast", "slow"])
     other = create_experiment(
         {"name": "elsewhere", "dataset": other_ds.fingerprint, "arms": {"b": python_arm()}}, store=store
     )
@@ -160,7 +160,7 @@ def _one_arm(store, dataset, name="solo"):
         {"name": name, "dataset": dataset, "rounds": 1, "arms": {"b": python_arm(wrong=["c05"])}}, store=store
     )
     run_experiment(exp.id, store=store)
-    return store.get_experiment(exp.id)
+    return store.experiments.get(exp.id)
 
 
 def test_a_newest_experiment_with_one_arm_opens_against_the_earlier_one_on_its_dataset(store, ab):

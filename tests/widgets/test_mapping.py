@@ -63,7 +63,7 @@ def test_mapping_the_xlsx_labels_gives_the_same_dataset_as_the_csv_profile(store
     xlsx.profile_name.value = "demo-xlsx"
     xlsx.save_button.click()
     assert xlsx.errors.message is None
-    saved = store.get_profile("demo-xlsx")
+    saved = store.profiles.get("demo-xlsx")
     assert saved.version == 1 and saved.label_set == ["fast", "slow"] and saved.read.sheet == "评测集"
     assert "saved mapping profile demo-xlsx@1" in xlsx.result_html.value
     assert "saved profile demo-xlsx@1 · matches this file" in xlsx.start_from.labels
@@ -71,7 +71,7 @@ def test_mapping_the_xlsx_labels_gives_the_same_dataset_as_the_csv_profile(store
     xlsx.dataset_name.value = "demo"
     xlsx.import_button.click()
     assert xlsx.errors.message is None
-    csv = store.import_dataset(CSV, DEMO / "mapping-csv.yaml", name="demo")
+    csv = store.datasets.import_file(CSV, DEMO / "mapping-csv.yaml", name="demo")
     assert xlsx.dataset.fingerprint == csv.fingerprint == "demo@e9b7386ce4aa"
     assert csv.reused  # the XLSX import stored these very cases first
     assert "demo@e9b7386ce4aa" in xlsx.result_html.value and "401 cases" in xlsx.result_html.value
@@ -167,7 +167,7 @@ def test_an_uploaded_file_is_opened(store):
 
 
 def test_starting_from_a_saved_profile_fills_the_form_from_it(store):
-    store.save_profile(store.resolve_profile(DEMO / "mapping-xlsx.yaml"))
+    store.profiles.save(store.profiles.resolve(DEMO / "mapping-xlsx.yaml"))
     widget = MappingWidget(store, profile="demo-routing-xlsx", path=XLSX)
     assert widget.errors.message is None
     assert widget.start_from.value == "demo-routing-xlsx@1"
@@ -211,7 +211,7 @@ def test_an_invalid_file_is_refused_with_its_report_then_imported_when_skipping(
     widget.skip_invalid.value = True
     widget.import_button.click()
     assert widget.errors.message is None and widget.dataset.n_cases == 2
-    assert store.get_dataset(widget.dataset.fingerprint).validation.n_skipped == 1
+    assert store.datasets.get(widget.dataset.fingerprint).validation.n_skipped == 1
 
 
 def test_text_from_the_file_is_escaped(store, tmp_path):
@@ -235,7 +235,7 @@ def test_a_detected_sheet_gives_way_to_the_profile_chosen_later(store, tmp_path)
     data.append(["question", "label"])
     data.append(["hello", "a"])
     book.save(path)
-    store.save_profile(
+    store.profiles.save(
         MappingProfile.from_dict(
             {"name": "on-data", "read": {"sheet": "data"}, "fields": {"input": "question"}}
         )
@@ -334,7 +334,7 @@ def test_a_file_of_the_same_shape_as_a_saved_profile_is_matched_to_it(store, rea
     )
     assert "from profile banking77@1" in fresh.reasons["input"]
     assert "saved profile banking77@1 · matches this file" in fresh.start_from.labels
-    assert store.get_profile("banking77").shape.columns == ["text", "category"]
+    assert store.profiles.get("banking77").shape.columns == ["text", "category"]
 
 
 def test_when_no_saved_profile_fits_the_widget_says_why_the_closest_does_not(store, realdata):
@@ -358,7 +358,7 @@ def _cli_import(cli, tmp_path, path, mapping, name):
     from abbench.store import open_store
 
     with open_store(tmp_path / "cli-store") as other:
-        return fingerprint, other.load_cases(fingerprint)
+        return fingerprint, other.datasets.load_cases(fingerprint)
 
 
 def test_the_demo_mapping_yaml_loads_and_imports_what_the_cli_imports(store, cli, tmp_path):
@@ -378,7 +378,7 @@ def test_the_demo_mapping_yaml_loads_and_imports_what_the_cli_imports(store, cli
     assert widget.errors.message is None
     fingerprint, cases = _cli_import(cli, tmp_path, XLSX, DEMO / "mapping-xlsx.yaml", "demo")
     assert widget.dataset.fingerprint == fingerprint == "demo@e9b7386ce4aa"
-    assert store.load_cases(widget.dataset) == cases
+    assert store.datasets.load_cases(widget.dataset) == cases
 
 
 def test_a_mapping_with_lookups_and_templates_is_shown_and_imported_as_the_cli_does(store, cli, tmp_path):
@@ -420,7 +420,7 @@ label_set: [fast, slow]
     assert widget.errors.message is None
     fingerprint, cases = _cli_import(cli, tmp_path, XLSX, mapping, "routing")
     assert widget.dataset.fingerprint == fingerprint
-    assert store.load_cases(widget.dataset) == cases
+    assert store.datasets.load_cases(widget.dataset) == cases
     assert Counter(c.domain for c in cases)["navigation"] == 66
 
 
@@ -480,7 +480,7 @@ def test_the_gold_panel_lists_77_banking_intents_as_labels_and_follows_the_decla
     widget.dataset_name.value = "banking77"
     widget.do_import()
     assert widget.errors.message is None
-    info = store.get_dataset("banking77")
+    info = store.datasets.get("banking77")
     assert info.expected_kind.kind == "label" and info.expected_kind.declared
 
 
@@ -492,5 +492,5 @@ def test_a_suggested_pattern_is_kept_by_the_form_and_imported(store, realdata):
     assert row.choice.value == "keep" and row.source.match is not None and row.source.column == "answer"
     assert row.choice.label.startswith("as in the suggestion: ")
     info = widget.do_import()
-    cases = list(store.iter_cases(info.id))
+    cases = list(store.datasets.iter_cases(info.id))
     assert len(cases) == 60 and [c.expected for c in cases[:3]] == ["18", "3", "70000"]

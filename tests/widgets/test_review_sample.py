@@ -9,7 +9,7 @@ from abbench.widgets import ReviewWidget
 
 def test_the_widget_draws_a_sample_lists_it_and_shows_the_corrected_accuracy(store):
     cases = [Case(f"w{i:03d}", f"query {i}", "slow" if i % 2 else "fast") for i in range(60)]
-    dataset = store.save_dataset("sampled", cases, label_set=["fast", "slow"])
+    dataset = store.datasets.save("sampled", cases, label_set=["fast", "slow"])
     agent = {"agent": "python", "function": "tests.runner.stop_agent:answer"}
     exp = create_experiment(
         {"name": "w", "dataset": dataset.fingerprint, "arms": {"only": agent}}, store=store
@@ -21,10 +21,12 @@ def test_the_widget_draws_a_sample_lists_it_and_shows_the_corrected_accuracy(sto
     widget.sample_size.value, widget.sample_seed.value = 8, 4
     widget.sample_button.click()
     assert widget.errors.message is None
-    sample = store.review_samples(exp.id)[-1]
+    sample = store.reviews.samples(exp.id)[-1]
     assert sample.size == 8 and sample.seed == 4
     assert widget.kind.value == "sample"
-    sampled = {case for run_id, _, case, _ in store.judged_runs(exp.id) if run_id in set(sample.run_ids)}
+    sampled = {
+        case for run_id, _, case, _ in store.reviews.judged_runs(exp.id) if run_id in set(sample.run_ids)
+    }
     assert {d.case_id for d in widget.shown} == sampled
     assert dict((k, label) for label, k in widget.kind.options)["sample"] == "random sample (8)"
     widget.select_case(widget.shown[0].case_id)

@@ -80,7 +80,7 @@ def test_start_runs_off_the_cell_folds_the_definition_and_fills_the_bars(store, 
         "control": (48, 48),
         "treatment": (48, 48),
     }
-    exp = store.get_experiment("smoke")
+    exp = store.experiments.get("smoke")
     assert exp.status == "finished" and widget.chooser.value == exp.id
     assert "finished" in widget.status_html.value and "96/96 done (100 %)" in widget.status_html.value
     assert widget.failures_html.value == "" and widget.failure_actions.layout.display == "none"
@@ -108,7 +108,7 @@ def test_pause_stops_progress_and_resume_reaches_the_end(store, small, tmp_path)
     gate.allow(6)  # the two in flight finish; a run that ignored the pause would start two more
     wait_until(lambda: w.progress.status == "paused" and w.progress.running == 0 and w.progress.done == 6)
     assert gate.arrived() == 6  # nothing moves while paused
-    assert store.get_experiment("p").status == "paused"
+    assert store.experiments.get("p").status == "paused"
     assert w.pause_button.disabled and not w.resume_button.disabled
     w.resume_button.click()
     gate.open()
@@ -133,7 +133,7 @@ def test_cancel_stops_the_run_and_marks_pending_runs_cancelled(store, small, tmp
     w.cancel_button.click()
     progress = w.wait(SAFETY_NET_S)
     assert progress.status == "cancelled"
-    counts = store.run_counts(store.get_experiment("c").id)["a"]
+    counts = store.runs.counts(store.experiments.get("c").id)["a"]
     # the two held at the gate and every run not started are cancelled
     assert counts["cancelled"] == progress.total - 2 and counts["pending"] == 0, counts
     assert "cancelled" in w.status_html.value
@@ -156,13 +156,13 @@ def test_failures_are_listed_by_kind_with_the_action_that_fits(store, small, wid
     assert (widget.progress.execution_failed, widget.progress.grading_failed) == (8, 4)
     assert widget.progress.wrong == sum(
         r.state == "fail" and not (r.execution_failed or r.grading_failed)
-        for r in store.runs(widget.experiment.id)
+        for r in store.runs.records(widget.experiment.id)
     )
     html = widget.failures_html.value
     assert "execution → re-run" in html and "grading → re-grade" in html and "agent_error" in html
 
-    exp = store.get_experiment("smoke")
-    executions_before = {r.id: r.executed_at for r in store.runs(exp.id) if r.case_id == "c04"}
+    exp = store.experiments.get("smoke")
+    executions_before = {r.id: r.executed_at for r in store.runs.records(exp.id) if r.case_id == "c04"}
     agents.FAIL_EXECUTION.clear()
     widget.rerun_button.click()
     assert widget.errors.message is None
@@ -174,7 +174,7 @@ def test_failures_are_listed_by_kind_with_the_action_that_fits(store, small, wid
     widget.regrade_button.click()
     widget.wait(60)
     assert widget.failures_html.value == "" and widget.regrade_button.disabled
-    runs = [r for r in store.runs(exp.id) if r.case_id == "c04"]
+    runs = [r for r in store.runs.records(exp.id) if r.case_id == "c04"]
     assert all(r.state == "pass" for r in runs)
     # re-grading reused the stored executions: the agent did not run again
     assert {r.id: r.executed_at for r in runs} == executions_before
@@ -183,7 +183,7 @@ def test_failures_are_listed_by_kind_with_the_action_that_fits(store, small, wid
 def test_clone_fills_the_definition_and_starts_a_child_experiment(store, widget):
     widget.start_button.click()
     widget.wait(60)
-    source = store.get_experiment("smoke")
+    source = store.experiments.get("smoke")
     widget.clone_button.click()
     assert widget.errors.message is None
     assert widget.config_open and widget.name.value == "smoke-2" and widget.chooser.value == 0
@@ -193,7 +193,7 @@ def test_clone_fills_the_definition_and_starts_a_child_experiment(store, widget)
     widget.start_button.click()
     assert widget.errors.message is None
     widget.wait(60)
-    clone = store.get_experiment("smoke-2")
+    clone = store.experiments.get("smoke-2")
     assert clone.parent_id == source.id and [a.name for a in clone.arms] == ["control"]
     assert clone.rounds == 1 and clone.spec.graders == GRADERS
     assert widget.experiment.id == clone.id and widget.progress.total == 24
@@ -226,7 +226,7 @@ def test_an_experiment_run_elsewhere_is_followed_from_the_store(store, small, tm
     )
     handle = start_experiment(exp.id, store=store)  # as another cell (or the CLI) would
     gate.wait_arrived(1)
-    wait_until(lambda: store.get_experiment(exp.id).status == "running")
+    wait_until(lambda: store.experiments.get(exp.id).status == "running")
     w = RunControlWidget(store, experiment=exp.id, poll_s=0.1)
     assert w._poller is not None
     gate.open()
@@ -268,7 +268,7 @@ def test_form_errors_are_shown_in_the_widget(store, small, form, message):
         w.arm_rows[0].skill.value = "folder"
     w.start_button.click()
     assert message in w.errors.message and w.handle is None
-    assert store.list_experiments() == []
+    assert store.experiments.all() == []
 
 
 def test_a_missing_skill_folder_is_refused_with_the_runner_message(store, small, tmp_path):
@@ -281,7 +281,7 @@ def test_a_missing_skill_folder_is_refused_with_the_runner_message(store, small,
 
 
 def test_stored_snapshots_are_offered_as_skills(store, small):
-    snap = store.snapshot_skill(DEMO / "skills" / "fast-slow-routing-v2")
+    snap = store.snapshots.freeze(DEMO / "skills" / "fast-slow-routing-v2")
     w = RunControlWidget(
         store, dataset=small.fingerprint, arms={"v2": {"agent": "builtin", "skill": snap.hash}}
     )
@@ -369,7 +369,7 @@ def test_looking_at_another_experiment_while_a_run_ends_keeps_it_shown(store, sm
     handle.wait(SAFETY_NET_S)
     assert w.chooser.value == other.id and w.experiment.id == other.id
     assert w.progress.experiment == "other" and "#1 other" in w.status_html.value
-    w.chooser.select(store.get_experiment("bg").id)
+    w.chooser.select(store.experiments.get("bg").id)
     assert w.progress.status == "finished" and w.bars["a"].value == 48
 
 
@@ -440,12 +440,12 @@ def test_an_experiment_last_run_on_dask_says_where_with_the_dashboard(store, sma
         "worker_addresses": ["tcp://127.0.0.1:4001", "tcp://127.0.0.1:4002"],
         "dashboard": "http://127.0.0.1:8787/status",
     }
-    store.set_executor(exp.id, where)
+    store.experiments.set_executor(exp.id, where)
     w = RunControlWidget(store, experiment="on-dask")
     shown = w.where_html.value
     assert "last executed on Dask: a LocalCluster at tcp://127.0.0.1:8786" in shown, shown
     assert "2 workers" in shown and 'title="tcp://127.0.0.1:4001, tcp://127.0.0.1:4002"' in shown
     assert 'href="http://127.0.0.1:8787/status"' in shown
-    store.set_executor(exp.id, None)
+    store.experiments.set_executor(exp.id, None)
     w.reload()
     assert w.where_html.value == ""  # the last pass ran here

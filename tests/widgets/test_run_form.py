@@ -27,8 +27,8 @@ def test_domains_and_labels_are_offered_from_the_dataset_and_run_as_chosen(store
     w.start_button.click()
     assert w.errors.message is None
     w.wait(60)
-    exp = store.get_experiment("some")
-    runs = store.runs(exp.id)
+    exp = store.experiments.get("some")
+    runs = store.runs.records(exp.id)
     cases = {c.case_id: c for c in make_cases(24)}
     assert len(runs) == 5 and all(
         cases[r.case_id].domain in ("导航", "车控") and cases[r.case_id].expected == "fast" for r in runs
@@ -46,13 +46,15 @@ def test_a_selection_that_selects_nothing_is_said_before_start(store, small):
     w.case_form.labels.value = ("fast",)
     assert "selects no case" in w.case_form.summary.value
     w.start_button.click()
-    assert "selects no case" in w.errors.message and store.list_experiments() == []
+    assert "selects no case" in w.errors.message and store.experiments.all() == []
 
 
 def test_free_text_answers_are_not_offered_as_labels(store):
     from abbench.types import Case
 
-    info = store.save_dataset("qa", [Case(f"q{i}", f"question {i}", f"answer number {i}") for i in range(30)])
+    info = store.datasets.save(
+        "qa", [Case(f"q{i}", f"question {i}", f"answer number {i}") for i in range(30)]
+    )
     w = RunControlWidget(store, dataset=info.fingerprint, name="qa")
     assert w.case_form.labels.options == () and w.case_form.labels.layout.display == "none"
     assert "30 distinct gold answers (free text)" in w.case_form.labels_note.value
