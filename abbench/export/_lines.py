@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from abbench.export._tables import Column, JsonText
 from abbench.export._writers import _text_cell
-from abbench.store import mark_line
+from abbench.store import bulk, mark_line
 from abbench.types import OUTCOME_WORDS
 
 if TYPE_CHECKING:
@@ -64,7 +64,8 @@ def run_csv_lines(
         return experiment + "," + csv_field(_text_cell(columns[2], arm))
 
     def lines(out: BinaryIO | None = None) -> Iterator[tuple[bytes, int]]:
-        return store.exports.csv_lines(
+        return bulk.csv_lines(
+            store,
             exp.id,
             exp.dataset_id,
             graders,

@@ -26,6 +26,7 @@ from abbench.export._tables import (
 )
 from abbench.export._writers import JsonLine
 from abbench.export._xlsx_rows import run_sheet_rows
+from abbench.store import bulk
 from abbench.types import OUTCOME_WORDS, outcome_word, run_outcome
 
 if TYPE_CHECKING:
@@ -83,8 +84,9 @@ def runs_table(store: Store, exp: Experiment) -> Table:
 
     def json_lines(out: BinaryIO | None = None) -> Iterator[tuple[bytes, int]]:
         if len(set(keys)) < len(keys):  # (a grader named like another's score column: a row's dict keeps one)
-            return store.exports.json_blocks(exp.id, exp.dataset_id, names, PLAIN_GRADE_FIELDS, block=block)
-        return store.exports.json_lines(
+            return bulk.json_blocks(store, exp.id, exp.dataset_id, names, PLAIN_GRADE_FIELDS, block=block)
+        return bulk.json_lines(
+            store,
             exp.id,
             exp.dataset_id,
             kinds,

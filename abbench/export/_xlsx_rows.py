@@ -23,6 +23,7 @@ from abbench.export._xlsx import (
     _string_cell,
     cells_writer,
 )
+from abbench.store import bulk
 from abbench.types import OUTCOME_WORDS
 
 if TYPE_CHECKING:
@@ -99,7 +100,8 @@ def run_sheet_rows(
     """
 
     def rows() -> Iterator[list[bytes]]:
-        return store.exports.sheet_rows(
+        return bulk.sheet_rows(
+            store,
             exp.id,
             exp.dataset_id,
             graders,

@@ -38,9 +38,7 @@ if typing.TYPE_CHECKING:
     from abbench.store._formats import AnswerReading
     from abbench.store._grader_view import GraderVerdicts
     from abbench.store._grades import GRADE_COLUMNS, Grade
-    from abbench.store._lines import mark_line
     from abbench.store._migrations import SCHEMA_VERSION
-    from abbench.store._outcomes import CaseOutcomes
     from abbench.store._owners import (
         SCOPES,
         ApiKey,
@@ -82,7 +80,6 @@ if typing.TYPE_CHECKING:
         ArmSettings,
         RunSettings,
     )
-    from abbench.store._sheet_rows import SheetCell, SheetCells
     from abbench.store._snapshots import load_snapshot, snapshot_skill
     from abbench.store._spec import (
         ArmSpec,
@@ -97,8 +94,11 @@ if typing.TYPE_CHECKING:
         StoredExperimentSpec,
     )
     from abbench.store._store import Store, open_store
-    from abbench.store._utf8 import check_utf8
     from abbench.store._writes import ATTEMPT_COLUMNS, GradeWrite, WriteBatch
+    from abbench.store.bulk._csv import mark_line
+    from abbench.store.bulk._outcomes import CaseOutcomes
+    from abbench.store.bulk._sheet import SheetCell, SheetCells
+    from abbench.store.bulk._utf8 import check_utf8
 
 __all__ = [
     "ATTEMPT_COLUMNS",
@@ -235,7 +235,7 @@ __getattr__, __dir__ = _lazy.exports(
             "GRADE_COLUMNS",
             "Grade",
         ),
-        "abbench.store._lines": ("mark_line",),
+        "abbench.store.bulk._csv": ("mark_line",),
         "abbench.store._migrations": ("SCHEMA_VERSION",),
         "abbench.store._owners": (
             "SCOPES",
@@ -246,7 +246,7 @@ __getattr__, __dir__ = _lazy.exports(
             "parse_scopes",
             "pepper_path",
         ),
-        "abbench.store._outcomes": ("CaseOutcomes",),
+        "abbench.store.bulk._outcomes": ("CaseOutcomes",),
         "abbench.store._pages": ("RunPage",),
         "abbench.store._report_queries": (
             "FailedRun",
@@ -278,7 +278,7 @@ __getattr__, __dir__ = _lazy.exports(
             "RunRecord",
             "WorkItem",
         ),
-        "abbench.store._sheet_rows": (
+        "abbench.store.bulk._sheet": (
             "SheetCell",
             "SheetCells",
         ),
@@ -286,7 +286,7 @@ __getattr__, __dir__ = _lazy.exports(
             "load_snapshot",
             "snapshot_skill",
         ),
-        "abbench.store._utf8": ("check_utf8",),
+        "abbench.store.bulk._utf8": ("check_utf8",),
         "abbench.store._settings": (
             "DEFAULT_CONCURRENCY",
             "DEFAULT_GRADERS",

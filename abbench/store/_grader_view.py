@@ -15,7 +15,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from abbench.store._noun import Noun
-from abbench.store._outcomes import EXECUTED_SQL, CaseOutcomes
 from abbench.store._results import (
     _MISSING,
     FAILED,
@@ -27,6 +26,7 @@ from abbench.store._results import (
     _nan_missing,
     _plain_cursor,
 )
+from abbench.store.bulk._outcomes import EXECUTED_SQL, CaseOutcomes
 from abbench.types import GradeStatus, RunState
 
 if TYPE_CHECKING:

@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from abbench.store._noun import Noun
-from abbench.store._outcomes import EXECUTED_SQL, KEPT_CODES, RunCodes
 from abbench.store._reads import in_asked_order, keep_read, read_in_snapshot
 from abbench.store._results import (
     _MISSING,
@@ -34,6 +33,7 @@ from abbench.store._results import (
     _plain_cursor,
     _RunReader,
 )
+from abbench.store.bulk._outcomes import EXECUTED_SQL, KEPT_CODES, RunCodes
 
 if TYPE_CHECKING:
     import numpy as np

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 from abbench._memo import Memo
 from abbench.errors import NotFoundError
 from abbench.store._noun import Noun
-from abbench.store._outcomes import (
+from abbench.store._reads import in_asked_order, keep_read, read_in_snapshot
+from abbench.store.bulk._outcomes import (
     _SUM_NAMES,
     KEPT_CODES,
     CaseOutcomes,
     _case_sums,
     _read_sums,
 )
-from abbench.store._reads import in_asked_order, keep_read, read_in_snapshot
 from abbench.types import RunOutcome, RunState
 
 if TYPE_CHECKING:

@@ -15,17 +15,13 @@ from abbench.store._formats import AnswerFormats
 from abbench.store._grader_view import GraderVerdictReads
 from abbench.store._grades import GradeRecords
 from abbench.store._imports import DatasetImports
-from abbench.store._json_lines import JsonLines
-from abbench.store._json_rows import JsonBlocks
 from abbench.store._light import RunFlags
-from abbench.store._lines import CsvLines
 from abbench.store._owners import Keys
 from abbench.store._pages import RunPages
 from abbench.store._profiles import Profiles
 from abbench.store._results import RunResults
 from abbench.store._reviews import Reviews
 from abbench.store._runs import RunRecords
-from abbench.store._sheet_rows import SheetRows
 from abbench.store._snapshots import Snapshots
 from abbench.store._writes import RunWrites
 
@@ -42,17 +38,14 @@ class Grades(GradeRecords, GraderVerdictReads, AnswerFormats):
     """``store.grades.records``: the graders' verdicts (appended, never overwritten) and what is read from them."""
 
 
-class Exports(CsvLines, SheetRows, JsonBlocks, JsonLines):
-    """``store.exports``: the bulk export engines (CSV lines, sheet rows, JSON blocks and lines) SQLite builds."""
-
-
 class Store(StoreBase):
     """An open abbench store. Use `open_store()` to get one; close it (or use ``with``) when done.
 
     The core holds the connections, transactions, read snapshots and migrations; everything else is
     a noun it hands out, each with its SQL and its records: `datasets`, `profiles`, `snapshots`,
     `experiments`, `runs`, `attempts`, `grades`, `reviews`, `analysis` (the queries behind metrics,
-    comparisons and reports), `cache`, `keys` (API keys and grants) and `exports`.
+    comparisons and reports), `cache` and `keys` (API keys and grants). The bulk export engines are functions of
+    the store in `abbench.store.bulk`.
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, create: bool = True):
@@ -68,7 +61,6 @@ class Store(StoreBase):
         self.analysis = Analysis(self)
         self.cache = Cache(self)
         self.keys = Keys(self)
-        self.exports = Exports(self)
 
 
 def open_store(path: str | os.PathLike[str] | Store | None = None, *, create: bool = True) -> Store:

@@ -13,7 +13,7 @@ from abbench.compare import compare_arms
 from abbench.gate import evaluate_gate
 from abbench.metrics import experiment_metrics
 from abbench.store import open_store
-from abbench.store._outcomes import KEPT_CODES
+from abbench.store.bulk._outcomes import KEPT_CODES
 from tests.results import cases_of, make_experiment
 
 

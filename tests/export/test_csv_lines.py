@@ -21,7 +21,7 @@ from abbench.export import export, export_table, write_csv
 from abbench.export._lines import csv_field
 from abbench.runner import create_experiment, run_experiment
 from abbench.store import open_store
-from abbench.store._lines import _Shape
+from abbench.store.bulk._csv import _Shape
 from abbench.types import AgentOutput, Case, Usage
 from tests.experiments import save_cases
 

@@ -1,4 +1,4 @@
-"""A big export's slices read by worker processes (`abbench.store._workers`) give the bytes of the
+"""A big export's slices read by worker processes (`abbench.store.bulk._workers`) give the bytes of the
 in-thread read, and a worker that fails, dies or is abandoned never leaves a wrong file or a process
 behind.
 
@@ -18,8 +18,8 @@ import pytest
 
 from abbench.errors import StoreError
 from abbench.export import export_table, write_csv, write_jsonl, write_xlsx
-from abbench.store import _workers
-from abbench.store._workers import read_slices, sqlite_module, worker_count
+from abbench.store.bulk import _workers
+from abbench.store.bulk._workers import read_slices, sqlite_module, worker_count
 from tests.export.test_csv_lines import ODDITIES, build_edge
 from tests.export.test_xlsx_rows import SHEET_ODDITIES, _parts
 

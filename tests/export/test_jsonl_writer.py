@@ -89,7 +89,7 @@ def test_a_row_of_the_wrong_width_is_refused():
 def test_most_lines_are_built_by_sqlite_and_the_odd_ones_by_python(edge, monkeypatch):
     # The SQL path is the one taken; the Python path makes only the rows SQLite cannot judge (values of
     # an unexpected type, text holding a place's mark, a verdict naming a second run).
-    from abbench.store import _json_rows
+    from abbench.store.bulk import _json_blocks as _json_rows
 
     made_by_python: list[int] = []
     lines_of = _json_rows._JsonSlices.lines_of

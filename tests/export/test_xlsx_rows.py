@@ -17,6 +17,7 @@ import pytest
 
 from abbench.export import export_table, write_xlsx
 from abbench.export._xlsx_rows import UNSAFE, sheet_cells
+from abbench.store import bulk
 from abbench.types import OUTCOME_WORDS
 from tests.export.test_csv_lines import ODDITIES, build_edge
 
@@ -90,7 +91,8 @@ def test_every_slicing_gives_the_same_rows(edge, tmp_path, chunk):
     graders = [("label_match", "bool", 1)]
 
     def rows():
-        return store.exports.sheet_rows(
+        return bulk.sheet_rows(
+            store,
             exp.id,
             exp.dataset_id,
             graders,

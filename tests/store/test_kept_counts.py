@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from abbench.store import CaseOutcomes, open_store
-from abbench.store._outcomes import KEPT_CODES, _sums_table
+from abbench.store.bulk._outcomes import KEPT_CODES, _sums_table
 from tests.results import cases_of, make_experiment
 
 PACKED = "16777216"

@@ -9,7 +9,7 @@ import pytest
 
 from abbench.errors import NotFoundError
 from abbench.store import OUTCOMES
-from abbench.store._outcomes import EXECUTED_SQL, FINISHED_STATES
+from abbench.store.bulk._outcomes import EXECUTED_SQL, FINISHED_STATES
 from tests.results import cases_of, make_experiment
 
 SPECS = [True, False, "exec_fail", "grade_fail", "cancelled", "pending"]

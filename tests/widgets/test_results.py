@@ -13,7 +13,7 @@ from abbench.gate import DEFAULT_RULES, evaluate_gate
 from abbench.metrics import experiment_metrics
 from abbench.runner import cancel_experiment, create_experiment, run_experiment
 from abbench.store import open_store
-from abbench.store._outcomes import KEPT_CODES
+from abbench.store.bulk._outcomes import KEPT_CODES
 from abbench.widgets import ResultsWidget
 from abbench.widgets._gate import DEFAULTS, OWN, find_gate_files
 from abbench.widgets._results import fmt_estimate

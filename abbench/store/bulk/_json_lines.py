@@ -18,7 +18,7 @@ value then writes `BAD`, and its row alone is made by the Python path (`JsonBloc
 text holds `PLACE` itself. Text that is not UTF-8 (which only another tool can store) is refused,
 naming its run or case, as the Python path refused it.
 
-A big export's slices are made by two worker processes (`abbench.store._workers`), each owning every
+A big export's slices are made by two worker processes (`abbench.store.bulk._workers`), each owning every
 other range of cases in every arm and round (so what it made of a case serves all its runs), each
 writing its lines into the file itself.
 """
@@ -31,14 +31,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain, compress, cycle, repeat
 from operator import is_not
-from typing import Any, BinaryIO, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from abbench.errors import StoreError
-from abbench.store._json_rows import JsonBlock, _JsonSlices
-from abbench.store._noun import Noun
-from abbench.store._sheet_rows import _named_joins
-from abbench.store._utf8 import check_utf8
-from abbench.store._workers import read_slices, worker_count
+from abbench.store.bulk._csv import _case_slices
+from abbench.store.bulk._json_blocks import JsonBlock, _json_fallback, _JsonSlices
+from abbench.store.bulk._sheet import _named_joins
+from abbench.store.bulk._utf8 import check_utf8
+from abbench.store.bulk._workers import read_slices, worker_count
 
 PLACE = b"1e999999"
 """A place in a line: a JSON number (so ``json_object`` takes it as JSON) that Python never writes."""
@@ -82,6 +82,9 @@ _REMEMBER = 100_000
 """Cases (and stored JSON values) a worker keeps what it made of: some 50 MB at most."""
 _MAX_PAIRS = 60
 """Key-value pairs per ``json_object`` call (SQLite takes at most 127 arguments)."""
+
+if TYPE_CHECKING:
+    from abbench.store._store import Store
 
 
 class JsonValues(Protocol):
@@ -343,7 +346,7 @@ class _LineSlices:
     is built carefully, and its rows SQLite could not judge made by the Python path (a `read_slices`
     job)."""
 
-    bundled_sqlite = True  # (see `abbench.store._workers.sqlite_module`)
+    bundled_sqlite = True  # (see `abbench.store.bulk._workers.sqlite_module`)
 
     def __init__(
         self, fast: str, careful: str, kinds: list[str], fallback: _JsonSlices, values: JsonValues, cases: str
@@ -525,67 +528,64 @@ def _run_id(line: bytes) -> int:
     return int(line[line.index(b":") + 1 : line.index(b",")])
 
 
-class JsonLines(Noun):
-    """JSONL lines built inside SQLite (see the module docstring)."""
+def json_lines(
+    store: Store,
+    exp_id: int,
+    dataset_id: int,
+    graders: Sequence[tuple[str, str, int]],
+    *,
+    names: Sequence[str],
+    experiment: str,
+    outcome_words: dict[str, str],
+    grade_fields: Sequence[str],
+    values: JsonValues,
+    block: JsonBlock,
+    chunk: int = 2000,
+    out: BinaryIO | None = None,
+) -> Iterator[tuple[bytes, int]]:
+    """An experiment's runs as JSONL, ``(lines, how many)`` a slice of up to `chunk` cases' runs at
+    a time, in `export_run_rows`' order: byte for byte the lines `block` makes of those rows.
 
-    def json_lines(
-        self,
-        exp_id: int,
-        dataset_id: int,
-        graders: Sequence[tuple[str, str, int]],
-        *,
-        names: Sequence[str],
-        experiment: str,
-        outcome_words: dict[str, str],
-        grade_fields: Sequence[str],
-        values: JsonValues,
-        block: JsonBlock,
-        chunk: int = 2000,
-        out: BinaryIO | None = None,
-    ) -> Iterator[tuple[bytes, int]]:
-        """An experiment's runs as JSONL, ``(lines, how many)`` a slice of up to `chunk` cases' runs at
-        a time, in `export_run_rows`' order: byte for byte the lines `block` makes of those rows.
-
-        Args:
-            exp_id: The experiment.
-            dataset_id: Its dataset.
-            graders: ``(name, kind, cells)`` of each non-pairwise grader, in the runs table's order:
-                ``float`` for a score alone, else a verdict and, with 2 cells, its score.
-            names: The runs table's column names, the line's keys (see `_line`).
-            experiment: The experiment's name.
-            outcome_words: The word of each outcome key or open state (`abbench.types.OUTCOME_WORDS`).
-            grade_fields: The fields of each latest grade in ``grades`` (names of `GRADE_COLUMNS`).
-            values: Writes a place's value (`JsonValues`).
-            block: The Python path, for the rows SQLite cannot build (see `JsonBlock`).
-            chunk: Cases per slice.
-            out: The file the lines go to: worker processes write theirs into it themselves when it
-                is a regular file, and hand back no bytes (see `read_slices`).
-        """
-        fallback, common = self._store.exports._json_fallback(
-            exp_id, dataset_id, [g for g, _, _ in graders], grade_fields, block
+    Args:
+        exp_id: The experiment.
+        dataset_id: Its dataset.
+        graders: ``(name, kind, cells)`` of each non-pairwise grader, in the runs table's order:
+            ``float`` for a score alone, else a verdict and, with 2 cells, its score.
+        names: The runs table's column names, the line's keys (see `_line`).
+        experiment: The experiment's name.
+        outcome_words: The word of each outcome key or open state (`abbench.types.OUTCOME_WORDS`).
+        grade_fields: The fields of each latest grade in ``grades`` (names of `GRADE_COLUMNS`).
+        values: Writes a place's value (`JsonValues`).
+        block: The Python path, for the rows SQLite cannot build (see `JsonBlock`).
+        chunk: Cases per slice.
+        out: The file the lines go to: worker processes write theirs into it themselves when it
+            is a regular file, and hand back no bytes (see `read_slices`).
+    """
+    fallback, common = _json_fallback(
+        store, exp_id, dataset_id, [g for g, _, _ in graders], grade_fields, block
+    )
+    built = []
+    for careful in (False, True):
+        line, placed = _line(_Sql(careful), names, outcome_words, graders, grade_fields)
+        built.append(
+            f"SELECT {', '.join([line, *(p for _, p in placed)])} FROM runs r"
+            f"{_named_joins(len(graders))} WHERE r.experiment_id = :exp AND r.arm_id = :arm_id "
+            "AND r.round = :round AND r.case_idx >= :start AND r.case_idx < :stop ORDER BY r.case_idx"
         )
-        built = []
-        for careful in (False, True):
-            line, placed = _line(_Sql(careful), names, outcome_words, graders, grade_fields)
-            built.append(
-                f"SELECT {', '.join([line, *(p for _, p in placed)])} FROM runs r"
-                f"{_named_joins(len(graders))} WHERE r.experiment_id = :exp AND r.arm_id = :arm_id "
-                "AND r.round = :round AND r.case_idx >= :start AND r.case_idx < :stop ORDER BY r.case_idx"
-            )
-        cases = (
-            f"SELECT idx, {', '.join(n for n, _ in CASE_FIELDS + CASE_TAIL)} FROM cases "
-            "WHERE dataset_id = :dataset AND idx >= :start AND idx < :stop"
-        )
-        common |= {"experiment_json": json.dumps(experiment, ensure_ascii=False)}
-        cut, rows = self._store.exports._case_slices(exp_id, chunk)
-        slices = [common | s | {"arm_json": json.dumps(s["arm"], ensure_ascii=False)} for s in cut]
-        job = _LineSlices(built[0], built[1], [k for k, _ in placed], fallback, values, cases)
-        yield from read_slices(
-            job,
-            slices,
-            conn=lambda: self._store.conn,
-            uri=self._store.reader_uri(),
-            workers=worker_count(rows),
-            owner=_case_range,
-            out=out,
-        )
+    cases = (
+        f"SELECT idx, {', '.join(n for n, _ in CASE_FIELDS + CASE_TAIL)} FROM cases "
+        "WHERE dataset_id = :dataset AND idx >= :start AND idx < :stop"
+    )
+    common |= {"experiment_json": json.dumps(experiment, ensure_ascii=False)}
+    cut, rows = _case_slices(store, exp_id, chunk)
+    slices = [common | s | {"arm_json": json.dumps(s["arm"], ensure_ascii=False)} for s in cut]
+    job = _LineSlices(built[0], built[1], [k for k, _ in placed], fallback, values, cases)
+    yield from read_slices(
+        job,
+        slices,
+        conn=lambda: store.conn,
+        uri=store.reader_uri(),
+        workers=worker_count(rows),
+        owner=_case_range,
+        out=out,
+    )

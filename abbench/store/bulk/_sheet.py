@@ -17,12 +17,11 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from abbench.store._analysis import latest_grade_joins
-from abbench.store._lines import _csv_values
-from abbench.store._noun import Noun
-from abbench.store._workers import read_slices, worker_count
+from abbench.store.bulk._csv import _csv_values
+from abbench.store.bulk._workers import read_slices, worker_count
 
 SheetCell = Callable[..., str]
 """``(cell position, sheet row, *values) -> the XML of the cells from that position, as the writer
@@ -31,6 +30,9 @@ writes them``: the general path (for one cell, or a run of cells that only it wr
 _CELL = "abbench_sheet_cell"
 _EXACT = 9007199254740992
 """2**53: integers up to it are the doubles ``.16G`` formats, digit for digit."""
+
+if TYPE_CHECKING:
+    from abbench.store._store import Store
 
 
 @dataclass(frozen=True)
@@ -158,136 +160,133 @@ def _named_joins(n: int) -> str:
     return joins
 
 
-class SheetRows(Noun):
-    """Sheet rows built inside SQLite (see the module docstring)."""
+def sheet_rows(
+    store: Store,
+    exp_id: int,
+    dataset_id: int,
+    graders: Sequence[tuple[str, str, int]],
+    *,
+    experiment: str,
+    cells: SheetCells,
+    outcome_words: Mapping[str, str],
+    first_row: int = 2,
+    chunk: int = 2000,
+) -> Iterator[list[bytes]]:
+    """An experiment's runs as sheet rows (UTF-8 ``<row>`` elements numbered from `first_row`), in
+    the order and with the cells of `export_run_rows`' rows, up to `chunk` cases' runs at a time.
 
-    def sheet_rows(
-        self,
-        exp_id: int,
-        dataset_id: int,
-        graders: Sequence[tuple[str, str, int]],
-        *,
-        experiment: str,
-        cells: SheetCells,
-        outcome_words: Mapping[str, str],
-        first_row: int = 2,
-        chunk: int = 2000,
-    ) -> Iterator[list[bytes]]:
-        """An experiment's runs as sheet rows (UTF-8 ``<row>`` elements numbered from `first_row`), in
-        the order and with the cells of `export_run_rows`' rows, up to `chunk` cases' runs at a time.
+    Args:
+        exp_id: The experiment.
+        dataset_id: Its dataset.
+        graders: ``(name, kind, cells)`` of each non-pairwise grader: ``float`` for a score alone,
+            else a verdict and, with 2 cells, its score.
+        experiment: The experiment's name (its cell in each row).
+        cells: How each cell is written (`SheetCells`).
+        outcome_words: The word of each outcome key or open state (`abbench.types.OUTCOME_WORDS`).
+        first_row: The sheet row of the first run.
+        chunk: Cases per slice read.
+    """
+    values = [
+        "r.id",
+        ":experiment",
+        ":arm",
+        *(v for v, _ in _csv_values(outcome_words, [(k, n) for _, k, n in graders])),
+    ]
+    texts = " || ".join(
+        f"coalesce({v},'')" for v, kind in zip(values, cells.kinds, strict=True) if kind in ("text", "json")
+    )
+    inner = ", ".join(f"{v} AS v{n}" for n, v in enumerate(values))
+    row = f"CAST(CASE WHEN {_plain_row('t_', cells)} THEN {_row(cells, True)} ELSE {_row(cells, False)} END AS BLOB)"
+    runs = (
+        "FROM runs r LEFT JOIN cases c ON c.dataset_id = :dataset AND c.idx = r.case_idx"
+        f"{_named_joins(len(graders))} WHERE r.experiment_id = :exp AND r.arm_id = :arm_id "
+        "AND r.round = :round AND r.case_idx >= :start AND r.case_idx < :stop ORDER BY r.case_idx"
+    )
+    # A slice with a run of every case in its range numbers its rows by case; any other needs a
+    # window, whose table of the rows costs about a quarter of the query.
+    dense = f"SELECT {row} FROM (SELECT {inner}, ({texts}) AS t_, :base + r.case_idx AS n_ {runs})"
+    sparse = (
+        f"SELECT {row} FROM (SELECT {inner}, ({texts}) AS t_, "
+        f":before + row_number() OVER (ORDER BY r.case_idx) AS n_ {runs})"
+    )
+    names = {f"g{i}": name for i, (name, _, _) in enumerate(graders)}
+    marks = {f"mark{i}": mark for i, mark in enumerate(cells.marks)}
+    common = {"experiment": experiment, "dataset": dataset_id, "exp": exp_id, "unsafe": cells.unsafe}
+    common |= names | marks
+    slices = [{**common, **s} for s in _sheet_slices(store, exp_id, chunk, first_row)]
 
-        Args:
-            exp_id: The experiment.
-            dataset_id: Its dataset.
-            graders: ``(name, kind, cells)`` of each non-pairwise grader: ``float`` for a score alone,
-                else a verdict and, with 2 cells, its score.
-            experiment: The experiment's name (its cell in each row).
-            cells: How each cell is written (`SheetCells`).
-            outcome_words: The word of each outcome key or open state (`abbench.types.OUTCOME_WORDS`).
-            first_row: The sheet row of the first run.
-            chunk: Cases per slice read.
-        """
-        values = [
-            "r.id",
-            ":experiment",
-            ":arm",
-            *(v for v, _ in _csv_values(outcome_words, [(k, n) for _, k, n in graders])),
-        ]
-        texts = " || ".join(
-            f"coalesce({v},'')"
-            for v, kind in zip(values, cells.kinds, strict=True)
-            if kind in ("text", "json")
-        )
-        inner = ", ".join(f"{v} AS v{n}" for n, v in enumerate(values))
-        row = f"CAST(CASE WHEN {_plain_row('t_', cells)} THEN {_row(cells, True)} ELSE {_row(cells, False)} END AS BLOB)"
-        runs = (
-            "FROM runs r LEFT JOIN cases c ON c.dataset_id = :dataset AND c.idx = r.case_idx"
-            f"{_named_joins(len(graders))} WHERE r.experiment_id = :exp AND r.arm_id = :arm_id "
-            "AND r.round = :round AND r.case_idx >= :start AND r.case_idx < :stop ORDER BY r.case_idx"
-        )
-        # A slice with a run of every case in its range numbers its rows by case; any other needs a
-        # window, whose table of the rows costs about a quarter of the query.
-        dense = f"SELECT {row} FROM (SELECT {inner}, ({texts}) AS t_, :base + r.case_idx AS n_ {runs})"
-        sparse = (
-            f"SELECT {row} FROM (SELECT {inner}, ({texts}) AS t_, "
-            f":before + row_number() OVER (ORDER BY r.case_idx) AS n_ {runs})"
-        )
-        names = {f"g{i}": name for i, (name, _, _) in enumerate(graders)}
-        marks = {f"mark{i}": mark for i, mark in enumerate(cells.marks)}
-        common = {"experiment": experiment, "dataset": dataset_id, "exp": exp_id, "unsafe": cells.unsafe}
-        common |= names | marks
-        slices = [{**common, **s} for s in self._sheet_slices(exp_id, chunk, first_row)]
+    rows = sum(s["rows"] for s in slices)
+    job = _SheetSlices(dense, sparse, cells.cell)
+    yield from read_slices(
+        job,
+        slices,
+        conn=lambda: store.conn,
+        uri=store.reader_uri(),
+        workers=worker_count(rows),
+    )
 
-        rows = sum(s["rows"] for s in slices)
-        job = _SheetSlices(dense, sparse, cells.cell)
-        yield from read_slices(
-            job,
-            slices,
-            conn=lambda: self._store.conn,
-            uri=self._store.reader_uri(),
-            workers=worker_count(rows),
-        )
 
-    def _sheet_slices(self, exp_id: int, chunk: int, first_row: int) -> list[dict[str, Any]]:
-        """The slices of an experiment's runs in export order (arm, round, case), each with the sheet
-        rows before it. An arm's round with a run of every case between its first and last (the
-        common one: rows numbered by case) is counted in one pass along the (experiment, arm, case,
-        round) index and sliced by arithmetic; any other is counted slice by slice."""
-        slices: list[dict[str, Any]] = []
-        before = first_row - 1
-        plan = self._store.conn.execute(
-            "SELECT a.id, a.name, (SELECT group_concat(DISTINCT round) FROM runs WHERE experiment_id = ?) "
-            "FROM arms a WHERE a.experiment_id = ? ORDER BY a.position",
-            (exp_id, exp_id),
-        ).fetchall()
-        for arm_id, arm, rounds in plan:
-            for rnd in sorted(int(x) for x in (rounds or "").split(",") if x):
-                before = self._arm_round_slices(exp_id, arm_id, arm, rnd, chunk, before, slices)
-        return slices
+def _sheet_slices(store: Store, exp_id: int, chunk: int, first_row: int) -> list[dict[str, Any]]:
+    """The slices of an experiment's runs in export order (arm, round, case), each with the sheet
+    rows before it. An arm's round with a run of every case between its first and last (the
+    common one: rows numbered by case) is counted in one pass along the (experiment, arm, case,
+    round) index and sliced by arithmetic; any other is counted slice by slice."""
+    slices: list[dict[str, Any]] = []
+    before = first_row - 1
+    plan = store.conn.execute(
+        "SELECT a.id, a.name, (SELECT group_concat(DISTINCT round) FROM runs WHERE experiment_id = ?) "
+        "FROM arms a WHERE a.experiment_id = ? ORDER BY a.position",
+        (exp_id, exp_id),
+    ).fetchall()
+    for arm_id, arm, rounds in plan:
+        for rnd in sorted(int(x) for x in (rounds or "").split(",") if x):
+            before = _arm_round_slices(store, exp_id, arm_id, arm, rnd, chunk, before, slices)
+    return slices
 
-    def _arm_round_slices(
-        self,
-        exp_id: int,
-        arm_id: int,
-        arm: str,
-        rnd: int,
-        chunk: int,
-        before: int,
-        slices: list[dict[str, Any]],
-    ) -> int:
-        """Append the slices of one arm's round to `slices` (see `_sheet_slices`); the rows after them."""
-        n, low, high = self._store.conn.execute(
-            "SELECT count(*), min(case_idx), max(case_idx) FROM runs WHERE experiment_id = ? AND arm_id = ? "
-            "AND round = ?",
-            (exp_id, arm_id, rnd),
-        ).fetchone()
-        if not n:
-            return before
-        dense = n == high - low + 1
-        if dense:
-            parts = [
-                (k, min(high + 1, (k + 1) * chunk) - max(low, k * chunk), max(low, k * chunk))
-                for k in range(low // chunk, high // chunk + 1)
-            ]
-        else:
-            parts = self._store.conn.execute(
-                "SELECT case_idx / ?, count(*), min(case_idx) FROM runs WHERE experiment_id = ? "
-                "AND arm_id = ? AND round = ? GROUP BY 1 ORDER BY 1",
-                (chunk, exp_id, arm_id, rnd),
-            ).fetchall()
-        for k, count, first in parts:
-            slices.append(
-                {
-                    "arm_id": arm_id,
-                    "arm": arm,
-                    "round": rnd,
-                    "start": k * chunk,
-                    "stop": (k + 1) * chunk,
-                    "before": before,
-                    "base": before + 1 - first,
-                    "dense": dense,
-                    "rows": count,
-                }
-            )
-            before += count
+
+def _arm_round_slices(
+    store: Store,
+    exp_id: int,
+    arm_id: int,
+    arm: str,
+    rnd: int,
+    chunk: int,
+    before: int,
+    slices: list[dict[str, Any]],
+) -> int:
+    """Append the slices of one arm's round to `slices` (see `_sheet_slices`); the rows after them."""
+    n, low, high = store.conn.execute(
+        "SELECT count(*), min(case_idx), max(case_idx) FROM runs WHERE experiment_id = ? AND arm_id = ? "
+        "AND round = ?",
+        (exp_id, arm_id, rnd),
+    ).fetchone()
+    if not n:
         return before
+    dense = n == high - low + 1
+    if dense:
+        parts = [
+            (k, min(high + 1, (k + 1) * chunk) - max(low, k * chunk), max(low, k * chunk))
+            for k in range(low // chunk, high // chunk + 1)
+        ]
+    else:
+        parts = store.conn.execute(
+            "SELECT case_idx / ?, count(*), min(case_idx) FROM runs WHERE experiment_id = ? "
+            "AND arm_id = ? AND round = ? GROUP BY 1 ORDER BY 1",
+            (chunk, exp_id, arm_id, rnd),
+        ).fetchall()
+    for k, count, first in parts:
+        slices.append(
+            {
+                "arm_id": arm_id,
+                "arm": arm,
+                "round": rnd,
+                "start": k * chunk,
+                "stop": (k + 1) * chunk,
+                "before": before,
+                "base": before + 1 - first,
+                "dense": dense,
+                "rows": count,
+            }
+        )
+        before += count
+    return before

@@ -3,7 +3,7 @@
 SQLite builds an export's lines and rows in C, but one process cannot use two cores for it: two reader
 threads of one process cost ~1.5× the CPU of one (SQLite's allocator takes one lock for every
 connection, and the cell functions take the GIL turn by turn), so they saved no wall time. Two
-processes share neither. Each worker is ``python -m abbench.store._workers`` — not `multiprocessing`,
+processes share neither. Each worker is ``python -m abbench.store.bulk._workers`` — not `multiprocessing`,
 whose spawned children import the caller's main script again, which may be a user's script without a
 ``__main__`` guard — reading its share of the slices (every n-th) on its own read-only connection and
 writing each result, pickled, to its stdout; the pipe's small buffer keeps a worker at most one result
@@ -158,14 +158,14 @@ def _joined(result: Any) -> Any:
 def _start(job: SliceJob, shares: list[list[Any]], uri: str, fd: int | None) -> list[subprocess.Popen[bytes]]:
     """Start a worker for each share of the slices, each sent the job and its share (and, to write
     into, the descriptor `fd`, which it inherits)."""
-    root = str(Path(__file__).resolve().parents[2])  # where this abbench is imported from
+    root = str(Path(__file__).resolve().parents[3])  # where this abbench is imported from
     path = os.environ.get("PYTHONPATH")
     env = {**os.environ, "PYTHONPATH": root + (os.pathsep + path if path else "")}
     procs: list[subprocess.Popen[bytes]] = []
     try:
         for share in shares:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "abbench.store._workers"],
+                [sys.executable, "-m", "abbench.store.bulk._workers"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env=env,

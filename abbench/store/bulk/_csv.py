@@ -19,7 +19,7 @@ Every other cell SQL cannot write exactly (values of an unexpected type, text ho
 goes through the `CsvCell` function the export passes, which is the Python writer's own rule, so a line
 is the one the Python writer would write.
 
-A big export's slices are read by two worker processes (`abbench.store._workers`), a small one's in
+A big export's slices are read by two worker processes (`abbench.store.bulk._workers`), a small one's in
 the caller's thread: the job (`_CsvSlices`) and the cell function are picklable for that.
 """
 
@@ -31,12 +31,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from itertools import chain
 from operator import is_not
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from abbench.store._analysis import latest_grade_joins
-from abbench.store._noun import Noun
-from abbench.store._utf8 import check_utf8
-from abbench.store._workers import read_slices, worker_count
+from abbench.store.bulk._utf8 import check_utf8
+from abbench.store.bulk._workers import read_slices, worker_count
 
 CsvCell = Callable[[int, Any], str]
 """``(cell position, value) -> the cell as the CSV writer writes it``: the general path of a cell."""
@@ -49,6 +48,9 @@ _MARKED = re.compile((MARK + "([01])").encode())
 _PLACE = MARK + "2"
 _FLOAT = _PLACE.encode()
 _MARK = MARK.encode()
+
+if TYPE_CHECKING:
+    from abbench.store._store import Store
 
 
 def mark_line(text: str) -> str:
@@ -210,90 +212,86 @@ def _csv_values(
     ]
 
 
-class CsvLines(Noun):
-    """Export lines built inside SQLite (see the module docstring)."""
+def csv_lines(
+    store: Store,
+    exp_id: int,
+    dataset_id: int,
+    graders: Sequence[tuple[str, str, int]],
+    *,
+    head: Callable[[str], str],
+    cell: CsvCell,
+    outcome_words: Mapping[str, str],
+    chunk: int = 5000,
+    out: BinaryIO | None = None,
+) -> Iterator[tuple[bytes, int]]:
+    """An experiment's runs as CSV lines, in the order and with the cells of `export_run_rows`' rows
+    as the runs CSV export writes them, ``(UTF-8 lines each ended by CRLF, how many)`` for up to
+    `chunk` cases at a time.
 
-    def csv_lines(
-        self,
-        exp_id: int,
-        dataset_id: int,
-        graders: Sequence[tuple[str, str, int]],
-        *,
-        head: Callable[[str], str],
-        cell: CsvCell,
-        outcome_words: Mapping[str, str],
-        chunk: int = 5000,
-        out: BinaryIO | None = None,
-    ) -> Iterator[tuple[bytes, int]]:
-        """An experiment's runs as CSV lines, in the order and with the cells of `export_run_rows`' rows
-        as the runs CSV export writes them, ``(UTF-8 lines each ended by CRLF, how many)`` for up to
-        `chunk` cases at a time.
-
-        Args:
-            exp_id: The experiment.
-            dataset_id: Its dataset.
-            graders: ``(name, kind, cells)`` of each non-pairwise grader: ``float`` for a score alone,
-                else a verdict and, with 2 cells, its score.
-            head: The experiment and arm cells' text from a run's arm name (the same on every line of an
-                arm but for the run id, which SQL adds).
-            cell: The general path of a cell (see `CsvCell`); position 0 is the round.
-            outcome_words: The word of each outcome key or open state (`abbench.types.OUTCOME_WORDS`).
-            chunk: Cases per block (one line per run of the cases): a few blocks are in memory at once.
-            out: The file the lines go to: worker processes write theirs into it themselves when it
-                is a regular file, and hand back no bytes (see `read_slices`).
-        """
-        values = _csv_values(outcome_words, [(k, n) for _, k, n in graders])
-        names = [name for name, _, _ in graders]
-        source = (
-            " FROM runs r LEFT JOIN cases c ON c.dataset_id = ? AND c.idx = r.case_idx"
-            f"{latest_grade_joins(len(graders))} WHERE r.experiment_id = ? AND r.arm_id = ? AND r.round = ?"
+    Args:
+        exp_id: The experiment.
+        dataset_id: Its dataset.
+        graders: ``(name, kind, cells)`` of each non-pairwise grader: ``float`` for a score alone,
+            else a verdict and, with 2 cells, its score.
+        head: The experiment and arm cells' text from a run's arm name (the same on every line of an
+            arm but for the run id, which SQL adds).
+        cell: The general path of a cell (see `CsvCell`); position 0 is the round.
+        outcome_words: The word of each outcome key or open state (`abbench.types.OUTCOME_WORDS`).
+        chunk: Cases per block (one line per run of the cases): a few blocks are in memory at once.
+        out: The file the lines go to: worker processes write theirs into it themselves when it
+            is a regular file, and hand back no bytes (see `read_slices`).
+    """
+    values = _csv_values(outcome_words, [(k, n) for _, k, n in graders])
+    names = [name for name, _, _ in graders]
+    source = (
+        " FROM runs r LEFT JOIN cases c ON c.dataset_id = ? AND c.idx = r.case_idx"
+        f"{latest_grade_joins(len(graders))} WHERE r.experiment_id = ? AND r.arm_id = ? AND r.round = ?"
+    )
+    in_slice = " AND r.case_idx >= ? AND r.case_idx < ? ORDER BY r.case_idx"
+    fast, careful = (_select(values, care) + source for care in (False, True))
+    cut, rows = _case_slices(store, exp_id, chunk)
+    slices = [
+        (
+            mark_line(head(s["arm"])),
+            dataset_id,
+            *names,
+            exp_id,
+            s["arm_id"],
+            s["round"],
+            s["start"],
+            s["stop"],
         )
-        in_slice = " AND r.case_idx >= ? AND r.case_idx < ? ORDER BY r.case_idx"
-        fast, careful = (_select(values, care) + source for care in (False, True))
-        cut, rows = self._case_slices(exp_id, chunk)
-        slices = [
-            (
-                mark_line(head(s["arm"])),
-                dataset_id,
-                *names,
-                exp_id,
-                s["arm_id"],
-                s["round"],
-                s["start"],
-                s["stop"],
-            )
-            for s in cut
-        ]
-        job = _CsvSlices(fast, careful, in_slice, _Shape(values, cell))
-        yield from read_slices(
-            job,
-            slices,
-            conn=lambda: self._store.conn,
-            uri=self._store.reader_uri(),
-            workers=worker_count(rows),
-            out=out,
-        )
+        for s in cut
+    ]
+    job = _CsvSlices(fast, careful, in_slice, _Shape(values, cell))
+    yield from read_slices(
+        job,
+        slices,
+        conn=lambda: store.conn,
+        uri=store.reader_uri(),
+        workers=worker_count(rows),
+        out=out,
+    )
 
-    def _case_slices(self, exp_id: int, chunk: int) -> tuple[list[dict[str, Any]], int]:
-        """An experiment's runs cut in export order (arm, round, a range of `chunk` cases), each slice
-        ``{"arm_id", "arm", "round", "start", "stop"}`` (it may hold no run); and how many runs there are.
-        Nothing is counted per slice: a few index seeks and one count."""
-        plan = self._store.conn.execute(
-            "SELECT a.id, a.name, (SELECT group_concat(DISTINCT round) FROM runs WHERE experiment_id = ?), "
-            "(SELECT max(case_idx) FROM runs WHERE experiment_id = ?) "
-            "FROM arms a WHERE a.experiment_id = ? ORDER BY a.position",
-            (exp_id, exp_id, exp_id),
-        ).fetchall()
-        slices = [
-            {"arm_id": arm_id, "arm": arm, "round": rnd, "start": start, "stop": start + chunk}
-            for arm_id, arm, rounds, last in plan
-            for rnd in sorted(int(x) for x in (rounds or "").split(",") if x)
-            for start in range(0, int(last or 0) + 1, chunk)
-        ]
-        rows = self._store.conn.execute(
-            "SELECT count(*) FROM runs WHERE experiment_id = ?", (exp_id,)
-        ).fetchone()[0]
-        return slices, rows
+
+def _case_slices(store: Store, exp_id: int, chunk: int) -> tuple[list[dict[str, Any]], int]:
+    """An experiment's runs cut in export order (arm, round, a range of `chunk` cases), each slice
+    ``{"arm_id", "arm", "round", "start", "stop"}`` (it may hold no run); and how many runs there are.
+    Nothing is counted per slice: a few index seeks and one count."""
+    plan = store.conn.execute(
+        "SELECT a.id, a.name, (SELECT group_concat(DISTINCT round) FROM runs WHERE experiment_id = ?), "
+        "(SELECT max(case_idx) FROM runs WHERE experiment_id = ?) "
+        "FROM arms a WHERE a.experiment_id = ? ORDER BY a.position",
+        (exp_id, exp_id, exp_id),
+    ).fetchall()
+    slices = [
+        {"arm_id": arm_id, "arm": arm, "round": rnd, "start": start, "stop": start + chunk}
+        for arm_id, arm, rounds, last in plan
+        for rnd in sorted(int(x) for x in (rounds or "").split(",") if x)
+        for start in range(0, int(last or 0) + 1, chunk)
+    ]
+    rows = store.conn.execute("SELECT count(*) FROM runs WHERE experiment_id = ?", (exp_id,)).fetchone()[0]
+    return slices, rows
 
 
 class _TextCell:
@@ -312,7 +310,7 @@ class _CsvSlices:
     that fail `_Shape.unchecked` again with every text cell written by the CSV rules; once most lines
     of a slice failed, the next slices are read that way at once."""
 
-    bundled_sqlite = True  # (see `abbench.store._workers.sqlite_module`)
+    bundled_sqlite = True  # (see `abbench.store.bulk._workers.sqlite_module`)
 
     def __init__(self, fast: str, careful: str, in_slice: str, shape: _Shape) -> None:
         self.fast, self.careful, self.in_slice, self.shape = fast, careful, in_slice, shape
