@@ -33,7 +33,7 @@ if typing.TYPE_CHECKING:
     )
     from abbench.store._cache import CacheEntry, CacheModelStats, CacheStats
     from abbench.store._datasets import TRY_DATASET, import_dataset, list_datasets, load_cases, load_dataset
-    from abbench.store._experiments import TRY_TAG, Arm, Experiment
+    from abbench.store._experiment import TRY_TAG, Arm, Experiment
     from abbench.store._failures import FailureKind, Failures
     from abbench.store._formats import AnswerReading
     from abbench.store._grader_view import GraderVerdicts
@@ -57,7 +57,8 @@ if typing.TYPE_CHECKING:
         runs_facts,
         wrong_answers,
     )
-    from abbench.store._results import (
+    from abbench.store._reviews import Review, ReviewSample
+    from abbench.store._run_columns import (
         CANCELLED,
         EXECUTION_FAILED,
         FAILED,
@@ -67,11 +68,9 @@ if typing.TYPE_CHECKING:
         SCORED,
         STATES,
         UNFINISHED,
-        CaseFields,
-        RunTable,
     )
-    from abbench.store._reviews import Review, ReviewSample
-    from abbench.store._runs import INTERRUPTED, RunRecord, WorkItem
+    from abbench.store._run_record import INTERRUPTED, RunRecord, WorkItem
+    from abbench.store._run_table import CaseFields, RunTable
     from abbench.store._settings import (
         DEFAULT_CONCURRENCY,
         DEFAULT_GRADERS,
@@ -95,8 +94,8 @@ if typing.TYPE_CHECKING:
     )
     from abbench.store._store import Store, open_store
     from abbench.store._writes import ATTEMPT_COLUMNS, GradeWrite, WriteBatch
+    from abbench.store.bulk._case_outcomes import CaseOutcomes
     from abbench.store.bulk._csv import mark_line
-    from abbench.store.bulk._outcomes import CaseOutcomes
     from abbench.store.bulk._sheet import SheetCell, SheetCells
     from abbench.store.bulk._utf8 import check_utf8
 
@@ -220,7 +219,7 @@ __getattr__, __dir__ = _lazy.exports(
             "load_cases",
             "load_dataset",
         ),
-        "abbench.store._experiments": (
+        "abbench.store._experiment": (
             "TRY_TAG",
             "Arm",
             "Experiment",
@@ -256,7 +255,7 @@ __getattr__, __dir__ = _lazy.exports(
             "runs_facts",
             "wrong_answers",
         ),
-        "abbench.store._results": (
+        "abbench.store._run_columns": (
             "CANCELLED",
             "EXECUTION_FAILED",
             "FAILED",
@@ -266,6 +265,8 @@ __getattr__, __dir__ = _lazy.exports(
             "SCORED",
             "STATES",
             "UNFINISHED",
+        ),
+        "abbench.store._run_table": (
             "CaseFields",
             "RunTable",
         ),
@@ -273,7 +274,7 @@ __getattr__, __dir__ = _lazy.exports(
             "Review",
             "ReviewSample",
         ),
-        "abbench.store._runs": (
+        "abbench.store._run_record": (
             "INTERRUPTED",
             "RunRecord",
             "WorkItem",

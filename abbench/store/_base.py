@@ -15,11 +15,12 @@ from contextvars import ContextVar, copy_context
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Generic, Self, TypeVar
+from typing import Any, Self
 from urllib.parse import quote
 
 from abbench._files import ROOM_BYTES, check_room
 from abbench.errors import SchemaVersionError, StoreError
+from abbench.store._aside import _T, Aside
 from abbench.store._migrations import SCHEMA_VERSION, current_version, migrate
 
 log = logging.getLogger(__name__)
@@ -471,31 +472,3 @@ class StoreBase:
     def abspath(self, relative: str) -> Path:
         """The absolute path of a file the tables name relative to the store folder."""
         return self.path / relative
-
-
-_T = TypeVar("_T")
-
-
-class Aside(Generic[_T]):
-    """A read started by `StoreBase.read_aside`: its value once `result` is called."""
-
-    def __init__(self) -> None:
-        self.thread: threading.Thread | None = None
-        self._value: Any = None
-        self._error: BaseException | None = None
-
-    def run(self, read: Callable[[], _T]) -> None:
-        """Run `read`, keeping its value or its error for `result`."""
-        try:
-            self._value = read()
-        except BaseException as exc:  # handed to the caller by `result`
-            self._error = exc
-
-    def result(self) -> _T:
-        """The read's value, once it is done; its error raised here when it failed."""
-        if self.thread is not None:
-            self.thread.join()
-        if self._error is not None:
-            raise self._error
-        value: _T = self._value
-        return value

@@ -15,18 +15,11 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from abbench.store._noun import Noun
-from abbench.store._results import (
-    _MISSING,
-    FAILED,
-    GRADING_FAILED,
-    PASSED,
-    SCORED,
-    UNFINISHED,
-    RunTable,
-    _nan_missing,
-    _plain_cursor,
-)
-from abbench.store.bulk._outcomes import EXECUTED_SQL, CaseOutcomes
+from abbench.store._run_columns import _MISSING, FAILED, GRADING_FAILED, PASSED, SCORED, UNFINISHED
+from abbench.store._run_reader import _nan_missing, _plain_cursor
+from abbench.store._run_table import RunTable
+from abbench.store.bulk._case_outcomes import CaseOutcomes
+from abbench.store.bulk._outcomes import EXECUTED_SQL
 from abbench.types import GradeStatus, RunState
 
 if TYPE_CHECKING:

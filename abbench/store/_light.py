@@ -19,20 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 from abbench.store._noun import Noun
 from abbench.store._reads import in_asked_order, keep_read, read_in_snapshot
-from abbench.store._results import (
-    _MISSING,
-    FAILED,
-    OUTCOME_SQL,
-    PASSED,
-    STATE_SQL,
-    CaseFields,
-    RunTable,
-    _empty_table,
-    _nan_missing,
-    _objects,
-    _plain_cursor,
-    _RunReader,
-)
+from abbench.store._run_columns import _MISSING, FAILED, OUTCOME_SQL, PASSED, STATE_SQL
+from abbench.store._run_reader import _nan_missing, _objects, _plain_cursor, _RunReader
+from abbench.store._run_table import CaseFields, RunTable, _empty_table
 from abbench.store.bulk._outcomes import EXECUTED_SQL, KEPT_CODES, RunCodes
 
 if TYPE_CHECKING:

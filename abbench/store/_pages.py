@@ -15,7 +15,7 @@ from typing import Any
 
 from abbench.errors import UsageError
 from abbench.store._noun import Noun
-from abbench.store._runs import _RECORD_COLUMNS, RunRecord
+from abbench.store._run_record import _RECORD_COLUMNS, RunRecord
 
 _FOLDS = "abbench_folds"
 # Text that is plain ASCII casefolds as SQLite's lower() lowers it, so instr() decides it inside

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     from abbench._memo import Memo
     from abbench.store._base import StoreState
-    from abbench.store._results import RunTable
+    from abbench.store._run_table import RunTable
 
 _T = TypeVar("_T")
 

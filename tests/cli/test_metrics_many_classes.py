@@ -18,7 +18,7 @@ from abbench.graders import normalise_label
 from abbench.metrics import NO_PREDICTION
 from abbench.runner import create_experiment, run_experiment
 from abbench.store import open_store
-from abbench.store._results import FAILED, PASSED
+from abbench.store._run_columns import FAILED, PASSED
 
 AGENT = """
 import csv, hashlib

@@ -19,7 +19,7 @@ from abbench.cli import cli
 from abbench.graders import normalise_label
 from abbench.runner import create_experiment, run_experiment
 from abbench.store import open_store
-from abbench.store._results import FAILED, PASSED
+from abbench.store._run_columns import FAILED, PASSED
 
 AGENT = """
 import csv, hashlib

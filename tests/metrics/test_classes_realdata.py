@@ -18,7 +18,7 @@ from abbench.graders import normalise_label
 from abbench.metrics import NO_PREDICTION, OTHER_LABEL, experiment_metrics
 from abbench.runner import create_experiment, run_experiment
 from abbench.store import open_store
-from abbench.store._results import EXECUTION_FAILED, FAILED, PASSED
+from abbench.store._run_columns import EXECUTION_FAILED, FAILED, PASSED
 
 SUBSET = [
     "card_arrival",

@@ -206,7 +206,7 @@ def test_free_text_answers_and_judge_scores_are_read_as_they_are(recorded):
 
 def test_the_empty_lists_the_light_reads_skip_are_the_ones_every_run_reads_skip():
     from abbench.store._light import _EMPTY_VALUES, _INJECTED_VALUES
-    from abbench.store._results import _EMPTY_LIST, _INJECTED_ONLY
+    from abbench.store._run_columns import _EMPTY_LIST, _INJECTED_ONLY
 
     def sql(values):
         return "(" + ", ".join(f"'{v}'" for v in values) + ")"

@@ -18,7 +18,7 @@ from abbench._matrix import CELL, LARGE
 from abbench.graders import normalise_label
 from abbench.metrics import NO_PREDICTION, OTHER_LABEL, experiment_metrics
 from abbench.store import open_store
-from abbench.store._results import FAILED, PASSED
+from abbench.store._run_columns import FAILED, PASSED
 from abbench.widgets import ResultsWidget
 from abbench.widgets._confusion import top_confusions_html
 from tests.banking import NAME

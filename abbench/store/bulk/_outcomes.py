@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from abbench._memo import Memo
 from abbench.errors import UsageError
+from abbench.store.bulk._case_outcomes import CaseOutcomes
 from abbench.types import RunState
 
 if TYPE_CHECKING:
@@ -24,67 +25,6 @@ def _sql_states(*states: RunState) -> str:
 FINISHED_STATES = _sql_states(RunState.PASS, RunState.FAIL, RunState.CANCELLED)
 """The states the partial ``runs_results`` index covers (its WHERE clause, written the same way)."""
 OPEN_STATES = _sql_states(RunState.PENDING, RunState.RUNNING, RunState.EXECUTED, RunState.EVALUATING)
-
-
-@dataclass(frozen=True)
-class CaseOutcomes:
-    """Sums per (arm, case) of one experiment's runs: what a paired comparison needs, and no more.
-
-    Every array has one entry per (arm, case) that has at least one run, ordered by arm id and case.
-
-    Attributes:
-        arm_id: The arm's id in the store.
-        case_idx: Position of the case in the dataset.
-        runs: Runs of the case in that arm (its rounds).
-        passed: Runs graded as right (a run graded with a score and no verdict is in none of these
-            counts: see `scored`).
-        failed: Runs graded as wrong.
-        execution_failed: Runs whose execution failed.
-        grading_failed: Runs whose grading failed.
-        cancelled: Runs cancelled.
-        executed: Runs with a finished execution (an answer stored: `EXECUTED_SQL`).
-        cost: Sum of the agent's cost over the runs that reported one (NaN when none did).
-        latency_ms: Sum of latencies over the runs that reported one.
-        tokens: Sum of input plus output tokens over the runs that reported both (NaN when none did).
-        scored: Graded runs with a score.
-        score: Sum of those scores, as SQLite adds floats (its last bit depends on the order: a
-            comparison takes each case's mean from the scores themselves, `abbench.stats.exact_means`).
-        score_sq: Sum of their squares.
-        cost_runs: Runs that reported a cost: a case's mean cost is ``cost / cost_runs`` (unknown is not
-            $0, so a run without a cost is left out, never counted as free).
-        latency_runs: Runs that reported a latency (a run recorded from elsewhere may not).
-        token_runs: Runs that reported input and output tokens.
-    """
-
-    arm_id: np.ndarray
-    case_idx: np.ndarray
-    runs: np.ndarray
-    passed: np.ndarray
-    failed: np.ndarray
-    execution_failed: np.ndarray
-    grading_failed: np.ndarray
-    cancelled: np.ndarray
-    executed: np.ndarray
-    cost: np.ndarray
-    latency_ms: np.ndarray
-    tokens: np.ndarray
-    scored: np.ndarray
-    score: np.ndarray
-    score_sq: np.ndarray
-    cost_runs: np.ndarray
-    latency_runs: np.ndarray
-    token_runs: np.ndarray
-
-    @property
-    def graded(self) -> np.ndarray:
-        """Runs with a verdict: passed plus failed."""
-        graded: np.ndarray = self.passed + self.failed
-        return graded
-
-    def for_arm(self, arm_id: int) -> CaseOutcomes:
-        """The entries of one arm."""
-        mask = self.arm_id == arm_id
-        return CaseOutcomes(**{f.name: getattr(self, f.name)[mask] for f in fields(self)})
 
 
 def _nan_sums(groups: Any, values: Any, size: int) -> Any:
@@ -273,7 +213,7 @@ class CaseCounts:
         of 0, 2 of 1, 3 another; `known`: how many runs have a cost, and tokens)."""
         import numpy as np
 
-        from abbench.store._results import (
+        from abbench.store._run_columns import (
             CANCELLED,
             EXECUTION_FAILED,
             FAILED,
