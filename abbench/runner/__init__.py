@@ -22,7 +22,6 @@ if typing.TYPE_CHECKING:
         set_budget,
         start_experiment,
     )
-    from abbench.runner._budget import PauseReason
     from abbench.runner._cache import cache_stats, clear_cache
     from abbench.runner._estimate import ArmEstimate, Estimate, Projection, estimate_experiment
     from abbench.runner._experiment import (
@@ -41,6 +40,7 @@ if typing.TYPE_CHECKING:
         stop_for_signal,
         stop_on_signals,
     )
+    from abbench.runner._pause import PauseReason
     from abbench.runner._progress import ArmProgress, Observer, Progress
     from abbench.runner._queued import QueuedWork
     from abbench.runner._record import RecordError, RecordSummary, record_runs
@@ -135,7 +135,7 @@ __getattr__, __dir__ = _lazy.exports(
             "set_budget",
             "start_experiment",
         ),
-        "abbench.runner._budget": ("PauseReason",),
+        "abbench.runner._pause": ("PauseReason",),
         "abbench.runner._queued": ("QueuedWork",),
         "abbench.runner._record": ("RecordError", "RecordSummary", "record_runs"),
         "abbench.runner._retry": ("RetrySelection", "select_retry"),

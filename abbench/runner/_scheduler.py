@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from abbench.agents import Agent, make_agent
 from abbench.errors import ExperimentError
-from abbench.runner._budget import PauseReason, RunBudget
+from abbench.runner._budget import RunBudget
 from abbench.runner._cache import RunCaches
 from abbench.runner._control import RunControl, RunInputs, RunMoves, Tally
 from abbench.runner._execution import (
@@ -36,6 +36,7 @@ from abbench.runner._grading import Grading, GradingOptions, GradingPlan, combin
 from abbench.runner._halt import HaltReason, halt_of, last_signal, process_origin, signals_asked
 from abbench.runner._heartbeat import Heartbeat
 from abbench.runner._limiter import loop_limiter
+from abbench.runner._pause import PauseReason
 from abbench.runner._progress import Observer, Progress, Tracker
 from abbench.runner._stopping import Stopping, StopReason
 from abbench.runner._work import PAGE_CASES, CasePages, WorkQueue
