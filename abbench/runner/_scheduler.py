@@ -602,13 +602,7 @@ class ExperimentRunner:
         control = self.control
         while True:
             await asyncio.sleep(interval)
-            now = loop_time()
-            for run_id, deadline in list(control.deadlines.items()):
-                if now >= deadline and run_id not in control.timed_out:
-                    worker = control.inflight.get(run_id)
-                    if worker is not None:
-                        control.timed_out.add(run_id)
-                        worker.cancel()
+            control.time_out(loop_time())
 
     async def _poll(self, writer: StoreWriter, tracker: Tracker) -> None:
         # The heartbeat is not written here but by `Heartbeat`'s thread: a blocked loop must not
@@ -650,7 +644,7 @@ class ExperimentRunner:
         stopping, control = self.stopping, self.control
         if stopping is None or stopping.may_start(item) or self.budget.over_budget:
             return True
-        return not (control.inflight or control.grading)
+        return not control.in_flight
 
     def _stopped(self) -> None:
         """The stopping rule decided: start no new run, and tell the views where it decided."""
@@ -690,8 +684,7 @@ class ExperimentRunner:
         failed (a full disk, a read-only store), what it could not commit is left to start-up
         reconciliation, which turns it into actionable states on the next run.
         """
-        for task in list(self.control.inflight.values()):
-            task.cancel()
+        self.control.stop_agents()
         if self.writer is None or self.tracker is None:
             # Stopped before any run started: a refusal (a cluster out of reach) leaves the experiment
             # as it was, its last halt included; a signal or an error says why all the same.
