@@ -13,6 +13,8 @@ import math
 
 import pytest
 
+from abbench.agents import register_agent
+from abbench.errors import AgentError
 from abbench.runner import ExperimentRunner, create_experiment, start_experiment
 from abbench.runner._control import RunControl
 from abbench.runner._flight import Flight, FlightEnd
@@ -115,13 +117,13 @@ def flights(monkeypatch) -> list[Flight]:
     return seen
 
 
-def _experiment(store, name, *, n=3, timeout_s=600.0, graders=("label_match",), **arm):
+def _experiment(store, name, *, n=3, timeout_s=600.0, retries=0, graders=("label_match",), **arm):
     dataset = store.save_dataset(name, make_cases(n), label_set=["fast", "slow"])
     spec = {
         "name": name,
         "dataset": dataset.fingerprint,
         "concurrency": 4,
-        "retries": 0,
+        "retries": retries,
         "timeout_s": timeout_s,
         "graders": list(graders),
         "arms": {"a": {"agent": "scripted", **arm}},
@@ -188,3 +190,41 @@ def test_the_runner_stopping_ends_the_agents_flights_by_stop(store, flights, tmp
     assert len(flights) == 3
     # a stop is not a person's cancel: the runs are recorded as interrupted, to be run again
     assert {(r.state, r.failure_type) for r in store.runs(exp.id)} == {("fail", "interrupted")}
+
+
+@register_agent("test-flights-swallows-then-hangs")
+class _SwallowsThenHangs:
+    """Its first attempt turns the watchdog's cancel into an error of its own; its second never answers."""
+
+    name = "test-flights-swallows-then-hangs"
+
+    def __init__(self, model=None, **params):
+        self.attempts = 0
+
+    async def run(self, task):
+        self.attempts += 1
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            if self.attempts == 1:
+                raise AgentError("gave up", "agent_error", retryable=True) from None
+            raise
+        raise AssertionError("never answers")
+
+
+def test_an_attempt_after_one_that_swallowed_its_timeout_still_times_out(store, flights):
+    # The control kept timed-out runs in a set that only a cancellation reaching the runner emptied: an
+    # agent that raised its own error instead left its run there, and the watchdog never timed out the
+    # run's next attempt, which hung the pass for good. A flight's timeout ends with the flight.
+    exp = _experiment(
+        store, "swallows", n=1, timeout_s=0.5, retries=1, agent="test-flights-swallows-then-hangs"
+    )
+    handle = start_experiment(exp.id, store=store)
+    try:
+        summary = handle.wait(SAFETY_NET_S / 5)
+    finally:
+        handle.cancel()
+    assert summary.status == "finished"
+    assert [f.ended for f in flights] == [FlightEnd.FINISHED, FlightEnd.TIMEOUT]
+    (run,) = store.runs(exp.id)
+    assert (run.state, run.failure_type, run.attempts) == ("fail", "timeout", 2)
