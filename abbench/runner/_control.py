@@ -7,13 +7,12 @@ budget runs; none of them reaches back into the scheduler.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from abbench.agents import Agent
-from abbench.runner._flight import Flight, FlightEnd
+from abbench.runner._flight import Flight
 from abbench.runner._progress import Tracker
 from abbench.runner._writer import StoreWriter
 from abbench.snapshot import Snapshot
@@ -90,34 +89,20 @@ class RunControl:
         self.stopped = False
         self.halted: BaseException | None = None
         self._flights: dict[int, Flight] = {}  # run id -> its agent or its graders in flight
-        self._pairs: Flight | None = None  # the pairwise judging in flight
+        self._judging: dict[None, Flight] = {}  # the pairwise judging in flight
 
-    @contextlib.contextmanager
-    def flight(
-        self, run_id: int, worker: asyncio.Task[Any], *, timeout_s: float | None = None
-    ) -> Iterator[Flight]:
+    def flight(self, run_id: int, worker: asyncio.Task[Any], *, timeout_s: float | None = None) -> Flight:
         """The run's agent (with its `timeout_s`, counted from now) or its graders (None) in flight.
 
-        The work is awaited inside the block, in `worker`. A cancellation that is the control's own
-        (a timeout, a person's cancel) ends the block quietly, and the worker is no longer marked as
-        being cancelled; one that is not (the runner stopping) goes on. ``flight.ended`` then says which.
+        Use it as ``with control.flight(...) as flight:`` and await the work inside the block, in
+        `worker`; afterwards ``flight.ended`` says how it ended (`Flight`).
         """
         deadline = None if timeout_s is None else worker.get_loop().time() + timeout_s
-        flight = self._flights[run_id] = Flight(run_id, worker, deadline)
-        try:
-            yield from _flown(flight)
-        finally:
-            if self._flights.get(run_id) is flight:
-                del self._flights[run_id]
+        return Flight(run_id, worker, deadline, self._flights)
 
-    @contextlib.contextmanager
-    def judging_pairs(self, judging: asyncio.Future[Any]) -> Iterator[Flight]:
-        """The pairwise judging in flight (awaited inside the block): cancelled with the rest, as `flight`."""
-        flight = self._pairs = Flight(None, judging, None)
-        try:
-            yield from _flown(flight)
-        finally:
-            self._pairs = None
+    def judging_pairs(self, judging: asyncio.Future[Any]) -> Flight:
+        """The pairwise judging in flight (awaited inside its block): cancelled with the rest, as `flight`."""
+        return Flight(None, judging, None, self._judging)
 
     @property
     def in_flight(self) -> int:
@@ -161,8 +146,8 @@ class RunControl:
         # runs go back to executed, waiting for grading, their execution kept.
         for flight in list(self._flights.values()):
             flight.cancel()
-        if self._pairs is not None:
-            self._pairs.cancel()
+        for flight in list(self._judging.values()):
+            flight.cancel()
 
     async def wait_unless_cancelled(self, awaitable: asyncio.Future[Any]) -> None:
         """Wait for `awaitable`, or until a cancel is asked (whichever comes first; both end)."""
@@ -172,21 +157,6 @@ class RunControl:
         finally:
             awaitable.cancel()
             cancelled.cancel()
-
-
-def _flown(flight: Flight) -> Iterator[Flight]:
-    """The body of a flight's context manager: yields it, then records how it ended."""
-    try:
-        yield flight
-    except asyncio.CancelledError:
-        flight.ended = flight.cancelled()
-        if flight.ended is FlightEnd.STOP:
-            raise
-    except BaseException:
-        flight.ended = flight.came_back(raised=True)
-        raise
-    else:
-        flight.ended = flight.came_back(raised=False)
 
 
 class RunMoves:

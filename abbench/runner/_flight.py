@@ -29,8 +29,17 @@ class FlightEnd(enum.Enum):
     and the scheduler records the run as interrupted."""
 
 
+FINISHED = FlightEnd.FINISHED
+"""Bound once: every flight but a few ends so, and an enum member lookup costs more than the rest of its end."""
+
+
 class Flight:
-    """One piece of work in flight: the task (or future) that awaits it, and what was done to it.
+    """One piece of work in flight, a context manager: the task awaiting it, and what was done to it.
+
+    Made by `abbench.runner._control.RunControl.flight` (or ``judging_pairs``), it is in the control's
+    registry while the block runs. A cancellation that is the control's own (a timeout, a person's
+    cancel) ends the block quietly, and the worker is no longer marked as being cancelled; one that is
+    not (the runner stopping) goes on. `ended` then says which.
 
     Attributes:
         run_id: The run the work is for; None for the pairwise judging.
@@ -39,20 +48,43 @@ class Flight:
             work without a timeout (grading, judging).
         timed_out: The watchdog cancelled it for overrunning its deadline.
         cancel_asked: A person's cancel cancelled it.
+        cancels: How many times the control cancelled `worker` (taken back when the flight ends by it).
         ended: How it ended; None while it is in flight.
     """
 
-    __slots__ = ("cancel_asked", "cancels", "deadline", "ended", "run_id", "timed_out", "worker")
+    __slots__ = ("_registry", "cancel_asked", "cancels", "deadline", "ended", "run_id", "timed_out", "worker")
 
-    def __init__(self, run_id: int | None, worker: asyncio.Future[Any], deadline: float | None) -> None:
+    def __init__(
+        self,
+        run_id: int | None,
+        worker: asyncio.Future[Any],
+        deadline: float | None,
+        registry: dict[Any, Flight],
+    ) -> None:
         self.run_id = run_id
         self.worker = worker
         self.deadline = deadline
         self.timed_out = False
         self.cancel_asked = False
         self.cancels = 0
-        """How many times the control cancelled `worker`: taken back when the flight ends by its doing."""
         self.ended: FlightEnd | None = None
+        self._registry = registry  # the control's, keyed by run id: in it while in flight
+
+    def __enter__(self) -> Flight:
+        self._registry[self.run_id] = self
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: object, tb: object) -> bool:
+        # a plain class, not a generator, and the common end first: two flights a run, on the hot path
+        self._registry.pop(self.run_id, None)
+        if kind is None:
+            self.ended = FINISHED if not self.cancels else self.came_back(raised=False)
+            return False
+        if issubclass(kind, asyncio.CancelledError):
+            self.ended = self.cancelled()
+            return self.ended is not FlightEnd.STOP  # the control's own cancellation ends here
+        self.ended = self.came_back(raised=True)
+        return False
 
     def cancel(self, *, timeout: bool = False) -> None:
         """Cancel the work: for overrunning its deadline (`timeout`), else for a person's cancel."""
@@ -80,6 +112,8 @@ class Flight:
         Work that swallowed a person's cancel and returned ends by the cancel; its own error is its own
         failure, whatever was asked meanwhile.
         """
+        if not self.cancels:
+            return FlightEnd.FINISHED
         self._take_back()
         return FlightEnd.CANCEL if self.cancel_asked and not raised else FlightEnd.FINISHED
 
