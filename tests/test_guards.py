@@ -94,21 +94,41 @@ def test_the_sibling_tier_is_importable_and_apart_from_the_documented_names(modu
         assert getattr(mod, name) is not None, name
 
 
+def _outside_the_faces(path, owner: str, faces: dict[str, set[str]]) -> list[tuple[int, str]]:
+    """``from abbench.x import N`` in a file of package `owner` where N is in neither of x's tiers."""
+    return [
+        (line, module)
+        for line, module in _imports(path)
+        if module.rpartition(".")[0] in faces
+        and module.split(".")[1] != owner
+        and module.rpartition(".")[2] not in faces[module.rpartition(".")[0]]
+        and module not in faces  # `from abbench import compare`: a package, not a name
+    ]
+
+
+def _faces() -> dict[str, set[str]]:
+    return {m: set(importlib.import_module(m).__all__) | _sibling_tier(m) for m in _subpackages()}
+
+
 def test_packages_import_from_another_package_only_its_two_tiers():
     """`from abbench.x import N` in another package names x's documented API or its sibling tier, never a
     name x's ``__init__`` happens to import for itself."""
-    faces = {m: set(importlib.import_module(m).__all__) | _sibling_tier(m) for m in _subpackages()}
+    faces = _faces()
     bad = [
         f"{path.relative_to(REPO)}:{line}: {module}"
         for path in sorted((REPO / "abbench").rglob("*.py"))
         if "__pycache__" not in path.parts
-        for line, module in _imports(path)
-        if module.rpartition(".")[0] in faces
-        and module.split(".")[1] != _owner(path)
-        and module.rpartition(".")[2] not in faces[module.rpartition(".")[0]]
-        and module not in faces  # `from abbench import compare`: a package, not a name
+        for line, module in _outside_the_faces(path, _owner(path), faces)
     ]
     assert bad == [], "a name outside the package's __all__ and sibling tier:\n" + "\n".join(bad)
+
+
+def test_the_two_tier_guard_catches_a_name_outside_both_tiers(tmp_path):
+    planted = tmp_path / "_planted.py"
+    planted.write_text(
+        "from abbench.compare import Comparison, magnitude, annotations\nfrom abbench import compare\n"
+    )
+    assert [m for _, m in _outside_the_faces(planted, "report", _faces())] == ["abbench.compare.annotations"]
 
 
 def test_core_imports_no_view_or_notebook_module():
