@@ -142,6 +142,8 @@ def entry(package: str, name: str) -> str:
     """One name of a face as a line of the page."""
     # from where the face takes it: ``abbench.export``, the function, is shadowed by the package of that name
     value = getattr(importlib.import_module(_origins(package).get(name, package)), name)
+    if not str(getattr(value, "__module__", "abbench")).startswith("abbench"):
+        value = None  # an alias of another library's type (``Part = Any``): its docstring is under it
     if inspect.isclass(value) and issubclass(value, enum.Enum):
         words = ", ".join(f"`{m.value}`" for m in value)
         return f"- **`{name}`** (enum: {words}) — {_summary(_docstring(package, name, value))}"
