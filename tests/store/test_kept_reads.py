@@ -9,8 +9,7 @@ import sqlite3
 
 import pytest
 
-from abbench.store import _light as light
-from abbench.store import open_store
+from abbench.store import _light as light, open_store
 from abbench.store._outcomes import KEPT_CODES
 from abbench.store._results import _FIELDS
 from tests.results import cases_of, make_experiment
