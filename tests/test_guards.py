@@ -71,6 +71,64 @@ def test_public_names_match_all(module):
     assert declared == public, f"{module}: __all__ differs from its public names: {declared ^ public}"
     for name in declared:
         assert getattr(mod, name) is not None
+    if module != "abbench.store":  # one tier until issue 39's store face (item 1) lands
+        assert dir(mod) == sorted(declared), f"{module}: dir() lists more than __all__"
+
+
+def _sibling_tier(package: str) -> set[str]:
+    """The names a package's ``__init__`` imports ``as`` themselves: importable, not in ``__all__`` or ``dir()``."""
+    import ast
+
+    tree = ast.parse((REPO / package.replace(".", "/") / "__init__.py").read_text(encoding="utf-8"))
+    return {a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for a in node.names
+            if a.asname == a.name}  # fmt: skip
+
+
+@pytest.mark.parametrize("module", _subpackages())
+def test_the_sibling_tier_is_importable_and_apart_from_the_documented_names(module):
+    mod = importlib.import_module(module)
+    siblings = _sibling_tier(module)
+    assert not siblings & set(mod.__all__), f"{module}: a name is both documented and sibling-only"
+    assert not siblings & set(dir(mod))
+    for name in siblings:
+        assert getattr(mod, name) is not None, name
+
+
+def _outside_the_faces(path, owner: str, faces: dict[str, set[str]]) -> list[tuple[int, str]]:
+    """``from abbench.x import N`` in a file of package `owner` where N is in neither of x's tiers."""
+    return [
+        (line, module)
+        for line, module in _imports(path)
+        if module.rpartition(".")[0] in faces
+        and module.split(".")[1] != owner
+        and module.rpartition(".")[2] not in faces[module.rpartition(".")[0]]
+        and module not in faces  # `from abbench import compare`: a package, not a name
+    ]
+
+
+def _faces() -> dict[str, set[str]]:
+    return {m: set(importlib.import_module(m).__all__) | _sibling_tier(m) for m in _subpackages()}
+
+
+def test_packages_import_from_another_package_only_its_two_tiers():
+    """`from abbench.x import N` in another package names x's documented API or its sibling tier, never a
+    name x's ``__init__`` happens to import for itself."""
+    faces = _faces()
+    bad = [
+        f"{path.relative_to(REPO)}:{line}: {module}"
+        for path in sorted((REPO / "abbench").rglob("*.py"))
+        if "__pycache__" not in path.parts
+        for line, module in _outside_the_faces(path, _owner(path), faces)
+    ]
+    assert bad == [], "a name outside the package's __all__ and sibling tier:\n" + "\n".join(bad)
+
+
+def test_the_two_tier_guard_catches_a_name_outside_both_tiers(tmp_path):
+    planted = tmp_path / "_planted.py"
+    planted.write_text(
+        "from abbench.compare import Comparison, magnitude, annotations\nfrom abbench import compare\n"
+    )
+    assert [m for _, m in _outside_the_faces(planted, "report", _faces())] == ["abbench.compare.annotations"]
 
 
 def test_core_imports_no_view_or_notebook_module():

@@ -11,16 +11,16 @@ if typing.TYPE_CHECKING:
     from abbench.agents._answer import (
         ANSWER_FORMATS,
         Answer,
-        answer_format,
-        answer_from_mapping,
-        canonical_refs,
-        check_output,
-        json_readings,
-        last_json_object,
-        load_object,
-        match_label,
+        answer_format as answer_format,
+        answer_from_mapping as answer_from_mapping,
+        canonical_refs as canonical_refs,
+        check_output as check_output,
+        json_readings as json_readings,
+        last_json_object as last_json_object,
+        load_object as load_object,
+        match_label as match_label,
         parse_answer,
-        strip_thinking,
+        strip_thinking as strip_thinking,
     )
     from abbench.agents._base import (
         HIDDEN_FIELDS,
@@ -31,25 +31,28 @@ if typing.TYPE_CHECKING:
         Task,
         agent_case,
         agent_names,
-        agent_task,
+        agent_task as agent_task,
         make_agent,
         register_agent,
     )
-    from abbench.agents._builtin import builtin, stand_in_note
+    from abbench.agents._builtin import builtin, stand_in_note as stand_in_note
     from abbench.agents._command import CommandAgent
-    from abbench.agents._external import NOT_RECORDED, ExternalAgent, external_agent
-    from abbench.agents._openai import SKILL_TOOLS, OpenAIAgent, SkillTools
+    from abbench.agents._external import NOT_RECORDED as NOT_RECORDED, ExternalAgent, external_agent
+    from abbench.agents._openai import SKILL_TOOLS as SKILL_TOOLS, OpenAIAgent, SkillTools as SkillTools
     from abbench.agents._parameters import AgentParameter, agent_parameters
-    from abbench.agents._prompt import Prompt, answer_schema, build_prompt, history_turns
-    from abbench.agents._python import PythonAgent, load_callable
+    from abbench.agents._prompt import (
+        Prompt,
+        answer_schema as answer_schema,
+        build_prompt,
+        history_turns as history_turns,
+    )
+    from abbench.agents._python import PythonAgent, load_callable as load_callable
     from abbench.agents._rules import Rule, SkillRules, extract_rules
 
 __all__ = [
     "ANSWER_FORMATS",
     "HIDDEN_FIELDS",
     "MAX_OUTPUT_BYTES",
-    "NOT_RECORDED",
-    "SKILL_TOOLS",
     "Agent",
     "AgentFactory",
     "AgentParameter",
@@ -61,33 +64,18 @@ __all__ = [
     "PythonAgent",
     "Rule",
     "SkillRules",
-    "SkillTools",
     "Spending",
     "Task",
     "agent_case",
     "agent_names",
     "agent_parameters",
-    "agent_task",
-    "answer_format",
-    "answer_from_mapping",
-    "answer_schema",
     "build_prompt",
     "builtin",
-    "canonical_refs",
-    "check_output",
     "external_agent",
     "extract_rules",
-    "history_turns",
-    "json_readings",
-    "last_json_object",
-    "load_callable",
-    "load_object",
     "make_agent",
-    "match_label",
     "parse_answer",
     "register_agent",
-    "stand_in_note",
-    "strip_thinking",
 ]
 
 __getattr__, __dir__ = _lazy.exports(
@@ -151,4 +139,5 @@ __getattr__, __dir__ = _lazy.exports(
             "extract_rules",
         ),
     },
+    public=__all__,
 )

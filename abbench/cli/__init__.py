@@ -17,3 +17,7 @@ def main() -> None:
 
 
 __all__ = ["cli", "main"]
+
+
+def __dir__() -> list[str]:
+    return list(__all__)  # not abbench._lazy.listing: `abbench --help` loads nothing it does not need

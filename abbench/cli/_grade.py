@@ -9,9 +9,7 @@ import click
 
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.cli._progress import print_summary, with_progress
-from abbench.formatting import judge_cost as _judge_cost
-from abbench.formatting import money_fixed as _money
-from abbench.formatting import partly_known as _partly_known
+from abbench.formatting import judge_cost as _judge_cost, money_fixed as _money, partly_known as _partly_known
 from abbench.types import GradeStatus, RunState, outcome_word
 
 

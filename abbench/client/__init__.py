@@ -12,6 +12,9 @@ problem details (what, where, what to do) and its HTTP status.
 
 from __future__ import annotations
 
+from abbench import _lazy
 from abbench.client._client import Client, ServerError
 
 __all__ = ["Client", "ServerError"]
+
+__dir__ = _lazy.listing(__all__)

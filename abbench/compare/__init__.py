@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abbench import _lazy
 from abbench.compare._activation import FORMULA, MIRROR_FORMULA, ArmTriggerHelp, TriggerHelp, trigger_help
 from abbench.compare._all import ArmPair, MultiComparison, compare_all
 from abbench.compare._api import DETAILS_MAX_CASES, MIN_CASES, compare_arms, compare_experiments
@@ -9,7 +10,7 @@ from abbench.compare._figures import BOOTSTRAP_MAX_CASES, USAGE_METRICS
 from abbench.compare._model import (
     CATEGORIES,
     CaseChange,
-    CaseTable,
+    CaseTable as CaseTable,
     Comparison,
     DomainComparison,
     MetricDifference,
@@ -18,13 +19,13 @@ from abbench.compare._model import (
 )
 from abbench.compare._options import CLUSTERS, CompareOptions
 from abbench.compare._pair import (
-    WAYS_TO_NAME,
+    WAYS_TO_NAME as WAYS_TO_NAME,
     Pair,
-    check_arm,
-    experiment_arm,
-    experiment_pair,
-    resolve_pair,
-    vote_policy,
+    check_arm as check_arm,
+    experiment_arm as experiment_arm,
+    experiment_pair as experiment_pair,
+    resolve_pair as resolve_pair,
+    vote_policy as vote_policy,
 )
 from abbench.compare._plan import plan_from_experiment
 from abbench.compare._text import EvidenceChange, ReasonChange, TextChanges, text_changes
@@ -37,7 +38,7 @@ from abbench.compare._verdict import (
     Verdict,
     VerdictCode,
     cases_to_settle,
-    magnitude,
+    magnitude as magnitude,
     points,
     settle,
     verdict,
@@ -58,11 +59,9 @@ __all__ = [
     "VERDICTS",
     "VOTE_MARGIN",
     "VOTE_MIN_CASES",
-    "WAYS_TO_NAME",
     "ArmPair",
     "ArmTriggerHelp",
     "CaseChange",
-    "CaseTable",
     "CompareOptions",
     "Comparison",
     "DomainComparison",
@@ -81,20 +80,16 @@ __all__ = [
     "VerdictCode",
     "Votes",
     "cases_to_settle",
-    "check_arm",
     "compare_all",
     "compare_arms",
     "compare_experiments",
-    "experiment_arm",
-    "experiment_pair",
-    "magnitude",
     "plan_from_experiment",
     "points",
-    "resolve_pair",
     "settle",
     "text_changes",
     "trigger_help",
     "verdict",
     "vote_decision",
-    "vote_policy",
 ]
+
+__dir__ = _lazy.listing(__all__)

@@ -11,89 +11,90 @@ from abbench import _lazy
 
 if typing.TYPE_CHECKING:
     from abbench.dataset._canonical import (
-        ContentHasher,
-        canonical_json,
-        case_line,
+        ContentHasher as ContentHasher,
+        canonical_json as canonical_json,
+        case_line as case_line,
         content_hash,
         fingerprint,
-        generated_case_id,
-        unpack_source_row,
+        generated_case_id as generated_case_id,
+        unpack_source_row as unpack_source_row,
     )
     from abbench.dataset._convert import (
         Conversion,
-        ImportPlan,
+        ImportPlan as ImportPlan,
         Preview,
         ProfileLike,
-        check_report,
+        check_report as check_report,
         convert_file,
-        default_name,
+        default_name as default_name,
         load_profile,
         plan_import,
         preview_import,
     )
-    from abbench.dataset._csv import DELIMITERS, sniff_delimiter
-    from abbench.dataset._formats import FORMATS, RowChunk, column_letter
+    from abbench.dataset._csv import DELIMITERS, sniff_delimiter as sniff_delimiter
+    from abbench.dataset._formats import FORMATS, RowChunk as RowChunk, column_letter as column_letter
     from abbench.dataset._info import Dataset, DatasetInfo, ProfileInfo
-    from abbench.dataset._jsonpath import JsonPath, PathError, parse_path
+    from abbench.dataset._jsonpath import JsonPath as JsonPath, PathError, parse_path as parse_path
     from abbench.dataset._kind import (
         EXPECTED_KINDS,
         INFERRED_LABELS_MAX,
         ExpectedKind,
         InferredLabels,
-        gold_kind,
+        gold_kind as gold_kind,
         infer_label_set,
-        looks_like_labels,
+        looks_like_labels as looks_like_labels,
     )
-    from abbench.dataset._mapping import Converted, Mapper, MemoryIds, resolve_duplicates
+    from abbench.dataset._mapping import (
+        Converted as Converted,
+        Mapper as Mapper,
+        MemoryIds as MemoryIds,
+        resolve_duplicates as resolve_duplicates,
+    )
     from abbench.dataset._match import ProfileMatch, ProfileMatches, match_profile, match_profiles
     from abbench.dataset._profile import SPECIAL_SOURCES, Lookup, MappingProfile, ReadSpec, Shape, Source
     from abbench.dataset._readers import (
-        CHUNK_SIZE,
-        Row,
+        CHUNK_SIZE as CHUNK_SIZE,
+        Row as Row,
         Table,
         ValueCounts,
-        check_data_file,
+        check_data_file as check_data_file,
         read_table,
         sheet_names,
     )
-    from abbench.dataset._recipes import RECIPES, Recipe, RowStream, get_recipe
-    from abbench.dataset._suggest import SYNONYMS, Suggestion, suggest_mapping
-    from abbench.dataset._text import Encoding, detect_encoding, label_key, normalize_text
+    from abbench.dataset._recipes import RECIPES, Recipe, RowStream as RowStream, get_recipe
+    from abbench.dataset._suggest import SYNONYMS as SYNONYMS, Suggestion, suggest_mapping
+    from abbench.dataset._text import (
+        Encoding,
+        detect_encoding,
+        label_key as label_key,
+        normalize_text as normalize_text,
+    )
     from abbench.dataset._validate import (
-        PROBLEM_HINTS,
+        PROBLEM_HINTS as PROBLEM_HINTS,
         PROBLEM_KINDS,
         Problem,
         ProblemKind,
-        ReportBuilder,
+        ReportBuilder as ReportBuilder,
         ValidationReport,
-        compact_locations,
+        compact_locations as compact_locations,
     )
 
 __all__ = [
-    "CHUNK_SIZE",
     "DELIMITERS",
     "EXPECTED_KINDS",
     "FORMATS",
     "INFERRED_LABELS_MAX",
-    "PROBLEM_HINTS",
     "PROBLEM_KINDS",
     "RECIPES",
     "SPECIAL_SOURCES",
-    "SYNONYMS",
-    "ContentHasher",
     "Conversion",
-    "Converted",
     "Dataset",
     "DatasetInfo",
     "Encoding",
     "ExpectedKind",
-    "ImportPlan",
     "InferredLabels",
-    "JsonPath",
     "Lookup",
-    "Mapper",
     "MappingProfile",
-    "MemoryIds",
     "PathError",
     "Preview",
     "Problem",
@@ -104,46 +105,26 @@ __all__ = [
     "ProfileMatches",
     "ReadSpec",
     "Recipe",
-    "ReportBuilder",
-    "Row",
-    "RowChunk",
-    "RowStream",
     "Shape",
     "Source",
     "Suggestion",
     "Table",
     "ValidationReport",
     "ValueCounts",
-    "canonical_json",
-    "case_line",
-    "check_data_file",
-    "check_report",
-    "column_letter",
-    "compact_locations",
     "content_hash",
     "convert_file",
-    "default_name",
     "detect_encoding",
     "fingerprint",
-    "generated_case_id",
     "get_recipe",
-    "gold_kind",
     "infer_label_set",
-    "label_key",
     "load_profile",
-    "looks_like_labels",
     "match_profile",
     "match_profiles",
-    "normalize_text",
-    "parse_path",
     "plan_import",
     "preview_import",
     "read_table",
-    "resolve_duplicates",
     "sheet_names",
-    "sniff_delimiter",
     "suggest_mapping",
-    "unpack_source_row",
 ]
 
 __getattr__, __dir__ = _lazy.exports(
@@ -254,4 +235,5 @@ __getattr__, __dir__ = _lazy.exports(
             "compact_locations",
         ),
     },
+    public=__all__,
 )

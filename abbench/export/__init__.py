@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abbench import _lazy
 from abbench.export._api import (
     EXPORT_FORMATS,
     EXPORT_KINDS,
@@ -34,3 +35,5 @@ __all__ = [
     "write_jsonl",
     "write_xlsx",
 ]
+
+__dir__ = _lazy.listing(__all__)

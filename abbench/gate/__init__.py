@@ -15,13 +15,14 @@ otherwise (an inconclusive gate exits 0 with ``--allow-inconclusive``), 2 on a u
 
 from __future__ import annotations
 
+from abbench import _lazy
 from abbench.gate._api import (
     OUTCOMES,
     STATUSES,
     GateResult,
     Measured,
     RuleOutcome,
-    decision_pair,
+    decision_pair as decision_pair,
     evaluate_gate,
 )
 from abbench.gate._arm_metrics import ARM_METRICS
@@ -29,19 +30,26 @@ from abbench.gate._comparison_metrics import COMPARISON_METRICS, DECISION_METRIC
 from abbench.gate._coverage import ArmCoverage, Coverage, coverage
 from abbench.gate._decision import NOT_ASSESSED, Decision, DecisionPolicy, Dimension, decide
 from abbench.gate._metric import MetricDef
-from abbench.gate._namespace import METRICS, UNITS, MetricRef, metric_names, metric_unit, parse_metric
+from abbench.gate._namespace import (
+    METRICS,
+    UNITS,
+    MetricRef as MetricRef,
+    metric_names,
+    metric_unit as metric_unit,
+    parse_metric as parse_metric,
+)
 from abbench.gate._rules import (
     COST_WARN_SHARE,
     DEFAULT_RULES,
-    GATE_KEYS,
-    OPS,
+    GATE_KEYS as GATE_KEYS,
+    OPS as OPS,
     SEVERITIES,
     GateRule,
     GateSpec,
     load_gate,
     load_rules,
     parse_rules,
-    read_gate_file,
+    read_gate_file as read_gate_file,
 )
 from abbench.gate._words import Conclusion, GateOutcome, RuleStatus, Severity
 
@@ -51,10 +59,8 @@ __all__ = [
     "COST_WARN_SHARE",
     "DECISION_METRICS",
     "DEFAULT_RULES",
-    "GATE_KEYS",
     "METRICS",
     "NOT_ASSESSED",
-    "OPS",
     "OUTCOMES",
     "SEVERITIES",
     "STATUSES",
@@ -71,19 +77,16 @@ __all__ = [
     "GateSpec",
     "Measured",
     "MetricDef",
-    "MetricRef",
     "RuleOutcome",
     "RuleStatus",
     "Severity",
     "coverage",
     "decide",
-    "decision_pair",
     "evaluate_gate",
     "load_gate",
     "load_rules",
     "metric_names",
-    "metric_unit",
-    "parse_metric",
     "parse_rules",
-    "read_gate_file",
 ]
+
+__dir__ = _lazy.listing(__all__)

@@ -19,8 +19,7 @@ from abbench.compare import (
     magnitude,
     points,
 )
-from abbench.formatting import money_sig
-from abbench.formatting import money_sig as _money
+from abbench.formatting import money_sig, money_sig as _money
 from abbench.gate._words import Conclusion
 from abbench.metrics import ArmMetrics, Result
 from abbench.stats import paired_proportion_interval, wilson_interval

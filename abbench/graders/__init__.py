@@ -17,7 +17,12 @@ import typing
 from abbench import _lazy
 
 if typing.TYPE_CHECKING:
-    from abbench.graders._anonymise import DEFAULT_IDENTITIES, Anonymised, Anonymiser, context_terms
+    from abbench.graders._anonymise import (
+        DEFAULT_IDENTITIES as DEFAULT_IDENTITIES,
+        Anonymised as Anonymised,
+        Anonymiser as Anonymiser,
+        context_terms as context_terms,
+    )
     from abbench.graders._base import (
         KINDS,
         FunctionGrader,
@@ -25,36 +30,46 @@ if typing.TYPE_CHECKING:
         Grader,
         GradeResult,
         PairContext,
-        as_result,
+        as_result as as_result,
         grader_names,
         label_match,
         make_grader,
-        normalise_label,
+        normalise_label as normalise_label,
         register_grader,
     )
     from abbench.graders._bias import (
         Judgement,
         PairJudgement,
         PositionBias,
-        describe_bias,
+        describe_bias as describe_bias,
         measure_position_bias,
     )
-    from abbench.graders._judge import JudgeScores, LLMJudge, llm_judge, parse_scores
-    from abbench.graders._judge_settings import JUDGE_OPTIONS, JudgeOptions, JudgeSettings, JudgeSpend
+    from abbench.graders._judge import (
+        JudgeScores as JudgeScores,
+        LLMJudge,
+        llm_judge,
+        parse_scores as parse_scores,
+    )
+    from abbench.graders._judge_settings import (
+        JUDGE_OPTIONS,
+        JudgeOptions,
+        JudgeSettings,
+        JudgeSpend as JudgeSpend,
+    )
     from abbench.graders._pairwise import (
         VERDICTS,
-        PairReply,
+        PairReply as PairReply,
         PairwiseJudge,
-        pair_seed,
+        pair_seed as pair_seed,
         pairwise_judge,
-        parse_pair,
-        read_winner,
-        slot_order,
+        parse_pair as parse_pair,
+        read_winner as read_winner,
+        slot_order as slot_order,
     )
-    from abbench.graders._recorded import VERDICT_ROLE, recorded
+    from abbench.graders._recorded import VERDICT_ROLE as VERDICT_ROLE, recorded
     from abbench.graders._rubric import DEFAULT_RUBRIC, Dimension, Rubric
     from abbench.graders._rules import (
-        TEXT_FIELDS,
+        TEXT_FIELDS as TEXT_FIELDS,
         answer_number,
         cited_evidence,
         contains,
@@ -63,46 +78,35 @@ if typing.TYPE_CHECKING:
         max_tokens,
         max_tool_calls,
         numeric,
-        parse_number,
+        parse_number as parse_number,
         read_skill,
         regex,
-        tool_calls_in,
+        tool_calls_in as tool_calls_in,
     )
-    from abbench.graders._schema import validate_json
+    from abbench.graders._schema import validate_json as validate_json
 
 __all__ = [
-    "DEFAULT_IDENTITIES",
     "DEFAULT_RUBRIC",
     "JUDGE_OPTIONS",
     "KINDS",
-    "TEXT_FIELDS",
     "VERDICTS",
-    "VERDICT_ROLE",
-    "Anonymised",
-    "Anonymiser",
     "Dimension",
     "FunctionGrader",
     "GradeContext",
     "GradeResult",
     "Grader",
     "JudgeOptions",
-    "JudgeScores",
     "JudgeSettings",
-    "JudgeSpend",
     "Judgement",
     "LLMJudge",
     "PairContext",
     "PairJudgement",
-    "PairReply",
     "PairwiseJudge",
     "PositionBias",
     "Rubric",
     "answer_number",
-    "as_result",
     "cited_evidence",
     "contains",
-    "context_terms",
-    "describe_bias",
     "exact",
     "grader_names",
     "json_schema",
@@ -112,21 +116,12 @@ __all__ = [
     "max_tokens",
     "max_tool_calls",
     "measure_position_bias",
-    "normalise_label",
     "numeric",
-    "pair_seed",
     "pairwise_judge",
-    "parse_number",
-    "parse_pair",
-    "parse_scores",
     "read_skill",
-    "read_winner",
     "recorded",
     "regex",
     "register_grader",
-    "slot_order",
-    "tool_calls_in",
-    "validate_json",
 ]
 
 __getattr__, __dir__ = _lazy.exports(
@@ -204,4 +199,5 @@ __getattr__, __dir__ = _lazy.exports(
         ),
         "abbench.graders._schema": ("validate_json",),
     },
+    public=__all__,
 )

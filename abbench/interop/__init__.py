@@ -7,6 +7,7 @@ Each reader turns a tool's files into an `ImportedLog` (cases, arms, one outcome
 
 from __future__ import annotations
 
+from abbench import _lazy
 from abbench.interop._import import FORMATS, ImportedResults, import_results, read_results
 from abbench.interop._model import ImportedCase, ImportedLog, ImportedRun
 
@@ -19,3 +20,5 @@ __all__ = [
     "import_results",
     "read_results",
 ]
+
+__dir__ = _lazy.listing(__all__)

@@ -9,33 +9,33 @@ from abbench import _lazy
 if typing.TYPE_CHECKING:
     from abbench.llm._cache import (
         CACHE_MODES,
-        CachedReply,
-        CallCache,
+        CachedReply as CachedReply,
+        CallCache as CallCache,
         MemoryCache,
         ResponseCache,
-        cache_endpoint,
-        cache_key,
-        check_cache_mode,
-        default_cache_mode,
+        cache_endpoint as cache_endpoint,
+        cache_key as cache_key,
+        check_cache_mode as check_cache_mode,
+        default_cache_mode as default_cache_mode,
     )
-    from abbench.llm._client import ChatClient, tool_spec
+    from abbench.llm._client import ChatClient, tool_spec as tool_spec
     from abbench.llm._endpoint import (
         DEFAULT_BASE_URL,
         OPENAI_KEY_ENV,
         Endpoint,
-        expand_env,
-        normalize_base_url,
-        resolve_endpoint,
+        expand_env as expand_env,
+        normalize_base_url as normalize_base_url,
+        resolve_endpoint as resolve_endpoint,
     )
     from abbench.llm._failures import (
         FAILURE_TYPES,
         FailureType,
-        classify_failure,
-        is_context_overflow,
-        is_validation_error,
-        parse_retry_after,
+        classify_failure as classify_failure,
+        is_context_overflow as is_context_overflow,
+        is_validation_error as is_validation_error,
+        parse_retry_after as parse_retry_after,
     )
-    from abbench.llm._pool import close_connections, shared_http_client
+    from abbench.llm._pool import close_connections, shared_http_client as shared_http_client
     from abbench.llm._prices import (
         BUILTIN_PRICES,
         BUILTIN_PRICES_AS_OF,
@@ -43,11 +43,11 @@ if typing.TYPE_CHECKING:
         Price,
         PriceTable,
         load_prices,
-        price_table,
+        price_table as price_table,
         user_prices_path,
     )
     from abbench.llm._replies import ChatResponse, RetryPolicy, RetryRecord, ToolCall
-    from abbench.llm._waits import WaitClock, not_working, timed_by
+    from abbench.llm._waits import WaitClock as WaitClock, not_working, timed_by as timed_by
 
 __all__ = [
     "BUILTIN_PRICES",
@@ -57,8 +57,6 @@ __all__ = [
     "FAILURE_TYPES",
     "OPENAI_KEY_ENV",
     "PRICES_ENV",
-    "CachedReply",
-    "CallCache",
     "ChatClient",
     "ChatResponse",
     "Endpoint",
@@ -70,25 +68,9 @@ __all__ = [
     "RetryPolicy",
     "RetryRecord",
     "ToolCall",
-    "WaitClock",
-    "cache_endpoint",
-    "cache_key",
-    "check_cache_mode",
-    "classify_failure",
     "close_connections",
-    "default_cache_mode",
-    "expand_env",
-    "is_context_overflow",
-    "is_validation_error",
     "load_prices",
-    "normalize_base_url",
     "not_working",
-    "parse_retry_after",
-    "price_table",
-    "resolve_endpoint",
-    "shared_http_client",
-    "timed_by",
-    "tool_spec",
     "user_prices_path",
 ]
 
@@ -152,4 +134,5 @@ __getattr__, __dir__ = _lazy.exports(
             "timed_by",
         ),
     },
+    public=__all__,
 )

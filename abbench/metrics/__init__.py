@@ -2,86 +2,84 @@
 
 from __future__ import annotations
 
-from abbench._result import Result, plain
+from abbench import _lazy
+from abbench._result import Result as Result, plain
 from abbench.metrics._activation import (
     ACTIVATION_DEFINITIONS,
-    ACTIVATION_FIGURES,
-    COMPARED,
-    NO_SKILL,
+    ACTIVATION_FIGURES as ACTIVATION_FIGURES,
+    COMPARED as COMPARED,
+    NO_SKILL as NO_SKILL,
     ActivationComparison,
     ActivationRun,
     ArmActivation,
     ExperimentActivation,
     activation_by_arm,
     activation_report,
-    activation_runs,
+    activation_runs as activation_runs,
     arm_activation,
-    arm_offers,
+    arm_offers as arm_offers,
     compare_activation,
     experiment_activation,
 )
 from abbench.metrics._api import (
     DEFINITIONS,
-    NO_DOMAIN,
+    NO_DOMAIN as NO_DOMAIN,
     OUTCOME_KINDS,
     ArmMetrics,
     ExperimentMetrics,
     GroupAccuracy,
     RunCounts,
-    dataset_labels,
+    dataset_labels as dataset_labels,
     experiment_metrics,
-    grader_kinds,
-    resolve_outcome,
+    grader_kinds as grader_kinds,
+    resolve_outcome as resolve_outcome,
 )
 from abbench.metrics._base import (
     Estimate,
     Rate,
-    check_level,
-    estimate_mean,
-    estimate_rate,
+    check_level as check_level,
+    estimate_mean as estimate_mean,
+    estimate_rate as estimate_rate,
     rate,
-    round_lists,
+    round_lists as round_lists,
 )
 from abbench.metrics._classes import (
-    NO_PREDICTION,
-    OTHER_LABEL,
+    NO_PREDICTION as NO_PREDICTION,
+    OTHER_LABEL as OTHER_LABEL,
     ClassReport,
     ClassScores,
     Confusion,
     ConfusionMatrix,
     class_report,
-    label_space,
+    label_space as label_space,
 )
 from abbench.metrics._format import (
-    ADHERENT,
-    READINGS,
+    ADHERENT as ADHERENT,
+    READINGS as READINGS,
     FormatAdherence,
     FormatDifference,
     format_adherence,
     format_difference,
 )
-from abbench.metrics._grader import MAX_GRADER_NAME, check_grader, experiment_graders
-from abbench.metrics._judges import OVERALL, JudgeScore, judge_scores
+from abbench.metrics._grader import (
+    MAX_GRADER_NAME as MAX_GRADER_NAME,
+    check_grader as check_grader,
+    experiment_graders,
+)
+from abbench.metrics._judges import OVERALL as OVERALL, JudgeScore, judge_scores
 from abbench.metrics._judging import JudgeCost, JudgeReport, judge_costs, judge_report, position_bias
 from abbench.metrics._stability import Stability, stability
-from abbench.metrics._usage import LOW_CONFIDENCE, NO_RUN_EXECUTED, GroundingMetrics, UsageMetrics
+from abbench.metrics._usage import (
+    LOW_CONFIDENCE as LOW_CONFIDENCE,
+    NO_RUN_EXECUTED as NO_RUN_EXECUTED,
+    GroundingMetrics,
+    UsageMetrics,
+)
 
 __all__ = [
     "ACTIVATION_DEFINITIONS",
-    "ACTIVATION_FIGURES",
-    "ADHERENT",
-    "COMPARED",
     "DEFINITIONS",
-    "LOW_CONFIDENCE",
-    "MAX_GRADER_NAME",
-    "NO_DOMAIN",
-    "NO_PREDICTION",
-    "NO_RUN_EXECUTED",
-    "NO_SKILL",
-    "OTHER_LABEL",
     "OUTCOME_KINDS",
-    "OVERALL",
-    "READINGS",
     "ActivationComparison",
     "ActivationRun",
     "ArmActivation",
@@ -101,36 +99,26 @@ __all__ = [
     "JudgeReport",
     "JudgeScore",
     "Rate",
-    "Result",
     "RunCounts",
     "Stability",
     "UsageMetrics",
     "activation_by_arm",
     "activation_report",
-    "activation_runs",
     "arm_activation",
-    "arm_offers",
-    "check_grader",
-    "check_level",
     "class_report",
     "compare_activation",
-    "dataset_labels",
-    "estimate_mean",
-    "estimate_rate",
     "experiment_activation",
     "experiment_graders",
     "experiment_metrics",
     "format_adherence",
     "format_difference",
-    "grader_kinds",
     "judge_costs",
     "judge_report",
     "judge_scores",
-    "label_space",
     "plain",
     "position_bias",
     "rate",
-    "resolve_outcome",
-    "round_lists",
     "stability",
 ]
+
+__dir__ = _lazy.listing(__all__)

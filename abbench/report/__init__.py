@@ -27,14 +27,14 @@ if typing.TYPE_CHECKING:
     )
     from abbench.report._html import (
         TEMPLATES,
-        notebook_to_html,
+        notebook_to_html as notebook_to_html,
     )
     from abbench.report._plotly import (
-        FIGURE_CONFIG,
-        RENDERER,
-        figure_html,
-        plotly_js_path,
-        use_report_renderer,
+        FIGURE_CONFIG as FIGURE_CONFIG,
+        RENDERER as RENDERER,
+        figure_html as figure_html,
+        plotly_js_path as plotly_js_path,
+        use_report_renderer as use_report_renderer,
     )
     from abbench.report._provenance import (
         ArmProvenance,
@@ -45,7 +45,7 @@ if typing.TYPE_CHECKING:
     )
     from abbench.report._render import (
         EXPERIMENT_TEMPLATE,
-        KERNEL_NAME,
+        KERNEL_NAME as KERNEL_NAME,
         ReportBatch,
         ReportFailure,
         ReportResult,
@@ -56,9 +56,9 @@ if typing.TYPE_CHECKING:
         disagreement_sample,
     )
     from abbench.report._secrets import (
-        SECRET_NAME,
-        find_secrets,
-        secret_values,
+        SECRET_NAME as SECRET_NAME,
+        find_secrets as find_secrets,
+        secret_values as secret_values,
     )
     from abbench.report._sections import (
         Part,
@@ -86,10 +86,6 @@ if typing.TYPE_CHECKING:
 
 __all__ = [
     "EXPERIMENT_TEMPLATE",
-    "FIGURE_CONFIG",
-    "KERNEL_NAME",
-    "RENDERER",
-    "SECRET_NAME",
     "TEMPLATES",
     "ArmProvenance",
     "Part",
@@ -110,23 +106,18 @@ __all__ = [
     "domain_section",
     "escape",
     "experiment_provenance",
-    "figure_html",
-    "find_secrets",
     "judges_section",
     "leave_summary",
     "multi_section",
     "no_regression_text",
     "note_html",
-    "notebook_to_html",
     "pairwise_section",
-    "plotly_js_path",
     "provenance_section",
     "render_report",
     "render_reports",
     "reviews_section",
     "run_overview",
     "runs_section",
-    "secret_values",
     "setup_kernel",
     "show_html",
     "show_note",
@@ -135,7 +126,6 @@ __all__ = [
     "stability_section",
     "title_html",
     "usage_section",
-    "use_report_renderer",
 ]
 
 __getattr__, __dir__ = _lazy.exports(
@@ -207,4 +197,5 @@ __getattr__, __dir__ = _lazy.exports(
             "usage_section",
         ),
     },
+    public=__all__,
 )

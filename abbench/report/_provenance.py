@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from abbench.store import Experiment, Store, current_user
+from abbench.store import Experiment, FailedRun, Store, current_user
 from abbench.types import ExperimentStatus, RunState
 
 if TYPE_CHECKING:
@@ -248,7 +248,8 @@ class RunOverview:
         execution_failures: Arm -> failure type -> runs (agent_error, timeout, interrupted ...).
         grading_failures: Arm -> runs whose execution succeeded but grading reached no verdict.
         cancelled: Arm -> cancelled runs.
-        failures: Up to `limit` failed runs: case, arm, round, kind, failure type, error.
+        failures: Up to `limit` failed runs (`abbench.store.FailedRun`: case, arm, round from 0, kind, failure
+            type, error), by run id.
         scored: Arm -> runs graded with a score and no verdict (in ``pass``, but not right).
     """
 
@@ -258,7 +259,7 @@ class RunOverview:
     execution_failures: dict[str, dict[str, int]]
     grading_failures: dict[str, int]
     cancelled: dict[str, int]
-    failures: tuple[dict[str, Any], ...]
+    failures: tuple[FailedRun, ...]
     scored: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -267,8 +268,9 @@ class RunOverview:
         return self.finished == self.total and not any(self.execution_failures.values())
 
     def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return asdict(self) | {"complete": self.complete}
+        """A JSON-ready dict (each failed run's round from 1, as every view shows rounds)."""
+        failures = [asdict(f) | {"round": f.round + 1} for f in self.failures]
+        return asdict(self) | {"failures": failures, "complete": self.complete}
 
 
 def run_overview(
@@ -288,17 +290,6 @@ def run_overview(
     states = s.runs.counts(exp.id)
     found = run_failures(s, exp.id, limit=limit)  # counted in SQL: no run is loaded, wrong answers not read
     exec_fail: dict[str, dict[str, int]] = {a.name: {} for a in exp.arms} | found.execution
-    failures = [
-        {
-            "case_id": f.case_id,
-            "arm": f.arm,
-            "round": f.round + 1,  # from 1, as every view shows rounds
-            "kind": f.kind,
-            "failure_type": f.failure_type,
-            "error": f.error,
-        }
-        for f in found.first
-    ]
     total = sum(sum(c.values()) for c in states.values())
     finished = sum(c.get(RunState.PASS, 0) + c.get(RunState.FAIL, 0) for c in states.values())
     return RunOverview(
@@ -308,6 +299,6 @@ def run_overview(
         execution_failures=exec_fail,
         grading_failures={a.name: found.grading.get(a.name, 0) for a in exp.arms},
         cancelled={a: c.get(RunState.CANCELLED, 0) for a, c in states.items()},
-        failures=tuple(failures),
+        failures=found.first,
         scored={a.name: found.scored.get(a.name, 0) for a in exp.arms},
     )

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from abbench import _lazy
 from abbench.review._api import (
-    HUMAN_LABELS,
+    HUMAN_LABELS as HUMAN_LABELS,
     JudgeAgreement,
     add_review,
     judge_agreement,
@@ -24,17 +25,15 @@ from abbench.review._cases import (
     case_detail,
     disagreements,
 )
-from abbench.review._pages import PAGE_SORTS, SAMPLE, DisagreementPage, disagreement_page
+from abbench.review._pages import PAGE_SORTS, SAMPLE as SAMPLE, DisagreementPage, disagreement_page
 from abbench.review._sample import CorrectedAccuracy, corrected_accuracy, draw_review_sample, sample_cases
 from abbench.store import Review, ReviewSample
 from abbench.types import REVIEW_VERDICTS
 
 __all__ = [
     "DISAGREEMENT_KINDS",
-    "HUMAN_LABELS",
     "PAGE_SORTS",
     "REVIEW_VERDICTS",
-    "SAMPLE",
     "AttemptView",
     "CaseDetail",
     "CaseView",
@@ -60,3 +59,5 @@ __all__ = [
     "sample_cases",
     "undo_review",
 ]
+
+__dir__ = _lazy.listing(__all__)

@@ -22,7 +22,6 @@ if typing.TYPE_CHECKING:
         set_budget,
         start_experiment,
     )
-    from abbench.runner._budget import PauseReason
     from abbench.runner._cache import cache_stats, clear_cache
     from abbench.runner._estimate import ArmEstimate, Estimate, Projection, estimate_experiment
     from abbench.runner._experiment import (
@@ -30,22 +29,23 @@ if typing.TYPE_CHECKING:
         create_experiment,
         list_experiments,
         load_experiment,
-        select_cases,
+        select_cases as select_cases,
     )
-    from abbench.runner._grading import combine_verdicts
+    from abbench.runner._grading import combine_verdicts as combine_verdicts
     from abbench.runner._halt import (
         HaltReason,
         Terminated,
         halt_of,
-        set_origin,
-        stop_for_signal,
+        set_origin as set_origin,
+        stop_for_signal as stop_for_signal,
         stop_on_signals,
     )
+    from abbench.runner._pause import PauseReason
     from abbench.runner._progress import ArmProgress, Observer, Progress
     from abbench.runner._queued import QueuedWork
     from abbench.runner._record import RecordError, RecordSummary, record_runs
     from abbench.runner._retry import RetrySelection, select_retry
-    from abbench.runner._scheduler import ExperimentRunner, RunSummary
+    from abbench.runner._scheduler import ExperimentRunner as ExperimentRunner, RunSummary
     from abbench.runner._spec import (
         ArmSpec,
         BudgetSpec,
@@ -55,12 +55,11 @@ if typing.TYPE_CHECKING:
         StoppingSpec,
         load_spec,
     )
-    from abbench.runner._stopping import STOPPED_BY_RULE, StopReason
+    from abbench.runner._stopping import STOPPED_BY_RULE as STOPPED_BY_RULE, StopReason
     from abbench.runner._try import TryResult, try_input
     from abbench.runner._writer import StoreWriter
 
 __all__ = [
-    "STOPPED_BY_RULE",
     "ArmEstimate",
     "ArmProgress",
     "ArmSpec",
@@ -68,7 +67,6 @@ __all__ = [
     "CaseSelection",
     "DatasetSource",
     "Estimate",
-    "ExperimentRunner",
     "ExperimentSpec",
     "HaltReason",
     "Observer",
@@ -92,7 +90,6 @@ __all__ = [
     "cancel_experiment",
     "clear_cache",
     "clone_experiment",
-    "combine_verdicts",
     "create_experiment",
     "estimate_experiment",
     "experiment_status",
@@ -107,12 +104,9 @@ __all__ = [
     "resume_experiment",
     "retry_runs",
     "run_experiment",
-    "select_cases",
     "select_retry",
     "set_budget",
-    "set_origin",
     "start_experiment",
-    "stop_for_signal",
     "stop_on_signals",
     "try_input",
 ]
@@ -135,7 +129,7 @@ __getattr__, __dir__ = _lazy.exports(
             "set_budget",
             "start_experiment",
         ),
-        "abbench.runner._budget": ("PauseReason",),
+        "abbench.runner._pause": ("PauseReason",),
         "abbench.runner._queued": ("QueuedWork",),
         "abbench.runner._record": ("RecordError", "RecordSummary", "record_runs"),
         "abbench.runner._retry": ("RetrySelection", "select_retry"),
@@ -193,4 +187,5 @@ __getattr__, __dir__ = _lazy.exports(
         ),
         "abbench.runner._writer": ("StoreWriter",),
     },
+    public=__all__,
 )

@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from abbench.errors import ExperimentError
-from abbench.runner._budget import PauseReason, budget_notes
+from abbench.runner._budget import budget_notes
 from abbench.runner._grading import build_graders
 from abbench.runner._halt import halt_of
+from abbench.runner._pause import PauseReason
 from abbench.runner._progress import ArmProgress, Observer, Progress
 from abbench.runner._queued import QueuedWork
 from abbench.runner._retry import select_retry

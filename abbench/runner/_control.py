@@ -7,12 +7,12 @@ budget runs; none of them reaches back into the scheduler.
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from abbench.agents import Agent
+from abbench.runner._flight import Flight
 from abbench.runner._progress import Tracker
 from abbench.runner._writer import StoreWriter
 from abbench.snapshot import Snapshot
@@ -61,49 +61,12 @@ class Tally:
     grading_failed: int = 0
 
 
-class RunClock:
-    """One attempt's timeout clock: it stops while the agent's calls wait rather than work.
-
-    Told by `abbench.llm.not_working` (a rate limit's ``Retry-After``, a backoff, a twin call's
-    answer): while any such wait lasts the run has no deadline, and when it ends the deadline is
-    what was left of it. So ``timeout_s`` bounds the time the agent works, as the time the run waited
-    for a slot before its attempt started was never counted.
-    """
-
-    def __init__(self, control: RunControl, run_id: int, loop: asyncio.AbstractEventLoop) -> None:
-        self.control = control
-        self.run_id = run_id
-        self.loop = loop
-        self.depth = 0
-        self.left: float | None = None
-        self.waited_s = 0.0
-        self._since = 0.0
-
-    def waiting(self) -> None:
-        """A wait starts: the deadline is put aside (nested waits count once)."""
-        self.depth += 1
-        if self.depth > 1:
-            return
-        self._since = now = self.loop.time()
-        deadline = self.control.deadlines.get(self.run_id)
-        if deadline is not None:
-            self.left = deadline - now
-            self.control.deadlines[self.run_id] = math.inf
-
-    def working(self) -> None:
-        """The wait is over: the deadline is what was left of it when the wait started."""
-        self.depth -= 1
-        if self.depth > 0:
-            return
-        now = self.loop.time()
-        self.waited_s += now - self._since
-        if self.left is not None and self.run_id in self.control.deadlines:
-            self.control.deadlines[self.run_id] = now + self.left
-        self.left = None
-
-
 class RunControl:
     """Pause and cancel as asked (by this process or another), and the work in flight they stop.
+
+    The work in flight is registered only through `flight` and `judging_pairs`, one context manager
+    per piece of work, whose `Flight` says afterwards how it ended (`FlightEnd`): finished, by its
+    timeout, by a person's cancel, or by the runner itself stopping.
 
     Attributes:
         paused: A pause was asked: running runs finish, no new ones start.
@@ -111,12 +74,6 @@ class RunControl:
         cancel_event: Set on cancel; wakes runs waiting to be retried or for budget room.
         resume: Set while not paused; workers wait on it.
         wake: Set to make the poller read the control column now.
-        inflight: Run id -> the worker task waiting on its agent.
-        grading: Run id -> the worker task waiting on its graders.
-        cancel_asked: Runs a person cancelled (not a timeout, not the runner stopping).
-        deadlines: Run id -> the loop time its agent must answer by (infinite while a `RunClock` waits).
-        timed_out: Runs the watchdog cancelled for overrunning their timeout.
-        pair_judging: The pairwise judging in flight, cancelled with the rest.
         stopped: The stopping rule decided (or `halted`): no new run starts; runs in flight finish.
         halted: Why the pass must end once its runs in flight are recorded (its store running out
             of room); None otherwise.
@@ -129,14 +86,45 @@ class RunControl:
         self.resume = asyncio.Event()
         self.resume.set()
         self.wake = asyncio.Event()
-        self.inflight: dict[int, asyncio.Task[Any]] = {}
-        self.grading: dict[int, asyncio.Task[Any]] = {}
-        self.cancel_asked: set[int] = set()
-        self.deadlines: dict[int, float] = {}
-        self.timed_out: set[int] = set()
-        self.pair_judging: asyncio.Future[Any] | None = None
         self.stopped = False
         self.halted: BaseException | None = None
+        self._flights: dict[int, Flight] = {}  # run id -> its agent or its graders in flight
+        self._judging: dict[None, Flight] = {}  # the pairwise judging in flight
+
+    def flight(self, run_id: int, worker: asyncio.Task[Any], *, timeout_s: float | None = None) -> Flight:
+        """The run's agent (with its `timeout_s`, counted from now) or its graders (None) in flight.
+
+        Use it as ``with control.flight(...) as flight:`` and await the work inside the block, in
+        `worker`; afterwards ``flight.ended`` says how it ended (`Flight`).
+        """
+        deadline = None if timeout_s is None else worker.get_loop().time() + timeout_s
+        return Flight(run_id, worker, deadline, self._flights)
+
+    def judging_pairs(self, judging: asyncio.Future[Any]) -> Flight:
+        """The pairwise judging in flight (awaited inside its block): cancelled with the rest, as `flight`."""
+        return Flight(None, judging, None, self._judging)
+
+    @property
+    def in_flight(self) -> int:
+        """Runs whose agent or graders are in flight."""
+        return len(self._flights)
+
+    @property
+    def deadlines(self) -> dict[int, float]:
+        """Run id -> the loop time its agent must answer by (infinite while a `RunClock` waits), a copy."""
+        return {run_id: f.deadline for run_id, f in self._flights.items() if f.deadline is not None}
+
+    def time_out(self, now: float) -> None:
+        """Cancel every agent that overran its deadline by the loop time `now` (once each)."""
+        for flight in list(self._flights.values()):
+            if flight.deadline is not None and now >= flight.deadline and not flight.timed_out:
+                flight.cancel(timeout=True)
+
+    def stop_agents(self) -> None:
+        """The runner is stopping: cancel every agent in flight (their flights end by `FlightEnd.STOP`)."""
+        for flight in list(self._flights.values()):
+            if flight.deadline is not None:
+                flight.worker.cancel()
 
     def stop(self) -> None:
         """The stopping rule decided: start no new run (those in flight finish and count)."""
@@ -154,16 +142,12 @@ class RunControl:
         self.cancelling = True
         self.cancel_event.set()
         self.resume.set()
-        for run_id, worker in list(self.inflight.items()):
-            self.cancel_asked.add(run_id)
-            worker.cancel()
         # Grading in flight stops too (a slow judge must not hold a cancel for minutes); those
         # runs go back to executed, waiting for grading, their execution kept.
-        for run_id, worker in list(self.grading.items()):
-            self.cancel_asked.add(run_id)
-            worker.cancel()
-        if self.pair_judging is not None:
-            self.pair_judging.cancel()
+        for flight in list(self._flights.values()):
+            flight.cancel()
+        for flight in list(self._judging.values()):
+            flight.cancel()
 
     async def wait_unless_cancelled(self, awaitable: asyncio.Future[Any]) -> None:
         """Wait for `awaitable`, or until a cancel is asked (whichever comes first; both end)."""

@@ -21,7 +21,8 @@ from abbench.errors import AgentError
 from abbench.llm import RetryPolicy, timed_by
 from abbench.runner._budget import RunBudget
 from abbench.runner._cache import RunCaches, attempt_cache_spend, run_cache_fields
-from abbench.runner._control import RunClock, RunControl, RunInputs, RunMoves, Tally
+from abbench.runner._control import RunControl, RunInputs, RunMoves, Tally
+from abbench.runner._flight import FlightEnd, RunClock
 from abbench.runner._frozen import make_frozen
 from abbench.runner._states import EXECUTED, FAIL, PENDING, RUNNING
 from abbench.runner._writer import StoreWriter
@@ -229,48 +230,21 @@ class Execution:
         a cancel asked for by a person cancels the worker while it waits here, and only here. The
         per-run timeout is enforced by the scheduler's watchdog the same way, so no timer is set per run.
         """
-        control, run_id = self.control, item.run_id
-        control.inflight[run_id] = worker
+        run_id = item.run_id
         self.live[run_id] = attempt
-        loop = worker.get_loop()
-        control.deadlines[run_id] = loop.time() + self.options.timeout_s  # from the attempt's start
         output: Any = None
         error: AgentError | None = None
         tb = None
         try:
-            with timed_by(RunClock(control, run_id, loop)):  # its calls' waits are not its work
+            flying = self.control.flight(run_id, worker, timeout_s=self.options.timeout_s)
+            with flying as flight, timed_by(RunClock(flight)):  # its calls' waits are not its work
                 output = await self.inputs.agents[item.arm_id].run(task)
-            if run_id in control.timed_out or run_id in control.cancel_asked:
-                # the adapter swallowed the cancellation and answered anyway: keep the task clean
-                control.timed_out.discard(run_id)
-                worker.uncancel()
-                if run_id in control.cancel_asked:
-                    raise asyncio.CancelledError
         except asyncio.CancelledError:
-            if run_id in control.timed_out:
-                control.timed_out.discard(run_id)
-                worker.uncancel()
-                timeout = self.options.timeout_s
-                error = AgentError(
-                    f"no answer within {timeout:g} s of work (timeout_s; waits for rate limits not counted)",
-                    "timeout",
-                    retryable=True,
-                )
-            elif run_id in control.cancel_asked:
-                if worker.cancelling():
-                    worker.uncancel()
-                self.failed_attempt(attempt, None)
-                self.moves.move(
-                    item, RunState.CANCELLED, {"finished_at": now_iso(), "error": "cancelled while running"}
-                )
-                self.tally.cancelled += 1
-                return None
-            else:
-                # the runner itself is stopping: the scheduler records the run as interrupted; what
-                # the attempt spent is stored here, while its spending is at hand
-                if self.live.pop(run_id, None) is not None:
-                    self.failed_attempt(attempt, interrupted())
-                raise
+            # the runner itself is stopping (`FlightEnd.STOP`): the scheduler records the run as
+            # interrupted; what the attempt spent is stored here, while its spending is at hand
+            if self.live.pop(run_id, None) is not None:
+                self.failed_attempt(attempt, interrupted())
+            raise
         except TimeoutError as exc:  # an adapter's own timeout (an HTTP request, a subprocess)
             error = AgentError(f"timed out: {exc or 'no answer in time'}", "timeout", retryable=True)
         except AgentError as exc:
@@ -285,9 +259,21 @@ class Execution:
             )
             tb = traceback.format_exc()
         finally:
-            control.inflight.pop(run_id, None)
             self.live.pop(run_id, None)
-            control.deadlines.pop(run_id, None)
+        if flight.ended is FlightEnd.TIMEOUT:
+            timeout = self.options.timeout_s
+            error = AgentError(
+                f"no answer within {timeout:g} s of work (timeout_s; waits for rate limits not counted)",
+                "timeout",
+                retryable=True,
+            )
+        elif flight.ended is FlightEnd.CANCEL:
+            self.failed_attempt(attempt, None)
+            self.moves.move(
+                item, RunState.CANCELLED, {"finished_at": now_iso(), "error": "cancelled while running"}
+            )
+            self.tally.cancelled += 1
+            return None
         return output, error, tb
 
     def _checked(self, item: WorkItem, output: Any) -> tuple[AgentOutput | None, AgentError | None]:

@@ -32,6 +32,7 @@ from abbench.runner import _outcomes  # noqa: F401  (registers the `recorded` gr
 from abbench.runner._cache import RunCaches
 from abbench.runner._control import RunControl, RunInputs, RunMoves, Tally
 from abbench.runner._execution import without_nulls
+from abbench.runner._flight import FlightEnd
 from abbench.runner._frozen import make_frozen
 from abbench.runner._limiter import loop_limiter
 from abbench.runner._states import EVALUATING, FAIL, PASS, PENDING
@@ -396,21 +397,15 @@ class Grading:
         if worker is None:
             worker = asyncio.current_task()
             assert worker is not None  # graded inside a worker task
-        self.control.grading[item.run_id] = worker
-        try:
+        with self.control.flight(item.run_id, worker) as flight:
             for grader in todo:
                 fresh[grader.name] = await self._grade_one(grader, ctx, item, attempt)
-        except asyncio.CancelledError:
-            if item.run_id not in self.control.cancel_asked:
-                raise  # the runner itself is stopping: the scheduler records the run as interrupted
-            if worker.cancelling():
-                worker.uncancel()
+        # the runner itself stopping goes on out of the block: the scheduler records the run as interrupted
+        if flight.ended is FlightEnd.CANCEL:
             # Cancelled by a person while its graders worked: the execution stays, grading waits
             # (grades already written in this pass are kept and not asked for again).
             self.moves.move(item, RunState.EXECUTED, None, "cancelled while grading: waits for grading")
             return None
-        finally:
-            self.control.grading.pop(item.run_id, None)
         return fresh
 
     def _verdict(
@@ -579,15 +574,11 @@ class Grading:
                 finally:
                     limiter.release()
 
-        self.control.pair_judging = asyncio.gather(*(judge(job) for job in jobs))
-        try:
-            await self.control.pair_judging
-        except asyncio.CancelledError:
-            if not self.control.cancelling:
-                raise
+        judging = asyncio.gather(*(judge(job) for job in jobs))
+        with self.control.judging_pairs(judging) as flight:
+            await judging
+        if flight.ended is FlightEnd.CANCEL:
             log.info("experiment %s: pairwise judging cancelled", self.exp.name)
-        finally:
-            self.control.pair_judging = None
 
     async def _judge_pair(self, job: _PairJob) -> None:
         from abbench.graders import pair_seed  # here: a run judged by rules never loads the pairwise judge

@@ -8,8 +8,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from abbench.runner._budget import PauseReason
 from abbench.runner._halt import HaltReason
+from abbench.runner._pause import PauseReason
 from abbench.runner._queued import QueuedWork
 from abbench.runner._stopping import StopReason
 from abbench.types import ExperimentStatus, RunOutcome, RunState

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from abbench.agents import Agent, make_agent
 from abbench.errors import ExperimentError
-from abbench.runner._budget import PauseReason, RunBudget
+from abbench.runner._budget import RunBudget
 from abbench.runner._cache import RunCaches
 from abbench.runner._control import RunControl, RunInputs, RunMoves, Tally
 from abbench.runner._execution import (
@@ -36,6 +36,7 @@ from abbench.runner._grading import Grading, GradingOptions, GradingPlan, combin
 from abbench.runner._halt import HaltReason, halt_of, last_signal, process_origin, signals_asked
 from abbench.runner._heartbeat import Heartbeat
 from abbench.runner._limiter import loop_limiter
+from abbench.runner._pause import PauseReason
 from abbench.runner._progress import Observer, Progress, Tracker
 from abbench.runner._stopping import Stopping, StopReason
 from abbench.runner._work import PAGE_CASES, CasePages, WorkQueue
@@ -603,13 +604,7 @@ class ExperimentRunner:
         control = self.control
         while True:
             await asyncio.sleep(interval)
-            now = loop_time()
-            for run_id, deadline in list(control.deadlines.items()):
-                if now >= deadline and run_id not in control.timed_out:
-                    worker = control.inflight.get(run_id)
-                    if worker is not None:
-                        control.timed_out.add(run_id)
-                        worker.cancel()
+            control.time_out(loop_time())
 
     async def _poll(self, writer: StoreWriter, tracker: Tracker) -> None:
         # The heartbeat is not written here but by `Heartbeat`'s thread: a blocked loop must not
@@ -651,7 +646,7 @@ class ExperimentRunner:
         stopping, control = self.stopping, self.control
         if stopping is None or stopping.may_start(item) or self.budget.over_budget:
             return True
-        return not (control.inflight or control.grading)
+        return not control.in_flight
 
     def _stopped(self) -> None:
         """The stopping rule decided: start no new run, and tell the views where it decided."""
@@ -691,8 +686,7 @@ class ExperimentRunner:
         failed (a full disk, a read-only store), what it could not commit is left to start-up
         reconciliation, which turns it into actionable states on the next run.
         """
-        for task in list(self.control.inflight.values()):
-            task.cancel()
+        self.control.stop_agents()
         if self.writer is None or self.tracker is None:
             # Stopped before any run started: a refusal (a cluster out of reach) leaves the experiment
             # as it was, its last halt included; a signal or an error says why all the same.

@@ -17,14 +17,13 @@ import typing
 from abbench import _lazy
 
 if typing.TYPE_CHECKING:
-    from abbench.server._app import RedactKeys, create_app, serve
+    from abbench.server._app import RedactKeys as RedactKeys, create_app, serve
     from abbench.server._settings import DEFAULT_HOST, DEFAULT_PORT, EndpointRule, ServerSettings
 
 __all__ = [
     "DEFAULT_HOST",
     "DEFAULT_PORT",
     "EndpointRule",
-    "RedactKeys",
     "ServerSettings",
     "create_app",
     "serve",
@@ -36,4 +35,5 @@ __getattr__, __dir__ = _lazy.exports(
         "abbench.server._app": ("RedactKeys", "create_app", "serve"),
         "abbench.server._settings": ("DEFAULT_HOST", "DEFAULT_PORT", "EndpointRule", "ServerSettings"),
     },
+    public=__all__,
 )

@@ -8,11 +8,11 @@ from abbench import _lazy
 
 if typing.TYPE_CHECKING:
     from abbench.snapshot._build import (
-        PreparedSnapshot,
+        PreparedSnapshot as PreparedSnapshot,
         SkillInfo,
         build_snapshot,
-        prepare_snapshot,
-        safe_folder_name,
+        prepare_snapshot as prepare_snapshot,
+        safe_folder_name as safe_folder_name,
         snapshot_from_git,
     )
     from abbench.snapshot._content import (
@@ -22,7 +22,7 @@ if typing.TYPE_CHECKING:
         IGNORED_NAMES,
         IGNORED_PATTERNS,
         content_hash,
-        human_size,
+        human_size as human_size,
         is_ignored,
     )
     from abbench.snapshot._diff import (
@@ -37,10 +37,21 @@ if typing.TYPE_CHECKING:
         KNOWN_SCHEMES,
         GitFetchError,
         prepare_from_url,
-        url_scheme,
+        url_scheme as url_scheme,
     )
-    from abbench.snapshot._model import MARKDOWN_SUFFIXES, Snapshot, SnapshotFile, SnapshotSource
-    from abbench.snapshot._sections import front_matter_end, normalize_path, parse_sections, resolve_ref, slug
+    from abbench.snapshot._model import (
+        MARKDOWN_SUFFIXES as MARKDOWN_SUFFIXES,
+        Snapshot,
+        SnapshotFile,
+        SnapshotSource,
+    )
+    from abbench.snapshot._sections import (
+        front_matter_end as front_matter_end,
+        normalize_path as normalize_path,
+        parse_sections,
+        resolve_ref,
+        slug as slug,
+    )
 
 __all__ = [
     "DEFAULT_MAX_FILES",
@@ -50,9 +61,7 @@ __all__ = [
     "IGNORED_NAMES",
     "IGNORED_PATTERNS",
     "KNOWN_SCHEMES",
-    "MARKDOWN_SUFFIXES",
     "GitFetchError",
-    "PreparedSnapshot",
     "RenamedFile",
     "SectionChange",
     "SkillInfo",
@@ -64,18 +73,11 @@ __all__ = [
     "build_snapshot",
     "content_hash",
     "diff_snapshots",
-    "front_matter_end",
-    "human_size",
     "is_ignored",
-    "normalize_path",
     "parse_sections",
     "prepare_from_url",
-    "prepare_snapshot",
     "resolve_ref",
-    "safe_folder_name",
-    "slug",
     "snapshot_from_git",
-    "url_scheme",
 ]
 
 __getattr__, __dir__ = _lazy.exports(
@@ -127,4 +129,5 @@ __getattr__, __dir__ = _lazy.exports(
             "slug",
         ),
     },
+    public=__all__,
 )

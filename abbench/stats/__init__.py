@@ -259,4 +259,5 @@ __getattr__, __dir__ = _lazy.exports(
             "two_proportion_test",
         ),
     },
+    public=__all__,
 )

@@ -9,7 +9,7 @@ if TYPE_CHECKING:
 
 
 class Noun:
-    """One noun of the store (``store.runs.records``, ``store.grades.records``, …): its SQL and its records.
+    """One noun of the store (``store.runs``, ``store.grades``, …): its SQL and its records.
 
     A noun keeps no state of its own beyond a few memos; the connections, transactions and read
     snapshots are the core's (`Store`), reached as ``self._store``, and another noun's verbs as

@@ -31,11 +31,11 @@ class Datasets(DatasetReads, DatasetImports):
 
 
 class Runs(RunRecords, RunResults, RunFlags, RunPages, RunFailures, RunWrites):
-    """``store.runs.records``: the runs of experiments — the runner's queue, their records, tables and pages."""
+    """``store.runs``: the runs of experiments — the runner's queue, their records, tables and pages."""
 
 
 class Grades(GradeRecords, GraderVerdictReads, AnswerFormats):
-    """``store.grades.records``: the graders' verdicts (appended, never overwritten) and what is read from them."""
+    """``store.grades``: the graders' verdicts (appended, never overwritten) and what is read from them."""
 
 
 class Store(StoreBase):

@@ -3,6 +3,7 @@ real (tiny) local model behind an OpenAI-compatible server."""
 
 from __future__ import annotations
 
+from abbench import _lazy
 from abbench.testing._local_model import LocalModelServer, ServedRequest, served_tokens
 from abbench.testing._openai_server import RecordedRequest, Reply, ScriptedOpenAIServer
 
@@ -14,3 +15,5 @@ __all__ = [
     "ServedRequest",
     "served_tokens",
 ]
+
+__dir__ = _lazy.listing(__all__)

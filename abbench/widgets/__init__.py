@@ -6,6 +6,8 @@ view: it reads what it shows from the store and calls the library for every acti
 
 from __future__ import annotations
 
+from abbench import _lazy
+
 try:
     import ipywidgets as _ipywidgets  # noqa: F401 - checked here to say how to get it
 except ImportError as exc:  # pragma: no cover - depends on the installation
@@ -13,12 +15,23 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
         "abbench.widgets needs ipywidgets and the Jupyter stack: pip install 'abbench[notebook]'"
     ) from exc
 
-from abbench.widgets._arm_form import parse_graders, parse_params
-from abbench.widgets._base import Choice, ErrorArea, View, escape, html_table, notebook_store
-from abbench.widgets._case import CaseDetailView, read_transcript, transcript_html
+from abbench.widgets._arm_form import parse_graders as parse_graders, parse_params as parse_params
+from abbench.widgets._base import (
+    Choice as Choice,
+    ErrorArea as ErrorArea,
+    View as View,
+    escape,
+    html_table as html_table,
+    notebook_store,
+)
+from abbench.widgets._case import (
+    CaseDetailView,
+    read_transcript as read_transcript,
+    transcript_html as transcript_html,
+)
 from abbench.widgets._diff import DiffWidget
 from abbench.widgets._mapping import MappingWidget
-from abbench.widgets._mapping_parts import report_html
+from abbench.widgets._mapping_parts import report_html as report_html
 from abbench.widgets._results import ResultsWidget
 from abbench.widgets._review import ReviewWidget
 from abbench.widgets._run import RunControlWidget
@@ -26,21 +39,14 @@ from abbench.widgets._share import ReportButton
 
 __all__ = [
     "CaseDetailView",
-    "Choice",
     "DiffWidget",
-    "ErrorArea",
     "MappingWidget",
     "ReportButton",
     "ResultsWidget",
     "ReviewWidget",
     "RunControlWidget",
-    "View",
     "escape",
-    "html_table",
     "notebook_store",
-    "parse_graders",
-    "parse_params",
-    "read_transcript",
-    "report_html",
-    "transcript_html",
 ]
+
+__dir__ = _lazy.listing(__all__)

@@ -1,7 +1,7 @@
 """`RunControlWidget`: define, start, pause, resume, cancel and clone experiments, and watch them run.
 
 The define form is built from `abbench.widgets._arm_form` (arms) and `abbench.widgets._case_form`
-(which cases); what is shown of an experiment is one `RunSnapshot` (`abbench.widgets._run_state`)
+(which cases); what is shown of an experiment is one `ExperimentStanding` (`abbench.widgets._run_state`)
 drawn by `abbench.widgets._progress_view`. This module holds the widget: the chooser, the buttons,
 and following the store.
 """
@@ -39,11 +39,11 @@ from abbench.widgets._progress_view import ProgressView, status_html
 from abbench.widgets._run_state import (
     ENDED,
     Buttons,
+    ExperimentStanding,
     Failures,
-    RunSnapshot,
     experiment_label,
     read_failures,
-    read_snapshot,
+    read_standing,
 )
 
 NEW = 0
@@ -111,7 +111,7 @@ class RunControlWidget(View):
     Attributes:
         experiment: The experiment shown (None while defining a new one).
         handle: The `RunHandle` of the run started from this widget, if any.
-        snapshot: What is shown now (`RunSnapshot`: experiment, progress, failures, phase).
+        standing: What is shown now (`ExperimentStanding`: experiment, progress, failures, phase).
         progress: The latest `Progress` shown.
         bars: Arm name → its bar (`ArmBar`: ``value`` done of ``max``, ``segments`` per outcome).
         status_html: The status line (``status_html.value``).
@@ -137,7 +137,7 @@ class RunControlWidget(View):
         super().__init__(store, **kwargs)
         self.experiment: Experiment | None = None
         self.handle: RunHandle | None = None
-        self.snapshot: RunSnapshot | None = None
+        self.standing: ExperimentStanding | None = None
         self._clone_of: Experiment | None = None
         self._graders = list(graders or DEFAULT_GRADERS)
         self._poll_s = poll_s
@@ -256,12 +256,12 @@ class RunControlWidget(View):
     @property
     def progress(self) -> Progress | None:
         """The latest `Progress` shown (None while defining a new experiment)."""
-        return self.snapshot.progress if self.snapshot is not None else None
+        return self.standing.progress if self.standing is not None else None
 
     @property
     def failures(self) -> list[RunRecord]:
         """The failed runs listed (execution and grading failures, the first 50)."""
-        return list(self.snapshot.failures.shown) if self.snapshot is not None else []
+        return list(self.standing.failures.shown) if self.standing is not None else []
 
     def close(self) -> None:
         """Stop following the store and close the widget."""
@@ -387,7 +387,7 @@ class RunControlWidget(View):
         with self._render_lock:
             if not value:
                 self.experiment = None
-                self.snapshot = None
+                self.standing = None
                 if self.name.value.strip() in {e.name for e in self.store.experiments.all()}:
                     self.name.value = self._default_name()  # that name is taken: a new one for the new one
                 self.config.selected_index = 0
@@ -398,7 +398,7 @@ class RunControlWidget(View):
                 self._show_controls()
                 return
             self.experiment = self.store.experiments.get(value)
-            self.snapshot = None
+            self.standing = None
             self.action_note.value = ""
             self.config.selected_index = None
             self._show_definition(self.experiment)
@@ -418,17 +418,17 @@ class RunControlWidget(View):
                 return
             own = self._own_run()
             if own is not None:
-                self._render(self._own_snapshot(own.progress))
+                self._render(self._own_standing(own.progress))
             else:
-                self._render(read_snapshot(self.store, self.experiment.id, self.snapshot))
+                self._render(read_standing(self.store, self.experiment.id, self.standing))
 
-    def _own_snapshot(self, progress: Progress) -> RunSnapshot:
-        previous = self.snapshot
+    def _own_standing(self, progress: Progress) -> ExperimentStanding:
+        previous = self.standing
         failures = previous.failures if previous is not None and previous.own else Failures()
         if progress.status in ENDED:
             failures = read_failures(self.store, progress.experiment_id)
         assert self.experiment is not None  # a run of the experiment shown reports
-        return RunSnapshot(self.experiment, progress, failures, own=True)
+        return ExperimentStanding(self.experiment, progress, failures, own=True)
 
     def _show_definition(self, exp: Experiment) -> None:
         arms = html_table(
@@ -458,7 +458,7 @@ class RunControlWidget(View):
         return bool(self.config.selected_index == 0)
 
     def _show_controls(self) -> None:
-        enabled = self.snapshot.enabled() if self.snapshot is not None else Buttons()
+        enabled = self.standing.enabled() if self.standing is not None else Buttons()
         self.pause_button.disabled = not enabled.pause
         self.resume_button.disabled = not enabled.resume
         self.cancel_button.disabled = not enabled.cancel
@@ -466,12 +466,12 @@ class RunControlWidget(View):
         self.rerun_button.disabled = not enabled.rerun
         self.regrade_button.disabled = not enabled.regrade
 
-    def _render(self, snap: RunSnapshot) -> None:
+    def _render(self, snap: ExperimentStanding) -> None:
         """Show `snap` everywhere at once: the chooser's line, the status, the bars, failures, buttons."""
         with self._render_lock:
             if self.experiment is None or snap.experiment.id != self.experiment.id:
                 return  # the person is looking at another experiment by now
-            self.snapshot = snap
+            self.standing = snap
             exp, progress = self.experiment, snap.progress
             if exp.id in self.chooser.values:
                 labels = dict(zip(self.chooser.values, self.chooser.labels, strict=True))
@@ -524,7 +524,7 @@ class RunControlWidget(View):
             with self._render_lock:
                 if self.experiment is None or progress.experiment_id != self.experiment.id:
                     return  # the person is looking at another experiment; the store has this one's progress
-                self._render(self._own_snapshot(progress))
+                self._render(self._own_standing(progress))
             if progress.status in ENDED:
                 self.reload()
         except Exception as exc:  # a view error must reach the person, not stop the run
@@ -542,8 +542,8 @@ class RunControlWidget(View):
                     exp = self.experiment
                     if exp is None or self._own_run() is not None:
                         continue
-                    snap = read_snapshot(self.store, exp.id, self.snapshot)
-                    if not snap.same_as(self.snapshot):
+                    snap = read_standing(self.store, exp.id, self.standing)
+                    if not snap.same_as(self.standing):
                         self._render(snap)
                         if snap.ended:
                             self.reload()
@@ -571,7 +571,7 @@ class RunControlWidget(View):
                 self.reload()
                 self.chooser.select(exp.id, notify=False)
                 self.experiment = exp
-                self.snapshot = None
+                self.standing = None
                 self.config.selected_index = None
                 self._show_definition(exp)
         return self._run()

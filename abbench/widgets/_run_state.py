@@ -1,8 +1,8 @@
 """What the run widget shows of one experiment, read at once: its phase, counts, failures and the buttons.
 
 Everything on screen — the chooser's label, the status line, the bars, the failures and which buttons
-work — comes from one `RunSnapshot`, so the widget never shows two states at once (a list saying
-*finished* over a panel saying *paused*). A snapshot is read in one read transaction of the store
+work — comes from one `ExperimentStanding`, so the widget never shows two states at once (a list saying
+*finished* over a panel saying *paused*). A standing is read in one read transaction of the store
 (`Store.reading`), whichever process runs the experiment, or taken from the run this kernel started.
 """
 
@@ -63,7 +63,7 @@ class Failures:
 
 
 @dataclass(frozen=True)
-class RunSnapshot:
+class ExperimentStanding:
     """One experiment as it stands at one moment.
 
     Attributes:
@@ -124,7 +124,7 @@ class RunSnapshot:
         """The experiment's line in the chooser, with the phase shown in the panel."""
         return experiment_label(self.experiment, self.phase)
 
-    def same_as(self, other: RunSnapshot | None) -> bool:
+    def same_as(self, other: ExperimentStanding | None) -> bool:
         """Whether `other` shows the same thing (so nothing needs drawing again)."""
         return (
             other is not None
@@ -165,7 +165,9 @@ def read_failures(store: Store, exp_id: int) -> Failures:
     return Failures(len(execution), len(grading), shown)
 
 
-def read_snapshot(store: Store, exp_id: int, previous: RunSnapshot | None = None) -> RunSnapshot:
+def read_standing(
+    store: Store, exp_id: int, previous: ExperimentStanding | None = None
+) -> ExperimentStanding:
     """The experiment as the store holds it now, read in one transaction.
 
     The failures are read again only when the counts moved since `previous` (listing them is the
@@ -174,7 +176,7 @@ def read_snapshot(store: Store, exp_id: int, previous: RunSnapshot | None = None
     with store.reading():
         exp = store.experiments.get(exp_id)
         progress = experiment_status(exp, store=store)
-        snap = RunSnapshot(exp, progress, previous.failures if previous is not None else Failures())
+        snap = ExperimentStanding(exp, progress, previous.failures if previous is not None else Failures())
         if previous is None or previous.experiment.id != exp_id or not snap.same_as(previous):
-            snap = RunSnapshot(exp, progress, read_failures(store, exp_id))
+            snap = ExperimentStanding(exp, progress, read_failures(store, exp_id))
     return snap

@@ -206,9 +206,11 @@ def test_the_run_path_packages_load_lazily():
 
 @pytest.mark.parametrize("package", _lazy_packages())
 def test_a_lazy_package_lists_the_same_names_three_times(package):
-    """The type checker's imports, the runtime table and ``__all__`` name the same names, from the same modules."""
+    """The type checker's imports, the runtime table and ``__all__`` name the same names, from the same modules:
+    ``__all__`` the documented ones, and the names imported ``as`` themselves the sibling tier (the rest)."""
     tree = ast.parse((REPO / package.replace(".", "/") / "__init__.py").read_text(encoding="utf-8"))
     checked: dict[str, list[str]] = {}
+    siblings: set[str] = set()
     table: dict[str, tuple[str, ...]] = {}
     declared: list[str] = []
     for node in tree.body:
@@ -216,13 +218,22 @@ def test_a_lazy_package_lists_the_same_names_three_times(package):
             for imp in node.body:
                 assert isinstance(imp, ast.ImportFrom) and imp.module
                 checked.setdefault(imp.module, []).extend(a.name for a in imp.names)
+                siblings |= {a.name for a in imp.names if a.asname == a.name}
         elif isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "__all__":
             declared = ast.literal_eval(node.value)
         elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
             table = ast.literal_eval(node.value.args[1])
     assert {m: sorted(n) for m, n in checked.items()} == {m: sorted(n) for m, n in table.items()}
-    assert sorted(declared) == sorted(n for names in table.values() for n in names)
+    exported = {n for names in table.values() for n in names}
+    if package == "abbench.store":  # one tier until issue 39's store face (item 1) lands
+        assert sorted(declared) == sorted(exported)
+    else:
+        assert sorted(declared) == sorted(exported - siblings), (
+            "an exported name is in __all__ or imported `as` itself"
+        )
     mod = importlib.import_module(package)
+    for name in exported - set(declared):
+        assert name not in dir(mod) and getattr(mod, name) is not None
     for name in declared:
         assert getattr(mod, name) is getattr(
             importlib.import_module(next(m for m, n in table.items() if name in n)), name

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from abbench.dataset import (
     canonical_json,

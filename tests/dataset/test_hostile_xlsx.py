@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from abbench.dataset import _workbook as workbook
-from abbench.dataset import preview_import
+from abbench.dataset import _workbook as workbook, preview_import
 from abbench.dataset._excel import open_excel
 from abbench.dataset._profile import ReadSpec
 from abbench.errors import ImportFailed

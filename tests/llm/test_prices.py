@@ -7,8 +7,7 @@ import logging
 import pytest
 
 from abbench.errors import UsageError
-from abbench.llm import BUILTIN_PRICES, Price, PriceTable, load_prices, price_table
-from abbench.llm import _prices as prices_module
+from abbench.llm import BUILTIN_PRICES, Price, PriceTable, _prices as prices_module, load_prices, price_table
 from abbench.types import Usage
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -11,7 +12,7 @@ import pytest
 
 from abbench.report import disagreement_sample, run_overview
 from abbench.review import disagreements
-from abbench.store import run_failures, runs_facts, wrong_answers
+from abbench.store import FailedRun, run_failures, runs_facts, wrong_answers
 from tests.conftest import subprocess_env
 from tests.results import cases_of, make_experiment
 
@@ -52,10 +53,7 @@ def _overview_from_records(store, exp, limit):
         else:
             continue
         if len(failures) < limit:
-            failures.append(
-                {"case_id": r.case_id, "arm": r.arm, "round": r.round + 1, "kind": kind,
-                 "failure_type": r.failure_type, "error": r.error}
-            )  # fmt: skip
+            failures.append(FailedRun(r.case_id, r.arm, r.round, kind, r.failure_type, r.error))
     return (
         {a: dict(c) for a, c in exec_fail.items()},
         {a.name: grade_fail.get(a.name, 0) for a in exp.arms},
@@ -187,3 +185,20 @@ def test_the_report_kernel_shows_figures_without_plotly_renderers():
     shown, loaded = json.loads(out.stdout.strip().splitlines()[-1])
     assert shown == [["application/vnd.plotly.v1+json", "text/html"]] * 2
     assert loaded == []
+
+
+def test_the_overview_lists_the_stores_failed_runs_and_shows_their_rounds_from_1(store, mixed):
+    """One shape of a failed run (`FailedRun`, round from 0 as stored) in the overview; its JSON and the
+    report's table count rounds from 1, as every view does."""
+    got = run_overview(mixed, store=store, limit=50)
+    assert got.failures == run_failures(store, mixed.id, limit=50).first
+    assert all(isinstance(f, FailedRun) for f in got.failures)
+    assert [f["round"] for f in got.as_dict()["failures"]] == [f.round + 1 for f in got.failures]
+    from abbench.report import runs_section
+
+    html = "".join(str(p) for p in runs_section(got))
+    table = html.split("Runs whose execution or grading failed", 1)[1]
+    rows = re.findall(r"<tr>(.*?)</tr>", table, re.S)[1:]  # the header row first
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", row, re.S) for row in rows]
+    assert [(c[0], c[1], c[2]) for c in cells] == [(f.case_id, f.arm, str(f.round + 1)) for f in got.failures]
+    assert {f.round for f in got.failures} == {0, 1}  # both rounds of the fixture, shown as 1 and 2

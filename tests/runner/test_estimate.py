@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from abbench.cli import cli
 from abbench.errors import ExperimentError
+from abbench.formatting import money_trimmed as money
 from abbench.runner import clone_experiment, create_experiment, estimate_experiment, run_experiment
-from abbench.runner._budget import money
 from abbench.types import AgentOutput, Usage
 from tests.runner.conftest import log_call, make_cases
 

@@ -8,8 +8,7 @@ import warnings
 import numpy as np
 import pytest
 import statsmodels.api as sm
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from abbench.errors import UsageError
 from abbench.stats import FewClustersWarning, clustered_se, mean_se, repeated_se

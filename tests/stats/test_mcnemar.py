@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from scipy import stats
-from statsmodels.stats.contingency_tables import cochrans_q as sm_cochrans_q
-from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+from statsmodels.stats.contingency_tables import cochrans_q as sm_cochrans_q, mcnemar as sm_mcnemar
 
 from abbench.errors import UsageError
 from abbench.stats import cochrans_q, mcnemar_exact, mcnemar_midp, paired_outcomes

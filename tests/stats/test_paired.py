@@ -8,8 +8,7 @@ import warnings
 import numpy as np
 import pytest
 import statsmodels.api as sm
-from hypothesis import assume, given
-from hypothesis import strategies as st
+from hypothesis import assume, given, strategies as st
 from scipy import stats
 
 from abbench.errors import UsageError

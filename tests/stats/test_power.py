@@ -6,8 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from statsmodels.stats.power import NormalIndPower, normal_power_het, normal_sample_size_one_tail
 from statsmodels.stats.proportion import (
     power_proportions_2indep,

@@ -9,8 +9,7 @@ import sqlite3
 
 import pytest
 
-from abbench.store import _light as light
-from abbench.store import open_store
+from abbench.store import _light as light, open_store
 from abbench.store._results import _FIELDS
 from abbench.store.bulk._outcomes import KEPT_CODES
 from tests.results import cases_of, make_experiment
@@ -49,9 +48,9 @@ def _kept_counts(store, exp):
     return KEPT_CODES.kept((str(store.db_path), exp.id), store.state_stamp(), lambda a, b: a.same(b))
 
 
-@pytest.mark.parametrize("read", ["load_run_flags", "table"])
+@pytest.mark.parametrize("read", ["load_run_flags", "load_runs"])
 def test_case_fields_read_in_a_snapshot_serve_the_next_reader(store, exp, read):
-    getattr(store.runs, read)(exp.id)
+    getattr(store, read)(exp.id)
     fields_, sql = _statements(store, lambda: store.runs.case_fields(exp.id, [3, 1, 2], expected=False))
     assert not any("FROM cases" in s for s in sql)  # kept from the snapshot: not read again
     assert fields_.case_idx.tolist() == [1, 2, 3]

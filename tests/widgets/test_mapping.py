@@ -12,8 +12,7 @@ from html import unescape
 import pytest
 
 from abbench.dataset import MappingProfile, label_key
-from abbench.widgets import MappingWidget
-from abbench.widgets import _mapping as mapping_module
+from abbench.widgets import MappingWidget, _mapping as mapping_module
 from tests.conftest import DEMO
 
 XLSX = DEMO / "cases.xlsx"

@@ -31,7 +31,7 @@ def shown(w: RunControlWidget) -> dict:
             "resume": not w.resume_button.disabled,
             "cancel": not w.cancel_button.disabled,
         }
-        snap = w.snapshot
+        snap = w.standing
     if snap is None:
         return {}
     phase = snap.phase

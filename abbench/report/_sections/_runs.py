@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from abbench import formatting as fm
@@ -85,7 +86,9 @@ def runs_section(overview: RunOverview) -> list[Part]:
                 "warn",
             )
         )
-    failures = overview.failures
+    failures = [
+        asdict(f) | {"round": f.round + 1} for f in overview.failures
+    ]  # rounds from 1, as people count
     if failures:
         parts.append(
             d.table_html(
