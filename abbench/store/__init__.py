@@ -20,134 +20,106 @@ from abbench import _lazy
 
 if typing.TYPE_CHECKING:
     from abbench.store._analysis import RunsProvenance
-    from abbench.store._attempts import ArmSpend, RunSpend
+    from abbench.store._attempts import ArmSpend as ArmSpend, RunSpend
     from abbench.store._base import (
-        DEFAULT_STORE,
-        STORE_ENV,
-        StoreState,
-        current_user,
-        dumps,
-        loads,
-        now_iso,
-        resolve_store_path,
+        DEFAULT_STORE as DEFAULT_STORE,
+        STORE_ENV as STORE_ENV,
+        StoreState as StoreState,
+        current_user as current_user,
+        dumps as dumps,
+        loads as loads,
+        now_iso as now_iso,
+        resolve_store_path as resolve_store_path,
     )
-    from abbench.store._cache import CacheEntry, CacheModelStats, CacheStats
-    from abbench.store._datasets import TRY_DATASET, import_dataset, list_datasets, load_cases, load_dataset
-    from abbench.store._experiment import TRY_TAG, Arm, Experiment
-    from abbench.store._failures import FailureKind, Failures
-    from abbench.store._formats import AnswerReading
-    from abbench.store._grader_view import GraderVerdicts
-    from abbench.store._grades import GRADE_COLUMNS, Grade
-    from abbench.store._migrations import SCHEMA_VERSION
+    from abbench.store._cache import (
+        CacheEntry as CacheEntry,
+        CacheModelStats as CacheModelStats,
+        CacheStats as CacheStats,
+    )
+    from abbench.store._datasets import (
+        TRY_DATASET as TRY_DATASET,
+        import_dataset,
+        list_datasets,
+        load_cases,
+        load_dataset as load_dataset,
+    )
+    from abbench.store._experiment import TRY_TAG as TRY_TAG, Arm, Experiment
+    from abbench.store._failures import FailureKind as FailureKind, Failures
+    from abbench.store._formats import AnswerReading as AnswerReading
+    from abbench.store._grader_view import GraderVerdicts as GraderVerdicts
+    from abbench.store._grades import GRADE_COLUMNS as GRADE_COLUMNS, Grade
+    from abbench.store._migrations import SCHEMA_VERSION as SCHEMA_VERSION
     from abbench.store._owners import (
-        SCOPES,
-        ApiKey,
+        SCOPES as SCOPES,
+        ApiKey as ApiKey,
         acting_as,
-        check_owner,
-        parse_expiry,
-        parse_scopes,
-        pepper_path,
+        check_owner as check_owner,
+        parse_expiry as parse_expiry,
+        parse_scopes as parse_scopes,
+        pepper_path as pepper_path,
     )
     from abbench.store._pages import RunPage
     from abbench.store._report_queries import (
         FailedRun,
         RunFailures,
-        WrongAnswer,
-        run_failures,
-        runs_facts,
-        wrong_answers,
+        WrongAnswer as WrongAnswer,
+        run_failures as run_failures,
+        runs_facts as runs_facts,
+        wrong_answers as wrong_answers,
     )
-    from abbench.store._reviews import Review, ReviewSample
+    from abbench.store._reviews import Review, ReviewSample as ReviewSample
     from abbench.store._run_columns import (
-        CANCELLED,
-        EXECUTION_FAILED,
-        FAILED,
-        GRADING_FAILED,
-        OUTCOMES,
-        PASSED,
-        SCORED,
-        STATES,
-        UNFINISHED,
+        CANCELLED as CANCELLED,
+        EXECUTION_FAILED as EXECUTION_FAILED,
+        FAILED as FAILED,
+        GRADING_FAILED as GRADING_FAILED,
+        OUTCOMES as OUTCOMES,
+        PASSED as PASSED,
+        SCORED as SCORED,
+        STATES as STATES,
+        UNFINISHED as UNFINISHED,
     )
-    from abbench.store._run_record import INTERRUPTED, RunRecord, WorkItem
-    from abbench.store._run_table import CaseFields, RunTable
+    from abbench.store._run_record import INTERRUPTED as INTERRUPTED, RunRecord, WorkItem
+    from abbench.store._run_table import CaseFields as CaseFields, RunTable
     from abbench.store._settings import (
-        DEFAULT_CONCURRENCY,
-        DEFAULT_GRADERS,
-        DEFAULT_RETRIES,
-        DEFAULT_TIMEOUT_S,
-        ArmSettings,
+        DEFAULT_CONCURRENCY as DEFAULT_CONCURRENCY,
+        DEFAULT_GRADERS as DEFAULT_GRADERS,
+        DEFAULT_RETRIES as DEFAULT_RETRIES,
+        DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT_S,
+        ArmSettings as ArmSettings,
         RunSettings,
     )
     from abbench.store._snapshots import load_snapshot, snapshot_skill
     from abbench.store._spec import (
-        ArmSpec,
-        BudgetSpec,
-        CaseSelection,
-        DaskSpec,
-        DatasetSource,
-        DecisionSpec,
-        ExperimentSpec,
-        StoppingSpec,
-        StoredArmSpec,
-        StoredExperimentSpec,
+        ArmSpec as ArmSpec,
+        BudgetSpec as BudgetSpec,
+        CaseSelection as CaseSelection,
+        DaskSpec as DaskSpec,
+        DatasetSource as DatasetSource,
+        DecisionSpec as DecisionSpec,
+        ExperimentSpec as ExperimentSpec,
+        StoppingSpec as StoppingSpec,
+        StoredArmSpec as StoredArmSpec,
+        StoredExperimentSpec as StoredExperimentSpec,
     )
-    from abbench.store._store import Store, open_store
-    from abbench.store._writes import ATTEMPT_COLUMNS, GradeWrite, WriteBatch
-    from abbench.store.bulk._case_outcomes import CaseOutcomes
-    from abbench.store.bulk._csv import mark_line
-    from abbench.store.bulk._sheet import SheetCell, SheetCells
-    from abbench.store.bulk._utf8 import check_utf8
+    from abbench.store._store import Store, open_store as open_store
+    from abbench.store._writes import (
+        ATTEMPT_COLUMNS as ATTEMPT_COLUMNS,
+        GradeWrite as GradeWrite,
+        WriteBatch as WriteBatch,
+    )
+    from abbench.store.bulk._case_outcomes import CaseOutcomes as CaseOutcomes
+    from abbench.store.bulk._csv import mark_line as mark_line
+    from abbench.store.bulk._sheet import SheetCell as SheetCell, SheetCells as SheetCells
+    from abbench.store.bulk._utf8 import check_utf8 as check_utf8
 
 __all__ = [
-    "ATTEMPT_COLUMNS",
-    "CANCELLED",
-    "DEFAULT_CONCURRENCY",
-    "DEFAULT_GRADERS",
-    "DEFAULT_RETRIES",
-    "DEFAULT_STORE",
-    "DEFAULT_TIMEOUT_S",
-    "EXECUTION_FAILED",
-    "FAILED",
-    "GRADE_COLUMNS",
-    "GRADING_FAILED",
-    "INTERRUPTED",
-    "OUTCOMES",
-    "PASSED",
-    "SCHEMA_VERSION",
-    "SCOPES",
-    "SCORED",
-    "STATES",
-    "STORE_ENV",
-    "TRY_DATASET",
-    "TRY_TAG",
-    "UNFINISHED",
-    "AnswerReading",
-    "ApiKey",
     "Arm",
-    "ArmSettings",
-    "ArmSpec",
-    "ArmSpend",
-    "BudgetSpec",
-    "CacheEntry",
-    "CacheModelStats",
-    "CacheStats",
-    "CaseFields",
-    "CaseOutcomes",
-    "CaseSelection",
-    "DaskSpec",
-    "DatasetSource",
-    "DecisionSpec",
     "Experiment",
-    "ExperimentSpec",
     "FailedRun",
-    "FailureKind",
     "Failures",
     "Grade",
-    "GradeWrite",
-    "GraderVerdicts",
     "Review",
-    "ReviewSample",
     "RunFailures",
     "RunPage",
     "RunRecord",
@@ -155,38 +127,14 @@ __all__ = [
     "RunSpend",
     "RunTable",
     "RunsProvenance",
-    "SheetCell",
-    "SheetCells",
-    "StoppingSpec",
     "Store",
-    "StoreState",
-    "StoredArmSpec",
-    "StoredExperimentSpec",
     "WorkItem",
-    "WriteBatch",
-    "WrongAnswer",
     "acting_as",
-    "check_owner",
-    "check_utf8",
-    "current_user",
-    "dumps",
     "import_dataset",
     "list_datasets",
     "load_cases",
-    "load_dataset",
     "load_snapshot",
-    "loads",
-    "mark_line",
-    "now_iso",
-    "open_store",
-    "parse_expiry",
-    "parse_scopes",
-    "pepper_path",
-    "resolve_store_path",
-    "run_failures",
-    "runs_facts",
     "snapshot_skill",
-    "wrong_answers",
 ]
 
 __getattr__, __dir__ = _lazy.exports(
@@ -245,7 +193,7 @@ __getattr__, __dir__ = _lazy.exports(
             "parse_scopes",
             "pepper_path",
         ),
-        "abbench.store.bulk._outcomes": ("CaseOutcomes",),
+        "abbench.store.bulk._case_outcomes": ("CaseOutcomes",),
         "abbench.store._pages": ("RunPage",),
         "abbench.store._report_queries": (
             "FailedRun",
@@ -318,4 +266,5 @@ __getattr__, __dir__ = _lazy.exports(
             "WriteBatch",
         ),
     },
+    public=__all__,
 )

@@ -225,12 +225,9 @@ def test_a_lazy_package_lists_the_same_names_three_times(package):
             table = ast.literal_eval(node.value.args[1])
     assert {m: sorted(n) for m, n in checked.items()} == {m: sorted(n) for m, n in table.items()}
     exported = {n for names in table.values() for n in names}
-    if package == "abbench.store":  # one tier until issue 39's store face (item 1) lands
-        assert sorted(declared) == sorted(exported)
-    else:
-        assert sorted(declared) == sorted(exported - siblings), (
-            "an exported name is in __all__ or imported `as` itself"
-        )
+    assert sorted(declared) == sorted(exported - siblings), (
+        "an exported name is in __all__ or imported `as` itself"
+    )
     mod = importlib.import_module(package)
     for name in exported - set(declared):
         assert name not in dir(mod) and getattr(mod, name) is not None
