@@ -31,9 +31,9 @@ def _definition(name: str, dataset: str, v1: str, v2: str, limit: int = 30) -> d
 @pytest.fixture(scope="module")
 def done(alice):
     """Alice's dataset, two snapshots and a finished experiment (30 cases × 2 rounds × 2 arms)."""
-    ds = alice.datasets.import_file(DEMO / "cases.csv", mapping=MAPPING, name="demo")
-    v1 = alice.snapshots.freeze(DEMO / "skills" / "fast-slow-routing-v1")
-    v2 = alice.snapshots.freeze(DEMO / "skills" / "fast-slow-routing-v2")
+    ds = alice.import_dataset(DEMO / "cases.csv", mapping=MAPPING, name="demo")
+    v1 = alice.snapshot_skill(DEMO / "skills" / "fast-slow-routing-v1")
+    v2 = alice.snapshot_skill(DEMO / "skills" / "fast-slow-routing-v2")
     exp = alice.create_experiment(_definition("routing", ds["fingerprint"], v1["hash"], v2["hash"]))
     alice.start(exp["id"])
     finished = alice.wait(exp["id"])
@@ -101,7 +101,7 @@ def test_the_experiment_events_stream_ends_with_its_state(live, done):
 
 def test_another_owner_sees_nothing_and_gets_the_404_of_a_missing_object(alice, bob, done):
     exp_id, fp = done["exp"]["id"], done["dataset"]["fingerprint"]
-    assert bob.datasets.all() == [] and bob.experiments.all() == []
+    assert bob.list_datasets() == [] and bob.list_experiments() == []
     assert bob.http.get("/api/skill-snapshots").json() == []
     routes = [
         ("GET", f"/api/experiments/{exp_id}", None),
@@ -169,18 +169,18 @@ def test_compare_takes_a_grader_of_the_experiment_and_refuses_another(alice, don
 
 
 def test_the_same_bytes_from_two_owners_are_shared_without_revealing_the_first(alice, bob, done):
-    ds = bob.datasets.import_file(DEMO / "cases.csv", mapping=MAPPING, name="demo")
+    ds = bob.import_dataset(DEMO / "cases.csv", mapping=MAPPING, name="demo")
     assert ds["fingerprint"] == done["dataset"]["fingerprint"] and "created_by" not in ds
-    assert [d["fingerprint"] for d in bob.datasets.all()] == [ds["fingerprint"]]
-    assert bob.experiments.all() == []
-    assert [d["fingerprint"] for d in alice.datasets.all()] == [ds["fingerprint"]]
+    assert [d["fingerprint"] for d in bob.list_datasets()] == [ds["fingerprint"]]
+    assert bob.list_experiments() == []
+    assert [d["fingerprint"] for d in alice.list_datasets()] == [ds["fingerprint"]]
 
 
 def test_experiments_on_different_datasets_are_refused_409_with_both_fingerprints(alice, done, tmp_path):
     lines = (DEMO / "cases.csv").read_text(encoding="utf-8-sig").splitlines()
     small = tmp_path / "small.csv"
     small.write_text("\n".join(lines[:41]) + "\n", encoding="utf-8")
-    other = alice.datasets.import_file(small, mapping=MAPPING, name="demo-small")
+    other = alice.import_dataset(small, mapping=MAPPING, name="demo-small")
     exp2 = alice.create_experiment(
         _definition("routing-small", other["fingerprint"], done["v1"]["hash"], done["v2"]["hash"])
     )
@@ -197,13 +197,13 @@ def test_an_invalid_file_answers_422_with_the_report_and_stores_nothing(alice, d
         "A1,hello,fast,x,,,r1\nA1,again,slow,x,,,r2\nA3,,banana,x,,,r3\n",
         encoding="utf-8",
     )
-    before = alice.datasets.all()
+    before = alice.list_datasets()
     with pytest.raises(ServerError) as refused:
-        alice.datasets.import_file(bad, mapping=MAPPING, name="bad")
+        alice.import_dataset(bad, mapping=MAPPING, name="bad")
     assert refused.value.status == 422
     report = refused.value.problem["report"]
     assert report["n_invalid"] >= 1 or report["problems"], report
-    assert alice.datasets.all() == before
+    assert alice.list_datasets() == before
 
 
 def test_scopes_are_checked_per_route(live, done):
@@ -259,8 +259,8 @@ def test_openapi_and_docs_are_served_without_a_cdn(live):
 def test_try_runs_one_input_and_keeps_it(alice, done):
     result = alice.try_input("导航去公司", skill=done["v2"]["hash"], expected="slow", labels=["fast", "slow"])
     assert result["state"] in ("pass", "fail") and result["experiment"]["owner"] == "alice"
-    assert result["experiment_id"] not in [e["id"] for e in alice.experiments.all()]
-    assert result["experiment_id"] in [e["id"] for e in alice.experiments.all(include_tries=True)]
+    assert result["experiment_id"] not in [e["id"] for e in alice.list_experiments()]
+    assert result["experiment_id"] in [e["id"] for e in alice.list_experiments(include_tries=True)]
 
 
 @pytest.mark.slow
@@ -292,12 +292,12 @@ def test_controls_pause_resume_cancel_retry_regrade_over_http(alice, done):
 
 
 def test_a_mapping_preview_reads_the_stored_file_and_imports_nothing(alice, done):
-    before = alice.datasets.all()
+    before = alice.list_datasets()
     preview = alice._call(
         "POST", f"/datasets/{done['dataset']['fingerprint']}/mapping", data={"mapping": MAPPING, "n": "3"}
     )
     assert len(preview["cases"]) == 3 and preview["cases"][0]["case_id"] == "FS-0001"
-    assert alice.datasets.all() == before
+    assert alice.list_datasets() == before
 
 
 def test_cors_is_off(live):
@@ -315,10 +315,10 @@ def test_an_upload_takes_the_local_import_s_read_options_such_as_json_splits(ali
     doc["rasa_nlu_data"]["regex_features"] = []
     path = tmp_path / "rasa.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
-    ds = alice.datasets.import_file(path, name="rasa", splits=["rasa_nlu_data.common_examples"])
+    ds = alice.import_dataset(path, name="rasa", splits=["rasa_nlu_data.common_examples"])
     assert ds["n_cases"] == 4, ds
     with pytest.raises(ServerError) as refused:
-        alice.datasets.import_file(path, name="rasa-bad", splits=["nope"])
+        alice.import_dataset(path, name="rasa-bad", splits=["nope"])
     assert refused.value.status == 422
     assert "no split 'nope'; its splits: rasa_nlu_data.common_examples (4)" in str(refused.value)
 
