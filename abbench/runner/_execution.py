@@ -11,7 +11,7 @@ import asyncio
 import random
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from abbench.runner._frozen import make_frozen
 from abbench.runner._states import EXECUTED, FAIL, PENDING, RUNNING
 from abbench.runner._writer import StoreWriter
 from abbench.store import INTERRUPTED, WorkItem, dumps, now_iso
+from abbench.transcript import AnswerEvent, Event, requested_calls, to_events
 from abbench.types import AgentOutput, AttemptOutcome, RunState
 
 MAX_STORED_INT = 2**63 - 1
@@ -516,31 +517,36 @@ def _transcript_name(run_id: int, attempt: int) -> str:
     return f"transcripts/{run_id}.jsonl" if attempt <= 1 else f"transcripts/{run_id}-{attempt}.jsonl"
 
 
-def _summary(transcript: list[Any], files_read: Iterable[str], sections_read: Iterable[str]) -> str | None:
+def _summary(
+    transcript: Sequence[Any], files_read: Iterable[str], sections_read: Iterable[str]
+) -> str | None:
+    """A run's transcript summary (JSON): its entries, the tool calls its messages asked for, what it
+    read and how its answer was read. `transcript` holds typed events or the dicts written for them."""
     files, sections = list(files_read), list(sections_read)
     if not (transcript or files or sections):
         return None
+    events = to_events(transcript, errors="keep")  # a custom agent's odd entry is counted, never fatal
     summary: dict[str, Any] = {
-        "messages": len(transcript),
-        "tool_calls": sum(len(m.get("tool_calls") or ()) for m in transcript if isinstance(m, dict)),
+        "messages": len(events),
+        "tool_calls": requested_calls(events),
         "files_read": len(files),
         "sections_read": len(sections),
         "read_skill": bool(files or sections),
     }
-    read = _answer_format(transcript)
+    read = _answer_format(events)
     if read is not None:
         summary["answer_format"] = read
     return dumps(summary)
 
 
-def _answer_format(transcript: list[Any]) -> str | None:
+def _answer_format(events: Sequence[Event]) -> str | None:
     """How the session's final answer was read (`abbench.agents.ANSWER_FORMATS`, or the failure that
     left none: ``bad_output``, ``truncated``), from its last ``answer`` event; None when it has none."""
-    for event in reversed(transcript):
-        if isinstance(event, dict) and event.get("type") == "answer":
-            if event.get("format"):
-                return str(event["format"])
-            return answer_format(str(event["method"])) if event.get("method") else None
+    for event in reversed(events):
+        if isinstance(event, AnswerEvent):
+            if event.format:
+                return event.format
+            return answer_format(event.method) if event.method else None
     return None
 
 

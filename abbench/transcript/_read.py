@@ -253,7 +253,7 @@ def tool_calls(events: Iterable[Event]) -> list[ToolEvent]:
         if isinstance(e, ToolEvent):
             add(e.id, e.name, e.arguments, e)
         elif isinstance(e, MessageEvent):
-            _message_calls(e.tool_calls or (), add)
+            _foreign_calls(e.to_dict(), add)
         elif isinstance(e, OtherEvent) and isinstance(e.data, dict):
             _foreign_calls(e.data, add)
     return calls
