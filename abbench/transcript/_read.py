@@ -197,8 +197,14 @@ def _read_line(path: Path, number: int, line: str, *, strict: bool, keep: bool) 
     where = f"{path}, line {number}"
     try:
         data = json.loads(line)
-    except ValueError as exc:
-        problem = f"not JSON ({getattr(exc, 'msg', exc)}, column {getattr(exc, 'colno', '?')})"
+    except (ValueError, RecursionError) as exc:
+        problem = (
+            f"not JSON ({exc.msg}, column {exc.colno})"
+            if isinstance(exc, json.JSONDecodeError)
+            else "not JSON abbench can read (nested too deep)"
+            if isinstance(exc, RecursionError)
+            else f"not JSON ({exc})"
+        )
         if keep:
             return Unreadable(number, line.rstrip("\n"), problem)
         raise TranscriptError(

@@ -295,3 +295,10 @@ def test_the_agents_still_write_the_bytes_they_wrote_before_the_types(tmp_path, 
         return [list(json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines()]
 
     assert shape(tmp_path / "openai-tool-loop.jsonl") == shape(GOLDEN / "openai-tool-loop.jsonl")
+
+
+def test_a_line_nested_too_deep_is_an_error_not_a_crash(tmp_path):
+    path = write(tmp_path, GOOD, "[" * 200_000 + "]" * 200_000)
+    with pytest.raises(TranscriptError, match=r"line 2 is not JSON abbench can read \(nested too deep\)"):
+        read_transcript(path)
+    assert isinstance(read_transcript(path, errors="keep").events[1], Unreadable)
