@@ -27,7 +27,7 @@ from abbench.runner._frozen import make_frozen
 from abbench.runner._states import EXECUTED, FAIL, PENDING, RUNNING
 from abbench.runner._writer import StoreWriter
 from abbench.store import INTERRUPTED, WorkItem, dumps, now_iso
-from abbench.transcript import AnswerEvent, Event, requested_calls, to_events
+from abbench.transcript import last_answer, requested_calls
 from abbench.types import AgentOutput, AttemptOutcome, RunState
 
 MAX_STORED_INT = 2**63 - 1
@@ -525,29 +525,28 @@ def _summary(
     files, sections = list(files_read), list(sections_read)
     if not (transcript or files or sections):
         return None
-    events = to_events(transcript, errors="keep")  # a custom agent's odd entry is counted, never fatal
     summary: dict[str, Any] = {
-        "messages": len(events),
-        "tool_calls": requested_calls(events),
+        "messages": len(transcript),
+        "tool_calls": requested_calls(transcript),
         "files_read": len(files),
         "sections_read": len(sections),
         "read_skill": bool(files or sections),
     }
-    read = _answer_format(events)
+    read = _answer_format(transcript)
     if read is not None:
         summary["answer_format"] = read
     return dumps(summary)
 
 
-def _answer_format(events: Sequence[Event]) -> str | None:
+def _answer_format(transcript: Sequence[Any]) -> str | None:
     """How the session's final answer was read (`abbench.agents.ANSWER_FORMATS`, or the failure that
     left none: ``bad_output``, ``truncated``), from its last ``answer`` event; None when it has none."""
-    for event in reversed(events):
-        if isinstance(event, AnswerEvent):
-            if event.format:
-                return event.format
-            return answer_format(event.method) if event.method else None
-    return None
+    answer = last_answer(transcript)
+    if answer is None:
+        return None
+    if answer.format:
+        return answer.format
+    return answer_format(answer.method) if answer.method else None
 
 
 def _json_list(values: Iterable[Any]) -> str | None:

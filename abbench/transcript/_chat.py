@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from abbench.transcript._fields import (
@@ -19,6 +20,9 @@ from abbench.transcript._fields import (
     _usage_dict,
 )
 from abbench.types import Usage
+
+_NOTHING: Mapping[str, Any] = MappingProxyType({})
+"""No extra keys (one shared, read-only empty mapping)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,7 +46,7 @@ class MessageEvent:
     tool_call_id: str | None = None
     tool_calls: tuple[Mapping[str, Any], ...] | None = None
     partial: bool = False
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=lambda: _NOTHING)
 
     _KEYS: ClassVar[frozenset[str]] = frozenset(
         ("type", "role", "content", "name", "tool_call_id", "tool_calls", "partial")
@@ -74,8 +78,8 @@ class MessageEvent:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MessageEvent:
         """Read a ``message`` entry (raises `_Bad` naming the key that does not fit)."""
-        calls = _get(data, "tool_calls", list, "a list of calls")
-        if calls is not None and not all(isinstance(c, dict) for c in calls):
+        calls = data.get("tool_calls")
+        if calls is not None and (type(calls) is not list or not all(isinstance(c, dict) for c in calls)):
             raise _Bad("tool_calls", "a list of calls", calls)
         return cls(
             role=_text(data, "role"),
@@ -84,7 +88,9 @@ class MessageEvent:
             tool_call_id=_text(data, "tool_call_id"),
             tool_calls=None if calls is None else tuple(calls),
             partial=bool(_flag(data, "partial")),
-            extra={k: v for k, v in data.items() if k not in cls._KEYS},
+            extra=_NOTHING
+            if data.keys() <= cls._KEYS
+            else {k: v for k, v in data.items() if k not in cls._KEYS},
         )
 
     def as_message(self) -> dict[str, Any]:

@@ -37,24 +37,40 @@ def _get(data: Mapping[str, Any], key: str, kinds: type | tuple[type, ...], want
     return value
 
 
+# Each reader takes the common case (absent, or exactly of its type) first: the runner reads every
+# run's events when it records the run.
+
+
 def _text(data: Mapping[str, Any], key: str) -> str | None:
-    value: str | None = _get(data, key, str, "a text")
-    return value
+    value = data.get(key)
+    if value is None or type(value) is str:
+        return value
+    checked: str = _get(data, key, str, "a text")
+    return checked
 
 
 def _int(data: Mapping[str, Any], key: str) -> int | None:
-    value: int | None = _get(data, key, int, "a whole number")
-    return value
+    value = data.get(key)
+    if value is None or type(value) is int:
+        return value
+    checked: int = _get(data, key, int, "a whole number")
+    return checked
 
 
 def _number(data: Mapping[str, Any], key: str) -> float | None:
-    value: float | None = _get(data, key, (int, float), "a number")
-    return value
+    value = data.get(key)
+    if value is None or type(value) is float or type(value) is int:
+        return value
+    checked: float = _get(data, key, (int, float), "a number")
+    return checked
 
 
 def _flag(data: Mapping[str, Any], key: str) -> bool | None:
-    value: bool | None = _get(data, key, bool, "true or false")
-    return value
+    value = data.get(key)
+    if value is None or type(value) is bool:
+        return value
+    checked: bool = _get(data, key, bool, "true or false")
+    return checked
 
 
 def _or(value: float | None, default: float) -> float:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -284,14 +284,35 @@ def _foreign_calls(entry: dict[str, Any], add: Callable[..., None]) -> None:
                 add(block.get("id"), block.get("name"), block.get("input"))
 
 
-def requested_calls(events: Iterable[Event]) -> int:
+def requested_calls(entries: Iterable[Event | Any]) -> int:
     """How many tool calls the session's messages asked for (an assistant message's ``tool_calls``,
-    a CLI report's calls, an untyped entry's ``tool_calls``): the count a run's summary keeps."""
+    a CLI report's calls, an untyped entry's ``tool_calls``): the count a run's summary keeps.
+
+    `entries` are typed events or the JSON objects written for them: the runner counts every run's
+    calls as it records it, so it reads the written form without building the events (the same keys;
+    tests/transcript checks both give the same count).
+    """
     count = 0
-    for e in events:
+    for e in entries:
         if isinstance(e, MessageEvent | CliReportEvent):
             count += len(e.tool_calls or ())
-        elif isinstance(e, OtherEvent) and isinstance(e.data, dict):
-            calls = e.data.get("tool_calls")
+            continue
+        data = e.data if isinstance(e, OtherEvent) else e
+        if isinstance(data, dict):
+            calls = data.get("tool_calls")
             count += len(calls) if isinstance(calls, list | tuple | dict | str) else 0
     return count
+
+
+def last_answer(entries: Sequence[Event | Any]) -> AnswerEvent | None:
+    """The session's last `AnswerEvent` (how its answer was read, or why not); None when it has none
+    or the last one does not fit its kind. `entries` as `requested_calls` takes them."""
+    for e in reversed(entries):
+        if isinstance(e, AnswerEvent):
+            return e
+        if isinstance(e, dict) and e.get("type") == AnswerEvent.kind:
+            try:
+                return AnswerEvent.from_dict(e)
+            except _Bad:
+                return None
+    return None

@@ -27,7 +27,9 @@ from abbench.transcript import (
     Unreadable,
     VerdictEvent,
     event_from_dict,
+    last_answer,
     read_transcript,
+    requested_calls,
     to_events,
     tool_calls,
 )
@@ -302,3 +304,16 @@ def test_a_line_nested_too_deep_is_an_error_not_a_crash(tmp_path):
     with pytest.raises(TranscriptError, match=r"line 2 is not JSON abbench can read \(nested too deep\)"):
         read_transcript(path)
     assert isinstance(read_transcript(path, errors="keep").events[1], Unreadable)
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN_KINDS))
+def test_the_runners_count_of_the_written_form_equals_the_typed_one(name):
+    path = GOLDEN / f"{name}.jsonl"
+    written = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    typed = read_transcript(path).events
+    assert requested_calls(written) == requested_calls(typed)
+    answers = [e for e in typed if isinstance(e, AnswerEvent)]
+    assert last_answer(written) == last_answer(typed) == (answers[-1] if answers else None)
+    # the counts themselves, read by hand from the files' assistant messages and CLI reports
+    expected = {"builtin-injected": 1, "openai-tool-loop": 3, "openai-stream-cut": 1, "opencode-tool-call": 1}
+    assert requested_calls(written) == expected.get(name, 0)
