@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from abbench.errors import GradingError
 from abbench.graders._base import FunctionGrader, GradeContext, Grader, GradeResult, register_grader
-from abbench.transcript import VERDICT_ROLE as VERDICT_ROLE  # re-exported: graders name it too
-from abbench.transcript import VerdictEvent
+from abbench.transcript import (
+    VERDICT_ROLE as VERDICT_ROLE,  # re-exported: graders name it too
+    VerdictEvent,
+)
 
 
 @register_grader("recorded")

@@ -27,8 +27,9 @@ recorded with `record_runs`, a kind from a newer abbench — are kept as `OtherE
 
 from __future__ import annotations
 
+from abbench import _lazy
 from abbench.transcript._chat import AnswerEvent, CatalogueEvent, MessageEvent, ModelEvent, Retry, ToolEvent
-from abbench.transcript._fields import VERDICT_ROLE
+from abbench.transcript._fields import VERDICT_ROLE as VERDICT_ROLE
 from abbench.transcript._process import (
     CliReportEvent,
     CommandEvent,
@@ -39,21 +40,19 @@ from abbench.transcript._process import (
     VerdictEvent,
 )
 from abbench.transcript._read import (
-    READERS,
+    READERS as READERS,
     Event,
     Transcript,
     event_from_dict,
-    last_answer,
+    last_answer as last_answer,
     read_transcript,
-    requested_calls,
-    to_dicts,
+    requested_calls as requested_calls,
+    to_dicts as to_dicts,
     to_events,
     tool_calls,
 )
 
 __all__ = [
-    "READERS",
-    "VERDICT_ROLE",
     "AnswerEvent",
     "CatalogueEvent",
     "CliReportEvent",
@@ -70,10 +69,9 @@ __all__ = [
     "Unreadable",
     "VerdictEvent",
     "event_from_dict",
-    "last_answer",
     "read_transcript",
-    "requested_calls",
-    "to_dicts",
     "to_events",
     "tool_calls",
 ]
+
+__dir__ = _lazy.listing(__all__)
