@@ -25,7 +25,7 @@ class Backend(Protocol):
         """The experiment by id, ``#id``, name or ``NAME@<skill version>``."""
         ...
 
-    def experiment_handle(self, exp: Experiment) -> str:
+    def command_handle(self, exp: Experiment) -> str:
         """The shortest text that names `exp` in a command: its name when unique, else ``#id``."""
         ...
 
@@ -74,7 +74,7 @@ class LocalBackend:
 
         return load_experiment(ref, store=self.store)
 
-    def experiment_handle(self, exp: Experiment) -> str:
+    def command_handle(self, exp: Experiment) -> str:
         return self.store.experiment_handle(exp)
 
     def experiment_status(self, ref: int | str) -> Progress:

@@ -156,7 +156,7 @@ def print_failures(backend: Backend, exp: Experiment, limit: int = 10) -> None:
             click.echo(f"    e.g. case {k.case_id}: {error[:240]}{'…' if len(error) > 240 else ''}")
     if failures.more_kinds:
         click.echo(f"  and {failures.more_kinds:,} more kind(s): {failures.more_runs:,} run(s)")
-    handle = backend.experiment_handle(exp)
+    handle = backend.command_handle(exp)
     if failures.execution:
         click.echo(f"  re-run them: abbench retry {handle} --failed")
     if failures.grading:

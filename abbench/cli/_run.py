@@ -238,7 +238,7 @@ def status_cmd(ctx: Context, experiment: str, as_json: bool) -> None:
             states = ", ".join(f"{outcome_word(k)} {v}" for k, v in arm.outcomes().items() if v)
             click.echo(f"  {arm.arm:<14} {states}")
         click.echo(_where_line(exp))
-        handle = backend.experiment_handle(exp)
+        handle = backend.command_handle(exp)
         if p.queued is not None:  # a server's pool holds it, or did not start it (and says why)
             if p.queued.not_started:
                 click.echo(f"  {p.queued.hint(handle)}")

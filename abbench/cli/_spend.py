@@ -49,7 +49,7 @@ def resume_cmd(
 
     backend = ctx.backend
     exp = backend.load_experiment(experiment)
-    handle = backend.experiment_handle(exp)
+    handle = backend.command_handle(exp)
     raising = budget is not None or max_tokens is not None
     reason = PauseReason.from_dict(exp.pause_reason) if exp.status == ExperimentStatus.PAUSED else None
     if arm is not None and not raising:

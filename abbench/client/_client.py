@@ -186,7 +186,7 @@ class Client:
         """This owner's experiments, newest first (`abbench.list_experiments`)."""
         return [_experiment(e) for e in self._call("GET", "/experiments", params={"tries": include_tries})]
 
-    def experiment_handle(self, exp: Experiment) -> str:
+    def command_handle(self, exp: Experiment) -> str:
         """The shortest text that names `exp` in a command on this server: its name when no other
         experiment of this owner has it, else ``#id``."""
         same = [e for e in self._call("GET", "/experiments", params={"tries": True}) if e["name"] == exp.name]

@@ -169,7 +169,7 @@ def test_the_client_returns_the_library_s_records(served):
             "fresh-0",
             "both-ways",
         ]
-        assert c.experiment_handle(exp) == "both-ways"
+        assert c.command_handle(exp) == "both-ways"
 
 
 def test_records_read_back_what_they_wrote(tmp_path):

@@ -91,9 +91,7 @@ def test_results_number_rounds_from_1_as_every_view_does_and_filter_by_them(live
 def test_the_experiment_events_stream_ends_with_its_state(live, done):
     server, keys = live
     headers = {"Authorization": f"Bearer {keys['alice']}"}
-    with httpx.stream(
-        "GET", f"{server.url}/api/experiments/{done['exp']['id']}/events", headers=headers
-    ) as r:
+    with httpx.stream("GET", f"{server.url}/api/experiments/{done['exp'].id}/events", headers=headers) as r:
         assert r.headers["content-type"].startswith("text/event-stream")
         lines = [line for line in r.iter_lines() if line.startswith("event:")]
     assert lines[0] == "event: state" and lines[-1] == "event: end"
@@ -276,12 +274,12 @@ def test_controls_pause_resume_cancel_retry_regrade_over_http(alice, done):
     )
     exp = alice.create_experiment(defn)
     assert alice.pause_experiment(exp.id) is False  # no runner holds it: paused at once
-    assert alice.experiment_status(exp.id).status == "paused"
+    assert alice.load_experiment(exp.id).status == "paused"
     assert alice.resume_experiment(exp.id) is True  # queued: the server's pool goes on
     assert alice.wait(exp.id).status == "finished"
     exp2 = alice.create_experiment({**defn, "name": "controls-2"})
     assert alice.cancel_experiment(exp2.id) == 20
-    assert alice.experiment_status(exp2.id).status == "cancelled"
+    assert alice.load_experiment(exp2.id).status == "cancelled"
     assert {r["state"] for r in alice.results(exp2.id, limit=100)["runs"]} == {"cancelled"}
     retried = alice.retry(exp2.id, cancelled=True)
     assert retried["reset"] == 20 and retried["queued"] is True
