@@ -119,3 +119,19 @@ class ComparisonRefused(AbbenchError):
 
 class ReportError(AbbenchError):
     """Raised when a report notebook cannot be rendered or exported."""
+
+
+class TranscriptError(AbbenchError):
+    """Raised when a transcript entry cannot be read as the event it says it is.
+
+    `path` and `line` say where (None for a transcript still in memory, where `line` counts entries
+    from 1); `field` names the entry's key that is wrong, when one is.
+    """
+
+    def __init__(
+        self, message: str, *, path: str | None = None, line: int | None = None, field: str | None = None
+    ):
+        super().__init__(message)
+        self.path = path
+        self.line = line
+        self.field = field

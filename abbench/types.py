@@ -281,7 +281,9 @@ class AgentOutput:
         confidence: 0..1, or None when the agent gives none.
         evidence_refs: Snapshot references (``path#anchor``) the agent cites.
         raw_output: The final raw text the agent produced.
-        transcript: Every message, tool call and tool result of the session, in order.
+        transcript: Every message, tool call and tool result of the session, in order: the JSON objects
+            written to its transcript file, one per event (`abbench.transcript` types abbench's own,
+            `abbench.transcript.to_events` reads them; other entries are kept as they are).
         files_read: Skill files the agent actually opened (relative paths).
         sections_read: Skill sections (references) the agent actually opened.
         usage: Tokens spent; None when the agent reported none (unknown, not zero).

@@ -160,7 +160,7 @@ def served(root: Path, rounds: int, clients: int, nice: int) -> tuple[int, float
             threads = [
                 threading.Thread(
                     target=_poller,
-                    args=(server.url, keys[i], exp["id"], stop, latencies),
+                    args=(server.url, keys[i], exp.id, stop, latencies),
                     kwargs={"errors": errors},
                     daemon=True,
                 )
@@ -168,7 +168,7 @@ def served(root: Path, rounds: int, clients: int, nice: int) -> tuple[int, float
             ] + [
                 threading.Thread(
                     target=_follower,
-                    args=(server.url, keys[clients - followers + i], exp["id"], stop),
+                    args=(server.url, keys[clients - followers + i], exp.id, stop),
                     kwargs={"errors": errors},
                     daemon=True,
                 )
@@ -177,13 +177,13 @@ def served(root: Path, rounds: int, clients: int, nice: int) -> tuple[int, float
             for t in threads:
                 t.start()
             t0 = time.perf_counter()
-            c.start(exp["id"])
-            final = c.wait(exp["id"], poll=0.2)
+            c.start(exp.id)
+            final = c.wait(exp.id, poll=0.2)
             seconds = time.perf_counter() - t0
             stop.set()
             for t in threads:
                 t.join(timeout=60)
-            return final["progress"]["done"], seconds, latencies, errors
+            return final.done, seconds, latencies, errors
     finally:
         server.stop()
 

@@ -20,6 +20,7 @@ from typing import Any
 from abbench.agents._base import Task
 from abbench.agents._lexical import query_terms, terms
 from abbench.snapshot import Snapshot
+from abbench.transcript import CatalogueEvent, ToolEvent
 
 DEFAULT_ACTIVATION_THRESHOLD = 0.1
 """The share of the query's terms a catalogue entry must hold for builtin to load its skill."""
@@ -74,27 +75,18 @@ def load_events(task: Task, choice: Choice) -> list[dict[str, Any]]:
     """The transcript of the catalogue step: the catalogue shown, and the ``load_skill`` call (turn 1)
     when a skill was loaded — the events the openai adapter records for the same step."""
     skills = task.offered
-    events: list[dict[str, Any]] = [
-        {
-            "type": "catalogue",
-            "skills": [s.skill_name for s in skills],
-            "coverage": dict(zip((s.skill_name for s in skills), choice.coverage, strict=True)),
-            "threshold": choice.threshold,
-            "content": catalogue_text(skills),
-        }
-    ]
+    catalogue = CatalogueEvent(
+        skills=tuple(s.skill_name for s in skills),
+        coverage=dict(zip((s.skill_name for s in skills), choice.coverage, strict=True)),
+        threshold=choice.threshold,
+        content=catalogue_text(skills),
+    )
+    events: list[dict[str, Any]] = [catalogue.to_dict()]
     if choice.skill is None:
         return events
     arguments = json.dumps({"name": choice.skill.skill_name}, ensure_ascii=False)
-    events.append(
-        {
-            "type": "tool_call",
-            "turn": 1,
-            "id": "call_load",
-            "name": "load_skill",
-            "arguments": arguments,
-            "ok": True,
-            "skill": choice.skill.skill_name,
-        }
+    load = ToolEvent(
+        turn=1, id="call_load", name="load_skill", arguments=arguments, ok=True, skill=choice.skill.skill_name
     )
+    events.append(load.to_dict())
     return events

@@ -10,6 +10,7 @@ from abbench.agents._base import Task
 from abbench.agents._builtin_decision import _Decision
 from abbench.agents._lexical import count_cjk
 from abbench.agents._prompt import build_prompt
+from abbench.transcript import AnswerEvent, MessageEvent, ModelEvent, ToolEvent
 from abbench.types import Usage
 
 
@@ -24,7 +25,7 @@ def _session(
     conversation so far.
     """
     prompt = build_prompt(task, tools=task.skill is not None)
-    transcript: list[dict[str, Any]] = [{"type": "message", **m} for m in prompt.messages]
+    transcript: list[dict[str, Any]] = [MessageEvent.of(m).to_dict() for m in prompt.messages]
     context = sum(estimate_tokens(str(m.get("content") or "")) for m in prompt.messages)
     input_tokens = output_tokens = 0
     turn = 0
@@ -43,51 +44,33 @@ def _session(
         ]
         written = estimate_tokens(json.dumps(calls, ensure_ascii=False))
         transcript.append(_turn_event(turn, model, context, written, "tool_calls"))
-        transcript.append({"type": "message", "role": "assistant", "content": None, "tool_calls": calls})
+        transcript.append(MessageEvent(role="assistant", content=None, tool_calls=tuple(calls)).to_dict())
         input_tokens, output_tokens = context, written
         context += written
         for call, (_, text) in zip(calls, reads, strict=True):
             name, arguments = call["function"]["name"], call["function"]["arguments"]
-            transcript.append(
-                {
-                    "type": "tool_call",
-                    "turn": turn,
-                    "id": call["id"],
-                    "name": name,
-                    "arguments": arguments,
-                    "ok": True,
-                    "result_chars": len(text),
-                }
+            read = ToolEvent(
+                turn=turn, id=call["id"], name=name, arguments=arguments, ok=True, result_chars=len(text)
             )
-            transcript.append(
-                {"type": "message", "name": name, "role": "tool", "tool_call_id": call["id"], "content": text}
-            )
+            transcript.append(read.to_dict())
+            result = MessageEvent(name=name, role="tool", tool_call_id=call["id"], content=text)
+            transcript.append(result.to_dict())
             context += estimate_tokens(text)
     turn += 1
     written = estimate_tokens(raw)
     transcript.append(_turn_event(turn, model, context, written, "stop"))
-    transcript.append({"type": "message", "role": "assistant", "content": raw})
-    transcript.append(
-        {
-            "type": "answer",
-            "method": "json",
-            "prediction": decision.label,
-            "in_label_set": True,
-            "cost_known": True,
-        }
-    )
+    transcript.append(MessageEvent(role="assistant", content=raw).to_dict())
+    answer = AnswerEvent(method="json", prediction=decision.label, in_label_set=True, cost_known=True)
+    transcript.append(answer.to_dict())
     return transcript, Usage(input_tokens + context, output_tokens + written)
 
 
 def _turn_event(turn: int, model: str, input_tokens: int, output_tokens: int, finish: str) -> dict[str, Any]:
-    return {
-        "type": "llm_call",
-        "turn": turn,
-        "model": model,
-        "finish_reason": finish,
-        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
-        "usage_reported": False,  # estimated from the text, as no model counted it
-    }
+    # estimated from the text, as no model counted it: no latency, as no call was made
+    usage = Usage(input_tokens, output_tokens)
+    return ModelEvent(
+        turn=turn, model=model, finish_reason=finish, usage=usage, usage_reported=False
+    ).to_dict()
 
 
 def estimate_tokens(text: str) -> int:

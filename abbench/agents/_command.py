@@ -45,6 +45,7 @@ from abbench.agents._process import CallCounter, Finished, permanent_cause, run_
 from abbench.agents._prompt import build_prompt
 from abbench.errors import AgentError, UsageError
 from abbench.llm import FailureType, expand_env, is_context_overflow, normalize_base_url
+from abbench.transcript import AnswerEvent, CommandEvent, OutputEvent, ProcessEvent
 from abbench.types import AgentOutput
 
 PLACEHOLDERS = (
@@ -310,17 +311,15 @@ class CommandAgent:
         argv = [_PLACEHOLDER.sub(lambda m: values[m.group(1)], a) for a in self.argv]
         env, secrets = self._environment(files.variables(task, model), preset_env)
         timeout = self.timeout_s or task.timeout_s or DEFAULT_TIMEOUT_S
-        transcript: list[dict[str, Any]] = [
-            {
-                "type": "command",
-                "argv": [_short(a) for a in argv],
-                "workspace": str(workspace),
-                "stdin": self.stdin,
-                "env": sorted(env),  # names only: values may be keys
-                "timeout_s": timeout,
-                **({"preset": self.preset.name} if self.preset else {}),
-            }
-        ]
+        started = CommandEvent(
+            argv=tuple(_short(a) for a in argv),
+            workspace=str(workspace),
+            stdin=self.stdin,
+            env=tuple(sorted(env)),  # names only: values may be keys
+            timeout_s=timeout,
+            preset=self.preset.name if self.preset else None,
+        )
+        transcript: list[dict[str, Any]] = [started.to_dict()]
         # what the attempt spends, kept even when it fails (filled from the CLI's report below)
         spent = task.spending if task.spending is not None else Spending()
         spent.transcript = transcript
@@ -341,15 +340,13 @@ class CommandAgent:
         except OSError as exc:
             raise _cannot_start(argv[0], exc, transcript, spent) from None
         stdout, stderr = _redact(done.stdout, secrets), _redact(done.stderr, secrets)
+        ended = ProcessEvent(
+            returncode=done.returncode, timed_out=done.timed_out, duration_ms=round(done.elapsed_ms, 1)
+        )
         transcript += [
-            {
-                "type": "process",
-                "returncode": done.returncode,
-                "timed_out": done.timed_out,
-                "duration_ms": round(done.elapsed_ms, 1),
-            },
-            {"type": "stdout", "text": stdout},
-            {"type": "stderr", "text": stderr},
+            ended.to_dict(),
+            OutputEvent(stream="stdout", text=stdout).to_dict(),
+            OutputEvent(stream="stderr", text=stderr).to_dict(),
         ]
         where = f"command {Path(argv[0]).name!r} (case {task.case.case_id})"
         reading = None
@@ -359,7 +356,7 @@ class CommandAgent:
             _check_calls(where, counter, done, transcript, spent)
         self._check_finished(where, done, stdout, stderr, reading, timeout, spent)
         answer, reported = self._answer(where, stdout, reading, task, spent)
-        transcript.append({"type": "answer", "method": answer.method, "prediction": answer.prediction})
+        transcript.append(AnswerEvent(method=answer.method, prediction=answer.prediction).to_dict())
         activation = self._activation(task, files, reported, reading, spent)
         return AgentOutput(
             prediction=answer.prediction,

@@ -4,7 +4,6 @@ and what it reported besides — tokens, cost, session, model, files read — ke
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from abbench.agents._base import Spending
 from abbench.agents._presets import Preset, Reading, Setup, json_lines
 from abbench.errors import AgentError
 from abbench.llm import FailureType, classify_failure, is_context_overflow, price_table
+from abbench.transcript import CliReportEvent, ToolEvent
 from abbench.types import Usage
 
 _TEXT_KEYS = ("result", "output", "text", "content", "response", "message", "completion", "final")
@@ -110,7 +110,7 @@ def read_report(
     try:
         reading = preset.read(stdout, stderr, setup)
     except Exception as exc:  # a reader must never hide the run's own outcome
-        spent.transcript.append({"type": "cli_report", "preset": preset.name, "unreadable": repr(exc)})
+        spent.transcript.append(CliReportEvent(preset=preset.name, unreadable=repr(exc)).to_dict())
         return None
     cost = reading.cost
     if cost is None and reading.usage is not None:
@@ -125,34 +125,32 @@ def read_report(
     files = _skill_paths(reading.files_read, setup)
     spent.files_read = list(files)
     reading.files_read = list(files)
-    for call in reading.tool_calls:
-        spent.transcript.append(
-            {
-                "type": "tool_call",
-                "name": call.get("name"),
-                "arguments": call.get("input"),
-                "status": call.get("status"),
-            }
+    calls = tuple(
+        ToolEvent(
+            name=_str_or_none(c.get("name")), arguments=c.get("input"), status=_str_or_none(c.get("status"))
         )
-    spent.transcript.append(
-        {
-            "type": "cli_report",
-            "preset": preset.name,
-            "session_id": reading.session_id,
-            "model": reading.model,
-            "usage": None if reading.usage is None else dataclasses.asdict(reading.usage),
-            "cost": cost,
-            "steps": reading.steps,
-            # the calls themselves: the runner counts a transcript entry's tool_calls list
-            "tool_calls": [
-                {"name": c.get("name"), "arguments": c.get("input"), "status": c.get("status")}
-                for c in reading.tool_calls
-            ],
-            "files_read": list(files),
-            "error": reading.error,
-        }
+        for c in reading.tool_calls
     )
+    spent.transcript.extend(c.to_dict() for c in calls)
+    report = CliReportEvent(
+        preset=preset.name,
+        session_id=reading.session_id,
+        model=reading.model,
+        usage=reading.usage,
+        cost=cost,
+        steps=reading.steps,
+        # the calls again, as the CLI listed them: the runner counts a transcript entry's tool_calls list
+        tool_calls=calls,
+        files_read=tuple(files),
+        error=reading.error,
+    )
+    spent.transcript.append(report.to_dict())
     return reading
+
+
+def _str_or_none(value: Any) -> str | None:
+    """A CLI's name or status for a call, as text (None when it gave none)."""
+    return None if value is None else str(value)
 
 
 def _reported(objects: list[dict[str, Any]]) -> Reported:

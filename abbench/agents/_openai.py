@@ -23,6 +23,7 @@ from abbench.agents._prompt import answer_schema, build_prompt
 from abbench.errors import AgentError, UsageError
 from abbench.llm import ChatClient, ChatResponse, FailureType, RetryPolicy, tool_spec
 from abbench.snapshot import Snapshot, normalize_path
+from abbench.transcript import AnswerEvent, MessageEvent, ModelEvent, Retry, ToolEvent
 from abbench.types import AgentOutput, Usage
 
 MAX_TOOL_CHARS = 50_000
@@ -372,7 +373,7 @@ class OpenAIAgent:
                 exc = AgentError(why, FailureType.TRUNCATED, retryable=retry, raw_output=exc.raw_output)
             if not retry:
                 why += "; not retried: at temperature 0 the model would answer the same (raise the temperature to retry)"
-            talk.transcript.append({"type": "answer", "format": str(exc.failure_type), "error": why[:300]})
+            talk.transcript.append(AnswerEvent(format=str(exc.failure_type), error=why[:300]).to_dict())
             raise talk.failure(exc, why) from exc
 
     @staticmethod
@@ -410,7 +411,7 @@ class _Conversation:
     def start(cls, task: Task, tools: SkillTools | OfferedTools | None) -> _Conversation:
         prompt = build_prompt(task, tools=tools is not None)
         messages: list[dict[str, Any]] = [dict(m) for m in prompt.messages]
-        transcript: list[dict[str, Any]] = [{"type": "message", **m} for m in messages]
+        transcript: list[dict[str, Any]] = [MessageEvent.of(m).to_dict() for m in messages]
         # What the attempt uses, kept as it goes: a failure or the run's timeout after some turns keeps it.
         if isinstance(tools, OfferedTools):
             spent = tools.spent  # where its loads are recorded
@@ -425,7 +426,7 @@ class _Conversation:
         """A user message (the nudge to answer)."""
         message = {"role": "user", "content": content}
         self.messages.append(message)
-        self.transcript.append({"type": "message", **message})
+        self.transcript.append(MessageEvent.of(message).to_dict())
 
     def answered(self, turn: int, reply: ChatResponse) -> None:
         """Record a reply: its tokens and cost, the call, and its message."""
@@ -436,32 +437,26 @@ class _Conversation:
         self.costs.append(reply.cost)
         usage = reply.usage if reply.usage_reported else None
         self.spent.add_call(usage, reply.cost, reply.model, cached=reply.cached)
-        self.transcript.append(_call_event(turn, reply))
+        self.transcript.append(_call_event(turn, reply).to_dict())
         self.messages.append(reply.message)
-        self.transcript.append({"type": "message", **reply.message})
+        self.transcript.append(MessageEvent.of(reply.message).to_dict())
 
     def interrupted(self, turn: int, partial: ChatResponse) -> None:
         """Record what a broken stream brought (its usage, when it reported any)."""
         self.spent.add_call(partial.usage if partial.usage_reported else None, None, partial.model)
-        self.transcript.append({**_call_event(turn, partial), "interrupted": True, "cost": None})
-        self.transcript.append({"type": "message", **partial.message, "partial": True})
+        call = dataclasses.replace(_call_event(turn, partial), interrupted=True, cost=None)
+        self.transcript.append(call.to_dict())
+        self.transcript.append(MessageEvent.of(partial.message, partial=True).to_dict())
 
     def tool_result(self, turn: int, call_id: str, name: str, arguments: str, ok: bool, result: str) -> None:
         """Record a tool call and send its result."""
-        self.transcript.append(
-            {
-                "type": "tool_call",
-                "turn": turn,
-                "id": call_id,
-                "name": name,
-                "arguments": arguments,
-                "ok": ok,
-                "result_chars": len(result),
-            }
+        call = ToolEvent(
+            turn=turn, id=call_id, name=name, arguments=arguments, ok=ok, result_chars=len(result)
         )
+        self.transcript.append(call.to_dict())
         tool_message = {"role": "tool", "tool_call_id": call_id, "content": result}
         self.messages.append(tool_message)
-        self.transcript.append({"type": "message", "name": name, **tool_message})
+        self.transcript.append(MessageEvent.of({"name": name, **tool_message}).to_dict())
 
     def failure(self, exc: AgentError, message: str | None = None) -> AgentError:
         """`exc` with the transcript so far and what was spent."""
@@ -480,16 +475,14 @@ class _Conversation:
     ) -> AgentOutput:
         """The run's output: the answer, the whole transcript, the tokens and cost of every reply."""
         known = all(c is not None for c in self.costs)
-        self.transcript.append(
-            {
-                "type": "answer",
-                "method": answer.method,
-                "format": answer_format(answer.method, structured=structured),
-                "prediction": answer.prediction,
-                "in_label_set": answer.in_label_set,
-                "cost_known": known,
-            }
+        read = AnswerEvent(
+            method=answer.method,
+            format=answer_format(answer.method, structured=structured),
+            prediction=answer.prediction,
+            in_label_set=answer.in_label_set,
+            cost_known=known,
         )
+        self.transcript.append(read.to_dict())
         tools = self.tools
         offered = isinstance(tools, OfferedTools)
         skill = tools.skill if isinstance(tools, OfferedTools) else self.task.skill
@@ -520,30 +513,29 @@ def _specs(tools: SkillTools | OfferedTools | None) -> list[dict[str, Any]] | No
     return list(SKILL_TOOLS)
 
 
-def _call_event(turn: int, reply: ChatResponse) -> dict[str, Any]:
-    return {
-        "type": "llm_call",
-        "turn": turn,
-        "model": reply.model,
-        "finish_reason": reply.finish_reason,
-        "usage": dataclasses.asdict(reply.usage),
-        "usage_reported": reply.usage_reported,
-        "cost": reply.cost,
-        "latency_ms": round(reply.latency_ms, 1),
-        "streamed": reply.streamed,
-        "chunks": reply.chunks,
-        **({"cached": True} if reply.cached else {}),
-        "retries": [
-            {
-                "attempt": r.attempt,
-                "failure_type": r.failure_type,
-                "status": r.status,
-                "message": r.message,
-                "wait_s": round(r.wait_s, 3),
-            }
+def _call_event(turn: int, reply: ChatResponse) -> ModelEvent:
+    return ModelEvent(
+        turn=turn,
+        model=reply.model,
+        finish_reason=reply.finish_reason,
+        usage=reply.usage,
+        usage_reported=reply.usage_reported,
+        cost=reply.cost,
+        latency_ms=round(reply.latency_ms, 1),
+        streamed=reply.streamed,
+        chunks=reply.chunks,
+        cached=reply.cached,
+        retries=tuple(
+            Retry(
+                attempt=r.attempt,
+                failure_type=r.failure_type,
+                status=r.status,
+                message=r.message,
+                wait_s=round(r.wait_s, 3),
+            )
             for r in reply.retries
-        ],
-    }
+        ),
+    )
 
 
 def _retry_policy(retry: dict[str, Any] | None, max_retries: int | None) -> RetryPolicy:

@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from abbench import __version__
-from abbench.cli._commands import COMMANDS
+from abbench.cli._commands import COMMANDS, ON_A_SERVER
 from abbench.errors import AbbenchError
 
 if TYPE_CHECKING:
+    from abbench.cli._backend import Backend
+    from abbench.client import Client
     from abbench.store import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -30,6 +32,7 @@ class Context:
         self.verbose = verbose
         self.server = server
         self._store: Store | None = None
+        self._client: Client | None = None
 
     @property
     def store(self) -> Store:
@@ -42,10 +45,26 @@ class Context:
             self._store = open_store(self.store_path)
         return self._store
 
+    @property
+    def backend(self) -> Backend:
+        """What the command works on: the server of ``--server`` (its client), else the local store."""
+        if self.server is None:
+            from abbench.cli._backend import LocalBackend
+
+            return LocalBackend(self.store)
+        if self._client is None:
+            from abbench.cli._backend import remote_client
+
+            self._client = remote_client(self.server)
+        return self._client
+
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
             self._store = None
+        if self._client is not None:
+            self._client.close()
+            self._client = None
 
 
 pass_ctx = click.make_pass_decorator(Context)
@@ -161,14 +180,16 @@ class Group(click.Group):
     def resolve_command(
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
-        """With ``--server``, the command of that name in the remote group (`abbench.cli._remote`)."""
-        if ctx.params.get("server") and args and args[0] in COMMANDS:
+        """With ``--server``: a command written once over `abbench.cli._backend.Backend` (it asks
+        `Context.backend`), else the command of that name in the remote group (`abbench.cli._remote`)."""
+        if ctx.params.get("server") and args and args[0] in COMMANDS and args[0] not in ON_A_SERVER:
             from abbench.cli._remote import remote
 
             command = remote.commands.get(args[0])
             if command is None:
+                names = sorted({*remote.commands, *ON_A_SERVER}, key=list(COMMANDS).index)
                 raise click.UsageError(
-                    f"{args[0]!r} works on a local store only; with --server use one of: {', '.join(remote.commands)}"
+                    f"{args[0]!r} works on a local store only; with --server use one of: {', '.join(names)}"
                 )
             return args[0], command, args[1:]
         return super().resolve_command(ctx, args)

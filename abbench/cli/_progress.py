@@ -14,8 +14,9 @@ from abbench.types import RunOutcome, RunState, outcome_word
 if TYPE_CHECKING:
     from tqdm import tqdm
 
-    from abbench.cli._app import Context
+    from abbench.cli._backend import Backend
     from abbench.runner import PauseReason, Progress, RunSummary
+    from abbench.store import Experiment
 
 T = TypeVar("T")
 
@@ -136,14 +137,14 @@ def print_summary(summary: RunSummary, handle: str | None = None) -> None:
     print_budget(summary.pause_reason, summary.notes, handle or f"#{summary.experiment_id}")
 
 
-def print_failures(ctx: Context, exp_id: int, limit: int = 10) -> None:
+def print_failures(backend: Backend, exp: Experiment, limit: int = 10) -> None:
     """Execution and grading failures by kind, with one error of each kind and what to do.
 
     The store's state ``fail`` holds wrong answers and runs that never got one alike; a new user
     needs to be told that these are errors, not wrong answers, and which. The store summarises the
     failed runs alone (the runs that got a verdict are not read); past `limit` kinds, "and N more".
     """
-    failures = ctx.store.runs.failures(exp_id, limit=limit)
+    failures = backend.failures(exp.id, limit=limit)
     if not failures.total:
         return
     click.echo(f"failures: {failures.total:,} run(s) got no verdict (errors, not wrong answers):")
@@ -155,7 +156,7 @@ def print_failures(ctx: Context, exp_id: int, limit: int = 10) -> None:
             click.echo(f"    e.g. case {k.case_id}: {error[:240]}{'…' if len(error) > 240 else ''}")
     if failures.more_kinds:
         click.echo(f"  and {failures.more_kinds:,} more kind(s): {failures.more_runs:,} run(s)")
-    handle = ctx.store.experiments.handle(ctx.store.experiments.get(exp_id))
+    handle = backend.command_handle(exp)
     if failures.execution:
         click.echo(f"  re-run them: abbench retry {handle} --failed")
     if failures.grading:

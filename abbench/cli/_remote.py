@@ -1,20 +1,25 @@
-"""The commands that work on a server (``abbench --server URL ...``), through `abbench.client.Client`.
+"""The commands that work on a server (``abbench --server URL ...``) through `abbench.client.Client` and
+are not yet written once over `abbench.cli._backend.Backend`: import, snapshot, create, run, compare,
+gate, report. (status, pause, resume, cancel and export are: `abbench.cli._commands.ON_A_SERVER`.)
 
-They take the local commands' names and main arguments: import, snapshot, create, run, status, pause,
-resume, cancel, compare, gate, export, report. The key comes from $ABBENCH_KEY, the actor (recorded on
-the runs started) from $ABBENCH_ACTOR, else the CI's job when one is named ($GITHUB_JOB, $CI_JOB_NAME).
+They take the local commands' names and main arguments. The key comes from $ABBENCH_KEY, the actor
+(recorded on the runs started) from $ABBENCH_ACTOR, else the CI's job when one is named ($GITHUB_JOB,
+$CI_JOB_NAME).
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from abbench.cli._app import Context, emit, json_option, pass_ctx, read_options
+
+if TYPE_CHECKING:
+    from abbench.client import Client
+    from abbench.runner import Progress
 
 
 @click.group("remote")
@@ -22,12 +27,11 @@ def remote() -> None:
     """Commands that run against `abbench serve`."""
 
 
-def _client(ctx: Context) -> Any:
-    from abbench.client import Client
+def _client(ctx: Context) -> Client:
+    from abbench.cli._backend import remote_client
 
-    actor = os.environ.get("ABBENCH_ACTOR") or os.environ.get("GITHUB_JOB") or os.environ.get("CI_JOB_NAME")
     assert ctx.server is not None
-    return Client(ctx.server, os.environ.get("ABBENCH_KEY"), actor=actor)
+    return remote_client(ctx.server)
 
 
 @remote.command("import")
@@ -108,7 +112,7 @@ def snapshot_cmd(
     if git_url is None and (ref or sub):
         raise click.UsageError("--ref and --path go with --git URL")
     with _client(ctx) as c:
-        snap = c.snapshot_git(git_url, ref or "HEAD", sub) if git_url else c.snapshot_skill(folder)
+        snap = c.snapshot_git(git_url, ref or "HEAD", sub) if git_url else c.snapshot_skill(str(folder))
     emit(as_json, snap, snap["hash"])
 
 
@@ -120,12 +124,12 @@ def create_cmd(ctx: Context, definition: str, as_json: bool) -> None:
     """Create an experiment from a definition naming uploaded datasets and snapshots; prints its id."""
     with _client(ctx) as c:
         exp = c.create_experiment(definition)
-    emit(as_json, exp, str(exp["id"]))
+    data = {"id": exp.id, "name": exp.name, "dataset": exp.dataset, "arms": [a.label for a in exp.arms]}
+    emit(as_json, data, str(exp.id))
 
 
-def _status_line(exp: dict[str, Any]) -> str:
-    p = exp.get("progress") or {}
-    return f"#{exp['id']} {exp['name']}: {exp['status']}, {p.get('done', '?')}/{p.get('total', '?')} runs"
+def _status_line(p: Progress) -> str:
+    return f"#{p.experiment_id} {p.experiment}: {p.status}, {p.done}/{p.total} runs"
 
 
 @remote.command("run")
@@ -137,36 +141,8 @@ def run_cmd(ctx: Context, experiment: str, no_wait: bool, as_json: bool) -> None
     """Run the experiment in the server's pool and wait for it to finish."""
     with _client(ctx) as c:
         c.start(experiment)
-        exp = c.load_experiment(experiment) if no_wait else c.wait(experiment)
-    emit(as_json, exp, _status_line(exp))
-
-
-@remote.command("status")
-@click.argument("experiment")
-@json_option
-@pass_ctx
-def status_cmd(ctx: Context, experiment: str, as_json: bool) -> None:
-    """Show the experiment's status and progress."""
-    with _client(ctx) as c:
-        exp = c.load_experiment(experiment)
-    emit(as_json, exp, _status_line(exp))
-
-
-def _control(name: str) -> click.Command:
-    @click.argument("experiment")
-    @json_option
-    @pass_ctx
-    def command(ctx: Context, experiment: str, as_json: bool) -> None:
-        with _client(ctx) as c:
-            exp = getattr(c, name)(experiment)
-        emit(as_json, exp, _status_line(exp))
-
-    command.__doc__ = f"{name.capitalize()} the experiment on the server."
-    return remote.command(name)(command)
-
-
-for _name in ("pause", "resume", "cancel"):
-    _control(_name)
+        p = c.experiment_status(experiment) if no_wait else c.wait(experiment)
+    emit(as_json, p, _status_line(p))
 
 
 @remote.command("compare")
@@ -255,18 +231,6 @@ def _print_gate(result: dict[str, Any]) -> None:
         click.echo(f"outcome: {result['verdict_outcome']}")
     for note in result.get("notes") or ():
         click.echo(f"note: {note}")
-
-
-@remote.command("export")
-@click.argument("experiment")
-@click.option("--what", default="runs", show_default=True)
-@click.option("--format", "fmt", default="csv", show_default=True)
-@click.option("--out", type=click.Path(dir_okay=False))
-@pass_ctx
-def export_cmd(ctx: Context, experiment: str, what: str, fmt: str, out: str | None) -> None:
-    """Download an export; prints the file written."""
-    with _client(ctx) as c:
-        click.echo(c.export(experiment, what, fmt, out))
 
 
 @remote.command("report")

@@ -71,27 +71,35 @@ def export_cmd(
       abbench export routing-v2 --what runs --format xlsx --out exports/routing-v2.xlsx
       abbench export routing-v2 --what grades --format jsonl --out - | jq .
     """
-    from abbench.export import export, export_table, write_csv, write_jsonl
-
-    options: dict[str, Any] = {}
-    if arms:
-        options["arms"] = tuple(arms)
-    if vs:
-        options["vs"] = vs
     if out == "-":
-        fmt = fmt or "csv"
-        if fmt == "xlsx":
-            raise click.UsageError("an xlsx file cannot go to stdout; give --out FILE.xlsx")
-        table = export_table(experiment, what, store=ctx.store, **options)
-        writer = write_csv if fmt == "csv" else write_jsonl
-        writer(table, sys.stdout)
+        _export_to_stdout(ctx, experiment, what, fmt or "csv", arms, vs)
         return
-    result = export(experiment, what, fmt, out, store=ctx.store, **options)
+    result = ctx.backend.export(experiment, what, fmt, out, arms=arms, vs=vs)
     emit(
         as_json,
         result.as_dict(),
         f"wrote {_rows(result.rows, what)} to {result.path} ({result.format}, {_size(result.size_bytes)})",
     )
+
+
+def _export_to_stdout(
+    ctx: Context, experiment: str, what: str, fmt: str, arms: tuple[str, str] | None, vs: str | None
+) -> None:
+    """`export --out -`: the table as CSV or JSON lines on stdout (a local store's)."""
+    from abbench.export import export_table, write_csv, write_jsonl
+
+    if ctx.server is not None:
+        raise click.UsageError("with --server, export writes a file: give --out FILE (or none: a file here)")
+    if fmt == "xlsx":
+        raise click.UsageError("an xlsx file cannot go to stdout; give --out FILE.xlsx")
+    options: dict[str, Any] = {}
+    if arms:
+        options["arms"] = tuple(arms)
+    if vs:
+        options["vs"] = vs
+    table = export_table(experiment, what, store=ctx.store, **options)
+    writer = write_csv if fmt == "csv" else write_jsonl
+    writer(table, sys.stdout)
 
 
 def _rows(n: int, what: str) -> str:

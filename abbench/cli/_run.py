@@ -211,7 +211,7 @@ def run_cmd(
 
     def human() -> None:
         print_summary(summary, ctx.store.experiments.handle(exp))
-        print_failures(ctx, exp.id)
+        print_failures(ctx.backend, exp)
 
     emit(as_json, summary.as_dict(), human)
     if summary.pause_reason is not None:
@@ -225,9 +225,9 @@ def run_cmd(
 @pass_ctx
 def status_cmd(ctx: Context, experiment: str, as_json: bool) -> None:
     """Show where an experiment stands: runs per arm and state (reading never starts work)."""
-    from abbench.runner import experiment_status
-
-    p = experiment_status(experiment, store=ctx.store)
+    backend = ctx.backend
+    p = backend.experiment_status(experiment)
+    exp = backend.load_experiment(p.experiment_id)
 
     def human() -> None:
         click.echo(
@@ -237,19 +237,17 @@ def status_cmd(ctx: Context, experiment: str, as_json: bool) -> None:
         for arm in p.arms:
             states = ", ".join(f"{outcome_word(k)} {v}" for k, v in arm.outcomes().items() if v)
             click.echo(f"  {arm.arm:<14} {states}")
-        exp = ctx.store.experiments.get(p.experiment_id)
         click.echo(_where_line(exp))
-        handle = ctx.store.experiments.handle(exp)
+        handle = backend.command_handle(exp)
         if p.queued is not None:  # a server's pool holds it, or did not start it (and says why)
             if p.queued.not_started:
                 click.echo(f"  {p.queued.hint(handle)}")
         elif p.halt_reason is not None:
             click.echo(f"  {p.halt_reason.hint(handle)}")
         print_budget(p.pause_reason, p.notes, handle)
-        print_failures(ctx, p.experiment_id)
+        print_failures(backend, exp)
 
-    executor = ctx.store.experiments.get(p.experiment_id).executor if as_json else None
-    emit(as_json, {**p.as_dict(), "executor": executor}, human)
+    emit(as_json, {**p.as_dict(), "executor": exp.executor}, human)
 
 
 def _where_line(exp: Experiment) -> str:
@@ -261,43 +259,39 @@ def _where_line(exp: Experiment) -> str:
     if not where or where.get("executor") != "dask":
         if running or exp.runner_host:
             return f"  {verb} locally{host}"
-        return f"  executes {'on Dask' if exp.spec.executor == 'dask' else 'locally'} when run (not started)"
+        return (
+            f"  executes {'on Dask' if exp.settings.executor == 'dask' else 'locally'} when run (not started)"
+        )
     cluster = f"a LocalCluster at {where.get('scheduler')}" if where.get("local") else where.get("scheduler")
     workers = where.get("workers") or 0
     dashboard = f", dashboard {where['dashboard']}" if where.get("dashboard") else ""
     return f"  {verb} on Dask: {cluster}, {workers} worker{'s' if workers != 1 else ''}{dashboard}{host}"
 
 
-def _control(command: str, doc: str) -> click.Command:
-    @cli.command(command, help=doc)
-    @click.argument("experiment")
-    @pass_ctx
-    def control(ctx: Context, experiment: str) -> None:
-        from abbench import runner
-
-        exp = ctx.store.experiments.get(experiment)
-        if command == "pause":
-            alive = runner.pause_experiment(exp.id, store=ctx.store)
-            if alive:
-                click.echo(f"pause asked for {exp.ref}")
-            elif exp.status in (
-                ExperimentStatus.FINISHED,
-                ExperimentStatus.CANCELLED,
-            ):  # pause_experiment left it as it was
-                click.echo(f"{exp.ref} is {exp.status}; nothing to pause")
-            else:
-                click.echo(f"pause asked for {exp.ref} (no process is running it now)")
-        else:
-            n = runner.cancel_experiment(exp.id, store=ctx.store)
-            click.echo(f"cancel asked for {exp.ref}" + ("" if n is None else f": {n} pending runs cancelled"))
-
-    return control
+@cli.command("pause")
+@click.argument("experiment")
+@pass_ctx
+def pause_cmd(ctx: Context, experiment: str) -> None:
+    """Pause a running experiment: running runs finish, no new ones start (seen within a second)."""
+    backend = ctx.backend
+    exp = backend.load_experiment(experiment)
+    if backend.pause_experiment(exp.id):
+        click.echo(f"pause asked for {exp.ref}")
+    elif exp.status in (ExperimentStatus.FINISHED, ExperimentStatus.CANCELLED):  # left as it was
+        click.echo(f"{exp.ref} is {exp.status}; nothing to pause")
+    else:
+        click.echo(f"pause asked for {exp.ref} (no process is running it now)")
 
 
-_control(
-    "pause", "Pause a running experiment: running runs finish, no new ones start (seen within a second)."
-)
-_control("cancel", "Cancel an experiment: runs in flight stop and pending runs become cancelled.")
+@cli.command("cancel")
+@click.argument("experiment")
+@pass_ctx
+def cancel_cmd(ctx: Context, experiment: str) -> None:
+    """Cancel an experiment: runs in flight stop and pending runs become cancelled."""
+    backend = ctx.backend
+    exp = backend.load_experiment(experiment)
+    n = backend.cancel_experiment(exp.id)
+    click.echo(f"cancel asked for {exp.ref}" + ("" if n is None else f": {n} pending runs cancelled"))
 
 
 @cli.command("retry")

@@ -14,6 +14,7 @@ from abbench.types import ExperimentStatus
 
 if TYPE_CHECKING:
     from abbench.runner import Estimate, Projection
+    from abbench.store import Experiment
 
 
 @cli.command("resume")
@@ -46,8 +47,9 @@ def resume_cmd(
     """
     from abbench.runner import PauseReason, resume_experiment
 
-    exp = ctx.store.experiments.get(experiment)
-    handle = ctx.store.experiments.handle(exp)
+    backend = ctx.backend
+    exp = backend.load_experiment(experiment)
+    handle = backend.command_handle(exp)
     raising = budget is not None or max_tokens is not None
     reason = PauseReason.from_dict(exp.pause_reason) if exp.status == ExperimentStatus.PAUSED else None
     if arm is not None and not raising:
@@ -61,13 +63,16 @@ def resume_cmd(
         )
         return
     if not raising:
-        alive = resume_experiment(exp.id, store=ctx.store)
+        alive = backend.resume_experiment(exp.id)
         emit(
             as_json,
             {"experiment": exp.name, "resumed": True, "running_elsewhere": alive},
             f"resume asked for {exp.ref}"
             + ("" if alive else f"; no process is running it: continue with `abbench run {handle}`"),
         )
+        return
+    if ctx.server is not None:  # the server's pool runs the rest, never this process
+        _resume_on_server(ctx, exp, budget, max_tokens, arm, as_json)
         return
     result = with_progress(
         quiet or as_json,
@@ -92,9 +97,32 @@ def resume_cmd(
     def human() -> None:
         click.echo(f"{whose} of {exp.ref} now {said}")
         print_summary(result, handle)
-        print_failures(ctx, exp.id)
+        print_failures(ctx.backend, exp)
 
     emit(as_json, result.as_dict(), human)
+
+
+def _resume_on_server(
+    ctx: Context,
+    exp: Experiment,
+    budget: float | None,
+    max_tokens: int | None,
+    arm: str | None,
+    as_json: bool,
+) -> None:
+    """`resume --budget` with ``--server``: the new cost limit, and the server goes on (its pool)."""
+    if max_tokens is not None or arm is not None:
+        raise click.UsageError(
+            "with --server, resume raises the experiment's cost limit (--budget) only; --max-tokens and "
+            "--arm work on a local store"
+        )
+    ctx.backend.resume_experiment(exp.id, budget=budget)
+    limits = ctx.backend.load_experiment(exp.id).definition.get("budget") or {}
+    emit(
+        as_json,
+        {"experiment": exp.name, "resumed": True, "running_elsewhere": True, "budget": limits},
+        f"budget of {exp.ref} now {_limits_text(limits)}; resume asked of the server",
+    )
 
 
 def _limits_text(limits: dict[str, Any]) -> str:

@@ -3,11 +3,13 @@
     >>> from abbench.client import Client                        # doctest: +SKIP
     >>> c = Client("http://127.0.0.1:8750", key=os.environ["ABBENCH_KEY"], actor="ci/job-42")
     >>> ds = c.import_dataset("cases.csv", mapping="mapping.yaml", name="demo")
-    >>> exp = c.create_experiment("experiment.yaml"); c.start(exp["id"]); c.wait(exp["id"])
-    >>> c.evaluate_gate(exp["id"])["outcome"]
+    >>> exp = c.create_experiment("experiment.yaml"); c.start(exp.id); c.wait(exp.id).done
+    >>> c.evaluate_gate(exp.id)["outcome"]
 
-Answers are the server's JSON (dicts). An error answer raises `ServerError` with the server's
-problem details (what, where, what to do) and its HTTP status.
+Where the library has a typed record, the answer is that record, read by its ``from_dict``
+(`Experiment`, `Progress`, `Failures`, `ExportResult`), so `Client` satisfies the CLI's backend
+protocol beside the local store; other answers are the server's JSON (dicts). An error answer raises
+`ServerError` with the server's problem details (what, where, what to do) and its HTTP status.
 """
 
 from __future__ import annotations

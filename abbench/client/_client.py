@@ -8,13 +8,18 @@ import os
 import tarfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import httpx
 
 from abbench._utf8 import read_utf8
 from abbench.errors import AbbenchError, UsageError
+
+if TYPE_CHECKING:
+    from abbench.export import ExportResult
+    from abbench.runner import Progress
+    from abbench.store import Experiment, Failures
 
 _FINAL = ("finished", "cancelled")
 
@@ -160,26 +165,40 @@ class Client:
 
     # -- experiments -------------------------------------------------------------------------------
 
-    def create_experiment(self, definition: str | os.PathLike[str] | dict[str, Any]) -> dict[str, Any]:
+    def create_experiment(self, definition: str | os.PathLike[str] | dict[str, Any]) -> Experiment:
         """Create an experiment from a definition (a dict, or a YAML/JSON file naming uploaded data)."""
         if isinstance(definition, dict):
             body, kind = json.dumps(definition, ensure_ascii=False).encode(), "application/json"
         else:
             body, kind = read_utf8(definition).encode(), "application/yaml"
-        result: dict[str, Any] = self._call(
-            "POST", "/experiments", content=body, headers={"Content-Type": kind}
+        return _experiment(self._call("POST", "/experiments", content=body, headers={"Content-Type": kind}))
+
+    def load_experiment(self, ref: int | str) -> Experiment:
+        """The experiment (`abbench.load_experiment`): id, ``#id``, name or ``NAME@<skill version>``."""
+        return _experiment(self._call("GET", f"/experiments/{_ref(ref)}"))
+
+    def experiment_status(self, ref: int | str) -> Progress:
+        """Where the experiment stands (`abbench.experiment_status`): runs per arm and state, and why it
+        paused, stopped or waits."""
+        return _progress(self._call("GET", f"/experiments/{_ref(ref)}"))
+
+    def list_experiments(self, *, include_tries: bool = False) -> list[Experiment]:
+        """This owner's experiments, newest first (`abbench.list_experiments`)."""
+        return [_experiment(e) for e in self._call("GET", "/experiments", params={"tries": include_tries})]
+
+    def command_handle(self, exp: Experiment) -> str:
+        """The shortest text that names `exp` in a command on this server: its name when no other
+        experiment of this owner has it, else ``#id``."""
+        same = [e for e in self._call("GET", "/experiments", params={"tries": True}) if e["name"] == exp.name]
+        return exp.name if len(same) == 1 else f"#{exp.id}"
+
+    def failures(self, ref: int | str, *, limit: int = 10) -> Failures:
+        """Its runs that got no verdict, by kind and type, at most `limit` kinds (`Store.failures`)."""
+        from abbench.store import Failures
+
+        return Failures.from_dict(
+            self._call("GET", f"/experiments/{_ref(ref)}/failures", params={"limit": limit})
         )
-        return result
-
-    def load_experiment(self, ref: int | str) -> dict[str, Any]:
-        """The experiment with its progress."""
-        result: dict[str, Any] = self._call("GET", f"/experiments/{_ref(ref)}")
-        return result
-
-    def list_experiments(self, *, include_tries: bool = False) -> list[dict[str, Any]]:
-        """This owner's experiments, newest first."""
-        result: list[dict[str, Any]] = self._call("GET", "/experiments", params={"tries": include_tries})
-        return result
 
     def _control(self, ref: int | str, action: str, **params: Any) -> dict[str, Any]:
         result: dict[str, Any] = self._call(
@@ -189,21 +208,25 @@ class Client:
         )
         return result
 
-    def start(self, ref: int | str) -> dict[str, Any]:
-        """Run the experiment in the server's pool."""
-        return self._control(ref, "start")
+    def start(self, ref: int | str) -> bool:
+        """Run the experiment in the server's pool: True if the pool took it now, False if it held it already."""
+        return bool(self._control(ref, "start")["queued"])
 
-    def pause(self, ref: int | str) -> dict[str, Any]:
-        """Pause it (runs in flight finish)."""
-        return self._control(ref, "pause")
+    def pause_experiment(self, ref: int | str) -> bool:
+        """Pause it: runs in flight finish (`abbench.pause_experiment`). True if a process runs it."""
+        return bool(self._control(ref, "pause")["runner_alive"])
 
-    def resume(self, ref: int | str, budget: float | None = None) -> dict[str, Any]:
-        """Resume it, optionally with a higher budget."""
-        return self._control(ref, "resume", budget=budget)
+    def resume_experiment(self, ref: int | str, *, budget: float | None = None) -> bool:
+        """Resume it, optionally with a higher cost limit (`abbench.resume_experiment`). True if a
+        process goes on with it: the one that holds it, or one the server's pool starts now."""
+        answer = self._control(ref, "resume", budget=budget)
+        return bool(answer["runner_alive"] or answer.get("queued"))
 
-    def cancel(self, ref: int | str) -> dict[str, Any]:
-        """Cancel it."""
-        return self._control(ref, "cancel")
+    def cancel_experiment(self, ref: int | str) -> int | None:
+        """Cancel it (`abbench.cancel_experiment`): how many pending runs were cancelled, None when a
+        process runs it (it cancels them)."""
+        cancelled: int | None = self._control(ref, "cancel").get("cancelled_runs")
+        return cancelled
 
     def retry(
         self,
@@ -229,8 +252,8 @@ class Client:
         """Grade again from the stored executions."""
         return self._control(ref, "regrade", failed=failed or None)
 
-    def wait(self, ref: int | str, *, timeout: float | None = None, poll: float = 1.0) -> dict[str, Any]:
-        """Wait until the experiment is finished or cancelled (following its events); returns it."""
+    def wait(self, ref: int | str, *, timeout: float | None = None, poll: float = 1.0) -> Progress:
+        """Wait until the experiment is finished or cancelled (following its events); where it stands then."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             with self.http.stream(
@@ -241,7 +264,7 @@ class Client:
                     raise ServerError(events.status_code, events.json())
                 for line in events.iter_lines():
                     if line.startswith("event: end"):
-                        return self.load_experiment(ref)
+                        return self.experiment_status(ref)
                     if deadline is not None and time.monotonic() > deadline:
                         raise TimeoutError(f"experiment {ref} did not finish within {timeout} s")
 
@@ -304,21 +327,36 @@ class Client:
         self,
         ref: int | str,
         what: str = "runs",
-        format: str = "csv",
+        format: str | None = None,
         out: str | os.PathLike[str] | None = None,
-    ) -> Path:
-        """Download an export to `out` (default ``<ref>-<what>.<format>``), streamed."""
-        target = Path(out or f"{ref}-{what}.{format}")
-        with self.http.stream(
-            "GET", f"/api/experiments/{_ref(ref)}/export", params={"what": what, "format": format}
-        ) as r:
+        *,
+        arms: tuple[str, str] | None = None,
+        vs: int | str | None = None,
+    ) -> ExportResult:
+        """Download an export (`abbench.export`) to `out`, streamed: by default the server's file name
+        (``<experiment>-<what>.<format>``) in the working folder; `format` by default from `out`'s
+        suffix, else csv; `arms` and `vs` for the comparison export."""
+        from abbench.export import ExportResult
+
+        if format is None:
+            suffix = Path(out).suffix.lower().lstrip(".") if out is not None else ""
+            format = {"xls": "xlsx", "json": "jsonl", "ndjson": "jsonl"}.get(suffix, suffix) or "csv"
+        params: dict[str, Any] = {"what": what, "format": format}
+        if arms:
+            params["arms"] = list(arms)
+        if vs is not None:
+            params["vs"] = str(vs)
+        with self.http.stream("GET", f"/api/experiments/{_ref(ref)}/export", params=params) as r:
             if r.status_code >= 400:
                 r.read()
                 raise ServerError(r.status_code, r.json())
+            written = json.loads(r.headers["x-abbench-export"])
+            target = Path(out) if out is not None else Path.cwd() / Path(written["path"]).name
+            target.parent.mkdir(parents=True, exist_ok=True)
             with open(target, "wb") as f:
                 for chunk in r.iter_bytes():
                     f.write(chunk)
-        return target
+        return ExportResult.from_dict({**written, "path": target, "size_bytes": target.stat().st_size})
 
     def render_report(
         self,
@@ -344,3 +382,15 @@ class Client:
         """One input now, as a one-case experiment (skill: a snapshot of yours)."""
         result: dict[str, Any] = self._call("POST", "/try", json={"input": text, **options})
         return result
+
+
+def _experiment(answer: dict[str, Any]) -> Experiment:
+    from abbench.store import Experiment
+
+    return Experiment.from_dict(answer)
+
+
+def _progress(answer: dict[str, Any]) -> Progress:
+    from abbench.runner import Progress
+
+    return Progress.from_dict(answer["progress"])

@@ -6,6 +6,7 @@ import logging
 import os
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -90,6 +91,20 @@ class ExportResult:
             "seconds": round(self.seconds, 3),
             "notes": list(self.notes),
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ExportResult:
+        """The result `as_dict` gave (a server's, with `path` where the client wrote the file)."""
+        return cls(
+            path=Path(data["path"]),
+            what=str(data["what"]),
+            format=str(data["format"]),
+            rows=int(data["rows"]),
+            columns=tuple(data.get("columns") or ()),
+            size_bytes=int(data["size_bytes"]),
+            seconds=float(data.get("seconds") or 0.0),
+            notes=tuple(data.get("notes") or ()),
+        )
 
 
 def _stem(name: str) -> str:

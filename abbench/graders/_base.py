@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import json
 import typing
 import unicodedata
 from collections.abc import Awaitable, Callable
@@ -13,8 +12,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from abbench.errors import GradingError, UsageError
+from abbench.errors import GradingError, TranscriptError, UsageError
 from abbench.snapshot import Snapshot
+from abbench.transcript import Event, read_transcript, to_dicts, to_events
 from abbench.types import AgentOutput, Case
 
 KINDS = ("rule", "judge", "pairwise")
@@ -59,12 +59,28 @@ class GradeContext:
     cache: CallCache | None = field(default=None, compare=False, repr=False)
 
     @cached_property
+    def events(self) -> tuple[Event, ...]:
+        """The session's transcript as typed events (`abbench.transcript`): from the output when it
+        holds it, else read from the transcript file.
+
+        Raises:
+            GradingError: the transcript cannot be read (which file, which line, and why); not retried.
+        """
+        try:
+            if self.output.transcript or self.transcript_path is None or not self.transcript_path.exists():
+                return to_events(self.output.transcript)
+            return read_transcript(self.transcript_path).events
+        except TranscriptError as exc:
+            raise GradingError(
+                f"cannot read run {self.run_id}'s transcript: {exc}", retryable=False
+            ) from None
+
+    @cached_property
     def transcript(self) -> tuple[dict[str, Any], ...]:
-        """The session's messages and tool calls (read from the transcript file when not in memory)."""
+        """The session's messages and tool calls as the JSON objects written (`events`, as dicts)."""
         if self.output.transcript or self.transcript_path is None or not self.transcript_path.exists():
             return self.output.transcript
-        with self.transcript_path.open(encoding="utf-8") as f:
-            return tuple(json.loads(line) for line in f if line.strip())
+        return to_dicts(self.events)
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from abbench.errors import GradingError
 from abbench.graders._base import FunctionGrader, GradeContext, Grader, GradeResult, register_grader
-
-VERDICT_ROLE = "verdict"
-"""The transcript entries that hold an external tool's verdicts (read by the ``recorded`` grader)."""
+from abbench.transcript import (
+    VERDICT_ROLE as VERDICT_ROLE,  # re-exported: graders name it too
+    VerdictEvent,
+)
 
 
 @register_grader("recorded")
@@ -22,16 +23,12 @@ def recorded(name: str = "recorded", *, grader: str | None = None) -> Grader:
     wanted = grader or name
 
     def grade(ctx: GradeContext) -> GradeResult:
-        for entry in reversed(ctx.transcript):
-            if (
-                isinstance(entry, dict)
-                and entry.get("role") == VERDICT_ROLE
-                and entry.get("grader") == wanted
-            ):
-                passed, score = entry.get("passed"), entry.get("score")
-                if score is None and passed is not None:
-                    score = float(passed)
-                return GradeResult(passed=passed, score=score, comment=entry.get("comment"))
+        for event in reversed(ctx.events):
+            if isinstance(event, VerdictEvent) and event.grader == wanted:
+                score = event.score
+                if score is None and event.passed is not None:
+                    score = float(event.passed)
+                return GradeResult(passed=event.passed, score=score, comment=event.comment)
         raise GradingError(
             f"no verdict {wanted!r} was recorded for run {ctx.run_id} (case {ctx.case.case_id}, arm "
             f"{ctx.arm}); record it with the outcome's `grades`, or grade the run with another grader",

@@ -33,6 +33,7 @@ from abbench.graders._base import (
     register_grader,
 )
 from abbench.graders._schema import ENGINES, check_schema, validate_json
+from abbench.transcript import to_events, tool_calls
 
 TEXT_FIELDS = ("prediction", "reason", "raw_output")
 """The output fields a text rule can look at."""
@@ -106,41 +107,24 @@ def _verdict(ok: bool, comment: str | None, **details: Any) -> GradeResult:
 def tool_calls_in(transcript: Iterable[Any]) -> list[dict[str, Any]]:
     """The tool calls a transcript records, each once: ``{"id", "name", "arguments"}``.
 
-    Understands OpenAI-style assistant messages (``tool_calls``), abbench's ``tool_call`` events,
-    and Anthropic-style ``tool_use`` content blocks (Claude Code's stream JSON nests them in
-    ``message``). A call recorded in two of these forms (same id) counts once.
+    `transcript` holds typed events (`abbench.transcript`) or the dicts written for them. Understands
+    abbench's ``tool_call`` events, OpenAI-style assistant messages (``tool_calls``), ``function_call``
+    entries and Anthropic-style ``tool_use`` content blocks (Claude Code's stream JSON nests them in
+    ``message``). A call recorded in two of these forms (same id) counts once (`abbench.transcript.tool_calls`).
     """
-    calls: list[dict[str, Any]] = []
-    seen: set[str] = set()
+    return [
+        {"id": c.id, "name": c.name or "", "arguments": c.arguments}
+        for c in tool_calls(to_events(transcript))
+    ]
 
-    def add(call_id: Any, name: Any, arguments: Any) -> None:
-        if call_id is not None:
-            if str(call_id) in seen:
-                return
-            seen.add(str(call_id))
-        calls.append({"id": call_id, "name": str(name or ""), "arguments": arguments})
 
-    for entry in transcript:
-        if not isinstance(entry, dict):
-            continue
-        message: dict[str, Any] = entry["message"] if isinstance(entry.get("message"), dict) else entry
-        for call in message.get("tool_calls") or ():
-            if isinstance(call, dict):
-                fn: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else call
-                add(call.get("id"), fn.get("name"), fn.get("arguments"))
-        if entry.get("type") in ("tool_call", "function_call") and "name" in entry:
-            add(entry.get("id") or entry.get("call_id"), entry.get("name"), entry.get("arguments"))
-        content = message.get("content")
-        if isinstance(content, list):
-            for block in content:
-                if isinstance(block, dict) and block.get("type") == "tool_use":
-                    add(block.get("id"), block.get("name"), block.get("input"))
-    return calls
+def _calls(ctx: GradeContext) -> list[dict[str, Any]]:
+    return tool_calls_in(ctx.events)
 
 
 def _tool_call_count(ctx: GradeContext) -> int:
-    transcript = ctx.transcript
-    return len(tool_calls_in(transcript)) if transcript else ctx.tool_calls
+    events = ctx.events
+    return len(tool_calls(events)) if events else ctx.tool_calls
 
 
 # -- output checks -----------------------------------------------------------------------------------------
@@ -483,7 +467,7 @@ def _no_skill(ctx: GradeContext, name: str) -> GradeResult:
 def _tool_reads(ctx: GradeContext, paths: set[str]) -> list[str]:
     """Skill files (``path``, or ``path#heading`` for a section) named in the arguments of the
     session's tool calls — only the agent's own calls count, never the messages it was given."""
-    calls = tool_calls_in(ctx.transcript)
+    calls = _calls(ctx)
     if not calls or not paths:
         return []
     # a path counts whole: "a.md" is not read by opening "data.md", but "/tmp/work/a.md" reads it

@@ -29,6 +29,7 @@ from abbench.store import (
     loads,
     open_store,
 )
+from abbench.transcript import MessageEvent, OtherEvent, ToolEvent, read_transcript
 from abbench.types import RunOutcome, RunState, run_outcome
 
 log = logging.getLogger(__name__)
@@ -756,28 +757,22 @@ class _Loader:
         if not path.exists():
             return ()
         calls = []
-        with path.open(encoding="utf-8") as f:
-            for line in f:
-                if not line.strip():
-                    continue
-                try:
-                    event = json.loads(line)
-                except ValueError:
-                    continue
-                if not isinstance(event, dict):
-                    continue
-                if event.get("type") == "tool_call":
-                    calls.append(
-                        ToolCall(
-                            str(event.get("name")), event.get("arguments"), event.get("ok"),
-                            event.get("result_chars"), event.get("turn"),
-                        )
-                    )  # fmt: skip
-                elif event.get("type") in (None, "message") and event.get("tool_calls"):
-                    # OpenAI-style messages: the only record when a transcript has no tool-call events.
-                    for call in event["tool_calls"]:
-                        fn = call.get("function", call) if isinstance(call, dict) else {}
-                        calls.append(ToolCall(str(fn.get("name")), fn.get("arguments")))
+        for event in read_transcript(path, errors="keep"):  # a damaged line is passed over here
+            if isinstance(event, ToolEvent):
+                calls.append(
+                    ToolCall(str(event.name), event.arguments, event.ok, event.result_chars, event.turn)
+                )
+                continue
+            if isinstance(event, MessageEvent):
+                requested: Any = event.tool_calls
+            elif isinstance(event, OtherEvent) and isinstance(event.data, dict) and event.kind is None:
+                requested = event.data.get("tool_calls")
+            else:
+                continue
+            # OpenAI-style messages: the only record when a transcript has no tool-call events.
+            for call in requested or ():
+                fn = call.get("function", call) if isinstance(call, dict) else {}
+                calls.append(ToolCall(str(fn.get("name")), fn.get("arguments")))
         # A transcript that records both forms lists each call twice; the explicit events win.
         if any(c.ok is not None or c.turn is not None for c in calls):
             calls = [c for c in calls if c.ok is not None or c.turn is not None]

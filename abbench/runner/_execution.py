@@ -11,7 +11,7 @@ import asyncio
 import random
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from abbench.runner._frozen import make_frozen
 from abbench.runner._states import EXECUTED, FAIL, PENDING, RUNNING
 from abbench.runner._writer import StoreWriter
 from abbench.store import INTERRUPTED, WorkItem, dumps, now_iso
+from abbench.transcript import last_answer, requested_calls
 from abbench.types import AgentOutput, AttemptOutcome, RunState
 
 MAX_STORED_INT = 2**63 - 1
@@ -516,13 +517,17 @@ def _transcript_name(run_id: int, attempt: int) -> str:
     return f"transcripts/{run_id}.jsonl" if attempt <= 1 else f"transcripts/{run_id}-{attempt}.jsonl"
 
 
-def _summary(transcript: list[Any], files_read: Iterable[str], sections_read: Iterable[str]) -> str | None:
+def _summary(
+    transcript: Sequence[Any], files_read: Iterable[str], sections_read: Iterable[str]
+) -> str | None:
+    """A run's transcript summary (JSON): its entries, the tool calls its messages asked for, what it
+    read and how its answer was read. `transcript` holds typed events or the dicts written for them."""
     files, sections = list(files_read), list(sections_read)
     if not (transcript or files or sections):
         return None
     summary: dict[str, Any] = {
         "messages": len(transcript),
-        "tool_calls": sum(len(m.get("tool_calls") or ()) for m in transcript if isinstance(m, dict)),
+        "tool_calls": requested_calls(transcript),
         "files_read": len(files),
         "sections_read": len(sections),
         "read_skill": bool(files or sections),
@@ -533,15 +538,15 @@ def _summary(transcript: list[Any], files_read: Iterable[str], sections_read: It
     return dumps(summary)
 
 
-def _answer_format(transcript: list[Any]) -> str | None:
+def _answer_format(transcript: Sequence[Any]) -> str | None:
     """How the session's final answer was read (`abbench.agents.ANSWER_FORMATS`, or the failure that
     left none: ``bad_output``, ``truncated``), from its last ``answer`` event; None when it has none."""
-    for event in reversed(transcript):
-        if isinstance(event, dict) and event.get("type") == "answer":
-            if event.get("format"):
-                return str(event["format"])
-            return answer_format(str(event["method"])) if event.get("method") else None
-    return None
+    answer = last_answer(transcript)
+    if answer is None:
+        return None
+    if answer.format:
+        return answer.format
+    return answer_format(answer.method) if answer.method else None
 
 
 def _json_list(values: Iterable[Any]) -> str | None:

@@ -39,6 +39,7 @@ from abbench.runner._states import EVALUATING, FAIL, PASS, PENDING
 from abbench.runner._writer import StoreWriter
 from abbench.snapshot import Snapshot
 from abbench.store import Experiment, Grade, RunRecord, Store, WorkItem, now_iso
+from abbench.transcript import requested_calls
 from abbench.types import AgentOutput, GradeStatus, RunState
 
 log = logging.getLogger(__name__)
@@ -300,7 +301,7 @@ class Grading:
         if record is not None:
             tool_calls = int(record.transcript_summary.get("tool_calls", 0))
         elif output.transcript:
-            tool_calls = sum(len(m.get("tool_calls") or ()) for m in output.transcript if isinstance(m, dict))
+            tool_calls = requested_calls(output.transcript)
         else:
             tool_calls = 0
         shared = self._shared.get((item.arm_id, item.round))

@@ -23,7 +23,7 @@ from typing import Any
 
 from abbench.agents import MAX_OUTPUT_BYTES, check_output
 from abbench.errors import AgentError
-from abbench.graders import VERDICT_ROLE
+from abbench.transcript import VerdictEvent
 from abbench.types import AgentOutput, Usage
 
 FIELDS = (
@@ -161,15 +161,13 @@ def _grades(raw: Any, recorded: set[str], problems: list[str]) -> list[dict[str,
         if passed is None and score is None:
             problems.append(f"grades.{name}: says neither `passed` nor `score`")
         comment = verdict.get("comment")
-        entries.append(
-            {
-                "role": VERDICT_ROLE,
-                "grader": str(name),
-                "passed": passed,
-                "score": None if score is None else float(score),
-                "comment": None if comment is None else str(comment),
-            }
+        verdict = VerdictEvent(
+            grader=str(name),
+            passed=passed,
+            score=None if score is None else float(score),
+            comment=None if comment is None else str(comment),
         )
+        entries.append(verdict.to_dict())
     return entries
 
 

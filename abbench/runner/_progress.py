@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -92,6 +93,12 @@ class ArmProgress:
         if self.scored:
             out[RunState.PASS], out[RunOutcome.SCORED] = self.right, self.scored
         return out
+
+    @classmethod
+    def from_outcomes(cls, arm: str, counts: Mapping[str, int], outcomes: Mapping[str, int]) -> ArmProgress:
+        """The arm whose runs per state are `counts` and per outcome `outcomes` (what `outcomes()` gives)."""
+        errors = {k: int(outcomes.get(k) or 0) for k in _NO_VERDICT}
+        return cls(arm, {k: int(v) for k, v in counts.items()}, {k: v for k, v in errors.items() if v})
 
     @property
     def running(self) -> int:
@@ -261,6 +268,34 @@ class Progress:
             "queued": None if self.queued is None else self.queued.as_dict(),
             "notes": list(self.notes),
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Progress:
+        """The progress `as_dict` gave (over HTTP: ``GET /api/experiments/{id}``'s ``progress``).
+
+        The totals are derived again from the arms' counts, so they agree with them by construction.
+        """
+        outcomes = data.get("arm_outcomes") or {}
+        arms = tuple(
+            ArmProgress.from_outcomes(arm, counts, outcomes.get(arm) or {})
+            for arm, counts in (data.get("arms") or {}).items()
+        )
+        return cls(
+            experiment=str(data["experiment"]),
+            experiment_id=int(data["experiment_id"]),
+            status=str(data["status"]),
+            arms=arms,
+            elapsed_s=float(data.get("elapsed_s") or 0.0),
+            throughput=float(data.get("throughput") or 0.0),
+            eta_s=data.get("eta_s"),
+            pairs_total=int(data.get("pairs_total") or 0),
+            pairs_done=int(data.get("pairs_done") or 0),
+            pause_reason=PauseReason.from_dict(data.get("pause_reason")),
+            notes=tuple(data.get("notes") or ()),
+            stop_reason=StopReason.from_dict(data.get("stop_reason")),
+            halt_reason=HaltReason.from_dict(data.get("halt_reason")),
+            queued=QueuedWork.from_dict(data.get("queued")),
+        )
 
 
 @runtime_checkable

@@ -20,13 +20,13 @@ from typing import Any
 
 from abbench.agents import NOT_RECORDED
 from abbench.errors import ExperimentError
-from abbench.graders import VERDICT_ROLE
 from abbench.runner._api import _run_sync
 from abbench.runner._execution import _activation_fields, _json_list, _summary, _transcript_name
 from abbench.runner._outcomes import Outcome, read_outcome, where_of
 from abbench.runner._scheduler import ExperimentRunner, RunSummary
 from abbench.runner._writer import StoreWriter
 from abbench.store import INTERRUPTED, Experiment, RunRecord, Store, current_user, dumps, now_iso, open_store
+from abbench.transcript import VerdictEvent, to_events
 from abbench.types import AttemptOutcome, RunState
 
 MAX_PROBLEMS_SHOWN = 50
@@ -286,7 +286,9 @@ def _executed(
         writer.transcript(store_path / transcript_path, out.transcript)
     summary_text = (
         _summary(
-            [m for m in out.transcript if m.get("role") != VERDICT_ROLE], out.files_read, out.sections_read
+            [e for e in to_events(out.transcript, errors="keep") if not isinstance(e, VerdictEvent)],
+            out.files_read,
+            out.sections_read,
         )
         if o.summary is None
         else dumps(o.summary)

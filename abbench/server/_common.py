@@ -149,7 +149,8 @@ def snapshot_view(snap: Any) -> dict[str, Any]:
 
 
 def experiment_view(exp: Any, progress: Any | None = None) -> dict[str, Any]:
-    """An experiment: identity, status, arms, dataset, and its progress when given."""
+    """An experiment: its record (what `abbench.store.Experiment.from_dict` reads back: identity,
+    definition, arms, status, runner), whether a process runs it now, and its progress when given."""
     data = {
         "id": exp.id,
         "name": exp.name,
@@ -157,20 +158,47 @@ def experiment_view(exp: Any, progress: Any | None = None) -> dict[str, Any]:
         "skill": exp.skill,
         "skill_version": exp.skill_version,
         "dataset": exp.dataset,
+        "definition": _public_definition(exp.definition),
         "rounds": exp.rounds,
         "status": exp.status,
         "control": exp.control,
+        "batch_id": exp.batch_id,
+        "priority": exp.priority,
         "tags": list(exp.tags),
-        "arms": [a.name for a in exp.arms],
+        "gate": None if isinstance(exp.gate, str) else exp.gate,  # a file's name is a server path
+        "parent_id": exp.parent_id,
+        "arms": [dataclasses.asdict(a) for a in exp.arms],
         "created_at": exp.created_at,
         "updated_at": exp.updated_at,
+        "runner_pid": exp.runner_pid,
+        "runner_host": exp.runner_host,
+        "heartbeat_at": exp.heartbeat_at,
+        "runner_alive": exp.runner_alive,
+        "runner_origin": exp.runner_origin,
+        "executor": exp.executor,
         "pause_reason": exp.pause_reason,
         "stop_reason": exp.stop_reason,
+        "halt": exp.halt,
+        "queued": exp.queued,
     }
     view: dict[str, Any] = plain(data)
     if progress is not None:
         view["progress"] = progress_view(progress)
     return view
+
+
+def _public_definition(definition: dict[str, Any]) -> dict[str, Any]:
+    """A stored definition without what names the server's files: where each arm's skill was read from
+    (a folder, for an experiment made with the CLI) and a gate file's name."""
+    public = dict(definition)
+    if isinstance(public.get("arms"), dict):
+        public["arms"] = {
+            name: {k: v for k, v in arm.items() if k != "skill_source"} if isinstance(arm, dict) else arm
+            for name, arm in public["arms"].items()
+        }
+    if isinstance(public.get("gate"), str):
+        public["gate"] = None
+    return public
 
 
 _progress_views: dict[Any, tuple[Any, dict[str, Any]]] = {}

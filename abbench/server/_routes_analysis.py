@@ -3,10 +3,11 @@ reports (render, then download) and tries."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import FileResponse, JSONResponse
 from pydantic import BaseModel, Field
 from starlette.background import BackgroundTask
@@ -59,9 +60,19 @@ def review(request: Request, caller: Reviewer, ref: str, body: ReviewIn) -> JSON
 
 @router.get("/experiments/{ref}/export", summary="Download runs, grades, reviews or comparison lists")
 def download_export(
-    request: Request, caller: Reader, ref: str, what: str = "runs", format: str = "csv"
+    request: Request,
+    caller: Reader,
+    ref: str,
+    what: str = "runs",
+    format: str = "csv",
+    arms: Annotated[
+        list[str] | None, Query(description="For comparison: the two arms, control first")
+    ] = None,
+    vs: Annotated[str | None, Query(description="For comparison: another experiment of yours")] = None,
 ) -> FileResponse:
-    """The file `abbench export` writes, streamed from disk and removed once sent."""
+    """The file `abbench export` writes, streamed from disk and removed once sent; the header
+    ``X-Abbench-Export`` holds what was written (`abbench.export.ExportResult` as JSON: rows, columns,
+    notes; ``path`` the file's name)."""
     if what not in EXPORT_KINDS or format not in EXPORT_FORMATS:
         raise Problem(
             422,
@@ -69,16 +80,28 @@ def download_export(
             f"what={what!r}, format={format!r}: what is one of {', '.join(EXPORT_KINDS)}, "
             f"format one of {', '.join(EXPORT_FORMATS)}",
         )
+    if arms is not None and len(arms) != 2:
+        raise Problem(422, "invalid export", f"arms: give two (control first), not {len(arms)}")
     store = store_of(request)
     exp = _owned.experiment(store, ref, caller.owner)
+    options: dict[str, Any] = {}
+    if arms:
+        options["arms"] = tuple(arms)
+    if vs:
+        options["vs"] = _owned.experiment(store, vs, caller.owner).id
     folder = temp_folder(settings_of(request).spool)
     try:
-        result = export(exp.id, what, format, folder / f"{exp.name}-{what}.{format}", store=store)
+        result = export(exp.id, what, format, folder / f"{exp.name}-{what}.{format}", store=store, **options)
     except BaseException:
         remove(folder)
         raise
+    name = Path(result.path).name
+    written = json.dumps({**result.as_dict(), "path": name})  # ASCII: a header's value
     return FileResponse(
-        result.path, filename=Path(result.path).name, background=BackgroundTask(remove, folder)
+        result.path,
+        filename=name,
+        headers={"X-Abbench-Export": written},
+        background=BackgroundTask(remove, folder),
     )
 
 

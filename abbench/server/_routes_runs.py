@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -74,6 +75,17 @@ async def get_one(request: Request, caller: Reader, ref: str) -> JSONResponse:
     store = store_of(request)
     progress = await shared(request, ("status", exp.id), lambda: experiment_status(exp.id, store=store))
     return JSONResponse(experiment_view(exp, progress))  # plain already: `answer` would walk it again
+
+
+@router.get("/experiments/{ref}/failures", summary="Its runs that got no verdict, by kind and type")
+def failures(
+    request: Request, caller: Reader, ref: str, limit: int = Query(10, ge=1, le=1000)
+) -> JSONResponse:
+    """Execution and grading failures by kind and type, with one example of each (the kinds with the
+    most runs first, at most `limit`): what `abbench status` lists under the counts."""
+    store = store_of(request)
+    exp = _owned.experiment(store, ref, caller.owner)
+    return answer(dataclasses.asdict(store.runs.failures(exp.id, limit=limit)))
 
 
 async def _lookup(request: Request, caller: Caller, ref: str) -> Experiment:
@@ -158,9 +170,9 @@ def cancel(request: Request, caller: Runner, ref: str) -> JSONResponse:
     """Cancel the experiment (runs in flight are cancelled, pending ones marked cancelled)."""
     store = store_of(request)
     exp = _owned.experiment(store, ref, caller.owner)
-    cancel_experiment(exp.id, store=store)
+    cancelled = cancel_experiment(exp.id, store=store)
     pool_of(request).unqueue(exp.id)
-    return _control_answer(request, exp)
+    return _control_answer(request, exp, cancelled_runs=cancelled)
 
 
 @router.post("/experiments/{ref}/retry", status_code=202, summary="Re-run selected runs in the pool")

@@ -66,6 +66,21 @@ class Arm:
             bits.append("offered")
         return f"{self.name} ({', '.join(bits)})"
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Arm:
+        """The arm from its fields as a JSON object (a server's experiment answer lists them so)."""
+        return cls(
+            id=int(data.get("id") or 0),
+            name=str(data["name"]),
+            position=int(data.get("position") or 0),
+            agent=str(data["agent"]),
+            model=data.get("model"),
+            snapshot=data.get("snapshot"),
+            params=dict(data.get("params") or {}),
+            skill_mode=str(data.get("skill_mode") or "injected"),
+            snapshots=tuple(data.get("snapshots") or ()),
+        )
+
 
 @dataclass(frozen=True)
 class Experiment:
@@ -117,6 +132,48 @@ class Experiment:
     """Work a server's runner pool accepted for it and no process has started yet (``{"by": "server",
     "at": ..., "actor": ..., "regrade": false, ...}``, see `abbench.runner.QueuedWork`), with
     ``not_started`` when a restarted server did not start it; None once a pass claims it."""
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Experiment:
+        """The experiment from its fields as a JSON object: what `abbench.client.Client` reads from a
+        server's experiment answer (``GET /api/experiments/{id}``). `settings` is read again from the
+        definition; a field the answer leaves out (the store's row ids of the profile, who created it)
+        is None.
+        """
+        definition = dict(data.get("definition") or {})
+        return cls(
+            id=int(data["id"]),
+            name=str(data["name"]),
+            owner=str(data.get("owner") or ""),
+            skill=str(data.get("skill") or ""),
+            skill_version=str(data.get("skill_version") or ""),
+            dataset_id=int(data.get("dataset_id") or 0),
+            dataset=str(data["dataset"]),
+            profile_id=data.get("profile_id"),
+            definition=definition,
+            settings=RunSettings.from_json(definition),
+            rounds=int(data.get("rounds") or 1),
+            status=str(data["status"]),
+            control=str(data.get("control") or Control.RUN),
+            batch_id=data.get("batch_id"),
+            priority=int(data.get("priority") or 0),
+            tags=tuple(data.get("tags") or ()),
+            gate=data.get("gate"),
+            parent_id=data.get("parent_id"),
+            created_at=str(data.get("created_at") or ""),
+            updated_at=str(data.get("updated_at") or ""),
+            created_by=data.get("created_by"),
+            arms=tuple(Arm.from_dict(a) for a in data.get("arms") or ()),
+            runner_pid=data.get("runner_pid"),
+            runner_host=data.get("runner_host"),
+            heartbeat_at=data.get("heartbeat_at"),
+            pause_reason=data.get("pause_reason"),
+            stop_reason=data.get("stop_reason"),
+            executor=data.get("executor"),
+            runner_origin=data.get("runner_origin"),
+            halt=data.get("halt"),
+            queued=data.get("queued"),
+        )
 
     @cached_property
     def spec(self) -> StoredExperimentSpec:

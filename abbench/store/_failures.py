@@ -8,6 +8,7 @@ type and by arm, and keeps one example of each, so its cost does not grow with t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from abbench.store._noun import Noun
 from abbench.types import RunState
@@ -40,6 +41,18 @@ class FailureKind:
     case_id: str
     error: str | None
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FailureKind:
+        """The kind from its fields as a JSON object (``dataclasses.asdict``'s, as a server sends it)."""
+        return cls(
+            kind=str(data["kind"]),
+            failure_type=str(data["failure_type"]),
+            runs=int(data["runs"]),
+            arms=tuple((str(arm), int(n)) for arm, n in data.get("arms") or ()),
+            case_id=str(data["case_id"]),
+            error=data.get("error"),
+        )
+
 
 @dataclass(frozen=True)
 class Failures:
@@ -60,6 +73,18 @@ class Failures:
     kinds: tuple[FailureKind, ...]
     more_kinds: int
     more_runs: int
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Failures:
+        """The summary from its fields as a JSON object (``GET /api/experiments/{id}/failures``)."""
+        return cls(
+            total=int(data["total"]),
+            execution=int(data["execution"]),
+            grading=int(data["grading"]),
+            kinds=tuple(FailureKind.from_dict(k) for k in data.get("kinds") or ()),
+            more_kinds=int(data.get("more_kinds") or 0),
+            more_runs=int(data.get("more_runs") or 0),
+        )
 
 
 class RunFailures(Noun):

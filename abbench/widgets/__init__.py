@@ -24,11 +24,7 @@ from abbench.widgets._base import (
     html_table as html_table,
     notebook_store,
 )
-from abbench.widgets._case import (
-    CaseDetailView,
-    read_transcript as read_transcript,
-    transcript_html as transcript_html,
-)
+from abbench.widgets._case import CaseDetailView, transcript_html as transcript_html
 from abbench.widgets._diff import DiffWidget
 from abbench.widgets._mapping import MappingWidget
 from abbench.widgets._mapping_parts import report_html as report_html

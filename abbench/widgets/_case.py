@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import ipywidgets as w
@@ -14,6 +13,7 @@ from abbench.dataset import unpack_source_row
 from abbench.formatting import in_unit
 from abbench.review import CaseDetail, GradeView, RunView, case_detail
 from abbench.store import Experiment, Store
+from abbench.transcript import Event, OtherEvent, Transcript, Unreadable, VerdictEvent, read_transcript
 from abbench.types import AttemptOutcome, RunOutcome, RunState, outcome_word
 from abbench.widgets._base import NONE, escape, html_table, note
 
@@ -89,43 +89,37 @@ def _reading_html(run: RunView) -> str:
     return "<br>".join(escape(line) for line in lines) or NONE
 
 
-def read_transcript(path: str | Path | None, limit: int = TRANSCRIPT_CHARS) -> list[dict[str, Any]]:
-    """The events of a run's transcript file (JSON lines; unreadable lines are kept as text)."""
-    if not path or not Path(path).is_file():
-        return []
-    events: list[dict[str, Any]] = []
-    size = 0
-    with Path(path).open(encoding="utf-8", errors="replace") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            size += len(line)
-            if size > limit:
-                events.append({"type": "note", "content": f"… cut at {limit:,} characters (see {path})"})
-                break
-            try:
-                event = json.loads(line)
-            except ValueError:
-                event = {"type": "text", "content": line.rstrip("\n")}
-            events.append(event if isinstance(event, dict) else {"type": "value", "content": event})
-    return events
+def _event_block(event: Event) -> tuple[str, str, Any]:
+    """What a transcript view shows of one event: its kind, who (role, tool or kind), and its body."""
+    if isinstance(event, Unreadable):
+        return "unreadable", f"line {event.line}", f"{event.problem}\n{event.text}"
+    data = event.to_dict()
+    if not isinstance(data, dict):
+        return "value", "value", data
+    kind = "verdict" if isinstance(event, VerdictEvent) else str(data.get("type") or "message")
+    if isinstance(event, OtherEvent) and event.kind is not None:
+        kind += " (a kind abbench does not write)"
+    who = data.get("role") or data.get("name") or kind
+    body = data.get("content")
+    if body is None:
+        body = {k: v for k, v in data.items() if k not in ("type", "role")}
+    return kind, str(who), body
 
 
-def transcript_html(events: Sequence[dict[str, Any]]) -> str:
-    """A transcript as escaped HTML: one block per message or tool call."""
-    if not events:
+def transcript_html(transcript: Transcript | Sequence[Event] | None) -> str:
+    """A transcript (`abbench.transcript.read_transcript`) as escaped HTML: one block per message,
+    model call or tool call; a line that is not JSON is shown where it stands, marked unreadable."""
+    if not transcript:
         return note("no transcript was stored for this run")
     parts = []
-    for event in events:
-        kind = event.get("type") or "message"
-        who = event.get("role") or event.get("name") or kind
-        body = event.get("content")
-        if body is None:
-            body = {k: v for k, v in event.items() if k not in ("type", "role")}
+    for event in transcript:
+        kind, who, body = _event_block(event)
         parts.append(
             f'<div style="margin:2px 0"><b>{escape(kind)} · {escape(who)}</b>'
             f'<pre style="white-space:pre-wrap;margin:0">{escape(_json_text(body))}</pre></div>'
         )
+    if isinstance(transcript, Transcript) and transcript.cut_at is not None:
+        parts.append(note(f"… cut at {transcript.cut_at:,} characters (see {transcript.path})"))
     return "".join(parts)
 
 
@@ -367,7 +361,8 @@ class CaseDetailView(w.VBox):  # type: ignore[misc, unused-ignore]  # ipywidgets
                         ),
                         None,
                     )
-                    panes[index].value = transcript_html(read_transcript(path))
+                    shown = read_transcript(path, errors="keep", max_chars=TRANSCRIPT_CHARS) if path else None
+                    panes[index].value = transcript_html(shown)
                 except OSError as exc:  # the store folder moved or lost the file
                     panes[index].value = note(f"cannot read the transcript: {exc}", "error")
 

@@ -53,7 +53,7 @@ def test_work_queued_when_the_server_was_killed_starts_once_at_restart_and_nothi
 
         def create(name: str, arm: dict) -> int:
             spec = {"name": name, "dataset": ds.fingerprint, "concurrency": 1, "arms": {"a": arm}}
-            return int(c.create_experiment(spec)["id"])
+            return c.create_experiment(spec).id
 
         gated = {"agent": "python", "function": "tests.blocking:gated"}
         running = create("running", {**gated, **held.params})
@@ -63,12 +63,14 @@ def test_work_queued_when_the_server_was_killed_starts_once_at_restart_and_nothi
         c.start(running)
         held.wait_arrived(1)  # the one worker runs it, held at the gate
         for exp_id in (queued, paused, refused):
-            assert c.start(exp_id)["queued"] is True  # 202: accepted, behind it in the queue
-        c.pause(paused)  # a person stopped it before it started
-        waiting = c.load_experiment(queued)["progress"]
-        assert waiting["status"] == "created" and waiting["queued"]["actor"] == "ci/job-9"
-        assert "queued on a server (asked by ci/job-9" in waiting["status_text"]
-        assert "waiting for a free runner" in waiting["status_text"]
+            assert c.start(exp_id) is True  # 202: accepted, behind it in the queue
+        c.pause_experiment(paused)  # a person stopped it before it started
+        waiting = c.experiment_status(queued)
+        assert (
+            waiting.status == "created" and waiting.queued is not None and waiting.queued.actor == "ci/job-9"
+        )
+        assert "queued on a server (asked by ci/job-9" in waiting.status_text
+        assert "waiting for a free runner" in waiting.status_text
     with open_store(store_dir) as s:
         runner = s.experiments.get(running).runner_pid
     first.kill()
@@ -82,19 +84,19 @@ def test_work_queued_when_the_server_was_killed_starts_once_at_restart_and_nothi
         with Client(second.url, key) as c:
             done = c.wait(queued, timeout=SAFETY_NET_S, poll=0.1)
             left = c.wait(refused, timeout=SAFETY_NET_S, poll=0.1)  # told it ends: it was not started
-            stopped = c.load_experiment(paused)
+            stopped = c.experiment_status(paused)
     finally:
         second.stop()
-    assert done["status"] == "finished" and done["progress"]["done"] == 6
-    assert done["progress"]["queued"] is None  # its runner took it
+    assert done.status == "finished" and done.done == 6
+    assert done.queued is None  # its runner took it
     assert set(_executions(store_dir, queued).values()) == {1}  # each run executed exactly once
     for exp_id in (paused, refused):
         assert set(_executions(store_dir, exp_id).values()) == {0}  # nothing of theirs ran
     assert never.arrived() == 0 and held.arrived() == 1
-    text = left["progress"]["status_text"]
-    assert left["status"] == "created" and "not started: the server restarted and left it" in text
-    assert "arm 'a' runs the 'python' agent" in text and left["progress"]["queued"]["not_started"]
-    assert "not started: paused before it started" in stopped["progress"]["status_text"]
+    text = left.status_text
+    assert left.status == "created" and "not started: the server restarted and left it" in text
+    assert "arm 'a' runs the 'python' agent" in text and left.queued is not None and left.queued.not_started
+    assert "not started: paused before it started" in stopped.status_text
     with open_store(store_dir) as s:  # the experiment it ran when killed: its python agent not allowed
         assert s.experiments.get(running).runner_origin == "server"
         assert s.experiments.get(running).status == "running"  # left as the dead server had it

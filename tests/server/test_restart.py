@@ -53,35 +53,35 @@ def test_sigkill_mid_experiment_then_restart_loses_and_duplicates_nothing(tmp_pa
                 "arms": {"none": gated, "v2": {**gated, "skill": v2["hash"]}},
             }
         )
-        total = c.results(exp["id"], limit=1)["total"]
-        c.start(exp["id"])
-        with c.http.stream("GET", f"/api/experiments/{exp['id']}/events", params={"every": 0.1}) as events:
+        total = c.results(exp.id, limit=1)["total"]
+        c.start(exp.id)
+        with c.http.stream("GET", f"/api/experiments/{exp.id}/events", params={"every": 0.1}) as events:
             for line in events.iter_lines():  # the condition: the runs let through are done
                 if line.startswith("data:") and '"done"' in line and _done(line) >= 20:
                     break
         gate.wait_arrived(20 + 4)  # and four more are held in flight
     with open_store(store_dir) as s:
-        runner = s.experiments.get(exp["id"]).runner_pid
+        runner = s.experiments.get(exp.id).runner_pid
     assert runner is not None and runner != server.proc.pid  # its own child process runs it
     server.kill()
     with open_store(store_dir) as s:
-        assert s.experiments.get(exp["id"]).status == "running"  # left as the dead process had it
+        assert s.experiments.get(exp.id).status == "running"  # left as the dead process had it
     while _running(runner):  # the condition: the orphaned runner exits once its server's pipe ends
         time.sleep(0.05)
     gate.open()
     restarted = LiveServer(store_dir, *agents, log=tmp_path / "server2.log").start()
     try:
         with Client(restarted.url, key) as c:
-            final = c.wait(exp["id"])
-            runs = c.results(exp["id"], limit=1000, offset=0)
+            final = c.wait(exp.id)
+            runs = c.results(exp.id, limit=1000, offset=0)
             every = []
             for offset in range(0, runs["total"], 1000):
-                every.extend(c.results(exp["id"], limit=1000, offset=offset)["runs"])
+                every.extend(c.results(exp.id, limit=1000, offset=offset)["runs"])
     finally:
         restarted.stop()
-    assert final["status"] == "finished"
+    assert final.status == "finished"
     assert len(every) == total == 2 * 2 * ds["n_cases"]
     keys = {(r["arm"], r["case_id"], r["round"]) for r in every}
     assert len(keys) == total  # each planned run once
     assert {r["state"] for r in every} <= {"pass", "fail"}
-    assert final["progress"]["done"] == total
+    assert final.done == total

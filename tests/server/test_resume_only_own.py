@@ -96,8 +96,8 @@ def test_a_server_does_not_resume_what_abbench_run_left_nor_run_agents_it_does_n
                     attempt()
                 assert refused.value.status == 422
                 assert "is a function on the server's path" in refused.value.problem["detail"]
-            view = c.load_experiment(left["stopped"][0].id)
-            assert view["progress"]["status_text"].startswith("interrupted: stopped on purpose (SIGTERM")
+            view = c.experiment_status(left["stopped"][0].id)
+            assert view.status_text.startswith("interrupted: stopped on purpose (SIGTERM")
     finally:
         server.stop()
     for how, (exp, gate, _pid) in left.items():
@@ -135,7 +135,7 @@ def test_a_server_resumes_its_own_pools_experiments_only_and_only_with_agents_it
         def create(name: str, at: Gate) -> int:
             arm = {"agent": "python", "function": "tests.blocking:gated", **at.params}
             spec = {"name": name, "dataset": ds["fingerprint"], "concurrency": 2, "arms": {"a": arm}}
-            return int(c.create_experiment(spec)["id"])
+            return c.create_experiment(spec).id
 
         own, other = create("own", gate), create("lost", lost)
         c.start(own)
@@ -176,12 +176,12 @@ def test_a_server_resumes_its_own_pools_experiments_only_and_only_with_agents_it
     try:
         with Client(last.url, key) as c:
             final = c.wait(own, poll=0.1)
-            lost_view = c.load_experiment(other)
+            lost_view = c.experiment_status(other)
     finally:
         last.stop()
-    assert final["status"] == "finished" and final["progress"]["done"] == final["progress"]["total"]
-    assert lost_view["progress"]["status"] == "interrupted" and lost.arrived() == 2
-    assert "while its server ran" in lost_view["progress"]["status_text"]
+    assert final.status == "finished" and final.done == final.total
+    assert lost_view.status == "interrupted" and lost.arrived() == 2
+    assert "while its server ran" in lost_view.status_text
     with open_store(store_dir) as s:
         executed = s.query(
             "SELECT e.run_id, COUNT(*) FROM run_events e JOIN runs r ON r.id = e.run_id "

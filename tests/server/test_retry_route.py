@@ -28,17 +28,17 @@ def test_retrying_grading_failures_over_http_grades_again_and_pays_no_agent_run(
                 "arms": {"a": {"agent": "python", "function": "tests.blocking:gated"}},
             }
             exp = c.create_experiment(spec)
-            c.start(exp["id"])
-            first = c.wait(exp["id"], poll=0.1)
-            assert first["progress"]["grading_failed"] == 5
-            asked = c.retry(exp["id"], failed=True)
+            c.start(exp.id)
+            first = c.wait(exp.id, poll=0.1)
+            assert first.grading_failed == 5
+            asked = c.retry(exp.id, failed=True)
             assert asked["reset"] == 0 and asked["regrade"] == 5 and asked["queued"] is True
             assert "re-grading 5 grading failures" in asked["retried"]
-            again = c.wait(exp["id"], poll=0.1)
+            again = c.wait(exp.id, poll=0.1)
     finally:
         server.stop()
-    assert again["progress"]["grading_failed"] == 5
+    assert again.grading_failed == 5
     with open_store(store_dir) as s:
-        runs = s.runs.records(exp["id"])
+        runs = s.runs.records(exp.id)
         assert {r.attempts for r in runs} == {1}  # never executed again
         assert all(len(s.grades.history(r.id)) == 2 for r in runs)  # graded twice

@@ -52,33 +52,31 @@ def test_a_running_experiment_is_a_child_process_that_obeys_pause_resume_and_can
 
             gate = Gate(tmp_path / "gate", allowed=3)
             exp = c.create_experiment(spec("long", gate))
-            c.start(exp["id"])
-            _follow(c, exp["id"], lambda p: p["done"] >= 3)
+            c.start(exp.id)
+            _follow(c, exp.id, lambda p: p["done"] >= 3)
             gate.wait_arrived(3 + 4)  # three answered, four held at the gate
             with open_store(store_dir) as s:
-                held = s.experiments.get(exp["id"])
+                held = s.experiments.get(exp.id)
             assert held.runner_pid != server.proc.pid and _parent_of(held.runner_pid) == server.proc.pid
-            c.pause(exp["id"])
-            _follow(c, exp["id"], lambda p: p["status"] == "paused")  # the child saw the pause
+            c.pause_experiment(exp.id)
+            _follow(c, exp.id, lambda p: p["status"] == "paused")  # the child saw the pause
             gate.open()  # the four in flight finish; no new run starts while paused
-            paused = _follow(c, exp["id"], lambda p: p["done"] >= 7)
+            paused = _follow(c, exp.id, lambda p: p["done"] >= 7)
             assert paused["status"] == "paused" and paused["done"] == 7 and gate.arrived() == 7
-            c.resume(exp["id"])
-            final = c.wait(exp["id"], poll=0.1)
-            assert final["status"] == "finished" and final["progress"]["done"] == total
-            every = [
-                r for o in range(0, total, 100) for r in c.results(exp["id"], offset=o, limit=100)["runs"]
-            ]
+            c.resume_experiment(exp.id)
+            final = c.wait(exp.id, poll=0.1)
+            assert final.status == "finished" and final.done == total
+            every = [r for o in range(0, total, 100) for r in c.results(exp.id, offset=o, limit=100)["runs"]]
             assert len(every) == total and {r["started_by"] for r in every} == {"nightly/7"}
 
             second = Gate(tmp_path / "gate2", allowed=5)
             other = c.create_experiment(spec("cancelled", second))
-            c.start(other["id"])
-            _follow(c, other["id"], lambda p: p["done"] >= 5)
+            c.start(other.id)
+            _follow(c, other.id, lambda p: p["done"] >= 5)
             second.wait_arrived(5 + 4)
-            c.cancel(other["id"])  # the four held are cancelled in flight, the rest never start
-            ended = c.wait(other["id"], poll=0.1)
-            assert ended["status"] == "cancelled"
-            assert ended["progress"]["done"] == 5 and ended["progress"]["cancelled"] == total - 5
+            c.cancel_experiment(other.id)  # the four held are cancelled in flight, the rest never start
+            ended = c.wait(other.id, poll=0.1)
+            assert ended.status == "cancelled"
+            assert ended.done == 5 and ended.cancelled == total - 5
     finally:
         server.stop()

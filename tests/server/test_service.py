@@ -35,72 +35,70 @@ def done(alice):
     v1 = alice.snapshot_skill(DEMO / "skills" / "fast-slow-routing-v1")
     v2 = alice.snapshot_skill(DEMO / "skills" / "fast-slow-routing-v2")
     exp = alice.create_experiment(_definition("routing", ds["fingerprint"], v1["hash"], v2["hash"]))
-    alice.start(exp["id"])
-    finished = alice.wait(exp["id"])
-    return {"dataset": ds, "v1": v1, "v2": v2, "exp": finished}
+    alice.start(exp.id)
+    finished = alice.wait(exp.id)
+    return {"dataset": ds, "v1": v1, "v2": v2, "exp": alice.load_experiment(exp.id), "progress": finished}
 
 
 def test_an_experiment_runs_in_the_server_and_every_read_route_answers(alice, done, tmp_path):
-    exp = done["exp"]
-    assert exp["status"] == "finished" and exp["owner"] == "alice"
-    assert exp["progress"]["total"] == 120 and exp["progress"]["done"] == 120
-    page = alice.results(exp["id"], arm="v2", limit=7, offset=5)
+    exp, progress = done["exp"], done["progress"]
+    assert exp.status == "finished" and exp.owner == "alice"
+    assert progress.total == 120 and progress.done == 120
+    page = alice.results(exp.id, arm="v2", limit=7, offset=5)
     assert page["total"] == 60 and len(page["runs"]) == 7
     assert {r["arm"] for r in page["runs"]} == {"v2"}
     assert {r["started_by"] for r in page["runs"]} == {"ci/job-7"}  # the actor named, not the service account
-    every = alice.results(exp["id"], limit=1000)["runs"]
+    every = alice.results(exp.id, limit=1000)["runs"]
     assert len({(r["arm"], r["case_id"], r["round"]) for r in every}) == 120
-    passed = alice.results(exp["id"], state="pass", limit=1000)
+    passed = alice.results(exp.id, state="pass", limit=1000)
     assert passed["total"] == sum(r["state"] == "pass" for r in every)
-    comparison = alice.compare_arms(exp["id"], "v1", "v2")
+    comparison = alice.compare_arms(exp.id, "v1", "v2")
     assert comparison["n_cases"] == 30 if "n_cases" in comparison else comparison
-    moved = alice.results(exp["id"], moved="moved", limit=1000)["runs"]
+    moved = alice.results(exp.id, moved="moved", limit=1000)["runs"]
     assert {r["case_id"] for r in moved} <= {r["case_id"] for r in every}
     gate = alice.evaluate_gate(
-        exp["id"], [{"metric": "b.accuracy", "op": ">=", "value": 0.0, "severity": "block"}]
+        exp.id, [{"metric": "b.accuracy", "op": ">=", "value": 0.0, "severity": "block"}]
     )
     assert gate["outcome"] in ("pass", "pass_with_warnings", "pass with warnings")
-    out = alice.export(exp["id"], "runs", "csv", tmp_path / "runs.csv")
+    out = alice.export(exp.id, "runs", "csv", tmp_path / "runs.csv").path
     rows = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8-sig"))))
     assert len(rows) == 120
-    review = alice.add_review(exp["id"], every[0]["case_id"], "gold_correct", "checked by hand")
+    review = alice.add_review(exp.id, every[0]["case_id"], "gold_correct", "checked by hand")
     assert review["verdict"] == "gold_correct"
 
 
 def test_results_number_rounds_from_1_as_every_view_does_and_filter_by_them(live, alice, done):
     exp = done["exp"]  # 2 rounds
-    every = alice.results(exp["id"], limit=1000)["runs"]
+    every = alice.results(exp.id, limit=1000)["runs"]
     with open_store(live[0].store) as s:  # the store counts from 0, read as another process would
-        stored = {r.id: r.round for r in s.runs.records(exp["id"])}
+        stored = {r.id: r.round for r in s.runs.records(exp.id)}
     assert sorted({r["round"] for r in every}) == [1, 2]
     assert all(r["round"] == stored[r["run_id"]] + 1 for r in every)
-    second = alice.results(exp["id"], round=2, limit=1000)
+    second = alice.results(exp.id, round=2, limit=1000)
     assert second["total"] == 60 and {r["round"] for r in second["runs"]} == {2}
     assert {r["run_id"] for r in second["runs"]} == {i for i, n in stored.items() if n == 1}
-    assert alice.results(exp["id"], round=1, arm="v1")["total"] == 30
+    assert alice.results(exp.id, round=1, arm="v1")["total"] == 30
     for bad, words in (
         (0, "round=0: rounds are numbered from 1; experiment 'routing' has rounds 1 to 2"),
         (3, "round=3: rounds are numbered from 1"),
         (-1, "round=-1: rounds are numbered from 1"),
     ):
         with pytest.raises(ServerError) as refused:
-            alice.results(exp["id"], round=bad)
+            alice.results(exp.id, round=bad)
         assert refused.value.status == 422 and words in refused.value.problem["detail"], refused.value.problem
 
 
 def test_the_experiment_events_stream_ends_with_its_state(live, done):
     server, keys = live
     headers = {"Authorization": f"Bearer {keys['alice']}"}
-    with httpx.stream(
-        "GET", f"{server.url}/api/experiments/{done['exp']['id']}/events", headers=headers
-    ) as r:
+    with httpx.stream("GET", f"{server.url}/api/experiments/{done['exp'].id}/events", headers=headers) as r:
         assert r.headers["content-type"].startswith("text/event-stream")
         lines = [line for line in r.iter_lines() if line.startswith("event:")]
     assert lines[0] == "event: state" and lines[-1] == "event: end"
 
 
 def test_another_owner_sees_nothing_and_gets_the_404_of_a_missing_object(alice, bob, done):
-    exp_id, fp = done["exp"]["id"], done["dataset"]["fingerprint"]
+    exp_id, fp = done["exp"].id, done["dataset"]["fingerprint"]
     assert bob.list_datasets() == [] and bob.list_experiments() == []
     assert bob.http.get("/api/skill-snapshots").json() == []
     routes = [
@@ -141,11 +139,11 @@ def test_another_owner_sees_nothing_and_gets_the_404_of_a_missing_object(alice, 
         bob.create_experiment(_definition("theft", fp, done["v1"]["hash"], done["v2"]["hash"]))
     assert refused.value.status == 404
     # alice's objects are untouched
-    assert alice.load_experiment(exp_id)["status"] == "finished"
+    assert alice.load_experiment(exp_id).status == "finished"
 
 
 def test_compare_takes_a_grader_of_the_experiment_and_refuses_another(alice, done):
-    exp_id = done["exp"]["id"]
+    exp_id = done["exp"].id
     own = alice.compare_arms(exp_id, "v1", "v2")
     by = alice.compare_arms(exp_id, "v1", "v2", grader="label_match")
     # its one grader decides every run: the view is the runs' own verdicts, and says whose it is
@@ -185,7 +183,7 @@ def test_experiments_on_different_datasets_are_refused_409_with_both_fingerprint
         _definition("routing-small", other["fingerprint"], done["v1"]["hash"], done["v2"]["hash"])
     )
     with pytest.raises(ServerError) as refused:
-        alice.compare_experiments(done["exp"]["id"], exp2["id"])
+        alice.compare_experiments(done["exp"].id, exp2.id)
     assert refused.value.status == 409
     assert refused.value.problem["fingerprints"] == [done["dataset"]["fingerprint"], other["fingerprint"]]
 
@@ -259,13 +257,13 @@ def test_openapi_and_docs_are_served_without_a_cdn(live):
 def test_try_runs_one_input_and_keeps_it(alice, done):
     result = alice.try_input("导航去公司", skill=done["v2"]["hash"], expected="slow", labels=["fast", "slow"])
     assert result["state"] in ("pass", "fail") and result["experiment"]["owner"] == "alice"
-    assert result["experiment_id"] not in [e["id"] for e in alice.list_experiments()]
-    assert result["experiment_id"] in [e["id"] for e in alice.list_experiments(include_tries=True)]
+    assert result["experiment_id"] not in [e.id for e in alice.list_experiments()]
+    assert result["experiment_id"] in [e.id for e in alice.list_experiments(include_tries=True)]
 
 
 @pytest.mark.slow
 def test_a_report_renders_on_the_server_and_downloads(alice, done, tmp_path):
-    page = alice.render_report(done["exp"]["id"], tmp_path / "report.html")
+    page = alice.render_report(done["exp"].id, tmp_path / "report.html")
     html = page.read_text(encoding="utf-8")
     assert "<html" in html.lower() and "routing" in html
 
@@ -275,20 +273,21 @@ def test_controls_pause_resume_cancel_retry_regrade_over_http(alice, done):
         "controls", done["dataset"]["fingerprint"], done["v1"]["hash"], done["v2"]["hash"], limit=5
     )
     exp = alice.create_experiment(defn)
-    assert alice.pause(exp["id"])["status"] == "paused"  # no runner holds it: paused at once
-    resumed = alice.resume(exp["id"])
-    assert resumed["queued"] is True
-    assert alice.wait(exp["id"])["status"] == "finished"
+    assert alice.pause_experiment(exp.id) is False  # no runner holds it: paused at once
+    assert alice.load_experiment(exp.id).status == "paused"
+    assert alice.resume_experiment(exp.id) is True  # queued: the server's pool goes on
+    assert alice.wait(exp.id).status == "finished"
     exp2 = alice.create_experiment({**defn, "name": "controls-2"})
-    assert alice.cancel(exp2["id"])["status"] == "cancelled"
-    assert {r["state"] for r in alice.results(exp2["id"], limit=100)["runs"]} == {"cancelled"}
-    retried = alice.retry(exp2["id"], cancelled=True)
+    assert alice.cancel_experiment(exp2.id) == 20
+    assert alice.load_experiment(exp2.id).status == "cancelled"
+    assert {r["state"] for r in alice.results(exp2.id, limit=100)["runs"]} == {"cancelled"}
+    retried = alice.retry(exp2.id, cancelled=True)
     assert retried["reset"] == 20 and retried["queued"] is True
-    assert alice.wait(exp2["id"])["status"] == "finished"
-    regraded = alice.regrade(exp2["id"])
+    assert alice.wait(exp2.id).status == "finished"
+    regraded = alice.regrade(exp2.id)
     assert regraded["queued"] is True
-    final = alice.wait(exp2["id"])
-    assert final["status"] == "finished" and final["progress"]["done"] == 20
+    final = alice.wait(exp2.id)
+    assert final.status == "finished" and final.done == 20
 
 
 def test_a_mapping_preview_reads_the_stored_file_and_imports_nothing(alice, done):
@@ -324,7 +323,7 @@ def test_an_upload_takes_the_local_import_s_read_options_such_as_json_splits(ali
 
 
 def test_runs_executed_elsewhere_are_recorded_graded_and_idempotent(alice, bob, done):
-    cases = [r["case_id"] for r in alice.results(done["exp"]["id"], limit=200)["runs"]][:3]
+    cases = [r["case_id"] for r in alice.results(done["exp"].id, limit=200)["runs"]][:3]
     cases = list(dict.fromkeys(cases))
     definition = {
         "name": "recorded-elsewhere",
@@ -339,17 +338,17 @@ def test_runs_executed_elsewhere_are_recorded_graded_and_idempotent(alice, bob, 
         for c in cases
         for arm in ("ci-old", "ci-new")
     ]
-    first = alice.record_runs(exp["id"], outcomes)
+    first = alice.record_runs(exp.id, outcomes)
     assert (first["recorded"], first["unchanged"]) == (2 * len(cases), 0), first
-    again = alice.record_runs(exp["id"], outcomes)  # the same outcomes again: a no-op
+    again = alice.record_runs(exp.id, outcomes)  # the same outcomes again: a no-op
     assert (again["recorded"], again["unchanged"]) == (0, 2 * len(cases)), again
-    runs = alice.results(exp["id"], limit=50)["runs"]
+    runs = alice.results(exp.id, limit=50)["runs"]
     assert len(runs) == 2 * len(cases) and {r["state"] for r in runs} <= {"pass", "fail"}, runs  # graded
     with pytest.raises(ServerError) as refused:
-        alice.record_runs(exp["id"], [{"case_id": cases[0], "arm": "nope", "round": 1, "prediction": "x"}])
+        alice.record_runs(exp.id, [{"case_id": cases[0], "arm": "nope", "round": 1, "prediction": "x"}])
     assert refused.value.status == 422 and "nope" in str(refused.value.problem), refused.value.problem
     with pytest.raises(ServerError) as hidden:
-        bob.record_runs(exp["id"], outcomes)
+        bob.record_runs(exp.id, outcomes)
     assert hidden.value.status == 404
 
 
@@ -364,4 +363,4 @@ def test_an_empty_or_odd_experiment_reference_is_refused_plainly(alice, done):
     with pytest.raises(ServerError) as missing:
         alice.load_experiment("no such experiment?")  # quoted: a name is one path segment, never a query
     assert missing.value.status == 404
-    assert alice.load_experiment(done["exp"]["name"])["id"] == done["exp"]["id"]
+    assert alice.load_experiment(done["exp"].name).id == done["exp"].id

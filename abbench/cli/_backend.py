@@ -1,0 +1,129 @@
+"""What a command works on: a local store, or a server (``--server URL``), behind one protocol.
+
+A command written against `Backend` is written once: `Context.backend` hands it `LocalBackend` (the
+public Python API over the local store) or an `abbench.client.Client` (the same calls over HTTP, the same
+typed records back), so ``--server`` chooses where the work happens and never what the command prints.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from abbench.client import Client
+    from abbench.export import ExportResult
+    from abbench.runner import Progress
+    from abbench.store import Experiment, Failures, Store
+
+
+class Backend(Protocol):
+    """The operations the commands that work both locally and on a server need (docs/ARCHITECTURE.md,
+    "Interfaces"): the library's names, arguments and records. `abbench.client.Client` satisfies it."""
+
+    def load_experiment(self, ref: int | str) -> Experiment:
+        """The experiment by id, ``#id``, name or ``NAME@<skill version>``."""
+        ...
+
+    def command_handle(self, exp: Experiment) -> str:
+        """The shortest text that names `exp` in a command: its name when unique, else ``#id``."""
+        ...
+
+    def experiment_status(self, ref: int | str) -> Progress:
+        """Where it stands: runs per arm and state, and why it paused, stopped or waits."""
+        ...
+
+    def failures(self, ref: int | str, *, limit: int = 10) -> Failures:
+        """Its runs that got no verdict, by kind and type."""
+        ...
+
+    def pause_experiment(self, ref: int | str) -> bool:
+        """Ask it to pause; True if a process is running it."""
+        ...
+
+    def resume_experiment(self, ref: int | str, *, budget: float | None = None) -> bool:
+        """Ask it to go on (with a new cost limit); True if a process goes on with it."""
+        ...
+
+    def cancel_experiment(self, ref: int | str) -> int | None:
+        """Cancel it: the pending runs cancelled, None when a process running it does that."""
+        ...
+
+    def export(
+        self,
+        ref: int | str,
+        what: str = "runs",
+        format: str | None = None,
+        out: str | os.PathLike[str] | None = None,
+        *,
+        arms: tuple[str, str] | None = None,
+        vs: int | str | None = None,
+    ) -> ExportResult:
+        """Write its runs, grades, reviews or comparison to a file here."""
+        ...
+
+
+class LocalBackend:
+    """`Backend` over the local store, through the public Python API."""
+
+    def __init__(self, store: Store):
+        self.store = store
+
+    def load_experiment(self, ref: int | str) -> Experiment:
+        from abbench.runner import load_experiment
+
+        return load_experiment(ref, store=self.store)
+
+    def command_handle(self, exp: Experiment) -> str:
+        return self.store.experiments.handle(exp)
+
+    def experiment_status(self, ref: int | str) -> Progress:
+        from abbench.runner import experiment_status
+
+        return experiment_status(ref, store=self.store)
+
+    def failures(self, ref: int | str, *, limit: int = 10) -> Failures:
+        return self.store.runs.failures(self.store.experiments.get(ref).id, limit=limit)
+
+    def pause_experiment(self, ref: int | str) -> bool:
+        from abbench.runner import pause_experiment
+
+        return pause_experiment(ref, store=self.store)
+
+    def resume_experiment(self, ref: int | str, *, budget: float | None = None) -> bool:
+        from abbench.runner import resume_experiment
+
+        return bool(resume_experiment(ref, store=self.store, budget=budget))
+
+    def cancel_experiment(self, ref: int | str) -> int | None:
+        from abbench.runner import cancel_experiment
+
+        return cancel_experiment(ref, store=self.store)
+
+    def export(
+        self,
+        ref: int | str,
+        what: str = "runs",
+        format: str | None = None,
+        out: str | os.PathLike[str] | None = None,
+        *,
+        arms: tuple[str, str] | None = None,
+        vs: int | str | None = None,
+    ) -> ExportResult:
+        from abbench.export import export
+
+        options: dict[str, Any] = {}
+        if arms:
+            options["arms"] = tuple(arms)
+        if vs is not None:
+            options["vs"] = vs
+        return export(ref, what, format, out, store=self.store, **options)
+
+
+def remote_client(server: str) -> Client:
+    """An `abbench.client.Client` of `server`: the key from $ABBENCH_KEY, the actor (recorded on the
+    runs it starts) from $ABBENCH_ACTOR, else the CI's job when one is named ($GITHUB_JOB, $CI_JOB_NAME)."""
+    from abbench.client import Client
+
+    actor = os.environ.get("ABBENCH_ACTOR") or os.environ.get("GITHUB_JOB") or os.environ.get("CI_JOB_NAME")
+    return Client(server, os.environ.get("ABBENCH_KEY"), actor=actor)

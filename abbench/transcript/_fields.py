@@ -1,0 +1,101 @@
+"""The checks every event's `from_dict` uses: a key of the kind it must be, or a `Bad` naming it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from abbench.types import Usage
+
+VERDICT_ROLE = "verdict"
+"""The ``role`` of the entries that hold an external tool's verdicts (read by the ``recorded`` grader)."""
+
+
+class _Bad(ValueError):
+    """One key of an entry that is not what its kind needs (made a `TranscriptError` with its place)."""
+
+    def __init__(self, key: str, wanted: str, value: Any):
+        super().__init__(f"`{key}` must be {wanted}, not {_shown(value)}")
+        self.key = key
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _get(data: Mapping[str, Any], key: str, kinds: type | tuple[type, ...], wanted: str) -> Any:
+    """`data[key]` when it is of `kinds` (None when absent or null); bool is never a number."""
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) and bool not in (kinds if isinstance(kinds, tuple) else (kinds,)):
+        raise _Bad(key, wanted, value)
+    if not isinstance(value, kinds):
+        raise _Bad(key, wanted, value)
+    return value
+
+
+# Each reader takes the common case (absent, or exactly of its type) first: the runner reads every
+# run's events when it records the run.
+
+
+def _text(data: Mapping[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    if value is None or type(value) is str:
+        return value
+    checked: str = _get(data, key, str, "a text")
+    return checked
+
+
+def _int(data: Mapping[str, Any], key: str) -> int | None:
+    value = data.get(key)
+    if value is None or type(value) is int:
+        return value
+    checked: int = _get(data, key, int, "a whole number")
+    return checked
+
+
+def _number(data: Mapping[str, Any], key: str) -> float | None:
+    value = data.get(key)
+    if value is None or type(value) is float or type(value) is int:
+        return value
+    checked: float = _get(data, key, (int, float), "a number")
+    return checked
+
+
+def _flag(data: Mapping[str, Any], key: str) -> bool | None:
+    value = data.get(key)
+    if value is None or type(value) is bool:
+        return value
+    checked: bool = _get(data, key, bool, "true or false")
+    return checked
+
+
+def _or(value: float | None, default: float) -> float:
+    """`value`, or `default` when it is None (never `or`: 0 stays the 0 it was written as)."""
+    return default if value is None else value
+
+
+def _texts(data: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    value = _get(data, key, list, "a list of texts") or []
+    if not all(isinstance(v, str) for v in value):
+        raise _Bad(key, "a list of texts", value)
+    return tuple(value)
+
+
+def _usage(data: Mapping[str, Any], key: str) -> Usage | None:
+    value = _get(data, key, dict, "{input_tokens, output_tokens}")
+    if value is None:
+        return None
+    try:
+        return Usage(_int(value, "input_tokens") or 0, _int(value, "output_tokens") or 0)
+    except _Bad as exc:
+        raise _Bad(f"{key}.{exc.key}", "a whole number", value) from None
+
+
+def _usage_dict(usage: Usage | None) -> dict[str, int] | None:
+    return (
+        None if usage is None else {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+    )

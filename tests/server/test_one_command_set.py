@@ -1,0 +1,192 @@
+"""One command set over one backend: `status`, `pause`, `cancel`, `resume` and `export` print the same
+text on a local store and with ``--server`` (a real `abbench serve` of that store), and the client hands
+back the library's typed records."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from abbench.cli import cli
+from abbench.client import Client
+from abbench.export import ExportResult
+from abbench.runner import Progress, experiment_status
+from abbench.store import Experiment, Failures, open_store
+from tests.conftest import DEMO
+from tests.server.live import LiveServer
+
+pytestmark = pytest.mark.slow  # a server, and an experiment run in it
+
+
+def refuses_some(task):
+    """A python agent that gives no answer for every third case (an execution failure), else ``fast``."""
+    if int(task.case.case_id[-1]) % 3 == 0:
+        raise RuntimeError(f"no answer for {task.case.case_id}")
+    return "fast"
+
+
+def _spec(name: str, fingerprint: str) -> dict:
+    agent = {"agent": "python", "function": "tests.server.test_one_command_set:refuses_some"}
+    return {
+        "name": name,
+        "dataset": fingerprint,
+        "cases": {"limit": 6},
+        "graders": ["label_match"],
+        "arms": {"a": agent, "b": {"agent": "python", "function": "tests.blocking:gated"}},
+    }
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """A server over a store holding one finished experiment with failures and four not started."""
+    root = tmp_path_factory.mktemp("both")
+    store_dir = root / "store"
+    with open_store(store_dir) as s:
+        key = s.keys.create("alice", scopes="read,run")[1]
+    server = LiveServer(store_dir, "--agent", "python", log=root / "server.log").start()
+    try:
+        with Client(server.url, key) as c:
+            ds = c.import_dataset(DEMO / "cases.csv", (DEMO / "mapping-csv.yaml").read_text(encoding="utf-8"))
+            done = c.create_experiment(_spec("both-ways", ds["fingerprint"]))
+            c.start(done.id)
+            c.wait(done.id, poll=0.1)
+            for i in range(4):
+                c.create_experiment(_spec(f"fresh-{i}", ds["fingerprint"]))
+        yield server, key, store_dir
+    finally:
+        server.stop()
+
+
+def _both(served, tmp_path, *args: str, where: str = "") -> tuple[str, str]:
+    """The output of ``abbench ARGS`` on the store, and with ``--server`` on its server (each command in a
+    folder of its own, its name made the same in both)."""
+    server, key, store_dir = served
+    outputs = []
+    for how, target in (("local", ["--store", str(store_dir)]), ("server", ["--server", server.url])):
+        folder = tmp_path / f"{how}{where}"
+        folder.mkdir()
+        runner = CliRunner(env={"ABBENCH_KEY": key, "ABBENCH_SERVER": None, "ABBENCH_STORE": None})
+        with pytest.MonkeyPatch.context() as mp:
+            mp.chdir(folder)
+            result = runner.invoke(cli, [*target, *args], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        if how == "server":
+            assert not (folder / ".abbench").exists()  # nothing ran on a local store
+        outputs.append(result.output.replace(str(folder), "HERE"))
+    return outputs[0], outputs[1]
+
+
+def test_status_says_the_same_on_a_store_and_on_its_server(served, tmp_path):
+    local, remote = _both(served, tmp_path, "status", "both-ways")
+    assert local == remote
+    # what the local status shows, all of it there over HTTP: counts per arm, where it ran, the failures
+    assert re.search(
+        r"^both-ways \(#1\): finished, 12/12 done: right \d+ wrong \d+ execution failed 2$", local, re.M
+    )
+    assert re.search(r"^  (last executed|executes) locally", local, re.M)
+    assert "failures: 2 run(s) got no verdict" in local and "RuntimeError" not in local.split("failures:")[0]
+    assert "  re-run them: abbench retry both-ways --failed" in local
+    local_json, remote_json = _both(served, tmp_path, "status", "both-ways", "--json", where="-json")
+    assert json.loads(local_json) == json.loads(remote_json)
+
+
+def test_pause_and_cancel_say_the_same_on_a_store_and_on_its_server(served, tmp_path):
+    local, remote = _both(served, tmp_path, "pause", "both-ways")
+    assert local == remote == "#1 both-ways is finished; nothing to pause\n"
+    local, remote = _both(served, tmp_path, "pause", "fresh-0", where="-p")
+    assert local == remote == "pause asked for #2 fresh-0 (no process is running it now)\n"
+    local, remote = _both(served, tmp_path, "status", "fresh-0", where="-s")
+    assert local == remote and local.startswith("fresh-0 (#2): ") and "0/12 done" in local
+    server, key, store_dir = served
+    said = {}
+    for how, name, target in (
+        ("local", "fresh-1", ["--store", str(store_dir)]),
+        ("server", "fresh-2", ["--server", server.url]),
+    ):
+        runner = CliRunner(env={"ABBENCH_KEY": key, "ABBENCH_SERVER": None, "ABBENCH_STORE": None})
+        result = runner.invoke(cli, [*target, "cancel", name], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        said[how] = result.output
+    assert said["local"] == "cancel asked for #3 fresh-1: 12 pending runs cancelled\n"
+    assert said["server"] == "cancel asked for #4 fresh-2: 12 pending runs cancelled\n"
+
+
+def test_export_writes_the_same_file_and_says_the_same(served, tmp_path):
+    for args in (
+        ("export", "both-ways"),
+        ("export", "both-ways", "--what", "grades", "--format", "jsonl"),
+        ("export", "both-ways", "--what", "comparison", "--arms", "a", "b"),
+    ):
+        where = "-" + "-".join(args[2:]).replace("-", "")
+        local, remote = _both(served, tmp_path, *args, where=where)
+        assert local == remote and local.startswith("wrote "), (local, remote)
+        written = re.search(r"to HERE/(\S+) ", local).group(1)
+        assert (tmp_path / f"local{where}" / written).read_bytes() == (
+            tmp_path / f"server{where}" / written
+        ).read_bytes()
+
+
+def test_resume_over_the_server_goes_on_in_its_pool(served, tmp_path):
+    """Locally `resume` of an experiment no process holds says to run it; the server's pool runs it."""
+    server, key, store_dir = served
+    runner = CliRunner(env={"ABBENCH_KEY": key, "ABBENCH_SERVER": None, "ABBENCH_STORE": None})
+    local = runner.invoke(cli, ["--store", str(store_dir), "resume", "fresh-3"], catch_exceptions=False)
+    assert local.output == (
+        "resume asked for #5 fresh-3; no process is running it: continue with `abbench run fresh-3`\n"
+    )
+    remote = runner.invoke(cli, ["--server", server.url, "resume", "fresh-3"], catch_exceptions=False)
+    assert remote.exit_code == 0 and remote.output == "resume asked for #5 fresh-3\n"
+    with Client(server.url, key) as c:
+        assert c.wait("fresh-3", poll=0.1).done == 12
+    refused = runner.invoke(cli, ["--server", server.url, "resume", "fresh-3", "--budget", "1", "--arm", "a"])
+    assert refused.exit_code == 2 and "--max-tokens and --arm work on a local store" in refused.output
+
+
+def test_the_client_returns_the_library_s_records(served):
+    server, key, store_dir = served
+    with Client(server.url, key) as c, open_store(store_dir) as s:
+        exp = c.load_experiment("both-ways")
+        assert isinstance(exp, Experiment)
+        stored = s.experiments.get("both-ways")
+        hidden = {"profile_id", "created_by", "definition", "dataset_id", "settings"}
+        for f in dataclasses.fields(Experiment):
+            if f.name not in hidden:
+                assert getattr(exp, f.name) == getattr(stored, f.name), f.name
+        assert exp.settings == stored.settings and exp.spec.arms.keys() == stored.spec.arms.keys()
+        progress = c.experiment_status("both-ways")
+        assert isinstance(progress, Progress)
+        assert progress.as_dict() == experiment_status(stored.id, store=s).as_dict()
+        failures = c.failures(exp.id, limit=1)
+        assert isinstance(failures, Failures) and failures == s.runs.failures(stored.id, limit=1)
+        assert [e.name for e in c.list_experiments()] == [
+            "fresh-3",
+            "fresh-2",
+            "fresh-1",
+            "fresh-0",
+            "both-ways",
+        ]
+        assert c.command_handle(exp) == "both-ways"
+
+
+def test_records_read_back_what_they_wrote(tmp_path):
+    """`from_dict` of `as_dict` is the record itself (the shapes the server sends)."""
+    from abbench.runner import ArmProgress, HaltReason, PauseReason
+
+    arms = (
+        ArmProgress("a", {"pass": 3, "fail": 4, "pending": 1}, {"execution_failed": 2, "grading_failed": 1}),
+        ArmProgress("b", {"pass": 5, "cancelled": 2}, {"scored": 2}),
+    )
+    pause = PauseReason("budget reached", None, 5.02, 5.0, None, None, 7, 20)
+    halt = HaltReason(
+        why="stopped", signal="SIGTERM", origin="cli", pid=42, host="h", at="2026-12-07T01:00:00Z"
+    )
+    p = Progress("x", 7, "paused", arms, pairs_total=3, pairs_done=1, pause_reason=pause, notes=("n",),
+                 halt_reason=halt)  # fmt: skip
+    again = Progress.from_dict(json.loads(json.dumps(p.as_dict())))
+    assert again.as_dict() == p.as_dict() and again.arms == p.arms and again.status_text == p.status_text
+    result = ExportResult(tmp_path / "x.csv", "runs", "csv", 3, ("a", "b"), 10, 0.5, ("note",))
+    assert ExportResult.from_dict(result.as_dict()) == result
