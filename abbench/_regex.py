@@ -267,7 +267,8 @@ class UserPattern:
 
     def finditer(self, text: str) -> Iterator[Any]:
         """Every non-overlapping match, left to right."""
-        return self._re2.finditer(_encodable(text))
+        found: Iterator[Any] = self._re2.finditer(_encodable(text))
+        return found
 
 
 def _encodable(text: str) -> str:

@@ -8,7 +8,6 @@ from abbench.metrics._activation import (
     ACTIVATION_DEFINITIONS,
     ACTIVATION_FIGURES as ACTIVATION_FIGURES,
     COMPARED as COMPARED,
-    NO_SKILL as NO_SKILL,
     ActivationComparison,
     ActivationRun,
     ArmActivation,
@@ -75,6 +74,7 @@ from abbench.metrics._usage import (
     GroundingMetrics,
     UsageMetrics,
 )
+from abbench.types import NO_SKILL as NO_SKILL
 
 __all__ = [
     "ACTIVATION_DEFINITIONS",

@@ -36,7 +36,7 @@ RENDERER = "abbench_report"
 def _renderer_class() -> type[Any]:
     from plotly.io._base_renderers import MimetypeRenderer
 
-    class ReportRenderer(MimetypeRenderer):
+    class ReportRenderer(MimetypeRenderer):  # type: ignore[misc, unused-ignore]  # plotly is untyped
         """Renders a figure as ``text/html`` holding only its div and ``Plotly.newPlot`` call."""
 
         def to_mimebundle(self, fig_dict: dict[str, Any]) -> dict[str, str]:

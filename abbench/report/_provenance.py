@@ -224,7 +224,7 @@ def _stopped_because(exp: Experiment) -> str | None:
     if not stop or not stop.get("text"):
         return None
     saved = sum((stop.get("skipped") or {}).values())
-    return stop["text"] + (f"; {saved:,} runs not needed" if saved else "")
+    return str(stop["text"]) + (f"; {saved:,} runs not needed" if saved else "")
 
 
 def _profile_ref(exp: Experiment, ds: DatasetInfo) -> str | None:

@@ -139,7 +139,8 @@ def dataset_view(info: Any) -> dict[str, Any]:
     validation = getattr(info, "validation", None)
     if validation is not None and hasattr(validation, "to_dict"):
         data["validation"] = validation.to_dict()
-    return plain(data)
+    answer: dict[str, Any] = plain(data)
+    return answer
 
 
 def snapshot_view(snap: Any) -> dict[str, Any]:

@@ -8,6 +8,7 @@ and graders the server allows.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from abbench.dataset import DatasetInfo, MappingProfile
@@ -52,13 +53,14 @@ def datasets(store: Store, owner: str) -> list[DatasetInfo]:
 def dataset(store: Store, ref: str, owner: str) -> DatasetInfo:
     """The owner's dataset by fingerprint, name (the latest) or content-hash prefix, else a 404."""
     mine = datasets(store, owner)
-    for match in (
+    matchers: tuple[Callable[[DatasetInfo], bool], ...] = (
         lambda d: d.fingerprint == ref,
         lambda d: d.name == ref,
         lambda d: (
             len(ref) >= 6 and (d.content_hash.startswith(ref) or d.fingerprint.split("@")[-1].startswith(ref))
         ),
-    ):
+    )
+    for match in matchers:
         found = [d for d in mine if match(d)]
         if found:
             return found[-1]
@@ -91,11 +93,12 @@ def snapshot(store: Store, ref: str, owner: str) -> Snapshot:
     """The owner's snapshot by hash (or a prefix of 8+), label or skill name (the latest), else a 404."""
     text = ref.removesuffix(" (draft)")
     mine = snapshots(store, owner)
-    for match in (
+    matchers: tuple[Callable[[Snapshot], bool], ...] = (
         lambda s: s.hash == text or (len(text) >= 8 and s.hash.startswith(text)),
         lambda s: s.label.removesuffix(" (draft)") == text,
         lambda s: s.skill_name == text,
-    ):
+    )
+    for match in matchers:
         found = [s for s in mine if match(s)]
         if found:
             return found[-1]  # a skill name: its latest snapshot
@@ -150,4 +153,4 @@ def definition(store: Store, spec: Any, owner: str, settings: ServerSettings) ->
         spec["arms"][name] = arm
     checked, _ = load_spec(spec)
     _policy.check_definition(checked, settings)
-    return spec
+    return dict(spec)

@@ -60,7 +60,7 @@ def activation_figure(report: ExperimentActivation) -> go.Figure | None:
     return fig
 
 
-class ActivationView(w.VBox):
+class ActivationView(w.VBox):  # type: ignore[misc, unused-ignore]  # ipywidgets is untyped
     """The Activation tab: a table of each offered arm's figures, a chart, and the trigger-vs-help split.
 
     Attributes:

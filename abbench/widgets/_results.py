@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -520,7 +521,7 @@ class ResultsWidget(View):
         for a in m.arms:
             u, g = a.usage, a.grounding
             # nothing executed: the cost is unknown, never $0 (the figures below would read as free)
-            cash = fm.money if u.executed else (lambda _value: NO_RUN_EXECUTED)
+            cash: Callable[[float | None], str] = fm.money if u.executed else (lambda _value: NO_RUN_EXECUTED)
             rows.append(
                 (
                     a.arm,
