@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 import httpx
 
+from abbench import _actions as do
 from abbench._utf8 import read_utf8
 from abbench.errors import AbbenchError, UsageError
 
@@ -47,7 +48,9 @@ def _ref(ref: int | str) -> str:
     """An experiment's id or name as a path segment; an empty one is refused before any request."""
     text = str(ref).strip()
     if not text:
-        raise UsageError("no experiment given: pass its id or name (abbench create prints the id)")
+        raise UsageError(
+            "no experiment given: pass its id or name (`Client.create_experiment` returns the id)"
+        )
     return quote(text, safe="")
 
 
@@ -67,7 +70,9 @@ class Client:
         key = key or os.environ.get("ABBENCH_KEY")
         if not key:
             raise AbbenchError(
-                "no API key: pass key= or set $ABBENCH_KEY (abbench keys create OWNER makes one)"
+                "no API key: pass key= or set $ABBENCH_KEY (the server's operator makes one with `",
+                do.create_key(),
+                "`)",
             )
         headers = {"Authorization": f"Bearer {key}"}
         if actor:

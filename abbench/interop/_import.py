@@ -250,7 +250,7 @@ def _match_cases(store: Store, info: DatasetInfo, found: ImportedLog) -> dict[st
             parts.append(f"{len(ambiguous)} match several cases: {'; '.join(ambiguous[:5])}")
         raise ImportFailed(
             f"of the {len(found.cases)} cases in the logs, {' and '.join(parts)} of dataset "
-            f"{info.fingerprint}; import into the dataset they were run on, or let abbench create one "
-            "(leave out --dataset)"
+            f"{info.fingerprint}; import into the dataset they were run on, or leave the dataset out and a "
+            "new one is made (dataset=, CLI --dataset)"
         )
     return ids

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from abbench import _actions as do
 from abbench.errors import AbbenchError, NotFoundError, UsageError
 from abbench.graders import normalise_label
 from abbench.metrics import LOW_CONFIDENCE, Result, dataset_labels
@@ -569,7 +570,11 @@ def case_detail(
     idx = store.case_position(exp.id, str(case_id))
     if idx is None:
         raise NotFoundError(
-            f"experiment {exp.name!r} has no case {case_id!r}; `abbench disagreements {exp.id}` lists cases"
+            f"experiment {exp.name!r} has no case {case_id!r}; `",
+            do.disagreements(exp.id),
+            "` lists cases",
+            kind="case",
+            name=str(case_id),
         )
     loader = _Loader(store, exp)
     case = loader.cases([idx])[idx]

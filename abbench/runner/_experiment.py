@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from abbench import _actions as do
 from abbench._yaml import load_yaml
 from abbench.agents import make_agent
 from abbench.dataset import DatasetInfo, gold_kind
@@ -79,7 +80,11 @@ def _resolve_skills(store: Store, arm_name: str, arm: ArmSpec, base: Path | None
         except NotFoundError:
             raise ExperimentError(
                 f"arm {arm_name!r}: skill {text!r} is neither a folder (relative to {base or Path.cwd()}) "
-                "nor a stored snapshot (`abbench snapshots` lists them)"
+                "nor a stored snapshot (`",
+                do.list_snapshots(),
+                "` lists them)",
+                kind="skill",
+                name=text,
             ) from None
     names = [s.skill_name for s in out]
     twice = sorted({n for n in names if names.count(n) > 1})

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from abbench.errors import ExperimentError, NotFoundError, StoreError
+from abbench import _actions as do
+from abbench.errors import Action, ExperimentError, NotFoundError, StoreError
 from abbench.store._base import StoreBase, current_user, dumps, inserted_id, loads, now_iso
 from abbench.store._settings import RunSettings
 from abbench.types import Control, ExperimentStatus
@@ -218,8 +219,9 @@ class Experiment:
             self.runner_host == socket.gethostname() and self.runner_pid and not _pid_alive(self.runner_pid)
         )
 
-    def busy_message(self) -> str:
-        """Why this experiment cannot be run from here now: another live process holds it.
+    def busy_message(self) -> tuple[str | Action, ...]:
+        """Why this experiment cannot be run from here now: another live process holds it (the message's
+        parts: an `AbbenchError` words the actions for its view).
 
         A paused experiment is still held by its process, so the message says to resume it there
         rather than "pause first"; a running one can be paused, cancelled or waited for.
@@ -227,13 +229,16 @@ class Experiment:
         where = f"process {self.runner_pid} on {self.runner_host}"
         if self.status == ExperimentStatus.PAUSED or self.control == Control.PAUSE:
             return (
-                f"experiment {self.name!r} is paused in {where}, which still holds it: resume it "
-                f"(abbench resume {self.id}) and let it finish, or cancel it (abbench cancel {self.id}), "
-                "then try again"
+                f"experiment {self.name!r} is paused in {where}, which still holds it: resume it (",
+                do.resume_experiment(self.id),
+                ") and let it finish, or cancel it (",
+                do.cancel_experiment(self.id),
+                "), then try again",
             )
         return (
-            f"experiment {self.name!r} is being run by {where}; wait for it to finish, or cancel it "
-            f"(abbench cancel {self.id}), then try again"
+            f"experiment {self.name!r} is being run by {where}; wait for it to finish, or cancel it (",
+            do.cancel_experiment(self.id),
+            "), then try again",
         )
 
 
@@ -380,14 +385,22 @@ class ExperimentsMixin(StoreBase):
         if text.lstrip("#").isdigit():
             rows = self.query(select + "WHERE e.id = ?", (int(text.lstrip("#")),))
             if not rows and text.startswith("#"):
-                raise NotFoundError(f"no experiment {text}; `abbench experiments` lists them")
+                raise NotFoundError(
+                    f"no experiment {text}; `",
+                    do.list_experiments(),
+                    "` lists them",
+                    kind="experiment",
+                    name=text,
+                )
             if rows:
                 return self._experiment_from_row(rows[0])
         rows = self.query(select + "WHERE e.name = ? ORDER BY e.id DESC", (text,))
         if not rows and "@" in text:
             rows = self._by_skill_version(select, text)
         if not rows:
-            raise NotFoundError(f"no experiment named {text!r}; {self._experiment_hint(text)}")
+            raise NotFoundError(
+                f"no experiment named {text!r}; ", *self._experiment_hint(text), kind="experiment", name=text
+            )
         if len(rows) > 1:
             self._note_same_name(text, rows)
         return self._experiment_from_row(rows[0])
@@ -411,15 +424,15 @@ class ExperimentsMixin(StoreBase):
             rows += self.query(select + f"WHERE e.name = ? AND {cond} ORDER BY e.id DESC", (name, *params))
         return sorted({r[0]: r for r in rows}.values(), key=lambda r: -r[0])
 
-    def _experiment_hint(self, text: str) -> str:
+    def _experiment_hint(self, text: str) -> tuple[str | Action, ...]:
         """The closest stored names ("did you mean"), else where to look."""
         names = [r[0] for r in self.query("SELECT DISTINCT name FROM experiments ORDER BY name")]
         if not names:
-            return "the store has no experiments yet; create one with `abbench create FILE.yaml`"
+            return ("the store has no experiments yet; create one with `", do.create_experiment(), "`")
         close = difflib.get_close_matches(text.partition("@")[0], names, n=3, cutoff=0.6)
         if close:
-            return f"did you mean {' or '.join(map(repr, close))}? `abbench experiments` lists them"
-        return "`abbench experiments` lists them"
+            return (f"did you mean {' or '.join(map(repr, close))}? `", do.list_experiments(), "` lists them")
+        return ("`", do.list_experiments(), "` lists them")
 
     def _note_same_name(self, text: str, rows: list[sqlite3.Row]) -> None:
         """Say once per store and name that `text` picked the latest of several experiments, and how to pick another."""

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
+from abbench import _actions as do
 from abbench._memo import Memo
 from abbench.errors import NotFoundError
 from abbench.store._base import StoreBase
@@ -501,7 +502,7 @@ class ResultsMixin(StoreBase):
         rows = self.query("SELECT id, name FROM arms WHERE experiment_id=? ORDER BY position", (exp_id,))
         if not rows:
             if self.query_one("SELECT 1 FROM experiments WHERE id=?", (exp_id,)) is None:
-                raise NotFoundError(f"no experiment #{exp_id}; `abbench experiments` lists them")
+                raise NotFoundError(f"no experiment #{exp_id}; `", do.list_experiments(), "` lists them")
             return [], []
         if arms is None:
             return [r[0] for r in rows], [r[1] for r in rows]
@@ -528,7 +529,7 @@ class ResultsMixin(StoreBase):
 
         row = self.query_one("SELECT dataset_id FROM experiments WHERE id=?", (exp_id,))
         if row is None:
-            raise NotFoundError(f"no experiment #{exp_id}; `abbench experiments` lists them")
+            raise NotFoundError(f"no experiment #{exp_id}; `", do.list_experiments(), "` lists them")
         cursor = _plain_cursor(self.conn)
         if case_idx is None:
             # Concatenated by SQLite: a hundred thousand positions in one value, not a row each.
