@@ -38,7 +38,7 @@ def clone_on_dataset(ref: object, dataset: str) -> Action:
     return Action(
         f"abbench.clone_experiment({_arg(ref)}, name='NEW', changes={{'dataset': {dataset!r}}})",
         f"abbench create FILE.yaml (a definition with dataset: {dataset})",
-        "POST /api/experiments",
+        f"POST /api/experiments (a definition with dataset: {dataset})",
     )
 
 

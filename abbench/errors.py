@@ -11,10 +11,14 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from abbench.types import FailureType
 
 if TYPE_CHECKING:  # for the annotation only: the errors sit below every layer
     from abbench.dataset import ValidationReport
+
+E = TypeVar("E", bound="AbbenchError")
 
 View = Literal["python", "cli", "http"]
 """How a person reaches abbench: the Python API (a notebook, a script, a widget), the CLI, the server."""
@@ -117,6 +121,13 @@ class AbbenchError(Exception):
             return str(self.args[0]) if self.args else ""
         return worded(self.parts, view)
 
+    def within(self, cls: type[E], before: str, after: str = "") -> E:
+        """This error as a `cls` with words around it (the arm it is about, in front): the actions and
+        facts kept, so a wrapped error is still worded by each view."""
+        return cls(
+            before, *(self.parts or (str(self),)), after, kind=self.kind, name=self.name, choices=self.choices
+        )
+
     def facts(self) -> dict[str, Any]:
         """The facts that are set, JSON-ready: ``kind``, ``name``, ``choices``, ``hint`` (every wording)."""
         out: dict[str, Any] = {}
@@ -208,8 +219,9 @@ class ExperimentError(AbbenchError):
 class AgentError(AbbenchError):
     """Raised by an agent adapter when a run cannot produce an output.
 
-    `failure_type` names the kind ("agent_error", "timeout", "rate_limited", "bad_output", ...) and
-    `retryable` says whether trying again may help. `raw_output` holds the text the agent produced when
+    `failure_type` names the kind (a `FailureType`: ``agent_error``, ``timeout``, ``rate_limited``,
+    ``bad_output``...; a custom agent may give its own word) and `retryable` says whether trying again
+    may help. `raw_output` holds the text the agent produced when
     it could not be understood (the runner stores it), `transcript` what the session did before it
     failed, `spent` what it used before it failed (an `abbench.agents.Spending`: tokens, cost, files
     read; the runner keeps it with the attempt), and `retry_after` the wait in seconds a server asked
@@ -219,7 +231,7 @@ class AgentError(AbbenchError):
     def __init__(
         self,
         message: str,
-        failure_type: str = "agent_error",
+        failure_type: FailureType | str = FailureType.AGENT_ERROR,
         retryable: bool = True,
         *,
         raw_output: str | None = None,
@@ -228,7 +240,8 @@ class AgentError(AbbenchError):
         spent: Any = None,
     ):
         super().__init__(message)
-        self.failure_type = failure_type
+        known = failure_type in FailureType._value2member_map_
+        self.failure_type: str = FailureType(failure_type) if known else str(failure_type)
         self.retryable = retryable
         self.raw_output = raw_output
         self.transcript = tuple(transcript)

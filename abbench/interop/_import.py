@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from abbench.dataset import DatasetInfo
-from abbench.errors import ImportFailed, UsageError
+from abbench.errors import ImportFailed, UnknownName, UsageError
 from abbench.interop._inspect import read_inspect
 from abbench.interop._model import ImportedLog
 from abbench.interop._promptfoo import read_promptfoo
@@ -75,7 +75,7 @@ def read_results(format: str, paths: list[str | Path]) -> ImportedLog:
         ImportFailed: the files are not what the format says (the message names the file and what to do).
     """
     if format not in READERS:
-        raise UsageError(f"unknown results format {format!r}; choose one of: {', '.join(FORMATS)}")
+        raise UnknownName("results format", format, FORMATS)
     files = [Path(p) for p in paths]
     missing = [str(p) for p in files if not p.exists()]
     if missing:

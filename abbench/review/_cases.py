@@ -569,12 +569,9 @@ def case_detail(
     exp = store.get_experiment(experiment)
     idx = store.case_position(exp.id, str(case_id))
     if idx is None:
+        lists = ("; `", do.disagreements(exp.id), "` lists cases")
         raise NotFoundError(
-            f"experiment {exp.name!r} has no case {case_id!r}; `",
-            do.disagreements(exp.id),
-            "` lists cases",
-            kind="case",
-            name=str(case_id),
+            f"experiment {exp.name!r} has no case {case_id!r}", *lists, kind="case", name=str(case_id)
         )
     loader = _Loader(store, exp)
     case = loader.cases([idx])[idx]

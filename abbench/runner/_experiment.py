@@ -122,7 +122,7 @@ def _check_arms(spec: ExperimentSpec, base: Path | None) -> dict[str, Any]:
                 if close:
                     hint = f" ({key!r}: did you mean {close[0]!r}?)"
                     break
-            raise ExperimentError(f"arm {name!r}: {exc}{hint}") from None
+            raise exc.within(ExperimentError, f"arm {name!r}: ", hint) from None
     return agents
 
 
@@ -137,7 +137,7 @@ def _preflight(agents: dict[str, Any], snapshots: dict[str, Any], store: Store, 
             check(snapshots[name], tuple(label_set) if label_set else None)
         except UsageError as exc:
             hint = "" if label_set else _gold_hint(store, dataset)
-            raise ExperimentError(f"arm {name!r}: {exc}{hint}") from None
+            raise exc.within(ExperimentError, f"arm {name!r}: ", hint) from None
 
 
 def _gold_hint(store: Store, dataset: Any, written_out: int = 50) -> str:

@@ -48,9 +48,10 @@ def not_found(what: str, ref: object, listing: str) -> Problem:
     )
 
 
-def refusal(status: int, title: str, exc: AbbenchError) -> Problem:
-    """A `Problem` from an error the route words itself (a status of its own), with the error's facts."""
-    return Problem(status, title, exc.worded("http"), **exc.facts())
+def refusal(status: int, title: str, exc: AbbenchError, **extra: Any) -> Problem:
+    """A `Problem` from an error a route raises with a status of its own, worded for HTTP, with the
+    error's facts (and `extra` members)."""
+    return Problem(status, title, exc.worded("http"), **exc.facts(), **extra)
 
 
 def problem_response(status: int, title: str, detail: str, instance: str, **extra: Any) -> JSONResponse:

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from abbench.errors import NotFoundError
 from abbench.store._base import StoreBase, loads
-from abbench.types import AgentOutput, AttemptOutcome, RunState, Usage, run_outcome
+from abbench.types import AgentOutput, AttemptOutcome, FailureType, RunState, Usage, run_outcome
 
 if TYPE_CHECKING:
     from abbench.store._attempts import ArmSpend
 
-INTERRUPTED = "interrupted"
+INTERRUPTED = FailureType.INTERRUPTED
 """failure_type of a run whose process stopped before its execution finished."""
 
 EXECUTION_FIELDS = (
