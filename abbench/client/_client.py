@@ -15,7 +15,7 @@ import httpx
 
 from abbench import _actions as do
 from abbench._utf8 import read_utf8
-from abbench.errors import AbbenchError, UsageError
+from abbench.errors import AbbenchError, Action, UsageError
 
 if TYPE_CHECKING:
     from abbench.export import ExportResult
@@ -26,10 +26,25 @@ _FINAL = ("finished", "cancelled")
 
 
 class ServerError(AbbenchError):
-    """An error answer: `status` (HTTP) and `problem` (the server's problem details)."""
+    """An error answer: `status` (HTTP) and `problem` (the server's problem details), with the facts
+    the problem carries (`kind`, `name`, `choices`)."""
 
     def __init__(self, status: int, problem: dict[str, Any]):
-        super().__init__(f"{problem.get('title', 'error')} ({status}): {problem.get('detail', '')}")
+        said: list[str | Action] = [
+            f"{problem.get('title', 'error')} ({status}): {problem.get('detail', '')}"
+        ]
+        hint = problem.get("hint")
+        if isinstance(hint, dict) and all(isinstance(hint.get(k), str) for k in ("python", "cli", "http")):
+            # the server worded what to do as a request to it: word it back for the caller's view
+            action = Action(hint["python"], hint["cli"], hint["http"])
+            before, found, after = str(said[0]).partition(action.http or "")
+            said = [before, action, after] if found else said
+        super().__init__(
+            *said,
+            kind=problem.get("kind"),
+            name=problem.get("name"),
+            choices=problem.get("choices") or (),
+        )
         self.status = status
         self.problem = problem
         self.exit_code = 1 if status == 409 else 2

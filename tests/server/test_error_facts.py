@@ -33,6 +33,9 @@ def test_a_refused_comparison_is_told_as_a_request_and_carries_its_facts(alice, 
     assert problem["hint"]["http"] == asked
     assert problem["hint"]["python"].startswith("abbench.clone_experiment('facts-small', name='NEW'")
     assert problem["fingerprints"] == [dataset["fingerprint"], other["fingerprint"]]
+    # the client words it back for its caller: the call in Python, the command in `abbench --server`
+    assert str(refused.value).endswith(f"dataset: {problem['hint']['python']}")
+    assert refused.value.worded("cli").endswith(f"dataset: {problem['hint']['cli']}")
 
 
 def test_an_unknown_metric_carries_the_valid_metrics(alice, dataset):
@@ -47,6 +50,8 @@ def test_an_unknown_metric_carries_the_valid_metrics(alice, dataset):
     )
     assert (problem["kind"], problem["name"]) == ("metric", "acuracy")
     assert "accuracy" in problem["choices"] and "hint" not in problem
+    assert (refused.value.kind, refused.value.name) == ("metric", "acuracy")  # the client keeps the facts
+    assert refused.value.choices == tuple(problem["choices"])
 
 
 def test_a_missing_experiment_says_only_what_is_missing(alice):
