@@ -206,8 +206,12 @@ class Experiment:
         for a in self.arms:
             if a.name == name:
                 return a
+        names = [a.name for a in self.arms]
         raise NotFoundError(
-            f"experiment {self.name!r} has no arm {name!r}; its arms: {', '.join(a.name for a in self.arms)}"
+            f"experiment {self.name!r} has no arm {name!r}; its arms: {', '.join(names)}",
+            kind="arm",
+            name=name,
+            choices=names,
         )
 
     @property
