@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import inspect
 import pickle
 import re
@@ -99,15 +100,21 @@ def _every_action() -> list[Action]:
 
 
 @pytest.mark.parametrize("action", _every_action(), ids=lambda a: a.cli)
-def test_every_action_names_a_real_command_a_real_function_and_a_real_route(action):
+def test_every_action_names_a_real_command_a_real_function_and_a_real_route(action, store):
     command = action.cli.split()[1]
     assert action.cli.startswith("abbench ") and command in COMMANDS, action.cli
     call = re.match(r"abbench\.((?:open_store\(\)\.)?[\w.]+)\(", action.python)
     assert call is not None, action.python
     target = abbench
     for part in call.group(1).replace("()", "").split("."):
-        target = open_store(":memory:") if part == "open_store" else getattr(target, part)
+        target = store if part == "open_store" else getattr(target, part)
     assert callable(target), action.python
+    params = inspect.signature(target).parameters
+    if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        given = {
+            k.arg for n in ast.walk(ast.parse(action.python)) if isinstance(n, ast.Call) for k in n.keywords
+        }
+        assert given <= set(params), action.python
     if action.http:
         from abbench.server import _routes_analysis, _routes_data, _routes_runs
 
