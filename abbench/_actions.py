@@ -7,6 +7,9 @@ server's routes.
 
 from __future__ import annotations
 
+import shlex
+from urllib.parse import quote
+
 from abbench.errors import Action
 
 
@@ -17,8 +20,13 @@ def _arg(ref: object) -> str:
 
 
 def _path(ref: object) -> str:
-    """`ref` in a server path: the id, or the name."""
-    return str(ref).strip().lstrip("#")
+    """`ref` in a server path: the id, or the name (URL-quoted)."""
+    return quote(str(ref).strip().lstrip("#"), safe="")
+
+
+def _shell(ref: object) -> str:
+    """`ref` as one shell word (``'#3'``: a bare ``#`` starts a comment; a name may hold spaces)."""
+    return shlex.quote(str(ref).strip())
 
 
 def list_experiments() -> Action:
@@ -46,7 +54,7 @@ def run_experiment(ref: object) -> Action:
     """Run an experiment's remaining work (here, or in the server's pool)."""
     return Action(
         f"abbench.run_experiment({_arg(ref)})",
-        f"abbench run {ref}",
+        f"abbench run {_shell(ref)}",
         f"POST /api/experiments/{_path(ref)}/start",
     )
 
@@ -59,8 +67,8 @@ def resume_experiment(ref: object, *, arm: str | None = None, budget: float | No
         + ([f"budget={budget:.2f}"] if budget is not None else [])
     )
     cli = (
-        f"abbench resume {ref}"
-        + (f" --arm {arm}" if arm else "")
+        f"abbench resume {_shell(ref)}"
+        + (f" --arm {_shell(arm)}" if arm else "")
         + (f" --budget {budget:.2f}" if budget is not None else "")
     )
     http = f"POST /api/experiments/{_path(ref)}/resume" + (
@@ -72,7 +80,11 @@ def resume_experiment(ref: object, *, arm: str | None = None, budget: float | No
 def resume_with_tokens(ref: object, max_tokens: int | None, *, arm: str | None = None) -> Action:
     """Resume a paused experiment with a new token limit."""
     py = [_arg(ref)] + ([f"arm={arm!r}"] if arm else []) + [f"max_tokens={max_tokens}"]
-    cli = f"abbench resume {ref}" + (f" --arm {arm}" if arm else "") + f" --max-tokens {max_tokens}"
+    cli = (
+        f"abbench resume {_shell(ref)}"
+        + (f" --arm {_shell(arm)}" if arm else "")
+        + f" --max-tokens {max_tokens}"
+    )
     return Action(f"abbench.resume_experiment({', '.join(py)})", cli)
 
 
@@ -80,7 +92,7 @@ def cancel_experiment(ref: object) -> Action:
     """Cancel an experiment."""
     return Action(
         f"abbench.cancel_experiment({_arg(ref)})",
-        f"abbench cancel {ref}",
+        f"abbench cancel {_shell(ref)}",
         f"POST /api/experiments/{_path(ref)}/cancel",
     )
 
@@ -89,7 +101,7 @@ def retry_runs(ref: object, which: str = "failed") -> Action:
     """Run again an experiment's failed (``failed``) or cancelled (``cancelled``) runs."""
     return Action(
         f"abbench.retry_runs({_arg(ref)}, {which}=True)",
-        f"abbench retry {ref} --{which}",
+        f"abbench retry {_shell(ref)} --{which}",
         f"POST /api/experiments/{_path(ref)}/retry?{which}=true",
     )
 
@@ -98,21 +110,21 @@ def regrade_failed(ref: object) -> Action:
     """Grade again the runs no grader reached a verdict on."""
     return Action(
         f"abbench.regrade_experiment({_arg(ref)}, failed=True)",
-        f"abbench regrade {ref} --failed",
+        f"abbench regrade {_shell(ref)} --failed",
         f"POST /api/experiments/{_path(ref)}/regrade?failed=true",
     )
 
 
 def disagreements(ref: object) -> Action:
     """List the cases graders or arms disagree on."""
-    return Action(f"abbench.disagreements({_arg(ref)})", f"abbench disagreements {ref}")
+    return Action(f"abbench.disagreements({_arg(ref)})", f"abbench disagreements {_shell(ref)}")
 
 
 def draw_review_sample(ref: object, size: object = 100, seed: object = 1) -> Action:
     """Draw a random sample of judged runs for people to review."""
     return Action(
         f"abbench.review.draw_review_sample({_arg(ref)}, {size}, seed={seed})",
-        f"abbench review {ref} --sample {size} --seed {seed}",
+        f"abbench review {_shell(ref)} --sample {size} --seed {seed}",
     )
 
 

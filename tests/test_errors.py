@@ -177,3 +177,16 @@ def test_a_missing_experiment_names_the_listing_call_in_python(store):
     with pytest.raises(NotFoundError) as empty:
         store.get_experiment("nope")
     assert str(empty.value).endswith("create one with `abbench.create_experiment('FILE.yaml')`")
+
+
+@pytest.mark.parametrize(
+    ("ref", "python", "cli", "http"),
+    [
+        (3, "abbench.resume_experiment(3)", "abbench resume 3", "POST /api/experiments/3/resume"),
+        ("#3", "abbench.resume_experiment(3)", "abbench resume '#3'", "POST /api/experiments/3/resume"),
+        ("my exp", "abbench.resume_experiment('my exp')", "abbench resume 'my exp'", "POST /api/experiments/my%20exp/resume"),
+    ],
+)  # fmt: skip
+def test_a_reference_is_written_as_each_view_reads_it(ref, python, cli, http):
+    # '#3' unquoted would start a shell comment; a name with a space is one word, in a path URL-quoted
+    assert do.resume_experiment(ref) == Action(python, cli, http)
