@@ -23,7 +23,7 @@ def test_a_refused_comparison_is_told_as_a_request_and_carries_its_facts(alice, 
     big = alice.create_experiment({"name": "facts-big", "dataset": dataset["fingerprint"], "arms": arms})
     small = alice.create_experiment({"name": "facts-small", "dataset": other["fingerprint"], "arms": arms})
     with pytest.raises(ServerError) as refused:
-        alice.compare_experiments(big["id"], small["id"])
+        alice.compare_experiments(big.id, small.id)
     problem = refused.value.problem
     assert refused.value.status == 409 and problem["title"] == "comparison refused"
     asked = f"POST /api/experiments (a definition with dataset: {dataset['fingerprint']})"
@@ -42,7 +42,7 @@ def test_an_unknown_metric_carries_the_valid_metrics(alice, dataset):
     arms = {"a": {"agent": "builtin"}, "b": {"agent": "builtin"}}
     exp = alice.create_experiment({"name": "facts-gate", "dataset": dataset["fingerprint"], "arms": arms})
     with pytest.raises(ServerError) as refused:
-        alice.evaluate_gate(exp["id"], rules={"rules": ["acuracy >= 0.5"]}, arms=["a", "b"])
+        alice.evaluate_gate(exp.id, rules={"rules": ["acuracy >= 0.5"]}, arms=["a", "b"])
     problem = refused.value.problem
     assert refused.value.status == 422
     assert problem["detail"].startswith(
