@@ -30,6 +30,7 @@ _EXPORTS: dict[str, str] = {
     "suggest_mapping": "abbench.dataset",
     "ChatClient": "abbench.llm",
     "ExperimentStatus": "abbench.types",
+    "FailureType": "abbench.types",
     "RunState": "abbench.types",
     "Section": "abbench.types",
     "Snapshot": "abbench.snapshot",

@@ -192,6 +192,60 @@ class AttemptOutcome(StrEnum):
     reconciliation then records it ``failed``, ``interrupted``)."""
 
 
+class FailureType(StrEnum):
+    """Why a run's execution gave no usable answer: the ``failure_type`` of an execution failure
+    (`abbench.errors.AgentError.failure_type`, the ``runs.failure_type`` column, stored as its text).
+
+    A `StrEnum`, so ``FailureType.TIMEOUT == "timeout"`` and the store keeps the words. These are the
+    types abbench itself gives; an outcome recorded from elsewhere (`record_runs`) may name its own.
+    """
+
+    AGENT_ERROR = "agent_error"
+    """An agent failed in a way no other type names (the default of `AgentError`)."""
+    TIMEOUT = "timeout"
+    """No answer within the arm's ``timeout_s`` (or the model call's own)."""
+    BAD_OUTPUT = "bad_output"
+    """The agent answered, but not in the contract: not the answer schema, not an `AgentOutput`, an
+    unreadable reply. Its raw text is kept."""
+    TRUNCATED = "truncated"
+    """The model's reply was cut at ``max_tokens`` (``finish_reason: length``) and is not one whole
+    JSON answer: never read loosely."""
+    MAX_TURNS = "max_turns"
+    """The agent's model was still calling tools after its last turn."""
+    BAD_TASK = "bad_task"
+    """The case cannot be asked of the agent (the built-in agent found no labels to choose from)."""
+    AUTH = "auth"
+    """The endpoint refused the key (401/403)."""
+    QUOTA = "quota"
+    """The account behind the key has no quota left."""
+    RATE_LIMITED = "rate_limited"
+    """The endpoint asked to slow down (429) more often than the retries allow."""
+    SERVER_ERROR = "server_error"
+    """The endpoint failed (5xx, 409)."""
+    CONNECTION_ERROR = "connection_error"
+    """The endpoint could not be reached."""
+    NOT_FOUND = "not_found"
+    """The endpoint or model does not exist (404)."""
+    BAD_REQUEST = "bad_request"
+    """The endpoint rejected the request (a model name, a setting, a prompt past its context)."""
+    STREAM_INTERRUPTED = "stream_interrupted"
+    """The answer's stream broke off before its end."""
+    INTERRUPTED = "interrupted"
+    """The run was stopped before its execution finished (a stop, a crash): run it again."""
+    CANCELLED = "cancelled"
+    """A Dask worker's run was cancelled by its coordinator."""
+    WORKER_LOST = "worker_lost"
+    """The Dask worker running it died; the run is tried again on another."""
+    SNAPSHOT_MISMATCH = "snapshot_mismatch"
+    """A Dask worker's shared copy of the skill differs from the store's snapshot."""
+    NOT_RECORDED = "not_recorded"
+    """An ``external`` arm's run that nobody recorded (abbench does not run those itself)."""
+    EXTERNAL_ERROR = "external_error"
+    """A recorded outcome's failure that named no type of its own."""
+    NOT_GRADED = "not_graded"
+    """An imported skill-creator result that was never graded."""
+
+
 class RunOutcome(StrEnum):
     """What became of a run (`run_outcome`), in the order of the store's outcome codes
     (`abbench.store.OUTCOMES`); ``pass``, ``fail`` and ``cancelled`` are also `RunState` names."""

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from abbench.errors import UsageError
+from abbench.errors import UnknownName, UsageError
 from abbench.llm import CallCache
 from abbench.snapshot import Snapshot
 from abbench.types import AgentOutput, Case, Usage
@@ -248,7 +248,7 @@ def agent_factory(name: str) -> AgentFactory:
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise UsageError(f"unknown agent {name!r}; choose one of: {', '.join(agent_names())}") from None
+        raise UnknownName("agent", name, agent_names()) from None
 
 
 def check_settings(agent: str, settings: Mapping[str, Any], valid: Sequence[str]) -> None:

@@ -57,7 +57,7 @@ from abbench.agents._parameters import AgentParameter
 from abbench.agents._rules import extract_rules
 from abbench.errors import AgentError, UsageError
 from abbench.snapshot import Snapshot
-from abbench.types import AgentOutput, Usage
+from abbench.types import AgentOutput, FailureType, Usage
 
 DEFAULT_MODEL = "builtin-bm25"
 """The model name builtin reports when the arm names none."""
@@ -207,7 +207,7 @@ class BuiltinAgent:
                 raise AgentError(
                     f"case {task.case.case_id!r}: builtin has no skill and no label set to choose from; "
                     "declare the dataset's labels (the mapping profile's label set) or give the arm a skill",
-                    failure_type="bad_task",
+                    failure_type=FailureType.BAD_TASK,
                     retryable=False,
                 )
             return _baseline(task, labels, rng, temperature, skill_language=None), ()
@@ -216,7 +216,7 @@ class BuiltinAgent:
             raise AgentError(
                 f"case {task.case.case_id!r}: skill {task.skill.label} names no labels and the dataset "
                 "declares none; add `labels:` to the SKILL.md front matter or declare the dataset's label set",
-                failure_type="bad_task",
+                failure_type=FailureType.BAD_TASK,
                 retryable=False,
             )
         decision = _decide(task, index, rng, temperature, int(settings["top_sections"]))

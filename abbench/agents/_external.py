@@ -6,9 +6,9 @@ from typing import Any
 
 from abbench.agents._base import Task, register_agent
 from abbench.errors import AgentError
-from abbench.types import AgentOutput
+from abbench.types import AgentOutput, FailureType
 
-NOT_RECORDED = "not_recorded"
+NOT_RECORDED = FailureType.NOT_RECORDED
 """The failure type of a run of an ``external`` arm that `abbench run` was asked to execute."""
 
 

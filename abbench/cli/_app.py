@@ -101,7 +101,7 @@ class Group(click.Group):
         try:
             return super().invoke(ctx)
         except AbbenchError as exc:
-            click.secho(f"error: {exc}", fg="red", err=True)
+            click.secho(f"error: {exc.worded('cli')}", fg="red", err=True)
             sys.exit(exc.exit_code)
         except KeyboardInterrupt as exc:
             signum = getattr(exc, "signum", signal.SIGINT)  # `abbench.runner.Terminated` says which

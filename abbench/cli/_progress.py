@@ -108,7 +108,7 @@ def print_budget(reason: PauseReason | None, notes: Sequence[str], handle: str) 
     for note in notes:
         click.echo(f"warning: {note}")
     if reason is not None:
-        click.echo(f"  raise the budget and go on: {reason.hint(handle)}")
+        click.echo(f"  raise the budget and go on: {reason.hint(handle).cli}")
 
 
 def print_summary(summary: RunSummary, handle: str | None = None) -> None:

@@ -9,6 +9,7 @@ import click
 
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.cli._progress import outcome_counts, print_budget, print_failures, print_summary, with_progress
+from abbench.errors import worded
 from abbench.types import ExperimentStatus, RunState, outcome_word
 
 if TYPE_CHECKING:
@@ -241,9 +242,9 @@ def status_cmd(ctx: Context, experiment: str, as_json: bool) -> None:
         handle = backend.command_handle(exp)
         if p.queued is not None:  # a server's pool holds it, or did not start it (and says why)
             if p.queued.not_started:
-                click.echo(f"  {p.queued.hint(handle)}")
+                click.echo(f"  {worded(p.queued.hint(handle), 'cli')}")
         elif p.halt_reason is not None:
-            click.echo(f"  {p.halt_reason.hint(handle)}")
+            click.echo(f"  {worded(p.halt_reason.hint(handle), 'cli')}")
         print_budget(p.pause_reason, p.notes, handle)
         print_failures(backend, exp)
 

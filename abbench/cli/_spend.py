@@ -59,7 +59,7 @@ def resume_cmd(
         emit(
             as_json,
             {"experiment": exp.name, "resumed": False, "pause_reason": reason.as_dict()},
-            f"{exp.ref} is paused: {reason.text}; raise the budget to go on: {reason.hint(handle)}",
+            f"{exp.ref} is paused: {reason.text}; raise the budget to go on: {reason.hint(handle).cli}",
         )
         return
     if not raising:

@@ -13,8 +13,9 @@ from urllib.parse import quote
 
 import httpx
 
+from abbench import _actions as do
 from abbench._utf8 import read_utf8
-from abbench.errors import AbbenchError, UsageError
+from abbench.errors import AbbenchError, Action, UsageError
 
 if TYPE_CHECKING:
     from abbench.export import ExportResult
@@ -25,10 +26,25 @@ _FINAL = ("finished", "cancelled")
 
 
 class ServerError(AbbenchError):
-    """An error answer: `status` (HTTP) and `problem` (the server's problem details)."""
+    """An error answer: `status` (HTTP) and `problem` (the server's problem details), with the facts
+    the problem carries (`kind`, `name`, `choices`)."""
 
     def __init__(self, status: int, problem: dict[str, Any]):
-        super().__init__(f"{problem.get('title', 'error')} ({status}): {problem.get('detail', '')}")
+        said: list[str | Action] = [
+            f"{problem.get('title', 'error')} ({status}): {problem.get('detail', '')}"
+        ]
+        hint = problem.get("hint")
+        if isinstance(hint, dict) and all(isinstance(hint.get(k), str) for k in ("python", "cli", "http")):
+            # the server worded what to do as a request to it: word it back for the caller's view
+            action = Action(hint["python"], hint["cli"], hint["http"])
+            before, found, after = str(said[0]).partition(action.http or "")
+            said = [before, action, after] if found else said
+        super().__init__(
+            *said,
+            kind=problem.get("kind"),
+            name=problem.get("name"),
+            choices=problem.get("choices") or (),
+        )
         self.status = status
         self.problem = problem
         self.exit_code = 1 if status == 409 else 2
@@ -47,7 +63,9 @@ def _ref(ref: int | str) -> str:
     """An experiment's id or name as a path segment; an empty one is refused before any request."""
     text = str(ref).strip()
     if not text:
-        raise UsageError("no experiment given: pass its id or name (abbench create prints the id)")
+        raise UsageError(
+            "no experiment given: pass its id or name (`Client.create_experiment` returns the id)"
+        )
     return quote(text, safe="")
 
 
@@ -67,7 +85,9 @@ class Client:
         key = key or os.environ.get("ABBENCH_KEY")
         if not key:
             raise AbbenchError(
-                "no API key: pass key= or set $ABBENCH_KEY (abbench keys create OWNER makes one)"
+                "no API key: pass key= or set $ABBENCH_KEY (the server's operator makes one with `",
+                do.create_key(),
+                "`)",
             )
         headers = {"Authorization": f"Bearer {key}"}
         if actor:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from abbench import _actions as do
 from abbench.compare._activation import TriggerHelp, trigger_help
 from abbench.compare._figures import _domains, _usage_differences
 from abbench.compare._format import format_comparison
@@ -161,7 +162,8 @@ def compare_experiments(
         raise ComparisonRefused(
             f"experiment {ea.name!r} ran on dataset {ea.dataset} and {eb.name!r} on {eb.dataset}: a paired "
             "comparison needs both on the same cases (the same fingerprint). Run one of them again on the "
-            f"other's dataset (abbench clone, or a definition with dataset: {ea.dataset})"
+            "other's dataset: ",
+            do.clone_on_dataset(eb.name, ea.dataset),
         )
     first, second = experiment_arm(ea, arm_a, "baseline"), experiment_arm(eb, arm_b, "candidate")
     if ea.id == eb.id and first.id == second.id:

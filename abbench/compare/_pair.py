@@ -57,7 +57,10 @@ def check_arm(exp: Experiment, name: Any, where: str) -> Arm:
     close = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise NotFoundError(
-        f"{where}: experiment {exp.name!r} has no arm {name!r}{hint}; its arms: {', '.join(names)}"
+        f"{where}: experiment {exp.name!r} has no arm {name!r}{hint}; its arms: {', '.join(names)}",
+        kind="arm",
+        name=name,
+        choices=names,
     )
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from abbench._files import atomic_path
-from abbench.errors import UsageError
+from abbench.errors import UnknownName, UsageError
 from abbench.export._runs import runs_table
 from abbench.export._tables import Table, comparison_table, grades_table, reviews_table
 from abbench.export._writers import write_csv, write_jsonl
@@ -136,7 +136,12 @@ def export_table(
     from abbench.store import open_store
 
     if what not in EXPORT_KINDS:
-        raise UsageError(f"cannot export {what!r}; choose one of {', '.join(EXPORT_KINDS)}")
+        raise UsageError(
+            f"cannot export {what!r}; choose one of {', '.join(EXPORT_KINDS)}",
+            kind="export",
+            name=what,
+            choices=EXPORT_KINDS,
+        )
     if options and what != "comparison":
         raise UsageError(f"{', '.join(sorted(options))} only apply to the comparison export, not to {what}")
     s = open_store(store)
@@ -232,5 +237,5 @@ def _format(format: str | None, out: str | os.PathLike[str] | None) -> str:
             )
     fmt = format.lower().lstrip(".")
     if fmt not in EXPORT_FORMATS:
-        raise UsageError(f"unknown export format {format!r}; choose one of {', '.join(EXPORT_FORMATS)}")
+        raise UnknownName("export format", format, EXPORT_FORMATS)
     return fmt

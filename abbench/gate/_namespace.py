@@ -79,7 +79,12 @@ def parse_metric(text: str, arms: tuple[str, ...] | None = None) -> MetricRef:
             hint = f" ({name} takes a parameter: {name}[...])"
         elif param is not None and name in METRICS:
             hint = f" ({name} takes no parameter)"
-        raise UsageError(f"unknown metric {text!r}{hint}; valid metrics: {', '.join(metric_names())}")
+        raise UsageError(
+            f"unknown metric {text!r}{hint}; valid metrics: {', '.join(metric_names())}",
+            kind="metric",
+            name=text,
+            choices=metric_names(),
+        )
     if definition.scope != "arm":
         if arm is not None:
             raise UsageError(

@@ -324,7 +324,7 @@ def _rule(item: Any, where: str, arms: tuple[str, ...] | None) -> GateRule:
     try:
         ref = parse_metric(str(item["metric"]), arms)
     except UsageError as exc:
-        raise UsageError(f"{label}: metric: {exc}") from None
+        raise exc.within(UsageError, f"{label}: metric: ") from None
     op = str(item["op"]).strip()
     if op not in OPS:
         raise UsageError(f"{label}: op {op!r} is not an operator; use one of {', '.join(OPS)}")

@@ -12,7 +12,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from abbench.errors import GradingError, TranscriptError, UsageError
+from abbench.errors import GradingError, TranscriptError, UnknownName, UsageError
 from abbench.snapshot import Snapshot
 from abbench.transcript import Event, read_transcript, to_dicts, to_events
 from abbench.types import AgentOutput, Case
@@ -351,9 +351,7 @@ def _make(kind: str, options: dict[str, Any]) -> Grader:
         fn = _load_callable(kind)
         blocking = not inspect.iscoroutinefunction(fn)
         return FunctionGrader(options.get("name") or kind, fn, fn_kind, blocking)
-    raise UsageError(
-        f"unknown grader {kind!r}; choose one of: {', '.join(grader_names())}, or module:function"
-    )
+    raise UnknownName("grader", kind, grader_names(), more=", or module:function")
 
 
 def _options_of(factory: Callable[..., Any]) -> list[str] | None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from abbench.dataset import DatasetInfo
-from abbench.errors import ImportFailed, UsageError
+from abbench.errors import ImportFailed, UnknownName, UsageError
 from abbench.interop._inspect import read_inspect
 from abbench.interop._model import ImportedLog
 from abbench.interop._promptfoo import read_promptfoo
@@ -75,7 +75,7 @@ def read_results(format: str, paths: list[str | Path]) -> ImportedLog:
         ImportFailed: the files are not what the format says (the message names the file and what to do).
     """
     if format not in READERS:
-        raise UsageError(f"unknown results format {format!r}; choose one of: {', '.join(FORMATS)}")
+        raise UnknownName("results format", format, FORMATS)
     files = [Path(p) for p in paths]
     missing = [str(p) for p in files if not p.exists()]
     if missing:
@@ -250,7 +250,7 @@ def _match_cases(store: Store, info: DatasetInfo, found: ImportedLog) -> dict[st
             parts.append(f"{len(ambiguous)} match several cases: {'; '.join(ambiguous[:5])}")
         raise ImportFailed(
             f"of the {len(found.cases)} cases in the logs, {' and '.join(parts)} of dataset "
-            f"{info.fingerprint}; import into the dataset they were run on, or let abbench create one "
-            "(leave out --dataset)"
+            f"{info.fingerprint}; import into the dataset they were run on, or leave the dataset out and a "
+            "new one is made (dataset=, CLI --dataset)"
         )
     return ids

@@ -15,6 +15,7 @@ from typing import Any
 
 from abbench.errors import ImportFailed, UsageError
 from abbench.interop._model import ImportedCase, ImportedLog, ImportedRun, arm_name, message_text
+from abbench.types import FailureType
 
 _LETTERS = {"C": (True, 1.0), "I": (False, 0.0), "P": (False, 0.5), "N": (False, 0.0)}
 
@@ -97,7 +98,7 @@ def _outcome(sample: Any, model: str, log: ImportedLog) -> dict[str, Any]:
     }
     if sample.error is not None:
         out["error"] = str(getattr(sample.error, "message", sample.error))
-        out["failure_type"] = "agent_error"
+        out["failure_type"] = FailureType.AGENT_ERROR.value
         return out
     completion = sample.output.completion if sample.output is not None else ""
     out["prediction"] = completion

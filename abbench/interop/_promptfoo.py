@@ -16,6 +16,7 @@ from typing import Any
 
 from abbench.errors import ImportFailed
 from abbench.interop._model import ImportedCase, ImportedLog, ImportedRun, arm_name
+from abbench.types import FailureType
 
 VERDICT = "assertions"
 """The recorded grader of a promptfoo import."""
@@ -105,7 +106,7 @@ def _outcome(row: dict[str, Any]) -> dict[str, Any]:
     output = response.get("output")
     if (output is None and row.get("error")) or row.get("failureReason") == _ERROR:
         out["error"] = str(row.get("error") or "the provider failed (promptfoo failureReason 2)")
-        out["failure_type"] = "agent_error"
+        out["failure_type"] = FailureType.AGENT_ERROR.value
         return out
     out["prediction"] = _text(output)
     out["raw_output"] = _text(output)

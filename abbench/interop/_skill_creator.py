@@ -21,6 +21,7 @@ from typing import Any
 
 from abbench.errors import ImportFailed
 from abbench.interop._model import ImportedCase, ImportedLog, ImportedRun, arm_name
+from abbench.types import FailureType
 
 VERDICT = "expectations"
 """The recorded grader of a skill-creator import."""
@@ -120,7 +121,7 @@ def _read_folder(folder: Path, result: ImportedLog) -> int:
                 number = _run_number(run_dir)
                 if not grading_file.exists():
                     outcome: dict[str, Any] = {"error": f"{grading_file} is missing: the run was not graded"}
-                    outcome["failure_type"] = "not_graded"
+                    outcome["failure_type"] = FailureType.NOT_GRADED.value
                 else:
                     outcome = _grading_outcome(run_dir, _json(grading_file))
                 result.runs.append(ImportedRun(case_id, arm, number, outcome))

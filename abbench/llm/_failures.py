@@ -7,41 +7,28 @@ import json
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import Any
 
 from abbench._text import clip
-
-
-class FailureType(StrEnum):
-    """Why an agent or judge call failed: the `AgentError.failure_type` values (stored as their text).
-
-    A `StrEnum`, so ``FailureType.TIMEOUT == "timeout"`` and the stored values are the words.
-    """
-
-    AGENT_ERROR = "agent_error"
-    """An agent failed in a way no other type names (the default of `AgentError`)."""
-    MAX_TURNS = "max_turns"
-    """The openai agent's model was still calling tools after its last turn."""
-    AUTH = "auth"
-    BAD_OUTPUT = "bad_output"
-    BAD_REQUEST = "bad_request"
-    CONNECTION_ERROR = "connection_error"
-    NOT_FOUND = "not_found"
-    QUOTA = "quota"
-    RATE_LIMITED = "rate_limited"
-    SERVER_ERROR = "server_error"
-    STREAM_INTERRUPTED = "stream_interrupted"
-    TIMEOUT = "timeout"
-    TRUNCATED = "truncated"
-    """The model's reply was cut at ``max_tokens`` (``finish_reason: length``) and is not one whole
-    JSON answer: never read loosely."""
-
+from abbench.types import FailureType as FailureType
 
 FAILURE_TYPES = tuple(
-    t.value for t in FailureType if t not in (FailureType.AGENT_ERROR, FailureType.MAX_TURNS)
+    t.value
+    for t in (
+        FailureType.AUTH,
+        FailureType.BAD_OUTPUT,
+        FailureType.BAD_REQUEST,
+        FailureType.CONNECTION_ERROR,
+        FailureType.NOT_FOUND,
+        FailureType.QUOTA,
+        FailureType.RATE_LIMITED,
+        FailureType.SERVER_ERROR,
+        FailureType.STREAM_INTERRUPTED,
+        FailureType.TIMEOUT,
+        FailureType.TRUNCATED,
+    )
 )
-"""The `AgentError.failure_type` values the client raises."""
+"""The `AgentError.failure_type` values the chat client raises (a subset of `FailureType`)."""
 
 
 _RETRIED = {

@@ -262,8 +262,12 @@ class ExperimentMetrics(Result):
         for a in self.arms:
             if a.arm == name:
                 return a
+        names = [a.arm for a in self.arms]
         raise NotFoundError(
-            f"experiment {self.experiment!r} has no arm {name!r}; its arms: {', '.join(a.arm for a in self.arms)}"
+            f"experiment {self.experiment!r} has no arm {name!r}; its arms: {', '.join(names)}",
+            kind="arm",
+            name=name,
+            choices=names,
         )
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from abbench import _actions as do
 from abbench.errors import AbbenchError, NotFoundError, UsageError
 from abbench.graders import normalise_label
 from abbench.metrics import LOW_CONFIDENCE, Result, dataset_labels
@@ -568,8 +569,9 @@ def case_detail(
     exp = store.experiments.get(experiment)
     idx = store.analysis.case_position(exp.id, str(case_id))
     if idx is None:
+        lists = ("; `", do.disagreements(exp.id), "` lists cases")
         raise NotFoundError(
-            f"experiment {exp.name!r} has no case {case_id!r}; `abbench disagreements {exp.id}` lists cases"
+            f"experiment {exp.name!r} has no case {case_id!r}", *lists, kind="case", name=str(case_id)
         )
     loader = _Loader(store, exp)
     case = loader.cases([idx])[idx]

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from abbench._memo import Memo
-from abbench.errors import UsageError
+from abbench.errors import UnknownName, UsageError
 from abbench.metrics import LOW_CONFIDENCE, Result, dataset_labels
 from abbench.review._api import StoreLike
 from abbench.review._cases import (
@@ -208,7 +208,7 @@ def _sampled(store: Store, exp: Experiment) -> dict[int, tuple[str, set[str]]]:
 
 def _check(kind: str | Sequence[str] | None, sort: str, offset: int, limit: int) -> tuple[str, ...]:
     if sort not in PAGE_SORTS:
-        raise UsageError(f"unknown sort {sort!r}; choose one of {', '.join(PAGE_SORTS)}")
+        raise UnknownName("sort", sort, PAGE_SORTS)
     if offset < 0 or limit < 1:
         raise UsageError(f"a page needs offset >= 0 and limit >= 1 (got offset={offset}, limit={limit})")
     if kind == SAMPLE or (not isinstance(kind, str) and kind is not None and SAMPLE in kind):

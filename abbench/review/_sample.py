@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from abbench import _actions as do
 from abbench.errors import UsageError
 from abbench.metrics import Result
 from abbench.review._api import HUMAN_LABELS
@@ -142,7 +143,9 @@ def _sample_of(store: Store, exp: Experiment, sample: int | None) -> ReviewSampl
         raise UsageError(
             f"experiment {exp.name!r} has no random review sample: the judge's accuracy is corrected only from "
             "runs drawn at random (reviews chosen by disagreement are not random, and would bias it); draw one "
-            f"with `abbench review {exp.id} --sample 100 --seed 1` and review its runs"
+            "with `",
+            do.draw_review_sample(exp.id),
+            "` and review its runs",
         )
     return samples[-1]
 

@@ -414,7 +414,7 @@ def retry_runs(
     store = open_store(store)
     exp = store.experiments.get(ref)
     if exp.runner_alive:
-        raise ExperimentError(exp.busy_message())
+        raise ExperimentError(*exp.busy_message())
     chosen = select_retry(
         exp,
         store=store,
@@ -548,7 +548,7 @@ def grade_experiment(
     store = open_store(store)
     exp = store.experiments.get(ref)
     if exp.runner_alive:
-        raise ExperimentError(exp.busy_message())
+        raise ExperimentError(*exp.busy_message())
     if graders:
         exp = add_graders(exp, graders, store=store)
     runner = ExperimentRunner(store, exp, observers=list(observers), grade_only=True, concurrency=concurrency)

@@ -46,6 +46,7 @@ from abbench.agents import Agent, PythonAgent, Spending, Task, make_agent
 from abbench.errors import AgentError, ExperimentError
 from abbench.snapshot import Snapshot, content_hash
 from abbench.store import Arm, Store
+from abbench.types import FailureType
 
 if TYPE_CHECKING:  # DaskSpec is a pydantic model: a local run never loads pydantic
     from abbench.runner._scheduler import ExperimentRunner, RunSummary
@@ -56,7 +57,7 @@ log = logging.getLogger(__name__)
 WORKER_GRACE_S = 1.0
 """A worker gives up on an agent this long after the run's timeout: the coordinator's watchdog,
 which records the timeout, acts first."""
-WORKER_LOST = "worker_lost"
+WORKER_LOST = FailureType.WORKER_LOST
 """The failure type of an attempt whose Dask worker died under it (retryable)."""
 
 
@@ -135,9 +136,9 @@ class _Failure:
                 exc.retry_after,
             )
         if isinstance(exc, TimeoutError):
-            return cls(f"timed out: {exc or 'no answer in time'}", "timeout", True, tb)
+            return cls(f"timed out: {exc or 'no answer in time'}", FailureType.TIMEOUT, True, tb)
         retryable = isinstance(exc, (OSError, ConnectionError))
-        return cls(f"{type(exc).__name__}: {exc}", "agent_error", retryable, tb)
+        return cls(f"{type(exc).__name__}: {exc}", FailureType.AGENT_ERROR, retryable, tb)
 
     def error(self, worker: str, spent: Spending | None) -> AgentError:
         """The `AgentError` the coordinator raises for it (the traceback names the worker)."""
@@ -215,7 +216,7 @@ def _materialise(payload: SnapshotPayload) -> Snapshot:
         raise AgentError(
             f"skill snapshot {want[:12]}: the content in {where} hashes to {got[:12]}; the shared copy "
             "differs from the store's (copy the store's snapshots/ folder again)",
-            "snapshot_mismatch",
+            FailureType.SNAPSHOT_MISMATCH,
             retryable=False,
         )
     if payload.shared is None:
@@ -296,7 +297,9 @@ async def _answer(agent: Agent, task: Task, key: str, worker: str) -> _Answer:
         output = await asyncio.wait_for(work, timeout)
         return _Answer(output, None, task.spending, worker)
     except asyncio.CancelledError:
-        stopped = _Failure("cancelled while running (asked by the coordinator)", "cancelled", False, "")
+        stopped = _Failure(
+            "cancelled while running (asked by the coordinator)", FailureType.CANCELLED, False, ""
+        )
         return _Answer(None, stopped, task.spending, worker)
     except Exception as exc:
         return _Answer(None, _Failure.of(exc), task.spending, worker)

@@ -28,7 +28,7 @@ from abbench.runner._states import EXECUTED, FAIL, PENDING, RUNNING
 from abbench.runner._writer import StoreWriter
 from abbench.store import INTERRUPTED, WorkItem, dumps, now_iso
 from abbench.transcript import last_answer, requested_calls
-from abbench.types import AgentOutput, AttemptOutcome, RunState
+from abbench.types import AgentOutput, AttemptOutcome, FailureType, RunState
 
 MAX_STORED_INT = 2**63 - 1
 """The largest integer SQLite stores: a token count beyond it is not one."""
@@ -247,7 +247,9 @@ class Execution:
                 self.failed_attempt(attempt, interrupted())
             raise
         except TimeoutError as exc:  # an adapter's own timeout (an HTTP request, a subprocess)
-            error = AgentError(f"timed out: {exc or 'no answer in time'}", "timeout", retryable=True)
+            error = AgentError(
+                f"timed out: {exc or 'no answer in time'}", FailureType.TIMEOUT, retryable=True
+            )
         except AgentError as exc:
             error, tb = exc, traceback.format_exc()
         except (Exception, SystemExit, KeyboardInterrupt) as exc:
@@ -255,7 +257,7 @@ class Execution:
             # experiment (a signal stops it by cancelling the pass, never by raising inside an agent).
             error = AgentError(
                 f"{type(exc).__name__}: {exc}",
-                "agent_error",
+                FailureType.AGENT_ERROR,
                 retryable=isinstance(exc, (OSError, ConnectionError)),
             )
             tb = traceback.format_exc()
@@ -265,7 +267,7 @@ class Execution:
             timeout = self.options.timeout_s
             error = AgentError(
                 f"no answer within {timeout:g} s of work (timeout_s; waits for rate limits not counted)",
-                "timeout",
+                FailureType.TIMEOUT,
                 retryable=True,
             )
         elif flight.ended is FlightEnd.CANCEL:
@@ -282,7 +284,7 @@ class Execution:
         if not isinstance(output, AgentOutput):
             arm = self.inputs.arms[item.arm_id]
             message = f"agent {arm.agent!r} returned {type(output).__name__}, not an AgentOutput"
-            return None, AgentError(message, "bad_output", retryable=False)
+            return None, AgentError(message, FailureType.BAD_OUTPUT, retryable=False)
         try:
             # what a person's adapter returns is checked before it reaches the store
             checked = check_output(output)
@@ -302,7 +304,9 @@ class Execution:
         except Exception as exc:  # a value no check foresaw (a confidence of 10**400): the run's fault
             case = self.inputs.cases[item.case_idx]
             message = f"the agent returned an answer that cannot be stored ({type(exc).__name__}: {exc})"
-            return None, AgentError(f"{message} (case {case.case_id})", "bad_output", retryable=False)
+            return None, AgentError(
+                f"{message} (case {case.case_id})", FailureType.BAD_OUTPUT, retryable=False
+            )
 
     def _executed(self, attempt: _Attempt, output: AgentOutput) -> None:
         """Store the answer: the run moves to executed, the attempt records what it paid."""

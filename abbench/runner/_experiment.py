@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from abbench import _actions as do
 from abbench._yaml import load_yaml
 from abbench.agents import make_agent
 from abbench.dataset import DatasetInfo, gold_kind
@@ -79,7 +80,11 @@ def _resolve_skills(store: Store, arm_name: str, arm: ArmSpec, base: Path | None
         except NotFoundError:
             raise ExperimentError(
                 f"arm {arm_name!r}: skill {text!r} is neither a folder (relative to {base or Path.cwd()}) "
-                "nor a stored snapshot (`abbench snapshots` lists them)"
+                "nor a stored snapshot (`",
+                do.list_snapshots(),
+                "` lists them)",
+                kind="skill",
+                name=text,
             ) from None
     names = [s.skill_name for s in out]
     twice = sorted({n for n in names if names.count(n) > 1})
@@ -117,7 +122,7 @@ def _check_arms(spec: ExperimentSpec, base: Path | None) -> dict[str, Any]:
                 if close:
                     hint = f" ({key!r}: did you mean {close[0]!r}?)"
                     break
-            raise ExperimentError(f"arm {name!r}: {exc}{hint}") from None
+            raise exc.within(ExperimentError, f"arm {name!r}: ", hint) from None
     return agents
 
 
@@ -132,7 +137,7 @@ def _preflight(agents: dict[str, Any], snapshots: dict[str, Any], store: Store, 
             check(snapshots[name], tuple(label_set) if label_set else None)
         except UsageError as exc:
             hint = "" if label_set else _gold_hint(store, dataset)
-            raise ExperimentError(f"arm {name!r}: {exc}{hint}") from None
+            raise exc.within(ExperimentError, f"arm {name!r}: ", hint) from None
 
 
 def _gold_hint(store: Store, dataset: Any, written_out: int = 50) -> str:

@@ -22,6 +22,8 @@ import weakref
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from abbench import _actions as do
+from abbench.errors import Said
 from abbench.store import now_iso
 from abbench.types import Halt
 
@@ -200,11 +202,14 @@ class HaltReason:
             said += " while its server ran"
         return said
 
-    def hint(self, handle: str) -> str:
-        """What a person does to go on."""
+    def hint(self, handle: str) -> Said:
+        """What a person does to go on (the parts: each view words the action, `abbench.errors.worded`)."""
         if self.why == Halt.SERVER_STOPPED:
-            return f"the server resumes it when it starts again; or run the rest here: abbench run {handle}"
-        return f"run the rest: abbench run {handle}"
+            return (
+                "the server resumes it when it starts again; or run the rest here: ",
+                do.run_experiment(handle),
+            )
+        return ("run the rest: ", do.run_experiment(handle))
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready view (what the store keeps), with the text."""

@@ -24,7 +24,7 @@ from typing import Any
 from abbench.agents import MAX_OUTPUT_BYTES, check_output
 from abbench.errors import AgentError
 from abbench.transcript import VerdictEvent
-from abbench.types import AgentOutput, Usage
+from abbench.types import AgentOutput, FailureType, Usage
 
 FIELDS = (
     "case_id",
@@ -56,7 +56,7 @@ FIELDS = (
 )
 """What an outcome may say. ``case_id`` and ``arm`` are required, then ``prediction`` or ``error``."""
 
-RECORDED_FAILURE = "external_error"
+RECORDED_FAILURE = FailureType.EXTERNAL_ERROR
 """The failure type of a recorded failure that names none."""
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from abbench import _actions as do
+from abbench.errors import Action
 from abbench.formatting import money_trimmed as money
 
 BUDGET_REACHED = "budget reached"
@@ -57,13 +59,12 @@ class PauseReason:
         what = self.reason if self.arm is None else f"{self.reason} for arm {self.arm}"
         return f"{what} — {', '.join(figures)}"
 
-    def hint(self, handle: str) -> str:
-        """The command that raises the limit that was reached and goes on."""
-        arm = f" --arm {self.arm}" if self.arm else ""
+    def hint(self, handle: str) -> Action:
+        """What raises the limit that was reached and goes on (each view words it)."""
         if self.by == "tokens":
             tokens = _suggest(self.max_tokens)
-            return f"abbench resume {handle}{arm} --max-tokens {None if tokens is None else int(tokens)}"
-        return f"abbench resume {handle}{arm} --budget {_suggest(self.max_cost) or 0:.2f}"
+            return do.resume_with_tokens(handle, None if tokens is None else int(tokens), arm=self.arm)
+        return do.resume_experiment(handle, arm=self.arm, budget=_suggest(self.max_cost) or 0)
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready view (what the store keeps), with the text."""

@@ -16,6 +16,8 @@ import socket
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from abbench import _actions as do
+from abbench.errors import Said
 from abbench.store import now_iso
 
 
@@ -70,9 +72,9 @@ class QueuedWork:
             return f"{said}; not started: {self.not_started}"
         return f"{said}: waiting for a free runner"
 
-    def hint(self, handle: str) -> str:
-        """What a person does to go on once a server did not start it."""
-        return f"ask the server to start it again, or run it here: abbench run {handle}"
+    def hint(self, handle: str) -> Said:
+        """What a person does to go on once a server did not start it (parts: `abbench.errors.worded`)."""
+        return ("ask the server to start it again, or run it here: ", do.run_experiment(handle))
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready view (what the store keeps), with the text."""

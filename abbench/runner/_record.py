@@ -119,7 +119,7 @@ def record_runs(
     if not fresh:
         return RecordSummary(exp.name, exp.id, 0, unchanged)
     if not st.experiments.claim_runner(exp.id):
-        raise ExperimentError(st.experiments.get(exp.id).busy_message())
+        raise ExperimentError(*st.experiments.get(exp.id).busy_message())
     try:
         _write(st, exp, fresh, recorded_by or current_user())
     finally:

@@ -250,7 +250,7 @@ class ExperimentRunner:
         self._prior_halt = exp.halt if prior is None else prior.as_dict()
         origin = None if self.grade_only else process_origin()
         if not store.experiments.claim_runner(exp.id, origin=origin, takes_queued=True):
-            raise ExperimentError(store.experiments.get(exp.id).busy_message())
+            raise ExperimentError(*store.experiments.get(exp.id).busy_message())
         started = time.monotonic()
         heartbeat = Heartbeat(store, exp.id).start()
         quiet = contextlib.ExitStack()

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from abbench.agents import Agent
-from abbench.errors import UsageError
+from abbench.errors import UnknownName, UsageError
 from abbench.store import Arm, Experiment
 
 if TYPE_CHECKING:  # DaskSpec is a pydantic model: a local run never loads pydantic
@@ -41,7 +41,7 @@ def dask_settings(
             with ``executor=local``.
     """
     if executor is not None and executor not in EXECUTORS:
-        raise UsageError(f"unknown executor {executor!r}; choose local or dask")
+        raise UnknownName("executor", executor, EXECUTORS)
     if scheduler is not None and dask_local is not None:
         raise UsageError("give --scheduler (an existing Dask cluster) or --dask-local N, not both")
     if executor == "local":

@@ -26,8 +26,9 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
+from abbench import _actions as do
 from abbench._files import claimed_file, sweep_stale
-from abbench.errors import StoreError
+from abbench.errors import Action, StoreError
 from abbench.store import ATTEMPT_COLUMNS, CacheEntry, GradeWrite, Store, WriteBatch
 from abbench.types import AttemptOutcome, RunState
 
@@ -202,7 +203,7 @@ class StoreWriter:
                 self._cond.wait(1.0)
 
     def _failed(self) -> StoreError:
-        return StoreError(describe_write_error(self.error, self.store.path))
+        return StoreError(*describe_write_error(self.error, self.store.path))
 
     def _submit(self, op: _Op) -> None:
         if self.error is not None:
@@ -444,19 +445,25 @@ def sweep_transcripts(store_path: Path) -> int:
     return sweep_stale(folder, ".*.partial") + sweep_stale(folder, "*.jsonl.partial")
 
 
-def describe_write_error(exc: BaseException | None, store_path: Path) -> str:
-    """What a failed store write means for a person: what failed, where, and what to do."""
-    again = "what was committed is kept; run the experiment again (abbench run EXPERIMENT) to continue where it stopped"
+def describe_write_error(exc: BaseException | None, store_path: Path) -> tuple[str | Action, ...]:
+    """What a failed store write means for a person: what failed, where, and what to do (the message's
+    parts, for a `StoreError`)."""
+    again: tuple[str | Action, ...] = (
+        "what was committed is kept; run the experiment again (",
+        do.run_experiment("EXPERIMENT"),
+        ") to continue where it stopped",
+    )
     if isinstance(exc, OSError):
         where = f" {exc.filename}" if exc.filename else f" the store {store_path}"
         what = exc.strerror or str(exc)
         return (
-            f"cannot write{where}: {what}. Free disk space or make the store folder {store_path} writable; "
-            + again
+            f"cannot write{where}: {what}. Free disk space or make the store folder {store_path} writable; ",
+            *again,
         )
     if isinstance(exc, sqlite3.OperationalError):
         return (
             f"the store database {store_path / 'abbench.db'} refused a write ({exc}). Free disk space or make "
-            f"the store folder writable; " + again
+            "the store folder writable; ",
+            *again,
         )
-    return f"the store writer stopped: {exc}; " + again
+    return (f"the store writer stopped: {exc}; ", *again)

@@ -1,4 +1,6 @@
-"""Errors as JSON problem details (RFC 9457) carrying the CLI's what / where / what-to-do text."""
+"""Errors as JSON problem details (RFC 9457): the what / where / what-to-do text, with each action worded
+as a request to this server, and the error's facts (``kind``, ``name``, ``choices``, ``hint``) as
+extension members."""
 
 from __future__ import annotations
 
@@ -46,6 +48,12 @@ def not_found(what: str, ref: object, listing: str) -> Problem:
     )
 
 
+def refusal(status: int, title: str, exc: AbbenchError, **extra: Any) -> Problem:
+    """A `Problem` from an error a route raises with a status of its own, worded for HTTP, with the
+    error's facts (and `extra` members)."""
+    return Problem(status, title, exc.worded("http"), **exc.facts(), **extra)
+
+
 def problem_response(status: int, title: str, detail: str, instance: str, **extra: Any) -> JSONResponse:
     """A problem-details response."""
     body = {"type": "about:blank", "title": title, "status": status, "detail": detail, "instance": instance}
@@ -79,15 +87,15 @@ def abbench_problem(exc: AbbenchError) -> tuple[int, str, str, dict[str, Any]]:
     (the server's folders not yet taken out of the detail: `scrub_paths`)."""
     status, title = _status(exc)
     if status == 404:  # the library's words may name other owners' objects: say only what is missing
-        return 404, title, "not found for this key's owner", {}
-    extra: dict[str, Any] = {}
+        return 404, title, "not found for this key's owner", {"kind": exc.kind} if exc.kind else {}
+    extra: dict[str, Any] = exc.facts()
     report = getattr(exc, "report", None)
     if report is not None:
         extra["report"] = report.to_dict()
     problems = getattr(exc, "problems", None)
     if isinstance(problems, list):
         extra["problems"] = problems
-    return status, title, str(exc), extra
+    return status, title, exc.worded("http"), extra
 
 
 def install(app: FastAPI) -> None:

@@ -13,7 +13,9 @@ from pydantic import BaseModel, Field
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
+from abbench import _actions as do
 from abbench.compare import compare_arms, compare_experiments
+from abbench.errors import ComparisonRefused
 from abbench.export import EXPORT_FORMATS, EXPORT_KINDS, export
 from abbench.gate import evaluate_gate
 from abbench.metrics import MAX_GRADER_NAME, check_grader
@@ -22,7 +24,7 @@ from abbench.runner import try_input
 from abbench.server import _owned, _policy
 from abbench.server._auth import Caller, require
 from abbench.server._common import answer, experiment_view, settings_of, store_of, work_of
-from abbench.server._problems import Problem
+from abbench.server._problems import Problem, refusal
 from abbench.server._uploads import remove, temp_folder
 from abbench.store import acting_as
 
@@ -129,13 +131,14 @@ def compare(request: Request, caller: Reader, body: CompareIn) -> JSONResponse:
         return answer(compare_arms(first.id, body.a, body.b, store=store, grader=body.grader))
     other = _owned.experiment(store, body.vs, caller.owner)
     if first.dataset != other.dataset:
-        raise Problem(
-            409,
-            "comparison refused",
+        refused = ComparisonRefused(
             f"experiment {first.name!r} ran on dataset {first.dataset} and {other.name!r} on {other.dataset}: a "
-            "paired comparison needs both on the same cases; run one again on the other's dataset",
-            fingerprints=[first.dataset, other.dataset],
+            "paired comparison needs both on the same cases; run one again on the other's dataset: ",
+            do.clone_on_dataset(other.name, first.dataset),
+            kind="dataset",
+            name=other.dataset,
         )
+        raise refusal(409, "comparison refused", refused, fingerprints=[first.dataset, other.dataset])
     return answer(
         compare_experiments(first.id, other.id, arm_a=body.a, arm_b=body.b, store=store, grader=body.grader)
     )

@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from abbench.compare import compare_arms
+from abbench.errors import ExperimentError
 from abbench.review import disagreements
 from abbench.runner import (
     cancel_experiment,
@@ -37,7 +38,7 @@ from abbench.server._common import (
     work_of,
 )
 from abbench.server._documents import INT_MAX
-from abbench.server._problems import Problem
+from abbench.server._problems import Problem, refusal
 from abbench.server._uploads import remove, temp_folder
 from abbench.store import Experiment, RunRecord
 from abbench.types import ExperimentStatus
@@ -111,7 +112,7 @@ def _start(request: Request, caller: Caller, exp: Experiment, **job: Any) -> boo
     if pool.busy(exp.id):
         return False
     if exp.runner_alive:
-        raise Problem(409, "busy", exp.busy_message())
+        raise refusal(409, "busy", ExperimentError(*exp.busy_message()))
     _allowed(request, exp, arms=not job.get("regrade"))
     if pool.queued_for(caller.owner) >= settings.per_owner_running:
         raise Problem(
@@ -196,7 +197,7 @@ def retry(
             409, "busy", f"experiment {exp.name!r} is running on this server; wait for it, then retry"
         )
     if exp.runner_alive:
-        raise Problem(409, "busy", exp.busy_message())
+        raise refusal(409, "busy", ExperimentError(*exp.busy_message()))
     chosen = select_retry(
         exp,
         store=store,

@@ -42,9 +42,10 @@ class GitFetchError(SnapshotError):
     the repository), ``timeout``, ``too-large`` (the clone passed `max_fetch_bytes`).
     """
 
+    kind: str
+
     def __init__(self, kind: str, message: str):
-        super().__init__(message)
-        self.kind = kind
+        super().__init__(message, kind=kind)
 
 
 def url_scheme(url: str) -> str:

@@ -152,7 +152,12 @@ class Snapshot:
                 return f
         names = ", ".join(f.path for f in self.files[:30])
         more = f" and {len(self.files) - 30} more" if len(self.files) > 30 else ""
-        raise NotFoundError(f"{self.label} has no file {path!r}; its files: {names}{more}")
+        raise NotFoundError(
+            f"{self.label} has no file {path!r}; its files: {names}{more}",
+            kind="file",
+            name=path,
+            choices=[f.path for f in self.files],
+        )
 
     def read_bytes(self, path: str) -> bytes:
         """The bytes of one file of the snapshot.

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from abbench.errors import UsageError
+from abbench.errors import UnknownName, UsageError
 from abbench.stats._base import Interval, _Result, check_confidence, z_value
 from abbench.stats._errors import per_case
 
@@ -70,7 +70,7 @@ def _statistic_fn(statistic: str) -> Callable[..., Any]:
     if statistic in BOOTSTRAP_STATISTICS and match:
         q = int(match.group(1)) / 100.0
     if q is None:
-        raise UsageError(f"unknown statistic {statistic!r}; choose one of {', '.join(BOOTSTRAP_STATISTICS)}")
+        raise UnknownName("statistic", statistic, BOOTSTRAP_STATISTICS)
     return lambda x, axis=None: np.quantile(x, q, axis=axis)
 
 

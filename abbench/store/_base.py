@@ -203,7 +203,7 @@ class StoreBase:
             raise StoreError(
                 f"the store {self.path} cannot take {nbytes // 2**20} MB more ({exc.strerror or exc}), so "
                 "nothing would be recorded of what the agents did and paid: free disk space (or raise the "
-                "quota) first; what was committed is kept, and abbench run continues where it stopped"
+                "quota) first; what was committed is kept, and running it again continues where it stopped"
             ) from exc
 
     # -- connections -------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from abbench import _actions as do
 from abbench.dataset import (
     Dataset,
     DatasetInfo,
@@ -17,7 +18,7 @@ from abbench.dataset import (
     ValidationReport,
     unpack_source_row,
 )
-from abbench.errors import NotFoundError, UsageError
+from abbench.errors import Action, NotFoundError, UsageError
 from abbench.store._base import loads
 from abbench.store._experiments import IS_TRY_SQL
 from abbench.store._noun import Noun
@@ -63,7 +64,9 @@ class DatasetReads(Noun):
         if isinstance(ref, int):
             row = self._store.query_one(select + "WHERE d.id = ?" + done, (ref,))
             if row is None:
-                raise NotFoundError(f"no dataset with id {ref}; {self._dataset_listing()}")
+                raise NotFoundError(
+                    f"no dataset with id {ref}; ", *self._dataset_listing(), kind="dataset", name=str(ref)
+                )
             return _info(row)
         text = str(ref).strip()
         row = None
@@ -93,24 +96,26 @@ class DatasetReads(Noun):
         if row is None and text.isdigit():
             row = self._store.query_one(select + "WHERE d.id = ?" + done, (int(text),))
         if row is None:
-            raise NotFoundError(f"no dataset {text!r}; {self._dataset_listing(text)}")
+            raise NotFoundError(
+                f"no dataset {text!r}; ", *self._dataset_listing(text), kind="dataset", name=text
+            )
         return _info(row)
 
-    def _dataset_listing(self, near: str | None = None) -> str:
+    def _dataset_listing(self, near: str | None = None) -> tuple[str | Action, ...]:
         rows = self._store.query(
             "SELECT fingerprint, name FROM datasets WHERE fingerprint NOT LIKE '%@pending-%' ORDER BY id"
         )
         if not rows:
-            return "the store has no datasets yet; import one with abbench import FILE"
+            return ("the store has no datasets yet; import one with ", do.import_dataset())
         if near:
             import difflib  # here: only a mistyped name needs it
 
             names = {r["name"]: r["fingerprint"] for r in rows}  # the latest fingerprint per name
             close = difflib.get_close_matches(near.partition("@")[0], list(names), n=3, cutoff=0.6)
             if close:
-                return f"did you mean {', '.join(names[c] for c in close)}?"
+                return (f"did you mean {', '.join(names[c] for c in close)}?",)
         shown = [r["fingerprint"] for r in rows[-10:]]
-        return "datasets: " + ", ".join(shown) + (" ..." if len(rows) > 10 else "")
+        return ("datasets: " + ", ".join(shown) + (" ..." if len(rows) > 10 else ""),)
 
     def all(self, *, include_tries: bool = False) -> list[DatasetInfo]:
         """Every stored dataset, oldest first; those only tries use are left out unless `include_tries`."""

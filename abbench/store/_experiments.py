@@ -11,7 +11,8 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from abbench.errors import ExperimentError, NotFoundError
+from abbench import _actions as do
+from abbench.errors import Action, ExperimentError, NotFoundError
 from abbench.store._base import current_user, dumps, inserted_id, loads, now_iso
 from abbench.store._experiment import (
     CONTROLS,
@@ -160,14 +161,22 @@ class Experiments(Noun):
         if text.lstrip("#").isdigit():
             rows = self._store.query(select + "WHERE e.id = ?", (int(text.lstrip("#")),))
             if not rows and text.startswith("#"):
-                raise NotFoundError(f"no experiment {text}; `abbench experiments` lists them")
+                raise NotFoundError(
+                    f"no experiment {text}; `",
+                    do.list_experiments(),
+                    "` lists them",
+                    kind="experiment",
+                    name=text,
+                )
             if rows:
                 return self._experiment_from_row(rows[0])
         rows = self._store.query(select + "WHERE e.name = ? ORDER BY e.id DESC", (text,))
         if not rows and "@" in text:
             rows = self._by_skill_version(select, text)
         if not rows:
-            raise NotFoundError(f"no experiment named {text!r}; {self._experiment_hint(text)}")
+            raise NotFoundError(
+                f"no experiment named {text!r}; ", *self._experiment_hint(text), kind="experiment", name=text
+            )
         if len(rows) > 1:
             self._note_same_name(text, rows)
         return self._experiment_from_row(rows[0])
@@ -193,15 +202,15 @@ class Experiments(Noun):
             )
         return sorted({r[0]: r for r in rows}.values(), key=lambda r: -r[0])
 
-    def _experiment_hint(self, text: str) -> str:
+    def _experiment_hint(self, text: str) -> tuple[str | Action, ...]:
         """The closest stored names ("did you mean"), else where to look."""
         names = [r[0] for r in self._store.query("SELECT DISTINCT name FROM experiments ORDER BY name")]
         if not names:
-            return "the store has no experiments yet; create one with `abbench create FILE.yaml`"
+            return ("the store has no experiments yet; create one with `", do.create_experiment(), "`")
         close = difflib.get_close_matches(text.partition("@")[0], names, n=3, cutoff=0.6)
         if close:
-            return f"did you mean {' or '.join(map(repr, close))}? `abbench experiments` lists them"
-        return "`abbench experiments` lists them"
+            return (f"did you mean {' or '.join(map(repr, close))}? `", do.list_experiments(), "` lists them")
+        return ("`", do.list_experiments(), "` lists them")
 
     def _note_same_name(self, text: str, rows: list[sqlite3.Row]) -> None:
         """Say once per store and name that `text` picked the latest of several experiments, and how to pick another."""

@@ -27,6 +27,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from abbench import _actions as do
 from abbench.errors import StoreError
 from abbench.store._base import ACTING_USER, current_user, now_iso
 from abbench.store._noun import Noun
@@ -148,8 +149,9 @@ def load_pepper(store_path: Path, *, create: bool) -> bytes:
     if not path.exists():
         if not create:
             raise StoreError(
-                f"no key pepper: set ${PEPPER_ENV} or create a key first (abbench keys create OWNER), "
-                f"which writes {path}"
+                f"no key pepper: set ${PEPPER_ENV} or create a key first (",
+                do.create_key(),
+                f"), which writes {path}",
             )
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as f:
@@ -235,7 +237,12 @@ class Keys(Noun):
             "SELECT * FROM api_keys WHERE key_id=?", (key_id.removeprefix("abk_")[:12],)
         )
         if row is None:
-            raise StoreError(f"no key {key_id!r} in {self._store.path}; list them with abbench keys list")
+            raise StoreError(
+                f"no key {key_id!r} in {self._store.path}; list them with ",
+                do.list_keys(),
+                kind="key",
+                name=key_id,
+            )
         return _key(row)
 
     def all(self, owner: str | None = None) -> list[ApiKey]:

@@ -9,6 +9,7 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from abbench import _actions as do
 from abbench.dataset import ProfileInfo
 from abbench.errors import MappingError, NotFoundError, UsageError
 from abbench.store._base import current_user, dumps, loads, now_iso
@@ -129,8 +130,12 @@ class Profiles(Noun):
             close = difflib.get_close_matches(name, names, n=3)
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
             raise NotFoundError(
-                f"no saved mapping profile {name!r}{hint}; saved: {', '.join(names) or 'none'}. "
-                "Save one with abbench import FILE --save-profile NAME, or pass a .yaml/.json profile file"
+                f"no saved mapping profile {name!r}{hint}; saved: {', '.join(names) or 'none'}. Save one with ",
+                do.save_profile(),
+                ", or pass a .yaml/.json profile file",
+                kind="mapping profile",
+                name=name,
+                choices=names,
             )
         return row
 

@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from abbench import _actions as do
 from abbench._memo import Memo
 from abbench.errors import NotFoundError
 from abbench.store._noun import Noun
@@ -40,7 +41,7 @@ class RunResults(Noun):
         )
         if not rows:
             if self._store.query_one("SELECT 1 FROM experiments WHERE id=?", (exp_id,)) is None:
-                raise NotFoundError(f"no experiment #{exp_id}; `abbench experiments` lists them")
+                raise NotFoundError(f"no experiment #{exp_id}; `", do.list_experiments(), "` lists them")
             return [], []
         if arms is None:
             return [r[0] for r in rows], [r[1] for r in rows]
@@ -67,7 +68,7 @@ class RunResults(Noun):
 
         row = self._store.query_one("SELECT dataset_id FROM experiments WHERE id=?", (exp_id,))
         if row is None:
-            raise NotFoundError(f"no experiment #{exp_id}; `abbench experiments` lists them")
+            raise NotFoundError(f"no experiment #{exp_id}; `", do.list_experiments(), "` lists them")
         cursor = _plain_cursor(self._store.conn)
         if case_idx is None:
             # Concatenated by SQLite: a hundred thousand positions in one value, not a row each.

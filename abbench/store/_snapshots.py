@@ -25,7 +25,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from abbench.errors import NotFoundError, StoreError, UsageError
+from abbench import _actions as do
+from abbench.errors import Action, NotFoundError, StoreError, UsageError
 from abbench.snapshot import (
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_MAX_FILES,
@@ -346,7 +347,9 @@ class Snapshots(Noun):
                 )
                 if same:
                     raise NotFoundError(f"no snapshot {text!r}; snapshots of {name}: {self._labels(same)}")
-                raise NotFoundError(f"no skill named {name!r} in the store; skills: {self._known()}")
+                raise NotFoundError(
+                    f"no skill named {name!r} in the store; skills: ", *self._known(), kind="skill", name=name
+                )
         else:
             rows = []
             lowered = text.lower()
@@ -360,9 +363,16 @@ class Snapshots(Noun):
                 )
             if not rows:
                 short = " (a hash prefix needs at least 6 hex digits)" if _HEX.fullmatch(lowered) else ""
-                hint = " (to snapshot a folder: abbench snapshot DIR)" if Path(text).is_dir() else ""
+                hint = (
+                    (" (to snapshot a folder: ", do.snapshot_skill(text), ")") if Path(text).is_dir() else ()
+                )
                 raise NotFoundError(
-                    f"no snapshot {text!r}{short}{hint}; skills in the store: {self._known()}"
+                    f"no snapshot {text!r}{short}",
+                    *hint,
+                    "; skills in the store: ",
+                    *self._known(),
+                    kind="snapshot",
+                    name=text,
                 )
         if len(rows) > 1:
             raise UsageError(
@@ -370,11 +380,11 @@ class Snapshots(Noun):
             )
         return self._snapshot_from_row(rows[0])
 
-    def _known(self) -> str:
+    def _known(self) -> tuple[str | Action, ...]:
         names = self._skill_names()
         if not names:
-            return "none yet (take one with: abbench snapshot DIR)"
-        return ", ".join(names[:30]) + (f" and {len(names) - 30} more" if len(names) > 30 else "")
+            return ("none yet (take one with: ", do.snapshot_skill(), ")")
+        return (", ".join(names[:30]) + (f" and {len(names) - 30} more" if len(names) > 30 else ""),)
 
     def all(self, skill: str | None = None) -> list[Snapshot]:
         """Every stored snapshot (of one skill, if given), by skill name, oldest first within a skill."""

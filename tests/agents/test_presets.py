@@ -14,7 +14,7 @@ import pytest
 
 from abbench.agents import Spending, make_agent
 from abbench.agents._presets import PRESETS, Setup, compile_path, get_preset, walk
-from abbench.errors import AgentError, UsageError
+from abbench.errors import AgentError, UnknownName, UsageError
 from tests.agents.adapter_fixtures import case, skill, task  # noqa: F401
 
 # A CLI that prints JSON lines: a start event, a tool event reading a skill file, two steps' usage,
@@ -91,10 +91,17 @@ def test_generic_jsonl_with_a_pattern_reads_the_text_by_it(task, tmp_path):  # n
     assert out.prediction == "slow" and out.usage.input_tokens == 200
 
 
+def test_an_unknown_preset_is_refused_with_the_presets_and_the_closest():
+    with pytest.raises(UnknownName) as err:
+        make_agent("command", preset="opencod")
+    assert (err.value.kind, err.value.name) == ("preset", "opencod")
+    assert err.value.choices == tuple(PRESETS)
+    assert "(did you mean 'opencode'?)" in str(err.value)
+
+
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
-        ({"preset": "opencod"}, "unknown preset 'opencod'; choose one of: opencode, llm"),
         ({"preset": "generic-jsonl", "argv": ["x", "{prompt}"]}, "needs `paths:` with at least `text:`"),
         ({"preset": "generic-jsonl", "argv": ["x"], "paths": {"txt": "a"}}, "needs `paths:` with at least"),
         (

@@ -55,8 +55,10 @@ def test_help_loads_nothing_heavy():
     modules = ast.literal_eval(out.stdout.strip().splitlines()[-1])
     assert _loaded(modules, (*HEAVY, "asyncio", "sqlite3", "abbench.snapshot", "abbench.store")) == []
     # no command's module: the list of commands comes from abbench/cli/_commands.py
+    # (the errors name an execution failure's `FailureType`, from abbench.types: dataclasses and enums)
     assert sorted(m for m in modules if m.startswith("abbench.")) == ["abbench.cli", "abbench.cli._app",
-                                                                      "abbench.cli._commands", "abbench.errors"]  # fmt: skip
+                                                                      "abbench.cli._commands", "abbench.errors",
+                                                                      "abbench.types"]  # fmt: skip
     assert all(f"  {name} " in out.stdout for name in COMMANDS)
 
 

@@ -239,7 +239,7 @@ def test_default_name_and_format_from_suffix(finished, tmp_path, monkeypatch):
     ("kwargs", "message"),
     [
         ({"what": "cases"}, "choose one of runs, grades, reviews, comparison"),
-        ({"format": "parquet"}, "choose one of " + ", ".join(EXPORT_FORMATS)),
+        ({"format": "parquet"}, "choose one of: " + ", ".join(EXPORT_FORMATS)),
         ({"out": "x.parquet"}, "cannot tell the format"),
     ],
 )

@@ -154,7 +154,7 @@ def test_runs_on_cases_the_dataset_lacks_are_refused(store):
         import_results("inspect", INSPECT, store=store, dataset=demo.fingerprint)
     text = str(caught.value)
     assert "have a case id of it with another input: FS-0003" in text
-    assert "leave out --dataset" in text
+    assert "leave the dataset out and a new one is made (dataset=, CLI --dataset)" in text
 
 
 def test_files_that_are_not_the_format_say_so(tmp_path, cli):

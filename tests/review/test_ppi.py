@@ -76,8 +76,13 @@ def judged_experiment(store, tmp_path):
 
 def test_corrected_accuracy_from_a_random_sample_matches_ppi_py(store, judged_experiment):
     exp = judged_experiment
-    with pytest.raises(UsageError, match=r"no random review sample.*not random.*--sample 100 --seed 1"):
+    with pytest.raises(UsageError, match=r"no random review sample.*not random") as refused:
         corrected_accuracy(exp.id, store=store)
+    assert (
+        refused.value.hint is not None
+        and refused.value.hint.cli == f"abbench review {exp.id} --sample 100 --seed 1"
+    )
+    assert f"draw_review_sample({exp.id}, 100, seed=1)" in str(refused.value)
     # reviews chosen by disagreement do not make a random sample: still refused
     add_review(exp.id, "p000", "gold_correct", arm="only", store=store)
     with pytest.raises(UsageError, match="no random review sample"):

@@ -230,7 +230,7 @@ def test_a_python_arms_file_is_found_beside_the_definition(store, dataset, tmp_p
 @pytest.mark.parametrize(
     ("arm", "message"),
     [
-        ({"agent": "buitin"}, "unknown agent 'buitin'; choose one of:"),
+        ({"agent": "buitin"}, "unknown agent 'buitin' (did you mean 'builtin'?); choose one of:"),
         ({"agent": "builtin", "tempreature": 0.3}, "unknown parameter(s) tempreature"),
         ({"agent": "openai", "model": "m", "api_key": "sk-not-stored-1234"}, "no setting 'api_key'"),
         ({"agent": "command", "argv": "echo hi"}, "must be a list"),

@@ -339,8 +339,9 @@ def test_an_experiment_paused_in_another_runner_says_so_to_retry_regrade_and_run
     ):
         with pytest.raises(ExperimentError) as err:
             attempt()
-        message = str(err.value)
-        assert "is paused in process" in message and f"abbench resume {exp.id}" in message
+        message = str(err.value)  # the notebook's words: the calls, not the commands
+        assert "is paused in process" in message and f"abbench.resume_experiment({exp.id})" in message
+        assert [a.cli for a in err.value.actions] == [f"abbench resume {exp.id}", f"abbench cancel {exp.id}"]
         assert "pause" not in message.split("is paused")[1].replace("resume", "")  # never "pause it first"
     resume_experiment(exp.id, store=other)
     gate.open()

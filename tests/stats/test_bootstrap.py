@@ -139,7 +139,7 @@ def test_rounds_are_averaged_first_and_as_dict_drops_replicates():
         ({"iterations": 10}, "≥ 100"),
         ({"iterations": 1000.5}, "whole number"),
         ({"seed": -1}, "seed"),
-        ({"statistic": "mode"}, "choose one of mean, median, p90, p95, p99"),
+        ({"statistic": "mode"}, "choose one of: mean, median, p90, p95, p99"),
         ({"statistic": "p50"}, "unknown statistic"),
         ({"confidence": 1.5}, "strictly between"),
     ],

@@ -148,7 +148,7 @@ def test_errors_show_in_the_widget(store, ab):
     w2 = ReviewWidget(store, experiment="nope")
     assert (
         w2.errors.message
-        == "choosing an experiment failed: no experiment named 'nope'; `abbench experiments` lists them"
+        == "choosing an experiment failed: no experiment named 'nope'; `abbench.list_experiments()` lists them"
     )
 
 

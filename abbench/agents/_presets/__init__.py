@@ -7,7 +7,7 @@ from abbench.agents._presets._base import Preset, Reading, Setup, json_lines
 from abbench.agents._presets._jsonl import ClaudeCode, Codex, GenericJsonl, PathReader, compile_path, walk
 from abbench.agents._presets._llm import Llm
 from abbench.agents._presets._opencode import OpenCode
-from abbench.errors import UsageError
+from abbench.errors import UnknownName
 
 PRESETS: dict[str, Preset] = {p.name: p for p in (OpenCode(), Llm(), GenericJsonl(), ClaudeCode(), Codex())}
 """The presets by name (``preset:`` of a command arm)."""
@@ -22,7 +22,7 @@ def get_preset(name: str) -> Preset:
     try:
         return PRESETS[name]
     except KeyError:
-        raise UsageError(f"unknown preset {name!r}; choose one of: {', '.join(PRESETS)}") from None
+        raise UnknownName("preset", name, PRESETS) from None
 
 
 __all__ = [
