@@ -418,14 +418,7 @@ def _measure(
     if kind == "score":
         notes.append("the graders give scores, not right/wrong verdicts: the mean score is the main figure")
     arm_metrics, by_domain, by_round = _arms(
-        ctx,
-        table,
-        case_pos,
-        arm_objects,
-        judge_cost,
-        judges,
-        spend,
-        usages,
+        ctx, table, case_pos, arm_objects, judge_cost, judges, spend, usages
     )
     arm_metrics = with_format_adherence(
         store, exp.id, arm_metrics, {a.id: a.name for a in arm_objects}, confidence

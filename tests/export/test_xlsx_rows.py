@@ -18,6 +18,7 @@ import pytest
 from abbench.export import export_table, write_xlsx
 from abbench.export._xlsx_rows import UNSAFE, sheet_cells
 from abbench.store import bulk
+from abbench.store.bulk import _sheet
 from abbench.types import OUTCOME_WORDS
 from tests.export.test_csv_lines import ODDITIES, build_edge
 
@@ -110,7 +111,7 @@ def test_the_edge_store_holds_what_the_rows_must_handle(edge):
     """The edge store's slices are of both kinds (its first round has every run, its second misses
     some), so the comparisons cover both numberings."""
     store, exp_id = edge
-    dense = {s["dense"] for s in store._sheet_slices(exp_id, 97, 2)}
+    dense = {s["dense"] for s in _sheet._sheet_slices(store, exp_id, 97, 2)}
     assert dense == {True, False}
 
 

@@ -48,9 +48,9 @@ def _kept_counts(store, exp):
     return KEPT_CODES.kept((str(store.db_path), exp.id), store.state_stamp(), lambda a, b: a.same(b))
 
 
-@pytest.mark.parametrize("read", ["load_run_flags", "load_runs"])
+@pytest.mark.parametrize("read", ["load_run_flags", "table"])
 def test_case_fields_read_in_a_snapshot_serve_the_next_reader(store, exp, read):
-    getattr(store, read)(exp.id)
+    getattr(store.runs, read)(exp.id)
     fields_, sql = _statements(store, lambda: store.runs.case_fields(exp.id, [3, 1, 2], expected=False))
     assert not any("FROM cases" in s for s in sql)  # kept from the snapshot: not read again
     assert fields_.case_idx.tolist() == [1, 2, 3]
