@@ -43,6 +43,7 @@ def _abbench(checkout: Path, work: Path, store: Path, *args: str) -> str:
 def demo_output(checkout: Path, work: Path) -> str:
     """The SHA-256 of what ``abbench demo --no-report -q`` prints with `checkout`, times and paths masked."""
     out = _abbench(checkout, work, work / "store", "demo", "--no-report", "-q")
+    out = re.sub(re.escape(str(checkout)) + r"(@[0-9a-f]+)?", "<checkout>", out)  # where the skills came from
     return _hash(_VOLATILE.sub("<t>", out).encode())
 
 
