@@ -213,7 +213,7 @@ class Client:
         return exp.name if len(same) == 1 else f"#{exp.id}"
 
     def failures(self, ref: int | str, *, limit: int = 10) -> Failures:
-        """Its runs that got no verdict, by kind and type, at most `limit` kinds (`Store.failures`)."""
+        """Its runs that got no verdict, by kind and type, at most `limit` kinds (`store.runs.failures`)."""
         from abbench.store import Failures
 
         return Failures.from_dict(

@@ -1,6 +1,6 @@
 """Datasets: reading CSV/XLSX/JSONL/JSON files, mapping rows to cases, validating and fingerprinting them.
 
-Pure functions only: nothing here touches the store (``Store.import_dataset`` writes what this computes).
+Pure functions only: nothing here touches the store (``store.datasets.import_file`` writes what this computes).
 """
 
 from __future__ import annotations

@@ -91,7 +91,7 @@ def gold_kind(
     `LONG_LABEL_CASES` cases on average (canonical FAQ questions as classes).
 
     Args:
-        counts: How many cases hold each gold value (``Store.value_counts``, ``Table.value_counts``);
+        counts: How many cases hold each gold value (``store.datasets.value_counts``, ``Table.value_counts``);
             None and blank values are ignored.
         declared: The mapping's ``expected_kind`` (``label`` or ``answer``), if any.
         label_set: The mapping's ``label_set``, if any: declared labels.
@@ -223,6 +223,6 @@ def looks_like_labels(counts: Mapping[Any, int]) -> bool:
     """Whether gold values read as labels rather than free-text answers (`gold_kind` from the values).
 
     Args:
-        counts: How many cases hold each gold value (``Store.value_counts``); None and "" are ignored.
+        counts: How many cases hold each gold value (``store.datasets.value_counts``); None and "" are ignored.
     """
     return gold_kind(counts).is_label

@@ -21,7 +21,7 @@ PROBLEM_KINDS: dict[str, str] = {
     "empty_case_id": "the case id column is blank",
     "duplicate_case_id": "the case id was already used by an earlier row",
     "shape": "the file differs from the shape the mapping profile was made for",
-    "conflicting_labels": "the same input appears with different expected labels (Store.label_conflicts)",
+    "conflicting_labels": "the same input appears with different expected labels (store.datasets.label_conflicts)",
     "missing_expected_skill": "some cases say which skill should activate and others do not",
 }
 """Every kind of problem a validation report may hold, with what it means."""

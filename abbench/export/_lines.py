@@ -1,4 +1,4 @@
-"""CSV lines of a runs export built inside SQLite (`abbench.store.Store.export_run_csv_lines`).
+"""CSV lines of a runs export built inside SQLite (`abbench.store.bulk.csv_lines`).
 
 The store builds each line in C by the rules of `abbench.export.write_csv`'s cells and hands every
 cell it cannot write exactly (values of an unexpected type, text holding a NUL) to `_GeneralCell`
@@ -53,7 +53,7 @@ def run_csv_lines(
 ) -> Callable[..., Iterator[tuple[bytes, int]]]:
     """A function returning the runs CSV's data lines, ``(UTF-8 lines each ended by CRLF, how many)`` a
     chunk at a time; given the binary file they go to, worker processes may write them into it
-    themselves (see `Store.export_run_csv_lines`).
+    themselves (see `abbench.store.bulk.csv_lines`).
 
     `columns` are the runs table's spreadsheet columns (the run id, experiment and arm first);
     `graders` each grader's ``(name, kind of its first cell, cells)``.

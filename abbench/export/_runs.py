@@ -32,7 +32,7 @@ from abbench.types import OUTCOME_WORDS, outcome_word, run_outcome
 if TYPE_CHECKING:
     from abbench.store import Experiment, Store
 
-# Positions in a row of `Store.export_run_rows` (the arm first, then `EXPORT_RUN_COLUMNS`).
+# Positions in a row of `store.analysis.export_rows` (the arm first, then `EXPORT_RUN_COLUMNS`).
 _ID, _CASE_ID, _HISTORY, _CONTEXT, _METADATA = 1, 4, 9, 10, 11
 _STATE, _FAILURE, _PASSED, _EVIDENCE, _FILES, _SECTIONS = 12, 13, 15, 20, 21, 22
 _IN_TOKENS, _OUT_TOKENS, _LATENCY, _EXECUTED = 24, 25, 29, 34
@@ -113,7 +113,7 @@ def runs_table(store: Store, exp: Experiment) -> Table:
 
 class _FullRows:
     """The runs table's full rows (`Table.rows`: JSON decoded, the latest grades, the raw source row and
-    the transcript summary) of a chunk of `Store.export_run_rows` rows and their latest grades'
+    the transcript summary) of a chunk of `store.analysis.export_rows` rows and their latest grades'
     ``(run_id, other_run_id, grader, *PLAIN_GRADE_FIELDS)``. A class, not a closure, so that an
     export's worker processes can be handed it."""
 
@@ -232,7 +232,7 @@ def _encoder() -> Callable[[Any], str]:
 
 def _plain_grades(rows: list[tuple[Any, ...]]) -> dict[int, dict[str, dict[str, Any]]]:
     """Run id -> grader -> its latest grade as `_plain_grade` gives it, from the plain rows of
-    `Store.latest_grade_fields_of_runs` (a `Grade` each cost more than the rest of a JSONL row); a
+    `store.grades.latest_fields_of_runs` (a `Grade` each cost more than the rest of a JSONL row); a
     verdict naming a second run belongs to both runs (`_grades_per_run`)."""
     from abbench.store import loads
 
@@ -284,7 +284,7 @@ def _base(
     decode: _Decode,
     outcome: Callable[[str, str | None, Any], str],
 ) -> tuple[Any, ...]:
-    """A row of `_run_columns` up to the raw output, from a row of `Store.export_run_rows`."""
+    """A row of `_run_columns` up to the raw output, from a row of `store.analysis.export_rows`."""
     passed = None if t[_PASSED] is None else bool(t[_PASSED])
     executed = t[_EXECUTED] is not None
     if executed:

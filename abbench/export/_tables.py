@@ -310,7 +310,7 @@ def _grader_columns(
     exp: Experiment, summary: list[tuple[str, str, int, int]]
 ) -> list[tuple[str, list[Column]]]:
     """One column per grader (its pass/fail, else its score, else its pairwise verdict); judges that
-    both pass and score get a second ``.score`` column. `summary` is `Store.grader_summary`'s."""
+    both pass and score get a second ``.score`` column. `summary` is `store.grades.summary`'s."""
     order: list[str] = []
     for spec in exp.settings.graders:  # (the definition as stored: no pydantic model to load)
         name = spec if isinstance(spec, str) else (spec.get("name") or spec.get("type"))

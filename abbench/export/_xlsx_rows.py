@@ -1,4 +1,4 @@
-"""Sheet rows of a runs XLSX built inside SQLite (`abbench.store.Store.export_run_sheet_rows`).
+"""Sheet rows of a runs XLSX built inside SQLite (`abbench.store.bulk.sheet_rows`).
 
 The store writes each ``<row>`` by the cell markup of `abbench.export._xlsx` (its printf formats made
 here from the writer's own cell functions) and hands every cell it cannot write exactly to

@@ -461,7 +461,7 @@ def _arms(
     numbers: Mapping[int, tuple[np.ndarray, ...]],
 ) -> tuple[list[ArmMetrics], list[GroupAccuracy], list[GroupAccuracy]]:
     """Each arm's figures, and the rows of the per-domain and per-round tables, arm by arm (`numbers`:
-    each arm's usage numbers by arm id, `abbench.store.Store.executed_usage`). Each arm's runs are views
+    each arm's usage numbers by arm id, `store.runs.executed_usage`). Each arm's runs are views
     of `table`'s rows, not copies."""
     arm_metrics: list[ArmMetrics] = []
     by_domain: list[GroupAccuracy] = []

@@ -123,7 +123,7 @@ def _per_case(rows: Sequence[AnswerReading]) -> dict[int, list[float]]:
 
 
 def format_adherence(arm: str, rows: Sequence[AnswerReading], confidence: float = 0.95) -> FormatAdherence:
-    """One arm's format adherence from its runs' readings (`abbench.store.Store.answer_readings`)."""
+    """One arm's format adherence from its runs' readings (`store.grades.answer_readings`)."""
     counts = dict.fromkeys(READINGS, 0)
     for r in rows:
         counts[r.reading] = counts.get(r.reading, 0) + 1

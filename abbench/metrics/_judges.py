@@ -37,7 +37,7 @@ def judge_scores(
     """Scores of pointwise judges (kind ``judge``) from the latest successful grade of each run.
 
     Args:
-        grades: Rows of `Store.grade_table`.
+        grades: Rows of `store.grades.table`.
         arm_names: Arm id -> name, in the experiment's order.
         case_index: Case position in the dataset -> a dense case number.
         confidence: Coverage of the intervals.

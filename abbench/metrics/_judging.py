@@ -131,7 +131,7 @@ class JudgeReport:
         batches: Distinct batch ids among its grades (1 by design; 0 before any grade).
         position_bias: Per pairwise grader.
         judge_costs: Per judge grader.
-        agent: What the agents spent over every execution attempt (`Store.agent_usage`):
+        agent: What the agents spent over every execution attempt (`store.runs.agent_usage`):
             ``executions``, ``attempts``, ``failed_attempts``, ``cost``, ``failed_cost``,
             ``input_tokens``, ``output_tokens``.
     """

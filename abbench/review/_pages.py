@@ -4,7 +4,7 @@
 case it lists: fine for a report's ten, slow for the 60,000 cases a 100,000-case experiment can list.
 `disagreement_page` builds the views of one page only. Which cases are listed, why, and the sort
 keys come from the run columns in one numpy pass (kept while no run or grade is written); the search
-is matched inside SQLite for the case fields (`abbench.store.Store.search_cases`) and once per
+is matched inside SQLite for the case fields (`store.runs.search_cases`) and once per
 distinct answer for the runs' answers; only the page's cases are then read.
 """
 

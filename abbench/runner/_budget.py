@@ -1,7 +1,7 @@
 """Spend under control: an experiment's and its arms' budgets, and the guard the scheduler asks before each run.
 
 The guard starts from what every stored attempt of the experiment spent (failed, cancelled and
-replaced ones included: `Store.attempt_spend`) and adds each attempt as it ends. Before a run starts
+replaced ones included: `store.attempts.spend_by_run`) and adds each attempt as it ends. Before a run starts
 it projects that run's cost and tokens from the mean of its arm's finished attempts (the
 experiment's mean for an arm with none yet), adds the same for every run in flight, and refuses
 the run when the projection passes a limit. Before any attempt has finished there is nothing to
@@ -87,7 +87,7 @@ class BudgetGuard:
     Args:
         limits: The experiment's budget (None: none).
         arm_limits: Arm id -> that arm's budget.
-        prior: What each arm's stored attempts spent already (`Store.attempt_spend`).
+        prior: What each arm's stored attempts spent already (`store.attempts.spend_by_run`).
         arm_names: Arm id -> name, for the reasons it gives.
         concurrency: How many runs may start before any attempt has finished.
         arm_models: Arm id -> its model, named when its cost is unknown.

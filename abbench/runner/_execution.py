@@ -488,7 +488,7 @@ _ATTEMPT_SPEND = (
 def without_nulls(fields: dict[str, Any]) -> dict[str, Any]:
     """`fields` without its NULLs, for a run that entered the pass ``pending``.
 
-    A pending run's execution and verdict columns are NULL (a new run's are; `Store.reset_runs` sets
+    A pending run's execution and verdict columns are NULL (a new run's are; `store.runs.reset` sets
     them so), and nothing in the pass sets them before its execution is stored: setting NULL again
     would change nothing, and a narrower update of the row costs half as much.
     """

@@ -4,7 +4,7 @@ A caller that asks a server to start, resume, retry or re-grade an experiment ge
 work may wait in the pool's queue behind others. What was accepted is recorded with the experiment
 (``experiments.queued``) before the answer, so a server killed before its pool got to it starts it
 at its next start instead of losing it without a word. The pass that does the work clears it when it
-claims the experiment (`abbench.store.Store.claim_runner`); from then on its halt says what became of
+claims the experiment (`store.experiments.claim_runner`); from then on its halt says what became of
 it. A server that does not start it (a person paused or cancelled it meanwhile, the server no longer
 allows its agent) says why in ``not_started``, which every status view shows.
 """

@@ -190,7 +190,7 @@ class ExperimentRunner:
     """The executor the agents run on (a `DaskExecutor`; None: this process's own event loop)."""
     page_runs: int = 10_000
     """A pass with more runs to do than this reads its work items from the store a page at a time
-    (`Store.work_pages`) instead of holding them all (a pass of selected runs, a grading pass and one
+    (`store.runs.work_pages`) instead of holding them all (a pass of selected runs, a grading pass and one
     under a stopping rule hold theirs)."""
 
     def __init__(

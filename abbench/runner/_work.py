@@ -1,7 +1,7 @@
 """The work of one runner pass, held a page at a time: its work items, and the cases they run on.
 
 A pass over 100,000 cases × 3 rounds × 2 arms must not hold 600,000 work items nor every case: the
-items come from the store in pages (`Store.work_pages`), in the order the scheduler runs them, and a
+items come from the store in pages (`store.runs.work_pages`), in the order the scheduler runs them, and a
 case is read with the page of cases around it when a run first needs it (`CasePages`).
 """
 
@@ -25,7 +25,7 @@ class WorkQueue:
     """The work items of a pass in order, taken from the front: a deque refilled a page at a time.
 
     Args:
-        pages: The items, page after page (`Store.work_pages`, or one list holding them all).
+        pages: The items, page after page (`store.runs.work_pages`, or one list holding them all).
         on_page: Told of each page as it is taken in, before its first item is handed out (the
             scheduler reads the stored outputs of the executed runs in it).
     """

@@ -24,7 +24,7 @@ _RUN_COLUMNS = (
     "evidence_refs, files_read, sections_read, transcript_summary, transcript_path, cost, latency_ms, "
     "input_tokens, output_tokens"
 )
-"""The columns of `AnalysisMixin.analysis.case_rows` and `AnalysisMixin.analysis.run_rows`, in their order."""
+"""The columns of store.analysis.case_rows` and store.analysis.run_rows`, in their order."""
 
 EXPORT_RUN_COLUMNS = (
     "r.id, r.round, r.case_idx, c.case_id, c.input, c.expected, c.domain, c.request_id, c.history, "
@@ -34,7 +34,7 @@ EXPORT_RUN_COLUMNS = (
     "r.started_by, r.started_at, r.executed_at, r.finished_at, r.raw_output, c.source_line, c.source_row, "
     "r.transcript_summary, r.skills_offered, r.skills_loaded, r.first_load_turn"
 )
-"""The columns of `AnalysisMixin.analysis.export_rows`, after the arm's name that leads each row."""
+"""The columns of store.analysis.export_rows`, after the arm's name that leads each row."""
 
 
 @dataclass(frozen=True)

@@ -103,7 +103,7 @@ def _json_default(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class StoreState:
-    """The state of the database as one connection sees it (`PagesMixin.state_stamp`).
+    """The state of the database as one connection sees it (store.runs.state_stamp`).
 
     Attributes:
         conn: The connection the figures below are its own (another connection's are not comparable).

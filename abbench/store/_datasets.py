@@ -350,7 +350,7 @@ def import_dataset(
     store: Any = None,
     **options: Any,
 ) -> DatasetInfo:
-    """Import a data file into a store (default ./.abbench or $ABBENCH_STORE); see `Store.import_dataset`.
+    """Import a data file into a store (default ./.abbench or $ABBENCH_STORE); see `store.datasets.import_file`.
 
     Example:
         >>> info = import_dataset("banking77/test.csv", name="banking77")

@@ -103,7 +103,7 @@ class GraderVerdicts:
         return at, mine[at] == theirs
 
     def case_outcomes(self, sums: CaseOutcomes) -> CaseOutcomes:
-        """`sums` (`Store.case_outcomes` of these arms) with the verdicts and scores this grader's: right,
+        """`sums` (`store.runs.case_outcomes` of these arms) with the verdicts and scores this grader's: right,
         wrong, grading failed, and the scores, counted per (arm, case); runs, failures of execution,
         cancellations, cost, latency and tokens as they are."""
         import numpy as np
@@ -138,7 +138,7 @@ class GraderVerdicts:
 
     def graded_scores(self, arm_id: int) -> list[tuple[int, float]]:
         """``(case position, score)`` of the arm's runs this grader graded with a score (right, wrong or
-        scored), by case and round: `Store.graded_scores` as this grader saw them."""
+        scored), by case and round: `store.analysis.graded_scores` as this grader saw them."""
         import numpy as np
 
         keep = (

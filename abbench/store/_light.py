@@ -1,10 +1,10 @@
 """Store methods that read an experiment's runs for metrics and the review listing without their numbers.
 
-`ResultsMixin.runs.table` reads every column of every run. At 600,000 runs the costly part is Python
+store.runs.table` reads every column of every run. At 600,000 runs the costly part is Python
 objects: a float per number, a string per answer. Metrics and the review listing look at each run's
 outcome, answer and a few yes/no questions (executed? a confidence given, below the threshold?
 evidence cited? skill read?); the numbers whose order matters to floating-point sums (cost, tokens,
-latency) are used by the usage figures only. So `LightMixin.load_run_flags` has SQLite write one
+latency) are used by the usage figures only. So store.runs.load_run_flags` has SQLite write one
 character per run that packs the outcome, the state, the flags and a 0/1 score, and a second one
 that numbers the answer among the experiment's distinct answers; numpy unpacks both. The runs come
 in `load_runs`' order, so every figure computed from them is the same; `executed_usage` reads the

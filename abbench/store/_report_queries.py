@@ -143,7 +143,7 @@ def wrong_answers(store: Store, exp_id: int, arm: str, *, chunk: int = 200) -> I
 
 
 def runs_facts(store: Store, exp_id: int) -> RunsProvenance:
-    """`Store.runs_provenance` in one pass over the runs instead of three, for a page's provenance.
+    """`store.analysis.runs_provenance` in one pass over the runs instead of three, for a page's provenance.
 
     The dates, the people and the models seen come from one scan (distinct values gathered as JSON
     arrays; an arm id leads each model, so a model's name never needs escaping), the cases from the

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 
 _FIELDS: Memo[tuple[np.ndarray, list[np.ndarray]]] = Memo(4)
-"""The latest datasets' case fields (`ResultsMixin._dataset_fields`), each with the store's state it was
+"""The latest datasets' case fields (RunResults._dataset_fields`), each with the store's state it was
 read in."""
 
 
@@ -249,7 +249,7 @@ class RunResults(Noun):
 
 
 def _read_dataset_fields(cursor: sqlite3.Cursor, dataset_id: int) -> tuple[np.ndarray, list[np.ndarray]]:
-    """`ResultsMixin._dataset_fields` read from the store."""
+    """RunResults._dataset_fields` read from the store."""
     # Three concatenated columns instead of a row per case: a hundred thousand cases read in one go.
     ids, joined_ids, joined_domains, joined_gold, n = cursor.execute(
         "SELECT group_concat(idx), group_concat(case_id, char(30)), "

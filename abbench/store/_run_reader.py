@@ -108,7 +108,7 @@ def _json_lists(column: Sequence[Any]) -> np.ndarray:
 
 
 class _RunReader:
-    """The steps of `ResultsMixin.runs.table`: each reads one group of columns of the chosen runs.
+    """The steps of store.runs.table`: each reads one group of columns of the chosen runs.
 
     Every query reads the runs in the order of the ``runs_results`` index (arm, case, round), so
     the columns line up without sorting.

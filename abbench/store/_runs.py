@@ -44,7 +44,7 @@ _WORK_PAGE_SQL = (
     f"WHERE experiment_id = :e AND case_idx >= :lo AND case_idx < :hi AND round = :r AND {_WORK_STATES} "
     "ORDER BY case_idx, arm_id"
 )
-"""One page of `RunsMixin.runs.work_pages`: a range of cases of one round, on the (experiment, case, round)
+"""One page of store.runs.work_pages`: a range of cases of one round, on the (experiment, case, round)
 index (the state index would walk every pending run of the experiment for each page)."""
 
 _BOUNDS_SQL = (
@@ -52,10 +52,10 @@ _BOUNDS_SQL = (
     "FROM (SELECT MIN(case_idx) AS lo FROM runs WHERE experiment_id = :e) "
     "LEFT JOIN runs ON experiment_id = :e AND case_idx = lo"
 )
-"""The cases and rounds `RunsMixin.runs.work_pages` pages through, in seeks of the (experiment, case, round)
+"""The cases and rounds store.runs.work_pages` pages through, in seeks of the (experiment, case, round)
 index: one statement taking the four bounds at once walked its 600,000 entries (120 ms before the first
 agent call). The rounds are those of the first case: runs are made for every case in every round
-(`RunsMixin.runs.create`), so they are every case's."""
+(store.runs.create`), so they are every case's."""
 
 
 class RunRecords(Noun):

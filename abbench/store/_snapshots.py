@@ -493,7 +493,7 @@ def load_snapshot(ref: str | Snapshot, store: Any = None) -> Snapshot:
     """A stored snapshot by hash, hash prefix (6+ hex), ``name@prefix``, or skill name (its latest).
 
     Args:
-        ref: Which snapshot (see `Store.get_snapshot`).
+        ref: Which snapshot (see `store.snapshots.get`).
         store: A `Store`, a store folder, or None for $ABBENCH_STORE / ./.abbench.
 
     Raises:

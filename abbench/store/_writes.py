@@ -1,7 +1,7 @@
 """Store methods for the runner's writer: one batch of run changes, attempts, grades and cache entries per commit.
 
 The runner's `StoreWriter` gathers what the scheduler submits into a `WriteBatch` on its own thread and
-hands it to `Store.write_batch`, which commits it as one transaction: bookkeeping, not the agents, is
+hands it to `store.runs.write_batch`, which commits it as one transaction: bookkeeping, not the agents, is
 what limits throughput, and one commit per batch of a few thousand changes is what keeps it cheap.
 """
 

@@ -1,6 +1,6 @@
 """Comparisons of banking77 arms recorded with everything that makes reading hard (see `realdata_runs`):
 the per-case sums, the reason and evidence changes and the compare widget's lists must equal what an
-independent reading of every run (`Store.load_runs`, plain Python) gives."""
+independent reading of every run (`store.runs.table`, plain Python) gives."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The runs CSV built inside SQLite is byte for byte the CSV the Python writer makes of the same table.
 
-`Table.csv_lines` (lines made by `Store.export_run_csv_lines`) against `write_csv` over the table's
+`Table.csv_lines` (lines made by `abbench.store.bulk.csv_lines`) against `write_csv` over the table's
 rows (the Python writer, the reference), on an experiment of 1,000 cases whose stored values cover
 what a cell can hold: Chinese and emoji, commas, quotes, line breaks, formula-like text, empty text,
 nulls, huge, tiny, negative and zero floats, infinities, big integers, booleans, and values of an

@@ -1,4 +1,4 @@
-"""`Store.grader_summary` (every export asks it) answers by index seeks what one pass over the latest
+"""`store.grades.summary` (every export asks it) answers by index seeks what one pass over the latest
 grades answered: checked against that pass on the fixture experiments (rules, judges, a pairwise judge)
 and on a copy whose grades were rewritten into every shape the seeks must get right."""
 

@@ -1,6 +1,6 @@
 """The runs sheet built inside SQLite is byte for byte the sheet the Python writer makes of the same table.
 
-`Table.xlsx_rows` (rows made by `Store.export_run_sheet_rows`) against `write_xlsx` over the table's
+`Table.xlsx_rows` (rows made by `abbench.store.bulk.sheet_rows`) against `write_xlsx` over the table's
 rows (the compiled Python cells, the reference), on the edge experiment of the CSV test with more
 values only a sheet treats apart: markup characters, characters XML cannot hold, Excel's own escapes,
 text past Excel's cell limit, tabs and line feeds, dates that are and are not dates, integers beyond

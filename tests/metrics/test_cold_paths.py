@@ -2,7 +2,7 @@
 probe per run when every run has attempts, review sort keys are worked out when a sort asks): every
 figure and page equals the one the earlier reads gave.
 
-The earlier reads are kept here as the reference: every run through `Store.load_runs` (what metrics
+The earlier reads are kept here as the reference: every run through `store.runs.table` (what metrics
 and the review listing read before the packed codes) and the attempt sums as two queries, the second
 always run. The store is made by hand, not the demo: three labels, missing answers, confidences and
 costs, execution and grading failures, cancelled and pending runs (an experiment not finished), a

@@ -1,4 +1,4 @@
-"""Metrics and the review listing read runs as packed codes (`Store.load_run_flags`): the same figures.
+"""Metrics and the review listing read runs as packed codes (`store.runs.load_run_flags`): the same figures.
 
 Outcomes of banking77 cases are recorded for three external arms with everything that makes reading
 hard: many labels, a case subset, answers outside the label set, empty and missing ones (execution failures), an answer holding
@@ -6,7 +6,7 @@ the separator SQLite's concatenation uses, execution and grading failures, runs 
 (unfinished), confidences missing, below and at the threshold, cost and tokens reported by some runs
 only, one-arm selections, arms asked for out of order, and a one-arm experiment with free-text
 answers and a judge's fractional scores. Every figure of `experiment_metrics` and every listing of
-`disagreement_page` must equal the one computed from `Store.load_runs` (the path they took before),
+`disagreement_page` must equal the one computed from `store.runs.table` (the path they took before),
 and the per-class figures must equal scikit-learn's on the raw runs.
 """
 

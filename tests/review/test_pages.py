@@ -1,4 +1,4 @@
-"""Paged reads: disagreement pages equal the whole list, runs in pages and chunks equal `Store.runs()`,
+"""Paged reads: disagreement pages equal the whole list, runs in pages and chunks equal `store.runs.records()`,
 the search matches what Python's casefold finds, and the per-case lookups are served by indexes."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The runner writes only the non-NULL columns of a run that entered the pass pending (a narrower update is
 cheaper); this holds because a pending run's execution and verdict columns are NULL — a new run's are,
-and `Store.reset_runs` sets them so. Here a rich first execution (reason, confidence, usage, cost,
+and `store.runs.reset` sets them so. Here a rich first execution (reason, confidence, usage, cost,
 evidence, a transcript) and an execution failure (error, traceback) are re-run by an agent that answers
 with a bare label, and every row must equal the one a fresh experiment with that agent stores.
 """

@@ -1,4 +1,4 @@
-"""Store.import_dataset and friends: one transaction, content-addressed uploads, refs, profiles."""
+"""store.datasets.import_file and friends: one transaction, content-addressed uploads, refs, profiles."""
 
 from __future__ import annotations
 

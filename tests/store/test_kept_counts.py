@@ -1,5 +1,5 @@
-"""Each (arm, case)'s counts worked out from the runs' codes that `Store.load_run_flags` read are kept
-while nothing is written, and `Store.case_outcomes` after it reads only the sums no code carries (the
+"""Each (arm, case)'s counts worked out from the runs' codes that `store.runs.load_run_flags` read are kept
+while nothing is written, and `store.runs.case_outcomes` after it reads only the sums no code carries (the
 results widget's gate compares the pair its figures were just read for).
 
 Every sum must equal the one read afresh (another store object: its own connection, nothing kept), and

@@ -41,7 +41,7 @@ _SUMS_FIELDS = (
     ("cost_runs", "i8"), ("latency", "f8"), ("latency_runs", "i8"), ("tokens", "f8"), ("token_runs", "i8"),
     ("scored", "i8"), ("score", "f8"), ("score_sq", "f8"),
 )  # fmt: skip
-"""The columns of `Store.case_outcomes`' sums query, in its order, with the type each is read as."""
+"""The columns of `store.runs.case_outcomes`' sums query, in its order, with the type each is read as."""
 
 
 _NO_VALUE = {"cost": -1.0, "tokens": -1.0}
@@ -59,7 +59,7 @@ def _sums_table(
     names: Sequence[str] | None = None,
     keys: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray | None:
-    """The rows of `Store.case_outcomes`' sums query as a record array, straight from the cursor: one
+    """The rows of `store.runs.case_outcomes`' sums query as a record array, straight from the cursor: one
     pass (each field converted as its own column would be), a third of the time of splitting the rows
     into columns first, and no list of a few hundred thousand tuples held beside it.
 
@@ -156,8 +156,8 @@ def _check_rounds(exp_id: int, runs: np.ndarray) -> None:
 @dataclass(frozen=True)
 class CaseCounts:
     """What `CaseOutcomes` counts of each (arm, case), worked out from the runs' codes that
-    `Store.load_run_flags` read (`RunCodes.counts`), ordered by arm id and case as it is: with them,
-    `Store.case_outcomes` reads only the sums no code carries (cost, latency and tokens, and scores
+    `store.runs.load_run_flags` read (`RunCodes.counts`), ordered by arm id and case as it is: with them,
+    `store.runs.case_outcomes` reads only the sums no code carries (cost, latency and tokens, and scores
     other than 0 and 1), and only those some run has.
 
     Attributes:
@@ -257,7 +257,7 @@ class CaseCounts:
 
     def groups(self) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
         """The (arm id, case) pairs with a finished run, then those with an open run, in order: the
-        rows of `Store.case_outcomes`' two sums queries."""
+        rows of `store.runs.case_outcomes`' two sums queries."""
         finished = (
             self.passed
             + self.failed
@@ -315,8 +315,8 @@ _PER_CASE = ("arm_id", "case_idx", *_COUNTED, "no_verdict", "scored", "ones")
 
 @dataclass(frozen=True)
 class RunCodes:
-    """What `Store.load_run_flags` read of each run that `CaseOutcomes` counts, in its order (arm id,
-    case, round). Kept in `KEPT_CODES` while nothing is written, so that `Store.case_outcomes` after the
+    """What `store.runs.load_run_flags` read of each run that `CaseOutcomes` counts, in its order (arm id,
+    case, round). Kept in `KEPT_CODES` while nothing is written, so that `store.runs.case_outcomes` after the
     figures (the results widget's gate compares the pair the figures were read for) need not sum every
     run's outcome again; counted per case only then (`counts`), so a read nobody compares after pays
     nothing for it.
