@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from abbench.store._analysis import latest_grade_joins
 from abbench.store.bulk._utf8 import check_utf8
-from abbench.store.bulk._workers import read_slices, worker_count
+from abbench.store.bulk._workers import store_slices
 
 CsvCell = Callable[[int, Any], str]
 """``(cell position, value) -> the cell as the CSV writer writes it``: the general path of a cell."""
@@ -264,14 +264,7 @@ def csv_lines(
         for s in cut
     ]
     job = _CsvSlices(fast, careful, in_slice, _Shape(values, cell))
-    yield from read_slices(
-        job,
-        slices,
-        conn=lambda: store.conn,
-        uri=store.reader_uri(),
-        workers=worker_count(rows),
-        out=out,
-    )
+    yield from store_slices(store, job, slices, rows, out=out)
 
 
 def _case_slices(store: Store, exp_id: int, chunk: int) -> tuple[list[dict[str, Any]], int]:

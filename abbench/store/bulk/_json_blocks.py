@@ -18,7 +18,7 @@ from abbench.store._analysis import EXPORT_RUN_COLUMNS
 from abbench.store._grades import GRADE_COLUMNS
 from abbench.store.bulk._csv import _case_slices
 from abbench.store.bulk._sheet import _named_joins
-from abbench.store.bulk._workers import read_slices, worker_count
+from abbench.store.bulk._workers import store_slices
 
 JsonBlock = Callable[[list[tuple[Any, ...]], list[tuple[Any, ...]]], bytes]
 """``(rows, grades) -> UTF-8 JSON lines``: a slice's rows (those of `export_run_rows`) and the
@@ -110,13 +110,7 @@ def json_blocks(
     job, common = _json_fallback(store, exp_id, dataset_id, graders, grade_fields, block)
     cut, rows = _case_slices(store, exp_id, chunk)
     slices = [common | s for s in cut]
-    yield from read_slices(
-        job,
-        slices,
-        conn=lambda: store.conn,
-        uri=store.reader_uri(),
-        workers=worker_count(rows),
-    )
+    yield from store_slices(store, job, slices, rows)
 
 
 def _json_fallback(

@@ -50,7 +50,7 @@ from abbench.store.bulk._json_sql import (
 )
 from abbench.store.bulk._sheet import _named_joins
 from abbench.store.bulk._utf8 import check_utf8
-from abbench.store.bulk._workers import read_slices, worker_count
+from abbench.store.bulk._workers import store_slices
 
 if TYPE_CHECKING:
     from abbench.store._store import Store
@@ -305,12 +305,4 @@ def json_lines(
     cut, rows = _case_slices(store, exp_id, chunk)
     slices = [common | s | {"arm_json": json.dumps(s["arm"], ensure_ascii=False)} for s in cut]
     job = _LineSlices(built[0], built[1], [k for k, _ in placed], fallback, values, cases)
-    yield from read_slices(
-        job,
-        slices,
-        conn=lambda: store.conn,
-        uri=store.reader_uri(),
-        workers=worker_count(rows),
-        owner=_case_range,
-        out=out,
-    )
+    yield from store_slices(store, job, slices, rows, owner=_case_range, out=out)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from abbench.store._analysis import latest_grade_joins
 from abbench.store.bulk._csv import _csv_values
-from abbench.store.bulk._workers import read_slices, worker_count
+from abbench.store.bulk._workers import store_slices
 
 SheetCell = Callable[..., str]
 """``(cell position, sheet row, *values) -> the XML of the cells from that position, as the writer
@@ -217,13 +217,7 @@ def sheet_rows(
 
     rows = sum(s["rows"] for s in slices)
     job = _SheetSlices(dense, sparse, cells.cell)
-    yield from read_slices(
-        job,
-        slices,
-        conn=lambda: store.conn,
-        uri=store.reader_uri(),
-        workers=worker_count(rows),
-    )
+    yield from store_slices(store, job, slices, rows)
 
 
 def _sheet_slices(store: Store, exp_id: int, chunk: int, first_row: int) -> list[dict[str, Any]]:

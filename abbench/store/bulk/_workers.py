@@ -27,9 +27,12 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any, BinaryIO, Protocol, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, cast
 
 from abbench.errors import StoreError
+
+if TYPE_CHECKING:
+    from abbench.store._store import Store
 
 WORKER_ROWS = 100_000
 """Rows an export must hold before it is read by worker processes: below it, starting them (~0.15 s
@@ -317,3 +320,13 @@ if __name__ == "__main__":
     sys.stdout = sys.stderr  # anything printed goes to stderr, never into the results
     with contextlib.suppress(BrokenPipeError):  # the reader stopped early
         _work(sys.stdin.buffer, _out)
+
+
+def store_slices(
+    store: Store, job: SliceJob, slices: Sequence[Any], rows: int, **options: Any
+) -> Iterator[Any]:
+    """`read_slices` of an open store: this thread's connection when the slices are few, else worker
+    processes reading the store's database on their own read-only URI (as many as `rows` call for)."""
+    return read_slices(
+        job, slices, conn=lambda: store.conn, uri=store.reader_uri(), workers=worker_count(rows), **options
+    )
