@@ -10,6 +10,7 @@ import click
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.cli._progress import outcome_counts, print_budget, print_failures, print_summary, with_progress
 from abbench.errors import worded
+from abbench.runner import experiment_status, regrade_experiment, retry_runs, run_experiment
 from abbench.types import ExperimentStatus, outcome_word
 
 if TYPE_CHECKING:
@@ -41,8 +42,6 @@ def experiments_cmd(ctx: Context, since: str | None, show_all: bool, as_json: bo
 
     A bare name picks the latest of its group; NAME@<skill version> or #ID picks another.
     """
-    from abbench.runner import experiment_status
-
     listed = [
         (exp, experiment_status(exp.id, store=ctx.store))
         for exp in ctx.store.list_experiments(since=since, include_tries=show_all)
@@ -150,8 +149,6 @@ def run_cmd(
     With Dask, each run's agent call is a task on the cluster; this process still writes the store,
     grades and shows progress (docs/running.md, "Running on a Dask cluster").
     """
-    from abbench.runner import run_experiment
-
     exp = _experiment_or_file(ctx, experiment, reuse)
     summary = with_progress(
         quiet or as_json,
@@ -290,8 +287,6 @@ def retry_cmd(
       abbench retry routing-v2 --grading-failed
       abbench retry routing-v2 --cases c017 --cases c042 --arm treatment
     """
-    from abbench.runner import retry_runs
-
     ran = with_progress(
         quiet or as_json,
         lambda observers: retry_runs(
@@ -333,8 +328,6 @@ def regrade_cmd(
     Example:
       abbench regrade routing-v2 --grader label_match
     """
-    from abbench.runner import regrade_experiment
-
     summary = with_progress(
         quiet or as_json,
         lambda observers: regrade_experiment(

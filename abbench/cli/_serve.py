@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from abbench.cli._app import Context, cli, pass_ctx
+from abbench.server import EndpointRule
 
 if TYPE_CHECKING:
     from abbench.server import EndpointRule
@@ -14,8 +15,6 @@ if TYPE_CHECKING:
 
 def _rules(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[EndpointRule, ...]:
     """``--key-env NAME=URL`` / ``--endpoint URL`` as endpoint rules (a bad pattern is a usage error)."""
-    from abbench.server import EndpointRule
-
     rules = []
     for text in values:
         if param.name == "key_env" and "=" not in text:
@@ -196,7 +195,7 @@ def serve_cmd(
     The server is the store's single writer: experiments started over HTTP run in child processes of
     its own pool, and a restart resumes what the last one left running.
     """
-    from abbench.server import ServerSettings, serve
+    from abbench.server import ServerSettings, serve  # fastapi loads only when serving, not for --help
 
     settings = ServerSettings(
         store=ctx.store.path,

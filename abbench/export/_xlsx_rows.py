@@ -23,6 +23,7 @@ from abbench.export._xlsx import (
     _string_cell,
     cells_writer,
 )
+from abbench.store import SheetCells
 from abbench.types import OUTCOME_WORDS
 
 if TYPE_CHECKING:
@@ -75,8 +76,6 @@ def _formats(n: int, column: Column) -> tuple[str, ...]:
 
 def sheet_cells(columns: Sequence[Column]) -> SheetCells:
     """How the store writes the cells of `columns` (a runs table's spreadsheet columns)."""
-    from abbench.store import SheetCells
-
     return SheetCells(
         kinds=[c.kind for c in columns],
         formats=[_formats(n, c) for n, c in enumerate(columns)],

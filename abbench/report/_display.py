@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from abbench._text import clip
 from abbench.formatting import MISSING, is_number, num
-from abbench.types import RunOutcome, RunState
+from abbench.report._plotly import figure_bundle, show_report_figures
+from abbench.types import RunOutcome, RunState, outcome_word
 
 if TYPE_CHECKING:
     from abbench.metrics import ConfusionMatrix
@@ -228,8 +229,6 @@ def figure(data: list[dict[str, Any]], **layout: Any) -> Any:
 def setup() -> None:
     """Prepare a report kernel: figures display as the report renderer shows them (`figure_bundle`),
     without importing plotly's renderers (see `abbench.report._plotly.show_report_figures`)."""
-    from abbench.report._plotly import show_report_figures
-
     show_report_figures()
 
 
@@ -255,8 +254,6 @@ def show_figure(fig: Any) -> None:
     """Display a plotly figure: a div and a ``Plotly.newPlot`` call in the page, the plotly mimetype for
     JupyterLab (`abbench.report._plotly.figure_bundle`)."""
     from IPython.display import display
-
-    from abbench.report._plotly import figure_bundle
 
     display(figure_bundle(fig), raw=True)
 
@@ -301,8 +298,6 @@ def states_figure(states: Mapping[str, Mapping[str, int]]) -> Any:
     without a verdict are ``execution_failed``/``grading_failed``) or open state -> runs; the legend
     says them in `abbench.types.OUTCOME_WORDS`' words.
     """
-    from abbench.types import outcome_word
-
     arms = list(states)
     data = []
     for state, colour in STATE_COLOURS.items():
