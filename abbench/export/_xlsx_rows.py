@@ -27,7 +27,7 @@ from abbench.store import SheetCells
 from abbench.types import OUTCOME_WORDS
 
 if TYPE_CHECKING:
-    from abbench.store import Experiment, SheetCells, Store
+    from abbench.store import Experiment, Store
 
 UNSAFE = "*[&<>\r\x01-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]*"
 """GLOB of the text `_xlsx._text` escapes or `_xlsx._clean` replaces, NUL aside (a GLOB cannot hold

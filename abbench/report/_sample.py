@@ -12,7 +12,6 @@ from abbench.review import Disagreement, case_detail
 from abbench.store import open_store, wrong_answers
 
 if TYPE_CHECKING:
-    from abbench.review import Disagreement
     from abbench.store import Experiment
 
 
