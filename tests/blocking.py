@@ -43,6 +43,15 @@ def wait_for(predicate, what: str, timeout: float = SAFETY_NET_S):
         time.sleep(0.01)
 
 
+def process_running(pid: int) -> bool:
+    """Whether `pid` still runs (a zombie, exited but not reaped by init, does not); Linux's /proc."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2] != "Z"
+
+
 class Gate:
     """The test's side of a turnstile folder: let arrivals through by count, or all at once."""
 

@@ -16,7 +16,7 @@ import pytest
 
 from abbench.runner import create_experiment
 from abbench.store import open_store
-from tests.blocking import SAFETY_NET_S, wait_for
+from tests.blocking import SAFETY_NET_S, process_running, wait_for
 from tests.conftest import REPO, subprocess_env
 
 from .conftest import make_cases
@@ -96,15 +96,6 @@ def test_a_sync_agent_that_never_returns_times_out_and_the_process_still_exits(t
     assert {runs[c].state for c in ("c001", "c002", "c003")} == {"pass"}
 
 
-def _running(pid: int) -> bool:
-    """Whether `pid` still runs (a zombie, exited but not reaped by init, does not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2] != "Z"
-
-
 LEAVES_CHILDREN = """
 echo "$$" >> "$PIDS/shells"
 sh -c 'echo $$ >> "$PIDS/grouped"; exec sleep 100000' &
@@ -132,9 +123,11 @@ def test_a_command_that_answers_and_exits_is_recorded_and_what_it_left_is_ended(
         assert {r.output.prediction for r in runs.values()} == {"fast"}
         left = [int(p) for name in ("grouped", "escaped") for p in (pids / name).read_text().split()]
         assert len(left) == 8
-        wait_for(lambda: not any(_running(p) for p in left), "the children the command left to be ended")
+        wait_for(
+            lambda: not any(process_running(p) for p in left), "the children the command left to be ended"
+        )
     finally:
         for name in ("grouped", "escaped"):
             for p in (pids / name).read_text().split() if (pids / name).exists() else ():
-                if _running(int(p)):
+                if process_running(int(p)):
                     os.kill(int(p), 9)
