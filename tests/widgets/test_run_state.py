@@ -13,6 +13,7 @@ from abbench.widgets import RunControlWidget
 from abbench.widgets._progress_view import OUTCOME_COLOURS, status_text
 from tests.blocking import Gate, wait_for
 from tests.conftest import REPO, subprocess_env
+from tests.runner.conftest import gated_experiment
 from tests.widgets.conftest import python_arm
 
 GREEN = OUTCOME_COLOURS["pass"]
@@ -60,16 +61,7 @@ def test_a_run_in_another_process_paused_and_resumed_from_the_widget_is_followed
     store, small, tmp_path
 ):
     gate = Gate(tmp_path / "gate")  # closed: the child's runs wait there until the test lets them go
-    exp = create_experiment(
-        {
-            "name": "elsewhere",
-            "dataset": small.fingerprint,
-            "rounds": 2,
-            "concurrency": 2,
-            "arms": {"a": {"agent": "python", "function": "tests.blocking:gated", **gate.params}},
-        },
-        store=store,
-    )
+    exp = gated_experiment(store, "elsewhere", small.fingerprint, gate, rounds=2, concurrency=2)
     proc = _run_elsewhere(store.path, exp.id)
     try:
         gate.wait_arrived(2)  # two runs in flight in the child, held
