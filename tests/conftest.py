@@ -71,6 +71,18 @@ def subprocess_env(**extra) -> dict[str, str]:
     return env
 
 
+def run_python(code: str) -> subprocess.CompletedProcess:
+    """Run ``python -c CODE`` in a child process on this checkout's code; fail the test if it fails."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+
+
 def run_abbench(*args, cwd=None, timeout=300, **env) -> subprocess.CompletedProcess:
     """Run ``python -m abbench ARGS`` in a child process and capture its output."""
     return subprocess.run(

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 import abbench
 from abbench.cli import cli
 
-from .conftest import REPO, subprocess_env
+from .conftest import REPO, run_python
 
 VIEWS = {
     "abbench.cli",
@@ -139,14 +139,7 @@ def test_core_imports_no_view_or_notebook_module():
         f"print(json.dumps(sorted(n for n in sys.modules if n.split('.')[0] in {FORBIDDEN_IN_CORE!r} "
         f"or any(n == f or n.startswith(f + '.') for f in {FORBIDDEN_IN_CORE!r}))))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=REPO,
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    out = run_python(code)
     assert json.loads(out.stdout) == []
 
 
@@ -196,14 +189,7 @@ def test_graders_and_agents_never_import_the_store(package):
         f"import json, sys, abbench.{package}\n"
         f"print(json.dumps(sorted(n for n in sys.modules if any(n == m or n.startswith(m + '.') for m in {STORE_READERS!r}))))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=REPO,
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    out = run_python(code)
     assert json.loads(out.stdout) == []
 
 
