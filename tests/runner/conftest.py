@@ -6,8 +6,6 @@ import asyncio
 import collections
 import os
 import signal
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -18,7 +16,7 @@ from abbench.errors import AgentError
 from abbench.runner import create_experiment
 from abbench.types import AgentOutput, Case, Usage
 from tests.blocking import Gate, pass_gate
-from tests.conftest import REPO, subprocess_env
+from tests.conftest import start_run
 
 CALLS_ENV = "ABBENCH_TEST_CALLS"
 """The file of the running test where scripted agents and graders log every call (set by `calls`)."""
@@ -176,14 +174,8 @@ def interrupt_cli_run(
 ) -> tuple[int, str]:
     """Run `abbench run` in a child process and send it SIGINT (Ctrl-C) once `arrived` is set (a model
     call hangs); `release` then lets the held call go. Returns the exit code and the child's stderr."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "abbench", "--store", str(store.path), "run", str(exp_id), "-q"],
-        cwd=REPO,
-        env=subprocess_env(TQDM_DISABLE="1", **env),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    proc = start_run(
+        store.path, exp_id, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **env
     )
     try:
         assert arrived.wait(120), "the second model call never came"

@@ -8,8 +8,6 @@ fails with a message that says why, the other runs are answered and graded, and 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +15,7 @@ import pytest
 from abbench.runner import create_experiment
 from abbench.store import open_store
 from tests.blocking import SAFETY_NET_S, process_running, wait_for
-from tests.conftest import REPO, subprocess_env
+from tests.conftest import start_run
 
 from .conftest import make_cases
 
@@ -36,14 +34,7 @@ def _run(tmp_path: Path, arm: dict, *, timeout_s: float = 600, **env: str) -> tu
         },
         store=store,
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "abbench", "--store", str(store_dir), "run", str(exp.id), "-q"],
-        cwd=REPO,
-        env=subprocess_env(TQDM_DISABLE="1", **env),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start_run(store_dir, exp.id, **env)
     try:
         out, err = proc.communicate(timeout=SAFETY_NET_S)
     finally:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,20 +17,17 @@ from abbench.client import Client, ServerError
 from abbench.runner import create_experiment
 from abbench.store import current_user, open_store
 from tests.blocking import SAFETY_NET_S, Gate, process_running, wait_for
-from tests.conftest import DEMO, REPO, subprocess_env
+from tests.conftest import DEMO, start_run
 from tests.runner.conftest import make_cases
 from tests.server.live import LiveServer
 
 
 def _cli_run(store_dir: Path, exp_id: int) -> subprocess.Popen[str]:
     """`abbench run` as a script's background job starts it (SIGINT ignored)."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "abbench", "--store", str(store_dir), "run", str(exp_id), "-q"],
-        cwd=REPO,
-        env=subprocess_env(TQDM_DISABLE="1"),
+    return start_run(
+        store_dir,
+        exp_id,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
     )
 

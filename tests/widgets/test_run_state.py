@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import pytest
 
@@ -12,7 +10,7 @@ from abbench.runner import ArmProgress, Progress, create_experiment
 from abbench.widgets import RunControlWidget
 from abbench.widgets._progress_view import OUTCOME_COLOURS, status_text
 from tests.blocking import Gate, wait_for
-from tests.conftest import REPO, subprocess_env
+from tests.conftest import start_run
 from tests.runner.conftest import gated_experiment
 from tests.widgets.conftest import python_arm
 
@@ -46,14 +44,7 @@ def shown(w: RunControlWidget) -> dict:
 
 def _run_elsewhere(store_dir, exp_id):
     """`abbench run` in a child process, as from a terminal."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "abbench", "--store", str(store_dir), "run", str(exp_id), "-q"],
-        cwd=REPO,
-        env=subprocess_env(TQDM_DISABLE="1"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return start_run(store_dir, exp_id)
 
 
 @pytest.mark.slow
