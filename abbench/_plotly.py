@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from abbench.errors import ReportError
+
 FIGURE_CONFIG: dict[str, Any] = {
     "responsive": True,
     "displaylogo": False,  # the logo links to plotly.com: the one external URL a figure would carry
@@ -25,8 +27,6 @@ def plotly_js_path() -> Path:
 
     path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
     if not path.is_file():  # pragma: no cover - a broken plotly install
-        from abbench.errors import ReportError
-
         raise ReportError(
             f"plotly.js is missing from the plotly package ({path}); reinstall plotly (pip install -U plotly)"
         )

@@ -20,6 +20,7 @@ from abbench.errors import UsageError
 from abbench.formatting import DASH, Bounds, pct, pct_span
 from abbench.gate import GateResult, RuleStatus, evaluate_gate
 from abbench.metrics import experiment_activation, experiment_metrics
+from abbench.report import render_report  # papermill and nbconvert load only when reports are made
 from abbench.runner import Observer, RunSummary, create_experiment, load_spec, run_experiment
 from abbench.snapshot import Snapshot
 from abbench.store import Experiment, Store, open_store
@@ -313,8 +314,6 @@ def _render_reports(result: DemoResult, folder: Path, out: Path, say: Callable[[
 
 def _render_page(store: str, exp_id: int, job: dict[str, Any]) -> ReportResult:
     """One page, in a worker process (it opens the store itself)."""
-    from abbench.report import render_report  # papermill and nbconvert load only when reports are made
-
     return render_report(exp_id, store=store, **job)
 
 

@@ -287,6 +287,21 @@ and *execution failed* / *grading failed* for runs that never got a verdict — 
 for a wrong answer, nor one "fail" count that mixes the two.
 """
 
+OUTCOME_COLOURS: dict[str, str] = {
+    RunOutcome.PASS: "#54a24b",
+    RunOutcome.FAIL: "#e45756",
+    RunOutcome.SCORED: "#9d755d",
+    RunOutcome.EXECUTION_FAILED: "#f58518",
+    RunOutcome.GRADING_FAILED: "#eeca3b",
+    RunOutcome.CANCELLED: "#9d9d9d",
+    "pending": "#d0d7de",
+    "running": "#4c78a8",
+    "executed": "#72b7b2",
+    "evaluating": "#b279a2",
+}
+"""The colour every view draws an outcome (`run_outcome`) or open state in, in the order bars stack and
+legends list them: the report's figures and tables, the widgets' progress bars."""
+
 
 def run_outcome(state: str, failure_type: str | None = None, passed: Any = None) -> str:
     """What became of a run, as a key of `OUTCOME_WORDS`.

@@ -43,6 +43,15 @@ def wait_for(predicate, what: str, timeout: float = SAFETY_NET_S):
         time.sleep(0.01)
 
 
+def process_running(pid: int) -> bool:
+    """Whether `pid` still runs (a zombie, exited but not reaped by init, does not); Linux's /proc."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2] != "Z"
+
+
 class Gate:
     """The test's side of a turnstile folder: let arrivals through by count, or all at once."""
 
@@ -95,28 +104,28 @@ def _ticket(folder: Path) -> int:
             n += 1
 
 
+def _arrive(params) -> tuple[Path, int] | None:
+    """The gate `params` name and the ticket taken at it (None when they name no gate)."""
+    folder = params.get("gate")
+    if not folder:
+        return None
+    return Path(folder), _ticket(Path(folder))
+
+
 async def pass_gate(params) -> None:
     """An async agent's (or grader's) side: take a ticket and wait until it is let through.
 
     Does nothing when `params` names no gate. Cancellable: a cancelled run stops waiting at once.
     """
-    folder = params.get("gate")
-    if not folder:
-        return
-    folder = Path(folder)
-    n = _ticket(folder)
-    while _allowed(folder) < n:
+    held = _arrive(params)
+    while held is not None and _allowed(held[0]) < held[1]:
         await asyncio.sleep(POLL_S)
 
 
 def pass_gate_sync(params) -> None:
     """`pass_gate` for synchronous code (a sync python agent, a command agent's process)."""
-    folder = params.get("gate")
-    if not folder:
-        return
-    folder = Path(folder)
-    n = _ticket(folder)
-    while _allowed(folder) < n:
+    held = _arrive(params)
+    while held is not None and _allowed(held[0]) < held[1]:
         time.sleep(POLL_S)
 
 

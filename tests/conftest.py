@@ -71,6 +71,35 @@ def subprocess_env(**extra) -> dict[str, str]:
     return env
 
 
+def start_run(store_dir, exp_id, *, preexec_fn=None, stdout=subprocess.PIPE, **env) -> subprocess.Popen:
+    """``abbench --store DIR run EXP -q`` in a child process (text mode, no progress bar, stderr piped).
+
+    `env` adds environment variables; `preexec_fn` runs in the child before abbench starts (to set how
+    it takes SIGINT, as a terminal or a script's background job would).
+    """
+    return subprocess.Popen(
+        [sys.executable, "-m", "abbench", "--store", str(store_dir), "run", str(exp_id), "-q"],
+        cwd=REPO,
+        env=subprocess_env(TQDM_DISABLE="1", **env),
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=preexec_fn,
+    )
+
+
+def run_python(code: str) -> subprocess.CompletedProcess:
+    """Run ``python -c CODE`` in a child process on this checkout's code; fail the test if it fails."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+
+
 def run_abbench(*args, cwd=None, timeout=300, **env) -> subprocess.CompletedProcess:
     """Run ``python -m abbench ARGS`` in a child process and capture its output."""
     return subprocess.run(

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 import abbench
 from abbench.cli import cli
 
-from .conftest import REPO, subprocess_env
+from .conftest import REPO, run_python
 
 VIEWS = {
     "abbench.cli",
@@ -141,14 +141,7 @@ def test_core_imports_no_view_or_notebook_module():
         f"print(json.dumps(sorted(n for n in sys.modules if n.split('.')[0] in {FORBIDDEN_IN_CORE!r} "
         f"or any(n == f or n.startswith(f + '.') for f in {FORBIDDEN_IN_CORE!r}))))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=REPO,
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    out = run_python(code)
     assert json.loads(out.stdout) == []
 
 
@@ -198,14 +191,7 @@ def test_graders_and_agents_never_import_the_store(package):
         f"import json, sys, abbench.{package}\n"
         f"print(json.dumps(sorted(n for n in sys.modules if any(n == m or n.startswith(m + '.') for m in {STORE_READERS!r}))))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=REPO,
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    out = run_python(code)
     assert json.loads(out.stdout) == []
 
 
@@ -350,3 +336,54 @@ def test_the_map_names_every_table_of_the_store_and_every_cli_command():
     assert len(tables) >= 10
     assert sorted(t for t in tables if f"`{t}`" not in text) == []
     assert sorted(name for name in cli.commands if f"`{name}`" not in text) == []
+
+
+MAX_FUNCTION_LEVEL_IMPORTS = 40
+"""Function-level imports of abbench modules kept where a heavy third-party import (numpy, scipy, pydantic,
+PyYAML, httpx, fastapi, dask), the CLI's start-up or an import cycle needs them: each says why on its line."""
+
+
+def _function_level_imports(path) -> list[tuple[int, str]]:
+    """The abbench modules (absolute or relative) a file imports inside a function, with their lines."""
+    import ast
+
+    found: list[tuple[int, str]] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if in_function and isinstance(child, ast.ImportFrom):
+                if child.level or (child.module or "").split(".")[0] == "abbench":
+                    found.append((child.lineno, "." * child.level + (child.module or "")))
+            elif in_function and isinstance(child, ast.Import):
+                found.extend((child.lineno, a.name) for a in child.names if a.name.split(".")[0] == "abbench")
+            visit(
+                child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            )
+
+    visit(ast.parse(path.read_text(encoding="utf-8"), str(path)), False)
+    return found
+
+
+def test_function_level_imports_of_abbench_stay_few():
+    """The import graph a reader sees at the top of a module is the real one."""
+    found = [
+        f"{path.relative_to(REPO)}:{line}: {module}"
+        for path in sorted((REPO / "abbench").rglob("*.py"))
+        if "__pycache__" not in path.parts
+        for line, module in _function_level_imports(path)
+    ]
+    assert len(found) <= MAX_FUNCTION_LEVEL_IMPORTS, (
+        f"{len(found)} function-level imports of abbench modules (at most {MAX_FUNCTION_LEVEL_IMPORTS}): "
+        "import at the top unless a heavy import or a cycle needs it here:\n" + "\n".join(found)
+    )
+
+
+def test_the_function_level_import_count_sees_every_form(tmp_path):
+    planted = tmp_path / "_planted.py"
+    planted.write_text(
+        "from abbench.store import Store\n"
+        "import json\n"
+        "def f():\n    import json\n    from abbench.runner import x\n    import abbench.stats\n"
+        "class C:\n    async def g(self):\n        from ._y import z\n        from pandas import DataFrame\n"
+    )
+    assert _function_level_imports(planted) == [(5, "abbench.runner"), (6, "abbench.stats"), (9, "._y")]

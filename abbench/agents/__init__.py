@@ -38,7 +38,7 @@ if typing.TYPE_CHECKING:
     from abbench.agents._builtin import builtin, stand_in_note as stand_in_note
     from abbench.agents._command import CommandAgent
     from abbench.agents._external import NOT_RECORDED as NOT_RECORDED, ExternalAgent, external_agent
-    from abbench.agents._openai import SKILL_TOOLS as SKILL_TOOLS, OpenAIAgent, SkillTools as SkillTools
+    from abbench.agents._openai import OpenAIAgent
     from abbench.agents._parameters import AgentParameter, agent_parameters
     from abbench.agents._prompt import (
         Prompt,
@@ -48,6 +48,7 @@ if typing.TYPE_CHECKING:
     )
     from abbench.agents._python import PythonAgent, load_callable as load_callable
     from abbench.agents._rules import Rule, SkillRules, extract_rules
+    from abbench.agents._skill_tools import SKILL_TOOLS as SKILL_TOOLS, SkillTools as SkillTools
 
 __all__ = [
     "ANSWER_FORMATS",
@@ -114,11 +115,7 @@ __getattr__, __dir__ = _lazy.exports(
         ),
         "abbench.agents._command": ("CommandAgent",),
         "abbench.agents._external": ("NOT_RECORDED", "ExternalAgent", "external_agent"),
-        "abbench.agents._openai": (
-            "SKILL_TOOLS",
-            "OpenAIAgent",
-            "SkillTools",
-        ),
+        "abbench.agents._openai": ("OpenAIAgent",),
         "abbench.agents._parameters": (
             "AgentParameter",
             "agent_parameters",
@@ -138,6 +135,7 @@ __getattr__, __dir__ = _lazy.exports(
             "SkillRules",
             "extract_rules",
         ),
+        "abbench.agents._skill_tools": ("SKILL_TOOLS", "SkillTools"),
     },
     public=__all__,
 )

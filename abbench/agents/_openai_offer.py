@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from abbench.agents._base import Spending
+from abbench.agents._skill_tools import SKILL_TOOLS, SkillTools
 from abbench.llm import tool_spec
 from abbench.snapshot import Snapshot
 
@@ -78,8 +79,6 @@ class OfferedTools:
 
     def call(self, name: str, arguments: dict[str, Any]) -> tuple[bool, str]:
         """Run one tool: ``(ok, text)``; a call that cannot be run says what to do instead."""
-        from abbench.agents._openai import SKILL_TOOLS, SkillTools
-
         if name == LOAD_SKILL:
             wanted = str(arguments.get("name") or arguments.get("skill") or "").strip()
             skill = next((s for s in self.skills if s.skill_name == wanted), None)

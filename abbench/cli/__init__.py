@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abbench.cli import _app
 from abbench.cli._app import cli
 
 # Each module registers its commands on `cli` when one of them is first used (abbench/cli/_commands.py
@@ -10,9 +11,7 @@ from abbench.cli._app import cli
 
 def main() -> None:
     """Entry point of the ``abbench`` console script."""
-    from abbench.cli._app import stop_on_termination
-
-    stop_on_termination()
+    _app.stop_on_termination()
     cli(prog_name="abbench")
 
 

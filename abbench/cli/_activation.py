@@ -9,6 +9,7 @@ import click
 
 from abbench import formatting as fm
 from abbench.cli._analysis import _estimate, _pct
+from abbench.metrics import ACTIVATION_FIGURES
 
 if TYPE_CHECKING:
     from abbench.compare import TriggerHelp
@@ -30,8 +31,6 @@ def print_activation(report: ExperimentActivation | None) -> None:
 
 
 def _print_arm(a: ArmActivation) -> None:
-    from abbench.metrics import ACTIVATION_FIGURES  # loads numpy: only when figures are printed
-
     if not a.offered:
         click.echo(f"  {a.arm}: not assessed ({a.reason})")
         return

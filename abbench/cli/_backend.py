@@ -10,6 +10,14 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, Protocol
 
+from abbench.export import export
+from abbench.runner import (
+    cancel_experiment,
+    experiment_status,
+    pause_experiment,
+    resume_experiment,
+)
+
 if TYPE_CHECKING:
     from abbench.client import Client
     from abbench.export import ExportResult
@@ -70,7 +78,7 @@ class LocalBackend:
         self.store = store
 
     def load_experiment(self, ref: int | str) -> Experiment:
-        from abbench.runner import load_experiment
+        from abbench.runner import load_experiment  # its module loads the definition models (pydantic)
 
         return load_experiment(ref, store=self.store)
 
@@ -78,26 +86,18 @@ class LocalBackend:
         return self.store.experiments.handle(exp)
 
     def experiment_status(self, ref: int | str) -> Progress:
-        from abbench.runner import experiment_status
-
         return experiment_status(ref, store=self.store)
 
     def failures(self, ref: int | str, *, limit: int = 10) -> Failures:
         return self.store.runs.failures(self.store.experiments.get(ref).id, limit=limit)
 
     def pause_experiment(self, ref: int | str) -> bool:
-        from abbench.runner import pause_experiment
-
         return pause_experiment(ref, store=self.store)
 
     def resume_experiment(self, ref: int | str, *, budget: float | None = None) -> bool:
-        from abbench.runner import resume_experiment
-
         return bool(resume_experiment(ref, store=self.store, budget=budget))
 
     def cancel_experiment(self, ref: int | str) -> int | None:
-        from abbench.runner import cancel_experiment
-
         return cancel_experiment(ref, store=self.store)
 
     def export(
@@ -110,8 +110,6 @@ class LocalBackend:
         arms: tuple[str, str] | None = None,
         vs: int | str | None = None,
     ) -> ExportResult:
-        from abbench.export import export
-
         options: dict[str, Any] = {}
         if arms:
             options["arms"] = tuple(arms)

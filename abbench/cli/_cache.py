@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
+from abbench.runner import cache_stats, clear_cache
 
 
 def _size(n: float) -> str:
@@ -30,8 +31,6 @@ def cache_group() -> None:
 @pass_ctx
 def cache_stats_cmd(ctx: Context, as_json: bool) -> None:
     """Show the cache's entries, size, hits and the cost they saved, per endpoint and model."""
-    from abbench.runner import cache_stats
-
     s = cache_stats(store=ctx.store)
 
     def human() -> None:
@@ -59,8 +58,6 @@ def cache_stats_cmd(ctx: Context, as_json: bool) -> None:
 @pass_ctx
 def cache_clear_cmd(ctx: Context, older_than: str | None, model: str | None, as_json: bool) -> None:
     """Drop replies from the cache (the next call of each asks the model again)."""
-    from abbench.runner import clear_cache
-
     dropped = clear_cache(older_than, model=model, store=ctx.store)
     what = " ".join(x for x in (f"older than {older_than}" if older_than else "", model or "") if x)
     emit(

@@ -19,7 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "show-ref": ("_snapshot", "Print a section of a snapshot, or list its references."),
     "diff-skill": ("_snapshot", "Compare two skill versions: files and sections that changed."),
     "create": (
-        "_run",
+        "_define",
         "Create an experiment from a YAML definition (one pending run per case × round × arm).",
     ),
     "experiments": (
@@ -44,9 +44,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Retry runs: execution failures run again, grading failures are re-graded (no agent run).",
     ),
     "regrade": ("_run", "Grade runs again from their stored executions (the agent is not run again)."),
-    "clone": ("_run", "Clone an experiment with one arm replaced (a new skill version, a new model)."),
+    "clone": ("_define", "Clone an experiment with one arm replaced (a new skill version, a new model)."),
     "try": (
-        "_run",
+        "_define",
         "Try one input at once: prints the prediction, reason, confidence, cited evidence and files read.",
     ),
     "resume": (

@@ -12,6 +12,14 @@ from abbench import formatting as fm
 from abbench.cli._activation import print_trigger_help
 from abbench.cli._analysis import _estimate, _num, _pad, _pct, grader_header, grader_option
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
+from abbench.compare import (
+    compare_all,
+    compare_arms,
+    compare_experiments,
+    experiment_pair,
+    points,
+    vote_policy,
+)
 from abbench.formatting import NA
 
 if TYPE_CHECKING:
@@ -70,8 +78,6 @@ def _print_verdict(c: Comparison, votes: dict[str, Any] | None) -> None:
 
 def _print_figures(c: Comparison) -> None:
     """Both arms' accuracy, the difference with its interval and test, McNemar, clustered SE, the MDE."""
-    from abbench.compare import points
-
     unit = c.unit
     width = max(len(c.a.name), len(c.b.name), 10)
     click.echo(f"{'':<18}{c.a.name:<{width + 26}}{c.b.name}")
@@ -172,8 +178,6 @@ def _print_text_changes(t: TextChanges, limit: int) -> None:
 
 def _print_domains(c: Comparison) -> None:
     """The per-domain table, Holm-adjusted, with significant changes flagged."""
-    from abbench.compare import points
-
     unit = c.unit
     click.echo(
         f"{'domain':<16}{'cases':>6}  {_pad(c.a.name, 12, '>')}  {_pad(c.b.name, 12, '>')}  {'diff':>13}  "
@@ -200,8 +204,6 @@ def _print_domains(c: Comparison) -> None:
 
 def _print_all(m: MultiComparison) -> None:
     """Three or more arms: Cochran's Q, each arm's pass rate, then each pair (Holm-adjusted)."""
-    from abbench.compare import points
-
     click.echo(
         f"{m.experiment} (#{m.experiment_id}) on {m.dataset}: {len(m.arms)} arms, {m.n_cases} case(s) graded in all"
     )
@@ -288,8 +290,6 @@ def compare_cmd(ctx: Context, experiment: str, other: str | None, arms: tuple[st
       abbench compare routing-v2 --grader label_match  # as label_match alone graded the runs
     Exit code 1 when the experiments ran on different datasets.
     """
-    from abbench.compare import compare_all, compare_arms, compare_experiments, experiment_pair, vote_policy
-
     options: dict[str, Any] = dict(
         store=ctx.store, outcome=outcome, confidence=confidence, alpha=alpha, grader=grader,
     )  # fmt: skip

@@ -10,7 +10,17 @@ import click
 
 from abbench._text import clip, fit
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx, read_options
+from abbench.dataset import (
+    RECIPES,
+    gold_kind,
+    match_profiles,
+    plan_import,
+    preview_import,
+    read_table,
+    suggest_mapping,
+)
 from abbench.errors import ImportFailed, UsageError
+from abbench.types import CASE_FIELDS
 
 if TYPE_CHECKING:
     from abbench.dataset import DatasetInfo, MappingProfile, Problem, ValidationReport
@@ -69,8 +79,6 @@ def _echo_cases(
 
 
 def _case_dict(case: Case) -> dict[str, Any]:
-    from abbench.types import CASE_FIELDS
-
     return {
         **{f: getattr(case, f) for f in CASE_FIELDS},
         "source_row": case.source_row,
@@ -194,8 +202,6 @@ class _Tally(NamedTuple):
 def _preview(file: Path, profile: MappingProfile | None, mapping: str | None, n: int, options: dict[str, Any],
              as_json: bool) -> None:  # fmt: skip
     """`import --preview N`: the first cases as mapped, and the validation report; nothing imported."""
-    from abbench.dataset import preview_import
-
     result = preview_import(file, profile, n=n, **options)
 
     def human() -> None:
@@ -233,8 +239,6 @@ def _refused(file: Path, exc: ImportFailed, report: ValidationReport, as_json: b
 def _suggest(
     ctx: Context, file: Path, options: dict[str, Any], save_profile: str | None, as_json: bool
 ) -> None:
-    from abbench.dataset import plan_import, read_table, suggest_mapping
-
     recipe = options.pop("recipe", None)
     splits = options.pop("splits", None)
     if recipe:
@@ -294,8 +298,6 @@ class _Fitting(NamedTuple):
 
 def _fitting_profile(ctx: Context, file: Path, options: dict[str, Any], splits: Any) -> _Fitting | None:
     """The saved profile that fits the file best (`match_profiles`), or why none does; None without any."""
-    from abbench.dataset import match_profiles, read_table
-
     saved = ctx.store.profiles.all()
     if not saved:
         return None
@@ -352,8 +354,6 @@ def _echo_info(
     if info.label_set:
         click.echo(f"  label set   {', '.join(info.label_set)}")
     if labels and set(labels) != {None}:
-        from abbench.dataset import gold_kind
-
         kind = info.expected_kind if info.expected_kind is not None else gold_kind(labels)
         how = "declared by the mapping" if kind.declared else "from the values"
         click.echo(f"  gold kind   {kind.kind}s ({how}: {kind.reason})")
@@ -452,7 +452,6 @@ def profiles_command(
       abbench profiles --recipes
     """
     if recipes:
-        from abbench.dataset import RECIPES
 
         def listing() -> None:
             for r in RECIPES.values():

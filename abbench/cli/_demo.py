@@ -6,6 +6,7 @@ import click
 
 from abbench.cli._app import Context, cli, pass_ctx
 from abbench.cli._progress import progress_bar
+from abbench.demo import run_demo
 
 
 @cli.command("demo")
@@ -33,8 +34,6 @@ def demo_cmd(
     Example:
       abbench demo            # writes reports/demo.html and reports/demo-v1-vs-v2.html
     """
-    from abbench.demo import run_demo
-
     with progress_bar(quiet) as bar:
 
         def note(line: str) -> None:

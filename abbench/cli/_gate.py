@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
+from abbench.gate import METRICS, GateOutcome, RuleStatus, Severity, evaluate_gate, metric_names
 
 if TYPE_CHECKING:
     from abbench.gate import GateResult, MetricDef, RuleOutcome
@@ -70,8 +71,6 @@ def gate_cmd(ctx: Context, experiment: str | None, rules_file: str | None, arms:
       abbench gate routing-v2 --rules gate.yaml
       abbench gate routing-v2 --vs routing-v1
     """
-    from abbench.gate import GateOutcome, evaluate_gate
-
     if list_metrics:
         _list_metrics(as_json)
         return
@@ -90,8 +89,6 @@ def gate_cmd(ctx: Context, experiment: str | None, rules_file: str | None, arms:
 
 def _list_metrics(as_json: bool) -> None:
     """The metrics a rule may use, by scope (`--list-metrics`)."""
-    from abbench.gate import METRICS, metric_names
-
     metrics: list[tuple[str, MetricDef]] = list(zip(metric_names(), METRICS.values(), strict=True))
     rows: list[dict[str, Any]] = [
         {"metric": name, "scope": m.scope, "kind": m.kind, "description": m.description}
@@ -114,8 +111,6 @@ def _list_metrics(as_json: bool) -> None:
 def _rule_mark(r: RuleOutcome) -> str:
     """✓ holds, ✗ blocks, ? a block rule the evidence does not settle, · allowed to have no value and has
     none, ! anything else (a warning)."""
-    from abbench.gate import RuleStatus, Severity
-
     if r.status == RuleStatus.PASS:
         return "✓"
     if r.blocks:
@@ -129,8 +124,6 @@ def _rule_mark(r: RuleOutcome) -> str:
 
 def _print_gate(result: GateResult, inconclusive_allowed: bool) -> None:
     """A gate's outcome as `abbench gate` prints it."""
-    from abbench.gate import GateOutcome, Severity
-
     colour = {GateOutcome.PASS: "green", GateOutcome.PASS_WITH_WARNINGS: "yellow"}.get(result.outcome, "red")
     # The pair first, then the outcome and the coverage it rests on: nobody reads a PASS without its pair.
     click.secho(

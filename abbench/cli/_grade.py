@@ -7,18 +7,20 @@ from typing import Any
 
 import click
 
+from abbench._utf8 import read_utf8
+from abbench._yaml import load_yaml
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.cli._progress import print_summary, with_progress
 from abbench.formatting import judge_cost as _judge_cost, money_fixed as _money, partly_known as _partly_known
+from abbench.graders import describe_bias
+from abbench.metrics import judge_report
+from abbench.runner import grade_experiment
 from abbench.types import GradeStatus, RunState, outcome_word
 
 
 def _grader_specs(texts: tuple[str, ...]) -> list[Any]:
     """Grader definitions from the command line: a name, module:function, inline YAML, or a YAML/JSON file."""
     import yaml
-
-    from abbench._utf8 import read_utf8
-    from abbench._yaml import load_yaml
 
     specs: list[Any] = []
     for text in texts:
@@ -76,8 +78,6 @@ def grade_cmd(
       abbench grade routing-v2 --add-grader '{type: llm_judge, model: gpt-4o-mini, rubric: {correctness: Is it right?}}'
       abbench grade routing-v2 --add-grader judges.yaml
     """
-    from abbench.runner import grade_experiment
-
     graders = _grader_specs(add) or None
     summary = with_progress(
         quiet or as_json,
@@ -184,9 +184,6 @@ def judge_report_cmd(ctx: Context, experiment: str, confidence: float, as_json: 
     Example:
       abbench judge-report routing-judged
     """
-    from abbench.graders import describe_bias
-    from abbench.metrics import judge_report
-
     report = judge_report(experiment, store=ctx.store, confidence=confidence)
 
     def human() -> None:

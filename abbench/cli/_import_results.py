@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
+from abbench.interop import import_results
 
 _FORMATS = ("inspect", "promptfoo", "skill-creator")
 
@@ -57,7 +58,6 @@ def import_results_cmd(
     """
     if dataset and create_dataset:
         raise click.UsageError("give --dataset REF or --create-dataset, not both")
-    from abbench.interop import import_results
 
     result = import_results(format, list(paths), store=ctx.store, dataset=dataset, experiment=name)
 

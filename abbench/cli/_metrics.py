@@ -15,6 +15,7 @@ from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.cli._classes import CLASSES_INLINE, f1_lines
 from abbench.cli._plan import pass_k_line
 from abbench.formatting import NA
+from abbench.metrics import NO_RUN_EXECUTED, experiment_metrics
 
 if TYPE_CHECKING:
     from abbench.metrics import (
@@ -58,8 +59,6 @@ def metrics_cmd(ctx: Context, experiment: str, arms: tuple[str, ...], by_domain:
       abbench metrics routing-v2 --by-domain --confusion
       abbench metrics routing-v2 --grader label_match   # as label_match alone graded the runs
     """
-    from abbench.metrics import experiment_metrics
-
     m = experiment_metrics(
         experiment, store=ctx.store, arms=list(arms) or None, confidence=confidence,
         low_confidence=low_confidence, cluster=cluster, grader=grader,
@@ -194,8 +193,6 @@ def _print_usage(u: UsageMetrics) -> None:
         else ""
     )
     if not u.executed:  # unknown, never $0 beside what the attempts spent
-        from abbench.metrics import NO_RUN_EXECUTED
-
         click.echo(f"  {'cost':<20}n/a: {NO_RUN_EXECUTED}{judges}")
     elif u.total_cost is None:
         click.echo(f"  {'cost':<20}not reported by the agent{judges}")

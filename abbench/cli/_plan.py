@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 import click
 
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
+from abbench.compare import plan_from_experiment
+from abbench.stats import plan_experiment
 
 if TYPE_CHECKING:
     from abbench.metrics import Stability
@@ -61,9 +63,6 @@ def plan_cmd(ctx: Context, experiment: str | None, baseline: float | None, effec
       abbench plan --baseline 0.85 --effect 0.05 --rounds 3 --from routing-v1
       abbench plan routing-v2 --effect 0.03
     """
-    from abbench.compare import plan_from_experiment
-    from abbench.stats import plan_experiment
-
     a, b = arms if arms else (None, None)
     if experiment is not None:
         if source is not None or discordance is not None:

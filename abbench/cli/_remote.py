@@ -15,7 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from abbench._utf8 import read_utf8
+from abbench._yaml import load_yaml
 from abbench.cli._app import Context, emit, json_option, pass_ctx, read_options
+from abbench.cli._backend import remote_client
+from abbench.cli._data import _echo_report, read_text
+from abbench.dataset import ValidationReport
 
 if TYPE_CHECKING:
     from abbench.client import Client
@@ -28,8 +33,6 @@ def remote() -> None:
 
 
 def _client(ctx: Context) -> Client:
-    from abbench.cli._backend import remote_client
-
     assert ctx.server is not None
     return remote_client(ctx.server)
 
@@ -77,9 +80,6 @@ def import_cmd(
 
 def _print_import(ds: dict[str, Any], file_name: str) -> None:
     """The server's import, said as the local `import` says it (the lines a server's answer holds)."""
-    from abbench.cli._data import _echo_report, read_text
-    from abbench.dataset import ValidationReport
-
     if ds.get("reused"):
         click.echo(
             f"already imported: {ds['fingerprint']} holds the same {ds['n_cases']} cases; nothing stored"
@@ -242,9 +242,6 @@ def report_cmd(ctx: Context, experiment: str, rules: str | None, out: str | None
     """Render the report on the server and download it; prints the file written."""
     gate = None
     if rules:
-        from abbench._utf8 import read_utf8
-        from abbench._yaml import load_yaml
-
         gate = load_yaml(read_utf8(rules))
     with _client(ctx) as c:
         click.echo(c.render_report(experiment, out, rules=gate))

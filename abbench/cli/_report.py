@@ -11,6 +11,8 @@ import click
 
 from abbench.cli._analysis import grader_header, grader_option
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
+from abbench.export import export_table, write_csv, write_jsonl
+from abbench.report import render_report, render_reports
 
 if TYPE_CHECKING:
     from abbench.report import ReportResult
@@ -86,8 +88,6 @@ def _export_to_stdout(
     ctx: Context, experiment: str, what: str, fmt: str, arms: tuple[str, str] | None, vs: str | None
 ) -> None:
     """`export --out -`: the table as CSV or JSON lines on stdout (a local store's)."""
-    from abbench.export import export_table, write_csv, write_jsonl
-
     if ctx.server is not None:
         raise click.UsageError("with --server, export writes a file: give --out FILE (or none: a file here)")
     if fmt == "xlsx":
@@ -200,8 +200,6 @@ def _report_one(ctx: Context, experiment: str, *, vs: str | None, arms: tuple[st
                 title: str | None, out: str | None, fail_on_block: bool, as_json: bool,
                 grader: str | None = None) -> None:  # fmt: skip
     """One page: what was written and the decision; exit 2 on a refusal, 1 on a block with --fail-on-block."""
-    from abbench.report import render_report
-
     r = render_report(
         experiment,
         vs=vs,
@@ -230,8 +228,6 @@ def _report_one(ctx: Context, experiment: str, *, vs: str | None, arms: tuple[st
 def _report_batch(ctx: Context, experiments: tuple[str, ...], *, since: str | None, out_dir: str,
                   gate: str | None, fail_on_block: bool, as_json: bool) -> None:  # fmt: skip
     """A page per experiment: each one written or failed; exit 2 on any failure, 1 on a block with --fail-on-block."""
-    from abbench.report import render_reports
-
     result = render_reports(
         since=since,
         experiments=list(experiments) if experiments else None,

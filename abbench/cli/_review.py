@@ -9,6 +9,15 @@ import click
 from abbench._text import cells
 from abbench.cli._analysis import _cut, _num, _pad, _pct
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
+from abbench.review import (
+    add_review,
+    case_detail,
+    corrected_accuracy,
+    disagreements,
+    draw_review_sample,
+    judge_agreement,
+    reviews,
+)
 from abbench.types import AttemptOutcome, GradeStatus, RunState, outcome_word
 
 if TYPE_CHECKING:
@@ -75,8 +84,6 @@ def review_cmd(ctx: Context, experiment: str, case_id: str | None, verdict: str 
       abbench review routing-v2 c017 --verdict gold_correct --arm treatment --note "空调 is slow, gold is right"
       abbench review routing-v2 --sample 100 --seed 7 --arm treatment
     """
-    from abbench.review import add_review
-
     if sample_size is not None:
         _draw_sample(ctx, experiment, sample_size, seed, arm, as_json)
         return
@@ -97,8 +104,6 @@ def review_cmd(ctx: Context, experiment: str, case_id: str | None, verdict: str 
 
 def _draw_sample(ctx: Context, experiment: str, size: int, seed: int, arm: str | None, as_json: bool) -> None:
     """Draw, record and list a random review sample, with the command that reviews each run."""
-    from abbench.review import draw_review_sample
-
     sample = draw_review_sample(experiment, size, seed=seed, arm=arm, store=ctx.store)
     exp = ctx.store.experiments.get(sample.experiment_id)
     runs = {r[0]: r for r in ctx.store.reviews.judged_runs(exp.id, arm)}
@@ -127,8 +132,6 @@ def reviews_cmd(
     ctx: Context, experiment: str, history: bool, case_id: str | None, arm: str | None, as_json: bool
 ) -> None:
     """List reviews (the latest per case and arm), with judge-versus-people agreement."""
-    from abbench.review import judge_agreement, reviews
-
     rows = reviews(experiment, store=ctx.store, latest=not history, case_id=case_id, arm=arm)
     agreement = judge_agreement(experiment, store=ctx.store)
     corrected = _corrected(ctx, experiment, arm)
@@ -159,8 +162,6 @@ def reviews_cmd(
 
 def _corrected(ctx: Context, experiment: str, arm: str | None) -> list[CorrectedAccuracy]:
     """The judge's accuracy corrected by the latest random review sample (none without a sample)."""
-    from abbench.review import corrected_accuracy
-
     exp = ctx.store.experiments.get(experiment)
     if not ctx.store.reviews.samples(exp.id):
         return []
@@ -184,8 +185,6 @@ def _corrected(ctx: Context, experiment: str, arm: str | None) -> list[Corrected
 def disagreements_cmd(ctx: Context, experiment: str, kinds: tuple[str, ...], arms: tuple[str, ...],
                       threshold: float, limit: int | None, as_json: bool) -> None:  # fmt: skip
     """List cases worth a review: gold vs prediction, low confidence, no evidence, flaky, arms disagreeing."""
-    from abbench.review import disagreements
-
     kind = None if not kinds or "all" in kinds else list(kinds)
     found = disagreements(
         experiment, kind, store=ctx.store, arms=list(arms) or None, threshold=threshold, limit=limit
@@ -234,8 +233,6 @@ def _attempt_text(a: AttemptView) -> str:
 @pass_ctx
 def case_cmd(ctx: Context, experiment: str, case_id: str, as_json: bool) -> None:
     """Show one case in full: input, gold, every run's answer, reason, evidence, tool calls, reviews."""
-    from abbench.review import case_detail
-
     d = case_detail(experiment, case_id, store=ctx.store)
 
     emit(as_json, d.as_dict(), lambda: _print_case(d))

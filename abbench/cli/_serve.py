@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
 from abbench.cli._app import Context, cli, pass_ctx
+from abbench.server import EndpointRule
 
-if TYPE_CHECKING:
-    from abbench.server import EndpointRule
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _rules(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[EndpointRule, ...]:
     """``--key-env NAME=URL`` / ``--endpoint URL`` as endpoint rules (a bad pattern is a usage error)."""
-    from abbench.server import EndpointRule
-
     rules = []
     for text in values:
         if param.name == "key_env" and "=" not in text:
@@ -32,31 +31,30 @@ def _rules(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
     return tuple(rules)
 
 
+def _limit(flag: str, default: Any, kind: Any, text: str) -> Callable[[F], F]:
+    """One of the service's limits: an option with its default shown in ``--help``."""
+    return click.option(flag, default=default, show_default=True, type=kind, help=text)
+
+
 @cli.command("serve")
 @click.option(
     "--host", default="127.0.0.1", show_default=True, help="Address to bind (0.0.0.0: every interface)."
 )
 @click.option("--port", default=8750, show_default=True, type=int)
-@click.option(
-    "--workers", default=2, show_default=True, type=click.IntRange(1, 64), help="Experiments run at once."
-)
-@click.option(
+@_limit("--workers", 2, click.IntRange(1, 64), "Experiments run at once.")
+@_limit(
     "--max-request-mb",
-    default=200,
-    show_default=True,
-    type=click.IntRange(1),
-    help="Largest upload (a data file, a skill archive) or body of recorded outcomes.",
+    200,
+    click.IntRange(1),
+    "Largest upload (a data file, a skill archive) or body of recorded outcomes.",
 )
-@click.option(
+@_limit(
     "--max-document-mb",
-    default=1,
-    show_default=True,
-    type=click.IntRange(1),
-    help="Largest body of any other request (a definition, a gate, a review ...).",
+    1,
+    click.IntRange(1),
+    "Largest body of any other request (a definition, a gate, a review ...).",
 )
-@click.option(
-    "--rate", default=600, show_default=True, type=click.IntRange(1), help="Requests per key per minute."
-)
+@_limit("--rate", 600, click.IntRange(1), "Requests per key per minute.")
 @click.option(
     "--agent",
     "agents",
@@ -87,15 +85,12 @@ def _rules(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
     help="Let callers' openai arms and judges call endpoints matching URL without a key of this "
     "machine's (repeat; same patterns as --key-env). Endpoints neither option names are refused.",
 )
-@click.option(
-    "--per-owner", default=4, show_default=True, type=click.IntRange(1), help="Running experiments per owner."
-)
-@click.option(
+@_limit("--per-owner", 4, click.IntRange(1), "Running experiments per owner.")
+@_limit(
     "--runner-nice",
-    default=5,
-    show_default=True,
-    type=click.IntRange(0, 19),
-    help="Lower CPU priority of the runner processes than of the server (0: the same).",
+    5,
+    click.IntRange(0, 19),
+    "Lower CPU priority of the runner processes than of the server (0: the same).",
 )
 @click.option(
     "--git-scheme",
@@ -107,13 +102,7 @@ def _rules(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
     help="A URL scheme POST /skill-snapshots may clone from (repeat). file reads this machine's "
     "repositories; http and git are unauthenticated.",
 )
-@click.option(
-    "--git-timeout",
-    default=120.0,
-    show_default=True,
-    type=click.FloatRange(min=1),
-    help="Seconds the clone of one git snapshot may take.",
-)
+@_limit("--git-timeout", 120.0, click.FloatRange(min=1), "Seconds the clone of one git snapshot may take.")
 @click.option(
     "--git-credentials",
     "git_credentials",
@@ -123,48 +112,32 @@ def _rules(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
     "machine's git credentials: its SSH keys and agent, ~/.netrc (repeat). Every other URL is cloned "
     "anonymously.",
 )
-@click.option(
+@_limit(
     "--request-workers",
-    default=2,
-    show_default=True,
-    type=click.IntRange(1, 64),
-    help="Requests read in a process of their own at once (imports, previews, snapshots, definitions, "
+    2,
+    click.IntRange(1, 64),
+    "Requests read in a process of their own at once (imports, previews, snapshots, definitions, "
     "outcomes); one at a time per key.",
 )
-@click.option(
+@_limit(
     "--request-cpu",
-    default=120.0,
-    show_default=True,
-    type=click.FloatRange(min=1),
-    help="CPU seconds one such request may take (a 200 MB CSV imports in about 30).",
+    120.0,
+    click.FloatRange(min=1),
+    "CPU seconds one such request may take (a 200 MB CSV imports in about 30).",
 )
-@click.option(
-    "--request-memory-mb",
-    default=4096,
-    show_default=True,
-    type=click.IntRange(256),
-    help="Megabytes of memory one such request may take.",
-)
-@click.option(
-    "--request-timeout",
-    default=600.0,
-    show_default=True,
-    type=click.FloatRange(min=1),
-    help="Seconds one such request may take in all.",
-)
-@click.option(
+@_limit("--request-memory-mb", 4096, click.IntRange(256), "Megabytes of memory one such request may take.")
+@_limit("--request-timeout", 600.0, click.FloatRange(min=1), "Seconds one such request may take in all.")
+@_limit(
     "--max-runs",
-    default=1_000_000,
-    show_default=True,
-    type=click.IntRange(1),
-    help="The most runs (cases × rounds × arms) an experiment created over HTTP may have.",
+    1_000_000,
+    click.IntRange(1),
+    "The most runs (cases × rounds × arms) an experiment created over HTTP may have.",
 )
-@click.option(
+@_limit(
     "--max-inflight",
-    default=8,
-    show_default=True,
-    type=click.IntRange(1),
-    help="Requests one key may have in flight at once (event streams aside); more answer 429.",
+    8,
+    click.IntRange(1),
+    "Requests one key may have in flight at once (event streams aside); more answer 429.",
 )
 @pass_ctx
 def serve_cmd(
@@ -196,7 +169,7 @@ def serve_cmd(
     The server is the store's single writer: experiments started over HTTP run in child processes of
     its own pool, and a restart resumes what the last one left running.
     """
-    from abbench.server import ServerSettings, serve
+    from abbench.server import ServerSettings, serve  # fastapi loads only when serving, not for --help
 
     settings = ServerSettings(
         store=ctx.store.path,

@@ -10,6 +10,7 @@ import click
 
 from abbench._text import clip
 from abbench.cli._app import Context, cli, emit, json_option, no_color, pass_ctx
+from abbench.snapshot import KNOWN_SCHEMES, build_snapshot, diff_snapshots, human_size, prepare_from_url
 
 if TYPE_CHECKING:
     from abbench.snapshot import Snapshot
@@ -44,8 +45,6 @@ def _style(text: str, **kw: Any) -> str:
 
 
 def _human_size(n: int) -> str:
-    from abbench.snapshot import human_size
-
     return human_size(n)
 
 
@@ -193,8 +192,6 @@ def _snapshot_url(
     limits: dict[str, Any],
 ) -> Snapshot:
     """The local `snapshot --git`: every scheme git knows but ext::/fd:: (this machine's own user asks)."""
-    from abbench.snapshot import KNOWN_SCHEMES, prepare_from_url
-
     if folder is not None or git_ref is not None or repo is not None:
         raise click.UsageError("--git URL takes --ref and --path, not DIR, --git-ref or --repo")
     prepared = prepare_from_url(url, ref or "HEAD", sub, schemes=KNOWN_SCHEMES, **limits)  # clone in $TMPDIR
@@ -284,8 +281,6 @@ def show_ref_cmd(ctx: Context, snapshot: str, ref: str | None, as_json: bool) ->
 def _side(ctx: Context, arg: str) -> Snapshot:
     # An existing folder is read from disk as it is now; anything else names a stored snapshot.
     if Path(arg).expanduser().is_dir():
-        from abbench.snapshot import build_snapshot
-
         return build_snapshot(arg)
     stored: Snapshot = ctx.store.snapshots.get(arg)
     return stored
@@ -333,8 +328,6 @@ def diff_skill_cmd(ctx: Context, a: str, b: str, stat: bool, context: int, as_js
       abbench diff-skill fast-slow-routing@1a2b3c skills/fast-slow-routing   # stored v1 vs the folder now
       abbench diff-skill data/demo/skill-v1 data/demo/skill-v2 --stat
     """
-    from abbench.snapshot import diff_snapshots
-
     diff = diff_snapshots(_side(ctx, a), _side(ctx, b))
     if as_json:
         emit(True, diff.to_dict(text=not stat))

@@ -9,7 +9,8 @@ import click
 
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.cli._progress import print_failures, print_summary, with_progress
-from abbench.formatting import duration as _duration
+from abbench.formatting import duration as _duration, money_trimmed as money
+from abbench.runner import PauseReason, estimate_experiment, resume_experiment
 from abbench.types import ExperimentStatus
 
 if TYPE_CHECKING:
@@ -45,8 +46,6 @@ def resume_cmd(
       abbench resume routing-v2 --budget 8.00
       abbench resume routing-v2 --arm treatment --max-tokens 4000000
     """
-    from abbench.runner import PauseReason, resume_experiment
-
     backend = ctx.backend
     exp = backend.load_experiment(experiment)
     handle = backend.command_handle(exp)
@@ -126,8 +125,6 @@ def _resume_on_server(
 
 
 def _limits_text(limits: dict[str, Any]) -> str:
-    from abbench.formatting import money_trimmed as money
-
     parts = []
     if limits.get("max_cost") is not None:
         parts.append(money(limits["max_cost"]))
@@ -169,8 +166,6 @@ def estimate_cmd(
       abbench estimate routing-v2
       abbench estimate routing-v3 --from routing-v2
     """
-    from abbench.runner import estimate_experiment
-
     est = with_progress(
         quiet or as_json,
         lambda observers: estimate_experiment(
@@ -182,8 +177,6 @@ def estimate_cmd(
 
 
 def _print_estimate(est: Estimate) -> None:
-    from abbench.formatting import money_trimmed as money
-
     level = f"{100 * est.confidence:g} %"
     ran = f"; the pilot ran {est.pilot_runs:,} runs" if est.pilot_runs else ""
     click.echo(f"{est.experiment} (#{est.experiment_id}): estimate from the {est.source}{ran}")

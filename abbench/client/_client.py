@@ -8,7 +8,7 @@ import os
 import tarfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
 
 import httpx
@@ -16,11 +16,9 @@ import httpx
 from abbench import _actions as do
 from abbench._utf8 import read_utf8
 from abbench.errors import AbbenchError, Action, UsageError
-
-if TYPE_CHECKING:
-    from abbench.export import ExportResult
-    from abbench.runner import Progress
-    from abbench.store import Experiment, Failures
+from abbench.export import ExportResult
+from abbench.runner import Progress
+from abbench.store import Experiment, Failures
 
 _FINAL = ("finished", "cancelled")
 
@@ -214,8 +212,6 @@ class Client:
 
     def failures(self, ref: int | str, *, limit: int = 10) -> Failures:
         """Its runs that got no verdict, by kind and type, at most `limit` kinds (`store.runs.failures`)."""
-        from abbench.store import Failures
-
         return Failures.from_dict(
             self._call("GET", f"/experiments/{_ref(ref)}/failures", params={"limit": limit})
         )
@@ -327,7 +323,7 @@ class Client:
     ) -> dict[str, Any]:
         """The gate's outcome (rules: a list, a dict, or a YAML/JSON gate file)."""
         if isinstance(rules, (str, os.PathLike)):
-            from abbench._yaml import load_yaml
+            from abbench._yaml import load_yaml  # PyYAML loads only for rules read from a file
 
             rules = load_yaml(read_utf8(rules))
         result: dict[str, Any] = self._call(
@@ -356,8 +352,6 @@ class Client:
         """Download an export (`abbench.export`) to `out`, streamed: by default the server's file name
         (``<experiment>-<what>.<format>``) in the working folder; `format` by default from `out`'s
         suffix, else csv; `arms` and `vs` for the comparison export."""
-        from abbench.export import ExportResult
-
         if format is None:
             suffix = Path(out).suffix.lower().lstrip(".") if out is not None else ""
             format = {"xls": "xlsx", "json": "jsonl", "ndjson": "jsonl"}.get(suffix, suffix) or "csv"
@@ -405,12 +399,8 @@ class Client:
 
 
 def _experiment(answer: dict[str, Any]) -> Experiment:
-    from abbench.store import Experiment
-
     return Experiment.from_dict(answer)
 
 
 def _progress(answer: dict[str, Any]) -> Progress:
-    from abbench.runner import Progress
-
     return Progress.from_dict(answer["progress"])

@@ -39,6 +39,7 @@ from abbench.metrics import (
     resolve_outcome,
     round_lists,
 )
+from abbench.review import judge_agreement
 from abbench.stats import (
     FewClustersWarning,
     Interval,
@@ -716,6 +717,5 @@ def _pairwise(store: Store, exp: Experiment, arm_a: Arm, arm_b: Arm) -> tuple[Pa
 def _agreement(store: Store, exp: Experiment, arm_a: Arm, arm_b: Arm) -> JudgeAgreement | None:
     if not store.analysis.has_reviews(exp.id):
         return None
-    from abbench.review import judge_agreement
 
     return judge_agreement(exp, store=store, arms=[arm_a.name, arm_b.name])

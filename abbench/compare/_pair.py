@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from abbench.compare._votes import VOTE_MARGIN, VOTE_MIN_CASES
 from abbench.errors import NotFoundError, PairNotNamed, UsageError
 from abbench.metrics import Result
 from abbench.store import Arm, Experiment
@@ -67,8 +68,6 @@ def check_arm(exp: Experiment, name: Any, where: str) -> Arm:
 def vote_policy(exp: Experiment) -> dict[str, Any] | None:
     """``{margin, min_cases}`` when the experiment's ``decision:`` says ``policy: votes``, else None
     (the defaults `VOTE_MARGIN` and `VOTE_MIN_CASES` fill what it leaves out)."""
-    from abbench.compare._votes import VOTE_MARGIN, VOTE_MIN_CASES
-
     decision = exp.spec.decision.model_dump() if exp.spec.decision else {}
     if decision.get("policy") != "votes":
         return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from abbench.compare._api import compare_arms
 from abbench.errors import UsageError
 from abbench.stats import Plan, plan_experiment
 
@@ -45,8 +46,6 @@ def plan_from_experiment(
         UsageError: the experiment is graded by scores only, has fewer than two paired cases, or the
             plan's inputs are invalid (see `plan_experiment`).
     """
-    from abbench.compare._api import compare_arms
-
     c = compare_arms(experiment, a, b, store=store, alpha=alpha, power=power, bootstrap=False, details=False)
     name = c.a.experiment
     if c.outcome != "passed" or c.outcomes is None:

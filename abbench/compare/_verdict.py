@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import partial
 
+from abbench.errors import UsageError
 from abbench.formatting import NA, difference
 from abbench.metrics import Result
 
@@ -168,8 +169,6 @@ def settle(
         confidence: The interval's coverage, for the text.
     """
     if margin < 0 or not math.isfinite(margin):
-        from abbench.errors import UsageError
-
         raise UsageError(f"margin must be a number ≥ 0 (0.02 = 2 points); got {margin!r}")
     m = magnitude(margin, unit)
     bounded = _finite(low, high)

@@ -17,7 +17,7 @@ from abbench.dataset._recipes import Recipe, RowStream, get_recipe, table_stream
 from abbench.dataset._suggest import Suggestion, suggest_mapping
 from abbench.dataset._validate import ReportBuilder, ValidationReport
 from abbench.errors import ImportFailed, MappingError
-from abbench.types import Case
+from abbench.types import CASE_FIELDS, Case
 
 if TYPE_CHECKING:  # pandas loads only when a frame is asked for
     import pandas as pd
@@ -347,8 +347,6 @@ def default_name(path: Path) -> str:
 
 def _cases_frame(cases: Sequence[Case]) -> pd.DataFrame:
     import pandas as pd
-
-    from abbench.types import CASE_FIELDS
 
     return pd.DataFrame.from_records(
         [{**{f: getattr(c, f) for f in CASE_FIELDS}, "source_line": c.source_line} for c in cases],

@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 from abbench.dataset._formats import OpenedFile, RowChunk, column_letter, header_names
 from abbench.dataset._headers import second_header, two_row_names, two_row_note
 from abbench.dataset._profile import ReadSpec
+from abbench.dataset._sparse import read_sparse
 from abbench.dataset._workbook import Workbook
 from abbench.errors import ImportFailed, UsageError
 
@@ -63,8 +64,6 @@ def _sheet(path: Path, book: Any, guard: Workbook, name: str) -> Any:
     """The sheet called `name`: read by calamine when its box is small enough, else sparsely; a reader
     error becomes an `ImportFailed` naming the sheet."""
     if guard.plan(name) == "sparse":
-        from abbench.dataset._sparse import read_sparse
-
         scan = guard.scan(name)
         assert guard.zip is not None and scan is not None
         try:

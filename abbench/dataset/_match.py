@@ -15,6 +15,7 @@ from typing import Any
 from abbench.dataset._jsonpath import PathError, parse_path
 from abbench.dataset._profile import SPECIAL_SOURCES, MappingProfile, SourceLike
 from abbench.dataset._readers import Table, read_table, sheet_names
+from abbench.dataset._recipes import get_recipe
 from abbench.errors import AbbenchError
 
 _SHOWN = 4
@@ -168,8 +169,6 @@ def _columns_for(table: Table, profile: MappingProfile) -> tuple[tuple[str, ...]
         except AbbenchError as exc:
             raise _Misfit(f"cannot read this file as it says ({exc})") from None
     if profile.recipe:
-        from abbench.dataset._recipes import get_recipe
-
         try:
             stream = get_recipe(profile.recipe).transform(opened)
         except AbbenchError as exc:

@@ -36,6 +36,7 @@ from abbench._text import control_character
 from abbench._utf8 import read_utf8
 from abbench._yaml import compose_yaml, load_yaml
 from abbench.dataset._canonical import canonical_json
+from abbench.dataset._text import label_key
 from abbench.errors import MappingError
 from abbench.types import CASE_FIELDS
 
@@ -402,7 +403,7 @@ class MappingProfile(BaseModel):
 
     def with_lookups_loaded(self, base: str | os.PathLike[str] | None = None) -> MappingProfile:
         """The same profile with every lookup file read into its inline table (relative to `base`)."""
-        from abbench.dataset._readers import load_json_file
+        from abbench.dataset._readers import load_json_file  # _readers imports this module (ReadSpec)
 
         if not any(lk.table is None for lk in self.lookups.values()):
             return self
@@ -447,8 +448,6 @@ _SAME = "the same after normalisation (case, full-width forms and spaces are ign
 def _no_twins(label_map: dict[str, str], label_set: list[str] | None) -> None:
     """Refuse label_map keys that read as one but map to different labels, and label_set entries that
     read as one: either would silently rewrite the gold or count a label twice."""
-    from abbench.dataset._text import label_key
-
     seen: dict[str, str] = {}
     for key, target in label_map.items():
         first = seen.setdefault(label_key(key), key)

@@ -10,12 +10,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from abbench._utf8 import read_utf8
+from abbench._yaml import load_yaml
 from abbench.dataset._csv import open_csv
 from abbench.dataset._excel import open_excel
 from abbench.dataset._formats import FORMATS, OpenedFile, RowChunk, sniff_format
 from abbench.dataset._hostile import json_problem
 from abbench.dataset._json import open_json, open_jsonl
+from abbench.dataset._jsonpath import PathError
 from abbench.dataset._profile import ReadSpec
+from abbench.dataset._sources import SourceCompiler
 from abbench.errors import ImportFailed, UsageError
 
 if TYPE_CHECKING:  # pandas loads only when a frame is asked for
@@ -128,9 +131,6 @@ class Table:
             MappingError: `source` is neither a column nor a valid JSON path.
         """
         from collections import Counter
-
-        from abbench.dataset._jsonpath import PathError
-        from abbench.dataset._sources import SourceCompiler
 
         # The importer's own rule for a source named by a string (a column, a key, or a JSON path such as
         # ``1`` on array rows like CLINC150's ``[text, intent]``), so the counts are of what it would import.
@@ -333,8 +333,6 @@ def load_json_file(path: str | os.PathLike[str]) -> Any:
         raise ImportFailed(f"cannot read {p}: {exc.strerror or exc}") from None
     if p.suffix.lower() in (".yaml", ".yml"):
         import yaml
-
-        from abbench._yaml import load_yaml
 
         try:
             return load_yaml(text)

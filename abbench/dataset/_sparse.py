@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 from xml.parsers import expat
 
+from abbench.dataset._formats import column_letter
 from abbench.dataset._workbook import SheetScan, column_index
 from abbench.errors import ImportFailed
 
@@ -178,7 +179,6 @@ class SparseSheet:
         self._read(zf, scan.part)
         columns = sorted({c for cells in self._rows.values() for c in cells})
         self._index = {c: i for i, c in enumerate(columns)}
-        from abbench.dataset._formats import column_letter
 
         self.letters = [column_letter(c) for c in columns]
         self.width = len(columns)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from abbench._text import clip
 from abbench.dataset._hostile import binary_kind
 from abbench.errors import ImportFailed, UsageError
 
@@ -303,6 +304,4 @@ def _decodes(data: bytes, codec: str) -> bool:
 
 
 def _shown(line: bytes, codec: str) -> str:
-    from abbench._text import clip
-
     return clip(line.decode(codec, errors="replace").strip(), 40)

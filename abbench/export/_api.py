@@ -17,6 +17,7 @@ from abbench.export._runs import runs_table
 from abbench.export._tables import Table, comparison_table, grades_table, reviews_table
 from abbench.export._writers import write_csv, write_jsonl
 from abbench.export._xlsx import write_xlsx
+from abbench.store import open_store
 
 if TYPE_CHECKING:
     from abbench.store import Experiment, Store
@@ -133,8 +134,6 @@ def export_table(
         UsageError: an unknown `what` (the message lists the choices), or options for another export.
         NotFoundError: no such experiment.
     """
-    from abbench.store import open_store
-
     if what not in EXPORT_KINDS:
         raise UsageError(
             f"cannot export {what!r}; choose one of {', '.join(EXPORT_KINDS)}",

@@ -15,6 +15,7 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from abbench.dataset import unpack_source_row
 from abbench.export._lines import run_csv_lines
 from abbench.export._tables import (
     PLAIN_GRADE_FIELDS,
@@ -26,7 +27,7 @@ from abbench.export._tables import (
 )
 from abbench.export._writers import JsonLine
 from abbench.export._xlsx_rows import run_sheet_rows
-from abbench.store import bulk
+from abbench.store import bulk, loads
 from abbench.types import OUTCOME_WORDS, outcome_word, run_outcome
 
 if TYPE_CHECKING:
@@ -126,8 +127,6 @@ class _FullRows:
     def __call__(
         self, chunk: list[tuple[Any, ...]], grade_rows: list[tuple[Any, ...]]
     ) -> Iterator[tuple[Any, ...]]:
-        from abbench.dataset import unpack_source_row
-
         if "_outcome" not in self.__dict__:  # the remembered outcome words last as long as this
             self._outcome, self._decode = _outcomes(), _decoder()
         outcome, decode, columns = self._outcome, self._decode, self.columns
@@ -184,9 +183,6 @@ class _JsonValues:
         return self._encode(made)[1:-1].encode("utf-8")
 
     def _setup(self) -> None:
-        from abbench.dataset import unpack_source_row
-        from abbench.store import loads
-
         self._encode = _encoder()
         decode = _decoder()
         columns = self.columns
@@ -234,8 +230,6 @@ def _plain_grades(rows: list[tuple[Any, ...]]) -> dict[int, dict[str, dict[str, 
     """Run id -> grader -> its latest grade as `_plain_grade` gives it, from the plain rows of
     `store.grades.latest_fields_of_runs` (a `Grade` each cost more than the rest of a JSONL row); a
     verdict naming a second run belongs to both runs (`_grades_per_run`)."""
-    from abbench.store import loads
-
     per_run: dict[int, dict[str, dict[str, Any]]] = {}
     for run_id, other, grader, *values in rows:
         grade = dict(zip(PLAIN_GRADE_FIELDS, values, strict=True))
@@ -253,7 +247,6 @@ def _as_json_text(text: str | None) -> JsonText | None:
 
 def _decoder() -> _Decode:
     """JSON text as stored -> its value (None stays None; the common empty list without a parse)."""
-    from abbench.store import loads
 
     def decode(text: str | None) -> Any:
         if text is None:

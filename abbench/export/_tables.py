@@ -514,7 +514,7 @@ def comparison_table(
     last arm against `vs`'s last arm (`arms` then names the baseline's arm first), or else the first
     arm against the last.
     """
-    from abbench.compare import CATEGORIES, compare_arms, compare_experiments
+    from abbench.compare import CATEGORIES, compare_arms, compare_experiments  # scipy: only this table
 
     if vs is not None:
         a_arm, b_arm = tuple(arms) if arms else (None, None)

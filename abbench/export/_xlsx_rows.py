@@ -23,11 +23,11 @@ from abbench.export._xlsx import (
     _string_cell,
     cells_writer,
 )
-from abbench.store import bulk
+from abbench.store import SheetCells, bulk
 from abbench.types import OUTCOME_WORDS
 
 if TYPE_CHECKING:
-    from abbench.store import Experiment, SheetCells, Store
+    from abbench.store import Experiment, Store
 
 UNSAFE = "*[&<>\r\x01-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]*"
 """GLOB of the text `_xlsx._text` escapes or `_xlsx._clean` replaces, NUL aside (a GLOB cannot hold
@@ -76,8 +76,6 @@ def _formats(n: int, column: Column) -> tuple[str, ...]:
 
 def sheet_cells(columns: Sequence[Column]) -> SheetCells:
     """How the store writes the cells of `columns` (a runs table's spreadsheet columns)."""
-    from abbench.store import SheetCells
-
     return SheetCells(
         kinds=[c.kind for c in columns],
         formats=[_formats(n, c) for n, c in enumerate(columns)],

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from abbench.compare import (
+    DEFAULT_MARGIN,
     CompareOptions,
     Comparison,
     Pair,
@@ -24,12 +25,15 @@ from abbench.compare import (
     vote_policy,
 )
 from abbench.errors import NotFoundError, UsageError
+from abbench.formatting import in_unit
 from abbench.gate._coverage import FULL, Coverage, coverage
 from abbench.gate._decision import Decision, DecisionPolicy, decide
 from abbench.gate._metric import Unsettled
+from abbench.gate._namespace import metric_unit
 from abbench.gate._rules import OPS, GateRule, GateSpec, load_gate
 from abbench.gate._words import GateOutcome, RuleStatus, Severity
-from abbench.metrics import ArmMetrics, ExperimentMetrics, Result, experiment_metrics
+from abbench.metrics import ArmMetrics, ExperimentMetrics, Result, dataset_labels, experiment_metrics
+from abbench.review import corrected_accuracy
 from abbench.store import Experiment, Store, open_store
 
 STATUSES = tuple(RuleStatus)
@@ -72,9 +76,6 @@ class RuleOutcome(Result):
         """The rule by its name with its figure and what it asks for: ``at most 15 cases regressed
         (regressed 16; the rule asks ≤ 15)`` — and, when its name speaks of an arm outside the pair decided
         on, which arms (the figure is always the decided pair's)."""
-        from abbench.formatting import in_unit
-        from abbench.gate._namespace import metric_unit
-
         rule = self.rule
         unit = metric_unit(rule.metric)
         figure = in_unit(self.value, unit, missing="no value")
@@ -245,8 +246,6 @@ def _check_params(
     rules: list[GateRule], exp: Experiment, store: Store, metrics: list[ExperimentMetrics]
 ) -> None:
     """A class or domain a rule names must exist (a misspelling is a usage error, with "did you mean")."""
-    from abbench.metrics import dataset_labels
-
     labels: set[str] | None = None
     domains: set[str] | None = None
     for rule in rules:
@@ -599,7 +598,6 @@ def _with_corrected(
     m: _Measured, store: Store, exp: Experiment, base: Experiment | None, confidence: float
 ) -> _Measured:
     """`m` with each side's PPI-corrected accuracy per arm (or why there is none) on its metrics."""
-    from abbench.review import corrected_accuracy
 
     def of(experiment: Experiment, metrics: ExperimentMetrics) -> ExperimentMetrics:
         try:
@@ -653,8 +651,6 @@ def _options(
     of the gate's ``block`` ``non_inferior`` rules (the narrowest, when they differ), so a gate that passes
     on its own margin never shows its decision unsettled at another; else on
     `abbench.compare.DEFAULT_MARGIN`. A ``warn`` rule's margin neither loosens nor tightens what blocks."""
-    from abbench.compare import DEFAULT_MARGIN
-
     margins = [
         DEFAULT_MARGIN if r.margin is None else r.margin
         for r in rules

@@ -25,6 +25,11 @@ def _summary(arm: ArmMetrics, field: str, stat: str) -> Value:
     return (value, None) if value is not None else _none(f"no executed run with a {field}")
 
 
+def _usage_metric(name: str, meaning: str, field: str, stat: str) -> MetricDef:
+    """An arm metric read from one statistic (``mean``, ``p50``…) of the arm's cost, latency or tokens."""
+    return MetricDef(name, "arm", "number", meaning, lambda a, m, p: _summary(a, field, stat))
+
+
 def _rate_value(r: Rate) -> Value:
     return (r.value, None) if r.value is not None else _none(r.reason or "not measured")
 
@@ -189,23 +194,9 @@ ARM_METRICS: list[MetricDef] = [
         "runs pending, running or waiting for grading",
         lambda a, m, p: (a.counts.unfinished, None),
     ),
-    MetricDef(
-        "avg_cost",
-        "arm",
-        "number",
-        "mean agent cost per executed run",
-        lambda a, m, p: _summary(a, "cost", "mean"),
-    ),
-    MetricDef(
-        "p50_cost", "arm", "number", "median agent cost per run", lambda a, m, p: _summary(a, "cost", "p50")
-    ),
-    MetricDef(
-        "p95_cost",
-        "arm",
-        "number",
-        "95th percentile of agent cost per run",
-        lambda a, m, p: _summary(a, "cost", "p95"),
-    ),
+    _usage_metric("avg_cost", "mean agent cost per executed run", "cost", "mean"),
+    _usage_metric("p50_cost", "median agent cost per run", "cost", "p50"),
+    _usage_metric("p95_cost", "95th percentile of agent cost per run", "cost", "p95"),
     MetricDef(
         "total_cost",
         "arm",
@@ -230,51 +221,13 @@ ARM_METRICS: list[MetricDef] = [
             None if a.usage.judge_cost is not None else "a judge call had no price: its cost is unknown",
         ),
     ),
-    MetricDef(
-        "avg_latency_ms",
-        "arm",
-        "number",
-        "mean latency per executed run (ms)",
-        lambda a, m, p: _summary(a, "latency_ms", "mean"),
-    ),
-    MetricDef(
-        "p50_latency_ms",
-        "arm",
-        "number",
-        "median latency (ms)",
-        lambda a, m, p: _summary(a, "latency_ms", "p50"),
-    ),
-    MetricDef(
-        "p95_latency_ms",
-        "arm",
-        "number",
-        "95th percentile latency (ms)",
-        lambda a, m, p: _summary(a, "latency_ms", "p95"),
-    ),
-    MetricDef(
-        "max_latency_ms",
-        "arm",
-        "number",
-        "slowest run (ms)",
-        lambda a, m, p: _summary(a, "latency_ms", "max"),
-    ),
-    MetricDef(
-        "avg_tokens",
-        "arm",
-        "number",
-        "mean input + output tokens per run",
-        lambda a, m, p: _summary(a, "tokens", "mean"),
-    ),
-    MetricDef(
-        "p50_tokens", "arm", "number", "median tokens per run", lambda a, m, p: _summary(a, "tokens", "p50")
-    ),
-    MetricDef(
-        "p95_tokens",
-        "arm",
-        "number",
-        "95th percentile tokens per run",
-        lambda a, m, p: _summary(a, "tokens", "p95"),
-    ),
+    _usage_metric("avg_latency_ms", "mean latency per executed run (ms)", "latency_ms", "mean"),
+    _usage_metric("p50_latency_ms", "median latency (ms)", "latency_ms", "p50"),
+    _usage_metric("p95_latency_ms", "95th percentile latency (ms)", "latency_ms", "p95"),
+    _usage_metric("max_latency_ms", "slowest run (ms)", "latency_ms", "max"),
+    _usage_metric("avg_tokens", "mean input + output tokens per run", "tokens", "mean"),
+    _usage_metric("p50_tokens", "median tokens per run", "tokens", "p50"),
+    _usage_metric("p95_tokens", "95th percentile tokens per run", "tokens", "p95"),
     MetricDef(
         "flip_rate",
         "arm",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from abbench.compare import Outcome, VerdictCode
+from abbench.compare import DEFAULT_MARGIN, Outcome, VerdictCode
 from abbench.gate._format_metrics import FORMAT_COMPARISON_METRICS
 from abbench.gate._metric import MetricDef, Value, _none, _unsettled
 from abbench.gate._words import Conclusion
@@ -28,8 +28,6 @@ def _cmp_main(c: Comparison, part: str) -> Value:
 
 def _non_inferior(c: Comparison, margin: float | None) -> Value:
     """True when better or not worse, False when worse, no value when inconclusive (the gate says so)."""
-    from abbench.compare import DEFAULT_MARGIN
-
     settled = c.settle(DEFAULT_MARGIN if margin is None else float(margin))
     if settled.outcome == Outcome.INCONCLUSIVE:
         return _unsettled(settled.text)

@@ -13,7 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from abbench._utf8 import read_utf8
+from abbench._yaml import compose_yaml, load_yaml
+from abbench.compare import DEFAULT_MARGIN
 from abbench.errors import UsageError
+from abbench.gate._coverage import check_min_coverage
 from abbench.gate._namespace import MetricRef, parse_metric
 from abbench.gate._words import Severity
 
@@ -71,8 +74,6 @@ class GateRule:
     def text(self) -> str:
         """The rule as one line: ``p95_latency_ms <= 8000``, ``non_inferior (margin 0.02)``."""
         if self.metric in _MARGIN_METRICS and self.op == "==" and self.value is True:
-            from abbench.compare import DEFAULT_MARGIN
-
             return f"{self.metric} (margin {self.margin if self.margin is not None else DEFAULT_MARGIN:g})"
         value = str(self.value).lower() if isinstance(self.value, bool) else f"{self.value:g}"
         return f"{self.metric} {self.op} {value}"
@@ -184,8 +185,6 @@ def _line_numbers(text: str) -> list[int | None]:
     """The line of each rule in a YAML/JSON gate file, read from the YAML node tree (None when unknown)."""
     import yaml
 
-    from abbench._yaml import compose_yaml
-
     try:
         node = compose_yaml(text)
     except yaml.YAMLError:
@@ -202,8 +201,6 @@ def _line_numbers(text: str) -> list[int | None]:
 
 def _read_gate(path: str | Path) -> tuple[dict[str, Any], list[int | None]]:
     import yaml
-
-    from abbench._yaml import load_yaml
 
     path = Path(path)
     if not path.is_file():
@@ -424,8 +421,6 @@ def _spec(
         )
     minimum = data.get("min_coverage")
     if minimum is not None:
-        from abbench.gate._coverage import check_min_coverage
-
         minimum = check_min_coverage(minimum, origin)
     return GateSpec(rules, origin, pair["baseline"], pair["candidate"], minimum)
 

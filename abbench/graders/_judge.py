@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Unpack
 
 from abbench._text import clip
+from abbench.agents import json_readings, load_object, strip_thinking
 from abbench.errors import GradingError
 from abbench.graders._anonymise import Anonymiser
 from abbench.graders._base import GradeContext, GradeResult, register_grader
@@ -165,8 +166,6 @@ def reply_candidates(text: str, output_format: str) -> list[tuple[str, dict[str,
     The format the prompt asked for comes first; then JSON in a code fence or embedded in prose,
     the other format, and ``key: value`` lines.
     """
-    from abbench.agents import json_readings, load_object
-
     out: list[tuple[str, dict[str, Any], str | None]] = []
     whole = load_object(text)
     json_whole = [("json", whole, _comment_of(whole))] if isinstance(whole, dict) else []
@@ -188,8 +187,6 @@ def parse_scores(text: str | None, rubric: Rubric, output_format: str = "json") 
             is off its dimension's scale. The raw reply goes with the error (not retryable: asking the
             same judge the same question is a re-grade, which a person decides on).
     """
-    from abbench.agents import strip_thinking
-
     raw = text or ""
     body = strip_thinking(raw)
     if not body:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from abbench.errors import AgentError, GradingError, UsageError
 from abbench.graders._base import GradeResult
 from abbench.graders._rubric import is_number
+from abbench.llm import check_cache_mode
 
 if TYPE_CHECKING:
     from typing import Unpack
@@ -95,8 +96,6 @@ class JudgeSettings:
             TypeError: an option is not one of `JUDGE_OPTIONS` (as for any unknown keyword).
             UsageError: a setting is missing or invalid (the message names the grader).
         """
-        from abbench.llm import check_cache_mode
-
         unknown = sorted(set(options) - set(JUDGE_OPTIONS))
         if unknown:
             raise TypeError(
@@ -121,7 +120,7 @@ class JudgeSettings:
         return dataclasses.replace(settings, client=settings._client(grader))
 
     def _client(self, grader: str) -> ChatClient:
-        from abbench.llm import ChatClient, RetryPolicy
+        from abbench.llm import ChatClient, RetryPolicy  # httpx loads only when a judge calls a model
 
         try:
             return ChatClient(

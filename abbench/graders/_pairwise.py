@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Unpack
 
 from abbench._regex import PatternError, compile_pattern
+from abbench.agents import strip_thinking
 from abbench.errors import GradingError, UsageError
 from abbench.graders._anonymise import DEFAULT_IDENTITIES, Anonymiser, context_terms
 from abbench.graders._base import GradeResult, PairContext, register_grader
@@ -187,8 +188,6 @@ def parse_pair(text: str | None, rubric: Rubric | None = None, output_format: st
         GradingError: the reply is empty, names no winner, lacks a score, or has one off its scale
             (with the raw reply; not retryable).
     """
-    from abbench.agents import strip_thinking
-
     raw = text or ""
     body = strip_thinking(raw)
     if not body:

@@ -22,6 +22,7 @@ from typing import Any
 from abbench._regex import PatternError, compile_pattern
 from abbench._text import clip
 from abbench._utf8 import read_utf8
+from abbench.agents import last_json_object, strip_thinking
 from abbench.errors import GradingError, UsageError
 from abbench.graders._base import (
     RIGHT,
@@ -258,7 +259,7 @@ def _load_schema(schema: Any, grader: str) -> Any:
         text = read_utf8(path)
         try:
             if path.suffix.lower() in (".yaml", ".yml"):
-                from abbench._yaml import load_yaml
+                from abbench._yaml import load_yaml  # PyYAML: `abbench run` of rules in JSON loads none
 
                 return load_yaml(text)
             return json.loads(text)
@@ -323,7 +324,6 @@ def _parse_json(text: str, extract: bool) -> tuple[Any, str | None]:
         pass
     if not extract:
         return None, None
-    from abbench.agents import last_json_object, strip_thinking
 
     body = strip_thinking(text)
     fence = re.findall(r"```[ \t]*(?:json|JSON)?[ \t]*\n(.*?)```", body, re.S)

@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from abbench._result import Result
+from abbench.errors import UsageError
 from abbench.metrics._base import Estimate, check_level, estimate_rate
 from abbench.stats import Interval, mcnemar_exact, paired_proportion_interval
 from abbench.store import Arm, Experiment, Store, open_store
@@ -201,8 +202,6 @@ def arm_activation(runs: Sequence[ActivationRun], confidence: float = 0.95) -> A
     confidence = check_level(confidence)
     names = {r.arm for r in runs}
     if len(names) > 1:
-        from abbench.errors import UsageError
-
         raise UsageError(f"arm_activation takes the runs of one arm; got arms {', '.join(sorted(names))}")
     arm = next(iter(names), "")
     offered = _first_seen(s for r in runs for s in (r.skills_offered or ()))
@@ -448,8 +447,6 @@ def compare_activation(
     """
     confidence = check_level(confidence)
     if what not in COMPARED:
-        from abbench.errors import UsageError
-
         raise UsageError(f"what must be one of {', '.join(COMPARED)}; got {what!r}")
     side_a = [r for r in runs if r.arm == a]
     side_b = [r for r in runs if r.arm == b]

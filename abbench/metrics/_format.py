@@ -25,6 +25,7 @@ import numpy as np
 
 from abbench._result import Result
 from abbench.metrics._base import Estimate, estimate_rate
+from abbench.stats import mcnemar_exact, paired_difference, paired_proportion_interval
 from abbench.store import AnswerReading, Store
 
 if TYPE_CHECKING:
@@ -141,8 +142,6 @@ def format_difference(
     confidence: float = 0.95,
 ) -> FormatDifference:
     """The paired difference in format adherence between arms `a` and `b` over the cases both read."""
-    from abbench.stats import mcnemar_exact, paired_difference, paired_proportion_interval
-
     case_a, case_b = _per_case(rows_a), _per_case(rows_b)
     shared = sorted(set(case_a) & set(case_b))
     if not shared:

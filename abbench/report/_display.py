@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from abbench._text import clip
 from abbench.formatting import MISSING, is_number, num
-from abbench.types import RunOutcome, RunState
+from abbench.report._plotly import figure_bundle, show_report_figures
+from abbench.types import OUTCOME_COLOURS, outcome_word
 
 if TYPE_CHECKING:
     from abbench.metrics import ConfusionMatrix
@@ -228,8 +229,6 @@ def figure(data: list[dict[str, Any]], **layout: Any) -> Any:
 def setup() -> None:
     """Prepare a report kernel: figures display as the report renderer shows them (`figure_bundle`),
     without importing plotly's renderers (see `abbench.report._plotly.show_report_figures`)."""
-    from abbench.report._plotly import show_report_figures
-
     show_report_figures()
 
 
@@ -256,8 +255,6 @@ def show_figure(fig: Any) -> None:
     JupyterLab (`abbench.report._plotly.figure_bundle`)."""
     from IPython.display import display
 
-    from abbench.report._plotly import figure_bundle
-
     display(figure_bundle(fig), raw=True)
 
 
@@ -280,20 +277,6 @@ def kv(pairs: Iterable[tuple[str, Any]]) -> None:
     show(kv_html(pairs))
 
 
-STATE_COLOURS: dict[str, str] = {
-    RunState.PASS: "#54a24b",
-    RunState.FAIL: "#e45756",
-    RunOutcome.SCORED: "#9d755d",
-    RunOutcome.EXECUTION_FAILED: "#f58518",
-    RunOutcome.GRADING_FAILED: "#eeca3b",
-    RunState.CANCELLED: "#9d9d9d",
-    RunState.PENDING: "#d0d7de",
-    RunState.RUNNING: "#4c78a8",
-    RunState.EXECUTED: "#72b7b2",
-    RunState.EVALUATING: "#b279a2",
-}
-
-
 def states_figure(states: Mapping[str, Mapping[str, int]]) -> Any:
     """Runs per arm and outcome as stacked horizontal bars (arms top to bottom in their order).
 
@@ -301,11 +284,9 @@ def states_figure(states: Mapping[str, Mapping[str, int]]) -> Any:
     without a verdict are ``execution_failed``/``grading_failed``) or open state -> runs; the legend
     says them in `abbench.types.OUTCOME_WORDS`' words.
     """
-    from abbench.types import outcome_word
-
     arms = list(states)
     data = []
-    for state, colour in STATE_COLOURS.items():
+    for state, colour in OUTCOME_COLOURS.items():
         counts = [states[a].get(state, 0) for a in arms]
         if any(counts):
             data.append(

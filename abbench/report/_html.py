@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from abbench import __version__
 from abbench.report._display import SUMMARY_MIMETYPE
+from abbench.report._plotly import plotly_js_path
 
 TEMPLATES = Path(__file__).parent / "templates"
 """Where the report notebooks and the ``abbench_html`` nbconvert template live."""
@@ -54,9 +56,6 @@ def notebook_to_html(nb: Any, *, title: str) -> str:
 
     from nbconvert import HTMLExporter
     from traitlets.config import Config
-
-    from abbench import __version__
-    from abbench.report._plotly import plotly_js_path
 
     nb = copy.deepcopy(nb)
     nb.metadata.pop("widgets", None)

@@ -8,7 +8,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from abbench.store import Experiment, FailedRun, Store, current_user
+from abbench import __version__
+from abbench.runner import PauseReason, halt_of
+from abbench.store import Experiment, FailedRun, Store, current_user, open_store, run_failures, runs_facts
 from abbench.types import ExperimentStatus, RunState
 
 if TYPE_CHECKING:
@@ -131,9 +133,6 @@ def experiment_provenance(experiment: Experiment | int | str, *, store: StoreLik
         experiment: The experiment: id, ``#id``, name, or an `Experiment`.
         store: A `Store`, a store folder, or None for $ABBENCH_STORE / ./.abbench.
     """
-    from abbench import __version__
-    from abbench.store import open_store, runs_facts
-
     s = open_store(store)
     exp = s.experiments.get(experiment)
     ds = s.datasets.get(exp.dataset_id)
@@ -206,15 +205,12 @@ def _arm_provenance(s: Store, exp: Experiment, models: dict[str, tuple[str, ...]
 def _paused_because(exp: Experiment) -> str | None:
     if exp.status != ExperimentStatus.PAUSED or not exp.pause_reason:
         return None
-    from abbench.runner import PauseReason
 
     reason = PauseReason.from_dict(exp.pause_reason)
     return None if reason is None else reason.text
 
 
 def _halted_because(exp: Experiment) -> str | None:
-    from abbench.runner import halt_of
-
     halt = halt_of(exp)
     return None if halt is None else halt.text
 
@@ -283,8 +279,6 @@ def run_overview(
         store: A `Store`, a store folder, or None for $ABBENCH_STORE / ./.abbench.
         limit: How many failed runs to list in detail.
     """
-    from abbench.store import open_store, run_failures
-
     s = open_store(store)
     exp = s.experiments.get(experiment)
     states = s.runs.counts(exp.id)

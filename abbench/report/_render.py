@@ -18,8 +18,10 @@ from typing import IO, TYPE_CHECKING, Any
 import abbench
 from abbench._files import claimed_temp, publish, sweep_stale
 from abbench.errors import AbbenchError, ComparisonRefused, ReportError, UsageError
+from abbench.report._display import SUMMARY_MIMETYPE
 from abbench.report._html import TEMPLATES, notebook_to_html
 from abbench.report._secrets import find_secrets
+from abbench.store import open_store
 
 if TYPE_CHECKING:
     from abbench.store import Experiment, Store
@@ -271,8 +273,6 @@ def _execute(
 
 def _summary(nb: Any) -> dict[str, Any]:
     """What the notebook left for the caller (`_display.summary`): the decision and the headline."""
-    from abbench.report._display import SUMMARY_MIMETYPE
-
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             data = output.get("data", {}).get(SUMMARY_MIMETYPE)
@@ -341,8 +341,6 @@ def render_report(
         ReportError: the notebook failed (the message names the cell and where the executed notebook
             is), no ``python3`` kernel, or a secret in the output.
     """
-    from abbench.store import open_store
-
     started = time.perf_counter()
     s = open_store(store)
     exp, other, arms = _chosen(s, experiment, vs, arms, grader)
@@ -397,7 +395,7 @@ def _chosen(
 ) -> tuple[Experiment, Experiment | None, list[str] | None]:
     """The experiment, the baseline experiment (`vs`) and the two arms named, each checked to exist (and
     `grader` to be a grader of both experiments: refused before a kernel starts, listing the graders)."""
-    from abbench.metrics import check_grader
+    from abbench.metrics import check_grader  # here: the process that renders needs no metrics or scipy
 
     exp = s.experiments.get(experiment)
     other = None
@@ -583,8 +581,6 @@ def render_reports(
     Raises:
         UsageError: neither or both of `since` and `experiments`, or a malformed date.
     """
-    from abbench.store import open_store
-
     if (since is None) == (experiments is None):
         raise UsageError("give since=DATE (every experiment since then) or experiments=[...], one of the two")
     s = open_store(store)

@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
+from abbench.graders import normalise_label
+from abbench.metrics import dataset_labels
 from abbench.report._provenance import StoreLike
+from abbench.review import Disagreement, case_detail
+from abbench.store import open_store, wrong_answers
 
 if TYPE_CHECKING:
-    from abbench.review import Disagreement
     from abbench.store import Experiment
 
 
@@ -38,11 +41,6 @@ def disagreement_sample(
     Raises:
         NotFoundError: no such experiment or arm.
     """
-    from abbench.graders import normalise_label
-    from abbench.metrics import dataset_labels
-    from abbench.review import Disagreement, case_detail
-    from abbench.store import open_store, wrong_answers
-
     s = open_store(store)
     exp = s.experiments.get(experiment)
     label_map = dataset_labels(s, exp.dataset_id)[1]

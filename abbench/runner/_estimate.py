@@ -21,6 +21,7 @@ from typing import Any
 
 from abbench.errors import ExperimentError
 from abbench.formatting import money_trimmed as money
+from abbench.runner._api import run_experiment
 from abbench.runner._budget import Limits, budget_limits
 from abbench.store import Arm, Experiment, RunSpend, Store, open_store
 from abbench.types import RunState
@@ -262,8 +263,6 @@ def estimate_experiment(
 
 def _run_pilot(store: Store, exp: Experiment, pilot: int, observers: Sequence[Any], notes: list[str]) -> int:
     """Run the pilot's runs not run yet (`pilot` cases per arm); how many it executed or failed."""
-    from abbench.runner._api import run_experiment
-
     ids = _pilot(store, exp, pilot)
     if not ids:
         return 0

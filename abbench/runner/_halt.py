@@ -25,7 +25,7 @@ from typing import Any
 from abbench import _actions as do
 from abbench.errors import Said
 from abbench.store import now_iso
-from abbench.types import Halt
+from abbench.types import ExperimentStatus, Halt
 
 ORIGINS = ("cli", "server", "python")
 """The kinds of process that run experiments: the CLI, a server's runner pool, a notebook or script."""
@@ -241,8 +241,6 @@ def halt_of(exp: Any) -> HaltReason | None:
     """Why `exp` (an `abbench.store.Experiment`) stopped before its work was done: its recorded halt,
     or killed when its runner died without recording one; None while a runner holds it, or when it is
     not left unfinished by a runner (created, finished, cancelled, paused by its budget)."""
-    from abbench.types import ExperimentStatus
-
     left = (ExperimentStatus.RUNNING, ExperimentStatus.PAUSED, ExperimentStatus.INTERRUPTED)
     if exp.status not in left or exp.runner_alive:
         return None

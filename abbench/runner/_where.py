@@ -54,7 +54,7 @@ def dask_settings(
     if asked != "dask":
         return None
     spec = experiment.spec
-    from abbench.store import DaskSpec
+    from abbench.store import DaskSpec  # pydantic: only an experiment that names a cluster
 
     base = spec.dask or DaskSpec.model_validate({})
     if scheduler is not None:
@@ -72,7 +72,7 @@ def run_coroutine(runner: ExperimentRunner, settings: DaskSpec | None) -> Awaita
     """The pass to await: on the local executor, or on Dask (recording which, for `abbench status`)."""
     if settings is None:
         return _run_local(runner)
-    from abbench.runner._dask import run_on_dask
+    from abbench.runner._dask import run_on_dask  # dask loads only for a cluster
 
     return run_on_dask(runner, settings)
 

@@ -6,7 +6,7 @@ import dataclasses
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import Request
 from fastapi.responses import JSONResponse, Response
@@ -15,8 +15,10 @@ from starlette.concurrency import run_in_threadpool
 from abbench._result import plain
 from abbench.server._pool import RunnerPool
 from abbench.server._settings import ServerSettings
-from abbench.server._work import WorkPool
 from abbench.store import Store
+
+if TYPE_CHECKING:  # _work runs the jobs of _jobs, which import this module
+    from abbench.server._work import WorkPool
 
 
 class Recent:

@@ -16,12 +16,15 @@ from typing import Any
 
 from abbench._utf8 import not_utf8
 from abbench.dataset import MappingProfile, preview_import
+from abbench.report import render_report
+from abbench.runner import RecordError, create_experiment, record_runs
 from abbench.server import _owned, _policy
 from abbench.server._common import dataset_view, experiment_view, snapshot_view
 from abbench.server._documents import load_document, load_json
 from abbench.server._problems import Problem
 from abbench.server._settings import ServerSettings
 from abbench.server._uploads import unpack_skill
+from abbench.snapshot import GitFetchError, prepare_from_url
 from abbench.store import Store, acting_as, open_store
 
 
@@ -102,8 +105,6 @@ def snapshot_git(
 ) -> dict[str, Any]:
     """Clone `ref` of `url` (the allowed schemes, within the timeout and size) into `workdir` (the
     request's folder) and snapshot `path` in it."""
-    from abbench.snapshot import GitFetchError, prepare_from_url
-
     try:
         prepared = prepare_from_url(
             url,
@@ -137,8 +138,6 @@ def definition(body: bytes, content_type: str) -> Any:
 
 def create(settings: ServerSettings, owner: str, body: bytes, content_type: str) -> dict[str, Any]:
     """Create an experiment from the caller's definition; the experiment as the caller sees it."""
-    from abbench.runner import create_experiment
-
     raw = definition(body, content_type)
     with _store(settings) as store:
         spec = _owned.definition(store, raw, owner, settings)
@@ -149,8 +148,6 @@ def create(settings: ServerSettings, owner: str, body: bytes, content_type: str)
 
 def record(settings: ServerSettings, owner: str, actor: str, exp_id: int, body_path: str) -> dict[str, Any]:
     """Record the outcomes in the body (JSON, within the bounds), then grade them."""
-    from abbench.runner import RecordError, record_runs
-
     body = load_json(Path(body_path).read_bytes() or b"null", "outcomes")
     outcomes = body.get("outcomes") if isinstance(body, dict) else body
     if not isinstance(outcomes, list):
@@ -179,8 +176,6 @@ def report(
 ) -> dict[str, Any]:
     """Render an experiment's report to `out` (a papermill kernel, started from this process), its
     figures `grader`'s alone when named."""
-    from abbench.report import render_report
-
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     with _store(settings) as store:
         data: dict[str, Any] = render_report(

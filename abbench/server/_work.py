@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from abbench.errors import AbbenchError
+from abbench.server._jobs import JOBS
 from abbench.server._problems import Problem, abbench_problem, scrub_paths
 from abbench.server._settings import ServerSettings
 from abbench.store import Store
@@ -80,8 +81,6 @@ def _bounded(limits: Limits) -> None:
 
 def _child(job: str, kwargs: dict[str, Any], limits: Limits, conn: Any) -> None:
     """A job's process: run it within `limits`, and send ``("ok", value)`` or ``("problem", ...)``."""
-    from abbench.server._jobs import JOBS
-
     _bounded(limits)
     try:
         answer: tuple[Any, ...] = ("ok", JOBS[job](**kwargs))

@@ -172,7 +172,7 @@ class View(w.VBox):  # type: ignore[misc, unused-ignore]  # ipywidgets is untype
         """
         from IPython.display import display
 
-        from abbench.widgets._static import static_html
+        from abbench.widgets._static import static_html  # _static imports this module (CSS, ErrorArea)
 
         show: Callable[..., Any] = display  # IPython's display is untyped
         show(self._repr_mimebundle_(), raw=True)

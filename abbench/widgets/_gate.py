@@ -9,6 +9,7 @@ from typing import Any
 
 import ipywidgets as w
 
+from abbench._yaml import load_yaml
 from abbench.errors import UsageError
 from abbench.gate import DEFAULT_RULES, GATE_KEYS
 from abbench.store import Experiment
@@ -56,8 +57,6 @@ def _reads_as_gate(path: Path) -> bool:
     import json
 
     import yaml
-
-    from abbench._yaml import load_yaml
 
     try:
         text = path.read_text(encoding="utf-8-sig")

@@ -14,22 +14,8 @@ import ipywidgets as w
 
 from abbench.formatting import elapsed as duration
 from abbench.runner import ArmProgress, Progress
-from abbench.types import ExperimentStatus, Phase, RunOutcome, RunState, outcome_word
+from abbench.types import OUTCOME_COLOURS, ExperimentStatus, Phase, RunOutcome, RunState, outcome_word
 from abbench.widgets._base import escape
-
-OUTCOME_COLOURS: dict[str, str] = {
-    RunState.PASS: "#54a24b",
-    RunState.FAIL: "#e45756",
-    RunOutcome.SCORED: "#9d755d",
-    RunOutcome.EXECUTION_FAILED: "#f58518",
-    RunOutcome.GRADING_FAILED: "#eeca3b",
-    RunState.CANCELLED: "#9d9d9d",
-    RunState.RUNNING: "#4c78a8",
-    RunState.EXECUTED: "#72b7b2",
-    RunState.EVALUATING: "#b279a2",
-}
-"""Outcome (or open state) → bar colour; the report's `STATE_COLOURS` (a test keeps them equal).
-Pending runs are the bar's empty track."""
 
 PHASE_COLOURS: dict[str, tuple[str, str]] = {
     ExperimentStatus.FINISHED: ("#1a6b1a", "#e6f4e6"),

@@ -24,7 +24,7 @@ from abbench.snapshot import DEFAULT_MAX_FILES
 from abbench.store import ArmSettings, RunSettings, import_dataset, open_store
 from abbench.types import RunState
 
-from ..conftest import REPO, run_abbench, subprocess_env
+from ..conftest import REPO, run_abbench, run_python, subprocess_env
 
 HEAVY = ("numpy", "pandas", "scipy", "statsmodels", "plotly", "pydantic", "httpx", "yaml")
 """Loaded by neither `--help` nor `abbench run` of a stored experiment before its first agent call."""
@@ -43,14 +43,7 @@ def test_help_loads_nothing_heavy():
         "except SystemExit:\n    pass\n"
         "print(sorted(sys.modules))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", probe],
-        cwd=REPO,
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    out = run_python(probe)
     assert "Usage: abbench" in out.stdout
     modules = ast.literal_eval(out.stdout.strip().splitlines()[-1])
     assert _loaded(modules, (*HEAVY, "asyncio", "sqlite3", "abbench.snapshot", "abbench.store")) == []

@@ -116,6 +116,16 @@ ODDITIES = (
 )
 
 
+def not_utf8(store, column: str) -> int:
+    """Write bytes that are not UTF-8 into `column` of an executed run (only another tool could); its id."""
+    with store.conn:
+        run = store.conn.execute(
+            "SELECT min(id) FROM runs WHERE id > 7 AND executed_at IS NOT NULL"
+        ).fetchone()[0]
+        store.conn.execute(f"UPDATE runs SET {column} = CAST(x'61ff62' AS TEXT) WHERE id = ?", (run,))
+    return run
+
+
 def build_edge(folder, oddities=ODDITIES):
     """A store with a finished 1,000-case, 2-arm, 2-round experiment of edge values, `oddities` then
     written into it; ``(store, its id)``."""
@@ -246,11 +256,7 @@ def test_text_that_is_not_utf8_is_refused_naming_the_run(tmp_path):
 
     store, exp_id = build_edge(tmp_path, ())
     try:
-        with store.conn:
-            run = store.conn.execute(
-                "SELECT min(id) FROM runs WHERE id > 7 AND executed_at IS NOT NULL"
-            ).fetchone()[0]
-            store.conn.execute("UPDATE runs SET prediction = CAST(x'61ff62' AS TEXT) WHERE id = ?", (run,))
+        run = not_utf8(store, "prediction")
         with pytest.raises(
             StoreError, match=rf"run {run} holds text that is not UTF-8 \(invalid start byte\)"
         ):

@@ -16,7 +16,7 @@ import math
 import pytest
 
 from abbench.export import export_table, write_jsonl
-from tests.export.test_csv_lines import ODDITIES, build_edge
+from tests.export.test_csv_lines import ODDITIES, build_edge, not_utf8
 
 JSONL_ODDITIES = (
     *ODDITIES,
@@ -119,11 +119,7 @@ def test_text_that_is_not_utf8_is_refused_naming_the_run(tmp_path):
 
     store, exp_id = build_edge(tmp_path, ())
     try:
-        with store.conn:
-            run = store.conn.execute(
-                "SELECT min(id) FROM runs WHERE id > 7 AND executed_at IS NOT NULL"
-            ).fetchone()[0]
-            store.conn.execute("UPDATE runs SET session_id = CAST(x'61ff62' AS TEXT) WHERE id = ?", (run,))
+        run = not_utf8(store, "session_id")
         with pytest.raises(
             StoreError, match=rf"run {run} holds text that is not UTF-8 \(invalid start byte\)"
         ):

@@ -22,15 +22,7 @@ from abbench.llm import (
     default_cache_mode,
 )
 from abbench.testing import Reply, ScriptedOpenAIServer
-
-FAST = RetryPolicy(max_retries=2, base_delay_s=0.01, max_delay_s=0.05)
-PRICES = {"m": {"input": 1.0, "output": 2.0}}
-HI = [{"role": "user", "content": "hi"}]
-
-
-def client(server, **kw) -> ChatClient:
-    kw.setdefault("retry", FAST)
-    return ChatClient("m", base_url=server.base_url, prices=PRICES, **kw)
+from tests.llm.conftest import FAST, HI, client
 
 
 def chat(c: ChatClient, cache: CallCache | None, **kw):

@@ -24,16 +24,7 @@ from abbench.llm import (
 )
 from abbench.llm._pool import _POOLS, shared_http_client
 from abbench.testing import Reply, ScriptedOpenAIServer
-
-FAST = RetryPolicy(max_retries=2, base_delay_s=0.01, max_delay_s=0.05)
-PRICES = {"m": {"input": 1.0, "output": 2.0}}
-HI = [{"role": "user", "content": "hi"}]
-
-
-def client(server, **kw) -> ChatClient:
-    kw.setdefault("retry", FAST)
-    kw.setdefault("prices", PRICES)
-    return ChatClient(kw.pop("model", "m"), base_url=server.base_url, **kw)
+from tests.llm.conftest import FAST, HI, PRICES, client
 
 
 def chat(c: ChatClient, messages=HI, **kw):

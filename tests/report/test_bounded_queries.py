@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from collections import Counter
 
 import pytest
@@ -13,7 +11,7 @@ import pytest
 from abbench.report import disagreement_sample, run_overview
 from abbench.review import disagreements
 from abbench.store import FailedRun, run_failures, runs_facts, wrong_answers
-from tests.conftest import subprocess_env
+from tests.conftest import run_python
 from tests.results import cases_of, make_experiment
 
 RIGHT_BUT_FAILED = {"passed": False, "prediction": " SLOW "}  # the gold of the odd cases, failed by a judge
@@ -156,9 +154,7 @@ def test_papermill_is_imported_without_the_iri_grammars_and_the_module_stays_imp
         "    later = None\n"
         "print(json.dumps([loaded, 'rfc3987_syntax' in sys.modules or later is None]))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=subprocess_env(), capture_output=True, text=True, check=True
-    )
+    out = run_python(code)
     loaded, importable = json.loads(out.stdout)
     assert loaded is False and importable is True
 
@@ -179,9 +175,7 @@ def test_the_report_kernel_shows_figures_without_plotly_renderers():
         "report.show_parts([fig])\n"
         "print(json.dumps([shown, [m for m in ('nbformat', 'plotly.io._renderers') if m in sys.modules]]))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=subprocess_env(), capture_output=True, text=True, check=True
-    )
+    out = run_python(code)
     shown, loaded = json.loads(out.stdout.strip().splitlines()[-1])
     assert shown == [["application/vnd.plotly.v1+json", "text/html"]] * 2
     assert loaded == []

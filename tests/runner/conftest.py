@@ -5,14 +5,18 @@ from __future__ import annotations
 import asyncio
 import collections
 import os
+import signal
+import threading
 from pathlib import Path
 
 import pytest
 
 from abbench.agents import register_agent
 from abbench.errors import AgentError
+from abbench.runner import create_experiment
 from abbench.types import AgentOutput, Case, Usage
-from tests.blocking import pass_gate
+from tests.blocking import Gate, pass_gate
+from tests.conftest import start_run
 
 CALLS_ENV = "ABBENCH_TEST_CALLS"
 """The file of the running test where scripted agents and graders log every call (set by `calls`)."""
@@ -149,6 +153,39 @@ def make_cases(n: int, domains=("nav", "car", "media")) -> list[Case]:
         )
         for i in range(n)
     ]
+
+
+def gated_experiment(store, name: str, dataset: str, gate: Gate, *, rounds: int, concurrency: int):
+    """An experiment of one arm ``a`` whose runs wait at `gate` (tests/blocking.py) until the test lets them go."""
+    return create_experiment(
+        {
+            "name": name,
+            "dataset": dataset,
+            "rounds": rounds,
+            "concurrency": concurrency,
+            "arms": {"a": {"agent": "python", "function": "tests.blocking:gated", **gate.params}},
+        },
+        store=store,
+    )
+
+
+def interrupt_cli_run(
+    store, exp_id: int, arrived: threading.Event, release: threading.Event, **env
+) -> tuple[int, str]:
+    """Run `abbench run` in a child process and send it SIGINT (Ctrl-C) once `arrived` is set (a model
+    call hangs); `release` then lets the held call go. Returns the exit code and the child's stderr."""
+    proc = start_run(
+        store.path, exp_id, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **env
+    )
+    try:
+        assert arrived.wait(120), "the second model call never came"
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=600)
+    finally:
+        release.set()
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, err
 
 
 @pytest.fixture

@@ -8,16 +8,14 @@ fails with a message that says why, the other runs are answered and graded, and 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from abbench.runner import create_experiment
 from abbench.store import open_store
-from tests.blocking import SAFETY_NET_S, wait_for
-from tests.conftest import REPO, subprocess_env
+from tests.blocking import SAFETY_NET_S, process_running, wait_for
+from tests.conftest import start_run
 
 from .conftest import make_cases
 
@@ -36,14 +34,7 @@ def _run(tmp_path: Path, arm: dict, *, timeout_s: float = 600, **env: str) -> tu
         },
         store=store,
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "abbench", "--store", str(store_dir), "run", str(exp.id), "-q"],
-        cwd=REPO,
-        env=subprocess_env(TQDM_DISABLE="1", **env),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start_run(store_dir, exp.id, **env)
     try:
         out, err = proc.communicate(timeout=SAFETY_NET_S)
     finally:
@@ -96,15 +87,6 @@ def test_a_sync_agent_that_never_returns_times_out_and_the_process_still_exits(t
     assert {runs[c].state for c in ("c001", "c002", "c003")} == {"pass"}
 
 
-def _running(pid: int) -> bool:
-    """Whether `pid` still runs (a zombie, exited but not reaped by init, does not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2] != "Z"
-
-
 LEAVES_CHILDREN = """
 echo "$$" >> "$PIDS/shells"
 sh -c 'echo $$ >> "$PIDS/grouped"; exec sleep 100000' &
@@ -132,9 +114,11 @@ def test_a_command_that_answers_and_exits_is_recorded_and_what_it_left_is_ended(
         assert {r.output.prediction for r in runs.values()} == {"fast"}
         left = [int(p) for name in ("grouped", "escaped") for p in (pids / name).read_text().split()]
         assert len(left) == 8
-        wait_for(lambda: not any(_running(p) for p in left), "the children the command left to be ended")
+        wait_for(
+            lambda: not any(process_running(p) for p in left), "the children the command left to be ended"
+        )
     finally:
         for name in ("grouped", "escaped"):
             for p in (pids / name).read_text().split() if (pids / name).exists() else ():
-                if _running(int(p)):
+                if process_running(int(p)):
                     os.kill(int(p), 9)

@@ -18,6 +18,7 @@ from abbench.metrics import experiment_metrics, judge_report
 from abbench.review import case_detail
 from abbench.runner import create_experiment, retry_runs, run_experiment, start_experiment
 from abbench.testing import Reply, ScriptedOpenAIServer
+from tests.runner.conftest import interrupt_cli_run
 
 PRICE = {"input": 1.0, "output": 2.0}  # USD per million tokens
 
@@ -200,12 +201,6 @@ def test_ctrl_c_while_a_model_call_hangs_keeps_the_interrupted_attempts_spend(
     tmp_path, dataset, store, skill_dir
 ):
     """A person stops `abbench run` (SIGINT) mid-call: the attempt is stored as interrupted with its spend."""
-    import signal
-    import subprocess
-    import sys
-
-    from ..conftest import REPO, subprocess_env
-
     release = threading.Event()
     arrived = threading.Event()
 
@@ -226,24 +221,8 @@ def test_ctrl_c_while_a_model_call_hangs_keeps_the_interrupted_attempts_spend(
             "arms": {"gpt": {**arm(server, skill_dir), "max_turns": 3}},
         }
         exp = create_experiment(spec, store=store)
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "abbench", "--store", str(store.path), "run", str(exp.id), "-q"],
-            cwd=REPO,
-            env=subprocess_env(TQDM_DISABLE="1"),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-        )
-        try:
-            assert arrived.wait(120), "the second model call never came"
-            proc.send_signal(signal.SIGINT)
-            _out, err = proc.communicate(timeout=600)
-        finally:
-            release.set()
-            if proc.poll() is None:
-                proc.kill()
-    assert proc.returncode == 130, err
+        code, err = interrupt_cli_run(store, exp.id, arrived, release)
+    assert code == 130, err
     (run,) = store.runs.records(exp.id)
     assert run.failure_type == "interrupted"
     (a,) = store.attempts.of_run([run.id])[run.id]

@@ -8,9 +8,6 @@ and every test counts the requests it received.
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
 import threading
 
 import pytest
@@ -21,6 +18,7 @@ from abbench.export import export_table
 from abbench.metrics import experiment_metrics, judge_report
 from abbench.runner import create_experiment, regrade_experiment, retry_runs, run_experiment
 from abbench.testing import Reply, ScriptedOpenAIServer
+from tests.runner.conftest import interrupt_cli_run
 
 PRICE = {"input": 1.0, "output": 2.0}  # USD per million tokens
 AGENT_USAGE = (100, 10)
@@ -270,8 +268,6 @@ def test_a_run_stopped_mid_session_resumes_from_the_cache_and_the_key_is_never_s
 ):
     """`abbench run` is stopped (SIGINT) while the second model call of a run hangs; running the
     experiment again pays only for that call, and the API key is nowhere in the database."""
-    from ..conftest import REPO, subprocess_env
-
     key = "sk-abbench-test-0123456789-secret"
     arrived, release = threading.Event(), threading.Event()
 
@@ -291,24 +287,8 @@ def test_a_run_stopped_mid_session_resumes_from_the_cache_and_the_key_is_never_s
             ),
             store=store,
         )
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "abbench", "--store", str(store.path), "run", str(exp.id), "-q"],
-            cwd=REPO,
-            env=subprocess_env(TQDM_DISABLE="1", ABBENCH_TEST_KEY=key),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-        )
-        try:
-            assert arrived.wait(120), "the second model call never came"
-            proc.send_signal(signal.SIGINT)
-            _out, err = proc.communicate(timeout=600)
-        finally:
-            release.set()
-            if proc.poll() is None:
-                proc.kill()
-        assert proc.returncode == 130, err
+        code, err = interrupt_cli_run(store, exp.id, arrived, release, ABBENCH_TEST_KEY=key)
+        assert code == 130, err
         assert len(server.chat_requests) == 2
         assert server.chat_requests[0].headers["authorization"] == f"Bearer {key}"
 

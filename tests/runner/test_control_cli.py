@@ -7,10 +7,10 @@ import sys
 
 import pytest
 
-from abbench.runner import create_experiment
 from abbench.store import open_store
 from tests.blocking import Gate, wait_for
 from tests.conftest import REPO, run_abbench, subprocess_env
+from tests.runner.conftest import gated_experiment
 
 from .conftest import make_cases
 
@@ -21,16 +21,7 @@ def test_pause_resume_cancel_from_another_process(tmp_path):
     store = open_store(store_dir)
     ds = store.datasets.save("ctl", make_cases(30), label_set=["fast", "slow"])
     gate = Gate(tmp_path / "gate")  # closed: the runs in flight wait here until the test lets them go
-    exp = create_experiment(
-        {
-            "name": "ctl",
-            "dataset": ds.fingerprint,
-            "rounds": 4,
-            "concurrency": 3,
-            "arms": {"a": {"agent": "python", "function": "tests.blocking:gated", **gate.params}},
-        },
-        store=store,
-    )
+    exp = gated_experiment(store, "ctl", ds.fingerprint, gate, rounds=4, concurrency=3)
     cmd = [sys.executable, "-m", "abbench", "--store", str(store_dir), "run", str(exp.id), "-q"]
     proc = subprocess.Popen(
         cmd,

@@ -14,6 +14,7 @@ from abbench.store import open_store
 from tests.blocking import SAFETY_NET_S, Gate, wait_for
 from tests.conftest import REPO, subprocess_env
 from tests.permissions import without_write_permission
+from tests.runner.conftest import gated_experiment
 
 from . import robust_helpers
 from .conftest import make_cases
@@ -161,16 +162,7 @@ def test_sigterm_and_ctrl_c_stop_cleanly_and_a_new_run_finishes_the_rest(tmp_pat
     store = open_store(store_dir)
     ds = store.datasets.save("sig", make_cases(30), label_set=["fast", "slow"])
     gate = Gate(tmp_path / "gate", allowed=12)  # twelve runs answer, then four wait in flight
-    exp = create_experiment(
-        {
-            "name": "sig",
-            "dataset": ds.fingerprint,
-            "rounds": 2,
-            "concurrency": 4,
-            "arms": {"a": {"agent": "python", "function": "tests.blocking:gated", **gate.params}},
-        },
-        store=store,
-    )
+    exp = gated_experiment(store, "sig", ds.fingerprint, gate, rounds=2, concurrency=4)
     proc = _start_run(store_dir, exp.id, log)
     try:
         assert _wait(lambda: _states(store, exp.id)["pass"] + _states(store, exp.id)["fail"] == 12)

@@ -8,15 +8,13 @@ own, so its exit proves the signal stopped it, on any machine.
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 
 import pytest
 
 from abbench.runner import create_experiment, experiment_status
 from abbench.store import open_store
 from tests.blocking import SAFETY_NET_S, Gate, wait_for
-from tests.conftest import REPO, run_abbench, subprocess_env
+from tests.conftest import run_abbench, start_run
 
 from .conftest import make_cases
 
@@ -46,15 +44,7 @@ def _held_run(tmp_path, *, background: bool):
         },
         store=store,
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "abbench", "--store", str(store_dir), "run", str(exp.id), "-q"],
-        cwd=REPO,
-        env=subprocess_env(TQDM_DISABLE="1"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=_background_job if background else None,
-    )
+    proc = start_run(store_dir, exp.id, preexec_fn=_background_job if background else None)
     gate.wait_arrived(2 + 3)  # two answered, three held in flight
     wait_for(lambda: _done(store, exp.id) == 2, "the two answers to be recorded")
     return store, exp, gate, proc

@@ -195,34 +195,12 @@ def _abbench(*args: str, key: str | None = None) -> subprocess.CompletedProcess[
 def test_the_cli_snapshots_a_git_url_on_the_server_and_locally(repo, gitserver, tmp_path):
     server, keys = gitserver
     url = repo[0].as_uri()
-    remote = _abbench(
-        "--server",
-        server.url,
-        "snapshot",
-        "--git",
-        url,
-        "--ref",
-        "v1",
-        "--path",
-        "skills/routing",
-        "--json",
-        key=keys["ann"],
-    )
+    snapshot = ("snapshot", "--git", url, "--ref", "v1", "--path", "skills/routing", "--json")
+    remote = _abbench("--server", server.url, *snapshot, key=keys["ann"])
     assert remote.returncode == 0, remote.stderr
     expected = _local_hash(tmp_path, V1)
     assert json.loads(remote.stdout)["hash"] == expected
-    local = _abbench(
-        "--store",
-        str(tmp_path / "st"),
-        "snapshot",
-        "--git",
-        url,
-        "--ref",
-        "v1",
-        "--path",
-        "skills/routing",
-        "--json",
-    )
+    local = _abbench("--store", str(tmp_path / "st"), *snapshot)
     assert local.returncode == 0, local.stderr
     data = json.loads(local.stdout)
     assert (data["hash"], data["tag"], data["remote"]) == (expected, "v1", url)

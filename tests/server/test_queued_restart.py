@@ -12,19 +12,11 @@ import pytest
 
 from abbench.client import Client
 from abbench.store import current_user, open_store
-from tests.blocking import SAFETY_NET_S, Gate, wait_for
+from tests.blocking import SAFETY_NET_S, Gate, process_running, wait_for
 from tests.runner.conftest import make_cases
 from tests.server.live import LiveServer
 
 BUILTIN = {"agent": "builtin", "labels": ["fast", "slow"]}
-
-
-def _running(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2] != "Z"
 
 
 def _executions(store_dir: Path, exp_id: int) -> dict[int, int]:
@@ -74,7 +66,7 @@ def test_work_queued_when_the_server_was_killed_starts_once_at_restart_and_nothi
     with open_store(store_dir) as s:
         runner = s.experiments.get(running).runner_pid
     first.kill()
-    wait_for(lambda: not _running(runner), "the orphaned runner to exit")
+    wait_for(lambda: not process_running(runner), "the orphaned runner to exit")
 
     second = LiveServer(store_dir, "--workers", "1", log=tmp_path / "s2.log").start()  # builtin only
     try:

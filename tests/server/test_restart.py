@@ -3,24 +3,14 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 
 from abbench.client import Client
 from abbench.store import open_store
-from tests.blocking import Gate
+from tests.blocking import Gate, process_running
 from tests.conftest import DEMO
 from tests.server.live import LiveServer
-
-
-def _running(pid: int) -> bool:
-    """Whether `pid` still runs (a zombie, exited but not reaped by init, does not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2] != "Z"
 
 
 def _done(line: str) -> int:
@@ -66,7 +56,7 @@ def test_sigkill_mid_experiment_then_restart_loses_and_duplicates_nothing(tmp_pa
     server.kill()
     with open_store(store_dir) as s:
         assert s.experiments.get(exp.id).status == "running"  # left as the dead process had it
-    while _running(runner):  # the condition: the orphaned runner exits once its server's pipe ends
+    while process_running(runner):  # the condition: the orphaned runner exits once its server's pipe ends
         time.sleep(0.05)
     gate.open()
     restarted = LiveServer(store_dir, *agents, log=tmp_path / "server2.log").start()

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,29 +16,18 @@ import pytest
 from abbench.client import Client, ServerError
 from abbench.runner import create_experiment
 from abbench.store import current_user, open_store
-from tests.blocking import SAFETY_NET_S, Gate, wait_for
-from tests.conftest import DEMO, REPO, subprocess_env
+from tests.blocking import SAFETY_NET_S, Gate, process_running, wait_for
+from tests.conftest import DEMO, start_run
 from tests.runner.conftest import make_cases
 from tests.server.live import LiveServer
 
 
-def _running(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2] != "Z"
-
-
 def _cli_run(store_dir: Path, exp_id: int) -> subprocess.Popen[str]:
     """`abbench run` as a script's background job starts it (SIGINT ignored)."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "abbench", "--store", str(store_dir), "run", str(exp_id), "-q"],
-        cwd=REPO,
-        env=subprocess_env(TQDM_DISABLE="1"),
+    return start_run(
+        store_dir,
+        exp_id,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
     )
 
@@ -151,7 +139,7 @@ def test_a_server_resumes_its_own_pools_experiments_only_and_only_with_agents_it
         assert s.experiments.get(other).halt["while_server_ran"] is True
         own_runner = s.experiments.get(own).runner_pid
     server.kill()  # the server dies: its runner of `own` follows it (its lifeline ends)
-    wait_for(lambda: not _running(own_runner), "the orphaned runner to exit")
+    wait_for(lambda: not process_running(own_runner), "the orphaned runner to exit")
 
     # A server that does not allow python agents leaves `own` for a server that does.
     builtin_only = LiveServer(store_dir, log=tmp_path / "s2.log").start()

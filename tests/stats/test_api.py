@@ -5,15 +5,13 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import abbench
 import abbench.stats as stats
-from tests.conftest import subprocess_env
+from tests.conftest import run_python
 
 
 def _isort_key(name: str) -> tuple[int, str]:
@@ -91,7 +89,5 @@ def test_importing_stats_loads_no_pandas_statsmodels_store_or_views():
         "bad = [m for m in ('pandas', 'statsmodels', 'sklearn', 'abbench.store', 'abbench.cli', 'ipywidgets') "
         "if m in sys.modules]; print(bad)"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=subprocess_env(), capture_output=True, text=True, check=True
-    )
+    out = run_python(code)
     assert out.stdout.strip() == "[]"

@@ -22,7 +22,7 @@ from abbench.gate import evaluate_gate
 from abbench.review import REVIEW_VERDICTS, disagreements, reviews
 from abbench.store import open_store
 from tests.browser import HANG_MS, chromium, offline_page, require_chromium
-from tests.conftest import DEMO, REPO
+from tests.conftest import DEMO, REPO, start_run
 from tests.widgets.demo import build_demo_store, build_priced_demo
 from tests.widgets.lab import jupyterlab, parameterized
 
@@ -510,12 +510,9 @@ GATED = {"agent": "python", "function": "tests.blocking:gated"}
 def _start_elsewhere(store_dir: Path, gate_dir: Path):
     """An experiment of 40 runs started by `abbench run` in a child process, its agents held at a gate
     (three answer, then two wait in flight): ``(process, gate)``."""
-    import subprocess
-    import sys
 
     from abbench.runner import create_experiment
     from tests.blocking import Gate
-    from tests.conftest import subprocess_env
 
     gate = Gate(gate_dir, allowed=3)
     with open_store(store_dir) as store:
@@ -529,14 +526,7 @@ def _start_elsewhere(store_dir: Path, gate_dir: Path):
             },
             store=store,
         )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "abbench", "--store", str(store_dir), "run", str(exp.id), "-q"],
-        cwd=REPO,
-        env=subprocess_env(TQDM_DISABLE="1"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start_run(store_dir, exp.id)
     gate.wait_arrived(5)
     return proc, gate
 

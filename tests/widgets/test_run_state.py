@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import pytest
 
@@ -12,7 +10,8 @@ from abbench.runner import ArmProgress, Progress, create_experiment
 from abbench.widgets import RunControlWidget
 from abbench.widgets._progress_view import OUTCOME_COLOURS, status_text
 from tests.blocking import Gate, wait_for
-from tests.conftest import REPO, subprocess_env
+from tests.conftest import start_run
+from tests.runner.conftest import gated_experiment
 from tests.widgets.conftest import python_arm
 
 GREEN = OUTCOME_COLOURS["pass"]
@@ -45,14 +44,7 @@ def shown(w: RunControlWidget) -> dict:
 
 def _run_elsewhere(store_dir, exp_id):
     """`abbench run` in a child process, as from a terminal."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "abbench", "--store", str(store_dir), "run", str(exp_id), "-q"],
-        cwd=REPO,
-        env=subprocess_env(TQDM_DISABLE="1"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return start_run(store_dir, exp_id)
 
 
 @pytest.mark.slow
@@ -60,16 +52,7 @@ def test_a_run_in_another_process_paused_and_resumed_from_the_widget_is_followed
     store, small, tmp_path
 ):
     gate = Gate(tmp_path / "gate")  # closed: the child's runs wait there until the test lets them go
-    exp = create_experiment(
-        {
-            "name": "elsewhere",
-            "dataset": small.fingerprint,
-            "rounds": 2,
-            "concurrency": 2,
-            "arms": {"a": {"agent": "python", "function": "tests.blocking:gated", **gate.params}},
-        },
-        store=store,
-    )
+    exp = gated_experiment(store, "elsewhere", small.fingerprint, gate, rounds=2, concurrency=2)
     proc = _run_elsewhere(store.path, exp.id)
     try:
         gate.wait_arrived(2)  # two runs in flight in the child, held
@@ -191,7 +174,7 @@ def test_the_status_line_says_each_outcome_apart(progress, phase, said):
 
 
 def test_the_bar_colours_are_the_reports():
-    from abbench.report._display import STATE_COLOURS
+    from abbench.types import OUTCOME_COLOURS as STATE_COLOURS
 
     assert {k: STATE_COLOURS[k] for k in OUTCOME_COLOURS} == OUTCOME_COLOURS
     assert OUTCOME_COLOURS["cancelled"] != GREEN and len(set(OUTCOME_COLOURS.values())) == len(

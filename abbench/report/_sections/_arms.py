@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from abbench import formatting as fm
+from abbench.metrics import NO_RUN_EXECUTED
 from abbench.report import _display as d
 from abbench.report._sections._format import format_parts
 from abbench.report._sections._parts import Part, estimate_text
@@ -302,8 +303,6 @@ def _usage_row(a: ArmMetrics) -> dict[str, Any]:
     """One arm's cost, tokens and latency cells (an arm with no executed run says so in every cell)."""
     u = a.usage
     if not u.executed:
-        from abbench.metrics import NO_RUN_EXECUTED
-
         # An arm with no executed run has no figure: every cell says so (not a raw None, never $0).
         return {
             "arm": a.arm,

@@ -7,7 +7,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from abbench import formatting as fm
-from abbench.gate import Conclusion, GateOutcome, RuleStatus, Severity
+from abbench.compare import DEFAULT_MARGIN
+from abbench.gate import Conclusion, GateOutcome, RuleStatus, Severity, metric_unit
 from abbench.report import _display as d
 from abbench.report._sections._parts import Part
 
@@ -77,8 +78,6 @@ _STABILITY_METRICS = ("flip_rate", "agreement_rate", "flaky_rate", "flaky_cases"
 
 
 def _rule_card(metric: str) -> str | None:
-    from abbench.gate import metric_unit
-
     name = metric.split(".")[-1].split("[")[0]
     if name in _STABILITY_METRICS:
         return "stability"
@@ -89,15 +88,11 @@ def _rule_card(metric: str) -> str | None:
 
 def _rule_texts(r: RuleOutcome) -> tuple[str, str, str]:
     """A gate rule's name, its condition and its value, each number in the metric's unit."""
-    from abbench.gate import metric_unit
-
     rule = r.rule
     unit = metric_unit(rule.metric)
     name = rule.name or rule.metric
     condition = f"{rule.metric} {_OP_WORDS.get(rule.op, rule.op)} {fm.in_unit(rule.value, unit, whole=True)}"
     if rule.metric == "non_inferior":
-        from abbench.compare import DEFAULT_MARGIN
-
         margin = rule.margin if rule.margin is not None else DEFAULT_MARGIN
         condition = f"not worse by more than {margin * 100:g} points (lower bound above −{margin * 100:g})"
     return name, condition, fm.in_unit(r.value, unit, whole=True)
@@ -108,7 +103,6 @@ def _rule_sentence(r: RuleOutcome, pair: str) -> str:
     is always the pair's, and a rule whose name speaks of another arm says so."""
     name, _, value = _rule_texts(r)
     rule = r.rule
-    from abbench.gate import metric_unit
 
     wanted = (
         f"{_OP_WORDS.get(rule.op, rule.op)} {fm.in_unit(rule.value, metric_unit(rule.metric), whole=True)}"

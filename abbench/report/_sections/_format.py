@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from abbench.metrics import READINGS
 from abbench.report import _display as d
 from abbench.report._sections._parts import Part, estimate_text
 
@@ -20,8 +21,6 @@ _NOTE = (
 
 def format_parts(arms: tuple[ArmMetrics, ...]) -> list[Part]:
     """A table of each arm's format adherence, when any arm's replies were read; else nothing."""
-    from abbench.metrics import READINGS
-
     read = [a for a in arms if a.format_adherence is not None]
     if not read:
         return []

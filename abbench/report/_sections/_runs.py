@@ -9,20 +9,9 @@ from abbench import formatting as fm
 from abbench.report import _display as d
 from abbench.report._provenance import ArmProvenance, Provenance, RunOverview
 from abbench.report._sections._parts import Part
-from abbench.types import RunOutcome, RunState, outcome_word
+from abbench.types import OUTCOME_COLOURS, RunOutcome, RunState, outcome_word
 
-_OUTCOMES = (
-    RunState.PASS,
-    RunState.FAIL,
-    RunOutcome.SCORED,
-    RunOutcome.EXECUTION_FAILED,
-    RunOutcome.GRADING_FAILED,
-    RunState.CANCELLED,
-    RunState.PENDING,
-    RunState.RUNNING,
-    RunState.EXECUTED,
-    RunState.EVALUATING,
-)
+_OUTCOMES = tuple(OUTCOME_COLOURS)  # the order the report's bars stack in
 """Columns of the runs table: outcome keys (`abbench.types.run_outcome`), then the open states."""
 
 
