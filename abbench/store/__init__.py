@@ -89,7 +89,7 @@ if typing.TYPE_CHECKING:
         ArmSettings as ArmSettings,
         RunSettings,
     )
-    from abbench.store._snapshots import load_snapshot, snapshot_skill
+    from abbench.store._snapshot_api import load_snapshot, snapshot_skill
     from abbench.store._spec import (
         ArmSpec as ArmSpec,
         BudgetSpec as BudgetSpec,
@@ -231,7 +231,7 @@ __getattr__, __dir__ = _lazy.exports(
             "SheetCell",
             "SheetCells",
         ),
-        "abbench.store._snapshots": (
+        "abbench.store._snapshot_api": (
             "load_snapshot",
             "snapshot_skill",
         ),
