@@ -9,6 +9,7 @@ has committed them.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections import OrderedDict
@@ -19,7 +20,7 @@ from typing import Any
 
 from abbench.errors import UsageError
 from abbench.llm import CachedReply, CallCache, check_cache_mode
-from abbench.store import CacheEntry, CacheStats, Experiment, RunSettings, Store, open_store
+from abbench.store import AttemptWrite, CacheEntry, CacheStats, Experiment, RunSettings, Store, open_store
 
 FRESH_LIMIT = 20_000
 """Replies kept in this pass that lookups answer from memory (older ones are read from the store)."""
@@ -195,16 +196,17 @@ def run_cache_fields(spending: Any) -> dict[str, Any]:
     return {"cached_calls": spending.cached_calls or None, "cost_saved": spending.cost_saved}
 
 
-def attempt_cache_spend(spending: Any) -> dict[str, Any]:
+def attempt_cache_spend(paid: AttemptWrite, spending: Any) -> AttemptWrite:
     """What an executed attempt records as spent when the cache answered some of its calls: the
     tokens and cost it paid for (the run keeps the answer's), and what it saved."""
     if not spending.cached_calls:
-        return {}
+        return paid
     usage = spending.usage
-    return {
-        "input_tokens": usage.input_tokens if usage is not None else None,
-        "output_tokens": usage.output_tokens if usage is not None else None,
-        "cost": spending.cost,
-        "cached_calls": spending.cached_calls,
-        "cost_saved": spending.cost_saved,
-    }
+    return dataclasses.replace(
+        paid,
+        input_tokens=usage.input_tokens if usage is not None else None,
+        output_tokens=usage.output_tokens if usage is not None else None,
+        cost=spending.cost,
+        cached_calls=spending.cached_calls,
+        cost_saved=spending.cost_saved,
+    )

@@ -26,7 +26,7 @@ from abbench.runner._flight import FlightEnd, RunClock
 from abbench.runner._frozen import make_frozen
 from abbench.runner._states import EXECUTED, FAIL, PENDING, RUNNING
 from abbench.runner._writer import StoreWriter
-from abbench.store import INTERRUPTED, WorkItem, dumps, now_iso
+from abbench.store import INTERRUPTED, AttemptWrite, WorkItem, dumps, now_iso
 from abbench.transcript import last_answer, requested_calls
 from abbench.types import AgentOutput, AttemptOutcome, FailureType, RunState
 
@@ -315,7 +315,23 @@ class Execution:
         fields.update(run_cache_fields(spending))
         self.attempts[item.run_id] = number  # grades record which execution they judged
         # What the attempt paid: a call the response cache answered is saved, not spent.
-        paid = {k: fields[k] for k in _ATTEMPT_SPEND}
+        paid = AttemptWrite(
+            item.run_id,
+            number,
+            _EXECUTED,
+            started_at=attempt.started_at,
+            ended_at=fields["executed_at"],
+            model=fields["model"],
+            input_tokens=fields["input_tokens"],
+            output_tokens=fields["output_tokens"],
+            cost=fields["cost"],
+            latency_ms=fields["latency_ms"],
+            model_calls=spending.calls or None,
+            files_read=fields["files_read"],
+            sections_read=fields["sections_read"],
+            transcript_path=fields["transcript_path"],
+            transcript_summary=fields["transcript_summary"],
+        )
         activation = self._activation(item, output, spending)
         if item.state == PENDING:
             fields = without_nulls(fields)
@@ -325,17 +341,12 @@ class Execution:
             fields.update(activation)
         fields["attempts"] = number
         if spending.cached_calls:
-            paid.update(attempt_cache_spend(spending))
+            paid = attempt_cache_spend(paid, spending)
         if self.budget.guard is not None:
             self.budget.count_spend(
-                item, paid["cost"], paid["input_tokens"], paid["output_tokens"], fields.get("model")
+                item, paid.cost, paid.input_tokens, paid.output_tokens, fields.get("model")
             )
-        paid["attempt"] = number
-        paid["outcome"] = _EXECUTED
-        paid["started_at"] = attempt.started_at
-        paid["ended_at"] = fields["executed_at"]
-        paid["model_calls"] = spending.calls or None
-        self.writer.attempt_values(item.run_id, paid)
+        self.writer.attempt(paid)
         self.moves.move(item, EXECUTED, fields)
         self.tally.executed += 1
 
@@ -417,25 +428,27 @@ class Execution:
         output_tokens = usage.output_tokens if usage is not None else None
         self.budget.count_spend(item, spent.cost, input_tokens, output_tokens, spent.model)
         self.writer.attempt(
-            item.run_id,
-            attempt=attempt.number,
-            outcome=AttemptOutcome.CANCELLED if error is None else AttemptOutcome.FAILED,
-            failure_type=None if error is None else error.failure_type,
-            error="cancelled while running" if error is None else str(error),
-            started_at=attempt.started_at,
-            ended_at=now_iso(),
-            model=spent.model,
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            cost=spent.cost,
-            latency_ms=(time.perf_counter() - attempt.began) * 1000.0,
-            model_calls=spent.calls or None,
-            files_read=_json_list(spent.files_read),
-            sections_read=_json_list(spent.sections_read),
-            transcript_path=transcript_path,
-            transcript_summary=_summary(transcript, spent.files_read, spent.sections_read),
-            cached_calls=getattr(spent, "cached_calls", 0) or None,
-            cost_saved=getattr(spent, "cost_saved", None),
+            AttemptWrite(
+                item.run_id,
+                attempt.number,
+                AttemptOutcome.CANCELLED if error is None else AttemptOutcome.FAILED,
+                failure_type=None if error is None else error.failure_type,
+                error="cancelled while running" if error is None else str(error),
+                started_at=attempt.started_at,
+                ended_at=now_iso(),
+                model=spent.model,
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                cost=spent.cost,
+                latency_ms=(time.perf_counter() - attempt.began) * 1000.0,
+                model_calls=spent.calls or None,
+                files_read=_json_list(spent.files_read),
+                sections_read=_json_list(spent.sections_read),
+                transcript_path=transcript_path,
+                transcript_summary=_summary(transcript, spent.files_read, spent.sections_read),
+                cached_calls=getattr(spent, "cached_calls", 0) or None,
+                cost_saved=getattr(spent, "cost_saved", None),
+            )
         )
 
     def _execution_fields(
@@ -470,19 +483,6 @@ class Execution:
             ),
             "executed_at": now_iso(),
         }
-
-
-_ATTEMPT_SPEND = (
-    "model",
-    "input_tokens",
-    "output_tokens",
-    "cost",
-    "latency_ms",
-    "files_read",
-    "sections_read",
-    "transcript_path",
-    "transcript_summary",
-)
 
 
 def without_nulls(fields: dict[str, Any]) -> dict[str, Any]:

@@ -19,6 +19,7 @@ The rules (docs/ARCHITECTURE.md, "Run states", "grade", "batch"), each guarding 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import logging
 import traceback
@@ -38,7 +39,7 @@ from abbench.runner._limiter import loop_limiter
 from abbench.runner._states import EVALUATING, FAIL, PASS, PENDING
 from abbench.runner._writer import StoreWriter
 from abbench.snapshot import Snapshot
-from abbench.store import Experiment, Grade, RunRecord, Store, WorkItem, now_iso
+from abbench.store import Experiment, Grade, GradeWrite, RunRecord, Store, WorkItem, now_iso
 from abbench.transcript import requested_calls
 from abbench.types import AgentOutput, GradeStatus, RunState
 
@@ -460,9 +461,9 @@ class Grading:
         other_attempt: int | None = None,
     ) -> tuple[GradeResult | None, str | None]:
         """Grade with retries for retryable grading failures; the run stays `evaluating` meanwhile."""
-        ids: dict[str, Any] = {"run_attempt": attempt}
-        if isinstance(ctx, PairContext):
-            ids.update(other_run_id=ctx.b.run_id, other_run_attempt=other_attempt)
+        other_run_id = ctx.b.run_id if isinstance(ctx, PairContext) else None
+        if other_run_id is None:
+            other_attempt = None
         tries = 0
         while True:
             tries += 1
@@ -476,16 +477,18 @@ class Grading:
                     await asyncio.sleep(self.options.backoff(tries))
                     continue
                 spent = {k: v for k, v in exc.spent.items() if k in _SPENT}
-                self._write_grade(
-                    grader,
-                    item,
-                    "error",
-                    error=str(exc),
-                    raw_output=exc.raw_output,
-                    retryable=exc.retryable,
-                    details={"tries": tries},
-                    **spent,
-                    **ids,
+                failed = GradeWrite(self.exp.id, item.run_id, grader.name, grader.kind, "error", **spent)
+                self.writer.grade(
+                    dataclasses.replace(
+                        failed,
+                        other_run_id=other_run_id,
+                        error=str(exc),
+                        raw_output=exc.raw_output,
+                        retryable=exc.retryable,
+                        details={"tries": tries},
+                        run_attempt=attempt,
+                        other_run_attempt=other_attempt,
+                    )
                 )
                 return None, str(exc)
             except asyncio.CancelledError:
@@ -494,17 +497,48 @@ class Grading:
                 message = f"{type(exc).__name__}: {exc}"
                 log.warning("grader %s raised on run %s: %s", grader.name, item.run_id, message)
                 details = {"traceback": traceback.format_exc()}
-                self._write_grade(
-                    grader, item, GradeStatus.ERROR, error=message, retryable=False, details=details, **ids
+                self.writer.grade(
+                    GradeWrite(
+                        self.exp.id,
+                        item.run_id,
+                        grader.name,
+                        grader.kind,
+                        GradeStatus.ERROR,
+                        other_run_id=other_run_id,
+                        error=message,
+                        retryable=False,
+                        details=details,
+                        run_attempt=attempt,
+                        other_run_attempt=other_attempt,
+                    )
                 )
                 return None, message
-            values = _result_values(result)
-            values.update(ids)
-            self.writer.grade_values(self.exp.id, item.run_id, grader.name, grader.kind, _OK, values)
+            self.writer.grade(
+                GradeWrite(
+                    self.exp.id,
+                    item.run_id,
+                    grader.name,
+                    grader.kind,
+                    _OK,
+                    passed=result.passed,
+                    score=result.score,
+                    verdict=result.verdict,
+                    dimensions=result.dimensions,
+                    comment=result.comment,
+                    raw_output=result.raw_output,
+                    judge_model=result.judge_model,
+                    judge_cost=result.judge_cost,
+                    input_tokens=result.input_tokens,
+                    output_tokens=result.output_tokens,
+                    details=result.details,
+                    cached=result.cached or None,
+                    cost_saved=result.cost_saved,
+                    other_run_id=other_run_id,
+                    run_attempt=attempt,
+                    other_run_attempt=other_attempt,
+                )
+            )
             return result, None
-
-    def _write_grade(self, grader: Grader, item: WorkItem, status: str, **values: Any) -> None:
-        self.writer.grade_values(self.exp.id, item.run_id, grader.name, grader.kind, status, values)
 
     # -- pairwise grading ------------------------------------------------------------------------------
 
@@ -642,24 +676,6 @@ async def _grade_result(grader: Grader, result: Any) -> GradeResult:
 _OK = str(GradeStatus.OK)
 
 _SPENT = ("judge_model", "judge_cost", "input_tokens", "output_tokens", "cached", "cost_saved")
-
-
-def _result_values(result: GradeResult) -> dict[str, Any]:
-    return {
-        "passed": result.passed,
-        "score": result.score,
-        "verdict": result.verdict,
-        "dimensions": result.dimensions,
-        "comment": result.comment,
-        "raw_output": result.raw_output,
-        "judge_model": result.judge_model,
-        "judge_cost": result.judge_cost,
-        "input_tokens": result.input_tokens,
-        "output_tokens": result.output_tokens,
-        "details": result.details,
-        "cached": result.cached or None,
-        "cost_saved": result.cost_saved,
-    }
 
 
 def _result_from_row(row: Grade) -> GradeResult | None:

@@ -25,7 +25,17 @@ from abbench.runner._execution import _activation_fields, _json_list, _summary, 
 from abbench.runner._outcomes import Outcome, read_outcome, where_of
 from abbench.runner._scheduler import ExperimentRunner, RunSummary
 from abbench.runner._writer import StoreWriter
-from abbench.store import INTERRUPTED, Experiment, RunRecord, Store, current_user, dumps, now_iso, open_store
+from abbench.store import (
+    INTERRUPTED,
+    AttemptWrite,
+    Experiment,
+    RunRecord,
+    Store,
+    current_user,
+    dumps,
+    now_iso,
+    open_store,
+)
 from abbench.transcript import VerdictEvent, to_events
 from abbench.types import AttemptOutcome, RunState
 
@@ -294,19 +304,34 @@ def _executed(
         else dumps(o.summary)
     )
     ended = o.ended_at or now_iso()
-    spend = {
-        "model": out.model,
-        "input_tokens": out.usage.input_tokens if out.usage is not None else None,
-        "output_tokens": out.usage.output_tokens if out.usage is not None else None,
-        "cost": out.cost,
-        "latency_ms": out.latency_ms,
-        "files_read": _json_list(out.files_read),
-        "sections_read": _json_list(out.sections_read),
-        "transcript_path": transcript_path,
-        "transcript_summary": summary_text,
-    }
+    paid = AttemptWrite(
+        run.id,
+        number,
+        AttemptOutcome.EXECUTED,
+        started_at=started,
+        ended_at=ended,
+        model=out.model,
+        input_tokens=out.usage.input_tokens if out.usage is not None else None,
+        output_tokens=out.usage.output_tokens if out.usage is not None else None,
+        cost=out.cost,
+        latency_ms=out.latency_ms,
+        files_read=_json_list(out.files_read),
+        sections_read=_json_list(out.sections_read),
+        transcript_path=transcript_path,
+        transcript_summary=summary_text,
+        recorded_attempt=o.attempt,
+        recorded_digest=o.digest,
+    )
     fields = {
-        **spend,
+        "model": paid.model,
+        "input_tokens": paid.input_tokens,
+        "output_tokens": paid.output_tokens,
+        "cost": paid.cost,
+        "latency_ms": paid.latency_ms,
+        "files_read": paid.files_read,
+        "sections_read": paid.sections_read,
+        "transcript_path": paid.transcript_path,
+        "transcript_summary": paid.transcript_summary,
         "prediction": out.prediction,
         "reason": out.reason,
         "confidence": out.confidence,
@@ -325,31 +350,24 @@ def _executed(
             }
         ),
     }
-    writer.attempt(
-        run.id,
-        attempt=number,
-        outcome=AttemptOutcome.EXECUTED,
-        started_at=started,
-        ended_at=ended,
-        recorded_attempt=o.attempt,
-        recorded_digest=o.digest,
-        **spend,
-    )
+    writer.attempt(paid)
     writer.transition(run.id, RunState.RUNNING, RunState.EXECUTED, fields, f"recorded attempt {o.attempt}")
 
 
 def _failed(writer: StoreWriter, run: RunRecord, o: Outcome, number: int, started: str, last: bool) -> None:
     ended = o.ended_at or now_iso()
     writer.attempt(
-        run.id,
-        attempt=number,
-        outcome=AttemptOutcome.FAILED,
-        failure_type=o.failure_type,
-        error=o.error,
-        started_at=started,
-        ended_at=ended,
-        recorded_attempt=o.attempt,
-        recorded_digest=o.digest,
+        AttemptWrite(
+            run.id,
+            number,
+            AttemptOutcome.FAILED,
+            failure_type=o.failure_type,
+            error=o.error,
+            started_at=started,
+            ended_at=ended,
+            recorded_attempt=o.attempt,
+            recorded_digest=o.digest,
+        )
     )
     if not last:
         detail = f"recorded attempt {o.attempt} failed ({o.failure_type}: {o.error})"

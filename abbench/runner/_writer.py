@@ -24,12 +24,12 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from abbench import _actions as do
 from abbench._files import claimed_file, sweep_stale
 from abbench.errors import Action, StoreError
-from abbench.store import ATTEMPT_COLUMNS, CacheEntry, GradeWrite, Store, WriteBatch
+from abbench.store import ATTEMPT_COLUMNS, AttemptWrite, CacheEntry, GradeWrite, Store, WriteBatch
 from abbench.types import AttemptOutcome, RunState
 
 log = logging.getLogger(__name__)
@@ -118,25 +118,13 @@ class StoreWriter:
         # the run_events row as it is inserted, built once
         self._submit(("run", (run_id, time.time(), old, new, detail), fields))
 
-    def grade(
-        self, experiment_id: int, run_id: int, grader: str, kind: str, status: str, **values: Any
-    ) -> None:
-        """Append a grade (the batch id is filled in when it is committed)."""
-        self._submit(("grade", experiment_id, run_id, grader, kind, status, values))
+    def grade(self, grade: GradeWrite) -> None:
+        """Append a grade (the batch id and creation time are filled in when it is committed)."""
+        self._submit(("grade", grade))
 
-    def grade_values(
-        self, experiment_id: int, run_id: int, grader: str, kind: str, status: str, values: dict[str, Any]
-    ) -> None:
-        """`grade` with the grader's values as one dict, which the writer then owns (not copied)."""
-        self._submit(("grade", experiment_id, run_id, grader, kind, status, values))
-
-    def attempt(self, run_id: int, **values: Any) -> None:
-        """Append one execution attempt of a run with what it spent (see `ATTEMPT_COLUMNS`)."""
-        self._submit(("attempt", run_id, values))
-
-    def attempt_values(self, run_id: int, values: dict[str, Any]) -> None:
-        """`attempt` with its values as one dict, which the writer then owns (not copied)."""
-        self._submit(("attempt", run_id, values))
+    def attempt(self, attempt: AttemptWrite) -> None:
+        """Append one execution attempt of a run with what it spent."""
+        self._submit(("attempt", attempt))
 
     def attempt_started(self, run_id: int, attempt: int, started_at: str) -> None:
         """Record that attempt number `attempt` of a run has started (a retry: the run is running already).
@@ -332,15 +320,15 @@ class StoreWriter:
                 row["updated_at"] = at
                 event(row_of_event)
             elif kind == "grade":
-                _, exp_id, run_id, grader, grader_kind, status, values = op
-                batch.grades.append(GradeWrite(exp_id, run_id, grader, grader_kind, status, values))
+                batch.grades.append(op[1])
             elif kind == "attempt":
-                key = (op[1], op[2].get("attempt"))
+                done = op[1]
+                key = (done.run_id, done.attempt)
                 if started.pop(key, None) is None and key in self._open:
-                    batch.attempts_ended.append((op[1], op[2]))
+                    batch.attempts_ended.append(done)
                     ended.append(key)
                 else:  # started and ended in this batch (the common case), or never said to start
-                    batch.attempts.append((op[1], op[2]))
+                    batch.attempts.append(done)
             elif kind == "started":
                 started[op[1], op[2]] = op[3]
             elif kind == "transcript":
@@ -356,7 +344,7 @@ class StoreWriter:
         batch.cache_saved = [e for e in cached.values() if e is not None]
         batch.cache_forgotten = [k for k, e in cached.items() if e is None]
         for (run_id, number), at in started.items():  # still under way when the batch commits
-            batch.attempts.append((run_id, {"attempt": number, "outcome": _STARTED, "started_at": at}))
+            batch.attempts.append(AttemptWrite(run_id, number, _STARTED, started_at=at))
         try:
             self.store.runs.write_batch(batch)
         except (UnicodeEncodeError, OverflowError) as exc:
@@ -371,6 +359,7 @@ class StoreWriter:
 
 
 _MIN_INT, _MAX_INT = -(2**63), 2**63 - 1
+_Record = TypeVar("_Record", AttemptWrite, GradeWrite, CacheEntry)
 
 
 def storable(value: Any) -> Any:
@@ -395,17 +384,15 @@ def storable_batch(batch: WriteBatch) -> WriteBatch:
     def row(values: dict[str, Any]) -> dict[str, Any]:
         return {k: storable(v) for k, v in values.items()}
 
-    def entry(e: Any) -> Any:
+    def entry(e: _Record) -> _Record:
         return dataclasses.replace(e, **{f.name: storable(getattr(e, f.name)) for f in dataclasses.fields(e)})
 
     out = WriteBatch(
         runs={run_id: row(values) for run_id, values in batch.runs.items()},
         events=[tuple(map(storable, e)) for e in batch.events],
-        attempts=[(run_id, row(values)) for run_id, values in batch.attempts],
-        attempts_ended=[(run_id, row(values)) for run_id, values in batch.attempts_ended],
-        grades=[
-            dataclasses.replace(g, grader=storable(g.grader), values=row(g.values)) for g in batch.grades
-        ],
+        attempts=[entry(a) for a in batch.attempts],
+        attempts_ended=[entry(a) for a in batch.attempts_ended],
+        grades=[entry(g) for g in batch.grades],
         cache_saved=[entry(e) for e in batch.cache_saved],
         cache_hits=list(batch.cache_hits),
         cache_forgotten=list(batch.cache_forgotten),

@@ -105,6 +105,7 @@ if typing.TYPE_CHECKING:
     from abbench.store._store import Store, open_store as open_store
     from abbench.store._writes import (
         ATTEMPT_COLUMNS as ATTEMPT_COLUMNS,
+        AttemptWrite as AttemptWrite,
         GradeWrite as GradeWrite,
         WriteBatch as WriteBatch,
     )
@@ -262,6 +263,7 @@ __getattr__, __dir__ = _lazy.exports(
         ),
         "abbench.store._writes": (
             "ATTEMPT_COLUMNS",
+            "AttemptWrite",
             "GradeWrite",
             "WriteBatch",
         ),

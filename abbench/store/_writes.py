@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import sqlite3
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields as dataclass_fields
 from itertools import chain, compress, groupby
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from abbench.store._base import dumps, now_iso
-from abbench.store._grades import GRADE_COLUMNS
 from abbench.store._noun import Noun
 
 if TYPE_CHECKING:
@@ -23,52 +23,92 @@ if TYPE_CHECKING:
     from abbench.store._cache import CacheEntry
     from abbench.store._store import Store
 
-_FIXED = ("experiment_id", "batch_id", "run_id", "grader", "kind", "status", "created_at")
-"""The columns of a new ``grades`` row that the writer, not the grader, fills in."""
-_VALUED = tuple(c for c in GRADE_COLUMNS if c not in ("id", *_FIXED))
-"""The columns of a new ``grades`` row that the grader's values fill in."""
-_INSERTED = (*_FIXED, *_VALUED)
-"""The columns `write_batch` gives a new ``grades`` row: every column of a `Grade` but its id."""
-_AT = {c: i for i, c in enumerate(_INSERTED)}
-_FLAGS = tuple(_AT[c] for c in ("passed", "retryable", "cached"))
-_BLOBS = tuple(_AT[c] for c in ("dimensions", "details"))
 
-ATTEMPT_COLUMNS = (
-    "attempt",
-    "outcome",
-    "failure_type",
-    "error",
-    "started_at",
-    "ended_at",
-    "model",
-    "input_tokens",
-    "output_tokens",
-    "cost",
-    "latency_ms",
-    "model_calls",
-    "files_read",
-    "sections_read",
-    "transcript_path",
-    "transcript_summary",
-    "cached_calls",
-    "cost_saved",
-    "recorded_attempt",
-    "recorded_digest",
-)
-"""The columns of a ``run_attempts`` row the scheduler (or `record_runs`) fills in."""
-_ATTEMPT_INSERTED = ("run_id", *ATTEMPT_COLUMNS)
+@dataclass(frozen=True, slots=True)
+class AttemptWrite:
+    """One execution attempt of a run to store, as the scheduler (or `record_runs`) ended or started it.
+
+    Each field is the ``run_attempts`` column of its name (`ATTEMPT_FIELDS`; tests check them against
+    the table): a field that is misspelt or renamed fails under mypy and at construction, not in the
+    writer's thread at commit time. What an attempt did not report is None (NULL: unknown, not zero).
+    """
+
+    run_id: int
+    attempt: int
+    outcome: str
+    failure_type: str | None = None
+    error: str | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+    model: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost: float | None = None
+    latency_ms: float | None = None
+    model_calls: int | None = None
+    files_read: str | None = None
+    """JSON list of the files the agent read."""
+    sections_read: str | None = None
+    """JSON list of the sections the agent read."""
+    transcript_path: str | None = None
+    transcript_summary: str | None = None
+    cached_calls: int | None = None
+    cost_saved: float | None = None
+    recorded_attempt: int | None = None
+    recorded_digest: str | None = None
 
 
-@dataclass(frozen=True)
+ATTEMPT_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclass_fields(AttemptWrite))
+"""The ``run_attempts`` columns an `AttemptWrite` fills in, one per field, in the fields' order (all but ``id``)."""
+ATTEMPT_COLUMNS = ATTEMPT_FIELDS[1:]
+"""The columns of a ``run_attempts`` row the scheduler (or `record_runs`) fills in (the run's id aside)."""
+_attempt_row = attrgetter(*ATTEMPT_FIELDS)
+"""An `AttemptWrite`'s values in `ATTEMPT_FIELDS`' order, in one call (the hot path: one per run)."""
+_ENDED = tuple(c for c in ATTEMPT_COLUMNS if c != "attempt")
+_ended_row = attrgetter(*_ENDED, "run_id", "attempt")
+
+
+@dataclass(frozen=True, slots=True)
 class GradeWrite:
-    """One grade to append: who judged which run, with the grader's values (see `GRADE_COLUMNS`)."""
+    """One grade to append: who judged which run, with the grader's values.
+
+    Each field is the ``grades`` column of its name (`GRADE_FIELDS`; tests check them against the
+    table); the writer fills in ``batch_id`` and ``created_at``. What the grader did not give is None.
+    """
 
     experiment_id: int
     run_id: int
     grader: str
     kind: str
     status: str
-    values: dict[str, Any]
+    other_run_id: int | None = None
+    passed: bool | None = None
+    score: float | None = None
+    verdict: str | None = None
+    dimensions: dict[str, Any] | None = None
+    comment: str | None = None
+    raw_output: str | None = None
+    error: str | None = None
+    retryable: bool | None = None
+    judge_model: str | None = None
+    judge_cost: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    details: dict[str, Any] | None = None
+    run_attempt: int | None = None
+    other_run_attempt: int | None = None
+    cached: bool | None = None
+    cost_saved: float | None = None
+
+
+GRADE_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclass_fields(GradeWrite))
+"""The ``grades`` columns a `GradeWrite` fills in, one per field, in the fields' order."""
+_INSERTED = ("batch_id", "created_at", *GRADE_FIELDS)
+"""The columns `write_batch` gives a new ``grades`` row: every column but its id."""
+_grade_values = attrgetter(*GRADE_FIELDS)
+_AT = {c: i for i, c in enumerate(_INSERTED)}
+_FLAGS = tuple(_AT[c] for c in ("passed", "retryable", "cached"))
+_BLOBS = tuple(_AT[c] for c in ("dimensions", "details"))
 
 
 @dataclass
@@ -78,9 +118,9 @@ class WriteBatch:
     Attributes:
         runs: Run id -> the columns that change (``state`` and ``updated_at`` included).
         events: ``run_events`` rows: (run id, at, from state, to state, detail).
-        attempts: Run id and its attempt's values (see `ATTEMPT_COLUMNS`), in submission order.
-        attempts_ended: Run id and the values of an attempt stored ``running`` by an earlier batch,
-            which it now completes (its ``attempt`` number says which).
+        attempts: Attempts to insert, in submission order.
+        attempts_ended: Attempts stored ``running`` by an earlier batch, which these now complete
+            (their run id and ``attempt`` number say which).
         grades: Grades to append, in submission order.
         experiments: Experiment id -> the columns that change (heartbeat, status).
         cache_saved: Response-cache entries to keep.
@@ -90,8 +130,8 @@ class WriteBatch:
 
     runs: dict[int, dict[str, Any]] = field(default_factory=dict)
     events: list[tuple[int, float, str | None, str, str | None]] = field(default_factory=list)
-    attempts: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
-    attempts_ended: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    attempts: list[AttemptWrite] = field(default_factory=list)
+    attempts_ended: list[AttemptWrite] = field(default_factory=list)
     grades: list[GradeWrite] = field(default_factory=list)
     experiments: dict[int, dict[str, Any]] = field(default_factory=lambda: defaultdict(dict))
     cache_saved: list[CacheEntry] = field(default_factory=list)
@@ -114,12 +154,7 @@ class RunWrites(Noun):
                     batch.events,
                 )
             if batch.attempts:
-                insert_rows(
-                    conn,
-                    "run_attempts",
-                    _ATTEMPT_INSERTED,
-                    [(run_id, *map(values.get, ATTEMPT_COLUMNS)) for run_id, values in batch.attempts],
-                )
+                insert_rows(conn, "run_attempts", ATTEMPT_FIELDS, list(map(_attempt_row, batch.attempts)))
             if batch.attempts_ended:
                 _end_attempts(conn, batch.attempts_ended)
             if batch.grades:
@@ -131,17 +166,17 @@ class RunWrites(Noun):
                 conn.execute(f"UPDATE experiments SET {sets} WHERE id=?", (*fields.values(), exp_id))
 
 
-def _end_attempts(conn: sqlite3.Connection, ended: list[tuple[int, dict[str, Any]]]) -> None:
-    """Complete attempts stored ``running`` (a run slower than one batch) with how they ended."""
-    by_columns: dict[tuple[str, ...], list[tuple[Any, ...]]] = defaultdict(list)
-    for run_id, values in ended:
-        cols = tuple(c for c in ATTEMPT_COLUMNS if c != "attempt" and c in values)
-        by_columns[cols].append((*(values[c] for c in cols), run_id, values["attempt"]))
-    for cols, rows in by_columns.items():
-        sets = ", ".join(f"{c}=?" for c in cols)
-        conn.executemany(
-            f"UPDATE run_attempts SET {sets} WHERE run_id=? AND attempt=? AND outcome='running'", rows
-        )
+def _end_attempts(conn: sqlite3.Connection, ended: list[AttemptWrite]) -> None:
+    """Complete attempts stored ``running`` (a run slower than one batch) with how they ended.
+
+    Every column but the attempt's number is set: what the ``running`` row held (its outcome and start)
+    the end gives again, and the rest was NULL.
+    """
+    sets = ", ".join(f"{c}=?" for c in _ENDED)
+    conn.executemany(
+        f"UPDATE run_attempts SET {sets} WHERE run_id=? AND attempt=? AND outcome='running'",
+        list(map(_ended_row, ended)),
+    )
 
 
 def _insert_grades(store: Store, conn: sqlite3.Connection, grades: list[GradeWrite]) -> None:
@@ -243,16 +278,7 @@ def _grade_row(g: GradeWrite, batch_id: str, created: str) -> list[Any]:
 
     Built by position, not as a dict: one grade per run is written, and the dict cost more than the insert.
     """
-    row = [
-        g.experiment_id,
-        batch_id,
-        g.run_id,
-        g.grader,
-        g.kind,
-        g.status,
-        created,
-        *map(g.values.get, _VALUED),
-    ]
+    row = [batch_id, created, *_grade_values(g)]
     for i in _FLAGS:
         flag = row[i]
         if flag is not None:

@@ -21,7 +21,7 @@ from abbench.runner import (
     retry_runs,
     run_experiment,
 )
-from abbench.store import open_store
+from abbench.store import GradeWrite, open_store
 from tests.blocking import SAFETY_NET_S, Gate
 from tests.conftest import subprocess_env
 
@@ -131,7 +131,7 @@ def test_concurrent_writers_on_a_fresh_experiment_agree_on_one_batch(store, defi
     def write(w, i):
         start.wait()
         for rid in run_ids:
-            w.grade(exp.id, rid, f"grader{i}", "rule", "ok", passed=True, score=1.0)
+            w.grade(GradeWrite(exp.id, rid, f"grader{i}", "rule", "ok", passed=True, score=1.0))
         w.flush()
 
     threads = [threading.Thread(target=write, args=(w, i)) for i, w in enumerate(writers)]

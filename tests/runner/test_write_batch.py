@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from abbench.runner import create_experiment
-from abbench.store import ATTEMPT_COLUMNS, GradeWrite, WriteBatch, _writes
+from abbench.store import ATTEMPT_COLUMNS, AttemptWrite, GradeWrite, WriteBatch, _writes
 
 _GRADE_VALUES = (
     {"passed": True, "score": 1.0, "run_attempt": 1},
@@ -43,13 +43,13 @@ def _batch(run_ids: list[int], exp_id: int) -> WriteBatch:
         values.update(attempt=1, outcome="executed", latency_ms=n / 3, cost=None if n % 5 else 0.01 * n)
         if n % 4 == 3:
             values.update(error=_awkward(n), cost=_awkward(n + 2), model=_awkward(n + 3))
-        batch.attempts.append((run_id, values))
+        batch.attempts.append(AttemptWrite(run_id, **values))
         # long stretches of one shape (a statement of a hundred), and now and then the same grader
         # twice on one run in another shape: the later one must stay the later id
         twice = (_GRADE_VALUES[(n // 150) % 3], _GRADE_VALUES[(n // 150 + 1) % 3])
         for values in twice if n % 50 == 7 else twice[:1]:
             odd = {"comment": _awkward(n), "score": _awkward(n + 5)} if n % 9 == 4 else {}
-            batch.grades.append(GradeWrite(exp_id, run_id, "label_match", "rule", "ok", {**values, **odd}))
+            batch.grades.append(GradeWrite(exp_id, run_id, "label_match", "rule", "ok", **{**values, **odd}))
     return batch
 
 
@@ -64,11 +64,11 @@ def _one_row_at_a_time(store, batch: WriteBatch) -> None:
             conn.execute(
                 "INSERT INTO run_events (run_id, at, from_state, to_state, detail) VALUES (?,?,?,?,?)", event
             )
-        for run_id, values in batch.attempts:
+        for a in batch.attempts:
             conn.execute(
                 f"INSERT INTO run_attempts (run_id, {', '.join(ATTEMPT_COLUMNS)}) "
                 f"VALUES ({','.join('?' * (len(ATTEMPT_COLUMNS) + 1))})",
-                (run_id, *map(values.get, ATTEMPT_COLUMNS)),
+                (a.run_id, *(getattr(a, c) for c in ATTEMPT_COLUMNS)),
             )
         batch_id = store.experiments.ensure_batch(batch.grades[0].experiment_id, conn)
         for g in batch.grades:
