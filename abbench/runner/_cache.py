@@ -9,7 +9,6 @@ has committed them.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 from collections import OrderedDict
@@ -202,8 +201,7 @@ def attempt_cache_spend(paid: AttemptWrite, spending: Any) -> AttemptWrite:
     if not spending.cached_calls:
         return paid
     usage = spending.usage
-    return dataclasses.replace(
-        paid,
+    return paid._replace(
         input_tokens=usage.input_tokens if usage is not None else None,
         output_tokens=usage.output_tokens if usage is not None else None,
         cost=spending.cost,

@@ -19,7 +19,6 @@ The rules (docs/ARCHITECTURE.md, "Run states", "grade", "batch"), each guarding 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import inspect
 import logging
 import traceback
@@ -479,8 +478,7 @@ class Grading:
                 spent = {k: v for k, v in exc.spent.items() if k in _SPENT}
                 failed = GradeWrite(self.exp.id, item.run_id, grader.name, grader.kind, "error", **spent)
                 self.writer.grade(
-                    dataclasses.replace(
-                        failed,
+                    failed._replace(
                         other_run_id=other_run_id,
                         error=str(exc),
                         raw_output=exc.raw_output,

@@ -359,7 +359,7 @@ class StoreWriter:
 
 
 _MIN_INT, _MAX_INT = -(2**63), 2**63 - 1
-_Record = TypeVar("_Record", AttemptWrite, GradeWrite, CacheEntry)
+_Record = TypeVar("_Record", AttemptWrite, GradeWrite)
 
 
 def storable(value: Any) -> Any:
@@ -384,15 +384,18 @@ def storable_batch(batch: WriteBatch) -> WriteBatch:
     def row(values: dict[str, Any]) -> dict[str, Any]:
         return {k: storable(v) for k, v in values.items()}
 
-    def entry(e: _Record) -> _Record:
+    def entry(e: CacheEntry) -> CacheEntry:
         return dataclasses.replace(e, **{f.name: storable(getattr(e, f.name)) for f in dataclasses.fields(e)})
+
+    def record(r: _Record) -> _Record:
+        return type(r)._make(map(storable, r))
 
     out = WriteBatch(
         runs={run_id: row(values) for run_id, values in batch.runs.items()},
         events=[tuple(map(storable, e)) for e in batch.events],
-        attempts=[entry(a) for a in batch.attempts],
-        attempts_ended=[entry(a) for a in batch.attempts_ended],
-        grades=[entry(g) for g in batch.grades],
+        attempts=[record(a) for a in batch.attempts],
+        attempts_ended=[record(a) for a in batch.attempts_ended],
+        grades=[record(g) for g in batch.grades],
         cache_saved=[entry(e) for e in batch.cache_saved],
         cache_hits=list(batch.cache_hits),
         cache_forgotten=list(batch.cache_forgotten),
