@@ -1,0 +1,65 @@
+"""The runner's writes are typed records whose fields are their tables' columns (issue 39, item 2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from abbench.store import AttemptWrite, GradeWrite
+from abbench.store._writes import ATTEMPT_FIELDS, GRADE_FIELDS
+
+_FILLED_BY_THE_STORE = {"run_attempts": {"id"}, "grades": {"id", "batch_id", "created_at"}}
+
+
+@pytest.mark.parametrize(
+    ("table", "record_fields"), [("run_attempts", ATTEMPT_FIELDS), ("grades", GRADE_FIELDS)]
+)
+def test_each_field_of_a_write_is_a_column_of_its_table(store, table, record_fields):
+    columns = [r["name"] for r in store.query(f"PRAGMA table_info({table})")]
+    assert len(set(record_fields)) == len(record_fields)
+    assert {*record_fields, *_FILLED_BY_THE_STORE[table]} == set(columns)
+
+
+@pytest.mark.parametrize(
+    ("make", "misspelt"),
+    [
+        (lambda **kw: AttemptWrite(1, 1, "executed", **kw), "latency"),
+        (lambda **kw: GradeWrite(1, 1, "label_match", "rule", "ok", **kw), "scroe"),
+    ],
+)
+def test_a_misspelt_field_fails_where_the_record_is_made(make, misspelt):
+    with pytest.raises(TypeError, match=misspelt):
+        make(**{misspelt: 1.0})
+
+
+def test_a_write_is_immutable_and_has_no_instance_dict():
+    attempt = AttemptWrite(1, 1, "executed", cost=0.5)
+    with pytest.raises(AttributeError):
+        attempt.cost = 1.0  # type: ignore[misc]
+    assert not hasattr(attempt, "__dict__")
+    assert attempt.cost == 0.5 and attempt.model is None
+
+
+@pytest.mark.slow
+def test_mypy_names_a_misspelt_field(tmp_path):
+    api = pytest.importorskip("mypy.api")
+    snippet = tmp_path / "writes.py"
+    snippet.write_text(
+        "from abbench.store import AttemptWrite, GradeWrite\n"
+        'AttemptWrite(1, 1, "executed", latency=3.0)\n'
+        'GradeWrite(1, 1, "label_match", "rule", "ok", scroe=1.0)\n'
+        'AttemptWrite(1, 1, "executed", latency_ms=3.0)\n'
+    )
+    out, _, status = api.run(
+        [
+            str(snippet),
+            "--follow-imports=silent",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--no-error-summary",
+        ]
+    )
+    errors = out.splitlines()
+    assert status == 1
+    assert len(errors) == 2
+    assert 'Unexpected keyword argument "latency" for "AttemptWrite"' in errors[0]
+    assert 'Unexpected keyword argument "scroe" for "GradeWrite"' in errors[1]
