@@ -19,7 +19,16 @@ from typing import Any
 
 from abbench.errors import UsageError
 from abbench.llm import CachedReply, CallCache, check_cache_mode
-from abbench.store import AttemptWrite, CacheEntry, CacheStats, Experiment, RunSettings, Store, open_store
+from abbench.store import (
+    AttemptWrite,
+    CacheEntry,
+    CacheStats,
+    Experiment,
+    RunChange,
+    RunSettings,
+    Store,
+    open_store,
+)
 
 FRESH_LIMIT = 20_000
 """Replies kept in this pass that lookups answer from memory (older ones are read from the store)."""
@@ -189,7 +198,7 @@ def _arm_cache(spec: RunSettings, arm: str) -> str | None:
     return own.cache if own is not None else None
 
 
-def run_cache_fields(spending: Any) -> dict[str, Any]:
+def run_cache_fields(spending: Any) -> RunChange:
     """The run's cache columns after an execution: how many of its model calls the cache answered,
     and the cost they saved (NULL when none did, so a re-run clears what an earlier one recorded)."""
     return {"cached_calls": spending.cached_calls or None, "cost_saved": spending.cost_saved}

@@ -16,7 +16,7 @@ from abbench.runner._flight import Flight
 from abbench.runner._progress import Tracker
 from abbench.runner._writer import StoreWriter
 from abbench.snapshot import Snapshot
-from abbench.store import Arm, WorkItem
+from abbench.store import Arm, RunChange, WorkItem
 from abbench.types import Case, RunState, run_outcome
 
 _TERMINAL = (RunState.PASS, RunState.FAIL, RunState.CANCELLED)
@@ -184,7 +184,7 @@ class RunMoves:
         self,
         item: WorkItem,
         to_state: RunState,
-        fields: dict[str, Any] | None = None,
+        fields: RunChange | None = None,
         detail: str | None = None,
     ) -> None:
         """Move the run to `to_state`, with the columns that change alongside."""

@@ -14,7 +14,7 @@ import traceback
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from abbench.agents import Spending, Task, answer_format, check_output
 from abbench.errors import AgentError
@@ -26,7 +26,7 @@ from abbench.runner._flight import FlightEnd, RunClock
 from abbench.runner._frozen import make_frozen
 from abbench.runner._states import EXECUTED, FAIL, PENDING, RUNNING
 from abbench.runner._writer import StoreWriter
-from abbench.store import INTERRUPTED, AttemptWrite, WorkItem, dumps, now_iso
+from abbench.store import INTERRUPTED, AttemptWrite, RunChange, WorkItem, dumps, now_iso
 from abbench.transcript import last_answer, requested_calls
 from abbench.types import AgentOutput, AttemptOutcome, FailureType, RunState
 
@@ -187,14 +187,15 @@ class Execution:
 
     def _start(self, item: WorkItem, number: int) -> tuple[_Attempt, Task]:
         """Move the run to running (once) and make the attempt's task."""
-        fields: dict[str, Any] = {
+        started_at = now_iso()
+        fields: RunChange = {
             "attempts": number,
-            "started_at": now_iso(),
+            "started_at": started_at,
             "started_by": self.options.started_by,
         }
         state = self.moves.states.get(item.run_id, item.state)
         if state == FAIL:
-            fields.update(failure_type=None, error=None, traceback=None, retryable=None)
+            fields.update({"failure_type": None, "error": None, "traceback": None, "retryable": None})
         spending = Spending()
         offered = self.inputs.offered.get(item.arm_id, ())
         # what this attempt offered and loads (a re-run starts again from nothing loaded)
@@ -206,7 +207,7 @@ class Execution:
         if state != RUNNING:  # after `fields` is whole: the writer's thread owns it from here on
             self.moves.move(item, RUNNING, fields)  # which also says its attempt started
         else:  # a retry: the run is running already, its new attempt starts now
-            self.writer.attempt_started(item.run_id, number, fields["started_at"])
+            self.writer.attempt_started(item.run_id, number, started_at)
         shared = self._arm_task.get(item.arm_id)
         if shared is None:
             shared = self._arm_task[item.arm_id] = self._shared(item.arm_id)
@@ -220,7 +221,7 @@ class Execution:
         values["spending"] = spending
         values["cache"] = self.caches.for_run(item.arm_id, item.round)
         task = make_frozen(Task, values)
-        return _Attempt(item, number, fields["started_at"], time.perf_counter(), spending), task
+        return _Attempt(item, number, started_at, time.perf_counter(), spending), task
 
     async def _call_agent(
         self, item: WorkItem, attempt: _Attempt, task: Task, worker: asyncio.Task[Any]
@@ -350,7 +351,7 @@ class Execution:
         self.moves.move(item, EXECUTED, fields)
         self.tally.executed += 1
 
-    def _activation(self, item: WorkItem, output: AgentOutput, spending: Spending) -> dict[str, Any]:
+    def _activation(self, item: WorkItem, output: AgentOutput, spending: Spending) -> RunChange:
         """What an offered arm's run offered and loaded: the agent's account, else what it recorded as
         it went; NULL for an arm that offers nothing, whatever its agent says."""
         if not self.inputs.offered.get(item.arm_id):
@@ -451,9 +452,7 @@ class Execution:
             )
         )
 
-    def _execution_fields(
-        self, item: WorkItem, out: AgentOutput, began: float, attempt: int
-    ) -> dict[str, Any]:
+    def _execution_fields(self, item: WorkItem, out: AgentOutput, began: float, attempt: int) -> RunChange:
         latency = out.latency_ms or (time.perf_counter() - began) * 1000.0
         transcript_path = None
         if out.transcript:
@@ -485,22 +484,22 @@ class Execution:
         }
 
 
-def without_nulls(fields: dict[str, Any]) -> dict[str, Any]:
+def without_nulls(fields: RunChange) -> RunChange:
     """`fields` without its NULLs, for a run that entered the pass ``pending``.
 
     A pending run's execution and verdict columns are NULL (a new run's are; `store.runs.reset` sets
     them so), and nothing in the pass sets them before its execution is stored: setting NULL again
     would change nothing, and a narrower update of the row costs half as much.
     """
-    return {k: v for k, v in fields.items() if v is not None}
+    return cast("RunChange", {k: v for k, v in fields.items() if v is not None})
 
 
 _EXECUTED = str(AttemptOutcome.EXECUTED)
-_NO_ACTIVATION: dict[str, Any] = {"skills_offered": None, "skills_loaded": None, "first_load_turn": None}
+_NO_ACTIVATION: RunChange = {"skills_offered": None, "skills_loaded": None, "first_load_turn": None}
 """The activation columns of a run whose arm offers nothing (as `_activation_fields({})`; never mutated)."""
 
 
-def _activation_fields(values: dict[str, Any]) -> dict[str, Any]:
+def _activation_fields(values: dict[str, Any]) -> RunChange:
     """The runs columns of `Spending.activation`-shaped values (missing ones NULL); [] stays []."""
     offered, loaded = values.get("skills_offered"), values.get("skills_loaded")
     return {

@@ -38,7 +38,7 @@ from abbench.runner._limiter import loop_limiter
 from abbench.runner._states import EVALUATING, FAIL, PASS, PENDING
 from abbench.runner._writer import StoreWriter
 from abbench.snapshot import Snapshot
-from abbench.store import Experiment, Grade, GradeWrite, RunRecord, Store, WorkItem, now_iso
+from abbench.store import Experiment, Grade, GradeWrite, RunChange, RunRecord, Store, WorkItem, now_iso
 from abbench.transcript import requested_calls
 from abbench.types import AgentOutput, GradeStatus, RunState
 
@@ -431,7 +431,7 @@ class Grading:
         if error is None and failed:
             # decided by the graders that reached a verdict; the ones that did not are kept as grades
             log.info("run %s decided without grader(s) %s (no verdict)", item.run_id, ", ".join(failed))
-        fields: dict[str, Any] = {
+        fields: RunChange = {
             "passed": None if passed is None else int(passed),
             "score": score,
             "grade_attempts": item.grade_attempts + (1 if graded else 0),

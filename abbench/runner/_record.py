@@ -29,6 +29,7 @@ from abbench.store import (
     INTERRUPTED,
     AttemptWrite,
     Experiment,
+    RunChange,
     RunRecord,
     Store,
     current_user,
@@ -267,8 +268,8 @@ def _write_run(
         last = i == len(attempts) - 1
         started = o.started_at or now_iso()
         if state != RunState.RUNNING:
-            fields = {"attempts": number, "started_at": started, "started_by": started_by}
-            fields.update(failure_type=None, error=None, traceback=None, retryable=None)
+            fields: RunChange = {"attempts": number, "started_at": started, "started_by": started_by}
+            fields.update({"failure_type": None, "error": None, "traceback": None, "retryable": None})
             writer.transition(run.id, state, RunState.RUNNING, fields, f"recorded attempt {o.attempt}")
             state = RunState.RUNNING
         if o.output is not None:
@@ -322,7 +323,7 @@ def _executed(
         recorded_attempt=o.attempt,
         recorded_digest=o.digest,
     )
-    fields = {
+    fields: RunChange = {
         "model": paid.model,
         "input_tokens": paid.input_tokens,
         "output_tokens": paid.output_tokens,
@@ -373,7 +374,7 @@ def _failed(writer: StoreWriter, run: RunRecord, o: Outcome, number: int, starte
         detail = f"recorded attempt {o.attempt} failed ({o.failure_type}: {o.error})"
         writer.transition(run.id, RunState.RUNNING, RunState.RUNNING, {"attempts": number + 1}, detail)
         return
-    fields = {
+    fields: RunChange = {
         "attempts": number,
         "failure_type": o.failure_type,
         "error": o.error,

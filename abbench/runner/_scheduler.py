@@ -41,7 +41,17 @@ from abbench.runner._progress import Observer, Progress, Tracker
 from abbench.runner._stopping import Stopping, StopReason
 from abbench.runner._work import PAGE_CASES, CasePages, WorkQueue
 from abbench.runner._writer import StoreWriter
-from abbench.store import INTERRUPTED, Arm, Experiment, RunRecord, Store, WorkItem, current_user, now_iso
+from abbench.store import (
+    INTERRUPTED,
+    Arm,
+    Experiment,
+    RunChange,
+    RunRecord,
+    Store,
+    WorkItem,
+    current_user,
+    now_iso,
+)
 from abbench.types import AgentOutput, Control, ExperimentStatus, Halt, Phase, RunState
 
 if TYPE_CHECKING:
@@ -637,7 +647,7 @@ class ExperimentRunner:
     def _cancel_left(self, queue: WorkQueue, moves: RunMoves) -> None:
         for item in queue.drain():
             if moves.state(item) == RunState.PENDING:
-                fields = {"finished_at": now_iso()}
+                fields: RunChange = {"finished_at": now_iso()}
                 moves.move(item, RunState.CANCELLED, fields, "cancelled before it started")
                 self.tally.cancelled += 1
 

@@ -23,13 +23,14 @@ import sqlite3
 import threading
 import time
 from collections import deque
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from abbench import _actions as do
 from abbench._files import claimed_file, sweep_stale
 from abbench.errors import Action, StoreError
-from abbench.store import ATTEMPT_COLUMNS, AttemptWrite, CacheEntry, GradeWrite, Store, WriteBatch
+from abbench.store import ATTEMPT_COLUMNS, AttemptWrite, CacheEntry, GradeWrite, RunChange, Store, WriteBatch
 from abbench.types import AttemptOutcome, RunState
 
 log = logging.getLogger(__name__)
@@ -107,10 +108,11 @@ class StoreWriter:
         run_id: int,
         from_state: str | None,
         to_state: str,
-        fields: dict[str, Any] | None = None,
+        fields: RunChange | None = None,
         detail: str | None = None,
     ) -> None:
-        """Record that a run moved to `to_state`, with the columns that change alongside."""
+        """Record that a run moved to `to_state`, with the columns that change alongside (which the
+        writer then owns: not copied)."""
         # As plain str: SQLite binds a str subclass (a `RunState`) through its adapter lookup, which
         # costs more per transition than the rest of the bookkeeping.
         old = None if from_state is None else _PLAIN.get(from_state) or str(from_state)
@@ -381,7 +383,7 @@ def storable(value: Any) -> Any:
 def storable_batch(batch: WriteBatch) -> WriteBatch:
     """`batch` with every value made `storable` (the slow path, after SQLite refused one of them)."""
 
-    def row(values: dict[str, Any]) -> dict[str, Any]:
+    def row(values: Mapping[str, Any]) -> dict[str, Any]:
         return {k: storable(v) for k, v in values.items()}
 
     def entry(e: CacheEntry) -> CacheEntry:
@@ -391,7 +393,7 @@ def storable_batch(batch: WriteBatch) -> WriteBatch:
         return type(r)._make(map(storable, r))
 
     out = WriteBatch(
-        runs={run_id: row(values) for run_id, values in batch.runs.items()},
+        runs={run_id: cast("RunChange", row(values)) for run_id, values in batch.runs.items()},
         events=[tuple(map(storable, e)) for e in batch.events],
         attempts=[record(a) for a in batch.attempts],
         attempts_ended=[record(a) for a in batch.attempts_ended],

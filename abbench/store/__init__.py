@@ -107,6 +107,7 @@ if typing.TYPE_CHECKING:
         ATTEMPT_COLUMNS as ATTEMPT_COLUMNS,
         AttemptWrite as AttemptWrite,
         GradeWrite as GradeWrite,
+        RunChange as RunChange,
         WriteBatch as WriteBatch,
     )
     from abbench.store.bulk._case_outcomes import CaseOutcomes as CaseOutcomes
@@ -265,6 +266,7 @@ __getattr__, __dir__ = _lazy.exports(
             "ATTEMPT_COLUMNS",
             "AttemptWrite",
             "GradeWrite",
+            "RunChange",
             "WriteBatch",
         ),
     },

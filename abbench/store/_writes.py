@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from itertools import chain, compress, groupby
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
 from abbench.store._base import dumps, now_iso
 from abbench.store._noun import Noun
@@ -111,12 +111,64 @@ _FLAGS = tuple(_AT[c] for c in ("passed", "retryable", "cached"))
 _BLOBS = tuple(_AT[c] for c in ("dimensions", "details"))
 
 
+class RunChange(TypedDict, total=False):
+    """The ``runs`` columns one transition of a run changes: a field left out is left as it is.
+
+    Each key is the ``runs`` column of its name (`RUN_CHANGE_FIELDS`; tests check them against the
+    table), so a misspelt or renamed column fails under mypy where the change is made, not in the
+    writer's thread at commit time. A typed dict, not a record with an "unset" marker in each field:
+    a key left out is what "unchanged" means, distinct from None (set NULL); two changes of a run in
+    one batch merge as dicts do, the later value of each column winning; and a transition costs a
+    dict, where a record of 34 fields cost more than the rest of its bookkeeping (`StoreWriter`).
+    The writer sets ``state`` and ``updated_at`` itself.
+    """
+
+    state: str
+    updated_at: float
+    attempts: int
+    grade_attempts: int
+    started_by: str | None
+    started_at: str | None
+    executed_at: str | None
+    finished_at: str | None
+    failure_type: str | None
+    error: str | None
+    traceback: str | None
+    retryable: int | None
+    prediction: str | None
+    reason: str | None
+    confidence: float | None
+    evidence_refs: str | None
+    raw_output: str | None
+    files_read: str | None
+    sections_read: str | None
+    input_tokens: int | None
+    output_tokens: int | None
+    cost: float | None
+    latency_ms: float | None
+    session_id: str | None
+    model: str | None
+    transcript_path: str | None
+    transcript_summary: str | None
+    passed: int | None
+    score: float | None
+    cached_calls: int | None
+    cost_saved: float | None
+    skills_offered: str | None
+    skills_loaded: str | None
+    first_load_turn: int | None
+
+
+RUN_CHANGE_FIELDS: tuple[str, ...] = tuple(RunChange.__annotations__)
+"""The ``runs`` columns a `RunChange` may set: all but the run's identity (id, experiment, arm, case, round)."""
+
+
 @dataclass
 class WriteBatch:
     """What one commit of the runner's writer holds, gathered from the operations submitted.
 
     Attributes:
-        runs: Run id -> the columns that change (``state`` and ``updated_at`` included).
+        runs: Run id -> its changes merged (``state`` and ``updated_at`` included).
         events: ``run_events`` rows: (run id, at, from state, to state, detail).
         attempts: Attempts to insert, in submission order.
         attempts_ended: Attempts stored ``running`` by an earlier batch, which these now complete
@@ -128,7 +180,7 @@ class WriteBatch:
         cache_forgotten: Keys of response-cache entries to drop.
     """
 
-    runs: dict[int, dict[str, Any]] = field(default_factory=dict)
+    runs: dict[int, RunChange] = field(default_factory=dict)
     events: list[tuple[int, float, str | None, str, str | None]] = field(default_factory=list)
     attempts: list[AttemptWrite] = field(default_factory=list)
     attempts_ended: list[AttemptWrite] = field(default_factory=list)
@@ -254,7 +306,7 @@ def execute_rows(conn: sqlite3.Connection, head: str, tail: str, rows: Sequence[
         done += n
 
 
-def _update_runs(conn: sqlite3.Connection, runs: dict[int, dict[str, Any]]) -> None:
+def _update_runs(conn: sqlite3.Connection, runs: dict[int, RunChange]) -> None:
     """Update the runs' changed columns; runs with the same changed columns share one statement.
 
     Runs are grouped by their columns in the order they were set (not sorted): runs that took the same

@@ -5,13 +5,18 @@ from __future__ import annotations
 import pytest
 
 from abbench.store import AttemptWrite, GradeWrite
-from abbench.store._writes import ATTEMPT_FIELDS, GRADE_FIELDS
+from abbench.store._writes import ATTEMPT_FIELDS, GRADE_FIELDS, RUN_CHANGE_FIELDS
 
-_FILLED_BY_THE_STORE = {"run_attempts": {"id"}, "grades": {"id", "batch_id", "created_at"}}
+_FILLED_BY_THE_STORE = {
+    "run_attempts": {"id"},
+    "grades": {"id", "batch_id", "created_at"},
+    "runs": {"id", "experiment_id", "arm_id", "case_idx", "case_id", "round"},  # a run's identity
+}
 
 
 @pytest.mark.parametrize(
-    ("table", "record_fields"), [("run_attempts", ATTEMPT_FIELDS), ("grades", GRADE_FIELDS)]
+    ("table", "record_fields"),
+    [("run_attempts", ATTEMPT_FIELDS), ("grades", GRADE_FIELDS), ("runs", RUN_CHANGE_FIELDS)],
 )
 def test_each_field_of_a_write_is_a_column_of_its_table(store, table, record_fields):
     columns = [r["name"] for r in store.query(f"PRAGMA table_info({table})")]
@@ -44,10 +49,11 @@ def test_mypy_names_a_misspelt_field(tmp_path):
     api = pytest.importorskip("mypy.api")
     snippet = tmp_path / "writes.py"
     snippet.write_text(
-        "from abbench.store import AttemptWrite, GradeWrite\n"
+        "from abbench.store import AttemptWrite, GradeWrite, RunChange\n"
         'AttemptWrite(1, 1, "executed", latency=3.0)\n'
         'GradeWrite(1, 1, "label_match", "rule", "ok", scroe=1.0)\n'
         'AttemptWrite(1, 1, "executed", latency_ms=3.0)\n'
+        'change: RunChange = {"attempts": 1, "finshed_at": None}\n'
     )
     out, _, status = api.run(
         [
@@ -60,6 +66,7 @@ def test_mypy_names_a_misspelt_field(tmp_path):
     )
     errors = out.splitlines()
     assert status == 1
-    assert len(errors) == 2
+    assert len(errors) == 3
     assert 'Unexpected keyword argument "latency" for "AttemptWrite"' in errors[0]
     assert 'Unexpected keyword argument "scroe" for "GradeWrite"' in errors[1]
+    assert '"finshed_at"' in errors[2] and "RunChange" in errors[2]
