@@ -512,29 +512,7 @@ class Grading:
                 )
                 return None, message
             self.writer.grade(
-                GradeWrite(
-                    self.exp.id,
-                    item.run_id,
-                    grader.name,
-                    grader.kind,
-                    _OK,
-                    passed=result.passed,
-                    score=result.score,
-                    verdict=result.verdict,
-                    dimensions=result.dimensions,
-                    comment=result.comment,
-                    raw_output=result.raw_output,
-                    judge_model=result.judge_model,
-                    judge_cost=result.judge_cost,
-                    input_tokens=result.input_tokens,
-                    output_tokens=result.output_tokens,
-                    details=result.details,
-                    cached=result.cached or None,
-                    cost_saved=result.cost_saved,
-                    other_run_id=other_run_id,
-                    run_attempt=attempt,
-                    other_run_attempt=other_attempt,
-                )
+                _ok_grade(self.exp.id, item, grader, result, other_run_id, attempt, other_attempt)
             )
             return result, None
 
@@ -674,6 +652,41 @@ async def _grade_result(grader: Grader, result: Any) -> GradeResult:
 _OK = str(GradeStatus.OK)
 
 _SPENT = ("judge_model", "judge_cost", "input_tokens", "output_tokens", "cached", "cost_saved")
+
+
+def _ok_grade(
+    exp_id: int,
+    item: WorkItem,
+    grader: Grader,
+    result: GradeResult,
+    other_run_id: int | None,
+    attempt: int,
+    other_attempt: int | None,
+) -> GradeWrite:
+    """The grade to store of a grader that reached a result (on `item`'s execution `attempt`)."""
+    return GradeWrite(
+        exp_id,
+        item.run_id,
+        grader.name,
+        grader.kind,
+        _OK,
+        other_run_id=other_run_id,
+        passed=result.passed,
+        score=result.score,
+        verdict=result.verdict,
+        dimensions=result.dimensions,
+        comment=result.comment,
+        raw_output=result.raw_output,
+        judge_model=result.judge_model,
+        judge_cost=result.judge_cost,
+        input_tokens=result.input_tokens,
+        output_tokens=result.output_tokens,
+        details=result.details,
+        run_attempt=attempt,
+        other_run_attempt=other_attempt,
+        cached=result.cached or None,
+        cost_saved=result.cost_saved,
+    )
 
 
 def _result_from_row(row: Grade) -> GradeResult | None:
