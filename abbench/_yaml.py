@@ -46,7 +46,7 @@ class _BoundedLoader(yaml.SafeLoader):
 
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
         if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()  # type: ignore[no-untyped-call, unused-ignore]  # PyYAML internals are untyped
+            event = self.peek_event()  # type: ignore[no-untyped-call, unused-ignore]  # PyYAML is untyped
             node = super().compose_node(parent, index)
             if node is not None:
                 self.aliases.append((node, event))
@@ -57,7 +57,7 @@ class _BoundedLoader(yaml.SafeLoader):
                 raise YamlRefused(
                     f"the document nests lists and mappings more than {MAX_DEPTH} levels deep; "
                     "a definition or profile is a few levels deep — check how the file was made",
-                    self.peek_event(),  # type: ignore[no-untyped-call, unused-ignore]  # PyYAML internals are untyped.start_mark,
+                    self.peek_event().start_mark,  # type: ignore[no-untyped-call, unused-ignore]  # PyYAML is untyped
                 )
             return super().compose_node(parent, index)
         finally:

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from abbench.errors import NotFoundError, StoreError
+from abbench import _actions as do
+from abbench.errors import Action, NotFoundError, StoreError
 from abbench.store._base import loads
 from abbench.store._settings import RunSettings
 from abbench.types import Control, ExperimentStatus
@@ -205,8 +206,12 @@ class Experiment:
         for a in self.arms:
             if a.name == name:
                 return a
+        names = [a.name for a in self.arms]
         raise NotFoundError(
-            f"experiment {self.name!r} has no arm {name!r}; its arms: {', '.join(a.name for a in self.arms)}"
+            f"experiment {self.name!r} has no arm {name!r}; its arms: {', '.join(names)}",
+            kind="arm",
+            name=name,
+            choices=names,
         )
 
     @property
@@ -218,8 +223,9 @@ class Experiment:
             self.runner_host == socket.gethostname() and self.runner_pid and not _pid_alive(self.runner_pid)
         )
 
-    def busy_message(self) -> str:
-        """Why this experiment cannot be run from here now: another live process holds it.
+    def busy_message(self) -> tuple[str | Action, ...]:
+        """Why this experiment cannot be run from here now: another live process holds it (the message's
+        parts: an `AbbenchError` words the actions for its view).
 
         A paused experiment is still held by its process, so the message says to resume it there
         rather than "pause first"; a running one can be paused, cancelled or waited for.
@@ -227,13 +233,16 @@ class Experiment:
         where = f"process {self.runner_pid} on {self.runner_host}"
         if self.status == ExperimentStatus.PAUSED or self.control == Control.PAUSE:
             return (
-                f"experiment {self.name!r} is paused in {where}, which still holds it: resume it "
-                f"(abbench resume {self.id}) and let it finish, or cancel it (abbench cancel {self.id}), "
-                "then try again"
+                f"experiment {self.name!r} is paused in {where}, which still holds it: resume it (",
+                do.resume_experiment(self.id),
+                ") and let it finish, or cancel it (",
+                do.cancel_experiment(self.id),
+                "), then try again",
             )
         return (
-            f"experiment {self.name!r} is being run by {where}; wait for it to finish, or cancel it "
-            f"(abbench cancel {self.id}), then try again"
+            f"experiment {self.name!r} is being run by {where}; wait for it to finish, or cancel it (",
+            do.cancel_experiment(self.id),
+            "), then try again",
         )
 
 
