@@ -65,7 +65,7 @@ def _marks(n: int) -> str:
 
 
 class Analysis(Noun):
-    """The reads behind metrics, comparisons and reviews; mixed into `Store`."""
+    """The reads behind metrics, comparisons and reviews (part of ``store.analysis``)."""
 
     # -- datasets and cases ---------------------------------------------------------------------------
 

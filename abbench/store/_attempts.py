@@ -140,7 +140,7 @@ _NOT_FAILED = f"'{AttemptOutcome.EXECUTED}', '{AttemptOutcome.RUNNING}'"
 
 
 class Attempts(Noun):
-    """Reading execution attempts; mixed into `Store` (the runner's writer appends them)."""
+    """Reading execution attempts (part of ``store.attempts``; the runner's writer appends them)."""
 
     def of_run(self, run_ids: Sequence[int]) -> dict[int, list[AttemptRecord]]:
         """Every recorded attempt of these runs, oldest first, by run id (runs without any are absent)."""

@@ -115,7 +115,7 @@ class CacheStats:
 
 
 class Cache(Noun):
-    """The response cache; mixed into `Store`."""
+    """The response cache (part of ``store.cache``)."""
 
     def lookup(self, key: str) -> CacheEntry | None:
         """The reply kept under `key`, or None."""

@@ -46,7 +46,7 @@ _IS_TRY_DATASET_SQL = (
 
 
 class DatasetReads(Noun):
-    """Reading stored datasets and their cases; mixed into `Store`."""
+    """Reading stored datasets and their cases (part of ``store.datasets``)."""
 
     def get(self, ref: str | int | DatasetInfo) -> DatasetInfo:
         """A stored dataset by fingerprint (``name@abc123def456``), name (its latest import), content

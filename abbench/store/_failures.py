@@ -88,7 +88,7 @@ class Failures:
 
 
 class RunFailures(Noun):
-    """The summary of an experiment's failed runs; mixed into `Store`."""
+    """The summary of an experiment's failed runs (part of ``store.runs``)."""
 
     def failures(self, exp_id: int, *, limit: int = 10) -> Failures:
         """The runs of experiment `exp_id` that got no verdict, by kind and type, at most `limit` kinds.

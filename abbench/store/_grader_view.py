@@ -148,7 +148,7 @@ class GraderVerdicts:
 
 
 class GraderVerdictReads(Noun):
-    """One grader's verdicts on an experiment's runs; mixed into `Store`."""
+    """One grader's verdicts on an experiment's runs (part of ``store.grades``)."""
 
     def verdicts(self, exp_id: int, grader: str, arm_ids: Sequence[int]) -> GraderVerdicts:
         """The latest grade by `grader` of each run of these arms, as `GraderVerdicts`.

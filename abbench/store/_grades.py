@@ -103,7 +103,7 @@ def _bool(value: int | None) -> bool | None:
 
 
 class GradeRecords(Noun):
-    """Reading grades; mixed into `Store` (the runner's writer appends them)."""
+    """Reading grades (part of ``store.grades``; the runner's writer appends them)."""
 
     def latest(self, run_id: int) -> dict[str, Grade]:
         """The latest grade of each grader on one run: ``{grader: grade}``."""

@@ -89,7 +89,7 @@ def _sha256_copy(src: Path, dst: Path | None) -> str:
 
 
 class DatasetImports(Noun):
-    """Importing files and saving cases as datasets; mixed into `Store`."""
+    """Importing files and saving cases as datasets (part of ``store.datasets``)."""
 
     def import_file(
         self,

@@ -70,7 +70,7 @@ def _wide_codes(text: str | None) -> np.ndarray:
 
 
 class RunFlags(Noun):
-    """Runs read as packed codes (no numbers), and the usage numbers apart; mixed into `Store`."""
+    """Runs read as packed codes (no numbers), and the usage numbers apart (part of ``store.runs``)."""
 
     def load_run_flags(
         self, exp_id: int, *, arms: Sequence[str] | None = None, threshold: float = 0.5

@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 
 
 class Profiles(Noun):
-    """Saving and finding mapping profiles; mixed into `Store`."""
+    """Saving and finding mapping profiles (part of ``store.profiles``)."""
 
     def save(self, profile: MappingProfile, *, name: str | None = None) -> MappingProfile:
         """Save a mapping profile under its name; return it with its version.

@@ -33,7 +33,7 @@ read in."""
 
 
 class RunResults(Noun):
-    """Loading an experiment's results for metrics and comparisons; mixed into `Store`."""
+    """Loading an experiment's results for metrics and comparisons (part of ``store.runs``)."""
 
     def _arm_ids(self, exp_id: int, arms: Sequence[str] | None) -> tuple[list[int], list[str]]:
         rows = self._store.query(

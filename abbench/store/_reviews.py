@@ -110,7 +110,7 @@ _REVIEW_COLUMNS = "id, experiment_id, case_id, arm, run_id, verdict, note, revie
 
 
 class Reviews(Noun):
-    """Reading and writing reviews; mixed into `Store`."""
+    """Reading and writing reviews (part of ``store.reviews``)."""
 
     def insert(
         self,

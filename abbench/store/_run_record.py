@@ -4,14 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from abbench.store._base import loads
 from abbench.types import AgentOutput, RunState
-
-if TYPE_CHECKING:
-    pass
-
 
 INTERRUPTED = "interrupted"
 """failure_type of a run whose process stopped before its execution finished."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from abbench.errors import NotFoundError
 from abbench.store._base import loads
@@ -21,10 +21,6 @@ from abbench.store._run_record import (
     _names,
 )
 from abbench.types import AgentOutput, AttemptOutcome, RunState, Usage, run_outcome
-
-if TYPE_CHECKING:
-    pass
-
 
 _WORK_STATES = (
     f"(state IN ('{RunState.PENDING}', '{RunState.EXECUTED}') "
@@ -59,7 +55,7 @@ agent call). The rounds are those of the first case: runs are made for every cas
 
 
 class RunRecords(Noun):
-    """Reading and writing runs; mixed into `Store`."""
+    """Reading and writing runs (part of ``store.runs``)."""
 
     def create(
         self, exp_id: int, arm_ids: Sequence[int], cases: Sequence[tuple[int, str]], rounds: int

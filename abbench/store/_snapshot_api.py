@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from abbench.snapshot import (
     DEFAULT_MAX_FILE_BYTES,
@@ -12,9 +12,6 @@ from abbench.snapshot import (
     Snapshot,
 )
 from abbench.store._datasets import using_store
-
-if TYPE_CHECKING:
-    pass
 
 
 def snapshot_skill(

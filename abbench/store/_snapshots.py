@@ -97,7 +97,7 @@ def _insert_source(
 
 
 class Snapshots(Noun):
-    """Reading and writing snapshots; mixed into `Store`."""
+    """Reading and writing snapshots (part of ``store.snapshots``)."""
 
     # -- writing -----------------------------------------------------------------------------------
 

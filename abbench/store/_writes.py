@@ -1,4 +1,5 @@
-"""Store methods for the runner's writer: one batch of run changes, attempts, grades and cache entries per commit.
+"""The runner's writer commits through here (``store.runs.write_batch``): one batch of run changes, attempts,
+grades and cache entries per transaction.
 
 The runner's `StoreWriter` gathers what the scheduler submits into a `WriteBatch` on its own thread and
 hands it to `store.runs.write_batch`, which commits it as one transaction: bookkeeping, not the agents, is
@@ -192,7 +193,7 @@ class WriteBatch:
 
 
 class RunWrites(Noun):
-    """The writer's batch commit (mixed into `Store`)."""
+    """The writer's batch commit (part of ``store.runs``)."""
 
     def write_batch(self, batch: WriteBatch) -> None:
         """Commit one batch of the runner's writer in a single transaction (all of it or none)."""

@@ -104,6 +104,7 @@ def test_another_owner_sees_nothing_and_gets_the_404_of_a_missing_object(alice, 
     routes = [
         ("GET", f"/api/experiments/{exp_id}", None),
         ("GET", f"/api/experiments/{exp_id}/results", None),
+        ("GET", f"/api/experiments/{exp_id}/failures", None),
         ("GET", f"/api/experiments/{exp_id}/events", None),
         ("GET", f"/api/experiments/{exp_id}/export", None),
         ("GET", f"/api/experiments/{exp_id}/report", None),

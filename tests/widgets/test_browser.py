@@ -564,7 +564,8 @@ def _elsewhere_flow(page, url: str, gate, seen: dict) -> None:
     gate.allow(7)
     _wait(lambda: (t := _showing(page, "running")) and "7/40 done" in t["status"], 60, "two more answers")
     _button(page, "Cancel").click()
-    s = _wait(lambda: _showing(page, "cancelled"), 60, "the cancel")
+    # The bar and the status line arrive in separate widget messages: wait for the bar's grey segment too.
+    s = _wait(lambda: (t := _showing(page, "cancelled")) and t["cancelled"] and t, 60, "the cancel")
     seen["elsewhere cancelled"] = s["status"]
     page.screenshot(path=str(REPORTS / "widgets-run-cancelled.png"))
     assert "cancelled · incomplete: 33 of 40 runs never ran · 7/40 done (18 %)" in s["status"], s

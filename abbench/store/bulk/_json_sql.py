@@ -5,11 +5,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    pass
-
 
 PLACE = b"1e999999"
 """A place in a line: a JSON number (so ``json_object`` takes it as JSON) that Python never writes."""
