@@ -17,6 +17,11 @@ and the start-up figures of bench/bench_startup.py (beside a baseline checkout's
 
     python bench/bench_scale.py            # 1k and 10k
     python bench/bench_scale.py --big      # and 100k (600,000 runs)
+    python bench/bench_scale.py --sizes 100000 --against ../before --repeat 3   # after / before
+
+With --against DIR, every step runs with this checkout's abbench and with DIR's, interleaved (the order
+flips each round, each round in fresh stores) --repeat times; the table gives each side's median wall and
+CPU seconds and their ratios, so a change is held against its baseline under the same load.
 """
 
 from __future__ import annotations
@@ -91,6 +96,9 @@ def experiment_yaml(path: Path, dataset: str, name: str) -> None:
         encoding="utf-8",
     )
 
+
+STEP_CPU: dict[str, float] = {}
+"""The CPU seconds of each step of the last `bench_size`."""
 
 CPU: dict[str, float] = {}
 """The CPU seconds (user + system) of the last process `timed` ran, under "last": the figure load
@@ -169,6 +177,7 @@ def bench_size(
         os.sync()  # each step starts with the steps before it on disk (see the module docstring)
         started = time.time()
         out[step] = timed(argv, root, BENCH_FIRST_CALL=str(first))
+        STEP_CPU[step] = CPU["last"]
         if step == "run" and first.exists():
             startup = float(first.read_text(encoding="utf-8").split()[0]) - started
             print(f"  {n:>7,} run: first agent call after {startup:.2f} s (target < 0.4 s); "
@@ -258,6 +267,38 @@ def importtime(argv: list[str], top: int = 12) -> None:
         print(f"  {us / 1e6:6.3f} s {name}")
 
 
+def against(n: int, baseline: Path, repeats: int, root: Path, only: list[str] | None) -> None:
+    """Every step with this checkout and with `baseline`, interleaved `repeats` times: medians and ratios."""
+    import statistics
+
+    sides = {"after": ARGS.get("repo", REPO), "before": baseline.resolve()}
+    walls: dict[tuple[str, str], list[float]] = {}
+    cpus: dict[tuple[str, str], list[float]] = {}
+    for r in range(repeats):
+        order = list(sides) if r % 2 == 0 else list(reversed(sides))
+        for side in order:
+            ARGS["repo"] = sides[side]
+            print(f"round {r + 1}/{repeats}: {side} ({sides[side]})", flush=True)
+            res = bench_size(n, root / f"{side}{r}", only=only)
+            for step, (wall, _rss) in res.items():
+                if step in TARGETS:
+                    walls.setdefault((step, side), []).append(wall)
+                    cpus.setdefault((step, side), []).append(STEP_CPU[step])
+    ARGS["repo"] = sides["after"]
+    print(f"\n{n:,} cases, {repeats} interleaved rounds; medians (after / before)")
+    print(
+        f"{'step':<12} {'wall after':>10} {'before':>8} {'ratio':>6}   {'CPU after':>9} {'before':>8} {'ratio':>6}"
+    )
+    for step in TARGETS:
+        if (step, "after") not in walls:
+            continue
+        wa, wb = (statistics.median(walls[step, s]) for s in ("after", "before"))
+        ca, cb = (statistics.median(cpus[step, s]) for s in ("after", "before"))
+        print(
+            f"{step:<12} {wa:>8.2f} s {wb:>6.2f} s {wa / wb:>6.3f}   {ca:>7.2f} s {cb:>6.2f} s {ca / cb:>6.3f}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -276,12 +317,20 @@ def main() -> None:
     parser.add_argument(
         "--baseline", type=Path, help="another checkout whose start-up to measure beside this one"
     )
+    parser.add_argument(
+        "--against", type=Path, help="another checkout: every step with both, interleaved (after / before)"
+    )
+    parser.add_argument("--repeat", type=int, default=3, help="with --against: rounds (default 3)")
     args = parser.parse_args()
     if args.repo:
         ARGS["repo"] = args.repo.resolve()
     sizes = args.sizes or [1000, 10000] + ([100000] if args.big else [])
     with tempfile.TemporaryDirectory() as tmp:
         base = args.keep or Path(tmp)
+        if args.against:
+            for n in sizes:
+                against(n, args.against, args.repeat, base / f"n{n}", args.steps)
+            return
         results = {n: bench_size(n, base / f"n{n}", args.reuse, args.steps) for n in sizes}
         print_table(results)
         if args.steps:
