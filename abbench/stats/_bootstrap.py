@@ -14,7 +14,7 @@ from scipy import special
 
 from abbench.errors import UnknownName, UsageError
 from abbench.stats._base import Interval, _Result, check_confidence, z_value
-from abbench.stats._errors import per_case
+from abbench.stats._errors import paired_cases
 
 BOOTSTRAP_STATISTICS = ("mean", "median", "p90", "p95", "p99")
 """Statistics the paired bootstrap resamples; ``pNN`` is the NN-th percentile."""
@@ -200,12 +200,10 @@ def paired_bootstrap(
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
         raise UsageError(f"seed must be a whole number ≥ 0; got {seed!r}")
     iterations, seed = int(iterations), int(seed)
-    x, y = per_case(a, "a").means, per_case(b, "b").means
-    if x.size != y.size:
-        raise UsageError(
-            f"length mismatch: a has {x.size} cases and b has {y.size}; "
-            "a paired bootstrap needs both arms measured on the same cases, in the same order"
-        )
+    arm_a, arm_b = paired_cases(
+        a, b, ("a", "b"), "a paired bootstrap needs both arms measured on the same cases, in the same order"
+    )
+    x, y = arm_a.means, arm_b.means
     n = x.size
     value_a, value_b = float(reduce_one(x)), float(reduce_one(y))
     estimate = value_b - value_a

@@ -235,6 +235,20 @@ def per_case(values: Any, name: str) -> CaseScores:
     return CaseScores(means, counts, within)
 
 
+def paired_cases(a: Any, b: Any, names: tuple[str, str], need: str) -> tuple[CaseScores, CaseScores]:
+    """Both arms grouped by case (see `per_case`), refused unless they hold as many cases.
+
+    `names` are the arguments' names and `need` ends the refusal: why the arms must pair up.
+    """
+    arm_a, arm_b = per_case(a, names[0]), per_case(b, names[1])
+    if arm_a.means.size != arm_b.means.size:
+        raise UsageError(
+            f"length mismatch: {names[0]} has {arm_a.means.size} cases and {names[1]} has "
+            f"{arm_b.means.size}; {need}"
+        )
+    return arm_a, arm_b
+
+
 def _row_len(row: Any, name: str, i: int) -> int:
     if isinstance(row, str | bytes) or not hasattr(row, "__len__"):
         raise UsageError(

@@ -19,7 +19,7 @@ from abbench.stats._base import (
     ratio_statistic,
     two_sided_p,
 )
-from abbench.stats._errors import _cluster_codes, _cr1_se, _std, _warn_few, harmonic_rounds, per_case
+from abbench.stats._errors import _cluster_codes, _cr1_se, _std, _warn_few, harmonic_rounds, paired_cases
 
 
 @dataclass(frozen=True)
@@ -107,13 +107,10 @@ def paired_difference(
             ``clusters`` has the wrong length or fewer than 2 distinct values.
     """
     confidence, method = check_confidence(confidence), check_method(method)
-    arm_a, arm_b = per_case(a, "a"), per_case(b, "b")
+    arm_a, arm_b = paired_cases(
+        a, b, ("a", "b"), "a paired comparison needs both arms scored on the same cases, in the same order"
+    )
     n = arm_a.means.size
-    if arm_b.means.size != n:
-        raise UsageError(
-            f"length mismatch: a has {n} cases and b has {arm_b.means.size}; "
-            "a paired comparison needs both arms scored on the same cases, in the same order"
-        )
     d = arm_b.means - arm_a.means
     diff = float(d.mean())
     if clusters is None:
@@ -171,10 +168,9 @@ def paired_ratio_interval(a: Any, b: Any, confidence: float = 0.95) -> Interval 
         UsageError: the arms have different numbers of cases, or hold NaN/None/text.
     """
     confidence = check_confidence(confidence)
-    x, y = per_case(a, "a").means, per_case(b, "b").means
+    arm_a, arm_b = paired_cases(a, b, ("a", "b"), "pair them case by case")
+    x, y = arm_a.means, arm_b.means
     n = x.size
-    if y.size != n:
-        raise UsageError(f"length mismatch: a has {n} cases and b has {y.size}; pair them case by case")
     if n < 2:
         return None
     t2 = critical_value(confidence, "t", n - 1) ** 2 / n

@@ -11,7 +11,7 @@ from scipy import optimize, special
 
 from abbench.errors import UsageError
 from abbench.stats._base import _Result, check_probability
-from abbench.stats._errors import _std, harmonic_rounds, per_case, within_variance
+from abbench.stats._errors import _std, harmonic_rounds, paired_cases, within_variance
 
 
 def _at_least(value: Any, name: str, low: float, what: str, meaning: str) -> float:
@@ -285,13 +285,13 @@ def estimate_power_inputs(a_by_case: Any, b_by_case: Any) -> PowerInputs:
     Raises:
         UsageError: the arms have different numbers of cases, fewer than 2 cases, or bad scores.
     """
-    arm_a, arm_b = per_case(a_by_case, "a_by_case"), per_case(b_by_case, "b_by_case")
+    arm_a, arm_b = paired_cases(
+        a_by_case,
+        b_by_case,
+        ("a_by_case", "b_by_case"),
+        "the pilot must score both arms on the same cases, in the same order",
+    )
     n = arm_a.means.size
-    if arm_b.means.size != n:
-        raise UsageError(
-            f"length mismatch: a_by_case has {n} cases and b_by_case has {arm_b.means.size}; "
-            "the pilot must score both arms on the same cases, in the same order"
-        )
     if n < 2:
         raise UsageError(f"a pilot needs at least 2 cases to estimate variances; got {n}")
     d = arm_b.means - arm_a.means
