@@ -39,6 +39,16 @@ def _check_k(k: Any) -> int:
     return int(k)
 
 
+def _draws(n: Any, c: Any, k: Any, figure: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Attempts and passes as integer arrays with a trailing axis, and ``j = 0 … k−1`` along it: the
+    factors of the products over a k-subset's draws. Refuses a case with fewer than ``k`` attempts
+    (`figure`, ``pass@`` or ``pass^``, names the estimate)."""
+    n, c, k = np.asarray(n, dtype=np.int64), np.asarray(c, dtype=np.int64), _check_k(k)
+    if np.any(n < k):
+        raise UsageError(f"{figure}{k} needs at least {k} attempts per case; a case has {int(n.min())}")
+    return n[..., None], c[..., None], np.arange(k)
+
+
 def pass_at_k_case(n: Any, c: Any, k: int) -> np.ndarray:
     """The unbiased pass@k of each case: ``1 − C(n−c, k) / C(n, k)``.
 
@@ -51,14 +61,9 @@ def pass_at_k_case(n: Any, c: Any, k: int) -> np.ndarray:
     Raises:
         UsageError: a case has fewer than ``k`` attempts, or ``k`` < 1.
     """
-    n, c, k = np.asarray(n, dtype=np.int64), np.asarray(c, dtype=np.int64), _check_k(k)
-    if np.any(n < k):
-        raise UsageError(f"pass@{k} needs at least {k} attempts per case; a case has {int(n.min())}")
+    n, c, j = _draws(n, c, k, "pass@")
     # C(n−c, k)/C(n, k) = ∏_{j=0}^{k−1} (n−c−j)/(n−j): zero as soon as n − c < k.
-    j = np.arange(k)
-    fail: np.ndarray = np.prod(
-        np.clip(n[..., None] - c[..., None] - j, 0, None) / (n[..., None] - j), axis=-1
-    )
+    fail: np.ndarray = np.prod(np.clip(n - c - j, 0, None) / (n - j), axis=-1)
     return 1.0 - fail
 
 
@@ -72,11 +77,8 @@ def pass_hat_k_case(n: Any, c: Any, k: int) -> np.ndarray:
     Raises:
         UsageError: a case has fewer than ``k`` attempts, or ``k`` < 1.
     """
-    n, c, k = np.asarray(n, dtype=np.int64), np.asarray(c, dtype=np.int64), _check_k(k)
-    if np.any(n < k):
-        raise UsageError(f"pass^{k} needs at least {k} attempts per case; a case has {int(n.min())}")
-    j = np.arange(k)
-    all_right: np.ndarray = np.prod(np.clip(c[..., None] - j, 0, None) / (n[..., None] - j), axis=-1)
+    n, c, j = _draws(n, c, k, "pass^")
+    all_right: np.ndarray = np.prod(np.clip(c - j, 0, None) / (n - j), axis=-1)
     return all_right
 
 
