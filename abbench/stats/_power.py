@@ -239,16 +239,7 @@ class PowerInputs(_Result):
         rounds_b: float | None = None,
     ) -> SampleSize:
         """:func:`sample_size_paired` with these inputs; rounds default to the pilot's."""
-        return sample_size_paired(
-            delta,
-            self.omega2,
-            self.sigma2_a,
-            self.sigma2_b,
-            self.rounds_a if rounds_a is None else rounds_a,
-            self.rounds_b if rounds_b is None else rounds_b,
-            alpha,
-            power,
-        )
+        return sample_size_paired(delta, *self._design(rounds_a, rounds_b), alpha, power)
 
     def min_detectable_effect(
         self,
@@ -259,15 +250,20 @@ class PowerInputs(_Result):
         rounds_b: float | None = None,
     ) -> MinDetectableEffect:
         """:func:`min_detectable_effect` with these inputs; ``n`` and rounds default to the pilot's."""
-        return min_detectable_effect(
-            self.n_cases if n is None else n,
+        n = self.n_cases if n is None else n
+        return min_detectable_effect(n, *self._design(rounds_a, rounds_b), alpha, power)
+
+    def _design(
+        self, rounds_a: float | None, rounds_b: float | None
+    ) -> tuple[float, float, float, float, float]:
+        """``omega2, sigma2_a, sigma2_b, rounds_a, rounds_b`` as the power functions take them, the
+        rounds the pilot's unless given."""
+        return (
             self.omega2,
             self.sigma2_a,
             self.sigma2_b,
             self.rounds_a if rounds_a is None else rounds_a,
             self.rounds_b if rounds_b is None else rounds_b,
-            alpha,
-            power,
         )
 
 
