@@ -6,7 +6,7 @@ import math
 import os
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -68,6 +68,16 @@ MIN_CASES = 10
 """Fewer paired cases than this give no verdict from an interval (an exact test still decides)."""
 
 
+class _Arms(NamedTuple):
+    """The two arms compared, each with its experiment (the same one for `compare_arms`), and their store."""
+
+    store: Store
+    ea: Experiment
+    arm_a: Arm
+    eb: Experiment
+    arm_b: Arm
+
+
 def _side(exp: Experiment, arm: Arm) -> Side:
     return Side(exp.name, exp.id, arm.name, arm.label, arm.snapshot, exp.rounds)
 
@@ -122,7 +132,7 @@ def compare_arms(
         arm_b = exp.arm(b) if b is not None else next(x for x in exp.arms if x.name != arm_a.name)
     if arm_a.id == arm_b.id:
         raise UsageError(f"arm {arm_a.name!r} compared with itself; choose two different arms")
-    return _compare(store, "arms", exp, arm_a, exp, arm_b, opts)
+    return _compare("arms", _Arms(store, exp, arm_a, exp, arm_b), opts)
 
 
 def compare_experiments(
@@ -169,17 +179,16 @@ def compare_experiments(
     first, second = experiment_arm(ea, arm_a, "baseline"), experiment_arm(eb, arm_b, "candidate")
     if ea.id == eb.id and first.id == second.id:
         raise UsageError(f"arm {first.name!r} of {ea.name!r} compared with itself; choose two different arms")
-    return _compare(store, "experiments", ea, first, eb, second, opts)
+    return _compare("experiments", _Arms(store, ea, first, eb, second), opts)
 
 
-def _outcomes(
-    store: Store, ea: Experiment, arm_a: Arm, eb: Experiment, arm_b: Arm, scores: bool
-) -> tuple[CaseOutcomes, CaseOutcomes]:
+def _outcomes(arms: _Arms, scores: bool) -> tuple[CaseOutcomes, CaseOutcomes]:
     """Both sides' per-case sums (one aggregate query per experiment).
 
     Reading the two arms on two threads was measured slower, not faster: SQLite hands the GIL back at
     every result row, and two threads convoy on it.
     """
+    store, ea, arm_a, eb, arm_b = arms
     if ea.id == eb.id:
         both = store.runs.case_outcomes(ea.id, [arm_a.id, arm_b.id], scores=scores)
         return both.for_arm(arm_a.id), both.for_arm(arm_b.id)
@@ -270,23 +279,22 @@ class _Main:
     binary: bool
 
 
-def _compare(
-    store: Store, kind: str, ea: Experiment, arm_a: Arm, eb: Experiment, arm_b: Arm, options: CompareOptions
-) -> Comparison:
+def _compare(kind: str, arms: _Arms, options: CompareOptions) -> Comparison:
     """Compare arm B of `eb` with arm A of `ea` in named steps: pair the cases, read each case's outcomes,
     test, pick the main test, then the usage, domain, text, pairwise and review figures, and the verdict."""
+    store, ea, arm_a, eb, arm_b = arms
     options = options.checked()
     sides = grader_sides(store, ea, arm_a, eb, arm_b, options.grader)
     outcome = _outcome_kind(store, ea, eb, options.outcome, options.grader)
-    oa, ob = _outcomes(store, ea, arm_a, eb, arm_b, scores=outcome == "score")
+    oa, ob = _outcomes(arms, scores=outcome == "score")
     if sides is not None:  # each run's verdict and score the named grader's
         oa, ob = sides.outcomes(oa, ob)
     notes: list[str] = []
-    pair = _pair_cases(store, ea, arm_a, eb, arm_b, oa, ob, outcome)
+    pair = _pair_cases(arms, oa, ob, outcome)
     side_a, side_b = _sides(kind, ea, arm_a, eb, arm_b)
     if sides is not None:
         notes.append(grader_comparison_note(sides, side_a.name, side_b.name))
-    per = _per_case(store, ea, arm_a, eb, arm_b, oa, ob, pair, outcome, options.confidence, sides)
+    per = _per_case(arms, oa, ob, pair, outcome, options.confidence, sides)
     tests = _tests(per, pair, outcome, options, notes)
     main = _main_test(per, pair.n, tests, outcome, options, notes)
     sequential = None
@@ -300,7 +308,7 @@ def _compare(
         pair.domains, per.lists_a, per.lists_b, per.va, per.vb, per.category, outcome, main.one_round,
         main.binary, options.confidence, options.alpha,
     )  # fmt: skip
-    text = _text(store, ea, arm_a, eb, arm_b, pair, options.details, notes)
+    text = _text(arms, pair, options.details, notes)
     het = heterogeneity(per.delta, pair.domains, options.alpha) if pair.n else None
     if tests.clustered is not None:
         notes.append(what_it_answers(None, clustered=True).strip())
@@ -342,23 +350,15 @@ def _compare(
         notes=tuple(notes),
         heterogeneity=het,
         sequential=sequential,
-        trigger_help=_trigger_help(store, ea, arm_a, eb, arm_b, pair, outcome, options.confidence),
+        trigger_help=_trigger_help(arms, pair, outcome, options.confidence),
         format_adherence=format_comparison(store, ea.id, arm_a, eb.id, arm_b, options.confidence),
         grader=options.grader,
     )
 
 
-def _trigger_help(
-    store: Store,
-    ea: Experiment,
-    arm_a: Arm,
-    eb: Experiment,
-    arm_b: Arm,
-    pair: _Paired,
-    outcome: str,
-    confidence: float,
-) -> TriggerHelp | None:
+def _trigger_help(arms: _Arms, pair: _Paired, outcome: str, confidence: float) -> TriggerHelp | None:
     """The trigger-vs-help split, when either arm offers its skills and runs are right or wrong."""
+    store, ea, arm_a, eb, arm_b = arms
     if outcome != "passed" or not (arm_offers(arm_a) or arm_offers(arm_b)):
         return None
     runs_a = activation_runs(store, ea, [arm_a.name])
@@ -384,17 +384,9 @@ def _outcome_kind(
     return kind
 
 
-def _pair_cases(
-    store: Store,
-    ea: Experiment,
-    arm_a: Arm,
-    eb: Experiment,
-    arm_b: Arm,
-    oa: CaseOutcomes,
-    ob: CaseOutcomes,
-    outcome: str,
-) -> _Paired:
+def _pair_cases(arms: _Arms, oa: CaseOutcomes, ob: CaseOutcomes, outcome: str) -> _Paired:
     """The cases graded on both sides, and the others by the reason they were left out."""
+    store, ea, arm_a, eb, arm_b = arms
     excluded: dict[str, list[int]] = {}
     in_a, in_b = set(oa.case_idx.tolist()), set(ob.case_idx.tolist())
     if in_a and in_b and not in_a & in_b:
@@ -444,11 +436,7 @@ def _sides(kind: str, ea: Experiment, arm_a: Arm, eb: Experiment, arm_b: Arm) ->
 
 
 def _per_case(
-    store: Store,
-    ea: Experiment,
-    arm_a: Arm,
-    eb: Experiment,
-    arm_b: Arm,
+    arms: _Arms,
     oa: CaseOutcomes,
     ob: CaseOutcomes,
     pair: _Paired,
@@ -476,6 +464,7 @@ def _per_case(
     ka = np.zeros(pair.n, dtype=np.int64)
     kb = ka
     na, nb = oa.scored[ia], ob.scored[ib]
+    store, ea, arm_a, eb, arm_b = arms
     lists_a = _score_lists(store, ea.id, arm_a.id, pair.paired, sides, "a")
     lists_b = _score_lists(store, eb.id, arm_b.id, pair.paired, sides, "b")
     # Each case's mean from its scores, exactly (not the store's float sums, whose last bit depends on
@@ -591,17 +580,9 @@ def _main_test(
     return _Main(test, main, interval, interval_method, p_value, one_round, binary)
 
 
-def _text(
-    store: Store,
-    ea: Experiment,
-    arm_a: Arm,
-    eb: Experiment,
-    arm_b: Arm,
-    pair: _Paired,
-    details: bool | None,
-    notes: list[str],
-) -> TextChanges | None:
+def _text(arms: _Arms, pair: _Paired, details: bool | None, notes: list[str]) -> TextChanges | None:
     """The answers' words that changed, when asked for (or, by default, when the cases are few enough)."""
+    store, ea, arm_a, eb, arm_b = arms
     common = pair.common
     if details is None:
         details = common.size <= DETAILS_MAX_CASES
