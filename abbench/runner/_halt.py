@@ -19,11 +19,12 @@ import signal
 import socket
 import sys
 import weakref
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from abbench import _actions as do
 from abbench.errors import Said
+from abbench.runner._reason import StoredReason
 from abbench.store import now_iso
 from abbench.types import ExperimentStatus, Halt
 
@@ -151,7 +152,7 @@ def _terminate(signum: int) -> None:
 
 
 @dataclass(frozen=True)
-class HaltReason:
+class HaltReason(StoredReason):
     """Why an experiment's execution stopped before it was done, as every view says it.
 
     Attributes:
@@ -210,18 +211,6 @@ class HaltReason:
                 do.run_experiment(handle),
             )
         return ("run the rest: ", do.run_experiment(handle))
-
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready view (what the store keeps), with the text."""
-        return {**asdict(self), "text": self.text}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> HaltReason | None:
-        """The reason stored by `as_dict` (None stays None)."""
-        if not data:
-            return None
-        names = cls.__dataclass_fields__
-        return cls(**{k: v for k, v in data.items() if k in names})
 
     @classmethod
     def here(cls, why: Halt, *, signum: int | None = None, error: str | None = None) -> HaltReason:

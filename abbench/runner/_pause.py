@@ -6,19 +6,19 @@ should have to import the other.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 from abbench import _actions as do
 from abbench.errors import Action
 from abbench.formatting import money_trimmed as money
+from abbench.runner._reason import StoredReason
 
 BUDGET_REACHED = "budget reached"
 """The reason an experiment paused by its budget carries."""
 
 
 @dataclass(frozen=True)
-class PauseReason:
+class PauseReason(StoredReason):
     """Why the runner paused an experiment by itself, with the figures every view shows.
 
     Attributes:
@@ -65,18 +65,6 @@ class PauseReason:
             tokens = _suggest(self.max_tokens)
             return do.resume_with_tokens(handle, None if tokens is None else int(tokens), arm=self.arm)
         return do.resume_experiment(handle, arm=self.arm, budget=_suggest(self.max_cost) or 0)
-
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready view (what the store keeps), with the text."""
-        return {**asdict(self), "text": self.text}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> PauseReason | None:
-        """The reason stored by `as_dict` (None stays None)."""
-        if not data:
-            return None
-        names = cls.__dataclass_fields__
-        return cls(**{k: v for k, v in data.items() if k in names})
 
 
 def _count(value: int | None) -> str:

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from abbench.runner._reason import StoredReason
 from abbench.store import Experiment, Store, WorkItem
 from abbench.types import RunState
 
@@ -26,7 +27,7 @@ STOPPED_BY_RULE = "stopped by rule"
 
 
 @dataclass(frozen=True)
-class StopReason:
+class StopReason(StoredReason):
     """Why (and where) the stopping rule ended an experiment, with the figures every view shows.
 
     Attributes:
@@ -80,18 +81,6 @@ class StopReason:
             f"{1 - self.alpha:.0%} [{100 * self.low:+.1f}, {100 * self.high:+.1f}], p = {self.p_value:.3g}"
         )
         return f"{head}: {self.decision} ({figures})"
-
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready view (what the store keeps), with the text."""
-        return {**asdict(self), "text": self.text}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> StopReason | None:
-        """The reason stored by `as_dict` (None stays None)."""
-        if not data:
-            return None
-        names = cls.__dataclass_fields__
-        return cls(**{k: v for k, v in data.items() if k in names})
 
 
 def stopping_pair(exp: Experiment) -> tuple[int, int]:
