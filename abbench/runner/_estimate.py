@@ -16,9 +16,10 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
+from abbench._result import Result
 from abbench.errors import ExperimentError
 from abbench.formatting import money_trimmed as money
 from abbench.runner._api import run_experiment
@@ -41,20 +42,16 @@ then spent 19 % below its lower end."""
 
 
 @dataclass(frozen=True)
-class Projection:
+class Projection(Result):
     """A projected total with its interval (None ends when fewer than 2 runs were measured)."""
 
     value: float
     low: float | None
     high: float | None
 
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready view."""
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class ArmEstimate:
+class ArmEstimate(Result):
     """The projection for one arm of the experiment.
 
     Attributes:
@@ -83,13 +80,9 @@ class ArmEstimate:
     agent_s: Projection | None
     cost_unknown: str | None = None
 
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready view."""
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class Estimate:
+class Estimate(Result):
     """What an experiment is projected to cost, per arm and in all, and the budgets it would reach.
 
     Attributes:
@@ -126,10 +119,6 @@ class Estimate:
             if a.arm == name:
                 return a
         raise KeyError(f"no arm {name!r}; the arms: {', '.join(a.arm for a in self.arms)}")
-
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready view."""
-        return asdict(self)
 
 
 def _interval(values: Sequence[float], left: int, spent: float, confidence: float) -> Projection:
