@@ -46,18 +46,18 @@ if typing.TYPE_CHECKING:
     from abbench.runner._record import RecordError, RecordSummary, record_runs
     from abbench.runner._retry import RetrySelection, select_retry
     from abbench.runner._scheduler import ExperimentRunner as ExperimentRunner, RunSummary
-    from abbench.runner._spec import (
+    from abbench.runner._spec import load_spec
+    from abbench.runner._stopping import STOPPED_BY_RULE as STOPPED_BY_RULE, StopReason
+    from abbench.runner._try import TryResult, try_input
+    from abbench.runner._writer import StoreWriter
+    from abbench.store import (
         ArmSpec,
         BudgetSpec,
         CaseSelection,
         DatasetSource,
         ExperimentSpec,
         StoppingSpec,
-        load_spec,
     )
-    from abbench.runner._stopping import STOPPED_BY_RULE as STOPPED_BY_RULE, StopReason
-    from abbench.runner._try import TryResult, try_input
-    from abbench.runner._writer import StoreWriter
 
 __all__ = [
     "ArmEstimate",
@@ -168,14 +168,14 @@ __getattr__, __dir__ = _lazy.exports(
             "ExperimentRunner",
             "RunSummary",
         ),
-        "abbench.runner._spec": (
+        "abbench.runner._spec": ("load_spec",),
+        "abbench.store": (  # the definition's models live with the stored definitions they read
             "ArmSpec",
             "BudgetSpec",
             "CaseSelection",
             "DatasetSource",
             "ExperimentSpec",
             "StoppingSpec",
-            "load_spec",
         ),
         "abbench.runner._stopping": (
             "STOPPED_BY_RULE",

@@ -18,9 +18,18 @@ from abbench.dataset import DatasetInfo, gold_kind
 from abbench.errors import AbbenchError, ExperimentError, NotFoundError, UsageError
 from abbench.graders import normalise_label
 from abbench.runner._grading import build_graders
-from abbench.runner._spec import ArmSpec, CaseSelection, DatasetSource, ExperimentSpec, load_spec
+from abbench.runner._spec import load_spec
 from abbench.snapshot import Snapshot
-from abbench.store import Experiment, Store, current_user, open_store
+from abbench.store import (
+    ArmSpec,
+    CaseSelection,
+    DatasetSource,
+    Experiment,
+    ExperimentSpec,
+    Store,
+    current_user,
+    open_store,
+)
 from abbench.types import Case
 
 log = logging.getLogger(__name__)

@@ -1,7 +1,7 @@
 """Reading an experiment definition: a YAML file (or a Python dict) validated with clear messages.
 
 The models themselves live in the store (`abbench.store.ExperimentSpec`), which reads stored
-definitions back as them; they are re-exported here, where people have always found them.
+definitions back as them; `abbench.runner` exports them too, where people have always found them.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from abbench._utf8 import read_utf8
 from abbench._yaml import compose_yaml, load_yaml
 from abbench.errors import ExperimentError
 from abbench.store import (
-    ArmSpec,
     BudgetSpec,
     CaseSelection,
     DaskSpec,
@@ -26,18 +25,6 @@ from abbench.store import (
     ExperimentSpec,
     StoppingSpec,
 )
-
-__all__ = [
-    "ArmSpec",
-    "BudgetSpec",
-    "CaseSelection",
-    "DaskSpec",
-    "DatasetSource",
-    "DecisionSpec",
-    "ExperimentSpec",
-    "StoppingSpec",
-    "load_spec",
-]
 
 
 def load_spec(source: str | Path | dict[str, Any] | ExperimentSpec) -> tuple[ExperimentSpec, Path | None]:
