@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from abbench.agents import Agent
+from abbench.runner._cache import RunCaches
 from abbench.runner._flight import Flight
 from abbench.runner._progress import Tracker
 from abbench.runner._writer import StoreWriter
@@ -59,6 +60,27 @@ class Tally:
     pairs_failed: int = 0
     execution_failed: int = 0
     grading_failed: int = 0
+
+
+@dataclass(frozen=True)
+class PassParts:
+    """What the execution and grading halves of one pass both work with (the scheduler makes it once).
+
+    Attributes:
+        inputs: The cases, skills, labels and agents.
+        writer: Where run changes, attempts and grades go.
+        moves: The runs' state changes.
+        control: Pause, cancel, timeouts and the work in flight.
+        tally: The counts of this pass.
+        caches: The response cache the agents' and the judges' model calls go through.
+    """
+
+    inputs: RunInputs
+    writer: StoreWriter
+    moves: RunMoves
+    control: RunControl
+    tally: Tally
+    caches: RunCaches
 
 
 class RunControl:

@@ -20,12 +20,11 @@ from abbench.agents import Spending, Task, answer_format, check_output
 from abbench.errors import AgentError
 from abbench.llm import RetryPolicy, timed_by
 from abbench.runner._budget import RunBudget
-from abbench.runner._cache import RunCaches, attempt_cache_spend, run_cache_fields
-from abbench.runner._control import RunControl, RunInputs, RunMoves, Tally
+from abbench.runner._cache import attempt_cache_spend, run_cache_fields
+from abbench.runner._control import PassParts
 from abbench.runner._flight import FlightEnd, RunClock
 from abbench.runner._frozen import make_frozen
 from abbench.runner._states import EXECUTED, FAIL, PENDING, RUNNING
-from abbench.runner._writer import StoreWriter
 from abbench.store import INTERRUPTED, AttemptWrite, RunChange, WorkItem, dumps, now_iso
 from abbench.transcript import last_answer, requested_calls
 from abbench.types import AgentOutput, AttemptOutcome, FailureType, RunState
@@ -97,40 +96,25 @@ class Execution:
     """The execution half of a runner pass: run one item's agent, with retries, and store each attempt.
 
     Args:
-        inputs: The cases, skills, labels and agents.
+        parts: What the pass's two halves share (inputs, writer, moves, control, tally, caches).
         store_path: The store folder (transcripts are written under it).
-        writer: Where run changes and attempts go.
-        moves: The runs' state changes.
-        control: Pause, cancel, timeouts and the work in flight.
-        tally: The counts of this pass.
         budget: Counts each attempt's spend.
-        caches: The response cache the runs' model calls go through.
         attempts: Run id -> the execution its grades will judge (filled in here).
         options: How this pass executes.
     """
 
     def __init__(
         self,
-        inputs: RunInputs,
+        parts: PassParts,
         *,
         store_path: Path,
-        writer: StoreWriter,
-        moves: RunMoves,
-        control: RunControl,
-        tally: Tally,
         budget: RunBudget,
-        caches: RunCaches,
         attempts: dict[int, int],
         options: ExecutionOptions,
     ) -> None:
-        self.inputs = inputs
+        self.parts = parts
         self.store_path = store_path
-        self.writer = writer
-        self.moves = moves
-        self.control = control
-        self.tally = tally
         self.budget = budget
-        self.caches = caches
         self.attempts = attempts
         self.options = options
         self.live: dict[int, _Attempt] = {}  # run id -> its attempt running now
@@ -171,9 +155,9 @@ class Execution:
 
     def _shared(self, arm_id: int) -> dict[str, Any]:
         """The fields of a `Task` that every run of the arm has alike, made once per arm."""
-        arm = self.inputs.arms[arm_id]
-        offered = self.inputs.offered.get(arm_id, ())
-        skill = self.inputs.skills[arm_id]
+        arm = self.parts.inputs.arms[arm_id]
+        offered = self.parts.inputs.offered.get(arm_id, ())
+        skill = self.parts.inputs.skills[arm_id]
         return {
             "skill": None if offered else skill,
             "skills": offered or ((skill,) if skill is not None else ()),
@@ -181,7 +165,7 @@ class Execution:
             "arm": arm.name,
             "model": arm.model,
             "params": arm.params,  # or a dict of the task's own (below)
-            "label_set": self.inputs.label_set,
+            "label_set": self.parts.inputs.label_set,
             "timeout_s": self.options.timeout_s,
         }
 
@@ -193,11 +177,11 @@ class Execution:
             "started_at": started_at,
             "started_by": self.options.started_by,
         }
-        state = self.moves.states.get(item.run_id, item.state)
+        state = self.parts.moves.states.get(item.run_id, item.state)
         if state == FAIL:
             fields.update({"failure_type": None, "error": None, "traceback": None, "retryable": None})
         spending = Spending()
-        offered = self.inputs.offered.get(item.arm_id, ())
+        offered = self.parts.inputs.offered.get(item.arm_id, ())
         # what this attempt offered and loads (a re-run starts again from nothing loaded)
         if offered:
             spending.offer([s.skill_name for s in offered])
@@ -205,21 +189,21 @@ class Execution:
         elif state != PENDING:  # a pending run's activation columns are NULL already
             fields.update(_NO_ACTIVATION)
         if state != RUNNING:  # after `fields` is whole: the writer's thread owns it from here on
-            self.moves.move(item, RUNNING, fields)  # which also says its attempt started
+            self.parts.moves.move(item, RUNNING, fields)  # which also says its attempt started
         else:  # a retry: the run is running already, its new attempt starts now
-            self.writer.attempt_started(item.run_id, number, started_at)
+            self.parts.writer.attempt_started(item.run_id, number, started_at)
         shared = self._arm_task.get(item.arm_id)
         if shared is None:
             shared = self._arm_task[item.arm_id] = self._shared(item.arm_id)
         values = shared.copy()
         if not values["params"]:
             values["params"] = {}
-        values["case"] = self.inputs.cases[item.case_idx]
+        values["case"] = self.parts.inputs.cases[item.case_idx]
         values["round"] = item.round
         values["session_id"] = f"{random.getrandbits(64):016x}"
         values["run_id"] = item.run_id
         values["spending"] = spending
-        values["cache"] = self.caches.for_run(item.arm_id, item.round)
+        values["cache"] = self.parts.caches.for_run(item.arm_id, item.round)
         task = make_frozen(Task, values)
         return _Attempt(item, number, started_at, time.perf_counter(), spending), task
 
@@ -238,9 +222,9 @@ class Execution:
         error: AgentError | None = None
         tb = None
         try:
-            flying = self.control.flight(run_id, worker, timeout_s=self.options.timeout_s)
+            flying = self.parts.control.flight(run_id, worker, timeout_s=self.options.timeout_s)
             with flying as flight, timed_by(RunClock(flight)):  # its calls' waits are not its work
-                output = await self.inputs.agents[item.arm_id].run(task)
+                output = await self.parts.inputs.agents[item.arm_id].run(task)
         except asyncio.CancelledError:
             # the runner itself is stopping (`FlightEnd.STOP`): the scheduler records the run as
             # interrupted; what the attempt spent is stored here, while its spending is at hand
@@ -273,17 +257,17 @@ class Execution:
             )
         elif flight.ended is FlightEnd.CANCEL:
             self.failed_attempt(attempt, None)
-            self.moves.move(
+            self.parts.moves.move(
                 item, RunState.CANCELLED, {"finished_at": now_iso(), "error": "cancelled while running"}
             )
-            self.tally.cancelled += 1
+            self.parts.tally.cancelled += 1
             return None
         return output, error, tb
 
     def _checked(self, item: WorkItem, output: Any) -> tuple[AgentOutput | None, AgentError | None]:
         """The answer as checked before it reaches the store, or why it cannot be stored."""
         if not isinstance(output, AgentOutput):
-            arm = self.inputs.arms[item.arm_id]
+            arm = self.parts.inputs.arms[item.arm_id]
             message = f"agent {arm.agent!r} returned {type(output).__name__}, not an AgentOutput"
             return None, AgentError(message, FailureType.BAD_OUTPUT, retryable=False)
         try:
@@ -298,12 +282,12 @@ class Execution:
                 )
             return checked, None
         except AgentError as exc:
-            case = self.inputs.cases[item.case_idx]
+            case = self.parts.inputs.cases[item.case_idx]
             return None, AgentError(
                 f"{exc} (case {case.case_id})", exc.failure_type, exc.retryable, raw_output=exc.raw_output
             )
         except Exception as exc:  # a value no check foresaw (a confidence of 10**400): the run's fault
-            case = self.inputs.cases[item.case_idx]
+            case = self.parts.inputs.cases[item.case_idx]
             message = f"the agent returned an answer that cannot be stored ({type(exc).__name__}: {exc})"
             return None, AgentError(
                 f"{message} (case {case.case_id})", FailureType.BAD_OUTPUT, retryable=False
@@ -347,14 +331,14 @@ class Execution:
             self.budget.count_spend(
                 item, paid.cost, paid.input_tokens, paid.output_tokens, fields.get("model")
             )
-        self.writer.attempt(paid)
-        self.moves.move(item, EXECUTED, fields)
-        self.tally.executed += 1
+        self.parts.writer.attempt(paid)
+        self.parts.moves.move(item, EXECUTED, fields)
+        self.parts.tally.executed += 1
 
     def _activation(self, item: WorkItem, output: AgentOutput, spending: Spending) -> RunChange:
         """What an offered arm's run offered and loaded: the agent's account, else what it recorded as
         it went; NULL for an arm that offers nothing, whatever its agent says."""
-        if not self.inputs.offered.get(item.arm_id):
+        if not self.parts.inputs.offered.get(item.arm_id):
             return _NO_ACTIVATION
         recorded = spending.activation()
         said = {
@@ -368,21 +352,21 @@ class Execution:
         """Wait to try a failed run again: True to try, False when a cancel ended the wait (the run
         is then cancelled), None when it is not tried again."""
         wait = retry_wait_s(error, tries) if error.retryable else None
-        if wait is None or tries > self.options.retries or self.control.cancelling:
+        if wait is None or tries > self.options.retries or self.parts.control.cancelling:
             return None
         asked = " (the server's Retry-After)" if error.retry_after is not None else ""
-        self.writer.transition(
+        self.parts.writer.transition(
             item.run_id,
             RunState.RUNNING,
             RunState.RUNNING,
             {"attempts": number},
             f"attempt {number} failed ({error.failure_type}: {error}); retry in {wait:.1f} s{asked}",
         )
-        await self.control.wait_unless_cancelled(asyncio.ensure_future(self.options.sleep(wait)))
-        if self.control.cancelling:
+        await self.parts.control.wait_unless_cancelled(asyncio.ensure_future(self.options.sleep(wait)))
+        if self.parts.control.cancelling:
             fields = {"finished_at": now_iso(), "error": "cancelled while waiting to retry"}
-            self.moves.move(item, RunState.CANCELLED, fields)
-            self.tally.cancelled += 1
+            self.parts.moves.move(item, RunState.CANCELLED, fields)
+            self.parts.tally.cancelled += 1
             return False
         return True
 
@@ -392,7 +376,7 @@ class Execution:
         """The run failed for good: no usable answer. What it offered and loaded before the error is
         kept as recorded so far; the run is an execution failure, never a correct non-activation."""
         spent = error.spent if isinstance(error.spent, Spending) else spending
-        self.moves.move(
+        self.parts.moves.move(
             item,
             RunState.FAIL,
             {
@@ -406,8 +390,8 @@ class Execution:
                 "raw_output": getattr(error, "raw_output", None),
             },
         )
-        self.tally.failed += 1
-        self.tally.execution_failed += 1
+        self.parts.tally.failed += 1
+        self.parts.tally.execution_failed += 1
 
     def record_interrupted(self) -> None:
         """The runner is stopping: store every attempt under way as interrupted, with what it spent."""
@@ -423,12 +407,12 @@ class Execution:
         transcript_path = None
         if transcript:
             transcript_path = _transcript_name(item.run_id, attempt.number)
-            self.writer.transcript(self.store_path / transcript_path, transcript)
+            self.parts.writer.transcript(self.store_path / transcript_path, transcript)
         usage = spent.usage
         input_tokens = usage.input_tokens if usage is not None else None
         output_tokens = usage.output_tokens if usage is not None else None
         self.budget.count_spend(item, spent.cost, input_tokens, output_tokens, spent.model)
-        self.writer.attempt(
+        self.parts.writer.attempt(
             AttemptWrite(
                 item.run_id,
                 attempt.number,
@@ -457,7 +441,7 @@ class Execution:
         transcript_path = None
         if out.transcript:
             transcript_path = _transcript_name(item.run_id, attempt)
-            self.writer.transcript(self.store_path / transcript_path, out.transcript)
+            self.parts.writer.transcript(self.store_path / transcript_path, out.transcript)
         usage = out.usage
         return {
             "prediction": out.prediction,

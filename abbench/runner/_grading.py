@@ -29,14 +29,12 @@ from typing import Any
 from abbench.errors import ExperimentError, GradingError
 from abbench.graders import GradeContext, Grader, GradeResult, PairContext, make_grader
 from abbench.runner import _outcomes  # noqa: F401  (registers the `recorded` grader any pass may need)
-from abbench.runner._cache import RunCaches
-from abbench.runner._control import RunControl, RunInputs, RunMoves, Tally
+from abbench.runner._control import PassParts, Tally
 from abbench.runner._execution import without_nulls
 from abbench.runner._flight import FlightEnd
 from abbench.runner._frozen import make_frozen
 from abbench.runner._limiter import loop_limiter
 from abbench.runner._states import EVALUATING, FAIL, PASS, PENDING
-from abbench.runner._writer import StoreWriter
 from abbench.snapshot import Snapshot
 from abbench.store import Experiment, Grade, GradeWrite, RunChange, RunRecord, Store, WorkItem, now_iso
 from abbench.transcript import requested_calls
@@ -249,40 +247,25 @@ class Grading:
 
     Args:
         plan: The graders of this pass and what they must still grade.
-        inputs: The cases, skills and labels the graders see.
+        parts: What the pass's two halves share (inputs, writer, moves, control, tally, caches).
         store: The open store (pairs are read from it).
         experiment: The experiment.
-        writer: Where the grades go.
-        moves: The runs' state changes.
-        control: Pause and cancel of this pass.
-        tally: The counts of this pass.
-        caches: The response cache the judges' calls go through.
         options: How this pass grades.
     """
 
     def __init__(
         self,
         plan: GradingPlan,
-        inputs: RunInputs,
+        parts: PassParts,
         *,
         store: Store,
         experiment: Experiment,
-        writer: StoreWriter,
-        moves: RunMoves,
-        control: RunControl,
-        tally: Tally,
-        caches: RunCaches,
         options: GradingOptions,
     ) -> None:
         self.plan = plan
-        self.inputs = inputs
+        self.parts = parts
         self.store = store
         self.exp = experiment
-        self.writer = writer
-        self.moves = moves
-        self.control = control
-        self.tally = tally
-        self.caches = caches
         self.options = options
         self._shared: dict[tuple[int, int], dict[str, Any]] = {}  # (arm id, round) -> `_shared_context`
 
@@ -291,9 +274,9 @@ class Grading:
     def _graded_skill(self, item: WorkItem, output: AgentOutput) -> Snapshot | None:
         """The skill the run's answer is judged against: the injected one, or the first offered skill
         the agent loaded (None when it loaded none)."""
-        offered = self.inputs.offered.get(item.arm_id, ())
+        offered = self.parts.inputs.offered.get(item.arm_id, ())
         if not offered:
-            return self.inputs.skills[item.arm_id]
+            return self.parts.inputs.skills[item.arm_id]
         by_name = {s.skill_name: s for s in offered}
         return next((by_name[n] for n in output.skills_loaded or () if n in by_name), None)
 
@@ -308,9 +291,9 @@ class Grading:
         if shared is None:
             shared = self._shared[item.arm_id, item.round] = self._shared_context(item)
         values = shared.copy()
-        values["case"] = self.inputs.cases[item.case_idx]
+        values["case"] = self.parts.inputs.cases[item.case_idx]
         values["output"] = output
-        if item.arm_id in self.inputs.offered:  # the skill it loaded, if any: this run's own
+        if item.arm_id in self.parts.inputs.offered:  # the skill it loaded, if any: this run's own
             values["skill"] = self._graded_skill(item, output)
         values["run_id"] = item.run_id
         values["transcript_path"] = record.transcript_path if record is not None else None
@@ -320,13 +303,13 @@ class Grading:
     def _shared_context(self, item: WorkItem) -> dict[str, Any]:
         """The fields of a `GradeContext` that every run of the item's arm and round has alike, in the
         order of its fields (made once for each: a context per run is on the hot path)."""
-        arm = self.inputs.arms[item.arm_id]
+        arm = self.parts.inputs.arms[item.arm_id]
         return {
             "case": None,
             "output": None,
-            "skill": self.inputs.skills[item.arm_id],
-            "label_map": self.inputs.label_map,
-            "label_set": self.inputs.label_set,
+            "skill": self.parts.inputs.skills[item.arm_id],
+            "label_map": self.parts.inputs.label_map,
+            "label_set": self.parts.inputs.label_set,
             "arm": arm.name,
             "round": item.round,
             "run_id": None,
@@ -334,7 +317,7 @@ class Grading:
             "tool_calls": 0,
             "agent": arm.agent,
             "model": arm.model,
-            "cache": self.caches.for_judge(item.round, arm.name),
+            "cache": self.parts.caches.for_judge(item.round, arm.name),
         }
 
     def _attempt(self, item: WorkItem, record: RunRecord | None) -> int:
@@ -374,12 +357,12 @@ class Grading:
                 for g in self.plan.pointwise
                 if again or self.plan.needs(g, existing.get(g.name), item.grade_attempts)
             ]
-        from_state = self.moves.states.get(item.run_id, item.state)
+        from_state = self.parts.moves.states.get(item.run_id, item.state)
         if not todo and from_state in (PASS, FAIL):
-            self.tally.up_to_date += 1  # nothing new to grade: no transition, no flicker
+            self.parts.tally.up_to_date += 1  # nothing new to grade: no transition, no flicker
             return
         ctx = self._context(item, output, record)
-        self.moves.move(item, EVALUATING)
+        self.parts.moves.move(item, EVALUATING)
         fresh = await self._grade_todo(item, ctx, todo, attempt, worker)
         if fresh is None:
             return
@@ -398,14 +381,14 @@ class Grading:
         if worker is None:
             worker = asyncio.current_task()
             assert worker is not None  # graded inside a worker task
-        with self.control.flight(item.run_id, worker) as flight:
+        with self.parts.control.flight(item.run_id, worker) as flight:
             for grader in todo:
                 fresh[grader.name] = await self._grade_one(grader, ctx, item, attempt)
         # the runner itself stopping goes on out of the block: the scheduler records the run as interrupted
         if flight.ended is FlightEnd.CANCEL:
             # Cancelled by a person while its graders worked: the execution stays, grading waits
             # (grades already written in this pass are kept and not asked for again).
-            self.moves.move(item, RunState.EXECUTED, None, "cancelled while grading: waits for grading")
+            self.parts.moves.move(item, RunState.EXECUTED, None, "cancelled while grading: waits for grading")
             return None
         return fresh
 
@@ -444,12 +427,12 @@ class Grading:
             fields = without_nulls(fields)
         # A verdict of right, or a score without a verdict (outcome *scored*, passed NULL), ends in pass;
         # a wrong answer and a grading failure in fail.
-        self.moves.move(item, FAIL if error or passed is False else PASS, fields)
+        self.parts.moves.move(item, FAIL if error or passed is False else PASS, fields)
         if error is None:
-            self.tally.graded += 1
+            self.parts.tally.graded += 1
         else:
-            self.tally.failed += 1
-            self.tally.grading_failed += 1
+            self.parts.tally.failed += 1
+            self.parts.tally.grading_failed += 1
 
     async def _grade_one(
         self,
@@ -471,13 +454,13 @@ class Grading:
                 if type(result) is not GradeResult:  # a rule's answer is one already: nothing to await
                     result = await _grade_result(grader, result)
             except GradingError as exc:
-                if exc.retryable and tries <= self.options.retries and not self.control.cancelling:
+                if exc.retryable and tries <= self.options.retries and not self.parts.control.cancelling:
                     log.info("grader %s on run %s: %s; trying again", grader.name, item.run_id, exc)
                     await asyncio.sleep(self.options.backoff(tries))
                     continue
                 spent = {k: v for k, v in exc.spent.items() if k in _SPENT}
                 failed = GradeWrite(self.exp.id, item.run_id, grader.name, grader.kind, "error", **spent)
-                self.writer.grade(
+                self.parts.writer.grade(
                     failed._replace(
                         other_run_id=other_run_id,
                         error=str(exc),
@@ -495,7 +478,7 @@ class Grading:
                 message = f"{type(exc).__name__}: {exc}"
                 log.warning("grader %s raised on run %s: %s", grader.name, item.run_id, message)
                 details = {"traceback": traceback.format_exc()}
-                self.writer.grade(
+                self.parts.writer.grade(
                     GradeWrite(
                         self.exp.id,
                         item.run_id,
@@ -511,7 +494,7 @@ class Grading:
                     )
                 )
                 return None, message
-            self.writer.grade(
+            self.parts.writer.grade(
                 _ok_grade(self.exp.id, item, grader, result, other_run_id, attempt, other_attempt)
             )
             return result, None
@@ -563,21 +546,23 @@ class Grading:
 
     async def grade_pairs(self) -> None:
         """Blind pairwise judging of two arms' outputs on the same case and round (run states unchanged)."""
-        self.writer.flush()  # the pairs are read from the store: every execution of this pass must be in it
+        self.parts.writer.flush()  # the pairs are read from the store: every execution of this pass must be in it
         jobs = self._pair_jobs()
         if not jobs:
             return
         limiter = loop_limiter()
         semaphore = asyncio.Semaphore(self.options.concurrency)
-        tracker = self.moves.tracker
+        tracker = self.parts.moves.tracker
         tracker.pairs_total, tracker.pairs_done = len(jobs), 0
         tracker.maybe_emit(force=True)
 
         async def judge(job: _PairJob) -> None:
             async with semaphore:
-                while self.control.paused and not self.control.cancelling:  # a pause holds judging too
-                    await self.control.resume.wait()
-                if self.control.cancelling:
+                while (
+                    self.parts.control.paused and not self.parts.control.cancelling
+                ):  # a pause holds judging too
+                    await self.parts.control.resume.wait()
+                if self.parts.control.cancelling:
                     return
                 await limiter.acquire(self.options.priority)
                 try:
@@ -586,7 +571,7 @@ class Grading:
                     limiter.release()
 
         judging = asyncio.gather(*(judge(job) for job in jobs))
-        with self.control.judging_pairs(judging) as flight:
+        with self.parts.control.judging_pairs(judging) as flight:
             await judging
         if flight.ended is FlightEnd.CANCEL:
             log.info("experiment %s: pairwise judging cancelled", self.exp.name)
@@ -603,18 +588,18 @@ class Grading:
             for r in (a, b)
         ]
         ctx = PairContext(
-            case=self.inputs.cases[job.case_idx],
+            case=self.parts.inputs.cases[job.case_idx],
             a=self._context(items[0], a.output, a),
             b=self._context(items[1], b.output, b),
             seed=pair_seed(self.options.seed, a.case_id, job.round),
         )
         _, error = await self._grade_one(job.grader, ctx, items[0], a.attempts, b.attempts)
         if error is None:
-            self.tally.pairs_judged += 1
+            self.parts.tally.pairs_judged += 1
         else:
-            self.tally.pairs_failed += 1
-        self.moves.tracker.pairs_done += 1
-        self.moves.tracker.maybe_emit()
+            self.parts.tally.pairs_failed += 1
+        self.parts.moves.tracker.pairs_done += 1
+        self.parts.moves.tracker.maybe_emit()
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from abbench.agents import Agent, make_agent
 from abbench.errors import ExperimentError
 from abbench.runner._budget import RunBudget
 from abbench.runner._cache import RunCaches
-from abbench.runner._control import RunControl, RunInputs, RunMoves, Tally
+from abbench.runner._control import PassParts, RunControl, RunInputs, RunMoves, Tally
 from abbench.runner._execution import (
     BACKOFF_BASE_S,
     BACKOFF_MAX_S,
@@ -473,28 +473,19 @@ class ExperimentRunner:
         moves = self._moves = RunMoves(writer, tracker)
         if self.stopping is not None:
             moves.on_finished = self.stopping.finished
+        parts = PassParts(self.inputs, writer, moves, self.control, self.tally, self.caches)
         execution = Execution(
-            self.inputs,
+            parts,
             store_path=self.store.path,
-            writer=writer,
-            moves=moves,
-            control=self.control,
-            tally=self.tally,
             budget=self.budget,
-            caches=self.caches,
             attempts=self.plan.attempts,
             options=ExecutionOptions(self.timeout_s, self.retries, self.started_by, self.sleep),
         )
         grading = Grading(
             self.plan,
-            self.inputs,
+            parts,
             store=self.store,
             experiment=self.exp,
-            writer=writer,
-            moves=moves,
-            control=self.control,
-            tally=self.tally,
-            caches=self.caches,
             options=GradingOptions(
                 retries=self.retries,
                 regrade=self.regrade,
@@ -510,7 +501,7 @@ class ExperimentRunner:
 
     async def _work(self, queue: WorkQueue, count: int, writer: StoreWriter, tracker: Tracker) -> str:
         execution, grading = self._collaborators(writer, tracker)
-        self._execution, moves = execution, grading.moves
+        self._execution, moves = execution, grading.parts.moves
         poller = asyncio.create_task(self._poll(writer, tracker), name=f"abbench-poll-{self.exp.id}")
         watchdog = asyncio.create_task(self._watchdog(), name=f"abbench-watchdog-{self.exp.id}")
         workers = [
@@ -544,7 +535,7 @@ class ExperimentRunner:
     async def _worker(self, queue: WorkQueue, execution: Execution, grading: Grading) -> None:
         limiter = loop_limiter()
         control, budget = self.control, self.budget
-        writer = execution.writer
+        writer = execution.parts.writer
         worker = asyncio.current_task()  # asked once: the runs this worker does are awaited in it
         assert worker is not None
         while queue and not control.cancelling and not control.stopped:

@@ -60,7 +60,7 @@ def test_the_clock_starts_with_the_attempt_not_in_the_queue(store):
             arrived.set()
             release.wait(60)
         else:  # the second run's request: its attempt has started, its deadline is set
-            deadlines.update(holder["runner"]._execution.control.deadlines)
+            deadlines.update(holder["runner"].control.deadlines)
         return ANSWER
 
     with ScriptedOpenAIServer(replies) as server:
