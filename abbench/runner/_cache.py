@@ -13,6 +13,7 @@ import os
 import re
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import fields
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,15 @@ FRESH_LIMIT = 20_000
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.IGNORECASE)
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks", "": "days"}
+
+_REPLY_FIELDS = tuple(f.name for f in fields(CachedReply))
+"""A kept reply's fields: each is the store's `CacheEntry` field of the same name (the entry adds when
+it was kept and what it answered since)."""
+
+
+def _reply_fields(kept: CachedReply | CacheEntry) -> dict[str, Any]:
+    """What a kept reply and the store's entry for it share, field for field."""
+    return {name: getattr(kept, name) for name in _REPLY_FIELDS}
 
 
 def parse_age(value: str | float | timedelta) -> timedelta:
@@ -108,35 +118,12 @@ class StoreResponseCache:
         entry = self.store.cache.lookup(key)
         if entry is None:
             return None
-        return CachedReply(
-            key=entry.key,
-            endpoint=entry.endpoint,
-            model=entry.model,
-            round=entry.round,
-            response=entry.response,
-            input_tokens=entry.input_tokens,
-            output_tokens=entry.output_tokens,
-            cost=entry.cost,
-            streamed=entry.streamed,
-        )
+        return CachedReply(**_reply_fields(entry))
 
     def save(self, reply: CachedReply) -> None:
         """Keep `reply` (committed with the next batch)."""
         self._remember(reply.key, reply)
-        self._writer().cache(
-            "save",
-            CacheEntry(
-                key=reply.key,
-                endpoint=reply.endpoint,
-                model=reply.model,
-                round=reply.round,
-                response=reply.response,
-                streamed=reply.streamed,
-                input_tokens=reply.input_tokens,
-                output_tokens=reply.output_tokens,
-                cost=reply.cost,
-            ),
-        )
+        self._writer().cache("save", CacheEntry(**_reply_fields(reply)))
 
     def hit(self, reply: CachedReply, saved: float | None) -> None:
         """Count that `reply` answered a call."""
