@@ -638,6 +638,10 @@ _OK = str(GradeStatus.OK)
 
 _SPENT = ("judge_model", "judge_cost", "input_tokens", "output_tokens", "cached", "cost_saved")
 
+_RESULT_FIELDS = tuple(name for name in GradeResult.__dataclass_fields__ if name != "cached")
+"""A grader's result's fields, each stored as the grade's field of the same name (``cached`` aside:
+NULL, not false, when no judge reply came from the cache)."""
+
 
 def _ok_grade(
     exp_id: int,
@@ -656,21 +660,10 @@ def _ok_grade(
         grader.kind,
         _OK,
         other_run_id=other_run_id,
-        passed=result.passed,
-        score=result.score,
-        verdict=result.verdict,
-        dimensions=result.dimensions,
-        comment=result.comment,
-        raw_output=result.raw_output,
-        judge_model=result.judge_model,
-        judge_cost=result.judge_cost,
-        input_tokens=result.input_tokens,
-        output_tokens=result.output_tokens,
-        details=result.details,
         run_attempt=attempt,
         other_run_attempt=other_attempt,
         cached=result.cached or None,
-        cost_saved=result.cost_saved,
+        **{name: getattr(result, name) for name in _RESULT_FIELDS},
     )
 
 
