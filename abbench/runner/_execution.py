@@ -296,27 +296,11 @@ class Execution:
     def _executed(self, attempt: _Attempt, output: AgentOutput) -> None:
         """Store the answer: the run moves to executed, the attempt records what it paid."""
         item, number, spending = attempt.item, attempt.number, attempt.spending
-        fields = self._execution_fields(item, output, attempt.began, number)
+        # What the attempt paid: a call the response cache answered is saved, not spent.
+        paid = self._paid(attempt, output)
+        fields = executed_fields(paid, output)
         fields.update(run_cache_fields(spending))
         self.attempts[item.run_id] = number  # grades record which execution they judged
-        # What the attempt paid: a call the response cache answered is saved, not spent.
-        paid = AttemptWrite(
-            item.run_id,
-            number,
-            _EXECUTED,
-            started_at=attempt.started_at,
-            ended_at=fields["executed_at"],
-            model=fields["model"],
-            input_tokens=fields["input_tokens"],
-            output_tokens=fields["output_tokens"],
-            cost=fields["cost"],
-            latency_ms=fields["latency_ms"],
-            model_calls=spending.calls or None,
-            files_read=fields["files_read"],
-            sections_read=fields["sections_read"],
-            transcript_path=fields["transcript_path"],
-            transcript_summary=fields["transcript_summary"],
-        )
         activation = self._activation(item, output, spending)
         if item.state == PENDING:
             fields = without_nulls(fields)
@@ -436,36 +420,59 @@ class Execution:
             )
         )
 
-    def _execution_fields(self, item: WorkItem, out: AgentOutput, began: float, attempt: int) -> RunChange:
-        latency = out.latency_ms or (time.perf_counter() - began) * 1000.0
+    def _paid(self, attempt: _Attempt, out: AgentOutput) -> AttemptWrite:
+        """The attempt that answered, to store: what it paid and read, and its transcript (written here)."""
+        item, number = attempt.item, attempt.number
         transcript_path = None
         if out.transcript:
-            transcript_path = _transcript_name(item.run_id, attempt)
+            transcript_path = _transcript_name(item.run_id, number)
             self.parts.writer.transcript(self.store_path / transcript_path, out.transcript)
         usage = out.usage
-        return {
-            "prediction": out.prediction,
-            "reason": out.reason,
-            "confidence": out.confidence,
-            "evidence_refs": _json_list(out.evidence_refs) if out.evidence_refs else None,
-            "raw_output": out.raw_output,
-            "files_read": _json_list(out.files_read) if out.files_read else None,
-            "sections_read": _json_list(out.sections_read) if out.sections_read else None,
-            "input_tokens": usage.input_tokens if usage is not None else None,
-            "output_tokens": usage.output_tokens if usage is not None else None,
-            "cost": out.cost,
-            "latency_ms": latency,
-            "session_id": out.session_id,
-            "model": out.model,
-            "transcript_path": transcript_path,
+        return AttemptWrite(
+            item.run_id,
+            number,
+            _EXECUTED,
+            started_at=attempt.started_at,
+            ended_at=now_iso(),
+            model=out.model,
+            input_tokens=usage.input_tokens if usage is not None else None,
+            output_tokens=usage.output_tokens if usage is not None else None,
+            cost=out.cost,
+            latency_ms=out.latency_ms or (time.perf_counter() - attempt.began) * 1000.0,
+            model_calls=attempt.spending.calls or None,
+            files_read=_json_list(out.files_read) if out.files_read else None,
+            sections_read=_json_list(out.sections_read) if out.sections_read else None,
+            transcript_path=transcript_path,
             # NULL, like the empty lists: smaller rows are cheaper to update
-            "transcript_summary": (
+            transcript_summary=(
                 _summary(list(out.transcript), out.files_read, out.sections_read)
                 if out.transcript or out.files_read or out.sections_read
                 else None
             ),
-            "executed_at": now_iso(),
-        }
+        )
+
+
+def executed_fields(paid: AttemptWrite, out: AgentOutput) -> RunChange:
+    """The run's columns once the attempt `paid` answered `out`: the answer, and what the attempt paid
+    and read with its transcript (the run keeps its executed attempt's figures beside its own)."""
+    return {
+        "prediction": out.prediction,
+        "reason": out.reason,
+        "confidence": out.confidence,
+        "evidence_refs": _json_list(out.evidence_refs) if out.evidence_refs else None,
+        "raw_output": out.raw_output,
+        "session_id": out.session_id,
+        "model": paid.model,
+        "input_tokens": paid.input_tokens,
+        "output_tokens": paid.output_tokens,
+        "cost": paid.cost,
+        "latency_ms": paid.latency_ms,
+        "files_read": paid.files_read,
+        "sections_read": paid.sections_read,
+        "transcript_path": paid.transcript_path,
+        "transcript_summary": paid.transcript_summary,
+        "executed_at": paid.ended_at,
+    }
 
 
 def without_nulls(fields: RunChange) -> RunChange:

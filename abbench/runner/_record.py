@@ -21,7 +21,13 @@ from typing import Any
 from abbench.agents import NOT_RECORDED
 from abbench.errors import ExperimentError
 from abbench.runner._api import _run_sync
-from abbench.runner._execution import _activation_fields, _json_list, _summary, _transcript_name
+from abbench.runner._execution import (
+    _activation_fields,
+    _json_list,
+    _summary,
+    _transcript_name,
+    executed_fields,
+)
 from abbench.runner._outcomes import Outcome, read_outcome, where_of
 from abbench.runner._scheduler import ExperimentRunner, RunSummary
 from abbench.runner._writer import StoreWriter
@@ -324,22 +330,7 @@ def _executed(
         recorded_digest=o.digest,
     )
     fields: RunChange = {
-        "model": paid.model,
-        "input_tokens": paid.input_tokens,
-        "output_tokens": paid.output_tokens,
-        "cost": paid.cost,
-        "latency_ms": paid.latency_ms,
-        "files_read": paid.files_read,
-        "sections_read": paid.sections_read,
-        "transcript_path": paid.transcript_path,
-        "transcript_summary": paid.transcript_summary,
-        "prediction": out.prediction,
-        "reason": out.reason,
-        "confidence": out.confidence,
-        "evidence_refs": _json_list(out.evidence_refs),
-        "raw_output": out.raw_output,
-        "session_id": out.session_id,
-        "executed_at": ended,
+        **executed_fields(paid, out),
         "attempts": number,
         "failure_type": None,
         "error": None,
