@@ -12,7 +12,7 @@ import random
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -92,33 +92,28 @@ class _Attempt:
     spending: Spending
 
 
+@dataclass(eq=False)
 class Execution:
     """The execution half of a runner pass: run one item's agent, with retries, and store each attempt.
 
-    Args:
+    Attributes:
         parts: What the pass's two halves share (inputs, writer, moves, control, tally, caches).
         store_path: The store folder (transcripts are written under it).
         budget: Counts each attempt's spend.
         attempts: Run id -> the execution its grades will judge (filled in here).
         options: How this pass executes.
+        live: Run id -> its attempt running now.
     """
 
-    def __init__(
-        self,
-        parts: PassParts,
-        *,
-        store_path: Path,
-        budget: RunBudget,
-        attempts: dict[int, int],
-        options: ExecutionOptions,
-    ) -> None:
-        self.parts = parts
-        self.store_path = store_path
-        self.budget = budget
-        self.attempts = attempts
-        self.options = options
-        self.live: dict[int, _Attempt] = {}  # run id -> its attempt running now
-        self._arm_task: dict[int, dict[str, Any]] = {}  # arm id -> what every task of the arm shares
+    parts: PassParts
+    _: KW_ONLY
+    store_path: Path
+    budget: RunBudget
+    attempts: dict[int, int]
+    options: ExecutionOptions
+    live: dict[int, _Attempt] = field(default_factory=dict, init=False)
+    _arm_task: dict[int, dict[str, Any]] = field(default_factory=dict, init=False)
+    """Arm id -> what every task of the arm shares."""
 
     async def execute(self, item: WorkItem, worker: asyncio.Task[Any] | None = None) -> AgentOutput | None:
         """Run `item`'s agent until it answers, fails for good or is cancelled; its output, or None.

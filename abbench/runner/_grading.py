@@ -23,7 +23,7 @@ import inspect
 import logging
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from abbench.errors import ExperimentError, GradingError
@@ -242,32 +242,26 @@ class GradingPlan:
         return records
 
 
+@dataclass(eq=False)
 class Grading:
     """The grading half of a runner pass: grade a run (pointwise) and judge pairs, with bounded retries.
 
-    Args:
+    Attributes:
         plan: The graders of this pass and what they must still grade.
         parts: What the pass's two halves share (inputs, writer, moves, control, tally, caches).
         store: The open store (pairs are read from it).
-        experiment: The experiment.
+        exp: The experiment.
         options: How this pass grades.
     """
 
-    def __init__(
-        self,
-        plan: GradingPlan,
-        parts: PassParts,
-        *,
-        store: Store,
-        experiment: Experiment,
-        options: GradingOptions,
-    ) -> None:
-        self.plan = plan
-        self.parts = parts
-        self.store = store
-        self.exp = experiment
-        self.options = options
-        self._shared: dict[tuple[int, int], dict[str, Any]] = {}  # (arm id, round) -> `_shared_context`
+    plan: GradingPlan
+    parts: PassParts
+    _: KW_ONLY
+    store: Store
+    exp: Experiment
+    options: GradingOptions
+    _shared: dict[tuple[int, int], dict[str, Any]] = field(default_factory=dict, init=False)
+    """(arm id, round) -> `_shared_context`."""
 
     # -- pointwise grading -----------------------------------------------------------------------------
 

@@ -485,7 +485,7 @@ class ExperimentRunner:
             self.plan,
             parts,
             store=self.store,
-            experiment=self.exp,
+            exp=self.exp,
             options=GradingOptions(
                 retries=self.retries,
                 regrade=self.regrade,
