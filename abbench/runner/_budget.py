@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from abbench.runner._control import RunControl
@@ -282,29 +282,33 @@ def budget_limits(spec: RunSettings, arms: Iterable[Arm]) -> tuple[Limits | None
     return limits, arm_limits
 
 
+@dataclass(eq=False)
 class RunBudget:
     """The runner's side of the budget: admit a run, count each attempt's spend, say why the work paused.
 
-    Args:
+    Attributes:
         store: The open store (the limits and the spend so far are read from it).
-        experiment: The experiment.
+        exp: The experiment.
         control: Pause and cancel of this pass (a cancel ends a wait for budget room).
         concurrency: Runs in flight at once (the projection's start).
         grade_only: A grading pass spends nothing on agents: no budget applies.
+        guard: The limits and the spend so far, once `start` built them (None: no budget applies).
+        over_budget: Work items not started because a budget would be passed.
     """
 
-    def __init__(
-        self, store: Store, experiment: Experiment, control: RunControl, *, concurrency: int, grade_only: bool
-    ) -> None:
-        self.store = store
-        self.exp = experiment
-        self.control = control
-        self.concurrency = concurrency
-        self.grade_only = grade_only
-        self.guard: BudgetGuard | None = None
-        self.over_budget: list[WorkItem] = []  # work items not started because a budget would be passed
-        self._models = {a.id: a.model for a in experiment.arms}
-        self._waiters: list[asyncio.Future[None]] = []  # workers waiting for runs in flight to end
+    store: Store
+    exp: Experiment
+    control: RunControl
+    _: KW_ONLY
+    concurrency: int
+    grade_only: bool
+    guard: BudgetGuard | None = field(default=None, init=False)
+    over_budget: list[WorkItem] = field(default_factory=list, init=False)
+    _waiters: list[asyncio.Future[None]] = field(default_factory=list, init=False)
+    """Workers waiting for runs in flight to end."""
+
+    def __post_init__(self) -> None:
+        self._models = {a.id: a.model for a in self.exp.arms}
 
     def start(self) -> None:
         """Build the guard from the stored definition (a resume may have raised it) and spend so far."""
