@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
+from abbench import _actions as do
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.cli._progress import outcome_counts, print_budget, print_failures, print_summary, with_progress
 from abbench.errors import worded
@@ -193,6 +194,8 @@ def status_cmd(ctx: Context, experiment: str, as_json: bool) -> None:
                 click.echo(f"  {worded(p.queued.hint(handle), 'cli')}")
         elif p.halt_reason is not None:
             click.echo(f"  {worded(p.halt_reason.hint(handle), 'cli')}")
+        elif p.status == ExperimentStatus.PAUSED and p.pause_reason is None and not exp.runner_alive:
+            click.echo(f"  paused while no process ran it; run the rest: {do.run_experiment(handle).cli}")
         print_budget(p.pause_reason, p.notes, handle)
         print_failures(backend, exp)
 

@@ -14,7 +14,7 @@ from typing import Any
 from abbench.errors import ExperimentError
 from abbench.runner._budget import budget_notes
 from abbench.runner._grading import build_graders
-from abbench.runner._halt import halt_of
+from abbench.runner._halt import halt_of, paused_unstarted
 from abbench.runner._pause import PauseReason
 from abbench.runner._progress import ArmProgress, Observer, Progress
 from abbench.runner._queued import QueuedWork
@@ -568,6 +568,7 @@ def experiment_status(ref: int | str | Experiment, *, store: StoreLike = None) -
         status in (ExperimentStatus.RUNNING, ExperimentStatus.PAUSED)
         and not exp.runner_alive
         and reason is None
+        and not paused_unstarted(exp)
     ):
         status = (
             ExperimentStatus.INTERRUPTED

@@ -26,7 +26,7 @@ from abbench import _actions as do
 from abbench.errors import Said
 from abbench.runner._reason import StoredReason
 from abbench.store import now_iso
-from abbench.types import ExperimentStatus, Halt
+from abbench.types import Control, ExperimentStatus, Halt
 
 ORIGINS = ("cli", "server", "python")
 """The kinds of process that run experiments: the CLI, a server's runner pool, a notebook or script."""
@@ -226,6 +226,18 @@ class HaltReason(StoredReason):
         )
 
 
+def paused_unstarted(exp: Any) -> bool:
+    """Whether a person paused `exp` (an `abbench.store.Experiment`) before any process executed it:
+    it stays paused (run or resume goes on), it was not interrupted."""
+    return (
+        exp.status == ExperimentStatus.PAUSED
+        and exp.control == Control.PAUSE
+        and exp.runner_origin is None
+        and not exp.runner_alive
+        and not exp.pause_reason
+    )
+
+
 def halt_of(exp: Any) -> HaltReason | None:
     """Why `exp` (an `abbench.store.Experiment`) stopped before its work was done: its recorded halt,
     or killed when its runner died without recording one; None while a runner holds it, or when it is
@@ -240,6 +252,8 @@ def halt_of(exp: Any) -> HaltReason | None:
         return None  # paused by its budget: it waits for a higher one, nothing stopped it
     if exp.runner_origin is None and exp.status == ExperimentStatus.INTERRUPTED:
         return None  # left by an abbench from before halts were recorded: nothing to say
+    if paused_unstarted(exp):
+        return None  # a person paused it before any process ran it: nothing died
     return HaltReason(
         why=str(Halt.KILLED), origin=exp.runner_origin, pid=exp.runner_pid, host=exp.runner_host
     )

@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from abbench import create_experiment
+from abbench.runner import experiment_status
 from abbench.store import open_store
 from tests.blocking import Gate, wait_for
 from tests.conftest import REPO, run_abbench, subprocess_env
@@ -61,3 +63,27 @@ def test_pause_resume_cancel_from_another_process(tmp_path):
     assert gate.arrived() == 6
     assert store.experiments.get(exp.id).status == "cancelled"
     store.close()
+
+
+def test_a_pause_before_any_process_ran_it_stays_paused_and_run_goes_on(tmp_path):
+    """Pausing an experiment nobody started is not a process that died: it is paused, says how to go
+    on, and `run` does the work."""
+    store_dir = tmp_path / "store"
+    store = open_store(store_dir)
+    ds = store.datasets.save("idle", make_cases(4), label_set=["fast", "slow"])
+    exp = create_experiment(
+        {"name": "idle", "dataset": ds.fingerprint, "arms": {"A": {"agent": "builtin"}}}, store=store
+    )
+    paused = run_abbench("--store", store_dir, "pause", exp.id)
+    assert paused.returncode == 0 and "no process is running it now" in paused.stdout
+
+    p = experiment_status(exp.id, store=store)
+    assert (p.status, p.status_text, p.halt_reason) == ("paused", "paused", None)
+    status = run_abbench("--store", store_dir, "status", exp.id)
+    assert status.returncode == 0, status.stderr
+    assert "interrupted" not in status.stdout and "died" not in status.stdout
+    assert "paused while no process ran it; run the rest: abbench run" in status.stdout
+
+    ran = run_abbench("--store", store_dir, "run", exp.id, "-q")
+    assert ran.returncode == 0, ran.stderr
+    assert store.experiments.get(exp.id).status == "finished"
