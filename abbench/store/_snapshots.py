@@ -23,7 +23,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from abbench import _actions as do
 from abbench.errors import Action, NotFoundError, StoreError, UsageError
@@ -56,20 +56,24 @@ def _move_into_place(src: Path, dst: Path) -> None:
     os.replace(src, dst)
 
 
+def _provenance_from_row(row: sqlite3.Row) -> dict[str, Any]:
+    """The provenance fields `Snapshot` and `SnapshotSource` share, from a ``snapshots`` or
+    ``snapshot_sources`` row (both tables name these columns alike)."""
+    return {
+        "draft": bool(row["draft"]),
+        "draft_reason": row["draft_reason"],
+        "repo": row["repo"],
+        "remote": row["remote"],
+        "commit": row["commit_sha"],
+        "tag": row["tag"],
+        "git_ref": row["git_ref"],
+        "subdir": row["subdir"],
+        "source_path": row["source_path"],
+    }
+
+
 def _source_from_row(row: sqlite3.Row) -> SnapshotSource:
-    return SnapshotSource(
-        draft=bool(row["draft"]),
-        draft_reason=row["draft_reason"],
-        repo=row["repo"],
-        remote=row["remote"],
-        commit=row["commit_sha"],
-        tag=row["tag"],
-        git_ref=row["git_ref"],
-        subdir=row["subdir"],
-        source_path=row["source_path"],
-        taken_at=row["taken_at"],
-        taken_by=row["taken_by"],
-    )
+    return SnapshotSource(**_provenance_from_row(row), taken_at=row["taken_at"], taken_by=row["taken_by"])
 
 
 def _insert_source(
@@ -288,17 +292,9 @@ class Snapshots(Noun):
             root=self._store.path / row["path"],
             files=files,
             description=row["description"],
-            draft=bool(row["draft"]),
-            repo=row["repo"],
-            commit=row["commit_sha"],
-            tag=row["tag"],
-            git_ref=row["git_ref"],
-            subdir=row["subdir"],
-            source_path=row["source_path"],
+            **_provenance_from_row(row),
             front_matter=loads(row["front_matter"]) or {},
             created_at=row["created_at"],
-            remote=row["remote"],
-            draft_reason=row["draft_reason"],
             warnings=tuple(loads(row["warnings"]) or ()),
         )
 
