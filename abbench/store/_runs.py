@@ -54,6 +54,13 @@ agent call). The rounds are those of the first case: runs are made for every cas
 (store.runs.create`), so they are every case's."""
 
 
+def _ids_in_state(conn: sqlite3.Connection, exp_id: int, state: str) -> list[int]:
+    """The ids of the experiment's runs in `state`."""
+    return [
+        r[0] for r in conn.execute("SELECT id FROM runs WHERE experiment_id=? AND state=?", (exp_id, state))
+    ]
+
+
 class RunRecords(Noun):
     """Reading and writing runs (part of ``store.runs``)."""
 
@@ -188,18 +195,8 @@ class RunRecords(Noun):
         """
         now = time.time()
         with self._store.transaction() as conn:
-            running = [
-                r[0]
-                for r in conn.execute(
-                    "SELECT id FROM runs WHERE experiment_id=? AND state=?", (exp_id, RunState.RUNNING)
-                )
-            ]
-            evaluating = [
-                r[0]
-                for r in conn.execute(
-                    "SELECT id FROM runs WHERE experiment_id=? AND state=?", (exp_id, RunState.EVALUATING)
-                )
-            ]
+            running = _ids_in_state(conn, exp_id, RunState.RUNNING)
+            evaluating = _ids_in_state(conn, exp_id, RunState.EVALUATING)
             conn.executemany(
                 "UPDATE runs SET state=?, failure_type=?, retryable=1, updated_at=?, error=? WHERE id=?",
                 [
@@ -246,12 +243,7 @@ class RunRecords(Noun):
         """Cancel every run of the experiment that has not started; returns how many."""
         now = time.time()
         with self._store.transaction() as conn:
-            ids = [
-                r[0]
-                for r in conn.execute(
-                    "SELECT id FROM runs WHERE experiment_id=? AND state=?", (exp_id, RunState.PENDING)
-                )
-            ]
+            ids = _ids_in_state(conn, exp_id, RunState.PENDING)
             conn.executemany(
                 "UPDATE runs SET state=?, updated_at=? WHERE id=?",
                 [(RunState.CANCELLED, now, r) for r in ids],
