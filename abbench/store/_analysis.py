@@ -327,18 +327,27 @@ class Analysis(Noun):
             "LEFT JOIN cases c ON c.dataset_id = ? AND c.idx = r.case_idx"
             f"{grade_joins} WHERE r.experiment_id = ? AND r.arm_id = ? AND r.round = ? ORDER BY r.case_idx"
         )
-        plan = self._store.conn.execute(
-            "SELECT a.id, a.name, (SELECT group_concat(DISTINCT round) FROM runs WHERE experiment_id = ?) "
-            "FROM arms a WHERE a.experiment_id = ? ORDER BY a.position",
-            (exp_id, exp_id),
-        ).fetchall()
-        for arm_id, arm, rounds in plan:
-            for rnd in sorted(int(x) for x in (rounds or "").split(",") if x):
-                cursor = self._store.conn.cursor()
-                cursor.row_factory = None  # plain tuples: sqlite3.Row costs time on big reads
-                cursor.execute(sql, (arm, dataset_id, *graders, exp_id, arm_id, rnd))
-                while rows := cursor.fetchmany(chunk):
-                    yield rows
+        for arm_id, arm, rnd in arm_rounds(self._store.conn, exp_id):
+            cursor = self._store.conn.cursor()
+            cursor.row_factory = None  # plain tuples: sqlite3.Row costs time on big reads
+            cursor.execute(sql, (arm, dataset_id, *graders, exp_id, arm_id, rnd))
+            while rows := cursor.fetchmany(chunk):
+                yield rows
+
+
+def arm_rounds(conn: sqlite3.Connection, exp_id: int) -> list[tuple[int, str, int]]:
+    """``(arm id, arm name, round)`` of every arm in every round the experiment has runs in, in export
+    order: arms by position, then rounds."""
+    plan = conn.execute(
+        "SELECT a.id, a.name, (SELECT group_concat(DISTINCT round) FROM runs WHERE experiment_id = ?) "
+        "FROM arms a WHERE a.experiment_id = ? ORDER BY a.position",
+        (exp_id, exp_id),
+    ).fetchall()
+    return [
+        (arm_id, arm, rnd)
+        for arm_id, arm, rounds in plan
+        for rnd in sorted(int(x) for x in (rounds or "").split(",") if x)
+    ]
 
 
 def latest_grade_joins(n: int) -> str:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from abbench.store._analysis import latest_grade_joins
+from abbench.store._analysis import arm_rounds, latest_grade_joins
 from abbench.store.bulk._csv import _csv_values
 from abbench.store.bulk._workers import store_slices
 
@@ -227,14 +227,8 @@ def _sheet_slices(store: Store, exp_id: int, chunk: int, first_row: int) -> list
     round) index and sliced by arithmetic; any other is counted slice by slice."""
     slices: list[dict[str, Any]] = []
     before = first_row - 1
-    plan = store.conn.execute(
-        "SELECT a.id, a.name, (SELECT group_concat(DISTINCT round) FROM runs WHERE experiment_id = ?) "
-        "FROM arms a WHERE a.experiment_id = ? ORDER BY a.position",
-        (exp_id, exp_id),
-    ).fetchall()
-    for arm_id, arm, rounds in plan:
-        for rnd in sorted(int(x) for x in (rounds or "").split(",") if x):
-            before = _arm_round_slices(store, exp_id, arm_id, arm, rnd, chunk, before, slices)
+    for arm_id, arm, rnd in arm_rounds(store.conn, exp_id):
+        before = _arm_round_slices(store, exp_id, arm_id, arm, rnd, chunk, before, slices)
     return slices
 
 
