@@ -279,13 +279,9 @@ def _keys(
     """Arm id, case position and round of every run (not read when every combination exists)."""
     import numpy as np
 
-    rounds = last_round + 1
-    n_cases = cases.case_idx.size
-    if first_round == 0 and n == len(reader.arm_ids) * n_cases * rounds:
-        arm_id = np.repeat(np.asarray(reader.arm_ids, dtype=np.int64), n_cases * rounds)
-        case_idx = np.tile(np.repeat(cases.case_idx, rounds), len(reader.arm_ids))
-        rnd = np.tile(np.arange(rounds, dtype=np.int64), len(reader.arm_ids) * n_cases)
-        return arm_id, case_idx, rnd
+    grid = reader.full_grid(n, cases, first_round, last_round)
+    if grid is not None:
+        return grid
     rows = reader.conn.execute(
         f"SELECT arm_id, case_idx, round FROM runs WHERE {reader.where} {reader.order}", reader.params
     )

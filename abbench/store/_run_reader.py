@@ -129,22 +129,34 @@ class _RunReader:
         n, first, last = self._one(f"SELECT count(*), min(round), max(round) FROM runs WHERE {self.where}")
         return n, first, last
 
+    def full_grid(
+        self, n: int, cases: CaseFields, first_round: int, last_round: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Arm id, case position and round of every run, worked out without reading them when the `n`
+        runs are every arm × case × round; None when they are not."""
+        import numpy as np
+
+        rounds = last_round + 1
+        n_cases = cases.case_idx.size
+        # Runs are unique per (arm, case, round): when there are exactly arms × cases × rounds of
+        # them and rounds start at 0, every combination exists, and the keys need not be read.
+        if first_round != 0 or n != len(self.arm_ids) * n_cases * rounds:
+            return None
+        arm_id = np.repeat(np.asarray(self.arm_ids, dtype=np.int64), n_cases * rounds)
+        case_idx = np.tile(np.repeat(cases.case_idx, rounds), len(self.arm_ids))
+        rnd = np.tile(np.arange(rounds, dtype=np.int64), len(self.arm_ids) * n_cases)
+        return arm_id, case_idx, rnd
+
     def keys(
         self, n: int, cases: CaseFields, first_round: int, last_round: int
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Run id, arm id, case position and round of every run."""
         import numpy as np
 
-        rounds = last_round + 1
-        n_cases = cases.case_idx.size
-        if first_round == 0 and n == len(self.arm_ids) * n_cases * rounds:
-            # Runs are unique per (arm, case, round): when there are exactly arms × cases × rounds of
-            # them and rounds start at 0, every combination exists, and the keys need not be read.
-            arm_id = np.repeat(np.asarray(self.arm_ids, dtype=np.int64), n_cases * rounds)
-            case_idx = np.tile(np.repeat(cases.case_idx, rounds), len(self.arm_ids))
-            rnd = np.tile(np.arange(rounds, dtype=np.int64), len(self.arm_ids) * n_cases)
+        grid = self.full_grid(n, cases, first_round, last_round)
+        if grid is not None:
             sql = f"SELECT group_concat(id) FROM (SELECT id FROM runs WHERE {self.where} {self.order})"
-            return _int_list(self._one(sql)[0]), arm_id, case_idx, rnd
+            return _int_list(self._one(sql)[0]), *grid
         rows = self.conn.execute(
             f"SELECT id, arm_id, case_idx, round FROM runs WHERE {self.where} {self.order}", self.params
         )
