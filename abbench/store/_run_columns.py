@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from abbench.types import RunOutcome, RunState
 
 OUTCOMES: tuple[str, ...] = tuple(o.value for o in RunOutcome)
@@ -23,6 +25,21 @@ OUTCOME_SQL = (
     f"WHEN '{RunState.FAIL}' THEN CASE WHEN failure_type IS NOT NULL "
     f"THEN 3 WHEN passed IS NULL THEN 4 ELSE 2 END WHEN '{RunState.CANCELLED}' THEN 5 ELSE 0 END"
 )
+
+
+def outcome_word_sql(outcome_words: Mapping[str, str], other_state: str = "r.state") -> str:
+    """An SQL expression for run ``r``'s outcome in the words an export writes: those of the
+    failures and of a score without a verdict spelled out, every other state by `outcome_words`,
+    and a state it does not name as `other_state` (an SQL expression of ``r.state``)."""
+    words = " ".join(f"WHEN '{k}' THEN '{w}'" for k, w in outcome_words.items())
+    return (
+        "(CASE WHEN r.state = 'fail' THEN (CASE WHEN r.failure_type IS NOT NULL THEN 'execution failed' "
+        f"WHEN r.passed IS NULL THEN 'grading failed' ELSE 'wrong' END) "
+        f"WHEN r.state = 'pass' AND r.passed IS NULL THEN '{outcome_words.get('scored', 'scored')}' "
+        f"ELSE (CASE r.state {words} "
+        f"ELSE {other_state} END) END)"
+    )
+
 
 STATES: tuple[str, ...] = tuple(s.value for s in RunState)
 """Run states by code (`RunTable.state` indexes into it), in `abbench.types.RunState` order."""

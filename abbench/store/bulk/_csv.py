@@ -34,6 +34,7 @@ from operator import is_not
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from abbench.store._analysis import latest_grade_joins
+from abbench.store._run_columns import outcome_word_sql
 from abbench.store.bulk._utf8 import check_utf8
 from abbench.store.bulk._workers import store_slices
 
@@ -147,14 +148,7 @@ def _csv_values(
 ) -> list[tuple[str, str]]:
     """(SQL value, kind) of each cell of a runs CSV line after the experiment and arm cells, in the
     order of the runs table's columns: the values `abbench.export`'s runs table computes in Python."""
-    words = " ".join(f"WHEN '{k}' THEN '{w}'" for k, w in outcome_words.items())
-    outcome = (
-        "(CASE WHEN r.state = 'fail' THEN (CASE WHEN r.failure_type IS NOT NULL THEN 'execution failed' "
-        f"WHEN r.passed IS NULL THEN 'grading failed' ELSE 'wrong' END) "
-        f"WHEN r.state = 'pass' AND r.passed IS NULL THEN '{outcome_words.get('scored', 'scored')}' "
-        f"ELSE (CASE r.state {words} "
-        "ELSE r.state END) END)"
-    )
+    outcome = outcome_word_sql(outcome_words)
     grade_cells: list[tuple[str, str]] = []
     for i, (kind, n) in enumerate(graders):
         ok = f"g{i}.status = 'ok'"

@@ -6,6 +6,8 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from abbench.store._run_columns import outcome_word_sql
+
 PLACE = b"1e999999"
 """A place in a line: a JSON number (so ``json_object`` takes it as JSON) that Python never writes."""
 BAD = b"1e999998"
@@ -108,14 +110,7 @@ class _Sql:
     ) -> list[_Col]:
         """The columns after the case's and before the grades, named `names`. `graders` are each
         grader's sheet cells: ``float`` for a score alone, else a verdict and, with 2 cells, its score."""
-        words = " ".join(f"WHEN '{k}' THEN '{w}'" for k, w in outcome_words.items())
-        outcome = (
-            "(CASE WHEN r.state = 'fail' THEN (CASE WHEN r.failure_type IS NOT NULL THEN 'execution failed' "
-            f"WHEN r.passed IS NULL THEN 'grading failed' ELSE 'wrong' END) "
-            f"WHEN r.state = 'pass' AND r.passed IS NULL THEN '{outcome_words.get('scored', 'scored')}' "
-            f"ELSE (CASE r.state {words} "
-            f"ELSE {self.as_text('r.state')} END) END)"
-        )
+        outcome = outcome_word_sql(outcome_words, self.as_text("r.state"))
         cols: list[_Col] = []
         named = iter(names)
 
