@@ -328,10 +328,7 @@ class Experiments(Noun):
         """Ask whoever runs the experiment to ``run``, ``pause`` or ``cancel`` (seen within a second)."""
         if control not in CONTROLS:
             raise ExperimentError(f"unknown control {control!r}; choose one of {', '.join(CONTROLS)}")
-        with self._store.transaction() as conn:
-            conn.execute(
-                "UPDATE experiments SET control=?, updated_at=? WHERE id=?", (control, now_iso(), exp_id)
-            )
+        self._set(exp_id, "control", control)
 
     def get_control(self, exp_id: int) -> str:
         """The control state last asked for."""
@@ -344,51 +341,35 @@ class Experiments(Noun):
         """Record the experiment's status (created, running, paused, cancelled, finished, interrupted)."""
         if status not in STATUSES:
             raise ExperimentError(f"unknown status {status!r}")
+        self._set(exp_id, "status", status)
+
+    def _set(self, exp_id: int, column: str, value: Any) -> None:
+        """Write one column of the experiment (a name of this module's, never a caller's), stamping the change."""
         with self._store.transaction() as conn:
             conn.execute(
-                "UPDATE experiments SET status=?, updated_at=? WHERE id=?", (status, now_iso(), exp_id)
+                f"UPDATE experiments SET {column}=?, updated_at=? WHERE id=?", (value, now_iso(), exp_id)
             )
 
     def set_pause_reason(self, exp_id: int, reason: dict[str, Any] | None) -> None:
         """Record why the runner paused the experiment by itself (a budget reached), or clear it (None)."""
-        with self._store.transaction() as conn:
-            conn.execute(
-                "UPDATE experiments SET pause_reason=?, updated_at=? WHERE id=?",
-                (None if reason is None else dumps(reason), now_iso(), exp_id),
-            )
+        self._set(exp_id, "pause_reason", None if reason is None else dumps(reason))
 
     def set_executor(self, exp_id: int, where: dict[str, Any] | None) -> None:
         """Record where the experiment's agents run now (None: the local executor)."""
-        with self._store.transaction() as conn:
-            conn.execute(
-                "UPDATE experiments SET executor=?, updated_at=? WHERE id=?",
-                (None if where is None else dumps(where), now_iso(), exp_id),
-            )
+        self._set(exp_id, "executor", None if where is None else dumps(where))
 
     def set_stop_reason(self, exp_id: int, reason: dict[str, Any] | None) -> None:
         """Record why the stopping rule stopped the experiment (its decision and figures), or clear it."""
-        with self._store.transaction() as conn:
-            conn.execute(
-                "UPDATE experiments SET stop_reason=?, updated_at=? WHERE id=?",
-                (None if reason is None else dumps(reason), now_iso(), exp_id),
-            )
+        self._set(exp_id, "stop_reason", None if reason is None else dumps(reason))
 
     def set_halt(self, exp_id: int, halt: dict[str, Any] | None) -> None:
         """Record why the experiment's runner stopped before the work was done (see `Experiment.halt`)."""
-        with self._store.transaction() as conn:
-            conn.execute(
-                "UPDATE experiments SET halt=?, updated_at=? WHERE id=?",
-                (None if halt is None else dumps(halt), now_iso(), exp_id),
-            )
+        self._set(exp_id, "halt", None if halt is None else dumps(halt))
 
     def set_queued(self, exp_id: int, queued: dict[str, Any] | None) -> None:
         """Record the work a server's pool accepted for the experiment and has not started (or None:
         nothing is queued; see `Experiment.queued`)."""
-        with self._store.transaction() as conn:
-            conn.execute(
-                "UPDATE experiments SET queued=?, updated_at=? WHERE id=?",
-                (None if queued is None else dumps(queued), now_iso(), exp_id),
-            )
+        self._set(exp_id, "queued", None if queued is None else dumps(queued))
 
     def leave_queued(self, exp_id: int, why: str) -> bool:
         """Say why the work queued for the experiment was not started (`Experiment.queued` keeps it,
