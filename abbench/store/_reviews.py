@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from abbench.errors import NotFoundError, UsageError
@@ -40,17 +40,7 @@ class Review:
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready view."""
-        return {
-            "id": self.id,
-            "experiment_id": self.experiment_id,
-            "case_id": self.case_id,
-            "arm": self.arm,
-            "run_id": self.run_id,
-            "verdict": self.verdict,
-            "note": self.note,
-            "reviewer": self.reviewer,
-            "created_at": self.created_at,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -83,18 +73,7 @@ class ReviewSample:
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready view."""
-        return {
-            "id": self.id,
-            "experiment_id": self.experiment_id,
-            "arm": self.arm,
-            "seed": self.seed,
-            "size": self.size,
-            "population": self.population,
-            "run_ids": list(self.run_ids),
-            "grader": self.grader,
-            "created_by": self.created_by,
-            "created_at": self.created_at,
-        }
+        return asdict(self) | {"run_ids": list(self.run_ids)}
 
 
 _SAMPLE_COLUMNS = "id, experiment_id, arm, seed, size, population, run_ids, grader, created_by, created_at"
