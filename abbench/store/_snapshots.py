@@ -23,14 +23,11 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from abbench import _actions as do
 from abbench.errors import Action, NotFoundError, StoreError, UsageError
 from abbench.snapshot import (
-    DEFAULT_MAX_FILE_BYTES,
-    DEFAULT_MAX_FILES,
-    DEFAULT_MAX_TOTAL_BYTES,
     Snapshot,
     SnapshotFile,
     SnapshotSource,
@@ -100,21 +97,25 @@ def _insert_source(
     )
 
 
+class SnapshotOptions(TypedDict, total=False):
+    """What `Snapshots.freeze` hands on to `abbench.snapshot.prepare_snapshot` beside the folder (its
+    defaults are that function's)."""
+
+    git_ref: str | None
+    repo: str | os.PathLike[str] | None
+    subdir: str | None
+    max_file_bytes: int
+    max_total_bytes: int
+    max_files: int
+
+
 class Snapshots(Noun):
     """Reading and writing snapshots (part of ``store.snapshots``)."""
 
     # -- writing -----------------------------------------------------------------------------------
 
     def freeze(
-        self,
-        folder: str | os.PathLike[str] | None = None,
-        *,
-        git_ref: str | None = None,
-        repo: str | os.PathLike[str] | None = None,
-        subdir: str | None = None,
-        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
-        max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
-        max_files: int = DEFAULT_MAX_FILES,
+        self, folder: str | os.PathLike[str] | None = None, **options: Unpack[SnapshotOptions]
     ) -> Snapshot:
         """Copy a skill into the store (once per content) and return the stored snapshot.
 
@@ -138,17 +139,7 @@ class Snapshots(Noun):
         """
         from abbench.snapshot import prepare_snapshot  # here: reading snapshots needs no builder (nor yaml)
 
-        prepared = prepare_snapshot(
-            folder,
-            git_ref=git_ref,
-            repo=repo,
-            subdir=subdir,
-            max_file_bytes=max_file_bytes,
-            max_total_bytes=max_total_bytes,
-            max_files=max_files,
-            exclude=self._store.path,
-        )
-        return self.add_prepared(prepared)
+        return self.add_prepared(prepare_snapshot(folder, **options, exclude=self._store.path))
 
     def add_prepared(self, prepared: PreparedSnapshot) -> Snapshot:
         """Store content already read and checked (`abbench.snapshot.prepare_snapshot`); as `snapshot_skill`.
