@@ -73,6 +73,19 @@ def _source_from_row(row: sqlite3.Row) -> SnapshotSource:
     return SnapshotSource(**_provenance_from_row(row), taken_at=row["taken_at"], taken_by=row["taken_by"])
 
 
+def _where_from(source: SnapshotSource) -> tuple[str | None, ...]:
+    """The source's repo, remote, commit_sha, tag, git_ref, subdir and source_path columns, in that order."""
+    return (
+        source.repo,
+        source.remote,
+        source.commit,
+        source.tag,
+        source.git_ref,
+        source.subdir,
+        source.source_path,
+    )
+
+
 def _insert_source(
     conn: sqlite3.Connection, snapshot: str, source: SnapshotSource, taken_at: str, taken_by: str
 ) -> None:
@@ -80,20 +93,7 @@ def _insert_source(
     conn.execute(
         "INSERT INTO snapshot_sources (snapshot, draft, draft_reason, repo, remote, commit_sha, tag,"
         " git_ref, subdir, source_path, taken_at, taken_by) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-        (
-            snapshot,
-            int(source.draft),
-            source.draft_reason,
-            source.repo,
-            source.remote,
-            source.commit,
-            source.tag,
-            source.git_ref,
-            source.subdir,
-            source.source_path,
-            taken_at,
-            taken_by,
-        ),
+        (snapshot, int(source.draft), source.draft_reason, *_where_from(source), taken_at, taken_by),
     )
 
 
@@ -248,16 +248,7 @@ class Snapshots(Noun):
             conn.execute(
                 "UPDATE snapshots SET draft = 0, draft_reason = NULL, repo = ?, remote = ?, commit_sha = ?,"
                 " tag = ?, git_ref = ?, subdir = ?, source_path = ? WHERE hash = ?",
-                (
-                    source.repo,
-                    source.remote,
-                    source.commit,
-                    source.tag,
-                    source.git_ref,
-                    source.subdir,
-                    source.source_path,
-                    row["hash"],
-                ),
+                (*_where_from(source), row["hash"]),
             )
         elif row["commit_sha"] == source.commit and not row["tag"] and source.tag:
             conn.execute("UPDATE snapshots SET tag = ? WHERE hash = ?", (source.tag, row["hash"]))
