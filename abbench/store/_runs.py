@@ -53,6 +53,16 @@ index: one statement taking the four bounds at once walked its 600,000 entries (
 agent call). The rounds are those of the first case: runs are made for every case in every round
 (store.runs.create`), so they are every case's."""
 
+_KIND_SQL = (
+    f"r.state='{RunState.FAIL}'",
+    f"(r.state='{RunState.FAIL}' AND r.failure_type IS NOT NULL)",
+    f"(r.state='{RunState.FAIL}' AND r.failure_type IS NULL AND r.passed IS NULL)",
+    f"r.state='{RunState.CANCELLED}'",
+    f"(r.state='{RunState.FAIL}' AND r.passed=0)",
+)
+"""What `RunRecords.select`'s kind filters match, in its order: failed, execution failed, grading
+failed, cancelled, disagreements (graded wrong)."""
+
 
 def _ids_in_state(conn: sqlite3.Connection, exp_id: int, state: str) -> list[int]:
     """The ids of the experiment's runs in `state`."""
@@ -292,17 +302,8 @@ class RunRecords(Noun):
         """Run ids matching every filter given (no filter: all runs of the experiment)."""
         where = ["r.experiment_id=?"]
         params: list[Any] = [exp_id]
-        kinds = []
-        if failed:
-            kinds.append(f"r.state='{RunState.FAIL}'")
-        if execution_failed:
-            kinds.append(f"(r.state='{RunState.FAIL}' AND r.failure_type IS NOT NULL)")
-        if grading_failed:
-            kinds.append(f"(r.state='{RunState.FAIL}' AND r.failure_type IS NULL AND r.passed IS NULL)")
-        if cancelled:
-            kinds.append(f"r.state='{RunState.CANCELLED}'")
-        if disagreements:
-            kinds.append(f"(r.state='{RunState.FAIL}' AND r.passed=0)")
+        asked = (failed, execution_failed, grading_failed, cancelled, disagreements)
+        kinds = [sql for wanted, sql in zip(asked, _KIND_SQL, strict=True) if wanted]
         if kinds:
             where.append("(" + " OR ".join(kinds) + ")")
         if cases:
