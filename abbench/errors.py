@@ -187,6 +187,17 @@ class PairNotNamed(UsageError):
 class NotFoundError(AbbenchError):
     """Raised when a named dataset, profile, snapshot, experiment, run or reference does not exist."""
 
+    @classmethod
+    def no_arm(cls, experiment: str, name: str, arms: Iterable[str]) -> NotFoundError:
+        """The error for an arm `experiment` (its name quoted, or ``#id``) does not have, listing its arms."""
+        names = list(arms)
+        return cls(
+            f"experiment {experiment} has no arm {name!r}; its arms: {', '.join(names)}",
+            kind="arm",
+            name=name,
+            choices=names,
+        )
+
 
 class StoreError(AbbenchError):
     """Raised when the store folder or database cannot be opened, read or written."""

@@ -262,13 +262,7 @@ class ExperimentMetrics(Result):
         for a in self.arms:
             if a.arm == name:
                 return a
-        names = [a.arm for a in self.arms]
-        raise NotFoundError(
-            f"experiment {self.experiment!r} has no arm {name!r}; its arms: {', '.join(names)}",
-            kind="arm",
-            name=name,
-            choices=names,
-        )
+        raise NotFoundError.no_arm(repr(self.experiment), name, (a.arm for a in self.arms))
 
 
 def dataset_labels(store: Store, dataset_id: int) -> tuple[Any, dict[str, str]]:

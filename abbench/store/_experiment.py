@@ -206,13 +206,7 @@ class Experiment:
         for a in self.arms:
             if a.name == name:
                 return a
-        names = [a.name for a in self.arms]
-        raise NotFoundError(
-            f"experiment {self.name!r} has no arm {name!r}; its arms: {', '.join(names)}",
-            kind="arm",
-            name=name,
-            choices=names,
-        )
+        raise NotFoundError.no_arm(repr(self.name), name, (a.name for a in self.arms))
 
     @property
     def runner_alive(self) -> bool:

@@ -141,7 +141,7 @@ class Reviews(Noun):
                         "SELECT name FROM arms WHERE experiment_id=? ORDER BY position", (exp_id,)
                     )
                 ]
-                raise NotFoundError(f"experiment #{exp_id} has no arm {arm!r}; its arms: {', '.join(names)}")
+                raise NotFoundError.no_arm(f"#{exp_id}", arm, names)
             arm_id = row[0]
         if run_id is not None:
             row = self._store.query_one(
