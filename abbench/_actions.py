@@ -128,6 +128,15 @@ def draw_review_sample(ref: object, size: object = 100, seed: object = 1) -> Act
     )
 
 
+def evaluate_gate(ref: object, rules: str = "FILE") -> Action:
+    """Evaluate an experiment's gate with the rules of a gate file (the server takes them inline)."""
+    return Action(
+        f"abbench.evaluate_gate({_arg(ref)}, {rules!r})",
+        f"abbench gate {_shell(ref)} --rules {rules}",
+        f"POST /api/experiments/{_path(ref)}/gate (the rules inline)",
+    )
+
+
 def list_snapshots() -> Action:
     """List the stored skill snapshots."""
     return Action("abbench.open_store().snapshots.all()", "abbench snapshots", "GET /api/skill-snapshots")
@@ -138,9 +147,14 @@ def snapshot_skill(folder: str = "DIR") -> Action:
     return Action(f"abbench.snapshot_skill({folder!r})", f"abbench snapshot {folder}")
 
 
-def import_dataset(path: str = "FILE") -> Action:
-    """Import a data file as a dataset."""
-    return Action(f"abbench.import_dataset({path!r})", f"abbench import {path}", "POST /api/datasets")
+def import_dataset(path: str = "FILE", store: object = None) -> Action:
+    """Import a data file as a dataset (into the store at `store`: a new one is made there)."""
+    if store is None:
+        return Action(f"abbench.import_dataset({path!r})", f"abbench import {path}", "POST /api/datasets")
+    return Action(
+        f"abbench.import_dataset({path!r}, store={str(store)!r})",
+        f"abbench --store {_shell(store)} import {path}",
+    )
 
 
 def save_profile(path: str = "FILE", name: str = "NAME") -> Action:

@@ -80,7 +80,7 @@ def gate_cmd(ctx: Context, experiment: str | None, rules_file: str | None, arms:
         experiment, rules_file, store=ctx.store, arms=arms or None, vs=baseline, cluster=cluster
     )
     allowed = result.outcome == GateOutcome.INCONCLUSIVE and not fail_on_inconclusive
-    emit(as_json, result.as_dict(), lambda: _print_gate(result, allowed))
+    emit(as_json, result.as_dict("cli"), lambda: _print_gate(result, allowed))
     if allowed:
         return
     if not result.passed:
@@ -137,7 +137,7 @@ def _print_gate(result: GateResult, inconclusive_allowed: bool) -> None:
     )
     said = _Said()
     if result.outcome != GateOutcome.PASS:
-        click.echo(f"  {result.outcome}: {result.reason}")
+        click.echo(f"  {result.outcome}: {result.worded_reason('cli')}")
         # the rules' reasons that line gave (an inconclusive gate's reason is made of its unsettled rules')
         said.tell(*(r.explanation for r in result.rules if r.explanation in result.reason))
     for r in result.rules:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from abbench import _actions as do
 from abbench.compare import (
     DEFAULT_MARGIN,
     CompareOptions,
@@ -24,7 +25,7 @@ from abbench.compare import (
     resolve_pair,
     vote_policy,
 )
-from abbench.errors import NotFoundError, UsageError
+from abbench.errors import Action, NotFoundError, UsageError, View
 from abbench.formatting import in_unit
 from abbench.gate._coverage import FULL, Coverage, coverage
 from abbench.gate._decision import Decision, DecisionPolicy, decide
@@ -155,30 +156,38 @@ class GateResult(Result):
         return f"{self.pair_text}: {self.outcome.upper()} — {self.coverage.text}{stopped}"
 
     @property
+    def next_steps(self) -> tuple[Action, ...]:
+        """What would complete an incomplete gate's runs, each worded for every view (empty otherwise):
+        retry the cancelled runs, run the unfinished, retry the failed, re-grade those without a verdict."""
+        if self.outcome != GateOutcome.INCOMPLETE:
+            return ()
+        arms, ref = self.coverage.arms, self.experiment_id
+        todo = [
+            (sum(a.cancelled for a in arms), do.retry_runs(ref, "cancelled")),
+            (sum(a.unfinished for a in arms), do.run_experiment(ref)),
+            (sum(a.execution_failed for a in arms), do.retry_runs(ref)),
+            (sum(a.grading_failed for a in arms), do.regrade_failed(ref)),
+        ]
+        return tuple(action for n, action in todo if n) or (do.run_experiment(ref),)
+
+    @property
     def reason(self) -> str:
-        """Why the outcome is what it is, in one sentence."""
+        """Why the outcome is what it is, in one sentence (what to do in Python calls; `worded_reason`
+        words it for the CLI or the server)."""
+        return self.worded_reason("python")
+
+    def worded_reason(self, view: View) -> str:
+        """`reason` as `view` words it: what to do as the CLI's commands, Python calls or HTTP requests."""
         if self.outcome == GateOutcome.INCOMPLETE:
-            arms, ref = self.coverage.arms, f"#{self.experiment_id}"
-            todo = [
-                (sum(a.cancelled for a in arms), f"abbench retry {ref} --cancelled"),
-                (sum(a.unfinished for a in arms), f"abbench run {ref}"),
-                (sum(a.execution_failed for a in arms), f"abbench retry {ref} --failed"),
-                (sum(a.grading_failed for a in arms), f"abbench regrade {ref} --failed"),
-            ]
-            steps = ", ".join(cmd for n, cmd in todo if n) or "run it"
+            steps = ", ".join(step.worded(view) for step in self.next_steps)
             return (
                 f"the decision needs {self.coverage.required_text} of each arm graded and rests on "
                 f"{self.coverage.share:.0%} ({self.coverage.gap or 'nothing planned'}); finish the runs ({steps}) "
                 "or allow less with min_coverage in the gate file"
             )
         if self.outcome == GateOutcome.INCONCLUSIVE:
-            unsettled = [
-                r
-                for r in self.rules
-                if r.status == RuleStatus.INCONCLUSIVE and r.rule.severity == Severity.BLOCK
-            ]
-            if unsettled:
-                said = [f"{r.rule.name or r.rule.text}: {r.explanation}" for r in unsettled]
+            if self.unsettled:
+                said = [f"{r.rule.name or r.rule.text}: {r.explanation}" for r in self.unsettled]
                 return "not decided by the evidence: " + "; ".join(said)
             return "no rule could be assessed: every rule's metric has no value on these data"
         if self.outcome == GateOutcome.BLOCK:
@@ -194,10 +203,22 @@ class GateResult(Result):
             return "every block rule holds; " + "; ".join(said)
         return "every rule holds"
 
+    def as_dict(self, view: View = "python") -> dict[str, Any]:
+        """The fields as plain values, with `reason` worded for `view` and every wording of `next_steps`."""
+        steps = [step.to_dict() for step in self.next_steps]
+        return {**super().as_dict(), "reason": self.worded_reason(view), "next_steps": steps}
+
     @property
     def blocking(self) -> tuple[RuleOutcome, ...]:
         """The rules that block."""
         return tuple(r for r in self.rules if r.blocks)
+
+    @property
+    def unsettled(self) -> tuple[RuleOutcome, ...]:
+        """The ``block`` rules the evidence does not settle (each message says why and what would settle it)."""
+        return tuple(
+            r for r in self.rules if r.status == RuleStatus.INCONCLUSIVE and r.rule.severity == Severity.BLOCK
+        )
 
     @property
     def not_assessed(self) -> tuple[RuleOutcome, ...]:
@@ -235,7 +256,11 @@ def _experiment_gate(exp: Experiment, arms: tuple[str, ...]) -> GateSpec | None:
         if not path.is_file():
             raise UsageError(
                 f"experiment {exp.name!r} names the gate file {gate!r}, which does not exist here (relative paths "
-                "are read from the current folder); run from the definition's folder or pass --rules FILE"
+                "are read from the current folder); run from the definition's folder or give the rules (",
+                do.evaluate_gate(exp.id),
+                ")",
+                kind="gate file",
+                name=gate,
             )
         return load_gate(path, arms=arms)
     spec = load_gate(gate, arms=arms, origin=f"experiment {exp.name} gate")
@@ -582,7 +607,9 @@ def _measure(
         metrics_a = metrics_b
     else:
         metrics_a = None
-        notes.append("one arm: comparison metrics have no value (compare it with another experiment: --vs)")
+        notes.append(
+            "one arm: comparison metrics have no value (give another experiment as the baseline: vs)"
+        )
     arm_a = metrics_a.arm(a_name) if metrics_a is not None and a_name is not None else None
     measured = _Measured(comparison, metrics_a, metrics_b, arm_a, metrics_b.arm(b_name))
     if any(rule.metric == CORRECTED for rule in rules):
@@ -709,7 +736,10 @@ def _value(
         return definition.get(decision, ref.param)
     if definition.scope == "comparison":
         if comparison is None:
-            return None, "no comparison (the experiment has one arm; give a baseline with --vs)"
+            return (
+                None,
+                "no comparison (the experiment has one arm; give another experiment as the baseline: vs)",
+            )
         return definition.get(comparison, rule.margin if rule.margin is not None else ref.param)
     if ref.arm == "a":
         if arm_a is None:

@@ -296,7 +296,7 @@ ARM_METRICS: list[MetricDef] = [
         "arm",
         "number",
         "judge-scored accuracy corrected by people's reviews of a random sample (prediction-powered "
-        "inference); no value without a random review sample (abbench review EXP --sample N --seed S)",
+        "inference); no value until a random sample of judged runs is drawn for review (draw_review_sample)",
         lambda a, m, p: _corrected(a, m),
     ),
     MetricDef(

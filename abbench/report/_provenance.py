@@ -247,6 +247,7 @@ class RunOverview:
         failures: Up to `limit` failed runs (`abbench.store.FailedRun`: case, arm, round from 0, kind, failure
             type, error), by run id.
         scored: Arm -> runs graded with a score and no verdict (in ``pass``, but not right).
+        experiment_id: The experiment's id (what the report tells a reader to retry or re-grade).
     """
 
     states: dict[str, dict[str, int]]
@@ -257,6 +258,7 @@ class RunOverview:
     cancelled: dict[str, int]
     failures: tuple[FailedRun, ...]
     scored: dict[str, int] = field(default_factory=dict)
+    experiment_id: int | None = None
 
     @property
     def complete(self) -> bool:
@@ -295,4 +297,5 @@ def run_overview(
         cancelled={a: c.get(RunState.CANCELLED, 0) for a, c in states.items()},
         failures=found.first,
         scored={a.name: found.scored.get(a.name, 0) for a in exp.arms},
+        experiment_id=exp.id,
     )

@@ -162,7 +162,7 @@ def gate(request: Request, caller: Reader, ref: str, body: GateIn) -> JSONRespon
     vs = _owned.experiment(store, body.vs, caller.owner).id if body.vs else None
     _own_gate_inline(exp, body.rules)
     result = evaluate_gate(exp.id, body.rules, store=store, arms=body.arms, vs=vs)
-    return answer(result)
+    return answer(result.as_dict("http"))
 
 
 def _own_gate_inline(exp: Any, rules: Any) -> None:

@@ -180,7 +180,7 @@ def reviews_section(
     if not items:
         return [
             d.note_html(
-                "No one has reviewed a case of this experiment yet (abbench review, or the review widget)."
+                "No one has reviewed a case of this experiment yet (the review widget, or abbench.review.add_review)."
             )
         ]
     arms = list(dict.fromkeys(r.arm or "(whole case)" for r in items))

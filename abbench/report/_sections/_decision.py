@@ -14,6 +14,7 @@ from abbench.report._sections._parts import Part
 
 if TYPE_CHECKING:
     from abbench.compare import Side
+    from abbench.errors import Action
     from abbench.gate import Coverage, Dimension, GateResult, RuleOutcome
 
 
@@ -186,40 +187,27 @@ def _headline(gate: GateResult) -> str:
     return headline
 
 
-def _warnings(gate: GateResult) -> list[RuleOutcome]:
-    """The warning rules that did not pass (a measure allowed to be missing is no warning)."""
-    return [
-        r
-        for r in gate.rules
-        if r.rule.severity == Severity.WARN
-        and r.status != RuleStatus.PASS
-        and not (r.status == RuleStatus.MISSING and r.rule.allow_missing)
-    ]
-
-
-def _unsettled(gate: GateResult) -> list[RuleOutcome]:
-    """The block rules the evidence does not settle (each message says why and what would settle it)."""
-    return [
-        r for r in gate.rules if r.status == RuleStatus.INCONCLUSIVE and r.rule.severity == Severity.BLOCK
-    ]
+def _calls(steps: Sequence[Action]) -> str:
+    """What to do, as the Python calls of the notebook the report is (a reader of the page may run them)."""
+    return ", ".join(f"<code>{d.esc(step.python)}</code>" for step in steps)
 
 
 def _details(gate: GateResult) -> str:
     """The banner's body: why incomplete or inconclusive, the verdict, the votes, what blocks and warns."""
     outcome = gate.outcome
     cov = gate.coverage
-    warnings = _warnings(gate)
+    warnings = gate.warnings
     blocking = [r for r in gate.rules if r.blocks]
     details = ""
     if outcome == GateOutcome.INCOMPLETE:
         details += (
             f"<p><b>Incomplete:</b> the decision needs {d.esc(_required(cov))} of each arm graded and rests on "
             f"{fm.pct(cov.share, 0)} ({d.esc(cov.gap or 'nothing planned')}). The figures below are "
-            "from the runs that did finish: finish the others (abbench run, retry, regrade) or allow less with "
+            f"from the runs that did finish: finish the others ({_calls(gate.next_steps)}) or allow less with "
             "min_coverage in the gate file.</p>"
         )
     elif outcome == GateOutcome.INCONCLUSIVE:
-        unsettled = _unsettled(gate)
+        unsettled = gate.unsettled
         if unsettled:
             details += (
                 "<p><b>Inconclusive:</b> the evidence does not decide (nothing blocks, nothing is shown "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from abbench import formatting as fm
+from abbench import _actions as do, formatting as fm
 from abbench.report import _display as d
 from abbench.report._provenance import ArmProvenance, Provenance, RunOverview
 from abbench.report._sections._parts import Part
@@ -59,15 +59,17 @@ def runs_section(overview: RunOverview) -> list[Part]:
         n_grade = sum(overview.grading_failures.values())
         n_cancel = sum(overview.cancelled.values())
         n_left = overview.total - overview.finished - n_cancel
-        said = []
-        if n_exec:
-            said.append(f"{n_exec:,} execution failed (re-run them: abbench retry EXPERIMENT --failed)")
-        if n_grade:
-            said.append(f"{n_grade:,} grading failed (abbench regrade EXPERIMENT --failed)")
-        if n_cancel:
-            said.append(f"{n_cancel:,} were cancelled")
-        if n_left > 0:
-            said.append(f"{n_left:,} have not finished")
+        ref = overview.experiment_id if overview.experiment_id is not None else "EXPERIMENT"
+        said = [
+            f"{n:,} {what} ({verb}: {step.python})"
+            for n, what, verb, step in (
+                (n_exec, "execution failed", "re-run them", do.retry_runs(ref)),
+                (n_grade, "grading failed", "re-grade them", do.regrade_failed(ref)),
+                (n_cancel, "were cancelled", "run them again", do.retry_runs(ref, "cancelled")),
+                (n_left, "have not finished", "finish them", do.run_experiment(ref)),
+            )
+            if n > 0
+        ]
         parts.append(
             d.note_html(
                 "Not every run counts: " + "; ".join(said) + ". Accuracy uses graded runs only; "
