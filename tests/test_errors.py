@@ -13,7 +13,7 @@ import yaml
 import abbench
 from abbench import _actions as do
 from abbench.cli._commands import COMMANDS
-from abbench.errors import Action, ExperimentError, NotFoundError, UnknownName, UsageError
+from abbench.errors import Action, ExperimentError, NotFoundError, StoreError, UnknownName, UsageError
 from abbench.graders import grader_names, make_grader
 from abbench.runner import create_experiment
 from abbench.store import open_store
@@ -190,3 +190,14 @@ def test_a_missing_experiment_names_the_listing_call_in_python(store):
 def test_a_reference_is_written_as_each_view_reads_it(ref, python, cli, http):
     # '#3' unquoted would start a shell comment; a name with a space is one word, in a path URL-quoted
     assert do.resume_experiment(ref) == Action(python, cli, http)
+
+
+def test_a_missing_store_names_the_import_call_in_a_notebook_and_the_command_in_the_cli(tmp_path):
+    where = tmp_path / "nothing"
+    with pytest.raises(StoreError) as err:
+        open_store(where, create=False)
+    said = str(err.value)
+    assert f"create one by importing a dataset (abbench.import_dataset('FILE', store={str(where)!r}))" in said
+    assert not re.search(r"abbench (--store|import)\b", said)  # no CLI command in a notebook's error
+    assert f"(abbench --store {where} import FILE)" in err.value.worded("cli")
+    assert err.value.hint == do.import_dataset("FILE", store=where)

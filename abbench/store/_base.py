@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Self
 from urllib.parse import quote
 
+from abbench import _actions as do
 from abbench._files import ROOM_BYTES, check_room
 from abbench.errors import SchemaVersionError, StoreError
 from abbench.store._aside import _T, Aside
@@ -141,8 +142,9 @@ class StoreBase:
             )
         if not self.db_path.exists() and not create:
             raise StoreError(
-                f"no abbench store at {self.path}; create one by importing a dataset "
-                f"(abbench --store {self.path} import FILE) or point --store / ${STORE_ENV} at an existing one"
+                f"no abbench store at {self.path}; create one by importing a dataset (",
+                do.import_dataset("FILE", store=self.path),
+                f") or point the store (store=, --store or ${STORE_ENV}) at an existing one",
             )
         # A store this user may read but not write (a colleague's, a read-only mount) is opened for
         # reading: every view works, and a write is refused with a message instead of a SQLite error.

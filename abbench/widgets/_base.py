@@ -360,7 +360,7 @@ def notebook_store(path: StoreLike = None, *, create: bool = False) -> Store:
     if create:
         return open_store(here / ".abbench")
     raise StoreError(
-        f"no abbench store found in {here} or the folders above it: run `make demo` (or `abbench demo`) at "
+        f"no abbench store found in {here} or the folders above it: run `make demo` at "
         f"the top of the checkout for the demo store, set store_path at the top of the notebook, or set "
         f"${STORE_ENV}"
     )

@@ -98,7 +98,7 @@ def default_pair(store: Any, a: Any = None, b: Any = None) -> tuple[Experiment, 
     else:
         experiments = store.experiments.all()
         if not experiments:
-            return "nothing to compare yet: run an experiment first (02_run, or abbench run)"
+            return "nothing to compare yet: run an experiment first (the 02_run notebook, or abbench.run_experiment)"
         newest = experiments[0]
         if len(newest.arms) >= 2:
             return newest, newest

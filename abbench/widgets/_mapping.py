@@ -292,7 +292,7 @@ class MappingWidget(View):
         text = str(path).strip()
         if not text:
             raise UsageError(
-                "give the path of a mapping YAML or JSON file (what abbench import --mapping reads)"
+                "give the path of a mapping profile: a YAML or JSON file (what import_dataset's profile= reads)"
             )
         file = Path(text).expanduser()
         profile = load_profile(file)

@@ -18,6 +18,7 @@ from typing import Any
 import ipywidgets as w
 import yaml
 
+from abbench import _actions as do
 from abbench.errors import NotFoundError, UsageError
 from abbench.runner import (
     Progress,
@@ -353,7 +354,9 @@ class RunControlWidget(View):
             UsageError: no dataset, no name, or an arm is incomplete.
         """
         if not self.dataset.value:
-            raise UsageError("choose a dataset (import one with the mapping widget or `abbench import`)")
+            raise UsageError(
+                "choose a dataset (import one with the mapping widget or `", do.import_dataset(), "`)"
+            )
         name = self.name.value.strip()
         if not name:
             raise UsageError("give the experiment a name")

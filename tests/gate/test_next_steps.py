@@ -6,6 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from abbench.errors import UsageError
 from abbench.gate import evaluate_gate
 from abbench.report import decision_section, run_overview, runs_section
 from abbench.store import open_store
@@ -95,3 +96,15 @@ def test_the_report_names_the_calls_of_its_notebook_and_no_command(incomplete):
     assert f"1 were cancelled (run them again: abbench.retry_runs({exp_id}, cancelled=True))" in runs
     for command in ("abbench retry", "abbench regrade", "abbench run"):
         assert command not in banner and command not in runs
+
+
+def test_a_missing_gate_file_names_the_call_in_a_notebook_and_the_command_in_the_cli(store, cli):
+    exp = make_experiment(
+        store, "gated", cases_of(4), {"a": [[True]] * 4, "b": [[True]] * 4}, gate="nope.yaml"
+    )
+    with pytest.raises(UsageError) as err:
+        evaluate_gate(exp, store=store)
+    assert (err.value.kind, err.value.name) == ("gate file", "nope.yaml")
+    assert str(err.value).endswith(f"give the rules (abbench.evaluate_gate({exp.id}, 'FILE'))")
+    assert "--rules" not in str(err.value)
+    assert err.value.worded("cli").endswith(f"give the rules (abbench gate {exp.id} --rules FILE)")

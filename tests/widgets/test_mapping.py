@@ -426,7 +426,7 @@ label_set: [fast, slow]
 def test_a_missing_or_invalid_mapping_file_is_an_error_in_the_widget(store, tmp_path):
     widget = MappingWidget(store, path=XLSX)
     widget.load_button.click()
-    assert "give the path of a mapping YAML or JSON file" in widget.errors.message
+    assert "give the path of a mapping profile: a YAML or JSON file" in widget.errors.message
     widget.mapping_file.value = str(tmp_path / "nope.yaml")
     widget.load_button.click()
     assert "no mapping profile file" in widget.errors.message
