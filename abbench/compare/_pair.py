@@ -142,7 +142,7 @@ def resolve_pair(
         check_arm(exp, candidate, where)
         raise UsageError(
             f"{where}: experiment {exp.name!r} has a single arm ({exp.arms[0].name}); compare it with another "
-            "experiment (--vs) instead of naming two arms"
+            "experiment (compare_experiments, CLI --vs) instead of naming two arms"
         )
     check_arm(exp, baseline, where or "baseline")
     check_arm(exp, candidate, where or "candidate")

@@ -56,11 +56,11 @@ def plan_from_experiment(
     discordance = (o.fixed + o.regressed) / o.n
     if effect is None:
         if c.mde is None:
-            raise UsageError(f"{name}: no spread to estimate the detectable difference from; give --effect")
+            raise UsageError(f"{name}: no spread to estimate the detectable difference from; give effect= (CLI --effect)")
         effect = c.mde.delta
     p_a = c.value_a.value if baseline is None else baseline
     if p_a is None:
-        raise UsageError(f"{name}: the baseline has no pass rate yet; give --baseline")
+        raise UsageError(f"{name}: the baseline has no pass rate yet; give baseline= (CLI --baseline)")
     p_a = min(max(float(p_a), 0.005), 0.995)
     planned = c.b.rounds if rounds is None else rounds
     source = f"{c.n_cases} paired cases of {name}, {c.a.arm} vs {c.b.arm} (discordance {discordance:.3g})"

@@ -247,7 +247,7 @@ def _note_data_as_header(n: int, first: list[str], after: list[list[str]], notes
         shown = ", ".join(repr(c) for c in datalike[:4])
         notes.append(
             f"line {n} reads like data, not column names ({shown} are values, as in the rows below): "
-            "if the file has no header row, use --header-row 0 (columns A, B, C …) so that row is a case too"
+            "if the file has no header row, use header_row=0 (CLI --header-row 0; columns A, B, C …) so that row is a case too"
         )
 
 

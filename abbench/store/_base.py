@@ -137,7 +137,7 @@ class StoreBase:
         self.db_path = self.path / DB_NAME
         if self.path.exists() and not self.path.is_dir():
             raise StoreError(
-                f"the store path {self.path} is a file, not a folder; give --store (or ${STORE_ENV}) a folder "
+                f"the store path {self.path} is a file, not a folder; give store= (CLI --store, or ${STORE_ENV}) a folder "
                 "— a new one is created — or the folder that holds abbench.db"
             )
         if not self.db_path.exists() and not create:

@@ -161,7 +161,7 @@ class MappingWidget(View):
         self.start_from.widget.layout.width = "420px"
         self.mapping_file = w.Text(
             description="Mapping",
-            placeholder="a mapping YAML/JSON, as for abbench import --mapping",
+            placeholder="a mapping profile (YAML/JSON), as import_dataset's profile= reads",
             continuous_update=False,
         )
         self.mapping_file.layout.width = "520px"
