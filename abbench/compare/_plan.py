@@ -56,7 +56,9 @@ def plan_from_experiment(
     discordance = (o.fixed + o.regressed) / o.n
     if effect is None:
         if c.mde is None:
-            raise UsageError(f"{name}: no spread to estimate the detectable difference from; give effect= (CLI --effect)")
+            raise UsageError(
+                f"{name}: no spread to estimate the detectable difference from; give effect= (CLI --effect)"
+            )
         effect = c.mde.delta
     p_a = c.value_a.value if baseline is None else baseline
     if p_a is None:
