@@ -60,29 +60,27 @@ if typing.TYPE_CHECKING:
         find_secrets as find_secrets,
         secret_values as secret_values,
     )
-    from abbench.report._sections import (
-        Part,
-        activation_section,
-        agrees_text,
+    from abbench.report._sections._activation import activation_section
+    from abbench.report._sections._arms import (
         arms_section,
-        cases_section,
-        comparison_section,
-        confusion_section,
-        decision_section,
-        disagreements_section,
         domain_section,
         judges_section,
-        multi_section,
-        no_regression_text,
-        pairwise_section,
-        provenance_section,
-        reviews_section,
-        runs_section,
-        show_parts,
-        skill_section,
         stability_section,
         usage_section,
     )
+    from abbench.report._sections._cases import (
+        agrees_text,
+        cases_section,
+        disagreements_section,
+        no_regression_text,
+        reviews_section,
+    )
+    from abbench.report._sections._comparison import comparison_section, multi_section, pairwise_section
+    from abbench.report._sections._confusion import confusion_section
+    from abbench.report._sections._decision import decision_section
+    from abbench.report._sections._parts import Part, show_parts
+    from abbench.report._sections._runs import provenance_section, runs_section
+    from abbench.report._sections._skill import skill_section
 
 __all__ = [
     "EXPERIMENT_TEMPLATE",
@@ -173,29 +171,27 @@ __getattr__, __dir__ = _lazy.exports(
             "find_secrets",
             "secret_values",
         ),
-        "abbench.report._sections": (
-            "Part",
-            "activation_section",
-            "agrees_text",
+        "abbench.report._sections._activation": ("activation_section",),
+        "abbench.report._sections._arms": (
             "arms_section",
-            "cases_section",
-            "comparison_section",
-            "confusion_section",
-            "decision_section",
-            "disagreements_section",
             "domain_section",
             "judges_section",
-            "multi_section",
-            "no_regression_text",
-            "pairwise_section",
-            "provenance_section",
-            "reviews_section",
-            "runs_section",
-            "show_parts",
-            "skill_section",
             "stability_section",
             "usage_section",
         ),
+        "abbench.report._sections._cases": (
+            "agrees_text",
+            "cases_section",
+            "disagreements_section",
+            "no_regression_text",
+            "reviews_section",
+        ),
+        "abbench.report._sections._comparison": ("comparison_section", "multi_section", "pairwise_section"),
+        "abbench.report._sections._confusion": ("confusion_section",),
+        "abbench.report._sections._decision": ("decision_section",),
+        "abbench.report._sections._parts": ("Part", "show_parts"),
+        "abbench.report._sections._runs": ("provenance_section", "runs_section"),
+        "abbench.report._sections._skill": ("skill_section",),
     },
     public=__all__,
 )

@@ -11,8 +11,7 @@ import pytest
 from abbench.agents import PythonAgent, load_callable, make_agent
 from abbench.agents._command import case_payload
 from abbench.errors import AgentError, ExperimentError, UsageError
-from abbench.report import experiment_provenance
-from abbench.report._sections import provenance_section
+from abbench.report import experiment_provenance, provenance_section
 from abbench.runner import create_experiment, run_experiment
 from abbench.types import AgentOutput, Case, Usage
 from tests.agents.adapter_fixtures import case, skill, task  # noqa: F401

@@ -10,7 +10,7 @@ import pytest
 
 from abbench._matrix import SCROLL_STYLE
 from abbench.metrics import experiment_metrics
-from abbench.report._sections import confusion_section
+from abbench.report import confusion_section
 from tests.banking import NAME
 
 pytestmark = pytest.mark.slow
