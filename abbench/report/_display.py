@@ -342,6 +342,19 @@ def _errors(
     return values, plus, minus
 
 
+def _error_bars(
+    estimates: Sequence[Point | None], scale: float, thickness: float, width: int
+) -> tuple[list[float | None], dict[str, Any]]:
+    """The values times `scale` (100 for a share) and plotly's asymmetric error bars around them."""
+    values, plus, minus = _errors(estimates)
+
+    def scaled(xs: list[float | None]) -> list[float | None]:
+        return [None if x is None else x * scale for x in xs]
+
+    bars = {"type": "data", "symmetric": False, "array": scaled(plus), "arrayminus": scaled(minus)}
+    return scaled(values), bars | {"thickness": thickness, "width": width}
+
+
 def estimate_figure(
     names: Sequence[str],
     estimates: Sequence[Point | None],
@@ -350,22 +363,14 @@ def estimate_figure(
     title: str = "",
 ) -> Any:
     """One dot per arm with its interval (a share on a 0–100% axis, or a score)."""
-    values, plus, minus = _errors(estimates)
-    scale = 100.0 if share else 1.0
+    values, bars = _error_bars(estimates, 100.0 if share else 1.0, thickness=2, width=6)
     data = [
         {
             "type": "scatter",
             "mode": "markers",
-            "x": [None if v is None else v * scale for v in values],
+            "x": values,
             "y": [label(n) for n in names],
-            "error_x": {
-                "type": "data",
-                "symmetric": False,
-                "array": [None if p is None else p * scale for p in plus],
-                "arrayminus": [None if m is None else m * scale for m in minus],
-                "thickness": 2,
-                "width": 6,
-            },
+            "error_x": bars,
             "marker": {"size": 12, "color": [colour(i) for i in range(len(names))]},
             "cliponaxis": False,  # a dot at 0% or 100% stays whole
             "hovertemplate": "%{y}: %{x:.1f}" + ("%" if share else "") + "<extra></extra>",
@@ -402,22 +407,15 @@ def grouped_figure(
     value_key, group_key = ("x", "y") if rows else ("y", "x")
     data = []
     for i, (arm, estimates) in enumerate(series.items()):
-        values, plus, minus = _errors(estimates)
+        values, bars = _error_bars(estimates, scale, thickness=1.5, width=4)
         data.append(
             {
                 "type": "scatter",
                 "mode": "lines+markers" if lines else "markers",
                 "name": label(arm),
                 group_key: [label(g) for g in groups],
-                value_key: [None if v is None else v * scale for v in values],
-                f"error_{value_key}": {
-                    "type": "data",
-                    "symmetric": False,
-                    "array": [None if p is None else p * scale for p in plus],
-                    "arrayminus": [None if m is None else m * scale for m in minus],
-                    "thickness": 1.5,
-                    "width": 4,
-                },
+                value_key: values,
+                f"error_{value_key}": bars,
                 "orientation": "h" if rows else "v",  # scattermode "group" offsets the arms along it
                 "marker": {"size": 9 if rows else 10, "color": colour(i)},
                 "line": {"color": colour(i)},

@@ -65,6 +65,19 @@ def _runs(details: Mapping[str, CaseDetail], case_id: str) -> Sequence[RunView]:
     return detail.runs if detail is not None else ()
 
 
+_CASE_COLUMNS = [("case", "case", "html"), ("input", "input", "text"), ("gold", "gold")]
+"""The columns every table of cases opens with: the case (its domain under it), its input, its gold."""
+
+
+def _case_cells(case_id: str, domain: str | None, case: Any) -> dict[str, Any]:
+    """The cells of `_CASE_COLUMNS` for one case (`case` None when its detail was not read)."""
+    return {
+        "case": f'{d.esc(case_id)}<div class="abb-muted">{d.esc(domain)}</div>',
+        "input": case.input if case else None,
+        "gold": case.expected if case else None,
+    }
+
+
 def cases_section(
     changes: Sequence[CaseChange],
     details: Mapping[str, CaseDetail],
@@ -88,9 +101,7 @@ def cases_section(
         case = det.case if det is not None else None
         rows.append(
             {
-                "case": f'{d.esc(ch.case_id)}<div class="abb-muted">{d.esc(ch.domain)}</div>',
-                "input": case.input if case else None,
-                "gold": case.expected if case else None,
+                **_case_cells(ch.case_id, ch.domain, case),
                 "rates": ch.rates,
                 "a": _answers(_runs(other_details or details, ch.case_id), arm_a),
                 "b": _answers(_runs(details, ch.case_id), arm_b),
@@ -100,9 +111,7 @@ def cases_section(
         d.table_html(
             rows,
             [
-                ("case", "case", "html"),
-                ("input", "input", "text"),
-                ("gold", "gold"),
+                *_CASE_COLUMNS,
                 ("rates", "right A → B"),
                 ("a", arm_a, "html"),
                 ("b", arm_b, "html"),
@@ -146,9 +155,7 @@ def disagreements_section(items: Sequence[Disagreement], arm: str, *, empty: str
         reviews = ", ".join(f"{r.verdict}" + (f" ({r.note})" if r.note else "") for r in it.reviews)
         rows.append(
             {
-                "case": f'{d.esc(case.case_id)}<div class="abb-muted">{d.esc(case.domain)}</div>',
-                "input": case.input,
-                "gold": case.expected,
+                **_case_cells(case.case_id, case.domain, case),
                 "why": ", ".join(it.kinds),
                 "answers": _answers(it.runs, arm),
                 "review": reviews or "not reviewed",
@@ -158,9 +165,7 @@ def disagreements_section(items: Sequence[Disagreement], arm: str, *, empty: str
         d.table_html(
             rows,
             [
-                ("case", "case", "html"),
-                ("input", "input", "text"),
-                ("gold", "gold"),
+                *_CASE_COLUMNS,
                 ("why", "listed for"),
                 ("answers", arm, "html"),
                 ("review", "review", "text"),
