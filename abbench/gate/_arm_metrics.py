@@ -3,20 +3,8 @@
 from __future__ import annotations
 
 from abbench.gate._format_metrics import FORMAT_ARM_METRICS
-from abbench.gate._metric import MetricDef, Value, _none
-from abbench.metrics import ArmMetrics, Estimate, ExperimentMetrics, Rate
-
-
-def _est(estimate: Estimate | None, part: str = "value") -> Value:
-    if estimate is None:
-        return _none("not measured")
-    if estimate.value is None:
-        return _none(estimate.reason or "not measured")
-    if part == "value":
-        return estimate.value, None
-    if estimate.interval is None:
-        return _none(estimate.reason or "no interval")
-    return (estimate.interval.low if part == "low" else estimate.interval.high), None
+from abbench.gate._metric import MetricDef, Value, _none, estimate_part
+from abbench.metrics import ArmMetrics, ExperimentMetrics, Rate
 
 
 def _summary(arm: ArmMetrics, field: str, stat: str) -> Value:
@@ -39,6 +27,11 @@ def _stab(arm: ArmMetrics, field: str) -> Value:
     if value is None:
         return _none(arm.stability.reason or "not measured")
     return (len(value) if isinstance(value, tuple) else value), None
+
+
+def _stability_metric(name: str, kind: str, meaning: str, field: str) -> MetricDef:
+    """An arm metric read from one figure of the arm's stability across rounds (a tuple counts its items)."""
+    return MetricDef(name, "arm", kind, meaning, lambda a, m, p: _stab(a, field))
 
 
 def _finished(arm: ArmMetrics) -> int:
@@ -84,7 +77,7 @@ def _pass_k(arm: ArmMetrics, k: str, field: str) -> Value:
 def _domain_accuracy(arm: ArmMetrics, label: str, metrics: ExperimentMetrics) -> Value:
     for row in metrics.by_domain:
         if row.arm == arm.arm and str(row.group) == label:
-            return _est(row.accuracy)
+            return estimate_part(row.accuracy)
     return _none(f"no domain {label!r}")
 
 
@@ -103,7 +96,7 @@ def _activation(arm: ArmMetrics, metrics: ExperimentMetrics, field: str) -> Valu
     found = report.arm(arm.arm) if report is not None else None
     if found is None:
         return _none(f"arm {arm.arm!r} does not offer skills (skill_mode: offered): activation not assessed")
-    return _est(getattr(found, field))
+    return estimate_part(getattr(found, field))
 
 
 ARM_METRICS: list[MetricDef] = [
@@ -112,38 +105,42 @@ ARM_METRICS: list[MetricDef] = [
         "arm",
         "number",
         "pass rate over graded runs (failures excluded)",
-        lambda a, m, p: _est(a.accuracy),
+        lambda a, m, p: estimate_part(a.accuracy),
     ),
     MetricDef(
         "accuracy_ci_low",
         "arm",
         "number",
         "lower bound of the accuracy interval",
-        lambda a, m, p: _est(a.accuracy, "low"),
+        lambda a, m, p: estimate_part(a.accuracy, "low"),
     ),
     MetricDef(
         "accuracy_ci_high",
         "arm",
         "number",
         "upper bound of the accuracy interval",
-        lambda a, m, p: _est(a.accuracy, "high"),
+        lambda a, m, p: estimate_part(a.accuracy, "high"),
     ),
     MetricDef(
         "strict_accuracy",
         "arm",
         "number",
         "pass rate counting execution and grading failures as wrong",
-        lambda a, m, p: _est(a.strict_accuracy),
+        lambda a, m, p: estimate_part(a.strict_accuracy),
     ),
     MetricDef(
-        "score", "arm", "number", "mean graded score over cases (judges)", lambda a, m, p: _est(a.score)
+        "score",
+        "arm",
+        "number",
+        "mean graded score over cases (judges)",
+        lambda a, m, p: estimate_part(a.score),
     ),
     MetricDef(
         "score_ci_low",
         "arm",
         "number",
         "lower bound of the mean score's interval",
-        lambda a, m, p: _est(a.score, "low"),
+        lambda a, m, p: estimate_part(a.score, "low"),
     ),
     MetricDef("runs", "arm", "count", "runs of the arm", lambda a, m, p: (a.counts.runs, None)),
     MetricDef(
@@ -228,33 +225,15 @@ ARM_METRICS: list[MetricDef] = [
     _usage_metric("avg_tokens", "mean input + output tokens per run", "tokens", "mean"),
     _usage_metric("p50_tokens", "median tokens per run", "tokens", "p50"),
     _usage_metric("p95_tokens", "95th percentile tokens per run", "tokens", "p95"),
-    MetricDef(
-        "flip_rate",
-        "arm",
-        "number",
-        "share of cases answered differently across rounds",
-        lambda a, m, p: _stab(a, "flip_rate"),
+    _stability_metric(
+        "flip_rate", "number", "share of cases answered differently across rounds", "flip_rate"
     ),
-    MetricDef(
-        "agreement_rate",
-        "arm",
-        "number",
-        "mean share of rounds giving a case's most common answer",
-        lambda a, m, p: _stab(a, "agreement"),
+    _stability_metric(
+        "agreement_rate", "number", "mean share of rounds giving a case's most common answer", "agreement"
     ),
-    MetricDef(
-        "flaky_cases",
-        "arm",
-        "count",
-        "cases passing in some rounds and failing in others",
-        lambda a, m, p: _stab(a, "flaky"),
-    ),
-    MetricDef(
-        "flaky_rate",
-        "arm",
-        "number",
-        "flaky cases over cases graded in two or more rounds",
-        lambda a, m, p: _stab(a, "flaky_rate"),
+    _stability_metric("flaky_cases", "count", "cases passing in some rounds and failing in others", "flaky"),
+    _stability_metric(
+        "flaky_rate", "number", "flaky cases over cases graded in two or more rounds", "flaky_rate"
     ),
     MetricDef(
         "no_evidence_rate",
@@ -282,14 +261,14 @@ ARM_METRICS: list[MetricDef] = [
         "arm",
         "number",
         "pass rate of runs that read the skill",
-        lambda a, m, p: _est(a.grounding.accuracy_when_read),
+        lambda a, m, p: estimate_part(a.grounding.accuracy_when_read),
     ),
     MetricDef(
         "accuracy_when_not_read",
         "arm",
         "number",
         "pass rate of runs that did not read it",
-        lambda a, m, p: _est(a.grounding.accuracy_when_not_read),
+        lambda a, m, p: estimate_part(a.grounding.accuracy_when_not_read),
     ),
     MetricDef(
         "corrected_accuracy",

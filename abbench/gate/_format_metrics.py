@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from abbench.gate._metric import MetricDef, Value, _none
+from abbench.gate._metric import MetricDef, Value, _none, estimate_part
 from abbench.metrics import ArmMetrics
 
 _NOT_READ = "no reply of this arm's model was read (its agent reads none: builtin, python)"
@@ -13,14 +13,7 @@ def _adherence(arm: ArmMetrics, part: str) -> Value:
     f = arm.format_adherence
     if f is None:
         return _none(_NOT_READ)
-    e = f.adherence
-    if e.value is None:
-        return _none(e.reason or "no read reply")
-    if part == "value":
-        return e.value, None
-    if e.interval is None:
-        return _none(e.reason or "no interval")
-    return (e.interval.low if part == "low" else e.interval.high), None
+    return estimate_part(f.adherence, part, missing="no read reply")
 
 
 def _reading(arm: ArmMetrics, reading: str) -> Value:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from abbench.metrics import Estimate
 
 Value = tuple[Any, str | None]
 """A metric's value and, when it is None, why."""
@@ -46,3 +49,17 @@ def _none(reason: str) -> Value:
 def _unsettled(reason: str) -> Value:
     """No value, because the evidence does not settle the metric (see `Unsettled`)."""
     return None, Unsettled(reason)
+
+
+def estimate_part(estimate: Estimate | None, part: str = "value", missing: str = "not measured") -> Value:
+    """An estimate's ``value``, or its interval's ``low`` or ``high`` end; when there is none, why
+    (the estimate's own reason, else `missing`)."""
+    if estimate is None:
+        return _none(missing)
+    if estimate.value is None:
+        return _none(estimate.reason or missing)
+    if part == "value":
+        return estimate.value, None
+    if estimate.interval is None:
+        return _none(estimate.reason or "no interval")
+    return (estimate.interval.low if part == "low" else estimate.interval.high), None

@@ -126,6 +126,12 @@ class Provenance:
         return asdict(self)
 
 
+_AS_STORED = ("owner", "created_at", "created_by", "status", "rounds", "batch_id")
+"""The `Provenance` fields that are the experiment's own, under the same names."""
+_AS_COUNTED = ("n_cases", "judge_models", "first_started", "last_finished", "run_by")
+"""The `Provenance` fields counted over its runs (`abbench.store.runs_facts`), under the same names."""
+
+
 def experiment_provenance(experiment: Experiment | int | str, *, store: StoreLike = None) -> Provenance:
     """The provenance of an experiment: dataset, mapping, skills (drafts marked), agents, models, dates, people.
 
@@ -147,12 +153,8 @@ def experiment_provenance(experiment: Experiment | int | str, *, store: StoreLik
             parent = f"#{exp.parent_id}"
     return Provenance(
         experiment=exp.ref,
-        owner=exp.owner,
-        created_at=exp.created_at,
-        created_by=exp.created_by,
-        status=exp.status,
-        rounds=exp.rounds,
-        n_cases=facts.n_cases,
+        **{name: getattr(exp, name) for name in _AS_STORED},
+        **{name: getattr(facts, name) for name in _AS_COUNTED},
         dataset=exp.dataset,
         dataset_cases=ds.n_cases,
         mapping_profile=profile,
@@ -160,11 +162,6 @@ def experiment_provenance(experiment: Experiment | int | str, *, store: StoreLik
         dataset_imported=f"{ds.created_at or '?'} by {ds.created_by or '?'}",
         arms=tuple(arms),
         graders=tuple(f"{name} ({kind})" for name, kind in facts.graders),
-        judge_models=facts.judge_models,
-        batch_id=exp.batch_id,
-        first_started=facts.first_started,
-        last_finished=facts.last_finished,
-        run_by=facts.run_by,
         parent=parent,
         tags=tuple(exp.tags),
         abbench_version=__version__,
