@@ -65,7 +65,11 @@ def _runs(details: Mapping[str, CaseDetail], case_id: str) -> Sequence[RunView]:
     return detail.runs if detail is not None else ()
 
 
-_CASE_COLUMNS = [("case", "case", "html"), ("input", "input", "text"), ("gold", "gold")]
+_CASE_COLUMNS: list[tuple[str, str] | tuple[str, str, Any]] = [
+    ("case", "case", "html"),
+    ("input", "input", "text"),
+    ("gold", "gold"),
+]
 """The columns every table of cases opens with: the case (its domain under it), its input, its gold."""
 
 
