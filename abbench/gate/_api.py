@@ -312,7 +312,12 @@ def _check_params(
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         shown = ", ".join(sorted(known)[:20]) + (" …" if len(known) > 20 else "")
         plural = "classes" if what == "class" else "domains"
-        raise UsageError(f"{rule.where}: {rule.metric}: no {what} {ref.param!r}{hint}; the {plural}: {shown}")
+        raise UsageError(
+            f"{rule.where}: {rule.metric}: no {what} {ref.param!r}{hint}; the {plural}: {shown}",
+            kind=what,
+            name=ref.param,
+            choices=sorted(known),
+        )
 
 
 def _resolve(

@@ -223,7 +223,10 @@ def _read_gate(path: str | Path) -> tuple[dict[str, Any], list[int | None]]:
             hint = "".join(f" (did you mean {c[0]!r}?)" for c in close if c)
             raise UsageError(
                 f"{path}: unknown key(s) {', '.join(sorted(map(str, unknown)))}{hint}; a gate file is a list of "
-                f"rules or a mapping with {', '.join(GATE_KEYS)}"
+                f"rules or a mapping with {', '.join(GATE_KEYS)}",
+                kind="gate key",
+                name=min(map(str, unknown)),
+                choices=GATE_KEYS,
             )
     elif isinstance(data, list):
         data = {"rules": data}
