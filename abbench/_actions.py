@@ -29,6 +29,16 @@ def _shell(ref: object) -> str:
     return shlex.quote(str(ref).strip())
 
 
+def _on_experiment(ref: object, function: str, command: str, route: str, flag: str | None = None) -> Action:
+    """`function` on one experiment in Python, `command` on the command line, ``POST`` to its `route` on
+    the server; `flag` (``failed``) is a keyword set to True, an option and a query parameter alike."""
+    return Action(
+        f"abbench.{function}({_arg(ref)}" + (f", {flag}=True)" if flag else ")"),
+        f"abbench {command} {_shell(ref)}" + (f" --{flag}" if flag else ""),
+        f"POST /api/experiments/{_path(ref)}/{route}" + (f"?{flag}=true" if flag else ""),
+    )
+
+
 def list_experiments() -> Action:
     """List the experiments."""
     return Action("abbench.list_experiments()", "abbench experiments", "GET /api/experiments")
@@ -52,11 +62,7 @@ def clone_on_dataset(ref: object, dataset: str) -> Action:
 
 def run_experiment(ref: object) -> Action:
     """Run an experiment's remaining work (here, or in the server's pool)."""
-    return Action(
-        f"abbench.run_experiment({_arg(ref)})",
-        f"abbench run {_shell(ref)}",
-        f"POST /api/experiments/{_path(ref)}/start",
-    )
+    return _on_experiment(ref, "run_experiment", "run", "start")
 
 
 def resume_experiment(ref: object, *, arm: str | None = None, budget: float | None = None) -> Action:
@@ -90,29 +96,17 @@ def resume_with_tokens(ref: object, max_tokens: int | None, *, arm: str | None =
 
 def cancel_experiment(ref: object) -> Action:
     """Cancel an experiment."""
-    return Action(
-        f"abbench.cancel_experiment({_arg(ref)})",
-        f"abbench cancel {_shell(ref)}",
-        f"POST /api/experiments/{_path(ref)}/cancel",
-    )
+    return _on_experiment(ref, "cancel_experiment", "cancel", "cancel")
 
 
 def retry_runs(ref: object, which: str = "failed") -> Action:
     """Run again an experiment's failed (``failed``) or cancelled (``cancelled``) runs."""
-    return Action(
-        f"abbench.retry_runs({_arg(ref)}, {which}=True)",
-        f"abbench retry {_shell(ref)} --{which}",
-        f"POST /api/experiments/{_path(ref)}/retry?{which}=true",
-    )
+    return _on_experiment(ref, "retry_runs", "retry", "retry", which)
 
 
 def regrade_failed(ref: object) -> Action:
     """Grade again the runs no grader reached a verdict on."""
-    return Action(
-        f"abbench.regrade_experiment({_arg(ref)}, failed=True)",
-        f"abbench regrade {_shell(ref)} --failed",
-        f"POST /api/experiments/{_path(ref)}/regrade?failed=true",
-    )
+    return _on_experiment(ref, "regrade_experiment", "regrade", "regrade", "failed")
 
 
 def disagreements(ref: object) -> Action:
