@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from abbench import report as section
 from abbench.gate import evaluate_gate
-from abbench.report import _sections as section
 from tests.results import cases_of, make_experiment, table_2x2, underpowered
 
 

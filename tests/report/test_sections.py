@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from abbench.report import _sections as section
+from abbench import report as section
 from tests.experiments import HOSTILE_DOMAIN, HOSTILE_SCRIPT
 
 # One worker renders and analyses the fixtures once (make test runs with --dist loadgroup).
