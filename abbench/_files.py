@@ -11,7 +11,7 @@ import logging
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 try:
@@ -135,24 +135,30 @@ def sweep_stale(folder: Path, pattern: str) -> int:
     """Remove the files in `folder` matching `pattern` that no live process holds (`claimed_temp`):
     what a killed process left. Returns how many; none without ``fcntl`` (a lock cannot tell).
     """
+    return _sweep(folder, pattern, 0, Path.unlink, "temporary files")
+
+
+def _sweep(folder: Path, pattern: str, kind: int, remove: Callable[[Path], object], what: str) -> int:
+    """Remove what in `folder` matches `pattern`, opens with the `kind` flag (never through a link) and
+    no live process holds; `what` names them in the log."""
     if fcntl is None or not folder.is_dir():
         return 0
     removed = 0
     for path in folder.glob(pattern):
         try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            fd = os.open(path, os.O_RDONLY | kind | getattr(os, "O_NOFOLLOW", 0))
         except OSError:
-            continue
+            continue  # not of that kind (or a link to one), or gone meanwhile
         try:
             if _hold(fd) and _linked(fd, path):
-                path.unlink()
+                remove(path)
                 removed += 1
         except OSError:
             continue
         finally:
             os.close(fd)
     if removed:
-        log.info("removed %d temporary files a stopped process left in %s", removed, folder)
+        log.info("removed %d %s a stopped process left in %s", removed, what, folder)
     return removed
 
 
@@ -175,23 +181,11 @@ def sweep_stale_folders(parent: Path, pattern: str) -> int:
     """Remove the folders in `parent` matching `pattern` that no live process holds (`claimed_folder`):
     what a killed process left. Returns how many; none without ``fcntl`` (a lock cannot tell).
     """
-    if fcntl is None or not parent.is_dir():
-        return 0
-    removed = 0
-    for path in parent.glob(pattern):
-        try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
-        except OSError:
-            continue  # not a folder (or a link to one), or gone meanwhile
-        try:
-            if _hold(fd) and _linked(fd, path):
-                shutil.rmtree(path, ignore_errors=True)
-                removed += 1
-        finally:
-            os.close(fd)
-    if removed:
-        log.info("removed %d folders a stopped process left in %s", removed, parent)
-    return removed
+    return _sweep(parent, pattern, getattr(os, "O_DIRECTORY", 0), _remove_tree, "folders")
+
+
+def _remove_tree(folder: Path) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 ROOM_BYTES = 16 * 2**20
