@@ -16,9 +16,12 @@ tests/test_guards.py checks that no other module calls PyYAML's loaders.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import yaml
+
+_T = TypeVar("_T")
 
 MAX_ALIAS_VALUES = 100_000
 """How many values aliases may add to a document (a value: a scalar, a list or a mapping)."""
@@ -135,11 +138,7 @@ def load_yaml(text: str) -> Any:
     Raises:
         yaml.YAMLError: the text is not YAML, or is refused.
     """
-    loader = _BoundedLoader(text)
-    try:
-        return loader.get_single_data()
-    finally:
-        loader.dispose()
+    return _bounded(text, _BoundedLoader.get_single_data)
 
 
 def compose_yaml(text: str) -> yaml.Node | None:
@@ -148,8 +147,13 @@ def compose_yaml(text: str) -> yaml.Node | None:
     Raises:
         yaml.YAMLError: the text is not YAML, or is refused.
     """
+    return _bounded(text, _BoundedLoader.get_single_node)
+
+
+def _bounded(text: str, read: Callable[[_BoundedLoader], _T]) -> _T:
+    """`read` applied to a bounded loader of `text`, the loader disposed of after."""
     loader = _BoundedLoader(text)
     try:
-        return loader.get_single_node()
+        return read(loader)
     finally:
         loader.dispose()
