@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -36,6 +37,21 @@ def _inbox(folder: Path) -> Path:
     return inbox
 
 
+async def _on_file(
+    request: Request, caller: Caller, job: str, put: Callable[[Path], Path], **kwargs: Any
+) -> Any:
+    """The answer of `job`, run by a work process on the file `put` places in the inbox of a folder of
+    the request's own (removed after)."""
+    folder = temp_folder(settings_of(request).spool)
+    try:
+        path = await run_in_threadpool(put, _inbox(folder))
+        return await work_of(request).run(
+            caller.key.key_id, job, owner=caller.owner, path=str(path), **kwargs
+        )
+    finally:
+        await run_in_threadpool(remove, folder)
+
+
 @router.post("/datasets", status_code=201, summary="Upload a data file with a mapping: import it")
 async def upload_dataset(
     request: Request,
@@ -56,32 +72,26 @@ async def upload_dataset(
 ) -> JSONResponse:
     """Import the file as the CLI does: an invalid file answers 422 with the validation report, storing
     nothing. The file is read in a process of its own, within this server's limits."""
-    folder = temp_folder(settings_of(request).spool)
-    try:
-        path = await run_in_threadpool(
-            save_upload, file, _inbox(folder), safe_filename(file.filename, "data.csv")
-        )
-        options = _options(
-            name=name or Path(path).stem,
-            sheet=sheet,
-            header_row=header_row,
-            encoding=encoding,
-            delimiter=delimiter,
-            format=format,
-            recipe=recipe,
-            splits=[s for s in split or () if s] or None,
-        )
-        view = await work_of(request).run(
-            caller.key.key_id,
-            "import_dataset",
-            owner=caller.owner,
-            path=str(path),
-            mapping=mapping,
-            options=options,
-            skip_invalid=skip_invalid,
-        )
-    finally:
-        await run_in_threadpool(remove, folder)
+    filename = safe_filename(file.filename, "data.csv")
+    options = _options(
+        name=name or Path(filename).stem,
+        sheet=sheet,
+        header_row=header_row,
+        encoding=encoding,
+        delimiter=delimiter,
+        format=format,
+        recipe=recipe,
+        splits=[s for s in split or () if s] or None,
+    )
+    view = await _on_file(
+        request,
+        caller,
+        "import_dataset",
+        lambda inbox: save_upload(file, inbox, filename),
+        mapping=mapping,
+        options=options,
+        skip_invalid=skip_invalid,
+    )
     return answer(view, 201)
 
 
@@ -118,20 +128,16 @@ async def preview_mapping(
         for k, v in (info.read_options or {}).items()
         if k in ("format", "sheet", "encoding", "delimiter")
     }
-    folder = temp_folder(settings_of(request).spool)
-    try:
-        path = await run_in_threadpool(_linked, store.abspath(info.upload_path), _inbox(folder))
-        found = await work_of(request).run(
-            caller.key.key_id,
-            "preview",
-            owner=caller.owner,
-            path=str(path),
-            mapping=mapping,
-            n=n,
-            options=options,
-        )
-    finally:
-        await run_in_threadpool(remove, folder)
+    stored = store.abspath(info.upload_path)
+    found = await _on_file(
+        request,
+        caller,
+        "preview",
+        lambda inbox: _linked(stored, inbox),
+        mapping=mapping,
+        n=n,
+        options=options,
+    )
     return answer(found)
 
 
