@@ -34,6 +34,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import abbench
 from abbench.runner import HaltReason, QueuedWork, halt_of, list_experiments
@@ -60,16 +61,18 @@ class _Entry:
     done: threading.Event = field(default_factory=threading.Event)
 
 
+_WORK = ("regrade", "graders", "failed", "regrade_ids")
+"""The fields that say which work is asked: the same in a `Job`, a `QueuedWork` and `RunnerPool.submit`."""
+
+
+def _work(record: Job | QueuedWork) -> dict[str, Any]:
+    """The work `record` asks for, as `QueuedWork.here` and `RunnerPool.submit` take it."""
+    return {name: getattr(record, name) for name in _WORK}
+
+
 def _queued(job: Job) -> QueuedWork:
     """What the pool records when it accepts `job`."""
-    return QueuedWork.here(
-        job.owner,
-        job.actor,
-        regrade=job.regrade,
-        graders=job.graders,
-        failed=job.failed,
-        regrade_ids=job.regrade_ids,
-    )
+    return QueuedWork.here(job.owner, job.actor, **_work(job))
 
 
 def _child_env() -> dict[str, str]:
@@ -303,15 +306,7 @@ class RunnerPool:
                 log.warning("experiment %s is not started: %s; a person starts it", exp.ref, why)
                 continue
             log.info("starting experiment %s: %s", exp.ref, queued.text)
-            if self.submit(
-                exp.id,
-                queued.owner,
-                actor=queued.actor,
-                regrade=queued.regrade,
-                graders=queued.graders,
-                failed=queued.failed,
-                regrade_ids=queued.regrade_ids,
-            ):
+            if self.submit(exp.id, queued.owner, actor=queued.actor, **_work(queued)):
                 ids.append(exp.id)
         return ids
 
