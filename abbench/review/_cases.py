@@ -7,8 +7,8 @@ import logging
 import sqlite3
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -33,6 +33,9 @@ from abbench.store import (
 from abbench.transcript import MessageEvent, OtherEvent, ToolEvent, read_transcript
 from abbench.types import RunOutcome, RunState, run_outcome
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
 log = logging.getLogger(__name__)
 
 DISAGREEMENT_KINDS = ("gold", "low_confidence", "no_evidence", "flaky", "arms")
@@ -44,6 +47,16 @@ DISAGREEMENT_KINDS = ("gold", "low_confidence", "no_evidence", "flaky", "arms")
 - ``flaky``: an arm passed the case in some rounds and failed it in others;
 - ``arms``: the arms give different answers (most common per arm), or one passes where another fails.
 """
+
+
+_V = TypeVar("_V", bound="DataclassInstance")
+
+
+def _view_of(view: type[_V], record: Any, **given: Any) -> _V:
+    """A `view` of a stored `record`: each of its fields as `given`, else the record's field of that name."""
+    return view(
+        **{f.name: given[f.name] if f.name in given else getattr(record, f.name) for f in fields(view)}
+    )
 
 
 @dataclass(frozen=True)
@@ -141,16 +154,7 @@ class GradeView(Result):
     @classmethod
     def of(cls, grade: Grade) -> GradeView:
         """The view of a stored grade."""
-        return cls(
-            kind=grade.kind,
-            status=grade.status,
-            passed=grade.passed,
-            score=grade.score,
-            verdict=grade.verdict,
-            comment=grade.comment,
-            error=grade.error,
-            dimensions=grade.dimensions,
-        )
+        return _view_of(cls, grade)
 
 
 @dataclass(frozen=True)
@@ -710,23 +714,13 @@ class _Loader:
         )
 
     def _attempt(self, a: Any) -> AttemptView:
-        usage = a.usage
-        return AttemptView(
-            attempt=a.attempt,
-            outcome=a.outcome,
-            failure_type=a.failure_type,
-            error=a.error,
-            model=a.model,
-            cost=a.cost,
-            tokens=None if usage is None else usage.total_tokens,
-            latency_ms=a.latency_ms,
-            model_calls=a.model_calls,
-            tool_calls=self._calls(str(a.transcript_path) if a.transcript_path else None),
-            files_read=a.files_read,
-            sections_read=a.sections_read,
-            transcript_path=str(a.transcript_path) if a.transcript_path else None,
-            cached_calls=a.cached_calls,
-            cost_saved=a.cost_saved,
+        path = str(a.transcript_path) if a.transcript_path else None
+        return _view_of(
+            AttemptView,
+            a,
+            tokens=None if a.usage is None else a.usage.total_tokens,
+            tool_calls=self._calls(path),
+            transcript_path=path,
         )
 
     def _evidence(self, arm: Arm, ref: Any) -> Evidence:
