@@ -397,54 +397,35 @@ class Mapper:
     def _check_required(
         self, values: dict[str, list[Any]], problems: list[tuple[int, int, str, str, Any, str]]
     ) -> None:
+        def flag(rows: Iterable[int], order: int, kind: str, column: str, message: str) -> None:
+            problems.extend((i, order, kind, column, None, message) for i in rows)
+
         # `all(column)` is the fast "no None here" test: converted text columns never hold "" (it
         # becomes None), and `None in column` compares every string with None the slow way.
         inputs = values["input"]
         if not all(inputs):
-            for i, v in enumerate(inputs):
-                if v is None:
-                    problems.append(
-                        (
-                            i,
-                            90,
-                            "empty_input",
-                            "input",
-                            None,
-                            "the input is empty; fill it or leave the row out",
-                        )
-                    )
+            flag(
+                _nones(inputs), 90, "empty_input", "input", "the input is empty; fill it or leave the row out"
+            )
         if self.profile.label_set is not None:
             expected = values.get("expected")
             if expected is None or not all(expected):
-                for i in (
-                    range(len(inputs))
-                    if expected is None
-                    else [i for i, v in enumerate(expected) if v is None]
-                ):
-                    problems.append(
-                        (
-                            i,
-                            91,
-                            "missing_expected",
-                            "expected",
-                            None,
-                            "no expected label, but the profile declares a label set; fill it in or skip the row",
-                        )
-                    )
+                flag(
+                    range(len(inputs)) if expected is None else _nones(expected),
+                    91,
+                    "missing_expected",
+                    "expected",
+                    "no expected label, but the profile declares a label set; fill it in or skip the row",
+                )
         ids = values.get("case_id")
         if ids is not None and not all(ids):
-            for i, v in enumerate(ids):
-                if v is None:
-                    problems.append(
-                        (
-                            i,
-                            92,
-                            "empty_case_id",
-                            "case_id",
-                            None,
-                            "the case id is empty; fill it or stop mapping case_id",
-                        )
-                    )
+            flag(
+                _nones(ids),
+                92,
+                "empty_case_id",
+                "case_id",
+                "the case id is empty; fill it or stop mapping case_id",
+            )
 
     def _lines(
         self, values: dict[str, list[Any]], n: int, reuse: dict[str, list[str]] | None = None
@@ -491,6 +472,11 @@ class Mapper:
             source_line=data["source_line"],
             expected_skill=data.get("expected_skill"),
         )
+
+
+def _nones(column: list[Any]) -> list[int]:
+    """The rows whose value in `column` is None."""
+    return [i for i, v in enumerate(column) if v is None]
 
 
 def _skill_name(value: Any) -> Any:
