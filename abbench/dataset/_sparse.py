@@ -15,16 +15,14 @@ import re
 import zipfile
 from collections.abc import Iterator
 from typing import Any
-from xml.parsers import expat
 
 from abbench.dataset._formats import column_letter
-from abbench.dataset._workbook import SheetScan, column_index
+from abbench.dataset._workbook import SheetScan, column_index, parse_part
 from abbench.errors import ImportFailed
 
 _DATE, _DURATION = "date", "duration"
 _BUILTIN_FORMATS = {**dict.fromkeys((*range(14, 23), 45, 47), _DATE), 46: _DURATION}
 _REF = re.compile(r"\$?([A-Z]{1,3})\$?([0-9]{1,7})")
-_CHUNK = 1 << 20
 _LAST_COLUMN, _LAST_ROW = 16_383, 1_048_576
 
 
@@ -66,23 +64,6 @@ def _local(name: str) -> str:
     return name.rsplit(" ", 1)[-1].rsplit(":", 1)[-1]
 
 
-def _parse(zf: zipfile.ZipFile, part: str, start: Any, end: Any, text: Any) -> None:
-    """Stream a part through expat with no DTD or entity of any kind (the archive check refused them)."""
-    parser = expat.ParserCreate(namespace_separator=" ")
-    parser.buffer_text = True
-    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
-    parser.StartElementHandler, parser.EndElementHandler, parser.CharacterDataHandler = start, end, text
-    try:
-        with zf.open(part) as fh:
-            while block := fh.read(_CHUNK):
-                parser.Parse(block, False)
-            parser.Parse(b"", True)
-    except expat.ExpatError as exc:
-        raise ImportFailed(
-            f"the part {part} is not well-formed XML ({exc}); open the file in Excel and save it again"
-        ) from None
-
-
 def shared_strings(zf: zipfile.ZipFile, part: str | None) -> list[str]:
     """The workbook's shared strings (rich-text runs joined, phonetic guides left out)."""
     if part is None:
@@ -113,7 +94,7 @@ def shared_strings(zf: zipfile.ZipFile, part: str | None) -> list[str]:
         if state["t"]:
             texts.append(data)
 
-    _parse(zf, part, start, end, text)
+    parse_part(zf, part, start, end, text)
     return items
 
 
@@ -138,7 +119,7 @@ def style_kinds(zf: zipfile.ZipFile, part: str | None) -> list[str | None]:
         if _local(name) == "cellXfs":
             where["cellXfs"] = False
 
-    _parse(zf, part, start, end, lambda data: None)
+    parse_part(zf, part, start, end, lambda data: None)
     return [format_kind(custom[i]) if i in custom else _BUILTIN_FORMATS.get(i) for i in xf_formats]
 
 
@@ -232,7 +213,7 @@ class SparseSheet:
             if where["text"]:
                 texts.append(data)
 
-        _parse(zf, part, start, end, text)
+        parse_part(zf, part, start, end, text)
 
     def _merge(self, ref: str) -> None:
         ends = [_REF.fullmatch(p) for p in ref.split(":")]

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path, PurePosixPath
-from typing import IO
+from typing import IO, Any
 
 from abbench._archive import ArchiveRefused, check_ratio
 from abbench.dataset._formats import column_letter
@@ -387,8 +387,6 @@ def scan_ods(zf: zipfile.ZipFile) -> dict[str, SheetScan]:
     repeats counted (``number-rows-repeated``, ``number-columns-repeated``: calamine writes each repeat
     out, so a 1 KB file can ask for a billion cells). Empty repeated cells, which LibreOffice writes to
     the sheet's edge, do not count."""
-    from xml.parsers import expat
-
     scans: dict[str, SheetScan] = {}
     at = {"row": 0, "col": 0, "repeat": 1}
     current: list[SheetScan] = []
@@ -424,19 +422,32 @@ def scan_ods(zf: zipfile.ZipFile) -> dict[str, SheetScan]:
         if name.rsplit(" ", 1)[-1] == "table-row":
             at["row"] += at["repeat"]
 
+    parse_part(zf, "content.xml", start, end, program="LibreOffice")
+    return scans
+
+
+def parse_part(
+    zf: zipfile.ZipFile, part: str, start: Any, end: Any, text: Any = None, *, program: str = "Excel"
+) -> None:
+    """Stream a part through expat with no DTD or entity of any kind (the archive check refused them),
+    calling `start`, `end` and `text` (when given) as its elements open, close and hold text."""
+    from xml.parsers import expat
+
     parser = expat.ParserCreate(namespace_separator=" ")
+    parser.buffer_text = True
     parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
     parser.StartElementHandler, parser.EndElementHandler = start, end
+    if text is not None:
+        parser.CharacterDataHandler = text
     try:
-        with zf.open("content.xml") as fh:
+        with zf.open(part) as fh:
             while block := fh.read(_CHUNK):
                 parser.Parse(block, False)
             parser.Parse(b"", True)
     except expat.ExpatError as exc:
         raise ImportFailed(
-            f"content.xml is not well-formed XML ({exc}); open the file and save it again"
+            f"the part {part} is not well-formed XML ({exc}); open the file in {program} and save it again"
         ) from None
-    return scans
 
 
 _ODS_TABLE = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
