@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 from abbench.errors import SnapshotError
 from abbench.snapshot._build import PreparedSnapshot, prepare_snapshot
 from abbench.snapshot._content import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_FILES, DEFAULT_MAX_TOTAL_BYTES
-from abbench.snapshot._git import _env, clean_remote_url, normalize_subdir
+from abbench.snapshot._git import _env, clean_remote_url, normalize_subdir, ref_choices
 
 DEFAULT_SCHEMES = frozenset({"https", "ssh"})
 """URL schemes a server accepts unless its settings allow more (``file``, ``http``, ``git``)."""
@@ -204,13 +204,8 @@ def _remote_refs(fetch: _Fetch) -> dict[str, str]:
 
 def _choices(refs: dict[str, str]) -> str:
     branches = sorted(n[len("refs/heads/") :] for n in refs if n.startswith("refs/heads/"))
-    tags = sorted({n[len("refs/tags/") :].removesuffix("^{}") for n in refs if n.startswith("refs/tags/")})
-    parts = []
-    if branches:
-        parts.append("branches: " + ", ".join(branches[:10]) + (" ..." if len(branches) > 10 else ""))
-    if tags:
-        parts.append("tags: " + ", ".join(tags[:10]) + (" ..." if len(tags) > 10 else ""))
-    return "; ".join(parts) or "it has no branches or tags"
+    tags = {n[len("refs/tags/") :].removesuffix("^{}") for n in refs if n.startswith("refs/tags/")}
+    return ref_choices(branches, sorted(tags)) or "it has no branches or tags"
 
 
 def _unknown(url: str, ref: str, refs: dict[str, str]) -> GitFetchError:

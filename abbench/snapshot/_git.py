@@ -13,7 +13,7 @@ import posixpath
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -207,12 +207,17 @@ def folder_source(folder: Path, content: FolderContent) -> SnapshotSource:
 def _ref_choices(top: Path) -> str:
     tags = _out(_git(top, "tag", "--sort=-v:refname")).splitlines()
     branches = _out(_git(top, "branch", "--format=%(refname:short)")).splitlines()
-    parts = []
-    if branches:
-        parts.append("branches: " + ", ".join(branches[:10]) + (" ..." if len(branches) > 10 else ""))
-    if tags:
-        parts.append("tags: " + ", ".join(tags[:10]) + (" ..." if len(tags) > 10 else ""))
-    return "; ".join(parts) or "the repository has no branches or tags"
+    return ref_choices(branches, tags) or "the repository has no branches or tags"
+
+
+def ref_choices(branches: Sequence[str], tags: Sequence[str]) -> str:
+    """``branches: a, b; tags: v1, v2`` (the first ten of each), for a message naming an unknown ref;
+    empty when there are neither."""
+
+    def listed(kind: str, names: Sequence[str]) -> str:
+        return f"{kind}: " + ", ".join(names[:10]) + (" ..." if len(names) > 10 else "")
+
+    return "; ".join(listed(k, names) for k, names in (("branches", branches), ("tags", tags)) if names)
 
 
 def normalize_subdir(subdir: str | None, prefix: str = "") -> str | None:
