@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -116,19 +116,10 @@ class Snapshot:
 
     @property
     def provenance(self) -> SnapshotSource:
-        """The source shown on this snapshot, as a `SnapshotSource`."""
-        return SnapshotSource(
-            draft=self.draft,
-            draft_reason=self.draft_reason,
-            repo=self.repo,
-            remote=self.remote,
-            commit=self.commit,
-            tag=self.tag,
-            git_ref=self.git_ref,
-            subdir=self.subdir,
-            source_path=self.source_path,
-            taken_at=self.created_at,
-        )
+        """The source shown on this snapshot, as a `SnapshotSource`: its fields of the same name, and
+        `created_at` as ``taken_at`` (who took it is not kept on the snapshot)."""
+        same = {f.name: getattr(self, f.name) for f in fields(SnapshotSource) if hasattr(self, f.name)}
+        return SnapshotSource(**same, taken_at=self.created_at)
 
     @property
     def has_skill_md(self) -> bool:
