@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from abbench.types import Usage
+
+_T = TypeVar("_T")
 
 VERDICT_ROLE = "verdict"
 """The ``role`` of the entries that hold an external tool's verdicts (read by the ``recorded`` grader)."""
@@ -37,40 +39,26 @@ def _get(data: Mapping[str, Any], key: str, kinds: type | tuple[type, ...], want
     return value
 
 
-# Each reader takes the common case (absent, or exactly of its type) first: the runner reads every
-# run's events when it records the run.
+def _reader(kind: type[_T], wanted: str, *also: type) -> Callable[[Mapping[str, Any], str], _T | None]:
+    """The check of a key that must be a `kind` (or one of `also`), None when absent or null; `wanted`
+    names it in the `_Bad`. It takes the common case (absent, or exactly of its type) first: the runner
+    reads every run's events when it records the run."""
+    kinds = (kind, *also)
+
+    def read(data: Mapping[str, Any], key: str) -> _T | None:
+        value = data.get(key)
+        if value is None or type(value) in kinds:
+            return value
+        checked: _T = _get(data, key, kinds, wanted)
+        return checked
+
+    return read
 
 
-def _text(data: Mapping[str, Any], key: str) -> str | None:
-    value = data.get(key)
-    if value is None or type(value) is str:
-        return value
-    checked: str = _get(data, key, str, "a text")
-    return checked
-
-
-def _int(data: Mapping[str, Any], key: str) -> int | None:
-    value = data.get(key)
-    if value is None or type(value) is int:
-        return value
-    checked: int = _get(data, key, int, "a whole number")
-    return checked
-
-
-def _number(data: Mapping[str, Any], key: str) -> float | None:
-    value = data.get(key)
-    if value is None or type(value) is float or type(value) is int:
-        return value
-    checked: float = _get(data, key, (int, float), "a number")
-    return checked
-
-
-def _flag(data: Mapping[str, Any], key: str) -> bool | None:
-    value = data.get(key)
-    if value is None or type(value) is bool:
-        return value
-    checked: bool = _get(data, key, bool, "true or false")
-    return checked
+_text = _reader(str, "a text")
+_int = _reader(int, "a whole number")
+_number = _reader(float, "a number", int)
+_flag = _reader(bool, "true or false")
 
 
 def _or(value: float | None, default: float) -> float:
