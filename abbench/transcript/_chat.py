@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 from abbench.transcript._fields import (
     _Bad,
+    _fields_of,
     _flag,
     _get,
     _int,
@@ -112,14 +113,8 @@ class Retry:
     wait_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object written inside its call's ``retries``."""
-        return {
-            "attempt": self.attempt,
-            "failure_type": self.failure_type,
-            "status": self.status,
-            "message": self.message,
-            "wait_s": self.wait_s,
-        }
+        """The JSON object written inside its call's ``retries``: every field."""
+        return _fields_of(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Retry:

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from abbench.types import Usage
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 _T = TypeVar("_T")
 
@@ -59,6 +63,12 @@ _text = _reader(str, "a text")
 _int = _reader(int, "a whole number")
 _number = _reader(float, "a number", int)
 _flag = _reader(bool, "true or false")
+
+
+def _fields_of(event: DataclassInstance, **first: Any) -> dict[str, Any]:
+    """The JSON object of an event whose fields are all JSON values: the keys `first`, then each field
+    by name, in order."""
+    return {**first, **{f.name: getattr(event, f.name) for f in fields(event)}}
 
 
 def _or(value: float | None, default: float) -> float:

@@ -10,6 +10,7 @@ from abbench.transcript._chat import ToolEvent
 from abbench.transcript._fields import (
     VERDICT_ROLE,
     _Bad,
+    _fields_of,
     _flag,
     _get,
     _int,
@@ -72,13 +73,8 @@ class ProcessEvent:
     duration_ms: float
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object written."""
-        return {
-            "type": self.kind,
-            "returncode": self.returncode,
-            "timed_out": self.timed_out,
-            "duration_ms": self.duration_ms,
-        }
+        """The JSON object written: ``type``, then every field."""
+        return _fields_of(self, type=self.kind)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ProcessEvent:
@@ -186,14 +182,8 @@ class VerdictEvent:
     comment: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object written."""
-        return {
-            "role": VERDICT_ROLE,
-            "grader": self.grader,
-            "passed": self.passed,
-            "score": self.score,
-            "comment": self.comment,
-        }
+        """The JSON object written: ``role``, then every field."""
+        return _fields_of(self, role=VERDICT_ROLE)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> VerdictEvent:
