@@ -294,15 +294,15 @@ def compile_pattern(pattern: str, flags: int = 0) -> UserPattern:
     return UserPattern(pattern, flags)
 
 
-def flags_of(letters: str) -> int:
-    """The `re` flags for letters such as ``"im"``.
+def flags_of(letters: str, allowed: str = "".join(FLAGS)) -> int:
+    """The `re` flags for letters such as ``"im"``, each one of the `allowed` letters of `FLAGS`.
 
     Raises:
-        PatternError: a letter is not one of `FLAGS`.
+        PatternError: a letter is not one of `allowed`.
     """
-    bad = sorted(set(letters) - set(FLAGS))
+    bad = sorted(set(letters) - set(allowed))
     if bad:
-        raise PatternError(f"unknown regex flag(s) {''.join(bad)!r}; use any of {', '.join(FLAGS)}")
+        raise PatternError(f"unknown regex flag(s) {''.join(bad)!r}; use any of {', '.join(allowed)}")
     value = 0
     for letter in letters:
         value |= FLAGS[letter]

@@ -19,7 +19,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from abbench._regex import PatternError, compile_pattern
+from abbench._regex import PatternError, compile_pattern, flags_of
 from abbench._text import clip
 from abbench._utf8 import read_utf8
 from abbench.agents import last_json_object, strip_thinking
@@ -42,7 +42,8 @@ TEXT_FIELDS = ("prediction", "reason", "raw_output")
 TOKEN_KINDS = ("total", "input", "output")
 """What `max_tokens` counts."""
 
-_REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
+_REGEX_FLAGS = "imsx"
+"""The regex flags a ``regex`` grader takes (see `abbench._regex.FLAGS`)."""
 _NUMBER = re.compile(r"[-+−]?(?:\d[\d,_]*(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?")
 _SHOWN = 80
 
@@ -223,12 +224,10 @@ def regex(
         name: The grader's name in the experiment.
     """
     _field(name, field)
-    bad = sorted(set(flags) - set(_REGEX_FLAGS))
-    if bad:
-        raise UsageError(f"{name}: unknown regex flag(s) {''.join(bad)!r}; use any of i, m, s, x")
-    compiled_flags = 0
-    for f in flags:
-        compiled_flags |= _REGEX_FLAGS[f]
+    try:
+        compiled_flags = flags_of(flags, allowed=_REGEX_FLAGS)
+    except PatternError as exc:
+        raise UsageError(f"{name}: {exc}") from None
     if not isinstance(pattern, str) or not pattern:
         raise UsageError(f"{name}: pattern must be a non-empty regular expression, not {pattern!r}")
     try:
