@@ -242,13 +242,5 @@ class JudgeSpend:
         return out
 
     def result(self, **fields: Any) -> GradeResult:
-        """A `GradeResult` with these costs and `fields`."""
-        return GradeResult(
-            judge_model=self.judge_model,
-            judge_cost=self.judge_cost,
-            input_tokens=self.input_tokens,
-            output_tokens=self.output_tokens,
-            cached=self.cached,
-            cost_saved=self.cost_saved,
-            **fields,
-        )
+        """A `GradeResult` with these costs (its fields of the same names) and `fields`."""
+        return GradeResult(**dataclasses.asdict(self), **fields)
