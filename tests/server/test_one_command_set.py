@@ -51,11 +51,11 @@ def served(tmp_path_factory):
     try:
         with Client(server.url, key) as c:
             ds = c.import_dataset(DEMO / "cases.csv", (DEMO / "mapping-csv.yaml").read_text(encoding="utf-8"))
-            done = c.create_experiment(_spec("both-ways", ds["fingerprint"]))
+            done = c.create_experiment(_spec("both-ways", ds.fingerprint))
             c.start(done.id)
             c.wait(done.id, poll=0.1)
             for i in range(4):
-                c.create_experiment(_spec(f"fresh-{i}", ds["fingerprint"]))
+                c.create_experiment(_spec(f"fresh-{i}", ds.fingerprint))
         yield server, key, store_dir
     finally:
         server.stop()
