@@ -21,8 +21,8 @@ from abbench.dataset import DatasetInfo
 from abbench.errors import AbbenchError, Action, UsageError
 from abbench.export import ExportResult
 from abbench.report import ReportResult
-from abbench.runner import Progress
-from abbench.store import Experiment, Failures
+from abbench.runner import Progress, RecordSummary
+from abbench.store import Experiment, Failures, Review
 
 _FINAL = ("finished", "cancelled")
 
@@ -125,12 +125,11 @@ class Client:
 
     # -- datasets and snapshots --------------------------------------------------------------------
 
-    def record_runs(self, experiment: int | str, outcomes: list[dict[str, Any]]) -> dict[str, Any]:
+    def record_runs(self, experiment: int | str, outcomes: list[dict[str, Any]]) -> RecordSummary:
         """Record outcomes of runs executed elsewhere (`abbench.record_runs`'s outcomes), then grade them."""
-        result: dict[str, Any] = self._call(
-            "POST", f"/experiments/{_ref(experiment)}/runs", json={"outcomes": outcomes}
+        return RecordSummary.from_dict(
+            self._call("POST", f"/experiments/{_ref(experiment)}/runs", json={"outcomes": outcomes})
         )
-        return result
 
     def import_dataset(
         self,
@@ -337,11 +336,10 @@ class Client:
 
     def add_review(
         self, ref: int | str, case_id: str, verdict: str, note: str | None = None, **more: Any
-    ) -> dict[str, Any]:
-        """Record a review verdict on a case."""
+    ) -> Review:
+        """Record a review verdict on a case (`abbench.add_review`): the review stored."""
         body = {"case_id": case_id, "verdict": verdict, "note": note, **more}
-        result: dict[str, Any] = self._call("POST", f"/experiments/{_ref(ref)}/reviews", json=body)
-        return result
+        return Review.from_dict(self._call("POST", f"/experiments/{_ref(ref)}/reviews", json=body))
 
     def export(
         self,

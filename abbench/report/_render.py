@@ -139,14 +139,15 @@ class ReportResult:
             title=str(given.get("title") or ""),
             figures=int(given.get("figures") or 0),
             execute_seconds=float(given.get("execute_seconds") or 0.0),
-            decision=given.get("decision"),
-            headline=given.get("headline"),
-            refusal=given.get("refusal"),
-            nothing_ran=bool(given.get("nothing_ran")),
-            coverage=given.get("coverage"),
-            pair=given.get("pair"),
             grader=given.get("grader"),
+            **_decision_of(given),
         )
+
+
+def _decision_of(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """`ReportResult`'s fields about the decision, as a summary gives them (the page's, or `as_dict`'s)."""
+    said = {k: summary.get(k) for k in ("decision", "headline", "refusal", "coverage", "pair")}
+    return {**said, "nothing_ran": bool(summary.get("nothing_ran"))}
 
 
 @dataclass(frozen=True)
@@ -396,7 +397,6 @@ def _result(
     written: _Written, exp: Experiment, title: str, html_path: Path, nb_path: Path, *, seconds: float
 ) -> ReportResult:
     """What a render made, with the headline the notebook left (`_summary`)."""
-    found = _summary(written.notebook)
     return ReportResult(
         html_path=html_path,
         notebook_path=nb_path,
@@ -406,12 +406,7 @@ def _result(
         title=title,
         figures=written.page.count('class="plotly-graph-div"'),
         execute_seconds=written.execute_seconds,
-        decision=found.get("decision"),
-        headline=found.get("headline"),
-        refusal=found.get("refusal"),
-        nothing_ran=bool(found.get("nothing_ran")),
-        coverage=found.get("coverage"),
-        pair=found.get("pair"),
+        **_decision_of(_summary(written.notebook)),
     )
 
 

@@ -13,7 +13,7 @@ import gc
 import logging
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -162,6 +162,28 @@ class RunSummary:
             if self.retried is None
             else {"rerun": len(self.retried.rerun), "regraded": len(self.retried.regrade)},
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunSummary:
+        """The summary `as_dict` wrote (a server's answer); a retry's selection, written as its counts
+        alone, is not read back (`retried` None)."""
+        counts: dict[str, Any] = {k: int(data.get(k) or 0) for k in _COUNTS}
+        return cls(
+            experiment=str(data["experiment"]),
+            experiment_id=int(data["experiment_id"]),
+            status=str(data["status"]),
+            **counts,
+            elapsed_s=float(data.get("elapsed_s") or 0.0),
+            progress=Progress.from_dict(data["progress"]),
+            pause_reason=PauseReason.from_dict(data.get("pause_reason")),
+            notes=tuple(data.get("notes") or ()),
+            stop_reason=StopReason.from_dict(data.get("stop_reason")),
+        )
+
+
+_COUNTS = ("executed", "graded", "failed", "cancelled", "up_to_date", "pairs_judged", "pairs_failed",
+           "execution_failed", "grading_failed")  # fmt: skip
+"""`RunSummary`'s counts of runs."""
 
 
 class ExperimentRunner:

@@ -64,7 +64,7 @@ def test_an_experiment_runs_in_the_server_and_every_read_route_answers(alice, do
     rows = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8-sig"))))
     assert len(rows) == 120
     review = alice.add_review(exp.id, every[0]["case_id"], "gold_correct", "checked by hand")
-    assert review["verdict"] == "gold_correct"
+    assert review.verdict == "gold_correct"
 
 
 def test_results_number_rounds_from_1_as_every_view_does_and_filter_by_them(live, alice, done):
@@ -340,9 +340,9 @@ def test_runs_executed_elsewhere_are_recorded_graded_and_idempotent(alice, bob, 
         for arm in ("ci-old", "ci-new")
     ]
     first = alice.record_runs(exp.id, outcomes)
-    assert (first["recorded"], first["unchanged"]) == (2 * len(cases), 0), first
+    assert (first.recorded, first.unchanged) == (2 * len(cases), 0), first
     again = alice.record_runs(exp.id, outcomes)  # the same outcomes again: a no-op
-    assert (again["recorded"], again["unchanged"]) == (0, 2 * len(cases)), again
+    assert (again.recorded, again.unchanged) == (0, 2 * len(cases)), again
     runs = alice.results(exp.id, limit=50)["runs"]
     assert len(runs) == 2 * len(cases) and {r["state"] for r in runs} <= {"pass", "fail"}, runs  # graded
     with pytest.raises(ServerError) as refused:
