@@ -294,7 +294,7 @@ def test_controls_pause_resume_cancel_retry_regrade_over_http(alice, done):
 def test_a_mapping_preview_reads_the_stored_file_and_imports_nothing(alice, done):
     before = alice.list_datasets()
     preview = alice._call(
-        "POST", f"/datasets/{done['dataset']['fingerprint']}/mapping", data={"mapping": MAPPING, "n": "3"}
+        "POST", f"/datasets/{done['dataset'].fingerprint}/mapping", data={"mapping": MAPPING, "n": "3"}
     )
     assert len(preview["cases"]) == 3 and preview["cases"][0]["case_id"] == "FS-0001"
     assert alice.list_datasets() == before
