@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from abbench.export import export
+from abbench.report import render_report
 from abbench.runner import (
     cancel_experiment,
     experiment_status,
@@ -156,8 +157,6 @@ class LocalBackend:
     def render_report(
         self, ref: int | str, out: str | os.PathLike[str] | None = None, **options: Any
     ) -> ReportResult:
-        from abbench.report import render_report  # the report's module loads papermill's machinery
-
         return render_report(ref, out=out, store=self.store, **options)
 
 

@@ -14,7 +14,7 @@ import logging
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from abbench.agents import Agent, make_agent
@@ -165,25 +165,13 @@ class RunSummary:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunSummary:
-        """The summary `as_dict` wrote (a server's answer); a retry's selection, written as its counts
-        alone, is not read back (`retried` None)."""
-        counts: dict[str, Any] = {k: int(data.get(k) or 0) for k in _COUNTS}
-        return cls(
-            experiment=str(data["experiment"]),
-            experiment_id=int(data["experiment_id"]),
-            status=str(data["status"]),
-            **counts,
-            elapsed_s=float(data.get("elapsed_s") or 0.0),
-            progress=Progress.from_dict(data["progress"]),
-            pause_reason=PauseReason.from_dict(data.get("pause_reason")),
-            notes=tuple(data.get("notes") or ()),
-            stop_reason=StopReason.from_dict(data.get("stop_reason")),
-        )
-
-
-_COUNTS = ("executed", "graded", "failed", "cancelled", "up_to_date", "pairs_judged", "pairs_failed",
-           "execution_failed", "grading_failed")  # fmt: skip
-"""`RunSummary`'s counts of runs."""
+        """The summary `as_dict` wrote (a server's answer); a retry's selection, written as counts, is not
+        read back (`retried` None)."""
+        read: dict[str, Any] = {f.name: data[f.name] for f in fields(cls) if f.name in data}
+        read.update(progress=Progress.from_dict(data["progress"]), notes=tuple(read.get("notes") or ()),
+                    pause_reason=PauseReason.from_dict(data.get("pause_reason")),
+                    stop_reason=StopReason.from_dict(data.get("stop_reason")), retried=None)  # fmt: skip
+        return cls(**read)
 
 
 class ExperimentRunner:
