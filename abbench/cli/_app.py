@@ -48,13 +48,11 @@ class Context:
     @property
     def backend(self) -> Backend:
         """What the command works on: the server of ``--server`` (its client), else the local store."""
-        if self.server is None:
-            from abbench.cli._backend import LocalBackend
+        from abbench.cli._backend import LocalBackend, remote_client  # what commands work on, loaded for them
 
+        if self.server is None:
             return LocalBackend(self.store)
         if self._client is None:
-            from abbench.cli._backend import remote_client
-
             self._client = remote_client(self.server)
         return self._client
 

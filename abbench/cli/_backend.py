@@ -8,9 +8,11 @@ typed records back), so ``--server`` chooses where the work happens and never wh
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from abbench.export import export
+from abbench.report import render_report
 from abbench.runner import (
     cancel_experiment,
     experiment_status,
@@ -19,8 +21,12 @@ from abbench.runner import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from abbench.client import Client
+    from abbench.dataset import DatasetInfo
     from abbench.export import ExportResult
+    from abbench.report import ReportResult
     from abbench.runner import Progress
     from abbench.store import Experiment, Failures, Store
 
@@ -28,6 +34,17 @@ if TYPE_CHECKING:
 class Backend(Protocol):
     """The operations the commands that work both locally and on a server need (docs/ARCHITECTURE.md,
     "Interfaces"): the library's names, arguments and records. `abbench.client.Client` satisfies it."""
+
+    def import_dataset(
+        self, path: str | os.PathLike[str], mapping: str | None = None, **options: Any
+    ) -> DatasetInfo:
+        """Import a data file with a mapping (a profile file or a saved name; None: the suggestion).
+        `options`: ``name``, ``skip_invalid`` and the read options (``sheet`` ... ``splits``)."""
+        ...
+
+    def create_experiment(self, definition: str | os.PathLike[str], *, reuse: bool = False) -> Experiment:
+        """Create an experiment from a definition file (`reuse`: the stored one of that identity)."""
+        ...
 
     def load_experiment(self, ref: int | str) -> Experiment:
         """The experiment by id, ``#id``, name or ``NAME@<skill version>``."""
@@ -70,12 +87,38 @@ class Backend(Protocol):
         """Write its runs, grades, reviews or comparison to a file here."""
         ...
 
+    def render_report(
+        self,
+        ref: int | str,
+        out: str | os.PathLike[str] | None = None,
+        *,
+        gate: str | os.PathLike[str] | None = None,
+        arms: Sequence[str] | None = None,
+        vs: int | str | None = None,
+        grader: str | None = None,
+        title: str | None = None,
+        progress: bool = False,
+    ) -> ReportResult:
+        """Render its HTML report into `out` here (default ``reports/<experiment>.html``)."""
+        ...
+
 
 class LocalBackend:
     """`Backend` over the local store, through the public Python API."""
 
     def __init__(self, store: Store):
         self.store = store
+
+    def import_dataset(
+        self, path: str | os.PathLike[str], mapping: str | None = None, **options: Any
+    ) -> DatasetInfo:
+        profile = self.store.profiles.resolve(mapping) if mapping else None
+        return self.store.datasets.import_file(path, profile, **options)
+
+    def create_experiment(self, definition: str | os.PathLike[str], *, reuse: bool = False) -> Experiment:
+        from abbench.runner import create_experiment  # its module loads the definition models (pydantic)
+
+        return create_experiment(Path(definition), store=self.store, reuse=reuse)
 
     def load_experiment(self, ref: int | str) -> Experiment:
         from abbench.runner import load_experiment  # its module loads the definition models (pydantic)
@@ -106,16 +149,15 @@ class LocalBackend:
         what: str = "runs",
         format: str | None = None,
         out: str | os.PathLike[str] | None = None,
-        *,
-        arms: tuple[str, str] | None = None,
-        vs: int | str | None = None,
+        **options: Any,
     ) -> ExportResult:
-        options: dict[str, Any] = {}
-        if arms:
-            options["arms"] = tuple(arms)
-        if vs is not None:
-            options["vs"] = vs
-        return export(ref, what, format, out, store=self.store, **options)
+        given = {k: v for k, v in options.items() if v not in (None, ())}  # `arms`, `vs`: a comparison's
+        return export(ref, what, format, out, store=self.store, **given)
+
+    def render_report(
+        self, ref: int | str, out: str | os.PathLike[str] | None = None, **options: Any
+    ) -> ReportResult:
+        return render_report(ref, out=out, store=self.store, **options)
 
 
 def remote_client(server: str) -> Client:

@@ -111,6 +111,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 """Command name -> (module of abbench.cli that defines it, the first paragraph of its help, on one line)."""
 
-ON_A_SERVER = frozenset({"status", "pause", "resume", "cancel", "export"})
+ON_A_SERVER = frozenset({"import", "create", "status", "pause", "resume", "cancel", "export", "report"})
 """Commands written once over `abbench.cli._backend.Backend`: with ``--server`` the same command works on
 the server and prints the same text. The other commands that work on a server are `abbench.cli._remote`'s."""

@@ -141,27 +141,27 @@ def import_command(ctx: Context, file: Path, mapping: str | None, suggest: bool,
         sheet=sheet, header_row=header_row, encoding=encoding, delimiter=delimiter, format=file_format,
         recipe=recipe, splits=list(splits) or None,
     )  # fmt: skip
+    if ctx.server is not None and (suggest or preview or save_profile):
+        raise UsageError(
+            "--suggest, --preview and --save-profile work with a local store's profiles: drop --server"
+        )
     if suggest:
         _suggest(ctx, file, options, save_profile, as_json)
         return
-    profile = ctx.store.profiles.resolve(mapping) if mapping else None
     if preview:
-        _preview(file, profile, mapping, preview, options, as_json)
+        _preview(file, ctx.store.profiles.resolve(mapping) if mapping else None, mapping, preview, options,
+                 as_json)  # fmt: skip
         return
     try:
-        info = ctx.store.datasets.import_file(
-            file,
-            profile,
-            name=name,
-            save_profile_as=save_profile,
-            skip_invalid=skip_invalid,
-            **options,
+        info = ctx.backend.import_dataset(
+            file, mapping, name=name, save_profile_as=save_profile, skip_invalid=skip_invalid, **options
         )
     except ImportFailed as exc:
         if exc.report is None:
             raise
         _refused(file, exc, exc.report, as_json)
-    tally = _Tally.of(ctx.store, info)
+    # what the stored cases say (labels, domains, conflicts): counted where they are, in a local store
+    tally = _Tally.of(ctx.store, info) if ctx.server is None else None
 
     def human() -> None:
         if info.reused:
@@ -170,10 +170,9 @@ def import_command(ctx: Context, file: Path, mapping: str | None, suggest: bool,
             )
         else:
             click.echo(f"imported {info.fingerprint}  ({info.n_cases} cases from {file.name})")
-        _echo_info(info, tally.labels, tally.domains, ctx.store)
-        _echo_conflicts(tally.conflicts)
+        _echo_info(info, tally, ctx.store if tally is not None else None)
 
-    emit(as_json, {**info.to_dict(), **tally.as_dict()}, human)
+    emit(as_json, {**info.to_dict(), **(tally.as_dict() if tally is not None else {})}, human)
 
 
 class _Tally(NamedTuple):
@@ -335,37 +334,43 @@ def read_text(opts: dict[str, Any]) -> str:
     )
 
 
-def _echo_info(
-    info: DatasetInfo,
-    labels: dict[str | None, int] | None = None,
-    domains: dict[str | None, int] | None = None,
-    store: Store | None = None,
-) -> None:
+def _echo_info(info: DatasetInfo, tally: _Tally | None = None, store: Store | None = None) -> None:
+    """A dataset as `import` and `datasets` show it: the mapping, how it was read, the gold and the
+    domains (with `tally`, the stored cases' counts), the validation and the label conflicts."""
     how = read_text(info.read_options)
-    click.echo(f"  mapping     {info.profile_ref}")
+    if info.profile_ref:
+        click.echo(f"  mapping     {info.profile_ref}")
     if store is not None and info.profile_name:
         profile = store.profiles.get(info.profile_name, info.profile_version)
         fields = " · ".join(f"{f} ← {_source_text(src)}" for f, src in profile.fields.items())
         click.echo(f"  fields      {fields}" + (f"  (recipe {profile.recipe})" if profile.recipe else ""))
     click.echo(f"  read        {how}")
-    click.echo(
-        f"  source      {info.source_file}  sha256 {(info.source_sha256 or '')[:12]}  → {info.upload_path}"
-    )
+    stored = f"  → {info.upload_path}" if info.upload_path else ""  # a server keeps its paths
+    click.echo(f"  source      {info.source_file}  sha256 {(info.source_sha256 or '')[:12]}{stored}")
     if info.label_set:
         click.echo(f"  label set   {', '.join(info.label_set)}")
-    if labels and set(labels) != {None}:
-        kind = info.expected_kind if info.expected_kind is not None else gold_kind(labels)
+    labels = tally.labels if tally is not None else {}
+    has_gold = bool(labels) and set(labels) != {None}
+    # the import's kind (declared, or decided from every value), else the stored gold's; a server's
+    # import tells the kind without the counts
+    kind = info.expected_kind if tally is None or has_gold else None
+    if kind is None and has_gold:
+        kind = gold_kind(labels)
+    if kind is not None and kind.kind:
         how = "declared by the mapping" if kind.declared else "from the values"
         click.echo(f"  gold kind   {kind.kind}s ({how}: {kind.reason})")
+    if has_gold and kind is not None:
         if not kind.is_label:  # answers to compare against (exact, contains, a judge)
             sample = " · ".join(f"«{_clip(k)}»" for k in list(labels)[:3] if k is not None)
             each = ", each different" if all(n == 1 for n in labels.values()) else ""
             click.echo(f"  gold        {len(labels)} free-text answers{each}: {sample}")
         else:
             click.echo(f"  labels      {_counts_line(labels)}")
-    if domains and set(domains) != {None}:
-        click.echo(f"  domains     {_counts_line(domains)}")
+    if tally is not None and tally.domains and set(tally.domains) != {None}:
+        click.echo(f"  domains     {_counts_line(tally.domains)}")
     _echo_report(info.validation)
+    if tally is not None:
+        _echo_conflicts(tally.conflicts)
 
 
 @cli.command("datasets")
@@ -419,8 +424,7 @@ def datasets_command(ctx: Context, ref: str | None, n_cases: int, show_all: bool
         click.echo(
             f"{info.fingerprint}  ({info.n_cases} cases, imported {info.created_at} by {info.created_by})"
         )
-        _echo_info(info, tally.labels, tally.domains, store)
-        _echo_conflicts(tally.conflicts)
+        _echo_info(info, tally, store)
         if cases:
             click.echo("")
             _echo_cases(cases)

@@ -13,7 +13,7 @@ import click
 from abbench._yaml import load_yaml
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.errors import ExperimentError
-from abbench.runner import clone_experiment, create_experiment, try_input
+from abbench.runner import clone_experiment, try_input
 from abbench.types import RunState, outcome_word
 
 if TYPE_CHECKING:
@@ -35,33 +35,34 @@ def _parse_params(pairs: tuple[str, ...]) -> dict[str, Any]:
 @click.option(
     "--reuse", is_flag=True, help="If an experiment with this identity exists, use it instead of refusing."
 )
+@click.option(
+    "-q", "--quiet", is_flag=True, help="Print only the id (for scripts: EXP=$(abbench create -q FILE))."
+)
 @json_option
 @pass_ctx
-def create_cmd(ctx: Context, definition: str, reuse: bool, as_json: bool) -> None:
+def create_cmd(ctx: Context, definition: str, reuse: bool, quiet: bool, as_json: bool) -> None:
     """Create an experiment from a YAML definition (one pending run per case × round × arm).
 
     The definition needs name, dataset (a stored name or fingerprint, or {file, mapping}) and arms
     (name: {agent, model, skill, ...settings}); it may give rounds, graders, cases (ids, domains,
     labels, tag, limit, sample), concurrency, timeout_s, retries, gate and seed. Paths are relative to
-    the definition's folder; every arm is checked now, before any run.
+    the definition's folder; every arm is checked now, before any run. With --server, the definition
+    names datasets and snapshots uploaded there.
 
     \b
-    Example:
+    Examples:
       abbench create data/demo/experiment.yaml
+      EXP=$(abbench --server URL create -q ci-experiment.yaml)
     """
-    exp = create_experiment(definition, store=ctx.store, reuse=reuse)
-    counts = ctx.store.runs.counts(exp.id)
-    total = sum(sum(c.values()) for c in counts.values())
+    exp = ctx.backend.create_experiment(definition, reuse=reuse)
+    total = ctx.backend.experiment_status(exp.id).total
+    arms = [a.label for a in exp.arms]
     emit(
         as_json,
-        {
-            "id": exp.id,
-            "name": exp.name,
-            "dataset": exp.dataset,
-            "runs": total,
-            "arms": [a.label for a in exp.arms],
-        },
-        f"created {exp.ref} on {exp.dataset}: {total} runs over arms " + ", ".join(a.label for a in exp.arms),
+        {"id": exp.id, "name": exp.name, "dataset": exp.dataset, "runs": total, "arms": arms},
+        str(exp.id)
+        if quiet
+        else f"created {exp.ref} on {exp.dataset}: {total} runs over arms {', '.join(arms)}",
     )
 
 

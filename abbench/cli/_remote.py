@@ -1,6 +1,6 @@
 """The commands that work on a server (``abbench --server URL ...``) through `abbench.client.Client` and
-are not yet written once over `abbench.cli._backend.Backend`: import, snapshot, create, run, compare,
-gate, report. (status, pause, resume, cancel and export are: `abbench.cli._commands.ON_A_SERVER`.)
+are not yet written once over `abbench.cli._backend.Backend`: snapshot, run, compare, gate. (The others
+that work on a server are: `abbench.cli._commands.ON_A_SERVER`.)
 
 They take the local commands' names and main arguments. The key comes from $ABBENCH_KEY, the actor
 (recorded on the runs started) from $ABBENCH_ACTOR, else the CI's job when one is named ($GITHUB_JOB,
@@ -10,17 +10,12 @@ $CI_JOB_NAME).
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from abbench._utf8 import read_utf8
-from abbench._yaml import load_yaml
-from abbench.cli._app import Context, emit, json_option, pass_ctx, read_options
+from abbench.cli._app import Context, emit, json_option, pass_ctx
 from abbench.cli._backend import remote_client
-from abbench.cli._data import _echo_report, read_text
-from abbench.dataset import ValidationReport
 
 if TYPE_CHECKING:
     from abbench.client import Client
@@ -35,65 +30,6 @@ def remote() -> None:
 def _client(ctx: Context) -> Client:
     assert ctx.server is not None
     return remote_client(ctx.server)
-
-
-@remote.command("import")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False))
-@click.option("--mapping", help="A mapping profile file (.yaml/.json) or a saved profile's name.")
-@click.option("--name", help="The dataset's name (default: the file's stem).")
-@read_options
-@click.option("--skip-invalid", is_flag=True, help="Import the valid rows, keep the report.")
-@json_option
-@pass_ctx
-def import_cmd(
-    ctx: Context,
-    file: str,
-    mapping: str | None,
-    name: str | None,
-    sheet: str | None,
-    header_row: int | None,
-    encoding: str | None,
-    delimiter: str | None,
-    file_format: str | None,
-    recipe: str | None,
-    splits: tuple[str, ...],
-    skip_invalid: bool,
-    as_json: bool,
-) -> None:
-    """Upload FILE and import it on the server (the local `import`'s read options); prints the fingerprint."""
-    with _client(ctx) as c:
-        ds = c.import_dataset(
-            file,
-            mapping,
-            name=name,
-            sheet=sheet,
-            header_row=header_row,
-            encoding=encoding,
-            delimiter=delimiter,
-            format=file_format,
-            recipe=recipe,
-            splits=list(splits),
-            skip_invalid=skip_invalid or None,
-        )
-    emit(as_json, ds, lambda: _print_import(ds, Path(file).name))
-
-
-def _print_import(ds: dict[str, Any], file_name: str) -> None:
-    """The server's import, said as the local `import` says it (the lines a server's answer holds)."""
-    if ds.get("reused"):
-        click.echo(
-            f"already imported: {ds['fingerprint']} holds the same {ds['n_cases']} cases; nothing stored"
-        )
-    else:
-        click.echo(f"imported {ds['fingerprint']}  ({ds['n_cases']} cases from {file_name})")
-    if ds.get("profile_name"):
-        click.echo(f"  mapping     {ds['profile_name']}@{ds.get('profile_version')}")
-    click.echo(f"  read        {read_text(ds.get('read_options') or {})}")
-    kind = ds.get("expected_kind") or {}
-    if kind.get("kind"):
-        how = "declared by the mapping" if kind.get("declared") else "from the values"
-        click.echo(f"  gold kind   {kind['kind']}s ({how}: {kind.get('reason', '')})")
-    _echo_report(ValidationReport.from_dict(ds.get("validation")))
 
 
 @remote.command("snapshot")
@@ -114,18 +50,6 @@ def snapshot_cmd(
     with _client(ctx) as c:
         snap = c.snapshot_git(git_url, ref or "HEAD", sub) if git_url else c.snapshot_skill(str(folder))
     emit(as_json, snap, snap["hash"])
-
-
-@remote.command("create")
-@click.argument("definition", type=click.Path(exists=True, dir_okay=False))
-@json_option
-@pass_ctx
-def create_cmd(ctx: Context, definition: str, as_json: bool) -> None:
-    """Create an experiment from a definition naming uploaded datasets and snapshots; prints its id."""
-    with _client(ctx) as c:
-        exp = c.create_experiment(definition)
-    data = {"id": exp.id, "name": exp.name, "dataset": exp.dataset, "arms": [a.label for a in exp.arms]}
-    emit(as_json, data, str(exp.id))
 
 
 def _status_line(p: Progress) -> str:
@@ -231,17 +155,3 @@ def _print_gate(result: dict[str, Any]) -> None:
         click.echo(f"outcome: {result['verdict_outcome']}")
     for note in result.get("notes") or ():
         click.echo(f"note: {note}")
-
-
-@remote.command("report")
-@click.argument("experiment")
-@click.option("--rules", type=click.Path(exists=True, dir_okay=False), help="A gate file for the decision.")
-@click.option("--out", type=click.Path(dir_okay=False), help="The HTML file (default <experiment>.html).")
-@pass_ctx
-def report_cmd(ctx: Context, experiment: str, rules: str | None, out: str | None) -> None:
-    """Render the report on the server and download it; prints the file written."""
-    gate = None
-    if rules:
-        gate = load_yaml(read_utf8(rules))
-    with _client(ctx) as c:
-        click.echo(c.render_report(experiment, out, rules=gate))

@@ -12,7 +12,7 @@ import click
 from abbench.cli._analysis import grader_header, grader_option
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.export import export_table, write_csv, write_jsonl
-from abbench.report import render_report, render_reports
+from abbench.report import render_reports
 
 if TYPE_CHECKING:
     from abbench.report import ReportResult
@@ -115,7 +115,11 @@ def _rows(n: int, what: str) -> str:
 @click.option("--vs", metavar="EXP_B", help="Compare against another experiment on the same dataset.")
 @click.option("--arms", nargs=2, metavar="A B", help="Compare these two arms, control first.")
 @click.option(
-    "--gate", type=click.Path(dir_okay=False), help="A gate file (YAML/JSON) to decide pass or block."
+    "--gate",
+    "--rules",
+    "gate",
+    type=click.Path(dir_okay=False),
+    help="A gate file (YAML/JSON) to decide pass or block (--rules: as `gate` names it).",
 )
 @click.option("--title", help="The page title (default: the experiment's name).")
 @click.option("--out", metavar="FILE", help="The HTML file (default reports/<experiment>.html).")
@@ -188,6 +192,10 @@ def report_cmd(
         _report_one(ctx, experiments[0], vs=vs, arms=arms, gate=gate, title=title, out=out,
                     fail_on_block=fail_on_block, as_json=as_json, grader=grader)  # fmt: skip
         return
+    if ctx.server is not None:
+        raise click.UsageError(
+            "a batch of reports (--all-since, several experiments) is made on a local store"
+        )
     if out or vs or arms or title or grader:
         raise click.UsageError(
             "--out, --vs, --arms, --title and --grader are for one report; a batch uses --out-dir"
@@ -200,14 +208,13 @@ def _report_one(ctx: Context, experiment: str, *, vs: str | None, arms: tuple[st
                 title: str | None, out: str | None, fail_on_block: bool, as_json: bool,
                 grader: str | None = None) -> None:  # fmt: skip
     """One page: what was written and the decision; exit 2 on a refusal, 1 on a block with --fail-on-block."""
-    r = render_report(
+    r = ctx.backend.render_report(
         experiment,
+        out,
         vs=vs,
         arms=list(arms) if arms else None,
         gate=gate,
-        out=out,
         title=title,
-        store=ctx.store,
         progress=not as_json and sys.stderr.isatty(),
         grader=grader,
     )
@@ -216,7 +223,8 @@ def _report_one(ctx: Context, experiment: str, *, vs: str | None, arms: tuple[st
         lines.append(grader_header(r.grader, "every figure of the page (the decision is the gate's)"))
     if r.decision:
         lines.append(f"decision: {r.verdict_line}" + (f" — {r.headline}" if r.headline else ""))
-    lines.append(f"executed notebook: {r.notebook_path}")
+    if r.notebook_path is not None:  # a server keeps the notebook it executed
+        lines.append(f"executed notebook: {r.notebook_path}")
     emit(as_json, r.as_dict(), "\n".join(lines))
     _warn([r])
     if r.refusal:

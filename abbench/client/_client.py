@@ -7,6 +7,8 @@ import json
 import os
 import tarfile
 import time
+from collections.abc import Sequence
+from email.message import Message
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -15,10 +17,12 @@ import httpx
 
 from abbench import _actions as do
 from abbench._utf8 import read_utf8
+from abbench.dataset import DatasetInfo
 from abbench.errors import AbbenchError, Action, UsageError
 from abbench.export import ExportResult
-from abbench.runner import Progress
-from abbench.store import Experiment, Failures
+from abbench.report import ReportResult
+from abbench.runner import Progress, RecordSummary
+from abbench.store import Experiment, Failures, Review
 
 _FINAL = ("finished", "cancelled")
 
@@ -121,26 +125,26 @@ class Client:
 
     # -- datasets and snapshots --------------------------------------------------------------------
 
-    def record_runs(self, experiment: int | str, outcomes: list[dict[str, Any]]) -> dict[str, Any]:
+    def record_runs(self, experiment: int | str, outcomes: list[dict[str, Any]]) -> RecordSummary:
         """Record outcomes of runs executed elsewhere (`abbench.record_runs`'s outcomes), then grade them."""
-        result: dict[str, Any] = self._call(
-            "POST", f"/experiments/{_ref(experiment)}/runs", json={"outcomes": outcomes}
+        return RecordSummary.from_dict(
+            self._call("POST", f"/experiments/{_ref(experiment)}/runs", json={"outcomes": outcomes})
         )
-        return result
 
     def import_dataset(
         self,
         path: str | os.PathLike[str],
         mapping: str | os.PathLike[str] | dict[str, Any] | None = None,
         **options: Any,
-    ) -> dict[str, Any]:
-        """Upload a data file with its mapping (a dict, a .yaml/.json profile file, or a saved name).
+    ) -> DatasetInfo:
+        """Upload a data file with its mapping (a dict, a .yaml/.json profile file, or a saved name); the
+        dataset imported (`abbench.import_dataset`), its paths and id the server's own left out.
 
         `options` are `abbench.import_dataset`'s: ``name``, ``sheet``, ``header_row``, ``encoding``,
         ``delimiter``, ``format``, ``recipe``, ``splits`` (a list), ``skip_invalid``.
         """
         splits = options.pop("splits", None) or ()
-        form: dict[str, Any] = {k: str(v) for k, v in options.items() if v is not None}
+        form: dict[str, Any] = {k: str(v) for k, v in options.items() if v is not None and v is not False}
         if splits:
             form["split"] = [str(s) for s in splits]
         if isinstance(mapping, dict):
@@ -150,15 +154,12 @@ class Client:
         elif mapping is not None:
             form["mapping"] = str(mapping)
         with open(path, "rb") as f:
-            result: dict[str, Any] = self._call(
-                "POST", "/datasets", files={"file": (Path(path).name, f)}, data=form
-            )
-        return result
+            answer = self._call("POST", "/datasets", files={"file": (Path(path).name, f)}, data=form)
+        return DatasetInfo.from_dict(answer)
 
-    def list_datasets(self) -> list[dict[str, Any]]:
-        """The datasets this key's owner holds."""
-        result: list[dict[str, Any]] = self._call("GET", "/datasets")
-        return result
+    def list_datasets(self) -> list[DatasetInfo]:
+        """The datasets this key's owner holds, oldest first."""
+        return [DatasetInfo.from_dict(d) for d in self._call("GET", "/datasets")]
 
     def snapshot_skill(self, folder: str | os.PathLike[str]) -> dict[str, Any]:
         """Upload a skill folder (sent as a tar.gz of its plain files)."""
@@ -183,8 +184,14 @@ class Client:
 
     # -- experiments -------------------------------------------------------------------------------
 
-    def create_experiment(self, definition: str | os.PathLike[str] | dict[str, Any]) -> Experiment:
-        """Create an experiment from a definition (a dict, or a YAML/JSON file naming uploaded data)."""
+    def create_experiment(
+        self, definition: str | os.PathLike[str] | dict[str, Any], *, reuse: bool = False
+    ) -> Experiment:
+        """Create an experiment from a definition (a dict, or a YAML/JSON file naming uploaded data).
+        A server always creates a new one: ``reuse=True`` (the stored experiment of that identity)
+        is refused."""
+        if reuse:
+            raise UsageError("reuse=True works on a local store; a server creates a new experiment each time")
         if isinstance(definition, dict):
             body, kind = json.dumps(definition, ensure_ascii=False).encode(), "application/json"
         else:
@@ -322,22 +329,17 @@ class Client:
         arms: list[str] | None = None,
     ) -> dict[str, Any]:
         """The gate's outcome (rules: a list, a dict, or a YAML/JSON gate file)."""
-        if isinstance(rules, (str, os.PathLike)):
-            from abbench._yaml import load_yaml  # PyYAML loads only for rules read from a file
-
-            rules = load_yaml(read_utf8(rules))
         result: dict[str, Any] = self._call(
-            "POST", f"/experiments/{_ref(ref)}/gate", json={"rules": rules, "arms": arms}
+            "POST", f"/experiments/{_ref(ref)}/gate", json={"rules": _rules(rules), "arms": arms}
         )
         return result
 
     def add_review(
         self, ref: int | str, case_id: str, verdict: str, note: str | None = None, **more: Any
-    ) -> dict[str, Any]:
-        """Record a review verdict on a case."""
+    ) -> Review:
+        """Record a review verdict on a case (`abbench.add_review`): the review stored."""
         body = {"case_id": case_id, "verdict": verdict, "note": note, **more}
-        result: dict[str, Any] = self._call("POST", f"/experiments/{_ref(ref)}/reviews", json=body)
-        return result
+        return Review.from_dict(self._call("POST", f"/experiments/{_ref(ref)}/reviews", json=body))
 
     def export(
         self,
@@ -377,25 +379,54 @@ class Client:
         ref: int | str,
         out: str | os.PathLike[str] | None = None,
         *,
-        rules: Any = None,
-        arms: list[str] | None = None,
+        gate: str | os.PathLike[str] | list[dict[str, Any]] | dict[str, Any] | None = None,
+        arms: Sequence[str] | None = None,
+        vs: int | str | None = None,
         grader: str | None = None,
-    ) -> Path:
-        """Render the report on the server and download the HTML to `out` (default ``<ref>.html``); its
-        figures as `grader` alone graded the runs, when named."""
-        body: dict[str, Any] = {"rules": rules, "arms": arms}
+        title: str | None = None,
+        progress: bool = False,
+    ) -> ReportResult:
+        """Render the report on the server (`abbench.render_report`) and download the page to `out`
+        (default ``reports/<the server's file name>``): its `ReportResult`, `notebook_path` None (the
+        server keeps the notebook). `gate`: rules, a gate file's content, or a YAML/JSON gate file read
+        here; the figures as `grader` alone graded the runs, when named. A server names the page's title
+        itself (`title` is refused) and shows no progress here (`progress` is ignored)."""
+        if title is not None:
+            raise UsageError("title= works on a local store; a server titles the page after the experiment")
+        body: dict[str, Any] = {"rules": _rules(gate), "arms": list(arms) if arms else None}
+        if vs is not None:
+            body["vs"] = str(vs)
         if grader is not None:
             body["grader"] = grader
-        self._call("POST", f"/experiments/{_ref(ref)}/report", json=body)
+        rendered = self._call("POST", f"/experiments/{_ref(ref)}/report", json=body)
         response = self._call("GET", f"/experiments/{_ref(ref)}/report")
-        target = Path(out or f"{ref}.html")
+        target = Path(out) if out is not None else Path("reports") / _file_name(response, f"{ref}.html")
+        target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(response.content)
-        return target
+        return ReportResult.from_dict(
+            {**rendered, "grader": grader}, html_path=target.resolve(), notebook_path=None
+        )
 
     def try_input(self, text: str, **options: Any) -> dict[str, Any]:
         """One input now, as a one-case experiment (skill: a snapshot of yours)."""
         result: dict[str, Any] = self._call("POST", "/try", json={"input": text, **options})
         return result
+
+
+def _rules(rules: Any) -> Any:
+    """A gate's rules as sent: a YAML/JSON gate file is read here (the server reads no file of yours)."""
+    if isinstance(rules, (str, os.PathLike)):
+        from abbench._yaml import load_yaml  # PyYAML loads only for rules read from a file
+
+        return load_yaml(read_utf8(rules))
+    return rules
+
+
+def _file_name(response: httpx.Response, default: str) -> str:
+    """The file name a download's Content-Disposition gives (RFC 6266, ``filename*`` too), else `default`."""
+    header = Message()
+    header["content-disposition"] = response.headers.get("content-disposition", "")
+    return Path(header.get_filename() or default).name or default
 
 
 def _experiment(answer: dict[str, Any]) -> Experiment:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -99,6 +99,36 @@ class DatasetInfo:
             "created_by": self.created_by,
             "reused": self.reused,
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> DatasetInfo:
+        """The dataset `to_dict` wrote, or a server's view of it (the mapping as ``profile_name`` and
+        ``profile_version``; no id or paths of the server's: 0 and None)."""
+        name, version = data.get("profile_name"), data.get("profile_version")
+        if name is None and data.get("profile"):  # to_dict's ``name@version``
+            name, _, number = str(data["profile"]).rpartition("@")
+            name, version = (name, int(number)) if number.isdigit() else (str(data["profile"]), None)
+        label_set = data.get("label_set")
+        return cls(
+            id=int(data.get("id") or 0),
+            fingerprint=str(data["fingerprint"]),
+            name=str(data["name"]),
+            content_hash=str(data["content_hash"]),
+            n_cases=int(data["n_cases"]),
+            label_set=tuple(label_set) if label_set is not None else None,
+            label_map=dict(data.get("label_map") or {}),
+            expected_kind=ExpectedKind.from_dict(data.get("expected_kind")),
+            profile_name=name,
+            profile_version=version,
+            source_file=data.get("source_file"),
+            source_sha256=data.get("source_sha256"),
+            upload_path=data.get("upload_path"),
+            read_options=dict(data.get("read_options") or {}),
+            validation=ValidationReport.from_dict(data.get("validation")),
+            created_at=data.get("created_at"),
+            created_by=data.get("created_by"),
+            reused=bool(data.get("reused")),
+        )
 
     def __str__(self) -> str:
         return self.fingerprint

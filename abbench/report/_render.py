@@ -9,7 +9,7 @@ import re
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
@@ -43,7 +43,8 @@ class ReportResult:
 
     Attributes:
         html_path: The self-contained page.
-        notebook_path: The executed notebook, kept beside it (open it in JupyterLab to dig further).
+        notebook_path: The executed notebook, kept beside it (open it in JupyterLab to dig further); None
+            for a page rendered on a server and downloaded (the server keeps the notebook).
         size_bytes: The page's size.
         seconds: Wall time: kernel, notebook and export.
         experiment: The experiment reported on (``#id name``).
@@ -61,7 +62,7 @@ class ReportResult:
     """
 
     html_path: Path
-    notebook_path: Path
+    notebook_path: Path | None
     size_bytes: int
     seconds: float
     experiment: str = ""
@@ -114,7 +115,7 @@ class ReportResult:
             "coverage": self.coverage,
             "pair": self.pair,
             "html_path": str(self.html_path),
-            "notebook_path": str(self.notebook_path),
+            "notebook_path": str(self.notebook_path) if self.notebook_path is not None else None,
             "size_bytes": self.size_bytes,
             "seconds": round(self.seconds, 2),
             "execute_seconds": round(self.execute_seconds, 2),
@@ -122,6 +123,31 @@ class ReportResult:
             "title": self.title,
             "figures": self.figures,
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], **paths: Path | None) -> ReportResult:
+        """The result `as_dict` wrote; `paths` (``html_path``, ``notebook_path``) where the page was
+        downloaded to (a server keeps its notebook: None then) and `grader` when the page is one grader's."""
+        given = {**data, **paths}
+        notebook = given.get("notebook_path")
+        return cls(
+            html_path=Path(given["html_path"]),
+            notebook_path=Path(notebook) if notebook is not None else None,
+            size_bytes=int(given["size_bytes"]),
+            seconds=float(given.get("seconds") or 0.0),
+            experiment=str(given.get("experiment") or ""),
+            title=str(given.get("title") or ""),
+            figures=int(given.get("figures") or 0),
+            execute_seconds=float(given.get("execute_seconds") or 0.0),
+            grader=given.get("grader"),
+            **_decision_of(given),
+        )
+
+
+def _decision_of(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """`ReportResult`'s fields about the decision, as a summary gives them (the page's, or `as_dict`'s)."""
+    said = {k: summary.get(k) for k in ("decision", "headline", "refusal", "coverage", "pair")}
+    return {**said, "nothing_ran": bool(summary.get("nothing_ran"))}
 
 
 @dataclass(frozen=True)
@@ -371,7 +397,6 @@ def _result(
     written: _Written, exp: Experiment, title: str, html_path: Path, nb_path: Path, *, seconds: float
 ) -> ReportResult:
     """What a render made, with the headline the notebook left (`_summary`)."""
-    found = _summary(written.notebook)
     return ReportResult(
         html_path=html_path,
         notebook_path=nb_path,
@@ -381,12 +406,7 @@ def _result(
         title=title,
         figures=written.page.count('class="plotly-graph-div"'),
         execute_seconds=written.execute_seconds,
-        decision=found.get("decision"),
-        headline=found.get("headline"),
-        refusal=found.get("refusal"),
-        nothing_ran=bool(found.get("nothing_ran")),
-        coverage=found.get("coverage"),
-        pair=found.get("pair"),
+        **_decision_of(_summary(written.notebook)),
     )
 
 

@@ -93,6 +93,17 @@ class RecordSummary:
             "grading": None if self.grading is None else self.grading.as_dict(),
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RecordSummary:
+        """The summary `as_dict` wrote (a server's answer)."""
+        grading = data.get("grading")
+        read: dict[str, Any] = {
+            **data,
+            "runs": tuple(data.get("runs") or ()),
+            "grading": RunSummary.from_dict(grading) if grading is not None else None,
+        }
+        return cls(**read)
+
 
 def record_runs(
     store: str | Path | Store | None,

@@ -13,8 +13,8 @@ import gc
 import logging
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from abbench.agents import Agent, make_agent
@@ -162,6 +162,16 @@ class RunSummary:
             if self.retried is None
             else {"rerun": len(self.retried.rerun), "regraded": len(self.retried.regrade)},
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunSummary:
+        """The summary `as_dict` wrote (a server's answer); a retry's selection, written as counts, is not
+        read back (`retried` None)."""
+        read: dict[str, Any] = {f.name: data[f.name] for f in fields(cls) if f.name in data}
+        read.update(progress=Progress.from_dict(data["progress"]), notes=tuple(read.get("notes") or ()),
+                    pause_reason=PauseReason.from_dict(data.get("pause_reason")),
+                    stop_reason=StopReason.from_dict(data.get("stop_reason")), retried=None)  # fmt: skip
+        return cls(**read)
 
 
 class ExperimentRunner:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from abbench.errors import NotFoundError, UsageError
@@ -41,6 +41,12 @@ class Review:
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready view."""
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Review:
+        """The review `as_dict` wrote (a server's answer)."""
+        given: dict[str, Any] = {f.name: data.get(f.name) for f in fields(cls)}
+        return cls(**given)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from abbench.cli import cli
 from abbench.client import Client
+from abbench.dataset import DatasetInfo
 from abbench.export import ExportResult
 from abbench.runner import Progress, experiment_status
 from abbench.store import Experiment, Failures, open_store
@@ -51,33 +52,36 @@ def served(tmp_path_factory):
     try:
         with Client(server.url, key) as c:
             ds = c.import_dataset(DEMO / "cases.csv", (DEMO / "mapping-csv.yaml").read_text(encoding="utf-8"))
-            done = c.create_experiment(_spec("both-ways", ds["fingerprint"]))
+            done = c.create_experiment(_spec("both-ways", ds.fingerprint))
             c.start(done.id)
             c.wait(done.id, poll=0.1)
             for i in range(4):
-                c.create_experiment(_spec(f"fresh-{i}", ds["fingerprint"]))
+                c.create_experiment(_spec(f"fresh-{i}", ds.fingerprint))
         yield server, key, store_dir
     finally:
         server.stop()
 
 
+def _invoke(served, how: str, folder, *args: str) -> str:
+    """The output of ``abbench ARGS`` run in `folder` on the store (`how` "local") or its server ("server")."""
+    server, key, store_dir = served
+    target = ["--store", str(store_dir)] if how == "local" else ["--server", server.url]
+    folder.mkdir(exist_ok=True)
+    runner = CliRunner(env={"ABBENCH_KEY": key, "ABBENCH_SERVER": None, "ABBENCH_STORE": None})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(folder)
+        result = runner.invoke(cli, [*target, *args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    if how == "server":
+        assert not (folder / ".abbench").exists()  # nothing ran on a local store
+    return result.output.replace(str(folder), "HERE")
+
+
 def _both(served, tmp_path, *args: str, where: str = "") -> tuple[str, str]:
     """The output of ``abbench ARGS`` on the store, and with ``--server`` on its server (each command in a
     folder of its own, its name made the same in both)."""
-    server, key, store_dir = served
-    outputs = []
-    for how, target in (("local", ["--store", str(store_dir)]), ("server", ["--server", server.url])):
-        folder = tmp_path / f"{how}{where}"
-        folder.mkdir()
-        runner = CliRunner(env={"ABBENCH_KEY": key, "ABBENCH_SERVER": None, "ABBENCH_STORE": None})
-        with pytest.MonkeyPatch.context() as mp:
-            mp.chdir(folder)
-            result = runner.invoke(cli, [*target, *args], catch_exceptions=False)
-        assert result.exit_code == 0, result.output
-        if how == "server":
-            assert not (folder / ".abbench").exists()  # nothing ran on a local store
-        outputs.append(result.output.replace(str(folder), "HERE"))
-    return outputs[0], outputs[1]
+    local, remote = (_invoke(served, how, tmp_path / f"{how}{where}", *args) for how in ("local", "server"))
+    return local, remote
 
 
 def test_status_says_the_same_on_a_store_and_on_its_server(served, tmp_path):
@@ -170,11 +174,20 @@ def test_the_client_returns_the_library_s_records(served):
             "both-ways",
         ]
         assert c.command_handle(exp) == "both-ways"
+        datasets = c.list_datasets()
+        assert datasets and all(isinstance(d, DatasetInfo) for d in datasets)
+        kept = s.datasets.get(datasets[0].fingerprint)
+        for f in dataclasses.fields(DatasetInfo):
+            if f.name not in {"id", "created_by", "upload_path"}:  # the server's own, not shown
+                assert getattr(datasets[0], f.name) == getattr(kept, f.name), f.name
+        assert DatasetInfo.from_dict(kept.to_dict()) == kept
 
 
 def test_records_read_back_what_they_wrote(tmp_path):
     """`from_dict` of `as_dict` is the record itself (the shapes the server sends)."""
-    from abbench.runner import ArmProgress, HaltReason, PauseReason
+    from abbench.report import ReportResult
+    from abbench.runner import ArmProgress, HaltReason, PauseReason, RecordSummary, RunSummary
+    from abbench.store import Review
 
     arms = (
         ArmProgress("a", {"pass": 3, "fail": 4, "pending": 1}, {"execution_failed": 2, "grading_failed": 1}),
@@ -190,3 +203,77 @@ def test_records_read_back_what_they_wrote(tmp_path):
     assert again.as_dict() == p.as_dict() and again.arms == p.arms and again.status_text == p.status_text
     result = ExportResult(tmp_path / "x.csv", "runs", "csv", 3, ("a", "b"), 10, 0.5, ("note",))
     assert ExportResult.from_dict(result.as_dict()) == result
+    summary = RunSummary(
+        "x", 7, "paused", 3, 2, 1, 0, 1.5, p, execution_failed=1, pause_reason=pause, notes=("n",)
+    )
+    assert RunSummary.from_dict(json.loads(json.dumps(summary.as_dict()))).as_dict() == summary.as_dict()
+    recorded = RecordSummary("x", 7, 3, 1, (4, 5, 6), summary)
+    assert RecordSummary.from_dict(recorded.as_dict()).as_dict() == recorded.as_dict()
+    page = ReportResult(tmp_path / "p.html", tmp_path / "p.ipynb", 10, 1.5, "#7 x", "x", 3, 1.0, "pass", "h")
+    assert ReportResult.from_dict(page.as_dict()) == page
+    review = Review(3, 7, "c001", "b", 12, "gold_correct", "by hand", "ann", "2026-12-07T01:00:00Z")
+    assert Review.from_dict(review.as_dict()) == review
+
+
+def _definition(folder, name: str, fingerprint: str) -> str:
+    path = folder / f"{name}.yaml"
+    path.write_text(json.dumps(_spec(name, fingerprint)), encoding="utf-8")
+    return str(path)
+
+
+def test_create_says_the_same_on_a_store_and_on_its_server(served, tmp_path):
+    server, key, _ = served
+    with Client(server.url, key) as c:
+        fingerprint = c.load_experiment("both-ways").dataset
+    said = {}
+    for how in ("local", "server"):
+        said[how] = _invoke(
+            served, how, tmp_path / how, "create", _definition(tmp_path, f"made-{how}", fingerprint)
+        )
+        quiet = _invoke(
+            served, how, tmp_path / how, "create", "-q", _definition(tmp_path, f"id-{how}", fingerprint)
+        )
+        assert re.fullmatch(r"\d+\n", quiet), quiet  # a script's EXP=$(abbench create -q FILE)
+    local, remote = (re.sub(rf"#\d+ made-{how} ", "#N made-X ", said[how]) for how in ("local", "server"))
+    assert (
+        local
+        == remote
+        == f"created #N made-X on {fingerprint}: 12 runs over arms a (python, no skill), b (python, no skill)\n"
+    )
+
+
+def test_import_prints_the_same_record_on_a_store_and_on_its_server(served, tmp_path):
+    """The server's import is told as the local one: the same JSON record, and each line the server's
+    answer holds as the local command words it (the counts of stored labels and domains are local)."""
+    args = ("import", str(DEMO / "cases.csv"), "--mapping", str(DEMO / "mapping-csv.yaml"), "--name")
+    local = json.loads(_invoke(served, "local", tmp_path / "jl", *args, "copy-local", "--json"))
+    remote = json.loads(_invoke(served, "server", tmp_path / "jr", *args, "copy-remote", "--json"))
+    assert set(remote) <= set(local) and local.keys() - remote.keys() == {
+        "labels",
+        "domains",
+        "label_conflicts",
+    }
+    for key in ("n_cases", "content_hash", "read_options", "validation", "expected_kind", "label_set"):
+        assert remote[key] == local[key], key
+
+    def text(how: str, name: str) -> str:
+        out = _invoke(served, how, tmp_path / how, *args, name).replace(name, "X")
+        return re.sub(r"(?m)^(  mapping +\S+)@\d+$", r"\1@V", out)  # each owner saves its own versions
+
+    local_text, remote_text = text("local", "copy-local"), text("server", "copy-remote")
+    lines = [line for line in remote_text.splitlines() if not line.startswith("  source")]
+    assert lines and all(line in local_text.splitlines() for line in lines[1:]), (local_text, remote_text)
+    assert re.match(r"already imported: X@[0-9a-f]{12} holds the same \d+ cases", remote_text), remote_text
+
+
+def test_report_says_the_same_on_a_store_and_on_its_server(served, tmp_path):
+    """The page is written here either way, told in the same words (its notebook stays on the server)."""
+
+    def said(how: str) -> str:
+        out = _invoke(served, how, tmp_path / how, "report", "both-ways", "--out", "page.html")
+        assert (tmp_path / how / "page.html").read_text(encoding="utf-8").lower().startswith("<!doctype html")
+        return re.sub(r"\([\d.]+ [KMG]?B, (\d+) figures\) in [\d.]+ s", r"(SIZE, \1 figures) in S", out)
+
+    local, remote = said("local"), said("server")
+    assert local.startswith("wrote HERE/page.html (SIZE, ") and "\ndecision: " in local, local
+    assert remote == local.replace("executed notebook: HERE/page.ipynb\n", ""), (local, remote)

@@ -36,7 +36,7 @@ def test_sigkill_mid_experiment_then_restart_loses_and_duplicates_nothing(tmp_pa
         exp = c.create_experiment(
             {
                 "name": "long",
-                "dataset": ds["fingerprint"],
+                "dataset": ds.fingerprint,
                 "rounds": 2,
                 "concurrency": 4,
                 "graders": ["label_match"],
@@ -70,7 +70,7 @@ def test_sigkill_mid_experiment_then_restart_loses_and_duplicates_nothing(tmp_pa
     finally:
         restarted.stop()
     assert final.status == "finished"
-    assert len(every) == total == 2 * 2 * ds["n_cases"]
+    assert len(every) == total == 2 * 2 * ds.n_cases
     keys = {(r["arm"], r["case_id"], r["round"]) for r in every}
     assert len(keys) == total  # each planned run once
     assert {r["state"] for r in every} <= {"pass", "fail"}

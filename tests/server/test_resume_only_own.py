@@ -122,7 +122,7 @@ def test_a_server_resumes_its_own_pools_experiments_only_and_only_with_agents_it
 
         def create(name: str, at: Gate) -> int:
             arm = {"agent": "python", "function": "tests.blocking:gated", **at.params}
-            spec = {"name": name, "dataset": ds["fingerprint"], "concurrency": 2, "arms": {"a": arm}}
+            spec = {"name": name, "dataset": ds.fingerprint, "concurrency": 2, "arms": {"a": arm}}
             return c.create_experiment(spec).id
 
         own, other = create("own", gate), create("lost", lost)

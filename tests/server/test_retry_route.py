@@ -21,7 +21,7 @@ def test_retrying_grading_failures_over_http_grades_again_and_pays_no_agent_run(
             ds = c.import_dataset(DEMO / "cases.csv", (DEMO / "mapping-csv.yaml").read_text(encoding="utf-8"))
             spec = {
                 "name": "ungraded",
-                "dataset": ds["fingerprint"],
+                "dataset": ds.fingerprint,
                 "cases": {"limit": 5},
                 # a verdict only an external tool gives: every run executed here fails grading
                 "graders": [{"type": "recorded", "name": "judge"}],

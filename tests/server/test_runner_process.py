@@ -43,11 +43,11 @@ def test_a_running_experiment_is_a_child_process_that_obeys_pause_resume_and_can
     try:
         with Client(server.url, key, actor="nightly/7") as c:
             ds = c.import_dataset(DEMO / "cases.csv", (DEMO / "mapping-csv.yaml").read_text(encoding="utf-8"))
-            total = ds["n_cases"]
+            total = ds.n_cases
 
             def spec(name: str, gate: Gate) -> dict:
                 arm = {"agent": "python", "function": "tests.blocking:gated", **gate.params}
-                return {"name": name, "dataset": ds["fingerprint"], "concurrency": 4,
+                return {"name": name, "dataset": ds.fingerprint, "concurrency": 4,
                         "graders": ["label_match"], "arms": {"none": arm}}  # fmt: skip
 
             gate = Gate(tmp_path / "gate", allowed=3)

@@ -34,7 +34,7 @@ def done(alice):
     ds = alice.import_dataset(DEMO / "cases.csv", mapping=MAPPING, name="demo")
     v1 = alice.snapshot_skill(DEMO / "skills" / "fast-slow-routing-v1")
     v2 = alice.snapshot_skill(DEMO / "skills" / "fast-slow-routing-v2")
-    exp = alice.create_experiment(_definition("routing", ds["fingerprint"], v1["hash"], v2["hash"]))
+    exp = alice.create_experiment(_definition("routing", ds.fingerprint, v1["hash"], v2["hash"]))
     alice.start(exp.id)
     finished = alice.wait(exp.id)
     return {"dataset": ds, "v1": v1, "v2": v2, "exp": alice.load_experiment(exp.id), "progress": finished}
@@ -64,7 +64,7 @@ def test_an_experiment_runs_in_the_server_and_every_read_route_answers(alice, do
     rows = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8-sig"))))
     assert len(rows) == 120
     review = alice.add_review(exp.id, every[0]["case_id"], "gold_correct", "checked by hand")
-    assert review["verdict"] == "gold_correct"
+    assert review.verdict == "gold_correct"
 
 
 def test_results_number_rounds_from_1_as_every_view_does_and_filter_by_them(live, alice, done):
@@ -98,7 +98,7 @@ def test_the_experiment_events_stream_ends_with_its_state(live, done):
 
 
 def test_another_owner_sees_nothing_and_gets_the_404_of_a_missing_object(alice, bob, done):
-    exp_id, fp = done["exp"].id, done["dataset"]["fingerprint"]
+    exp_id, fp = done["exp"].id, done["dataset"].fingerprint
     assert bob.list_datasets() == [] and bob.list_experiments() == []
     assert bob.http.get("/api/skill-snapshots").json() == []
     routes = [
@@ -169,10 +169,10 @@ def test_compare_takes_a_grader_of_the_experiment_and_refuses_another(alice, don
 
 def test_the_same_bytes_from_two_owners_are_shared_without_revealing_the_first(alice, bob, done):
     ds = bob.import_dataset(DEMO / "cases.csv", mapping=MAPPING, name="demo")
-    assert ds["fingerprint"] == done["dataset"]["fingerprint"] and "created_by" not in ds
-    assert [d["fingerprint"] for d in bob.list_datasets()] == [ds["fingerprint"]]
+    assert ds.fingerprint == done["dataset"].fingerprint and ds.created_by is None
+    assert [d.fingerprint for d in bob.list_datasets()] == [ds.fingerprint]
     assert bob.list_experiments() == []
-    assert [d["fingerprint"] for d in alice.list_datasets()] == [ds["fingerprint"]]
+    assert [d.fingerprint for d in alice.list_datasets()] == [ds.fingerprint]
 
 
 def test_experiments_on_different_datasets_are_refused_409_with_both_fingerprints(alice, done, tmp_path):
@@ -181,12 +181,12 @@ def test_experiments_on_different_datasets_are_refused_409_with_both_fingerprint
     small.write_text("\n".join(lines[:41]) + "\n", encoding="utf-8")
     other = alice.import_dataset(small, mapping=MAPPING, name="demo-small")
     exp2 = alice.create_experiment(
-        _definition("routing-small", other["fingerprint"], done["v1"]["hash"], done["v2"]["hash"])
+        _definition("routing-small", other.fingerprint, done["v1"]["hash"], done["v2"]["hash"])
     )
     with pytest.raises(ServerError) as refused:
         alice.compare_experiments(done["exp"].id, exp2.id)
     assert refused.value.status == 409
-    assert refused.value.problem["fingerprints"] == [done["dataset"]["fingerprint"], other["fingerprint"]]
+    assert refused.value.problem["fingerprints"] == [done["dataset"].fingerprint, other.fingerprint]
 
 
 def test_an_invalid_file_answers_422_with_the_report_and_stores_nothing(alice, done, tmp_path):
@@ -227,7 +227,7 @@ def test_a_key_over_its_rate_gets_429_with_retry_after(live):
 
 
 def test_a_definition_naming_server_files_or_unsafe_agents_is_refused(alice, done):
-    fp = done["dataset"]["fingerprint"]
+    fp = done["dataset"].fingerprint
     cases = [
         {"name": "f", "dataset": {"file": "/etc/passwd"}, "arms": {"a": {"agent": "builtin"}}},
         {
@@ -265,13 +265,13 @@ def test_try_runs_one_input_and_keeps_it(alice, done):
 @pytest.mark.slow
 def test_a_report_renders_on_the_server_and_downloads(alice, done, tmp_path):
     page = alice.render_report(done["exp"].id, tmp_path / "report.html")
-    html = page.read_text(encoding="utf-8")
+    html = page.html_path.read_text(encoding="utf-8")
     assert "<html" in html.lower() and "routing" in html
 
 
 def test_controls_pause_resume_cancel_retry_regrade_over_http(alice, done):
     defn = _definition(
-        "controls", done["dataset"]["fingerprint"], done["v1"]["hash"], done["v2"]["hash"], limit=5
+        "controls", done["dataset"].fingerprint, done["v1"]["hash"], done["v2"]["hash"], limit=5
     )
     exp = alice.create_experiment(defn)
     assert alice.pause_experiment(exp.id) is False  # no runner holds it: paused at once
@@ -294,7 +294,7 @@ def test_controls_pause_resume_cancel_retry_regrade_over_http(alice, done):
 def test_a_mapping_preview_reads_the_stored_file_and_imports_nothing(alice, done):
     before = alice.list_datasets()
     preview = alice._call(
-        "POST", f"/datasets/{done['dataset']['fingerprint']}/mapping", data={"mapping": MAPPING, "n": "3"}
+        "POST", f"/datasets/{done['dataset'].fingerprint}/mapping", data={"mapping": MAPPING, "n": "3"}
     )
     assert len(preview["cases"]) == 3 and preview["cases"][0]["case_id"] == "FS-0001"
     assert alice.list_datasets() == before
@@ -316,7 +316,7 @@ def test_an_upload_takes_the_local_import_s_read_options_such_as_json_splits(ali
     path = tmp_path / "rasa.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
     ds = alice.import_dataset(path, name="rasa", splits=["rasa_nlu_data.common_examples"])
-    assert ds["n_cases"] == 4, ds
+    assert ds.n_cases == 4, ds
     with pytest.raises(ServerError) as refused:
         alice.import_dataset(path, name="rasa-bad", splits=["nope"])
     assert refused.value.status == 422
@@ -328,7 +328,7 @@ def test_runs_executed_elsewhere_are_recorded_graded_and_idempotent(alice, bob, 
     cases = list(dict.fromkeys(cases))
     definition = {
         "name": "recorded-elsewhere",
-        "dataset": done["dataset"]["fingerprint"],
+        "dataset": done["dataset"].fingerprint,
         "graders": ["label_match"],
         "cases": {"ids": cases},
         "arms": {"ci-old": {"agent": "external"}, "ci-new": {"agent": "external"}},
@@ -340,9 +340,9 @@ def test_runs_executed_elsewhere_are_recorded_graded_and_idempotent(alice, bob, 
         for arm in ("ci-old", "ci-new")
     ]
     first = alice.record_runs(exp.id, outcomes)
-    assert (first["recorded"], first["unchanged"]) == (2 * len(cases), 0), first
+    assert (first.recorded, first.unchanged) == (2 * len(cases), 0), first
     again = alice.record_runs(exp.id, outcomes)  # the same outcomes again: a no-op
-    assert (again["recorded"], again["unchanged"]) == (0, 2 * len(cases)), again
+    assert (again.recorded, again.unchanged) == (0, 2 * len(cases)), again
     runs = alice.results(exp.id, limit=50)["runs"]
     assert len(runs) == 2 * len(cases) and {r["state"] for r in runs} <= {"pass", "fail"}, runs  # graded
     with pytest.raises(ServerError) as refused:
