@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from abbench.runner import ArmProgress, Progress, create_experiment
+from abbench.runner import ArmProgress, Progress
 from abbench.widgets import RunControlWidget
 from abbench.widgets._progress_view import OUTCOME_COLOURS, status_text
 from tests.blocking import Gate, wait_for
@@ -90,15 +90,7 @@ def test_a_run_in_another_process_paused_and_resumed_from_the_widget_is_followed
 @pytest.mark.slow
 def test_a_run_in_another_process_cancelled_from_the_widget_reads_incomplete_in_grey(store, small, tmp_path):
     gate = Gate(tmp_path / "gate", allowed=3)  # three answer; the next two wait in flight
-    exp = create_experiment(
-        {
-            "name": "stopped",
-            "dataset": small.fingerprint,
-            "concurrency": 2,
-            "arms": {"a": {"agent": "python", "function": "tests.blocking:gated", **gate.params}},
-        },
-        store=store,
-    )
+    exp = gated_experiment(store, "stopped", small.fingerprint, gate, concurrency=2)
     proc = _run_elsewhere(store.path, exp.id)
     try:
         gate.wait_arrived(5)
