@@ -1,0 +1,30 @@
+"""Python agents that look each case's text up in a real data file (tests/realdata) and err by a hash.
+
+The agent's source is a module text that reads the file named by a ``CSV`` global; `agent_store` writes
+it beside a new store, so the runner imports it as a file like any user's agent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from abbench.graders import normalise_label
+from abbench.metrics import NO_PREDICTION
+from abbench.store import FAILED, PASSED, open_store
+
+
+def agent_store(tmp_path_factory, name: str, csv_path: Path, source: str):
+    """A folder holding ``agent.py`` (`source` reading `csv_path`) and a new store ``store``.
+
+    Returns the folder, the open store and the agent's ``function`` reference (``…/agent.py:route``)."""
+    root = tmp_path_factory.mktemp(name)
+    (root / "agent.py").write_text(f"CSV = {str(csv_path)!r}\n" + source, encoding="utf-8")
+    return root, open_store(root / "store"), f"{root / 'agent.py'}:route"
+
+
+def graded_labels(table):
+    """The normalised gold and predicted labels of a run table's graded runs (no answer: NO_PREDICTION)."""
+    graded = (table.outcome == PASSED) | (table.outcome == FAILED)
+    gold = [normalise_label(g) for g in table.expected[graded]]
+    pred = [NO_PREDICTION if p is None else normalise_label(p) for p in table.prediction[graded]]
+    return gold, pred
