@@ -159,17 +159,23 @@ def _write_elsewhere(db, exp_id: int) -> None:
     subprocess.run([sys.executable, "-c", script, str(db), str(exp_id)], check=True)
 
 
-@pytest.mark.parametrize("where", ["same connection", "another process"])
-def test_a_write_after_the_flags_read_is_seen(tmp_path, where):
+def _counts_kept(tmp_path, name: str):
+    """A store with experiment `name` (arms A and B, runs reporting usage) whose counts were read after
+    its flags (and so kept): ``(store, experiment, counts)``."""
     store = open_store(tmp_path / "store")
     exp = make_experiment(
         store,
-        "w",
+        name,
         cases_of(30),
         {a: [[_run(i, n, r, "usage") for r in range(3)] for i in range(30)] for n, a in enumerate("AB")},
     )
     store.runs.load_run_flags(exp.id)
-    before = store.runs.case_outcomes(exp.id)
+    return store, exp, store.runs.case_outcomes(exp.id)
+
+
+@pytest.mark.parametrize("where", ["same connection", "another process"])
+def test_a_write_after_the_flags_read_is_seen(tmp_path, where):
+    store, exp, before = _counts_kept(tmp_path, "w")
     if where == "same connection":
         _fail_a_passed_run(store.conn, exp.id)  # autocommit: no transaction around it
     else:
@@ -182,15 +188,7 @@ def test_a_write_after_the_flags_read_is_seen(tmp_path, where):
 
 
 def test_inside_a_transaction_the_counts_are_neither_kept_nor_used(tmp_path):
-    store = open_store(tmp_path / "store")
-    exp = make_experiment(
-        store,
-        "t",
-        cases_of(30),
-        {a: [[_run(i, n, r, "usage") for r in range(3)] for i in range(30)] for n, a in enumerate("AB")},
-    )
-    store.runs.load_run_flags(exp.id)
-    before = store.runs.case_outcomes(exp.id)
+    store, exp, before = _counts_kept(tmp_path, "t")
     with pytest.raises(RuntimeError), store.transaction() as conn:
         _fail_a_passed_run(conn, exp.id)
         store.runs.load_run_flags(exp.id)  # read inside: nothing kept
