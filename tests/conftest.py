@@ -61,6 +61,12 @@ def cli(tmp_path):
     return invoke
 
 
+def found_in_package(find, say: str = "") -> list[str]:
+    """``path:line: <say><what>`` for each ``(line, what)`` that `find(path)` gives in abbench's modules."""
+    paths = sorted(p for p in (REPO / "abbench").rglob("*.py") if "__pycache__" not in p.parts)
+    return [f"{path.relative_to(REPO)}:{line}: {say}{what}" for path in paths for line, what in find(path)]
+
+
 def subprocess_env(**extra) -> dict[str, str]:
     """Environment for running ``python -m abbench`` in a child process on this checkout's code."""
     env = dict(os.environ)

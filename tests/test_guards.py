@@ -14,7 +14,7 @@ from click.testing import CliRunner
 import abbench
 from abbench.cli import cli
 
-from .conftest import REPO, run_python
+from .conftest import REPO, found_in_package, run_python
 
 VIEWS = {
     "abbench.cli",
@@ -116,12 +116,7 @@ def test_packages_import_from_another_package_only_its_two_tiers():
     """`from abbench.x import N` in another package names x's documented API or its sibling tier, never a
     name x's ``__init__`` happens to import for itself."""
     faces = _faces()
-    bad = [
-        f"{path.relative_to(REPO)}:{line}: {module}"
-        for path in sorted((REPO / "abbench").rglob("*.py"))
-        if "__pycache__" not in path.parts
-        for line, module in _outside_the_faces(path, _owner(path), faces)
-    ]
+    bad = found_in_package(lambda path: _outside_the_faces(path, _owner(path), faces))
     assert bad == [], "a name outside the package's __all__ and sibling tier:\n" + "\n".join(bad)
 
 
@@ -228,12 +223,7 @@ def _private_imports(path, owner: str) -> list[tuple[int, str]]:
 
 
 def test_packages_import_only_public_names_of_other_packages():
-    bad = [
-        f"{path.relative_to(REPO)}:{line}: imports {module}"
-        for path in sorted((REPO / "abbench").rglob("*.py"))
-        if "__pycache__" not in path.parts
-        for line, module in _private_imports(path, _owner(path))
-    ]
+    bad = found_in_package(lambda path: _private_imports(path, _owner(path)), say="imports ")
     assert bad == [], "import the package's public name instead:\n" + "\n".join(bad)
 
 
@@ -366,12 +356,7 @@ def _function_level_imports(path) -> list[tuple[int, str]]:
 
 def test_function_level_imports_of_abbench_stay_few():
     """The import graph a reader sees at the top of a module is the real one."""
-    found = [
-        f"{path.relative_to(REPO)}:{line}: {module}"
-        for path in sorted((REPO / "abbench").rglob("*.py"))
-        if "__pycache__" not in path.parts
-        for line, module in _function_level_imports(path)
-    ]
+    found = found_in_package(_function_level_imports)
     assert len(found) <= MAX_FUNCTION_LEVEL_IMPORTS, (
         f"{len(found)} function-level imports of abbench modules (at most {MAX_FUNCTION_LEVEL_IMPORTS}): "
         "import at the top unless a heavy import or a cycle needs it here:\n" + "\n".join(found)
