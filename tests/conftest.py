@@ -67,6 +67,14 @@ def found_in_package(find, say: str = "") -> list[str]:
     return [f"{path.relative_to(REPO)}:{line}: {say}{what}" for path in paths for line, what in find(path)]
 
 
+def refused_file(read, path: Path, text: str, error: type[Exception]) -> str:
+    """Write `text` to `path` and return the message of the `error` that ``read(path)`` raises."""
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(error) as caught:
+        read(path)
+    return str(caught.value)
+
+
 def subprocess_env(**extra) -> dict[str, str]:
     """Environment for running ``python -m abbench`` in a child process on this checkout's code."""
     env = dict(os.environ)
