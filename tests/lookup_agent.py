@@ -28,3 +28,22 @@ def graded_labels(table):
     gold = [normalise_label(g) for g in table.expected[graded]]
     pred = [NO_PREDICTION if p is None else normalise_label(p) for p in table.prediction[graded]]
     return gold, pred
+
+
+def sometimes_wrong(text_column: str, label_column: str, wrong_percent: int) -> str:
+    """The source of an agent that never sees the gold: it looks the case's text up in the file (column
+    `text_column`) and answers its `label_column`, but, by a hash of the text and the round, another label
+    of the file `wrong_percent` % of the time."""
+    return f"""
+import csv, hashlib
+GOLD = {{}}
+with open(CSV, encoding="utf-8", newline="") as f:
+    for row in csv.DictReader(f):
+        GOLD.setdefault(row[{text_column!r}], row[{label_column!r}])
+LABELS = sorted(set(GOLD.values()))
+
+def route(task):
+    text = task.case.input
+    h = int(hashlib.sha1(f"{{text}}|{{task.round}}".encode()).hexdigest(), 16)
+    return LABELS[h % len(LABELS)] if h % 100 < {wrong_percent} else GOLD[text]
+"""

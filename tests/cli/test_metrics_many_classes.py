@@ -16,21 +16,9 @@ from sklearn.metrics import f1_score, precision_recall_fscore_support
 from abbench.cli import cli
 from abbench.graders import normalise_label
 from abbench.runner import create_experiment, run_experiment
-from tests.lookup_agent import agent_store, graded_labels
+from tests.lookup_agent import agent_store, graded_labels, sometimes_wrong
 
-AGENT = """
-import csv, hashlib
-GOLD = {}
-with open(CSV, encoding="utf-8", newline="") as f:
-    for row in csv.DictReader(f):
-        GOLD.setdefault(row["text"], row["category"])
-LABELS = sorted(set(GOLD.values()))
-
-def route(task):
-    text = task.case.input
-    h = int(hashlib.sha1(f"{text}|{task.round}".encode()).hexdigest(), 16)
-    return LABELS[h % len(LABELS)] if h % 100 < 35 else GOLD[text]
-"""
+AGENT = sometimes_wrong("text", "category", 35)
 
 
 @pytest.fixture(scope="module")

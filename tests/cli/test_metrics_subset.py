@@ -18,21 +18,9 @@ from sklearn.metrics import f1_score
 from abbench.cli import cli
 from abbench.runner import create_experiment, run_experiment
 from abbench.store._run_columns import FAILED, PASSED
-from tests.lookup_agent import agent_store, graded_labels
+from tests.lookup_agent import agent_store, graded_labels, sometimes_wrong
 
-AGENT = """
-import csv, hashlib
-GOLD = {}
-with open(CSV, encoding="utf-8", newline="") as f:
-    for row in csv.DictReader(f):
-        GOLD.setdefault(row["sentence"], row["label"])
-LABELS = sorted(set(GOLD.values()))
-
-def route(task):  # the agent never sees the gold: it looks the sentence up, and is wrong 40% of the time
-    text = task.case.input
-    h = int(hashlib.sha1(f"{text}|{task.round}".encode()).hexdigest(), 16)
-    return LABELS[h % len(LABELS)] if h % 100 < 40 else GOLD[text]
-"""
+AGENT = sometimes_wrong("sentence", "label", 40)
 
 
 @pytest.fixture(scope="module")
