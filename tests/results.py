@@ -229,6 +229,15 @@ def table_2x2(
     return one_round(a), one_round(b)
 
 
+def voted_experiment(store, name: str, cells: tuple[int, int, int, int], **decision):
+    """Experiment `name` (its dataset named by the name's first letter) whose control and treatment have the
+    cells of `table_2x2(*cells)`, one case each, decided by votes (`decision`: the policy's other settings)."""
+    a, b = table_2x2(*cells)
+    arms = {"control": a, "treatment": b}
+    policy = {"policy": "votes", **decision}
+    return make_experiment(store, name, cases_of(sum(cells)), arms, dataset=name[0], decision=policy)
+
+
 def _rows(*groups: tuple[int, tuple[Any, ...]]) -> list[list[Any]]:
     """Per-case runs: ``(count, (round 0, round 1, …))`` repeated `count` times."""
     return [list(runs) for n, runs in groups for _ in range(n)]
