@@ -61,6 +61,32 @@ def cli(tmp_path):
     return invoke
 
 
+def found_in_package(find, say: str = "") -> list[str]:
+    """``path:line: <say><what>`` for each ``(line, what)`` that `find(path)` gives in abbench's modules."""
+    paths = sorted(p for p in (REPO / "abbench").rglob("*.py") if "__pycache__" not in p.parts)
+    return [f"{path.relative_to(REPO)}:{line}: {say}{what}" for path in paths for line, what in find(path)]
+
+
+def assert_none_in_package(find, advice: str, say: str = "") -> None:
+    """Fail with `advice` and the places (`found_in_package`) if `find` finds anything in abbench."""
+    found = found_in_package(find, say)
+    assert found == [], f"{advice}:\n" + "\n".join(found)
+
+
+def plant_module(path: Path, text: str) -> Path:
+    """Write `text` as the module at `path` (what a guard's own test plants for it to find); the path."""
+    path.write_text(text)
+    return path
+
+
+def refused_file(read, path: Path, text: str, error: type[Exception]) -> str:
+    """Write `text` to `path` and return the message of the `error` that ``read(path)`` raises."""
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(error) as caught:
+        read(path)
+    return str(caught.value)
+
+
 def subprocess_env(**extra) -> dict[str, str]:
     """Environment for running ``python -m abbench`` in a child process on this checkout's code."""
     env = dict(os.environ)

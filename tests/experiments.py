@@ -186,17 +186,27 @@ def build_all(store, folder: Path, only: tuple[str, ...] = SHAPES) -> dict[str, 
     v2_wrong = ["c001", "c002", "c005", "c008", "c021"]
     ids: dict[str, int] = {}
 
-    def make(shape: str, **spec) -> int | None:
+    def make(shape: str, *, run: bool = True, **spec) -> int | None:
+        """Create experiment `shape` (on the routing cases unless `spec` names a dataset) and run it unless
+        `run` is false; None when `shape` is not asked for."""
         if shape not in only:
             return None
-        base = {"name": shape, "rounds": 2, "graders": ["label_match"], "concurrency": 4, "retries": 0}
+        base = {
+            "name": shape,
+            "dataset": ds.fingerprint,
+            "rounds": 2,
+            "graders": ["label_match"],
+            "concurrency": 4,
+            "retries": 0,
+        }
         exp = create_experiment({**base, **spec}, store=store)
         ids[shape] = exp.id
+        if run:
+            run_experiment(exp.id, store=store)
         return exp.id
 
-    exp = make(
+    make(
         "two-arm",
-        dataset=ds.fingerprint,
         arms={
             "control": {"agent": "fixture", "wrong": control_wrong, "unstable": ["c014"]},
             "treatment": {
@@ -207,24 +217,17 @@ def build_all(store, folder: Path, only: tuple[str, ...] = SHAPES) -> dict[str, 
             },
         },
     )
-    if exp is not None:
-        run_experiment(exp, store=store)
-
-    exp = make(
+    make(
         "three-arm",
-        dataset=ds.fingerprint,
         arms={
             "none": {"agent": "fixture", "wrong": control_wrong},
             "v1": {"agent": "fixture", "skill": str(v1), "wrong": ["c001", "c004", "c008", "c013"]},
             "v2": {"agent": "fixture", "skill": str(v2), "wrong": v2_wrong, "cost": 0.002},
         },
     )
-    if exp is not None:
-        run_experiment(exp, store=store)
-
     exp = make(
         "failures",
-        dataset=ds.fingerprint,
+        run=False,
         arms={
             "control": {"agent": "fixture", "wrong": control_wrong, "fail": ["c003", "c006"]},
             "treatment": {"agent": "fixture", "skill": str(v2), "wrong": v2_wrong, "fail": ["c006", "c009"]},
@@ -237,7 +240,6 @@ def build_all(store, folder: Path, only: tuple[str, ...] = SHAPES) -> dict[str, 
 
     exp = make(
         "judges",
-        dataset=ds.fingerprint,
         graders=["label_match", "fixture_judge", "fixture_pairwise"],
         arms={
             "control": {"agent": "fixture", "wrong": control_wrong},
@@ -246,28 +248,21 @@ def build_all(store, folder: Path, only: tuple[str, ...] = SHAPES) -> dict[str, 
         gate=GATE_RULES,
     )
     if exp is not None:
-        run_experiment(exp, store=store)
         add_review(exp, "c002", "gold_correct", f"missed it: {HOSTILE_IMG}", arm="treatment", store=store)
         add_review(exp, "c005", "model_correct", "the gold label is wrong here", arm="treatment", store=store)
         add_review(exp, "c001", "ambiguous_standard", None, store=store)
 
-    exp = make(
+    make(
         "no-discordant",
-        dataset=ds.fingerprint,
         arms={
             "control": {"agent": "fixture", "wrong": v2_wrong},
             "treatment": {"agent": "fixture", "skill": str(v1), "wrong": v2_wrong},
         },
     )
-    if exp is not None:
-        run_experiment(exp, store=store)
-
-    exp = make(
+    make(
         "single-case",
         dataset=one.fingerprint,
         rounds=1,
         arms={"control": {"agent": "fixture"}, "treatment": {"agent": "fixture", "skill": str(v1)}},
     )
-    if exp is not None:
-        run_experiment(exp, store=store)
     return ids

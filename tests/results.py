@@ -31,6 +31,16 @@ def cases_of(n: int, domains=("nav", "car", "media"), labels=("fast", "slow")) -
     ]
 
 
+def not_an_answer(h: int, arm: int) -> str | None:
+    """What a run scripted by a hash `h` is when it is not an answer (None: it answers): hashes 0, 1 and 2
+    are an execution failure, a grading failure and a cancelled run; 3 is a pending run in arm 1."""
+    if h < 3:
+        return ("exec_fail", "grade_fail", "cancelled")[h]
+    if h == 3 and arm == 1:
+        return "pending"
+    return None
+
+
 def _run_fields(spec: Any, case: Case) -> dict[str, Any]:
     base = {
         "state": "pass",
@@ -217,6 +227,15 @@ def table_2x2(
     a = [True] * both + [False] * fixed + [True] * regressed + [False] * neither
     b = [True] * both + [True] * fixed + [False] * regressed + [False] * neither
     return one_round(a), one_round(b)
+
+
+def voted_experiment(store, name: str, cells: tuple[int, int, int, int], **decision):
+    """Experiment `name` (its dataset named by the name's first letter) whose control and treatment have the
+    cells of `table_2x2(*cells)`, one case each, decided by votes (`decision`: the policy's other settings)."""
+    a, b = table_2x2(*cells)
+    arms = {"control": a, "treatment": b}
+    policy = {"policy": "votes", **decision}
+    return make_experiment(store, name, cases_of(sum(cells)), arms, dataset=name[0], decision=policy)
 
 
 def _rows(*groups: tuple[int, tuple[Any, ...]]) -> list[list[Any]]:

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 import abbench
 from abbench.cli import cli
 
-from .conftest import REPO, run_python
+from .conftest import REPO, assert_none_in_package, found_in_package, plant_module, run_python
 
 VIEWS = {
     "abbench.cli",
@@ -116,19 +116,16 @@ def test_packages_import_from_another_package_only_its_two_tiers():
     """`from abbench.x import N` in another package names x's documented API or its sibling tier, never a
     name x's ``__init__`` happens to import for itself."""
     faces = _faces()
-    bad = [
-        f"{path.relative_to(REPO)}:{line}: {module}"
-        for path in sorted((REPO / "abbench").rglob("*.py"))
-        if "__pycache__" not in path.parts
-        for line, module in _outside_the_faces(path, _owner(path), faces)
-    ]
-    assert bad == [], "a name outside the package's __all__ and sibling tier:\n" + "\n".join(bad)
+    assert_none_in_package(
+        lambda path: _outside_the_faces(path, _owner(path), faces),
+        "a name outside the package's __all__ and sibling tier",
+    )
 
 
 def test_the_two_tier_guard_catches_a_name_outside_both_tiers(tmp_path):
-    planted = tmp_path / "_planted.py"
-    planted.write_text(
-        "from abbench.compare import Comparison, magnitude, annotations\nfrom abbench import compare\n"
+    planted = plant_module(
+        tmp_path / "_planted.py",
+        "from abbench.compare import Comparison, magnitude, annotations\nfrom abbench import compare\n",
     )
     assert [m for _, m in _outside_the_faces(planted, "report", _faces())] == ["abbench.compare.annotations"]
 
@@ -197,8 +194,10 @@ def test_graders_and_agents_never_import_the_store(package):
 
 def test_the_store_guard_catches_an_import_in_a_function(tmp_path):
     """The guard reads imports at every depth: a function-level import of the store is caught."""
-    planted = tmp_path / "_planted.py"
-    planted.write_text("def grade(ctx):\n    from abbench.store import open_store\n    return open_store\n")
+    planted = plant_module(
+        tmp_path / "_planted.py",
+        "def grade(ctx):\n    from abbench.store import open_store\n    return open_store\n",
+    )
     assert [m for _, m in _imports(planted) if _touches_store(m)] == [
         "abbench.store",
         "abbench.store.open_store",
@@ -228,23 +227,21 @@ def _private_imports(path, owner: str) -> list[tuple[int, str]]:
 
 
 def test_packages_import_only_public_names_of_other_packages():
-    bad = [
-        f"{path.relative_to(REPO)}:{line}: imports {module}"
-        for path in sorted((REPO / "abbench").rglob("*.py"))
-        if "__pycache__" not in path.parts
-        for line, module in _private_imports(path, _owner(path))
-    ]
-    assert bad == [], "import the package's public name instead:\n" + "\n".join(bad)
+    assert_none_in_package(
+        lambda path: _private_imports(path, _owner(path)),
+        "import the package's public name instead",
+        say="imports ",
+    )
 
 
 def test_the_private_import_guard_catches_a_private_module_and_allows_the_root_helpers(tmp_path):
-    planted = tmp_path / "_planted.py"
-    planted.write_text(
+    planted = plant_module(
+        tmp_path / "_planted.py",
         "from abbench.store._experiments import Experiment\n"
         "from abbench._text import clip\n"
         "from abbench.store import Store\n"
         "def f():\n    import abbench.runner._grading\n    from abbench.graders import _rules\n"
-        "from abbench.metrics._arms import x\n"
+        "from abbench.metrics._arms import x\n",
     )
     assert [m for _, m in _private_imports(planted, "metrics")] == [
         "abbench.store._experiments",
@@ -366,12 +363,7 @@ def _function_level_imports(path) -> list[tuple[int, str]]:
 
 def test_function_level_imports_of_abbench_stay_few():
     """The import graph a reader sees at the top of a module is the real one."""
-    found = [
-        f"{path.relative_to(REPO)}:{line}: {module}"
-        for path in sorted((REPO / "abbench").rglob("*.py"))
-        if "__pycache__" not in path.parts
-        for line, module in _function_level_imports(path)
-    ]
+    found = found_in_package(_function_level_imports)
     assert len(found) <= MAX_FUNCTION_LEVEL_IMPORTS, (
         f"{len(found)} function-level imports of abbench modules (at most {MAX_FUNCTION_LEVEL_IMPORTS}): "
         "import at the top unless a heavy import or a cycle needs it here:\n" + "\n".join(found)
@@ -379,11 +371,11 @@ def test_function_level_imports_of_abbench_stay_few():
 
 
 def test_the_function_level_import_count_sees_every_form(tmp_path):
-    planted = tmp_path / "_planted.py"
-    planted.write_text(
+    planted = plant_module(
+        tmp_path / "_planted.py",
         "from abbench.store import Store\n"
         "import json\n"
         "def f():\n    import json\n    from abbench.runner import x\n    import abbench.stats\n"
-        "class C:\n    async def g(self):\n        from ._y import z\n        from pandas import DataFrame\n"
+        "class C:\n    async def g(self):\n        from ._y import z\n        from pandas import DataFrame\n",
     )
     assert _function_level_imports(planted) == [(5, "abbench.runner"), (6, "abbench.stats"), (9, "._y")]

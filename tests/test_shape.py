@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO
+from .conftest import REPO, plant_module
 
 PACKAGE = REPO / "abbench"
 SQL = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|WITH|PRAGMA|REPLACE|ALTER|DROP)\s")
@@ -49,8 +49,10 @@ def test_sql_lives_only_in_the_store():
 
 
 def test_the_sql_guard_catches_a_query(tmp_path):
-    planted = tmp_path / "_planted.py"
-    planted.write_text('def f(store):\n    return store.query(f"SELECT * FROM runs WHERE id={1}")\n')
+    planted = plant_module(
+        tmp_path / "_planted.py",
+        'def f(store):\n    return store.query(f"SELECT * FROM runs WHERE id={1}")\n',
+    )
     tree = ast.parse(planted.read_text())
     assert {t for _, t in _strings(tree) if SQL.match(t)} == {"SELECT * FROM runs WHERE id="}
 

@@ -11,7 +11,7 @@ import yaml
 
 from abbench._yaml import MAX_DEPTH, YamlRefused, compose_yaml, load_yaml
 
-from .conftest import REPO
+from .conftest import REPO, assert_none_in_package, plant_module
 
 
 def alias_bomb(levels: int = 9, key: str = "description") -> str:
@@ -113,20 +113,18 @@ def _yaml_loads(path: Path) -> list[tuple[int, str]]:
 
 
 def test_no_module_but_the_bounded_loader_calls_pyyaml_loaders():
-    offenders = [
-        f"{path.relative_to(REPO)}:{line}: {call}"
-        for path in sorted((REPO / "abbench").rglob("*.py"))
-        if path.name != "_yaml.py" or path.parent.name != "abbench"
-        for line, call in _yaml_loads(path)
-    ]
-    assert offenders == [], "read YAML with abbench._yaml.load_yaml / compose_yaml:\n" + "\n".join(offenders)
+    bounded_loader = REPO / "abbench" / "_yaml.py"
+    assert_none_in_package(
+        lambda path: [] if path == bounded_loader else _yaml_loads(path),
+        "read YAML with abbench._yaml.load_yaml / compose_yaml",
+    )
 
 
 def test_the_yaml_guard_catches_each_way_of_loading(tmp_path):
-    planted = tmp_path / "planted.py"
-    planted.write_text(
+    planted = plant_module(
+        tmp_path / "planted.py",
         "import yaml\nfrom yaml import safe_load\n"
         "def f(t):\n    yaml.load(t, Loader=yaml.CSafeLoader)\n    return yaml.compose(t)\n"
-        "def g(t):\n    return yaml.safe_dump(t)\n"
+        "def g(t):\n    return yaml.safe_dump(t)\n",
     )
     assert [c for _, c in _yaml_loads(planted)] == ["from yaml import safe_load", "yaml.load", "yaml.compose"]

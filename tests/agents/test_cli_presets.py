@@ -158,7 +158,8 @@ def test_opencode_auth_failure_exits_non_zero_and_is_not_retried(task):  # noqa:
     assert "exit code" in str(err) and KEY not in str(err) and KEY not in json.dumps(err.transcript)
 
 
-def test_opencode_whose_model_never_answers_is_killed_with_its_process_group(task, tmp_path):  # noqa: F811
+def _model_never_answers(preset: str, the_task, timeout_s: float):
+    """Run `preset` on a model that never answers: ``(server, the agent's error, whether a call arrived)``."""
     arrived = threading.Event()
 
     def reply(request):
@@ -166,10 +167,14 @@ def test_opencode_whose_model_never_answers_is_killed_with_its_process_group(tas
         return Reply.slow("never", 3600)
 
     with ScriptedOpenAIServer(reply) as server:
-        a = agent("opencode", server, timeout_s=120, keep_workspace=True, kill_grace_s=1)
+        a = agent(preset, server, timeout_s=timeout_s, keep_workspace=True, kill_grace_s=1)
         with pytest.raises(AgentError) as info:
-            run(a, task)
-    err = info.value
+            run(a, the_task)
+    return server, info.value, arrived
+
+
+def test_opencode_whose_model_never_answers_is_killed_with_its_process_group(task, tmp_path):  # noqa: F811
+    server, err, arrived = _model_never_answers("opencode", task, timeout_s=120)
     assert err.failure_type == "timeout" and err.retryable
     assert arrived.is_set()  # it was waiting on the model, not still starting
     workspace = Path(next(e for e in err.transcript if e["type"] == "command")["workspace"])
@@ -218,18 +223,9 @@ def test_llm_exits_non_zero_for_an_unknown_model(task):  # noqa: F811
 
 
 def test_llm_whose_model_never_answers_is_killed(task):  # noqa: F811
-    arrived = threading.Event()
-
-    def reply(request):
-        arrived.set()
-        return Reply.slow("never", 3600)
-
-    with ScriptedOpenAIServer(reply) as server:
-        a = agent("llm", server, timeout_s=60, keep_workspace=True, kill_grace_s=1)
-        with pytest.raises(AgentError) as info:
-            run(a, task)
-    assert info.value.failure_type == "timeout" and arrived.is_set()
-    workspace = Path(next(e for e in info.value.transcript if e["type"] == "command")["workspace"])
+    _, err, arrived = _model_never_answers("llm", task, timeout_s=60)
+    assert err.failure_type == "timeout" and arrived.is_set()
+    workspace = Path(next(e for e in err.transcript if e["type"] == "command")["workspace"])
     assert _processes_in(workspace) == []
 
 

@@ -12,18 +12,9 @@ import pytest
 from abbench.agents import Agent, OpenAIAgent, Task, make_agent
 from abbench.errors import AgentError, UsageError
 from abbench.testing import Reply, ScriptedOpenAIServer
-from tests.agents.adapter_fixtures import case, skill, task  # noqa: F401
+from tests.agents.adapter_fixtures import FINAL, case, skill, task  # noqa: F401
 
 PRICES = {"scripted": {"input": 2.0, "output": 8.0}}
-FINAL = json.dumps(
-    {
-        "prediction": "Slow",
-        "reason": "需要路线与能耗数据",
-        "confidence": 0.8,
-        "evidence_refs": ["SKILL.md#rules", "knowledge/domains.md#Navigation"],
-    },
-    ensure_ascii=False,
-)
 
 
 def agent(server, **kw) -> OpenAIAgent:

@@ -12,7 +12,6 @@ from abbench.testing import Reply, ScriptedOpenAIServer
 from abbench.types import Case
 from tests.conftest import run_abbench
 
-COMMANDS = ["grade", "grades", "judge-report"]
 AGENT = "tests.graders.callables:answer"
 
 
@@ -39,13 +38,6 @@ def experiment(cli, tmp_path):
     run_experiment(exp.id, store=store)
     store.close()
     return exp
-
-
-@pytest.mark.parametrize("command", COMMANDS)
-def test_every_command_has_help_with_examples(cli, command):
-    result = cli(command, "--help")
-    assert result.exit_code == 0
-    assert "Example" in result.output and f"abbench {command}" in result.output
 
 
 def test_grade_adds_graders_and_skips_what_is_graded(cli, experiment):

@@ -25,13 +25,6 @@ def files(tmp_path):
     return tmp_path
 
 
-@pytest.mark.parametrize("command", ["import", "datasets", "profiles"])
-def test_every_command_has_help_with_an_example(cli, command):
-    result = cli(command, "--help")
-    assert result.exit_code == 0
-    assert "Examples:" in result.output and f"abbench {command}" in result.output
-
-
 def test_import_prints_fingerprint_counts_labels_and_validation(cli, files):
     result = cli("import", files / "routing.csv", "--mapping", files / "routing.yaml", "--name", "routing")
     assert result.exit_code == 0, result.output

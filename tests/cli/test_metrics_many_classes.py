@@ -15,32 +15,16 @@ from sklearn.metrics import f1_score, precision_recall_fscore_support
 
 from abbench.cli import cli
 from abbench.graders import normalise_label
-from abbench.metrics import NO_PREDICTION
 from abbench.runner import create_experiment, run_experiment
-from abbench.store import open_store
-from abbench.store._run_columns import FAILED, PASSED
+from tests.lookup_agent import agent_store, graded_labels, sometimes_wrong
 
-AGENT = """
-import csv, hashlib
-GOLD = {}
-with open(CSV, encoding="utf-8", newline="") as f:
-    for row in csv.DictReader(f):
-        GOLD.setdefault(row["text"], row["category"])
-LABELS = sorted(set(GOLD.values()))
-
-def route(task):
-    text = task.case.input
-    h = int(hashlib.sha1(f"{text}|{task.round}".encode()).hexdigest(), 16)
-    return LABELS[h % len(LABELS)] if h % 100 < 35 else GOLD[text]
-"""
+AGENT = sometimes_wrong("text", "category", 35)
 
 
 @pytest.fixture(scope="module")
 def many(realdata, tmp_path_factory):
-    root = tmp_path_factory.mktemp("many")
     csv_path = realdata / "banking77" / "test.csv"
-    (root / "agent.py").write_text(f"CSV = {str(csv_path)!r}\n" + AGENT, encoding="utf-8")
-    store = open_store(root / "store")
+    root, store, route = agent_store(tmp_path_factory, "many", csv_path, AGENT)
     categories = json.loads((realdata / "banking77" / "categories.json").read_text())
     store.datasets.import_file(
         csv_path, {"fields": {"input": "text", "expected": "category"}, "label_set": categories}, name="b77"
@@ -50,14 +34,11 @@ def many(realdata, tmp_path_factory):
         "dataset": "b77",
         "graders": ["label_match"],
         "cases": {"sample": 400, "seed": 3},
-        "arms": {"agent": {"agent": "python", "function": f"{root / 'agent.py'}:route"}},
+        "arms": {"agent": {"agent": "python", "function": route}},
     }
     exp = create_experiment(spec, store=store)
     run_experiment(exp, store=store)
-    t = store.runs.table(exp.id)
-    graded = (t.outcome == PASSED) | (t.outcome == FAILED)
-    gold = [normalise_label(g) for g in t.expected[graded]]
-    pred = [NO_PREDICTION if p is None else normalise_label(p) for p in t.prediction[graded]]
+    gold, pred = graded_labels(store.runs.table(exp.id))
     store.close()
     yield root / "store", gold, pred
 

@@ -16,32 +16,17 @@ from click.testing import CliRunner
 from sklearn.metrics import f1_score
 
 from abbench.cli import cli
-from abbench.graders import normalise_label
 from abbench.runner import create_experiment, run_experiment
-from abbench.store import open_store
 from abbench.store._run_columns import FAILED, PASSED
+from tests.lookup_agent import agent_store, graded_labels, sometimes_wrong
 
-AGENT = """
-import csv, hashlib
-GOLD = {}
-with open(CSV, encoding="utf-8", newline="") as f:
-    for row in csv.DictReader(f):
-        GOLD.setdefault(row["sentence"], row["label"])
-LABELS = sorted(set(GOLD.values()))
-
-def route(task):  # the agent never sees the gold: it looks the sentence up, and is wrong 40% of the time
-    text = task.case.input
-    h = int(hashlib.sha1(f"{text}|{task.round}".encode()).hexdigest(), 16)
-    return LABELS[h % len(LABELS)] if h % 100 < 40 else GOLD[text]
-"""
+AGENT = sometimes_wrong("sentence", "label", 40)
 
 
 @pytest.fixture(scope="module")
 def vira(realdata, tmp_path_factory):
-    root = tmp_path_factory.mktemp("vira")
     csv_path = realdata / "vira" / "validation.csv"
-    (root / "agent.py").write_text(f"CSV = {str(csv_path)!r}\n" + AGENT, encoding="utf-8")
-    store = open_store(root / "store")
+    root, store, route = agent_store(tmp_path_factory, "vira", csv_path, AGENT)
     store.datasets.import_file(csv_path, {"fields": {"input": "sentence", "expected": "label"}}, name="vira")
     spec = {
         "name": "vira-sample",
@@ -49,15 +34,13 @@ def vira(realdata, tmp_path_factory):
         "graders": ["label_match"],
         "rounds": 2,
         "cases": {"sample": 60, "seed": 3},
-        "arms": {"agent": {"agent": "python", "function": f"{root / 'agent.py'}:route"}},
+        "arms": {"agent": {"agent": "python", "function": route}},
     }
     exp = create_experiment(spec, store=store)
     run_experiment(exp, store=store)
     t = store.runs.table(exp.id)
     assert set(t.outcome) <= {PASSED, FAILED}, "every run is graded"
-    graded = (t.outcome == PASSED) | (t.outcome == FAILED)
-    gold = [normalise_label(g) for g in t.expected[graded]]
-    pred = [normalise_label(p) for p in t.prediction[graded]]
+    gold, pred = graded_labels(t)
     store.close()
     yield root / "store", gold, pred
 

@@ -5,13 +5,13 @@ whose rounds differ in number from the others (its text is compared case by case
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
 from abbench.graders import normalise_label
-from abbench.runner import create_experiment, record_runs
+from abbench.runner import record_runs
 from abbench.store import Store
+from tests.banking import one_arm_on, record_on_subset
 
 SUBSET = ["card_arrival", "exchange_rate", "age_limit", "terminate_account", "top_up_failed", "pin_blocked"]
 OTHER = ["card_linking", "lost_or_stolen_card"]
@@ -65,33 +65,8 @@ def outcome(case: Any, arm: str, rnd: int) -> dict[str, Any] | None:
 
 def build(store: Store, realdata: Path) -> dict[str, Any]:
     """Import banking77 and record experiment ``cmp`` (arms a, b, c; 3 rounds) and ``cmp2`` (arm d, 2 rounds)."""
-    categories = json.loads((realdata / "banking77" / "categories.json").read_text())
-    profile = {"fields": {"input": "text", "expected": "category"}, "label_set": categories}
-    info = store.datasets.import_file(realdata / "banking77" / "test.csv", profile, name="banking77")
-    cases = [c for c in store.datasets.load_cases(info) if c.expected in SUBSET]
-    arms = {name: {"agent": "external", "model": f"m-{name}"} for name in ("a", "b", "c")}
-    exp = create_experiment(
-        {
-            "name": "cmp",
-            "dataset": info.fingerprint,
-            "rounds": 3,
-            "cases": {"labels": SUBSET},
-            "arms": arms,
-            "graders": ["label_match", {"type": "recorded", "name": "ext"}],
-        },
-        store=store,
-    )
-    record_runs(store, exp, [o for c in cases for a in arms for r in (1, 2, 3) if (o := outcome(c, a, r))])
-    other = create_experiment(
-        {
-            "name": "cmp2",
-            "dataset": info.fingerprint,
-            "rounds": 2,
-            "cases": {"ids": [c.case_id for c in cases[:300]]},
-            "arms": {"d": {"agent": "external"}},
-            "graders": ["label_match", {"type": "recorded", "name": "ext"}],
-        },
-        store=store,
-    )
+    graders = ["label_match", {"type": "recorded", "name": "ext"}]
+    info, cases, exp = record_on_subset(store, realdata, "cmp", SUBSET, outcome, graders)
+    other = one_arm_on(store, info, "cmp2", cases[:300], "d", graders)
     record_runs(store, other, [o for c in cases[:300] for r in (1, 2) if (o := outcome(c, "d", r))])
     return {"exp": exp, "other": other}

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 
 import pytest
 
 from abbench.dataset import MappingProfile, gold_kind
 from abbench.errors import MappingError, UsageError
 from abbench.store import open_store
-from abbench.store._migrations import migrate
 from abbench.types import Case
+from tests.old_stores import old_store
 
 
 @pytest.mark.parametrize(
@@ -99,21 +98,18 @@ def test_cases_saved_from_python_get_a_kind(store):
 
 
 def test_a_store_from_before_the_kind_gets_it_from_its_values(tmp_path):
-    path = tmp_path / "old" / "abbench.db"
-    path.parent.mkdir()
-    conn = sqlite3.connect(path, isolation_level=None)
-    migrate(conn, str(path), upto=3)
-    conn.execute(
-        "INSERT INTO datasets (id, fingerprint, name, content_hash, n_cases, created_at) "
-        "VALUES (1, 'many@x', 'many', 'x', 154, '2026-01-01'), (2, 'none@y', 'none', 'y', 1, '2026-01-01')"
-    )
     rows = [(1, i, f"c{i}", f"q{i}", f"intent_{i % 77}") for i in range(154)] + [(2, 0, "c0", "q", None)]
-    conn.executemany(
-        "INSERT INTO cases (dataset_id, idx, case_id, input, expected, source_line) VALUES (?,?,?,?,?,'x')",
-        rows,
+    folder = old_store(
+        tmp_path / "old",
+        3,
+        "INSERT INTO datasets (id, fingerprint, name, content_hash, n_cases, created_at) "
+        "VALUES (1, 'many@x', 'many', 'x', 154, '2026-01-01'), (2, 'none@y', 'none', 'y', 1, '2026-01-01')",
+        (
+            "INSERT INTO cases (dataset_id, idx, case_id, input, expected, source_line) VALUES (?,?,?,?,?,'x')",
+            rows,
+        ),
     )
-    conn.close()
-    with open_store(tmp_path / "old") as store:
+    with open_store(folder) as store:
         many, none = store.datasets.get("many"), store.datasets.get("none")
         assert many.expected_kind.kind == "label" and many.expected_kind.distinct == 77
         assert none.expected_kind.kind is None

@@ -9,6 +9,7 @@ import pytest
 
 from abbench.dataset import MappingProfile, convert_file, preview_import
 from abbench.errors import ImportFailed, MappingError
+from tests.conftest import refused_file
 
 ROUTING = 'id,问题,标签,垂域,history\n1,导航去公司,快,地图导航,\n2,打开空调,0,车控,\n3,到目的地电量够不够,Slow ,地图导航,"[{""role"":""user"",""content"":""你好""}]"\n'
 PROFILE = {
@@ -286,14 +287,8 @@ def test_named_parts_without_object_get_the_object_form(tmp_path):
     """`metadata: {annotation: col, said: col}` is none of a source's keys: the error writes it with object."""
     from abbench.dataset import load_profile
 
-    path = tmp_path / "p.yaml"
-    path.write_text(
-        "name: p\nfields:\n  input: text\n  metadata:\n    annotation: answer_annotation\n    said: answer_from_user\n",
-        encoding="utf-8",
-    )
-    with pytest.raises(MappingError) as caught:
-        load_profile(path)
-    text = str(caught.value)
+    profile = "name: p\nfields:\n  input: text\n  metadata:\n    annotation: answer_annotation\n    said: answer_from_user\n"
+    text = refused_file(load_profile, tmp_path / "p.yaml", profile, MappingError)
     assert "fields.metadata.annotation (line 5): unknown key" in text
     assert (
         "fields.metadata: to build an object of named parts, write "

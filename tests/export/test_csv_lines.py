@@ -24,6 +24,7 @@ from abbench.store import open_store
 from abbench.store.bulk._csv import _Shape
 from abbench.types import AgentOutput, Case, Usage
 from tests.experiments import save_cases
+from tests.export.conftest import fast_path_tables, refuses_not_utf8
 
 TEXTS = (
     "plain",
@@ -182,11 +183,7 @@ def test_sql_lines_are_the_python_writers_bytes(edge, tmp_path):
 
 
 def test_the_fixture_experiments_give_the_same_bytes(finished, tmp_path):
-    store, ids = finished
-    for shape, exp_id in ids.items():
-        table = export_table(exp_id, "runs", store=store)
-        if table.csv_lines is None:  # a pairwise judge keeps the record path
-            continue
+    for shape, table in fast_path_tables(finished, "csv_lines"):
         sql, python = _both(table, tmp_path)
         assert sql == python, shape
 
@@ -257,10 +254,7 @@ def test_text_that_is_not_utf8_is_refused_naming_the_run(tmp_path):
     store, exp_id = build_edge(tmp_path, ())
     try:
         run = not_utf8(store, "prediction")
-        with pytest.raises(
-            StoreError, match=rf"run {run} holds text that is not UTF-8 \(invalid start byte\)"
-        ):
-            write_csv(export_table(exp_id, "runs", store=store), tmp_path / "bad.csv")
+        refuses_not_utf8(store, exp_id, run, write_csv, tmp_path / "bad.csv")
         with pytest.raises(StoreError, match=rf"run {run} holds text"):  # and an export leaves no file
             export(exp_id, "runs", "csv", tmp_path / "out" / "bad.csv", store=store)
         assert list((tmp_path / "out").iterdir()) == []

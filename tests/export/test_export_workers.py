@@ -123,13 +123,15 @@ def numbers(tmp_path):
     return path
 
 
-def _read(path, slices, workers=2):
+def _read(path, slices, workers=2, job=None, **more):
+    """`read_slices` of `job` (a `Job` by default) over the database at `path`."""
     return read_slices(
-        Job(),
+        job or Job(),
         slices,
         conn=lambda: sqlite3.connect(path),
         uri=f"file:{path}?mode=ro",
         workers=workers,
+        **more,
     )
 
 
@@ -196,15 +198,7 @@ class WriteJob:
 
 
 def _write(path, slices, out, workers=2, owner=None):
-    return read_slices(
-        WriteJob(),
-        slices,
-        conn=lambda: sqlite3.connect(path),
-        uri=f"file:{path}?mode=ro",
-        workers=workers,
-        owner=owner,
-        out=out,
-    )
+    return _read(path, slices, workers, WriteJob(), owner=owner, out=out)
 
 
 @pytest.mark.parametrize("what", ["whole", "parts"])

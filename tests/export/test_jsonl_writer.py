@@ -16,6 +16,7 @@ import math
 import pytest
 
 from abbench.export import export_table, write_jsonl
+from tests.export.conftest import refuses_not_utf8
 from tests.export.test_csv_lines import ODDITIES, build_edge, not_utf8
 
 JSONL_ODDITIES = (
@@ -120,10 +121,7 @@ def test_text_that_is_not_utf8_is_refused_naming_the_run(tmp_path):
     store, exp_id = build_edge(tmp_path, ())
     try:
         run = not_utf8(store, "session_id")
-        with pytest.raises(
-            StoreError, match=rf"run {run} holds text that is not UTF-8 \(invalid start byte\)"
-        ):
-            write_jsonl(export_table(exp_id, "runs", store=store), tmp_path / "bad.jsonl")
+        refuses_not_utf8(store, exp_id, run, write_jsonl, tmp_path / "bad.jsonl")
         with store.conn:
             store.conn.execute("UPDATE runs SET session_id = 's' WHERE id = ?", (run,))
             store.conn.execute("UPDATE cases SET domain = CAST(x'ff' AS TEXT) WHERE idx = 3")

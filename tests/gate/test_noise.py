@@ -13,7 +13,7 @@ from scipy import stats
 from abbench.compare import compare_arms
 from abbench.gate import evaluate_gate
 from abbench.store import open_store
-from tests.results import cases_of, make_experiment, table_2x2
+from tests.results import cases_of, make_experiment, table_2x2, voted_experiment
 
 FLIP = [True, False, True]  # right, wrong, right: the answer changed between rounds
 STEADY = [True, True, True]
@@ -203,9 +203,7 @@ def test_the_report_says_on_which_pair_a_blocking_rule_was_measured(store, tmp_p
 def test_votes_that_do_not_decide_are_inconclusive_never_a_block(cli):
     # The figures: 11 wins, 6 losses, 23 ties; one-sided sign test p = 0.166 (scipy's binomtest).
     store = open_store(cli.store_dir)
-    a, b = table_2x2(20, 11, 6, 3)
-    exp = make_experiment(store, "votes", cases_of(40), {"control": a, "treatment": b}, dataset="v",
-                          decision={"policy": "votes"})  # fmt: skip
+    exp = voted_experiment(store, "votes", (20, 11, 6, 3))
     g = evaluate_gate(exp, store=store)
     store.close()
     p = stats.binomtest(11, 17, 0.5, alternative="greater").pvalue

@@ -11,7 +11,7 @@ from abbench.gate import evaluate_gate, parse_rules
 from abbench.runner import load_spec
 from abbench.store import open_store
 from tests.conftest import run_abbench
-from tests.results import cases_of, make_experiment, table_2x2
+from tests.results import cases_of, make_experiment, table_2x2, voted_experiment
 
 
 def _even(store, name="even"):
@@ -123,9 +123,7 @@ def test_gate_exit_codes(tmp_path):
 @pytest.fixture
 def votes(store):
     """14 wins, 3 losses and 83 ties for the treatment, decided by votes."""
-    a, b = table_2x2(80, 14, 3, 3)
-    return make_experiment(store, "votes", cases_of(100), {"control": a, "treatment": b}, dataset="v",
-                           decision={"policy": "votes", "margin": 0.2, "min_cases": 5})  # fmt: skip
+    return voted_experiment(store, "votes", (80, 14, 3, 3), margin=0.2, min_cases=5)
 
 
 def test_the_vote_policy_decides_capability(store, votes):
@@ -139,31 +137,23 @@ def test_the_vote_policy_decides_capability(store, votes):
 
 def test_the_vote_policy_blocks_only_on_lost_votes_and_is_not_assessed_on_too_few(store):
     # net +20 % of decided, sign test p = 0.38: the votes do not decide — inconclusive, never a block
-    a, b = table_2x2(80, 6, 4, 10)
-    exp = make_experiment(store, "near", cases_of(100), {"control": a, "treatment": b}, dataset="n",
-                          decision={"policy": "votes"})  # fmt: skip
+    exp = voted_experiment(store, "near", (80, 6, 4, 10))
     g = evaluate_gate(exp, store=store)
     assert g.decision.capability.conclusion == "inconclusive" and g.outcome == "inconclusive"
     assert "the votes do not decide" in g.decision.capability.summary
     # 2 wins, 14 losses: the one-sided sign test of more losses gives p = 0.002 and net −75 %: a block
-    a, b = table_2x2(80, 2, 14, 4)
-    lost = make_experiment(store, "lost", cases_of(100), {"control": a, "treatment": b}, dataset="l",
-                           decision={"policy": "votes"})  # fmt: skip
+    lost = voted_experiment(store, "lost", (80, 2, 14, 4))
     g = evaluate_gate(lost, store=store)
     assert g.decision.capability.conclusion == "block" and g.outcome == "block"
     assert "loses the votes" in g.decision.capability.summary
-    a, b = table_2x2(90, 3, 0, 7)
-    few = make_experiment(store, "few", cases_of(100), {"control": a, "treatment": b}, dataset="f",
-                          decision={"policy": "votes", "min_cases": 5})  # fmt: skip
+    few = voted_experiment(store, "few", (90, 3, 0, 7), min_cases=5)
     g = evaluate_gate(few, store=store)
     assert not g.decision.capability.assessed and "only 3 decided case(s)" in g.decision.capability.summary
 
 
 def test_the_vote_policy_shows_in_compare_and_gate(cli):
     store = open_store(cli.store_dir)
-    a, b = table_2x2(80, 14, 3, 3)
-    make_experiment(store, "votes", cases_of(100), {"control": a, "treatment": b}, dataset="v",
-                    decision={"policy": "votes"})  # fmt: skip
+    voted_experiment(store, "votes", (80, 14, 3, 3))
     store.close()
     line = "votes: 14 wins, 3 losses, 83 ties; net +11 (+65 % of decided) · sign test p = 0.006 → better"
     compared = cli("compare", "votes")

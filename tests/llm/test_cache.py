@@ -35,13 +35,19 @@ def numbered(request):
     return Reply.text(f"reply {request.index}", usage=(100, 10))
 
 
-def test_a_second_call_is_answered_from_the_cache_and_saves_its_cost():
-    memory = MemoryCache()
+@pytest.fixture
+def numbered_client():
+    """A scripted server that numbers its replies, and a chat client of it."""
     with ScriptedOpenAIServer(numbered) as server:
-        c = client(server)
-        first = chat(c, CallCache(memory, round=0, mode="on"))
-        second = chat(c, CallCache(memory, round=0, mode="on"))
-        assert len(server.chat_requests) == 1
+        yield server, client(server)
+
+
+def test_a_second_call_is_answered_from_the_cache_and_saves_its_cost(numbered_client):
+    server, c = numbered_client
+    memory = MemoryCache()
+    first = chat(c, CallCache(memory, round=0, mode="on"))
+    second = chat(c, CallCache(memory, round=0, mode="on"))
+    assert len(server.chat_requests) == 1
     assert (first.content, first.cached) == ("reply 0", False)
     assert (second.content, second.cached) == ("reply 0", True)
     assert second.cost == pytest.approx(first.cost) and second.usage == first.usage
@@ -49,64 +55,59 @@ def test_a_second_call_is_answered_from_the_cache_and_saves_its_cost():
     assert (memory.hits, memory.saved) == (1, pytest.approx(first.cost))
 
 
-def test_rounds_are_distinct_samples_and_attempts_are_not():
+def test_rounds_are_distinct_samples_and_attempts_are_not(numbered_client):
+    server, c = numbered_client
     memory = MemoryCache()
-    with ScriptedOpenAIServer(numbered) as server:
-        c = client(server)
-        replies = [chat(c, CallCache(memory, round=r, mode="on")).content for r in (0, 1, 2)]
-        assert len(server.chat_requests) == 3
-        again = [chat(c, CallCache(memory, round=r, mode="on")).content for r in (0, 1, 2)]
-        assert len(server.chat_requests) == 3  # a second attempt of each round asks nothing
+    replies = [chat(c, CallCache(memory, round=r, mode="on")).content for r in (0, 1, 2)]
+    assert len(server.chat_requests) == 3
+    again = [chat(c, CallCache(memory, round=r, mode="on")).content for r in (0, 1, 2)]
+    assert len(server.chat_requests) == 3  # a second attempt of each round asks nothing
     assert replies == ["reply 0", "reply 1", "reply 2"] and again == replies
     assert len(memory.replies) == 3
 
 
-def test_refresh_calls_again_and_overwrites():
+def test_refresh_calls_again_and_overwrites(numbered_client):
+    server, c = numbered_client
     memory = MemoryCache()
-    with ScriptedOpenAIServer(numbered) as server:
-        c = client(server)
-        chat(c, CallCache(memory, mode="on"))
-        fresh = chat(c, CallCache(memory, mode="refresh"))
-        assert len(server.chat_requests) == 2 and not fresh.cached
-        kept = chat(c, CallCache(memory, mode="on"))
-        assert len(server.chat_requests) == 2
+    chat(c, CallCache(memory, mode="on"))
+    fresh = chat(c, CallCache(memory, mode="refresh"))
+    assert len(server.chat_requests) == 2 and not fresh.cached
+    kept = chat(c, CallCache(memory, mode="on"))
+    assert len(server.chat_requests) == 2
     assert (fresh.content, kept.content, kept.cached) == ("reply 1", "reply 1", True)
 
 
-def test_read_only_reads_but_never_writes():
+def test_read_only_reads_but_never_writes(numbered_client):
+    server, c = numbered_client
     memory = MemoryCache()
-    with ScriptedOpenAIServer(numbered) as server:
-        c = client(server)
-        chat(c, CallCache(memory, mode="read-only"))
-        chat(c, CallCache(memory, mode="read-only"))
-        assert len(server.chat_requests) == 2 and memory.replies == {}
-        chat(c, CallCache(memory, mode="on"))
-        hit = chat(c, CallCache(memory, mode="read-only"))
-        assert len(server.chat_requests) == 3 and hit.cached and hit.content == "reply 2"
+    chat(c, CallCache(memory, mode="read-only"))
+    chat(c, CallCache(memory, mode="read-only"))
+    assert len(server.chat_requests) == 2 and memory.replies == {}
+    chat(c, CallCache(memory, mode="on"))
+    hit = chat(c, CallCache(memory, mode="read-only"))
+    assert len(server.chat_requests) == 3 and hit.cached and hit.content == "reply 2"
     assert len(memory.replies) == 1
 
 
-def test_off_never_reads_nor_writes():
+def test_off_never_reads_nor_writes(numbered_client):
+    server, c = numbered_client
     memory = MemoryCache()
-    with ScriptedOpenAIServer(numbered) as server:
-        c = client(server)
-        chat(c, CallCache(memory, mode="on"))
-        kept = dict(memory.replies)
-        off = chat(c, CallCache(memory, mode="off"))
-        assert len(server.chat_requests) == 2 and not off.cached and off.cache_key is None
+    chat(c, CallCache(memory, mode="on"))
+    kept = dict(memory.replies)
+    off = chat(c, CallCache(memory, mode="off"))
+    assert len(server.chat_requests) == 2 and not off.cached and off.cache_key is None
     assert memory.replies == kept and memory.hits == 0
 
 
-def test_the_default_mode_follows_the_temperature():
+def test_the_default_mode_follows_the_temperature(numbered_client):
+    server, c = numbered_client
     memory = MemoryCache()
-    with ScriptedOpenAIServer(numbered) as server:
-        c = client(server)
-        chat(c, CallCache(memory), temperature=0.7)
-        chat(c, CallCache(memory), temperature=0.7)
-        assert len(server.chat_requests) == 2 and memory.replies == {}  # sampled: measured, not cached
-        chat(c, CallCache(memory), temperature=0)
-        assert chat(c, CallCache(memory), temperature=0).cached
-        assert len(server.chat_requests) == 3
+    chat(c, CallCache(memory), temperature=0.7)
+    chat(c, CallCache(memory), temperature=0.7)
+    assert len(server.chat_requests) == 2 and memory.replies == {}  # sampled: measured, not cached
+    chat(c, CallCache(memory), temperature=0)
+    assert chat(c, CallCache(memory), temperature=0).cached
+    assert len(server.chat_requests) == 3
     assert default_cache_mode(None) == "off" and default_cache_mode(0.0) == "on"
     assert default_cache_mode(1.0, judge=True) == "on"
 

@@ -15,10 +15,10 @@ from sklearn.metrics import confusion_matrix, f1_score, precision_recall_fscore_
 
 from abbench.gate import evaluate_gate
 from abbench.graders import normalise_label
-from abbench.metrics import NO_PREDICTION, OTHER_LABEL, experiment_metrics
+from abbench.metrics import OTHER_LABEL, experiment_metrics
 from abbench.runner import create_experiment, run_experiment
-from abbench.store import open_store
-from abbench.store._run_columns import EXECUTION_FAILED, FAILED, PASSED
+from abbench.store._run_columns import EXECUTION_FAILED
+from tests.lookup_agent import agent_store, graded_labels
 
 SUBSET = [
     "card_arrival",
@@ -56,10 +56,8 @@ def route(task):
 
 @pytest.fixture(scope="module")
 def banking_subset(realdata, tmp_path_factory):
-    root = tmp_path_factory.mktemp("banking")
     csv_path = realdata / "banking77" / "test.csv"
-    (root / "agent.py").write_text(f"CSV = {str(csv_path)!r}\n" + AGENT, encoding="utf-8")
-    store = open_store(root / "store")
+    root, store, route = agent_store(tmp_path_factory, "banking", csv_path, AGENT)
     categories = json.loads((realdata / "banking77" / "categories.json").read_text())
     profile = {"fields": {"input": "text", "expected": "category"}, "label_set": categories}
     store.datasets.import_file(csv_path, profile, name="banking77")
@@ -71,8 +69,8 @@ def banking_subset(realdata, tmp_path_factory):
         "graders": ["label_match"],
         "cases": {"labels": SUBSET},
         "arms": {
-            "rough": {"agent": "python", "function": f"{root / 'agent.py'}:route"},
-            "fine": {"agent": "python", "function": f"{root / 'agent.py'}:route"},
+            "rough": {"agent": "python", "function": route},
+            "fine": {"agent": "python", "function": route},
         },
     }
     exp = create_experiment(spec, store=store)
@@ -83,10 +81,7 @@ def banking_subset(realdata, tmp_path_factory):
 
 def _graded(store, exp, arm):
     t = store.runs.table(exp.id, arms=[arm])
-    graded = (t.outcome == PASSED) | (t.outcome == FAILED)
-    gold = [normalise_label(g) for g in t.expected[graded]]
-    pred = [NO_PREDICTION if p is None else normalise_label(p) for p in t.prediction[graded]]
-    return t, gold, pred
+    return (t, *graded_labels(t))
 
 
 def test_per_class_figures_on_a_banking77_subset_equal_scikit_learn_labels_none(banking_subset):

@@ -22,7 +22,8 @@ from abbench.metrics import experiment_metrics
 from abbench.review import disagreement_page
 from abbench.review._pages import _CACHE
 from abbench.store import ArmSpend, open_store
-from tests.results import cases_of, make_experiment
+from tests.reads import pages_both_ways
+from tests.results import cases_of, make_experiment, not_an_answer
 
 LABELS = ("fast", "slow", "medium")
 
@@ -30,14 +31,8 @@ LABELS = ("fast", "slow", "medium")
 def _spec(i: int, arm: int, rnd: int):
     """A run scripted by its case, arm and round: every kind of outcome and of missing value."""
     h = (i * 7 + arm * 13 + rnd * 5) % 23
-    if h == 0:
-        return "exec_fail"
-    if h == 1:
-        return "grade_fail"
-    if h == 2:
-        return "cancelled"
-    if h == 3 and arm == 1:
-        return "pending"
+    if (unanswered := not_an_answer(h, arm)) is not None:
+        return unanswered
     out = {
         "passed": h % 4 != 0,
         "confidence": None if h % 5 == 0 else (h % 10) / 10,
@@ -230,11 +225,7 @@ def test_review_pages_equal_those_of_the_earlier_reads(built, options, name):
     exp = two if name == "two" else one
     if exp is one and (options.get("arms") or options.get("arm")):
         options = {k: v for k, v in options.items() if k not in ("arms", "arm")}
-    _CACHE.clear()
-    page = disagreement_page(exp.id, store=store, **options)
-    _CACHE.clear()
-    before = disagreement_page(exp.id, store=_old_reads(store), **options)
-    _CACHE.clear()
+    page, before = pages_both_ways(exp.id, store, _old_reads(store), **options)
     assert page.total > 0
     assert _json(page) == _json(before)
 

@@ -23,10 +23,10 @@ from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
 
 from abbench.graders import normalise_label
 from abbench.metrics import NO_PREDICTION, experiment_metrics
-from abbench.review import disagreement_page
-from abbench.review._pages import _CACHE
-from abbench.runner import create_experiment, record_runs
+from abbench.runner import record_runs
 from abbench.store import FAILED, PASSED, open_store
+from tests.banking import one_arm_on, record_on_subset
+from tests.reads import pages_both_ways
 
 SUBSET = ["card_arrival", "exchange_rate", "age_limit", "terminate_account", "top_up_failed", "pin_blocked"]
 OUTSIDE_SUBSET = ["card_linking", "lost_or_stolen_card"]
@@ -77,36 +77,10 @@ def _outcome(case, arm: str, rnd: int) -> dict | None:
 @pytest.fixture(scope="module")
 def recorded(realdata, tmp_path_factory):
     store = open_store(tmp_path_factory.mktemp("light") / "store")
-    categories = json.loads((realdata / "banking77" / "categories.json").read_text())
-    profile = {"fields": {"input": "text", "expected": "category"}, "label_set": categories}
-    info = store.datasets.import_file(realdata / "banking77" / "test.csv", profile, name="banking77")
-    cases = [c for c in store.datasets.load_cases(info) if c.expected in SUBSET]
-    arms = {name: {"agent": "external", "model": f"m-{name}"} for name in ("a", "b", "c")}
-    exp = create_experiment(
-        {
-            "name": "light",
-            "dataset": info.fingerprint,
-            "rounds": 3,
-            "cases": {"labels": SUBSET},
-            "arms": arms,
-            # label_match advises: a run the external tool gave no verdict stays a grading failure
-            "graders": [{"type": "label_match", "advisory": True}, {"type": "recorded", "name": "ext"}],
-        },
-        store=store,
-    )
-    outcomes = [o for c in cases for a in arms for r in (1, 2, 3) if (o := _outcome(c, a, r)) is not None]
-    record_runs(store, exp, outcomes)
-    free = create_experiment(
-        {
-            "name": "free",
-            "dataset": info.fingerprint,
-            "rounds": 2,
-            "cases": {"ids": [c.case_id for c in cases[:220]]},
-            "arms": {"solo": {"agent": "external"}},
-            "graders": [{"type": "recorded", "name": "judge"}],
-        },
-        store=store,
-    )
+    # label_match advises: a run the external tool gave no verdict stays a grading failure
+    graders = [{"type": "label_match", "advisory": True}, {"type": "recorded", "name": "ext"}]
+    info, cases, exp = record_on_subset(store, realdata, "light", SUBSET, _outcome, graders)
+    free = one_arm_on(store, info, "free", cases[:220], "solo", [{"type": "recorded", "name": "judge"}])
     record_runs(
         store,
         free,
@@ -266,11 +240,7 @@ def test_per_class_figures_equal_scikit_learn_on_the_raw_runs(recorded):
 )
 def test_review_listing_equals_the_one_built_from_every_run(recorded, options):
     store, exp, _ = recorded
-    _CACHE.clear()
-    page = disagreement_page(exp.id, store=store, **options)
-    _CACHE.clear()
-    before = disagreement_page(exp.id, store=_old_reads(store), **options)
-    _CACHE.clear()
+    page, before = pages_both_ways(exp.id, store, _old_reads(store), **options)
     assert page.total > 0
     assert (page.case_ids, page.counts, page.total, page.pool) == (
         before.case_ids,

@@ -53,17 +53,8 @@ def test_figures_read_again_without_a_write_are_the_ones_kept(store, exp):
     assert _figures(first) == _figures(_fresh(store, exp.id))
 
 
-def test_a_write_on_the_same_connection_is_seen(store, exp):
-    before = experiment_metrics(exp.id, store=store)
-    _fail(store.conn, _first_passed_run(store, exp.id))  # autocommit: no transaction around it
-    after = experiment_metrics(exp.id, store=store)
-    assert after.arm("A").counts.passed == before.arm("A").counts.passed - 1
-    assert _figures(after) == _figures(_fresh(store, exp.id))
-
-
-def test_a_write_from_another_process_is_seen(store, exp):
-    before = experiment_metrics(exp.id, store=store)
-    run_id = _first_passed_run(store, exp.id)
+def _fail_elsewhere(db, run_id: int) -> None:
+    """`_fail` from another process."""
     script = (
         "import sqlite3, sys\n"
         "conn = sqlite3.connect(sys.argv[1])\n"
@@ -71,7 +62,17 @@ def test_a_write_from_another_process_is_seen(store, exp):
         "(int(sys.argv[2]),))\n"
         "conn.commit()\n"
     )
-    subprocess.run([sys.executable, "-c", script, str(store.db_path), str(run_id)], check=True)
+    subprocess.run([sys.executable, "-c", script, str(db), str(run_id)], check=True)
+
+
+@pytest.mark.parametrize("where", ["same connection", "another process"])
+def test_a_write_is_seen(store, exp, where):
+    before = experiment_metrics(exp.id, store=store)
+    run_id = _first_passed_run(store, exp.id)
+    if where == "same connection":
+        _fail(store.conn, run_id)  # autocommit: no transaction around it
+    else:
+        _fail_elsewhere(store.db_path, run_id)
     after = experiment_metrics(exp.id, store=store)
     assert after.arm("A").counts.passed == before.arm("A").counts.passed - 1
     assert _figures(after) == _figures(_fresh(store, exp.id))

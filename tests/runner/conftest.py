@@ -155,7 +155,7 @@ def make_cases(n: int, domains=("nav", "car", "media")) -> list[Case]:
     ]
 
 
-def gated_experiment(store, name: str, dataset: str, gate: Gate, *, rounds: int, concurrency: int):
+def gated_experiment(store, name: str, dataset: str, gate: Gate, *, concurrency: int, rounds: int = 1):
     """An experiment of one arm ``a`` whose runs wait at `gate` (tests/blocking.py) until the test lets them go."""
     return create_experiment(
         {

@@ -22,21 +22,13 @@ from abbench.store import Store, open_store
 from tests.blocking import SAFETY_NET_S, Gate, wait_for
 from tests.conftest import REPO, run_abbench, subprocess_env
 
-from .conftest import make_cases
+from .conftest import gated_experiment, make_cases
 
 
 def _gated(store, tmp_path, n: int = 20, allowed: int = 0):
     gate = Gate(tmp_path / "gate", allowed=allowed)
     ds = store.datasets.save("attempts", make_cases(n), label_set=["fast", "slow"])
-    exp = create_experiment(
-        {
-            "name": "attempts",
-            "dataset": ds.fingerprint,
-            "concurrency": 3,
-            "arms": {"a": {"agent": "python", "function": "tests.blocking:gated", **gate.params}},
-        },
-        store=store,
-    )
+    exp = gated_experiment(store, "attempts", ds.fingerprint, gate, concurrency=3)
     return exp, gate
 
 

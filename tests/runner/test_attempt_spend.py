@@ -156,26 +156,40 @@ def test_failed_attempts_keep_their_spend_through_retries(store, dataset, skill_
     assert script.calls == {"query 0": 3, "query 1": 2, "query 2": 1}
 
 
-def test_a_run_cancelled_while_a_model_call_hangs_keeps_the_calls_it_made(store, dataset, skill_dir):
-    release = threading.Event()
+def _second_call_held(usage: tuple[int, int]) -> tuple[Script, threading.Event, threading.Event]:
+    """A script for case c000: a model call that reads SKILL.md#Rules (`usage`), then a second call held
+    until `release` is set (`arrived` is set when it comes). Returns the script, `arrived` and `release`."""
+    arrived, release = threading.Event(), threading.Event()
 
     def hang():
-        release.wait(120)  # held until the test has cancelled the run
+        arrived.set()
+        release.wait(120)
         return answer("fast", (1, 1))
 
-    script = Script(
-        {"query 0": [Reply.tools(("read_section", {"ref": "SKILL.md#Rules"}), usage=(100, 10)), hang]}
+    return (
+        Script({"query 0": [Reply.tools(("read_section", {"ref": "SKILL.md#Rules"}), usage=usage), hang]}),
+        arrived,
+        release,
     )
+
+
+def _first_case(server, name: str, dataset, skill_dir, **more) -> dict:
+    """Experiment `name`: one round of case c000 by the openai arm ``gpt`` (three turns at most) of `server`."""
+    arms = {"gpt": {**arm(server, skill_dir), "max_turns": 3}}
+    return {
+        "name": name,
+        "dataset": dataset.fingerprint,
+        "rounds": 1,
+        "cases": {"ids": ["c000"]},
+        "arms": arms,
+        **more,
+    }
+
+
+def test_a_run_cancelled_while_a_model_call_hangs_keeps_the_calls_it_made(store, dataset, skill_dir):
+    script, _, release = _second_call_held(usage=(100, 10))  # held until the test has cancelled the run
     with ScriptedOpenAIServer(script) as server:
-        spec = {
-            "name": "cancelled",
-            "dataset": dataset.fingerprint,
-            "rounds": 1,
-            "retries": 0,
-            "cases": {"ids": ["c000"]},
-            "arms": {"gpt": {**arm(server, skill_dir), "max_turns": 3}},
-        }
-        exp = create_experiment(spec, store=store)
+        exp = create_experiment(_first_case(server, "cancelled", dataset, skill_dir, retries=0), store=store)
         handle = start_experiment(exp.id, store=store)
         try:
             for _ in range(12000):  # wait for the state: the second model call has arrived
@@ -201,26 +215,9 @@ def test_ctrl_c_while_a_model_call_hangs_keeps_the_interrupted_attempts_spend(
     tmp_path, dataset, store, skill_dir
 ):
     """A person stops `abbench run` (SIGINT) mid-call: the attempt is stored as interrupted with its spend."""
-    release = threading.Event()
-    arrived = threading.Event()
-
-    def hang():
-        arrived.set()
-        release.wait(120)  # held until the child process has been stopped
-        return answer("fast", (1, 1))
-
-    script = Script(
-        {"query 0": [Reply.tools(("read_section", {"ref": "SKILL.md#Rules"}), usage=(70, 7)), hang]}
-    )
+    script, arrived, release = _second_call_held(usage=(70, 7))  # held until the child has been stopped
     with ScriptedOpenAIServer(script) as server:
-        spec = {
-            "name": "interrupted",
-            "dataset": dataset.fingerprint,
-            "rounds": 1,
-            "cases": {"ids": ["c000"]},
-            "arms": {"gpt": {**arm(server, skill_dir), "max_turns": 3}},
-        }
-        exp = create_experiment(spec, store=store)
+        exp = create_experiment(_first_case(server, "interrupted", dataset, skill_dir), store=store)
         code, err = interrupt_cli_run(store, exp.id, arrived, release)
     assert code == 130, err
     (run,) = store.runs.records(exp.id)
@@ -236,25 +233,9 @@ def test_a_run_that_times_out_while_a_model_call_hangs_keeps_the_calls_it_made(s
     # The per-run timeout (the runner's watchdog) ends the attempt as a `timeout` failure; what the first
     # call spent stays on the failed attempt. The hanging call is held until the test releases it, so
     # the timeout is the only way out; 10 s leaves the first (local) call ample time on a loaded machine.
-    release = threading.Event()
-
-    def hang():
-        release.wait(120)
-        return answer("fast", (1, 1))
-
-    script = Script(
-        {"query 0": [Reply.tools(("read_section", {"ref": "SKILL.md#Rules"}), usage=(100, 10)), hang]}
-    )
+    script, _, release = _second_call_held(usage=(100, 10))
     with ScriptedOpenAIServer(script) as server:
-        spec = {
-            "name": "timed-out",
-            "dataset": dataset.fingerprint,
-            "rounds": 1,
-            "retries": 0,
-            "timeout_s": 10,
-            "cases": {"ids": ["c000"]},
-            "arms": {"gpt": {**arm(server, skill_dir), "max_turns": 3}},
-        }
+        spec = _first_case(server, "timed-out", dataset, skill_dir, retries=0, timeout_s=10)
         exp = create_experiment(spec, store=store)
         try:
             run_experiment(exp.id, store=store)

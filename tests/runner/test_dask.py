@@ -22,7 +22,7 @@ from abbench.store import open_store
 from tests.blocking import SAFETY_NET_S, Gate, wait_for
 
 from ..conftest import DEMO, REPO, subprocess_env
-from .conftest import make_cases
+from .conftest import gated_experiment, make_cases
 
 distributed = pytest.importorskip("distributed")
 
@@ -65,10 +65,15 @@ def _scrub(value):
     return value
 
 
+def _stored(tmp_path, name: str, n: int):
+    """A store at ``tmp_path/store`` and its dataset `name` of `n` cases (`make_cases`)."""
+    store = open_store(tmp_path / "store")
+    return store, store.datasets.save(name, make_cases(n), label_set=["fast", "slow"])
+
+
 @pytest.mark.slow
 def test_400_runs_on_dask_local_2_equal_the_local_executor(tmp_path):
-    store = open_store(tmp_path / "store")
-    ds = store.datasets.save("equal", make_cases(100), label_set=["fast", "slow"])
+    store, ds = _stored(tmp_path, "equal", 100)
 
     def make(name, **extra):
         definition = {
@@ -112,18 +117,9 @@ def test_400_runs_on_dask_local_2_equal_the_local_executor(tmp_path):
 @pytest.mark.slow
 def test_pause_resume_and_cancel_on_an_existing_scheduler(tmp_path, cluster):
     made, client = cluster
-    store = open_store(tmp_path / "store")
-    ds = store.datasets.save("control", make_cases(12), label_set=["fast", "slow"])
+    store, ds = _stored(tmp_path, "control", 12)
     gate = Gate(tmp_path / "gate")
-    exp = create_experiment(
-        {
-            "name": "control",
-            "dataset": ds.fingerprint,
-            "concurrency": 2,
-            "arms": {"a": {"agent": "python", "function": "tests.blocking:gated", **gate.params}},
-        },
-        store=store,
-    )
+    exp = gated_experiment(store, "control", ds.fingerprint, gate, concurrency=2)
     handle = start_experiment(exp.id, store=store, scheduler=made.scheduler_address)
     gate.wait_arrived(2)  # two runs in flight on the workers, held at the gate
     assert handle.where["scheduler"] == made.scheduler_address and handle.where["workers"] == 2
@@ -161,8 +157,7 @@ def _done(store, exp_id) -> int:
 
 @pytest.mark.slow
 def test_a_worker_killed_mid_run_loses_nothing_and_executes_nothing_twice(tmp_path):
-    store = open_store(tmp_path / "store")
-    ds = store.datasets.save("kill", make_cases(10), label_set=["fast", "slow"])
+    store, ds = _stored(tmp_path, "kill", 10)
     gate = Gate(tmp_path / "gate")
     exp = create_experiment(
         {
@@ -212,8 +207,7 @@ def test_a_worker_killed_mid_run_loses_nothing_and_executes_nothing_twice(tmp_pa
 def test_coordinator_sigkilled_and_restarted_records_no_duplicate_execution(tmp_path, cluster):
     made, _ = cluster
     store_dir = tmp_path / "store"
-    store = open_store(store_dir)
-    ds = store.datasets.save("crash", make_cases(12), label_set=["fast", "slow"])
+    store, ds = _stored(tmp_path, "crash", 12)
     gate = Gate(tmp_path / "gate", allowed=6)  # six runs finish; then two wait on the workers
     exp = create_experiment(
         {
@@ -270,8 +264,7 @@ def _closed_port() -> int:
 
 
 def test_an_unreachable_scheduler_is_refused_before_any_run(tmp_path):
-    store = open_store(tmp_path / "store")
-    ds = store.datasets.save("nowhere", make_cases(3), label_set=["fast", "slow"])
+    store, ds = _stored(tmp_path, "nowhere", 3)
     exp = create_experiment(
         {
             "name": "nowhere",
@@ -290,8 +283,7 @@ def test_an_unreachable_scheduler_is_refused_before_any_run(tmp_path):
 
 
 def test_the_executor_options_are_checked(tmp_path):
-    store = open_store(tmp_path / "store")
-    ds = store.datasets.save("opts", make_cases(2), label_set=["fast", "slow"])
+    store, ds = _stored(tmp_path, "opts", 2)
     exp = create_experiment(
         {"name": "opts", "dataset": ds.fingerprint, "arms": {"a": {"agent": "builtin"}}}, store=store
     )
@@ -326,8 +318,7 @@ def test_the_executor_options_are_checked(tmp_path):
 
 @pytest.mark.slow
 def test_a_worker_with_another_abbench_is_refused_before_any_run(tmp_path):
-    store = open_store(tmp_path / "store")
-    ds = store.datasets.save("versions", make_cases(3), label_set=["fast", "slow"])
+    store, ds = _stored(tmp_path, "versions", 3)
     exp = create_experiment(
         {"name": "versions", "dataset": ds.fingerprint, "arms": {"a": {"agent": "builtin"}}}, store=store
     )
@@ -350,8 +341,7 @@ def test_a_worker_with_another_abbench_is_refused_before_any_run(tmp_path):
 def test_cli_runs_on_a_scheduler_and_status_says_where(tmp_path, cluster):
     made, _ = cluster
     store_dir = tmp_path / "store"
-    store = open_store(store_dir)
-    ds = store.datasets.save("cli", make_cases(4), label_set=["fast", "slow"])
+    store, ds = _stored(tmp_path, "cli", 4)
     exp = create_experiment(
         {"name": "cli", "dataset": ds.fingerprint, "arms": {"a": {"agent": "builtin", "skill": str(SKILL)}}},
         store=store,

@@ -9,6 +9,7 @@ import pytest
 from abbench.errors import ExperimentError
 from abbench.runner import clone_experiment, create_experiment, load_spec, run_experiment
 from abbench.types import Case
+from tests.conftest import refused_file
 from tests.runner.conftest import make_cases
 
 
@@ -92,13 +93,8 @@ def test_definition_errors_name_their_place(tmp_path):
 def test_an_arm_name_yaml_reads_as_a_boolean_is_refused_with_its_line(tmp_path):
     """``yes:`` / ``no:`` are booleans to YAML 1.1: the arm would be named True, not the file's word."""
     spec = tmp_path / "exp.yaml"
-    spec.write_text(
-        "name: x\ndataset: d\narms:\n  yes: {agent: builtin}\n  'no': {agent: builtin}\n  2: {agent: builtin}\n",
-        encoding="utf-8",
-    )
-    with pytest.raises(ExperimentError) as err:
-        load_spec(spec)
-    message = str(err.value)
+    arms = "arms:\n  yes: {agent: builtin}\n  'no': {agent: builtin}\n  2: {agent: builtin}\n"
+    message = refused_file(load_spec, spec, "name: x\ndataset: d\n" + arms, ExperimentError)
     assert "line 4, column 3: 'yes' is read as a boolean" in message
     assert "line 6, column 3: '2' is read as a number" in message
     assert "'no'" not in message.split("—")[1].split(";")[0]  # the quoted name is text

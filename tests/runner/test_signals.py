@@ -11,12 +11,12 @@ import signal
 
 import pytest
 
-from abbench.runner import create_experiment, experiment_status
+from abbench.runner import experiment_status
 from abbench.store import open_store
 from tests.blocking import SAFETY_NET_S, Gate, wait_for
 from tests.conftest import run_abbench, start_run
 
-from .conftest import make_cases
+from .conftest import gated_experiment, make_cases
 
 
 def _background_job() -> None:
@@ -35,15 +35,7 @@ def _held_run(tmp_path, *, background: bool):
     store = open_store(store_dir)
     ds = store.datasets.save("sig", make_cases(20), label_set=["fast", "slow"])
     gate = Gate(tmp_path / "gate", allowed=2)  # two answer; the next runs wait, held in flight
-    exp = create_experiment(
-        {
-            "name": "sig",
-            "dataset": ds.fingerprint,
-            "concurrency": 3,
-            "arms": {"a": {"agent": "python", "function": "tests.blocking:gated", **gate.params}},
-        },
-        store=store,
-    )
+    exp = gated_experiment(store, "sig", ds.fingerprint, gate, concurrency=3)
     proc = start_run(store_dir, exp.id, preexec_fn=_background_job if background else None)
     gate.wait_arrived(2 + 3)  # two answered, three held in flight
     wait_for(lambda: _done(store, exp.id) == 2, "the two answers to be recorded")

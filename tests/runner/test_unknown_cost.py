@@ -36,14 +36,24 @@ def experiment(store, dataset, tmp_path):
     return exp
 
 
+RUN_USAGE = (
+    "SELECT a.name, r.cost, r.input_tokens, r.output_tokens FROM runs r JOIN arms a ON a.id = r.arm_id "
+    "WHERE r.experiment_id=?"
+)
+TOKEN_LIMIT_GRADES = (
+    "SELECT a.name, g.status, g.passed, g.error FROM grades g JOIN runs r ON r.id = g.run_id "
+    "JOIN arms a ON a.id = r.arm_id WHERE g.experiment_id=? AND g.grader='max_tokens'"
+)
+
+
+def _per_arm(rows) -> tuple[list[tuple], list[tuple]]:
+    """Rows whose first column is the arm's name, split into the silent arm's and the billed arm's (the
+    name left out)."""
+    return tuple([tuple(r)[1:] for r in rows if r[0] == arm] for arm in ("silent", "billed"))
+
+
 def test_an_agent_reporting_no_cost_or_tokens_is_stored_and_measured_as_unknown(store, experiment):
-    rows = store.query(
-        "SELECT a.name, r.cost, r.input_tokens, r.output_tokens FROM runs r JOIN arms a ON a.id = r.arm_id "
-        "WHERE r.experiment_id=?",
-        (experiment.id,),
-    )
-    silent = [tuple(r)[1:] for r in rows if r[0] == "silent"]
-    billed = [tuple(r)[1:] for r in rows if r[0] == "billed"]
+    silent, billed = _per_arm(store.query(RUN_USAGE, (experiment.id,)))
     assert silent and set(silent) == {(None, None, None)}
     assert billed and set(billed) == {(0.002, 30, 5)}
 
@@ -68,13 +78,7 @@ def test_a_comparison_never_reads_an_unknown_cost_as_free(store, experiment):
 
 
 def test_a_token_limit_cannot_pass_an_agent_that_reports_no_tokens(store, experiment):
-    grades = store.query(
-        "SELECT a.name, g.status, g.passed, g.error FROM grades g JOIN runs r ON r.id = g.run_id "
-        "JOIN arms a ON a.id = r.arm_id WHERE g.experiment_id=? AND g.grader='max_tokens'",
-        (experiment.id,),
-    )
-    silent = [tuple(g)[1:] for g in grades if g[0] == "silent"]
-    billed = [tuple(g)[1:] for g in grades if g[0] == "billed"]
+    silent, billed = _per_arm(store.query(TOKEN_LIMIT_GRADES, (experiment.id,)))
     assert silent and {s for s, _, _ in silent} == {"error"}
     assert all("reported no token usage" in e for _, _, e in silent)
     assert billed and {(s, p) for s, p, _ in billed} == {("ok", 1)}

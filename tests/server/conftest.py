@@ -5,22 +5,15 @@ from __future__ import annotations
 import pytest
 
 from abbench.client import Client
-from abbench.store import open_store
-from tests.server.live import LiveServer
+from tests.server.live import LiveServer, keyed_store
 
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
     """A running server (rate 120 a minute, 2 MB requests) and the keys of alice, bob and carol (read only)."""
     root = tmp_path_factory.mktemp("svc")
-    store_dir = root / "store"
-    with open_store(store_dir) as s:
-        keys = {
-            "alice": s.keys.create("alice", scopes="read,run,review")[1],
-            "bob": s.keys.create("bob", scopes="read,run,review")[1],
-            "carol": s.keys.create("carol", scopes="read")[1],
-            "dave": s.keys.create("dave", scopes="read")[1],
-        }
+    scopes = {"alice": "read,run,review", "bob": "read,run,review", "carol": "read", "dave": "read"}
+    store_dir, keys = keyed_store(root, {name: (name, scope) for name, scope in scopes.items()})
     server = LiveServer(store_dir, "--rate", "120", "--max-request-mb", "2", log=root / "server.log").start()
     yield server, keys
     server.stop()

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import httpx
 
+from abbench.store import open_store
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -21,6 +23,23 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def keyed_store(root: Path, keys: dict[str, tuple[str, str]]) -> tuple[Path, dict[str, str]]:
+    """A new store at ``root/store`` with an API key for each of `keys` (name -> (owner, scopes)).
+
+    Returns the store's folder and each name's secret key."""
+    store_dir = root / "store"
+    with open_store(store_dir) as s:
+        made = {name: s.keys.create(owner, scopes=scopes)[1] for name, (owner, scopes) in keys.items()}
+    return store_dir, made
+
+
+def api_client(server: LiveServer, key: str, timeout: float) -> httpx.Client:
+    """An HTTP client of `server`'s ``/api`` that sends `key` as its bearer token."""
+    return httpx.Client(
+        base_url=f"{server.url}/api", headers={"Authorization": f"Bearer {key}"}, timeout=timeout
+    )
 
 
 class LiveServer:

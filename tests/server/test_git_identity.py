@@ -12,8 +12,7 @@ import httpx
 import pytest
 
 from abbench.server._policy import git_credentials
-from abbench.store import open_store
-from tests.server.live import LiveServer
+from tests.server.live import LiveServer, api_client, keyed_store
 
 PASSWORD = "netrc-password-3b9d"
 
@@ -46,18 +45,14 @@ def svc(tmp_path_factory):
     netrc.chmod(0o600)
     host = ThreadingHTTPServer(("127.0.0.1", 0), _AskingHost)
     threading.Thread(target=host.serve_forever, daemon=True).start()
-    store_dir = root / "store"
-    with open_store(store_dir) as s:
-        key = s.keys.create("mallory", scopes="read,run")[1]
+    store_dir, keys = keyed_store(root, {"mallory": ("mallory", "read,run")})
     server = LiveServer(
         store_dir,
         *("--git-scheme", "http", "--git-credentials", "localhost/acme", "--git-timeout", "60"),
         log=root / "server.log",
         env={"HOME": str(home)},
     ).start()
-    client = httpx.Client(
-        base_url=f"{server.url}/api", headers={"Authorization": f"Bearer {key}"}, timeout=120
-    )
+    client = api_client(server, keys["mallory"], timeout=120)
     yield client, host.server_address[1]
     client.close()
     server.stop()

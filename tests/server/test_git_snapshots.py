@@ -12,8 +12,7 @@ import pytest
 
 from abbench.client import Client, ServerError
 from abbench.snapshot import build_snapshot
-from abbench.store import open_store
-from tests.server.live import REPO, LiveServer
+from tests.server.live import REPO, LiveServer, keyed_store
 
 V1 = {"SKILL.md": "---\nname: routing\ndescription: Route fast or slow.\n---\n# Routing\n\nv1 rules\n"}
 V2 = {**V1, "SKILL.md": V1["SKILL.md"] + "\n## Edge cases\n\nv2 adds these\n", "refs/table.md": "# Table\n"}
@@ -61,9 +60,7 @@ def repo(tmp_path_factory):
 def gitserver(tmp_path_factory):
     """A server allowing file:// clones, 2 MB fetches; the keys of ann and ben."""
     root = tmp_path_factory.mktemp("gitsvc")
-    store_dir = root / "store"
-    with open_store(store_dir) as s:
-        keys = {o: s.keys.create(o, scopes="read,run")[1] for o in ("ann", "ben")}
+    store_dir, keys = keyed_store(root, {o: (o, "read,run") for o in ("ann", "ben")})
     args = ("--git-scheme", "file", "--git-scheme", "https", "--max-request-mb", "2")
     server = LiveServer(store_dir, *args, log=root / "server.log").start()
     yield server, keys

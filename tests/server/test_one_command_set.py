@@ -18,7 +18,7 @@ from abbench.export import ExportResult
 from abbench.runner import Progress, experiment_status
 from abbench.store import Experiment, Failures, open_store
 from tests.conftest import DEMO
-from tests.server.live import LiveServer
+from tests.server.live import LiveServer, keyed_store
 
 pytestmark = pytest.mark.slow  # a server, and an experiment run in it
 
@@ -45,9 +45,8 @@ def _spec(name: str, fingerprint: str) -> dict:
 def served(tmp_path_factory):
     """A server over a store holding one finished experiment with failures and four not started."""
     root = tmp_path_factory.mktemp("both")
-    store_dir = root / "store"
-    with open_store(store_dir) as s:
-        key = s.keys.create("alice", scopes="read,run")[1]
+    store_dir, keys = keyed_store(root, {"alice": ("alice", "read,run")})
+    key = keys["alice"]
     server = LiveServer(store_dir, "--agent", "python", log=root / "server.log").start()
     try:
         with Client(server.url, key) as c:

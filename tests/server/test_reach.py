@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import time
 
-import httpx
 import pytest
 import yaml
 
@@ -14,7 +13,7 @@ from abbench.runner import create_experiment
 from abbench.store import open_store
 from abbench.testing import ScriptedOpenAIServer
 from tests.conftest import DEMO
-from tests.server.live import LiveServer, store_state
+from tests.server.live import LiveServer, api_client, keyed_store, store_state
 
 SECRET = "PRIVATE-KEY-MATERIAL-7f3a"
 ENV_SECRET = "env-secret-value-91c2"
@@ -42,15 +41,12 @@ def paths(tmp_path_factory):
 def svc(tmp_path_factory, paths):
     """A server allowing openai arms and judges, one endpoint with the GOOD_KEY variable, the others none."""
     root = tmp_path_factory.mktemp("reach")
-    store_dir = root / "store"
     allowed = ScriptedOpenAIServer(['{"prediction": "fast", "reason": "r"}'] * 50).__enter__()
     attacker = ScriptedOpenAIServer(['{"prediction": "fast"}'] * 50).__enter__()
+    store_dir, keys = keyed_store(
+        root, {"alice": ("alice", "read,run"), "bob": ("bob", "read,run"), "bob-reader": ("bob", "read")}
+    )
     with open_store(store_dir) as s:
-        keys = {
-            "alice": s.keys.create("alice", scopes="read,run")[1],
-            "bob": s.keys.create("bob", scopes="read,run")[1],
-            "bob-reader": s.keys.create("bob", scopes="read")[1],
-        }
         ds = s.datasets.import_file(DEMO / "cases.csv", MAPPING, name="demo")
         s.keys.grant("dataset", ds.fingerprint, "alice")
         base = {"dataset": ds.fingerprint, "cases": {"limit": 2}, "owner": "alice"}
@@ -67,12 +63,7 @@ def svc(tmp_path_factory, paths):
         env={"SECRET_TOKEN_X": ENV_SECRET, "GOOD_KEY": GOOD_KEY, "OPENAI_BASE_URL": HIDDEN_BASE},
     ).start()
 
-    def client(who: str) -> httpx.Client:
-        return httpx.Client(
-            base_url=f"{server.url}/api", headers={"Authorization": f"Bearer {keys[who]}"}, timeout=60
-        )
-
-    alice, bob, reader = client("alice"), client("bob"), client("bob-reader")
+    alice, bob, reader = (api_client(server, keys[who], timeout=60) for who in ("alice", "bob", "bob-reader"))
     upload = bob.post("/datasets", files=_csv(), data={"name": "bd", "mapping": json.dumps(MAPPING)})
     assert upload.status_code == 201, upload.text
     yield {

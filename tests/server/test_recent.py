@@ -19,19 +19,27 @@ def test_a_fresh_answer_is_shared_and_a_stale_one_recomputed():
     assert calls == [1, 3]
 
 
-def test_while_one_caller_recomputes_the_others_get_the_previous_answer_at_once():
-    cache = Recent(ttl=0)
-    cache.get("k", lambda: "old")
-    started, release, out = threading.Event(), threading.Event(), []
+def _computing(cache: Recent, answer: str, out: list[str]) -> tuple[threading.Thread, threading.Event]:
+    """A thread that asks `cache` for "k" (appending what it gets to `out`), once its computation of
+    `answer` has begun; the computation ends when the returned event is set."""
+    started, release = threading.Event(), threading.Event()
 
     def slow() -> str:
         started.set()
         release.wait()
-        return "new"
+        return answer
 
     worker = threading.Thread(target=lambda: out.append(cache.get("k", slow)))
     worker.start()
     started.wait()
+    return worker, release
+
+
+def test_while_one_caller_recomputes_the_others_get_the_previous_answer_at_once():
+    cache = Recent(ttl=0)
+    cache.get("k", lambda: "old")
+    out: list[str] = []
+    worker, release = _computing(cache, "new", out)
     assert cache.get("k", lambda: "never") == "old"  # not computed twice, and not waiting for it
     release.set()
     worker.join()
@@ -40,16 +48,8 @@ def test_while_one_caller_recomputes_the_others_get_the_previous_answer_at_once(
 
 def test_without_a_previous_answer_callers_get_the_one_being_computed_not_their_own():
     cache = Recent(ttl=3600)
-    started, release, out = threading.Event(), threading.Event(), []
-
-    def slow() -> str:
-        started.set()
-        release.wait()
-        return "only"
-
-    first = threading.Thread(target=lambda: out.append(cache.get("k", slow)))
-    first.start()
-    started.wait()
+    out: list[str] = []
+    first, release = _computing(cache, "only", out)
     second = threading.Thread(target=lambda: out.append(cache.get("k", lambda: "twice")))
     second.start()
     release.set()

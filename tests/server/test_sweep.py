@@ -17,9 +17,8 @@ import openpyxl
 import pytest
 import yaml
 
-from abbench.store import open_store
 from tests.conftest import DEMO
-from tests.server.live import LiveServer, store_state, work_processes
+from tests.server.live import LiveServer, api_client, keyed_store, store_state, work_processes
 
 MAPPING = yaml.safe_load((DEMO / "mapping-csv.yaml").read_text(encoding="utf-8"))
 OPTIONS = (
@@ -32,20 +31,11 @@ OPTIONS = (
 @pytest.fixture(scope="module")
 def svc(tmp_path_factory):
     root = tmp_path_factory.mktemp("sweep")
-    store_dir = root / "store"
-    with open_store(store_dir) as s:
-        keys = {
-            "attacker": s.keys.create("mallory", scopes="read,run")[1],
-            "victim": s.keys.create("victor", scopes="read,run")[1],
-        }
+    store_dir, keys = keyed_store(
+        root, {"attacker": ("mallory", "read,run"), "victim": ("victor", "read,run")}
+    )
     server = LiveServer(store_dir, *OPTIONS, log=root / "server.log").start()
-
-    def client(who: str) -> httpx.Client:
-        return httpx.Client(
-            base_url=f"{server.url}/api", headers={"Authorization": f"Bearer {keys[who]}"}, timeout=300
-        )
-
-    attacker, victim = client("attacker"), client("victim")
+    attacker, victim = (api_client(server, keys[who], timeout=300) for who in ("attacker", "victim"))
     upload = attacker.post("/datasets", files=_csv(), data={"name": "d", "mapping": json.dumps(MAPPING)})
     assert upload.status_code == 201, upload.text
     fp = upload.json()["fingerprint"]

@@ -5,20 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx
 import pytest
 
-from abbench.store import open_store
-from tests.server.live import LiveServer, store_state, work_processes
+from tests.server.live import LiveServer, api_client, keyed_store, store_state, work_processes
 from tests.server.test_sweep import _HeldHost, held_host  # noqa: F401 - the fixture
 
 
 @pytest.fixture(scope="module")
 def svc(tmp_path_factory):
     root = tmp_path_factory.mktemp("bounds")
-    store_dir = root / "store"
-    with open_store(store_dir) as s:
-        key = s.keys.create("mallory", scopes="read,run")[1]
+    store_dir, keys = keyed_store(root, {"mallory": ("mallory", "read,run")})
     server = LiveServer(
         store_dir,
         "--git-scheme",
@@ -29,9 +25,7 @@ def svc(tmp_path_factory):
         "2",
         log=root / "server.log",
     ).start()
-    client = httpx.Client(
-        base_url=f"{server.url}/api", headers={"Authorization": f"Bearer {key}"}, timeout=120
-    )
+    client = api_client(server, keys["mallory"], timeout=120)
     yield server, client
     client.close()
     server.stop()

@@ -20,7 +20,8 @@ import pytest
 
 from abbench.store import CaseOutcomes, open_store
 from abbench.store.bulk._outcomes import KEPT_CODES, _sums_table
-from tests.results import cases_of, make_experiment
+from tests.reads import statements
+from tests.results import cases_of, make_experiment, not_an_answer
 
 PACKED = "16777216"
 """A constant of the packed outcome counts in `case_outcomes`' full query: seen in it, it was run."""
@@ -31,14 +32,8 @@ def _run(i: int, arm: int, rnd: int, kind: str):
     h = (i * 7 + arm * 13 + rnd * 5) % 19
     if kind == "waiting":
         return "pending"
-    if h == 0:
-        return "exec_fail"
-    if h == 1:
-        return "grade_fail"
-    if h == 2:
-        return "cancelled"
-    if h == 3 and arm == 1:
-        return "pending"
+    if (unanswered := not_an_answer(h, arm)) is not None:
+        return unanswered
     if h == 4:  # executed, waiting for grading: an open run with a latency
         return {"state": "executed", "passed": None, "grade": None, "latency_ms": 0.1 + i / 3}
     out = {"passed": h % 4 != 0, "latency_ms": 10.0 + h / 3 + i / 7 + rnd * 0.1}
@@ -100,16 +95,6 @@ def _assert_same(got: CaseOutcomes, want: CaseOutcomes) -> None:
         assert np.array_equal(a, b, equal_nan=True), f.name
 
 
-def _statements(store, call):
-    """The value of `call()` and the SQL it ran on the store's connection."""
-    seen: list[str] = []
-    store.conn.set_trace_callback(seen.append)
-    try:
-        return call(), seen
-    finally:
-        store.conn.set_trace_callback(None)
-
-
 def test_the_runs_have_what_the_sums_must_get_right(built):
     store, exps = built
     runs = store.runs.table(exps["usage"].id)
@@ -138,7 +123,7 @@ def test_sums_from_the_kept_counts_equal_those_read_afresh(built, kind, scores, 
     exp = exps[kind]
     arm_ids = None if asked is None else [exp.arm(a).id for a in asked]
     store.runs.load_run_flags(exp.id, arms=read)
-    got, sql = _statements(store, lambda: store.runs.case_outcomes(exp.id, arm_ids, scores=scores))
+    got, sql = statements(store, lambda: store.runs.case_outcomes(exp.id, arm_ids, scores=scores))
     assert not any(PACKED in s for s in sql)  # counted from the codes, not summed again
     if kind == "waiting":
         assert not any("GROUP BY" in s for s in sql)  # no run has a sum to read
@@ -150,7 +135,7 @@ def test_counts_of_arms_the_flags_did_not_read_are_not_made_up(built):
     exp = exps["usage"]
     store.runs.load_run_flags(exp.id, arms=["A", "B"])
     for asked in (None, [exp.arm("A").id, exp.arm("C").id]):
-        got, sql = _statements(store, lambda: store.runs.case_outcomes(exp.id, asked))  # noqa: B023
+        got, sql = statements(store, lambda: store.runs.case_outcomes(exp.id, asked))  # noqa: B023
         assert any(PACKED in s for s in sql)
         _assert_same(got, _fresh(store, exp.id, asked, True))
 
@@ -174,22 +159,28 @@ def _write_elsewhere(db, exp_id: int) -> None:
     subprocess.run([sys.executable, "-c", script, str(db), str(exp_id)], check=True)
 
 
-@pytest.mark.parametrize("where", ["same connection", "another process"])
-def test_a_write_after_the_flags_read_is_seen(tmp_path, where):
+def _counts_kept(tmp_path, name: str):
+    """A store with experiment `name` (arms A and B, runs reporting usage) whose counts were read after
+    its flags (and so kept): ``(store, experiment, counts)``."""
     store = open_store(tmp_path / "store")
     exp = make_experiment(
         store,
-        "w",
+        name,
         cases_of(30),
         {a: [[_run(i, n, r, "usage") for r in range(3)] for i in range(30)] for n, a in enumerate("AB")},
     )
     store.runs.load_run_flags(exp.id)
-    before = store.runs.case_outcomes(exp.id)
+    return store, exp, store.runs.case_outcomes(exp.id)
+
+
+@pytest.mark.parametrize("where", ["same connection", "another process"])
+def test_a_write_after_the_flags_read_is_seen(tmp_path, where):
+    store, exp, before = _counts_kept(tmp_path, "w")
     if where == "same connection":
         _fail_a_passed_run(store.conn, exp.id)  # autocommit: no transaction around it
     else:
         _write_elsewhere(store.db_path, exp.id)
-    after, sql = _statements(store, lambda: store.runs.case_outcomes(exp.id))
+    after, sql = statements(store, lambda: store.runs.case_outcomes(exp.id))
     assert any(PACKED in s for s in sql)
     assert after.failed.sum() == before.failed.sum() + 1
     _assert_same(after, _fresh(store, exp.id, None, True))
@@ -197,24 +188,16 @@ def test_a_write_after_the_flags_read_is_seen(tmp_path, where):
 
 
 def test_inside_a_transaction_the_counts_are_neither_kept_nor_used(tmp_path):
-    store = open_store(tmp_path / "store")
-    exp = make_experiment(
-        store,
-        "t",
-        cases_of(30),
-        {a: [[_run(i, n, r, "usage") for r in range(3)] for i in range(30)] for n, a in enumerate("AB")},
-    )
-    store.runs.load_run_flags(exp.id)
-    before = store.runs.case_outcomes(exp.id)
+    store, exp, before = _counts_kept(tmp_path, "t")
     with pytest.raises(RuntimeError), store.transaction() as conn:
         _fail_a_passed_run(conn, exp.id)
         store.runs.load_run_flags(exp.id)  # read inside: nothing kept
-        inside, sql = _statements(store, lambda: store.runs.case_outcomes(exp.id))
+        inside, sql = statements(store, lambda: store.runs.case_outcomes(exp.id))
         assert any(PACKED in s for s in sql)
         assert inside.failed.sum() == before.failed.sum() + 1
         raise RuntimeError("roll back")
     assert KEPT_CODES.kept((str(store.db_path), exp.id), store.state_stamp(), lambda a, b: a.same(b)) is None
-    after, sql = _statements(store, lambda: store.runs.case_outcomes(exp.id))
+    after, sql = statements(store, lambda: store.runs.case_outcomes(exp.id))
     assert any(PACKED in s for s in sql)
     _assert_same(after, before)
     store.close()

@@ -12,6 +12,7 @@ import pytest
 from abbench.store import _light as light, open_store
 from abbench.store._results import _FIELDS
 from abbench.store.bulk._outcomes import KEPT_CODES
+from tests.reads import statements
 from tests.results import cases_of, make_experiment
 
 
@@ -30,16 +31,6 @@ def exp(store):
     return make_experiment(store, "kept", cases_of(15), {"A": runs, "B": runs[::-1]})
 
 
-def _statements(store, call):
-    """The value of `call()` and the SQL it ran on the store's connection."""
-    seen: list[str] = []
-    store.conn.set_trace_callback(seen.append)
-    try:
-        return call(), seen
-    finally:
-        store.conn.set_trace_callback(None)
-
-
 def _kept_fields(store, exp):
     return _FIELDS.kept((str(store.db_path), exp.dataset_id), store.state_stamp(), lambda a, b: a.same(b))
 
@@ -51,12 +42,12 @@ def _kept_counts(store, exp):
 @pytest.mark.parametrize("read", ["load_run_flags", "table"])
 def test_case_fields_read_in_a_snapshot_serve_the_next_reader(store, exp, read):
     getattr(store.runs, read)(exp.id)
-    fields_, sql = _statements(store, lambda: store.runs.case_fields(exp.id, [3, 1, 2], expected=False))
+    fields_, sql = statements(store, lambda: store.runs.case_fields(exp.id, [3, 1, 2], expected=False))
     assert not any("FROM cases" in s for s in sql)  # kept from the snapshot: not read again
     assert fields_.case_idx.tolist() == [1, 2, 3]
     assert fields_.case_id.tolist() == ["c001", "c002", "c003"]
     store.conn.execute("UPDATE cases SET domain='moved' WHERE idx=1")  # a write: read again
-    fields_, sql = _statements(store, lambda: store.runs.case_fields(exp.id, [1], expected=False))
+    fields_, sql = statements(store, lambda: store.runs.case_fields(exp.id, [1], expected=False))
     assert any("FROM cases" in s for s in sql)
     assert fields_.domain.tolist() == ["moved"]
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 
 import pytest
 
 from abbench.errors import SchemaVersionError, StoreError
 from abbench.store import SCHEMA_VERSION, open_store
-from abbench.store._migrations import MIGRATIONS, migrate
+from abbench.store._migrations import MIGRATIONS
+from tests.old_stores import old_store
 
 
 def test_new_store_has_folders_wal_and_foreign_keys(tmp_path):
@@ -42,13 +42,7 @@ def test_store_path_from_environment(tmp_path, monkeypatch):
 
 
 def test_older_store_is_migrated(tmp_path):
-    path = tmp_path / "old" / "abbench.db"
-    path.parent.mkdir()
-    conn = sqlite3.connect(path, isolation_level=None)
-    migrate(conn, str(path), upto=1)
-    conn.execute("INSERT INTO meta VALUES ('kept', 'yes')")
-    conn.close()
-    with open_store(tmp_path / "old") as store:
+    with open_store(old_store(tmp_path / "old", 1, "INSERT INTO meta VALUES ('kept', 'yes')")) as store:
         assert store.schema_version() == SCHEMA_VERSION
         assert [r[0] for r in store.query("SELECT version FROM schema_migrations ORDER BY version")] == [
             m.version for m in MIGRATIONS
@@ -116,17 +110,14 @@ def test_concurrent_writers_do_not_fail(store):
 
 
 def test_migration_8_adds_the_activation_columns_empty(tmp_path):
-    path = tmp_path / "v7" / "abbench.db"
-    path.parent.mkdir()
-    conn = sqlite3.connect(path, isolation_level=None)
-    migrate(conn, str(path), upto=7)
-    conn.execute(
+    folder = old_store(
+        tmp_path / "v7",
+        7,
         "INSERT INTO datasets (id, fingerprint, name, content_hash, n_cases, created_at) "
-        "VALUES (1, 'd@000000000000', 'd', '00', 1, '2026-01-01')"
+        "VALUES (1, 'd@000000000000', 'd', '00', 1, '2026-01-01')",
+        "INSERT INTO cases (dataset_id, idx, case_id, input) VALUES (1, 0, 'c1', 'hello')",
     )
-    conn.execute("INSERT INTO cases (dataset_id, idx, case_id, input) VALUES (1, 0, 'c1', 'hello')")
-    conn.close()
-    with open_store(tmp_path / "v7") as store:
+    with open_store(folder) as store:
         assert store.schema_version() >= 8
         (case,) = store.datasets.load_cases(1)
         assert case.expected_skill is None

@@ -10,7 +10,7 @@ import pytest
 
 from abbench.errors import TranscriptError
 from abbench.graders import tool_calls_in
-from abbench.testing import Reply, ScriptedOpenAIServer
+from abbench.testing import ScriptedOpenAIServer
 from abbench.transcript import (
     READERS,
     AnswerEvent,
@@ -236,17 +236,10 @@ def _builtin_tasks(tmp_path):
     """The tasks make_golden.py gave the builtin agent (the adapter tests' routing skill and case)."""
     import dataclasses
 
-    from abbench.agents import Task
-    from abbench.types import Case
-    from tests.agents.adapter_fixtures import SKILL_FILES, write_skill
+    from tests.agents.adapter_fixtures import SKILL_FILES, routing_case, routing_task, write_skill
 
     skill = write_skill(tmp_path / "skill", SKILL_FILES)
-    case = Case(
-        case_id="c1", input="到目的地电量够不够", expected="GOLD-slow",
-        history=[{"role": "user", "content": "我要去机场"}, {"role": "assistant", "content": "好的"}],
-        context={"battery": "40%"}, source_row={"label": "GOLD-slow"},
-    )  # fmt: skip
-    task = Task(case=case, skill=skill, arm="b", label_set=("fast", "slow"), session_id="sess-1")
+    task = routing_task(routing_case(), skill)
     other = write_skill(
         tmp_path / "other",
         {"SKILL.md": "---\nname: weather\ndescription: Weather forecasts and rain.\n---\n# Weather\n"},
@@ -266,24 +259,13 @@ def test_the_agents_still_write_the_bytes_they_wrote_before_the_types(tmp_path, 
 
     from abbench.agents import make_agent
     from abbench.runner import StoreWriter
+    from tests.agents.adapter_fixtures import tool_loop_script
 
     writer = StoreWriter(store)
     for name, task in _builtin_tasks(tmp_path).items():
         writer.transcript(tmp_path / f"{name}.jsonl", asyncio.run(make_agent("builtin").run(task)).transcript)
     task = _builtin_tasks(tmp_path / "again")["builtin-injected"]
-    final = json.dumps(
-        {"prediction": "Slow", "reason": "需要路线与能耗数据", "confidence": 0.8,
-         "evidence_refs": ["SKILL.md#rules", "knowledge/domains.md#Navigation"]}, ensure_ascii=False,
-    )  # fmt: skip
-    script = [
-        Reply.error(429, "slow down", retry_after=0),
-        Reply.tools(("list_files", {}), usage=(100, 10)),
-        Reply.tools(
-            ("read_section", {"ref": "SKILL.md#Rules"}), ("read_file", {"path": "nope.md"}), usage=(200, 20)
-        ),
-        Reply.text(final, usage=(300, 30)),
-    ]
-    with ScriptedOpenAIServer(script) as server:
+    with ScriptedOpenAIServer(tool_loop_script()) as server:
         agent = make_agent(
             "openai", model="scripted", base_url=server.base_url, prices={"scripted": {"input": 2.0, "output": 8.0}},
             retry={"base_delay_s": 0.01, "max_delay_s": 0.05},

@@ -48,6 +48,12 @@ def demo(store):
     return store.datasets.import_file(DEMO / "cases.csv", DEMO / "mapping-csv.yaml", name="demo")
 
 
+def without_errors(widget):
+    """`widget`, once its errors panel is checked to be empty (it opened what it was given)."""
+    assert widget.errors.message is None
+    return widget
+
+
 def python_arm(skill: str | None = None, **params) -> dict:
     """An arm running `tests.widgets.agents:answer`, a test double that reads the gold (with a skill folder, when given)."""
     arm = {"agent": "python", "function": "tests.widgets.agents:answer", "sees_gold": True, **params}

@@ -11,16 +11,14 @@ from abbench.runner import create_experiment, run_experiment
 from abbench.types import Case
 from abbench.widgets import DiffWidget
 from abbench.widgets._diff import INPUT_SHOWN
-from tests.widgets.conftest import make_cases, python_arm
+from tests.widgets.conftest import make_cases, python_arm, without_errors
 
 EVERY_CITED = [f"c{i:02d}" for i in range(24) if i != 6]
 
 
 @pytest.fixture
 def widget(store, ab):
-    w = DiffWidget(store, a="ab")
-    assert w.errors.message is None
-    return w
+    return without_errors(DiffWidget(store, a="ab"))
 
 
 def test_two_arms_of_one_experiment_default_to_first_against_last(widget):

@@ -18,7 +18,7 @@ from abbench.widgets import ResultsWidget
 from abbench.widgets._gate import DEFAULTS, OWN, find_gate_files
 from abbench.widgets._results import fmt_estimate
 from tests.conftest import DEMO, REPO, run_abbench
-from tests.widgets.conftest import python_arm
+from tests.widgets.conftest import python_arm, without_errors
 
 GATE = DEMO / "gate.yaml"
 
@@ -30,9 +30,7 @@ def _text(value: str) -> str:
 
 @pytest.fixture
 def widget(store, ab):
-    w = ResultsWidget(store, experiment="ab")
-    assert w.errors.message is None
-    return w
+    return without_errors(ResultsWidget(store, experiment="ab"))
 
 
 def test_each_arm_shows_its_accuracy_with_its_interval(store, ab, widget):

@@ -7,14 +7,13 @@ import pytest
 from abbench.review import add_review, disagreements, reviews
 from abbench.runner import create_experiment, run_experiment
 from abbench.widgets import ReviewWidget
+from tests.widgets.conftest import without_errors
 from tests.widgets.demo import ARMS
 
 
 @pytest.fixture
 def widget(store, ab):
-    w = ReviewWidget(store, experiment="ab")
-    assert w.errors.message is None
-    return w
+    return without_errors(ReviewWidget(store, experiment="ab"))
 
 
 def ids(w):
@@ -170,9 +169,7 @@ def test_the_transcript_of_a_builtin_run_opens_folded(store, demo):
 def paged(store, ab, monkeypatch):
     """The review widget with pages of two cases: the six gold cases make three pages."""
     monkeypatch.setattr("abbench.widgets._review.PAGE_SIZE", 2)
-    w = ReviewWidget(store, experiment="ab")
-    assert w.errors.message is None
-    return w
+    return without_errors(ReviewWidget(store, experiment="ab"))
 
 
 def test_the_list_is_read_a_page_at_a_time_and_the_pager_walks_it(store, ab, paged):

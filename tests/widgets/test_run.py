@@ -90,17 +90,23 @@ def test_start_runs_off_the_cell_folds_the_definition_and_fills_the_bars(store, 
     assert "88 right · 8 wrong · 0 running" in widget.status_html.value
 
 
-def test_pause_stops_progress_and_resume_reaches_the_end(store, small, tmp_path):
-    gate = Gate(tmp_path / "gate", allowed=4)  # four runs answer; the next two wait in flight
+def _started_at(gate: Gate, store, dataset, *, name: str, rounds: int) -> RunControlWidget:
+    """A run widget started on one arm whose runs wait at `gate`, two at a time."""
     w = RunControlWidget(
         store,
-        dataset=small.fingerprint,
+        dataset=dataset.fingerprint,
         arms={"a": python_arm(**gate.params)},
-        rounds=3,
+        rounds=rounds,
         concurrency=2,
-        name="p",
+        name=name,
     )
     w.start_button.click()
+    return w
+
+
+def test_pause_stops_progress_and_resume_reaches_the_end(store, small, tmp_path):
+    gate = Gate(tmp_path / "gate", allowed=4)  # four runs answer; the next two wait in flight
+    w = _started_at(gate, store, small, name="p", rounds=3)
     gate.wait_arrived(6)
     w.pause_button.click()
     assert w.errors.message is None
@@ -119,15 +125,7 @@ def test_pause_stops_progress_and_resume_reaches_the_end(store, small, tmp_path)
 
 def test_cancel_stops_the_run_and_marks_pending_runs_cancelled(store, small, tmp_path):
     gate = Gate(tmp_path / "gate", allowed=2)  # two runs answer; the next two wait in flight
-    w = RunControlWidget(
-        store,
-        dataset=small.fingerprint,
-        arms={"a": python_arm(**gate.params)},
-        rounds=5,
-        concurrency=2,
-        name="c",
-    )
-    w.start_button.click()
+    w = _started_at(gate, store, small, name="c", rounds=5)
     gate.wait_arrived(4)
     wait_until(lambda: w.progress is not None and w.progress.done == 2)
     w.cancel_button.click()

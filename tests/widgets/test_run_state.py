@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from abbench.runner import ArmProgress, Progress, create_experiment
+from abbench.runner import ArmProgress, Progress
 from abbench.widgets import RunControlWidget
 from abbench.widgets._progress_view import OUTCOME_COLOURS, status_text
 from tests.blocking import Gate, wait_for
@@ -47,6 +47,13 @@ def _run_elsewhere(store_dir, exp_id):
     return start_run(store_dir, exp_id)
 
 
+def _shown_once_the_child_exits(proc, w: RunControlWidget, phase: str, what: str) -> dict:
+    """Wait for the child run to exit cleanly, then for the widget to show `phase` (`shown`)."""
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    return wait_for(lambda: (s := shown(w))["phase"] == phase and s, what)
+
+
 @pytest.mark.slow
 def test_a_run_in_another_process_paused_and_resumed_from_the_widget_is_followed_to_the_end(
     store, small, tmp_path
@@ -74,10 +81,8 @@ def test_a_run_in_another_process_paused_and_resumed_from_the_widget_is_followed
         assert w.errors.message is None
         wait_for(lambda: shown(w)["phase"] == "running", "the child to resume")
         gate.open()
-        _, err = proc.communicate(timeout=600)
-        assert proc.returncode == 0, err
         # the widget was not told by the child: it reads the store, and gets there by itself
-        state = wait_for(lambda: (s := shown(w))["phase"] == "finished" and s, "the widget to show the end")
+        state = _shown_once_the_child_exits(proc, w, "finished", "the widget to show the end")
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -90,15 +95,7 @@ def test_a_run_in_another_process_paused_and_resumed_from_the_widget_is_followed
 @pytest.mark.slow
 def test_a_run_in_another_process_cancelled_from_the_widget_reads_incomplete_in_grey(store, small, tmp_path):
     gate = Gate(tmp_path / "gate", allowed=3)  # three answer; the next two wait in flight
-    exp = create_experiment(
-        {
-            "name": "stopped",
-            "dataset": small.fingerprint,
-            "concurrency": 2,
-            "arms": {"a": {"agent": "python", "function": "tests.blocking:gated", **gate.params}},
-        },
-        store=store,
-    )
+    exp = gated_experiment(store, "stopped", small.fingerprint, gate, concurrency=2)
     proc = _run_elsewhere(store.path, exp.id)
     try:
         gate.wait_arrived(5)
@@ -106,9 +103,7 @@ def test_a_run_in_another_process_cancelled_from_the_widget_reads_incomplete_in_
         wait_for(lambda: shown(w).get("done") == 3, "the three answers")
         w.cancel_button.click()
         assert w.errors.message is None
-        _, err = proc.communicate(timeout=600)
-        assert proc.returncode == 0, err
-        state = wait_for(lambda: (s := shown(w))["phase"] == "cancelled" and s, "the cancel to show")
+        state = _shown_once_the_child_exits(proc, w, "cancelled", "the cancel to show")
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -17,34 +17,23 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO))
 
-from abbench.agents import Task, make_agent  # noqa: E402
+from abbench.agents import make_agent  # noqa: E402
 from abbench.errors import AgentError  # noqa: E402
 from abbench.runner._writer import _write_transcript  # noqa: E402
 from abbench.testing import Reply, ScriptedOpenAIServer  # noqa: E402
-from abbench.types import Case  # noqa: E402
-from tests.agents.adapter_fixtures import SKILL_FILES, write_skill  # noqa: E402
+from tests.agents.adapter_fixtures import (  # noqa: E402
+    FINAL,
+    SKILL_FILES,
+    routing_case,
+    routing_task,
+    tool_loop_script,
+    write_skill,
+)
 
 OUT = Path(os.environ.get("GOLDEN_OUT", Path(__file__).parent))
 tmp = Path(tempfile.mkdtemp())
 skill = write_skill(tmp / "skill", SKILL_FILES)
-case = Case(
-    case_id="c1",
-    input="到目的地电量够不够",
-    expected="GOLD-slow",
-    history=[{"role": "user", "content": "我要去机场"}, {"role": "assistant", "content": "好的"}],
-    context={"battery": "40%"},
-    source_row={"label": "GOLD-slow"},
-)
-task = Task(case=case, skill=skill, arm="b", label_set=("fast", "slow"), session_id="sess-1")
-FINAL = json.dumps(
-    {
-        "prediction": "Slow",
-        "reason": "需要路线与能耗数据",
-        "confidence": 0.8,
-        "evidence_refs": ["SKILL.md#rules", "knowledge/domains.md#Navigation"],
-    },
-    ensure_ascii=False,
-)
+task = routing_task(routing_case(), skill)
 PRICES = {
     "scripted": {"input": 2.0, "output": 8.0},
     "m": {"input": 2.0, "output": 8.0},
@@ -86,15 +75,7 @@ save(
     ),
 )
 # openai: a tool loop with a retry and a nudge, a bad answer, a broken stream, a streamed loop
-script = [
-    Reply.error(429, "slow down", retry_after=0),
-    Reply.tools(("list_files", {}), usage=(100, 10)),
-    Reply.tools(
-        ("read_section", {"ref": "SKILL.md#Rules"}), ("read_file", {"path": "nope.md"}), usage=(200, 20)
-    ),
-    Reply.text(FINAL, usage=(300, 30)),
-]
-with ScriptedOpenAIServer(script) as s:
+with ScriptedOpenAIServer(tool_loop_script()) as s:
     save("openai-tool-loop", run(oa(s), task))
 with ScriptedOpenAIServer([Reply.text("I am not sure what you mean.")]) as s:
     save("openai-bad-output", run(oa(s), task))
