@@ -12,6 +12,7 @@ import pytest
 from abbench.client import ServerError
 from abbench.store import open_store
 from tests.conftest import DEMO
+from tests.server.live import LiveServer, keyed_store
 
 MAPPING = (DEMO / "mapping-csv.yaml").read_text(encoding="utf-8")
 
@@ -216,14 +217,21 @@ def test_scopes_are_checked_per_route(live, done):
     assert httpx.get(f"{server.url}/api/experiments", headers=wrong).status_code == 401
 
 
-def test_a_key_over_its_rate_gets_429_with_retry_after(live):
-    server, keys = live
-    headers = {"Authorization": f"Bearer {keys['dave']}"}
-    with httpx.Client(base_url=server.url, headers=headers) as c:
-        codes = [c.get("/api/datasets") for _ in range(130)]
-    limited = [r for r in codes if r.status_code == 429]
-    assert limited and int(limited[0].headers["Retry-After"]) >= 1
-    assert limited[0].headers["content-type"].startswith("application/problem+json")
+def test_a_key_over_its_rate_gets_429_with_retry_after(tmp_path):
+    # a rate of 2 a minute: the third request comes long before a token is back (one in 30 s), however
+    # slow the machine — 130 requests against 120 a minute tripped only when they took under 5 s
+    store_dir, keys = keyed_store(tmp_path, {"dave": ("dave", "read")})
+    server = LiveServer(store_dir, "--rate", "2", log=tmp_path / "server.log").start()
+    try:
+        headers = {"Authorization": f"Bearer {keys['dave']}"}
+        with httpx.Client(base_url=server.url, headers=headers) as c:
+            codes = [c.get("/api/datasets") for _ in range(3)]
+    finally:
+        server.stop()
+    assert [r.status_code for r in codes[:2]] == [200, 200]
+    limited = codes[2]
+    assert limited.status_code == 429 and int(limited.headers["Retry-After"]) >= 1
+    assert limited.headers["content-type"].startswith("application/problem+json")
 
 
 def test_a_definition_naming_server_files_or_unsafe_agents_is_refused(alice, done):
