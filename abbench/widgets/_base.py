@@ -153,6 +153,8 @@ class View(w.VBox):  # type: ignore[misc, unused-ignore]  # ipywidgets is untype
     Attributes:
         store: The store the widget reads and writes.
         errors: The error area (`ErrorArea`); ``errors.message`` is what it shows now.
+        static_copy: What keeps the displayed static copy in step (`abbench.widgets._static.Follower`);
+            None until the view is displayed with one.
     """
 
     def __init__(self, store: StoreLike = None, **kwargs: Any):
@@ -161,6 +163,7 @@ class View(w.VBox):  # type: ignore[misc, unused-ignore]  # ipywidgets is untype
         self.store = store if isinstance(store, Store) else notebook_store(store)
         self.errors = ErrorArea()
         self._busy = threading.RLock()
+        self.static_copy: Any = None  # the `Follower` of the copy, once the view is displayed
 
     def _ipython_display_(self) -> None:
         """Display the live widget, then its static copy (`static_html`), as two outputs.
@@ -168,17 +171,22 @@ class View(w.VBox):  # type: ignore[misc, unused-ignore]  # ipywidgets is untype
         An exported page (``jupyter nbconvert --to html``) keeps a widget only as a reference drawn
         by a widget manager from a CDN, so offline it shows nothing; the copy, hidden wherever the
         widget draws, is what such a page shows. It cannot share one output with the widget:
-        nbconvert shows a single format per output and prefers the widget's.
+        nbconvert shows a single format per output and prefers the widget's. The copy follows the
+        widget (`abbench.widgets._static.Follower`): each change rewrites it, so a saved notebook and
+        its export show the widget as the analyst left it, not as it first drew.
         """
         from IPython.display import display
 
-        from abbench.widgets._static import static_html  # _static imports this module (CSS, ErrorArea)
+        from abbench.widgets._static import Follower, static_html  # _static imports this module
 
         show: Callable[..., Any] = display  # IPython's display is untyped
         show(self._repr_mimebundle_(), raw=True)
         copy = static_html(self)
         if copy:
-            show({"text/html": copy, "text/plain": ""}, raw=True)
+            handle = show({"text/html": copy, "text/plain": ""}, raw=True, display_id=True)
+            if self.static_copy is None:
+                self.static_copy = Follower(self, copy)
+            self.static_copy.add(handle)
 
     def guard(self, action: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         """`fn` wrapped for use as a callback: exceptions are shown in the error area and logged.

@@ -7,16 +7,23 @@ copy of what it showed. The copy carries the class ``abbench-static``; the live 
 every such copy, so wherever the widget draws (JupyterLab, an online export) the copy is not seen.
 Figures are drawn by the same offline renderer as the report (`abbench._plotly`), with plotly.js
 inlined once in the copy.
+
+The copy follows the widget (`Follower`): it is displayed with a display id, and every change of the
+widget (a choice, a new table, a drawn chart, from a click or a worker thread) rewrites it
+(``update_display_data``) a moment later. A notebook saved from JupyterLab therefore holds what the
+analyst last saw, and so does its export (``nbconvert --to html``, JupyterLab's *Export as HTML*).
 """
 
 from __future__ import annotations
 
+import threading
+import weakref
 from typing import Any
 
 import ipywidgets as w
 
 from abbench._plotly import figure_html, plotly_js_script
-from abbench.widgets._base import CSS, STYLE, ErrorArea, escape
+from abbench.widgets._base import CSS, STYLE, ErrorArea, escape, log
 
 PLOTLY_MIMETYPE = "application/vnd.plotly.v1+json"
 LISTED = 20
@@ -139,7 +146,94 @@ def static_html(widget: Any) -> str:
     script = plotly_js_script() if copy.figures else ""
     return (
         f'<div class="abbench-static">{CSS}'
-        '<div class="abbench-note">A copy of the widget as it was when the cell ran '
+        '<div class="abbench-note">A copy of the widget as it last showed '
         "(the live widget draws in JupyterLab).</div>"
         f"{script}{body}</div>"
     )
+
+
+REFRESH_SECONDS = 0.3
+"""How long after a change the copy is rewritten: a burst of changes (one click redraws many parts)
+gives one rewrite, of the state it ends in."""
+
+
+class Follower:
+    """Keeps the static copy of a displayed view in step with the view.
+
+    Every widget in the view's tree is observed (children added later too); a change schedules one
+    rewrite of the copy `REFRESH_SECONDS` later, in a timer thread that holds the view's lock (so it
+    never reads a half-done callback's state). The rewrite goes to every display of the copy, and only
+    when the copy changed. Changes the copy's own drawing makes (charts drawn for it) are not changes.
+
+    Attributes:
+        view: The view followed.
+        copy: The copy shown now (HTML).
+        rewrites: How many times the copy was rewritten (for tests and logs).
+    """
+
+    def __init__(self, view: Any, copy: str):
+        self.view = view
+        self.copy = copy
+        self.rewrites = 0
+        self._handles: list[Any] = []
+        self._watched: weakref.WeakSet[w.Widget] = weakref.WeakSet()
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._drawing: int | None = None  # the thread drawing the copy: its changes are not the view's
+        self._watch(view)
+
+    def add(self, handle: Any) -> None:
+        """Rewrite this display (an IPython ``DisplayHandle``) too."""
+        self._handles.append(handle)
+
+    def _watch(self, widget: Any) -> None:
+        if not isinstance(widget, w.Widget) or widget in self._watched:
+            return
+        self._watched.add(widget)
+        widget.observe(self._changed)
+        for child in getattr(widget, "children", ()):
+            self._watch(child)
+        self._watch(getattr(widget, "layout", None))  # a part hidden or shown (``display: none``)
+
+    def _changed(self, change: dict[str, Any]) -> None:
+        if change.get("name") == "children":
+            for child in change.get("new") or ():
+                self._watch(child)
+        if self._drawing == threading.get_ident():
+            return
+        with self._lock:
+            if self._timer is None:  # a pending rewrite reads the state this change leads to
+                self._timer = threading.Timer(REFRESH_SECONDS, self.refresh)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def refresh(self) -> bool:
+        """Rewrite the copy now if the view shows something else than it; whether it did."""
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()  # when called directly: the pending rewrite is this one
+            self._timer = None
+        try:
+            with self.view._busy:
+                self._drawing = threading.get_ident()
+                try:
+                    copy = static_html(self.view)
+                finally:
+                    self._drawing = None
+            if copy == self.copy:
+                return False
+            self.copy = copy
+            for handle in self._handles:
+                handle.update({"text/html": copy, "text/plain": ""}, raw=True)
+        except Exception as exc:  # a timer thread's error is otherwise lost; the copy stays as it was
+            log.warning(
+                "updating the static copy of %s failed: %s", type(self.view).__name__, exc, exc_info=True
+            )
+            return False
+        self.rewrites += 1
+        return True
+
+    @property
+    def pending(self) -> bool:
+        """Whether a rewrite is scheduled and not done yet."""
+        return self._timer is not None
