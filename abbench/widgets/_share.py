@@ -1,4 +1,11 @@
-"""`ReportButton`: render the report of what a notebook shows, off the kernel's thread, and link the page."""
+"""`ReportButton`: render the report of what a notebook shows, off the kernel's thread, and link the page.
+
+The link is an ``<a href download>`` relative to the notebook's folder (the kernel's working folder), put
+in an ``Output`` widget: JupyterLab (and Notebook 7) draw an output's HTML through their renderer, which
+rewrites a relative link into the server's own ``files/`` URL of that file, under the server's base URL
+(``/files/reports/x.html``, ``/jh/user/files/...``). An ``HTML`` widget's link is not rewritten: the
+browser resolved it against ``/lab/tree/...`` and downloaded JupyterLab's page instead of the report.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +15,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import ipywidgets as w
 
@@ -30,7 +38,8 @@ class ReportButton(View):
 
     Attributes:
         result: The last result (None before the first, or after a failure).
-        status_html: The status line and link (``status_html.value``).
+        status_html: The status line: what was written, where, its size (``status_html.value``).
+        link: The ``Output`` widget holding the link to the page (one ``text/html`` output).
     """
 
     def __init__(
@@ -49,7 +58,13 @@ class ReportButton(View):
             description, self.render, icon="file", tooltip="write a self-contained HTML page to share"
         )
         self.status_html = w.HTML()
-        self.children = [w.HTML(STYLE), w.HBox([self.render_button, self.status_html]), self.errors]
+        self.render_button.layout.flex = "0 0 auto"  # the button keeps its words; the status line wraps
+        self.link = w.Output(layout=w.Layout(flex="0 0 auto", margin="0 12px"))
+        self.children = [
+            w.HTML(STYLE),
+            w.HBox([self.render_button, self.link, self.status_html], layout=w.Layout(align_items="center")),
+            self.errors,
+        ]
 
     def render(self) -> None:
         """Start rendering in a worker thread (what a click does); `wait` blocks until it is done."""
@@ -57,13 +72,18 @@ class ReportButton(View):
             return
         self.render_button.disabled = True
         self.result = None
+        self.link.outputs = ()
         self.status_html.value = note("rendering the report (a kernel of its own runs the report notebook) …")
         started = time.monotonic()
 
         def work() -> None:
             try:
                 self.result = self._render()
-                self.status_html.value = self._link(self.result, time.monotonic() - started)
+                path = Path(self.result.html_path)
+                self.link.outputs = (
+                    {"output_type": "display_data", "data": link_bundle(path), "metadata": {}},
+                )
+                self.status_html.value = _status(path, time.monotonic() - started)
             except Exception as exc:  # shown in the widget: a worker thread's error is otherwise lost
                 log.info("rendering the report failed: %s", exc)
                 self.status_html.value = ""
@@ -74,20 +94,54 @@ class ReportButton(View):
         self._thread = threading.Thread(target=work, name="abbench-widget-report", daemon=True)
         self._thread.start()
 
-    @staticmethod
-    def _link(result: Any, seconds: float) -> str:
-        path = Path(result.html_path)
-        try:
-            shown = os.path.relpath(path)
-        except ValueError:  # another drive (Windows)
-            shown = str(path)
-        size = f"{path.stat().st_size / 1e6:.1f} MB" if path.is_file() else ""
-        return f'<a href="{escape(shown)}" target="_blank" download><b>{escape(path.name)}</b></a> ' + note(
-            f"written in {seconds:.0f} s · {size} · {path.resolve()} · opens offline, send it as it is", "ok"
-        )
-
     def wait(self, timeout: float | None = None) -> Any:
         """Block until the rendering started last is done; its result (None after a failure)."""
         if self._thread is not None:
             self._thread.join(timeout)
         return self.result
+
+
+def link_bundle(path: Path) -> dict[str, str]:
+    """The link to the page at `path`, as an output's mime bundle (see the module's docstring).
+
+    The ``href`` is relative to the kernel's working folder, which JupyterLab makes the notebook's: its
+    renderer resolves it from the notebook's folder into the server's ``files/`` URL, and a plain page
+    (an export saved next to the notebook) resolves it the same way. ``download`` keeps JupyterLab from
+    opening the page in its own editor, where the charts would not draw.
+    """
+    try:
+        href = Path(os.path.relpath(path)).as_posix()
+    except ValueError:  # another drive (Windows): no relative link exists
+        href = path.resolve().as_uri()
+    anchor = f'<a href="{escape(quote(href))}" download="{escape(path.name)}" target="_blank">'
+    return {"text/html": f"{anchor}<b>{escape(path.name)}</b></a>", "text/plain": str(path)}
+
+
+def _status(path: Path, seconds: float) -> str:
+    size = f"{path.stat().st_size / 1e6:.1f} MB" if path.is_file() else ""
+    status = note(
+        f"written in {seconds:.0f} s · {size} · {path.resolve()} · opens offline, send it as it is", "ok"
+    )
+    root = _served_root()
+    if root is not None and not path.resolve().is_relative_to(root):
+        status += note(
+            f"the page is outside the folder JupyterLab serves ({root}), so the link cannot reach it: open "
+            f"{path.resolve()} from your file manager, or write reports under {root}",
+            "warn",
+        )
+    return status
+
+
+def _served_root() -> Path | None:
+    """The folder the Jupyter server that started this kernel serves; None when that is not known."""
+    try:
+        from jupyter_server.serverapp import list_running_servers
+    except ImportError:
+        return None
+    try:
+        for info in list_running_servers():
+            if info.get("pid") == os.getppid() and info.get("root_dir"):
+                return Path(info["root_dir"]).expanduser().resolve()
+    except OSError as exc:
+        log.info("could not read the Jupyter server's info: %s", exc)
+    return None

@@ -37,8 +37,11 @@ def parameterized(source: Path, target: Path, **parameters) -> Path:
 
 
 @contextmanager
-def jupyterlab(root: Path, *, env: dict[str, str] | None = None, timeout: float = 90.0) -> Iterator[str]:
-    """Run JupyterLab on `root`; yields its base URL. Kernels it starts inherit `env`.
+def jupyterlab(
+    root: Path, *, env: dict[str, str] | None = None, timeout: float = 90.0, base_url: str = "/"
+) -> Iterator[str]:
+    """Run JupyterLab on `root`; yields its URL (with `base_url`, no trailing slash). Kernels it starts
+    inherit `env`. A `base_url` other than ``/`` serves it as JupyterHub does (``/jh/user/``).
 
     The server runs in its own process group, so the kernels it started end with it.
     """
@@ -74,6 +77,7 @@ def jupyterlab(root: Path, *, env: dict[str, str] | None = None, timeout: float 
             "--ServerApp.password=",
             "--ServerApp.disable_check_xsrf=True",
             f"--ServerApp.root_dir={root}",
+            f"--ServerApp.base_url={base_url}",
             "--LabApp.expose_app_in_browser=True",
             "--LabApp.news_url=",
             "--LabServerApp.extension_manager=readonly",
@@ -84,7 +88,7 @@ def jupyterlab(root: Path, *, env: dict[str, str] | None = None, timeout: float 
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    url = f"http://127.0.0.1:{port}"
+    url = f"http://127.0.0.1:{port}/{base_url.strip('/')}".rstrip("/")
     try:
         deadline = time.monotonic() + timeout
         while True:
