@@ -80,10 +80,10 @@ class ReportButton(View):
             try:
                 self.result = self._render()
                 path = Path(self.result.html_path)
+                self.status_html.value = _status(path, time.monotonic() - started)
                 self.link.outputs = (
                     {"output_type": "display_data", "data": link_bundle(path), "metadata": {}},
                 )
-                self.status_html.value = _status(path, time.monotonic() - started)
             except Exception as exc:  # shown in the widget: a worker thread's error is otherwise lost
                 log.info("rendering the report failed: %s", exc)
                 self.status_html.value = ""
