@@ -118,8 +118,12 @@ def _download_report(page, tmp_path: Path, reports: Path, base: str) -> tuple[st
     link = page.locator(".jp-OutputArea-output a[download]").filter(has_text=re.compile(r"\.html$"))
     # JupyterLab's renderer rewrites the relative link into the server's files/ URL (as an absolute URL).
     path = "new URL(a.href).pathname"
+    _wait(lambda: link.count() == 1, 300, "the report's link")
+    # The renderer rewrites it just after drawing it; a link it never rewrites stays under /lab/tree/.
     _wait(
-        lambda: link.count() == 1 and link.evaluate(f"a => {path}").startswith(base), 300, "the report's link"
+        lambda: link.evaluate(f"a => {path}").startswith(base),
+        30,
+        f"a link under {base}: {link.evaluate(f'a => {path}')}",
     )
     failed = [t for t in page.locator(".abbench-error").all_inner_texts() if "rendering the report" in t]
     assert not failed, failed
