@@ -165,15 +165,18 @@ def _print_text_changes(t: TextChanges, limit: int) -> None:
     """Cases whose answer stayed but whose reason or cited evidence changed."""
     if t.reason_changed:
         shown = ", ".join(r.case_id for r in t.reason_changed[:limit])
-        click.echo(f"same answer, new reason ({len(t.reason_changed)}): {shown}")
+        click.echo(f"same answer, new reason ({len(t.reason_changed):,}): {shown}")
     if t.evidence_appeared:
         shown = ", ".join(f"{e.case_id} (+{', '.join(e.appeared)})" for e in t.evidence_appeared[:limit])
-        click.echo(f"evidence appeared ({len(t.evidence_appeared)}): {shown}")
+        click.echo(f"evidence appeared ({len(t.evidence_appeared):,}): {shown}")
     if t.evidence_disappeared:
         shown = ", ".join(
             f"{e.case_id} (−{', '.join(e.disappeared)})" for e in t.evidence_disappeared[:limit]
         )
-        click.echo(f"evidence disappeared ({len(t.evidence_disappeared)}): {shown}")
+        click.echo(f"evidence disappeared ({len(t.evidence_disappeared):,}): {shown}")
+    for word, ids in (("became", t.became_no_evidence), ("stopped being", t.stopped_no_evidence)):
+        if ids:
+            click.echo(f"{word} no evidence ({len(ids):,}): {', '.join(ids[:limit])}")
 
 
 def _print_domains(c: Comparison) -> None:

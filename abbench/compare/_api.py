@@ -595,7 +595,7 @@ def _text(arms: _Arms, pair: _Paired, details: bool | None, notes: list[str]) ->
     label_map = dataset_labels(store, ea.dataset_id)[1]
     return text_changes(
         store, ea.id, arm_a.id, eb.id, arm_b.id, {int(i): pair.ids[int(i)] for i in common}, label_map,
-        ea.rounds == eb.rounds,
+        ea.rounds == eb.rounds, (arm_a.snapshot is not None, arm_b.snapshot is not None),
     )  # fmt: skip
 
 

@@ -118,6 +118,7 @@ def _figures(c: Comparison, unit: str, share: bool) -> list[tuple[str, Any]]:
         pairs.append(
             ("smallest detectable difference", "not computable from these data (no spread between cases)")
         )
+    pairs += _evidence_status(c)
     excluded = c.excluded
     for why, ids in excluded.items():
         pairs.append(("left out", f"{len(ids):,} cases: {why}"))
@@ -173,6 +174,33 @@ def _usage_table(c: Comparison, a: str, b: str) -> list[Part]:
             ],
             caption=f"Cost, latency and tokens per case ({usage[0].method}): means, "
             "with the medians beside them",
+        )
+    ]
+
+
+LISTED = 10
+"""Case ids listed beside a count of cases whose evidence changed (the count is always whole)."""
+
+
+def _evidence_status(c: Comparison) -> list[tuple[str, Any]]:
+    """The cases that became or stopped being "no evidence" (an answer citing no skill reference)."""
+    t = c.text
+    if t is None:
+        return []
+    if t.no_evidence_reason is not None:
+        return [("no evidence", f"not compared: {t.no_evidence_reason}")]
+
+    def listed(ids: tuple[str, ...]) -> str:
+        more = f", … ({len(ids) - LISTED:,} more)" if len(ids) > LISTED else ""
+        return f" ({', '.join(ids[:LISTED])}{more})" if ids else ""
+
+    became, stopped = t.became_no_evidence, t.stopped_no_evidence
+    return [
+        (
+            "no evidence",
+            f"{fm.plural(len(became), 'case')} became no evidence{listed(became)} · "
+            f"{fm.plural(len(stopped), 'case')} stopped being no evidence{listed(stopped)} "
+            "(an answered run citing no skill reference)",
         )
     ]
 
