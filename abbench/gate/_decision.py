@@ -24,6 +24,17 @@ from abbench.gate._words import Conclusion
 from abbench.metrics import ArmMetrics, Result
 from abbench.stats import paired_proportion_interval, wilson_interval
 
+COST_WARN_SHARE = 0.25
+"""The cost dimension and the default rules warn when the candidate's mean cost per case is shown to be more
+than this share above the baseline's: the lower bound of the interval of its relative change
+(`cost_change_ci_low`) is above it.
+
+A quarter more per case is what a budget notices, and well above the run-to-run wobble of token counts;
+the mean (not the median) is compared because cost is billed as a sum. The warning holds even when the
+cost dimension does not block because the candidate is significantly better: a stakeholder should see the
+price (the dimension says `Conclusion.WARN`, and a gate whose rules say nothing of cost gets the warning
+rule added, see `abbench.gate.evaluate_gate`)."""
+
 
 @dataclass(frozen=True)
 class DecisionPolicy:
@@ -41,6 +52,9 @@ class DecisionPolicy:
             (0.10 = 10 %): the lower bound of the interval of B's cost over A's (Fieller's, see
             `abbench.compare.MetricDifference.relative_interval`) is above ``1 + cost_tolerance`` — and B
             is not significantly better.
+        cost_warn_share: Warn (`Conclusion.WARN`, never a block) when B's mean cost per case is shown to
+            exceed A's by more than this share and the cost dimension does not block: the candidate pays
+            for itself, but a budget notices.
         flip_tolerance: Block when B's flip rate is shown to exceed A's by more than this (absolute, 0.05 =
             5 points): on the cases both arms answered in two or more rounds, the lower bound of the score
             interval of the paired difference of flip rates is above it. A margin the noise must clear,
@@ -57,6 +71,7 @@ class DecisionPolicy:
 
     capability_margin: float | None = None
     cost_tolerance: float = 0.10
+    cost_warn_share: float = COST_WARN_SHARE
     flip_tolerance: float = 0.05
     max_flip_rate: float | None = None
     capability: str = "difference"
@@ -315,6 +330,13 @@ def _cost(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
         summary = f"{c.b.name} costs more ({change}{ci}{ratio}), within {tolerance}."
     else:
         summary = f"Cost change {change}{ci}{ratio}: no significant increase."
+    if rel is not None and rel.low > policy.cost_warn_share:
+        # Paid for by a significant gain, so it does not block; but a reader must not see a plain pass.
+        evidence["warn_share"] = policy.cost_warn_share
+        said = (
+            f"warn: more than {policy.cost_warn_share:.0%} dearer per case even at the interval's lower bound"
+        )
+        return Dimension("cost", Conclusion.WARN, f"{summary} {said[0].upper()}{said[1:]}.", evidence)
     return Dimension("cost", Conclusion.PASS, summary, evidence)
 
 
