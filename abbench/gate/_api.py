@@ -30,7 +30,7 @@ from abbench.errors import Action, NotFoundError, UsageError, View
 from abbench.formatting import in_unit
 from abbench.gate._coverage import FULL, Coverage, coverage
 from abbench.gate._decision import Decision, DecisionPolicy, decide
-from abbench.gate._metric import Unsettled
+from abbench.gate._metric import Unsettled, format_value as _format
 from abbench.gate._namespace import metric_unit, speaks_of_cost
 from abbench.gate._rules import COST_WARNING, OPS, GateRule, GateSpec, load_gate, parse_rules
 from abbench.gate._words import GateOutcome, RuleStatus, Severity
@@ -238,16 +238,6 @@ class GateResult(Result):
             and r.status != RuleStatus.PASS
             and not (r.status == RuleStatus.MISSING and r.rule.allow_missing)
         )
-
-
-def _format(value: Any) -> str:
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
 
 
 def _experiment_gate(exp: Experiment, arms: tuple[str, ...]) -> GateSpec | None:

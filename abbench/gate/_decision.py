@@ -219,7 +219,7 @@ def _capability(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
         reasons.append(f"{c.b.name} is significantly worse ({points(main.difference, c.unit)})")
     if regressions:
         listed = ", ".join(f"{d.domain} ({points(d.difference, c.unit)})" for d in regressions[:5])
-        reasons.append(f"significantly worse in {len(regressions)} domain(s): {listed}")
+        reasons.append(f"significantly worse in {len(regressions):,} domain(s): {listed}")
     if policy.capability_margin is not None:
         evidence["margin"] = policy.capability_margin
         if low is None or low < -policy.capability_margin:
@@ -290,7 +290,7 @@ def _cost(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
     if not u.value_a and not u.value_b:
         return _not_assessed("cost", "not assessed: no cost recorded (0 in both arms)", evidence)
     change = (
-        f"{_usd(u.difference)} per case ({u.relative:+.0%})"
+        f"{_usd(u.difference)} per case ({u.relative:+,.0%})"
         if u.relative is not None
         else f"{_usd(u.difference)} per case"
     )
@@ -298,7 +298,7 @@ def _cost(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
     if u.median_a is not None and u.median_b is not None:
         # The mean is what the bill adds up to, the median what a typical case costs: a few dear runs move
         # the first and not the second, and the reader should see both before being alarmed or reassured.
-        mrel = f" ({u.median_relative:+.0%})" if u.median_relative is not None else ""
+        mrel = f" ({u.median_relative:+,.0%})" if u.median_relative is not None else ""
         ci += f"; median per case {_money(u.median_a)} → {_money(u.median_b)}{mrel}"
     rel = u.relative_interval
     evidence["relative_ci_low"] = rel.low if rel is not None else None
@@ -308,7 +308,7 @@ def _cost(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
     # lies beyond it, so identical arms (whose ratio is 1) almost never block, whatever their spread.
     beyond = rel is not None and rel.low > policy.cost_tolerance
     ratio = (
-        f"; B's cost over A's {rel.low:+.0%} to {rel.high:+.0%} ({c.confidence:.0%} CI, Fieller)"
+        f"; B's cost over A's {rel.low:+,.0%} to {rel.high:+,.0%} ({c.confidence:.0%} CI, Fieller)"
         if rel is not None
         else ""
     )
@@ -419,8 +419,11 @@ def _stability(
             )
     if reasons:
         return Dimension(
-            "stability", Conclusion.BLOCK, "; ".join(reasons) + f"; {len(sb.flaky)} flaky case(s).", evidence
+            "stability",
+            Conclusion.BLOCK,
+            "; ".join(reasons) + f"; {len(sb.flaky):,} flaky case(s).",
+            evidence,
         )
     return Dimension(
-        "stability", Conclusion.PASS, "; ".join(said) + f"; {len(sb.flaky)} flaky case(s).", evidence
+        "stability", Conclusion.PASS, "; ".join(said) + f"; {len(sb.flaky):,} flaky case(s).", evidence
     )

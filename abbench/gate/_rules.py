@@ -17,7 +17,7 @@ from abbench._yaml import compose_yaml, load_yaml
 from abbench.compare import DEFAULT_MARGIN
 from abbench.errors import UsageError
 from abbench.gate._coverage import check_min_coverage
-from abbench.gate._decision import COST_WARN_SHARE
+from abbench.gate._decision import COST_WARN_SHARE as COST_WARN_SHARE
 from abbench.gate._namespace import MetricRef, parse_metric
 from abbench.gate._words import Severity
 

@@ -239,6 +239,7 @@ def test_a_gate_without_a_cost_rule_warns_on_a_fourteen_fold_cost_and_the_card_s
     assert u.relative_interval.low > COST_WARN_SHARE and g.comparison.verdict.code == "b_better"
     # Paid for by a significant gain: not a block, but never a plain pass.
     assert g.decision.cost.conclusion == Conclusion.WARN and g.decision.conclusion == "pass"
+    assert f"({rise:+,.0%})" in g.decision.cost.summary and "," in f"{rise:+,.0%}"  # +1,3xx%, grouped
     added = g.rules[-1]
     assert (
         added.rule.name

@@ -39,11 +39,11 @@ def _dimension_figures(name: str, dim: Dimension) -> tuple[str, str]:
     if not dim.assessed or not ev:
         return fm.MISSING, dim.summary
     if name == "capability" and ev.get("policy") == "votes":
-        return f"{ev.get('wins', 0)} – {ev.get('losses', 0)}", dim.summary
+        return f"{ev.get('wins', 0):,} – {ev.get('losses', 0):,}", dim.summary
     if name == "capability":
         parts = []
         if "fixed" in ev:
-            parts.append(f"{ev['fixed']} fixed, {ev['regressed']} regressed")
+            parts.append(f"{ev['fixed']:,} fixed, {ev['regressed']:,} regressed")
         if fm.is_number(ev.get("ci_low")) and fm.is_number(ev.get("ci_high")):
             parts.append(f"interval {fm.points(ev['ci_low'])} to {fm.points(ev['ci_high'])}")
         if fm.is_number(ev.get("mde")):
