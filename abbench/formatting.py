@@ -89,10 +89,10 @@ def is_number(value: Any) -> bool:
 
 
 def pct(value: Any, digits: int = 1, *, signed: bool = False, missing: str = MISSING) -> str:
-    """A share as a percentage (``0.873`` → ``87.3%``; `signed`, for a relative change: ``+3.5%``)."""
+    """A share as a percentage (``0.873`` → ``87.3%``; `signed`, for a relative change: ``+3.5%``, ``+1,394%``)."""
     if not is_number(value):
         return missing
-    return f"{value * 100:+.{digits}f}%" if signed else f"{value * 100:.{digits}f}%"
+    return f"{value * 100:+,.{digits}f}%" if signed else f"{value * 100:,.{digits}f}%"
 
 
 def pct_span(bounds: Bounds | None, digits: int = 1, *, missing: str = DASH) -> str:

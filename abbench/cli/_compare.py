@@ -32,8 +32,8 @@ def _cases(title: str, changes: Sequence[CaseChange], limit: int) -> None:
     shown = ", ".join(
         f"{c.case_id} ({c.rates})" if c.a_graded > 1 or c.b_graded > 1 else c.case_id for c in changes[:limit]
     )
-    more = f" … and {len(changes) - limit} more" if len(changes) > limit else ""
-    click.echo(f"{title} ({len(changes)}): {shown}{more}")
+    more = f" … and {len(changes) - limit:,} more" if len(changes) > limit else ""
+    click.echo(f"{title} ({len(changes):,}): {shown}{more}")
 
 
 def _print_comparison(
@@ -54,7 +54,7 @@ def _print_comparison(
         _print_text_changes(c.text, limit)
     for reason, ids in c.excluded.items():
         click.echo(
-            f"left out, {reason}: {len(ids)} ({', '.join(ids[:limit])}{' …' if len(ids) > limit else ''})"
+            f"left out, {reason}: {len(ids):,} ({', '.join(ids[:limit])}{' …' if len(ids) > limit else ''})"
         )
     if by_domain and c.by_domain:
         click.echo("")
@@ -67,7 +67,7 @@ def _print_comparison(
 
 def _print_verdict(c: Comparison, votes: dict[str, Any] | None) -> None:
     """What was compared, the verdict and its outcome (and the votes, when the experiment counts them)."""
-    click.echo(f"{c.b.name} vs {c.a.name} on {c.dataset}: {c.n_cases} paired case(s), outcome {c.outcome}")
+    click.echo(f"{c.b.name} vs {c.a.name} on {c.dataset}: {c.n_cases:,} paired case(s), outcome {c.outcome}")
     if c.grader is not None:
         click.secho(grader_header(c.grader), bold=True)
     click.secho(c.verdict.text, bold=True)
@@ -93,16 +93,20 @@ def _print_figures(c: Comparison) -> None:
         )
     if c.mcnemar is not None and c.mcnemar_midp is not None:
         click.echo(
-            f"{'McNemar exact':<18}b = {c.mcnemar.b} regressed, c = {c.mcnemar.c} fixed, p = {_num(c.mcnemar.p_value, 3)}"
+            f"{'McNemar exact':<18}b = {c.mcnemar.b:,} regressed, c = {c.mcnemar.c:,} fixed, p = {_num(c.mcnemar.p_value, 3)}"
             f" (mid-p {_num(c.mcnemar_midp.p_value, 3)})"
         )
     if c.clustered is not None and c.difference is not None:
         click.echo(
-            f"{'clustered SE':<18}{_num(c.clustered.se)} over {c.clustered.n_clusters} domains (plain {_num(c.difference.se)})"
+            f"{'clustered SE':<18}{_num(c.clustered.se)} over {c.clustered.n_clusters:,} domains (plain {_num(c.difference.se)})"
         )
     if c.mde is not None:
         click.echo(
             f"{'detectable (MDE)':<18}{points(c.mde.delta, unit).lstrip('+')} with {c.power:.0%} power at {c.alpha:g}"
+        )
+    elif c.n_cases and c.moved == (0, 0):
+        click.echo(
+            f"{'detectable (MDE)':<18}not informative: no case changed between the arms (no discordant case)"
         )
     if c.heterogeneity is not None:
         click.echo(f"{'across domains':<18}{c.heterogeneity.text}")
@@ -116,7 +120,7 @@ def _print_usage(c: Comparison) -> None:
             click.echo(f"{name:<18}n/a ({u.reason})")
             continue
         f = partial(fm.usage, u.metric, missing=NA)
-        rel = f" ({u.relative:+.1%})" if u.relative is not None else ""
+        rel = f" ({u.relative:+,.1%})" if u.relative is not None else ""
         ci = (
             f" [{f(u.interval.low, signed=True)}, {f(u.interval.high, signed=True)}]"
             if u.interval is not None
@@ -124,7 +128,7 @@ def _print_usage(c: Comparison) -> None:
         )
         median = ""
         if u.median_a is not None and u.median_b is not None:
-            mrel = f" ({u.median_relative:+.1%})" if u.median_relative is not None else ""
+            mrel = f" ({u.median_relative:+,.1%})" if u.median_relative is not None else ""
             median = f"; median {f(u.median_a)} → {f(u.median_b)}{mrel}"
         click.echo(
             f"{name:<18}mean {f(u.value_a)} → {f(u.value_b)}: {f(u.difference, signed=True)}{rel}{ci} ({u.method})"
@@ -136,14 +140,14 @@ def _print_agreement(c: Comparison) -> None:
     """The pairwise judges' wins, and how far the judges agree with the people who reviewed."""
     for p in c.pairwise:
         click.echo(
-            f"{'pairwise ' + p.grader:<18}{c.a.name} {p.wins_a}, {c.b.name} {p.wins_b}, ties {p.ties} "
+            f"{'pairwise ' + p.grader:<18}{c.a.name} {p.wins_a:,}, {c.b.name} {p.wins_b:,}, ties {p.ties:,} "
             f"(sign test p = {_num(p.p_value, 3)})"
         )
     if c.review_agreement is not None and c.review_agreement.n:
         ra = c.review_agreement
         kappa = _num(ra.kappa.kappa, 3) if ra.kappa is not None else f"n/a ({ra.reason})"
         click.echo(
-            f"{'judge vs people':<18}kappa {kappa} over {ra.n} reviewed run(s), agreement {_pct(ra.agreement)}"
+            f"{'judge vs people':<18}kappa {kappa} over {ra.n:,} reviewed run(s), agreement {_pct(ra.agreement)}"
         )
 
 
@@ -152,28 +156,31 @@ def _print_changes(c: Comparison, limit: int) -> None:
     _cases("fixed", c.fixed, limit)
     _cases("regressed", c.regressed, limit)
     click.echo(
-        f"unchanged: {c.count('unchanged_right')} right in both, {c.count('unchanged_wrong')} wrong in both"
+        f"unchanged: {c.count('unchanged_right'):,} right in both, {c.count('unchanged_wrong'):,} wrong in both"
         if c.outcome == "passed"
-        else f"unchanged: {c.count('unchanged')}"
+        else f"unchanged: {c.count('unchanged'):,}"
     )
     if max(c.a.rounds, c.b.rounds) > 1:
         up, down = c.moved
-        click.echo(f"per-case pass rates: {up} case(s) rose, {down} fell")
+        click.echo(f"per-case pass rates: {up:,} case(s) rose, {down:,} fell")
 
 
 def _print_text_changes(t: TextChanges, limit: int) -> None:
     """Cases whose answer stayed but whose reason or cited evidence changed."""
     if t.reason_changed:
         shown = ", ".join(r.case_id for r in t.reason_changed[:limit])
-        click.echo(f"same answer, new reason ({len(t.reason_changed)}): {shown}")
+        click.echo(f"same answer, new reason ({len(t.reason_changed):,}): {shown}")
     if t.evidence_appeared:
         shown = ", ".join(f"{e.case_id} (+{', '.join(e.appeared)})" for e in t.evidence_appeared[:limit])
-        click.echo(f"evidence appeared ({len(t.evidence_appeared)}): {shown}")
+        click.echo(f"evidence appeared ({len(t.evidence_appeared):,}): {shown}")
     if t.evidence_disappeared:
         shown = ", ".join(
             f"{e.case_id} (−{', '.join(e.disappeared)})" for e in t.evidence_disappeared[:limit]
         )
-        click.echo(f"evidence disappeared ({len(t.evidence_disappeared)}): {shown}")
+        click.echo(f"evidence disappeared ({len(t.evidence_disappeared):,}): {shown}")
+    for word, ids in (("became", t.became_no_evidence), ("stopped being", t.stopped_no_evidence)):
+        if ids:
+            click.echo(f"{word} no evidence ({len(ids):,}): {', '.join(ids[:limit])}")
 
 
 def _print_domains(c: Comparison) -> None:
@@ -192,9 +199,13 @@ def _print_domains(c: Comparison) -> None:
         a = _pct(d.value_a) if unit == "points" else _num(d.value_a)
         b = _pct(d.value_b) if unit == "points" else _num(d.value_b)
         click.echo(
-            f"{_pad(d.domain, 16)}{d.n_cases:>6}  {a:>12}  {b:>12}  {points(d.difference, unit):>13}  "
+            f"{_pad(d.domain, 16)}{d.n_cases:>6,}  {a:>12}  {b:>12}  {points(d.difference, unit):>13}  "
             f"{d.moved_text:<22}  {_num(d.p_value, 3)} ({_num(d.p_adjusted, 3)}){flag}"
         )
+    if c.by_domain:
+        first = c.by_domain[0]
+        test = first.test if first.test.endswith(" test") else f"{first.test} test"
+        click.echo(f"  p: the {test} in each domain, Holm-adjusted over {len(c.by_domain):,} domains")
     if c.by_domain and c.by_domain[0].test != "exact McNemar":
         click.echo(
             "  moved: cases whose per-case pass rate (or mean score) rose or fell, the counts the exact sign "
@@ -205,7 +216,7 @@ def _print_domains(c: Comparison) -> None:
 def _print_all(m: MultiComparison) -> None:
     """Three or more arms: Cochran's Q, each arm's pass rate, then each pair (Holm-adjusted)."""
     click.echo(
-        f"{m.experiment} (#{m.experiment_id}) on {m.dataset}: {len(m.arms)} arms, {m.n_cases} case(s) graded in all"
+        f"{m.experiment} (#{m.experiment_id}) on {m.dataset}: {len(m.arms):,} arms, {m.n_cases:,} case(s) graded in all"
     )
     if m.grader is not None:
         click.secho(grader_header(m.grader), bold=True)
@@ -227,7 +238,7 @@ def _print_all(m: MultiComparison) -> None:
         )
         mark = "significant" if p.significant else "not significant"
         click.echo(
-            f"{p.b} vs {p.a}: {points(p.difference, unit)} {ci}, {p.fixed} fixed, {p.regressed} regressed, "
+            f"{p.b} vs {p.a}: {points(p.difference, unit)} {ci}, {p.fixed:,} fixed, {p.regressed:,} regressed, "
             f"p = {_num(p.p_value, 3)}, Holm {_num(p.p_adjusted, 3)} ({mark})"
         )
     for note in m.notes:

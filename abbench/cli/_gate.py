@@ -132,7 +132,7 @@ def _print_gate(result: GateResult, inconclusive_allowed: bool) -> None:
         bold=True,
     )
     click.echo(
-        f"  {result.experiment} (#{result.experiment_id}); pair named by {result.pair.named_by}; "
+        f"  {result.experiment} (#{result.experiment_id}); pair named by {result.pair.named_in('cli')}; "
         f"rules: {result.source}"
     )
     said = _Said()

@@ -19,6 +19,7 @@ from abbench.compare._model import (
 )
 from abbench.compare._options import CLUSTERS, CompareOptions
 from abbench.compare._pair import (
+    ARMS_GIVEN as ARMS_GIVEN,
     WAYS_TO_NAME as WAYS_TO_NAME,
     Pair,
     check_arm as check_arm,

@@ -109,7 +109,9 @@ def compare_all(
     store = open_store(store)
     exp = store.experiments.get(experiment)
     if len(exp.arms) < 2:
-        raise UsageError(f"experiment {exp.name!r} has {len(exp.arms)} arm(s): comparing needs at least two")
+        raise UsageError(
+            f"experiment {exp.name!r} has {len(exp.arms):,} arm(s): comparing needs at least two"
+        )
     base = exp.arm(baseline) if baseline else exp.arms[0]
     arms = [base, *[a for a in exp.arms if a.id != base.id]]
     if opts.grader is not None:
@@ -118,7 +120,7 @@ def compare_all(
     notes: list[str] = []
     common, pass_rates, cochran = _cochran(store, exp, arms, kind, opts, notes)
     pairs = _pairs(store, exp, arms, replace(opts, outcome=kind))
-    notes.append(f"pairs are Holm-adjusted over {len(pairs)} comparison(s) with the baseline {base.name}")
+    notes.append(f"pairs are Holm-adjusted over {len(pairs):,} comparison(s) with the baseline {base.name}")
     return MultiComparison(
         experiment=exp.name,
         experiment_id=exp.id,

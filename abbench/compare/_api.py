@@ -513,13 +513,25 @@ def _tests(per: _PerCase, pair: _Paired, outcome: str, options: CompareOptions, 
     for w in caught:
         if issubclass(w.category, FewClustersWarning):
             notes.append(f"{w.message}")
-    if mde is not None and not mde.variance > 0:
+    if mde is not None and n and not np.any(per.vb != per.va):
+        # Nothing moved: a variance left would be round-to-round noise alone, which says nothing of how far
+        # cases differ between the arms; an MDE from it would read as a power the data never showed.
+        mde = None
+        notes.append(NO_CASE_CHANGED)
+    elif mde is not None and not mde.variance > 0:
         # Miller's formula fed a variance of 0 says "0 points": no spread to estimate it from, not perfect power.
         mde = None
         notes.append(
             f"{_no_spread(per, n)}: the smallest detectable difference cannot be estimated from these data"
         )
     return _Tests(outcomes, mcnemar, midp, difference, clustered, inputs, mde)
+
+
+NO_CASE_CHANGED = (
+    "no paired case changed between the arms (no discordant case): the smallest detectable difference is not "
+    "informative — there is no spread of per-case differences to estimate it from"
+)
+"""The note (and `Comparison.mde` is None) when every paired case has the same outcome in both arms."""
 
 
 def _no_spread(per: _PerCase, n: int) -> str:
@@ -595,7 +607,7 @@ def _text(arms: _Arms, pair: _Paired, details: bool | None, notes: list[str]) ->
     label_map = dataset_labels(store, ea.dataset_id)[1]
     return text_changes(
         store, ea.id, arm_a.id, eb.id, arm_b.id, {int(i): pair.ids[int(i)] for i in common}, label_map,
-        ea.rounds == eb.rounds,
+        ea.rounds == eb.rounds, (arm_a.snapshot is not None, arm_b.snapshot is not None),
     )  # fmt: skip
 
 

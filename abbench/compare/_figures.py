@@ -212,6 +212,7 @@ def _domains(
             DomainComparison(
                 domain, n, a, b, diff, interval, fixed, regressed, test, p_values[domain], adj,
                 significant and diff < 0 and up < down, significant and diff > 0 and up > down, up, down,
+                "Newcombe" if binary else "Student t",
             )
         )  # fmt: skip
     return tuple(out)

@@ -91,7 +91,7 @@ class CaseChange(Result):
     @property
     def rates(self) -> str:
         """``"4/5 → 1/5"``: the per-case pass counts in A and B."""
-        return f"{self.a_passed}/{self.a_graded} → {self.b_passed}/{self.b_graded}"
+        return f"{self.a_passed:,}/{self.a_graded:,} → {self.b_passed:,}/{self.b_graded:,}"
 
 
 @dataclass(frozen=True)
@@ -197,6 +197,7 @@ class DomainComparison(Result):
         up: Cases whose pass rate (or mean score) is higher in B: what the test counts (with one round,
             the cases fixed).
         down: Cases whose pass rate (or mean score) is lower in B (with one round, the cases regressed).
+        interval_method: ``Newcombe`` or ``Student t``: how `interval` was built, for the views to name it.
     """
 
     domain: str
@@ -214,6 +215,7 @@ class DomainComparison(Result):
     significant_improvement: bool
     up: int = 0
     down: int = 0
+    interval_method: str = ""
 
     @property
     def moved_text(self) -> str:
@@ -221,8 +223,8 @@ class DomainComparison(Result):
         ``19 up, 4 down`` when cases ran several rounds or are scored (their pass rate or mean score
         rose or fell; the majority's fixed/regressed is a coarser count the test did not use)."""
         if self.test == "exact McNemar":
-            return f"{self.up} fixed, {self.down} regressed"
-        return f"{self.up} up, {self.down} down"
+            return f"{self.up:,} fixed, {self.down:,} regressed"
+        return f"{self.up:,} up, {self.down:,} down"
 
 
 @dataclass(frozen=True)

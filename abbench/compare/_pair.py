@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from abbench.compare._votes import VOTE_MARGIN, VOTE_MIN_CASES
-from abbench.errors import NotFoundError, PairNotNamed, UsageError
+from abbench.errors import NotFoundError, PairNotNamed, UsageError, View
 from abbench.metrics import Result
 from abbench.store import Arm, Experiment
 
@@ -19,6 +19,10 @@ WAYS_TO_NAME = (
 )
 """The three places a decision's pair can be named, most general first (the command line wins)."""
 
+ARMS_GIVEN = "the arms given"
+"""`Pair.named_by` when the caller gave the pair (``arms=``, ``--arms``, a widget's choice, a request's arms);
+`Pair.named_in` says it in a view's words."""
+
 
 @dataclass(frozen=True)
 class Pair(Result):
@@ -27,13 +31,27 @@ class Pair(Result):
     Attributes:
         baseline: The baseline arm (None when the experiment has a single arm and no baseline is given).
         candidate: The candidate arm, the one the decision is about.
-        named_by: ``--arms``, the gate file's path, ``experiment decision``, ``the experiment's two arms``
-            or ``the experiment's only arm``.
+        named_by: `ARMS_GIVEN` (the caller gave them: ``arms=``, ``--arms``, a widget's choice), the gate file's
+            path, ``experiment decision``, ``the experiment's two arms`` or ``the experiment's only arm``.
+        given: The arm names the caller gave (baseline, candidate), with `ARMS_GIVEN` (not exported).
     """
 
     baseline: str | None
     candidate: str
     named_by: str
+    given: tuple[str, str] | None = field(default=None, compare=False, metadata={"export": False})
+
+    def named_in(self, view: View) -> str:
+        """Who named the pair in `view`'s words: ``arms=('v1', 'v2')`` in Python (and the widgets, which pass
+        the arms chosen), ``--arms v1 v2`` on the command line, the request's ``arms`` over HTTP."""
+        if self.named_by != ARMS_GIVEN or self.given is None:
+            return self.named_by
+        a, b = self.given
+        if view == "cli":
+            return f"--arms {a} {b}"
+        if view == "http":
+            return f"the request's arms [{a!r}, {b!r}]"
+        return f"arms=({a!r}, {b!r})"
 
     @property
     def text(self) -> str:
@@ -123,7 +141,7 @@ def resolve_pair(
         arms = list(arms)
         if len(arms) != 2:
             raise UsageError(f"arms takes two arm names (baseline, candidate); got {arms!r}")
-        chosen, source, where = (arms[0], arms[1]), "--arms", "--arms"
+        chosen, source, where = (arms[0], arms[1]), ARMS_GIVEN, "--arms"
     elif gate_pair is not None:
         chosen, source, where = gate_pair, gate_source, f"{gate_source}: baseline/candidate"
     elif (named := experiment_pair(exp)) is not None:
@@ -136,7 +154,7 @@ def resolve_pair(
     else:
         raise _refusal(exp, what)
     baseline, candidate = chosen
-    if source == "--arms":  # the command line's own message (no arm of that name; its arms: ...)
+    if source == ARMS_GIVEN:  # the command line's own message (no arm of that name; its arms: ...)
         exp.arm(baseline), exp.arm(candidate)
     if len(exp.arms) == 1 and where:
         check_arm(exp, candidate, where)
@@ -150,7 +168,7 @@ def resolve_pair(
         raise UsageError(
             f"{where}: {baseline!r} is both the baseline and the candidate; name two different arms"
         )
-    return Pair(baseline, candidate, source)
+    return Pair(baseline, candidate, source, (baseline, candidate) if source == ARMS_GIVEN else None)
 
 
 def experiment_arm(exp: Experiment, name: str | None, role: str, where: str = "--arms") -> Arm:

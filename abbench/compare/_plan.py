@@ -51,7 +51,7 @@ def plan_from_experiment(
     if c.outcome != "passed" or c.outcomes is None:
         raise UsageError(f"{name}: planning needs pass/fail verdicts; this comparison is of {c.outcome}s")
     if c.n_cases < 2 or c.power_inputs is None:
-        raise UsageError(f"{name}: {c.n_cases} paired case(s) so far; a plan from it needs at least 2")
+        raise UsageError(f"{name}: {c.n_cases:,} paired case(s) so far; a plan from it needs at least 2")
     o = c.outcomes
     discordance = (o.fixed + o.regressed) / o.n
     if effect is None:
@@ -65,7 +65,7 @@ def plan_from_experiment(
         raise UsageError(f"{name}: the baseline has no pass rate yet; give baseline= (CLI --baseline)")
     p_a = min(max(float(p_a), 0.005), 0.995)
     planned = c.b.rounds if rounds is None else rounds
-    source = f"{c.n_cases} paired cases of {name}, {c.a.arm} vs {c.b.arm} (discordance {discordance:.3g})"
+    source = f"{c.n_cases:,} paired cases of {name}, {c.a.arm} vs {c.b.arm} (discordance {discordance:.3g})"
     return plan_experiment(
         p_a,
         effect,

@@ -1,4 +1,5 @@
-"""What changed in the answers' words between two arms: same answer with a new reason, evidence that came or went."""
+"""What changed in the answers' words between two arms: same answer with a new reason, evidence that came or went,
+cases that became or stopped being "no evidence"."""
 
 from __future__ import annotations
 
@@ -48,15 +49,25 @@ class EvidenceChange(Result):
 class TextChanges(Result):
     """Reason and evidence changes between two arms.
 
+    A case is *no evidence* in an arm with a skill when one of its answered runs cites no skill reference (as
+    the review's ``no_evidence`` kind and the ``no_evidence_rate`` metric count it); an arm without a skill has
+    nothing to cite, so the status is compared only when both arms have one (`no_evidence_reason` says why not).
+
     Attributes:
         reason_changed: Cases with the same (most common) answer in both arms and no reason in common.
         evidence: Cases whose cited references differ, with what appeared and disappeared.
         checked: Cases compared.
+        became_no_evidence: Cases that cite a reference in every answered run of A and not in some run of B.
+        stopped_no_evidence: Cases no evidence in A that cite a reference in every answered run of B.
+        no_evidence_reason: Why the no-evidence status was not compared (None when it was).
     """
 
     reason_changed: tuple[ReasonChange, ...]
     evidence: tuple[EvidenceChange, ...]
     checked: int
+    became_no_evidence: tuple[str, ...] = ()
+    stopped_no_evidence: tuple[str, ...] = ()
+    no_evidence_reason: str | None = None
 
     @property
     def evidence_appeared(self) -> tuple[EvidenceChange, ...]:
@@ -153,6 +164,7 @@ def text_changes(
     cases: dict[int, str],
     label_map: dict[str, str] | None,
     same_rounds: bool,
+    skills: tuple[bool, bool] = (True, True),
 ) -> TextChanges:
     """Reason and evidence changes from arm A to arm B over the given cases.
 
@@ -165,17 +177,24 @@ def text_changes(
         cases: The cases to compare: dataset position -> case id.
         label_map: The dataset's label map (answers compare as `label_match` compares them).
         same_rounds: Whether both arms ran the same rounds (then only differing cases are read).
+        skills: Whether A and B have a skill (the no-evidence status is compared only when both do).
     """
+    missing = [name for name, has in zip("AB", skills, strict=True) if not has]
+    why_not = (
+        f"{' and '.join(missing)} {'has' if len(missing) == 1 else 'have'} no skill to cite"
+        if missing
+        else None
+    )
     if not (store.analysis.arm_gives_text(exp_a, arm_a) or store.analysis.arm_gives_text(exp_b, arm_b)):
         # No reason anywhere (every normalised reason is "", which both arms share) and no reference
         # cited: nothing can have changed, whatever the answers did. Label-only agents are read no further.
-        return TextChanges((), (), len(cases))
+        return TextChanges((), (), len(cases), no_evidence_reason=why_not)
     candidates = candidate_cases(store, exp_a, arm_a, exp_b, arm_b, same_rounds)
     if candidates is not None:
         candidates = sorted(c for c in candidates if c in cases)
     runs_a = _answers(store, exp_a, arm_a, candidates)
     runs_b = _answers(store, exp_b, arm_b, candidates)
-    reasons, evidence = [], []
+    reasons, evidence, became, stopped = [], [], [], []
     norm = _Normaliser(label_map)
     for idx in candidates if candidates is not None else sorted(cases):
         if idx not in cases:
@@ -193,11 +212,18 @@ def text_changes(
         # In round order, not a set's: the lists of what appeared and disappeared read the same every run.
         raw_a_refs, raw_b_refs = dict.fromkeys(r[4] for r in a), dict.fromkeys(r[4] for r in b)
         if raw_a_refs.keys() == raw_b_refs.keys():
-            continue  # the same evidence lists, word for word
+            continue  # the same evidence lists, word for word: the same no-evidence status too
+        if why_not is None:
+            bare_a = any(not norm.evidence(text) for text in raw_a_refs)
+            bare_b = any(not norm.evidence(text) for text in raw_b_refs)
+            if bare_b and not bare_a:
+                became.append(cases[idx])
+            elif bare_a and not bare_b:
+                stopped.append(cases[idx])
         cited_a = dict.fromkeys(ref for text in raw_a_refs for ref in norm.evidence(text))
         cited_b = dict.fromkeys(ref for text in raw_b_refs for ref in norm.evidence(text))
         appeared = tuple(ref for ref in cited_b if ref not in cited_a)
         gone = tuple(ref for ref in cited_a if ref not in cited_b)
         if appeared or gone:
             evidence.append(EvidenceChange(cases[idx], appeared, gone))
-    return TextChanges(tuple(reasons), tuple(evidence), len(cases))
+    return TextChanges(tuple(reasons), tuple(evidence), len(cases), tuple(became), tuple(stopped), why_not)

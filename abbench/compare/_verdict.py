@@ -176,7 +176,7 @@ def settle(
     n_more = None
     if not enough or n_cases == 0 or difference is None:
         outcome = Outcome.INCONCLUSIVE
-        text = f"inconclusive: too few paired cases ({n_cases}) to judge {name_b} against the {m} margin"
+        text = f"inconclusive: too few paired cases ({n_cases:,}) to judge {name_b} against the {m} margin"
     elif significant and difference > 0:
         outcome = Outcome.BETTER
         text = f"better: {name_b} is significantly better than {name_a} ({points(difference, unit)}, {ci})"
@@ -208,11 +208,11 @@ def _unsettled(
     if high is not None and high < 0:
         text = (
             f"inconclusive: the {ci} lies below 0, but the test that decides does not find {name_b} "
-            f"worse than {name_a} at this size (see the verdict), so these {n_cases} cases settle neither way"
+            f"worse than {name_a} at this size (see the verdict), so these {n_cases:,} cases settle neither way"
         )
     elif high is not None:
         text = (
-            f"inconclusive: the {ci} straddles the margin of −{m}, so these {n_cases} cases can neither show "
+            f"inconclusive: the {ci} straddles the margin of −{m}, so these {n_cases:,} cases can neither show "
             f"{name_b} is not worse than {name_a} nor that it is worse"
         )
     else:
@@ -296,8 +296,8 @@ def verdict(
     if test != "exact McNemar" and n_cases < min_cases:
         return make(
             VerdictCode.INSUFFICIENT_DATA,
-            f"{vs}: only {n_cases} case(s) are graded in both arms, too few for a paired interval "
-            f"(at least {min_cases} are needed). {name_b} − {name_a} = {points(difference, unit)}{moved}; "
+            f"{vs}: only {n_cases:,} case(s) are graded in both arms, too few for a paired interval "
+            f"(at least {min_cases:,} are needed). {name_b} − {name_a} = {points(difference, unit)}{moved}; "
             "treat this as anecdote, not evidence.",
             False,
             p_value,
@@ -324,8 +324,8 @@ def _moved(fixed: int | None, regressed: int | None, unit: str) -> str:
     if fixed is None or regressed is None:
         return ""
     if unit == "points":
-        return f"; {fixed} fixed, {regressed} regressed"
-    return f"; higher in {fixed} case(s), lower in {regressed}"
+        return f"; {fixed:,} fixed, {regressed:,} regressed"
+    return f"; higher in {fixed:,} case(s), lower in {regressed:,}"
 
 
 def _significant(name_a: str, name_b: str, difference: float | None, detail: str) -> tuple[str, str]:
@@ -355,7 +355,7 @@ def _what_is_ruled_out(
     text = ""
     if mde is not None and math.isfinite(mde):
         text += (
-            f" The smallest difference {n_cases} cases can detect ({power:.0%} power, {alpha:g} level) "
+            f" The smallest difference {n_cases:,} cases can detect ({power:.0%} power, {alpha:g} level) "
             f"is {magnitude(mde, unit)}"
             + (" if they were independent; clustered, it is larger." if test.startswith("clustered") else ".")
         )

@@ -103,7 +103,7 @@ def vote_decision(
     p_worse = binomtest(wins, decided, 0.5, alternative="less").pvalue if decided else None
     if decided < min_cases:
         outcome = Outcome.INCONCLUSIVE
-        why = f"only {decided} decided case(s), at least {min_cases} needed"
+        why = f"only {decided:,} decided case(s), at least {min_cases:,} needed"
     elif net is not None and p is not None and net >= margin and p < alpha:
         outcome, why = Outcome.BETTER, f"net ≥ {margin:.0%} and p < {alpha:g}"
     elif net is not None and p_worse is not None and net <= -margin and p_worse < alpha:
@@ -116,10 +116,10 @@ def vote_decision(
             else f"the sign test is not significant at {alpha:g}"
         )
     net_text = (
-        f"net {wins - losses:+d} ({net * 100:+.0f} % of decided)" if net is not None else "nothing decided"
+        f"net {wins - losses:+,d} ({net * 100:+.0f} % of decided)" if net is not None else "nothing decided"
     )
     p_text = "" if p is None else (" · sign test p < 0.001" if p < 0.001 else f" · sign test p = {p:.3f}")
-    text = f"votes: {wins} wins, {losses} losses, {ties} ties; {net_text}{p_text} → {outcome} ({why})"
+    text = f"votes: {wins:,} wins, {losses:,} losses, {ties:,} ties; {net_text}{p_text} → {outcome} ({why})"
     return Votes(
         wins,
         losses,

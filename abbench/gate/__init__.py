@@ -34,9 +34,11 @@ from abbench.gate._namespace import (
     METRICS,
     UNITS,
     MetricRef as MetricRef,
+    metric_label as metric_label,
     metric_names,
     metric_unit as metric_unit,
     parse_metric as parse_metric,
+    speaks_of_cost as speaks_of_cost,
 )
 from abbench.gate._rules import (
     COST_WARN_SHARE,

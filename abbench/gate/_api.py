@@ -13,6 +13,7 @@ from typing import Any
 
 from abbench import _actions as do
 from abbench.compare import (
+    ARMS_GIVEN,
     DEFAULT_MARGIN,
     CompareOptions,
     Comparison,
@@ -29,9 +30,9 @@ from abbench.errors import Action, NotFoundError, UsageError, View
 from abbench.formatting import in_unit
 from abbench.gate._coverage import FULL, Coverage, coverage
 from abbench.gate._decision import Decision, DecisionPolicy, decide
-from abbench.gate._metric import Unsettled
-from abbench.gate._namespace import metric_unit
-from abbench.gate._rules import OPS, GateRule, GateSpec, load_gate
+from abbench.gate._metric import Unsettled, format_value as _format
+from abbench.gate._namespace import metric_unit, speaks_of_cost
+from abbench.gate._rules import COST_WARNING, OPS, GateRule, GateSpec, load_gate, parse_rules
 from abbench.gate._words import GateOutcome, RuleStatus, Severity
 from abbench.metrics import ArmMetrics, ExperimentMetrics, Result, dataset_labels, experiment_metrics
 from abbench.review import corrected_accuracy
@@ -206,7 +207,9 @@ class GateResult(Result):
     def as_dict(self, view: View = "python") -> dict[str, Any]:
         """The fields as plain values, with `reason` worded for `view` and every wording of `next_steps`."""
         steps = [step.to_dict() for step in self.next_steps]
-        return {**super().as_dict(), "reason": self.worded_reason(view), "next_steps": steps}
+        data = {**super().as_dict(), "reason": self.worded_reason(view), "next_steps": steps}
+        data["pair"] = {**data["pair"], "named_by": self.pair.named_in(view)}
+        return data
 
     @property
     def blocking(self) -> tuple[RuleOutcome, ...]:
@@ -235,16 +238,6 @@ class GateResult(Result):
             and r.status != RuleStatus.PASS
             and not (r.status == RuleStatus.MISSING and r.rule.allow_missing)
         )
-
-
-def _format(value: Any) -> str:
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
 
 
 def _experiment_gate(exp: Experiment, arms: tuple[str, ...]) -> GateSpec | None:
@@ -330,9 +323,14 @@ def _resolve(
         named = tuple(arms) if arms else gate.pair
         arm_a = experiment_arm(base, named[0] if named else None, "baseline", where)
         arm_b = experiment_arm(exp, named[1] if named else None, "candidate", where)
-        by = "--arms" if arms else (gate.source if gate.pair else "the experiments' candidates")
+        by = ARMS_GIVEN if arms else (gate.source if gate.pair else "the experiments' candidates")
         return (
-            Pair(f"{base.name}/{arm_a.name}", f"{exp.name}/{arm_b.name}", by),
+            Pair(
+                f"{base.name}/{arm_a.name}",
+                f"{exp.name}/{arm_b.name}",
+                by,
+                (arm_a.name, arm_b.name) if arms else None,
+            ),
             arm_a.name,
             arm_b.name,
             notes,
@@ -341,7 +339,8 @@ def _resolve(
     own = experiment_pair(exp)
     if pair.named_by != "experiment decision" and own is not None and own != (pair.baseline, pair.candidate):
         notes.append(
-            f"the experiment's decision: names {own[1]} vs {own[0]}; {pair.named_by} names "
+            f"the experiment's decision: names {own[1]} vs {own[0]}; "
+            f"{'the arms given name' if pair.named_by == ARMS_GIVEN else pair.named_by + ' names'} "
             f"{pair.candidate} vs {pair.baseline}, which is the pair decided on"
         )
     return pair, pair.baseline, pair.candidate, notes
@@ -437,7 +436,7 @@ def evaluate_gate(
     _check_params(gate.rules, exp, store, [x for x in (m.metrics_a, m.metrics_b) if x is not None])
     covered = _covered(gate, m, b_name, _stopped(exp, base).get("skipped"))
     decision = replace(decide(comparison, m.arm_a, m.arm_b, _policy(exp, policy)), coverage=covered)
-    outcomes = _rule_outcomes(gate, decision, m, notes)
+    outcomes = _with_cost_warning(gate, _rule_outcomes(gate, decision, m, notes), decision, m)
     return GateResult(
         experiment=exp.name,
         experiment_id=exp.id,
@@ -462,6 +461,17 @@ def _rule_outcomes(
     return _named_for_another_pair(
         tuple(_check(r, m.comparison, decision, m) for r in gate.rules), gate, m, notes
     )
+
+
+def _with_cost_warning(
+    gate: GateSpec, outcomes: tuple[RuleOutcome, ...], decision: Decision, m: _Measured
+) -> tuple[RuleOutcome, ...]:
+    """The rules' outcomes, and the default cost warning (`COST_WARNING`) when no rule speaks of cost and the
+    candidate is shown to cost more than `COST_WARN_SHARE` extra per case: never a plain pass beside it."""
+    if any(speaks_of_cost(r.metric) for r in gate.rules):
+        return outcomes
+    added = _check(parse_rules([COST_WARNING], origin="added")[0], m.comparison, decision, m)
+    return (*outcomes, added) if added.status == RuleStatus.FAIL else outcomes
 
 
 def _named_for_another_pair(

@@ -316,7 +316,7 @@ def _dimension(d: Decision, name: str) -> Value:
         return _unsettled(dim.summary)
     if not dim.assessed:
         return _none(dim.summary)
-    return dim.conclusion == Conclusion.PASS, None
+    return dim.conclusion in (Conclusion.PASS, Conclusion.WARN), None  # a warning never blocks
 
 
 def _overall(d: Decision) -> Value:

@@ -24,6 +24,17 @@ from abbench.gate._words import Conclusion
 from abbench.metrics import ArmMetrics, Result
 from abbench.stats import paired_proportion_interval, wilson_interval
 
+COST_WARN_SHARE = 0.25
+"""The cost dimension and the default rules warn when the candidate's mean cost per case is shown to be more
+than this share above the baseline's: the lower bound of the interval of its relative change
+(`cost_change_ci_low`) is above it.
+
+A quarter more per case is what a budget notices, and well above the run-to-run wobble of token counts;
+the mean (not the median) is compared because cost is billed as a sum. The warning holds even when the
+cost dimension does not block because the candidate is significantly better: a stakeholder should see the
+price (the dimension says `Conclusion.WARN`, and a gate whose rules say nothing of cost gets the warning
+rule added, see `abbench.gate.evaluate_gate`)."""
+
 
 @dataclass(frozen=True)
 class DecisionPolicy:
@@ -41,6 +52,9 @@ class DecisionPolicy:
             (0.10 = 10 %): the lower bound of the interval of B's cost over A's (Fieller's, see
             `abbench.compare.MetricDifference.relative_interval`) is above ``1 + cost_tolerance`` — and B
             is not significantly better.
+        cost_warn_share: Warn (`Conclusion.WARN`, never a block) when B's mean cost per case is shown to
+            exceed A's by more than this share and the cost dimension does not block: the candidate pays
+            for itself, but a budget notices.
         flip_tolerance: Block when B's flip rate is shown to exceed A's by more than this (absolute, 0.05 =
             5 points): on the cases both arms answered in two or more rounds, the lower bound of the score
             interval of the paired difference of flip rates is above it. A margin the noise must clear,
@@ -57,6 +71,7 @@ class DecisionPolicy:
 
     capability_margin: float | None = None
     cost_tolerance: float = 0.10
+    cost_warn_share: float = COST_WARN_SHARE
     flip_tolerance: float = 0.05
     max_flip_rate: float | None = None
     capability: str = "difference"
@@ -204,7 +219,7 @@ def _capability(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
         reasons.append(f"{c.b.name} is significantly worse ({points(main.difference, c.unit)})")
     if regressions:
         listed = ", ".join(f"{d.domain} ({points(d.difference, c.unit)})" for d in regressions[:5])
-        reasons.append(f"significantly worse in {len(regressions)} domain(s): {listed}")
+        reasons.append(f"significantly worse in {len(regressions):,} domain(s): {listed}")
     if policy.capability_margin is not None:
         evidence["margin"] = policy.capability_margin
         if low is None or low < -policy.capability_margin:
@@ -275,7 +290,7 @@ def _cost(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
     if not u.value_a and not u.value_b:
         return _not_assessed("cost", "not assessed: no cost recorded (0 in both arms)", evidence)
     change = (
-        f"{_usd(u.difference)} per case ({u.relative:+.0%})"
+        f"{_usd(u.difference)} per case ({u.relative:+,.0%})"
         if u.relative is not None
         else f"{_usd(u.difference)} per case"
     )
@@ -283,7 +298,7 @@ def _cost(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
     if u.median_a is not None and u.median_b is not None:
         # The mean is what the bill adds up to, the median what a typical case costs: a few dear runs move
         # the first and not the second, and the reader should see both before being alarmed or reassured.
-        mrel = f" ({u.median_relative:+.0%})" if u.median_relative is not None else ""
+        mrel = f" ({u.median_relative:+,.0%})" if u.median_relative is not None else ""
         ci += f"; median per case {_money(u.median_a)} → {_money(u.median_b)}{mrel}"
     rel = u.relative_interval
     evidence["relative_ci_low"] = rel.low if rel is not None else None
@@ -293,7 +308,7 @@ def _cost(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
     # lies beyond it, so identical arms (whose ratio is 1) almost never block, whatever their spread.
     beyond = rel is not None and rel.low > policy.cost_tolerance
     ratio = (
-        f"; B's cost over A's {rel.low:+.0%} to {rel.high:+.0%} ({c.confidence:.0%} CI, Fieller)"
+        f"; B's cost over A's {rel.low:+,.0%} to {rel.high:+,.0%} ({c.confidence:.0%} CI, Fieller)"
         if rel is not None
         else ""
     )
@@ -315,6 +330,13 @@ def _cost(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
         summary = f"{c.b.name} costs more ({change}{ci}{ratio}), within {tolerance}."
     else:
         summary = f"Cost change {change}{ci}{ratio}: no significant increase."
+    if rel is not None and rel.low > policy.cost_warn_share:
+        # Paid for by a significant gain, so it does not block; but a reader must not see a plain pass.
+        evidence["warn_share"] = policy.cost_warn_share
+        said = (
+            f"warn: more than {policy.cost_warn_share:.0%} dearer per case even at the interval's lower bound"
+        )
+        return Dimension("cost", Conclusion.WARN, f"{summary} {said[0].upper()}{said[1:]}.", evidence)
     return Dimension("cost", Conclusion.PASS, summary, evidence)
 
 
@@ -397,8 +419,11 @@ def _stability(
             )
     if reasons:
         return Dimension(
-            "stability", Conclusion.BLOCK, "; ".join(reasons) + f"; {len(sb.flaky)} flaky case(s).", evidence
+            "stability",
+            Conclusion.BLOCK,
+            "; ".join(reasons) + f"; {len(sb.flaky):,} flaky case(s).",
+            evidence,
         )
     return Dimension(
-        "stability", Conclusion.PASS, "; ".join(said) + f"; {len(sb.flaky)} flaky case(s).", evidence
+        "stability", Conclusion.PASS, "; ".join(said) + f"; {len(sb.flaky):,} flaky case(s).", evidence
     )

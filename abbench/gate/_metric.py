@@ -63,3 +63,14 @@ def estimate_part(estimate: Estimate | None, part: str = "value", missing: str =
     if estimate.interval is None:
         return _none(estimate.reason or "no interval")
     return (estimate.interval.low if part == "low" else estimate.interval.high), None
+
+
+def format_value(value: Any) -> str:
+    """A rule's value in its message: ``true``, ``1,204``, ``0.3382``, ``12,346`` (never ``1.235e+04``)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:.4g}" if abs(value) < 1e3 else f"{value:,.0f}"
+    return str(value)

@@ -194,3 +194,29 @@ def metric_unit(metric: str) -> str:
     if definition.kind in ("count", "bool"):
         return definition.kind
     return _UNIT_OF.get(definition.name, "number")
+
+
+_LABEL_END = re.compile(r" \(|; |, |: ")
+
+
+def metric_label(metric: str) -> str:
+    """A metric as a sentence names it: its description's first words, with its parameter and a prefix's arm
+    (``cost_change_ci_low`` → ``lower bound of the relative cost change``, ``a.accuracy`` → ``A's pass rate
+    over graded runs``, ``f1[fast]`` → ``F1 of one class (fast)``). A name that is not a metric is kept."""
+    try:
+        ref = parse_metric(metric)
+    except UsageError:
+        return metric
+    label = _LABEL_END.split(ref.definition.description, maxsplit=1)[0]
+    if ref.param is not None:
+        label += f" ({ref.param})"
+    prefixed = "." in metric.split("[", 1)[0]
+    if ref.arm is not None and prefixed:
+        label = f"{ref.arm.upper() if ref.arm in ('a', 'b') else ref.arm}'s {label}"
+    return label
+
+
+def speaks_of_cost(metric: str) -> bool:
+    """Whether a rule's metric is about cost (``cost_change``, ``a.avg_cost``, ``cost_pass``, a dollar figure)."""
+    name = metric.split(".")[-1].split("[")[0]
+    return name.startswith("cost") or name.endswith("_cost") or metric_unit(metric) == "usd"

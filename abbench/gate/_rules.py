@@ -17,6 +17,7 @@ from abbench._yaml import compose_yaml, load_yaml
 from abbench.compare import DEFAULT_MARGIN
 from abbench.errors import UsageError
 from abbench.gate._coverage import check_min_coverage
+from abbench.gate._decision import COST_WARN_SHARE as COST_WARN_SHARE
 from abbench.gate._namespace import MetricRef, parse_metric
 from abbench.gate._words import Severity
 
@@ -97,14 +98,6 @@ class GateRule:
         return data
 
 
-COST_WARN_SHARE = 0.25
-"""The default rules warn when the candidate's mean cost per case is shown to be more than this share above the
-baseline's: the lower bound of the interval of its relative change (`cost_change_ci_low`) is above it.
-
-A quarter more per case is what a budget notices, and well above the run-to-run wobble of token counts;
-the mean (not the median) is compared because cost is billed as a sum. The warning holds even when the
-cost dimension passes because the candidate is significantly better: a stakeholder should see the price."""
-
 DEFAULT_RULES: tuple[dict[str, Any], ...] = (
     {
         "metric": "capability_pass",
@@ -148,6 +141,14 @@ DEFAULT_RULES: tuple[dict[str, Any], ...] = (
         "baseline by more than 5 points (the lower bound of the paired interval; not assessed with one round)",
     },
 )
+
+COST_WARNING: dict[str, Any] = {
+    **next(r for r in DEFAULT_RULES if r["metric"] == "cost_change_ci_low"),
+    "name": f"cost up at most {COST_WARN_SHARE:.0%} (added: no rule of the gate speaks of cost)",
+}
+"""The default rules' cost warning, added to a gate whose rules say nothing of cost when it fails: a gate file
+about capability alone never passes plainly beside a candidate shown to cost a quarter more per case (or
+fourteen times as much)."""
 """The rules used when neither a gate file nor the experiment's own gate gives any: the three dimensions
 (capability is inconclusive, never passed, while the interval straddles the comparison's margin; cost and
 stability are not assessed, rather than blocking, when there is no cost or one round) and a warning on a

@@ -37,12 +37,15 @@ class Severity(StrEnum):
 
 
 class Conclusion(StrEnum):
-    """What the decision concludes: a dimension is `PASS`, `BLOCK`, `INCONCLUSIVE` (the evidence does not
-    settle it: capability with an interval straddling the margin) or `NOT_ASSESSED` (the data could not
-    speak to it); the overall decision is `PASS`, `BLOCK` or `INCONCLUSIVE` (a dimension inconclusive and
-    none blocking, or no dimension assessed)."""
+    """What the decision concludes: a dimension is `PASS`, `WARN` (it does not block, but a reader should
+    look: the candidate's mean cost per case is shown to rise more than `abbench.gate.COST_WARN_SHARE` while
+    it pays for itself by being better), `BLOCK`, `INCONCLUSIVE` (the evidence does not settle it: capability
+    with an interval straddling the margin) or `NOT_ASSESSED` (the data could not speak to it); the overall
+    decision is `PASS`, `BLOCK` or `INCONCLUSIVE` (a dimension inconclusive and none blocking, or no dimension
+    assessed) — a warning dimension never blocks, so it passes overall."""
 
     PASS = "pass"
+    WARN = "warn"
     BLOCK = "block"
     NOT_ASSESSED = "not assessed"
     INCONCLUSIVE = "inconclusive"

@@ -6,14 +6,16 @@ mapping profile into a real store; the CLI is called in-process through the `cli
 
 from __future__ import annotations
 
+import html
 import json
 
 import numpy as np
 import pytest
 
-from abbench.compare import WAYS_TO_NAME, compare_arms, compare_experiments
+from abbench.compare import ARMS_GIVEN, WAYS_TO_NAME, compare_arms, compare_experiments
 from abbench.errors import PairNotNamed
-from abbench.gate import COST_WARN_SHARE, decision_pair, evaluate_gate
+from abbench.gate import COST_WARN_SHARE, Conclusion, decision_pair, evaluate_gate
+from abbench.report import decision_section
 from abbench.runner import create_experiment, run_experiment
 from abbench.store import open_store
 from tests.conftest import DEMO
@@ -188,3 +190,76 @@ def test_latency_and_cost_differences_carry_their_medians(store, cli):
     cost = g.decision.cost
     assert "median per case $0.0010 → $0.0010 (+0%)" in cost.summary and "(+30%)" in cost.summary
     assert cost.evidence["median_relative"] == 0.0
+
+
+def _banner(gate) -> str:
+    """The report's decision banner as text (the part above the dimension cards)."""
+    page = html.unescape("".join(str(p) for p in decision_section(gate)))
+    return page.split('<div class="abb-cards">')[0]
+
+
+def test_the_pair_given_is_said_in_the_words_of_the_view_that_gave_it(demo_store, cli):
+    store, _ = demo_store
+    g = evaluate_gate("three", store=store, arms=("no-skill", "v2"))  # as a widget's choice calls it
+    assert g.pair.named_by == ARMS_GIVEN
+    assert g.pair.named_in("python") == "arms=('no-skill', 'v2')"
+    assert g.pair.named_in("cli") == "--arms no-skill v2"
+    assert g.as_dict("http")["pair"]["named_by"] == "the request's arms ['no-skill', 'v2']"
+    banner = _banner(g)
+    assert "(pair named by arms=('no-skill', 'v2'))" in banner and "--arms" not in banner
+    out = _gate(cli, store, "three", "--arms", "no-skill", "v2").output
+    assert "pair named by --arms no-skill v2;" in out
+    # Two experiments: the arms given are each experiment's arm, not the pair's display names.
+    vs = evaluate_gate("named", store=store, vs="three", arms=("no-skill", "v2"))
+    assert vs.pair.named_in("cli") == "--arms no-skill v2" and vs.pair.baseline == "three/no-skill"
+
+
+def test_a_gate_without_a_cost_rule_warns_on_a_fourteen_fold_cost_and_the_card_says_warn(
+    demo_store, cli, tmp_path
+):
+    store, _ = demo_store
+    gate = tmp_path / "capability-only.yaml"
+    gate.write_text(
+        "rules:\n  - diff_ci_low >= -1\n  - {metric: regressed, op: '<=', value: 0, severity: warn}\n",
+        encoding="utf-8",
+    )
+    exp = store.experiments.get("three")
+    t = store.runs.table(exp.id)
+    names = list(t.arms)
+    cost = {}
+    for arm in ("no-skill", "v2"):
+        mask = (t.arm_index == names.index(arm)) & ~np.isnan(t.cost)
+        cost[arm] = float(t.cost[mask].mean())  # one round: each case's cost is its run's
+    rise = cost["v2"] / cost["no-skill"] - 1
+    assert rise > 10  # the skill's text makes every call over ten times dearer
+
+    g = evaluate_gate("three", gate, store=store, arms=("no-skill", "v2"))
+    u = g.comparison.usage_metric("cost")
+    assert u.relative == pytest.approx(rise)
+    assert u.relative_interval.low > COST_WARN_SHARE and g.comparison.verdict.code == "b_better"
+    # Paid for by a significant gain: not a block, but never a plain pass.
+    assert g.decision.cost.conclusion == Conclusion.WARN and g.decision.conclusion == "pass"
+    assert f"({rise:+,.0%})" in g.decision.cost.summary and "," in f"{rise:+,.0%}"  # +1,3xx%, grouped
+    added = g.rules[-1]
+    assert (
+        added.rule.name
+        == f"cost up at most {COST_WARN_SHARE:.0%} (added: no rule of the gate speaks of cost)"
+    )
+    assert added.status == "fail" and added.value == pytest.approx(u.relative_interval.low)
+    assert g.outcome == "pass with warnings" and "cost up at most" in g.reason
+    page = html.unescape("".join(str(p) for p in decision_section(g)))
+    card = page.split('<div class="abb-card warn"><h4>cost · warn</h4>')
+    assert len(card) == 2, page
+    out = _gate(cli, store, "three", "--rules", gate, "--arms", "no-skill", "v2").output
+    assert any(line.startswith("  cost       warn ") for line in out.splitlines()), out
+    assert "GATE PASS WITH WARNINGS" in out.splitlines()[0]
+    # The sentences name each metric by its label, never its id; the rules table keeps the rule as written.
+    banner = _banner(g)
+    assert "lower bound of the relative cost change: +" in banner and "cost_change_ci_low" not in banner
+    assert f"Cases right in A and wrong in B: {g.comparison.count('regressed'):,} on v2 vs no-skill" in banner
+    assert "regressed ≤ 0" in page.split("Gate rules")[1]
+    # A gate that speaks of cost decides on cost itself: nothing is added.
+    priced = tmp_path / "priced.yaml"
+    priced.write_text("rules:\n  - diff_ci_low >= -1\n  - cost_change <= 20\n", encoding="utf-8")
+    mine = evaluate_gate("three", priced, store=store, arms=("no-skill", "v2"))
+    assert len(mine.rules) == 2 and mine.outcome == "pass"

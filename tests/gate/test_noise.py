@@ -197,7 +197,10 @@ def test_the_report_says_on_which_pair_a_blocking_rule_was_measured(store, tmp_p
     )
     g = evaluate_gate(exp, gate, store=store, arms=("base", "v2"))
     html = "".join(str(p) for p in decision_section(g))
-    assert "v1 kept: regressed is 3 on v2 vs base (the rule asks for ≤ 0) [its name speaks of v1]" in html
+    assert (
+        "v1 kept — cases right in A and wrong in B: 3 on v2 vs base (the rule asks for ≤ 0) [its name speaks of v1]"
+        in html
+    )
 
 
 def test_votes_that_do_not_decide_are_inconclusive_never_a_block(cli):

@@ -48,7 +48,8 @@ def test_the_default_gate_on_too_few_cases_is_inconclusive_with_the_cases_that_w
     html = _html(section.decision_section(gate))
     assert ">INCONCLUSIVE<" in html and "PASS" not in html
     assert "the evidence does not decide" in html
-    assert "capability: capability_pass == true: inconclusive: the 95% CI -7.6 points to +24.3 points" in html
+    # The rule by its name and why, never its metric id and condition (the rules table keeps those).
+    assert "<li>capability: the 95% CI -7.6 points to +24.3 points" in html
     assert f"about {n_more:,} more paired cases would likely settle it" in html
     # The capability card says inconclusive (amber), not pass (green) nor a loss (red), and why.
     assert '<div class="abb-card warn"><h4>capability · inconclusive</h4>' in html

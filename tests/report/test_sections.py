@@ -75,7 +75,12 @@ def test_the_banner_names_what_warns_and_every_value_is_in_its_unit(report_store
     assert "decided on 60 of 60 runs per arm (pair named by the experiment&#x27;s two arms)" in banner
     # The banner itself says which rule warns and by how much (it only said "with warnings").
     assert "Warnings</b> (they do not block)" in banner
-    assert "cheap runs: avg_cost is $0.00" in banner and "(the rule asks for ≤ $0.000100)" in banner
+    # The metric by its label in the sentence, never its id (avg_cost stays in the rules table's condition).
+    assert (
+        "cheap runs — mean agent cost per executed run: $0.00" in banner
+        and "avg_cost" not in banner
+        and "(the rule asks for ≤ $0.000100)" in banner
+    )
     table = html.split("Gate rules")[1]
     value = gate.rules[0].value
     assert "accuracy ≥ 50.0%" in table and f">{100 * value:.1f}%<" in table  # not 0.8333

@@ -103,21 +103,8 @@ def _figures(c: Comparison, unit: str, share: bool) -> list[tuple[str, Any]]:
             )
     if c.heterogeneity is not None:
         pairs.append(("across domains", c.heterogeneity.text))
-    mde = c.mde
-    if mde and fm.is_number(mde.delta):
-        size = fm.difference(mde.delta, unit).lstrip("+")
-        pairs.append(
-            (
-                "smallest detectable difference",
-                f"{size} with {mde.n:,} cases ({mde.power:.0%} power, {mde.alpha:g} level): a true "
-                f'difference smaller than this would usually go unnoticed, so "no significant difference" '
-                f'here does not mean "no difference".',
-            )
-        )
-    elif c.n_cases:
-        pairs.append(
-            ("smallest detectable difference", "not computable from these data (no spread between cases)")
-        )
+    pairs += _mde(c, unit)
+    pairs += _evidence_status(c)
     excluded = c.excluded
     for why, ids in excluded.items():
         pairs.append(("left out", f"{len(ids):,} cases: {why}"))
@@ -177,6 +164,68 @@ def _usage_table(c: Comparison, a: str, b: str) -> list[Part]:
     ]
 
 
+def _mde(c: Comparison, unit: str) -> list[tuple[str, Any]]:
+    """The smallest detectable difference, said for what it rests on — and plainly not informative when no
+    case changed (no discordant case: nothing shows how far cases differ between the arms)."""
+    mde, (up, down) = c.mde, c.moved
+    label = "smallest detectable difference"
+    if mde and fm.is_number(mde.delta):
+        size = fm.difference(mde.delta, unit).lstrip("+")
+        m = c.mcnemar
+        basis = (
+            f", estimated from the {fm.plural(up + down, 'case')} whose per-case pass rate moved (none changed "
+            "its majority outcome: no discordant case)"
+            if m is not None and not m.n_discordant
+            else ""
+        )
+        return [
+            (
+                label,
+                f"{size} with {mde.n:,} cases ({mde.power:.0%} power, {mde.alpha:g} level){basis}: a true "
+                f'difference smaller than this would usually go unnoticed, so "no significant difference" '
+                f'here does not mean "no difference".',
+            )
+        ]
+    if not c.n_cases:
+        return []
+    if not up and not down:
+        return [
+            (
+                label,
+                "not informative: no case changed between the arms (no discordant case), so there is no spread "
+                "of per-case differences to say how small a difference these cases would detect",
+            )
+        ]
+    return [(label, "not computable from these data (every case moved by the same amount)")]
+
+
+LISTED = 10
+"""Case ids listed beside a count of cases whose evidence changed (the count is always whole)."""
+
+
+def _evidence_status(c: Comparison) -> list[tuple[str, Any]]:
+    """The cases that became or stopped being "no evidence" (an answer citing no skill reference)."""
+    t = c.text
+    if t is None:
+        return []
+    if t.no_evidence_reason is not None:
+        return [("no evidence", f"not compared: {t.no_evidence_reason}")]
+
+    def listed(ids: tuple[str, ...]) -> str:
+        more = f", … ({len(ids) - LISTED:,} more)" if len(ids) > LISTED else ""
+        return f" ({', '.join(ids[:LISTED])}{more})" if ids else ""
+
+    became, stopped = t.became_no_evidence, t.stopped_no_evidence
+    return [
+        (
+            "no evidence",
+            f"{fm.plural(len(became), 'case')} became no evidence{listed(became)} · "
+            f"{fm.plural(len(stopped), 'case')} stopped being no evidence{listed(stopped)} "
+            "(an answered run citing no skill reference)",
+        )
+    ]
+
+
 def _domain_table(c: Comparison, a: str, b: str) -> list[Part]:
     """Per domain, paired (with two domains or more), the significant moves marked."""
     unit = c.unit
@@ -199,6 +248,9 @@ def _domain_table(c: Comparison, a: str, b: str) -> list[Part]:
         }
         for r in c.by_domain
     ]
+    first = c.by_domain[0]
+    level = f"{c.confidence:.0%}"
+    test = first.test if first.test.endswith(" test") else f"{first.test} test"
     return [
         d.table_html(
             rows,
@@ -207,15 +259,17 @@ def _domain_table(c: Comparison, a: str, b: str) -> list[Part]:
                 ("n", "cases"),
                 ("a", a, str),
                 ("b", b, str),
-                ("diff", "B − A", str),
+                ("diff", f"B − A [{level} {first.interval_method} interval]", str),
                 ("moved", "cases moved"),
-                ("p", "p (Holm-adjusted)", str),
+                ("p", f"p ({first.test}, Holm-adjusted)", str),
                 ("flag", ""),
             ],
-            caption="Per domain, paired"
+            caption=f"Per domain, paired: B − A with its {level} {first.interval_method} interval; each domain "
+            f"tested by the {test} on the cases that moved, p Holm-adjusted over "
+            f"{fm.plural(len(c.by_domain), 'domain')}"
             + (
                 ""
-                if c.by_domain[0].test == "exact McNemar"
+                if first.test == "exact McNemar"
                 else " (cases moved: whose per-case pass rate or mean score rose or fell, the counts of the "
                 "exact sign test beside them)"
             ),
@@ -233,7 +287,7 @@ def multi_section(multi: MultiComparison | None) -> list[Part]:
             "pair": f"{p.b} vs {p.a}",
             "n": p.n_cases,
             "diff": f"{fm.difference(p.difference)} {_bounds_points(p.interval, 'points')}",
-            "moved": f"{p.fixed} fixed, {p.regressed} regressed",
+            "moved": f"{p.fixed:,} fixed, {p.regressed:,} regressed",
             "p": fm.pvalue(p.p_value),
             "adj": fm.pvalue(p.p_adjusted),
             "sig": "yes" if p.significant else "no",

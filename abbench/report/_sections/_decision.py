@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 from abbench import formatting as fm
 from abbench.compare import DEFAULT_MARGIN
-from abbench.gate import Conclusion, GateOutcome, RuleStatus, Severity, metric_unit
+from abbench.gate import (
+    Conclusion,
+    GateOutcome,
+    RuleStatus,
+    Severity,
+    metric_label,
+    metric_unit,
+    speaks_of_cost,
+)
 from abbench.report import _display as d
 from abbench.report._sections._parts import Part
 
@@ -31,11 +39,11 @@ def _dimension_figures(name: str, dim: Dimension) -> tuple[str, str]:
     if not dim.assessed or not ev:
         return fm.MISSING, dim.summary
     if name == "capability" and ev.get("policy") == "votes":
-        return f"{ev.get('wins', 0)} – {ev.get('losses', 0)}", dim.summary
+        return f"{ev.get('wins', 0):,} – {ev.get('losses', 0):,}", dim.summary
     if name == "capability":
         parts = []
         if "fixed" in ev:
-            parts.append(f"{ev['fixed']} fixed, {ev['regressed']} regressed")
+            parts.append(f"{ev['fixed']:,} fixed, {ev['regressed']:,} regressed")
         if fm.is_number(ev.get("ci_low")) and fm.is_number(ev.get("ci_high")):
             parts.append(f"interval {fm.points(ev['ci_low'])} to {fm.points(ev['ci_high'])}")
         if fm.is_number(ev.get("mde")):
@@ -82,7 +90,7 @@ def _rule_card(metric: str) -> str | None:
     name = metric.split(".")[-1].split("[")[0]
     if name in _STABILITY_METRICS:
         return "stability"
-    if name.startswith("cost") or name.endswith("_cost") or metric_unit(metric) == "usd":
+    if speaks_of_cost(metric):
         return "cost"
     return None
 
@@ -100,22 +108,30 @@ def _rule_texts(r: RuleOutcome) -> tuple[str, str, str]:
 
 
 def _rule_sentence(r: RuleOutcome, pair: str) -> str:
-    """``cost up at most 25%: cost_change is +35.4% on v2 vs v1 (the rule asks for ≤ +25.0%)``: the figure
-    is always the pair's, and a rule whose name speaks of another arm says so."""
-    name, _, value = _rule_texts(r)
+    """``cost up at most 25% — relative cost change: +35.4% on v2 vs v1 (the rule asks for ≤ +25.0%)``:
+    the metric by its label (`metric_label`), never its id; the figure is always the pair's, and a rule whose
+    name speaks of another arm says so."""
+    _, _, value = _rule_texts(r)
     rule = r.rule
-
+    label = metric_label(rule.metric)
+    opening = f"{rule.name} — {label}" if rule.name else label[:1].upper() + label[1:]
     wanted = (
         f"{_OP_WORDS.get(rule.op, rule.op)} {fm.in_unit(rule.value, metric_unit(rule.metric), whole=True)}"
     )
     named = f" [its name speaks of {', '.join(r.speaks_of)}]" if r.speaks_of else ""
     if r.value is None or (isinstance(r.value, float) and not math.isfinite(r.value)):
-        return f"{name}: {rule.metric} could not be measured on {pair} (the rule asks for {wanted}){named}"
-    return f"{name}: {rule.metric} is {value} on {pair} (the rule asks for {wanted}){named}"
+        return f"{opening}: could not be measured on {pair} (the rule asks for {wanted}){named}"
+    return f"{opening}: {value} on {pair} (the rule asks for {wanted}){named}"
 
 
-_CARD_TONES = {Conclusion.PASS: "good", Conclusion.INCONCLUSIVE: "warn", Conclusion.BLOCK: "bad"}
-"""A dimension card's colour: an inconclusive dimension is neither a pass nor a loss shown."""
+_CARD_TONES = {
+    Conclusion.PASS: "good",
+    Conclusion.WARN: "warn",
+    Conclusion.INCONCLUSIVE: "warn",
+    Conclusion.BLOCK: "bad",
+}
+"""A dimension card's colour: an inconclusive dimension is neither a pass nor a loss shown, and a warning one
+(a candidate that pays for a cost rise by being better) is not shown as a plain pass."""
 
 _TONES = {
     GateOutcome.PASS: "pass",
@@ -177,7 +193,7 @@ def _headline(gate: GateResult) -> str:
     """Who against whom, and on how many planned runs the decision rests."""
     a, b = gate.a, gate.b
     cov = gate.coverage
-    named_by = gate.pair.named_by
+    named_by = gate.pair.named_in("python")  # the report is a notebook: the pair given is its arguments
     headline = (
         f"Candidate {_side_name(b)} against baseline {_side_name(a)}"
         if a
@@ -211,7 +227,12 @@ def _details(gate: GateResult) -> str:
         if unsettled:
             details += (
                 "<p><b>Inconclusive:</b> the evidence does not decide (nothing blocks, nothing is shown "
-                "either):</p><ul>" + "".join(f"<li>{d.esc(r.message)}</li>" for r in unsettled) + "</ul>"
+                "either):</p><ul>"
+                + "".join(
+                    f"<li>{d.esc(r.rule.name or metric_label(r.rule.metric))}: {d.esc(r.explanation)}</li>"
+                    for r in unsettled
+                )
+                + "</ul>"
             )
         else:
             details += (
@@ -261,8 +282,9 @@ def _cards(gate: GateResult) -> list[str]:
         if rules and tone_card != "bad":
             blocks = any(r.blocks for r in rules)
             tone_card = "bad" if blocks else "warn"
-            word += " · gate " + ("blocks" if blocks else "warns")
-            names = "; ".join(r.rule.name or r.rule.metric for r in rules)
+            if blocks or dim.conclusion != Conclusion.WARN:  # "warn · gate warns" says it twice
+                word += " · gate " + ("blocks" if blocks else "warns")
+            names = "; ".join(r.rule.name or metric_label(r.rule.metric) for r in rules)
             text += f" The gate {'blocks' if blocks else 'warns'}: {names}."
         cards.append(d.card_html(f"{name} · {word}", big, text, tone_card))
     return cards
