@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from abbench._result import Result
 from abbench._text import clip
 
 PROBLEM_KINDS: dict[str, str] = {
@@ -30,7 +31,7 @@ _MAX_VALUE = 200
 
 
 @dataclass(frozen=True, slots=True)
-class Problem:
+class Problem(Result):
     """One thing wrong with one row (or, for ``shape``, with the file).
 
     Attributes:
@@ -55,17 +56,7 @@ class Problem:
         where = f"{self.location}: {self.field}" if self.field else self.location
         return f"{where}: {self.message}"
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return {
-            "kind": self.kind,
-            "location": self.location,
-            "field": self.field,
-            "value": self.value,
-            "message": self.message,
-            "severity": self.severity,
-            "case_id": self.case_id,
-        }
+    to_dict = Result.as_dict
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,7 +309,7 @@ class ValidationReport:
         """The summary and the first `limit` groups of problems (see `groups`), one per line."""
         return "\n".join([self.summary(), *(f"  {line}" for line in self.lines(limit))])
 
-    def to_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (what the store keeps with the dataset)."""
         return {
             "n_rows": self.n_rows,
@@ -331,8 +322,10 @@ class ValidationReport:
             "label_set": list(self.label_set) if self.label_set is not None else None,
             "notes": list(self.notes),
             "summary": self.summary(),
-            "problems": [p.to_dict() for p in self.problems],
+            "problems": [p.as_dict() for p in self.problems],
         }
+
+    to_dict = as_dict
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> ValidationReport:
