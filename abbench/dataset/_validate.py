@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from abbench._result import Result
+from abbench._result import Result, plain
 from abbench._text import clip
 
 PROBLEM_KINDS: dict[str, str] = {
@@ -158,7 +158,7 @@ def compact_locations(locations: tuple[str, ...] | list[str]) -> str:
 
 
 @dataclass(frozen=True)
-class ValidationReport:
+class ValidationReport(Result):
     """What validation found in a file: counts, each problem with its location, and a summary.
 
     Attributes:
@@ -186,6 +186,8 @@ class ValidationReport:
     complete: bool = True
     label_set: tuple[str, ...] | None = None
     notes: tuple[str, ...] = ()
+
+    _keys = "n_rows n_valid n_invalid n_skipped counts truncated complete label_set notes"
 
     @property
     def errors(self) -> tuple[Problem, ...]:
@@ -310,20 +312,8 @@ class ValidationReport:
         return "\n".join([self.summary(), *(f"  {line}" for line in self.lines(limit))])
 
     def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (what the store keeps with the dataset)."""
-        return {
-            "n_rows": self.n_rows,
-            "n_valid": self.n_valid,
-            "n_invalid": self.n_invalid,
-            "n_skipped": self.n_skipped,
-            "counts": dict(self.counts),
-            "truncated": self.truncated,
-            "complete": self.complete,
-            "label_set": list(self.label_set) if self.label_set is not None else None,
-            "notes": list(self.notes),
-            "summary": self.summary(),
-            "problems": [p.as_dict() for p in self.problems],
-        }
+        """A JSON-ready dict (what the store keeps with the dataset): `_keys`, the summary, the problems."""
+        return Result.as_dict(self) | {"summary": self.summary(), "problems": plain(self.problems)}
 
     to_dict = as_dict
 
