@@ -10,13 +10,18 @@ from dataclasses import Field, fields
 from typing import Any, ClassVar
 
 _AS_THEY_ARE = frozenset({str, int, bool, type(None)})
-"""The types `plain` gives back as they are (exactly these: a subclass, such as a numpy scalar, is checked)."""
+"""The types `plain` gives back as they are (exactly these: a subclass, such as a str enum, is checked)."""
 
 
 def plain(value: Any) -> Any:
     """A JSON-ready copy of a value: results become dicts, numpy scalars Python ones, NaN and inf None."""
-    if type(value) in _AS_THEY_ARE:  # most values of a record: the one check they need
+    kind = type(value)
+    if kind in _AS_THEY_ARE:  # most values of a record: the one check they need
         return value
+    if kind is tuple or kind is list:
+        return [plain(v) for v in value]
+    if kind is dict:
+        return {str(k): plain(v) for k, v in value.items()}
     if hasattr(value, "as_dict") and callable(value.as_dict):
         return value.as_dict()
     # numpy is looked up, not imported: a value cannot be a numpy scalar before numpy is loaded, and
