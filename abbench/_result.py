@@ -1,15 +1,27 @@
-"""The base of every named result (statistics, metrics, comparisons, gates): ``as_dict()`` for JSON."""
+"""The base of every named result and record (statistics, metrics, progress, datasets): ``as_dict()`` for
+JSON, written from the dataclass's fields in one place."""
 
 from __future__ import annotations
 
 import math
 import sys
-from dataclasses import fields
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import Field, fields
+from typing import Any, ClassVar
+
+_AS_THEY_ARE = frozenset({str, int, bool, type(None)})
+"""The types `plain` gives back as they are (exactly these: a subclass, such as a str enum, is checked)."""
 
 
 def plain(value: Any) -> Any:
     """A JSON-ready copy of a value: results become dicts, numpy scalars Python ones, NaN and inf None."""
+    kind = type(value)
+    if kind in _AS_THEY_ARE:  # most values of a record: the one check they need
+        return value
+    if kind is tuple or kind is list:
+        return [plain(v) for v in value]
+    if kind is dict:
+        return {str(k): plain(v) for k, v in value.items()}
     if hasattr(value, "as_dict") and callable(value.as_dict):
         return value.as_dict()
     # numpy is looked up, not imported: a value cannot be a numpy scalar before numpy is loaded, and
@@ -26,6 +38,8 @@ def plain(value: Any) -> Any:
         return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple) or (np is not None and isinstance(value, np.ndarray)):
         return [plain(v) for v in value]
+    if isinstance(value, Mapping):  # after the common types: an ABC check is the slowest of them
+        return {str(k): plain(v) for k, v in value.items()}
     return value
 
 
@@ -34,15 +48,43 @@ class Result:
 
     Nested results become dicts, tuples lists, and a figure that could not be computed is None — never
     NaN (JSON has none), so a missing figure reads as missing rather than as a number. Fields whose
-    metadata says ``export=False`` (bulky ones, such as bootstrap replicates) are left out.
+    metadata says ``export=False`` (bulky ones, such as bootstrap replicates) are left out; a field whose
+    metadata says ``export="key=attribute"`` is written as that attribute, under that key, in its place.
+
+    A record whose JSON is more than its fields says so on the class, once: `_extra_keys` names the
+    properties written after the fields; `_keys` names every key in the order written (fields and
+    properties; ``key=attribute`` writes an attribute under another name) where that order is not the
+    fields'. Both are names apart by white space, as `collections.namedtuple` takes them. A value that
+    needs more than `plain` (rounded, counted) is set by an ``as_dict`` that updates this one's dict,
+    which keeps each key where it stands.
     """
 
     __slots__ = ()
+    _keys: ClassVar[str] = ""
+    _extra_keys: ClassVar[str] = ""
 
     def as_dict(self) -> dict[str, Any]:
         """The result's fields as plain Python values, ready for ``json.dumps``."""
-        return {
-            f.name: plain(getattr(self, f.name))
-            for f in fields(self)  # type: ignore[arg-type]
-            if f.metadata.get("export", True)
-        }
+        plan = _PLANS.get(type(self)) or _dict_plan(type(self))
+        return {key: plain(getattr(self, name)) for key, name in plan}
+
+
+_PLANS: dict[type[Result], tuple[tuple[str, str], ...]] = {}
+"""The (key, attribute) pairs `Result.as_dict` writes, per class: worked out at its first call."""
+
+
+def _dict_plan(cls: type[Result]) -> tuple[tuple[str, str], ...]:
+    """The (key, attribute) pairs `Result.as_dict` writes for `cls` (kept in `_PLANS`)."""
+    if cls._keys:
+        keys = cls._keys.split()
+    else:
+        exported = (f for f in fields(cls) if f.metadata.get("export", True))  # type: ignore[arg-type]
+        keys = [*map(_field_key, exported), *cls._extra_keys.split()]
+    _PLANS[cls] = tuple((key, name or key) for key, _, name in (k.partition("=") for k in keys))
+    return _PLANS[cls]
+
+
+def _field_key(f: Field[Any]) -> str:
+    """A field's key: its name, or the ``key=attribute`` its metadata's ``export`` says."""
+    export = f.metadata.get("export", True)
+    return f.name if export is True else str(export)

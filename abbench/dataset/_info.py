@@ -6,6 +6,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from abbench._result import Result
 from abbench.dataset._kind import ExpectedKind
 from abbench.dataset._validate import ValidationReport
 from abbench.errors import NotFoundError
@@ -16,7 +17,7 @@ if TYPE_CHECKING:  # pandas loads only when a frame is asked for
 
 
 @dataclass(frozen=True)
-class DatasetInfo:
+class DatasetInfo(Result):
     """An imported dataset: its identity, where it came from, how it was read and validated.
 
     Attributes:
@@ -29,7 +30,7 @@ class DatasetInfo:
         label_map: Gold value → label, as the profile declared it (graders use it too).
         expected_kind: Whether the gold values are labels or answers, and why (declared by the
             mapping's ``expected_kind:`` or ``label_set:``, else decided from every value at import).
-        profile_name: The mapping profile used.
+        profile_name: The mapping profile used (the JSON holds `profile_ref` as ``profile`` instead).
         profile_version: Its version.
         source_file: The file's name when it was imported.
         source_sha256: sha256 of the file's bytes.
@@ -49,8 +50,8 @@ class DatasetInfo:
     label_set: tuple[str, ...] | None = None
     label_map: dict[str, str] = field(default_factory=dict)
     expected_kind: ExpectedKind | None = None
-    profile_name: str | None = None
-    profile_version: int | None = None
+    profile_name: str | None = field(default=None, metadata={"export": "profile=profile_ref"})
+    profile_version: int | None = field(default=None, metadata={"export": False})
     source_file: str | None = None
     source_sha256: str | None = None
     upload_path: str | None = None
@@ -78,27 +79,7 @@ class DatasetInfo:
             return None
         return f"{self.profile_name}@{self.profile_version}" if self.profile_version else self.profile_name
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return {
-            "id": self.id,
-            "fingerprint": self.fingerprint,
-            "name": self.name,
-            "content_hash": self.content_hash,
-            "n_cases": self.n_cases,
-            "label_set": list(self.label_set) if self.label_set is not None else None,
-            "label_map": dict(self.label_map),
-            "expected_kind": self.expected_kind.as_dict() if self.expected_kind is not None else None,
-            "profile": self.profile_ref,
-            "source_file": self.source_file,
-            "source_sha256": self.source_sha256,
-            "upload_path": self.upload_path,
-            "read_options": dict(self.read_options),
-            "validation": self.validation.to_dict(),
-            "created_at": self.created_at,
-            "created_by": self.created_by,
-            "reused": self.reused,
-        }
+    to_dict = Result.as_dict
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> DatasetInfo:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from abbench._result import Result, plain
 from abbench._text import clip
 
 PROBLEM_KINDS: dict[str, str] = {
@@ -30,7 +31,7 @@ _MAX_VALUE = 200
 
 
 @dataclass(frozen=True, slots=True)
-class Problem:
+class Problem(Result):
     """One thing wrong with one row (or, for ``shape``, with the file).
 
     Attributes:
@@ -55,17 +56,7 @@ class Problem:
         where = f"{self.location}: {self.field}" if self.field else self.location
         return f"{where}: {self.message}"
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return {
-            "kind": self.kind,
-            "location": self.location,
-            "field": self.field,
-            "value": self.value,
-            "message": self.message,
-            "severity": self.severity,
-            "case_id": self.case_id,
-        }
+    to_dict = Result.as_dict
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +158,7 @@ def compact_locations(locations: tuple[str, ...] | list[str]) -> str:
 
 
 @dataclass(frozen=True)
-class ValidationReport:
+class ValidationReport(Result):
     """What validation found in a file: counts, each problem with its location, and a summary.
 
     Attributes:
@@ -195,6 +186,8 @@ class ValidationReport:
     complete: bool = True
     label_set: tuple[str, ...] | None = None
     notes: tuple[str, ...] = ()
+
+    _keys = "n_rows n_valid n_invalid n_skipped counts truncated complete label_set notes"
 
     @property
     def errors(self) -> tuple[Problem, ...]:
@@ -318,21 +311,11 @@ class ValidationReport:
         """The summary and the first `limit` groups of problems (see `groups`), one per line."""
         return "\n".join([self.summary(), *(f"  {line}" for line in self.lines(limit))])
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (what the store keeps with the dataset)."""
-        return {
-            "n_rows": self.n_rows,
-            "n_valid": self.n_valid,
-            "n_invalid": self.n_invalid,
-            "n_skipped": self.n_skipped,
-            "counts": dict(self.counts),
-            "truncated": self.truncated,
-            "complete": self.complete,
-            "label_set": list(self.label_set) if self.label_set is not None else None,
-            "notes": list(self.notes),
-            "summary": self.summary(),
-            "problems": [p.to_dict() for p in self.problems],
-        }
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (what the store keeps with the dataset): `_keys`, the summary, the problems."""
+        return Result.as_dict(self) | {"summary": self.summary(), "problems": plain(self.problems)}
+
+    to_dict = as_dict
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> ValidationReport:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from abbench._files import atomic_path
+from abbench._result import Result
 from abbench.errors import UnknownName, UsageError
 from abbench.export._runs import runs_table
 from abbench.export._tables import Table, comparison_table, grades_table, reviews_table
@@ -57,7 +58,7 @@ gives the same cases and the same fingerprint::
 
 
 @dataclass(frozen=True)
-class ExportResult:
+class ExportResult(Result):
     """What `export` wrote.
 
     Attributes:
@@ -81,17 +82,8 @@ class ExportResult:
     notes: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return {
-            "path": str(self.path),
-            "what": self.what,
-            "format": self.format,
-            "rows": self.rows,
-            "columns": list(self.columns),
-            "size_bytes": self.size_bytes,
-            "seconds": round(self.seconds, 3),
-            "notes": list(self.notes),
-        }
+        """A JSON-ready dict: the fields, the path as text, the time rounded."""
+        return Result.as_dict(self) | {"path": str(self.path), "seconds": round(self.seconds, 3)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ExportResult:

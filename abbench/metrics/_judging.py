@@ -8,9 +8,10 @@ grading cost belongs to the judge, apart from the arms' execution cost.
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
+from abbench._result import Result
 from abbench.graders import PairJudgement, PositionBias, measure_position_bias
 from abbench.store import Experiment, Store, open_store
 
@@ -18,7 +19,7 @@ StoreLike = str | os.PathLike[str] | Store | None
 
 
 @dataclass(frozen=True)
-class JudgeCost:
+class JudgeCost(Result):
     """What one grader spent on an experiment, over every grade it wrote (re-grades included).
 
     Grading cost is the judge's: a pairwise judge compares two arms and is charged to neither.
@@ -50,13 +51,6 @@ class JudgeCost:
     arms: tuple[str, ...] = ()
     cached: int = 0
     saved: float = 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready view."""
-        data = asdict(self)
-        data["models"] = list(self.models)
-        data["arms"] = list(self.arms)
-        return data
 
 
 def judge_costs(ref: int | str | Any, *, store: StoreLike = None) -> list[JudgeCost]:
@@ -121,7 +115,7 @@ def position_bias(
 
 
 @dataclass(frozen=True)
-class JudgeReport:
+class JudgeReport(Result):
     """An experiment's judges at a glance: position bias, and judge cost apart from agent cost.
 
     Attributes:
@@ -144,6 +138,8 @@ class JudgeReport:
     judge_costs: tuple[JudgeCost, ...]
     agent: dict[str, Any]
 
+    _keys = "experiment experiment_id batch_id batches judge_cost agent_cost agent judge_costs position_bias"
+
     @property
     def judge_cost(self) -> float:
         """Known judge cost over every judge grader."""
@@ -153,20 +149,6 @@ class JudgeReport:
     def agent_cost(self) -> float:
         """What the agents spent, every execution attempt included (failed ones too)."""
         return float(self.agent.get("cost", 0.0))
-
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready view."""
-        return {
-            "experiment": self.experiment,
-            "experiment_id": self.experiment_id,
-            "batch_id": self.batch_id,
-            "batches": self.batches,
-            "judge_cost": self.judge_cost,
-            "agent_cost": self.agent_cost,
-            "agent": dict(self.agent),
-            "judge_costs": [c.as_dict() for c in self.judge_costs],
-            "position_bias": [b.as_dict() for b in self.position_bias],
-        }
 
 
 def judge_report(ref: int | str | Any, *, store: StoreLike = None, confidence: float = 0.95) -> JudgeReport:

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from abbench._result import Result
 from abbench.runner._halt import HaltReason
 from abbench.runner._pause import PauseReason
 from abbench.runner._queued import QueuedWork
@@ -112,7 +113,7 @@ class ArmProgress:
 
 
 @dataclass(frozen=True)
-class Progress:
+class Progress(Result):
     """Where an experiment stands: counts per arm and state, throughput and time left.
 
     Attributes:
@@ -152,6 +153,10 @@ class Progress:
     stop_reason: StopReason | None = None
     halt_reason: HaltReason | None = None
     queued: QueuedWork | None = None
+
+    _keys = """experiment experiment_id status total done cancelled failed right wrong execution_failed
+        grading_failed scored running pending throughput eta_s elapsed_s arms arm_outcomes pairs_total
+        pairs_done status_text pause_reason stop_reason halt_reason queued notes"""
 
     @property
     def status_text(self) -> str:
@@ -237,36 +242,18 @@ class Progress:
                 out[k] = out.get(k, 0) + v
         return out
 
+    @property
+    def arm_outcomes(self) -> dict[str, dict[str, int]]:
+        """Each arm's runs by outcome (`ArmProgress.outcomes`)."""
+        return {a.arm: a.outcomes() for a in self.arms}
+
     def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready view."""
-        return {
-            "experiment": self.experiment,
-            "experiment_id": self.experiment_id,
-            "status": self.status,
-            "total": self.total,
-            "done": self.done,
-            "cancelled": self.cancelled,
-            "failed": self.failed,
-            "right": self.right,
-            "wrong": self.wrong,
-            "execution_failed": self.execution_failed,
-            "grading_failed": self.grading_failed,
-            "scored": self.scored,
-            "running": self.running,
-            "pending": self.pending,
+        """A JSON-ready view (`_keys`): times rounded, each arm's counts by state under its name."""
+        return Result.as_dict(self) | {
             "throughput": round(self.throughput, 3),
             "eta_s": None if self.eta_s is None else round(self.eta_s, 1),
             "elapsed_s": round(self.elapsed_s, 3),
             "arms": {a.arm: dict(a.counts) for a in self.arms},
-            "arm_outcomes": {a.arm: a.outcomes() for a in self.arms},
-            "pairs_total": self.pairs_total,
-            "pairs_done": self.pairs_done,
-            "status_text": self.status_text,
-            "pause_reason": None if self.pause_reason is None else self.pause_reason.as_dict(),
-            "stop_reason": None if self.stop_reason is None else self.stop_reason.as_dict(),
-            "halt_reason": None if self.halt_reason is None else self.halt_reason.as_dict(),
-            "queued": None if self.queued is None else self.queued.as_dict(),
-            "notes": list(self.notes),
         }
 
     @classmethod

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from abbench._result import Result
 from abbench.agents import NOT_RECORDED
 from abbench.errors import ExperimentError
 from abbench.runner._api import _run_sync
@@ -63,7 +64,7 @@ class RecordError(ExperimentError):
 
 
 @dataclass(frozen=True)
-class RecordSummary:
+class RecordSummary(Result):
     """What `record_runs` did.
 
     Attributes:
@@ -81,17 +82,6 @@ class RecordSummary:
     unchanged: int
     runs: tuple[int, ...] = ()
     grading: RunSummary | None = field(default=None, compare=False)
-
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready view."""
-        return {
-            "experiment": self.experiment,
-            "experiment_id": self.experiment_id,
-            "recorded": self.recorded,
-            "unchanged": self.unchanged,
-            "runs": list(self.runs),
-            "grading": None if self.grading is None else self.grading.as_dict(),
-        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RecordSummary:

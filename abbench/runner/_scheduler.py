@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
+from abbench._result import Result
 from abbench.agents import Agent, make_agent
 from abbench.errors import ExperimentError
 from abbench.runner._budget import RunBudget
@@ -78,7 +79,7 @@ instead when a retry asked: `ExperimentRunner.regrade_ids`)."""
 
 
 @dataclass(frozen=True)
-class RunSummary:
+class RunSummary(Result):
     """What one call to run an experiment did, and where the experiment stands after it.
 
     Attributes:
@@ -124,6 +125,10 @@ class RunSummary:
     stop_reason: StopReason | None = None
     retried: RetrySelection | None = None
 
+    _keys = """experiment experiment_id status executed graded failed cancelled elapsed_s throughput
+        up_to_date pairs_judged pairs_failed execution_failed grading_failed pause_reason stop_reason notes
+        progress retried"""
+
     @property
     def status_text(self) -> str:
         """The status, with the reason when the runner paused by itself (``paused: budget reached — …``)
@@ -138,29 +143,12 @@ class RunSummary:
         return (self.graded + self.failed + self.cancelled) / self.elapsed_s if self.elapsed_s else 0.0
 
     def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready view."""
-        return {
-            "experiment": self.experiment,
-            "experiment_id": self.experiment_id,
-            "status": self.status,
-            "executed": self.executed,
-            "graded": self.graded,
-            "failed": self.failed,
-            "cancelled": self.cancelled,
+        """A JSON-ready view (`_keys`): times rounded, a retry as the counts it re-ran and re-graded."""
+        retried = self.retried
+        return Result.as_dict(self) | {
             "elapsed_s": round(self.elapsed_s, 3),
             "throughput": round(self.throughput, 1),
-            "up_to_date": self.up_to_date,
-            "pairs_judged": self.pairs_judged,
-            "pairs_failed": self.pairs_failed,
-            "execution_failed": self.execution_failed,
-            "grading_failed": self.grading_failed,
-            "pause_reason": None if self.pause_reason is None else self.pause_reason.as_dict(),
-            "stop_reason": None if self.stop_reason is None else self.stop_reason.as_dict(),
-            "notes": list(self.notes),
-            "progress": self.progress.as_dict(),
-            "retried": None
-            if self.retried is None
-            else {"rerun": len(self.retried.rerun), "regraded": len(self.retried.regrade)},
+            "retried": retried and {"rerun": len(retried.rerun), "regraded": len(retried.regrade)},
         }
 
     @classmethod

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from abbench._result import Result
 from abbench.store._base import now_iso
 from abbench.store._noun import Noun
 
@@ -65,7 +66,7 @@ class CacheEntry:
 
 
 @dataclass(frozen=True)
-class CacheModelStats:
+class CacheModelStats(Result):
     """The cache's figures for one endpoint and model (see `CacheStats`)."""
 
     endpoint: str
@@ -75,9 +76,13 @@ class CacheModelStats:
     hits: int
     cost_saved: float
 
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready view: the fields, the cost rounded to a millionth."""
+        return Result.as_dict(self) | {"cost_saved": round(self.cost_saved, 6)}
+
 
 @dataclass(frozen=True)
-class CacheStats:
+class CacheStats(Result):
     """What the response cache holds and has saved.
 
     Attributes:
@@ -101,16 +106,10 @@ class CacheStats:
     by_model: tuple[CacheModelStats, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready view."""
-        return {
-            "entries": self.entries,
-            "bytes": self.bytes,
-            "hits": self.hits,
+        """A JSON-ready view: the fields, the costs rounded to a millionth."""
+        return Result.as_dict(self) | {
             "cost_saved": round(self.cost_saved, 6),
             "cost_kept": round(self.cost_kept, 6),
-            "oldest": self.oldest,
-            "newest": self.newest,
-            "by_model": [{**m.__dict__, "cost_saved": round(m.cost_saved, 6)} for m in self.by_model],
         }
 
 
