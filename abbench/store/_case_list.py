@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from abbench._memo import Memo
 from abbench.errors import UnknownName, UsageError
 from abbench.store._noun import Noun
 from abbench.store._pages import _FOLDS, _check_page, _contains, _folds
@@ -61,12 +62,19 @@ class CasePositions:
     total: int
 
 
-def _where(exp_id: int, query: CaseQuery) -> tuple[str, dict[str, Any]]:
-    """The conditions on ``c`` (a row of cases) and their parameters."""
+_COVERS: Memo[bool] = Memo(16)
+"""Per experiment: whether it ran every case of its dataset (then no condition picks its cases)."""
+_ANSWERS: Memo[list[str]] = Memo(4)
+"""Per experiment: its runs' distinct answers (a search compares each once, not each run's)."""
+
+
+def _where(exp_id: int, query: CaseQuery, *, every: bool, answers: list[str]) -> tuple[str, dict[str, Any]]:
+    """The conditions on ``c`` (a row of cases) and their parameters: `every`, the experiment ran every
+    case of its dataset; `answers`, the distinct answers its runs gave (for a search)."""
     params: dict[str, Any] = {"e": exp_id}
     where = ["c.dataset_id = (SELECT dataset_id FROM experiments WHERE id = :e)"]
-    # The experiment's cases: those with a run (an experiment may run the first cases of its dataset only).
-    where.append("c.idx IN (SELECT case_idx FROM runs WHERE experiment_id = :e)")
+    if not every:  # the experiment's cases: those with a run (it may run a sample of its dataset)
+        where.append("c.idx IN (SELECT case_idx FROM runs WHERE experiment_id = :e)")
     arm = ""
     if query.arm_id is not None:
         arm, params["a"] = " AND arm_id = :a", query.arm_id
@@ -90,8 +98,14 @@ def _where(exp_id: int, query: CaseQuery) -> tuple[str, dict[str, Any]]:
     if words:
         params["w"] = words
         fields = " OR ".join(_contains(f"c.{f}") for f in ("case_id", "input", "expected", "domain"))
-        answers = f"SELECT case_idx FROM runs WHERE experiment_id = :e AND {_contains('prediction')}"
-        where.append(f"({fields} OR c.idx IN ({answers}))")
+        said = [a for a in answers if words in a.casefold()]
+        if said:  # the runs are read only when some answer holds the words
+            params["said"] = json.dumps(said, ensure_ascii=False)
+            fields += (
+                " OR c.idx IN (SELECT case_idx FROM runs WHERE experiment_id = :e "
+                "AND prediction IN (SELECT value FROM json_each(:said)))"
+            )
+        where.append(f"({fields})")
     return " AND ".join(where), params
 
 
@@ -115,10 +129,37 @@ def _order(sort: str, descending: bool, arm: str) -> tuple[str, str]:
 class CaseLists(Noun):
     """The All-cases view's reads (see the module docstring)."""
 
+    def _covers(self, exp_id: int) -> bool:
+        """Whether the experiment ran every case of its dataset (kept while no run is added)."""
+
+        def read() -> bool:
+            row = self._store.query_one(
+                "SELECT (SELECT count(*) FROM (SELECT DISTINCT case_idx FROM runs WHERE experiment_id = :e)) "
+                "= (SELECT count(*) FROM cases WHERE dataset_id = "
+                "(SELECT dataset_id FROM experiments WHERE id = :e))",
+                {"e": exp_id},
+            )
+            return bool(row and row[0])
+
+        return _COVERS.get((str(self._store.db_path), exp_id), self._store.results_stamp()[0], read)
+
+    def _answers(self, exp_id: int) -> list[str]:
+        """The experiment's distinct answers (kept while no run or grade is written)."""
+
+        def read() -> list[str]:
+            rows = self._store.query(
+                "SELECT DISTINCT prediction FROM runs WHERE experiment_id = ? AND prediction IS NOT NULL",
+                [exp_id],
+            )
+            return [str(r[0]) for r in rows]
+
+        return _ANSWERS.get((str(self._store.db_path), exp_id), self._store.results_stamp(), read)
+
     def _prepare(
         self, exp_id: int, query: CaseQuery, sort: str, descending: bool
     ) -> tuple[str, str, dict[str, Any]]:
-        where, params = _where(exp_id, query)
+        answers = self._answers(exp_id) if (query.search or "").strip() else []
+        where, params = _where(exp_id, query, every=self._covers(exp_id), answers=answers)
         join, order = _order(sort, descending, "" if query.arm_id is None else " AND arm_id = :a")
         if query.search:
             self._store.conn.create_function(_FOLDS, 2, _folds, deterministic=True)
@@ -141,13 +182,15 @@ class CaseLists(Noun):
         """
         _check_page(offset, limit)
         body, order, params = self._prepare(exp_id, query, sort, descending)
-        with self._store.reading() as conn:  # the total and the page from one state of the store
-            total = conn.execute(f"SELECT count(*) {body}", params).fetchone()[0]
-            rows = conn.execute(
-                f"SELECT c.idx {body} ORDER BY {order} LIMIT :limit OFFSET :offset",
-                {**params, "limit": limit, "offset": offset},
-            ).fetchall()
-        return CasePositions(tuple(int(r[0]) for r in rows), int(total))
+        # The total rides along each row of the page: the list is worked out once, not twice.
+        rows = self._store.query(
+            f"SELECT c.idx, count(*) OVER () {body} ORDER BY {order} LIMIT :limit OFFSET :offset",
+            {**params, "limit": limit, "offset": offset},
+        )
+        if rows:
+            return CasePositions(tuple(int(r[0]) for r in rows), int(rows[0][1]))
+        total = self._store.query_one(f"SELECT count(*) {body}", params)  # past the end: the total alone
+        return CasePositions((), int(total[0]) if total else 0)
 
     def case_list_positions(
         self,
@@ -187,7 +230,7 @@ class CaseLists(Noun):
         names = {"domain": "c.domain", "gold": "c.expected"}
         if column not in names:
             raise UnknownName("column", column, tuple(names))
-        where, params = _where(exp_id, CaseQuery())
+        where, params = _where(exp_id, CaseQuery(), every=self._covers(exp_id), answers=[])
         rows = self._store.query(
             f"SELECT coalesce({names[column]}, '') AS v, count(*) AS n FROM cases c WHERE {where} "
             "GROUP BY v ORDER BY n DESC, v LIMIT :most",
