@@ -133,6 +133,7 @@ class CasesWidget(View):
         self.detail = CaseDetailView(self.store)
         self.drawer = w.Accordion(children=[self.detail], selected_index=None)
         self.drawer.titles = ("Case: choose one in the list above",)
+        self.add_class("abbench-cases")
         self.children = [
             w.HTML(STYLE),
             w.HBox([self.chooser.widget, self.reload_button]),
