@@ -136,7 +136,7 @@ def measure(store_dir: Path, *, baseline: bool) -> None:
     """Each call a widget makes, then each widget opened and paged, timed on a freshly opened store."""
     from abbench.compare import compare_arms
     from abbench.metrics import experiment_metrics
-    from abbench.review import case_detail, disagreement_page, disagreements
+    from abbench.review import case_detail, case_page, disagreement_page, disagreements
     from abbench.store import open_store
 
     t0 = time.perf_counter()
@@ -181,6 +181,16 @@ def measure(store_dir: Path, *, baseline: bool) -> None:
         whole,
     )
     timed("case_detail(one case)", lambda: case_detail(exp.id, "c054327", store=store))
+    timed("case_page (All cases) the middle page", lambda: case_page(exp.id, offset=50_000, store=store))
+    timed(
+        "case_page(outcome wrong, arm B), the last page",
+        lambda: case_page(exp.id, outcome="fail", arm="B", offset=9_950, store=store),
+    )
+    timed(
+        "case_page(most wrong runs first), page 200",
+        lambda: case_page(exp.id, sort="wrong", offset=10_000, store=store),
+    )
+    timed("case_page(search 'TOPIC 42')", lambda: case_page(exp.id, search="TOPIC 42", store=store))
     timed("experiment_metrics (results widget)", lambda: experiment_metrics(exp.id, store=store))
     timed(
         "compare_arms(A, B, details=True) (compare widget)",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abbench import _lazy
+from abbench.review._all_cases import CASE_OUTCOMES, CasePage, CaseRow, CaseRun, case_page, case_table
 from abbench.review._api import (
     HUMAN_LABELS as HUMAN_LABELS,
     JudgeAgreement,
@@ -31,11 +32,15 @@ from abbench.store import Review, ReviewSample
 from abbench.types import REVIEW_VERDICTS
 
 __all__ = [
+    "CASE_OUTCOMES",
     "DISAGREEMENT_KINDS",
     "PAGE_SORTS",
     "REVIEW_VERDICTS",
     "AttemptView",
     "CaseDetail",
+    "CasePage",
+    "CaseRow",
+    "CaseRun",
     "CaseView",
     "CorrectedAccuracy",
     "Disagreement",
@@ -49,6 +54,8 @@ __all__ = [
     "ToolCall",
     "add_review",
     "case_detail",
+    "case_page",
+    "case_table",
     "corrected_accuracy",
     "disagreement_page",
     "disagreements",

@@ -36,6 +36,11 @@ if typing.TYPE_CHECKING:
         CacheModelStats as CacheModelStats,
         CacheStats as CacheStats,
     )
+    from abbench.store._case_list import (
+        CASE_SORTS as CASE_SORTS,
+        CasePositions as CasePositions,
+        CaseQuery as CaseQuery,
+    )
     from abbench.store._datasets import (
         TRY_DATASET as TRY_DATASET,
         import_dataset,
@@ -196,6 +201,11 @@ __getattr__, __dir__ = _lazy.exports(
             "pepper_path",
         ),
         "abbench.store.bulk._case_outcomes": ("CaseOutcomes",),
+        "abbench.store._case_list": (
+            "CASE_SORTS",
+            "CasePositions",
+            "CaseQuery",
+        ),
         "abbench.store._pages": ("RunPage",),
         "abbench.store._report_queries": (
             "FailedRun",

@@ -8,6 +8,7 @@ from abbench.store._analysis import Analysis
 from abbench.store._attempts import Attempts
 from abbench.store._base import StoreBase
 from abbench.store._cache import Cache
+from abbench.store._case_list import CaseLists
 from abbench.store._datasets import DatasetReads
 from abbench.store._experiments import Experiments
 from abbench.store._failures import RunFailures
@@ -30,7 +31,7 @@ class Datasets(DatasetReads, DatasetImports):
     """``store.datasets``: the imported datasets and their cases; importing and saving new ones."""
 
 
-class Runs(RunRecords, RunResults, RunFlags, RunPages, RunFailures, RunWrites):
+class Runs(RunRecords, RunResults, RunFlags, RunPages, CaseLists, RunFailures, RunWrites):
     """``store.runs``: the runs of experiments — the runner's queue, their records, tables and pages."""
 
 

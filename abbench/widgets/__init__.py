@@ -1,4 +1,4 @@
-"""Jupyter widgets over the public API: mapping, run control, results, disagreement review and version diff.
+"""Jupyter widgets over the public API: mapping, run control, results, disagreement review, all cases and version diff.
 
 The only package that imports ipywidgets (``pip install abbench[notebook]``). Each widget is a thin
 view: it reads what it shows from the store and calls the library for every action.
@@ -25,6 +25,7 @@ from abbench.widgets._base import (
     notebook_store,
 )
 from abbench.widgets._case import CaseDetailView, transcript_html as transcript_html
+from abbench.widgets._cases import CasesWidget
 from abbench.widgets._diff import DiffWidget
 from abbench.widgets._mapping import MappingWidget
 from abbench.widgets._mapping_parts import report_html as report_html
@@ -35,6 +36,7 @@ from abbench.widgets._share import ReportButton
 
 __all__ = [
     "CaseDetailView",
+    "CasesWidget",
     "DiffWidget",
     "MappingWidget",
     "ReportButton",

@@ -16,7 +16,6 @@ from abbench.metrics import NO_DOMAIN
 from abbench.snapshot import SnapshotDiff, diff_snapshots
 from abbench.store import Experiment
 from abbench.widgets._base import (
-    MAX_LISTED,
     NONE,
     STYLE,
     Choice,
@@ -32,6 +31,23 @@ from abbench.widgets._case import CaseDetailView
 LISTS = ("fixed", "regressed", "reason changed", "evidence appeared", "evidence disappeared")
 INPUT_SHOWN = 40
 """Characters of a case's input shown in the case lists (the whole input is the list's tooltip)."""
+LIST_PAGE = 100
+"""Cases a case list shows at a time; its pager turns to the others."""
+
+
+def _moved_line(x: Any, domain: str, said: str) -> str:
+    """A fixed or regressed case's line: id, input, domain, each side's pass rate."""
+    return f"{x.case_id} · {said}{domain} · {x.rates}"
+
+
+def _reason_line(x: Any, said: str) -> str:
+    """A case answered for another reason: id, input, the answer, B's reason."""
+    return f"{x.case_id} · {said} · {x.prediction} · {(x.reason_b or '')[:80]}"
+
+
+def _evidence_line(x: Any, sign: str, refs: Any, said: str) -> str:
+    """A case whose cited evidence appeared (+) or disappeared (−): id, input, the references."""
+    return f"{x.case_id} · {said} · {sign} {', '.join(refs)}"
 
 
 def _signed(value: float | None, unit: str, digits: int = 1) -> str:
@@ -167,7 +183,8 @@ class DiffWidget(View):
     Attributes:
         comparison: The `Comparison` shown (None before one, or when refused).
         refusal: The refusal's message when the two sides cannot be compared, else None.
-        lists: List name (see `LISTS`) → the case ids it holds.
+        lists: List name (see `LISTS`) → every case id it holds (shown `LIST_PAGE` at a time).
+        list_pages: List name → the page of it shown, from 1.
         skill_diff: The `SnapshotDiff` between the two sides' skills (None when a side has none).
         detail: The `CaseDetailView` of the chosen case.
     """
@@ -186,6 +203,9 @@ class DiffWidget(View):
         self.comparison: Comparison | None = None
         self.refusal: str | None = None
         self.lists: dict[str, list[str]] = {name: [] for name in LISTS}
+        self.list_pages: dict[str, int] = {name: 1 for name in LISTS}
+        self._lines: dict[str, dict[str, Callable[[str], str]]] = {name: {} for name in LISTS}
+        self._dataset: int | None = None
         self._inputs: dict[str, str] = {}
         self.skill_diff: SnapshotDiff | None = None
         self._quiet = False
@@ -213,11 +233,14 @@ class DiffWidget(View):
         for choice in self.case_lists.values():
             choice.widget.layout.width = "100%"
         self.list_tabs = w.Tab(children=[c.widget for c in self.case_lists.values()], titles=LISTS)
-        # Another tab shows its own chosen case (each list keeps its own choice).
-        self.on_change(
-            self.list_tabs,
-            lambda index: self._case_chosen(self.case_lists[LISTS[index or 0]].value),
-            "selected_index",
+        # Another tab shows its own chosen case (each list keeps its own choice) and its own page.
+        self.on_change(self.list_tabs, self._tab_chosen, "selected_index")
+        self.list_page_html = w.HTML()
+        self.list_previous_button = self.button(
+            "Previous page", self.previous_list_page, icon="chevron-left", tooltip="the cases before these"
+        )
+        self.list_next_button = self.button(
+            "Next page", self.next_list_page, icon="chevron-right", tooltip="the cases after these"
         )
         self.detail = CaseDetailView(self.store)
         self.children = [
@@ -231,6 +254,7 @@ class DiffWidget(View):
             self.domains_html,
             self.skill_html,
             self.list_tabs,
+            w.HBox([self.list_previous_button, self.list_page_html, self.list_next_button]),
             self.detail,
         ]
         self.guard("listing experiments", self._list)()
@@ -370,8 +394,10 @@ class DiffWidget(View):
         self.skill_diff = None
         for name, choice in self.case_lists.items():
             self.lists[name] = []
+            self.list_pages[name] = 1
             choice.set_options([])
         self.list_tabs.titles = LISTS
+        self._show_list_pager()
         self.detail.clear()
 
     def _render(self, c: Comparison) -> None:
@@ -469,58 +495,87 @@ class DiffWidget(View):
         )
 
     def _show_case_lists(self, c: Comparison) -> None:
-        """The fixed, regressed, reason-changed and evidence lists, each case with its input shortened."""
+        """The fixed, regressed, reason-changed and evidence lists, each a page at a time (`LIST_PAGE` cases,
+        each with its input shortened: only the inputs of a page shown are read)."""
         text = c.text
-        # Each listed case by its input too (shortened; the chosen case's full input is the list's tooltip):
-        # only the cases the lists show are read, not every case of the dataset.
-        fixed, regressed = c.fixed, c.regressed
-        shown = [x.case_id for x in (*fixed[:MAX_LISTED], *regressed[:MAX_LISTED])]
-        if text:
-            shown += [x.case_id for x in text.reason_changed[:MAX_LISTED]]
-            shown += [x.case_id for x in text.evidence_appeared[:MAX_LISTED]]
-            shown += [x.case_id for x in text.evidence_disappeared[:MAX_LISTED]]
-        dataset = self.store.experiments.get(self.exp_b.value).dataset_id
-        self._inputs = {
-            case_id: " ".join(str(value).split())
-            for case_id, value in self.store.datasets.case_inputs(dataset, shown).items()
-        }
-
-        def said(case_id: str) -> str:
-            return clip(self._inputs.get(case_id, ""), INPUT_SHOWN)
 
         def domain(name: str) -> str:  # no "· (none) ·" on every line of a dataset without domains
             return "" if name == NO_DOMAIN else f" · {name}"
 
-        entries: dict[str, list[tuple[str, str]]] = {
-            "fixed": [
-                (x.case_id, f"{x.case_id} · {said(x.case_id)}{domain(x.domain)} · {x.rates}") for x in fixed
-            ],
-            "regressed": [
-                (x.case_id, f"{x.case_id} · {said(x.case_id)}{domain(x.domain)} · {x.rates}")
-                for x in regressed
-            ],
+        entries: dict[str, list[tuple[str, Callable[[str], str]]]] = {
+            "fixed": [(x.case_id, partial(_moved_line, x, domain(x.domain))) for x in c.fixed],
+            "regressed": [(x.case_id, partial(_moved_line, x, domain(x.domain))) for x in c.regressed],
             "reason changed": [
-                (x.case_id, f"{x.case_id} · {said(x.case_id)} · {x.prediction} · {(x.reason_b or '')[:80]}")
-                for x in (text.reason_changed if text else ())
+                (x.case_id, partial(_reason_line, x)) for x in (text.reason_changed if text else ())
             ],
             "evidence appeared": [
-                (x.case_id, f"{x.case_id} · {said(x.case_id)} · + {', '.join(x.appeared)}")
+                (x.case_id, partial(_evidence_line, x, "+", x.appeared))
                 for x in (text.evidence if text else ())
                 if x.appeared
             ],
             "evidence disappeared": [
-                (x.case_id, f"{x.case_id} · {said(x.case_id)} · − {', '.join(x.disappeared)}")
+                (x.case_id, partial(_evidence_line, x, "−", x.disappeared))
                 for x in (text.evidence if text else ())
                 if x.disappeared
             ],
         }
+        self._dataset = self.store.experiments.get(self.exp_b.value).dataset_id
+        self._inputs = {}
         for name, items in entries.items():
             self.lists[name] = [case_id for case_id, _ in items]
-            self.case_lists[name].set_options([(label, case_id) for case_id, label in items[:MAX_LISTED]])
-            self.case_lists[name].widget.tooltip = self._tooltip(self.case_lists[name].value)
-        self.list_tabs.titles = tuple(f"{name} ({len(entries[name])})" for name in LISTS)
+            self._lines[name] = dict(items)
+            kept = self.case_lists[name].intended
+            at = self.lists[name].index(kept) // LIST_PAGE + 1 if kept in self.lists[name] else 1
+            self._show_list_page(name, at)
+        self.list_tabs.titles = tuple(f"{name} ({len(entries[name]):,})" for name in LISTS)
+        self._show_list_pager()
         chosen = self.case_lists[LISTS[self.list_tabs.selected_index or 0]].value
         self._case_chosen(chosen)
+
+    def _show_list_page(self, name: str, number: int) -> None:
+        """Show page `number` (from 1, clamped) of the list `name`, reading the inputs of its cases."""
+        ids = self.lists[name]
+        number = max(1, min(int(number), max(1, -(-len(ids) // LIST_PAGE))))
+        self.list_pages[name] = number
+        page = ids[(number - 1) * LIST_PAGE : number * LIST_PAGE]
+        unread = [case_id for case_id in page if case_id not in self._inputs]
+        if unread and self._dataset is not None:
+            read = self.store.datasets.case_inputs(self._dataset, unread)
+            self._inputs.update({case_id: " ".join(str(v).split()) for case_id, v in read.items()})
+        lines = self._lines[name]
+        said = {case_id: clip(self._inputs.get(case_id, ""), INPUT_SHOWN) for case_id in page}
+        self.case_lists[name].set_options([(lines[case_id](said[case_id]), case_id) for case_id in page])
+        self.case_lists[name].widget.tooltip = self._tooltip(self.case_lists[name].value)
+
+    def _show_list_pager(self) -> None:
+        """The pager of the list whose tab is open: "page 3 of 241 · cases 201–300 of 24,064"."""
+        name = LISTS[self.list_tabs.selected_index or 0]
+        total, number = len(self.lists[name]), self.list_pages.get(name, 1)
+        pages = max(1, -(-total // LIST_PAGE))
+        first, last = (number - 1) * LIST_PAGE + 1, min(number * LIST_PAGE, total)
+        self.list_page_html.value = (
+            note(f"page {number:,} of {pages:,} · cases {first:,}–{last:,} of {total:,}") if total else ""
+        )
+        self.list_previous_button.disabled = number <= 1
+        self.list_next_button.disabled = number >= pages
+
+    def list_page(self, list_name: str | None = None) -> int:
+        """The page shown of a list (default: the list whose tab is open), from 1."""
+        return self.list_pages.get(list_name or LISTS[self.list_tabs.selected_index or 0], 1)
+
+    def go_to_list_page(self, number: int, list_name: str | None = None) -> None:
+        """Show page `number` (from 1; clamped) of a list (default: the open tab's); its choice stays."""
+        name = list_name or LISTS[self.list_tabs.selected_index or 0]
+        self._show_list_page(name, number)
+        self._show_list_pager()
+
+    def next_list_page(self) -> None:
+        """Show the next page of the open tab's list."""
+        self.go_to_list_page(self.list_page() + 1)
+
+    def previous_list_page(self) -> None:
+        """Show the page before of the open tab's list."""
+        self.go_to_list_page(self.list_page() - 1)
 
     def _show_skill_diff(self) -> None:
         """Which rules changed between the two sides' skills (the question behind a version comparison)."""
@@ -564,6 +619,10 @@ class DiffWidget(View):
         text = self._inputs.get(case_id) if case_id else None
         return f"{case_id}: {text}" if text else "choose a case to read its whole input here and below"
 
+    def _tab_chosen(self, index: Any) -> None:
+        self._show_list_pager()
+        self._case_chosen(self.case_lists[LISTS[index or 0]].value)
+
     def _case_chosen(self, case_id: Any) -> None:
         for choice in self.case_lists.values():
             if choice.value == case_id or not case_id:
@@ -576,6 +635,8 @@ class DiffWidget(View):
         self.detail.show([(ea, [self.arm_a.value]), (eb, [self.arm_b.value])], case_id)
 
     def open_case(self, list_name: str, case_id: str) -> None:
-        """Open a case from one of the lists (see `LISTS`), as clicking it does."""
+        """Open a case from one of the lists (see `LISTS`), as clicking it does, turning to its page."""
         self.list_tabs.selected_index = LISTS.index(list_name)
+        if case_id in self.lists[list_name] and case_id not in self.case_lists[list_name].values:
+            self.go_to_list_page(self.lists[list_name].index(case_id) // LIST_PAGE + 1, list_name)
         self.case_lists[list_name].select(case_id)

@@ -32,7 +32,9 @@ CHECKS = {
     "assert run.spec()['graders'] == demo['graders'] and run.rounds.value == demo['rounds']",
     "03_results": "assert results.errors.message is None, results.errors.message\n"
     "assert results.metrics is not None and results.gate_result is not None",
-    "04_review": "assert review.errors.message is None, review.errors.message\nassert review.items",
+    "04_review": "assert review.errors.message is None, review.errors.message\nassert review.items\n"
+    "assert cases.errors.message is None, cases.errors.message\n"
+    "assert cases.experiment.id == review.experiment.id and cases.page.total == cases.page.cases > 0",
     "05_compare": "assert diff.errors.message is None, diff.errors.message\n"
     "assert diff.comparison is not None and diff.lists['fixed']",
 }
