@@ -89,7 +89,10 @@ def test_low_confidence_is_not_empty_on_a_two_label_task(store, realdata, declar
 
 
 def test_answers_that_are_not_labels_keep_the_old_default(store):
-    cases = [Case(f"q{i}", f"what is {i} squared", f"the answer is {i * i} because {i} times {i}") for i in range(8)]
+    cases = [
+        Case(f"q{i}", f"what is {i} squared", f"the answer is {i * i} because {i} times {i}")
+        for i in range(8)
+    ]
     exp = make_experiment(
         store, "free", cases, {"a": [[{"passed": True, "confidence": 0.55}]] * 8}, label_set=None,
         expected_kind="answer",
@@ -106,7 +109,7 @@ def test_a_threshold_outside_0_to_1_is_refused(store, realdata):
 
 
 def test_the_cli_uses_the_same_default_and_says_it(store, realdata):
-    exp, frame = _trigger_experiment(store, realdata, declared=False)
+    _exp, frame = _trigger_experiment(store, realdata, declared=False)
     expected = sorted(frame.loc[frame.confidence < 0.75, "case_id"].unique())
     result = CliRunner().invoke(
         cli, ["--store", str(store.path), "disagreements", "triggers", "--kind", "low_confidence", "--json"]
@@ -114,6 +117,10 @@ def test_the_cli_uses_the_same_default_and_says_it(store, realdata):
     assert result.exit_code == 0, result.output
     assert [d["case"]["case_id"] for d in json.loads(result.output)] == expected
     human = CliRunner().invoke(cli, ["--store", str(store.path), "disagreements", "triggers"])
-    assert "low confidence: below 0.75: halfway between chance (1/2) and certainty for 2 labels" in human.output
-    bad = CliRunner().invoke(cli, ["--store", str(store.path), "disagreements", "triggers", "--threshold", "2"])
+    assert (
+        "low confidence: below 0.75: halfway between chance (1/2) and certainty for 2 labels" in human.output
+    )
+    bad = CliRunner().invoke(
+        cli, ["--store", str(store.path), "disagreements", "triggers", "--threshold", "2"]
+    )
     assert bad.exit_code != 0 and "0<=x<=1" in bad.output
