@@ -60,7 +60,7 @@ class LowConfidence(Result):
 
 
 _LABELS: Memo[int | None] = Memo(8)
-"""The label count per experiment, with the stamp of the runs it was read from."""
+"""The label count per experiment, kept with its dataset's fingerprint."""
 
 
 def _label_count(store: Store, exp: Experiment) -> int | None:
@@ -75,8 +75,9 @@ def _label_count(store: Store, exp: Experiment) -> int | None:
         classes = label_space(golds, label_set, label_map)[0]
         return len(classes) if classes else None
 
-    key = (str(store.db_path), exp.id)
-    return _LABELS.get(key, store.results_stamp(), read)
+    # An experiment's cases and its dataset never change (a dataset is named by its content), so the
+    # count is read once per experiment: at 100,000 cases it costs one read of the cases' gold.
+    return _LABELS.get((str(store.db_path), exp.id), exp.dataset, read)
 
 
 def low_confidence_threshold(

@@ -128,6 +128,7 @@ class ReviewWidget(View):
         self.page: DisagreementPage | None = None
         self.shown: list[Disagreement] = []
         self.saved: list[Review] = []
+        self._held: Disagreement | None = None
         self.chosen_threshold = threshold
         """The threshold the person chose (None: the default for the experiment's labels)."""
 
@@ -183,8 +184,10 @@ class ReviewWidget(View):
         self.search = w.Text(description="Search", placeholder="case id, words of the input, a prediction")
         self.sort = w.Dropdown(options=list(SORTS.items()), value="order", description="Sort")
         self._relabelling = False
-        for widget in (self.kind, self.state, self.search, self.sort):
+        for widget in (self.kind, self.state, self.search):
             self.on_change(widget, lambda _v: None if self._relabelling else self.refilter())
+        # A new order starts at its first page; the chosen case stays chosen (and open) wherever it went.
+        self.on_change(self.sort, lambda _v: self.refilter(page=1))
         self.count_html = w.HTML()
         self._threshold_controls()
         self.cases = Choice(kind=w.Select, on_select=self.guard("opening a case", self._case_chosen), rows=8)
@@ -403,7 +406,6 @@ class ReviewWidget(View):
         self.page = found
         self.shown = list(found.items) if found is not None else []
         self._show_counts(found)
-        before = self.cases.value
         self.cases.set_options([(self._label(d), d.case_id) for d in self.shown])
         self._show_pager(found)
         if self.cases.missing is not None and (found is None or found.page_of(self.cases.missing) is None):
@@ -411,8 +413,13 @@ class ReviewWidget(View):
                 f"{self.cases.missing} (your choice) is not in this list; change the filters to see it again",
                 "warn",
             )
-        if reopen or self.cases.value != before or self.detail.case_id != self.cases.value:
-            self._case_chosen(self.cases.value)
+        chosen = self.chosen_case_id
+        if chosen is not None and chosen != self.cases.value:  # listed on another page: it stays open
+            self._held = self._held if self._held is not None and self._held.case_id == chosen else None
+        if reopen or self.detail.case_id != chosen:
+            self._case_chosen(chosen)
+        else:
+            self._show_review_panel()
 
     def _show_counts(self, found: DisagreementPage | None) -> None:
         """The kind buttons' numbers, the "23 of 232 reviewed" counter and how many cases are listed."""
@@ -482,12 +489,25 @@ class ReviewWidget(View):
     # -- the case --------------------------------------------------------------------------------------
 
     @property
-    def case(self) -> Disagreement | None:
-        """The chosen case, as listed."""
-        for d in self.shown:
-            if d.case_id == self.cases.value:
-                return d
+    def chosen_case_id(self) -> str | None:
+        """The chosen case: selected on the page shown, or listed on another page (after a sort or a
+        turn of the page it stays chosen, and its detail stays open)."""
+        if self.cases.value is not None:
+            return str(self.cases.value)
+        missing = self.cases.missing
+        if missing is not None and self.page is not None and self.page.page_of(missing) is not None:
+            return str(missing)
         return None
+
+    @property
+    def case(self) -> Disagreement | None:
+        """The chosen case, as listed (on the page shown, or as it was listed when it was chosen)."""
+        chosen = self.chosen_case_id
+        for d in self.shown:
+            if d.case_id == chosen:
+                self._held = d
+                return d
+        return self._held if self._held is not None and self._held.case_id == chosen else None
 
     def _case_chosen(self, case_id: Any) -> None:
         if not case_id or self.experiment is None:
