@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from abbench._memo import Memo
+from abbench.dataset import gold_kind
 from abbench.errors import UsageError
 from abbench.metrics import LOW_CONFIDENCE, Result, dataset_labels, label_space
 from abbench.review._api import StoreLike
@@ -65,18 +64,19 @@ _LABELS: Memo[int | None] = Memo(8)
 
 def _label_count(store: Store, exp: Experiment) -> int | None:
     def read() -> int | None:
-        import pandas as pd
-
         label_set, label_map = dataset_labels(store, exp.dataset_id)
-        golds: list[object] = []
-        if not label_set:
-            expected = store.runs.case_fields(exp.id).expected
-            golds = [g for g in pd.unique(np.asarray(expected, dtype=object)) if g is not None]
-        classes = label_space(golds, label_set, label_map)[0]
+        if label_set:
+            classes = label_space([], label_set, label_map)[0]
+        else:  # the gold values counted in SQLite: labels or answers, decided as the metrics decide it
+            counts = store.datasets.value_counts(exp.dataset_id)
+            kind = store.datasets.get(exp.dataset_id).expected_kind
+            if kind is None or kind.kind is None:
+                kind = gold_kind(counts)
+            classes = label_space(list(counts), None, label_map, kind)[0]
         return len(classes) if classes else None
 
     # An experiment's cases and its dataset never change (a dataset is named by its content), so the
-    # count is read once per experiment: at 100,000 cases it costs one read of the cases' gold.
+    # count is read once per experiment, by one GROUP BY of the gold in SQLite.
     return _LABELS.get((str(store.db_path), exp.id), exp.dataset, read)
 
 
@@ -84,7 +84,7 @@ def low_confidence_threshold(
     experiment: int | str | Experiment, threshold: float | None = None, *, store: StoreLike = None
 ) -> LowConfidence:
     """The low-confidence threshold for an experiment: `threshold` when given, else `default_threshold`
-    of its label count (the dataset's declared labels, or the distinct gold labels of its cases).
+    of its label count (its dataset's declared labels, or else its distinct gold labels).
 
     Raises:
         UsageError: a threshold outside 0–1.
