@@ -13,7 +13,7 @@ from tests.results import make_experiment
 
 
 def _banking(store, realdata):
-    """300 real banking77 queries (12 intents), two arms by two rounds: each answer right, another
+    """300 real banking77 queries (the first 8 intents of the file), two arms by two rounds: each answer right, another
     intent, or a word outside the labels, drawn with a seed (the candidate over-predicts one intent)."""
     rows = pd.read_csv(realdata / "banking77" / "test.csv")
     rows = rows[rows.category.isin(rows.category.unique()[:12])].head(300).reset_index(drop=True)
