@@ -16,6 +16,7 @@ from abbench.review import (
     disagreements,
     draw_review_sample,
     judge_agreement,
+    low_confidence_threshold,
     reviews,
 )
 from abbench.types import AttemptOutcome, GradeStatus, RunState, outcome_word
@@ -178,12 +179,17 @@ def _corrected(ctx: Context, experiment: str, arm: str | None) -> list[Corrected
     help="Which kind (repeatable; default all).",
 )
 @click.option("--arm", "arms", multiple=True, metavar="ARM", help="Only runs of this arm (repeatable).")
-@click.option("--threshold", type=float, default=0.5, show_default=True, help="Low-confidence threshold.")
+@click.option(
+    "--threshold",
+    type=click.FloatRange(0, 1),
+    help="Low-confidence threshold [default: halfway between chance and certainty, (1 + 1/k)/2 for k labels; "
+    "0.5 without labels].",
+)
 @click.option("--limit", type=int, help="At most this many cases.")
 @json_option
 @pass_ctx
 def disagreements_cmd(ctx: Context, experiment: str, kinds: tuple[str, ...], arms: tuple[str, ...],
-                      threshold: float, limit: int | None, as_json: bool) -> None:  # fmt: skip
+                      threshold: float | None, limit: int | None, as_json: bool) -> None:  # fmt: skip
     """List cases worth a review: gold vs prediction, low confidence, no evidence, flaky, arms disagreeing."""
     kind = None if not kinds or "all" in kinds else list(kinds)
     found = disagreements(
@@ -213,7 +219,11 @@ def disagreements_cmd(ctx: Context, experiment: str, kinds: tuple[str, ...], arm
             )
             click.echo(f"{'':<{id_width}}{_cut(' '.join(str(d.case.input).split()), 100, pad=False)}")
         more = f" (--limit {limit}: there may be more)" if limit is not None and len(found) >= limit else ""
-        click.echo(f"{len(found)} case(s){more}; answers per arm are by round: round 1/round 2/…")
+        click.echo(f"{len(found):,} case(s){more}; answers per arm are by round: round 1/round 2/…")
+        if kind is None or "low_confidence" in kind:
+            click.echo(
+                f"low confidence: {low_confidence_threshold(experiment, threshold, store=ctx.store).text}"
+            )
 
     emit(as_json, [d.as_dict() for d in found], human)
 

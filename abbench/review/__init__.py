@@ -28,6 +28,7 @@ from abbench.review._cases import (
 )
 from abbench.review._pages import PAGE_SORTS, SAMPLE as SAMPLE, DisagreementPage, disagreement_page
 from abbench.review._sample import CorrectedAccuracy, corrected_accuracy, draw_review_sample, sample_cases
+from abbench.review._threshold import LowConfidence, default_threshold, low_confidence_threshold
 from abbench.store import Review, ReviewSample
 from abbench.types import REVIEW_VERDICTS
 
@@ -48,6 +49,7 @@ __all__ = [
     "Evidence",
     "GradeView",
     "JudgeAgreement",
+    "LowConfidence",
     "Review",
     "ReviewSample",
     "RunView",
@@ -57,10 +59,12 @@ __all__ = [
     "case_page",
     "case_table",
     "corrected_accuracy",
+    "default_threshold",
     "disagreement_page",
     "disagreements",
     "draw_review_sample",
     "judge_agreement",
+    "low_confidence_threshold",
     "review_history",
     "reviews",
     "sample_cases",

@@ -15,8 +15,9 @@ import numpy as np
 from abbench import _actions as do
 from abbench.errors import AbbenchError, NotFoundError, UsageError
 from abbench.graders import normalise_label
-from abbench.metrics import LOW_CONFIDENCE, Result, dataset_labels
+from abbench.metrics import Result, dataset_labels
 from abbench.review._api import StoreLike
+from abbench.review._threshold import low_confidence_threshold
 from abbench.store import (
     FAILED,
     OUTCOMES,
@@ -500,7 +501,7 @@ def disagreements(
     *,
     store: StoreLike = None,
     arms: Sequence[str] | None = None,
-    threshold: float = LOW_CONFIDENCE,
+    threshold: float | None = None,
     limit: int | None = None,
     exclude: Collection[str] = (),
 ) -> list[Disagreement]:
@@ -511,7 +512,8 @@ def disagreements(
         kind: One of `DISAGREEMENT_KINDS`, several, or ``"all"``.
         store: The store (path or open Store; default ./.abbench or $ABBENCH_STORE).
         arms: Only runs of these arms.
-        threshold: Confidence below which an answer is low-confidence.
+        threshold: Confidence below which an answer is low-confidence (default: halfway between
+            chance and certainty for the task's labels, `low_confidence_threshold`).
         limit: At most this many cases.
         exclude: Case ids to leave out (a report lists its regressed cases apart): only the `limit`
             cases shown are loaded, however many are excluded.
@@ -524,7 +526,8 @@ def disagreements(
     store = open_store(store)
     exp = store.experiments.get(experiment)
     label_map = dataset_labels(store, exp.dataset_id)[1]
-    found = _case_kinds(store, exp, float(threshold), arms, label_map)
+    below = low_confidence_threshold(exp, threshold, store=store).threshold
+    found = _case_kinds(store, exp, below, arms, label_map)
     chosen = []
     skip = set(exclude)
     for idx in sorted(found):
@@ -562,9 +565,11 @@ def case_detail(
     case_id: str,
     *,
     store: StoreLike = None,
-    threshold: float = LOW_CONFIDENCE,
+    threshold: float | None = None,
 ) -> CaseDetail:
     """Everything about one case: the case, every run with grades and tool calls, and its reviews.
+
+    `threshold` is the low-confidence threshold (default: `low_confidence_threshold`'s).
 
     Raises:
         NotFoundError: no such experiment, or the experiment did not run that case.
@@ -581,7 +586,8 @@ def case_detail(
     case = loader.cases([idx])[idx]
     runs = loader.runs([idx], None, detail=True).get(idx, [])
     label_map = dataset_labels(store, exp.dataset_id)[1]
-    kinds = _kinds_of_case(runs, exp, threshold, label_map, case.expected)
+    below = low_confidence_threshold(exp, threshold, store=store).threshold
+    kinds = _kinds_of_case(runs, exp, below, label_map, case.expected)
     history = store.reviews.all(exp.id, latest=False, case_id=case.case_id)
     return CaseDetail(
         experiment=exp.name,

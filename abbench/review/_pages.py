@@ -20,7 +20,7 @@ import numpy as np
 
 from abbench._memo import Memo
 from abbench.errors import UnknownName, UsageError
-from abbench.metrics import LOW_CONFIDENCE, Result, dataset_labels
+from abbench.metrics import Result, dataset_labels
 from abbench.review._api import StoreLike
 from abbench.review._cases import (
     DISAGREEMENT_KINDS,
@@ -31,6 +31,7 @@ from abbench.review._cases import (
     _latest_reviews,
     _Loader,
 )
+from abbench.review._threshold import low_confidence_threshold
 from abbench.store import FAILED, Experiment, Store, open_store
 
 SAMPLE = "sample"
@@ -230,7 +231,7 @@ def disagreement_page(
     search: str | None = None,
     sort: str = "order",
     sample: bool = False,
-    threshold: float = LOW_CONFIDENCE,
+    threshold: float | None = None,
     exclude: Collection[str] = (),
 ) -> DisagreementPage:
     """One page of the cases worth a person's look: `disagreements`, filtered, sorted and paged.
@@ -252,7 +253,8 @@ def disagreement_page(
         search: Only cases whose id, input, gold, domain or an answer contain these words (any case).
         sort: One of `PAGE_SORTS`.
         sample: Also list the latest review sample's cases (kind ``sample``), among the others.
-        threshold: Confidence below which an answer is low-confidence.
+        threshold: Confidence below which an answer is low-confidence (default: halfway between
+            chance and certainty for the task's labels, `low_confidence_threshold`).
         exclude: Case ids to leave out.
 
     Raises:
@@ -264,7 +266,7 @@ def disagreement_page(
         wanted = (*wanted, SAMPLE)
     store = open_store(store)
     exp = store.experiments.get(experiment)
-    listing = _listing(store, exp, float(threshold), arms)
+    listing = _listing(store, exp, low_confidence_threshold(exp, threshold, store=store).threshold, arms)
     entries = _entries(store, exp, listing, sample or SAMPLE in wanted)
     latest = _latest_reviews(store, exp.id)
     found = None

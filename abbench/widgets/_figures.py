@@ -143,3 +143,41 @@ def latency_figure(arms: Sequence[ArmMetrics]) -> go.Figure | None:
     )
     fig.update_layout(title="Latency per run (ms)", barmode="group", height=340, **_LAYOUT)
     return fig
+
+
+def label_distribution_figure(arms: Sequence[ArmMetrics]) -> go.Figure | None:
+    """How often each label is the gold and how often each arm predicts it, one panel per arm.
+
+    The counts are graded runs, read off each arm's confusion matrix: a label's gold count is its row's
+    sum, its predicted count its column's (answers outside the labels pooled as ``(other)``). An arm
+    that over-predicts a label shows a predicted bar above the gold one. None without classes.
+    """
+    with_classes = [(a.arm, a.classes.confusion) for a in arms if a.classes is not None]
+    if not with_classes:
+        return None
+    n = len(with_classes)
+    fig = make_subplots(
+        rows=1, cols=n, shared_yaxes=True, subplot_titles=[arm for arm, _ in with_classes], horizontal_spacing=0.04
+    )  # fmt: skip
+    for col, (arm, cm) in enumerate(with_classes, start=1):
+        gold = [sum(row) for row in cm.counts]
+        predicted = [sum(column) for column in zip(*cm.counts, strict=True)] if cm.counts else []
+        for name, x, y, colour in (
+            ("gold", list(cm.labels), gold, "#9e9e9e"),
+            ("predicted", list(cm.columns), predicted, "#1f77b4"),
+        ):
+            fig.add_trace(
+                go.Bar(
+                    name=name, x=x, y=y, marker_color=colour, legendgroup=name, showlegend=col == 1,
+                    hovertemplate=f"{arm}: %{{x}} {name} in %{{y:,}} runs<extra></extra>",
+                ),
+                row=1, col=col,
+            )  # fmt: skip
+        fig.update_xaxes(type="category", row=1, col=col)
+    fig.update_yaxes(title_text="graded runs", row=1, col=1)
+    width = 320 * n + 80 if n > 3 else None
+    fig.update_layout(
+        title="Labels: gold vs predicted, per arm", barmode="group", height=380, width=width,
+        autosize=width is None, **_LAYOUT,
+    )  # fmt: skip
+    return fig

@@ -45,6 +45,7 @@ from abbench.widgets._base import (
 from abbench.widgets._confusion import ConfusionView
 from abbench.widgets._figures import (
     domain_figure,
+    label_distribution_figure,
     latency_figure,
     rounds_figure,
     show_figure,
@@ -235,11 +236,11 @@ class ResultsWidget(View):
         self.usage_html = w.HTML()
         self.decision_html = w.HTML()
         self.activation = ActivationView()
-        self.charts = {name: w.Output() for name in ("domains", "rounds", "latency")}
+        self.charts = {name: w.Output() for name in ("labels", "domains", "rounds", "latency")}
         for out in self.charts.values():
             out.add_class("abbench-chart")
         sections = [
-            w.VBox([self.arms_html]),
+            w.VBox([self.arms_html, self.charts["labels"]]),
             self.confusion,
             w.VBox([self.charts["domains"], self.domains_html]),
             w.VBox([self.charts["rounds"], self.stability_html]),
@@ -382,6 +383,7 @@ class ResultsWidget(View):
         for out in self.charts.values():
             out.outputs = ()
         self._undrawn = {
+            TABS.index("Arms"): lambda: self._chart("labels", label_distribution_figure(m.arms)),
             TABS.index("Confusion"): self.confusion.draw,
             TABS.index("Domains"): lambda: self._chart("domains", domain_figure(m)),
             TABS.index("Stability"): lambda: self._chart("rounds", rounds_figure(m)),

@@ -12,7 +12,6 @@ import ipywidgets as w
 
 from abbench._text import clip
 from abbench.errors import UsageError
-from abbench.metrics import LOW_CONFIDENCE
 from abbench.review import (
     Disagreement,
     DisagreementPage,
@@ -21,6 +20,7 @@ from abbench.review import (
     corrected_accuracy,
     disagreement_page,
     draw_review_sample,
+    low_confidence_threshold,
     undo_review,
 )
 from abbench.store import Experiment
@@ -93,7 +93,9 @@ class ReviewWidget(View):
         experiment: The experiment to review (id, ``#id`` or name; default: none chosen).
         kind: The kind listed first: one of `abbench.review.DISAGREEMENT_KINDS` or ``"all"``.
         case: A case to open at once.
-        threshold: Confidence below which an answer counts as low-confidence.
+        threshold: Confidence below which an answer counts as low-confidence (default: halfway
+            between chance and certainty for the experiment's labels, 0.75 for two; the *Low conf. <*
+            box changes it, and the count says which threshold it used).
 
     The list is read a page at a time (`abbench.review.disagreement_page`, `PAGE_SIZE` cases): kind,
     arm, review state, search and sort are applied by the store, the pager turns the pages ("page 3
@@ -116,7 +118,7 @@ class ReviewWidget(View):
         experiment: int | str | None = None,
         kind: str = "gold",
         case: str | None = None,
-        threshold: float = LOW_CONFIDENCE,
+        threshold: float | None = None,
         **kwargs: Any,
     ):
         super().__init__(store, **kwargs)
@@ -126,12 +128,14 @@ class ReviewWidget(View):
         self.page: DisagreementPage | None = None
         self.shown: list[Disagreement] = []
         self.saved: list[Review] = []
-        self.threshold = threshold
+        self._held: Disagreement | None = None
+        self.chosen_threshold = threshold
+        """The threshold the person chose (None: the default for the experiment's labels)."""
 
         self.chooser = Choice("Experiment", on_select=self.guard("choosing an experiment", self._chosen))
         self.chooser.widget.layout.width = "560px"
         self.reload_button = self.button("Reload", self.reload, tooltip="read the cases and reviews again")
-        self._list_controls(kind, threshold)
+        self._list_controls(kind)
         self.detail = CaseDetailView(self.store, with_summary=False)
         review_box = self._review_panel()
         sample_box = self._sample_panel()
@@ -141,6 +145,7 @@ class ReviewWidget(View):
             w.HBox([self.chooser.widget, self.reload_button]),
             self.kind,
             w.HBox([self.arm.widget, self.state, self.sort]),
+            w.HBox([self.threshold_box, self.default_threshold_button, self.threshold_html]),
             self.search,
             sample_box,
             self.count_html,
@@ -157,13 +162,13 @@ class ReviewWidget(View):
             self.guard("opening a case", self.select_case)(case)
         self._show_review_panel()
 
-    def _list_controls(self, kind: str, threshold: float) -> None:
+    def _list_controls(self, kind: str) -> None:
         """The kind, arm, review state, search and sort that choose the cases listed, and the list."""
         self.kind = w.ToggleButtons(options=[(label, k) for k, label in KIND_LABELS.items()], value=kind)
         self.kind.style.button_width = "170px"
         self.kind.tooltips = [
             "the answer was graded wrong (disagrees with the gold)",
-            f"the answer's confidence is below {threshold}",
+            "the answer's confidence is below the threshold (Low conf. <)",
             "an arm with a skill cited none of it",
             "an arm was right in some rounds and wrong in others",
             "the arms answer differently, or one is right where another is wrong",
@@ -179,9 +184,12 @@ class ReviewWidget(View):
         self.search = w.Text(description="Search", placeholder="case id, words of the input, a prediction")
         self.sort = w.Dropdown(options=list(SORTS.items()), value="order", description="Sort")
         self._relabelling = False
-        for widget in (self.kind, self.state, self.search, self.sort):
+        for widget in (self.kind, self.state, self.search):
             self.on_change(widget, lambda _v: None if self._relabelling else self.refilter())
+        # A new order starts at its first page; the chosen case stays chosen (and open) wherever it went.
+        self.on_change(self.sort, lambda _v: self.refilter(page=1))
         self.count_html = w.HTML()
+        self._threshold_controls()
         self.cases = Choice(kind=w.Select, on_select=self.guard("opening a case", self._case_chosen), rows=8)
         self.cases.widget.layout.width = "100%"
         self.page_html = w.HTML()
@@ -191,6 +199,49 @@ class ReviewWidget(View):
         self.next_page_button = self.button(
             "Next page", self.next_page, icon="chevron-right", tooltip="the cases after these"
         )
+
+    def _threshold_controls(self) -> None:
+        """The low-confidence threshold: a box, a button back to the default, and what it means."""
+        self.threshold_box = w.BoundedFloatText(
+            value=0.5, min=0.0, max=1.0, step=0.05, description="Low conf. <", layout={"width": "190px"}
+        )
+        self.threshold_box.add_class("abbench-threshold")
+        self.default_threshold_button = self.button(
+            "Default", self.use_default_threshold, tooltip="halfway between chance (1/k) and certainty"
+        )
+        self.threshold_html = w.HTML()
+        self.on_change(self.threshold_box, self._threshold_typed)
+
+    def _threshold_typed(self, value: float) -> None:
+        if self._relabelling:
+            return
+        self.chosen_threshold = float(value)
+        self.refilter()
+
+    def use_default_threshold(self) -> None:
+        """Go back to the default threshold for the experiment's labels."""
+        self.chosen_threshold = None
+        self.refilter()
+
+    @property
+    def threshold(self) -> float:
+        """The low-confidence threshold in force (chosen, or the default for the experiment's labels)."""
+        return float(self.threshold_box.value)
+
+    def _show_threshold(self) -> str:
+        """Put the threshold in force in the box (quietly) and say what it is; returns the words."""
+        if self.experiment is None:
+            self.threshold_html.value = ""
+            return ""
+        found = low_confidence_threshold(self.experiment, self.chosen_threshold, store=self.store)
+        self._relabelling = True
+        try:
+            self.threshold_box.value = found.threshold
+        finally:
+            self._relabelling = False
+        self.default_threshold_button.disabled = not found.chosen
+        self.threshold_html.value = note(f"low confidence: {found.text}")
+        return found.text
 
     def _sample_panel(self) -> Any:
         """Draw a seeded random sample of judged runs to review, and the judge's accuracy it corrects."""
@@ -331,7 +382,7 @@ class ReviewWidget(View):
             store=self.store, offset=(max(page, 1) - 1) * PAGE_SIZE, limit=PAGE_SIZE,
             arm=self.arm.value or None, reviewed=None if state == "any" else state == "done",
             search=self.search.value.strip() or None, sort=self.sort.value, sample=True,
-            threshold=self.threshold,
+            threshold=self.chosen_threshold,
         )  # fmt: skip
 
     def refilter(self, *, reopen: bool = False, page: int | None = None) -> None:
@@ -355,7 +406,6 @@ class ReviewWidget(View):
         self.page = found
         self.shown = list(found.items) if found is not None else []
         self._show_counts(found)
-        before = self.cases.value
         self.cases.set_options([(self._label(d), d.case_id) for d in self.shown])
         self._show_pager(found)
         if self.cases.missing is not None and (found is None or found.page_of(self.cases.missing) is None):
@@ -363,15 +413,25 @@ class ReviewWidget(View):
                 f"{self.cases.missing} (your choice) is not in this list; change the filters to see it again",
                 "warn",
             )
-        if reopen or self.cases.value != before or self.detail.case_id != self.cases.value:
-            self._case_chosen(self.cases.value)
+        chosen = self.chosen_case_id
+        if chosen is not None and chosen != self.cases.value:  # listed on another page: it stays open
+            self._held = self._held if self._held is not None and self._held.case_id == chosen else None
+        if reopen or self.detail.case_id != chosen:
+            self._case_chosen(chosen)
+        else:
+            self._show_review_panel()
 
     def _show_counts(self, found: DisagreementPage | None) -> None:
         """The kind buttons' numbers, the "23 of 232 reviewed" counter and how many cases are listed."""
         kind = self.kind.value
         counts = found.counts if found is not None else {}
+        below = self._show_threshold()
         with self._quiet_kind():
-            self.kind.options = [(f"{label} ({counts.get(k, 0)})", k) for k, label in KIND_LABELS.items()]
+            self.kind.options = [
+                (f"{label}{f' < {self.threshold:.3g}' if k == 'low_confidence' and below else ''} "
+                 f"({counts.get(k, 0):,})", k)
+                for k, label in KIND_LABELS.items()
+            ]  # fmt: skip
         done, pool = (found.done, found.pool) if found is not None else (0, 0)
         self.progress_html.value = (
             f"<b>{done:,} of {pool:,} reviewed</b>"
@@ -380,7 +440,9 @@ class ReviewWidget(View):
         )
         kinds_note = "" if kind == "all" else f" ({KIND_LABELS[kind]})"
         total = found.total if found is not None else 0
-        self.count_html.value = note(f"{total:,} of {counts.get('all', 0):,} cases listed{kinds_note}")
+        self.count_html.value = note(f"{total:,} of {counts.get('all', 0):,} cases listed{kinds_note}") + (
+            note(f"low confidence: {below}") if below and kind in ("low_confidence", "all") else ""
+        )
 
     def _show_pager(self, found: DisagreementPage | None) -> None:
         if found is None or not found.total:
@@ -427,12 +489,25 @@ class ReviewWidget(View):
     # -- the case --------------------------------------------------------------------------------------
 
     @property
-    def case(self) -> Disagreement | None:
-        """The chosen case, as listed."""
-        for d in self.shown:
-            if d.case_id == self.cases.value:
-                return d
+    def chosen_case_id(self) -> str | None:
+        """The chosen case: selected on the page shown, or listed on another page (after a sort or a
+        turn of the page it stays chosen, and its detail stays open)."""
+        if self.cases.value is not None:
+            return str(self.cases.value)
+        missing = self.cases.missing
+        if missing is not None and self.page is not None and self.page.page_of(missing) is not None:
+            return str(missing)
         return None
+
+    @property
+    def case(self) -> Disagreement | None:
+        """The chosen case, as listed (on the page shown, or as it was listed when it was chosen)."""
+        chosen = self.chosen_case_id
+        for d in self.shown:
+            if d.case_id == chosen:
+                self._held = d
+                return d
+        return self._held if self._held is not None and self._held.case_id == chosen else None
 
     def _case_chosen(self, case_id: Any) -> None:
         if not case_id or self.experiment is None:

@@ -80,17 +80,25 @@ def test_domains_with_intervals_and_stability_across_rounds(widget):
 def test_a_chart_tab_is_drawn_when_first_shown_with_the_figure_drawn_at_once_before(store, ab):
     import plotly.io as pio
 
-    from abbench.widgets._figures import confusion_figure, domain_figure, latency_figure, rounds_figure
+    from abbench.widgets._figures import (
+        confusion_figure,
+        domain_figure,
+        label_distribution_figure,
+        latency_figure,
+        rounds_figure,
+    )
 
     MIME = "application/vnd.plotly.v1+json"
 
     widget = ResultsWidget(store, experiment="ab")
     assert widget.tabs.selected_index == 0
-    assert all(not out.outputs for out in widget.charts.values())  # nothing drawn that is not shown
+    assert widget.charts["labels"].outputs  # the Arms tab's chart is shown at once
+    assert all(not out.outputs for n, out in widget.charts.items() if n != "labels")  # nothing not shown
     assert len(widget.confusion.children) == 1 and "precision" in widget.classes_html.value
     m = widget.metrics
     expected = {
         "confusion": confusion_figure(m.arms),
+        "labels": label_distribution_figure(m.arms),
         "domains": domain_figure(m),
         "rounds": rounds_figure(m),
         "latency": latency_figure(m.arms),
@@ -104,7 +112,7 @@ def test_a_chart_tab_is_drawn_when_first_shown_with_the_figure_drawn_at_once_bef
     widget.tabs.selected_index = 1
     assert len(widget.confusion.children) == 2 and widget.confusion.children[0].outputs
     figures = widget.figures
-    assert list(figures) == ["confusion", "domains", "rounds", "latency"]
+    assert list(figures) == ["confusion", "labels", "domains", "rounds", "latency"]
     assert {k: f.to_dict() for k, f in figures.items()} == {k: f.to_dict() for k, f in expected.items()}
     widget.reload()  # a reload draws the tab shown, and only it
     assert widget.confusion.children[0].outputs and not widget.charts["domains"].outputs
