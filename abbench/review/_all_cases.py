@@ -8,7 +8,6 @@ their runs only; `case_table` gives exactly the listed cases as an export table,
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,10 +15,9 @@ from typing import Any
 from abbench._result import Result
 from abbench.errors import UnknownName
 from abbench.export import Column, Table
-from abbench.metrics import LOW_CONFIDENCE
 from abbench.review._api import StoreLike
 from abbench.review._cases import DISAGREEMENT_KINDS
-from abbench.review._pages import disagreement_page
+from abbench.review._pages import Paged, disagreement_page
 from abbench.store import CASE_SORTS, OUTCOMES, CaseQuery, Experiment, Store, open_store
 from abbench.types import outcome_word
 
@@ -71,7 +69,7 @@ class CaseRow(Result):
 
 
 @dataclass(frozen=True)
-class CasePage(Result):
+class CasePage(Result, Paged):
     """One page of an experiment's cases, as the filters and sort choose them, and what the list holds.
 
     Attributes:
@@ -92,16 +90,6 @@ class CasePage(Result):
     rounds: int
     cases: int
 
-    @property
-    def page(self) -> int:
-        """This page's number, from 1."""
-        return self.offset // self.limit + 1
-
-    @property
-    def pages(self) -> int:
-        """How many pages the list has (1 for an empty list)."""
-        return max(1, math.ceil(self.total / self.limit))
-
 
 def _query(
     store: Store,
@@ -113,7 +101,7 @@ def _query(
     gold: str | None,
     kind: str | None,
     search: str | None,
-    threshold: float,
+    threshold: float | None,
 ) -> CaseQuery:
     """The store's query for these filters (a disagreement kind becomes the ids `disagreement_page` lists)."""
     arm_id = exp.arm(arm).id if arm else None
@@ -173,7 +161,7 @@ def case_page(
     descending: bool = False,
     offset: int = 0,
     limit: int = 50,
-    threshold: float = LOW_CONFIDENCE,
+    threshold: float | None = None,
 ) -> CasePage:
     """One page of every case of an experiment, with each arm's outcome per round, filtered and sorted.
 
@@ -193,7 +181,8 @@ def case_page(
         descending: Reverse the sort (ties stay in dataset order).
         offset: Cases before the page (in list order).
         limit: The page size.
-        threshold: Confidence below which an answer is low-confidence (for ``kind="low_confidence"``).
+        threshold: Confidence below which an answer is low-confidence (for ``kind="low_confidence"``);
+            None: the label count's default, as 04's review uses (`abbench.review.default_threshold`).
 
     Raises:
         UsageError: an unknown outcome, kind or sort, or a bad offset or limit.
@@ -273,7 +262,7 @@ def case_table(
     search: str | None = None,
     sort: str = "order",
     descending: bool = False,
-    threshold: float = LOW_CONFIDENCE,
+    threshold: float | None = None,
 ) -> Table:
     """Exactly the cases `case_page` lists with these filters and sort, every page, as an export table
     (``abbench.export.write_csv`` / ``write_xlsx`` write it): a row per case, in list order, with each

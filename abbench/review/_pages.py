@@ -44,8 +44,26 @@ Entry = tuple[int, str, tuple[str, ...], tuple[str, ...]]
 """A listed case: its position, id, the kinds asked for that it has, and the arms they concern."""
 
 
+class Paged:
+    """A page of a list shown `limit` at a time: its number and the list's count of pages."""
+
+    total: int
+    offset: int
+    limit: int
+
+    @property
+    def page(self) -> int:
+        """This page's number, from 1."""
+        return self.offset // self.limit + 1
+
+    @property
+    def pages(self) -> int:
+        """How many pages the list has (1 for an empty list)."""
+        return max(1, math.ceil(self.total / self.limit))
+
+
 @dataclass(frozen=True)
-class DisagreementPage(Result):
+class DisagreementPage(Result, Paged):
     """One page of the cases listed for review, and what the whole list holds.
 
     Attributes:
@@ -69,16 +87,6 @@ class DisagreementPage(Result):
     counts: dict[str, int]
     pool: int
     done: int
-
-    @property
-    def page(self) -> int:
-        """This page's number, from 1."""
-        return self.offset // self.limit + 1
-
-    @property
-    def pages(self) -> int:
-        """How many pages the list has (1 for an empty list)."""
-        return max(1, math.ceil(self.total / self.limit))
 
     def page_of(self, case_id: str) -> int | None:
         """The page number holding `case_id` (None: it is not listed)."""

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from abbench.cli import cli
 from abbench.errors import UsageError
 from abbench.review import (
+    case_page,
     case_detail,
     default_threshold,
     disagreement_page,
@@ -86,6 +87,13 @@ def test_low_confidence_is_not_empty_on_a_two_label_task(store, realdata, declar
     chosen = sorted(frame.loc[frame.confidence < 0.6, "case_id"].unique())
     assert [d.case_id for d in disagreements(exp.id, "low_confidence", store=store, threshold=0.6)] == chosen
     assert low_confidence_threshold(exp.id, 0.6, store=store).text == "below 0.6 (chosen)"
+
+
+def test_the_all_cases_view_lists_low_confidence_with_the_same_default(store, realdata):
+    exp, frame = _trigger_experiment(store, realdata, declared=True)
+    expected = sorted(frame.loc[frame.confidence < 0.75, "case_id"].unique())
+    page = case_page(exp.id, store=store, kind="low_confidence", limit=1000)
+    assert sorted(r.case_id for r in page.rows) == expected and page.total == len(expected)
 
 
 def test_answers_that_are_not_labels_keep_the_old_default(store):
