@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from abbench import __version__
+from abbench._plotly import plotly_js_source
 from abbench.report._display import SUMMARY_MIMETYPE
-from abbench.report._plotly import plotly_js_path
 
 TEMPLATES = Path(__file__).parent / "templates"
 """Where the report notebooks and the ``abbench_html`` nbconvert template live."""
@@ -70,11 +70,16 @@ def notebook_to_html(nb: Any, *, title: str) -> str:
         config=config,
         template_name=TEMPLATE_NAME,
         extra_template_basedirs=[str(TEMPLATES)],
-        # include_js/include_css look files up on the template path: plotly.min.js and report.css.
-        extra_template_paths=[str(plotly_js_path().parent), str(TEMPLATES / TEMPLATE_NAME)],
+        # include_css looks files up on the template path: report.css.
+        extra_template_paths=[str(TEMPLATES / TEMPLATE_NAME)],
     )
     exporter.register_preprocessor(_drop_noise_preprocessor(), enabled=True)
     body, _ = exporter.from_notebook_node(
-        nb, resources={"metadata": {"name": title}, "abbench_version": __version__}
+        nb,
+        resources={
+            "metadata": {"name": title},
+            "abbench_version": __version__,
+            "abbench_plotly_js": plotly_js_source(),
+        },
     )
     return body

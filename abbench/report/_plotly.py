@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from abbench._plotly import FIGURE_CONFIG, figure_html, plotly_js_path
+from abbench._plotly import FIGURE_CONFIG, figure_html, figure_json, plotly_js_path
 
 __all__ = [
     "FIGURE_CONFIG",
@@ -50,10 +50,12 @@ def _renderer_class() -> type[Any]:
 def use_report_renderer() -> str:
     """Register the report renderer and make ``plotly_mimetype+abbench_report`` the default.
 
-    Returns the default renderer string now in effect. Safe to call more than once.
+    Returns the default renderer string now in effect. Safe to call more than once. The
+    ``plotly_mimetype`` half gets `FIGURE_CONFIG` too, so JupyterLab's live figure has no *Share chart…*.
     """
     import plotly.io as pio
 
+    pio.renderers["plotly_mimetype"].config = dict(FIGURE_CONFIG)
     if RENDERER not in pio.renderers:
         pio.renderers[RENDERER] = _renderer_class()()
     pio.renderers.default = f"plotly_mimetype+{RENDERER}"
@@ -67,15 +69,7 @@ def figure_bundle(fig: Any) -> dict[str, Any]:
     through ``plotly.io.renderers`` instead would import ``plotly.io._renderers``, which imports
     nbformat, whose jsonschema builds some forty lark grammars at import: seconds of every report.
     """
-    import json
-
-    from plotly.io._json import to_json
-
-    fig_dict = fig.to_dict()
-    return {
-        PLOTLY_MIMETYPE: json.loads(to_json(fig_dict, validate=False, remove_uids=False)),
-        "text/html": figure_html(fig),
-    }
+    return {PLOTLY_MIMETYPE: figure_json(fig), "text/html": figure_html(fig)}
 
 
 def show_report_figures() -> None:

@@ -7,9 +7,9 @@ from typing import Any
 
 import ipywidgets as w
 import plotly.graph_objects as go
-import plotly.io as pio
 from plotly.subplots import make_subplots
 
+from abbench._plotly import figure_json
 from abbench.metrics import ArmMetrics, ExperimentMetrics, GroupAccuracy
 
 _LAYOUT = {"template": "plotly_white", "margin": {"l": 60, "r": 20, "t": 50, "b": 50}, "font": {"size": 12}}
@@ -24,7 +24,7 @@ def show_figure(out: w.Output, figure: go.Figure | None) -> None:
     if figure is None:
         out.outputs = ()
         return
-    bundle = pio.renderers["plotly_mimetype"].to_mimebundle(figure.to_dict())
+    bundle: dict[str, Any] = {"application/vnd.plotly.v1+json": figure_json(figure)}
     bundle["text/plain"] = f"<plotly figure: {figure.layout.title.text or 'chart'}>"
     out.outputs = ({"output_type": "display_data", "data": bundle, "metadata": {}},)
 
