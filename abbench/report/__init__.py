@@ -25,6 +25,7 @@ if typing.TYPE_CHECKING:
         show_note,
         title_html,
     )
+    from abbench.report._export import NotebookExporter
     from abbench.report._html import (
         TEMPLATES,
         notebook_to_html as notebook_to_html,
@@ -86,6 +87,7 @@ __all__ = [
     "EXPERIMENT_TEMPLATE",
     "TEMPLATES",
     "ArmProvenance",
+    "NotebookExporter",
     "Part",
     "Provenance",
     "ReportBatch",
@@ -138,6 +140,7 @@ __getattr__, __dir__ = _lazy.exports(
             "show_note",
             "title_html",
         ),
+        "abbench.report._export": ("NotebookExporter",),
         "abbench.report._html": (
             "TEMPLATES",
             "notebook_to_html",

@@ -87,7 +87,7 @@ def test_notebooks_are_stored_clean():
 @pytest.mark.parametrize("name", sorted(p.stem for p in NOTEBOOKS.glob("*.ipynb")))
 def test_the_first_cell_says_how_to_share(name):
     first = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4).cells[0].source
-    assert "`abbench report " in first and "nbconvert --execute --to html" in first
+    assert "`abbench report " in first and "nbconvert --execute --to abbench_html" in first
 
 
 def test_make_test_runs_every_notebook_under_nbval():
