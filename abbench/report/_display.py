@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from abbench._plotly import NAME_KEY
 from abbench._text import clip
 from abbench.formatting import MISSING, is_number, num
 from abbench.report._plotly import figure_bundle, show_report_figures
@@ -149,9 +150,14 @@ def title_html(title: str, subtitle: str | None = None) -> str:
 
 
 def card_html(heading: str, big: str, text: str = "", tone: str = "flat") -> str:
-    """One card of the at-a-glance row (``tone``: good, bad or flat)."""
+    """One card of the at-a-glance row (``tone``: good, bad or flat).
+
+    The headline wraps between its `` · ``-separated parts (``+1394% mean · +1398% median``), never
+    inside one, so a long one stays in its card.
+    """
+    parts = " · ".join(f'<span class="abb-num">{esc(part)}</span>' for part in big.split(" · "))
     return (
-        f'<div class="abb-card {esc(tone)}"><h4>{esc(heading)}</h4><div class="abb-big abb-num">{esc(big)}</div>'
+        f'<div class="abb-card {esc(tone)}"><h4>{esc(heading)}</h4><div class="abb-big">{parts}</div>'
         f"<p>{esc(text)}</p></div>"
     )
 
@@ -216,10 +222,13 @@ def base_layout(**overrides: Any) -> dict[str, Any]:
     return layout
 
 
-def figure(data: list[dict[str, Any]], **layout: Any) -> Any:
-    """A plotly figure from trace dicts and layout overrides (strings must already go through `label`)."""
+def figure(data: list[dict[str, Any]], *, name: str = "", **layout: Any) -> Any:
+    """A plotly figure from trace dicts and layout overrides (strings must already go through `label`);
+    `name` is what screen readers call it (`abbench._plotly.figure_title`)."""
     import plotly.graph_objects as go
 
+    if name:
+        layout["meta"] = {NAME_KEY: name}
     return go.Figure(data=data, layout=base_layout(**layout))
 
 
@@ -302,6 +311,7 @@ def states_figure(states: Mapping[str, Mapping[str, int]]) -> Any:
             )
     return figure(
         data,
+        name="Runs of each arm by outcome",
         barmode="stack",
         height=max(160, 70 + 42 * len(arms)),
         yaxis={"autorange": "reversed"},
@@ -382,6 +392,7 @@ def estimate_figure(
         axis.update(range=[0, 100], ticksuffix="%")
     return figure(
         data,
+        name=f"{title or 'value'} of each arm, with its 95% interval",
         xaxis=axis,
         yaxis={"autorange": "reversed"},
         height=max(170, 80 + 44 * len(names)),
@@ -396,12 +407,15 @@ def grouped_figure(
     share: bool = True,
     title: str = "",
     lines: bool = False,
+    name: str = "",
 ) -> Any:
     """Per group (domain or round), one dot per arm with its interval; `lines` joins the dots (rounds).
 
     Rounds run left to right; domains are rows (one per domain, top to bottom in their order), so their
-    names never collide however many there are and however narrow the screen.
+    names never collide however many there are and however narrow the screen. `name` is what screen
+    readers call the figure (by default `title` per arm and group).
     """
+    name = name or f"{title or 'value'} of each arm by {'round' if lines else 'group'}, with 95% intervals"
     scale = 100.0 if share else 1.0
     rows = not lines
     value_key, group_key = ("x", "y") if rows else ("y", "x")
@@ -433,6 +447,7 @@ def grouped_figure(
     if rows:
         return figure(
             data,
+            name=name,
             xaxis=axis,
             yaxis={"type": "category", "autorange": "reversed"},
             scattermode="group",
@@ -440,6 +455,7 @@ def grouped_figure(
         )
     return figure(
         data,
+        name=name,
         yaxis=axis,
         xaxis={"type": "category", "tickangle": -30 if len(groups) > 6 else 0},
         scattermode="group",
@@ -474,6 +490,7 @@ def confusion_figure(confusion: ConfusionMatrix, *, title: str = "") -> Any:
     side = 60 + 44 * max(1, len(rows))
     return figure(
         data,
+        name=f"Confusion matrix, gold rows by predicted columns: {title}" if title else "Confusion matrix",
         title={"text": label(title), "font": {"size": 14}},
         xaxis={"title": {"text": "predicted"}, "side": "bottom", "type": "category"},
         yaxis={"title": {"text": "gold"}, "autorange": "reversed", "type": "category"},
@@ -498,7 +515,13 @@ def bars_figure(
                 "hovertemplate": "%{x}: %{y:,.4~f}" + suffix + "<extra>" + label(measure) + "</extra>",
             }
         )
-    return figure(data, barmode="group", yaxis={"title": {"text": title}, "ticksuffix": suffix}, height=320)
+    return figure(
+        data,
+        name=f"{title or 'value'} of each arm: {', '.join(values)}",
+        barmode="group",
+        yaxis={"title": {"text": title}, "ticksuffix": suffix},
+        height=320,
+    )
 
 
 def show_text(text: str) -> str:
@@ -531,12 +554,15 @@ def outcome_figure(outcomes: PairedOutcomes, a: str, b: str) -> Any:
     # The legend sits under the axis title (at y -0.6 it covered "cases"), in reading order.
     return figure(
         data,
+        name=f"Cases of {b} vs {a}: fixed, regressed, right in both, wrong in both",
         barmode="stack",
         height=170,
         margin={"t": 36, "b": 40},
         xaxis={"title": {"text": "cases"}},
         # above the bar, in the bar's order: below it, the legend ran into the axis title
-        legend={"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom", "traceorder": "normal"},
+        # all of it, however many rows a phone wraps it to (by default a legend stops at half the
+        # figure's height and scrolls, over the bar)
+        legend={"traceorder": "normal", "maxheight": 1},
     )
 
 

@@ -42,6 +42,7 @@ def activation_section(report: ExperimentActivation | None, trigger: TriggerHelp
             [word for _, word in ACTIVATION_FIGURES],
             {a.arm: [getattr(a, f) for f, _ in ACTIVATION_FIGURES] for a in offered},
             title="share of runs",
+            name="Skill activation of each arm: share of runs",
         )
     )
     skipped = [f"{a.arm}: {a.reason}" for a in report.arms if not a.offered]

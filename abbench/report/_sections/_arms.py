@@ -125,7 +125,13 @@ def domain_section(metrics: ExperimentMetrics) -> list[Part]:
     series = {arm: [_accuracy(cell.get((arm, dom))) for dom in domains] for arm in arms}
     return [
         d.table_html(table, columns),
-        d.grouped_figure(domains, series, share=share, title="accuracy" if share else "mean score"),
+        d.grouped_figure(
+            domains,
+            series,
+            share=share,
+            title="accuracy" if share else "mean score",
+            name=f"{'accuracy' if share else 'mean score'} of each arm by domain, with 95% intervals",
+        ),
         d.note_html(
             "Small domains have wide intervals: a difference inside them is not evidence. "
             "Intervals here are per domain, without a correction for looking at many domains at once."
@@ -194,7 +200,12 @@ def _by_round(metrics: ExperimentMetrics) -> list[Part]:
     share = metrics.outcome != "score"
     return [
         d.grouped_figure(
-            [f"round {r}" for r in rounds], series, share=share, title="accuracy by round", lines=True
+            [f"round {r}" for r in rounds],
+            series,
+            share=share,
+            title="accuracy by round",
+            lines=True,
+            name=f"{'accuracy' if share else 'mean score'} of each arm by round, with 95% intervals",
         )
     ]
 
@@ -223,7 +234,8 @@ def pass_k_parts(arms: Sequence[ArmMetrics]) -> list[Part]:
             + [None] * (top - len(curve))
             for arm, curve in curves.items()
         }
-        parts.append(d.grouped_figure(ks, series, share=True, title=title, lines=True))
+        name = f"{title}: each arm by k, with 95% intervals"
+        parts.append(d.grouped_figure(ks, series, share=True, title=title, lines=True, name=name))
     short = sorted({p.n_short for c in curves.values() for p in c} - {0})
     fewer = [
         f"{arm}'s k = {p.k} on {p.n_cases:,} case{'s' if p.n_cases != 1 else ''}"
