@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from abbench.cli import cli
 from abbench.errors import UsageError
 from abbench.review import (
-    case_page,
     case_detail,
+    case_page,
     default_threshold,
     disagreement_page,
     disagreements,
