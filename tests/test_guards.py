@@ -335,9 +335,11 @@ def test_the_map_names_every_table_of_the_store_and_every_cli_command():
     assert sorted(name for name in cli.commands if f"`{name}`" not in text) == []
 
 
-MAX_FUNCTION_LEVEL_IMPORTS = 40
+MAX_FUNCTION_LEVEL_IMPORTS = 42
 """Function-level imports of abbench modules kept where a heavy third-party import (numpy, scipy, pydantic,
-PyYAML, httpx, fastapi, dask), the CLI's start-up or an import cycle needs them: each says why on its line."""
+PyYAML, httpx, fastapi, dask), the CLI's start-up or an import cycle needs them: each says why on its line.
+(40, issue 39's target, until the CLI's backend needed export and the report lazily: loaded at its top, they
+cost every command 0.3 s of start-up.)"""
 
 
 def _function_level_imports(path) -> list[tuple[int, str]]:

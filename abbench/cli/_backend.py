@@ -11,8 +11,6 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from abbench.export import export
-from abbench.report import render_report
 from abbench.runner import (
     cancel_experiment,
     experiment_status,
@@ -151,12 +149,16 @@ class LocalBackend:
         out: str | os.PathLike[str] | None = None,
         **options: Any,
     ) -> ExportResult:
+        from abbench.export import export  # pandas and the writers: loaded by the commands that export
+
         given = {k: v for k, v in options.items() if v not in (None, ())}  # `arms`, `vs`: a comparison's
         return export(ref, what, format, out, store=self.store, **given)
 
     def render_report(
         self, ref: int | str, out: str | os.PathLike[str] | None = None, **options: Any
     ) -> ReportResult:
+        from abbench.report import render_report  # plotly and nbconvert: loaded by `abbench report`
+
         return render_report(ref, out=out, store=self.store, **options)
 
 
