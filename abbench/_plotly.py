@@ -144,6 +144,8 @@ def _values(value: Any) -> list[Any]:
 
 
 def _fmt(value: Any) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return "no value"  # a gap in the chart (nothing graded there), never the word None or nan
     if isinstance(value, float):
         return f"{value:.4g}"
     return _text(value) if isinstance(value, str) else str(value)

@@ -16,8 +16,8 @@ import pytest
 from tests.conftest import DEMO, run_abbench, subprocess_env
 from tests.report.conftest import parse_page
 
-ALLOWED = ("execution or grading failed", "execution failed", "grading failed", "--failed")
-"""Where "failed" is right: runs without a verdict, and the option that re-runs them."""
+ALLOWED = ("execution or grading failed", "execution failed", "grading failed", "--failed", "failed=True")
+"""Where "failed" is right: runs without a verdict, and the option (CLI) or keyword (Python) that re-runs them."""
 AGENT = '''
 def route(task):
     """Answers fast, except that the endpoint is "down" for every case id ending in 3."""

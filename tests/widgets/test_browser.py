@@ -127,7 +127,9 @@ def _flow(page, url: str, store_dir: Path, seen: dict) -> None:
 
     # 04_review: open the first gold disagreement, write a note, say the model is right
     _open(page, url, "04_review.ipynb")
-    cases = page.locator(".widget-select select[size]")
+    cases = page.locator(
+        ".widget-select select[size]"
+    ).first  # the review's list (the All-cases Open list follows)
     _wait(lambda: cases.locator("option").count() > 0, 60, "the list of disagreements")
     first = cases.locator("option").first.inner_text()
     case_id = re.split(r"\s", first, maxsplit=1)[0]  # ipywidgets renders spaces as no-break spaces

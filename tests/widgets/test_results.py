@@ -80,6 +80,7 @@ def test_domains_with_intervals_and_stability_across_rounds(widget):
 def test_a_chart_tab_is_drawn_when_first_shown_with_the_figure_drawn_at_once_before(store, ab):
     import plotly.io as pio
 
+    from abbench._plotly import FIGURE_CONFIG
     from abbench.widgets._figures import (
         confusion_figure,
         domain_figure,
@@ -107,7 +108,9 @@ def test_a_chart_tab_is_drawn_when_first_shown_with_the_figure_drawn_at_once_bef
         widget.tabs.selected_index = tab
         (shown,) = widget.charts[name].outputs
         want = pio.renderers["plotly_mimetype"].to_mimebundle(expected[name].to_dict())
-        assert shown["data"][MIME] == want[MIME]  # the chart shown is the one drawn at once before
+        drawn = dict(shown["data"][MIME])
+        assert drawn.pop("config") == FIGURE_CONFIG  # no Share button, no logo (abbench._plotly)
+        assert drawn == want[MIME]  # the chart shown is the one drawn at once before
     assert not widget.confusion.figures  # the Confusion tab has not been shown yet
     widget.tabs.selected_index = 1
     assert len(widget.confusion.children) == 2 and widget.confusion.children[0].outputs
