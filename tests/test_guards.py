@@ -335,11 +335,9 @@ def test_the_map_names_every_table_of_the_store_and_every_cli_command():
     assert sorted(name for name in cli.commands if f"`{name}`" not in text) == []
 
 
-MAX_FUNCTION_LEVEL_IMPORTS = 42
+MAX_FUNCTION_LEVEL_IMPORTS = 40
 """Function-level imports of abbench modules kept where a heavy third-party import (numpy, scipy, pydantic,
-PyYAML, httpx, fastapi, dask), the CLI's start-up or an import cycle needs them: each says why on its line.
-(40, issue 39's target, until the CLI's backend needed export and the report lazily: loaded at its top, they
-cost every command 0.3 s of start-up.)"""
+PyYAML, httpx, fastapi, dask), the CLI's start-up or an import cycle needs them: each says why on its line."""
 
 
 def _function_level_imports(path) -> list[tuple[int, str]]:

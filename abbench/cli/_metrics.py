@@ -13,7 +13,6 @@ from abbench.cli._activation import print_activation
 from abbench.cli._analysis import _estimate, _pad, _pct, grader_header, grader_option
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.cli._classes import CLASSES_INLINE, f1_lines
-from abbench.cli._plan import pass_k_line
 from abbench.formatting import NA
 from abbench.metrics import NO_RUN_EXECUTED, experiment_metrics
 
@@ -28,6 +27,27 @@ if TYPE_CHECKING:
         Stability,
         UsageMetrics,
     )
+
+
+def pass_k_line(stability: Stability) -> str | None:
+    """The ``metrics`` line for pass@k and pass^k, k = 1..rounds (None with one round or no verdicts)."""
+    curve = stability.pass_k
+    if not curve:
+        return None
+
+    def pct(x: float) -> str:
+        return f"{x * 100:.1f}"
+
+    at = " / ".join(pct(p.pass_at_k) for p in curve)
+    hat = " / ".join(pct(p.pass_hat_k) for p in curve)
+    short = [f"k={p.k}: {p.n_short}" for p in curve if p.n_short]
+    tail = f" (cases with fewer attempts, left out: {', '.join(short)})" if short else ""
+    most = max(p.n_cases for p in curve)
+    fewer = [
+        f"k={p.k} on {p.n_cases:,} case{'s' if p.n_cases != 1 else ''}" for p in curve if p.n_cases < most
+    ]
+    rests = f"; each on {most:,} cases" + (f" except {', '.join(fewer)}" if fewer else "")
+    return f"pass@k {at}% · pass^k {hat}% for k = 1..{curve[-1].k}{rests}{tail}"
 
 
 @cli.command("metrics")
