@@ -302,8 +302,20 @@ def retry_cmd(
 
     def human() -> None:
         print_summary(summary)
-        if summary.retried is not None:
+        if summary.retried is None:
+            return
+        if summary.status == "finished":
             click.echo(f"retried: {summary.retried.done_text}")
+        else:  # cancelled or paused part-way: say so rather than claim every run was retried
+            click.echo(
+                f"retried: {summary.retried.text}, but the experiment was {summary.status} part-way "
+                f"({summary.executed + summary.failed:,} ran, {summary.cancelled:,} cancelled); "
+                + (
+                    f"`abbench resume {experiment}` runs the rest"
+                    if summary.status == "paused"
+                    else f"`abbench retry {experiment} --cancelled` takes the cancelled ones up again"
+                )
+            )
 
     emit(as_json, summary.as_dict(), human)
 
