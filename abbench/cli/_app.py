@@ -244,7 +244,8 @@ def json_option(fn: F) -> F:
 
 
 def read_options(fn: F) -> F:
-    """Add the import's read options (``--sheet`` ... ``--split``): the local and the remote `import` share them."""
+    """Add the import's read options (``--sheet`` ... ``--split``), passed to the command as keyword
+    arguments named as the library's (`abbench.dataset.ReadOptions`, ``recipe``, ``splits``)."""
     options = [
         click.option("--sheet", help="Excel sheet: name, or index from 0 (default: the first)."),
         click.option(
@@ -255,8 +256,14 @@ def read_options(fn: F) -> F:
         click.option("--encoding", help="Text encoding, e.g. gb18030, gbk, utf-8-sig (default: detected)."),
         click.option("--delimiter", help="CSV delimiter, e.g. ',' ';' or '\\t' (default: sniffed)."),
         click.option(
+            "--quoting",
+            type=click.Choice(["csv", "none"]),
+            help="CSV quotes: 'csv' quotes cells (\"\" inside is one quote), 'none' keeps them as text "
+            "(default: csv, unless the file's quotes only read as text).",
+        ),
+        click.option(
             "--format",
-            "file_format",
+            "format",
             type=click.Choice(["csv", "xlsx", "jsonl", "json"]),
             help="Read the file as this format (default: from its suffix).",
         ),

@@ -86,9 +86,12 @@ def _case_dict(case: Case) -> dict[str, Any]:
     }
 
 
-def _read_options(**given: Any) -> dict[str, Any]:
+def _read_options(given: dict[str, Any]) -> dict[str, Any]:
     """The read options the command line gave (those left out are detected from the file)."""
-    return {k: v for k, v in given.items() if v is not None}
+    options = {k: v for k, v in given.items() if v is not None and v != ()}
+    if "splits" in options:
+        options["splits"] = list(options["splits"])
+    return options
 
 
 @cli.command("import")
@@ -114,9 +117,8 @@ def _read_options(**given: Any) -> dict[str, Any]:
 @json_option
 @pass_ctx
 def import_command(ctx: Context, file: Path, mapping: str | None, suggest: bool, name: str | None,
-                   sheet: str | None, header_row: int | None, encoding: str | None, delimiter: str | None,
-                   file_format: str | None, recipe: str | None, splits: tuple[str, ...], skip_invalid: bool,
-                   preview: int | None, save_profile: str | None, as_json: bool) -> None:  # fmt: skip
+                   skip_invalid: bool, preview: int | None, save_profile: str | None, as_json: bool,
+                   **read: Any) -> None:  # fmt: skip
     """Import a data file (CSV/TSV, XLSX, JSONL, JSON) as a dataset.
 
     The file is mapped to cases (with --mapping, or the suggested mapping), validated, fingerprinted
@@ -137,10 +139,7 @@ def import_command(ctx: Context, file: Path, mapping: str | None, suggest: bool,
         raise UsageError(
             "--mapping and --suggest do not go together: --suggest shows what would be used without one"
         )
-    options = _read_options(
-        sheet=sheet, header_row=header_row, encoding=encoding, delimiter=delimiter, format=file_format,
-        recipe=recipe, splits=list(splits) or None,
-    )  # fmt: skip
+    options = _read_options(read)
     if ctx.server is not None and (suggest or preview or save_profile):
         raise UsageError(
             "--suggest, --preview and --save-profile work with a local store's profiles: drop --server"
@@ -326,6 +325,7 @@ def read_text(opts: dict[str, Any]) -> str:
             if opts.get("encoding")
             else None,
             f"delimiter {opts['delimiter']!r}" if opts.get("delimiter") else None,
+            "quotes as text (quoting none)" if opts.get("quoting") == "none" else None,
             f"header row {opts['header_row']}" if opts.get("header_row") is not None else None,
             f"splits {', '.join(opts['splits'])}" if opts.get("splits") else None,
             f"recipe {opts['recipe']}" if opts.get("recipe") else None,

@@ -140,8 +140,9 @@ class Client:
         """Upload a data file with its mapping (a dict, a .yaml/.json profile file, or a saved name); the
         dataset imported (`abbench.import_dataset`), its paths and id the server's own left out.
 
-        `options` are `abbench.import_dataset`'s: ``name``, ``sheet``, ``header_row``, ``encoding``,
-        ``delimiter``, ``format``, ``recipe``, ``splits`` (a list), ``skip_invalid``.
+        `options` are `abbench.import_dataset`'s: ``name``, ``recipe``, ``splits`` (a list),
+        ``skip_invalid`` and the read options (`abbench.dataset.ReadOptions`: ``format``, ``sheet``,
+        ``header_row``, ``encoding``, ``delimiter``, ``quoting``).
         """
         splits = options.pop("splits", None) or ()
         form: dict[str, Any] = {k: str(v) for k, v in options.items() if v is not None and v is not False}

@@ -51,7 +51,15 @@ if typing.TYPE_CHECKING:
         resolve_duplicates as resolve_duplicates,
     )
     from abbench.dataset._match import ProfileMatch, ProfileMatches, match_profile, match_profiles
-    from abbench.dataset._profile import SPECIAL_SOURCES, Lookup, MappingProfile, ReadSpec, Shape, Source
+    from abbench.dataset._profile import (
+        SPECIAL_SOURCES,
+        Lookup,
+        MappingProfile,
+        ReadOptions,
+        ReadSpec,
+        Shape,
+        Source,
+    )
     from abbench.dataset._readers import (
         CHUNK_SIZE as CHUNK_SIZE,
         Row as Row,
@@ -103,6 +111,7 @@ __all__ = [
     "ProfileLike",
     "ProfileMatch",
     "ProfileMatches",
+    "ReadOptions",
     "ReadSpec",
     "Recipe",
     "Shape",
@@ -195,6 +204,7 @@ __getattr__, __dir__ = _lazy.exports(
             "SPECIAL_SOURCES",
             "Lookup",
             "MappingProfile",
+            "ReadOptions",
             "ReadSpec",
             "Shape",
             "Source",

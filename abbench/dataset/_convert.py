@@ -6,12 +6,12 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from abbench.dataset._canonical import ContentHasher, fingerprint
 from abbench.dataset._formats import RowChunk, sniff_format
 from abbench.dataset._mapping import Mapper, MemoryIds
-from abbench.dataset._profile import MappingProfile, ReadSpec, Shape
+from abbench.dataset._profile import MappingProfile, ReadOptions, ReadSpec, Shape
 from abbench.dataset._readers import CHUNK_SIZE, Table, read_table
 from abbench.dataset._recipes import Recipe, RowStream, get_recipe, table_stream
 from abbench.dataset._suggest import Suggestion, suggest_mapping
@@ -98,18 +98,14 @@ def plan_import(
     profile: ProfileLike = None,
     *,
     recipe: str | None = None,
-    format: str | None = None,
-    sheet: str | int | None = None,
-    header_row: int | None = None,
-    encoding: str | None = None,
-    delimiter: str | None = None,
     splits: list[str] | tuple[str, ...] | None = None,
     read: ReadSpec | None = None,
+    **options: Unpack[ReadOptions],
 ) -> ImportPlan:
     """Open the file, settle the profile (given, from its recipe, or suggested) and compile it.
 
-    Read options given here (one by one, or as `read`) win over the profile's ``read`` section, which
-    wins over the recipe's.
+    Read options given here (one by one as in `read_table`, or as `read`) win over the profile's
+    ``read`` section, which wins over the recipe's.
 
     Raises:
         ImportFailed: the file cannot be read, or no input column can be suggested.
@@ -120,9 +116,7 @@ def plan_import(
     prof = load_profile(profile) if profile is not None else None
     recipe_name = recipe or (prof.recipe if prof is not None else None)
     rcp = get_recipe(recipe_name) if recipe_name else None
-    given = (read or ReadSpec()).updated(
-        format=format, sheet=sheet, header_row=header_row, encoding=encoding, delimiter=delimiter
-    )
+    given = (read or ReadSpec()).updated(options)
     chosen_splits = list(splits) if splits else (prof.splits if prof is not None else None)
     table = read_table(p, read=_read_spec(p, rcp, prof, given), splits=chosen_splits)
     if len(table.columns) > MAX_COLUMNS:
@@ -150,10 +144,16 @@ def _read_spec(p: Path, rcp: Recipe | None, prof: MappingProfile | None, given: 
     """The read options: the recipe's, then the profile's ``read``, then those given."""
     read = ReadSpec().updated(rcp.read if rcp is not None else None)
     read = read.updated(prof.read if prof is not None else None).updated(given)
-    # A profile or recipe made for sheets says nothing about the header of a JSON file.
+    # A profile or recipe made for sheets says nothing about the header of a JSON file, nor one made
+    # for CSV files about the quotes of a workbook.
     inherited_header = given.header_row is None and read.header_row is not None
-    if inherited_header and p.is_file() and (read.format or sniff_format(p)) not in ("csv", "xlsx"):
-        read = read.model_copy(update={"header_row": None})
+    inherited_quoting = given.quoting is None and read.quoting is not None
+    if (inherited_header or inherited_quoting) and p.is_file():
+        fmt = read.format or sniff_format(p)
+        if inherited_header and fmt not in ("csv", "xlsx"):
+            read = read.model_copy(update={"header_row": None})
+        if inherited_quoting and fmt != "csv":
+            read = read.model_copy(update={"quoting": None})
     return read
 
 
@@ -237,7 +237,8 @@ def preview_import(
         path: The data file.
         profile: A profile, dict, profile file, or None to use the suggestion.
         n: How many cases to show.
-        **options: ``recipe``, ``format``, ``sheet``, ``header_row``, ``encoding``, ``delimiter``, ``splits``.
+        **options: ``recipe``, ``splits`` and the read options (`ReadOptions`: ``format``, ``sheet``,
+            ``header_row``, ``encoding``, ``delimiter``, ``quoting``).
 
     Returns:
         A `Preview` with the cases and the validation report of the rows read.

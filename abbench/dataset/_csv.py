@@ -14,6 +14,15 @@ from abbench.dataset._formats import OpenedFile, RowChunk, column_letter, header
 from abbench.dataset._headers import second_header, two_row_names, two_row_note
 from abbench.dataset._hostile import check_no_nul
 from abbench.dataset._profile import ReadSpec
+from abbench.dataset._quotes import (
+    Reading,
+    decide_quoting,
+    quote_refusal,
+    record_lines,
+    spanning_problem,
+    strict_refusal,
+    unclosed_refusal,
+)
 from abbench.dataset._text import Encoding, decode_error, detect_encoding
 from abbench.errors import ImportFailed, UsageError
 
@@ -118,11 +127,7 @@ def _check_quotes_closed(path: Path, codec: str, delim: str, start: int, end: in
         except csv.Error as exc:
             if "unexpected end of data" not in str(exc):
                 return  # another oddity the tolerant reader handled as before
-            raise ImportFailed(
-                f"{path.name}, line {start}: a quote opened in this row is never closed, so lines {start}–{end} "
-                "(to the end of the file) would be read as one cell; close the quote, or write a quote "
-                'that is part of the text as two ("")'
-            ) from None
+            raise unclosed_refusal(path, start, end) from None
 
 
 def open_csv(path: Path, read: ReadSpec) -> OpenedFile:
@@ -134,16 +139,22 @@ def open_csv(path: Path, read: ReadSpec) -> OpenedFile:
     enc, sample = _sample(path, read.encoding)
     notes: list[str] = []
     delim, directive = _delimiter(path, sample, read.delimiter, header_row, notes)
-    n, first, after = _header_records(path, enc, delim, header_row, skip_first=directive)
+    if read.quoting is not None:  # given: read as asked (CSV quoting leniently, as the csv module does)
+        reading = Reading(delim, read.quoting)
+    else:
+        header_line = header_row or (2 if directive else 1)
+        reading = decide_quoting(sample, len(sample) >= _SNIFF_BYTES, delim, header_line, notes)
+    n, first, after = _header_records(path, enc, reading, header_row, skip_first=directive)
     columns, skip = _columns(n, first, after, header_row, notes)
     options = {
         "format": "csv",
         "encoding": enc.codec,
         "encoding_detected": enc.how,
         "delimiter": delim,
+        "quoting": reading.quoting,
         "header_row": 0 if header_row == 0 else skip,
     }
-    chunks = partial(_chunks, path, enc, delim, skip, len(columns))
+    chunks = partial(_chunks, path, enc, reading, skip, len(columns))
     return OpenedFile("csv", columns, True, chunks, options, notes=notes)
 
 
@@ -180,7 +191,7 @@ def _delimiter(
 
 
 def _header_records(
-    path: Path, enc: Encoding, delim: str, header_row: int | None, *, skip_first: bool
+    path: Path, enc: Encoding, reading: Reading, header_row: int | None, *, skip_first: bool
 ) -> tuple[int, list[str], list[list[str]]]:
     """The header's record number and cells, and the records below it (to spot a second header row).
 
@@ -191,7 +202,8 @@ def _header_records(
     n = 0
     try:
         with path.open(encoding=enc.codec, newline="") as fh:
-            reader = csv.reader(fh, delimiter=delim)
+            # leniently: a quote problem in these rows is refused, with its line, when they are read
+            reader = Reading(reading.delimiter, reading.quoting).reader(fh)
             for n, rec in enumerate(reader, start=1):
                 if (header_row and n < header_row) or (skip_first and n == 1):
                     continue
@@ -264,12 +276,14 @@ def _is_number(text: str) -> bool:
 
 
 def _chunks(
-    path: Path, enc: Encoding, delim: str, skip: int, width: int, size: int, keep_blank: bool = False
+    path: Path, enc: Encoding, reading: Reading, skip: int, width: int, size: int, keep_blank: bool = False
 ) -> Iterator[RowChunk]:
     """The records after the header, `size` at a time, read again from the start of the file."""
+    delim = reading.delimiter
     with path.open(encoding=enc.codec, newline="") as fh:
-        reader = csv.reader(fh, delimiter=delim)
+        reader = reading.reader(fh)
         last: tuple[list[str], int] | None = None
+        prev = 0
         try:
             for _ in range(skip):
                 next(reader)
@@ -282,6 +296,8 @@ def _chunks(
                     starts: Sequence[int] = range(prev + 1, now + 1)
                 else:
                     starts = _record_starts(recs, prev + 1)
+                    if reading.checks_spans:
+                        _check_spans(path, reading, recs, starts)
                 prev = now
                 last = (recs[-1], starts[-1])
                 if set(map(len, recs)) == {width} and all(map(any, recs)):
@@ -291,8 +307,19 @@ def _chunks(
         except StopIteration:
             return
         except csv.Error as exc:
-            raise _csv_error(path, reader.line_num, exc) from None
+            failed = _csv_error(path, reader.line_num, exc)
+            if reading.strict:  # which quote, and where: the lines from the failed chunk read again
+                failed = strict_refusal(path, enc.codec, reading, prev + 1, failed)
+            raise failed from None
         except UnicodeDecodeError:
             raise decode_error(path, enc) from None
-        if last is not None and any("\n" in cell or "\r" in cell for cell in last[0]):
+        if last is not None and not reading.strict and any("\n" in c or "\r" in c for c in last[0]):
             _check_quotes_closed(path, enc.codec, delim, last[1], reader.line_num)
+
+
+def _check_spans(path: Path, reading: Reading, recs: list[list[str]], starts: Sequence[int]) -> None:
+    """Refuse a record whose quoted cell runs on into a line holding the delimiter (`SPAN_DELIMITERS`)."""
+    for rec, start in record_lines(recs, starts):
+        problem = spanning_problem(rec, start, reading.delimiter)
+        if problem is not None:
+            raise quote_refusal(path, reading, problem)

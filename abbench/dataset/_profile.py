@@ -26,7 +26,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Any, Literal, TypedDict, Union
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -175,6 +175,35 @@ class Lookup(BaseModel):
         return "default" in self.model_fields_set
 
 
+Quoting = Literal["csv", "none"]
+"""How a CSV/TSV file's quotes are read: ``csv`` as RFC 4180 quoting, ``none`` as part of the text."""
+
+QUOTINGS: tuple[Quoting, ...] = ("csv", "none")
+
+
+class ReadOptions(TypedDict, total=False):
+    """The read options, given one by one (``read_table(path, delimiter=";")``); a `ReadSpec` field each.
+
+    Left out, an option is detected from the file. The functions that read a file (`read_table`,
+    `plan_import`, `preview_import`, `suggest_mapping`, ``store.datasets.import_file``) take them as
+    keyword arguments.
+    """
+
+    format: str | None
+    """``csv``, ``xlsx``, ``jsonl`` or ``json``, to override the file's suffix."""
+    sheet: str | int | None
+    """Excel sheet name, or 0-based index (default: the first worksheet)."""
+    header_row: int | None
+    """The 1-based row holding the column names (as Excel numbers rows); 0 when there is none."""
+    encoding: str | None
+    """Text encoding of CSV/JSON files (default: detected: a BOM, UTF-8, else GB18030/GBK)."""
+    delimiter: str | None
+    """CSV delimiter (default: sniffed among ``,`` tab ``;`` ``|``)."""
+    quoting: Quoting | None
+    """``csv``: quotes around a cell are RFC 4180 quoting (``""`` inside is one quote); ``none``: quotes
+    are part of the text. Default: ``csv``, unless the file's first 64 KiB only read as text."""
+
+
 class ReadSpec(BaseModel):
     """How files of this profile's shape are read; empty fields are detected.
 
@@ -184,6 +213,7 @@ class ReadSpec(BaseModel):
         header_row: 1-based header row (0: none).
         encoding: Text encoding.
         delimiter: CSV delimiter.
+        quoting: ``csv`` (quotes quote cells, RFC 4180) or ``none`` (quotes are text) for CSV files.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -193,6 +223,7 @@ class ReadSpec(BaseModel):
     header_row: int | None = Field(default=None, ge=0)
     encoding: str | None = None
     delimiter: str | None = None
+    quoting: Quoting | None = None
 
     def updated(self, options: Mapping[str, Any] | ReadSpec | None = None, /, **more: Any) -> ReadSpec:
         """These options with those given that are set (not None) taking their place.

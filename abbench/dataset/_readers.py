@@ -7,7 +7,7 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from abbench._utf8 import read_utf8
 from abbench._yaml import load_yaml
@@ -17,7 +17,7 @@ from abbench.dataset._formats import FORMATS, OpenedFile, RowChunk, sniff_format
 from abbench.dataset._hostile import json_problem
 from abbench.dataset._json import open_json, open_jsonl
 from abbench.dataset._jsonpath import PathError
-from abbench.dataset._profile import ReadSpec
+from abbench.dataset._profile import QUOTINGS, ReadOptions, ReadSpec
 from abbench.dataset._sources import SourceCompiler
 from abbench.errors import ImportFailed, UsageError
 
@@ -247,29 +247,25 @@ def check_data_file(path: Path) -> None:
 def read_table(
     path: str | os.PathLike[str],
     *,
-    format: str | None = None,
-    sheet: str | int | None = None,
-    header_row: int | None = None,
-    encoding: str | None = None,
-    delimiter: str | None = None,
     splits: list[str] | tuple[str, ...] | None = None,
     read: ReadSpec | None = None,
+    **options: Unpack[ReadOptions],
 ) -> Table:
     """Open a data file and find out how to read it.
 
     Args:
         path: A ``.csv``/``.tsv`` (delimiter sniffed), Excel workbook (``.xlsx``, ``.xls``, ``.ods``,
             ...), ``.jsonl`` or ``.json`` file. Other suffixes are recognised by their content.
-        format: ``"csv"``, ``"xlsx"``, ``"jsonl"`` or ``"json"``, to override the suffix.
-        sheet: Excel sheet name, or 0-based index (default: the first worksheet).
-        header_row: The 1-based row that holds the column names (as Excel numbers rows); ``0`` when
-            there is none (columns are then called ``A``, ``B``, ...). Default: the first non-blank
-            row, skipping a one-cell title row above the real header in Excel files.
-        encoding: Text encoding of CSV/JSON files; default: detected (a BOM, UTF-8, else GB18030/GBK).
-        delimiter: CSV delimiter; default: sniffed among ``,`` tab ``;`` ``|``.
         splits: For a JSON object of named splits, the splits to read (default: all).
         read: The read options as one `ReadSpec` (a profile's ``read``); the options given one by
             one take its place where set.
+        **options: The read options one by one (`ReadOptions`): ``format`` (to override the
+            suffix), ``sheet`` (name or 0-based index), ``header_row`` (1-based, as Excel numbers
+            rows; ``0`` when there is none: columns are then ``A``, ``B``, ...; default: the first
+            non-blank row, skipping a one-cell title row above the real header in Excel files),
+            ``encoding`` (default: detected), ``delimiter`` (default: sniffed among ``,`` tab ``;``
+            ``|``), ``quoting`` (``"csv"`` or ``"none"``: quotes as text; default: ``csv`` unless
+            the file's first 64 KiB only read as text).
 
     Returns:
         The opened `Table`; its rows are read when iterated.
@@ -285,11 +281,10 @@ def read_table(
     """
     p = Path(path).expanduser()
     check_data_file(p)
+    header_row = options.get("header_row")
     if header_row is not None and (not isinstance(header_row, int) or header_row < 0):
         raise UsageError(f"header_row is a row number from 1 (or 0 for no header), got {header_row!r}")
-    spec = (read or ReadSpec()).updated(
-        format=format, sheet=sheet, header_row=header_row, encoding=encoding, delimiter=delimiter
-    )
+    spec = (read or ReadSpec()).updated(options)
     fmt = _check_options(p, spec, splits)
     if fmt == "csv":
         source = open_csv(p, spec)
@@ -315,6 +310,12 @@ def _check_options(p: Path, spec: ReadSpec, splits: Sequence[str] | None) -> str
         raise UsageError(f"unknown format {spec.format!r}; choose one of {', '.join(FORMATS)}")
     if fmt != "xlsx" and spec.sheet is not None:
         raise UsageError(f"sheet= applies to Excel files; {p.name} is read as {fmt}")
+    if spec.quoting is not None and spec.quoting not in QUOTINGS:
+        raise UsageError(
+            f"quoting is 'csv' (quotes quote cells) or 'none' (quotes are text), got {spec.quoting!r}"
+        )
+    if fmt != "csv" and spec.quoting is not None:
+        raise UsageError(f"quoting= applies to CSV files; {p.name} is read as {fmt}")
     if fmt != "json" and splits:
         raise UsageError(f"splits= applies to JSON files holding named splits; {p.name} is read as {fmt}")
     if fmt in ("jsonl", "json") and spec.header_row is not None:

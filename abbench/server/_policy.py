@@ -120,7 +120,7 @@ FIELDS: dict[str, dict[str, str]] = {
         PLAIN,
     ),
     "Lookup": {"file": PATH, "table": PLAIN, "default": PLAIN, "normalize": PLAIN},
-    "ReadSpec": dict.fromkeys(("format", "sheet", "header_row", "encoding", "delimiter"), PLAIN),
+    "ReadSpec": dict.fromkeys(("format", "sheet", "header_row", "encoding", "delimiter", "quoting"), PLAIN),
     "Shape": dict.fromkeys(("format", "columns", "splits"), PLAIN),
     "Gate": dict.fromkeys(("rules", "name", "description", "baseline", "candidate", "min_coverage"), PLAIN),
     "GateRule": dict.fromkeys(

@@ -6,7 +6,7 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
 from fastapi.responses import JSONResponse
@@ -65,6 +65,12 @@ async def upload_dataset(
     header_row: Annotated[int | None, Form(ge=0, le=1_048_576)] = None,
     encoding: Annotated[str | None, Form()] = None,
     delimiter: Annotated[str | None, Form()] = None,
+    quoting: Annotated[
+        Literal["csv", "none"] | None,
+        Form(
+            description="CSV quotes: csv (quotes quote cells) or none (quotes are text); default: detected."
+        ),
+    ] = None,
     format: Annotated[str | None, Form()] = None,
     recipe: Annotated[str | None, Form()] = None,
     split: Annotated[list[str] | None, Form(description="JSON splits to import (repeat the field).")] = None,
@@ -79,6 +85,7 @@ async def upload_dataset(
         header_row=header_row,
         encoding=encoding,
         delimiter=delimiter,
+        quoting=quoting,
         format=format,
         recipe=recipe,
         splits=[s for s in split or () if s] or None,
@@ -126,7 +133,7 @@ async def preview_mapping(
     options = {
         k: v
         for k, v in (info.read_options or {}).items()
-        if k in ("format", "sheet", "encoding", "delimiter")
+        if k in ("format", "sheet", "encoding", "delimiter", "quoting")
     }
     stored = store.abspath(info.upload_path)
     found = await _on_file(

@@ -14,7 +14,7 @@ import uuid
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from abbench._files import claimed_temp, sweep_stale
 from abbench.dataset import ContentHasher, DatasetInfo, fingerprint, gold_kind
@@ -35,7 +35,7 @@ from abbench.store._noun import Noun
 from abbench.types import Case
 
 if TYPE_CHECKING:
-    from abbench.dataset import MappingProfile
+    from abbench.dataset import MappingProfile, ReadOptions
 
 # The readers and mappers (and pydantic behind the mapping profile) are imported where a file is
 # imported: opening a store to run an experiment loads none of them.
@@ -97,16 +97,12 @@ class DatasetImports(Noun):
         profile: MappingProfile | dict[str, Any] | str | os.PathLike[str] | None = None,
         *,
         name: str | None = None,
-        sheet: str | int | None = None,
-        header_row: int | None = None,
-        encoding: str | None = None,
-        delimiter: str | None = None,
-        format: str | None = None,
         skip_invalid: bool = False,
         recipe: str | None = None,
         splits: list[str] | tuple[str, ...] | None = None,
         save_profile_as: str | None = None,
         max_problems: int = 10_000,
+        **options: Unpack[ReadOptions],
     ) -> DatasetInfo:
         """Import a data file as a dataset, in one transaction.
 
@@ -121,17 +117,14 @@ class DatasetImports(Noun):
                 a path to a profile ``.json``/``.yaml`` file, or None to use the suggested mapping.
             name: The dataset name (default: the file's stem). Without a name, cases identical to
                 any stored dataset return it; with one, only a dataset of that name is reused.
-            sheet: Excel sheet name or 0-based index.
-            header_row: 1-based header row (0: no header).
-            encoding: Text encoding (default: detected).
-            delimiter: CSV delimiter (default: sniffed).
-            format: ``csv``, ``xlsx``, ``jsonl`` or ``json`` (default: from the suffix).
             skip_invalid: Import the valid rows and keep the report, instead of refusing the file.
             recipe: A recipe for layouts that are not one row per case (see `abbench.dataset.RECIPES`).
             splits: For JSON objects of named splits, the splits to import.
             save_profile_as: Save the profile used under this name (default: its own name, else the
                 dataset name).
             max_problems: How many problems the report keeps in detail (counts are always complete).
+            **options: The read options (`abbench.dataset.ReadOptions`): ``format``, ``sheet``,
+                ``header_row``, ``encoding``, ``delimiter``, ``quoting``; those left out are detected.
 
         Returns:
             The stored dataset's `DatasetInfo`.
@@ -151,8 +144,7 @@ class DatasetImports(Noun):
         if name is not None:
             name = _dataset_name(name)
         given = self._store.profiles.resolve(profile)
-        plan = plan_import(src, given, recipe=recipe, format=format, sheet=sheet, header_row=header_row,
-                           encoding=encoding, delimiter=delimiter, splits=splits)  # fmt: skip
+        plan = plan_import(src, given, recipe=recipe, splits=splits, **options)
         ds_name = name or default_name(src)
         to_save = _named(plan.profile, save_profile_as or plan.profile.name or ds_name)
         # any name reuses a stored dataset of these cases when none was given; no mapping: labels inferred
