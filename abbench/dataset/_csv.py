@@ -42,19 +42,26 @@ def sniff_delimiter(sample: str, suffix: str = "") -> str:
         lines = lines[:-1]  # the last line of a cut sample may be partial
     best, best_score = ("\t" if suffix in (".tsv", ".tab") else ","), (0, 0)
     for delim in DELIMITERS:
-        try:
-            counts = [len(r) for r in csv.reader(lines, delimiter=delim) if any(c.strip() for c in r)]
-        except csv.Error:
-            continue
-        if not counts:
-            continue
-        width = max(set(counts), key=counts.count)
-        if width < 2:
-            continue
-        score = (sum(1 for c in counts if c == width), width)
-        if score > best_score:
-            best, best_score = delim, score
+        # with quotes read as quoting, and as text: a stray quote in a file that does not quote its
+        # cells (a TSV of messages) must not hide its delimiter
+        for quoting in (csv.QUOTE_MINIMAL, csv.QUOTE_NONE):
+            score = _delimiter_score(lines, delim, quoting)
+            if score > best_score:
+                best, best_score = delim, score
     return best
+
+
+def _delimiter_score(lines: list[str], delim: str, quoting: int) -> tuple[int, int]:
+    """How many non-blank lines have the most common width (of two cells or more), and that width."""
+    try:
+        reader = csv.reader(lines, delimiter=delim, quoting=quoting)
+        counts = [len(r) for r in reader if any(c.strip() for c in r)]
+    except csv.Error:
+        return (0, 0)
+    if not counts:
+        return (0, 0)
+    width = max(set(counts), key=counts.count)
+    return (sum(1 for c in counts if c == width), width) if width >= 2 else (0, 0)
 
 
 _LINE = "line {}"

@@ -149,11 +149,18 @@ def first_problem(
         if "unexpected end of data" in str(exc) and not end_is_cut:
             what = f"a quote opened in this row is never closed ({_excerpt(_quoted_cell(text_of(start), reading.delimiter))})"
             return QuoteProblem("unclosed", start, what, line)
-        if "expected after" in str(exc):
+        if "expected after" in str(exc) and line == start:
             what = (
                 f"a quote closes inside its cell ({_excerpt(_quoted_cell(text_of(line), reading.delimiter))})"
             )
             return QuoteProblem("closes", line, what)
+        if "expected after" in str(exc):
+            opened = _excerpt(_quoted_cell(text_of(start), reading.delimiter))
+            what = (
+                f"a quote opens a cell ({opened}) that runs on to line {line}, where a quote closes inside "
+                f"a cell ({_excerpt(text_of(line))}): lines {start}–{line} would be one row"
+            )
+            return QuoteProblem("spans", start, what)
     return None
 
 
@@ -161,23 +168,24 @@ def spanning_problem(rec: Sequence[str], start: int, delimiter: str) -> QuotePro
     """The problem of a record from line `start` whose quoted cell runs on into a line holding the
     delimiter (rows a stray quote joined), or None."""
     line = start
+    end = start + sum(cell.count("\n") for cell in rec)
     for cell in rec:
         parts = cell.split("\n")
         for i, part in enumerate(parts[1:], start=1):
             if delimiter in part:
-                shown = _excerpt(part.replace("\t", " ⇥ ") if delimiter == "\t" else part)
                 return QuoteProblem(
                     "spans",
                     start,
                     f'a quote opens a cell ("{_excerpt(parts[0])}) that runs on to line {line + i}, which '
-                    f"holds the delimiter {delimiter!r} ({shown}): lines {start}–{line + i} would be one row",
+                    f"holds the delimiter {delimiter!r} ({_excerpt(part)}): lines {start}–{end} would be one row",
                 )
         line += len(parts) - 1
     return None
 
 
 def _excerpt(text: str, n: int = 40) -> str:
-    text = text.rstrip("\r\n")
+    """The start of `text`, tabs shown as ⇥."""
+    text = text.rstrip("\r\n").replace("\t", " ⇥ ")
     return text if len(text) <= n else text[:n].rstrip() + "…"
 
 
