@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from functools import partial
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from abbench.dataset._formats import OpenedFile, RowChunk, column_letter, header_names
 from abbench.dataset._headers import second_header, two_row_names, two_row_note
@@ -51,7 +51,7 @@ def sniff_delimiter(sample: str, suffix: str = "") -> str:
     return best
 
 
-def _delimiter_score(lines: list[str], delim: str, quoting: int) -> tuple[int, int]:
+def _delimiter_score(lines: list[str], delim: str, quoting: Literal[0, 3]) -> tuple[int, int]:
     """How many non-blank lines have the most common width (of two cells or more), and that width."""
     try:
         reader = csv.reader(lines, delimiter=delim, quoting=quoting)
