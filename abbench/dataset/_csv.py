@@ -304,7 +304,7 @@ def _chunks(
                 else:
                     starts = _record_starts(recs, prev + 1)
                     if reading.checks_spans:
-                        _check_spans(path, reading, recs, starts)
+                        _check_spans(path, reading, recs, starts, width)
                 prev = now
                 last = (recs[-1], starts[-1])
                 if set(map(len, recs)) == {width} and all(map(any, recs)):
@@ -316,7 +316,7 @@ def _chunks(
         except csv.Error as exc:
             failed = _csv_error(path, reader.line_num, exc)
             if reading.strict:  # which quote, and where: the lines from the failed chunk read again
-                failed = strict_refusal(path, enc.codec, reading, prev + 1, failed)
+                failed = strict_refusal(path, enc.codec, reading, prev + 1, width, failed)
             raise failed from None
         except UnicodeDecodeError:
             raise decode_error(path, enc) from None
@@ -324,9 +324,11 @@ def _chunks(
             _check_quotes_closed(path, enc.codec, delim, last[1], reader.line_num)
 
 
-def _check_spans(path: Path, reading: Reading, recs: list[list[str]], starts: Sequence[int]) -> None:
-    """Refuse a record whose quoted cell runs on into a line holding the delimiter (`SPAN_DELIMITERS`)."""
+def _check_spans(
+    path: Path, reading: Reading, recs: list[list[str]], starts: Sequence[int], width: int
+) -> None:
+    """Refuse a record that is rows a stray quote joined (`spanning_problem`, `SPAN_DELIMITERS`)."""
     for rec, start in record_lines(recs, starts):
-        problem = spanning_problem(rec, start, reading.delimiter)
+        problem = spanning_problem(rec, start, reading.delimiter, width)
         if problem is not None:
             raise quote_refusal(path, reading, problem)

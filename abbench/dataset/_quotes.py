@@ -98,10 +98,10 @@ def decide_quoting(sample: str, cut: bool, delimiter: str, header_line: int, not
     if cut and len(lines) > 1:
         lines = lines[:-1]
     strict = Reading(delimiter, "csv", strict=True)
-    problem = first_problem(strict, lines, 1, lambda n: lines[n - 1], end_is_cut=cut)
+    width, misfit = _text_width(lines, delimiter, header_line)
+    problem = first_problem(strict, lines, 1, lambda n: lines[n - 1], width=width, end_is_cut=cut)
     if problem is None or problem.kind == "unclosed":
         return strict
-    width, misfit = _text_width(lines, delimiter, header_line)
     if misfit is not None:
         return Reading(delimiter, "csv", strict=True, misfit=f"line {problem.line}: {problem.what}; {misfit}")
     notes.append(
@@ -126,13 +126,19 @@ def _text_width(lines: Sequence[str], delimiter: str, header_line: int) -> tuple
 
 
 def first_problem(
-    reading: Reading, lines: Iterable[str], first: int, text_of: Callable[[int], str], *, end_is_cut: bool
+    reading: Reading,
+    lines: Iterable[str],
+    first: int,
+    text_of: Callable[[int], str],
+    *,
+    width: int,
+    end_is_cut: bool,
 ) -> QuoteProblem | None:
     """The first quote problem in reading `lines` (line `first` on) strictly as CSV, or None.
 
-    `text_of` gives a line's text by number, for the message. A quote never closed is no problem when
-    `end_is_cut` (the lines stop before the file does); a cell spanning lines is one only for the
-    `SPAN_DELIMITERS`.
+    `text_of` gives a line's text by number, for the message; `width` is the header's. A quote never
+    closed is no problem when `end_is_cut` (the lines stop before the file does); joined rows
+    (`spanning_problem`) are one only for the `SPAN_DELIMITERS`.
     """
     reader = csv.reader(lines, delimiter=reading.delimiter, strict=True)
     start = first
@@ -140,7 +146,7 @@ def first_problem(
     try:
         for rec in reader:
             if spans and reader.line_num + first - 1 > start:
-                spanned = spanning_problem(rec, start, reading.delimiter)
+                spanned = spanning_problem(rec, start, reading.delimiter, width)
                 if spanned is not None:
                     return spanned
             start = reader.line_num + first
@@ -164,23 +170,27 @@ def first_problem(
     return None
 
 
-def spanning_problem(rec: Sequence[str], start: int, delimiter: str) -> QuoteProblem | None:
-    """The problem of a record from line `start` whose quoted cell runs on into a line holding the
-    delimiter (rows a stray quote joined), or None."""
-    line = start
-    end = start + sum(cell.count("\n") for cell in rec)
-    for cell in rec:
-        parts = cell.split("\n")
-        for i, part in enumerate(parts[1:], start=1):
-            if delimiter in part:
-                return QuoteProblem(
-                    "spans",
-                    start,
-                    f'a quote opens a cell ("{_excerpt(parts[0])}) that runs on to line {line + i}, which '
-                    f"holds the delimiter {delimiter!r} ({_excerpt(part)}): lines {start}–{end} would be one row",
-                )
-        line += len(parts) - 1
-    return None
+def spanning_problem(rec: Sequence[str], start: int, delimiter: str, width: int) -> QuoteProblem | None:
+    """The problem of a record from line `start` that is rows a stray quote joined, or None.
+
+    Joined rows: a quoted cell runs on over lines that each read as a row of their own, with quotes as
+    text: `width` cells (the header's), the first one filled. A quoted paragraph whose lines do not
+    (``1;"Dear Sir;`` then ``thanks; bye"`` under a two-column header) is a cell that spans lines.
+    """
+    lines = delimiter.join(rec).split("\n")
+    if len(lines) < 2 or width < 2:
+        return None
+    if not all(line.count(delimiter) == width - 1 and line.split(delimiter, 1)[0].strip() for line in lines):
+        return None
+    end = start + len(lines) - 1
+    opened = next(cell for cell in rec if "\n" in cell).split("\n", 1)[0]
+    return QuoteProblem(
+        "spans",
+        start,
+        f'a quote opens a cell ("{_excerpt(opened)}) that runs on to line {end}, and lines {start + 1}–{end} '
+        f"read as rows of their own ({width} cells each: {_excerpt(lines[1])}): lines {start}–{end} would "
+        "be one row",
+    )
 
 
 def _excerpt(text: str, n: int = 40) -> str:
@@ -195,7 +205,7 @@ def _quoted_cell(line: str, delimiter: str) -> str:
 
 
 def strict_refusal(
-    path: Path, codec: str, reading: Reading, first: int, fallback: ImportFailed
+    path: Path, codec: str, reading: Reading, first: int, width: int, fallback: ImportFailed
 ) -> ImportFailed:
     """The refusal of a file read strictly as CSV whose records from line `first` on raised an error.
 
@@ -208,7 +218,9 @@ def strict_refusal(
             return next(islice(fh, n - 1, None), "")
 
     with path.open(encoding=codec, newline="") as fh:
-        problem = first_problem(reading, islice(fh, first - 1, None), first, text_of, end_is_cut=False)
+        problem = first_problem(
+            reading, islice(fh, first - 1, None), first, text_of, width=width, end_is_cut=False
+        )
     return fallback if problem is None else quote_refusal(path, reading, problem)
 
 

@@ -69,10 +69,17 @@ def test_rfc_quoted_csv_with_multiline_cells_reads_as_before(write):
     # a TSV quoting a multi-line cell whose lines hold no tab reads the same way
     tsv = write("rfc.tsv", 'id\ttext\n1\t"first line\nsecond, line"\n2\tplain\n')
     assert [r.value["text"] for r in read_table(tsv).rows()] == ["first line\nsecond, line", "plain"]
-    # a quoted paragraph whose later lines hold the delimiter is refused for tabs, never for commas
+    # a quoted paragraph whose lines hold the delimiter: a cell, unless its lines read as rows (tabs,
+    # semicolons and pipes only: never for commas)
     text = 'id,answer\n1,"First, a line\nthen, another"\n2,"x"\n'
     answers = read_table(write("a.csv", text))
     assert [r.value["answer"] for r in answers.rows()] == ["First, a line\nthen, another", "x"]
+    letter = 'id;text\n1;"Dear Sir;\nthanks; bye"\n2;plain\n' + "3;filler\n" * 9000  # beyond the sample
+    letter += '4;"Dear Madam;\nthanks; bye"\n'
+    table = read_table(write("letter.csv", letter))
+    assert table.options["quoting"] == "csv" and not [n for n in table.notes if "quote" in n]
+    texts = [r.value["text"] for r in table.rows()]
+    assert texts[0] == "Dear Sir;\nthanks; bye" and texts[-1] == "Dear Madam;\nthanks; bye"
 
 
 def test_a_quote_closing_inside_a_cell_below_the_sample_is_refused(write, sms_lines):
@@ -99,7 +106,10 @@ def test_rows_a_stray_quote_joins_below_the_sample_are_refused(write, sms_lines)
     message = str(refused.value)
     start = len(filler) + 2
     assert message.startswith(f'sms.tsv, line {start}: a quote opens a cell ("Keep ur problems')
-    assert f"runs on to line {start + 1}, which holds the delimiter '\\t' (ham ⇥ Yeah" in message
+    assert (
+        f"runs on to line {start + 2}, and lines {start + 1}–{start + 2} read as rows of their own" in message
+    )
+    assert "(2 cells each: ham ⇥ Yeah, give me a call" in message
     assert f"lines {start}–{start + 2} would be one row" in message
     assert "--quoting none" in message and "--quoting csv) if the cell really runs over" in message
     # the file's own lines 5083-5085: the quote closes inside line 5085's cell
