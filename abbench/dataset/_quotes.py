@@ -103,7 +103,7 @@ def decide_quoting(sample: str, cut: bool, delimiter: str, header_line: int, not
     if problem is None or problem.kind == "unclosed":
         return strict
     if misfit is not None:
-        return Reading(delimiter, "csv", strict=True, misfit=f"line {problem.line}: {problem.what}; {misfit}")
+        return Reading(delimiter, "csv", strict=True, misfit=misfit)
     notes.append(
         f"line {problem.line}: {problem.what}; every line has {width} cells when quotes are read as text: "
         "quotes are kept as written (give quoting='csv', CLI --quoting csv, if the file quotes its cells)"
@@ -231,7 +231,7 @@ def quote_refusal(path: Path, reading: Reading, problem: QuoteProblem) -> Import
     why = (
         "its first 64 KiB read cleanly that way"
         if reading.misfit is None
-        else f"quotes as text did not fit either: {reading.misfit}"
+        else f"quotes as text do not fit either: {reading.misfit}"
     )
     lenient = (
         "give quoting='csv' (--quoting csv) if the cell really runs over those lines"

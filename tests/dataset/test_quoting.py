@@ -158,3 +158,15 @@ def test_an_unclosed_quote_keeps_its_own_message(write):
         list(read_table(path).rows())
     assert "line 3: a quote opened in this row is never closed, so lines 3–4" in str(refused.value)
     assert "--quoting none" in str(refused.value)
+
+
+def test_quotes_that_fit_neither_reading_are_refused_with_both_reasons(write, sms_lines):
+    rows = [*sms_lines[:300], "ham\ta\tb", *sms_lines[300:400]]  # line 284 quotes, line 301 has 3 cells
+    with pytest.raises(ImportFailed) as refused:
+        list(read_table(write("sms.tsv", "\n".join(rows) + "\n")).rows())
+    message = str(refused.value)
+    assert message.startswith('sms.tsv, line 284: a quote closes inside its cell ("Wen u miss someone')
+    assert (
+        "quotes as text do not fit either: with quotes as text, line 301 has 3 cells and the header 2"
+        in message
+    )
