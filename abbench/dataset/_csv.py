@@ -77,9 +77,15 @@ def _record_starts(recs: list[list[str]], first: int) -> list[int]:
 
 
 def _tidy_records(
-    recs: list[list[str]], starts: Iterable[int], width: int, delim: str, keep_blank: bool
+    recs: list[list[str]], starts: Iterable[int], width: int, reading: Reading, keep_blank: bool
 ) -> RowChunk:
     """A chunk's records with blank ones dropped (or kept), short ones padded, long ones reported."""
+    delim = reading.delimiter
+    hint = (
+        "check the delimiter or quote the cells that hold it"
+        if reading.quoting == "csv"
+        else "check the delimiter: quotes are read as text in this file, so a cell cannot hold it"
+    )
     rows: list[list[str]] = []
     locs: list[str] = []
     bad: list[tuple[str, str, Any]] = []
@@ -97,8 +103,7 @@ def _tidy_records(
                 bad.append(
                     (
                         _LINE.format(start),
-                        f"the row has {n} cells but the header has {width} columns; "
-                        "check the delimiter or quote the cells that hold it",
+                        f"the row has {n} cells but the header has {width} columns; {hint}",
                         delim.join(rec),
                     )
                 )
@@ -310,7 +315,7 @@ def _chunks(
                 if set(map(len, recs)) == {width} and all(map(any, recs)):
                     yield RowChunk(recs, list(map(_LINE.format, starts)), None, [], text_only=True)
                 else:
-                    yield _tidy_records(recs, starts, width, delim, keep_blank)
+                    yield _tidy_records(recs, starts, width, reading, keep_blank)
         except StopIteration:
             return
         except csv.Error as exc:

@@ -170,3 +170,13 @@ def test_quotes_that_fit_neither_reading_are_refused_with_both_reasons(write, sm
         "quotes as text do not fit either: with quotes as text, line 301 has 3 cells and the header 2"
         in message
     )
+
+
+def test_a_long_row_below_the_sample_of_a_file_read_as_text_says_quotes_cannot_help(store, write, sms_lines):
+    rows = [*sms_lines[:1500], "ham\ta\tb", *sms_lines[1500:1510]]  # line 1501, beyond the 64 KiB
+    path = write("sms.tsv", "\n".join(rows) + "\n")
+    with pytest.raises(ImportFailed) as refused:
+        store.datasets.import_file(path, SMS)
+    problems = refused.value.report.problems
+    assert [(p.location, p.kind) for p in problems] == [("line 1501", "unreadable_row")]
+    assert "quotes are read as text in this file, so a cell cannot hold it" in problems[0].message
