@@ -150,6 +150,23 @@ def compose_yaml(text: str) -> yaml.Node | None:
     return _bounded(text, _BoundedLoader.get_single_node)
 
 
+def error_at(
+    exc: yaml.YAMLError, form: str = " at line {line}, column {column}", *, line_shift: int = 0
+) -> str:
+    """Where a YAML error is, written in `form` with its 1-based ``{line}`` and ``{column}``, or ``""``
+    when PyYAML gave no place. `line_shift` counts the lines before the text that was parsed (a SKILL.md's
+    front matter starts on line 2)."""
+    mark = getattr(exc, "problem_mark", None)
+    if mark is None:
+        return ""
+    return form.format(line=mark.line + 1 + line_shift, column=mark.column + 1)
+
+
+def error_problem(exc: yaml.YAMLError) -> str:
+    """What is wrong, as PyYAML words it: its ``problem``, else the error's whole text."""
+    return getattr(exc, "problem", None) or str(exc)
+
+
 def _bounded(text: str, read: Callable[[_BoundedLoader], _T]) -> _T:
     """`read` applied to a bounded loader of `text`, the loader disposed of after."""
     loader = _BoundedLoader(text)

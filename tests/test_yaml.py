@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from abbench._yaml import MAX_DEPTH, YamlRefused, compose_yaml, load_yaml
+from abbench._yaml import MAX_DEPTH, YamlRefused, compose_yaml, error_at, error_problem, load_yaml
 
 from .conftest import REPO, assert_none_in_package, plant_module
 
@@ -110,6 +110,27 @@ def _yaml_loads(path: Path) -> list[tuple[int, str]]:
         elif isinstance(node, ast.ImportFrom) and node.module == "yaml":
             found += [(node.lineno, f"from yaml import {a.name}") for a in node.names if a.name in _LOADERS]
     return found
+
+
+@pytest.mark.parametrize(
+    ("form", "shift", "said"),
+    [
+        ((), 0, " at line 3, column 1"),
+        ((", line {line}, column {column}",), 0, ", line 3, column 1"),
+        ((), 1, " at line 4, column 1"),  # a SKILL.md's front matter starts on its line 2
+    ],
+)
+def test_a_yaml_error_says_its_line_and_column_counted_from_one(form, shift, said):
+    with pytest.raises(yaml.YAMLError) as caught:
+        load_yaml("a: 1\nb: [1, 2\n")  # the list is still open where the text ends: line 3, column 1
+    assert error_at(caught.value, *form, line_shift=shift) == said
+    assert error_problem(caught.value) == caught.value.problem
+
+
+def test_a_yaml_error_without_a_place_or_problem_says_what_it_can():
+    err = yaml.YAMLError("the stream broke")
+    assert error_at(err) == ""
+    assert error_problem(err) == "the stream broke"
 
 
 def test_no_module_but_the_bounded_loader_calls_pyyaml_loaders():

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from abbench._registry import Registry
 from abbench.errors import UnknownName, UsageError
 from abbench.llm import CallCache
 from abbench.snapshot import Snapshot
@@ -201,7 +201,6 @@ class Agent(Protocol):
 AgentFactory = Callable[..., Agent]
 """Builds an adapter from an arm's settings: ``factory(model=..., **params)``."""
 
-_REGISTRY: dict[str, AgentFactory] = {}
 _BUILTIN = {
     "builtin": "abbench.agents._builtin",
     "command": "abbench.agents._command",
@@ -211,21 +210,17 @@ _BUILTIN = {
 }
 """The adapters abbench ships, by the module that registers each: imported when first asked for, so a
 run of `python` arms never loads the HTTP client behind `openai` (``abbench.agents`` loads lazily)."""
+_REGISTRY: Registry[AgentFactory] = Registry(_BUILTIN)
 
 
 def register_agent(name: str) -> Callable[[AgentFactory], AgentFactory]:
     """Register the decorated factory under `name` (the ``agent:`` of an arm)."""
-
-    def add(factory: AgentFactory) -> AgentFactory:
-        _REGISTRY[name] = factory
-        return factory
-
-    return add
+    return _REGISTRY.register(name)
 
 
 def agent_names() -> list[str]:
     """The names arms may use in ``agent:``."""
-    return sorted(set(_REGISTRY) | set(_BUILTIN))
+    return _REGISTRY.names()
 
 
 def make_agent(name: str, **settings: Any) -> Agent:
@@ -243,12 +238,10 @@ def agent_factory(name: str) -> AgentFactory:
     Raises:
         UsageError: no adapter has that name (the message lists the valid ones).
     """
-    if name not in _REGISTRY and name in _BUILTIN:
-        importlib.import_module(_BUILTIN[name])  # registers it
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise UnknownName("agent", name, agent_names()) from None
+    factory = _REGISTRY.load(name)
+    if factory is None:
+        raise UnknownName("agent", name, agent_names())
+    return factory
 
 
 def check_settings(agent: str, settings: Mapping[str, Any], valid: Sequence[str]) -> None:

@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from abbench._regex import PatternError, compile_pattern
 from abbench._text import control_character
 from abbench._utf8 import read_utf8
-from abbench._yaml import compose_yaml, load_yaml
+from abbench._yaml import compose_yaml, error_at, error_problem, load_yaml
 from abbench.dataset._canonical import canonical_json
 from abbench.dataset._text import label_key
 from abbench.errors import MappingError
@@ -416,9 +416,8 @@ class MappingProfile(BaseModel):
         try:
             data = load_yaml(text)
         except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            at = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-            raise MappingError(f"{where}{at}: not valid YAML/JSON ({getattr(exc, 'problem', exc)})") from None
+            at = error_at(exc, ", line {line}, column {column}")
+            raise MappingError(f"{where}{at}: not valid YAML/JSON ({error_problem(exc)})") from None
         return cls.from_dict(data, where=where, text=text)
 
     @classmethod

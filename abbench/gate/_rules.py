@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from abbench._utf8 import read_utf8
-from abbench._yaml import compose_yaml, load_yaml
+from abbench._yaml import compose_yaml, error_at, error_problem, load_yaml
 from abbench.compare import DEFAULT_MARGIN
 from abbench.errors import UsageError
 from abbench.gate._coverage import check_min_coverage
@@ -214,9 +214,8 @@ def _read_gate(path: str | Path) -> tuple[dict[str, Any], list[int | None]]:
             f"{path}, line {exc.lineno}, column {exc.colno}: not valid JSON ({exc.msg})"
         ) from None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise UsageError(f"{path}{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+        where = error_at(exc, ", line {line}, column {column}")
+        raise UsageError(f"{path}{where}: not valid YAML ({error_problem(exc)})") from None
     if isinstance(data, dict):
         unknown = set(data) - set(GATE_KEYS)
         if unknown:

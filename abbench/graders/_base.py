@@ -12,6 +12,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from abbench._registry import Registry
 from abbench.errors import GradingError, TranscriptError, UnknownName, UsageError
 from abbench.snapshot import Snapshot
 from abbench.transcript import Event, read_transcript, to_dicts, to_events
@@ -260,7 +261,6 @@ def label_match(name: str = "label_match") -> Grader:
     return FunctionGrader(name, grade, "rule")
 
 
-_REGISTRY: dict[str, Callable[..., Grader]] = {"label_match": label_match}
 _RULES = "abbench.graders._rules"
 _BUILTIN = {
     **dict.fromkeys(
@@ -276,21 +276,17 @@ _BUILTIN = {
 }
 """The graders abbench ships, by the module that registers each: imported when first asked for, so an
 experiment graded by rules never loads the judges' HTTP client (``abbench.graders`` loads lazily)."""
+_REGISTRY: Registry[Callable[..., Grader]] = Registry(_BUILTIN, {"label_match": label_match})
 
 
 def register_grader(name: str) -> Callable[[Callable[..., Grader]], Callable[..., Grader]]:
     """Register the decorated grader factory under `name`, for use in experiment definitions."""
-
-    def add(factory: Callable[..., Grader]) -> Callable[..., Grader]:
-        _REGISTRY[name] = factory
-        return factory
-
-    return add
+    return _REGISTRY.register(name)
 
 
 def grader_names() -> list[str]:
     """The grader names an experiment definition may use."""
-    return sorted(set(_REGISTRY) | set(_BUILTIN))
+    return _REGISTRY.names()
 
 
 def make_grader(spec: str | dict[str, Any] | Grader) -> Grader:
@@ -324,10 +320,8 @@ def make_grader(spec: str | dict[str, Any] | Grader) -> Grader:
 
 def _make(kind: str, options: dict[str, Any]) -> Grader:
     """The grader `kind` with `options` (see `make_grader`)."""
-    if kind not in _REGISTRY and kind in _BUILTIN:
-        importlib.import_module(_BUILTIN[kind])  # registers it
-    if kind in _REGISTRY:
-        factory = _REGISTRY[kind]
+    factory = _REGISTRY.load(kind)
+    if factory is not None:
         valid = _options_of(factory)
         unknown = sorted(set(options) - set(valid)) if valid is not None else []
         if valid is not None and unknown:

@@ -231,14 +231,9 @@ class JudgeSpend:
 
     def as_dict(self) -> dict[str, Any]:
         """The fields as `GradingError.spent` carries them (``cached`` only when the cache answered)."""
-        out: dict[str, Any] = {
-            "judge_model": self.judge_model,
-            "judge_cost": self.judge_cost,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-        }
-        if self.cost_saved is not None:
-            out |= {"cached": self.cached, "cost_saved": self.cost_saved}
+        out = dataclasses.asdict(self)
+        if self.cost_saved is None:
+            del out["cached"], out["cost_saved"]
         return out
 
     def result(self, **fields: Any) -> GradeResult:

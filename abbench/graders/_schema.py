@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from abbench._regex import compile_pattern
@@ -23,7 +23,18 @@ from abbench.graders._schema_re2 import check_patterns, re2_validator
 ENGINES = ("auto", "jsonschema", "builtin")
 """Which validator `validate_json` uses: ``auto`` prefers `jsonschema` when it is installed."""
 
-_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
+_JSON_TYPES: dict[str, Callable[[Any], bool]] = {
+    "null": lambda x: x is None,
+    "boolean": lambda x: isinstance(x, bool),
+    "integer": lambda x: (
+        (isinstance(x, int) and not isinstance(x, bool)) or (isinstance(x, float) and x.is_integer())
+    ),
+    "number": lambda x: isinstance(x, (int, float)) and not isinstance(x, bool),
+    "string": lambda x: isinstance(x, str),
+    "array": lambda x: isinstance(x, list),
+    "object": lambda x: isinstance(x, dict),
+}
+"""JSON Schema's ``type`` names, each with its test of a parsed JSON value."""
 
 
 def has_jsonschema() -> bool:
@@ -100,9 +111,9 @@ def _check_builtin(schema: Any, where: str) -> None:
         raise UsageError(f"the JSON schema is invalid at {where}: a schema must be an object or a boolean")
     types = schema.get("type")
     for t in [types] if isinstance(types, str) else types or []:
-        if t not in _TYPES:
+        if t not in _JSON_TYPES:
             raise UsageError(
-                f"the JSON schema is invalid at {where}/type: {t!r} is not one of {', '.join(_TYPES)}"
+                f"the JSON schema is invalid at {where}/type: {t!r} is not one of {', '.join(sorted(_JSON_TYPES))}"
             )
     for key in ("properties", "patternProperties", "$defs", "definitions"):
         for name, sub in (schema.get(key) or {}).items():
@@ -256,21 +267,8 @@ class _Builtin:
 
 
 def _is_type(x: Any, t: str) -> bool:
-    if t == "null":
-        return x is None
-    if t == "boolean":
-        return isinstance(x, bool)
-    if t == "integer":
-        return (isinstance(x, int) and not isinstance(x, bool)) or (isinstance(x, float) and x.is_integer())
-    if t == "number":
-        return isinstance(x, (int, float)) and not isinstance(x, bool)
-    if t == "string":
-        return isinstance(x, str)
-    if t == "array":
-        return isinstance(x, list)
-    if t == "object":
-        return isinstance(x, dict)
-    return False
+    test = _JSON_TYPES.get(t)
+    return test is not None and test(x)
 
 
 def _equal(a: Any, b: Any) -> bool:

@@ -49,7 +49,7 @@ class RunInputs:
 
 @dataclass
 class Tally:
-    """What this pass did so far (the counts a `RunSummary` reports)."""
+    """What this pass did so far: the counts a `RunSummary` reports, each its field of the same name."""
 
     executed: int = 0
     graded: int = 0

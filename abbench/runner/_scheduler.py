@@ -14,7 +14,7 @@ import logging
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from abbench._result import Result
@@ -361,25 +361,16 @@ class ExperimentRunner:
         tracker.counts = counts
         tracker.set_errors(store.runs.errors(exp.id))
         tracker.maybe_emit(force=True)
-        t = self.tally
         return RunSummary(
-            exp.name,
-            exp.id,
-            status,
-            t.executed,
-            t.graded,
-            t.failed,
-            t.cancelled,
-            elapsed_s,
-            tracker.snapshot(),
-            t.up_to_date,
-            t.pairs_judged,
-            t.pairs_failed,
-            t.execution_failed,
-            t.grading_failed,
-            paused_by,
-            tracker.notes,
-            stopped_by,
+            experiment=exp.name,
+            experiment_id=exp.id,
+            status=status,
+            elapsed_s=elapsed_s,
+            progress=tracker.snapshot(),
+            pause_reason=paused_by,
+            notes=tracker.notes,
+            stop_reason=stopped_by,
+            **asdict(self.tally),
         )
 
     def _status_after_grading(self, prior: str) -> str:

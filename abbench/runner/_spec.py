@@ -14,7 +14,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from abbench._utf8 import read_utf8
-from abbench._yaml import compose_yaml, load_yaml
+from abbench._yaml import compose_yaml, error_at, error_problem, load_yaml
 from abbench.errors import ExperimentError
 from abbench.store import (
     BudgetSpec,
@@ -47,9 +47,7 @@ def load_spec(source: str | Path | dict[str, Any] | ExperimentSpec) -> tuple[Exp
         try:
             data = load_yaml(text)
         except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-            raise ExperimentError(f"{path}{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from exc
+            raise ExperimentError(f"{path}{error_at(exc)}: not valid YAML ({error_problem(exc)})") from exc
         base = path.resolve().parent
         origin = str(path)
     else:

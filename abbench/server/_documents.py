@@ -73,9 +73,8 @@ def load_yaml(text: str, what: str) -> Any:
     try:
         value = _yaml.load_yaml(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-        raise _refused(what, f"is not valid YAML{where}: {getattr(exc, 'problem', None) or exc}") from None
+        where = _yaml.error_at(exc, " (line {line}, column {column})")
+        raise _refused(what, f"is not valid YAML{where}: {_yaml.error_problem(exc)}") from None
     except RecursionError:
         raise _refused(what, f"nests deeper than {MAX_DEPTH} levels; flatten it") from None
     check_bounds(value, what)

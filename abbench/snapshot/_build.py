@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from abbench._yaml import YamlRefused, load_yaml
+from abbench._yaml import YamlRefused, error_at, load_yaml
 from abbench.errors import SnapshotError, UsageError
 from abbench.snapshot._content import (
     DEFAULT_MAX_FILE_BYTES,
@@ -73,8 +73,7 @@ def read_skill_info(content: FolderContent, fallback_name: str) -> SkillInfo:
         try:
             loaded = load_yaml("\n".join(lines[1 : end - 1])) if end > 1 else None
         except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 2}, column {mark.column + 1}" if mark is not None else ""
+            where = error_at(exc, line_shift=1)  # the front matter starts on line 2
             problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
             why = "is refused" if isinstance(exc, YamlRefused) else "is not valid YAML"
             warnings.append(f"SKILL.md front matter {why}{where}: {problem}")
