@@ -9,6 +9,7 @@ import pytest
 
 from abbench.errors import MappingError, UsageError
 from abbench.store import open_store
+from tests.conftest import refused_file
 
 HEADER = "id,query,label\n"
 
@@ -193,10 +194,7 @@ def test_keys_that_collide_on_the_same_label_are_fine():
 def test_a_gate_that_cannot_decide_is_refused_when_read(tmp_path, text, said):
     from abbench.gate import load_gate
 
-    path = tmp_path / "gate.yaml"
-    path.write_text(text + "\n", encoding="utf-8")
-    with pytest.raises(UsageError, match=said):
-        load_gate(path)
+    assert said in refused_file(load_gate, tmp_path / "gate.yaml", text + "\n", UsageError)
 
 
 @pytest.mark.parametrize(

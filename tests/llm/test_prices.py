@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+import re
 
 import pytest
 
 from abbench.errors import UsageError
 from abbench.llm import BUILTIN_PRICES, Price, PriceTable, _prices as prices_module, load_prices, price_table
 from abbench.types import Usage
+from tests.conftest import refused_file
 
 
 @pytest.fixture(autouse=True)
@@ -90,11 +92,8 @@ def test_arm_overrides(tmp_path):
     ],
 )
 def test_invalid_prices_files_say_what_and_where(tmp_path, text, match):
-    path = tmp_path / "bad.yaml"
-    path.write_text(text, encoding="utf-8")
-    with pytest.raises(UsageError, match=match) as info:
-        load_prices(path)
-    assert "bad.yaml" in str(info.value)
+    message = refused_file(load_prices, tmp_path / "bad.yaml", text, UsageError)
+    assert re.search(match, message) and "bad.yaml" in message
 
 
 def test_missing_files_are_usage_errors(tmp_path, monkeypatch):
