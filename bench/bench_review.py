@@ -29,7 +29,7 @@ from abbench.store import open_store  # noqa: E402
 from tests.browser import CHROMIUM, chromium, offline_page  # noqa: E402
 from tests.widgets import review_keys as rk  # noqa: E402
 from tests.widgets.demo import build_demo_store  # noqa: E402
-from tests.widgets.lab import jupyterlab, parameterized  # noqa: E402
+from tests.widgets.lab import jupyterlab, open_notebook, parameterized  # noqa: E402
 
 TARGET_S = 3.0
 
@@ -71,7 +71,7 @@ def main() -> None:
         ):
             page.set_default_timeout(120_000)
             t0 = time.perf_counter()
-            rk.open_notebook(page, url, "04_review.ipynb")
+            open_notebook(page, url, "04_review.ipynb")
             page.wait_for_selector(".abbench-keys-on", timeout=120_000)
             print(f"notebook open and run in {time.perf_counter() - t0:.1f} s; the widget has the keys")
             first, opened = rk.press(page, "j")

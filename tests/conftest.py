@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -42,6 +43,22 @@ def banking_store(tmp_path_factory) -> Path:
     from tests.banking import build_banking_store
 
     return build_banking_store(tmp_path_factory.mktemp("banking") / "store", cases=300)
+
+
+@pytest.fixture(scope="session")
+def shared_demo_store(tmp_path_factory) -> Path:
+    """The demo store as `tests.widgets.demo.build_demo_store` makes it (experiments ``demo`` and
+    ``demo-v2-only``), in a folder named ``.abbench``; built once per session and shared, so never written
+    to: a test that writes takes `demo_store_copy`."""
+    from tests.widgets.demo import build_demo_store
+
+    return build_demo_store(tmp_path_factory.mktemp("demo") / ".abbench")
+
+
+@pytest.fixture
+def demo_store_copy(shared_demo_store, tmp_path) -> Path:
+    """A copy of `shared_demo_store` of the test's own, to write to (the store keeps paths relative)."""
+    return Path(shutil.copytree(shared_demo_store, tmp_path / "demo" / ".abbench"))
 
 
 @pytest.fixture

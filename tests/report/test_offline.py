@@ -181,7 +181,7 @@ def test_the_export_command_is_registered_and_documented():
 
 @pytest.mark.slow
 @pytest.mark.browser
-def test_the_documented_export_of_a_notebook_opens_with_no_outside_request(tmp_path):
+def test_the_documented_export_of_a_notebook_opens_with_no_outside_request(shared_demo_store, tmp_path):
     """``jupyter nbconvert --execute --to abbench_html notebooks/03_results.ipynb``, as docs/workbench.md
     says, in a child process on a demo store; then opened in Chromium with the network blocked."""
     import subprocess
@@ -189,13 +189,11 @@ def test_the_documented_export_of_a_notebook_opens_with_no_outside_request(tmp_p
 
     from tests.browser import HANG_MS, chromium, offline_page
     from tests.conftest import REPO, subprocess_env
-    from tests.widgets.demo import build_demo_store
 
-    store = build_demo_store(tmp_path / "demo" / ".abbench")
     command = ["jupyter", "nbconvert", "--execute", "--to", "abbench_html", "--output-dir", str(tmp_path)]
     done = subprocess.run(
         [sys.executable, "-m", *command, str(REPO / "notebooks" / "03_results.ipynb")],
-        env=subprocess_env(ABBENCH_STORE=store, TQDM_DISABLE=1),
+        env=subprocess_env(ABBENCH_STORE=shared_demo_store, TQDM_DISABLE=1),
         capture_output=True,
         text=True,
         timeout=600,

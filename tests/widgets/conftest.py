@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from abbench.types import Case
+from tests.browser import require_chromium
 from tests.conftest import DEMO
 from tests.widgets import agents
+from tests.widgets.lab import Lab, jupyterlab
 
 
 @pytest.fixture(autouse=True)
@@ -112,3 +114,21 @@ def no_domains(store):
     }
     run_experiment(create_experiment(spec, store=store).id, store=store)
     return "plain"
+
+
+@pytest.fixture(scope="session")
+def lab_server(tmp_path_factory):
+    """One JupyterLab on 127.0.0.1 for the session's browser tests (one per xdist worker), started when the
+    first asks for it: `lab` gives each test a folder of its own on it. Skips without Chromium."""
+    require_chromium()
+    root = tmp_path_factory.mktemp("lab")
+    with jupyterlab(root) as url:
+        yield Lab(url, root)
+
+
+@pytest.fixture
+def lab(lab_server, tmp_path):
+    """The test's own folder on the shared JupyterLab (`Lab`); the kernels it started are shut down after it."""
+    folder = lab_server.folder(tmp_path.name)
+    yield folder
+    folder.shut_down_kernels()

@@ -10,12 +10,95 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import nbformat
 
+from tests.browser import HANG_MS, offline_page
 from tests.conftest import REPO
+
+
+@dataclass(frozen=True)
+class Lab:
+    """A folder on a running JupyterLab: `root` on disk, `prefix` its path on the server (``""`` when the
+    server's root is this folder), `url` the server's."""
+
+    url: str
+    root: Path
+    prefix: str = ""
+
+    @property
+    def host(self) -> str:
+        """``127.0.0.1:PORT``: the only host a page of this server may reach."""
+        return urlsplit(self.url).netloc
+
+    def path(self, name: str) -> str:
+        """The file `name` (relative to `root`) as the server names it."""
+        return f"{self.prefix}{name}"
+
+    def folder(self, name: str) -> Lab:
+        """A new subfolder `name` of this one, on the same server."""
+        (self.root / name).mkdir()
+        return Lab(self.url, self.root / name, self.path(f"{name}/"))
+
+    def open(self, page, name: str) -> None:
+        """Open the notebook `name` (relative to `root`) in `page` and run it (`open_notebook`)."""
+        open_notebook(page, self.url, self.path(name))
+
+    def shut_down_kernels(self) -> None:
+        """End every session and kernel the server runs (JupyterLab leaves them when a page closes)."""
+        for what in ("sessions", "kernels"):
+            for item in httpx.get(f"{self.url}/api/{what}", timeout=60).json():
+                httpx.delete(f"{self.url}/api/{what}/{item['id']}", timeout=120)
+
+
+VIEWPORT = {"width": 1400, "height": 1000}
+
+
+@contextmanager
+def lab_page(browser, lab: Lab, failure_shot: Path, *, viewport=None, **context_options) -> Iterator:
+    """A page (`offline_page`, `VIEWPORT` unless given) that may reach `lab`'s server and nothing else.
+    When the test fails inside, the page is screenshot to `failure_shot` and the widgets' and the page's
+    errors are printed; when it ends, no request may have tried to leave the machine."""
+    with offline_page(browser, allow_hosts=(lab.host,), viewport=viewport or VIEWPORT, **context_options) as (
+        page,
+        network,
+        errors,
+    ):
+        page.set_default_timeout(60_000)
+        try:
+            yield page
+        except BaseException:
+            page.screenshot(path=str(failure_shot), full_page=True)
+            print("widget errors:", page.locator(".abbench-error").all_inner_texts())
+            print("page errors:", *errors[-20:], sep="\n  ")
+            raise
+        assert network.blocked == [], f"the page tried to leave the machine: {network.blocked[:5]}"
+
+
+def open_notebook(page, url: str, path: str) -> None:
+    """Open the notebook at `path` on the server at `url`, wait for its kernel, run every cell, and wait
+    until the kernel is idle again. The workspace is reset (``?reset``): the notebooks an earlier page
+    opened on the server are not opened again."""
+    page.goto(f"{url}/lab/tree/{path}?reset", wait_until="domcontentloaded")
+    page.wait_for_function(
+        "(path) => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+        " const k = w && w.context && w.context.path === path && w.sessionContext.session"
+        " && w.sessionContext.session.kernel; return !!k && k.status === 'idle'; }",
+        arg=path,
+        timeout=HANG_MS,
+    )
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.wait_for_function(
+        "() => { const w = window.jupyterapp.shell.currentWidget;"
+        " const cells = w.content.widgets.filter(c => c.model.type === 'code');"
+        " return cells.every(c => c.model.executionCount !== null)"
+        " && w.sessionContext.session.kernel.status === 'idle'; }",
+        timeout=HANG_MS,
+    )
 
 
 def free_port() -> int:

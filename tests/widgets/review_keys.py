@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import time
 
-from tests.browser import HANG_MS
-
 SHOWN = (
     "() => { const el = document.querySelector('.abbench-case-summary .widget-html-content');"
     " const t = el ? el.innerText : ''; return t.startsWith('Case ') ? t.split(/\\s/)[1] : null; }"
@@ -19,26 +17,6 @@ KEYS_ON = (
 """Whether the keys reach the review widget now (the focus is in it and not in a text field)."""
 
 CELL_TYPES = "() => window.jupyterapp.shell.currentWidget.content.widgets.map(c => c.model.type)"
-
-
-def open_notebook(page, url: str, name: str) -> None:
-    """Open a notebook, wait for its kernel, run every cell, and wait until the kernel is idle again."""
-    page.goto(f"{url}/lab/tree/{name}", wait_until="domcontentloaded")
-    page.wait_for_function(
-        "(name) => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
-        " const k = w && w.context && w.context.path === name && w.sessionContext.session"
-        " && w.sessionContext.session.kernel; return !!k && k.status === 'idle'; }",
-        arg=name,
-        timeout=HANG_MS,
-    )
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-    page.wait_for_function(
-        "() => { const w = window.jupyterapp.shell.currentWidget;"
-        " const cells = w.content.widgets.filter(c => c.model.type === 'code');"
-        " return cells.every(c => c.model.executionCount !== null)"
-        " && w.sessionContext.session.kernel.status === 'idle'; }",
-        timeout=HANG_MS,
-    )
 
 
 def shown(page) -> str | None:

@@ -24,9 +24,8 @@ from abbench.store import open_store
 from tests.browser import HANG_MS, chromium, offline_page, require_chromium
 from tests.conftest import DEMO, REPO, start_run
 from tests.widgets.demo import build_demo_store, build_priced_demo
-from tests.widgets.lab import jupyterlab, parameterized
+from tests.widgets.lab import VIEWPORT, lab_page, parameterized
 
-VIEWPORT = {"width": 1400, "height": 1000}
 REPORTS = REPO / "reports"
 DONE = re.compile(r"([\d,]+)/([\d,]+) done \((\d+) %\)")
 
@@ -50,26 +49,6 @@ def _button(page, name: str):
     return page.locator("button.widget-button").filter(has_text=re.compile(rf"^\s*{re.escape(name)}\s*$"))
 
 
-def _open(page, url: str, name: str) -> None:
-    """Open a notebook, wait for its kernel, run every cell, and wait until the kernel is idle again."""
-    page.goto(f"{url}/lab/tree/{name}", wait_until="domcontentloaded")
-    kernel_idle = (
-        "(name) => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
-        " const k = w && w.context && w.context.path === name && w.sessionContext.session"
-        " && w.sessionContext.session.kernel; return !!k && k.status === 'idle'; }"
-    )
-    page.wait_for_function(kernel_idle, arg=name, timeout=HANG_MS)
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-    page.wait_for_function(
-        "(name) => { const w = window.jupyterapp.shell.currentWidget;"
-        " const cells = w.content.widgets.filter(c => c.model.type === 'code');"
-        " return cells.every(c => c.model.executionCount !== null)"
-        " && w.sessionContext.session.kernel.status === 'idle'; }",
-        arg=name,
-        timeout=HANG_MS,
-    )
-
-
 def _wait(condition, timeout: float, what: str, step: float = 0.25):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -80,9 +59,9 @@ def _wait(condition, timeout: float, what: str, step: float = 0.25):
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
-def _flow(page, url: str, store_dir: Path, seen: dict) -> None:
+def _flow(page, lab, store_dir: Path, seen: dict) -> None:
     """The person's steps in 02_run, checked against the page and the store."""
-    _open(page, url, "02_run.ipynb")
+    lab.open(page, "02_run.ipynb")
     # The widget's static copy (for exported pages) is in the page but hidden where the widget draws.
     copy = page.locator(".abbench-static")
     assert copy.count() == 1 and not copy.is_visible()
@@ -126,7 +105,7 @@ def _flow(page, url: str, store_dir: Path, seen: dict) -> None:
     assert total == 3 * 60 * 3
 
     # 04_review: open the first gold disagreement, write a note, say the model is right
-    _open(page, url, "04_review.ipynb")
+    lab.open(page, "04_review.ipynb")
     cases = page.locator(
         ".widget-select select[size]"
     ).first  # the review's list (the All-cases Open list follows)
@@ -164,16 +143,13 @@ def _flow(page, url: str, store_dir: Path, seen: dict) -> None:
     )
 
 
-def test_run_pause_resume_and_review_in_jupyterlab(tmp_path):
-    require_chromium()
+def test_run_pause_resume_and_review_in_jupyterlab(lab, tmp_path):
     started = time.monotonic()
     store_dir = build_demo_store(tmp_path / "store", run=False)
     proc, gate = _start_elsewhere(store_dir, tmp_path / "gate")  # as from a terminal
-    lab_root = tmp_path / "lab"
-    lab_root.mkdir()
     parameterized(
         REPO / "notebooks" / "02_run.ipynb",
-        lab_root / "02_run.ipynb",
+        lab.root / "02_run.ipynb",
         store_path=str(store_dir),
         definition=str(DEMO / "experiment.yaml"),
         latency_ms=150,
@@ -181,104 +157,71 @@ def test_run_pause_resume_and_review_in_jupyterlab(tmp_path):
         rounds=3,
     )
     parameterized(
-        REPO / "notebooks" / "04_review.ipynb", lab_root / "04_review.ipynb", store_path=str(store_dir)
+        REPO / "notebooks" / "04_review.ipynb", lab.root / "04_review.ipynb", store_path=str(store_dir)
     )
     REPORTS.mkdir(exist_ok=True)
     seen: dict[str, object] = {}
     # Only the JupyterLab server may be reached: anything else would not work offline.
-    with (
-        jupyterlab(lab_root) as url,
-        chromium() as browser,
-        offline_page(browser, allow_hosts=(url.removeprefix("http://"),), viewport=VIEWPORT) as (
-            page,
-            network,
-            errors,
-        ),
-    ):
-        page.set_default_timeout(60_000)
+    with chromium() as browser, lab_page(browser, lab, REPORTS / "widgets-failure.png") as page:
         try:
-            _elsewhere_flow(page, url, gate, seen)
+            _elsewhere_flow(page, lab, gate, seen)
             _, err = proc.communicate(timeout=600)
             assert proc.returncode == 0, err
-            _flow(page, url, store_dir, seen)
+            _flow(page, lab, store_dir, seen)
         except BaseException:
-            page.screenshot(path=str(REPORTS / "widgets-failure.png"), full_page=True)
-            print("widget errors:", page.locator(".abbench-error").all_inner_texts())
-            print("page errors:", *errors[-20:], sep="\n  ")
             print("texts:", [t[:120] for t in page.locator(".widget-html-content").all_inner_texts()])
             print("run widget:", _state(page))
             raise
         finally:
             if proc.poll() is None:
                 proc.kill()
-        assert network.blocked == [], f"the page tried to leave the machine: {network.blocked[:5]}"
     seen["seconds"] = round(time.monotonic() - started, 1)
     print(f"browser test: {seen}")
 
 
-def test_review_ten_cases_by_keyboard_alone(tmp_path):
+def test_review_ten_cases_by_keyboard_alone(lab, demo_store_copy):
     """04_review in JupyterLab driven by keys only: j opens the first case, 1–5 give verdicts and move on,
     n and Esc write a note, u undoes; the store holds exactly what was meant and no cell changed type."""
     from tests.widgets import review_keys as rk
 
-    require_chromium()
-    store_dir = build_demo_store(tmp_path / "store", rounds=2)
-    with open_store(store_dir) as store:
+    with open_store(demo_store_copy) as store:
         listed = len(disagreements("demo", "gold", store=store))
-    lab_root = tmp_path / "lab"
-    lab_root.mkdir()
     parameterized(
         REPO / "notebooks" / "04_review.ipynb",
-        lab_root / "04_review.ipynb",
-        store_path=str(store_dir),
+        lab.root / "04_review.ipynb",
+        store_path=str(demo_store_copy),
         experiment="demo",
     )
     REPORTS.mkdir(exist_ok=True)
-    with (
-        jupyterlab(lab_root) as url,
-        chromium() as browser,
-        offline_page(browser, allow_hosts=(url.removeprefix("http://"),), viewport=VIEWPORT) as (
-            page,
-            network,
-            errors,
-        ),
-    ):
-        page.set_default_timeout(60_000)
-        try:
-            rk.open_notebook(page, url, "04_review.ipynb")
-            page.wait_for_selector(".abbench-keys-on", timeout=HANG_MS)  # the widget took the focus
-            cells = page.evaluate(rk.CELL_TYPES)
-            seen, times = [], []
-            first, _ = rk.press(page, "j")
-            seen.append(first)
-            for n, key in enumerate("1234512345"):
-                if n == 1:  # a note on the second case, by keyboard: n, type, Esc
-                    page.keyboard.press("n")
-                    page.keyboard.type("gold says fast: 两个任务")
-                    page.keyboard.press("Escape")
-                    _wait(lambda: page.evaluate(rk.KEYS_ON), 30, "the keys back after Esc")
-                case, seconds = rk.press(page, key)
-                times.append(seconds)
-                if n == 4:  # undo the fifth verdict: back on that case, then give another one
-                    back, _ = rk.press(page, "u")
-                    assert back == seen[-1]
-                    case, _ = rk.press(page, "1")
-                seen.append(case)
-            last = f"saved {seen[9]}: case → {REVIEW_VERDICTS[4]}; now {seen[10]}"
-            _wait(lambda: last in page.locator(".abbench-ok").all_inner_texts(), 30, "the last save's line")
-            page.evaluate("() => document.querySelector('.abbench-keys-root').scrollIntoView()")
-            page.screenshot(path=str(REPORTS / "widgets-review-keys.png"))
-            progress = page.locator(".abbench-keys-root .widget-html-content b").all_inner_texts()
-            assert f"10 of {listed} reviewed" in progress, progress
-            assert page.evaluate(rk.CELL_TYPES) == cells  # no key reached JupyterLab (1 = "heading 1")
-        except BaseException:
-            page.screenshot(path=str(REPORTS / "widgets-review-keys-failure.png"), full_page=True)
-            print("widget errors:", page.locator(".abbench-error").all_inner_texts())
-            print("page errors:", *errors[-20:], sep="\n  ")
-            raise
-        assert network.blocked == [], f"the page tried to leave the machine: {network.blocked[:5]}"
+    with chromium() as browser, lab_page(browser, lab, REPORTS / "widgets-review-keys-failure.png") as page:
+        lab.open(page, "04_review.ipynb")
+        page.wait_for_selector(".abbench-keys-on", timeout=HANG_MS)  # the widget took the focus
+        cells = page.evaluate(rk.CELL_TYPES)
+        seen, times = [], []
+        first, _ = rk.press(page, "j")
+        seen.append(first)
+        for n, key in enumerate("1234512345"):
+            if n == 1:  # a note on the second case, by keyboard: n, type, Esc
+                page.keyboard.press("n")
+                page.keyboard.type("gold says fast: 两个任务")
+                page.keyboard.press("Escape")
+                _wait(lambda: page.evaluate(rk.KEYS_ON), 30, "the keys back after Esc")
+            case, seconds = rk.press(page, key)
+            times.append(seconds)
+            if n == 4:  # undo the fifth verdict: back on that case, then give another one
+                back, _ = rk.press(page, "u")
+                assert back == seen[-1]
+                case, _ = rk.press(page, "1")
+            seen.append(case)
+        last = f"saved {seen[9]}: case → {REVIEW_VERDICTS[4]}; now {seen[10]}"
+        _wait(lambda: last in page.locator(".abbench-ok").all_inner_texts(), 30, "the last save's line")
+        page.evaluate("() => document.querySelector('.abbench-keys-root').scrollIntoView()")
+        page.screenshot(path=str(REPORTS / "widgets-review-keys.png"))
+        progress = page.locator(".abbench-keys-root .widget-html-content b").all_inner_texts()
+        assert f"10 of {listed} reviewed" in progress, progress
+        assert page.evaluate(rk.CELL_TYPES) == cells  # no key reached JupyterLab (1 = "heading 1")
     reviewed = seen[:10]
-    with open_store(store_dir) as store:
+    with open_store(demo_store_copy) as store:
         exp = store.experiments.get("demo")
         latest = reviews(exp.id, store=store)
         history = reviews(exp.id, store=store, latest=False)
@@ -371,19 +314,16 @@ def _verdict(page_html: str) -> str:
     return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", "", banner.group(1)))).strip()
 
 
-def test_a_gate_file_chosen_in_03_results_gives_the_reports_verdict(tmp_path):
+def test_a_gate_file_chosen_in_03_results_gives_the_reports_verdict(lab, tmp_path):
     """03_results: choose a gate file in the Decision tab; the widget decides as `evaluate_gate` with that
     file does, says which rules decided, and Render report writes a page with the same verdict. The widget
     and that page on a 390 px phone are screenshot into reports/."""
-    require_chromium()
     store_dir = build_priced_demo(tmp_path / "store", cases=150)
-    lab_root = tmp_path / "lab"
-    lab_root.mkdir()
-    gate_file = shutil.copy(DEMO / "gate.yaml", lab_root / "release-gate.yaml")  # found next to the notebook
+    gate_file = shutil.copy(DEMO / "gate.yaml", lab.root / "release-gate.yaml")  # found next to the notebook
     out_dir = tmp_path / "out"
     parameterized(
         REPO / "notebooks" / "03_results.ipynb",
-        lab_root / "03_results.ipynb",
+        lab.root / "03_results.ipynb",
         store_path=str(store_dir),
         experiment="demo-routing",
         reports_dir=str(out_dir),
@@ -392,18 +332,9 @@ def test_a_gate_file_chosen_in_03_results_gives_the_reports_verdict(tmp_path):
         expected = evaluate_gate("demo-routing", gate_file, store=store)
     assert expected.outcome == "pass with warnings"  # the cost warning, as on the full demo
     REPORTS.mkdir(exist_ok=True)
-    with (
-        jupyterlab(lab_root) as url,
-        chromium() as browser,
-        offline_page(browser, allow_hosts=(url.removeprefix("http://"),), viewport=VIEWPORT) as (
-            page,
-            network,
-            errors,
-        ),
-    ):
-        page.set_default_timeout(60_000)
-        try:
-            _open(page, url, "03_results.ipynb")
+    with chromium() as browser:
+        with lab_page(browser, lab, REPORTS / "widgets-results-failure.png") as page:
+            lab.open(page, "03_results.ipynb")
             texts = page.locator(".widget-html-content")
             # Before: the experiment's own (it has none, so abbench's defaults) — four rules, not seven.
             _wait(
@@ -443,34 +374,25 @@ def test_a_gate_file_chosen_in_03_results_gives_the_reports_verdict(tmp_path):
                 "the report to be written",
             )
             assert page.locator(".abbench-error").count() == 0
-        except BaseException:
-            page.screenshot(path=str(REPORTS / "widgets-results-failure.png"), full_page=True)
-            print("widget errors:", page.locator(".abbench-error").all_inner_texts())
-            print("page errors:", *errors[-20:], sep="\n  ")
-            raise
-        assert network.blocked == [], f"the page tried to leave the machine: {network.blocked[:5]}"
-    report = out_dir / "demo-routing.html"
-    page_html = report.read_text(encoding="utf-8")
-    assert _verdict(page_html) == f"{expected.pair_text}: {expected.outcome.upper()}"
-    assert "release-gate.yaml" in page_html  # the page names the rules it applied, as the widget did
-    # The same page on a phone: it never scrolls sideways, and it is screenshot to be looked at.
-    with (
-        chromium() as browser,
-        offline_page(browser, viewport={"width": 390, "height": 844}, is_mobile=True) as (
+        report = out_dir / "demo-routing.html"
+        page_html = report.read_text(encoding="utf-8")
+        assert _verdict(page_html) == f"{expected.pair_text}: {expected.outcome.upper()}"
+        assert "release-gate.yaml" in page_html  # the page names the rules it applied, as the widget did
+        # The same page on a phone: it never scrolls sideways, and it is screenshot to be looked at.
+        with offline_page(browser, viewport={"width": 390, "height": 844}, is_mobile=True) as (
             phone,
             network,
             errors,
-        ),
-    ):
-        phone.goto(report.as_uri(), wait_until="load")
-        phone.wait_for_function(
-            "() => [...document.querySelectorAll('.plotly-graph-div')].every(d => d.querySelector('svg.main-svg'))",
-            timeout=HANG_MS,
-        )
-        widths = phone.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
-        assert widths[0] <= widths[1], widths
-        phone.screenshot(path=str(REPORTS / "report-demo-phone.png"), full_page=True)
-        assert network.blocked == [] and errors == [], (network.blocked, errors)
+        ):
+            phone.goto(report.as_uri(), wait_until="load")
+            phone.wait_for_function(
+                "() => [...document.querySelectorAll('.plotly-graph-div')].every(d => d.querySelector('svg.main-svg'))",
+                timeout=HANG_MS,
+            )
+            widths = phone.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+            assert widths[0] <= widths[1], widths
+            phone.screenshot(path=str(REPORTS / "report-demo-phone.png"), full_page=True)
+            assert network.blocked == [] and errors == [], (network.blocked, errors)
 
 
 def _state(page) -> dict:
@@ -533,10 +455,10 @@ def _start_elsewhere(store_dir: Path, gate_dir: Path):
     return proc, gate
 
 
-def _elsewhere_flow(page, url: str, gate, seen: dict) -> None:
+def _elsewhere_flow(page, lab, gate, seen: dict) -> None:
     """02_run follows the terminal's run, pauses, resumes and cancels it: each state shows in the list
     and the panel at once, and the cancelled experiment reads grey and incomplete."""
-    _open(page, url, "02_run.ipynb")
+    lab.open(page, "02_run.ipynb")
     chooser = page.locator(".widget-dropdown select").filter(has_text="new experiment")
     options = chooser.locator("option").all_inner_texts()
     chooser.select_option(label=next(t for t in options if "from-the-terminal" in t))

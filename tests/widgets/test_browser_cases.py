@@ -17,10 +17,9 @@ import pytest
 from abbench.review import case_page
 from abbench.store import open_store
 from tests.banking import NAME
-from tests.browser import chromium, offline_page, require_chromium
+from tests.browser import chromium
 from tests.conftest import REPO
-from tests.widgets.lab import jupyterlab, parameterized
-from tests.widgets.review_keys import open_notebook
+from tests.widgets.lab import lab_page, parameterized
 
 SHOTS = Path("/tmp")
 ROOT = ".abbench-cases"
@@ -43,66 +42,48 @@ def _dropdown(page, label: str):
     return page.locator(f"{ROOT} .widget-dropdown").filter(has=named).locator("select").first
 
 
-def test_filter_page_open_and_export_every_case_in_jupyterlab(tmp_path, banking_store):
-    require_chromium()
+def test_filter_page_open_and_export_every_case_in_jupyterlab(lab, tmp_path, banking_store):
     with open_store(banking_store) as store:
         exp = store.experiments.get(NAME)
         wrong = case_page(exp.id, store=store, outcome="fail", arm="noisy", limit=1000)
     wanted = [r.case_id for r in wrong.rows]
     assert 50 < wrong.total < 300
-    lab_root = tmp_path / "lab"
-    lab_root.mkdir()
+    notebooks = lab.folder("notebooks")  # as in the checkout: the notebook exports to ../exports
     parameterized(
         REPO / "notebooks" / "04_review.ipynb",
-        lab_root / "04_review.ipynb",
+        notebooks.root / "04_review.ipynb",
         store_path=str(banking_store),
         experiment=NAME,
         kind="all",
     )
-    with (
-        jupyterlab(lab_root) as url,
-        chromium() as browser,
-        offline_page(
-            browser, allow_hosts=(url.removeprefix("http://"),), viewport={"width": 1400, "height": 1000}
-        ) as (page, network, errors),
-    ):
-        page.set_default_timeout(60_000)
-        try:
-            open_notebook(page, url, "04_review.ipynb")
-            root = page.locator(ROOT)
-            root.scroll_into_view_if_needed()
-            _pager(page, "page 1 of 6 · cases 1–50 of 300")
-            page.screenshot(path=str(SHOTS / "abbench-cases-all.png"))
+    with chromium() as browser, lab_page(browser, lab, SHOTS / "abbench-cases-failure.png") as page:
+        notebooks.open(page, "04_review.ipynb")
+        root = page.locator(ROOT)
+        root.scroll_into_view_if_needed()
+        _pager(page, "page 1 of 6 · cases 1–50 of 300")
+        page.screenshot(path=str(SHOTS / "abbench-cases-all.png"))
 
-            _dropdown(page, "Arm").select_option(label="noisy")
-            _dropdown(page, "Outcome").select_option(label="wrong")
-            pages = -(-wrong.total // 50)
-            _pager(page, f"page 1 of {pages} · cases 1–50 of {wrong.total} (of 300 in the experiment)")
-            _button(page, "Next page").click()
-            _pager(page, f"page 2 of {pages} · cases 51–")
-            options = root.locator(".widget-select select option")
-            listed = [re.split(r"\s", t, maxsplit=1)[0] for t in options.all_inner_texts()]
-            assert listed == wanted[50:100]
+        _dropdown(page, "Arm").select_option(label="noisy")
+        _dropdown(page, "Outcome").select_option(label="wrong")
+        pages = -(-wrong.total // 50)
+        _pager(page, f"page 1 of {pages} · cases 1–50 of {wrong.total} (of 300 in the experiment)")
+        _button(page, "Next page").click()
+        _pager(page, f"page 2 of {pages} · cases 51–")
+        options = root.locator(".widget-select select option")
+        listed = [re.split(r"\s", t, maxsplit=1)[0] for t in options.all_inner_texts()]
+        assert listed == wanted[50:100]
 
-            root.locator(".widget-select select").select_option(index=3)
-            drawer = root.locator(
-                ".lm-AccordionPanel-title, .p-Accordion-title, .jupyter-widget-Collapse-header"
-            )
-            drawer.filter(has_text=f"Case {wanted[53]}").first.wait_for()
-            root.locator(".abbench-case-summary").first.wait_for(state="visible")
-            page.screenshot(path=str(SHOTS / "abbench-cases-open.png"))
+        root.locator(".widget-select select").select_option(index=3)
+        drawer = root.locator(".lm-AccordionPanel-title, .p-Accordion-title, .jupyter-widget-Collapse-header")
+        drawer.filter(has_text=f"Case {wanted[53]}").first.wait_for()
+        root.locator(".abbench-case-summary").first.wait_for(state="visible")
+        page.screenshot(path=str(SHOTS / "abbench-cases-open.png"))
 
-            _button(page, "Export this view").click()
-            done = root.locator(".abbench-ok").filter(has_text=f"wrote {wrong.total} cases")
-            done.first.wait_for()
-            page.screenshot(path=str(SHOTS / "abbench-cases-export.png"))
-        except BaseException:
-            page.screenshot(path=str(SHOTS / "abbench-cases-failure.png"), full_page=True)
-            print("widget errors:", page.locator(".abbench-error").all_inner_texts())
-            print("page errors:", *errors[-20:], sep="\n  ")
-            raise
-        assert network.blocked == [], f"the page tried to leave the machine: {network.blocked[:5]}"
-    out = tmp_path / "exports" / f"{NAME}-cases.csv"
+        _button(page, "Export this view").click()
+        done = root.locator(".abbench-ok").filter(has_text=f"wrote {wrong.total} cases")
+        done.first.wait_for()
+        page.screenshot(path=str(SHOTS / "abbench-cases-export.png"))
+    out = lab.root / "exports" / f"{NAME}-cases.csv"
     with out.open(encoding="utf-8-sig", newline="") as f:
         rows = list(csv.DictReader(f))
     assert [r["case_id"] for r in rows] == wanted

@@ -10,10 +10,9 @@ from __future__ import annotations
 import pytest
 
 from tests.banking import NAME
-from tests.browser import chromium, offline_page, require_chromium
+from tests.browser import chromium
 from tests.conftest import REPO
-from tests.widgets.lab import jupyterlab, parameterized
-from tests.widgets.review_keys import open_notebook
+from tests.widgets.lab import lab_page, parameterized
 
 REPORTS = REPO / "reports"
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -39,43 +38,26 @@ MEASURE = """() => [...document.querySelectorAll('.abbench-matrix')].map(box => 
 })"""
 
 
-def test_77_labels_give_a_readable_scrolling_confusion_view(tmp_path, banking_store):
-    require_chromium()
-    lab_root = tmp_path / "lab"
-    lab_root.mkdir()
+def test_77_labels_give_a_readable_scrolling_confusion_view(lab, banking_store):
     parameterized(
         REPO / "notebooks" / "03_results.ipynb",
-        lab_root / "03_results.ipynb",
+        lab.root / "03_results.ipynb",
         store_path=str(banking_store),
         experiment=NAME,
     )
     REPORTS.mkdir(exist_ok=True)
-    with (
-        jupyterlab(lab_root) as url,
-        chromium() as browser,
-        offline_page(
-            browser, allow_hosts=(url.removeprefix("http://"),), viewport={"width": 1400, "height": 1000}
-        ) as (page, network, errors),
-    ):
-        page.set_default_timeout(60_000)
-        try:
-            open_notebook(page, url, "03_results.ipynb")
-            page.locator(".lm-TabBar-tab, .p-TabBar-tab").filter(has_text="Confusion").first.click()
-            page.wait_for_function(
-                "() => document.querySelectorAll('.abbench-matrix .js-plotly-plot .ytick text').length >= 2 * 60"
-            )
-            tables = page.locator(".widget-html-content").filter(has_text="top confusions")
-            assert tables.count() == 2 and tables.first.is_visible()
-            first = page.locator(".abbench-matrix").first
-            first.scroll_into_view_if_needed()
-            page.screenshot(path=str(REPORTS / "widgets-confusion-77.png"))
-            boxes = page.evaluate(MEASURE)
-        except BaseException:
-            page.screenshot(path=str(REPORTS / "widgets-confusion-77-failure.png"), full_page=True)
-            print("widget errors:", page.locator(".abbench-error").all_inner_texts())
-            print("page errors:", *errors[-20:], sep="\n  ")
-            raise
-        assert network.blocked == [], f"the page tried to leave the machine: {network.blocked[:5]}"
+    with chromium() as browser, lab_page(browser, lab, REPORTS / "widgets-confusion-77-failure.png") as page:
+        lab.open(page, "03_results.ipynb")
+        page.locator(".lm-TabBar-tab, .p-TabBar-tab").filter(has_text="Confusion").first.click()
+        page.wait_for_function(
+            "() => document.querySelectorAll('.abbench-matrix .js-plotly-plot .ytick text').length >= 2 * 60"
+        )
+        tables = page.locator(".widget-html-content").filter(has_text="top confusions")
+        assert tables.count() == 2 and tables.first.is_visible()
+        first = page.locator(".abbench-matrix").first
+        first.scroll_into_view_if_needed()
+        page.screenshot(path=str(REPORTS / "widgets-confusion-77.png"))
+        boxes = page.evaluate(MEASURE)
     assert len(boxes) == 2, boxes
     for box in boxes:
         (rows, y_overlaps), (cols, x_overlaps) = box["y"], box["x"]

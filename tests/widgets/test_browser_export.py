@@ -15,7 +15,6 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -25,8 +24,8 @@ from abbench.widgets import DiffWidget, ResultsWidget
 from tests.browser import HANG_MS, chromium, offline_page, require_chromium
 from tests.conftest import REPO, subprocess_env
 from tests.widgets.demo import build_priced_demo
-from tests.widgets.lab import jupyterlab, parameterized
-from tests.widgets.test_browser import VIEWPORT, _button, _open, _wait
+from tests.widgets.lab import VIEWPORT, Lab, jupyterlab, lab_page, parameterized
+from tests.widgets.test_browser import _button, _wait
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -39,19 +38,24 @@ def words(markup: str) -> str:
     return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", markup)).replace("\xa0", " ").split())
 
 
-def _lab(tmp_path: Path, name: str, **parameters) -> tuple[Path, Path]:
-    """A JupyterLab root with notebooks/NAME.ipynb on the priced demo store; (root, store folder)."""
-    store_dir = build_priced_demo(tmp_path / "store", cases=60)
-    root = tmp_path / "lab"
-    (root / "notebooks").mkdir(parents=True)
+@pytest.fixture(scope="module")
+def priced_store(tmp_path_factory) -> Path:
+    """The priced demo experiment on 60 cases; shared by this module's tests, which only read it."""
+    return build_priced_demo(tmp_path_factory.mktemp("priced") / "store", cases=60)
+
+
+def _notebook(lab: Lab, store_dir: Path, name: str, **parameters) -> str:
+    """notebooks/NAME.ipynb in `lab`, on the store at `store_dir`, writing reports to ../reports as in the
+    checkout; that path."""
+    (lab.root / "notebooks").mkdir()
     parameterized(
         REPO / "notebooks" / f"{name}.ipynb",
-        root / "notebooks" / f"{name}.ipynb",
+        lab.root / "notebooks" / f"{name}.ipynb",
         store_path=str(store_dir),
         reports_dir="../reports",
         **parameters,
     )
-    return root, store_dir
+    return f"notebooks/{name}.ipynb"
 
 
 def _static_text(page, selector: str) -> list[str]:
@@ -74,7 +78,7 @@ def _save(page, path: str) -> None:
     )
 
 
-def _exports(url: str, root: Path, path: str, tmp_path: Path) -> dict[str, str]:
+def _exports(lab: Lab, path: str, tmp_path: Path) -> dict[str, str]:
     """The saved notebook exported both ways: ``jupyter nbconvert --to html`` and JupyterLab's
     *Export as HTML* (its server's ``nbconvert/html`` handler)."""
     done = subprocess.run(
@@ -87,7 +91,7 @@ def _exports(url: str, root: Path, path: str, tmp_path: Path) -> dict[str, str]:
             "html",
             "--output-dir",
             str(tmp_path / "export"),
-            str(root / path),
+            str(lab.root / path),
         ],
         env=subprocess_env(),
         capture_output=True,
@@ -95,10 +99,12 @@ def _exports(url: str, root: Path, path: str, tmp_path: Path) -> dict[str, str]:
         timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    lab = httpx.get(f"{url}/nbconvert/html/{path}", params={"download": "false"}, timeout=600)
-    assert lab.status_code == 200, lab.text[:500]
+    served = httpx.get(
+        f"{lab.url}/nbconvert/html/{lab.path(path)}", params={"download": "false"}, timeout=600
+    )
+    assert served.status_code == 200, served.text[:500]
     exported = (tmp_path / "export" / Path(path).with_suffix(".html").name).read_text(encoding="utf-8")
-    return {"nbconvert": exported, "Export as HTML": lab.text}
+    return {"nbconvert": exported, "Export as HTML": served.text}
 
 
 def _copies(page_html: str) -> list[str]:
@@ -140,26 +146,20 @@ def _download_report(page, tmp_path: Path, reports: Path, base: str) -> tuple[st
     return href, report
 
 
-def test_03_saved_and_exported_shows_the_chosen_pair_and_its_report_link_downloads_it(tmp_path):
-    require_chromium()
-    root, store_dir = _lab(tmp_path, "03_results", experiment=EXPERIMENT)
-    with open_store(store_dir) as store:
+def test_03_saved_and_exported_shows_the_chosen_pair_and_its_report_link_downloads_it(
+    lab, priced_store, tmp_path
+):
+    path = _notebook(lab, priced_store, "03_results", experiment=EXPERIMENT)
+    with open_store(priced_store) as store:
         first = ResultsWidget(store, experiment=EXPERIMENT)
         chosen = ResultsWidget(store, experiment=EXPERIMENT, baseline="v2", candidate="v1")
         before = words(re.search(r"abbench-headline[^>]*>(.*?)</div>", first.headline_html.value).group(1))
         after = words(re.search(r"abbench-headline[^>]*>(.*?)</div>", chosen.headline_html.value).group(1))
     assert before.startswith("v2 vs v1") and after.startswith("v1 vs v2"), (before, after)
-    path = "notebooks/03_results.ipynb"
-    with (
-        jupyterlab(root) as url,
-        chromium() as browser,
-        offline_page(
-            browser, allow_hosts=(urlsplit(url).netloc,), viewport=VIEWPORT, accept_downloads=True
-        ) as (page, network, errors),
-    ):
-        page.set_default_timeout(60_000)
-        try:
-            _open(page, url, path)
+    failure = SHOTS / "abbench-export-03-failure.png"
+    with chromium() as browser:
+        with lab_page(browser, lab, failure, accept_downloads=True) as page:
+            lab.open(page, path)
             assert _static_text(page, ".abbench-headline") == [before]
             page.locator(".widget-tab .lm-TabBar-tab").filter(has_text="Decision").click()
             page.locator(".widget-dropdown").filter(has_text="Baseline (A)").locator("select").select_option(
@@ -173,68 +173,53 @@ def test_03_saved_and_exported_shows_the_chosen_pair_and_its_report_link_downloa
             # The hidden copy follows: a moment later it shows the same (never the first pair's).
             _wait(lambda: _static_text(page, ".abbench-headline") == [after], 60, "the static copy to follow")
             page.locator(".abbench-results").first.screenshot(path=str(SHOTS / "abbench-export-03-live.png"))
-            _save(page, path)
-            href, _ = _download_report(page, tmp_path, root / "reports", "/files/")
-        except BaseException:
-            page.screenshot(path=str(SHOTS / "abbench-export-03-failure.png"), full_page=True)
-            print("widget errors:", page.locator(".abbench-error").all_inner_texts())
-            print("page errors:", *errors[-20:], sep="\n  ")
-            raise
-        assert href == f"/files/reports/{EXPERIMENT}.html", href
-        assert network.blocked == [], network.blocked[:5]
-        exports = _exports(url, root, path, tmp_path)
-    for how, page_html in exports.items():
-        (results_copy,) = [c for c in _copies(page_html) if "gate" in c]
-        assert after in results_copy and before not in results_copy, (how, results_copy[:400])
-    _look_offline(tmp_path, exports["nbconvert"], "03", after)
+            _save(page, lab.path(path))
+            href, _ = _download_report(page, tmp_path, lab.root / "reports", "/files/")
+        assert href == f"/files/{lab.path('reports')}/{EXPERIMENT}.html", href
+        exports = _exports(lab, path, tmp_path)
+        for how, page_html in exports.items():
+            (results_copy,) = [c for c in _copies(page_html) if "gate" in c]
+            assert after in results_copy and before not in results_copy, (how, results_copy[:400])
+        _look_offline(browser, tmp_path, exports["nbconvert"], "03", after)
 
 
-def test_05_under_a_hub_base_url_exports_the_chosen_arms_and_links_the_report(tmp_path):
+def test_05_under_a_hub_base_url_exports_the_chosen_arms_and_links_the_report(priced_store, tmp_path):
     require_chromium()
-    root, store_dir = _lab(tmp_path, "05_compare", experiment_a=EXPERIMENT, arm_a="v1", arm_b="v2")
-    with open_store(store_dir) as store:
+    with open_store(priced_store) as store:
         before = DiffWidget(store, a=EXPERIMENT, arm_a="v1", arm_b="v2").comparison.verdict.text
         after = DiffWidget(store, a=EXPERIMENT, arm_a="v2", arm_b="v1").comparison.verdict.text
     assert before != after, before
-    path = "notebooks/05_compare.ipynb"
-    with (
-        jupyterlab(root, base_url="/jh/user/") as url,
-        chromium() as browser,
-        offline_page(
-            browser, allow_hosts=(urlsplit(url).netloc,), viewport=VIEWPORT, accept_downloads=True
-        ) as (page, network, errors),
-    ):
-        page.set_default_timeout(60_000)
-        try:
-            _open(page, url, path)
+    root = tmp_path / "lab"
+    root.mkdir()
+    failure = SHOTS / "abbench-export-05-failure.png"
+    # A server of its own: served under a hub's base URL, as JupyterHub serves a user's JupyterLab.
+    with jupyterlab(root, base_url="/jh/user/") as url, chromium() as browser:
+        hub = Lab(url, root)
+        path = _notebook(hub, priced_store, "05_compare", experiment_a=EXPERIMENT, arm_a="v1", arm_b="v2")
+        with lab_page(browser, hub, failure, accept_downloads=True) as page:
+            hub.open(page, path)
             assert before in _static_text(page, "b")
             arms = page.locator(".widget-dropdown:has(label:text-is('arm')) select")
             arms.nth(0).select_option("v2")
             arms.nth(1).select_option("v1")
             _wait(lambda: after in _static_text(page, "b"), 60, "the static copy to follow")
             assert before not in _static_text(page, "b")
-            _save(page, path)
+            _save(page, hub.path(path))
             href, report = _download_report(page, tmp_path, root / "reports", "/jh/user/files/")
             page.screenshot(path=str(SHOTS / "abbench-export-05-live.png"))
-        except BaseException:
-            page.screenshot(path=str(SHOTS / "abbench-export-05-failure.png"), full_page=True)
-            print("widget errors:", page.locator(".abbench-error").all_inner_texts())
-            print("page errors:", *errors[-20:], sep="\n  ")
-            raise
         assert href == f"/jh/user/files/reports/{report.name}", href
-        assert network.blocked == [], network.blocked[:5]
-        exports = _exports(url, root, path, tmp_path)
-    for how, page_html in exports.items():
-        (copy,) = _copies(page_html)
-        assert after in copy and before not in copy, (how, copy[:400])
-    _look_offline(tmp_path, exports["nbconvert"], "05", after)
+        exports = _exports(hub, path, tmp_path)
+        for how, page_html in exports.items():
+            (copy,) = _copies(page_html)
+            assert after in copy and before not in copy, (how, copy[:400])
+        _look_offline(browser, tmp_path, exports["nbconvert"], "05", after)
 
 
-def _look_offline(tmp_path: Path, page_html: str, name: str, expected: str) -> None:
+def _look_offline(browser, tmp_path: Path, page_html: str, name: str, expected: str) -> None:
     """Open the exported page offline (no widget manager arrives) and screenshot what it shows."""
     exported = tmp_path / f"export-{name}.html"
     exported.write_text(page_html, encoding="utf-8")
-    with chromium() as browser, offline_page(browser, viewport=VIEWPORT) as (page, _network, _errors):
+    with offline_page(browser, viewport=VIEWPORT) as (page, _network, _errors):
         page.goto(exported.as_uri())
         copy = page.locator(".abbench-static").first
         assert copy.is_visible() and expected in " ".join(copy.inner_text().split())

@@ -16,7 +16,6 @@ import pytest
 
 from tests.browser import HANG_MS, chromium, offline_page, require_chromium
 from tests.conftest import REPO, subprocess_env
-from tests.widgets.demo import build_demo_store
 
 NOTEBOOKS = REPO / "notebooks"
 REPORTS = REPO / "reports"
@@ -28,11 +27,6 @@ EXPECTED = {
     "03_results": ("right / wrong", True),
     "05_compare": ("B − A", False),
 }
-
-
-@pytest.fixture(scope="module")
-def demo_store(tmp_path_factory):
-    return build_demo_store(tmp_path_factory.mktemp("demo") / ".abbench")
 
 
 def nbconvert(name: str, store, out_dir):
@@ -50,10 +44,10 @@ def nbconvert(name: str, store, out_dir):
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_a_plain_nbconvert_export_shows_its_tables_and_figures_offline(name, demo_store, tmp_path):
+def test_a_plain_nbconvert_export_shows_its_tables_and_figures_offline(name, shared_demo_store, tmp_path):
     require_chromium()
     heading, figures = EXPECTED[name]
-    page_path = nbconvert(name, demo_store, tmp_path)
+    page_path = nbconvert(name, shared_demo_store, tmp_path)
     html = page_path.read_text(encoding="utf-8")
     assert html.count("plotly.js v") == (1 if figures else 0), (
         "plotly.js is inlined once where there are figures"

@@ -10,7 +10,6 @@ import nbformat
 import pytest
 
 from tests.conftest import REPO, subprocess_env
-from tests.widgets.demo import build_demo_store
 
 NOTEBOOKS = REPO / "notebooks"
 
@@ -38,12 +37,6 @@ CHECKS = {
     "05_compare": "assert diff.errors.message is None, diff.errors.message\n"
     "assert diff.comparison is not None and diff.lists['fixed']",
 }
-
-
-@pytest.fixture(scope="session")
-def demo_store(tmp_path_factory):
-    """The demo store, built once per session with library calls."""
-    return build_demo_store(tmp_path_factory.mktemp("demo") / ".abbench")
 
 
 def execute(name: str, tmp_path, **parameters):
@@ -105,8 +98,8 @@ def test_make_test_runs_every_notebook_under_nbval():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(p.stem for p in NOTEBOOKS.glob("*.ipynb")))
-def test_the_notebook_runs_on_the_demo_store(name, demo_store, tmp_path, kernel_env):
-    executed = execute(name, tmp_path, store_path=str(demo_store))
+def test_the_notebook_runs_on_the_demo_store(name, shared_demo_store, tmp_path, kernel_env):
+    executed = execute(name, tmp_path, store_path=str(shared_demo_store))
     errors = [o for c in executed.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors
     widgets = [
@@ -119,23 +112,26 @@ def test_the_notebook_runs_on_the_demo_store(name, demo_store, tmp_path, kernel_
 
 
 @pytest.mark.slow
-def test_a_notebook_finds_the_store_from_the_environment(demo_store, tmp_path, kernel_env, monkeypatch):
-    monkeypatch.setenv("ABBENCH_STORE", str(demo_store))
+def test_a_notebook_finds_the_store_from_the_environment(
+    shared_demo_store, tmp_path, kernel_env, monkeypatch
+):
+    monkeypatch.setenv("ABBENCH_STORE", str(shared_demo_store))
     executed = execute("04_review", tmp_path)  # store_path left empty, as in git
     assert not [o for c in executed.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
 
 
 @pytest.mark.slow
-def test_compare_opens_on_a_pair_when_the_newest_experiment_has_one_arm(tmp_path, kernel_env):
+def test_compare_opens_on_a_pair_when_the_newest_experiment_has_one_arm(
+    demo_store_copy, tmp_path, kernel_env
+):
     from abbench.runner import create_experiment, run_experiment
     from abbench.store import open_store
     from tests.widgets.demo import ARMS
 
-    store_path = build_demo_store(tmp_path / ".abbench")
-    with open_store(store_path) as store:
+    with open_store(demo_store_copy) as store:
         solo = create_experiment({"name": "solo", "dataset": "demo", "arms": {"v2": ARMS["v2"]}}, store=store)
         run_experiment(solo.id, store=store)
     # arms named as a person editing the top cell would: the earlier experiment's v1 against solo's v2
-    executed = execute("05_compare", tmp_path, store_path=str(store_path), arm_a="v1", arm_b="v2")
+    executed = execute("05_compare", tmp_path, store_path=str(demo_store_copy), arm_a="v1", arm_b="v2")
     outputs = [o for c in executed.cells for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error" or o.get("name") == "stderr"]
