@@ -7,19 +7,25 @@ import json
 import time
 
 import pytest
-import yaml
 
 from abbench.runner import create_experiment
 from abbench.store import open_store
 from abbench.testing import ScriptedOpenAIServer
 from tests.conftest import DEMO
-from tests.server.live import LiveServer, api_client, keyed_store, store_state
+from tests.server.live import (
+    DEMO_MAPPING,
+    LiveServer,
+    api_client,
+    demo_csv,
+    keyed_store,
+    store_state,
+    upload_demo,
+)
 
 SECRET = "PRIVATE-KEY-MATERIAL-7f3a"
 ENV_SECRET = "env-secret-value-91c2"
 GOOD_KEY = "good-key-value-55e1"
 HIDDEN_BASE = "http://internal-gateway.invalid:9999/v1"  # the server's $OPENAI_BASE_URL, never to be echoed
-MAPPING = yaml.safe_load((DEMO / "mapping-csv.yaml").read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +53,7 @@ def svc(tmp_path_factory, paths):
         root, {"alice": ("alice", "read,run"), "bob": ("bob", "read,run"), "bob-reader": ("bob", "read")}
     )
     with open_store(store_dir) as s:
-        ds = s.datasets.import_file(DEMO / "cases.csv", MAPPING, name="demo")
+        ds = s.datasets.import_file(DEMO / "cases.csv", DEMO_MAPPING, name="demo")
         s.keys.grant("dataset", ds.fingerprint, "alice")
         base = {"dataset": ds.fingerprint, "cases": {"limit": 2}, "owner": "alice"}
         local = {  # made on the command line by alice: what her local user may use
@@ -64,8 +70,6 @@ def svc(tmp_path_factory, paths):
     ).start()
 
     alice, bob, reader = (api_client(server, keys[who], timeout=60) for who in ("alice", "bob", "bob-reader"))
-    upload = bob.post("/datasets", files=_csv(), data={"name": "bd", "mapping": json.dumps(MAPPING)})
-    assert upload.status_code == 201, upload.text
     yield {
         "server": server,
         "alice": alice,
@@ -73,7 +77,7 @@ def svc(tmp_path_factory, paths):
         "reader": reader,
         "allowed": allowed,
         "attacker": attacker,
-        "dataset": upload.json()["fingerprint"],
+        "dataset": upload_demo(bob, "bd"),
         "local": ids,
     }
     for c in (alice, bob, reader):
@@ -83,13 +87,9 @@ def svc(tmp_path_factory, paths):
     attacker.__exit__(None, None, None)
 
 
-def _csv() -> dict:
-    return {"file": ("cases.csv", (DEMO / "cases.csv").read_bytes())}
-
-
 def _with_lookup(path: str) -> str:
-    profile = {**MAPPING, "name": None, "lookups": {"d": {"file": path}}}
-    profile["fields"] = {**MAPPING["fields"], "domain": {"lookup": "d", "key": "route"}}
+    profile = {**DEMO_MAPPING, "name": None, "lookups": {"d": {"file": path}}}
+    profile["fields"] = {**DEMO_MAPPING["fields"], "domain": {"lookup": "d", "key": "route"}}
     return json.dumps({k: v for k, v in profile.items() if v is not None})
 
 
@@ -106,13 +106,13 @@ def _definition(svc: dict, name: str, **extra) -> dict:
 # Every field that could name a server path, sent as each of the four kinds of path.
 PROBES = {
     "import: lookups.file": lambda s, p: s["bob"].post(
-        "/datasets", files=_csv(), data={"mapping": _with_lookup(p), "name": "x"}
+        "/datasets", files=demo_csv(), data={"mapping": _with_lookup(p), "name": "x"}
     ),
     "preview: lookups.file": lambda s, p: s["reader"].post(
         f"/datasets/{s['dataset']}/mapping", data={"mapping": _with_lookup(p)}
     ),
     "import: mapping as a path": lambda s, p: s["bob"].post(
-        "/datasets", files=_csv(), data={"mapping": p, "name": "x"}
+        "/datasets", files=demo_csv(), data={"mapping": p, "name": "x"}
     ),
     "preview: mapping as a path": lambda s, p: s["reader"].post(
         f"/datasets/{s['dataset']}/mapping", data={"mapping": p}
@@ -240,12 +240,12 @@ def test_a_stored_experiment_the_server_may_not_run_is_refused_before_anything_c
 
 def test_another_owner_s_mapping_profile_is_missing_by_name_and_never_changed(svc):
     alice, bob, reader = svc["alice"], svc["bob"], svc["reader"]
-    private = {**MAPPING, "name": "alice-private-map", "label_map": {"秘密": "fast"}}
-    mine = alice.post("/datasets", files=_csv(), data={"mapping": json.dumps(private), "name": "a1"})
+    private = {**DEMO_MAPPING, "name": "alice-private-map", "label_map": {"秘密": "fast"}}
+    mine = alice.post("/datasets", files=demo_csv(), data={"mapping": json.dumps(private), "name": "a1"})
     assert mine.status_code == 201 and mine.json()["label_map"] == {"秘密": "fast"}, mine.text
     before = store_state(svc["server"].store)
-    theirs = bob.post("/datasets", files=_csv(), data={"mapping": "alice-private-map", "name": "b1"})
-    nobody = bob.post("/datasets", files=_csv(), data={"mapping": "nobody-saved-this", "name": "b1"})
+    theirs = bob.post("/datasets", files=demo_csv(), data={"mapping": "alice-private-map", "name": "b1"})
+    nobody = bob.post("/datasets", files=demo_csv(), data={"mapping": "nobody-saved-this", "name": "b1"})
     assert theirs.status_code == nobody.status_code == 404, theirs.text
     assert theirs.json()["detail"].replace("alice-private-map", "X") == nobody.json()["detail"].replace(
         "nobody-saved-this", "X"
@@ -255,12 +255,12 @@ def test_another_owner_s_mapping_profile_is_missing_by_name_and_never_changed(sv
     assert peek.status_code == 404 and "秘密" not in peek.text
     assert store_state(svc["server"].store) == before
     # bob saving a profile of the same name is his own; alice's name still gives her profile
-    own = {**MAPPING, "name": "alice-private-map", "label_map": {"偷": "slow"}}
+    own = {**DEMO_MAPPING, "name": "alice-private-map", "label_map": {"偷": "slow"}}
     assert (
-        bob.post("/datasets", files=_csv(), data={"mapping": json.dumps(own), "name": "b2"}).status_code
+        bob.post("/datasets", files=demo_csv(), data={"mapping": json.dumps(own), "name": "b2"}).status_code
         == 201
     )
-    again = alice.post("/datasets", files=_csv(), data={"mapping": "alice-private-map", "name": "a2"})
+    again = alice.post("/datasets", files=demo_csv(), data={"mapping": "alice-private-map", "name": "a2"})
     assert again.status_code == 201 and again.json()["label_map"] == {"秘密": "fast"}, again.text
-    reused = bob.post("/datasets", files=_csv(), data={"mapping": "alice-private-map", "name": "b3"})
+    reused = bob.post("/datasets", files=demo_csv(), data={"mapping": "alice-private-map", "name": "b3"})
     assert reused.status_code == 201 and reused.json()["label_map"] == {"偷": "slow"}

@@ -15,12 +15,18 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import openpyxl
 import pytest
-import yaml
 
-from tests.conftest import DEMO
-from tests.server.live import LiveServer, api_client, keyed_store, store_state, work_processes
+from tests.server.live import (
+    DEMO_MAPPING,
+    LiveServer,
+    api_client,
+    demo_csv,
+    keyed_store,
+    store_state,
+    upload_demo,
+    work_processes,
+)
 
-MAPPING = yaml.safe_load((DEMO / "mapping-csv.yaml").read_text(encoding="utf-8"))
 OPTIONS = (
     *("--rate", "100000", "--max-request-mb", "20", "--max-document-mb", "1", "--max-runs", "5000"),
     *("--git-scheme", "http", "--git-timeout", "300"),
@@ -36,9 +42,7 @@ def svc(tmp_path_factory):
     )
     server = LiveServer(store_dir, *OPTIONS, log=root / "server.log").start()
     attacker, victim = (api_client(server, keys[who], timeout=300) for who in ("attacker", "victim"))
-    upload = attacker.post("/datasets", files=_csv(), data={"name": "d", "mapping": json.dumps(MAPPING)})
-    assert upload.status_code == 201, upload.text
-    fp = upload.json()["fingerprint"]
+    fp = upload_demo(attacker, "d")
     created = attacker.post(
         "/experiments",
         json={"name": "e", "dataset": fp, "cases": {"limit": 3}, "arms": {"b": {"agent": "external"}}},
@@ -56,10 +60,6 @@ def svc(tmp_path_factory):
     attacker.close()
     victim.close()
     server.stop()
-
-
-def _csv() -> dict:
-    return {"file": ("cases.csv", (DEMO / "cases.csv").read_bytes())}
 
 
 def _refused(svc: dict, send, status: int, *words: str) -> dict:
@@ -312,10 +312,12 @@ def test_a_request_that_hangs_holds_one_slot_of_its_key_and_nothing_else(svc, he
     assert _HeldHost.asked.wait(120), "the clone never reached the git host"
     try:
         second = attacker.post(
-            "/datasets", files=_csv(), data={"name": "again", "mapping": json.dumps(MAPPING)}
+            "/datasets", files=demo_csv(), data={"name": "again", "mapping": json.dumps(DEMO_MAPPING)}
         )
         assert second.status_code == 429 and second.headers["Retry-After"], second.text
-        theirs = victim.post("/datasets", files=_csv(), data={"name": "mine", "mapping": json.dumps(MAPPING)})
+        theirs = victim.post(
+            "/datasets", files=demo_csv(), data={"name": "mine", "mapping": json.dumps(DEMO_MAPPING)}
+        )
         assert theirs.status_code == 201, theirs.text
         for _ in range(3):
             assert victim.get("/datasets").status_code == 200
