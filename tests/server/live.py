@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket
@@ -13,14 +12,10 @@ import time
 from pathlib import Path
 
 import httpx
-import yaml
 
 from abbench.store import open_store
-from tests.conftest import DEMO
 
 REPO = Path(__file__).resolve().parents[2]
-DEMO_MAPPING = yaml.safe_load((DEMO / "mapping-csv.yaml").read_text(encoding="utf-8"))
-"""The demo's mapping profile for cases.csv, as a request sends it (json-dumped)."""
 
 
 def free_port() -> int:
@@ -45,20 +40,6 @@ def api_client(server: LiveServer, key: str, timeout: float) -> httpx.Client:
     return httpx.Client(
         base_url=f"{server.url}/api", headers={"Authorization": f"Bearer {key}"}, timeout=timeout
     )
-
-
-def demo_csv() -> dict:
-    """The demo's cases.csv as the ``files`` of an upload to ``/datasets``."""
-    return {"file": ("cases.csv", (DEMO / "cases.csv").read_bytes())}
-
-
-def upload_demo(client: httpx.Client, name: str) -> str:
-    """Upload the demo's cases with their mapping as dataset `name` through `client`; its fingerprint."""
-    upload = client.post(
-        "/datasets", files=demo_csv(), data={"name": name, "mapping": json.dumps(DEMO_MAPPING)}
-    )
-    assert upload.status_code == 201, upload.text
-    return upload.json()["fingerprint"]
 
 
 class LiveServer:

@@ -12,15 +12,8 @@ from abbench.runner import create_experiment
 from abbench.store import open_store
 from abbench.testing import ScriptedOpenAIServer
 from tests.conftest import DEMO
-from tests.server.live import (
-    DEMO_MAPPING,
-    LiveServer,
-    api_client,
-    demo_csv,
-    keyed_store,
-    store_state,
-    upload_demo,
-)
+from tests.server.live import LiveServer, api_client, keyed_store, store_state
+from tests.server.uploads import DEMO_MAPPING, demo_csv, upload_demo
 
 SECRET = "PRIVATE-KEY-MATERIAL-7f3a"
 ENV_SECRET = "env-secret-value-91c2"

@@ -16,16 +16,8 @@ import httpx
 import openpyxl
 import pytest
 
-from tests.server.live import (
-    DEMO_MAPPING,
-    LiveServer,
-    api_client,
-    demo_csv,
-    keyed_store,
-    store_state,
-    upload_demo,
-    work_processes,
-)
+from tests.server.live import LiveServer, api_client, keyed_store, store_state, work_processes
+from tests.server.uploads import DEMO_MAPPING, demo_csv, upload_demo
 
 OPTIONS = (
     *("--rate", "100000", "--max-request-mb", "20", "--max-document-mb", "1", "--max-runs", "5000"),
