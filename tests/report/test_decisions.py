@@ -37,20 +37,19 @@ def demo_cli(cli):
     store.close()
 
 
+def _builtin(skill: str | None = None) -> dict:
+    """A builtin arm, given the demo's skill `skill` when named."""
+    return {"agent": "builtin", "skill": str(SKILLS / skill)} if skill else {"agent": "builtin"}
+
+
+def _experiment(demo_cli, name: str, cases: int, arms: dict):
+    """Experiment `name` (not run): one round of `arms` on the first `cases` demo cases."""
+    definition = {"name": name, "dataset": demo_cli.fingerprint, "rounds": 1, "cases": {"limit": cases}}
+    return create_experiment({**definition, "arms": arms}, store=demo_cli.store)
+
+
 def test_a_report_on_an_experiment_with_nothing_run_says_so_and_claims_nothing(demo_cli, tmp_path):
-    create_experiment(
-        {
-            "name": "not-yet",
-            "dataset": demo_cli.fingerprint,
-            "rounds": 1,
-            "cases": {"limit": 20},
-            "arms": {
-                "v1": {"agent": "builtin"},
-                "v2": {"agent": "builtin", "skill": str(SKILLS / "fast-slow-routing-v2")},
-            },
-        },
-        store=demo_cli.store,
-    )
+    _experiment(demo_cli, "not-yet", 20, {"v1": _builtin(), "v2": _builtin("fast-slow-routing-v2")})
     out = tmp_path / "not-yet.html"
     result = demo_cli("report", "not-yet", "--out", out, "--json")
     assert result.exit_code == 0, result.output
@@ -72,20 +71,12 @@ def test_a_report_on_an_experiment_with_nothing_run_says_so_and_claims_nothing(d
 
 
 def test_three_arms_and_no_pair_named_render_every_other_section_and_exit_2(demo_cli, tmp_path):
-    exp = create_experiment(
-        {
-            "name": "three",
-            "dataset": demo_cli.fingerprint,
-            "rounds": 1,
-            "cases": {"limit": 30},
-            "arms": {
-                "no-skill": {"agent": "builtin"},
-                "v1": {"agent": "builtin", "skill": str(SKILLS / "fast-slow-routing-v1")},
-                "v2": {"agent": "builtin", "skill": str(SKILLS / "fast-slow-routing-v2")},
-            },
-        },
-        store=demo_cli.store,
-    )
+    arms = {
+        "no-skill": _builtin(),
+        "v1": _builtin("fast-slow-routing-v1"),
+        "v2": _builtin("fast-slow-routing-v2"),
+    }
+    exp = _experiment(demo_cli, "three", 30, arms)
     run_experiment(exp.id, store=demo_cli.store)
     out = tmp_path / "three.html"
     result = demo_cli("report", "three", "--out", out)
