@@ -53,12 +53,11 @@ def draw_review_sample(
         exp.arm(arm)  # an unknown arm is refused with the arm names
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
         raise UsageError(f"--sample takes a number of runs ≥ 1; got {size!r}")
-    population = store.reviews.judged_runs(exp.id, arm)
-    if not population:
+    ids, _ = store.reviews.judged_verdicts(exp.id, arm)  # by run id, as `judged_runs` lists them
+    if not ids.size:
         raise UsageError(
             f"experiment {exp.name!r} has no judged run{f' of arm {arm}' if arm else ''} to sample"
         )
-    ids = np.array([r[0] for r in population], dtype=np.int64)
     drawn = np.random.default_rng(int(seed)).choice(ids, size=min(size, ids.size), replace=False)
     return store.reviews.insert_sample(
         exp.id, arm=arm, seed=int(seed), population=int(ids.size), run_ids=drawn.tolist()
@@ -171,15 +170,16 @@ def _arm_figure(
     labels: dict[tuple[str, str | None, int | None], bool],
     confidence: float,
 ) -> CorrectedAccuracy:
-    runs = store.reviews.judged_runs(exp.id, arm)
-    drawn = set(sample.run_ids)
-    y, yhat, unlabeled, missing, sampled = [], [], [], 0, 0
+    # The arm's judged runs by id: the unreviewed ones' verdicts as arrays, the case ids of the drawn alone.
+    ids, passed = store.reviews.judged_verdicts(exp.id, arm)
+    in_sample = np.isin(ids, np.asarray(sample.run_ids, dtype=np.int64))
+    unlabeled = passed[~in_sample].astype(float)
+    drawn_ids = ids[in_sample].tolist()
+    case_of = store.reviews.run_case_ids(exp.id, drawn_ids)
+    y, yhat, missing = [], [], 0
     one_round = exp.rounds == 1
-    for run_id, _, case_id, passed in runs:
-        if run_id not in drawn:
-            unlabeled.append(float(passed))
-            continue
-        sampled += 1
+    for run_id, verdict in zip(drawn_ids, passed[in_sample].tolist(), strict=True):
+        case_id = case_of[run_id]
         label = labels.get((case_id, arm, run_id))
         if label is None and one_round:
             label = labels.get((case_id, arm, None))
@@ -187,9 +187,8 @@ def _arm_figure(
             missing += 1
             continue
         y.append(float(label))
-        yhat.append(float(passed))
-    judged = len(runs)
-    right = sum(int(r[3]) for r in runs)
+        yhat.append(float(verdict))
+    sampled, judged, right = len(drawn_ids), int(ids.size), int(passed.sum())
     wilson = wilson_interval(right, judged, confidence) if judged else Interval(0.0, 1.0, confidence)
     agreement = float(np.mean(np.equal(y, yhat))) if y else None
     ppi = ppi_mean(y, yhat, unlabeled, confidence=confidence) if len(y) >= 2 and len(unlabeled) >= 2 else None

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import asdict, dataclass, fields
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from abbench.errors import NotFoundError, UsageError
 from abbench.store._base import current_user, dumps, inserted_id, loads, now_iso
 from abbench.store._noun import Noun
 from abbench.types import REVIEW_VERDICTS
+
+if TYPE_CHECKING:
+    import numpy as np
+
+_JUDGED_SQL = "(state='pass' OR (state='fail' AND failure_type IS NULL AND passed IS NOT NULL))"
+"""A run with a verdict: graded right, or graded wrong (not an execution failure, not ungraded)."""
 
 
 @dataclass(frozen=True)
@@ -222,8 +229,7 @@ class Reviews(Noun):
         """The runs with a verdict (graded right or wrong), by id: (run id, arm, case id, passed)."""
         sql = (
             "SELECT r.id, a.name, r.case_id, r.state FROM runs r JOIN arms a ON a.id = r.arm_id "
-            "WHERE r.experiment_id=? AND (r.state='pass' OR (r.state='fail' AND r.failure_type IS NULL "
-            "AND r.passed IS NOT NULL))"
+            f"WHERE r.experiment_id=? AND {_JUDGED_SQL}"  # state, failure_type, passed: runs' columns alone
         )
         params: list[Any] = [exp_id]
         if arm is not None:
@@ -233,6 +239,36 @@ class Reviews(Noun):
             (int(r[0]), str(r[1]), str(r[2]), r[3] == "pass")
             for r in self._store.query(sql + " ORDER BY r.id", params)
         ]
+
+    def judged_verdicts(self, exp_id: int, arm: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """`judged_runs`' runs as two arrays in the same order (by run id): their ids (64-bit) and whether
+        each was graded right. No case id nor arm name is read: at 600,000 runs a Python tuple each
+        cost seconds where what is drawn from and counted needs only these two."""
+        import numpy as np
+
+        sql = f"SELECT id, state = 'pass' FROM runs WHERE experiment_id=? AND {_JUDGED_SQL}"
+        params: list[Any] = [exp_id]
+        if arm is not None:
+            sql += " AND arm_id = (SELECT id FROM arms WHERE experiment_id=? AND name=?)"
+            params += [exp_id, arm]
+        cursor = self._store.conn.cursor()
+        cursor.row_factory = None  # plain tuples, as np.fromiter takes them
+        rows = np.fromiter(
+            cursor.execute(sql + " ORDER BY id", params), dtype=np.dtype([("i", "i8"), ("p", "?")])
+        )
+        return np.ascontiguousarray(rows["i"]), np.ascontiguousarray(rows["p"])
+
+    def run_case_ids(self, exp_id: int, run_ids: Sequence[int]) -> dict[int, str]:
+        """Run id -> its case's id, for these runs of this experiment (ids of no such run are left out)."""
+        out: dict[int, str] = {}
+        for start in range(0, len(run_ids), 500):
+            chunk = [int(i) for i in run_ids[start : start + 500]]
+            rows = self._store.query(
+                f"SELECT id, case_id FROM runs WHERE experiment_id=? AND id IN ({','.join('?' * len(chunk))})",
+                [exp_id, *chunk],
+            )
+            out.update({int(r[0]): str(r[1]) for r in rows})
+        return out
 
     def insert_sample(
         self,

@@ -261,8 +261,14 @@ class ReviewWidget(View):
             self.experiment.id, int(self.sample_size.value), seed=int(self.sample_seed.value),
             arm=self.arm.value or None, store=self.store,
         )  # fmt: skip
-        self.reload()
-        self.kind.value = "sample"
+        # The sample's cases listed once: the kind set quietly, then one read of the list (not two).
+        self._relabelling = True
+        try:
+            self.kind.value = "sample"
+        finally:
+            self._relabelling = False
+        self._sample_text()
+        self.refilter(reopen=True)
 
     def _sample_text(self) -> None:
         """The latest sample and, per arm, the judge's accuracy corrected by the people's verdicts on it."""
