@@ -12,8 +12,17 @@ time waits for the cores; the CPU time is what the click costs):
     python bench/bench_widget_clicks.py --profile "open 04"                # cProfile of one click
 
 The store is bench_paging.py's (built once by a real ``abbench run``, cached under /tmp); each run
-works on a copy so that *Draw random sample* does not pile samples up in it. A bench that drives the
-browser for these clicks is not written yet (see bench_review.py for one that does, for 04's keys).
+works on a copy so that *Draw random sample* does not pile samples up in it.
+
+With ``--browser``, the same clicks as a person makes them: JupyterLab on 127.0.0.1 (one server per
+tree, its kernels importing that tree's abbench) and Debian's headless Chromium through Playwright.
+*Open 03/04/05* is *Run all* on a fresh copy of the notebook in a new kernel, from the command to every
+cell run, the kernel idle and the widget's words drawn in the page (imports included: what a person
+waits for); *Draw random sample* is the button in that 04, to the new sample's line drawn. Each is
+timed `--repeat` times per tree in turns, with the kernel's own time for the widget cell beside it
+(JupyterLab's recorded cell timing):
+
+    python bench/bench_widget_clicks.py --browser --before /path/to/older/checkout
 """
 
 from __future__ import annotations
@@ -95,8 +104,15 @@ def main() -> None:
     parser.add_argument("--before", type=Path, help="an older checkout, timed in turns with this one")
     parser.add_argument("--only", action="append", choices=list(CLICKS), help="these clicks only")
     parser.add_argument("--profile", choices=list(CLICKS), help="print cProfile's top of one click")
+    parser.add_argument("--browser", action="store_true", help="click in JupyterLab in Chromium")
     args = parser.parse_args()
     store_dir = args.store.resolve() if args.store else build(args.cases)
+    if args.browser:
+        from browser_clicks import browser_main
+
+        trees = {"this tree": REPO, **({"before": args.before.resolve()} if args.before else {})}
+        browser_main(trees, store_dir, args.repeat, args.cases)
+        return
     if args.profile:
         click(REPO, store_dir, args.profile, profile=True)
         return

@@ -205,13 +205,14 @@ def _sampled(store: Store, exp: Experiment) -> dict[int, tuple[str, set[str]]]:
     samples = store.reviews.samples(exp.id)[-1:]
     if not samples:
         return {}
-    where = store.reviews.run_positions(exp.id, list(samples[0].run_ids))
+    run_ids = list(samples[0].run_ids)
+    where = store.reviews.run_positions(exp.id, run_ids)
+    # The sampled runs' own case ids: the dataset's fields, read again after each write (drawing the
+    # sample is one), would cost a second at 100,000 cases for a hundred ids.
+    case_of = store.reviews.run_case_ids(exp.id, run_ids)
     out: dict[int, tuple[str, set[str]]] = {}
-    fields = store.runs.case_fields(exp.id)
-    for idx, arm in where.values():
-        if idx not in out:
-            out[idx] = (str(fields.case_id[fields.positions(np.asarray([idx]))[0]]), set())
-        out[idx][1].add(arm)
+    for run_id, (idx, arm) in where.items():
+        out.setdefault(idx, (case_of[run_id], set()))[1].add(arm)
     return out
 
 

@@ -53,7 +53,10 @@ def draw_review_sample(
         exp.arm(arm)  # an unknown arm is refused with the arm names
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
         raise UsageError(f"--sample takes a number of runs ≥ 1; got {size!r}")
-    ids, _ = store.reviews.judged_verdicts(exp.id, arm)  # by run id, as `judged_runs` lists them
+    by_arm = store.reviews.judged_verdicts(exp.id)
+    wanted = [exp.arm(arm).id] if arm is not None else list(by_arm)
+    # By run id, as `judged_runs` lists them: the same seed draws the same runs.
+    ids = np.sort(np.concatenate([by_arm[a][0] for a in wanted if a in by_arm] or [np.empty(0, np.int64)]))
     if not ids.size:
         raise UsageError(
             f"experiment {exp.name!r} has no judged run{f' of arm {arm}' if arm else ''} to sample"
@@ -126,7 +129,12 @@ def corrected_accuracy(
     if chosen.arm is not None:
         arms = [a for a in arms if a == chosen.arm]
     labels = _labels(store, exp)
-    return [_arm_figure(store, exp, name, chosen, labels, confidence) for name in arms]
+    judged = store.reviews.judged_verdicts(exp.id)
+    nothing = (np.empty(0, np.int64), np.empty(0, bool))
+    return [
+        _arm_figure(store, exp, name, chosen, labels, confidence, judged.get(exp.arm(name).id, nothing))
+        for name in arms
+    ]
 
 
 def _sample_of(store: Store, exp: Experiment, sample: int | None) -> ReviewSample:
@@ -169,9 +177,10 @@ def _arm_figure(
     sample: ReviewSample,
     labels: dict[tuple[str, str | None, int | None], bool],
     confidence: float,
+    judged_runs: tuple[np.ndarray, np.ndarray],
 ) -> CorrectedAccuracy:
     # The arm's judged runs by id: the unreviewed ones' verdicts as arrays, the case ids of the drawn alone.
-    ids, passed = store.reviews.judged_verdicts(exp.id, arm)
+    ids, passed = judged_runs
     in_sample = np.isin(ids, np.asarray(sample.run_ids, dtype=np.int64))
     unlabeled = passed[~in_sample].astype(float)
     drawn_ids = ids[in_sample].tolist()
