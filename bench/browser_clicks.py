@@ -32,11 +32,11 @@ from tests.widgets.lab import jupyterlab, parameterized  # noqa: E402
 
 TARGET_S = 2.0
 NOTEBOOKS = {
-    "open 03": ("03_results", {"experiment": "paging"}, "main figure:"),
-    "open 04": ("04_review", {"experiment": "paging", "kind": "gold"}, "cases listed"),
-    "open 05": ("05_compare", {"experiment_a": "paging"}, "paired cases of"),
+    "open 03": ("03_results", {"experiment": "paging"}, "main figure:", "ResultsWidget"),
+    "open 04": ("04_review", {"experiment": "paging", "kind": "gold"}, "cases listed", "ReviewWidget"),
+    "open 05": ("05_compare", {"experiment_a": "paging"}, "paired cases of", "DiffWidget"),
 }
-"""Click -> (notebook, its parameters, words the widget draws once it has its figures)."""
+"""Click -> (notebook, its parameters, words the widget draws once it has its figures, the widget)."""
 DRAW = "04: draw random sample"
 
 _Times = dict[str, dict[str, list[float]]]
@@ -49,16 +49,17 @@ _RAN = (
     " && w.sessionContext.session.kernel.status === 'idle'; }"
 )
 _CELL_SECONDS = (
-    "(at) => { const w = window.jupyterapp.shell.currentWidget;"
-    " const c = w.content.widgets.filter(c => c.model.type === 'code')[at];"
+    "(words) => { const w = window.jupyterapp.shell.currentWidget;"
+    " const c = w.content.widgets.find(c => c.model.type === 'code' && c.model.sharedModel.getSource().includes(words));"
+    " if (!c) return null;"
     " const e = c.model.getMetadata ? c.model.getMetadata('execution') : c.model.metadata.execution;"
     " return e ? [e['shell.execute_reply.started'], e['shell.execute_reply']] : null; }"
 )
 
 
-def _kernel_seconds(page: Any) -> float | None:
-    """The widget cell's time in the kernel (the second code cell: JupyterLab's recorded timing)."""
-    stamps = page.evaluate(_CELL_SECONDS, 1)
+def _kernel_seconds(page: Any, widget: str) -> float | None:
+    """The time in the kernel of the cell that makes the `widget` (JupyterLab's recorded timing)."""
+    stamps = page.evaluate(_CELL_SECONDS, f"{widget}(")
     if not stamps or None in stamps:
         return None
     started, done = (datetime.fromisoformat(s.replace("Z", "+00:00")) for s in stamps)
@@ -67,7 +68,7 @@ def _kernel_seconds(page: Any) -> float | None:
 
 def _open(page: Any, url: str, lab: Path, name: str, run: int) -> tuple[float, float | None]:
     """Open a fresh copy of notebook `name` and *Run all*: (seconds to drawn, the widget cell's kernel seconds)."""
-    notebook, _params, words = NOTEBOOKS[name]
+    notebook, _params, words, widget = NOTEBOOKS[name]
     copy = f"{notebook}_{run}.ipynb"
     shutil.copy(lab / f"{notebook}.ipynb", lab / copy)
     page.goto(f"{url}/lab/tree/{copy}", wait_until="domcontentloaded")
@@ -81,7 +82,7 @@ def _open(page: Any, url: str, lab: Path, name: str, run: int) -> tuple[float, f
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     page.wait_for_function(_RAN, arg=copy)
     page.wait_for_function("(words) => document.body.innerText.includes(words)", arg=words)
-    return time.perf_counter() - started, _kernel_seconds(page)
+    return time.perf_counter() - started, _kernel_seconds(page, widget)
 
 
 def _draw(page: Any, store_dir: Path) -> float:
@@ -116,7 +117,7 @@ def _labs(trees: dict[str, Path], store_dir: Path, tmp: Path) -> Iterator[dict[s
             timing = lab / ".lab-settings" / "user-settings" / "@jupyterlab" / "notebook-extension"
             timing.mkdir(parents=True)
             (timing / "tracker.jupyterlab-settings").write_text(json.dumps({"recordTiming": True}))
-            for notebook, params, _ in NOTEBOOKS.values():
+            for notebook, params, _, _ in NOTEBOOKS.values():
                 source = tree / "notebooks" / f"{notebook}.ipynb"
                 parameterized(source, lab / f"{notebook}.ipynb", store_path=str(store), **params)
             url = stack.enter_context(jupyterlab(lab, env={"PYTHONPATH": str(tree)}, timeout=300))

@@ -188,6 +188,38 @@ def test_the_empty_lists_the_light_reads_skip_are_the_ones_every_run_reads_skip(
     assert (sql(_EMPTY_VALUES), sql(_INJECTED_VALUES)) == (_EMPTY_LIST, _INJECTED_ONLY)
 
 
+def test_outcome_and_executed_worked_out_in_numpy_are_what_the_sql_expressions_say():
+    """The codes' outcome and "executed" are worked out of the state, failure type and verdict by numpy:
+    on every combination a run can hold they equal `OUTCOME_SQL` and `EXECUTED_SQL` run by SQLite."""
+    import itertools
+    import sqlite3
+
+    from abbench.store._light import _RAW_SQL, _code, _wide_codes
+    from abbench.store._run_columns import OUTCOME_SQL, STATE_SQL, STATES
+    from abbench.store.bulk._outcomes import EXECUTED_SQL
+
+    db = sqlite3.connect(":memory:")
+    db.execute(
+        "CREATE TABLE runs (id INTEGER PRIMARY KEY, state TEXT, failure_type TEXT, passed INTEGER, score REAL, "
+        "confidence REAL, evidence_refs TEXT, files_read TEXT, sections_read TEXT)"
+    )
+    combos = itertools.product(
+        STATES, (None, "timeout"), (None, 0, 1), (None, 0.0, 1.0, 0.4), (None, 0.2, 0.7),
+        (None, "[]", '["a"]'), (None, '["SKILL.md"]', '["x.md"]'), (None, "", '["s"]'),
+    )  # fmt: skip
+    db.executemany("INSERT INTO runs VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?)", list(combos))
+    text, sql_codes = db.execute(
+        f"SELECT group_concat(char(48 + c), ''), group_concat(o || ',' || s || ',' || e, ';') FROM "
+        f"(SELECT {_RAW_SQL} AS c, {OUTCOME_SQL} AS o, {STATE_SQL} AS s, {EXECUTED_SQL} AS e FROM runs ORDER BY id)",
+        (0.5,),
+    ).fetchone()
+    code = _code(_wide_codes(text))
+    expected = np.array([[int(v) for v in run.split(",")] for run in sql_codes.split(";")])
+    assert code.size == len(STATES) * 2 * 3 * 4 * 3 * 3 * 3 * 3
+    assert ((code & 7) == expected[:, 0]).all() and ((code >> 3) & 7 == expected[:, 1]).all()
+    assert (((code >> 6) & 1) == expected[:, 2]).all()
+
+
 def _figures(result) -> str:
     return json.dumps(result.as_dict(), sort_keys=True, default=repr)
 
