@@ -135,10 +135,13 @@ def _time_clicks(page: Any, labs: dict[str, tuple[str, Path, Path]], repeat: int
             for label, (url, lab, store) in labs.items():
                 took, in_kernel = _open(page, url, lab, name, run)
                 times.setdefault(name, {}).setdefault(label, []).append(took)
+                inside = "" if in_kernel is None else f" (widget cell {in_kernel:.2f} s)"
+                print(f"    {label}, {name}: {took:.2f} s{inside}", flush=True)
                 if in_kernel is not None:
                     kernel.setdefault(name, {}).setdefault(label, []).append(in_kernel)
                 if name == "open 04":
-                    times.setdefault(DRAW, {}).setdefault(label, []).append(_draw(page, store))
+                    times.setdefault(DRAW, {}).setdefault(label, []).append(drawn := _draw(page, store))
+                    print(f"    {label}, {DRAW}: {drawn:.2f} s", flush=True)
                 _shut_kernels(url)
         print(f"  round {run + 1} of {repeat} done", flush=True)
     return times, kernel
