@@ -38,3 +38,37 @@ def test_the_widget_draws_a_sample_lists_it_and_shows_the_corrected_accuracy(sto
         f"random review sample #{sample.id} (seed 4, 8 of 8 sampled runs reviewed)"
         in widget.sample_html.value
     )
+
+
+def test_a_draw_reads_the_list_once_and_draws_what_the_seed_gives_over_the_judged_runs(store, monkeypatch):
+    """Issue 40 item 15: *Draw random sample* lists the sample's cases with one read of the list (it read
+    it twice), and the runs drawn are the seed's draw over `judged_runs` (numpy's generator, written out),
+    of every arm or of the arm chosen."""
+    import numpy as np
+
+    from abbench.widgets import _review
+
+    cases = [Case(f"d{i:03d}", f"query {i}", "slow" if i % 2 else "fast") for i in range(40)]
+    dataset = store.datasets.save("drawn", cases, label_set=["fast", "slow"])
+    agent = {"agent": "python", "function": "tests.runner.stop_agent:answer"}
+    exp = create_experiment(
+        {"name": "d", "dataset": dataset.fingerprint, "rounds": 2, "arms": {"a": agent, "b": agent}},
+        store=store,
+    )
+    run_experiment(exp.id, store=store)
+    widget = ReviewWidget(store, experiment=exp.id)
+    reads: list[dict] = []
+    real = _review.disagreement_page
+    monkeypatch.setattr(_review, "disagreement_page", lambda *a, **k: reads.append(k) or real(*a, **k))
+    for arm, seed in ((None, 4), ("b", 9)):
+        reads.clear()
+        widget.arm.select(arm or "", notify=False)
+        widget.sample_size.value, widget.sample_seed.value = 8, seed
+        widget.sample_button.click()
+        assert widget.errors.message is None
+        assert len(reads) == 1 and reads[0]["sample"] is True
+        population = np.array([r[0] for r in store.reviews.judged_runs(exp.id, arm)], dtype=np.int64)
+        drawn = np.random.default_rng(seed).choice(population, size=8, replace=False)
+        sample = store.reviews.samples(exp.id)[-1]
+        assert (sample.arm, sample.population, list(sample.run_ids)) == (arm, population.size, drawn.tolist())
+        assert widget.kind.value == "sample" and widget.shown
