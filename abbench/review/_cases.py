@@ -88,6 +88,15 @@ class CaseView(Result):
     source_row: Any
     source_line: str | None
 
+    @property
+    def turns(self) -> tuple[dict[str, str], ...]:
+        """The conversation before `input`, oldest first, as the agent was given it: one ``{"role",
+        "content"}`` per turn, roles ``user`` or ``assistant`` (`abbench.agents.history_turns` reads
+        every form a dataset holds); () for a single-turn case. Every view shows these beside the input."""
+        from abbench.agents import history_turns  # the agents' reading, loaded only by a case that has one
+
+        return tuple(history_turns(self.history)) if self.history not in (None, "", []) else ()
+
 
 @dataclass(frozen=True)
 class Evidence(Result):
