@@ -66,7 +66,9 @@ class Arm:
         without a skill (`snapshot`)."""
         if not self.snapshot:
             return None
-        return version_label(self.skill_name or "skill", self.snapshot, self.draft)
+        if self.skill_name is None:  # a snapshot the store does not hold (an old server's answer): its hash
+            return self.snapshot[:12]
+        return version_label(self.skill_name, self.snapshot, self.draft)
 
     @property
     def offered(self) -> bool:

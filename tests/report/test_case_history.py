@@ -131,3 +131,16 @@ def test_the_rendered_report_shows_the_history_in_its_case_tables(multiturn, tmp
     # the regressed table (FS-0015), then the disagreements not listed above it (FS-0017, FS-0057)
     assert [h["after"][:4] for h in found] == ["那就打他", "导航去第", "行，就按"]
     assert all(h["summary"] == "after 2 earlier turns" and len(h["turns"]) == 2 for h in found)
+
+
+def test_a_turn_is_text_never_markup():
+    from abbench.review import CaseView
+
+    hostile = '<img src=x onerror="alert(1)"></details><script>alert(2)</script>'
+    case = CaseView(
+        "x", "下一句", None, None, [{"role": "user", "content": hostile}], None, None, None, None, None
+    )
+    page = history_html(case)
+    assert "<img" not in page and "<script" not in page and page.count("</details>") == 1
+    (found,) = histories(page)
+    assert found["turns"] == [("user", hostile)]
