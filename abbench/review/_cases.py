@@ -18,6 +18,7 @@ from abbench.graders import normalise_label
 from abbench.metrics import Result, dataset_labels
 from abbench.review._api import StoreLike
 from abbench.review._threshold import low_confidence_threshold
+from abbench.review._turns import earlier_turns
 from abbench.store import (
     FAILED,
     OUTCOMES,
@@ -87,15 +88,7 @@ class CaseView(Result):
     metadata: Any
     source_row: Any
     source_line: str | None
-
-    @property
-    def turns(self) -> tuple[dict[str, str], ...]:
-        """The conversation before `input`, oldest first, as the agent was given it: one ``{"role",
-        "content"}`` per turn, roles ``user`` or ``assistant`` (`abbench.agents.history_turns` reads
-        every form a dataset holds); () for a single-turn case. Every view shows these beside the input."""
-        from abbench.agents import history_turns  # the agents' reading, loaded only by a case that has one
-
-        return tuple(history_turns(self.history)) if self.history not in (None, "", []) else ()
+    turns = property(earlier_turns)
 
 
 @dataclass(frozen=True)
