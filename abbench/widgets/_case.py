@@ -124,7 +124,7 @@ def transcript_html(transcript: Transcript | Sequence[Event] | None) -> str:
     return "".join(parts)
 
 
-SUMMARY_TURNS = 12
+SUMMARY_TURNS = 10
 """Earlier turns the summary shows (the latest); "the case in full" shows every one."""
 SUMMARY_TURN_CHARS = 1_000
 """Characters of an earlier turn the summary shows; "the case in full" shows all of it."""

@@ -74,7 +74,7 @@ _CASE_COLUMNS: list[tuple[str, str] | tuple[str, str, Any]] = [
 """The columns every table of cases opens with: the case (its domain under it), its input (its earlier
 turns folded above it), its gold."""
 
-TURNS_SHOWN = 12
+TURNS_SHOWN = 10
 """Earlier turns of a case a table shows (the latest); the others are counted."""
 TURN_CHARS = 1_000
 """Characters of an earlier turn a table shows; the rest is counted."""
