@@ -88,7 +88,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "case": (
         "_review",
-        "Show one case in full: input, gold, every run's answer, reason, evidence, tool calls, reviews.",
+        "Show one case in full: earlier turns, input, gold, every run's answer, reason, evidence, tool calls, "
+        "reviews.",
     ),
     "cache": (
         "_cache",

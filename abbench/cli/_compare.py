@@ -74,6 +74,13 @@ def _print_verdict(c: Comparison, votes: dict[str, Any] | None) -> None:
     click.echo(f"outcome: {c.verdict.outcome_text}")
     if votes is not None:
         click.echo(c.votes(**votes).text)
+    # what each side ran, its skill version named as everywhere (a draft marked)
+    two = c.a.experiment_id != c.b.experiment_id
+    sides = [
+        f"{word} {f'{s.experiment}: ' if two else ''}{s.label}"
+        for word, s in (("baseline", c.a), ("candidate", c.b))
+    ]
+    click.echo("; ".join(sides))
 
 
 def _print_figures(c: Comparison) -> None:

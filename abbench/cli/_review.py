@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import click
 
-from abbench._text import cells
+from abbench._text import cells, clip
 from abbench.cli._analysis import _cut, _num, _pad, _pct
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
+from abbench.formatting import plural
 from abbench.review import (
     add_review,
     case_detail,
@@ -22,9 +24,15 @@ from abbench.review import (
 from abbench.types import AttemptOutcome, GradeStatus, RunState, outcome_word
 
 if TYPE_CHECKING:
-    from abbench.review import AttemptView, CaseDetail, CorrectedAccuracy, GradeView, RunView
+    from abbench.review import AttemptView, CaseDetail, CaseView, CorrectedAccuracy, GradeView, RunView
 
 _MARKS: dict[str, str] = {RunState.PASS: "✓", RunState.FAIL: "✗"}
+
+TURNS_SHOWN = 8
+"""Earlier turns of a case `abbench case` prints: the latest ones (``--full``: every one)."""
+TURN_CHARS = 400
+"""Characters of an earlier turn `abbench case` prints (``--full``: all of it)."""
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def _answer(run: RunView) -> str:
@@ -217,9 +225,14 @@ def disagreements_cmd(ctx: Context, experiment: str, kinds: tuple[str, ...], arm
                 f"{_pad(d.case_id, id_width)}{_pad(','.join(d.kinds), kind_width)}"
                 f"gold {_cut(d.case.expected, gold_width)}  {'; '.join(answers)}{reviewed}"
             )
-            click.echo(f"{'':<{id_width}}{_cut(' '.join(str(d.case.input).split()), 100, pad=False)}")
+            # the input alone can mislead ("the third one"): say it answers earlier turns (`abbench case` shows them)
+            turns = len(d.case.turns)
+            before = f"(after {plural(turns, 'earlier turn')}) " if turns else ""
+            click.echo(f"{'':<{id_width}}{before}{_cut(' '.join(str(d.case.input).split()), 100, pad=False)}")
         more = f" (--limit {limit}: there may be more)" if limit is not None and len(found) >= limit else ""
         click.echo(f"{len(found):,} case(s){more}; answers per arm are by round: round 1/round 2/…")
+        if any(d.case.turns for d in found):
+            click.echo(f"earlier turns of a case: abbench case {experiment} CASE_ID")
         if kind is None or "low_confidence" in kind:
             click.echo(
                 f"low confidence: {low_confidence_threshold(experiment, threshold, store=ctx.store).text}"
@@ -239,23 +252,62 @@ def _attempt_text(a: AttemptView) -> str:
 @cli.command("case")
 @click.argument("experiment")
 @click.argument("case_id")
+@click.option(
+    "--full",
+    is_flag=True,
+    help=f"Every earlier turn, each whole [default: the last {TURNS_SHOWN}, each cut at {TURN_CHARS:,} characters].",
+)
 @json_option
 @pass_ctx
-def case_cmd(ctx: Context, experiment: str, case_id: str, as_json: bool) -> None:
-    """Show one case in full: input, gold, every run's answer, reason, evidence, tool calls, reviews."""
+def case_cmd(ctx: Context, experiment: str, case_id: str, full: bool, as_json: bool) -> None:
+    """Show one case in full: earlier turns, input, gold, every run's answer, reason, evidence, tool calls,
+    reviews."""
     d = case_detail(experiment, case_id, store=ctx.store)
 
-    emit(as_json, d.as_dict(), lambda: _print_case(d))
+    emit(as_json, d.as_dict(), lambda: _print_case(d, full=full))
 
 
-def _print_case(d: CaseDetail) -> None:
-    """A case as `abbench case` prints it: the case, each run, then the reviews."""
+def _printable(text: object) -> str:
+    """`text` safe to print: a control character (an escape sequence, a carriage return) shown as its
+    code instead of moving the cursor or forging a line; line breaks and tabs kept."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], str(text))
+
+
+def _print_history(case: CaseView, full: bool) -> None:
+    """The turns before the input, oldest first and labelled by role (the verdict may rest on them): the
+    last `TURNS_SHOWN`, each cut at `TURN_CHARS` characters, saying what was left out; `full`: all, whole."""
+    turns = case.turns
+    if not turns:
+        return
+    shown = turns if full else turns[-TURNS_SHOWN:]
+    click.echo(f"history: {plural(len(turns), 'earlier turn')}, oldest first")
+    if len(shown) < len(turns):
+        click.echo(f"  … {plural(len(turns) - len(shown), 'earlier turn')} not shown")
+    width = max(len(t["role"]) for t in shown)
+    cut = False
+    for t in shown:
+        text = t["content"]
+        if not full and len(text) > TURN_CHARS:
+            cut = True
+            kept = clip(text, TURN_CHARS)[:-1]  # without its "…"
+            text = f"{kept}… [+{len(text) - len(kept):,} characters]"
+        first, *rest = _printable(text).splitlines() or [""]
+        click.echo(f"  {t['role']:>{width}}: {first}")
+        for line in rest:
+            click.echo(f"  {'':>{width}}  {line}")
+    if cut or len(shown) < len(turns):
+        click.echo("  (--full prints every turn whole)")
+
+
+def _print_case(d: CaseDetail, *, full: bool = False) -> None:
+    """A case as `abbench case` prints it: the case (its earlier turns first), each run, then the reviews."""
     c = d.case
     click.secho(
         f"{c.case_id} ({c.domain or 'no domain'}){'  ' + ', '.join(d.kinds) if d.kinds else ''}",
         bold=True,
     )
-    click.echo(f"input: {c.input}")
+    _print_history(c, full)
+    click.echo(f"input: {_printable(c.input)}")
     click.echo(f"gold:  {c.expected}")
     for r in d.runs:
         _print_run(r)

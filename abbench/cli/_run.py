@@ -12,6 +12,7 @@ from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.cli._progress import outcome_counts, print_budget, print_failures, print_summary, with_progress
 from abbench.errors import worded
 from abbench.runner import experiment_status, regrade_experiment, retry_runs, run_experiment
+from abbench.snapshot import version_label
 from abbench.types import ExperimentStatus, outcome_word
 
 if TYPE_CHECKING:
@@ -68,11 +69,6 @@ def experiments_cmd(ctx: Context, since: str | None, show_all: bool, as_json: bo
     emit(as_json, [_experiment_row(exp, p) for exp, p in listed], human)
 
 
-def _skill_label(exp: Experiment) -> str | None:
-    # with the name, the skill version tells apart experiments named alike (one per version)
-    return f"{exp.skill}@{exp.skill_version}" if exp.skill else None
-
-
 def _experiment_row(exp: Experiment, p: Progress) -> dict[str, Any]:
     """An experiment as `abbench experiments --json` lists it."""
     return {
@@ -80,8 +76,9 @@ def _experiment_row(exp: Experiment, p: Progress) -> dict[str, Any]:
         "name": exp.name,
         "owner": exp.owner,
         "dataset": exp.dataset,
-        "skill": _skill_label(exp),
+        "skill": version_label(exp.skill, exp.skill_version, draft=False) if exp.skill else None,
         "skill_version": exp.skill_version or None,
+        "draft": exp.draft,
         "arms": [a.name for a in exp.arms],
         "rounds": exp.rounds,
         "status": p.status,
@@ -97,7 +94,8 @@ def _experiment_line(exp: Experiment, p: Progress, indent: str = "") -> str:
     name = f"{indent}#{exp.id:<4} {exp.name:<28}"
     return (
         f"{name} {p.status:<11} {p.done:>6}/{p.total:<6} "
-        f"{'/'.join(a.name for a in exp.arms)}  {_skill_label(exp) or 'no skill'}  {exp.dataset}  {exp.created_at}"
+        # with the name, the skill version tells apart experiments named alike (one per version)
+        f"{'/'.join(a.name for a in exp.arms)}  {exp.version or 'no skill'}  {exp.dataset}  {exp.created_at}"
     )
 
 
@@ -184,9 +182,11 @@ def status_cmd(ctx: Context, experiment: str, as_json: bool) -> None:
             f"{p.experiment} (#{p.experiment_id}): {p.status_text}, {p.done}/{p.total} done: "
             f"{outcome_counts(p)}"
         )
+        versions = {a.name: a.version for a in exp.arms}
         for arm in p.arms:
             states = ", ".join(f"{outcome_word(k)} {v}" for k, v in arm.outcomes().items() if v)
-            click.echo(f"  {arm.arm:<14} {states}")
+            version = versions.get(arm.arm)
+            click.echo(f"  {arm.arm:<14} {states}" + (f"  · {version}" if version else ""))
         click.echo(_where_line(exp))
         handle = backend.command_handle(exp)
         if p.queued is not None:  # a server's pool holds it, or did not start it (and says why)

@@ -71,7 +71,8 @@ def table_html(
     """An HTML table. Each column is ``(key, header)`` or ``(key, header, fmt)``.
 
     `fmt` is ``"text"`` (long text, wrapped), ``"ids"`` (a list of case ids: wide, so a row stays one or
-    two lines high), ``"html"`` (the cell is already safe HTML), or a
+    two lines high), ``"html"`` (the cell is already safe HTML), ``"html text"`` (safe HTML shown as
+    long text: a case's input with its folded history), or a
     function value → display text (the result is escaped). Numbers without a `fmt` are right-aligned.
     """
     rows = list(rows)
@@ -82,7 +83,8 @@ def table_html(
         fmt = col[2] if len(col) > 2 else None
         numeric = callable(fmt) or any(is_number(r.get(col[0])) for r in rows)
         head.append(
-            f'<th class="{"n" if numeric and fmt not in ("text", "ids", "html") else ""}">{esc(col[1])}</th>'
+            f'<th class="{"n" if numeric and fmt not in ("text", "ids", "html", "html text") else ""}">'
+            f"{esc(col[1])}</th>"
         )
     body = []
     for r in rows:
@@ -92,6 +94,8 @@ def table_html(
             value = r.get(key)
             if fmt == "html":
                 cells.append(f"<td>{value if value is not None else MISSING}</td>")
+            elif fmt == "html text":
+                cells.append(f'<td class="text">{value if value is not None else MISSING}</td>')
             elif fmt in ("text", "ids"):
                 cells.append(f'<td class="{fmt}">{esc(value)}</td>')
             elif callable(fmt):

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from abbench import __version__
 from abbench.runner import PauseReason, halt_of
+from abbench.snapshot import version_label
 from abbench.store import Experiment, FailedRun, Store, current_user, open_store, run_failures, runs_facts
 from abbench.types import ExperimentStatus, RunState
 
@@ -185,7 +186,7 @@ def _arm_provenance(s: Store, exp: Experiment, models: dict[str, tuple[str, ...]
                 agent=arm.agent,
                 model=arm.model,
                 models_seen=models.get(arm.name, ()),
-                skill=snap.label.replace(" (draft)", "") if snap else None,
+                skill=version_label(snap.skill_name, snap.hash, draft=False) if snap else None,
                 snapshot_hash=snap.hash if snap else None,
                 draft=snap.draft if snap else None,
                 draft_reason=snap.draft_reason if snap else None,

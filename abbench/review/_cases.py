@@ -18,6 +18,7 @@ from abbench.graders import normalise_label
 from abbench.metrics import Result, dataset_labels
 from abbench.review._api import StoreLike
 from abbench.review._threshold import low_confidence_threshold
+from abbench.review._turns import earlier_turns
 from abbench.store import (
     FAILED,
     OUTCOMES,
@@ -87,6 +88,7 @@ class CaseView(Result):
     metadata: Any
     source_row: Any
     source_line: str | None
+    turns = property(earlier_turns)
 
 
 @dataclass(frozen=True)

@@ -40,10 +40,12 @@ if typing.TYPE_CHECKING:
         url_scheme as url_scheme,
     )
     from abbench.snapshot._model import (
+        DRAFT_MARK as DRAFT_MARK,
         MARKDOWN_SUFFIXES as MARKDOWN_SUFFIXES,
         Snapshot,
         SnapshotFile,
         SnapshotSource,
+        version_label as version_label,
     )
     from abbench.snapshot._sections import (
         front_matter_end as front_matter_end,
@@ -116,10 +118,12 @@ __getattr__, __dir__ = _lazy.exports(
             "url_scheme",
         ),
         "abbench.snapshot._model": (
+            "DRAFT_MARK",
             "MARKDOWN_SUFFIXES",
             "Snapshot",
             "SnapshotFile",
             "SnapshotSource",
+            "version_label",
         ),
         "abbench.snapshot._sections": (
             "front_matter_end",

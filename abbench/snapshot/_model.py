@@ -13,6 +13,24 @@ from abbench.types import Section
 
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
 
+DRAFT_MARK = " (draft)"
+"""What follows a version's name when its content is not a clean git commit (``routing@1a2b3c4d5e6f (draft)``)."""
+
+
+def version_label(skill_name: str, version: str, draft: bool | None) -> str:
+    """A skill version as every view names it: ``name@hash12``, marked `DRAFT_MARK` when it is a draft.
+
+    The one place a version's name is written (`Snapshot.label`, the experiments list, an arm's label,
+    the widgets and the report), so a draft reads the same wherever it is named; ``store.snapshots.get``
+    takes the label back.
+
+    Args:
+        skill_name: The skill's name.
+        version: Its content hash (or the first 12 hex digits of it).
+        draft: Whether the content is not a clean git commit (None: not known, left unmarked).
+    """
+    return f"{skill_name}@{version[:12]}" + (DRAFT_MARK if draft else "")
+
 
 @dataclass(frozen=True, slots=True)
 class SnapshotFile:
@@ -104,7 +122,7 @@ class Snapshot:
     @property
     def label(self) -> str:
         """``name@hash12``, with ``(draft)`` when the content is not committed."""
-        return f"{self.skill_name}@{self.short}" + (" (draft)" if self.draft else "")
+        return version_label(self.skill_name, self.hash, self.draft)
 
     @property
     def source(self) -> str:

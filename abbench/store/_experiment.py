@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from abbench import _actions as do
 from abbench.errors import Action, NotFoundError, StoreError
+from abbench.snapshot import version_label
 from abbench.store._base import loads
 from abbench.store._settings import RunSettings
 from abbench.types import Control, ExperimentStatus
@@ -49,6 +50,25 @@ class Arm:
     """``injected`` (the skill is put into the task) or ``offered`` (a catalogue the agent loads from)."""
     snapshots: tuple[str, ...] = ()
     """Every skill snapshot of the arm, in order: ``(snapshot,)`` for one skill, () for none."""
+    skill_name: str | None = None
+    """The name of the skill of `snapshot` (None without a skill, or when the store no longer has it)."""
+    drafts: tuple[str, ...] = ()
+    """Those of `snapshots` whose content is a draft (not a clean git commit), as the store has them now."""
+
+    @property
+    def draft(self) -> bool:
+        """Whether the arm's skill (`snapshot`) is a draft."""
+        return self.snapshot is not None and self.snapshot in self.drafts
+
+    @property
+    def version(self) -> str | None:
+        """The arm's skill version as every view names it (``name@hash12``, ``(draft)`` marked), or None
+        without a skill (`snapshot`)."""
+        if not self.snapshot:
+            return None
+        if self.skill_name is None:  # a snapshot the store does not hold (an old server's answer): its hash
+            return self.snapshot[:12]
+        return version_label(self.skill_name, self.snapshot, self.draft)
 
     @property
     def offered(self) -> bool:
@@ -57,12 +77,15 @@ class Arm:
 
     @property
     def label(self) -> str:
-        """``name (agent/model, skill@hash12)`` for people."""
+        """``name (agent/model, skill name@hash12)`` for people, a draft skill marked ``(draft)``."""
         bits = [self.agent + (f"/{self.model}" if self.model else "")]
         if len(self.snapshots) > 1:
-            bits.append(f"{len(self.snapshots)} skills")
+            drafts = len(self.drafts)
+            bits.append(
+                f"{len(self.snapshots)} skills" + (f", {drafts} draft{'s' * (drafts > 1)}" if drafts else "")
+            )
         else:
-            bits.append(f"skill {self.snapshot[:12]}" if self.snapshot else "no skill")
+            bits.append(f"skill {self.version}" if self.snapshot else "no skill")
         if self.offered:
             bits.append("offered")
         return f"{self.name} ({', '.join(bits)})"
@@ -80,6 +103,8 @@ class Arm:
             params=dict(data.get("params") or {}),
             skill_mode=str(data.get("skill_mode") or "injected"),
             snapshots=tuple(data.get("snapshots") or ()),
+            skill_name=data.get("skill_name"),
+            drafts=tuple(data.get("drafts") or ()),
         )
 
 
@@ -193,6 +218,19 @@ class Experiment:
         return TRY_TAG in self.tags
 
     @property
+    def version(self) -> str | None:
+        """The skill version it is named by (``skill@hash12``, ``(draft)`` marked, see `Arm.version`);
+        None when no arm has a skill."""
+        return version_label(self.skill, self.skill_version, self.draft) if self.skill else None
+
+    @property
+    def draft(self) -> bool:
+        """Whether the skill version it is named by (`version`) is a draft."""
+        return bool(self.skill) and any(
+            a.draft for a in self.arms if a.snapshot and a.snapshot.startswith(self.skill_version)
+        )
+
+    @property
     def ref(self) -> str:
         """How to name it in commands: ``#id name``."""
         return f"#{self.id} {self.name}"
@@ -264,14 +302,23 @@ def _zombie(pid: int) -> bool:
     return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] == b"Z"
 
 
-def _arm(settings: RunSettings, a: sqlite3.Row) -> Arm:
-    """An arm's row with its skill mode and snapshots from the stored definition."""
+def arm_snapshots(settings: RunSettings, a: sqlite3.Row) -> tuple[str, ...]:
+    """Every skill snapshot of an arm's row (``id, name, position, agent, model, snapshot, ...``): the
+    stored definition's, else the row's own."""
+    defined = settings.arms.get(a[1])
+    hashes = tuple(defined.snapshots or ()) if defined is not None else ()
+    return hashes or ((a[5],) if a[5] else ())
+
+
+def _arm(settings: RunSettings, a: sqlite3.Row, skills: dict[str, tuple[str, bool]]) -> Arm:
+    """An arm's row with its skill mode and snapshots from the stored definition, and its skills' names
+    and draft marks from `skills` (hash → (skill name, draft))."""
     defined = settings.arms.get(a[1])
     mode = defined.skill_mode if defined is not None else "injected"
-    hashes = tuple(defined.snapshots or ()) if defined is not None else ()
-    if not hashes and a[5]:
-        hashes = (a[5],)
-    return Arm(a[0], a[1], a[2], a[3], a[4], a[5], loads(a[6]) or {}, mode, hashes)
+    hashes = arm_snapshots(settings, a)
+    name = skills[a[5]][0] if a[5] in skills else None
+    drafts = tuple(h for h in hashes if skills.get(h, ("", False))[1])
+    return Arm(a[0], a[1], a[2], a[3], a[4], a[5], loads(a[6]) or {}, mode, hashes, name, drafts)
 
 
 def _read_spec(data: dict[str, Any], name: str) -> StoredExperimentSpec:

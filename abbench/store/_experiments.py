@@ -9,6 +9,7 @@ import socket
 import sqlite3
 import time
 import uuid
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from abbench import _actions as do
@@ -23,6 +24,7 @@ from abbench.store._experiment import (
     _arm,
     _pid_alive,
     _spec_json,
+    arm_snapshots,
 )
 from abbench.store._noun import Noun
 from abbench.store._settings import RunSettings
@@ -265,17 +267,27 @@ class Experiments(Noun):
             sql += " WHERE " + " AND ".join(where)
         return [self._experiment_from_row(r) for r in self._store.query(sql + " ORDER BY e.id DESC", params)]
 
+    def _skills(self, settings: RunSettings, arms: Sequence[sqlite3.Row]) -> dict[str, tuple[str, bool]]:
+        """The skill name and draft mark (hash → (name, draft)) of every snapshot the arms use, as the
+        store has them now: a draft later taken again from a clean commit is no longer marked."""
+        hashes = sorted({h for a in arms for h in arm_snapshots(settings, a)})
+        if not hashes:
+            return {}
+        rows = self._store.query(
+            f"SELECT hash, skill_name, draft FROM snapshots WHERE hash IN ({','.join('?' * len(hashes))})",
+            tuple(hashes),
+        )
+        return {h: (name, bool(draft)) for h, name, draft in rows}
+
     def _experiment_from_row(self, r: sqlite3.Row) -> Experiment:
         definition = loads(r[8]) or {}
         settings = RunSettings.from_json(definition)
-        arms = tuple(
-            _arm(settings, a)
-            for a in self._store.query(
-                "SELECT id, name, position, agent, model, snapshot, params FROM arms "
-                "WHERE experiment_id=? ORDER BY position",
-                (r[0],),
-            )
+        rows = self._store.query(
+            "SELECT id, name, position, agent, model, snapshot, params FROM arms WHERE experiment_id=? ORDER BY position",
+            (r[0],),
         )
+        skills = self._skills(settings, rows)
+        arms = tuple(_arm(settings, a, skills) for a in rows)
         return Experiment(
             id=r[0],
             name=r[1],

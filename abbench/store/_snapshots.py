@@ -31,6 +31,7 @@ from abbench.snapshot import (
     Snapshot,
     SnapshotFile,
     SnapshotSource,
+    version_label,
 )
 from abbench.store._base import current_user, dumps, loads, now_iso
 from abbench.store._noun import Noun
@@ -286,7 +287,7 @@ class Snapshots(Noun):
         ]
 
     def _labels(self, rows: Sequence[sqlite3.Row], limit: int = 20) -> str:
-        labels = [f"{r['skill_name']}@{r['hash'][:12]}" + (" (draft)" if r["draft"] else "") for r in rows]
+        labels = [version_label(r["skill_name"], r["hash"], bool(r["draft"])) for r in rows]
         more = f" and {len(labels) - limit} more" if len(labels) > limit else ""
         return ", ".join(labels[:limit]) + more
 

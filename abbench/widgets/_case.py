@@ -9,9 +9,10 @@ from typing import Any
 
 import ipywidgets as w
 
+from abbench._text import clip
 from abbench.dataset import unpack_source_row
-from abbench.formatting import in_unit
-from abbench.review import CaseDetail, GradeView, RunView, case_detail
+from abbench.formatting import in_unit, plural
+from abbench.review import CaseDetail, CaseView, GradeView, RunView, case_detail
 from abbench.store import Experiment, Store
 from abbench.transcript import Event, OtherEvent, Transcript, Unreadable, VerdictEvent, read_transcript
 from abbench.types import AttemptOutcome, RunOutcome, RunState, outcome_word
@@ -121,6 +122,47 @@ def transcript_html(transcript: Transcript | Sequence[Event] | None) -> str:
     if isinstance(transcript, Transcript) and transcript.cut_at is not None:
         parts.append(note(f"… cut at {transcript.cut_at:,} characters (see {transcript.path})"))
     return "".join(parts)
+
+
+SUMMARY_TURNS = 10
+"""Earlier turns the summary shows (the latest); "the case in full" shows every one."""
+SUMMARY_TURN_CHARS = 1_000
+"""Characters of an earlier turn the summary shows; "the case in full" shows all of it."""
+OPEN_HISTORY_CHARS = 600
+"""A history this short shows unfolded in the summary; a longer one is folded (one click opens it)."""
+
+
+def _turn_html(turn: dict[str, str], limit: int | None = None) -> str:
+    """One earlier turn, labelled by its role (escaped); cut at `limit` characters, saying how many more."""
+    text, more = turn["content"], ""
+    if limit is not None and len(text) > limit:
+        kept = clip(text, limit)[:-1]
+        text, more = (
+            kept + "…",
+            f' <span class="abbench-muted">(+{len(turn["content"]) - len(kept):,} characters)</span>',
+        )
+    return (
+        f'<div style="margin:2px 0 2px 12px;white-space:pre-wrap"><b>{escape(turn["role"])}:</b> '
+        f"{escape(text)}{more}</div>"
+    )
+
+
+def history_html(case: CaseView) -> str:
+    """A case's earlier turns, oldest first, above its input: unfolded when short, folded (``<details>``)
+    when long, the latest `SUMMARY_TURNS` each cut at `SUMMARY_TURN_CHARS`; empty for a single turn."""
+    turns = case.turns
+    if not turns:
+        return ""
+    shown = turns[-SUMMARY_TURNS:]
+    hidden = len(turns) - len(shown)
+    body = (
+        note(f"… {plural(hidden, 'earlier turn')} not shown here (the case in full, below)") if hidden else ""
+    ) + "".join(_turn_html(t, SUMMARY_TURN_CHARS) for t in shown)
+    unfold = " open" if not hidden and sum(len(t["content"]) for t in turns) <= OPEN_HISTORY_CHARS else ""
+    return (
+        f'<details class="abbench-history"{unfold} style="font-size:14px;margin:4px 0">'
+        f"<summary><b>after {escape(plural(len(turns), 'earlier turn'))}</b></summary>{body}</details>"
+    )
 
 
 class CaseDetailView(w.VBox):  # type: ignore[misc, unused-ignore]  # ipywidgets is untyped
@@ -265,8 +307,6 @@ class CaseDetailView(w.VBox):  # type: ignore[misc, unused-ignore]  # ipywidgets
                     cells.append(_answer_cell(shown) if shown is not None else NONE)
                 rows.append(cells)
         kinds = ", ".join(first.kinds) or "nothing amiss"
-        turns = len(case.history) if isinstance(case.history, list) else 0
-        history = f' <span class="abbench-muted">(after {turns} earlier turns, below)</span>' if turns else ""
         reviews = "".join(
             note(f"reviewed {r.arm or 'the case'}: {r.verdict}" + (f" — {r.note}" if r.note else ""), "ok")
             for r in first.reviews
@@ -276,7 +316,8 @@ class CaseDetailView(w.VBox):  # type: ignore[misc, unused-ignore]  # ipywidgets
         )
         return (
             f"<b>Case {escape(case.case_id)}</b> · {escape(case.domain or NONE)} · listed for {escape(kinds)}"
-            f'<div style="font-size:15px;margin:4px 0"><b>input:</b> {escape(case.input)}{history}</div>'
+            f"{history_html(case)}"
+            f'<div style="font-size:15px;margin:4px 0"><b>input:</b> {escape(case.input)}</div>'
             f'<div style="font-size:15px;margin:4px 0"><b>gold:</b> <code>{escape(case.expected)}</code></div>'
             f"{table}{reviews}"
         )
@@ -294,15 +335,7 @@ class CaseDetailView(w.VBox):  # type: ignore[misc, unused-ignore]  # ipywidgets
             ["case", "domain", "gold", "request", "from", "listed for"],
             [[case.case_id, case.domain, case.expected, case.request_id, case.source_line, kinds]],
         )
-        history = (
-            "".join(
-                f"<div><b>{escape(t.get('role', '?') if isinstance(t, dict) else '?')}</b>: "
-                f"{escape(t.get('content') if isinstance(t, dict) else t)}</div>"
-                for t in case.history
-            )
-            if isinstance(case.history, list)
-            else escape(_json_text(case.history))
-        )
+        history = "".join(_turn_html(t) for t in case.turns) or NONE
         reviews = "".join(
             note(
                 f"reviewed {r.arm or 'the case'}: {r.verdict}"

@@ -12,6 +12,7 @@ import ipywidgets as w
 
 from abbench._text import clip
 from abbench.errors import UsageError
+from abbench.formatting import plural
 from abbench.review import (
     Disagreement,
     DisagreementPage,
@@ -482,7 +483,9 @@ class ReviewWidget(View):
 
     def _label(self, d: Disagreement) -> str:
         reviewed = ", ".join(f"{r.arm or 'case'}={r.verdict}" for r in d.reviews)
-        text = clip(d.case.input, 40)
+        # the input alone can mislead ("the third one"): say that it answers earlier turns
+        turns = len(d.case.turns)
+        text = (f"after {plural(turns, 'turn')}: " if turns else "") + clip(d.case.input, 40)
         return f"{d.case_id} · {d.case.domain or '—'} · gold {d.case.expected} · {_answers(d)} · {text}" + (
             f" · reviewed {reviewed}" if reviewed else ""
         )

@@ -31,6 +31,7 @@ from abbench.runner import (
     retry_runs,
     start_experiment,
 )
+from abbench.snapshot import DRAFT_MARK
 from abbench.store import DEFAULT_CONCURRENCY, DEFAULT_GRADERS, Experiment, RunRecord
 from abbench.types import ExperimentStatus, Phase
 from abbench.widgets._arm_form import FOLDER, NO_SKILL, ArmRow, parse_graders
@@ -276,7 +277,7 @@ class RunControlWidget(View):
         for snap in self.store.snapshots.all():
             version = snap.front_matter.get("version") if snap.front_matter else None
             label = f"{snap.skill_name}" + (f" {version}" if version else "") + f" @{snap.short}"
-            options.append((label + (" (draft)" if snap.draft else ""), snap.hash))
+            options.append((label + (DRAFT_MARK if snap.draft else ""), snap.hash))
         options.append(("a folder…", FOLDER))
         self._skill_options = options
 
@@ -441,7 +442,7 @@ class RunControlWidget(View):
                     a.name,
                     a.agent,
                     a.model,
-                    a.snapshot[:12] if a.snapshot else "no skill",
+                    a.version or "no skill",
                     json.dumps(a.params, ensure_ascii=False),
                 )
                 for a in exp.arms

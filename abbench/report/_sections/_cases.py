@@ -6,13 +6,14 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from abbench import formatting as fm
+from abbench._text import clip
 from abbench.report import _display as d
 from abbench.report._sections._parts import Part
 
 if TYPE_CHECKING:
     from abbench.compare import CaseChange, Comparison
     from abbench.metrics import ExperimentMetrics
-    from abbench.review import CaseDetail, CorrectedAccuracy, Disagreement, JudgeAgreement, RunView
+    from abbench.review import CaseDetail, CaseView, CorrectedAccuracy, Disagreement, JudgeAgreement, RunView
     from abbench.store import Review
 
 _MARKS: dict[Any, str] = {True: "✓", False: "✗"}
@@ -67,17 +68,52 @@ def _runs(details: Mapping[str, CaseDetail], case_id: str) -> Sequence[RunView]:
 
 _CASE_COLUMNS: list[tuple[str, str] | tuple[str, str, Any]] = [
     ("case", "case", "html"),
-    ("input", "input", "text"),
+    ("input", "input", "html text"),
     ("gold", "gold"),
 ]
-"""The columns every table of cases opens with: the case (its domain under it), its input, its gold."""
+"""The columns every table of cases opens with: the case (its domain under it), its input (its earlier
+turns folded above it), its gold."""
+
+TURNS_SHOWN = 10
+"""Earlier turns of a case a table shows (the latest); the others are counted."""
+TURN_CHARS = 1_000
+"""Characters of an earlier turn a table shows; the rest is counted."""
 
 
-def _case_cells(case_id: str, domain: str | None, case: Any) -> dict[str, Any]:
+def history_html(case: CaseView) -> str:
+    """A case's earlier turns folded above its input (``<details>``: the table stays short, and a reader
+    opens the conversation the verdict rests on), each labelled by role; the latest `TURNS_SHOWN`, each
+    cut at `TURN_CHARS` characters, with what was left out counted. Empty for a single-turn case."""
+    turns = case.turns
+    if not turns:
+        return ""
+    shown = turns[-TURNS_SHOWN:]
+    lines = []
+    if len(shown) < len(turns):
+        lines.append(
+            f'<div class="abb-muted">… {d.esc(fm.plural(len(turns) - len(shown), "earlier turn"))} not shown</div>'
+        )
+    for t in shown:
+        text = t["content"]
+        more = ""
+        if len(text) > TURN_CHARS:
+            kept = clip(text, TURN_CHARS)[:-1]
+            text, more = (
+                kept + "…",
+                f' <span class="abb-muted">(+{len(t["content"]) - len(kept):,} characters)</span>',
+            )
+        lines.append(f'<div class="abb-turn"><b>{d.esc(t["role"])}:</b> {d.esc(text)}{more}</div>')
+    return (
+        f'<details class="abb-history"><summary>after {d.esc(fm.plural(len(turns), "earlier turn"))}</summary>'
+        f"{''.join(lines)}</details>"
+    )
+
+
+def _case_cells(case_id: str, domain: str | None, case: CaseView | None) -> dict[str, Any]:
     """The cells of `_CASE_COLUMNS` for one case (`case` None when its detail was not read)."""
     return {
         "case": f'{d.esc(case_id)}<div class="abb-muted">{d.esc(domain)}</div>',
-        "input": case.input if case else None,
+        "input": history_html(case) + d.esc(case.input) if case else None,
         "gold": case.expected if case else None,
     }
 
