@@ -40,10 +40,23 @@ def load_spec(source: str | Path | dict[str, Any] | ExperimentSpec) -> tuple[Exp
     if isinstance(source, ExperimentSpec):
         return source, None
     if isinstance(source, (str, Path)) and not isinstance(source, dict):
+        if not str(source).strip():
+            raise ExperimentError(
+                "no experiment definition named: give the path of its YAML or JSON file (name, dataset, arms)"
+            )
         path = Path(source)
         if not path.exists():
             raise ExperimentError(f"experiment definition {path} does not exist")
-        text = read_utf8(path, ExperimentError)
+        if path.is_dir():
+            raise ExperimentError(
+                f"experiment definition {path} is a folder: name the YAML or JSON file in it (name, dataset, arms)"
+            )
+        try:
+            text = read_utf8(path, ExperimentError)
+        except OSError as exc:
+            raise ExperimentError(
+                f"experiment definition {path} cannot be read: {exc.strerror or exc}"
+            ) from exc
         try:
             data = load_yaml(text)
         except yaml.YAMLError as exc:

@@ -90,6 +90,18 @@ def test_definition_errors_name_their_place(tmp_path):
         load_spec(broken)
 
 
+@pytest.mark.parametrize("source", ["", "  ", "."])
+def test_a_definition_left_empty_or_naming_a_folder_is_refused_with_what_to_give(
+    source, tmp_path, monkeypatch
+):
+    """02_run with ``definition = ""`` showed a raw IsADirectoryError: "" is the current folder to pathlib."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ExperimentError, match="YAML or JSON file"):
+        load_spec(source)
+    with pytest.raises(ExperimentError, match="is a folder"):
+        load_spec(tmp_path)
+
+
 def test_an_arm_name_yaml_reads_as_a_boolean_is_refused_with_its_line(tmp_path):
     """``yes:`` / ``no:`` are booleans to YAML 1.1: the arm would be named True, not the file's word."""
     spec = tmp_path / "exp.yaml"
