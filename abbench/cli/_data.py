@@ -168,7 +168,7 @@ def import_command(ctx: Context, file: Path, mapping: str | None, suggest: bool,
                 f"already imported: {info.fingerprint} holds the same {info.n_cases} cases; nothing stored"
             )
         else:
-            click.echo(f"imported {info.fingerprint}  ({info.n_cases} cases from {file.name})")
+            click.echo(f"imported {info.fingerprint}  ({info.n_cases:,} cases from {file.name})")
         _echo_info(info, tally, ctx.store if tally is not None else None)
 
     emit(as_json, {**info.to_dict(), **(tally.as_dict() if tally is not None else {})}, human)

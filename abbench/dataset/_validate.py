@@ -206,11 +206,11 @@ class ValidationReport(Result):
 
     def summary(self) -> str:
         """One line: rows, valid, invalid, skipped, and problems by kind."""
-        head = f"{self.n_rows} rows: {self.n_valid} valid, {self.n_invalid} invalid"
+        head = f"{self.n_rows:,} rows: {self.n_valid:,} valid, {self.n_invalid:,} invalid"
         if self.n_skipped:
-            head += f", {self.n_skipped} skipped"
+            head += f", {self.n_skipped:,} skipped"
         if self.counts:
-            head += "; " + ", ".join(f"{kind} ×{n}" for kind, n in sorted(self.counts.items()))
+            head += "; " + ", ".join(f"{kind} ×{n:,}" for kind, n in sorted(self.counts.items()))
         if not self.complete:
             head += " (preview: first rows only)"
         return head

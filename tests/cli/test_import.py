@@ -25,6 +25,17 @@ def files(tmp_path):
     return tmp_path
 
 
+def test_import_counts_have_thousands_separators(cli, tmp_path):
+    """The SMS walkthrough's import (01 and the CLI) read "5572 rows: 5572 valid" beside "5,572 cases"."""
+    rows = "".join(f"{i},text {i},{'fast' if i % 2 else 'slow'},d\n" for i in range(1, 1202))
+    (tmp_path / "big.csv").write_text("id,问题,标签,垂域\n" + rows + "1201,again,fast,d\n", encoding="utf-8")
+    (tmp_path / "routing.yaml").write_text(PROFILE_YAML.replace("label_map: {快: fast, 慢: slow}\n", ""))
+    result = cli("import", tmp_path / "big.csv", "--mapping", tmp_path / "routing.yaml", "--skip-invalid")
+    assert result.exit_code == 0, result.output
+    assert "(1,201 cases from big.csv)" in result.output
+    assert "1,202 rows: 1,201 valid, 1 invalid, 1 skipped; duplicate_case_id ×1" in result.output
+
+
 def test_import_prints_fingerprint_counts_labels_and_validation(cli, files):
     result = cli("import", files / "routing.csv", "--mapping", files / "routing.yaml", "--name", "routing")
     assert result.exit_code == 0, result.output
