@@ -104,8 +104,11 @@ def merged(base: Mapping[str, Any] | None, form: Mapping[str, Any]) -> dict[str,
         return dict(form)
     out = {k: v for k, v in base.items() if k not in FORM_KEYS}
     out.update({k: v for k, v in form.items() if k != "cases"})
-    kept = {k: v for k, v in (base.get("cases") or {}).items() if k not in FORM_CASE_KEYS}
-    cases = {**kept, **(form.get("cases") or {})}
+    given, chosen = base.get("cases") or {}, form.get("cases") or {}
+    kept = {k: v for k, v in given.items() if k not in FORM_CASE_KEYS}
+    if "sample" in chosen and "sample" in given and "limit" in given:
+        kept["limit"] = given["limit"]  # the form shows a count, the sample's: the limit is carried
+    cases = {**kept, **chosen}
     if cases and cases != {"seed": 0}:
         out["cases"] = cases
     return out
@@ -118,8 +121,8 @@ def _normal(definition: Mapping[str, Any]) -> dict[str, Any]:
     except Exception:  # the form says what is wrong at Start; the changes are listed from what it holds
         return dict(definition)
     data = spec.model_dump(mode="json", exclude_none=True)
-    if data.get("cases") == {"seed": 0}:
-        data.pop("cases")
+    if data.get("cases", {}).get("seed") == 0:
+        del data["cases"]["seed"]  # the default, on both sides: not a change when cases are chosen
     return data
 
 
