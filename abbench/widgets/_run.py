@@ -164,6 +164,9 @@ class RunControlWidget(RunForm):
             arms = {n: {**a, "params": {**(a.get("params") or {}), **params}} for n, a in arms.items()}
         self._fill(dataset, arms, experiment)
         self.guard("choosing the cases", self._fill_cases)(cases, sample)
+        if self._base is not None and not name:
+            # the definition's name is taken here (run before): a free one, listed as a change
+            self.name.value = self.guard("naming", self._free_name)(self._base["name"]) or self._base["name"]
         self._watching = True
         self._show_changes()
         self._poller = threading.Thread(target=self._follow, name="abbench-run-widget-follow", daemon=True)
@@ -571,10 +574,6 @@ class RunControlWidget(RunForm):
         """Fill the definition from the shown experiment (a new name), to change and start as a new one."""
         source = self._require()
         self._watching = False  # the changes are listed once the form holds the clone
-        names = {e.name for e in self.store.experiments.all()}
-        n = 2
-        while f"{source.name}-{n}" in names:
-            n += 1
         arms: dict[str, dict[str, Any]] = {}
         for arm in source.arms:
             entry = dict(source.spec.as_json()["arms"].get(arm.name, {}))
@@ -591,7 +590,7 @@ class RunControlWidget(RunForm):
             g if isinstance(g, str) else json.dumps(g, ensure_ascii=False) for g in source.spec.graders
         )
         self._base, self._base_origin = clone_base(source), f"#{source.id}"
-        self.name.value = f"{source.name}-{n}"
+        self.name.value = self._free_name(source.name)
         self.chooser.select(NEW)
         self._clone_of = source
         self._watching = True

@@ -135,6 +135,14 @@ class RunForm(View):
         except NotFoundError:
             return None  # not imported yet: every case, until Start imports it
 
+    def _free_name(self, name: str) -> str:
+        """`name` if no stored experiment has it, else the first of ``name-2``, ``name-3`` ... none has."""
+        names = {e.name for e in self.store.experiments.all()}
+        n = 2
+        while name in names and f"{name}-{n}" in names:
+            n += 1
+        return name if name not in names else f"{name}-{n}"
+
     def _default_name(self) -> str:
         base = str(self._stored_dataset() or "experiment").partition("@")[0]
         return f"{base}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"

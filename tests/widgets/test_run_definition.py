@@ -7,12 +7,12 @@ import re
 import pytest
 import yaml
 
-from abbench.runner import load_spec
+from abbench.runner import create_experiment, load_spec
 from abbench.store import ArmSpec, CaseSelection, ExperimentSpec
 from abbench.widgets import RunControlWidget
 from tests.conftest import DEMO
 from tests.skillfiles import SKILL_V1, write_files
-from tests.widgets.conftest import without_errors
+from tests.widgets.conftest import python_arm, without_errors
 
 FUNCTION = "tests.widgets.agents:answer"
 OTHER = SKILL_V1["SKILL.md"].replace("name: fast-slow-routing", "name: other-routing")
@@ -149,3 +149,10 @@ def test_a_clone_lists_what_changed_of_its_source(store, ab):
 def test_a_form_without_a_definition_lists_no_changes(store, small):
     w = without_errors(RunControlWidget(store, dataset=small.fingerprint))
     assert w.form_changes() == [] and w.changes_html.value == ""
+
+
+def test_a_name_taken_here_gets_a_free_one_listed_as_a_change(store, small):
+    definition = {"name": "twice", "dataset": small.fingerprint, "arms": {"a": python_arm()}}
+    create_experiment(definition, store=store)
+    w = without_errors(RunControlWidget(store, definition=definition))
+    assert w.name.value == "twice-2" and w.form_changes() == ["name twice → twice-2"]
