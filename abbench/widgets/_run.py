@@ -185,7 +185,7 @@ class RunControlWidget(RunForm):
             self.run_cancelled,
             icon="repeat",
             tooltip="run the cancelled runs now (as abbench retry --cancelled)",
-            layout={"display": "none"},
+            layout={"display": "none", "width": "auto"},  # the count is part of the label
         )
         self.controls = w.HBox(
             [
@@ -197,8 +197,15 @@ class RunControlWidget(RunForm):
             ]
         )
         self.cancel_question = w.HTML()
-        self.cancel_confirm_button = self.button("Cancel them", self._cancel_confirmed, button_style="danger")
-        self.cancel_keep_button = self.button("Keep running", self._cancel_dismissed)
+        self.cancel_confirm_button = self.button(
+            "Cancel them",
+            self._cancel_confirmed,
+            button_style="danger",
+            layout={"width": "auto", "flex": "none"},
+        )
+        self.cancel_keep_button = self.button(
+            "Keep running", self._cancel_dismissed, layout={"width": "auto", "flex": "none"}
+        )
         self.cancel_confirm = w.HBox(
             [self.cancel_question, self.cancel_confirm_button, self.cancel_keep_button],
             layout={"display": "none", "align_items": "center"},
