@@ -66,9 +66,11 @@ def _here(folder: Path, text: str, *, dirs: bool = False) -> str:
     if not (path.is_dir() if dirs else path.is_file()) or Path(text).is_absolute():
         return text  # a snapshot reference, a profile name, or a path given in full
     try:
-        return os.path.relpath(path)
+        near = os.path.relpath(path)
     except ValueError:  # another drive (Windows)
-        return str(path)
+        return str(path.resolve())
+    # ``../data/demo/skills/v1`` from a notebook beside data/; a path that climbs further reads better whole
+    return near if near.count("..") <= 2 else str(path.resolve())
 
 
 def clone_base(source: Experiment) -> dict[str, Any]:
