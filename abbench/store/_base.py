@@ -446,6 +446,17 @@ class StoreBase:
         )
         return (0, 0, 0) if row is None else (int(row[0] or 0), int(row[1] or 0), int(row[2] or 0))
 
+    def listing_stamp(self) -> tuple[Any, ...]:
+        """What changes whenever an experiment is created, deleted, or changes status or control, or a
+        dataset or snapshot is stored or deleted: one query of counts and maxima, for views that list
+        them to read the lists again only then (every such write stamps ``experiments.updated_at``)."""
+        row = self.query_one(
+            "SELECT (SELECT count(*) FROM experiments), (SELECT max(id) FROM experiments), "
+            "(SELECT max(updated_at) FROM experiments), (SELECT count(*) FROM datasets), "
+            "(SELECT max(id) FROM datasets), (SELECT count(*) FROM snapshots)"
+        )
+        return () if row is None else tuple(row)
+
     def state_stamp(self) -> StoreState:
         """What changes whenever the database may have changed, as this thread's connection sees it.
 

@@ -18,6 +18,7 @@ import yaml
 from abbench._yaml import load_yaml
 from abbench.agents import agent_names, agent_parameters
 from abbench.errors import UsageError
+from abbench.store import StoredArmSpec
 from abbench.widgets._base import NONE, note
 
 NO_SKILL = ""
@@ -181,7 +182,13 @@ class ArmRow:
         self.model = w.Text(value=str(arm.get("model") or ""), placeholder="model", layout={"width": "130px"})
         self.skill = w.Dropdown(description="skill", layout={"width": "300px"})
         self.folder = w.Text(placeholder="skill folder", layout={"width": "300px", "display": "none"})
-        params = {k: v for k, v in arm.items() if k not in _ARM_KEYS}
+        schema = set(StoredArmSpec.model_fields)
+        params = {k: v for k, v in arm.items() if k not in schema}  # ``{agent: builtin, latency_ms: 20}``
+        # what the form has no control for (an arm's cache, budget, git ref ...) is kept as it is
+        self._carried = {
+            k: v for k, v in arm.items() if k in schema and k not in _FORM_KEYS and v is not None
+        }
+        self._skill_given = arm.get("snapshot") or arm.get("skill")
         # an offered arm's mode and skill list are kept as they are (the form edits neither)
         self._offer = {k: arm[k] for k in _OFFER_KEYS if arm.get(k) not in (None, "injected")}
         if arm.get("snapshots"):
@@ -367,19 +374,23 @@ class ArmRow:
         if "skills" in self._offer:
             arm.pop("skill", None)  # the list it was created with, not the first skill the form shows
         arm.update(self._offer)
-        return name, arm
+        carried = dict(self._carried)
+        if skill != (self._skill_given or NO_SKILL):
+            carried.pop("git_ref", None)  # the ref was the given folder's, not the one chosen now
+        return name, {**carried, **arm}
 
 
 _OFFER_KEYS = ("skill_mode", "skills")
-_ARM_KEYS = (
+_FORM_KEYS = (
     "agent",
     "model",
     "skill",
-    "snapshot",
-    "skill_source",
-    "skill_label",
-    "git_ref",
     "params",
     *_OFFER_KEYS,
+    # what creating the experiment recorded: a clone runs the snapshot the skill control shows
+    "snapshot",
     "snapshots",
+    "skill_source",
+    "skill_label",
 )
+"""An arm's keys the form has a control for (or that creating the experiment wrote)."""

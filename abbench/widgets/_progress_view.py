@@ -7,7 +7,8 @@ The words are `abbench.types.OUTCOME_WORDS`', as in the CLI and the report; the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 import ipywidgets as w
@@ -209,3 +210,36 @@ class ProgressView:
         shown: list[Any] = [self._css, *(self.bars[a.arm].html for a in progress.arms), self.legend]
         if list(self.box.children) != shown:
             self.box.children = shown
+
+
+def where_html(where: Mapping[str, Any] | None, running: bool = True) -> str:
+    """Where the experiment's agents run (or, when it is not `running`, last ran): nothing for this
+    machine; for Dask, the dashboard link and workers."""
+    if not where or where.get("executor") != "dask":
+        return ""
+    scheduler = escape(str(where.get("scheduler") or "?"))
+    cluster = f"a LocalCluster at {scheduler}" if where.get("local") else scheduler
+    workers = list(where.get("worker_addresses") or ())
+    n = int(where.get("workers") or len(workers))
+    listed = f' title="{escape(", ".join(workers))}"' if workers else ""
+    link = where.get("dashboard")
+    dashboard = (
+        f' · <a href="{escape(str(link))}" target="_blank" rel="noopener">Dask dashboard</a>' if link else ""
+    )
+    return (
+        f'<div class="abb-where">{"executes" if running else "last executed"} on Dask: {cluster}, '
+        f"<span{listed}>{n} worker{'' if n == 1 else 's'}</span>{dashboard}</div>"
+    )
+
+
+def when_text(value: str | None) -> str:
+    """An ISO-8601 time as people read it: ``2026-11-29 22:37 UTC``."""
+    if not value:
+        return "—"
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return value
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M") + (" UTC" if moment.tzinfo is not None else "")

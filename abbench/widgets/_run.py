@@ -9,18 +9,19 @@ and following the store.
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import ipywidgets as w
 import yaml
 
-from abbench import _actions as do
 from abbench.errors import NotFoundError, UsageError
 from abbench.runner import (
+    ExperimentSpec,
     Progress,
     RunHandle,
     cancel_experiment,
@@ -31,13 +32,17 @@ from abbench.runner import (
     retry_runs,
     start_experiment,
 )
-from abbench.snapshot import DRAFT_MARK
 from abbench.store import DEFAULT_CONCURRENCY, DEFAULT_GRADERS, Experiment, RunRecord
 from abbench.types import ExperimentStatus, Phase
-from abbench.widgets._arm_form import FOLDER, NO_SKILL, ArmRow, parse_graders
-from abbench.widgets._base import STYLE, Choice, StoreLike, View, escape, html_table, log, note
-from abbench.widgets._case_form import CaseForm, selection_text
-from abbench.widgets._progress_view import ProgressView, status_html
+from abbench.widgets._base import STYLE, Choice, StoreLike, escape, html_table, log, note
+from abbench.widgets._case_form import selection_text
+from abbench.widgets._progress_view import ProgressView, status_html, when_text, where_html
+from abbench.widgets._run_definition import (
+    FILE_DATASET,
+    clone_base,
+    load_definition,
+)
+from abbench.widgets._run_form import RunForm
 from abbench.widgets._run_state import (
     ENDED,
     Buttons,
@@ -52,40 +57,7 @@ NEW = 0
 """The experiment chooser's value for "define a new experiment"."""
 
 
-def where_html(where: Mapping[str, Any] | None, running: bool = True) -> str:
-    """Where the experiment's agents run (or, when it is not `running`, last ran): nothing for this
-    machine; for Dask, the dashboard link and workers."""
-    if not where or where.get("executor") != "dask":
-        return ""
-    scheduler = escape(str(where.get("scheduler") or "?"))
-    cluster = f"a LocalCluster at {scheduler}" if where.get("local") else scheduler
-    workers = list(where.get("worker_addresses") or ())
-    n = int(where.get("workers") or len(workers))
-    listed = f' title="{escape(", ".join(workers))}"' if workers else ""
-    link = where.get("dashboard")
-    dashboard = (
-        f' · <a href="{escape(str(link))}" target="_blank" rel="noopener">Dask dashboard</a>' if link else ""
-    )
-    return (
-        f'<div class="abb-where">{"executes" if running else "last executed"} on Dask: {cluster}, '
-        f"<span{listed}>{n} worker{'' if n == 1 else 's'}</span>{dashboard}</div>"
-    )
-
-
-def _when(value: str | None) -> str:
-    """An ISO-8601 time as people read it: ``2026-11-29 22:37 UTC``."""
-    if not value:
-        return "—"
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        return value
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%d %H:%M") + (" UTC" if moment.tzinfo is not None else "")
-
-
-class RunControlWidget(View):
+class RunControlWidget(RunForm):
     """Define an experiment, run it off the cell, and steer it: pause, resume, cancel, clone, re-run.
 
     The run executes on abbench's background event loop (`abbench.runner.start_experiment`), so the
@@ -93,22 +65,35 @@ class RunControlWidget(View):
     moves one bar per arm, each outcome apart (right, wrong, execution failed, grading failed,
     cancelled) with throughput and time left. An experiment shown that this kernel does not run (the
     CLI's, another notebook's) is followed from the store, whichever process runs it, every `poll_s`
-    seconds. Once a run starts, the definition folds away. Failed runs are listed with their kind:
-    execution failures get a re-run, grading failures a re-grade (which reuses the stored execution).
+    seconds; the list of experiments follows the store too (one started from the CLI appears without
+    *Reload*), read again only when a cheap stamp of it (`Store.listing_stamp`) changed. Once a run
+    starts, the definition folds away. Failed runs are listed with their kind: execution failures get
+    a re-run, grading failures a re-grade (which reuses the stored execution). *Cancel* asks first,
+    naming how many runs it stops; *Run the cancelled runs* undoes it (`retry_runs(cancelled=True)`,
+    as ``abbench retry --cancelled``).
+
+    A `definition` loaded into the form runs as written: the keys the form has no control for
+    (``description``, ``decision``, ``seed``, ``gate``, budgets, an arm's ``cache`` ...) are carried
+    through unchanged, and what the form changed is listed above *Start* (``concurrency 16 → 8``).
 
     Args:
         store: The store (an open `Store`, a folder, or None to find the notebook's store).
         experiment: An experiment to show at once (id, ``#id`` or name).
-        dataset: The dataset to pre-select (fingerprint or name; default the newest).
+        definition: An experiment definition to fill the form from (a YAML/JSON file, a dict or an
+            `ExperimentSpec`, validated as `abbench run` validates it); the arguments below, when
+            given, change it (and are listed as changes).
+        dataset: The dataset to pre-select (fingerprint or name; default the definition's, else the
+            newest).
         arms: Arms to pre-fill: name → ``{agent, model, skill, params...}`` as in an experiment file.
-        rounds: Rounds to pre-fill.
-        cases: Run only this many cases (0: all of them).
+        params: Parameters set on every arm (``{"latency_ms": 150}``).
+        rounds: Rounds to pre-fill (default the definition's, else 1).
+        cases: Run only this many cases (0: all of them; default as the definition says).
         sample: Take `cases` as a seeded random sample instead of the first ones.
-        concurrency: Runs in flight at once.
-        graders: Graders (default ``["label_match"]``).
-        name: The new experiment's name (default: the dataset's name and the time).
-        poll_s: How often the experiment shown is read again from the store when this kernel does
-            not run it.
+        concurrency: Runs in flight at once (default the definition's, else `DEFAULT_CONCURRENCY`).
+        graders: Graders (default the definition's, else ``["label_match"]``).
+        name: The new experiment's name (default the definition's, else the dataset's name and the time).
+        poll_s: How often the experiment shown (and the list) is read again from the store when
+            this kernel does not run it.
 
     Attributes:
         experiment: The experiment shown (None while defining a new one).
@@ -125,12 +110,14 @@ class RunControlWidget(View):
         store: StoreLike = None,
         *,
         experiment: int | str | None = None,
+        definition: str | os.PathLike[str] | Mapping[str, Any] | ExperimentSpec | None = None,
         dataset: str | None = None,
         arms: Mapping[str, Mapping[str, Any]] | None = None,
-        rounds: int = 1,
-        cases: int = 0,
-        sample: bool = False,
-        concurrency: int = DEFAULT_CONCURRENCY,
+        params: Mapping[str, Any] | None = None,
+        rounds: int | None = None,
+        cases: int | None = None,
+        sample: bool | None = None,
+        concurrency: int | None = None,
         graders: list[str | dict[str, Any]] | None = None,
         name: str | None = None,
         poll_s: float = 1.0,
@@ -141,15 +128,29 @@ class RunControlWidget(View):
         self.handle: RunHandle | None = None
         self.standing: ExperimentStanding | None = None
         self._clone_of: Experiment | None = None
-        self._graders = list(graders or DEFAULT_GRADERS)
+        self._base: dict[str, Any] | None = None
+        self._base_origin = ""
+        if definition is not None:
+            self._base = load_definition(definition)
+            self._base_origin = (
+                Path(definition).name if isinstance(definition, (str, os.PathLike)) else "the definition"
+            )
+        base = self._base or {}
+        self._graders = list(graders or base.get("graders") or DEFAULT_GRADERS)
         self._poll_s = poll_s
         self._stop_poll = threading.Event()
         self._render_lock = threading.RLock()
+        self._list_stamp: tuple[Any, ...] | None = None
+        self._watching = False
 
         self.chooser = Choice("Experiment", on_select=self.guard("choosing an experiment", self._chosen))
         self.chooser.widget.layout.width = "640px"
         self.reload_button = self.button("Reload", self.reload, tooltip="read the experiments again")
-        self.config = self._definition_form(name, rounds, concurrency, cases, sample)
+        self.config = self._definition_form(
+            name or base.get("name"),
+            rounds or base.get("rounds", 1),
+            concurrency or base.get("concurrency", DEFAULT_CONCURRENCY),
+        )
         panel = self._experiment_panel()
         self.children = [
             w.HTML(STYLE),
@@ -158,63 +159,57 @@ class RunControlWidget(View):
             *panel,
             self.errors,
         ]
+        arms = arms or base.get("arms") or {"control": {"agent": "builtin"}}
+        if params:
+            arms = {n: {**a, "params": {**(a.get("params") or {}), **params}} for n, a in arms.items()}
         self._fill(dataset, arms, experiment)
+        self.guard("choosing the cases", self._fill_cases)(cases, sample)
+        if self._base is not None and not name:
+            # the definition's name is taken here (run before): a free one, listed as a change
+            self.name.value = self.guard("naming", self._free_name)(self._base["name"]) or self._base["name"]
+        self._watching = True
+        self._show_changes()
         self._poller = threading.Thread(target=self._follow, name="abbench-run-widget-follow", daemon=True)
         self._poller.start()
-
-    def _definition_form(
-        self, name: str | None, rounds: int, concurrency: int, cases: int, sample: bool
-    ) -> w.Accordion:
-        """The form that defines a new experiment (name, dataset, rounds, cases, graders, arms)."""
-        self.name = w.Text(description="Name", value=name or "", layout={"width": "420px"})
-        self.dataset = Choice("Dataset", on_select=self.guard("choosing a dataset", self._dataset_chosen))
-        self.dataset.widget.layout.width = "520px"
-        self.rounds = w.BoundedIntText(value=rounds, min=1, max=1000, description="Rounds")
-        self.concurrency = w.BoundedIntText(
-            value=concurrency,
-            min=1,
-            max=10_000,
-            description="Concurrency",
-            style={"description_width": "initial"},
-        )
-        self.case_form = CaseForm(count=cases, sample=sample)
-        self.cases, self.sample = self.case_form.count, self.case_form.sample
-        self.graders_text = w.Text(
-            value=", ".join(g if isinstance(g, str) else json.dumps(g) for g in self._graders),
-            description="Graders",
-            layout={"width": "520px"},
-        )
-        self.arm_rows: list[ArmRow] = []
-        self.arms_box = w.VBox()
-        self.add_arm_button = self.button("Add arm", lambda: self.add_arm())
-        self.start_button = self.button("Start", self.start, button_style="primary", icon="play")
-        self.config_note = w.HTML()
-        form = w.VBox(
-            [
-                self.name,
-                self.dataset.widget,
-                w.HBox([self.rounds, self.concurrency]),
-                w.HTML("<b>Cases</b> (only some domains or gold labels, at most N, or a sample)"),
-                self.case_form.box,
-                self.graders_text,
-                w.HTML("<b>Arms</b> (the first is the control)"),
-                self.arms_box,
-                self.add_arm_button,
-                self.config_note,
-                self.start_button,
-            ]
-        )
-        return w.Accordion(children=[form], titles=("Definition",), selected_index=0)
 
     def _experiment_panel(self) -> list[Any]:
         """What is shown of the chosen experiment: its buttons, status, bars, definition and failures."""
         self.pause_button = self.button("Pause", self.pause, icon="pause")
         self.resume_button = self.button("Resume", self.resume, icon="play")
-        self.cancel_button = self.button("Cancel", self.cancel, icon="stop", button_style="danger")
+        self.cancel_button = self.button("Cancel", self.ask_cancel, icon="stop", button_style="danger")
         self.clone_button = self.button(
             "Clone", self.clone, icon="copy", tooltip="define a new experiment like this one"
         )
-        self.controls = w.HBox([self.pause_button, self.resume_button, self.cancel_button, self.clone_button])
+        self.rerun_cancelled_button = self.button(
+            "Run the cancelled runs",
+            self.run_cancelled,
+            icon="repeat",
+            tooltip="run the cancelled runs now (as abbench retry --cancelled)",
+            layout={"display": "none", "width": "auto"},  # the count is part of the label
+        )
+        self.controls = w.HBox(
+            [
+                self.pause_button,
+                self.resume_button,
+                self.cancel_button,
+                self.clone_button,
+                self.rerun_cancelled_button,
+            ]
+        )
+        self.cancel_question = w.HTML()
+        self.cancel_confirm_button = self.button(
+            "Cancel them",
+            self._cancel_confirmed,
+            button_style="danger",
+            layout={"width": "auto", "flex": "none"},
+        )
+        self.cancel_keep_button = self.button(
+            "Keep running", self._cancel_dismissed, layout={"width": "auto", "flex": "none"}
+        )
+        self.cancel_confirm = w.HBox(
+            [self.cancel_question, self.cancel_confirm_button, self.cancel_keep_button],
+            layout={"display": "none", "align_items": "center"},
+        )
         self.status_html = w.HTML()
         self.where_html = w.HTML()
         self.action_note = w.HTML()
@@ -228,6 +223,7 @@ class RunControlWidget(View):
         self.failure_actions = w.HBox([self.rerun_button, self.regrade_button], layout={"display": "none"})
         return [
             self.controls,
+            self.cancel_confirm,
             self.status_html,
             self.where_html,
             self.action_note,
@@ -240,13 +236,16 @@ class RunControlWidget(View):
     def _fill(
         self,
         dataset: str | None,
-        arms: Mapping[str, Mapping[str, Any]] | None,
+        arms: Mapping[str, Mapping[str, Any]],
         experiment: int | str | None,
     ) -> None:
         """List what the store holds, pre-fill the arms, and show `experiment` (or the empty form)."""
         self.guard("listing snapshots", self._list_skills)()
+        if dataset is None and self._base is not None:
+            given = self._base["dataset"]
+            dataset = FILE_DATASET if isinstance(given, dict) else given
         self.guard("listing datasets", self._list_datasets)(dataset)
-        for arm_name, arm in (arms or {"control": {"agent": "builtin"}}).items():
+        for arm_name, arm in arms.items():
             self.guard("adding an arm", self.add_arm)(arm_name, arm)
         self.guard("listing experiments", self.reload)()
         if experiment is not None:
@@ -270,50 +269,9 @@ class RunControlWidget(View):
         self._stop_poll.set()
         super().close()
 
-    # -- lists -----------------------------------------------------------------------------------------
-
-    def _list_skills(self) -> None:
-        options = [("no skill", NO_SKILL)]
-        for snap in self.store.snapshots.all():
-            version = snap.front_matter.get("version") if snap.front_matter else None
-            label = f"{snap.skill_name}" + (f" {version}" if version else "") + f" @{snap.short}"
-            options.append((label + (DRAFT_MARK if snap.draft else ""), snap.hash))
-        options.append(("a folder…", FOLDER))
-        self._skill_options = options
-
-    def skill_options(self) -> list[tuple[str, str]]:
-        """The skills an arm may use: none, each stored snapshot, or a folder."""
-        return list(getattr(self, "_skill_options", [("no skill", NO_SKILL), ("a folder…", FOLDER)]))
-
-    def _list_datasets(self, wanted: str | None = None) -> None:
-        infos = list(reversed(self.store.datasets.all()))
-        before = self.dataset.value
-        self.dataset.set_options(
-            [
-                (f"{d.fingerprint} · {d.n_cases:,} cases · imported {_when(d.created_at)}", d.fingerprint)
-                for d in infos
-            ]
-        )
-        if wanted:
-            self.dataset.select(self.store.datasets.get(wanted).fingerprint, notify=False)
-        elif self.dataset.intended is None and infos:
-            self.dataset.select(infos[0].fingerprint, notify=False)  # the newest, said so in the list order
-        if not self.name.value and self.dataset.value:
-            self.name.value = self._default_name()
-        if self.dataset.value != before or wanted:
-            self.case_form.set_dataset(self.store, self.dataset.value)
-
-    def _default_name(self) -> str:
-        base = str(self.dataset.value or "experiment").partition("@")[0]
-        return f"{base}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-
-    def _dataset_chosen(self, _value: Any) -> None:
-        if not self.name.value:
-            self.name.value = self._default_name()
-        self.case_form.set_dataset(self.store, self.dataset.value)
-
     def reload(self) -> None:
         """Read the experiments, datasets and snapshots again, keeping every selection made."""
+        self._list_stamp = self.store.listing_stamp()
         self._list_skills()
         for row in self.arm_rows:
             row.set_skill_options(self.skill_options())
@@ -328,55 +286,6 @@ class RunControlWidget(View):
                 )
             elif self.experiment is not None:
                 self.refresh()  # the panel and its line in the list from one read
-
-    # -- arms ------------------------------------------------------------------------------------------
-
-    def add_arm(self, name: str | None = None, arm: Mapping[str, Any] | None = None) -> None:
-        """Add an arm row (pre-filled from `arm`, an experiment file's arm)."""
-        taken = {r.name.value for r in self.arm_rows}
-        if name is None:
-            name = next(
-                n for n in ("control", "treatment", *(f"arm{i}" for i in range(2, 99))) if n not in taken
-            )
-        self.arm_rows.append(ArmRow(self, name, dict(arm or {"agent": "builtin"})))
-        self.arms_box.children = [r.box for r in self.arm_rows]
-
-    def remove_arm(self, row: ArmRow) -> None:
-        """Remove an arm row."""
-        if len(self.arm_rows) == 1:
-            raise UsageError("an experiment needs at least one arm")
-        self.arm_rows.remove(row)
-        self.arms_box.children = [r.box for r in self.arm_rows]
-
-    def spec(self) -> dict[str, Any]:
-        """The experiment definition the form describes (what `create_experiment` takes).
-
-        Raises:
-            UsageError: no dataset, no name, or an arm is incomplete.
-        """
-        if not self.dataset.value:
-            raise UsageError(
-                "choose a dataset (import one with the mapping widget or `", do.import_dataset(), "`)"
-            )
-        name = self.name.value.strip()
-        if not name:
-            raise UsageError("give the experiment a name")
-        arms = dict(row.spec() for row in self.arm_rows)
-        if len(arms) != len(self.arm_rows):
-            raise UsageError("two arms have the same name; every arm needs its own")
-        graders = parse_graders(self.graders_text.value)
-        spec: dict[str, Any] = {
-            "name": name,
-            "dataset": self.dataset.value,
-            "arms": arms,
-            "rounds": int(self.rounds.value),
-            "concurrency": int(self.concurrency.value),
-            "graders": graders or list(DEFAULT_GRADERS),
-        }
-        cases = self.case_form.selection()
-        if cases:
-            spec["cases"] = cases
-        return spec
 
     # -- choosing and showing --------------------------------------------------------------------------
 
@@ -452,14 +361,9 @@ class RunControlWidget(View):
         chosen = selection_text(exp.spec.as_json().get("cases"))
         self.definition_html.value = (
             f"<details><summary>definition of #{exp.id} {escape(exp.name)} ({escape(exp.dataset)}, "
-            f"{exp.rounds} round{'' if exp.rounds == 1 else 's'}, cases: {escape(chosen)}, created {escape(_when(exp.created_at))} by "
+            f"{exp.rounds} round{'' if exp.rounds == 1 else 's'}, cases: {escape(chosen)}, created {escape(when_text(exp.created_at))} by "
             f"{escape(exp.created_by)})</summary>{arms}<pre>{escape(spec)}</pre></details>"
         )
-
-    @property
-    def config_open(self) -> bool:
-        """Whether the definition form is unfolded."""
-        return bool(self.config.selected_index == 0)
 
     def _show_controls(self) -> None:
         enabled = self.standing.enabled() if self.standing is not None else Buttons()
@@ -469,6 +373,13 @@ class RunControlWidget(View):
         self.clone_button.disabled = not enabled.clone
         self.rerun_button.disabled = not enabled.rerun
         self.regrade_button.disabled = not enabled.regrade
+        self.rerun_cancelled_button.layout.display = "" if enabled.rerun_cancelled else "none"
+        cancelled = self.progress.cancelled if self.progress is not None else 0
+        self.rerun_cancelled_button.description = f"Run the {cancelled:,} cancelled runs"
+        if not enabled.cancel:
+            self.cancel_confirm.layout.display = "none"  # nothing left to cancel (or another experiment)
+        elif self.cancel_confirm.layout.display != "none":
+            self._word_cancel()
 
     def _render(self, snap: ExperimentStanding) -> None:
         """Show `snap` everywhere at once: the chooser's line, the status, the bars, failures, buttons."""
@@ -538,11 +449,15 @@ class RunControlWidget(View):
     def _follow(self) -> None:
         """Re-read the experiment shown every `poll_s` seconds unless this kernel runs it (the runner
         reports then): a run in another process, paused, resumed, finished or cancelled anywhere, shows
-        here within about a second. Only what changed is drawn again."""
+        here within about a second. Only what changed is drawn again. The list is read again only when
+        `Store.listing_stamp` (one cheap query) says an experiment, dataset or snapshot changed."""
         said = ""
         while not self._stop_poll.wait(self._poll_s):
             try:
                 with self._render_lock:
+                    if self.store.listing_stamp() != self._list_stamp:
+                        self.reload()  # an experiment created, or its status changed, anywhere
+                        continue
                     exp = self.experiment
                     if exp is None or self._own_run() is not None:
                         continue
@@ -619,8 +534,40 @@ class RunControlWidget(View):
             return
         self._run()
 
+    def ask_cancel(self) -> None:
+        """What *Cancel* does: ask first, naming how many runs it stops (`cancel` does it at once)."""
+        self._require()
+        self.cancel_confirm.layout.display = ""
+        self._word_cancel()
+
+    def _word_cancel(self) -> None:
+        """The cancel question, with the counts shown now (kept up to date while it is asked)."""
+        exp, progress = self.experiment, self.progress
+        if exp is None:
+            return
+        if progress is None:
+            left, said = 0, "its runs not done yet stop and are marked cancelled"
+        else:
+            left = progress.pending + progress.running
+            said = (
+                f"{progress.running:,} running and {progress.pending:,} pending runs stop and are marked "
+                f"cancelled; the {progress.done:,} done are kept"
+            )
+        self.cancel_question.value = (
+            f'<span class="abbench-warn">Cancel #{exp.id} {escape(exp.name)}? {escape(said)}. '
+            "<i>Run the cancelled runs</i> undoes it.</span>"
+        )
+        self.cancel_confirm_button.description = f"Cancel {left:,} run{'' if left == 1 else 's'}"
+
+    def _cancel_confirmed(self) -> None:
+        self.cancel_confirm.layout.display = "none"
+        self.cancel()
+
+    def _cancel_dismissed(self) -> None:
+        self.cancel_confirm.layout.display = "none"
+
     def cancel(self) -> None:
-        """Stop: runs in flight are cancelled and pending ones marked cancelled."""
+        """Stop: runs in flight are cancelled and pending ones marked cancelled (the button asks first)."""
         exp = self._require()
         self.action_note.value = ""
         own = self._own_run()
@@ -633,10 +580,7 @@ class RunControlWidget(View):
     def clone(self) -> None:
         """Fill the definition from the shown experiment (a new name), to change and start as a new one."""
         source = self._require()
-        names = {e.name for e in self.store.experiments.all()}
-        n = 2
-        while f"{source.name}-{n}" in names:
-            n += 1
+        self._watching = False  # the changes are listed once the form holds the clone
         arms: dict[str, dict[str, Any]] = {}
         for arm in source.arms:
             entry = dict(source.spec.as_json()["arms"].get(arm.name, {}))
@@ -652,9 +596,12 @@ class RunControlWidget(View):
         self.graders_text.value = ", ".join(
             g if isinstance(g, str) else json.dumps(g, ensure_ascii=False) for g in source.spec.graders
         )
-        self.name.value = f"{source.name}-{n}"
+        self._base, self._base_origin = clone_base(source), f"#{source.id}"
+        self.name.value = self._free_name(source.name)
         self.chooser.select(NEW)
         self._clone_of = source
+        self._watching = True
+        self._show_changes()
         self.config_note.value = note(
             f"a clone of #{source.id} {source.name}: its timeouts, retries and gate are kept"
         )
@@ -667,6 +614,15 @@ class RunControlWidget(View):
         return clone_experiment(
             source, name=form["name"], rounds=form["rounds"], changes=changes, store=self.store
         )
+
+    def run_cancelled(self) -> RunHandle:
+        """Run the cancelled runs (undoing a cancel), as ``abbench retry --cancelled`` does, off the cell."""
+        exp = self._require()
+        ids = self.store.runs.select(exp.id, cancelled=True)
+        if not ids:
+            raise NotFoundError(f"experiment {exp.name!r} has no cancelled run to run")
+        retry_runs(exp, store=self.store, cancelled=True, run=False)
+        return self._run(run_ids=ids)
 
     def rerun_failed(self) -> RunHandle:
         """Run the execution failures again (they go back to pending; old grades stay readable)."""

@@ -42,6 +42,7 @@ class Buttons:
     clone: bool = False
     rerun: bool = False
     regrade: bool = False
+    rerun_cancelled: bool = False
 
     def as_dict(self) -> dict[str, bool]:
         """Button name → whether it works."""
@@ -108,7 +109,8 @@ class ExperimentStanding:
         return self.phase in ENDED
 
     def enabled(self) -> Buttons:
-        """Which buttons work now: pause, resume, cancel, clone, rerun, regrade."""
+        """Which buttons work now: pause, resume, cancel, clone, rerun, regrade, rerun_cancelled (run
+        the cancelled runs: once nobody runs the experiment)."""
         phase = self.phase
         return Buttons(
             pause=phase in PAUSABLE,
@@ -117,6 +119,7 @@ class ExperimentStanding:
             clone=True,
             rerun=bool(self.failures.execution) and phase in ENDED,
             regrade=bool(self.failures.grading) and phase in ENDED,
+            rerun_cancelled=bool(self.progress.cancelled) and phase in ENDED,
         )
 
     @property

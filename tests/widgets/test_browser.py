@@ -146,7 +146,12 @@ def _flow(page, lab, store_dir: Path, seen: dict) -> None:
 def test_run_pause_resume_and_review_in_jupyterlab(lab, tmp_path):
     started = time.monotonic()
     store_dir = build_demo_store(tmp_path / "store", run=False)
-    proc, gate = _start_elsewhere(store_dir, tmp_path / "gate")  # as from a terminal
+    started_elsewhere: list = []  # (process, gate) of the run started as from a terminal
+
+    def start_elsewhere():
+        started_elsewhere.extend(_start_elsewhere(store_dir, tmp_path / "gate"))
+        return started_elsewhere[1]
+
     parameterized(
         REPO / "notebooks" / "02_run.ipynb",
         lab.root / "02_run.ipynb",
@@ -164,7 +169,8 @@ def test_run_pause_resume_and_review_in_jupyterlab(lab, tmp_path):
     # Only the JupyterLab server may be reached: anything else would not work offline.
     with chromium() as browser, lab_page(browser, lab, REPORTS / "widgets-failure.png") as page:
         try:
-            _elsewhere_flow(page, lab, gate, seen)
+            _elsewhere_flow(page, lab, start_elsewhere, seen)
+            proc = started_elsewhere[0]
             _, err = proc.communicate(timeout=600)
             assert proc.returncode == 0, err
             _flow(page, lab, store_dir, seen)
@@ -173,8 +179,8 @@ def test_run_pause_resume_and_review_in_jupyterlab(lab, tmp_path):
             print("run widget:", _state(page))
             raise
         finally:
-            if proc.poll() is None:
-                proc.kill()
+            if started_elsewhere and started_elsewhere[0].poll() is None:
+                started_elsewhere[0].kill()
     seen["seconds"] = round(time.monotonic() - started, 1)
     print(f"browser test: {seen}")
 
@@ -455,12 +461,23 @@ def _start_elsewhere(store_dir: Path, gate_dir: Path):
     return proc, gate
 
 
-def _elsewhere_flow(page, lab, gate, seen: dict) -> None:
-    """02_run follows the terminal's run, pauses, resumes and cancels it: each state shows in the list
-    and the panel at once, and the cancelled experiment reads grey and incomplete."""
+def _elsewhere_flow(page, lab, start, seen: dict) -> None:
+    """02_run lists the terminal's run once it starts (no Reload), follows it, pauses, resumes and
+    cancels it (after confirming): each state shows in the list and the panel at once, and the
+    cancelled experiment reads grey and incomplete; *Run the cancelled runs* runs them here."""
     lab.open(page, "02_run.ipynb")
     chooser = page.locator(".widget-dropdown select").filter(has_text="new experiment")
-    options = chooser.locator("option").all_inner_texts()
+    assert not any("from-the-terminal" in t for t in chooser.locator("option").all_inner_texts())
+    gate = start()  # `abbench run` in a terminal, after the notebook was opened
+    options = _wait(
+        lambda: (
+            (t := chooser.locator("option").all_inner_texts())
+            and any("from-the-terminal" in o for o in t)
+            and t
+        ),
+        60,
+        "the terminal's experiment in the list, without Reload",
+    )
     chooser.select_option(label=next(t for t in options if "from-the-terminal" in t))
     # Three runs answered before the two held ones arrived, but the child may not have written the third yet:
     # wait for the widget to show what the store will hold, then check all of it. The status line and the
@@ -488,6 +505,12 @@ def _elsewhere_flow(page, lab, gate, seen: dict) -> None:
     gate.allow(7)
     _wait(lambda: (t := _showing(page, "running")) and "7/40 done" in t["status"], 60, "two more answers")
     _button(page, "Cancel").click()
+    # it asks first, naming what stops; nothing is cancelled until confirmed
+    question = page.locator(".widget-html-content").filter(has_text="Cancel #")
+    _wait(lambda: "2 running and 31 pending runs stop" in question.inner_text(), 30, "the question")
+    page.screenshot(path=str(REPORTS / "widgets-run-cancel-asked.png"))
+    assert _showing(page, "running")
+    _button(page, "Cancel 33 runs").click()
     # The bar and the status line arrive in separate widget messages: wait for the bar's grey segment too.
     s = _wait(lambda: (t := _showing(page, "cancelled")) and t["cancelled"] and t, 60, "the cancel")
     seen["elsewhere cancelled"] = s["status"]
@@ -495,3 +518,10 @@ def _elsewhere_flow(page, lab, gate, seen: dict) -> None:
     assert "cancelled · incomplete: 33 of 40 runs never ran · 7/40 done (18 %)" in s["status"], s
     assert s["cancelled"] == "rgb(157, 157, 157)" and s["badge"] == "rgb(236, 236, 236)", s
     assert not (s["pause"] or s["resume"] or s["cancel"]), s
+    # undone from the widget: the 33 run here (the gate let go), as `abbench retry --cancelled` would
+    gate.open()
+    _button(page, "Run the 33 cancelled runs").click()
+    s = _wait(
+        lambda: (t := _showing(page, "finished")) and "40/40 done" in t["status"] and t, 120, "the re-run"
+    )
+    seen["elsewhere re-run"] = s["status"]

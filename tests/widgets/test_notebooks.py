@@ -28,7 +28,13 @@ CHECKS = {
     "    want = {k: v for k, v in arm.items() if k not in ('agent', 'skill')}\n"
     "    assert got[name].get('params', {}) == want, (name, got[name], want)\n"
     "    assert ('skill' in arm) == ('skill' in got[name])\n"
-    "assert run.spec()['graders'] == demo['graders'] and run.rounds.value == demo['rounds']",
+    "assert run.spec()['graders'] == demo['graders'] and run.rounds.value == demo['rounds']\n"
+    "# the definition runs as written: every key, those the form has no control for included\n"
+    "from abbench.runner import load_spec\n"
+    "mine = load_spec(run.spec())[0].model_dump(exclude={'dataset', 'arms'})\n"
+    "assert mine == load_spec(definition)[0].model_dump(exclude={'dataset', 'arms'})\n"
+    "assert run.spec()['concurrency'] == 16 and run.spec()['decision']['candidate'] == 'v2'\n"
+    "assert run.form_changes() == [] and 'as written' in run.changes_html.value",
     "03_results": "assert results.errors.message is None, results.errors.message\n"
     "assert results.metrics is not None and results.gate_result is not None",
     "04_review": "assert review.errors.message is None, review.errors.message\nassert review.items\n"

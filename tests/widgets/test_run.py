@@ -123,18 +123,41 @@ def test_pause_stops_progress_and_resume_reaches_the_end(store, small, tmp_path)
     assert w.bars["a"].value == w.bars["a"].max == 72
 
 
-def test_cancel_stops_the_run_and_marks_pending_runs_cancelled(store, small, tmp_path):
+def test_cancel_asks_first_and_the_cancelled_runs_can_be_run_again(store, small, tmp_path):
     gate = Gate(tmp_path / "gate", allowed=2)  # two runs answer; the next two wait in flight
-    w = _started_at(gate, store, small, name="c", rounds=5)
+    w = _started_at(gate, store, small, name="c", rounds=5)  # 24 cases × 5 rounds: 120 runs
     gate.wait_arrived(4)
-    wait_until(lambda: w.progress is not None and w.progress.done == 2)
+    wait_until(lambda: w.progress is not None and w.progress.done == 2 and w.progress.running == 2)
     w.cancel_button.click()
+    # nothing is cancelled yet: the widget asks, naming what stops and what is kept
+    assert w.cancel_confirm.layout.display == "" and w.errors.message is None
+    assert "2 running and 116 pending runs stop and are marked cancelled; the 2 done are kept" in (
+        w.cancel_question.value
+    )
+    assert w.cancel_confirm_button.description == "Cancel 118 runs"
+    w.cancel_keep_button.click()
+    assert w.cancel_confirm.layout.display == "none"
+    assert store.experiments.get("c").control == "run" and w.progress.status == "running"
+
+    w.cancel_button.click()
+    w.cancel_confirm_button.click()
     progress = w.wait(SAFETY_NET_S)
-    assert progress.status == "cancelled"
+    assert progress.status == "cancelled" and w.cancel_confirm.layout.display == "none"
     counts = store.runs.counts(store.experiments.get("c").id)["a"]
     # the two held at the gate and every run not started are cancelled
-    assert counts["cancelled"] == progress.total - 2 and counts["pending"] == 0, counts
+    assert counts["cancelled"] == progress.total - 2 == 118 and counts["pending"] == 0, counts
     assert "cancelled" in w.status_html.value
+    # undo: the cancelled runs run again (what `abbench retry --cancelled` does), off the cell
+    assert w.rerun_cancelled_button.layout.display == ""
+    assert w.rerun_cancelled_button.description == "Run the 118 cancelled runs"
+    gate.open()
+    w.rerun_cancelled_button.click()
+    assert w.errors.message is None
+    progress = w.wait(SAFETY_NET_S)
+    assert progress.status == "finished" and progress.done == progress.total == 120
+    counts = store.runs.counts(store.experiments.get("c").id)["a"]
+    assert counts["cancelled"] == 0 and counts["pass"] + counts["fail"] == 120, counts
+    assert w.rerun_cancelled_button.layout.display == "none"
 
 
 def test_failures_are_listed_by_kind_with_the_action_that_fits(store, small, widget):

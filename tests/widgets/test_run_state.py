@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+import yaml
 
 from abbench.runner import ArmProgress, Progress
 from abbench.widgets import RunControlWidget
@@ -102,6 +103,7 @@ def test_a_run_in_another_process_cancelled_from_the_widget_reads_incomplete_in_
         w = RunControlWidget(store, experiment=exp.id, poll_s=0.05)
         wait_for(lambda: shown(w).get("done") == 3, "the three answers")
         w.cancel_button.click()
+        w.cancel_confirm_button.click()
         assert w.errors.message is None
         state = _shown_once_the_child_exits(proc, w, "cancelled", "the cancel to show")
     finally:
@@ -128,6 +130,7 @@ def test_a_run_cancelled_here_never_reads_as_done(store, small, tmp_path):
     gate.wait_arrived(4)
     wait_for(lambda: w.progress is not None and w.progress.done == 2, "two answers")
     w.cancel_button.click()
+    w.cancel_confirm_button.click()
     assert w.wait(120).status == "cancelled"
     state = shown(w)
     assert "incomplete: 22 of 24 runs never ran" in state["status"] and "(100 %)" not in state["status"]
@@ -189,3 +192,34 @@ def test_the_status_line_says_where_the_stopping_rule_decided():
         in line
     )
     assert progress.status_text.startswith("finished: decided after 120 of 500 cases: better")
+
+
+@pytest.mark.slow
+def test_an_experiment_started_from_the_cli_appears_in_the_list_without_reload(store, small, tmp_path):
+    gate = Gate(tmp_path / "gate")  # closed: the child's runs wait until the list has shown them running
+    definition = tmp_path / "from-cli.yaml"
+    definition.write_text(
+        yaml.safe_dump(
+            {
+                "name": "from-cli",
+                "dataset": small.fingerprint,
+                "concurrency": 2,
+                "arms": {"a": {"agent": "python", "function": "tests.blocking:gated", **gate.params}},
+            }
+        ),
+        encoding="utf-8",
+    )
+    w = RunControlWidget(store, poll_s=0.05)
+    assert not any("from-cli" in label for label in w.chooser.labels)
+    proc = _run_elsewhere(store.path, definition)  # `abbench run FILE`: created and run in the child
+    try:
+        gate.wait_arrived(2)
+        wait_for(lambda: any("from-cli · running" in label for label in w.chooser.labels), "listed running")
+        gate.open()
+        _, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err
+        wait_for(lambda: any("from-cli · finished" in label for label in w.chooser.labels), "listed finished")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert w.errors.message is None and w.chooser.value == 0  # the form stays as it was
