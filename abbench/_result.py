@@ -7,7 +7,9 @@ import math
 import sys
 from collections.abc import Mapping
 from dataclasses import Field, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
+
+T = TypeVar("T")
 
 _AS_THEY_ARE = frozenset({str, int, bool, type(None)})
 """The types `plain` gives back as they are (exactly these: a subclass, such as a str enum, is checked)."""
@@ -88,3 +90,72 @@ def _field_key(f: Field[Any]) -> str:
     """A field's key: its name, or the ``key=attribute`` its metadata's ``export`` says."""
     export = f.metadata.get("export", True)
     return f.name if export is True else str(export)
+
+
+def read_record(cls: type[T], data: Mapping[str, Any]) -> T:
+    """The record of class `cls` that `Result.as_dict` (or `plain`) wrote as `data`: the inverse of
+    writing it as JSON, read from the dataclass's field types (a server's answer becomes the record the
+    local API returns).
+
+    Nested records are read by their own ``from_dict`` when the class defines one, else by this; a tuple
+    comes back from a list, an enum from its value, a `pathlib.Path` from its text, a number a float field
+    holds from an int, and a figure `plain` wrote as None (NaN, inf) back as NaN where the field is a
+    float that is never None. Keys beyond the fields (properties written after them) are ignored; a field
+    left out (``export=False``) takes its default.
+    """
+    hints = _HINTS.get(cls) or _hints(cls)
+    read: dict[str, Any] = {}
+    for f in fields(cls):  # type: ignore[arg-type]
+        if f.name in data and f.init:
+            read[f.name] = _read(hints[f.name], data[f.name])
+    return cls(**read)
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    import typing
+
+    _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
+
+
+def _read(hint: Any, value: Any) -> Any:
+    """`value` (plain JSON) as the type `hint` names."""
+    import dataclasses
+    import enum
+    import types
+    import typing
+
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        if value is None:
+            return None
+        kinds = [a for a in args if a is not type(None)]
+        return _read(kinds[0], value) if len(kinds) == 1 else value
+    if hint is float:
+        return math.nan if value is None else float(value)
+    if value is None or hint is Any:
+        return value
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_read(args[0], v) for v in value)
+        return tuple(_read(a, v) for a, v in zip(args, value, strict=False)) if args else tuple(value)
+    if origin is dict or origin is Mapping:
+        return {k: _read(args[1], v) for k, v in value.items()} if args else dict(value)
+    if origin is list:
+        return [_read(args[0], v) for v in value] if args else list(value)
+    if origin is typing.Literal or not isinstance(hint, type):
+        return value
+    if dataclasses.is_dataclass(hint):
+        own = hint.__dict__.get("from_dict")
+        return hint.from_dict(value) if own is not None else read_record(hint, value)  # type: ignore[attr-defined]
+    if issubclass(hint, enum.Enum):
+        return hint(value)
+    if hint.__module__ == "pathlib":
+        return hint(value)
+    if hint.__module__ == "numpy":  # an array written as a list
+        return sys.modules["numpy"].asarray(value)
+    return value

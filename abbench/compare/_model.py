@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,9 @@ from abbench.compare._heterogeneity import Heterogeneity
 from abbench.compare._text import TextChanges
 from abbench.compare._verdict import Settled, Verdict, VerdictCode, settle
 from abbench.compare._votes import VOTE_MARGIN, VOTE_MIN_CASES, Votes, vote_decision
+from abbench._result import read_record
 from abbench.metrics import Estimate, FormatDifference, Result
+from abbench.review import JudgeAgreement
 from abbench.stats import (
     ConfidenceSequence,
     Interval,
@@ -331,7 +334,7 @@ class Comparison(Result):
     by_domain: tuple[DomainComparison, ...]
     text: TextChanges | None
     pairwise: tuple[PairwiseSummary, ...]
-    review_agreement: Any
+    review_agreement: JudgeAgreement | None
     verdict: Verdict
     notes: tuple[str, ...]
     sequential: ConfidenceSequence | None = None
@@ -345,6 +348,14 @@ class Comparison(Result):
         data = super().as_dict()
         data["cases"] = [c.as_dict() for c in self.cases]
         return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Comparison:
+        """The comparison `as_dict` wrote (a server's answer): every field read back, the paired cases
+        from ``cases``."""
+        cases = data.get("cases") or []
+        columns = {f: [c[f] for c in cases] for f in CaseTable.__dataclass_fields__}
+        return read_record(cls, {**data, "case_table": columns})
 
     @cached_property
     def cases(self) -> tuple[CaseChange, ...]:

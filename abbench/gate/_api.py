@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import difflib
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from abbench import _actions as do
+from abbench._result import read_record
 from abbench.compare import (
     ARMS_GIVEN,
     DEFAULT_MARGIN,
@@ -19,6 +19,7 @@ from abbench.compare import (
     Comparison,
     Pair,
     Side,
+    Votes,
     compare_arms,
     compare_experiments,
     experiment_arm,
@@ -32,9 +33,10 @@ from abbench.gate._coverage import FULL, Coverage, coverage
 from abbench.gate._decision import Decision, DecisionPolicy, decide
 from abbench.gate._metric import Unsettled, format_value as _format
 from abbench.gate._namespace import metric_unit, speaks_of_cost
+from abbench.gate._params import check_params
 from abbench.gate._rules import COST_WARNING, OPS, GateRule, GateSpec, load_gate, parse_rules
 from abbench.gate._words import GateOutcome, RuleStatus, Severity
-from abbench.metrics import ArmMetrics, ExperimentMetrics, Result, dataset_labels, experiment_metrics
+from abbench.metrics import ArmMetrics, ExperimentMetrics, Result, experiment_metrics
 from abbench.review import corrected_accuracy
 from abbench.store import Experiment, Store, open_store
 
@@ -62,7 +64,7 @@ class RuleOutcome(Result):
         blocks: Whether this outcome blocks the gate (a failing or missing ``block`` rule).
         message: One line for people: the rule, the value and the outcome (and why a value is missing).
         reason: Why the metric has no value — missing, or not settled by the evidence (the interval and
-            about how many more cases would settle it); None with a value. Part of `message`, not exported.
+            about how many more cases would settle it); None with a value. Part of `message`.
     """
 
     rule: GateRule
@@ -70,7 +72,7 @@ class RuleOutcome(Result):
     status: RuleStatus
     blocks: bool
     message: str
-    reason: str | None = field(default=None, compare=False, metadata={"export": False})
+    reason: str | None = field(default=None, compare=False)
     speaks_of: tuple[str, ...] = ()
 
     @property
@@ -208,8 +210,19 @@ class GateResult(Result):
         """The fields as plain values, with `reason` worded for `view` and every wording of `next_steps`."""
         steps = [step.to_dict() for step in self.next_steps]
         data = {**super().as_dict(), "reason": self.worded_reason(view), "next_steps": steps}
-        data["pair"] = {**data["pair"], "named_by": self.pair.named_in(view)}
+        data["pair"] = {**data["pair"], "named_by": self.pair.named_in(view), "given": self.pair.given}
         return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GateResult:
+        """The gate `as_dict` wrote for any view (a server's answer): the pair as it was named (so each
+        view words it again), the decision's coverage the gate's; `comparison` is not sent (None)."""
+        pair, given = data["pair"], data["pair"].get("given")
+        named = ARMS_GIVEN if given else pair["named_by"]
+        result = read_record(cls, {**data, "pair": {**pair, "named_by": named, "given": given}})
+        decision = replace(result.decision, coverage=result.coverage)
+        votes = read_record(Votes, data["votes"]) if data.get("votes") else None
+        return replace(result, decision=decision, votes=votes)
 
     @property
     def blocking(self) -> tuple[RuleOutcome, ...]:
@@ -258,59 +271,6 @@ def _experiment_gate(exp: Experiment, arms: tuple[str, ...]) -> GateSpec | None:
         return load_gate(path, arms=arms)
     spec = load_gate(gate, arms=arms, origin=f"experiment {exp.name} gate")
     return GateSpec(spec.rules, "experiment gate", spec.baseline, spec.candidate, spec.min_coverage)
-
-
-def _check_params(
-    rules: list[GateRule], exp: Experiment, store: Store, metrics: list[ExperimentMetrics]
-) -> None:
-    """A class or domain a rule names must exist (a misspelling is a usage error, with "did you mean")."""
-    labels: set[str] | None = None
-    domains: set[str] | None = None
-    for rule in rules:
-        ref = rule.ref
-        if ref is None or ref.param is None:
-            continue
-        name = ref.definition.name
-        if name in ("f1[]", "precision[]", "recall[]"):
-            if labels is None:
-                # The label set, the gold labels and whatever the per-class tables list: a class absent
-                # from the measured runs is a metric without a value, not a misspelling.
-                labels = {str(x) for x in dataset_labels(store, exp.dataset_id)[0] or []}
-                labels |= {
-                    str(c.expected)
-                    for c in store.datasets.load_cases(exp.dataset_id)
-                    if c.expected is not None
-                }
-                for m in metrics:
-                    for a in m.arms:
-                        if a.classes is not None:
-                            labels.update(map(str, a.classes.per_class))
-            known, what = labels, "class"
-        elif name in ("pass_at_k[]", "pass_hat_k[]"):
-            if not ref.param.isdigit() or not 1 <= int(ref.param) <= exp.rounds:
-                raise UsageError(
-                    f"{rule.where}: {rule.metric}: k must be a whole number from 1 to the experiment's "
-                    f"{exp.rounds} round(s); got {ref.param!r} (pass@k needs k attempts per case)"
-                )
-            continue
-        elif name in ("domain_accuracy[]", "domain_diff[]"):
-            if domains is None:
-                domains = {str(c.domain) for c in store.datasets.load_cases(exp.dataset_id) if c.domain}
-            known, what = domains, "domain"
-        else:
-            continue
-        if not known or ref.param in known or ref.param.casefold() in {k.casefold() for k in known}:
-            continue
-        close = difflib.get_close_matches(ref.param, sorted(known), n=1, cutoff=0.5)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        shown = ", ".join(sorted(known)[:20]) + (" …" if len(known) > 20 else "")
-        plural = "classes" if what == "class" else "domains"
-        raise UsageError(
-            f"{rule.where}: {rule.metric}: no {what} {ref.param!r}{hint}; the {plural}: {shown}",
-            kind=what,
-            name=ref.param,
-            choices=sorted(known),
-        )
 
 
 def _resolve(
@@ -377,7 +337,7 @@ def decision_pair(
 
 def evaluate_gate(
     experiment: int | str | Experiment,
-    rules: str | os.PathLike[str] | list[Any] | dict[str, Any] | None = None,
+    rules: str | os.PathLike[str] | list[Any] | dict[str, Any] | GateSpec | None = None,
     *,
     store: str | os.PathLike[str] | Store | None = None,
     arms: tuple[str, str] | list[str] | None = None,
@@ -403,8 +363,8 @@ def evaluate_gate(
 
     Args:
         experiment: The gated experiment.
-        rules: A gate file (JSON or YAML), a list of rules, or ``{rules, baseline, candidate, min_coverage}``.
-            Default: the experiment's own gate, else the default rules (see `DEFAULT_RULES`).
+        rules: A gate file (JSON or YAML), a list of rules, ``{rules, baseline, candidate, min_coverage}``
+            or a loaded `GateSpec`. Default: the experiment's own gate, else the default rules (see `DEFAULT_RULES`).
         store: The store.
         arms: ``(A, B)``: the baseline and candidate arms (overrides the gate's and the experiment's pair).
             With `vs`, the arm of the baseline experiment and the arm of this one.
@@ -433,7 +393,7 @@ def evaluate_gate(
     options = _options(gate.rules, cluster, confidence, alpha, power)
     m = _measure(store, exp, base, a_name, b_name, options, notes, gate.rules, measured or Measured())
     comparison = m.comparison
-    _check_params(gate.rules, exp, store, [x for x in (m.metrics_a, m.metrics_b) if x is not None])
+    check_params(gate.rules, exp, store, [x for x in (m.metrics_a, m.metrics_b) if x is not None])
     covered = _covered(gate, m, b_name, _stopped(exp, base).get("skipped"))
     decision = replace(decide(comparison, m.arm_a, m.arm_b, _policy(exp, policy)), coverage=covered)
     outcomes = _with_cost_warning(gate, _rule_outcomes(gate, decision, m, notes), decision, m)

@@ -7,7 +7,7 @@ import json
 import math
 import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -96,6 +96,12 @@ class GateRule:
         if self.margin is not None:
             data["margin"] = self.margin
         return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GateRule:
+        """The rule `as_dict` wrote (a server's answer), unparsed: its words, not its metric's reader."""
+        known = ("metric", "op", "value", "severity", "name", "description", "allow_missing", "margin")
+        return cls(**{k: data[k] for k in known if k in data})
 
 
 DEFAULT_RULES: tuple[dict[str, Any], ...] = (
@@ -429,18 +435,21 @@ def _spec(
 
 
 def load_gate(
-    source: str | Path | list[Any] | dict[str, Any] | None,
+    source: str | Path | list[Any] | dict[str, Any] | GateSpec | None,
     *,
     arms: tuple[str, ...] | None = None,
     origin: str | None = None,
 ) -> GateSpec:
-    """A gate from a file, a list of rules, or a mapping ``{rules, baseline, candidate, min_coverage}``;
-    None gives the default rules.
+    """A gate from a file, a list of rules, or a mapping ``{rules, baseline, candidate, min_coverage}``
+    (`origin`: where they were written, for its messages; default ``rules given``); None gives the
+    default rules, a `GateSpec` (loaded already) is itself.
 
     Raises:
         UsageError: the file cannot be read, a key is unknown, or a rule is invalid (the message says
             which and why).
     """
+    if isinstance(source, GateSpec):
+        return source
     if source is None:
         return GateSpec(parse_rules(list(DEFAULT_RULES), origin="default rules", arms=arms), "default rules")
     if isinstance(source, str | Path):
