@@ -7,6 +7,7 @@ import math
 import sys
 from collections.abc import Mapping
 from dataclasses import Field, fields
+from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 T = TypeVar("T")
@@ -155,7 +156,7 @@ def _read(hint: Any, value: Any) -> Any:
     if issubclass(hint, enum.Enum):
         return hint(value)
     if hint.__module__ == "pathlib":
-        return hint(value)
+        return Path(value)
     if hint.__module__ == "numpy":  # an array written as a list
         return sys.modules["numpy"].asarray(value)
     return value

@@ -178,18 +178,13 @@ class Group(click.Group):
     def resolve_command(
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
-        """With ``--server``: a command written once over `abbench.cli._backend.Backend` (it asks
-        `Context.backend`), else the command of that name in the remote group (`abbench.cli._remote`)."""
+        """With ``--server``, only the commands written once over `abbench.cli._backend.Backend` (they ask
+        `Context.backend`); the others work on a local store and are refused, naming those that work."""
         if ctx.params.get("server") and args and args[0] in COMMANDS and args[0] not in ON_A_SERVER:
-            from abbench.cli._remote import remote
-
-            command = remote.commands.get(args[0])
-            if command is None:
-                names = sorted({*remote.commands, *ON_A_SERVER}, key=list(COMMANDS).index)
-                raise click.UsageError(
-                    f"{args[0]!r} works on a local store only; with --server use one of: {', '.join(names)}"
-                )
-            return args[0], command, args[1:]
+            names = sorted(ON_A_SERVER, key=list(COMMANDS).index)
+            raise click.UsageError(
+                f"{args[0]!r} works on a local store only; with --server use one of: {', '.join(names)}"
+            )
         return super().resolve_command(ctx, args)
 
     def list_commands(self, ctx: click.Context) -> list[str]:

@@ -20,10 +20,13 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from abbench.client import Client
+    from abbench.compare import Comparison, MultiComparison
     from abbench.dataset import DatasetInfo
     from abbench.export import ExportResult
+    from abbench.gate import GateResult
     from abbench.report import ReportResult
-    from abbench.runner import Progress
+    from abbench.runner import Progress, RunSummary
+    from abbench.snapshot import TakenSnapshot
     from abbench.store import Experiment, Failures, Store
 
 
@@ -68,6 +71,56 @@ class Backend(Protocol):
 
     def cancel_experiment(self, ref: int | str) -> int | None:
         """Cancel it: the pending runs cancelled, None when a process running it does that."""
+        ...
+
+    def snapshot_skill(self, folder: str | os.PathLike[str], **options: Any) -> TakenSnapshot:
+        """Snapshot a skill folder of this machine (a server is sent its files). `options`: a local
+        store's ``git_ref``, ``repo`` and limits (``max_file_bytes`` ...)."""
+        ...
+
+    def snapshot_git(
+        self, url: str, ref: str = "HEAD", path: str | None = None, **limits: Any
+    ) -> TakenSnapshot:
+        """Snapshot the folder `path` of a git repository at `ref` (cloned where the work happens)."""
+        ...
+
+    def run_experiment(self, ref: int | str, *, observers: Sequence[Any] = (), **options: Any) -> RunSummary:
+        """Run what is left of it until it is over, telling `observers` its progress (`options`: a local
+        run's ``concurrency``, ``started_by``, ``executor``, ``scheduler``, ``dask_local``)."""
+        ...
+
+    def compare_arms(
+        self, ref: int | str, a: str | None = None, b: str | None = None, **settings: Any
+    ) -> Comparison:
+        """Arm `b` against arm `a` (`settings`: `abbench.compare.CompareOptions`' fields)."""
+        ...
+
+    def compare_experiments(
+        self,
+        ref_a: int | str,
+        ref_b: int | str,
+        arm_a: str | None = None,
+        arm_b: str | None = None,
+        **settings: Any,
+    ) -> Comparison:
+        """An arm of `ref_b` against an arm of `ref_a` (the same dataset)."""
+        ...
+
+    def compare_all(self, ref: int | str, **settings: Any) -> MultiComparison:
+        """Every arm: Cochran's Q, then each against the first."""
+        ...
+
+    def evaluate_gate(
+        self,
+        ref: int | str,
+        rules: str | os.PathLike[str] | None = None,
+        *,
+        arms: Sequence[str] | None = None,
+        vs: int | str | None = None,
+        cluster: str | None = None,
+    ) -> GateResult:
+        """The gate's outcome (`rules`: a gate file here; default the experiment's own, else the three
+        dimensions)."""
         ...
 
     def export(
@@ -134,6 +187,59 @@ class LocalBackend:
 
     def cancel_experiment(self, ref: int | str) -> int | None:
         return abbench.runner.cancel_experiment(ref, store=self.store)
+
+    def snapshot_skill(self, folder: str | os.PathLike[str], **options: Any) -> TakenSnapshot:
+        return self.store.snapshots.taken(self.store.snapshots.freeze(folder, **options))
+
+    def snapshot_git(
+        self, url: str, ref: str = "HEAD", path: str | None = None, **limits: Any
+    ) -> TakenSnapshot:
+        from abbench.snapshot import KNOWN_SCHEMES, prepare_from_url  # the clone's code: for --git only
+
+        # every scheme git knows but ext::/fd:: (this machine's own user asks); cloned in $TMPDIR
+        prepared = prepare_from_url(url, ref, path, schemes=KNOWN_SCHEMES, **limits)
+        return self.store.snapshots.taken(self.store.snapshots.add_prepared(prepared))
+
+    def run_experiment(self, ref: int | str, *, observers: Sequence[Any] = (), **options: Any) -> RunSummary:
+        return abbench.runner.run_experiment(ref, store=self.store, observers=list(observers), **options)
+
+    def compare_arms(
+        self, ref: int | str, a: str | None = None, b: str | None = None, **settings: Any
+    ) -> Comparison:
+        from abbench.compare import compare_arms  # numpy and the statistics: for the commands comparing
+
+        return compare_arms(ref, a, b, store=self.store, **settings)
+
+    def compare_experiments(
+        self,
+        ref_a: int | str,
+        ref_b: int | str,
+        arm_a: str | None = None,
+        arm_b: str | None = None,
+        **settings: Any,
+    ) -> Comparison:
+        from abbench.compare import compare_experiments
+
+        return compare_experiments(ref_a, ref_b, arm_a=arm_a, arm_b=arm_b, store=self.store, **settings)
+
+    def compare_all(self, ref: int | str, **settings: Any) -> MultiComparison:
+        from abbench.compare import compare_all
+
+        return compare_all(ref, store=self.store, **settings)
+
+    def evaluate_gate(
+        self,
+        ref: int | str,
+        rules: str | os.PathLike[str] | None = None,
+        *,
+        arms: Sequence[str] | None = None,
+        vs: int | str | None = None,
+        cluster: str | None = None,
+    ) -> GateResult:
+        from abbench.gate import evaluate_gate
+
+        pair = list(arms) if arms else None
+        return evaluate_gate(ref, rules, store=self.store, arms=pair, vs=vs, cluster=cluster)
 
     def export(
         self,

@@ -112,6 +112,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 """Command name -> (module of abbench.cli that defines it, the first paragraph of its help, on one line)."""
 
-ON_A_SERVER = frozenset({"import", "create", "status", "pause", "resume", "cancel", "export", "report"})
+ON_A_SERVER = frozenset(
+    {"import", "snapshot", "create", "run", "status", "pause", "resume", "cancel", "compare", "gate", "export",
+     "report"}
+)  # fmt: skip
 """Commands written once over `abbench.cli._backend.Backend`: with ``--server`` the same command works on
-the server and prints the same text. The other commands that work on a server are `abbench.cli._remote`'s."""
+the server and prints the same text (what cannot be the same is refused by name: a local option, a folder
+of the server's). The others work on a local store only."""

@@ -12,14 +12,7 @@ from abbench import formatting as fm
 from abbench.cli._activation import print_trigger_help
 from abbench.cli._analysis import _estimate, _num, _pad, _pct, grader_header, grader_option
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
-from abbench.compare import (
-    compare_all,
-    compare_arms,
-    compare_experiments,
-    experiment_pair,
-    points,
-    vote_policy,
-)
+from abbench.compare import experiment_pair, points, vote_policy
 from abbench.formatting import NA
 
 if TYPE_CHECKING:
@@ -308,30 +301,23 @@ def compare_cmd(ctx: Context, experiment: str, other: str | None, arms: tuple[st
       abbench compare routing-v2 --grader label_match  # as label_match alone graded the runs
     Exit code 1 when the experiments ran on different datasets.
     """
-    options: dict[str, Any] = dict(
-        store=ctx.store, outcome=outcome, confidence=confidence, alpha=alpha, grader=grader,
-    )  # fmt: skip
+    backend = ctx.backend
+    options: dict[str, Any] = dict(outcome=outcome, confidence=confidence, alpha=alpha, grader=grader)
     stats_options: dict[str, Any] = dict(
         power=power, iterations=iterations, seed=seed, bootstrap=bootstrap, details=details, cluster=cluster,
         margin=margin,
     )  # fmt: skip
+    arm_a, arm_b = arms if arms else (None, None)
     if other is not None:
-        c = compare_experiments(
-            experiment, other, arm_a=arms[0] if arms else None, arm_b=arms[1] if arms else None,
-            **options, **stats_options,
-        )  # fmt: skip
-        votes = vote_policy(ctx.store.experiments.get(other))
+        c = backend.compare_experiments(experiment, other, arm_a, arm_b, **options, **stats_options)
+        votes = vote_policy(backend.load_experiment(other))
     else:
-        exp = ctx.store.experiments.get(experiment)
+        exp = backend.load_experiment(experiment)
         if not arms and len(exp.arms) > 2 and experiment_pair(exp) is None:
-            m = compare_all(
-                exp, store=ctx.store, outcome=outcome, confidence=confidence, alpha=alpha, grader=grader
-            )
+            m = backend.compare_all(exp.id, **options)
             emit(as_json, m.as_dict(), lambda: _print_all(m))
             return
-        c = compare_arms(
-            exp, arms[0] if arms else None, arms[1] if arms else None, **options, **stats_options
-        )
+        c = backend.compare_arms(exp.id, arm_a, arm_b, **options, **stats_options)
         votes = vote_policy(exp)
     data = c.as_dict()
     if votes is not None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
-from abbench.gate import METRICS, GateOutcome, RuleStatus, Severity, evaluate_gate, metric_names
+from abbench.gate import METRICS, GateOutcome, RuleStatus, Severity, metric_names
 
 if TYPE_CHECKING:
     from abbench.gate import GateResult, MetricDef, RuleOutcome
@@ -76,9 +76,7 @@ def gate_cmd(ctx: Context, experiment: str | None, rules_file: str | None, arms:
         return
     if experiment is None:
         raise click.UsageError("give the EXPERIMENT to gate (or --list-metrics)")
-    result = evaluate_gate(
-        experiment, rules_file, store=ctx.store, arms=arms or None, vs=baseline, cluster=cluster
-    )
+    result = ctx.backend.evaluate_gate(experiment, rules_file, arms=arms, vs=baseline, cluster=cluster)
     allowed = result.outcome == GateOutcome.INCONCLUSIVE and not fail_on_inconclusive
     emit(as_json, result.as_dict("cli"), lambda: _print_gate(result, allowed))
     if allowed:

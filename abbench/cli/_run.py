@@ -11,11 +11,13 @@ from abbench import _actions as do
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.cli._progress import outcome_counts, print_budget, print_failures, print_summary, with_progress
 from abbench.errors import worded
-from abbench.runner import experiment_status, regrade_experiment, retry_runs, run_experiment
+from abbench.runner import experiment_status, regrade_experiment, retry_runs
 from abbench.snapshot import version_label
 from abbench.types import ExperimentStatus, outcome_word
 
 if TYPE_CHECKING:
+    from abbench.cli._backend import Backend
+    from abbench.client import Client
     from abbench.runner import Progress, RunSummary
     from abbench.store import Experiment
 
@@ -24,14 +26,11 @@ EXIT_BUDGET_PAUSED = 3
 """`abbench run`'s exit code when the experiment paused on its budget (its work is not done)."""
 
 
-def _experiment_or_file(ctx: Context, ref: str, reuse: bool) -> Experiment:
+def _experiment_or_file(backend: Backend, ref: str, reuse: bool) -> Experiment:
     path = Path(ref)
     if path.suffix.lower() in (".yaml", ".yml", ".json") and path.is_file():
-        # imported here: a stored experiment runs without the definition models (and pydantic)
-        from abbench.runner import create_experiment
-
-        return create_experiment(path, store=ctx.store, reuse=reuse)
-    return ctx.store.experiments.get(ref)
+        return backend.create_experiment(path, reuse=reuse)
+    return backend.load_experiment(ref)
 
 
 @cli.command("experiments")
@@ -118,6 +117,9 @@ def _experiment_line(exp: Experiment, p: Progress, indent: str = "") -> str:
     metavar="N",
     help="Start a LocalCluster of N worker processes.",
 )
+@click.option(
+    "--no-wait", is_flag=True, help="With --server: start it in the server's pool and return at once."
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @json_option
 @pass_ctx
@@ -130,6 +132,7 @@ def run_cmd(
     executor: str | None,
     scheduler: str | None,
     dask_local: int | None,
+    no_wait: bool,
     quiet: bool,
     as_json: bool,
 ) -> None:
@@ -146,25 +149,45 @@ def run_cmd(
       abbench run routing-v2 --executor dask --scheduler tcp://10.0.0.5:8786
 
     With Dask, each run's agent call is a task on the cluster; this process still writes the store,
-    grades and shows progress (docs/running.md, "Running on a Dask cluster").
+    grades and shows progress (docs/running.md, "Running on a Dask cluster"). With --server, the
+    server's pool runs it (with the definition's settings) and this command follows its progress.
     """
-    exp = _experiment_or_file(ctx, experiment, reuse)
+    backend = ctx.backend
+    given = {"concurrency": concurrency, "started_by": started_by, "executor": executor,
+             "scheduler": scheduler, "dask_local": dask_local}  # fmt: skip
+    options = {k: v for k, v in given.items() if v is not None}
+    if ctx.server is None and no_wait:
+        raise click.UsageError("--no-wait starts it in a server's pool: give --server URL, or drop --no-wait")
+    if ctx.server is not None and options:
+        flags = ", ".join("--as" if k == "started_by" else f"--{k.replace('_', '-')}" for k in options)
+        raise click.UsageError(
+            f"{flags}: a local run's setting(s); with --server the server's pool runs the experiment with "
+            "its definition's (and records $ABBENCH_ACTOR as who ran it): drop them, or drop --server"
+        )
+    exp = _experiment_or_file(backend, experiment, reuse)
+    if no_wait:
+        _start_on_server(ctx, exp, as_json)
+        return
     summary = with_progress(
-        quiet or as_json,
-        lambda observers: run_experiment(
-            exp.id, store=ctx.store, observers=observers, concurrency=concurrency, started_by=started_by,
-            executor=executor, scheduler=scheduler, dask_local=dask_local,
-        ),
-    )  # fmt: skip
+        quiet or as_json, lambda observers: backend.run_experiment(exp.id, observers=observers, **options)
+    )
 
     def human() -> None:
-        print_summary(summary, ctx.store.experiments.handle(exp))
-        print_failures(ctx.backend, exp)
+        print_summary(summary, backend.command_handle(exp))
+        print_failures(backend, exp)
 
     emit(as_json, summary.as_dict(), human)
     if summary.pause_reason is not None:
         # its work is not done: a script (CI) must not read the pause as success
         raise SystemExit(EXIT_BUDGET_PAUSED)
+
+
+def _start_on_server(ctx: Context, exp: Experiment, as_json: bool) -> None:
+    """`run --no-wait --server`: the server's pool takes it; where it stands now."""
+    client = cast("Client", ctx.backend)
+    client.start(exp.id)
+    p = client.experiment_status(exp.id)
+    emit(as_json, p.as_dict(), f"{exp.ref} started in the server's pool: {p.status}, {p.done}/{p.total} runs")
 
 
 @cli.command("status")

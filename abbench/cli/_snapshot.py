@@ -10,10 +10,10 @@ import click
 
 from abbench._text import clip
 from abbench.cli._app import Context, cli, emit, json_option, no_color, pass_ctx
-from abbench.snapshot import KNOWN_SCHEMES, build_snapshot, diff_snapshots, human_size, prepare_from_url
+from abbench.snapshot import build_snapshot, diff_snapshots, human_size
 
 if TYPE_CHECKING:
-    from abbench.snapshot import Snapshot
+    from abbench.snapshot import Snapshot, TakenSnapshot
 
 MAX_FILES = 5000
 """``--max-files``'s default: `abbench.snapshot.DEFAULT_MAX_FILES` (a test checks they agree), written out
@@ -48,12 +48,9 @@ def _human_size(n: int) -> str:
     return human_size(n)
 
 
-def _print_snapshot(snap: Snapshot, n_refs: int, new: bool | None, first_taken: str | None) -> None:
-    status = ""
-    if new is True:
-        status = "  stored (new)"
-    elif new is False:
-        status = f"  already stored (first taken {first_taken})"
+def _print_snapshot(taken: TakenSnapshot) -> None:
+    snap = taken.snapshot
+    status = "  stored (new)" if taken.new else f"  already stored (first taken {taken.first_taken_at})"
     click.echo(_style(snap.label, bold=True) + status)
     if snap.draft:
         source = "draft" + (f": {snap.draft_reason}" if snap.draft_reason else "")
@@ -76,11 +73,12 @@ def _print_snapshot(snap: Snapshot, n_refs: int, new: bool | None, first_taken: 
             + (f", {binary} binary (not indexed)" if binary else ""),
         )
     )
-    rows.append(("refs", f"{n_refs} sections"))
+    rows.append(("refs", f"{taken.n_refs} sections"))
     if snap.description:
         desc = clip(snap.description, 90)
         rows.append(("about", desc))
-    rows.append(("folder", str(snap.root)))
+    if taken.folder is not None:  # a server's folders are its own
+        rows.append(("folder", str(taken.folder)))
     for key, value in rows:
         click.echo(f"  {key:<8} {value}")
     for warning in snap.warnings:
@@ -157,46 +155,39 @@ def snapshot_cmd(
       abbench snapshot skills/big-skill --max-file-size 20MB --json
       abbench snapshot --git https://github.com/org/skills --ref v1 --path skills/routing
     """
-    store = ctx.store
+    backend = ctx.backend
     limits = {"max_file_bytes": max_file_size, "max_total_bytes": max_total_size, "max_files": max_files}
+    if ctx.server is not None:
+        _on_a_server(git_ref, repo)
+        limits = {}  # the server's own
     if git_url is not None:
-        snap = _snapshot_url(store, git_url, folder, ref, sub, git_ref, repo, limits)
+        if folder is not None or git_ref is not None or repo is not None:
+            raise click.UsageError("--git URL takes --ref and --path, not DIR, --git-ref or --repo")
+        taken = backend.snapshot_git(git_url, ref or "HEAD", sub, **limits)
     else:
         if folder is None:
             raise click.UsageError("give the skill folder DIR, or --git URL [--ref REF] [--path SUB]")
         if ref or sub:
             raise click.UsageError("--ref and --path go with --git URL (for a local repository: --git-ref)")
-        snap = store.snapshots.freeze(
-            folder,
-            git_ref=git_ref,
-            repo=repo,
-            max_file_bytes=max_file_size,
-            max_total_bytes=max_total_size,
-            max_files=max_files,
+        taken = backend.snapshot_skill(folder, git_ref=git_ref, repo=repo, **limits)
+    emit(as_json, taken.as_dict(), lambda: _print_snapshot(taken))
+
+
+def _on_a_server(git_ref: str | None, repo: str | None) -> None:
+    """With ``--server``: a folder's files are sent (as they are now) or the server clones a URL; the
+    limits are the server's."""
+    if git_ref is not None or repo is not None:
+        raise click.UsageError(
+            "--git-ref and --repo read a repository of this machine: with --server, name the repository "
+            "the server clones (--git URL --ref REF --path SUB), or drop --server"
         )
-    sources = store.snapshots.sources(snap)
-    n_refs = len(store.snapshots.references(snap))
-    new = len(sources) == 1
-    data = {**snap.to_dict(files=False), "n_refs": n_refs, "new": new, "times_taken": len(sources)}
-    emit(as_json, data, lambda: _print_snapshot(snap, n_refs, new, sources[0].taken_at))
-
-
-def _snapshot_url(
-    store: Any,
-    url: str,
-    folder: str | None,
-    ref: str | None,
-    sub: str | None,
-    git_ref: str | None,
-    repo: str | None,
-    limits: dict[str, Any],
-) -> Snapshot:
-    """The local `snapshot --git`: every scheme git knows but ext::/fd:: (this machine's own user asks)."""
-    if folder is not None or git_ref is not None or repo is not None:
-        raise click.UsageError("--git URL takes --ref and --path, not DIR, --git-ref or --repo")
-    prepared = prepare_from_url(url, ref or "HEAD", sub, schemes=KNOWN_SCHEMES, **limits)  # clone in $TMPDIR
-    snap: Snapshot = store.snapshots.add_prepared(prepared)
-    return snap
+    given = click.get_current_context()
+    for name in ("max_file_size", "max_total_size", "max_files"):
+        if given.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE:
+            raise click.UsageError(
+                f"--{name.replace('_', '-')} is the local store's limit: a server applies its own "
+                "(`abbench serve --max-request-mb`); drop it with --server"
+            )
 
 
 @cli.command("snapshots")

@@ -7,7 +7,7 @@ import json
 import os
 import tarfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from email.message import Message
 from pathlib import Path
 from typing import Any
@@ -17,24 +17,31 @@ import httpx
 
 from abbench import _actions as do
 from abbench._utf8 import read_utf8
+from abbench.compare import Comparison, MultiComparison
 from abbench.dataset import DatasetInfo
 from abbench.errors import AbbenchError, Action, UsageError
 from abbench.export import ExportResult
+from abbench.gate import GateResult, load_gate
 from abbench.report import ReportResult
-from abbench.runner import Progress, RecordSummary
+from abbench.runner import Progress, RecordSummary, RunSummary, StopReason
+from abbench.snapshot import TakenSnapshot, prepare_snapshot
 from abbench.store import Experiment, Failures, Review
 
-_FINAL = ("finished", "cancelled")
+MAX_ANSWER_BYTES = 256 * 1024**2
+"""The largest JSON answer a `Client` reads by default (a comparison of 100,000 cases is ~40 MB): a server
+that sends more is refused, not held in memory."""
+MAX_DOWNLOAD_BYTES = 8 * 1024**3
+"""The largest file (an export, a report) a `Client` writes by default; a larger one is removed."""
 
 
 class ServerError(AbbenchError):
-    """An error answer: `status` (HTTP) and `problem` (the server's problem details), with the facts
-    the problem carries (`kind`, `name`, `choices`)."""
+    """An error answer: `status` (HTTP), `title` and `problem` (the server's problem details), with the
+    facts the problem carries (`kind`, `name`, `choices`). Its message is the problem's detail, the
+    server's words for what a local store says (what to do worded again for the caller's view)."""
 
     def __init__(self, status: int, problem: dict[str, Any]):
-        said: list[str | Action] = [
-            f"{problem.get('title', 'error')} ({status}): {problem.get('detail', '')}"
-        ]
+        title, detail = str(problem.get("title") or "error"), str(problem.get("detail") or "")
+        said: list[str | Action] = [detail or f"the server answered {status} ({title})"]
         hint = problem.get("hint")
         if isinstance(hint, dict) and all(isinstance(hint.get(k), str) for k in ("python", "cli", "http")):
             # the server worded what to do as a request to it: word it back for the caller's view
@@ -48,16 +55,19 @@ class ServerError(AbbenchError):
             choices=problem.get("choices") or (),
         )
         self.status = status
+        self.title = title
         self.problem = problem
         self.exit_code = 1 if status == 409 else 2
 
 
-def _tar(folder: Path) -> bytes:
+def _tar(name: str, entries: Sequence[Any]) -> bytes:
+    """The files read from a skill folder (`abbench.snapshot.prepare_snapshot`'s) as a tar.gz under `name`."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tf:
-        for path in sorted(folder.rglob("*")):
-            if path.is_file() and not path.is_symlink():
-                tf.add(path, arcname=f"{folder.name}/{path.relative_to(folder).as_posix()}")
+        for entry in entries:
+            member = tarfile.TarInfo(f"{name}/{entry.path}")
+            member.size, member.mode = len(entry.data), 0o755 if entry.executable else 0o644
+            tf.addfile(member, io.BytesIO(entry.data))
     return buf.getvalue()
 
 
@@ -79,10 +89,22 @@ class Client:
         key: An API key (``abk_...``; default $ABBENCH_KEY).
         actor: Who or what is asking (sent as X-Abbench-Actor, recorded on the runs it starts).
         timeout: Seconds per request.
+        max_answer_bytes: The largest JSON answer read (default `MAX_ANSWER_BYTES`).
+        max_download_bytes: The largest file downloaded (default `MAX_DOWNLOAD_BYTES`).
+
+    The key goes to `base_url` only: a redirect is never followed (to another host it would carry the key;
+    this API answers none), it is an error.
     """
 
     def __init__(
-        self, base_url: str, key: str | None = None, *, actor: str | None = None, timeout: float = 120.0
+        self,
+        base_url: str,
+        key: str | None = None,
+        *,
+        actor: str | None = None,
+        timeout: float = 120.0,
+        max_answer_bytes: int = MAX_ANSWER_BYTES,
+        max_download_bytes: int = MAX_DOWNLOAD_BYTES,
     ):
         key = key or os.environ.get("ABBENCH_KEY")
         if not key:
@@ -94,7 +116,11 @@ class Client:
         headers = {"Authorization": f"Bearer {key}"}
         if actor:
             headers["X-Abbench-Actor"] = actor
-        self.http = httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout)
+        self.max_answer_bytes = max_answer_bytes
+        self.max_download_bytes = max_download_bytes
+        self.http = httpx.Client(
+            base_url=base_url.rstrip("/"), headers=headers, timeout=timeout, follow_redirects=False
+        )
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -107,21 +133,81 @@ class Client:
         self.close()
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
-        response = self.http.request(method, f"/api{path}", **kwargs)
+        """The JSON answer of a request to ``/api{path}`` (read within `max_answer_bytes`)."""
+        with self.http.stream(method, f"/api{path}", **kwargs) as response:
+            self._check(method, path, response)
+            body = self._read(response, self.max_answer_bytes, f"{method} {path}")
+        try:
+            return json.loads(body) if body else None
+        except ValueError:
+            raise ServerError(
+                502,
+                {
+                    "title": "not an abbench answer",
+                    "detail": f"{method} {path} answered {body[:200]!r}, not JSON; check the server URL",
+                },
+            ) from None
+
+    def _check(self, method: str, path: str, response: httpx.Response) -> None:
+        """Raise `ServerError` for an error answer (its problem details) or a redirect (never followed)."""
         if response.status_code >= 400:
+            body = self._read(response, 1024**2, f"{method} {path}", cut=True)
             try:
-                problem = response.json()
+                problem = json.loads(body)
             except ValueError:
-                problem = {"title": "error", "detail": response.text[:500]}
+                problem = None
+            if not isinstance(problem, dict):
+                problem = {"title": "error", "detail": body[:500].decode("utf-8", "replace")}
             raise ServerError(response.status_code, problem)
-        if response.status_code >= 300:  # a redirect is never an answer of this API (a path gone wrong)
+        if response.status_code >= 300 or response.status_code == 204:
+            where = response.headers.get("location")
             raise ServerError(
                 response.status_code,
-                {"title": "unexpected answer", "detail": f"{method} {path} answered {response.status_code}"},
+                {
+                    "title": "unexpected answer",
+                    "detail": f"{method} {path} answered {response.status_code}"
+                    + (
+                        f" (to {where}: not followed, the key goes to {self.http.base_url} only)"
+                        if where
+                        else ""
+                    )
+                    + "; check the server URL",
+                },
             )
-        if response.headers.get("content-type", "").startswith("application/json"):
-            return response.json()
-        return response
+
+    def _download(self, path: str, params: dict[str, Any], target: Callable[[httpx.Response], Path]) -> Path:
+        """Stream ``GET /api{path}`` into the file `target` names from the response, at most
+        `max_download_bytes` (a larger one, or one cut short, is removed: never half a file)."""
+        with self.http.stream("GET", f"/api{path}", params=params) as r:
+            self._check("GET", path, r)
+            file = target(r)
+            file.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                with open(file, "wb") as f:
+                    size = 0
+                    for chunk in r.iter_bytes():
+                        size += len(chunk)
+                        if size > self.max_download_bytes:
+                            raise _too_large(f"GET {path}", self.max_download_bytes)
+                        f.write(chunk)
+            except BaseException:
+                file.unlink(missing_ok=True)
+                raise
+        return file
+
+    def _read(self, response: httpx.Response, limit: int, what: str, *, cut: bool = False) -> bytes:
+        """The body of `response`, at most `limit` bytes (`cut`: the first `limit`; else an error)."""
+        chunks: list[bytes] = []
+        size = 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > limit:
+                if cut:
+                    chunks.append(chunk[: limit - (size - len(chunk))])
+                    break
+                raise _too_large(what, limit)
+            chunks.append(chunk)
+        return b"".join(chunks)
 
     # -- datasets and snapshots --------------------------------------------------------------------
 
@@ -162,26 +248,32 @@ class Client:
         """The datasets this key's owner holds, oldest first."""
         return [DatasetInfo.from_dict(d) for d in self._call("GET", "/datasets")]
 
-    def snapshot_skill(self, folder: str | os.PathLike[str]) -> dict[str, Any]:
-        """Upload a skill folder (sent as a tar.gz of its plain files)."""
-        folder = Path(folder)
-        data = _tar(folder)
-        result: dict[str, Any] = self._call(
-            "POST", "/skill-snapshots", files={"file": (f"{folder.name}.tgz", data)}
+    def snapshot_skill(self, folder: str | os.PathLike[str], **options: Any) -> TakenSnapshot:
+        """Upload a skill folder: the files a local snapshot would hold (read and checked here, with the
+        local defaults' limits), sent as a tar.gz; the snapshot the server stored, with its references
+        and takings (`TakenSnapshot`; its `folder` None: the server's own)."""
+        _local_only(
+            "snapshot_skill", options, "the server applies its own limits and reads no repository here"
         )
-        return result
+        prepared = prepare_snapshot(folder)  # read and checked as a local snapshot: the same mistakes told
+        name = Path(folder).resolve().name or "skill"
+        data = _tar(name, prepared.content.entries)
+        answer = self._call("POST", "/skill-snapshots", files={"file": (f"{name}.tgz", data)})
+        return TakenSnapshot.from_dict(answer)
 
-    def snapshot_git(self, url: str, ref: str = "HEAD", path: str | None = None) -> dict[str, Any]:
+    def snapshot_git(
+        self, url: str, ref: str = "HEAD", path: str | None = None, **limits: Any
+    ) -> TakenSnapshot:
         """Snapshot the folder `path` of a git repository at `ref`, cloned by the server.
 
         The server must reach `url` itself (https or ssh unless it allows more); an unknown ref
         answers 422 naming it, an unreachable repository 502.
         """
+        _local_only("snapshot_git", limits, "the server applies its own limits")
         body: dict[str, Any] = {"git": url, "ref": ref}
         if path is not None:
             body["path"] = path
-        result: dict[str, Any] = self._call("POST", "/skill-snapshots", json=body)
-        return result
+        return TakenSnapshot.from_dict(self._call("POST", "/skill-snapshots", json=body))
 
     # -- experiments -------------------------------------------------------------------------------
 
@@ -276,21 +368,44 @@ class Client:
         """Grade again from the stored executions."""
         return self._control(ref, "regrade", failed=failed or None)
 
-    def wait(self, ref: int | str, *, timeout: float | None = None, poll: float = 1.0) -> Progress:
-        """Wait until the experiment is finished or cancelled (following its events); where it stands then."""
+    def wait(
+        self,
+        ref: int | str,
+        *,
+        timeout: float | None = None,
+        poll: float = 1.0,
+        observers: Sequence[Any] = (),
+    ) -> Progress:
+        """Wait until the experiment is over (finished, cancelled, interrupted, or paused with no process
+        left to go on), following its events; where it stands then. Each of `observers` is told the
+        progress as it moves (`abbench.runner.Observer`: the progress bar of `abbench run`)."""
         deadline = None if timeout is None else time.monotonic() + timeout
+        path = f"/experiments/{_ref(ref)}/events"
         while True:
-            with self.http.stream(
-                "GET", f"/api/experiments/{_ref(ref)}/events", params={"every": poll}
-            ) as events:
-                if events.status_code >= 400:
-                    events.read()
-                    raise ServerError(events.status_code, events.json())
-                for line in events.iter_lines():
+            with self.http.stream("GET", f"/api{path}", params={"every": poll}) as events:
+                self._check("GET", path, events)
+                for line in _lines(events, self.max_answer_bytes, f"GET {path}"):
                     if line.startswith("event: end"):
                         return self.experiment_status(ref)
+                    if line.startswith("data: {") and observers and '"arms"' in line:
+                        progress = Progress.from_dict(json.loads(line[6:]))
+                        for observer in observers:
+                            observer.on_progress(progress)
                     if deadline is not None and time.monotonic() > deadline:
                         raise TimeoutError(f"experiment {ref} did not finish within {timeout} s")
+
+    def run_experiment(self, ref: int | str, *, observers: Sequence[Any] = (), **options: Any) -> RunSummary:
+        """Run the experiment in the server's pool and wait for it (`abbench.run_experiment`): what this
+        call did, counted from where the experiment stood before and after (a run that ran again counts
+        once), `elapsed_s` the wait seen here. The pool runs it with its definition's settings: `options`
+        (a local run's ``concurrency``, ``executor`` ...) are refused, naming them."""
+        _local_only("run_experiment", options, "the server's pool runs it with its definition's settings")
+        before = self.experiment_status(ref)
+        started = time.monotonic()
+        self.start(ref)
+        after = self.wait(ref, poll=0.5, observers=observers)
+        exp = self.load_experiment(ref)
+        return _summary(before, after, time.monotonic() - started, exp)
 
     def results(self, ref: int | str, **filters: Any) -> dict[str, Any]:
         """A page of runs (filters: arm, state, round (from 1), moved, disagreement, offset, limit)."""
@@ -300,12 +415,12 @@ class Client:
     # -- analysis ----------------------------------------------------------------------------------
 
     def compare_arms(
-        self, ref: int | str, a: str | None = None, b: str | None = None, *, grader: str | None = None
-    ) -> dict[str, Any]:
-        """The paired comparison of arm `b` against `a` (as `grader` alone graded the runs, when named)."""
-        body = {"experiment": str(ref), "a": a, "b": b, "grader": grader}
-        result: dict[str, Any] = self._call("POST", "/compare", json=body)
-        return result
+        self, ref: int | str, a: str | None = None, b: str | None = None, **settings: Any
+    ) -> Comparison:
+        """The paired comparison of arm `b` against `a` (`abbench.compare_arms`); `settings` are
+        `abbench.compare.CompareOptions`' fields (``grader``, ``outcome``, ``alpha``, ``margin`` ...)."""
+        body = {"experiment": str(ref), "a": a, "b": b, **_given(settings)}
+        return Comparison.from_dict(self._call("POST", "/compare", json=body))
 
     def compare_experiments(
         self,
@@ -313,27 +428,37 @@ class Client:
         ref_b: int | str,
         arm_a: str | None = None,
         arm_b: str | None = None,
-        *,
-        grader: str | None = None,
-    ) -> dict[str, Any]:
-        """An arm of `ref_b` against an arm of `ref_a` (409 when their datasets differ; as `grader` alone
-        graded the runs, when named)."""
-        body = {"experiment": str(ref_a), "vs": str(ref_b), "a": arm_a, "b": arm_b, "grader": grader}
-        result: dict[str, Any] = self._call("POST", "/compare", json=body)
-        return result
+        **settings: Any,
+    ) -> Comparison:
+        """An arm of `ref_b` against an arm of `ref_a` (`abbench.compare_experiments`; 409 when their
+        datasets differ); `settings` as `compare_arms`'."""
+        body = {"experiment": str(ref_a), "vs": str(ref_b), "a": arm_a, "b": arm_b, **_given(settings)}
+        return Comparison.from_dict(self._call("POST", "/compare", json=body))
+
+    def compare_all(self, ref: int | str, **settings: Any) -> MultiComparison:
+        """Every arm of the experiment: Cochran's Q, then each against the first (`abbench.compare_all`);
+        `settings`: ``outcome``, ``confidence``, ``alpha``, ``grader``."""
+        body = {"experiment": str(ref), "all": True, **_given(settings)}
+        return MultiComparison.from_dict(self._call("POST", "/compare", json=body))
 
     def evaluate_gate(
         self,
         ref: int | str,
         rules: str | os.PathLike[str] | list[dict[str, Any]] | dict[str, Any] | None = None,
         *,
-        arms: list[str] | None = None,
-    ) -> dict[str, Any]:
-        """The gate's outcome (rules: a list, a dict, or a YAML/JSON gate file)."""
-        result: dict[str, Any] = self._call(
-            "POST", f"/experiments/{_ref(ref)}/gate", json={"rules": _rules(rules), "arms": arms}
-        )
-        return result
+        arms: Sequence[str] | None = None,
+        vs: int | str | None = None,
+        cluster: str | None = None,
+    ) -> GateResult:
+        """The gate's outcome (`abbench.evaluate_gate`). `rules`: a list, a dict, or a YAML/JSON gate file
+        read here: checked here first (a mistake is told with its line), then sent with its name."""
+        source = None
+        if isinstance(rules, (str, os.PathLike)):
+            load_gate(Path(rules))  # the file's mistakes, said with their lines, before any request
+            source = str(rules)
+        body = {"rules": _rules(rules), "arms": list(arms) if arms else None, "source": source}
+        body.update({"vs": None if vs is None else str(vs), "cluster": cluster})
+        return GateResult.from_dict(self._call("POST", f"/experiments/{_ref(ref)}/gate", json=body))
 
     def add_review(
         self, ref: int | str, case_id: str, verdict: str, note: str | None = None, **more: Any
@@ -363,17 +488,16 @@ class Client:
             params["arms"] = list(arms)
         if vs is not None:
             params["vs"] = str(vs)
-        with self.http.stream("GET", f"/api/experiments/{_ref(ref)}/export", params=params) as r:
-            if r.status_code >= 400:
-                r.read()
-                raise ServerError(r.status_code, r.json())
-            written = json.loads(r.headers["x-abbench-export"])
-            target = Path(out) if out is not None else Path.cwd() / Path(written["path"]).name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with open(target, "wb") as f:
-                for chunk in r.iter_bytes():
-                    f.write(chunk)
-        return ExportResult.from_dict({**written, "path": target, "size_bytes": target.stat().st_size})
+        written: dict[str, Any] = {}
+
+        def target(r: httpx.Response) -> Path:
+            written.update(json.loads(r.headers["x-abbench-export"]))
+            return (
+                Path(out) if out is not None else Path.cwd() / _safe_name(written["path"], f"{ref}.{format}")
+            )
+
+        path = self._download(f"/experiments/{_ref(ref)}/export", params, target)
+        return ExportResult.from_dict({**written, "path": path, "size_bytes": path.stat().st_size})
 
     def render_report(
         self,
@@ -400,10 +524,11 @@ class Client:
         if grader is not None:
             body["grader"] = grader
         rendered = self._call("POST", f"/experiments/{_ref(ref)}/report", json=body)
-        response = self._call("GET", f"/experiments/{_ref(ref)}/report")
-        target = Path(out) if out is not None else Path("reports") / _file_name(response, f"{ref}.html")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(response.content)
+        target = self._download(
+            f"/experiments/{_ref(ref)}/report",
+            {},
+            lambda r: Path(out) if out is not None else Path("reports") / _file_name(r, f"{ref}.html"),
+        )
         return ReportResult.from_dict(
             {**rendered, "grader": grader}, html_path=target.resolve(), notebook_path=None
         )
@@ -412,6 +537,66 @@ class Client:
         """One input now, as a one-case experiment (skill: a snapshot of yours)."""
         result: dict[str, Any] = self._call("POST", "/try", json={"input": text, **options})
         return result
+
+
+def _local_only(call: str, options: dict[str, Any], why: str) -> None:
+    """Refuse options that work on a local store only, naming them (None is not given)."""
+    given = [k for k, v in options.items() if v is not None]
+    if given:
+        raise UsageError(
+            f"{call}: {', '.join(f'{k}=' for k in given)} work(s) on a local store only: {why}; drop them, "
+            "or call the library on a local store",
+            kind="option",
+            name=given[0],
+            choices=(),
+        )
+
+
+def _given(settings: dict[str, Any]) -> dict[str, Any]:
+    """The comparison options set (None: the server's default, as the library's)."""
+    return {k: v for k, v in settings.items() if v is not None}
+
+
+def _too_large(what: str, limit: int) -> ServerError:
+    return ServerError(
+        502,
+        {
+            "title": "answer too large",
+            "detail": f"{what}: the server sent more than {limit:,} bytes, the most this client reads; "
+            "check the server URL, or raise the client's limit (Client(max_answer_bytes=...))",
+        },
+    )
+
+
+def _lines(response: httpx.Response, limit: int, what: str) -> Any:
+    """The lines of an event stream, each at most `limit` bytes (a line never ending is an error)."""
+    pending = ""
+    for text in response.iter_text():
+        pending += text
+        *lines, pending = pending.split("\n")
+        yield from (line.rstrip("\r") for line in lines)
+        if len(pending) > limit:
+            raise _too_large(what, limit)
+    if pending:
+        yield pending
+
+
+def _summary(before: Progress, after: Progress, elapsed: float, exp: Experiment) -> RunSummary:
+    """What a run in the server's pool did, from the experiment's counts before and after it."""
+
+    def grown(count: Callable[[Progress], int]) -> int:
+        return max(0, count(after) - count(before))
+
+    graded = grown(lambda p: p.right + p.wrong + p.scored)
+    grading_failed = grown(lambda p: p.grading_failed)
+    execution_failed = grown(lambda p: p.execution_failed)
+    executed = graded + grading_failed + grown(lambda p: p.counts().get("executed", 0))
+    return RunSummary(
+        after.experiment, after.experiment_id, after.status, executed, graded,
+        execution_failed + grading_failed, grown(lambda p: p.cancelled), elapsed, after,
+        execution_failed=execution_failed, grading_failed=grading_failed,
+        pause_reason=after.pause_reason, notes=after.notes, stop_reason=StopReason.from_dict(exp.stop_reason),
+    )  # fmt: skip
 
 
 def _rules(rules: Any) -> Any:
@@ -427,7 +612,13 @@ def _file_name(response: httpx.Response, default: str) -> str:
     """The file name a download's Content-Disposition gives (RFC 6266, ``filename*`` too), else `default`."""
     header = Message()
     header["content-disposition"] = response.headers.get("content-disposition", "")
-    return Path(header.get_filename() or default).name or default
+    return _safe_name(header.get_filename() or default, default)
+
+
+def _safe_name(name: str, default: str) -> str:
+    """The last part of a file name a server gave (never a folder, ``..`` or a hidden name), else `default`."""
+    last = Path(str(name).replace("\\", "/")).name
+    return last if last and not last.startswith(".") else Path(default).name
 
 
 def _experiment(answer: dict[str, Any]) -> Experiment:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
+from abbench._result import read_record
 from abbench.compare._api import compare_arms
 from abbench.compare._options import CompareOptions
 from abbench.errors import UsageError
@@ -78,6 +80,11 @@ class MultiComparison(Result):
     pairs: tuple[ArmPair, ...]
     notes: tuple[str, ...]
     grader: str | None = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MultiComparison:
+        """The comparison `as_dict` wrote (a server's answer), every field read back."""
+        return read_record(cls, data)
 
 
 def compare_all(

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from abbench._result import read_record
 from abbench.compare._activation import TriggerHelp
 from abbench.compare._heterogeneity import Heterogeneity
 from abbench.compare._text import TextChanges
 from abbench.compare._verdict import Settled, Verdict, VerdictCode, settle
 from abbench.compare._votes import VOTE_MARGIN, VOTE_MIN_CASES, Votes, vote_decision
-from abbench._result import read_record
 from abbench.metrics import Estimate, FormatDifference, Result
 from abbench.review import JudgeAgreement
 from abbench.stats import (

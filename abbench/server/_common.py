@@ -151,6 +151,19 @@ def snapshot_view(snap: Any) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k not in _HIDDEN}
 
 
+def taken_view(store: Any, snap: Any) -> dict[str, Any]:
+    """A snapshot just taken, as `abbench.snapshot.TakenSnapshot.from_dict` reads it: its files (the
+    caller's own), references and takings, and no server path."""
+    taken = store.snapshots.taken(snap)
+    data = {k: v for k, v in snap.to_dict(files=True).items() if k not in _HIDDEN}
+    return {
+        **data,
+        "n_refs": taken.n_refs,
+        "times_taken": taken.times_taken,
+        "first_taken_at": taken.first_taken_at,
+    }
+
+
 def experiment_view(exp: Any, progress: Any | None = None) -> dict[str, Any]:
     """An experiment: its record (what `abbench.store.Experiment.from_dict` reads back: identity,
     definition, arms, status, runner), whether a process runs it now, and its progress when given."""

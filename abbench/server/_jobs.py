@@ -19,7 +19,7 @@ from abbench.dataset import MappingProfile, preview_import
 from abbench.report import render_report
 from abbench.runner import RecordError, create_experiment, record_runs
 from abbench.server import _owned, _policy
-from abbench.server._common import dataset_view, experiment_view, snapshot_view
+from abbench.server._common import dataset_view, experiment_view, taken_view
 from abbench.server._documents import load_document, load_json
 from abbench.server._problems import Problem
 from abbench.server._settings import ServerSettings
@@ -88,7 +88,7 @@ def snapshot_archive(settings: ServerSettings, owner: str, archive: str, stem: s
     with _store(settings) as store, acting_as(owner):
         snap = store.snapshots.freeze(skill)
         store.keys.grant("snapshot", snap.hash, owner)
-        return snapshot_view(snap)
+        return taken_view(store, snap)
 
 
 _GIT_STATUS = {
@@ -122,7 +122,7 @@ def snapshot_git(
     with _store(settings) as store, acting_as(owner):
         snap = store.snapshots.add_prepared(prepared)
         store.keys.grant("snapshot", snap.hash, owner)
-        return snapshot_view(snap)
+        return taken_view(store, snap)
 
 
 def definition(body: bytes, content_type: str) -> Any:

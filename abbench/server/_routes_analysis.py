@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import FileResponse, JSONResponse
@@ -14,10 +14,10 @@ from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
 from abbench import _actions as do
-from abbench.compare import compare_arms, compare_experiments
+from abbench.compare import compare_all, compare_arms, compare_experiments
 from abbench.errors import ComparisonRefused
 from abbench.export import EXPORT_FORMATS, EXPORT_KINDS, export
-from abbench.gate import evaluate_gate
+from abbench.gate import evaluate_gate, load_gate
 from abbench.metrics import MAX_GRADER_NAME, check_grader
 from abbench.review import add_review
 from abbench.runner import try_input
@@ -107,19 +107,41 @@ def download_export(
     )
 
 
+MAX_ITERATIONS = 100_000
+"""The most bootstrap replicates a request may ask for (ten times the default): each costs the server."""
+_ALL_SETTINGS = ("outcome", "confidence", "alpha", "grader")
+"""What `abbench compare` passes `compare_all` (every arm): the rest are a pair's."""
+
+
 class CompareIn(BaseModel):
-    """Two arms of one experiment, or an arm of each of two experiments (b − a)."""
+    """Two arms of one experiment, or an arm of each of two experiments (b − a), or every arm (``all``);
+    how to compare them: `abbench.compare.CompareOptions`' fields."""
 
     experiment: str
     vs: str | None = Field(None, description="A second experiment: compare its arm with the first's")
     a: str | None = None
     b: str | None = None
+    all: bool = Field(False, description="Every arm: Cochran's Q and each arm against the first")
     grader: str | None = Field(
         default=None,
         min_length=1,
         max_length=MAX_GRADER_NAME,
         description="Compare as this grader alone graded the runs (a grader of the experiment; 422 lists them)",
     )
+    outcome: Literal["auto", "passed", "score"] = "auto"
+    cluster: Literal["domain"] | None = None
+    confidence: float = Field(0.95, gt=0, lt=1)
+    alpha: float = Field(0.05, gt=0, lt=1)
+    power: float = Field(0.8, gt=0, lt=1)
+    margin: float = Field(0.02, ge=0, allow_inf_nan=False)
+    iterations: int = Field(10_000, ge=1, le=MAX_ITERATIONS, description="Bootstrap replicates")
+    seed: int = Field(0, ge=0, lt=2**32)
+    bootstrap: bool | None = None
+    details: bool | None = None
+
+    def settings(self) -> dict[str, Any]:
+        """The options as `compare_arms` takes them by name."""
+        return self.model_dump(exclude={"experiment", "vs", "a", "b", "all"})
 
 
 @router.post("/compare", summary="Compare two arms or two experiments (409 when the datasets differ)")
@@ -127,8 +149,11 @@ def compare(request: Request, caller: Reader, body: CompareIn) -> JSONResponse:
     """The paired comparison; a comparison across dataset fingerprints is refused with both of them."""
     store = store_of(request)
     first = _owned.experiment(store, body.experiment, caller.owner)
+    if body.all:
+        settings = {k: v for k, v in body.settings().items() if k in _ALL_SETTINGS}
+        return answer(compare_all(first.id, store=store, **settings))
     if body.vs is None:
-        return answer(compare_arms(first.id, body.a, body.b, store=store, grader=body.grader))
+        return answer(compare_arms(first.id, body.a, body.b, store=store, **body.settings()))
     other = _owned.experiment(store, body.vs, caller.owner)
     if first.dataset != other.dataset:
         refused = ComparisonRefused(
@@ -140,7 +165,7 @@ def compare(request: Request, caller: Reader, body: CompareIn) -> JSONResponse:
         )
         raise refusal(409, "comparison refused", refused, fingerprints=[first.dataset, other.dataset])
     return answer(
-        compare_experiments(first.id, other.id, arm_a=body.a, arm_b=body.b, store=store, grader=body.grader)
+        compare_experiments(first.id, other.id, arm_a=body.a, arm_b=body.b, store=store, **body.settings())
     )
 
 
@@ -150,6 +175,13 @@ class GateIn(BaseModel):
     rules: list[dict[str, Any]] | dict[str, Any] | None = None
     arms: list[str] | None = None
     vs: str | None = None
+    source: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=500,
+        description="Where the rules were written (a file's name), for the messages",
+    )
+    cluster: Literal["domain"] | None = None
 
 
 @router.post(
@@ -161,7 +193,9 @@ def gate(request: Request, caller: Reader, ref: str, body: GateIn) -> JSONRespon
     exp = _owned.experiment(store, ref, caller.owner)
     vs = _owned.experiment(store, body.vs, caller.owner).id if body.vs else None
     _own_gate_inline(exp, body.rules)
-    result = evaluate_gate(exp.id, body.rules, store=store, arms=body.arms, vs=vs)
+    names = tuple(a.name for a in exp.arms)
+    rules = load_gate(body.rules, arms=names, origin=body.source) if body.rules is not None else None
+    result = evaluate_gate(exp.id, rules, store=store, arms=body.arms, vs=vs, cluster=body.cluster)
     return answer(result.as_dict("http"))
 
 

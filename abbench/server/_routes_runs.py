@@ -412,7 +412,9 @@ async def _events(request: Request, exp_id: int, every: float) -> AsyncIterator[
             last = key
             yield f"event: progress\ndata: {json.dumps(progress.as_dict(), default=str)}\n\n"
         left = progress.queued is not None and progress.queued.not_started  # a server did not start it
-        if (progress.status in _FINAL or left) and not pool_of(request).busy(exp_id):
+        # paused with no process of the pool left: its budget stopped it, and nothing moves until a resume
+        over = progress.status in _FINAL or progress.status == ExperimentStatus.PAUSED or left
+        if over and not pool_of(request).busy(exp_id):
             yield f"event: end\ndata: {json.dumps({'status': progress.status})}\n\n"
             return
         await asyncio.sleep(every)
@@ -422,7 +424,8 @@ async def _events(request: Request, exp_id: int, every: float) -> AsyncIterator[
 def events(
     request: Request, caller: Reader, ref: str, every: float = Query(0.5, ge=0.1, le=10)
 ) -> StreamingResponse:
-    """`state` when the status changes, `progress` when runs finish, `end` when it is over."""
+    """`state` when the status changes, `progress` when runs finish, `end` when it is over (finished,
+    cancelled, interrupted, or paused with no process of the pool running it)."""
     exp = _owned.experiment(store_of(request), ref, caller.owner)
     return StreamingResponse(
         _events(request, exp.id, every), media_type="text/event-stream", headers={"Cache-Control": "no-store"}

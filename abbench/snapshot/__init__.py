@@ -45,6 +45,7 @@ if typing.TYPE_CHECKING:
         Snapshot,
         SnapshotFile,
         SnapshotSource,
+        TakenSnapshot,
         version_label as version_label,
     )
     from abbench.snapshot._sections import (
@@ -72,6 +73,7 @@ __all__ = [
     "SnapshotDiff",
     "SnapshotFile",
     "SnapshotSource",
+    "TakenSnapshot",
     "build_snapshot",
     "content_hash",
     "diff_snapshots",
@@ -124,6 +126,7 @@ __getattr__, __dir__ = _lazy.exports(
             "SnapshotFile",
             "SnapshotSource",
             "version_label",
+            "TakenSnapshot",
         ),
         "abbench.snapshot._sections": (
             "front_matter_end",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
@@ -246,3 +247,62 @@ class Snapshot:
                 {"path": f.path, "sha256": f.sha256, "size": f.size, "binary": f.binary} for f in self.files
             ]
         return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Snapshot:
+        """The snapshot `to_dict` described (a server's answer, which names no folder of the server's:
+        `root` is then the empty path and `source_path` None)."""
+        names = {f.name for f in fields(cls)} - {"root", "files", "warnings", "front_matter"}
+        return cls(
+            root=Path(data.get("root") or ""),
+            files=tuple(SnapshotFile(**f) for f in data.get("files") or ()),
+            warnings=tuple(data.get("warnings") or ()),
+            front_matter=dict(data.get("front_matter") or {}),
+            **{k: data[k] for k in names if k in data},
+        )
+
+
+@dataclass(frozen=True)
+class TakenSnapshot:
+    """What taking a snapshot stored (`abbench.cli`'s ``snapshot``, locally or on a server).
+
+    Attributes:
+        snapshot: The stored snapshot.
+        n_refs: Its indexed references (heading sections).
+        times_taken: How many times its content was taken, this time included (1: stored now).
+        first_taken_at: When its content was first taken (ISO-8601, UTC).
+        folder: Where its files are on this machine (None on a server: its folders are its own).
+    """
+
+    snapshot: Snapshot
+    n_refs: int
+    times_taken: int
+    first_taken_at: str | None
+    folder: Path | None = None
+
+    @property
+    def new(self) -> bool:
+        """Whether this taking stored the content (the first taking of it)."""
+        return self.times_taken == 1
+
+    def as_dict(self) -> dict[str, Any]:
+        """The snapshot as `Snapshot.to_dict` (without files), with the references and the takings."""
+        return {
+            **self.snapshot.to_dict(files=False),
+            "n_refs": self.n_refs,
+            "new": self.new,
+            "times_taken": self.times_taken,
+            "first_taken_at": self.first_taken_at,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TakenSnapshot:
+        """What `as_dict` (or a server's answer: its files listed, no folder of its own) wrote."""
+        root = data.get("root")
+        return cls(
+            Snapshot.from_dict(data),
+            int(data["n_refs"]),
+            int(data["times_taken"]),
+            data.get("first_taken_at"),
+            Path(root) if root else None,
+        )

@@ -31,6 +31,7 @@ from abbench.snapshot import (
     Snapshot,
     SnapshotFile,
     SnapshotSource,
+    TakenSnapshot,
     version_label,
 )
 from abbench.store._base import current_user, dumps, loads, now_iso
@@ -381,6 +382,13 @@ class Snapshots(Noun):
             "SELECT * FROM snapshot_sources WHERE snapshot = ? ORDER BY id", (snap.hash,)
         )
         return [_source_from_row(r) for r in rows]
+
+    def taken(self, ref: str | Snapshot) -> TakenSnapshot:
+        """A snapshot with its references counted and its takings (how many, the first when)."""
+        snap = self.get(ref)
+        sources = self.sources(snap)
+        first = sources[0].taken_at if sources else None
+        return TakenSnapshot(snap, len(self.references(snap)), len(sources), first, snap.root)
 
     def references(self, ref: str | Snapshot) -> list[str]:
         """Every stable reference (``path#heading``) of a snapshot, from the reference index."""
