@@ -99,9 +99,8 @@ def read_record(cls: type[T], data: Mapping[str, Any]) -> T:
     local API returns).
 
     Nested records are read by their own ``from_dict`` when the class defines one, else by this; a tuple
-    comes back from a list, an enum from its value, a `pathlib.Path` from its text, a number a float field
-    holds from an int, and a figure `plain` wrote as None (NaN, inf) back as NaN where the field is a
-    float that is never None. Keys beyond the fields (properties written after them) are ignored; a field
+    comes back from a list, an enum from its value, a `pathlib.Path` from its text, and a figure `plain`
+    wrote as None (NaN, inf) back as NaN where the field is a float that is never None. Keys beyond the fields (properties written after them) are ignored; a field
     left out (``export=False``) takes its default.
     """
     hints = _HINTS.get(cls) or _hints(cls)
@@ -136,8 +135,8 @@ def _read(hint: Any, value: Any) -> Any:
             return None
         kinds = [a for a in args if a is not type(None)]
         return _read(kinds[0], value) if len(kinds) == 1 else value
-    if hint is float:
-        return math.nan if value is None else float(value)
+    if hint is float:  # an int stays one: written again, it reads as it did
+        return math.nan if value is None else value
     if value is None or hint is Any:
         return value
     if origin is tuple:

@@ -8,22 +8,25 @@ and graders the server allows.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from typing import Any
 
+from abbench import _actions as do
 from abbench.dataset import DatasetInfo, MappingProfile
-from abbench.errors import NotFoundError
+from abbench.errors import Action, NotFoundError
 from abbench.runner import list_experiments, load_spec
 from abbench.server import _policy
 from abbench.server._documents import INT_MAX
-from abbench.server._problems import Problem, not_found
+from abbench.server._problems import Problem, not_found, refusal
 from abbench.server._settings import ServerSettings
 from abbench.snapshot import Snapshot
 from abbench.store import Experiment, Store
 
 
 def experiment(store: Store, ref: str | int, owner: str) -> Experiment:
-    """The owner's experiment `ref` (id, ``#id`` or name: the latest of that name), else a 404."""
+    """The owner's experiment `ref` (id, ``#id`` or name: the latest of that name), else a 404 in the
+    local store's words, its "did you mean" drawn from the owner's names alone."""
     text = str(ref).strip().lstrip("#")
     if text.isascii() and text.isdigit():
         try:
@@ -32,11 +35,32 @@ def experiment(store: Store, ref: str | int, owner: str) -> Experiment:
             found = None
         if found is not None and found.owner == owner:
             return found
-        raise not_found("experiment", ref, "experiments")
-    named = [e for e in owned_experiments(store, owner, tries=True) if e.name == text]
+        if str(ref).strip().startswith("#"):
+            raise _no_experiment(
+                f"no experiment {str(ref).strip()}; `", do.list_experiments(), "` lists them"
+            )
+    owned = owned_experiments(store, owner, tries=True)
+    named = [e for e in owned if e.name == text]
     if not named:
-        raise not_found("experiment", ref, "experiments")
+        names = sorted({e.name for e in owned})
+        close = difflib.get_close_matches(text.partition("@")[0], names, n=3, cutoff=0.6)
+        said = f"did you mean {' or '.join(map(repr, close))}? `" if close else "`"
+        if not names:
+            raise _no_experiment(
+                text,
+                f"no experiment named {text!r}; the store has no experiments yet; create one with `",
+                do.create_experiment(),
+                "`",
+            )
+        raise _no_experiment(
+            text, f"no experiment named {text!r}; {said}", do.list_experiments(), "` lists them"
+        )
     return named[0]
+
+
+def _no_experiment(name: str, *said: str | Action) -> Problem:
+    """A 404 for an experiment this owner does not hold (another owner's is said to be missing alike)."""
+    return refusal(404, "not found", NotFoundError(*said, kind="experiment", name=name))
 
 
 def owned_experiments(store: Store, owner: str, *, tries: bool = False) -> list[Experiment]:

@@ -4,6 +4,8 @@ reports (render, then download) and tries."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -15,7 +17,7 @@ from starlette.concurrency import run_in_threadpool
 
 from abbench import _actions as do
 from abbench.compare import compare_all, compare_arms, compare_experiments
-from abbench.errors import ComparisonRefused
+from abbench.errors import ComparisonRefused, NotFoundError
 from abbench.export import EXPORT_FORMATS, EXPORT_KINDS, export
 from abbench.gate import evaluate_gate, load_gate
 from abbench.metrics import MAX_GRADER_NAME, check_grader
@@ -144,11 +146,26 @@ class CompareIn(BaseModel):
         return self.model_dump(exclude={"experiment", "vs", "a", "b", "all"})
 
 
+@contextmanager
+def _in_own_words() -> Iterator[None]:
+    """Within the caller's own experiments (looked up already), an arm, grader or class that is missing
+    is told in the library's words, as a local store tells it: its names are the caller's."""
+    try:
+        yield
+    except NotFoundError as exc:
+        raise refusal(404, "not found", exc) from None
+
+
 @router.post("/compare", summary="Compare two arms or two experiments (409 when the datasets differ)")
 def compare(request: Request, caller: Reader, body: CompareIn) -> JSONResponse:
     """The paired comparison; a comparison across dataset fingerprints is refused with both of them."""
     store = store_of(request)
     first = _owned.experiment(store, body.experiment, caller.owner)
+    with _in_own_words():
+        return _compare(store, caller, first, body)
+
+
+def _compare(store: Any, caller: Caller, first: Any, body: CompareIn) -> JSONResponse:
     if body.all:
         settings = {k: v for k, v in body.settings().items() if k in _ALL_SETTINGS}
         return answer(compare_all(first.id, store=store, **settings))
@@ -194,8 +211,9 @@ def gate(request: Request, caller: Reader, ref: str, body: GateIn) -> JSONRespon
     vs = _owned.experiment(store, body.vs, caller.owner).id if body.vs else None
     _own_gate_inline(exp, body.rules)
     names = tuple(a.name for a in exp.arms)
-    rules = load_gate(body.rules, arms=names, origin=body.source) if body.rules is not None else None
-    result = evaluate_gate(exp.id, rules, store=store, arms=body.arms, vs=vs, cluster=body.cluster)
+    with _in_own_words():
+        rules = load_gate(body.rules, arms=names, origin=body.source) if body.rules is not None else None
+        result = evaluate_gate(exp.id, rules, store=store, arms=body.arms, vs=vs, cluster=body.cluster)
     return answer(result.as_dict("http"))
 
 

@@ -286,9 +286,13 @@ class TakenSnapshot:
         return self.times_taken == 1
 
     def as_dict(self) -> dict[str, Any]:
-        """The snapshot as `Snapshot.to_dict` (without files), with the references and the takings."""
+        """The snapshot as `Snapshot.to_dict` (without files; a server's paths left out), with the
+        references and the takings."""
+        data = self.snapshot.to_dict(files=False)
+        if self.folder is None:  # on a server: its folders are its own
+            data = {k: v for k, v in data.items() if k not in ("root", "source_path")}
         return {
-            **self.snapshot.to_dict(files=False),
+            **data,
             "n_refs": self.n_refs,
             "new": self.new,
             "times_taken": self.times_taken,

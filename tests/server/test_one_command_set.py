@@ -276,3 +276,163 @@ def test_report_says_the_same_on_a_store_and_on_its_server(served, tmp_path):
     local, remote = said("local"), said("server")
     assert local.startswith("wrote HERE/page.html (SIZE, ") and "\ndecision: " in local, local
     assert remote == local.replace("executed notebook: HERE/page.ipynb\n", ""), (local, remote)
+
+
+def _said(served, how: str, folder, *args: str) -> tuple[int, str]:
+    """The exit code and output (stderr too) of ``abbench ARGS`` in `folder`, on the store or its server."""
+    server, key, store_dir = served
+    target = ["--store", str(store_dir)] if how == "local" else ["--server", server.url]
+    folder.mkdir(exist_ok=True)
+    runner = CliRunner(
+        env={"ABBENCH_KEY": key, "ABBENCH_SERVER": None, "ABBENCH_STORE": None, "NO_COLOR": "1"}
+    )
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(folder)
+        result = runner.invoke(cli, [*target, *args], catch_exceptions=False)
+    return result.exit_code, result.output.replace(str(folder), "HERE")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("compare", "both-ways"),
+        ("compare", "both-ways", "--arms", "b", "a", "--by-domain", "--margin", "0.1", "--limit", "2"),
+        ("compare", "both-ways", "--grader", "label_match", "--no-bootstrap", "--details"),
+        ("compare", "both-ways", "--json"),
+        ("gate", "both-ways"),
+        ("gate", "both-ways", "--arms", "b", "a", "--allow-inconclusive"),
+        ("gate", "both-ways", "--rules", "GATE"),
+        ("gate", "both-ways", "--rules", "GATE", "--json"),
+        # what goes wrong is said in the same words, with the same exit code
+        ("compare", "both-ways", "--arms", "a", "bb"),
+        ("compare", "no-such-experiment"),
+        ("gate", "both-ways", "--rules", "BAD"),
+        ("gate", "both-ways", "--rules", "missing.yaml"),
+        ("gate", "both-ways", "--arms", "a", "nope"),
+    ],
+)
+def test_compare_and_gate_say_the_same_on_a_store_and_on_its_server(served, tmp_path, args):
+    gate = tmp_path / "gate.yaml"
+    gate.write_text(
+        "baseline: a\ncandidate: b\nrules:\n  - {metric: accuracy, op: '>=', value: 0.5}\n"
+        "  - {metric: regressed, op: '<=', value: 0, severity: warn}\n",
+        encoding="utf-8",
+    )
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "rules:\n  - {metric: accuracy, op: '>=', value: 0.5}\n  - {metric: nope, op: '>=', value: 1}\n"
+    )
+    args = tuple({"GATE": str(gate), "BAD": str(bad)}.get(a, a) for a in args)
+    local, remote = (_said(served, how, tmp_path / how, *args) for how in ("local", "server"))
+    assert local == remote, (local, remote)
+    code, out = local
+    if "--json" in args:
+        assert json.loads(out)  # the same JSON, key for key
+    elif args[:2] == ("compare", "both-ways") and code == 0:
+        assert out.startswith(("b vs a on ", "a vs b on ")) and "paired case(s)" in out, out
+    elif args[0] == "gate" and code in (0, 1) and "error" not in out:
+        assert "GATE" in out and ("decision (b vs a):" in out or "decision (a vs b):" in out), out
+    else:
+        assert code == 2 and out.startswith("error: "), out
+
+
+def _skill(folder):
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        "---\nname: routing\ndescription: routes\n---\n# Rules\n- fast\n## More\n"
+    )
+    (folder / "notes.md").write_text("# Notes\ntext\n", encoding="utf-8")
+    (folder / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    return folder
+
+
+def test_snapshot_says_the_same_on_a_store_and_on_its_server(served, tmp_path):
+    """The same files sent to the server make the same snapshot, told in the same words; the folder the
+    store keeps them in is said only locally (a server's folders are its own)."""
+    skill = _skill(tmp_path / "skills" / "routing")
+    code, first = _said(served, "local", tmp_path / "first", "snapshot", str(skill))
+    assert code == 0 and "stored (new)" in first, first
+    local, remote = (
+        _said(served, how, tmp_path / how, "snapshot", str(skill)) for how in ("local", "server")
+    )
+    assert local[0] == remote[0] == 0
+    folder = [line for line in local[1].splitlines(keepends=True) if line.startswith("  folder ")]
+    assert len(folder) == 1 and remote[1] == local[1].replace(folder[0], ""), (local, remote)
+    assert (
+        "already stored (first taken " in remote[1]
+        and "files    3 (" in remote[1]
+        and "1 binary" in remote[1]
+    )
+    local_json, remote_json = (
+        json.loads(_said(served, how, tmp_path / f"{how}-j", "snapshot", str(skill), "--json")[1])
+        for how in ("local", "server")
+    )
+    server_own = {"root", "source_path"}  # a server's paths are never sent
+    assert remote_json.keys() == local_json.keys() - server_own
+    assert remote_json.pop("times_taken") == local_json.pop("times_taken") + 1
+    assert remote_json == {k: v for k, v in local_json.items() if k not in server_own}
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("--git-ref", "v1"), "--git-ref and --repo read a repository of this machine"),
+        (("--max-files", "3"), "--max-files is the local store's limit"),
+    ],
+)
+def test_snapshot_refuses_on_a_server_what_only_a_local_store_does(served, tmp_path, args, said):
+    code, out = _said(served, "server", tmp_path, "snapshot", str(_skill(tmp_path / "s")), *args)
+    assert code == 2 and said in out, out
+
+
+def test_run_says_the_same_on_a_store_and_on_its_server(served, tmp_path):
+    """An experiment run here and its twin run by the server's pool are told alike: the totals, each
+    arm, the failures and what to do (the name, the id and the time aside)."""
+    server, key, _ = served
+    with Client(server.url, key) as c:
+        fingerprint = c.load_experiment("both-ways").dataset
+    said = {}
+    for how in ("local", "server"):
+        spec = {**_spec(f"run-{how}", fingerprint), "arms": {}}
+        agent = {"agent": "python", "function": "tests.server.test_one_command_set:refuses_some"}
+        spec["arms"] = {"a": agent, "b": {**agent}}
+        path = tmp_path / f"run-{how}.yaml"
+        path.write_text(json.dumps(spec), encoding="utf-8")
+        code, out = _said(served, how, tmp_path / how, "run", str(path), "-q")
+        said[how] = (code, re.sub(r"#\d+", "#N", out.replace(f"run-{how}", "X")))
+        said[how] = (code, re.sub(r" in [\d.]+ s —", " in S s —", said[how][1]))
+    assert said["local"] == said["server"], said
+    code, out = said["local"]
+    assert code == 0 and out.startswith("X (#N): finished in S s — executed 8, graded 8, execution failed 4")
+    assert "  re-run them: abbench retry X --failed" in out
+    local, remote = (
+        _said(served, how, tmp_path / f"{how}-c", "compare", "run-local", "run-server")
+        for how in ("local", "server")
+    )
+    assert local == remote and local[0] == 0 and "run-server/b vs run-local/b" in local[1], local
+
+
+def test_run_refuses_on_a_server_what_only_a_local_run_does(served, tmp_path):
+    code, out = _said(served, "server", tmp_path, "run", "both-ways", "--concurrency", "3", "--as", "me")
+    assert code == 2 and "--concurrency, --as: a local run's setting(s)" in out, out
+    code, out = _said(served, "local", tmp_path, "run", "both-ways", "--no-wait")
+    assert code == 2 and "--no-wait starts it in a server's pool" in out, out
+
+
+def test_the_client_returns_the_comparison_and_gate_records(served):
+    """The records the server sends are the library's, field for field (`from_dict` of `as_dict`)."""
+    from abbench.compare import Comparison, compare_arms
+    from abbench.gate import GateResult, evaluate_gate
+
+    server, key, store_dir = served
+    with Client(server.url, key) as c, open_store(store_dir) as s:
+        remote = c.compare_arms("both-ways", "a", "b", margin=0.05, seed=3)
+        assert isinstance(remote, Comparison)
+        local = compare_arms("both-ways", "a", "b", store=s, margin=0.05, seed=3)
+        assert remote.as_dict() == local.as_dict() and remote.fixed == local.fixed
+        gate = c.evaluate_gate("both-ways", arms=["a", "b"])
+        assert isinstance(gate, GateResult)
+        here = evaluate_gate("both-ways", store=s, arms=["a", "b"])
+        assert gate.as_dict("cli") == here.as_dict("cli") and gate.worded_reason("cli") == here.worded_reason(
+            "cli"
+        )
