@@ -283,9 +283,8 @@ def _said(served, how: str, folder, *args: str) -> tuple[int, str]:
     server, key, store_dir = served
     target = ["--store", str(store_dir)] if how == "local" else ["--server", server.url]
     folder.mkdir(exist_ok=True)
-    runner = CliRunner(
-        env={"ABBENCH_KEY": key, "ABBENCH_SERVER": None, "ABBENCH_STORE": None, "NO_COLOR": "1"}
-    )
+    env = {"ABBENCH_KEY": key, "ABBENCH_SERVER": None, "ABBENCH_STORE": None, "NO_COLOR": "1"}
+    runner = CliRunner(env={**env, "ABBENCH_USER": "alice"})  # what is made here is the key owner's too
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(folder)
         result = runner.invoke(cli, [*target, *args], catch_exceptions=False)
@@ -409,7 +408,7 @@ def test_run_says_the_same_on_a_store_and_on_its_server(served, tmp_path):
         _said(served, how, tmp_path / f"{how}-c", "compare", "run-local", "run-server")
         for how in ("local", "server")
     )
-    assert local == remote and local[0] == 0 and "run-server/b vs run-local/b" in local[1], local
+    assert local == remote and local[0] == 0 and "run-server/b vs run-local/b" in local[1], (local, remote)
 
 
 def test_run_refuses_on_a_server_what_only_a_local_run_does(served, tmp_path):
