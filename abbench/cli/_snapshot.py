@@ -125,6 +125,7 @@ def _print_snapshot(taken: TakenSnapshot) -> None:
     show_default=True,
     help="Refuse more files.",
 )
+@click.option("-q", "--quiet", is_flag=True, help="Print the hash alone (for V=$(abbench snapshot -q DIR)).")
 @json_option
 @pass_ctx
 def snapshot_cmd(
@@ -138,6 +139,7 @@ def snapshot_cmd(
     max_file_size: int,
     max_total_size: int,
     max_files: int,
+    quiet: bool,
     as_json: bool,
 ) -> None:
     """Snapshot a skill folder (or a git ref of it) into the store.
@@ -154,6 +156,7 @@ def snapshot_cmd(
       abbench snapshot skills/routing --repo ~/src/agent-skills --git-ref main~3
       abbench snapshot skills/big-skill --max-file-size 20MB --json
       abbench snapshot --git https://github.com/org/skills --ref v1 --path skills/routing
+      V2=$(abbench snapshot -q skills/fast-slow-routing)      # the hash alone, for a definition
     """
     backend = ctx.backend
     limits = {"max_file_bytes": max_file_size, "max_total_bytes": max_total_size, "max_files": max_files}
@@ -170,7 +173,7 @@ def snapshot_cmd(
         if ref or sub:
             raise click.UsageError("--ref and --path go with --git URL (for a local repository: --git-ref)")
         taken = backend.snapshot_skill(folder, git_ref=git_ref, repo=repo, **limits)
-    emit(as_json, taken.as_dict(), lambda: _print_snapshot(taken))
+    emit(as_json, taken.as_dict(), taken.snapshot.hash if quiet else lambda: _print_snapshot(taken))
 
 
 def _on_a_server(git_ref: str | None, repo: str | None) -> None:
