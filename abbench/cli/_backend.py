@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import abbench.report
-import abbench.runner  # the package faces load a name's module when it is first used: every command
+import abbench.runner
+import abbench.snapshot  # the package faces load a name's module when it is first used: every command
 
 # goes through a backend, and `abbench import` must not load the runner (0.35 s) to read a CSV
 
@@ -194,10 +195,10 @@ class LocalBackend:
     def snapshot_git(
         self, url: str, ref: str = "HEAD", path: str | None = None, **limits: Any
     ) -> TakenSnapshot:
-        from abbench.snapshot import KNOWN_SCHEMES, prepare_from_url  # the clone's code: for --git only
-
         # every scheme git knows but ext::/fd:: (this machine's own user asks); cloned in $TMPDIR
-        prepared = prepare_from_url(url, ref, path, schemes=KNOWN_SCHEMES, **limits)
+        prepared = abbench.snapshot.prepare_from_url(
+            url, ref, path, schemes=abbench.snapshot.KNOWN_SCHEMES, **limits
+        )
         return self.store.snapshots.taken(self.store.snapshots.add_prepared(prepared))
 
     def run_experiment(self, ref: int | str, *, observers: Sequence[Any] = (), **options: Any) -> RunSummary:
@@ -206,9 +207,8 @@ class LocalBackend:
     def compare_arms(
         self, ref: int | str, a: str | None = None, b: str | None = None, **settings: Any
     ) -> Comparison:
-        from abbench.compare import compare_arms  # numpy and the statistics: for the commands comparing
-
-        return compare_arms(ref, a, b, store=self.store, **settings)
+        compared: Comparison = _analysis()[0].compare_arms(ref, a, b, store=self.store, **settings)
+        return compared
 
     def compare_experiments(
         self,
@@ -218,14 +218,14 @@ class LocalBackend:
         arm_b: str | None = None,
         **settings: Any,
     ) -> Comparison:
-        from abbench.compare import compare_experiments
-
-        return compare_experiments(ref_a, ref_b, arm_a=arm_a, arm_b=arm_b, store=self.store, **settings)
+        compared: Comparison = _analysis()[0].compare_experiments(
+            ref_a, ref_b, arm_a=arm_a, arm_b=arm_b, store=self.store, **settings
+        )
+        return compared
 
     def compare_all(self, ref: int | str, **settings: Any) -> MultiComparison:
-        from abbench.compare import compare_all
-
-        return compare_all(ref, store=self.store, **settings)
+        compared: MultiComparison = _analysis()[0].compare_all(ref, store=self.store, **settings)
+        return compared
 
     def evaluate_gate(
         self,
@@ -236,10 +236,11 @@ class LocalBackend:
         vs: int | str | None = None,
         cluster: str | None = None,
     ) -> GateResult:
-        from abbench.gate import evaluate_gate
-
         pair = list(arms) if arms else None
-        return evaluate_gate(ref, rules, store=self.store, arms=pair, vs=vs, cluster=cluster)
+        gated: GateResult = _analysis()[1].evaluate_gate(
+            ref, rules, store=self.store, arms=pair, vs=vs, cluster=cluster
+        )
+        return gated
 
     def export(
         self,
@@ -258,6 +259,14 @@ class LocalBackend:
         self, ref: int | str, out: str | os.PathLike[str] | None = None, **options: Any
     ) -> ReportResult:
         return abbench.report.render_report(ref, out=out, store=self.store, **options)
+
+
+def _analysis() -> tuple[Any, Any]:
+    """`abbench.compare` and `abbench.gate`: numpy and the statistics, loaded by the commands that compare
+    or gate only (`status` stays light)."""
+    from abbench import compare, gate
+
+    return compare, gate
 
 
 def remote_client(server: str) -> Client:
