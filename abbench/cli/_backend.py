@@ -169,7 +169,9 @@ class LocalBackend:
         return abbench.runner.create_experiment(Path(definition), store=self.store, reuse=reuse)
 
     def load_experiment(self, ref: int | str) -> Experiment:
-        return abbench.runner.load_experiment(ref, store=self.store)
+        # the store's own lookup (`abbench.load_experiment`'s): the runner's definition models (pydantic)
+        # stay unloaded for a command that runs a stored experiment
+        return self.store.experiments.get(ref)
 
     def command_handle(self, exp: Experiment) -> str:
         return self.store.experiments.handle(exp)

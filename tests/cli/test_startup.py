@@ -117,9 +117,11 @@ def test_run_reaches_its_first_agent_call_without_heavy_modules(probe_store):
     _, modules, result = probe_store
     assert result.returncode == 0, result.stderr
     assert _loaded(modules, HEAVY) == []
-    # only the `run` command's module of the CLI, and no statistics, dataset reader, judge or HTTP client
+    # only the `run` command's module of the CLI (and the backend it runs through), and no statistics,
+    # dataset reader, judge or HTTP client
     assert {m for m in modules if m.startswith("abbench.cli")} <= RUN_COMMAND_MODULES | {
-        "abbench.cli._progress"
+        "abbench.cli._progress",
+        "abbench.cli._backend",
     }
     assert _loaded(modules, ("abbench.stats", "abbench.metrics", "abbench.compare", "abbench.report")) == []
     assert (
