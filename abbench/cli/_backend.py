@@ -11,7 +11,6 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-import abbench.report
 import abbench.runner
 import abbench.snapshot  # the package faces load a name's module when it is first used: every command
 
@@ -260,7 +259,9 @@ class LocalBackend:
     def render_report(
         self, ref: int | str, out: str | os.PathLike[str] | None = None, **options: Any
     ) -> ReportResult:
-        return abbench.report.render_report(ref, out=out, store=self.store, **options)
+        from abbench.report import render_report  # its package: loaded by the commands that render
+
+        return render_report(ref, out=out, store=self.store, **options)
 
 
 def _analysis() -> tuple[Any, Any]:
