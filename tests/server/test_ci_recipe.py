@@ -47,13 +47,13 @@ def test_the_readme_ci_recipe_creates_runs_gates_and_keeps_the_report(tmp_path):
     finally:
         server.stop()
     assert done.returncode in (0, 1), done.stdout + done.stderr
-    found = re.search(r"gate: (.+)", done.stdout)
+    found = re.search(r"^v2 vs v1: GATE (.+?) — decided on ", done.stdout, re.M)
     assert found, done.stdout + done.stderr
-    outcome = found.group(1).strip()
+    outcome = found.group(1).strip().lower()
     assert (done.returncode == 0) == outcome.startswith("pass"), done.stdout
-    # The remote gate says what the local one says: its pair, its coverage and every rule with its value
-    # (an earlier remote printed "pass None" per rule).
-    assert "v2 vs v1 (pair named by" in done.stdout and "decided on" in done.stdout, done.stdout
+    # The remote gate is the local one: its pair, its coverage and every rule with its value (an earlier
+    # remote printed "pass None" per rule).
+    assert "; pair named by experiment decision; rules: data/demo/gate.yaml" in done.stdout, done.stdout
     rules = yaml.safe_load((REPO / "data" / "demo" / "gate.yaml").read_text(encoding="utf-8"))["rules"]
     for rule in rules:
         assert re.search(rf"[✓✗!?] {re.escape(rule['name'])}: {rule['metric']} ", done.stdout), rule

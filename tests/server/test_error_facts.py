@@ -58,4 +58,15 @@ def test_a_missing_experiment_says_only_what_is_missing(alice):
     with pytest.raises(ServerError) as refused:
         alice.load_experiment("#424242")
     assert refused.value.status == 404
-    assert set(refused.value.problem) <= {"type", "title", "status", "detail", "instance", "kind"}
+    # the caller's own reference and what to do (list yours), never another owner's names
+    assert set(refused.value.problem) <= {
+        "type",
+        "title",
+        "status",
+        "detail",
+        "instance",
+        "kind",
+        "name",
+        "hint",
+    }
+    assert refused.value.problem.get("name") == "#424242" and "choices" not in refused.value.problem

@@ -93,19 +93,19 @@ def test_tag_branch_and_sha_give_the_local_snapshots_of_those_commits(repo, ann,
     root, v1_sha, v2_sha = repo
     url = root.as_uri()
     by_tag = ann.snapshot_git(url, ref="v1", path="skills/routing")
-    assert by_tag["hash"] == _local_hash(tmp_path / "a", V1)
+    assert by_tag.snapshot.hash == _local_hash(tmp_path / "a", V1)
     assert (by_tag["commit"], by_tag["tag"], by_tag["git_ref"]) == (v1_sha, "v1", "v1")
     assert by_tag["draft"] is False and by_tag["remote"] == url and by_tag["repo"] == url
     assert by_tag["skill_name"] == "routing" and by_tag["subdir"] == "skills/routing"
     by_branch = ann.snapshot_git(url, ref="main", path="skills/routing")
-    assert by_branch["hash"] == _local_hash(tmp_path / "b", V2) != by_tag["hash"]
+    assert by_branch.snapshot.hash == _local_hash(tmp_path / "b", V2) != by_tag.snapshot.hash
     assert by_branch["commit"] == v2_sha
-    assert ann.snapshot_git(url, ref=v1_sha, path="skills/routing")["hash"] == by_tag["hash"]
-    assert ann.snapshot_git(url, ref=v1_sha[:10], path="skills/routing")["hash"] == by_tag["hash"]
+    assert ann.snapshot_git(url, ref=v1_sha, path="skills/routing").snapshot.hash == by_tag.snapshot.hash
+    assert ann.snapshot_git(url, ref=v1_sha[:10], path="skills/routing").snapshot.hash == by_tag.snapshot.hash
     whole = ann.snapshot_git(url)  # HEAD, the top of the repository
-    assert whole["commit"] == v2_sha and whole["hash"] != by_branch["hash"]
+    assert whole.snapshot.commit == v2_sha and whole.snapshot.hash != by_branch.snapshot.hash
     hashes = {s["hash"] for s in ann.http.get("/api/skill-snapshots").json()}
-    assert {by_tag["hash"], by_branch["hash"], whole["hash"]} <= hashes
+    assert {by_tag.snapshot.hash, by_branch.snapshot.hash, whole.snapshot.hash} <= hashes
     server, _ = gitserver
     assert list(_spool(server).iterdir()) == []  # every clone removed
 

@@ -35,7 +35,7 @@ def done(alice):
     ds = alice.import_dataset(DEMO / "cases.csv", mapping=MAPPING, name="demo")
     v1 = alice.snapshot_skill(DEMO / "skills" / "fast-slow-routing-v1")
     v2 = alice.snapshot_skill(DEMO / "skills" / "fast-slow-routing-v2")
-    exp = alice.create_experiment(_definition("routing", ds.fingerprint, v1["hash"], v2["hash"]))
+    exp = alice.create_experiment(_definition("routing", ds.fingerprint, v1.snapshot.hash, v2.snapshot.hash))
     alice.start(exp.id)
     finished = alice.wait(exp.id)
     return {"dataset": ds, "v1": v1, "v2": v2, "exp": alice.load_experiment(exp.id), "progress": finished}
