@@ -40,7 +40,7 @@ def test_sigkill_mid_experiment_then_restart_loses_and_duplicates_nothing(tmp_pa
                 "rounds": 2,
                 "concurrency": 4,
                 "graders": ["label_match"],
-                "arms": {"none": gated, "v2": {**gated, "skill": v2["hash"]}},
+                "arms": {"none": gated, "v2": {**gated, "skill": v2.snapshot.hash}},
             }
         )
         total = c.results(exp.id, limit=1)["total"]

@@ -138,7 +138,7 @@ def test_another_owner_sees_nothing_and_gets_the_404_of_a_missing_object(alice, 
         ).replace("nope@000000000000", "X")
     # bob cannot build on alice's dataset or snapshots either
     with pytest.raises(ServerError) as refused:
-        bob.create_experiment(_definition("theft", fp, done["v1"]["hash"], done["v2"]["hash"]))
+        bob.create_experiment(_definition("theft", fp, done["v1"].snapshot.hash, done["v2"].snapshot.hash))
     assert refused.value.status == 404
     # alice's objects are untouched
     assert alice.load_experiment(exp_id).status == "finished"
@@ -182,7 +182,7 @@ def test_experiments_on_different_datasets_are_refused_409_with_both_fingerprint
     small.write_text("\n".join(lines[:41]) + "\n", encoding="utf-8")
     other = alice.import_dataset(small, mapping=MAPPING, name="demo-small")
     exp2 = alice.create_experiment(
-        _definition("routing-small", other.fingerprint, done["v1"]["hash"], done["v2"]["hash"])
+        _definition("routing-small", other.fingerprint, done["v1"].snapshot.hash, done["v2"].snapshot.hash)
     )
     with pytest.raises(ServerError) as refused:
         alice.compare_experiments(done["exp"].id, exp2.id)
@@ -264,7 +264,7 @@ def test_openapi_and_docs_are_served_without_a_cdn(live):
 
 
 def test_try_runs_one_input_and_keeps_it(alice, done):
-    result = alice.try_input("导航去公司", skill=done["v2"]["hash"], expected="slow", labels=["fast", "slow"])
+    result = alice.try_input("导航去公司", skill=done["v2"].snapshot.hash, expected="slow", labels=["fast", "slow"])
     assert result["state"] in ("pass", "fail") and result["experiment"]["owner"] == "alice"
     assert result["experiment_id"] not in [e.id for e in alice.list_experiments()]
     assert result["experiment_id"] in [e.id for e in alice.list_experiments(include_tries=True)]
@@ -279,7 +279,7 @@ def test_a_report_renders_on_the_server_and_downloads(alice, done, tmp_path):
 
 def test_controls_pause_resume_cancel_retry_regrade_over_http(alice, done):
     defn = _definition(
-        "controls", done["dataset"].fingerprint, done["v1"]["hash"], done["v2"]["hash"], limit=5
+        "controls", done["dataset"].fingerprint, done["v1"].snapshot.hash, done["v2"].snapshot.hash, limit=5
     )
     exp = alice.create_experiment(defn)
     assert alice.pause_experiment(exp.id) is False  # no runner holds it: paused at once
