@@ -96,7 +96,7 @@ def test_tag_branch_and_sha_give_the_local_snapshots_of_those_commits(repo, ann,
     assert by_tag.snapshot.hash == _local_hash(tmp_path / "a", V1)
     assert (by_tag["commit"], by_tag["tag"], by_tag["git_ref"]) == (v1_sha, "v1", "v1")
     assert by_tag["draft"] is False and by_tag["remote"] == url and by_tag["repo"] == url
-    assert by_tag["skill_name"] == "routing" and by_tag["subdir"] == "skills/routing"
+    assert by_tag.snapshot.skill_name == "routing" and by_tag.snapshot.subdir == "skills/routing"
     by_branch = ann.snapshot_git(url, ref="main", path="skills/routing")
     assert by_branch.snapshot.hash == _local_hash(tmp_path / "b", V2) != by_tag.snapshot.hash
     assert by_branch["commit"] == v2_sha
