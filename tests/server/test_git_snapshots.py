@@ -94,8 +94,9 @@ def test_tag_branch_and_sha_give_the_local_snapshots_of_those_commits(repo, ann,
     url = root.as_uri()
     by_tag = ann.snapshot_git(url, ref="v1", path="skills/routing")
     assert by_tag.snapshot.hash == _local_hash(tmp_path / "a", V1)
-    assert (by_tag["commit"], by_tag["tag"], by_tag["git_ref"]) == (v1_sha, "v1", "v1")
-    assert by_tag["draft"] is False and by_tag["remote"] == url and by_tag["repo"] == url
+    tagged = by_tag.snapshot
+    assert (tagged.commit, tagged.tag, tagged.git_ref) == (v1_sha, "v1", "v1")
+    assert tagged.draft is False and tagged.remote == url and tagged.repo == url
     assert by_tag.snapshot.skill_name == "routing" and by_tag.snapshot.subdir == "skills/routing"
     by_branch = ann.snapshot_git(url, ref="main", path="skills/routing")
     assert by_branch.snapshot.hash == _local_hash(tmp_path / "b", V2) != by_tag.snapshot.hash

@@ -264,7 +264,9 @@ def test_openapi_and_docs_are_served_without_a_cdn(live):
 
 
 def test_try_runs_one_input_and_keeps_it(alice, done):
-    result = alice.try_input("导航去公司", skill=done["v2"].snapshot.hash, expected="slow", labels=["fast", "slow"])
+    result = alice.try_input(
+        "导航去公司", skill=done["v2"].snapshot.hash, expected="slow", labels=["fast", "slow"]
+    )
     assert result["state"] in ("pass", "fail") and result["experiment"]["owner"] == "alice"
     assert result["experiment_id"] not in [e.id for e in alice.list_experiments()]
     assert result["experiment_id"] in [e.id for e in alice.list_experiments(include_tries=True)]
