@@ -53,7 +53,7 @@ def test_the_readme_ci_recipe_creates_runs_gates_and_keeps_the_report(tmp_path):
     assert (done.returncode == 0) == outcome.startswith("pass"), done.stdout
     # The remote gate is the local one: its pair, its coverage and every rule with its value (an earlier
     # remote printed "pass None" per rule).
-    assert "; pair named by experiment decision; rules: data/demo/gate.yaml" in done.stdout, done.stdout
+    assert "; pair named by data/demo/gate.yaml; rules: data/demo/gate.yaml" in done.stdout, done.stdout
     rules = yaml.safe_load((REPO / "data" / "demo" / "gate.yaml").read_text(encoding="utf-8"))["rules"]
     for rule in rules:
         assert re.search(rf"[✓✗!?] {re.escape(rule['name'])}: {rule['metric']} ", done.stdout), rule

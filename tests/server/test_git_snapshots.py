@@ -100,7 +100,7 @@ def test_tag_branch_and_sha_give_the_local_snapshots_of_those_commits(repo, ann,
     assert by_tag.snapshot.skill_name == "routing" and by_tag.snapshot.subdir == "skills/routing"
     by_branch = ann.snapshot_git(url, ref="main", path="skills/routing")
     assert by_branch.snapshot.hash == _local_hash(tmp_path / "b", V2) != by_tag.snapshot.hash
-    assert by_branch["commit"] == v2_sha
+    assert by_branch.snapshot.commit == v2_sha
     assert ann.snapshot_git(url, ref=v1_sha, path="skills/routing").snapshot.hash == by_tag.snapshot.hash
     assert ann.snapshot_git(url, ref=v1_sha[:10], path="skills/routing").snapshot.hash == by_tag.snapshot.hash
     whole = ann.snapshot_git(url)  # HEAD, the top of the repository
@@ -169,7 +169,7 @@ def test_another_owner_does_not_see_the_snapshot(repo, ann, gitserver):
     server, keys = gitserver
     mine = ann.snapshot_git(repo[0].as_uri(), ref="v1", path="skills/routing")
     with Client(server.url, keys["ben"]) as ben:
-        assert mine["hash"] not in {s["hash"] for s in ben.http.get("/api/skill-snapshots").json()}
+        assert mine.snapshot.hash not in {s["hash"] for s in ben.http.get("/api/skill-snapshots").json()}
 
 
 def test_a_bad_body_is_refused_by_name(ann):

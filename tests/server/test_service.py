@@ -54,7 +54,7 @@ def test_an_experiment_runs_in_the_server_and_every_read_route_answers(alice, do
     passed = alice.results(exp.id, state="pass", limit=1000)
     assert passed["total"] == sum(r["state"] == "pass" for r in every)
     comparison = alice.compare_arms(exp.id, "v1", "v2")
-    assert comparison["n_cases"] == 30 if "n_cases" in comparison else comparison
+    assert comparison.n_cases == 30, comparison
     moved = alice.results(exp.id, moved="moved", limit=1000)["runs"]
     assert {r["case_id"] for r in moved} <= {r["case_id"] for r in every}
     gate = alice.evaluate_gate(
@@ -149,11 +149,11 @@ def test_compare_takes_a_grader_of_the_experiment_and_refuses_another(alice, don
     own = alice.compare_arms(exp_id, "v1", "v2")
     by = alice.compare_arms(exp_id, "v1", "v2", grader="label_match")
     # its one grader decides every run: the view is the runs' own verdicts, and says whose it is
-    assert by["grader"] == "label_match" and own["grader"] is None
-    assert (by["n_cases"], by["value_b"]["value"], by["verdict"]["p_value"]) == (
-        own["n_cases"],
-        own["value_b"]["value"],
-        own["verdict"]["p_value"],
+    assert by.grader == "label_match" and own.grader is None
+    assert (by.n_cases, by.value_b.value, by.verdict.p_value) == (
+        own.n_cases,
+        own.value_b.value,
+        own.verdict.p_value,
     )
     for grader in ("x" * 201, ""):  # bounded before anything is read
         with pytest.raises(ServerError) as refused:
