@@ -126,8 +126,14 @@ FIELDS: dict[str, dict[str, str]] = {
     "GateRule": dict.fromkeys(
         ("metric", "op", "value", "severity", "name", "description", "allow_missing", "margin"), PLAIN
     ),
-    "GateIn": {"rules": PLAIN, "arms": PLAIN, "vs": OWNED},  # rules inline: load_gate reads no file then
-    "CompareIn": {"experiment": OWNED, "vs": OWNED, "a": PLAIN, "b": PLAIN, "grader": PLAIN},
+    # rules inline: load_gate reads no file then; source only names them in messages
+    "GateIn": {"rules": PLAIN, "arms": PLAIN, "vs": OWNED, "source": PLAIN, "cluster": PLAIN},
+    "CompareIn": {
+        "experiment": OWNED,
+        "vs": OWNED,
+        **dict.fromkeys(("a", "b", "all", "grader", "outcome", "cluster", "confidence", "alpha"), PLAIN),
+        **dict.fromkeys(("power", "margin", "iterations", "seed", "bootstrap", "details"), PLAIN),
+    },
     "ReviewIn": dict.fromkeys(("case_id", "verdict", "note", "arm", "run_id"), PLAIN),
     "TryIn": {
         "input": PLAIN,
