@@ -449,10 +449,14 @@ class StoreBase:
     def listing_stamp(self) -> tuple[Any, ...]:
         """What changes whenever an experiment is created, deleted, or changes status or control, or a
         dataset or snapshot is stored or deleted: one query of counts and maxima, for views that list
-        them to read the lists again only then (every such write stamps ``experiments.updated_at``)."""
+        them to read the lists again only then. ``updated_at`` has whole seconds, so a status changed in
+        the second the experiment was created would not move its maximum: each status and control is in
+        the stamp itself (a short text per experiment, read from the table alone)."""
         row = self.query_one(
             "SELECT (SELECT count(*) FROM experiments), (SELECT max(id) FROM experiments), "
-            "(SELECT max(updated_at) FROM experiments), (SELECT count(*) FROM datasets), "
+            "(SELECT max(updated_at) FROM experiments), "
+            "(SELECT group_concat(id || status || control, ',') FROM experiments), "
+            "(SELECT count(*) FROM datasets), "
             "(SELECT max(id) FROM datasets), (SELECT count(*) FROM snapshots)"
         )
         return () if row is None else tuple(row)
