@@ -15,7 +15,7 @@ def test_import_says_quotes_are_read_as_text_and_why(cli, realdata):
     assert preview.exit_code == 0 and f"· {NOTE}" in preview.output
     result = cli("import", sms, "--name", "sms")
     assert result.exit_code == 0, result.output
-    assert "(5574 cases from SMSSpamCollection)" in result.output
+    assert "(5,574 cases from SMSSpamCollection)" in result.output
     assert (
         "read        csv, utf-8 (detected), delimiter '\\t', quotes as text (quoting none)" in result.output
     )
