@@ -15,6 +15,7 @@ from abbench.errors import ComparisonRefused, UsageError
 from abbench.metrics import NO_DOMAIN
 from abbench.snapshot import SnapshotDiff, diff_snapshots
 from abbench.store import Experiment
+from abbench.types import ExperimentStatus
 from abbench.widgets._base import (
     NONE,
     STYLE,
@@ -100,8 +101,8 @@ def _usage_row(u: Any) -> tuple[str, ...]:
 def default_pair(store: Any, a: Any = None, b: Any = None) -> tuple[Experiment, Experiment] | str:
     """The two experiments a comparison opens on, or the sentence saying how to get a pair.
 
-    `a` and `b` as given (b defaults to a). Given none: the newest experiment when it has two arms or
-    more; when it has one, the newest earlier experiment on the same dataset fingerprint as its baseline.
+    `a` and `b` as given (b defaults to a). Given none: the newest finished experiment (the newest of all
+    when none has finished) when it has two arms or more; when it has one, the newest earlier experiment on the same dataset fingerprint as its baseline.
     A single experiment with one arm gets the sentence: what to run so that there is something to compare.
     """
     if a is not None:
@@ -115,7 +116,9 @@ def default_pair(store: Any, a: Any = None, b: Any = None) -> tuple[Experiment, 
         experiments = store.experiments.all()
         if not experiments:
             return "nothing to compare yet: run an experiment first (the 02_run notebook, or abbench.run_experiment)"
-        newest = experiments[0]
+        # A cancelled or unfinished newest experiment would open on partial figures: the newest that
+        # finished comes first, the newest of all when none has.
+        newest = next((e for e in experiments if e.status == ExperimentStatus.FINISHED), experiments[0])
         if len(newest.arms) >= 2:
             return newest, newest
     earlier = [e for e in store.experiments.all() if e.id != newest.id and e.dataset == newest.dataset]

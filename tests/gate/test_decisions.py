@@ -206,7 +206,8 @@ def test_the_pair_given_is_said_in_the_words_of_the_view_that_gave_it(demo_store
     assert g.pair.named_in("cli") == "--arms no-skill v2"
     assert g.as_dict("http")["pair"]["named_by"] == "the request's arms ['no-skill', 'v2']"
     banner = _banner(g)
-    assert "(pair named by arms=('no-skill', 'v2'))" in banner and "--arms" not in banner
+    assert "(pair named by the analyst's choice: baseline no-skill, candidate v2)" in banner
+    assert "--arms" not in banner and "arms=(" not in banner
     out = _gate(cli, store, "three", "--arms", "no-skill", "v2").output
     assert "pair named by --arms no-skill v2;" in out
     # Two experiments: the arms given are each experiment's arm, not the pair's display names.

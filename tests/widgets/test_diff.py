@@ -255,3 +255,17 @@ def test_cases_without_domains_get_a_note_not_an_empty_table_or_none_on_every_li
     assert "<table" not in w.domains_html.value
     (label,) = w.case_lists["fixed"].labels
     assert label == "c01 · question 1 · 0/1 → 1/1", label
+
+
+def test_naming_nothing_opens_on_the_newest_finished_pair_not_a_cancelled_one(store, ab, small):
+    from abbench.runner import cancel_experiment
+
+    later = create_experiment(
+        {"name": "later", "dataset": small.fingerprint, "arms": {"x": python_arm(), "y": python_arm()}},
+        store=store,
+    )
+    cancel_experiment(later.id, store=store)  # newer, but never ran: its figures would be empty
+    assert store.experiments.all()[0].id == later.id
+    w = DiffWidget(store)
+    assert (w.exp_a.value, w.exp_b.value) == (ab.id, ab.id)
+    assert w.comparison is not None and w.lists["fixed"] == ["c01"]

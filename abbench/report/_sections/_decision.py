@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from abbench import formatting as fm
-from abbench.compare import DEFAULT_MARGIN
+from abbench.compare import ARMS_GIVEN, DEFAULT_MARGIN
 from abbench.gate import (
     Conclusion,
     GateOutcome,
@@ -193,7 +193,13 @@ def _headline(gate: GateResult) -> str:
     """Who against whom, and on how many planned runs the decision rests."""
     a, b = gate.a, gate.b
     cov = gate.coverage
-    named_by = gate.pair.named_in("python")  # the report is a notebook: the pair given is its arguments
+    pair = gate.pair
+    # A stakeholder reads the page, not its notebook: arms chosen in a widget or a call are said as a choice.
+    named_by = (
+        f"the analyst's choice: baseline {pair.given[0]}, candidate {pair.given[1]}"
+        if pair.named_by == ARMS_GIVEN and pair.given is not None
+        else pair.named_in("python")
+    )
     headline = (
         f"Candidate {_side_name(b)} against baseline {_side_name(a)}"
         if a
