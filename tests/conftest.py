@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -37,22 +41,43 @@ def realdata() -> Path:
 
 
 @pytest.fixture(scope="session")
-def banking_store(tmp_path_factory) -> Path:
+def banking_store(tmp_path_factory) -> Iterator[Path]:
     """A store holding banking77 and a finished 300-case experiment of two builtin arms given the 77
     labels, its mapping declaring no label set (see tests/banking.py); shared, never written to."""
     from tests.banking import build_banking_store
 
-    return build_banking_store(tmp_path_factory.mktemp("banking") / "store", cases=300)
+    path = build_banking_store(tmp_path_factory.mktemp("banking") / "store", cases=300)
+    with _kept_unwritten(path):
+        yield path
 
 
 @pytest.fixture(scope="session")
-def shared_demo_store(tmp_path_factory) -> Path:
+def shared_demo_store(tmp_path_factory) -> Iterator[Path]:
     """The demo store as `tests.widgets.demo.build_demo_store` makes it (experiments ``demo`` and
     ``demo-v2-only``), in a folder named ``.abbench``; built once per session and shared, so never written
     to: a test that writes takes `demo_store_copy`."""
     from tests.widgets.demo import build_demo_store
 
-    return build_demo_store(tmp_path_factory.mktemp("demo") / ".abbench")
+    path = build_demo_store(tmp_path_factory.mktemp("demo") / ".abbench")
+    with _kept_unwritten(path):
+        yield path
+
+
+@contextlib.contextmanager
+def _kept_unwritten(store_dir: Path):
+    """Fail the session when a test wrote to a store it shares (the others would see its writes,
+    depending on the order the tests ran in): its database's contents before and after are compared."""
+
+    def contents() -> str:
+        conn = sqlite3.connect(f"file:{store_dir / 'abbench.db'}?mode=ro", uri=True)
+        try:
+            return hashlib.sha256("\n".join(conn.iterdump()).encode()).hexdigest()
+        finally:
+            conn.close()
+
+    before = contents()
+    yield
+    assert contents() == before, f"a test wrote to the shared store {store_dir}: take a copy to write to"
 
 
 @pytest.fixture
