@@ -115,7 +115,7 @@ def _draw_sample(ctx: Context, experiment: str, size: int, seed: int, arm: str |
     """Draw, record and list a random review sample, with the command that reviews each run."""
     sample = draw_review_sample(experiment, size, seed=seed, arm=arm, store=ctx.store)
     exp = ctx.store.experiments.get(sample.experiment_id)
-    runs = {r[0]: r for r in ctx.store.reviews.judged_runs(exp.id, arm)}
+    runs = ctx.store.reviews.run_positions(exp.id, sample.run_ids)  # the drawn runs alone
 
     def human() -> None:
         click.echo(
@@ -124,7 +124,7 @@ def _draw_sample(ctx: Context, experiment: str, size: int, seed: int, arm: str |
             "judge's accuracy corrected by people"
         )
         for run_id in sample.run_ids:
-            _, arm_name, case_id, _ = runs[run_id]
+            _, arm_name, case_id = runs[run_id]
             click.echo(f"  abbench review {exp.id} {case_id} --arm {arm_name} --run {run_id} --verdict ...")
 
     emit(as_json, sample.as_dict(), human)

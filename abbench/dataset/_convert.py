@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 from abbench.dataset._canonical import ContentHasher, fingerprint
 from abbench.dataset._formats import RowChunk, sniff_format
 from abbench.dataset._mapping import Mapper, MemoryIds
-from abbench.dataset._profile import MappingProfile, ReadOptions, ReadSpec, Shape
+from abbench.dataset._profile import MappingProfile, ReadOptions, ReadSpec, Shape, check_read_options
 from abbench.dataset._readers import CHUNK_SIZE, Table, read_table
 from abbench.dataset._recipes import Recipe, RowStream, get_recipe, table_stream
 from abbench.dataset._suggest import Suggestion, suggest_mapping
@@ -116,6 +116,7 @@ def plan_import(
     prof = load_profile(profile) if profile is not None else None
     recipe_name = recipe or (prof.recipe if prof is not None else None)
     rcp = get_recipe(recipe_name) if recipe_name else None
+    check_read_options(options)
     given = (read or ReadSpec()).updated(options)
     chosen_splits = list(splits) if splits else (prof.splits if prof is not None else None)
     table = read_table(p, read=_read_spec(p, rcp, prof, given), splits=chosen_splits)

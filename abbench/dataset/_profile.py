@@ -37,7 +37,7 @@ from abbench._utf8 import read_utf8
 from abbench._yaml import compose_yaml, error_at, error_problem, load_yaml
 from abbench.dataset._canonical import canonical_json
 from abbench.dataset._text import label_key
-from abbench.errors import MappingError
+from abbench.errors import MappingError, UnknownName, UsageError
 from abbench.types import CASE_FIELDS
 
 SPECIAL_SOURCES = ("$split", "$location", "$row", "$file")
@@ -230,6 +230,10 @@ class ReadSpec(BaseModel):
 
         Layers of read options stack this way: a recipe's, then a profile's ``read``, then the
         caller's (``ReadSpec().updated(recipe.read).updated(profile.read).updated(format=...)``).
+
+        Raises:
+            ValueError: an option that is no read option (a caller's are checked first: `check_read_options`).
+            UsageError: an option's value is not of its kind (a header row below 0).
         """
         given = options.model_dump() if isinstance(options, ReadSpec) else dict(options or {})
         given.update(more)
@@ -237,7 +241,24 @@ class ReadSpec(BaseModel):
         unknown = set(changes) - set(type(self).model_fields)
         if unknown:
             raise ValueError(f"not a read option: {', '.join(sorted(unknown))}")
-        return self.model_copy(update=changes) if changes else self
+        if not changes:
+            return self
+        try:  # checked as a profile's ``read`` is: `model_copy` alone would take a header row of -1
+            return type(self).model_validate({**self.model_dump(), **changes})
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            raise UsageError(f"read option {problems} (got {changes!r})") from None
+
+
+def check_read_options(options: Mapping[str, Any]) -> None:
+    """The read options a caller gave by name (`ReadOptions`): one that is no read option is refused.
+
+    Raises:
+        UnknownName: the first unknown one, with "did you mean" and the read options.
+    """
+    unknown = sorted(set(options) - set(ReadSpec.model_fields))
+    if unknown:
+        raise UnknownName("read option", unknown[0], ReadSpec.model_fields)
 
 
 class Shape(BaseModel):

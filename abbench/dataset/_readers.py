@@ -17,7 +17,7 @@ from abbench.dataset._formats import FORMATS, OpenedFile, RowChunk, sniff_format
 from abbench.dataset._hostile import json_problem
 from abbench.dataset._json import open_json, open_jsonl
 from abbench.dataset._jsonpath import PathError
-from abbench.dataset._profile import QUOTINGS, ReadOptions, ReadSpec
+from abbench.dataset._profile import QUOTINGS, ReadOptions, ReadSpec, check_read_options
 from abbench.dataset._sources import SourceCompiler
 from abbench.errors import ImportFailed, UsageError
 
@@ -281,9 +281,15 @@ def read_table(
     """
     p = Path(path).expanduser()
     check_data_file(p)
+    check_read_options(options)
     header_row = options.get("header_row")
     if header_row is not None and (not isinstance(header_row, int) or header_row < 0):
         raise UsageError(f"header_row is a row number from 1 (or 0 for no header), got {header_row!r}")
+    quoting = options.get("quoting")
+    if quoting is not None and quoting not in QUOTINGS:
+        raise UsageError(
+            f"quoting is 'csv' (quotes quote cells) or 'none' (quotes are text), got {quoting!r}"
+        )
     spec = (read or ReadSpec()).updated(options)
     fmt = _check_options(p, spec, splits)
     if fmt == "csv":
@@ -310,10 +316,6 @@ def _check_options(p: Path, spec: ReadSpec, splits: Sequence[str] | None) -> str
         raise UsageError(f"unknown format {spec.format!r}; choose one of {', '.join(FORMATS)}")
     if fmt != "xlsx" and spec.sheet is not None:
         raise UsageError(f"sheet= applies to Excel files; {p.name} is read as {fmt}")
-    if spec.quoting is not None and spec.quoting not in QUOTINGS:
-        raise UsageError(
-            f"quoting is 'csv' (quotes quote cells) or 'none' (quotes are text), got {spec.quoting!r}"
-        )
     if fmt != "csv" and spec.quoting is not None:
         raise UsageError(f"quoting= applies to CSV files; {p.name} is read as {fmt}")
     if fmt != "json" and splits:

@@ -205,14 +205,9 @@ def _sampled(store: Store, exp: Experiment) -> dict[int, tuple[str, set[str]]]:
     samples = store.reviews.samples(exp.id)[-1:]
     if not samples:
         return {}
-    run_ids = list(samples[0].run_ids)
-    where = store.reviews.run_positions(exp.id, run_ids)
-    # The sampled runs' own case ids: the dataset's fields, read again after each write (drawing the
-    # sample is one), would cost a second at 100,000 cases for a hundred ids.
-    case_of = store.reviews.run_case_ids(exp.id, run_ids)
     out: dict[int, tuple[str, set[str]]] = {}
-    for run_id, (idx, arm) in where.items():
-        out.setdefault(idx, (case_of[run_id], set()))[1].add(arm)
+    for idx, arm, case_id in store.reviews.run_positions(exp.id, samples[0].run_ids).values():
+        out.setdefault(idx, (case_id, set()))[1].add(arm)
     return out
 
 

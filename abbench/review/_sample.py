@@ -184,11 +184,11 @@ def _arm_figure(
     in_sample = np.isin(ids, np.asarray(sample.run_ids, dtype=np.int64))
     unlabeled = passed[~in_sample].astype(float)
     drawn_ids = ids[in_sample].tolist()
-    case_of = store.reviews.run_case_ids(exp.id, drawn_ids)
+    where = store.reviews.run_positions(exp.id, drawn_ids)
     y, yhat, missing = [], [], 0
     one_round = exp.rounds == 1
     for run_id, verdict in zip(drawn_ids, passed[in_sample].tolist(), strict=True):
-        case_id = case_of[run_id]
+        case_id = where[run_id][2]
         label = labels.get((case_id, arm, run_id))
         if label is None and one_round:
             label = labels.get((case_id, arm, None))
@@ -237,9 +237,8 @@ def sample_cases(
     samples = [store.reviews.get_sample(sample)] if sample is not None else store.reviews.samples(exp.id)[-1:]
     if not samples:
         return []
-    where = store.reviews.run_positions(exp.id, list(samples[0].run_ids))
     arms: dict[int, set[str]] = {}
-    for idx, arm in where.values():
+    for idx, arm, _ in store.reviews.run_positions(exp.id, samples[0].run_ids).values():
         arms.setdefault(idx, set()).add(arm)
     positions = sorted(arms)
     loader = _Loader(store, exp)

@@ -9,7 +9,7 @@ import socket
 import sqlite3
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from abbench import _actions as do
@@ -20,6 +20,7 @@ from abbench.store._experiment import (
     HEARTBEAT_STALE_S,
     STATUSES,
     TRY_TAG,
+    Arm,
     Experiment,
     _arm,
     _pid_alive,
@@ -45,6 +46,12 @@ _EXPERIMENT_COLUMNS = (
     "e.updated_at, e.created_by, e.runner_pid, e.runner_host, e.heartbeat_at, "
     "e.pause_reason, e.stop_reason, e.executor, e.runner_origin, e.halt, e.queued"
 )
+
+
+def _chunks(values: Sequence[Any], size: int = 900) -> Iterator[list[Any]]:
+    """`values` in lists of at most `size`: the parameters of one ``IN (...)`` within SQLite's limit."""
+    for start in range(0, len(values), size):
+        yield list(values[start : start + size])
 
 
 def _like_prefix(text: str) -> str:
@@ -171,7 +178,7 @@ class Experiments(Noun):
                     name=text,
                 )
             if rows:
-                return self._experiment_from_row(rows[0])
+                return self._experiments_from_rows(rows[:1])[0]
         rows = self._store.query(select + "WHERE e.name = ? ORDER BY e.id DESC", (text,))
         if not rows and "@" in text:
             rows = self._by_skill_version(select, text)
@@ -181,7 +188,7 @@ class Experiments(Noun):
             )
         if len(rows) > 1:
             self._note_same_name(text, rows)
-        return self._experiment_from_row(rows[0])
+        return self._experiments_from_rows(rows[:1])[0]
 
     def _by_skill_version(self, select: str, text: str) -> list[sqlite3.Row]:
         """Rows for ``NAME@VERSION`` (a prefix of the skill version, ``SKILL@VERSION``, or ``none``), newest first."""
@@ -265,29 +272,48 @@ class Experiments(Noun):
             where.append(f"NOT {IS_TRY_SQL}")
         if where:
             sql += " WHERE " + " AND ".join(where)
-        return [self._experiment_from_row(r) for r in self._store.query(sql + " ORDER BY e.id DESC", params)]
+        return self._experiments_from_rows(self._store.query(sql + " ORDER BY e.id DESC", params))
 
-    def _skills(self, settings: RunSettings, arms: Sequence[sqlite3.Row]) -> dict[str, tuple[str, bool]]:
-        """The skill name and draft mark (hash → (name, draft)) of every snapshot the arms use, as the
-        store has them now: a draft later taken again from a clean commit is no longer marked."""
-        hashes = sorted({h for a in arms for h in arm_snapshots(settings, a)})
-        if not hashes:
-            return {}
-        rows = self._store.query(
-            f"SELECT hash, skill_name, draft FROM snapshots WHERE hash IN ({','.join('?' * len(hashes))})",
-            tuple(hashes),
+    def _experiments_from_rows(self, rows: Sequence[sqlite3.Row]) -> list[Experiment]:
+        """The experiments of these rows, with their arms and their skills' names and draft marks read in
+        one query each for them all (not two queries an experiment: a list of thousands reads them)."""
+        ids = [int(r[0]) for r in rows]
+        arms: dict[int, list[sqlite3.Row]] = {i: [] for i in ids}
+        for chunk in _chunks(ids):
+            for a in self._store.query(
+                "SELECT id, name, position, agent, model, snapshot, params, experiment_id FROM arms "
+                f"WHERE experiment_id IN ({','.join('?' * len(chunk))}) ORDER BY experiment_id, position",
+                chunk,
+            ):
+                arms[int(a[7])].append(a)
+        definitions = [loads(r[8]) or {} for r in rows]
+        settings = [RunSettings.from_json(d) for d in definitions]
+        skills = self._skills(
+            sorted(
+                {h for i, s in zip(ids, settings, strict=True) for a in arms[i] for h in arm_snapshots(s, a)}
+            )
         )
-        return {h: (name, bool(draft)) for h, name, draft in rows}
+        return [
+            self._experiment_from_row(r, d, s, tuple(_arm(s, a, skills) for a in arms[i]))
+            for r, i, d, s in zip(rows, ids, definitions, settings, strict=True)
+        ]
 
-    def _experiment_from_row(self, r: sqlite3.Row) -> Experiment:
-        definition = loads(r[8]) or {}
-        settings = RunSettings.from_json(definition)
-        rows = self._store.query(
-            "SELECT id, name, position, agent, model, snapshot, params FROM arms WHERE experiment_id=? ORDER BY position",
-            (r[0],),
-        )
-        skills = self._skills(settings, rows)
-        arms = tuple(_arm(settings, a, skills) for a in rows)
+    def _skills(self, hashes: Sequence[str]) -> dict[str, tuple[str, bool]]:
+        """The skill name and draft mark (hash → (name, draft)) of these snapshots, as the store has them
+        now: a draft later taken again from a clean commit is no longer marked."""
+        out: dict[str, tuple[str, bool]] = {}
+        for chunk in _chunks(hashes):
+            rows = self._store.query(
+                f"SELECT hash, skill_name, draft FROM snapshots WHERE hash IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+            out.update({h: (name, bool(draft)) for h, name, draft in rows})
+        return out
+
+    @staticmethod
+    def _experiment_from_row(
+        r: sqlite3.Row, definition: dict[str, Any], settings: RunSettings, arms: tuple[Arm, ...]
+    ) -> Experiment:
         return Experiment(
             id=r[0],
             name=r[1],

@@ -171,3 +171,73 @@ def test_the_reports_review_section_says_the_corrected_figure(store, judged_expe
     page = " ".join(str(p) for p in report.reviews_section(reviews(exp.id, store=store), None, corrected))
     assert "only: " in page and "corrected by people (prediction-powered inference)" in page
     assert "(seed 2, 20 of 20 sampled runs reviewed)" in page, page
+
+
+# Runs of the banking store put in every state a run can hold (run id mod 23 -> the columns set); the rest
+# stay as graded (right or wrong). Judged: graded right, or graded wrong with a verdict and no failure type.
+_STATES = {
+    0: "state='fail', failure_type='timeout', passed=NULL",
+    1: "state='fail', failure_type=NULL, passed=NULL",
+    2: "state='cancelled', passed=NULL",
+    3: "state='pending', passed=NULL",
+    4: "state='running', passed=NULL",
+    5: "state='executed', passed=NULL",
+    6: "state='evaluating', passed=NULL",
+    7: "state='fail', failure_type='error', passed=0",
+}
+
+
+def test_sample_and_correction_over_every_run_state_match_an_independent_reading(banking_store, tmp_path):
+    """On banking77 (two arms, runs in every state): the draw is numpy's seeded choice among the judged
+    runs by id, as read from the database apart, and each arm's corrected figure is ppi_py's on them."""
+    import shutil
+    import sqlite3
+
+    from abbench.store import open_store
+
+    root = shutil.copytree(banking_store, tmp_path / "store")
+    with sqlite3.connect(root / "abbench.db") as db:
+        for k, columns in _STATES.items():
+            db.execute(f"UPDATE runs SET {columns} WHERE id % 23 = ?", (k,))
+        rows = db.execute("SELECT r.id, a.name, r.case_id, r.state, r.failure_type, r.passed FROM runs r "
+                          "JOIN arms a ON a.id = r.arm_id ORDER BY r.id").fetchall()  # fmt: skip
+    judged = {
+        r[0]: r for r in rows if r[3] == "pass" or (r[3] == "fail" and r[4] is None and r[5] is not None)
+    }
+    assert 0 < len(judged) < len(rows)
+    with open_store(root) as store:
+        exp = store.experiments.get("banking-confusion")
+        every = draw_review_sample(exp.id, 80, seed=11, store=store)
+        expected = np.random.default_rng(11).choice(np.array(sorted(judged)), size=80, replace=False)
+        assert list(every.run_ids) == expected.tolist() and every.population == len(judged)
+        noisy = sorted(i for i, r in judged.items() if r[1] == "noisy")
+        one_arm = draw_review_sample(exp.id, 30, seed=5, arm="noisy", store=store)
+        assert list(one_arm.run_ids) == np.random.default_rng(5).choice(noisy, 30, replace=False).tolist()
+
+        labels: dict[int, float] = {}
+        for k, run_id in enumerate(every.run_ids[:70]):  # ten left unreviewed
+            _, arm, case, state, _, _ = judged[run_id]
+            labels[run_id] = float((state == "pass") != (k % 4 == 0))  # people disagree on every fourth
+            verdict = "model_correct" if labels[run_id] else "gold_correct"
+            add_review(exp.id, case, verdict, arm=arm, run_id=run_id, store=store)
+        figures = {f.arm: f for f in corrected_accuracy(exp.id, sample=every.id, confidence=0.9, store=store)}
+    drawn = set(every.run_ids)
+    for arm in ("plain", "noisy"):
+        mine = [r for r in judged.values() if r[1] == arm]
+        y = np.array([labels[r[0]] for r in mine if r[0] in labels])
+        yhat = np.array([float(r[3] == "pass") for r in mine if r[0] in labels])
+        rest = np.array([float(r[3] == "pass") for r in mine if r[0] not in drawn])
+        figure = figures[arm]
+        assert (figure.judged, figure.sampled, figure.reviewed) == (
+            len(mine),
+            len(drawn & {r[0] for r in mine}),
+            y.size,
+        )
+        assert figure.ppi is not None
+        assert figure.ppi.estimate == pytest.approx(
+            float(ppi_mean_pointestimate(y, yhat, rest)[0]), abs=1e-12
+        )
+        low, high = ppi_mean_ci(y, yhat, rest, alpha=0.1)
+        assert (figure.ppi.interval.low, figure.ppi.interval.high) == pytest.approx(
+            (low[0], high[0]), abs=1e-12
+        )

@@ -365,3 +365,14 @@ def test_the_same_cases_saved_at_once_from_two_threads_are_stored_once(store):
             True,
         ]
     assert store.query_one("SELECT COUNT(*) FROM datasets")[0] == 15
+
+
+def test_import_refuses_a_misspelt_or_impossible_read_option_in_the_error_tree(store):
+    from abbench.errors import UnknownName
+    from tests.conftest import DEMO
+
+    with pytest.raises(UnknownName, match=r"unknown read option 'delimeter' \(did you mean 'delimiter'\?\)"):
+        store.datasets.import_file(DEMO / "cases.csv", DEMO / "mapping-csv.yaml", delimeter=";")  # type: ignore[call-arg]
+    with pytest.raises(UsageError, match=r"read option header_row: .*greater than or equal to 0"):
+        store.datasets.import_file(DEMO / "cases.csv", DEMO / "mapping-csv.yaml", header_row=-1)
+    assert store.datasets.all() == []  # nothing half-imported
