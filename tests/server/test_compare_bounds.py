@@ -50,6 +50,8 @@ def test_a_comparison_drawing_more_than_the_bound_is_refused_with_what_its_cases
 def test_a_gate_source_that_would_forge_a_line_is_refused(alice, exp, source):
     with pytest.raises(ServerError) as refused:
         alice._call(
-            "POST", f"/experiments/{exp.id}/gate", json={"rules": ["accuracy >= 0.5"], "source": source}
+            "POST",
+            f"/experiments/{exp.id}/gate",
+            json={"rules": {"rules": ["accuracy >= 0.5"]}, "source": source},
         )
     assert refused.value.status == 422 and "printed as it is; this one holds" in str(refused.value)
