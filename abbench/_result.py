@@ -160,8 +160,8 @@ def _read(hint: Any, value: Any) -> Any:
     if value is None or hint is Any:
         return value
     if hint in _SCALARS:  # an int read for a float stays one: written again, it reads as it did
-        kinds, said = _SCALARS[hint]
-        if not isinstance(value, kinds) or (hint is not bool and isinstance(value, bool)):
+        types_read, said = _SCALARS[hint]
+        if not isinstance(value, types_read) or (hint is not bool and isinstance(value, bool)):
             raise TypeError(f"{_shown(value)} is not {said}")
         return value
     if origin is tuple:
