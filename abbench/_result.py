@@ -100,15 +100,35 @@ def read_record(cls: type[T], data: Mapping[str, Any]) -> T:
 
     Nested records are read by their own ``from_dict`` when the class defines one, else by this; a tuple
     comes back from a list, an enum from its value, a `pathlib.Path` from its text, and a figure `plain`
-    wrote as None (NaN, inf) back as NaN where the field is a float that is never None. Keys beyond the fields (properties written after them) are ignored; a field
-    left out (``export=False``) takes its default.
+    wrote as None (NaN, inf) back as NaN where the field is a float that is never None. Keys beyond the
+    fields (properties written after them) are ignored; a field left out (``export=False``) takes its
+    default.
+
+    Raises:
+        TypeError: `data` is not a JSON object, or a text, number or true/false field holds another
+            type (``Comparison.metrics: MetricDifference.mean_a: 'x' is not a number``): JSON that no
+            record wrote, such as a broken server's, is refused here rather than failing where it is shown.
     """
+    if not isinstance(data, Mapping):
+        raise TypeError(f"{cls.__name__}: a JSON object is a record, not {type(data).__name__}")
     hints = _HINTS.get(cls) or _hints(cls)
     read: dict[str, Any] = {}
     for f in fields(cls):  # type: ignore[arg-type]
         if f.name in data and f.init:
-            read[f.name] = _read(hints[f.name], data[f.name])
+            try:
+                read[f.name] = _read(hints[f.name], data[f.name])
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"{cls.__name__}.{f.name}: {exc}") from None
     return cls(**read)
+
+
+_SCALARS: dict[type, tuple[tuple[type, ...], str]] = {
+    str: ((str,), "a text"),
+    int: ((int,), "a whole number"),
+    float: ((int, float), "a number"),
+    bool: ((bool,), "true or false"),
+}
+"""What JSON value each scalar field type reads (a float field reads an int: JSON writes 2.0 as 2)."""
 
 
 _HINTS: dict[type, dict[str, Any]] = {}
@@ -135,9 +155,14 @@ def _read(hint: Any, value: Any) -> Any:
             return None
         kinds = [a for a in args if a is not type(None)]
         return _read(kinds[0], value) if len(kinds) == 1 else value
-    if hint is float:  # an int stays one: written again, it reads as it did
-        return math.nan if value is None else value
+    if hint is float and value is None:  # NaN or inf, written as None
+        return math.nan
     if value is None or hint is Any:
+        return value
+    if hint in _SCALARS:  # an int read for a float stays one: written again, it reads as it did
+        types_read, said = _SCALARS[hint]
+        if not isinstance(value, types_read) or (hint is not bool and isinstance(value, bool)):
+            raise TypeError(f"{_shown(value)} is not {said}")
         return value
     if origin is tuple:
         if len(args) == 2 and args[1] is Ellipsis:
@@ -159,3 +184,9 @@ def _read(hint: Any, value: Any) -> Any:
     if hint.__module__ == "numpy":  # an array written as a list
         return sys.modules["numpy"].asarray(value)
     return value
+
+
+def _shown(value: Any) -> str:
+    """A value in a message: its repr, at most 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"

@@ -7,10 +7,10 @@ import json
 import os
 import tarfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from email.message import Message
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -27,9 +27,13 @@ from abbench.runner import Progress, RecordSummary, RunSummary, StopReason
 from abbench.snapshot import TakenSnapshot, prepare_snapshot
 from abbench.store import Experiment, Failures, Review
 
+_T = TypeVar("_T")
+
 MAX_ANSWER_BYTES = 256 * 1024**2
 """The largest JSON answer a `Client` reads by default (a comparison of 100,000 cases is ~40 MB): a server
 that sends more is refused, not held in memory."""
+MAX_EVENT_BYTES = 16 * 1024**2
+"""The longest line of an experiment's event stream a `Client` reads (one event is a progress, ~1 KB per arm)."""
 MAX_DOWNLOAD_BYTES = 8 * 1024**3
 """The largest file (an export, a report) a `Client` writes by default; a larger one is removed."""
 
@@ -139,14 +143,12 @@ class Client:
             body = self._read(response, self.max_answer_bytes, f"{method} {path}")
         try:
             return json.loads(body) if body else None
-        except ValueError:
-            raise ServerError(
-                502,
-                {
-                    "title": "not an abbench answer",
-                    "detail": f"{method} {path} answered {body[:200]!r}, not JSON; check the server URL",
-                },
-            ) from None
+        except (ValueError, RecursionError):  # RecursionError: nested past the json module's depth
+            raise _not_abbench(f"{method} {path} answered {body[:200]!r}, not JSON") from None
+
+    def _answer(self, read: Callable[[Any], _T], method: str, path: str, **kwargs: Any) -> _T:
+        """The answer of a request to ``/api{path}`` as `read` makes it a record (`_call`'s JSON)."""
+        return _record(read, self._call(method, path, **kwargs), f"{method} {path}")
 
     def _check(self, method: str, path: str, response: httpx.Response) -> None:
         """Raise `ServerError` for an error answer (its problem details) or a redirect (never followed)."""
@@ -213,8 +215,11 @@ class Client:
 
     def record_runs(self, experiment: int | str, outcomes: list[dict[str, Any]]) -> RecordSummary:
         """Record outcomes of runs executed elsewhere (`abbench.record_runs`'s outcomes), then grade them."""
-        return RecordSummary.from_dict(
-            self._call("POST", f"/experiments/{_ref(experiment)}/runs", json={"outcomes": outcomes})
+        return self._answer(
+            RecordSummary.from_dict,
+            "POST",
+            f"/experiments/{_ref(experiment)}/runs",
+            json={"outcomes": outcomes},
         )
 
     def import_dataset(
@@ -241,12 +246,13 @@ class Client:
         elif mapping is not None:
             form["mapping"] = str(mapping)
         with open(path, "rb") as f:
-            answer = self._call("POST", "/datasets", files={"file": (Path(path).name, f)}, data=form)
-        return DatasetInfo.from_dict(answer)
+            return self._answer(
+                DatasetInfo.from_dict, "POST", "/datasets", files={"file": (Path(path).name, f)}, data=form
+            )
 
     def list_datasets(self) -> list[DatasetInfo]:
         """The datasets this key's owner holds, oldest first."""
-        return [DatasetInfo.from_dict(d) for d in self._call("GET", "/datasets")]
+        return self._answer(lambda answer: [DatasetInfo.from_dict(d) for d in answer], "GET", "/datasets")
 
     def snapshot_skill(self, folder: str | os.PathLike[str], **options: Any) -> TakenSnapshot:
         """Upload a skill folder: the files a local snapshot would hold (read and checked here, with the
@@ -258,8 +264,9 @@ class Client:
         prepared = prepare_snapshot(folder)  # read and checked as a local snapshot: the same mistakes told
         name = Path(folder).resolve().name or "skill"
         data = _tar(name, prepared.content.entries)
-        answer = self._call("POST", "/skill-snapshots", files={"file": (f"{name}.tgz", data)})
-        return TakenSnapshot.from_dict(answer)
+        return self._answer(
+            TakenSnapshot.from_dict, "POST", "/skill-snapshots", files={"file": (f"{name}.tgz", data)}
+        )
 
     def snapshot_git(
         self, url: str, ref: str = "HEAD", path: str | None = None, **limits: Any
@@ -273,7 +280,7 @@ class Client:
         body: dict[str, Any] = {"git": url, "ref": ref}
         if path is not None:
             body["path"] = path
-        return TakenSnapshot.from_dict(self._call("POST", "/skill-snapshots", json=body))
+        return self._answer(TakenSnapshot.from_dict, "POST", "/skill-snapshots", json=body)
 
     # -- experiments -------------------------------------------------------------------------------
 
@@ -289,20 +296,25 @@ class Client:
             body, kind = json.dumps(definition, ensure_ascii=False).encode(), "application/json"
         else:
             body, kind = read_utf8(definition).encode(), "application/yaml"
-        return _experiment(self._call("POST", "/experiments", content=body, headers={"Content-Type": kind}))
+        return self._answer(
+            Experiment.from_dict, "POST", "/experiments", content=body, headers={"Content-Type": kind}
+        )
 
     def load_experiment(self, ref: int | str) -> Experiment:
         """The experiment (`abbench.load_experiment`): id, ``#id``, name or ``NAME@<skill version>``."""
-        return _experiment(self._call("GET", f"/experiments/{_ref(ref)}"))
+        return self._answer(Experiment.from_dict, "GET", f"/experiments/{_ref(ref)}")
 
     def experiment_status(self, ref: int | str) -> Progress:
         """Where the experiment stands (`abbench.experiment_status`): runs per arm and state, and why it
         paused, stopped or waits."""
-        return _progress(self._call("GET", f"/experiments/{_ref(ref)}"))
+        return self._answer(_progress, "GET", f"/experiments/{_ref(ref)}")
 
     def list_experiments(self, *, include_tries: bool = False) -> list[Experiment]:
         """This owner's experiments, newest first (`abbench.list_experiments`)."""
-        return [_experiment(e) for e in self._call("GET", "/experiments", params={"tries": include_tries})]
+        return self._answer(
+            lambda answer: [Experiment.from_dict(e) for e in answer], "GET", "/experiments",
+            params={"tries": include_tries},
+        )  # fmt: skip
 
     def command_handle(self, exp: Experiment) -> str:
         """The shortest text that names `exp` in a command on this server: its name when no other
@@ -312,8 +324,8 @@ class Client:
 
     def failures(self, ref: int | str, *, limit: int = 10) -> Failures:
         """Its runs that got no verdict, by kind and type, at most `limit` kinds (`store.runs.failures`)."""
-        return Failures.from_dict(
-            self._call("GET", f"/experiments/{_ref(ref)}/failures", params={"limit": limit})
+        return self._answer(
+            Failures.from_dict, "GET", f"/experiments/{_ref(ref)}/failures", params={"limit": limit}
         )
 
     def _control(self, ref: int | str, action: str, **params: Any) -> dict[str, Any]:
@@ -384,11 +396,16 @@ class Client:
         while True:
             with self.http.stream("GET", f"/api{path}", params={"every": poll}) as events:
                 self._check("GET", path, events)
-                for line in _lines(events, self.max_answer_bytes, f"GET {path}"):
+                if not events.headers.get("content-type", "").startswith("text/event-stream"):
+                    # asked again, an answer that is no event stream would be asked for forever
+                    raise _not_abbench(
+                        f"GET {path} answered {events.headers.get('content-type')!r}, not events"
+                    )
+                for line in _lines(events, MAX_EVENT_BYTES, f"GET {path}"):
                     if line.startswith("event: end"):
                         return self.experiment_status(ref)
                     if line.startswith("data: {") and observers and '"arms"' in line:
-                        progress = Progress.from_dict(json.loads(line[6:]))
+                        progress = _record(_progress_event, line[6:], f"GET {path}")
                         for observer in observers:
                             observer.on_progress(progress)
                     if deadline is not None and time.monotonic() > deadline:
@@ -420,7 +437,7 @@ class Client:
         """The paired comparison of arm `b` against `a` (`abbench.compare_arms`); `settings` are
         `abbench.compare.CompareOptions`' fields (``grader``, ``outcome``, ``alpha``, ``margin`` ...)."""
         body = {"experiment": str(ref), "a": a, "b": b, **_given(settings)}
-        return Comparison.from_dict(self._call("POST", "/compare", json=body))
+        return self._answer(Comparison.from_dict, "POST", "/compare", json=body)
 
     def compare_experiments(
         self,
@@ -433,13 +450,13 @@ class Client:
         """An arm of `ref_b` against an arm of `ref_a` (`abbench.compare_experiments`; 409 when their
         datasets differ); `settings` as `compare_arms`'."""
         body = {"experiment": str(ref_a), "vs": str(ref_b), "a": arm_a, "b": arm_b, **_given(settings)}
-        return Comparison.from_dict(self._call("POST", "/compare", json=body))
+        return self._answer(Comparison.from_dict, "POST", "/compare", json=body)
 
     def compare_all(self, ref: int | str, **settings: Any) -> MultiComparison:
         """Every arm of the experiment: Cochran's Q, then each against the first (`abbench.compare_all`);
         `settings`: ``outcome``, ``confidence``, ``alpha``, ``grader``."""
         body = {"experiment": str(ref), "all": True, **_given(settings)}
-        return MultiComparison.from_dict(self._call("POST", "/compare", json=body))
+        return self._answer(MultiComparison.from_dict, "POST", "/compare", json=body)
 
     def evaluate_gate(
         self,
@@ -458,14 +475,14 @@ class Client:
             source = str(rules)
         body = {"rules": _rules(rules), "arms": list(arms) if arms else None, "source": source}
         body.update({"vs": None if vs is None else str(vs), "cluster": cluster})
-        return GateResult.from_dict(self._call("POST", f"/experiments/{_ref(ref)}/gate", json=body))
+        return self._answer(GateResult.from_dict, "POST", f"/experiments/{_ref(ref)}/gate", json=body)
 
     def add_review(
         self, ref: int | str, case_id: str, verdict: str, note: str | None = None, **more: Any
     ) -> Review:
         """Record a review verdict on a case (`abbench.add_review`): the review stored."""
         body = {"case_id": case_id, "verdict": verdict, "note": note, **more}
-        return Review.from_dict(self._call("POST", f"/experiments/{_ref(ref)}/reviews", json=body))
+        return self._answer(Review.from_dict, "POST", f"/experiments/{_ref(ref)}/reviews", json=body)
 
     def export(
         self,
@@ -491,7 +508,8 @@ class Client:
         written: dict[str, Any] = {}
 
         def target(r: httpx.Response) -> Path:
-            written.update(json.loads(r.headers["x-abbench-export"]))
+            header = r.headers.get("x-abbench-export", "")
+            written.update(_record(lambda text: dict(json.loads(text)), header, f"GET {r.url.path}"))
             return (
                 Path(out) if out is not None else Path.cwd() / _safe_name(written["path"], f"{ref}.{format}")
             )
@@ -529,8 +547,12 @@ class Client:
             {},
             lambda r: Path(out) if out is not None else Path("reports") / _file_name(r, f"{ref}.html"),
         )
-        return ReportResult.from_dict(
-            {**rendered, "grader": grader}, html_path=target.resolve(), notebook_path=None
+        return _record(
+            lambda answer: ReportResult.from_dict(
+                {**answer, "grader": grader}, html_path=target.resolve(), notebook_path=None
+            ),
+            rendered,
+            f"POST /experiments/{_ref(ref)}/report",
         )
 
     def try_input(self, text: str, **options: Any) -> dict[str, Any]:
@@ -568,17 +590,26 @@ def _too_large(what: str, limit: int) -> ServerError:
     )
 
 
-def _lines(response: httpx.Response, limit: int, what: str) -> Any:
-    """The lines of an event stream, each at most `limit` bytes (a line never ending is an error)."""
-    pending = ""
+def _lines(response: httpx.Response, limit: int, what: str) -> Iterator[str]:
+    """The lines of an event stream, each at most `limit` characters (a line never ending is an error).
+
+    A line's parts are kept apart until it ends: a server sending one endless line in small pieces is
+    read in linear time, not joined and split again piece by piece."""
+    pending: list[str] = []
+    size = 0
     for text in response.iter_text():
-        pending += text
-        *lines, pending = pending.split("\n")
+        if "\n" not in text:
+            pending.append(text)
+            size += len(text)
+            if size > limit:
+                raise _too_large(what, limit)
+            continue
+        first, *lines, rest = text.split("\n")
+        yield "".join([*pending, first]).rstrip("\r")
         yield from (line.rstrip("\r") for line in lines)
-        if len(pending) > limit:
-            raise _too_large(what, limit)
-    if pending:
-        yield pending
+        pending, size = [rest], len(rest)
+    if "".join(pending):
+        yield "".join(pending)
 
 
 def _summary(before: Progress, after: Progress, elapsed: float, exp: Experiment) -> RunSummary:
@@ -621,9 +652,28 @@ def _safe_name(name: str, default: str) -> str:
     return last if last and not last.startswith(".") else Path(default).name
 
 
-def _experiment(answer: dict[str, Any]) -> Experiment:
-    return Experiment.from_dict(answer)
-
-
 def _progress(answer: dict[str, Any]) -> Progress:
     return Progress.from_dict(answer["progress"])
+
+
+def _progress_event(data: str) -> Progress:
+    """The progress an event's ``data:`` line carries."""
+    return Progress.from_dict(json.loads(data))
+
+
+def _record(read: Callable[[Any], _T], answer: Any, what: str) -> _T:
+    """`answer` as `read` makes it a record; one of the wrong shape (a list for a record, a text for a
+    number, nested past the interpreter's depth) is a `ServerError` naming the request, not a traceback."""
+    try:
+        return read(answer)
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError) as exc:
+        raise _not_abbench(
+            f"{what} answered what abbench cannot read ({type(exc).__name__}: {exc})"
+        ) from None
+
+
+def _not_abbench(detail: str) -> ServerError:
+    """An answer this client cannot read: most often a URL that is not an abbench server's."""
+    return ServerError(
+        502, {"title": "not an abbench answer", "detail": f"{detail[:500]}; check the server URL"}
+    )

@@ -23,6 +23,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
+from abbench._text import clip
 from abbench.dataset._profile import Quoting
 from abbench.errors import ImportFailed
 
@@ -193,10 +194,9 @@ def spanning_problem(rec: Sequence[str], start: int, delimiter: str, width: int)
     )
 
 
-def _excerpt(text: str, n: int = 40) -> str:
-    """The start of `text`, tabs shown as ⇥."""
-    text = text.rstrip("\r\n").replace("\t", " ⇥ ")
-    return text if len(text) <= n else text[:n].rstrip() + "…"
+def _excerpt(text: str) -> str:
+    """The start of a line, tabs shown as ⇥."""
+    return clip(text.rstrip("\r\n").replace("\t", " ⇥ "), 41)
 
 
 def _quoted_cell(line: str, delimiter: str) -> str:

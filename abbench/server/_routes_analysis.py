@@ -11,12 +11,13 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import FileResponse, JSONResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
 from abbench import _actions as do
-from abbench.compare import compare_all, compare_arms, compare_experiments
+from abbench._text import control_character
+from abbench.compare import BOOTSTRAP_MAX_CASES, compare_all, compare_arms, compare_experiments
 from abbench.errors import ComparisonRefused, NotFoundError
 from abbench.export import EXPORT_FORMATS, EXPORT_KINDS, export
 from abbench.gate import evaluate_gate, load_gate
@@ -111,6 +112,9 @@ def download_export(
 
 MAX_ITERATIONS = 100_000
 """The most bootstrap replicates a request may ask for (ten times the default): each costs the server."""
+MAX_BOOTSTRAP_DRAWS = BOOTSTRAP_MAX_CASES * 10_000
+"""The most cases × replicates one comparison may draw per metric: what the defaults draw at most (the
+bootstrap runs up to `BOOTSTRAP_MAX_CASES` cases, 10,000 replicates), a second or two of the server's."""
 _ALL_SETTINGS = ("outcome", "confidence", "alpha", "grader")
 """What `abbench compare` passes `compare_all` (every arm): the rest are a pair's."""
 
@@ -156,6 +160,22 @@ def _in_own_words() -> Iterator[None]:
         raise refusal(404, "not found", exc) from None
 
 
+def _check_draws(store: Any, exp: Any, body: CompareIn) -> None:
+    """Refuse a pair's comparison whose bootstrap would draw more than `MAX_BOOTSTRAP_DRAWS` (its cases
+    counted as the dataset's: a pair holds no more), saying how many replicates its cases allow."""
+    n = store.datasets.get(exp.dataset_id).n_cases
+    drawn = n if body.bootstrap or (body.bootstrap is None and n <= BOOTSTRAP_MAX_CASES) else 0
+    if drawn * body.iterations > MAX_BOOTSTRAP_DRAWS:
+        most = max(1, MAX_BOOTSTRAP_DRAWS // drawn)
+        raise Problem(
+            422,
+            "too much work",
+            f"iterations: {body.iterations:,} bootstrap replicates of {n:,} cases draw more than this server "
+            f"draws for one comparison ({MAX_BOOTSTRAP_DRAWS:,} cases × replicates); give iterations ≤ {most:,}, "
+            "or bootstrap: false (central-limit intervals for cost, latency and tokens)",
+        )
+
+
 @router.post("/compare", summary="Compare two arms or two experiments (409 when the datasets differ)")
 def compare(request: Request, caller: Reader, body: CompareIn) -> JSONResponse:
     """The paired comparison; a comparison across dataset fingerprints is refused with both of them."""
@@ -170,6 +190,7 @@ def _compare(store: Any, caller: Caller, first: Any, body: CompareIn) -> JSONRes
         settings = {k: v for k, v in body.settings().items() if k in _ALL_SETTINGS}
         return answer(compare_all(first.id, store=store, **settings))
     if body.vs is None:
+        _check_draws(store, first, body)
         return answer(compare_arms(first.id, body.a, body.b, store=store, **body.settings()))
     other = _owned.experiment(store, body.vs, caller.owner)
     if first.dataset != other.dataset:
@@ -181,6 +202,7 @@ def _compare(store: Any, caller: Caller, first: Any, body: CompareIn) -> JSONRes
             name=other.dataset,
         )
         raise refusal(409, "comparison refused", refused, fingerprints=[first.dataset, other.dataset])
+    _check_draws(store, first, body)
     return answer(
         compare_experiments(first.id, other.id, arm_a=body.a, arm_b=body.b, store=store, **body.settings())
     )
@@ -199,6 +221,16 @@ class GateIn(BaseModel):
         description="Where the rules were written (a file's name), for the messages",
     )
     cluster: Literal["domain"] | None = None
+
+    @field_validator("source")
+    @classmethod
+    def _printable(cls, source: str | None) -> str | None:
+        """A source is said in every message of the gate and in its result: a line break or an escape
+        in it would forge a line, or move the cursor, wherever they are shown."""
+        where = control_character(source) if source is not None else None
+        if where is not None:
+            raise ValueError(f"a source is a file's name, printed as it is; this one holds {where}")
+        return source
 
 
 @router.post(

@@ -57,6 +57,24 @@ def test_every_arm_compared_reads_back(finished):
     assert _text(back.as_dict()) == _text(m.as_dict()) and back.pass_rates == m.pass_rates
 
 
+def test_json_that_no_record_wrote_is_refused_naming_the_field(finished):
+    store, ids = finished
+    data = _sent(compare_arms(ids["two-arm"], store=store).as_dict())
+    metric = {**data["usage"][0], "difference": "0.5"}  # a text where a figure is: it would fail when shown
+    for wrong, said in (
+        (
+            {**data, "usage": [metric, *data["usage"][1:]]},
+            r"Comparison\.usage: MetricDifference\.difference: '0\.5' is not a number",
+        ),
+        ({**data, "n_cases": True}, r"Comparison\.n_cases: True is not a whole number"),
+        ({**data, "a": {**data["a"], "arm": 7}}, r"Comparison\.a: Side\.arm: 7 is not a text"),
+    ):
+        with pytest.raises(TypeError, match=said):
+            Comparison.from_dict(wrong)
+    with pytest.raises(TypeError, match="MultiComparison: a JSON object is a record, not list"):
+        MultiComparison.from_dict([data])
+
+
 @pytest.mark.parametrize("shape", ["two-arm", "failures", "judges", "single-case"])
 @pytest.mark.parametrize("view", ["cli", "http"])
 def test_a_gate_reads_back_for_every_view(finished, shape, view):

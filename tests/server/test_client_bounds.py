@@ -131,3 +131,37 @@ def test_an_answer_that_is_not_json_is_said_plainly(host):
         pytest.raises(ServerError, match="not JSON; check the server URL"),
     ):
         c.load_experiment(1)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[" * 100_000 + b"]" * 100_000,  # nested past the json module's depth
+        b"[1, 2]",  # a list where a record is
+        json.dumps({"id": "x", "name": 5, "progress": 7}).encode(),  # fields of the wrong type
+    ],
+    ids=["deep", "list", "wrong-types"],
+)
+def test_an_answer_of_the_wrong_shape_is_said_plainly_not_a_traceback(host, body):
+    host.RequestHandlerClass.routes["/api/experiments/1"] = (200, {"Content-Type": "application/json"}, body)
+    with Client(_url(host), "abk_secret") as c:
+        for call in (c.load_experiment, c.experiment_status):
+            with pytest.raises(
+                ServerError, match=r"GET /experiments/1 answered .*; check the server URL"
+            ) as failed:
+                call(1)
+            assert failed.value.status == 502 and failed.value.title == "not an abbench answer"
+
+
+def test_wait_refuses_an_answer_that_is_no_event_stream_or_a_line_that_never_ends(host, monkeypatch):
+    events = "/api/experiments/1/events"
+    host.RequestHandlerClass.routes[events] = (200, {"Content-Type": "application/json"}, b"{}\n")
+    with Client(_url(host), "abk_secret") as c:
+        # timeout=0: a client that read the JSON as events would time out at its first line
+        with pytest.raises(ServerError, match=r"'application/json', not events; check the server URL"):
+            c.wait(1, timeout=0)
+        monkeypatch.setattr("abbench.client._client.MAX_EVENT_BYTES", 100_000, raising=False)
+        endless = b"data: " + b"x" * 200_000  # no line end: an event stream that never says where it ends
+        host.RequestHandlerClass.routes[events] = (200, {"Content-Type": "text/event-stream"}, endless)
+        with pytest.raises(ServerError, match=r"more than 100,000 bytes"):
+            c.wait(1, timeout=0)
