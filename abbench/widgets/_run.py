@@ -19,7 +19,7 @@ from typing import Any
 import ipywidgets as w
 import yaml
 
-from abbench.errors import NotFoundError, UsageError
+from abbench.errors import ExperimentError, NotFoundError, UsageError
 from abbench.runner import (
     ExperimentSpec,
     Progress,
@@ -29,7 +29,7 @@ from abbench.runner import (
     create_experiment,
     pause_experiment,
     resume_experiment,
-    retry_runs,
+    select_retry,
     start_experiment,
 )
 from abbench.store import DEFAULT_CONCURRENCY, DEFAULT_GRADERS, Experiment, RunRecord
@@ -617,29 +617,24 @@ class RunControlWidget(RunForm):
 
     def run_cancelled(self) -> RunHandle:
         """Run the cancelled runs (undoing a cancel), as ``abbench retry --cancelled`` does, off the cell."""
-        exp = self._require()
-        ids = self.store.runs.select(exp.id, cancelled=True)
-        if not ids:
-            raise NotFoundError(f"experiment {exp.name!r} has no cancelled run to run")
-        retry_runs(exp, store=self.store, cancelled=True, run=False)
-        return self._run(run_ids=ids)
+        return self._retry("no cancelled run to run", cancelled=True)
 
     def rerun_failed(self) -> RunHandle:
         """Run the execution failures again (they go back to pending; old grades stay readable)."""
-        exp = self._require()
-        ids = self.store.runs.select(exp.id, execution_failed=True)
-        if not ids:
-            raise NotFoundError(f"experiment {exp.name!r} has no execution failure to re-run")
-        retry_runs(exp, store=self.store, execution_failed=True, run=False)
-        return self._run(run_ids=ids)
+        return self._retry("no execution failure to re-run", execution_failed=True)
 
     def regrade_failed(self) -> RunHandle:
         """Grade the grading failures again from their stored executions (the agent does not run)."""
+        return self._retry("no grading failure to re-grade", grading_failed=True)
+
+    def _retry(self, none: str, **which: Any) -> RunHandle:
+        """Take up the runs `which` names as `retry_runs` does (`select_retry` says which), off the cell."""
         exp = self._require()
-        ids = self.store.runs.select(exp.id, grading_failed=True)
-        if not ids:
-            raise NotFoundError(f"experiment {exp.name!r} has no grading failure to re-grade")
-        return self._run(run_ids=ids, regrade=True)
+        try:
+            chosen = select_retry(exp, store=self.store, **which)
+        except ExperimentError as exc:
+            raise NotFoundError(f"experiment {exp.name!r} has {none}") from exc
+        return self._run(retry=chosen)
 
     def wait(self, timeout: float | None = None) -> Progress | None:
         """Block until the run started here ends and its last progress is shown (for scripts and tests)."""
