@@ -26,6 +26,7 @@ from abbench.runner import (
     RunHandle,
     cancel_experiment,
     clone_experiment,
+    clone_spec,
     create_experiment,
     pause_experiment,
     resume_experiment,
@@ -37,11 +38,7 @@ from abbench.types import ExperimentStatus, Phase
 from abbench.widgets._base import STYLE, Choice, StoreLike, escape, html_table, log, note
 from abbench.widgets._case_form import selection_text
 from abbench.widgets._progress_view import ProgressView, status_html, when_text, where_html
-from abbench.widgets._run_definition import (
-    FILE_DATASET,
-    clone_base,
-    load_definition,
-)
+from abbench.widgets._run_definition import FILE_DATASET, load_definition
 from abbench.widgets._run_form import RunForm
 from abbench.widgets._run_state import (
     ENDED,
@@ -596,7 +593,7 @@ class RunControlWidget(RunForm):
         self.graders_text.value = ", ".join(
             g if isinstance(g, str) else json.dumps(g, ensure_ascii=False) for g in source.spec.graders
         )
-        self._base, self._base_origin = clone_base(source), f"#{source.id}"
+        self._base, self._base_origin = clone_spec(source), f"#{source.id}"
         self.name.value = self._free_name(source.name)
         self.chooser.select(NEW)
         self._clone_of = source
