@@ -447,30 +447,40 @@ class RunControlWidget(RunForm):
         """Re-read the experiment shown every `poll_s` seconds unless this kernel runs it (the runner
         reports then): a run in another process, paused, resumed, finished or cancelled anywhere, shows
         here within about a second. Only what changed is drawn again. The list is read again only when
-        `Store.listing_stamp` (one cheap query) says an experiment, dataset or snapshot changed."""
+        `Store.listing_stamp` says an experiment, dataset or snapshot changed, and that stamp (a scan
+        of the experiments) only when something was committed since the last tick (`Store.state_stamp`,
+        on the one connection this thread keeps)."""
         said = ""
-        while not self._stop_poll.wait(self._poll_s):
-            try:
-                with self._render_lock:
-                    if self.store.listing_stamp() != self._list_stamp:
-                        self.reload()  # an experiment created, or its status changed, anywhere
-                        continue
-                    exp = self.experiment
-                    if exp is None or self._own_run() is not None:
-                        continue
-                    snap = read_standing(self.store, exp.id, self.standing)
-                    if not snap.same_as(self.standing):
-                        self._render(snap)
-                        if snap.ended:
-                            self.reload()
-                said = ""
-            except Exception as exc:  # said once; the next read may work (a locked or busy store)
-                if str(exc) != said:
-                    log.warning("following the experiment failed: %s", exc, exc_info=True)
-                    self.errors.show(exc, "reading progress")
-                    said = str(exc)
-            finally:
-                self.store.close_thread_connection()
+        seen = None  # the store's state when the listing stamp was last compared
+        try:
+            while not self._stop_poll.wait(self._poll_s):
+                try:
+                    with self._render_lock:
+                        state = self.store.state_stamp()
+                        if state != seen:
+                            listed = self.store.listing_stamp() == self._list_stamp
+                            seen = state
+                            if not listed:
+                                self.reload()  # an experiment created, or its status changed, anywhere
+                                continue  # the shown experiment was read again with the list
+                        exp = self.experiment
+                        if exp is None or self._own_run() is not None:
+                            continue
+                        snap = read_standing(self.store, exp.id, self.standing)
+                        if not snap.same_as(self.standing):
+                            self._render(snap)
+                            if snap.ended:
+                                self.reload()
+                    said = ""
+                except Exception as exc:  # said once; the next read may work (a locked or busy store)
+                    seen = None
+                    self.store.close_thread_connection()  # the next tick starts on a fresh one
+                    if str(exc) != said:
+                        log.warning("following the experiment failed: %s", exc, exc_info=True)
+                        self.errors.show(exc, "reading progress")
+                        said = str(exc)
+        finally:
+            self.store.close_thread_connection()
 
     # -- actions ---------------------------------------------------------------------------------------
 
