@@ -26,6 +26,7 @@ if typing.TYPE_CHECKING:
     from abbench.runner._estimate import ArmEstimate, Estimate, Projection, estimate_experiment
     from abbench.runner._experiment import (
         clone_experiment,
+        clone_spec,
         create_experiment,
         list_experiments,
         load_experiment,
@@ -90,6 +91,7 @@ __all__ = [
     "cancel_experiment",
     "clear_cache",
     "clone_experiment",
+    "clone_spec",
     "create_experiment",
     "estimate_experiment",
     "experiment_status",
@@ -145,6 +147,7 @@ __getattr__, __dir__ = _lazy.exports(
         ),
         "abbench.runner._experiment": (
             "clone_experiment",
+            "clone_spec",
             "create_experiment",
             "list_experiments",
             "load_experiment",

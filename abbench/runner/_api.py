@@ -18,7 +18,7 @@ from abbench.runner._halt import halt_of, paused_unstarted
 from abbench.runner._pause import PauseReason
 from abbench.runner._progress import ArmProgress, Observer, Progress
 from abbench.runner._queued import QueuedWork
-from abbench.runner._retry import select_retry
+from abbench.runner._retry import RetrySelection, select_retry
 from abbench.runner._scheduler import ExperimentRunner, RunSummary
 from abbench.runner._stopping import StopReason
 from abbench.runner._where import dask_settings, run_coroutine
@@ -229,14 +229,25 @@ def start_experiment(
     executor: str | None = None,
     scheduler: str | None = None,
     dask_local: int | None = None,
+    retry: RetrySelection | None = None,
 ) -> RunHandle:
     """Start running an experiment in the background; returns a handle to watch and control it.
 
     `executor`, `scheduler` and `dask_local` are `run_experiment`'s: with Dask, the handle's
     `RunHandle.where` says where it executes (the dashboard's address, the workers) once connected.
+    `retry` (what `select_retry` chose) makes the pass `retry_runs`'s, off the caller's thread: its
+    runs to re-run go back to pending, its grading failures are graded again, and nothing else runs.
+
+    Raises:
+        ExperimentError: with `retry`, the experiment is running elsewhere (nothing is reset).
     """
     store = open_store(store)
     latest = _Latest()
+    regrade_ids: list[int] | None = None
+    if retry is not None:
+        exp = store.experiments.get(ref)
+        _take_up(store, exp, retry)
+        run_ids, regrade_ids = [*retry.rerun, *retry.regrade], list(retry.regrade) or None
     runner = _runner(
         store,
         ref,
@@ -245,6 +256,7 @@ def start_experiment(
         run_ids=run_ids,
         started_by=started_by,
         regrade=regrade,
+        regrade_ids=regrade_ids,
     )
     where = dask_settings(runner.exp, executor=executor, scheduler=scheduler, dask_local=dask_local)
     background = _LoopThread.get()
@@ -414,7 +426,7 @@ def retry_runs(
     store = open_store(store)
     exp = store.experiments.get(ref)
     if exp.runner_alive:
-        raise ExperimentError(*exp.busy_message())
+        raise ExperimentError(*exp.busy_message())  # said before a selection that may find nothing
     chosen = select_retry(
         exp,
         store=store,
@@ -426,9 +438,7 @@ def retry_runs(
         cases=cases,
         arms=arms,
     )
-    log.info("experiment %s: %s", exp.ref, chosen.text)
-    if chosen.rerun:
-        store.runs.reset(list(chosen.rerun), "re-run requested")
+    _take_up(store, exp, chosen)
     if not run:
         return len(chosen.rerun)
     summary = run_experiment(
@@ -439,6 +449,16 @@ def retry_runs(
         regrade_ids=chosen.regrade,
     )
     return replace(summary, retried=chosen)
+
+
+def _take_up(store: Store, exp: Experiment, chosen: RetrySelection) -> None:
+    """Reset `chosen`'s runs to re-run (its grading failures keep their executions), unless a
+    process runs `exp` (as just read)."""
+    if exp.runner_alive:
+        raise ExperimentError(*exp.busy_message())
+    log.info("experiment %s: %s", exp.ref, chosen.text)
+    if chosen.rerun:
+        store.runs.reset(list(chosen.rerun), "re-run requested")
 
 
 def regrade_experiment(

@@ -464,6 +464,27 @@ def list_experiments(
     return open_store(store).experiments.all(since=since, include_tries=include_tries)
 
 
+def clone_spec(source: Experiment) -> dict[str, Any]:
+    """The definition a clone of `source` starts from (what `clone_experiment` changes): each arm's
+    skill its exact snapshot, not whatever the folder holds now, and what creating `source` recorded
+    (its dataset's profile, its owner) left out."""
+    spec = source.spec.as_json()
+    arms: dict[str, Any] = {}
+    for arm_name, arm in spec["arms"].items():
+        arm = dict(arm)
+        if arm.get("snapshots"):
+            arm["skills"] = list(arm["snapshots"])
+        elif arm.get("snapshot"):
+            arm["skill"] = arm["snapshot"]
+        for key in ("snapshot", "snapshots", "skill_source", "skill_label"):
+            arm.pop(key, None)
+        arms[arm_name] = arm
+    spec["arms"] = arms
+    for key in ("dataset_profile", "dataset_profile_version", "owner"):
+        spec.pop(key, None)
+    return spec
+
+
 def clone_experiment(
     ref: int | str | Experiment,
     *,
@@ -487,20 +508,11 @@ def clone_experiment(
     """
     store = open_store(store)
     source = store.experiments.get(ref)
-    spec = source.spec.as_json()
+    spec = clone_spec(source)
     spec["name"] = name
     if rounds is not None:
         spec["rounds"] = rounds
-    new_arms: dict[str, Any] = {}
-    for arm_name, arm in spec["arms"].items():
-        arm = dict(arm)
-        if arm.get("snapshots"):
-            arm["skills"] = list(arm["snapshots"])  # the exact snapshots, as for one skill below
-        elif arm.get("snapshot"):
-            arm["skill"] = arm["snapshot"]  # the exact snapshot, not whatever the folder holds now
-        for key in ("snapshot", "snapshots", "skill_source", "skill_label"):
-            arm.pop(key, None)
-        new_arms[arm_name] = arm
+    new_arms: dict[str, Any] = spec["arms"]
     for arm_name, replacement in (arms or {}).items():
         data = (
             replacement.model_dump(exclude_unset=True)
@@ -515,8 +527,5 @@ def clone_experiment(
         if ("skill" in data or "skills" in data) and "git_ref" not in data:
             merged.pop("git_ref", None)  # a new skill does not inherit the old one's git ref
         new_arms[arm_name] = merged
-    spec["arms"] = new_arms
     spec.update(changes or {})
-    for key in ("dataset_profile", "dataset_profile_version", "owner"):
-        spec.pop(key, None)
     return create_experiment(spec, store=store, reuse=reuse, owner=source.owner, parent_id=source.id)

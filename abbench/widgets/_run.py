@@ -19,17 +19,18 @@ from typing import Any
 import ipywidgets as w
 import yaml
 
-from abbench.errors import NotFoundError, UsageError
+from abbench.errors import ExperimentError, NotFoundError, UsageError
 from abbench.runner import (
     ExperimentSpec,
     Progress,
     RunHandle,
     cancel_experiment,
     clone_experiment,
+    clone_spec,
     create_experiment,
     pause_experiment,
     resume_experiment,
-    retry_runs,
+    select_retry,
     start_experiment,
 )
 from abbench.store import DEFAULT_CONCURRENCY, DEFAULT_GRADERS, Experiment, RunRecord
@@ -37,11 +38,7 @@ from abbench.types import ExperimentStatus, Phase
 from abbench.widgets._base import STYLE, Choice, StoreLike, escape, html_table, log, note
 from abbench.widgets._case_form import selection_text
 from abbench.widgets._progress_view import ProgressView, status_html, when_text, where_html
-from abbench.widgets._run_definition import (
-    FILE_DATASET,
-    clone_base,
-    load_definition,
-)
+from abbench.widgets._run_definition import FILE_DATASET, load_definition
 from abbench.widgets._run_form import RunForm
 from abbench.widgets._run_state import (
     ENDED,
@@ -450,30 +447,40 @@ class RunControlWidget(RunForm):
         """Re-read the experiment shown every `poll_s` seconds unless this kernel runs it (the runner
         reports then): a run in another process, paused, resumed, finished or cancelled anywhere, shows
         here within about a second. Only what changed is drawn again. The list is read again only when
-        `Store.listing_stamp` (one cheap query) says an experiment, dataset or snapshot changed."""
+        `Store.listing_stamp` says an experiment, dataset or snapshot changed, and that stamp (a scan
+        of the experiments) only when something was committed since the last tick (`Store.state_stamp`,
+        on the one connection this thread keeps)."""
         said = ""
-        while not self._stop_poll.wait(self._poll_s):
-            try:
-                with self._render_lock:
-                    if self.store.listing_stamp() != self._list_stamp:
-                        self.reload()  # an experiment created, or its status changed, anywhere
-                        continue
-                    exp = self.experiment
-                    if exp is None or self._own_run() is not None:
-                        continue
-                    snap = read_standing(self.store, exp.id, self.standing)
-                    if not snap.same_as(self.standing):
-                        self._render(snap)
-                        if snap.ended:
-                            self.reload()
-                said = ""
-            except Exception as exc:  # said once; the next read may work (a locked or busy store)
-                if str(exc) != said:
-                    log.warning("following the experiment failed: %s", exc, exc_info=True)
-                    self.errors.show(exc, "reading progress")
-                    said = str(exc)
-            finally:
-                self.store.close_thread_connection()
+        seen = None  # the store's state when the listing stamp was last compared
+        try:
+            while not self._stop_poll.wait(self._poll_s):
+                try:
+                    with self._render_lock:
+                        state = self.store.state_stamp()
+                        if state != seen:
+                            listed = self.store.listing_stamp() == self._list_stamp
+                            seen = state
+                            if not listed:
+                                self.reload()  # an experiment created, or its status changed, anywhere
+                                continue  # the shown experiment was read again with the list
+                        exp = self.experiment
+                        if exp is None or self._own_run() is not None:
+                            continue
+                        snap = read_standing(self.store, exp.id, self.standing)
+                        if not snap.same_as(self.standing):
+                            self._render(snap)
+                            if snap.ended:
+                                self.reload()
+                    said = ""
+                except Exception as exc:  # said once; the next read may work (a locked or busy store)
+                    seen = None
+                    self.store.close_thread_connection()  # the next tick starts on a fresh one
+                    if str(exc) != said:
+                        log.warning("following the experiment failed: %s", exc, exc_info=True)
+                        self.errors.show(exc, "reading progress")
+                        said = str(exc)
+        finally:
+            self.store.close_thread_connection()
 
     # -- actions ---------------------------------------------------------------------------------------
 
@@ -596,7 +603,7 @@ class RunControlWidget(RunForm):
         self.graders_text.value = ", ".join(
             g if isinstance(g, str) else json.dumps(g, ensure_ascii=False) for g in source.spec.graders
         )
-        self._base, self._base_origin = clone_base(source), f"#{source.id}"
+        self._base, self._base_origin = clone_spec(source), f"#{source.id}"
         self.name.value = self._free_name(source.name)
         self.chooser.select(NEW)
         self._clone_of = source
@@ -617,29 +624,24 @@ class RunControlWidget(RunForm):
 
     def run_cancelled(self) -> RunHandle:
         """Run the cancelled runs (undoing a cancel), as ``abbench retry --cancelled`` does, off the cell."""
-        exp = self._require()
-        ids = self.store.runs.select(exp.id, cancelled=True)
-        if not ids:
-            raise NotFoundError(f"experiment {exp.name!r} has no cancelled run to run")
-        retry_runs(exp, store=self.store, cancelled=True, run=False)
-        return self._run(run_ids=ids)
+        return self._retry("no cancelled run to run", cancelled=True)
 
     def rerun_failed(self) -> RunHandle:
         """Run the execution failures again (they go back to pending; old grades stay readable)."""
-        exp = self._require()
-        ids = self.store.runs.select(exp.id, execution_failed=True)
-        if not ids:
-            raise NotFoundError(f"experiment {exp.name!r} has no execution failure to re-run")
-        retry_runs(exp, store=self.store, execution_failed=True, run=False)
-        return self._run(run_ids=ids)
+        return self._retry("no execution failure to re-run", execution_failed=True)
 
     def regrade_failed(self) -> RunHandle:
         """Grade the grading failures again from their stored executions (the agent does not run)."""
+        return self._retry("no grading failure to re-grade", grading_failed=True)
+
+    def _retry(self, none: str, **which: Any) -> RunHandle:
+        """Take up the runs `which` names as `retry_runs` does (`select_retry` says which), off the cell."""
         exp = self._require()
-        ids = self.store.runs.select(exp.id, grading_failed=True)
-        if not ids:
-            raise NotFoundError(f"experiment {exp.name!r} has no grading failure to re-grade")
-        return self._run(run_ids=ids, regrade=True)
+        try:
+            chosen = select_retry(exp, store=self.store, **which)
+        except ExperimentError as exc:
+            raise NotFoundError(f"experiment {exp.name!r} has {none}") from exc
+        return self._run(retry=chosen)
 
     def wait(self, timeout: float | None = None) -> Progress | None:
         """Block until the run started here ends and its last progress is shown (for scripts and tests)."""

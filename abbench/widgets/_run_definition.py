@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from abbench.runner import ExperimentSpec, load_spec
-from abbench.store import Experiment
 
 FORM_KEYS = ("name", "dataset", "arms", "rounds", "concurrency", "graders", "cases")
 """The definition's keys the form has a control for (the rest are carried through)."""
@@ -71,26 +70,6 @@ def _here(folder: Path, text: str, *, dirs: bool = False) -> str:
         return str(path.resolve())
     # ``../data/demo/skills/v1`` from a notebook beside data/; a path that climbs further reads better whole
     return near if near.count("..") <= 2 else str(path.resolve())
-
-
-def clone_base(source: Experiment) -> dict[str, Any]:
-    """The definition a clone of `source` starts from, as `abbench.runner.clone_experiment` reads it:
-    each arm's skill its exact snapshot, and what creating it recorded (profile, owner) left out."""
-    spec = source.spec.as_json()
-    arms = {}
-    for name, arm in spec["arms"].items():
-        arm = dict(arm)
-        if arm.get("snapshots"):
-            arm["skills"] = list(arm["snapshots"])
-        elif arm.get("snapshot"):
-            arm["skill"] = arm["snapshot"]
-        for key in ("snapshot", "snapshots", "skill_source", "skill_label"):
-            arm.pop(key, None)
-        arms[name] = arm
-    spec["arms"] = arms
-    for key in ("dataset_profile", "dataset_profile_version", "owner"):
-        spec.pop(key, None)
-    return spec
 
 
 def dataset_file_label(source: Mapping[str, Any]) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from abbench.runner import clone_experiment, create_experiment, retry_runs, run_experiment
+from abbench.runner import clone_experiment, clone_spec, create_experiment, retry_runs, run_experiment
 from abbench.types import RunState
 
 
@@ -27,3 +27,16 @@ def test_a_retry_of_execution_failures_leaves_wrong_answers_alone(store, definit
     assert retry_runs(exp.id, store=store, execution_failed=True, run=False) == 1
     states = {r.case_id: r.state for r in store.runs.records(exp.id)}
     assert states["c000"] == RunState.PENDING and states["c001"] == RunState.FAIL
+
+
+def test_the_clone_definition_is_what_clone_experiment_creates_from(store, definition):
+    exp = create_experiment(definition(cases={"domains": ["nav"]}), store=store)
+    spec = clone_spec(store.experiments.get(exp.id))
+    assert not {"owner", "dataset_profile", "dataset_profile_version"} & set(spec)
+    assert all(
+        not {"snapshot", "snapshots", "skill_source", "skill_label"} & set(a) for a in spec["arms"].values()
+    )
+    clone = clone_experiment(exp.id, name="exp-same", store=store)
+    assert clone.spec.as_json() == create_experiment(
+        {**spec, "name": "exp-same-2"}, store=store
+    ).spec.as_json() | {"name": "exp-same"}

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from abbench.errors import GradingError
+from abbench.errors import ExperimentError, GradingError
 from abbench.graders import FunctionGrader, register_grader
-from abbench.runner import create_experiment, retry_runs, run_experiment, select_retry
+from abbench.runner import create_experiment, retry_runs, run_experiment, select_retry, start_experiment
 from abbench.store import open_store
 
 from .conftest import log_call
@@ -73,6 +73,27 @@ def test_retry_flags_choose_one_kind(store, definition, calls):
     assert calls.grader[("retry", "c001", 0, "a")] == 2 and calls.agent[("retry", "c000", 0, "a")] == 1
     retry_runs(exp.id, store=store, execution_failed=True)
     assert _attempts(store, exp.id)["c000"] == 2 and _attempts(store, exp.id)["c001"] == 1
+
+
+def test_a_retry_started_in_the_background_does_what_retry_runs_does(store, definition, calls):
+    exp = _failed_both_ways(store, definition)
+    chosen = select_retry(exp.id, store=store, failed=True)
+    handle = start_experiment(exp.id, store=store, retry=chosen)
+    handle.wait(60)
+    assert handle.done() and store.experiments.get(exp.id).status == "finished"
+    attempts = _attempts(store, exp.id)
+    assert attempts["c001"] == 1 and attempts["c000"] == 2  # re-graded from its answer; executed again
+    assert calls.grader[("retry", "c001", 0, "a")] == 2
+    assert all(n == 1 for case, n in attempts.items() if case not in ("c000", "c001"))  # nothing else ran
+
+
+def test_a_retry_started_while_another_process_runs_it_resets_nothing(store, definition):
+    exp = _failed_both_ways(store, definition)
+    chosen = select_retry(exp.id, store=store, execution_failed=True)
+    store.experiments.claim_runner(exp.id, origin="python")  # this live process holds it
+    with pytest.raises(ExperimentError, match="being run by"):
+        start_experiment(exp.id, store=store, retry=chosen)
+    assert {r.case_id: r.state for r in store.runs.records(exp.id)}["c000"] == "fail"
 
 
 def test_the_cli_says_what_it_retried(cli, store, definition, calls):
