@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from abbench._text import cells, clip
+from abbench._text import cells
 from abbench.cli._analysis import _cut, _num, _pad, _pct
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.formatting import plural
@@ -276,26 +276,20 @@ def _printable(text: object) -> str:
 def _print_history(case: CaseView, full: bool) -> None:
     """The turns before the input, oldest first and labelled by role (the verdict may rest on them): the
     last `TURNS_SHOWN`, each cut at `TURN_CHARS` characters, saying what was left out; `full`: all, whole."""
-    turns = case.turns
-    if not turns:
+    excerpt = case.history_excerpt() if full else case.history_excerpt(TURNS_SHOWN, TURN_CHARS)
+    if not excerpt.total:
         return
-    shown = turns if full else turns[-TURNS_SHOWN:]
-    click.echo(f"history: {plural(len(turns), 'earlier turn')}, oldest first")
-    if len(shown) < len(turns):
-        click.echo(f"  … {plural(len(turns) - len(shown), 'earlier turn')} not shown")
-    width = max(len(t["role"]) for t in shown)
-    cut = False
-    for t in shown:
-        text = t["content"]
-        if not full and len(text) > TURN_CHARS:
-            cut = True
-            kept = clip(text, TURN_CHARS)[:-1]  # without its "…"
-            text = f"{kept}… [+{len(text) - len(kept):,} characters]"
+    click.echo(f"history: {plural(excerpt.total, 'earlier turn')}, oldest first")
+    if excerpt.hidden:
+        click.echo(f"  … {plural(excerpt.hidden, 'earlier turn')} not shown")
+    width = max(len(t.role) for t in excerpt.turns)
+    for t in excerpt.turns:
+        text = f"{t.text} [+{t.left_out:,} characters]" if t.left_out else t.text
         first, *rest = _printable(text).splitlines() or [""]
-        click.echo(f"  {t['role']:>{width}}: {first}")
+        click.echo(f"  {t.role:>{width}}: {first}")
         for line in rest:
             click.echo(f"  {'':>{width}}  {line}")
-    if cut or len(shown) < len(turns):
+    if excerpt.cut or excerpt.hidden:
         click.echo("  (--full prints every turn whole)")
 
 
