@@ -273,6 +273,11 @@ def _printable(text: object) -> str:
     return _CONTROL.sub(lambda m: repr(m.group())[1:-1], str(text))
 
 
+def _say(text: str) -> None:
+    """Print a line of a case's text (what a dataset, an agent or a reviewer wrote) with `_printable`."""
+    click.echo(_printable(text))
+
+
 def _print_history(case: CaseView, full: bool) -> None:
     """The turns before the input, oldest first and labelled by role (the verdict may rest on them): the
     last `TURNS_SHOWN`, each cut at `TURN_CHARS` characters, saying what was left out; `full`: all, whole."""
@@ -301,43 +306,41 @@ def _print_case(d: CaseDetail, *, full: bool = False) -> None:
         bold=True,
     )
     _print_history(c, full)
-    click.echo(f"input: {_printable(c.input)}")
-    click.echo(f"gold:  {c.expected}")
+    _say(f"input: {c.input}")
+    _say(f"gold:  {c.expected}")
     for r in d.runs:
         _print_run(r)
     for rev in d.history:
-        click.echo(
-            f"  review #{rev.id} {rev.created_at} {rev.arm or '(case)'}: {rev.verdict} {rev.note or ''}"
-        )
+        _say(f"  review #{rev.id} {rev.created_at} {rev.arm or '(case)'}: {rev.verdict} {rev.note or ''}")
 
 
 def _print_run(r: RunView) -> None:
     """One run of the case: its answer and verdict, grades, evidence, what it read and called."""
     verdict = _MARKS.get(r.outcome) or outcome_word(r.outcome)
     conf = f" conf {r.confidence:.2f}" if r.confidence is not None else ""
-    click.echo(f"  {r.arm} round {r.round + 1}: {_answer(r)} {verdict}{conf}  {r.reason or ''}")
+    _say(f"  {r.arm} round {r.round + 1}: {_answer(r)} {verdict}{conf}  {r.reason or ''}")
     if r.error:
-        click.echo(f"    error: {r.error}")
+        _say(f"    error: {r.error}")
     if r.grades:
         # a run is right only when every grader says so: say which one did not
-        click.echo("    grades: " + " · ".join(_grade_text(n, g) for n, g in r.grades.items()))
+        _say("    grades: " + " · ".join(_grade_text(n, g) for n, g in r.grades.items()))
     for e in r.evidence:
         where = (
             f" → {e.resolved}"
             if e.found and e.resolved != e.ref
             else ("" if e.found else " (not found in the skill)")
         )
-        click.echo(f"    cites {e.ref}{where}")
+        _say(f"    cites {e.ref}{where}")
     if r.sections_read or r.files_read:
-        click.echo(f"    read: {', '.join(r.sections_read or r.files_read)}")
+        _say(f"    read: {', '.join(r.sections_read or r.files_read)}")
     for call in r.calls or ():
-        click.echo(f"    tool {call.name}({call.arguments})")
+        _say(f"    tool {call.name}({call.arguments})")
     if r.transcript_path:
-        click.echo(f"    transcript: {r.transcript_path}")
+        _say(f"    transcript: {r.transcript_path}")
     attempts = r.attempts or ()
     if len(attempts) > 1 or any(a.outcome != AttemptOutcome.EXECUTED or a.cached for a in attempts):
         # what every attempt spent: a failed one (out of turns, unreadable, timed out) cost money too
         for a in attempts:
-            click.echo(f"    {_attempt_text(a)}")
+            _say(f"    {_attempt_text(a)}")
             for call in a.tool_calls if a.outcome != AttemptOutcome.EXECUTED else ():
-                click.echo(f"      tool {call.name}({call.arguments})")
+                _say(f"      tool {call.name}({call.arguments})")
