@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from abbench._text import cells, clip
+from abbench._text import cells
 from abbench.cli._analysis import _cut, _num, _pad, _pct
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.formatting import plural
@@ -273,29 +273,28 @@ def _printable(text: object) -> str:
     return _CONTROL.sub(lambda m: repr(m.group())[1:-1], str(text))
 
 
+def _say(text: str) -> None:
+    """Print a line of a case's text (what a dataset, an agent or a reviewer wrote) with `_printable`."""
+    click.echo(_printable(text))
+
+
 def _print_history(case: CaseView, full: bool) -> None:
     """The turns before the input, oldest first and labelled by role (the verdict may rest on them): the
     last `TURNS_SHOWN`, each cut at `TURN_CHARS` characters, saying what was left out; `full`: all, whole."""
-    turns = case.turns
-    if not turns:
+    excerpt = case.history_excerpt() if full else case.history_excerpt(TURNS_SHOWN, TURN_CHARS)
+    if not excerpt.total:
         return
-    shown = turns if full else turns[-TURNS_SHOWN:]
-    click.echo(f"history: {plural(len(turns), 'earlier turn')}, oldest first")
-    if len(shown) < len(turns):
-        click.echo(f"  … {plural(len(turns) - len(shown), 'earlier turn')} not shown")
-    width = max(len(t["role"]) for t in shown)
-    cut = False
-    for t in shown:
-        text = t["content"]
-        if not full and len(text) > TURN_CHARS:
-            cut = True
-            kept = clip(text, TURN_CHARS)[:-1]  # without its "…"
-            text = f"{kept}… [+{len(text) - len(kept):,} characters]"
+    click.echo(f"history: {plural(excerpt.total, 'earlier turn')}, oldest first")
+    if excerpt.hidden:
+        click.echo(f"  … {plural(excerpt.hidden, 'earlier turn')} not shown")
+    width = max(len(t.role) for t in excerpt.turns)
+    for t in excerpt.turns:
+        text = f"{t.text} [+{t.left_out:,} characters]" if t.left_out else t.text
         first, *rest = _printable(text).splitlines() or [""]
-        click.echo(f"  {t['role']:>{width}}: {first}")
+        click.echo(f"  {t.role:>{width}}: {first}")
         for line in rest:
             click.echo(f"  {'':>{width}}  {line}")
-    if cut or len(shown) < len(turns):
+    if excerpt.cut or excerpt.hidden:
         click.echo("  (--full prints every turn whole)")
 
 
@@ -307,43 +306,41 @@ def _print_case(d: CaseDetail, *, full: bool = False) -> None:
         bold=True,
     )
     _print_history(c, full)
-    click.echo(f"input: {_printable(c.input)}")
-    click.echo(f"gold:  {c.expected}")
+    _say(f"input: {c.input}")
+    _say(f"gold:  {c.expected}")
     for r in d.runs:
         _print_run(r)
     for rev in d.history:
-        click.echo(
-            f"  review #{rev.id} {rev.created_at} {rev.arm or '(case)'}: {rev.verdict} {rev.note or ''}"
-        )
+        _say(f"  review #{rev.id} {rev.created_at} {rev.arm or '(case)'}: {rev.verdict} {rev.note or ''}")
 
 
 def _print_run(r: RunView) -> None:
     """One run of the case: its answer and verdict, grades, evidence, what it read and called."""
     verdict = _MARKS.get(r.outcome) or outcome_word(r.outcome)
     conf = f" conf {r.confidence:.2f}" if r.confidence is not None else ""
-    click.echo(f"  {r.arm} round {r.round + 1}: {_answer(r)} {verdict}{conf}  {r.reason or ''}")
+    _say(f"  {r.arm} round {r.round + 1}: {_answer(r)} {verdict}{conf}  {r.reason or ''}")
     if r.error:
-        click.echo(f"    error: {r.error}")
+        _say(f"    error: {r.error}")
     if r.grades:
         # a run is right only when every grader says so: say which one did not
-        click.echo("    grades: " + " · ".join(_grade_text(n, g) for n, g in r.grades.items()))
+        _say("    grades: " + " · ".join(_grade_text(n, g) for n, g in r.grades.items()))
     for e in r.evidence:
         where = (
             f" → {e.resolved}"
             if e.found and e.resolved != e.ref
             else ("" if e.found else " (not found in the skill)")
         )
-        click.echo(f"    cites {e.ref}{where}")
+        _say(f"    cites {e.ref}{where}")
     if r.sections_read or r.files_read:
-        click.echo(f"    read: {', '.join(r.sections_read or r.files_read)}")
+        _say(f"    read: {', '.join(r.sections_read or r.files_read)}")
     for call in r.calls or ():
-        click.echo(f"    tool {call.name}({call.arguments})")
+        _say(f"    tool {call.name}({call.arguments})")
     if r.transcript_path:
-        click.echo(f"    transcript: {r.transcript_path}")
+        _say(f"    transcript: {r.transcript_path}")
     attempts = r.attempts or ()
     if len(attempts) > 1 or any(a.outcome != AttemptOutcome.EXECUTED or a.cached for a in attempts):
         # what every attempt spent: a failed one (out of turns, unreadable, timed out) cost money too
         for a in attempts:
-            click.echo(f"    {_attempt_text(a)}")
+            _say(f"    {_attempt_text(a)}")
             for call in a.tool_calls if a.outcome != AttemptOutcome.EXECUTED else ():
-                click.echo(f"      tool {call.name}({call.arguments})")
+                _say(f"      tool {call.name}({call.arguments})")

@@ -325,20 +325,14 @@ def retry_cmd(
 
     def human() -> None:
         print_summary(summary)
-        if summary.retried is None:
+        if summary.retried_text is None:
             return
-        if summary.status == "finished":
-            click.echo(f"retried: {summary.retried.done_text}")
-        else:  # cancelled or paused part-way: say so rather than claim every run was retried
-            click.echo(
-                f"retried: {summary.retried.text}, but the experiment was {summary.status} part-way "
-                f"({summary.executed + summary.failed:,} ran, {summary.cancelled:,} cancelled); "
-                + (
-                    f"`abbench resume {experiment}` runs the rest"
-                    if summary.status == "paused"
-                    else f"`abbench retry {experiment} --cancelled` takes the cancelled ones up again"
-                )
-            )
+        then: dict[str, str] = {
+            ExperimentStatus.PAUSED: f"; `abbench resume {experiment}` runs the rest",
+            ExperimentStatus.CANCELLED: f"; `abbench retry {experiment} --cancelled` takes the cancelled ones up again",
+            ExperimentStatus.INTERRUPTED: f"; `abbench run {experiment}` goes on where it stopped",
+        }
+        click.echo(f"retried: {summary.retried_text}{then.get(summary.status, '')}")
 
     emit(as_json, summary.as_dict(), human)
 

@@ -37,7 +37,8 @@ def check_params(
                             labels.update(map(str, a.classes.per_class))
             known, what = labels, "class"
         elif name in ("pass_at_k[]", "pass_hat_k[]"):
-            if not ref.param.isdigit() or not 1 <= int(ref.param) <= exp.rounds:
+            # ASCII digits only: str.isdigit() takes "²", which int() refuses
+            if not (ref.param.isascii() and ref.param.isdigit()) or not 1 <= int(ref.param) <= exp.rounds:
                 raise UsageError(
                     f"{rule.where}: {rule.metric}: k must be a whole number from 1 to the experiment's "
                     f"{exp.rounds} round(s); got {ref.param!r} (pass@k needs k attempts per case)"

@@ -29,6 +29,7 @@ from abbench.review._cases import (
 from abbench.review._pages import PAGE_SORTS, SAMPLE as SAMPLE, DisagreementPage, disagreement_page
 from abbench.review._sample import CorrectedAccuracy, corrected_accuracy, draw_review_sample, sample_cases
 from abbench.review._threshold import LowConfidence, default_threshold, low_confidence_threshold
+from abbench.review._turns import HistoryExcerpt, TurnExcerpt
 from abbench.store import Review, ReviewSample
 from abbench.types import REVIEW_VERDICTS
 
@@ -48,12 +49,14 @@ __all__ = [
     "DisagreementPage",
     "Evidence",
     "GradeView",
+    "HistoryExcerpt",
     "JudgeAgreement",
     "LowConfidence",
     "Review",
     "ReviewSample",
     "RunView",
     "ToolCall",
+    "TurnExcerpt",
     "add_review",
     "case_detail",
     "case_page",

@@ -18,7 +18,7 @@ from abbench.graders import normalise_label
 from abbench.metrics import Result, dataset_labels
 from abbench.review._api import StoreLike
 from abbench.review._threshold import low_confidence_threshold
-from abbench.review._turns import earlier_turns
+from abbench.review._turns import earlier_turns, history_excerpt
 from abbench.store import (
     FAILED,
     OUTCOMES,
@@ -89,6 +89,7 @@ class CaseView(Result):
     source_row: Any
     source_line: str | None
     turns = property(earlier_turns)
+    history_excerpt = history_excerpt
 
 
 @dataclass(frozen=True)

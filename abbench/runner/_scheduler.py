@@ -138,6 +138,23 @@ class RunSummary(Result):
         return f"{self.status}: {self.stop_reason.text}" if self.stop_reason is not None else self.status
 
     @property
+    def retried_text(self) -> str | None:
+        """What a retry did (None: not a retry): ``re-ran 5 runs`` when it ran to the end; when it did not
+        (paused, cancelled, interrupted, or the stopping rule left runs unneeded), what it set out to do
+        and how far it got: ``re-running 5 runs, but the experiment was cancelled part-way (3 ran, 2
+        cancelled)``. A run counts once however it ended (a grading failure was executed too)."""
+        retried = self.retried
+        if retried is None:
+            return None
+        finished = self.status == ExperimentStatus.FINISHED
+        if finished and not self.cancelled:
+            return retried.done_text
+        ran = self.executed + self.execution_failed
+        if finished:
+            return f"{retried.text}, but the stopping rule decided part-way ({ran:,} ran, {self.cancelled:,} not needed)"
+        return f"{retried.text}, but the experiment was {self.status} part-way ({ran:,} ran, {self.cancelled:,} cancelled)"
+
+    @property
     def throughput(self) -> float:
         """Runs finished per second in this call."""
         return (self.graded + self.failed + self.cancelled) / self.elapsed_s if self.elapsed_s else 0.0

@@ -42,6 +42,13 @@ def test_k_beyond_the_rounds_is_refused(store, exp):
         evaluate_gate(exp, rules=[{"metric": "pass_hat_k", "k": 4, "op": ">=", "value": 0.5}], store=store)
 
 
+@pytest.mark.parametrize("k", ["²", "٣", "1.0", "-1"])
+def test_a_k_that_is_not_ascii_digits_is_refused_as_a_usage_error(store, exp, k):
+    """A superscript or another script's digit (str.isdigit() takes "²", int() does not): said, never a crash."""
+    with pytest.raises(UsageError, match=r"k must be a whole number from 1 to the experiment's 3 round"):
+        evaluate_gate(exp, rules=[{"metric": f"pass_hat_k[{k}]", "op": ">=", "value": 0.5}], store=store)
+
+
 @pytest.mark.parametrize(
     "rule, match",
     [

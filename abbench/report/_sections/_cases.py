@@ -6,7 +6,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from abbench import formatting as fm
-from abbench._text import clip
 from abbench.report import _display as d
 from abbench.report._sections._parts import Part
 
@@ -84,28 +83,20 @@ def history_html(case: CaseView) -> str:
     """A case's earlier turns folded above its input (``<details>``: the table stays short, and a reader
     opens the conversation the verdict rests on), each labelled by role; the latest `TURNS_SHOWN`, each
     cut at `TURN_CHARS` characters, with what was left out counted. Empty for a single-turn case."""
-    turns = case.turns
-    if not turns:
+    excerpt = case.history_excerpt(TURNS_SHOWN, TURN_CHARS)
+    if not excerpt.total:
         return ""
-    shown = turns[-TURNS_SHOWN:]
     lines = []
-    if len(shown) < len(turns):
+    if excerpt.hidden:
         lines.append(
-            f'<div class="abb-muted">… {d.esc(fm.plural(len(turns) - len(shown), "earlier turn"))} not shown</div>'
+            f'<div class="abb-muted">… {d.esc(fm.plural(excerpt.hidden, "earlier turn"))} not shown</div>'
         )
-    for t in shown:
-        text = t["content"]
-        more = ""
-        if len(text) > TURN_CHARS:
-            kept = clip(text, TURN_CHARS)[:-1]
-            text, more = (
-                kept + "…",
-                f' <span class="abb-muted">(+{len(t["content"]) - len(kept):,} characters)</span>',
-            )
-        lines.append(f'<div class="abb-turn"><b>{d.esc(t["role"])}:</b> {d.esc(text)}{more}</div>')
+    for t in excerpt.turns:
+        more = f' <span class="abb-muted">(+{t.left_out:,} characters)</span>' if t.left_out else ""
+        lines.append(f'<div class="abb-turn"><b>{d.esc(t.role)}:</b> {d.esc(t.text)}{more}</div>')
     return (
-        f'<details class="abb-history"><summary>after {d.esc(fm.plural(len(turns), "earlier turn"))}</summary>'
-        f"{''.join(lines)}</details>"
+        f'<details class="abb-history"><summary>after {d.esc(fm.plural(excerpt.total, "earlier turn"))}'
+        f"</summary>{''.join(lines)}</details>"
     )
 
 
