@@ -22,6 +22,12 @@ REALDATA = REPO / "tests" / "realdata"
 DEMO = REPO / "data" / "demo"
 
 
+def demo_source() -> dict[str, str]:
+    """The demo's cases as a definition's ``dataset:`` names a file to import (with its mapping): a new
+    dict each call, so a test may change it."""
+    return {"file": str(DEMO / "cases.csv"), "mapping": str(DEMO / "mapping-csv.yaml"), "name": "demo"}
+
+
 @pytest.fixture
 def store(tmp_path):
     """An empty store in a temporary folder, closed after the test."""

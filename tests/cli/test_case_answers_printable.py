@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import DEMO
+from tests.conftest import demo_source
 
 ESCAPE = "\x1b[2J\x1b[31m"
 
@@ -18,11 +18,7 @@ def answers_with_escapes(task):
 def test_an_answer_cannot_drive_the_terminal(cli, tmp_path):
     spec = {
         "name": "esc",
-        "dataset": {
-            "file": str(DEMO / "cases.csv"),
-            "mapping": str(DEMO / "mapping-csv.yaml"),
-            "name": "demo",
-        },
+        "dataset": demo_source(),
         "cases": {"limit": 1},
         "graders": ["label_match"],
         "arms": {"a": {"agent": "python", "function": f"{__name__}:answers_with_escapes"}},

@@ -9,7 +9,7 @@ import pytest
 
 from abbench.errors import ExperimentError
 from abbench.runner import create_experiment
-from tests.conftest import DEMO
+from tests.conftest import demo_source
 
 
 @pytest.fixture
@@ -43,11 +43,7 @@ def test_a_misspelt_case_label_offers_the_closest(store, banking):
 def test_a_misspelt_domain_offers_the_closest(store):
     definition = {
         "name": "nav",
-        "dataset": {
-            "file": str(DEMO / "cases.csv"),
-            "mapping": str(DEMO / "mapping-csv.yaml"),
-            "name": "demo",
-        },
+        "dataset": demo_source(),
         "cases": {"domains": ["地图导行"]},
         "arms": {"control": {"agent": "builtin"}},
     }

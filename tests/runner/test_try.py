@@ -8,7 +8,7 @@ import pytest
 
 from abbench.errors import ExperimentError
 from abbench.runner import try_input
-from tests.conftest import DEMO
+from tests.conftest import DEMO, demo_source
 
 V2 = DEMO / "skills" / "fast-slow-routing-v2"
 
@@ -121,11 +121,7 @@ def test_tries_stay_out_of_the_default_lists(cli, store):
     real = create_experiment(
         {
             "name": "routing",
-            "dataset": {
-                "file": str(DEMO / "cases.csv"),
-                "mapping": str(DEMO / "mapping-csv.yaml"),
-                "name": "demo",
-            },
+            "dataset": demo_source(),
             "cases": {"limit": 3},
             "arms": {"v2": {"agent": "builtin", "skill": str(V2)}},
         },
