@@ -14,7 +14,10 @@ from pathlib import Path
 import pytest
 
 from abbench.errors import UsageError
+from abbench.runner import create_experiment
+from abbench.store import Experiment, Store
 from abbench.testing import LocalModelServer
+from abbench.types import Case
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = REPO / ".tools"
@@ -50,3 +53,15 @@ def openai_like_model():
 def served_since(server: LocalModelServer, mark: int):
     """What the server recorded after `mark` requests."""
     return server.log()[mark:]
+
+
+def routing_experiment(
+    store: Store, queries: list[tuple[str, str]], name: str, arms: dict, **definition
+) -> Experiment:
+    """An experiment of one round over `queries` ((text, label) pairs, saved as the ``routing`` dataset
+    with the labels fast and slow); `definition`: its other keys (``retries``, ``graders``...)."""
+    cases = [Case(case_id=f"c{i}", input=q, expected=label) for i, (q, label) in enumerate(queries)]
+    ds = store.datasets.save("routing", cases, label_set=["fast", "slow"])
+    return create_experiment(
+        {"name": name, "dataset": ds.fingerprint, "rounds": 1, "arms": arms, **definition}, store=store
+    )

@@ -12,9 +12,8 @@ from abbench.cli import cli
 from abbench.compare import compare_arms
 from abbench.gate import evaluate_gate
 from abbench.metrics import experiment_metrics
-from abbench.runner import create_experiment, run_experiment
-from abbench.types import Case
-from tests.realmodel.conftest import MODEL, served_since
+from abbench.runner import run_experiment
+from tests.realmodel.conftest import MODEL, routing_experiment, served_since
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("realmodel")]
 
@@ -60,30 +59,21 @@ def experiment(local_model, tmp_path_factory):
     from abbench.store import open_store
 
     store = open_store(tmp_path_factory.mktemp("realmodel") / "store")
-    cases = [Case(case_id=f"c{i}", input=q, expected=label) for i, (q, label) in enumerate(QUERIES)]
-    ds = store.datasets.save("routing", cases, label_set=["fast", "slow"])
-    spec = {
-        "name": "formats",
-        "dataset": ds.fingerprint,
-        "rounds": 1,
-        "retries": 2,
-        "concurrency": 1,
-        "arms": {
-            "plain": arm(local_model),
-            # the answer's schema as structured output: llama-cpp-python refuses json_schema (500), and
-            # takes json_object with the schema, whose enum keeps the prediction among the labels
-            # (a model name of its own: a refusal is remembered per endpoint and model for the process)
-            "structured": arm(
-                local_model,
-                model="smollm2-structured-exp",
-                prices={"smollm2-structured-exp": {"input": 1.0, "output": 2.0}},
-                response_format="json_schema",
-                max_tokens=96,
-            ),
-        },
+    arms = {
+        "plain": arm(local_model),
+        # the answer's schema as structured output: llama-cpp-python refuses json_schema (500), and
+        # takes json_object with the schema, whose enum keeps the prediction among the labels
+        # (a model name of its own: a refusal is remembered per endpoint and model for the process)
+        "structured": arm(
+            local_model,
+            model="smollm2-structured-exp",
+            prices={"smollm2-structured-exp": {"input": 1.0, "output": 2.0}},
+            response_format="json_schema",
+            max_tokens=96,
+        ),
     }
     mark = local_model.requests
-    exp = create_experiment(spec, store=store)
+    exp = routing_experiment(store, QUERIES, "formats", arms, retries=2, concurrency=1)
     run_experiment(exp.id, store=store)
     yield store, exp, served_since(local_model, mark)
     store.close()
@@ -149,21 +139,12 @@ def test_what_a_skill_costs_in_prompt_tokens_is_shown(local_model, tmp_path):
 
     write_skill(tmp_path / "skill", SKILL_FILES)
     with open_store(tmp_path / "store") as store:
-        cases = [Case(case_id="c0", input=QUERIES[0][0], expected=QUERIES[0][1])]
-        ds = store.datasets.save("routing", cases, label_set=["fast", "slow"])
-        spec = {
-            "name": "skill-cost",
-            "dataset": ds.fingerprint,
-            "rounds": 1,
-            "retries": 0,
-            "concurrency": 1,
-            "arms": {
-                "none": arm(local_model, max_tokens=4),
-                "skill": arm(local_model, max_tokens=4, skill=str(tmp_path / "skill")),
-            },
+        arms = {
+            "none": arm(local_model, max_tokens=4),
+            "skill": arm(local_model, max_tokens=4, skill=str(tmp_path / "skill")),
         }
         mark = local_model.requests
-        exp = create_experiment(spec, store=store)
+        exp = routing_experiment(store, QUERIES[:1], "skill-cost", arms, retries=0, concurrency=1)
         run_experiment(exp.id, store=store)
         served = served_since(local_model, mark)
         m = experiment_metrics(exp.id, store=store)

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from abbench.runner import create_experiment, run_experiment
-from abbench.types import Case
-from tests.realmodel.conftest import MODEL, served_since
+from abbench.runner import run_experiment
+from tests.realmodel.conftest import MODEL, routing_experiment, served_since
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("realmodel")]
 
@@ -32,17 +31,9 @@ def judge(server, kind="llm_judge", **kw):
 
 
 def run(store, server, graders, arms=None):
-    cases = [Case(case_id=f"c{i}", input=q, expected=label) for i, (q, label) in enumerate(QUERIES)]
-    ds = store.datasets.save("routing", cases, label_set=["fast", "slow"])
-    spec = {
-        "name": f"judged-{len(store.query('SELECT id FROM experiments'))}",
-        "dataset": ds.fingerprint,
-        "rounds": 1,
-        "retries": 0,
-        "arms": arms or {"a": {"agent": "builtin"}},
-        "graders": graders,
-    }
-    exp = create_experiment(spec, store=store)
+    name = f"judged-{len(store.query('SELECT id FROM experiments'))}"
+    arms = arms or {"a": {"agent": "builtin"}}
+    exp = routing_experiment(store, QUERIES, name, arms, retries=0, graders=graders)
     run_experiment(exp.id, store=store)
     return exp
 

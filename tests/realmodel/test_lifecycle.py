@@ -12,10 +12,8 @@ import time
 
 import pytest
 
-from abbench.runner import create_experiment
 from abbench.store import open_store
-from abbench.types import Case
-from tests.realmodel.conftest import MODEL
+from tests.realmodel.conftest import MODEL, routing_experiment
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("realmodel")]
 
@@ -30,13 +28,10 @@ PRICES = {MODEL: {"input": 1.0, "output": 2.0}}
 
 def make(store_dir, server, name, **spec):
     with open_store(store_dir) as store:
-        cases = [Case(case_id=f"c{i}", input=q, expected=label) for i, (q, label) in enumerate(QUERIES)]
-        ds = store.datasets.save("routing", cases, label_set=["fast", "slow"])
         arm = {"agent": "openai", "model": MODEL, "base_url": server.base_url, "temperature": 0,
                "max_tokens": 12, "timeout_s": 300, "prices": PRICES}  # fmt: skip
-        definition = {"name": name, "dataset": ds.fingerprint, "rounds": 1, "retries": 0, "concurrency": 1,
-                      "arms": {"a": arm}, **spec}  # fmt: skip
-        return create_experiment(definition, store=store).name
+        definition = {"retries": 0, "concurrency": 1, **spec}
+        return routing_experiment(store, QUERIES, name, {"a": arm}, **definition).name
 
 
 def abbench(store_dir, *args, **kw):
