@@ -17,7 +17,7 @@ from abbench.agents import make_agent
 from abbench.dataset import DatasetInfo, gold_kind
 from abbench.errors import AbbenchError, ExperimentError, NotFoundError, UsageError
 from abbench.graders import normalise_label
-from abbench.runner._grading import build_graders
+from abbench.runner._grading import build_graders, repeated
 from abbench.runner._spec import load_spec
 from abbench.snapshot import Snapshot
 from abbench.store import (
@@ -95,8 +95,7 @@ def _resolve_skills(store: Store, arm_name: str, arm: ArmSpec, base: Path | None
                 kind="skill",
                 name=text,
             ) from None
-    names = [s.skill_name for s in out]
-    twice = sorted({n for n in names if names.count(n) > 1})
+    twice = repeated(s.skill_name for s in out)
     if twice:
         raise ExperimentError(
             f"arm {arm_name!r}: the skills offered share the name {', '.join(map(repr, twice))}; an "

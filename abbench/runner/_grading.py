@@ -22,7 +22,8 @@ import asyncio
 import inspect
 import logging
 import traceback
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
@@ -85,6 +86,11 @@ def _no_verdict(score: float | None, names: list[str]) -> tuple[None, float | No
     return None, None, "grading failed — no grader reached a verdict or gave a score"
 
 
+def repeated(names: Iterable[str]) -> list[str]:
+    """The names that stand more than once in `names`, sorted."""
+    return sorted(name for name, n in Counter(names).items() if n > 1)
+
+
 def build_graders(specs: list[Any], experiment: str, arms: list[str] | None = None) -> list[Grader]:
     """The experiment's graders from their definitions, checked against each other and its arms.
 
@@ -94,8 +100,7 @@ def build_graders(specs: list[Any], experiment: str, arms: list[str] | None = No
             "latest"), or a pairwise grader names arms the experiment lacks.
     """
     graders = [make_grader(g) for g in specs]
-    names = [g.name for g in graders]
-    dupes = sorted({n for n in names if names.count(n) > 1})
+    dupes = repeated(g.name for g in graders)
     if dupes:
         raise ExperimentError(
             f"experiment {experiment!r} has several graders named {', '.join(dupes)}; "

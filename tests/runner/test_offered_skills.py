@@ -143,3 +143,13 @@ def test_an_agent_that_cannot_offer_is_refused(store, realdata, trigger_set):
     arm = {"agent": "python", "function": "json:dumps", "skill": str(realdata / "skills" / SKILLS[0])}
     with pytest.raises(ExperimentError, match="cannot offer skills"):
         create_experiment(_definition(realdata, trigger_set, x={**arm, "skill_mode": "offered"}), store=store)
+
+
+def test_two_versions_of_one_skill_are_not_offered_together(store, realdata, trigger_set, tmp_path):
+    skill = realdata / "skills" / SKILLS[0]
+    edited = shutil.copytree(skill, tmp_path / "edited")
+    with open(edited / "SKILL.md", "a", encoding="utf-8") as out:
+        out.write("\nOne more line.\n")
+    arm = {"agent": "builtin", "skills": [str(skill), str(edited)], "skill_mode": "offered"}
+    with pytest.raises(ExperimentError, match="the skills offered share the name 'internal-comms'"):
+        create_experiment(_definition(realdata, trigger_set, x=arm), store=store)
