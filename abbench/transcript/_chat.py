@@ -8,10 +8,11 @@ from types import MappingProxyType
 from typing import Any, ClassVar
 
 from abbench.transcript._fields import (
-    _Bad,
+    _dicts,
     _fields_of,
     _flag,
     _get,
+    _given,
     _int,
     _number,
     _or,
@@ -61,14 +62,11 @@ class MessageEvent:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object written: ``type``, ``name``, ``role``, ``tool_call_id``, ``content``,
         ``tool_calls``, the extra keys, ``partial`` (each optional one only when set)."""
-        out: dict[str, Any] = {"type": self.kind}
-        if self.name is not None:
-            out["name"] = self.name
-        if self.role is not None:
-            out["role"] = self.role
-        if self.tool_call_id is not None:
-            out["tool_call_id"] = self.tool_call_id
-        out["content"] = self.content
+        out = {
+            "type": self.kind,
+            **_given(name=self.name, role=self.role, tool_call_id=self.tool_call_id),
+            "content": self.content,
+        }
         if self.tool_calls is not None:
             out["tool_calls"] = [dict(c) for c in self.tool_calls]
         out.update(self.extra)
@@ -79,9 +77,7 @@ class MessageEvent:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MessageEvent:
         """Read a ``message`` entry (raises `_Bad` naming the key that does not fit)."""
-        calls = data.get("tool_calls")
-        if calls is not None and (type(calls) is not list or not all(isinstance(c, dict) for c in calls)):
-            raise _Bad("tool_calls", "a list of calls", calls)
+        calls = _dicts(data, "tool_calls", "a list of calls")
         return cls(
             role=_text(data, "role"),
             content=data.get("content"),
@@ -193,9 +189,7 @@ class ModelEvent:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ModelEvent:
         """Read an ``llm_call`` entry."""
-        retries = _get(data, "retries", list, "a list of retries") or []
-        if not all(isinstance(r, dict) for r in retries):
-            raise _Bad("retries", "a list of retries", retries)
+        retries = _dicts(data, "retries", "a list of retries") or []
         return cls(
             turn=_int(data, "turn"),
             model=_text(data, "model"),
@@ -240,17 +234,13 @@ class ToolEvent:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object written."""
-        out: dict[str, Any] = {"type": self.kind}
-        if self.turn is not None:
-            out["turn"] = self.turn
-        if self.id is not None:
-            out["id"] = self.id
-        out["name"] = self.name
-        out["arguments"] = self.arguments
-        if self.ok is not None:
-            out["ok"] = self.ok
-        if self.result_chars is not None:
-            out["result_chars"] = self.result_chars
+        out = {
+            "type": self.kind,
+            **_given(turn=self.turn, id=self.id),
+            "name": self.name,
+            "arguments": self.arguments,
+            **_given(ok=self.ok, result_chars=self.result_chars),
+        }
         if self.ok is None:
             out["status"] = self.status
         if self.skill is not None:
@@ -300,20 +290,10 @@ class AnswerEvent:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object written."""
-        out: dict[str, Any] = {"type": self.kind}
-        if self.method is not None:
-            out["method"] = self.method
-        if self.format is not None:
-            out["format"] = self.format
+        out = {"type": self.kind, **_given(method=self.method, format=self.format)}
         if self.method is not None:
             out["prediction"] = self.prediction
-        if self.in_label_set is not None:
-            out["in_label_set"] = self.in_label_set
-        if self.cost_known is not None:
-            out["cost_known"] = self.cost_known
-        if self.error is not None:
-            out["error"] = self.error
-        return out
+        return out | _given(in_label_set=self.in_label_set, cost_known=self.cost_known, error=self.error)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AnswerEvent:

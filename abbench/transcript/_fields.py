@@ -71,6 +71,11 @@ def _fields_of(event: DataclassInstance, **first: Any) -> dict[str, Any]:
     return {**first, **{f.name: getattr(event, f.name) for f in fields(event)}}
 
 
+def _given(**values: Any) -> dict[str, Any]:
+    """The keys whose value is not None, in order: an event leaves an unset optional key out."""
+    return {key: value for key, value in values.items() if value is not None}
+
+
 def _or(value: float | None, default: float) -> float:
     """`value`, or `default` when it is None (never `or`: 0 stays the 0 it was written as)."""
     return default if value is None else value
@@ -81,6 +86,14 @@ def _texts(data: Mapping[str, Any], key: str) -> tuple[str, ...]:
     if not all(isinstance(v, str) for v in value):
         raise _Bad(key, "a list of texts", value)
     return tuple(value)
+
+
+def _dicts(data: Mapping[str, Any], key: str, wanted: str) -> list[dict[str, Any]] | None:
+    """`data[key]` when it is a list of JSON objects (None when absent or null); `wanted` names it."""
+    value: list[dict[str, Any]] | None = _get(data, key, list, wanted)
+    if value is not None and not all(isinstance(v, dict) for v in value):
+        raise _Bad(key, wanted, value)
+    return value
 
 
 def _usage(data: Mapping[str, Any], key: str) -> Usage | None:

@@ -9,10 +9,9 @@ from typing import Any, ClassVar, Literal
 from abbench.transcript._chat import ToolEvent
 from abbench.transcript._fields import (
     VERDICT_ROLE,
-    _Bad,
+    _dicts,
     _fields_of,
     _flag,
-    _get,
     _int,
     _number,
     _or,
@@ -154,9 +153,7 @@ class CliReportEvent:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CliReportEvent:
         """Read a ``cli_report`` entry."""
-        calls = _get(data, "tool_calls", list, "a list of calls") or []
-        if not all(isinstance(c, dict) for c in calls):
-            raise _Bad("tool_calls", "a list of calls", calls)
+        calls = _dicts(data, "tool_calls", "a list of calls") or []
         return cls(
             preset=_text(data, "preset") or "",
             unreadable=_text(data, "unreadable"),

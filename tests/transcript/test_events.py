@@ -204,6 +204,23 @@ def test_a_known_kind_that_does_not_fit_names_its_key(tmp_path):
     assert info.value.line == 1 and info.value.field == "usage.input_tokens"
 
 
+@pytest.mark.parametrize(
+    ("entry", "key", "wanted"),
+    [
+        ({"type": "message", "role": "assistant", "tool_calls": "read"}, "tool_calls", "a list of calls"),
+        ({"type": "message", "role": "assistant", "tool_calls": [1]}, "tool_calls", "a list of calls"),
+        ({"type": "llm_call", "retries": {"attempt": 1}}, "retries", "a list of retries"),
+        ({"type": "llm_call", "retries": ["rate limited"]}, "retries", "a list of retries"),
+        ({"type": "cli_report", "preset": "codex", "tool_calls": [None]}, "tool_calls", "a list of calls"),
+    ],
+)
+def test_a_list_of_objects_that_holds_something_else_names_its_key(entry, key, wanted):
+    with pytest.raises(TranscriptError, match=f"`{key}` must be {wanted}, not ") as info:
+        to_events([entry])
+    assert info.value.field == key
+    assert to_events([{**entry, key: None}])[0].kind == entry["type"]  # null: none given
+
+
 def test_strict_reading_refuses_a_kind_abbench_does_not_write(tmp_path):
     path = write(tmp_path, GOOD, json.dumps({"type": "thought", "text": "hmm"}))
     assert isinstance(read_transcript(path).events[1], OtherEvent)
