@@ -76,11 +76,12 @@ class Reading:
 
 
 class Preset:
-    """A known agent CLI. Subclasses set `name`, `program` and `options`, and define `argv` and `read`.
+    """A known agent CLI. Subclasses set `name`, `program`, `flags` and `options`, and define `read`.
 
     Attributes:
         name: What ``preset:`` names.
         program: The executable looked up on PATH when the arm gives no ``program:``.
+        flags: The CLI's arguments of a one-shot run, before the arm's ``args:`` and the prompt.
         options: Settings of the arm this preset reads (besides base_url, api_key_env, model).
         needs_model: The CLI needs ``model:`` from the arm.
         skills_dir: Where, inside the run's workspace, the CLI discovers skills: an offered arm's
@@ -99,9 +100,13 @@ class Preset:
     def check(self, options: dict[str, Any]) -> None:
         """Refuse settings that cannot work (raises `UsageError`), when the arm is defined."""
 
+    flags: tuple[str, ...] = ()
+    """The CLI's arguments of a one-shot run, between the program and the arm's ``args:`` (with
+    `abbench.agents._command.PLACEHOLDERS`)."""
+
     def argv(self, program: str, args: list[str]) -> list[str]:
-        """The argv template of a one-shot run (with `abbench.agents._command.PLACEHOLDERS`)."""
-        raise NotImplementedError
+        """The argv template of a one-shot run: the program, `flags`, the arm's `args`, the prompt."""
+        return [program, *self.flags, *args, "{prompt}"]
 
     def cli_model(self, setup: Setup) -> str:
         """The model as the CLI names it (what ``{model}`` becomes)."""

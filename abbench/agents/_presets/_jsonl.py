@@ -172,6 +172,16 @@ class ClaudeCode(Preset):
     name = "claude-code"
     skills_dir = ".claude/skills"  # where Claude Code discovers project skills
     program = "claude"
+    flags = (
+        "-p",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--model",
+        "{model}",
+        "--allowedTools",
+        "Read,Glob,Grep",
+    )
     PATHS: ClassVar[dict[str, str]] = {
         "text": "[type=result].result",
         "input_tokens": "[type=result].usage.input_tokens",
@@ -186,21 +196,6 @@ class ClaudeCode(Preset):
         "[type=result].usage.cache_read_input_tokens",
         "[type=result].usage.cache_creation_input_tokens",
     )
-
-    def argv(self, program: str, args: list[str]) -> list[str]:
-        return [
-            program,
-            "-p",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--model",
-            "{model}",
-            "--allowedTools",
-            "Read,Glob,Grep",
-            *args,
-            "{prompt}",
-        ]
 
     def prepare(self, setup: Setup) -> dict[str, str]:
         env = home_env(setup.workspace)
@@ -237,6 +232,7 @@ class Codex(Preset):
     name = "codex"
     skills_dir = ".codex/skills"
     program = "codex"
+    flags = ("exec", "--json", "--skip-git-repo-check", "-m", "{model}", "-C", "{workspace}")
     PATHS: ClassVar[dict[str, str]] = {
         "text": "[type=item.completed].item[type=agent_message].text",
         "input_tokens": "[type=turn.completed].usage.input_tokens",
@@ -245,20 +241,6 @@ class Codex(Preset):
         "tool_calls": "[type=item.completed].item[type=command_execution]",
         "error": "[type=turn.failed].error.message",
     }
-
-    def argv(self, program: str, args: list[str]) -> list[str]:
-        return [
-            program,
-            "exec",
-            "--json",
-            "--skip-git-repo-check",
-            "-m",
-            "{model}",
-            "-C",
-            "{workspace}",
-            *args,
-            "{prompt}",
-        ]
 
     def prepare(self, setup: Setup) -> dict[str, str]:
         env = home_env(setup.workspace)

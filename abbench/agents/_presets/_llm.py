@@ -27,9 +27,7 @@ class Llm(Preset):
 
     name = "llm"
     program = "llm"
-
-    def argv(self, program: str, args: list[str]) -> list[str]:
-        return [program, "prompt", "-m", "{model}", "--usage", "--json", *args, "{prompt}"]
+    flags = ("prompt", "-m", "{model}", "--usage", "--json")
 
     def prepare(self, setup: Setup) -> dict[str, str]:
         env = home_env(setup.workspace)

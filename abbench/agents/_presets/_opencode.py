@@ -31,11 +31,9 @@ class OpenCode(Preset):
     name = "opencode"
     call_marker = b'"type":"step_start"'
     program = "opencode"
+    # --title: without it opencode asks the model for a title first, a call the run does not need
+    flags = ("run", "--format", "json", "-m", "{model}", "--title", "abbench")
     options = ("permission", "max_tokens")
-
-    def argv(self, program: str, args: list[str]) -> list[str]:
-        # --title: without it opencode asks the model for a title first, a call the run does not need
-        return [program, "run", "--format", "json", "-m", "{model}", "--title", "abbench", *args, "{prompt}"]
 
     def prepare(self, setup: Setup) -> dict[str, str]:
         env = home_env(setup.workspace)
