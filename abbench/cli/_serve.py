@@ -31,9 +31,11 @@ def _rules(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
     return tuple(rules)
 
 
-def _limit(flag: str, default: Any, kind: Any, text: str) -> Callable[[F], F]:
-    """One of the service's limits: an option with its default shown in ``--help``."""
-    return click.option(flag, default=default, show_default=True, type=kind, help=text)
+def _limit(flag: str, default: Any, kind: Any, text: str, field: str | None = None) -> Callable[[F], F]:
+    """One of the service's limits: an option with its default shown in ``--help``, passed to the
+    `ServerSettings` field of its name (`field` when the flag's words differ)."""
+    names = (flag,) if field is None else (flag, field)
+    return click.option(*names, default=default, show_default=True, type=kind, help=text)
 
 
 @cli.command("serve")
@@ -54,7 +56,7 @@ def _limit(flag: str, default: Any, kind: Any, text: str) -> Callable[[F], F]:
     click.IntRange(1),
     "Largest body of any other request (a definition, a gate, a review ...).",
 )
-@_limit("--rate", 600, click.IntRange(1), "Requests per key per minute.")
+@_limit("--rate", 600, click.IntRange(1), "Requests per key per minute.", "rate_per_minute")
 @click.option(
     "--agent",
     "agents",
@@ -85,7 +87,7 @@ def _limit(flag: str, default: Any, kind: Any, text: str) -> Callable[[F], F]:
     help="Let callers' openai arms and judges call endpoints matching URL without a key of this "
     "machine's (repeat; same patterns as --key-env). Endpoints neither option names are refused.",
 )
-@_limit("--per-owner", 4, click.IntRange(1), "Running experiments per owner.")
+@_limit("--per-owner", 4, click.IntRange(1), "Running experiments per owner.", "per_owner_running")
 @_limit(
     "--runner-nice",
     5,
@@ -124,9 +126,16 @@ def _limit(flag: str, default: Any, kind: Any, text: str) -> Callable[[F], F]:
     120.0,
     click.FloatRange(min=1),
     "CPU seconds one such request may take (a 200 MB CSV imports in about 30).",
+    "request_cpu_s",
 )
 @_limit("--request-memory-mb", 4096, click.IntRange(256), "Megabytes of memory one such request may take.")
-@_limit("--request-timeout", 600.0, click.FloatRange(min=1), "Seconds one such request may take in all.")
+@_limit(
+    "--request-timeout",
+    600.0,
+    click.FloatRange(min=1),
+    "Seconds one such request may take in all.",
+    "request_timeout_s",
+)
 @_limit(
     "--max-runs",
     1_000_000,
@@ -144,25 +153,14 @@ def serve_cmd(
     ctx: Context,
     host: str,
     port: int,
-    workers: int,
     max_request_mb: int,
     max_document_mb: int,
-    rate: int,
     agents: tuple[str, ...],
-    allow_judges: bool,
     key_env: tuple[EndpointRule, ...],
     endpoints: tuple[EndpointRule, ...],
-    per_owner: int,
-    runner_nice: int,
     git_schemes: tuple[str, ...],
-    git_timeout: float,
     git_credentials: tuple[str, ...],
-    request_workers: int,
-    request_cpu: float,
-    request_memory_mb: int,
-    request_timeout: float,
-    max_runs: int,
-    max_inflight: int,
+    **fields: Any,
 ) -> None:
     """Serve the store over HTTP (FastAPI): keys from `abbench keys create`, docs at /docs.
 
@@ -173,24 +171,13 @@ def serve_cmd(
 
     settings = ServerSettings(
         store=ctx.store.path,
-        workers=workers,
         max_request_bytes=max_request_mb * 1024 * 1024,
         max_document_bytes=max_document_mb * 1024 * 1024,
-        rate_per_minute=rate,
         agents=frozenset(agents) | {"external"},  # recorded runs: never executed here
-        allow_judges=allow_judges,
         endpoints=endpoints + key_env,
-        per_owner_running=per_owner,
-        runner_nice=runner_nice,
         git_schemes=frozenset(git_schemes),
-        git_timeout=git_timeout,
         git_credentials=tuple(git_credentials),
-        request_workers=request_workers,
-        request_cpu_s=request_cpu,
-        request_memory_mb=request_memory_mb,
-        request_timeout_s=request_timeout,
-        max_runs=max_runs,
-        max_inflight=max_inflight,
+        **fields,  # the options named as its fields: --workers, --allow-judges, the limits
     )
     if host not in ("127.0.0.1", "localhost", "::1"):
         click.secho(
