@@ -76,7 +76,8 @@ def segments(arm: ArmProgress) -> dict[str, int]:
 
 
 def outcome_text(p: Progress | ArmProgress, sep: str = " · ") -> str:
-    """``88 right · 8 wrong`` then the failures and cancelled runs when there are any."""
+    """``88 right · 8 wrong (by label_match 8)`` then the failures and cancelled runs when there are any:
+    the graders that made the wrong runs wrong are named, so a grader that fails every run is seen."""
     parts = [
         (RunState.PASS, p.right),
         (RunState.FAIL, p.wrong),
@@ -85,7 +86,20 @@ def outcome_text(p: Progress | ArmProgress, sep: str = " · ") -> str:
         (RunOutcome.GRADING_FAILED, p.grading_failed),
         (RunState.CANCELLED, p.cancelled),
     ]
-    return sep.join(f"{n:,} {outcome_word(k)}" for k, n in parts if n or k in (RunState.PASS, RunState.FAIL))
+    words = [
+        f"{n:,} {outcome_word(k)}" + (wrong_by_text(p.wrong_by) if k == RunState.FAIL else "")
+        for k, n in parts
+        if n or k in (RunState.PASS, RunState.FAIL)
+    ]
+    return sep.join(words)
+
+
+def wrong_by_text(wrong_by: dict[str, int]) -> str:
+    """`` (by cited_evidence 40, label_match 3)``: the graders that said the wrong runs failed (a run
+    two graders failed counts under both); empty when none did."""
+    if not wrong_by:
+        return ""
+    return " (by " + ", ".join(f"{grader} {n:,}" for grader, n in wrong_by.items()) + ")"
 
 
 def _pending(p: Progress | ArmProgress) -> int:
