@@ -1,0 +1,88 @@
+"""The notebooks on a phone or in a narrow JupyterLab pane: nothing scrolls sideways at 390 px.
+
+Each notebook is opened in JupyterLab (Debian's headless Chromium) on the demo store, at a 390 px wide
+screen with JupyterLab's side bars folded, and every widget output is measured: no element may reach past
+its output's right edge unless a box of its own scrolls it (a wide table in `.abbench-scroll`), and no
+output may scroll sideways. Controls wrap or shrink instead. At 1440 px the same holds (and a row of
+controls stays one row). Screenshots of each widget land in /tmp/abbench-narrow-*.png.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.browser import HANG_MS, chromium
+from tests.conftest import DEMO, REPO
+from tests.widgets.lab import lab_page, parameterized
+
+SHOTS = Path("/tmp")
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+NOTEBOOKS = {
+    "01_import_and_map": {
+        "data_file": str(DEMO / "cases.csv"),
+        "mapping_file": str(DEMO / "mapping-csv.yaml"),
+    },
+    "02_run": {"definition": str(DEMO / "experiment.yaml")},
+    "03_results": {"experiment": "demo"},
+    "04_review": {"experiment": "demo"},
+    "05_compare": {},
+}
+
+OVERFLOW = """() => {
+  // what scrolls in a box of its own on purpose: a wide table, a list's options
+  const contained = (e, out) => { const a = e.parentElement.closest('.abbench-scroll, select'); return !!a && out.contains(a); };
+  const found = [];
+  for (const out of document.querySelectorAll('.jp-OutputArea-output')) {
+    const edge = out.getBoundingClientRect().right + 1;
+    if (out.scrollWidth > out.clientWidth + 1) found.push(`output scrolls: ${out.scrollWidth} > ${out.clientWidth}`);
+    for (const e of out.querySelectorAll('*')) {
+      const box = e.getBoundingClientRect();
+      if (box.width > 0 && box.right > edge && !contained(e, out)) {
+        const what = (e.innerText || e.textContent || '').trim().slice(0, 40).replace(/\\s+/g, ' ');
+        found.push(`${e.tagName}.${String(e.className).split(' ').slice(-1)} ${Math.round(box.right)} > ${Math.round(edge)}: ${what}`);
+      }
+    }
+  }
+  return found;
+}"""
+
+FOLD_SIDES = """() => { window.jupyterapp.shell.collapseLeft(); window.jupyterapp.shell.collapseRight(); }"""
+NOTEBOOK_WIDTH = "() => document.querySelector('.jp-NotebookPanel').getBoundingClientRect().width"
+
+
+def _measure(browser, lab, name: str, width: int) -> list[str]:
+    """Open `name` at `width` px, fold the side bars, wait for its widget, and return what overflows."""
+    with lab_page(
+        browser,
+        lab,
+        SHOTS / f"abbench-narrow-{name}-{width}-failure.png",
+        viewport={"width": width, "height": 900},
+    ) as page:
+        lab.open(page, f"{name}.ipynb")
+        page.evaluate(FOLD_SIDES)
+        # the side bars folded: the notebook takes the width but the two narrow tab bars
+        page.wait_for_function(f"() => ({NOTEBOOK_WIDTH})() > {width} - 90", timeout=HANG_MS)
+        view = page.locator(".abbench-view").first
+        view.wait_for(state="visible")
+        view.evaluate("e => e.scrollIntoView()")
+        page.screenshot(path=str(SHOTS / f"abbench-narrow-{name}-{width}.png"))
+        return page.evaluate(OVERFLOW)
+
+
+@pytest.mark.parametrize("name", list(NOTEBOOKS))
+def test_no_notebook_scrolls_sideways_at_390_px(lab, shared_demo_store, name):
+    parameterized(
+        REPO / "notebooks" / f"{name}.ipynb",
+        lab.root / f"{name}.ipynb",
+        store_path=str(shared_demo_store) if name != "01_import_and_map" else str(lab.root / "store"),
+        **NOTEBOOKS[name],
+    )
+    with chromium() as browser:
+        narrow = _measure(browser, lab, name, 390)
+        lab.shut_down_kernels()
+        wide = _measure(browser, lab, name, 1440) if name in ("02_run", "05_compare") else []
+    assert narrow == [], f"{name} at 390 px: {narrow[:12]}"
+    assert wide == [], f"{name} at 1440 px: {wide[:12]}"
