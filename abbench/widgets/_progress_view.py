@@ -32,12 +32,12 @@ PHASE_COLOURS: dict[str, tuple[str, str]] = {
 """Phase → (text, background) of the status badge: green only for a finished experiment."""
 
 BAR_CSS = """<style>
-.abbench-bar {display:flex; width:420px; height:16px; background:#eef1f4; border:1px solid #c9d1d9;
-  border-radius:3px; overflow:hidden; flex:none}
+.abbench-bar {display:flex; flex:0 1 420px; min-width:120px; height:16px; background:#eef1f4;
+  border:1px solid #c9d1d9; border-radius:3px; overflow:hidden}
 .abbench-bar span {display:block; height:100%}
 .abbench-bar .abbench-seg-cancelled {background-image:repeating-linear-gradient(135deg,
   rgba(255,255,255,.45) 0 3px, transparent 3px 7px)}
-.abbench-arm {display:flex; align-items:center; gap:8px; margin:2px 0; font-size:12px}
+.abbench-arm {display:flex; flex-wrap:wrap; align-items:center; gap:2px 8px; margin:2px 0; font-size:12px}
 .abbench-arm-name {width:120px; text-align:right; overflow:hidden; text-overflow:ellipsis;
   white-space:nowrap}
 .abbench-legend {font-size:12px; color:#555; margin:2px 0 4px 128px}
