@@ -44,6 +44,8 @@ OVERFLOW = """() => {
     return false;
   };
   const found = [];
+  const doc = document.documentElement;
+  if (doc.scrollWidth > doc.clientWidth) found.push(`the page scrolls: ${doc.scrollWidth} > ${doc.clientWidth}`);
   // the widgets' outputs (a DataFrame a cell prints is JupyterLab's own: it scrolls in its output)
   for (const out of [...document.querySelectorAll('.jp-OutputArea-output')].filter(o => o.querySelector('.jupyter-widgets'))) {
     const edge = out.getBoundingClientRect().right + 1;
