@@ -88,8 +88,9 @@ def with_progress(quiet: bool, work: Callable[[list[Any]], T]) -> T:
 
 
 def outcome_counts(p: Any, sep: str = " ") -> str:
-    """``right 5 wrong 2`` and, when there are any, the runs that got no verdict, in the words of
-    `abbench.types.OUTCOME_WORDS` (a wrong answer is never called failed)."""
+    """``right 5 wrong 2 (by label_match 2)`` and, when there are any, the runs that got no verdict, in
+    the words of `abbench.types.OUTCOME_WORDS` (a wrong answer is never called failed). The graders that
+    made the wrong runs wrong are named: a grader that fails every run shows as the reason."""
     parts: list[tuple[str, int]] = [(RunState.PASS, p.right), (RunState.FAIL, p.wrong)]
     parts += [
         (k, n)
@@ -100,7 +101,18 @@ def outcome_counts(p: Any, sep: str = " ") -> str:
         )
         if n
     ]
-    return " ".join(f"{outcome_word(k)}{sep}{n:,}" for k, n in parts)
+    return " ".join(
+        f"{outcome_word(k)}{sep}{n:,}" + (wrong_by_text(p.wrong_by, sep) if k == RunState.FAIL else "")
+        for k, n in parts
+    )
+
+
+def wrong_by_text(wrong_by: dict[str, int], sep: str = " ", head: str = " (by ") -> str:
+    """`` (by cited_evidence 40, label_match 3)``: the graders that said the wrong runs failed, the one
+    that failed most first (a run two graders failed counts under both); empty when none did."""
+    if not wrong_by:
+        return ""
+    return head + ", ".join(f"{grader}{sep}{n:,}" for grader, n in wrong_by.items()) + ")"
 
 
 def print_budget(reason: PauseReason | None, notes: Sequence[str], handle: str) -> None:
@@ -133,6 +145,7 @@ def print_summary(summary: RunSummary, handle: str | None = None) -> None:
         click.echo(
             f"  {arm.arm:<14} right {arm.right:>5}  wrong {arm.wrong:>5}"
             + "".join(f"  {outcome_word(k)} {n:>4}" for k, n in rest if n)
+            + wrong_by_text(arm.wrong_by, head="  (wrong by ")
         )
     print_budget(summary.pause_reason, summary.notes, handle or f"#{summary.experiment_id}")
 

@@ -9,7 +9,14 @@ import click
 
 from abbench import _actions as do
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
-from abbench.cli._progress import outcome_counts, print_budget, print_failures, print_summary, with_progress
+from abbench.cli._progress import (
+    outcome_counts,
+    print_budget,
+    print_failures,
+    print_summary,
+    with_progress,
+    wrong_by_text,
+)
 from abbench.errors import worded
 from abbench.runner import experiment_status, regrade_experiment, retry_runs
 from abbench.snapshot import version_label
@@ -209,7 +216,8 @@ def status_cmd(ctx: Context, experiment: str, as_json: bool) -> None:
         for arm in p.arms:
             states = ", ".join(f"{outcome_word(k)} {v}" for k, v in arm.outcomes().items() if v)
             version = versions.get(arm.arm)
-            click.echo(f"  {arm.arm:<14} {states}" + (f"  · {version}" if version else ""))
+            by = wrong_by_text(arm.wrong_by, head="  (wrong by ")
+            click.echo(f"  {arm.arm:<14} {states}{by}" + (f"  · {version}" if version else ""))
         click.echo(_where_line(exp))
         handle = backend.command_handle(exp)
         if p.queued is not None:  # a server's pool holds it, or did not start it (and says why)

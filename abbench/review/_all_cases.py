@@ -16,8 +16,9 @@ from abbench._result import Result
 from abbench.errors import UnknownName
 from abbench.export import Column, Table
 from abbench.review._api import StoreLike
-from abbench.review._cases import DISAGREEMENT_KINDS
+from abbench.review._cases import DISAGREEMENT_KINDS, _json
 from abbench.review._pages import Paged, disagreement_page
+from abbench.review._turns import earlier_turns
 from abbench.store import CASE_SORTS, OUTCOMES, CaseQuery, Experiment, Store, open_store
 from abbench.types import outcome_word
 
@@ -57,6 +58,8 @@ class CaseRow(Result):
         domain: Its domain (None: none).
         runs: Arm → its run per round (round 1 first; None where that round has no run).
         review: The latest review verdict on the case (any arm), None when nobody reviewed it.
+        history: Its earlier conversation turns as the dataset holds them (None: a single-turn case);
+            `turns` gives them as every view shows them (`CaseView.turns`).
     """
 
     position: int
@@ -66,6 +69,8 @@ class CaseRow(Result):
     domain: str | None
     runs: dict[str, tuple[CaseRun | None, ...]]
     review: str | None
+    history: Any = None
+    turns = property(earlier_turns)
 
 
 @dataclass(frozen=True)
@@ -133,7 +138,16 @@ def _rows(store: Store, exp: Experiment, positions: Sequence[int], latest: dict[
         c = cases[p]
         arms = {a: tuple(rs) for a, rs in runs[p].items()} if p in runs else empty
         out.append(
-            CaseRow(p, c["case_id"], c["input"], c["expected"], c["domain"], arms, latest.get(c["case_id"]))
+            CaseRow(
+                p,
+                c["case_id"],
+                c["input"],
+                c["expected"],
+                c["domain"],
+                arms,
+                latest.get(c["case_id"]),
+                _json(c["history"]),
+            )
         )
     return out
 

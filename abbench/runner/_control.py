@@ -208,8 +208,10 @@ class RunMoves:
         to_state: RunState,
         fields: RunChange | None = None,
         detail: str | None = None,
+        wrong_by: tuple[str, ...] = (),
     ) -> None:
-        """Move the run to `to_state`, with the columns that change alongside."""
+        """Move the run to `to_state`, with the columns that change alongside (`wrong_by`: when it is
+        graded wrong, the graders that said so)."""
         run_id = item.run_id
         states = self.states
         from_state = states.get(run_id, item.state)
@@ -222,6 +224,8 @@ class RunMoves:
             outcome = run_outcome(to_state, None, (fields or {}).get("passed"))
         else:  # as `run_outcome`: every state but fail and pass is its own outcome (a state is its text)
             outcome = to_state
-        self.tracker.move(item.arm_id, from_state, to_state, run_id, outcome)  # positional: hot path
+        self.tracker.move(
+            item.arm_id, from_state, to_state, run_id, outcome, wrong_by
+        )  # positional: hot path
         if self.on_finished is not None and to_state in _TERMINAL:
             self.on_finished(item, to_state, outcome)

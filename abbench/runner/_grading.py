@@ -23,7 +23,7 @@ import inspect
 import logging
 import traceback
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
@@ -76,6 +76,33 @@ def combine_verdicts(
     if not verdicts:
         return _no_verdict(score, [name for name, _, _ in deciding])
     return all(verdicts), score, None
+
+
+def failed_by(
+    results: list[tuple[str, GradeResult | None, str | None]],
+    advisory: frozenset[str] | set[str] = frozenset(),
+) -> tuple[str, ...]:
+    """The deciding graders whose grade says the run failed: those that made a wrong run wrong."""
+    return tuple(
+        name
+        for name, res, err in results
+        if err is None
+        and res is not None
+        and res.passed is not None
+        and not res.passed
+        and name not in advisory
+    )
+
+
+def advisory_names(specs: Iterable[Any]) -> frozenset[str]:
+    """The names of the advisory graders among an experiment's grader definitions (``advisory: true``),
+    read from the definitions alone (a grader is named by its ``name:``, else its type), so a view asks
+    without building a grader."""
+    return frozenset(
+        str(s.get("name") or s.get("type") or s.get("grader"))
+        for s in specs
+        if isinstance(s, Mapping) and s.get("advisory") is True
+    )
 
 
 def _no_verdict(score: float | None, names: list[str]) -> tuple[None, float | None, str | None]:
@@ -426,7 +453,8 @@ class Grading:
             fields = without_nulls(fields)
         # A verdict of right, or a score without a verdict (outcome *scored*, passed NULL), ends in pass;
         # a wrong answer and a grading failure in fail.
-        self.parts.moves.move(item, FAIL if error or passed is False else PASS, fields)
+        wrong_by = () if error or passed is not False else failed_by(results, self.plan.advisory)
+        self.parts.moves.move(item, FAIL if error or passed is False else PASS, fields, None, wrong_by)
         if error is None:
             self.parts.tally.graded += 1
         else:

@@ -33,12 +33,15 @@ class ArmProgress:
 
     `errors` counts ``execution_failed`` and ``grading_failed`` (runs in ``fail``; the rest of ``fail``
     is graded wrong) and ``scored`` (runs in ``pass`` with a score and no verdict; the rest of ``pass``
-    is graded right; see `abbench.types.run_outcome`).
+    is graded right; see `abbench.types.run_outcome`). `wrong_by` counts, per deciding grader, the
+    wrong runs it said failed: which grader made the runs wrong (a run two graders failed counts under
+    both, so the counts may add up to more than `wrong`; advisory graders never decide, never count).
     """
 
     arm: str
     counts: dict[str, int]
     errors: dict[str, int] = field(default_factory=dict)
+    wrong_by: dict[str, int] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
@@ -96,10 +99,21 @@ class ArmProgress:
         return out
 
     @classmethod
-    def from_outcomes(cls, arm: str, counts: Mapping[str, int], outcomes: Mapping[str, int]) -> ArmProgress:
+    def from_outcomes(
+        cls,
+        arm: str,
+        counts: Mapping[str, int],
+        outcomes: Mapping[str, int],
+        wrong_by: Mapping[str, int] | None = None,
+    ) -> ArmProgress:
         """The arm whose runs per state are `counts` and per outcome `outcomes` (what `outcomes()` gives)."""
         errors = {k: int(outcomes.get(k) or 0) for k in _NO_VERDICT}
-        return cls(arm, {k: int(v) for k, v in counts.items()}, {k: v for k, v in errors.items() if v})
+        return cls(
+            arm,
+            {k: int(v) for k, v in counts.items()},
+            {k: v for k, v in errors.items() if v},
+            {str(k): int(v) for k, v in (wrong_by or {}).items() if v},
+        )
 
     @property
     def running(self) -> int:
@@ -154,8 +168,8 @@ class Progress(Result):
     halt_reason: HaltReason | None = None
     queued: QueuedWork | None = None
 
-    _keys = """experiment experiment_id status total done cancelled failed right wrong execution_failed
-        grading_failed scored running pending throughput eta_s elapsed_s arms arm_outcomes pairs_total
+    _keys = """experiment experiment_id status total done cancelled failed right wrong wrong_by execution_failed
+        grading_failed scored running pending throughput eta_s elapsed_s arms arm_outcomes arm_wrong_by pairs_total
         pairs_done status_text pause_reason stop_reason halt_reason queued notes"""
 
     @property
@@ -205,6 +219,16 @@ class Progress(Result):
         return sum(a.wrong for a in self.arms)
 
     @property
+    def wrong_by(self) -> dict[str, int]:
+        """Per deciding grader, the wrong runs it said failed, over all arms (`ArmProgress.wrong_by`), the
+        grader that failed most first: ``{"cited_evidence": 40, "label_match": 3}``."""
+        out: dict[str, int] = {}
+        for a in self.arms:
+            for grader, n in a.wrong_by.items():
+                out[grader] = out.get(grader, 0) + n
+        return by_count(out)
+
+    @property
     def execution_failed(self) -> int:
         """Runs whose agent gave no usable answer."""
         return sum(a.execution_failed for a in self.arms)
@@ -247,6 +271,11 @@ class Progress(Result):
         """Each arm's runs by outcome (`ArmProgress.outcomes`)."""
         return {a.arm: a.outcomes() for a in self.arms}
 
+    @property
+    def arm_wrong_by(self) -> dict[str, dict[str, int]]:
+        """Each arm's wrong runs per grader that failed them (`ArmProgress.wrong_by`)."""
+        return {a.arm: by_count(a.wrong_by) for a in self.arms}
+
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready view (`_keys`): times rounded, each arm's counts by state under its name."""
         return Result.as_dict(self) | {
@@ -263,8 +292,9 @@ class Progress(Result):
         The totals are derived again from the arms' counts, so they agree with them by construction.
         """
         outcomes = data.get("arm_outcomes") or {}
+        wrong_by = data.get("arm_wrong_by") or {}
         arms = tuple(
-            ArmProgress.from_outcomes(arm, counts, outcomes.get(arm) or {})
+            ArmProgress.from_outcomes(arm, counts, outcomes.get(arm) or {}, wrong_by.get(arm))
             for arm, counts in (data.get("arms") or {}).items()
         )
         return cls(
@@ -283,6 +313,11 @@ class Progress(Result):
             halt_reason=HaltReason.from_dict(data.get("halt_reason")),
             queued=QueuedWork.from_dict(data.get("queued")),
         )
+
+
+def by_count(counts: Mapping[str, int]) -> dict[str, int]:
+    """`counts` without zeros, the largest first (ties by name)."""
+    return {k: n for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if n}
 
 
 @runtime_checkable
@@ -329,6 +364,8 @@ class Tracker:
         ] = {}  # run id -> (arm, kind) of the finished runs without a verdict
         self.error_counts: dict[str, dict[str, int]] = {}  # arm -> kind -> runs
         self.set_errors(errors or {})
+        self.wrong: dict[int, tuple[str, tuple[str, ...]]] = {}  # run id -> (arm, graders) of wrong runs
+        self.wrong_counts: dict[str, dict[str, int]] = {}  # arm -> grader -> wrong runs it failed
 
     @property
     def counts(self) -> dict[str, dict[str, int]]:
@@ -346,6 +383,24 @@ class Tracker:
         for run_id, (arm, kind) in errors.items():
             self._add_error(run_id, arm, kind)
 
+    def set_wrong(self, wrong: Mapping[int, tuple[str, tuple[str, ...]]]) -> None:
+        """Start from these wrong runs (``{run id: (arm, graders that failed it)}``, from the store)."""
+        self.wrong, self.wrong_counts = {}, {}
+        for run_id, (arm, graders) in wrong.items():
+            self._add_wrong(run_id, arm, graders)
+
+    def _add_wrong(self, run_id: int, arm: str, graders: tuple[str, ...]) -> None:
+        self.wrong[run_id] = (arm, graders)
+        per_arm = self.wrong_counts.setdefault(arm, {})
+        for grader in graders:
+            per_arm[grader] = per_arm.get(grader, 0) + 1
+
+    def _drop_wrong(self, run_id: int) -> None:
+        arm, graders = self.wrong.pop(run_id)
+        per_arm = self.wrong_counts[arm]
+        for grader in graders:
+            per_arm[grader] -= 1
+
     def _add_error(self, run_id: int, arm: str, kind: str) -> None:
         self.errors[run_id] = (arm, kind)
         per_arm = self.error_counts.setdefault(arm, {})
@@ -358,8 +413,10 @@ class Tracker:
         to_state: str,
         run_id: int | None = None,
         outcome: str = "",
+        wrong_by: tuple[str, ...] = (),
     ) -> None:
-        """Count one run moving between states (`outcome`: its `run_outcome` key when it lands in fail)."""
+        """Count one run moving between states (`outcome`: its `run_outcome` key when it lands in fail;
+        `wrong_by`: when it lands there wrong, the graders that said so)."""
         c = self._arm_counts.get(arm_id)
         if c is None:
             c = self._arm_counts[arm_id] = self.counts[self.arm_names[arm_id]]
@@ -373,6 +430,10 @@ class Tracker:
                     self.error_counts[was[0]][was[1]] -= 1
             if outcome in _NO_VERDICT and to_state in (_FAIL, _PASS):
                 self._add_error(run_id, self.arm_names[arm_id], outcome)
+            if self.wrong and run_id in self.wrong:  # re-graded or re-run: no longer wrong for that reason
+                self._drop_wrong(run_id)
+            if wrong_by:
+                self._add_wrong(run_id, self.arm_names[arm_id], wrong_by)
         if to_state in DONE_STATES:
             self._done_count += 1
         if self.observers:
@@ -395,7 +456,10 @@ class Tracker:
         if rate == 0 and now - self.started > 0.2:
             rate = self._done_count / (now - self.started)
         arms = tuple(
-            ArmProgress(a, dict(c), dict(self.error_counts.get(a, {}))) for a, c in self.counts.items()
+            ArmProgress(
+                a, dict(c), dict(self.error_counts.get(a, {})), by_count(self.wrong_counts.get(a, {}))
+            )
+            for a, c in self.counts.items()
         )
         left = sum(a.total - a.done - a.cancelled for a in arms)  # cancelled runs will not run
         eta = (

@@ -33,7 +33,7 @@ from abbench.runner._execution import (
     loop_time,
     retry_wait_s,
 )
-from abbench.runner._grading import Grading, GradingOptions, GradingPlan, combine_verdicts
+from abbench.runner._grading import Grading, GradingOptions, GradingPlan, advisory_names, combine_verdicts
 from abbench.runner._halt import HaltReason, halt_of, last_signal, process_origin, signals_asked
 from abbench.runner._heartbeat import Heartbeat
 from abbench.runner._limiter import loop_limiter
@@ -303,6 +303,7 @@ class ExperimentRunner:
                 self.observers,
                 errors=store.runs.errors(exp.id),
             )
+            self.tracker.set_wrong(store.runs.wrong_by(exp.id, advisory=advisory_names(exp.settings.graders)))
             self.tracker.maybe_emit(force=True)
             gc.freeze()  # what the pass loaded lives as long as it: not walked by the collector either
             status = await self._work(queue, count, self.writer, self.tracker)
@@ -377,6 +378,7 @@ class ExperimentRunner:
         tracker.notes = self.budget.warnings()
         tracker.counts = counts
         tracker.set_errors(store.runs.errors(exp.id))
+        tracker.set_wrong(store.runs.wrong_by(exp.id, advisory=advisory_names(exp.settings.graders)))
         tracker.maybe_emit(force=True)
         return RunSummary(
             experiment=exp.name,

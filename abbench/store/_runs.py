@@ -132,6 +132,34 @@ class RunRecords(Noun):
             )
         }
 
+    def wrong_by(self, exp_id: int, *, advisory: Iterable[str] = (), grouped: bool = False) -> dict[Any, Any]:
+        """Which graders made the experiment's wrong runs wrong: ``{run id: (arm, (grader, ...))}``, each
+        run's pointwise graders whose latest grade says it failed (but the `advisory` ones, which never
+        decide). `grouped` counts instead, ``{arm: {grader: wrong runs}}``, in SQL.
+
+        A wrong run is one in ``fail`` with a verdict (`errors` gives the rest of ``fail``).
+        """
+        skip = sorted(set(advisory))
+        sql = (
+            f"FROM runs r INDEXED BY runs_experiment_state JOIN latest_grades g ON g.run_id = r.id "
+            f"JOIN arms a ON a.id = r.arm_id WHERE r.experiment_id=? AND r.state='{RunState.FAIL}' "
+            "AND r.failure_type IS NULL AND r.passed = 0 AND g.other_run_id IS NULL AND g.status = 'ok' "
+            f"AND g.passed = 0 AND g.grader NOT IN ({','.join('?' * len(skip))})"
+        )
+        if grouped:
+            counts: dict[str, dict[str, int]] = {}
+            for arm, grader, n in self._store.query(
+                f"SELECT a.name, g.grader, COUNT(*) {sql} GROUP BY a.name, g.grader", (exp_id, *skip)
+            ):
+                counts.setdefault(arm, {})[grader] = n
+            return counts
+        runs: dict[int, tuple[str, tuple[str, ...]]] = {}
+        for run_id, arm, grader in self._store.query(
+            f"SELECT r.id, a.name, g.grader {sql} ORDER BY r.id, g.grader", (exp_id, *skip)
+        ):
+            runs[run_id] = (arm, (*runs[run_id][1], grader) if run_id in runs else (grader,))
+        return runs
+
     def work_items(
         self, exp_id: int, states: Iterable[str], *, run_ids: Sequence[int] | None = None
     ) -> list[WorkItem]:

@@ -98,10 +98,20 @@ CSS = """<style>
 .abbench-note, .abbench-ok, .abbench-warn {line-height:1.45; margin:2px 0}
 .abbench-ok {color:#1a6b1a}
 .abbench-warn {color:#8a5a00}
+.abbench-view, .abbench-view .jupyter-widgets {max-width:100%; min-width:0; box-sizing:border-box}
+.abbench-view .widget-inline-hbox, .abbench-view .widget-inline-vbox, .abbench-view .widget-button {
+  max-width:calc(100% - 2 * var(--jp-widgets-margin, 2px))}
+.abbench-view .widget-hbox {flex-wrap:wrap}
+.abbench-view .widget-inline-hbox > select, .abbench-view .widget-inline-hbox > input,
+.abbench-view .widget-inline-hbox > textarea {min-width:0}
 .abbench-view .lm-TabBar-content, .abbench-view .p-TabBar-content {flex-wrap:wrap}
 .abbench-view .lm-TabBar-tab, .abbench-view .p-TabBar-tab {flex:0 0 auto !important; min-width:max-content !important}
 </style>"""
-"""CSS for the tables and messages (in every widget, and in its static copy)."""
+"""CSS for the tables and messages (in every widget, and in its static copy). In a narrow pane or on a phone
+nothing is wider than the notebook: a control's fixed width (or ``width:100%`` beside its margins) gives
+way (``max-width``, ``min-width:0`` on the inputs a label sits beside), a row of controls wraps, a wide
+table scrolls in its own box. A box is capped at 100% (it has no margin, and a cap below that would
+narrow every box nested in it)."""
 
 STYLE = CSS + "<style>.abbench-static {display:none}</style>"
 """What every widget includes once: `CSS`, and a rule hiding the widget's static copy (see

@@ -10,6 +10,7 @@ import ipywidgets as w
 from abbench._text import clip
 from abbench.errors import UsageError
 from abbench.export import write_csv, write_xlsx
+from abbench.formatting import plural
 from abbench.review import (
     CASE_OUTCOMES,
     DISAGREEMENT_KINDS,
@@ -79,6 +80,13 @@ def _mark(run: CaseRun | None) -> str:
 def _marks_text(runs: tuple[CaseRun | None, ...]) -> str:
     """One arm's rounds as marks for a list line: ✓✗✓."""
     return "".join("·" if r is None else _MARKS.get(r.outcome, ("?", ""))[0] for r in runs)
+
+
+def after_turns(row: CaseRow) -> str:
+    """``(after 2 earlier turns) `` before the input of a case that answers a conversation (as the CLI's
+    `disagreements` words it: the input alone can mislead), else empty; the drawer shows the turns."""
+    turns = len(row.turns)
+    return f"(after {plural(turns, 'earlier turn')}) " if turns else ""
 
 
 def _chosen(box: w.Dropdown) -> str | None:
@@ -327,7 +335,7 @@ class CasesWidget(View):
         rows = [
             (
                 row.case_id,
-                clip(" ".join(str(row.input).split()), INPUT_SHOWN),
+                after_turns(row) + clip(" ".join(str(row.input).split()), INPUT_SHOWN),
                 row.gold,
                 row.domain,
                 *[_mark(run) for a in found.arms for run in row.runs[a]],
@@ -340,7 +348,7 @@ class CasesWidget(View):
         self.cases.set_options(
             [
                 (
-                    f"{row.case_id} · {clip(' '.join(str(row.input).split()), 40)} · "
+                    f"{row.case_id} · {after_turns(row)}{clip(' '.join(str(row.input).split()), 40)} · "
                     + " · ".join(f"{a} {_marks_text(row.runs[a])}" for a in found.arms),
                     row.case_id,
                 )

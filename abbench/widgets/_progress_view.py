@@ -32,12 +32,12 @@ PHASE_COLOURS: dict[str, tuple[str, str]] = {
 """Phase → (text, background) of the status badge: green only for a finished experiment."""
 
 BAR_CSS = """<style>
-.abbench-bar {display:flex; width:420px; height:16px; background:#eef1f4; border:1px solid #c9d1d9;
-  border-radius:3px; overflow:hidden; flex:none}
+.abbench-bar {display:flex; flex:0 1 420px; min-width:120px; height:16px; background:#eef1f4;
+  border:1px solid #c9d1d9; border-radius:3px; overflow:hidden}
 .abbench-bar span {display:block; height:100%}
 .abbench-bar .abbench-seg-cancelled {background-image:repeating-linear-gradient(135deg,
   rgba(255,255,255,.45) 0 3px, transparent 3px 7px)}
-.abbench-arm {display:flex; align-items:center; gap:8px; margin:2px 0; font-size:12px}
+.abbench-arm {display:flex; flex-wrap:wrap; align-items:center; gap:2px 8px; margin:2px 0; font-size:12px}
 .abbench-arm-name {width:120px; text-align:right; overflow:hidden; text-overflow:ellipsis;
   white-space:nowrap}
 .abbench-legend {font-size:12px; color:#555; margin:2px 0 4px 128px}
@@ -76,7 +76,8 @@ def segments(arm: ArmProgress) -> dict[str, int]:
 
 
 def outcome_text(p: Progress | ArmProgress, sep: str = " · ") -> str:
-    """``88 right · 8 wrong`` then the failures and cancelled runs when there are any."""
+    """``88 right · 8 wrong (by label_match 8)`` then the failures and cancelled runs when there are any:
+    the graders that made the wrong runs wrong are named, so a grader that fails every run is seen."""
     parts = [
         (RunState.PASS, p.right),
         (RunState.FAIL, p.wrong),
@@ -85,7 +86,20 @@ def outcome_text(p: Progress | ArmProgress, sep: str = " · ") -> str:
         (RunOutcome.GRADING_FAILED, p.grading_failed),
         (RunState.CANCELLED, p.cancelled),
     ]
-    return sep.join(f"{n:,} {outcome_word(k)}" for k, n in parts if n or k in (RunState.PASS, RunState.FAIL))
+    words = [
+        f"{n:,} {outcome_word(k)}" + (wrong_by_text(p.wrong_by) if k == RunState.FAIL else "")
+        for k, n in parts
+        if n or k in (RunState.PASS, RunState.FAIL)
+    ]
+    return sep.join(words)
+
+
+def wrong_by_text(wrong_by: dict[str, int]) -> str:
+    """`` (by cited_evidence 40, label_match 3)``: the graders that said the wrong runs failed (a run
+    two graders failed counts under both); empty when none did."""
+    if not wrong_by:
+        return ""
+    return " (by " + ", ".join(f"{grader} {n:,}" for grader, n in wrong_by.items()) + ")"
 
 
 def _pending(p: Progress | ArmProgress) -> int:

@@ -88,7 +88,9 @@ def test_status_says_the_same_on_a_store_and_on_its_server(served, tmp_path):
     assert local == remote
     # what the local status shows, all of it there over HTTP: counts per arm, where it ran, the failures
     assert re.search(
-        r"^both-ways \(#1\): finished, 12/12 done: right \d+ wrong \d+ execution failed 2$", local, re.M
+        r"^both-ways \(#1\): finished, 12/12 done: right \d+ wrong (\d+) \(by label_match \1\) execution failed 2$",
+        local,
+        re.M,
     )
     assert re.search(r"^  (last executed|executes) locally", local, re.M)
     assert "failures: 2 run(s) got no verdict" in local and "RuntimeError" not in local.split("failures:")[0]

@@ -90,3 +90,24 @@ def test_results_and_diff_name_a_draft_skill_version_marked(store, ab):
     diff = without_errors(DiffWidget(store, a="ab"))
     assert f"B = b (python, skill {snap.label})" in html.unescape(diff.verdict_html.value)
     assert "A = a (python, no skill)" in html.unescape(diff.verdict_html.value)
+
+
+def test_the_all_cases_rows_say_which_inputs_answer_earlier_turns(multiturn):
+    """Each All-cases row of a case with a history says so, in the CLI's words, from `CaseRow.turns`
+    (the same turns as the case's `CaseView.turns`); a single-turn case's row says nothing."""
+    from abbench.review import case_detail, case_page
+    from abbench.widgets import CasesWidget
+
+    page = case_page("routing", store=multiturn, limit=1000)
+    rows = {r.case_id: r for r in page.rows}
+    for case_id in ("FS-0015", "FS-0017", "FS-0002"):
+        assert rows[case_id].turns == case_detail("routing", case_id, store=multiturn).case.turns
+    assert len(rows["FS-0017"].turns) == 2 and rows["FS-0002"].turns == ()
+    widget = without_errors(CasesWidget(multiturn, experiment="routing"))
+    labels = {value: label for label, value in widget.cases.widget.options}
+    assert "(after 2 earlier turns) 导航去第三个" in labels["FS-0017"]
+    assert "earlier turn" not in labels["FS-0002"]
+    table = html.unescape(widget.table_html.value)
+    assert "(after 2 earlier turns) 导航去第三个" in table
+    on_first_page = sum(1 for r in page.rows[: len(widget.rows)] if r.turns)  # the widget shows page 1
+    assert len(re.findall(r"\(after \d+ earlier turns?\)", table)) == on_first_page > 0

@@ -87,7 +87,7 @@ def test_start_runs_off_the_cell_folds_the_definition_and_fills_the_bars(store, 
     assert widget.pause_button.disabled and widget.cancel_button.disabled and widget.resume_button.disabled
     assert not widget.clone_button.disabled
     # wrong answers are outcomes, not failures: case ids ending in 7 are graded wrong
-    assert "88 right · 8 wrong · 0 running" in widget.status_html.value
+    assert "88 right · 8 wrong (by tests.widgets.agents:grade 8) · 0 running" in widget.status_html.value
 
 
 def _started_at(gate: Gate, store, dataset, *, name: str, rounds: int) -> RunControlWidget:
