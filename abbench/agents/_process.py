@@ -167,6 +167,12 @@ class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
             self._exited.set_result(self._process.get_returncode() if self._process is not None else None)
 
 
+def time_limit(seconds: float) -> contextlib.AbstractAsyncContextManager[object]:
+    """The limit on a command's run: `asyncio.timeout`. Looked up at each run, so a test can start the
+    clock on a condition it controls (the model was called) instead of guessing how long a CLI starts."""
+    return asyncio.timeout(seconds)
+
+
 async def _wait(
     proc: asyncio.subprocess.Process,
     exited: asyncio.Future[int | None],
@@ -178,7 +184,7 @@ async def _wait(
     timed_out = False
     try:
         try:
-            async with asyncio.timeout(timeout_s):
+            async with time_limit(timeout_s):
                 await asyncio.shield(exited)
         except TimeoutError:
             timed_out = True

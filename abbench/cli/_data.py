@@ -165,8 +165,11 @@ def import_command(ctx: Context, file: Path, mapping: str | None, suggest: bool,
     def human() -> None:
         if info.reused:
             click.echo(
-                f"already imported: {info.fingerprint} holds the same {info.n_cases} cases; nothing stored"
+                f"already imported: {info.fingerprint} holds the same {info.n_cases:,} cases; no case stored"
             )
+            if save_profile:
+                saved = ctx.store.profiles.get(save_profile)
+                click.echo(f"saved the mapping as profile {saved.name}@{saved.version}")
         else:
             click.echo(f"imported {info.fingerprint}  ({info.n_cases:,} cases from {file.name})")
         _echo_info(info, tally, ctx.store if tally is not None else None)

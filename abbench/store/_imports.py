@@ -152,6 +152,8 @@ class DatasetImports(Noun):
         try:
             ds_id = self._import_file(job)
         except _Reuse as reuse:
+            if save_profile_as is not None:  # asked for by name: saved though no case is stored
+                self._store.profiles.save(to_save)
             return _reused(reuse.info, to_save, src.name, ds_name)
         result = self._store.datasets.get(ds_id)
         log.info("imported %s: %d cases from %s", result.fingerprint, result.n_cases, src.name)

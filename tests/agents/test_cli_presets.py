@@ -5,6 +5,7 @@ a tool call, a 429, a model that never answers, a CLI that exits non-zero."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import os
@@ -158,23 +159,48 @@ def test_opencode_auth_failure_exits_non_zero_and_is_not_retried(task):  # noqa:
     assert "exit code" in str(err) and KEY not in str(err) and KEY not in json.dumps(err.transcript)
 
 
-def _model_never_answers(preset: str, the_task, timeout_s: float):
-    """Run `preset` on a model that never answers: ``(server, the agent's error, whether a call arrived)``."""
+def _model_never_answers(preset: str, the_task, monkeypatch):
+    """Run `preset` on a model that never answers: ``(server, the agent's error, whether a call arrived)``.
+
+    The command's time limit is its own (`time_limit`), started when the model is called and up a
+    second later: the test waits on the call, not on a guess of how long the CLI takes to start.
+    """
+    from abbench.agents import _process
+
     arrived = threading.Event()
+    lock = threading.Lock()
+    limits: list[tuple[asyncio.AbstractEventLoop, asyncio.Timeout]] = []
+
+    def up_in_a_second(loop: asyncio.AbstractEventLoop, limit: asyncio.Timeout) -> None:
+        limit.reschedule(loop.time() + 1)
+
+    @contextlib.asynccontextmanager
+    async def limit_from_the_call(seconds: float):
+        loop = asyncio.get_running_loop()
+        async with asyncio.timeout(None) as limit:
+            with lock:
+                limits.append((loop, limit))
+                if arrived.is_set():
+                    up_in_a_second(loop, limit)
+            yield limit
 
     def reply(request):
-        arrived.set()
+        with lock:
+            arrived.set()
+            for loop, limit in limits:
+                loop.call_soon_threadsafe(up_in_a_second, loop, limit)
         return Reply.slow("never", 3600)
 
+    monkeypatch.setattr(_process, "time_limit", limit_from_the_call)
     with ScriptedOpenAIServer(reply) as server:
-        a = agent(preset, server, timeout_s=timeout_s, keep_workspace=True, kill_grace_s=1)
+        a = agent(preset, server, timeout_s=3600, keep_workspace=True, kill_grace_s=1)
         with pytest.raises(AgentError) as info:
             run(a, the_task)
     return server, info.value, arrived
 
 
-def test_opencode_whose_model_never_answers_is_killed_with_its_process_group(task, tmp_path):  # noqa: F811
-    server, err, arrived = _model_never_answers("opencode", task, timeout_s=120)
+def test_opencode_whose_model_never_answers_is_killed_with_its_process_group(task, monkeypatch):  # noqa: F811
+    server, err, arrived = _model_never_answers("opencode", task, monkeypatch)
     assert err.failure_type == "timeout" and err.retryable
     assert arrived.is_set()  # it was waiting on the model, not still starting
     workspace = Path(next(e for e in err.transcript if e["type"] == "command")["workspace"])
@@ -222,8 +248,8 @@ def test_llm_exits_non_zero_for_an_unknown_model(task):  # noqa: F811
     assert server.chat_requests == []
 
 
-def test_llm_whose_model_never_answers_is_killed(task):  # noqa: F811
-    _, err, arrived = _model_never_answers("llm", task, timeout_s=60)
+def test_llm_whose_model_never_answers_is_killed(task, monkeypatch):  # noqa: F811
+    _, err, arrived = _model_never_answers("llm", task, monkeypatch)
     assert err.failure_type == "timeout" and arrived.is_set()
     workspace = Path(next(e for e in err.transcript if e["type"] == "command")["workspace"])
     assert _processes_in(workspace) == []

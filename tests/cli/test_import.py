@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from abbench.store import open_store
 from tests.conftest import run_abbench
 
 CSV = "id,问题,标签,垂域\n1,导航去公司,快,地图导航\n2,打开空调,快,车控\n3,到目的地电量够不够,慢,地图导航\n"
@@ -47,6 +48,19 @@ def test_import_prints_fingerprint_counts_labels_and_validation(cli, files):
     assert "3 rows: 3 valid, 0 invalid" in out
     again = cli("import", files / "routing.csv", "--mapping", "routing", "--name", "routing")
     assert again.exit_code == 0 and again.output.startswith("already imported: routing@")
+
+
+def test_save_profile_on_an_already_imported_file_saves_it_and_says_so(cli, files):
+    assert cli("import", files / "routing.csv", "--mapping", files / "routing.yaml").exit_code == 0
+    again = cli(
+        "import", files / "routing.csv", "--mapping", files / "routing.yaml", "--save-profile", "mine"
+    )
+    assert again.exit_code == 0, again.output
+    assert "holds the same 3 cases; no case stored" in again.output
+    assert "saved the mapping as profile mine@1" in again.output
+    with open_store(cli.store_dir) as store:
+        assert store.profiles.get("mine").fields == store.profiles.get("routing").fields
+        assert len(store.datasets.all()) == 1
 
 
 def test_import_shows_label_conflicts(cli, tmp_path):
