@@ -177,7 +177,7 @@ def label_distribution_figure(arms: Sequence[ArmMetrics]) -> go.Figure | None:
     fig.update_yaxes(title_text="graded runs", row=1, col=1)
     width = 320 * n + 80 if n > 3 else None
     fig.update_layout(
-        title="Labels: gold vs predicted, per arm", barmode="group", height=380, width=width,
+        title="Labels: gold vs predicted", barmode="group", height=380, width=width,
         autosize=width is None, **_LAYOUT,
     )  # fmt: skip
     return fig

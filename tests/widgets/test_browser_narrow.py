@@ -95,16 +95,7 @@ def _measure(browser, lab, name: str, width: int) -> list[str]:
         return found
 
 
-CLIPPED_TITLE = pytest.mark.xfail(
-    strict=True,
-    reason="03's plotly label chart keeps its one-line title (~290 px) in a figure autosized to ~250 px: "
-    "its last word is drawn 13 px past the output (plotly titles never wrap)",
-)
-
-
-@pytest.mark.parametrize(
-    "name", [pytest.param(n, marks=CLIPPED_TITLE) if n == "03_results" else n for n in NOTEBOOKS]
-)
+@pytest.mark.parametrize("name", list(NOTEBOOKS))
 def test_no_notebook_scrolls_sideways_at_390_px(lab, shared_demo_store, name):
     parameterized(
         REPO / "notebooks" / f"{name}.ipynb",

@@ -45,7 +45,7 @@ def test_gold_and_predicted_counts_per_arm_match_scikit_learn(store, realdata):
     labels, runs = _banking(store, realdata)
     widget = ResultsWidget(store, experiment="banking")
     fig = widget.figures["labels"]
-    assert fig.layout.title.text == "Labels: gold vs predicted, per arm"
+    assert fig.layout.title.text == "Labels: gold vs predicted"  # each panel names its arm
     traces = {(t.xaxis, t.name): dict(zip(t.x, t.y, strict=True)) for t in fig.data}
     for axis, arm in (("x", "baseline"), ("x2", "candidate")):
         mine = runs[runs.arm == arm]
