@@ -39,8 +39,10 @@ test: $(STAMP) browser agent-clis local-model $(DEMO_STORE)
 	$(PY) -m ruff check abbench tests bench
 	$(PY) -m ruff format --check abbench tests bench
 	$(PY) -m mypy
-	@# The slowest tests are listed at the end, so a run shows where its time went.
-	$(PY) -m pytest -n 2 --dist loadgroup --durations=30
+	@# The slowest tests are listed at the end, so a run shows where its time went. Three workers on two
+	@# cores: much of the suite waits (servers, browsers, child processes, the model decoding on one
+	@# thread), and a third worker uses those gaps; shared stores are built once for all three.
+	$(PY) -m pytest -n 3 --dist loadgroup --durations=30
 	@# A notebook that raises fails CI. loadscope keeps one notebook's cells in one kernel; the notebooks
 	@# find the demo store at .abbench/ above notebooks/ (as in `make lab`).
 	TQDM_DISABLE=1 $(PY) -m pytest --nbval-lax --nbval-current-env -n 2 --dist loadscope -p no:cacheprovider notebooks/

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import shutil
@@ -52,7 +53,9 @@ def banking_store(tmp_path_factory) -> Iterator[Path]:
     labels, its mapping declaring no label set (see tests/banking.py); shared, never written to."""
     from tests.banking import build_banking_store
 
-    path = build_banking_store(tmp_path_factory.mktemp("banking") / "store", cases=300)
+    path = _built_once(
+        tmp_path_factory, "banking", lambda root: build_banking_store(root / "store", cases=300)
+    )
     with _kept_unwritten(path):
         yield path
 
@@ -64,9 +67,24 @@ def shared_demo_store(tmp_path_factory) -> Iterator[Path]:
     to: a test that writes takes `demo_store_copy`."""
     from tests.widgets.demo import build_demo_store
 
-    path = build_demo_store(tmp_path_factory.mktemp("demo") / ".abbench")
+    path = _built_once(tmp_path_factory, "demo", lambda root: build_demo_store(root / ".abbench"))
     with _kept_unwritten(path):
         yield path
+
+
+def _built_once(tmp_path_factory, name: str, build) -> Path:
+    """What `build(folder)` returns, built once per run: under xdist the first worker to ask builds it in
+    the run's shared temporary folder while the others wait on a lock, then all share it (read-only)."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # the run's own, never older runs'
+    folder, done = root / f"shared-{name}", root / f"shared-{name}.built"
+    with open(root / f"shared-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # a worker that died part way
+            folder.mkdir()
+            done.write_text(str(build(folder)), encoding="utf-8")
+    return Path(done.read_text(encoding="utf-8"))
 
 
 @contextlib.contextmanager
