@@ -2,7 +2,7 @@
 server (`abbench.testing.LocalModelServer`, installed by `make local-model`).
 
 Every test here is slow and runs in CI; they share one xdist group, so one worker runs them one after
-another while the other runs the rest of the suite (two models decoding at once on 2 cores slowed both).
+another while the others run the rest of the suite (two models decoding at once on 2 cores slowed both).
 Requests are kept tiny: short prompts, a small ``max_tokens``, 1 thread, temperature 0 unless a test says.
 """
 
