@@ -102,7 +102,8 @@ def _print_snapshot(taken: TakenSnapshot) -> None:
     "--repo",
     metavar="PATH",
     type=click.Path(file_okay=False),
-    help="Read from this git repository; DIR is then the skill folder relative to it (default ref HEAD).",
+    help="Read from this git repository (a bare one too); DIR is then the skill folder relative to it "
+    "(default ref HEAD).",
 )
 @click.option(
     "--max-file-size",

@@ -87,6 +87,7 @@ class Repo:
 
     top: Path
     prefix: str
+    bare: bool = False
 
 
 def find_repo(path: Path) -> Repo | str:
@@ -99,6 +100,10 @@ def find_repo(path: Path) -> Repo | str:
                 f"git refuses the repository at {path} (dubious ownership); trust it with "
                 f"'git config --global --add safe.directory <repo>'"
             )
+        if "must be run in a work tree" in err:  # a bare repository (a CI mirror): git archive reads it
+            bare = _git(path, "rev-parse", "--absolute-git-dir")
+            if bare.returncode == 0 and _out(bare):
+                return Repo(Path(_out(bare)), "", bare=True)
         return "not in a git repository" if "not a git repository" in err else f"git failed: {err}"
     lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
     top = Path(lines[0])
@@ -166,6 +171,10 @@ def folder_source(folder: Path, content: FolderContent) -> SnapshotSource:
     found = find_repo(folder)
     if isinstance(found, str):
         return SnapshotSource(draft=True, draft_reason=found, source_path=str(folder))
+    if found.bare:  # a folder inside a bare repository's own files, not a skill in a commit
+        return SnapshotSource(
+            draft=True, draft_reason=f"inside the bare repository {found.top}", source_path=str(folder)
+        )
     top, subdir = found.top, found.prefix or None
     remote = remote_of(top)
     base = {"repo": str(top), "remote": remote, "subdir": subdir, "source_path": str(folder)}

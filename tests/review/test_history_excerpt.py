@@ -12,9 +12,7 @@ def _case(history) -> CaseView:
 
 
 def test_ten_thousand_long_turns_come_back_bounded_and_counted():
-    history = json.dumps(
-        [{"role": "user", "content": f"turn {i} " + "word " * 400} for i in range(10_000)]
-    )
+    history = json.dumps([{"role": "user", "content": f"turn {i} " + "word " * 400} for i in range(10_000)])
     excerpt = _case(history).history_excerpt(10, 1_000)
     assert excerpt.total == 10_000 and excerpt.hidden == 9_990 and excerpt.cut
     assert [t.text.split()[1] for t in excerpt.turns] == [str(i) for i in range(9_990, 10_000)]

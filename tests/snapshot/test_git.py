@@ -11,6 +11,7 @@ import pytest
 from abbench.errors import SnapshotError, UsageError
 from abbench.snapshot import build_snapshot, prepare_snapshot, snapshot_from_git
 from abbench.snapshot._git import clean_remote_url
+from tests.conftest import run_abbench
 from tests.skillfiles import SKILL_V1, GitRepo, write_files
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -146,6 +147,34 @@ def test_git_ref_of_a_folder_deleted_since(repo):
     prepared = prepare_snapshot(repo.skill, git_ref="v1")
     assert prepared.source.commit == repo.v1
     assert prepared.info.name == "fast-slow-routing"
+
+
+def test_a_bare_repository_is_read_as_its_clone_is(repo, tmp_path):
+    """CI mirrors are often bare: `git archive` reads them; the snapshot equals the work tree's."""
+    import subprocess
+
+    bare = tmp_path / "skills.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo.path), str(bare)], check=True)
+    expected = prepare_snapshot(repo=repo.path, subdir="skills/routing", git_ref="v1")
+    for prepared in (
+        prepare_snapshot(repo=bare, subdir="skills/routing", git_ref="v1"),
+        prepare_snapshot(bare / "skills" / "routing", git_ref="v1"),  # the folder as a path inside it
+    ):
+        assert prepared.content.hash == expected.content.hash
+        assert (prepared.source.commit, prepared.source.tag, prepared.source.subdir) == (
+            repo.v1,
+            "v1",
+            "skills/routing",
+        )
+        assert prepared.source.repo == str(bare.resolve()) and not prepared.source.draft
+    with pytest.raises(SnapshotError, match=r"'v9' is not a commit .*tags: v1"):
+        prepare_snapshot(repo=bare, subdir="skills/routing", git_ref="v9")
+    store = tmp_path / "store"
+    taken = run_abbench(
+        "--store", store, "snapshot", "--repo", bare, "--git-ref", "v1", "skills/routing", "-q"
+    )
+    assert taken.returncode == 0, taken.stderr
+    assert taken.stdout.strip() == expected.content.hash
 
 
 def test_repo_relative_subdir_from_a_sub_folder(repo):
