@@ -13,6 +13,8 @@ import dataclasses
 import io
 import os
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 
@@ -141,6 +143,18 @@ def test_slices_come_back_in_order_from_both_workers(numbers, counted):
     assert [values for _, values, _ in got] == [[2 * n for n in range(i, i + 10)] for i in range(0, 100, 10)]
     assert len({pid for pid, _, _ in got}) == 2 and os.getpid() not in {pid for pid, _, _ in got}
     assert list(_read(numbers, slices, workers=0)) == [(os.getpid(), v, "") for _, v, _ in got]
+
+
+def test_a_worker_starts_quietly_without_loading_the_engines(numbers, capfd):
+    # ``python -m abbench.store.bulk._workers`` imports the package first: an eager face loaded every
+    # engine in each worker and `_workers` twice, which runpy said on the user's terminal (a
+    # RuntimeWarning per worker of every big export).
+    got = list(_read(numbers, [(0, 9, "ok"), (10, 19, "ok")]))
+    assert [v[:2] for _, v, _ in got] == [[0, 2], [20, 22]]
+    assert capfd.readouterr().err == ""
+    probe = "import sys, abbench.store.bulk; print(sorted(m for m in sys.modules if m.startswith('abbench.store.bulk.')))"
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert loaded.stdout.strip() == "[]"
 
 
 def test_what_a_worker_prints_does_not_reach_the_results(numbers):

@@ -17,12 +17,20 @@ read (`RunCodes`, `CaseOutcomes`) live here too.
 
 from __future__ import annotations
 
-from abbench.store.bulk._csv import CsvCell, csv_lines, mark_line, unmark
-from abbench.store.bulk._json_blocks import JsonBlock, json_blocks
-from abbench.store.bulk._json_lines import JsonValues, json_lines
-from abbench.store.bulk._sheet import SheetCell, SheetCells, sheet_rows
-from abbench.store.bulk._utf8 import check_utf8
-from abbench.store.bulk._workers import read_slices, worker_count
+import typing
+
+from abbench import _lazy
+
+# Lazy, like every package face (`abbench._lazy`): an export's worker process starts as
+# ``python -m abbench.store.bulk._workers``, which imports this package first; an eager face would load
+# every engine there (and `_workers` itself, which ``-m`` then runs a second time, with a warning).
+if typing.TYPE_CHECKING:
+    from abbench.store.bulk._csv import CsvCell, csv_lines, mark_line, unmark
+    from abbench.store.bulk._json_blocks import JsonBlock, json_blocks
+    from abbench.store.bulk._json_lines import JsonValues, json_lines
+    from abbench.store.bulk._sheet import SheetCell, SheetCells, sheet_rows
+    from abbench.store.bulk._utf8 import check_utf8
+    from abbench.store.bulk._workers import read_slices, worker_count
 
 __all__ = [
     "CsvCell",
@@ -40,3 +48,16 @@ __all__ = [
     "unmark",
     "worker_count",
 ]
+
+__getattr__, __dir__ = _lazy.exports(
+    __name__,
+    {
+        "abbench.store.bulk._csv": ("CsvCell", "csv_lines", "mark_line", "unmark"),
+        "abbench.store.bulk._json_blocks": ("JsonBlock", "json_blocks"),
+        "abbench.store.bulk._json_lines": ("JsonValues", "json_lines"),
+        "abbench.store.bulk._sheet": ("SheetCell", "SheetCells", "sheet_rows"),
+        "abbench.store.bulk._utf8": ("check_utf8",),
+        "abbench.store.bulk._workers": ("read_slices", "worker_count"),
+    },
+    public=__all__,
+)
