@@ -242,7 +242,10 @@ def read_options(fn: F) -> F:
     """Add the import's read options (``--sheet`` ... ``--split``), passed to the command as keyword
     arguments named as the library's (`abbench.dataset.ReadOptions`, ``recipe``, ``splits``)."""
     options = [
-        click.option("--sheet", help="Excel sheet: name, or index from 0 (default: the first)."),
+        click.option(
+            "--sheet",
+            help="Excel sheet: name, or index from 0 (default: the first, unless it reads as notes and a later one holds a table).",
+        ),
         click.option(
             "--header-row",
             type=click.IntRange(min=0),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from collections.abc import Iterator, Sequence
 from functools import partial
 from itertools import islice
@@ -46,6 +47,8 @@ def open_excel(path: Path, read: ReadSpec) -> OpenedFile:
             if read.sheet is None and not _has_cells(data):
                 name = _only_filled_sheet(path, book, guard, visible, name, notes)
                 data = _sheet(path, book, guard, name)
+            elif read.sheet is None and len(visible) > 1:  # (an empty first one: the rule above)
+                name, data = _table_sheet(path, book, guard, visible, name, data, notes)
             head_rows, last_row = _head_rows(data, header_row)
         finally:
             book.close()
@@ -137,6 +140,51 @@ def _only_filled_sheet(
             f"({', '.join(map(repr, filled))}); choose one with --sheet NAME (sheet=)"
         )
     return name
+
+
+_NOTES_NAME = re.compile(r"read\s*me|about|notes?|info|cover|instructions?|说明|概述", re.I)
+
+
+def _reads_as_notes(name: str, data: Any) -> bool:
+    """Whether a sheet reads as notes rather than a table: of its first 30 filled rows fewer than two have
+    two cells or more, and it is named so (README, About, Notes, 说明 …) or holds a sentence (> 60 characters)."""
+    wide, longest = 0, 0
+    for seen, (_, cells) in enumerate((r for r in _numbered(data) if any(c != "" for c in r[1])), start=1):
+        wide += sum(c != "" for c in cells) >= 2
+        longest = max(longest, *(len(str(c)) for c in cells))
+        if wide >= 2 or seen >= 30:
+            break
+    return wide < 2 and (bool(_NOTES_NAME.search(name)) or longest > 60)
+
+
+def _table_sheet(
+    path: Path, book: Any, guard: Workbook, visible: list[str], name: str, data: Any, notes: list[str]
+) -> tuple[str, Any]:
+    """The sheet to read of a workbook of several, none asked for: the first, unless it reads as notes
+    and a later one holds a table; `notes` names every sheet and the one read."""
+    if _reads_as_notes(name, data):
+        table = _first_table_sheet(path, book, guard, visible, name)
+        if table is not None:
+            notes.append(
+                f"the first sheet {name!r} reads as notes (one column of text); read sheet {table!r}, "
+                "the first that holds a table"
+            )
+            name, data = table, _sheet(path, book, guard, table)
+    notes.append(
+        f"{path.name} has {len(visible)} sheets ({', '.join(visible)}); read {name!r}: "
+        "choose another with --sheet NAME (sheet=)"
+    )
+    return name, data
+
+
+def _first_table_sheet(path: Path, book: Any, guard: Workbook, visible: list[str], first: str) -> str | None:
+    """The first visible sheet after `first` that holds a table, or None."""
+    for other in visible:
+        if other != first:
+            data = _sheet(path, book, guard, other)
+            if _has_cells(data) and not _reads_as_notes(other, data):
+                return other
+    return None
 
 
 def _head_rows(data: Any, header_row: int | None) -> tuple[list[tuple[int, list[Any]]], int]:

@@ -114,6 +114,30 @@ def test_an_empty_first_sheet_gives_way_to_the_only_sheet_with_data_and_an_empty
     assert read_table(path, sheet="data").columns == ("q",)
 
 
+def test_a_readme_first_sheet_gives_way_to_the_table_and_every_sheet_is_named(write_xlsx):
+    readme = [
+        ["Aspect sentiment, restaurant reviews: one row per (sentence, aspect) pair."],
+        ["Labels: see 'data'."],
+    ]
+    data = [["sentence", "aspect", "polarity"], ["The food was good.", "food", "positive"]]
+    path = write_xlsx("three.xlsx", {"README": readme, "data": data, "labels": [["polarity"], ["positive"]]})
+    table = read_table(path)
+    assert table.options["sheet"] == "data" and table.columns == ("sentence", "aspect", "polarity")
+    assert table.notes == [
+        "the first sheet 'README' reads as notes (one column of text); read sheet 'data', the first that "
+        "holds a table",
+        "three.xlsx has 3 sheets (README, data, labels); read 'data': choose another with --sheet NAME (sheet=)",
+    ]
+    assert read_table(path, sheet="README").options["sheet"] == "README"  # asked for: read as asked
+    assert read_table(path, sheet="README").notes == []
+    # a one-column first sheet that is data (named and written as such) is read: only notes give way
+    path = write_xlsx("b.xlsx", {"first": [["q"], ["a"]], "标注": [["问题", "标签"], ["打开空调", "快"]]})
+    assert read_table(path).options["sheet"] == "first"
+    assert read_table(path).notes == [
+        "b.xlsx has 2 sheets (first, 标注); read 'first': choose another with --sheet NAME (sheet=)"
+    ]
+
+
 def test_xlsx_locations_are_excel_row_numbers_when_the_table_starts_lower(write_xlsx):
     path = write_xlsx("b.xlsx", {"s": [["id", "q"], [1, "a"], [None, None], [2, "b"]]}, start=(4, 3))
     table = read_table(path)

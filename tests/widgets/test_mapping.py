@@ -228,8 +228,8 @@ def test_a_detected_sheet_gives_way_to_the_profile_chosen_later(store, tmp_path)
 
     path = tmp_path / "two.xlsx"
     book = openpyxl.Workbook()
-    book.active.title = "notes"
-    book.active.append(["just a note"])
+    book.active.title = "first"  # one short cell, not named as notes: the detected sheet (a README gives way)
+    book.active.append(["just a value"])
     data = book.create_sheet("data")
     data.append(["question", "label"])
     data.append(["hello", "a"])
@@ -248,7 +248,7 @@ def test_a_detected_sheet_gives_way_to_the_profile_chosen_later(store, tmp_path)
     )
     assert widget.sheet.value == "data" and [c.input for c in widget.preview.cases] == ["hello"]
     widget.start_from.select("suggested")
-    assert widget.sheet.value == "notes" and widget.sheet.intended is None  # detected, not chosen
+    assert widget.sheet.value == "first" and widget.sheet.intended is None  # detected, not chosen
     widget.start_from.select("on-data@1")
     assert widget.errors.message is None
     assert widget.sheet.value == "data" and [c.input for c in widget.preview.cases] == ["hello"]
