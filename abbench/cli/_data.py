@@ -12,6 +12,7 @@ from abbench._text import clip, fit
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx, read_options
 from abbench.dataset import (
     RECIPES,
+    default_name,
     gold_kind,
     match_profiles,
     plan_import,
@@ -167,6 +168,12 @@ def import_command(ctx: Context, file: Path, mapping: str | None, suggest: bool,
             click.echo(
                 f"already imported: {info.fingerprint} holds the same {info.n_cases:,} cases; no case stored"
             )
+            stem = default_name(file)
+            if name is None and info.fingerprint.split("@")[0] != stem:
+                click.echo(
+                    f"  the name {stem!r} is not given to it: refer to it as {info.fingerprint}, or import "
+                    f"with --name {stem} to keep these cases under that name too"
+                )
             if save_profile:
                 saved = ctx.store.profiles.get(save_profile)
                 click.echo(f"saved the mapping as profile {saved.name}@{saved.version}")

@@ -63,6 +63,24 @@ def test_save_profile_on_an_already_imported_file_saves_it_and_says_so(cli, file
         assert len(store.datasets.all()) == 1
 
 
+def test_the_same_cases_from_a_file_of_another_name_say_which_name_they_keep(cli, files):
+    assert cli("import", files / "routing.csv", "--mapping", files / "routing.yaml").exit_code == 0
+    (files / "copy.csv").write_bytes((files / "routing.csv").read_bytes())
+    again = cli("import", files / "copy.csv", "--mapping", files / "routing.yaml")
+    fingerprint = again.output.split()[2]
+    assert fingerprint.startswith("routing@") and "no case stored" in again.output
+    assert (
+        f"the name 'copy' is not given to it: refer to it as {fingerprint}, or import with --name copy "
+        "to keep these cases under that name too"
+    ) in again.output
+    named = cli("import", files / "copy.csv", "--mapping", files / "routing.yaml", "--name", "copy")
+    assert named.output.startswith("imported copy@")  # as it says
+    assert [line.split()[0].split("@")[0] for line in cli("datasets").output.splitlines()[1:]] == [
+        "routing",
+        "copy",
+    ]
+
+
 def test_import_shows_label_conflicts(cli, tmp_path):
     (tmp_path / "c.csv").write_text("q,label\n打开空调,fast\n打开空调,slow\n", encoding="utf-8")
     result = cli("import", tmp_path / "c.csv")
