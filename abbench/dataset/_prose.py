@@ -96,30 +96,77 @@ def _parses(text: str) -> bool:
     return True
 
 
+def is_text(value: Any) -> bool:
+    """Whether a cell holds words: a string with a letter in it (any script).
+
+    The same rule for every format: ``1``, ``"1"``, ``"2.5"`` and ``"2024-05-01"`` are not text, whether
+    an Excel cell kept the number or a CSV file wrote it out.
+    """
+    return isinstance(value, str) and any(unicodedata.category(ch)[0] == "L" for ch in value[:300])
+
+
+def not_text(values: list[Any]) -> str | None:
+    """Why a column cannot be the input when most of its filled values are not text, else None."""
+    present = [v for v in values if v not in (None, "")]
+    if not present:
+        return "it is empty"
+    odd = [v for v in present if not is_text(v)]
+    if len(odd) <= 0.2 * len(present):
+        return None
+    what = "numbers" if all(_is_number(v) for v in odd) else "not text"
+    shown = ", ".join(repr(str(v)) for v in list(dict.fromkeys(map(str, odd)))[:3])
+    return f"its values are mostly {what} ({shown} …)"
+
+
+def _is_number(value: Any) -> bool:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return True
+    try:
+        float(str(value).strip().replace(",", ""))
+    except ValueError:
+        return False
+    return True
+
+
+_OUTRANKED = 0.5
+"""A column named like the input yields to one whose prose score is more than twice its own (ids beside sentences)."""
+
+
 def reads_as_prose(col: str, prose: dict[str, ProseScore], used: set[str]) -> tuple[bool, str]:
-    """Whether a column named like the input may be it: not when markup or JSON fills it and another
-    column reads as natural language (the plain text beside an annotated one)."""
+    """Whether a column named like the input may be it: a name never beats the values.
+
+    It may not when markup or JSON fills it and another column reads as natural language (the plain
+    text beside an annotated one), nor when another column reads more than twice as much as language
+    (``sentence_no`` codes or ``text_ref`` tags beside the review sentences).
+    """
     mine = prose[col]
-    if mine.markup + mine.json < 0.2:
-        return True, ""
     better = [
         c for c, p in prose.items() if c != col and c not in used and p.score >= 0.5 and p.score > mine.score
     ]
     if not better:
         return True, ""
-    what = "slot markup such as [date : today]" if mine.markup >= mine.json else "JSON"
-    share = mine.markup if mine.markup >= mine.json else mine.json
-    return False, f"{share:.0%} of its values hold {what}, and {better[0]!r} reads as plain text"
+    best = max(better, key=lambda c: prose[c].score)
+    if mine.markup + mine.json >= 0.2:
+        what = "slot markup such as [date : today]" if mine.markup >= mine.json else "JSON"
+        share = mine.markup if mine.markup >= mine.json else mine.json
+        return False, f"{share:.0%} of its values hold {what}, and {best!r} reads as plain text"
+    if mine.score < _OUTRANKED * prose[best].score:
+        return False, (
+            f"its values read little as language (prose score {mine.score:.2f}) and {best!r} reads "
+            f"much more so ({prose[best].score:.2f})"
+        )
+    return True, ""
 
 
 def most_prose(
     columns: tuple[str, ...], values: dict[str, list[Any]], prose: dict[str, ProseScore], used: set[str]
 ) -> str | None:
+    """The unused column that reads most as language (score, then length), among those mostly of text."""
     best, best_key = None, (-1.0, 0.0)
     for col in columns:
         if col in used:
             continue
-        texts = [v for v in values[col] if isinstance(v, str) and v.strip()]
+        texts = [v for v in values[col] if is_text(v)]
         if not texts or len(texts) < 0.5 * len(values[col]):
             continue
         key = (round(prose[col].score, 1), prose[col].mean_length)

@@ -10,7 +10,7 @@ from typing import Any
 
 from abbench.dataset._kind import gold_kind
 from abbench.dataset._profile import MappingProfile
-from abbench.dataset._prose import most_prose, prose_score, reads_as_prose
+from abbench.dataset._prose import most_prose, not_text, prose_score, reads_as_prose
 from abbench.dataset._readers import Table, read_table
 from abbench.dataset._recipes import RECIPES
 from abbench.dataset._text import label_key
@@ -269,6 +269,7 @@ class _Proposal:
         self.used: set[str] = set()
         self.splits: list[str] | None = None  # the splits to import, when not all of them
         self.kept_keys: set[str] | None = None  # the keys their records have
+        self.declined = False  # a column named like the input whose values are not language
 
     def take(self, fld: str, source: Any, reason: str, col: str | None = None) -> None:
         """Map `fld` to `source` (reading column `col`) for `reason`."""
@@ -322,6 +323,7 @@ class _Proposal:
                     self.take(fld, col, reason, col)
                     break
                 if not ok:
+                    self.declined |= fld == "input"
                     self.notes.append(f"{col!r} is named like {fld} but {why_not}; not mapped")
                     continue
                 self.take(fld, col, f"{col!r}: its name {how}", col)
@@ -332,10 +334,12 @@ class _Proposal:
         if "input" not in self.chosen:
             col = most_prose(self.columns, self.values, self.prose, self.used)
             if col is not None:
-                reason = (
-                    f"{col!r}: no column is named like a query; this one reads most like natural language "
-                    f"({self.prose[col].describe()})"
+                why = (
+                    "no column named like a query reads as language"
+                    if self.declined
+                    else "no column is named like a query"
                 )
+                reason = f"{col!r}: {why}; this one reads most like natural language ({self.prose[col].describe()})"
                 self.take("input", col, reason, col)
         if "expected" not in self.chosen:
             col = _label_like(self.columns, self.values, self.used)
@@ -629,11 +633,8 @@ def _fits(fld: str, values: list[Any], n_rows: int) -> tuple[bool, str]:
             return False, "its values repeat"
         if any(isinstance(v, (list, dict)) for v in present):
             return False, "its values are not plain ids"
-    if fld == "input":
-        if not present:
-            return False, "it is empty"
-        if sum(isinstance(v, str) for v in present) < 0.8 * len(present):
-            return False, "its values are mostly not text"
+    if fld == "input" and (why := not_text(values)) is not None:
+        return False, why
     if (
         fld in ("expected", "domain", "request_id")
         and present
