@@ -249,7 +249,8 @@ def read_options(fn: F) -> F:
         click.option(
             "--header-row",
             type=click.IntRange(min=0),
-            help="Row holding the column names, from 1; 0 for none.",
+            help="Line (CSV/TSV) or row (Excel) holding the column names, from 1; 0 for none "
+            "(default: the first non-blank one, after any '#' comment lines).",
         ),
         click.option("--encoding", help="Text encoding, e.g. gb18030, gbk, utf-8-sig (default: detected)."),
         click.option("--delimiter", help="CSV delimiter, e.g. ',' ';' or '\\t' (default: sniffed)."),

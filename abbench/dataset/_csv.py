@@ -150,13 +150,19 @@ def open_csv(path: Path, read: ReadSpec) -> OpenedFile:
     header_row = read.header_row
     enc, sample = _sample(path, read.encoding)
     notes: list[str] = []
-    delim, directive = _delimiter(path, sample, read.delimiter, header_row, notes)
+    comments = _comment_lines(sample) if header_row is None else 0
+    delim, directive = _delimiter(path, _blank(sample, comments), read.delimiter, header_row, notes)
+    if comments:
+        comments = _header_among_comments(sample, comments, delim)
+        sample = _blank(sample, comments)
+    if comments:
+        notes.append(_comment_note(comments))
     if read.quoting is not None:  # given: read as asked (CSV quoting leniently, as the csv module does)
         reading = Reading(delim, read.quoting)
     else:
-        header_line = header_row or (2 if directive else 1)
+        header_line = header_row or (2 if directive else comments + 1)
         reading = decide_quoting(sample, len(sample) >= _SNIFF_BYTES, delim, header_line, notes)
-    n, first, after = _header_records(path, enc, reading, header_row, skip_first=directive)
+    n, first, after = _header_records(path, enc, reading, header_row, skip=int(directive) or comments)
     columns, skip = _columns(n, first, after, header_row, notes)
     options = {
         "format": "csv",
@@ -202,12 +208,53 @@ def _delimiter(
     return delim, directive is not None
 
 
+_COMMENT = re.compile(r"\ufeff?#")
+
+
+def _comment_lines(sample: str) -> int:
+    """How many of the sample's first lines start with ``#`` (a line below them is left for the header)."""
+    lines = sample.splitlines()
+    n = 0
+    while n < len(lines) - 1 and _COMMENT.match(lines[n]):
+        n += 1
+    return n
+
+
+def _blank(sample: str, n: int) -> str:
+    """The sample with its first `n` lines blank: the delimiter is sniffed and the quoting decided on
+    the lines that hold data, and every line keeps its number."""
+    if not n:
+        return sample
+    lines = sample.splitlines(keepends=True)
+    return "\n" * n + "".join(lines[n:])
+
+
+def _header_among_comments(sample: str, n: int, delim: str) -> int:
+    """The comment lines above the header: all `n` of them, or ``n - 1`` when the last has the
+    width of the line below it and so is the header itself (``#id<TAB>text``, VCF's ``#CHROM``)."""
+    lines = sample.splitlines()
+    below = next((line for line in lines[n:] if line.strip()), "")
+    width = len(next(csv.reader([below], delimiter=delim), []))
+    if width > 1 and len(next(csv.reader([lines[n - 1]], delimiter=delim), [])) == width:
+        return n - 1
+    return n
+
+
+def _comment_note(n: int) -> str:
+    lines = "line 1 starts" if n == 1 else f"lines 1–{n} start"
+    return (
+        f"{lines} with '#' and read as comments above the header: skipped, the header is line {n + 1} "
+        "(give header_row=N, CLI --header-row N, to take another line as the header)"
+    )
+
+
 def _header_records(
-    path: Path, enc: Encoding, reading: Reading, header_row: int | None, *, skip_first: bool
+    path: Path, enc: Encoding, reading: Reading, header_row: int | None, *, skip: int
 ) -> tuple[int, list[str], list[list[str]]]:
     """The header's record number and cells, and the records below it (to spot a second header row).
 
-    The header is the first non-blank record, or the record asked for (1-based); 0 means no header.
+    The header is the first non-blank record after the first `skip` (Excel's ``sep=`` line, comment
+    lines), or the record asked for (1-based); 0 means no header.
     """
     first: list[str] = []
     after: list[list[str]] = []
@@ -217,7 +264,7 @@ def _header_records(
             # leniently: a quote problem in these rows is refused, with its line, when they are read
             reader = Reading(reading.delimiter, reading.quoting).reader(fh)
             for n, rec in enumerate(reader, start=1):
-                if (header_row and n < header_row) or (skip_first and n == 1):
+                if (header_row and n < header_row) or n <= skip:
                     continue
                 if header_row or any(c.strip() for c in rec):
                     first = rec
