@@ -151,7 +151,8 @@ def open_csv(path: Path, read: ReadSpec) -> OpenedFile:
     enc, sample = _sample(path, read.encoding)
     notes: list[str] = []
     comments = _comment_lines(sample) if header_row is None else 0
-    delim, directive = _delimiter(path, _blank(sample, comments), read.delimiter, header_row, notes)
+    data = "".join(sample.splitlines(keepends=True)[comments:]) if comments else sample
+    delim, directive = _delimiter(path, data, read.delimiter, header_row, notes)
     if comments:
         comments = _header_among_comments(sample, comments, delim)
         sample = _blank(sample, comments)
@@ -221,8 +222,8 @@ def _comment_lines(sample: str) -> int:
 
 
 def _blank(sample: str, n: int) -> str:
-    """The sample with its first `n` lines blank: the delimiter is sniffed and the quoting decided on
-    the lines that hold data, and every line keeps its number."""
+    """The sample with its first `n` lines blank: the quoting is decided on the lines that hold data,
+    and every line keeps its number."""
     if not n:
         return sample
     lines = sample.splitlines(keepends=True)

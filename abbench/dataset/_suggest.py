@@ -10,7 +10,7 @@ from typing import Any
 
 from abbench.dataset._kind import gold_kind
 from abbench.dataset._profile import MappingProfile
-from abbench.dataset._prose import most_prose, not_text, prose_score, reads_as_prose
+from abbench.dataset._prose import is_text, most_prose, not_text, prose_score, reads_as_prose
 from abbench.dataset._readers import Table, read_table
 from abbench.dataset._recipes import RECIPES
 from abbench.dataset._text import label_key
@@ -635,6 +635,8 @@ def _fits(fld: str, values: list[Any], n_rows: int) -> tuple[bool, str]:
             return False, "its values are not plain ids"
     if fld == "input" and (why := not_text(values)) is not None:
         return False, why
+    if fld == "domain" and present and not any(map(is_text, present)) and len(set(map(_key, present))) > 20:
+        return False, f"its values are {len(set(map(_key, present)))} distinct numbers, not domain names"
     if (
         fld in ("expected", "domain", "request_id")
         and present

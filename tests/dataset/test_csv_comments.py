@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from abbench.dataset import read_table, suggest_mapping
@@ -79,3 +81,21 @@ def test_import_of_a_commented_tsv_stores_the_cases(cli, tmp_path):
     assert result.exit_code == 0, result.output
     assert "header row 4" in result.output
     assert "(4 cases from absa.tsv)" in result.output
+
+
+GEONAMES = Path(__file__).parents[1] / "realdata" / "geonames" / "countryInfo.txt"
+
+
+def test_real_commented_tsv_geonames(tmp_path):
+    """GeoNames' countryInfo.txt: 50 `#` lines padded with tabs to the rows' width, then a `#ISO` header."""
+    table = read_table(GEONAMES)
+    assert table.options["delimiter"] == "\t" and table.options["header_row"] == 51
+    assert table.columns[:5] == ("#ISO", "ISO3", "ISO-Numeric", "fips", "Country")
+    assert len(table.columns) == 19
+    rows = _rows(table)
+    assert len(rows) == 252 and rows[0][4] == "Andorra" and rows[-1][4] == "Netherlands Antilles"
+    assert any(n.startswith("lines 1–50 start with '#'") for n in table.notes)
+    assert not any("header_row=0" in n for n in table.notes)
+    suggestion = suggest_mapping(table)
+    assert suggestion.profile.fields["input"] == "Country"
+    assert "domain" not in suggestion.profile.fields  # 'Area(in sq km)' is named like a domain: numbers
