@@ -6,7 +6,7 @@ import csv
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from functools import partial
-from itertools import islice
+from itertools import chain, islice
 from pathlib import Path
 from typing import Any, Literal
 
@@ -150,20 +150,24 @@ def open_csv(path: Path, read: ReadSpec) -> OpenedFile:
     header_row = read.header_row
     enc, sample = _sample(path, read.encoding)
     notes: list[str] = []
-    comments = _comment_lines(sample) if header_row is None else 0
+    comments = _comment_lines(sample)
+    if header_row is not None:  # given: the comment lines above it are still never read as cells
+        comments = min(comments, max(header_row - 1, 0))
     data = "".join(sample.splitlines(keepends=True)[comments:]) if comments else sample
     delim, directive = _delimiter(path, data, read.delimiter, header_row, notes)
-    if comments:
+    if comments and header_row is None:
         comments = _header_among_comments(sample, comments, delim)
-        sample = _blank(sample, comments)
-    if comments:
-        notes.append(_comment_note(comments))
+        if comments:
+            notes.append(_comment_note(comments))
+    sample = _blank(sample, comments)
     if read.quoting is not None:  # given: read as asked (CSV quoting leniently, as the csv module does)
         reading = Reading(delim, read.quoting)
     else:
         header_line = header_row or (2 if directive else comments + 1)
         reading = decide_quoting(sample, len(sample) >= _SNIFF_BYTES, delim, header_line, notes)
-    n, first, after = _header_records(path, enc, reading, header_row, skip=int(directive) or comments)
+    n, first, after = _header_records(
+        path, enc, reading, header_row, skip=int(directive) or comments, comments=comments
+    )
     columns, skip = _columns(n, first, after, header_row, notes)
     options = {
         "format": "csv",
@@ -173,7 +177,7 @@ def open_csv(path: Path, read: ReadSpec) -> OpenedFile:
         "quoting": reading.quoting,
         "header_row": 0 if header_row == 0 else skip,
     }
-    chunks = partial(_chunks, path, enc, reading, skip, len(columns))
+    chunks = partial(_chunks, path, enc, reading, skip, len(columns), comments=comments)
     return OpenedFile("csv", columns, True, chunks, options, notes=notes)
 
 
@@ -241,6 +245,12 @@ def _header_among_comments(sample: str, n: int, delim: str) -> int:
     return n
 
 
+def _uncommented(lines: Iterator[str], n: int) -> Iterator[str]:
+    """`lines` with the first `n` read as blank lines: a quote in a comment opens no cell, and every
+    line keeps its number (the skipping runs at C speed, as the reading does)."""
+    return chain(["\n"] * n, islice(lines, n, None)) if n else lines
+
+
 def _comment_note(n: int) -> str:
     lines = "line 1 starts" if n == 1 else f"lines 1–{n} start"
     return (
@@ -250,7 +260,7 @@ def _comment_note(n: int) -> str:
 
 
 def _header_records(
-    path: Path, enc: Encoding, reading: Reading, header_row: int | None, *, skip: int
+    path: Path, enc: Encoding, reading: Reading, header_row: int | None, *, skip: int, comments: int = 0
 ) -> tuple[int, list[str], list[list[str]]]:
     """The header's record number and cells, and the records below it (to spot a second header row).
 
@@ -263,7 +273,7 @@ def _header_records(
     try:
         with path.open(encoding=enc.codec, newline="") as fh:
             # leniently: a quote problem in these rows is refused, with its line, when they are read
-            reader = Reading(reading.delimiter, reading.quoting).reader(fh)
+            reader = Reading(reading.delimiter, reading.quoting).reader(_uncommented(fh, comments))
             for n, rec in enumerate(reader, start=1):
                 if (header_row and n < header_row) or n <= skip:
                     continue
@@ -336,12 +346,20 @@ def _is_number(text: str) -> bool:
 
 
 def _chunks(
-    path: Path, enc: Encoding, reading: Reading, skip: int, width: int, size: int, keep_blank: bool = False
+    path: Path,
+    enc: Encoding,
+    reading: Reading,
+    skip: int,
+    width: int,
+    size: int,
+    keep_blank: bool = False,
+    *,
+    comments: int = 0,
 ) -> Iterator[RowChunk]:
     """The records after the header, `size` at a time, read again from the start of the file."""
     delim = reading.delimiter
     with path.open(encoding=enc.codec, newline="") as fh:
-        reader = reading.reader(fh)
+        reader = reading.reader(_uncommented(fh, comments))
         last: tuple[list[str], int] | None = None
         prev = 0
         try:

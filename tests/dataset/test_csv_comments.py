@@ -11,7 +11,7 @@ from abbench.dataset import read_table, suggest_mapping
 # as issue 41's aspect-sentiment TSV: notes about the corpus above the header
 COMMENTED = (
     "# Aspect-based sentiment, restaurant reviews: 4 pairs of 3 sentences\n"
-    "# columns: pair_id, sentence_no, review_sentence, aspect_category, polarity; 1 2 3\n"
+    '# columns:\t"pair_id, sentence_no, review_sentence, aspect_category, polarity; 1 2 3\n'  # a quote opens no cell
     "# licence: CC BY 4.0\n"
     "pair_id\tsentence_no\treview_sentence\taspect_category\tpolarity\n"
     "t1-food\t1\tThe food was good, but the service was slow.\tfood\tpositive\n"
