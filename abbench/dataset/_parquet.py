@@ -103,6 +103,8 @@ def _column(col: Any) -> list[Any]:
         if col.null_count:
             return ["" if v is None else v for v in values]
         return values
+    if pa.types.is_map(t):  # key/value pairs, as a JSON object
+        return ["" if v is None else {str(k): _json_value(x) for k, x in v} for v in values]
     return [_cell(v) for v in values]
 
 
