@@ -120,7 +120,7 @@ def test_a_damaged_parquet_file_is_refused_saying_so(realdata, tmp_path):
     data = (realdata / "parquet" / "banking77_test.parquet").read_bytes()
     path = tmp_path / "cut.parquet"
     path.write_bytes(data[:4] + data[len(data) // 2 :])  # the footer kept, the pages cut
-    with pytest.raises(ImportFailed, match="cut.parquet.*cannot read as Parquet"):
+    with pytest.raises(ImportFailed, match=r"cut\.parquet.*cannot read as Parquet"):
         list(read_table(path).chunks(500))
 
 
