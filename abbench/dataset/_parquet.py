@@ -2,8 +2,8 @@
 
 Rows are table rows aligned with the columns, as a workbook's are: text, integers, floats and booleans
 as they are stored, dates and times as ISO text, a null as an empty cell; a struct, list or map column
-holds JSON values (objects and arrays), which a path such as ``data.query`` or ``messages[-1].content``
-reaches as it reaches into a JSON row.
+holds JSON values (objects and arrays, null where the file has null), which a path such as
+``data.query`` or ``messages[-1].content`` reaches as it reaches into a JSON row.
 """
 
 from __future__ import annotations
@@ -104,7 +104,9 @@ def _column(col: Any) -> list[Any]:
             return ["" if v is None else v for v in values]
         return values
     if pa.types.is_map(t):  # key/value pairs, as a JSON object
-        return ["" if v is None else {str(k): _json_value(x) for k, x in v} for v in values]
+        return [None if v is None else {str(k): _json_value(x) for k, x in v} for v in values]
+    if pa.types.is_nested(t):  # a null object or list stays null: a path into it says "of null"
+        return [_json_value(v) for v in values]
     return [_cell(v) for v in values]
 
 

@@ -91,7 +91,7 @@ def test_typed_and_nested_cells_become_json_values(tmp_path):
         "data": {"query": "where", "vertical": "maps"},
     }
     assert rows[1] == {
-        "q": "", "n": "", "x": "", "when": "", "price": 3, "raw": "base64://4=", "tags": {}, "data": ""
+        "q": "", "n": "", "x": "", "when": "", "price": 3, "raw": "base64://4=", "tags": {}, "data": None
     }  # fmt: skip
     assert rows[2]["data"] == {"query": "why", "vertical": None} and rows[2]["x"] == ""
 
