@@ -25,7 +25,7 @@ $(PY):
 # Reinstall whenever the declared dependencies change.
 $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[notebook,dask,test,inspect]"
+	$(PY) -m pip install --quiet -e ".[notebook,dask,test,inspect,parquet]"
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 

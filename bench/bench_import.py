@@ -1,10 +1,14 @@
-"""Import benchmark: a generated 200,000-row CSV and 50,000-row XLSX, end to end into a fresh store.
+"""Import benchmark: a generated 200,000-row CSV and 50,000-row XLSX, end to end into a fresh store,
+then the same 100,000 rows as Parquet and as CSV side by side.
 
 Prints rows/s and peak memory for each, and the peak at a quarter of the rows, to show that memory
 stays flat in the number of rows (rows are streamed in chunks, never held all at once).
 
-    python bench/bench_import.py            # the full benchmark (targets: CSV ≥ 100k rows/s, XLSX ≥ 20k rows/s)
-    python bench/bench_import.py --quick    # 20k / 5k rows, for a smoke test
+    python bench/bench_import.py            # the full benchmark (targets: CSV ≥ 100k rows/s, XLSX ≥ 20k rows/s,
+                                            # Parquet within 1.5× the CSV time of the same rows)
+    python bench/bench_import.py --quick    # 20k / 5k / 10k rows, for a smoke test
+
+Parquet needs pyarrow (``pip install 'abbench[parquet]'``); without it that part is skipped, saying so.
 """
 
 from __future__ import annotations
@@ -29,6 +33,9 @@ CSV_ROWS = 200_000
 XLSX_ROWS = 50_000
 CSV_TARGET = 100_000
 XLSX_TARGET = 20_000
+PARQUET_ROWS = 100_000
+PARQUET_TARGET = 1.5
+"""Parquet's import time may be at most this many times the CSV's, on the same rows."""
 
 DOMAINS = {
     "地图导航": [
@@ -133,13 +140,25 @@ def write_xlsx(path: Path, n: int) -> None:
     wb.save(path)
 
 
+def write_parquet(path: Path, n: int) -> None:
+    """The rows of `write_csv` as a Parquet file of string columns (pyarrow's default row groups)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    columns = list(zip(*make_rows(n), strict=True))
+    pq.write_table(pa.table({h: list(c) for h, c in zip(HEADER, columns, strict=True)}), path)
+
+
+WRITERS = {"csv": write_csv, "xlsx": write_xlsx, "parquet": write_parquet}
+
+
 def one(fmt: str, n: int, workdir: Path, trace: bool) -> dict:
     """Generate, then import into a fresh store in this process; return the figures."""
     from abbench.store import open_store
 
     data = workdir / f"cases_{n}.{fmt}"
     if not data.exists():
-        (write_csv if fmt == "csv" else write_xlsx)(data, n)
+        WRITERS[fmt](data, n)
     store_dir = workdir / f"store-{fmt}-{n}-{int(trace)}-{time.time_ns()}"
     if trace:
         tracemalloc.start()
@@ -187,6 +206,35 @@ def child(fmt: str, n: int, workdir: Path, trace: bool) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def parquet_beside_csv(workdir: Path, n: int, repeat: int) -> bool:
+    """Import the same `n` rows as CSV and as Parquet; print both times and whether Parquet is within
+    `PARQUET_TARGET` times the CSV's. True when it is (or when pyarrow is missing: skipped)."""
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        print("PARQUET skipped: pyarrow is not installed (pip install 'abbench[parquet]')")
+        return True
+    best = {}
+    for fmt in ("csv", "parquet"):
+        runs = [child(fmt, n, workdir, trace=False) for _ in range(repeat)]
+        best[fmt] = min(runs, key=lambda r: r["seconds"])
+    csv_run, pq_run = best["csv"], best["parquet"]
+    same = pq_run["fingerprint"].split("@")[1] == csv_run["fingerprint"].split("@")[1]  # names differ
+    ratio = pq_run["seconds"] / csv_run["seconds"]
+    met = ratio <= PARQUET_TARGET
+    print(
+        f"PARQUET {n:,} rows ({pq_run['file_mb']} MB; the CSV of the same rows {csv_run['file_mb']} MB): "
+        f"{pq_run['seconds']:.2f} s, {pq_run['rows_per_s']:,} rows/s; CSV {csv_run['seconds']:.2f} s, "
+        f"{csv_run['rows_per_s']:,} rows/s (best of {repeat}) — {ratio:.2f}× the CSV time, target ≤ "
+        f"{PARQUET_TARGET}×: {'met' if met else 'MISSED'}"
+    )
+    print(
+        f"     CPU {pq_run['cpu_seconds']:.2f} s vs {csv_run['cpu_seconds']:.2f} s; max RSS {pq_run['max_rss_mb']} MB "
+        f"vs {csv_run['max_rss_mb']} MB; same content hash: {same}"
+    )
+    return met and same
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -228,6 +276,7 @@ def main() -> None:
                 f"{full['peak_python_mb']} MB at {n:,} rows; max RSS {best['max_rss_mb']} MB"
             )
             print(f"     fingerprint {best['fingerprint']}")
+        ok &= parquet_beside_csv(workdir, 10_000 if args.quick else PARQUET_ROWS, args.repeat)
     if not args.quick and not ok:
         sys.exit(1)
 

@@ -1,6 +1,6 @@
 """What every format's reader shares: the chunks of rows, the opened file, header names, the format sniff.
 
-The readers of each format (`_csv`, `_excel`, `_json`) inspect a file (encoding, delimiter, header,
+The readers of each format (`_csv`, `_excel`, `_json`, `_parquet`) inspect a file (encoding, delimiter, header,
 sheet, splits) and return an `OpenedFile` whose `chunks()` streams rows again from the start every time
 it is called.
 """
@@ -87,8 +87,26 @@ def header_names(
     return tuple(names)
 
 
+PARQUET_MAGIC = b"PAR1"
+
+
+def is_parquet(path: Path) -> bool:
+    """Whether `path` starts and ends with Parquet's magic bytes (a text file may start ``PAR1,``)."""
+    try:
+        with path.open("rb") as fh:
+            if fh.read(4) != PARQUET_MAGIC:
+                return False
+            fh.seek(-4, 2)
+            return fh.read(4) == PARQUET_MAGIC
+    except OSError:
+        return False
+
+
 def sniff_format(path: Path) -> str:
-    """The format of a file from its suffix, else from its first bytes."""
+    """The format of a file from its suffix, else from its first bytes; Parquet by its magic bytes,
+    whatever the suffix."""
+    if is_parquet(path):
+        return "parquet"
     suffix = path.suffix.lower()
     by_suffix = {
         ".csv": "csv",
@@ -104,6 +122,8 @@ def sniff_format(path: Path) -> str:
         ".ndjson": "jsonl",
         ".jsonlines": "jsonl",
         ".json": "json",
+        ".parquet": "parquet",
+        ".pq": "parquet",
     }
     if suffix in by_suffix:
         return by_suffix[suffix]
@@ -122,5 +142,6 @@ def sniff_format(path: Path) -> str:
     return "csv"
 
 
-FORMATS = ("csv", "xlsx", "jsonl", "json")
-"""The formats `read_table` understands (``xlsx`` covers every workbook python-calamine reads)."""
+FORMATS = ("csv", "xlsx", "jsonl", "json", "parquet")
+"""The formats `read_table` understands (``xlsx`` covers every workbook python-calamine reads;
+``parquet`` needs pyarrow, the ``parquet`` extra)."""

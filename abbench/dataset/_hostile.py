@@ -191,19 +191,64 @@ _MAGIC = (
         "an OLE file: an old Excel .xls, another Office file or a password-protected workbook",
         "save it as .xlsx (unprotected) and import that",
     ),
-    (b"%PDF-", "a PDF document", "export the table from it as CSV or XLSX"),
-    (b"\x1f\x8b", "a gzip archive", "unpack it (gunzip) and import the file inside"),
-    (b"BZh", "a bzip2 archive", "unpack it and import the file inside"),
-    (b"\xfd7zXZ\x00", "an xz archive", "unpack it and import the file inside"),
-    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive", "unpack it and import the file inside"),
-    (b"Rar!\x1a\x07", "a RAR archive", "unpack it and import the file inside"),
-    (b"SQLite format 3\x00", "an SQLite database", "export the table as CSV"),
-    (b"PAR1", "a Parquet file", "export it as CSV or JSONL (pandas: df.to_csv)"),
+    (b"%PDF-", "a PDF document", "export the table from it as CSV or XLSX (a PDF holds pages, not rows)"),
+    (
+        b"\x1f\x8b",
+        "a gzip archive",
+        "unpack it (gzip -dc '{name}' > '{unpacked}') and import the file inside",
+    ),
+    (b"BZh", "a bzip2 archive", "unpack it (bzip2 -dc '{name}' > '{unpacked}') and import the file inside"),
+    (
+        b"\xfd7zXZ\x00",
+        "an xz archive",
+        "unpack it (xz -dc '{name}' > '{unpacked}') and import the file inside",
+    ),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive", "unpack it (7z x '{name}') and import the file inside"),
+    (b"Rar!\x1a\x07", "a RAR archive", "unpack it (unrar x '{name}') and import the file inside"),
+    (
+        b"SQLite format 3\x00",
+        "an SQLite database",
+        "export a table as CSV: sqlite3 -header -csv '{name}' 'SELECT * FROM <table>' > '{stem}.csv' "
+        "(its tables: sqlite3 '{name}' .tables)",
+    ),
+    (
+        b"PAR1",
+        "a Parquet file",
+        "import it as Parquet: name it {stem}.parquet, or give --format parquet (format=)",
+    ),
     (b"\x89PNG", "a PNG image", "import the data file itself"),
     (b"\xff\xd8\xff", "a JPEG image", "import the data file itself"),
     (b"GIF8", "a GIF image", "import the data file itself"),
     (b"\x7fELF", "a program (ELF)", "import the data file itself"),
 )
+
+_MARKUP = re.compile(
+    rb"\s*(<\?xml\b|<!doctype\s+(\w+)|<([A-Za-z_][\w.:-]*)(\s[^<>]*)?/?>\s*(<|$))", re.IGNORECASE
+)
+
+
+def markup_kind(path: Path, head: bytes) -> tuple[str, str] | None:
+    """What a text file given as CSV or JSON is instead when it is markup (XML, HTML), and a one-line
+    conversion, as ``(what, how to convert)``; None for anything else. A CSV cell may hold a tag, so only a file that opens with an XML
+    declaration, a doctype, or a line that is a lone tag counts."""
+    text = head.removeprefix(b"\xef\xbb\xbf")
+    m = _MARKUP.match(text)
+    if m is None:
+        return None
+    doctype = (m.group(2) or b"").lower()
+    tag = (m.group(3) or b"").lower()
+    if doctype == b"html" or tag == b"html":
+        return (
+            "an HTML page",
+            'save the table as CSV, or convert it: python -c "import pandas as pd; '
+            f"pd.read_html('{path.name}')[0].to_csv('{path.stem}.csv', index=False)\"",
+        )
+    return (
+        "an XML document",
+        'convert it to CSV: python -c "import pandas as pd; '
+        f"pd.read_xml('{path.name}').to_csv('{path.stem}.csv', index=False)\" "
+        "(give read_xml xpath='//row' to choose the element that is a row)",
+    )
 
 
 def _reads_as_text(head: bytes) -> bool:
@@ -237,20 +282,60 @@ def binary_kind(path: Path) -> str | None:
         if "content.xml" in names and "mimetype" in names:
             return f"an OpenDocument file (a zip archive): rename it {path.stem}.ods, or give --format xlsx (format=)"
         shown = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
-        return f"a zip archive ({len(names)} files: {shown}): unzip it and import the data file inside"
+        return (
+            f"a zip archive ({len(names)} files: {shown}): unzip it (unzip '{path.name}') and import the "
+            "data file inside"
+        )
     for magic, kind, todo in _MAGIC:
         # a text file may start with these letters (a header "PAR1,..."): then it must not read as text
         if head.startswith(magic) and (not magic.isascii() or not _reads_as_text(head)):
-            return f"{kind}: {todo}"
-    return None
+            unpacked = path.stem if path.suffix.lower() in _PACKED else f"{path.stem}-unpacked{path.suffix}"
+            return f"{kind}: {todo.format(name=path.name, stem=path.stem, unpacked=unpacked)}"
+    return _noise(head)
 
 
-def refuse_binary(path: Path, fmt: str) -> None:
-    """Refuse a file given as text that is binary, saying what it is (never "name the encoding").
+_CONTROL = bytes(range(9)) + bytes(range(14, 32))
+
+
+def _noise(head: bytes) -> str | None:
+    """A binary file of no known kind: a twentieth of its first bytes are control bytes no text holds (UTF-16
+    without a byte order mark, a NUL beside each ASCII letter, is text and is left to the reader)."""
+    n = len(head)
+    control = n - len(head.translate(None, _CONTROL))
+    if n < 64 or control * 20 < n:
+        return None
+    half = n // 2
+    nul_even, nul_odd = head[0::2].count(0), head[1::2].count(0)
+    if max(nul_even, nul_odd) * 10 > half * 3 and min(nul_even, nul_odd) * 20 < half:
+        return None
+    return (
+        f"a binary file of no kind abbench knows: {control * 100 // n}% of its first {n:,} bytes are control "
+        "bytes (NUL ...) that no text holds; export the data from the program that wrote it as CSV, XLSX, "
+        "JSON Lines or Parquet"
+    )
+
+
+_PACKED = (".gz", ".gzip", ".bz2", ".xz")
+
+
+def refuse_unread(path: Path) -> None:
+    """Refuse at once, before any decoding, a file given as text (CSV, JSON) that is something abbench
+    does not read — binary (a zip, an archive, a PDF, a database) or markup (XML, HTML) — saying what it
+    is and how to convert it, never "name the encoding".
 
     Raises:
         ImportFailed: ``cases.csv is a zip archive holding an Excel workbook ...``.
     """
     kind = binary_kind(path)
     if kind is not None:
-        raise ImportFailed(f"{path.name} is {kind}; it is not a {fmt} file, whatever its name says")
+        raise ImportFailed(
+            f"{path.name} is {kind}; it is not a text file (CSV, JSON), whatever its name says"
+        )
+    with path.open("rb") as fh:
+        head = fh.read(4096)
+    markup = markup_kind(path, head)
+    if markup is not None:
+        raise ImportFailed(
+            f"{path.name} is {markup[0]}, which abbench does not read (it reads CSV/TSV, Excel, JSON Lines, "
+            f"JSON and Parquet); {markup[1]}"
+        )

@@ -14,9 +14,10 @@ from abbench._yaml import load_yaml
 from abbench.dataset._csv import open_csv
 from abbench.dataset._excel import open_excel
 from abbench.dataset._formats import FORMATS, OpenedFile, RowChunk, sniff_format
-from abbench.dataset._hostile import json_problem
+from abbench.dataset._hostile import json_problem, refuse_unread
 from abbench.dataset._json import open_json, open_jsonl
 from abbench.dataset._jsonpath import PathError
+from abbench.dataset._parquet import open_parquet
 from abbench.dataset._profile import QUOTINGS, ReadOptions, ReadSpec, check_read_options
 from abbench.dataset._sources import SourceCompiler
 from abbench.errors import ImportFailed, UsageError
@@ -52,10 +53,10 @@ class Table:
 
     Attributes:
         path: The file.
-        format: ``"csv"``, ``"xlsx"``, ``"jsonl"`` or ``"json"``.
+        format: ``"csv"``, ``"xlsx"``, ``"jsonl"``, ``"json"`` or ``"parquet"``.
         columns: Table columns in order; for JSON rows, the keys (or ``"0"``, ``"1"``... for
             array rows) seen in the first rows.
-        tabular: True for CSV and Excel (rows are lists aligned with `columns`).
+        tabular: True for CSV, Excel and Parquet (rows are lists aligned with `columns`).
         options: What was used to read it: encoding, delimiter, sheet, header row, splits.
         splits: The splits of a JSON object of splits (all of them, not only the selected ones).
         split_sizes: Rows per split.
@@ -239,7 +240,7 @@ def check_data_file(path: Path) -> None:
             )
         raise ImportFailed(f"no such file: {path}")
     if path.is_dir():
-        raise ImportFailed(f"{path} is a folder; give a data file (CSV, XLSX, JSONL or JSON)")
+        raise ImportFailed(f"{path} is a folder; give a data file (CSV, XLSX, JSONL, JSON or Parquet)")
     if not path.is_file():
         raise ImportFailed(f"{path} is not a regular file (a pipe or a device); give a data file")
 
@@ -255,7 +256,9 @@ def read_table(
 
     Args:
         path: A ``.csv``/``.tsv`` (delimiter sniffed), Excel workbook (``.xlsx``, ``.xls``, ``.ods``,
-            ...), ``.jsonl`` or ``.json`` file. Other suffixes are recognised by their content.
+            ...), ``.jsonl``, ``.json`` or Parquet file (with the ``parquet`` extra; recognised by its
+            content whatever its suffix). Other suffixes are recognised by their content; a file abbench
+            does not read (XML, a zip, a PDF ...) is refused saying what it is and how to convert it.
         splits: For a JSON object of named splits, the splits to read (default: all).
         read: The read options as one `ReadSpec` (a profile's ``read``); the options given one by
             one take its place where set.
@@ -292,7 +295,11 @@ def read_table(
         )
     spec = (read or ReadSpec()).updated(options)
     fmt = _check_options(p, spec, splits)
-    if fmt == "csv":
+    if fmt in ("csv", "jsonl", "json"):
+        refuse_unread(p)  # before any decoding: a zip, a PDF or an XML file is not "in another encoding"
+    if fmt == "parquet":
+        source = open_parquet(p)
+    elif fmt == "csv":
         source = open_csv(p, spec)
     elif fmt == "xlsx":
         source = open_excel(p, spec)
@@ -311,7 +318,14 @@ def _check_options(p: Path, spec: ReadSpec, splits: Sequence[str] | None) -> str
         ImportFailed: the file is empty.
     """
     fmt = (spec.format or sniff_format(p)).lower()
-    fmt = {"tsv": "csv", "xls": "xlsx", "excel": "xlsx", "ods": "xlsx", "ndjson": "jsonl"}.get(fmt, fmt)
+    fmt = {
+        "tsv": "csv",
+        "xls": "xlsx",
+        "excel": "xlsx",
+        "ods": "xlsx",
+        "ndjson": "jsonl",
+        "pq": "parquet",
+    }.get(fmt, fmt)
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {spec.format!r}; choose one of {', '.join(FORMATS)}")
     if fmt != "xlsx" and spec.sheet is not None:
@@ -320,8 +334,12 @@ def _check_options(p: Path, spec: ReadSpec, splits: Sequence[str] | None) -> str
         raise UsageError(f"quoting= applies to CSV files; {p.name} is read as {fmt}")
     if fmt != "json" and splits:
         raise UsageError(f"splits= applies to JSON files holding named splits; {p.name} is read as {fmt}")
-    if fmt in ("jsonl", "json") and spec.header_row is not None:
+    if fmt in ("jsonl", "json", "parquet") and spec.header_row is not None:
         raise UsageError(f"header_row= applies to CSV and Excel files; {p.name} is read as {fmt}")
+    if fmt == "parquet" and (spec.encoding is not None or spec.delimiter is not None):
+        raise UsageError(
+            f"encoding= and delimiter= apply to text files; {p.name} is Parquet, which holds typed columns"
+        )
     if p.stat().st_size == 0:
         raise ImportFailed(f"{p.name} is empty")
     return fmt

@@ -237,3 +237,50 @@ def test_an_arm_and_a_dataset_name_with_a_line_break_are_refused(cli, tmp_path):
     data.write_text(HEADER + "1,打开空调,fast\n", encoding="utf-8")
     out = _refused(cli, data, "--name", "cases\n2024-01-01  forged")
     assert "the dataset name 'cases\\n2024-01-01  forged' holds a line break (\\n) at character 6" in out
+
+
+# -- issue 41, item 2: formats abbench does not read are refused at once, with a one-line conversion -----
+
+_XML = '<?xml version="1.0" encoding="UTF-8"?>\n<sentences>\n  <sentence id="1"><text>Good food</text></sentence>\n</sentences>\n'
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "said"),
+    [
+        (
+            "reviews.xml",
+            _XML.encode(),
+            "reviews.xml is an XML document, which abbench does not read (it reads CSV/TSV, Excel, JSON Lines, "
+            'JSON and Parquet); convert it to CSV: python -c "import pandas as pd; '
+            "pd.read_xml('reviews.xml').to_csv('reviews.csv', index=False)\"",
+        ),
+        ("reviews.csv", _XML.encode("utf-8-sig"), "reviews.csv is an XML document"),  # named .csv, with a BOM
+        ("plain.xml", b"<sentences>\n<sentence id='1'>Good</sentence>\n</sentences>\n", "is an XML document"),
+        ("page.csv", b"<!DOCTYPE html>\n<html><body><table></table></body></html>", "is an HTML page"),
+        (
+            "data.csv.gz",
+            b"\x1f\x8b\x08\x00" + bytes(range(256)) * 4,
+            "is a gzip archive: unpack it (gzip -dc 'data.csv.gz' > 'data.csv')",
+        ),
+        (
+            "cases.db",
+            b"SQLite format 3\x00" + bytes(200),
+            "sqlite3 -header -csv 'cases.db' 'SELECT * FROM <table>' > 'cases.csv'",
+        ),
+        ("noise.csv", bytes(range(256)) * 12, "noise.csv is a binary file of no kind abbench knows"),
+    ],
+)
+def test_a_format_abbench_does_not_read_is_refused_with_a_conversion_never_as_text(
+    cli, tmp_path, name, data, said
+):
+    path = tmp_path / name
+    path.write_bytes(data)
+    for args in ((), ("--suggest",), ("--preview", "3")):
+        out = _refused(cli, path, *args)
+        assert said in out and "encoding" not in out.replace('encoding="UTF-8"', "")
+
+
+def test_a_csv_whose_first_cell_is_a_tag_is_still_a_csv(cli, tmp_path):
+    path = tmp_path / "tags.csv"
+    path.write_text("<input>,label\n<b>bold</b> text,x\nplain,y\n", encoding="utf-8")
+    assert cli("import", path).exit_code == 0

@@ -280,7 +280,7 @@ def test_options_that_do_not_fit_the_format(write):
     with pytest.raises(UsageError, match="splits= applies to JSON"):
         read_table(path, splits=["x"])
     with pytest.raises(UsageError, match="unknown format"):
-        read_table(path, format="parquet")
+        read_table(path, format="feather")
 
 
 def test_chunks_keep_memory_bounded(write):
