@@ -99,6 +99,7 @@ CSS = """<style>
 .abbench-ok {color:#1a6b1a}
 .abbench-warn {color:#8a5a00}
 .abbench-view, .abbench-view .jupyter-widgets {max-width:100%; min-width:0; box-sizing:border-box}
+.abbench-view .abbench-matrix .jupyter-widgets {max-width:none; min-width:auto; flex-shrink:0}
 .abbench-view .widget-inline-hbox, .abbench-view .widget-inline-vbox, .abbench-view .widget-button {
   max-width:calc(100% - 2 * var(--jp-widgets-margin, 2px))}
 .abbench-view .widget-hbox {flex-wrap:wrap}
@@ -110,8 +111,8 @@ CSS = """<style>
 """CSS for the tables and messages (in every widget, and in its static copy). In a narrow pane or on a phone
 nothing is wider than the notebook: a control's fixed width (or ``width:100%`` beside its margins) gives
 way (``max-width``, ``min-width:0`` on the inputs a label sits beside), a row of controls wraps, a wide
-table scrolls in its own box. A box is capped at 100% (it has no margin, and a cap below that would
-narrow every box nested in it)."""
+table scrolls in its own box, and so does a large confusion matrix (kept at its cell size, uncapped). A box
+is capped at 100% (it has no margin, and a cap below that would narrow every box nested in it)."""
 
 STYLE = CSS + "<style>.abbench-static {display:none}</style>"
 """What every widget includes once: `CSS`, and a rule hiding the widget's static copy (see

@@ -266,7 +266,7 @@ HOSTILE = [
         id="xlsx-first-sheet-empty-two-others",
     ),
     pytest.param(
-        "bin.csv", bytes(range(1, 256)) * 40, ["bin.csv", "cannot tell its text encoding"], id="binary-csv"
+        "bin.csv", bytes(range(1, 256)) * 40, ["bin.csv", "is a binary file of no kind"], id="binary-csv"
     ),
     pytest.param("loop-a", _loop, ["loop-a is a symbolic link that leads nowhere"], id="symlink-loop"),
     pytest.param(
