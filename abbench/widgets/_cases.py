@@ -293,8 +293,8 @@ class CasesWidget(View):
         if found.offset >= found.total > 0:  # past the end: the last page
             found = self._fetch(found.pages)
         self.page, self._number = found, found.page
-        self._show_pager()
         self._show_table(found)
+        self._show_pager()  # after the table: a pager that names the page means its rows are there
 
     def _fetch(self, number: int) -> CasePage:
         assert self.experiment is not None

@@ -70,6 +70,7 @@ def test_filter_page_open_and_export_every_case_in_jupyterlab(lab, tmp_path, ban
         _button(page, "Next page").click()
         _pager(page, f"page 2 of {pages} · cases 51–")
         options = root.locator(".widget-select select option")
+        options.first.filter(has_text=wanted[50]).wait_for()  # the list may follow the pager's message
         listed = [re.split(r"\s", t, maxsplit=1)[0] for t in options.all_inner_texts()]
         assert listed == wanted[50:100]
 
