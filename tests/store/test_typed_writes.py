@@ -6,6 +6,7 @@ import pytest
 
 from abbench.store import AttemptWrite, GradeWrite
 from abbench.store._writes import ATTEMPT_FIELDS, GRADE_FIELDS, RUN_CHANGE_FIELDS
+from tests.conftest import REPO
 
 _FILLED_BY_THE_STORE = {
     "run_attempts": {"id"},
@@ -55,16 +56,21 @@ def test_mypy_names_a_misspelt_field(tmp_path):
         'AttemptWrite(1, 1, "executed", latency_ms=3.0)\n'
         'change: RunChange = {"attempts": 1, "finshed_at": None}\n'
     )
+    # The typed names' own modules, given by path, with every other import skipped: the check reads the
+    # same class and TypedDict definitions as a full run does, in ~2 s instead of ~20 s of a cold cache.
+    store = REPO / "abbench" / "store"
     out, _, status = api.run(
         [
             str(snippet),
-            "--follow-imports=silent",
+            str(store / "__init__.py"),
+            str(store / "_writes.py"),
+            "--follow-imports=skip",
             "--cache-dir",
             str(tmp_path / "cache"),
             "--no-error-summary",
         ]
     )
-    errors = out.splitlines()
+    errors = [line for line in out.splitlines() if line.startswith(str(snippet))]
     assert status == 1
     assert len(errors) == 3
     assert 'Unexpected keyword argument "latency" for "AttemptWrite"' in errors[0]
