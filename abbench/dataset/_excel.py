@@ -111,13 +111,13 @@ def _choose_sheet(path: Path, names: list[str], visible: list[str], sheet: str |
         if not 0 <= idx < len(names):
             raise UsageError(
                 f"{path.name} has {len(names)} sheets; sheet index {idx} is out of range "
-                f"(0..{len(names) - 1}: {', '.join(names)})"
+                f"(0..{len(names) - 1}: {_named(names)})"
             )
         return names[idx]
     if sheet in names:
         return sheet
     raise UsageError(
-        f"{path.name} has no sheet {sheet!r}; its sheets: {', '.join(names)} (or give an index from 0)"
+        f"{path.name} has no sheet {sheet!r}; its sheets: {_named(names)} (or give an index from 0)"
     )
 
 
@@ -137,12 +137,19 @@ def _only_filled_sheet(
     if filled:
         raise ImportFailed(
             f"{path.name}: the first sheet {name!r} is empty and {len(filled)} sheets hold data "
-            f"({', '.join(map(repr, filled))}); choose one with --sheet NAME (sheet=)"
+            f"({_named(filled, quoted=True)}); choose one with --sheet NAME (sheet=)"
         )
     return name
 
 
 _NOTES_NAME = re.compile(r"read\s*me|about|notes?|info|cover|instructions?|说明|概述", re.I)
+SHEETS_NAMED = 12  # a message names this many of a workbook's sheets, then counts the rest
+
+
+def _named(sheets: list[str], *, quoted: bool = False) -> str:
+    """`sheets` for a message: the first `SHEETS_NAMED`, then how many more (a workbook may hold thousands)."""
+    shown = ", ".join(map(repr, sheets[:SHEETS_NAMED]) if quoted else sheets[:SHEETS_NAMED])
+    return shown + (f", … and {len(sheets) - SHEETS_NAMED:,} more" if len(sheets) > SHEETS_NAMED else "")
 
 
 def _reads_as_notes(name: str, data: Any) -> bool:
@@ -171,7 +178,7 @@ def _table_sheet(
             )
             name, data = table, _sheet(path, book, guard, table)
     notes.append(
-        f"{path.name} has {len(visible)} sheets ({', '.join(visible)}); read {name!r}: "
+        f"{path.name} has {len(visible):,} sheets ({_named(visible)}); read {name!r}: "
         "choose another with --sheet NAME (sheet=)"
     )
     return name, data

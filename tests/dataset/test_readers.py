@@ -303,3 +303,21 @@ def test_excels_sep_line_names_the_delimiter_and_is_not_the_header(write):
     assert [r.value["问题"] for r in table.rows()] == ["打开空调", "关闭车窗, 谢谢"]
     assert [r.location for r in table.rows()] == ["line 3", "line 4"]
     assert table.notes == ["line 1 is Excel's 'sep=;' line: the delimiter is ';'"]
+
+
+def test_a_workbook_of_thousands_of_sheets_is_named_in_a_few_and_counted(tmp_path):
+    import openpyxl
+
+    book = openpyxl.Workbook(write_only=True)
+    for i in range(2000):
+        sheet = book.create_sheet(f"s{i}")
+        sheet.append(["input", "label"])
+        sheet.append([f"open the window number {i}", "fast"])
+    path = tmp_path / "many.xlsx"
+    book.save(path)
+    (note,) = read_table(path).notes
+    assert note.startswith("many.xlsx has 2,000 sheets (s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, …")
+    assert "and 1,988 more); read 's0'" in note and len(note) < 200
+    with pytest.raises(UsageError) as caught:
+        read_table(path, sheet="nope")
+    assert "… and 1,988 more" in str(caught.value) and len(str(caught.value)) < 200
