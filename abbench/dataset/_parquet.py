@@ -47,6 +47,11 @@ def open_parquet(path: Path) -> OpenedFile:
     try:
         pf = pq.ParquetFile(path)
     except Exception as exc:  # pyarrow raises ArrowInvalid, OSError ... for a damaged file
+        if "too deeply nested" in str(exc):  # pyarrow's own bound on a schema's depth (100 levels)
+            raise ImportFailed(
+                f"{path.name}: its schema nests deeper than pyarrow reads ({exc}); flatten the nested "
+                "columns (e.g. pandas.json_normalize) or keep the columns you map, then import again"
+            ) from None
         raise ImportFailed(f"{path.name}: cannot read as Parquet ({exc}); is the file complete?") from None
     notes: list[str] = []
     if path.suffix.lower() not in (".parquet", ".pq"):

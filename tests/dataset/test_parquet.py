@@ -124,6 +124,21 @@ def test_a_damaged_parquet_file_is_refused_saying_so(realdata, tmp_path):
         list(read_table(path).chunks(500))
 
 
+def test_a_schema_nested_past_pyarrows_depth_is_refused_with_what_to_do(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    kind, value = pa.string(), "x"
+    for _ in range(150):  # a struct in a struct ... 150 deep, three rows
+        kind, value = pa.struct([("a", kind)]), {"a": value}
+    path = tmp_path / "deep.parquet"
+    pq.write_table(
+        pa.table({"input": ["open the window"] * 3, "deep": pa.array([value] * 3, type=kind)}), path
+    )
+    with pytest.raises(ImportFailed) as caught:
+        read_table(path)
+    assert "nests deeper than pyarrow reads" in str(caught.value) and "json_normalize" in str(caught.value)
+
+
 def test_without_pyarrow_a_parquet_file_names_the_extra_to_install(realdata):
     code = (
         "import sys; sys.modules['pyarrow'] = None; sys.modules['pyarrow.parquet'] = None\n"
