@@ -72,9 +72,10 @@ class MappingWidget(View):
     "Save profile" stores the mapping under a name (a new version when it changed) and "Import" stores
     the dataset and shows its fingerprint. Everything is a call to `abbench.dataset` and the store.
 
-    Opening a file holds every saved profile against it (`abbench.dataset.match_profiles`): one whose
-    columns are all there is proposed, with why; a profile chosen for an earlier file is kept only
-    when it fits this one. "Load mapping" reads a YAML/JSON profile as ``abbench import --mapping``
+    Opening a file, or choosing another sheet or header row, holds every saved profile against it
+    (`abbench.dataset.match_profiles`): one whose columns are all there is proposed, with why; a profile
+    chosen before is kept only when it fits. Keys inside objects that the suggestion weighed
+    (``data.query``) are offered beside the columns. "Load mapping" reads a YAML/JSON profile as ``abbench import --mapping``
     does, lookups and templates included.
 
     Args:
@@ -149,12 +150,14 @@ class MappingWidget(View):
         self.open_button = self.button("Open", self._open_clicked)
         self.upload = w.FileUpload(accept=UPLOAD_TYPES, multiple=False, description="Upload")
         self.on_change(self.upload, self._uploaded)
-        self.sheet = Choice("Sheet", on_select=self.guard("choosing a sheet", lambda _v: self._reload()))
+        self.sheet = Choice(
+            "Sheet", on_select=self.guard("choosing a sheet", lambda _v: self._reread("sheet"))
+        )
         self.sheet.widget.layout.display = "none"
         self.header_row = w.Text(
             description="Header row", placeholder="detect", continuous_update=False, layout={"width": "180px"}
         )
-        self.on_change(self.header_row, lambda _v: self._reload())
+        self.on_change(self.header_row, lambda _v: self._reread("header row"))
         self.start_from = Choice(
             "Start from", on_select=self.guard("choosing a profile", lambda _v: self._restart())
         )
@@ -357,11 +360,22 @@ class MappingWidget(View):
     def _match_saved(self, table: Table) -> None:
         self.matches = match_profiles(table, [info.profile for info in self.store.profiles.all()])
 
-    def _propose(self, table: Table) -> None:
-        """Choose the profile to start from for a newly opened file, and say why.
+    def _reread(self, what: str) -> None:
+        """Another sheet or header row: the columns change, so the saved profiles are held against them
+        again (as `match_profiles` on the table read that way) before the form is refilled."""
+        if self._loading or self.path is None:
+            return
+        options = self._read_options(None)
+        if options.get("sheet") is not None and options["sheet"] not in sheet_names(self.path):
+            options.pop("sheet")
+        self._propose(read_table(self.path, **options), what)
+        self._reload()
 
-        The profile chosen for the previous file stays only when its columns are all in this one; else
-        the best fitting saved profile is proposed; else the suggestion, saying why no saved one fits.
+    def _propose(self, table: Table, what: str = "file") -> None:
+        """Choose the profile to start from for a newly opened file (or sheet, or header row), and say why.
+
+        The profile chosen before stays only when its columns are all in this one; else the best
+        fitting saved profile is proposed; else the suggestion, saying why no saved one fits.
         """
         self._match_saved(table)
         assert self.matches is not None
@@ -376,7 +390,7 @@ class MappingWidget(View):
             said.append(
                 (f"kept {where}: {fit.reason}", "ok")
                 if fit.fits
-                else (f"{where} was not kept for this file: {fit.reason}", "warn")
+                else (f"{where} was not kept for this {what}: {fit.reason}", "warn")
             )
         elif intended not in (None, SUGGESTED):
             fit = self.matches.get(intended)
@@ -385,7 +399,7 @@ class MappingWidget(View):
                 said.append(
                     (f"kept {fit.reason}", "ok")
                     if keep
-                    else (f"{intended} was not kept for this file: {fit.reason}", "warn")
+                    else (f"{intended} was not kept for this {what}: {fit.reason}", "warn")
                 )
         if not keep:
             best = self.matches.best
@@ -463,7 +477,10 @@ class MappingWidget(View):
         else:
             self._chosen_ref = f"profile {chosen.ref or '(given)'}"
         self._show_file(table)
-        columns = get_recipe(self.base.recipe).transform(table).columns if self.base.recipe else table.columns
+        if self.base.recipe:
+            columns = tuple(get_recipe(self.base.recipe).transform(table).columns)
+        else:  # the keys inside objects the suggestion weighed (data.query) are offered like columns
+            columns = (*table.columns, *(c for c in self.suggestion.columns if c not in table.columns))
         with self._hold():
             for name, row in self.fields.items():
                 row.show(self.base.fields.get(name), columns, "the profile" if chosen else "the suggestion")
