@@ -7,7 +7,6 @@ import json
 import pytest
 
 from abbench.dataset import parse_path, read_table, suggest_mapping
-from abbench.dataset._nested import MAX_DEPTH, MAX_KEYS, MAX_PATHS, nested_columns
 
 
 def _records(path):
@@ -101,6 +100,18 @@ def test_cli_suggest_proposes_the_nested_paths(cli, realdata):
 
 # -- the walk is bounded: a record is not trusted ----------------------------------------------------------
 
+MAX_DEPTH, MAX_KEYS, MAX_PATHS = (
+    4,
+    64,
+    100,
+)  # abbench.dataset._nested's bounds, as docs/datasets.md states them
+
+
+def nested_columns(columns, values):
+    from abbench.dataset._nested import nested_columns as walk
+
+    return walk(columns, values)
+
 
 def test_nesting_ten_thousand_levels_deep_is_cut_at_the_depth_bound():
     deep: dict = {}
@@ -165,3 +176,9 @@ def test_keys_a_path_must_quote_are_written_so_they_read_back_exactly(write_json
     for p in nested:
         assert parse_path(p).get(row) == data[json.loads(p[len("data[") : -1])]
     assert read_table(path).columns[:2] == ("text", "data")
+
+
+def test_the_bounds_named_here_are_the_walks_own():
+    from abbench.dataset import _nested
+
+    assert (_nested.MAX_DEPTH, _nested.MAX_KEYS, _nested.MAX_PATHS) == (MAX_DEPTH, MAX_KEYS, MAX_PATHS)
