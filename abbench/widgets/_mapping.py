@@ -44,6 +44,7 @@ from abbench.widgets._mapping_parts import (
     FieldRow,
     LabelRow,
     edited_label_map,
+    file_html,
     fit_tag,
     group_spellings,
     parse_label_set,
@@ -361,14 +362,10 @@ class MappingWidget(View):
         self.matches = match_profiles(table, [info.profile for info in self.store.profiles.all()])
 
     def _reread(self, what: str) -> None:
-        """Another sheet or header row: the columns change, so the saved profiles are held against them
-        again (as `match_profiles` on the table read that way) before the form is refilled."""
+        """Another sheet or header row: hold the saved profiles against its columns again, refill the form."""
         if self._loading or self.path is None:
             return
-        options = self._read_options(None)
-        if options.get("sheet") is not None and options["sheet"] not in sheet_names(self.path):
-            options.pop("sheet")
-        self._propose(read_table(self.path, **options), what)
+        self._propose(self._read(None)[0], what)
         self._reload()
 
     def _propose(self, table: Table, what: str = "file") -> None:
@@ -433,33 +430,31 @@ class MappingWidget(View):
             return self._given
         return self.store.profiles.get(ref) if ref and ref != SUGGESTED else None
 
-    def _read_options(self, base: MappingProfile | None) -> dict[str, Any]:
+    def _read(self, chosen: MappingProfile | None) -> tuple[Table, list[str]]:
+        """The file read with the sheet and header row chosen (else `chosen`'s), and its sheets."""
+        assert self.path is not None
         header = self.header_row.value.strip()
         if header and not header.isdigit():
             raise UsageError(f"the header row is a row number (1 = the first row, 0 = none), got {header!r}")
         options: dict[str, Any] = {}
-        read = base.read if base is not None else None
-        sheet = self.sheet.intended or (read.sheet if read is not None else None)
-        if sheet is not None:
+        read = chosen.read if chosen is not None else None
+        if (sheet := self.sheet.intended or (read.sheet if read is not None else None)) is not None:
             options["sheet"] = sheet
         if header:
             options["header_row"] = int(header)
         elif read is not None and read.header_row is not None:
             options["header_row"] = read.header_row
-        return options
+        sheets = sheet_names(self.path)
+        if sheet is not None and (not sheets or (isinstance(sheet, str) and sheet not in sheets)):
+            options.pop("sheet")
+        return read_table(self.path, **options), sheets
 
     def _reload(self) -> None:
         """Read the file again with the chosen sheet, header row and starting profile; refill the form."""
         if self._loading or self.path is None:
             return
         chosen = self._chosen_profile()
-        options = self._read_options(chosen)
-        sheets = sheet_names(self.path)
-        if not sheets:
-            options.pop("sheet", None)
-        if sheets and options.get("sheet") not in sheets and isinstance(options.get("sheet"), str):
-            options.pop("sheet")
-        table = read_table(self.path, **options)
+        table, sheets = self._read(chosen)
         self.table = table
         with self._hold():
             self.sheet.widget.layout.display = "" if sheets else "none"
@@ -496,19 +491,7 @@ class MappingWidget(View):
         self.refresh()
 
     def _show_file(self, table: Table) -> None:
-        opts = ", ".join(f"{k}={v!r}" for k, v in table.options.items() if v is not None)
-        notes = "".join(note(n) for n in table.notes)
-        hints = "".join(note(n, "warn") for n in (self.suggestion.notes if self.suggestion else ()))
-        self.file_info.value = (
-            note(f"{table.path.name}: {table.format}, {len(table.columns)} columns ({opts})") + notes + hints
-        )
-        head = table.head(5)
-        if table.tabular:
-            rows = [[r.location, *(short(r.value.get(c), 60) for c in table.columns)] for r in head]
-            self.sample_html.value = html_table(["row", *table.columns], rows, nowrap=(0,))
-        else:
-            rows = [[r.location, short(r.value, 300)] for r in head]
-            self.sample_html.value = html_table(["row", "value"], rows, nowrap=(0,))
+        self.file_info.value, self.sample_html.value = file_html(table, self.suggestion)
 
     # -- the form ----------------------------------------------------------------------------------------
 
