@@ -51,6 +51,7 @@ if typing.TYPE_CHECKING:
         resolve_duplicates as resolve_duplicates,
     )
     from abbench.dataset._match import ProfileMatch, ProfileMatches, match_profile, match_profiles
+    from abbench.dataset._names import SYNONYMS as SYNONYMS
     from abbench.dataset._profile import (
         SPECIAL_SOURCES,
         Lookup,
@@ -70,7 +71,7 @@ if typing.TYPE_CHECKING:
         sheet_names,
     )
     from abbench.dataset._recipes import RECIPES, Recipe, RowStream as RowStream, get_recipe
-    from abbench.dataset._suggest import SYNONYMS as SYNONYMS, Suggestion, suggest_mapping
+    from abbench.dataset._suggest import Suggestion, suggest_mapping
     from abbench.dataset._text import (
         Encoding,
         detect_encoding,
@@ -200,6 +201,7 @@ __getattr__, __dir__ = _lazy.exports(
             "match_profile",
             "match_profiles",
         ),
+        "abbench.dataset._names": ("SYNONYMS",),
         "abbench.dataset._profile": (
             "SPECIAL_SOURCES",
             "Lookup",
@@ -225,7 +227,6 @@ __getattr__, __dir__ = _lazy.exports(
             "get_recipe",
         ),
         "abbench.dataset._suggest": (
-            "SYNONYMS",
             "Suggestion",
             "suggest_mapping",
         ),

@@ -9,127 +9,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from abbench.dataset._kind import gold_kind
+from abbench.dataset._names import by_name
+from abbench.dataset._nested import nested_columns, path_text
 from abbench.dataset._profile import MappingProfile
 from abbench.dataset._prose import is_text, most_prose, not_text, prose_score, reads_as_prose
 from abbench.dataset._readers import Table, read_table
 from abbench.dataset._recipes import RECIPES
 from abbench.dataset._text import label_key
-
-# Names per case field, best first. Names are compared casefolded with spaces, _ and - removed.
-SYNONYMS: dict[str, tuple[str, ...]] = {
-    "input": (
-        "query",
-        "question",
-        "prompt",
-        "input",
-        "text",
-        "utterance",
-        "utt",
-        "userquery",
-        "userinput",
-        "request",
-        "instruction",
-        "sentence",
-        "content",
-        "message",
-        "usertext",
-        "rawquery",
-        "问题",
-        "用户query",
-        "用户问题",
-        "用户输入",
-        "输入",
-        "问句",
-        "提问",
-        "文本",
-        "指令",
-        "原始query",
-        "query文本",
-        "语料",
-    ),
-    "expected": (
-        "expected",
-        "label",
-        "gold",
-        "goldlabel",
-        "expectedoutput",
-        "expectedanswer",
-        "ideal",
-        "target",
-        "answer",
-        "reference",
-        "category",
-        "intent",
-        "class",
-        "output",
-        "route",
-        "groundtruth",
-        "truth",
-        "人工标签",
-        "标签",
-        "标注",
-        "人工标注",
-        "期望",
-        "期望结果",
-        "答案",
-        "参考答案",
-        "类别",
-        "分类",
-        "意图",
-        "路由",
-        "结果",
-    ),
-    "domain": ("domain", "vertical", "scene", "scenario", "area", "垂域", "领域", "业务域", "场景", "业务"),
-    "case_id": (
-        "caseid",
-        "id",
-        "uid",
-        "qid",
-        "sampleid",
-        "itemid",
-        "evalid",
-        "用例id",
-        "编号",
-        "序号",
-        "id号",
-    ),
-    "request_id": (
-        "requestid",
-        "rid",
-        "reqid",
-        "traceid",
-        "logid",
-        "sessionid",
-        "请求id",
-        "会话id",
-        "日志id",
-    ),
-    "history": (
-        "history",
-        "chathistory",
-        "conversation",
-        "dialog",
-        "dialogue",
-        "turns",
-        "历史",
-        "对话历史",
-        "上文",
-        "多轮",
-    ),
-    "context": (
-        "context",
-        "passage",
-        "document",
-        "documents",
-        "choices",
-        "state",
-        "上下文",
-        "背景",
-        "选项",
-        "状态",
-    ),
-    "metadata": ("metadata", "meta", "extra", "notes", "备注", "元数据"),
-}
 
 _FIELD_ORDER = ("input", "expected", "case_id", "request_id", "domain", "history", "context", "metadata")
 _SAMPLE = 2000
@@ -144,10 +30,6 @@ _SAME_LABEL = (
 )
 
 
-def _norm(name: str) -> str:
-    return re.sub(r"[\s_\-.:]+", "", name.casefold())
-
-
 @dataclass(frozen=True)
 class Suggestion:
     """A proposed mapping with the reason for each choice.
@@ -157,7 +39,8 @@ class Suggestion:
         reasons: Case field → why this source was chosen, in words.
         notes: Other things worth knowing (splits, a recipe to consider, columns left unmapped).
         labels: Distinct expected values in the sample and how often each occurs.
-        columns: The columns (or keys) the suggestion looked at.
+        columns: The columns (or keys) the suggestion looked at, then the paths to keys inside their
+            objects that it weighed like columns (``data.query``).
     """
 
     profile: MappingProfile
@@ -260,16 +143,25 @@ class _Proposal:
         self.table = table
         self.n_rows = len(rows)
         self.sampled = sampled  # the rows may be the file's first ones only: counts say so
-        self.columns = _columns(table, rows)
-        self.values = {c: [_get(r, c, table) for r in rows] for c in self.columns}
+        self.top = _columns(table, rows)
+        values = {c: [_get(r, c, table) for r in rows] for c in self.top}
+        # Keys inside the columns' objects are weighed like columns (``data.query``), named by their own key.
+        self.nested = nested_columns(self.top, values)
+        self.columns = (*self.top, *self.nested.values)
+        self.values = {**values, **self.nested.values}
+        self.names = {path: keys[-1] for path, keys in self.nested.keys.items()}
         self.prose = {c: prose_score(self.values[c]) for c in self.columns}
         self.chosen: dict[str, Any] = {}
         self.reasons: dict[str, str] = {}
-        self.notes: list[str] = list(table.notes)
+        self.notes: list[str] = [*table.notes, *self.nested.notes]
         self.used: set[str] = set()
         self.splits: list[str] | None = None  # the splits to import, when not all of them
         self.kept_keys: set[str] | None = None  # the keys their records have
         self.declined = False  # a column named like the input whose values are not language
+
+    def ref(self, col: str) -> str:
+        """How a path starting at `col` writes it: a nested path as it is, a column quoted when it must be."""
+        return col if col in self.nested.keys else _quote(col)
 
     def take(self, fld: str, source: Any, reason: str, col: str | None = None) -> None:
         """Map `fld` to `source` (reading column `col`) for `reason`."""
@@ -282,12 +174,12 @@ class _Proposal:
         """A column of chat messages: ``input[-1].content`` plus ``history``."""
         for col in self.columns:
             if _is_chat(self.values[col]):
-                source = f"{_quote(col)}[-1].content"
+                source = f"{self.ref(col)}[-1].content"
                 self.take(
                     "input", source, f"{source}: {col!r} holds chat messages; the last one is the query", col
                 )
                 if any(isinstance(v, list) and len(v) > 1 for v in self.values[col]):
-                    history = f"{_quote(col)}[:-1]"
+                    history = f"{self.ref(col)}[:-1]"
                     self.take("history", history, f"{history}: the messages before the last one")
                 return
 
@@ -298,10 +190,10 @@ class _Proposal:
         for col in self.columns:
             if _is_chunks(self.values[col]):
                 reason = (
-                    f"join {_quote(col)}[*].text: {col!r} holds the utterance as a list of chunks "
+                    f"join {self.ref(col)}[*].text: {col!r} holds the utterance as a list of chunks "
                     "({text: ...}); their texts are joined"
                 )
-                self.take("input", {"join": f"{_quote(col)}[*].text", "sep": ""}, reason, col)
+                self.take("input", {"join": f"{self.ref(col)}[*].text", "sep": ""}, reason, col)
                 return
 
     def by_names(self) -> None:
@@ -309,11 +201,17 @@ class _Proposal:
         for fld in _FIELD_ORDER:
             if fld in self.chosen:
                 continue
-            for col, how, exact in _by_name(fld, self.columns, self.used):
+            inner_notes: list[
+                str
+            ] = []  # about keys inside objects: said only when no column is mapped by name
+            for col, how, exact in by_name(fld, self.columns, self.used, self.names):
+                nested = col in self.nested.keys
+                if nested and fld in ("case_id", "request_id") and not self.beside_input(col):
+                    continue  # an id inside another object (``author.id``) names something else
                 ok, why_not = _fits(fld, self.values[col], self.n_rows)
                 if ok and fld == "input":
                     ok, why_not = reads_as_prose(col, self.prose, self.used)
-                if not ok and fld == "case_id" and exact and why_not in _ID_FAULTS:
+                if not ok and fld == "case_id" and exact and why_not in _ID_FAULTS and not nested:
                     # Named exactly like an id: mapping it lets the import say which rows repeat or lack
                     # one, where generating ids would hide that the file's own ids are broken.
                     reason = (
@@ -324,10 +222,19 @@ class _Proposal:
                     break
                 if not ok:
                     self.declined |= fld == "input"
-                    self.notes.append(f"{col!r} is named like {fld} but {why_not}; not mapped")
+                    said = f"{col!r} is named like {fld} but {why_not}; not mapped"
+                    (inner_notes if nested else self.notes).append(said)
                     continue
                 self.take(fld, col, f"{col!r}: its name {how}", col)
                 break
+            if fld not in self.chosen:
+                self.notes.extend(inner_notes)
+
+    def beside_input(self, col: str) -> bool:
+        """Whether the nested path `col` sits in the same object as the input (``data.id`` beside ``data.query``)."""
+        src = self.chosen.get("input")
+        mine = self.nested.keys.get(src) if isinstance(src, str) else None
+        return mine is not None and mine[:-1] == self.nested.keys[col][:-1]
 
     def by_values(self) -> None:
         """When names did not decide: the column reading most as prose is the input, one of few short values the gold."""
@@ -399,9 +306,11 @@ class _Proposal:
         table = self.table
         fields: dict[str, Any] = dict(self.chosen)
         self.keep_splits()
-        leftovers = [c for c in self.columns if c not in self.used and c not in _referenced(self.chosen)]
+        referenced = _referenced(self.chosen)
+        leftovers = [c for c in self.top if c not in self.used and c not in referenced]
         if self.kept_keys is not None:
             leftovers = [c for c in leftovers if c in self.kept_keys]
+        inner = self.inner_leftovers()
         meta: dict[str, Any] = {}
         splits = self.splits or table.splits
         if len(splits) > 1:
@@ -411,20 +320,24 @@ class _Proposal:
             self.notes.append(
                 f"the file holds{chosen} splits {sizes}; all are imported unless you choose (splits= / --split)"
             )
-        if "metadata" not in fields and (leftovers or meta):
+        if "metadata" not in fields and (leftovers or inner or meta):
             if leftovers and table.tabular:
-                if meta:
+                if meta or inner:
                     meta["columns"] = {"unmapped": True}
                 else:
                     fields["metadata"] = {"unmapped": True}
             elif leftovers:
                 for c in leftovers:
                     meta[c] = _quote(c) if not c.isdigit() else c
+            meta.update((path, path) for path in inner)
             if meta:
                 fields["metadata"] = {"object": meta}
-            if leftovers:
-                self.reasons["metadata"] = "the other columns, kept as metadata: " + ", ".join(
-                    map(repr, leftovers[:12])
+            if leftovers or inner:
+                kept = [*leftovers, *inner]
+                self.reasons["metadata"] = (
+                    "the other columns, kept as metadata: "
+                    + ", ".join(map(repr, kept[:12]))
+                    + (f" and {len(kept) - 12} more" if len(kept) > 12 else "")
                 )
             else:
                 self.reasons["metadata"] = "the split each case came from"
@@ -432,10 +345,28 @@ class _Proposal:
             self.reasons["case_id"] = "(generated from the input: no id column found)"
         return fields
 
+    def inner_leftovers(self) -> list[str]:
+        """The other keys of objects some of whose keys are mapped (``data.vertical`` beside a mapped
+        ``data.query``), by their paths: the object itself is not kept, so they would be lost."""
+        mapped = {self.nested.keys[c] for c in self.used if c in self.nested.keys}
+        partial = {keys[:i] for keys in mapped for i in range(1, len(keys))}
+        out = []
+        for node, keys in self.nested.children.items():
+            if node not in partial:
+                continue
+            for key in keys:
+                child = (*node, key)
+                path = path_text(child)
+                if child not in partial and child not in mapped and path is not None:
+                    out.append(path)
+        return out
+
     def keep_splits(self) -> None:
         """Leave out the splits whose records have no input column (Rasa's ``regex_features`` beside
         its ``common_examples``): importing them could only fail."""
         col = self.chosen.get("input")
+        if isinstance(col, str) and col in self.nested.keys:
+            col = self.nested.keys[col][0]
         if len(self.table.splits) < 2 or not isinstance(col, str) or col not in self.columns:
             return
         keys = _split_keys(self.table)
@@ -547,78 +478,6 @@ def _quote(col: str) -> str:
 
 def _show(source: Any) -> str:
     return source if isinstance(source, str) else str(source.model_dump(exclude_unset=True))
-
-
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-_WORD_BREAKS = (
-    (re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])"), " "),  # camelCase, HTTPStatus
-    (re.compile(r"(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])"), " "),  # text2, 2nd
-    (re.compile(r"(?<=[\u3400-\u9fff])(?=[^\u3400-\u9fff])|(?<=[^\u3400-\u9fff])(?=[\u3400-\u9fff])"), " "),
-)
-_ID_WORDS = frozenset(("id", "ids", "uid", "uuid", "编号", "序号", "id号"))
-_ALL_NAMES = frozenset(_norm(o) for names in SYNONYMS.values() for o in names)
-
-
-def name_words(name: str) -> list[str]:
-    """A column name's words, casefolded: snake_case, camelCase, spaces, dashes and dots split, CJK runs apart.
-
-    ``answerId`` → ``["answer", "id"]``, ``user_query_text`` → ``["user", "query", "text"]``,
-    ``用户query`` → ``["用户", "query"]``; ``answerid`` stays one word.
-    """
-    for pattern, repl in _WORD_BREAKS:
-        name = pattern.sub(repl, name)
-    return [w for w in re.split(r"[\s_\-.:/()#]+", name.casefold()) if w]
-
-
-def _word_runs(words: list[str]) -> set[str]:
-    return {"".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, len(words) + 1)}
-
-
-def _by_name(fld: str, columns: tuple[str, ...], used: set[str]) -> list[tuple[str, str, bool]]:
-    """Columns named like `fld`, best first, as ``(column, how, exact)``.
-
-    A name matches a synonym exactly (casefolded, separators ignored) or holds it as whole words
-    (``user_query_text`` holds ``query``; ``answerid`` does not hold ``rid``). Chinese has no word
-    breaks, so a Chinese synonym matches inside a run of Chinese (``用户问题描述`` holds ``用户问题``).
-    A name whose last word is an id word (``answer_id``) is only an id.
-    """
-    names = SYNONYMS[fld]
-    normed = {c: _norm(c) for c in columns if c not in used}
-    # Indexed once, so a wide file costs a pass over its names, not one per synonym (16,384 columns:
-    # seconds, where a loop of synonyms × columns took minutes).
-    by_norm: dict[str, list[str]] = {}
-    by_run: dict[str, list[str]] = {}
-    cjk_words: list[tuple[str, list[str]]] = []
-    for col, n in normed.items():
-        by_norm.setdefault(n, []).append(col)
-        if n in _ALL_NAMES:  # a name that is another field's exact synonym is that field's
-            continue
-        words = name_words(col)
-        if words and words[-1] in _ID_WORDS and fld not in ("case_id", "request_id"):
-            continue
-        for run in _word_runs(words):
-            by_run.setdefault(run, []).append(col)
-        cjk = [w for w in words if _CJK.search(w)]
-        if cjk:
-            cjk_words.append((col, cjk))
-    out: dict[str, tuple[str, str, bool]] = {}
-    for syn in names:  # exact, best synonym first
-        for col in by_norm.get(_norm(syn), ()):
-            out.setdefault(col, (col, f"matches {syn!r}", True))
-    position = {col: i for i, col in enumerate(normed)}
-    for syn in names:  # whole words, for names like user_query_text or 人工标签_v2
-        target = _norm(syn)
-        found = {
-            col: f"has the word{'s' if len(syn.split()) > 1 else ''} {syn!r}"
-            for col in by_run.get(target, ())
-        }
-        if _CJK.search(target):
-            for col, words in cjk_words:
-                if col not in found and any(target in w for w in words):
-                    found[col] = f"contains {syn!r}"
-        for col in sorted(found, key=position.__getitem__):
-            out.setdefault(col, (col, found[col], False))
-    return list(out.values())
 
 
 def _fits(fld: str, values: list[Any], n_rows: int) -> tuple[bool, str]:
@@ -764,7 +623,9 @@ def _defaults(table: Table, fields: dict[str, Any], values: dict[str, list[Any]]
     for fld, src in fields.items():
         if fld == "input" or not isinstance(src, str):
             continue
-        head = re.split(r"[.\[]", src, maxsplit=1)[0]
+        head = (
+            src if src in values else re.split(r"[.\[]", src, maxsplit=1)[0]
+        )  # a nested path: its own values
         if head in values and any(v is None for v in values[head]):
             out[fld] = None
     return out

@@ -44,6 +44,7 @@ from abbench.widgets._mapping_parts import (
     FieldRow,
     LabelRow,
     edited_label_map,
+    file_html,
     fit_tag,
     group_spellings,
     parse_label_set,
@@ -72,9 +73,10 @@ class MappingWidget(View):
     "Save profile" stores the mapping under a name (a new version when it changed) and "Import" stores
     the dataset and shows its fingerprint. Everything is a call to `abbench.dataset` and the store.
 
-    Opening a file holds every saved profile against it (`abbench.dataset.match_profiles`): one whose
-    columns are all there is proposed, with why; a profile chosen for an earlier file is kept only
-    when it fits this one. "Load mapping" reads a YAML/JSON profile as ``abbench import --mapping``
+    Opening a file, or choosing another sheet or header row, holds every saved profile against it
+    (`abbench.dataset.match_profiles`): one whose columns are all there is proposed, with why; a profile
+    chosen before is kept only when it fits. Keys inside objects that the suggestion weighed
+    (``data.query``) are offered beside the columns. "Load mapping" reads a YAML/JSON profile as ``abbench import --mapping``
     does, lookups and templates included.
 
     Args:
@@ -149,12 +151,14 @@ class MappingWidget(View):
         self.open_button = self.button("Open", self._open_clicked)
         self.upload = w.FileUpload(accept=UPLOAD_TYPES, multiple=False, description="Upload")
         self.on_change(self.upload, self._uploaded)
-        self.sheet = Choice("Sheet", on_select=self.guard("choosing a sheet", lambda _v: self._reload()))
+        self.sheet = Choice(
+            "Sheet", on_select=self.guard("choosing a sheet", lambda _v: self._reread("sheet"))
+        )
         self.sheet.widget.layout.display = "none"
         self.header_row = w.Text(
             description="Header row", placeholder="detect", continuous_update=False, layout={"width": "180px"}
         )
-        self.on_change(self.header_row, lambda _v: self._reload())
+        self.on_change(self.header_row, lambda _v: self._reread("header row"))
         self.start_from = Choice(
             "Start from", on_select=self.guard("choosing a profile", lambda _v: self._restart())
         )
@@ -357,11 +361,18 @@ class MappingWidget(View):
     def _match_saved(self, table: Table) -> None:
         self.matches = match_profiles(table, [info.profile for info in self.store.profiles.all()])
 
-    def _propose(self, table: Table) -> None:
-        """Choose the profile to start from for a newly opened file, and say why.
+    def _reread(self, what: str) -> None:
+        """Another sheet or header row: hold the saved profiles against its columns again, refill the form."""
+        if self._loading or self.path is None:
+            return
+        self._propose(self._read(None)[0], what)
+        self._reload()
 
-        The profile chosen for the previous file stays only when its columns are all in this one; else
-        the best fitting saved profile is proposed; else the suggestion, saying why no saved one fits.
+    def _propose(self, table: Table, what: str = "file") -> None:
+        """Choose the profile to start from for a newly opened file (or sheet, or header row), and say why.
+
+        The profile chosen before stays only when its columns are all in this one; else the best
+        fitting saved profile is proposed; else the suggestion, saying why no saved one fits.
         """
         self._match_saved(table)
         assert self.matches is not None
@@ -376,7 +387,7 @@ class MappingWidget(View):
             said.append(
                 (f"kept {where}: {fit.reason}", "ok")
                 if fit.fits
-                else (f"{where} was not kept for this file: {fit.reason}", "warn")
+                else (f"{where} was not kept for this {what}: {fit.reason}", "warn")
             )
         elif intended not in (None, SUGGESTED):
             fit = self.matches.get(intended)
@@ -385,7 +396,7 @@ class MappingWidget(View):
                 said.append(
                     (f"kept {fit.reason}", "ok")
                     if keep
-                    else (f"{intended} was not kept for this file: {fit.reason}", "warn")
+                    else (f"{intended} was not kept for this {what}: {fit.reason}", "warn")
                 )
         if not keep:
             best = self.matches.best
@@ -419,33 +430,31 @@ class MappingWidget(View):
             return self._given
         return self.store.profiles.get(ref) if ref and ref != SUGGESTED else None
 
-    def _read_options(self, base: MappingProfile | None) -> dict[str, Any]:
+    def _read(self, chosen: MappingProfile | None) -> tuple[Table, list[str]]:
+        """The file read with the sheet and header row chosen (else `chosen`'s), and its sheets."""
+        assert self.path is not None
         header = self.header_row.value.strip()
         if header and not header.isdigit():
             raise UsageError(f"the header row is a row number (1 = the first row, 0 = none), got {header!r}")
         options: dict[str, Any] = {}
-        read = base.read if base is not None else None
-        sheet = self.sheet.intended or (read.sheet if read is not None else None)
-        if sheet is not None:
+        read = chosen.read if chosen is not None else None
+        if (sheet := self.sheet.intended or (read.sheet if read is not None else None)) is not None:
             options["sheet"] = sheet
         if header:
             options["header_row"] = int(header)
         elif read is not None and read.header_row is not None:
             options["header_row"] = read.header_row
-        return options
+        sheets = sheet_names(self.path)
+        if sheet is not None and (not sheets or (isinstance(sheet, str) and sheet not in sheets)):
+            options.pop("sheet")
+        return read_table(self.path, **options), sheets
 
     def _reload(self) -> None:
         """Read the file again with the chosen sheet, header row and starting profile; refill the form."""
         if self._loading or self.path is None:
             return
         chosen = self._chosen_profile()
-        options = self._read_options(chosen)
-        sheets = sheet_names(self.path)
-        if not sheets:
-            options.pop("sheet", None)
-        if sheets and options.get("sheet") not in sheets and isinstance(options.get("sheet"), str):
-            options.pop("sheet")
-        table = read_table(self.path, **options)
+        table, sheets = self._read(chosen)
         self.table = table
         with self._hold():
             self.sheet.widget.layout.display = "" if sheets else "none"
@@ -463,7 +472,10 @@ class MappingWidget(View):
         else:
             self._chosen_ref = f"profile {chosen.ref or '(given)'}"
         self._show_file(table)
-        columns = get_recipe(self.base.recipe).transform(table).columns if self.base.recipe else table.columns
+        if self.base.recipe:
+            columns = tuple(get_recipe(self.base.recipe).transform(table).columns)
+        else:  # the keys inside objects the suggestion weighed (data.query) are offered like columns
+            columns = (*table.columns, *(c for c in self.suggestion.columns if c not in table.columns))
         with self._hold():
             for name, row in self.fields.items():
                 row.show(self.base.fields.get(name), columns, "the profile" if chosen else "the suggestion")
@@ -479,19 +491,7 @@ class MappingWidget(View):
         self.refresh()
 
     def _show_file(self, table: Table) -> None:
-        opts = ", ".join(f"{k}={v!r}" for k, v in table.options.items() if v is not None)
-        notes = "".join(note(n) for n in table.notes)
-        hints = "".join(note(n, "warn") for n in (self.suggestion.notes if self.suggestion else ()))
-        self.file_info.value = (
-            note(f"{table.path.name}: {table.format}, {len(table.columns)} columns ({opts})") + notes + hints
-        )
-        head = table.head(5)
-        if table.tabular:
-            rows = [[r.location, *(short(r.value.get(c), 60) for c in table.columns)] for r in head]
-            self.sample_html.value = html_table(["row", *table.columns], rows, nowrap=(0,))
-        else:
-            rows = [[r.location, short(r.value, 300)] for r in head]
-            self.sample_html.value = html_table(["row", "value"], rows, nowrap=(0,))
+        self.file_info.value, self.sample_html.value = file_html(table, self.suggestion)
 
     # -- the form ----------------------------------------------------------------------------------------
 

@@ -16,6 +16,8 @@ from abbench.dataset import (
     ProfileMatch,
     ProfileMatches,
     Source,
+    Suggestion,
+    Table,
     ValidationReport,
     compact_locations,
     label_key,
@@ -55,6 +57,20 @@ def source_text(source: Any) -> str:
     if isinstance(source, Source):
         return json.dumps(source.model_dump(mode="json", exclude_unset=True), ensure_ascii=False)
     return str(source)
+
+
+def file_html(table: Table, suggestion: Suggestion | None) -> tuple[str, str]:
+    """How a file was read (with its notes and the suggestion's), and its first rows, as HTML."""
+    opts = ", ".join(f"{k}={v!r}" for k, v in table.options.items() if v is not None)
+    notes = "".join(note(n) for n in table.notes)
+    hints = "".join(note(n, "warn") for n in (suggestion.notes if suggestion else ()))
+    info = note(f"{table.path.name}: {table.format}, {len(table.columns)} columns ({opts})") + notes + hints
+    head = table.head(5)
+    if table.tabular:
+        rows = [[r.location, *(short(r.value.get(c), 60) for c in table.columns)] for r in head]
+        return info, html_table(["row", *table.columns], rows, nowrap=(0,))
+    rows = [[r.location, short(r.value, 300)] for r in head]
+    return info, html_table(["row", "value"], rows, nowrap=(0,))
 
 
 # -- the validation report ------------------------------------------------------------------------------

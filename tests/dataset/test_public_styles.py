@@ -7,7 +7,8 @@ import json
 import pytest
 
 from abbench.dataset import convert_file, suggest_mapping
-from abbench.dataset._suggest import name_words, prose_score
+from abbench.dataset._names import name_words
+from abbench.dataset._prose import prose_score
 from abbench.errors import ImportFailed
 
 # SNIPS (github.com/snipsco/nlu-benchmark, 2017-06-custom-intent-engines): one file per intent,

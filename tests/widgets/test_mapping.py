@@ -141,7 +141,17 @@ def test_json_paths_map_nested_fields(store, tmp_path):
     widget.set_field("input", "data.query")
     widget.set_field("expected", "data.label")
     assert widget.errors.message is None
-    assert widget.fields["input"].choice.value == "path" and widget.fields["input"].path.value == "data.query"
+    # keys inside objects are offered like columns (issue 41, item 3); any other path is typed
+    assert (
+        widget.fields["input"].choice.value == "col:data.query"
+        and widget.fields["input"].source == "data.query"
+    )
+    widget.set_field("context", "turns[0].content")
+    assert (
+        widget.fields["context"].choice.value == "path"
+        and widget.fields["context"].path.value == "turns[0].content"
+    )
+    assert [c.context for c in widget.preview.cases] == ["x"] * 6
     assert [c.input for c in widget.preview.cases] == [f"q{i}" for i in range(6)]
     assert {row.key: row.count for row in widget.label_rows} == {"a": 3, "b": 3}
     widget.set_label("A", "alpha")
