@@ -15,8 +15,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import settings
 
 REPO = Path(__file__).resolve().parent.parent
+
+# A property test never depends on the machine's speed: hypothesis's default 200 ms deadline per example
+# failed a canonical-JSON test on a loaded machine, though nothing was wrong but the load.
+settings.register_profile("abbench", deadline=None)
+settings.load_profile("abbench")
 # Public data copied unchanged from public repositories (sources and licences in tests/realdata/SOURCES.md)
 # travels with the tests, so CI on a fresh machine runs every real-data test instead of skipping it.
 REALDATA = REPO / "tests" / "realdata"
