@@ -6,7 +6,7 @@ stays flat in the number of rows (rows are streamed in chunks, never held all at
 
     python bench/bench_import.py            # the full benchmark (targets: CSV ≥ 100k rows/s, XLSX ≥ 20k rows/s,
                                             # Parquet within 1.5× the CSV time of the same rows)
-    python bench/bench_import.py --quick    # 20k / 5k / 10k rows, for a smoke test
+    python bench/bench_import.py --quick    # 4k / 1k / 2k rows, for a smoke test
 
 Parquet needs pyarrow (``pip install 'abbench[parquet]'``); without it that part is skipped, saying so.
 """
@@ -239,7 +239,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--quick", action="store_true", help="20k CSV rows and 5k XLSX rows")
+    parser.add_argument("--quick", action="store_true", help="4k CSV, 1k XLSX and 2k Parquet rows: a smoke test")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per file; the best is reported")
     parser.add_argument("--one", nargs=3, metavar=("FORMAT", "ROWS", "DIR"), help=argparse.SUPPRESS)
     parser.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
@@ -248,7 +248,7 @@ def main() -> None:
         fmt, n, workdir = args.one
         print(json.dumps(one(fmt, int(n), Path(workdir), args.trace)))
         return
-    csv_rows, xlsx_rows = (20_000, 5_000) if args.quick else (CSV_ROWS, XLSX_ROWS)
+    csv_rows, xlsx_rows = (4_000, 1_000) if args.quick else (CSV_ROWS, XLSX_ROWS)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"machine: {os.cpu_count()} CPUs, load {load:.2f}, 10M-step Python loop {calibration():.2f} s CPU")
     ok = True
@@ -276,7 +276,7 @@ def main() -> None:
                 f"{full['peak_python_mb']} MB at {n:,} rows; max RSS {best['max_rss_mb']} MB"
             )
             print(f"     fingerprint {best['fingerprint']}")
-        ok &= parquet_beside_csv(workdir, 10_000 if args.quick else PARQUET_ROWS, args.repeat)
+        ok &= parquet_beside_csv(workdir, 2_000 if args.quick else PARQUET_ROWS, args.repeat)
     if not args.quick and not ok:
         sys.exit(1)
 
