@@ -280,7 +280,7 @@ def _suggest(
         for note in notes:
             click.echo(f"  note: {note}")
         click.echo("\nas a profile (save with --save-profile NAME, edit, then import with --mapping):")
-        click.echo("  " + profile.to_yaml().rstrip().replace("\n", "\n  "))
+        click.echo("  " + _profile_shown(profile).rstrip().replace("\n", "\n  "))
         if saved:
             click.echo(f"\nsaved as {saved.ref}")
         if fitting is not None and fitting.fits:
@@ -294,6 +294,19 @@ def _suggest(
             click.secho("no input column found: the import would be refused without a mapping", fg="yellow")
 
     emit(as_json, data, human)
+
+
+_SHOWN_ITEMS = 20
+
+
+def _profile_shown(profile: MappingProfile) -> str:
+    """The profile as YAML for a person: the recorded shape left out (saving keeps it) and a list of
+    thousands of splits cut to its first items, so a file of many parts gets a screenful."""
+    splits = profile.splits or []
+    shown = profile.model_copy(update={"shape": None, "splits": splits[:_SHOWN_ITEMS] or profile.splits})
+    more = len(splits) - _SHOWN_ITEMS
+    cut = f"# splits: … and {more:,} more (--save-profile or --json keeps them all)\n" if more > 0 else ""
+    return shown.to_yaml() + cut
 
 
 class _Fitting(NamedTuple):
