@@ -88,12 +88,14 @@ class Layout:
 # -- where the dialogues are ------------------------------------------------------------------------
 
 
-def _keyed(table: Table) -> bool:
-    """Dialogues stored as the values of one object, keyed by their ids (CrossWOZ, MultiWOZ 2.1)."""
+def _keyed(table: Table, least: int = 1) -> bool:
+    """Dialogues stored as the values of one object, keyed by their ids (CrossWOZ, MultiWOZ 2.1), at
+    least `least` of them."""
     root = table.root
     if not isinstance(root, dict) or not root or any(isinstance(v, list) for v in root.values()):
         return False
-    return sum(isinstance(v, dict) for v in root.values()) * 2 > len(root)
+    dicts = sum(isinstance(v, dict) for v in root.values())
+    return dicts >= least and dicts * 2 > len(root)
 
 
 def _get(value: Any, path: str | None) -> Any:
@@ -118,9 +120,9 @@ def _dialogues(table: Table, keyed: bool, size: int) -> Iterator[tuple[str, str 
             yield loc, None, row, chunk.split
 
 
-def sample_dialogues(table: Table, n: int = _SAMPLE) -> tuple[bool, list[Any]]:
-    """Whether dialogues are keyed, and the first `n` of them (what detection looks at)."""
-    keyed = _keyed(table)
+def sample_dialogues(table: Table, n: int = _SAMPLE, *, least: int = 1) -> tuple[bool, list[Any]]:
+    """Whether dialogues are keyed (`_keyed`), and the first `n` of them (what detection looks at)."""
+    keyed = _keyed(table, least)
     out = []
     for _, _, value, _ in _dialogues(table, keyed, n):
         out.append(value)
@@ -175,8 +177,9 @@ def _find_speaker(turns: list[dict[str, Any]], text: str) -> str:
     return ORDER
 
 
-def settle(table: Table, given: Conversation | None) -> Layout:
-    """The layout of `table`'s dialogues: what `given` states, the rest detected.
+def settle(table: Table, given: Conversation | None, *, least: int = 1) -> Layout:
+    """The layout of `table`'s dialogues: what `given` states, the rest detected; a JSON object of at
+    least `least` objects is read as dialogues keyed by id.
 
     Raises:
         ImportFailed: no turn list, text or speaker can be found; the message says what to state.
@@ -185,7 +188,7 @@ def settle(table: Table, given: Conversation | None) -> Layout:
     name = table.path.name
     if table.tabular:
         return _settle_table(table, given)
-    keyed, dialogues = sample_dialogues(table)
+    keyed, dialogues = sample_dialogues(table, least=least)
     if not dialogues:
         raise ImportFailed(f"{name} holds no dialogues")
     turns_key = given.turns
@@ -430,12 +433,15 @@ def recognise(table: Table) -> Recognised | None:
     if table.tabular:
         return None
     try:
-        layout = settle(table, None)
+        # one object holding lists is a wrapper (Rasa's rasa_nlu_data) unless the recipe is asked for
+        layout = settle(table, None, least=2)
     except ImportFailed:
         return None
-    if layout.speaker == ORDER and layout.turns not in _TURN_LISTS:
-        return None  # a list of texts without speakers is a dialogue only under a dialogue's name (SNIPS chunks are not)
-    _, dialogues = sample_dialogues(table)
+    if layout.turns not in _TURN_LISTS and (layout.speaker == ORDER or layout.speaker not in _SPEAKER_NAMES):
+        # Lists of texts are dialogues under a dialogue's name or with a speaker's: SNIPS's chunks and
+        # Rasa's common_examples (whose intent has a few short values) are not.
+        return None
+    _, dialogues = sample_dialogues(table, least=2)
     turn_lists = [d if layout.turns is None else _get(d, layout.turns) for d in dialogues]
     turn_lists = [t for t in turn_lists if isinstance(t, list)]
     speakers: Counter[str] = Counter()

@@ -41,6 +41,14 @@ def test_crosswoz_dialogues_become_one_case_per_user_turn(realdata):
     assert "splits" not in result.read_options
 
 
+def test_one_keyed_dialogue_with_the_recipe_asked_for(realdata, tmp_path):
+    corpus = json.loads((realdata / "dialogues" / "crosswoz_test_head10.json").read_text(encoding="utf-8"))
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps({"118": corpus["118"]}, ensure_ascii=False), encoding="utf-8")
+    cases = convert_file(path, recipe="conversations").cases
+    assert [c.case_id for c in cases] == [f"118:{i}" for i in range(0, len(corpus["118"]["messages"]), 2)]
+
+
 def test_sgd_with_a_per_turn_gold_and_stable_ids(realdata, tmp_path):
     path = realdata / "dialogues" / "sgd_dev_001_head20.json"
     corpus = json.loads(path.read_text(encoding="utf-8"))
