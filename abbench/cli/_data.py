@@ -300,13 +300,29 @@ _SHOWN_ITEMS = 20
 
 
 def _profile_shown(profile: MappingProfile) -> str:
-    """The profile as YAML for a person: the recorded shape left out (saving keeps it) and a list of
-    thousands of splits cut to its first items, so a file of many parts gets a screenful."""
-    splits = profile.splits or []
-    shown = profile.model_copy(update={"shape": None, "splits": splits[:_SHOWN_ITEMS] or profile.splits})
-    more = len(splits) - _SHOWN_ITEMS
-    cut = f"# splits: … and {more:,} more (--save-profile or --json keeps them all)\n" if more > 0 else ""
-    return shown.to_yaml() + cut
+    """The profile as YAML for a person: each list of thousands of splits or columns (its own, its recorded
+    shape's) cut to its first items and the rest counted, so a file of many parts gets a screenful; the
+    shape's format stays (saving and --json keep everything)."""
+    cut: list[str] = []
+
+    def head(items: list[str], where: str) -> list[str]:
+        if len(items) > _SHOWN_ITEMS:
+            cut.append(
+                f"# {where}: … and {len(items) - _SHOWN_ITEMS:,} more (--save-profile or --json keeps them all)\n"
+            )
+        return items[:_SHOWN_ITEMS]
+
+    update: dict[str, Any] = {}
+    if profile.splits:
+        update["splits"] = head(profile.splits, "splits")
+    if (shape := profile.shape) is not None:
+        update["shape"] = shape.model_copy(
+            update={
+                "columns": head(shape.columns, "shape.columns"),
+                "splits": head(shape.splits, "shape.splits"),
+            }
+        )
+    return profile.model_copy(update=update).to_yaml() + "".join(cut)
 
 
 class _Fitting(NamedTuple):

@@ -100,6 +100,18 @@ def test_suggest_on_a_large_raw_dialogue_file_is_a_screenful(realdata, tmp_path,
     assert len(out) < 4_000 and max(map(len, out.splitlines())) < 400
 
 
+def test_the_profile_suggest_prints_cuts_long_lists_and_keeps_the_format(tmp_path, cli):
+    doc = {f"part{n}": [{"text": f"question number {n} about the weather"}] for n in range(2000)}
+    path = tmp_path / "parts.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    out = cli("import", path, "--suggest").output
+    assert "format: json" in out and "- part19\n" in out and "- part20\n" not in out
+    assert "# shape.splits: … and 1,980 more (--save-profile or --json keeps them all)" in out
+    assert len(out) < 4_000
+    full = json.loads(cli("import", path, "--suggest", "--json").output)
+    assert len(full["profile"]["shape"]["splits"]) == 2000
+
+
 def test_every_suggestion_note_is_capped(tmp_path):
     # 2,000 named parts: the note listing them names the first and counts the rest
     doc = {f"part{n}": [{"text": f"question number {n} about the weather"}] for n in range(2000)}
