@@ -166,7 +166,7 @@ def _query(task: Task, with_context: bool = True) -> dict[str, float]:
     """The case as weighted terms: the input fully, the history and the context less."""
     case = task.case
     parts: list[tuple[str, float]] = [(case.input or "", _W_INPUT)]
-    turns = history_turns(case.history)
+    turns = history_turns(case.history, case_id=case.case_id)
     last_user = next((i for i in range(len(turns) - 1, -1, -1) if turns[i]["role"] == "user"), None)
     for i, turn in enumerate(turns):
         parts.append((turn["content"], _W_LAST_USER if i == last_user else _W_HISTORY))
@@ -388,7 +388,9 @@ def _baseline(
         units = count_cjk(text) + len(re.findall(r"[A-Za-z]+|\d+", text))
         markers = [m.group(0) for m in _MARKERS.finditer(text)]
         points = (
-            units / _BASELINE_UNITS + 0.6 * len(markers) + (0.2 if history_turns(task.case.history) else 0.0)
+            units / _BASELINE_UNITS
+            + 0.6 * len(markers)
+            + (0.2 if history_turns(task.case.history, case_id=task.case.case_id) else 0.0)
         )
         if temperature > 0:
             points += _NOISE_SCALE * temperature * _gumbel(rng) * 0.5

@@ -8,11 +8,13 @@ section references an answer may cite) so an agent is never left to discover it.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from abbench.agents._base import Task
+from abbench.dataset import chat_role, turn_speaker, turn_text
 from abbench.snapshot import MARKDOWN_SUFFIXES, Snapshot, front_matter_end
 
 ANSWER_FIELDS = ("prediction", "reason", "confidence", "evidence_refs")
@@ -24,28 +26,8 @@ MAX_LISTED_FILES = 200
 MAX_LISTED_REFS = 40
 """Section references listed per file in the prompt."""
 
-_ROLE_ALIASES = {
-    "user": "user",
-    "human": "user",
-    "customer": "user",
-    "query": "user",
-    "question": "user",
-    "用户": "user",
-    "assistant": "assistant",
-    "ai": "assistant",
-    "bot": "assistant",
-    "agent": "assistant",
-    "model": "assistant",
-    "gpt": "assistant",
-    "answer": "assistant",
-    "助手": "assistant",
-    # In dialogue datasets (MultiWOZ, SGD) the "system" speaker is the bot's side of the conversation:
-    # dataset text is never promoted to the chat's system role, where it would outrank the instructions.
-    "system": "assistant",
-    "sys": "assistant",
-    "系统": "assistant",
-    "客服": "assistant",
-}
+_log = logging.getLogger(__name__)
+_WARNED: set[tuple[str | None, str]] = set()  # (case, speaker) already logged, bounded below
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,13 +51,15 @@ class Prompt:
         return str(self.messages[-1]["content"])
 
 
-def history_turns(history: Any) -> list[dict[str, str]]:
-    """A case's history as chat turns (``{"role", "content"}``).
+def history_turns(history: Any, *, case_id: str | None = None) -> list[dict[str, str]]:
+    """A case's history as chat turns (``{"role", "content"}``), every role ``user`` or ``assistant``.
 
-    Accepts a list of ``{"role", "content"}`` dicts (speakers such as ``human``/``bot``/``用户`` are
-    mapped to user/assistant; a dataset's ``system`` speaker — the bot side in MultiWOZ and SGD — is
-    the assistant, never a chat system message; an unknown speaker takes the alternating role), a list of strings (alternating user, assistant), a ``{"messages": [...]}``
-    object, a JSON string of any of these, or plain text (one earlier user turn).
+    Accepts a list of turns (speakers read by `abbench.dataset.chat_role`: ``human``/``bot``/``用户``/
+    ``客服`` …; a dataset's ``system`` speaker — the bot side in MultiWOZ and SGD — is the assistant,
+    never a chat system message), a list of strings (alternating user, assistant), a
+    ``{"messages": [...]}`` object, a JSON string of any of these, or plain text (one earlier user
+    turn). A speaker no table knows (an import refuses one; older datasets may hold one) takes the
+    alternating role, and is logged with `case_id`.
     """
     if history is None or history == "" or history == []:
         return []
@@ -83,26 +67,44 @@ def history_turns(history: Any) -> list[dict[str, str]]:
         text = history.strip()
         if text[:1] in "[{":
             try:
-                return history_turns(json.loads(text))
+                return history_turns(json.loads(text), case_id=case_id)
             except ValueError:
                 pass
         return [{"role": "user", "content": text}]
     if isinstance(history, dict):
         if isinstance(history.get("messages"), list):
-            return history_turns(history["messages"])
+            return history_turns(history["messages"], case_id=case_id)
         return [{"role": "user", "content": _text(history)}]
     turns: list[dict[str, str]] = []
     if isinstance(history, list | tuple):
         for i, item in enumerate(history):
+            by_order = "assistant" if i % 2 else "user"
             if isinstance(item, dict):
-                role = str(item.get("role") or item.get("speaker") or item.get("from") or "").strip().lower()
-                content = item.get("content", item.get("text", item.get("value", item.get("message"))))
-                role = _ROLE_ALIASES.get(role, "assistant" if i % 2 else "user")
-                turns.append({"role": role, "content": _text(content)})
+                who = turn_speaker(item)
+                role = chat_role(who)
+                if role is None and who is not None:
+                    _unknown(case_id, who, by_order)
+                turns.append({"role": role or by_order, "content": _text(turn_text(item))})
             else:
-                turns.append({"role": "assistant" if i % 2 else "user", "content": _text(item)})
+                turns.append({"role": by_order, "content": _text(item)})
         return [t for t in turns if t["content"]]
     return [{"role": "user", "content": _text(history)}]
+
+
+def _unknown(case_id: str | None, speaker: Any, role: str) -> None:
+    key = (case_id, str(speaker))
+    if key in _WARNED:
+        return
+    if len(_WARNED) < 10_000:
+        _WARNED.add(key)
+    _log.warning(
+        "case %s: history speaker %r is no chat role abbench knows; sent as %s by turn order (state it in "
+        "the mapping, roles: {%s: user or assistant}, and import again)",
+        case_id or "(unknown)",
+        speaker,
+        role,
+        speaker,
+    )
 
 
 def _text(value: Any) -> str:
@@ -245,7 +247,7 @@ def build_prompt(task: Task, *, tools: bool = False, skill_dir: str | None = Non
         skill = _skill_part(task.skill, tools=tools, skill_dir=skill_dir)
     has_skill = task.skill is not None or bool(task.offered)
     system = "\n\n".join([intro, skill, _answer_part(task.label_set, has_skill)])
-    turns = history_turns(task.case.history)
+    turns = history_turns(task.case.history, case_id=task.case.case_id)
     case = _case_part(task)
     messages = ({"role": "system", "content": system}, *turns, {"role": "user", "content": case})
     text_parts = [system]

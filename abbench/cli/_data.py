@@ -280,7 +280,7 @@ def _suggest(
         for note in notes:
             click.echo(f"  note: {note}")
         click.echo("\nas a profile (save with --save-profile NAME, edit, then import with --mapping):")
-        click.echo("  " + profile.to_yaml().rstrip().replace("\n", "\n  "))
+        click.echo("  " + _profile_shown(profile).rstrip().replace("\n", "\n  "))
         if saved:
             click.echo(f"\nsaved as {saved.ref}")
         if fitting is not None and fitting.fits:
@@ -294,6 +294,35 @@ def _suggest(
             click.secho("no input column found: the import would be refused without a mapping", fg="yellow")
 
     emit(as_json, data, human)
+
+
+_SHOWN_ITEMS = 20
+
+
+def _profile_shown(profile: MappingProfile) -> str:
+    """The profile as YAML for a person: each list of thousands of splits or columns (its own, its recorded
+    shape's) cut to its first items and the rest counted, so a file of many parts gets a screenful; the
+    shape's format stays (saving and --json keep everything)."""
+    cut: list[str] = []
+
+    def head(items: list[str], where: str) -> list[str]:
+        if len(items) > _SHOWN_ITEMS:
+            cut.append(
+                f"# {where}: … and {len(items) - _SHOWN_ITEMS:,} more (--save-profile or --json keeps them all)\n"
+            )
+        return items[:_SHOWN_ITEMS]
+
+    update: dict[str, Any] = {}
+    if profile.splits:
+        update["splits"] = head(profile.splits, "splits")
+    if (shape := profile.shape) is not None:
+        update["shape"] = shape.model_copy(
+            update={
+                "columns": head(shape.columns, "shape.columns"),
+                "splits": head(shape.splits, "shape.splits"),
+            }
+        )
+    return profile.model_copy(update=update).to_yaml() + "".join(cut)
 
 
 class _Fitting(NamedTuple):

@@ -54,6 +54,7 @@ if typing.TYPE_CHECKING:
     from abbench.dataset._names import SYNONYMS as SYNONYMS
     from abbench.dataset._profile import (
         SPECIAL_SOURCES,
+        Conversation,
         Lookup,
         MappingProfile,
         ReadOptions,
@@ -71,6 +72,13 @@ if typing.TYPE_CHECKING:
         sheet_names,
     )
     from abbench.dataset._recipes import RECIPES, Recipe, RowStream as RowStream, get_recipe
+    from abbench.dataset._roles import (
+        CHAT_ROLES,
+        SPEAKER_ROLES,
+        chat_role,
+        turn_speaker as turn_speaker,
+        turn_text as turn_text,
+    )
     from abbench.dataset._suggest import Suggestion, suggest_mapping
     from abbench.dataset._text import (
         Encoding,
@@ -89,13 +97,16 @@ if typing.TYPE_CHECKING:
     )
 
 __all__ = [
+    "CHAT_ROLES",
     "DELIMITERS",
     "EXPECTED_KINDS",
     "FORMATS",
     "INFERRED_LABELS_MAX",
     "PROBLEM_KINDS",
     "RECIPES",
+    "SPEAKER_ROLES",
     "SPECIAL_SOURCES",
+    "Conversation",
     "Conversion",
     "Dataset",
     "DatasetInfo",
@@ -121,6 +132,7 @@ __all__ = [
     "Table",
     "ValidationReport",
     "ValueCounts",
+    "chat_role",
     "content_hash",
     "convert_file",
     "detect_encoding",
@@ -204,6 +216,7 @@ __getattr__, __dir__ = _lazy.exports(
         "abbench.dataset._names": ("SYNONYMS",),
         "abbench.dataset._profile": (
             "SPECIAL_SOURCES",
+            "Conversation",
             "Lookup",
             "MappingProfile",
             "ReadOptions",
@@ -219,6 +232,13 @@ __getattr__, __dir__ = _lazy.exports(
             "check_data_file",
             "read_table",
             "sheet_names",
+        ),
+        "abbench.dataset._roles": (
+            "CHAT_ROLES",
+            "SPEAKER_ROLES",
+            "chat_role",
+            "turn_speaker",
+            "turn_text",
         ),
         "abbench.dataset._recipes": (
             "RECIPES",

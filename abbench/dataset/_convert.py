@@ -193,7 +193,7 @@ def _apply_recipe(
             defaults={**base.defaults, **prof.defaults},
             label_set=prof.label_set if prof.label_set is not None else base.label_set,
         )
-    return prof, rcp.transform(table)
+    return prof, rcp.transform(table, prof)
 
 
 def _label(profile: MappingProfile) -> str:

@@ -30,6 +30,8 @@ class RowChunk:
         bad: Rows that could not be read, as ``(location, message, raw text)``.
         raw: When a recipe reshaped the rows, the rows as read (kept as each case's source row).
         text_only: Every cell is a str (CSV), so converters need not look at types.
+        problems: Rows a recipe refused, each ``(kind, location, field, value, message)`` (a dialogue
+            whose speaker no mapping names: ``unknown_speaker``); the problems at one location are one invalid row.
     """
 
     rows: list[Any]
@@ -38,6 +40,7 @@ class RowChunk:
     bad: list[tuple[str, str, Any]] = field(default_factory=list)
     raw: list[Any] | None = None
     text_only: bool = False
+    problems: list[tuple[str, str, str | None, Any, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -53,6 +56,7 @@ class OpenedFile:
     split_sizes: dict[str, int] = field(default_factory=dict)
     document: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    root: Any = None
 
 
 def column_letter(index: int) -> str:

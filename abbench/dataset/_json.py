@@ -160,6 +160,7 @@ def open_json(path: Path, read: ReadSpec, splits: Sequence[str] | None = None) -
         splits=available,
         split_sizes={k: len(v) for k, v in parts.items() if k is not None},
         document=document,
+        root=doc if isinstance(doc, dict) else None,
     )
 
 

@@ -22,6 +22,7 @@ from abbench.dataset._canonical import canonical_json, generated_case_id, unpack
 from abbench.dataset._formats import RowChunk
 from abbench.dataset._jsonpath import PathError
 from abbench.dataset._profile import MappingProfile, Source, SourceLike
+from abbench.dataset._roles import chat_role, turn_speaker, turn_text, unknown_speaker_hint
 from abbench.dataset._sources import Extractor, SourceCompiler, maybe_json, text_of
 from abbench.dataset._text import label_key, normalize_text, normalize_texts, strip_texts
 from abbench.dataset._validate import ReportBuilder
@@ -255,6 +256,8 @@ class Mapper:
             return self._label_converter()
         if field == "expected_skill":
             return _skill_name
+        if field == "history":
+            return _history_converter(self.profile.roles)
         if field in _JSON_FIELDS:
             as_object = field == "metadata"
             wrap_key = source if isinstance(source, str) else "value"
@@ -332,9 +335,12 @@ class Mapper:
         """
         for location, message, raw in chunk.bad:
             report.add("unreadable_row", location, None, raw, message)
+        for kind, location, name, value, message in chunk.problems:
+            report.add(kind, location, name, value, message)
         n = len(chunk.rows)
-        report.n_rows += n + len(chunk.bad)
-        report.n_invalid += len(chunk.bad)
+        refused = len(chunk.bad) + len({p[1] for p in chunk.problems})  # a row's problems share its location
+        report.n_rows += n + refused
+        report.n_invalid += refused
         if n == 0:
             return Converted([], [])
         table_columns = list(zip(*chunk.rows, strict=True)) if self.tabular else None
@@ -477,6 +483,39 @@ class Mapper:
 def _nones(column: list[Any]) -> list[int]:
     """The rows whose value in `column` is None."""
     return [i for i, v in enumerate(column) if v is None]
+
+
+def _history_converter(roles: dict[str, str]) -> Callable[[Any], Any]:
+    """History as canonical JSON, each turn's speaker read as a chat role: a speaker neither the
+    mapping's `roles` nor `SPEAKER_ROLES` knows is a problem on its row. With `roles`, turns are stored
+    as ``{role, content}``, so what an agent is sent is what the mapping said."""
+
+    def to_history(value: Any) -> Any:
+        value = maybe_json(value)
+        if value is None or value == "" or value == [] or value == {}:
+            return None
+        turns = value.get("messages") if isinstance(value, dict) else value
+        if isinstance(turns, list):
+            chat = []
+            for i, turn in enumerate(turns):
+                if not isinstance(turn, dict):
+                    chat.append(turn)
+                    continue
+                who = turn_speaker(turn)
+                role = chat_role(who, roles) if who is not None else None
+                if who is not None and role is None:
+                    raise RowProblem(
+                        "unknown_speaker",
+                        f"history turn {i} has speaker {who!r}, which is no chat role abbench knows; "
+                        + unknown_speaker_hint(who),
+                        who,
+                    )
+                chat.append({"role": role, "content": text_of(turn_text(turn))} if role else turn)
+            if roles:
+                value = chat
+        return canonical_json(value)
+
+    return to_history
 
 
 def _skill_name(value: Any) -> Any:

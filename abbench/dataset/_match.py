@@ -170,7 +170,7 @@ def _columns_for(table: Table, profile: MappingProfile) -> tuple[tuple[str, ...]
             raise _Misfit(f"cannot read this file as it says ({exc})") from None
     if profile.recipe:
         try:
-            stream = get_recipe(profile.recipe).transform(opened)
+            stream = get_recipe(profile.recipe).transform(opened, profile)
         except AbbenchError as exc:
             raise _Misfit(f"uses recipe {profile.recipe}, which does not fit this file ({exc})") from None
         return tuple(stream.columns), opened

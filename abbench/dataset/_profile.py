@@ -36,6 +36,7 @@ from abbench._text import control_character
 from abbench._utf8 import read_utf8
 from abbench._yaml import compose_yaml, error_at, error_problem, load_yaml
 from abbench.dataset._canonical import canonical_json
+from abbench.dataset._roles import CHAT_ROLES
 from abbench.dataset._text import label_key
 from abbench.errors import MappingError, UnknownName, UsageError
 from abbench.types import CASE_FIELDS
@@ -261,6 +262,48 @@ def check_read_options(options: Mapping[str, Any]) -> None:
         raise UnknownName("read option", unknown[0], ReadSpec.model_fields)
 
 
+class Conversation(BaseModel):
+    """How a file of dialogues becomes one case per user turn (the ``conversations`` recipe); a field
+    left out is detected from the file.
+
+    Attributes:
+        turns: Where a dialogue keeps its list of turns: a key or JSON path (``turns``, ``messages``,
+            ``log``). Left out for a table (CSV, sheet) of one turn per row.
+        speaker: The key of a turn (for a table, the column) naming who speaks; ``$order`` when turns
+            name no speaker and alternate user, assistant, user … (MultiWOZ 2.1's ``log``).
+        text: The key of a turn (for a table, the column) holding what was said.
+        id: The dialogue's id: a key or JSON path of the dialogue (``dialogue_id``), ``$key`` for the
+            name of the object it is stored under (CrossWOZ's ``{"2303": {...}}``), or for a table the
+            column whose consecutive equal values make one dialogue. Left out: its position (1, 2 …),
+            which moves when dialogues are added or removed above it.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    turns: str | None = None
+    speaker: str | None = None
+    text: str | None = None
+    id: str | None = None
+
+
+def _roles_table(value: Any) -> Any:
+    """Speaker → chat role, each role ``user`` or ``assistant``: a dataset's turn is never a system message."""
+    if not isinstance(value, dict):
+        return value
+    out: dict[str, str] = {}
+    for speaker, role in value.items():
+        name, target = _label_text(speaker), str(role).strip().casefold() if role is not None else ""
+        if target == "system":
+            raise ValueError(
+                f"{name!r} → system: a dataset's turn is never sent as the chat's system message (its "
+                "text would outrank the instructions); map the bot's side to assistant"
+            )
+        if target not in CHAT_ROLES:
+            raise ValueError(f"{name!r} → {role!r}; a speaker's role is user or assistant")
+        out[name] = target
+    return out
+
+
 class Shape(BaseModel):
     """The columns (or keys) and splits of the file a profile was made for."""
 
@@ -291,6 +334,11 @@ class MappingProfile(BaseModel):
         normalize_input: Tidy the whitespace of inputs (NBSP, tabs, runs of spaces); the raw
             row is kept either way.
         splits: For JSON objects of named splits: the splits to import (default all).
+        roles: Speaker name → chat role (``user`` or ``assistant``) for history turns and dialogues
+            whose speakers are not among the names every import knows (`abbench.dataset.SPEAKER_ROLES`:
+            ``usr``/``sys``, ``USER``/``SYSTEM``, ``用户``/``客服`` …); names compare ignoring case and
+            width. A turn whose speaker neither knows is refused with its row.
+        conversation: How dialogues become one case per user turn (recipe ``conversations``).
         lookups: Named lookup tables used by ``{lookup: name, key: ...}`` sources.
         shape: The columns of the file the profile was made for, to warn when the next file differs.
     """
@@ -309,8 +357,23 @@ class MappingProfile(BaseModel):
     expected_kind: Literal["label", "answer"] | None = None
     normalize_input: bool = True
     splits: list[str] | None = None
+    roles: dict[str, str] = {}
+    conversation: Conversation | None = None
     lookups: dict[str, Lookup] = {}
     shape: Shape | None = None
+
+    @field_validator("roles", mode="before")
+    @classmethod
+    def _roles(cls, value: Any) -> Any:
+        return _roles_table(value)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _conversation_recipe(cls, data: Any) -> Any:
+        # `conversation:` alone says the recipe: a profile need not name it twice.
+        if isinstance(data, dict) and data.get("conversation") is not None and not data.get("recipe"):
+            return {**data, "recipe": "conversations"}
+        return data
 
     @field_validator("fields", "defaults")
     @classmethod
@@ -353,6 +416,10 @@ class MappingProfile(BaseModel):
     @model_validator(mode="after")
     def _consistent(self) -> MappingProfile:
         _no_twins(self.label_map, self.label_set)
+        if self.conversation is not None and self.recipe not in (None, "conversations"):
+            raise ValueError(
+                f"conversation: is read by the recipe conversations, not by recipe {self.recipe}; drop one of them"
+            )
         if self.label_set is not None:
             if not self.label_set:
                 raise ValueError("label_set is empty; list the allowed labels or leave it out")
@@ -586,6 +653,8 @@ def _known_keys(loc: list[Any]) -> str:
         model = Lookup
     elif loc and loc[0] == "shape":
         model = Shape
+    elif loc and loc[0] == "conversation":
+        model = Conversation
     return f"valid keys: {', '.join(model.model_fields)}"
 
 

@@ -61,6 +61,8 @@ class Table:
         splits: The splits of a JSON object of splits (all of them, not only the selected ones).
         split_sizes: Rows per split.
         document: The non-list values at the top of a JSON object (``skill_name`` in ``evals.json``).
+        root: A JSON document that is an object, whole (the ``conversations`` recipe reads the
+            dialogues of ``{"2303": {"messages": [...]}, ...}`` from it); None for other files.
         notes: Things worth telling a person (renamed columns, a skipped title row).
     """
 
@@ -74,6 +76,7 @@ class Table:
         self.splits = source.splits
         self.split_sizes = dict(source.split_sizes)
         self.document = dict(source.document)
+        self.root = source.root
         self.notes = list(source.notes)
 
     def __repr__(self) -> str:

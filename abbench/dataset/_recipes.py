@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from abbench.dataset._dialogues import CONVERSATION_COLUMNS, conversation_chunks, settle
 from abbench.dataset._formats import RowChunk
 from abbench.dataset._profile import MappingProfile
 from abbench.dataset._readers import Table
@@ -48,13 +49,14 @@ class Recipe:
         description: The layout it reads, in a sentence.
         profile: The mapping over the reshaped rows (a user profile given with the recipe overrides it).
         read: Read options the layout implies (e.g. ``header_row=0``), unless given explicitly.
-        transform: ``transform(table) -> RowStream``.
+        transform: ``transform(table, profile) -> RowStream``; `profile` is the effective mapping
+            (the ``conversations`` recipe reads its ``conversation`` and ``roles``).
     """
 
     name: str
     description: str
     profile: MappingProfile
-    transform: Callable[[Table], RowStream]
+    transform: Callable[[Table, MappingProfile], RowStream]
     read: dict[str, Any] = field(default_factory=dict)
 
 
@@ -92,11 +94,11 @@ def _blocks(table: Table, keys: tuple[str, ...], size: int) -> Iterator[RowChunk
         yield RowChunk(rows, locs, None, [])
 
 
-def _intent_blocks(table: Table) -> RowStream:
+def _intent_blocks(table: Table, profile: MappingProfile) -> RowStream:
     return RowStream(("intent", "text"), False, lambda size: _blocks(table, ("intent", "text"), size))
 
 
-def _qa_blocks(table: Table) -> RowStream:
+def _qa_blocks(table: Table, profile: MappingProfile) -> RowStream:
     keys = ("question", "answer", "text")
     return RowStream(keys, False, lambda size: _blocks(table, keys, size))
 
@@ -177,7 +179,7 @@ def _skill_creator_row(row: dict[str, Any], table: Table) -> dict[str, Any]:
     }
 
 
-def _skill_creator(table: Table) -> RowStream:
+def _skill_creator(table: Table, profile: MappingProfile) -> RowStream:
     if table.format != "json":
         raise ImportFailed(
             f"{table.path.name}: the skill-creator recipe reads evals.json, not {table.format}"
@@ -267,10 +269,22 @@ def _promptfoo_row(row: dict[str, Any], table: Table) -> dict[str, Any]:
     }
 
 
-def _promptfoo(table: Table) -> RowStream:
+def _promptfoo(table: Table, profile: MappingProfile) -> RowStream:
     if not table.tabular:
         raise ImportFailed(f"{table.path.name}: the promptfoo recipe reads a test CSV, not {table.format}")
     return _map_rows(table, _promptfoo_row, ("input", "expected", "vars", "metadata"))
+
+
+def _conversations(table: Table, profile: MappingProfile) -> RowStream:
+    layout = settle(table, profile.conversation)  # now: a file this recipe does not fit is told at once
+    if layout.keyed:
+        # The reader took the lists inside `{"2303": {"messages": [...]}}` for splits; the recipe reads
+        # the dialogues whole, so the read options, notes and recorded shape name none.
+        table.options.pop("splits", None)
+        table.splits, table.split_sizes = (), {}
+    return RowStream(
+        CONVERSATION_COLUMNS, False, lambda size: conversation_chunks(table, layout, profile.roles, size)
+    )
 
 
 def _profile(name: str, fields: dict[str, Any], **extra: Any) -> MappingProfile:
@@ -319,7 +333,7 @@ RECIPES: dict[str, Recipe] = {
                 {"input": "query", "expected": "should_trigger", "expected_skill": "expected_skill"},
                 label_set=["true", "false"],
             ),
-            lambda table: _map_rows(table, _trigger_row, ("query", "should_trigger", "expected_skill")),
+            lambda table, _: _map_rows(table, _trigger_row, ("query", "should_trigger", "expected_skill")),
         ),
         Recipe(
             "openai-evals",
@@ -334,7 +348,7 @@ RECIPES: dict[str, Recipe] = {
                 },
                 defaults={"expected": None},
             ),
-            lambda table: _map_rows(table, _openai_row, ("input", "history", "ideal", "acceptable")),
+            lambda table, _: _map_rows(table, _openai_row, ("input", "history", "ideal", "acceptable")),
         ),
         Recipe(
             "inspect",
@@ -350,7 +364,7 @@ RECIPES: dict[str, Recipe] = {
                 },
                 defaults={"expected": None},
             ),
-            lambda table: _map_rows(
+            lambda table, _: _map_rows(
                 table, _inspect_row, ("input", "history", "target", "context", "metadata")
             ),
         ),
@@ -363,6 +377,24 @@ RECIPES: dict[str, Recipe] = {
                 defaults={"expected": None},
             ),
             _promptfoo,
+        ),
+        Recipe(
+            "conversations",
+            "a file of dialogues, each a list of turns (MultiWOZ, SGD, CrossWOZ; or a table of one turn per "
+            "row beside its dialogue's id): one case per user turn, the turns before it its history, the "
+            "assistant's next turn its expected answer",
+            _profile(
+                "conversations",
+                {
+                    "case_id": "id",
+                    "input": "input",
+                    "history": "history",
+                    "expected": "reply",
+                    "metadata": {"object": {"dialogue": "dialogue_id", "turn": "turn_index"}},
+                },
+                defaults={"expected": None, "history": None},
+            ),
+            _conversations,
         ),
     )
 }

@@ -8,6 +8,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from abbench._text import clip
+from abbench.dataset._dialogues import CONVERSATION_COLUMNS, Recognised, recognise
 from abbench.dataset._kind import gold_kind
 from abbench.dataset._names import by_name
 from abbench.dataset._nested import nested_columns, path_text
@@ -101,6 +103,9 @@ def suggest_mapping(
     recipe = _detect_recipe(table, rows)
     if recipe is not None:
         return _recipe_suggestion(table, recipe, base)
+    dialogues = recognise(table)
+    if dialogues is not None:
+        return _conversation_suggestion(table, dialogues, base)
     proposal = _Proposal(table, rows, sampled=len(rows) >= sample or len(table.splits) > 1)
     proposal.chat_messages()
     proposal.chunked_utterance()
@@ -120,7 +125,30 @@ def suggest_mapping(
         spec["label_map"] = label_map
     spec["shape"] = table.shape
     profile = MappingProfile.from_dict(spec, where="the suggested mapping")
-    return Suggestion(profile, proposal.reasons, tuple(proposal.notes), labels, proposal.columns)
+    notes = tuple(clip(n, MAX_NOTE) for n in proposal.notes)
+    reasons = {k: clip(v, MAX_NOTE) for k, v in proposal.reasons.items()}
+    return Suggestion(profile, reasons, notes, labels, proposal.columns)
+
+
+MAX_NOTE = 600
+"""The most characters a suggestion's note or reason takes: a list in one is cut to its first items
+("… and 1,996 more"), and what is left clipped, so a file of thousands of splits gets readable advice."""
+
+
+def listing(items: list[str], limit: int = 8) -> str:
+    """The first `limit` of `items` joined, and how many more: ``a, b, c … and 1,996 more``."""
+    shown = ", ".join(items[:limit])
+    return shown + (f" … and {len(items) - limit:,} more" if len(items) > limit else "")
+
+
+def _conversation_suggestion(table: Table, found: Recognised, base: dict[str, Any]) -> Suggestion:
+    """A file of dialogues: the ``conversations`` recipe with the layout and roles found written out."""
+    spec = {**RECIPES["conversations"].profile.spec(), **base, "conversation": found.layout.spec()}
+    if found.roles:
+        spec["roles"] = found.roles
+    profile = MappingProfile.from_dict(spec, where="the suggested mapping")
+    notes = tuple(clip(n, MAX_NOTE) for n in [*table.notes, *found.notes])
+    return Suggestion(profile, found.reasons, notes, {}, CONVERSATION_COLUMNS)
 
 
 def _recipe_suggestion(table: Table, recipe: str, base: dict[str, Any]) -> Suggestion:
@@ -315,7 +343,7 @@ class _Proposal:
         splits = self.splits or table.splits
         if len(splits) > 1:
             meta["split"] = "$split"
-            sizes = ", ".join(f"{s} ({table.split_sizes.get(s, '?')})" for s in splits)
+            sizes = listing([f"{s} ({table.split_sizes.get(s, '?')})" for s in splits])
             chosen = "" if self.splits is None else " chosen"
             self.notes.append(
                 f"the file holds{chosen} splits {sizes}; all are imported unless you choose (splits= / --split)"
@@ -333,11 +361,8 @@ class _Proposal:
             if meta:
                 fields["metadata"] = {"object": meta}
             if leftovers or inner:
-                kept = [*leftovers, *inner]
-                self.reasons["metadata"] = (
-                    "the other columns, kept as metadata: "
-                    + ", ".join(map(repr, kept[:12]))
-                    + (f" and {len(kept) - 12} more" if len(kept) > 12 else "")
+                self.reasons["metadata"] = "the other columns, kept as metadata: " + listing(
+                    list(map(repr, [*leftovers, *inner])), 12
                 )
             else:
                 self.reasons["metadata"] = "the split each case came from"
@@ -376,7 +401,7 @@ class _Proposal:
         self.splits = kept
         self.kept_keys = set().union(*(keys[s] for s in kept))
         left = [s for s in self.table.splits if s not in kept]
-        sizes = ", ".join(f"{s} ({self.table.split_sizes.get(s, '?')})" for s in left)
+        sizes = listing([f"{s} ({self.table.split_sizes.get(s, '?')})" for s in left])
         self.notes.append(
             f"left out the splits {sizes}: their records have no {col!r} (splits: in the profile)"
         )
@@ -390,7 +415,7 @@ class _Proposal:
             )
         if "input" not in fields:
             self.notes.append(
-                f"no column looks like the input; columns: {', '.join(self.columns) or 'none'}. "
+                f"no column looks like the input; columns: {listing(list(self.columns), 20) or 'none'}. "
                 "Map it yourself (fields.input) or try a recipe: " + ", ".join(RECIPES)
             )
 

@@ -472,8 +472,9 @@ class MappingWidget(View):
         else:
             self._chosen_ref = f"profile {chosen.ref or '(given)'}"
         self._show_file(table)
-        if self.base.recipe:
-            columns = tuple(get_recipe(self.base.recipe).transform(table).columns)
+        base = self.base
+        if base.recipe:  # the recipe reads the profile too (a conversation layout, its roles)
+            columns = tuple(get_recipe(base.recipe).transform(table, base).columns)
         else:  # the keys inside objects the suggestion weighed (data.query) are offered like columns
             columns = (*table.columns, *(c for c in self.suggestion.columns if c not in table.columns))
         with self._hold():
