@@ -62,11 +62,23 @@ def _echo_conflicts(conflicts: Sequence[Problem], limit: int = 5) -> None:
     if not conflicts:
         return
     more = "+" if len(conflicts) >= 200 else ""
-    click.echo(f"  conflicts   {len(conflicts)}{more} inputs have different expected labels; review them:")
-    for p in conflicts[:limit]:
-        click.echo(f"    ~ {p.location}: {_short(p.value, 40).rstrip()} — {p.message.split(';')[0]}")
+    click.echo(
+        f"  conflicts   {len(conflicts)}{more} inputs, with the same history and context, have different "
+        "expected labels; review them:"
+    )
+    hints: dict[str, int] = {}
+    for i, p in enumerate(conflicts):
+        # the message as rows, then what no prompt shows of them: said once for every conflict it fits
+        rows, _, hint = p.message.partition(": ")[2].partition("; review the gold labels")
+        hints[hint] = hints.get(hint, 0) + 1
+        if i < limit:
+            click.echo(f"    ~ {p.location}: {_short(p.value, 40).rstrip()} — {rows}")
     if len(conflicts) > limit:
         click.echo(f"    … and {len(conflicts) - limit}{more} more (see --json)")
+    for hint, n in hints.items():
+        if hint:
+            said = hint.removeprefix(". They")
+            click.echo(f"    {'all' if n == len(conflicts) else n} of them{said}")
 
 
 def _echo_cases(
