@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import sqlite3
@@ -100,6 +101,21 @@ class DatasetReads(Noun):
                 f"no dataset {text!r}; ", *self._dataset_listing(text), kind="dataset", name=text
             )
         return _info(row)
+
+    def imported(
+        self, ref: str | int | DatasetInfo, *, reused: bool = False, requested_name: str | None = None
+    ) -> DatasetInfo:
+        """A dataset as an import returns it: with the versions of its name (`DatasetInfo.name_versions`),
+        whether the import found it stored (`reused`) and the name it asked for when that differs."""
+        info = self.get(ref)
+        rows = self._store.query(
+            "SELECT fingerprint FROM datasets WHERE name = ? AND fingerprint NOT LIKE '%@pending-%' ORDER BY id",
+            (info.name,),
+        )
+        asked = requested_name if requested_name is not None and requested_name != info.name else None
+        return dataclasses.replace(
+            info, reused=reused, name_versions=tuple(r[0] for r in rows), requested_name=asked
+        )
 
     def _dataset_listing(self, near: str | None = None) -> tuple[str | Action, ...]:
         rows = self._store.query(
