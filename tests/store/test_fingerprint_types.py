@@ -10,7 +10,6 @@ import hashlib
 import pytest
 
 from abbench.dataset import ContentHasher, canonical_json, content_hash
-from abbench.dataset._canonical import hash_line
 from abbench.types import Case
 
 MAMS = {
@@ -91,6 +90,8 @@ def test_a_text_is_kept_as_written(number, text):
 
 
 def test_a_line_without_a_number_is_hashed_as_it_is():
+    from abbench.dataset._canonical import hash_line
+
     line = canonical_json(Case("c1", "at 10:30, t", history=[{"role": "user", "content": "a,1"}]).canonical())
     assert hash_line(line) == line
     hasher = ContentHasher()
