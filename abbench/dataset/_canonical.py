@@ -99,10 +99,41 @@ def hash_line(line: str) -> str:
     """A canonical line (see `case_line`) as the content hash reads it: every number and boolean in its
     JSON fields written as text, as `text_of` writes a cell (``1`` and ``1.0`` as ``"1"``, ``0.5`` as
     ``"0.5"``, ``true`` as ``"true"``). Texts stay as written: ``"01"`` and ``"1.50"`` are not ``1``.
+
+    The plain path, which parses the whole line; an import's `Mapper` hashes each JSON field's text
+    alone (`hash_json`) and must give the same lines.
     """
     if _SCALAR_VALUE.search(line) is None:
         return line
     return canonical_json(_as_text(json.loads(line)))
+
+
+_SCALAR_START = frozenset("-0123456789tf")
+# A JSON text as its tokens that matter here: a string (skipped whole, escapes and all), or a number or
+# boolean (group 1). `null` and punctuation are left where they are.
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|(-?[0-9][-+.eE0-9]*|true|false)')
+
+
+def _token_as_text(match: re.Match[str]) -> str:
+    token = match.group(1)
+    if token is None:
+        return match.group(0)
+    if token[0] in "tf" or token.lstrip("-").isdigit():  # a boolean or an integer: its text as written
+        return f'"{token}"'
+    number = float(token)
+    return f'"{str(int(number)) if number.is_integer() else repr(number)}"'
+
+
+def hash_json(text: str) -> str:
+    """The canonical JSON `text` of a history, context or metadata value as the content hash reads it
+    (see `hash_line`): the same text when it holds no number or boolean.
+
+    Rewrites the numbers and booleans in place, a token at a time, without parsing the value: equal
+    to ``canonical_json(_as_text(json.loads(text)))`` (a property test holds them together).
+    """
+    if text[:1] not in _SCALAR_START and _SCALAR_VALUE.search(text) is None:
+        return text
+    return _TOKEN.sub(_token_as_text, text)
 
 
 class ContentHasher:
@@ -118,8 +149,9 @@ class ContentHasher:
         self._sha = hashlib.sha256()
         self._earlier = hashlib.sha256()
 
-    def add_lines(self, lines: Iterable[str]) -> None:
-        """Add canonical lines (see `case_line`)."""
+    def add_lines(self, lines: Iterable[str], hashed: list[str] | None = None) -> None:
+        """Add canonical lines (see `case_line`), and `hashed`, the same lines as `hash_line` gives them,
+        when the caller has them (an import's `Mapper` makes them a field at a time, without a parse)."""
         lines = lines if isinstance(lines, list) else list(lines)
         if not lines:
             return
@@ -127,7 +159,9 @@ class ContentHasher:
         # surrogatepass: a lone surrogate read from a JSON file must hash, not crash the import.
         data = text.encode("utf-8", "surrogatepass")
         self._earlier.update(data)
-        if _SCALAR_VALUE.search(text) is not None:  # one search spares the lines that hold no number
+        if hashed is not None:
+            data = ("\n".join(hashed) + "\n").encode("utf-8", "surrogatepass")
+        elif _SCALAR_VALUE.search(text) is not None:  # one search spares the lines that hold no number
             data = ("\n".join(map(hash_line, lines)) + "\n").encode("utf-8", "surrogatepass")
         self._sha.update(data)
 

@@ -224,12 +224,12 @@ def _insert_cases(
             from abbench.dataset import resolve_duplicates
 
             rows = resolve_duplicates(mapper, done.rows, claim, report)
-            lines = [mapper.line(r) for r in rows]
+            lines, hashed = [mapper.line(r) for r in rows], None  # the hasher reads these lines itself
         else:
             n += len(done.rows)
-            rows, lines = done.rows, done.lines
+            rows, lines, hashed = done.rows, done.lines, done.hashed
         conn.execute("RELEASE import_chunk")
-        hasher.add_lines(lines)
+        hasher.add_lines(lines, hashed)
         report.n_valid += len(rows)
     return n, hasher
 

@@ -790,16 +790,9 @@ class MappingWidget(View):
             ) from None
         self.dataset = info
         reused = " (these cases were already stored: nothing new written)" if info.reused else ""
-        if info.requested_name is not None:
-            reused += f"; the name {info.requested_name!r} is not given to them"
-        elif info.version is not None and len(info.name_versions) > 1:
-            latest = info.name_versions[-1]
-            means = (
-                "which the name alone now means"
-                if latest == info.fingerprint
-                else f"the name alone means {latest}"
-            )
-            reused += f"; version {info.version} of {info.name!r}, {means}"
+        named = info.requested_name and f"; the name {info.requested_name!r} is not given to them"
+        n = len(info.name_versions)  # the name alone means the last of them
+        reused += named or (f"; version {info.version} of the {n} named {info.name!r}" if n > 1 else "")
         self.result_html.value = note(
             f"imported {info.fingerprint}: {info.n_cases:,} cases, mapping {info.profile_ref}{reused}", "ok"
         ) + note(info.validation.summary())

@@ -8,8 +8,9 @@ import csv
 import hashlib
 
 import pytest
+from hypothesis import given, strategies as st
 
-from abbench.dataset import ContentHasher, canonical_json, content_hash
+from abbench.dataset import ContentHasher, canonical_json, content_hash, convert_file
 from abbench.types import Case
 
 MAMS = {
@@ -48,6 +49,10 @@ def test_a_tsv_and_an_xlsx_of_the_same_cases_get_one_fingerprint(store, mams_tsv
     assert store.datasets.load_cases(tsv)[0].metadata == {"sentence_no": "1"}
     assert store.datasets.load_cases(xlsx_cases)[0].metadata == {"sentence_no": 1}
     assert xlsx_cases.content_hash == tsv.content_hash
+    # the import's fast path (each JSON field's text rewritten) equals the plain one (each case parsed)
+    assert convert_file(mams_xlsx, UNMAPPED).content_hash == content_hash(
+        store.datasets.load_cases(xlsx_cases)
+    )
     # so the workbook under the TSV's name is the TSV's dataset, not a second version of it
     again = store.datasets.import_file(mams_xlsx, UNMAPPED, name="mams")
     assert (again.reused, again.fingerprint, again.name_versions) == (
@@ -117,3 +122,22 @@ def test_a_dataset_stored_under_the_earlier_rule_keeps_its_fingerprint(store, ma
     # cases saved from Python find it the same way
     saved = store.datasets.save("mams", store.datasets.load_cases(info))
     assert (saved.reused, saved.id) == (True, info.id)
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(alphabet=st.characters(codec="utf-8"), max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(_JSON)
+def test_a_json_field_rewritten_in_place_equals_the_value_parsed_and_written_as_text(value):
+    from abbench.dataset._canonical import _as_text, hash_json
+
+    text = canonical_json(value)
+    assert hash_json(text) == canonical_json(_as_text(value))
