@@ -4,11 +4,12 @@ The canonical form of a case is the JSON object of its `CASE_FIELDS` (never its 
 it sat in the file) with sorted keys, no insignificant whitespace, non-ASCII kept as UTF-8 (not
 ``\\u`` escapes), and ``null`` for absent fields (but ``expected_skill``, left out when absent, so that datasets without it
 keep their fingerprints). The content hash is the sha256 of the canonical
-lines of every case in dataset order, each followed by ``\\n``, where the hash reads every number and
-boolean inside ``history``, ``context`` and ``metadata`` as the text that writes it (`hash_line`): a
-CSV cell is text, ``1``, where a workbook cell or a JSON value is the number ``1``. Two files holding
-the same cases — a CSV and an XLSX with different column names, say — therefore hash the same; one
-changed character in any case field changes the hash.
+lines of every case in dataset order, each followed by ``\\n``, where the hash reads a number or
+boolean as the text that writes it wherever no agent is shown the difference (`hash_line`): anywhere
+in ``metadata``, and as the whole ``context`` or ``history``. A CSV cell is text, ``1``, where a
+workbook cell or a JSON value is the number ``1``. Two files holding the same cases — a CSV and an
+XLSX with different column names, say — therefore hash the same; one changed character in any case
+field changes the hash.
 
 Datasets stored before that reading keep the fingerprints they were given (experiments, reports,
 exports and access grants cite them): `ContentHasher.earlier_hexdigest` is the hash under the earlier
@@ -95,17 +96,28 @@ def _as_text(value: Any) -> Any:
     return value
 
 
+def _scalar_as_text(value: Any) -> Any:
+    """A context or history that is one number or boolean as its text (the prompt shows it so); any
+    other value as it is: inside an object or a list, an agent is shown `1` and `"1"` apart."""
+    return _as_text(value) if type(value) in (bool, int, float) else value
+
+
 def hash_line(line: str) -> str:
-    """A canonical line (see `case_line`) as the content hash reads it: every number and boolean in its
-    JSON fields written as text, as `text_of` writes a cell (``1`` and ``1.0`` as ``"1"``, ``0.5`` as
-    ``"0.5"``, ``true`` as ``"true"``). Texts stay as written: ``"01"`` and ``"1.50"`` are not ``1``.
+    """A canonical line (see `case_line`) as the content hash reads it: a number or boolean written as
+    text, as `text_of` writes a cell (``1`` and ``1.0`` as ``"1"``, ``0.5`` as ``"0.5"``, ``true`` as
+    ``"true"``), anywhere in its metadata (which no agent sees) and as its whole context or history
+    (which a prompt shows as that text). Texts stay as written: ``"01"`` and ``"1.50"`` are not ``1``.
 
     The plain path, which parses the whole line; an import's `Mapper` hashes each JSON field's text
     alone (`hash_json`) and must give the same lines.
     """
     if _SCALAR_VALUE.search(line) is None:
         return line
-    return canonical_json(_as_text(json.loads(line)))
+    case = json.loads(line)
+    case["metadata"] = _as_text(case["metadata"])
+    case["context"] = _scalar_as_text(case["context"])
+    case["history"] = _scalar_as_text(case["history"])
+    return canonical_json(case)
 
 
 _SCALAR_START = frozenset("-0123456789tf")
@@ -125,8 +137,8 @@ def _token_as_text(match: re.Match[str]) -> str:
 
 
 def hash_json(text: str) -> str:
-    """The canonical JSON `text` of a history, context or metadata value as the content hash reads it
-    (see `hash_line`): the same text when it holds no number or boolean.
+    """The canonical JSON `text` of a metadata value, or of a context or history that is one number or
+    boolean, as the content hash reads it (see `hash_line`): the same text when it holds none.
 
     Rewrites the numbers and booleans in place, a token at a time, without parsing the value: equal
     to ``canonical_json(_as_text(json.loads(text)))`` (a property test holds them together).

@@ -400,12 +400,16 @@ class Mapper:
     def _hashed_lines(
         self, values: dict[str, list[Any]], n: int, reuse: dict[str, list[str]]
     ) -> list[str] | None:
-        """The lines as the content hash reads them (`hash_json` on each JSON field), or None when no
-        JSON field changes: a field's text alone is parsed, never the whole line."""
+        """The lines as the content hash reads them (`hash_json` on the metadata, and on a context or
+        history that is one number or boolean), or None when none changes: a field's text alone is
+        rewritten, never the whole line parsed."""
         changed = {}
         for name in _JSON_FIELDS.intersection(values):
             col = values[name]
-            hashed = [v if v is None else hash_json(v) for v in col]
+            if name == "metadata":
+                hashed = [v if v is None else hash_json(v) for v in col]
+            else:  # a container is shown to the agent as it is; a bare number or boolean as its text
+                hashed = [v if v is None or v[0] in '{["n' else hash_json(v) for v in col]
             if hashed != col:
                 changed[name] = hashed
         return self._lines({**values, **changed}, n, reuse) if changed else None

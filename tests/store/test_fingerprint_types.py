@@ -1,6 +1,7 @@
-"""The fingerprint reads a number in history, context or metadata as the text that writes it, so the same
-cases from a TSV (text cells) and an XLSX (number cells) hash the same; datasets stored under the
-earlier rule keep their fingerprints and are found again by a re-import."""
+"""The fingerprint reads a number as the text that writes it where no agent is shown the difference (in
+metadata, or as the whole context), so the same cases from a TSV (text cells) and an XLSX (number
+cells) hash the same; datasets stored under the earlier rule keep their fingerprints and are found
+again by a re-import."""
 
 from __future__ import annotations
 
@@ -83,6 +84,26 @@ def test_a_number_hashes_as_the_text_that_writes_it(number, text):
     as_number = Case("c1", "q", metadata={"n": number, "deep": [{"k": number}]}, context=number)
     as_text = Case("c1", "q", metadata={"n": text, "deep": [{"k": text}]}, context=text)
     assert content_hash([as_number]) == content_hash([as_text]) == _sha([canonical_json(as_text.canonical())])
+
+
+def test_a_number_inside_a_context_the_agent_is_shown_stays_a_number():
+    assert content_hash([Case("c1", "q", context={"speed_kmh": 60})]) != content_hash(
+        [Case("c1", "q", context={"speed_kmh": "60"})]
+    )
+    assert content_hash([Case("c1", "q", history=[{"role": "user", "content": 1}])]) != content_hash(
+        [Case("c1", "q", history=[{"role": "user", "content": "1"}])]
+    )
+
+
+def test_a_context_that_is_one_cell_hashes_alike_from_a_tsv_and_an_xlsx(store, mams_tsv, mams_xlsx):
+    number_context = {"fields": {**MAMS, "context": "sentence_no"}}
+    tsv = store.datasets.import_file(mams_tsv, number_context, name="by-sentence")
+    xlsx = store.datasets.import_file(mams_xlsx, number_context, name="by-sentence-xlsx")
+    assert (store.datasets.load_cases(tsv)[0].context, store.datasets.load_cases(xlsx)[0].context) == ("1", 1)
+    assert xlsx.content_hash == tsv.content_hash
+    assert convert_file(mams_xlsx, number_context).content_hash == content_hash(
+        store.datasets.load_cases(xlsx)
+    )
 
 
 @pytest.mark.parametrize(
