@@ -12,7 +12,6 @@ from abbench._text import clip, fit
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx, read_options
 from abbench.dataset import (
     RECIPES,
-    default_name,
     gold_kind,
     match_profiles,
     plan_import,
@@ -62,11 +61,23 @@ def _echo_conflicts(conflicts: Sequence[Problem], limit: int = 5) -> None:
     if not conflicts:
         return
     more = "+" if len(conflicts) >= 200 else ""
-    click.echo(f"  conflicts   {len(conflicts)}{more} inputs have different expected labels; review them:")
-    for p in conflicts[:limit]:
-        click.echo(f"    ~ {p.location}: {_short(p.value, 40).rstrip()} — {p.message.split(';')[0]}")
+    click.echo(
+        f"  conflicts   {len(conflicts)}{more} inputs, with the same history and context, have different "
+        "expected labels; review them:"
+    )
+    hints: dict[str, int] = {}
+    for i, p in enumerate(conflicts):
+        # the message as rows, then what no prompt shows of them: said once for every conflict it fits
+        rows, _, hint = p.message.partition(": ")[2].partition("; review the gold labels")
+        hints[hint] = hints.get(hint, 0) + 1
+        if i < limit:
+            click.echo(f"    ~ {p.location}: {_short(p.value, 40).rstrip()} — {rows}")
     if len(conflicts) > limit:
         click.echo(f"    … and {len(conflicts) - limit}{more} more (see --json)")
+    for hint, n in hints.items():
+        if hint:
+            said = hint.removeprefix(". They")
+            click.echo(f"    {'all' if n == len(conflicts) else n} of them{said}")
 
 
 def _echo_cases(
@@ -168,20 +179,43 @@ def import_command(ctx: Context, file: Path, mapping: str | None, suggest: bool,
             click.echo(
                 f"already imported: {info.fingerprint} holds the same {info.n_cases:,} cases; no case stored"
             )
-            stem = default_name(file)
-            if name is None and info.fingerprint.split("@")[0] != stem:
-                click.echo(
-                    f"  the name {stem!r} is not given to it: refer to it as {info.fingerprint}, or import "
-                    f"with --name {stem} to keep these cases under that name too"
-                )
             if save_profile:
                 saved = ctx.store.profiles.get(save_profile)
                 click.echo(f"saved the mapping as profile {saved.name}@{saved.version}")
         else:
             click.echo(f"imported {info.fingerprint}  ({info.n_cases:,} cases from {file.name})")
+        for line in _name_lines(info):
+            click.echo(f"  name        {line}")
         _echo_info(info, tally, ctx.store if tally is not None else None)
 
     emit(as_json, {**info.to_dict(), **(tally.as_dict() if tally is not None else {})}, human)
+
+
+def _name_lines(info: DatasetInfo) -> list[str]:
+    """What an import did with the dataset's name: a second version of it, or the name not given."""
+    versions, version = info.name_versions, info.version
+    fp, name = info.fingerprint, info.name
+    if info.requested_name is not None:
+        asked = info.requested_name
+        return [
+            f"{asked!r} is not given to these cases, stored before as {fp}: refer to them as {fp} "
+            f"(--name {asked} stores a copy under that name, {asked}@{info.short}: experiments on the "
+            f"copy and on {fp} are not compared with each other)"
+        ]
+    if version is None or len(versions) < 2:
+        return []
+    if version == len(versions):
+        shown = list(enumerate(versions[:-1], 1))[-3:]  # the latest few: `abbench datasets` lists all
+        earlier = ", ".join(f"{f} (version {i})" for i, f in shown)
+        return [
+            f"{name!r} already named other cases: this is version {version} of {name!r}, and the name "
+            f"alone now means it; earlier: {'…, ' if len(versions) > 4 else ''}{earlier} — refer to each by "
+            "its fingerprint"
+        ]
+    return [
+        f"these cases are version {version} of {name!r}, but the name alone means {versions[-1]} "
+        f"(version {len(versions)}, imported later): refer to these as {fp}"
+    ]
 
 
 class _Tally(NamedTuple):

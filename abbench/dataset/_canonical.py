@@ -4,15 +4,23 @@ The canonical form of a case is the JSON object of its `CASE_FIELDS` (never its 
 it sat in the file) with sorted keys, no insignificant whitespace, non-ASCII kept as UTF-8 (not
 ``\\u`` escapes), and ``null`` for absent fields (but ``expected_skill``, left out when absent, so that datasets without it
 keep their fingerprints). The content hash is the sha256 of the canonical
-lines of every case in dataset order, each followed by ``\\n``. Two files holding the same cases —
-a CSV and an XLSX with different column names, say — therefore hash the same; one changed character
-in any case field changes the hash.
+lines of every case in dataset order, each followed by ``\\n``, where the hash reads a number or
+boolean as the text that writes it wherever no agent is shown the difference (`hash_line`): anywhere
+in ``metadata``, and as the whole ``context`` or ``history``. A CSV cell is text, ``1``, where a
+workbook cell or a JSON value is the number ``1``. Two files holding the same cases — a CSV and an
+XLSX with different column names, say — therefore hash the same; one changed character in any case
+field changes the hash.
+
+Datasets stored before that reading keep the fingerprints they were given (experiments, reports,
+exports and access grants cite them): `ContentHasher.earlier_hexdigest` is the hash under the earlier
+rule, by which an import finds them again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable
 from json.encoder import encode_basestring as _enc  # the C string encoder json.dumps uses (non-ASCII kept)
 from typing import Any
@@ -67,30 +75,120 @@ def case_line(
     )
 
 
-class ContentHasher:
-    """Accumulates the content hash of a dataset, one case (or canonical line) at a time, in order."""
+# In a canonical line (compact JSON, text fields quoted) a number or boolean value follows `:`, `[` or
+# `,` at once; so does a `:1` inside a text ("10:30"), which only costs that line a parse.
+_SCALAR_VALUE = re.compile(r"[:\[,][-0-9tf]")
 
-    __slots__ = ("_sha",)
+
+def _as_text(value: Any) -> Any:
+    """`value` with every number and boolean inside it as text: what a CSV cell holding it reads as."""
+    t = type(value)
+    if t is dict:
+        return {k: _as_text(v) for k, v in value.items()}
+    if t is list:
+        return [_as_text(v) for v in value]
+    if t is bool:
+        return "true" if value else "false"
+    if t is int:
+        return str(value)
+    if t is float:  # as `text_of` writes a cell: 1.0 is "1", 0.5 is "0.5"
+        return str(int(value)) if value.is_integer() else repr(value)
+    return value
+
+
+def _scalar_as_text(value: Any) -> Any:
+    """A context or history that is one number or boolean as its text (the prompt shows it so); any
+    other value as it is: inside an object or a list, an agent is shown `1` and `"1"` apart."""
+    return _as_text(value) if type(value) in (bool, int, float) else value
+
+
+def hash_line(line: str) -> str:
+    """A canonical line (see `case_line`) as the content hash reads it: a number or boolean written as
+    text, as `text_of` writes a cell (``1`` and ``1.0`` as ``"1"``, ``0.5`` as ``"0.5"``, ``true`` as
+    ``"true"``), anywhere in its metadata (which no agent sees) and as its whole context or history
+    (which a prompt shows as that text). Texts stay as written: ``"01"`` and ``"1.50"`` are not ``1``.
+
+    The plain path, which parses the whole line; an import's `Mapper` hashes each JSON field's text
+    alone (`hash_json`) and must give the same lines.
+    """
+    if _SCALAR_VALUE.search(line) is None:
+        return line
+    case = json.loads(line)
+    case["metadata"] = _as_text(case["metadata"])
+    case["context"] = _scalar_as_text(case["context"])
+    case["history"] = _scalar_as_text(case["history"])
+    return canonical_json(case)
+
+
+_SCALAR_START = frozenset("-0123456789tf")
+# A JSON text as its tokens that matter here: a string (skipped whole, escapes and all), or a number or
+# boolean (group 1). `null` and punctuation are left where they are.
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|(-?[0-9][-+.eE0-9]*|true|false)')
+
+
+def _token_as_text(match: re.Match[str]) -> str:
+    token = match.group(1)
+    if token is None:
+        return match.group(0)
+    if token[0] in "tf" or token.lstrip("-").isdigit():  # a boolean or an integer: its text as written
+        return f'"{token}"'
+    number = float(token)
+    return f'"{str(int(number)) if number.is_integer() else repr(number)}"'
+
+
+def hash_json(text: str) -> str:
+    """The canonical JSON `text` of a metadata value, or of a context or history that is one number or
+    boolean, as the content hash reads it (see `hash_line`): the same text when it holds none.
+
+    Rewrites the numbers and booleans in place, a token at a time, without parsing the value: equal
+    to ``canonical_json(_as_text(json.loads(text)))`` (a property test holds them together).
+    """
+    if text[:1] not in _SCALAR_START and _SCALAR_VALUE.search(text) is None:
+        return text
+    return _TOKEN.sub(_token_as_text, text)
+
+
+class ContentHasher:
+    """Accumulates the content hash of a dataset, one case (or canonical line) at a time, in order.
+
+    `hexdigest` is the content hash; `earlier_hexdigest` the hash of the same lines read as stored
+    (numbers as numbers), which datasets imported before `hash_line` existed carry.
+    """
+
+    __slots__ = ("_earlier", "_sha")
 
     def __init__(self) -> None:
         self._sha = hashlib.sha256()
+        self._earlier = hashlib.sha256()
 
-    def add_lines(self, lines: Iterable[str]) -> None:
-        """Add canonical lines (see `case_line`)."""
+    def add_lines(self, lines: Iterable[str], hashed: list[str] | None = None) -> None:
+        """Add canonical lines (see `case_line`), and `hashed`, the same lines as `hash_line` gives them,
+        when the caller has them (an import's `Mapper` makes them a field at a time, without a parse)."""
         lines = lines if isinstance(lines, list) else list(lines)
         if not lines:
             return
         text = "\n".join(lines) + "\n"
         # surrogatepass: a lone surrogate read from a JSON file must hash, not crash the import.
-        self._sha.update(text.encode("utf-8", "surrogatepass"))
+        data = text.encode("utf-8", "surrogatepass")
+        self._earlier.update(data)
+        if hashed is not None:
+            data = ("\n".join(hashed) + "\n").encode("utf-8", "surrogatepass")
+        elif _SCALAR_VALUE.search(text) is not None:  # one search spares the lines that hold no number
+            data = ("\n".join(map(hash_line, lines)) + "\n").encode("utf-8", "surrogatepass")
+        self._sha.update(data)
 
     def add_case(self, case: Case) -> None:
         """Add one case."""
         self.add_lines([canonical_json(case.canonical())])
 
     def hexdigest(self) -> str:
-        """The sha256 (hex) of everything added so far."""
+        """The content hash (sha256, hex) of everything added so far."""
         return self._sha.hexdigest()
+
+    def earlier_hexdigest(self) -> str:
+        """The hash under the earlier rule (numbers hashed as stored), equal to `hexdigest` when the cases
+        hold no number or boolean: how an import finds a dataset stored before the rule changed."""
+        return self._earlier.hexdigest()
 
 
 def content_hash(cases: Iterable[Case]) -> str:

@@ -307,7 +307,7 @@ def convert_file(
     for chunk in plan.chunks():
         done = ids.take(plan.mapper, plan.mapper.convert(chunk, report, len(cases)), report)
         report.n_valid += len(done.rows)
-        hasher.add_lines(done.lines)
+        hasher.add_lines(done.lines, done.hashed)
         cases.extend(map(plan.mapper.to_case, done.rows))
     result = report.build(skipped=skip_invalid)
     check_report(plan.path, result, skip_invalid)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from abbench._result import Result
 from abbench.dataset._kind import ExpectedKind
@@ -40,6 +40,12 @@ class DatasetInfo(Result):
         created_at: When it was imported (UTC, ISO-8601).
         created_by: Who imported it.
         reused: True when an import found these exact cases already stored and returned them.
+        name_versions: For what an import returns: the fingerprints of the stored datasets of its name,
+            oldest first — a name imported again with other cases gets a new version, and the name
+            alone then means the last (see `version`). Empty elsewhere.
+        requested_name: For what an import returns: the name the import asked for (given, or the
+            file's stem) when it found these cases stored under another name and returned them (that
+            name is not given to them). None elsewhere.
     """
 
     id: int
@@ -60,6 +66,17 @@ class DatasetInfo(Result):
     created_at: str | None = None
     created_by: str | None = None
     reused: bool = False
+    name_versions: tuple[str, ...] = ()
+    requested_name: str | None = None
+
+    _extra_keys: ClassVar[str] = "version"
+
+    @property
+    def version(self) -> int | None:
+        """Which version of its name an import returned (1 for the first dataset of that name), or None."""
+        if self.fingerprint not in self.name_versions:
+            return None
+        return self.name_versions.index(self.fingerprint) + 1
 
     @property
     def short(self) -> str:
@@ -109,6 +126,8 @@ class DatasetInfo(Result):
             created_at=data.get("created_at"),
             created_by=data.get("created_by"),
             reused=bool(data.get("reused")),
+            name_versions=tuple(data.get("name_versions") or ()),
+            requested_name=data.get("requested_name"),
         )
 
     def __str__(self) -> str:

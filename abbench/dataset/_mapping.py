@@ -18,7 +18,7 @@ from json.encoder import encode_basestring as _enc
 from operator import is_
 from typing import Any
 
-from abbench.dataset._canonical import canonical_json, generated_case_id, unpack_source_row
+from abbench.dataset._canonical import canonical_json, generated_case_id, hash_json, unpack_source_row
 from abbench.dataset._formats import RowChunk
 from abbench.dataset._jsonpath import PathError
 from abbench.dataset._profile import MappingProfile, Source, SourceLike
@@ -91,10 +91,13 @@ class Converted:
     Attributes:
         rows: One tuple per case, laid out as `Mapper.columns` (``idx`` first).
         lines: The canonical line of each case (see `abbench.dataset.case_line`), same order.
+        hashed: The lines as the content hash reads them (`abbench.dataset.ContentHasher.add_lines`),
+            when a JSON field holds a number or boolean; None when they are `lines`.
     """
 
     rows: list[tuple[Any, ...]]
     lines: list[str]
+    hashed: list[str] | None = None
 
 
 class Mapper:
@@ -398,7 +401,24 @@ class Mapper:
             )
         cols = [values[f] for f in self.fields]
         rows = list(zip(range(start, start + n), *cols, sources, locations, strict=True))
-        return Converted(rows, self._lines(values, n, reuse))
+        return Converted(rows, self._lines(values, n, reuse), self._hashed_lines(values, n, reuse))
+
+    def _hashed_lines(
+        self, values: dict[str, list[Any]], n: int, reuse: dict[str, list[str]]
+    ) -> list[str] | None:
+        """The lines as the content hash reads them (`hash_json` on the metadata, and on a context or
+        history that is one number or boolean), or None when none changes: a field's text alone is
+        rewritten, never the whole line parsed."""
+        changed = {}
+        for name in _JSON_FIELDS.intersection(values):
+            col = values[name]
+            if name == "metadata":
+                hashed = [v if v is None else hash_json(v) for v in col]
+            else:  # a container is shown to the agent as it is; a bare number or boolean as its text
+                hashed = [v if v is None or v[0] in '{["n' else hash_json(v) for v in col]
+            if hashed != col:
+                changed[name] = hashed
+        return self._lines({**values, **changed}, n, reuse) if changed else None
 
     def _check_required(
         self, values: dict[str, list[Any]], problems: list[tuple[int, int, str, str, Any, str]]

@@ -66,7 +66,10 @@ def import_dataset(
             path, read_mapping(store, mapping, owner), **options, skip_invalid=skip_invalid
         )
         store.keys.grant("dataset", info.fingerprint, owner)
-        return dataset_view(info)
+        held = store.keys.held("dataset", owner)  # another owner's dataset of the name is not told
+        return dataset_view(
+            dataclasses.replace(info, name_versions=tuple(f for f in info.name_versions if f in held))
+        )
 
 
 def preview(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import sqlite3
@@ -100,6 +101,21 @@ class DatasetReads(Noun):
                 f"no dataset {text!r}; ", *self._dataset_listing(text), kind="dataset", name=text
             )
         return _info(row)
+
+    def imported(
+        self, ref: str | int | DatasetInfo, *, reused: bool = False, requested_name: str | None = None
+    ) -> DatasetInfo:
+        """A dataset as an import returns it: with the versions of its name (`DatasetInfo.name_versions`),
+        whether the import found it stored (`reused`) and the name it asked for when that differs."""
+        info = self.get(ref)
+        rows = self._store.query(
+            "SELECT fingerprint FROM datasets WHERE name = ? AND fingerprint NOT LIKE '%@pending-%' ORDER BY id",
+            (info.name,),
+        )
+        asked = requested_name if requested_name is not None and requested_name != info.name else None
+        return dataclasses.replace(
+            info, reused=reused, name_versions=tuple(r[0] for r in rows), requested_name=asked
+        )
 
     def _dataset_listing(self, near: str | None = None) -> tuple[str | Action, ...]:
         rows = self._store.query(
@@ -206,40 +222,37 @@ class DatasetReads(Noun):
         return _to_cases([tuple(row)], info.source_columns)[0]
 
     def label_conflicts(self, ref: str | int | DatasetInfo, limit: int = 200) -> list[Problem]:
-        """Inputs that occur with different expected labels: gold labels worth a look by a person.
+        """Cases an agent is shown alike that have different expected labels: gold worth a look by a person.
 
-        Kept out of `import_dataset` (it sorts every input, ~0.3 s per 200,000 cases); the CLI shows
-        it after an import and in ``abbench datasets REF``.
+        Cases are alike when their input, history and context are equal — all an agent is shown of a
+        case but its domain — so the same sentence asked about two aspects (the aspect in the context),
+        or the same short reply after two histories, is no conflict. Rows that differ only in what no
+        prompt shows (metadata, domain) are, and the message names those differences.
+
+        Kept out of `import_dataset` (it sorts every case, ~0.3 s per 200,000 cases); the CLI shows it
+        after an import and in ``abbench datasets REF``.
 
         Returns:
-            One warning (kind ``conflicting_labels``) per such input, at its first row, in file order;
-            at most `limit`. The message names two of its labels.
+            One warning (kind ``conflicting_labels``) per group of such cases, at its first row, in file
+            order; at most `limit`. The message names each label with its rows and case ids (the first
+            few), and the file.
         """
         info = self.get(ref)
-        # MIN <> MAX finds the groups with two labels without tracking distinct values per group.
+        # Windows over (input, history, context): every row of a group whose MIN and MAX gold differ,
+        # the groups ranked by their first row, in one sort of the dataset.
         rows = self._store.query(
-            "SELECT input, MIN(expected) AS low, MAX(expected) AS high, MIN(idx) AS first FROM cases "
-            "WHERE dataset_id = ? AND expected IS NOT NULL "
-            "GROUP BY input HAVING low <> high ORDER BY first LIMIT ?",
+            "SELECT * FROM (SELECT *, DENSE_RANK() OVER (ORDER BY first) AS grp FROM ("
+            "SELECT idx, case_id, input, expected, source_line, domain, metadata, "
+            "MIN(expected) OVER w AS low, MAX(expected) OVER w AS high, MIN(idx) OVER w AS first "
+            "FROM cases WHERE dataset_id = ? AND expected IS NOT NULL "
+            "WINDOW w AS (PARTITION BY input, history, context)) WHERE low <> high) "
+            "WHERE grp <= ? ORDER BY first, idx",
             (info.id, limit),
         )
-        out = []
+        groups: dict[int, list[sqlite3.Row]] = {}
         for row in rows:
-            (where,) = self._store.conn.execute(
-                "SELECT source_line FROM cases WHERE dataset_id = ? AND idx = ?", (info.id, row["first"])
-            ).fetchone()
-            out.append(
-                Problem(
-                    "conflicting_labels",
-                    where,
-                    "expected",
-                    row["input"],
-                    f"the same input has different expected labels ({row['low']!r}, {row['high']!r}); "
-                    "review the gold labels",
-                    severity="warning",
-                )
-            )
-        return out
+            groups.setdefault(row["grp"], []).append(row)
+        return [_conflict(group, info.source_file) for group in groups.values()]
 
     def value_counts(self, ref: str | int | DatasetInfo, field: str = "expected") -> dict[str | None, int]:
         """How many cases have each value of a text field (``expected``, ``domain``), most common first."""
@@ -253,6 +266,67 @@ class DatasetReads(Noun):
             (info.id,),
         )
         return {r[0]: r[1] for r in rows}
+
+
+_CONFLICT_LABELS_SHOWN = 4
+"""Labels a conflict's message names (with their rows); the rest are counted."""
+_CONFLICT_ROWS_SHOWN = 3
+"""Rows named for each label of a conflict; the rest are counted."""
+
+
+def _conflict(rows: list[sqlite3.Row], source_file: str | None) -> Problem:
+    """The warning for one group of alike cases with different labels: each label with its rows."""
+    by_label: dict[str, list[sqlite3.Row]] = {}
+    for row in rows:
+        by_label.setdefault(row["expected"], []).append(row)
+    parts = []
+    for label, held in list(by_label.items())[:_CONFLICT_LABELS_SHOWN]:
+        shown = ", ".join(f"{_where(r)} (case {r['case_id']})" for r in held[:_CONFLICT_ROWS_SHOWN])
+        more = (
+            f" and {len(held) - _CONFLICT_ROWS_SHOWN} more rows" if len(held) > _CONFLICT_ROWS_SHOWN else ""
+        )
+        parts.append(f"{label!r} at {shown}{more}")
+    if len(by_label) > _CONFLICT_LABELS_SHOWN:
+        parts.append(f"and {len(by_label) - _CONFLICT_LABELS_SHOWN} more labels")
+    of = f" of {source_file}" if source_file else ""
+    message = (
+        f"the same input, history and context have different expected labels: {'; '.join(parts)}{of}; "
+        f"review the gold labels{_hidden_difference(rows)}"
+    )
+    first = rows[0]
+    return Problem(
+        "conflicting_labels",
+        _where(first),
+        "expected",
+        first["input"],
+        message,
+        severity="warning",
+        case_id=first["case_id"],
+    )
+
+
+def _where(row: sqlite3.Row) -> str:
+    """Where a case sits in its file (``line 12``), or its place in a dataset saved from Python."""
+    return str(row["source_line"] or f"case #{row['idx'] + 1}")
+
+
+def _hidden_difference(rows: list[sqlite3.Row]) -> str:
+    """What tells the rows of a conflict apart that no prompt shows (metadata keys, the domain), said
+    with the way to show it; "" when nothing does."""
+    metas = [loads(r["metadata"]) if r["metadata"] is not None else {} for r in rows]
+    metas = [m if isinstance(m, dict) else {"metadata": m} for m in metas]
+    keys = sorted(
+        {k for m in metas for k in m if len({json.dumps(x.get(k), sort_keys=True) for x in metas}) > 1}
+    )
+    what = [f"metadata {', '.join(repr(k) for k in keys[:5])}"] if keys else []
+    if len({r["domain"] for r in rows}) > 1:
+        what.append("domain")
+    if not what:
+        return ""
+    return (
+        f". They differ only in {' and '.join(what)}, which the agent's prompt does not show: if that tells "
+        "the cases apart, map it to context (fields: context: <column>) so the agent sees it"
+    )
 
 
 def _case_columns(source_rows: bool) -> str:

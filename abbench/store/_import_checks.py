@@ -88,11 +88,12 @@ def _named(profile: MappingProfile, name: str) -> MappingProfile:
     return profile.model_copy(update={"name": name, "version": None})
 
 
-def _reused(stored: DatasetInfo, profile: MappingProfile, file: str, name: str) -> DatasetInfo:
-    """What an import returns when the file holds the cases of a stored dataset: that one, reused."""
+def _reused(stored: DatasetInfo, profile: MappingProfile, file: str, name: str) -> None:
+    """Log what an import that found the file's cases stored (`stored`, which it returns) leaves as it was."""
     log.info("%s holds the same cases as %s; nothing stored", file, stored.fingerprint)
+    if name != stored.name:
+        log.info("the name %r is not given to them: they are %s", name, stored.fingerprint)
     _warn_if_labels_differ(stored, profile, file, name)
-    return DatasetInfo(**{**stored.__dict__, "reused": True})
 
 
 def _dataset_name(name: str) -> str:
@@ -182,8 +183,8 @@ def _case_row(ds_id: int, i: int, c: Case) -> tuple[Any, ...]:
 
 def _insert_cases(
     conn: sqlite3.Connection, ds_id: int, plan: ImportPlan, report: ReportBuilder
-) -> tuple[int, str]:
-    """Map, validate and insert the file's rows chunk by chunk; how many cases, and their content hash.
+) -> tuple[int, ContentHasher]:
+    """Map, validate and insert the file's rows chunk by chunk; how many cases, and their hashes.
 
     A chunk goes in with one ``executemany``; when a case id repeats in it, the chunk is redone row
     by row so that the repeats are renamed or reported (`resolve_duplicates`).
@@ -223,14 +224,14 @@ def _insert_cases(
             from abbench.dataset import resolve_duplicates
 
             rows = resolve_duplicates(mapper, done.rows, claim, report)
-            lines = [mapper.line(r) for r in rows]
+            lines, hashed = [mapper.line(r) for r in rows], None  # the hasher reads these lines itself
         else:
             n += len(done.rows)
-            rows, lines = done.rows, done.lines
+            rows, lines, hashed = done.rows, done.lines, done.hashed
         conn.execute("RELEASE import_chunk")
-        hasher.add_lines(lines)
+        hasher.add_lines(lines, hashed)
         report.n_valid += len(rows)
-    return n, hasher.hexdigest()
+    return n, hasher
 
 
 def _warn_if_labels_differ(stored: DatasetInfo, profile: MappingProfile, file: str, name: str) -> None:

@@ -154,9 +154,16 @@ class DatasetImports(Noun):
         except _Reuse as reuse:
             if save_profile_as is not None:  # asked for by name: saved though no case is stored
                 self._store.profiles.save(to_save)
-            return _reused(reuse.info, to_save, src.name, ds_name)
-        result = self._store.datasets.get(ds_id)
+            _reused(reuse.info, to_save, src.name, ds_name)
+            return self._store.datasets.imported(reuse.info.id, reused=True, requested_name=ds_name)
+        result = self._store.datasets.imported(ds_id)
         log.info("imported %s: %d cases from %s", result.fingerprint, result.n_cases, src.name)
+        if (result.version or 1) > 1:
+            log.info(
+                "%s is version %d of the name %r, which now means it; version %d is %s",
+                result.fingerprint, result.version, result.name, (result.version or 1) - 1,
+                result.name_versions[-2],
+            )  # fmt: skip
         return result
 
     def _import_file(self, job: _ImportJob) -> int:
@@ -239,14 +246,17 @@ class DatasetImports(Noun):
             Counter(c.expected for c in cases), declared=expected_kind, label_set=label_set
         ).to_json()
         fp = fingerprint(name, digest)
-        held = self._store.query_one("SELECT id FROM datasets WHERE fingerprint = ?", (fp,))
+        # the same cases saved before numbers were hashed as text carry the earlier fingerprint
+        held_sql = "SELECT id FROM datasets WHERE fingerprint IN (?, ?) ORDER BY id DESC LIMIT 1"
+        fps = (fp, fingerprint(name, hasher.earlier_hexdigest()))
+        held = self._store.query_one(held_sql, fps)
         if held is not None:
-            return DatasetInfo(**{**self._store.datasets.get(held[0]).__dict__, "reused": True})
+            return self._store.datasets.imported(held[0], reused=True)
         with self._store.transaction() as conn:
             # Looked up again under the write lock: another process may have saved the same cases since.
-            held = conn.execute("SELECT id FROM datasets WHERE fingerprint = ?", (fp,)).fetchone()
+            held = conn.execute(held_sql, fps).fetchone()
             if held is not None:
-                return DatasetInfo(**{**self._store.datasets.get(held[0]).__dict__, "reused": True})
+                return self._store.datasets.imported(held[0], reused=True)
             cur = conn.execute(
                 "INSERT INTO datasets (fingerprint, name, content_hash, n_cases, label_set, label_map, "
                 "expected_kind, read_options, created_at, created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -270,7 +280,7 @@ class DatasetImports(Noun):
                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [_case_row(ds_id, i, c) for i, c in enumerate(cases)],
             )
-        return self._store.datasets.get(ds_id)
+        return self._store.datasets.imported(ds_id)
 
     def _write_dataset(self, conn: sqlite3.Connection, job: _ImportJob, source_sha: str) -> int:
         """Insert the dataset of an import and its cases; its id.
@@ -281,7 +291,8 @@ class DatasetImports(Noun):
         ds_id = self._insert_pending_dataset(conn, job, source_sha)
         plan = job.plan
         report = plan.new_report(job.max_problems)
-        n, digest = _insert_cases(conn, ds_id, plan, report)
+        n, hasher = _insert_cases(conn, ds_id, plan, report)
+        digest = hasher.hexdigest()
         _warn_unassessed_skills(conn, ds_id, report)
         counts = dict(
             conn.execute(
@@ -294,10 +305,12 @@ class DatasetImports(Noun):
 
         check_report(plan.path, result, job.skip_invalid)
         fp = fingerprint(job.ds_name, digest)
+        # A dataset stored before numbers were hashed as text carries the earlier hash: found by it too.
+        earlier = hasher.earlier_hexdigest()
         existing = conn.execute(
-            "SELECT id FROM datasets WHERE content_hash = ? AND id != ? AND (fingerprint = ? OR ?) "
-            "ORDER BY id DESC LIMIT 1",
-            (digest, ds_id, fp, job.any_name),
+            "SELECT id FROM datasets WHERE content_hash IN (?, ?) AND id != ? "
+            "AND (fingerprint IN (?, ?) OR ?) ORDER BY id DESC LIMIT 1",
+            (digest, earlier, ds_id, fp, fingerprint(job.ds_name, earlier), job.any_name),
         ).fetchone()
         if existing is not None:
             raise _Reuse(self._store.datasets.get(existing[0]))

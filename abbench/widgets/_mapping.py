@@ -791,6 +791,9 @@ class MappingWidget(View):
             ) from None
         self.dataset = info
         reused = " (these cases were already stored: nothing new written)" if info.reused else ""
+        named = info.requested_name and f"; the name {info.requested_name!r} is not given to them"
+        n = len(info.name_versions)  # the name alone means the last of them
+        reused += named or (f"; version {info.version} of the {n} named {info.name!r}" if n > 1 else "")
         self.result_html.value = note(
             f"imported {info.fingerprint}: {info.n_cases:,} cases, mapping {info.profile_ref}{reused}", "ok"
         ) + note(info.validation.summary())

@@ -70,8 +70,8 @@ def test_the_same_cases_from_a_file_of_another_name_say_which_name_they_keep(cli
     fingerprint = again.output.split()[2]
     assert fingerprint.startswith("routing@") and "no case stored" in again.output
     assert (
-        f"the name 'copy' is not given to it: refer to it as {fingerprint}, or import with --name copy "
-        "to keep these cases under that name too"
+        f"  name        'copy' is not given to these cases, stored before as {fingerprint}: refer to them as "
+        f"{fingerprint} (--name copy stores a copy under that name"
     ) in again.output
     named = cli("import", files / "copy.csv", "--mapping", files / "routing.yaml", "--name", "copy")
     assert named.output.startswith("imported copy@")  # as it says
@@ -84,7 +84,10 @@ def test_the_same_cases_from_a_file_of_another_name_say_which_name_they_keep(cli
 def test_import_shows_label_conflicts(cli, tmp_path):
     (tmp_path / "c.csv").write_text("q,label\n打开空调,fast\n打开空调,slow\n", encoding="utf-8")
     result = cli("import", tmp_path / "c.csv")
-    assert "conflicts   1 inputs have different expected labels" in result.output
+    assert (
+        "conflicts   1 inputs, with the same history and context, have different expected labels"
+        in result.output
+    )
     assert "~ line 2: 打开空调" in result.output
 
 

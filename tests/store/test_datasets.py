@@ -269,7 +269,9 @@ def test_label_conflicts(store, tmp_path):
         "x",
         "warning",
     )
-    assert "('a', 'b')" in warning.message
+    assert (
+        "'a' at line 2 (case 0a7651f82b16); 'b' at line 4 (case 0a7651f82b16-2) of c.csv" in warning.message
+    )
 
 
 def test_concurrent_reader_sees_nothing_until_commit(store, csv_file):
