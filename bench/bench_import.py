@@ -239,7 +239,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--quick", action="store_true", help="4k CSV, 1k XLSX and 2k Parquet rows: a smoke test")
+    parser.add_argument(
+        "--quick", action="store_true", help="4k CSV, 1k XLSX and 2k Parquet rows: a smoke test"
+    )
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per file; the best is reported")
     parser.add_argument("--one", nargs=3, metavar=("FORMAT", "ROWS", "DIR"), help=argparse.SUPPRESS)
     parser.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)

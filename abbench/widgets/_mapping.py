@@ -47,6 +47,7 @@ from abbench.widgets._mapping_parts import (
     file_html,
     fit_tag,
     group_spellings,
+    imported_html,
     parse_label_set,
     profile_summary,
     report_html,
@@ -790,12 +791,6 @@ class MappingWidget(View):
                 exc.report,
             ) from None
         self.dataset = info
-        reused = " (these cases were already stored: nothing new written)" if info.reused else ""
-        named = info.requested_name and f"; the name {info.requested_name!r} is not given to them"
-        n = len(info.name_versions)  # the name alone means the last of them
-        reused += named or (f"; version {info.version} of the {n} named {info.name!r}" if n > 1 else "")
-        self.result_html.value = note(
-            f"imported {info.fingerprint}: {info.n_cases:,} cases, mapping {info.profile_ref}{reused}", "ok"
-        ) + note(info.validation.summary())
+        self.result_html.value = imported_html(info)
         self._list_profiles()
         return info

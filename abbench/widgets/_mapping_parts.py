@@ -11,6 +11,7 @@ import ipywidgets as w
 
 from abbench._text import clip
 from abbench.dataset import (
+    DatasetInfo,
     MappingProfile,
     ProblemKind,
     ProfileMatch,
@@ -349,3 +350,14 @@ def group_spellings(counts: Mapping[str, int]) -> dict[str, dict[str, int]]:
     for value, n in counts.items():
         groups.setdefault(label_key(value), {})[value] = n
     return groups
+
+
+def imported_html(info: DatasetInfo) -> str:
+    """What an import stored: its fingerprint and cases, and whether the cases or the name were there before."""
+    reused = " (these cases were already stored: nothing new written)" if info.reused else ""
+    named = info.requested_name and f"; the name {info.requested_name!r} is not given to them"
+    n = len(info.name_versions)  # the name alone means the last of them
+    reused += named or (f"; version {info.version} of the {n} named {info.name!r}" if n > 1 else "")
+    return note(
+        f"imported {info.fingerprint}: {info.n_cases:,} cases, mapping {info.profile_ref}{reused}", "ok"
+    ) + note(info.validation.summary())
