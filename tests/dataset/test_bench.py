@@ -21,5 +21,5 @@ def test_bench_import_quick():
         check=False,
     )
     assert out.returncode == 0, out.stderr
-    assert "CSV   4,000 rows" in out.stdout and "XLSX   1,000 rows" in out.stdout
+    assert "CSV    4,000 rows" in out.stdout and "XLSX   1,000 rows" in out.stdout
     assert out.stdout.count("peak Python memory") == 2 and "rows/s" in out.stdout

@@ -68,7 +68,7 @@ def lab_page(browser, lab: Lab, failure_shot: Path, *, viewport=None, **context_
         network,
         errors,
     ):
-        page.set_default_timeout(60_000)
+        page.set_default_timeout(HANG_MS)  # waits are on conditions: the timeout only ends a hang
         try:
             yield page
         except BaseException:
