@@ -111,6 +111,7 @@ def suggest_mapping(
     proposal.chunked_utterance()
     proposal.by_names()
     proposal.by_values()
+    proposal.per_aspect()
     proposal.split_names_as_labels()
     labels, label_map = proposal.gold_values()
     fields = proposal.fields()
@@ -283,6 +284,50 @@ class _Proposal:
                 self.take(
                     "expected", col, f"{col!r}: few distinct short values ({n}), which looks like labels", col
                 )
+
+    def per_aspect(self) -> None:
+        """Several rows per input, one per aspect (aspect-sentiment data: a sentence, its aspect, a polarity):
+        the labels column that tells an input's rows apart is the context the gold depends on, and the gold
+        is another labels column. Undecidable (both tell the rows apart) is said, not guessed."""
+        src, gold = self.chosen.get("input"), self.chosen.get("expected")
+        if not (isinstance(src, str) and isinstance(gold, str)) or "context" in self.chosen:
+            return
+        inputs = [_key(v) for v in self.values.get(src, ())]
+        if gold not in self.values or sum(n for n in Counter(inputs).values() if n > 1) < max(
+            2, 0.2 * len(inputs)
+        ):
+            return  # most inputs stand alone: nothing to tell apart
+
+        def tells_apart(col: str) -> bool:
+            return len(set(zip(inputs, map(_key, self.values[col]), strict=True))) == len(inputs)
+
+        others = [c for c in self.columns if c not in self.used and _label_like((c,), self.values, set())]
+        others = [
+            c for c in others if not all(_key(v).isdigit() for v in self.values[c] if v not in (None, ""))
+        ]
+        if tells_apart(gold):
+            golds = [c for c in others if not tells_apart(c)]
+            if not golds:
+                if others:
+                    self.notes.append(
+                        f"each input holds several rows, told apart by {gold!r}; {others[0]!r} reads as labels "
+                        f"too: if it is the gold, map context: {self.ref(gold)} and expected: {self.ref(others[0])}"
+                    )
+                return
+            key, new = gold, golds[0]
+            self.take("expected", new, f"{new!r}: labels that differ between an input's rows", new)
+        else:
+            keys = [c for c in others if tells_apart(c)]
+            if not keys:
+                return
+            key = keys[0]
+        self.take(
+            "context",
+            key,
+            f"{key!r}: each input holds several rows, one per {key!r} value, and the gold depends on it "
+            "(an aspect, a slot): the agent is shown it",
+            key,
+        )
 
     def split_names_as_labels(self) -> None:
         """SNIPS keeps one intent per file as ``{"AddToPlaylist": [...]}``: the split's name is the gold label."""
