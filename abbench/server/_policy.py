@@ -100,7 +100,11 @@ FIELDS: dict[str, dict[str, str]] = {
         "splits": PLAIN,
         "lookups": NESTED,
         "shape": NESTED,
+        "conversation": NESTED,
+        "roles": PLAIN,  # a speaker's name -> user or assistant
     },
+    # keys and JSON paths inside the imported file (``turns``, ``speaker``, ``$key``), never a file of the server's
+    "Conversation": dict.fromkeys(("turns", "speaker", "text", "id"), PLAIN),
     "Source": dict.fromkeys(
         (
             "column",

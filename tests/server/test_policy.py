@@ -10,7 +10,7 @@ import pytest
 
 from abbench.agents._builtin import _PARAMS
 from abbench.agents._openai import _SETTINGS
-from abbench.dataset import MappingProfile
+from abbench.dataset import Conversation, MappingProfile
 from abbench.dataset._profile import Lookup, ReadSpec, Shape, Source
 from abbench.gate import GateRule
 from abbench.gate._rules import GATE_KEYS
@@ -40,6 +40,7 @@ MODELS = [
     StoppingSpec,
     DaskSpec,
     MappingProfile,
+    Conversation,
     Source,
     Lookup,
     ReadSpec,
