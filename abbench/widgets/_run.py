@@ -267,8 +267,10 @@ class RunControlWidget(RunForm):
         super().close()
 
     def reload(self) -> None:
-        """Read the experiments, datasets and snapshots again, keeping every selection made."""
-        self._list_stamp = self.store.listing_stamp()
+        """Read the experiments, datasets and snapshots again, keeping every selection made. The listing
+        stamp is kept only once the lists are drawn: a read that fails midway (a busy store) leaves the
+        old stamp, so the follower's next tick reads them again instead of taking them as read."""
+        stamp = self.store.listing_stamp()
         self._list_skills()
         for row in self.arm_rows:
             row.set_skill_options(self.skill_options())
@@ -277,6 +279,7 @@ class RunControlWidget(RunForm):
             options: list[tuple[str, int]] = [("— new experiment —", NEW)]
             options += [(experiment_label(exp), exp.id) for exp in self.store.experiments.all()]
             self.chooser.set_options(options)
+            self._list_stamp = stamp
             if self.chooser.missing is not None and self.chooser.missing != NEW:
                 self.status_html.value = note(
                     f"experiment #{self.chooser.missing} is not in the store any more; choose another", "warn"

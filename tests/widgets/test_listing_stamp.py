@@ -38,3 +38,26 @@ def test_the_follower_reads_the_stamp_only_after_a_commit_and_then_lists_the_new
         )
         wait_for(lambda: exp.id in widget.chooser.values, "the list read again after the commit")
         widget.close()
+
+
+def test_a_list_read_that_fails_midway_is_read_again_on_the_next_tick(store, small):
+    """A busy store can fail the read of the lists after the stamp was taken: the stamp must not count
+    as read then, or the new experiment would never be listed (02 missed a terminal's run this way)."""
+    widget = RunControlWidget(store, dataset=small.fingerprint, poll_s=0.01)
+    real = store.experiments.all
+    failed = []
+
+    def busy_once():
+        if not failed:
+            failed.append(1)
+            raise RuntimeError("database is locked")
+        return real()
+
+    with mock.patch.object(store.experiments, "all", side_effect=busy_once):
+        exp = create_experiment(
+            {"name": "elsewhere", "dataset": small.fingerprint, "arms": {"a": {"agent": "builtin"}}},
+            store=store,
+        )
+        wait_for(lambda: exp.id in widget.chooser.values, "the list read again after the failed read")
+    assert failed == [1]
+    widget.close()
