@@ -7,15 +7,12 @@ grading cost belongs to the judge, apart from the arms' execution cost.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
 from abbench._result import Result
 from abbench.graders import PairJudgement, PositionBias, measure_position_bias
-from abbench.store import Experiment, Store, open_store
-
-StoreLike = str | os.PathLike[str] | Store | None
+from abbench.store import Experiment, Store, StoreLike, open_store
 
 
 @dataclass(frozen=True)

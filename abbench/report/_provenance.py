@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import platform
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -11,13 +10,20 @@ from typing import TYPE_CHECKING, Any
 from abbench import __version__
 from abbench.runner import PauseReason, halt_of
 from abbench.snapshot import version_label
-from abbench.store import Experiment, FailedRun, Store, current_user, open_store, run_failures, runs_facts
+from abbench.store import (
+    Experiment,
+    FailedRun,
+    Store,
+    StoreLike,
+    current_user,
+    open_store,
+    run_failures,
+    runs_facts,
+)
 from abbench.types import ExperimentStatus, RunState
 
 if TYPE_CHECKING:
     from abbench.dataset import DatasetInfo
-
-StoreLike = str | os.PathLike[str] | Store | None
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from abbench.graders import normalise_label
 from abbench.metrics import dataset_labels
-from abbench.report._provenance import StoreLike
 from abbench.review import Disagreement, case_detail
-from abbench.store import open_store, wrong_answers
+from abbench.store import StoreLike, open_store, wrong_answers
 
 if TYPE_CHECKING:
     from abbench.store import Experiment

@@ -15,11 +15,10 @@ from typing import Any
 from abbench._result import Result
 from abbench.errors import UnknownName
 from abbench.export import Column, Table
-from abbench.review._api import StoreLike
 from abbench.review._cases import DISAGREEMENT_KINDS, _json
 from abbench.review._pages import Paged, disagreement_page
 from abbench.review._turns import earlier_turns
-from abbench.store import CASE_SORTS, OUTCOMES, CaseQuery, Experiment, Store, open_store
+from abbench.store import CASE_SORTS, OUTCOMES, CaseQuery, Experiment, Store, StoreLike, open_store
 from abbench.types import outcome_word
 
 CASE_OUTCOMES = OUTCOMES

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import math
-import os
 from collections import Counter
 from dataclasses import dataclass
 
 from abbench.errors import UsageError
 from abbench.metrics import Result
 from abbench.stats import Kappa, cohen_kappa
-from abbench.store import Experiment, Review, Store, open_store
+from abbench.store import Experiment, Review, Store, StoreLike, open_store
 from abbench.types import RunState
 
 HUMAN_LABELS = {"model_correct": RunState.PASS, "gold_correct": RunState.FAIL}
@@ -19,8 +18,6 @@ HUMAN_LABELS = {"model_correct": RunState.PASS, "gold_correct": RunState.FAIL}
 The other verdicts (``ambiguous_standard``, ``missing_capability_info``, ``unsure``) diagnose a case
 without saying who is right, so they do not count in judge-versus-human agreement.
 """
-
-StoreLike = str | os.PathLike[str] | Store | None
 
 
 def add_review(

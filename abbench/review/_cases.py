@@ -16,7 +16,6 @@ from abbench import _actions as do
 from abbench.errors import AbbenchError, NotFoundError, UsageError
 from abbench.graders import normalise_label
 from abbench.metrics import Result, dataset_labels
-from abbench.review._api import StoreLike
 from abbench.review._threshold import low_confidence_threshold
 from abbench.review._turns import earlier_turns, history_excerpt
 from abbench.store import (
@@ -29,6 +28,7 @@ from abbench.store import (
     Grade,
     Review,
     Store,
+    StoreLike,
     loads,
     open_store,
 )

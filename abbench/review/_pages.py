@@ -21,7 +21,6 @@ import numpy as np
 from abbench._memo import Memo
 from abbench.errors import UnknownName, UsageError
 from abbench.metrics import Result, dataset_labels
-from abbench.review._api import StoreLike
 from abbench.review._cases import (
     DISAGREEMENT_KINDS,
     Disagreement,
@@ -32,7 +31,7 @@ from abbench.review._cases import (
     _Loader,
 )
 from abbench.review._threshold import low_confidence_threshold
-from abbench.store import FAILED, Experiment, Store, open_store
+from abbench.store import FAILED, Experiment, Store, StoreLike, open_store
 
 SAMPLE = "sample"
 """The kind of the cases of the latest random review sample (`abbench.review.sample_cases`)."""

@@ -9,7 +9,6 @@ correction refuses to use them.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,10 +19,8 @@ from abbench.metrics import Result
 from abbench.review._api import HUMAN_LABELS
 from abbench.review._cases import Disagreement, _latest_reviews, _Loader
 from abbench.stats import Interval, PredictionPowered, ppi_mean, wilson_interval
-from abbench.store import Experiment, ReviewSample, Store, open_store
+from abbench.store import Experiment, ReviewSample, Store, StoreLike, open_store
 from abbench.types import RunState
-
-StoreLike = str | os.PathLike[str] | Store | None
 
 
 def draw_review_sample(

@@ -15,8 +15,7 @@ from abbench._memo import Memo
 from abbench.dataset import gold_kind
 from abbench.errors import UsageError
 from abbench.metrics import LOW_CONFIDENCE, Result, dataset_labels, label_space
-from abbench.review._api import StoreLike
-from abbench.store import Experiment, Store, open_store
+from abbench.store import Experiment, Store, StoreLike, open_store
 
 
 def default_threshold(labels: int | None) -> float:

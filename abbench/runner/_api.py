@@ -8,7 +8,6 @@ import logging
 import threading
 from collections.abc import Awaitable, Iterable, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from abbench.errors import ExperimentError
@@ -22,12 +21,10 @@ from abbench.runner._retry import RetrySelection, select_retry
 from abbench.runner._scheduler import ExperimentRunner, RunSummary
 from abbench.runner._stopping import StopReason
 from abbench.runner._where import dask_settings, run_coroutine
-from abbench.store import Experiment, Store, open_store
+from abbench.store import Experiment, Store, StoreLike, open_store
 from abbench.types import Control, ExperimentStatus, RunState
 
 log = logging.getLogger(__name__)
-
-StoreLike = str | Path | Store | None
 
 
 class _LoopThread:

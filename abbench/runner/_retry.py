@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from abbench.errors import ExperimentError
-from abbench.store import Experiment, Store, open_store
-
-StoreLike = str | Path | Store | None
+from abbench.store import Experiment, StoreLike, open_store
 
 
 @dataclass(frozen=True)

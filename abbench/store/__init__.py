@@ -107,7 +107,7 @@ if typing.TYPE_CHECKING:
         StoredArmSpec as StoredArmSpec,
         StoredExperimentSpec as StoredExperimentSpec,
     )
-    from abbench.store._store import Store, open_store as open_store
+    from abbench.store._store import Store, StoreLike as StoreLike, open_store as open_store
     from abbench.store._writes import (
         ATTEMPT_COLUMNS as ATTEMPT_COLUMNS,
         AttemptWrite as AttemptWrite,
@@ -270,6 +270,7 @@ __getattr__, __dir__ = _lazy.exports(
         ),
         "abbench.store._store": (
             "Store",
+            "StoreLike",
             "open_store",
         ),
         "abbench.store._writes": (

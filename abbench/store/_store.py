@@ -64,7 +64,12 @@ class Store(StoreBase):
         self.keys = Keys(self)
 
 
-def open_store(path: str | os.PathLike[str] | Store | None = None, *, create: bool = True) -> Store:
+StoreLike = str | os.PathLike[str] | Store | None
+"""What an API function's ``store=`` takes: a `Store`, a store folder, or None for $ABBENCH_STORE or
+./.abbench (`open_store` opens it)."""
+
+
+def open_store(path: StoreLike = None, *, create: bool = True) -> Store:
     """Open (and create or migrate) the store at `path`, $ABBENCH_STORE, or ./.abbench.
 
     A `Store` passed in is returned as is, so every API function can take either.
