@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from abbench.errors import NotFoundError
 from abbench.store._base import loads
@@ -53,15 +53,27 @@ index: one statement taking the four bounds at once walked its 600,000 entries (
 agent call). The rounds are those of the first case: runs are made for every case in every round
 (store.runs.create`), so they are every case's."""
 
-_KIND_SQL = (
-    f"r.state='{RunState.FAIL}'",
-    f"(r.state='{RunState.FAIL}' AND r.failure_type IS NOT NULL)",
-    f"(r.state='{RunState.FAIL}' AND r.failure_type IS NULL AND r.passed IS NULL)",
-    f"r.state='{RunState.CANCELLED}'",
-    f"(r.state='{RunState.FAIL}' AND r.passed=0)",
-)
-"""What `RunRecords.select`'s kind filters match, in its order: failed, execution failed, grading
-failed, cancelled, disagreements (graded wrong)."""
+_KIND_SQL = {
+    "failed": f"r.state='{RunState.FAIL}'",
+    "execution_failed": f"(r.state='{RunState.FAIL}' AND r.failure_type IS NOT NULL)",
+    "grading_failed": f"(r.state='{RunState.FAIL}' AND r.failure_type IS NULL AND r.passed IS NULL)",
+    "cancelled": f"r.state='{RunState.CANCELLED}'",
+    "disagreements": f"(r.state='{RunState.FAIL}' AND r.passed=0)",
+}
+"""What each kind filter of `RunFilter` matches (disagreements: graded wrong)."""
+
+
+class RunFilter(TypedDict, total=False):
+    """What `RunRecords.select` narrows an experiment's runs to: any of the kinds asked for (`_KIND_SQL`),
+    of these cases and arms. A filter left out (or false, or empty) narrows nothing."""
+
+    failed: bool
+    execution_failed: bool
+    grading_failed: bool
+    cancelled: bool
+    disagreements: bool
+    cases: Sequence[str] | None
+    arms: Sequence[str] | None
 
 
 def _ids_in_state(conn: sqlite3.Connection, exp_id: int, state: str) -> list[int]:
@@ -315,23 +327,12 @@ class RunRecords(Noun):
             )
         return len(states)
 
-    def select(
-        self,
-        exp_id: int,
-        *,
-        failed: bool = False,
-        execution_failed: bool = False,
-        grading_failed: bool = False,
-        cancelled: bool = False,
-        disagreements: bool = False,
-        cases: Sequence[str] | None = None,
-        arms: Sequence[str] | None = None,
-    ) -> list[int]:
+    def select(self, exp_id: int, **only: Unpack[RunFilter]) -> list[int]:
         """Run ids matching every filter given (no filter: all runs of the experiment)."""
         where = ["r.experiment_id=?"]
         params: list[Any] = [exp_id]
-        asked = (failed, execution_failed, grading_failed, cancelled, disagreements)
-        kinds = [sql for wanted, sql in zip(asked, _KIND_SQL, strict=True) if wanted]
+        kinds = [sql for kind, sql in _KIND_SQL.items() if only.get(kind)]
+        cases, arms = only.get("cases"), only.get("arms")
         if kinds:
             where.append("(" + " OR ".join(kinds) + ")")
         if cases:
