@@ -24,6 +24,7 @@ from abbench.store import (
     PASSED,
     UNFINISHED,
     Arm,
+    CachedCalls,
     Experiment,
     Grade,
     Review,
@@ -162,7 +163,7 @@ class GradeView(Result):
 
 
 @dataclass(frozen=True)
-class AttemptView(Result):
+class AttemptView(Result, CachedCalls):
     """One execution attempt of a run, failed ones included, with what it spent.
 
     Attributes:
@@ -198,11 +199,6 @@ class AttemptView(Result):
     transcript_path: str | None
     cached_calls: int | None = None
     cost_saved: float | None = None
-
-    @property
-    def cached(self) -> bool:
-        """True when the response cache answered some of its model calls."""
-        return bool(self.cached_calls)
 
     @property
     def summary(self) -> str:

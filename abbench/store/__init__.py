@@ -84,7 +84,12 @@ if typing.TYPE_CHECKING:
         STATES as STATES,
         UNFINISHED as UNFINISHED,
     )
-    from abbench.store._run_record import INTERRUPTED as INTERRUPTED, RunRecord, WorkItem
+    from abbench.store._run_record import (
+        INTERRUPTED as INTERRUPTED,
+        CachedCalls as CachedCalls,
+        RunRecord,
+        WorkItem,
+    )
     from abbench.store._run_table import CaseFields as CaseFields, RunTable
     from abbench.store._settings import (
         DEFAULT_CONCURRENCY as DEFAULT_CONCURRENCY,
@@ -235,6 +240,7 @@ __getattr__, __dir__ = _lazy.exports(
             "ReviewSample",
         ),
         "abbench.store._run_record": (
+            "CachedCalls",
             "INTERRUPTED",
             "RunRecord",
             "WorkItem",

@@ -14,13 +14,14 @@ from typing import Any, TypeVar
 
 from abbench.store._base import loads
 from abbench.store._noun import Noun
+from abbench.store._run_record import CachedCalls
 from abbench.types import AttemptOutcome, Usage
 
 _N = TypeVar("_N", int, float)
 
 
 @dataclass(frozen=True)
-class AttemptRecord:
+class AttemptRecord(CachedCalls):
     """One execution attempt of a run and what it spent.
 
     Attributes:
@@ -63,11 +64,6 @@ class AttemptRecord:
     transcript_summary: dict[str, Any]
     cached_calls: int | None = None
     cost_saved: float | None = None
-
-    @property
-    def cached(self) -> bool:
-        """True when the response cache answered some of its model calls."""
-        return bool(self.cached_calls)
 
     @property
     def tool_calls(self) -> int:

@@ -36,6 +36,19 @@ EXECUTION_FIELDS = (
 )
 
 
+class CachedCalls:
+    """The `cached` flag of a record that counts the model calls the response cache answered."""
+
+    __slots__ = ()
+    cached_calls: int | None
+
+    @property
+    def cached(self) -> bool:
+        """True when the response cache answered its model calls (some or all: see `cached_calls`);
+        their cost was then saved, not spent (`cost_saved`)."""
+        return bool(self.cached_calls)
+
+
 @dataclass(frozen=True)
 class WorkItem:
     """A run the scheduler still has to execute or grade."""
@@ -51,7 +64,7 @@ class WorkItem:
 
 
 @dataclass(frozen=True)
-class RunRecord:
+class RunRecord(CachedCalls):
     """A stored run with its execution (what graders, reviews and exports read)."""
 
     id: int
@@ -92,12 +105,6 @@ class RunRecord:
         if self.skills_loaded is None or self.execution_failed:
             return None
         return bool(self.skills_loaded)
-
-    @property
-    def cached(self) -> bool:
-        """True when the response cache answered the execution's model calls (some or all: see
-        `cached_calls`); its cost was then saved, not spent (`cost_saved`)."""
-        return bool(self.cached_calls)
 
     @property
     def execution_failed(self) -> bool:
