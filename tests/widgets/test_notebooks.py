@@ -96,7 +96,7 @@ def test_make_test_runs_every_notebook_under_nbval():
         ["make", "-n", "test"], cwd=REPO, capture_output=True, text=True, check=True, env=subprocess_env()
     ).stdout
     nbval = [line for line in plan.splitlines() if "--nbval-lax" in line]
-    assert nbval and nbval[0].split()[-1] == "notebooks/", plan
+    assert nbval and "notebooks/" in nbval[0].split(), plan
     assert "--dist loadscope" in nbval[0]  # one notebook's cells stay in one kernel
     # the demo store the notebooks find is made first when missing
     assert (REPO / ".abbench" / "abbench.db").is_file() or "abbench demo" in plan, plan
