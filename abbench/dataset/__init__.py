@@ -19,6 +19,7 @@ if typing.TYPE_CHECKING:
         generated_case_id as generated_case_id,
         unpack_source_row as unpack_source_row,
     )
+    from abbench.dataset._conflicts import ConflictLabel, ConflictRow, LabelConflict, LabelConflicts
     from abbench.dataset._convert import (
         Conversion,
         ImportPlan as ImportPlan,
@@ -106,6 +107,8 @@ __all__ = [
     "RECIPES",
     "SPEAKER_ROLES",
     "SPECIAL_SOURCES",
+    "ConflictLabel",
+    "ConflictRow",
     "Conversation",
     "Conversion",
     "Dataset",
@@ -113,6 +116,8 @@ __all__ = [
     "Encoding",
     "ExpectedKind",
     "InferredLabels",
+    "LabelConflict",
+    "LabelConflicts",
     "Lookup",
     "MappingProfile",
     "PathError",
@@ -160,6 +165,12 @@ __getattr__, __dir__ = _lazy.exports(
             "fingerprint",
             "generated_case_id",
             "unpack_source_row",
+        ),
+        "abbench.dataset._conflicts": (
+            "ConflictLabel",
+            "ConflictRow",
+            "LabelConflict",
+            "LabelConflicts",
         ),
         "abbench.dataset._convert": (
             "Conversion",
