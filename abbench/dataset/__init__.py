@@ -33,6 +33,7 @@ if typing.TYPE_CHECKING:
         preview_import,
     )
     from abbench.dataset._csv import DELIMITERS, sniff_delimiter as sniff_delimiter
+    from abbench.dataset._dialogues import MAX_DIALOGUE_TURNS, MAX_HISTORY_TURNS
     from abbench.dataset._formats import FORMATS, RowChunk as RowChunk, column_letter as column_letter
     from abbench.dataset._info import Dataset, DatasetInfo, ProfileInfo
     from abbench.dataset._jsonpath import JsonPath as JsonPath, PathError, parse_path as parse_path
@@ -103,6 +104,8 @@ __all__ = [
     "EXPECTED_KINDS",
     "FORMATS",
     "INFERRED_LABELS_MAX",
+    "MAX_DIALOGUE_TURNS",
+    "MAX_HISTORY_TURNS",
     "PROBLEM_KINDS",
     "RECIPES",
     "SPEAKER_ROLES",
@@ -187,6 +190,10 @@ __getattr__, __dir__ = _lazy.exports(
         "abbench.dataset._csv": (
             "DELIMITERS",
             "sniff_delimiter",
+        ),
+        "abbench.dataset._dialogues": (
+            "MAX_DIALOGUE_TURNS",
+            "MAX_HISTORY_TURNS",
         ),
         "abbench.dataset._formats": (
             "FORMATS",
