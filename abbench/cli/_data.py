@@ -23,7 +23,7 @@ from abbench.errors import ImportFailed, UsageError
 from abbench.types import CASE_FIELDS
 
 if TYPE_CHECKING:
-    from abbench.dataset import DatasetInfo, MappingProfile, Problem, ValidationReport
+    from abbench.dataset import DatasetInfo, LabelConflict, LabelConflicts, MappingProfile, ValidationReport
     from abbench.store import Store
     from abbench.types import Case
 
@@ -57,27 +57,49 @@ def _echo_report(
         out(f"    {line}" + (" (see --json for all)" if line.startswith("… and") else ""))
 
 
-def _echo_conflicts(conflicts: Sequence[Problem], limit: int = 5) -> None:
+def _echo_conflicts(conflicts: LabelConflicts, limit: int = 5) -> None:
+    """The label conflicts of a dataset: how many, the first `limit` with their rows, then what no
+    prompt shows of them, said once for all the conflicts it fits."""
     if not conflicts:
         return
-    more = "+" if len(conflicts) >= 200 else ""
     click.echo(
-        f"  conflicts   {len(conflicts)}{more} inputs, with the same history and context, have different "
+        f"  conflicts   {conflicts.total} inputs, with the same history and context, have different "
         "expected labels; review them:"
     )
-    hints: dict[str, int] = {}
-    for i, p in enumerate(conflicts):
-        # the message as rows, then what no prompt shows of them: said once for every conflict it fits
-        rows, _, hint = p.message.partition(": ")[2].partition("; review the gold labels")
-        hints[hint] = hints.get(hint, 0) + 1
-        if i < limit:
-            click.echo(f"    ~ {p.location}: {_short(p.value, 40).rstrip()} — {rows}")
-    if len(conflicts) > limit:
-        click.echo(f"    … and {len(conflicts) - limit}{more} more (see --json)")
-    for hint, n in hints.items():
-        if hint:
-            said = hint.removeprefix(". They")
-            click.echo(f"    {'all' if n == len(conflicts) else n} of them{said}")
+    for conflict in conflicts[:limit]:
+        click.echo(
+            f"    ~ {conflict.location}: {_short(conflict.value, 40).rstrip()} — {_conflict_rows(conflict)}"
+        )
+    if conflicts.total > limit:
+        # --json lists the conflicts the library kept (its limit), not all of them when there are more
+        listed = f"--json lists {len(conflicts) - limit} of them" if conflicts.more else "see --json"
+        click.echo(f"    … and {conflicts.total - limit} more ({listed})")
+    hidden: dict[tuple[str, str], int] = {}
+    for conflict in conflicts:
+        if conflict.hidden:
+            hidden[conflict.hidden, conflict.hint] = hidden.get((conflict.hidden, conflict.hint), 0) + 1
+    for (what, hint), n in hidden.items():
+        of = (
+            "all of them"
+            if n == conflicts.total
+            else f"{n} of the first {len(conflicts)}"
+            if conflicts.more
+            else f"{n} of them"
+        )
+        click.echo(f"    {of} differ only in {what}, which the agent's prompt does not show: {hint}")
+
+
+def _conflict_rows(conflict: LabelConflict) -> str:
+    """``'a' at line 2 (case c1); 'b' at line 3 (case c2) of file.csv``: each label with its rows."""
+    parts = []
+    for held in conflict.labels:
+        rows = ", ".join(f"{r.location} (case {r.case_id})" for r in held.rows)
+        more = f" and {held.n_rows - len(held.rows)} more rows" if held.n_rows > len(held.rows) else ""
+        parts.append(f"{held.label!r} at {rows}{more}")
+    if conflict.n_labels > len(conflict.labels):
+        parts.append(f"and {conflict.n_labels - len(conflict.labels)} more labels")
+    of = f" of {conflict.source_file}" if conflict.source_file else ""
+    return "; ".join(parts) + of
 
 
 def _echo_cases(
@@ -223,7 +245,7 @@ class _Tally(NamedTuple):
 
     labels: dict[str | None, int]
     domains: dict[str | None, int]
-    conflicts: list[Problem]
+    conflicts: LabelConflicts
 
     @classmethod
     def of(cls, store: Store, info: DatasetInfo) -> _Tally:

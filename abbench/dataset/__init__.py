@@ -19,6 +19,7 @@ if typing.TYPE_CHECKING:
         generated_case_id as generated_case_id,
         unpack_source_row as unpack_source_row,
     )
+    from abbench.dataset._conflicts import ConflictLabel, ConflictRow, LabelConflict, LabelConflicts
     from abbench.dataset._convert import (
         Conversion,
         ImportPlan as ImportPlan,
@@ -32,6 +33,7 @@ if typing.TYPE_CHECKING:
         preview_import,
     )
     from abbench.dataset._csv import DELIMITERS, sniff_delimiter as sniff_delimiter
+    from abbench.dataset._dialogues import MAX_DIALOGUE_TURNS, MAX_HISTORY_TURNS
     from abbench.dataset._formats import FORMATS, RowChunk as RowChunk, column_letter as column_letter
     from abbench.dataset._info import Dataset, DatasetInfo, ProfileInfo
     from abbench.dataset._jsonpath import JsonPath as JsonPath, PathError, parse_path as parse_path
@@ -102,10 +104,14 @@ __all__ = [
     "EXPECTED_KINDS",
     "FORMATS",
     "INFERRED_LABELS_MAX",
+    "MAX_DIALOGUE_TURNS",
+    "MAX_HISTORY_TURNS",
     "PROBLEM_KINDS",
     "RECIPES",
     "SPEAKER_ROLES",
     "SPECIAL_SOURCES",
+    "ConflictLabel",
+    "ConflictRow",
     "Conversation",
     "Conversion",
     "Dataset",
@@ -113,6 +119,8 @@ __all__ = [
     "Encoding",
     "ExpectedKind",
     "InferredLabels",
+    "LabelConflict",
+    "LabelConflicts",
     "Lookup",
     "MappingProfile",
     "PathError",
@@ -161,6 +169,12 @@ __getattr__, __dir__ = _lazy.exports(
             "generated_case_id",
             "unpack_source_row",
         ),
+        "abbench.dataset._conflicts": (
+            "ConflictLabel",
+            "ConflictRow",
+            "LabelConflict",
+            "LabelConflicts",
+        ),
         "abbench.dataset._convert": (
             "Conversion",
             "ImportPlan",
@@ -176,6 +190,10 @@ __getattr__, __dir__ = _lazy.exports(
         "abbench.dataset._csv": (
             "DELIMITERS",
             "sniff_delimiter",
+        ),
+        "abbench.dataset._dialogues": (
+            "MAX_DIALOGUE_TURNS",
+            "MAX_HISTORY_TURNS",
         ),
         "abbench.dataset._formats": (
             "FORMATS",

@@ -13,7 +13,8 @@ field changes the hash.
 
 Datasets stored before that reading keep the fingerprints they were given (experiments, reports,
 exports and access grants cite them): `ContentHasher.earlier_hexdigest` is the hash under the earlier
-rule, by which an import finds them again.
+rule, by which an import finds them again; worked out only when the cases hold a number it reads
+otherwise and a stored dataset could carry it.
 """
 
 from __future__ import annotations
@@ -152,30 +153,38 @@ class ContentHasher:
     """Accumulates the content hash of a dataset, one case (or canonical line) at a time, in order.
 
     `hexdigest` is the content hash; `earlier_hexdigest` the hash of the same lines read as stored
-    (numbers as numbers), which datasets imported before `hash_line` existed carry.
+    (numbers as numbers), which datasets imported before `hash_line` existed carry. That one is the
+    content hash itself unless some line holds a number the rule rewrites (`earlier_differs`); only then
+    is it worked out, from the lines given again (a second pass), and only by a caller that needs it:
+    every line used to be hashed twice for a hash nearly no import looks up.
     """
 
-    __slots__ = ("_earlier", "_sha")
+    __slots__ = ("_differs", "_sha")
 
     def __init__(self) -> None:
         self._sha = hashlib.sha256()
-        self._earlier = hashlib.sha256()
+        self._differs = False
 
     def add_lines(self, lines: Iterable[str], hashed: list[str] | None = None) -> None:
         """Add canonical lines (see `case_line`), and `hashed`, the same lines as `hash_line` gives them,
-        when the caller has them (an import's `Mapper` makes them a field at a time, without a parse)."""
+        when the caller has them (an import's `Mapper` makes them a field at a time, without a parse;
+        `lines` itself when it knows that none changes)."""
         lines = lines if isinstance(lines, list) else list(lines)
         if not lines:
             return
         text = "\n".join(lines) + "\n"
-        # surrogatepass: a lone surrogate read from a JSON file must hash, not crash the import.
-        data = text.encode("utf-8", "surrogatepass")
-        self._earlier.update(data)
-        if hashed is not None:
-            data = ("\n".join(hashed) + "\n").encode("utf-8", "surrogatepass")
+        if hashed is lines:
+            read = text
+        elif hashed is not None:
+            read = "\n".join(hashed) + "\n"
         elif _SCALAR_VALUE.search(text) is not None:  # one search spares the lines that hold no number
-            data = ("\n".join(map(hash_line, lines)) + "\n").encode("utf-8", "surrogatepass")
-        self._sha.update(data)
+            read = "\n".join(map(hash_line, lines)) + "\n"
+        else:
+            read = text
+        if not self._differs and read != text:
+            self._differs = True
+        # surrogatepass: a lone surrogate read from a JSON file must hash, not crash the import.
+        self._sha.update(read.encode("utf-8", "surrogatepass"))
 
     def add_case(self, case: Case) -> None:
         """Add one case."""
@@ -185,10 +194,36 @@ class ContentHasher:
         """The content hash (sha256, hex) of everything added so far."""
         return self._sha.hexdigest()
 
-    def earlier_hexdigest(self) -> str:
-        """The hash under the earlier rule (numbers hashed as stored), equal to `hexdigest` when the cases
-        hold no number or boolean: how an import finds a dataset stored before the rule changed."""
-        return self._earlier.hexdigest()
+    @property
+    def earlier_differs(self) -> bool:
+        """True when the hash under the earlier rule differs from `hexdigest`: some line added holds a
+        number or boolean that the content hash reads as text."""
+        return self._differs
+
+    def earlier_hexdigest(self, lines: Iterable[str] | None = None) -> str:
+        """The hash under the earlier rule (numbers hashed as stored): how an import finds a dataset
+        stored before the rule changed.
+
+        It is `hexdigest` when the cases hold no number or boolean the rule rewrites; otherwise it is
+        the sha256 of the canonical `lines` of every case added, in order, given again (a second pass).
+
+        Raises:
+            ValueError: the earlier hash differs and no `lines` were given.
+        """
+        if not self._differs:
+            return self.hexdigest()
+        if lines is None:
+            raise ValueError("the earlier hash of lines holding numbers needs those lines again: pass lines=")
+        sha = hashlib.sha256()
+        batch: list[str] = []
+        for line in lines:
+            batch.append(line)
+            if len(batch) == 4096:
+                sha.update(("\n".join(batch) + "\n").encode("utf-8", "surrogatepass"))
+                batch.clear()
+        if batch:
+            sha.update(("\n".join(batch) + "\n").encode("utf-8", "surrogatepass"))
+        return sha.hexdigest()
 
 
 def content_hash(cases: Iterable[Case]) -> str:

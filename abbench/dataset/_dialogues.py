@@ -8,14 +8,16 @@ becomes one row the mapping reads:
 
 - ``id``: ``<dialogue id>:<turn index>`` (the 0-based position of the turn in its dialogue, SGD's
   ``turn_id``), a case id that stays when other dialogues are added or removed;
-- ``input``: what the user said; ``history``: the turns before it as ``{role, content}`` chat turns;
+- ``input``: what the user said; ``history``: the last turns before it (at most `MAX_HISTORY_TURNS`)
+  as ``{role, content}`` chat turns;
 - ``reply``: what the assistant said next (the turns after it up to the next user turn), the
   default expected answer; ``turn`` and ``reply_turn``: those turns as written, for a per-turn gold
   (``turn.frames[0].state.active_intent``); ``dialogue``: the dialogue's other keys;
   ``dialogue_id`` and ``turn_index``.
 
 Speakers become chat roles through the mapping's ``roles`` and the names every import knows
-(`abbench.dataset._roles`); a dialogue holding a speaker neither knows is refused on its row.
+(`abbench.dataset._roles`); a dialogue holding a speaker neither knows is refused on its row, and so is
+one of more than `MAX_DIALOGUE_TURNS` turns, before it is expanded.
 """
 
 from __future__ import annotations
@@ -59,6 +61,14 @@ _TURN_LISTS = ("turns", "messages", "log", "dialogue", "dialog", "conversation",
 _ID_NAMES = ("dialogue_id", "dialog_id", "conversation_id", "conv_id", "session_id", "id", "对话id", "会话id")
 _SPEAKER_NAMES = (*SPEAKER_KEYS, "who", "sender", "participant", "speaker_role", "角色", "说话人", "发言人")
 _SAMPLE = 50
+
+MAX_DIALOGUE_TURNS = 2_000
+"""Most turns one dialogue may hold: each user turn becomes a case, so a longer one is refused on its
+row (``dialogue_too_long``) before any case is made of it, rather than expanded."""
+MAX_HISTORY_TURNS = 100
+"""Most turns a case's history keeps: the last ones before its user turn. With `MAX_DIALOGUE_TURNS`
+it bounds what one dialogue can make: at most 1,000 cases of at most 100 turns of history each, where
+every case held the whole dialogue before it (quadratic in its length)."""
 
 
 @dataclass(frozen=True)
@@ -314,14 +324,19 @@ def _expand(
         return
     texts = [text_of(t.get(layout.text)) if isinstance(t, dict) else text_of(t) for t in turns]
     context = {k: v for k, v in dialogue.items() if k != layout.turns} if isinstance(dialogue, dict) else None
+    spoken: list[int] = []  # the turns so far that said something: a history is the last of them
     for i, role in enumerate(chat):
         if role != "user":
+            if texts[i].strip():
+                spoken.append(i)
             continue
         j = i + 1
         while j < len(turns) and chat[j] == "assistant":
             j += 1
         reply = "\n".join(t for t in texts[i + 1 : j] if t.strip()) or None
-        history = [{"role": chat[k], "content": texts[k]} for k in range(i) if texts[k].strip()]
+        history = [{"role": chat[k], "content": texts[k]} for k in spoken[-MAX_HISTORY_TURNS:]]
+        if texts[i].strip():
+            spoken.append(i)
         out.rows.append(
             {
                 "id": f"{did}:{i}",
@@ -356,6 +371,8 @@ def conversation_chunks(table: Table, layout: Layout, roles: dict[str, str], siz
         elif not isinstance(turns, list):
             at = f"at {layout.turns!r}" if layout.turns else "(the dialogue is not a list)"
             out.bad.append((where, f"dialogue {did}: no list of turns {at}", None))
+        elif len(turns) > MAX_DIALOGUE_TURNS:
+            out.problems.append(_too_long(where, text_of(did), len(turns)))
         else:
             _expand(out, dialogue, text_of(did), where, _turn_of(where), turns, layout, roles)
         if len(out.rows) >= size:
@@ -369,12 +386,26 @@ def _turn_of(where: str) -> Callable[[int], str]:
     return lambda i: f"{where}, turn {i}"
 
 
+def _too_long(where: str, did: str, n: int) -> tuple[str, str, str | None, Any, str]:
+    """The problem refusing a dialogue of `n` turns, past `MAX_DIALOGUE_TURNS`, on its row."""
+    return (
+        "dialogue_too_long",
+        where,
+        "history",
+        did,
+        f"dialogue {did} has {n:,} turns, more than the {MAX_DIALOGUE_TURNS:,} one dialogue may hold (each "
+        f"user turn becomes a case, its history the last {MAX_HISTORY_TURNS} turns before it), so none is "
+        "imported; split it into shorter dialogues (one a session), or skip invalid rows to import the others",
+    )
+
+
 def _table_chunks(table: Table, layout: Layout, roles: dict[str, str], size: int) -> Iterator[RowChunk]:
     """A table of turns: consecutive rows with one dialogue id are one dialogue."""
     out = _Out.empty()
     current: Any = object()
     turns: list[dict[str, Any]] = []
     locs: list[str] = []
+    past = 0  # the turns of the current dialogue past MAX_DIALOGUE_TURNS: counted, never kept
 
     def flush() -> None:
         if not turns:
@@ -382,6 +413,9 @@ def _table_chunks(table: Table, layout: Layout, roles: dict[str, str], size: int
         if current in (None, ""):
             message = f"the row names no dialogue in {layout.id!r}; fill it in, or skip the row"
             out.bad.extend((loc, message, turn) for loc, turn in zip(locs, turns, strict=True))
+            return
+        if past:
+            out.problems.append(_too_long(locs[0], text_of(current), len(turns) + past))
             return
         rows = list(locs)  # a table's turns are rows: each case sits on its own
         _expand(out, None, text_of(current), rows[0], rows.__getitem__, turns, layout, roles)
@@ -392,12 +426,15 @@ def _table_chunks(table: Table, layout: Layout, roles: dict[str, str], size: int
             did = record.get(layout.id)
             if did != current:
                 flush()
-                current, turns, locs = did, [], []
+                current, turns, locs, past = did, [], [], 0
                 if len(out.rows) >= size:
                     yield out.chunk()
                     out = _Out.empty()
-            turns.append(record)
-            locs.append(loc)
+            if len(turns) < MAX_DIALOGUE_TURNS or did in (None, ""):
+                turns.append(record)
+                locs.append(loc)
+            else:
+                past += 1
         out.bad.extend(chunk.bad)
     flush()
     if out.rows or out.bad or out.problems:

@@ -24,6 +24,11 @@ from abbench.errors import MappingError
 
 _INT = re.compile(r"-?\d+\Z")
 
+MAX_PATH_CHARS = 1_000
+"""Longest JSON path a mapping may give: a path names a few keys, each a column or key of the row."""
+MAX_PATH_STEPS = 64
+"""Most steps (keys, indexes, slices, filters) a JSON path may take: rows are a few levels deep."""
+
 
 class PathError(Exception):
     """Raised when a path finds nothing in a row; the message says which step failed and why."""
@@ -82,6 +87,11 @@ def parse_path(text: str) -> JsonPath:
     Raises:
         MappingError: the path is malformed; the message shows the column where.
     """
+    if len(text) > MAX_PATH_CHARS:
+        raise MappingError(
+            f"the JSON path {text[:40]!r}… has {len(text):,} characters, more than the {MAX_PATH_CHARS:,} a "
+            "path may have; name the key the value is under (data.query), a few levels deep"
+        )
     steps: list[_Step] = []
     s = text.strip()
     i = 0
@@ -93,6 +103,12 @@ def parse_path(text: str) -> JsonPath:
         raise MappingError(f"empty JSON path {text!r}; write a key such as data.query or an index such as 1")
     expect_key = True
     while i < len(s):
+        if len(steps) >= MAX_PATH_STEPS:
+            raise MappingError(
+                f"the JSON path {_clipped(text)} takes more than {MAX_PATH_STEPS} steps (keys, indexes, "
+                f"filters), past what a path may take; rows are a few levels deep: name the key the value is "
+                "under (data.query), or map the value from a shallower key"
+            )
         ch = s[i]
         if ch == "[":
             end = _closing(s, i, text)
@@ -122,6 +138,11 @@ def parse_path(text: str) -> JsonPath:
             i = j
             expect_key = False
     return JsonPath(text, tuple(steps))
+
+
+def _clipped(text: str) -> str:
+    """A path as a message quotes it: its first 40 characters."""
+    return repr(text) if len(text) <= 40 else f"{text[:40]!r}… ({len(text):,} characters)"
 
 
 def _closing(s: str, start: int, text: str) -> int:

@@ -36,6 +36,7 @@ from abbench._text import control_character
 from abbench._utf8 import read_utf8
 from abbench._yaml import compose_yaml, error_at, error_problem, load_yaml
 from abbench.dataset._canonical import canonical_json
+from abbench.dataset._jsonpath import parse_path
 from abbench.dataset._roles import CHAT_ROLES
 from abbench.dataset._text import label_key
 from abbench.errors import MappingError, UnknownName, UsageError
@@ -284,6 +285,19 @@ class Conversation(BaseModel):
     speaker: str | None = None
     text: str | None = None
     id: str | None = None
+
+    @field_validator("turns")
+    @classmethod
+    def _turns_path(cls, value: str | None) -> str | None:
+        # Read once here, bounded (`MAX_PATH_STEPS`), rather than at every dialogue of the file.
+        if value is not None:
+            try:
+                parse_path(value)
+            except MappingError as exc:
+                raise ValueError(
+                    f"{exc} (turns: the key of each dialogue's list of turns, e.g. turns, messages, log)"
+                ) from None
+        return value
 
 
 def _roles_table(value: Any) -> Any:

@@ -12,10 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from abbench import _actions as do
 from abbench.dataset import (
+    ConflictRow,
     Dataset,
     DatasetInfo,
     ExpectedKind,
-    Problem,
+    LabelConflict,
+    LabelConflicts,
     ValidationReport,
     unpack_source_row,
 )
@@ -221,38 +223,41 @@ class DatasetReads(Noun):
             raise NotFoundError(f"{info.fingerprint} has no case {case_id!r}{hint}")
         return _to_cases([tuple(row)], info.source_columns)[0]
 
-    def label_conflicts(self, ref: str | int | DatasetInfo, limit: int = 200) -> list[Problem]:
+    def label_conflicts(self, ref: str | int | DatasetInfo, limit: int = 200) -> LabelConflicts:
         """Cases an agent is shown alike that have different expected labels: gold worth a look by a person.
 
         Cases are alike when their input, history and context are equal — all an agent is shown of a
         case but its domain — so the same sentence asked about two aspects (the aspect in the context),
         or the same short reply after two histories, is no conflict. Rows that differ only in what no
-        prompt shows (metadata, domain) are, and the message names those differences.
+        prompt shows (metadata, domain) are, and the conflict names those differences.
 
         Kept out of `import_dataset` (it sorts every case, ~0.3 s per 200,000 cases); the CLI shows it
         after an import and in ``abbench datasets REF``.
 
         Returns:
-            One warning (kind ``conflicting_labels``) per group of such cases, at its first row, in file
-            order; at most `limit`. The message names each label with its rows and case ids (the first
-            few), and the file.
+            One `abbench.dataset.LabelConflict` (a warning of kind ``conflicting_labels``) per group of
+            such cases, at its first row, in file order; at most `limit`, with how many there are in all
+            (`LabelConflicts.total`). Each holds its labels with their rows and case ids (the first few),
+            the file, and what tells its rows apart that no prompt shows, as fields; its message words them.
         """
         info = self.get(ref)
         # Windows over (input, history, context): every row of a group whose MIN and MAX gold differ,
-        # the groups ranked by their first row, in one sort of the dataset.
+        # the groups ranked by their first row (and counted), in one sort of the dataset.
         rows = self._store.query(
-            "SELECT * FROM (SELECT *, DENSE_RANK() OVER (ORDER BY first) AS grp FROM ("
+            "SELECT * FROM (SELECT *, MAX(grp) OVER () AS n_groups FROM ("
+            "SELECT *, DENSE_RANK() OVER (ORDER BY first) AS grp FROM ("
             "SELECT idx, case_id, input, expected, source_line, domain, metadata, "
             "MIN(expected) OVER w AS low, MAX(expected) OVER w AS high, MIN(idx) OVER w AS first "
             "FROM cases WHERE dataset_id = ? AND expected IS NOT NULL "
-            "WINDOW w AS (PARTITION BY input, history, context)) WHERE low <> high) "
+            "WINDOW w AS (PARTITION BY input, history, context)) WHERE low <> high)) "
             "WHERE grp <= ? ORDER BY first, idx",
             (info.id, limit),
         )
         groups: dict[int, list[sqlite3.Row]] = {}
         for row in rows:
             groups.setdefault(row["grp"], []).append(row)
-        return [_conflict(group, info.source_file) for group in groups.values()]
+        found = [_conflict(group, info.source_file) for group in groups.values()]
+        return LabelConflicts(found, total=rows[0]["n_groups"] if rows else 0, limit=limit)
 
     def value_counts(self, ref: str | int | DatasetInfo, field: str = "expected") -> dict[str | None, int]:
         """How many cases have each value of a text field (``expected``, ``domain``), most common first."""
@@ -268,40 +273,18 @@ class DatasetReads(Noun):
         return {r[0]: r[1] for r in rows}
 
 
-_CONFLICT_LABELS_SHOWN = 4
-"""Labels a conflict's message names (with their rows); the rest are counted."""
-_CONFLICT_ROWS_SHOWN = 3
-"""Rows named for each label of a conflict; the rest are counted."""
-
-
-def _conflict(rows: list[sqlite3.Row], source_file: str | None) -> Problem:
-    """The warning for one group of alike cases with different labels: each label with its rows."""
-    by_label: dict[str, list[sqlite3.Row]] = {}
+def _conflict(rows: list[sqlite3.Row], source_file: str | None) -> LabelConflict:
+    """The conflict of one group of alike cases with different labels: each label with its rows."""
+    by_label: dict[str, list[ConflictRow]] = {}
     for row in rows:
-        by_label.setdefault(row["expected"], []).append(row)
-    parts = []
-    for label, held in list(by_label.items())[:_CONFLICT_LABELS_SHOWN]:
-        shown = ", ".join(f"{_where(r)} (case {r['case_id']})" for r in held[:_CONFLICT_ROWS_SHOWN])
-        more = (
-            f" and {len(held) - _CONFLICT_ROWS_SHOWN} more rows" if len(held) > _CONFLICT_ROWS_SHOWN else ""
-        )
-        parts.append(f"{label!r} at {shown}{more}")
-    if len(by_label) > _CONFLICT_LABELS_SHOWN:
-        parts.append(f"and {len(by_label) - _CONFLICT_LABELS_SHOWN} more labels")
-    of = f" of {source_file}" if source_file else ""
-    message = (
-        f"the same input, history and context have different expected labels: {'; '.join(parts)}{of}; "
-        f"review the gold labels{_hidden_difference(rows)}"
-    )
-    first = rows[0]
-    return Problem(
-        "conflicting_labels",
-        _where(first),
-        "expected",
-        first["input"],
-        message,
-        severity="warning",
-        case_id=first["case_id"],
+        by_label.setdefault(row["expected"], []).append(ConflictRow(_where(row), row["case_id"]))
+    keys, domain = _hidden_difference(rows)
+    return LabelConflict.of(
+        rows[0]["input"],
+        by_label.items(),
+        source_file=source_file,
+        hidden_metadata=keys,
+        hidden_domain=domain,
     )
 
 
@@ -310,23 +293,15 @@ def _where(row: sqlite3.Row) -> str:
     return str(row["source_line"] or f"case #{row['idx'] + 1}")
 
 
-def _hidden_difference(rows: list[sqlite3.Row]) -> str:
-    """What tells the rows of a conflict apart that no prompt shows (metadata keys, the domain), said
-    with the way to show it; "" when nothing does."""
+def _hidden_difference(rows: list[sqlite3.Row]) -> tuple[tuple[str, ...], bool]:
+    """What tells the rows of a conflict apart that no prompt shows: the metadata keys whose values
+    differ, and whether the domains do."""
     metas = [loads(r["metadata"]) if r["metadata"] is not None else {} for r in rows]
     metas = [m if isinstance(m, dict) else {"metadata": m} for m in metas]
     keys = sorted(
         {k for m in metas for k in m if len({json.dumps(x.get(k), sort_keys=True) for x in metas}) > 1}
     )
-    what = [f"metadata {', '.join(repr(k) for k in keys[:5])}"] if keys else []
-    if len({r["domain"] for r in rows}) > 1:
-        what.append("domain")
-    if not what:
-        return ""
-    return (
-        f". They differ only in {' and '.join(what)}, which the agent's prompt does not show: if that tells "
-        "the cases apart, map it to context (fields: context: <column>) so the agent sees it"
-    )
+    return tuple(keys), len({r["domain"] for r in rows}) > 1
 
 
 def _case_columns(source_rows: bool) -> str:

@@ -227,7 +227,9 @@ def _insert_cases(
             lines, hashed = [mapper.line(r) for r in rows], None  # the hasher reads these lines itself
         else:
             n += len(done.rows)
-            rows, lines, hashed = done.rows, done.lines, done.hashed
+            # no hashed lines: the mapper found no number to read as text, the lines hash as they are
+            rows, lines = done.rows, done.lines
+            hashed = done.hashed if done.hashed is not None else lines
         conn.execute("RELEASE import_chunk")
         hasher.add_lines(lines, hashed)
         report.n_valid += len(rows)

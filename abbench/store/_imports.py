@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
 from abbench._files import claimed_temp, sweep_stale
-from abbench.dataset import ContentHasher, DatasetInfo, fingerprint, gold_kind
+from abbench.dataset import ContentHasher, DatasetInfo, canonical_json, case_line, fingerprint, gold_kind
 from abbench.errors import ImportFailed
 from abbench.store._base import current_user, dumps, inserted_id, now_iso
 from abbench.store._import_checks import (
@@ -246,9 +246,13 @@ class DatasetImports(Noun):
             Counter(c.expected for c in cases), declared=expected_kind, label_set=label_set
         ).to_json()
         fp = fingerprint(name, digest)
-        # the same cases saved before numbers were hashed as text carry the earlier fingerprint
+        # the same cases saved before numbers were hashed as text carry the earlier fingerprint: worked
+        # out (a second pass over the cases) only when it differs and a dataset of that name could have it
         held_sql = "SELECT id FROM datasets WHERE fingerprint IN (?, ?) ORDER BY id DESC LIMIT 1"
-        fps = (fp, fingerprint(name, hasher.earlier_hexdigest()))
+        earlier = digest
+        if hasher.earlier_differs and self._store.query_one(*_may_hold_earlier(name, len(cases), None)):
+            earlier = hasher.earlier_hexdigest(canonical_json(c.canonical()) for c in cases)
+        fps = (fp, fingerprint(name, earlier))
         held = self._store.query_one(held_sql, fps)
         if held is not None:
             return self._store.datasets.imported(held[0], reused=True)
@@ -305,13 +309,23 @@ class DatasetImports(Noun):
 
         check_report(plan.path, result, job.skip_invalid)
         fp = fingerprint(job.ds_name, digest)
+        held_sql = (
+            "SELECT id FROM datasets WHERE content_hash = ? AND id != ? AND (fingerprint = ? OR ?) "
+            "ORDER BY id DESC LIMIT 1"
+        )
+        existing = conn.execute(held_sql, (digest, ds_id, fp, job.any_name)).fetchone()
         # A dataset stored before numbers were hashed as text carries the earlier hash: found by it too.
-        earlier = hasher.earlier_hexdigest()
-        existing = conn.execute(
-            "SELECT id FROM datasets WHERE content_hash IN (?, ?) AND id != ? "
-            "AND (fingerprint IN (?, ?) OR ?) ORDER BY id DESC LIMIT 1",
-            (digest, earlier, ds_id, fp, fingerprint(job.ds_name, earlier), job.any_name),
-        ).fetchone()
+        # Every dataset stored since has the content hash, so the earlier one is looked for only when
+        # it differs and a stored dataset of that name and size could carry it, from a second pass
+        # over the cases just written.
+        if (
+            existing is None
+            and hasher.earlier_differs
+            and conn.execute(*_may_hold_earlier(job.ds_name, n, ds_id, job.any_name)).fetchone()
+        ):
+            earlier = hasher.earlier_hexdigest(_stored_lines(conn, ds_id))
+            efp = fingerprint(job.ds_name, earlier)
+            existing = conn.execute(held_sql, (earlier, ds_id, efp, job.any_name)).fetchone()
         if existing is not None:
             raise _Reuse(self._store.datasets.get(existing[0]))
         kind = gold_kind(counts, declared=profile.expected_kind, label_set=profile.label_set)
@@ -347,3 +361,28 @@ class DatasetImports(Noun):
             ),
         )
         return inserted_id(cur)
+
+
+def _may_hold_earlier(
+    name: str, n_cases: int, ds_id: int | None, any_name: bool = False
+) -> tuple[str, tuple[Any, ...]]:
+    """The query of whether a stored dataset (but `ds_id`) of `name` (any name with `any_name`) holds
+    `n_cases` cases: only such a one can carry the earlier content hash of these cases."""
+    prefix = f"{name}@"
+    return (
+        "SELECT 1 FROM datasets WHERE n_cases = ? AND id IS NOT ? AND (? OR substr(fingerprint, 1, ?) = ?) "
+        "LIMIT 1",
+        (n_cases, ds_id, any_name, len(prefix), prefix),
+    )
+
+
+def _stored_lines(conn: sqlite3.Connection, ds_id: int) -> Iterator[str]:
+    """The canonical lines of a dataset's stored cases, in order (the second pass of the earlier hash):
+    its JSON fields are stored as the canonical text its lines were made of."""
+    cur = conn.execute(
+        "SELECT case_id, input, expected, history, context, domain, request_id, metadata, expected_skill "
+        "FROM cases WHERE dataset_id = ? ORDER BY idx",
+        (ds_id,),
+    )
+    for row in cur:
+        yield case_line(*row)
