@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
@@ -405,7 +406,12 @@ def _source_text(source: Any) -> str:
         return source
     spec = source.model_dump(exclude_unset=True)
     kind = source.kind
-    text = f"{kind} {spec.get(kind)!r}" if kind != "unmapped" else "the other columns"
+    # written as in a profile (JSON flow style), not as Python's repr of a dict
+    text = (
+        f"{kind} {json.dumps(spec.get(kind), ensure_ascii=False, default=str)}"
+        if kind != "unmapped"
+        else "the other columns"
+    )
     return text if source.match is None else f"{text}, match `{source.match}`"
 
 

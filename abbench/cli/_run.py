@@ -242,6 +242,8 @@ def _where_line(exp: Experiment) -> str:
     if not where or where.get("executor") != "dask":
         if running or exp.runner_host:
             return f"  {verb} locally{host}"
+        if exp.status != ExperimentStatus.CREATED:  # a local runner leaves no record once it releases
+            return "  last executed locally"
         return (
             f"  executes {'on Dask' if exp.settings.executor == 'dask' else 'locally'} when run (not started)"
         )

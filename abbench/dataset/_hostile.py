@@ -208,7 +208,7 @@ _MAGIC = (
     (
         b"SQLite format 3\x00",
         "an SQLite database",
-        "export a table as CSV: sqlite3 -header -csv '{name}' 'SELECT * FROM <table>' > '{stem}.csv' "
+        "export a table as CSV: sqlite3 -header -csv '{name}' 'SELECT * FROM <table>' > '{csv}' "
         "(its tables: sqlite3 '{name}' .tables)",
     ),
     (
@@ -227,6 +227,13 @@ _MARKUP = re.compile(
 )
 
 
+def csv_name(path: Path) -> str:
+    """The CSV a conversion should write: ``<stem>.csv``, unless that is the file itself (an XML file
+    named ``cases.csv``), which the conversion would overwrite while reading it."""
+    name = f"{path.stem}.csv"
+    return f"{path.stem}-converted.csv" if name.lower() == path.name.lower() else name
+
+
 def markup_kind(path: Path, head: bytes) -> tuple[str, str] | None:
     """What a text file given as CSV or JSON is instead when it is markup (XML, HTML), and a one-line
     conversion, as ``(what, how to convert)``; None for anything else. A CSV cell may hold a tag, so only a file that opens with an XML
@@ -241,12 +248,12 @@ def markup_kind(path: Path, head: bytes) -> tuple[str, str] | None:
         return (
             "an HTML page",
             'save the table as CSV, or convert it: python -c "import pandas as pd; '
-            f"pd.read_html('{path.name}')[0].to_csv('{path.stem}.csv', index=False)\"",
+            f"pd.read_html('{path.name}')[0].to_csv('{csv_name(path)}', index=False)\"",
         )
     return (
         "an XML document",
         'convert it to CSV: python -c "import pandas as pd; '
-        f"pd.read_xml('{path.name}').to_csv('{path.stem}.csv', index=False)\" "
+        f"pd.read_xml('{path.name}').to_csv('{csv_name(path)}', index=False)\" "
         "(give read_xml xpath='//row' to choose the element that is a row)",
     )
 
@@ -290,7 +297,7 @@ def binary_kind(path: Path) -> str | None:
         # a text file may start with these letters (a header "PAR1,..."): then it must not read as text
         if head.startswith(magic) and (not magic.isascii() or not _reads_as_text(head)):
             unpacked = path.stem if path.suffix.lower() in _PACKED else f"{path.stem}-unpacked{path.suffix}"
-            return f"{kind}: {todo.format(name=path.name, stem=path.stem, unpacked=unpacked)}"
+            return f"{kind}: {todo.format(name=path.name, stem=path.stem, unpacked=unpacked, csv=csv_name(path))}"
     return _noise(head)
 
 

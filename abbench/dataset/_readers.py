@@ -25,6 +25,8 @@ from abbench.errors import ImportFailed, UsageError
 if TYPE_CHECKING:  # pandas loads only when a frame is asked for
     import pandas as pd
 
+    from abbench.dataset._recipes import RowStream
+
 CHUNK_SIZE = 2000
 """Rows per chunk: large enough for fast batched inserts, small enough to keep memory flat."""
 
@@ -121,7 +123,9 @@ class Table:
             shape["splits"] = list(self.splits)
         return shape
 
-    def value_counts(self, source: str, *, limit: int | None = None) -> ValueCounts:
+    def value_counts(
+        self, source: str, *, limit: int | None = None, rows: RowStream | None = None
+    ) -> ValueCounts:
         """How often each value of one column (or JSON path) occurs, most common first.
 
         What a label value map editor shows beside each source value. Blank cells and rows where the
@@ -130,6 +134,9 @@ class Table:
         Args:
             source: A column name (or top-level key), else a JSON path such as ``data.label``.
             limit: Read at most this many rows (None: the whole file).
+            rows: The rows to count in, when a recipe reshapes the file (``get_recipe(name).transform``:
+                a dialogue file's one row per user turn, whose ``turn.frames[0].state.active_intent`` is
+                the gold); None: the table's own rows.
 
         Raises:
             MappingError: `source` is neither a column nor a valid JSON path.
@@ -139,19 +146,19 @@ class Table:
         # The importer's own rule for a source named by a string (a column, a key, or a JSON path such as
         # ``1`` on array rows like CLINC150's ``[text, intent]``), so the counts are of what it would import.
         get = SourceCompiler(
-            tuple(self.columns),
-            tabular=self.tabular,
+            tuple(rows.columns if rows is not None else self.columns),
+            tabular=rows.tabular if rows is not None else self.tabular,
             file_name=self.path.name,
             lookups={},
             label="value counts",
         ).compile_name(source, "expected")
         counts: Counter[str] = Counter()
-        rows = blank = 0
-        for chunk in self.chunks():
+        seen = blank = 0
+        for chunk in rows.chunks(CHUNK_SIZE) if rows is not None else self.chunks():
             for record, location in zip(chunk.rows, chunk.locations, strict=True):
-                if limit is not None and rows >= limit:
-                    return ValueCounts(_most_common(counts), rows, blank, complete=False)
-                rows += 1
+                if limit is not None and seen >= limit:
+                    return ValueCounts(_most_common(counts), seen, blank, complete=False)
+                seen += 1
                 try:
                     value = get(record, location, chunk.split)
                 except (PathError, AttributeError, IndexError, KeyError, TypeError):
@@ -160,7 +167,7 @@ class Table:
                     blank += 1
                     continue
                 counts[_count_key(value)] += 1
-        return ValueCounts(_most_common(counts), rows, blank)
+        return ValueCounts(_most_common(counts), seen, blank)
 
     def to_pandas(self, limit: int | None = None) -> pd.DataFrame:
         """The rows as a pandas DataFrame (with a ``_location`` column), for a look in a notebook."""

@@ -77,6 +77,8 @@ def _with_labels(job: _ImportJob, counts: dict[Any, int], report: ReportBuilder)
     report.notes.append(
         f"{why}: agents are not told the labels, and a reply is compared as written ({labels[0] + '.'!r} is "
         f"not {labels[0]!r}). Declare them in the mapping, `{declare}`, or say `expected_kind: answer` if they are answers"
+        # the same cases imported again return this dataset unchanged: a new label set needs a new name
+        f", then import under another name (--name {job.ds_name}-labelled): {job.ds_name!r} keeps these cases as stored"
     )
     return profile
 

@@ -358,6 +358,11 @@ def imported_html(info: DatasetInfo) -> str:
     named = info.requested_name and f"; the name {info.requested_name!r} is not given to them"
     n = len(info.name_versions)  # the name alone means the last of them
     reused += named or (f"; version {info.version} of the {n} named {info.name!r}" if n > 1 else "")
-    return note(
-        f"imported {info.fingerprint}: {info.n_cases:,} cases, mapping {info.profile_ref}{reused}", "ok"
-    ) + note(info.validation.summary())
+    # the import's notes (a label set the mapping lacks, what was decided in reading) as the CLI's `·` lines
+    # (a reused dataset's are those of its first import: not repeated)
+    said = "" if info.reused else "".join(note(n, "warn") for n in info.validation.notes)
+    return (
+        note(f"imported {info.fingerprint}: {info.n_cases:,} cases, mapping {info.profile_ref}{reused}", "ok")
+        + note(info.validation.summary())
+        + said
+    )

@@ -254,7 +254,12 @@ _XML = '<?xml version="1.0" encoding="UTF-8"?>\n<sentences>\n  <sentence id="1">
             'JSON and Parquet); convert it to CSV: python -c "import pandas as pd; '
             "pd.read_xml('reviews.xml').to_csv('reviews.csv', index=False)\"",
         ),
-        ("reviews.csv", _XML.encode("utf-8-sig"), "reviews.csv is an XML document"),  # named .csv, with a BOM
+        # named .csv, with a BOM: the conversion must not write over the file it reads
+        (
+            "reviews.csv",
+            _XML.encode("utf-8-sig"),
+            "pd.read_xml('reviews.csv').to_csv('reviews-converted.csv'",
+        ),
         ("plain.xml", b"<sentences>\n<sentence id='1'>Good</sentence>\n</sentences>\n", "is an XML document"),
         ("page.csv", b"<!DOCTYPE html>\n<html><body><table></table></body></html>", "is an HTML page"),
         (
@@ -266,6 +271,11 @@ _XML = '<?xml version="1.0" encoding="UTF-8"?>\n<sentences>\n  <sentence id="1">
             "cases.db",
             b"SQLite format 3\x00" + bytes(200),
             "sqlite3 -header -csv 'cases.db' 'SELECT * FROM <table>' > 'cases.csv'",
+        ),
+        (
+            "cases.csv",
+            b"SQLite format 3\x00" + bytes(200),
+            "sqlite3 -header -csv 'cases.csv' 'SELECT * FROM <table>' > 'cases-converted.csv'",
         ),
         ("noise.csv", bytes(range(256)) * 12, "noise.csv is a binary file of no kind abbench knows"),
     ],
@@ -284,3 +294,16 @@ def test_a_csv_whose_first_cell_is_a_tag_is_still_a_csv(cli, tmp_path):
     path = tmp_path / "tags.csv"
     path.write_text("<input>,label\n<b>bold</b> text,x\nplain,y\n", encoding="utf-8")
     assert cli("import", path).exit_code == 0
+
+
+def test_an_xml_file_named_csv_gets_a_conversion_that_keeps_it(cli, realdata, tmp_path):
+    # the shared strings of a real workbook (Botfuel's, written by LibreOffice), saved under a .csv name
+    import zipfile
+
+    with zipfile.ZipFile(realdata / "xlsx" / "botfuel_tripplanner_intents.xlsx") as zf:
+        xml = zf.read("xl/sharedStrings.xml")
+    path = tmp_path / "intents.csv"
+    path.write_bytes(xml)
+    out = _refused(cli, path, "--suggest")
+    assert "intents.csv is an XML document" in out
+    assert "pd.read_xml('intents.csv').to_csv('intents-converted.csv', index=False)" in out

@@ -296,3 +296,10 @@ def test_a_label_outside_a_large_set_is_one_grouped_line_with_did_you_mean(cli, 
     assert sum(ln.count("verify_my_identity") for ln in lines) == 1
     store_report = json.loads(cli("import", path, "-m", profile, "--json").stdout)["report"]
     assert store_report["counts"]["label_not_in_set"] == 21 and store_report["label_set"] == categories
+
+
+def test_a_dialogue_import_writes_its_fields_as_a_profile_would(cli, realdata):
+    out = cli("import", realdata / "dialogues" / "sgd_dev_001_head20.json", "--recipe", "conversations")
+    assert out.exit_code == 0, out.output
+    assert 'metadata ← object {"dialogue": "dialogue_id", "turn": "turn_index"}' in out.output, out.output
+    assert "{'" not in out.output  # no Python repr of a dict

@@ -23,3 +23,21 @@ def test_suggest_preview_and_import_a_parquet_file(cli, realdata):
     assert "3,080 rows: 3,080 valid, 0 invalid" in done.output
     again = json.loads(cli("import", realdata / "banking77" / "test.csv", "--name", "b77", "--json").output)
     assert again["reused"] is True and again["read_options"]["format"] == "parquet"  # the Parquet import's
+
+
+def test_the_label_set_note_can_be_followed_on_a_parquet_file_written_elsewhere(cli, realdata, tmp_path):
+    # DDSC's AngryTweets test split as Hugging Face serves it (parquet-cpp-arrow 5.0.0, format 1.0)
+    path = realdata / "angry_tweets" / "angry_tweets_test.parquet"
+    assert cli("import", path, "--suggest", "--save-profile", "angry").exit_code == 0
+    exported = tmp_path / "angry.yaml"
+    assert cli("profiles", "angry", "--export", exported).exit_code == 0
+    first = cli("import", path, "--mapping", exported, "--name", "angry")
+    assert first.exit_code == 0, first.output
+    assert "1,047 rows: 1,047 valid, 0 invalid" in first.output
+    # the note's advice, followed as written, gives the labels: the same name would keep the old dataset
+    assert 'label_set: ["negativ", "neutral", "positiv"]' in first.output
+    assert "then import under another name (--name angry-labelled)" in first.output
+    exported.write_text(exported.read_text(encoding="utf-8") + "label_set: [negativ, neutral, positiv]\n")
+    second = cli("import", path, "--mapping", exported, "--name", "angry-labelled", "--json")
+    assert second.exit_code == 0, second.output
+    assert sorted(json.loads(second.output)["label_set"]) == ["negativ", "neutral", "positiv"]

@@ -136,3 +136,18 @@ def test_a_changed_skill_gives_a_new_experiment_that_the_list_tells_apart(cli, b
     latest = max(int(line.split()[0].lstrip("#")) for line in listed if " again " in line)
     status = cli("status", "again")  # the latest of the two (tests/cli/test_same_name.py: the note)
     assert status.exit_code == 0 and f"again (#{latest})" in status.output, status.output
+
+
+def test_status_of_a_finished_local_run_says_it_ran_here(cli, banking):
+    definition = banking / "local.yaml"
+    definition.write_text(
+        "name: local\ndataset: banking77\ncases: {limit: 3}\narms:\n  base: {agent: builtin, labels: dataset}\n",
+        encoding="utf-8",
+    )
+    assert (
+        "executes locally when run (not started)"
+        in cli("create", definition).output + cli("status", "local").output
+    )
+    assert cli("run", "local", "-q").exit_code == 0
+    status = cli("status", "local").output
+    assert "last executed locally" in status and "not started" not in status, status

@@ -503,3 +503,17 @@ def test_a_suggested_pattern_is_kept_by_the_form_and_imported(store, realdata):
     info = widget.do_import()
     cases = list(store.datasets.iter_cases(info.id))
     assert len(cases) == 60 and [c.expected for c in cases[:3]] == ["18", "3", "70000"]
+
+
+def test_an_import_shows_its_notes_as_the_cli_does(store, realdata):
+    # AngryTweets' labels are suggested but not declared: the import says how to declare them
+    widget = MappingWidget(store, path=realdata / "angry_tweets" / "angry_tweets_test.parquet")
+    widget.dataset_name.value = "angry"
+    info = widget.do_import()
+    shown = html.unescape(widget.result_html.value)
+    assert f"imported {info.fingerprint}: 1,047 cases" in shown
+    assert (
+        "the mapping declares no label set" in shown
+        and 'label_set: ["negativ", "neutral", "positiv"]' in shown
+    )
+    assert len(info.validation.notes) >= 1 and all(n in shown for n in info.validation.notes)
