@@ -13,6 +13,7 @@ from abbench._text import clip, fit
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx, read_options
 from abbench.dataset import (
     RECIPES,
+    declare_label_set,
     gold_kind,
     match_profiles,
     plan_import,
@@ -310,13 +311,17 @@ def _suggest(
         plan = plan_import(file, None, recipe=recipe, splits=splits, **options)
         profile, reasons, notes, labels = plan.profile, {}, [f"recipe {recipe} supplies the mapping"], {}
     else:
-        suggestion = suggest_mapping(read_table(file, splits=splits, **options))
+        table = read_table(file, splits=splits, **options)
+        suggestion = suggest_mapping(table)
         profile, reasons, notes, labels = (
             suggestion.profile,
             suggestion.reasons,
             list(suggestion.notes),
             suggestion.labels,
         )
+        if save_profile:  # the profile is imported as the analyst's own: its labels are declared now
+            profile, declared = declare_label_set(table, profile)
+            notes += [declared] if declared else []
     saved = None
     if save_profile:
         saved = ctx.store.profiles.save(profile, name=save_profile)

@@ -81,7 +81,7 @@ if typing.TYPE_CHECKING:
         turn_speaker as turn_speaker,
         turn_text as turn_text,
     )
-    from abbench.dataset._suggest import Suggestion, suggest_mapping
+    from abbench.dataset._suggest import Suggestion, declare_label_set as declare_label_set, suggest_mapping
     from abbench.dataset._text import (
         Encoding,
         detect_encoding,
@@ -266,6 +266,7 @@ __getattr__, __dir__ = _lazy.exports(
         ),
         "abbench.dataset._suggest": (
             "Suggestion",
+            "declare_label_set",
             "suggest_mapping",
         ),
         "abbench.dataset._text": (

@@ -10,7 +10,7 @@ from typing import Any
 
 from abbench._text import clip
 from abbench.dataset._dialogues import CONVERSATION_COLUMNS, Recognised, recognise
-from abbench.dataset._kind import gold_kind
+from abbench.dataset._kind import gold_kind, infer_label_set
 from abbench.dataset._names import by_name
 from abbench.dataset._nested import nested_columns, path_text
 from abbench.dataset._profile import MappingProfile
@@ -129,6 +129,37 @@ def suggest_mapping(
     notes = tuple(clip(n, MAX_NOTE) for n in proposal.notes)
     reasons = {k: clip(v, MAX_NOTE) for k, v in proposal.reasons.items()}
     return Suggestion(profile, reasons, notes, labels, proposal.columns)
+
+
+def declare_label_set(table: Table, profile: MappingProfile) -> tuple[MappingProfile, str | None]:
+    """A suggested `profile` with the label set its gold values make over the whole of `table`, as an
+    import without a mapping declares it (`infer_label_set`), and the note that says so.
+
+    A suggestion reads a sample; a profile saved from it is then imported as the analyst's own mapping,
+    which abbench never changes. Without this, following *suggest, save, import with the profile*
+    leaves the labels undeclared where importing with no mapping declares them. Unchanged (note None)
+    when the profile declares a label set or a kind already, its gold is not one column or path, or the
+    values do not make a label set.
+    """
+    source = profile.fields.get("expected")
+    if profile.label_set is not None or profile.expected_kind is not None or not isinstance(source, str):
+        return profile, None
+    counts = table.value_counts(source)
+    spelled = {label_key(k): v for k, v in profile.label_map.items()}
+    merged: Counter[str | None] = Counter()
+    for value, n in counts.counts.items():
+        text = value.strip()
+        merged[spelled.get(label_key(text), text) if text else None] += n
+    if counts.blank:
+        merged[None] += counts.blank
+    inferred = infer_label_set(merged)
+    if inferred.labels is None:
+        return profile, None
+    note = (
+        f"label set declared from the gold values of all {counts.n_rows:,} rows: {inferred.reason}; agents "
+        "choose among them (if they are answers, say `expected_kind: answer` in the profile instead)"
+    )
+    return profile.evolve(label_set=list(inferred.labels)), clip(note, MAX_NOTE)
 
 
 MAX_NOTE = 600
