@@ -211,6 +211,7 @@ class ReviewWidget(View):
             "Default", self.use_default_threshold, tooltip="halfway between chance (1/k) and certainty"
         )
         self.threshold_html = w.HTML()
+        self._threshold = 0.5
         self.on_change(self.threshold_box, self._threshold_typed)
 
     def _threshold_typed(self, value: float) -> None:
@@ -226,8 +227,9 @@ class ReviewWidget(View):
 
     @property
     def threshold(self) -> float:
-        """The low-confidence threshold in force (chosen, or the default for the experiment's labels)."""
-        return float(self.threshold_box.value)
+        """The low-confidence threshold in force (chosen, or the default for the experiment's labels); the
+        box shows it to three places (a default of 2/3 reads 0.667, as the count's words say it)."""
+        return self._threshold
 
     def _show_threshold(self) -> str:
         """Put the threshold in force in the box (quietly) and say what it is; returns the words."""
@@ -235,9 +237,10 @@ class ReviewWidget(View):
             self.threshold_html.value = ""
             return ""
         found = low_confidence_threshold(self.experiment, self.chosen_threshold, store=self.store)
+        self._threshold = found.threshold
         self._relabelling = True
         try:
-            self.threshold_box.value = found.threshold
+            self.threshold_box.value = round(found.threshold, 3)
         finally:
             self._relabelling = False
         self.default_threshold_button.disabled = not found.chosen

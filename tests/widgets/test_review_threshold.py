@@ -28,3 +28,13 @@ def test_the_threshold_is_a_control_with_a_default_for_the_label_count(store, re
     widget.default_threshold_button.click()
     assert widget.threshold_box.value == 0.75 and [d.case_id for d in widget.shown] == below_default
     assert not widget.errors.value
+
+
+def test_the_box_shows_the_threshold_to_three_places_and_filters_on_it_whole(store, realdata):
+    exp, frame = _trigger_experiment(store, realdata, declared=False)
+    widget = ReviewWidget(store, experiment=exp.id, kind="low_confidence")
+    widget.threshold_box.value = 2 / 3  # as a default of 2/3 (three labels) would set it
+    assert widget.threshold_box.value == 0.667 and widget.threshold == 2 / 3  # not 0.6666666666666666
+    below = sorted(frame.loc[frame.confidence < 2 / 3, "case_id"].unique())
+    assert [d.case_id for d in widget.shown] == below
+    assert "below 0.667 (chosen)" in widget.count_html.value
