@@ -238,7 +238,8 @@ def _print_usage(u: UsageMetrics) -> None:
         unknown = (
             f"; {u.unknown_cost_attempts} attempts of unknown cost not counted (killed or cancelled before "
             "their call answered, no usage reported, or no prices)"
-            if u.unknown_cost_attempts
+            # an agent that reports no cost and lost nothing: "cost not reported" says it all
+            if u.unknown_cost_attempts and (u.spent is not None or u.failed_attempts)
             else ""
         )
         click.echo(

@@ -102,3 +102,14 @@ def test_the_mark_goes_once_the_same_content_is_committed(drafted, tmp_path, cli
     assert f"fast-slow-routing@{draft}" in out.output and "(draft)" not in out.output
     status = cli("status", "routing", store=store_dir).output
     assert re.search(rf"^  treatment .*· fast-slow-routing@{draft}$", status, re.M), status
+
+
+def test_metrics_says_once_that_an_agent_reporting_no_cost_has_none(drafted):
+    """The builtin agent reports no cost at all: "cost not reported" says it; listing every attempt as
+    "of unknown cost (killed or cancelled ...)" on top read as if runs had been lost."""
+    tmp, *_ = drafted
+    out = run_abbench("--store", tmp / "store", "metrics", "plain")
+    assert out.returncode == 0, out.stderr
+    spent = next(line for line in out.stdout.splitlines() if line.strip().startswith("spent"))
+    assert "cost not reported over 6 attempts" in spent, spent
+    assert "unknown cost" not in spent and "killed" not in spent, spent
