@@ -35,7 +35,7 @@ from abbench.dataset import (
     sheet_names,
     suggest_mapping,
 )
-from abbench.errors import ImportFailed, MappingError, UsageError
+from abbench.errors import ImportFailed, UsageError
 from abbench.types import CASE_FIELDS
 from abbench.widgets._base import STYLE, Choice, StoreLike, View, escape, html_table, note
 from abbench.widgets._mapping_parts import (
@@ -46,6 +46,7 @@ from abbench.widgets._mapping_parts import (
     edited_label_map,
     file_html,
     fit_tag,
+    gold_counts,
     group_spellings,
     imported_html,
     parse_label_set,
@@ -573,16 +574,10 @@ class MappingWidget(View):
             self.labels_box.children = []
             self.labels_note.value = note("map the expected field to list its values") if table else ""
             return
-        # a recipe's gold is counted in the rows it makes (a dialogue file: one per user turn)
-        recipe = self.base.recipe if self.base is not None else None
-        rows = get_recipe(recipe).transform(table, self.base) if recipe and self.base is not None else None
-        try:
-            self.counts = table.value_counts(source, limit=LABEL_COUNT_ROWS, rows=rows)
-        except MappingError:
-            if rows is None:
-                raise
+        self.counts = gold_counts(table, source, self.base, LABEL_COUNT_ROWS)
+        if self.counts is None and self.base is not None:
             self.labels_box.children = []
-            self.labels_note.value = note(f"recipe {recipe} reads the labels")
+            self.labels_note.value = note(f"recipe {self.base.recipe} reads the labels")
             return
         self._show_labels(source)
 

@@ -20,9 +20,12 @@ from abbench.dataset import (
     Suggestion,
     Table,
     ValidationReport,
+    ValueCounts,
     compact_locations,
+    get_recipe,
     label_key,
 )
+from abbench.errors import MappingError
 from abbench.widgets._base import escape, html_table, note
 
 NOT_MAPPED = ""
@@ -366,3 +369,16 @@ def imported_html(info: DatasetInfo) -> str:
         + note(info.validation.summary())
         + said
     )
+
+
+def gold_counts(table: Table, source: str, base: MappingProfile | None, limit: int) -> ValueCounts | None:
+    """The gold column's values with counts, over the first `limit` rows; a recipe's gold is counted in the
+    rows it makes (a dialogue file: one per user turn). None when the recipe reads the labels itself."""
+    recipe = base.recipe if base is not None else None
+    rows = get_recipe(recipe).transform(table, base) if recipe and base is not None else None
+    try:
+        return table.value_counts(source, limit=limit, rows=rows)
+    except MappingError:
+        if rows is None:
+            raise
+        return None
