@@ -39,16 +39,17 @@ test: $(STAMP) browser agent-clis local-model $(DEMO_STORE)
 	$(PY) -m ruff check abbench tests bench
 	$(PY) -m ruff format --check abbench tests bench
 	$(PY) -m mypy
-	@# The slowest tests are listed at the end, so a run shows where its time went. Three workers on two
-	@# cores: much of the suite waits (servers, browsers, child processes, the model decoding on one
-	@# thread), and a third worker uses those gaps; shared stores are built once for all three.
+	@# The slowest tests are listed at the end, so a run shows where its time went. Four workers on two
+	@# cores: much of the suite waits (JupyterLab and Chromium, servers, child processes, the model decoding
+	@# on one thread), and the third and fourth workers use those gaps (28 min with four where three took 34
+	@# on this machine); shared stores are built once for all of them.
 	@# The notebooks run under nbval beside the suite, in one worker of their own (their kernels mostly wait
 	@# on widgets and reads), their output held until the suite ends; a notebook that raises fails CI.
 	@# loadscope keeps one notebook's cells in one kernel; the notebooks find the demo store at .abbench/
 	@# above notebooks/ (as in `make lab`).
 	@TQDM_DISABLE=1 $(PY) -m pytest --nbval-lax --nbval-current-env -n 1 --dist loadscope -p no:cacheprovider notebooks/ \
 	  > .nbval.log 2>&1 & notebooks=$$!; \
-	  $(PY) -m pytest -n 3 --dist loadgroup --durations=30; suite=$$?; \
+	  $(PY) -m pytest -n 4 --dist loadgroup --durations=30; suite=$$?; \
 	  wait $$notebooks; nbval=$$?; echo "== the notebooks under nbval"; cat .nbval.log; rm -f .nbval.log; \
 	  test $$suite -eq 0 -a $$nbval -eq 0
 
