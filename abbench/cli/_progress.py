@@ -29,6 +29,7 @@ class ProgressBar:
         self.quiet = quiet
         self.bar: tqdm[Any] | None = None
         self._tenths = -1
+        self._status = ""
 
     def on_progress(self, progress: Progress) -> None:
         if self.quiet:
@@ -51,11 +52,12 @@ class ProgressBar:
         self.bar.refresh()
 
     def _line(self, progress: Progress, counts: str) -> None:
-        """One line when the work passes a tenth (and at its end), none in between."""
+        """One line when the work passes a tenth or its status changes (the last line of a run that ends
+        says how it ended, not "running"), none in between."""
         tenths = progress.done * 10 // progress.total if progress.total else 10
-        if tenths <= self._tenths:
+        if tenths <= self._tenths and progress.status == self._status:
             return
-        self._tenths = tenths
+        self._tenths, self._status = tenths, progress.status
         share = f" ({progress.done / progress.total:.0%})" if progress.total else ""
         click.echo(
             f"{progress.experiment}: {progress.done:,} of {progress.total:,} runs{share}, {progress.status} — {counts}",

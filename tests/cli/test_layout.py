@@ -57,8 +57,8 @@ def test_help_lists_the_commands_in_the_order_of_the_flow():
     assert list(cli.commands) == FLOW
 
 
-def _progress(done: int) -> Progress:
-    return Progress("demo", 1, "running", (ArmProgress("v1", {"pass": done, "pending": 4 - done}),))
+def _progress(done: int, status: str = "running") -> Progress:
+    return Progress("demo", 1, status, (ArmProgress("v1", {"pass": done, "pending": 4 - done}),))
 
 
 class _Terminal(io.StringIO):
@@ -114,3 +114,14 @@ def test_without_a_terminal_the_progress_is_a_line_per_tenth(monkeypatch):
     lines = err.getvalue().splitlines()
     assert [line.split(" runs")[0] for line in lines] == [f"demo: {n} of 4" for n in (0, 1, 2, 3, 4)]
     assert lines[-1] == "demo: 4 of 4 runs (100%), running — right 4 wrong 0 · v1:4/4"
+
+
+def test_the_last_line_says_how_the_work_ended(monkeypatch):
+    """`grade` on a finished experiment passed its last tenth while running: the end is a line of its own."""
+    err = io.StringIO()
+    monkeypatch.setattr("sys.stderr", err)
+    bar = ProgressBar()
+    for done, status in ((0, "running"), (4, "running"), (4, "finished"), (4, "finished")):
+        bar.on_progress(_progress(done, status))
+    lines = err.getvalue().splitlines()
+    assert len(lines) == 3 and lines[-1] == "demo: 4 of 4 runs (100%), finished — right 4 wrong 0 · v1:4/4"
