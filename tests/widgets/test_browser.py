@@ -478,7 +478,9 @@ def _elsewhere_flow(page, lab, start, seen: dict) -> None:
         60,
         "the terminal's experiment in the list, without Reload",
     )
-    chooser.select_option(label=next(t for t in options if "from-the-terminal" in t))
+    # Chosen by its place, not its label: the label carries the run's status, which the terminal's run moves
+    # on (created → running) between the read above and the choice, and a label read before never matches.
+    chooser.select_option(index=next(i for i, t in enumerate(options) if "from-the-terminal" in t))
     # Three runs answered before the two held ones arrived, but the child may not have written the third yet:
     # wait for the widget to show what the store will hold, then check all of it. The status line and the
     # buttons arrive in separate widget messages: a page read between them sees the new line, old buttons.
