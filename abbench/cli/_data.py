@@ -25,7 +25,7 @@ from abbench.errors import ImportFailed, UsageError
 from abbench.types import CASE_FIELDS
 
 if TYPE_CHECKING:
-    from abbench.dataset import DatasetInfo, LabelConflict, LabelConflicts, MappingProfile, ValidationReport
+    from abbench.dataset import DatasetInfo, LabelConflicts, MappingProfile, ValidationReport
     from abbench.store import Store
     from abbench.types import Case
 
@@ -69,9 +69,7 @@ def _echo_conflicts(conflicts: LabelConflicts, limit: int = 5) -> None:
         "expected labels; review them:"
     )
     for conflict in conflicts[:limit]:
-        click.echo(
-            f"    ~ {conflict.location}: {_short(conflict.value, 40).rstrip()} — {_conflict_rows(conflict)}"
-        )
+        click.echo(f"    ~ {conflict.location}: {_short(conflict.value, 40).rstrip()} — {conflict.rows_text}")
     if conflicts.total > limit:
         # --json lists the conflicts the library kept (its limit), not all of them when there are more
         listed = f"--json lists {len(conflicts) - limit} of them" if conflicts.more else "see --json"
@@ -89,19 +87,6 @@ def _echo_conflicts(conflicts: LabelConflicts, limit: int = 5) -> None:
             else f"{n} of them"
         )
         click.echo(f"    {of} differ only in {what}, which the agent's prompt does not show: {hint}")
-
-
-def _conflict_rows(conflict: LabelConflict) -> str:
-    """``'a' at line 2 (case c1); 'b' at line 3 (case c2) of file.csv``: each label with its rows."""
-    parts = []
-    for held in conflict.labels:
-        rows = ", ".join(f"{r.location} (case {r.case_id})" for r in held.rows)
-        more = f" and {held.n_rows - len(held.rows)} more rows" if held.n_rows > len(held.rows) else ""
-        parts.append(f"{held.label!r} at {rows}{more}")
-    if conflict.n_labels > len(conflict.labels):
-        parts.append(f"and {conflict.n_labels - len(conflict.labels)} more labels")
-    of = f" of {conflict.source_file}" if conflict.source_file else ""
-    return "; ".join(parts) + of
 
 
 def _echo_cases(

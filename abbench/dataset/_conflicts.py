@@ -112,6 +112,11 @@ class LabelConflict(Problem):
         )
 
     @property
+    def rows_text(self) -> str:
+        """``'a' at line 2 (case c1); 'b' at line 3 (case c2) of file.csv``: each label with its rows."""
+        return _rows_text(self.labels, self.n_labels, self.source_file)
+
+    @property
     def hidden(self) -> str:
         """What tells the rows apart that no prompt shows, in words (``metadata 'aspect'``), or ""."""
         return hidden_words(self.hidden_metadata, self.hidden_domain)
@@ -125,6 +130,17 @@ def hidden_words(metadata_keys: tuple[str, ...], domain: bool) -> str:
     return " and ".join(what)
 
 
+def _rows_text(labels: tuple[ConflictLabel, ...], n_labels: int, source_file: str | None) -> str:
+    parts = []
+    for held in labels:
+        shown = ", ".join(f"{r.location} (case {r.case_id})" for r in held.rows)
+        more = f" and {held.n_rows - len(held.rows)} more rows" if held.n_rows > len(held.rows) else ""
+        parts.append(f"{held.label!r} at {shown}{more}")
+    if n_labels > len(labels):
+        parts.append(f"and {n_labels - len(labels)} more labels")
+    return "; ".join(parts) + (f" of {source_file}" if source_file else "")
+
+
 def _message(
     labels: tuple[ConflictLabel, ...],
     n_labels: int,
@@ -133,19 +149,11 @@ def _message(
     hidden_domain: bool,
     hint: str,
 ) -> str:
-    parts = []
-    for held in labels:
-        shown = ", ".join(f"{r.location} (case {r.case_id})" for r in held.rows)
-        more = f" and {held.n_rows - len(held.rows)} more rows" if held.n_rows > len(held.rows) else ""
-        parts.append(f"{held.label!r} at {shown}{more}")
-    if n_labels > len(labels):
-        parts.append(f"and {n_labels - len(labels)} more labels")
-    of = f" of {source_file}" if source_file else ""
     hidden = hidden_words(hidden_metadata, hidden_domain)
     said = f". They differ only in {hidden}, which the agent's prompt does not show: {hint}" if hidden else ""
     return (
-        f"the same input, history and context have different expected labels: {'; '.join(parts)}{of}; "
-        f"{REVIEW_HINT}{said}"
+        "the same input, history and context have different expected labels: "
+        f"{_rows_text(labels, n_labels, source_file)}; {REVIEW_HINT}{said}"
     )
 
 
