@@ -271,8 +271,34 @@ class _Out:
     def empty(cls) -> _Out:
         return cls([], [], [], [], [])
 
-    def chunk(self) -> RowChunk:
-        return RowChunk(self.rows, self.locations, None, self.bad, self.raws, problems=self.problems)
+    def chunk(self, notes: list[str] | None = None) -> RowChunk:
+        return RowChunk(
+            self.rows, self.locations, None, self.bad, self.raws, problems=self.problems, notes=notes or []
+        )
+
+
+@dataclass
+class _Cuts:
+    """The cases whose history lost its earliest turns to `MAX_HISTORY_TURNS`, and the longest history
+    one of them had before it was cut."""
+
+    cases: int = 0
+    longest: int = 0
+
+    def count(self, turns: int) -> None:
+        if turns > MAX_HISTORY_TURNS:
+            self.cases += 1
+            self.longest = max(self.longest, turns)
+
+    def notes(self) -> list[str]:
+        """The import report's note on the cut histories, if any was cut."""
+        if not self.cases:
+            return []
+        return [
+            f"{self.cases:,} case{'s' if self.cases != 1 else ''} keep{'' if self.cases != 1 else 's'} the "
+            f"last {MAX_HISTORY_TURNS} turns of a history of up to {self.longest:,} (a case's history is "
+            f"cut to the last {MAX_HISTORY_TURNS} turns before its user turn)"
+        ]
 
 
 def _roles_of(turns: list[Any], layout: Layout, roles: dict[str, str]) -> tuple[list[str | None], list[Any]]:
@@ -299,6 +325,7 @@ def _expand(
     turns: list[Any],
     layout: Layout,
     roles: dict[str, str],
+    cuts: _Cuts,
 ) -> None:
     """The rows of one dialogue's user turns (`where`: the dialogue's location, `at(i)`: turn i's), or the
     problems that refuse it (one per unknown speaker, all at `where`: the dialogue is one invalid row)."""
@@ -335,6 +362,7 @@ def _expand(
             j += 1
         reply = "\n".join(t for t in texts[i + 1 : j] if t.strip()) or None
         history = [{"role": chat[k], "content": texts[k]} for k in spoken[-MAX_HISTORY_TURNS:]]
+        cuts.count(len(spoken))
         if texts[i].strip():
             spoken.append(i)
         out.rows.append(
@@ -360,7 +388,7 @@ def conversation_chunks(table: Table, layout: Layout, roles: dict[str, str], siz
     if table.tabular:
         yield from _table_chunks(table, layout, roles, size)
         return
-    out = _Out.empty()
+    out, cuts = _Out.empty(), _Cuts()
     for position, (where, key, dialogue, _split) in enumerate(_dialogues(table, layout.keyed, size), 1):
         did = key if layout.id == KEY else _get(dialogue, layout.id) if layout.id else str(position)
         turns = dialogue if layout.turns is None else _get(dialogue, layout.turns)
@@ -374,12 +402,12 @@ def conversation_chunks(table: Table, layout: Layout, roles: dict[str, str], siz
         elif len(turns) > MAX_DIALOGUE_TURNS:
             out.problems.append(_too_long(where, text_of(did), len(turns)))
         else:
-            _expand(out, dialogue, text_of(did), where, _turn_of(where), turns, layout, roles)
+            _expand(out, dialogue, text_of(did), where, _turn_of(where), turns, layout, roles, cuts)
         if len(out.rows) >= size:
             yield out.chunk()
             out = _Out.empty()
-    if out.rows or out.bad or out.problems:
-        yield out.chunk()
+    if out.rows or out.bad or out.problems or cuts.cases:
+        yield out.chunk(cuts.notes())
 
 
 def _turn_of(where: str) -> Callable[[int], str]:
@@ -401,7 +429,7 @@ def _too_long(where: str, did: str, n: int) -> tuple[str, str, str | None, Any, 
 
 def _table_chunks(table: Table, layout: Layout, roles: dict[str, str], size: int) -> Iterator[RowChunk]:
     """A table of turns: consecutive rows with one dialogue id are one dialogue."""
-    out = _Out.empty()
+    out, cuts = _Out.empty(), _Cuts()
     current: Any = object()
     turns: list[dict[str, Any]] = []
     locs: list[str] = []
@@ -418,7 +446,7 @@ def _table_chunks(table: Table, layout: Layout, roles: dict[str, str], size: int
             out.problems.append(_too_long(locs[0], text_of(current), len(turns) + past))
             return
         rows = list(locs)  # a table's turns are rows: each case sits on its own
-        _expand(out, None, text_of(current), rows[0], rows.__getitem__, turns, layout, roles)
+        _expand(out, None, text_of(current), rows[0], rows.__getitem__, turns, layout, roles, cuts)
 
     for chunk in table.chunks(size):
         for row, loc in zip(chunk.rows, chunk.locations, strict=True):
@@ -437,8 +465,8 @@ def _table_chunks(table: Table, layout: Layout, roles: dict[str, str], size: int
                 past += 1
         out.bad.extend(chunk.bad)
     flush()
-    if out.rows or out.bad or out.problems:
-        yield out.chunk()
+    if out.rows or out.bad or out.problems or cuts.cases:
+        yield out.chunk(cuts.notes())
 
 
 # -- recognising a file of dialogues (for the suggestion) -------------------------------------------

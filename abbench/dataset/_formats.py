@@ -32,6 +32,8 @@ class RowChunk:
         text_only: Every cell is a str (CSV), so converters need not look at types.
         problems: Rows a recipe refused, each ``(kind, location, field, value, message)`` (a dialogue
             whose speaker no mapping names: ``unknown_speaker``); the problems at one location are one invalid row.
+        notes: What a recipe did to the rows that a person should know of (histories it cut), said
+            once, in the chunk that ends the file; they join the import report's notes.
     """
 
     rows: list[Any]
@@ -41,6 +43,7 @@ class RowChunk:
     raw: list[Any] | None = None
     text_only: bool = False
     problems: list[tuple[str, str, str | None, Any, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -340,6 +340,7 @@ class Mapper:
             report.add("unreadable_row", location, None, raw, message)
         for kind, location, name, value, message in chunk.problems:
             report.add(kind, location, name, value, message)
+        report.notes.extend(chunk.notes)
         n = len(chunk.rows)
         refused = len(chunk.bad) + len({p[1] for p in chunk.problems})  # a row's problems share its location
         report.n_rows += n + refused

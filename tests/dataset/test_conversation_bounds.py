@@ -7,10 +7,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from click.testing import CliRunner
 
+from abbench.cli import cli
 from abbench.dataset import MAX_DIALOGUE_TURNS, MAX_HISTORY_TURNS, convert_file, parse_path
 from abbench.dataset._jsonpath import MAX_PATH_CHARS, MAX_PATH_STEPS
 from abbench.errors import ImportFailed, MappingError
+from abbench.store import Store
 
 
 def _turns(n: int) -> list[dict[str, str]]:
@@ -70,6 +73,36 @@ def test_a_history_keeps_the_last_turns_before_its_user_turn(write):
     assert cases[3].history == [
         {"role": "user" if i % 2 == 0 else "assistant", "content": f"turn {i}"} for i in range(6)
     ]
+
+
+def test_the_import_report_says_how_many_histories_were_cut_and_from_how_long(write, tmp_path):
+    # user turns at 0, 2 … 120 of a 121-turn dialogue: those past turn 100 (102 … 120) lose turns
+    dialogues = [{"id": "d", "turns": _turns(MAX_HISTORY_TURNS + 21)}, {"id": "short", "turns": _turns(6)}]
+    path = write("calls.json", json.dumps(dialogues))
+    cut = [i for i in range(0, MAX_HISTORY_TURNS + 21, 2) if i > MAX_HISTORY_TURNS]
+    note = (
+        f"{len(cut)} cases keep the last {MAX_HISTORY_TURNS} turns of a history of up to {max(cut)} "
+        f"(a case's history is cut to the last {MAX_HISTORY_TURNS} turns before its user turn)"
+    )
+    assert convert_file(path, {"recipe": "conversations"}).report.notes == (note,)
+    # in a store's import, its report and the CLI's words
+    store = Store(tmp_path / "ab.db")
+    assert note in store.datasets.import_file(path, {"recipe": "conversations"}).validation.notes
+    out = CliRunner().invoke(
+        cli, ["--store", str(tmp_path / "cli"), "import", str(path), "--recipe", "conversations"]
+    )
+    assert out.exit_code == 0, out.output
+    assert note.split(" (")[0] in " ".join(out.output.split())
+    # nothing cut, nothing said
+    short = write("short.json", json.dumps(dialogues[1:]))
+    assert convert_file(short, {"recipe": "conversations"}).report.notes == ()
+
+
+def test_a_table_of_turns_says_its_cut_histories_too(write):
+    rows = [f"long,{'用户' if i % 2 == 0 else '客服'},第{i}轮" for i in range(MAX_HISTORY_TURNS + 3)]
+    path = write("turns.csv", "会话id,角色,内容\n" + "\n".join(rows) + "\n")
+    (note,) = convert_file(path, {"recipe": "conversations"}).report.notes
+    assert note.startswith(f"1 case keeps the last {MAX_HISTORY_TURNS} turns of a history of up to 102 ")
 
 
 @pytest.mark.parametrize(
