@@ -17,11 +17,16 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from abbench._archive import ArchiveRefused, check_ratio
 from abbench.dataset._formats import OpenedFile, RowChunk, header_names
 from abbench.errors import ImportFailed
 
 EXTRA = "abbench[parquet]"
 """The extra that installs pyarrow, which reads Parquet."""
+MAX_PARQUET_BYTES = 512 << 20
+"""Most data a Parquet file may hold uncompressed (its footer's column chunk sizes), as a workbook may:
+Parquet compresses a repeated cell thousands of times (300 MiB of one letter in 10 kB), so a small file
+could otherwise fill the memory of the process reading it."""
 
 
 def _pyarrow() -> Any:
@@ -58,12 +63,48 @@ def open_parquet(path: Path) -> OpenedFile:
         notes.append(
             f"{path.name} is a Parquet file (its first and last bytes say so); it is read as Parquet"
         )
+    try:
+        _check_sizes(path, pf.metadata)
+    except ImportFailed:
+        pf.close()
+        raise
     schema = pf.schema_arrow
     columns = header_names(list(schema.names), 0, notes)
     n_rows = pf.metadata.num_rows
     options = {"format": "parquet", "rows": n_rows, "row_groups": pf.metadata.num_row_groups}
     pf.close()
     return OpenedFile("parquet", columns, True, partial(_chunks, path), options, notes=notes)
+
+
+def _check_sizes(path: Path, metadata: Any) -> None:
+    """Refuse a file whose footer says it expands past `MAX_PARQUET_BYTES`, or a column chunk expanding
+    more than `MAX_RATIO` times (a bomb), before any page is read.
+
+    Raises:
+        ImportFailed: naming the row group and column, and what to do.
+    """
+    total = 0
+    for g in range(metadata.num_row_groups):
+        group = metadata.row_group(g)
+        for c in range(group.num_columns):
+            chunk = group.column(c)
+            size = chunk.total_uncompressed_size
+            total += size
+            try:
+                check_ratio(
+                    f"row group {g}, column {chunk.path_in_schema!r}", size, chunk.total_compressed_size
+                )
+            except ArchiveRefused as exc:
+                raise ImportFailed(
+                    f"{path.name}, {exc.member}: {exc.why.replace('zip bomb', 'compression bomb')}; "
+                    "write the file without that column, or as CSV or JSON Lines"
+                ) from None
+            if total > MAX_PARQUET_BYTES:
+                raise ImportFailed(
+                    f"{path.name}: at row group {g}, column {chunk.path_in_schema!r}, its data passes "
+                    f"{MAX_PARQUET_BYTES >> 20:,} MiB uncompressed, more than a data file may hold; keep the "
+                    "columns the cases need, or split the rows into several files"
+                )
 
 
 def _chunks(path: Path, size: int, keep_blank: bool = False) -> Iterator[RowChunk]:

@@ -154,3 +154,32 @@ def test_without_pyarrow_a_parquet_file_names_the_extra_to_install(realdata):
     ).stdout
     assert "banking77_test.parquet is a Parquet file; reading Parquet needs pyarrow" in out
     assert "pip install 'abbench[parquet]'" in out
+
+
+def test_a_parquet_compression_bomb_is_refused_from_its_footer_before_a_page_is_read(tmp_path, store):
+    # 64 MiB of one letter, zstd: a file of a few kB that would expand thousands of times in memory
+    path = tmp_path / "bomb.parquet"
+    pq.write_table(
+        pa.table({"input": ["a" * (64 << 20), "b"], "expected": ["x", "y"]}), path, compression="zstd"
+    )
+    assert path.stat().st_size < 100_000
+    with pytest.raises(
+        ImportFailed, match=r"bomb\.parquet, row group 0, column 'input': expands [\d,]+ times"
+    ) as e:
+        store.datasets.import_file(path)
+    assert "compression bomb" in str(e.value) and "as CSV or JSON Lines" in str(e.value)
+    assert store.datasets.all() == []
+
+
+def test_a_parquet_file_past_the_uncompressed_bound_is_refused_naming_where(tmp_path, monkeypatch):
+    from abbench.dataset import _parquet
+
+    rows = [f"utterance {i} " + os.urandom(40).hex() for i in range(5_000)]
+    path = tmp_path / "many.parquet"
+    pq.write_table(pa.table({"input": rows, "expected": ["x"] * len(rows)}), path, row_group_size=1_000)
+    read_table(path)  # within the bound, read
+    monkeypatch.setattr(_parquet, "MAX_PARQUET_BYTES", 200_000)  # about two row groups of `input`
+    with pytest.raises(
+        ImportFailed, match=r"many\.parquet: at row group \d, column '\w+', its data passes 0 MiB"
+    ):
+        read_table(path)

@@ -78,3 +78,17 @@ def test_a_body_over_the_limit_answers_413_and_nothing_is_kept(live, alice):
     assert refused.value.status == 413 and "limit" in refused.value.problem["detail"]
     spool = server.store.parent / f"{server.store.name}.incoming"
     assert not spool.exists() or list(spool.iterdir()) == []
+
+
+def test_a_parquet_bomb_uploaded_as_a_dataset_is_refused_and_nothing_is_stored(live, alice):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"input": ["a" * (256 << 20)], "expected": ["x"]}), buf, compression="zstd")
+    assert len(buf.getvalue()) < 100_000  # well under the fixture's 2 MB upload limit
+    with pytest.raises(ServerError) as refused:
+        alice._call(
+            "POST", "/datasets", files={"file": ("cases.parquet", buf.getvalue())}, data={"name": "b"}
+        )
+    assert refused.value.status == 422 and "compression bomb" in refused.value.problem["detail"]
+    assert alice.http.get("/api/datasets").json() == []
