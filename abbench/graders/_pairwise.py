@@ -35,6 +35,7 @@ from abbench.graders._judge_prompt import (
     system_prompt,
 )
 from abbench.graders._judge_settings import JudgeOptions, JudgeSettings, JudgeSpend
+from abbench.graders._pair_reply import free_text_winner, plan_scores, winner_tag
 from abbench.graders._rubric import Rubric, judge_key
 
 if TYPE_CHECKING:
@@ -111,7 +112,9 @@ class PairReply:
         winner_slot: 1 or 2, or None for a tie.
         scores: Slot (1, 2) -> dimension -> score (empty without a rubric).
         comment: The judge's explanation.
-        method: How the reply was read (``json``, ``tagged``, ``embedded_json``, ``key_value``, ``bracketed``).
+        method: How the reply was read (``json``, ``tagged``, ``embedded_json``, ``winner_tag``,
+            ``key_value``, ``bracketed``, or ``free_text`` — prose such as "plan2 更好", read only when
+            nothing else names a winner).
     """
 
     winner_slot: int | None
@@ -131,7 +134,8 @@ def read_winner(value: Any) -> str | None:
     if m:
         text = m.group(1)
     text = re.sub(
-        r"^(?:the\s+)?(?:response|answer|assistant|output|option|candidate|回答|答案|回复|选项|候选)\s*",
+        r"^(?:the\s+)?(?:response|answer|assistant|output|option|candidate|plan|proposal|"
+        r"回答|答案|回复|选项|候选|方案)\s*",
         "",
         text,
     )
@@ -149,7 +153,7 @@ def read_winner(value: Any) -> str | None:
 
 def _slot_key(text: Any) -> int | None:
     k = judge_key(text)
-    k = re.sub(r"^(?:response|answer|assistant|output|回答|答案|回复)", "", k)
+    k = re.sub(r"^(?:response|answer|assistant|output|plan|回答|答案|回复|方案)", "", k)
     return {"1": 1, "2": 2, "a": 1, "b": 2, "first": 1, "second": 2}.get(k)
 
 
@@ -184,6 +188,11 @@ def _tagged_pair_scores(body: str, rubric: Rubric | None) -> dict[int, dict[str,
 def parse_pair(text: str | None, rubric: Rubric | None = None, output_format: str = "json") -> PairReply:
     """Read a pairwise judge's reply: the winner slot and, with a rubric, both responses' scores.
 
+    Readings, best first: the format asked for (JSON or tags), JSON in a fence or in prose, a
+    ``[WINNER]plan1[/WINNER]`` tag, ``winner: plan2`` / ``胜者：方案2`` lines, ``[[1]]``; and, when none
+    names a winner, prose such as "plan2 更好" (method ``free_text``). Scores may also be written a line
+    per plan and dimension (``plan1-准确性: 9/10``).
+
     Raises:
         GradingError: the reply is empty, names no winner, lacks a score, or has one off its scale
             (with the raw reply; not retryable).
@@ -193,8 +202,9 @@ def parse_pair(text: str | None, rubric: Rubric | None = None, output_format: st
     if not body:
         raise GradingError("the judge's reply is empty", raw_output=raw)
     tag_scores = _tagged_pair_scores(body, rubric)
+    line_scores = _plan_scores(body, rubric)
     problems: list[str] = []
-    for method, mapping, comment in reply_candidates(body, output_format):
+    for method, mapping, comment in _candidates(body, output_format):
         winner = next(
             (read_winner(v) for k, v in mapping.items() if judge_key(k) in _WINNER_KEYS and read_winner(v)),
             None,
@@ -202,23 +212,50 @@ def parse_pair(text: str | None, rubric: Rubric | None = None, output_format: st
         if winner is None:
             continue
         scores = tag_scores if method == "tagged" else _pair_scores(mapping, rubric)
-        if rubric is not None and method != "tagged" and not scores and tag_scores:
-            scores = tag_scores
+        if rubric is not None and method != "tagged" and not scores:
+            scores = tag_scores or line_scores
         missing = _missing(scores, rubric)
         if missing:
             problems.append(f"{method}: no score for {', '.join(missing)}")
             continue
         _check_scale(scores, rubric, raw)
         return PairReply(None if winner == "tie" else int(winner), scores, comment, method)
-    m = _BRACKETED.search(body)
-    winner = read_winner(m.group(0)) if m and rubric is None else None
-    if winner is not None:  # [[1]], [[2]] or [[tie]] always reads
-        return PairReply(None if winner == "tie" else int(winner), {}, None, "bracketed")
+    for method, winner in (("bracketed", _bracketed(body)), ("free_text", free_text_winner(body))):
+        if winner is None:
+            continue
+        scores = tag_scores or line_scores
+        if _missing(scores, rubric):
+            problems.append(f"{method}: no score for {', '.join(_missing(scores, rubric))}")
+            continue
+        _check_scale(scores, rubric, raw)
+        return PairReply(None if winner == "tie" else int(winner), scores if rubric else {}, None, method)
     why = "; ".join(problems) if problems else "no winner (1, 2 or tie) could be read"
     start = " ".join(body.split())[:160]
     raise GradingError(
         f"the pairwise judge's reply cannot be read: {why}; reply starts {start!r}", raw_output=raw
     )
+
+
+def _bracketed(body: str) -> str | None:
+    m = _BRACKETED.search(body)
+    return read_winner(m.group(0)) if m else None
+
+
+def _candidates(body: str, output_format: str) -> list[tuple[str, dict[str, Any], str | None]]:
+    """The judge readers' candidates, with a ``[WINNER]…[/WINNER]`` tag read before ``key: value`` lines."""
+    out = reply_candidates(body, output_format)
+    tagged = winner_tag(body)
+    if tagged is not None:
+        at = next((i for i, (method, _, _) in enumerate(out) if method == "key_value"), len(out))
+        comment = out[at][2] if at < len(out) else None
+        out.insert(at, ("winner_tag", {"winner": tagged}, comment))
+    return out
+
+
+def _plan_scores(body: str, rubric: Rubric | None) -> dict[int, dict[str, float]]:
+    if rubric is None:
+        return {}
+    return {slot: match_scores(values, rubric.dimensions) for slot, values in plan_scores(body).items()}
 
 
 def _missing(scores: dict[int, dict[str, float]], rubric: Rubric | None) -> list[str]:
@@ -377,6 +414,7 @@ class PairwiseJudge:
                 ],
                 "consistent": consistent,
                 "flipped": set(verdicts) == {"a", "b"},
+                **({"free_text": True} if any(j.reply.method == "free_text" for j in judgements) else {}),
                 "cost_known": cost.judge_cost is not None,
                 **({"masked": masked} if masked else {}),
             },
@@ -443,6 +481,8 @@ def _comment(ctx: PairContext, judgements: list[_Judgement], consistent: bool) -
         for j in judgements
         if j.reply.comment
     ]
+    if any(j.reply.method == "free_text" for j in judgements):
+        comments.insert(0, "the winner was read from the judge's prose, as a last resort (no winner format)")
     if not consistent:
         verdicts = " vs ".join(j.winner for j in judgements)
         comments.insert(0, f"the verdict changed with the order ({verdicts}): counted as a tie")
