@@ -67,7 +67,12 @@ if typing.TYPE_CHECKING:
         slot_order as slot_order,
     )
     from abbench.graders._recorded import VERDICT_ROLE as VERDICT_ROLE, recorded
-    from abbench.graders._rubric import DEFAULT_RUBRIC, Dimension, Rubric
+    from abbench.graders._rubric import (
+        DEFAULT_RUBRIC,
+        RUBRIC_TEMPLATES as RUBRIC_TEMPLATES,
+        Dimension,
+        Rubric,
+    )
     from abbench.graders._rules import (
         TEXT_FIELDS as TEXT_FIELDS,
         answer_number,
@@ -180,6 +185,7 @@ __getattr__, __dir__ = _lazy.exports(
         "abbench.graders._rubric": (
             "DEFAULT_RUBRIC",
             "Dimension",
+            "RUBRIC_TEMPLATES",
             "Rubric",
         ),
         "abbench.graders._rules": (
