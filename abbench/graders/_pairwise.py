@@ -25,7 +25,7 @@ from abbench._regex import PatternError, compile_pattern
 from abbench.agents import strip_thinking
 from abbench.errors import GradingError, UsageError
 from abbench.graders._anonymise import DEFAULT_IDENTITIES, Anonymiser, context_terms
-from abbench.graders._base import GradeResult, PairContext, register_grader
+from abbench.graders._base import GradeResult, PairContext, normalise_label, register_grader
 from abbench.graders._judge import match_scores, reply_candidates
 from abbench.graders._judge_prompt import (
     answer_text,
@@ -84,6 +84,10 @@ _TIE = {
     "都好",
     "都不好",
 }
+LABEL_GOLD_CHARS = 40
+"""A case's gold value reads as a label (for ``tie_when_both_correct``) when the dataset declares its
+labels, or when it is one line of at most this many characters (the dataset's own label rule, per case)."""
+
 _BRACKETED = re.compile(r"\[\[\s*(1|2|a|b|tie|c)\s*\]\]", re.I)
 _PAIR_SCORE_TAG = re.compile(r"<score\b([^>]*)>(.*?)</score\s*>", re.S | re.I)
 _ATTR = re.compile(r"(\w+)\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s>]+))")
@@ -306,8 +310,10 @@ class PairwiseJudge:
         output_format: str = "json",
         include: Sequence[str] = ("reference", "reason"),
         instructions: str | None = None,
+        tie_when_both_correct: bool | None = None,
     ):
         self.name = name
+        self.tie_when_both_correct = tie_when_both_correct
         self.settings = settings
         self.rubric = rubric
         self.arms = tuple(arms) if arms else None
@@ -388,14 +394,22 @@ class PairwiseJudge:
         judgements = self._read(ctx, orders, replies)
         verdicts = [j.winner for j in judgements]
         consistent = len(set(verdicts)) == 1
-        verdict = verdicts[0] if consistent else "tie"
+        judged = verdicts[0] if consistent else "tie"
+        dimensions = self._dimensions(judgements)
+        tie_rule = self.both_correct(ctx, dimensions)
+        verdict = "tie" if tie_rule else judged
+        comment = _comment(ctx, judgements, consistent)
+        if tie_rule:
+            comment = f"{tie_rule}: a tie whatever their polish (the judge said {judged})" + (
+                f" | {comment}" if comment else ""
+            )
         cost = JudgeSpend.of(replies)
         return cost.result(
             passed=None,
             score={"a": 1.0, "b": 0.0, "tie": 0.5}[verdict],
             verdict=verdict,
-            dimensions=self._dimensions(judgements),
-            comment=_comment(ctx, judgements, consistent),
+            dimensions=dimensions,
+            comment=comment,
             raw_output=_joined(orders, replies) if len(orders) > 1 else replies[0].content,
             details={
                 "seed": ctx.seed,
@@ -416,9 +430,38 @@ class PairwiseJudge:
                 "flipped": set(verdicts) == {"a", "b"},
                 **({"free_text": True} if any(j.reply.method == "free_text" for j in judgements) else {}),
                 "cost_known": cost.judge_cost is not None,
+                "lengths": {letter: len(text) for letter, text in texts.items()},
+                **({"tie_rule": tie_rule, "judge_verdict": judged} if tie_rule else {}),
                 **({"masked": masked} if masked else {}),
             },
         )
+
+    def both_correct(self, ctx: PairContext, dimensions: Mapping[str, float] | None = None) -> str | None:
+        """Why the pair is a tie under ``tie_when_both_correct``, or None when the rule does not apply.
+
+        On a label case (the default on): both predictions equal the gold label, compared as
+        `label_match` compares. When the option is set on any case: both arms' scores (averaged over
+        the orders) meet every functional dimension of the rubric.
+        """
+        if self.tie_when_both_correct is False:
+            return None
+        gold = ctx.case.expected
+        if gold is not None and str(gold).strip() and _is_label(ctx):
+            labels = ctx.a.label_map
+            right = normalise_label(gold, labels)
+            if all(normalise_label(s.output.prediction, labels) == right for s in (ctx.a, ctx.b)):
+                return "both answers equal the gold label"
+            return None
+        functional = [d for d in self.rubric.dimensions if d.functional] if self.rubric else []
+        if not self.tie_when_both_correct or not functional or not dimensions:
+            return None
+        if all(
+            f"{letter}.{d.name}" in dimensions and d.met(dimensions[f"{letter}.{d.name}"])
+            for letter in ("a", "b")
+            for d in functional
+        ):
+            return f"both answers meet every functional criterion ({', '.join(d.name for d in functional)})"
+        return None
 
     async def _ask(
         self, ctx: PairContext, orders: list[tuple[str, str]], texts: dict[str, str]
@@ -464,6 +507,12 @@ class PairwiseJudge:
                 for dim, value in j.reply.scores.get(slot, {}).items():
                     sums.setdefault(f"{letter}.{dim}", []).append(value)
         return {k: sum(v) / len(v) for k, v in sorted(sums.items())}
+
+
+def _is_label(ctx: PairContext) -> bool:
+    """Whether the case's gold value is a label: declared labels, or one short line."""
+    gold = str(ctx.case.expected)
+    return bool(ctx.a.label_set) or ("\n" not in gold.strip() and len(gold.strip()) <= LABEL_GOLD_CHARS)
 
 
 class _Judgement(NamedTuple):
@@ -533,6 +582,7 @@ def pairwise_judge(
     output_format: str = "json",
     include: Sequence[str] = ("reference", "reason"),
     instructions: str | None = None,
+    tie_when_both_correct: bool | None = None,
     name: str = "pairwise_judge",
     **settings: Unpack[JudgeOptions],
 ) -> PairwiseJudge:
@@ -548,6 +598,9 @@ def pairwise_judge(
             rubric: {correctness: Is the routing right?, evidence: Is the reason grounded?}
             mask: [acme-router]            # more names to hide from the judge
 
+        A rubric template by name: ``rubric: {template: writing}`` (``code``, ``reasoning``, ``qa``,
+        ``creative``; `Rubric.template`).
+
     Args:
         rubric: Criteria to score both answers on (see `Rubric.parse`); None asks only for a winner.
         arms: The two arm names to compare, in order (verdict ``a`` is the first); default the
@@ -562,6 +615,11 @@ def pairwise_judge(
         include: What the judge sees besides input and answers: ``reference``, ``reason``,
             ``evidence``, ``context``, ``history``.
         instructions: Extra guidance added to the judge's prompt.
+        tie_when_both_correct: Two answers that are both correct are a tie, whatever their polish.
+            None (default): on for label cases (both predictions equal the gold label); True: also on
+            other cases, when both meet every ``functional`` dimension of the rubric; False: off. The
+            judge is still asked (its scores and the bias audits keep the pair); its own verdict is
+            kept in the grade's ``details.judge_verdict``.
         name: The grader's name in the experiment.
         **settings: How the judge model is called (`JudgeSettings`), as for `llm_judge`: ``model``
             (required), ``base_url``, ``api_key_env``, ``timeout_s``, ``retries``, ``backoff_s``,
@@ -589,4 +647,13 @@ def pairwise_judge(
         output_format=output_format,
         include=check_include(name, include),
         instructions=instructions,
+        tie_when_both_correct=_tie_option(name, tie_when_both_correct),
+    )
+
+
+def _tie_option(name: str, value: Any) -> bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    raise UsageError(
+        f"{name}: tie_when_both_correct is true, false or left out (on for label tasks), not {value!r}"
     )
