@@ -38,11 +38,15 @@ if typing.TYPE_CHECKING:
         register_grader,
     )
     from abbench.graders._bias import (
+        VERBOSITY_MIN_DIFFERENCE,
         Judgement,
         PairJudgement,
         PositionBias,
+        VerbosityBias,
         describe_bias as describe_bias,
+        describe_verbosity as describe_verbosity,
         measure_position_bias,
+        measure_verbosity_bias,
     )
     from abbench.graders._judge import (
         JudgeScores as JudgeScores,
@@ -94,6 +98,7 @@ __all__ = [
     "DEFAULT_RUBRIC",
     "JUDGE_OPTIONS",
     "KINDS",
+    "VERBOSITY_MIN_DIFFERENCE",
     "VERDICTS",
     "Dimension",
     "FunctionGrader",
@@ -109,6 +114,7 @@ __all__ = [
     "PairwiseJudge",
     "PositionBias",
     "Rubric",
+    "VerbosityBias",
     "answer_number",
     "cited_evidence",
     "contains",
@@ -121,6 +127,7 @@ __all__ = [
     "max_tokens",
     "max_tool_calls",
     "measure_position_bias",
+    "measure_verbosity_bias",
     "numeric",
     "pairwise_judge",
     "read_skill",
@@ -153,11 +160,15 @@ __getattr__, __dir__ = _lazy.exports(
             "register_grader",
         ),
         "abbench.graders._bias": (
+            "VERBOSITY_MIN_DIFFERENCE",
             "Judgement",
             "PairJudgement",
             "PositionBias",
+            "VerbosityBias",
             "describe_bias",
+            "describe_verbosity",
             "measure_position_bias",
+            "measure_verbosity_bias",
         ),
         "abbench.graders._judge": (
             "JudgeScores",
