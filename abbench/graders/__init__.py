@@ -60,6 +60,7 @@ if typing.TYPE_CHECKING:
         JudgeSettings,
         JudgeSpend as JudgeSpend,
     )
+    from abbench.graders._pair_scores import DimensionTotals, rubric_totals, swap_sides as swap_sides
     from abbench.graders._pairwise import (
         VERDICTS,
         PairReply as PairReply,
@@ -101,6 +102,7 @@ __all__ = [
     "VERBOSITY_MIN_DIFFERENCE",
     "VERDICTS",
     "Dimension",
+    "DimensionTotals",
     "FunctionGrader",
     "GradeContext",
     "GradeResult",
@@ -134,6 +136,7 @@ __all__ = [
     "recorded",
     "regex",
     "register_grader",
+    "rubric_totals",
 ]
 
 __getattr__, __dir__ = _lazy.exports(
@@ -182,6 +185,7 @@ __getattr__, __dir__ = _lazy.exports(
             "JudgeSettings",
             "JudgeSpend",
         ),
+        "abbench.graders._pair_scores": ("DimensionTotals", "rubric_totals", "swap_sides"),
         "abbench.graders._pairwise": (
             "VERDICTS",
             "PairReply",
