@@ -143,6 +143,12 @@ def _print_agreement(c: Comparison) -> None:
             f"{'pairwise ' + p.grader:<18}{c.a.name} {p.wins_a:,}, {c.b.name} {p.wins_b:,}, ties {p.ties:,} "
             f"(sign test p = {_num(p.p_value, 3)})"
         )
+        for t in p.dimensions:
+            means = f"mean {_num(t.mean_a, 2)} → {_num(t.mean_b, 2)}"
+            click.echo(
+                f"{'  ' + t.dimension:<18}total {c.a.name} {t.total_a:,.1f}, {c.b.name} {t.total_b:,.1f}; "
+                f"{means} over {t.pairs:,} pair(s)"
+            )
     if c.review_agreement is not None and c.review_agreement.n:
         ra = c.review_agreement
         kappa = _num(ra.kappa.kappa, 3) if ra.kappa is not None else f"n/a ({ra.reason})"

@@ -12,7 +12,7 @@ from abbench._yaml import load_yaml
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.cli._progress import print_summary, with_progress
 from abbench.formatting import judge_cost as _judge_cost, money_fixed as _money, partly_known as _partly_known
-from abbench.graders import describe_bias
+from abbench.graders import describe_bias, describe_verbosity
 from abbench.metrics import judge_report
 from abbench.runner import grade_experiment
 from abbench.types import GradeStatus, RunState, outcome_word
@@ -174,10 +174,11 @@ def grades_cmd(
 @json_option
 @pass_ctx
 def judge_report_cmd(ctx: Context, experiment: str, confidence: float, as_json: bool) -> None:
-    """Judges' position bias, and judge cost apart from agent cost.
+    """Judges' position and verbosity bias, and judge cost apart from agent cost.
 
     The position bias of each pairwise judge is the first-slot win rate with a Wilson interval (0.5
-    is unbiased), and, for pairs judged in both orders, the flip rate. Judge cost counts every grade
+    is unbiased), and, for pairs judged in both orders, the flip rate. Its verbosity bias is the win
+    rate of the longer answer, on pairs whose lengths differ by 20% or more. Judge cost counts every grade
     written, re-grades included. Reading never grades anything.
 
     \b
@@ -211,6 +212,10 @@ def judge_report_cmd(ctx: Context, experiment: str, confidence: float, as_json: 
             click.echo("  no pairwise grades yet")
         for bias in report.position_bias:
             click.echo("  " + describe_bias(bias).replace("\n", "\n  "))
+        if report.verbosity_bias:
+            click.echo("verbosity bias (does the judge prefer the longer answer?)")
+        for verbose in report.verbosity_bias:
+            click.echo(f"  {verbose.grader}:\n  " + describe_verbosity(verbose).replace("\n", "\n  "))
 
     emit(as_json, report.as_dict(), human)
 

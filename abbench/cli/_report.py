@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,7 +12,7 @@ import click
 
 from abbench.cli._analysis import grader_header, grader_option
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
-from abbench.export import export_table, write_csv, write_jsonl
+from abbench.export import export_table, pairwise_result, write_csv, write_jsonl
 from abbench.report import render_reports
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ def _size(n: float) -> str:
 @click.argument("experiment")
 @click.option(
     "--what",
-    type=click.Choice(["runs", "grades", "reviews", "comparison"]),
+    type=click.Choice(["runs", "grades", "reviews", "comparison", "pairwise"]),
     default="runs",
     show_default=True,
     help="What to export.",
@@ -38,8 +39,8 @@ def _size(n: float) -> str:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["csv", "xlsx", "jsonl"]),
-    help="File format (default: from --out's suffix, else csv).",
+    type=click.Choice(["csv", "xlsx", "jsonl", "json"]),
+    help="File format (default: from --out's suffix, else csv; json, the default, for --what pairwise).",
 )
 @click.option(
     "--out",
@@ -48,6 +49,9 @@ def _size(n: float) -> str:
 )
 @click.option("--arms", nargs=2, metavar="A B", help="For --what comparison: the two arms, control first.")
 @click.option("--vs", metavar="EXP_B", help="For --what comparison: compare against another experiment.")
+@click.option(
+    "--judge", metavar="NAME", help="For --what pairwise: the pairwise judge (default: the only one)."
+)
 @json_option
 @pass_ctx
 def export_cmd(
@@ -58,21 +62,31 @@ def export_cmd(
     out: str | None,
     arms: tuple[str, str] | None,
     vs: str | None,
+    judge: str | None,
     as_json: bool,
 ) -> None:
-    """Export an experiment's runs, grades, reviews or comparison to CSV, XLSX or JSONL.
+    """Export an experiment's runs, grades, reviews or comparison to CSV, XLSX or JSONL, or its
+    pairwise judge's contest to JSON.
 
     \b
     csv    UTF-8 with a byte-order mark (Excel reads Chinese correctly); text beginning with
            = + - @, a tab or a carriage return gets a leading ' so no spreadsheet runs it
     xlsx   typed cells (numbers, booleans, UTC dates), a frozen header with a filter
     jsonl  lossless: every value as stored, raw rows and full grades included
+    json   --what pairwise: the double-blind workflow's shape (test_summary, rounds,
+           final_result with the sign test and the judge's position and verbosity bias)
 
     \b
     Examples:
       abbench export routing-v2 --what runs --format xlsx --out exports/routing-v2.xlsx
       abbench export routing-v2 --what grades --format jsonl --out - | jq .
+      abbench export routing-v2 --what pairwise --format json --out contest.json
     """
+    if what == "pairwise":
+        _export_pairwise(ctx, experiment, fmt, out, judge, as_json)
+        return
+    if fmt == "json":
+        raise click.UsageError("--format json is for --what pairwise; tables are csv, xlsx or jsonl")
     if out == "-":
         _export_to_stdout(ctx, experiment, what, fmt or "csv", arms, vs)
         return
@@ -81,6 +95,28 @@ def export_cmd(
         as_json,
         result.as_dict(),
         f"wrote {_rows(result.rows, what)} to {result.path} ({result.format}, {_size(result.size_bytes)})",
+    )
+
+
+def _export_pairwise(
+    ctx: Context, experiment: str, fmt: str | None, out: str | None, judge: str | None, as_json: bool
+) -> None:
+    """`export --what pairwise`: the contest as one JSON document (to stdout with ``--out -``)."""
+    if fmt not in (None, "json"):
+        raise click.UsageError(f"--what pairwise is written as json, not {fmt}")
+    if ctx.server is not None:
+        raise click.UsageError("--what pairwise reads a local store: run it where the store is")
+    if out == "-":
+        doc = pairwise_result(experiment, grader=judge, store=ctx.store)
+        click.echo(json.dumps(doc, ensure_ascii=False, indent=2))
+        return
+    from abbench.export import export  # the writers: loaded by the commands that export
+
+    result = export(experiment, "pairwise", "json", out, store=ctx.store, grader=judge)
+    emit(
+        as_json,
+        result.as_dict(),
+        f"wrote {_rows(result.rows, 'pairwise')} to {result.path} (json, {_size(result.size_bytes)})",
     )
 
 
@@ -104,9 +140,13 @@ def _export_to_stdout(
 
 def _rows(n: int, what: str) -> str:
     """``1 review``, ``400 comparison rows``: the rows an export wrote, in words."""
-    noun = {"runs": "run", "grades": "grade", "reviews": "review", "comparison": "comparison row"}.get(
-        what, what
-    )
+    noun = {
+        "runs": "run",
+        "grades": "grade",
+        "reviews": "review",
+        "comparison": "comparison row",
+        "pairwise": "judged pair",
+    }.get(what, what)
     return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 

@@ -28,6 +28,7 @@ from abbench.compare._sequential import monitored, sequential_main
 from abbench.compare._text import TextChanges, text_changes
 from abbench.compare._verdict import Verdict, verdict
 from abbench.errors import ComparisonRefused, UsageError
+from abbench.graders import rubric_totals, swap_sides
 from abbench.metrics import (
     NO_DOMAIN,
     activation_runs,
@@ -695,6 +696,7 @@ def _pairwise(store: Store, exp: Experiment, arm_a: Arm, arm_b: Arm) -> tuple[Pa
             t[0] += 1
         else:
             t[1] += 1
+    scores = _pair_scores(store, exp, arm_a, arm_b) if tallies else {}
     out = []
     for grader, (wins_a, wins_b, ties) in sorted(tallies.items()):
         decisive = wins_a + wins_b
@@ -702,9 +704,22 @@ def _pairwise(store: Store, exp: Experiment, arm_a: Arm, arm_b: Arm) -> tuple[Pa
             PairwiseSummary(
                 grader, wins_a + wins_b + ties, wins_a, wins_b, ties,
                 wins_b / decisive if decisive else None, mcnemar_exact(wins_a, wins_b).p_value,
+                rubric_totals(scores.get(grader, ())),
             )
         )  # fmt: skip
     return tuple(out)
+
+
+def _pair_scores(store: Store, exp: Experiment, arm_a: Arm, arm_b: Arm) -> dict[str, list[dict[str, float]]]:
+    """Pairwise grader -> its latest pair grades' rubric scores, in this comparison's arm order."""
+    out: dict[str, list[dict[str, float]]] = {}
+    for g in store.grades.records(exp.id, kind="pairwise"):
+        arms = list((g.details or {}).get("arms") or ())
+        if g.status != "ok" or not g.dimensions or set(arms) != {arm_a.name, arm_b.name}:
+            continue
+        dims = g.dimensions if arms[0] == arm_a.name else swap_sides(g.dimensions)
+        out.setdefault(g.grader, []).append(dims)
+    return out
 
 
 def _agreement(store: Store, exp: Experiment, arm_a: Arm, arm_b: Arm) -> JudgeAgreement | None:

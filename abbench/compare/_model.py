@@ -15,6 +15,7 @@ from abbench.compare._heterogeneity import Heterogeneity
 from abbench.compare._text import TextChanges
 from abbench.compare._verdict import Settled, Verdict, VerdictCode, settle
 from abbench.compare._votes import VOTE_MARGIN, VOTE_MIN_CASES, Votes, vote_decision
+from abbench.graders import DimensionTotals
 from abbench.metrics import Estimate, FormatDifference, Result
 from abbench.review import JudgeAgreement
 from abbench.stats import (
@@ -242,6 +243,8 @@ class PairwiseSummary(Result):
         ties: Ties (including verdicts that flipped between the two presentation orders).
         b_win_rate: ``wins_b / (wins_a + wins_b)`` (None when every pair tied).
         p_value: Exact sign test of wins_b against wins_a.
+        dimensions: With a rubric: each dimension's totals and means for A and B over every pair
+            judged (`abbench.graders.rubric_totals`, in this comparison's arm order).
     """
 
     grader: str
@@ -251,6 +254,11 @@ class PairwiseSummary(Result):
     ties: int
     b_win_rate: float | None
     p_value: float
+    dimensions: tuple[DimensionTotals, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready view."""
+        return Result.as_dict(self) | {"dimensions": [d.as_dict() for d in self.dimensions]}
 
 
 @dataclass(frozen=True)

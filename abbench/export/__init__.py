@@ -1,4 +1,5 @@
-"""Exports: an experiment's runs, grades, reviews and comparison lists as CSV, XLSX or JSONL files."""
+"""Exports: an experiment's runs, grades, reviews and comparison lists as CSV, XLSX or JSONL files, and a
+pairwise judge's contest as one JSON document."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from abbench.export._api import (
     export,
     export_table,
 )
+from abbench.export._pairwise import pairwise_result
 from abbench.export._tables import Column, Table
 from abbench.export._writers import (
     FORMULA_PREFIXES,
@@ -31,6 +33,7 @@ __all__ = [
     "export",
     "export_table",
     "neutralise_formula",
+    "pairwise_result",
     "write_csv",
     "write_jsonl",
     "write_xlsx",

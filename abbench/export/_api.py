@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from abbench._files import atomic_path
 from abbench._result import Result
 from abbench.errors import UnknownName, UsageError
+from abbench.export._pairwise import pairwise_result
 from abbench.export._runs import runs_table
 from abbench.export._tables import Table, comparison_table, grades_table, reviews_table
 from abbench.export._writers import write_csv, write_jsonl
@@ -25,11 +27,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-EXPORT_KINDS = ("runs", "grades", "reviews", "comparison")
-"""What `export` can write."""
+EXPORT_KINDS = ("runs", "grades", "reviews", "comparison", "pairwise")
+"""What `export` can write (``pairwise``: one JSON document, `pairwise_result`)."""
 
-EXPORT_FORMATS = ("csv", "xlsx", "jsonl")
-"""The file formats `export` writes."""
+EXPORT_FORMATS = ("csv", "xlsx", "jsonl", "json")
+"""The file formats `export` writes (``json`` for ``pairwise`` only)."""
 
 RUNS_PROFILE: dict[str, Any] = {
     "name": "abbench-runs",
@@ -133,6 +135,11 @@ def export_table(
             name=what,
             choices=EXPORT_KINDS,
         )
+    if what == "pairwise":
+        raise UsageError(
+            "a pairwise export is one JSON document, not a table: use export(..., 'pairwise', 'json') "
+            "or abbench.export.pairwise_result"
+        )
     if options and what != "comparison":
         raise UsageError(f"{', '.join(sorted(options))} only apply to the comparison export, not to {what}")
     s = open_store(store)
@@ -163,6 +170,8 @@ def export(
     - **grades**: every grade, older ones included, with its batch id and a ``latest`` flag.
     - **reviews**: every human review with the case and the reviewed answer.
     - **comparison**: the fixed and regressed cases between two arms.
+    - **pairwise**: a pairwise judge's contest as one JSON document in the double-blind workflow's
+      shape (`pairwise_result`; format ``json`` only; option ``grader=`` names the judge).
 
     Formats: **csv** is UTF-8 with a byte-order mark (Excel then reads Chinese correctly), and text
     cells beginning with ``= + - @``, a tab or a carriage return get a leading ``'`` so no spreadsheet
@@ -190,7 +199,11 @@ def export(
         NotFoundError: no such experiment.
     """
     started = time.perf_counter()
+    if what == "pairwise":
+        return _export_pairwise(experiment, format, out, store, options, started)
     fmt = _format(format, out)
+    if fmt == "json":
+        raise UsageError(f"json is the pairwise export's format; {what} is written as csv, xlsx or jsonl")
     table = export_table(experiment, what, store=store, **options)
     path = Path(out) if out is not None else Path.cwd() / f"{_stem(table.experiment)}-{what}.{fmt}"
     path = path.expanduser()
@@ -218,10 +231,38 @@ def export(
     return result
 
 
+def _export_pairwise(
+    experiment: Any, format: str | None, out: Any, store: Any, options: dict[str, Any], started: float
+) -> ExportResult:
+    """`export(..., "pairwise")`: the contest as one JSON document."""
+    if format is not None and format.lower().lstrip(".") != "json":
+        raise UsageError(f"the pairwise export is written as json, not {format}")
+    unknown = sorted(set(options) - {"grader"})
+    if unknown:
+        raise UsageError(f"{', '.join(unknown)} do not apply to the pairwise export (only grader=)")
+    doc = pairwise_result(experiment, grader=options.get("grader"), store=store)
+    name = doc["test_summary"]["task"]
+    path = Path(out) if out is not None else Path.cwd() / f"{_stem(name)}-pairwise.json"
+    path = path.expanduser()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as tmp:
+        Path(tmp).write_text(json.dumps(doc, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return ExportResult(
+        path=path,
+        what="pairwise",
+        format="json",
+        rows=len(doc["rounds"]),
+        columns=tuple(doc),
+        size_bytes=path.stat().st_size,
+        seconds=time.perf_counter() - started,
+    )
+
+
 def _format(format: str | None, out: str | os.PathLike[str] | None) -> str:
     if format is None:
         suffix = Path(out).suffix.lower().lstrip(".") if out is not None else ""
         format = {"xls": "xlsx", "json": "jsonl", "ndjson": "jsonl"}.get(suffix, suffix) or "csv"
+        # a .json file of a table is JSON lines, as before; only the pairwise export writes one document
         if format not in EXPORT_FORMATS:
             raise UsageError(
                 f"cannot tell the format from {str(out)!r}; give format= one of {', '.join(EXPORT_FORMATS)}"

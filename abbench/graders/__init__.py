@@ -38,11 +38,15 @@ if typing.TYPE_CHECKING:
         register_grader,
     )
     from abbench.graders._bias import (
+        VERBOSITY_MIN_DIFFERENCE,
         Judgement,
         PairJudgement,
         PositionBias,
+        VerbosityBias,
         describe_bias as describe_bias,
+        describe_verbosity as describe_verbosity,
         measure_position_bias,
+        measure_verbosity_bias,
     )
     from abbench.graders._judge import (
         JudgeScores as JudgeScores,
@@ -56,6 +60,7 @@ if typing.TYPE_CHECKING:
         JudgeSettings,
         JudgeSpend as JudgeSpend,
     )
+    from abbench.graders._pair_scores import DimensionTotals, rubric_totals, swap_sides as swap_sides
     from abbench.graders._pairwise import (
         VERDICTS,
         PairReply as PairReply,
@@ -67,7 +72,12 @@ if typing.TYPE_CHECKING:
         slot_order as slot_order,
     )
     from abbench.graders._recorded import VERDICT_ROLE as VERDICT_ROLE, recorded
-    from abbench.graders._rubric import DEFAULT_RUBRIC, Dimension, Rubric
+    from abbench.graders._rubric import (
+        DEFAULT_RUBRIC,
+        RUBRIC_TEMPLATES as RUBRIC_TEMPLATES,
+        Dimension,
+        Rubric,
+    )
     from abbench.graders._rules import (
         TEXT_FIELDS as TEXT_FIELDS,
         answer_number,
@@ -89,8 +99,10 @@ __all__ = [
     "DEFAULT_RUBRIC",
     "JUDGE_OPTIONS",
     "KINDS",
+    "VERBOSITY_MIN_DIFFERENCE",
     "VERDICTS",
     "Dimension",
+    "DimensionTotals",
     "FunctionGrader",
     "GradeContext",
     "GradeResult",
@@ -104,6 +116,7 @@ __all__ = [
     "PairwiseJudge",
     "PositionBias",
     "Rubric",
+    "VerbosityBias",
     "answer_number",
     "cited_evidence",
     "contains",
@@ -116,12 +129,14 @@ __all__ = [
     "max_tokens",
     "max_tool_calls",
     "measure_position_bias",
+    "measure_verbosity_bias",
     "numeric",
     "pairwise_judge",
     "read_skill",
     "recorded",
     "regex",
     "register_grader",
+    "rubric_totals",
 ]
 
 __getattr__, __dir__ = _lazy.exports(
@@ -148,11 +163,15 @@ __getattr__, __dir__ = _lazy.exports(
             "register_grader",
         ),
         "abbench.graders._bias": (
+            "VERBOSITY_MIN_DIFFERENCE",
             "Judgement",
             "PairJudgement",
             "PositionBias",
+            "VerbosityBias",
             "describe_bias",
+            "describe_verbosity",
             "measure_position_bias",
+            "measure_verbosity_bias",
         ),
         "abbench.graders._judge": (
             "JudgeScores",
@@ -166,6 +185,7 @@ __getattr__, __dir__ = _lazy.exports(
             "JudgeSettings",
             "JudgeSpend",
         ),
+        "abbench.graders._pair_scores": ("DimensionTotals", "rubric_totals", "swap_sides"),
         "abbench.graders._pairwise": (
             "VERDICTS",
             "PairReply",
@@ -180,6 +200,7 @@ __getattr__, __dir__ = _lazy.exports(
         "abbench.graders._rubric": (
             "DEFAULT_RUBRIC",
             "Dimension",
+            "RUBRIC_TEMPLATES",
             "Rubric",
         ),
         "abbench.graders._rules": (

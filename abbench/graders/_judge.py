@@ -130,8 +130,8 @@ def match_scores(raw: Mapping[str, Any], dimensions: Sequence[Dimension]) -> dic
         keyed.setdefault(judge_key(k), v)
     out: dict[str, float] = {}
     for d in dimensions:
-        k = judge_key(d.name)
-        candidates = [k, k + "score", "score" + k, k + "rating"]
+        names = [judge_key(n) for n in (d.name, *d.aliases)]  # a template's 准确性 names its accuracy
+        candidates = [c for k in names for c in (k, k + "score", "score" + k, k + "rating")]
         if len(dimensions) == 1:
             candidates += list(_SINGLE_KEYS)
         for c in candidates:

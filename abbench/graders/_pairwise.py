@@ -25,7 +25,7 @@ from abbench._regex import PatternError, compile_pattern
 from abbench.agents import strip_thinking
 from abbench.errors import GradingError, UsageError
 from abbench.graders._anonymise import DEFAULT_IDENTITIES, Anonymiser, context_terms
-from abbench.graders._base import GradeResult, PairContext, register_grader
+from abbench.graders._base import GradeResult, PairContext, normalise_label, register_grader
 from abbench.graders._judge import match_scores, reply_candidates
 from abbench.graders._judge_prompt import (
     answer_text,
@@ -35,6 +35,7 @@ from abbench.graders._judge_prompt import (
     system_prompt,
 )
 from abbench.graders._judge_settings import JudgeOptions, JudgeSettings, JudgeSpend
+from abbench.graders._pair_reply import free_text_winner, plan_scores, winner_tag
 from abbench.graders._rubric import Rubric, judge_key
 
 if TYPE_CHECKING:
@@ -83,6 +84,10 @@ _TIE = {
     "都好",
     "都不好",
 }
+LABEL_GOLD_CHARS = 40
+"""A case's gold value reads as a label (for ``tie_when_both_correct``) when the dataset declares its
+labels, or when it is one line of at most this many characters (the dataset's own label rule, per case)."""
+
 _BRACKETED = re.compile(r"\[\[\s*(1|2|a|b|tie|c)\s*\]\]", re.I)
 _PAIR_SCORE_TAG = re.compile(r"<score\b([^>]*)>(.*?)</score\s*>", re.S | re.I)
 _ATTR = re.compile(r"(\w+)\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s>]+))")
@@ -111,7 +116,9 @@ class PairReply:
         winner_slot: 1 or 2, or None for a tie.
         scores: Slot (1, 2) -> dimension -> score (empty without a rubric).
         comment: The judge's explanation.
-        method: How the reply was read (``json``, ``tagged``, ``embedded_json``, ``key_value``, ``bracketed``).
+        method: How the reply was read (``json``, ``tagged``, ``embedded_json``, ``winner_tag``,
+            ``key_value``, ``bracketed``, or ``free_text`` — prose such as "plan2 更好", read only when
+            nothing else names a winner).
     """
 
     winner_slot: int | None
@@ -131,7 +138,8 @@ def read_winner(value: Any) -> str | None:
     if m:
         text = m.group(1)
     text = re.sub(
-        r"^(?:the\s+)?(?:response|answer|assistant|output|option|candidate|回答|答案|回复|选项|候选)\s*",
+        r"^(?:the\s+)?(?:response|answer|assistant|output|option|candidate|plan|proposal|"
+        r"回答|答案|回复|选项|候选|方案)\s*",
         "",
         text,
     )
@@ -149,7 +157,7 @@ def read_winner(value: Any) -> str | None:
 
 def _slot_key(text: Any) -> int | None:
     k = judge_key(text)
-    k = re.sub(r"^(?:response|answer|assistant|output|回答|答案|回复)", "", k)
+    k = re.sub(r"^(?:response|answer|assistant|output|plan|回答|答案|回复|方案)", "", k)
     return {"1": 1, "2": 2, "a": 1, "b": 2, "first": 1, "second": 2}.get(k)
 
 
@@ -184,6 +192,11 @@ def _tagged_pair_scores(body: str, rubric: Rubric | None) -> dict[int, dict[str,
 def parse_pair(text: str | None, rubric: Rubric | None = None, output_format: str = "json") -> PairReply:
     """Read a pairwise judge's reply: the winner slot and, with a rubric, both responses' scores.
 
+    Readings, best first: the format asked for (JSON or tags), JSON in a fence or in prose, a
+    ``[WINNER]plan1[/WINNER]`` tag, ``winner: plan2`` / ``胜者：方案2`` lines, ``[[1]]``; and, when none
+    names a winner, prose such as "plan2 更好" (method ``free_text``). Scores may also be written a line
+    per plan and dimension (``plan1-准确性: 9/10``).
+
     Raises:
         GradingError: the reply is empty, names no winner, lacks a score, or has one off its scale
             (with the raw reply; not retryable).
@@ -193,8 +206,9 @@ def parse_pair(text: str | None, rubric: Rubric | None = None, output_format: st
     if not body:
         raise GradingError("the judge's reply is empty", raw_output=raw)
     tag_scores = _tagged_pair_scores(body, rubric)
+    line_scores = _plan_scores(body, rubric)
     problems: list[str] = []
-    for method, mapping, comment in reply_candidates(body, output_format):
+    for method, mapping, comment in _candidates(body, output_format):
         winner = next(
             (read_winner(v) for k, v in mapping.items() if judge_key(k) in _WINNER_KEYS and read_winner(v)),
             None,
@@ -202,23 +216,50 @@ def parse_pair(text: str | None, rubric: Rubric | None = None, output_format: st
         if winner is None:
             continue
         scores = tag_scores if method == "tagged" else _pair_scores(mapping, rubric)
-        if rubric is not None and method != "tagged" and not scores and tag_scores:
-            scores = tag_scores
+        if rubric is not None and method != "tagged" and not scores:
+            scores = tag_scores or line_scores
         missing = _missing(scores, rubric)
         if missing:
             problems.append(f"{method}: no score for {', '.join(missing)}")
             continue
         _check_scale(scores, rubric, raw)
         return PairReply(None if winner == "tie" else int(winner), scores, comment, method)
-    m = _BRACKETED.search(body)
-    winner = read_winner(m.group(0)) if m and rubric is None else None
-    if winner is not None:  # [[1]], [[2]] or [[tie]] always reads
-        return PairReply(None if winner == "tie" else int(winner), {}, None, "bracketed")
+    for method, winner in (("bracketed", _bracketed(body)), ("free_text", free_text_winner(body))):
+        if winner is None:
+            continue
+        scores = tag_scores or line_scores
+        if _missing(scores, rubric):
+            problems.append(f"{method}: no score for {', '.join(_missing(scores, rubric))}")
+            continue
+        _check_scale(scores, rubric, raw)
+        return PairReply(None if winner == "tie" else int(winner), scores if rubric else {}, None, method)
     why = "; ".join(problems) if problems else "no winner (1, 2 or tie) could be read"
     start = " ".join(body.split())[:160]
     raise GradingError(
         f"the pairwise judge's reply cannot be read: {why}; reply starts {start!r}", raw_output=raw
     )
+
+
+def _bracketed(body: str) -> str | None:
+    m = _BRACKETED.search(body)
+    return read_winner(m.group(0)) if m else None
+
+
+def _candidates(body: str, output_format: str) -> list[tuple[str, dict[str, Any], str | None]]:
+    """The judge readers' candidates, with a ``[WINNER]…[/WINNER]`` tag read before ``key: value`` lines."""
+    out = reply_candidates(body, output_format)
+    tagged = winner_tag(body)
+    if tagged is not None:
+        at = next((i for i, (method, _, _) in enumerate(out) if method == "key_value"), len(out))
+        comment = out[at][2] if at < len(out) else None
+        out.insert(at, ("winner_tag", {"winner": tagged}, comment))
+    return out
+
+
+def _plan_scores(body: str, rubric: Rubric | None) -> dict[int, dict[str, float]]:
+    if rubric is None:
+        return {}
+    return {slot: match_scores(values, rubric.dimensions) for slot, values in plan_scores(body).items()}
 
 
 def _missing(scores: dict[int, dict[str, float]], rubric: Rubric | None) -> list[str]:
@@ -269,8 +310,10 @@ class PairwiseJudge:
         output_format: str = "json",
         include: Sequence[str] = ("reference", "reason"),
         instructions: str | None = None,
+        tie_when_both_correct: bool | None = None,
     ):
         self.name = name
+        self.tie_when_both_correct = tie_when_both_correct
         self.settings = settings
         self.rubric = rubric
         self.arms = tuple(arms) if arms else None
@@ -351,14 +394,22 @@ class PairwiseJudge:
         judgements = self._read(ctx, orders, replies)
         verdicts = [j.winner for j in judgements]
         consistent = len(set(verdicts)) == 1
-        verdict = verdicts[0] if consistent else "tie"
+        judged = verdicts[0] if consistent else "tie"
+        dimensions = self._dimensions(judgements)
+        tie_rule = self.both_correct(ctx, dimensions)
+        verdict = "tie" if tie_rule else judged
+        comment = _comment(ctx, judgements, consistent)
+        if tie_rule:
+            comment = f"{tie_rule}: a tie whatever their polish (the judge said {judged})" + (
+                f" | {comment}" if comment else ""
+            )
         cost = JudgeSpend.of(replies)
         return cost.result(
             passed=None,
             score={"a": 1.0, "b": 0.0, "tie": 0.5}[verdict],
             verdict=verdict,
-            dimensions=self._dimensions(judgements),
-            comment=_comment(ctx, judgements, consistent),
+            dimensions=dimensions,
+            comment=comment,
             raw_output=_joined(orders, replies) if len(orders) > 1 else replies[0].content,
             details={
                 "seed": ctx.seed,
@@ -377,10 +428,40 @@ class PairwiseJudge:
                 ],
                 "consistent": consistent,
                 "flipped": set(verdicts) == {"a", "b"},
+                **({"free_text": True} if any(j.reply.method == "free_text" for j in judgements) else {}),
                 "cost_known": cost.judge_cost is not None,
+                "lengths": {letter: len(text) for letter, text in texts.items()},
+                **({"tie_rule": tie_rule, "judge_verdict": judged} if tie_rule else {}),
                 **({"masked": masked} if masked else {}),
             },
         )
+
+    def both_correct(self, ctx: PairContext, dimensions: Mapping[str, float] | None = None) -> str | None:
+        """Why the pair is a tie under ``tie_when_both_correct``, or None when the rule does not apply.
+
+        On a label case (the default on): both predictions equal the gold label, compared as
+        `label_match` compares. When the option is set on any case: both arms' scores (averaged over
+        the orders) meet every functional dimension of the rubric.
+        """
+        if self.tie_when_both_correct is False:
+            return None
+        gold = ctx.case.expected
+        if gold is not None and str(gold).strip() and _is_label(ctx):
+            labels = ctx.a.label_map
+            right = normalise_label(gold, labels)
+            if all(normalise_label(s.output.prediction, labels) == right for s in (ctx.a, ctx.b)):
+                return "both answers equal the gold label"
+            return None
+        functional = [d for d in self.rubric.dimensions if d.functional] if self.rubric else []
+        if not self.tie_when_both_correct or not functional or not dimensions:
+            return None
+        if all(
+            f"{letter}.{d.name}" in dimensions and d.met(dimensions[f"{letter}.{d.name}"])
+            for letter in ("a", "b")
+            for d in functional
+        ):
+            return f"both answers meet every functional criterion ({', '.join(d.name for d in functional)})"
+        return None
 
     async def _ask(
         self, ctx: PairContext, orders: list[tuple[str, str]], texts: dict[str, str]
@@ -428,6 +509,12 @@ class PairwiseJudge:
         return {k: sum(v) / len(v) for k, v in sorted(sums.items())}
 
 
+def _is_label(ctx: PairContext) -> bool:
+    """Whether the case's gold value is a label: declared labels, or one short line."""
+    gold = str(ctx.case.expected)
+    return bool(ctx.a.label_set) or ("\n" not in gold.strip() and len(gold.strip()) <= LABEL_GOLD_CHARS)
+
+
 class _Judgement(NamedTuple):
     """One judgement of a pair: the slot order shown, the reply read, the winner in arm terms."""
 
@@ -443,6 +530,8 @@ def _comment(ctx: PairContext, judgements: list[_Judgement], consistent: bool) -
         for j in judgements
         if j.reply.comment
     ]
+    if any(j.reply.method == "free_text" for j in judgements):
+        comments.insert(0, "the winner was read from the judge's prose, as a last resort (no winner format)")
     if not consistent:
         verdicts = " vs ".join(j.winner for j in judgements)
         comments.insert(0, f"the verdict changed with the order ({verdicts}): counted as a tie")
@@ -493,6 +582,7 @@ def pairwise_judge(
     output_format: str = "json",
     include: Sequence[str] = ("reference", "reason"),
     instructions: str | None = None,
+    tie_when_both_correct: bool | None = None,
     name: str = "pairwise_judge",
     **settings: Unpack[JudgeOptions],
 ) -> PairwiseJudge:
@@ -508,6 +598,9 @@ def pairwise_judge(
             rubric: {correctness: Is the routing right?, evidence: Is the reason grounded?}
             mask: [acme-router]            # more names to hide from the judge
 
+        A rubric template by name: ``rubric: {template: writing}`` (``code``, ``reasoning``, ``qa``,
+        ``creative``; `Rubric.template`).
+
     Args:
         rubric: Criteria to score both answers on (see `Rubric.parse`); None asks only for a winner.
         arms: The two arm names to compare, in order (verdict ``a`` is the first); default the
@@ -522,6 +615,11 @@ def pairwise_judge(
         include: What the judge sees besides input and answers: ``reference``, ``reason``,
             ``evidence``, ``context``, ``history``.
         instructions: Extra guidance added to the judge's prompt.
+        tie_when_both_correct: Two answers that are both correct are a tie, whatever their polish.
+            None (default): on for label cases (both predictions equal the gold label); True: also on
+            other cases, when both meet every ``functional`` dimension of the rubric; False: off. The
+            judge is still asked (its scores and the bias audits keep the pair); its own verdict is
+            kept in the grade's ``details.judge_verdict``.
         name: The grader's name in the experiment.
         **settings: How the judge model is called (`JudgeSettings`), as for `llm_judge`: ``model``
             (required), ``base_url``, ``api_key_env``, ``timeout_s``, ``retries``, ``backoff_s``,
@@ -549,4 +647,13 @@ def pairwise_judge(
         output_format=output_format,
         include=check_include(name, include),
         instructions=instructions,
+        tie_when_both_correct=_tie_option(name, tie_when_both_correct),
+    )
+
+
+def _tie_option(name: str, value: Any) -> bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    raise UsageError(
+        f"{name}: tie_when_both_correct is true, false or left out (on for label tasks), not {value!r}"
     )

@@ -1,7 +1,9 @@
 """A judge's rubric: named dimensions with scales and weights, and when a run passes.
 
-`Rubric.parse` reads what an experiment definition says (a text, a mapping, a list, or
-``{dimensions, pass_threshold}``) and says what is wrong with it, naming the dimension.
+`Rubric.parse` reads what an experiment definition says (a text, a mapping, a list,
+``{dimensions, pass_threshold}``, or a template by name: ``{template: code}``) and says what is wrong
+with it, naming the dimension. The templates (`RUBRIC_TEMPLATES`) are the double-blind workflow's
+rubrics per task type, each dimension on /10.
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ class Dimension:
         high: The best score.
         weight: Its weight in the overall score.
         min: A score below this fails the run (on the dimension's own scale); None: no such limit.
+        aliases: Other names a judge may use for it (``准确性`` for ``accuracy``).
+        functional: Whether it is a functional criterion (the answer works, is right), as opposed to
+            polish: a pairwise judge's ``tie_when_both_correct`` ties two answers that both meet every
+            functional criterion (its ``min``, else the top of its scale).
     """
 
     name: str
@@ -44,6 +50,12 @@ class Dimension:
     high: float = 5.0
     weight: float = 1.0
     min: float | None = None
+    aliases: tuple[str, ...] = ()
+    functional: bool = False
+
+    def met(self, value: float) -> bool:
+        """Whether `value` meets this dimension as a functional criterion: its ``min``, else its top."""
+        return value >= (self.min if self.min is not None else self.high)
 
     def normalise(self, value: float) -> float:
         """`value` on a 0..1 scale (low → 0, high → 1)."""
@@ -66,10 +78,29 @@ class Rubric:
     Attributes:
         dimensions: The dimensions, in the order the prompt lists them.
         pass_threshold: The overall score (0..1) a run needs to pass; None: no overall threshold.
+        name: The template it was made from (``writing``, ``code`` ...), if any.
     """
 
     dimensions: tuple[Dimension, ...]
     pass_threshold: float | None = None
+    name: str | None = None
+
+    @classmethod
+    def template(cls, name: Any, *, where: str = "rubric") -> Rubric:
+        """The rubric template called `name` (`RUBRIC_TEMPLATES`: writing, code, reasoning, qa, creative).
+
+        Raises:
+            UsageError: no template has that name (the message lists them).
+        """
+        key = judge_key(name)
+        if key not in RUBRIC_TEMPLATES:
+            raise UsageError(
+                f"{where}: no rubric template {name!r}; choose one of {', '.join(RUBRIC_TEMPLATES)}",
+                kind="rubric template",
+                name=str(name),
+                choices=tuple(RUBRIC_TEMPLATES),
+            )
+        return cls(RUBRIC_TEMPLATES[key], None, key)
 
     @classmethod
     def parse(cls, value: Any, *, pass_threshold: float | None = None, where: str = "rubric") -> Rubric:
@@ -87,6 +118,14 @@ class Rubric:
             return (
                 value if pass_threshold is None else cls(value.dimensions, _threshold(pass_threshold, where))
             )
+        if (
+            isinstance(value, Mapping)
+            and "template" in value
+            and set(value) <= {"template", "pass_threshold"}
+        ):
+            rubric = cls.template(value["template"], where=where)
+            threshold = pass_threshold if pass_threshold is not None else value.get("pass_threshold")
+            return cls(rubric.dimensions, _threshold(threshold, where), rubric.name)
         if (
             isinstance(value, Mapping)
             and "dimensions" in value
@@ -155,7 +194,8 @@ class Rubric:
         """The rubric as the prompt lists it."""
         lines = []
         for d in self.dimensions:
-            text = f"- {d.name} ({d.scale}, {d.high:g} is best)"
+            also = f" / {' / '.join(d.aliases)}" if d.aliases else ""
+            text = f"- {d.name}{also} ({d.scale}, {d.high:g} is best)"
             lines.append(text + (f": {d.description}" if d.description else ""))
         return "\n".join(lines)
 
@@ -169,10 +209,13 @@ class Rubric:
                     "scale": [d.low, d.high],
                     "weight": d.weight,
                     "min": d.min,
+                    **({"aliases": list(d.aliases)} if d.aliases else {}),
+                    **({"functional": True} if d.functional else {}),
                 }
                 for d in self.dimensions
             ],
             "pass_threshold": self.pass_threshold,
+            **({"template": self.name} if self.name else {}),
         }
 
 
@@ -217,9 +260,13 @@ def _dimension(name: str, spec: Any, where: str) -> Dimension:
         return Dimension(name, "", low, high)
     if not isinstance(spec, Mapping):
         raise UsageError(f"{where}: expected a description, a scale or {{description, scale, weight, min}}")
-    unknown = sorted(set(spec) - {"description", "scale", "weight", "min", "low", "high"})
+    unknown = sorted(
+        set(spec) - {"description", "scale", "weight", "min", "low", "high", "aliases", "functional"}
+    )
     if unknown:
-        raise UsageError(f"{where}: unknown key(s) {', '.join(unknown)}; use description, scale, weight, min")
+        raise UsageError(
+            f"{where}: unknown key(s) {', '.join(unknown)}; use description, scale, weight, min, aliases, functional"
+        )
     low, high = _scale(spec["scale"], where) if "scale" in spec else (spec.get("low", 1), spec.get("high", 5))
     if not (is_number(low) and is_number(high)) or not low < high:
         raise UsageError(f"{where}: low and high must be numbers with low < high")
@@ -229,6 +276,71 @@ def _dimension(name: str, spec: Any, where: str) -> Dimension:
     minimum = spec.get("min")
     if minimum is not None and (not is_number(minimum) or not low <= minimum <= high):
         raise UsageError(f"{where}: min {minimum!r} must be a number on the scale {low:g}-{high:g}")
+    aliases = spec.get("aliases") or ()
+    if isinstance(aliases, str):
+        aliases = (aliases,)
+    if not isinstance(aliases, Sequence) or not all(isinstance(a, str) and a.strip() for a in aliases):
+        raise UsageError(f"{where}: aliases must be a list of names, not {aliases!r}")
     return Dimension(
-        name, str(spec.get("description") or ""), float(low), float(high), float(weight), minimum
+        name,
+        str(spec.get("description") or ""),
+        float(low),
+        float(high),
+        float(weight),
+        minimum,
+        tuple(aliases),
+        bool(spec.get("functional", False)),
     )
+
+
+def _ten(name: str, alias: str, description: str, *, functional: bool = False) -> Dimension:
+    return Dimension(name, description, 0.0, 10.0, aliases=(alias,), functional=functional)
+
+
+RUBRIC_TEMPLATES: dict[str, tuple[Dimension, ...]] = {
+    "writing": (
+        _ten(
+            "accuracy",
+            "准确性",
+            "Are the facts and claims right, and is the task's request met?",
+            functional=True,
+        ),
+        _ten("completeness", "完整性", "Does it cover everything the task asks for?"),
+        _ten("expression", "表达", "Is it clear, well organised and fluent for its reader?"),
+        _ten("depth", "深度", "Does it go beyond the obvious: insight, reasons, examples?"),
+    ),
+    "code": (
+        _ten(
+            "correctness", "正确性", "Does the code do what was asked, edge cases included?", functional=True
+        ),
+        _ten("completeness", "完整性", "Is every part of the request implemented, nothing left as a stub?"),
+        _ten("readability", "可读性", "Is it clear, idiomatic and easy to maintain?"),
+        _ten("efficiency", "效率", "Are its time and memory use reasonable for the task?"),
+    ),
+    "reasoning": (
+        _ten("correctness", "正确性", "Is the conclusion right?", functional=True),
+        _ten("rigor", "严谨性", "Does every step follow, with no gap or unfounded leap?"),
+        _ten("completeness", "完整性", "Are all the cases and conditions of the problem considered?"),
+        _ten("clarity", "清晰度", "Can a reader follow the reasoning?"),
+    ),
+    "qa": (
+        _ten(
+            "accuracy",
+            "准确性",
+            "Is the answer right? A reference answer, when given, is the standard.",
+            functional=True,
+        ),
+        _ten("completeness", "完整性", "Does it answer every part of the question?"),
+        _ten("relevance", "相关性", "Does it stay on the question, without padding?"),
+        _ten("expression", "表达", "Is it clear and concise?"),
+    ),
+    "creative": (
+        _ten("originality", "创意", "Is it fresh, not a cliché?"),
+        _ten("expression", "表达", "Is the language vivid and well controlled?"),
+        _ten("coherence", "连贯性", "Does it hang together: structure, voice, consistency?"),
+        _ten("depth", "深度", "Does it carry feeling or meaning beyond the surface?"),
+    ),
+}
+"""The double-blind workflow's rubric per task type (``rubric: {template: code}``), each dimension
+scored 0-10 and named in English with its Chinese name as an alias; the dimension that says whether
+the answer is right is marked functional (``creative`` has none)."""

@@ -66,7 +66,14 @@ from abbench.metrics._grader import (
     experiment_graders,
 )
 from abbench.metrics._judges import OVERALL as OVERALL, JudgeScore, judge_scores
-from abbench.metrics._judging import JudgeCost, JudgeReport, judge_costs, judge_report, position_bias
+from abbench.metrics._judging import (
+    JudgeCost,
+    JudgeReport,
+    judge_costs,
+    judge_report,
+    position_bias,
+    verbosity_bias,
+)
 from abbench.metrics._stability import Stability, stability
 from abbench.metrics._usage import (
     LOW_CONFIDENCE as LOW_CONFIDENCE,
@@ -119,6 +126,7 @@ __all__ = [
     "position_bias",
     "rate",
     "stability",
+    "verbosity_bias",
 ]
 
 __dir__ = _lazy.listing(__all__)

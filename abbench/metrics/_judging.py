@@ -1,6 +1,7 @@
-"""How far to trust the judges, read from the store: position bias of pairwise judges, and what judging cost.
+"""How far to trust the judges, read from the store: position and verbosity bias of pairwise judges, and
+what judging cost.
 
-The measurement is the graders' (`abbench.graders.measure_position_bias` takes typed judgement
+The measurement is the graders' (`abbench.graders.measure_position_bias` and `measure_verbosity_bias` take typed judgement
 records); this module reads the stored grades into those records, and sums what each grader spent —
 grading cost belongs to the judge, apart from the arms' execution cost.
 """
@@ -11,7 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from abbench._result import Result
-from abbench.graders import PairJudgement, PositionBias, measure_position_bias
+from abbench.graders import (
+    VERBOSITY_MIN_DIFFERENCE,
+    PairJudgement,
+    PositionBias,
+    VerbosityBias,
+    measure_position_bias,
+    measure_verbosity_bias,
+)
 from abbench.store import Experiment, Store, StoreLike, open_store
 
 
@@ -93,22 +101,49 @@ def position_bias(
         grader: Only this pairwise grader.
         confidence: Of the intervals.
     """
+    return [
+        measure_position_bias(grades, name, confidence=confidence)
+        for name, grades in _pair_grades(ref, store, grader).items()
+    ]
+
+
+def verbosity_bias(
+    ref: int | str | Any,
+    *,
+    store: StoreLike = None,
+    grader: str | None = None,
+    min_difference: float = VERBOSITY_MIN_DIFFERENCE,
+    confidence: float = 0.95,
+) -> list[VerbosityBias]:
+    """Whether each pairwise grader of an experiment prefers the longer answer (its latest grade per pair).
+
+    Args:
+        ref: The experiment (id, name, or Experiment).
+        store: The store (path or open Store; default ./.abbench or $ABBENCH_STORE).
+        grader: Only this pairwise grader.
+        min_difference: The relative length difference a pair needs to count (default 0.2: the shorter
+            answer at most 80% of the longer).
+        confidence: Of the intervals.
+    """
+    return [
+        measure_verbosity_bias(grades, name, min_difference=min_difference, confidence=confidence)
+        for name, grades in _pair_grades(ref, store, grader).items()
+    ]
+
+
+def _pair_grades(
+    ref: int | str | Any, store: StoreLike, grader: str | None
+) -> dict[str, list[PairJudgement]]:
+    """Pairwise grader -> its latest pair grades, as the bias measures read them."""
     store = open_store(store)
     exp = store.experiments.get(ref)
     rows = store.grades.records(exp.id, grader=grader, kind="pairwise")  # only the pairwise grades are loaded
-    names = list(dict.fromkeys(r.grader for r in rows))
-    return [
-        measure_position_bias(
-            [
-                PairJudgement.from_details(r.details, verdict=r.verdict, status=r.status)
-                for r in rows
-                if r.grader == name
-            ],
-            name,
-            confidence=confidence,
+    out: dict[str, list[PairJudgement]] = {}
+    for r in rows:
+        out.setdefault(r.grader, []).append(
+            PairJudgement.from_details(r.details, verdict=r.verdict, status=r.status)
         )
-        for name in names
-    ]
+    return out
 
 
 @dataclass(frozen=True)
@@ -122,6 +157,7 @@ class JudgeReport(Result):
         batches: Distinct batch ids among its grades (1 by design; 0 before any grade).
         position_bias: Per pairwise grader.
         judge_costs: Per judge grader.
+        verbosity_bias: Per pairwise grader: whether it prefers the longer answer.
         agent: What the agents spent over every execution attempt (`store.runs.agent_usage`):
             ``executions``, ``attempts``, ``failed_attempts``, ``cost``, ``failed_cost``,
             ``input_tokens``, ``output_tokens``.
@@ -134,8 +170,12 @@ class JudgeReport(Result):
     position_bias: tuple[PositionBias, ...]
     judge_costs: tuple[JudgeCost, ...]
     agent: dict[str, Any]
+    verbosity_bias: tuple[VerbosityBias, ...] = ()
 
-    _keys = "experiment experiment_id batch_id batches judge_cost agent_cost agent judge_costs position_bias"
+    _keys = (
+        "experiment experiment_id batch_id batches judge_cost agent_cost agent judge_costs position_bias "
+        "verbosity_bias"
+    )
 
     @property
     def judge_cost(self) -> float:
@@ -149,7 +189,7 @@ class JudgeReport(Result):
 
 
 def judge_report(ref: int | str | Any, *, store: StoreLike = None, confidence: float = 0.95) -> JudgeReport:
-    """Position bias of every pairwise grader and judge cost per grader, with agent cost beside it.
+    """Position and verbosity bias of every pairwise grader and judge cost per grader, with agent cost beside it.
 
     Reading never grades or starts anything.
     """
@@ -163,4 +203,5 @@ def judge_report(ref: int | str | Any, *, store: StoreLike = None, confidence: f
         position_bias=tuple(position_bias(exp.id, store=store, confidence=confidence)),
         judge_costs=tuple(judge_costs(exp.id, store=store)),
         agent=store.runs.agent_usage(exp.id),
+        verbosity_bias=tuple(verbosity_bias(exp.id, store=store, confidence=confidence)),
     )

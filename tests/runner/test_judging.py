@@ -154,8 +154,10 @@ def test_a_judge_that_prefers_the_first_slot_is_measured_as_biased(store, defini
     if both_orders:
         assert {g.verdict for g in pairs} == {"tie"} and bias.flip_rate == 1.0
     else:
-        # one order: the verdict follows the seeded slot, so both arms "win" about half the time
-        assert {g.verdict for g in pairs} == {"a", "b"}
+        # one order: the verdict follows the seeded slot, so both arms "win" about half the time —
+        # except where both labels are right: a tie whatever the judge said (tie_when_both_correct)
+        assert {g.verdict for g in pairs if "tie_rule" not in g.details} == {"a", "b"}
+        assert {g.verdict for g in pairs if "tie_rule" in g.details} == {"tie"}
         assert bias.both_orders == 0 and bias.flip_rate is None
     # each pair's seed comes from the experiment's seed, case and round: the re-grade showed the same order
     assert {(g.run_id, g.other_run_id): g.details["slots"] for g in pairs} == before

@@ -14,7 +14,7 @@ from abbench.report._sections._parts import Part, estimate_text
 
 if TYPE_CHECKING:
     from abbench.compare import Comparison, MultiComparison, PairwiseSummary
-    from abbench.graders import PositionBias
+    from abbench.graders import PositionBias, VerbosityBias
     from abbench.stats import Interval
 
 
@@ -325,8 +325,13 @@ def multi_section(multi: MultiComparison | None) -> list[Part]:
 # -- pairwise judges and position bias ----------------------------------------------------------------------
 
 
-def pairwise_section(pairwise: Sequence[PairwiseSummary], bias: Sequence[PositionBias]) -> list[Part]:
-    """Blind pairwise judges' verdicts between the arms, and how much each judge favours a slot."""
+def pairwise_section(
+    pairwise: Sequence[PairwiseSummary],
+    bias: Sequence[PositionBias],
+    verbosity: Sequence[VerbosityBias] = (),
+) -> list[Part]:
+    """Blind pairwise judges' verdicts between the arms, how much each judge favours a slot or the
+    longer answer, and each arm's rubric scores over every pair judged."""
     parts: list[Part] = []
     if pairwise:
         rows = [
@@ -355,6 +360,32 @@ def pairwise_section(pairwise: Sequence[PairwiseSummary], bias: Sequence[Positio
                 ],
             )
         )
+    for p in pairwise:
+        if p.dimensions:
+            parts.append(
+                d.table_html(
+                    [
+                        {
+                            "dimension": t.dimension,
+                            "pairs": t.pairs,
+                            "total_a": f"{t.total_a:,.1f}",
+                            "total_b": f"{t.total_b:,.1f}",
+                            "mean_a": "–" if t.mean_a is None else f"{t.mean_a:.2f}",
+                            "mean_b": "–" if t.mean_b is None else f"{t.mean_b:.2f}",
+                        }
+                        for t in p.dimensions
+                    ],
+                    [
+                        ("dimension", "rubric dimension"),
+                        ("pairs", "pairs"),
+                        ("total_a", "A's total"),
+                        ("total_b", "B's total"),
+                        ("mean_a", "A's mean"),
+                        ("mean_b", "B's mean"),
+                    ],
+                    caption=f"Rubric scores of {p.grader}, over every pair judged",
+                )
+            )
     if bias:
         rows = [_bias_row(b) for b in bias]
         parts.append(
@@ -371,12 +402,51 @@ def pairwise_section(pairwise: Sequence[PairwiseSummary], bias: Sequence[Positio
                 row_class=lambda r: r["_tone"],
             )
         )
+    if verbosity:
+        parts.append(
+            d.table_html(
+                [_verbosity_row(v) for v in verbosity],
+                [
+                    ("grader", "pairwise judge"),
+                    ("pairs", "pairs (lengths differ ≥ 20%)"),
+                    ("longer", "longer answer wins (unbiased: 50%)"),
+                    ("slots", "longer wins in slot 1 · slot 2"),
+                    ("verdict", ""),
+                ],
+                caption="Verbosity bias",
+                row_class=lambda r: r["_tone"],
+            )
+        )
     if not parts:
         return [d.note_html("No pairwise judge compared the arms.")]
     return parts
 
 
 _BIAS_WORDS = {True: "favours a slot", False: "no position bias shown", None: "no decisive judgement"}
+
+
+def _verbosity_row(v: VerbosityBias) -> dict[str, Any]:
+    """A judge's longer-answer win rate with its interval, by slot, and whether it favours length."""
+    iv = v.longer_win_interval
+
+    def share(wins: int, n: int) -> str:
+        return f"{wins}/{n}" if n else "–"
+
+    words: dict[bool | None, str] = {
+        True: f"prefers the {v.prefers} answer",
+        False: "no verbosity bias shown",
+        None: "no decisive judgement",
+    }
+    verdict = words[v.biased]
+    return {
+        "grader": v.grader,
+        "pairs": v.pairs if v.min_difference == 0.2 else f"{v.pairs} (≥ {v.min_difference:.0%})",
+        "longer": fm.pct(v.longer_win_rate) + (f" {fm.interval(iv.low, iv.high)}" if iv else ""),
+        "slots": f"{share(v.longer_first_wins, v.longer_first_decisive)} · "
+        f"{share(v.longer_second_wins, v.longer_second_decisive)}",
+        "verdict": verdict,
+        "_tone": "warn" if v.biased else None,
+    }
 
 
 def _bias_row(b: PositionBias) -> dict[str, Any]:
