@@ -87,6 +87,7 @@ _EXPORTS: dict[str, str] = {
     "RunOutcome": "abbench.types",
     "RunRecord": "abbench.store",
     "StopReason": "abbench.runner",
+    "Trajectory": "abbench.transcript",
     "Usage": "abbench.types",
     "Verdict": "abbench.compare",
     "WorkItem": "abbench.store",

@@ -77,6 +77,12 @@ def print_trigger_help(t: TriggerHelp | None) -> None:
         click.echo(
             f"  {side.arm} ({side.mode}): had the skill in {p} of runs · accuracy every case "
             f"{_estimate(side.intention_to_treat)} · when loaded {_estimate(side.per_protocol)}"
+            + (
+                f" · loaded the wrong sibling in {_pct(side.wrong_sibling)} of runs"
+                f" (accuracy {_estimate(side.when_sibling)})"
+                if side.sibling_runs and side.wrong_sibling is not None
+                else ""
+            )
         )
     click.echo(f"  effect {_points(t.total)} = loaded more often {_points(t.loaded_more_often)}")
     click.echo(

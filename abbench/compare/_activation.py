@@ -14,6 +14,10 @@ The effect ``Δ = acc_B − acc_A`` (the comparison's difference) splits exactly
       + p_A × (h_B − h_A)                   because it helped more when loaded
       + (1 − p_B) × (m_B − m_A)             when not loaded (the catalogue's own effect, say)
 
+A run that loaded a *sibling* (another skill of the catalogue, never the one under test) counts as not
+loaded; its share of the graded runs is reported on its own (``ArmTriggerHelp.wrong_sibling``, with the
+accuracy of those runs), so "loaded the wrong sibling" is told apart from "loaded nothing".
+
 ``help_when_loaded = h_B − m_A`` is what a loaded run of B gains over a run of A without the skill; the
 last two parts are the residual. When A loads in every run (``m_A`` undefined, e.g. A injects its skill)
 the mirror split is used: ``help = h_A − m_B``, ``Δ = (p_B − p_A)·help + p_B·(h_B − h_A) +
@@ -54,6 +58,10 @@ class ArmTriggerHelp(Result):
         not_loaded: Accuracy of the runs that did not.
         when_loaded: ``h``, case-weighted accuracy when loaded (None when never loaded).
         when_not_loaded: ``m``, case-weighted accuracy when not loaded (None when always loaded).
+        sibling_runs: Of the graded runs, those that loaded a sibling of the skill under test and never
+            it (counted in the not-loaded ones).
+        wrong_sibling: Their case-weighted share of the graded runs (None when nothing was offered).
+        when_sibling: Accuracy of those runs (runs pooled, Wilson).
     """
 
     arm: str
@@ -66,6 +74,14 @@ class ArmTriggerHelp(Result):
     not_loaded: Estimate
     when_loaded: float | None
     when_not_loaded: float | None
+    sibling_runs: int = 0
+    wrong_sibling: float | None = None
+    when_sibling: Estimate | None = None
+
+
+def _sibling(r: ActivationRun) -> bool:
+    """The run loaded another skill of its catalogue, never the one under test."""
+    return r.skills_offered is not None and bool(r.skills_loaded) and not r.loaded
 
 
 @dataclass(frozen=True)
@@ -119,6 +135,7 @@ def _arm(runs: Sequence[ActivationRun], cases: Sequence[int], confidence: float)
     n = np.zeros(n_cases)
     k = np.zeros(n_cases)
     kl, nl = np.zeros(n_cases), np.zeros(n_cases)
+    ks, ns = np.zeros(n_cases), np.zeros(n_cases)
     for r in graded:
         i = pos[r.case_idx]
         y = float(r.outcome == "pass")
@@ -127,6 +144,9 @@ def _arm(runs: Sequence[ActivationRun], cases: Sequence[int], confidence: float)
         if r.loaded:
             nl[i] += 1
             kl[i] += y
+        elif _sibling(r):
+            ns[i] += 1
+            ks[i] += y
     mode = "offered" if any(r.skills_offered is not None for r in runs) else (
         "injected" if any(r.has_skill for r in runs) else "none"
     )  # fmt: skip
@@ -149,6 +169,9 @@ def _arm(runs: Sequence[ActivationRun], cases: Sequence[int], confidence: float)
         ),
         when_loaded=h,
         when_not_loaded=m,
+        sibling_runs=int(ns.sum()),
+        wrong_sibling=float(np.sum(ns * weight)) if n_cases and mode == "offered" else None,
+        when_sibling=_pooled(int(ks.sum()), int(ns.sum()), confidence, "no graded run loaded a sibling"),
     )
 
 

@@ -314,6 +314,13 @@ ARM_METRICS: list[MetricDef] = [
         lambda a, m, p: _activation(a, m, "wrong_skill"),
     ),
     MetricDef(
+        "skill_selection_accuracy",
+        "arm",
+        "number",
+        "share of should-trigger runs offered several skills that loaded one whose first load was the expected skill",
+        lambda a, m, p: _activation(a, m, "selection"),
+    ),
+    MetricDef(
         "macro_f1",
         "arm",
         "number",

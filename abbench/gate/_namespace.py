@@ -123,6 +123,7 @@ _UNIT_OF: dict[str, str] = {
             "activation_precision",
             "false_activation_rate",
             "wrong_skill_rate",
+            "skill_selection_accuracy",
             "accuracy_when_read",
             "accuracy_when_not_read",
             "macro_f1",

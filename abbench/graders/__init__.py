@@ -8,6 +8,7 @@ Every factory here is registered by name, so an experiment definition can say::
       - {type: regex, pattern: "抱歉|sorry", negate: true, flags: i, name: no_apology}
       - {type: llm_judge, model: gpt-4o-mini, rubric: {correctness: Is it right?}}
       - {type: pairwise_judge, model: gpt-4o-mini, both_orders: true}
+      - {type: skill_instruction_following, model: gpt-4o-mini}   # also task_completion, trace_quality
 """
 
 from __future__ import annotations
@@ -94,11 +95,22 @@ if typing.TYPE_CHECKING:
         tool_calls_in as tool_calls_in,
     )
     from abbench.graders._schema import validate_json as validate_json
+    from abbench.graders._trajectory_judge import (
+        SECTION_VERDICTS,
+        SectionVerdicts as SectionVerdicts,
+        SkillFollowingJudge,
+        TrajectoryJudge,
+        parse_section_verdicts as parse_section_verdicts,
+        skill_instruction_following,
+        task_completion,
+        trace_quality,
+    )
 
 __all__ = [
     "DEFAULT_RUBRIC",
     "JUDGE_OPTIONS",
     "KINDS",
+    "SECTION_VERDICTS",
     "VERBOSITY_MIN_DIFFERENCE",
     "VERDICTS",
     "Dimension",
@@ -116,6 +128,8 @@ __all__ = [
     "PairwiseJudge",
     "PositionBias",
     "Rubric",
+    "SkillFollowingJudge",
+    "TrajectoryJudge",
     "VerbosityBias",
     "answer_number",
     "cited_evidence",
@@ -137,6 +151,9 @@ __all__ = [
     "regex",
     "register_grader",
     "rubric_totals",
+    "skill_instruction_following",
+    "task_completion",
+    "trace_quality",
 ]
 
 __getattr__, __dir__ = _lazy.exports(
@@ -219,6 +236,16 @@ __getattr__, __dir__ = _lazy.exports(
             "tool_calls_in",
         ),
         "abbench.graders._schema": ("validate_json",),
+        "abbench.graders._trajectory_judge": (
+            "SECTION_VERDICTS",
+            "SectionVerdicts",
+            "SkillFollowingJudge",
+            "TrajectoryJudge",
+            "parse_section_verdicts",
+            "skill_instruction_following",
+            "task_completion",
+            "trace_quality",
+        ),
     },
     public=__all__,
 )

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from abbench._registry import Registry
 from abbench.errors import GradingError, TranscriptError, UnknownName, UsageError
 from abbench.snapshot import Snapshot
-from abbench.transcript import Event, read_transcript, to_dicts, to_events
+from abbench.transcript import Event, Trajectory, read_transcript, to_dicts, to_events, trajectory_of
 from abbench.types import AgentOutput, Case
 
 KINDS = ("rule", "judge", "pairwise")
@@ -75,6 +75,24 @@ class GradeContext:
             raise GradingError(
                 f"cannot read run {self.run_id}'s transcript: {exc}", retryable=False
             ) from None
+
+    @cached_property
+    def trajectory(self) -> Trajectory:
+        """What the session did (`abbench.transcript.Trajectory`): its tool calls in order with their
+        arguments and results, what it read and loaded, its turns and tokens.
+
+        Raises:
+            GradingError: the transcript cannot be read (as `events`).
+        """
+        out = self.output
+        return trajectory_of(
+            self.events,
+            files_read=out.files_read,
+            sections_read=out.sections_read,
+            skills_offered=out.skills_offered,
+            skills_loaded=out.skills_loaded,
+            usage=out.usage,
+        )
 
     @cached_property
     def transcript(self) -> tuple[dict[str, Any], ...]:
@@ -273,6 +291,10 @@ _BUILTIN = {
     "llm_judge": "abbench.graders._judge",
     "pairwise_judge": "abbench.graders._pairwise",
     "recorded": "abbench.graders._recorded",
+    **dict.fromkeys(
+        ("task_completion", "trace_quality", "skill_instruction_following"),
+        "abbench.graders._trajectory_judge",
+    ),
 }
 """The graders abbench ships, by the module that registers each: imported when first asked for, so an
 experiment graded by rules never loads the judges' HTTP client (``abbench.graders`` loads lazily)."""

@@ -34,6 +34,8 @@ from abbench.graders._judge_prompt import (
 from abbench.graders._judge_settings import JudgeOptions, JudgeSettings, JudgeSpend
 from abbench.graders._rubric import DEFAULT_RUBRIC, Dimension, Rubric, judge_key
 from abbench.graders._rules import parse_number
+from abbench.graders._trajectory_prompt import check_budget, trajectory_block
+from abbench.transcript import BUDGET
 
 _SINGLE_KEYS = ("score", "rating", "grade", "overall", "评分", "分数", "得分", "打分")
 _COMMENT_KEYS = (
@@ -249,6 +251,7 @@ class LLMJudge:
         include: Sequence[str] = ("reference", "reason"),
         instructions: str | None = None,
         anonymiser: Anonymiser | None = None,
+        trajectory_budget: int = BUDGET,
     ):
         self.name = name
         self.rubric = rubric
@@ -257,6 +260,7 @@ class LLMJudge:
         self.include = tuple(include)
         self.instructions = instructions
         self.anonymiser = anonymiser
+        self.trajectory_budget = trajectory_budget
 
     def __repr__(self) -> str:
         dims = ", ".join(d.name for d in self.rubric.dimensions)
@@ -291,7 +295,12 @@ class LLMJudge:
     def messages(self, ctx: GradeContext) -> tuple[list[dict[str, str]], dict[str, int]]:
         """The chat messages for one run, and what the anonymiser masked in its answer."""
         answer, masked = answer_text(ctx, self.include, self.anonymiser, ctx.case.input)
-        user = "\n".join([*case_block(ctx.case, self.include), f"<answer>\n{answer}\n</answer>"])
+        parts = [*case_block(ctx.case, self.include), f"<answer>\n{answer}\n</answer>"]
+        if "trajectory" in self.include:
+            block = trajectory_block(ctx, self.anonymiser, self.trajectory_budget)
+            parts.append(block.text)
+            masked = {k: masked.get(k, 0) + block.masked.get(k, 0) for k in {*masked, *block.masked}}
+        user = "\n".join(parts)
         return [
             {"role": "system", "content": self.system_prompt()},
             {"role": "user", "content": user},
@@ -337,6 +346,7 @@ def llm_judge(
     include: Sequence[str] = ("reference", "reason"),
     instructions: str | None = None,
     anonymise: bool = False,
+    trajectory_budget: int = BUDGET,
     name: str = "llm_judge",
     **settings: Unpack[JudgeOptions],
 ) -> LLMJudge:
@@ -358,9 +368,14 @@ def llm_judge(
             dimension ``min``) the judge only scores.
         output_format: ``json`` (default) or ``tagged`` — what the prompt asks the judge to reply in.
         include: What the judge sees besides input and answer: any of ``reference`` (the gold
-            answer), ``reason``, ``evidence``, ``context``, ``history``.
+            answer), ``reason``, ``evidence``, ``context``, ``history``, ``trajectory`` (what the run
+            did: its tool calls with arguments and results, files and sections read, turns, tokens —
+            `abbench.transcript.Trajectory`).
         instructions: Extra guidance added to the judge's prompt.
-        anonymise: Mask model, provider and path names in the answer first (see `Anonymiser`).
+        anonymise: Mask model, provider and path names in the answer first (see `Anonymiser`); in the
+            trajectory, the skill's own paths and section references are kept.
+        trajectory_budget: Characters of trajectory the judge is shown at most (default 8000; each
+            tool result is cut to 400).
         name: The grader's name in the experiment.
         **settings: How the judge model is called (`JudgeSettings`): ``model`` (required),
             ``base_url`` (an OpenAI-compatible API root; default ``$OPENAI_BASE_URL`` or OpenAI),
@@ -385,4 +400,5 @@ def llm_judge(
         include=check_include(name, include),
         instructions=instructions,
         anonymiser=Anonymiser() if anonymise else None,
+        trajectory_budget=check_budget(name, "trajectory_budget", trajectory_budget),
     )

@@ -17,8 +17,9 @@ from abbench.graders._base import GradeContext
 OUTPUT_FORMATS = ("json", "tagged")
 """The reply formats a judge prompt can ask for."""
 
-INCLUDE = ("reference", "reason", "evidence", "context", "history")
-"""What a judge may be shown besides the input and the answer."""
+INCLUDE = ("reference", "reason", "evidence", "context", "history", "trajectory")
+"""What a judge may be shown besides the input and the answer (``trajectory``: what the run did, its
+tool calls with arguments and results — `abbench.transcript.Trajectory` — for the pointwise judge)."""
 
 
 def check_output_format(grader: str, output_format: str) -> str:

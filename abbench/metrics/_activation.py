@@ -22,6 +22,9 @@ Definitions, per counted run of an offered arm (``loaded`` = the skills the agen
 - **wrong-skill rate** (should-trigger cases of runs offered two or more skills): the *first* skill
   loaded is not the expected one — a sibling fired first (``corrected`` counts those that loaded the
   expected one afterwards).
+- **skill selection accuracy** (should-trigger runs offered two or more skills, the expected one among
+  them, that loaded a skill): given the catalogue the agent saw, the skill it loaded first is the
+  expected one — the choice among siblings, apart from whether it loaded at all (recall).
 
 Cases without an ``expected_skill`` count for the activation rate only: recall, precision and false
 activation are not assessed on them.
@@ -32,7 +35,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -59,6 +62,8 @@ ACTIVATION_DEFINITIONS = """\
 - wrong-skill rate (should-trigger cases of runs offered two or more skills): the *first* skill
   loaded is not the expected one — a sibling fired first (corrected counts those that loaded the
   expected one afterwards).
+- skill selection accuracy (should-trigger runs offered two or more skills that loaded one): the
+  first skill loaded is the expected one — the right choice from the catalogue, given a load.
 """
 """How each activation figure counts (for `abbench metrics` and the report)."""
 
@@ -69,6 +74,7 @@ ACTIVATION_FIGURES: tuple[tuple[str, str], ...] = (
     ("precision", "precision"),
     ("false_activation", "false activation"),
     ("wrong_skill", "wrong skill"),
+    ("selection", "skill selection accuracy"),
 )
 """The figures of an `ArmActivation` (attribute, then what every view calls it), in the order shown."""
 
@@ -158,6 +164,9 @@ class ArmActivation(Result):
         loads: Counted runs that loaded each skill.
         first_load_turn: Median agent turn of the first load over runs that loaded (None if unknown).
         reason: Why the arm's figures are not assessed (not offered), else None.
+        selection: Skill selection accuracy: share of should-trigger runs offered two or more skills
+            (the expected one among them) that loaded a skill, whose first load was the expected one;
+            not assessed with a single skill offered.
     """
 
     arm: str
@@ -181,6 +190,7 @@ class ArmActivation(Result):
     loads: dict[str, int]
     first_load_turn: float | None
     reason: str | None = None
+    selection: Estimate = field(default_factory=lambda: not_assessed("not computed"))
 
     @property
     def offered(self) -> bool:
@@ -227,7 +237,7 @@ def _not_offered(
     none = not_assessed(reason)
     return ArmActivation(
         arm, mode, (), len(runs), 0, failed, len(runs) - len(executed) - failed, 0, 0, 0, 0, 0,
-        none, none, none, none, none, 0, {}, None, reason,
+        none, none, none, none, none, 0, {}, None, reason, none,
     )  # fmt: skip
 
 
@@ -260,7 +270,9 @@ def _offered(
     failed: int,
     confidence: float,
 ) -> ArmActivation:
-    figures = {name: _PerCase() for name in ("activation", "recall", "precision", "false", "wrong")}
+    figures = {
+        name: _PerCase() for name in ("activation", "recall", "precision", "false", "wrong", "selection")
+    }
     not_offered = corrected = 0
     loads: Counter[str] = Counter()
     turns: list[int] = []
@@ -285,6 +297,8 @@ def _offered(
                 wrong = bool(loaded) and loaded[0] != expected
                 figures["wrong"].add(r.case_idx, wrong)
                 corrected += int(wrong and expected in loaded)
+                if loaded:
+                    figures["selection"].add(r.case_idx, loaded[0] == expected)
     est = _estimates(figures, counted, not_offered, offered, confidence)
     return ArmActivation(
         arm=arm,
@@ -307,6 +321,7 @@ def _offered(
         corrected=corrected,
         loads=dict(loads.most_common()),
         first_load_turn=float(np.median(turns)) if turns else None,
+        selection=est["selection"],
     )
 
 
@@ -345,6 +360,12 @@ def _estimates(
             if len(offered) < 2
             else (recall_reason if assessed else no_expected),
         ),
+        "selection": figures["selection"].estimate(
+            confidence,
+            "one skill offered: no sibling to pick instead"
+            if len(offered) < 2
+            else ("no should-trigger run loaded a skill" if assessed else no_expected),
+        ),
     }
 
 
@@ -379,8 +400,10 @@ class ActivationComparison(Result):
     Attributes:
         a: The baseline arm.
         b: The arm compared with it.
-        what: ``loaded`` (loaded any skill, every case) or ``correct`` (did what the case expects:
-            loaded the expected skill, or nothing on a must-not-trigger case; assessed cases only).
+        what: ``loaded`` (loaded any skill, every case), ``correct`` (did what the case expects:
+            loaded the expected skill, or nothing on a must-not-trigger case; assessed cases only) or
+            ``selection`` (skill selection accuracy: the first skill loaded was the expected one, on
+            should-trigger cases offered several skills where the run loaded one).
         n_paired: Cases counted in both arms.
         both: Cases activated (or correct) in both.
         only_a: In A only.
@@ -412,8 +435,8 @@ class ActivationComparison(Result):
     reason: str | None = None
 
 
-COMPARED = ("loaded", "correct")
-"""What `compare_activation` compares: any load, or the load the case expects."""
+COMPARED = ("loaded", "correct", "selection")
+"""What `compare_activation` compares: any load, the load the case expects, or the choice among siblings."""
 
 
 def _case_outcomes(runs: Sequence[ActivationRun], what: str) -> dict[int, bool]:
@@ -426,6 +449,13 @@ def _case_outcomes(runs: Sequence[ActivationRun], what: str) -> dict[int, bool]:
         loaded = r.skills_loaded
         if what == "loaded":
             hit = bool(loaded)
+        elif what == "selection":
+            offered = r.skills_offered or ()
+            if r.expected_skill in (None, NO_SKILL) or r.expected_skill not in offered or len(offered) < 2:
+                continue
+            if not loaded:
+                continue
+            hit = loaded[0] == r.expected_skill
         elif r.expected_skill is None:
             continue
         elif r.expected_skill == NO_SKILL:
@@ -459,7 +489,10 @@ def compare_activation(
     common = sorted(set(ca) & set(cb))
     excluded = len(set(ca) ^ set(cb))
     if not common:
-        reason = "no case counted in both arms" + (" with an expected_skill" if what == "correct" else "")
+        reason = "no case counted in both arms" + {
+            "correct": " with an expected_skill",
+            "selection": " where a skill was loaded from two or more offered, the expected one among them",
+        }.get(what, "")
         return _no_comparison(a, b, what, reason, excluded)
     both = sum(ca[c] and cb[c] for c in common)
     only_a = sum(ca[c] and not cb[c] for c in common)
@@ -486,8 +519,8 @@ class ExperimentActivation(Result):
         experiment: The experiment's name.
         confidence: Coverage of every interval.
         arms: Per arm, in the experiment's order.
-        comparisons: For each pair of offered arms (in arm order), ``loaded`` and, when cases say what
-            should trigger, ``correct``.
+        comparisons: For each pair of offered arms (in arm order), ``loaded``; when cases say what
+            should trigger, ``correct``; when both offered several skills, ``selection``.
         definitions: How each figure counts.
     """
 
@@ -532,6 +565,8 @@ def activation_report(
             comparisons.append(compare_activation(runs, a, b, "loaded", confidence))
             if any(r.expected_skill is not None for r in runs if r.arm in (a, b)):
                 comparisons.append(compare_activation(runs, a, b, "correct", confidence))
+            if all(any(len(r.skills_offered or ()) >= 2 for r in runs if r.arm == x) for x in (a, b)):
+                comparisons.append(compare_activation(runs, a, b, "selection", confidence))
     return ExperimentActivation(experiment, confidence, per_arm, tuple(comparisons))
 
 

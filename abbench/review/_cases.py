@@ -33,7 +33,7 @@ from abbench.store import (
     loads,
     open_store,
 )
-from abbench.transcript import MessageEvent, OtherEvent, ToolEvent, read_transcript
+from abbench.transcript import read_transcript, trajectory_of
 from abbench.types import RunOutcome, RunState, run_outcome
 
 if TYPE_CHECKING:
@@ -757,27 +757,8 @@ class _Loader:
         path = self.store.abspath(relative)
         if not path.exists():
             return ()
-        calls = []
-        for event in read_transcript(path, errors="keep"):  # a damaged line is passed over here
-            if isinstance(event, ToolEvent):
-                calls.append(
-                    ToolCall(str(event.name), event.arguments, event.ok, event.result_chars, event.turn)
-                )
-                continue
-            if isinstance(event, MessageEvent):
-                requested: Any = event.tool_calls
-            elif isinstance(event, OtherEvent) and isinstance(event.data, dict) and event.kind is None:
-                requested = event.data.get("tool_calls")
-            else:
-                continue
-            # OpenAI-style messages: the only record when a transcript has no tool-call events.
-            for call in requested or ():
-                fn = call.get("function", call) if isinstance(call, dict) else {}
-                calls.append(ToolCall(str(fn.get("name")), fn.get("arguments")))
-        # A transcript that records both forms lists each call twice; the explicit events win.
-        if any(c.ok is not None or c.turn is not None for c in calls):
-            calls = [c for c in calls if c.ok is not None or c.turn is not None]
-        return tuple(calls)
+        steps = trajectory_of(read_transcript(path, errors="keep")).steps  # a damaged line is passed over
+        return tuple(ToolCall(s.name, s.arguments, s.ok, s.result_chars, s.turn) for s in steps)
 
 
 def _outcome(state: str, failure_type: str | None, passed: Any) -> str:

@@ -23,6 +23,9 @@ recorded with `record_runs`, a kind from a newer abbench — are kept as `OtherE
 ``cli_report``     `CliReportEvent`  command presets: what the CLI reported (usage, cost, calls)
 (role verdict)     `VerdictEvent`    `record_runs`: an external tool's verdict, for ``recorded``
 =================  ================  ===========================================================
+
+`trajectory_of` reads the events as one `Trajectory` — the tool calls in order with their arguments and
+results, what was read and loaded, turns and tokens — the view the case view lists and a judge reads.
 """
 
 from __future__ import annotations
@@ -51,6 +54,14 @@ from abbench.transcript._read import (
     to_events,
     tool_calls,
 )
+from abbench.transcript._trajectory import (
+    BUDGET as BUDGET,
+    RESULT_BUDGET as RESULT_BUDGET,
+    Step,
+    Trajectory,
+    TrajectoryText,
+    trajectory_of,
+)
 
 __all__ = [
     "AnswerEvent",
@@ -64,7 +75,10 @@ __all__ = [
     "OutputEvent",
     "ProcessEvent",
     "Retry",
+    "Step",
     "ToolEvent",
+    "Trajectory",
+    "TrajectoryText",
     "Transcript",
     "Unreadable",
     "VerdictEvent",
@@ -72,6 +86,7 @@ __all__ = [
     "read_transcript",
     "to_events",
     "tool_calls",
+    "trajectory_of",
 ]
 
 __dir__ = _lazy.listing(__all__)

@@ -10,7 +10,7 @@ import ipywidgets as w
 import plotly.graph_objects as go
 
 from abbench import formatting as fm
-from abbench.compare import Comparison, TriggerHelp
+from abbench.compare import ArmTriggerHelp, Comparison, TriggerHelp
 from abbench.metrics import ACTIVATION_FIGURES, Estimate, ExperimentActivation, ExperimentMetrics
 from abbench.widgets._base import NONE, html_table, note
 from abbench.widgets._figures import show_figure
@@ -121,7 +121,7 @@ class ActivationView(w.VBox):  # type: ignore[misc, unused-ignore]  # ipywidgets
         a, b = comparison.a.arm_name, comparison.b.arm_name
         rows = [
             (s.arm, s.mode, NONE if s.activation is None else fm.pct(s.activation), _est(s.intention_to_treat),
-             _est(s.per_protocol), _est(s.not_loaded))
+             _est(s.per_protocol), _est(s.not_loaded), _sibling(s))
             for s in (t.a, t.b)
         ]  # fmt: skip
         self.split_html.value = (
@@ -140,7 +140,17 @@ class ActivationView(w.VBox):  # type: ignore[misc, unused-ignore]  # ipywidgets
                     "accuracy, every case",
                     "when loaded",
                     "when not loaded",
+                    "loaded the wrong sibling",
                 ],
                 rows,
             )
         )
+
+
+def _sibling(s: ArmTriggerHelp) -> str:
+    """The share of graded runs that loaded a sibling instead of the skill under test, and their accuracy."""
+    if s.wrong_sibling is None:
+        return NONE
+    if not s.sibling_runs:
+        return fm.pct(s.wrong_sibling)
+    return f"{fm.pct(s.wrong_sibling)} ({s.sibling_runs} runs; accuracy {_est(s.when_sibling) if s.when_sibling else NONE})"

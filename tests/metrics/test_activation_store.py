@@ -57,6 +57,12 @@ def _by_hand(store, exp, arm):
     }
 
 
+def metrics_selection(store, exp):
+    from abbench.metrics import experiment_activation
+
+    return experiment_activation(exp, store=store).arm("plugin").selection.value
+
+
 def test_metrics_json_matches_the_stored_runs(store, activation):
     proc = run_abbench("--store", store.path, "metrics", "activation", "--json")
     assert proc.returncode == 0, proc.stderr
@@ -77,9 +83,23 @@ def test_metrics_json_matches_the_stored_runs(store, activation):
     assert [(c["a"], c["b"], c["what"]) for c in report["comparisons"]] == [
         ("alone", "plugin", "loaded"),
         ("alone", "plugin", "correct"),
-    ]
+    ]  # the skill alone has no sibling: its selection is not compared
+    # skill selection accuracy: of the should-trigger runs that loaded a skill, the first was the expected one
+    expected = [c.expected_skill for c in store.datasets.load_cases(activation.dataset_id)]
+    picked = [
+        r for r in store.runs.records(activation.id)
+        if r.arm == "plugin" and not r.execution_failed and r.skills_loaded
+        and expected[r.case_idx] not in (None, "none")
+    ]  # fmt: skip
+    k, n = sum(r.skills_loaded[0] == expected[r.case_idx] for r in picked), len(picked)
+    got = arms["plugin"]["selection"]
+    assert (got["value"], got["n_cases"]) == (pytest.approx(k / n), n)
+    low, high = proportion_confint(k, n, alpha=0.05, method="wilson")
+    assert (got["interval"]["low"], got["interval"]["high"]) == pytest.approx((low, high))
+    assert arms["alone"]["selection"]["value"] is None
     human = run_abbench("--store", store.path, "metrics", "activation")
     assert "skill activation" in human.stdout and "alone vs plugin (correct)" in human.stdout
+    assert "skill selection accuracy" in human.stdout
 
 
 def test_compare_json_splits_the_effect_and_the_parts_sum(store, activation):
@@ -108,11 +128,12 @@ def test_compare_json_splits_the_effect_and_the_parts_sum(store, activation):
 def test_gate_reads_activation_and_calls_missing_expectations_not_assessed(store, realdata, activation):
     gate = evaluate_gate(
         activation,
-        ["activation_recall >= 0", "false_activation_rate <= 1"],
+        ["activation_recall >= 0", "false_activation_rate <= 1", "skill_selection_accuracy >= 0"],
         store=store,
         arms=("none", "plugin"),
     )
     assert gate.outcome == GateOutcome.PASS
+    assert gate.rules[2].value == pytest.approx(metrics_selection(store, activation))
     recall = _by_hand(store, activation, "plugin")["recall"]
     assert gate.rules[0].value == pytest.approx(recall[0] / recall[1])
     # the same rows without expected_skill: activation is measured, recall and precision are not assessed
@@ -144,6 +165,8 @@ def test_results_widget_shows_activation_and_the_split(store, activation):
     w = ResultsWidget(store, experiment="activation", baseline="none", candidate="plugin")
     assert w.errors.message is None
     assert "internal-comms, brand-guidelines, theme-factory" in w.activation.table_html.value
+    assert "skill selection accuracy" in w.activation.table_html.value
+    assert "loaded the wrong sibling" in w.activation.split_html.value
     assert [bar.name for bar in w.activation.figure.data] == ["alone", "plugin"]
     t = w.activation.trigger_help
     assert t is not None and t.b.arm == "plugin" and "trigger vs help" in w.activation.split_html.value

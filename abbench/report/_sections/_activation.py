@@ -14,7 +14,7 @@ from abbench.report import _display as d
 from abbench.report._sections._parts import Part, estimate_text
 
 if TYPE_CHECKING:
-    from abbench.compare import TriggerHelp
+    from abbench.compare import ArmTriggerHelp, TriggerHelp
     from abbench.metrics import ActivationComparison, ArmActivation, ExperimentActivation
 
 NOT_OFFERED = (
@@ -104,6 +104,15 @@ def _comparison_row(c: ActivationComparison) -> dict[str, Any]:
 _points = partial(fm.difference, word="points", missing=fm.MISSING, zero_sign=False)
 
 
+def sibling_text(s: ArmTriggerHelp) -> str:
+    """An arm's share of graded runs that loaded a sibling instead of the skill under test, and their accuracy."""
+    if s.wrong_sibling is None:
+        return fm.MISSING
+    if not s.sibling_runs:
+        return fm.pct(s.wrong_sibling)
+    return f"{fm.pct(s.wrong_sibling)} ({s.sibling_runs} runs; accuracy {estimate_text(s.when_sibling)})"
+
+
 def trigger_help_parts(t: TriggerHelp | None) -> list[Part]:
     """The trigger-vs-help table (intention-to-treat and per-protocol accuracy) and the split as a waterfall."""
     if t is None:
@@ -116,11 +125,13 @@ def trigger_help_parts(t: TriggerHelp | None) -> list[Part]:
             "itt": estimate_text(s.intention_to_treat),
             "pp": estimate_text(s.per_protocol),
             "not": estimate_text(s.not_loaded),
+            "sibling": sibling_text(s),
         }
         for s in (t.a, t.b)
     ]
     columns = [("arm", "arm"), ("mode", "skill"), ("had", "runs with the skill"),
-               ("itt", "accuracy, every case"), ("pp", "when loaded"), ("not", "when not loaded")]  # fmt: skip
+               ("itt", "accuracy, every case"), ("pp", "when loaded"), ("not", "when not loaded"),
+               ("sibling", "loaded the wrong sibling")]  # fmt: skip
     parts: list[Part] = [
         "<h3>Trigger vs help</h3>",
         f"<p>{d.esc(t.b.arm)} vs {d.esc(t.a.arm)} on {t.n_cases} paired cases: effect {_points(t.total)} = "
