@@ -325,10 +325,8 @@ def _read_spec(data: dict[str, Any], name: str) -> StoredExperimentSpec:
     """The stored definition as its model (every definition is validated when it is written)."""
     from pydantic import ValidationError
 
-    from abbench.store._spec import StoredExperimentSpec
-
     try:
-        return StoredExperimentSpec.model_validate(data)
+        return _spec_model().model_validate(data)
     except ValidationError as exc:
         raise StoreError(
             f"experiment {name!r}: its stored definition is not valid ({exc.error_count()} problems: "
@@ -338,8 +336,13 @@ def _read_spec(data: dict[str, Any], name: str) -> StoredExperimentSpec:
 
 def _spec_json(spec: StoredExperimentSpec | dict[str, Any]) -> dict[str, Any]:
     """A definition as the store keeps it: validated, JSON-ready."""
+    if isinstance(spec, dict):
+        spec = _spec_model().model_validate(spec)
+    return spec.as_json()
+
+
+def _spec_model() -> type[StoredExperimentSpec]:
+    """The definition's model; its module loads pydantic, only when a definition is read or written."""
     from abbench.store._spec import StoredExperimentSpec
 
-    if isinstance(spec, dict):
-        spec = StoredExperimentSpec.model_validate(spec)
-    return spec.as_json()
+    return StoredExperimentSpec

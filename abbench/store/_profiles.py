@@ -21,6 +21,14 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+def _stored(spec: str, name: str, version: int) -> MappingProfile:
+    """A stored profile's JSON as its model, with its version."""
+    from abbench.dataset import MappingProfile  # here: pydantic loads only when profiles are used
+
+    profile = MappingProfile.from_dict(loads(spec), where=f"stored profile {name}")
+    return profile.model_copy(update={"version": version})
+
+
 class Profiles(Noun):
     """Saving and finding mapping profiles (part of ``store.profiles``)."""
 
@@ -38,8 +46,6 @@ class Profiles(Noun):
         Raises:
             UsageError: the profile has no name and none is given.
         """
-        from abbench.dataset import MappingProfile  # here: pydantic loads only when profiles are used
-
         if name is not None:
             profile = profile.evolve(name=name)
         if not profile.name:
@@ -58,11 +64,9 @@ class Profiles(Noun):
                 "SELECT MAX(version) FROM mapping_profiles WHERE name = ?", (profile.name,)
             ).fetchone()[0]
             if latest is not None:
-                stored = MappingProfile.from_dict(
-                    loads(latest["spec"]), where=f"stored profile {profile.name}"
-                )
+                stored = _stored(latest["spec"], profile.name, latest["version"])
                 if stored.identity() == profile.identity():
-                    return stored.model_copy(update={"version": latest["version"]})
+                    return stored
             version = (last or 0) + 1
             saved = profile.model_copy(update={"version": version})
             shape = saved.shape.model_dump(mode="json") if saved.shape is not None else None
@@ -86,11 +90,8 @@ class Profiles(Noun):
         Raises:
             NotFoundError: no such profile or version; the message lists what exists (of `owner`'s).
         """
-        from abbench.dataset import MappingProfile
-
         row = self._profile_row(name, version, owner)
-        profile = MappingProfile.from_dict(loads(row["spec"]), where=f"stored profile {row['name']}")
-        return profile.model_copy(update={"version": row["version"]})
+        return _stored(row["spec"], row["name"], row["version"])
 
     def _profile_row(self, name: str, version: int | None = None, owner: str | None = None) -> sqlite3.Row:
         if version is None and "@" in name:
@@ -152,14 +153,11 @@ class Profiles(Noun):
             )
             + "ORDER BY p.name, p.version"
         )
-        from abbench.dataset import MappingProfile
-
         out = []
         for row in rows:
-            profile = MappingProfile.from_dict(loads(row["spec"]), where=f"stored profile {row['name']}")
             out.append(
                 ProfileInfo(
-                    profile.model_copy(update={"version": row["version"]}),
+                    _stored(row["spec"], row["name"], row["version"]),
                     row["created_at"],
                     row["created_by"],
                     row["n_versions"],
