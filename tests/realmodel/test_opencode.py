@@ -44,8 +44,11 @@ def test_opencode_against_a_server_that_sends_no_usage_has_unknown_tokens_not_ze
     mark = local_model.requests
     usage, cost, failure = outcome(opencode(local_model, max_tokens=16))
     served = served_since(local_model, mark)
-    assert served and all(s.stream for s in served)  # opencode streams; this server sends no usage chunk
-    assert all(s.status == 200 and s.completion_tokens <= 16 for s in served)  # max_tokens reached it
+    assert served and all(s.stream for s in served), served  # opencode streams; this server sends no usage
+    assert all(s.status == 200 for s in served), served
+    # max_tokens reached the answer's request; opencode may send requests of its own beside it (a
+    # session title, with its own limit), and whether it does before the answer ends depends on timing
+    assert any(s.completion_tokens is not None and s.completion_tokens <= 16 for s in served), served
     assert usage is None and cost is None  # opencode says 0 tokens: unknown, never 0 and $0
     assert failure in (None, "bad_output", "truncated")
 
