@@ -84,11 +84,20 @@ if typing.TYPE_CHECKING:
         tool_calls_in as tool_calls_in,
     )
     from abbench.graders._schema import validate_json as validate_json
+    from abbench.graders._self_judge import (
+        MODEL_FAMILIES,
+        SelfJudging,
+        experiment_self_judging,
+        judge_models as judge_models,
+        model_family,
+        self_judging,
+    )
 
 __all__ = [
     "DEFAULT_RUBRIC",
     "JUDGE_OPTIONS",
     "KINDS",
+    "MODEL_FAMILIES",
     "VERDICTS",
     "Dimension",
     "FunctionGrader",
@@ -104,10 +113,12 @@ __all__ = [
     "PairwiseJudge",
     "PositionBias",
     "Rubric",
+    "SelfJudging",
     "answer_number",
     "cited_evidence",
     "contains",
     "exact",
+    "experiment_self_judging",
     "grader_names",
     "json_schema",
     "label_match",
@@ -116,12 +127,14 @@ __all__ = [
     "max_tokens",
     "max_tool_calls",
     "measure_position_bias",
+    "model_family",
     "numeric",
     "pairwise_judge",
     "read_skill",
     "recorded",
     "regex",
     "register_grader",
+    "self_judging",
 ]
 
 __getattr__, __dir__ = _lazy.exports(
@@ -198,6 +211,14 @@ __getattr__, __dir__ = _lazy.exports(
             "tool_calls_in",
         ),
         "abbench.graders._schema": ("validate_json",),
+        "abbench.graders._self_judge": (
+            "MODEL_FAMILIES",
+            "SelfJudging",
+            "experiment_self_judging",
+            "judge_models",
+            "model_family",
+            "self_judging",
+        ),
     },
     public=__all__,
 )

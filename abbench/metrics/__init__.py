@@ -66,7 +66,13 @@ from abbench.metrics._grader import (
     experiment_graders,
 )
 from abbench.metrics._judges import OVERALL as OVERALL, JudgeScore, judge_scores
-from abbench.metrics._judging import JudgeCost, JudgeReport, judge_costs, judge_report, position_bias
+from abbench.metrics._judging import (
+    JudgeCost,
+    JudgeReport,
+    judge_costs,
+    judge_report,
+    position_bias,
+)
 from abbench.metrics._stability import Stability, stability
 from abbench.metrics._usage import (
     LOW_CONFIDENCE as LOW_CONFIDENCE,

@@ -11,7 +11,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from abbench._result import Result
-from abbench.graders import PairJudgement, PositionBias, measure_position_bias
+from abbench.graders import (
+    PairJudgement,
+    PositionBias,
+    SelfJudging,
+    experiment_self_judging,
+    measure_position_bias,
+)
 from abbench.store import Experiment, Store, StoreLike, open_store
 
 
@@ -125,6 +131,7 @@ class JudgeReport(Result):
         agent: What the agents spent over every execution attempt (`store.runs.agent_usage`):
             ``executions``, ``attempts``, ``failed_attempts``, ``cost``, ``failed_cost``,
             ``input_tokens``, ``output_tokens``.
+        self_judging: Judges whose model is an arm's model or of its family (self-preference risk).
     """
 
     experiment: str
@@ -134,8 +141,12 @@ class JudgeReport(Result):
     position_bias: tuple[PositionBias, ...]
     judge_costs: tuple[JudgeCost, ...]
     agent: dict[str, Any]
+    self_judging: tuple[SelfJudging, ...] = ()
 
-    _keys = "experiment experiment_id batch_id batches judge_cost agent_cost agent judge_costs position_bias"
+    _keys = (
+        "experiment experiment_id batch_id batches judge_cost agent_cost agent judge_costs position_bias "
+        "self_judging"
+    )
 
     @property
     def judge_cost(self) -> float:
@@ -163,4 +174,5 @@ def judge_report(ref: int | str | Any, *, store: StoreLike = None, confidence: f
         position_bias=tuple(position_bias(exp.id, store=store, confidence=confidence)),
         judge_costs=tuple(judge_costs(exp.id, store=store)),
         agent=store.runs.agent_usage(exp.id),
+        self_judging=experiment_self_judging(exp),
     )

@@ -16,7 +16,7 @@ from abbench._yaml import load_yaml
 from abbench.agents import make_agent
 from abbench.dataset import DatasetInfo, gold_kind
 from abbench.errors import AbbenchError, ExperimentError, NotFoundError, UsageError
-from abbench.graders import normalise_label
+from abbench.graders import experiment_self_judging, normalise_label
 from abbench.runner._grading import build_graders, repeated
 from abbench.runner._spec import load_spec
 from abbench.snapshot import Snapshot
@@ -383,6 +383,8 @@ def create_experiment(
         spec.rounds,
         len(exp.arms),
     )
+    for warning in experiment_self_judging(exp):
+        log.warning("experiment %s: %s", exp.ref, warning.message)
     return exp
 
 
