@@ -57,11 +57,18 @@ def replies(request):
     system = request.messages[0]["content"]
     if "judge" in system:
         return Reply.text('{"scores": {"correctness": 5}, "comment": "ok"}')
-    return Reply.text(json.dumps({"prediction": "fast", "reason": "r", "confidence": 0.9, "evidence_refs": []}))
+    return Reply.text(
+        json.dumps({"prediction": "fast", "reason": "r", "confidence": 0.9, "evidence_refs": []})
+    )
 
 
 def _spec(dataset, server, judge_model):
-    arm = {"agent": "openai", "base_url": server.base_url, "temperature": 0, "prices": {"input": 1, "output": 1}}
+    arm = {
+        "agent": "openai",
+        "base_url": server.base_url,
+        "temperature": 0,
+        "prices": {"input": 1, "output": 1},
+    }
     return {
         "name": "selfjudge",
         "dataset": dataset.fingerprint,
@@ -88,7 +95,10 @@ def test_a_judge_of_the_agents_family_is_warned_about_everywhere(store, dataset,
         path.write_text(yaml.safe_dump(_spec(dataset, server, "gpt-4o")), encoding="utf-8")
         out = cli("create", path, store=store.path)
         assert out.exit_code == 0, out.output
-        assert "warning: judge judge (gpt-4o) is of the same family (OpenAI GPT) as arm treatment's" in out.stderr
+        assert (
+            "warning: judge judge (gpt-4o) is of the same family (OpenAI GPT) as arm treatment's"
+            in out.stderr
+        )
         assert "qwen" not in out.stderr  # the other arm's model is of another family
         exp = store.experiments.get("selfjudge")
         as_json = cli("create", path, "--reuse", "--json", store=store.path)
@@ -102,7 +112,9 @@ def test_a_judge_of_the_agents_family_is_warned_about_everywhere(store, dataset,
         report = judge_report(exp.id, store=store)
         assert [(w.arm, w.relation) for w in report.self_judging] == [("treatment", "same family")]
         assert report.as_dict()["self_judging"][0]["message"].startswith("judge judge (gpt-4o)")
-        assert "judge ≠ agent: judge judge (gpt-4o)" in cli("judge-report", "selfjudge", store=store.path).output
+        assert (
+            "judge ≠ agent: judge judge (gpt-4o)" in cli("judge-report", "selfjudge", store=store.path).output
+        )
 
         metrics = experiment_metrics(exp.id, store=store)
         assert metrics.self_judging == report.self_judging
