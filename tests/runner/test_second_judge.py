@@ -101,7 +101,10 @@ def test_a_second_judge_that_disagrees_leaves_a_regression_not_corroborated(stor
     assert second.n == 40 and second.agreement == pytest.approx(np.mean(np.equal(x, y)))
     assert second.kappa.kappa == pytest.approx(cohen_kappa_score(x, y))
     table = np.array(
-        [[sum(1 for p, q in zip(x, y) if (p, q) == (i, j)) for j in (False, True)] for i in (False, True)]
+        [
+            [sum(1 for p, q in zip(x, y, strict=True) if (p, q) == (i, j)) for j in (False, True)]
+            for i in (False, True)
+        ]
     )
     sm = cohens_kappa(table)
     assert second.kappa.kappa == pytest.approx(sm.kappa)
@@ -159,7 +162,7 @@ def test_two_pairwise_judges_agreement_on_their_verdicts(store):
     keys = sorted(p)
     x, y = [p[k] for k in keys], [q[k] for k in keys]
     assert second.kappa.kappa == pytest.approx(cohen_kappa_score(x, y))
-    assert second.agreement == pytest.approx(np.mean([i == j for i, j in zip(x, y)]))
+    assert second.agreement == pytest.approx(np.mean([i == j for i, j in zip(x, y, strict=True)]))
 
 
 @pytest.mark.parametrize(
@@ -183,7 +186,7 @@ def test_the_rules(rule, primary, secondary, outcome, corroborated):
 def test_judges_must_name_two_judges_of_the_experiment(store):
     with ScriptedOpenAIServer(replies) as server:
         spec = _spec(store, server, "judge-b")
-        with pytest.raises(ExperimentError, match="judges.secondary: no grader 'nope'"):
+        with pytest.raises(ExperimentError, match=r"judges\.secondary: no grader 'nope'"):
             create_experiment({**spec, "judges": ["judge_a", "nope"]}, store=store)
         with pytest.raises(ExperimentError, match="both the primary and the secondary"):
             create_experiment({**spec, "judges": ["judge_a", "judge_a"]}, store=store)
