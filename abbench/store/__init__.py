@@ -72,7 +72,11 @@ if typing.TYPE_CHECKING:
         runs_facts as runs_facts,
         wrong_answers as wrong_answers,
     )
-    from abbench.store._reviews import Review, ReviewSample as ReviewSample
+    from abbench.store._reviews import (
+        Review,
+        ReviewAssignment as ReviewAssignment,
+        ReviewSample as ReviewSample,
+    )
     from abbench.store._run_columns import (
         CANCELLED as CANCELLED,
         EXECUTION_FAILED as EXECUTION_FAILED,
@@ -238,6 +242,7 @@ __getattr__, __dir__ = _lazy.exports(
         ),
         "abbench.store._reviews": (
             "Review",
+            "ReviewAssignment",
             "ReviewSample",
         ),
         "abbench.store._run_record": (
