@@ -12,7 +12,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import cohens_kappa
 
-from abbench.compare import NOT_CORROBORATED, apply_rule, compare_arms
+from abbench.compare import NOT_CORROBORATED, Comparison, apply_rule, compare_arms
 from abbench.errors import ExperimentError
 from abbench.gate import evaluate_gate
 from abbench.runner import create_experiment, run_experiment
@@ -118,6 +118,8 @@ def test_a_second_judge_that_disagrees_leaves_a_regression_not_corroborated(stor
     assert str(capability.conclusion) == "inconclusive" and "not corroborated" in capability.summary
     assert capability.evidence["corroboration"] == NOT_CORROBORATED
     assert c.as_dict()["corroboration"]["outcome"] == NOT_CORROBORATED
+    # as a server sends it and the client reads it back
+    assert Comparison.from_dict(json.loads(json.dumps(c.as_dict()))).corroboration == second
 
 
 def test_a_second_judge_that_agrees_corroborates_and_the_gate_blocks(store):
