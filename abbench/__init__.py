@@ -58,6 +58,7 @@ _EXPORTS: dict[str, str] = {
     "set_budget": "abbench.runner",
     "start_experiment": "abbench.runner",
     "try_input": "abbench.runner",
+    "preview_prompt": "abbench.runner",
     "judge_report": "abbench.metrics",
     "llm_judge": "abbench.graders",
     "load_snapshot": "abbench.store",

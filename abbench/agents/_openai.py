@@ -163,11 +163,7 @@ class OpenAIAgent:
         """
         started = time.perf_counter()
         task = agent_task(task)  # the prompt is built from the case every agent sees: no gold answer
-        tools: SkillTools | OfferedTools | None = None
-        if task.offered:
-            tools = OfferedTools(task.offered, task.spending if task.spending is not None else Spending())
-        elif task.skill is not None:
-            tools = SkillTools(task.skill)
+        tools = _tools(task)
         talk = _Conversation.start(task, tools)
         response_format = _response_format(self.response_format, self.client.base_url, task.label_set)
         reply: ChatResponse | None = None
@@ -202,13 +198,7 @@ class OpenAIAgent:
         try:
             reply = await self.client.chat(
                 talk.messages,
-                tools=_specs(talk.tools),
-                tool_choice="none" if (last and talk.tools is not None) else None,
-                response_format=response_format,
-                temperature=self.temperature,
-                max_tokens=self.max_tokens,
-                seed=self.seed,
-                extra_body=self.extra_body or None,
+                **self._call_options(talk, last, response_format),
                 # one request never outlives the run that waits for it
                 timeout_s=task.timeout_s,
                 cache=task.cache,
@@ -220,6 +210,33 @@ class OpenAIAgent:
             raise talk.failure(exc) from exc
         talk.answered(turn, reply)
         return reply
+
+    def _call_options(
+        self, talk: _Conversation, last: bool, response_format: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        """What a model call of the conversation sends besides its messages (`first_request` shows it)."""
+        return {
+            "tools": _specs(talk.tools),
+            "tool_choice": "none" if (last and talk.tools is not None) else None,
+            "response_format": response_format,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+            "extra_body": self.extra_body or None,
+        }
+
+    def first_request(self, task: Task) -> dict[str, Any]:
+        """The JSON body of the first model call `run` would make for `task`, without calling anything.
+
+        Built by the same steps as `run` (the case as agents see it, the tools, the response format),
+        so what ``abbench prompt`` prints is what the endpoint would receive.
+        """
+        task = agent_task(task)
+        talk = _Conversation.start(task, _tools(task))
+        response_format = _response_format(self.response_format, self.client.base_url, task.label_set)
+        return self.client.request_body(
+            talk.messages, **self._call_options(talk, self.max_turns == 1, response_format)
+        )
 
     def _still_calling(self, talk: _Conversation) -> AgentError:
         advice = (
@@ -386,6 +403,15 @@ class _Conversation:
             model=reply.model,
             **(self.spent.activation() if offered else {}),
         )
+
+
+def _tools(task: Task) -> SkillTools | OfferedTools | None:
+    """The tools of `task`'s session: a catalogue to load from (offered), the skill's files, or none."""
+    if task.offered:
+        return OfferedTools(task.offered, task.spending if task.spending is not None else Spending())
+    if task.skill is not None:
+        return SkillTools(task.skill)
+    return None
 
 
 def _specs(tools: SkillTools | OfferedTools | None) -> list[dict[str, Any]] | None:

@@ -57,6 +57,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "_spend",
         "Project what an experiment will cost — money, tokens, wall time — per arm, before running it.",
     ),
+    "prompt": (
+        "_prompt",
+        "Show the exact prompt an agent or judge would receive for one case, without calling anything.",
+    ),
     "grade": ("_grade", "Grade what the graders have not graded yet (no agent runs)."),
     "grades": ("_grade", "Show grades: latest per (run, grader), or all (--history)."),
     "judge-report": ("_grade", "Judges' position bias, and judge cost apart from agent cost."),

@@ -13,6 +13,7 @@ import click
 from abbench._yaml import load_yaml
 from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.errors import ExperimentError
+from abbench.graders import experiment_self_judging
 from abbench.runner import clone_experiment, try_input
 from abbench.types import RunState, outcome_word
 
@@ -57,9 +58,14 @@ def create_cmd(ctx: Context, definition: str, reuse: bool, quiet: bool, as_json:
     exp = ctx.backend.create_experiment(definition, reuse=reuse)
     total = ctx.backend.experiment_status(exp.id).total
     arms = [a.label for a in exp.arms]
+    warnings = [w.message for w in experiment_self_judging(exp)]
+    if not as_json:
+        for warning in warnings:  # on stderr: `create -q` still prints the id alone
+            click.echo(f"warning: {warning}", err=True)
     emit(
         as_json,
-        {"id": exp.id, "name": exp.name, "dataset": exp.dataset, "runs": total, "arms": arms},
+        {"id": exp.id, "name": exp.name, "dataset": exp.dataset, "runs": total, "arms": arms}
+        | ({"warnings": warnings} if warnings else {}),
         str(exp.id)
         if quiet
         else f"created {exp.ref} on {exp.dataset}: {total} runs over arms {', '.join(arms)}",

@@ -207,6 +207,8 @@ def judge_report_cmd(ctx: Context, experiment: str, confidence: float, as_json: 
             f"  judges {_judges_total(report)} · agents {_agents_total(report.agent)} "
             f"({agent['executions']} executions, tokens {agent['input_tokens']}/{agent['output_tokens']})"
         )
+        for warning in report.self_judging:
+            click.echo(f"judge ≠ agent: {warning.message}")
         click.echo("position bias")
         if not report.position_bias:
             click.echo("  no pairwise grades yet")

@@ -13,12 +13,14 @@ from abbench.cli._app import Context, cli, emit, json_option, pass_ctx
 from abbench.formatting import plural
 from abbench.review import (
     add_review,
+    assign_review,
     case_detail,
     corrected_accuracy,
     disagreements,
     draw_review_sample,
     judge_agreement,
     low_confidence_threshold,
+    reviewer_agreement,
     reviews,
 )
 from abbench.types import AttemptOutcome, GradeStatus, RunState, outcome_word
@@ -80,11 +82,17 @@ def _grade_text(name: str, grade: GradeView) -> str:
 @click.option("--arm", help="The arm whose answer you reviewed (default: the case as a whole).")
 @click.option("--run", "run_id", type=int, help="The run you looked at.")
 @click.option("--reviewer", help="Who reviewed (default: the OS user or $ABBENCH_USER).")
+@click.option(
+    "--assign",
+    "assign_to",
+    metavar="REVIEWER",
+    help="Instead of a review: give the case (of --arm) to REVIEWER for a blind second review.",
+)
 @json_option
 @pass_ctx
 def review_cmd(ctx: Context, experiment: str, case_id: str | None, verdict: str | None, sample_size: int | None,
                seed: int, note: str | None, arm: str | None, run_id: int | None, reviewer: str | None,
-               as_json: bool) -> None:  # fmt: skip
+               assign_to: str | None, as_json: bool) -> None:  # fmt: skip
     """Record a review of a case (appended; the latest per case and arm is the one shown), or draw a
     random sample of judged runs to review (--sample N --seed S).
 
@@ -92,7 +100,18 @@ def review_cmd(ctx: Context, experiment: str, case_id: str | None, verdict: str 
     Examples:
       abbench review routing-v2 c017 --verdict gold_correct --arm treatment --note "空调 is slow, gold is right"
       abbench review routing-v2 --sample 100 --seed 7 --arm treatment
+      abbench review routing-v2 c017 --arm treatment --assign bob
     """
+    if assign_to is not None:
+        if case_id is None:
+            raise click.UsageError("give the CASE_ID to assign")
+        made = assign_review(experiment, case_id, assign_to, arm=arm, store=ctx.store)
+        emit(
+            as_json,
+            made.as_dict(),
+            f"{made.case_id} {made.arm or '(case)'} assigned to {made.reviewer} for a blind second review",
+        )
+        return
     if sample_size is not None:
         _draw_sample(ctx, experiment, sample_size, seed, arm, as_json)
         return
@@ -143,6 +162,7 @@ def reviews_cmd(
     """List reviews (the latest per case and arm), with judge-versus-people agreement."""
     rows = reviews(experiment, store=ctx.store, latest=not history, case_id=case_id, arm=arm)
     agreement = judge_agreement(experiment, store=ctx.store)
+    people = reviewer_agreement(experiment, store=ctx.store)
     corrected = _corrected(ctx, experiment, arm)
 
     def human() -> None:
@@ -161,10 +181,13 @@ def reviews_cmd(
             click.echo(
                 f"judge vs people: kappa {kappa} over {agreement.n} review(s), agreement {_pct(agreement.agreement)}"
             )
+        if people.items:
+            click.echo(f"people vs people: {people.text}")
         for figure in corrected:
             click.echo(figure.text)
 
     data = {"reviews": [r.as_dict() for r in rows], "agreement": agreement.as_dict()}
+    data["reviewer_agreement"] = people.as_dict()
     data["corrected_accuracy"] = [c.as_dict() for c in corrected]
     emit(as_json, data, human)
 

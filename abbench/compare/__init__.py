@@ -6,6 +6,8 @@ from abbench import _lazy
 from abbench.compare._activation import FORMULA, MIRROR_FORMULA, ArmTriggerHelp, TriggerHelp, trigger_help
 from abbench.compare._all import ArmPair, MultiComparison, compare_all
 from abbench.compare._api import DETAILS_MAX_CASES, MIN_CASES, compare_arms, compare_experiments
+from abbench.compare._corroborate import judges_of as judges_of
+from abbench.compare._corroboration import NOT_CORROBORATED, Corroboration, apply_rule
 from abbench.compare._figures import BOOTSTRAP_MAX_CASES, USAGE_METRICS
 from abbench.compare._model import (
     CATEGORIES,
@@ -55,6 +57,7 @@ __all__ = [
     "FORMULA",
     "MIN_CASES",
     "MIRROR_FORMULA",
+    "NOT_CORROBORATED",
     "OUTCOMES",
     "USAGE_METRICS",
     "VERDICTS",
@@ -65,6 +68,7 @@ __all__ = [
     "CaseChange",
     "CompareOptions",
     "Comparison",
+    "Corroboration",
     "DomainComparison",
     "EvidenceChange",
     "MetricDifference",
@@ -80,6 +84,7 @@ __all__ = [
     "Verdict",
     "VerdictCode",
     "Votes",
+    "apply_rule",
     "cases_to_settle",
     "compare_all",
     "compare_arms",

@@ -5,13 +5,14 @@ from __future__ import annotations
 import math
 import os
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from abbench import _actions as do
 from abbench.compare._activation import TriggerHelp, trigger_help
+from abbench.compare._corroborate import corroborate, judges_of
 from abbench.compare._figures import _domains, _usage_differences
 from abbench.compare._format import format_comparison
 from abbench.compare._grader import GraderSides, grader_comparison_note, grader_sides
@@ -317,6 +318,16 @@ def _compare(kind: str, arms: _Arms, options: CompareOptions) -> Comparison:
     if ea.id == eb.id and "pairwise" in grader_kinds(store, ea.id).values():
         pairwise = _pairwise(store, ea, arm_a, arm_b)
     agreement = _agreement(store, ea, arm_a, arm_b) if ea.id == eb.id else None
+    corroboration = None
+    if ea.id == eb.id and options.grader is None and judges_of(ea) is not None:
+        corroboration = corroborate(
+            store, ea, arm_a, arm_b,
+            lambda grader: _compare(kind, arms, replace(options, grader=grader)),
+            pairwise or _pairwise(store, ea, arm_a, arm_b),
+            alpha=options.alpha, confidence=options.confidence,
+        )  # fmt: skip
+        if corroboration is not None:
+            notes.append(f"second judge: {corroboration.text}")
     unit = "points" if outcome == "passed" else "score"
     return Comparison(
         kind=kind,
@@ -354,6 +365,7 @@ def _compare(kind: str, arms: _Arms, options: CompareOptions) -> Comparison:
         trigger_help=_trigger_help(arms, pair, outcome, options.confidence),
         format_adherence=format_comparison(store, ea.id, arm_a, eb.id, arm_b, options.confidence),
         grader=options.grader,
+        corroboration=corroboration,
     )
 
 

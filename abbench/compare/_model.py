@@ -11,6 +11,7 @@ import numpy as np
 
 from abbench._result import read_record
 from abbench.compare._activation import TriggerHelp
+from abbench.compare._corroboration import Corroboration
 from abbench.compare._heterogeneity import Heterogeneity
 from abbench.compare._text import TextChanges
 from abbench.compare._verdict import Settled, Verdict, VerdictCode, settle
@@ -313,6 +314,9 @@ class Comparison(Result):
             effect on (these cases, or a new domain with ``cluster="domain"``).
         grader: The grader whose grades alone the arms were compared by (``grader=``); None: the runs'
             verdicts, which combine every deciding grader.
+        corroboration: With the experiment's ``judges: [primary, secondary]``: whether the second judge
+            corroborates the first's regression or win, and how far they agree
+            (`abbench.compare.Corroboration`); None otherwise.
     """
 
     kind: str
@@ -350,6 +354,7 @@ class Comparison(Result):
     format_adherence: FormatDifference | None = None
     heterogeneity: Heterogeneity | None = None
     grader: str | None = None
+    corroboration: Corroboration | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready view (see `Result.as_dict`), with every paired case under ``cases``."""

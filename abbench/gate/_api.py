@@ -36,6 +36,7 @@ from abbench.gate._namespace import metric_unit, speaks_of_cost
 from abbench.gate._params import check_params
 from abbench.gate._rules import COST_WARNING, OPS, GateRule, GateSpec, load_gate, parse_rules
 from abbench.gate._words import GateOutcome, RuleStatus, Severity
+from abbench.graders import experiment_self_judging
 from abbench.metrics import ArmMetrics, ExperimentMetrics, Result, experiment_metrics
 from abbench.review import corrected_accuracy
 from abbench.store import Experiment, Store, open_store
@@ -397,6 +398,12 @@ def evaluate_gate(
     covered = _covered(gate, m, b_name, _stopped(exp, base).get("skipped"))
     decision = replace(decide(comparison, m.arm_a, m.arm_b, _policy(exp, policy)), coverage=covered)
     outcomes = _with_cost_warning(gate, _rule_outcomes(gate, decision, m, notes), decision, m)
+    for judged in (exp,) if base is None else (base, exp):  # a judge of the pair's own model: a caveat
+        notes += [
+            f"judge ≠ agent: {w.message}"
+            for w in experiment_self_judging(judged)
+            if w.arm in (a_name, b_name)
+        ]
     return GateResult(
         experiment=exp.name,
         experiment_id=exp.id,

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from abbench.compare import (
+    NOT_CORROBORATED,
     VOTE_MARGIN,
     VOTE_MIN_CASES,
     Comparison,
@@ -229,6 +230,12 @@ def _capability(c: Comparison | None, policy: DecisionPolicy) -> Dimension:
             )
     if c.verdict.code == VerdictCode.INSUFFICIENT_DATA:
         return _not_assessed("capability", f"not assessed: {c.verdict.text}", evidence)
+    second = c.corroboration
+    if second is not None:
+        evidence["corroboration"] = second.outcome
+        if second.outcome == NOT_CORROBORATED:
+            # a regression (or a win) the second judge does not find counts neither way: unsettled
+            return Dimension("capability", Conclusion.INCONCLUSIVE, f"{second.text}.", evidence)
     if reasons:
         return Dimension("capability", Conclusion.BLOCK, "; ".join(reasons) + ".", evidence)
     if policy.capability_margin is None and c.verdict.outcome == Outcome.INCONCLUSIVE:

@@ -306,6 +306,10 @@ class LLMJudge:
             {"role": "user", "content": user},
         ], masked
 
+    def request_bodies(self, ctx: GradeContext) -> list[dict[str, Any]]:
+        """The JSON body of the one call this judge makes about `ctx`, without calling (``abbench prompt``)."""
+        return [self.settings.request_body(self.messages(ctx)[0])]
+
     async def __call__(self, ctx: GradeContext) -> GradeResult:
         messages, masked = self.messages(ctx)
         reply = await self.settings.ask(self.name, messages, ctx.cache)

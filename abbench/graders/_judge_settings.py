@@ -149,6 +149,20 @@ class JudgeSettings:
         if cache is not None and reply.cache_key:
             cache.cache.forget(reply.cache_key)
 
+    def _call_options(self) -> dict[str, Any]:
+        """What a judge call sends besides its messages (`ask` and `request_body` alike)."""
+        return {
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+            "response_format": {"type": "json_object"} if self.json_mode else None,
+        }
+
+    def request_body(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        """The JSON body `ask` would send with `messages`, without sending anything (``abbench prompt``)."""
+        body: dict[str, Any] = self.client.request_body(messages, **self._call_options())
+        return body
+
     async def ask(
         self, grader: str, messages: list[dict[str, str]], cache: CallCache | None = None
     ) -> ChatResponse:
@@ -163,12 +177,7 @@ class JudgeSettings:
         log.debug("%s: asking %s at %s", grader, self.model, self.client.base_url)
         try:
             reply: ChatResponse = await self.client.chat(
-                messages,
-                temperature=self.temperature,
-                max_tokens=self.max_tokens,
-                seed=self.seed,
-                response_format={"type": "json_object"} if self.json_mode else None,
-                cache=self.call_cache(cache),
+                messages, **self._call_options(), cache=self.call_cache(cache)
             )
         except AgentError as exc:
             raise GradingError(

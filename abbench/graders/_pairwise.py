@@ -386,9 +386,20 @@ class PairwiseJudge:
         user = "\n".join([*case_block(ctx.case, self.include), *blocks])
         return [{"role": "system", "content": self.system_prompt()}, {"role": "user", "content": user}]
 
-    async def __call__(self, ctx: PairContext) -> GradeResult:
+    def orders(self, ctx: PairContext) -> list[tuple[str, str]]:
+        """The slot orders the pair is judged in: the seeded one, and its reverse with ``both_orders``."""
         first = slot_order(ctx.seed)
-        orders = [first, (first[1], first[0])] if self.both_orders else [first]
+        return [first, (first[1], first[0])] if self.both_orders else [first]
+
+    def request_bodies(self, ctx: PairContext) -> list[dict[str, Any]]:
+        """The JSON bodies of the calls this judge makes about the pair, one per slot order, without
+        calling (``abbench prompt``)."""
+        texts, _ = self._answers(ctx)
+        return [self.settings.request_body(self.messages(ctx, order, texts)) for order in self.orders(ctx)]
+
+    async def __call__(self, ctx: PairContext) -> GradeResult:
+        orders = self.orders(ctx)
+        first = orders[0]
         texts, masked = self._answers(ctx)
         replies = await self._ask(ctx, orders, texts)
         judgements = self._read(ctx, orders, replies)

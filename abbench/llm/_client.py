@@ -380,6 +380,37 @@ class ChatClient:
             body.update(extra_body)
         return body
 
+    def request_body(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: Any = None,
+        response_format: Mapping[str, Any] | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        stream: bool | None = None,
+    ) -> dict[str, Any]:
+        """The JSON body `chat` would send with these arguments, without sending anything.
+
+        It is built by the same code as a real request (``abbench prompt`` shows it), as first asked:
+        before any feature a server refused is dropped.
+        """
+        return self._payload(
+            messages,
+            tools=tools,
+            tool_choice=tool_choice,
+            response_format=response_format,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            seed=seed,
+            extra_body=extra_body,
+            stream=self.stream if stream is None else bool(stream),
+            as_asked=True,
+        )
+
     async def chat(
         self,
         messages: Sequence[Mapping[str, Any]],

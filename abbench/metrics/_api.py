@@ -14,6 +14,7 @@ from abbench._memo import Memo
 from abbench._result import Result
 from abbench.dataset import ExpectedKind
 from abbench.errors import NotFoundError, UsageError
+from abbench.graders import SelfJudging, experiment_self_judging
 from abbench.metrics._activation import ExperimentActivation, arm_offers, experiment_activation
 from abbench.metrics._base import (
     Estimate,
@@ -216,6 +217,7 @@ class ExperimentMetrics(Result):
             otherwise. Not exported.
         grader: The grader whose grades alone the figures come from (``grader=``); None: the runs' own
             verdicts, which combine every deciding grader.
+        self_judging: Judges whose model is an arm's model or of its family (self-preference risk).
     """
 
     experiment: str
@@ -236,6 +238,7 @@ class ExperimentMetrics(Result):
         default=None, repr=False, metadata={"export": False}
     )
     grader: str | None = None
+    self_judging: tuple[SelfJudging, ...] = ()
 
     @property
     def domains(self) -> tuple[str, ...]:
@@ -436,6 +439,7 @@ def _measure(
         by_round=tuple(by_round),
         notes=tuple(notes),
         judging=tuple(judge_costs(exp, store=store)) if kinds and set(kinds.values()) != {"rule"} else (),
+        self_judging=experiment_self_judging(exp),
         expected_kind=ctx.expected_kind,
         activation=experiment_activation(exp, store=store, arms=list(table.arms), confidence=confidence)
         if any(arm_offers(a) for a in arm_objects)

@@ -16,7 +16,9 @@ from abbench.graders import (
     VERBOSITY_MIN_DIFFERENCE,
     PairJudgement,
     PositionBias,
+    SelfJudging,
     VerbosityBias,
+    experiment_self_judging,
     measure_position_bias,
     measure_verbosity_bias,
 )
@@ -161,6 +163,7 @@ class JudgeReport(Result):
         agent: What the agents spent over every execution attempt (`store.runs.agent_usage`):
             ``executions``, ``attempts``, ``failed_attempts``, ``cost``, ``failed_cost``,
             ``input_tokens``, ``output_tokens``.
+        self_judging: Judges whose model is an arm's model or of its family (self-preference risk).
     """
 
     experiment: str
@@ -171,10 +174,11 @@ class JudgeReport(Result):
     judge_costs: tuple[JudgeCost, ...]
     agent: dict[str, Any]
     verbosity_bias: tuple[VerbosityBias, ...] = ()
+    self_judging: tuple[SelfJudging, ...] = ()
 
     _keys = (
         "experiment experiment_id batch_id batches judge_cost agent_cost agent judge_costs position_bias "
-        "verbosity_bias"
+        "verbosity_bias self_judging"
     )
 
     @property
@@ -204,4 +208,5 @@ def judge_report(ref: int | str | Any, *, store: StoreLike = None, confidence: f
         judge_costs=tuple(judge_costs(exp.id, store=store)),
         agent=store.runs.agent_usage(exp.id),
         verbosity_bias=tuple(verbosity_bias(exp.id, store=store, confidence=confidence)),
+        self_judging=experiment_self_judging(exp),
     )

@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 from abbench import _lazy
+from abbench.review._agreement import (
+    ReviewerAgreement,
+    assign_review,
+    review_assignments,
+    reviewer_agreement,
+    visible_reviews,
+)
 from abbench.review._all_cases import CASE_OUTCOMES, CasePage, CaseRow, CaseRun, case_page, case_table
 from abbench.review._api import (
     HUMAN_LABELS as HUMAN_LABELS,
@@ -30,7 +37,7 @@ from abbench.review._pages import PAGE_SORTS, SAMPLE as SAMPLE, DisagreementPage
 from abbench.review._sample import CorrectedAccuracy, corrected_accuracy, draw_review_sample, sample_cases
 from abbench.review._threshold import LowConfidence, default_threshold, low_confidence_threshold
 from abbench.review._turns import HistoryExcerpt, TurnExcerpt
-from abbench.store import Review, ReviewSample
+from abbench.store import Review, ReviewAssignment, ReviewSample
 from abbench.types import REVIEW_VERDICTS
 
 __all__ = [
@@ -53,11 +60,14 @@ __all__ = [
     "JudgeAgreement",
     "LowConfidence",
     "Review",
+    "ReviewAssignment",
     "ReviewSample",
+    "ReviewerAgreement",
     "RunView",
     "ToolCall",
     "TurnExcerpt",
     "add_review",
+    "assign_review",
     "case_detail",
     "case_page",
     "case_table",
@@ -68,10 +78,13 @@ __all__ = [
     "draw_review_sample",
     "judge_agreement",
     "low_confidence_threshold",
+    "review_assignments",
     "review_history",
+    "reviewer_agreement",
     "reviews",
     "sample_cases",
     "undo_review",
+    "visible_reviews",
 ]
 
 __dir__ = _lazy.listing(__all__)

@@ -42,6 +42,7 @@ if typing.TYPE_CHECKING:
         stop_on_signals,
     )
     from abbench.runner._pause import PauseReason
+    from abbench.runner._preview import PromptPreview, preview_prompt
     from abbench.runner._progress import ArmProgress, Observer, Progress
     from abbench.runner._queued import QueuedWork
     from abbench.runner._record import RecordError, RecordSummary, record_runs
@@ -74,6 +75,7 @@ __all__ = [
     "PauseReason",
     "Progress",
     "Projection",
+    "PromptPreview",
     "QueuedWork",
     "RecordError",
     "RecordSummary",
@@ -101,6 +103,7 @@ __all__ = [
     "load_experiment",
     "load_spec",
     "pause_experiment",
+    "preview_prompt",
     "record_runs",
     "regrade_experiment",
     "resume_experiment",
@@ -132,6 +135,7 @@ __getattr__, __dir__ = _lazy.exports(
             "start_experiment",
         ),
         "abbench.runner._pause": ("PauseReason",),
+        "abbench.runner._preview": ("PromptPreview", "preview_prompt"),
         "abbench.runner._queued": ("QueuedWork",),
         "abbench.runner._record": ("RecordError", "RecordSummary", "record_runs"),
         "abbench.runner._retry": ("RetrySelection", "select_retry"),

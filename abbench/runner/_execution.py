@@ -25,7 +25,8 @@ from abbench.runner._control import PassParts
 from abbench.runner._flight import FlightEnd, RunClock
 from abbench.runner._frozen import make_frozen
 from abbench.runner._states import EXECUTED, FAIL, PENDING, RUNNING
-from abbench.store import INTERRUPTED, AttemptWrite, RunChange, WorkItem, dumps, now_iso
+from abbench.snapshot import Snapshot
+from abbench.store import INTERRUPTED, Arm, AttemptWrite, RunChange, WorkItem, dumps, now_iso
 from abbench.transcript import last_answer, requested_calls
 from abbench.types import AgentOutput, AttemptOutcome, FailureType, RunState
 
@@ -150,19 +151,14 @@ class Execution:
 
     def _shared(self, arm_id: int) -> dict[str, Any]:
         """The fields of a `Task` that every run of the arm has alike, made once per arm."""
-        arm = self.parts.inputs.arms[arm_id]
-        offered = self.parts.inputs.offered.get(arm_id, ())
-        skill = self.parts.inputs.skills[arm_id]
-        return {
-            "skill": None if offered else skill,
-            "skills": offered or ((skill,) if skill is not None else ()),
-            "skill_mode": "offered" if offered else "injected",
-            "arm": arm.name,
-            "model": arm.model,
-            "params": arm.params,  # or a dict of the task's own (below)
-            "label_set": self.parts.inputs.label_set,
-            "timeout_s": self.options.timeout_s,
-        }
+        inputs = self.parts.inputs
+        return arm_task_fields(
+            inputs.arms[arm_id],
+            inputs.skills[arm_id],
+            inputs.offered.get(arm_id, ()),
+            inputs.label_set,
+            self.options.timeout_s,
+        )
 
     def _start(self, item: WorkItem, number: int) -> tuple[_Attempt, Task]:
         """Move the run to running (once) and make the attempt's task."""
@@ -445,6 +441,26 @@ class Execution:
                 else None
             ),
         )
+
+
+def arm_task_fields(
+    arm: Arm,
+    skill: Snapshot | None,
+    offered: tuple[Snapshot, ...],
+    label_set: tuple[str, ...] | None,
+    timeout_s: float,
+) -> dict[str, Any]:
+    """The fields of a `Task` that every run of `arm` has alike (`abbench.runner.preview_prompt` too)."""
+    return {
+        "skill": None if offered else skill,
+        "skills": offered or ((skill,) if skill is not None else ()),
+        "skill_mode": "offered" if offered else "injected",
+        "arm": arm.name,
+        "model": arm.model,
+        "params": arm.params,  # or a dict of the task's own (`Execution._start`)
+        "label_set": label_set,
+        "timeout_s": timeout_s,
+    }
 
 
 def executed_fields(paid: AttemptWrite, out: AgentOutput) -> RunChange:

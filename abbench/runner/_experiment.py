@@ -16,7 +16,7 @@ from abbench._yaml import load_yaml
 from abbench.agents import make_agent
 from abbench.dataset import DatasetInfo, gold_kind
 from abbench.errors import AbbenchError, ExperimentError, NotFoundError, UsageError
-from abbench.graders import normalise_label
+from abbench.graders import experiment_self_judging, normalise_label
 from abbench.runner._grading import build_graders, repeated
 from abbench.runner._spec import load_spec
 from abbench.snapshot import Snapshot
@@ -307,6 +307,19 @@ def _tags(case: Case) -> set[str]:
     return {str(t) for t in tags or ()}
 
 
+def _check_judges(spec: ExperimentSpec, graders: list[Any]) -> None:
+    """A second judge judges what the first does: two judges (not rules) of one kind, pointwise or pairwise."""
+    if spec.judges is None:
+        return
+    kinds = {g.name: g.kind for g in graders}
+    pair = (spec.judges.primary, spec.judges.secondary)
+    if any(kinds[n] == "rule" for n in pair) or kinds[pair[0]] != kinds[pair[1]]:
+        said = ", ".join(f"{n} is a {kinds[n]} grader" for n in pair)
+        raise ExperimentError(
+            f"judges: must name two judges of one kind (both llm judges or both pairwise judges); {said}"
+        )
+
+
 def create_experiment(
     definition: str | Path | dict[str, Any] | ExperimentSpec,
     *,
@@ -335,7 +348,8 @@ def create_experiment(
             taken and `reuse` is False.
     """
     spec, base = load_spec(definition)
-    build_graders(list(spec.graders), spec.name, list(spec.arms))  # refused now, not mid-run
+    graders = build_graders(list(spec.graders), spec.name, list(spec.arms))  # refused now, not mid-run
+    _check_judges(spec, graders)
     agents = _check_arms(spec, base)  # an unknown agent or a misspelt setting is refused now, not mid-run
     store = open_store(store)
     dataset = _resolve_dataset(store, spec.dataset, base)
@@ -383,6 +397,8 @@ def create_experiment(
         spec.rounds,
         len(exp.arms),
     )
+    for warning in experiment_self_judging(exp):
+        log.warning("experiment %s: %s", exp.ref, warning.message)
     return exp
 
 

@@ -15,7 +15,7 @@ import typing
 from abbench import _lazy
 
 if typing.TYPE_CHECKING:
-    from abbench.stats._agreement import Kappa, cohen_kappa
+    from abbench.stats._agreement import Kappa, cohen_kappa, fleiss_kappa
     from abbench.stats._base import FEW_CLUSTERS, FewClustersWarning, Interval, StatsWarning
     from abbench.stats._bootstrap import BOOTSTRAP_STATISTICS, BootstrapResult, paired_bootstrap
     from abbench.stats._describe import Summary, percentile, summary
@@ -117,6 +117,7 @@ __all__ = [
     "confidence_sequence_bounds",
     "estimate_power_inputs",
     "exact_means",
+    "fleiss_kappa",
     "holm_correction",
     "independent_discordance",
     "mcnemar_exact",
@@ -158,6 +159,7 @@ __getattr__, __dir__ = _lazy.exports(
         "abbench.stats._agreement": (
             "Kappa",
             "cohen_kappa",
+            "fleiss_kappa",
         ),
         "abbench.stats._base": (
             "FEW_CLUSTERS",

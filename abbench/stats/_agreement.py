@@ -158,3 +158,42 @@ def _kappa(table: np.ndarray, weights: str | None) -> tuple[float, float, float,
     )
     var0 = (np.sum(expected_p * (w - spread) ** 2) - expected**2) / ((1.0 - expected) ** 2 * n)
     return kappa, math.sqrt(max(0.0, float(var))), math.sqrt(max(0.0, float(var0))), observed, expected
+
+
+def fleiss_kappa(ratings: Any, labels: Any = None) -> float:
+    """Fleiss' kappa: agreement among several raters per item beyond chance (Fleiss 1971).
+
+    Args:
+        ratings: One row per item, each the labels its raters gave (every item rated by as many raters;
+            the raters need not be the same people from item to item).
+        labels: Every category (default: the labels found); categories nobody used change nothing.
+
+    Returns:
+        Kappa (NaN when every rating is one and the same label: chance agreement is then 1). Equals
+        statsmodels' ``fleiss_kappa`` on the items × categories count table.
+
+    Raises:
+        UsageError: no items, fewer than two ratings per item, or items rated by different numbers of raters.
+    """
+    rows = [list(r) for r in ratings]
+    if not rows:
+        raise UsageError("fleiss_kappa needs at least one rated item")
+    m = len(rows[0])
+    if m < 2 or any(len(r) != m for r in rows):
+        raise UsageError(
+            "fleiss_kappa needs every item rated by the same number of raters, at least two; "
+            f"got {sorted({len(r) for r in rows})}"
+        )
+    categories = list(labels) if labels is not None else list(dict.fromkeys(v for r in rows for v in r))
+    index = {c: i for i, c in enumerate(categories)}
+    counts = np.zeros((len(rows), len(categories)))
+    for i, r in enumerate(rows):
+        for v in r:
+            counts[i, index[v]] += 1
+    n = len(rows)
+    p_j = counts.sum(axis=0) / (n * m)
+    p_i = (np.sum(counts * counts, axis=1) - m) / (m * (m - 1))
+    p_bar, p_e = float(p_i.mean()), float(np.sum(p_j * p_j))
+    if p_e >= 1.0 - 1e-15:
+        return math.nan
+    return (p_bar - p_e) / (1.0 - p_e)

@@ -72,7 +72,11 @@ if typing.TYPE_CHECKING:
         runs_facts as runs_facts,
         wrong_answers as wrong_answers,
     )
-    from abbench.store._reviews import Review, ReviewSample as ReviewSample
+    from abbench.store._reviews import (
+        Review,
+        ReviewAssignment as ReviewAssignment,
+        ReviewSample as ReviewSample,
+    )
     from abbench.store._run_columns import (
         CANCELLED as CANCELLED,
         EXECUTION_FAILED as EXECUTION_FAILED,
@@ -108,6 +112,7 @@ if typing.TYPE_CHECKING:
         DatasetSource as DatasetSource,
         DecisionSpec as DecisionSpec,
         ExperimentSpec as ExperimentSpec,
+        JudgesSpec as JudgesSpec,
         StoppingSpec as StoppingSpec,
         StoredArmSpec as StoredArmSpec,
         StoredExperimentSpec as StoredExperimentSpec,
@@ -237,6 +242,7 @@ __getattr__, __dir__ = _lazy.exports(
         ),
         "abbench.store._reviews": (
             "Review",
+            "ReviewAssignment",
             "ReviewSample",
         ),
         "abbench.store._run_record": (
@@ -270,6 +276,7 @@ __getattr__, __dir__ = _lazy.exports(
             "DatasetSource",
             "DecisionSpec",
             "ExperimentSpec",
+            "JudgesSpec",
             "StoppingSpec",
             "StoredArmSpec",
             "StoredExperimentSpec",

@@ -331,6 +331,27 @@ def _queued(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE experiments ADD COLUMN queued TEXT")
 
 
+@migration(17, "cases assigned to a second reviewer")
+def _review_assignments(conn: sqlite3.Connection) -> None:
+    # A case (of one arm, or as a whole: arm '') given to a reviewer for a blind second review: the
+    # review widget hides the other reviewers' verdicts from them, and inter-reviewer agreement is
+    # measured on the cases two people reviewed (`abbench.review.reviewer_agreement`).
+    conn.execute(
+        """
+        CREATE TABLE review_assignments (
+            id INTEGER PRIMARY KEY,
+            experiment_id INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+            case_id TEXT NOT NULL,
+            arm TEXT NOT NULL DEFAULT '',
+            reviewer TEXT NOT NULL,
+            assigned_by TEXT,
+            created_at TEXT NOT NULL,
+            UNIQUE (experiment_id, case_id, arm, reviewer)
+        )
+        """
+    )
+
+
 SCHEMA_VERSION = max(m.version for m in MIGRATIONS)
 """The newest schema this abbench writes."""
 

@@ -92,6 +92,36 @@ class ReviewSample:
         return asdict(self) | {"run_ids": list(self.run_ids)}
 
 
+@dataclass(frozen=True)
+class ReviewAssignment:
+    """A case given to a reviewer for a blind second review (other reviewers' verdicts hidden from them).
+
+    Attributes:
+        id: The assignment's id.
+        experiment_id: The experiment.
+        case_id: The case.
+        arm: The arm whose answer is to be reviewed, or None for the case as a whole.
+        reviewer: Who is to review it.
+        assigned_by: Who assigned it.
+        created_at: When (UTC, ISO-8601).
+    """
+
+    id: int
+    experiment_id: int
+    case_id: str
+    arm: str | None
+    reviewer: str
+    assigned_by: str | None
+    created_at: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready view."""
+        return asdict(self)
+
+
+_ASSIGNMENT_COLUMNS = "id, experiment_id, case_id, NULLIF(arm, ''), reviewer, assigned_by, created_at"
+
+
 _SAMPLE_COLUMNS = "id, experiment_id, arm, seed, size, population, run_ids, grader, created_by, created_at"
 
 
@@ -181,6 +211,60 @@ class Reviews(Noun):
             review_id = inserted_id(cur)
         return self.get(review_id)
 
+    def assign(self, exp_id: int, case_id: str, reviewer: str, *, arm: str | None = None) -> ReviewAssignment:
+        """Give a case (of `arm`, or as a whole) to `reviewer` for a blind second review; assigning it
+        again to the same reviewer returns the assignment already made.
+
+        Raises:
+            UsageError: no reviewer named.
+            NotFoundError: the experiment has no such case or arm.
+        """
+        reviewer = str(reviewer or "").strip()
+        if not reviewer:
+            raise UsageError("name the reviewer the case is assigned to")
+        case_id = str(case_id)
+        if (
+            self._store.query_one(
+                "SELECT 1 FROM runs WHERE experiment_id=? AND case_id=? LIMIT 1", (exp_id, case_id)
+            )
+            is None
+        ):
+            raise NotFoundError(f"experiment #{exp_id} has no case {case_id!r}")
+        if (
+            arm is not None
+            and self._store.query_one("SELECT 1 FROM arms WHERE experiment_id=? AND name=?", (exp_id, arm))
+            is None
+        ):
+            names = [
+                r[0] for r in self._store.query("SELECT name FROM arms WHERE experiment_id=?", (exp_id,))
+            ]
+            raise NotFoundError.no_arm(f"#{exp_id}", arm, names)
+        with self._store.transaction() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO review_assignments (experiment_id, case_id, arm, reviewer, assigned_by, "
+                "created_at) VALUES (?,?,?,?,?,?)",
+                (exp_id, case_id, arm or "", reviewer, current_user(), now_iso()),
+            )
+        (found,) = self.assignments(exp_id, reviewer=reviewer, case_id=case_id, arm=arm or "")
+        return found
+
+    def assignments(
+        self, exp_id: int, *, reviewer: str | None = None, case_id: str | None = None, arm: str | None = None
+    ) -> list[ReviewAssignment]:
+        """The experiment's assignments, oldest first; only `reviewer`'s, `case_id`'s, or of `arm`
+        (``""``: of the case as a whole) when given."""
+        where: list[str] = ["experiment_id=?"]
+        params: list[Any] = [exp_id]
+        for column, value in (("reviewer", reviewer), ("case_id", case_id), ("arm", arm)):
+            if value is not None:
+                where.append(f"{column}=?")
+                params.append(value)
+        rows = self._store.query(
+            f"SELECT {_ASSIGNMENT_COLUMNS} FROM review_assignments WHERE {' AND '.join(where)} ORDER BY id",
+            params,
+        )
+        return [ReviewAssignment(*r) for r in rows]
+
     def get(self, review_id: int) -> Review:
         """One review by id.
 
@@ -199,6 +283,7 @@ class Reviews(Noun):
         latest: bool = True,
         case_id: str | None = None,
         arm: str | None = None,
+        by_reviewer: bool = False,
     ) -> list[Review]:
         """Reviews of an experiment, oldest first: by default only the latest per (case, arm).
 
@@ -209,6 +294,7 @@ class Reviews(Noun):
             latest: Only the latest per (case, arm); False gives the whole history.
             case_id: Only this case.
             arm: Only this arm.
+            by_reviewer: With `latest`, the latest per (case, arm, reviewer): each reviewer's own verdict.
         """
         where: list[str] = ["experiment_id=?"]
         params: list[Any] = [exp_id]
@@ -222,7 +308,9 @@ class Reviews(Noun):
         if latest:
             sql = (
                 f"SELECT {_REVIEW_COLUMNS} FROM reviews WHERE id IN (SELECT MAX(id) FROM reviews WHERE "
-                f"{condition} GROUP BY case_id, COALESCE(arm, '')) ORDER BY id"
+                f"{condition} GROUP BY case_id, COALESCE(arm, '')"
+                + (", COALESCE(reviewer, '')" if by_reviewer else "")
+                + ") ORDER BY id"
             )
         else:
             sql = f"SELECT {_REVIEW_COLUMNS} FROM reviews WHERE {condition} ORDER BY id"

@@ -197,6 +197,45 @@ class ArmSpec(BaseModel):
         return self
 
 
+CORROBORATION_RULES = ("both", "either", "advisory")
+"""How a second judge counts (``judges: {corroborate: ...}``): a regression or a win counts only when both
+judges find it, when either does, or as the primary finds it with the secondary shown beside it."""
+
+
+class JudgesSpec(BaseModel):
+    """Two judges of the experiment's graders, the second corroborating the first (``judges:``).
+
+    Written ``judges: [primary, secondary]`` or ``judges: {primary: A, secondary: B, corroborate: both}``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    primary: str = Field(description="The grader name of the judge the decision rests on.")
+    secondary: str = Field(description="The grader name of the judge that must corroborate it.")
+    corroborate: Literal["both", "either", "advisory"] = Field(
+        "both",
+        description="both: a regression or a win counts only when both judges find it (default); either: "
+        "when either does; advisory: as the primary finds it, the secondary shown beside it.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_list(cls, value: Any) -> Any:
+        if isinstance(value, list | tuple):
+            if len(value) != 2:
+                raise ValueError(f"judges: names two graders, [primary, secondary]; got {len(value)}")
+            return {"primary": value[0], "secondary": value[1]}
+        return value
+
+    @model_validator(mode="after")
+    def _two_judges(self) -> JudgesSpec:
+        if self.primary == self.secondary:
+            raise ValueError(
+                f"judges: {self.primary!r} is both the primary and the secondary; name two graders"
+            )
+        return self
+
+
 class DecisionSpec(BaseModel):
     """The pair the experiment's decision is about: the gate, the report and ``compare`` use it unless
     a gate file or the command line names another."""
@@ -349,6 +388,11 @@ class ExperimentSpec(BaseModel):
     decision: DecisionSpec | None = Field(
         None, description="The pair the decision is about: {baseline: ARM, candidate: ARM}."
     )
+    judges: JudgesSpec | None = Field(
+        None,
+        description="Two judges of `graders`, [primary, secondary]: a regression or a win counts only when "
+        "the second corroborates it (see `JudgesSpec`).",
+    )
     seed: int = Field(0, description="Seed for anything random (pairwise order, samples).")
     cache: str | None = Field(
         None,
@@ -410,6 +454,19 @@ class ExperimentSpec(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def _judges_are_graders(self) -> ExperimentSpec:
+        if self.judges is None:
+            return self
+        names = [_grader_name(g) for g in self.graders]
+        for key in ("primary", "secondary"):
+            name = getattr(self.judges, key)
+            if name not in names:
+                raise ValueError(
+                    f"judges.{key}: no grader {name!r}; the graders: {', '.join(map(str, names)) or '(none)'}"
+                )
+        return self
+
+    @model_validator(mode="after")
     def _decision_names_arms(self) -> ExperimentSpec:
         if self.decision is None:
             return self
@@ -462,3 +519,10 @@ class StoredExperimentSpec(ExperimentSpec):
             if arm.get("skill_mode") == "injected":
                 del arm["skill_mode"]
         return data
+
+
+def _grader_name(spec: Any) -> Any:
+    """A grader definition's name, as `abbench.graders.make_grader` names it: its ``name``, else its type."""
+    if isinstance(spec, dict):
+        return spec.get("name") or spec.get("type") or spec.get("grader")
+    return spec

@@ -193,6 +193,8 @@ class CaseDetailView(w.VBox):  # type: ignore[misc, unused-ignore]  # ipywidgets
     def __init__(self, store: Store, *, with_summary: bool = True, **kwargs: Any):
         super().__init__(**kwargs)
         self.store = store
+        self.blind_for: str | None = None
+        """A reviewer reviewing blind (a second review assigned to them): only their own reviews show."""
         self.details: list[CaseDetail] = []
         self.summary_html = w.HTML()
         self.summary_html.add_class("abbench-case-summary")
@@ -309,7 +311,7 @@ class CaseDetailView(w.VBox):  # type: ignore[misc, unused-ignore]  # ipywidgets
         kinds = ", ".join(first.kinds) or "nothing amiss"
         reviews = "".join(
             note(f"reviewed {r.arm or 'the case'}: {r.verdict}" + (f" — {r.note}" if r.note else ""), "ok")
-            for r in first.reviews
+            for r in self._shown_reviews(first.reviews)
         )
         table = html_table(
             ["arm", *(f"round {i + 1}" for i in range(rounds))], rows, raw=tuple(range(rounds + 1))
@@ -321,6 +323,10 @@ class CaseDetailView(w.VBox):  # type: ignore[misc, unused-ignore]  # ipywidgets
             f'<div style="font-size:15px;margin:4px 0"><b>gold:</b> <code>{escape(case.expected)}</code></div>'
             f"{table}{reviews}"
         )
+
+    def _shown_reviews(self, reviews: Any) -> list[Any]:
+        """`reviews`, without other reviewers' when a blind second review is open (`blind_for`)."""
+        return [r for r in reviews if self.blind_for is None or r.reviewer == self.blind_for]
 
     def _case_html(self, exp: Experiment, detail: CaseDetail) -> str:
         case = detail.case
@@ -343,7 +349,7 @@ class CaseDetailView(w.VBox):  # type: ignore[misc, unused-ignore]  # ipywidgets
                 + f" ({r.reviewer}, {r.created_at})",
                 "ok",
             )
-            for r in detail.reviews
+            for r in self._shown_reviews(detail.reviews)
         )
         return (
             f"<b>Case {escape(case.case_id)}</b>{head}"

@@ -17,14 +17,18 @@ from abbench.review import (
     Disagreement,
     DisagreementPage,
     Review,
+    ReviewAssignment,
     add_review,
+    assign_review,
     corrected_accuracy,
     disagreement_page,
     draw_review_sample,
     low_confidence_threshold,
+    review_assignments,
     undo_review,
+    visible_reviews,
 )
-from abbench.store import Experiment
+from abbench.store import Experiment, current_user
 from abbench.types import REVIEW_VERDICTS
 from abbench.widgets._base import STYLE, Choice, StoreLike, View, escape, experiment_options, note
 from abbench.widgets._case import CaseDetailView
@@ -97,6 +101,9 @@ class ReviewWidget(View):
         threshold: Confidence below which an answer counts as low-confidence (default: halfway
             between chance and certainty for the experiment's labels, 0.75 for two; the *Low conf. <*
             box changes it, and the count says which threshold it used).
+        reviewer: Who reviews (default: $ABBENCH_USER, else the OS user). A case assigned to them for a
+            blind second review shows them no other reviewer's verdict; *Assign* gives the chosen case
+            to another reviewer for one.
 
     The list is read a page at a time (`abbench.review.disagreement_page`, `PAGE_SIZE` cases): kind,
     arm, review state, search and sort are applied by the store, the pager turns the pages ("page 3
@@ -120,9 +127,13 @@ class ReviewWidget(View):
         kind: str = "gold",
         case: str | None = None,
         threshold: float | None = None,
+        reviewer: str | None = None,
         **kwargs: Any,
     ):
         super().__init__(store, **kwargs)
+        self.reviewer = reviewer or current_user()
+        """Who reviews here: their verdicts are recorded under this name, and a case assigned to them for
+        a second review (`abbench.review.assign_review`) shows no other reviewer's verdict."""
         if kind not in KIND_LABELS:
             raise UsageError(f"unknown kind {kind!r}; choose one of {', '.join(KIND_LABELS)}")
         self.experiment: Experiment | None = None
@@ -314,6 +325,14 @@ class ReviewWidget(View):
         self.previous_button = self.button("Previous", self.previous_case, icon="arrow-up", tooltip="key k")
         self.next_button = self.button("Next case", self.next_case, icon="arrow-down", tooltip="key j")
         self.saved_html = w.HTML()
+        self.blind_html = w.HTML()
+        self.second_reviewer = w.Text(placeholder="second reviewer", layout={"width": "200px"})
+        self.assign_button = self.button(
+            "Assign for a blind review",
+            self.assign,
+            icon="user-plus",
+            tooltip="give this case (the arm chosen) to a second reviewer, who will not see your verdict",
+        )
         self.shortcuts = KeyCatcher(fields={NOTE_KEY: ".abbench-review-note textarea"})
         self.shortcuts.bind_field(NOTE_KEY, self.note)
         for key, verdict in VERDICT_KEYS.items():
@@ -333,6 +352,8 @@ class ReviewWidget(View):
                 w.HBox(list(self.verdict_buttons.values())),
                 w.HBox([self.undo_button, self.previous_button, self.next_button]),
                 self.saved_html,
+                self.blind_html,
+                w.HBox([self.second_reviewer, self.assign_button]),
                 w.HTML(note(KEYS_HELP)),
             ]
         )
@@ -522,6 +543,7 @@ class ReviewWidget(View):
         return self._held if self._held is not None and self._held.case_id == chosen else None
 
     def _case_chosen(self, case_id: Any) -> None:
+        self.detail.blind_for = self._blind_for(case_id)
         if not case_id or self.experiment is None:
             self.detail.clear("choose a case in the list" if self.shown else "no case to review")
         else:
@@ -541,13 +563,25 @@ class ReviewWidget(View):
         for button in self.verdict_buttons.values():
             button.disabled = d is None
         self.undo_button.disabled = not self.saved
-        if d is not None and d.reviews:
+        blind = d is not None and self._blind_for(d.case_id) is not None
+        shown = (
+            visible_reviews(self.experiment.id, d.case_id, self.reviewer, store=self.store)
+            if d is not None and self.experiment is not None and blind
+            else (d.reviews if d is not None else [])
+        )
+        if shown:
             self.saved_html.value = "".join(
                 note(f"saved: {r.arm or 'case'} → {r.verdict}" + (f" — {r.note}" if r.note else ""), "ok")
-                for r in d.reviews
+                for r in shown
             )
         else:
             self.saved_html.value = ""
+        self.blind_html.value = (
+            note(f"blind second review for {self.reviewer}: other reviewers' verdicts are hidden", "warn")
+            if blind
+            else ""
+        )
+        self.assign_button.disabled = d is None
 
     def next_case(self) -> None:
         """Open the case after the chosen one in the list."""
@@ -584,6 +618,30 @@ class ReviewWidget(View):
                 return other
         return None
 
+    def _blind_for(self, case_id: Any) -> str | None:
+        """This widget's reviewer, when `case_id` is assigned to them for a blind second review."""
+        if not case_id or self.experiment is None:
+            return None
+        mine = review_assignments(self.experiment.id, reviewer=self.reviewer, store=self.store)
+        return self.reviewer if any(a.case_id == case_id for a in mine) else None
+
+    def assign(self, reviewer: str | None = None) -> ReviewAssignment:
+        """Give the chosen case (the arm chosen under *About*) to `reviewer` (default: the name typed) for
+        a blind second review (`abbench.review.assign_review`)."""
+        d = self.case
+        if d is None or self.experiment is None:
+            raise UsageError("choose a case in the list first")
+        name = (reviewer or self.second_reviewer.value).strip()
+        if not name:
+            raise UsageError("type the second reviewer's name first")
+        if name == self.reviewer:
+            raise UsageError(f"{name} is reviewing here already: a second review needs another person")
+        made = assign_review(
+            self.experiment.id, d.case_id, name, arm=self.review_arm.value or None, store=self.store
+        )
+        self.saved_html.value += note(f"assigned {d.case_id} to {name} for a blind second review", "ok")
+        return made
+
     def save(self, verdict: str) -> Review:
         """Save a review of the chosen case (arm and note from the form), show it again from the store,
         and open the next case not reviewed yet (unless that is switched off)."""
@@ -597,6 +655,7 @@ class ReviewWidget(View):
             verdict,
             note=self.note.value.strip() or None,
             arm=arm,
+            reviewer=self.reviewer,
             store=self.store,
         )
         self.saved.append(review)

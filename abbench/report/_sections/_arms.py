@@ -364,10 +364,12 @@ def _usage_row(a: ArmMetrics) -> dict[str, Any]:
 
 
 def judges_section(metrics: ExperimentMetrics) -> list[Part]:
-    """Judge scores per arm, grader and rubric dimension, with intervals."""
+    """Judge scores per arm, grader and rubric dimension, with intervals; first, any judge whose model is
+    an arm's model or of its family (self-preference)."""
+    warned = [d.note_html(f"Judge ≠ agent: {w.message}.") for w in metrics.self_judging]
     scores = [j for a in metrics.arms for j in a.judges]
     if not scores:
-        return [d.note_html("No judge score: no run of this experiment has been graded by a judge.")]
+        return [*warned, d.note_html("No judge score: no run of this experiment has been graded by a judge.")]
     graders = list(dict.fromkeys(j.grader for j in scores))
     dims = list(dict.fromkeys(j.dimension for j in scores))
     arms = list(dict.fromkeys(j.arm for j in scores))
@@ -381,4 +383,7 @@ def judges_section(metrics: ExperimentMetrics) -> list[Part]:
             for arm in arms:
                 row[arm] = estimate_text(cell.get((arm, g, dim)), share=False)
             rows.append(row)
-    return [d.table_html(rows, [("grader", "judge"), ("dimension", "dimension"), *[(a, a) for a in arms]])]
+    return [
+        *warned,
+        d.table_html(rows, [("grader", "judge"), ("dimension", "dimension"), *[(a, a) for a in arms]]),
+    ]
