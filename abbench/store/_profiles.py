@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def _stored(spec: str, name: str, version: int) -> MappingProfile:
+def _stored(spec: str, name: str | None, version: int) -> MappingProfile:
     """A stored profile's JSON as its model, with its version."""
     from abbench.dataset import MappingProfile  # here: pydantic loads only when profiles are used
 
