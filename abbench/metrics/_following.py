@@ -78,6 +78,7 @@ class SkillFollowing(Result):
         none_applicable: Runs judged where no section applied (no share; left out of `following`).
         following: Mean over cases of the share of applicable sections followed, with its interval.
         sections: Every section judged, most skipped first (then most applicable, then by reference).
+        judge_models: The models that judged (an offline stand-in names itself so: the views show them).
     """
 
     arm: str
@@ -87,6 +88,7 @@ class SkillFollowing(Result):
     none_applicable: int
     following: Estimate
     sections: tuple[SectionTally, ...]
+    judge_models: tuple[str, ...] = ()
 
     @property
     def most_skipped(self) -> tuple[SectionTally, ...]:
@@ -102,8 +104,13 @@ class SkillFollowing(Result):
         span = f" [{e.interval.low:.1%}–{e.interval.high:.1%}]" if e.interval is not None else ""
         return (
             f"{e.value:.1%}{span} of applicable sections followed over {self.runs:,} runs of "
-            f"{e.n_cases:,} cases ({self.grader})"
+            f"{e.n_cases:,} cases ({self.judged_by})"
         )
+
+    @property
+    def judged_by(self) -> str:
+        """``following, judge judge-m``: the judge's name and the models that judged."""
+        return self.grader + (f", judge {', '.join(self.judge_models)}" if self.judge_models else "")
 
 
 @dataclass(frozen=True)
@@ -214,6 +221,7 @@ def skill_following(
         none_applicable=len(grades) - runs,
         following=following_estimate([per_case[c] for c in sorted(per_case)], confidence),
         sections=tuple(sections),
+        judge_models=tuple(dict.fromkeys(g.judge_model for g in grades if g.judge_model)),
     )
 
 

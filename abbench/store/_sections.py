@@ -30,6 +30,7 @@ class SectionGrade:
         followed: References of the sections it followed.
         skipped: Of those it skipped (they applied, and it did not do them).
         not_applicable: Of those that did not bear on the case.
+        judge_model: The model that judged, as the grade records it (an offline stand-in names itself so).
     """
 
     arm_id: int
@@ -41,6 +42,7 @@ class SectionGrade:
     followed: tuple[str, ...]
     skipped: tuple[str, ...]
     not_applicable: tuple[str, ...]
+    judge_model: str | None = None
 
 
 def _refs(text: str | None) -> tuple[str, ...]:
@@ -66,7 +68,7 @@ class SectionVerdictReads(Noun):
         rows = self._store.query(
             "SELECT r.arm_id, r.case_idx, r.round, g.grader, g.score, json_extract(g.details, '$.skill'), "
             "json_extract(g.details, '$.followed'), json_extract(g.details, '$.skipped'), "
-            "json_extract(g.details, '$.not_applicable') "
+            "json_extract(g.details, '$.not_applicable'), g.judge_model "
             f"FROM latest_grades g JOIN runs r ON r.id = g.run_id WHERE {where} "
             "ORDER BY r.arm_id, r.case_idx, r.round, g.id",
             params,
@@ -74,7 +76,7 @@ class SectionVerdictReads(Noun):
         return [
             SectionGrade(
                 int(a), int(c), int(n), str(grader), None if score is None else float(score),
-                None if skill is None else str(skill), _refs(f), _refs(s), _refs(na),
+                None if skill is None else str(skill), _refs(f), _refs(s), _refs(na), model,
             )
-            for a, c, n, grader, score, skill, f, s, na in rows
+            for a, c, n, grader, score, skill, f, s, na, model in rows
         ]  # fmt: skip

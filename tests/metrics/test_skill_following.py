@@ -129,7 +129,7 @@ def test_each_arm_has_the_share_followed_with_a_t_interval_over_cases(judged):
     v2 = arms["v2"].skill_following
     history = next(s for s in v2.sections if s.ref == "SKILL.md#History")
     assert (history.skipped, history.applicable, history.not_applicable) == (2, 2, 14)
-    assert "of applicable sections followed over 16 runs of 8 cases (following)" in v2.text
+    assert "of applicable sections followed over 16 runs of 8 cases (following, judge judge-m)" in v2.text
 
 
 def test_the_comparison_pairs_the_cases_like_scipy(judged):
@@ -184,3 +184,31 @@ def test_pure_functions_agree_with_the_store_path():
     assert skill_following("x", []) is None
     d = following_difference("j", "x", grades, "y", grades)
     assert d.difference == 0 and d.interval is None and "no spread" in d.reason
+
+
+def test_the_cli_prints_the_share_and_the_sections_skipped_most(judged, cli):
+    store, exp = judged
+    out = cli("metrics", exp.name, store=store.path).output
+    v1 = out[out.index("\nv1") : out.index("\nv2")]
+    assert "skill-following" in v1 and "most skipped" in v1
+    assert "SKILL.md#Rules: skipped 8 of 16 runs it applied to" in v1
+    out = cli("compare", exp.name, "--arms", "v1", "v2", store=store.path).output
+    line = next(x for x in out.splitlines() if x.startswith("skill-following"))
+    assert "points" in line and "16 cases" not in line and "8 cases, paired t" in line
+
+
+def test_the_report_section_and_the_widget_show_where_each_skill_was_ignored(judged):
+    from abbench.report import following_section
+    from abbench.widgets import ResultsWidget
+
+    store, exp = judged
+    m = experiment_metrics(exp.id, store=store)
+    c = compare_arms(exp.id, "v1", "v2", store=store)
+    html = "".join(p for p in following_section(m, c) if isinstance(p, str))
+    assert "Skill instruction-following" in html and "Where each skill was ignored" in html
+    assert "SKILL.md#Rules" in html and "8 of 16" in html and "not assessed" in html
+    assert "share followed, v2 − v1" in html and "stand-in" not in html
+    w = ResultsWidget(store, experiment=exp.id)
+    tab = w.tabs.children[w.tabs.titles.index("Skill-following")]
+    assert tab is w.following and "SKILL.md#History" in w.following.skipped_html.value
+    assert "v2 − v1" in w.following.pair_html.value  # the decision pair: v1 → v2
