@@ -95,6 +95,7 @@ if typing.TYPE_CHECKING:
         tool_calls_in as tool_calls_in,
     )
     from abbench.graders._schema import validate_json as validate_json
+    from abbench.graders._stand_in_following import STAND_IN as STAND_IN, skill_following_stand_in
     from abbench.graders._trajectory_judge import (
         SECTION_VERDICTS,
         SectionVerdicts as SectionVerdicts,
@@ -151,6 +152,7 @@ __all__ = [
     "regex",
     "register_grader",
     "rubric_totals",
+    "skill_following_stand_in",
     "skill_instruction_following",
     "task_completion",
     "trace_quality",
@@ -236,6 +238,7 @@ __getattr__, __dir__ = _lazy.exports(
             "tool_calls_in",
         ),
         "abbench.graders._schema": ("validate_json",),
+        "abbench.graders._stand_in_following": ("STAND_IN", "skill_following_stand_in"),
         "abbench.graders._trajectory_judge": (
             "SECTION_VERDICTS",
             "SectionVerdicts",

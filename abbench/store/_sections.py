@@ -30,7 +30,8 @@ class SectionGrade:
         followed: References of the sections it followed.
         skipped: Of those it skipped (they applied, and it did not do them).
         not_applicable: Of those that did not bear on the case.
-        judge_model: The model that judged, as the grade records it (an offline stand-in names itself so).
+        judge_model: The model that judged, as the grade records it (an offline stand-in, a rule, names
+            itself in ``details.judge``).
     """
 
     arm_id: int
@@ -68,7 +69,7 @@ class SectionVerdictReads(Noun):
         rows = self._store.query(
             "SELECT r.arm_id, r.case_idx, r.round, g.grader, g.score, json_extract(g.details, '$.skill'), "
             "json_extract(g.details, '$.followed'), json_extract(g.details, '$.skipped'), "
-            "json_extract(g.details, '$.not_applicable'), g.judge_model "
+            "json_extract(g.details, '$.not_applicable'), COALESCE(g.judge_model, json_extract(g.details, '$.judge')) "
             f"FROM latest_grades g JOIN runs r ON r.id = g.run_id WHERE {where} "
             "ORDER BY r.arm_id, r.case_idx, r.round, g.id",
             params,
