@@ -100,6 +100,7 @@ def run_demo(
     summary = _run(store, exp, observers, say)
     result = DemoResult(store, csv, xlsx, snapshots, exp, summary)
     _compare(result, say)
+    _following(result, say)
     _gate(result, folder, say)
     if not latency_ms and rounds is None:
         _stopping(result, folder, say)
@@ -202,6 +203,29 @@ def _compare(result: DemoResult, say: Callable[[str], None]) -> None:
     result.comparisons["version"] = compare_arms(exp.id, BASELINE, CANDIDATE, store=store)
     say(f"skill     {result.comparisons['skill'].verdict.text}")
     say(f"version   {result.comparisons['version'].verdict.text}")
+
+
+def _following(result: DemoResult, say: Callable[[str], None]) -> None:
+    """How closely v2's runs followed its skill, section by section, as the offline stand-in judge saw them."""
+    f = experiment_metrics(result.experiment.id, store=result.store).arm(CANDIDATE).skill_following
+    if f is None:
+        return
+    skipped = f.most_skipped[0] if f.most_skipped else None
+    diff = result.comparisons["version"].skill_following
+    say(
+        f"following {CANDIDATE} followed {_pct(f.following.value)} [{_interval(f.following.interval)}] of the applicable"
+        f" SKILL.md sections (offline stand-in judge)"
+        + (
+            f"; skipped most: {skipped.ref} in {skipped.skipped:,} of {skipped.applicable:,} runs"
+            if skipped
+            else ""
+        )
+        + (
+            f"; {CANDIDATE} − {BASELINE} {_points(diff.difference)}"
+            if diff is not None and diff.difference is not None
+            else ""
+        )
+    )
 
 
 def _gate(result: DemoResult, folder: Path, say: Callable[[str], None]) -> None:

@@ -35,6 +35,14 @@ def test_demo_end_to_end_and_again(tmp_path):
     )
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert gate_line in readme, gate_line
+    # v2's skill-following, section by section, as the offline stand-in judge saw it (named so)
+    following = next(line for line in text.splitlines() if line.startswith("following "))
+    assert re.match(
+        r"following v2 followed [\d.]+% \[.*\] of the applicable SKILL.md sections \(offline stand-in judge\)",
+        following,
+    )
+    assert "skipped most: SKILL.md#" in following and "v2 − v1" in following
+    assert following in readme, following
     # The stopping experiment decides early and says what it saved; the activation one measures pick-up.
     stop_line = next(line for line in text.splitlines() if line.startswith("stopping "))
     stopped = re.search(
@@ -52,6 +60,9 @@ def test_demo_end_to_end_and_again(tmp_path):
         assert page.stat().st_size > 100_000 and "Plotly.newPlot" in html
         assert _fetched_urls(html) == []
         assert (out / name.replace(".html", ".ipynb")).exists()
+        if name in ("demo.html", "demo-v1-vs-v2.html"):  # v2's skill-following, where its skill was ignored
+            assert "Skill instruction-following" in html and "Where each skill was ignored" in html
+            assert "offline stand-in judge" in html
 
     store = open_store(store_dir)
     runs_before = store.query_one("SELECT COUNT(*), MAX(id) FROM runs")

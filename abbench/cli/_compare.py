@@ -39,6 +39,8 @@ def _print_comparison(
     _print_usage(c)
     if c.format_adherence is not None:
         click.echo(f"{'format adherence':<18}{c.format_adherence.text}")
+    if c.skill_following is not None:
+        click.echo(f"{'skill-following':<18}{c.skill_following.text} ({c.skill_following.grader})")
     _print_agreement(c)
     click.echo("")
     print_trigger_help(c.trigger_help)

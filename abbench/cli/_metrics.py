@@ -140,6 +140,11 @@ def _print_arm(a: ArmMetrics, outcome: str, *, classes: bool, confusion: bool) -
     _print_grounding(a.grounding)
     if a.format_adherence is not None:
         click.echo(f"  {'format adherence':<20}{a.format_adherence.text}")
+    if a.skill_following is not None:
+        f = a.skill_following
+        click.echo(f"  {'skill-following':<20}{f.text}")
+        for s in f.most_skipped:
+            click.echo(f"  {'  most skipped':<20}{s.text}")
     for j in a.judges:
         # a long grader and dimension name still leaves a space before the figure
         click.echo(f"  {'judge ' + j.grader + ' ' + j.dimension:<19} {_estimate(j.estimate, 'score')}")

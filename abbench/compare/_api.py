@@ -14,6 +14,7 @@ from abbench import _actions as do
 from abbench.compare._activation import TriggerHelp, trigger_help
 from abbench.compare._corroborate import corroborate, judges_of
 from abbench.compare._figures import _domains, _usage_differences
+from abbench.compare._following import following_comparison
 from abbench.compare._format import format_comparison
 from abbench.compare._grader import GraderSides, grader_comparison_note, grader_sides
 from abbench.compare._heterogeneity import heterogeneity, what_it_answers
@@ -364,6 +365,7 @@ def _compare(kind: str, arms: _Arms, options: CompareOptions) -> Comparison:
         sequential=sequential,
         trigger_help=_trigger_help(arms, pair, outcome, options.confidence),
         format_adherence=format_comparison(store, ea.id, arm_a, eb.id, arm_b, options.confidence),
+        skill_following=following_comparison(store, ea, arm_a, eb, arm_b, options.confidence, options.grader),
         grader=options.grader,
         corroboration=corroboration,
     )

@@ -17,7 +17,7 @@ from abbench.compare._text import TextChanges
 from abbench.compare._verdict import Settled, Verdict, VerdictCode, settle
 from abbench.compare._votes import VOTE_MARGIN, VOTE_MIN_CASES, Votes, vote_decision
 from abbench.graders import DimensionTotals
-from abbench.metrics import Estimate, FormatDifference, Result
+from abbench.metrics import Estimate, FollowingDifference, FormatDifference, Result
 from abbench.review import JudgeAgreement
 from abbench.stats import (
     ConfidenceSequence,
@@ -317,6 +317,9 @@ class Comparison(Result):
         corroboration: With the experiment's ``judges: [primary, secondary]``: whether the second judge
             corroborates the first's regression or win, and how far they agree
             (`abbench.compare.Corroboration`); None otherwise.
+        skill_following: How much more of the applicable skill sections B's runs followed than A's, as a
+            skill-following judge saw them, paired over the cases it judged in both arms
+            (`abbench.metrics.FollowingDifference`); None when it judged no run of either arm.
     """
 
     kind: str
@@ -355,6 +358,7 @@ class Comparison(Result):
     heterogeneity: Heterogeneity | None = None
     grader: str | None = None
     corroboration: Corroboration | None = None
+    skill_following: FollowingDifference | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready view (see `Result.as_dict`), with every paired case under ``cases``."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abbench.gate._following_metrics import FOLLOWING_ARM_METRICS
 from abbench.gate._format_metrics import FORMAT_ARM_METRICS
 from abbench.gate._metric import MetricDef, Value, _none, estimate_part
 from abbench.metrics import ArmMetrics, ExperimentMetrics, Rate
@@ -388,3 +389,4 @@ ARM_METRICS: list[MetricDef] = [
 ]
 
 ARM_METRICS.extend(FORMAT_ARM_METRICS)
+ARM_METRICS.extend(FOLLOWING_ARM_METRICS)

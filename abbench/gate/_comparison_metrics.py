@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from abbench.compare import DEFAULT_MARGIN, Outcome, VerdictCode
+from abbench.gate._following_metrics import FOLLOWING_COMPARISON_METRICS
 from abbench.gate._format_metrics import FORMAT_COMPARISON_METRICS
 from abbench.gate._metric import MetricDef, Value, _none, _unsettled
 from abbench.gate._words import Conclusion
@@ -335,6 +336,7 @@ def _coverage(d: Decision) -> Value:
 
 
 COMPARISON_METRICS.extend(FORMAT_COMPARISON_METRICS)
+COMPARISON_METRICS.extend(FOLLOWING_COMPARISON_METRICS)
 
 DECISION_METRICS: list[MetricDef] = [
     MetricDef(

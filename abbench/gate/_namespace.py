@@ -146,6 +146,8 @@ _UNIT_OF: dict[str, str] = {
         "share",
     ),
     **dict.fromkeys(["format_adherence_diff", "format_adherence_diff_ci_low"], "points"),
+    **dict.fromkeys(["skill_following", "skill_following_ci_low"], "share"),
+    **dict.fromkeys(["skill_following_diff", "skill_following_diff_ci_low"], "points"),
     **dict.fromkeys(["diff", "diff_ci_low", "diff_ci_high", "mde", "domain_diff[]"], "points"),
     **dict.fromkeys(["score", "score_ci_low", "score_diff"], "score"),
     **dict.fromkeys(

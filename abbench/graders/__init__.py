@@ -103,6 +103,7 @@ if typing.TYPE_CHECKING:
         model_family,
         self_judging,
     )
+    from abbench.graders._stand_in_following import STAND_IN as STAND_IN, skill_following_stand_in
     from abbench.graders._trajectory_judge import (
         SECTION_VERDICTS,
         SectionVerdicts as SectionVerdicts,
@@ -164,6 +165,7 @@ __all__ = [
     "register_grader",
     "rubric_totals",
     "self_judging",
+    "skill_following_stand_in",
     "skill_instruction_following",
     "task_completion",
     "trace_quality",
@@ -249,6 +251,7 @@ __getattr__, __dir__ = _lazy.exports(
             "tool_calls_in",
         ),
         "abbench.graders._schema": ("validate_json",),
+        "abbench.graders._stand_in_following": ("STAND_IN", "skill_following_stand_in"),
         "abbench.graders._trajectory_judge": (
             "SECTION_VERDICTS",
             "SectionVerdicts",

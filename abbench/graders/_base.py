@@ -295,6 +295,7 @@ _BUILTIN = {
         ("task_completion", "trace_quality", "skill_instruction_following"),
         "abbench.graders._trajectory_judge",
     ),
+    "skill_following_stand_in": "abbench.graders._stand_in_following",
 }
 """The graders abbench ships, by the module that registers each: imported when first asked for, so an
 experiment graded by rules never loads the judges' HTTP client (``abbench.graders`` loads lazily)."""

@@ -32,6 +32,7 @@ from abbench.graders._judge import LLMJudge
 from abbench.graders._judge_prompt import answer_text, case_block, check_include
 from abbench.graders._judge_settings import JudgeOptions, JudgeSettings, JudgeSpend
 from abbench.graders._rubric import Rubric, judge_key
+from abbench.graders._skill_sections import skill_sections
 from abbench.graders._trajectory_prompt import check_budget, trajectory_block
 from abbench.transcript import BUDGET
 from abbench.types import Section
@@ -183,20 +184,6 @@ def parse_section_verdicts(text: str | None, sections: Sequence[Section]) -> Sec
             raw_output=raw,
         )
     return SectionVerdicts(best, comment.strip() if comment and comment.strip() else None, method)
-
-
-def skill_sections(skill: Any, max_sections: int) -> tuple[Section, ...]:
-    """The sections of a skill's SKILL.md a run is judged against: every heading with text under it
-    (the preamble before the first heading too when it says something), at most `max_sections`."""
-    out = []
-    for s in skill.sections:
-        if s.path != "SKILL.md":
-            continue
-        body = "\n".join(line for line in s.text.splitlines()[1 if s.level else 0 :] if line.strip())
-        if not body.strip() or (s.level == 0 and body.lstrip().startswith("---")):
-            continue
-        out.append(s)
-    return tuple(out[:max_sections])
 
 
 class SkillFollowingJudge:

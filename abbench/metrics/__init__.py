@@ -52,6 +52,16 @@ from abbench.metrics._classes import (
     class_report,
     label_space as label_space,
 )
+from abbench.metrics._following import (
+    MOST_SKIPPED as MOST_SKIPPED,
+    FollowingDifference,
+    SectionTally,
+    SkillFollowing,
+    following_difference,
+    following_estimate as following_estimate,
+    following_grader as following_grader,
+    skill_following,
+)
 from abbench.metrics._format import (
     ADHERENT as ADHERENT,
     READINGS as READINGS,
@@ -98,6 +108,7 @@ __all__ = [
     "Estimate",
     "ExperimentActivation",
     "ExperimentMetrics",
+    "FollowingDifference",
     "FormatAdherence",
     "FormatDifference",
     "GroundingMetrics",
@@ -107,6 +118,8 @@ __all__ = [
     "JudgeScore",
     "Rate",
     "RunCounts",
+    "SectionTally",
+    "SkillFollowing",
     "Stability",
     "UsageMetrics",
     "activation_by_arm",
@@ -117,6 +130,7 @@ __all__ = [
     "experiment_activation",
     "experiment_graders",
     "experiment_metrics",
+    "following_difference",
     "format_adherence",
     "format_difference",
     "judge_costs",
@@ -125,6 +139,7 @@ __all__ = [
     "plain",
     "position_bias",
     "rate",
+    "skill_following",
     "stability",
     "verbosity_bias",
 ]

@@ -25,8 +25,9 @@ from abbench.metrics._base import (
     value_lists,
 )
 from abbench.metrics._classes import ClassReport, class_report, label_space
+from abbench.metrics._following import SkillFollowing, with_skill_following
 from abbench.metrics._format import FormatAdherence, with_format_adherence
-from abbench.metrics._grader import check_grader, grader_note
+from abbench.metrics._grader import check_grader, experiment_graders, grader_note
 from abbench.metrics._judges import JudgeScore, judge_scores
 from abbench.metrics._judging import JudgeCost, judge_costs
 from abbench.metrics._skill_cost import skill_prompt_notes
@@ -136,6 +137,9 @@ class ArmMetrics(Result):
         format_adherence: How its answers were read (strict JSON, structured output, the fallback reader,
             unreadable, truncated); None when no run's reply was read (builtin and python agents).
         grader: The grader whose grades alone the figures come from, or None (the runs' verdicts).
+        skill_following: How closely its runs followed the skill they loaded, as a skill-following judge
+            saw them (`abbench.metrics.SkillFollowing`: the share of applicable SKILL.md sections followed,
+            and the sections skipped most); None when no run of the arm was judged so.
     """
 
     arm: str
@@ -153,6 +157,7 @@ class ArmMetrics(Result):
     judges: tuple[JudgeScore, ...]
     format_adherence: FormatAdherence | None = None
     grader: str | None = None
+    skill_following: SkillFollowing | None = None
 
     @property
     def classes_note(self) -> str | None:
@@ -420,6 +425,12 @@ def _measure(
     arm_metrics = with_format_adherence(
         store, exp.id, arm_metrics, {a.id: a.name for a in arm_objects}, confidence
     )
+    arm_metrics, following_note = with_skill_following(
+        store, exp.id, arm_metrics, {a.id: a.name for a in arm_objects}, list(experiment_graders(exp, store)),
+        confidence, grader,
+    )  # fmt: skip
+    if following_note:
+        notes.append(following_note)
     notes += skill_prompt_notes(arm_objects, spend)
     notes += [
         f"{a.arm}: {a.accuracy.reason}"

@@ -79,6 +79,7 @@ if typing.TYPE_CHECKING:
     from abbench.report._sections._comparison import comparison_section, multi_section, pairwise_section
     from abbench.report._sections._confusion import confusion_section
     from abbench.report._sections._decision import decision_section
+    from abbench.report._sections._following import following_section
     from abbench.report._sections._parts import Part, show_parts
     from abbench.report._sections._runs import provenance_section, runs_section
     from abbench.report._sections._skill import skill_section
@@ -106,6 +107,7 @@ __all__ = [
     "domain_section",
     "escape",
     "experiment_provenance",
+    "following_section",
     "judges_section",
     "leave_summary",
     "multi_section",
@@ -175,6 +177,7 @@ __getattr__, __dir__ = _lazy.exports(
             "secret_values",
         ),
         "abbench.report._sections._activation": ("activation_section",),
+        "abbench.report._sections._following": ("following_section",),
         "abbench.report._sections._arms": (
             "arms_section",
             "domain_section",

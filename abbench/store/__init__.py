@@ -95,6 +95,7 @@ if typing.TYPE_CHECKING:
         WorkItem,
     )
     from abbench.store._run_table import CaseFields as CaseFields, RunTable
+    from abbench.store._sections import SectionGrade as SectionGrade
     from abbench.store._settings import (
         DEFAULT_CONCURRENCY as DEFAULT_CONCURRENCY,
         DEFAULT_GRADERS as DEFAULT_GRADERS,
@@ -194,6 +195,7 @@ __getattr__, __dir__ = _lazy.exports(
             "Failures",
         ),
         "abbench.store._formats": ("AnswerReading",),
+        "abbench.store._sections": ("SectionGrade",),
         "abbench.store._grader_view": ("GraderVerdicts",),
         "abbench.store._grades": (
             "GRADE_COLUMNS",

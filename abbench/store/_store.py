@@ -23,6 +23,7 @@ from abbench.store._profiles import Profiles
 from abbench.store._results import RunResults
 from abbench.store._reviews import Reviews
 from abbench.store._runs import RunRecords
+from abbench.store._sections import SectionVerdictReads
 from abbench.store._snapshots import Snapshots
 from abbench.store._writes import RunWrites
 
@@ -35,7 +36,7 @@ class Runs(RunRecords, RunResults, RunFlags, RunPages, CaseLists, RunFailures, R
     """``store.runs``: the runs of experiments — the runner's queue, their records, tables and pages."""
 
 
-class Grades(GradeRecords, GraderVerdictReads, AnswerFormats):
+class Grades(GradeRecords, GraderVerdictReads, AnswerFormats, SectionVerdictReads):
     """``store.grades``: the graders' verdicts (appended, never overwritten) and what is read from them."""
 
 

@@ -50,9 +50,19 @@ from abbench.widgets._figures import (
     rounds_figure,
     show_figure,
 )
+from abbench.widgets._following import FollowingView
 from abbench.widgets._gate import GatePicker
 
-TABS = ("Arms", "Confusion", "Domains", "Stability", "Cost & latency", "Decision", "Activation")
+TABS = (
+    "Arms",
+    "Confusion",
+    "Domains",
+    "Stability",
+    "Cost & latency",
+    "Decision",
+    "Activation",
+    "Skill-following",
+)
 FLIPPED_SHOWN = 30
 
 RESULTS_CSS = """<style>
@@ -152,6 +162,8 @@ class ResultsWidget(View):
         tabs: The ``Tab`` holding the sections; ``tabs.selected_index`` is the section shown.
         activation: The Activation tab (`ActivationView`): offered arms' activation, and the decision
             pair's trigger-vs-help split.
+        following: The Skill-following tab (`FollowingView`): each arm's share of applicable skill sections
+            followed, the sections skipped most, and the decision pair's difference.
     """
 
     def __init__(
@@ -236,6 +248,7 @@ class ResultsWidget(View):
         self.usage_html = w.HTML()
         self.decision_html = w.HTML()
         self.activation = ActivationView()
+        self.following = FollowingView()
         self.charts = {name: w.Output() for name in ("labels", "domains", "rounds", "latency")}
         for out in self.charts.values():
             out.add_class("abbench-chart")
@@ -256,6 +269,7 @@ class ResultsWidget(View):
                 ]
             ),
             self.activation,
+            self.following,
         ]
         return w.Tab(children=sections, titles=TABS)
 
@@ -394,6 +408,7 @@ class ResultsWidget(View):
         self.stability_html.value = self._stability_table(m)
         self.usage_html.value = self._usage_table(m)
         self.activation.show(m)
+        self.following.show(m)
 
     @property
     def figures(self) -> dict[str, Any]:
@@ -609,6 +624,7 @@ class ResultsWidget(View):
         self.gate_result = result
         self.decision_html.value = self._decision_html(result, self.gate.says(exp))
         self.activation.show_pair(result.comparison)
+        self.following.show_pair(result.comparison)
         tone = _TONES.get(result.outcome, "muted")
         # Why, under anything but a plain pass: an inconclusive gate says what the evidence leaves open and
         # about how many more cases would settle it, so nobody reads it as a near-pass or a near-block.

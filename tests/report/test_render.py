@@ -55,6 +55,7 @@ def test_expected_sections(rendered):
         "Arms",
         "Paired comparison",
         "Skill activation",
+        "Skill instruction-following",
         "What changed in the skill",
         "Confusion matrices",
         "Per domain",
