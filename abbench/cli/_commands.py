@@ -63,7 +63,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "grade": ("_grade", "Grade what the graders have not graded yet (no agent runs)."),
     "grades": ("_grade", "Show grades: latest per (run, grader), or all (--history)."),
-    "judge-report": ("_grade", "Judges' position bias, and judge cost apart from agent cost."),
+    "judge-report": ("_grade", "Judges' position and verbosity bias, and judge cost apart from agent cost."),
     "import-results": (
         "_import_results",
         "Import runs made by another tool as an experiment, so compare, gate and report apply to them.",
@@ -101,7 +101,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "export": (
         "_report",
-        "Export an experiment's runs, grades, reviews or comparison to CSV, XLSX or JSONL.",
+        "Export an experiment's runs, grades, reviews or comparison to CSV, XLSX or JSONL, "
+        "or its pairwise judge's contest to JSON.",
     ),
     "report": ("_report", "Render a self-contained HTML report (and keep the executed notebook beside it)."),
     "demo": ("_demo", "Run the embedded demo offline: import, snapshot, run, grade, compare, gate, report."),

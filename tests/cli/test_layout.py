@@ -30,6 +30,7 @@ FLOW = [
     "try",
     "resume",
     "estimate",
+    "prompt",
     "grade",
     "grades",
     "judge-report",
