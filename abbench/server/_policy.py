@@ -65,6 +65,7 @@ FIELDS: dict[str, dict[str, str]] = {
         "cache": PLAIN,
         "budget": NESTED,
         "stopping": NESTED,
+        "judges": PLAIN,  # two grader names of the definition, and how the second counts
     },
     "DatasetSource": dict.fromkeys(
         ("file", "mapping", "name", "sheet", "header_row", "encoding", "recipe", "skip_invalid"), PATH
@@ -166,6 +167,15 @@ _JUDGE = {
     "cache": PLAIN,
 }
 _JUDGED = ("rubric", "output_format", "include", "instructions", "anonymise", "name")
+_TRAJECTORY = (
+    "min_score",
+    "pass_threshold",
+    "include",
+    "instructions",
+    "anonymise",
+    "trajectory_budget",
+    "name",
+)
 
 GRADER_OPTIONS: dict[str, dict[str, str]] = {
     "label_match": {"name": PLAIN},
@@ -179,17 +189,37 @@ GRADER_OPTIONS: dict[str, dict[str, str]] = {
     "max_tool_calls": dict.fromkeys(("n", "name"), PLAIN),
     "max_tokens": dict.fromkeys(("n", "which", "name"), PLAIN),
     "recorded": {"name": PLAIN, "grader": PLAIN},
-    "llm_judge": {**dict.fromkeys((*_JUDGED, "pass_threshold"), PLAIN), **_JUDGE},
+    "llm_judge": {**dict.fromkeys((*_JUDGED, "pass_threshold", "trajectory_budget"), PLAIN), **_JUDGE},
     "pairwise_judge": {
         **dict.fromkeys(
-            (*_JUDGED, "arms", "both_orders", "mask", "mask_patterns", "identities", "mask_paths"), PLAIN
+            (
+                *_JUDGED,
+                "arms",
+                "both_orders",
+                "mask",
+                "mask_patterns",
+                "identities",
+                "mask_paths",
+                "tie_when_both_correct",
+            ),
+            PLAIN,
         ),
         **_JUDGE,
     },
+    "task_completion": {**dict.fromkeys(_TRAJECTORY, PLAIN), **_JUDGE},
+    "trace_quality": {**dict.fromkeys(_TRAJECTORY, PLAIN), **_JUDGE},
+    "skill_instruction_following": {
+        **dict.fromkeys(
+            (*_TRAJECTORY[2:], "min_followed", "section_chars", "max_sections"),
+            PLAIN,
+        ),
+        **_JUDGE,
+    },
+    "skill_following_stand_in": dict.fromkeys(("min_followed", "max_sections", "name"), PLAIN),
 }
 """Every option of every grader a definition may name, with its class (``type`` aside)."""
 
-JUDGES = ("llm_judge", "pairwise_judge")
+JUDGES = ("llm_judge", "pairwise_judge", "task_completion", "trace_quality", "skill_instruction_following")
 """The graders that call a model (`ServerSettings.allow_judges`)."""
 
 AGENT_SETTINGS: dict[str, dict[str, str]] = {

@@ -71,6 +71,8 @@ def test_every_option_of_every_grader_is_classified():
     make_grader("recorded")  # loads the rule graders' module (the registry fills lazily)
     make_grader({"type": "llm_judge", "model": "m", "base_url": "http://127.0.0.1:9/v1"})
     make_grader({"type": "pairwise_judge", "model": "m", "base_url": "http://127.0.0.1:9/v1"})
+    make_grader({"type": "task_completion", "model": "m", "base_url": "http://127.0.0.1:9/v1"})
+    make_grader("skill_following_stand_in")
     assert set(grader_names()) <= set(_REGISTRY)
     for name in grader_names():
         if not _REGISTRY[name].__module__.startswith("abbench."):

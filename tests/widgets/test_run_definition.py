@@ -42,7 +42,21 @@ def every_key(dataset: str, skill: str, other: str) -> dict:
             },
         },
         "rounds": 3,
-        "graders": ["label_match", {"type": "tests.widgets.agents:grade"}],
+        "graders": [
+            "label_match",
+            {"type": "tests.widgets.agents:grade"},
+            *(
+                {
+                    "type": "llm_judge",
+                    "name": n,
+                    "model": "m",
+                    "base_url": "http://127.0.0.1:9/v1",
+                    "advisory": True,
+                }
+                for n in ("judge_a", "judge_b")
+            ),
+        ],
+        "judges": {"primary": "judge_a", "secondary": "judge_b", "corroborate": "either"},
         "concurrency": 16,
         "timeout_s": 12.5,
         "retries": 4,
