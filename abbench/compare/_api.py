@@ -13,6 +13,7 @@ import numpy as np
 from abbench import _actions as do
 from abbench.compare._activation import TriggerHelp, trigger_help
 from abbench.compare._corroborate import corroborate, judges_of
+from abbench.compare._corroboration import Corroboration
 from abbench.compare._figures import _domains, _usage_differences
 from abbench.compare._following import following_comparison
 from abbench.compare._format import format_comparison
@@ -319,16 +320,7 @@ def _compare(kind: str, arms: _Arms, options: CompareOptions) -> Comparison:
     if ea.id == eb.id and "pairwise" in grader_kinds(store, ea.id).values():
         pairwise = _pairwise(store, ea, arm_a, arm_b)
     agreement = _agreement(store, ea, arm_a, arm_b) if ea.id == eb.id else None
-    corroboration = None
-    if ea.id == eb.id and options.grader is None and judges_of(ea) is not None:
-        corroboration = corroborate(
-            store, ea, arm_a, arm_b,
-            lambda grader: _compare(kind, arms, replace(options, grader=grader)),
-            pairwise or _pairwise(store, ea, arm_a, arm_b),
-            alpha=options.alpha, confidence=options.confidence,
-        )  # fmt: skip
-        if corroboration is not None:
-            notes.append(f"second judge: {corroboration.text}")
+    corroboration = _corroboration(kind, arms, options, pairwise, notes)
     unit = "points" if outcome == "passed" else "score"
     return Comparison(
         kind=kind,
@@ -369,6 +361,24 @@ def _compare(kind: str, arms: _Arms, options: CompareOptions) -> Comparison:
         grader=options.grader,
         corroboration=corroboration,
     )
+
+
+def _corroboration(
+    kind: str, arms: _Arms, options: CompareOptions, pairwise: tuple[PairwiseSummary, ...], notes: list[str]
+) -> Corroboration | None:
+    """With ``judges: [primary, secondary]``: whether the second judge corroborates the first (noted)."""
+    store, ea, arm_a, eb, arm_b = arms
+    if ea.id != eb.id or options.grader is not None or judges_of(ea) is None:
+        return None
+    corroboration = corroborate(
+        store, ea, arm_a, arm_b,
+        lambda grader: _compare(kind, arms, replace(options, grader=grader)),
+        pairwise or _pairwise(store, ea, arm_a, arm_b),
+        alpha=options.alpha, confidence=options.confidence,
+    )  # fmt: skip
+    if corroboration is not None:
+        notes.append(f"second judge: {corroboration.text}")
+    return corroboration
 
 
 def _trigger_help(arms: _Arms, pair: _Paired, outcome: str, confidence: float) -> TriggerHelp | None:

@@ -336,6 +336,16 @@ def decision_pair(
     return Pair(a_name, b_name, pair.named_by)
 
 
+def _self_judging_notes(exp: Experiment, base: Experiment | None, pair: tuple[str | None, str]) -> list[str]:
+    """A caveat for each judge of the pair's own model or family (self-preference)."""
+    return [
+        f"judge ≠ agent: {w.message}"
+        for judged in ((exp,) if base is None else (base, exp))
+        for w in experiment_self_judging(judged)
+        if w.arm in pair
+    ]
+
+
 def evaluate_gate(
     experiment: int | str | Experiment,
     rules: str | os.PathLike[str] | list[Any] | dict[str, Any] | GateSpec | None = None,
@@ -398,12 +408,7 @@ def evaluate_gate(
     covered = _covered(gate, m, b_name, _stopped(exp, base).get("skipped"))
     decision = replace(decide(comparison, m.arm_a, m.arm_b, _policy(exp, policy)), coverage=covered)
     outcomes = _with_cost_warning(gate, _rule_outcomes(gate, decision, m, notes), decision, m)
-    for judged in (exp,) if base is None else (base, exp):  # a judge of the pair's own model: a caveat
-        notes += [
-            f"judge ≠ agent: {w.message}"
-            for w in experiment_self_judging(judged)
-            if w.arm in (a_name, b_name)
-        ]
+    notes += _self_judging_notes(exp, base, (a_name, b_name))
     return GateResult(
         experiment=exp.name,
         experiment_id=exp.id,

@@ -27,9 +27,10 @@ from abbench.metrics._base import (
 from abbench.metrics._classes import ClassReport, class_report, label_space
 from abbench.metrics._following import SkillFollowing, with_skill_following
 from abbench.metrics._format import FormatAdherence, with_format_adherence
-from abbench.metrics._grader import check_grader, experiment_graders, grader_note
+from abbench.metrics._grader import check_grader, experiment_graders
 from abbench.metrics._judges import JudgeScore, judge_scores
 from abbench.metrics._judging import JudgeCost, judge_costs
+from abbench.metrics._notes import first_notes
 from abbench.metrics._skill_cost import skill_prompt_notes
 from abbench.metrics._stability import Stability, stability
 from abbench.metrics._usage import LOW_CONFIDENCE, GroundingMetrics, UsageMetrics, grounding, usage
@@ -413,12 +414,7 @@ def _measure(
         {int(v): i for i, v in enumerate(ctx.case_values)} if grades else {},
         confidence,
     )
-    notes = [_stopping_note(exp)] if exp.spec.stopping is not None else []
-    if grader is not None:
-        unassessed = table.executed & (table.outcome == UNFINISHED)
-        notes.append(grader_note(grader, int(unassessed.sum()), int((table.outcome == GRADING_FAILED).sum())))
-    if kind == "score":
-        notes.append("the graders give scores, not right/wrong verdicts: the mean score is the main figure")
+    notes = first_notes(exp, table, kind, grader)
     arm_metrics, by_domain, by_round = _arms(
         ctx, table, case_pos, arm_objects, judge_cost, judges, spend, usages
     )
@@ -782,17 +778,3 @@ def _by_round(ctx: _Context, arm: Arm, runs: _ArmRuns) -> list[GroupAccuracy]:
             GroupAccuracy(arm.name, rnd + 1, estimate, int(here.sum()), int((runs.failures & here).sum()))
         )
     return rows
-
-
-def _stopping_note(exp: Experiment) -> str:
-    """What a sequentially monitored experiment's per-arm figures are, and where its decision's are."""
-    stop = exp.stop_reason or {}
-    where = (
-        f"stopped by its rule: {stop['text']}"
-        if stop.get("text") and stop.get("cases", 0) < stop.get("total", 0)
-        else "monitored by a stopping rule"
-    )
-    return (
-        f"{where}; the per-arm accuracies and intervals here are fixed-n descriptions of the cases run, while "
-        "the decision's interval and p-value (compare, gate) are the anytime-valid ones of the confidence sequence"
-    )

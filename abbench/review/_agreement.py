@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from abbench.metrics import Result
 from abbench.review._api import HUMAN_LABELS, _judge_verdict
 from abbench.stats import Kappa, cohen_kappa, fleiss_kappa
-from abbench.store import Experiment, Review, ReviewAssignment, StoreLike, current_user, open_store
+from abbench.store import Experiment, Review, ReviewAssignment, Store, StoreLike, current_user, open_store
 from abbench.types import REVIEW_VERDICTS, RunState
 
 
@@ -151,6 +151,27 @@ def _defined(k: Kappa) -> Kappa | None:
     return None if math.isnan(k.kappa) else k
 
 
+def _doubly_reviewed(
+    store: Store, exp: Experiment, arms: list[str] | None
+) -> list[tuple[tuple[str, str | None], Review, Review]]:
+    """Each (case, arm) reviewed by two people or more, with its first two reviewers' latest reviews (in the
+    order they first reviewed it)."""
+    by_item: dict[tuple[str, str | None], list[Review]] = {}
+    for r in store.reviews.all(exp.id, by_reviewer=True):
+        if arms is not None and r.arm not in arms:
+            continue
+        by_item.setdefault((r.case_id, r.arm), []).append(r)
+    first_seen: dict[tuple[str, str | None, str | None], int] = {}
+    for r in store.reviews.all(exp.id, latest=False):
+        first_seen.setdefault((r.case_id, r.arm, r.reviewer), r.id)
+    pairs = []
+    for key, reviews in by_item.items():
+        if len(reviews) >= 2:
+            ordered = sorted(reviews, key=lambda r: first_seen[(r.case_id, r.arm, r.reviewer)])
+            pairs.append((key, ordered[0], ordered[1]))
+    return pairs
+
+
 def reviewer_agreement(
     experiment: int | str | Experiment,
     *,
@@ -175,36 +196,11 @@ def reviewer_agreement(
     """
     store = open_store(store)
     exp = store.experiments.get(experiment)
-    by_item: dict[tuple[str, str | None], list[Review]] = {}
-    for r in store.reviews.all(exp.id, by_reviewer=True):
-        if arms is not None and r.arm not in arms:
-            continue
-        by_item.setdefault((r.case_id, r.arm), []).append(r)
-    first_seen: dict[tuple[str, str | None, str | None], int] = {}
-    for r in store.reviews.all(exp.id, latest=False):
-        first_seen.setdefault((r.case_id, r.arm, r.reviewer), r.id)
-    pairs = []
-    for key, reviews in by_item.items():
-        if len(reviews) >= 2:
-            ordered = sorted(reviews, key=lambda r: first_seen[(r.case_id, r.arm, r.reviewer)])
-            pairs.append((key, ordered[0], ordered[1]))
+    pairs = _doubly_reviewed(store, exp, arms)
     reviewers = tuple(sorted({r.reviewer or "" for _, x, y in pairs for r in (x, y)}))
     if not pairs:
-        return ReviewerAgreement(
-            0,
-            (),
-            None,
-            None,
-            None,
-            0,
-            None,
-            0,
-            None,
-            None,
-            grader,
-            {},
-            "no case is reviewed by two people yet",
-        )
+        none_yet = "no case is reviewed by two people yet"
+        return ReviewerAgreement(0, (), None, None, None, 0, None, 0, None, None, grader, {}, none_yet)
     first, second = [x.verdict for _, x, _ in pairs], [y.verdict for _, _, y in pairs]
     agreement = sum(a == b for a, b in zip(first, second, strict=True)) / len(pairs)
     cohen = _defined(cohen_kappa(first, second, labels=list(REVIEW_VERDICTS), confidence=confidence))

@@ -325,6 +325,32 @@ def multi_section(multi: MultiComparison | None) -> list[Part]:
 # -- pairwise judges and position bias ----------------------------------------------------------------------
 
 
+def _dimensions_table(p: PairwiseSummary) -> Part:
+    """Each arm's rubric scores of one pairwise judge, over every pair it judged."""
+    return d.table_html(
+        [
+            {
+                "dimension": t.dimension,
+                "pairs": t.pairs,
+                "total_a": f"{t.total_a:,.1f}",
+                "total_b": f"{t.total_b:,.1f}",
+                "mean_a": "–" if t.mean_a is None else f"{t.mean_a:.2f}",
+                "mean_b": "–" if t.mean_b is None else f"{t.mean_b:.2f}",
+            }
+            for t in p.dimensions
+        ],
+        [
+            ("dimension", "rubric dimension"),
+            ("pairs", "pairs"),
+            ("total_a", "A's total"),
+            ("total_b", "B's total"),
+            ("mean_a", "A's mean"),
+            ("mean_b", "B's mean"),
+        ],
+        caption=f"Rubric scores of {p.grader}, over every pair judged",
+    )
+
+
 def pairwise_section(
     pairwise: Sequence[PairwiseSummary],
     bias: Sequence[PositionBias],
@@ -360,32 +386,7 @@ def pairwise_section(
                 ],
             )
         )
-    for p in pairwise:
-        if p.dimensions:
-            parts.append(
-                d.table_html(
-                    [
-                        {
-                            "dimension": t.dimension,
-                            "pairs": t.pairs,
-                            "total_a": f"{t.total_a:,.1f}",
-                            "total_b": f"{t.total_b:,.1f}",
-                            "mean_a": "–" if t.mean_a is None else f"{t.mean_a:.2f}",
-                            "mean_b": "–" if t.mean_b is None else f"{t.mean_b:.2f}",
-                        }
-                        for t in p.dimensions
-                    ],
-                    [
-                        ("dimension", "rubric dimension"),
-                        ("pairs", "pairs"),
-                        ("total_a", "A's total"),
-                        ("total_b", "B's total"),
-                        ("mean_a", "A's mean"),
-                        ("mean_b", "B's mean"),
-                    ],
-                    caption=f"Rubric scores of {p.grader}, over every pair judged",
-                )
-            )
+    parts += [_dimensions_table(p) for p in pairwise if p.dimensions]
     if bias:
         rows = [_bias_row(b) for b in bias]
         parts.append(
